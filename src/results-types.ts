@@ -1,0 +1,281 @@
+// Generated from schema/results.schema.json by `npm run gen:types`. Do not edit by hand.
+
+/**
+ * kernelgate/results@1: what one harness run measured. Written by the Python harness (or any tool), read and validated by the TypeScript side. Units are in the field names (_ms, _bytes, _mhz, _w, _gbps, _tflops).
+ */
+export interface KernelgateResults {
+  schema: 'kernelgate/results@1';
+  run: Run;
+  environment: Environment;
+  diagnostics: Diagnostic[];
+  builds?: BuildRecord[];
+  kernels: KernelInfo[];
+  cases: CaseResult[];
+}
+export interface Run {
+  /**
+   * CI run id or a local label
+   */
+  id?: string;
+  /**
+   * ISO 8601 UTC
+   */
+  started_at: string;
+  finished_at?: string;
+  duration_s?: number;
+  /**
+   * name and version of the writer, e.g. kernelgate-harness 0.1.0
+   */
+  harness: string;
+  command?: string;
+  git_sha?: string;
+  git_ref?: string;
+  host?: string;
+  /**
+   * true for hand-made fixtures: never real measurements
+   */
+  synthetic?: boolean;
+  /**
+   * wall time of harness phases, e.g. verify, bench, ceilings
+   */
+  stage_seconds?: {
+    [k: string]: number;
+  };
+}
+export interface Environment {
+  gpu: Gpu;
+  driver_version?: string;
+  /**
+   * highest CUDA version the driver supports
+   */
+  driver_cuda_version?: string;
+  cuda_runtime_version?: string;
+  /**
+   * nvcc release
+   */
+  cuda_toolkit_version?: string;
+  /**
+   * library name to version (python, torch, triton, cudnn, cublas, numpy, ...)
+   */
+  libraries?: {
+    [k: string]: string;
+  };
+  ceilings?: Ceilings;
+}
+export interface Gpu {
+  /**
+   * as the driver reports it, e.g. NVIDIA H100 80GB HBM3
+   */
+  name: string;
+  /**
+   * normalised: H100-SXM, H100-PCIe, H200, L4, unknown, none
+   */
+  sku?: string;
+  compute_capability?: string;
+  sm_count?: number;
+  memory_bytes?: number;
+  l2_bytes?: number;
+  sm_clock_max_mhz?: number;
+  mem_clock_max_mhz?: number;
+  power_limit_w?: number;
+  count?: number;
+}
+/**
+ * measured on this GPU in this run, plus the datasheet peaks they are judged against
+ */
+export interface Ceilings {
+  /**
+   * device-to-device copy, bytes read + written
+   */
+  copy_gbps?: number;
+  /**
+   * dense cuBLAS GEMM rate by dtype, measured
+   */
+  gemm_tflops?: {
+    [k: string]: number;
+  };
+  /**
+   * datasheet dense tensor-core peak by dtype
+   */
+  peak_tflops?: {
+    [k: string]: number;
+  };
+  /**
+   * datasheet memory bandwidth
+   */
+  peak_gbps?: number;
+}
+export interface Diagnostic {
+  level: 'error' | 'warning' | 'info';
+  code: string;
+  message: string;
+  fix?: string;
+  /**
+   * where it was found: doctor, build, harness, kernel:<name>
+   */
+  source?: string;
+  kernel?: string;
+  variant?: string;
+}
+export interface BuildRecord {
+  kernel: string;
+  variant: string;
+  status: 'ok' | 'failed' | 'expectation_failed';
+  cached?: boolean;
+  hash?: string;
+  /**
+   * path of the built shared library
+   */
+  library?: string;
+  duration_s?: number;
+  archs?: {
+    /**
+     * cubin targets, e.g. sm_90a
+     */
+    sass?: string[];
+    /**
+     * embedded PTX, e.g. compute_90a
+     */
+    ptx?: string[];
+  };
+  functions?: {
+    name: string;
+    arch?: string;
+    registers?: number;
+    smem_bytes?: number;
+    cmem_bytes?: number;
+    stack_bytes?: number;
+    spill_store_bytes?: number;
+    spill_load_bytes?: number;
+  }[];
+  /**
+   * opcode (without modifiers) to count, over the whole library
+   */
+  sass_census?: {
+    [k: string]: number;
+  };
+  expectations?: {
+    name: string;
+    ok: boolean;
+    message: string;
+  }[];
+  /**
+   * compiler output, trimmed
+   */
+  log_tail?: string;
+}
+export interface KernelInfo {
+  name: string;
+  description?: string;
+  flops_formula?: string;
+  bytes_formula?: string;
+  variants: {
+    name: string;
+    role: 'candidate' | 'reference';
+    /**
+     * triton, cuda, torch, cublas, ...
+     */
+    backend?: string;
+    description?: string;
+    status?: 'ok' | 'skipped' | 'error';
+    reason?: string;
+  }[];
+}
+export interface CaseResult {
+  kernel: string;
+  variant: string;
+  /**
+   * stable id of the case within the kernel, e.g. fp16-b16-h96-s4096-d128-causal
+   */
+  case: string;
+  params: {
+    [k: string]: string | number | boolean;
+  };
+  /**
+   * ok: correct and timed; fail: wrong result; error: raised or crashed; timeout: exceeded its time limit; skipped: not applicable (reason says why)
+   */
+  status: 'ok' | 'fail' | 'error' | 'timeout' | 'skipped';
+  reason?: string;
+  correctness?: Correctness;
+  timing?: Timing;
+  work?: {
+    /**
+     * useful floating-point operations of one call
+     */
+    flops: number;
+    /**
+     * each input read once, each output written once
+     */
+    bytes: number;
+    note?: string;
+  };
+  throughput?: {
+    tflops?: number;
+    gbps?: number;
+    pct_peak_tflops?: number;
+    pct_copy_ceiling?: number;
+  };
+  error?: {
+    kind: string;
+    message: string;
+    log_tail?: string;
+  };
+}
+export interface Correctness {
+  status: 'PASS' | 'FAIL';
+  /**
+   * worst over seeds; null when not computable (NaN)
+   */
+  rel_l2: number | null;
+  max_abs: number | null;
+  nan_count: number;
+  inf_count: number;
+  unwritten_count: number;
+  seeds: number[];
+  tol_rel_l2: number;
+  tol_max_abs?: number;
+  /**
+   * e.g. fp32 torch math on GPU
+   */
+  oracle?: string;
+  /**
+   * error of the output of the last timed run
+   */
+  timed_output_rel_l2?: number | null;
+  /**
+   * largest difference between two runs on the same inputs (a race if > 0 for deterministic kernels)
+   */
+  repeat_max_diff?: number | null;
+  message?: string;
+}
+export interface Timing {
+  /**
+   * events, events+l2flush, graph(N launches), ...
+   */
+  method: string;
+  /**
+   * kept samples, in order
+   */
+  samples_ms: number[];
+  /**
+   * one reading per kept sample, when NVML is available
+   */
+  sm_clock_mhz?: number[];
+  power_w?: number[];
+  median_ms: number;
+  q1_ms?: number;
+  q3_ms?: number;
+  min_ms?: number;
+  mean_ms?: number;
+  rel_std?: number;
+  /**
+   * half-width of the median's confidence interval, relative
+   */
+  median_ci_rel?: number;
+  n_samples: number;
+  n_discarded_throttled?: number;
+  stop_reason: 'converged' | 'time_cap' | 'max_samples';
+  warmup_ms?: number;
+  l2_flush?: boolean;
+  input_sets?: number;
+}
