@@ -1,0 +1,1 @@
+"""CUDA variants of the attention kernel: ctypes wrappers around the libraries the build stage makes."""
