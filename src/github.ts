@@ -12,7 +12,11 @@ export interface RetryPolicy {
   maxDelayMs: number;
 }
 
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 4, baseDelayMs: 1000, maxDelayMs: 60_000 };
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  maxAttempts: 4,
+  baseDelayMs: 1000,
+  maxDelayMs: 60_000,
+};
 
 export interface ClientOptions {
   token: string;
@@ -35,7 +39,12 @@ export interface HttpFailure {
  * Milliseconds to wait before the next attempt, or undefined when the failure is final.
  * `attempt` is the 1-based number of the attempt that just failed.
  */
-export function retryDelayMs(failure: HttpFailure, attempt: number, policy: RetryPolicy, nowMs: number): number | undefined {
+export function retryDelayMs(
+  failure: HttpFailure,
+  attempt: number,
+  policy: RetryPolicy,
+  nowMs: number,
+): number | undefined {
   if (attempt >= policy.maxAttempts) return undefined;
   const header = (name: string): string | undefined => {
     const value = failure.headers[name];
@@ -49,7 +58,10 @@ export function retryDelayMs(failure: HttpFailure, attempt: number, policy: Retr
   let delayMs: number;
   if (failure.status >= 500) {
     delayMs = backoffMs;
-  } else if (failure.status === 429 || (failure.status === 403 && (retryAfter !== undefined || quotaExhausted || secondaryLimit))) {
+  } else if (
+    failure.status === 429 ||
+    (failure.status === 403 && (retryAfter !== undefined || quotaExhausted || secondaryLimit))
+  ) {
     if (retryAfter !== undefined && /^\d+$/.test(retryAfter)) {
       delayMs = Number(retryAfter) * 1000;
     } else if (quotaExhausted && /^\d+$/.test(header('x-ratelimit-reset') ?? '')) {
@@ -67,14 +79,20 @@ export function retryDelayMs(failure: HttpFailure, attempt: number, policy: Retr
 /** True for the 403 a read-only token gets (a fork PR's GITHUB_TOKEN, or missing permissions). */
 export function isIntegrationForbidden(error: unknown): boolean {
   const failure = httpFailure(error);
-  return failure !== undefined && failure.status === 403 && /Resource not accessible by integration/i.test(failure.message);
+  return (
+    failure !== undefined &&
+    failure.status === 403 &&
+    /Resource not accessible by integration/i.test(failure.message)
+  );
 }
 
 export function httpFailure(error: unknown): HttpFailure | undefined {
   if (typeof error !== 'object' || error === null || !('status' in error)) return undefined;
   const status = Number((error as { status: unknown }).status);
   if (!Number.isInteger(status) || status === 0) return undefined;
-  const response = (error as { response?: { headers?: Record<string, string | number | undefined> } }).response;
+  const response = (
+    error as { response?: { headers?: Record<string, string | number | undefined> } }
+  ).response;
   const message = error instanceof Error ? error.message : String(error);
   return { status, headers: response?.headers ?? {}, message };
 }

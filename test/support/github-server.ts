@@ -108,10 +108,18 @@ class SpecValidator {
   private readonly compiled = new Map<string, ValidateFunction>();
 
   constructor(private readonly spec: OpenApiDocument) {
-    this.ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false, coerceTypes: false });
+    this.ajv = new Ajv({
+      strict: false,
+      allErrors: true,
+      validateSchema: false,
+      coerceTypes: false,
+    });
     addFormats(this.ajv);
     // OpenAPI 3.0 marks nullability with a keyword of its own; ajv knows it only when asked.
-    this.ajv.addSchema({ $id: SPEC_ID, components: { schemas: spec.components.schemas } } as JsonObject, SPEC_ID);
+    this.ajv.addSchema(
+      { $id: SPEC_ID, components: { schemas: spec.components.schemas } } as JsonObject,
+      SPEC_ID,
+    );
     for (const [template, methods] of Object.entries(spec.paths)) {
       const paramNames: string[] = [];
       const segments = template.split('/').filter((s) => s !== '');
@@ -127,7 +135,8 @@ class SpecValidator {
         .join('');
       const literalSegments = segments.filter((s) => !s.startsWith('{')).length;
       for (const [method, operation] of Object.entries(methods)) {
-        if (typeof operation !== 'object' || operation === null || !('operationId' in operation)) continue;
+        if (typeof operation !== 'object' || operation === null || !('operationId' in operation))
+          continue;
         this.routes.push({
           template,
           method: method.toUpperCase(),
@@ -141,7 +150,10 @@ class SpecValidator {
   }
 
   /** Returns the operation and decoded path parameters, or the reason the request matches none. */
-  match(method: string, path: string): { route: CompiledRoute; params: Record<string, string> } | string {
+  match(
+    method: string,
+    path: string,
+  ): { route: CompiledRoute; params: Record<string, string> } | string {
     let best: { route: CompiledRoute; params: Record<string, string> } | undefined;
     let pathExists = false;
     const paramProblems: string[] = [];
@@ -189,40 +201,67 @@ class SpecValidator {
     return fn;
   }
 
-  paramErrors(route: CompiledRoute, values: Record<string, string>, where: 'path' | 'query'): string[] {
+  paramErrors(
+    route: CompiledRoute,
+    values: Record<string, string>,
+    where: 'path' | 'query',
+  ): string[] {
     const declared = this.parameters(route.operation).filter((p) => p.in === where);
     const errors: string[] = [];
     for (const [name, raw] of Object.entries(values)) {
       const param = declared.find((p) => p.name === name);
       if (!param) {
-        errors.push(`${where} parameter '${name}' is not declared by ${route.operation.operationId}`);
+        errors.push(
+          `${where} parameter '${name}' is not declared by ${route.operation.operationId}`,
+        );
         continue;
       }
       if (!param.schema) continue;
       const value = coerceParameter(raw, param.schema);
-      const validate = this.validator(`${route.operation.operationId}:${where}:${name}`, param.schema);
+      const validate = this.validator(
+        `${route.operation.operationId}:${where}:${name}`,
+        param.schema,
+      );
       if (!validate(value)) {
-        errors.push(`${where} parameter '${name}'='${raw}' is invalid: ${this.ajv.errorsText(validate.errors)}`);
+        errors.push(
+          `${where} parameter '${name}'='${raw}' is invalid: ${this.ajv.errorsText(validate.errors)}`,
+        );
       }
     }
     for (const param of declared) {
-      if (param.required && !(param.name in values)) errors.push(`required ${where} parameter '${param.name}' is missing`);
+      if (param.required && !(param.name in values))
+        errors.push(`required ${where} parameter '${param.name}' is missing`);
     }
     return errors;
   }
 
-  bodyErrors(route: CompiledRoute, contentType: string | undefined, raw: string): { body: unknown; errors: string[] } {
+  bodyErrors(
+    route: CompiledRoute,
+    contentType: string | undefined,
+    raw: string,
+  ): { body: unknown; errors: string[] } {
     const requestBody = route.operation.requestBody;
     if (!requestBody) {
       return raw.trim() === ''
         ? { body: undefined, errors: [] }
-        : { body: raw, errors: [`${route.operation.operationId} takes no request body, got ${raw.length} bytes`] };
+        : {
+            body: raw,
+            errors: [
+              `${route.operation.operationId} takes no request body, got ${raw.length} bytes`,
+            ],
+          };
     }
     if (raw.trim() === '') {
-      return { body: undefined, errors: requestBody.required ? [`${route.operation.operationId} requires a body`] : [] };
+      return {
+        body: undefined,
+        errors: requestBody.required ? [`${route.operation.operationId} requires a body`] : [],
+      };
     }
     if (!contentType?.startsWith('application/json')) {
-      return { body: raw, errors: [`body must be application/json, content-type was '${contentType ?? ''}'`] };
+      return {
+        body: raw,
+        errors: [`body must be application/json, content-type was '${contentType ?? ''}'`],
+      };
     }
     let body: unknown;
     try {
@@ -234,7 +273,12 @@ class SpecValidator {
     if (!schema) return { body, errors: [] };
     const validate = this.validator(`${route.operation.operationId}:body`, schema);
     if (validate(body)) return { body, errors: [] };
-    return { body, errors: [`body does not match ${route.operation.operationId}: ${this.ajv.errorsText(validate.errors)}`] };
+    return {
+      body,
+      errors: [
+        `body does not match ${route.operation.operationId}: ${this.ajv.errorsText(validate.errors)}`,
+      ],
+    };
   }
 }
 
@@ -243,7 +287,10 @@ function rebaseRefs(node: Json): Json {
   if (node !== null && typeof node === 'object') {
     const out: JsonObject = {};
     for (const [key, value] of Object.entries(node)) {
-      out[key] = key === '$ref' && typeof value === 'string' && value.startsWith('#/') ? SPEC_ID + value : rebaseRefs(value);
+      out[key] =
+        key === '$ref' && typeof value === 'string' && value.startsWith('#/')
+          ? SPEC_ID + value
+          : rebaseRefs(value);
     }
     return out;
   }
@@ -252,7 +299,8 @@ function rebaseRefs(node: Json): Json {
 
 function coerceParameter(raw: string, schema: JsonObject): Json {
   const type = schema['type'];
-  if (type === 'integer' || type === 'number') return /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
+  if (type === 'integer' || type === 'number')
+    return /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
   if (type === 'boolean') return raw === 'true' ? true : raw === 'false' ? false : raw;
   return raw;
 }
@@ -308,11 +356,18 @@ export class GitHubServer {
   /** Throws, listing every request the real API would have rejected. */
   assertValid(): void {
     if (this.violations.length > 0) {
-      throw new Error(`requests GitHub's REST description rejects:\n- ${this.violations.join('\n- ')}`);
+      throw new Error(
+        `requests GitHub's REST description rejects:\n- ${this.violations.join('\n- ')}`,
+      );
     }
   }
 
-  addPullRequest(pr: { number: number; headSha?: string; headLabel?: string; labels?: string[] }): StoredIssue {
+  addPullRequest(pr: {
+    number: number;
+    headSha?: string;
+    headLabel?: string;
+    labels?: string[];
+  }): StoredIssue {
     const issue: StoredIssue = {
       number: pr.number,
       title: `PR ${pr.number}`,
@@ -331,7 +386,14 @@ export class GitHubServer {
 
   addComment(issueNumber: number, body: string, user: StoredUser = BOT_USER): StoredComment {
     const now = this.tick();
-    const comment: StoredComment = { id: this.nextId++, issueNumber, body, user, createdAt: now, updatedAt: now };
+    const comment: StoredComment = {
+      id: this.nextId++,
+      issueNumber,
+      body,
+      user,
+      createdAt: now,
+      updatedAt: now,
+    };
     this.comments.push(comment);
     return comment;
   }
@@ -366,7 +428,11 @@ export class GitHubServer {
       status: 0,
     };
     this.requests.push(record);
-    const reply = (status: number, payload: unknown, headers: Record<string, string> = {}): void => {
+    const reply = (
+      status: number,
+      payload: unknown,
+      headers: Record<string, string> = {},
+    ): void => {
       record.status = status;
       send(res, status, payload, headers);
     };
@@ -381,7 +447,11 @@ export class GitHubServer {
     }
     const { route, params } = matched;
     record.operationId = route.operation.operationId;
-    const { body, errors: bodyErrors } = validator.bodyErrors(route, req.headers['content-type'], raw);
+    const { body, errors: bodyErrors } = validator.bodyErrors(
+      route,
+      req.headers['content-type'],
+      raw,
+    );
     record.body = body;
     const errors = [...validator.paramErrors(route, query, 'query'), ...bodyErrors];
     if (!authorization || !/^(token|Bearer) \S+$/.test(authorization)) {
@@ -402,7 +472,11 @@ export class GitHubServer {
     }
     const token = authorization?.split(' ')[1] ?? '';
     if (method !== 'GET' && this.readOnlyTokens.has(token)) {
-      reply(403, { message: FORBIDDEN_MESSAGE, documentation_url: 'https://docs.github.com/rest', status: '403' });
+      reply(403, {
+        message: FORBIDDEN_MESSAGE,
+        documentation_url: 'https://docs.github.com/rest',
+        status: '403',
+      });
       return;
     }
 
@@ -428,7 +502,11 @@ export class GitHubServer {
     return fault;
   }
 
-  private paginate<T>(items: T[], query: Record<string, string>, path: string): [T[], Record<string, string>] {
+  private paginate<T>(
+    items: T[],
+    query: Record<string, string>,
+    path: string,
+  ): [T[], Record<string, string>] {
     const perPage = Math.min(Number(query['per_page'] ?? 30), this.pageSizeLimit);
     const page = Number(query['page'] ?? 1);
     const pageItems = items.slice((page - 1) * perPage, page * perPage);
@@ -476,7 +554,9 @@ export class GitHubServer {
       user: BOT_USER as unknown as JsonObject,
       created_at: i.createdAt,
       updated_at: i.createdAt,
-      ...(i.isPullRequest ? { pull_request: { url: `${this.baseUrl}/repos/${owner}/${repo}/pulls/${i.number}` } } : {}),
+      ...(i.isPullRequest
+        ? { pull_request: { url: `${this.baseUrl}/repos/${owner}/${repo}/pulls/${i.number}` } }
+        : {}),
     };
   }
 
@@ -494,7 +574,9 @@ export class GitHubServer {
   > = {
     'issues/list-comments': (p, q) => {
       if (!this.issue(p['issue_number'])) return [404, { message: 'Not Found' }];
-      const all = this.commentsOn(Number(p['issue_number'])).map((c) => this.commentJson(c, p['owner']!, p['repo']!));
+      const all = this.commentsOn(Number(p['issue_number'])).map((c) =>
+        this.commentJson(c, p['owner']!, p['repo']!),
+      );
       const path = `/repos/${p['owner']}/${p['repo']}/issues/${p['issue_number']}/comments`;
       const [items, headers] = this.paginate(all, q, path);
       return [200, items, headers];
@@ -523,9 +605,15 @@ export class GitHubServer {
       const selected = this.issues
         .filter((i) => state === 'all' || i.state === state)
         .filter((i) => wanted.every((l) => i.labels.includes(l)))
-        .sort((a, b) => (q['direction'] === 'asc' ? 1 : -1) * a.createdAt.localeCompare(b.createdAt))
+        .sort(
+          (a, b) => (q['direction'] === 'asc' ? 1 : -1) * a.createdAt.localeCompare(b.createdAt),
+        )
         .map((i) => this.issueJson(i, p['owner']!, p['repo']!));
-      const [items, headers] = this.paginate(selected, q, `/repos/${p['owner']}/${p['repo']}/issues`);
+      const [items, headers] = this.paginate(
+        selected,
+        q,
+        `/repos/${p['owner']}/${p['repo']}/issues`,
+      );
       return [200, items, headers];
     },
     'issues/create': (p, _q, body) => {
@@ -556,13 +644,20 @@ export class GitHubServer {
     },
     'issues/remove-label': (p) => {
       const issue = this.issue(p['issue_number']);
-      if (!issue || !issue.labels.includes(p['name']!)) return [404, { message: 'Label does not exist' }];
+      if (!issue || !issue.labels.includes(p['name']!))
+        return [404, { message: 'Label does not exist' }];
       issue.labels = issue.labels.filter((l) => l !== p['name']);
-      return [200, issue.labels.map((name, k) => ({ id: k + 1, name, color: 'ededed', default: false }))];
+      return [
+        200,
+        issue.labels.map((name, k) => ({ id: k + 1, name, color: 'ededed', default: false })),
+      ];
     },
     'repos/get-collaborator-permission-level': (p) => {
       const permission = this.permissions.get(p['username']!) ?? 'none';
-      return [200, { permission, role_name: permission, user: { login: p['username']!, id: 1, type: 'User' } }];
+      return [
+        200,
+        { permission, role_name: permission, user: { login: p['username']!, id: 1, type: 'User' } },
+      ];
     },
     'pulls/list': (p, q) => {
       const selected = this.issues
@@ -570,9 +665,17 @@ export class GitHubServer {
         .filter((i) => q['head'] === undefined || i.headLabel === q['head'])
         .map((i) => ({
           ...this.issueJson(i, p['owner']!, p['repo']!),
-          head: { sha: i.headSha ?? '', label: i.headLabel ?? '', ref: (i.headLabel ?? ':').split(':')[1] ?? '' },
+          head: {
+            sha: i.headSha ?? '',
+            label: i.headLabel ?? '',
+            ref: (i.headLabel ?? ':').split(':')[1] ?? '',
+          },
         }));
-      const [items, headers] = this.paginate(selected, q, `/repos/${p['owner']}/${p['repo']}/pulls`);
+      const [items, headers] = this.paginate(
+        selected,
+        q,
+        `/repos/${p['owner']}/${p['repo']}/pulls`,
+      );
       return [200, items, headers];
     },
   };
@@ -583,14 +686,29 @@ function faultResponse(fault: Fault): [number, Record<string, string>, unknown] 
     case 'server-error':
       return [500, {}, { message: 'Server Error' }];
     case 'integration-forbidden':
-      return [403, {}, { message: FORBIDDEN_MESSAGE, documentation_url: 'https://docs.github.com/rest', status: '403' }];
+      return [
+        403,
+        {},
+        {
+          message: FORBIDDEN_MESSAGE,
+          documentation_url: 'https://docs.github.com/rest',
+          status: '403',
+        },
+      ];
     case 'rate-limited':
-      return [429, { 'retry-after': String(fault.retryAfterSeconds ?? 1) }, { message: 'API rate limit exceeded' }];
+      return [
+        429,
+        { 'retry-after': String(fault.retryAfterSeconds ?? 1) },
+        { message: 'API rate limit exceeded' },
+      ];
     case 'secondary-rate-limit':
       return [
         403,
         { 'retry-after': String(fault.retryAfterSeconds ?? 1) },
-        { message: 'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.' },
+        {
+          message:
+            'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.',
+        },
       ];
   }
 }
@@ -601,7 +719,12 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function send(res: ServerResponse, status: number, payload: unknown, headers: Record<string, string> = {}): void {
+function send(
+  res: ServerResponse,
+  status: number,
+  payload: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = payload === undefined ? '' : JSON.stringify(payload);
   res.writeHead(status, {
     ...(text ? { 'content-type': 'application/json; charset=utf-8' } : {}),
