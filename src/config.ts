@@ -1,0 +1,328 @@
+// Loads kernelgate.yml (optional) and every kernels/*/kernel.yml into one typed Config.
+// Every problem is reported with its file, its field and the bad value.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { parseDocument } from 'yaml';
+import type { ValidateFunction } from 'ajv';
+import configSchema from '../schema/config.schema.json' with { type: 'json' };
+import kernelSchema from '../schema/kernel.schema.json' with { type: 'json' };
+import { InputError, formatAjvErrors, newAjv, problemsError, showValue } from './results.js';
+
+export type Scalar = string | number | boolean;
+export type CaseGroup = Record<string, Scalar | Scalar[]>;
+
+/** kernels/<name>/kernel.yml, as schema/kernel.schema.json describes it. */
+export interface KernelManifest {
+  name: string;
+  description?: string;
+  module: string;
+  flops_formula?: string;
+  bytes_formula?: string;
+  cases: CaseGroup[];
+  ci_cases?: CaseGroup[];
+  tolerance: Record<string, { rel_l2: number; max_abs?: number; why?: string }>;
+  timeout_s?: number;
+  speed_reference?: string;
+  variants: ManifestVariant[];
+  tiers?: TierLadderConfig;
+}
+
+export interface ManifestVariant {
+  name: string;
+  role: 'candidate' | 'reference';
+  backend?: string;
+  description?: string;
+  only?: CaseGroup;
+  build?: Record<string, unknown>;
+}
+
+export type TierMetric = 'speedup' | 'pct_peak' | 'gemm_ceiling_ratio';
+
+export interface TierLadderConfig {
+  metric: TierMetric;
+  variant?: string;
+  case: CaseGroup;
+  ladder: { name: string; grade?: string; min: number }[];
+}
+
+export interface LoadedKernel {
+  manifest: KernelManifest;
+  /** absolute folder of the kernel */
+  dir: string;
+  /** the manifest's path as shown in messages, relative to the root */
+  file: string;
+}
+
+export interface PeakSpec {
+  /** dense tensor-core TFLOPS by dtype */
+  tflops: Record<string, number>;
+  gbps?: number;
+}
+
+export interface Config {
+  rootDir: string;
+  /** the kernelgate.yml read, or undefined when the defaults were used */
+  configFile: string | undefined;
+  kernelsDir: string;
+  harness: { python: string; timeoutS: number; args: string[] };
+  compare: {
+    thresholdPct: number;
+    confidence: number;
+    resamples: number;
+    seed: number;
+    /** by "kernel", "kernel/variant" or "kernel/variant/case" */
+    noisePct: Record<string, number>;
+  };
+  correctness: { driftFactor: number; driftFloorRelL2: number };
+  policy: {
+    failOnSlower: boolean;
+    failOnMissing: boolean;
+    failOnBuildFailure: boolean;
+    failOnError: boolean;
+    failOnMeasurementError: boolean;
+  };
+  peaks: Record<string, PeakSpec>;
+  report: { title: string; maxRows: number };
+  kernels: LoadedKernel[];
+}
+
+/** Datasheet dense peaks (no sparsity). The H200 has the H100 SXM's compute, more bandwidth. */
+export const DEFAULT_PEAKS: Readonly<Record<string, PeakSpec>> = {
+  'H100-SXM': { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 3352 },
+  'H100-PCIe': { tflops: { fp16: 756, bf16: 756, tf32: 378, fp8: 1513 }, gbps: 2039 },
+  H200: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 4800 },
+  L4: { tflops: { fp16: 121, bf16: 121, tf32: 60, fp8: 242.5 }, gbps: 300 },
+};
+
+export const CONFIG_FILE_NAME = 'kernelgate.yml';
+const DEFAULT_KERNELS_DIR = 'kernels';
+
+/** kernelgate.yml exactly as written (snake_case), after schema validation. */
+interface RawConfig {
+  kernels_dir?: string;
+  harness?: { python?: string; timeout_s?: number; args?: string[] };
+  compare?: {
+    threshold_pct?: number;
+    confidence?: number;
+    resamples?: number;
+    seed?: number;
+    noise_pct?: Record<string, number>;
+  };
+  correctness?: { drift_factor?: number; drift_floor_rel_l2?: number };
+  policy?: {
+    fail_on_slower?: boolean;
+    fail_on_missing?: boolean;
+    fail_on_build_failure?: boolean;
+    fail_on_error?: boolean;
+    fail_on_measurement_error?: boolean;
+    fail_on_correctness?: boolean;
+    fail_on_drift?: boolean;
+  };
+  peaks?: Record<string, { tflops?: Record<string, number>; gbps?: number }>;
+  report?: { title?: string; max_rows?: number };
+}
+
+export interface LoadConfigOptions {
+  /** an explicit kernelgate.yml; it must exist (the default one may be absent) */
+  configFile?: string;
+}
+
+let validators: { config: ValidateFunction; kernel: ValidateFunction } | undefined;
+
+function getValidators() {
+  if (!validators) {
+    const ajv = newAjv();
+    validators = { config: ajv.compile(configSchema), kernel: ajv.compile(kernelSchema) };
+  }
+  return validators;
+}
+
+/** Parses YAML; a syntax error becomes `file:line:col: YAML syntax error: …`. */
+export function parseYaml(text: string, file: string): unknown {
+  const doc = parseDocument(text, { prettyErrors: true });
+  const first = doc.errors[0];
+  if (first) {
+    const pos = first.linePos?.[0];
+    const where = pos ? `${file}:${pos.line}:${pos.col}` : file;
+    const what = (first.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
+    throw new InputError(`${where}: YAML syntax error: ${what}`);
+  }
+  return doc.toJS() as unknown;
+}
+
+function readText(path: string, shown: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new InputError(`${shown}: cannot read: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * Loads the configuration of the repository at `rootDir`: kernelgate.yml (defaults when absent)
+ * and every `<kernels_dir>/<name>/kernel.yml`, validated against their schemas and cross-checked.
+ */
+export function loadConfig(rootDir: string, opts: LoadConfigOptions = {}): Config {
+  const root = resolve(rootDir);
+  const configPath = opts.configFile ? resolve(opts.configFile) : join(root, CONFIG_FILE_NAME);
+  const shownConfig = relative(root, configPath) || CONFIG_FILE_NAME;
+
+  let raw: RawConfig = {};
+  let configFile: string | undefined;
+  if (existsSync(configPath)) {
+    const data = parseYaml(readText(configPath, shownConfig), shownConfig) ?? {};
+    raw = validateConfigData(data, shownConfig);
+    configFile = configPath;
+  } else if (opts.configFile) {
+    throw new InputError(`${shownConfig}: no such config file`);
+  }
+
+  const kernelsDir = raw.kernels_dir ?? DEFAULT_KERNELS_DIR;
+  const kernelsPath = resolve(root, kernelsDir);
+  let kernels: LoadedKernel[] = [];
+  if (existsSync(kernelsPath) && statSync(kernelsPath).isDirectory()) {
+    kernels = loadKernels(root, kernelsPath);
+  } else if (raw.kernels_dir !== undefined) {
+    throw new InputError(
+      `${shownConfig}: kernels_dir must be a folder (got ${showValue(raw.kernels_dir)}, which does not exist)`,
+    );
+  }
+
+  return configFromRaw(raw, root, configFile, kernels);
+}
+
+/** The defaults, with no file read and no kernels: for judging results without a repository. */
+export function defaultConfig(rootDir = '.'): Config {
+  return configFromRaw({}, resolve(rootDir), undefined, []);
+}
+
+function configFromRaw(
+  raw: RawConfig,
+  root: string,
+  configFile: string | undefined,
+  kernels: LoadedKernel[],
+): Config {
+  const peaks: Record<string, PeakSpec> = {};
+  for (const [sku, spec] of Object.entries(DEFAULT_PEAKS)) {
+    peaks[sku] = { tflops: { ...spec.tflops }, gbps: spec.gbps };
+  }
+  for (const [sku, spec] of Object.entries(raw.peaks ?? {})) {
+    const base = peaks[sku] ?? { tflops: {} };
+    peaks[sku] = { tflops: { ...base.tflops, ...spec.tflops }, gbps: spec.gbps ?? base.gbps };
+  }
+
+  return {
+    rootDir: root,
+    configFile,
+    kernelsDir: raw.kernels_dir ?? DEFAULT_KERNELS_DIR,
+    harness: {
+      python: raw.harness?.python ?? 'python3',
+      timeoutS: raw.harness?.timeout_s ?? 300,
+      args: raw.harness?.args ?? [],
+    },
+    compare: {
+      thresholdPct: raw.compare?.threshold_pct ?? 3,
+      confidence: raw.compare?.confidence ?? 0.99,
+      resamples: raw.compare?.resamples ?? 2000,
+      seed: raw.compare?.seed ?? 1,
+      noisePct: raw.compare?.noise_pct ?? {},
+    },
+    correctness: {
+      driftFactor: raw.correctness?.drift_factor ?? 2,
+      driftFloorRelL2: raw.correctness?.drift_floor_rel_l2 ?? 1e-4,
+    },
+    policy: {
+      failOnSlower: raw.policy?.fail_on_slower ?? false,
+      failOnMissing: raw.policy?.fail_on_missing ?? false,
+      failOnBuildFailure: raw.policy?.fail_on_build_failure ?? true,
+      failOnError: raw.policy?.fail_on_error ?? true,
+      failOnMeasurementError: raw.policy?.fail_on_measurement_error ?? true,
+    },
+    peaks,
+    report: {
+      title: raw.report?.title ?? 'kernelgate',
+      maxRows: raw.report?.max_rows ?? 100,
+    },
+    kernels,
+  };
+}
+
+function validateConfigData(data: unknown, file: string): RawConfig {
+  const { config: validate } = getValidators();
+  if (!validate(data)) throw problemsError(file, formatAjvErrors(validate.errors ?? []));
+  const raw = data as RawConfig;
+  const problems: string[] = [];
+  for (const key of ['fail_on_correctness', 'fail_on_drift'] as const) {
+    if (raw.policy?.[key] === false) {
+      problems.push(
+        `policy.${key} cannot be switched off: correctness FAIL and DRIFT always fail the gate (got false)`,
+      );
+    }
+  }
+  if (problems.length) throw problemsError(file, problems);
+  return raw;
+}
+
+function loadKernels(root: string, kernelsPath: string): LoadedKernel[] {
+  const kernels: LoadedKernel[] = [];
+  const folders = readdirSync(kernelsPath, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort();
+  for (const folder of folders) {
+    const manifestPath = join(kernelsPath, folder, 'kernel.yml');
+    if (!existsSync(manifestPath)) continue;
+    const shown = relative(root, manifestPath);
+    const data = parseYaml(readText(manifestPath, shown), shown);
+    const { kernel: validate } = getValidators();
+    if (!validate(data)) throw problemsError(shown, formatAjvErrors(validate.errors ?? []));
+    const manifest = data as KernelManifest;
+    const problems = crossCheckManifest(manifest, folder);
+    if (problems.length) throw problemsError(shown, problems);
+    kernels.push({ manifest, dir: join(kernelsPath, folder), file: shown });
+  }
+  return kernels;
+}
+
+/** Checks the schema cannot express: names that must refer to each other. */
+export function crossCheckManifest(manifest: KernelManifest, folder: string): string[] {
+  const problems: string[] = [];
+  if (manifest.name !== folder) {
+    problems.push(
+      `name must equal its folder name ${showValue(folder)} (got ${showValue(manifest.name)})`,
+    );
+  }
+  const names = manifest.variants.map((v) => v.name);
+  const seen = new Set<string>();
+  manifest.variants.forEach((v, i) => {
+    if (seen.has(v.name))
+      problems.push(`variants[${i}].name is a duplicate (got ${showValue(v.name)})`);
+    seen.add(v.name);
+  });
+  const known = `(one of ${names.join(', ')})`;
+  if (manifest.speed_reference !== undefined && !seen.has(manifest.speed_reference)) {
+    problems.push(
+      `speed_reference must name a variant ${known} (got ${showValue(manifest.speed_reference)})`,
+    );
+  }
+  const tiers = manifest.tiers;
+  if (tiers) {
+    if (tiers.variant !== undefined && !seen.has(tiers.variant)) {
+      problems.push(`tiers.variant must name a variant ${known} (got ${showValue(tiers.variant)})`);
+    }
+    if (tiers.variant === undefined && !manifest.variants.some((v) => v.role === 'candidate')) {
+      problems.push('tiers.variant is required when no variant has role candidate (got nothing)');
+    }
+    if (tiers.metric === 'speedup' && manifest.speed_reference === undefined) {
+      problems.push(
+        'tiers.metric "speedup" needs speed_reference to name the reference variant (got nothing)',
+      );
+    }
+  }
+  return problems;
+}
+
+/** The judged variant of a tier ladder: `tiers.variant`, else the first candidate. */
+export function tierVariant(manifest: KernelManifest): string | undefined {
+  return manifest.tiers?.variant ?? manifest.variants.find((v) => v.role === 'candidate')?.name;
+}

@@ -1,0 +1,138 @@
+// The verdict that blocks a merge: correctness failures and drift always fail; build failures,
+// errors, measurement errors, regressions and missing cases fail as the policy says.
+import type { Comparison, CaseComparison } from './compare.js';
+import type { Config } from './config.js';
+import { fixed, formatMs, formatRatioPct } from './markdown.js';
+import type { KernelgateResults } from './results-types.js';
+import { findMeasurementErrors, type MeasurementError, type TierStatus } from './tiers.js';
+
+export interface GateCounts {
+  cases: number;
+  passed: number;
+  failed: number;
+  drift: number;
+  errors: number;
+  skipped: number;
+  unchecked: number;
+  faster: number;
+  slower: number;
+  same: number;
+  ambiguous: number;
+  new: number;
+  missing: number;
+  untimed: number;
+  measurementErrors: number;
+  buildFailures: number;
+}
+
+export interface GateResult {
+  verdict: 'pass' | 'fail';
+  /** why the gate failed, one line each, naming kernel, variant, case and numbers */
+  reasons: string[];
+  /** what the reader should see although it does not fail the gate under this policy */
+  warnings: string[];
+  counts: GateCounts;
+  measurementErrors: MeasurementError[];
+}
+
+/** "SLOWER +8.3 % (99 % CI +7.1 … +9.5 %, threshold 3 %): 7.213 ms vs 6.660 ms" */
+export function describeChange(c: CaseComparison): string {
+  const ci =
+    c.ciLo !== undefined && c.ciHi !== undefined
+      ? ` (${fixed((c.confidence ?? 0) * 100, 0)} % CI ${formatRatioPct(c.ciLo)} … ${formatRatioPct(c.ciHi)}, threshold ${fixed(c.thresholdPct, 1)} %)`
+      : '';
+  return `${c.perf} ${formatRatioPct(c.ratio)}${ci}: ${formatMs(c.medianMs)} ms vs ${formatMs(c.baselineMedianMs)} ms`;
+}
+
+function buildProblems(results: KernelgateResults): string[] {
+  const problems: string[] = [];
+  for (const b of results.builds ?? []) {
+    if (b.status === 'failed') {
+      const lastLine = (b.log_tail ?? '').trim().split('\n').filter(Boolean).pop();
+      problems.push(`${b.kernel}/${b.variant}: build failed${lastLine ? `: ${lastLine}` : ''}`);
+    } else if (b.status === 'expectation_failed') {
+      const unmet = (b.expectations ?? [])
+        .filter((e) => !e.ok)
+        .map((e) => `${e.name}: ${e.message}`);
+      problems.push(
+        `${b.kernel}/${b.variant}: build expectation unmet: ${unmet.join('; ') || 'no detail'}`,
+      );
+    }
+  }
+  return problems;
+}
+
+/** Decides pass or fail from the comparison, the tier status, the results and the policy. */
+export function gate(
+  comparison: Comparison,
+  tiers: TierStatus[],
+  results: KernelgateResults,
+  config: Config,
+): GateResult {
+  const { policy } = config;
+  const reasons: string[] = [];
+  const warnings: string[] = [];
+  const cases = comparison.cases;
+  const byCorrectness = (v: CaseComparison['correctness']) =>
+    cases.filter((c) => c.correctness === v);
+  const byPerf = (v: CaseComparison['perf']) => cases.filter((c) => c.perf === v);
+  const measurementErrors = findMeasurementErrors(results, config);
+  const builds = buildProblems(results);
+
+  for (const c of byCorrectness('FAIL'))
+    reasons.push(`${c.label}: correctness FAIL: ${c.correctnessReason}`);
+  for (const c of byCorrectness('DRIFT'))
+    reasons.push(`${c.label}: correctness DRIFT: ${c.correctnessReason}`);
+  for (const c of byCorrectness('ERROR')) {
+    (policy.failOnError ? reasons : warnings).push(`${c.label}: ${c.correctnessReason}`);
+  }
+  for (const line of builds) (policy.failOnBuildFailure ? reasons : warnings).push(line);
+  for (const m of measurementErrors) {
+    (policy.failOnMeasurementError ? reasons : warnings).push(
+      `${m.label}: measurement error: ${m.message}`,
+    );
+  }
+  for (const c of byPerf('SLOWER')) {
+    (policy.failOnSlower ? reasons : warnings).push(`${c.label}: ${describeChange(c)}`);
+  }
+  for (const c of byPerf('MISSING')) {
+    (policy.failOnMissing ? reasons : warnings).push(`${c.label}: MISSING: ${c.perfNote}`);
+  }
+  const ambiguous = byPerf('AMBIGUOUS');
+  if (ambiguous.length) {
+    warnings.push(
+      `${ambiguous.length} case(s) AMBIGUOUS: the data cannot tell a change from noise (rerun, or more samples)`,
+    );
+  }
+  const unchecked = byCorrectness('UNCHECKED');
+  if (unchecked.length) {
+    warnings.push(`${unchecked.length} timed case(s) carry no correctness record: UNCHECKED`);
+  }
+  for (const t of tiers) if (t.problem) warnings.push(`${t.kernel} tiers: ${t.problem}`);
+
+  const counts: GateCounts = {
+    cases: cases.length,
+    passed: byCorrectness('PASS').length,
+    failed: byCorrectness('FAIL').length,
+    drift: byCorrectness('DRIFT').length,
+    errors: byCorrectness('ERROR').length,
+    skipped: byCorrectness('SKIPPED').length,
+    unchecked: unchecked.length,
+    faster: byPerf('FASTER').length,
+    slower: byPerf('SLOWER').length,
+    same: byPerf('SAME').length,
+    ambiguous: ambiguous.length,
+    new: byPerf('NEW').length,
+    missing: byPerf('MISSING').length,
+    untimed: byPerf('UNTIMED').length,
+    measurementErrors: measurementErrors.length,
+    buildFailures: builds.length,
+  };
+  return {
+    verdict: reasons.length ? 'fail' : 'pass',
+    reasons,
+    warnings,
+    counts,
+    measurementErrors,
+  };
+}

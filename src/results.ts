@@ -1,0 +1,164 @@
+// Reads a results document (kernelgate/results@1) and validates it against the committed schema,
+// so a bad file is one clear error naming the file, the field and the bad value.
+import { readFileSync } from 'node:fs';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import resultsSchema from '../schema/results.schema.json' with { type: 'json' };
+import type { KernelgateResults } from './results-types.js';
+
+/** An input the user can fix (bad file, bad flag): the CLI prints its message without a stack. */
+export class InputError extends Error {
+  /** every problem found, one line each, file-prefixed */
+  readonly problems: string[];
+  constructor(message: string, problems: string[] = [message]) {
+    super(message);
+    this.name = 'InputError';
+    this.problems = problems;
+  }
+}
+
+const MAX_PROBLEMS_IN_MESSAGE = 5;
+
+/** Joins file-prefixed problems into one message that shows the first few and counts the rest. */
+export function problemsError(file: string, problems: string[]): InputError {
+  const lines = problems.map((p) => `${file}: ${p}`);
+  const shown = lines.slice(0, MAX_PROBLEMS_IN_MESSAGE);
+  if (lines.length > shown.length) {
+    shown.push(`${file}: … and ${lines.length - shown.length} more problems`);
+  }
+  return new InputError(shown.join('\n'), lines);
+}
+
+/** Ajv's "/cases/3/timing/median_ms" → "cases[3].timing.median_ms". */
+export function readablePath(instancePath: string, extra?: string): string {
+  const parts = instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (extra !== undefined) parts.push(extra);
+  let out = '';
+  for (const part of parts) {
+    if (/^\d+$/.test(part)) out += `[${part}]`;
+    else if (/^[A-Za-z_][A-Za-z0-9_-]*$/.test(part)) out += out === '' ? part : `.${part}`;
+    else out += `[${JSON.stringify(part)}]`;
+  }
+  return out;
+}
+
+/** A short rendering of a bad value for an error message. */
+export function showValue(value: unknown): string {
+  let text: string;
+  if (value === undefined) text = 'nothing';
+  else {
+    try {
+      text = JSON.stringify(value) ?? String(value);
+    } catch {
+      text = String(value);
+    }
+  }
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+/**
+ * Turns ajv's errors (created with allErrors and verbose) into readable lines such as
+ * `cases[3].timing.median_ms must be number (got "fast")`. Branch errors of a failed anyOf are
+ * folded into one line for the anyOf itself.
+ */
+export function formatAjvErrors(errors: readonly ErrorObject[]): string[] {
+  const anyOfPaths = errors
+    .filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf')
+    .map((e) => e.schemaPath);
+  const kept = errors.filter(
+    (e) => !anyOfPaths.some((p) => e.schemaPath !== p && e.schemaPath.startsWith(`${p}/`)),
+  );
+  const lines = kept.map(formatAjvError);
+  return [...new Set(lines)];
+}
+
+function formatAjvError(error: ErrorObject): string {
+  const params = error.params as Record<string, unknown>;
+  const at = readablePath(error.instancePath) || 'the document';
+  const got = ` (got ${showValue(error.data)})`;
+  switch (error.keyword) {
+    case 'required':
+      return `${readablePath(error.instancePath, String(params.missingProperty))} is required`;
+    case 'additionalProperties': {
+      const known = Object.keys(
+        ((error.parentSchema as Record<string, unknown> | undefined)?.properties ?? {}) as object,
+      );
+      const name = readablePath(error.instancePath, String(params.additionalProperty));
+      return `${name} is not a known field${known.length ? ` (known: ${known.join(', ')})` : ''}`;
+    }
+    case 'type':
+      return `${at} must be ${String(params.type).split(',').join(' or ')}${got}`;
+    case 'enum':
+      return `${at} must be one of ${(params.allowedValues as unknown[]).map((v) => showValue(v)).join(', ')}${got}`;
+    case 'const':
+      return `${at} must be ${showValue(params.allowedValue)}${got}`;
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
+      return `${at} must be ${String(params.comparison)} ${String(params.limit)}${got}`;
+    case 'pattern':
+      return `${at} must match ${String(params.pattern)}${got}`;
+    case 'minItems':
+      return `${at} must have at least ${String(params.limit)} item(s)${got}`;
+    case 'minProperties':
+      return `${at} must have at least ${String(params.limit)} field(s)${got}`;
+    case 'anyOf':
+    case 'oneOf':
+      return `${at} has an unsupported form${got}`;
+    default:
+      return `${at} ${error.message ?? 'is invalid'}${got}`;
+  }
+}
+
+/** One Ajv instance for all of kernelgate's schemas (allErrors: every problem at once). */
+export function newAjv(): Ajv {
+  return new Ajv({ allErrors: true, verbose: true, strict: false });
+}
+
+let resultsValidator: ValidateFunction | undefined;
+
+/** Validates a parsed results document; `file` names it in the messages. */
+export function validateResults(data: unknown, file: string): KernelgateResults {
+  resultsValidator ??= newAjv().compile(resultsSchema);
+  if (!resultsValidator(data)) {
+    throw problemsError(file, formatAjvErrors(resultsValidator.errors ?? []));
+  }
+  return data as KernelgateResults;
+}
+
+/** `JSON.parse` with an error that gives the line and column as well as V8's own words. */
+export function parseJson(text: string, file: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    const detail = err instanceof Error ? err.message : String(err);
+    const pos = /position (\d+)/.exec(detail);
+    if (pos) {
+      const offset = Number(pos[1]);
+      const before = text.slice(0, offset).split('\n');
+      const line = before.length;
+      const column = (before[before.length - 1] ?? '').length + 1;
+      throw new InputError(`${file}:${line}:${column}: not valid JSON: ${detail}`);
+    }
+    throw new InputError(`${file}: not valid JSON: ${detail}`);
+  }
+}
+
+/** Reads, parses and validates a results document. */
+export function loadResults(path: string): KernelgateResults {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new InputError(
+      code === 'ENOENT'
+        ? `${path}: no such results file`
+        : `${path}: cannot read: ${(err as Error).message}`,
+    );
+  }
+  return validateResults(parseJson(text, path), path);
+}

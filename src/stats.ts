@@ -1,0 +1,119 @@
+// Order statistics and a seeded bootstrap: the numbers compare.ts turns into verdicts.
+// Deterministic on purpose: the same samples and seed always give the same interval.
+
+/** Linear-interpolation quantile (type 7, as numpy's default) of samples sorted ascending. */
+export function quantileSorted(sorted: ArrayLike<number>, q: number): number {
+  const n = sorted.length;
+  if (n === 0) throw new Error('quantile of no samples');
+  if (q <= 0) return sorted[0] as number;
+  if (q >= 1) return sorted[n - 1] as number;
+  const pos = (n - 1) * q;
+  const lo = Math.floor(pos);
+  const frac = pos - lo;
+  const a = sorted[lo] as number;
+  const b = sorted[Math.min(lo + 1, n - 1)] as number;
+  return a + (b - a) * frac;
+}
+
+export function sortedCopy(samples: readonly number[]): number[] {
+  return [...samples].sort((a, b) => a - b);
+}
+
+export function quantile(samples: readonly number[], q: number): number {
+  return quantileSorted(sortedCopy(samples), q);
+}
+
+export function median(samples: readonly number[]): number {
+  return quantile(samples, 0.5);
+}
+
+export interface Spread {
+  medianMs: number;
+  q1Ms: number;
+  q3Ms: number;
+  iqrMs: number;
+}
+
+export function spread(samplesMs: readonly number[]): Spread {
+  const sorted = sortedCopy(samplesMs);
+  const q1Ms = quantileSorted(sorted, 0.25);
+  const q3Ms = quantileSorted(sorted, 0.75);
+  return { medianMs: quantileSorted(sorted, 0.5), q1Ms, q3Ms, iqrMs: q3Ms - q1Ms };
+}
+
+/** mulberry32: a small, fast 32-bit PRNG; returns a function yielding floats in [0, 1). */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** FNV-1a hash of a string, to give every case its own bootstrap stream from one seed. */
+export function hashString(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}
+
+/** Median of a resample, reusing one scratch buffer (the bootstrap's inner loop). */
+function resampleMedian(samples: readonly number[], scratch: Float64Array, rand: () => number) {
+  const n = samples.length;
+  for (let i = 0; i < n; i++) scratch[i] = samples[Math.floor(rand() * n)] as number;
+  scratch.sort();
+  return quantileSorted(scratch, 0.5);
+}
+
+export interface RatioInterval {
+  /** current median / baseline median */
+  ratio: number;
+  lo: number;
+  hi: number;
+  confidence: number;
+  resamples: number;
+}
+
+export interface BootstrapOptions {
+  confidence: number;
+  resamples: number;
+  seed: number;
+}
+
+/**
+ * Percentile-bootstrap confidence interval of median(current) / median(baseline): both sample
+ * sets are resampled independently, `resamples` times, with a PRNG seeded from `seed`.
+ */
+export function bootstrapRatioOfMedians(
+  currentMs: readonly number[],
+  baselineMs: readonly number[],
+  options: BootstrapOptions,
+): RatioInterval {
+  if (currentMs.length === 0 || baselineMs.length === 0) {
+    throw new Error('bootstrap needs at least one sample on each side');
+  }
+  const rand = seededRandom(options.seed);
+  const currentScratch = new Float64Array(currentMs.length);
+  const baselineScratch = new Float64Array(baselineMs.length);
+  const ratios = new Float64Array(options.resamples);
+  for (let r = 0; r < options.resamples; r++) {
+    const cur = resampleMedian(currentMs, currentScratch, rand);
+    const base = resampleMedian(baselineMs, baselineScratch, rand);
+    ratios[r] = cur / base;
+  }
+  ratios.sort();
+  const alpha = 1 - options.confidence;
+  return {
+    ratio: median(currentMs) / median(baselineMs),
+    lo: quantileSorted(ratios, alpha / 2),
+    hi: quantileSorted(ratios, 1 - alpha / 2),
+    confidence: options.confidence,
+    resamples: options.resamples,
+  };
+}
