@@ -115,11 +115,10 @@ class SpecValidator {
       coerceTypes: false,
     });
     addFormats(this.ajv);
-    // OpenAPI 3.0 marks nullability with a keyword of its own; ajv knows it only when asked.
-    this.ajv.addSchema(
-      { $id: SPEC_ID, components: { schemas: spec.components.schemas } } as JsonObject,
-      SPEC_ID,
-    );
+    this.ajv.addSchema({
+      $id: SPEC_ID,
+      components: { schemas: toJsonSchema(spec.components.schemas as Json) },
+    } as JsonObject);
     for (const [template, methods] of Object.entries(spec.paths)) {
       const paramNames: string[] = [];
       const segments = template.split('/').filter((s) => s !== '');
@@ -195,7 +194,7 @@ class SpecValidator {
   private validator(key: string, schema: JsonObject): ValidateFunction {
     let fn = this.compiled.get(key);
     if (!fn) {
-      fn = this.ajv.compile(rebaseRefs(schema) as JsonObject);
+      fn = this.ajv.compile(toJsonSchema(schema) as JsonObject);
       this.compiled.set(key, fn);
     }
     return fn;
@@ -282,19 +281,31 @@ class SpecValidator {
   }
 }
 
-function rebaseRefs(node: Json): Json {
-  if (Array.isArray(node)) return node.map(rebaseRefs);
-  if (node !== null && typeof node === 'object') {
-    const out: JsonObject = {};
-    for (const [key, value] of Object.entries(node)) {
-      out[key] =
-        key === '$ref' && typeof value === 'string' && value.startsWith('#/')
-          ? SPEC_ID + value
-          : rebaseRefs(value);
-    }
-    return out;
+/**
+ * OpenAPI 3.0 schema → JSON Schema for ajv: local references point into the registered
+ * components, and `nullable: true` becomes "this schema, or null" (ajv allows the keyword only
+ * beside `type`, and GitHub's description also puts it beside `oneOf`).
+ */
+function toJsonSchema(node: Json): Json {
+  if (Array.isArray(node)) return node.map(toJsonSchema);
+  if (node === null || typeof node !== 'object') return node;
+  const out: JsonObject = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === 'nullable' && typeof value === 'boolean') continue;
+    if (key === '$ref' && typeof value === 'string' && value.startsWith('#/'))
+      out[key] = SPEC_ID + value;
+    else if (
+      key === 'properties' &&
+      value !== null &&
+      typeof value === 'object' &&
+      !Array.isArray(value)
+    ) {
+      out[key] = Object.fromEntries(
+        Object.entries(value).map(([name, schema]) => [name, toJsonSchema(schema)]),
+      );
+    } else out[key] = toJsonSchema(value);
   }
-  return node;
+  return node['nullable'] === true ? { anyOf: [out, { type: 'null' }] } : out;
 }
 
 function coerceParameter(raw: string, schema: JsonObject): Json {
@@ -318,6 +329,8 @@ export class GitHubServer {
   /** Repository permission by login, answered by the collaborator-permission route. */
   readonly permissions = new Map<string, 'admin' | 'write' | 'read' | 'none'>();
   pageSizeLimit = 100;
+  /** Runs after a request is validated and before it is answered: a test's parallel job. */
+  beforeAnswer: ((request: RecordedRequest) => void) | undefined;
 
   private server: Server | undefined;
   private validator: SpecValidator | undefined;
@@ -464,6 +477,7 @@ export class GitHubServer {
       return;
     }
 
+    this.beforeAnswer?.(record);
     const fault = this.takeFault(method, route.operation.operationId);
     if (fault) {
       const [status, headers, payload] = faultResponse(fault);

@@ -1,0 +1,365 @@
+// Publishes a rendered report: files on disk first (nothing is lost if GitHub fails), then the
+// job summary, the step outputs, and last the sticky PR comment or the nightly issue.
+import { join } from 'node:path';
+import type { GitHubClient } from './github.js';
+import { httpFailure, isIntegrationForbidden } from './github.js';
+
+export const PUBLISH_MODES = ['pr', 'push', 'schedule'] as const;
+export type PublishMode = (typeof PUBLISH_MODES)[number];
+
+/** GitHub's limits: a comment or issue body, and the job summary of one step. */
+export const BODY_LIMIT_CHARS = 65_536;
+export const SUMMARY_LIMIT_BYTES = 1024 * 1024;
+
+export const NIGHTLY_LABEL = 'kernelgate-nightly';
+export const DEFAULT_COMMENT_KEY = 'default';
+const COMMENT_KEY_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+const PAGE_SIZE = 100;
+
+export const COUNT_NAMES = [
+  'failed',
+  'drift',
+  'slower',
+  'faster',
+  'ambiguous',
+  'new',
+  'missing',
+] as const;
+export type CountName = (typeof COUNT_NAMES)[number];
+
+export interface PublishReport {
+  verdict: string;
+  reasons: string[];
+  counts: Record<CountName, number>;
+  /** The results document as read, stored beside the report (and as a baseline by trusted runs). */
+  results: unknown;
+  /** The whole report, for the job summary and the report file. */
+  full: string;
+  /** The short report for the comment or issue; at most commentBudgetChars(key) characters. */
+  comment: string;
+}
+
+export interface PublishOptions {
+  mode: PublishMode;
+  /** owner/name */
+  repository: string;
+  /** The pull request to comment on, in 'pr' mode. */
+  prNumber: number | undefined;
+  /** False: files, summary and outputs only. */
+  post: boolean;
+  commentKey: string;
+  reportDir: string;
+}
+
+export interface OutputSink {
+  setOutput(name: string, value: string): void;
+  /** Appends Markdown to this step's job summary. */
+  appendSummary(markdown: string): Promise<void>;
+  warning(message: string): void;
+  info(message: string): void;
+}
+
+export interface PublishFs {
+  mkdir(path: string, options: { recursive: true }): Promise<unknown>;
+  writeFile(path: string, data: string): Promise<void>;
+}
+
+export interface PublishDeps {
+  /** Undefined when no token was given: nothing is posted. */
+  client: GitHubClient | undefined;
+  fs: PublishFs;
+  sink: OutputSink;
+}
+
+export interface PublishOutcome {
+  resultsPath: string;
+  reportPath: string;
+  verdictPath: string;
+  summary: 'full' | 'short' | 'none';
+  /** The comment's or the issue's address, when one was written. */
+  url: string | undefined;
+}
+
+export function reportMarker(kind: 'report' | 'nightly', key: string): string {
+  return `<!-- kernelgate:${kind}:${key} -->`;
+}
+
+/** Characters left for the short report once the hidden marker line is prepended (either marker). */
+export function commentBudgetChars(key: string): number {
+  const markerChars = Math.max(
+    reportMarker('report', key).length,
+    reportMarker('nightly', key).length,
+  );
+  return BODY_LIMIT_CHARS - markerChars - 1;
+}
+
+export function checkCommentKey(key: string): string {
+  if (!COMMENT_KEY_PATTERN.test(key)) {
+    throw new Error(
+      `Input 'comment-key' must be 1 to 64 letters, digits, '.', '_' or '-' (it goes into a hidden HTML marker), got '${key}'.`,
+    );
+  }
+  return key;
+}
+
+export async function publish(
+  report: PublishReport,
+  options: PublishOptions,
+  deps: PublishDeps,
+): Promise<PublishOutcome> {
+  checkCommentKey(options.commentKey);
+  const { fs, sink } = deps;
+
+  await fs.mkdir(options.reportDir, { recursive: true });
+  const resultsPath = join(options.reportDir, 'results.json');
+  const reportPath = join(options.reportDir, 'report.md');
+  const verdictPath = join(options.reportDir, 'verdict.json');
+  await fs.writeFile(resultsPath, JSON.stringify(report.results, null, 2) + '\n');
+  await fs.writeFile(reportPath, report.full);
+  const verdict = { verdict: report.verdict, reasons: report.reasons, counts: report.counts };
+  await fs.writeFile(verdictPath, JSON.stringify(verdict, null, 2) + '\n');
+
+  const summary = await writeSummary(report, reportPath, sink);
+
+  sink.setOutput('verdict', report.verdict);
+  for (const name of COUNT_NAMES) sink.setOutput(name, String(report.counts[name]));
+  sink.setOutput('report-path', reportPath);
+  sink.setOutput('results-path', resultsPath);
+
+  const url = await post(report, options, deps, reportPath);
+  sink.setOutput('comment-url', url ?? '');
+  return { resultsPath, reportPath, verdictPath, summary, url };
+}
+
+async function writeSummary(
+  report: PublishReport,
+  reportPath: string,
+  sink: OutputSink,
+): Promise<PublishOutcome['summary']> {
+  const fullBytes = Buffer.byteLength(report.full, 'utf8');
+  if (fullBytes <= SUMMARY_LIMIT_BYTES) {
+    await sink.appendSummary(report.full);
+    return 'full';
+  }
+  sink.warning(
+    `The full report is ${fullBytes} bytes, over the job summary's limit of ${SUMMARY_LIMIT_BYTES} bytes per step: ` +
+      `the summary shows the short report; the full one is in ${reportPath} (upload it as an artifact to keep it).`,
+  );
+  await sink.appendSummary(report.comment);
+  return 'short';
+}
+
+function splitRepository(repository: string): { owner: string; repo: string } {
+  const [owner, repo, ...rest] = repository.split('/');
+  if (!owner || !repo || rest.length > 0) {
+    throw new Error(`GITHUB_REPOSITORY must look like 'owner/name', got '${repository}'.`);
+  }
+  return { owner, repo };
+}
+
+function withMarker(marker: string, comment: string): string {
+  const body = `${marker}\n${comment}`;
+  if (body.length > BODY_LIMIT_CHARS) {
+    throw new Error(
+      `The short report is ${comment.length} characters; with its marker that is over GitHub's body limit of ` +
+        `${BODY_LIMIT_CHARS}. The renderer must keep it within commentBudgetChars() = ${BODY_LIMIT_CHARS - marker.length - 1}.`,
+    );
+  }
+  return body;
+}
+
+async function post(
+  report: PublishReport,
+  options: PublishOptions,
+  deps: PublishDeps,
+  reportPath: string,
+): Promise<string | undefined> {
+  if (!options.post || options.mode === 'push') return undefined;
+  const where =
+    options.mode === 'pr'
+      ? `the report comment on pull request #${options.prNumber ?? '?'}`
+      : `the nightly report issue`;
+  if (!deps.client) {
+    deps.sink.warning(
+      `No token was given, so ${where} was not written; the report is in the job summary and ${reportPath}.`,
+    );
+    return undefined;
+  }
+  const repo = splitRepository(options.repository);
+  if (options.mode === 'pr' && options.prNumber === undefined) {
+    throw new Error(
+      `Mode 'pr' needs a pull request number: the event payload has none; set the 'pr-number' input.`,
+    );
+  }
+  try {
+    if (options.mode === 'pr' && options.prNumber !== undefined) {
+      const issue = { ...repo, issue_number: options.prNumber };
+      return await upsertComment(deps.client, issue, options.commentKey, report.comment, deps.sink);
+    }
+    return await upsertNightlyIssue(
+      deps.client,
+      repo,
+      options.commentKey,
+      report.comment,
+      deps.sink,
+    );
+  } catch (error) {
+    if (isIntegrationForbidden(error)) {
+      deps.sink.warning(
+        `Could not write ${where}: GitHub answered 403 "Resource not accessible by integration", so this run's token is ` +
+          `read-only. A pull_request event from a fork always gets a read-only token, and so does a workflow without ` +
+          `'permissions: pull-requests: write' and 'issues: write'. The report is in the job summary and ${reportPath}, and ` +
+          `the gate's verdict still decides this step's status. To comment on pull requests from forks, measure in the ` +
+          `pull_request workflow and publish from a workflow_run workflow (see docs/forks.md).`,
+      );
+      return undefined;
+    }
+    const failure = httpFailure(error);
+    const cause = failure
+      ? `GitHub answered ${failure.status}: ${failure.message}`
+      : error instanceof Error
+        ? error.message
+        : String(error);
+    throw new Error(
+      `Could not write ${where}: ${cause.replace(/\.$/, '')}. The report is in the job summary and ${reportPath}.`,
+      {
+        cause: error,
+      },
+    );
+  }
+}
+
+interface Dated {
+  id: number;
+  created_at: string;
+}
+
+function oldestFirst<T extends Dated>(items: T[]): T[] {
+  return [...items].sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id - b.id);
+}
+
+async function upsertComment(
+  client: GitHubClient,
+  issue: { owner: string; repo: string; issue_number: number },
+  key: string,
+  comment: string,
+  sink: OutputSink,
+): Promise<string> {
+  const marker = reportMarker('report', key);
+  const body = withMarker(marker, comment);
+  const ours = async () =>
+    oldestFirst(
+      (
+        await client.paginate(client.rest.issues.listComments, { ...issue, per_page: PAGE_SIZE })
+      ).filter((c) => (c.body ?? '').startsWith(marker)),
+    );
+
+  let existing = await ours();
+  if (existing.length === 0) {
+    const created = await client.rest.issues.createComment({ ...issue, body });
+    // Parallel jobs may have created theirs at the same moment: look again and keep one.
+    existing = await ours();
+    if (existing.length <= 1 || existing[0]?.id === created.data.id) {
+      await deleteDuplicates(client, issue, existing.slice(1), sink);
+      sink.info(`Created the report comment ${created.data.html_url}.`);
+      return created.data.html_url;
+    }
+  }
+  const [keep, ...duplicates] = existing;
+  if (!keep) throw new Error('unreachable: no comment to keep');
+  const updated = await client.rest.issues.updateComment({
+    owner: issue.owner,
+    repo: issue.repo,
+    comment_id: keep.id,
+    body,
+  });
+  await deleteDuplicates(client, issue, duplicates, sink);
+  sink.info(`Updated the report comment ${updated.data.html_url}.`);
+  return updated.data.html_url;
+}
+
+async function deleteDuplicates(
+  client: GitHubClient,
+  issue: { owner: string; repo: string },
+  duplicates: Dated[],
+  sink: OutputSink,
+): Promise<void> {
+  for (const duplicate of duplicates) {
+    try {
+      await client.rest.issues.deleteComment({
+        owner: issue.owner,
+        repo: issue.repo,
+        comment_id: duplicate.id,
+      });
+      sink.info(`Deleted the duplicate report comment ${duplicate.id}.`);
+    } catch (error) {
+      // Another job deleting the same duplicate first is the expected race, not a failure.
+      if (httpFailure(error)?.status !== 404) throw error;
+    }
+  }
+}
+
+async function upsertNightlyIssue(
+  client: GitHubClient,
+  repo: { owner: string; repo: string },
+  key: string,
+  comment: string,
+  sink: OutputSink,
+): Promise<string> {
+  const marker = reportMarker('nightly', key);
+  const body = withMarker(marker, comment);
+  const ours = async () =>
+    oldestFirst(
+      (
+        await client.paginate(client.rest.issues.listForRepo, {
+          ...repo,
+          labels: NIGHTLY_LABEL,
+          state: 'open',
+          per_page: PAGE_SIZE,
+        })
+      ).filter((i) => i.pull_request === undefined && (i.body ?? '').startsWith(marker)),
+    );
+
+  let existing = await ours();
+  if (existing.length === 0) {
+    const title =
+      key === DEFAULT_COMMENT_KEY
+        ? 'kernelgate nightly report'
+        : `kernelgate nightly report (${key})`;
+    const created = await client.rest.issues.create({
+      ...repo,
+      title,
+      body,
+      labels: [NIGHTLY_LABEL],
+    });
+    existing = await ours();
+    if (existing.length <= 1 || existing[0]?.number === created.data.number) {
+      await closeDuplicates(client, repo, existing.slice(1), sink);
+      sink.info(`Created the nightly report issue ${created.data.html_url}.`);
+      return created.data.html_url;
+    }
+  }
+  const [keep, ...duplicates] = existing;
+  if (!keep) throw new Error('unreachable: no issue to keep');
+  const updated = await client.rest.issues.update({ ...repo, issue_number: keep.number, body });
+  await closeDuplicates(client, repo, duplicates, sink);
+  sink.info(`Updated the nightly report issue ${updated.data.html_url}.`);
+  return updated.data.html_url;
+}
+
+async function closeDuplicates(
+  client: GitHubClient,
+  repo: { owner: string; repo: string },
+  duplicates: { number: number }[],
+  sink: OutputSink,
+): Promise<void> {
+  for (const duplicate of duplicates) {
+    await client.rest.issues.update({
+      ...repo,
+      issue_number: duplicate.number,
+      state: 'closed',
+      state_reason: 'duplicate',
+    });
+    sink.info(`Closed the duplicate nightly report issue #${duplicate.number}.`);
+  }
+}
