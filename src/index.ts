@@ -1,0 +1,4 @@
+// The action's entry point (bundled to dist/index.js): everything happens in run().
+import { run } from './main.js';
+
+await run();

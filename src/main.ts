@@ -1,0 +1,394 @@
+// The action's entry: reads the inputs and the event, checks that the run may be trusted, judges
+// the results and publishes the report. The one place that turns an outcome into core.setFailed.
+import { readFileSync, statSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import * as actionsCore from '@actions/core';
+import { compare } from './compare.js';
+import { loadConfig, type Config } from './config.js';
+import { gate, type GateResult } from './gate.js';
+import { createGitHubClient, type GitHubClient } from './github.js';
+import {
+  checkCommentKey,
+  COUNT_NAMES,
+  DEFAULT_COMMENT_KEY,
+  publish,
+  type OutputSink,
+  type PublishDeps,
+  type PublishMode,
+  type PublishOutcome,
+} from './publish.js';
+import { renderReport } from './render.js';
+import type { KernelgateResults } from './results-types.js';
+import { loadResults } from './results.js';
+import { evaluateTiers } from './tiers.js';
+import { checkTrust, DEFAULT_APPROVAL_LABEL, type EventContext } from './trust.js';
+
+export const MODES = ['auto', 'pr', 'push', 'schedule'] as const;
+export type Mode = (typeof MODES)[number];
+
+export interface ActionInputs {
+  /** Undefined only with trustOnly. */
+  results: string | undefined;
+  baseline: string | undefined;
+  config: string;
+  token: string | undefined;
+  mode: Mode;
+  comment: boolean;
+  commentKey: string;
+  reportDir: string;
+  approvalLabel: string;
+  prNumber: number | undefined;
+  trustOnly: boolean;
+}
+
+/** The parts of @actions/core the action uses; tests pass their own. */
+export interface ActionCore {
+  getInput(name: string): string;
+  setOutput(name: string, value: string): void;
+  setFailed(message: string): void;
+  warning(message: string): void;
+  info(message: string): void;
+  appendSummary(markdown: string): Promise<void>;
+}
+
+export interface RunDeps {
+  core: ActionCore;
+  env: Record<string, string | undefined>;
+  createClient(token: string): GitHubClient;
+  fs: PublishDeps['fs'];
+}
+
+export function defaultDeps(): RunDeps {
+  const env = process.env;
+  return {
+    env,
+    core: {
+      getInput: (name) => actionsCore.getInput(name),
+      setOutput: (name, value) => actionsCore.setOutput(name, value),
+      setFailed: (message) => actionsCore.setFailed(message),
+      warning: (message) => actionsCore.warning(message),
+      info: (message) => actionsCore.info(message),
+      appendSummary: async (markdown) => {
+        if (!env['GITHUB_STEP_SUMMARY']) {
+          actionsCore.info(
+            'GITHUB_STEP_SUMMARY is not set (not on a runner): no job summary written.',
+          );
+          return;
+        }
+        await actionsCore.summary.addRaw(markdown, true).write();
+      },
+    },
+    createClient: (token) =>
+      createGitHubClient({
+        token,
+        apiUrl: env['GITHUB_API_URL'],
+        sleep: (ms) => new Promise((done) => setTimeout(done, ms)),
+        nowMs: () => Date.now(),
+        log: (message) => actionsCore.info(message),
+      }),
+    fs: { mkdir, writeFile: (path, data) => writeFile(path, data, 'utf8') },
+  };
+}
+
+/** Typed input getters: every error quotes the input's name and the bad value. */
+export function readInputs(getInput: (name: string) => string): ActionInputs {
+  const text = (name: string): string | undefined => {
+    const value = getInput(name).trim();
+    return value === '' ? undefined : value;
+  };
+  const bool = (name: string, fallback: boolean): boolean => {
+    const value = text(name);
+    if (value === undefined) return fallback;
+    if (/^(true|True|TRUE)$/.test(value)) return true;
+    if (/^(false|False|FALSE)$/.test(value)) return false;
+    throw new Error(`Input '${name}' must be true or false, got '${value}'.`);
+  };
+  const results = text('results');
+  const trustOnly = bool('trust-only', false);
+  if (results === undefined && !trustOnly) {
+    throw new Error(`Input 'results' is required: the path of the results JSON the harness wrote.`);
+  }
+  const mode = text('mode') ?? 'auto';
+  if (!(MODES as readonly string[]).includes(mode)) {
+    throw new Error(`Input 'mode' must be one of ${MODES.join(', ')}; got '${mode}'.`);
+  }
+  const prText = text('pr-number');
+  if (prText !== undefined && !/^[1-9]\d{0,9}$/.test(prText)) {
+    throw new Error(
+      `Input 'pr-number' must be a pull request number (a positive whole number), got '${prText}'.`,
+    );
+  }
+  return {
+    results,
+    baseline: text('baseline'),
+    config: text('config') ?? '.',
+    token: text('token'),
+    mode: mode as Mode,
+    comment: bool('comment', true),
+    commentKey: checkCommentKey(text('comment-key') ?? DEFAULT_COMMENT_KEY),
+    reportDir: text('report-dir') ?? '.kernelgate/report',
+    approvalLabel: text('approval-label') ?? DEFAULT_APPROVAL_LABEL,
+    prNumber: prText === undefined ? undefined : Number(prText),
+    trustOnly,
+  };
+}
+
+export function readEvent(env: Record<string, string | undefined>): EventContext {
+  const name = env['GITHUB_EVENT_NAME'];
+  const repository = env['GITHUB_REPOSITORY'];
+  if (!name)
+    throw new Error(
+      'GITHUB_EVENT_NAME is not set: kernelgate runs as a step of a GitHub Actions job.',
+    );
+  if (!repository)
+    throw new Error(
+      'GITHUB_REPOSITORY is not set: kernelgate runs as a step of a GitHub Actions job.',
+    );
+  const path = env['GITHUB_EVENT_PATH'];
+  let payload: unknown = {};
+  if (path) {
+    try {
+      payload = JSON.parse(readFileSync(path, 'utf8'));
+    } catch (error) {
+      throw new Error(
+        `GITHUB_EVENT_PATH '${path}': cannot read the event payload: ${(error as Error).message}`,
+        { cause: error },
+      );
+    }
+  }
+  return { name, payload, repository };
+}
+
+function field(value: unknown, ...path: (string | number)[]): unknown {
+  let current = value;
+  for (const key of path) {
+    if (typeof current !== 'object' || current === null) return undefined;
+    current = (current as Record<string | number, unknown>)[key];
+  }
+  return current;
+}
+
+/** auto: pull requests (and the workflow_run that publishes for one) comment; schedule reports nightly. */
+export function resolveMode(mode: Mode, event: EventContext): PublishMode {
+  if (mode !== 'auto') return mode;
+  switch (event.name) {
+    case 'pull_request':
+    case 'pull_request_target':
+      return 'pr';
+    case 'workflow_run': {
+      const triggeredBy = field(event.payload, 'workflow_run', 'event');
+      return triggeredBy === 'pull_request' || triggeredBy === 'pull_request_target'
+        ? 'pr'
+        : 'push';
+    }
+    case 'schedule':
+      return 'schedule';
+    default:
+      return 'push';
+  }
+}
+
+/**
+ * The pull request to comment on. In workflow_run, `pull_requests` is empty for forks, so the PR
+ * is found from the head branch and SHA of the run that measured it.
+ */
+export async function resolvePullRequest(
+  inputs: ActionInputs,
+  event: EventContext,
+  client: GitHubClient | undefined,
+): Promise<number | undefined> {
+  if (inputs.prNumber !== undefined) return inputs.prNumber;
+  const direct = field(event.payload, 'pull_request', 'number');
+  if (typeof direct === 'number') return direct;
+  if (event.name !== 'workflow_run') return undefined;
+  const listed = field(event.payload, 'workflow_run', 'pull_requests', 0, 'number');
+  if (typeof listed === 'number') return listed;
+  const headSha = field(event.payload, 'workflow_run', 'head_sha');
+  const headBranch = field(event.payload, 'workflow_run', 'head_branch');
+  const headOwner = field(event.payload, 'workflow_run', 'head_repository', 'owner', 'login');
+  if (
+    !client ||
+    typeof headSha !== 'string' ||
+    typeof headBranch !== 'string' ||
+    typeof headOwner !== 'string'
+  ) {
+    return undefined;
+  }
+  const [owner = '', repo = ''] = event.repository.split('/');
+  const pulls = await client.paginate(client.rest.pulls.list, {
+    owner,
+    repo,
+    state: 'open',
+    head: `${headOwner}:${headBranch}`,
+    per_page: 100,
+  });
+  return pulls.find((pr) => pr.head.sha === headSha)?.number;
+}
+
+function runContext(
+  env: Record<string, string | undefined>,
+  event: EventContext,
+  prNumber: number | undefined,
+): PipelineInput['context'] {
+  const title = field(event.payload, 'pull_request', 'title');
+  const server = env['GITHUB_SERVER_URL'] ?? 'https://github.com';
+  const runId = env['GITHUB_RUN_ID'];
+  return {
+    ...(prNumber !== undefined ? { prNumber } : {}),
+    ...(typeof title === 'string' ? { prTitle: title } : {}),
+    ...(env['GITHUB_SHA'] ? { sha: env['GITHUB_SHA'] } : {}),
+    ...(env['GITHUB_REF'] ? { ref: env['GITHUB_REF'] } : {}),
+    ...(runId ? { runUrl: `${server}/${event.repository}/actions/runs/${runId}` } : {}),
+  };
+}
+
+function inWorkspace(env: Record<string, string | undefined>, path: string): string {
+  return isAbsolute(path) ? path : resolve(env['GITHUB_WORKSPACE'] ?? process.cwd(), path);
+}
+
+function loadConfigInput(path: string): Config {
+  const isFile = statSync(path, { throwIfNoEntry: false })?.isFile() ?? false;
+  return isFile ? loadConfig(dirname(path), { configFile: path }) : loadConfig(path);
+}
+
+export interface PipelineInput {
+  results: KernelgateResults;
+  baseline: KernelgateResults | undefined;
+  config: Config;
+  mode: PublishMode;
+  prNumber: number | undefined;
+  repository: string;
+  inputs: ActionInputs;
+  /** Facts about the trigger the report shows. */
+  context: { prNumber?: number; prTitle?: string; sha?: string; ref?: string; runUrl?: string };
+}
+
+export interface PipelineOutcome {
+  gate: GateResult;
+  published: PublishOutcome | undefined;
+  /** Posting failed for a reason other than a read-only token; the files and summary exist. */
+  publishError: Error | undefined;
+}
+
+/**
+ * Judges results that already exist and publishes the verdict: compare → tiers → gate → render →
+ * publish. Stages that produce results (doctor, build, harness) run before this and hand it theirs.
+ */
+export async function pipeline(
+  input: PipelineInput,
+  deps: { client: GitHubClient | undefined } & RunDeps,
+): Promise<PipelineOutcome> {
+  const { results, baseline, config, inputs } = input;
+  const comparison = compare(results, baseline, config);
+  const tiers = evaluateTiers(results, config);
+  const verdict = gate(comparison, tiers, results, config);
+  const rendered = renderReport({
+    kind: input.mode === 'schedule' ? 'nightly' : 'pr',
+    results,
+    ...(baseline ? { baseline } : {}),
+    comparison,
+    tiers,
+    gate: verdict,
+    config,
+    context: input.context,
+  });
+  const sink: OutputSink = {
+    setOutput: deps.core.setOutput,
+    appendSummary: deps.core.appendSummary,
+    warning: deps.core.warning,
+    info: deps.core.info,
+  };
+  const counts = Object.fromEntries(
+    COUNT_NAMES.map((name) => [name, verdict.counts[name]]),
+  ) as Record<(typeof COUNT_NAMES)[number], number>;
+  try {
+    const published = await publish(
+      {
+        verdict: verdict.verdict,
+        reasons: verdict.reasons,
+        counts,
+        results,
+        full: rendered.full,
+        comment: rendered.comment,
+      },
+      {
+        mode: input.mode,
+        repository: input.repository,
+        prNumber: input.prNumber,
+        post: inputs.comment,
+        commentKey: inputs.commentKey,
+        reportDir: inWorkspace(deps.env, inputs.reportDir),
+      },
+      { client: deps.client, fs: deps.fs, sink },
+    );
+    return { gate: verdict, published, publishError: undefined };
+  } catch (error) {
+    return {
+      gate: verdict,
+      published: undefined,
+      publishError: error instanceof Error ? error : new Error(String(error)),
+    };
+  }
+}
+
+export function failureMessage(outcome: PipelineOutcome): string | undefined {
+  const lines: string[] = [];
+  if (outcome.gate.verdict === 'fail') {
+    const n = outcome.gate.reasons.length;
+    lines.push(`kernelgate: the gate failed (${n} ${n === 1 ? 'reason' : 'reasons'}):`);
+    lines.push(...outcome.gate.reasons.map((reason) => `- ${reason}`));
+  }
+  if (outcome.publishError) lines.push(outcome.publishError.message);
+  return lines.length > 0 ? lines.join('\n') : undefined;
+}
+
+export async function run(deps: RunDeps = defaultDeps()): Promise<void> {
+  const { core, env } = deps;
+  try {
+    const inputs = readInputs(core.getInput);
+    const event = readEvent(env);
+    const client = inputs.token ? deps.createClient(inputs.token) : undefined;
+
+    const trust = await checkTrust(event, inputs.approvalLabel, {
+      client,
+      warning: core.warning,
+      info: core.info,
+    });
+    if (!trust.trusted) {
+      core.setOutput('trusted', 'false');
+      core.setFailed(trust.message);
+      return;
+    }
+    core.info(`Trusted: ${trust.reason}`);
+    core.setOutput('trusted', 'true');
+    if (inputs.trustOnly || inputs.results === undefined) return;
+
+    const config = loadConfigInput(inWorkspace(env, inputs.config));
+    const results = loadResults(inWorkspace(env, inputs.results));
+    let baseline: KernelgateResults | undefined;
+    if (inputs.baseline !== undefined) {
+      const baselinePath = inWorkspace(env, inputs.baseline);
+      if (statSync(baselinePath, { throwIfNoEntry: false })?.isFile()) {
+        baseline = loadResults(baselinePath);
+      } else {
+        core.warning(
+          `Input 'baseline' names '${inputs.baseline}', which does not exist: every case is NEW. ` +
+            `Baselines are written by trusted runs (push to the base branch, schedule); run one first.`,
+        );
+      }
+    }
+    const mode = resolveMode(inputs.mode, event);
+    const prNumber = mode === 'pr' ? await resolvePullRequest(inputs, event, client) : undefined;
+    const context = runContext(env, event, prNumber);
+    const outcome = await pipeline(
+      { results, baseline, config, mode, prNumber, repository: event.repository, inputs, context },
+      { ...deps, client },
+    );
+    for (const warning of outcome.gate.warnings) core.warning(warning);
+    const failure = failureMessage(outcome);
+    if (failure !== undefined) core.setFailed(failure);
+  } catch (error) {
+    core.setFailed(error instanceof Error ? error.message : String(error));
+  }
+}
