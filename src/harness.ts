@@ -1,0 +1,119 @@
+// Runs the Python harness (kernels/harness) on the GPU runner through @actions/exec and streams its
+// per-case progress into the log, one collapsible group per kernel. It judges nothing.
+import { exec as actionsExec } from '@actions/exec';
+import { appendFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { delimiter, dirname } from 'node:path';
+
+/** Where harness output goes: @actions/core in the action, the console on the command line. */
+export interface ProgressLog {
+  info(line: string): void;
+  startGroup(name: string): void;
+  endGroup(): void;
+}
+
+/** Runs a command and hands over each output line as it arrives; resolves to the exit status. */
+export type LineExec = (
+  command: string,
+  args: string[],
+  options: { cwd: string; env: Record<string, string>; onLine: (line: string) => void },
+) => Promise<number>;
+
+export const streamingExec: LineExec = async (command, args, { cwd, env, onLine }) =>
+  actionsExec(command, args, {
+    cwd,
+    env,
+    silent: true,
+    ignoreReturnCode: true,
+    listeners: { stdline: onLine, errline: onLine },
+  });
+
+export interface HarnessOptions {
+  /** the repository being judged (kernels_dir is relative to it) */
+  workspace: string;
+  /** the folder that holds the `kernels/harness` package (the action's own checkout) */
+  harnessRoot: string;
+  python: string;
+  kernelsDir: string;
+  resultsPath: string;
+  logPath: string;
+  buildsPath?: string;
+  only?: string[];
+  timeoutPerCaseS?: number;
+  extraArgs?: string[];
+  env?: Record<string, string>;
+}
+
+export interface HarnessRun {
+  exitCode: number;
+  /** false when the harness died before writing anything: the caller must say so, not judge */
+  wroteResults: boolean;
+  /** the last lines, for diagnostics and the report when the harness failed */
+  logTail: string;
+  /** every output line, for known-failure diagnosis */
+  log: string;
+}
+
+/** `[kernelgate] == attention (3 variants, 12 cases) ==` opens a kernel's group. */
+const KERNEL_HEADER = /^\[kernelgate\] == (\S+)/;
+const TAIL_LINES = 40;
+
+export function harnessArgs(options: HarnessOptions): string[] {
+  const args = [
+    '-m',
+    'kernels.harness',
+    '--kernels',
+    options.kernelsDir,
+    '--out',
+    options.resultsPath,
+  ];
+  if (options.buildsPath !== undefined) args.push('--builds', options.buildsPath);
+  if (options.only !== undefined && options.only.length > 0)
+    args.push('--only', options.only.join(','));
+  if (options.timeoutPerCaseS !== undefined) {
+    args.push('--timeout-per-case', String(options.timeoutPerCaseS));
+  }
+  return [...args, ...(options.extraArgs ?? [])];
+}
+
+export async function runHarness(
+  options: HarnessOptions,
+  log: ProgressLog,
+  run: LineExec = streamingExec,
+): Promise<HarnessRun> {
+  mkdirSync(dirname(options.logPath), { recursive: true });
+  writeFileSync(options.logPath, '');
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
+  Object.assign(env, options.env ?? {});
+  // The harness package ships with the action; the kernels' modules live in the workspace.
+  env.PYTHONPATH = [options.harnessRoot, options.workspace, env.PYTHONPATH]
+    .filter((part) => part !== undefined && part !== '')
+    .join(delimiter);
+  env.PYTHONUNBUFFERED = '1';
+
+  const lines: string[] = [];
+  let inGroup = false;
+  const onLine = (line: string) => {
+    lines.push(line);
+    appendFileSync(options.logPath, line + '\n');
+    const header = KERNEL_HEADER.exec(line);
+    if (header) {
+      if (inGroup) log.endGroup();
+      log.startGroup(line.replace(/^\[kernelgate\] /, ''));
+      inGroup = true;
+      return;
+    }
+    log.info(line);
+  };
+
+  const args = harnessArgs(options);
+  log.info(`kernelgate: ${options.python} ${args.join(' ')}`);
+  const exitCode = await run(options.python, args, { cwd: options.workspace, env, onLine });
+  if (inGroup) log.endGroup();
+  return {
+    exitCode,
+    wroteResults: existsSync(options.resultsPath),
+    logTail: lines.slice(-TAIL_LINES).join('\n'),
+    log: lines.join('\n'),
+  };
+}
