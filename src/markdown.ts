@@ -10,14 +10,16 @@ const HTML_ENTITIES: Record<string, string> = {
   "'": '&#39;',
 };
 
-// Characters that start Markdown syntax (emphasis, links, images, headings, lists, code, tables).
-const MARKDOWN_SPECIALS = /[\\`*_{}[\]()#+\-.!|~]/g;
+// Characters that make Markdown syntax anywhere in a line (emphasis, links, images, code, tables).
+const MARKDOWN_SPECIALS = /[\\`*_[\]|~]/g;
+// What makes a block when it starts a line (heading, list, quote, setext underline, numbered list).
+const LINE_START = /^(\s*)([#+\-=]|\d+[.)])(?=[\s=\-]|$)/;
 
 /**
  * Makes untrusted text inert inline Markdown: HTML is entity-encoded (no tags, no image
- * beacons), Markdown punctuation is backslash-escaped (no links, images, emphasis), and `@`
- * gets a zero-width space after it so `@org/team` or `@everyone`-style text mentions nobody.
- * Newlines become spaces: an inline value never starts a new block.
+ * beacons), Markdown punctuation is backslash-escaped (no links, images, emphasis, code), a
+ * block marker at the start is escaped, and `@` gets a zero-width space after it so `@org/team`
+ * mentions nobody. Newlines become spaces: an inline value never starts a new block.
  */
 export function escapeMarkdown(value: unknown): string {
   const text = value === undefined || value === null ? '' : String(value);
@@ -25,6 +27,9 @@ export function escapeMarkdown(value: unknown): string {
     .replace(/\r\n?|\n/g, ' ')
     .replace(/[&<>"']/g, (ch) => HTML_ENTITIES[ch] ?? ch)
     .replace(MARKDOWN_SPECIALS, (ch) => `\\${ch}`)
+    .replace(LINE_START, (_m, space: string, mark: string) =>
+      mark.length > 1 ? `${space}${mark.slice(0, -1)}\\${mark.slice(-1)}` : `${space}\\${mark}`,
+    )
     .replace(/@/g, '@&#8203;');
 }
 
