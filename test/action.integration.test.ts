@@ -1,0 +1,350 @@
+// Runs the bundled action (node dist/index.js) as the runner does: INPUT_* variables, the event
+// payload file, the GITHUB_* command files, and GITHUB_API_URL pointing at the REST stand-in.
+import { execFile } from 'node:child_process';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { GitHubServer } from './support/github-server.js';
+
+const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+const fixture = (path: string): string => join(repoRoot, 'test', 'fixtures', path);
+const event = (file: string): string => fixture(`events/${file}`);
+const BASELINE = fixture('results/baseline.json');
+const PASSING = fixture('results/aa-current.json');
+const DRIFT = fixture('results/drift.json');
+const MARKER = '<!-- kernelgate:report:default -->';
+const SHA = '4bd3c1e0a7f94c2d8e6b5a3f2c1d0e9f8a7b6c5d';
+
+let buildDir: string;
+
+/**
+ * Builds the bundle with the project's own script (scripts/bundle.mjs writes dist/ under the
+ * working directory) into a scratch folder, so the test neither needs nor touches the committed dist/.
+ */
+beforeAll(async () => {
+  buildDir = mkdtempSync(join(tmpdir(), 'kg-bundle-'));
+  mkdirSync(join(buildDir, 'src'));
+  for (const file of readdirSync(join(repoRoot, 'src')))
+    symlinkSync(join(repoRoot, 'src', file), join(buildDir, 'src', file));
+  for (const dir of ['schema', 'templates', 'node_modules'])
+    symlinkSync(join(repoRoot, dir), join(buildDir, dir));
+  symlinkSync(join(repoRoot, 'package.json'), join(buildDir, 'package.json'));
+  await run(process.execPath, [join(repoRoot, 'scripts', 'bundle.mjs')], {
+    cwd: buildDir,
+    env: { PATH: process.env['PATH'] ?? '' },
+  }).then((r) => {
+    if (r.code !== 0)
+      throw new Error(`scripts/bundle.mjs failed (${r.code}):\n${r.stdout}${r.stderr}`);
+  });
+}, 120_000);
+
+interface Finished {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function run(
+  file: string,
+  args: string[],
+  options: { cwd: string; env: Record<string, string> },
+): Promise<Finished> {
+  return new Promise((done) => {
+    execFile(file, args, { ...options, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+      done({ code, stdout, stderr });
+    });
+  });
+}
+
+interface ActionRun extends Finished {
+  outputs: Record<string, string>;
+  summary: string;
+  workspace: string;
+}
+
+/** Parses the GITHUB_OUTPUT file: `name<<delimiter`, the value's lines, `delimiter`. */
+function parseOutputs(text: string): Record<string, string> {
+  const outputs: Record<string, string> = {};
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const m = /^([^<]+)<<(.+)$/.exec(lines[i] ?? '');
+    if (!m?.[1] || !m[2]) continue;
+    const value: string[] = [];
+    for (i++; i < lines.length && lines[i] !== m[2]; i++) value.push(lines[i] ?? '');
+    outputs[m[1]] = value.join('\n');
+  }
+  return outputs;
+}
+
+/** What core.setFailed / core.warning print, with the runner's escaping undone. */
+function annotations(stdout: string, kind: 'error' | 'warning'): string[] {
+  return stdout
+    .split('\n')
+    .filter((line) => line.startsWith(`::${kind}::`))
+    .map((line) =>
+      line
+        .slice(`::${kind}::`.length)
+        .replace(/%0A/g, '\n')
+        .replace(/%0D/g, '\r')
+        .replace(/%25/g, '%'),
+    );
+}
+
+let server: GitHubServer;
+
+async function action(opts: {
+  eventName: string;
+  eventFile: string;
+  inputs: Record<string, string>;
+  token?: string;
+}): Promise<ActionRun> {
+  const workspace = mkdtempSync(join(tmpdir(), 'kg-workspace-'));
+  const runnerTemp = mkdtempSync(join(tmpdir(), 'kg-runner-temp-'));
+  const files = {
+    GITHUB_OUTPUT: 'output',
+    GITHUB_STEP_SUMMARY: 'summary',
+    GITHUB_STATE: 'state',
+    GITHUB_ENV: 'env',
+  };
+  const env: Record<string, string> = {
+    PATH: process.env['PATH'] ?? '',
+    GITHUB_ACTIONS: 'true',
+    CI: 'true',
+    GITHUB_EVENT_NAME: opts.eventName,
+    GITHUB_EVENT_PATH: opts.eventFile,
+    GITHUB_REPOSITORY: 'acme/kernels',
+    GITHUB_SHA: SHA,
+    GITHUB_REF: opts.eventName === 'pull_request' ? 'refs/pull/41/merge' : 'refs/heads/main',
+    GITHUB_RUN_ID: '9100200300',
+    GITHUB_WORKSPACE: workspace,
+    RUNNER_TEMP: runnerTemp,
+    GITHUB_API_URL: server.url,
+    GITHUB_SERVER_URL: 'https://github.com',
+    INPUT_TOKEN: opts.token ?? 'write-token',
+    INPUT_CONFIG: repoRoot,
+    INPUT_MODE: 'auto',
+    INPUT_COMMENT: 'true',
+    'INPUT_COMMENT-KEY': 'default',
+    'INPUT_REPORT-DIR': '.kernelgate/report',
+    'INPUT_APPROVAL-LABEL': 'kernelgate-approved',
+  };
+  for (const [name, file] of Object.entries(files)) {
+    env[name] = join(runnerTemp, file);
+    writeFileSync(env[name], '');
+  }
+  for (const [name, value] of Object.entries(opts.inputs))
+    env[`INPUT_${name.toUpperCase()}`] = value;
+  const finished = await run(process.execPath, [join(buildDir, 'dist', 'index.js')], {
+    cwd: workspace,
+    env,
+  });
+  return {
+    ...finished,
+    outputs: parseOutputs(readFileSync(env['GITHUB_OUTPUT']!, 'utf8')),
+    summary: readFileSync(env['GITHUB_STEP_SUMMARY']!, 'utf8'),
+    workspace,
+  };
+}
+
+beforeEach(async () => {
+  server = new GitHubServer();
+  await server.start();
+  server.addPullRequest({ number: 41, headSha: SHA, headLabel: 'acme:attn-tma' });
+  server.addPullRequest({
+    number: 42,
+    headSha: SHA,
+    headLabel: 'mallory:faster-attention',
+    labels: ['kernelgate-approved'],
+  });
+  server.permissions.set('maintainer-maya', 'write');
+});
+
+afterEach(async () => {
+  await server.close();
+  server.assertValid();
+});
+
+afterAll(() => undefined);
+
+const DRIFT_REASON =
+  'attention/triton_fa2 dtype=bf16,B=16,H=96,S=4096,D=128,causal=false: correctness DRIFT: rel_l2 7.5e-3 > ' +
+  '2 × baseline 2.6e-3 (floor 1e-4, tol 1e-2)';
+
+describe('the bundled action', () => {
+  test('the first PR run creates the comment, the second updates the same one', async () => {
+    const inputs = { results: PASSING, baseline: BASELINE };
+    const first = await action({
+      eventName: 'pull_request',
+      eventFile: event('pull_request.same-repo.opened.json'),
+      inputs,
+    });
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    const second = await action({
+      eventName: 'pull_request',
+      eventFile: event('pull_request.same-repo.synchronize.json'),
+      inputs,
+    });
+    expect(second.code, second.stdout + second.stderr).toBe(0);
+
+    const comments = server.commentsOn(41);
+    expect(comments).toHaveLength(1);
+    expect(comments[0]?.body.startsWith(`${MARKER}\n## kernelgate: ✅ pass`)).toBe(true);
+    expect(server.calls('issues/create-comment')).toHaveLength(1);
+    expect(server.calls('issues/update-comment')).toHaveLength(1);
+    const url = `https://github.com/acme/kernels/pull/41#issuecomment-${comments[0]?.id}`;
+    expect(first.outputs).toMatchObject({
+      trusted: 'true',
+      verdict: 'pass',
+      failed: '0',
+      drift: '0',
+      'comment-url': url,
+    });
+    expect(second.outputs['comment-url']).toBe(url);
+    expect(second.stdout).toContain(`Updated the report comment ${url}.`);
+    expect(first.summary).toContain('## kernelgate: ✅ pass');
+    const reportPath = join(first.workspace, '.kernelgate', 'report', 'report.md');
+    expect(first.outputs['report-path']).toBe(reportPath);
+    expect(readFileSync(reportPath, 'utf8')).toBe(first.summary.replace(/\n$/, ''));
+    expect(server.requests.every((r) => r.authorization === 'token write-token')).toBe(true);
+  });
+
+  test('drift fails the step with the reason, in the message and the summary', async () => {
+    const result = await action({
+      eventName: 'push',
+      eventFile: event('push.main.json'),
+      inputs: { results: DRIFT, baseline: BASELINE },
+    });
+    expect(result.code).toBe(1);
+    expect(annotations(result.stdout, 'error')).toEqual([
+      `kernelgate: the gate failed (1 reason):\n- ${DRIFT_REASON}`,
+    ]);
+    expect(result.summary).toContain('## kernelgate: ❌ fail');
+    expect(result.summary).toContain(
+      '- attention/triton\\_fa2 dtype=bf16,B=16,H=96,S=4096,D=128,causal=false: correctness DRIFT: rel\\_l2 7.5e-3 &gt; ' +
+        '2 × baseline 2.6e-3 (floor 1e-4, tol 1e-2)',
+    );
+    expect(result.outputs).toMatchObject({ verdict: 'fail', drift: '1', 'comment-url': '' });
+    expect(server.requests).toEqual([]);
+  });
+
+  test('a 500 is retried and the comment is then written', async () => {
+    server.faults.push({ kind: 'server-error', times: 1, operationId: 'issues/create-comment' });
+    const result = await action({
+      eventName: 'pull_request',
+      eventFile: event('pull_request.same-repo.opened.json'),
+      inputs: { results: PASSING, baseline: BASELINE },
+    });
+    expect(result.code, result.stdout).toBe(0);
+    expect(result.stdout).toContain(
+      'GitHub answered 500 to POST /repos/{owner}/{repo}/issues/{issue_number}/comments; retrying in 1000 ms (attempt 2 of 4).',
+    );
+    expect(server.calls('issues/create-comment').map((r) => r.status)).toEqual([500, 201]);
+    expect(server.commentsOn(41)).toHaveLength(1);
+  });
+
+  test("a fork PR's read-only token: the report stays in the summary, a warning says why, the gate decides", async () => {
+    server.readOnlyTokens.add('fork-token');
+    const result = await action({
+      eventName: 'pull_request',
+      eventFile: event('pull_request.fork.labeled.json'),
+      inputs: { results: DRIFT, baseline: BASELINE },
+      token: 'fork-token',
+    });
+    expect(result.code).toBe(1);
+    expect(annotations(result.stdout, 'error')).toEqual([
+      `kernelgate: the gate failed (1 reason):\n- ${DRIFT_REASON}`,
+    ]);
+    const reportPath = join(result.workspace, '.kernelgate', 'report', 'report.md');
+    expect(annotations(result.stdout, 'warning')).toContain(
+      `Could not write the report comment on pull request #42: GitHub answered 403 "Resource not accessible by ` +
+        `integration", so this run's token is read-only. A pull_request event from a fork always gets a read-only token, ` +
+        `and so does a workflow without 'permissions: pull-requests: write' and 'issues: write'. The report is in the job ` +
+        `summary and ${reportPath}, and the gate's verdict still decides this step's status. To comment ` +
+        `on pull requests from forks, measure in the pull_request workflow and publish from a workflow_run workflow ` +
+        `(see docs/forks.md).`,
+    );
+    expect(result.summary).toContain('## kernelgate: ❌ fail');
+    expect(server.commentsOn(42)).toEqual([]);
+    expect(result.outputs).toMatchObject({ trusted: 'true', verdict: 'fail', 'comment-url': '' });
+  });
+
+  test('a schedule run creates the nightly issue, the next one updates it', async () => {
+    const inputs = { results: PASSING, baseline: BASELINE };
+    const first = await action({
+      eventName: 'schedule',
+      eventFile: event('schedule.json'),
+      inputs,
+    });
+    const second = await action({
+      eventName: 'schedule',
+      eventFile: event('schedule.json'),
+      inputs,
+    });
+    expect([first.code, second.code]).toEqual([0, 0]);
+    const issues = server.issues.filter((i) => !i.isPullRequest);
+    expect(issues).toHaveLength(1);
+    expect(issues[0]).toMatchObject({
+      title: 'kernelgate nightly report',
+      labels: ['kernelgate-nightly'],
+      state: 'open',
+    });
+    expect(issues[0]?.body.startsWith('<!-- kernelgate:nightly:default -->\n')).toBe(true);
+    expect(server.calls('issues/create')).toHaveLength(1);
+    expect(server.calls('issues/update')).toHaveLength(1);
+    expect(second.outputs['comment-url']).toBe(
+      `https://github.com/acme/kernels/issues/${issues[0]?.number}`,
+    );
+  });
+
+  test('the workflow_run after a fork PR finds the PR from its head and comments on it', async () => {
+    const result = await action({
+      eventName: 'workflow_run',
+      eventFile: event('workflow_run.fork.json'),
+      inputs: { results: PASSING, baseline: BASELINE },
+    });
+    expect(result.code, result.stdout).toBe(0);
+    expect(server.calls('pulls/list')[0]?.query).toMatchObject({
+      head: 'mallory:faster-attention',
+      state: 'open',
+    });
+    expect(server.commentsOn(42)).toHaveLength(1);
+  });
+
+  test('an untrusted fork PR without the label is refused before anything is judged', async () => {
+    const result = await action({
+      eventName: 'pull_request',
+      eventFile: event('pull_request.fork.opened.json'),
+      inputs: { results: PASSING, baseline: BASELINE },
+    });
+    expect(result.code).toBe(1);
+    expect(annotations(result.stdout, 'error')).toEqual([
+      "Refusing to run: pull request #42 comes from the fork 'mallory/kernels', and fork code runs on this GPU runner " +
+        "only after a maintainer's approval. A maintainer should review the changes and apply the label 'kernelgate-approved'.",
+    ]);
+    expect(result.outputs).toEqual({ trusted: 'false' });
+    expect(result.summary).toBe('');
+    expect(server.requests).toEqual([]);
+  });
+
+  test('a bad input is refused with its name and value', async () => {
+    const result = await action({
+      eventName: 'push',
+      eventFile: event('push.main.json'),
+      inputs: { results: PASSING, mode: 'nightly' },
+    });
+    expect(result.code).toBe(1);
+    expect(annotations(result.stdout, 'error')).toEqual([
+      "Input 'mode' must be one of auto, pr, push, schedule; got 'nightly'.",
+    ]);
+  });
+});
