@@ -13,6 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { readInputs } from '../src/main.js';
 import { GitHubServer } from './support/github-server.js';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -210,6 +212,10 @@ describe('the bundled action', () => {
       'comment-url': url,
     });
     expect(second.outputs['comment-url']).toBe(url);
+    const declared = parseYaml(readFileSync(join(repoRoot, 'action.yml'), 'utf8')) as {
+      outputs: object;
+    };
+    expect(Object.keys(first.outputs).sort()).toEqual(Object.keys(declared.outputs).sort());
     expect(second.stdout).toContain(`Updated the report comment ${url}.`);
     expect(first.summary).toContain('## kernelgate: ✅ pass');
     const reportPath = join(first.workspace, '.kernelgate', 'report', 'report.md');
@@ -346,5 +352,28 @@ describe('the bundled action', () => {
     expect(annotations(result.stdout, 'error')).toEqual([
       "Input 'mode' must be one of auto, pr, push, schedule; got 'nightly'.",
     ]);
+  });
+});
+
+describe('action.yml', () => {
+  const manifest = parseYaml(readFileSync(join(repoRoot, 'action.yml'), 'utf8')) as {
+    inputs: Record<string, { description: string; default?: string }>;
+    outputs: Record<string, { description: string }>;
+    runs: { using: string; main: string };
+  };
+
+  test('declares exactly the inputs the action reads, each described', () => {
+    const read: string[] = [];
+    readInputs((name) => {
+      read.push(name);
+      return name === 'results' ? 'results.json' : (manifest.inputs[name]?.default ?? '');
+    });
+    expect([...read].sort()).toEqual(Object.keys(manifest.inputs).sort());
+    for (const [name, input] of Object.entries(manifest.inputs))
+      expect(input.description, name).not.toBe('');
+  });
+
+  test('runs the bundle on node24', () => {
+    expect(manifest.runs).toEqual({ using: 'node24', main: 'dist/index.js' });
   });
 });
