@@ -104,7 +104,7 @@ export function formatSci(value: number | null | undefined): string {
   if (value === 0) return '0';
   const [mantissa = '0', exponent = '0'] = value.toExponential(1).split('e');
   const trimmed = mantissa.replace(/\.0$/, '');
-  return `${trimmed}e${Number(exponent)}`;
+  return Number(exponent) === 0 ? trimmed : `${trimmed}e${Number(exponent)}`;
 }
 
 /** A signed percentage such as +8.3 % or −2.0 %, from a ratio (1.083 → +8.3 %). */
