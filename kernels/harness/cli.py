@@ -1,0 +1,445 @@
+"""`python -m kernels.harness`: runs every selected kernel's cases in a worker process per kernel,
+prints one progress line per case, and writes the results document after every case and at the end.
+
+The parent never touches the GPU: a hung case is killed at its timeout and a crashed worker is
+restarted, so one bad kernel fails its own cases and the others still run and are written."""
+
+import argparse
+import datetime
+import multiprocessing
+import os
+import platform
+import shlex
+import subprocess
+import sys
+import time
+
+from . import HARNESS_VERSION, faults
+from . import worker as worker_module
+from .manifest import ManifestError, discover, load_manifest, matches
+from .results import (
+    SCHEMA_ID,
+    add_ceiling_percentages,
+    case_diagnostics,
+    ceilings_from,
+    kernel_info,
+    schema_errors,
+    throughput,
+    write_atomic,
+)
+
+PREFIX = "[kernelgate]"
+# Importing torch and a kernel module in a fresh worker can take a while on a cold machine.
+WORKER_START_TIMEOUT_S = 300
+# The per-case timeout covers set-up, verification and timing of one variant; a case runs all its
+# variants in one worker job, so its deadline is this per-variant allowance times their number.
+
+
+def say(line):
+    print(f"{PREFIX} {line}", flush=True)
+
+
+def now_iso():
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+class WorkerTimeout(Exception):
+    def __init__(self, current, waited_s):
+        super().__init__(current)
+        self.current = current
+        self.waited_s = waited_s
+
+
+class WorkerDied(Exception):
+    def __init__(self, current, exitcode):
+        super().__init__(current)
+        self.current = current
+        self.exitcode = exitcode
+
+
+class WorkerHandle:
+    """One worker process for one kernel; started lazily, killed on a timeout, restarted on demand."""
+
+    def __init__(self, manifest, options):
+        self.manifest = {"name": manifest.name, "module": manifest.module, "tolerance": manifest.tolerance, "path": manifest.path}
+        self.options = options
+        self.mp = multiprocessing.get_context("spawn")
+        self.proc = None
+
+    def start(self):
+        self.conn, child = self.mp.Pipe()
+        self.current = self.mp.Array("c", 256, lock=False)
+        self.proc = self.mp.Process(target=worker_module.main, args=(child, self.current, self.manifest, self.options), daemon=True)
+        self.proc.start()
+        child.close()
+
+    def what(self):
+        raw = bytes(self.current.value).decode(errors="replace") if self.proc else ""
+        variant, _, phase = raw.partition("\t")
+        return variant, phase
+
+    def request(self, msg, timeout_s):
+        if self.proc is None or not self.proc.is_alive():
+            self.start()
+        self.current.value = b""
+        self.conn.send(msg)
+        deadline = time.monotonic() + timeout_s
+        t0 = time.monotonic()
+        while True:
+            if self.conn.poll(0.05):
+                try:
+                    return self.conn.recv()
+                except EOFError:
+                    pass
+            if not self.proc.is_alive():
+                self.proc.join()
+                current, code = self.what(), self.proc.exitcode
+                self.proc = None
+                raise WorkerDied(current, code)
+            if time.monotonic() > deadline:
+                current = self.what()
+                self.kill()
+                raise WorkerTimeout(current, time.monotonic() - t0)
+
+    def kill(self):
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.join()
+            self.proc = None
+
+    def stop(self):
+        if self.proc is not None and self.proc.is_alive():
+            try:
+                self.conn.send({"op": "quit"})
+                self.proc.join(10)
+            except (BrokenPipeError, OSError):
+                pass
+        self.kill()
+
+    def is_alive(self):
+        return self.proc is not None and self.proc.is_alive()
+
+
+def exit_description(code):
+    if code is None:
+        return "unknown exit status"
+    if code < 0:
+        import signal
+
+        try:
+            return f"killed by signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+class Harness:
+    def __init__(self, args):
+        self.args = args
+        self.fault = args.fault if args.fault is not None else os.environ.get("KERNELGATE_FAULT")
+        faults.parse(self.fault)
+        self.device = args.device if args.device != "auto" else self._detect_device()
+        self.builds = self._read_builds(args.builds)
+        self.started = time.time()
+        self.doc = {
+            "schema": SCHEMA_ID,
+            "run": self._run_info(),
+            "environment": {"gpu": {"name": "unknown"}},
+            "diagnostics": [],
+            "kernels": [],
+            "cases": [],
+        }
+        if args.builds:
+            self.doc["builds"] = self.builds
+        self.stage_s = {}
+
+    @staticmethod
+    def _detect_device():
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+
+    @staticmethod
+    def _read_builds(path):
+        if not path:
+            return []
+        import json
+
+        try:
+            with open(path) as f:
+                data = json.load(f)
+        except (OSError, ValueError) as e:
+            raise ManifestError(f"--builds {path}: cannot read build records: {e}") from e
+        records = data.get("builds") if isinstance(data, dict) else data
+        if not isinstance(records, list):
+            raise ManifestError(f"--builds {path}: expected a list of build records (or an object with 'builds'), got {type(data).__name__}")
+        for i, r in enumerate(records):
+            missing = [k for k in ("kernel", "variant", "status") if not isinstance(r, dict) or k not in r]
+            if missing:
+                raise ManifestError(f"--builds {path}: record [{i}] lacks {', '.join(missing)}")
+        return records
+
+    def _run_info(self):
+        run = {"started_at": now_iso(), "harness": HARNESS_VERSION, "command": " ".join(shlex.quote(a) for a in sys.argv), "host": platform.node()}
+        run_id = self.args.run_id or os.environ.get("GITHUB_RUN_ID")
+        if run_id:
+            run["id"] = run_id
+        sha = self._git("rev-parse", "HEAD")
+        if sha:
+            run["git_sha"] = sha
+        ref = os.environ.get("GITHUB_REF") or self._git("rev-parse", "--abbrev-ref", "HEAD")
+        if ref:
+            run["git_ref"] = ref
+        return run
+
+    @staticmethod
+    def _git(*argv):
+        try:
+            out = subprocess.run(["git", *argv], capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else None
+
+    def options(self):
+        a = self.args
+        return {
+            "device": self.device,
+            "seeds": list(range(a.seeds)),
+            "timing": not a.no_timing,
+            "warmup_s": a.warmup_s,
+            "first_warmup_s": a.first_warmup_s,
+            "min_samples": a.min_samples,
+            "max_samples": a.max_samples,
+            "ci_rel": a.ci_rel,
+            "time_cap_s": a.time_cap_s,
+            "fault": self.fault,
+            "builds": self.builds,
+            "builds_file": a.builds,
+        }
+
+    def write(self, final=False):
+        doc = self.doc
+        doc["run"]["stage_seconds"] = {k: round(v, 3) for k, v in self.stage_s.items()}
+        if final:
+            doc["run"]["finished_at"] = now_iso()
+            doc["run"]["duration_s"] = round(time.time() - self.started, 3)
+            errors = schema_errors(doc)
+            if errors:
+                bad = f"{self.args.out}.invalid.json"
+                write_atomic(bad, doc)
+                raise SystemExit(f"{PREFIX} results do not match schema/results.schema.json, written to {bad} instead:\n  " + "\n  ".join(errors[:20]))
+            if errors is None:
+                say("jsonschema not installed: results written unvalidated (the TypeScript side validates them)")
+        write_atomic(self.args.out, doc)
+
+    # -- running --------------------------------------------------------------------------------
+
+    def run(self):
+        manifests = discover(self.args.kernels, self._list(self.args.only))
+        variant_filter = self._list(self.args.variants)
+        say(f"harness {HARNESS_VERSION}: {len(manifests)} kernels on {self.device}" + (f", fault planted: {self.fault}" if self.fault else ""))
+        t0 = time.time()
+        self.environment(manifests)
+        self.stage_s["environment"] = time.time() - t0
+        self.write()
+        for m in manifests:
+            t0 = time.time()
+            self.run_kernel(m, variant_filter)
+            self.stage_s[m.name] = time.time() - t0
+        self.finish(manifests)
+        self.write(final=True)
+        counts = {}
+        for c in self.doc["cases"]:
+            counts[c["status"]] = counts.get(c["status"], 0) + 1
+        say(f"done in {time.time() - self.started:.1f} s: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + f"; results in {self.args.out}")
+
+    @staticmethod
+    def _list(value):
+        return [x for x in (value or "").split(",") if x] or None
+
+    def environment(self, manifests):
+        handle = WorkerHandle(manifests[0], self.options())
+        try:
+            reply = handle.request({"op": "env"}, WORKER_START_TIMEOUT_S)
+            if reply.get("op") == "env":
+                self.doc["environment"] = reply["env"]
+            else:
+                self.diag("warning", "environment-unknown", f"could not read the environment: {reply['error']['message']}")
+        except (WorkerTimeout, WorkerDied) as e:
+            self.diag("warning", "environment-unknown", f"the environment probe did not answer ({type(e).__name__})")
+        finally:
+            handle.stop()
+        gpu = self.doc["environment"]["gpu"]
+        say(f"GPU: {gpu.get('name')} ({gpu.get('sku', 'unknown')}), driver {self.doc['environment'].get('driver_version', '?')}, torch {self.doc['environment'].get('libraries', {}).get('torch', '?')}")
+        if self.device == "cpu":
+            self.diag("info", "cpu-only", "no GPU: timings are CPU wall clock (Triton kernels under TRITON_INTERPRET=1) and say nothing about GPU speed")
+
+    def diag(self, level, code, message, **extra):
+        self.doc["diagnostics"].append({"level": level, "code": code, "message": message, "source": "harness", **extra})
+
+    def cases_of(self, m):
+        return m.ci_cases if self.args.ci else m.cases
+
+    def run_kernel(self, m, variant_filter):
+        cases = self.cases_of(m)
+        names = [v["name"] for v in m.variants if not variant_filter or v["name"] in variant_filter]
+        say(f"== {m.name} ({len(names)} variants, {len(cases)} cases) ==")
+        if not cases:
+            say(f"{m.name}: no {'ci_cases' if self.args.ci else 'cases'} in {m.path}")
+        timeout = self.args.timeout_per_case or m.timeout_s
+        handle = WorkerHandle(m, self.options())
+        try:
+            for case in cases:
+                variants = [v for v in m.variants if v["name"] in names and matches(case.params, v.get("only"))]
+                if not variants:
+                    continue
+                records = self.run_case(handle, m, case, [v["name"] for v in variants], timeout)
+                for v in variants:
+                    self.add_case(m, case, v["name"], records[v["name"]])
+                self.write()
+        finally:
+            handle.stop()
+
+    def run_case(self, handle, m, case, variants, timeout_s):
+        records = {}
+        pending = list(variants)
+        while pending:
+            try:
+                if not handle.is_alive():
+                    reply = handle.request({"op": "init"}, WORKER_START_TIMEOUT_S)
+                    if reply["op"] == "fatal":
+                        for v in pending:
+                            records[v] = {"status": "error", "error": reply["error"]}
+                        return records
+                reply = handle.request({"op": "case", "params": case.params, "variants": pending, "seeds": list(range(self.args.seeds))}, timeout_s * len(pending))
+            except WorkerTimeout as e:
+                culprit, phase = e.current
+                hit = [v for v in culprit.split(",") if v in pending] or list(pending)
+                for v in hit:
+                    records[v] = {"status": "timeout", "reason": f"no answer within {timeout_s * len(pending):.0f} s ({timeout_s:.0f} s a variant, {len(pending)} variants), during {phase or 'start-up'} of {v}; the worker was killed and restarted"}
+                pending = [v for v in pending if v not in hit]
+                continue
+            except WorkerDied as e:
+                culprit, phase = e.current
+                hit = [v for v in culprit.split(",") if v in pending] or list(pending)
+                for v in hit:
+                    records[v] = {"status": "error", "error": {"kind": "crash", "message": f"the worker process died ({exit_description(e.exitcode)}) during {phase or 'start-up'} of {v}; it was restarted for the other cases"}}
+                pending = [v for v in pending if v not in hit]
+                continue
+            if reply["op"] == "fatal":
+                for v in pending:
+                    records[v] = {"status": "error", "error": reply["error"]}
+            else:
+                records.update(reply["records"])
+            pending = []
+        return records
+
+    def add_case(self, m, case, variant, rec):
+        result = {"kernel": m.name, "variant": variant, "case": case.id, "params": case.params, "status": rec["status"]}
+        for k in ("reason", "correctness", "timing", "work", "error"):
+            if k in rec:
+                result[k] = rec[k]
+        if result["status"] == "ok" and "timing" not in result and not self.args.no_timing:
+            result["status"] = "error"
+            result["error"] = {"kind": "no-timing", "message": "verified but not timed"}
+        tp = throughput(result, self.doc["environment"])
+        if tp:
+            result["throughput"] = tp
+        for d in case_diagnostics(result, self.doc["environment"]):
+            self.doc["diagnostics"].append(d)
+        self.doc["cases"].append(result)
+        say(progress_line(result))
+
+    def finish(self, manifests):
+        self.doc["kernels"] = [kernel_info(m, self.doc["cases"]) for m in manifests]
+        env = self.doc["environment"]
+        ceilings = ceilings_from(self.doc["cases"], env)
+        if self.device == "cuda" and "copy_gbps" not in ceilings and not self.args.no_timing:
+            t0 = time.time()
+            ceilings = self.calibrate(env) or ceilings
+            self.stage_s["calibration"] = time.time() - t0
+        if ceilings:
+            env["ceilings"] = ceilings
+            add_ceiling_percentages(self.doc["cases"], ceilings)
+
+    def calibrate(self, env):
+        """The gemm kernel's cases, run quietly, when this run did not select it: every run
+        reports its ceilings."""
+        path = os.path.join(self.args.kernels, "gemm", "kernel.yml")
+        if not os.path.exists(path):
+            self.diag("warning", "no-ceilings", f"no {path}: copy and GEMM ceilings not measured")
+            return None
+        m = load_manifest(path)
+        handle = WorkerHandle(m, {**self.options(), "seeds": [0], "fault": None})
+        cases = []
+        try:
+            for case in m.cases:
+                variants = [v["name"] for v in m.variants if matches(case.params, v.get("only"))]
+                records = self.run_case(handle, m, case, variants, m.timeout_s)
+                for v, rec in records.items():
+                    c = {"kernel": m.name, "variant": v, "case": case.id, "params": case.params, **rec}
+                    c["throughput"] = throughput(c, env)
+                    cases.append(c)
+        finally:
+            handle.stop()
+        say("ceilings measured (gemm calibration, not reported as cases)")
+        return ceilings_from(cases, env)
+
+
+def progress_line(c):
+    head = f"{c['kernel']}/{c['variant']} {c['case']}"
+    st = c["status"]
+    if st == "skipped":
+        return f"{head} SKIP {c.get('reason', '')}"
+    if st == "timeout":
+        return f"{head} TIMEOUT {c.get('reason', '')}"
+    if st == "error":
+        e = c.get("error", {})
+        return f"{head} ERROR {e.get('kind', '')}: {e.get('message', '')}"
+    corr = c.get("correctness", {})
+    rel = corr.get("rel_l2")
+    verdict = f"{corr.get('status', '?')} rel_l2={'n/a' if rel is None else f'{rel:.1e}'}"
+    if st == "fail":
+        return f"{head} {verdict} {corr.get('message', '')}"
+    t = c.get("timing")
+    if not t:
+        return f"{head} {verdict}"
+    tp = c.get("throughput") or {}
+    rate = f" {tp['tflops']:.1f} TFLOPS" if tp.get("tflops") else (f" {tp['gbps']:.0f} GB/s" if tp.get("gbps") else "")
+    return f"{head} {verdict} | {t['median_ms']:.3f} ms{rate} n={t['n_samples']} {t['stop_reason']}"
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="python -m kernels.harness", description="Verify and time every kernel under --kernels; write kernelgate/results@1 JSON.")
+    p.add_argument("--kernels", default="kernels", help="folder of kernel folders, each with a kernel.yml (default: kernels)")
+    p.add_argument("--out", required=True, help="results file to write (rewritten after every case, validated at the end)")
+    p.add_argument("--only", help="comma-separated kernel names to run (default: all)")
+    p.add_argument("--variants", help="comma-separated variant names to run (default: all)")
+    p.add_argument("--ci", action="store_true", help="run each manifest's ci_cases (tiny shapes) instead of its cases")
+    p.add_argument("--builds", help="JSON file of BuildRecords from the build stage (library paths of CUDA variants)")
+    p.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto")
+    p.add_argument("--timeout-per-case", type=float, help="seconds per case and variant, set-up + verification + timing (default: the manifest's timeout_s)")
+    p.add_argument("--time-cap-s", type=float, default=2.0, help="most seconds of samples per case and variant (default 2)")
+    p.add_argument("--seeds", type=int, default=3, help="random input seeds verified per case (default 3)")
+    p.add_argument("--warmup-s", type=float, default=0.5, help="warm-up seconds per case (default 0.5)")
+    p.add_argument("--first-warmup-s", type=float, default=3.0, help="warm-up seconds of a kernel's first case, to reach steady power (default 3)")
+    p.add_argument("--min-samples", type=int, default=10)
+    p.add_argument("--max-samples", type=int, default=300)
+    p.add_argument("--ci-rel", type=float, default=0.005, help="stop once the median's 95 %% CI half-width is at most this (default 0.005)")
+    p.add_argument("--no-timing", action="store_true", help="verify only")
+    p.add_argument("--fault", help="plant a fault, <kernel>.<variant>:<wrong|slow|nan> (same as KERNELGATE_FAULT)")
+    p.add_argument("--run-id", help="label of this run (default: GITHUB_RUN_ID)")
+    args = p.parse_args(argv)
+    if args.seeds < 1:
+        p.error(f"--seeds must be at least 1, got {args.seeds}")
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    try:
+        Harness(args).run()
+    except (ManifestError, faults.FaultSpecError) as e:
+        print(f"{PREFIX} error: {e}", file=sys.stderr, flush=True)
+        return 2
+    return 0

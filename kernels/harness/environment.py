@@ -1,0 +1,149 @@
+"""Environment facts for the results document (GPU, driver, library versions) and the datasheet
+peaks each SKU is judged against. Runs in a worker process: it initialises CUDA and NVML."""
+
+import platform
+import re
+import shutil
+import subprocess
+
+# Datasheet dense tensor-core peaks (no sparsity) and memory bandwidth by normalised SKU.
+PEAKS = {
+    "H100-SXM": {"tflops": {"fp16": 989.4, "bf16": 989.4}, "gbps": 3352.0},
+    "H100-PCIe": {"tflops": {"fp16": 756.0, "bf16": 756.0}, "gbps": 2039.0},
+    "H200": {"tflops": {"fp16": 989.4, "bf16": 989.4}, "gbps": 4800.0},
+}
+
+
+def normalise_sku(name):
+    """The driver's product name to the schema's SKU: H100-SXM, H100-PCIe, H200, ... or unknown."""
+    n = name.upper()
+    if "H200" in n:
+        return "H200"
+    if "H100" in n:
+        if "PCIE" in n:
+            return "H100-PCIe"
+        if "NVL" in n:
+            return "H100-NVL"
+        return "H100-SXM"
+    m = re.search(r"\b([A-Z]\d{1,3})\b", n.replace("NVIDIA", ""))
+    return m.group(1) if m else "unknown"
+
+
+class Nvml:
+    """NVML handle of the GPU torch uses, or a stand-in that reads nothing when NVML is absent."""
+
+    def __init__(self, torch_device_index=0):
+        self.ok = False
+        self.error = None
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            self.nv = pynvml
+            self.handle = self._handle(torch_device_index)
+            self.ok = True
+        except Exception as e:  # pynvml missing, no driver, or a container without NVML
+            self.error = f"{type(e).__name__}: {e}"
+
+    def _handle(self, index):
+        import torch
+
+        props = torch.cuda.get_device_properties(index)
+        try:
+            bus_id = f"{props.pci_domain_id:08x}:{props.pci_bus_id:02x}:{props.pci_device_id:02x}.0"
+            return self.nv.nvmlDeviceGetHandleByPciBusId(bus_id)
+        except Exception:
+            # No PCI ids in this torch: NVML's order matches CUDA's unless CUDA_VISIBLE_DEVICES reorders.
+            return self.nv.nvmlDeviceGetHandleByIndex(index)
+
+    def sm_clock_mhz(self):
+        return float(self.nv.nvmlDeviceGetClockInfo(self.handle, self.nv.NVML_CLOCK_SM)) if self.ok else None
+
+    def power_w(self):
+        return self.nv.nvmlDeviceGetPowerUsage(self.handle) / 1000.0 if self.ok else None
+
+    def throttle_reasons(self):
+        """Names of the active clock-slowdown reasons that mean throttling (not idle or app clocks)."""
+        if not self.ok:
+            return []
+        mask = self.nv.nvmlDeviceGetCurrentClocksThrottleReasons(self.handle)
+        names = {
+            "nvmlClocksThrottleReasonSwPowerCap": "power cap",
+            "nvmlClocksThrottleReasonHwSlowdown": "hardware slowdown",
+            "nvmlClocksThrottleReasonSwThermalSlowdown": "software thermal slowdown",
+            "nvmlClocksThrottleReasonHwThermalSlowdown": "hardware thermal slowdown",
+            "nvmlClocksThrottleReasonHwPowerBrakeSlowdown": "power brake",
+        }
+        return [label for attr, label in names.items() if mask & getattr(self.nv, attr, 0)]
+
+
+def _version(module_name):
+    try:
+        module = __import__(module_name)
+        return str(module.__version__)
+    except Exception:
+        return None
+
+
+def _nvcc_version():
+    nvcc = shutil.which("nvcc")
+    if not nvcc:
+        return None
+    try:
+        out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=20).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r"release (\d+\.\d+)", out)
+    return m.group(1) if m else None
+
+
+def collect(device):
+    """The schema's `environment` object (ceilings are added later by the parent)."""
+    import torch
+
+    libraries = {"python": platform.python_version(), "torch": torch.__version__}
+    for name in ("triton", "numpy"):
+        v = _version(name)
+        if v:
+            libraries[name] = v
+    env = {"libraries": libraries}
+    toolkit = _nvcc_version()
+    if toolkit:
+        env["cuda_toolkit_version"] = toolkit
+    if device != "cuda":
+        env["gpu"] = {"name": "none (CPU)", "sku": "none", "count": 0}
+        return env
+
+    props = torch.cuda.get_device_properties(0)
+    gpu = {
+        "name": props.name,
+        "sku": normalise_sku(props.name),
+        "compute_capability": f"{props.major}.{props.minor}",
+        "sm_count": props.multi_processor_count,
+        "memory_bytes": int(props.total_memory),
+        "count": torch.cuda.device_count(),
+    }
+    l2 = getattr(props, "L2_cache_size", None)
+    if l2:
+        gpu["l2_bytes"] = int(l2)
+    if torch.version.cuda:
+        env["cuda_runtime_version"] = torch.version.cuda
+    cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+    if cudnn:
+        libraries["cudnn"] = f"{cudnn // 10000}.{cudnn // 100 % 100}.{cudnn % 100}" if cudnn >= 10000 else str(cudnn)
+    nvml = Nvml(0)
+    if nvml.ok:
+        nv = nvml.nv
+        gpu["sm_clock_max_mhz"] = float(nv.nvmlDeviceGetMaxClockInfo(nvml.handle, nv.NVML_CLOCK_SM))
+        gpu["mem_clock_max_mhz"] = float(nv.nvmlDeviceGetMaxClockInfo(nvml.handle, nv.NVML_CLOCK_MEM))
+        gpu["power_limit_w"] = nv.nvmlDeviceGetEnforcedPowerLimit(nvml.handle) / 1000.0
+        driver = nv.nvmlSystemGetDriverVersion()
+        env["driver_version"] = driver.decode() if isinstance(driver, bytes) else str(driver)
+        cuda_driver = nv.nvmlSystemGetCudaDriverVersion()
+        env["driver_cuda_version"] = f"{cuda_driver // 1000}.{cuda_driver % 1000 // 10}"
+    env["gpu"] = gpu
+    return env
+
+
+def peaks_for(sku):
+    return PEAKS.get(sku)

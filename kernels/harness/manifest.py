@@ -1,0 +1,167 @@
+"""Reads kernels/<name>/kernel.yml and expands its case groups into cases with stable ids.
+
+A case group maps axis names to a scalar (fixed) or a list (an axis to cross); the id is
+`key=value` pairs in the group's key order, booleans written `true`/`false`."""
+
+import itertools
+import json
+import os
+from dataclasses import dataclass, field
+
+import yaml
+
+
+class ManifestError(Exception):
+    """A manifest that cannot be used; the message names the file, the field and the bad value."""
+
+
+@dataclass
+class Case:
+    id: str
+    params: dict
+
+
+@dataclass
+class Manifest:
+    name: str
+    path: str
+    module: str
+    variants: list
+    cases: list
+    ci_cases: list
+    tolerance: dict
+    timeout_s: float
+    speed_reference: str = None
+    description: str = None
+    flops_formula: str = None
+    bytes_formula: str = None
+    raw: dict = field(default_factory=dict)
+
+    def variant(self, name):
+        for v in self.variants:
+            if v["name"] == name:
+                return v
+        raise KeyError(name)
+
+
+def format_value(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def case_id(params):
+    return ",".join(f"{k}={format_value(v)}" for k, v in params.items())
+
+
+def expand_group(group, where):
+    """All combinations of one case group, in key order (the first key varies slowest)."""
+    if not isinstance(group, dict) or not group:
+        raise ManifestError(f"{where}: a case group must be a non-empty mapping, got {group!r}")
+    keys = list(group)
+    axes = []
+    for k in keys:
+        v = group[k]
+        if isinstance(v, list):
+            if not v:
+                raise ManifestError(f"{where}.{k}: an axis needs at least one value, got []")
+            axes.append(v)
+        elif isinstance(v, (str, int, float, bool)):
+            axes.append([v])
+        else:
+            raise ManifestError(f"{where}.{k}: values must be strings, numbers or booleans, got {v!r}")
+    return [Case(case_id(p), p) for p in (dict(zip(keys, combo)) for combo in itertools.product(*axes))]
+
+
+def expand_cases(groups, where):
+    cases, seen = [], set()
+    for i, group in enumerate(groups):
+        for case in expand_group(group, f"{where}[{i}]"):
+            if case.id in seen:
+                raise ManifestError(f"{where}[{i}]: case {case.id} appears twice")
+            seen.add(case.id)
+            cases.append(case)
+    return cases
+
+
+def matches(params, only):
+    """True when params agree with every key of `only` (a list value means any of)."""
+    for k, want in (only or {}).items():
+        have = params.get(k)
+        options = want if isinstance(want, list) else [want]
+        if have not in options:
+            return False
+    return True
+
+
+def load_manifest(path):
+    try:
+        with open(path) as f:
+            raw = yaml.safe_load(f)
+    except yaml.YAMLError as e:
+        raise ManifestError(f"{path}: not valid YAML: {e}") from e
+    if not isinstance(raw, dict):
+        raise ManifestError(f"{path}: expected a mapping at the top, got {type(raw).__name__}")
+    _validate(raw, path)
+    folder = os.path.basename(os.path.dirname(os.path.abspath(path)))
+    if raw["name"] != folder:
+        raise ManifestError(f"{path}: name: {raw['name']!r} must equal the folder name {folder!r}")
+    names = [v["name"] for v in raw["variants"]]
+    for n in names:
+        if names.count(n) > 1:
+            raise ManifestError(f"{path}: variants: name {n!r} appears twice")
+    ref = raw.get("speed_reference")
+    if ref is not None and ref not in names:
+        raise ManifestError(f"{path}: speed_reference: {ref!r} is not one of the variants {names}")
+    return Manifest(
+        name=raw["name"],
+        path=path,
+        module=raw["module"],
+        variants=raw["variants"],
+        cases=expand_cases(raw["cases"], f"{path}: cases"),
+        ci_cases=expand_cases(raw.get("ci_cases") or [], f"{path}: ci_cases"),
+        tolerance=raw["tolerance"],
+        timeout_s=float(raw.get("timeout_s", 120)),
+        speed_reference=ref,
+        description=raw.get("description"),
+        flops_formula=raw.get("flops_formula"),
+        bytes_formula=raw.get("bytes_formula"),
+        raw=raw,
+    )
+
+
+def _validate(raw, path):
+    """Checks the manifest against schema/kernel.schema.json when jsonschema is installed (the GPU
+    runner may lack it); the required fields are checked either way."""
+    for key in ("name", "module", "variants", "cases", "tolerance"):
+        if key not in raw:
+            raise ManifestError(f"{path}: missing required field {key!r}")
+    try:
+        import jsonschema
+    except ImportError:
+        return
+    schema_path = os.path.join(os.path.dirname(__file__), "..", "..", "schema", "kernel.schema.json")
+    with open(schema_path) as f:
+        schema = json.load(f)
+    errors = sorted(jsonschema.Draft7Validator(schema).iter_errors(raw), key=lambda e: list(e.path))
+    if errors:
+        e = errors[0]
+        where = ".".join(str(p) for p in e.path) or "(top)"
+        raise ManifestError(f"{path}: {where}: {e.message}")
+
+
+def discover(kernels_dir, only=None):
+    """Manifests under kernels_dir, the calibration kernel `gemm` first (its cases are the ceilings
+    and warm the GPU), then by name. `only` limits to those names; an unknown name is an error."""
+    names = sorted(
+        d for d in os.listdir(kernels_dir) if os.path.isfile(os.path.join(kernels_dir, d, "kernel.yml"))
+    )
+    if not names:
+        raise ManifestError(f"{kernels_dir}: no kernel folders with a kernel.yml")
+    if only:
+        unknown = [n for n in only if n not in names]
+        if unknown:
+            raise ManifestError(f"--only: no kernel named {', '.join(unknown)} in {kernels_dir} (have: {', '.join(names)})")
+        names = [n for n in names if n in only]
+    names.sort(key=lambda n: (n != "gemm", n))
+    return [load_manifest(os.path.join(kernels_dir, n, "kernel.yml")) for n in names]

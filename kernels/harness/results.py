@@ -1,0 +1,127 @@
+"""Builds the results document (kernelgate/results@1): throughput from each kernel's work formula,
+the ceilings, diagnostics for anything that looks wrong, schema validation and atomic writes."""
+
+import json
+import os
+
+from .environment import peaks_for
+
+SCHEMA_ID = "kernelgate/results@1"
+SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "..", "..", "schema", "results.schema.json")
+# Kept samples whose SM clocks spread wider than this (relative to their median) are flagged.
+CLOCK_SPREAD_FLAG = 0.10
+
+
+def throughput(case, env):
+    """tflops, gbps and % of the datasheet peak for one timed case (copy-ceiling % is added by
+    add_ceiling_percentages once the ceilings are known)."""
+    timing, work = case.get("timing"), case.get("work")
+    if not timing or not work or timing["median_ms"] <= 0:
+        return None
+    s = timing["median_ms"] * 1e-3
+    out = {"tflops": work["flops"] / s / 1e12, "gbps": work["bytes"] / s / 1e9}
+    peaks = peaks_for(env.get("gpu", {}).get("sku"))
+    dtype = case["params"].get("dtype")
+    if peaks and dtype in peaks["tflops"] and work["flops"] > 0:
+        out["pct_peak_tflops"] = 100 * out["tflops"] / peaks["tflops"][dtype]
+    return out
+
+
+def case_diagnostics(case, env):
+    """Diagnostics one timed case raises: a rate above what the chip can do, throttled samples,
+    a wandering clock."""
+    diags = []
+    t, tp = case.get("timing"), case.get("throughput")
+    who = f"{case['kernel']}/{case['variant']} {case['case']}"
+    base = {"source": f"kernel:{case['kernel']}", "kernel": case["kernel"], "variant": case["variant"]}
+    gpu = env.get("gpu", {})
+    peaks = peaks_for(gpu.get("sku"))
+    dtype = case["params"].get("dtype")
+    if tp and peaks and dtype in peaks["tflops"] and tp["tflops"] > peaks["tflops"][dtype]:
+        diags.append({**base, "level": "error", "code": "throughput-above-peak", "message": f"{who}: {tp['tflops']:.1f} TFLOPS is above the {gpu['sku']} {dtype} dense peak of {peaks['tflops'][dtype]} TFLOPS: the FLOP count or the timing is wrong", "fix": "check the work formula (e.g. causal counted as non-causal) and that the timed stream holds all the work"})
+    if tp and peaks and tp["gbps"] > peaks["gbps"]:
+        diags.append({**base, "level": "error", "code": "bandwidth-above-peak", "message": f"{who}: {tp['gbps']:.0f} GB/s is above the {gpu['sku']} datasheet memory bandwidth of {peaks['gbps']} GB/s: the byte count or the timing is wrong, or the inputs stayed in L2"})
+    if t and t.get("n_discarded_throttled"):
+        diags.append({**base, "level": "warning", "code": "gpu-throttled", "message": f"{who}: {t['n_discarded_throttled']} samples discarded, taken at an SM clock under 75 % of the usual one"})
+    clocks = (t or {}).get("sm_clock_mhz") or []
+    if len(clocks) >= 3:
+        med = sorted(clocks)[len(clocks) // 2]
+        spread = (max(clocks) - min(clocks)) / med if med else 0
+        if spread > CLOCK_SPREAD_FLAG:
+            diags.append({**base, "level": "warning", "code": "clock-unstable", "message": f"{who}: SM clock moved {min(clocks):.0f}–{max(clocks):.0f} MHz ({100 * spread:.0f} % of its median) during the samples: compare clock-normalised or re-run"})
+    return diags
+
+
+def ceilings_from(cases, env):
+    """Measured ceilings from the gemm calibration's cases, plus the datasheet peaks."""
+    ceil = {}
+    gemm = {}
+    for c in cases:
+        if c["kernel"] != "gemm" or c["status"] != "ok" or not c.get("throughput"):
+            continue
+        if c["params"].get("op") == "copy":
+            ceil["copy_gbps"] = c["throughput"]["gbps"]
+        elif c["params"].get("op") == "matmul":
+            gemm[c["params"]["dtype"]] = c["throughput"]["tflops"]
+    if gemm:
+        ceil["gemm_tflops"] = gemm
+    peaks = peaks_for(env.get("gpu", {}).get("sku"))
+    if peaks:
+        ceil["peak_tflops"] = dict(peaks["tflops"])
+        ceil["peak_gbps"] = peaks["gbps"]
+    return ceil
+
+
+def add_ceiling_percentages(cases, ceilings):
+    copy = ceilings.get("copy_gbps")
+    if not copy:
+        return
+    for c in cases:
+        if c.get("throughput"):
+            c["throughput"]["pct_copy_ceiling"] = 100 * c["throughput"]["gbps"] / copy
+
+
+def kernel_info(manifest, cases):
+    """The schema's KernelInfo: each variant's overall status over this run's cases."""
+    variants = []
+    for v in manifest.variants:
+        entry = {k: v[k] for k in ("name", "role", "backend", "description") if k in v}
+        mine = [c for c in cases if c["kernel"] == manifest.name and c["variant"] == v["name"]]
+        if mine:
+            statuses = {c["status"] for c in mine}
+            if statuses & {"error", "timeout"}:
+                entry["status"] = "error"
+                bad = next(c for c in mine if c["status"] in ("error", "timeout"))
+                entry["reason"] = f"{bad['case']}: {bad.get('reason') or bad.get('error', {}).get('message', bad['status'])}"
+            elif statuses == {"skipped"}:
+                entry["status"] = "skipped"
+                entry["reason"] = mine[0].get("reason", "")
+            else:
+                entry["status"] = "ok"
+        variants.append(entry)
+    info = {"name": manifest.name, "variants": variants}
+    for k in ("description", "flops_formula", "bytes_formula"):
+        if getattr(manifest, k):
+            info[k] = getattr(manifest, k)
+    return info
+
+
+def schema_errors(doc):
+    """Schema violations (path: message), or None when jsonschema is not installed (as on the GPU
+    runner, where the TypeScript side validates the file when it reads it)."""
+    try:
+        import jsonschema
+    except ImportError:
+        return None
+    with open(SCHEMA_PATH) as f:
+        schema = json.load(f)
+    errs = jsonschema.Draft7Validator(schema).iter_errors(doc)
+    return [f"{'/'.join(str(p) for p in e.absolute_path) or '(top)'}: {e.message}" for e in errs]
+
+
+def write_atomic(path, doc):
+    tmp = f"{path}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1, allow_nan=False)
+        f.write("\n")
+    os.replace(tmp, path)

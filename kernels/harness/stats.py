@@ -1,0 +1,90 @@
+"""Sample statistics for the timing loop: quartiles, a distribution-free confidence interval of the
+median, and the adaptive stop rule (at least `min_samples`, then stop once the median is pinned)."""
+
+import math
+from dataclasses import dataclass
+
+# 95 % two-sided normal quantile, used for the order-statistic interval of the median.
+Z95 = 1.959964
+
+
+def quantile(sorted_xs, q):
+    """Linear-interpolated quantile of already sorted values (numpy's default method)."""
+    if not sorted_xs:
+        raise ValueError("quantile of no samples")
+    pos = (len(sorted_xs) - 1) * q
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(sorted_xs) - 1)
+    return sorted_xs[lo] + (sorted_xs[hi] - sorted_xs[lo]) * (pos - lo)
+
+
+def median_ci(sorted_xs):
+    """95 % interval of the median from order statistics (no normality assumed):
+    ranks n/2 ± z·√n/2, clamped to the sample. Returns (low, high)."""
+    n = len(sorted_xs)
+    half_rank = Z95 * math.sqrt(n) / 2
+    lo = max(0, math.floor(n / 2 - half_rank) - 1)
+    hi = min(n - 1, math.ceil(n / 2 + half_rank) - 1)
+    return sorted_xs[lo], sorted_xs[hi]
+
+
+def median_ci_rel(xs):
+    """Half-width of the median's 95 % interval, relative to the median."""
+    s = sorted(xs)
+    med = quantile(s, 0.5)
+    lo, hi = median_ci(s)
+    return (hi - lo) / 2 / med if med > 0 else math.inf
+
+
+@dataclass
+class StopRule:
+    """When to stop sampling one variant: never before `min_samples`; then when the median's
+    CI half-width is at most `ci_rel` (converged), or at `max_samples`, or past `time_cap_s`."""
+
+    min_samples: int = 10
+    max_samples: int = 300
+    ci_rel: float = 0.005
+    time_cap_s: float = 2.0
+
+    def check(self, samples_ms, spent_s):
+        """None while sampling should go on, else the schema's stop_reason."""
+        n = len(samples_ms)
+        if n >= self.min_samples and median_ci_rel(samples_ms) <= self.ci_rel:
+            return "converged"
+        if n >= self.max_samples:
+            return "max_samples"
+        if spent_s >= self.time_cap_s and n >= self.min_samples:
+            return "time_cap"
+        # A kernel so slow that even the minimum does not fit twice the cap stops with what it has.
+        if spent_s >= 2 * self.time_cap_s and n >= 3:
+            return "time_cap"
+        return None
+
+
+def summarize(samples_ms):
+    """The schema's summary fields of one variant's kept samples."""
+    s = sorted(samples_ms)
+    n = len(s)
+    mean = sum(s) / n
+    var = sum((x - mean) ** 2 for x in s) / (n - 1) if n > 1 else 0.0
+    return {
+        "median_ms": quantile(s, 0.5),
+        "q1_ms": quantile(s, 0.25),
+        "q3_ms": quantile(s, 0.75),
+        "min_ms": s[0],
+        "mean_ms": mean,
+        "rel_std": math.sqrt(var) / mean if mean > 0 else 0.0,
+        "median_ci_rel": median_ci_rel(s) if n >= 2 else 0.0,
+        "n_samples": n,
+    }
+
+
+def drop_throttled(samples_ms, clocks_mhz, power_w, threshold=0.75):
+    """Discard samples taken at an SM clock under `threshold` of the usual (median) clock, as
+    nvbench does. Returns (samples, clocks, power, n_discarded); no clocks means nothing dropped."""
+    if not clocks_mhz or len(clocks_mhz) != len(samples_ms):
+        return samples_ms, clocks_mhz, power_w, 0
+    usual = quantile(sorted(clocks_mhz), 0.5)
+    keep = [i for i, c in enumerate(clocks_mhz) if c >= threshold * usual]
+    pick = lambda xs: [xs[i] for i in keep] if xs else xs  # noqa: E731
+    return pick(samples_ms), pick(clocks_mhz), pick(power_w), len(samples_ms) - len(keep)
