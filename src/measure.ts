@@ -1,0 +1,195 @@
+// The producing half of a run on the GPU runner: doctor → build → harness, merged into one
+// results document written to disk before anything is judged or posted. It judges nothing.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { buildKernels, type BuildTarget, type VariantBuild } from './build.js';
+import type { Config } from './config.js';
+import { diagnoseOutput } from './diagnose.js';
+import { runDoctor } from './doctor.js';
+import type { Exec } from './exec.js';
+import { runHarness, streamingExec, type LineExec, type ProgressLog } from './harness.js';
+import type { Diagnostic, Environment, KernelgateResults } from './results-types.js';
+import { loadResults } from './results.js';
+
+export interface MeasureOptions {
+  config: Config;
+  /** the repository being judged */
+  workspace: string;
+  /** the folder holding `kernels/harness` (the action's own root) */
+  harnessRoot: string;
+  /** results.json, harness.log and builds go here */
+  outDir: string;
+  /** kernels to run; default all */
+  only?: string[];
+  /** build cache; default `<workspace>/.kernelgate/build` */
+  buildCacheDir?: string;
+  /** facts about the run recorded in `run` */
+  run?: { id?: string; git_sha?: string; git_ref?: string; command?: string };
+  /** environment for the harness (e.g. KERNELGATE_FAULT for the planted-fault proof runs) */
+  harnessEnv?: Record<string, string>;
+}
+
+export interface MeasureDeps {
+  exec: Exec;
+  lineExec?: LineExec;
+  log: ProgressLog & { warning(message: string): void };
+  now?: () => number;
+}
+
+export interface Measured {
+  results: KernelgateResults;
+  resultsPath: string;
+  /** wall seconds of doctor, build and harness */
+  stageSeconds: Record<string, number>;
+}
+
+export function buildTargets(config: Config, only?: string[]): BuildTarget[] {
+  return config.kernels
+    .filter((k) => only === undefined || only.length === 0 || only.includes(k.manifest.name))
+    .map((k) => ({
+      kernel: k.manifest.name,
+      dir: k.dir,
+      variants: k.manifest.variants.map((v) => ({
+        name: v.name,
+        ...(v.build !== undefined ? { build: v.build as VariantBuild } : {}),
+      })),
+    }));
+}
+
+/** Doctor facts fill what the harness did not measure; the harness's own readings win. */
+export function mergeEnvironment(
+  fromHarness: Environment | undefined,
+  fromDoctor: Environment,
+): Environment {
+  if (fromHarness === undefined) return fromDoctor;
+  return {
+    ...fromDoctor,
+    ...fromHarness,
+    gpu: { ...fromDoctor.gpu, ...fromHarness.gpu },
+    libraries: { ...fromDoctor.libraries, ...fromHarness.libraries },
+  };
+}
+
+/** Known failure messages in case errors become diagnostics that name the cause, once each. */
+function caseDiagnostics(results: KernelgateResults): Diagnostic[] {
+  const found: Diagnostic[] = [];
+  for (const c of results.cases) {
+    const text = [c.error?.message, c.error?.log_tail, c.reason].filter(Boolean).join('\n');
+    if (text === '') continue;
+    for (const d of diagnoseOutput(text, {
+      source: 'harness',
+      kernel: c.kernel,
+      variant: c.variant,
+    })) {
+      if (
+        !found.some((f) => f.code === d.code && f.kernel === d.kernel && f.variant === d.variant)
+      ) {
+        found.push(d);
+      }
+    }
+  }
+  return found;
+}
+
+export async function measure(options: MeasureOptions, deps: MeasureDeps): Promise<Measured> {
+  const now = deps.now ?? Date.now;
+  const { config } = options;
+  const { log } = deps;
+  const outDir = resolve(options.outDir);
+  mkdirSync(outDir, { recursive: true });
+  const stageSeconds: Record<string, number> = {};
+  const startedAt = new Date(now()).toISOString();
+
+  log.startGroup('kernelgate doctor');
+  let t = now();
+  const doctor = await runDoctor({ exec: deps.exec, python: config.harness.python });
+  for (const d of doctor.diagnostics) log.info(`doctor: ${d.level}: ${d.message}`);
+  stageSeconds.doctor = (now() - t) / 1000;
+  log.endGroup();
+
+  log.startGroup('kernelgate build');
+  t = now();
+  const build = await buildKernels(buildTargets(config, options.only), {
+    exec: deps.exec,
+    cacheDir: options.buildCacheDir ?? join(options.workspace, '.kernelgate', 'build'),
+    python: config.harness.python,
+    log: (line) => log.info(line),
+    now,
+  });
+  stageSeconds.build = (now() - t) / 1000;
+  log.endGroup();
+
+  t = now();
+  const resultsPath = join(outDir, 'results.json');
+  const harness = await runHarness(
+    {
+      workspace: options.workspace,
+      harnessRoot: options.harnessRoot,
+      python: config.harness.python,
+      kernelsDir: config.kernelsDir,
+      resultsPath,
+      logPath: join(outDir, 'harness.log'),
+      buildsPath: build.buildsJsonPath,
+      ...(options.only !== undefined ? { only: options.only } : {}),
+      timeoutPerCaseS: config.harness.timeoutS,
+      extraArgs: config.harness.args,
+      ...(options.harnessEnv !== undefined ? { env: options.harnessEnv } : {}),
+    },
+    log,
+    deps.lineExec ?? streamingExec,
+  );
+  stageSeconds.harness = (now() - t) / 1000;
+
+  const harnessDiagnostics = diagnoseOutput(harness.log, { source: 'harness' });
+  let measured: KernelgateResults;
+  if (harness.wroteResults) {
+    measured = loadResults(resultsPath);
+    if (harness.exitCode !== 0) {
+      harnessDiagnostics.push({
+        level: 'error',
+        code: 'harness.exit',
+        message: `The harness exited with status ${harness.exitCode}; the cases it finished are judged. Last lines:\n${harness.logTail}`,
+        fix: 'Read harness.log in the report directory; a crash of one kernel should fail only its cases, so this is a harness bug worth reporting.',
+        source: 'harness',
+      });
+    }
+  } else {
+    log.warning(`kernelgate: the harness wrote no results (exit status ${harness.exitCode}).`);
+    measured = {
+      schema: 'kernelgate/results@1',
+      run: { started_at: startedAt, harness: 'none: the harness wrote no results' },
+      environment: doctor.environment,
+      diagnostics: [
+        {
+          level: 'error',
+          code: 'harness.no_results',
+          message: `The harness exited with status ${harness.exitCode} before writing any results. Last lines:\n${harness.logTail}`,
+          fix: `Run \`${config.harness.python} -m kernels.harness --kernels ${config.kernelsDir} --out results.json\` on the runner to see the full error; the doctor's findings above often name the cause.`,
+          source: 'harness',
+        },
+      ],
+      kernels: [],
+      cases: [],
+    };
+  }
+
+  const results: KernelgateResults = {
+    ...measured,
+    run: {
+      ...measured.run,
+      ...options.run,
+      stage_seconds: { ...measured.run.stage_seconds, ...stageSeconds },
+    },
+    environment: mergeEnvironment(measured.environment, doctor.environment),
+    diagnostics: [
+      ...doctor.diagnostics,
+      ...build.diagnostics,
+      ...harnessDiagnostics,
+      ...caseDiagnostics(measured),
+      ...measured.diagnostics,
+    ],
+    builds: build.records,
+  };
+  writeFileSync(resultsPath, JSON.stringify(results, null, 2) + '\n');
+  return { results, resultsPath, stageSeconds };
+}

@@ -1,0 +1,122 @@
+import { mkdtempSync, readFileSync, writeFileSync, copyFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import { scriptedExec } from '../src/exec.js';
+import type { LineExec, ProgressLog } from '../src/harness.js';
+import { measure, mergeEnvironment } from '../src/measure.js';
+import type { KernelgateResults } from '../src/results-types.js';
+
+const H200_SMI = readFileSync('test/fixtures/env/h200-2026-11-21/nvidia-smi-q-x.xml', 'utf8');
+const CURRENT = 'test/fixtures/results/aa-current.json';
+
+function workspace(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'kg-measure-'));
+  mkdirSync(join(dir, 'kernels', 'gemm'), { recursive: true });
+  writeFileSync(
+    join(dir, 'kernels', 'gemm', 'kernel.yml'),
+    [
+      'name: gemm',
+      'module: kernels.gemm.bench',
+      'cases: [{dtype: bf16, M: 64}]',
+      'tolerance: {bf16: {rel_l2: 0.01}}',
+      'variants: [{name: cublas, role: reference}]',
+      '',
+    ].join('\n'),
+  );
+  return dir;
+}
+
+function quietLog() {
+  const lines: string[] = [];
+  const log: ProgressLog & { warning(m: string): void } = {
+    info: (l) => lines.push(l),
+    startGroup: (n) => lines.push(`::group::${n}`),
+    endGroup: () => lines.push('::endgroup::'),
+    warning: (m) => lines.push(`warning: ${m}`),
+  };
+  return { lines, log };
+}
+
+describe('measure', () => {
+  it('runs doctor, build and harness and merges them into one results file on disk', async () => {
+    const ws = workspace();
+    const config = loadConfig(ws);
+    const exec = scriptedExec([{ match: 'nvidia-smi -q -x', result: { stdout: H200_SMI } }]);
+    let harnessArgs: string[] = [];
+    const fakeHarness: LineExec = async (_cmd, args, { onLine }) => {
+      harnessArgs = args;
+      const out = args[args.indexOf('--out') + 1]!;
+      onLine('[kernelgate] == gemm (1 variants, 1 cases) ==');
+      onLine('CUDA error: no kernel image is available for execution on the device');
+      copyFileSync(CURRENT, out);
+      return 0;
+    };
+    const { lines, log } = quietLog();
+    const measured = await measure(
+      {
+        config,
+        workspace: ws,
+        harnessRoot: '/action',
+        outDir: join(ws, 'out'),
+        run: { git_sha: 'abc123' },
+      },
+      { exec, lineExec: fakeHarness, log },
+    );
+    expect(harnessArgs).toContain('--builds');
+    expect(lines).toContain('::group::kernelgate doctor');
+    const onDisk = JSON.parse(readFileSync(measured.resultsPath, 'utf8')) as KernelgateResults;
+    expect(onDisk.run.git_sha).toBe('abc123');
+    expect(Object.keys(onDisk.run.stage_seconds ?? {})).toEqual(
+      expect.arrayContaining(['doctor', 'build', 'harness']),
+    );
+    // the harness's own readings win; the doctor's findings (real H200 capture) are kept
+    const harnessEnv = (JSON.parse(readFileSync(CURRENT, 'utf8')) as KernelgateResults).environment;
+    expect(onDisk.environment.driver_version).toBe(harnessEnv.driver_version);
+    expect(onDisk.diagnostics.some((d) => d.source === 'doctor')).toBe(true);
+    expect(onDisk.builds).toEqual([]);
+    // a known runtime failure in the harness output becomes a named diagnostic
+    expect(onDisk.diagnostics.map((d) => d.code)).toContain('cuda.no_kernel_image');
+  });
+
+  it('keeps a run whose harness died: an error diagnostic with the last lines, no cases', async () => {
+    const ws = workspace();
+    const config = loadConfig(ws);
+    const dying: LineExec = async (_c, _a, { onLine }) => {
+      onLine('Traceback (most recent call last):');
+      onLine('ModuleNotFoundError: No module named torch');
+      return 1;
+    };
+    const { lines, log } = quietLog();
+    const measured = await measure(
+      { config, workspace: ws, harnessRoot: '/action', outDir: join(ws, 'out') },
+      { exec: scriptedExec([]), lineExec: dying, log },
+    );
+    expect(lines).toContain('warning: kernelgate: the harness wrote no results (exit status 1).');
+    expect(measured.results.cases).toEqual([]);
+    const died = measured.results.diagnostics.find((d) => d.code === 'harness.no_results');
+    expect(died?.message).toBe(
+      'The harness exited with status 1 before writing any results. Last lines:\n' +
+        'Traceback (most recent call last):\nModuleNotFoundError: No module named torch',
+    );
+    expect(JSON.parse(readFileSync(measured.resultsPath, 'utf8')).cases).toEqual([]);
+  });
+
+  it('lets the harness readings win over the doctor and fills the gaps', () => {
+    expect(
+      mergeEnvironment(
+        { gpu: { name: 'NVIDIA H200', sm_count: 132 }, libraries: { torch: '2.11.0' } },
+        {
+          gpu: { name: 'NVIDIA H200', sku: 'H200', sm_count: 0 },
+          driver_version: '580.159.04',
+          libraries: { triton: '3.6.0' },
+        },
+      ),
+    ).toEqual({
+      gpu: { name: 'NVIDIA H200', sku: 'H200', sm_count: 132 },
+      driver_version: '580.159.04',
+      libraries: { triton: '3.6.0', torch: '2.11.0' },
+    });
+  });
+});
