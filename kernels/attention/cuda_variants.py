@@ -1,7 +1,151 @@
 """CUDA variants of the attention kernel, loaded with ctypes from the library the build stage built.
 
 Each entry is a factory with the interface of docs/kernel-modules.md; the kernel's
-bench module merges this dict into its VARIANTS.
+bench module merges this dict into its VARIANTS. Sources and designs: kernels/attention/cuda/
+and docs/cuda-kernels.md.
 """
 
-VARIANTS: dict = {}
+import ctypes
+import functools
+import math
+
+import torch
+
+from kernels.harness import Unsupported
+
+_DTYPE_CODES = {torch.float16: 0, torch.bfloat16: 1}
+_HEAD_DIMS = (64, 128)
+# Scores buffer of the unfused reference: heads are processed in chunks so that the
+# (chunk, S_q, S_k) scores stay under this size (B16 H96 S4096 at once would be 51 GB).
+SCORES_BUDGET_BYTES = 2 << 30
+
+_c_int = ctypes.c_int
+_c_ptr = ctypes.c_void_p
+
+
+@functools.cache
+def _load(path):
+    lib = ctypes.CDLL(path)
+    lib.kg_cuda_error_name.argtypes = [_c_int]
+    lib.kg_cuda_error_name.restype = ctypes.c_char_p
+    if hasattr(lib, "kg_attention_fa2"):
+        lib.kg_attention_fa2.argtypes = [_c_ptr] * 4 + [_c_int] * 7 + [ctypes.c_float, _c_ptr]
+        lib.kg_attention_fa2.restype = _c_int
+    if hasattr(lib, "kg_attention_softmax"):
+        lib.kg_attention_softmax.argtypes = [_c_ptr] + [_c_int] * 5 + [ctypes.c_float, _c_ptr]
+        lib.kg_attention_softmax.restype = _c_int
+    return lib
+
+
+def _check(lib, code, entry):
+    if code != 0:
+        name = lib.kg_cuda_error_name(code).decode()
+        raise RuntimeError(f"{entry} returned {name} ({code})")
+
+
+def _stream_handle(tensor):
+    return torch.cuda.current_stream(tensor.device).cuda_stream
+
+
+def check_qkv(q, k, v, out=None):
+    """Validates (B, H, S, D) contiguous CUDA tensors of one supported dtype; returns B, H, Sq, Sk, D."""
+    for name, t in (("q", q), ("k", k), ("v", v)) + ((("out", out),) if out is not None else ()):
+        if t.dim() != 4:
+            raise ValueError(f"{name} must be 4-D (B, H, S, D), got shape {tuple(t.shape)}")
+        if t.dtype != q.dtype:
+            raise ValueError(f"{name} has dtype {t.dtype}, q has {q.dtype}")
+        if not t.is_contiguous():
+            raise ValueError(f"{name} must be contiguous (B, H, S, D)")
+        if t.device != q.device:
+            raise ValueError(f"{name} is on {t.device}, q on {q.device}")
+    if q.dtype not in _DTYPE_CODES:
+        raise Unsupported(f"dtype {q.dtype} (fp16 and bf16 only)")
+    if q.device.type != "cuda":
+        raise Unsupported(f"tensors on {q.device} (CUDA only)")
+    batch, heads, seq_q, head_dim = q.shape
+    seq_k = k.shape[2]
+    if tuple(k.shape) != (batch, heads, seq_k, head_dim) or tuple(v.shape) != tuple(k.shape):
+        raise ValueError(f"k {tuple(k.shape)} and v {tuple(v.shape)} must be (B, H, S_k, D) with q's B, H, D {tuple(q.shape)}")
+    if out is not None and tuple(out.shape) != tuple(q.shape):
+        raise ValueError(f"out has shape {tuple(out.shape)}, q has {tuple(q.shape)}")
+    if seq_q == 0 or seq_k == 0:
+        raise Unsupported("empty sequence")
+    return batch, heads, seq_q, seq_k, head_dim
+
+
+def _scale(params, head_dim):
+    scale = params.get("scale")
+    return float(scale) if scale is not None else 1.0 / math.sqrt(head_dim)
+
+
+def _causal(params):
+    return bool(params.get("causal", False))
+
+
+def cuda_fa2(params, ctx):
+    """FlashAttention-2 forward, mma.sync + ldmatrix + cp.async, online softmax in registers."""
+    if int(params.get("D", 128)) not in _HEAD_DIMS:
+        raise Unsupported(f"head dim {params.get('D')} (64 and 128 only)")
+    lib = _load(ctx.library("cuda_fa2"))
+    causal = _causal(params)
+
+    def run(inputs, out):
+        q, k, v = inputs["q"], inputs["k"], inputs["v"]
+        batch, heads, seq_q, seq_k, head_dim = check_qkv(q, k, v, out)
+        if head_dim not in _HEAD_DIMS:
+            raise Unsupported(f"head dim {head_dim} (64 and 128 only)")
+        if batch > 65535 or heads > 65535:
+            raise Unsupported("batch and heads must each be at most 65535 (grid limits)")
+        code = lib.kg_attention_fa2(
+            q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
+            batch, heads, seq_q, seq_k, head_dim, _DTYPE_CODES[q.dtype], int(causal),
+            _scale(params, head_dim), _stream_handle(q),
+        )
+        _check(lib, code, "kg_attention_fa2")
+        return out
+
+    return run
+
+
+def heads_per_chunk(seq_q, seq_k, element_bytes, budget_bytes=SCORES_BUDGET_BYTES):
+    """How many (batch, head) score matrices fit the scores budget at once (at least one)."""
+    return max(1, budget_bytes // (seq_q * seq_k * element_bytes))
+
+
+def cublas_attn(params, ctx):
+    """Unfused reference: S = Q K^T (cuBLAS through torch.bmm), P = softmax (CUDA kernel), O = P V (cuBLAS)."""
+    lib = _load(ctx.library("cublas_attn"))
+    causal = _causal(params)
+    scores_cache = {}
+
+    def run(inputs, out):
+        q, k, v = inputs["q"], inputs["k"], inputs["v"]
+        batch, heads, seq_q, seq_k, head_dim = check_qkv(q, k, v, out)
+        n_mats = batch * heads
+        chunk = min(n_mats, heads_per_chunk(seq_q, seq_k, q.element_size()))
+        key = (chunk, seq_q, seq_k, q.dtype, q.device)
+        if key not in scores_cache:
+            scores_cache.clear()
+            scores_cache[key] = torch.empty((chunk, seq_q, seq_k), dtype=q.dtype, device=q.device)
+        scores = scores_cache[key]
+        q3 = q.view(n_mats, seq_q, head_dim)
+        k3 = k.view(n_mats, seq_k, head_dim)
+        v3 = v.view(n_mats, seq_k, head_dim)
+        o3 = out.view(n_mats, seq_q, head_dim)
+        scale = _scale(params, head_dim)
+        stream = _stream_handle(q)
+        for start in range(0, n_mats, chunk):
+            stop = min(start + chunk, n_mats)
+            s = scores[: stop - start]
+            torch.bmm(q3[start:stop], k3[start:stop].transpose(1, 2), out=s)
+            code = lib.kg_attention_softmax(
+                s.data_ptr(), stop - start, seq_q, seq_k, _DTYPE_CODES[q.dtype], int(causal), scale, stream
+            )
+            _check(lib, code, "kg_attention_softmax")
+            torch.bmm(s, v3[start:stop], out=o3[start:stop])
+        return out
+
+    return run
+
+
+VARIANTS: dict = {"cuda_fa2": cuda_fa2, "cublas_attn": cublas_attn}
