@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { readInputs } from '../src/main.js';
+import { readInputs, resolveMode, resolvePullRequest } from '../src/main.js';
 import { GitHubServer } from './support/github-server.js';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -182,7 +182,7 @@ const DRIFT_REASON =
   'attention/triton_fa2 dtype=bf16,B=16,H=96,S=4096,D=128,causal=false: correctness DRIFT: rel_l2 7.5e-3 > ' +
   '2 × baseline 2.6e-3 (floor 1e-4, tol 1e-2)';
 
-describe('the bundled action', () => {
+describe('the bundled action', { timeout: 60_000 }, () => {
   test('the first PR run creates the comment, the second updates the same one', async () => {
     const inputs = { results: PASSING, baseline: BASELINE };
     const first = await action({
@@ -375,5 +375,125 @@ describe('action.yml', () => {
 
   test('runs the bundle on node24', () => {
     expect(manifest.runs).toEqual({ using: 'node24', main: 'dist/index.js' });
+  });
+});
+
+describe('inputs and event, in process', () => {
+  const inputs = (values: Record<string, string>) => (name: string) => values[name] ?? '';
+
+  test.each([
+    [{ results: 'r.json', comment: 'yes' }, "Input 'comment' must be true or false, got 'yes'."],
+    [
+      { results: 'r.json', 'trust-only': '1' },
+      "Input 'trust-only' must be true or false, got '1'.",
+    ],
+    [
+      { results: 'r.json', mode: 'nightly' },
+      "Input 'mode' must be one of auto, pr, push, schedule; got 'nightly'.",
+    ],
+    [
+      { results: 'r.json', 'pr-number': '#42' },
+      "Input 'pr-number' must be a pull request number (a positive whole number), got '#42'.",
+    ],
+    [
+      { results: 'r.json', 'comment-key': 'h100 attention' },
+      "Input 'comment-key' must be 1 to 64 letters, digits, '.', '_' or '-' (it goes into a hidden HTML marker), got 'h100 attention'.",
+    ],
+    [{}, "Input 'results' is required: the path of the results JSON the harness wrote."],
+  ])('%j is refused', (values, message) => {
+    expect(() => readInputs(inputs(values))).toThrow(message);
+  });
+
+  test('defaults', () => {
+    expect(readInputs(inputs({ results: 'r.json' }))).toEqual({
+      results: 'r.json',
+      baseline: undefined,
+      config: '.',
+      token: undefined,
+      mode: 'auto',
+      comment: true,
+      commentKey: 'default',
+      reportDir: '.kernelgate/report',
+      approvalLabel: 'kernelgate-approved',
+      prNumber: undefined,
+      trustOnly: false,
+    });
+    expect(readInputs(inputs({ 'trust-only': 'true' }))).toMatchObject({
+      results: undefined,
+      trustOnly: true,
+    });
+  });
+
+  test.each([
+    ['pull_request', 'pull_request.same-repo.opened.json', 'pr'],
+    ['pull_request_target', 'pull_request_target.fork.labeled.json', 'pr'],
+    ['workflow_run', 'workflow_run.fork.json', 'pr'],
+    ['schedule', 'schedule.json', 'schedule'],
+    ['push', 'push.main.json', 'push'],
+    ['workflow_dispatch', 'workflow_dispatch.json', 'push'],
+  ])('mode auto for %s is %s', (name, file, mode) => {
+    const payload: unknown = JSON.parse(readFileSync(event(file), 'utf8'));
+    expect(resolveMode('auto', { name, payload, repository: 'acme/kernels' })).toBe(mode);
+  });
+
+  test('an explicit mode wins over the event', () => {
+    expect(
+      resolveMode('push', { name: 'pull_request', payload: {}, repository: 'acme/kernels' }),
+    ).toBe('push');
+  });
+
+  test('the PR number comes from the input, the payload, or the workflow_run', async () => {
+    const base = readInputs(inputs({ results: 'r.json' }));
+    const load = (file: string): unknown => JSON.parse(readFileSync(event(file), 'utf8'));
+    const pr = {
+      name: 'pull_request',
+      payload: load('pull_request.same-repo.opened.json'),
+      repository: 'acme/kernels',
+    };
+    expect(await resolvePullRequest(base, pr, undefined)).toBe(41);
+    expect(await resolvePullRequest({ ...base, prNumber: 7 }, pr, undefined)).toBe(7);
+    const run = {
+      name: 'workflow_run',
+      payload: load('workflow_run.same-repo.json'),
+      repository: 'acme/kernels',
+    };
+    expect(await resolvePullRequest(base, run, undefined)).toBe(41);
+    const forkRun = {
+      name: 'workflow_run',
+      payload: load('workflow_run.fork.json'),
+      repository: 'acme/kernels',
+    };
+    expect(await resolvePullRequest(base, forkRun, undefined)).toBeUndefined();
+  });
+});
+
+describe('trust-only', { timeout: 60_000 }, () => {
+  test('an approved fork PR passes the trust check and stops there', async () => {
+    const result = await action({
+      eventName: 'pull_request',
+      eventFile: event('pull_request.fork.labeled.json'),
+      inputs: { 'trust-only': 'true' },
+    });
+    expect(result.code, result.stdout).toBe(0);
+    expect(result.stdout).toContain(
+      "Trusted: pull request #42 from the fork 'mallory/kernels' was approved by 'maintainer-maya' (write) for this commit.",
+    );
+    expect(result.outputs).toEqual({ trusted: 'true' });
+    expect(server.calls('repos/get-collaborator-permission-level')).toHaveLength(1);
+  });
+
+  test('a new push to an approved fork PR is refused and the stale label removed', async () => {
+    const result = await action({
+      eventName: 'pull_request',
+      eventFile: event('pull_request.fork.synchronize-approved.json'),
+      inputs: { 'trust-only': 'true' },
+    });
+    expect(result.code).toBe(1);
+    expect(annotations(result.stdout, 'error')).toEqual([
+      "Refusing to run: pull request #42 from the fork 'mallory/kernels' received new commits (head 9e8d7c6) after the " +
+        "label 'kernelgate-approved' was applied, so the approval is stale. A maintainer should re-review the changes " +
+        "and re-apply the label 'kernelgate-approved'.",
+    ]);
+    expect(server.issues.find((i) => i.number === 42)?.labels).toEqual([]);
   });
 });
