@@ -2,6 +2,8 @@
 the FLOP/byte formula, and the variants (Triton FA2, SDPA with each backend pinned, CUDA ones)."""
 
 import math
+import os
+import sys
 
 import torch
 import torch.nn.functional as F
@@ -95,8 +97,11 @@ def _triton_fa2(params, ctx):
     why = triton_fa2.check_shapes(probe["q"], probe["k"], probe["v"], causal)
     if why:
         raise Unsupported(why)
-    config, _ = triton_fa2.tune(probe["q"], probe["k"], probe["v"], causal, ctx.interpret)
+    config, times_ms = triton_fa2.tune(probe["q"], probe["k"], probe["v"], causal, ctx.interpret)
     del probe
+    if os.environ.get("KERNELGATE_VERBOSE"):
+        table = ", ".join(f"{c}: {t:.3f} ms" for c, t in sorted(times_ms.items(), key=lambda kv: kv[1]))
+        print(f"[attention tune] {params} -> {config}; {table}", file=sys.stderr, flush=True)
 
     def run(inputs, out):
         return triton_fa2.launch(inputs["q"], inputs["k"], inputs["v"], out, causal, config)

@@ -318,7 +318,12 @@ class Worker:
             if cuda and est[v] < GRAPH_BELOW_MS:
                 self.mark(v, "graph capture")
                 n = max(1, min(1000, int(GRAPH_TARGET_MS / max(est[v], 1e-4))))
-                graphs[v] = (self.capture(lambda v=v: call(v, 0), n), n)
+                try:
+                    graphs[v] = (self.capture(lambda v=v: call(v, 0), n), n)
+                except Exception as e:
+                    # Not capturable (e.g. a host sync inside): one launch per event pair instead.
+                    print(f"[kernelgate worker] {v}: CUDA graph capture failed ({type(e).__name__}: {e}); timing single launches", file=sys.stderr)
+                    torch.cuda.synchronize()
 
         # -- samples: interleaved round by round, so every variant sees the same thermal state --
         rule = StopRule(min_samples=self.opt["min_samples"], max_samples=self.opt["max_samples"], ci_rel=self.opt["ci_rel"], time_cap_s=self.opt["time_cap_s"])
@@ -371,7 +376,7 @@ class Worker:
                 timing["power_w"] = pw
             rec = records[v]
             rec["timing"] = timing
-            res = last_res[v] if v not in graphs else outs[v][0]
+            res = last_res[v]
             rel, _ = self.error_vs(res, ref0, idx)
             rec["correctness"]["timed_output_rel_l2"] = rel
             if rel is None or rel > tol["rel_l2"]:
@@ -426,7 +431,12 @@ class Worker:
         if runners:
             ref0, idx = self.verify(params, job["seeds"], records, runners)
             if self.opt["timing"]:
-                self.bench(params, records, runners, ref0, idx)
+                try:
+                    self.bench(params, records, runners, ref0, idx)
+                except Exception as e:
+                    for v, rec in records.items():
+                        if rec.get("status") == "ok" and "timing" not in rec:
+                            rec.update(status="error", error=_error("bench", e))
             del ref0
         if self.device == "cuda":
             self.torch.cuda.empty_cache()
