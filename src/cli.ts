@@ -56,7 +56,7 @@ exit status: 0 the gate passed, 1 the gate failed, 2 bad usage or bad input
 
 function configFrom(option: string | undefined, cwd: string): Config {
   const target = resolve(cwd, option ?? '.');
-  let isFile = false;
+  let isFile: boolean;
   try {
     isFile = statSync(target).isFile();
   } catch {

@@ -13,7 +13,7 @@ const HTML_ENTITIES: Record<string, string> = {
 // Characters that make Markdown syntax anywhere in a line (emphasis, links, images, code, tables).
 const MARKDOWN_SPECIALS = /[\\`*_[\]|~]/g;
 // What makes a block when it starts a line (heading, list, quote, setext underline, numbered list).
-const LINE_START = /^(\s*)([#+\-=]|\d+[.)])(?=[\s=\-]|$)/;
+const LINE_START = /^(\s*)([#+\-=]|\d+[.)])(?=[\s=-]|$)/;
 
 /**
  * Makes untrusted text inert inline Markdown: HTML is entity-encoded (no tags, no image

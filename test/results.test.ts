@@ -49,6 +49,7 @@ describe('loadResults', () => {
     );
   });
 
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- mutators poke into untyped JSON
   const broken: [string, (doc: any) => void, string][] = [
     [
       'a wrong schema version',

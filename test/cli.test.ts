@@ -1,0 +1,132 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  COMMANDS,
+  EXIT_GATE_FAILED,
+  EXIT_PASS,
+  EXIT_USAGE,
+  RECORDED_RUN,
+  runCli,
+} from '../src/cli.js';
+
+const root = join(import.meta.dirname, '..');
+const results = join(import.meta.dirname, 'fixtures', 'results');
+const validConfig = join(import.meta.dirname, 'fixtures', 'config', 'valid');
+
+async function cli(...argv: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const status = await runCli(argv, {
+    stdout: (t) => (stdout += t),
+    stderr: (t) => (stderr += t),
+    cwd: root,
+  });
+  return { status, stdout, stderr };
+}
+
+describe('kernelgate report', () => {
+  it('judges the built-in recorded run by default and passes', async () => {
+    const { status, stdout, stderr } = await cli('report');
+    expect(status).toBe(EXIT_PASS);
+    expect(stdout).toMatch(/^## kernelgate: ✅ pass/);
+    expect(stderr).toMatch(/^kernelgate: PASS \(36 cases: 36 pass, 0 fail/);
+    expect(RECORDED_RUN.results).toBe('test/fixtures/recorded/pr/results.json');
+  });
+
+  it('exits 1 with the reasons when the gate fails, and writes --out', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'kg-cli-')), 'report.md');
+    const { status, stdout } = await cli(
+      'report',
+      '--results',
+      join(results, 'drift.json'),
+      '--baseline',
+      join(results, 'baseline.json'),
+      '--config',
+      validConfig,
+      '--out',
+      out,
+    );
+    expect(status).toBe(EXIT_GATE_FAILED);
+    expect(stdout).toMatch(/^kernelgate: FAIL \(36 cases: 35 pass, 0 fail, 1 drift/);
+    expect(stdout).toContain(
+      '  fail: attention/triton_fa2 dtype=bf16,B=16,H=96,S=4096,D=128,causal=false: correctness DRIFT: rel_l2 7.5e-3',
+    );
+    expect(readFileSync(out, 'utf8')).toMatch(/^## kernelgate \(fixture\): ❌ fail/);
+  });
+
+  it('accepts a kernelgate.yml path as --config and renders the nightly kind', async () => {
+    const { status, stdout } = await cli(
+      'report',
+      '--results',
+      join(results, 'aa-current.json'),
+      '--config',
+      join(validConfig, 'kernelgate.yml'),
+      '--kind',
+      'nightly',
+    );
+    expect(status).toBe(EXIT_PASS);
+    expect(stdout).toMatch(/^## kernelgate \(fixture\) nightly: ✅ pass/);
+    expect(stdout).toContain('No baseline was given: every case is NEW.');
+  });
+
+  const usage: [string, string[], string][] = [
+    ['no command', [], 'usage: kernelgate <command>'],
+    ['an unknown command', ['judge'], 'kernelgate: unknown command "judge"'],
+    [
+      'an unknown option',
+      ['report', '--result', 'x.json'],
+      "kernelgate report: Unknown option '--result'",
+    ],
+    [
+      'a bad kind',
+      ['report', '--kind', 'weekly'],
+      'kernelgate report: --kind must be pr or nightly (got "weekly")',
+    ],
+    [
+      'a missing results file',
+      ['report', '--results', 'nope.json'],
+      `kernelgate report: ${join(root, 'nope.json')}: no such results file`,
+    ],
+    [
+      'a missing config',
+      ['report', '--config', 'nowhere'],
+      'kernelgate report: --config: no such file or folder: nowhere',
+    ],
+  ];
+
+  it.each(usage)(
+    'exits 2 on %s, with a clear message and no stack trace',
+    async (_what, argv, message) => {
+      const { status, stderr } = await cli(...argv);
+      expect(status).toBe(EXIT_USAGE);
+      expect(stderr).toContain(message);
+      expect(stderr).not.toMatch(/\n\s+at /);
+    },
+  );
+
+  it('exits 2 on an invalid results file, naming the field', async () => {
+    const bad = JSON.parse(readFileSync(join(results, 'baseline.json'), 'utf8')) as {
+      cases: { status: string }[];
+    };
+    (bad.cases[2] as { status: string }).status = 'great';
+    const path = join(mkdtempSync(join(tmpdir(), 'kg-cli-')), 'results.json');
+    writeFileSync(path, JSON.stringify(bad));
+    const { status, stderr } = await cli('report', '--results', path, '--config', validConfig);
+    expect(status).toBe(EXIT_USAGE);
+    expect(stderr).toBe(
+      `kernelgate report: ${path}: cases[2].status must be one of "ok", "fail", "error", "timeout", "skipped" (got "great")\n`,
+    );
+  });
+
+  it('prints help on --help and exits 0', async () => {
+    const { status, stdout } = await cli('--help');
+    expect(status).toBe(EXIT_PASS);
+    expect(stdout).toContain('kernelgate report [--results FILE]');
+  });
+
+  it('is a dispatcher the other subcommands can join', () => {
+    expect(Object.keys(COMMANDS)).toContain('report');
+  });
+});

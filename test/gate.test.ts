@@ -1,0 +1,129 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { compare } from '../src/compare.js';
+import { loadConfig, type Config } from '../src/config.js';
+import { gate, type GateResult } from '../src/gate.js';
+import { loadResults } from '../src/results.js';
+import { evaluateTiers } from '../src/tiers.js';
+
+const load = (name: string) => loadResults(join(import.meta.dirname, 'fixtures', 'results', name));
+const config = loadConfig(join(import.meta.dirname, 'fixtures', 'config', 'valid'));
+const baseline = load('baseline.json');
+
+function judge(name: string, policy: Partial<Config['policy']> = {}): GateResult {
+  const c: Config = { ...config, policy: { ...config.policy, ...policy } };
+  const results = load(name);
+  const comparison = compare(results, baseline, c);
+  return gate(comparison, evaluateTiers(results, c), results, c);
+}
+
+const HEADLINE = 'dtype=fp16,B=16,H=96,S=4096,D=128,causal=false';
+
+describe('gate over the synthetic fixtures (default policy)', () => {
+  const table: [string, GateResult['verdict'], RegExp[]][] = [
+    ['aa-current.json', 'pass', []],
+    ['regression.json', 'pass', []],
+    [
+      'correctness-fail.json',
+      'fail',
+      [
+        /^attention\/triton_fa2 dtype=fp16,B=16,H=96,S=4096,D=64,causal=true: correctness FAIL: rel_l2 3\.1e-1 > tol 2e-3; max_abs 4\.5 > tol 5e-2; /,
+        /^bsr_gemm\/cuda_bsr_mma dtype=fp16,M=8192,N=8192,K=8192,block=128,topk=16: timeout: timeout: no result after 60\.0 s$/,
+      ],
+    ],
+    [
+      'drift.json',
+      'fail',
+      [
+        /^attention\/triton_fa2 dtype=bf16,B=16,H=96,S=4096,D=128,causal=false: correctness DRIFT: rel_l2 7\.5e-3 > 2 × baseline /,
+      ],
+    ],
+    [
+      'above-peak.json',
+      'fail',
+      [
+        /^attention\/sdpa_default dtype=fp16,B=16,H=96,S=4096,D=128,causal=true: measurement error: 1\d{3}\.\d TFLOPS > 989\.4 TFLOPS datasheet peak/,
+      ],
+    ],
+    [
+      'build-expectation.json',
+      'fail',
+      [/^attention\/cuda_fa2: build expectation unmet: archs: sm_90a missing \(found sm_90\)/],
+    ],
+  ];
+
+  it.each(table)('%s → %s', (name, verdict, reasons) => {
+    const result = judge(name);
+    expect(result.verdict).toBe(verdict);
+    expect(result.reasons).toHaveLength(reasons.length);
+    reasons.forEach((re, i) => expect(result.reasons[i]).toMatch(re));
+  });
+
+  it('counts every verdict', () => {
+    const { counts } = judge('correctness-fail.json');
+    expect(counts).toMatchObject({
+      cases: 36,
+      passed: 34,
+      failed: 1,
+      errors: 1,
+      drift: 0,
+      untimed: 2,
+      missing: 0,
+    });
+    expect(counts.same + counts.ambiguous).toBe(34);
+  });
+});
+
+describe('policy', () => {
+  it('reports a regression as a warning by default and fails on it when asked', () => {
+    const relaxed = judge('regression.json');
+    expect(relaxed.verdict).toBe('pass');
+    expect(relaxed.warnings[0]).toMatch(
+      new RegExp(
+        `^attention/triton_fa2 ${HEADLINE}: SLOWER \\+\\d+\\.\\d % \\(99 % CI \\+\\d+\\.\\d % … \\+\\d+\\.\\d %, threshold 3\\.0 %\\): \\d+\\.\\d+ ms vs \\d+\\.\\d+ ms$`,
+      ),
+    );
+    const strict = judge('regression.json', { failOnSlower: true });
+    expect(strict.verdict).toBe('fail');
+    expect(strict.reasons).toEqual([relaxed.warnings[0]]);
+  });
+
+  it('lets errors, build failures and measurement errors be switched to warnings', () => {
+    const lenient = {
+      failOnError: false,
+      failOnBuildFailure: false,
+      failOnMeasurementError: false,
+    };
+    expect(judge('build-expectation.json', lenient).verdict).toBe('pass');
+    expect(judge('above-peak.json', lenient).verdict).toBe('pass');
+    const failing = judge('correctness-fail.json', lenient);
+    // A wrong answer still fails: only the timeout became a warning.
+    expect(failing.verdict).toBe('fail');
+    expect(failing.reasons).toHaveLength(1);
+    expect(failing.warnings.some((w) => w.includes('timeout: no result after 60.0 s'))).toBe(true);
+  });
+
+  it('never lets correctness FAIL or DRIFT pass, whatever the rest of the policy', () => {
+    const everythingOff = {
+      failOnSlower: false,
+      failOnMissing: false,
+      failOnError: false,
+      failOnBuildFailure: false,
+      failOnMeasurementError: false,
+    };
+    expect(judge('drift.json', everythingOff).verdict).toBe('fail');
+    expect(judge('correctness-fail.json', everythingOff).verdict).toBe('fail');
+  });
+
+  it('fails on MISSING cases only when asked', () => {
+    const results = load('aa-current.json');
+    results.cases = results.cases.filter((c) => c.variant !== 'torch_copy');
+    const comparison = compare(results, baseline, config);
+    const tiers = evaluateTiers(results, config);
+    expect(gate(comparison, tiers, results, config).verdict).toBe('pass');
+    const strict = { ...config, policy: { ...config.policy, failOnMissing: true } };
+    expect(gate(comparison, tiers, results, strict).reasons).toEqual([
+      'gemm/torch_copy op=copy,dtype=fp32,MiB=1024: MISSING: in the baseline, not in this run',
+    ]);
+  });
+});

@@ -1,0 +1,318 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { compare } from '../src/compare.js';
+import { loadConfig, type Config } from '../src/config.js';
+import { gate } from '../src/gate.js';
+import { escapeCell, escapeMarkdown, codeBlock, formatSci, mermaidLabel } from '../src/markdown.js';
+import {
+  COMMENT_MAX_CHARS,
+  renderReport,
+  truncateMarkdown,
+  type ReportInput,
+} from '../src/render.js';
+import { loadResults } from '../src/results.js';
+import type { CaseResult, KernelgateResults } from '../src/results-types.js';
+import { evaluateTiers } from '../src/tiers.js';
+
+const load = (name: string) => loadResults(join(import.meta.dirname, 'fixtures', 'results', name));
+const configDir = join(import.meta.dirname, 'fixtures', 'config');
+const config = loadConfig(join(configDir, 'valid'));
+
+function input(
+  results: KernelgateResults,
+  baseline: KernelgateResults | undefined,
+  cfg: Config = config,
+  extra: Partial<ReportInput> = {},
+): ReportInput {
+  const comparison = compare(results, baseline, cfg);
+  const tiers = evaluateTiers(results, cfg);
+  return {
+    kind: 'pr',
+    results,
+    baseline,
+    comparison,
+    tiers,
+    gate: gate(comparison, tiers, results, cfg),
+    config: cfg,
+    ...extra,
+  };
+}
+
+const HOSTILE = [
+  '<img src="https://evil.example/beacon.png">',
+  '![beacon](https://evil.example/b.png)',
+  '@everyone @octo-org/maintainers',
+  'a | b',
+  'line one\nline two',
+  '```\n# not a heading',
+  '</details><script>alert(1)</script>',
+  '<!-- kernelgate:report:default -->',
+  '[click](javascript:alert(1))',
+].join(' ');
+
+describe('escaping', () => {
+  it.each([
+    ['<b>bold</b>', '&lt;b&gt;bold&lt;/b&gt;'],
+    ['![x](http://e/x.png)', '!\\[x\\](http://e/x.png)'],
+    ['@everyone', '@&#8203;everyone'],
+    ['a|b', 'a\\|b'],
+    ['# heading', '\\# heading'],
+    ['- item', '\\- item'],
+    ['1. item', '1\\. item'],
+    ['1.08', '1.08'],
+    ['-3', '-3'],
+    ['*em* _em_ `code` ~del~', '\\*em\\* \\_em\\_ \\`code\\` \\~del\\~'],
+    ['two\nlines', 'two lines'],
+    ['&amp;', '&amp;amp;'],
+  ])('escapeMarkdown(%j) = %j', (raw, want) => {
+    expect(escapeMarkdown(raw)).toBe(want);
+  });
+
+  it('keeps a multi-line cell in its cell', () => {
+    expect(escapeCell('a | b\nc')).toBe('a \\| b<br>c');
+  });
+
+  it('fences code longer than any backtick run inside', () => {
+    expect(codeBlock('x ```` y')).toBe('`````\nx ```` y\n`````');
+  });
+
+  it('strips what would break a Mermaid string', () => {
+    expect(mermaidLabel('a"b`c[d]\ne')).toBe('abcd e');
+  });
+
+  it.each([
+    [3.1e-2, '3.1e-2'],
+    [5e-3, '5e-3'],
+    [4.45, '4.5'],
+    [0, '0'],
+    [null, 'n/a'],
+  ])('formatSci(%d) = %s', (value, want) => {
+    expect(formatSci(value)).toBe(want);
+  });
+});
+
+describe('renderReport', () => {
+  const baseline = load('baseline.json');
+
+  it('puts the marker first, then the verdict and the executive summary before the tables', () => {
+    const { full, comment, commentLevel } = renderReport(
+      input(load('correctness-fail.json'), baseline, config, {
+        marker: '<!-- kernelgate:report:default -->',
+      }),
+    );
+    expect(comment).toBe(full);
+    expect(commentLevel).toBe(0);
+    const lines = full.split('\n');
+    expect(lines[0]).toBe('<!-- kernelgate:report:default -->');
+    expect(lines[1]).toBe('## kernelgate (fixture): ❌ fail');
+    const order = [
+      '**Verdict: fail.**',
+      '**Why the gate fails**',
+      '### Results',
+      '### Tiers',
+      '### Next steps',
+      '### Diagnostics',
+      '### Build facts',
+      '### Environment',
+    ];
+    const positions = order.map((s) => full.indexOf(s));
+    expect(positions.every((p) => p > 0)).toBe(true);
+    expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+    expect(full).toContain('These results are **synthetic**');
+    expect(full).toContain(
+      '- attention/triton\\_fa2 dtype=fp16,B=16,H=96,S=4096,D=64,causal=true: correctness FAIL: rel\\_l2 3.1e-1 &gt; tol 2e-3',
+    );
+  });
+
+  it('shows Δ, verdict and CI in the results table, and a TFLOPS chart per headline case', () => {
+    const { full } = renderReport(input(load('regression.json'), baseline));
+    const row = full
+      .split('\n')
+      .find((l) =>
+        l.startsWith('| triton\\_fa2 | dtype=fp16,B=16,H=96,S=4096,D=128,causal=false |'),
+      );
+    expect(row).toMatch(
+      /\| \+\d+\.\d % \| 🔴 SLOWER \| \+\d+\.\d % … \+\d+\.\d % \| ✅ PASS \| \d\.\de-4 \/ 2e-3 \|/,
+    );
+    expect(full).toContain(
+      '```mermaid\nxychart-beta\n    title "attention dtype=fp16,B=16,H=96,S=4096,D=128,causal=false TFLOPS"',
+    );
+    expect(full).toContain(
+      'x-axis ["triton_fa2", "cuda_fa2", "sdpa_flash", "sdpa_cudnn", "sdpa_default"]',
+    );
+    expect(full).toContain('- triton differs from the baseline: 3.6.0 → 3.6.1');
+  });
+
+  it("shows seed 001's ladder as unreachable, with the TFLOPS each tier implies", () => {
+    const seed = loadConfig(join(configDir, 'seed001'));
+    const { full } = renderReport(input(load('seed001-ladder.json'), undefined, seed));
+    expect(full).toContain('Below the first tier.');
+    expect(full).toContain(
+      'Next milestone: **Tier 1 (Good)** (B): 6.135 ms, which implies 1075.3 TFLOPS: **unreachable**',
+    );
+    expect(full).toContain(
+      '| Tier 5 (Breakthrough) | A++ | 64.00× | 0.192 | 34410.4 | 🚫 unreachable: needs 34410 TFLOPS > 989.4 peak |',
+    );
+    expect(full).toContain('5 tier(s) of this ladder need more than the chip');
+  });
+
+  it('flags a measurement error in the table and the summary, never as a result', () => {
+    const { full } = renderReport(input(load('above-peak.json'), baseline));
+    expect(full).toMatch(
+      /\| sdpa\\_default \| dtype=fp16,B=16,H=96,S=4096,D=128,causal=true \| [\d.]+ \| [\d.]+ \| ⚠️ 1\d{3}\.\d \|/,
+    );
+    expect(full).toContain('measurement error: ');
+    expect(full).toContain(
+      '- Recheck the FLOP or byte count and the timing of attention/sdpa\\_default',
+    );
+  });
+
+  it('renders build facts and compiler output of a failed expectation', () => {
+    const { full } = renderReport(input(load('build-expectation.json'), baseline));
+    expect(full).toContain(
+      '| attention/cuda\\_fa2 | ⚠️ expectation unmet | sm\\_90, PTX compute\\_90 | 168 | 0 | 0 | 0 | HMMA 1024, LDSM 384, LDGSTS 192 | archs: sm\\_90a missing (found sm\\_90): built with -gencode=arch=compute\\_90,code=sm\\_90 |',
+    );
+    expect(full).toContain(
+      '```\nptxas info    : Compiling entry function kg_fa2_fwd_d128 for sm_90',
+    );
+    expect(full).toContain(
+      '- Arch conditional MMA instruction used without targeting appropriate compute capability: build with -gencode=arch=compute\\_90a,code=sm\\_90a (not compute\\_90)',
+    );
+  });
+
+  it('renders the nightly report with the tiers before the results', () => {
+    const { full } = renderReport({ ...input(load('aa-current.json'), baseline), kind: 'nightly' });
+    expect(full.split('\n')[0]).toBe(
+      '## kernelgate (fixture) nightly: ✅ pass · 2026-11-21T02:00:00Z',
+    );
+    expect(full.indexOf('### Tiers')).toBeLessThan(full.indexOf('### Results'));
+  });
+
+  it('escapes hostile strings everywhere they can come from', () => {
+    const results = load('correctness-fail.json');
+    const failing = results.cases.find((c) => c.status === 'fail') as CaseResult;
+    failing.variant = `evil ${HOSTILE}`;
+    failing.case = `case ${HOSTILE}`;
+    if (failing.correctness) failing.correctness.message = HOSTILE;
+    results.diagnostics.push({
+      level: 'error',
+      code: 'x',
+      message: HOSTILE,
+      fix: HOSTILE,
+      source: HOSTILE,
+    });
+    results.kernels[0] = {
+      ...(results.kernels[0] as KernelgateResults['kernels'][0]),
+      description: HOSTILE,
+    };
+    const build = results.builds?.[0];
+    if (build)
+      Object.assign(build, { status: 'failed', log_tail: `${HOSTILE}\n\`\`\`\`\n${HOSTILE}` });
+    const hostileConfig = { ...config, report: { ...config.report, title: HOSTILE } };
+    const { full } = renderReport(
+      input(results, undefined, hostileConfig, { context: { prTitle: HOSTILE, prNumber: 7 } }),
+    );
+    // Outside code fences: no raw HTML, no images, no mentions, no fake marker.
+    const outside = full.replace(/^(`{3,})[^\n]*\n[\s\S]*?\n\1$/gm, '');
+    expect(outside).not.toMatch(/<img|<script|<\/details><script|!\[beacon\]|<!-- kernelgate/);
+    expect(outside).not.toMatch(/@(?!&#8203;)[\w-]/);
+    expect(outside).not.toMatch(/(?<!\\)\]\(javascript:/);
+    // Every table row keeps its column count.
+    for (const block of outside.split(/\n\n/)) {
+      const rows = block.split('\n').filter((l) => l.startsWith('|'));
+      if (rows.length < 2) continue;
+      const cells = (row: string) => row.replace(/\\\|/g, '').split('|').length;
+      for (const row of rows) expect(cells(row), row).toBe(cells(rows[0] as string));
+    }
+    // The log is shown verbatim inside a fence longer than its own backtick runs.
+    expect(full).toContain('`````\n<img src="https://evil.example/beacon.png">');
+  });
+});
+
+/** A results document with `n` attention cases, a few of them failing. */
+function bigRun(base: KernelgateResults, n: number, failEvery: number): KernelgateResults {
+  const template = base.cases[0] as CaseResult;
+  const cases: CaseResult[] = [];
+  for (let i = 0; i < n; i++) {
+    const c = structuredClone(template);
+    c.case = `dtype=fp16,B=1,H=8,S=${128 + i},D=64,causal=false`;
+    c.params = { dtype: 'fp16', B: 1, H: 8, S: 128 + i, D: 64, causal: false };
+    // Ten tight samples: identical runs compare SAME, so only the failures need attention.
+    if (c.timing) {
+      const medianMs = c.timing.median_ms;
+      c.timing.samples_ms = Array.from({ length: 10 }, (_, k) => medianMs * (1 + 0.001 * k));
+    }
+    if (failEvery && i % failEvery === 0) {
+      c.status = 'fail';
+      if (c.correctness)
+        Object.assign(c.correctness, { status: 'FAIL', rel_l2: 0.2, message: 'wrong tail' });
+    }
+    cases.push(c);
+  }
+  return { ...base, cases };
+}
+
+describe('comment size', () => {
+  // Fewer resamples keep thousands of bootstraps fast; no row cap, so size alone drives degrading.
+  const small: Config = {
+    ...config,
+    compare: { ...config.compare, resamples: 100 },
+    report: { ...config.report, maxRows: 100_000 },
+  };
+  const base = load('baseline.json');
+
+  it('drops rows that need no attention when a large report does not fit, and says how many', () => {
+    const baseline = bigRun(base, 3000, 0);
+    const results = bigRun(base, 3000, 100);
+    const { full, comment, commentLevel } = renderReport(input(results, baseline, small));
+    expect(full.length).toBeGreaterThan(COMMENT_MAX_CHARS);
+    expect(comment.length).toBeLessThanOrEqual(COMMENT_MAX_CHARS);
+    expect(commentLevel).toBe(2);
+    expect(comment).toMatch(
+      /_\d+ rows that need no attention \(correctness PASS, performance SAME or NEW\) are not shown here/,
+    );
+    // All 30 failures are still listed.
+    expect(comment.match(/❌ FAIL/g)?.length).toBe(30);
+    expect(comment).toContain('<details><summary>3000 results, ');
+  });
+
+  it('truncates with a note when even the problems do not fit, leaving no fence or details open', () => {
+    const results = bigRun(base, 3000, 1);
+    const { comment, commentLevel } = renderReport(input(results, undefined, small, {}));
+    expect(commentLevel).toBe(3);
+    expect(comment.length).toBeLessThanOrEqual(COMMENT_MAX_CHARS);
+    expect(comment).toContain("This comment was cut to fit GitHub's 65,536-character limit");
+    expect(comment.match(/<details>/g)?.length ?? 0).toBe(
+      comment.match(/<\/details>/g)?.length ?? 0,
+    );
+    expect((comment.match(/^```/gm)?.length ?? 0) % 2).toBe(0);
+  });
+
+  it('applies report.max_rows to the comment only', () => {
+    const results = bigRun(base, 80, 0);
+    const capped: Config = { ...small, report: { ...small.report, maxRows: 10 } };
+    const { full, comment } = renderReport(input(results, undefined, capped));
+    const rows = (md: string) =>
+      md.split('\n').filter((l) => l.startsWith('| triton\\_fa2 |')).length;
+    expect(rows(full)).toBe(80);
+    expect(rows(comment)).toBe(10);
+    expect(comment).toContain('_70 rows that need no attention');
+  });
+});
+
+describe('truncateMarkdown', () => {
+  it('cuts at a line, drops an unclosed fence and closes open details', () => {
+    const md = [
+      '<details><summary>x</summary>',
+      '',
+      'a',
+      '```',
+      'code',
+      'more code',
+      '```',
+      'tail',
+    ].join('\n');
+    const out = truncateMarkdown(md, 64 + 10 + 45, 'NOTE');
+    expect(out).toBe('<details><summary>x</summary>\n\na\n\n</details>\n\nNOTE\n');
+  });
+});
