@@ -382,6 +382,19 @@ describe('nightly issue', () => {
     });
     expect(kept?.state).toBe('open');
   });
+  test('a 403 from a token without issues: write is a warning naming the nightly issue', async () => {
+    server.faults.push({ kind: 'integration-forbidden', times: 1, operationId: 'issues/create' });
+    const outcome = await publish(report(), options({ mode: 'schedule', prNumber: undefined }), {
+      client,
+      fs,
+      sink,
+    });
+    expect(outcome.url).toBeUndefined();
+    expect(sleeps).toEqual([]);
+    expect(sink.warnings[0]).toMatch(
+      /^Could not write the nightly report issue: GitHub answered 403 "Resource not accessible by integration", so this run's token is read-only\./,
+    );
+  });
 });
 
 describe('retryDelayMs', () => {
