@@ -4,7 +4,14 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { diagnoseOutput } from '../src/diagnose.js';
-import { cudaForDriver, cudnnVersion, gpuSku, runDoctor, type DoctorDeps } from '../src/doctor.js';
+import {
+  cudaForDriver,
+  cudnnVersion,
+  describeDoctor,
+  gpuSku,
+  runDoctor,
+  type DoctorDeps,
+} from '../src/doctor.js';
 import { scriptedExec, type ScriptedResponse } from '../src/exec.js';
 
 const ENV_FIXTURES = path.resolve('test/fixtures/env');
@@ -543,5 +550,39 @@ describe('lookups', () => {
     expect(cudaForDriver('470.256.02')).toBeUndefined();
     expect(cudnnVersion(91900)).toBe('9.19.0');
     expect(cudnnVersion(8902)).toBe('8.9.2');
+  });
+});
+
+describe('describeDoctor', () => {
+  it('prints the H200 in a few lines a person can read', async () => {
+    const report = await runDoctor(deps(await loadMachine('h200-2026-11-21')));
+    expect(describeDoctor(report)).toBe(
+      [
+        'GPU        NVIDIA H200 (H200, compute capability 9.0, 132 SMs, 140.4 GiB)',
+        'Driver     580.159.04 (CUDA 13.0)',
+        'CUDA       runtime 13.0, toolkit 13.0.88',
+        'Libraries  python 3.12.3, torch 2.11.0+cu130, triton 3.6.0, cudnn 9.19.0',
+        'State      SM 1980/1980 MHz, power 126.97/700 W, 35 C, persistence Enabled, ECC Enabled, MIG Disabled, 0 other processes',
+        '',
+        'No problems found.',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it("prints seed 000's compat layer and the finding with its fix", async () => {
+    const text = describeDoctor(await runDoctor(deps(await loadMachine('seed-000-h100-compat'))));
+    expect(text).toContain(
+      'Compat     /usr/local/cuda-13.0/compat (libcuda 580.95.05) in LD_LIBRARY_PATH\n',
+    );
+    expect(text).toContain(
+      'libcuda    /usr/local/cuda-13.0/compat/libcuda.so.580.95.05 (cuInit CUDA_SUCCESS)\n',
+    );
+    expect(text).toContain(
+      'WARNING driver.forward_compat: Driver 570.133.20 supports CUDA <= 12.8, but nvcc 13.0.88 needs CUDA 13.0',
+    );
+    expect(text).toContain(
+      '  fix: Install driver >= 580.65.06 and take /usr/local/cuda-13.0/compat out of LD_LIBRARY_PATH;',
+    );
   });
 });
