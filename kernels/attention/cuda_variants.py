@@ -58,16 +58,16 @@ def check_qkv(q, k, v, out=None):
             raise ValueError(f"{name} must be contiguous (B, H, S, D)")
         if t.device != q.device:
             raise ValueError(f"{name} is on {t.device}, q on {q.device}")
-    if q.dtype not in _DTYPE_CODES:
-        raise Unsupported(f"dtype {q.dtype} (fp16 and bf16 only)")
-    if q.device.type != "cuda":
-        raise Unsupported(f"tensors on {q.device} (CUDA only)")
     batch, heads, seq_q, head_dim = q.shape
     seq_k = k.shape[2]
     if tuple(k.shape) != (batch, heads, seq_k, head_dim) or tuple(v.shape) != tuple(k.shape):
         raise ValueError(f"k {tuple(k.shape)} and v {tuple(v.shape)} must be (B, H, S_k, D) with q's B, H, D {tuple(q.shape)}")
     if out is not None and tuple(out.shape) != tuple(q.shape):
         raise ValueError(f"out has shape {tuple(out.shape)}, q has {tuple(q.shape)}")
+    if q.dtype not in _DTYPE_CODES:
+        raise Unsupported(f"dtype {q.dtype} (fp16 and bf16 only)")
+    if q.device.type != "cuda":
+        raise Unsupported(f"tensors on {q.device} (CUDA only)")
     if seq_q == 0 or seq_k == 0:
         raise Unsupported("empty sequence")
     return batch, heads, seq_q, seq_k, head_dim
@@ -78,8 +78,12 @@ def _scale(params, head_dim):
     return float(scale) if scale is not None else 1.0 / math.sqrt(head_dim)
 
 
-def _causal(params):
-    return bool(params.get("causal", False))
+def causal_flag(params):
+    """The case's causal flag; manifests give YAML booleans, case ids the strings true/false."""
+    value = params.get("causal", False)
+    if isinstance(value, str):
+        return value.lower() == "true"
+    return bool(value)
 
 
 def cuda_fa2(params, ctx):
@@ -87,7 +91,7 @@ def cuda_fa2(params, ctx):
     if int(params.get("D", 128)) not in _HEAD_DIMS:
         raise Unsupported(f"head dim {params.get('D')} (64 and 128 only)")
     lib = _load(ctx.library("cuda_fa2"))
-    causal = _causal(params)
+    causal = causal_flag(params)
 
     def run(inputs, out):
         q, k, v = inputs["q"], inputs["k"], inputs["v"]
@@ -115,7 +119,7 @@ def heads_per_chunk(seq_q, seq_k, element_bytes, budget_bytes=SCORES_BUDGET_BYTE
 def cublas_attn(params, ctx):
     """Unfused reference: S = Q K^T (cuBLAS through torch.bmm), P = softmax (CUDA kernel), O = P V (cuBLAS)."""
     lib = _load(ctx.library("cublas_attn"))
-    causal = _causal(params)
+    causal = causal_flag(params)
     scores_cache = {}
 
     def run(inputs, out):

@@ -93,4 +93,7 @@ def _factory(variant, entry):
     return factory
 
 
-VARIANTS: dict = {"cuda_bsr_mma": _factory("cuda_bsr_mma", "kg_bsr_gemm_mma")}
+VARIANTS: dict = {
+    "cuda_bsr_mma": _factory("cuda_bsr_mma", "kg_bsr_gemm_mma"),
+    "cuda_bsr_wgmma": _factory("cuda_bsr_wgmma", "kg_bsr_gemm_wgmma"),
+}

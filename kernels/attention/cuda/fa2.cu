@@ -1,6 +1,6 @@
 // FlashAttention-2 forward for sm_90a on the warp-level tensor-core path (mma.sync m16n8k16).
 //
-// One CTA owns kBlockM = 128 query rows of one (batch, head); its 8 warps own 16 rows each,
+// One CTA owns kBlockM = 16 * kWarps query rows of one (batch, head); each warp owns 16,
 // so a warp's softmax statistics never leave its registers (a quad of lanes shares a row).
 // K and V tiles of kBlockN = 64 keys stream through double-buffered shared memory with
 // cp.async: K[j+1] is in flight while S = Q K[j]^T and the softmax run, V[j+1] while
@@ -15,10 +15,17 @@
 
 namespace {
 
-constexpr int kBlockM = 128;
+// Warps per CTA (16 query rows each); the build may override it to compare configurations.
+#ifndef KG_FA2_WARPS
+#define KG_FA2_WARPS 8
+#endif
+constexpr int kWarps = KG_FA2_WARPS;
+constexpr int kBlockM = 16 * kWarps;
 constexpr int kBlockN = 64;
-constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
+// Registers cap occupancy: D = 128 needs ~210 per thread, D = 64 fits in 128.
+constexpr int kMinBlocksD128 = kWarps >= 8 ? 1 : 8 / kWarps;
+constexpr int kMinBlocksD64 = 16 / kWarps;
 
 // Element offset of 16-byte chunk `chunk` of row `row` in a [rows][kD] swizzled tile.
 template <int kD>
@@ -46,7 +53,7 @@ __device__ __forceinline__ void load_tile(T* tile, const T* src, int row0, int s
 }
 
 template <typename T, int kD, bool kCausal>
-__global__ void __launch_bounds__(kThreads, kD == 64 ? 2 : 1)
+__global__ void __launch_bounds__(kThreads, kD == 64 ? kMinBlocksD64 : kMinBlocksD128)
     fa2_fwd_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
                    T* __restrict__ out, int heads, int seq_q, int seq_k, float scale_log2) {
   using Mma = kg::Mma<T>;

@@ -1,0 +1,125 @@
+"""CPU-side checks of the CUDA variants' Python wrappers: argument validation, the reasons
+given for unsupported cases, and the chunking of the unfused reference. No GPU needed: the
+wrappers validate before they touch a library or a device."""
+
+import pytest
+import torch
+
+from kernels.attention import cuda_variants as attn
+from kernels.bsr_gemm import cuda_variants as bsr
+from kernels.harness import NotBuilt, Unsupported
+
+
+class NoLibraryCtx:
+    device = "cpu"
+    interpret = False
+
+    def library(self, variant):
+        raise NotBuilt(f"{variant}: no library in this test")
+
+
+def qkv(shape=(1, 2, 8, 64), k_shape=None, dtype=torch.float16):
+    k_shape = k_shape or shape
+    return torch.zeros(shape, dtype=dtype), torch.zeros(k_shape, dtype=dtype), torch.zeros(k_shape, dtype=dtype)
+
+
+def test_valid_cpu_tensors_are_unsupported_not_an_error():
+    q, k, v = qkv((2, 3, 5, 64), (2, 3, 7, 64))
+    with pytest.raises(Unsupported, match="CUDA only"):
+        attn.check_qkv(q, k, v)
+
+
+def test_check_qkv_rejects_mismatched_heads():
+    q, _, _ = qkv((1, 2, 8, 64))
+    _, k, v = qkv((1, 3, 8, 64))
+    with pytest.raises(ValueError, match=r"k \(1, 3, 8, 64\) and v \(1, 3, 8, 64\) must be \(B, H, S_k, D\)"):
+        attn.check_qkv(q, k, v)
+
+
+def test_check_qkv_rejects_non_contiguous():
+    q, k, v = qkv((1, 2, 8, 64))
+    with pytest.raises(ValueError, match="k must be contiguous"):
+        attn.check_qkv(q, k.transpose(2, 3).contiguous().transpose(2, 3), v)
+
+
+def test_check_qkv_rejects_mixed_dtypes():
+    q, k, v = qkv()
+    with pytest.raises(ValueError, match="v has dtype torch.bfloat16, q has torch.float16"):
+        attn.check_qkv(q, k, v.to(torch.bfloat16))
+
+
+def test_check_qkv_rejects_three_dimensional_inputs():
+    q, k, v = qkv()
+    with pytest.raises(ValueError, match=r"q must be 4-D \(B, H, S, D\), got shape \(2, 8, 64\)"):
+        attn.check_qkv(q[0], k, v)
+
+
+def test_fp32_is_unsupported_not_an_error():
+    q, k, v = qkv(dtype=torch.float32)
+    with pytest.raises(Unsupported, match="fp16 and bf16 only"):
+        attn.check_qkv(q, k, v)
+
+
+def test_fa2_refuses_head_dim_96_before_loading_its_library():
+    with pytest.raises(Unsupported, match="head dim 96"):
+        attn.cuda_fa2({"D": 96, "causal": False}, NoLibraryCtx())
+
+
+def test_fa2_without_library_raises_not_built():
+    with pytest.raises(NotBuilt):
+        attn.cuda_fa2({"D": 128, "causal": False}, NoLibraryCtx())
+
+
+@pytest.mark.parametrize("value, expected", [(True, True), (False, False), ("true", True), ("false", False)])
+def test_causal_flag_accepts_yaml_booleans_and_strings(value, expected):
+    assert attn.causal_flag({"causal": value}) is expected
+
+
+def test_scores_chunk_for_the_headline_case_stays_under_the_budget():
+    heads = attn.heads_per_chunk(4096, 4096, 2)
+    assert heads * 4096 * 4096 * 2 <= attn.SCORES_BUDGET_BYTES
+    assert heads == 64
+    assert attn.heads_per_chunk(1 << 20, 1 << 20, 2) == 1
+
+
+def bsr_inputs(n_block_rows=2, topk=2, bm=128, bk=128, k=512, n=256, dtype=torch.float16):
+    return (
+        torch.zeros(n_block_rows, topk, bm, bk, dtype=dtype),
+        torch.zeros(n_block_rows, topk, dtype=torch.int32),
+        torch.zeros(k, n, dtype=dtype),
+    )
+
+
+def test_check_bsr_rejects_int64_columns():
+    a_values, a_cols, b = bsr_inputs()
+    with pytest.raises(ValueError, match="a_cols must be a 2-D int32 tensor"):
+        bsr.check_bsr(a_values, a_cols.long(), b)
+
+
+def test_check_bsr_rejects_k_not_a_multiple_of_bk():
+    a_values, a_cols, _ = bsr_inputs()
+    with pytest.raises(ValueError, match="K = 500 is not a multiple of bk = 128"):
+        bsr.check_bsr(a_values, a_cols, torch.zeros(500, 256, dtype=torch.float16))
+
+
+def test_check_bsr_rejects_too_many_blocks_per_row():
+    a_values, a_cols, b = bsr_inputs(topk=5)
+    with pytest.raises(ValueError, match="topk = 5 exceeds the 4 column blocks"):
+        bsr.check_bsr(a_values, a_cols, b)
+
+
+def test_check_bsr_rejects_wrong_output_shape():
+    a_values, a_cols, b = bsr_inputs()
+    with pytest.raises(ValueError, match=r"out has shape \(256, 128\), expected \(256, 256\)"):
+        bsr.check_bsr(a_values, a_cols, b, torch.zeros(256, 128, dtype=torch.float16))
+
+
+def test_check_bsr_cpu_tensors_are_unsupported():
+    with pytest.raises(Unsupported, match="CUDA only"):
+        bsr.check_bsr(*bsr_inputs())
+
+
+def test_bsr_factories_raise_not_built_without_a_library():
+    for factory in bsr.VARIANTS.values():
+        with pytest.raises(NotBuilt):
+            factory({}, NoLibraryCtx())
