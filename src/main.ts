@@ -2,8 +2,10 @@
 // the results and publishes the report. The one place that turns an outcome into core.setFailed.
 import { readFileSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import * as actionsCore from '@actions/core';
+import { fileBaselineStore } from './baseline.js';
 import { compare } from './compare.js';
 import { loadConfig, type Config } from './config.js';
 import { gate, type GateResult } from './gate.js';
@@ -23,13 +25,26 @@ import type { KernelgateResults } from './results-types.js';
 import { loadResults } from './results.js';
 import { evaluateTiers } from './tiers.js';
 import { checkTrust, DEFAULT_APPROVAL_LABEL, type EventContext } from './trust.js';
+import { actionsExec } from './exec.js';
+import { fullRun, type FullRun, type FullRunOptions } from './run.js';
+
+/** The action's own checkout (dist/index.js and src/main.ts sit one level below): it holds the harness. */
+export const ACTION_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 export const MODES = ['auto', 'pr', 'push', 'schedule'] as const;
 export type Mode = (typeof MODES)[number];
 
+export const SAVE_BASELINE = ['auto', 'true', 'false'] as const;
+
 export interface ActionInputs {
-  /** Undefined only with trustOnly. */
+  /** Results the harness already wrote; undefined: this step measures (doctor → build → harness). */
   results: string | undefined;
+  /** Kernels to measure (all when empty). */
+  kernels: string[];
+  /** The baseline store: trusted runs' results per branch and GPU SKU. */
+  baselineDir: string;
+  /** auto: push and schedule runs store their results as the branch's newest baseline. */
+  saveBaseline: (typeof SAVE_BASELINE)[number];
   baseline: string | undefined;
   config: string;
   token: string | undefined;
@@ -57,6 +72,8 @@ export interface RunDeps {
   env: Record<string, string | undefined>;
   createClient(token: string): GitHubClient;
   fs: PublishDeps['fs'];
+  /** doctor → build → harness on this runner, when no results input is given */
+  measure(options: FullRunOptions): Promise<FullRun>;
 }
 
 export function defaultDeps(): RunDeps {
@@ -88,6 +105,16 @@ export function defaultDeps(): RunDeps {
         log: (message) => actionsCore.info(message),
       }),
     fs: { mkdir, writeFile: (path, data) => writeFile(path, data, 'utf8') },
+    measure: (options) =>
+      fullRun(options, {
+        exec: actionsExec(),
+        log: {
+          info: (line) => actionsCore.info(line),
+          startGroup: (name) => actionsCore.startGroup(name),
+          endGroup: () => actionsCore.endGroup(),
+          warning: (message) => actionsCore.warning(message),
+        },
+      }),
   };
 }
 
@@ -106,8 +133,18 @@ export function readInputs(getInput: (name: string) => string): ActionInputs {
   };
   const results = text('results');
   const trustOnly = bool('trust-only', false);
-  if (results === undefined && !trustOnly) {
-    throw new Error(`Input 'results' is required: the path of the results JSON the harness wrote.`);
+  const kernels = (text('kernels') ?? '').split(/[\s,]+/).filter((name) => name !== '');
+  const badKernel = kernels.find((name) => !/^[a-z0-9_]+$/.test(name));
+  if (badKernel !== undefined) {
+    throw new Error(
+      `Input 'kernels' must list kernel folder names (a-z, 0-9, _), separated by commas; got '${badKernel}'.`,
+    );
+  }
+  const saveBaseline = text('save-baseline') ?? 'auto';
+  if (!(SAVE_BASELINE as readonly string[]).includes(saveBaseline)) {
+    throw new Error(
+      `Input 'save-baseline' must be one of ${SAVE_BASELINE.join(', ')}; got '${saveBaseline}'.`,
+    );
   }
   const mode = text('mode') ?? 'auto';
   if (!(MODES as readonly string[]).includes(mode)) {
@@ -121,6 +158,9 @@ export function readInputs(getInput: (name: string) => string): ActionInputs {
   }
   return {
     results,
+    kernels,
+    baselineDir: text('baseline-dir') ?? '.kernelgate/baselines',
+    saveBaseline: saveBaseline as ActionInputs['saveBaseline'],
     baseline: text('baseline'),
     config: text('config') ?? '.',
     token: text('token'),
@@ -332,6 +372,60 @@ export async function pipeline(
   }
 }
 
+/** The branch a run measured (push, schedule) and, for a pull request, the branch it targets. */
+export function branchesOf(
+  event: EventContext,
+  env: Record<string, string | undefined>,
+): { branch: string | undefined; baseBranch: string | undefined } {
+  const ref = env['GITHUB_REF'] ?? '';
+  const headRef = field(event.payload, 'pull_request', 'head', 'ref');
+  const baseRef = field(event.payload, 'pull_request', 'base', 'ref');
+  return {
+    branch: ref.startsWith('refs/heads/')
+      ? ref.slice('refs/heads/'.length)
+      : typeof headRef === 'string'
+        ? headRef
+        : undefined,
+    baseBranch: typeof baseRef === 'string' ? baseRef : env['GITHUB_BASE_REF'] || undefined,
+  };
+}
+
+function measureOptions(
+  inputs: ActionInputs,
+  config: Config,
+  mode: PublishMode,
+  event: EventContext,
+  env: Record<string, string | undefined>,
+  core: ActionCore,
+): FullRunOptions {
+  const workspace = env['GITHUB_WORKSPACE'] ?? process.cwd();
+  const { branch, baseBranch } = branchesOf(event, env);
+  if (mode === 'pr' && inputs.saveBaseline === 'true') {
+    core.warning(
+      "Input 'save-baseline' is true, but pull request runs never write baselines (a PR's code is not yet trusted to define what 'normal' is). Nothing was stored.",
+    );
+  }
+  return {
+    config,
+    workspace,
+    harnessRoot: ACTION_ROOT,
+    outDir: inWorkspace(env, join(inputs.reportDir, 'measure')),
+    ...(inputs.kernels.length > 0 ? { only: inputs.kernels } : {}),
+    run: {
+      ...(env['GITHUB_RUN_ID'] ? { id: env['GITHUB_RUN_ID'] } : {}),
+      ...(env['GITHUB_SHA'] ? { git_sha: env['GITHUB_SHA'] } : {}),
+      ...(env['GITHUB_REF'] ? { git_ref: env['GITHUB_REF'] } : {}),
+      command: `kernelgate action (${event.name})`,
+    },
+    mode,
+    branch,
+    baseBranch,
+    store: fileBaselineStore(inWorkspace(env, inputs.baselineDir)),
+    baselinePath: inputs.baseline === undefined ? undefined : inWorkspace(env, inputs.baseline),
+    saveBaseline: mode !== 'pr' && inputs.saveBaseline !== 'false',
+  };
+}
+
 export function failureMessage(outcome: PipelineOutcome): string | undefined {
   const lines: string[] = [];
   if (outcome.gate.verdict === 'fail') {
@@ -362,28 +456,42 @@ export async function run(deps: RunDeps = defaultDeps()): Promise<void> {
     }
     core.info(`Trusted: ${trust.reason}`);
     core.setOutput('trusted', 'true');
-    if (inputs.trustOnly || inputs.results === undefined) return;
+    if (inputs.trustOnly) return;
 
     const config = loadConfigInput(inWorkspace(env, inputs.config));
-    const results = loadResults(inWorkspace(env, inputs.results));
+    const mode = resolveMode(inputs.mode, event);
+    let results: KernelgateResults;
     let baseline: KernelgateResults | undefined;
-    if (inputs.baseline !== undefined) {
-      const baselinePath = inWorkspace(env, inputs.baseline);
-      if (statSync(baselinePath, { throwIfNoEntry: false })?.isFile()) {
-        baseline = loadResults(baselinePath);
-      } else {
-        core.warning(
-          `Input 'baseline' names '${inputs.baseline}', which does not exist: every case is NEW. ` +
-            `Baselines are written by trusted runs (push to the base branch, schedule); run one first.`,
-        );
+    if (inputs.results === undefined) {
+      const measured = await deps.measure(measureOptions(inputs, config, mode, event, env, core));
+      results = measured.results;
+      baseline = measured.baseline?.results;
+      if (measured.baseline) core.info(`Baseline: ${measured.baseline.path}`);
+      if (measured.savedBaseline)
+        core.info(`Stored as the newest baseline: ${measured.savedBaseline}`);
+    } else {
+      results = loadResults(inWorkspace(env, inputs.results));
+      if (inputs.baseline !== undefined) {
+        const baselinePath = inWorkspace(env, inputs.baseline);
+        if (statSync(baselinePath, { throwIfNoEntry: false })?.isFile()) {
+          baseline = loadResults(baselinePath);
+        } else {
+          core.warning(
+            `Input 'baseline' names '${inputs.baseline}', which does not exist: every case is NEW. ` +
+              `Baselines are written by trusted runs (push to the base branch, schedule); run one first.`,
+          );
+        }
       }
     }
-    const mode = resolveMode(inputs.mode, event);
     const prNumber = mode === 'pr' ? await resolvePullRequest(inputs, event, client) : undefined;
     const context = runContext(env, event, prNumber);
+    const judgeStartMs = Date.now();
     const outcome = await pipeline(
       { results, baseline, config, mode, prNumber, repository: event.repository, inputs, context },
       { ...deps, client },
+    );
+    core.info(
+      `kernelgate: judged and published in ${((Date.now() - judgeStartMs) / 1000).toFixed(2)} s`,
     );
     for (const warning of outcome.gate.warnings) core.warning(warning);
     const failure = failureMessage(outcome);

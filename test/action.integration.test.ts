@@ -399,7 +399,14 @@ describe('inputs and event, in process', () => {
       { results: 'r.json', 'comment-key': 'h100 attention' },
       "Input 'comment-key' must be 1 to 64 letters, digits, '.', '_' or '-' (it goes into a hidden HTML marker), got 'h100 attention'.",
     ],
-    [{}, "Input 'results' is required: the path of the results JSON the harness wrote."],
+    [
+      { kernels: 'attention, ../etc' },
+      "Input 'kernels' must list kernel folder names (a-z, 0-9, _), separated by commas; got '../etc'.",
+    ],
+    [
+      { 'save-baseline': 'yes' },
+      "Input 'save-baseline' must be one of auto, true, false; got 'yes'.",
+    ],
   ])('%j is refused', (values, message) => {
     expect(() => readInputs(inputs(values))).toThrow(message);
   });
@@ -407,6 +414,9 @@ describe('inputs and event, in process', () => {
   test('defaults', () => {
     expect(readInputs(inputs({ results: 'r.json' }))).toEqual({
       results: 'r.json',
+      kernels: [],
+      baselineDir: '.kernelgate/baselines',
+      saveBaseline: 'auto',
       baseline: undefined,
       config: '.',
       token: undefined,
