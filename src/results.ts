@@ -67,8 +67,11 @@ export function formatAjvErrors(errors: readonly ErrorObject[]): string[] {
   const anyOfPaths = errors
     .filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf')
     .map((e) => e.schemaPath);
+  // A bad key of a map shows up twice: as the key's own error and as "propertyNames"; keep one.
   const kept = errors.filter(
-    (e) => !anyOfPaths.some((p) => e.schemaPath !== p && e.schemaPath.startsWith(`${p}/`)),
+    (e) =>
+      e.keyword !== 'propertyNames' &&
+      !anyOfPaths.some((p) => e.schemaPath !== p && e.schemaPath.startsWith(`${p}/`)),
   );
   const lines = kept.map(formatAjvError);
   return [...new Set(lines)];
@@ -100,6 +103,9 @@ function formatAjvError(error: ErrorObject): string {
     case 'exclusiveMaximum':
       return `${at} must be ${String(params.comparison)} ${String(params.limit)}${got}`;
     case 'pattern':
+      if (error.propertyName !== undefined) {
+        return `${at} has a key that must match ${String(params.pattern)} (got ${showValue(error.propertyName)})`;
+      }
       return `${at} must match ${String(params.pattern)}${got}`;
     case 'minItems':
       return `${at} must have at least ${String(params.limit)} item(s)${got}`;

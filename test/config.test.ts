@@ -134,6 +134,11 @@ describe('loadConfig', () => {
       'kernelgate.yml: compare.noise_pct.gemm must be >= 0 (got -1)',
     ],
     [
+      'a noise key that names no kernel',
+      { 'kernelgate.yml': 'compare:\n  noise_pct:\n    "Bad Key": 3\n' },
+      'kernelgate.yml: compare.noise_pct has a key that must match ^[a-z0-9_]+(/[a-z0-9_]+(/.+)?)?$ (got "Bad Key")',
+    ],
+    [
       'a kernels_dir that does not exist',
       { 'kernelgate.yml': 'kernels_dir: kernelz\n' },
       'kernelgate.yml: kernels_dir must be a folder (got "kernelz", which does not exist)',
