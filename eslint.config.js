@@ -2,9 +2,33 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', '.venv/', 'kernels/', 'coverage/', 'src/results-types.ts'] },
+  {
+    ignores: [
+      'dist/',
+      'node_modules/',
+      '.venv/',
+      '.carry/',
+      '.scratch-cuda/',
+      '.kernelgate/',
+      'kernels/',
+      'coverage/',
+      'src/results-types.ts',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  {
+    // Plain .mjs scripts run on node; TypeScript files get these from @types/node.
+    files: ['**/*.mjs', '**/*.js'],
+    languageOptions: {
+      globals: Object.fromEntries(
+        ['process', 'console', 'URL', 'Buffer', 'setTimeout', 'clearTimeout'].map((name) => [
+          name,
+          'readonly',
+        ]),
+      ),
+    },
+  },
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The end-to-end proof on a GPU machine: runs the bundled action (dist/index.js) exactly as a
+# self-hosted runner would — INPUT_* variables, an event payload, GITHUB_OUTPUT and
+# GITHUB_STEP_SUMMARY files — against the GitHub REST stand-in on 127.0.0.1, for a sequence of
+# scenarios sharing one baseline store:
+#   push     push to main: measures everything, stores the baseline
+#   aa       pull request of the same code (A/A): every case SAME or AMBIGUOUS expected
+#   broken   pull request with a planted correctness fault (KERNELGATE_FAULT=...:wrong)
+#   slowed   pull request with a planted slowdown (KERNELGATE_FAULT=...:slow)
+# Usage: scripts/gpu-e2e.sh OUTDIR SCENARIO...   (node must be on PATH; see docs/gpu-runs.md)
+# Needs .carry/standin/ (the stand-in bundle: scripts/pack-standin.sh) next to the checkout.
+set -uo pipefail
+
+out=${1:?usage: gpu-e2e.sh OUTDIR SCENARIO...}
+shift
+mkdir -p "$out"
+root=$(cd "$(dirname "$0")/.." && pwd)
+store=${KG_BASELINE_DIR:-$out/baselines}
+fault_target=${KG_FAULT_TARGET:-attention.triton}
+mkdir -p "$store"
+
+standin=$(mktemp -d)
+cp -r "$root/.carry/standin/." "$standin/"
+xz -dkf "$standin/node_modules/@octokit/openapi/generated/api.github.com.json.xz"
+node "$standin/standin.mjs" --url-file "$standin/url" --state-file "$out/standin-state.json" \
+  --pr 42 >"$out/standin.log" 2>&1 &
+standin_pid=$!
+for _ in $(seq 50); do [[ -s $standin/url ]] && break; sleep 0.1; done
+api_url=$(cat "$standin/url")
+trap 'kill $standin_pid 2>/dev/null' EXIT
+
+sha=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo 0000000000000000000000000000000000000000)
+repo=kernelgate/kernelgate
+
+event_push() {
+  cat <<JSON
+{"ref": "refs/heads/main", "after": "$sha", "repository": {"full_name": "$repo", "default_branch": "main", "owner": {"login": "kernelgate"}, "name": "kernelgate"}}
+JSON
+}
+event_pr() {
+  cat <<JSON
+{"action": "synchronize", "number": 42,
+ "pull_request": {"number": 42, "title": "$1", "labels": [],
+   "head": {"ref": "feature", "sha": "$sha", "repo": {"full_name": "$repo"}},
+   "base": {"ref": "main", "sha": "$sha", "repo": {"full_name": "$repo"}}},
+ "repository": {"full_name": "$repo", "default_branch": "main", "owner": {"login": "kernelgate"}, "name": "kernelgate"}}
+JSON
+}
+
+run_scenario() {
+  local name=$1 event_name ref fault=""
+  local dir="$out/$name"
+  mkdir -p "$dir"
+  case $name in
+    push) event_name=push; ref=refs/heads/main; event_push >"$dir/event.json" ;;
+    aa) event_name=pull_request; ref=refs/pull/42/merge; event_pr "A/A: same code as main" >"$dir/event.json" ;;
+    broken) event_name=pull_request; ref=refs/pull/42/merge; fault="$fault_target:wrong"
+      event_pr "planted fault: $fault" >"$dir/event.json" ;;
+    slowed) event_name=pull_request; ref=refs/pull/42/merge; fault="$fault_target:slow"
+      event_pr "planted fault: $fault" >"$dir/event.json" ;;
+    *) echo "unknown scenario $name" >&2; return 2 ;;
+  esac
+  : >"$dir/github_output"; : >"$dir/summary.md"; : >"$dir/state"; : >"$dir/env"
+  local started=$(date +%s.%N)
+  env -i PATH="$PATH" HOME="${HOME:-/root}" LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" \
+    CUDA_HOME="${CUDA_HOME:-}" KERNELGATE_FAULT="$fault" \
+    GITHUB_ACTIONS=true CI=true RUNNER_OS=Linux RUNNER_TEMP="$dir" \
+    GITHUB_EVENT_NAME="$event_name" GITHUB_EVENT_PATH="$dir/event.json" \
+    GITHUB_REPOSITORY="$repo" GITHUB_SHA="$sha" GITHUB_REF="$ref" GITHUB_RUN_ID="$name" \
+    GITHUB_WORKSPACE="$root" GITHUB_API_URL="$api_url" GITHUB_SERVER_URL=https://github.com \
+    GITHUB_OUTPUT="$dir/github_output" GITHUB_STEP_SUMMARY="$dir/summary.md" \
+    GITHUB_STATE="$dir/state" GITHUB_ENV="$dir/env" \
+    INPUT_TOKEN=ghs_standin_token INPUT_MODE=auto INPUT_COMMENT=true INPUT_CONFIG=. \
+    "INPUT_COMMENT-KEY=default" "INPUT_REPORT-DIR=$dir/report" "INPUT_BASELINE-DIR=$store" \
+    "INPUT_SAVE-BASELINE=auto" "INPUT_APPROVAL-LABEL=kernelgate-approved" \
+    node "$root/dist/index.js" >"$dir/action.log" 2>&1
+  local status=$?
+  local ended=$(date +%s.%N)
+  echo "$status" >"$dir/exit_status"
+  awk -v a="$started" -v b="$ended" 'BEGIN { printf "%.1f\n", b - a }' >"$dir/wall_s"
+  printf '%-7s exit=%s wall=%ss %s\n' "$name" "$status" "$(cat "$dir/wall_s")" \
+    "$(grep -h '^verdict' -A1 "$dir/github_output" | tail -1)"
+}
+
+for scenario in "$@"; do run_scenario "$scenario"; done
+sleep 0.3
