@@ -16,7 +16,7 @@ import time
 
 from . import HARNESS_VERSION, faults
 from . import worker as worker_module
-from .manifest import ManifestError, discover, load_manifest, matches
+from .manifest import ManifestError, discover, format_value, load_manifest, matches
 from .results import (
     SCHEMA_ID,
     add_ceiling_percentages,
@@ -212,6 +212,7 @@ class Harness:
             "max_samples": a.max_samples,
             "ci_rel": a.ci_rel,
             "time_cap_s": a.time_cap_s,
+            "interleave": not a.no_interleave,
             "fault": self.fault,
             "builds": self.builds,
             "builds_file": a.builds,
@@ -278,7 +279,11 @@ class Harness:
         self.doc["diagnostics"].append({"level": level, "code": code, "message": message, "source": "harness", **extra})
 
     def cases_of(self, m):
-        return m.ci_cases if self.args.ci else m.cases
+        cases = m.ci_cases if self.args.ci else m.cases
+        if not self.args.case_params:
+            return cases
+        want = dict(kv.partition("=")[::2] for kv in self.args.case_params.split(","))
+        return [c for c in cases if all(k in c.params and format_value(c.params[k]) == v for k, v in want.items())]
 
     def run_kernel(self, m, variant_filter):
         cases = self.cases_of(m)
@@ -405,7 +410,7 @@ def progress_line(c):
     if not t:
         return f"{head} {verdict}"
     tp = c.get("throughput") or {}
-    rate = f" {tp['tflops']:.1f} TFLOPS" if tp.get("tflops") else (f" {tp['gbps']:.0f} GB/s" if tp.get("gbps") else "")
+    rate = f" {tp['tflops']:.4g} TFLOPS" if tp.get("tflops") else (f" {tp['gbps']:.0f} GB/s" if tp.get("gbps") else "")
     return f"{head} {verdict} | {t['median_ms']:.3f} ms{rate} n={t['n_samples']} {t['stop_reason']}"
 
 
@@ -427,6 +432,8 @@ def parse_args(argv):
     p.add_argument("--max-samples", type=int, default=300)
     p.add_argument("--ci-rel", type=float, default=0.005, help="stop once the median's 95 %% CI half-width is at most this (default 0.005)")
     p.add_argument("--no-timing", action="store_true", help="verify only")
+    p.add_argument("--no-interleave", action="store_true", help="time each variant on its own (warm-up, then samples) instead of round by round with the case's other variants")
+    p.add_argument("--case-params", help="run only cases whose params include these, e.g. dtype=fp16,D=128,causal=false")
     p.add_argument("--fault", help="plant a fault, <kernel>.<variant>:<wrong|slow|nan> (same as KERNELGATE_FAULT)")
     p.add_argument("--run-id", help="label of this run (default: GITHUB_RUN_ID)")
     args = p.parse_args(argv)

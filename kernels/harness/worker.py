@@ -13,10 +13,11 @@ from . import NotBuilt, Unsupported, faults
 from .stats import StopRule, drop_throttled, summarize
 
 DTYPE_NAMES = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64"}
-# Below this estimated duration a kernel is timed as a CUDA graph of many launches, since one
-# launch per event pair would measure the launch overhead.
-GRAPH_BELOW_MS = 0.010
-GRAPH_TARGET_MS = 0.5
+# Below this duration per launch (one event pair, launch gaps included) a kernel is timed as a
+# CUDA graph of many launches, since one launch per event pair would measure the host's launch
+# overhead (a Triton launch costs ~20-40 µs of Python) rather than the kernel.
+GRAPH_BELOW_MS = 0.050
+GRAPH_TARGET_MS = 1.0
 # Working sets below this multiple of L2 are timed cold: L2 flushed before each sample and inputs
 # rotated among several sets.
 L2_FLUSH_BELOW = 4
@@ -293,6 +294,40 @@ class Worker:
                 last_res[v] = res
             return res
 
+        # Interleaved: one group, every variant sampled round by round in the same thermal state.
+        # Sequential (--no-interleave): each variant warmed up and sampled on its own.
+        groups = [names] if self.opt.get("interleave", True) else [[v] for v in names]
+        st, graphs, warmup_ms = {}, {}, {}
+        for group in groups:
+            self.sample_group(group, call, n_sets, flush, st, graphs, warmup_ms)
+
+        # -- the timed runs' output, re-checked against the oracle of the first seed --
+        if cuda:
+            torch.cuda.synchronize()
+        tol = self.tolerance(params)
+        for v in names:
+            s = st[v]
+            kept, clk, pw, n_drop = drop_throttled(s["ms"], s["clk"], s["pw"])
+            timing = {"method": self.method(v, graphs, cold), "samples_ms": kept, **summarize(kept), "n_discarded_throttled": n_drop, "stop_reason": s["stop"], "warmup_ms": warmup_ms[v], "l2_flush": bool(cold), "input_sets": n_sets}
+            if clk:
+                timing["sm_clock_mhz"] = clk
+                timing["power_w"] = pw
+            rec = records[v]
+            rec["timing"] = timing
+            res = last_res[v]
+            rel, _ = self.error_vs(res, ref0, idx)
+            rec["correctness"]["timed_output_rel_l2"] = rel
+            if rel is None or rel > tol["rel_l2"]:
+                shown = "NaN/Inf" if rel is None else f"rel_l2 {rel:.3e}"
+                rec["status"] = "fail"
+                rec["correctness"]["status"] = "FAIL"
+                rec["correctness"]["message"] = f"the output of the timed runs is wrong ({shown} > tolerance {tol['rel_l2']:.1e}) although the verification runs passed: a race under repetition?"
+        del sets, outs, flush, last_res
+
+    def sample_group(self, names, call, n_sets, flush, st, graphs, warmup_ms):
+        """Warm-up, graph capture where needed, then samples until each variant's stop rule says so."""
+        torch = self.torch
+        cuda = self.device == "cuda"
         # -- warm-up: every variant in turn, for seconds (clocks settle as power reaches its cap) --
         warm_s = self.opt["warmup_s"] if self.warmed_up else self.opt["first_warmup_s"]
         self.warmed_up = True
@@ -309,11 +344,11 @@ class Worker:
             rounds += 1
             if not cuda and rounds >= 3:
                 break
-        warmup_ms = (time.perf_counter() - t_start) * 1e3
+        for v in names:
+            warmup_ms[v] = (time.perf_counter() - t_start) * 1e3
         est = {v: sorted(x() if callable(x) else x for x in est_ms[v])[len(est_ms[v]) // 2] for v in names}
 
-        # -- sub-10 µs kernels: a CUDA graph of many launches per sample --
-        graphs = {}
+        # -- short kernels: a CUDA graph of many launches per sample --
         for v in names:
             if cuda and est[v] < GRAPH_BELOW_MS:
                 self.mark(v, "graph capture")
@@ -325,9 +360,9 @@ class Worker:
                     print(f"[kernelgate worker] {v}: CUDA graph capture failed ({type(e).__name__}: {e}); timing single launches", file=sys.stderr)
                     torch.cuda.synchronize()
 
-        # -- samples: interleaved round by round, so every variant sees the same thermal state --
+        # -- samples: round by round over the group, the order rotated every round --
         rule = StopRule(min_samples=self.opt["min_samples"], max_samples=self.opt["max_samples"], ci_rel=self.opt["ci_rel"], time_cap_s=self.opt["time_cap_s"])
-        st = {v: {"ms": [], "clk": [], "pw": [], "spent": 0.0, "stop": None} for v in names}
+        st.update({v: {"ms": [], "clk": [], "pw": [], "spent": 0.0, "stop": None} for v in names})
         r = 0
         while True:
             active = [v for v in names if st[v]["stop"] is None]
@@ -363,28 +398,6 @@ class Worker:
                 s["stop"] = rule.check(kept, s["spent"])
             r += 1
 
-        # -- the timed runs' output, re-checked against the oracle of the first seed --
-        if cuda:
-            torch.cuda.synchronize()
-        tol = self.tolerance(params)
-        for v in names:
-            s = st[v]
-            kept, clk, pw, n_drop = drop_throttled(s["ms"], s["clk"], s["pw"])
-            timing = {"method": self.method(v, graphs, cold), "samples_ms": kept, **summarize(kept), "n_discarded_throttled": n_drop, "stop_reason": s["stop"], "warmup_ms": warmup_ms, "l2_flush": bool(cold), "input_sets": n_sets}
-            if clk:
-                timing["sm_clock_mhz"] = clk
-                timing["power_w"] = pw
-            rec = records[v]
-            rec["timing"] = timing
-            res = last_res[v]
-            rel, _ = self.error_vs(res, ref0, idx)
-            rec["correctness"]["timed_output_rel_l2"] = rel
-            if rel is None or rel > tol["rel_l2"]:
-                shown = "NaN/Inf" if rel is None else f"rel_l2 {rel:.3e}"
-                rec["status"] = "fail"
-                rec["correctness"]["status"] = "FAIL"
-                rec["correctness"]["message"] = f"the output of the timed runs is wrong ({shown} > tolerance {tol['rel_l2']:.1e}) although the verification runs passed: a race under repetition?"
-        del sets, outs, flush, last_res
 
     def time_one(self, fn, flush, per=1):
         """One sample: on CUDA an event pair on the current stream (returns a callable read after the
@@ -421,13 +434,16 @@ class Worker:
         if self.device != "cuda":
             return "wall clock (CPU" + (", Triton interpreter)" if self.ctx.interpret else ")")
         base = f"events, graph({graphs[v][1]} launches)" if v in graphs else "events"
-        return base + ("+l2flush" if cold else "") + ", interleaved"
+        return base + ("+l2flush" if cold else "") + (", interleaved" if self.opt.get("interleave", True) else ", sequential")
 
     # -- one case ------------------------------------------------------------------------------
 
     def run_case(self, job):
         params, variants = job["params"], job["variants"]
         records, runners = self.setup(params, variants)
+        work = self.module.work(params)
+        for rec in records.values():
+            rec["work"] = work
         if runners:
             ref0, idx = self.verify(params, job["seeds"], records, runners)
             if self.opt["timing"]:
