@@ -178,6 +178,14 @@ export interface SassListing {
   ptx: string[];
   /** Opcode without modifiers (HMMA.16816.F32 counts as HMMA) to count, over all cubins. */
   census: Record<string, number>;
+  /** Each function in each cubin, with its own census: a function can be embedded twice for one arch. */
+  functions: SassFunction[];
+}
+
+export interface SassFunction {
+  name: string;
+  arch: string;
+  census: Record<string, number>;
 }
 
 /**
@@ -189,20 +197,38 @@ export function parseSass(listing: string): SassListing {
   const sass = new Set<string>();
   const ptx = new Set<string>();
   const census: Record<string, number> = {};
+  const functions: SassFunction[] = [];
   let section: 'elf' | 'ptx' | undefined;
+  let sectionArch = '';
+  let current: SassFunction | undefined;
   for (const line of listing.split(/\r?\n/)) {
-    if (/^Fatbin elf code:/.test(line)) section = 'elf';
-    else if (/^Fatbin ptx code:/.test(line)) section = 'ptx';
+    if (/^Fatbin (elf|ptx) code:/.test(line)) {
+      section = line.startsWith('Fatbin elf') ? 'elf' : 'ptx';
+      sectionArch = '';
+      current = undefined;
+      continue;
+    }
     const arch = /^arch = (sm_\w+)/.exec(line);
     if (arch?.[1] && section) {
+      sectionArch = arch[1];
       if (section === 'elf') sass.add(arch[1]);
       else ptx.add(arch[1].replace(/^sm_/, 'compute_'));
       continue;
     }
+    const fn = /^\s+Function : (\S+)/.exec(line);
+    if (fn?.[1] && section === 'elf') {
+      current = { name: fn[1], arch: sectionArch, census: {} };
+      functions.push(current);
+      continue;
+    }
     const instruction = /^\s*\/\*[0-9a-f]+\*\/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_]*)/.exec(line);
-    if (instruction?.[1]) census[instruction[1]] = (census[instruction[1]] ?? 0) + 1;
+    if (instruction?.[1]) {
+      const op = instruction[1];
+      census[op] = (census[op] ?? 0) + 1;
+      if (current) current.census[op] = (current.census[op] ?? 0) + 1;
+    }
   }
-  return { sass: [...sass].sort(), ptx: [...ptx].sort(), census };
+  return { sass: [...sass].sort(), ptx: [...ptx].sort(), census, functions };
 }
 
 /** Keeps the end of a compiler log (where the errors are), marked when cut. */
@@ -317,6 +343,40 @@ function sassCheck(
         ? 'HMMA is mma.sync, not wgmma: check that the wgmma path is the one compiled (its __CUDA_ARCH_FEAT_SM90_ALL guard and template dispatch).'
         : `Check that the code path that emits ${opcode} is compiled for this target.`,
   };
+}
+
+/**
+ * A function embedded more than once for one arch, with different instructions (seed 000's
+ * "2x sm_90a.cubin": -arch=sm_90a plus arch=compute_90,code=sm_90a): the driver runs only one copy.
+ */
+function duplicateChecks(label: string, found: SassListing, flags: readonly string[]): Check[] {
+  const groups = new Map<string, SassFunction[]>();
+  for (const f of found.functions) {
+    const key = `${f.name}\0${f.arch}`;
+    groups.set(key, [...(groups.get(key) ?? []), f]);
+  }
+  const checks: Check[] = [];
+  const watched = [...MATH_OPCODES, 'LDL', 'STL'];
+  for (const copies of groups.values()) {
+    const signatures = new Set(
+      copies.map((c) => watched.filter((op) => (c.census[op] ?? 0) > 0).join(',')),
+    );
+    if (copies.length < 2 || signatures.size < 2) continue;
+    const first = copies[0] as SassFunction;
+    const generic = compiledFromGenericPtx(flags);
+    const kinds = copies
+      .map((c) => countsText(c.census, MATH_OPCODES) || 'no MMA or FMA')
+      .join(' in one, ');
+    checks.push({
+      name: `unique:${first.name}@${first.arch}`,
+      ok: false,
+      problem: `${label}: ${first.name} is embedded ${copies.length} times as ${first.arch} machine code and the copies differ (${kinds} in another); the driver runs only one of them, possibly the slow one.`,
+      fix: generic
+        ? `Drop arch=${generic.virtual},code=${generic.real} and keep one -gencode per target: -gencode=arch=${generic.virtual}a,code=${generic.real}.`
+        : 'Keep one -gencode per target (for H100/H200: only -gencode=arch=compute_90a,code=sm_90a).',
+    });
+  }
+  return checks;
 }
 
 const ABSENT_WHY: Record<string, string> = {
@@ -467,6 +527,7 @@ export function checkExpectations(
     for (const opcode of expect.sass ?? []) checks.push(sassCheck(label, opcode, listing, flags));
     for (const opcode of expect.sass_absent ?? [])
       checks.push(absentCheck(label, opcode, listing, functions));
+    checks.push(...duplicateChecks(label, listing, flags));
   }
   checks.push(...limitChecks(label, expect, functions, flags));
   const expectations = checks.map((c) => ({
@@ -530,6 +591,8 @@ async function sourceClosure(
 interface StoredBuild {
   record: BuildRecord;
   flags: string[];
+  /** Per-function SASS of each cubin, for the checks that the record's totals cannot answer. */
+  sassFunctions?: SassFunction[];
 }
 
 /**
@@ -771,12 +834,14 @@ async function buildVariant(
       library,
       functions: parsePtxasInfo(logText),
     };
+    let sassFunctions: SassFunction[] | undefined;
     if (ctx.cuobjdump) {
       const dump = await ctx.exec.run(ctx.cuobjdump.path, ['-sass', tmpLibrary]);
       if (dump.exitCode === 0) {
         const listing = parseSass(dump.stdout);
         record.archs = { sass: listing.sass, ptx: listing.ptx };
         record.sass_census = listing.census;
+        sassFunctions = listing.functions;
       } else {
         ctx.diagnostics.push(
           tag(
@@ -797,11 +862,11 @@ async function buildVariant(
     await writeFile(path.join(tmpDir, 'build.log'), logText);
     await writeFile(
       path.join(tmpDir, 'record.json'),
-      `${JSON.stringify({ record, flags } satisfies StoredBuild, null, 2)}\n`,
+      `${JSON.stringify({ record, flags, sassFunctions } satisfies StoredBuild, null, 2)}\n`,
     );
     await rm(outDir, { recursive: true, force: true });
     await rename(tmpDir, outDir);
-    stored = { record, flags };
+    stored = { record, flags, sassFunctions };
   }
 
   const record: BuildRecord = {
@@ -812,7 +877,12 @@ async function buildVariant(
   delete record.expectations;
   const listing =
     record.archs && record.sass_census
-      ? { sass: record.archs.sass ?? [], ptx: record.archs.ptx ?? [], census: record.sass_census }
+      ? {
+          sass: record.archs.sass ?? [],
+          ptx: record.archs.ptx ?? [],
+          census: record.sass_census,
+          functions: stored.sassFunctions ?? [],
+        }
       : undefined;
   const checked = checkExpectations(label, build.expect ?? {}, {
     functions: record.functions ?? [],

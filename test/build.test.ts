@@ -74,6 +74,21 @@ function targets(): BuildTarget[] {
             expect: { archs: ['sm_90a'], sass: ['HGMMA'] },
           },
         },
+        {
+          // seed 000's CMAKE_CUDA_FLAGS, verbatim: "2x sm_90a.cubin", one of them without wgmma
+          name: 'cuda_seed000_cmake',
+          build: {
+            sources: ['wgmma.cu'],
+            flags: [
+              '-lineinfo',
+              '-Xptxas=-v',
+              '-arch=sm_90a',
+              '--generate-code=arch=compute_90,code=sm_90a',
+              '--generate-code=arch=compute_90,code=compute_90',
+            ],
+            expect: { archs: ['sm_90a'], sass: ['HGMMA'] },
+          },
+        },
       ],
     },
     {
@@ -129,6 +144,7 @@ describe('buildKernels on real nvcc builds', () => {
       'gemm/mma_sync:ok',
       'attention/cuda_fa2:expectation_failed',
       'attention/cuda_seed000:expectation_failed',
+      'attention/cuda_seed000_cmake:expectation_failed',
       'bsr_gemm/local_memory:expectation_failed',
       'bsr_gemm/broken:failed',
     ]);
@@ -199,6 +215,24 @@ describe('buildKernels on real nvcc builds', () => {
     });
   });
 
+  it("catches seed 000's full CMake flags: two different sm_90a copies of one kernel", () => {
+    const seed = byVariant(first, 'cuda_seed000_cmake');
+    expect(seed.archs).toEqual({ sass: ['sm_90a'], ptx: ['compute_90', 'compute_90a'] });
+    expect(seed.sass_census?.HGMMA).toBe(1);
+    expect(seed.functions?.map((f) => `${f.name}@${f.arch}`)).toEqual([
+      'wgmma_kernel@sm_90a',
+      'wgmma_kernel@sm_90a',
+    ]);
+    expect(failedMessages(seed)).toEqual([
+      'attention/cuda_seed000_cmake: wgmma_kernel is embedded 2 times as sm_90a machine code and the copies differ (FFMA x32 in one, HGMMA x1 in another); the driver runs only one of them, possibly the slow one. Drop arch=compute_90,code=sm_90a and keep one -gencode per target: -gencode=arch=compute_90a,code=sm_90a.',
+    ]);
+    expect(seed.expectations?.map((e) => `${e.name}:${e.ok}`)).toEqual([
+      'archs:sm_90a:true',
+      'sass:HGMMA:true',
+      'unique:wgmma_kernel@sm_90a:false',
+    ]);
+  });
+
   it('rejects spills and stack frames with the flag and the function that cause them', () => {
     const local = byVariant(first, 'local_memory');
     const functions = Object.fromEntries((local.functions ?? []).map((f) => [f.name, f]));
@@ -244,6 +278,7 @@ describe('buildKernels on real nvcc builds', () => {
       'cuda_fa2:build.expect.archs',
       'cuda_fa2:build.expect.sass',
       'cuda_seed000:build.expect.sass',
+      'cuda_seed000_cmake:build.expect.unique',
       'local_memory:build.expect.sass_absent',
       'local_memory:build.expect.spills',
       'local_memory:build.expect.stack_max',
@@ -372,6 +407,7 @@ describe('parsers', () => {
       'Fatbin elf code:',
       '================',
       'arch = sm_80',
+      '\t\tFunction : k',
       '        /*0000*/                   LDC R1, c[0x0][0x28] ;',
       '        /*0010*/              @!P0 BRA 0x70 ;',
       '        /*0020*/                   HMMA.16816.F32 R8, R8, R12, RZ ;',
@@ -381,6 +417,7 @@ describe('parsers', () => {
       sass: ['sm_80'],
       ptx: ['compute_90a'],
       census: { LDC: 1, BRA: 1, HMMA: 1, NOP: 1 },
+      functions: [{ name: 'k', arch: 'sm_80', census: { LDC: 1, BRA: 1, HMMA: 1, NOP: 1 } }],
     });
   });
 
@@ -390,7 +427,7 @@ describe('parsers', () => {
       { archs: ['sm_90a'] },
       {
         functions: [],
-        listing: { sass: [], ptx: ['compute_90a'], census: {} },
+        listing: { sass: [], ptx: ['compute_90a'], census: {}, functions: [] },
         flags: [],
       },
     );
