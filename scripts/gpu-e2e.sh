@@ -63,14 +63,14 @@ run_scenario() {
   : >"$dir/github_output"; : >"$dir/summary.md"; : >"$dir/state"; : >"$dir/env"
   local started=$(date +%s.%N)
   env -i PATH="$PATH" HOME="${HOME:-/root}" LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" \
-    CUDA_HOME="${CUDA_HOME:-}" KERNELGATE_FAULT="$fault" \
+    CUDA_HOME="${CUDA_HOME:-}" TRITON_INTERPRET="${TRITON_INTERPRET:-}" KERNELGATE_FAULT="$fault" \
     GITHUB_ACTIONS=true CI=true RUNNER_OS=Linux RUNNER_TEMP="$dir" \
     GITHUB_EVENT_NAME="$event_name" GITHUB_EVENT_PATH="$dir/event.json" \
     GITHUB_REPOSITORY="$repo" GITHUB_SHA="$sha" GITHUB_REF="$ref" GITHUB_RUN_ID="$name" \
     GITHUB_WORKSPACE="$root" GITHUB_API_URL="$api_url" GITHUB_SERVER_URL=https://github.com \
     GITHUB_OUTPUT="$dir/github_output" GITHUB_STEP_SUMMARY="$dir/summary.md" \
     GITHUB_STATE="$dir/state" GITHUB_ENV="$dir/env" \
-    INPUT_TOKEN=ghs_standin_token INPUT_MODE=auto INPUT_COMMENT=true INPUT_CONFIG=. \
+    INPUT_TOKEN=ghs_standin_token INPUT_MODE=auto INPUT_COMMENT=true INPUT_CONFIG="${KG_CONFIG:-.}" \
     "INPUT_COMMENT-KEY=default" "INPUT_REPORT-DIR=$dir/report" "INPUT_BASELINE-DIR=$store" \
     "INPUT_SAVE-BASELINE=auto" "INPUT_APPROVAL-LABEL=kernelgate-approved" \
     node "$root/dist/index.js" >"$dir/action.log" 2>&1
