@@ -204,10 +204,11 @@ const RESULT_ALIGN: ('l' | 'r' | 'c')[] = [
 function chartsFor(kernel: string, input: ReportInput) {
   const tier = input.tiers.find((t) => t.kernel === kernel && t.caseId);
   const cases = input.results.cases.filter((c) => c.kernel === kernel);
-  const headlineId = tier?.caseId ?? cases.find((c) => caseTflops(c) !== undefined)?.case;
+  const headlineId = tier?.caseId ?? cases.find((c) => (caseTflops(c) ?? 0) >= 0.05)?.case;
   if (!headlineId) return [];
   const bars = cases
-    .filter((c) => c.case === headlineId && caseTflops(c) !== undefined)
+    // Bars that would round to 0.0 TFLOPS (tiny CI shapes, copies) say nothing.
+    .filter((c) => c.case === headlineId && (caseTflops(c) ?? 0) >= 0.05)
     .map((c) => ({ label: mermaidLabel(c.variant), tflops: caseTflops(c) as number }));
   if (bars.length === 0) return [];
   const first = cases.find((c) => c.case === headlineId);
@@ -502,7 +503,7 @@ function buildView(input: ReportInput, opts: ViewOptions) {
       harness: run.harness,
       sha: run.git_sha?.slice(0, 12),
       ref: run.git_ref,
-      gpu: results.environment.gpu.sku ?? results.environment.gpu.name,
+      gpu: gpuName(results),
     },
     baseline: comparison.baselineRun
       ? { ...comparison.baselineRun, gitSha: comparison.baselineRun.gitSha?.slice(0, 12) }
@@ -531,6 +532,12 @@ function buildView(input: ReportInput, opts: ViewOptions) {
     },
     truncated: false,
   };
+}
+
+/** The SKU when the harness could normalise it, else the name the driver reported. */
+function gpuName(results: KernelgateResults): string {
+  const { sku, name } = results.environment.gpu;
+  return sku && sku !== 'unknown' && sku !== 'none' ? sku : name;
 }
 
 function defaultTemplatesDir(): string {

@@ -316,3 +316,28 @@ describe('truncateMarkdown', () => {
     expect(out).toBe('<details><summary>x</summary>\n\na\n\n</details>\n\nNOTE\n');
   });
 });
+
+describe('a real harness run (CPU, CI shapes)', () => {
+  const run = load('cpu-ci-run.json');
+
+  it('renders: errors fail the gate, skipped cases are shown with their reason, no empty chart', () => {
+    const { full } = renderReport(input(run, undefined));
+    expect(full.split('\n')[0]).toBe('## kernelgate (fixture): ❌ fail');
+    expect(full).toContain('**Verdict: fail.** 92 cases on none (CPU) at `f4552a94cbcf`.');
+    expect(full).toContain('⏭️ SKIPPED | | SDPA&#39;s FLASH\\_ATTENTION backend needs CUDA |');
+    expect(full).not.toContain('bar [0.0]');
+  });
+
+  it('compares with itself as SAME, or AMBIGUOUS where the data cannot decide', () => {
+    const cases = compare(run, run, config).cases;
+    expect(new Set(cases.map((c) => c.perf))).toEqual(new Set(['SAME', 'AMBIGUOUS', 'UNTIMED']));
+    // Interpreted Triton kernels hit the time cap after 3 samples; CPU timings are so noisy that
+    // even identical samples give an interval wider than the threshold.
+    for (const c of cases.filter((x) => x.perf === 'AMBIGUOUS')) {
+      const fewSamples = /^too few samples for an interval/.test(c.perfNote ?? '');
+      const wide = (c.ciLo ?? 1) < 0.97 || (c.ciHi ?? 1) > 1.03;
+      expect(fewSamples || wide, c.key).toBe(true);
+    }
+    expect(cases.filter((x) => x.perf === 'SAME').length).toBeGreaterThan(0);
+  });
+});
