@@ -231,6 +231,36 @@ export function parseSass(listing: string): SassListing {
   return { sass: [...sass].sort(), ptx: [...ptx].sort(), census, functions };
 }
 
+/**
+ * `void (anonymous namespace)::fa2_fwd_kernel<__half, 128, false>(__half const*, ...)` from
+ * c++filt becomes `fa2_fwd_kernel<__half, 128, false>`: the name a person looks for.
+ */
+export function shortKernelName(demangled: string): string {
+  let name = demangled.trim();
+  if (name.endsWith(')')) {
+    let depth = 0;
+    for (let i = name.length - 1; i >= 0; i--) {
+      if (name[i] === ')') depth += 1;
+      else if (name[i] === '(') depth -= 1;
+      if (depth === 0) {
+        name = name.slice(0, i);
+        break;
+      }
+    }
+  }
+  return name.replace(/^void\s+/, '').replace(/\(anonymous namespace\)::/g, '');
+}
+
+/** Readable names for the mangled ones, through c++filt; none when it is missing. */
+async function demangle(exec: Exec, names: string[]): Promise<Record<string, string>> {
+  const mangled = [...new Set(names.filter((n) => n.startsWith('_Z')))];
+  if (mangled.length === 0) return {};
+  const out = await exec.run('c++filt', mangled).catch(() => undefined);
+  const lines = out?.exitCode === 0 ? out.stdout.trimEnd().split(/\r?\n/) : [];
+  if (lines.length !== mangled.length) return {};
+  return Object.fromEntries(mangled.map((m, i) => [m, shortKernelName(lines[i] ?? m)]));
+}
+
 /** Keeps the end of a compiler log (where the errors are), marked when cut. */
 export function trimLog(log: string): string {
   const lines = log.trimEnd().split(/\r?\n/);
@@ -518,10 +548,18 @@ export function checkExpectations(
     functions: FunctionResources[];
     listing: SassListing | undefined;
     flags: readonly string[];
+    /** Readable names for mangled C++ kernel names, used in messages only. */
+    displayNames?: Record<string, string>;
   },
 ): { expectations: Expectation[]; diagnostics: Diagnostic[] } {
   const checks: Check[] = [];
-  const { listing, functions, flags } = facts;
+  const display = (name: string) => facts.displayNames?.[name] ?? name;
+  const { flags } = facts;
+  const functions = facts.functions.map((f) => ({ ...f, name: display(f.name) }));
+  const listing = facts.listing && {
+    ...facts.listing,
+    functions: facts.listing.functions.map((f) => ({ ...f, name: display(f.name) })),
+  };
   if (listing) {
     for (const arch of expect.archs ?? []) checks.push(archCheck(label, arch, listing));
     for (const opcode of expect.sass ?? []) checks.push(sassCheck(label, opcode, listing, flags));
@@ -593,6 +631,7 @@ interface StoredBuild {
   flags: string[];
   /** Per-function SASS of each cubin, for the checks that the record's totals cannot answer. */
   sassFunctions?: SassFunction[];
+  displayNames?: Record<string, string>;
 }
 
 /**
@@ -858,15 +897,19 @@ async function buildVariant(
         );
       }
     }
+    const displayNames = await demangle(ctx.exec, [
+      ...(record.functions ?? []).map((f) => f.name),
+      ...(sassFunctions ?? []).map((f) => f.name),
+    ]);
     record.duration_s = (ctx.now() - started) / 1000;
     await writeFile(path.join(tmpDir, 'build.log'), logText);
     await writeFile(
       path.join(tmpDir, 'record.json'),
-      `${JSON.stringify({ record, flags, sassFunctions } satisfies StoredBuild, null, 2)}\n`,
+      `${JSON.stringify({ record, flags, sassFunctions, displayNames } satisfies StoredBuild, null, 2)}\n`,
     );
     await rm(outDir, { recursive: true, force: true });
     await rename(tmpDir, outDir);
-    stored = { record, flags, sassFunctions };
+    stored = { record, flags, sassFunctions, displayNames };
   }
 
   const record: BuildRecord = {
@@ -888,6 +931,7 @@ async function buildVariant(
     functions: record.functions ?? [],
     listing,
     flags: stored.flags,
+    displayNames: stored.displayNames ?? {},
   });
   if (checked.expectations.length > 0) record.expectations = checked.expectations;
   for (const d of checked.diagnostics) ctx.diagnostics.push(tag(d, target.kernel, variant));

@@ -9,6 +9,7 @@ import {
   checkExpectations,
   parsePtxasInfo,
   parseSass,
+  shortKernelName,
   trimLog,
   type BuildOutcome,
   type BuildTarget,
@@ -19,6 +20,8 @@ import type { BuildRecord } from '../src/results-types.js';
 const FIXTURES = path.resolve('test/fixtures/cuda');
 const PYTHON = path.resolve('.venv/bin/python');
 const COMPILE_TIMEOUT_MS = 240_000;
+/** pressure_kernel<48> in local_memory.cu, as ptxas names it. */
+const PRESSURE_KERNEL = '_Z15pressure_kernelILi48EEvPKfPf';
 
 let work: string;
 let kernelDir: string;
@@ -237,16 +240,16 @@ describe('buildKernels on real nvcc builds', () => {
     const local = byVariant(first, 'local_memory');
     const functions = Object.fromEntries((local.functions ?? []).map((f) => [f.name, f]));
     expect(functions.local_array_kernel).toMatchObject({ stack_bytes: 256, spill_store_bytes: 0 });
-    expect(functions.pressure_kernel?.registers).toBe(24);
+    expect(functions[PRESSURE_KERNEL]?.registers).toBe(24);
     const spilled =
-      (functions.pressure_kernel?.spill_store_bytes ?? 0) +
-      (functions.pressure_kernel?.spill_load_bytes ?? 0);
+      (functions[PRESSURE_KERNEL]?.spill_store_bytes ?? 0) +
+      (functions[PRESSURE_KERNEL]?.spill_load_bytes ?? 0);
     expect(spilled).toBeGreaterThan(0);
-    const pressureStack = functions.pressure_kernel?.stack_bytes ?? 0;
+    const pressureStack = functions[PRESSURE_KERNEL]?.stack_bytes ?? 0;
     expect(failedMessages(local)).toEqual([
-      `bsr_gemm/local_memory: LDL x${local.sass_census?.LDL} in the SASS (expected none); local-memory loads come from register spills or run-time-indexed local arrays. See the stack and spill bytes per function (pressure_kernel: ${pressureStack} bytes stack, ${spilled} bytes spilled; local_array_kernel: 256 bytes stack, 0 bytes spilled): index local arrays only with compile-time constants, or keep them in shared memory.`,
-      `bsr_gemm/local_memory: pressure_kernel (sm_90a) spills ${spilled} bytes (${functions.pressure_kernel?.spill_store_bytes} stored, ${functions.pressure_kernel?.spill_load_bytes} loaded); limit 0. The flag -maxrregcount=24 caps registers at 24: raise or remove it (or use __launch_bounds__), or reduce live values (smaller tiles, fewer accumulators).`,
-      `bsr_gemm/local_memory: pressure_kernel (sm_90a) uses ${pressureStack} bytes of stack; local_array_kernel (sm_90a) uses 256 bytes of stack; limit 0. A stack frame comes from local arrays indexed at run time, register spills or calls that were not inlined: index arrays with compile-time constants (fully unrolled loops), keep them in shared memory, and check the spills.`,
+      `bsr_gemm/local_memory: LDL x${local.sass_census?.LDL} in the SASS (expected none); local-memory loads come from register spills or run-time-indexed local arrays. See the stack and spill bytes per function (pressure_kernel<48>: ${pressureStack} bytes stack, ${spilled} bytes spilled; local_array_kernel: 256 bytes stack, 0 bytes spilled): index local arrays only with compile-time constants, or keep them in shared memory.`,
+      `bsr_gemm/local_memory: pressure_kernel<48> (sm_90a) spills ${spilled} bytes (${functions[PRESSURE_KERNEL]?.spill_store_bytes} stored, ${functions[PRESSURE_KERNEL]?.spill_load_bytes} loaded); limit 0. The flag -maxrregcount=24 caps registers at 24: raise or remove it (or use __launch_bounds__), or reduce live values (smaller tiles, fewer accumulators).`,
+      `bsr_gemm/local_memory: pressure_kernel<48> (sm_90a) uses ${pressureStack} bytes of stack; local_array_kernel (sm_90a) uses 256 bytes of stack; limit 0. A stack frame comes from local arrays indexed at run time, register spills or calls that were not inlined: index arrays with compile-time constants (fully unrolled loops), keep them in shared memory, and check the spills.`,
     ]);
   });
 
@@ -451,6 +454,15 @@ describe('parsers', () => {
       'attention/v: attn (sm_90a) uses 57376 bytes of static shared memory; limit 49152. Shrink the tile or the pipeline stages, or move the buffer to dynamic shared memory (extern __shared__) and raise cudaFuncAttributeMaxDynamicSharedMemorySize before launching.',
       'attention/v: attn (sm_90a) uses 200 registers; limit 168. Reduce live values per thread, or bound them with __launch_bounds__(threads, blocksPerSM) and check that it does not spill.',
     ]);
+  });
+
+  it('shortens c++filt output to the kernel name and its template arguments', () => {
+    expect(
+      shortKernelName(
+        'void (anonymous namespace)::fa2_fwd_kernel<__nv_bfloat16, 128, false>(__nv_bfloat16 const*, __nv_bfloat16 const*, __nv_bfloat16 const*, __nv_bfloat16*, int, int, int, float)',
+      ),
+    ).toBe('fa2_fwd_kernel<__nv_bfloat16, 128, false>');
+    expect(shortKernelName('local_array_kernel')).toBe('local_array_kernel');
   });
 
   it('trims long logs from the front and says so', () => {
