@@ -109,6 +109,11 @@ export function gate(
     warnings.push(`${unchecked.length} timed case(s) carry no correctness record: UNCHECKED`);
   }
   for (const t of tiers) if (t.problem) warnings.push(`${t.kernel} tiers: ${t.problem}`);
+  // Doctor and harness errors usually surface as failed cases too; they are listed here so the
+  // summary names the cause, but only the policy's categories decide the verdict.
+  for (const d of results.diagnostics.filter((x) => x.level === 'error')) {
+    warnings.push(`diagnostic ${d.code}: ${d.message}${d.fix ? ` (fix: ${d.fix})` : ''}`);
+  }
 
   const counts: GateCounts = {
     cases: cases.length,

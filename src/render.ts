@@ -515,6 +515,7 @@ function buildView(input: ReportInput, opts: ViewOptions) {
     warnings: g.warnings.slice(0, maxReasons),
     moreWarnings: Math.max(0, g.warnings.length - maxReasons) || undefined,
     notes: comparison.notes,
+    hasNotes: comparison.notes.length > 0 || input.baseline?.run.synthetic === true,
     collapse: opts.collapse,
     kernels: kernelViews(input, opts),
     tiers: tierViews(input),

@@ -127,3 +127,12 @@ describe('policy', () => {
     ]);
   });
 });
+
+describe('diagnostics', () => {
+  it('lists error-level diagnostics among the warnings with their fix', () => {
+    const result = judge('build-expectation.json');
+    expect(result.warnings).toContain(
+      'diagnostic arch-conditional-mma: Arch conditional MMA instruction used without targeting appropriate compute capability (fix: build with -gencode=arch=compute_90a,code=sm_90a (not compute_90))',
+    );
+  });
+});

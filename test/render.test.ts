@@ -341,3 +341,14 @@ describe('a real harness run (CPU, CI shapes)', () => {
     expect(cases.filter((x) => x.perf === 'SAME').length).toBeGreaterThan(0);
   });
 });
+
+describe('notes', () => {
+  it('says when the baseline is synthetic even with no version differences', () => {
+    const base = load('baseline.json');
+    const current = structuredClone(base);
+    current.run.synthetic = false;
+    const { full } = renderReport(input(current, base));
+    expect(full).toContain('- The baseline is synthetic test data, not a measurement.');
+    expect(full).not.toContain('These results are **synthetic**');
+  });
+});
