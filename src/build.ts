@@ -684,16 +684,31 @@ export async function buildKernels(
   }
 
   for (const job of jobs) {
-    const record = await buildVariant(job.target, job.name, job.build, {
-      exec: deps.exec,
-      cacheDir,
-      nvcc,
-      cuobjdump,
-      log,
-      now,
-      diagnostics,
-    });
-    records.push(record);
+    const context = { exec: deps.exec, cacheDir, nvcc, cuobjdump, log, now, diagnostics };
+    const started = now();
+    try {
+      records.push(await buildVariant(job.target, job.name, job.build, context));
+    } catch (error) {
+      // A file system or tool surprise in one variant must not cost the others their build.
+      const label = `${job.target.kernel}/${job.name}`;
+      const reason = error instanceof Error ? error.message : String(error);
+      log(`build ${label}: FAILED: ${reason}`);
+      diagnostics.push({
+        level: 'error',
+        code: 'build.failed',
+        message: `${label}: the build stopped: ${reason}`,
+        source: 'build',
+        kernel: job.target.kernel,
+        variant: job.name,
+      });
+      records.push({
+        kernel: job.target.kernel,
+        variant: job.name,
+        status: 'failed',
+        duration_s: (now() - started) / 1000,
+        log_tail: reason,
+      });
+    }
   }
 
   await mkdir(cacheDir, { recursive: true });

@@ -363,6 +363,31 @@ describe('build stage without the tools', () => {
     ]);
   });
 
+  it('turns an unexpected error in one variant into its failed record', async () => {
+    const exec = scriptedExec([
+      {
+        match: 'nvcc --version',
+        result: { stdout: 'Cuda compilation tools, release 13.0, V13.0.88' },
+      },
+    ]);
+    const outcome = await buildKernels(
+      [
+        {
+          kernel: 'gemm',
+          dir: kernelDir,
+          variants: [{ name: 'folder', build: { sources: ['.'] } }],
+        },
+      ],
+      { exec, cacheDir: path.join(work, 'none'), env: {}, log: () => undefined },
+    );
+    expect(outcome.records).toEqual([
+      expect.objectContaining({ kernel: 'gemm', variant: 'folder', status: 'failed' }),
+    ]);
+    expect(outcome.diagnostics.find((d) => d.code === 'build.failed')?.message).toBe(
+      'gemm/folder: the build stopped: EISDIR: illegal operation on a directory, read',
+    );
+  });
+
   it('names the missing source file and where it looked', async () => {
     const outcome = await buildKernels(
       [
