@@ -455,8 +455,19 @@ function nextSteps(input: ReportInput) {
       });
     }
   }
-  for (const m of input.gate.measurementErrors)
+  for (const b of input.results.builds ?? []) {
+    if (b.status === 'ok') continue;
+    const unmet = (b.expectations ?? []).filter((e) => !e.ok).map((e) => `${e.name}: ${e.message}`);
+    steps.push({
+      fixBuild: true,
+      label: `${b.kernel}/${b.variant}`,
+      failed: b.status === 'failed',
+      detail: unmet.join('; '),
+    });
+  }
+  for (const m of input.gate.measurementErrors) {
     steps.push({ fixMeasurement: true, label: m.label });
+  }
   for (const d of input.results.diagnostics) {
     if (d.fix && d.level !== 'info')
       steps.push({ diagnostic: true, message: d.message, fix: d.fix });

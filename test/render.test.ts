@@ -176,6 +176,9 @@ describe('renderReport', () => {
       '```\nptxas info    : Compiling entry function kg_fa2_fwd_d128 for sm_90',
     );
     expect(full).toContain(
+      '- Fix the build of attention/cuda\\_fa2: archs: sm\\_90a missing (found sm\\_90): built with -gencode=arch=compute\\_90,code=sm\\_90.',
+    );
+    expect(full).toContain(
       '- Arch conditional MMA instruction used without targeting appropriate compute capability: build with -gencode=arch=compute\\_90a,code=sm\\_90a (not compute\\_90)',
     );
   });
