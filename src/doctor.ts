@@ -1,6 +1,7 @@
 // The doctor stage: before anything is timed, finds out which GPU, driver, CUDA runtime,
 // toolkit and libraries this machine really has, and says what will go wrong (a runtime newer
 // than the driver, a forward-compat layer, throttling, a busy or misconfigured GPU) and the fix.
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import { findNvcc, toolkitRelease } from './build.js';
@@ -411,12 +412,10 @@ const CLOCK_REASON_TEXT: Record<string, string> = {
 const DATACENTER_BRANDS = new Set(['NVIDIA', 'Tesla']);
 
 async function defaultReadFile(file: string): Promise<string | undefined> {
-  const { readFile } = await import('node:fs/promises');
   return readFile(file, 'utf8').catch(() => undefined);
 }
 
 async function defaultListDir(dir: string): Promise<string[] | undefined> {
-  const { readdir } = await import('node:fs/promises');
   return readdir(dir).catch(() => undefined);
 }
 
@@ -437,7 +436,7 @@ function doctorDiagnostic(
  */
 export async function runDoctor(deps: DoctorDeps): Promise<DoctorReport> {
   const env = deps.env ?? process.env;
-  const readFile = deps.readFile ?? defaultReadFile;
+  const readText = deps.readFile ?? defaultReadFile;
   const listDir = deps.listDir ?? defaultListDir;
   const python = deps.python ?? 'python3';
   const targetArchs = deps.targetArchs ?? ['sm_90a'];
@@ -470,7 +469,7 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorReport> {
   }
 
   // -- the kernel module, the compat layer and libcuda as a CUDA program loads it --
-  const nvrm = await readFile('/proc/driver/nvidia/version');
+  const nvrm = await readText('/proc/driver/nvidia/version');
   const kernelModuleVersion = nvrm
     ? /Kernel Module(?: for \S+)?\s+(\d+\.\d+(?:\.\d+)?)/.exec(nvrm)?.[1]
     : undefined;
