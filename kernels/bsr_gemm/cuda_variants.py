@@ -96,4 +96,5 @@ def _factory(variant, entry):
 VARIANTS: dict = {
     "cuda_bsr_mma": _factory("cuda_bsr_mma", "kg_bsr_gemm_mma"),
     "cuda_bsr_wgmma": _factory("cuda_bsr_wgmma", "kg_bsr_gemm_wgmma"),
+    "cuda_bsr_wgmma_ws": _factory("cuda_bsr_wgmma_ws", "kg_bsr_gemm_wgmma_ws"),
 }

@@ -1,13 +1,15 @@
 // FlashAttention-2 forward for sm_90a on the warp-level tensor-core path (mma.sync m16n8k16).
 //
-// One CTA owns kBlockM = 16 * kWarps query rows of one (batch, head); each warp owns 16,
+// One CTA owns kBlockM = 128 query rows of one (batch, head): 4 warps of two m16 tiles each,
 // so a warp's softmax statistics never leave its registers (a quad of lanes shares a row).
-// K and V tiles of kBlockN = 64 keys stream through double-buffered shared memory with
-// cp.async: K[j+1] is in flight while S = Q K[j]^T and the softmax run, V[j+1] while
-// O += P V[j] runs. Q is read once into registers (A fragments). P never touches shared
-// memory: the S accumulator layout of m16n8k16 is exactly the A-operand layout of the next
-// MMA, so P is repacked in registers. Shared-memory rows are XOR-swizzled in 16-byte chunks
-// so that ldmatrix's 8 row addresses hit 8 different bank groups.
+// K and V tiles of kBlockN keys stream through double-buffered shared memory with cp.async;
+// one barrier per key tile publishes K[j], V[j] and frees the buffers of tile j - 1, which
+// are refilled with tile j + 1 at once, so each load has a whole tile of MMAs to land. Every
+// B fragment read by ldmatrix feeds the warp's two m16 tiles. P never touches shared memory:
+// the S accumulator layout of m16n8k16 is exactly the A-operand layout of the next MMA, so P
+// is repacked in registers. Shared-memory rows are XOR-swizzled in 16-byte chunks so that
+// ldmatrix's 8 row addresses hit 8 different bank groups. Out-of-range rows load as zeros;
+// masked scores are -inf before the row max, so tails need no other special case.
 #include <cuda_runtime.h>
 #include <math.h>
 
@@ -15,17 +17,35 @@
 
 namespace {
 
-// Warps per CTA (16 query rows each); the build may override it to compare configurations.
-#ifndef KG_FA2_WARPS
-#define KG_FA2_WARPS 8
-#endif
-constexpr int kWarps = KG_FA2_WARPS;
-constexpr int kBlockM = 16 * kWarps;
-constexpr int kBlockN = 64;
-constexpr int kThreads = kWarps * 32;
-// Registers cap occupancy: D = 128 needs ~210 per thread, D = 64 fits in 128.
-constexpr int kMinBlocksD128 = kWarps >= 8 ? 1 : 8 / kWarps;
-constexpr int kMinBlocksD64 = 16 / kWarps;
+// Per head dimension, chosen on the H200 among 8 or 4 warps, 1 or 2 m16 tiles per warp and
+// 64 or 32 keys per tile (docs/notes/cuda-kernels.md, 2026-11-21): 4 warps x 32 rows = 128
+// query rows per CTA for both. Two m16 tiles per warp
+// halve the shared-memory reads of K and V per MMA (each B fragment feeds two MMAs) at the
+// price of a 2x larger O accumulator and Q re-read from shared memory at every k-step; at
+// D = 128 that only fits in 255 registers without spills with 32-key tiles.
+template <int kD>
+struct Config;
+template <>
+struct Config<128> {
+  static constexpr int kWarps = 4;
+  static constexpr int kMTiles = 2;
+  static constexpr int kBlockN = 32;
+};
+template <>
+struct Config<64> {
+  static constexpr int kWarps = 4;
+  static constexpr int kMTiles = 2;
+  static constexpr int kBlockN = 64;
+};
+
+template <int kD>
+struct Shape : Config<kD> {
+  static constexpr int kThreads = Config<kD>::kWarps * 32;
+  static constexpr int kRowsPerWarp = 16 * Config<kD>::kMTiles;
+  static constexpr int kBlockM = kRowsPerWarp * Config<kD>::kWarps;
+  // Q tile plus two stages each of K and V.
+  static constexpr int kSmemElems = (kBlockM + 4 * Config<kD>::kBlockN) * kD;
+};
 
 // Element offset of 16-byte chunk `chunk` of row `row` in a [rows][kD] swizzled tile.
 template <int kD>
@@ -35,7 +55,7 @@ __device__ __forceinline__ int swizzled(int row, int chunk) {
 
 // Copies rows [row0, row0 + kRows) of a [seq][kD] matrix into a swizzled tile; rows at or
 // past seq are zero-filled so tails need no special case in the MMA loops.
-template <int kRows, int kD, typename T>
+template <int kRows, int kD, int kThreads, typename T>
 __device__ __forceinline__ void load_tile(T* tile, const T* src, int row0, int seq) {
   constexpr int kChunksPerRow = kD / 8;
   constexpr int kIters = kRows * kChunksPerRow / kThreads;
@@ -52,11 +72,19 @@ __device__ __forceinline__ void load_tile(T* tile, const T* src, int row0, int s
   }
 }
 
+// 128 threads x at most 255 registers: two CTAs fit an SM's register file (and its shared
+// memory: 64 KB at D = 128, 48 KB at D = 64).
 template <typename T, int kD, bool kCausal>
-__global__ void __launch_bounds__(kThreads, kD == 64 ? kMinBlocksD64 : kMinBlocksD128)
+__global__ void __launch_bounds__(Shape<kD>::kThreads, 1)
     fa2_fwd_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
                    T* __restrict__ out, int heads, int seq_q, int seq_k, float scale_log2) {
   using Mma = kg::Mma<T>;
+  using S = Shape<kD>;
+  constexpr int kThreads = S::kThreads;
+  constexpr int kMTiles = S::kMTiles;
+  constexpr int kRowsPerWarp = S::kRowsPerWarp;
+  constexpr int kBlockM = S::kBlockM;
+  constexpr int kBlockN = S::kBlockN;
   constexpr int kKSteps = kD / 16;       // MMA k-steps over the head dimension (S = Q K^T)
   constexpr int kNTiles = kBlockN / 8;   // n8 tiles of S
   constexpr int kPSteps = kBlockN / 16;  // MMA k-steps over keys (O += P V)
@@ -81,58 +109,86 @@ __global__ void __launch_bounds__(kThreads, kD == 64 ? kMinBlocksD64 : kMinBlock
   const int quad = lane & 3;    // column pair within an n8 tile
   const int ld_matrix = lane >> 3;
   const int ld_row = lane & 7;
+  const int warp_row0 = warp * kRowsPerWarp;  // first row of this warp inside the CTA tile
 
   const int keys_needed = kCausal ? min(seq_k, m0 + kBlockM) : seq_k;
   const int n_tiles = (keys_needed + kBlockN - 1) / kBlockN;
 
-  load_tile<kBlockM, kD>(s_q, q_bh, m0, seq_q);
-  load_tile<kBlockN, kD>(s_k, k_bh, 0, seq_k);
-  kg::cp_async_commit();
-  load_tile<kBlockN, kD>(s_v, v_bh, 0, seq_k);
+  load_tile<kBlockM, kD, kThreads>(s_q, q_bh, m0, seq_q);
+  load_tile<kBlockN, kD, kThreads>(s_k, k_bh, 0, seq_k);
+  load_tile<kBlockN, kD, kThreads>(s_v, v_bh, 0, seq_k);
   kg::cp_async_commit();
 
-  kg::cp_async_wait<1>();
-  __syncthreads();
-  uint32_t q_frag[kKSteps][4];
-#pragma unroll
-  for (int ks = 0; ks < kKSteps; ++ks) {
-    const int row = warp * 16 + (ld_matrix & 1) * 8 + ld_row;
+  // A fragments of Q for m16 tile `mt`, k-step `ks`, read from the resident Q tile.
+  auto load_q = [&](uint32_t* frag, int mt, int ks) {
+    const int row = warp_row0 + mt * 16 + (ld_matrix & 1) * 8 + ld_row;
     const int chunk = ks * 2 + (ld_matrix >> 1);
-    kg::ldmatrix_x4(q_frag[ks][0], q_frag[ks][1], q_frag[ks][2], q_frag[ks][3],
-                    kg::smem_u32(s_q + swizzled<kD>(row, chunk)));
+    kg::ldmatrix_x4(frag[0], frag[1], frag[2], frag[3], kg::smem_u32(s_q + swizzled<kD>(row, chunk)));
+  };
+  // With one m16 tile per warp Q fits in registers for the whole loop; with two it is
+  // re-read from shared memory at each k-step (registers go to the larger O instead).
+  constexpr bool kQInRegisters = kMTiles == 1;
+  uint32_t q_frag[kQInRegisters ? kKSteps : 1][4];
+  if constexpr (kQInRegisters) {
+    kg::cp_async_wait<0>();
+    __syncthreads();
+#pragma unroll
+    for (int ks = 0; ks < kKSteps; ++ks) load_q(q_frag[ks], 0, ks);
   }
 
-  float o_acc[kDTiles][4];
+  float o_acc[kMTiles][kDTiles][4];
 #pragma unroll
-  for (int t = 0; t < kDTiles; ++t) o_acc[t][0] = o_acc[t][1] = o_acc[t][2] = o_acc[t][3] = 0.f;
-  // Running max (in log2 units, scale folded in) and this thread's partial row sums for
-  // its two rows: group and group + 8. The sums are reduced across the quad once, at the end.
-  float row_max[2] = {-INFINITY, -INFINITY};
-  float row_sum[2] = {0.f, 0.f};
-  const int row_a = m0 + warp * 16 + group;
+  for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+    for (int t = 0; t < kDTiles; ++t) o_acc[mt][t][0] = o_acc[mt][t][1] = o_acc[mt][t][2] = o_acc[mt][t][3] = 0.f;
+  // Running max (in log2 units, scale folded in) and this thread's partial row sums for its
+  // rows group and group + 8 of each m16 tile. Sums are reduced across the quad at the end.
+  float row_max[kMTiles][2];
+  float row_sum[kMTiles][2];
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt) {
+    row_max[mt][0] = row_max[mt][1] = -INFINITY;
+    row_sum[mt][0] = row_sum[mt][1] = 0.f;
+  }
 
   for (int j = 0; j < n_tiles; ++j) {
     const int n0 = j * kBlockN;
-    kg::cp_async_wait<1>();
+    // One barrier per key tile: K[j] and V[j] have landed for every thread, and every warp
+    // is done with tile j - 1, whose buffers are refilled with tile j + 1 right away.
+    kg::cp_async_wait<0>();
     __syncthreads();
-    if (j + 1 < n_tiles) load_tile<kBlockN, kD>(s_k + ((j + 1) & 1) * kBlockN * kD, k_bh, n0 + kBlockN, seq_k);
+    if (j + 1 < n_tiles) {
+      load_tile<kBlockN, kD, kThreads>(s_k + ((j + 1) & 1) * kBlockN * kD, k_bh, n0 + kBlockN, seq_k);
+      load_tile<kBlockN, kD, kThreads>(s_v + ((j + 1) & 1) * kBlockN * kD, v_bh, n0 + kBlockN, seq_k);
+    }
     kg::cp_async_commit();
 
     // -- S = Q K^T --
     const T* k_tile = s_k + (j & 1) * kBlockN * kD;
-    float s_acc[kNTiles][4];
+    float s_acc[kMTiles][kNTiles][4];
 #pragma unroll
-    for (int t = 0; t < kNTiles; ++t) s_acc[t][0] = s_acc[t][1] = s_acc[t][2] = s_acc[t][3] = 0.f;
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+      for (int t = 0; t < kNTiles; ++t) s_acc[mt][t][0] = s_acc[mt][t][1] = s_acc[mt][t][2] = s_acc[mt][t][3] = 0.f;
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks) {
+      uint32_t q_step[kMTiles][4];
+      if constexpr (!kQInRegisters) {
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt) load_q(q_step[mt], mt, ks);
+      }
 #pragma unroll
       for (int tp = 0; tp < kNTiles / 2; ++tp) {
         const int row = tp * 16 + (ld_matrix >> 1) * 8 + ld_row;
         const int chunk = ks * 2 + (ld_matrix & 1);
         uint32_t b[4];
         kg::ldmatrix_x4(b[0], b[1], b[2], b[3], kg::smem_u32(k_tile + swizzled<kD>(row, chunk)));
-        Mma::run(s_acc[2 * tp], q_frag[ks], b);
-        Mma::run(s_acc[2 * tp + 1], q_frag[ks], b + 2);
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt) {
+          const uint32_t* a = kQInRegisters ? q_frag[ks] : q_step[mt];
+          Mma::run(s_acc[mt][2 * tp], a, b);
+          Mma::run(s_acc[mt][2 * tp + 1], a, b + 2);
+        }
       }
     }
 
@@ -140,84 +196,94 @@ __global__ void __launch_bounds__(kThreads, kD == 64 ? kMinBlocksD64 : kMinBlock
     const bool needs_mask = (n0 + kBlockN > seq_k) || (kCausal && n0 + kBlockN - 1 > m0);
     if (needs_mask) {
 #pragma unroll
-      for (int t = 0; t < kNTiles; ++t) {
+      for (int mt = 0; mt < kMTiles; ++mt) {
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int col = n0 + t * 8 + quad * 2 + (e & 1);
-          const int row = row_a + (e >> 1) * 8;
-          if (col >= seq_k || (kCausal && col > row)) s_acc[t][e] = -INFINITY;
+        for (int t = 0; t < kNTiles; ++t) {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int col = n0 + t * 8 + quad * 2 + (e & 1);
+            const int row = m0 + warp_row0 + mt * 16 + group + (e >> 1) * 8;
+            if (col >= seq_k || (kCausal && col > row)) s_acc[mt][t][e] = -INFINITY;
+          }
         }
       }
     }
 
     // -- online softmax --
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      float tile_max = -INFINITY;
+    for (int mt = 0; mt < kMTiles; ++mt) {
 #pragma unroll
-      for (int t = 0; t < kNTiles; ++t) tile_max = fmaxf(tile_max, fmaxf(s_acc[t][2 * h], s_acc[t][2 * h + 1]));
-      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
-      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
-      const float new_max = fmaxf(row_max[h], tile_max * scale_log2);
-      // A row whose keys are all masked so far keeps max -inf; subtracting 0 keeps exp2 at 0.
-      const float base = new_max == -INFINITY ? 0.f : new_max;
-      const float rescale = kg::fast_exp2(row_max[h] - base);
-      row_max[h] = new_max;
-      float sum = 0.f;
+      for (int h = 0; h < 2; ++h) {
+        float tile_max = -INFINITY;
 #pragma unroll
-      for (int t = 0; t < kNTiles; ++t) {
-        s_acc[t][2 * h] = kg::fast_exp2(fmaf(s_acc[t][2 * h], scale_log2, -base));
-        s_acc[t][2 * h + 1] = kg::fast_exp2(fmaf(s_acc[t][2 * h + 1], scale_log2, -base));
-        sum += s_acc[t][2 * h] + s_acc[t][2 * h + 1];
-      }
-      row_sum[h] = row_sum[h] * rescale + sum;
+        for (int t = 0; t < kNTiles; ++t) tile_max = fmaxf(tile_max, fmaxf(s_acc[mt][t][2 * h], s_acc[mt][t][2 * h + 1]));
+        tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
+        tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
+        const float new_max = fmaxf(row_max[mt][h], tile_max * scale_log2);
+        // A row whose keys are all masked so far keeps max -inf; subtracting 0 keeps exp2 at 0.
+        const float base = new_max == -INFINITY ? 0.f : new_max;
+        const float rescale = kg::fast_exp2(row_max[mt][h] - base);
+        row_max[mt][h] = new_max;
+        float sum = 0.f;
 #pragma unroll
-      for (int t = 0; t < kDTiles; ++t) {
-        o_acc[t][2 * h] *= rescale;
-        o_acc[t][2 * h + 1] *= rescale;
+        for (int t = 0; t < kNTiles; ++t) {
+          s_acc[mt][t][2 * h] = kg::fast_exp2(fmaf(s_acc[mt][t][2 * h], scale_log2, -base));
+          s_acc[mt][t][2 * h + 1] = kg::fast_exp2(fmaf(s_acc[mt][t][2 * h + 1], scale_log2, -base));
+          sum += s_acc[mt][t][2 * h] + s_acc[mt][t][2 * h + 1];
+        }
+        row_sum[mt][h] = row_sum[mt][h] * rescale + sum;
+#pragma unroll
+        for (int t = 0; t < kDTiles; ++t) {
+          o_acc[mt][t][2 * h] *= rescale;
+          o_acc[mt][t][2 * h + 1] *= rescale;
+        }
       }
     }
-
-    kg::cp_async_wait<1>();
-    __syncthreads();
-    if (j + 1 < n_tiles) load_tile<kBlockN, kD>(s_v + ((j + 1) & 1) * kBlockN * kD, v_bh, n0 + kBlockN, seq_k);
-    kg::cp_async_commit();
 
     // -- O += P V --
     const T* v_tile = s_v + (j & 1) * kBlockN * kD;
 #pragma unroll
     for (int ps = 0; ps < kPSteps; ++ps) {
-      uint32_t p_frag[4];
-      p_frag[0] = Mma::pack(s_acc[2 * ps][0], s_acc[2 * ps][1]);
-      p_frag[1] = Mma::pack(s_acc[2 * ps][2], s_acc[2 * ps][3]);
-      p_frag[2] = Mma::pack(s_acc[2 * ps + 1][0], s_acc[2 * ps + 1][1]);
-      p_frag[3] = Mma::pack(s_acc[2 * ps + 1][2], s_acc[2 * ps + 1][3]);
+      uint32_t p_frag[kMTiles][4];
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt) {
+        p_frag[mt][0] = Mma::pack(s_acc[mt][2 * ps][0], s_acc[mt][2 * ps][1]);
+        p_frag[mt][1] = Mma::pack(s_acc[mt][2 * ps][2], s_acc[mt][2 * ps][3]);
+        p_frag[mt][2] = Mma::pack(s_acc[mt][2 * ps + 1][0], s_acc[mt][2 * ps + 1][1]);
+        p_frag[mt][3] = Mma::pack(s_acc[mt][2 * ps + 1][2], s_acc[mt][2 * ps + 1][3]);
+      }
 #pragma unroll
       for (int dp = 0; dp < kDTiles / 2; ++dp) {
         const int row = ps * 16 + (ld_matrix & 1) * 8 + ld_row;
         const int chunk = dp * 2 + (ld_matrix >> 1);
         uint32_t b[4];
         kg::ldmatrix_x4_trans(b[0], b[1], b[2], b[3], kg::smem_u32(v_tile + swizzled<kD>(row, chunk)));
-        Mma::run(o_acc[2 * dp], p_frag, b);
-        Mma::run(o_acc[2 * dp + 1], p_frag, b + 2);
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt) {
+          Mma::run(o_acc[mt][2 * dp], p_frag[mt], b);
+          Mma::run(o_acc[mt][2 * dp + 1], p_frag[mt], b + 2);
+        }
       }
     }
   }
 
-  // -- epilogue: normalise and store this thread's two rows --
+  // -- epilogue: normalise and store this thread's rows --
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    float sum = row_sum[h];
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-    const float inv = 1.f / sum;
-    const int row = row_a + h * 8;
-    if (row < seq_q) {
-      T* out_row = out + (bh * seq_q + row) * kD;
+  for (int mt = 0; mt < kMTiles; ++mt) {
 #pragma unroll
-      for (int t = 0; t < kDTiles; ++t) {
-        *reinterpret_cast<uint32_t*>(out_row + t * 8 + quad * 2) =
-            Mma::pack(o_acc[t][2 * h] * inv, o_acc[t][2 * h + 1] * inv);
+    for (int h = 0; h < 2; ++h) {
+      float sum = row_sum[mt][h];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      const float inv = 1.f / sum;
+      const int row = m0 + warp_row0 + mt * 16 + group + h * 8;
+      if (row < seq_q) {
+        T* out_row = out + (bh * seq_q + row) * kD;
+#pragma unroll
+        for (int t = 0; t < kDTiles; ++t) {
+          *reinterpret_cast<uint32_t*>(out_row + t * 8 + quad * 2) =
+              Mma::pack(o_acc[mt][t][2 * h] * inv, o_acc[mt][t][2 * h + 1] * inv);
+        }
       }
     }
   }
@@ -226,13 +292,14 @@ __global__ void __launch_bounds__(kThreads, kD == 64 ? kMinBlocksD64 : kMinBlock
 template <typename T, int kD, bool kCausal>
 cudaError_t launch(const void* q, const void* k, const void* v, void* out, int batch, int heads,
                    int seq_q, int seq_k, float scale, cudaStream_t stream) {
-  constexpr int kSmemBytes = (kBlockM + 4 * kBlockN) * kD * static_cast<int>(sizeof(T));
+  constexpr int kSmemBytes = Shape<kD>::kSmemElems * static_cast<int>(sizeof(T));
   auto kernel = fa2_fwd_kernel<T, kD, kCausal>;
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
   if (err != cudaSuccess) return err;
+  constexpr int kBlockM = Shape<kD>::kBlockM;
   const dim3 grid((seq_q + kBlockM - 1) / kBlockM, heads, batch);
   const float scale_log2 = scale * 1.4426950408889634f;
-  kernel<<<grid, kThreads, kSmemBytes, stream>>>(static_cast<const T*>(q), static_cast<const T*>(k),
+  kernel<<<grid, Shape<kD>::kThreads, kSmemBytes, stream>>>(static_cast<const T*>(q), static_cast<const T*>(k),
                                                  static_cast<const T*>(v), static_cast<T*>(out), heads,
                                                  seq_q, seq_k, scale_log2);
   return cudaGetLastError();

@@ -1,0 +1,227 @@
+// Block-sparse (BSR) x dense GEMM for sm_90a: warp-specialized, TMA loads, wgmma compute.
+//
+// Same decomposition as bsr_mma.cu / bsr_wgmma.cu: a CTA owns one 128-row block row and
+// 256 columns of C and walks only that row's non-zero blocks, K steps of 64. What changes is
+// who moves the data: one producer thread issues the bulk tensor copies (TMA) of each step's
+// A tile (one 64 x 128 box of the stored block) and B tile (four 64 x 64 boxes of the rows
+// the block's column index picks) into a kStages-deep ring, completing on the stage's "full"
+// mbarrier; two consumer warpgroups wait on that barrier, issue wgmma.m64n256k16 straight
+// from shared memory, and release the stage on its "empty" mbarrier once the wgmmas that
+// read it have retired. No CTA-wide barrier sits in the K loop, the consumers never compute
+// a load address, and one wgmma group stays in flight while the next stage is waited for.
+// TMA writes the 128-byte swizzle that the wgmma descriptors describe; column tails of B
+// come back zero-filled from the copy engine.
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "ptx.cuh"
+#include "wgmma.cuh"
+
+namespace {
+
+constexpr int kTileM = 128;  // = bm
+constexpr int kTileN = 256;
+constexpr int kTileK = 64;  // one 128-byte swizzle row of fp16
+constexpr int kStages = 4;
+constexpr int kThreads = 384;  // warpgroup 0: producer; 1 and 2: consumers
+constexpr int kConsumerWarps = 8;
+constexpr int kBoxN = 64;
+constexpr int kABytes = kTileM * kTileK * 2;
+constexpr int kBBoxBytes = kTileK * kBoxN * 2;
+constexpr int kBBytes = kBBoxBytes * (kTileN / kBoxN);
+constexpr int kStageBytes = kABytes + kBBytes;
+constexpr int kRingBytes = kStages * kStageBytes;
+constexpr int kSmemBytes = 1024 + kRingBytes + 2 * kStages * 8;  // alignment slack, ring, barriers
+
+__device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, int inner, int outer, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(inner), "r"(outer), "r"(bar)
+      : "memory");
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads, 1)
+    bsr_wgmma_ws_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
+                        const int* __restrict__ a_cols, T* __restrict__ c, int n, int topk, int bk) {
+  extern __shared__ unsigned char smem_raw[];
+  const uint32_t ring = (kg::smem_u32(smem_raw) + 1023) & ~1023u;
+  const uint32_t full_bar = ring + kRingBytes;    // kStages barriers: stage loaded
+  const uint32_t empty_bar = full_bar + kStages * 8;  // kStages barriers: stage released
+
+  const int block_row = blockIdx.x;
+  const int n0 = blockIdx.y * kTileN;
+  const int warpgroup = threadIdx.x >> 7;
+  const int steps_per_block = bk / kTileK;
+  const int n_steps = topk * steps_per_block;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(full_bar + s * 8, 1);
+      mbar_init(empty_bar + s * 8, kConsumerWarps);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  if (warpgroup == 0) {
+    if (threadIdx.x != 0) return;
+    const int* cols_row = a_cols + static_cast<int64_t>(block_row) * topk;
+    const int a_row0 = block_row * topk * kTileM;
+    for (int step = 0; step < n_steps; ++step) {
+      const int stage = step % kStages;
+      if (step >= kStages) mbar_wait(empty_bar + stage * 8, ((step / kStages) - 1) & 1);
+      const int t = step / steps_per_block;
+      const int k_in_block = (step % steps_per_block) * kTileK;
+      const uint32_t bar = full_bar + stage * 8;
+      const uint32_t dst = ring + stage * kStageBytes;
+      mbar_arrive_expect_tx(bar, kStageBytes);
+      tma_load_2d(dst, &a_map, k_in_block, a_row0 + t * kTileM, bar);
+      const int k_row = cols_row[t] * bk + k_in_block;
+#pragma unroll
+      for (int box = 0; box < kTileN / kBoxN; ++box) {
+        tma_load_2d(dst + kABytes + box * kBBoxBytes, &b_map, n0 + box * kBoxN, k_row, bar);
+      }
+    }
+    return;
+  }
+
+  const int consumer = warpgroup - 1;
+  const int lane = threadIdx.x & 31;
+  float acc[kTileN / 2];
+#pragma unroll
+  for (int i = 0; i < kTileN / 2; ++i) acc[i] = 0.f;
+
+  for (int step = 0; step < n_steps; ++step) {
+    const int stage = step % kStages;
+    mbar_wait(full_bar + stage * 8, (step / kStages) & 1);
+    const uint32_t a_tile = ring + stage * kStageBytes + consumer * 64 * 128;
+    const uint32_t b_tile = ring + stage * kStageBytes + kABytes;
+    kg::wgmma_fence();
+#pragma unroll
+    for (int k16 = 0; k16 < kTileK / 16; ++k16) {
+      const uint64_t desc_a = kg::make_desc(a_tile + k16 * 32, 16, 1024);
+      const uint64_t desc_b = kg::make_desc(b_tile + k16 * 16 * 128, kBBoxBytes, 1024);
+      kg::Wgmma<T, kTileN>::run(acc, desc_a, desc_b);
+    }
+    kg::wgmma_commit();
+    // The group committed one step ago has retired: its stage goes back to the producer.
+    kg::wgmma_wait<1>();
+    if (step > 0 && lane == 0) mbar_arrive(empty_bar + ((step - 1) % kStages) * 8);
+  }
+  kg::wgmma_wait<0>();
+#pragma unroll
+  for (int i = 0; i < kTileN / 2; ++i) kg::pin(acc[i]);
+
+  // Accumulator layout of m64nNk16: warp w of the warpgroup holds rows 16w + lane / 4 and
+  // + 8; registers 4j + {0,1} are columns 8j + 2 (lane % 4) + {0,1} of the first row,
+  // 4j + {2,3} the same columns of the second.
+  const int warp_in_group = (threadIdx.x >> 5) & 3;
+  const int64_t row0 = static_cast<int64_t>(block_row) * kTileM + consumer * 64 + warp_in_group * 16 + (lane >> 2);
+#pragma unroll
+  for (int j = 0; j < kTileN / 8; ++j) {
+    const int col = n0 + j * 8 + (lane & 3) * 2;
+    if (col < n) {
+      *reinterpret_cast<uint32_t*>(c + row0 * n + col) = kg::Mma<T>::pack(acc[4 * j], acc[4 * j + 1]);
+      *reinterpret_cast<uint32_t*>(c + (row0 + 8) * n + col) = kg::Mma<T>::pack(acc[4 * j + 2], acc[4 * j + 3]);
+    }
+  }
+}
+
+// cuTensorMapEncodeTiled through the runtime's driver entry point, so the library needs no
+// link against libcuda.
+PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
+  static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* ptr = nullptr;
+    cudaDriverEntryPointQueryResult status;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &ptr, 12000, cudaEnableDefault, &status) !=
+            cudaSuccess ||
+        status != cudaDriverEntryPointSuccess) {
+      return static_cast<PFN_cuTensorMapEncodeTiled_v12000>(nullptr);
+    }
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(ptr);
+  }();
+  return fn;
+}
+
+// 2-D row-major [rows][cols] map with 128-byte swizzle and a box of box_rows x box_cols.
+bool encode_2d(CUtensorMap* map, CUtensorMapDataType type, const void* base, uint64_t rows, uint64_t cols,
+               uint32_t box_rows, uint32_t box_cols) {
+  const PFN_cuTensorMapEncodeTiled_v12000 encode = encode_fn();
+  if (encode == nullptr) return false;
+  const cuuint64_t dims[2] = {cols, rows};
+  const cuuint64_t strides[1] = {cols * 2};
+  const cuuint32_t box[2] = {box_cols, box_rows};
+  const cuuint32_t element_strides[2] = {1, 1};
+  return encode(map, type, 2, const_cast<void*>(base), dims, strides, box, element_strides,
+                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+template <typename T>
+cudaError_t launch(CUtensorMapDataType type, const void* a_values, const int* a_cols, const void* b, void* c, int m,
+                   int n, int k, int bk, int topk, cudaStream_t stream) {
+  CUtensorMap a_map;
+  CUtensorMap b_map;
+  const uint64_t a_rows = static_cast<uint64_t>(m) * topk;  // (m / bm) * topk blocks of bm rows
+  if (!encode_2d(&a_map, type, a_values, a_rows, bk, kTileM, kTileK) ||
+      !encode_2d(&b_map, type, b, k, n, kTileK, kBoxN)) {
+    return cudaErrorInvalidValue;
+  }
+  auto kernel = bsr_wgmma_ws_kernel<T>;
+  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+  if (err != cudaSuccess) return err;
+  const dim3 grid(m / kTileM, (n + kTileN - 1) / kTileN);
+  kernel<<<grid, kThreads, kSmemBytes, stream>>>(a_map, b_map, a_cols, static_cast<T*>(c), n, topk, bk);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+// Same contract as kg_bsr_gemm_mma: a_values (m / bm, topk, bm, bk) contiguous; a_cols
+// (m / bm, topk) int32, each < k / bk; b (k, n) row-major; c (m, n) row-major; dtype 0 = fp16,
+// 1 = bf16; bm = 128, bk % 64 == 0, n % 8 == 0 (TMA needs 16-byte row strides); column
+// tails masked. Pointers must be 16-byte aligned (TMA).
+extern "C" int kg_bsr_gemm_wgmma_ws(const void* a_values, const int* a_cols, const void* b, void* c, int m, int n,
+                                    int k, int bm, int bk, int topk, int dtype, void* stream) {
+  if (bm != kTileM || bk <= 0 || bk % kTileK != 0 || m <= 0 || m % bm != 0 || n <= 0 || n % 8 != 0 || k <= 0 ||
+      k % bk != 0 || topk <= 0 || topk > k / bk || (n + kTileN - 1) / kTileN > 65535 ||
+      reinterpret_cast<uintptr_t>(a_values) % 16 != 0 || reinterpret_cast<uintptr_t>(b) % 16 != 0 ||
+      static_cast<int64_t>(m) * topk > (int64_t{1} << 31) || k > (1 << 30)) {
+    return cudaErrorInvalidValue;
+  }
+  const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  if (dtype == 0) return launch<__half>(CU_TENSOR_MAP_DATA_TYPE_FLOAT16, a_values, a_cols, b, c, m, n, k, bk, topk, s);
+  if (dtype == 1) {
+    return launch<__nv_bfloat16>(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, a_values, a_cols, b, c, m, n, k, bk, topk, s);
+  }
+  return cudaErrorInvalidValue;
+}
+
+// Name of a cudaError_t returned by the entry above, for the Python wrapper's messages.
+extern "C" const char* kg_cuda_error_name(int code) { return cudaGetErrorName(static_cast<cudaError_t>(code)); }
