@@ -75,11 +75,11 @@ export function codeBlock(text: string, lang = ''): string {
   return `${fence}${lang}\n${text.replace(/\n+$/, '')}\n${fence}`;
 }
 
-/** A label inside a Mermaid chart's quoted string: no quotes, brackets, backticks or newlines. */
+/** A label inside a Mermaid chart's quoted string: no quotes, brackets, backticks, directives (%%) or newlines. */
 export function mermaidLabel(value: unknown): string {
   return String(value ?? '')
     .replace(/[\r\n]+/g, ' ')
-    .replace(/["`[\]{}<>;#&\\]/g, '')
+    .replace(/["`[\]{}<>;#&%\\]/g, '')
     .slice(0, 60);
 }
 

@@ -77,7 +77,7 @@ describe('escaping', () => {
   });
 
   it('strips what would break a Mermaid string', () => {
-    expect(mermaidLabel('a"b`c[d]\ne')).toBe('abcd e');
+    expect(mermaidLabel('a"b`c[d]\ne %%{init}%%')).toBe('abcd e init');
   });
 
   it.each([
@@ -195,6 +195,8 @@ describe('renderReport', () => {
     const results = load('correctness-fail.json');
     const failing = results.cases.find((c) => c.status === 'fail') as CaseResult;
     failing.variant = `evil ${HOSTILE}`;
+    const timed = results.cases.find((c) => c.status === 'ok' && c.kernel === 'gemm') as CaseResult;
+    timed.kernel = `gemm %%{init: {"theme": "dark"}}%% ${HOSTILE}`;
     failing.case = `case ${HOSTILE}`;
     if (failing.correctness) failing.correctness.message = HOSTILE;
     results.diagnostics.push({
@@ -226,6 +228,11 @@ describe('renderReport', () => {
       if (rows.length < 2) continue;
       const cells = (row: string) => row.replace(/\\\|/g, '').split('|').length;
       for (const row of rows) expect(cells(row), row).toBe(cells(rows[0] as string));
+    }
+    // Mermaid blocks hold no quote, bracket or directive from the hostile kernel name.
+    expect(full).toContain('title "gemm init: theme: dark img src=https://evil.example/beacon.p TFLOPS"');
+    for (const chart of full.match(/```mermaid\n[\s\S]*?\n```/g) ?? []) {
+      expect(chart).not.toMatch(/%%|<|\{/);
     }
     // The log is shown verbatim inside a fence longer than its own backtick runs.
     expect(full).toContain('`````\n<img src="https://evil.example/beacon.png">');
