@@ -63,12 +63,56 @@ export function hashString(text: string): number {
   return hash >>> 0;
 }
 
+/**
+ * Moves the k-th smallest element of `a` to index k, smaller ones before it and larger ones
+ * after (Hoare's selection, median-of-three pivot): O(n), where sorting is O(n log n).
+ */
+export function selectInPlace(a: Float64Array, k: number): number {
+  let lo = 0;
+  let hi = a.length - 1;
+  while (hi > lo) {
+    const mid = (lo + hi) >>> 1;
+    // Median of three as the pivot keeps already-ordered input from going quadratic.
+    const x = a[lo] as number;
+    const y = a[mid] as number;
+    const z = a[hi] as number;
+    const pivot = x < y ? (y < z ? y : x < z ? z : x) : x < z ? x : y < z ? z : y;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while ((a[i] as number) < pivot) i++;
+      while ((a[j] as number) > pivot) j--;
+      if (i <= j) {
+        const t = a[i] as number;
+        a[i] = a[j] as number;
+        a[j] = t;
+        i++;
+        j--;
+      }
+    }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else break;
+  }
+  return a[k] as number;
+}
+
+/** Median (type 7) of a buffer, reordering it. */
+function medianInPlace(a: Float64Array): number {
+  const n = a.length;
+  const k = (n - 1) >>> 1;
+  const lower = selectInPlace(a, k);
+  if (n % 2 === 1) return lower;
+  let upper = Infinity;
+  for (let i = k + 1; i < n; i++) if ((a[i] as number) < upper) upper = a[i] as number;
+  return (lower + upper) / 2;
+}
+
 /** Median of a resample, reusing one scratch buffer (the bootstrap's inner loop). */
 function resampleMedian(samples: readonly number[], scratch: Float64Array, rand: () => number) {
   const n = samples.length;
   for (let i = 0; i < n; i++) scratch[i] = samples[Math.floor(rand() * n)] as number;
-  scratch.sort();
-  return quantileSorted(scratch, 0.5);
+  return medianInPlace(scratch);
 }
 
 export interface RatioInterval {

@@ -5,6 +5,7 @@ import {
   median,
   quantile,
   seededRandom,
+  selectInPlace,
   spread,
 } from '../src/stats.js';
 
@@ -33,6 +34,20 @@ describe('order statistics', () => {
 
   it('refuses an empty sample set', () => {
     expect(() => median([])).toThrow('quantile of no samples');
+  });
+});
+
+describe('selectInPlace', () => {
+  it('finds the k-th smallest like a sort does, ties and sorted input included', () => {
+    const rand = seededRandom(11);
+    for (let trial = 0; trial < 2000; trial++) {
+      const n = 1 + Math.floor(rand() * 50);
+      const xs = Array.from({ length: n }, () => Math.floor(rand() * 10));
+      if (trial % 10 === 0) xs.sort((a, b) => a - b);
+      const k = Math.floor(rand() * n);
+      const sorted = [...xs].sort((a, b) => a - b);
+      expect(selectInPlace(Float64Array.from(xs), k)).toBe(sorted[k]);
+    }
   });
 });
 
