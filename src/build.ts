@@ -277,6 +277,9 @@ const ARCH_SPECIFIC_FEATURES: Record<string, string> = {
   sm_120a: 'its block-scaled MMA needs it',
 };
 
+/** Hardware limit of registers per thread on sm_50 and later. */
+const MAX_REGISTERS_PER_THREAD = 255;
+
 const MATH_OPCODES = ['HGMMA', 'QGMMA', 'IGMMA', 'HMMA', 'IMMA', 'DMMA', 'FFMA', 'HFMA2', 'DFMA'];
 
 function compiledFromGenericPtx(
@@ -480,7 +483,9 @@ function limitChecks(
               .join('; ')}; limit ${limit}.`,
             fix: maxrreg
               ? `The flag -maxrregcount=${maxrreg} caps registers at ${maxrreg}: raise or remove it (or use __launch_bounds__), or reduce live values (smaller tiles, fewer accumulators).`
-              : 'Reduce live values (smaller tiles, fewer accumulators, fewer unrolled loads) or allow more registers per thread with __launch_bounds__.',
+              : over.every((f) => (f.registers ?? 0) >= MAX_REGISTERS_PER_THREAD)
+                ? `They already use the ${MAX_REGISTERS_PER_THREAD}-register maximum, so only fewer live values help: smaller tiles, fewer accumulators or fewer loads in flight per thread.`
+                : `Reduce live values (smaller tiles, fewer accumulators, fewer unrolled loads), or allow more registers per thread: a __launch_bounds__(threads, minBlocks) caps them at 65536 / (threads x minBlocks), at most ${MAX_REGISTERS_PER_THREAD}.`,
           },
     );
   }

@@ -490,6 +490,25 @@ describe('parsers', () => {
     expect(shortKernelName('local_array_kernel')).toBe('local_array_kernel');
   });
 
+  it('says when spilling functions are already at the register maximum', () => {
+    const fn = {
+      name: 'fa2',
+      arch: 'sm_90a',
+      registers: 255,
+      stack_bytes: 8,
+      spill_store_bytes: 4,
+      spill_load_bytes: 4,
+    };
+    const { expectations } = checkExpectations(
+      'attention/cuda_fa2',
+      { spills: 0 },
+      { functions: [fn], listing: undefined, flags: ['-gencode=arch=compute_90a,code=sm_90a'] },
+    );
+    expect(expectations[0]?.message).toBe(
+      'attention/cuda_fa2: fa2 (sm_90a) spills 8 bytes (4 stored, 4 loaded); limit 0. They already use the 255-register maximum, so only fewer live values help: smaller tiles, fewer accumulators or fewer loads in flight per thread.',
+    );
+  });
+
   it('trims long logs from the front and says so', () => {
     const log = Array.from({ length: 100 }, (_, i) => `line ${i}`).join('\n');
     const tail = trimLog(log);
