@@ -1,0 +1,171 @@
+"""Each fault of MEASUREMENT.md ("Faults the harness must catch") planted in a fixture kernel
+(fixtures/kernels/faulty), and the harness catching it, end to end through `python -m kernels.harness`."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import FIXTURE_KERNELS, HAS_GPU, REPO, harness_env
+
+N64, N100 = "dtype=fp32,n=64", "dtype=fp32,n=100"
+CHECKED = "good,unwritten,nan,inf,tail,race,leftover,unsupported"
+
+
+@pytest.fixture(scope="module")
+def checked(tmp_path_factory):
+    """One verification run over the correctness faults (no timing: they are judged on values)."""
+    out = tmp_path_factory.mktemp("faults") / "results.json"
+    cmd = [sys.executable, "-m", "kernels.harness", "--kernels", FIXTURE_KERNELS, "--out", str(out), "--variants", CHECKED, "--no-timing", "--device", "cpu"]
+    proc = subprocess.run(cmd, cwd=REPO, env=harness_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+    import json
+
+    with open(out) as f:
+        doc = json.load(f)
+
+    def case(variant, case_id):
+        return next(c for c in doc["cases"] if c["variant"] == variant and c["case"] == case_id)
+
+    case.doc = doc
+    case.stdout = proc.stdout
+    return case
+
+
+def test_the_good_variant_passes(checked):
+    for cid in (N64, N100):
+        c = checked("good", cid)
+        assert c["status"] == "ok" and c["correctness"]["status"] == "PASS"
+        assert c["correctness"]["rel_l2"] < 1e-6 and c["correctness"]["repeat_max_diff"] == 0.0
+
+
+def test_unwritten_output_elements(checked):
+    corr = checked("unwritten", N64)["correctness"]
+    assert checked("unwritten", N64)["status"] == "fail"
+    assert corr["unwritten_count"] == 3 * 40  # one row of 40, three seeds
+    assert corr["nan_count"] == 0 and corr["rel_l2"] is None
+    assert corr["message"].startswith("seed 0: 40 of 2560 output elements never written (still NaN after the run)")
+
+
+def test_nan_never_passes(checked):
+    c = checked("nan", N64)
+    assert c["status"] == "fail" and c["correctness"]["nan_count"] == 3
+    assert "seed 0: 1 NaN in the output" in c["correctness"]["message"]
+
+
+def test_inf_never_passes(checked):
+    c = checked("inf", N64)
+    assert c["status"] == "fail" and c["correctness"]["inf_count"] == 3
+    assert "seed 0: 1 Inf in the output" in c["correctness"]["message"]
+
+
+def test_wrong_only_on_tails(checked):
+    assert checked("tail", N64)["status"] == "ok"
+    c = checked("tail", N100)
+    assert c["status"] == "fail"
+    assert c["correctness"]["rel_l2"] > 1e-2
+    assert "> tolerance 1.0e-05" in c["correctness"]["message"]
+
+
+def test_race_result_moves_between_runs(checked):
+    c = checked("race", N64)
+    assert c["status"] == "fail"
+    assert c["correctness"]["rel_l2"] < 1e-5  # within tolerance: only the repeat shows it
+    assert c["correctness"]["repeat_max_diff"] > 0
+    assert "result moved between two runs on the same inputs" in c["correctness"]["message"]
+    assert "(a race, or a read of memory nothing wrote)" in c["correctness"]["message"]
+
+
+def test_dependence_on_leftover_memory(checked):
+    c = checked("leftover", N64)
+    assert c["status"] == "fail"
+    assert c["correctness"]["unwritten_count"] > 0 or c["correctness"]["repeat_max_diff"] != 0
+
+
+def test_unsupported_case_is_skipped_with_its_reason(checked):
+    c = checked("unsupported", N64)
+    assert c["status"] == "skipped" and c["reason"] == "n=64 is not a multiple of 128"
+    assert f"[kernelgate] faulty/unsupported {N64} SKIP n=64 is not a multiple of 128" in checked.stdout
+
+
+def test_progress_lines_group_per_kernel(checked):
+    lines = [x for x in checked.stdout.splitlines() if x.startswith("[kernelgate]")]
+    assert "[kernelgate] == faulty (8 variants, 2 cases) ==" in lines
+    assert any(x.startswith(f"[kernelgate] faulty/good {N64} PASS rel_l2=") for x in lines)
+
+
+def test_fast_only_on_zeros_is_timed_on_real_data(run_harness):
+    r = run_harness("--variants", "zeros_fast", "--case-params", "n=64", "--seeds", "1", "--time-cap-s", "0.3", "--min-samples", "3", kernels=FIXTURE_KERNELS)
+    c = r.case("zeros_fast", N64)
+    assert c["status"] == "ok"
+    # Inputs are random normal, never zeros: the slow real-data path (50 ms) is what was timed.
+    assert c["timing"]["median_ms"] >= 45
+
+
+def test_a_hung_variant_times_out_and_the_others_are_written(run_harness):
+    r = run_harness("--variants", "good,hang", "--no-timing", "--seeds", "1", "--timeout-per-case", "3", kernels=FIXTURE_KERNELS)
+    hung = r.case("hang", N100)
+    assert hung["status"] == "timeout"
+    assert hung["reason"] == "no answer within 6 s (3 s a variant, 2 variants), during verify seed 0 of hang; the worker was killed and restarted"
+    assert r.case("good", N100)["status"] == "ok"
+    assert r.case("good", N64)["status"] == "ok"
+
+
+def test_a_crashing_variant_fails_its_case_only(run_harness):
+    r = run_harness("--variants", "good,crash", "--no-timing", "--seeds", "1", kernels=FIXTURE_KERNELS)
+    crashed = r.case("crash", N64)
+    assert crashed["status"] == "error" and crashed["error"]["kind"] == "crash"
+    assert crashed["error"]["message"] == "the worker process died (exit code 3) during verify seed 0 of crash; it was restarted for the other cases"
+    assert r.case("good", N64)["status"] == "ok" and r.case("good", N100)["status"] == "ok"
+    info = next(v for v in r.doc["kernels"][0]["variants"] if v["name"] == "crash")
+    assert info == {"name": "crash", "role": "candidate", "status": "error", "reason": f"{N64}: {crashed['error']['message']}"}
+
+
+def test_results_are_written_case_by_case(tmp_path):
+    """A harness killed mid-run leaves the cases done so far on disk."""
+    out = tmp_path / "results.json"
+    cmd = [sys.executable, "-m", "kernels.harness", "--kernels", FIXTURE_KERNELS, "--out", str(out), "--variants", "good,hang", "--no-timing", "--seeds", "1", "--timeout-per-case", "120"]
+    proc = subprocess.Popen(cmd, cwd=REPO, env=harness_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    try:
+        for line in proc.stdout:
+            if line.startswith(f"[kernelgate] faulty/good {N64} PASS"):
+                break
+        deadline = time.time() + 30
+        import json
+
+        while time.time() < deadline:
+            try:
+                with open(out) as f:
+                    doc = json.load(f)
+                if doc["cases"]:
+                    break
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.2)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert [c["variant"] for c in doc["cases"]] == ["good"] and doc["cases"][0]["status"] == "ok"
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_GPU, reason="work launched on another stream is only visible on a CUDA device")
+def test_work_on_another_stream_is_caught(run_harness):
+    r = run_harness("--variants", "good,other_stream", "--no-timing", "--seeds", "1", "--device", "cuda", kernels=FIXTURE_KERNELS)
+    c = r.case("other_stream", N64)
+    assert c["status"] == "error" and c["error"]["kind"] == "other-stream"
+    assert "the variant launches work on another stream than the one timed" in c["error"]["message"]
+    assert r.case("good", N64)["status"] == "ok"
+
+
+def test_planted_slow_fault_does_the_work_twice():
+    from kernels.harness import faults
+
+    calls = []
+    slow = faults.wrap(lambda inputs, out: calls.append(1) or out, "slow")
+    assert slow(None, "out") == "out" and len(calls) == 2
+    assert faults.parse("attention.triton_fa2:slow") == ("attention", "triton_fa2", "slow")
