@@ -230,7 +230,9 @@ describe('renderReport', () => {
       for (const row of rows) expect(cells(row), row).toBe(cells(rows[0] as string));
     }
     // Mermaid blocks hold no quote, bracket or directive from the hostile kernel name.
-    expect(full).toContain('title "gemm init: theme: dark img src=https://evil.example/beacon.p TFLOPS"');
+    expect(full).toContain(
+      'title "gemm init: theme: dark img src=https://evil.example/beacon.p TFLOPS"',
+    );
     for (const chart of full.match(/```mermaid\n[\s\S]*?\n```/g) ?? []) {
       expect(chart).not.toMatch(/%%|<|\{/);
     }
