@@ -124,14 +124,17 @@ function errorCell(c: CaseComparison): Cell {
   return trusted(`${rel} / ${formatSci(c.tolRelL2)}`);
 }
 
-function perfCells(c: CaseComparison): Cell[] {
+/** Δ, verdict and CI cells; a threshold raised by calibrated noise is shown beside the CI. */
+function perfCells(c: CaseComparison, defaultThresholdPct: number): Cell[] {
   const verdict = trusted(`${PERF_ICON[c.perf]} ${c.perf}`);
   if (c.ratio === undefined) return [trusted(''), verdict, trusted('')];
   const ci =
     c.ciLo !== undefined && c.ciHi !== undefined
       ? `${formatRatioPct(c.ciLo)} … ${formatRatioPct(c.ciHi)}`
       : 'n/a';
-  return [trusted(formatRatioPct(c.ratio)), verdict, trusted(ci)];
+  const threshold =
+    c.thresholdPct !== defaultThresholdPct ? ` (±${fixed(c.thresholdPct, 1)} %)` : '';
+  return [trusted(formatRatioPct(c.ratio)), verdict, trusted(`${ci}${threshold}`)];
 }
 
 function caseRow(
@@ -163,7 +166,7 @@ function caseRow(
         ? ''
         : `${bad?.quantity === 'tflops' ? '⚠️ ' : ''}${fixed(pct, 1)}`,
     ),
-    ...perfCells(c),
+    ...perfCells(c, input.config.compare.thresholdPct),
     correctnessCell(c),
     errorCell(c),
     note,

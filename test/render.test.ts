@@ -141,6 +141,8 @@ describe('renderReport', () => {
       'x-axis ["triton_fa2", "cuda_fa2", "sdpa_flash", "sdpa_cudnn", "sdpa_default"]',
     );
     expect(full).toContain('- triton differs from the baseline: 3.6.0 → 3.6.1');
+    const gemmRow = full.split('\n').find((l) => l.startsWith('| cublas | op=matmul,dtype=bf16'));
+    expect(gemmRow).toMatch(/ \(±10\.0 %\) \|/);
   });
 
   it("shows seed 001's ladder as unreachable, with the TFLOPS each tier implies", () => {
