@@ -103,6 +103,8 @@ def _cublas_dense(params, ctx):
 def _torch_bsr_dense_mm(params, ctx):
     if ctx.device != "cuda":
         raise Unsupported("torch's bsr_dense_mm runs Triton kernels on CUDA only")
+    if params["N"] % 16:
+        raise Unsupported(f"torch's bsr_dense_mm needs N divisible by 16, got N={params['N']}")
     from torch.sparse._triton_ops import bsr_dense_mm
 
     def run(inputs, out):

@@ -398,7 +398,6 @@ class Worker:
                 s["stop"] = rule.check(kept, s["spent"])
             r += 1
 
-
     def time_one(self, fn, flush, per=1):
         """One sample: on CUDA an event pair on the current stream (returns a callable read after the
         round's synchronisation); on CPU the wall clock."""
