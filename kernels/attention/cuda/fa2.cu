@@ -30,12 +30,14 @@ struct Config<128> {
   static constexpr int kWarps = 4;
   static constexpr int kMTiles = 2;
   static constexpr int kBlockN = 32;
+  static constexpr int kStages = 2;
 };
 template <>
 struct Config<64> {
   static constexpr int kWarps = 4;
   static constexpr int kMTiles = 2;
   static constexpr int kBlockN = 64;
+  static constexpr int kStages = 3;
 };
 
 template <int kD>
@@ -43,8 +45,8 @@ struct Shape : Config<kD> {
   static constexpr int kThreads = Config<kD>::kWarps * 32;
   static constexpr int kRowsPerWarp = 16 * Config<kD>::kMTiles;
   static constexpr int kBlockM = kRowsPerWarp * Config<kD>::kWarps;
-  // Q tile plus two stages each of K and V.
-  static constexpr int kSmemElems = (kBlockM + 4 * Config<kD>::kBlockN) * kD;
+  // Q tile plus kStages buffers each of K and V.
+  static constexpr int kSmemElems = (kBlockM + 2 * Config<kD>::kStages * Config<kD>::kBlockN) * kD;
 };
 
 // Element offset of 16-byte chunk `chunk` of row `row` in a [rows][kD] swizzled tile.
@@ -85,6 +87,7 @@ __global__ void __launch_bounds__(Shape<kD>::kThreads, 1)
   constexpr int kRowsPerWarp = S::kRowsPerWarp;
   constexpr int kBlockM = S::kBlockM;
   constexpr int kBlockN = S::kBlockN;
+  constexpr int kStages = S::kStages;
   constexpr int kKSteps = kD / 16;       // MMA k-steps over the head dimension (S = Q K^T)
   constexpr int kNTiles = kBlockN / 8;   // n8 tiles of S
   constexpr int kPSteps = kBlockN / 16;  // MMA k-steps over keys (O += P V)
@@ -92,8 +95,8 @@ __global__ void __launch_bounds__(Shape<kD>::kThreads, 1)
 
   extern __shared__ __align__(128) unsigned char smem_raw[];
   T* s_q = reinterpret_cast<T*>(smem_raw);
-  T* s_k = s_q + kBlockM * kD;       // two stages
-  T* s_v = s_k + 2 * kBlockN * kD;   // two stages
+  T* s_k = s_q + kBlockM * kD;             // kStages buffers
+  T* s_v = s_k + kStages * kBlockN * kD;   // kStages buffers
 
   // Causal CTAs with the most key tiles start first, so the short ones fill the tail.
   const int m_block = kCausal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
@@ -114,10 +117,16 @@ __global__ void __launch_bounds__(Shape<kD>::kThreads, 1)
   const int keys_needed = kCausal ? min(seq_k, m0 + kBlockM) : seq_k;
   const int n_tiles = (keys_needed + kBlockN - 1) / kBlockN;
 
+  // Q with key tile 0, then tiles 1 .. kStages - 2: one cp.async group each.
   load_tile<kBlockM, kD, kThreads>(s_q, q_bh, m0, seq_q);
-  load_tile<kBlockN, kD, kThreads>(s_k, k_bh, 0, seq_k);
-  load_tile<kBlockN, kD, kThreads>(s_v, v_bh, 0, seq_k);
-  kg::cp_async_commit();
+#pragma unroll
+  for (int t = 0; t < kStages - 1; ++t) {
+    if (t < n_tiles) {
+      load_tile<kBlockN, kD, kThreads>(s_k + t * kBlockN * kD, k_bh, t * kBlockN, seq_k);
+      load_tile<kBlockN, kD, kThreads>(s_v + t * kBlockN * kD, v_bh, t * kBlockN, seq_k);
+    }
+    kg::cp_async_commit();
+  }
 
   // A fragments of Q for m16 tile `mt`, k-step `ks`, read from the resident Q tile.
   auto load_q = [&](uint32_t* frag, int mt, int ks) {
@@ -125,17 +134,6 @@ __global__ void __launch_bounds__(Shape<kD>::kThreads, 1)
     const int chunk = ks * 2 + (ld_matrix >> 1);
     kg::ldmatrix_x4(frag[0], frag[1], frag[2], frag[3], kg::smem_u32(s_q + swizzled<kD>(row, chunk)));
   };
-  // With one m16 tile per warp Q fits in registers for the whole loop; with two it is
-  // re-read from shared memory at each k-step (registers go to the larger O instead).
-  constexpr bool kQInRegisters = kMTiles == 1;
-  uint32_t q_frag[kQInRegisters ? kKSteps : 1][4];
-  if constexpr (kQInRegisters) {
-    kg::cp_async_wait<0>();
-    __syncthreads();
-#pragma unroll
-    for (int ks = 0; ks < kKSteps; ++ks) load_q(q_frag[ks], 0, ks);
-  }
-
   float o_acc[kMTiles][kDTiles][4];
 #pragma unroll
   for (int mt = 0; mt < kMTiles; ++mt)
@@ -151,20 +149,25 @@ __global__ void __launch_bounds__(Shape<kD>::kThreads, 1)
     row_sum[mt][0] = row_sum[mt][1] = 0.f;
   }
 
+  // Buffer of tile j, and of tile j + kStages - 1 (the one freed by tile j - 1).
+  int read_stage = 0;
+  int write_stage = kStages - 1;
   for (int j = 0; j < n_tiles; ++j) {
     const int n0 = j * kBlockN;
     // One barrier per key tile: K[j] and V[j] have landed for every thread, and every warp
-    // is done with tile j - 1, whose buffers are refilled with tile j + 1 right away.
-    kg::cp_async_wait<0>();
+    // is done with tile j - 1, whose buffers are refilled with tile j + kStages - 1 at once.
+    kg::cp_async_wait<kStages - 2>();
     __syncthreads();
-    if (j + 1 < n_tiles) {
-      load_tile<kBlockN, kD, kThreads>(s_k + ((j + 1) & 1) * kBlockN * kD, k_bh, n0 + kBlockN, seq_k);
-      load_tile<kBlockN, kD, kThreads>(s_v + ((j + 1) & 1) * kBlockN * kD, v_bh, n0 + kBlockN, seq_k);
+    const int ahead = j + kStages - 1;
+    if (ahead < n_tiles) {
+      load_tile<kBlockN, kD, kThreads>(s_k + write_stage * kBlockN * kD, k_bh, ahead * kBlockN, seq_k);
+      load_tile<kBlockN, kD, kThreads>(s_v + write_stage * kBlockN * kD, v_bh, ahead * kBlockN, seq_k);
     }
     kg::cp_async_commit();
+    write_stage = write_stage + 1 == kStages ? 0 : write_stage + 1;
 
     // -- S = Q K^T --
-    const T* k_tile = s_k + (j & 1) * kBlockN * kD;
+    const T* k_tile = s_k + read_stage * kBlockN * kD;
     float s_acc[kMTiles][kNTiles][4];
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt)
@@ -172,11 +175,10 @@ __global__ void __launch_bounds__(Shape<kD>::kThreads, 1)
       for (int t = 0; t < kNTiles; ++t) s_acc[mt][t][0] = s_acc[mt][t][1] = s_acc[mt][t][2] = s_acc[mt][t][3] = 0.f;
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks) {
+      // Q is re-read from shared memory at every k-step: the registers go to O.
       uint32_t q_step[kMTiles][4];
-      if constexpr (!kQInRegisters) {
 #pragma unroll
-        for (int mt = 0; mt < kMTiles; ++mt) load_q(q_step[mt], mt, ks);
-      }
+      for (int mt = 0; mt < kMTiles; ++mt) load_q(q_step[mt], mt, ks);
 #pragma unroll
       for (int tp = 0; tp < kNTiles / 2; ++tp) {
         const int row = tp * 16 + (ld_matrix >> 1) * 8 + ld_row;
@@ -185,9 +187,8 @@ __global__ void __launch_bounds__(Shape<kD>::kThreads, 1)
         kg::ldmatrix_x4(b[0], b[1], b[2], b[3], kg::smem_u32(k_tile + swizzled<kD>(row, chunk)));
 #pragma unroll
         for (int mt = 0; mt < kMTiles; ++mt) {
-          const uint32_t* a = kQInRegisters ? q_frag[ks] : q_step[mt];
-          Mma::run(s_acc[mt][2 * tp], a, b);
-          Mma::run(s_acc[mt][2 * tp + 1], a, b + 2);
+          Mma::run(s_acc[mt][2 * tp], q_step[mt], b);
+          Mma::run(s_acc[mt][2 * tp + 1], q_step[mt], b + 2);
         }
       }
     }
@@ -241,7 +242,8 @@ __global__ void __launch_bounds__(Shape<kD>::kThreads, 1)
     }
 
     // -- O += P V --
-    const T* v_tile = s_v + (j & 1) * kBlockN * kD;
+    const T* v_tile = s_v + read_stage * kBlockN * kD;
+    read_stage = read_stage + 1 == kStages ? 0 : read_stage + 1;
 #pragma unroll
     for (int ps = 0; ps < kPSteps; ++ps) {
       uint32_t p_frag[kMTiles][4];
