@@ -2,9 +2,9 @@
 //
 // One CTA owns kBlockM = 128 query rows of one (batch, head): 4 warps of two m16 tiles each,
 // so a warp's softmax statistics never leave its registers (a quad of lanes shares a row).
-// K and V tiles of kBlockN keys stream through double-buffered shared memory with cp.async;
-// one barrier per key tile publishes K[j], V[j] and frees the buffers of tile j - 1, which
-// are refilled with tile j + 1 at once, so each load has a whole tile of MMAs to land. Every
+// K and V tiles of kBlockN keys stream through a ring of kStages shared-memory buffers
+// filled by cp.async; one barrier per key tile publishes K[j], V[j] and frees the buffers
+// of tile j - 1, which are refilled with tile j + kStages - 1 at once. Every
 // B fragment read by ldmatrix feeds the warp's two m16 tiles. P never touches shared memory:
 // the S accumulator layout of m16n8k16 is exactly the A-operand layout of the next MMA, so P
 // is repacked in registers. Shared-memory rows are XOR-swizzled in 16-byte chunks so that
@@ -17,12 +17,12 @@
 
 namespace {
 
-// Per head dimension, chosen on the H200 among 8 or 4 warps, 1 or 2 m16 tiles per warp and
-// 64 or 32 keys per tile (docs/notes/cuda-kernels.md, 2026-11-21): 4 warps x 32 rows = 128
-// query rows per CTA for both. Two m16 tiles per warp
-// halve the shared-memory reads of K and V per MMA (each B fragment feeds two MMAs) at the
-// price of a 2x larger O accumulator and Q re-read from shared memory at every k-step; at
-// D = 128 that only fits in 255 registers without spills with 32-key tiles.
+// Per head dimension, chosen on the H200 among 8 or 4 warps, 1 or 2 m16 tiles per warp,
+// 64 or 32 keys per tile and 2 or 3 buffers (docs/notes/cuda-kernels.md, 2026-11-21): 4 warps
+// x 32 rows = 128 query rows per CTA for both. Two m16 tiles per warp halve the shared-memory
+// reads of K and V per MMA (each B fragment feeds two MMAs) at the price of a 2x larger O
+// accumulator and Q re-read from shared memory at every k-step; at D = 128 that fits in 255
+// registers without spills only with 32-key tiles.
 template <int kD>
 struct Config;
 template <>
