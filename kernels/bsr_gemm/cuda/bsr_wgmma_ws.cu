@@ -1,16 +1,17 @@
-// Block-sparse (BSR) x dense GEMM for sm_90a: warp-specialized, TMA loads, wgmma compute.
+// Block-sparse (BSR) x dense GEMM for sm_90a: persistent, warp-specialized, TMA loads, wgmma.
 //
-// Same decomposition as bsr_mma.cu / bsr_wgmma.cu: a CTA owns one 128-row block row and
-// 256 columns of C and walks only that row's non-zero blocks, K steps of 64. What changes is
-// who moves the data: one producer thread issues the bulk tensor copies (TMA) of each step's
-// A tile (one 64 x 128 box of the stored block) and B tile (four 64 x 64 boxes of the rows
-// the block's column index picks) into a kStages-deep ring, completing on the stage's "full"
-// mbarrier; two consumer warpgroups wait on that barrier, issue wgmma.m64n256k16 straight
-// from shared memory, and release the stage on its "empty" mbarrier once the wgmmas that
-// read it have retired. No CTA-wide barrier sits in the K loop, the consumers never compute
-// a load address, and one wgmma group stays in flight while the next stage is waited for.
-// TMA writes the 128-byte swizzle that the wgmma descriptors describe; column tails of B
-// come back zero-filled from the copy engine.
+// Same tiles as bsr_mma.cu / bsr_wgmma.cu: one 128-row block row x 256 columns of C, walking
+// only that row's non-zero blocks in K steps of 64. What changes is who moves the data: one
+// producer thread issues the bulk tensor copies (TMA) of each step's A tile (one 64 x 128
+// box of the stored block) and B tile (four 64 x 64 boxes of the rows the block's column
+// index picks) into a kStages-deep ring, completing on the stage's "full" mbarrier; two
+// consumer warpgroups wait on that barrier, issue wgmma.m64n256k16 straight from shared
+// memory, and release the stage on its "empty" mbarrier once the wgmmas that read it have
+// retired. No CTA-wide barrier sits in the K loop, the consumers never compute a load
+// address, and one wgmma group stays in flight while the next stage is waited for. The grid
+// is persistent (one CTA per SM, tiles strided by the grid): the producer fills the next
+// tile's stages while the consumers store the last one. TMA writes the 128-byte swizzle the
+// wgmma descriptors describe; column tails of B come back zero-filled from the copy engine.
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <cuda_runtime.h>
@@ -68,14 +69,13 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map
 template <typename T>
 __global__ void __launch_bounds__(kThreads, 1)
     bsr_wgmma_ws_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
-                        const int* __restrict__ a_cols, T* __restrict__ c, int n, int topk, int bk) {
+                        const int* __restrict__ a_cols, T* __restrict__ c, int n, int topk, int bk,
+                        int n_block_rows, int n_tiles) {
   extern __shared__ unsigned char smem_raw[];
   const uint32_t ring = (kg::smem_u32(smem_raw) + 1023) & ~1023u;
-  const uint32_t full_bar = ring + kRingBytes;    // kStages barriers: stage loaded
+  const uint32_t full_bar = ring + kRingBytes;        // kStages barriers: stage loaded
   const uint32_t empty_bar = full_bar + kStages * 8;  // kStages barriers: stage released
 
-  const int block_row = blockIdx.x;
-  const int n0 = blockIdx.y * kTileN;
   const int warpgroup = threadIdx.x >> 7;
   const int steps_per_block = bk / kTileK;
   const int n_steps = topk * steps_per_block;
@@ -89,23 +89,32 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   __syncthreads();
 
+  // Persistent: CTA i takes tiles i, i + gridDim.x, ... in the order block rows fastest.
+  // `it` counts K steps across tiles, so the ring's stages and phases run on across tile
+  // boundaries and the producer fills the next tile's stages during the consumers' epilogue.
   if (warpgroup == 0) {
     if (threadIdx.x != 0) return;
-    const int* cols_row = a_cols + static_cast<int64_t>(block_row) * topk;
-    const int a_row0 = block_row * topk * kTileM;
-    for (int step = 0; step < n_steps; ++step) {
-      const int stage = step % kStages;
-      if (step >= kStages) mbar_wait(empty_bar + stage * 8, ((step / kStages) - 1) & 1);
-      const int t = step / steps_per_block;
-      const int k_in_block = (step % steps_per_block) * kTileK;
-      const uint32_t bar = full_bar + stage * 8;
-      const uint32_t dst = ring + stage * kStageBytes;
-      mbar_arrive_expect_tx(bar, kStageBytes);
-      tma_load_2d(dst, &a_map, k_in_block, a_row0 + t * kTileM, bar);
-      const int k_row = cols_row[t] * bk + k_in_block;
+    int it = 0;
+    for (int tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
+      const int block_row = tile % n_block_rows;
+      const int n0 = (tile / n_block_rows) * kTileN;
+      const int* cols_row = a_cols + static_cast<int64_t>(block_row) * topk;
+      const int a_row0 = block_row * topk * kTileM;
+      for (int step = 0; step < n_steps; ++step, ++it) {
+        const int t = step / steps_per_block;
+        const int k_in_block = (step % steps_per_block) * kTileK;
+        const int col_block = __ldg(cols_row + t);  // issued before the wait, which hides it
+        const int stage = it % kStages;
+        if (it >= kStages) mbar_wait(empty_bar + stage * 8, ((it / kStages) - 1) & 1);
+        const uint32_t bar = full_bar + stage * 8;
+        const uint32_t dst = ring + stage * kStageBytes;
+        mbar_arrive_expect_tx(bar, kStageBytes);
+        tma_load_2d(dst, &a_map, k_in_block, a_row0 + t * kTileM, bar);
+        const int k_row = col_block * bk + k_in_block;
 #pragma unroll
-      for (int box = 0; box < kTileN / kBoxN; ++box) {
-        tma_load_2d(dst + kABytes + box * kBBoxBytes, &b_map, n0 + box * kBoxN, k_row, bar);
+        for (int box = 0; box < kTileN / kBoxN; ++box) {
+          tma_load_2d(dst + kABytes + box * kBBoxBytes, &b_map, n0 + box * kBoxN, k_row, bar);
+        }
       }
     }
     return;
@@ -113,42 +122,49 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   const int consumer = warpgroup - 1;
   const int lane = threadIdx.x & 31;
-  float acc[kTileN / 2];
-#pragma unroll
-  for (int i = 0; i < kTileN / 2; ++i) acc[i] = 0.f;
-
-  for (int step = 0; step < n_steps; ++step) {
-    const int stage = step % kStages;
-    mbar_wait(full_bar + stage * 8, (step / kStages) & 1);
-    const uint32_t a_tile = ring + stage * kStageBytes + consumer * 64 * 128;
-    const uint32_t b_tile = ring + stage * kStageBytes + kABytes;
-    kg::wgmma_fence();
-#pragma unroll
-    for (int k16 = 0; k16 < kTileK / 16; ++k16) {
-      const uint64_t desc_a = kg::make_desc(a_tile + k16 * 32, 16, 1024);
-      const uint64_t desc_b = kg::make_desc(b_tile + k16 * 16 * 128, kBBoxBytes, 1024);
-      kg::Wgmma<T, kTileN>::run(acc, desc_a, desc_b);
-    }
-    kg::wgmma_commit();
-    // The group committed one step ago has retired: its stage goes back to the producer.
-    kg::wgmma_wait<1>();
-    if (step > 0 && lane == 0) mbar_arrive(empty_bar + ((step - 1) % kStages) * 8);
-  }
-  kg::wgmma_wait<0>();
-#pragma unroll
-  for (int i = 0; i < kTileN / 2; ++i) kg::pin(acc[i]);
-
-  // Accumulator layout of m64nNk16: warp w of the warpgroup holds rows 16w + lane / 4 and
-  // + 8; registers 4j + {0,1} are columns 8j + 2 (lane % 4) + {0,1} of the first row,
-  // 4j + {2,3} the same columns of the second.
   const int warp_in_group = (threadIdx.x >> 5) & 3;
-  const int64_t row0 = static_cast<int64_t>(block_row) * kTileM + consumer * 64 + warp_in_group * 16 + (lane >> 2);
+  int it = 0;
+  for (int tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
+    const int block_row = tile % n_block_rows;
+    const int n0 = (tile / n_block_rows) * kTileN;
+    float acc[kTileN / 2];
 #pragma unroll
-  for (int j = 0; j < kTileN / 8; ++j) {
-    const int col = n0 + j * 8 + (lane & 3) * 2;
-    if (col < n) {
-      *reinterpret_cast<uint32_t*>(c + row0 * n + col) = kg::Mma<T>::pack(acc[4 * j], acc[4 * j + 1]);
-      *reinterpret_cast<uint32_t*>(c + (row0 + 8) * n + col) = kg::Mma<T>::pack(acc[4 * j + 2], acc[4 * j + 3]);
+    for (int i = 0; i < kTileN / 2; ++i) acc[i] = 0.f;
+
+    for (int step = 0; step < n_steps; ++step, ++it) {
+      const int stage = it % kStages;
+      mbar_wait(full_bar + stage * 8, (it / kStages) & 1);
+      const uint32_t a_tile = ring + stage * kStageBytes + consumer * 64 * 128;
+      const uint32_t b_tile = ring + stage * kStageBytes + kABytes;
+      kg::wgmma_fence();
+#pragma unroll
+      for (int k16 = 0; k16 < kTileK / 16; ++k16) {
+        const uint64_t desc_a = kg::make_desc(a_tile + k16 * 32, 16, 1024);
+        const uint64_t desc_b = kg::make_desc(b_tile + k16 * 16 * 128, kBBoxBytes, 1024);
+        kg::Wgmma<T, kTileN>::run(acc, desc_a, desc_b);
+      }
+      kg::wgmma_commit();
+      // The group committed one step ago has retired: its stage goes back to the producer.
+      kg::wgmma_wait<1>();
+      if (step > 0 && lane == 0) mbar_arrive(empty_bar + ((it - 1) % kStages) * 8);
+    }
+    kg::wgmma_wait<0>();
+#pragma unroll
+    for (int i = 0; i < kTileN / 2; ++i) kg::pin(acc[i]);
+    // The tile's last stage is free too: the producer is already filling the next tile's.
+    if (lane == 0) mbar_arrive(empty_bar + ((it - 1) % kStages) * 8);
+
+    // Accumulator layout of m64nNk16: warp w of the warpgroup holds rows 16w + lane / 4 and
+    // + 8; registers 4j + {0,1} are columns 8j + 2 (lane % 4) + {0,1} of the first row,
+    // 4j + {2,3} the same columns of the second.
+    const int64_t row0 = static_cast<int64_t>(block_row) * kTileM + consumer * 64 + warp_in_group * 16 + (lane >> 2);
+#pragma unroll
+    for (int j = 0; j < kTileN / 8; ++j) {
+      const int col = n0 + j * 8 + (lane & 3) * 2;
+      if (col < n) {
+        *reinterpret_cast<uint32_t*>(c + row0 * n + col) = kg::Mma<T>::pack(acc[4 * j], acc[4 * j + 1]);
+        *reinterpret_cast<uint32_t*>(c + (row0 + 8) * n + col) = kg::Mma<T>::pack(acc[4 * j + 2], acc[4 * j + 3]);
+      }
     }
   }
 }
@@ -196,8 +212,16 @@ cudaError_t launch(CUtensorMapDataType type, const void* a_values, const int* a_
   auto kernel = bsr_wgmma_ws_kernel<T>;
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
   if (err != cudaSuccess) return err;
-  const dim3 grid(m / kTileM, (n + kTileN - 1) / kTileN);
-  kernel<<<grid, kThreads, kSmemBytes, stream>>>(a_map, b_map, a_cols, static_cast<T*>(c), n, topk, bk);
+  int device = 0;
+  int sm_count = 0;
+  err = cudaGetDevice(&device);
+  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device);
+  if (err != cudaSuccess) return err;
+  const int n_block_rows = m / kTileM;
+  const int n_tiles = n_block_rows * ((n + kTileN - 1) / kTileN);
+  const int grid = n_tiles < sm_count ? n_tiles : sm_count;
+  kernel<<<grid, kThreads, kSmemBytes, stream>>>(a_map, b_map, a_cols, static_cast<T*>(c), n, topk, bk, n_block_rows,
+                                                 n_tiles);
   return cudaGetLastError();
 }
 
@@ -210,7 +234,8 @@ cudaError_t launch(CUtensorMapDataType type, const void* a_values, const int* a_
 extern "C" int kg_bsr_gemm_wgmma_ws(const void* a_values, const int* a_cols, const void* b, void* c, int m, int n,
                                     int k, int bm, int bk, int topk, int dtype, void* stream) {
   if (bm != kTileM || bk <= 0 || bk % kTileK != 0 || m <= 0 || m % bm != 0 || n <= 0 || n % 8 != 0 || k <= 0 ||
-      k % bk != 0 || topk <= 0 || topk > k / bk || (n + kTileN - 1) / kTileN > 65535 ||
+      k % bk != 0 || topk <= 0 || topk > k / bk ||
+      static_cast<int64_t>(m / kTileM) * ((n + kTileN - 1) / kTileN) > INT32_MAX ||
       reinterpret_cast<uintptr_t>(a_values) % 16 != 0 || reinterpret_cast<uintptr_t>(b) % 16 != 0 ||
       static_cast<int64_t>(m) * topk > (int64_t{1} << 31) || k > (1 << 30)) {
     return cudaErrorInvalidValue;
