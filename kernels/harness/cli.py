@@ -65,8 +65,10 @@ class WorkerHandle:
         self.options = options
         self.mp = multiprocessing.get_context("spawn")
         self.proc = None
+        self.ready = False  # the worker has imported the kernel module ("init" answered)
 
     def start(self):
+        self.ready = False
         self.conn, child = self.mp.Pipe()
         self.current = self.mp.Array("c", 256, lock=False)
         self.proc = self.mp.Process(target=worker_module.main, args=(child, self.current, self.manifest, self.options), daemon=True)
@@ -240,12 +242,14 @@ class Harness:
         variant_filter = self._list(self.args.variants)
         say(f"harness {HARNESS_VERSION}: {len(manifests)} kernels on {self.device}" + (f", fault planted: {self.fault}" if self.fault else ""))
         t0 = time.time()
-        self.environment(manifests)
+        # The environment probe's worker goes on to run the first kernel: one start-up fewer.
+        first = WorkerHandle(manifests[0], self.options())
+        self.environment(first)
         self.stage_s["environment"] = time.time() - t0
         self.write()
-        for m in manifests:
+        for i, m in enumerate(manifests):
             t0 = time.time()
-            self.run_kernel(m, variant_filter)
+            self.run_kernel(m, variant_filter, first if i == 0 else WorkerHandle(m, self.options()))
             self.stage_s[m.name] = time.time() - t0
         self.finish(manifests)
         self.write(final=True)
@@ -258,8 +262,7 @@ class Harness:
     def _list(value):
         return [x for x in (value or "").split(",") if x] or None
 
-    def environment(self, manifests):
-        handle = WorkerHandle(manifests[0], self.options())
+    def environment(self, handle):
         try:
             reply = handle.request({"op": "env"}, WORKER_START_TIMEOUT_S)
             if reply.get("op") == "env":
@@ -268,8 +271,6 @@ class Harness:
                 self.diag("warning", "environment-unknown", f"could not read the environment: {reply['error']['message']}")
         except (WorkerTimeout, WorkerDied) as e:
             self.diag("warning", "environment-unknown", f"the environment probe did not answer ({type(e).__name__})")
-        finally:
-            handle.stop()
         gpu = self.doc["environment"]["gpu"]
         say(f"GPU: {gpu.get('name')} ({gpu.get('sku', 'unknown')}), driver {self.doc['environment'].get('driver_version', '?')}, torch {self.doc['environment'].get('libraries', {}).get('torch', '?')}")
         if self.device == "cpu":
@@ -285,14 +286,13 @@ class Harness:
         want = dict(kv.partition("=")[::2] for kv in self.args.case_params.split(","))
         return [c for c in cases if all(k in c.params and format_value(c.params[k]) == v for k, v in want.items())]
 
-    def run_kernel(self, m, variant_filter):
+    def run_kernel(self, m, variant_filter, handle):
         cases = self.cases_of(m)
         names = [v["name"] for v in m.variants if not variant_filter or v["name"] in variant_filter]
         say(f"== {m.name} ({len(names)} variants, {len(cases)} cases) ==")
         if not cases:
             say(f"{m.name}: no {'ci_cases' if self.args.ci else 'cases'} in {m.path}")
         timeout = self.args.timeout_per_case or m.timeout_s
-        handle = WorkerHandle(m, self.options())
         try:
             for case in cases:
                 variants = [v for v in m.variants if v["name"] in names and matches(case.params, v.get("only"))]
@@ -310,12 +310,13 @@ class Harness:
         pending = list(variants)
         while pending:
             try:
-                if not handle.is_alive():
+                if not (handle.is_alive() and handle.ready):
                     reply = handle.request({"op": "init"}, WORKER_START_TIMEOUT_S)
                     if reply["op"] == "fatal":
                         for v in pending:
                             records[v] = {"status": "error", "error": reply["error"]}
                         return records
+                    handle.ready = True
                 reply = handle.request({"op": "case", "params": case.params, "variants": pending, "seeds": list(range(self.args.seeds))}, timeout_s * len(pending))
             except WorkerTimeout as e:
                 culprit, phase = e.current

@@ -169,3 +169,13 @@ def test_planted_slow_fault_does_the_work_twice():
     slow = faults.wrap(lambda inputs, out: calls.append(1) or out, "slow")
     assert slow(None, "out") == "out" and len(calls) == 2
     assert faults.parse("attention.triton_fa2:slow") == ("attention", "triton_fa2", "slow")
+
+
+def test_a_kernel_module_that_does_not_import_errors_its_cases(run_harness, tmp_path):
+    folder = tmp_path / "kernels" / "broken"
+    folder.mkdir(parents=True)
+    (folder / "kernel.yml").write_text("name: broken\nmodule: no_such_module_here\nvariants: [{name: a, role: candidate}]\ncases: [{n: 1}]\ntolerance: {fp32: {rel_l2: 1.0e-5}}\n")
+    r = run_harness("--no-timing", kernels=str(tmp_path / "kernels"))
+    c = r.case("a", "n=1")
+    assert c["status"] == "error" and c["error"]["kind"] == "worker"
+    assert c["error"]["message"] == "ModuleNotFoundError: No module named 'no_such_module_here'"
