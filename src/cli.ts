@@ -1,10 +1,17 @@
 // The kernelgate command line: a small subcommand dispatcher. `kernelgate report` judges a
 // results file locally (compare → tiers → gate → render) and exits with the gate's verdict.
 import { writeFileSync, realpathSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { fileBaselineStore } from './baseline.js';
+import { buildKernels } from './build.js';
 import { compare } from './compare.js';
+import { describeDoctor, runDoctor } from './doctor.js';
+import { actionsExec } from './exec.js';
+import { buildTargets } from './measure.js';
+import type { KernelgateResults } from './results-types.js';
+import { fullRun } from './run.js';
 import { loadConfig, type Config } from './config.js';
 import { gate, type GateResult } from './gate.js';
 import { renderReport } from './render.js';
@@ -40,6 +47,9 @@ const USAGE = `usage: kernelgate <command> [options]
 
 commands:
   report   judge a results file against a baseline, render the report, print the verdict
+  run      on a GPU machine: doctor, build, harness, then judge and report like \`report\`
+  doctor   check the GPU, driver, CUDA runtime and toolkit, libraries; say what to fix
+  build    build the CUDA variants and check what was built against each kernel.yml
 
 kernelgate report [--results FILE] [--baseline FILE] [--config DIR_OR_FILE]
                   [--kind pr|nightly] [--out FILE]
@@ -50,6 +60,19 @@ kernelgate report [--results FILE] [--baseline FILE] [--config DIR_OR_FILE]
                         (default: the current directory)
   --kind pr|nightly     which report to render (default: pr)
   --out FILE            write the full Markdown report there (default: standard output)
+
+kernelgate run [--config DIR_OR_FILE] [--only K1,K2] [--out-dir DIR] [--baseline FILE]
+               [--baseline-dir DIR] [--branch NAME] [--base NAME] [--save-baseline]
+               [--kind pr|nightly] [--out FILE]
+  --out-dir DIR         results.json and harness.log (default: .kernelgate/report)
+  --baseline-dir DIR    the baseline store (default: .kernelgate/baselines)
+  --base NAME           judge as a pull request against branch NAME's newest stored results
+  --branch NAME         this run's branch; with --save-baseline, store the results as its newest
+
+kernelgate doctor [--config DIR_OR_FILE]           exit status 1 when a finding is an error
+kernelgate build [--config DIR_OR_FILE] [--only K1,K2] [--cache-dir DIR]
+                                                    exit status 1 when a variant failed or missed
+                                                    an expectation
 
 exit status: 0 the gate passed, 1 the gate failed, 2 bad usage or bad input
 `;
@@ -107,11 +130,23 @@ const report: Command = async (args, io) => {
   const config = configFrom(values.config, io.cwd);
   const results = loadResults(resultsPath);
   const baseline = baselinePath ? loadResults(baselinePath) : undefined;
+  return judge(results, baseline, config, values.kind, values.out, io);
+};
+
+/** compare → tiers → gate → render: prints the report (or writes --out) and the verdict. */
+function judge(
+  results: KernelgateResults,
+  baseline: KernelgateResults | undefined,
+  config: Config,
+  kind: 'pr' | 'nightly',
+  out: string | undefined,
+  io: CliIo,
+): number {
   const comparison = compare(results, baseline, config);
   const tiers = evaluateTiers(results, config);
   const verdict = gate(comparison, tiers, results, config);
   const rendered = renderReport({
-    kind: values.kind,
+    kind,
     results,
     baseline,
     comparison,
@@ -119,18 +154,124 @@ const report: Command = async (args, io) => {
     gate: verdict,
     config,
   });
-  if (values.out) {
-    writeFileSync(resolve(io.cwd, values.out), rendered.full);
+  if (out) {
+    writeFileSync(resolve(io.cwd, out), rendered.full);
     io.stdout(verdictText(verdict));
   } else {
     io.stdout(rendered.full);
     io.stderr(verdictText(verdict));
   }
   return verdict.verdict === 'pass' ? EXIT_PASS : EXIT_GATE_FAILED;
+}
+
+function onlyList(option: string | undefined): string[] | undefined {
+  if (option === undefined) return undefined;
+  const names = option
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => n !== '');
+  const bad = names.find((n) => !/^[a-z0-9_]+$/.test(n));
+  if (bad !== undefined)
+    throw new UsageError(`--only takes kernel folder names, got ${JSON.stringify(bad)}`);
+  return names;
+}
+
+/** Progress of doctor, build and harness on the terminal: groups become headings. */
+function terminalLog(io: CliIo) {
+  return {
+    info: (line: string) => io.stderr(`${line}\n`),
+    startGroup: (name: string) => io.stderr(`\n== ${name}\n`),
+    endGroup: () => undefined,
+    warning: (message: string) => io.stderr(`warning: ${message}\n`),
+  };
+}
+
+const doctor: Command = async (args, io) => {
+  const { values } = parseArgs({
+    args,
+    options: { config: { type: 'string' } },
+    strict: true,
+    allowPositionals: false,
+  });
+  const config = configFrom(values.config, io.cwd);
+  const found = await runDoctor({ exec: actionsExec(), python: config.harness.python });
+  io.stdout(describeDoctor(found));
+  return found.diagnostics.some((d) => d.level === 'error') ? EXIT_GATE_FAILED : EXIT_PASS;
 };
 
-/** Subcommands by name; `run`, `build` and `doctor` join here. */
-export const COMMANDS: Record<string, Command> = { report };
+const build: Command = async (args, io) => {
+  const { values } = parseArgs({
+    args,
+    options: {
+      config: { type: 'string' },
+      only: { type: 'string' },
+      'cache-dir': { type: 'string' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const config = configFrom(values.config, io.cwd);
+  const built = await buildKernels(buildTargets(config, onlyList(values.only)), {
+    exec: actionsExec(),
+    cacheDir: resolve(io.cwd, values['cache-dir'] ?? join(config.rootDir, '.kernelgate', 'build')),
+    python: config.harness.python,
+    log: (line) => io.stderr(`${line}\n`),
+  });
+  for (const d of built.diagnostics)
+    io.stdout(`${d.level}: ${d.message}${d.fix ? `\n  fix: ${d.fix}` : ''}\n`);
+  io.stdout(`builds: ${built.buildsJsonPath}\n`);
+  return built.records.every((r) => r.status === 'ok') ? EXIT_PASS : EXIT_GATE_FAILED;
+};
+
+const run: Command = async (args, io) => {
+  const { values } = parseArgs({
+    args,
+    options: {
+      config: { type: 'string' },
+      only: { type: 'string' },
+      'out-dir': { type: 'string', default: '.kernelgate/report' },
+      baseline: { type: 'string' },
+      'baseline-dir': { type: 'string', default: '.kernelgate/baselines' },
+      branch: { type: 'string' },
+      base: { type: 'string' },
+      'save-baseline': { type: 'boolean', default: false },
+      kind: { type: 'string', default: 'pr' },
+      out: { type: 'string' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (values.kind !== 'pr' && values.kind !== 'nightly') {
+    throw new UsageError(`--kind must be pr or nightly (got ${JSON.stringify(values.kind)})`);
+  }
+  if (values['save-baseline'] && values.branch === undefined) {
+    throw new UsageError('--save-baseline needs --branch: baselines are stored per branch');
+  }
+  const config = configFrom(values.config, io.cwd);
+  const only = onlyList(values.only);
+  const measured = await fullRun(
+    {
+      config,
+      workspace: config.rootDir,
+      harnessRoot: PACKAGE_ROOT,
+      outDir: resolve(io.cwd, values['out-dir']),
+      ...(only !== undefined ? { only } : {}),
+      run: { command: `kernelgate run ${args.join(' ')}`.trim() },
+      mode: values.base !== undefined ? 'pr' : 'push',
+      branch: values.branch,
+      baseBranch: values.base,
+      store: fileBaselineStore(resolve(io.cwd, values['baseline-dir'])),
+      baselinePath: values.baseline === undefined ? undefined : resolve(io.cwd, values.baseline),
+      saveBaseline: values['save-baseline'],
+    },
+    { exec: actionsExec(), log: terminalLog(io) },
+  );
+  io.stderr(`results: ${measured.resultsPath}\n`);
+  return judge(measured.results, measured.baseline?.results, config, values.kind, values.out, io);
+};
+
+/** Subcommands by name. */
+export const COMMANDS: Record<string, Command> = { report, run, doctor, build };
 
 class UsageError extends Error {}
 

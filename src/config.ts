@@ -266,7 +266,13 @@ function validateConfigData(data: unknown, file: string): RawConfig {
 function loadKernels(root: string, kernelsPath: string): LoadedKernel[] {
   const kernels: LoadedKernel[] = [];
   const folders = readdirSync(kernelsPath, { withFileTypes: true })
-    .filter((d) => d.isDirectory())
+    // A linked kernel folder counts like a real one (monorepos link shared kernels in).
+    .filter(
+      (d) =>
+        d.isDirectory() ||
+        (d.isSymbolicLink() &&
+          statSync(join(kernelsPath, d.name), { throwIfNoEntry: false })?.isDirectory()),
+    )
     .map((d) => d.name)
     .sort();
   for (const folder of folders) {
