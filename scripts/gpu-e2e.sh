@@ -16,7 +16,7 @@ shift
 mkdir -p "$out"
 root=$(cd "$(dirname "$0")/.." && pwd)
 store=${KG_BASELINE_DIR:-$out/baselines}
-fault_target=${KG_FAULT_TARGET:-attention.triton}
+fault_target=${KG_FAULT_TARGET:-attention.triton_fa2}
 mkdir -p "$store"
 
 standin=$(mktemp -d)
