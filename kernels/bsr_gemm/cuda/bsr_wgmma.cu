@@ -16,20 +16,11 @@
 
 namespace {
 
-// Column tile and ring depth; the build may override them to compare configurations
-// (256 x 4 stages: one CTA per SM; 128 x 3 stages: two CTAs per SM).
-#ifndef KG_BSR_TILE_N
-#define KG_BSR_TILE_N 256
-#endif
-#ifndef KG_BSR_STAGES
-#define KG_BSR_STAGES 4
-#endif
 constexpr int kTileM = 128;  // = bm
-constexpr int kTileN = KG_BSR_TILE_N;
+constexpr int kTileN = 256;
 constexpr int kTileK = 64;   // 64 fp16 = one 128-byte swizzle row
-constexpr int kStages = KG_BSR_STAGES;
+constexpr int kStages = 4;
 constexpr int kAccRegs = kTileN / 2;  // fp32 accumulators per thread (64 rows x kTileN per warpgroup)
-constexpr int kMinBlocks = kTileN == 256 ? 1 : 2;
 constexpr int kThreads = 256;  // 2 warpgroups
 constexpr int kSubTileN = 64;  // N extent of one swizzle atom column of B
 constexpr int kABytes = kTileM * kTileK * 2;
@@ -39,7 +30,7 @@ constexpr int kStageBytes = kABytes + kBBytes;
 constexpr int kSmemBytes = kStages * kStageBytes + 1024;  // + slack to align the ring to 1024
 
 template <typename T>
-__global__ void __launch_bounds__(kThreads, kMinBlocks)
+__global__ void __launch_bounds__(kThreads, 1)
     bsr_wgmma_kernel(const T* __restrict__ a_values, const int* __restrict__ a_cols,
                      const T* __restrict__ b, T* __restrict__ c, int n, int topk, int bk) {
   extern __shared__ unsigned char smem_raw[];
