@@ -182,7 +182,7 @@ class Harness:
         return records
 
     def _run_info(self):
-        run = {"started_at": now_iso(), "harness": HARNESS_VERSION, "command": " ".join(shlex.quote(a) for a in sys.argv), "host": platform.node()}
+        run = {"started_at": now_iso(), "harness": HARNESS_VERSION, "command": " ".join(["python -m kernels.harness", *(shlex.quote(a) for a in sys.argv[1:])]), "host": platform.node()}
         run_id = self.args.run_id or os.environ.get("GITHUB_RUN_ID")
         if run_id:
             run["id"] = run_id
@@ -337,6 +337,8 @@ class Harness:
                     records[v] = {"status": "error", "error": reply["error"]}
             else:
                 records.update(reply["records"])
+                for phase, seconds in reply["phase_s"].items():
+                    self.stage_s[phase] = self.stage_s.get(phase, 0.0) + seconds
             pending = []
         return records
 

@@ -438,24 +438,32 @@ class Worker:
     # -- one case ------------------------------------------------------------------------------
 
     def run_case(self, job):
+        """Records by variant, and the seconds each phase took (set-up includes tuning and compiling)."""
         params, variants = job["params"], job["variants"]
+        phase_s = {}
+        t0 = time.perf_counter()
         records, runners = self.setup(params, variants)
         work = self.module.work(params)
         for rec in records.values():
             rec["work"] = work
+        phase_s["setup"] = time.perf_counter() - t0
         if runners:
+            t0 = time.perf_counter()
             ref0, idx = self.verify(params, job["seeds"], records, runners)
+            phase_s["verify"] = time.perf_counter() - t0
             if self.opt["timing"]:
+                t0 = time.perf_counter()
                 try:
                     self.bench(params, records, runners, ref0, idx)
                 except Exception as e:
                     for v, rec in records.items():
                         if rec.get("status") == "ok" and "timing" not in rec:
                             rec.update(status="error", error=_error("bench", e))
+                phase_s["bench"] = time.perf_counter() - t0
             del ref0
         if self.device == "cuda":
             self.torch.cuda.empty_cache()
-        return records
+        return records, phase_s
 
 
 def main(conn, current, manifest, options):
@@ -477,6 +485,7 @@ def main(conn, current, manifest, options):
                 worker = Worker(conn, current, manifest, options)
                 conn.send({"op": "ready"})
             elif op == "case":
-                conn.send({"op": "case", "records": worker.run_case(msg)})
+                records, phase_s = worker.run_case(msg)
+                conn.send({"op": "case", "records": records, "phase_s": phase_s})
         except Exception as e:
             conn.send({"op": "fatal", "error": _error("worker", e)})
