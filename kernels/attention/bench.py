@@ -100,7 +100,7 @@ def _triton_fa2(params, ctx):
     config, times_ms = triton_fa2.tune(probe["q"], probe["k"], probe["v"], causal, ctx.interpret)
     del probe
     if os.environ.get("KERNELGATE_VERBOSE"):
-        table = ", ".join(f"{c}: {t:.3f} ms" for c, t in sorted(times_ms.items(), key=lambda kv: kv[1]))
+        table = ", ".join(f"{c}: {t:.3f} ms" for c, t in sorted(times_ms.items(), key=lambda kv: kv[1])) or "not tuned"
         print(f"[attention tune] {params} -> {config}; {table}", file=sys.stderr, flush=True)
 
     def run(inputs, out):

@@ -83,7 +83,7 @@ def _triton_bsr(params, ctx):
     config, times_ms = triton_bsr.tune(probe["a_values"], probe["a_cols"], probe["b"], ctx.interpret)
     del probe
     if os.environ.get("KERNELGATE_VERBOSE"):
-        table = ", ".join(f"{c}: {t:.3f} ms" for c, t in sorted(times_ms.items(), key=lambda kv: kv[1]))
+        table = ", ".join(f"{c}: {t:.3f} ms" for c, t in sorted(times_ms.items(), key=lambda kv: kv[1])) or "not tuned"
         print(f"[bsr_gemm tune] {params} -> {config}; {table}", file=sys.stderr, flush=True)
 
     def run(inputs, out):
