@@ -73,6 +73,19 @@ def check_qkv(q, k, v, out=None):
     return batch, heads, seq_q, seq_k, head_dim
 
 
+def check_case(params, ctx):
+    """Refuses, before any library is loaded, the cases the CUDA variants cannot run, so the
+    harness records them as skipped with the reason."""
+    if not str(ctx.device).startswith("cuda"):
+        raise Unsupported(f"CUDA variant; this run is on {ctx.device}")
+    dtype = params.get("dtype")
+    if dtype is not None and dtype not in ("fp16", "bf16"):
+        raise Unsupported(f"dtype {dtype} (fp16 and bf16 only)")
+    head_dim = params.get("D")
+    if head_dim is not None and int(head_dim) not in _HEAD_DIMS:
+        raise Unsupported(f"head dim {head_dim} (64 and 128 only)")
+
+
 def _scale(params, head_dim):
     scale = params.get("scale")
     return float(scale) if scale is not None else 1.0 / math.sqrt(head_dim)
@@ -88,8 +101,7 @@ def causal_flag(params):
 
 def cuda_fa2(params, ctx):
     """FlashAttention-2 forward, mma.sync + ldmatrix + cp.async, online softmax in registers."""
-    if int(params.get("D", 128)) not in _HEAD_DIMS:
-        raise Unsupported(f"head dim {params.get('D')} (64 and 128 only)")
+    check_case(params, ctx)
     lib = _load(ctx.library("cuda_fa2"))
     causal = causal_flag(params)
 
@@ -118,6 +130,7 @@ def heads_per_chunk(seq_q, seq_k, element_bytes, budget_bytes=SCORES_BUDGET_BYTE
 
 def cublas_attn(params, ctx):
     """Unfused reference: S = Q K^T (cuBLAS through torch.bmm), P = softmax (CUDA kernel), O = P V (cuBLAS)."""
+    check_case({k: v for k, v in params.items() if k != "D"}, ctx)
     lib = _load(ctx.library("cublas_attn"))
     causal = causal_flag(params)
     scores_cache = {}

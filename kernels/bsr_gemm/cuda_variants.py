@@ -71,8 +71,25 @@ def check_bsr(a_values, a_cols, b, out=None):
     return m, n, k, bm, bk, topk
 
 
+def check_case(params, ctx):
+    """Refuses, before any library is loaded, the cases the CUDA variants cannot run, so the
+    harness records them as skipped with the reason."""
+    if not str(ctx.device).startswith("cuda"):
+        raise Unsupported(f"CUDA variant; this run is on {ctx.device}")
+    dtype = params.get("dtype")
+    if dtype is not None and dtype not in ("fp16", "bf16"):
+        raise Unsupported(f"dtype {dtype} (fp16 and bf16 only)")
+    block = params.get("block")
+    if block is not None and int(block) != _BLOCK_M:
+        raise Unsupported(f"blocks {block}x{block} (square blocks of {_BLOCK_M} only)")
+    n = params.get("N")
+    if n is not None and int(n) % 8 != 0:
+        raise Unsupported(f"N = {n} (a multiple of 8 only: rows of b are copied in 16-byte pieces)")
+
+
 def _factory(variant, entry):
     def factory(params, ctx):
+        check_case(params, ctx)
         lib, fn = _load(ctx.library(variant), entry)
 
         def run(inputs, out):

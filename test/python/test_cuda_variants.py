@@ -11,11 +11,17 @@ from kernels.harness import NotBuilt, Unsupported
 
 
 class NoLibraryCtx:
-    device = "cpu"
+    """A GPU run whose build stage made no library."""
+
+    device = "cuda"
     interpret = False
 
     def library(self, variant):
         raise NotBuilt(f"{variant}: no library in this test")
+
+
+class CpuCtx(NoLibraryCtx):
+    device = "cpu"
 
 
 def qkv(shape=(1, 2, 8, 64), k_shape=None, dtype=torch.float16):
@@ -63,6 +69,29 @@ def test_fp32_is_unsupported_not_an_error():
 def test_fa2_refuses_head_dim_96_before_loading_its_library():
     with pytest.raises(Unsupported, match="head dim 96"):
         attn.cuda_fa2({"D": 96, "causal": False}, NoLibraryCtx())
+
+
+@pytest.mark.parametrize("factory", [attn.cuda_fa2, attn.cublas_attn, *bsr.VARIANTS.values()])
+def test_factories_skip_cpu_runs_before_asking_for_a_library(factory):
+    with pytest.raises(Unsupported, match="CUDA variant; this run is on cpu"):
+        factory({"dtype": "fp16", "D": 64, "block": 128, "N": 128}, CpuCtx())
+
+
+def test_fp32_cases_are_refused_by_the_factory():
+    with pytest.raises(Unsupported, match="dtype fp32"):
+        attn.cuda_fa2({"dtype": "fp32", "D": 64}, NoLibraryCtx())
+
+
+def test_bsr_factories_refuse_other_block_sizes_and_odd_n():
+    with pytest.raises(Unsupported, match="blocks 64x64"):
+        bsr.VARIANTS["cuda_bsr_mma"]({"dtype": "fp16", "block": 64, "N": 128}, NoLibraryCtx())
+    with pytest.raises(Unsupported, match="N = 1001"):
+        bsr.VARIANTS["cuda_bsr_wgmma_ws"]({"dtype": "fp16", "block": 128, "N": 1001}, NoLibraryCtx())
+
+
+def test_unfused_reference_takes_any_head_dim():
+    with pytest.raises(NotBuilt):
+        attn.cublas_attn({"dtype": "fp16", "D": 96}, NoLibraryCtx())
 
 
 def test_fa2_without_library_raises_not_built():
