@@ -3,7 +3,6 @@
 import json
 import os
 
-import jsonschema
 import pytest
 import yaml
 
@@ -48,6 +47,7 @@ def test_only_matches_scalars_and_lists():
 
 
 def test_shipped_manifests_match_the_manifest_schema():
+    jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is not installed (as on the GPU machine)")
     with open(os.path.join(REPO, "schema", "kernel.schema.json")) as f:
         schema = json.load(f)
     for name in ("attention", "bsr_gemm", "gemm"):
@@ -73,6 +73,7 @@ def test_headline_cases_are_the_seed_workload():
 
 
 def test_bad_manifest_names_file_and_field(tmp_path):
+    pytest.importorskip("jsonschema", reason="the schema check needs jsonschema (absent on the GPU machine)")
     folder = tmp_path / "broken"
     folder.mkdir()
     path = folder / "kernel.yml"
