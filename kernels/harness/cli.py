@@ -266,7 +266,11 @@ class Harness:
         try:
             reply = handle.request({"op": "env"}, WORKER_START_TIMEOUT_S)
             if reply.get("op") == "env":
-                self.doc["environment"] = reply["env"]
+                env = reply["env"]
+                nvml_error = env.pop("nvml_error", None)
+                if nvml_error:
+                    self.diag("warning", "no-nvml", f"NVML could not be read ({nvml_error}): no SM clock or power per sample, no throttled-sample filter", fix="install nvidia-ml-py (pynvml) next to torch")
+                self.doc["environment"] = env
             else:
                 self.diag("warning", "environment-unknown", f"could not read the environment: {reply['error']['message']}")
         except (WorkerTimeout, WorkerDied) as e:

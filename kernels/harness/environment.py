@@ -62,20 +62,6 @@ class Nvml:
     def power_w(self):
         return self.nv.nvmlDeviceGetPowerUsage(self.handle) / 1000.0 if self.ok else None
 
-    def throttle_reasons(self):
-        """Names of the active clock-slowdown reasons that mean throttling (not idle or app clocks)."""
-        if not self.ok:
-            return []
-        mask = self.nv.nvmlDeviceGetCurrentClocksThrottleReasons(self.handle)
-        names = {
-            "nvmlClocksThrottleReasonSwPowerCap": "power cap",
-            "nvmlClocksThrottleReasonHwSlowdown": "hardware slowdown",
-            "nvmlClocksThrottleReasonSwThermalSlowdown": "software thermal slowdown",
-            "nvmlClocksThrottleReasonHwThermalSlowdown": "hardware thermal slowdown",
-            "nvmlClocksThrottleReasonHwPowerBrakeSlowdown": "power brake",
-        }
-        return [label for attr, label in names.items() if mask & getattr(self.nv, attr, 0)]
-
 
 def _version(module_name):
     try:
@@ -98,7 +84,8 @@ def _nvcc_version():
 
 
 def collect(device):
-    """The schema's `environment` object (ceilings are added later by the parent)."""
+    """The schema's `environment` object (ceilings are added later by the parent), plus
+    `nvml_error` when NVML could not be read (the parent turns it into a diagnostic)."""
     import torch
 
     libraries = {"python": platform.python_version(), "torch": torch.__version__}
@@ -132,6 +119,8 @@ def collect(device):
     if cudnn:
         libraries["cudnn"] = f"{cudnn // 10000}.{cudnn // 100 % 100}.{cudnn % 100}" if cudnn >= 10000 else str(cudnn)
     nvml = Nvml(0)
+    if not nvml.ok:
+        env["nvml_error"] = nvml.error
     if nvml.ok:
         nv = nvml.nv
         gpu["sm_clock_max_mhz"] = float(nv.nvmlDeviceGetMaxClockInfo(nvml.handle, nv.NVML_CLOCK_SM))

@@ -6,7 +6,7 @@ A case group maps axis names to a scalar (fixed) or a list (an axis to cross); t
 import itertools
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import yaml
 
@@ -35,13 +35,6 @@ class Manifest:
     description: str = None
     flops_formula: str = None
     bytes_formula: str = None
-    raw: dict = field(default_factory=dict)
-
-    def variant(self, name):
-        for v in self.variants:
-            if v["name"] == name:
-                return v
-        raise KeyError(name)
 
 
 def format_value(value):
@@ -126,7 +119,6 @@ def load_manifest(path):
         description=raw.get("description"),
         flops_formula=raw.get("flops_formula"),
         bytes_formula=raw.get("bytes_formula"),
-        raw=raw,
     )
 
 

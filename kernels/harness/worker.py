@@ -64,8 +64,7 @@ def _sync(torch, device):
 
 
 class Worker:
-    def __init__(self, conn, current, manifest, options):
-        self.conn = conn
+    def __init__(self, current, manifest, options):
         self.current = current
         self.manifest = manifest
         self.opt = options
@@ -482,7 +481,7 @@ def main(conn, current, manifest, options):
 
                 conn.send({"op": "env", "env": collect(options["device"])})
             elif op == "init":
-                worker = Worker(conn, current, manifest, options)
+                worker = Worker(current, manifest, options)
                 conn.send({"op": "ready"})
             elif op == "case":
                 records, phase_s = worker.run_case(msg)
