@@ -72,7 +72,7 @@ run_scenario() {
     GITHUB_STATE="$dir/state" GITHUB_ENV="$dir/env" \
     INPUT_TOKEN=ghs_standin_token INPUT_MODE=auto INPUT_COMMENT=true INPUT_CONFIG="${KG_CONFIG:-.}" \
     "INPUT_COMMENT-KEY=default" "INPUT_REPORT-DIR=$dir/report" "INPUT_BASELINE-DIR=$store" \
-    "INPUT_SAVE-BASELINE=auto" "INPUT_APPROVAL-LABEL=kernelgate-approved" \
+    "INPUT_SAVE-BASELINE=auto" "INPUT_APPROVAL-LABEL=kernelgate-approved" "INPUT_KERNELS=${KG_KERNELS:-}" \
     node "$root/dist/index.js" >"$dir/action.log" 2>&1
   local status=$?
   local ended=$(date +%s.%N)
