@@ -29,7 +29,9 @@ for _ in $(seq 50); do [[ -s $standin/url ]] && break; sleep 0.1; done
 api_url=$(cat "$standin/url")
 trap 'kill $standin_pid 2>/dev/null' EXIT
 
-sha=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo 0000000000000000000000000000000000000000)
+# The GPU machine gets a copy of the tree without .git: the commit comes in as KG_SHA.
+sha=${KG_SHA:-$(git -C "$root" rev-parse --verify -q HEAD 2>/dev/null)}
+[[ $sha =~ ^[0-9a-f]{40}$ ]] || sha=0000000000000000000000000000000000000000
 repo=kernelgate/kernelgate
 
 event_push() {
