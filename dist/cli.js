@@ -16805,6 +16805,9 @@ function judgeCorrectness(current, baseline, config) {
   }
   return { correctness: "PASS" };
 }
+function timingMethodKind(method) {
+  return method.replace(/\(\d+ launches\)/g, "(N launches)");
+}
 function judgePerf(key, current, baseline, comparable, thresholdPct, config) {
   if (!isTimed(current)) return { perf: "UNTIMED" };
   if (!comparable) return { perf: "NEW" };
@@ -16815,6 +16818,16 @@ function judgePerf(key, current, baseline, comparable, thresholdPct, config) {
   const cur = current.timing.samples_ms;
   const base = baseline.timing.samples_ms;
   const baselineMedianMs = base.length ? spread(base).medianMs : baseline.timing.median_ms;
+  const method = timingMethodKind(current.timing.method);
+  const baselineMethod = timingMethodKind(baseline.timing.method);
+  if (method !== baselineMethod) {
+    return {
+      perf: "AMBIGUOUS",
+      perfNote: `timed differently (${current.timing.method} vs the baseline's ${baseline.timing.method}): not comparable`,
+      ratio: current.timing.median_ms / baselineMedianMs,
+      baselineMedianMs
+    };
+  }
   if (cur.length < MIN_SAMPLES_FOR_VERDICT || base.length < MIN_SAMPLES_FOR_VERDICT) {
     const medianMs = cur.length ? spread(cur).medianMs : current.timing.median_ms;
     return {

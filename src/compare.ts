@@ -210,6 +210,11 @@ interface PerfJudgement {
   baselineMedianMs?: number;
 }
 
+/** A timing method without its counts: "events, graph(23 launches)" and "(34 launches)" are one kind. */
+export function timingMethodKind(method: string): string {
+  return method.replace(/\(\d+ launches\)/g, '(N launches)');
+}
+
 function judgePerf(
   key: string,
   current: CaseResult,
@@ -227,6 +232,17 @@ function judgePerf(
   const cur = current.timing.samples_ms;
   const base = baseline.timing.samples_ms;
   const baselineMedianMs = base.length ? spread(base).medianMs : baseline.timing.median_ms;
+  const method = timingMethodKind(current.timing.method);
+  const baselineMethod = timingMethodKind(baseline.timing.method);
+  if (method !== baselineMethod) {
+    // Single launches include the host's launch overhead, graph replays do not: not one quantity.
+    return {
+      perf: 'AMBIGUOUS',
+      perfNote: `timed differently (${current.timing.method} vs the baseline's ${baseline.timing.method}): not comparable`,
+      ratio: current.timing.median_ms / baselineMedianMs,
+      baselineMedianMs,
+    };
+  }
   if (cur.length < MIN_SAMPLES_FOR_VERDICT || base.length < MIN_SAMPLES_FOR_VERDICT) {
     const medianMs = cur.length ? spread(cur).medianMs : current.timing.median_ms;
     return {

@@ -157,6 +157,27 @@ describe('compare over the synthetic fixtures', () => {
     expect(c?.perfNote).toBe('too few samples for an interval (current 3, baseline 40; need 5)');
   });
 
+  it('does not compare a case timed by another method (graph replays vs single launches)', () => {
+    const current = clone(baseline);
+    const timing = current.cases[0]?.timing;
+    const baseTiming = baseline.cases[0]?.timing;
+    if (!timing || !baseTiming) throw new Error('fixture has no timing');
+    timing.method = 'events, graph(23 launches)+l2flush';
+    timing.samples_ms = timing.samples_ms.map((x) => x / 10);
+    const c = compare(current, baseline, config).cases[0];
+    expect(c?.perf).toBe('AMBIGUOUS');
+    expect(c?.perfNote).toBe(
+      `timed differently (events, graph(23 launches)+l2flush vs the baseline's ${baseTiming.method}): not comparable`,
+    );
+    // the launch count of a graph is not a different method
+    const other = clone(current);
+    const otherBase = clone(current);
+    const t = otherBase.cases[0]?.timing;
+    if (!t) throw new Error('fixture has no timing');
+    t.method = 'events, graph(34 launches)+l2flush';
+    expect(compare(other, otherBase, config).cases[0]?.perf).toBe('SAME');
+  });
+
   it('is deterministic', () => {
     const a = compare(load('regression.json'), baseline, config);
     const b = compare(load('regression.json'), baseline, config);
