@@ -34,11 +34,13 @@ describe('loadResults', () => {
     expect(results.cases.length).toBeGreaterThan(0);
   });
 
-  it.each(['pr', 'push'])('accepts the recorded %s run', (kind) => {
+  it.each(['push', 'pr', 'broken', 'slowed'])('accepts the recorded GPU run %s', (kind) => {
     const results = loadResults(
       join(import.meta.dirname, 'fixtures', 'recorded', kind, 'results.json'),
     );
-    expect(results.run.synthetic).toBe(true);
+    expect(results.run.synthetic).toBeUndefined();
+    expect(results.environment.gpu.name).toBe('NVIDIA H200');
+    expect(results.cases.length).toBe(191);
   });
 
   it("names the file, the field path and the bad value: the brief's example", () => {
