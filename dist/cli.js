@@ -16946,6 +16946,61 @@ function compare(results, baseline, config) {
   };
 }
 
+// src/calibrate.ts
+function calibrate(runs, options) {
+  if (runs.length < 2) throw new InputError("calibrate needs at least two runs of the same code");
+  const skus = new Set(runs.map((r) => r.environment.gpu.sku ?? r.environment.gpu.name));
+  if (skus.size > 1) {
+    throw new InputError(
+      `calibrate needs runs on one GPU SKU; these ran on ${[...skus].join(", ")}`
+    );
+  }
+  const [first, ...rest] = runs;
+  const entries = [];
+  const skipped = [];
+  let compared = 0;
+  for (const c of first.cases) {
+    const key = `${c.kernel}/${c.variant}/${c.case}`;
+    if (options.exclude.includes(`${c.kernel}/${c.variant}`)) continue;
+    const timings = [
+      c,
+      ...rest.map(
+        (r) => r.cases.find((o) => o.kernel === c.kernel && o.variant === c.variant && o.case === c.case)
+      )
+    ].map((x) => x?.timing);
+    if (timings.some((t) => t === void 0 || t.samples_ms.length === 0)) {
+      skipped.push({ key, reason: "not timed in every run" });
+      continue;
+    }
+    const methods = new Set(timings.map((t) => timingMethodKind(t.method)));
+    if (methods.size > 1) {
+      skipped.push({ key, reason: `timed differently across runs (${[...methods].join(" / ")})` });
+      continue;
+    }
+    compared += 1;
+    const medianMs = timings.map((t) => t.median_ms);
+    const spreadPct = (Math.max(...medianMs) / Math.min(...medianMs) - 1) * 100;
+    if (spreadPct > options.floorPct) {
+      entries.push({ key, medianMs, spreadPct, noisePct: Math.ceil(spreadPct * options.margin) });
+    }
+  }
+  entries.sort((a, b) => a.key.localeCompare(b.key));
+  return { runs: runs.length, entries, compared, skipped };
+}
+function calibrationYaml(calibration, provenance) {
+  const lines = [
+    `  # Calibrated by \`kernelgate calibrate\` from ${calibration.runs} A/A runs (${provenance}):`,
+    `  # ${calibration.compared} cases compared, ${calibration.entries.length} moved more than the threshold.`,
+    "  noise_pct:"
+  ];
+  for (const e of calibration.entries) {
+    const medians = e.medianMs.map((m) => m.toPrecision(3)).join(" / ");
+    lines.push(`    # medians ${medians} ms: spread ${e.spreadPct.toFixed(1)} %`);
+    lines.push(`    ${JSON.stringify(e.key)}: ${e.noisePct}`);
+  }
+  return lines.join("\n") + "\n";
+}
+
 // src/doctor.ts
 import { readdir as readdir2, readFile as readFile2 } from "node:fs/promises";
 import path5 from "node:path";
@@ -23786,6 +23841,7 @@ commands:
   run      on a GPU machine: doctor, build, harness, then judge and report like \`report\`
   doctor   check the GPU, driver, CUDA runtime and toolkit, libraries; say what to fix
   build    build the CUDA variants and check what was built against each kernel.yml
+  calibrate  from A/A runs (same code, same GPU), the per-case noise for compare.noise_pct
 
 kernelgate report [--results FILE] [--baseline FILE] [--config DIR_OR_FILE]
                   [--kind pr|nightly] [--out FILE]
@@ -23809,6 +23865,11 @@ kernelgate doctor [--config DIR_OR_FILE]           exit status 1 when a finding 
 kernelgate build [--config DIR_OR_FILE] [--only K1,K2] [--cache-dir DIR]
                                                     exit status 1 when a variant failed or missed
                                                     an expectation
+
+kernelgate calibrate RUN.json RUN.json [...] [--margin 2] [--floor-pct 3]
+                     [--exclude KERNEL/VARIANT,...] [--provenance TEXT]
+  prints a compare.noise_pct block for kernelgate.yml: each case whose median moved more than
+  --floor-pct between the runs gets margin × its spread
 
 exit status: 0 the gate passed, 1 the gate failed, 2 bad usage or bad input
 `;
@@ -23984,7 +24045,47 @@ var run = async (args, io) => {
 `);
   return judge(measured.results, measured.baseline?.results, config, values.kind, values.out, io);
 };
-var COMMANDS = { report, run, doctor, build };
+var calibrateCommand = async (args, io) => {
+  const { values, positionals } = parseArgs({
+    args,
+    options: {
+      margin: { type: "string", default: "2" },
+      "floor-pct": { type: "string", default: "3" },
+      exclude: { type: "string", default: "" },
+      provenance: { type: "string", default: "see the runs named in the command" }
+    },
+    strict: true,
+    allowPositionals: true
+  });
+  const number = (name, text2) => {
+    const value = Number(text2);
+    if (!Number.isFinite(value) || value <= 0) {
+      throw new UsageError(`--${name} must be a positive number (got ${JSON.stringify(text2)})`);
+    }
+    return value;
+  };
+  if (positionals.length < 2) {
+    throw new UsageError("calibrate needs two or more results files of the same code (A/A runs)");
+  }
+  const calibrationOptions = {
+    margin: number("margin", values.margin),
+    floorPct: number("floor-pct", values["floor-pct"]),
+    exclude: values.exclude.split(",").filter((e) => e !== "")
+  };
+  const runs = positionals.map((p) => loadResults(resolve4(io.cwd, p)));
+  const calibration = calibrate(runs, calibrationOptions);
+  io.stdout(calibrationYaml(calibration, values.provenance));
+  for (const s of calibration.skipped) io.stderr(`skipped ${s.key}: ${s.reason}
+`);
+  return EXIT_PASS;
+};
+var COMMANDS = {
+  report,
+  run,
+  doctor,
+  build,
+  calibrate: calibrateCommand
+};
 var UsageError = class extends Error {
 };
 async function runCli(argv, io) {

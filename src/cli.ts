@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { fileBaselineStore } from './baseline.js';
 import { buildKernels } from './build.js';
+import { calibrate, calibrationYaml } from './calibrate.js';
 import { compare } from './compare.js';
 import { describeDoctor, runDoctor } from './doctor.js';
 import { actionsExec } from './exec.js';
@@ -50,6 +51,7 @@ commands:
   run      on a GPU machine: doctor, build, harness, then judge and report like \`report\`
   doctor   check the GPU, driver, CUDA runtime and toolkit, libraries; say what to fix
   build    build the CUDA variants and check what was built against each kernel.yml
+  calibrate  from A/A runs (same code, same GPU), the per-case noise for compare.noise_pct
 
 kernelgate report [--results FILE] [--baseline FILE] [--config DIR_OR_FILE]
                   [--kind pr|nightly] [--out FILE]
@@ -73,6 +75,11 @@ kernelgate doctor [--config DIR_OR_FILE]           exit status 1 when a finding 
 kernelgate build [--config DIR_OR_FILE] [--only K1,K2] [--cache-dir DIR]
                                                     exit status 1 when a variant failed or missed
                                                     an expectation
+
+kernelgate calibrate RUN.json RUN.json [...] [--margin 2] [--floor-pct 3]
+                     [--exclude KERNEL/VARIANT,...] [--provenance TEXT]
+  prints a compare.noise_pct block for kernelgate.yml: each case whose median moved more than
+  --floor-pct between the runs gets margin × its spread
 
 exit status: 0 the gate passed, 1 the gate failed, 2 bad usage or bad input
 `;
@@ -270,8 +277,48 @@ const run: Command = async (args, io) => {
   return judge(measured.results, measured.baseline?.results, config, values.kind, values.out, io);
 };
 
+const calibrateCommand: Command = async (args, io) => {
+  const { values, positionals } = parseArgs({
+    args,
+    options: {
+      margin: { type: 'string', default: '2' },
+      'floor-pct': { type: 'string', default: '3' },
+      exclude: { type: 'string', default: '' },
+      provenance: { type: 'string', default: 'see the runs named in the command' },
+    },
+    strict: true,
+    allowPositionals: true,
+  });
+  const number = (name: string, text: string) => {
+    const value = Number(text);
+    if (!Number.isFinite(value) || value <= 0) {
+      throw new UsageError(`--${name} must be a positive number (got ${JSON.stringify(text)})`);
+    }
+    return value;
+  };
+  if (positionals.length < 2) {
+    throw new UsageError('calibrate needs two or more results files of the same code (A/A runs)');
+  }
+  const calibrationOptions = {
+    margin: number('margin', values.margin),
+    floorPct: number('floor-pct', values['floor-pct']),
+    exclude: values.exclude.split(',').filter((e) => e !== ''),
+  };
+  const runs = positionals.map((p) => loadResults(resolve(io.cwd, p)));
+  const calibration = calibrate(runs, calibrationOptions);
+  io.stdout(calibrationYaml(calibration, values.provenance));
+  for (const s of calibration.skipped) io.stderr(`skipped ${s.key}: ${s.reason}\n`);
+  return EXIT_PASS;
+};
+
 /** Subcommands by name. */
-export const COMMANDS: Record<string, Command> = { report, run, doctor, build };
+export const COMMANDS: Record<string, Command> = {
+  report,
+  run,
+  doctor,
+  build,
+  calibrate: calibrateCommand,
+};
 
 class UsageError extends Error {}
 
