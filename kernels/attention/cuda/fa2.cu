@@ -13,7 +13,7 @@
 #include <cuda_runtime.h>
 #include <math.h>
 
-#include "ptx.cuh"
+#include "../../common/cuda/ptx.cuh"
 
 namespace {
 

@@ -14,7 +14,7 @@
 // B, and all of A (32 MB at the headline size) stays in L2 across slabs.
 #include <cuda_runtime.h>
 
-#include "ptx.cuh"
+#include "../../common/cuda/ptx.cuh"
 
 namespace {
 

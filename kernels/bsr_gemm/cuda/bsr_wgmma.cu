@@ -11,7 +11,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "ptx.cuh"
+#include "../../common/cuda/ptx.cuh"
 #include "wgmma.cuh"
 
 namespace {

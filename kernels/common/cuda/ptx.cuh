@@ -1,6 +1,7 @@
 // Thin inline-PTX wrappers for the sm_80+ warp-level tensor-core path (mma.sync,
-// ldmatrix, cp.async) used by the block-sparse GEMM kernels. Inline PTX instead of WMMA keeps
-// every fragment in named registers, so nothing lands in a stack frame.
+// ldmatrix, cp.async), shared by the attention and block-sparse GEMM kernels. Inline PTX
+// instead of WMMA keeps every fragment in named registers: WMMA's opaque fragments put
+// seed 002 on the stack.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -74,5 +75,11 @@ struct Mma<__nv_bfloat16> {
     return *reinterpret_cast<uint32_t*>(&h);
   }
 };
+
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
 
 }  // namespace kg
