@@ -23906,17 +23906,21 @@ var report = async (args, io) => {
     strict: true,
     allowPositionals: false
   });
-  if (values.kind !== "pr" && values.kind !== "nightly") {
-    throw new UsageError(`--kind must be pr or nightly (got ${JSON.stringify(values.kind)})`);
-  }
+  const kind = reportKind(values.kind);
   const recorded = values.results === void 0;
   const resultsPath = recorded ? resolve4(PACKAGE_ROOT, RECORDED_RUN.results) : resolve4(io.cwd, values.results);
   const baselinePath = values.baseline !== void 0 ? resolve4(io.cwd, values.baseline) : recorded ? resolve4(PACKAGE_ROOT, RECORDED_RUN.baseline) : void 0;
   const config = configFrom(values.config, io.cwd);
   const results = loadResults(resultsPath);
   const baseline = baselinePath ? loadResults(baselinePath) : void 0;
-  return judge(results, baseline, config, values.kind, values.out, io);
+  return judge(results, baseline, config, kind, values.out, io);
 };
+function reportKind(option) {
+  if (option !== "pr" && option !== "nightly") {
+    throw new UsageError(`--kind must be pr or nightly (got ${JSON.stringify(option)})`);
+  }
+  return option;
+}
 function judge(results, baseline, config, kind, out, io) {
   const comparison = compare(results, baseline, config);
   const tiers = evaluateTiers(results, config);
@@ -24016,9 +24020,7 @@ var run = async (args, io) => {
     strict: true,
     allowPositionals: false
   });
-  if (values.kind !== "pr" && values.kind !== "nightly") {
-    throw new UsageError(`--kind must be pr or nightly (got ${JSON.stringify(values.kind)})`);
-  }
+  const kind = reportKind(values.kind);
   if (values["save-baseline"] && values.branch === void 0) {
     throw new UsageError("--save-baseline needs --branch: baselines are stored per branch");
   }
@@ -24043,7 +24045,7 @@ var run = async (args, io) => {
   );
   io.stderr(`results: ${measured.resultsPath}
 `);
-  return judge(measured.results, measured.baseline?.results, config, values.kind, values.out, io);
+  return judge(measured.results, measured.baseline?.results, config, kind, values.out, io);
 };
 var calibrateCommand = async (args, io) => {
   const { values, positionals } = parseArgs({

@@ -120,9 +120,7 @@ const report: Command = async (args, io) => {
     strict: true,
     allowPositionals: false,
   });
-  if (values.kind !== 'pr' && values.kind !== 'nightly') {
-    throw new UsageError(`--kind must be pr or nightly (got ${JSON.stringify(values.kind)})`);
-  }
+  const kind = reportKind(values.kind);
   const recorded = values.results === undefined;
   const resultsPath = recorded
     ? resolve(PACKAGE_ROOT, RECORDED_RUN.results)
@@ -137,8 +135,15 @@ const report: Command = async (args, io) => {
   const config = configFrom(values.config, io.cwd);
   const results = loadResults(resultsPath);
   const baseline = baselinePath ? loadResults(baselinePath) : undefined;
-  return judge(results, baseline, config, values.kind, values.out, io);
+  return judge(results, baseline, config, kind, values.out, io);
 };
+
+function reportKind(option: string): 'pr' | 'nightly' {
+  if (option !== 'pr' && option !== 'nightly') {
+    throw new UsageError(`--kind must be pr or nightly (got ${JSON.stringify(option)})`);
+  }
+  return option;
+}
 
 /** compare → tiers → gate → render: prints the report (or writes --out) and the verdict. */
 function judge(
@@ -248,9 +253,7 @@ const run: Command = async (args, io) => {
     strict: true,
     allowPositionals: false,
   });
-  if (values.kind !== 'pr' && values.kind !== 'nightly') {
-    throw new UsageError(`--kind must be pr or nightly (got ${JSON.stringify(values.kind)})`);
-  }
+  const kind = reportKind(values.kind);
   if (values['save-baseline'] && values.branch === undefined) {
     throw new UsageError('--save-baseline needs --branch: baselines are stored per branch');
   }
@@ -274,7 +277,7 @@ const run: Command = async (args, io) => {
     { exec: actionsExec(), log: terminalLog(io) },
   );
   io.stderr(`results: ${measured.resultsPath}\n`);
-  return judge(measured.results, measured.baseline?.results, config, values.kind, values.out, io);
+  return judge(measured.results, measured.baseline?.results, config, kind, values.out, io);
 };
 
 const calibrateCommand: Command = async (args, io) => {
