@@ -23,6 +23,13 @@ GRAPH_BELOW_FLOOR_MS = 0.1
 FLOOR_FLOPS_PER_MS = 1e12  # 1,000 TFLOPS: about a Hopper's dense fp16 peak
 FLOOR_BYTES_PER_MS = 3e9  # 3 TB/s: about an H100's memory bandwidth
 GRAPH_TARGET_MS = 1.0
+
+
+def times_as_graph(work):
+    """Whether a case is timed as a CUDA graph of many launches: from its work alone, so that
+    every run of the same case on any GPU uses the same method."""
+    floor_ms = max(work["flops"] / FLOOR_FLOPS_PER_MS, work["bytes"] / FLOOR_BYTES_PER_MS)
+    return floor_ms < GRAPH_BELOW_FLOOR_MS
 # Working sets below this multiple of L2 are timed cold: L2 flushed before each sample and inputs
 # rotated among several sets.
 L2_FLUSH_BELOW = 4
@@ -301,8 +308,7 @@ class Worker:
         # Interleaved: one group, every variant sampled round by round in the same thermal state.
         # Sequential (--no-interleave): each variant warmed up and sampled on its own.
         groups = [names] if self.opt.get("interleave", True) else [[v] for v in names]
-        floor_ms = max(work["flops"] / FLOOR_FLOPS_PER_MS, work["bytes"] / FLOOR_BYTES_PER_MS)
-        use_graph = cuda and floor_ms < GRAPH_BELOW_FLOOR_MS
+        use_graph = cuda and times_as_graph(work)
         st, graphs, warmup_ms = {}, {}, {}
         for group in groups:
             self.sample_group(group, call, n_sets, flush, st, graphs, warmup_ms, use_graph)
