@@ -15654,14 +15654,17 @@ function getExecOutput(commandLine, args, options) {
 
 // src/exec.ts
 var NOT_FOUND_EXIT_CODE = 127;
+function childEnv(extra = {}) {
+  const env = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value !== void 0) env[key] = value;
+  }
+  return Object.assign(env, extra);
+}
 function actionsExec() {
   return {
     async run(command, args, options = {}) {
-      const env = {};
-      for (const [key, value] of Object.entries(process.env)) {
-        if (value !== void 0) env[key] = value;
-      }
-      Object.assign(env, options.env ?? {});
+      const env = childEnv(options.env);
       try {
         const out = await getExecOutput(command, [...args], {
           cwd: options.cwd,
@@ -21903,9 +21906,7 @@ function harnessArgs(options) {
 async function runHarness(options, log, run2 = streamingExec) {
   mkdirSync2(dirname3(options.logPath), { recursive: true });
   writeFileSync2(options.logPath, "");
-  const env = {};
-  for (const [key, value] of Object.entries(process.env)) if (value !== void 0) env[key] = value;
-  Object.assign(env, options.env ?? {});
+  const env = childEnv(options.env);
   env.PYTHONPATH = [options.harnessRoot, options.workspace, env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter2);
   env.PYTHONUNBUFFERED = "1";
   const lines = [];
@@ -23825,6 +23826,24 @@ function renderReport(input) {
   return { full, comment: truncateMarkdown(last, maxChars, note), commentLevel: 3 };
 }
 
+// src/judge.ts
+function judge(results, baseline, config, kind, context) {
+  const comparison = compare(results, baseline, config);
+  const tiers = evaluateTiers(results, config);
+  const verdict = gate(comparison, tiers, results, config);
+  const rendered = renderReport({
+    kind,
+    results,
+    ...baseline ? { baseline } : {},
+    comparison,
+    tiers,
+    gate: verdict,
+    config,
+    ...context ? { context } : {}
+  });
+  return { comparison, tiers, verdict, rendered };
+}
+
 // src/cli.ts
 var EXIT_PASS = 0;
 var EXIT_GATE_FAILED = 1;
@@ -23913,7 +23932,7 @@ var report = async (args, io) => {
   const config = configFrom(values.config, io.cwd);
   const results = loadResults(resultsPath);
   const baseline = baselinePath ? loadResults(baselinePath) : void 0;
-  return judge(results, baseline, config, kind, values.out, io);
+  return judgeAndPrint(results, baseline, config, kind, values.out, io);
 };
 function reportKind(option) {
   if (option !== "pr" && option !== "nightly") {
@@ -23921,19 +23940,8 @@ function reportKind(option) {
   }
   return option;
 }
-function judge(results, baseline, config, kind, out, io) {
-  const comparison = compare(results, baseline, config);
-  const tiers = evaluateTiers(results, config);
-  const verdict = gate(comparison, tiers, results, config);
-  const rendered = renderReport({
-    kind,
-    results,
-    baseline,
-    comparison,
-    tiers,
-    gate: verdict,
-    config
-  });
+function judgeAndPrint(results, baseline, config, kind, out, io) {
+  const { verdict, rendered } = judge(results, baseline, config, kind);
   if (out) {
     writeFileSync4(resolve4(io.cwd, out), rendered.full);
     io.stdout(verdictText(verdict));
@@ -24045,7 +24053,7 @@ var run = async (args, io) => {
   );
   io.stderr(`results: ${measured.resultsPath}
 `);
-  return judge(measured.results, measured.baseline?.results, config, kind, values.out, io);
+  return judgeAndPrint(measured.results, measured.baseline?.results, config, kind, values.out, io);
 };
 var calibrateCommand = async (args, io) => {
   const { values, positionals } = parseArgs({

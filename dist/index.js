@@ -35884,6 +35884,479 @@ function explicitBaseline(path6) {
   return { results: loadResults(path6), path: path6 };
 }
 
+// src/config.ts
+var import_yaml = __toESM(require_dist(), 1);
+import { existsSync as existsSync3, readdirSync as readdirSync2, readFileSync as readFileSync2, statSync } from "node:fs";
+import { join as join4, relative as relative2, resolve as resolve2 } from "node:path";
+
+// schema/config.schema.json
+var config_schema_default = {
+  $schema: "http://json-schema.org/draft-07/schema#",
+  $id: "https://kernelgate.dev/schema/config-1.json",
+  title: "KernelgateConfig",
+  description: "kernelgate.yml at the repository root: where the kernels are, how to run the harness, how to judge. Every field is optional; docs/configuration.md lists the defaults.",
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    kernels_dir: {
+      type: "string",
+      minLength: 1,
+      description: "folder holding one sub-folder per kernel, each with a kernel.yml; default kernels"
+    },
+    harness: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        python: {
+          type: "string",
+          minLength: 1,
+          description: "python command that runs the harness; default python3"
+        },
+        timeout_s: {
+          type: "number",
+          exclusiveMinimum: 0,
+          description: "per case (verify + bench), unless a kernel.yml says otherwise; default 300"
+        },
+        args: {
+          type: "array",
+          items: { type: "string" },
+          description: "extra harness arguments"
+        }
+      }
+    },
+    compare: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        threshold_pct: {
+          type: "number",
+          minimum: 0,
+          description: "smallest change worth reporting, in %; default 3"
+        },
+        confidence: {
+          type: "number",
+          exclusiveMinimum: 0,
+          exclusiveMaximum: 1,
+          description: "bootstrap confidence level; default 0.99"
+        },
+        resamples: {
+          type: "integer",
+          minimum: 100,
+          description: "bootstrap resamples; default 2000"
+        },
+        seed: {
+          type: "integer",
+          minimum: 0,
+          description: "bootstrap PRNG seed; default 1"
+        },
+        noise_pct: {
+          type: "object",
+          description: "run-to-run noise in % by kernel, kernel/variant or kernel/variant/case id; the most specific key wins and the threshold is max(threshold_pct, noise)",
+          propertyNames: { pattern: "^[a-z0-9_]+(/[a-z0-9_]+(/.+)?)?$" },
+          additionalProperties: { type: "number", minimum: 0 }
+        }
+      }
+    },
+    correctness: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        drift_factor: {
+          type: "number",
+          exclusiveMinimum: 1,
+          description: "DRIFT when current rel_l2 > factor × baseline rel_l2; default 2"
+        },
+        drift_floor_rel_l2: {
+          type: "number",
+          minimum: 0,
+          description: "…and current rel_l2 > this floor; default 1e-4"
+        }
+      }
+    },
+    policy: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        fail_on_slower: {
+          type: "boolean",
+          description: "fail the gate on a SLOWER case; default false"
+        },
+        fail_on_missing: {
+          type: "boolean",
+          description: "fail on a baseline case absent from this run; default false"
+        },
+        fail_on_build_failure: {
+          type: "boolean",
+          description: "fail on a failed build or unmet build expectation; default true"
+        },
+        fail_on_error: {
+          type: "boolean",
+          description: "fail on a case that raised, crashed or timed out; default true"
+        },
+        fail_on_measurement_error: {
+          type: "boolean",
+          description: "fail on a throughput above the physical limit; default true"
+        },
+        fail_on_correctness: {
+          type: "boolean",
+          description: "always true: correctness FAIL always fails"
+        },
+        fail_on_drift: { type: "boolean", description: "always true: DRIFT always fails" }
+      }
+    },
+    peaks: {
+      type: "object",
+      description: "datasheet peaks by GPU SKU (as results environment.gpu.sku); merged over the built-in table",
+      additionalProperties: {
+        type: "object",
+        additionalProperties: false,
+        properties: {
+          tflops: {
+            type: "object",
+            description: "dense tensor-core TFLOPS by dtype",
+            additionalProperties: { type: "number", exclusiveMinimum: 0 }
+          },
+          gbps: {
+            type: "number",
+            exclusiveMinimum: 0,
+            description: "memory bandwidth, GB/s"
+          }
+        }
+      }
+    },
+    report: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        title: {
+          type: "string",
+          minLength: 1,
+          description: "report heading; default kernelgate"
+        },
+        max_rows: {
+          type: "integer",
+          minimum: 1,
+          description: "most result rows per kernel in the PR comment; default 100"
+        }
+      }
+    }
+  }
+};
+
+// schema/kernel.schema.json
+var kernel_schema_default = {
+  $schema: "http://json-schema.org/draft-07/schema#",
+  $id: "https://kernelgate.dev/schema/kernel-1.json",
+  title: "KernelManifest",
+  description: "kernels/<name>/kernel.yml: one kernel, its variants, cases, tolerances, build and tiers. Read by the TypeScript config stage and by the Python harness.",
+  type: "object",
+  additionalProperties: false,
+  required: ["name", "module", "variants", "cases", "tolerance"],
+  properties: {
+    name: { type: "string", pattern: "^[a-z0-9_]+$", description: "must equal the folder name" },
+    description: { type: "string" },
+    module: {
+      type: "string",
+      description: "Python module (dotted, importable from the repository root) that implements the kernel's variants, inputs, oracle and work formulas"
+    },
+    flops_formula: { type: "string", description: "documentation of the FLOP count the module computes" },
+    bytes_formula: { type: "string" },
+    cases: {
+      type: "array",
+      minItems: 1,
+      description: "groups of axes; a list value is an axis to cross, a scalar is fixed. Case id: key=value joined by ',' in the group's key order",
+      items: { $ref: "#/definitions/CaseGroup" }
+    },
+    ci_cases: {
+      type: "array",
+      description: "tiny shapes run on the CPU under TRITON_INTERPRET=1 (tails included)",
+      items: { $ref: "#/definitions/CaseGroup" }
+    },
+    tolerance: {
+      type: "object",
+      description: "by dtype name: relative L2 (and optional max abs) error allowed against the oracle",
+      minProperties: 1,
+      additionalProperties: {
+        type: "object",
+        additionalProperties: false,
+        required: ["rel_l2"],
+        properties: {
+          rel_l2: { type: "number", exclusiveMinimum: 0 },
+          max_abs: { type: "number", exclusiveMinimum: 0 },
+          why: { type: "string" }
+        }
+      }
+    },
+    timeout_s: { type: "number", exclusiveMinimum: 0, description: "per case, verify and bench together" },
+    speed_reference: { type: "string", description: "variant name the speedups are measured against" },
+    variants: {
+      type: "array",
+      minItems: 1,
+      items: { $ref: "#/definitions/Variant" }
+    },
+    tiers: { $ref: "#/definitions/Tiers" }
+  },
+  definitions: {
+    Scalar: { type: ["string", "number", "boolean"] },
+    CaseGroup: {
+      type: "object",
+      minProperties: 1,
+      additionalProperties: {
+        anyOf: [
+          { $ref: "#/definitions/Scalar" },
+          { type: "array", minItems: 1, items: { $ref: "#/definitions/Scalar" } }
+        ]
+      }
+    },
+    Variant: {
+      type: "object",
+      additionalProperties: false,
+      required: ["name", "role"],
+      properties: {
+        name: { type: "string", pattern: "^[a-z0-9_]+$" },
+        role: { enum: ["candidate", "reference"] },
+        backend: { type: "string", description: "triton, cuda, torch, cublas, ..." },
+        description: { type: "string" },
+        only: {
+          $ref: "#/definitions/CaseGroup",
+          description: "run only on cases whose params match (a list value means any of)"
+        },
+        build: { $ref: "#/definitions/Build" }
+      }
+    },
+    Build: {
+      type: "object",
+      additionalProperties: false,
+      description: 'CUDA sources compiled into a shared library with an extern "C" entry, loaded by the harness with ctypes',
+      properties: {
+        sources: { type: "array", minItems: 1, items: { type: "string" }, description: "relative to the kernel folder" },
+        flags: { type: "array", items: { type: "string" }, description: "nvcc flags, e.g. -gencode=arch=compute_90a,code=sm_90a" },
+        libs: { type: "array", items: { type: "string" }, description: "link libraries, e.g. cublas" },
+        command: { type: "string", description: "a user's own build command instead of nvcc; must write $KG_OUT_LIB" },
+        expect: { $ref: "#/definitions/Expect" }
+      }
+    },
+    Expect: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        archs: { type: "array", items: { type: "string" }, description: "cubin targets that must be present, e.g. sm_90a" },
+        sass: { type: "array", items: { type: "string" }, description: "opcodes that must appear, e.g. HGMMA" },
+        sass_absent: { type: "array", items: { type: "string" }, description: "opcodes that must not appear, e.g. LDL" },
+        spills: { type: "integer", minimum: 0, description: "most spill bytes (store + load) allowed per function" },
+        stack_max: { type: "integer", minimum: 0 },
+        smem_max: { type: "integer", minimum: 0, description: "static shared memory bytes per function" },
+        registers_max: { type: "integer", minimum: 0 }
+      }
+    },
+    Tiers: {
+      type: "object",
+      additionalProperties: false,
+      required: ["metric", "case", "ladder"],
+      properties: {
+        metric: {
+          enum: ["speedup", "pct_peak", "gemm_ceiling_ratio"],
+          description: "speedup: speed_reference median / variant median; pct_peak: % of the datasheet dense peak; gemm_ceiling_ratio: useful TFLOPS / measured cuBLAS TFLOPS"
+        },
+        variant: { type: "string", description: "the candidate judged; default: first candidate" },
+        case: { $ref: "#/definitions/CaseGroup", description: "params of the headline case" },
+        ladder: {
+          type: "array",
+          minItems: 1,
+          items: {
+            type: "object",
+            additionalProperties: false,
+            required: ["name", "min"],
+            properties: {
+              name: { type: "string" },
+              grade: { type: "string" },
+              min: { type: "number", exclusiveMinimum: 0, description: "threshold in the metric's unit (× for speedup and ratio, % for pct_peak)" }
+            }
+          }
+        }
+      }
+    }
+  }
+};
+
+// src/config.ts
+var DEFAULT_PEAKS = {
+  "H100-SXM": { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 3352 },
+  "H100-PCIe": { tflops: { fp16: 756, bf16: 756, tf32: 378, fp8: 1513 }, gbps: 2039 },
+  H200: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 4800 },
+  L4: { tflops: { fp16: 121, bf16: 121, tf32: 60, fp8: 242.5 }, gbps: 300 }
+};
+var CONFIG_FILE_NAME = "kernelgate.yml";
+var DEFAULT_KERNELS_DIR = "kernels";
+var validators;
+function getValidators() {
+  if (!validators) {
+    const ajv = newAjv();
+    validators = { config: ajv.compile(config_schema_default), kernel: ajv.compile(kernel_schema_default) };
+  }
+  return validators;
+}
+function parseYaml(text3, file) {
+  const doc = (0, import_yaml.parseDocument)(text3, { prettyErrors: true });
+  const first = doc.errors[0];
+  if (first) {
+    const pos = first.linePos?.[0];
+    const where = pos ? `${file}:${pos.line}:${pos.col}` : file;
+    const what = (first.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
+    throw new InputError(`${where}: YAML syntax error: ${what}`);
+  }
+  return doc.toJS();
+}
+function readText(path6, shown) {
+  try {
+    return readFileSync2(path6, "utf8");
+  } catch (err) {
+    throw new InputError(`${shown}: cannot read: ${err.message}`);
+  }
+}
+function loadConfig(rootDir, opts = {}) {
+  const root = resolve2(rootDir);
+  const configPath = opts.configFile ? resolve2(opts.configFile) : join4(root, CONFIG_FILE_NAME);
+  const shownConfig = relative2(root, configPath) || CONFIG_FILE_NAME;
+  let raw = {};
+  let configFile;
+  if (existsSync3(configPath)) {
+    const data = parseYaml(readText(configPath, shownConfig), shownConfig) ?? {};
+    raw = validateConfigData(data, shownConfig);
+    configFile = configPath;
+  } else if (opts.configFile) {
+    throw new InputError(`${shownConfig}: no such config file`);
+  }
+  const kernelsDir = raw.kernels_dir ?? DEFAULT_KERNELS_DIR;
+  const kernelsPath = resolve2(root, kernelsDir);
+  let kernels = [];
+  if (existsSync3(kernelsPath) && statSync(kernelsPath).isDirectory()) {
+    kernels = loadKernels(root, kernelsPath);
+  } else if (raw.kernels_dir !== void 0) {
+    throw new InputError(
+      `${shownConfig}: kernels_dir must be a folder (got ${showValue(raw.kernels_dir)}, which does not exist)`
+    );
+  }
+  return configFromRaw(raw, root, configFile, kernels);
+}
+function configFromRaw(raw, root, configFile, kernels) {
+  const peaks = {};
+  for (const [sku, spec] of Object.entries(DEFAULT_PEAKS)) {
+    peaks[sku] = { tflops: { ...spec.tflops }, gbps: spec.gbps };
+  }
+  for (const [sku, spec] of Object.entries(raw.peaks ?? {})) {
+    const base = peaks[sku] ?? { tflops: {} };
+    peaks[sku] = { tflops: { ...base.tflops, ...spec.tflops }, gbps: spec.gbps ?? base.gbps };
+  }
+  return {
+    rootDir: root,
+    configFile,
+    kernelsDir: raw.kernels_dir ?? DEFAULT_KERNELS_DIR,
+    harness: {
+      python: raw.harness?.python ?? "python3",
+      timeoutS: raw.harness?.timeout_s ?? 300,
+      args: raw.harness?.args ?? []
+    },
+    compare: {
+      thresholdPct: raw.compare?.threshold_pct ?? 3,
+      confidence: raw.compare?.confidence ?? 0.99,
+      resamples: raw.compare?.resamples ?? 2e3,
+      seed: raw.compare?.seed ?? 1,
+      noisePct: raw.compare?.noise_pct ?? {}
+    },
+    correctness: {
+      driftFactor: raw.correctness?.drift_factor ?? 2,
+      driftFloorRelL2: raw.correctness?.drift_floor_rel_l2 ?? 1e-4
+    },
+    policy: {
+      failOnSlower: raw.policy?.fail_on_slower ?? false,
+      failOnMissing: raw.policy?.fail_on_missing ?? false,
+      failOnBuildFailure: raw.policy?.fail_on_build_failure ?? true,
+      failOnError: raw.policy?.fail_on_error ?? true,
+      failOnMeasurementError: raw.policy?.fail_on_measurement_error ?? true
+    },
+    peaks,
+    report: {
+      title: raw.report?.title ?? "kernelgate",
+      maxRows: raw.report?.max_rows ?? 100
+    },
+    kernels
+  };
+}
+function validateConfigData(data, file) {
+  const { config: validate2 } = getValidators();
+  if (!validate2(data)) throw problemsError(file, formatAjvErrors(validate2.errors ?? []));
+  const raw = data;
+  const problems = [];
+  for (const key of ["fail_on_correctness", "fail_on_drift"]) {
+    if (raw.policy?.[key] === false) {
+      problems.push(
+        `policy.${key} cannot be switched off: correctness FAIL and DRIFT always fail the gate (got false)`
+      );
+    }
+  }
+  if (problems.length) throw problemsError(file, problems);
+  return raw;
+}
+function loadKernels(root, kernelsPath) {
+  const kernels = [];
+  const folders = readdirSync2(kernelsPath, { withFileTypes: true }).filter(
+    (d) => d.isDirectory() || d.isSymbolicLink() && statSync(join4(kernelsPath, d.name), { throwIfNoEntry: false })?.isDirectory()
+  ).map((d) => d.name).sort();
+  for (const folder of folders) {
+    const manifestPath = join4(kernelsPath, folder, "kernel.yml");
+    if (!existsSync3(manifestPath)) continue;
+    const shown = relative2(root, manifestPath);
+    const data = parseYaml(readText(manifestPath, shown), shown);
+    const { kernel: validate2 } = getValidators();
+    if (!validate2(data)) throw problemsError(shown, formatAjvErrors(validate2.errors ?? []));
+    const manifest = data;
+    const problems = crossCheckManifest(manifest, folder);
+    if (problems.length) throw problemsError(shown, problems);
+    kernels.push({ manifest, dir: join4(kernelsPath, folder), file: shown });
+  }
+  return kernels;
+}
+function crossCheckManifest(manifest, folder) {
+  const problems = [];
+  if (manifest.name !== folder) {
+    problems.push(
+      `name must equal its folder name ${showValue(folder)} (got ${showValue(manifest.name)})`
+    );
+  }
+  const names = manifest.variants.map((v) => v.name);
+  const seen = /* @__PURE__ */ new Set();
+  manifest.variants.forEach((v, i) => {
+    if (seen.has(v.name))
+      problems.push(`variants[${i}].name is a duplicate (got ${showValue(v.name)})`);
+    seen.add(v.name);
+  });
+  const known = `(one of ${names.join(", ")})`;
+  if (manifest.speed_reference !== void 0 && !seen.has(manifest.speed_reference)) {
+    problems.push(
+      `speed_reference must name a variant ${known} (got ${showValue(manifest.speed_reference)})`
+    );
+  }
+  const tiers = manifest.tiers;
+  if (tiers) {
+    if (tiers.variant !== void 0 && !seen.has(tiers.variant)) {
+      problems.push(`tiers.variant must name a variant ${known} (got ${showValue(tiers.variant)})`);
+    }
+    if (tiers.variant === void 0 && !manifest.variants.some((v) => v.role === "candidate")) {
+      problems.push("tiers.variant is required when no variant has role candidate (got nothing)");
+    }
+    if (tiers.metric === "speedup" && manifest.speed_reference === void 0) {
+      problems.push(
+        'tiers.metric "speedup" needs speed_reference to name the reference variant (got nothing)'
+      );
+    }
+  }
+  return problems;
+}
+function tierVariant(manifest) {
+  return manifest.tiers?.variant ?? manifest.variants.find((v) => v.role === "candidate")?.name;
+}
+
 // node_modules/markdown-table/index.js
 function defaultStringLength(value) {
   return value.length;
@@ -36440,479 +36913,6 @@ function compare(results, baseline, config) {
   };
 }
 
-// src/config.ts
-var import_yaml = __toESM(require_dist(), 1);
-import { existsSync as existsSync3, readdirSync as readdirSync2, readFileSync as readFileSync2, statSync } from "node:fs";
-import { join as join4, relative as relative2, resolve as resolve2 } from "node:path";
-
-// schema/config.schema.json
-var config_schema_default = {
-  $schema: "http://json-schema.org/draft-07/schema#",
-  $id: "https://kernelgate.dev/schema/config-1.json",
-  title: "KernelgateConfig",
-  description: "kernelgate.yml at the repository root: where the kernels are, how to run the harness, how to judge. Every field is optional; docs/configuration.md lists the defaults.",
-  type: "object",
-  additionalProperties: false,
-  properties: {
-    kernels_dir: {
-      type: "string",
-      minLength: 1,
-      description: "folder holding one sub-folder per kernel, each with a kernel.yml; default kernels"
-    },
-    harness: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        python: {
-          type: "string",
-          minLength: 1,
-          description: "python command that runs the harness; default python3"
-        },
-        timeout_s: {
-          type: "number",
-          exclusiveMinimum: 0,
-          description: "per case (verify + bench), unless a kernel.yml says otherwise; default 300"
-        },
-        args: {
-          type: "array",
-          items: { type: "string" },
-          description: "extra harness arguments"
-        }
-      }
-    },
-    compare: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        threshold_pct: {
-          type: "number",
-          minimum: 0,
-          description: "smallest change worth reporting, in %; default 3"
-        },
-        confidence: {
-          type: "number",
-          exclusiveMinimum: 0,
-          exclusiveMaximum: 1,
-          description: "bootstrap confidence level; default 0.99"
-        },
-        resamples: {
-          type: "integer",
-          minimum: 100,
-          description: "bootstrap resamples; default 2000"
-        },
-        seed: {
-          type: "integer",
-          minimum: 0,
-          description: "bootstrap PRNG seed; default 1"
-        },
-        noise_pct: {
-          type: "object",
-          description: "run-to-run noise in % by kernel, kernel/variant or kernel/variant/case id; the most specific key wins and the threshold is max(threshold_pct, noise)",
-          propertyNames: { pattern: "^[a-z0-9_]+(/[a-z0-9_]+(/.+)?)?$" },
-          additionalProperties: { type: "number", minimum: 0 }
-        }
-      }
-    },
-    correctness: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        drift_factor: {
-          type: "number",
-          exclusiveMinimum: 1,
-          description: "DRIFT when current rel_l2 > factor × baseline rel_l2; default 2"
-        },
-        drift_floor_rel_l2: {
-          type: "number",
-          minimum: 0,
-          description: "…and current rel_l2 > this floor; default 1e-4"
-        }
-      }
-    },
-    policy: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        fail_on_slower: {
-          type: "boolean",
-          description: "fail the gate on a SLOWER case; default false"
-        },
-        fail_on_missing: {
-          type: "boolean",
-          description: "fail on a baseline case absent from this run; default false"
-        },
-        fail_on_build_failure: {
-          type: "boolean",
-          description: "fail on a failed build or unmet build expectation; default true"
-        },
-        fail_on_error: {
-          type: "boolean",
-          description: "fail on a case that raised, crashed or timed out; default true"
-        },
-        fail_on_measurement_error: {
-          type: "boolean",
-          description: "fail on a throughput above the physical limit; default true"
-        },
-        fail_on_correctness: {
-          type: "boolean",
-          description: "always true: correctness FAIL always fails"
-        },
-        fail_on_drift: { type: "boolean", description: "always true: DRIFT always fails" }
-      }
-    },
-    peaks: {
-      type: "object",
-      description: "datasheet peaks by GPU SKU (as results environment.gpu.sku); merged over the built-in table",
-      additionalProperties: {
-        type: "object",
-        additionalProperties: false,
-        properties: {
-          tflops: {
-            type: "object",
-            description: "dense tensor-core TFLOPS by dtype",
-            additionalProperties: { type: "number", exclusiveMinimum: 0 }
-          },
-          gbps: {
-            type: "number",
-            exclusiveMinimum: 0,
-            description: "memory bandwidth, GB/s"
-          }
-        }
-      }
-    },
-    report: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        title: {
-          type: "string",
-          minLength: 1,
-          description: "report heading; default kernelgate"
-        },
-        max_rows: {
-          type: "integer",
-          minimum: 1,
-          description: "most result rows per kernel in the PR comment; default 100"
-        }
-      }
-    }
-  }
-};
-
-// schema/kernel.schema.json
-var kernel_schema_default = {
-  $schema: "http://json-schema.org/draft-07/schema#",
-  $id: "https://kernelgate.dev/schema/kernel-1.json",
-  title: "KernelManifest",
-  description: "kernels/<name>/kernel.yml: one kernel, its variants, cases, tolerances, build and tiers. Read by the TypeScript config stage and by the Python harness.",
-  type: "object",
-  additionalProperties: false,
-  required: ["name", "module", "variants", "cases", "tolerance"],
-  properties: {
-    name: { type: "string", pattern: "^[a-z0-9_]+$", description: "must equal the folder name" },
-    description: { type: "string" },
-    module: {
-      type: "string",
-      description: "Python module (dotted, importable from the repository root) that implements the kernel's variants, inputs, oracle and work formulas"
-    },
-    flops_formula: { type: "string", description: "documentation of the FLOP count the module computes" },
-    bytes_formula: { type: "string" },
-    cases: {
-      type: "array",
-      minItems: 1,
-      description: "groups of axes; a list value is an axis to cross, a scalar is fixed. Case id: key=value joined by ',' in the group's key order",
-      items: { $ref: "#/definitions/CaseGroup" }
-    },
-    ci_cases: {
-      type: "array",
-      description: "tiny shapes run on the CPU under TRITON_INTERPRET=1 (tails included)",
-      items: { $ref: "#/definitions/CaseGroup" }
-    },
-    tolerance: {
-      type: "object",
-      description: "by dtype name: relative L2 (and optional max abs) error allowed against the oracle",
-      minProperties: 1,
-      additionalProperties: {
-        type: "object",
-        additionalProperties: false,
-        required: ["rel_l2"],
-        properties: {
-          rel_l2: { type: "number", exclusiveMinimum: 0 },
-          max_abs: { type: "number", exclusiveMinimum: 0 },
-          why: { type: "string" }
-        }
-      }
-    },
-    timeout_s: { type: "number", exclusiveMinimum: 0, description: "per case, verify and bench together" },
-    speed_reference: { type: "string", description: "variant name the speedups are measured against" },
-    variants: {
-      type: "array",
-      minItems: 1,
-      items: { $ref: "#/definitions/Variant" }
-    },
-    tiers: { $ref: "#/definitions/Tiers" }
-  },
-  definitions: {
-    Scalar: { type: ["string", "number", "boolean"] },
-    CaseGroup: {
-      type: "object",
-      minProperties: 1,
-      additionalProperties: {
-        anyOf: [
-          { $ref: "#/definitions/Scalar" },
-          { type: "array", minItems: 1, items: { $ref: "#/definitions/Scalar" } }
-        ]
-      }
-    },
-    Variant: {
-      type: "object",
-      additionalProperties: false,
-      required: ["name", "role"],
-      properties: {
-        name: { type: "string", pattern: "^[a-z0-9_]+$" },
-        role: { enum: ["candidate", "reference"] },
-        backend: { type: "string", description: "triton, cuda, torch, cublas, ..." },
-        description: { type: "string" },
-        only: {
-          $ref: "#/definitions/CaseGroup",
-          description: "run only on cases whose params match (a list value means any of)"
-        },
-        build: { $ref: "#/definitions/Build" }
-      }
-    },
-    Build: {
-      type: "object",
-      additionalProperties: false,
-      description: 'CUDA sources compiled into a shared library with an extern "C" entry, loaded by the harness with ctypes',
-      properties: {
-        sources: { type: "array", minItems: 1, items: { type: "string" }, description: "relative to the kernel folder" },
-        flags: { type: "array", items: { type: "string" }, description: "nvcc flags, e.g. -gencode=arch=compute_90a,code=sm_90a" },
-        libs: { type: "array", items: { type: "string" }, description: "link libraries, e.g. cublas" },
-        command: { type: "string", description: "a user's own build command instead of nvcc; must write $KG_OUT_LIB" },
-        expect: { $ref: "#/definitions/Expect" }
-      }
-    },
-    Expect: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        archs: { type: "array", items: { type: "string" }, description: "cubin targets that must be present, e.g. sm_90a" },
-        sass: { type: "array", items: { type: "string" }, description: "opcodes that must appear, e.g. HGMMA" },
-        sass_absent: { type: "array", items: { type: "string" }, description: "opcodes that must not appear, e.g. LDL" },
-        spills: { type: "integer", minimum: 0, description: "most spill bytes (store + load) allowed per function" },
-        stack_max: { type: "integer", minimum: 0 },
-        smem_max: { type: "integer", minimum: 0, description: "static shared memory bytes per function" },
-        registers_max: { type: "integer", minimum: 0 }
-      }
-    },
-    Tiers: {
-      type: "object",
-      additionalProperties: false,
-      required: ["metric", "case", "ladder"],
-      properties: {
-        metric: {
-          enum: ["speedup", "pct_peak", "gemm_ceiling_ratio"],
-          description: "speedup: speed_reference median / variant median; pct_peak: % of the datasheet dense peak; gemm_ceiling_ratio: useful TFLOPS / measured cuBLAS TFLOPS"
-        },
-        variant: { type: "string", description: "the candidate judged; default: first candidate" },
-        case: { $ref: "#/definitions/CaseGroup", description: "params of the headline case" },
-        ladder: {
-          type: "array",
-          minItems: 1,
-          items: {
-            type: "object",
-            additionalProperties: false,
-            required: ["name", "min"],
-            properties: {
-              name: { type: "string" },
-              grade: { type: "string" },
-              min: { type: "number", exclusiveMinimum: 0, description: "threshold in the metric's unit (× for speedup and ratio, % for pct_peak)" }
-            }
-          }
-        }
-      }
-    }
-  }
-};
-
-// src/config.ts
-var DEFAULT_PEAKS = {
-  "H100-SXM": { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 3352 },
-  "H100-PCIe": { tflops: { fp16: 756, bf16: 756, tf32: 378, fp8: 1513 }, gbps: 2039 },
-  H200: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 4800 },
-  L4: { tflops: { fp16: 121, bf16: 121, tf32: 60, fp8: 242.5 }, gbps: 300 }
-};
-var CONFIG_FILE_NAME = "kernelgate.yml";
-var DEFAULT_KERNELS_DIR = "kernels";
-var validators;
-function getValidators() {
-  if (!validators) {
-    const ajv = newAjv();
-    validators = { config: ajv.compile(config_schema_default), kernel: ajv.compile(kernel_schema_default) };
-  }
-  return validators;
-}
-function parseYaml(text3, file) {
-  const doc = (0, import_yaml.parseDocument)(text3, { prettyErrors: true });
-  const first = doc.errors[0];
-  if (first) {
-    const pos = first.linePos?.[0];
-    const where = pos ? `${file}:${pos.line}:${pos.col}` : file;
-    const what = (first.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
-    throw new InputError(`${where}: YAML syntax error: ${what}`);
-  }
-  return doc.toJS();
-}
-function readText(path6, shown) {
-  try {
-    return readFileSync2(path6, "utf8");
-  } catch (err) {
-    throw new InputError(`${shown}: cannot read: ${err.message}`);
-  }
-}
-function loadConfig(rootDir, opts = {}) {
-  const root = resolve2(rootDir);
-  const configPath = opts.configFile ? resolve2(opts.configFile) : join4(root, CONFIG_FILE_NAME);
-  const shownConfig = relative2(root, configPath) || CONFIG_FILE_NAME;
-  let raw = {};
-  let configFile;
-  if (existsSync3(configPath)) {
-    const data = parseYaml(readText(configPath, shownConfig), shownConfig) ?? {};
-    raw = validateConfigData(data, shownConfig);
-    configFile = configPath;
-  } else if (opts.configFile) {
-    throw new InputError(`${shownConfig}: no such config file`);
-  }
-  const kernelsDir = raw.kernels_dir ?? DEFAULT_KERNELS_DIR;
-  const kernelsPath = resolve2(root, kernelsDir);
-  let kernels = [];
-  if (existsSync3(kernelsPath) && statSync(kernelsPath).isDirectory()) {
-    kernels = loadKernels(root, kernelsPath);
-  } else if (raw.kernels_dir !== void 0) {
-    throw new InputError(
-      `${shownConfig}: kernels_dir must be a folder (got ${showValue(raw.kernels_dir)}, which does not exist)`
-    );
-  }
-  return configFromRaw(raw, root, configFile, kernels);
-}
-function configFromRaw(raw, root, configFile, kernels) {
-  const peaks = {};
-  for (const [sku, spec] of Object.entries(DEFAULT_PEAKS)) {
-    peaks[sku] = { tflops: { ...spec.tflops }, gbps: spec.gbps };
-  }
-  for (const [sku, spec] of Object.entries(raw.peaks ?? {})) {
-    const base = peaks[sku] ?? { tflops: {} };
-    peaks[sku] = { tflops: { ...base.tflops, ...spec.tflops }, gbps: spec.gbps ?? base.gbps };
-  }
-  return {
-    rootDir: root,
-    configFile,
-    kernelsDir: raw.kernels_dir ?? DEFAULT_KERNELS_DIR,
-    harness: {
-      python: raw.harness?.python ?? "python3",
-      timeoutS: raw.harness?.timeout_s ?? 300,
-      args: raw.harness?.args ?? []
-    },
-    compare: {
-      thresholdPct: raw.compare?.threshold_pct ?? 3,
-      confidence: raw.compare?.confidence ?? 0.99,
-      resamples: raw.compare?.resamples ?? 2e3,
-      seed: raw.compare?.seed ?? 1,
-      noisePct: raw.compare?.noise_pct ?? {}
-    },
-    correctness: {
-      driftFactor: raw.correctness?.drift_factor ?? 2,
-      driftFloorRelL2: raw.correctness?.drift_floor_rel_l2 ?? 1e-4
-    },
-    policy: {
-      failOnSlower: raw.policy?.fail_on_slower ?? false,
-      failOnMissing: raw.policy?.fail_on_missing ?? false,
-      failOnBuildFailure: raw.policy?.fail_on_build_failure ?? true,
-      failOnError: raw.policy?.fail_on_error ?? true,
-      failOnMeasurementError: raw.policy?.fail_on_measurement_error ?? true
-    },
-    peaks,
-    report: {
-      title: raw.report?.title ?? "kernelgate",
-      maxRows: raw.report?.max_rows ?? 100
-    },
-    kernels
-  };
-}
-function validateConfigData(data, file) {
-  const { config: validate2 } = getValidators();
-  if (!validate2(data)) throw problemsError(file, formatAjvErrors(validate2.errors ?? []));
-  const raw = data;
-  const problems = [];
-  for (const key of ["fail_on_correctness", "fail_on_drift"]) {
-    if (raw.policy?.[key] === false) {
-      problems.push(
-        `policy.${key} cannot be switched off: correctness FAIL and DRIFT always fail the gate (got false)`
-      );
-    }
-  }
-  if (problems.length) throw problemsError(file, problems);
-  return raw;
-}
-function loadKernels(root, kernelsPath) {
-  const kernels = [];
-  const folders = readdirSync2(kernelsPath, { withFileTypes: true }).filter(
-    (d) => d.isDirectory() || d.isSymbolicLink() && statSync(join4(kernelsPath, d.name), { throwIfNoEntry: false })?.isDirectory()
-  ).map((d) => d.name).sort();
-  for (const folder of folders) {
-    const manifestPath = join4(kernelsPath, folder, "kernel.yml");
-    if (!existsSync3(manifestPath)) continue;
-    const shown = relative2(root, manifestPath);
-    const data = parseYaml(readText(manifestPath, shown), shown);
-    const { kernel: validate2 } = getValidators();
-    if (!validate2(data)) throw problemsError(shown, formatAjvErrors(validate2.errors ?? []));
-    const manifest = data;
-    const problems = crossCheckManifest(manifest, folder);
-    if (problems.length) throw problemsError(shown, problems);
-    kernels.push({ manifest, dir: join4(kernelsPath, folder), file: shown });
-  }
-  return kernels;
-}
-function crossCheckManifest(manifest, folder) {
-  const problems = [];
-  if (manifest.name !== folder) {
-    problems.push(
-      `name must equal its folder name ${showValue(folder)} (got ${showValue(manifest.name)})`
-    );
-  }
-  const names = manifest.variants.map((v) => v.name);
-  const seen = /* @__PURE__ */ new Set();
-  manifest.variants.forEach((v, i) => {
-    if (seen.has(v.name))
-      problems.push(`variants[${i}].name is a duplicate (got ${showValue(v.name)})`);
-    seen.add(v.name);
-  });
-  const known = `(one of ${names.join(", ")})`;
-  if (manifest.speed_reference !== void 0 && !seen.has(manifest.speed_reference)) {
-    problems.push(
-      `speed_reference must name a variant ${known} (got ${showValue(manifest.speed_reference)})`
-    );
-  }
-  const tiers = manifest.tiers;
-  if (tiers) {
-    if (tiers.variant !== void 0 && !seen.has(tiers.variant)) {
-      problems.push(`tiers.variant must name a variant ${known} (got ${showValue(tiers.variant)})`);
-    }
-    if (tiers.variant === void 0 && !manifest.variants.some((v) => v.role === "candidate")) {
-      problems.push("tiers.variant is required when no variant has role candidate (got nothing)");
-    }
-    if (tiers.metric === "speedup" && manifest.speed_reference === void 0) {
-      problems.push(
-        'tiers.metric "speedup" needs speed_reference to name the reference variant (got nothing)'
-      );
-    }
-  }
-  return problems;
-}
-function tierVariant(manifest) {
-  return manifest.tiers?.variant ?? manifest.variants.find((v) => v.role === "candidate")?.name;
-}
-
 // src/tiers.ts
 var DTYPE_ALIASES = {
   fp16: "fp16",
@@ -37210,10 +37210,971 @@ function gate(comparison, tiers, results, config) {
   };
 }
 
+// src/render.ts
+import { readFileSync as readFileSync3, readdirSync as readdirSync3 } from "node:fs";
+import { join as join5 } from "node:path";
+import { fileURLToPath } from "node:url";
+
+// node_modules/mustache/mustache.mjs
+var objectToString = Object.prototype.toString;
+var isArray = Array.isArray || function isArrayPolyfill(object) {
+  return objectToString.call(object) === "[object Array]";
+};
+function isFunction(object) {
+  return typeof object === "function";
+}
+function typeStr(obj) {
+  return isArray(obj) ? "array" : typeof obj;
+}
+function escapeRegExp(string) {
+  return string.replace(/[\-\[\]{}()*+?.,\\\^$|#\s]/g, "\\$&");
+}
+function hasProperty(obj, propName2) {
+  return obj != null && typeof obj === "object" && propName2 in obj;
+}
+function primitiveHasOwnProperty(primitive, propName2) {
+  return primitive != null && typeof primitive !== "object" && primitive.hasOwnProperty && primitive.hasOwnProperty(propName2);
+}
+var regExpTest = RegExp.prototype.test;
+function testRegExp(re, string) {
+  return regExpTest.call(re, string);
+}
+var nonSpaceRe = /\S/;
+function isWhitespace(string) {
+  return !testRegExp(nonSpaceRe, string);
+}
+var entityMap = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&#39;",
+  "/": "&#x2F;",
+  "`": "&#x60;",
+  "=": "&#x3D;"
+};
+function escapeHtml(string) {
+  return String(string).replace(/[&<>"'`=\/]/g, function fromEntityMap(s) {
+    return entityMap[s];
+  });
+}
+var whiteRe = /\s*/;
+var spaceRe = /\s+/;
+var equalsRe = /\s*=/;
+var curlyRe = /\s*\}/;
+var tagRe = /#|\^|\/|>|\{|&|=|!/;
+function parseTemplate(template, tags) {
+  if (!template)
+    return [];
+  var lineHasNonSpace = false;
+  var sections = [];
+  var tokens = [];
+  var spaces = [];
+  var hasTag = false;
+  var nonSpace = false;
+  var indentation = "";
+  var tagIndex = 0;
+  function stripSpace() {
+    if (hasTag && !nonSpace) {
+      while (spaces.length)
+        delete tokens[spaces.pop()];
+    } else {
+      spaces = [];
+    }
+    hasTag = false;
+    nonSpace = false;
+  }
+  var openingTagRe, closingTagRe, closingCurlyRe;
+  function compileTags(tagsToCompile) {
+    if (typeof tagsToCompile === "string")
+      tagsToCompile = tagsToCompile.split(spaceRe, 2);
+    if (!isArray(tagsToCompile) || tagsToCompile.length !== 2)
+      throw new Error("Invalid tags: " + tagsToCompile);
+    openingTagRe = new RegExp(escapeRegExp(tagsToCompile[0]) + "\\s*");
+    closingTagRe = new RegExp("\\s*" + escapeRegExp(tagsToCompile[1]));
+    closingCurlyRe = new RegExp("\\s*" + escapeRegExp("}" + tagsToCompile[1]));
+  }
+  compileTags(tags || mustache.tags);
+  var scanner = new Scanner(template);
+  var start, type, value, chr, token, openSection;
+  while (!scanner.eos()) {
+    start = scanner.pos;
+    value = scanner.scanUntil(openingTagRe);
+    if (value) {
+      for (var i = 0, valueLength = value.length; i < valueLength; ++i) {
+        chr = value.charAt(i);
+        if (isWhitespace(chr)) {
+          spaces.push(tokens.length);
+          indentation += chr;
+        } else {
+          nonSpace = true;
+          lineHasNonSpace = true;
+          indentation += " ";
+        }
+        tokens.push(["text", chr, start, start + 1]);
+        start += 1;
+        if (chr === "\n") {
+          stripSpace();
+          indentation = "";
+          tagIndex = 0;
+          lineHasNonSpace = false;
+        }
+      }
+    }
+    if (!scanner.scan(openingTagRe))
+      break;
+    hasTag = true;
+    type = scanner.scan(tagRe) || "name";
+    scanner.scan(whiteRe);
+    if (type === "=") {
+      value = scanner.scanUntil(equalsRe);
+      scanner.scan(equalsRe);
+      scanner.scanUntil(closingTagRe);
+    } else if (type === "{") {
+      value = scanner.scanUntil(closingCurlyRe);
+      scanner.scan(curlyRe);
+      scanner.scanUntil(closingTagRe);
+      type = "&";
+    } else {
+      value = scanner.scanUntil(closingTagRe);
+    }
+    if (!scanner.scan(closingTagRe))
+      throw new Error("Unclosed tag at " + scanner.pos);
+    if (type == ">") {
+      token = [type, value, start, scanner.pos, indentation, tagIndex, lineHasNonSpace];
+    } else {
+      token = [type, value, start, scanner.pos];
+    }
+    tagIndex++;
+    tokens.push(token);
+    if (type === "#" || type === "^") {
+      sections.push(token);
+    } else if (type === "/") {
+      openSection = sections.pop();
+      if (!openSection)
+        throw new Error('Unopened section "' + value + '" at ' + start);
+      if (openSection[1] !== value)
+        throw new Error('Unclosed section "' + openSection[1] + '" at ' + start);
+    } else if (type === "name" || type === "{" || type === "&") {
+      nonSpace = true;
+    } else if (type === "=") {
+      compileTags(value);
+    }
+  }
+  stripSpace();
+  openSection = sections.pop();
+  if (openSection)
+    throw new Error('Unclosed section "' + openSection[1] + '" at ' + scanner.pos);
+  return nestTokens(squashTokens(tokens));
+}
+function squashTokens(tokens) {
+  var squashedTokens = [];
+  var token, lastToken;
+  for (var i = 0, numTokens = tokens.length; i < numTokens; ++i) {
+    token = tokens[i];
+    if (token) {
+      if (token[0] === "text" && lastToken && lastToken[0] === "text") {
+        lastToken[1] += token[1];
+        lastToken[3] = token[3];
+      } else {
+        squashedTokens.push(token);
+        lastToken = token;
+      }
+    }
+  }
+  return squashedTokens;
+}
+function nestTokens(tokens) {
+  var nestedTokens = [];
+  var collector = nestedTokens;
+  var sections = [];
+  var token, section;
+  for (var i = 0, numTokens = tokens.length; i < numTokens; ++i) {
+    token = tokens[i];
+    switch (token[0]) {
+      case "#":
+      case "^":
+        collector.push(token);
+        sections.push(token);
+        collector = token[4] = [];
+        break;
+      case "/":
+        section = sections.pop();
+        section[5] = token[2];
+        collector = sections.length > 0 ? sections[sections.length - 1][4] : nestedTokens;
+        break;
+      default:
+        collector.push(token);
+    }
+  }
+  return nestedTokens;
+}
+function Scanner(string) {
+  this.string = string;
+  this.tail = string;
+  this.pos = 0;
+}
+Scanner.prototype.eos = function eos() {
+  return this.tail === "";
+};
+Scanner.prototype.scan = function scan(re) {
+  var match = this.tail.match(re);
+  if (!match || match.index !== 0)
+    return "";
+  var string = match[0];
+  this.tail = this.tail.substring(string.length);
+  this.pos += string.length;
+  return string;
+};
+Scanner.prototype.scanUntil = function scanUntil(re) {
+  var index = this.tail.search(re), match;
+  switch (index) {
+    case -1:
+      match = this.tail;
+      this.tail = "";
+      break;
+    case 0:
+      match = "";
+      break;
+    default:
+      match = this.tail.substring(0, index);
+      this.tail = this.tail.substring(index);
+  }
+  this.pos += match.length;
+  return match;
+};
+function Context(view, parentContext) {
+  this.view = view;
+  this.cache = { ".": this.view };
+  this.parent = parentContext;
+}
+Context.prototype.push = function push(view) {
+  return new Context(view, this);
+};
+Context.prototype.lookup = function lookup(name) {
+  var cache = this.cache;
+  var value;
+  if (cache.hasOwnProperty(name)) {
+    value = cache[name];
+  } else {
+    var context3 = this, intermediateValue, names, index, lookupHit = false;
+    while (context3) {
+      if (name.indexOf(".") > 0) {
+        intermediateValue = context3.view;
+        names = name.split(".");
+        index = 0;
+        while (intermediateValue != null && index < names.length) {
+          if (index === names.length - 1)
+            lookupHit = hasProperty(intermediateValue, names[index]) || primitiveHasOwnProperty(intermediateValue, names[index]);
+          intermediateValue = intermediateValue[names[index++]];
+        }
+      } else {
+        intermediateValue = context3.view[name];
+        lookupHit = hasProperty(context3.view, name);
+      }
+      if (lookupHit) {
+        value = intermediateValue;
+        break;
+      }
+      context3 = context3.parent;
+    }
+    cache[name] = value;
+  }
+  if (isFunction(value))
+    value = value.call(this.view);
+  return value;
+};
+function Writer() {
+  this.templateCache = {
+    _cache: {},
+    set: function set(key, value) {
+      this._cache[key] = value;
+    },
+    get: function get(key) {
+      return this._cache[key];
+    },
+    clear: function clear() {
+      this._cache = {};
+    }
+  };
+}
+Writer.prototype.clearCache = function clearCache() {
+  if (typeof this.templateCache !== "undefined") {
+    this.templateCache.clear();
+  }
+};
+Writer.prototype.parse = function parse(template, tags) {
+  var cache = this.templateCache;
+  var cacheKey = template + ":" + (tags || mustache.tags).join(":");
+  var isCacheEnabled = typeof cache !== "undefined";
+  var tokens = isCacheEnabled ? cache.get(cacheKey) : void 0;
+  if (tokens == void 0) {
+    tokens = parseTemplate(template, tags);
+    isCacheEnabled && cache.set(cacheKey, tokens);
+  }
+  return tokens;
+};
+Writer.prototype.render = function render(template, view, partials, config) {
+  var tags = this.getConfigTags(config);
+  var tokens = this.parse(template, tags);
+  var context3 = view instanceof Context ? view : new Context(view, void 0);
+  return this.renderTokens(tokens, context3, partials, template, config);
+};
+Writer.prototype.renderTokens = function renderTokens(tokens, context3, partials, originalTemplate, config) {
+  var buffer = "";
+  var token, symbol, value;
+  for (var i = 0, numTokens = tokens.length; i < numTokens; ++i) {
+    value = void 0;
+    token = tokens[i];
+    symbol = token[0];
+    if (symbol === "#") value = this.renderSection(token, context3, partials, originalTemplate, config);
+    else if (symbol === "^") value = this.renderInverted(token, context3, partials, originalTemplate, config);
+    else if (symbol === ">") value = this.renderPartial(token, context3, partials, config);
+    else if (symbol === "&") value = this.unescapedValue(token, context3);
+    else if (symbol === "name") value = this.escapedValue(token, context3, config);
+    else if (symbol === "text") value = this.rawValue(token);
+    if (value !== void 0)
+      buffer += value;
+  }
+  return buffer;
+};
+Writer.prototype.renderSection = function renderSection(token, context3, partials, originalTemplate, config) {
+  var self = this;
+  var buffer = "";
+  var value = context3.lookup(token[1]);
+  function subRender(template) {
+    return self.render(template, context3, partials, config);
+  }
+  if (!value) return;
+  if (isArray(value)) {
+    for (var j = 0, valueLength = value.length; j < valueLength; ++j) {
+      buffer += this.renderTokens(token[4], context3.push(value[j]), partials, originalTemplate, config);
+    }
+  } else if (typeof value === "object" || typeof value === "string" || typeof value === "number") {
+    buffer += this.renderTokens(token[4], context3.push(value), partials, originalTemplate, config);
+  } else if (isFunction(value)) {
+    if (typeof originalTemplate !== "string")
+      throw new Error("Cannot use higher-order sections without the original template");
+    value = value.call(context3.view, originalTemplate.slice(token[3], token[5]), subRender);
+    if (value != null)
+      buffer += value;
+  } else {
+    buffer += this.renderTokens(token[4], context3, partials, originalTemplate, config);
+  }
+  return buffer;
+};
+Writer.prototype.renderInverted = function renderInverted(token, context3, partials, originalTemplate, config) {
+  var value = context3.lookup(token[1]);
+  if (!value || isArray(value) && value.length === 0)
+    return this.renderTokens(token[4], context3, partials, originalTemplate, config);
+};
+Writer.prototype.indentPartial = function indentPartial(partial, indentation, lineHasNonSpace) {
+  var filteredIndentation = indentation.replace(/[^ \t]/g, "");
+  var partialByNl = partial.split("\n");
+  for (var i = 0; i < partialByNl.length; i++) {
+    if (partialByNl[i].length && (i > 0 || !lineHasNonSpace)) {
+      partialByNl[i] = filteredIndentation + partialByNl[i];
+    }
+  }
+  return partialByNl.join("\n");
+};
+Writer.prototype.renderPartial = function renderPartial(token, context3, partials, config) {
+  if (!partials) return;
+  var tags = this.getConfigTags(config);
+  var value = isFunction(partials) ? partials(token[1]) : partials[token[1]];
+  if (value != null) {
+    var lineHasNonSpace = token[6];
+    var tagIndex = token[5];
+    var indentation = token[4];
+    var indentedValue = value;
+    if (tagIndex == 0 && indentation) {
+      indentedValue = this.indentPartial(value, indentation, lineHasNonSpace);
+    }
+    var tokens = this.parse(indentedValue, tags);
+    return this.renderTokens(tokens, context3, partials, indentedValue, config);
+  }
+};
+Writer.prototype.unescapedValue = function unescapedValue(token, context3) {
+  var value = context3.lookup(token[1]);
+  if (value != null)
+    return value;
+};
+Writer.prototype.escapedValue = function escapedValue(token, context3, config) {
+  var escape2 = this.getConfigEscape(config) || mustache.escape;
+  var value = context3.lookup(token[1]);
+  if (value != null)
+    return typeof value === "number" && escape2 === mustache.escape ? String(value) : escape2(value);
+};
+Writer.prototype.rawValue = function rawValue(token) {
+  return token[1];
+};
+Writer.prototype.getConfigTags = function getConfigTags(config) {
+  if (isArray(config)) {
+    return config;
+  } else if (config && typeof config === "object") {
+    return config.tags;
+  } else {
+    return void 0;
+  }
+};
+Writer.prototype.getConfigEscape = function getConfigEscape(config) {
+  if (config && typeof config === "object" && !isArray(config)) {
+    return config.escape;
+  } else {
+    return void 0;
+  }
+};
+var mustache = {
+  name: "mustache.js",
+  version: "4.2.0",
+  tags: ["{{", "}}"],
+  clearCache: void 0,
+  escape: void 0,
+  parse: void 0,
+  render: void 0,
+  Scanner: void 0,
+  Context: void 0,
+  Writer: void 0,
+  /**
+   * Allows a user to override the default caching strategy, by providing an
+   * object with set, get and clear methods. This can also be used to disable
+   * the cache by setting it to the literal `undefined`.
+   */
+  set templateCache(cache) {
+    defaultWriter.templateCache = cache;
+  },
+  /**
+   * Gets the default or overridden caching object from the default writer.
+   */
+  get templateCache() {
+    return defaultWriter.templateCache;
+  }
+};
+var defaultWriter = new Writer();
+mustache.clearCache = function clearCache2() {
+  return defaultWriter.clearCache();
+};
+mustache.parse = function parse2(template, tags) {
+  return defaultWriter.parse(template, tags);
+};
+mustache.render = function render2(template, view, partials, config) {
+  if (typeof template !== "string") {
+    throw new TypeError('Invalid template! Template should be a "string" but "' + typeStr(template) + '" was given as the first argument for mustache#render(template, view, partials)');
+  }
+  return defaultWriter.render(template, view, partials, config);
+};
+mustache.escape = escapeHtml;
+mustache.Scanner = Scanner;
+mustache.Context = Context;
+mustache.Writer = Writer;
+var mustache_default = mustache;
+
+// src/render.ts
+var GITHUB_COMMENT_LIMIT = 65536;
+var COMMENT_MARGIN = 1024;
+var COMMENT_MAX_CHARS = GITHUB_COMMENT_LIMIT - COMMENT_MARGIN;
+var PERF_ICON = {
+  SLOWER: "🔴",
+  FASTER: "🟢",
+  SAME: "⚪",
+  AMBIGUOUS: "🟡",
+  NEW: "🆕",
+  MISSING: "❓",
+  UNTIMED: "➖"
+};
+var CORRECTNESS_ICON = {
+  PASS: "✅",
+  FAIL: "❌",
+  DRIFT: "🌊",
+  ERROR: "💥",
+  UNCHECKED: "❔",
+  SKIPPED: "⏭️",
+  MISSING: "❓"
+};
+function needsAttention(c, measured) {
+  return !["PASS", "SKIPPED"].includes(c.correctness) || ["SLOWER", "FASTER", "AMBIGUOUS", "MISSING"].includes(c.perf) || measured.has(c.key);
+}
+var ATTENTION_ORDER = ["MISSING", "SLOWER", "AMBIGUOUS", "FASTER"];
+function attentionRank(c, measured) {
+  if (c.correctness === "FAIL" || c.correctness === "DRIFT") return 0;
+  if (c.correctness === "ERROR" || measured.has(c.key)) return 1;
+  const perf = ATTENTION_ORDER.indexOf(c.perf);
+  return perf >= 0 ? 2 + perf : 10;
+}
+function trusted(text3) {
+  return { trusted: text3 };
+}
+function correctnessCell(c) {
+  const detail = c.correctness === "ERROR" && c.status !== "missing" ? ` (${c.status})` : "";
+  return trusted(`${CORRECTNESS_ICON[c.correctness]} ${c.correctness}${detail}`);
+}
+function errorCell(c) {
+  if (c.relL2 === void 0 && c.tolRelL2 === void 0) return trusted("");
+  const rel = c.relL2 === null ? "NaN" : formatSci(c.relL2);
+  return trusted(`${rel} / ${formatSci(c.tolRelL2)}`);
+}
+function perfCells(c, defaultThresholdPct) {
+  const verdict = trusted(`${PERF_ICON[c.perf]} ${c.perf}`);
+  if (c.ratio === void 0) return [trusted(""), verdict, trusted("")];
+  const ci = c.ciLo !== void 0 && c.ciHi !== void 0 ? `${formatRatioPct(c.ciLo)} … ${formatRatioPct(c.ciHi)}` : "n/a";
+  const threshold = c.thresholdPct !== defaultThresholdPct ? ` (±${fixed(c.thresholdPct, 1)} %)` : "";
+  return [trusted(formatRatioPct(c.ratio)), verdict, trusted(`${ci}${threshold}`)];
+}
+function caseRow(c, input, measured) {
+  const current = c.current;
+  const tflops = current ? caseTflops(current) : void 0;
+  const gbps = current ? caseGbps(current) : void 0;
+  const pct = current ? casePctPeak(current, input.results, input.config) : void 0;
+  const bad = measured.get(c.key);
+  const note = [c.correctnessReason, c.perfNote, bad?.message].filter((n) => Boolean(n) && n !== "no correctness record").join("; ");
+  return [
+    c.variant,
+    c.caseId,
+    trusted(formatMs(c.medianMs)),
+    trusted(c.iqrMs === void 0 ? "" : formatMs(c.iqrMs)),
+    trusted(
+      tflops === void 0 || tflops === 0 ? "" : `${bad?.quantity === "tflops" ? "⚠️ " : ""}${fixed(tflops, 1)}`
+    ),
+    trusted(gbps === void 0 ? "" : `${bad?.quantity === "gbps" ? "⚠️ " : ""}${fixed(gbps, 0)}`),
+    trusted(
+      pct === void 0 || tflops === 0 ? "" : `${bad?.quantity === "tflops" ? "⚠️ " : ""}${fixed(pct, 1)}`
+    ),
+    ...perfCells(c, input.config.compare.thresholdPct),
+    correctnessCell(c),
+    errorCell(c),
+    note
+  ];
+}
+var RESULT_HEADER = [
+  "variant",
+  "case",
+  "median ms",
+  "IQR ms",
+  "TFLOPS",
+  "GB/s",
+  "% peak",
+  "Δ vs baseline",
+  "verdict",
+  "CI of Δ",
+  "correctness",
+  "rel_l2 / tol",
+  "note"
+];
+var RESULT_ALIGN = [
+  "l",
+  "l",
+  "r",
+  "r",
+  "r",
+  "r",
+  "r",
+  "r",
+  "l",
+  "r",
+  "l",
+  "r",
+  "l"
+];
+function chartsFor(kernel, input) {
+  const tier = input.tiers.find((t) => t.kernel === kernel && t.caseId);
+  const cases = input.results.cases.filter((c) => c.kernel === kernel);
+  const headlineId = tier?.caseId ?? cases.find((c) => (caseTflops(c) ?? 0) >= 0.05)?.case;
+  if (!headlineId) return [];
+  const bars = cases.filter((c) => c.case === headlineId && (caseTflops(c) ?? 0) >= 0.05).map((c) => ({ label: mermaidLabel(c.variant), tflops: caseTflops(c) }));
+  if (bars.length === 0) return [];
+  const first = cases.find((c) => c.case === headlineId);
+  const peak = first ? peakTflops(input.results, input.config, caseDtype(first)) : void 0;
+  const top = Math.max(peak ?? 0, ...bars.map((b) => b.tflops));
+  return [
+    {
+      title: mermaidLabel(`${kernel} ${headlineId}`),
+      labels: bars.map((b) => `"${b.label}"`).join(", "),
+      values: bars.map((b) => fixed(b.tflops, 1)).join(", "),
+      yMax: Math.ceil(top / 100) * 100 || 1,
+      peak: peak === void 0 ? void 0 : fixed(peak, 1)
+    }
+  ];
+}
+function kernelViews(input, opts) {
+  const measuredList = input.gate.measurementErrors;
+  const measured = new Map(measuredList.map((m) => [m.key, m]));
+  const measuredKeys = new Set(measured.keys());
+  const names = [...new Set(input.comparison.cases.map((c) => c.kernel))];
+  return names.map((name) => {
+    const all = input.comparison.cases.filter((c) => c.kernel === name);
+    let rows = all;
+    if (opts.dropPassing) rows = rows.filter((c) => needsAttention(c, measuredKeys));
+    if (opts.maxRows !== void 0 && rows.length > opts.maxRows) {
+      const keep = new Set(
+        [...rows].sort((a, b) => attentionRank(a, measuredKeys) - attentionRank(b, measuredKeys)).slice(0, opts.maxRows)
+      );
+      rows = rows.filter((c) => keep.has(c));
+    }
+    const info2 = input.results.kernels.find((k) => k.name === name);
+    const attention = all.filter((c) => needsAttention(c, measuredKeys)).length;
+    return {
+      name,
+      description: info2?.description,
+      flopsFormula: info2?.flops_formula,
+      rowCount: all.length,
+      attention,
+      table: rows.length ? table(
+        RESULT_HEADER,
+        rows.map((c) => caseRow(c, input, measured)),
+        RESULT_ALIGN
+      ) : "",
+      dropped: all.length - rows.length || void 0,
+      charts: chartsFor(name, input)
+    };
+  });
+}
+function tierViews(input) {
+  return input.tiers.map((t) => {
+    const value = t.value === void 0 ? "n/a" : `${fixed(t.value, t.unit === "%" ? 1 : 2)}${t.unit === "%" ? " %" : "×"}`;
+    const ladderRows = t.ladder.map((m) => [
+      m.name,
+      m.grade ?? "",
+      trusted(`${fixed(m.min, 2)}${t.unit === "%" ? " %" : "×"}`),
+      trusted(formatMs(m.requiredMs)),
+      trusted(fixed(m.impliedTflops, 1)),
+      trusted(
+        m.achieved ? "✅ reached" : m.reachable === false ? `🚫 unreachable: needs ${fixed(m.impliedTflops, 0)} TFLOPS > ${fixed(t.peakTflops, 1)} peak` : m.reachable === true ? "⬜ ahead" : "⬜ ahead (peak unknown)"
+      )
+    ]);
+    const unreachable = t.ladder.filter((m) => m.reachable === false && !m.achieved);
+    return {
+      kernel: t.kernel,
+      variant: t.variant,
+      metric: t.metric,
+      headline: t.caseId ?? t.headline,
+      value,
+      medianMs: formatMs(t.medianMs),
+      tflops: fixed(t.tflops, 1),
+      reference: t.referenceVariant,
+      referenceMs: t.referenceMedianMs === void 0 ? void 0 : formatMs(t.referenceMedianMs),
+      gemmTflops: t.gemmTflops === void 0 ? void 0 : fixed(t.gemmTflops, 1),
+      current: t.current,
+      below: t.value !== void 0 && !t.current,
+      next: t.next ? {
+        name: t.next.name,
+        grade: t.next.grade,
+        requiredMs: formatMs(t.next.requiredMs),
+        impliedTflops: fixed(t.next.impliedTflops, 1),
+        unreachable: t.next.reachable === false,
+        speedupNeeded: fixed(t.speedupNeeded, 2)
+      } : void 0,
+      top: !t.next && t.value !== void 0,
+      unreachableCount: unreachable.length || void 0,
+      problem: t.problem,
+      ladderTable: table(
+        ["tier", "grade", "min", "needs ms", "implies TFLOPS", "status"],
+        ladderRows,
+        ["l", "l", "r", "r", "r", "l"]
+      )
+    };
+  });
+}
+function diagnosticsView(input) {
+  const diags = input.results.diagnostics;
+  const levelIcon = { error: "❌ error", warning: "⚠️ warning", info: "ℹ️ info" };
+  const order = { error: 0, warning: 1, info: 2 };
+  const sorted = [...diags].sort((a, b) => order[a.level] - order[b.level]);
+  return {
+    count: diags.length,
+    errors: diags.filter((d) => d.level === "error").length,
+    table: diags.length ? table(
+      ["level", "code", "where", "message", "fix"],
+      sorted.map((d) => [
+        trusted(levelIcon[d.level]),
+        d.code,
+        [d.source, d.kernel && `${d.kernel}${d.variant ? `/${d.variant}` : ""}`].filter(Boolean).join(" "),
+        d.message,
+        d.fix ?? ""
+      ])
+    ) : ""
+  };
+}
+function environmentView(input) {
+  const env = input.results.environment;
+  const gpu = env.gpu;
+  const rows = [
+    ["GPU", `${gpu.name}${gpu.count && gpu.count > 1 ? ` × ${gpu.count}` : ""}`],
+    ["SKU", gpu.sku ?? "unknown"]
+  ];
+  const add = (what, value) => {
+    if (value !== void 0) rows.push([what, String(value)]);
+  };
+  add("compute capability", gpu.compute_capability);
+  add("SMs", gpu.sm_count);
+  add("memory GiB", gpu.memory_bytes && fixed(gpu.memory_bytes / 2 ** 30, 1));
+  add("L2 MiB", gpu.l2_bytes && fixed(gpu.l2_bytes / 2 ** 20, 0));
+  add("max SM clock MHz", gpu.sm_clock_max_mhz);
+  add("power limit W", gpu.power_limit_w);
+  add("driver", env.driver_version);
+  add("driver supports CUDA", env.driver_cuda_version);
+  add("CUDA runtime", env.cuda_runtime_version);
+  add("CUDA toolkit (nvcc)", env.cuda_toolkit_version);
+  for (const [lib, version] of Object.entries(env.libraries ?? {}).sort()) add(lib, version);
+  const c = env.ceilings;
+  add("measured copy GB/s", c?.copy_gbps && fixed(c.copy_gbps, 0));
+  for (const [dtype, tflops] of Object.entries(c?.gemm_tflops ?? {})) {
+    add(`measured cuBLAS GEMM ${dtype} TFLOPS`, fixed(tflops, 1));
+  }
+  const sku = gpu.sku;
+  const peaks = sku ? input.config.peaks[sku] : void 0;
+  for (const [dtype, tflops] of Object.entries(peaks?.tflops ?? c?.peak_tflops ?? {})) {
+    add(`datasheet peak ${dtype} TFLOPS`, fixed(tflops, 1));
+  }
+  add("datasheet bandwidth GB/s", peaks?.gbps ?? c?.peak_gbps);
+  return { table: table(["fact", "value"], rows, ["l", "l"]) };
+}
+var SASS_HIGHLIGHTS = ["HGMMA", "HMMA", "LDSM", "LDGSTS", "UTMALDG", "LDL", "STL"];
+function buildsView(input, opts) {
+  const builds = input.results.builds ?? [];
+  const statusText = {
+    ok: "✅ ok",
+    failed: "❌ failed",
+    expectation_failed: "⚠️ expectation unmet"
+  };
+  const rows = builds.map((b) => {
+    const fns = b.functions ?? [];
+    const maxOf = (pick) => {
+      const values = fns.map(pick).filter((v) => v !== void 0);
+      return values.length ? String(Math.max(...values)) : "";
+    };
+    const census = b.sass_census ?? {};
+    const highlights = SASS_HIGHLIGHTS.filter((op) => census[op] !== void 0).map(
+      (op) => `${op} ${census[op]}`
+    );
+    const unmet = (b.expectations ?? []).filter((e) => !e.ok).map((e) => `${e.name}: ${e.message}`);
+    return [
+      `${b.kernel}/${b.variant}`,
+      trusted(`${statusText[b.status]}${b.cached ? " (cached)" : ""}`),
+      [...b.archs?.sass ?? [], ...(b.archs?.ptx ?? []).map((p) => `PTX ${p}`)].join(", "),
+      trusted(maxOf((f) => f.registers)),
+      trusted(maxOf((f) => f.smem_bytes)),
+      trusted(maxOf((f) => f.stack_bytes)),
+      trusted(maxOf((f) => (f.spill_load_bytes ?? 0) + (f.spill_store_bytes ?? 0))),
+      highlights.join(", "),
+      unmet.join("\n")
+    ];
+  });
+  const logs = opts.logTails ? builds.filter((b) => b.status !== "ok" && b.log_tail).map((b) => ({ name: `${b.kernel}/${b.variant}`, log: codeBlock(b.log_tail) })) : [];
+  return {
+    count: builds.length,
+    problems: builds.filter((b) => b.status !== "ok").length,
+    table: builds.length ? table(
+      [
+        "kernel/variant",
+        "status",
+        "archs",
+        "max registers",
+        "max smem bytes",
+        "max stack bytes",
+        "max spill bytes",
+        "SASS highlights",
+        "unmet expectations"
+      ],
+      rows,
+      ["l", "l", "l", "r", "r", "r", "r", "l", "l"]
+    ) : "",
+    logs
+  };
+}
+function nextSteps(input) {
+  const steps = [];
+  for (const c of input.comparison.cases) {
+    if (["FAIL", "DRIFT", "ERROR"].includes(c.correctness)) {
+      steps.push({
+        fixCase: true,
+        label: c.label,
+        verdict: c.correctness,
+        reason: c.correctnessReason
+      });
+    }
+  }
+  for (const b of input.results.builds ?? []) {
+    if (b.status === "ok") continue;
+    const unmet = (b.expectations ?? []).filter((e) => !e.ok).map((e) => `${e.name}: ${e.message}`);
+    steps.push({
+      fixBuild: true,
+      label: `${b.kernel}/${b.variant}`,
+      failed: b.status === "failed",
+      detail: unmet.join("; ")
+    });
+  }
+  for (const m of input.gate.measurementErrors) {
+    steps.push({ fixMeasurement: true, label: m.label });
+  }
+  for (const d of input.results.diagnostics) {
+    if (d.fix && d.level !== "info")
+      steps.push({ diagnostic: true, message: d.message, fix: d.fix });
+  }
+  const slower = input.comparison.cases.filter((c) => c.perf === "SLOWER");
+  for (const c of slower) steps.push({ slower: true, label: c.label, change: describeChange(c) });
+  const ambiguous = input.gate.counts.ambiguous;
+  if (ambiguous) steps.push({ ambiguous: true, count: ambiguous });
+  for (const t of input.tiers) {
+    if (t.next && t.next.reachable !== false) {
+      steps.push({
+        tier: true,
+        kernel: t.kernel,
+        variant: t.variant,
+        name: t.next.name,
+        grade: t.next.grade,
+        requiredMs: formatMs(t.next.requiredMs),
+        impliedTflops: fixed(t.next.impliedTflops, 1),
+        caseId: t.caseId
+      });
+    } else if (t.next) {
+      steps.push({ tierUnreachable: true, kernel: t.kernel, name: t.next.name });
+    }
+  }
+  return steps;
+}
+function buildView(input, opts) {
+  const { gate: g, results, comparison, config } = input;
+  const maxReasons = 10;
+  const run2 = results.run;
+  return {
+    marker: input.marker ?? "",
+    title: config.report.title,
+    pr: input.kind === "pr",
+    nightly: input.kind === "nightly",
+    pass: g.verdict === "pass",
+    synthetic: run2.synthetic === true,
+    baselineSynthetic: input.baseline?.run.synthetic === true,
+    context: input.context,
+    run: {
+      id: run2.id,
+      startedAt: run2.started_at,
+      harness: run2.harness,
+      sha: run2.git_sha?.slice(0, 12),
+      ref: run2.git_ref,
+      gpu: gpuName(results)
+    },
+    baseline: comparison.baselineRun ? { ...comparison.baselineRun, gitSha: comparison.baselineRun.gitSha?.slice(0, 12) } : void 0,
+    baselineCompared: comparison.baseline === "compared",
+    counts: g.counts,
+    reasons: g.reasons.slice(0, maxReasons),
+    moreReasons: Math.max(0, g.reasons.length - maxReasons) || void 0,
+    warnings: g.warnings.slice(0, maxReasons),
+    moreWarnings: Math.max(0, g.warnings.length - maxReasons) || void 0,
+    notes: comparison.notes,
+    hasNotes: comparison.notes.length > 0 || input.baseline?.run.synthetic === true,
+    collapse: opts.collapse,
+    kernels: kernelViews(input, opts),
+    tiers: tierViews(input),
+    hasTiers: input.tiers.length > 0,
+    diagnostics: diagnosticsView(input),
+    environment: environmentView(input),
+    builds: buildsView(input, opts),
+    nextSteps: nextSteps(input),
+    method: {
+      confidencePct: fixed(config.compare.confidence * 100, 0),
+      thresholdPct: fixed(config.compare.thresholdPct, 1),
+      resamples: config.compare.resamples,
+      driftFactor: config.correctness.driftFactor,
+      driftFloor: formatSci(config.correctness.driftFloorRelL2)
+    },
+    truncated: false
+  };
+}
+function gpuName(results) {
+  const { sku, name } = results.environment.gpu;
+  return sku && sku !== "unknown" && sku !== "none" ? sku : name;
+}
+function defaultTemplatesDir() {
+  return fileURLToPath(new URL("../templates/", import.meta.url));
+}
+function loadTemplates(dir, kind) {
+  const main = readFileSync3(
+    join5(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
+    "utf8"
+  );
+  const partials = {};
+  for (const file of readdirSync3(join5(dir, "partials"))) {
+    const match = /^(.+)\.md\.mustache$/.exec(file);
+    if (match?.[1]) partials[match[1]] = readFileSync3(join5(dir, "partials", file), "utf8");
+  }
+  return { main, partials };
+}
+function renderView(templates, view) {
+  const text3 = mustache_default.render(templates.main, view, templates.partials, {
+    escape: escapeMarkdown
+  });
+  return `${text3.replace(/\n{3,}/g, "\n\n").trim()}
+`;
+}
+function truncateMarkdown(markdown, maxChars, note) {
+  const budget = maxChars - note.length - 64;
+  let lines = markdown.slice(0, Math.max(0, budget)).split("\n");
+  lines.pop();
+  const fenceAt = (l) => /^\s*(`{3,}|~{3,})/.test(l);
+  const fences = lines.filter(fenceAt).length;
+  if (fences % 2 === 1) {
+    let lastFence = lines.length - 1;
+    while (lastFence >= 0 && !fenceAt(lines[lastFence])) lastFence--;
+    lines = lines.slice(0, lastFence);
+  }
+  const opened = lines.filter((l) => l.includes("<details>")).length;
+  const closed = lines.filter((l) => l.includes("</details>")).length;
+  const closing = Array.from({ length: Math.max(0, opened - closed) }, () => "\n</details>");
+  return `${lines.join("\n")}
+${closing.join("")}
+
+${note}
+`;
+}
+function renderReport(input) {
+  const templates = loadTemplates(input.templatesDir ?? defaultTemplatesDir(), input.kind);
+  const maxChars = input.commentMaxChars ?? COMMENT_MAX_CHARS;
+  const full = renderView(
+    templates,
+    buildView(input, { collapse: false, dropPassing: false, maxRows: void 0, logTails: true })
+  );
+  const maxRows = input.config.report.maxRows;
+  const levels = [
+    [0, { collapse: false, dropPassing: false, maxRows, logTails: true }],
+    [1, { collapse: true, dropPassing: false, maxRows, logTails: false }],
+    [2, { collapse: true, dropPassing: true, maxRows, logTails: false }]
+  ];
+  let last = "";
+  for (const [level, opts] of levels) {
+    last = renderView(templates, buildView(input, opts));
+    if (last.length <= maxChars) return { full, comment: last, commentLevel: level };
+  }
+  const note = mustache_default.render(
+    templates.partials.truncated ?? "",
+    { limit: GITHUB_COMMENT_LIMIT.toLocaleString("en-US") },
+    {},
+    { escape: escapeMarkdown }
+  ).trim();
+  return { full, comment: truncateMarkdown(last, maxChars, note), commentLevel: 3 };
+}
+
+// src/judge.ts
+function judge(results, baseline, config, kind, context3) {
+  const comparison = compare(results, baseline, config);
+  const tiers = evaluateTiers(results, config);
+  const verdict = gate(comparison, tiers, results, config);
+  const rendered = renderReport({
+    kind,
+    results,
+    ...baseline ? { baseline } : {},
+    comparison,
+    tiers,
+    gate: verdict,
+    config,
+    ...context3 ? { context: context3 } : {}
+  });
+  return { comparison, tiers, verdict, rendered };
+}
+
 // node_modules/@actions/github/lib/context.js
-import { readFileSync as readFileSync3, existsSync as existsSync4 } from "fs";
+import { readFileSync as readFileSync4, existsSync as existsSync4 } from "fs";
 import { EOL as EOL6 } from "os";
-var Context = class {
+var Context2 = class {
   /**
    * Hydrate the context from the environment
    */
@@ -37222,7 +38183,7 @@ var Context = class {
     this.payload = {};
     if (process.env.GITHUB_EVENT_PATH) {
       if (existsSync4(process.env.GITHUB_EVENT_PATH)) {
-        this.payload = JSON.parse(readFileSync3(process.env.GITHUB_EVENT_PATH, { encoding: "utf8" }));
+        this.payload = JSON.parse(readFileSync4(process.env.GITHUB_EVENT_PATH, { encoding: "utf8" }));
       } else {
         const path6 = process.env.GITHUB_EVENT_PATH;
         process.stdout.write(`GITHUB_EVENT_PATH ${path6} does not exist${EOL6}`);
@@ -37683,7 +38644,7 @@ function expand(template, context3) {
     return template.replace(/\/$/, "");
   }
 }
-function parse(options) {
+function parse3(options) {
   let method = options.method.toUpperCase();
   let url = (options.url || "/").replace(/:([a-z]\w+)/g, "{$1}");
   let headers = Object.assign({}, options.headers);
@@ -37747,7 +38708,7 @@ function parse(options) {
   );
 }
 function endpointWithDefaults(defaults2, route, options) {
-  return parse(merge(defaults2, route, options));
+  return parse3(merge(defaults2, route, options));
 }
 function withDefaults(oldDefaults, newDefaults) {
   const DEFAULTS2 = merge(oldDefaults, newDefaults);
@@ -37756,7 +38717,7 @@ function withDefaults(oldDefaults, newDefaults) {
     DEFAULTS: DEFAULTS2,
     defaults: withDefaults.bind(null, DEFAULTS2),
     merge: merge.bind(null, DEFAULTS2),
-    parse
+    parse: parse3
   });
 }
 var endpoint = withDefaults(null, DEFAULTS);
@@ -37802,7 +38763,7 @@ var NullObject = /* @__PURE__ */ (() => {
   C.prototype = /* @__PURE__ */ Object.create(null);
   return C;
 })();
-function parse2(header, options) {
+function parse4(header, options) {
   const stopFlags = SEMI_FLAG | (options?.comma === true ? COMMA_FLAG : 0);
   const len = header.length;
   let valueStart = options?.start ?? 0;
@@ -38438,7 +39399,7 @@ async function getResponseData(response) {
   if (!contentType) {
     return response.text().catch(noop);
   }
-  const mimetype = parse2(contentType);
+  const mimetype = parse4(contentType);
   if (isJSONResponse(mimetype)) {
     let text3 = "";
     try {
@@ -41345,7 +42306,7 @@ function paginateRest(octokit) {
 paginateRest.VERSION = VERSION6;
 
 // node_modules/@actions/github/lib/utils.js
-var context = new Context();
+var context = new Context2();
 var baseUrl = getApiBaseUrl();
 var defaults = {
   baseUrl,
@@ -41369,7 +42330,7 @@ function getOctokitOptions(token, options) {
 }
 
 // node_modules/@actions/github/lib/github.js
-var context2 = new Context();
+var context2 = new Context2();
 function getOctokit(token, options, ...additionalPlugins) {
   const GitHubWithPlugins = GitHub.plugin(...additionalPlugins);
   return new GitHubWithPlugins(getOctokitOptions(token, options));
@@ -41441,7 +42402,7 @@ function createGitHubClient(options) {
 }
 
 // src/publish.ts
-import { join as join5 } from "node:path";
+import { join as join6 } from "node:path";
 var BODY_LIMIT_CHARS = 65536;
 var SUMMARY_LIMIT_BYTES = 1024 * 1024;
 var NIGHTLY_LABEL = "kernelgate-nightly";
@@ -41472,9 +42433,9 @@ async function publish(report, options, deps) {
   checkCommentKey(options.commentKey);
   const { fs: fs3, sink } = deps;
   await fs3.mkdir(options.reportDir, { recursive: true });
-  const resultsPath = join5(options.reportDir, "results.json");
-  const reportPath = join5(options.reportDir, "report.md");
-  const verdictPath = join5(options.reportDir, "verdict.json");
+  const resultsPath = join6(options.reportDir, "results.json");
+  const reportPath = join6(options.reportDir, "report.md");
+  const verdictPath = join6(options.reportDir, "verdict.json");
   await fs3.writeFile(resultsPath, JSON.stringify(report.results, null, 2) + "\n");
   await fs3.writeFile(reportPath, report.full);
   const verdict = { verdict: report.verdict, reasons: report.reasons, counts: report.counts };
@@ -41652,949 +42613,6 @@ async function closeDuplicates(client, repo, duplicates, sink) {
   }
 }
 
-// src/render.ts
-import { readFileSync as readFileSync4, readdirSync as readdirSync3 } from "node:fs";
-import { join as join6 } from "node:path";
-import { fileURLToPath } from "node:url";
-
-// node_modules/mustache/mustache.mjs
-var objectToString = Object.prototype.toString;
-var isArray = Array.isArray || function isArrayPolyfill(object) {
-  return objectToString.call(object) === "[object Array]";
-};
-function isFunction(object) {
-  return typeof object === "function";
-}
-function typeStr(obj) {
-  return isArray(obj) ? "array" : typeof obj;
-}
-function escapeRegExp(string) {
-  return string.replace(/[\-\[\]{}()*+?.,\\\^$|#\s]/g, "\\$&");
-}
-function hasProperty(obj, propName2) {
-  return obj != null && typeof obj === "object" && propName2 in obj;
-}
-function primitiveHasOwnProperty(primitive, propName2) {
-  return primitive != null && typeof primitive !== "object" && primitive.hasOwnProperty && primitive.hasOwnProperty(propName2);
-}
-var regExpTest = RegExp.prototype.test;
-function testRegExp(re, string) {
-  return regExpTest.call(re, string);
-}
-var nonSpaceRe = /\S/;
-function isWhitespace(string) {
-  return !testRegExp(nonSpaceRe, string);
-}
-var entityMap = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-  '"': "&quot;",
-  "'": "&#39;",
-  "/": "&#x2F;",
-  "`": "&#x60;",
-  "=": "&#x3D;"
-};
-function escapeHtml(string) {
-  return String(string).replace(/[&<>"'`=\/]/g, function fromEntityMap(s) {
-    return entityMap[s];
-  });
-}
-var whiteRe = /\s*/;
-var spaceRe = /\s+/;
-var equalsRe = /\s*=/;
-var curlyRe = /\s*\}/;
-var tagRe = /#|\^|\/|>|\{|&|=|!/;
-function parseTemplate(template, tags) {
-  if (!template)
-    return [];
-  var lineHasNonSpace = false;
-  var sections = [];
-  var tokens = [];
-  var spaces = [];
-  var hasTag = false;
-  var nonSpace = false;
-  var indentation = "";
-  var tagIndex = 0;
-  function stripSpace() {
-    if (hasTag && !nonSpace) {
-      while (spaces.length)
-        delete tokens[spaces.pop()];
-    } else {
-      spaces = [];
-    }
-    hasTag = false;
-    nonSpace = false;
-  }
-  var openingTagRe, closingTagRe, closingCurlyRe;
-  function compileTags(tagsToCompile) {
-    if (typeof tagsToCompile === "string")
-      tagsToCompile = tagsToCompile.split(spaceRe, 2);
-    if (!isArray(tagsToCompile) || tagsToCompile.length !== 2)
-      throw new Error("Invalid tags: " + tagsToCompile);
-    openingTagRe = new RegExp(escapeRegExp(tagsToCompile[0]) + "\\s*");
-    closingTagRe = new RegExp("\\s*" + escapeRegExp(tagsToCompile[1]));
-    closingCurlyRe = new RegExp("\\s*" + escapeRegExp("}" + tagsToCompile[1]));
-  }
-  compileTags(tags || mustache.tags);
-  var scanner = new Scanner(template);
-  var start, type, value, chr, token, openSection;
-  while (!scanner.eos()) {
-    start = scanner.pos;
-    value = scanner.scanUntil(openingTagRe);
-    if (value) {
-      for (var i = 0, valueLength = value.length; i < valueLength; ++i) {
-        chr = value.charAt(i);
-        if (isWhitespace(chr)) {
-          spaces.push(tokens.length);
-          indentation += chr;
-        } else {
-          nonSpace = true;
-          lineHasNonSpace = true;
-          indentation += " ";
-        }
-        tokens.push(["text", chr, start, start + 1]);
-        start += 1;
-        if (chr === "\n") {
-          stripSpace();
-          indentation = "";
-          tagIndex = 0;
-          lineHasNonSpace = false;
-        }
-      }
-    }
-    if (!scanner.scan(openingTagRe))
-      break;
-    hasTag = true;
-    type = scanner.scan(tagRe) || "name";
-    scanner.scan(whiteRe);
-    if (type === "=") {
-      value = scanner.scanUntil(equalsRe);
-      scanner.scan(equalsRe);
-      scanner.scanUntil(closingTagRe);
-    } else if (type === "{") {
-      value = scanner.scanUntil(closingCurlyRe);
-      scanner.scan(curlyRe);
-      scanner.scanUntil(closingTagRe);
-      type = "&";
-    } else {
-      value = scanner.scanUntil(closingTagRe);
-    }
-    if (!scanner.scan(closingTagRe))
-      throw new Error("Unclosed tag at " + scanner.pos);
-    if (type == ">") {
-      token = [type, value, start, scanner.pos, indentation, tagIndex, lineHasNonSpace];
-    } else {
-      token = [type, value, start, scanner.pos];
-    }
-    tagIndex++;
-    tokens.push(token);
-    if (type === "#" || type === "^") {
-      sections.push(token);
-    } else if (type === "/") {
-      openSection = sections.pop();
-      if (!openSection)
-        throw new Error('Unopened section "' + value + '" at ' + start);
-      if (openSection[1] !== value)
-        throw new Error('Unclosed section "' + openSection[1] + '" at ' + start);
-    } else if (type === "name" || type === "{" || type === "&") {
-      nonSpace = true;
-    } else if (type === "=") {
-      compileTags(value);
-    }
-  }
-  stripSpace();
-  openSection = sections.pop();
-  if (openSection)
-    throw new Error('Unclosed section "' + openSection[1] + '" at ' + scanner.pos);
-  return nestTokens(squashTokens(tokens));
-}
-function squashTokens(tokens) {
-  var squashedTokens = [];
-  var token, lastToken;
-  for (var i = 0, numTokens = tokens.length; i < numTokens; ++i) {
-    token = tokens[i];
-    if (token) {
-      if (token[0] === "text" && lastToken && lastToken[0] === "text") {
-        lastToken[1] += token[1];
-        lastToken[3] = token[3];
-      } else {
-        squashedTokens.push(token);
-        lastToken = token;
-      }
-    }
-  }
-  return squashedTokens;
-}
-function nestTokens(tokens) {
-  var nestedTokens = [];
-  var collector = nestedTokens;
-  var sections = [];
-  var token, section;
-  for (var i = 0, numTokens = tokens.length; i < numTokens; ++i) {
-    token = tokens[i];
-    switch (token[0]) {
-      case "#":
-      case "^":
-        collector.push(token);
-        sections.push(token);
-        collector = token[4] = [];
-        break;
-      case "/":
-        section = sections.pop();
-        section[5] = token[2];
-        collector = sections.length > 0 ? sections[sections.length - 1][4] : nestedTokens;
-        break;
-      default:
-        collector.push(token);
-    }
-  }
-  return nestedTokens;
-}
-function Scanner(string) {
-  this.string = string;
-  this.tail = string;
-  this.pos = 0;
-}
-Scanner.prototype.eos = function eos() {
-  return this.tail === "";
-};
-Scanner.prototype.scan = function scan(re) {
-  var match = this.tail.match(re);
-  if (!match || match.index !== 0)
-    return "";
-  var string = match[0];
-  this.tail = this.tail.substring(string.length);
-  this.pos += string.length;
-  return string;
-};
-Scanner.prototype.scanUntil = function scanUntil(re) {
-  var index = this.tail.search(re), match;
-  switch (index) {
-    case -1:
-      match = this.tail;
-      this.tail = "";
-      break;
-    case 0:
-      match = "";
-      break;
-    default:
-      match = this.tail.substring(0, index);
-      this.tail = this.tail.substring(index);
-  }
-  this.pos += match.length;
-  return match;
-};
-function Context2(view, parentContext) {
-  this.view = view;
-  this.cache = { ".": this.view };
-  this.parent = parentContext;
-}
-Context2.prototype.push = function push(view) {
-  return new Context2(view, this);
-};
-Context2.prototype.lookup = function lookup(name) {
-  var cache = this.cache;
-  var value;
-  if (cache.hasOwnProperty(name)) {
-    value = cache[name];
-  } else {
-    var context3 = this, intermediateValue, names, index, lookupHit = false;
-    while (context3) {
-      if (name.indexOf(".") > 0) {
-        intermediateValue = context3.view;
-        names = name.split(".");
-        index = 0;
-        while (intermediateValue != null && index < names.length) {
-          if (index === names.length - 1)
-            lookupHit = hasProperty(intermediateValue, names[index]) || primitiveHasOwnProperty(intermediateValue, names[index]);
-          intermediateValue = intermediateValue[names[index++]];
-        }
-      } else {
-        intermediateValue = context3.view[name];
-        lookupHit = hasProperty(context3.view, name);
-      }
-      if (lookupHit) {
-        value = intermediateValue;
-        break;
-      }
-      context3 = context3.parent;
-    }
-    cache[name] = value;
-  }
-  if (isFunction(value))
-    value = value.call(this.view);
-  return value;
-};
-function Writer() {
-  this.templateCache = {
-    _cache: {},
-    set: function set(key, value) {
-      this._cache[key] = value;
-    },
-    get: function get(key) {
-      return this._cache[key];
-    },
-    clear: function clear() {
-      this._cache = {};
-    }
-  };
-}
-Writer.prototype.clearCache = function clearCache() {
-  if (typeof this.templateCache !== "undefined") {
-    this.templateCache.clear();
-  }
-};
-Writer.prototype.parse = function parse3(template, tags) {
-  var cache = this.templateCache;
-  var cacheKey = template + ":" + (tags || mustache.tags).join(":");
-  var isCacheEnabled = typeof cache !== "undefined";
-  var tokens = isCacheEnabled ? cache.get(cacheKey) : void 0;
-  if (tokens == void 0) {
-    tokens = parseTemplate(template, tags);
-    isCacheEnabled && cache.set(cacheKey, tokens);
-  }
-  return tokens;
-};
-Writer.prototype.render = function render(template, view, partials, config) {
-  var tags = this.getConfigTags(config);
-  var tokens = this.parse(template, tags);
-  var context3 = view instanceof Context2 ? view : new Context2(view, void 0);
-  return this.renderTokens(tokens, context3, partials, template, config);
-};
-Writer.prototype.renderTokens = function renderTokens(tokens, context3, partials, originalTemplate, config) {
-  var buffer = "";
-  var token, symbol, value;
-  for (var i = 0, numTokens = tokens.length; i < numTokens; ++i) {
-    value = void 0;
-    token = tokens[i];
-    symbol = token[0];
-    if (symbol === "#") value = this.renderSection(token, context3, partials, originalTemplate, config);
-    else if (symbol === "^") value = this.renderInverted(token, context3, partials, originalTemplate, config);
-    else if (symbol === ">") value = this.renderPartial(token, context3, partials, config);
-    else if (symbol === "&") value = this.unescapedValue(token, context3);
-    else if (symbol === "name") value = this.escapedValue(token, context3, config);
-    else if (symbol === "text") value = this.rawValue(token);
-    if (value !== void 0)
-      buffer += value;
-  }
-  return buffer;
-};
-Writer.prototype.renderSection = function renderSection(token, context3, partials, originalTemplate, config) {
-  var self = this;
-  var buffer = "";
-  var value = context3.lookup(token[1]);
-  function subRender(template) {
-    return self.render(template, context3, partials, config);
-  }
-  if (!value) return;
-  if (isArray(value)) {
-    for (var j = 0, valueLength = value.length; j < valueLength; ++j) {
-      buffer += this.renderTokens(token[4], context3.push(value[j]), partials, originalTemplate, config);
-    }
-  } else if (typeof value === "object" || typeof value === "string" || typeof value === "number") {
-    buffer += this.renderTokens(token[4], context3.push(value), partials, originalTemplate, config);
-  } else if (isFunction(value)) {
-    if (typeof originalTemplate !== "string")
-      throw new Error("Cannot use higher-order sections without the original template");
-    value = value.call(context3.view, originalTemplate.slice(token[3], token[5]), subRender);
-    if (value != null)
-      buffer += value;
-  } else {
-    buffer += this.renderTokens(token[4], context3, partials, originalTemplate, config);
-  }
-  return buffer;
-};
-Writer.prototype.renderInverted = function renderInverted(token, context3, partials, originalTemplate, config) {
-  var value = context3.lookup(token[1]);
-  if (!value || isArray(value) && value.length === 0)
-    return this.renderTokens(token[4], context3, partials, originalTemplate, config);
-};
-Writer.prototype.indentPartial = function indentPartial(partial, indentation, lineHasNonSpace) {
-  var filteredIndentation = indentation.replace(/[^ \t]/g, "");
-  var partialByNl = partial.split("\n");
-  for (var i = 0; i < partialByNl.length; i++) {
-    if (partialByNl[i].length && (i > 0 || !lineHasNonSpace)) {
-      partialByNl[i] = filteredIndentation + partialByNl[i];
-    }
-  }
-  return partialByNl.join("\n");
-};
-Writer.prototype.renderPartial = function renderPartial(token, context3, partials, config) {
-  if (!partials) return;
-  var tags = this.getConfigTags(config);
-  var value = isFunction(partials) ? partials(token[1]) : partials[token[1]];
-  if (value != null) {
-    var lineHasNonSpace = token[6];
-    var tagIndex = token[5];
-    var indentation = token[4];
-    var indentedValue = value;
-    if (tagIndex == 0 && indentation) {
-      indentedValue = this.indentPartial(value, indentation, lineHasNonSpace);
-    }
-    var tokens = this.parse(indentedValue, tags);
-    return this.renderTokens(tokens, context3, partials, indentedValue, config);
-  }
-};
-Writer.prototype.unescapedValue = function unescapedValue(token, context3) {
-  var value = context3.lookup(token[1]);
-  if (value != null)
-    return value;
-};
-Writer.prototype.escapedValue = function escapedValue(token, context3, config) {
-  var escape2 = this.getConfigEscape(config) || mustache.escape;
-  var value = context3.lookup(token[1]);
-  if (value != null)
-    return typeof value === "number" && escape2 === mustache.escape ? String(value) : escape2(value);
-};
-Writer.prototype.rawValue = function rawValue(token) {
-  return token[1];
-};
-Writer.prototype.getConfigTags = function getConfigTags(config) {
-  if (isArray(config)) {
-    return config;
-  } else if (config && typeof config === "object") {
-    return config.tags;
-  } else {
-    return void 0;
-  }
-};
-Writer.prototype.getConfigEscape = function getConfigEscape(config) {
-  if (config && typeof config === "object" && !isArray(config)) {
-    return config.escape;
-  } else {
-    return void 0;
-  }
-};
-var mustache = {
-  name: "mustache.js",
-  version: "4.2.0",
-  tags: ["{{", "}}"],
-  clearCache: void 0,
-  escape: void 0,
-  parse: void 0,
-  render: void 0,
-  Scanner: void 0,
-  Context: void 0,
-  Writer: void 0,
-  /**
-   * Allows a user to override the default caching strategy, by providing an
-   * object with set, get and clear methods. This can also be used to disable
-   * the cache by setting it to the literal `undefined`.
-   */
-  set templateCache(cache) {
-    defaultWriter.templateCache = cache;
-  },
-  /**
-   * Gets the default or overridden caching object from the default writer.
-   */
-  get templateCache() {
-    return defaultWriter.templateCache;
-  }
-};
-var defaultWriter = new Writer();
-mustache.clearCache = function clearCache2() {
-  return defaultWriter.clearCache();
-};
-mustache.parse = function parse4(template, tags) {
-  return defaultWriter.parse(template, tags);
-};
-mustache.render = function render2(template, view, partials, config) {
-  if (typeof template !== "string") {
-    throw new TypeError('Invalid template! Template should be a "string" but "' + typeStr(template) + '" was given as the first argument for mustache#render(template, view, partials)');
-  }
-  return defaultWriter.render(template, view, partials, config);
-};
-mustache.escape = escapeHtml;
-mustache.Scanner = Scanner;
-mustache.Context = Context2;
-mustache.Writer = Writer;
-var mustache_default = mustache;
-
-// src/render.ts
-var GITHUB_COMMENT_LIMIT = 65536;
-var COMMENT_MARGIN = 1024;
-var COMMENT_MAX_CHARS = GITHUB_COMMENT_LIMIT - COMMENT_MARGIN;
-var PERF_ICON = {
-  SLOWER: "🔴",
-  FASTER: "🟢",
-  SAME: "⚪",
-  AMBIGUOUS: "🟡",
-  NEW: "🆕",
-  MISSING: "❓",
-  UNTIMED: "➖"
-};
-var CORRECTNESS_ICON = {
-  PASS: "✅",
-  FAIL: "❌",
-  DRIFT: "🌊",
-  ERROR: "💥",
-  UNCHECKED: "❔",
-  SKIPPED: "⏭️",
-  MISSING: "❓"
-};
-function needsAttention(c, measured) {
-  return !["PASS", "SKIPPED"].includes(c.correctness) || ["SLOWER", "FASTER", "AMBIGUOUS", "MISSING"].includes(c.perf) || measured.has(c.key);
-}
-var ATTENTION_ORDER = ["MISSING", "SLOWER", "AMBIGUOUS", "FASTER"];
-function attentionRank(c, measured) {
-  if (c.correctness === "FAIL" || c.correctness === "DRIFT") return 0;
-  if (c.correctness === "ERROR" || measured.has(c.key)) return 1;
-  const perf = ATTENTION_ORDER.indexOf(c.perf);
-  return perf >= 0 ? 2 + perf : 10;
-}
-function trusted(text3) {
-  return { trusted: text3 };
-}
-function correctnessCell(c) {
-  const detail = c.correctness === "ERROR" && c.status !== "missing" ? ` (${c.status})` : "";
-  return trusted(`${CORRECTNESS_ICON[c.correctness]} ${c.correctness}${detail}`);
-}
-function errorCell(c) {
-  if (c.relL2 === void 0 && c.tolRelL2 === void 0) return trusted("");
-  const rel = c.relL2 === null ? "NaN" : formatSci(c.relL2);
-  return trusted(`${rel} / ${formatSci(c.tolRelL2)}`);
-}
-function perfCells(c, defaultThresholdPct) {
-  const verdict = trusted(`${PERF_ICON[c.perf]} ${c.perf}`);
-  if (c.ratio === void 0) return [trusted(""), verdict, trusted("")];
-  const ci = c.ciLo !== void 0 && c.ciHi !== void 0 ? `${formatRatioPct(c.ciLo)} … ${formatRatioPct(c.ciHi)}` : "n/a";
-  const threshold = c.thresholdPct !== defaultThresholdPct ? ` (±${fixed(c.thresholdPct, 1)} %)` : "";
-  return [trusted(formatRatioPct(c.ratio)), verdict, trusted(`${ci}${threshold}`)];
-}
-function caseRow(c, input, measured) {
-  const current = c.current;
-  const tflops = current ? caseTflops(current) : void 0;
-  const gbps = current ? caseGbps(current) : void 0;
-  const pct = current ? casePctPeak(current, input.results, input.config) : void 0;
-  const bad = measured.get(c.key);
-  const note = [c.correctnessReason, c.perfNote, bad?.message].filter((n) => Boolean(n) && n !== "no correctness record").join("; ");
-  return [
-    c.variant,
-    c.caseId,
-    trusted(formatMs(c.medianMs)),
-    trusted(c.iqrMs === void 0 ? "" : formatMs(c.iqrMs)),
-    trusted(
-      tflops === void 0 || tflops === 0 ? "" : `${bad?.quantity === "tflops" ? "⚠️ " : ""}${fixed(tflops, 1)}`
-    ),
-    trusted(gbps === void 0 ? "" : `${bad?.quantity === "gbps" ? "⚠️ " : ""}${fixed(gbps, 0)}`),
-    trusted(
-      pct === void 0 || tflops === 0 ? "" : `${bad?.quantity === "tflops" ? "⚠️ " : ""}${fixed(pct, 1)}`
-    ),
-    ...perfCells(c, input.config.compare.thresholdPct),
-    correctnessCell(c),
-    errorCell(c),
-    note
-  ];
-}
-var RESULT_HEADER = [
-  "variant",
-  "case",
-  "median ms",
-  "IQR ms",
-  "TFLOPS",
-  "GB/s",
-  "% peak",
-  "Δ vs baseline",
-  "verdict",
-  "CI of Δ",
-  "correctness",
-  "rel_l2 / tol",
-  "note"
-];
-var RESULT_ALIGN = [
-  "l",
-  "l",
-  "r",
-  "r",
-  "r",
-  "r",
-  "r",
-  "r",
-  "l",
-  "r",
-  "l",
-  "r",
-  "l"
-];
-function chartsFor(kernel, input) {
-  const tier = input.tiers.find((t) => t.kernel === kernel && t.caseId);
-  const cases = input.results.cases.filter((c) => c.kernel === kernel);
-  const headlineId = tier?.caseId ?? cases.find((c) => (caseTflops(c) ?? 0) >= 0.05)?.case;
-  if (!headlineId) return [];
-  const bars = cases.filter((c) => c.case === headlineId && (caseTflops(c) ?? 0) >= 0.05).map((c) => ({ label: mermaidLabel(c.variant), tflops: caseTflops(c) }));
-  if (bars.length === 0) return [];
-  const first = cases.find((c) => c.case === headlineId);
-  const peak = first ? peakTflops(input.results, input.config, caseDtype(first)) : void 0;
-  const top = Math.max(peak ?? 0, ...bars.map((b) => b.tflops));
-  return [
-    {
-      title: mermaidLabel(`${kernel} ${headlineId}`),
-      labels: bars.map((b) => `"${b.label}"`).join(", "),
-      values: bars.map((b) => fixed(b.tflops, 1)).join(", "),
-      yMax: Math.ceil(top / 100) * 100 || 1,
-      peak: peak === void 0 ? void 0 : fixed(peak, 1)
-    }
-  ];
-}
-function kernelViews(input, opts) {
-  const measuredList = input.gate.measurementErrors;
-  const measured = new Map(measuredList.map((m) => [m.key, m]));
-  const measuredKeys = new Set(measured.keys());
-  const names = [...new Set(input.comparison.cases.map((c) => c.kernel))];
-  return names.map((name) => {
-    const all = input.comparison.cases.filter((c) => c.kernel === name);
-    let rows = all;
-    if (opts.dropPassing) rows = rows.filter((c) => needsAttention(c, measuredKeys));
-    if (opts.maxRows !== void 0 && rows.length > opts.maxRows) {
-      const keep = new Set(
-        [...rows].sort((a, b) => attentionRank(a, measuredKeys) - attentionRank(b, measuredKeys)).slice(0, opts.maxRows)
-      );
-      rows = rows.filter((c) => keep.has(c));
-    }
-    const info2 = input.results.kernels.find((k) => k.name === name);
-    const attention = all.filter((c) => needsAttention(c, measuredKeys)).length;
-    return {
-      name,
-      description: info2?.description,
-      flopsFormula: info2?.flops_formula,
-      rowCount: all.length,
-      attention,
-      table: rows.length ? table(
-        RESULT_HEADER,
-        rows.map((c) => caseRow(c, input, measured)),
-        RESULT_ALIGN
-      ) : "",
-      dropped: all.length - rows.length || void 0,
-      charts: chartsFor(name, input)
-    };
-  });
-}
-function tierViews(input) {
-  return input.tiers.map((t) => {
-    const value = t.value === void 0 ? "n/a" : `${fixed(t.value, t.unit === "%" ? 1 : 2)}${t.unit === "%" ? " %" : "×"}`;
-    const ladderRows = t.ladder.map((m) => [
-      m.name,
-      m.grade ?? "",
-      trusted(`${fixed(m.min, 2)}${t.unit === "%" ? " %" : "×"}`),
-      trusted(formatMs(m.requiredMs)),
-      trusted(fixed(m.impliedTflops, 1)),
-      trusted(
-        m.achieved ? "✅ reached" : m.reachable === false ? `🚫 unreachable: needs ${fixed(m.impliedTflops, 0)} TFLOPS > ${fixed(t.peakTflops, 1)} peak` : m.reachable === true ? "⬜ ahead" : "⬜ ahead (peak unknown)"
-      )
-    ]);
-    const unreachable = t.ladder.filter((m) => m.reachable === false && !m.achieved);
-    return {
-      kernel: t.kernel,
-      variant: t.variant,
-      metric: t.metric,
-      headline: t.caseId ?? t.headline,
-      value,
-      medianMs: formatMs(t.medianMs),
-      tflops: fixed(t.tflops, 1),
-      reference: t.referenceVariant,
-      referenceMs: t.referenceMedianMs === void 0 ? void 0 : formatMs(t.referenceMedianMs),
-      gemmTflops: t.gemmTflops === void 0 ? void 0 : fixed(t.gemmTflops, 1),
-      current: t.current,
-      below: t.value !== void 0 && !t.current,
-      next: t.next ? {
-        name: t.next.name,
-        grade: t.next.grade,
-        requiredMs: formatMs(t.next.requiredMs),
-        impliedTflops: fixed(t.next.impliedTflops, 1),
-        unreachable: t.next.reachable === false,
-        speedupNeeded: fixed(t.speedupNeeded, 2)
-      } : void 0,
-      top: !t.next && t.value !== void 0,
-      unreachableCount: unreachable.length || void 0,
-      problem: t.problem,
-      ladderTable: table(
-        ["tier", "grade", "min", "needs ms", "implies TFLOPS", "status"],
-        ladderRows,
-        ["l", "l", "r", "r", "r", "l"]
-      )
-    };
-  });
-}
-function diagnosticsView(input) {
-  const diags = input.results.diagnostics;
-  const levelIcon = { error: "❌ error", warning: "⚠️ warning", info: "ℹ️ info" };
-  const order = { error: 0, warning: 1, info: 2 };
-  const sorted = [...diags].sort((a, b) => order[a.level] - order[b.level]);
-  return {
-    count: diags.length,
-    errors: diags.filter((d) => d.level === "error").length,
-    table: diags.length ? table(
-      ["level", "code", "where", "message", "fix"],
-      sorted.map((d) => [
-        trusted(levelIcon[d.level]),
-        d.code,
-        [d.source, d.kernel && `${d.kernel}${d.variant ? `/${d.variant}` : ""}`].filter(Boolean).join(" "),
-        d.message,
-        d.fix ?? ""
-      ])
-    ) : ""
-  };
-}
-function environmentView(input) {
-  const env = input.results.environment;
-  const gpu = env.gpu;
-  const rows = [
-    ["GPU", `${gpu.name}${gpu.count && gpu.count > 1 ? ` × ${gpu.count}` : ""}`],
-    ["SKU", gpu.sku ?? "unknown"]
-  ];
-  const add = (what, value) => {
-    if (value !== void 0) rows.push([what, String(value)]);
-  };
-  add("compute capability", gpu.compute_capability);
-  add("SMs", gpu.sm_count);
-  add("memory GiB", gpu.memory_bytes && fixed(gpu.memory_bytes / 2 ** 30, 1));
-  add("L2 MiB", gpu.l2_bytes && fixed(gpu.l2_bytes / 2 ** 20, 0));
-  add("max SM clock MHz", gpu.sm_clock_max_mhz);
-  add("power limit W", gpu.power_limit_w);
-  add("driver", env.driver_version);
-  add("driver supports CUDA", env.driver_cuda_version);
-  add("CUDA runtime", env.cuda_runtime_version);
-  add("CUDA toolkit (nvcc)", env.cuda_toolkit_version);
-  for (const [lib, version] of Object.entries(env.libraries ?? {}).sort()) add(lib, version);
-  const c = env.ceilings;
-  add("measured copy GB/s", c?.copy_gbps && fixed(c.copy_gbps, 0));
-  for (const [dtype, tflops] of Object.entries(c?.gemm_tflops ?? {})) {
-    add(`measured cuBLAS GEMM ${dtype} TFLOPS`, fixed(tflops, 1));
-  }
-  const sku = gpu.sku;
-  const peaks = sku ? input.config.peaks[sku] : void 0;
-  for (const [dtype, tflops] of Object.entries(peaks?.tflops ?? c?.peak_tflops ?? {})) {
-    add(`datasheet peak ${dtype} TFLOPS`, fixed(tflops, 1));
-  }
-  add("datasheet bandwidth GB/s", peaks?.gbps ?? c?.peak_gbps);
-  return { table: table(["fact", "value"], rows, ["l", "l"]) };
-}
-var SASS_HIGHLIGHTS = ["HGMMA", "HMMA", "LDSM", "LDGSTS", "UTMALDG", "LDL", "STL"];
-function buildsView(input, opts) {
-  const builds = input.results.builds ?? [];
-  const statusText = {
-    ok: "✅ ok",
-    failed: "❌ failed",
-    expectation_failed: "⚠️ expectation unmet"
-  };
-  const rows = builds.map((b) => {
-    const fns = b.functions ?? [];
-    const maxOf = (pick) => {
-      const values = fns.map(pick).filter((v) => v !== void 0);
-      return values.length ? String(Math.max(...values)) : "";
-    };
-    const census = b.sass_census ?? {};
-    const highlights = SASS_HIGHLIGHTS.filter((op) => census[op] !== void 0).map(
-      (op) => `${op} ${census[op]}`
-    );
-    const unmet = (b.expectations ?? []).filter((e) => !e.ok).map((e) => `${e.name}: ${e.message}`);
-    return [
-      `${b.kernel}/${b.variant}`,
-      trusted(`${statusText[b.status]}${b.cached ? " (cached)" : ""}`),
-      [...b.archs?.sass ?? [], ...(b.archs?.ptx ?? []).map((p) => `PTX ${p}`)].join(", "),
-      trusted(maxOf((f) => f.registers)),
-      trusted(maxOf((f) => f.smem_bytes)),
-      trusted(maxOf((f) => f.stack_bytes)),
-      trusted(maxOf((f) => (f.spill_load_bytes ?? 0) + (f.spill_store_bytes ?? 0))),
-      highlights.join(", "),
-      unmet.join("\n")
-    ];
-  });
-  const logs = opts.logTails ? builds.filter((b) => b.status !== "ok" && b.log_tail).map((b) => ({ name: `${b.kernel}/${b.variant}`, log: codeBlock(b.log_tail) })) : [];
-  return {
-    count: builds.length,
-    problems: builds.filter((b) => b.status !== "ok").length,
-    table: builds.length ? table(
-      [
-        "kernel/variant",
-        "status",
-        "archs",
-        "max registers",
-        "max smem bytes",
-        "max stack bytes",
-        "max spill bytes",
-        "SASS highlights",
-        "unmet expectations"
-      ],
-      rows,
-      ["l", "l", "l", "r", "r", "r", "r", "l", "l"]
-    ) : "",
-    logs
-  };
-}
-function nextSteps(input) {
-  const steps = [];
-  for (const c of input.comparison.cases) {
-    if (["FAIL", "DRIFT", "ERROR"].includes(c.correctness)) {
-      steps.push({
-        fixCase: true,
-        label: c.label,
-        verdict: c.correctness,
-        reason: c.correctnessReason
-      });
-    }
-  }
-  for (const b of input.results.builds ?? []) {
-    if (b.status === "ok") continue;
-    const unmet = (b.expectations ?? []).filter((e) => !e.ok).map((e) => `${e.name}: ${e.message}`);
-    steps.push({
-      fixBuild: true,
-      label: `${b.kernel}/${b.variant}`,
-      failed: b.status === "failed",
-      detail: unmet.join("; ")
-    });
-  }
-  for (const m of input.gate.measurementErrors) {
-    steps.push({ fixMeasurement: true, label: m.label });
-  }
-  for (const d of input.results.diagnostics) {
-    if (d.fix && d.level !== "info")
-      steps.push({ diagnostic: true, message: d.message, fix: d.fix });
-  }
-  const slower = input.comparison.cases.filter((c) => c.perf === "SLOWER");
-  for (const c of slower) steps.push({ slower: true, label: c.label, change: describeChange(c) });
-  const ambiguous = input.gate.counts.ambiguous;
-  if (ambiguous) steps.push({ ambiguous: true, count: ambiguous });
-  for (const t of input.tiers) {
-    if (t.next && t.next.reachable !== false) {
-      steps.push({
-        tier: true,
-        kernel: t.kernel,
-        variant: t.variant,
-        name: t.next.name,
-        grade: t.next.grade,
-        requiredMs: formatMs(t.next.requiredMs),
-        impliedTflops: fixed(t.next.impliedTflops, 1),
-        caseId: t.caseId
-      });
-    } else if (t.next) {
-      steps.push({ tierUnreachable: true, kernel: t.kernel, name: t.next.name });
-    }
-  }
-  return steps;
-}
-function buildView(input, opts) {
-  const { gate: g, results, comparison, config } = input;
-  const maxReasons = 10;
-  const run2 = results.run;
-  return {
-    marker: input.marker ?? "",
-    title: config.report.title,
-    pr: input.kind === "pr",
-    nightly: input.kind === "nightly",
-    pass: g.verdict === "pass",
-    synthetic: run2.synthetic === true,
-    baselineSynthetic: input.baseline?.run.synthetic === true,
-    context: input.context,
-    run: {
-      id: run2.id,
-      startedAt: run2.started_at,
-      harness: run2.harness,
-      sha: run2.git_sha?.slice(0, 12),
-      ref: run2.git_ref,
-      gpu: gpuName(results)
-    },
-    baseline: comparison.baselineRun ? { ...comparison.baselineRun, gitSha: comparison.baselineRun.gitSha?.slice(0, 12) } : void 0,
-    baselineCompared: comparison.baseline === "compared",
-    counts: g.counts,
-    reasons: g.reasons.slice(0, maxReasons),
-    moreReasons: Math.max(0, g.reasons.length - maxReasons) || void 0,
-    warnings: g.warnings.slice(0, maxReasons),
-    moreWarnings: Math.max(0, g.warnings.length - maxReasons) || void 0,
-    notes: comparison.notes,
-    hasNotes: comparison.notes.length > 0 || input.baseline?.run.synthetic === true,
-    collapse: opts.collapse,
-    kernels: kernelViews(input, opts),
-    tiers: tierViews(input),
-    hasTiers: input.tiers.length > 0,
-    diagnostics: diagnosticsView(input),
-    environment: environmentView(input),
-    builds: buildsView(input, opts),
-    nextSteps: nextSteps(input),
-    method: {
-      confidencePct: fixed(config.compare.confidence * 100, 0),
-      thresholdPct: fixed(config.compare.thresholdPct, 1),
-      resamples: config.compare.resamples,
-      driftFactor: config.correctness.driftFactor,
-      driftFloor: formatSci(config.correctness.driftFloorRelL2)
-    },
-    truncated: false
-  };
-}
-function gpuName(results) {
-  const { sku, name } = results.environment.gpu;
-  return sku && sku !== "unknown" && sku !== "none" ? sku : name;
-}
-function defaultTemplatesDir() {
-  return fileURLToPath(new URL("../templates/", import.meta.url));
-}
-function loadTemplates(dir, kind) {
-  const main = readFileSync4(
-    join6(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
-    "utf8"
-  );
-  const partials = {};
-  for (const file of readdirSync3(join6(dir, "partials"))) {
-    const match = /^(.+)\.md\.mustache$/.exec(file);
-    if (match?.[1]) partials[match[1]] = readFileSync4(join6(dir, "partials", file), "utf8");
-  }
-  return { main, partials };
-}
-function renderView(templates, view) {
-  const text3 = mustache_default.render(templates.main, view, templates.partials, {
-    escape: escapeMarkdown
-  });
-  return `${text3.replace(/\n{3,}/g, "\n\n").trim()}
-`;
-}
-function truncateMarkdown(markdown, maxChars, note) {
-  const budget = maxChars - note.length - 64;
-  let lines = markdown.slice(0, Math.max(0, budget)).split("\n");
-  lines.pop();
-  const fenceAt = (l) => /^\s*(`{3,}|~{3,})/.test(l);
-  const fences = lines.filter(fenceAt).length;
-  if (fences % 2 === 1) {
-    let lastFence = lines.length - 1;
-    while (lastFence >= 0 && !fenceAt(lines[lastFence])) lastFence--;
-    lines = lines.slice(0, lastFence);
-  }
-  const opened = lines.filter((l) => l.includes("<details>")).length;
-  const closed = lines.filter((l) => l.includes("</details>")).length;
-  const closing = Array.from({ length: Math.max(0, opened - closed) }, () => "\n</details>");
-  return `${lines.join("\n")}
-${closing.join("")}
-
-${note}
-`;
-}
-function renderReport(input) {
-  const templates = loadTemplates(input.templatesDir ?? defaultTemplatesDir(), input.kind);
-  const maxChars = input.commentMaxChars ?? COMMENT_MAX_CHARS;
-  const full = renderView(
-    templates,
-    buildView(input, { collapse: false, dropPassing: false, maxRows: void 0, logTails: true })
-  );
-  const maxRows = input.config.report.maxRows;
-  const levels = [
-    [0, { collapse: false, dropPassing: false, maxRows, logTails: true }],
-    [1, { collapse: true, dropPassing: false, maxRows, logTails: false }],
-    [2, { collapse: true, dropPassing: true, maxRows, logTails: false }]
-  ];
-  let last = "";
-  for (const [level, opts] of levels) {
-    last = renderView(templates, buildView(input, opts));
-    if (last.length <= maxChars) return { full, comment: last, commentLevel: level };
-  }
-  const note = mustache_default.render(
-    templates.partials.truncated ?? "",
-    { limit: GITHUB_COMMENT_LIMIT.toLocaleString("en-US") },
-    {},
-    { escape: escapeMarkdown }
-  ).trim();
-  return { full, comment: truncateMarkdown(last, maxChars, note), commentLevel: 3 };
-}
-
 // src/trust.ts
 var DEFAULT_APPROVAL_LABEL = "kernelgate-approved";
 var PR_EVENTS = ["pull_request", "pull_request_target"];
@@ -42764,14 +42782,17 @@ async function removeStaleLabel(event, stale, deps) {
 
 // src/exec.ts
 var NOT_FOUND_EXIT_CODE = 127;
+function childEnv(extra = {}) {
+  const env = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value !== void 0) env[key] = value;
+  }
+  return Object.assign(env, extra);
+}
 function actionsExec() {
   return {
     async run(command, args, options = {}) {
-      const env = {};
-      for (const [key, value] of Object.entries(process.env)) {
-        if (value !== void 0) env[key] = value;
-      }
-      Object.assign(env, options.env ?? {});
+      const env = childEnv(options.env);
       try {
         const out = await getExecOutput(command, [...args], {
           cwd: options.cwd,
@@ -48491,9 +48512,7 @@ function harnessArgs(options) {
 async function runHarness(options, log, run2 = streamingExec) {
   mkdirSync2(dirname3(options.logPath), { recursive: true });
   writeFileSync2(options.logPath, "");
-  const env = {};
-  for (const [key, value] of Object.entries(process.env)) if (value !== void 0) env[key] = value;
-  Object.assign(env, options.env ?? {});
+  const env = childEnv(options.env);
   env.PYTHONPATH = [options.harnessRoot, options.workspace, env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter2);
   env.PYTHONUNBUFFERED = "1";
   const lines = [];
@@ -48890,19 +48909,13 @@ function loadConfigInput(path6) {
 }
 async function pipeline(input, deps) {
   const { results, baseline, config, inputs } = input;
-  const comparison = compare(results, baseline, config);
-  const tiers = evaluateTiers(results, config);
-  const verdict = gate(comparison, tiers, results, config);
-  const rendered = renderReport({
-    kind: input.mode === "schedule" ? "nightly" : "pr",
+  const { verdict, rendered } = judge(
     results,
-    ...baseline ? { baseline } : {},
-    comparison,
-    tiers,
-    gate: verdict,
+    baseline,
     config,
-    context: input.context
-  });
+    input.mode === "schedule" ? "nightly" : "pr",
+    input.context
+  );
   const sink = {
     setOutput: deps.core.setOutput,
     appendSummary: deps.core.appendSummary,

@@ -7,17 +7,15 @@ import { parseArgs } from 'node:util';
 import { fileBaselineStore } from './baseline.js';
 import { buildKernels } from './build.js';
 import { calibrate, calibrationYaml } from './calibrate.js';
-import { compare } from './compare.js';
 import { describeDoctor, runDoctor } from './doctor.js';
 import { actionsExec } from './exec.js';
 import { buildTargets } from './measure.js';
 import type { KernelgateResults } from './results-types.js';
 import { fullRun } from './run.js';
 import { loadConfig, type Config } from './config.js';
-import { gate, type GateResult } from './gate.js';
-import { renderReport } from './render.js';
+import type { GateResult } from './gate.js';
+import { judge } from './judge.js';
 import { InputError, loadResults } from './results.js';
-import { evaluateTiers } from './tiers.js';
 
 /** Exit statuses: the gate passed, the gate failed, the command could not run. */
 export const EXIT_PASS = 0;
@@ -135,7 +133,7 @@ const report: Command = async (args, io) => {
   const config = configFrom(values.config, io.cwd);
   const results = loadResults(resultsPath);
   const baseline = baselinePath ? loadResults(baselinePath) : undefined;
-  return judge(results, baseline, config, kind, values.out, io);
+  return judgeAndPrint(results, baseline, config, kind, values.out, io);
 };
 
 function reportKind(option: string): 'pr' | 'nightly' {
@@ -145,8 +143,8 @@ function reportKind(option: string): 'pr' | 'nightly' {
   return option;
 }
 
-/** compare → tiers → gate → render: prints the report (or writes --out) and the verdict. */
-function judge(
+/** Judges (judge.ts), then prints the report (or writes --out) and the verdict. */
+function judgeAndPrint(
   results: KernelgateResults,
   baseline: KernelgateResults | undefined,
   config: Config,
@@ -154,18 +152,7 @@ function judge(
   out: string | undefined,
   io: CliIo,
 ): number {
-  const comparison = compare(results, baseline, config);
-  const tiers = evaluateTiers(results, config);
-  const verdict = gate(comparison, tiers, results, config);
-  const rendered = renderReport({
-    kind,
-    results,
-    baseline,
-    comparison,
-    tiers,
-    gate: verdict,
-    config,
-  });
+  const { verdict, rendered } = judge(results, baseline, config, kind);
   if (out) {
     writeFileSync(resolve(io.cwd, out), rendered.full);
     io.stdout(verdictText(verdict));
@@ -277,7 +264,7 @@ const run: Command = async (args, io) => {
     { exec: actionsExec(), log: terminalLog(io) },
   );
   io.stderr(`results: ${measured.resultsPath}\n`);
-  return judge(measured.results, measured.baseline?.results, config, kind, values.out, io);
+  return judgeAndPrint(measured.results, measured.baseline?.results, config, kind, values.out, io);
 };
 
 const calibrateCommand: Command = async (args, io) => {

@@ -22,15 +22,20 @@ export interface Exec {
 /** The exit status a shell uses for "command not found"; stages treat it as "tool missing". */
 export const NOT_FOUND_EXIT_CODE = 127;
 
+/** The parent's environment (defined values only) with `extra` added and overriding. */
+export function childEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value !== undefined) env[key] = value;
+  }
+  return Object.assign(env, extra);
+}
+
 /** Real processes through @actions/exec; a missing executable is a result, not a throw. */
 export function actionsExec(): Exec {
   return {
     async run(command, args, options = {}) {
-      const env: Record<string, string> = {};
-      for (const [key, value] of Object.entries(process.env)) {
-        if (value !== undefined) env[key] = value;
-      }
-      Object.assign(env, options.env ?? {});
+      const env = childEnv(options.env);
       try {
         const out = await getExecOutput(command, [...args], {
           cwd: options.cwd,

@@ -3,6 +3,7 @@
 import { exec as actionsExec } from '@actions/exec';
 import { appendFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname } from 'node:path';
+import { childEnv } from './exec.js';
 
 /** Where harness output goes: @actions/core in the action, the console on the command line. */
 export interface ProgressLog {
@@ -82,9 +83,7 @@ export async function runHarness(
 ): Promise<HarnessRun> {
   mkdirSync(dirname(options.logPath), { recursive: true });
   writeFileSync(options.logPath, '');
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
-  Object.assign(env, options.env ?? {});
+  const env = childEnv(options.env);
   // The harness package ships with the action; the kernels' modules live in the workspace.
   env.PYTHONPATH = [options.harnessRoot, options.workspace, env.PYTHONPATH]
     .filter((part) => part !== undefined && part !== '')

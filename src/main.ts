@@ -6,9 +6,9 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as actionsCore from '@actions/core';
 import { fileBaselineStore } from './baseline.js';
-import { compare } from './compare.js';
 import { loadConfig, type Config } from './config.js';
-import { gate, type GateResult } from './gate.js';
+import type { GateResult } from './gate.js';
+import { judge } from './judge.js';
 import { createGitHubClient, type GitHubClient } from './github.js';
 import {
   checkCommentKey,
@@ -20,10 +20,8 @@ import {
   type PublishMode,
   type PublishOutcome,
 } from './publish.js';
-import { renderReport } from './render.js';
 import type { KernelgateResults } from './results-types.js';
 import { loadResults } from './results.js';
-import { evaluateTiers } from './tiers.js';
 import { checkTrust, DEFAULT_APPROVAL_LABEL, type EventContext } from './trust.js';
 import { actionsExec } from './exec.js';
 import { fullRun, type FullRun, type FullRunOptions } from './run.js';
@@ -320,19 +318,13 @@ export async function pipeline(
   deps: { client: GitHubClient | undefined } & RunDeps,
 ): Promise<PipelineOutcome> {
   const { results, baseline, config, inputs } = input;
-  const comparison = compare(results, baseline, config);
-  const tiers = evaluateTiers(results, config);
-  const verdict = gate(comparison, tiers, results, config);
-  const rendered = renderReport({
-    kind: input.mode === 'schedule' ? 'nightly' : 'pr',
+  const { verdict, rendered } = judge(
     results,
-    ...(baseline ? { baseline } : {}),
-    comparison,
-    tiers,
-    gate: verdict,
+    baseline,
     config,
-    context: input.context,
-  });
+    input.mode === 'schedule' ? 'nightly' : 'pr',
+    input.context,
+  );
   const sink: OutputSink = {
     setOutput: deps.core.setOutput,
     appendSummary: deps.core.appendSummary,

@@ -1,0 +1,38 @@
+// Judging results that already exist: compare → tiers → gate → render. One function, shared by the
+// action (which then publishes) and the command line (which prints).
+import { compare, type Comparison } from './compare.js';
+import type { Config } from './config.js';
+import { gate, type GateResult } from './gate.js';
+import { renderReport, type RenderedReport, type ReportInput } from './render.js';
+import type { KernelgateResults } from './results-types.js';
+import { evaluateTiers, type TierStatus } from './tiers.js';
+
+export interface Judgement {
+  comparison: Comparison;
+  tiers: TierStatus[];
+  verdict: GateResult;
+  rendered: RenderedReport;
+}
+
+export function judge(
+  results: KernelgateResults,
+  baseline: KernelgateResults | undefined,
+  config: Config,
+  kind: ReportInput['kind'],
+  context?: ReportInput['context'],
+): Judgement {
+  const comparison = compare(results, baseline, config);
+  const tiers = evaluateTiers(results, config);
+  const verdict = gate(comparison, tiers, results, config);
+  const rendered = renderReport({
+    kind,
+    results,
+    ...(baseline ? { baseline } : {}),
+    comparison,
+    tiers,
+    gate: verdict,
+    config,
+    ...(context ? { context } : {}),
+  });
+  return { comparison, tiers, verdict, rendered };
+}
