@@ -43048,6 +43048,36 @@ function parsePtxasInfo(log) {
   }
   return functions;
 }
+function parsePtxasPerformanceNotes(log) {
+  const notes = [];
+  for (const line of log.split(/\r?\n/)) {
+    const m = /\((C\d+)\) Potential Performance Loss: (.*?)\s+in the function '([^']+)'/.exec(line);
+    if (m)
+      notes.push({ id: m[1] ?? "", text: (m[2] ?? "").replace(/\s+/g, " "), function: m[3] ?? "" });
+  }
+  return notes;
+}
+function performanceDiagnostics(label, notes, displayNames) {
+  const byText = /* @__PURE__ */ new Map();
+  for (const note of notes) {
+    const entry = byText.get(note.text) ?? { id: note.id, functions: [] };
+    const name = shortKernelName(displayNames[note.function] ?? note.function);
+    if (!entry.functions.includes(name)) entry.functions.push(name);
+    byText.set(note.text, entry);
+  }
+  return [...byText].map(([text3, { id, functions }]) => {
+    const wgmma = /wgmma/.test(text3);
+    const shown = functions.slice(0, 3).join(", ");
+    const more = functions.length > 3 ? ` and ${functions.length - 3} more` : "";
+    return {
+      level: "warning",
+      code: wgmma ? "build.wgmma_serialized" : "build.ptxas_performance",
+      message: `${label}: ptxas ${id}: ${text3} (${functions.length} function${functions.length === 1 ? "" : "s"}: ${shown}${more})`,
+      fix: wgmma ? "ptxas makes each wgmma wait for the previous one. Usual causes: a branch around a wgmma inside the loop (peel the first or last iteration out of the loop, as kernels/attention/cuda/fa_wgmma.cu does), accumulator registers read before the wgmma.wait_group that retires them, or a call between a wgmma and its wait." : "Read the ptxas note in the build log and restructure the code it names.",
+      source: "build"
+    };
+  });
+}
 function parseSass(listing) {
   const sass = /* @__PURE__ */ new Set();
   const ptx = /* @__PURE__ */ new Set();
@@ -43608,20 +43638,22 @@ async function buildVariant(target, variant, build, ctx) {
         );
       }
     }
+    const performanceNotes = parsePtxasPerformanceNotes(logText);
     const displayNames = await demangle(ctx.exec, [
       ...(record2.functions ?? []).map((f) => f.name),
-      ...(sassFunctions ?? []).map((f) => f.name)
+      ...(sassFunctions ?? []).map((f) => f.name),
+      ...performanceNotes.map((n) => n.function)
     ]);
     record2.duration_s = (ctx.now() - started) / 1e3;
     await writeFile2(path4.join(tmpDir, "build.log"), logText);
     await writeFile2(
       path4.join(tmpDir, "record.json"),
-      `${JSON.stringify({ record: record2, flags, sassFunctions, displayNames }, null, 2)}
+      `${JSON.stringify({ record: record2, flags, sassFunctions, displayNames, performanceNotes }, null, 2)}
 `
     );
     await rm2(outDir, { recursive: true, force: true });
     await rename2(tmpDir, outDir);
-    stored = { record: record2, flags, sassFunctions, displayNames };
+    stored = { record: record2, flags, sassFunctions, displayNames, performanceNotes };
   }
   const record = {
     ...stored.record,
@@ -43643,6 +43675,13 @@ async function buildVariant(target, variant, build, ctx) {
   });
   if (checked.expectations.length > 0) record.expectations = checked.expectations;
   for (const d of checked.diagnostics) ctx.diagnostics.push(tag(d, target.kernel, variant));
+  for (const d of performanceDiagnostics(
+    label,
+    stored.performanceNotes ?? [],
+    stored.displayNames ?? {}
+  )) {
+    ctx.diagnostics.push(tag(d, target.kernel, variant));
+  }
   record.status = checked.expectations.some((e) => !e.ok) ? "expectation_failed" : "ok";
   ctx.log(`build ${label}: ${summary2(record)}`);
   return record;

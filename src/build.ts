@@ -171,6 +171,60 @@ export function parsePtxasInfo(log: string): FunctionResources[] {
   return functions;
 }
 
+/** One of ptxas's "Potential Performance Loss" notes (C7514 and kin), per function. */
+export interface PtxasPerformanceNote {
+  /** ptxas's message id, e.g. C7514. */
+  id: string;
+  /** What ptxas says, without the function, e.g. "wgmma.mma_async instructions are serialized due to …". */
+  text: string;
+  /** Mangled function name. */
+  function: string;
+}
+
+/**
+ * ptxas's performance-loss notes from `ptxas -v` output. The one that matters on Hopper is
+ * C7514: every wgmma of the function waits for the one before, which takes the asynchrony
+ * (and most of the speed) out of a wgmma kernel while the build still "succeeds".
+ */
+export function parsePtxasPerformanceNotes(log: string): PtxasPerformanceNote[] {
+  const notes: PtxasPerformanceNote[] = [];
+  for (const line of log.split(/\r?\n/)) {
+    const m = /\((C\d+)\) Potential Performance Loss: (.*?)\s+in the function '([^']+)'/.exec(line);
+    if (m)
+      notes.push({ id: m[1] ?? '', text: (m[2] ?? '').replace(/\s+/g, ' '), function: m[3] ?? '' });
+  }
+  return notes;
+}
+
+/** One warning per variant for its ptxas performance notes, naming the functions hit. */
+export function performanceDiagnostics(
+  label: string,
+  notes: readonly PtxasPerformanceNote[],
+  displayNames: Record<string, string>,
+): Diagnostic[] {
+  const byText = new Map<string, { id: string; functions: string[] }>();
+  for (const note of notes) {
+    const entry = byText.get(note.text) ?? { id: note.id, functions: [] };
+    const name = shortKernelName(displayNames[note.function] ?? note.function);
+    if (!entry.functions.includes(name)) entry.functions.push(name);
+    byText.set(note.text, entry);
+  }
+  return [...byText].map(([text, { id, functions }]) => {
+    const wgmma = /wgmma/.test(text);
+    const shown = functions.slice(0, 3).join(', ');
+    const more = functions.length > 3 ? ` and ${functions.length - 3} more` : '';
+    return {
+      level: 'warning',
+      code: wgmma ? 'build.wgmma_serialized' : 'build.ptxas_performance',
+      message: `${label}: ptxas ${id}: ${text} (${functions.length} function${functions.length === 1 ? '' : 's'}: ${shown}${more})`,
+      fix: wgmma
+        ? 'ptxas makes each wgmma wait for the previous one. Usual causes: a branch around a wgmma inside the loop (peel the first or last iteration out of the loop, as kernels/attention/cuda/fa_wgmma.cu does), accumulator registers read before the wgmma.wait_group that retires them, or a call between a wgmma and its wait.'
+        : 'Read the ptxas note in the build log and restructure the code it names.',
+      source: 'build',
+    } satisfies Diagnostic;
+  });
+}
+
 export interface SassListing {
   /** Targets of the embedded cubins, e.g. sm_90a. */
   sass: string[];
@@ -637,6 +691,8 @@ interface StoredBuild {
   /** Per-function SASS of each cubin, for the checks that the record's totals cannot answer. */
   sassFunctions?: SassFunction[];
   displayNames?: Record<string, string>;
+  /** ptxas's performance-loss notes, reported again on every cache hit. */
+  performanceNotes?: PtxasPerformanceNote[];
 }
 
 /**
@@ -917,19 +973,21 @@ async function buildVariant(
         );
       }
     }
+    const performanceNotes = parsePtxasPerformanceNotes(logText);
     const displayNames = await demangle(ctx.exec, [
       ...(record.functions ?? []).map((f) => f.name),
       ...(sassFunctions ?? []).map((f) => f.name),
+      ...performanceNotes.map((n) => n.function),
     ]);
     record.duration_s = (ctx.now() - started) / 1000;
     await writeFile(path.join(tmpDir, 'build.log'), logText);
     await writeFile(
       path.join(tmpDir, 'record.json'),
-      `${JSON.stringify({ record, flags, sassFunctions, displayNames } satisfies StoredBuild, null, 2)}\n`,
+      `${JSON.stringify({ record, flags, sassFunctions, displayNames, performanceNotes } satisfies StoredBuild, null, 2)}\n`,
     );
     await rm(outDir, { recursive: true, force: true });
     await rename(tmpDir, outDir);
-    stored = { record, flags, sassFunctions, displayNames };
+    stored = { record, flags, sassFunctions, displayNames, performanceNotes };
   }
 
   const record: BuildRecord = {
@@ -955,6 +1013,13 @@ async function buildVariant(
   });
   if (checked.expectations.length > 0) record.expectations = checked.expectations;
   for (const d of checked.diagnostics) ctx.diagnostics.push(tag(d, target.kernel, variant));
+  for (const d of performanceDiagnostics(
+    label,
+    stored.performanceNotes ?? [],
+    stored.displayNames ?? {},
+  )) {
+    ctx.diagnostics.push(tag(d, target.kernel, variant));
+  }
   record.status = checked.expectations.some((e) => !e.ok) ? 'expectation_failed' : 'ok';
   ctx.log(`build ${label}: ${summary(record)}`);
   return record;

@@ -8,6 +8,7 @@ import {
   buildKernels,
   checkExpectations,
   parsePtxasInfo,
+  parsePtxasPerformanceNotes,
   parseSass,
   shortKernelName,
   trimLog,
@@ -54,6 +55,10 @@ function targets(): BuildTarget[] {
             sources: ['mma_sync.cu'],
             expect: { archs: ['sm_90a'], sass: ['HMMA'], registers_max: 64 },
           },
+        },
+        {
+          name: 'serialized',
+          build: { sources: ['wgmma_serialized.cu'], expect: { sass: ['HGMMA'], spills: 0 } },
         },
       ],
     },
@@ -145,6 +150,7 @@ describe('buildKernels on real nvcc builds', () => {
     expect(first.records.map((r) => `${r.kernel}/${r.variant}:${r.status}`)).toEqual([
       'gemm/wgmma:ok',
       'gemm/mma_sync:ok',
+      'gemm/serialized:ok',
       'attention/cuda_fa2:expectation_failed',
       'attention/cuda_seed000:expectation_failed',
       'attention/cuda_seed000_cmake:expectation_failed',
@@ -295,6 +301,23 @@ describe('buildKernels on real nvcc builds', () => {
     );
   });
 
+  it('warns when ptxas serialises the wgmmas of a kernel that otherwise builds clean', () => {
+    const warnings = first.diagnostics.filter((d) => d.code === 'build.wgmma_serialized');
+    expect(warnings).toEqual([
+      {
+        level: 'warning',
+        code: 'build.wgmma_serialized',
+        message:
+          'gemm/serialized: ptxas C7514: wgmma.mma_async instructions are serialized due to non wgmma instructions reading accumulator registers of a wgmma between start and end of the pipeline stage (1 function: serialized)',
+        fix: 'ptxas makes each wgmma wait for the previous one. Usual causes: a branch around a wgmma inside the loop (peel the first or last iteration out of the loop, as kernels/attention/cuda/fa_wgmma.cu does), accumulator registers read before the wgmma.wait_group that retires them, or a call between a wgmma and its wait.',
+        source: 'build',
+        kernel: 'gemm',
+        variant: 'serialized',
+      },
+    ]);
+    expect(byVariant(first, 'serialized').status).toBe('ok');
+  });
+
   it('writes builds.json with every record, for the harness', async () => {
     const written = JSON.parse(await readFile(first.buildsJsonPath, 'utf8')) as BuildRecord[];
     expect(written).toEqual(first.records);
@@ -319,6 +342,10 @@ describe('buildKernels on real nvcc builds', () => {
       );
       const strip = (r: BuildRecord) => ({ ...r, cached: undefined, duration_s: undefined });
       expect(second.records.map(strip)).toEqual(first.records.map(strip));
+      // A cache hit reports ptxas's notes again: the log of that build is not re-read.
+      expect(second.diagnostics.filter((d) => d.code === 'build.wgmma_serialized')).toEqual(
+        first.diagnostics.filter((d) => d.code === 'build.wgmma_serialized'),
+      );
 
       await writeFile(
         path.join(kernelDir, 'wgmma_common.cuh'),
@@ -406,6 +433,23 @@ describe('build stage without the tools', () => {
 });
 
 describe('parsers', () => {
+  it('reads ptxas performance notes and leaves the other info lines alone', () => {
+    // Lines of nvcc 13.0 (V13.0.88) on the first fa_wgmma.cu and on a fixture, 2026-11-21.
+    const log = [
+      "ptxas info    : (C7519) warpgroup.arrive is injected in around line 192 by compiler to allow use of registers in GMMA in function '_Z1fv'",
+      "ptxas info    : (C7514) Potential Performance Loss: wgmma.mma_async instructions are serialized due to non wgmma instructions reading accumulator registers of  a wgmma between start and end of the pipeline stage in the function '_ZN44_GLOBAL__N__db334923_11_fa_wgmma_cu_62f15b6b15fa_wgmma_kernelI6__halfLi64ELb1EEEv14CUtensorMap_stS2_S2_PT_iiif'",
+      'ptxas info    : Used 186 registers, used 1 barriers',
+    ].join('\n');
+    expect(parsePtxasPerformanceNotes(log)).toEqual([
+      {
+        id: 'C7514',
+        text: 'wgmma.mma_async instructions are serialized due to non wgmma instructions reading accumulator registers of a wgmma between start and end of the pipeline stage',
+        function:
+          '_ZN44_GLOBAL__N__db334923_11_fa_wgmma_cu_62f15b6b15fa_wgmma_kernelI6__halfLi64ELb1EEEv14CUtensorMap_stS2_S2_PT_iiif',
+      },
+    ]);
+  });
+
   it('reads ptxas -v lines of older toolkits that print cmem and smem', () => {
     const log = [
       "ptxas info    : Compiling entry function '_Z4gemmPf' for 'sm_80'",

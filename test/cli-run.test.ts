@@ -80,7 +80,11 @@ describe.runIf(existsSync(VENV_PYTHON))('kernelgate run (CPU, real harness)', ()
       const pushed = JSON.parse(
         readFileSync(join(ws, 'push', 'results.json'), 'utf8'),
       ) as KernelgateResults;
-      expect(pushed.builds?.map((b) => b.variant).sort()).toEqual(['cublas_attn', 'cuda_fa2']);
+      expect(pushed.builds?.map((b) => b.variant).sort()).toEqual([
+        'cublas_attn',
+        'cuda_fa2',
+        'cuda_fa_wgmma',
+      ]);
       const triton = pushed.cases.filter((c) => c.variant === 'triton_fa2');
       expect(triton.length).toBeGreaterThan(0);
       expect(triton.every((c) => c.correctness?.status === 'PASS')).toBe(true);

@@ -32,7 +32,9 @@ describe('kernelgate report', () => {
     expect(status).toBe(EXIT_PASS);
     expect(stdout).toMatch(/^## kernelgate: ✅ pass/);
     // the recorded A/A pull request of the H200 run, judged against the recorded push to main
-    expect(stderr).toMatch(/^kernelgate: PASS \(191 cases: 190 pass, 0 fail, 0 drift, 0 error\/timeout, 1 skipped;/);
+    expect(stderr).toMatch(
+      /^kernelgate: PASS \(191 cases: 190 pass, 0 fail, 0 drift, 0 error\/timeout, 1 skipped;/,
+    );
     expect(RECORDED_RUN.results).toBe('test/fixtures/recorded/pr/results.json');
   });
 

@@ -28,9 +28,10 @@ def _load(path):
     lib = ctypes.CDLL(path)
     lib.kg_cuda_error_name.argtypes = [_c_int]
     lib.kg_cuda_error_name.restype = ctypes.c_char_p
-    if hasattr(lib, "kg_attention_fa2"):
-        lib.kg_attention_fa2.argtypes = [_c_ptr] * 4 + [_c_int] * 7 + [ctypes.c_float, _c_ptr]
-        lib.kg_attention_fa2.restype = _c_int
+    for entry in FUSED_ENTRIES.values():
+        if hasattr(lib, entry):
+            getattr(lib, entry).argtypes = [_c_ptr] * 4 + [_c_int] * 7 + [ctypes.c_float, _c_ptr]
+            getattr(lib, entry).restype = _c_int
     if hasattr(lib, "kg_attention_softmax"):
         lib.kg_attention_softmax.argtypes = [_c_ptr] + [_c_int] * 5 + [ctypes.c_float, _c_ptr]
         lib.kg_attention_softmax.restype = _c_int
@@ -99,28 +100,45 @@ def causal_flag(params):
     return bool(value)
 
 
-def cuda_fa2(params, ctx):
-    """FlashAttention-2 forward, mma.sync + ldmatrix + cp.async, online softmax in registers."""
-    check_case(params, ctx)
-    lib = _load(ctx.library("cuda_fa2"))
-    causal = causal_flag(params)
+def _fused(variant):
+    """Factory of a fused attention variant: one launch of FUSED_ENTRIES[variant] per call."""
+    entry = FUSED_ENTRIES[variant]
 
-    def run(inputs, out):
-        q, k, v = inputs["q"], inputs["k"], inputs["v"]
-        batch, heads, seq_q, seq_k, head_dim = check_qkv(q, k, v, out)
-        if head_dim not in _HEAD_DIMS:
-            raise Unsupported(f"head dim {head_dim} (64 and 128 only)")
-        if batch > 65535 or heads > 65535:
-            raise Unsupported("batch and heads must each be at most 65535 (grid limits)")
-        code = lib.kg_attention_fa2(
-            q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
-            batch, heads, seq_q, seq_k, head_dim, _DTYPE_CODES[q.dtype], int(causal),
-            _scale(params, head_dim), _stream_handle(q),
-        )
-        _check(lib, code, "kg_attention_fa2")
-        return out
+    def factory(params, ctx):
+        check_case(params, ctx)
+        lib = _load(ctx.library(variant))
+        call = getattr(lib, entry)
+        causal = causal_flag(params)
 
-    return run
+        def run(inputs, out):
+            q, k, v = inputs["q"], inputs["k"], inputs["v"]
+            batch, heads, seq_q, seq_k, head_dim = check_qkv(q, k, v, out)
+            if head_dim not in _HEAD_DIMS:
+                raise Unsupported(f"head dim {head_dim} (64 and 128 only)")
+            if batch > 65535 or heads > 65535:
+                raise Unsupported("batch and heads must each be at most 65535 (grid limits)")
+            for name, t in (("q", q), ("k", k), ("v", v)):
+                if t.data_ptr() % 16:
+                    raise ValueError(f"{name} must start at a 16-byte aligned address (TMA and 16-byte loads)")
+            code = call(
+                q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
+                batch, heads, seq_q, seq_k, head_dim, _DTYPE_CODES[q.dtype], int(causal),
+                _scale(params, head_dim), _stream_handle(q),
+            )
+            _check(lib, code, entry)
+            return out
+
+        return run
+
+    factory.__name__ = variant
+    return factory
+
+
+# Fused variants and their library entries (same contract): FlashAttention-2 on mma.sync +
+# ldmatrix + cp.async (cuda/fa2.cu), and on wgmma + TMA (cuda/fa_wgmma.cu).
+FUSED_ENTRIES = {"cuda_fa2": "kg_attention_fa2", "cuda_fa_wgmma": "kg_attention_fa_wgmma"}
+cuda_fa2 = _fused("cuda_fa2")
+cuda_fa_wgmma = _fused("cuda_fa_wgmma")
 
 
 def heads_per_chunk(seq_q, seq_k, element_bytes, budget_bytes=SCORES_BUDGET_BYTES):
@@ -165,4 +183,4 @@ def cublas_attn(params, ctx):
     return run
 
 
-VARIANTS: dict = {"cuda_fa2": cuda_fa2, "cublas_attn": cublas_attn}
+VARIANTS: dict = {"cuda_fa2": cuda_fa2, "cuda_fa_wgmma": cuda_fa_wgmma, "cublas_attn": cublas_attn}

@@ -71,7 +71,7 @@ def test_fa2_refuses_head_dim_96_before_loading_its_library():
         attn.cuda_fa2({"D": 96, "causal": False}, NoLibraryCtx())
 
 
-@pytest.mark.parametrize("factory", [attn.cuda_fa2, attn.cublas_attn, *bsr.VARIANTS.values()])
+@pytest.mark.parametrize("factory", [*attn.VARIANTS.values(), *bsr.VARIANTS.values()])
 def test_factories_skip_cpu_runs_before_asking_for_a_library(factory):
     with pytest.raises(Unsupported, match="CUDA variant; this run is on cpu"):
         factory({"dtype": "fp16", "D": 64, "block": 128, "N": 128}, CpuCtx())
@@ -94,9 +94,26 @@ def test_unfused_reference_takes_any_head_dim():
         attn.cublas_attn({"dtype": "fp16", "D": 96}, NoLibraryCtx())
 
 
-def test_fa2_without_library_raises_not_built():
-    with pytest.raises(NotBuilt):
-        attn.cuda_fa2({"D": 128, "causal": False}, NoLibraryCtx())
+@pytest.mark.parametrize("variant", ["cuda_fa2", "cuda_fa_wgmma"])
+def test_fused_variants_without_library_raise_not_built(variant):
+    with pytest.raises(NotBuilt, match=f"{variant}: no library"):
+        attn.VARIANTS[variant]({"D": 128, "causal": False}, NoLibraryCtx())
+
+
+def test_fused_variants_load_their_own_entry():
+    assert attn.FUSED_ENTRIES == {"cuda_fa2": "kg_attention_fa2", "cuda_fa_wgmma": "kg_attention_fa_wgmma"}
+    assert attn.cuda_fa_wgmma.__name__ == "cuda_fa_wgmma"
+
+
+def test_wgmma_header_is_what_its_generator_writes():
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).parents[2] / "kernels/common/cuda/gen_wgmma.py"
+    spec = importlib.util.spec_from_file_location("gen_wgmma", path)
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    assert gen.HEADER.read_text() == gen.render(), "kernels/common/cuda/wgmma_ops.cuh is stale: run python3 kernels/common/cuda/gen_wgmma.py"
 
 
 @pytest.mark.parametrize("value, expected", [(True, True), (False, False), ("true", True), ("false", False)])

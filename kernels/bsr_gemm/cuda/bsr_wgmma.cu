@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "../../common/cuda/ptx.cuh"
-#include "wgmma.cuh"
+#include "../../common/cuda/wgmma.cuh"
 
 namespace {
 

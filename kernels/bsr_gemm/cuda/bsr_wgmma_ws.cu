@@ -12,13 +12,12 @@
 // is persistent (one CTA per SM, tiles strided by the grid): the producer fills the next
 // tile's stages while the consumers store the last one. TMA writes the 128-byte swizzle the
 // wgmma descriptors describe; column tails of B come back zero-filled from the copy engine.
-#include <cuda.h>
-#include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 
 #include "../../common/cuda/ptx.cuh"
-#include "wgmma.cuh"
+#include "../../common/cuda/tma.cuh"
+#include "../../common/cuda/wgmma.cuh"
 
 namespace {
 
@@ -36,36 +35,6 @@ constexpr int kStageBytes = kABytes + kBBytes;
 constexpr int kRingBytes = kStages * kStageBytes;
 constexpr int kSmemBytes = 1024 + kRingBytes + 2 * kStages * 8;  // alignment slack, ring, barriers
 
-__device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-  uint32_t done;
-  do {
-    asm volatile(
-        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (!done);
-}
-
-__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-
-__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-
-__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, int inner, int outer, uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(inner), "r"(outer), "r"(bar)
-      : "memory");
-}
-
 template <typename T>
 __global__ void __launch_bounds__(kThreads, 1)
     bsr_wgmma_ws_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
@@ -82,10 +51,10 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
-      mbar_init(full_bar + s * 8, 1);
-      mbar_init(empty_bar + s * 8, kConsumerWarps);
+      kg::mbar_init(full_bar + s * 8, 1);
+      kg::mbar_init(empty_bar + s * 8, kConsumerWarps);
     }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    kg::mbar_init_fence();
   }
   __syncthreads();
 
@@ -105,15 +74,15 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int k_in_block = (step % steps_per_block) * kTileK;
         const int col_block = __ldg(cols_row + t);  // issued before the wait, which hides it
         const int stage = it % kStages;
-        if (it >= kStages) mbar_wait(empty_bar + stage * 8, ((it / kStages) - 1) & 1);
+        if (it >= kStages) kg::mbar_wait(empty_bar + stage * 8, ((it / kStages) - 1) & 1);
         const uint32_t bar = full_bar + stage * 8;
         const uint32_t dst = ring + stage * kStageBytes;
-        mbar_arrive_expect_tx(bar, kStageBytes);
-        tma_load_2d(dst, &a_map, k_in_block, a_row0 + t * kTileM, bar);
+        kg::mbar_arrive_expect_tx(bar, kStageBytes);
+        kg::tma_load_2d(dst, &a_map, k_in_block, a_row0 + t * kTileM, bar);
         const int k_row = col_block * bk + k_in_block;
 #pragma unroll
         for (int box = 0; box < kTileN / kBoxN; ++box) {
-          tma_load_2d(dst + kABytes + box * kBBoxBytes, &b_map, n0 + box * kBoxN, k_row, bar);
+          kg::tma_load_2d(dst + kABytes + box * kBBoxBytes, &b_map, n0 + box * kBoxN, k_row, bar);
         }
       }
     }
@@ -133,7 +102,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
     for (int step = 0; step < n_steps; ++step, ++it) {
       const int stage = it % kStages;
-      mbar_wait(full_bar + stage * 8, (it / kStages) & 1);
+      kg::mbar_wait(full_bar + stage * 8, (it / kStages) & 1);
       const uint32_t a_tile = ring + stage * kStageBytes + consumer * 64 * 128;
       const uint32_t b_tile = ring + stage * kStageBytes + kABytes;
       kg::wgmma_fence();
@@ -146,13 +115,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       kg::wgmma_commit();
       // The group committed one step ago has retired: its stage goes back to the producer.
       kg::wgmma_wait<1>();
-      if (step > 0 && lane == 0) mbar_arrive(empty_bar + ((it - 1) % kStages) * 8);
+      if (step > 0 && lane == 0) kg::mbar_arrive(empty_bar + ((it - 1) % kStages) * 8);
     }
     kg::wgmma_wait<0>();
 #pragma unroll
     for (int i = 0; i < kTileN / 2; ++i) kg::pin(acc[i]);
     // The tile's last stage is free too: the producer is already filling the next tile's.
-    if (lane == 0) mbar_arrive(empty_bar + ((it - 1) % kStages) * 8);
+    if (lane == 0) kg::mbar_arrive(empty_bar + ((it - 1) % kStages) * 8);
 
     // Accumulator layout of m64nNk16: warp w of the warpgroup holds rows 16w + lane / 4 and
     // + 8; registers 4j + {0,1} are columns 8j + 2 (lane % 4) + {0,1} of the first row,
@@ -169,34 +138,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
-// cuTensorMapEncodeTiled through the runtime's driver entry point, so the library needs no
-// link against libcuda.
-PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
-  static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
-    void* ptr = nullptr;
-    cudaDriverEntryPointQueryResult status;
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &ptr, 12000, cudaEnableDefault, &status) !=
-            cudaSuccess ||
-        status != cudaDriverEntryPointSuccess) {
-      return static_cast<PFN_cuTensorMapEncodeTiled_v12000>(nullptr);
-    }
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(ptr);
-  }();
-  return fn;
-}
-
 // 2-D row-major [rows][cols] map with 128-byte swizzle and a box of box_rows x box_cols.
 bool encode_2d(CUtensorMap* map, CUtensorMapDataType type, const void* base, uint64_t rows, uint64_t cols,
                uint32_t box_rows, uint32_t box_cols) {
-  const PFN_cuTensorMapEncodeTiled_v12000 encode = encode_fn();
-  if (encode == nullptr) return false;
-  const cuuint64_t dims[2] = {cols, rows};
-  const cuuint64_t strides[1] = {cols * 2};
-  const cuuint32_t box[2] = {box_cols, box_rows};
-  const cuuint32_t element_strides[2] = {1, 1};
-  return encode(map, type, 2, const_cast<void*>(base), dims, strides, box, element_strides,
-                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+  const uint64_t dims[2] = {cols, rows};
+  const uint32_t box[2] = {box_cols, box_rows};
+  return kg::encode_tiled(map, type, base, 2, dims, box);
 }
 
 template <typename T>

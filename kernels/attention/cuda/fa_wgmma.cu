@@ -1,0 +1,389 @@
+// FlashAttention forward for sm_90a on Hopper's warpgroup MMA (wgmma), fed by TMA.
+//
+// One CTA owns kBlockM = 128 query rows of one (batch, head): two warpgroups of 64 rows each
+// (wgmma's M). Thread 0 also acts as the producer: it issues the bulk tensor copies (TMA) of
+// Q once and of K and V tiles of kBlockN = 128 keys into two-deep rings, each copy completing
+// on its buffer's "full" mbarrier; the warpgroups release a buffer on its "empty" mbarrier
+// once the wgmmas that read it have retired. There is no CTA-wide barrier in the key loop.
+//
+// Per warpgroup and key tile j:
+//   S(j+1) = Q K(j+1)^T   wgmma, A (Q) and B (K) from shared memory, both K-major;
+//   O += P(j) V(j)        wgmma, A (P) from registers, B (V) from shared memory, MN-major;
+// both issued back to back, so the tensor cores run S(j+1) and P(j)V(j) while the
+// warpgroup waits only for S(j+1), then computes its online softmax while P(j)V(j) is still
+// in flight, and only then waits for O. P never touches shared memory: the accumulator
+// layout of m64nNk16 is, per warp, the A-register layout of the next wgmma, so P is repacked
+// in registers. TMA writes the 128-byte swizzle the descriptors describe; rows past the end
+// of a sequence read as zeros (3-D tensor maps: head dim, sequence, batch x head), and
+// masked scores are -inf before the row max, so tails need no other special case.
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "../../common/cuda/ptx.cuh"
+#include "../../common/cuda/tma.cuh"
+#include "../../common/cuda/wgmma.cuh"
+#include "../../common/cuda/wgmma_ops.cuh"
+
+// Ping-pong between the two warpgroups (FlashAttention-3's schedule): a warpgroup issues its
+// wgmmas only after the other has issued its own, so one warpgroup's softmax runs while the
+// other's matrix products occupy the tensor cores. 0 lets them run unordered.
+#ifndef KG_FA_PINGPONG
+#define KG_FA_PINGPONG 1
+#endif
+
+namespace {
+
+// Named barriers 1 and 2 (0 is __syncthreads): "warpgroup w may issue". The owner waits
+// (128 threads), the other warpgroup arrives (128 more).
+__device__ __forceinline__ void turn_wait(int warpgroup) {
+  if (KG_FA_PINGPONG) asm volatile("bar.sync %0, 256;\n" ::"r"(1 + warpgroup) : "memory");
+}
+__device__ __forceinline__ void turn_pass(int warpgroup) {
+  if (KG_FA_PINGPONG) asm volatile("bar.arrive %0, 256;\n" ::"r"(2 - warpgroup) : "memory");
+}
+
+constexpr int kBlockM = 128;  // query rows per CTA: two warpgroups of 64
+constexpr int kBlockN = 128;  // keys per tile
+constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
+constexpr int kBoxCols = 64;  // head-dim columns per TMA box: one 128-byte swizzle row
+
+template <int kD>
+struct Layout {
+  static constexpr int kBoxes = kD / kBoxCols;
+  static constexpr int kQBoxBytes = kBlockM * 128;
+  static constexpr int kKVBoxBytes = kBlockN * 128;
+  static constexpr int kQBytes = kQBoxBytes * kBoxes;
+  static constexpr int kKVBytes = kKVBoxBytes * kBoxes;  // one K or one V tile
+  // Offsets from the 1024-byte aligned base (the 128-byte swizzle repeats every 1024 bytes).
+  static constexpr int kQ = 0;
+  static constexpr int kK = kQ + kQBytes;      // two K buffers
+  static constexpr int kV = kK + 2 * kKVBytes;  // two V buffers
+  static constexpr int kBars = kV + 2 * kKVBytes;
+  static constexpr int kSmemBytes = 1024 + kBars + 9 * 8;  // alignment slack, buffers, barriers
+};
+
+// Barriers after the buffers: Q full, then K full, V full, K empty, V empty (two each).
+struct Bars {
+  uint32_t base;
+  __device__ uint32_t q_full() const { return base; }
+  __device__ uint32_t k_full(int s) const { return base + 8 + 8 * s; }
+  __device__ uint32_t v_full(int s) const { return base + 24 + 8 * s; }
+  __device__ uint32_t k_empty(int s) const { return base + 40 + 8 * s; }
+  __device__ uint32_t v_empty(int s) const { return base + 56 + 8 * s; }
+};
+
+// Copies rows [row0, row0 + rows) of head `bh` (all kD columns, in 64-column boxes) to dst.
+template <int kD>
+__device__ __forceinline__ void load_rows(uint32_t dst, const CUtensorMap* map, int box_bytes, int row0, int bh,
+                                          uint32_t bar) {
+#pragma unroll
+  for (int box = 0; box < kD / kBoxCols; ++box) kg::tma_load_3d(dst + box * box_bytes, map, box * kBoxCols, row0, bh, bar);
+}
+
+template <typename T, int kD, bool kCausal>
+__global__ void __launch_bounds__(kThreads, 1)
+    fa_wgmma_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
+                    const __grid_constant__ CUtensorMap v_map, T* __restrict__ out, int heads, int seq_q, int seq_k,
+                    float scale_log2) {
+  using L = Layout<kD>;
+  constexpr int kSRegs = kBlockN / 2;  // S accumulator floats per thread (64 x kBlockN per warpgroup)
+  constexpr int kORegs = kD / 2;
+  constexpr int kPRegs = kBlockN / 4;  // P as packed pairs
+
+  extern __shared__ unsigned char smem_raw[];
+  const uint32_t base = (kg::smem_u32(smem_raw) + 1023) & ~1023u;
+  const uint32_t s_q = base + L::kQ;
+  const uint32_t s_k = base + L::kK;
+  const uint32_t s_v = base + L::kV;
+  const Bars bars{base + L::kBars};
+
+  // Causal CTAs with the most key tiles start first, so the short ones fill the tail.
+  const int m_block = kCausal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+  const int m0 = m_block * kBlockM;
+  const int bh = blockIdx.z * heads + blockIdx.y;
+  const int keys_needed = kCausal ? min(seq_k, m0 + kBlockM) : seq_k;
+  const int n_tiles = (keys_needed + kBlockN - 1) / kBlockN;
+
+  const bool producer = threadIdx.x == 0;
+  if (producer) {
+    kg::mbar_init(bars.q_full(), 1);
+    for (int s = 0; s < 2; ++s) {
+      kg::mbar_init(bars.k_full(s), 1);
+      kg::mbar_init(bars.v_full(s), 1);
+      kg::mbar_init(bars.k_empty(s), kWarps);
+      kg::mbar_init(bars.v_empty(s), kWarps);
+    }
+    kg::mbar_init_fence();
+  }
+  __syncthreads();
+
+  auto load_k = [&](int j) {
+    const int s = j & 1;
+    kg::mbar_arrive_expect_tx(bars.k_full(s), L::kKVBytes);
+    load_rows<kD>(s_k + s * L::kKVBytes, &k_map, L::kKVBoxBytes, j * kBlockN, bh, bars.k_full(s));
+  };
+  auto load_v = [&](int j) {
+    const int s = j & 1;
+    kg::mbar_arrive_expect_tx(bars.v_full(s), L::kKVBytes);
+    load_rows<kD>(s_v + s * L::kKVBytes, &v_map, L::kKVBoxBytes, j * kBlockN, bh, bars.v_full(s));
+  };
+  if (producer) {
+    kg::mbar_arrive_expect_tx(bars.q_full(), L::kQBytes);
+    load_rows<kD>(s_q, &q_map, L::kQBoxBytes, m0, bh, bars.q_full());
+    load_k(0);
+    load_v(0);
+    if (n_tiles > 1) load_k(1);
+  }
+
+  const int warpgroup = threadIdx.x >> 7;
+  const int warp_in_group = (threadIdx.x >> 5) & 3;
+  const int lane = threadIdx.x & 31;
+  const bool arriver = lane == 0;  // one arrival per warp on the empty barriers
+  // Accumulator layout of m64nNk16: warp w of the warpgroup holds rows 16w + lane / 4 and
+  // + 8; registers 4c + {0,1} are columns 8c + 2 (lane % 4) + {0,1} of the first row,
+  // 4c + {2,3} the same columns of the second.
+  const int row0 = m0 + warpgroup * 64 + warp_in_group * 16 + (lane >> 2);
+  const int col_in_8 = (lane & 3) * 2;
+
+  float s_acc[kSRegs];
+  float o_acc[kORegs];
+  uint32_t p[kPRegs];
+  float row_max[2] = {-INFINITY, -INFINITY};  // log2 units, scale folded in
+  float row_sum[2] = {0.f, 0.f};              // this thread's partial sums; quad-reduced at the end
+  float rescale[2];
+#pragma unroll
+  for (int i = 0; i < kORegs; ++i) o_acc[i] = 0.f;
+
+  auto issue_s = [&](int j) {
+    const int s = j & 1;
+    kg::mbar_wait(bars.k_full(s), (j >> 1) & 1);
+#pragma unroll
+    for (int i = 0; i < kSRegs; ++i) kg::pin(s_acc[i]);
+    kg::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kD / 16; ++kk) {
+      // k-step kk covers head-dim columns 16kk..16kk+15: box kk / 4, 32-byte step kk % 4.
+      const uint32_t q_addr = s_q + (kk >> 2) * L::kQBoxBytes + warpgroup * 64 * 128 + (kk & 3) * 32;
+      const uint32_t k_addr = s_k + s * L::kKVBytes + (kk >> 2) * L::kKVBoxBytes + (kk & 3) * 32;
+      kg::WgmmaSS<T, kBlockN>::run(s_acc, kg::make_desc(q_addr, 16, 1024), kg::make_desc(k_addr, 16, 1024), kk);
+    }
+    kg::wgmma_commit();
+#pragma unroll
+    for (int i = 0; i < kSRegs; ++i) kg::pin(s_acc[i]);
+  };
+  auto issue_pv = [&](int j) {
+    const int s = j & 1;
+    kg::mbar_wait(bars.v_full(s), (j >> 1) & 1);
+#pragma unroll
+    for (int i = 0; i < kORegs; ++i) kg::pin(o_acc[i]);
+    kg::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kBlockN / 16; ++kk) {
+      // Keys 16kk..16kk+15 are rows of V: 16 rows of 128 bytes; lbo steps between the
+      // 64-column boxes, sbo between 8-row groups.
+      const uint32_t v_addr = s_v + s * L::kKVBytes + kk * 16 * 128;
+      kg::WgmmaRS<T, kD>::run(o_acc, p + 4 * kk, kg::make_desc(v_addr, L::kKVBoxBytes, 1024));
+    }
+    kg::wgmma_commit();
+#pragma unroll
+    for (int i = 0; i < kORegs; ++i) kg::pin(o_acc[i]);
+  };
+  // Masks tile j of S, updates the running max and sums, leaves exp2 values in s_acc and
+  // the factor the old O and sums are scaled by in rescale[].
+  auto softmax = [&](int j) {
+    const int n0 = j * kBlockN;
+    const bool needs_mask = (n0 + kBlockN > seq_k) || (kCausal && n0 + kBlockN - 1 > m0);
+    if (needs_mask) {
+#pragma unroll
+      for (int c = 0; c < kBlockN / 8; ++c) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int col = n0 + c * 8 + col_in_8 + (e & 1);
+          const int row = row0 + (e >> 1) * 8;
+          if (col >= seq_k || (kCausal && col > row)) s_acc[4 * c + e] = -INFINITY;
+        }
+      }
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float tile_max = -INFINITY;
+#pragma unroll
+      for (int c = 0; c < kBlockN / 8; ++c) tile_max = fmaxf(tile_max, fmaxf(s_acc[4 * c + 2 * h], s_acc[4 * c + 2 * h + 1]));
+      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
+      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
+      const float new_max = fmaxf(row_max[h], tile_max * scale_log2);
+      // A row whose keys are all masked so far keeps max -inf; subtracting 0 keeps exp2 at 0.
+      const float shift = new_max == -INFINITY ? 0.f : new_max;
+      rescale[h] = kg::fast_exp2(row_max[h] - shift);
+      row_max[h] = new_max;
+      float sum = 0.f;
+#pragma unroll
+      for (int c = 0; c < kBlockN / 8; ++c) {
+        s_acc[4 * c + 2 * h] = kg::fast_exp2(fmaf(s_acc[4 * c + 2 * h], scale_log2, -shift));
+        s_acc[4 * c + 2 * h + 1] = kg::fast_exp2(fmaf(s_acc[4 * c + 2 * h + 1], scale_log2, -shift));
+        sum += s_acc[4 * c + 2 * h] + s_acc[4 * c + 2 * h + 1];
+      }
+      row_sum[h] = row_sum[h] * rescale[h] + sum;
+    }
+  };
+  // O *= rescale; P = S as 16-bit pairs (register 2i, 2i + 1 of S -> register i of P).
+  auto rescale_and_pack = [&]() {
+#pragma unroll
+    for (int c = 0; c < kD / 8; ++c) {
+      o_acc[4 * c] *= rescale[0];
+      o_acc[4 * c + 1] *= rescale[0];
+      o_acc[4 * c + 2] *= rescale[1];
+      o_acc[4 * c + 3] *= rescale[1];
+    }
+#pragma unroll
+    for (int i = 0; i < kPRegs; ++i) p[i] = kg::Mma<T>::pack(s_acc[2 * i], s_acc[2 * i + 1]);
+  };
+
+  kg::mbar_wait(bars.q_full(), 0);
+  // Warpgroup 0 issues first. Each warpgroup issues n_tiles + 1 times (S(0), the loop, the
+  // last P V); warpgroup 1 passes the turn back after all but its last.
+  if (warpgroup == 1) turn_pass(1);
+  turn_wait(warpgroup);
+  issue_s(0);
+  turn_pass(warpgroup);
+  kg::wgmma_wait<0>();
+#pragma unroll
+  for (int i = 0; i < kSRegs; ++i) kg::pin(s_acc[i]);
+  if (arriver) kg::mbar_arrive(bars.k_empty(0));
+  softmax(0);
+  rescale_and_pack();
+
+  // The producer's part of key tile j: K(j + 2) goes where K(j) was (released by every warp
+  // before S(j + 1) was issued), V(j + 1) where V(j - 1) was (released at the end of j - 1).
+  auto produce = [&](int j) {
+    if (j + 2 < n_tiles) {
+      kg::mbar_wait(bars.k_empty(j & 1), (j >> 1) & 1);
+      load_k(j + 2);
+    }
+    if (j + 1 < n_tiles) {
+      if (j >= 1) kg::mbar_wait(bars.v_empty((j + 1) & 1), ((j - 1) >> 1) & 1);
+      load_v(j + 1);
+    }
+  };
+  // Every tile but the last: the loop body has no branch around a wgmma, which is what lets
+  // ptxas keep the wgmmas asynchronous (with one, it serialises them: warning C7514).
+  const int last = n_tiles - 1;
+  for (int j = 0; j < last; ++j) {
+    if (producer) produce(j);
+    turn_wait(warpgroup);
+    issue_s(j + 1);
+    issue_pv(j);
+    turn_pass(warpgroup);
+    // S(j + 1) was committed first, so at most one group in flight means it has retired.
+    kg::wgmma_wait<1>();
+#pragma unroll
+    for (int i = 0; i < kSRegs; ++i) kg::pin(s_acc[i]);
+    if (arriver) kg::mbar_arrive(bars.k_empty((j + 1) & 1));
+    softmax(j + 1);
+    kg::wgmma_wait<0>();
+#pragma unroll
+    for (int i = 0; i < kORegs; ++i) kg::pin(o_acc[i]);
+    if (arriver) kg::mbar_arrive(bars.v_empty(j & 1));
+    rescale_and_pack();
+  }
+  turn_wait(warpgroup);
+  issue_pv(last);
+  if (warpgroup == 0) turn_pass(0);
+  kg::wgmma_wait<0>();
+#pragma unroll
+  for (int i = 0; i < kORegs; ++i) kg::pin(o_acc[i]);
+
+  // -- epilogue: normalise and store this thread's two rows --
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    float sum = row_sum[h];
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    const float inv = 1.f / sum;
+    const int row = row0 + h * 8;
+    if (row < seq_q) {
+      T* out_row = out + (static_cast<int64_t>(bh) * seq_q + row) * kD;
+#pragma unroll
+      for (int c = 0; c < kD / 8; ++c) {
+        *reinterpret_cast<uint32_t*>(out_row + c * 8 + col_in_8) =
+            kg::Mma<T>::pack(o_acc[4 * c + 2 * h] * inv, o_acc[4 * c + 2 * h + 1] * inv);
+      }
+    }
+  }
+}
+
+// (B·H, S, D) as a 3-D map: a box is `rows` rows of one head and 64 head-dim columns, so
+// rows past the head's sequence end read as zero instead of as the next head's rows.
+bool encode_qkv(CUtensorMap* map, CUtensorMapDataType type, const void* base, int bh, int seq, int head_dim,
+                int rows) {
+  const uint64_t dims[3] = {static_cast<uint64_t>(head_dim), static_cast<uint64_t>(seq), static_cast<uint64_t>(bh)};
+  const uint32_t box[3] = {static_cast<uint32_t>(kBoxCols), static_cast<uint32_t>(rows), 1};
+  return kg::encode_tiled(map, type, base, 3, dims, box);
+}
+
+template <typename T, int kD, bool kCausal>
+cudaError_t launch(CUtensorMapDataType type, const void* q, const void* k, const void* v, void* out, int batch,
+                   int heads, int seq_q, int seq_k, float scale, cudaStream_t stream) {
+  CUtensorMap q_map;
+  CUtensorMap k_map;
+  CUtensorMap v_map;
+  const int bh = batch * heads;
+  if (!encode_qkv(&q_map, type, q, bh, seq_q, kD, kBlockM) || !encode_qkv(&k_map, type, k, bh, seq_k, kD, kBlockN) ||
+      !encode_qkv(&v_map, type, v, bh, seq_k, kD, kBlockN)) {
+    return cudaErrorInvalidValue;
+  }
+  constexpr int kSmemBytes = Layout<kD>::kSmemBytes;
+  auto kernel = fa_wgmma_kernel<T, kD, kCausal>;
+  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+  if (err != cudaSuccess) return err;
+  const dim3 grid((seq_q + kBlockM - 1) / kBlockM, heads, batch);
+  const float scale_log2 = scale * 1.4426950408889634f;
+  kernel<<<grid, kThreads, kSmemBytes, stream>>>(q_map, k_map, v_map, static_cast<T*>(out), heads, seq_q, seq_k,
+                                                 scale_log2);
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t dispatch(CUtensorMapDataType type, const void* q, const void* k, const void* v, void* out, int batch,
+                     int heads, int seq_q, int seq_k, int head_dim, bool causal, float scale, cudaStream_t stream) {
+  if (head_dim == 64) {
+    return causal ? launch<T, 64, true>(type, q, k, v, out, batch, heads, seq_q, seq_k, scale, stream)
+                  : launch<T, 64, false>(type, q, k, v, out, batch, heads, seq_q, seq_k, scale, stream);
+  }
+  if (head_dim == 128) {
+    return causal ? launch<T, 128, true>(type, q, k, v, out, batch, heads, seq_q, seq_k, scale, stream)
+                  : launch<T, 128, false>(type, q, k, v, out, batch, heads, seq_q, seq_k, scale, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+}  // namespace
+
+// Same contract as kg_attention_fa2: q (batch, heads, seq_q, head_dim); k, v (batch, heads,
+// seq_k, head_dim); out like q; all contiguous; dtype 0 = fp16, 1 = bf16; head_dim 64 or 128;
+// causal masking top-left aligned (key j visible to query i when j <= i). Pointers must be
+// 16-byte aligned (TMA).
+extern "C" int kg_attention_fa_wgmma(const void* q, const void* k, const void* v, void* out, int batch, int heads,
+                                     int seq_q, int seq_k, int head_dim, int dtype, int causal, float scale,
+                                     void* stream) {
+  if (batch <= 0 || heads <= 0 || seq_q <= 0 || seq_k <= 0 || batch > 65535 || heads > 65535 ||
+      static_cast<int64_t>(batch) * heads > INT32_MAX || reinterpret_cast<uintptr_t>(q) % 16 != 0 ||
+      reinterpret_cast<uintptr_t>(k) % 16 != 0 || reinterpret_cast<uintptr_t>(v) % 16 != 0) {
+    return cudaErrorInvalidValue;
+  }
+  const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  if (dtype == 0) {
+    return dispatch<__half>(CU_TENSOR_MAP_DATA_TYPE_FLOAT16, q, k, v, out, batch, heads, seq_q, seq_k, head_dim,
+                            causal != 0, scale, s);
+  }
+  if (dtype == 1) {
+    return dispatch<__nv_bfloat16>(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, q, k, v, out, batch, heads, seq_q, seq_k,
+                                   head_dim, causal != 0, scale, s);
+  }
+  return cudaErrorInvalidValue;
+}
+
+// Name of a cudaError_t returned by the entry above, for the Python wrapper's messages.
+extern "C" const char* kg_cuda_error_name(int code) { return cudaGetErrorName(static_cast<cudaError_t>(code)); }
