@@ -6955,9 +6955,9 @@ var require_identity = __commonJS({
     var NODE_TYPE = /* @__PURE__ */ Symbol.for("yaml.node.type");
     var isAlias = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === ALIAS;
     var isDocument = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === DOC;
-    var isMap = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === MAP;
+    var isMap2 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === MAP;
     var isPair = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === PAIR;
-    var isScalar = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === SCALAR;
+    var isScalar2 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === SCALAR;
     var isSeq = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === SEQ;
     function isCollection(node2) {
       if (node2 && typeof node2 === "object")
@@ -6979,7 +6979,7 @@ var require_identity = __commonJS({
         }
       return false;
     }
-    var hasAnchor = (node2) => (isScalar(node2) || isCollection(node2)) && !!node2.anchor;
+    var hasAnchor = (node2) => (isScalar2(node2) || isCollection(node2)) && !!node2.anchor;
     exports2.ALIAS = ALIAS;
     exports2.DOC = DOC;
     exports2.MAP = MAP;
@@ -6991,10 +6991,10 @@ var require_identity = __commonJS({
     exports2.isAlias = isAlias;
     exports2.isCollection = isCollection;
     exports2.isDocument = isDocument;
-    exports2.isMap = isMap;
+    exports2.isMap = isMap2;
     exports2.isNode = isNode;
     exports2.isPair = isPair;
-    exports2.isScalar = isScalar;
+    exports2.isScalar = isScalar2;
     exports2.isSeq = isSeq;
   }
 });
@@ -11103,9 +11103,9 @@ var require_resolve_flow_collection = __commonJS({
     var blockMsg = "Block collections are not allowed within flow collections";
     var isBlock = (token) => token && (token.type === "block-map" || token.type === "block-seq");
     function resolveFlowCollection({ composeNode, composeEmptyNode }, ctx, fc, onError, tag2) {
-      const isMap = fc.start.source === "{";
-      const fcName = isMap ? "flow map" : "flow sequence";
-      const NodeClass = tag2?.nodeClass ?? (isMap ? YAMLMap.YAMLMap : YAMLSeq.YAMLSeq);
+      const isMap2 = fc.start.source === "{";
+      const fcName = isMap2 ? "flow map" : "flow sequence";
+      const NodeClass = tag2?.nodeClass ?? (isMap2 ? YAMLMap.YAMLMap : YAMLSeq.YAMLSeq);
       const coll = new NodeClass(ctx.schema);
       coll.flow = true;
       const atRoot = ctx.atRoot;
@@ -11141,7 +11141,7 @@ var require_resolve_flow_collection = __commonJS({
             offset = props.end;
             continue;
           }
-          if (!isMap && ctx.options.strict && utilContainsNewline.containsNewline(key))
+          if (!isMap2 && ctx.options.strict && utilContainsNewline.containsNewline(key))
             onError(
               key,
               // checked by containsNewline()
@@ -11181,7 +11181,7 @@ var require_resolve_flow_collection = __commonJS({
             }
           }
         }
-        if (!isMap && !sep3 && !props.found) {
+        if (!isMap2 && !sep3 && !props.found) {
           const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep3, null, props, onError);
           coll.items.push(valueNode);
           offset = valueNode.range[2];
@@ -11204,7 +11204,7 @@ var require_resolve_flow_collection = __commonJS({
             startOnNewline: false
           });
           if (valueProps.found) {
-            if (!isMap && !props.found && ctx.options.strict) {
+            if (!isMap2 && !props.found && ctx.options.strict) {
               if (sep3)
                 for (const st of sep3) {
                   if (st === valueProps.found)
@@ -11236,7 +11236,7 @@ var require_resolve_flow_collection = __commonJS({
           const pair = new Pair.Pair(keyNode, valueNode);
           if (ctx.options.keepSourceTokens)
             pair.srcToken = collItem;
-          if (isMap) {
+          if (isMap2) {
             const map = coll;
             if (utilMapIncludes.mapIncludes(ctx, map.items, keyNode))
               onError(keyStart, "DUPLICATE_KEY", "Map keys must be unique");
@@ -11252,7 +11252,7 @@ var require_resolve_flow_collection = __commonJS({
           offset = valueNode ? valueNode.range[2] : valueProps.end;
         }
       }
-      const expectedEnd = isMap ? "}" : "]";
+      const expectedEnd = isMap2 ? "}" : "]";
       const [ce, ...ee] = fc.end;
       let cePos = offset;
       if (ce?.source === expectedEnd)
@@ -12539,7 +12539,7 @@ var require_cst = __commonJS({
     var FLOW_END = "";
     var SCALAR = "";
     var isCollection = (token) => !!token && "items" in token;
-    var isScalar = (token) => !!token && (token.type === "scalar" || token.type === "single-quoted-scalar" || token.type === "double-quoted-scalar" || token.type === "block-scalar");
+    var isScalar2 = (token) => !!token && (token.type === "scalar" || token.type === "single-quoted-scalar" || token.type === "double-quoted-scalar" || token.type === "block-scalar");
     function prettyToken(token) {
       switch (token) {
         case BOM:
@@ -12623,7 +12623,7 @@ var require_cst = __commonJS({
     exports2.FLOW_END = FLOW_END;
     exports2.SCALAR = SCALAR;
     exports2.isCollection = isCollection;
-    exports2.isScalar = isScalar;
+    exports2.isScalar = isScalar2;
     exports2.prettyToken = prettyToken;
     exports2.tokenType = tokenType;
   }
@@ -14153,7 +14153,7 @@ var require_public_api = __commonJS({
         return docs;
       return Object.assign([], { empty: true }, composer$1.streamInfo());
     }
-    function parseDocument2(source, options = {}) {
+    function parseDocument3(source, options = {}) {
       const { lineCounter: lineCounter2, prettyErrors } = parseOptions(options);
       const parser$1 = new parser.Parser(lineCounter2?.addNewLine);
       const composer$1 = new composer.Composer(options);
@@ -14179,7 +14179,7 @@ var require_public_api = __commonJS({
       } else if (options === void 0 && reviver && typeof reviver === "object") {
         options = reviver;
       }
-      const doc = parseDocument2(src, options);
+      const doc = parseDocument3(src, options);
       if (!doc)
         return null;
       doc.warnings.forEach((warning) => log.warn(doc.options.logLevel, warning));
@@ -14215,7 +14215,7 @@ var require_public_api = __commonJS({
     }
     exports2.parse = parse3;
     exports2.parseAllDocuments = parseAllDocuments;
-    exports2.parseDocument = parseDocument2;
+    exports2.parseDocument = parseDocument3;
     exports2.stringify = stringify;
   }
 });
@@ -14273,7 +14273,7 @@ var require_dist = __commonJS({
 });
 
 // src/cli.ts
-import { writeFileSync as writeFileSync4, realpathSync, statSync as statSync2 } from "node:fs";
+import { readFileSync as readFileSync4, writeFileSync as writeFileSync4, realpathSync, statSync as statSync2 } from "node:fs";
 import { dirname as dirname4, join as join7, resolve as resolve4 } from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 import { parseArgs } from "node:util";
@@ -16432,6 +16432,9 @@ function summary(record) {
   return parts.join("; ");
 }
 
+// src/calibrate.ts
+var import_yaml = __toESM(require_dist(), 1);
+
 // node_modules/markdown-table/index.js
 function defaultStringLength(value) {
   return value.length;
@@ -16848,7 +16851,7 @@ function judgeCorrectness(current, baseline, config) {
   return { correctness: "PASS" };
 }
 function timingMethodKind(method) {
-  return method.replace(/\(\d+ launches\)/g, "(N launches)");
+  return method.replace(/\(\d+ launches\)/g, "(N launches)").replace(/\d+ calls back to back/g, "N calls back to back");
 }
 function judgePerf(key, current, baseline, comparable, thresholdPct, config) {
   if (!isTimed(current)) return { perf: "UNTIMED" };
@@ -17041,6 +17044,45 @@ function calibrationYaml(calibration, provenance) {
     lines.push(`    ${JSON.stringify(e.key)}: ${e.noisePct}`);
   }
   return lines.join("\n") + "\n";
+}
+function writeCalibration(configText, calibration, provenance, file) {
+  const doc = (0, import_yaml.parseDocument)(configText);
+  if (doc.errors.length > 0) {
+    throw new InputError(`${file}: not valid YAML: ${doc.errors[0]?.message ?? ""}`);
+  }
+  if (doc.contents === null) doc.contents = doc.createNode({});
+  if (!(0, import_yaml.isMap)(doc.contents)) throw new InputError(`${file}: the top level must be a mapping`);
+  let compare2 = doc.contents.get("compare", true);
+  if (compare2 === void 0 || compare2 === null) {
+    doc.contents.set("compare", doc.createNode({}));
+    compare2 = doc.contents.get("compare", true);
+  }
+  if (!(0, import_yaml.isMap)(compare2)) throw new InputError(`${file}: compare must be a mapping`);
+  let noise = compare2.get("noise_pct", true);
+  if (noise === void 0 || noise === null) {
+    compare2.set("noise_pct", doc.createNode({}));
+    noise = compare2.get("noise_pct", true);
+  }
+  if (!(0, import_yaml.isMap)(noise)) throw new InputError(`${file}: compare.noise_pct must be a mapping`);
+  noise.items = noise.items.filter((pair) => {
+    const key = (0, import_yaml.isScalar)(pair.key) ? String(pair.key.value) : String(pair.key);
+    return key.split("/").length < 3;
+  });
+  const header = [
+    ` Calibrated by \`kernelgate calibrate\` from ${calibration.runs} A/A runs (${provenance}):`,
+    ` ${calibration.compared} cases compared, ${calibration.entries.length} moved more than the threshold.`
+  ].join("\n");
+  for (const [i, e] of calibration.entries.entries()) {
+    const pair = doc.createPair(e.key, e.noisePct);
+    const key = pair.key;
+    key.type = "QUOTE_DOUBLE";
+    const medians = e.medianMs.map((m) => m.toPrecision(3)).join(" / ");
+    const line = ` medians ${medians} ms: spread ${e.spreadPct.toFixed(1)} %`;
+    key.commentBefore = i === 0 ? `${header}
+${line}` : line;
+    noise.items.push(pair);
+  }
+  return doc.toString({ lineWidth: 0, flowCollectionPadding: false });
 }
 
 // src/doctor.ts
@@ -22153,7 +22195,7 @@ async function fullRun(options, deps) {
 }
 
 // src/config.ts
-var import_yaml = __toESM(require_dist(), 1);
+var import_yaml2 = __toESM(require_dist(), 1);
 import { existsSync as existsSync3, readdirSync as readdirSync2, readFileSync as readFileSync2, statSync } from "node:fs";
 import { join as join5, relative as relative2, resolve as resolve3 } from "node:path";
 
@@ -22465,7 +22507,7 @@ function getValidators() {
   return validators;
 }
 function parseYaml(text2, file) {
-  const doc = (0, import_yaml.parseDocument)(text2, { prettyErrors: true });
+  const doc = (0, import_yaml2.parseDocument)(text2, { prettyErrors: true });
   const first = doc.errors[0];
   if (first) {
     const pos = first.linePos?.[0];
@@ -23925,9 +23967,10 @@ kernelgate build [--config DIR_OR_FILE] [--only K1,K2] [--cache-dir DIR]
                                                     an expectation
 
 kernelgate calibrate RUN.json RUN.json [...] [--margin 2] [--floor-pct 3]
-                     [--exclude KERNEL/VARIANT,...] [--provenance TEXT]
+                     [--exclude KERNEL/VARIANT,...] [--provenance TEXT] [--write FILE]
   prints a compare.noise_pct block for kernelgate.yml: each case whose median moved more than
-  --floor-pct between the runs gets margin × its spread
+  --floor-pct between the runs gets margin × its spread; --write FILE replaces the per-case
+  entries of FILE's compare.noise_pct instead (kernel- and variant-wide entries are kept)
 
 exit status: 0 the gate passed, 1 the gate failed, 2 bad usage or bad input
 `;
@@ -24101,7 +24144,8 @@ var calibrateCommand = async (args, io) => {
       margin: { type: "string", default: "2" },
       "floor-pct": { type: "string", default: "3" },
       exclude: { type: "string", default: "" },
-      provenance: { type: "string", default: "see the runs named in the command" }
+      provenance: { type: "string", default: "see the runs named in the command" },
+      write: { type: "string" }
     },
     strict: true,
     allowPositionals: true
@@ -24123,7 +24167,22 @@ var calibrateCommand = async (args, io) => {
   };
   const runs = positionals.map((p) => loadResults(resolve4(io.cwd, p)));
   const calibration = calibrate(runs, calibrationOptions);
-  io.stdout(calibrationYaml(calibration, values.provenance));
+  if (values.write !== void 0) {
+    const file = resolve4(io.cwd, values.write);
+    let text2;
+    try {
+      text2 = readFileSync4(file, "utf8");
+    } catch (e) {
+      throw new InputError(`${file}: cannot read it (${e.message})`);
+    }
+    writeFileSync4(file, writeCalibration(text2, calibration, values.provenance, file));
+    io.stderr(
+      `${file}: compare.noise_pct now has ${calibration.entries.length} per-case entries (${calibration.compared} cases compared)
+`
+    );
+  } else {
+    io.stdout(calibrationYaml(calibration, values.provenance));
+  }
   for (const s of calibration.skipped) io.stderr(`skipped ${s.key}: ${s.reason}
 `);
   return EXIT_PASS;

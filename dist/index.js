@@ -36773,7 +36773,7 @@ function judgeCorrectness(current, baseline, config) {
   return { correctness: "PASS" };
 }
 function timingMethodKind(method) {
-  return method.replace(/\(\d+ launches\)/g, "(N launches)");
+  return method.replace(/\(\d+ launches\)/g, "(N launches)").replace(/\d+ calls back to back/g, "N calls back to back");
 }
 function judgePerf(key, current, baseline, comparable, thresholdPct, config) {
   if (!isTimed(current)) return { perf: "UNTIMED" };

@@ -2,6 +2,7 @@
 // case, how far its median moved between runs. A case whose run-to-run spread exceeds the
 // practical threshold gets its own `compare.noise_pct`, so the comparison states the smallest
 // change it can detect there instead of crying wolf.
+import { isMap, isScalar, parseDocument, type Scalar } from 'yaml';
 import { timingMethodKind } from './compare.js';
 import type { KernelgateResults } from './results-types.js';
 import { InputError } from './results.js';
@@ -89,4 +90,53 @@ export function calibrationYaml(calibration: Calibration, provenance: string): s
     lines.push(`    ${JSON.stringify(e.key)}: ${e.noisePct}`);
   }
   return lines.join('\n') + '\n';
+}
+
+/**
+ * kernelgate.yml's text with the calibration in `compare.noise_pct`: per-case entries
+ * (`kernel/variant/case`) are replaced by the calibration's, kernel- and variant-wide entries
+ * and every other line (comments included) are kept.
+ */
+export function writeCalibration(
+  configText: string,
+  calibration: Calibration,
+  provenance: string,
+  file: string,
+): string {
+  const doc = parseDocument(configText);
+  if (doc.errors.length > 0) {
+    throw new InputError(`${file}: not valid YAML: ${doc.errors[0]?.message ?? ''}`);
+  }
+  if (doc.contents === null) doc.contents = doc.createNode({}) as unknown as typeof doc.contents;
+  if (!isMap(doc.contents)) throw new InputError(`${file}: the top level must be a mapping`);
+  let compare = doc.contents.get('compare', true);
+  if (compare === undefined || compare === null) {
+    doc.contents.set('compare' as never, doc.createNode({}) as never);
+    compare = doc.contents.get('compare', true);
+  }
+  if (!isMap(compare)) throw new InputError(`${file}: compare must be a mapping`);
+  let noise = compare.get('noise_pct', true);
+  if (noise === undefined || noise === null) {
+    compare.set('noise_pct', doc.createNode({}));
+    noise = compare.get('noise_pct', true);
+  }
+  if (!isMap(noise)) throw new InputError(`${file}: compare.noise_pct must be a mapping`);
+  noise.items = noise.items.filter((pair) => {
+    const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+    return key.split('/').length < 3;
+  });
+  const header = [
+    ` Calibrated by \`kernelgate calibrate\` from ${calibration.runs} A/A runs (${provenance}):`,
+    ` ${calibration.compared} cases compared, ${calibration.entries.length} moved more than the threshold.`,
+  ].join('\n');
+  for (const [i, e] of calibration.entries.entries()) {
+    const pair = doc.createPair(e.key, e.noisePct);
+    const key = pair.key as Scalar;
+    key.type = 'QUOTE_DOUBLE';
+    const medians = e.medianMs.map((m) => m.toPrecision(3)).join(' / ');
+    const line = ` medians ${medians} ms: spread ${e.spreadPct.toFixed(1)} %`;
+    key.commentBefore = i === 0 ? `${header}\n${line}` : line;
+    noise.items.push(pair);
+  }
+  return doc.toString({ lineWidth: 0, flowCollectionPadding: false });
 }

@@ -1,12 +1,12 @@
 // The kernelgate command line: a small subcommand dispatcher. `kernelgate report` judges a
 // results file locally (compare → tiers → gate → render) and exits with the gate's verdict.
-import { writeFileSync, realpathSync, statSync } from 'node:fs';
+import { readFileSync, writeFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { fileBaselineStore } from './baseline.js';
 import { buildKernels } from './build.js';
-import { calibrate, calibrationYaml } from './calibrate.js';
+import { calibrate, calibrationYaml, writeCalibration } from './calibrate.js';
 import { describeDoctor, runDoctor } from './doctor.js';
 import { actionsExec } from './exec.js';
 import { buildTargets } from './measure.js';
@@ -75,9 +75,10 @@ kernelgate build [--config DIR_OR_FILE] [--only K1,K2] [--cache-dir DIR]
                                                     an expectation
 
 kernelgate calibrate RUN.json RUN.json [...] [--margin 2] [--floor-pct 3]
-                     [--exclude KERNEL/VARIANT,...] [--provenance TEXT]
+                     [--exclude KERNEL/VARIANT,...] [--provenance TEXT] [--write FILE]
   prints a compare.noise_pct block for kernelgate.yml: each case whose median moved more than
-  --floor-pct between the runs gets margin × its spread
+  --floor-pct between the runs gets margin × its spread; --write FILE replaces the per-case
+  entries of FILE's compare.noise_pct instead (kernel- and variant-wide entries are kept)
 
 exit status: 0 the gate passed, 1 the gate failed, 2 bad usage or bad input
 `;
@@ -275,6 +276,7 @@ const calibrateCommand: Command = async (args, io) => {
       'floor-pct': { type: 'string', default: '3' },
       exclude: { type: 'string', default: '' },
       provenance: { type: 'string', default: 'see the runs named in the command' },
+      write: { type: 'string' },
     },
     strict: true,
     allowPositionals: true,
@@ -296,7 +298,21 @@ const calibrateCommand: Command = async (args, io) => {
   };
   const runs = positionals.map((p) => loadResults(resolve(io.cwd, p)));
   const calibration = calibrate(runs, calibrationOptions);
-  io.stdout(calibrationYaml(calibration, values.provenance));
+  if (values.write !== undefined) {
+    const file = resolve(io.cwd, values.write);
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (e) {
+      throw new InputError(`${file}: cannot read it (${(e as Error).message})`);
+    }
+    writeFileSync(file, writeCalibration(text, calibration, values.provenance, file));
+    io.stderr(
+      `${file}: compare.noise_pct now has ${calibration.entries.length} per-case entries (${calibration.compared} cases compared)\n`,
+    );
+  } else {
+    io.stdout(calibrationYaml(calibration, values.provenance));
+  }
   for (const s of calibration.skipped) io.stderr(`skipped ${s.key}: ${s.reason}\n`);
   return EXIT_PASS;
 };

@@ -212,7 +212,9 @@ interface PerfJudgement {
 
 /** A timing method without its counts: "events, graph(23 launches)" and "(34 launches)" are one kind. */
 export function timingMethodKind(method: string): string {
-  return method.replace(/\(\d+ launches\)/g, '(N launches)');
+  return method
+    .replace(/\(\d+ launches\)/g, '(N launches)')
+    .replace(/\d+ calls back to back/g, 'N calls back to back');
 }
 
 function judgePerf(

@@ -1,6 +1,8 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { calibrate, calibrationYaml } from '../src/calibrate.js';
+import { calibrate, calibrationYaml, writeCalibration } from '../src/calibrate.js';
 import { runCli } from '../src/cli.js';
 import type { KernelgateResults } from '../src/results-types.js';
 import { loadResults } from '../src/results.js';
@@ -77,6 +79,69 @@ describe('calibrate', () => {
       '  noise_pct:',
     ]);
     expect(yaml).toContain(`    ${JSON.stringify(key)}: 21\n`);
+  });
+
+  it('--write replaces the per-case entries of kernelgate.yml and keeps everything else', async () => {
+    const config = [
+      'harness:',
+      '  args: [--time-cap-s, "1"]',
+      'compare:',
+      '  threshold_pct: 3',
+      '  # why the noise',
+      '  noise_pct:',
+      '    # kernel-wide, from MEASUREMENT.md',
+      '    gemm: 10',
+      '    attention/sdpa_flash: 4',
+      '    # medians 1 / 2 ms: spread 100.0 %',
+      '    "attention/old/dtype=fp16": 200',
+      'policy:',
+      '  fail_on_slower: false',
+      '',
+    ].join('\n');
+    const dir = mkdtempSync(join(tmpdir(), 'kg-calibrate-'));
+    const file = join(dir, 'kernelgate.yml');
+    writeFileSync(file, config);
+    const a = join(dir, 'a.json');
+    const b = join(dir, 'b.json');
+    writeFileSync(a, JSON.stringify(push));
+    writeFileSync(b, JSON.stringify(withMedian(push, first, 1.1)));
+    let stderr = '';
+    const status = await runCli(
+      ['calibrate', a, b, '--write', file, '--provenance', 'two test runs'],
+      { stdout: () => {}, stderr: (t) => (stderr += t), cwd: ROOT },
+    );
+    expect(status).toBe(0);
+    const compared = calibrate([push, push], options).compared;
+    expect(stderr).toContain(
+      `${file}: compare.noise_pct now has 1 per-case entries (${compared} cases compared)\n`,
+    );
+    const median = push.cases[first]!.timing!.median_ms;
+    expect(readFileSync(file, 'utf8')).toBe(
+      [
+        'harness:',
+        '  args: [--time-cap-s, "1"]',
+        'compare:',
+        '  threshold_pct: 3',
+        '  # why the noise',
+        '  noise_pct:',
+        '    # kernel-wide, from MEASUREMENT.md',
+        '    gemm: 10',
+        '    attention/sdpa_flash: 4',
+        '    # Calibrated by `kernelgate calibrate` from 2 A/A runs (two test runs):',
+        `    # ${compared} cases compared, 1 moved more than the threshold.`,
+        `    # medians ${median.toPrecision(3)} / ${(median * 1.1).toPrecision(3)} ms: spread 10.0 %`,
+        `    ${JSON.stringify(key)}: 21`,
+        'policy:',
+        '  fail_on_slower: false',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('--write names the file when it is not YAML', () => {
+    expect(() =>
+      writeCalibration('compare: [', calibrate([push, push], options), 'x', 'kernelgate.yml'),
+    ).toThrow(/^kernelgate\.yml: not valid YAML: /);
   });
 
   it('the command line names a bad margin', async () => {

@@ -1,6 +1,12 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compare, environmentNotes, noisePctFor, type CaseComparison } from '../src/compare.js';
+import {
+  compare,
+  timingMethodKind,
+  environmentNotes,
+  noisePctFor,
+  type CaseComparison,
+} from '../src/compare.js';
 import { loadConfig } from '../src/config.js';
 import { loadResults } from '../src/results.js';
 import type { KernelgateResults } from '../src/results-types.js';
@@ -176,6 +182,22 @@ describe('compare over the synthetic fixtures', () => {
     if (!t) throw new Error('fixture has no timing');
     t.method = 'events, graph(34 launches)+l2flush';
     expect(compare(other, otherBase, config).cases[0]?.perf).toBe('SAME');
+  });
+
+  it('treats calls back to back as their own method, whatever their count', () => {
+    expect(timingMethodKind('events, 24 calls back to back+l2flush, interleaved')).toBe(
+      'events, N calls back to back+l2flush, interleaved',
+    );
+    const current = clone(baseline);
+    const base = clone(baseline);
+    const ct = current.cases[0]?.timing;
+    const bt = base.cases[0]?.timing;
+    if (!ct || !bt) throw new Error('fixture has no timing');
+    ct.method = 'events, 24 calls back to back+l2flush, interleaved';
+    bt.method = 'events, 31 calls back to back+l2flush, interleaved';
+    expect(compare(current, base, config).cases[0]?.perf).toBe('SAME');
+    bt.method = 'events, graph(24 launches)+l2flush, interleaved';
+    expect(compare(current, base, config).cases[0]?.perf).toBe('AMBIGUOUS');
   });
 
   it('is deterministic', () => {

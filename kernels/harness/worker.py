@@ -309,9 +309,9 @@ class Worker:
         # Sequential (--no-interleave): each variant warmed up and sampled on its own.
         groups = [names] if self.opt.get("interleave", True) else [[v] for v in names]
         use_graph = cuda and times_as_graph(work)
-        st, graphs, warmup_ms = {}, {}, {}
+        st, graphs, batched, warmup_ms = {}, {}, {}, {}
         for group in groups:
-            self.sample_group(group, call, n_sets, flush, st, graphs, warmup_ms, use_graph)
+            self.sample_group(group, call, n_sets, flush, st, graphs, batched, warmup_ms, use_graph)
 
         # -- the timed runs' output, re-checked against the oracle of the first seed --
         if cuda:
@@ -320,7 +320,7 @@ class Worker:
         for v in names:
             s = st[v]
             kept, clk, pw, n_drop = drop_throttled(s["ms"], s["clk"], s["pw"])
-            timing = {"method": self.method(v, graphs, cold), "samples_ms": kept, **summarize(kept), "n_discarded_throttled": n_drop, "stop_reason": s["stop"], "warmup_ms": warmup_ms[v], "l2_flush": bool(cold), "input_sets": n_sets}
+            timing = {"method": self.method(v, graphs, batched, cold), "samples_ms": kept, **summarize(kept), "n_discarded_throttled": n_drop, "stop_reason": s["stop"], "warmup_ms": warmup_ms[v], "l2_flush": bool(cold), "input_sets": n_sets}
             if clk:
                 timing["sm_clock_mhz"] = clk
                 timing["power_w"] = pw
@@ -336,7 +336,7 @@ class Worker:
                 rec["correctness"]["message"] = f"the output of the timed runs is wrong ({shown} > tolerance {tol['rel_l2']:.1e}) although the verification runs passed: a race under repetition?"
         del sets, outs, flush, last_res
 
-    def sample_group(self, names, call, n_sets, flush, st, graphs, warmup_ms, use_graph):
+    def sample_group(self, names, call, n_sets, flush, st, graphs, batched, warmup_ms, use_graph):
         """Warm-up, graph capture where needed, then samples until each variant's stop rule says so."""
         torch = self.torch
         cuda = self.device == "cuda"
@@ -368,9 +368,12 @@ class Worker:
                 try:
                     graphs[v] = (self.capture(lambda v=v: call(v, 0), n), n)
                 except Exception as e:
-                    # Not capturable (e.g. a host sync inside): one launch per event pair instead.
-                    print(f"[kernelgate worker] {v}: CUDA graph capture failed ({type(e).__name__}: {e}); timing single launches", file=sys.stderr)
+                    # Not capturable (e.g. a host sync inside): n calls back to back between one
+                    # event pair. That includes the host's launch cost, but amortised over n calls
+                    # it no longer swings with one launch's latency.
+                    print(f"[kernelgate worker] {v}: CUDA graph capture failed ({type(e).__name__}: {e}); timing {n} calls back to back", file=sys.stderr)
                     torch.cuda.synchronize()
+                    batched[v] = n
 
         # -- samples: round by round over the group, the order rotated every round --
         rule = StopRule(min_samples=self.opt["min_samples"], max_samples=self.opt["max_samples"], ci_rel=self.opt["ci_rel"], time_cap_s=self.opt["time_cap_s"])
@@ -389,6 +392,8 @@ class Worker:
                 if v in graphs:
                     g, n = graphs[v]
                     t = self.time_one(g.replay, flush, per=n)
+                elif v in batched:
+                    t = self.time_one(lambda v=v, k=k: [call(v, k) for _ in range(batched[v])], flush, per=batched[v])
                 else:
                     t = self.time_one(lambda: call(v, k), flush)
                 clk = self.nvml.sm_clock_mhz() if self.nvml and self.nvml.ok else None
@@ -441,10 +446,15 @@ class Worker:
         torch.cuda.synchronize()
         return g
 
-    def method(self, v, graphs, cold):
+    def method(self, v, graphs, batched, cold):
         if self.device != "cuda":
             return "wall clock (CPU" + (", Triton interpreter)" if self.ctx.interpret else ")")
-        base = f"events, graph({graphs[v][1]} launches)" if v in graphs else "events"
+        if v in graphs:
+            base = f"events, graph({graphs[v][1]} launches)"
+        elif v in batched:
+            base = f"events, {batched[v]} calls back to back"
+        else:
+            base = "events"
         return base + ("+l2flush" if cold else "") + (", interleaved" if self.opt.get("interleave", True) else ", sequential")
 
     # -- one case ------------------------------------------------------------------------------
