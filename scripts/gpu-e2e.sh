@@ -7,6 +7,7 @@
 #   aa       pull request of the same code (A/A): every case SAME or AMBIGUOUS expected
 #   broken   pull request with a planted correctness fault (KERNELGATE_FAULT=...:wrong)
 #   slowed   pull request with a planted slowdown (KERNELGATE_FAULT=...:slow)
+#   nightly  schedule on main: judged against main's newest baseline, the nightly report issue
 # Usage: scripts/gpu-e2e.sh OUTDIR SCENARIO...   (node must be on PATH; see docs/gpu-runs.md)
 # Needs .carry/standin/ (the stand-in bundle: scripts/pack-standin.sh) next to the checkout.
 set -uo pipefail
@@ -39,6 +40,11 @@ event_push() {
 {"ref": "refs/heads/main", "after": "$sha", "repository": {"full_name": "$repo", "default_branch": "main", "owner": {"login": "kernelgate"}, "name": "kernelgate"}}
 JSON
 }
+event_schedule() {
+  cat <<JSON
+{"schedule": "0 3 * * *", "repository": {"full_name": "$repo", "default_branch": "main", "owner": {"login": "kernelgate"}, "name": "kernelgate"}}
+JSON
+}
 event_pr() {
   cat <<JSON
 {"action": "synchronize", "number": 42,
@@ -60,6 +66,7 @@ run_scenario() {
       event_pr "planted fault: $fault" >"$dir/event.json" ;;
     slowed) event_name=pull_request; ref=refs/pull/42/merge; fault="$fault_target:slow"
       event_pr "planted fault: $fault" >"$dir/event.json" ;;
+    nightly) event_name=schedule; ref=refs/heads/main; event_schedule >"$dir/event.json" ;;
     *) echo "unknown scenario $name" >&2; return 2 ;;
   esac
   : >"$dir/github_output"; : >"$dir/summary.md"; : >"$dir/state"; : >"$dir/env"
