@@ -35954,6 +35954,11 @@ var config_schema_default = {
           description: "run-to-run noise in % by kernel, kernel/variant or kernel/variant/case id; the most specific key wins and the threshold is max(threshold_pct, noise)",
           propertyNames: { pattern: "^[a-z0-9_]+(/[a-z0-9_]+(/.+)?)?$" },
           additionalProperties: { type: "number", minimum: 0 }
+        },
+        min_change_ms: {
+          type: "number",
+          minimum: 0,
+          description: "smallest change of a case's median, in ms, that can be SLOWER or FASTER (it raises the case's threshold to this share of the baseline median); default 0.001"
         }
       }
     },
@@ -36188,6 +36193,7 @@ var DEFAULT_PEAKS = {
 };
 var CONFIG_FILE_NAME = "kernelgate.yml";
 var DEFAULT_KERNELS_DIR = "kernels";
+var DEFAULT_MIN_CHANGE_MS = 1e-3;
 var validators;
 function getValidators() {
   if (!validators) {
@@ -36262,7 +36268,8 @@ function configFromRaw(raw, root, configFile, kernels) {
       confidence: raw.compare?.confidence ?? 0.99,
       resamples: raw.compare?.resamples ?? 2e3,
       seed: raw.compare?.seed ?? 1,
-      noisePct: raw.compare?.noise_pct ?? {}
+      noisePct: raw.compare?.noise_pct ?? {},
+      minChangeMs: raw.compare?.min_change_ms ?? DEFAULT_MIN_CHANGE_MS
     },
     correctness: {
       driftFactor: raw.correctness?.drift_factor ?? 2,
@@ -36824,6 +36831,12 @@ function judgePerf(key, current, baseline, comparable, thresholdPct, config) {
     baselineMedianMs
   };
 }
+function minChangePct(config, baseline) {
+  const floorMs = config.compare.minChangeMs;
+  const medianMs = baseline?.timing?.median_ms;
+  if (floorMs <= 0 || medianMs === void 0 || !(medianMs > 0)) return 0;
+  return 100 * floorMs / medianMs;
+}
 function compare(results, baseline, config) {
   const notes = [];
   let state = "none";
@@ -36853,7 +36866,8 @@ function compare(results, baseline, config) {
     const base = comparable ? baselineByKey.get(key) : void 0;
     const thresholdPct = Math.max(
       config.compare.thresholdPct,
-      noisePctFor(config, current.kernel, current.variant, current.case)
+      noisePctFor(config, current.kernel, current.variant, current.case),
+      minChangePct(config, base)
     );
     const samples = current.timing?.samples_ms ?? [];
     const s = samples.length ? spread(samples) : void 0;

@@ -276,6 +276,17 @@ function judgePerf(
 }
 
 /**
+ * `compare.min_change_ms` as a percentage of the baseline's median: below a few microseconds a
+ * change of a fixed size (launch gaps, clock ramps) is noise however tight one run's interval is.
+ */
+export function minChangePct(config: Config, baseline: CaseResult | undefined): number {
+  const floorMs = config.compare.minChangeMs;
+  const medianMs = baseline?.timing?.median_ms;
+  if (floorMs <= 0 || medianMs === undefined || !(medianMs > 0)) return 0;
+  return (100 * floorMs) / medianMs;
+}
+
+/**
  * Compares `results` with `baseline` (undefined: every case NEW). A baseline from another GPU
  * is not compared: every case is NEW and a note says why.
  */
@@ -317,6 +328,7 @@ export function compare(
     const thresholdPct = Math.max(
       config.compare.thresholdPct,
       noisePctFor(config, current.kernel, current.variant, current.case),
+      minChangePct(config, base),
     );
     const samples = current.timing?.samples_ms ?? [];
     const s = samples.length ? spread(samples) : undefined;

@@ -72,6 +72,8 @@ export interface Config {
     seed: number;
     /** by "kernel", "kernel/variant" or "kernel/variant/case" */
     noisePct: Record<string, number>;
+    /** smallest change of a median (ms) that can be SLOWER or FASTER */
+    minChangeMs: number;
   };
   correctness: { driftFactor: number; driftFloorRelL2: number };
   policy: {
@@ -96,6 +98,12 @@ export const DEFAULT_PEAKS: Readonly<Record<string, PeakSpec>> = {
 
 export const CONFIG_FILE_NAME = 'kernelgate.yml';
 const DEFAULT_KERNELS_DIR = 'kernels';
+/**
+ * Smallest change of a median, in ms, that can be called SLOWER or FASTER. Five runs of the same
+ * code on an H200 (docs/gpu-runs.md) moved sub-0.1 ms cases by up to 0.85 µs between runs
+ * (graph replays; up to 9 % of a 6 µs case) although each run's own interval was tight.
+ */
+export const DEFAULT_MIN_CHANGE_MS = 0.001;
 
 /** kernelgate.yml exactly as written (snake_case), after schema validation. */
 interface RawConfig {
@@ -107,6 +115,7 @@ interface RawConfig {
     resamples?: number;
     seed?: number;
     noise_pct?: Record<string, number>;
+    min_change_ms?: number;
   };
   correctness?: { drift_factor?: number; drift_floor_rel_l2?: number };
   policy?: {
@@ -226,6 +235,7 @@ function configFromRaw(
       resamples: raw.compare?.resamples ?? 2000,
       seed: raw.compare?.seed ?? 1,
       noisePct: raw.compare?.noise_pct ?? {},
+      minChangeMs: raw.compare?.min_change_ms ?? DEFAULT_MIN_CHANGE_MS,
     },
     correctness: {
       driftFactor: raw.correctness?.drift_factor ?? 2,

@@ -206,6 +206,32 @@ describe('compare over the synthetic fixtures', () => {
     expect(a.cases.map((c) => [c.ciLo, c.ciHi])).toEqual(b.cases.map((c) => [c.ciLo, c.ciHi]));
   });
 
+  it('never calls a change under compare.min_change_ms SLOWER, however tight the interval', () => {
+    // A 5 µs case 8 % slower with an interval of ±0.5 %: 0.4 µs, under the 1 µs floor.
+    const tiny = (factor: number) => {
+      const doc = clone(baseline);
+      const c = doc.cases[0]!;
+      c.timing!.samples_ms = Array.from({ length: 40 }, (_, i) => (0.005 + i * 1e-7) * factor);
+      c.timing!.median_ms = c.timing!.samples_ms[20]! * 1;
+      return doc;
+    };
+    const judged = compare(tiny(1.08), tiny(1), config).cases[0]!;
+    expect(judged.thresholdPct).toBeCloseTo(100 * (0.001 / tiny(1).cases[0]!.timing!.median_ms), 6);
+    expect(judged.perf).toBe('SAME');
+    // The same relative change on a 5 ms case is a regression.
+    const big = (factor: number) => {
+      const doc = tiny(factor);
+      const c = doc.cases[0]!;
+      c.timing!.samples_ms = c.timing!.samples_ms.map((x) => x * 1000);
+      c.timing!.median_ms *= 1000;
+      return doc;
+    };
+    expect(compare(big(1.08), big(1), config).cases[0]!.perf).toBe('SLOWER');
+    // Switched off, the floor no longer widens the threshold.
+    const off = { ...config, compare: { ...config.compare, minChangeMs: 0 } };
+    expect(compare(tiny(1.08), tiny(1), off).cases[0]!.perf).toBe('SLOWER');
+  });
+
   it('uses the calibrated noise as the threshold when it is larger', () => {
     const cases = compare(load('aa-current.json'), baseline, config).cases;
     expect(byKey(cases, 'gemm/cublas/op=matmul,dtype=bf16,M=8192,N=8192,K=8192').thresholdPct).toBe(

@@ -40,6 +40,7 @@ describe('loadConfig', () => {
       resamples: 2000,
       seed: 1,
       noisePct: {},
+      minChangeMs: 0.001,
     });
     expect(config.policy).toEqual({
       failOnSlower: false,
