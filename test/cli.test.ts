@@ -33,7 +33,7 @@ describe('kernelgate report', () => {
     expect(stdout).toMatch(/^## kernelgate: ✅ pass/);
     // the recorded A/A pull request of the H200 run, judged against the recorded push to main
     expect(stderr).toMatch(
-      /^kernelgate: PASS \(191 cases: 190 pass, 0 fail, 0 drift, 0 error\/timeout, 1 skipped;/,
+      /^kernelgate: PASS \(217 cases: 216 pass, 0 fail, 0 drift, 0 error\/timeout, 1 skipped; 0 slower, 0 faster, 194 same, 22 ambiguous,/,
     );
     expect(RECORDED_RUN.results).toBe('test/fixtures/recorded/pr/results.json');
   });
