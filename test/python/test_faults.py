@@ -2,6 +2,7 @@
 (fixtures/kernels/faulty), and the harness catching it, end to end through `python -m kernels.harness`."""
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -160,6 +161,17 @@ def test_work_on_another_stream_is_caught(run_harness):
     assert c["status"] == "error" and c["error"]["kind"] == "other-stream"
     assert "the variant launches work on another stream than the one timed" in c["error"]["message"]
     assert r.case("good", N64)["status"] == "ok"
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_GPU, reason="CUDA graphs exist only on a CUDA device")
+def test_a_variant_that_cannot_be_captured_is_timed_as_calls_back_to_back(run_harness):
+    r = run_harness("--variants", "good,host_sync", "--seeds", "1", "--time-cap-s", "0.3", "--device", "cuda", kernels=FIXTURE_KERNELS)
+    good, synced = r.case("good", N64), r.case("host_sync", N64)
+    assert good["status"] == "ok" and synced["status"] == "ok"
+    assert good["timing"]["method"].startswith("events, graph(")
+    assert re.match(r"events, \d+ calls back to back", synced["timing"]["method"]), synced["timing"]["method"]
+    assert len(synced["timing"]["samples_ms"]) >= 10
 
 
 def test_planted_slow_fault_does_the_work_twice():
