@@ -15,6 +15,7 @@
 #include <cuda_runtime.h>
 
 #include "../../common/cuda/ptx.cuh"
+#include "bsr_entry.cuh"
 
 namespace {
 
@@ -153,18 +154,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
-template <typename T>
-cudaError_t launch(const void* a_values, const int* a_cols, const void* b, void* c, int m, int n,
-                   int topk, int bk, cudaStream_t stream) {
-  auto kernel = bsr_mma_kernel<T>;
-  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
-  if (err != cudaSuccess) return err;
-  const dim3 grid(m / kTileM, (n + kTileN - 1) / kTileN);
-  kernel<<<grid, kThreads, kSmemBytes, stream>>>(static_cast<const T*>(a_values), a_cols,
-                                                 static_cast<const T*>(b), static_cast<T*>(c), n, topk, bk);
-  return cudaGetLastError();
-}
-
 }  // namespace
 
 // a_values: (m / bm, topk, bm, bk) contiguous; a_cols: (m / bm, topk) int32, each < k / bk;
@@ -172,15 +161,13 @@ cudaError_t launch(const void* a_values, const int* a_cols, const void* b, void*
 // bk % 64 == 0, n % 8 == 0, topk >= 1; any n (column tails masked).
 extern "C" int kg_bsr_gemm_mma(const void* a_values, const int* a_cols, const void* b, void* c, int m,
                                int n, int k, int bm, int bk, int topk, int dtype, void* stream) {
-  if (bm != kTileM || bk <= 0 || bk % kTileK != 0 || m <= 0 || m % bm != 0 || n <= 0 || n % 8 != 0 ||
-      k <= 0 || k % bk != 0 || topk <= 0 || topk > k / bk || m / kTileM > 0x7fffffff ||
-      (n + kTileN - 1) / kTileN > 65535) {
-    return cudaErrorInvalidValue;
-  }
+  if (!kg::bsr_args_ok(m, n, k, bm, bk, topk, kTileM, kTileK)) return cudaErrorInvalidValue;
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
-  if (dtype == 0) return launch<__half>(a_values, a_cols, b, c, m, n, topk, bk, s);
-  if (dtype == 1) return launch<__nv_bfloat16>(a_values, a_cols, b, c, m, n, topk, bk, s);
-  return cudaErrorInvalidValue;
+  return kg::dispatch_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    return static_cast<int>(kg::launch_block_rows<T>(bsr_mma_kernel<T>, kSmemBytes, kThreads, kTileM, kTileN, a_values, a_cols,
+                                                      b, c, m, n, topk, bk, s));
+  });
 }
 
 // Name of a cudaError_t returned by the entry above, for the Python wrapper's messages.

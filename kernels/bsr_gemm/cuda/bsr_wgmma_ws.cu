@@ -18,6 +18,7 @@
 #include "../../common/cuda/ptx.cuh"
 #include "../../common/cuda/tma.cuh"
 #include "../../common/cuda/wgmma.cuh"
+#include "bsr_entry.cuh"
 
 namespace {
 
@@ -180,19 +181,19 @@ cudaError_t launch(CUtensorMapDataType type, const void* a_values, const int* a_
 // tails masked. Pointers must be 16-byte aligned (TMA).
 extern "C" int kg_bsr_gemm_wgmma_ws(const void* a_values, const int* a_cols, const void* b, void* c, int m, int n,
                                     int k, int bm, int bk, int topk, int dtype, void* stream) {
-  if (bm != kTileM || bk <= 0 || bk % kTileK != 0 || m <= 0 || m % bm != 0 || n <= 0 || n % 8 != 0 || k <= 0 ||
-      k % bk != 0 || topk <= 0 || topk > k / bk ||
+  if (!kg::bsr_args_ok(m, n, k, bm, bk, topk, kTileM, kTileK) ||
       static_cast<int64_t>(m / kTileM) * ((n + kTileN - 1) / kTileN) > INT32_MAX ||
       reinterpret_cast<uintptr_t>(a_values) % 16 != 0 || reinterpret_cast<uintptr_t>(b) % 16 != 0 ||
       static_cast<int64_t>(m) * topk > (int64_t{1} << 31) || k > (1 << 30)) {
     return cudaErrorInvalidValue;
   }
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
-  if (dtype == 0) return launch<__half>(CU_TENSOR_MAP_DATA_TYPE_FLOAT16, a_values, a_cols, b, c, m, n, k, bk, topk, s);
-  if (dtype == 1) {
-    return launch<__nv_bfloat16>(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, a_values, a_cols, b, c, m, n, k, bk, topk, s);
-  }
-  return cudaErrorInvalidValue;
+  return kg::dispatch_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    const CUtensorMapDataType type =
+        dtype == 0 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    return static_cast<int>(launch<T>(type, a_values, a_cols, b, c, m, n, k, bk, topk, s));
+  });
 }
 
 // Name of a cudaError_t returned by the entry above, for the Python wrapper's messages.
