@@ -17039,15 +17039,23 @@ function calibrate(runs, options) {
   entries.sort((a, b) => a.key.localeCompare(b.key));
   return { runs: runs.length, entries, compared, skipped };
 }
+function provenanceComment(calibration, provenance) {
+  return [
+    `Calibrated by \`kernelgate calibrate\` from ${calibration.runs} A/A runs (${provenance}):`,
+    `${calibration.compared} cases compared, ${calibration.entries.length} moved more than the threshold.`
+  ];
+}
+function entryComment(e) {
+  const medians = e.medianMs.map((m) => m.toPrecision(3)).join(" / ");
+  return `medians ${medians} ms: spread ${e.spreadPct.toFixed(1)} %`;
+}
 function calibrationYaml(calibration, provenance) {
   const lines = [
-    `  # Calibrated by \`kernelgate calibrate\` from ${calibration.runs} A/A runs (${provenance}):`,
-    `  # ${calibration.compared} cases compared, ${calibration.entries.length} moved more than the threshold.`,
+    ...provenanceComment(calibration, provenance).map((l) => `  # ${l}`),
     "  noise_pct:"
   ];
   for (const e of calibration.entries) {
-    const medians = e.medianMs.map((m) => m.toPrecision(3)).join(" / ");
-    lines.push(`    # medians ${medians} ms: spread ${e.spreadPct.toFixed(1)} %`);
+    lines.push(`    # ${entryComment(e)}`);
     lines.push(`    ${JSON.stringify(e.key)}: ${e.noisePct}`);
   }
   return lines.join("\n") + "\n";
@@ -17075,18 +17083,13 @@ function writeCalibration(configText, calibration, provenance, file) {
     const key = (0, import_yaml.isScalar)(pair.key) ? String(pair.key.value) : String(pair.key);
     return key.split("/").length < 3;
   });
-  const header = [
-    ` Calibrated by \`kernelgate calibrate\` from ${calibration.runs} A/A runs (${provenance}):`,
-    ` ${calibration.compared} cases compared, ${calibration.entries.length} moved more than the threshold.`
-  ].join("\n");
+  const header = provenanceComment(calibration, provenance);
   for (const [i, e] of calibration.entries.entries()) {
     const pair = doc.createPair(e.key, e.noisePct);
     const key = pair.key;
     key.type = "QUOTE_DOUBLE";
-    const medians = e.medianMs.map((m) => m.toPrecision(3)).join(" / ");
-    const line = ` medians ${medians} ms: spread ${e.spreadPct.toFixed(1)} %`;
-    key.commentBefore = i === 0 ? `${header}
-${line}` : line;
+    const lines = i === 0 ? [...header, entryComment(e)] : [entryComment(e)];
+    key.commentBefore = lines.map((l) => ` ${l}`).join("\n");
     noise.items.push(pair);
   }
   return doc.toString({ lineWidth: 0, flowCollectionPadding: false });

@@ -77,16 +77,28 @@ export function calibrate(
   return { runs: runs.length, entries, compared, skipped };
 }
 
+/** The comment lines that say where a calibration came from (without the `#`). */
+function provenanceComment(calibration: Calibration, provenance: string): string[] {
+  return [
+    `Calibrated by \`kernelgate calibrate\` from ${calibration.runs} A/A runs (${provenance}):`,
+    `${calibration.compared} cases compared, ${calibration.entries.length} moved more than the threshold.`,
+  ];
+}
+
+/** The comment above one case's entry (without the `#`). */
+function entryComment(e: CaseNoise): string {
+  const medians = e.medianMs.map((m) => m.toPrecision(3)).join(' / ');
+  return `medians ${medians} ms: spread ${e.spreadPct.toFixed(1)} %`;
+}
+
 /** The `compare.noise_pct` block for kernelgate.yml, one commented entry per case. */
 export function calibrationYaml(calibration: Calibration, provenance: string): string {
   const lines = [
-    `  # Calibrated by \`kernelgate calibrate\` from ${calibration.runs} A/A runs (${provenance}):`,
-    `  # ${calibration.compared} cases compared, ${calibration.entries.length} moved more than the threshold.`,
+    ...provenanceComment(calibration, provenance).map((l) => `  # ${l}`),
     '  noise_pct:',
   ];
   for (const e of calibration.entries) {
-    const medians = e.medianMs.map((m) => m.toPrecision(3)).join(' / ');
-    lines.push(`    # medians ${medians} ms: spread ${e.spreadPct.toFixed(1)} %`);
+    lines.push(`    # ${entryComment(e)}`);
     lines.push(`    ${JSON.stringify(e.key)}: ${e.noisePct}`);
   }
   return lines.join('\n') + '\n';
@@ -125,17 +137,14 @@ export function writeCalibration(
     const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
     return key.split('/').length < 3;
   });
-  const header = [
-    ` Calibrated by \`kernelgate calibrate\` from ${calibration.runs} A/A runs (${provenance}):`,
-    ` ${calibration.compared} cases compared, ${calibration.entries.length} moved more than the threshold.`,
-  ].join('\n');
+  const header = provenanceComment(calibration, provenance);
   for (const [i, e] of calibration.entries.entries()) {
     const pair = doc.createPair(e.key, e.noisePct);
     const key = pair.key as Scalar;
     key.type = 'QUOTE_DOUBLE';
-    const medians = e.medianMs.map((m) => m.toPrecision(3)).join(' / ');
-    const line = ` medians ${medians} ms: spread ${e.spreadPct.toFixed(1)} %`;
-    key.commentBefore = i === 0 ? `${header}\n${line}` : line;
+    // the yaml package writes each comment line as `#` + the line: keep one space
+    const lines = i === 0 ? [...header, entryComment(e)] : [entryComment(e)];
+    key.commentBefore = lines.map((l) => ` ${l}`).join('\n');
     noise.items.push(pair);
   }
   return doc.toString({ lineWidth: 0, flowCollectionPadding: false });
