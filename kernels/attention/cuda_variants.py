@@ -5,47 +5,21 @@ bench module merges this dict into its VARIANTS. Sources and designs: kernels/at
 and docs/cuda-kernels.md.
 """
 
-import ctypes
-import functools
 import math
 
 import torch
 
+from kernels.common.cuda_library import DTYPE_CODES, FLOAT, INT, PTR, bind, refuse_unless_cuda_half, stream_handle
 from kernels.harness import Unsupported
 
-_DTYPE_CODES = {torch.float16: 0, torch.bfloat16: 1}
 _HEAD_DIMS = (64, 128)
 # Scores buffer of the unfused reference: heads are processed in chunks so that the
 # (chunk, S_q, S_k) scores stay under this size (B16 H96 S4096 at once would be 51 GB).
 SCORES_BUDGET_BYTES = 2 << 30
-
-_c_int = ctypes.c_int
-_c_ptr = ctypes.c_void_p
-
-
-@functools.cache
-def _load(path):
-    lib = ctypes.CDLL(path)
-    lib.kg_cuda_error_name.argtypes = [_c_int]
-    lib.kg_cuda_error_name.restype = ctypes.c_char_p
-    for entry in FUSED_ENTRIES.values():
-        if hasattr(lib, entry):
-            getattr(lib, entry).argtypes = [_c_ptr] * 4 + [_c_int] * 7 + [ctypes.c_float, _c_ptr]
-            getattr(lib, entry).restype = _c_int
-    if hasattr(lib, "kg_attention_softmax"):
-        lib.kg_attention_softmax.argtypes = [_c_ptr] + [_c_int] * 5 + [ctypes.c_float, _c_ptr]
-        lib.kg_attention_softmax.restype = _c_int
-    return lib
-
-
-def _check(lib, code, entry):
-    if code != 0:
-        name = lib.kg_cuda_error_name(code).decode()
-        raise RuntimeError(f"{entry} returned {name} ({code})")
-
-
-def _stream_handle(tensor):
-    return torch.cuda.current_stream(tensor.device).cuda_stream
+# (q, k, v, out, batch, heads, seq_q, seq_k, head_dim, dtype, causal, scale, stream)
+FUSED_ARGTYPES = (PTR,) * 4 + (INT,) * 7 + (FLOAT, PTR)
+# (scores, n_matrices, seq_q, seq_k, dtype, causal, scale, stream)
+SOFTMAX_ARGTYPES = (PTR,) + (INT,) * 5 + (FLOAT, PTR)
 
 
 def check_qkv(q, k, v, out=None):
@@ -65,7 +39,7 @@ def check_qkv(q, k, v, out=None):
         raise ValueError(f"k {tuple(k.shape)} and v {tuple(v.shape)} must be (B, H, S_k, D) with q's B, H, D {tuple(q.shape)}")
     if out is not None and tuple(out.shape) != tuple(q.shape):
         raise ValueError(f"out has shape {tuple(out.shape)}, q has {tuple(q.shape)}")
-    if q.dtype not in _DTYPE_CODES:
+    if q.dtype not in DTYPE_CODES:
         raise Unsupported(f"dtype {q.dtype} (fp16 and bf16 only)")
     if q.device.type != "cuda":
         raise Unsupported(f"tensors on {q.device} (CUDA only)")
@@ -77,11 +51,7 @@ def check_qkv(q, k, v, out=None):
 def check_case(params, ctx):
     """Refuses, before any library is loaded, the cases the CUDA variants cannot run, so the
     harness records them as skipped with the reason."""
-    if not str(ctx.device).startswith("cuda"):
-        raise Unsupported(f"CUDA variant; this run is on {ctx.device}")
-    dtype = params.get("dtype")
-    if dtype is not None and dtype not in ("fp16", "bf16"):
-        raise Unsupported(f"dtype {dtype} (fp16 and bf16 only)")
+    refuse_unless_cuda_half(params, ctx)
     head_dim = params.get("D")
     if head_dim is not None and int(head_dim) not in _HEAD_DIMS:
         raise Unsupported(f"head dim {head_dim} (64 and 128 only)")
@@ -106,8 +76,7 @@ def _fused(variant):
 
     def factory(params, ctx):
         check_case(params, ctx)
-        lib = _load(ctx.library(variant))
-        call = getattr(lib, entry)
+        call = bind(ctx.library(variant), entry, FUSED_ARGTYPES)
         causal = causal_flag(params)
 
         def run(inputs, out):
@@ -120,12 +89,11 @@ def _fused(variant):
             for name, t in (("q", q), ("k", k), ("v", v)):
                 if t.data_ptr() % 16:
                     raise ValueError(f"{name} must start at a 16-byte aligned address (TMA and 16-byte loads)")
-            code = call(
+            call(
                 q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
-                batch, heads, seq_q, seq_k, head_dim, _DTYPE_CODES[q.dtype], int(causal),
-                _scale(params, head_dim), _stream_handle(q),
+                batch, heads, seq_q, seq_k, head_dim, DTYPE_CODES[q.dtype], int(causal),
+                _scale(params, head_dim), stream_handle(q),
             )
-            _check(lib, code, entry)
             return out
 
         return run
@@ -149,7 +117,7 @@ def heads_per_chunk(seq_q, seq_k, element_bytes, budget_bytes=SCORES_BUDGET_BYTE
 def cublas_attn(params, ctx):
     """Unfused reference: S = Q K^T (cuBLAS through torch.bmm), P = softmax (CUDA kernel), O = P V (cuBLAS)."""
     check_case({k: v for k, v in params.items() if k != "D"}, ctx)
-    lib = _load(ctx.library("cublas_attn"))
+    softmax = bind(ctx.library("cublas_attn"), "kg_attention_softmax", SOFTMAX_ARGTYPES)
     causal = causal_flag(params)
     scores_cache = {}
 
@@ -168,15 +136,12 @@ def cublas_attn(params, ctx):
         v3 = v.view(n_mats, seq_k, head_dim)
         o3 = out.view(n_mats, seq_q, head_dim)
         scale = _scale(params, head_dim)
-        stream = _stream_handle(q)
+        stream = stream_handle(q)
         for start in range(0, n_mats, chunk):
             stop = min(start + chunk, n_mats)
             s = scores[: stop - start]
             torch.bmm(q3[start:stop], k3[start:stop].transpose(1, 2), out=s)
-            code = lib.kg_attention_softmax(
-                s.data_ptr(), stop - start, seq_q, seq_k, _DTYPE_CODES[q.dtype], int(causal), scale, stream
-            )
-            _check(lib, code, "kg_attention_softmax")
+            softmax(s.data_ptr(), stop - start, seq_q, seq_k, DTYPE_CODES[q.dtype], int(causal), scale, stream)
             torch.bmm(s, v3[start:stop], out=o3[start:stop])
         return out
 

@@ -5,30 +5,15 @@ bench module merges this dict into its VARIANTS. Sources and designs: kernels/bs
 and docs/cuda-kernels.md.
 """
 
-import ctypes
-import functools
-
 import torch
 
+from kernels.common.cuda_library import DTYPE_CODES, INT, PTR, bind, refuse_unless_cuda_half, stream_handle
 from kernels.harness import Unsupported
 
-_DTYPE_CODES = {torch.float16: 0, torch.bfloat16: 1}
 _BLOCK_M = 128
 _BLOCK_K_MULTIPLE = 64
-
-_c_int = ctypes.c_int
-_c_ptr = ctypes.c_void_p
-
-
-@functools.cache
-def _load(path, entry):
-    lib = ctypes.CDLL(path)
-    lib.kg_cuda_error_name.argtypes = [_c_int]
-    lib.kg_cuda_error_name.restype = ctypes.c_char_p
-    fn = getattr(lib, entry)
-    fn.argtypes = [_c_ptr] * 4 + [_c_int] * 7 + [_c_ptr]
-    fn.restype = _c_int
-    return lib, fn
+# (a_values, a_cols, b, c, m, n, k, bm, bk, topk, dtype, stream)
+ARGTYPES = (PTR,) * 4 + (INT,) * 7 + (PTR,)
 
 
 def check_bsr(a_values, a_cols, b, out=None):
@@ -58,7 +43,7 @@ def check_bsr(a_values, a_cols, b, out=None):
         raise ValueError(f"topk = {topk} exceeds the {k // bk} column blocks")
     if out is not None and tuple(out.shape) != (m, n):
         raise ValueError(f"out has shape {tuple(out.shape)}, expected {(m, n)}")
-    if a_values.dtype not in _DTYPE_CODES:
+    if a_values.dtype not in DTYPE_CODES:
         raise Unsupported(f"dtype {a_values.dtype} (fp16 and bf16 only)")
     if a_values.device.type != "cuda":
         raise Unsupported(f"tensors on {a_values.device} (CUDA only)")
@@ -74,11 +59,7 @@ def check_bsr(a_values, a_cols, b, out=None):
 def check_case(params, ctx):
     """Refuses, before any library is loaded, the cases the CUDA variants cannot run, so the
     harness records them as skipped with the reason."""
-    if not str(ctx.device).startswith("cuda"):
-        raise Unsupported(f"CUDA variant; this run is on {ctx.device}")
-    dtype = params.get("dtype")
-    if dtype is not None and dtype not in ("fp16", "bf16"):
-        raise Unsupported(f"dtype {dtype} (fp16 and bf16 only)")
+    refuse_unless_cuda_half(params, ctx)
     block = params.get("block")
     if block is not None and int(block) != _BLOCK_M:
         raise Unsupported(f"blocks {block}x{block} (square blocks of {_BLOCK_M} only)")
@@ -90,18 +71,15 @@ def check_case(params, ctx):
 def _factory(variant, entry):
     def factory(params, ctx):
         check_case(params, ctx)
-        lib, fn = _load(ctx.library(variant), entry)
+        call = bind(ctx.library(variant), entry, ARGTYPES)
 
         def run(inputs, out):
             a_values, a_cols, b = inputs["a_values"], inputs["a_cols"], inputs["b"]
             m, n, k, bm, bk, topk = check_bsr(a_values, a_cols, b, out)
-            code = fn(
+            call(
                 a_values.data_ptr(), a_cols.data_ptr(), b.data_ptr(), out.data_ptr(),
-                m, n, k, bm, bk, topk, _DTYPE_CODES[b.dtype],
-                torch.cuda.current_stream(b.device).cuda_stream,
+                m, n, k, bm, bk, topk, DTYPE_CODES[b.dtype], stream_handle(b),
             )
-            if code != 0:
-                raise RuntimeError(f"{entry} returned {lib.kg_cuda_error_name(code).decode()} ({code})")
             return out
 
         return run

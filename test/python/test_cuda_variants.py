@@ -2,11 +2,16 @@
 given for unsupported cases, and the chunking of the unfused reference. No GPU needed: the
 wrappers validate before they touch a library or a device."""
 
+import pathlib
+import shutil
+import subprocess
+
 import pytest
 import torch
 
 from kernels.attention import cuda_variants as attn
 from kernels.bsr_gemm import cuda_variants as bsr
+from kernels.common import cuda_library
 from kernels.harness import NotBuilt, Unsupported
 
 
@@ -169,3 +174,45 @@ def test_bsr_factories_raise_not_built_without_a_library():
     for factory in bsr.VARIANTS.values():
         with pytest.raises(NotBuilt):
             factory({}, NoLibraryCtx())
+
+
+# -- the ctypes bindings against the real libraries (nvcc here; no GPU needed: the entries check
+# their arguments before any CUDA call, and kg_cuda_error_name is a table lookup) --
+
+NVCC = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+REPO = pathlib.Path(__file__).parents[2]
+LIBRARIES = {
+    "fa_wgmma": "kernels/attention/cuda/fa_wgmma.cu",
+    "softmax": "kernels/attention/cuda/softmax.cu",
+    "bsr_wgmma_ws": "kernels/bsr_gemm/cuda/bsr_wgmma_ws.cu",
+}
+
+
+@pytest.fixture(scope="module")
+def libraries(tmp_path_factory):
+    out = tmp_path_factory.mktemp("libs")
+    jobs = {
+        name: subprocess.Popen(
+            [NVCC, "-shared", "-Xcompiler", "-fPIC", "-O1", "-gencode=arch=compute_90a,code=sm_90a", "-o", str(out / f"{name}.so"), str(REPO / src)],
+            stderr=subprocess.PIPE, text=True,
+        )
+        for name, src in LIBRARIES.items()
+    }
+    for name, job in jobs.items():
+        _, err = job.communicate(timeout=600)
+        assert job.returncode == 0, f"nvcc failed on {LIBRARIES[name]}: {err[-2000:]}"
+    return {name: str(out / f"{name}.so") for name in LIBRARIES}
+
+
+def test_bound_entries_name_the_cuda_error_of_a_refused_call(libraries):
+    fused = cuda_library.bind(libraries["fa_wgmma"], "kg_attention_fa_wgmma", attn.FUSED_ARGTYPES)
+    with pytest.raises(RuntimeError, match=r"^kg_attention_fa_wgmma returned cudaErrorInvalidValue \(1\)$"):
+        fused(None, None, None, None, 0, 1, 1, 1, 64, 0, 0, 1.0, None)  # batch 0
+    softmax = cuda_library.bind(libraries["softmax"], "kg_attention_softmax", attn.SOFTMAX_ARGTYPES)
+    with pytest.raises(RuntimeError, match=r"^kg_attention_softmax returned cudaErrorInvalidValue \(1\)$"):
+        softmax(None, 0, 1, 1, 0, 0, 1.0, None)  # no matrices
+    ws = cuda_library.bind(libraries["bsr_wgmma_ws"], "kg_bsr_gemm_wgmma_ws", bsr.ARGTYPES)
+    with pytest.raises(RuntimeError, match=r"^kg_bsr_gemm_wgmma_ws returned cudaErrorInvalidValue \(1\)$"):
+        ws(None, None, None, None, 128, 128, 128, 64, 64, 1, 0, None)  # bm 64, the kernel needs 128
+    with pytest.raises(RuntimeError, match=r"^kg_bsr_gemm_wgmma_ws returned cudaErrorInvalidValue \(1\)$"):
+        ws(None, None, None, None, 128, 128, 128, 128, 64, 1, 7, None)  # dtype 7
