@@ -35,15 +35,22 @@ const CALIBRATION_RUNS = [
   'nightly',
 ];
 
-function judge(run: string) {
+/** Each run judged once (a bootstrap over 217 cases takes a second or so), shared by the tests. */
+const judged = new Map<string, ReturnType<typeof judgeRun>>();
+function judgeRun(run: string) {
   const results = recorded(run);
   const comparison = compare(results, recorded(BASELINE_OF[run]!), config);
   const verdict = gate(comparison, evaluateTiers(results, config), results, config);
   const byKey = new Map(comparison.cases.map((c) => [`${c.kernel}/${c.variant}/${c.caseId}`, c]));
   return { comparison, verdict, byKey };
 }
+function judge(run: string) {
+  if (!judged.has(run)) judged.set(run, judgeRun(run));
+  return judged.get(run)!;
+}
 
-describe('recorded GPU runs', () => {
+// Judging the four recorded runs takes several seconds on a loaded CI machine.
+describe('recorded GPU runs', { timeout: 60_000 }, () => {
   it('each run the action recorded exited as the gate says now', () => {
     for (const run of Object.keys(BASELINE_OF)) {
       const exitStatus = Number(readFileSync(join(DIR, run, 'exit_status'), 'utf8'));
