@@ -36,6 +36,25 @@ export interface Run {
    */
   synthetic?: boolean;
   /**
+   * set when this run timed every case against a base revision in the same job (paired A/B); each case's `paired` holds its pairs
+   */
+  paired_base?: {
+    /**
+     * the base revision's checkout the base worker imported its kernels from
+     */
+    root: string;
+    git_sha?: string;
+    git_ref?: string;
+    /**
+     * the change the sequential stop rule decided against
+     */
+    threshold_pct?: number;
+    /**
+     * how the arms alternated, e.g. ABBA
+     */
+    order?: string;
+  };
+  /**
    * wall time of harness phases, e.g. verify, bench, ceilings
    */
   stage_seconds?: {
@@ -198,6 +217,7 @@ export interface CaseResult {
   reason?: string;
   correctness?: Correctness;
   timing?: Timing;
+  paired?: Paired;
   work?: {
     /**
      * useful floating-point operations of one call
@@ -278,4 +298,43 @@ export interface Timing {
   warmup_ms?: number;
   l2_flush?: boolean;
   input_sets?: number;
+}
+/**
+ * this case timed against the base revision's same variant in the same job, pair by pair (head = this case's timing, base = base_timing)
+ */
+export interface Paired {
+  /**
+   * the base revision's outcome on this case and variant; missing: the base has no such variant or case
+   */
+  base_status: 'ok' | 'fail' | 'error' | 'timeout' | 'skipped' | 'missing';
+  /**
+   * why the base has no timing, when it has none
+   */
+  base_reason?: string;
+  base_correctness?: Correctness;
+  base_timing?: Timing;
+  n_pairs: number;
+  /**
+   * ln(head sample / base sample) of each pair, in order
+   */
+  log_ratios: number[];
+  /**
+   * exp(median of log_ratios): head / base, >1 is slower
+   */
+  median_ratio?: number;
+  ci_lo?: number;
+  ci_hi?: number;
+  confidence?: number;
+  /**
+   * minimum detectable change: the interval's half-width in percent
+   */
+  mdc_pct?: number;
+  /**
+   * decided: the interval settled on one side of the threshold; untimed: one side had no timing
+   */
+  stop_reason: 'decided' | 'time_cap' | 'max_pairs' | 'untimed';
+  /**
+   * wall seconds spent sampling this variant's pairs
+   */
+  seconds?: number;
 }
