@@ -1,4 +1,4 @@
-// Order statistics and a seeded bootstrap: the numbers compare.ts turns into verdicts.
+// Order statistics and seeded bootstraps: the numbers compare.ts turns into verdicts.
 // Deterministic on purpose: the same samples and seed always give the same interval.
 
 /** Linear-interpolation quantile (type 7, as numpy's default) of samples sorted ascending. */
@@ -157,6 +157,39 @@ export function bootstrapRatioOfMedians(
     ratio: median(currentMs) / median(baselineMs),
     lo: quantileSorted(ratios, alpha / 2),
     hi: quantileSorted(ratios, 1 - alpha / 2),
+    confidence: options.confidence,
+    resamples: options.resamples,
+  };
+}
+
+export interface MedianInterval {
+  /** the median of the samples themselves */
+  median: number;
+  lo: number;
+  hi: number;
+  confidence: number;
+  resamples: number;
+}
+
+/**
+ * Percentile-bootstrap confidence interval of the median of one sample set (paired A/B: the
+ * per-pair log ratios ln(head/base)), `resamples` times, with a PRNG seeded from `seed`.
+ */
+export function bootstrapMedian(
+  samples: readonly number[],
+  options: BootstrapOptions,
+): MedianInterval {
+  if (samples.length === 0) throw new Error('bootstrap needs at least one sample');
+  const rand = seededRandom(options.seed);
+  const scratch = new Float64Array(samples.length);
+  const medians = new Float64Array(options.resamples);
+  for (let r = 0; r < options.resamples; r++) medians[r] = resampleMedian(samples, scratch, rand);
+  medians.sort();
+  const alpha = 1 - options.confidence;
+  return {
+    median: median(samples),
+    lo: quantileSorted(medians, alpha / 2),
+    hi: quantileSorted(medians, 1 - alpha / 2),
     confidence: options.confidence,
     resamples: options.resamples,
   };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  bootstrapMedian,
   bootstrapRatioOfMedians,
   hashString,
   median,
@@ -115,5 +116,64 @@ describe('bootstrapRatioOfMedians', () => {
     expect(() => bootstrapRatioOfMedians([], [1], options)).toThrow(
       'bootstrap needs at least one sample on each side',
     );
+  });
+});
+
+describe('bootstrapMedian (one sample set: paired log ratios)', () => {
+  const options = { confidence: 0.99, resamples: 2000, seed: 7 };
+  /** ln(head/base) of 60 pairs around a true change of `ratio`, 2 % noise per pair. */
+  const logRatios = (seed: number, ratio: number, n = 60) =>
+    samples(seed, ratio, 0.02, n).map((x) => Math.log(x));
+
+  it('gives the same interval for the same inputs and seed, another for another seed', () => {
+    const logs = logRatios(1, 1);
+    expect(bootstrapMedian(logs, options)).toEqual(bootstrapMedian(logs, options));
+    expect(bootstrapMedian(logs, { ...options, seed: 8 })).not.toEqual(
+      bootstrapMedian(logs, options),
+    );
+  });
+
+  it('returns the sample median as the point estimate, inside its interval', () => {
+    const ci = bootstrapMedian([0.3, -0.1, 0.2, 0.0, 0.5], options);
+    expect(ci.median).toBe(0.2);
+    expect(ci.lo).toBeLessThan(0.2);
+    expect(ci.hi).toBeGreaterThan(0.2);
+    expect(ci.lo).toBeGreaterThanOrEqual(-0.1);
+    expect(ci.hi).toBeLessThanOrEqual(0.5);
+    expect(ci.confidence).toBe(0.99);
+    expect(ci.resamples).toBe(2000);
+  });
+
+  it('brackets 0 when nothing changed and finds a 3 % change', () => {
+    const same = bootstrapMedian(logRatios(3, 1), options);
+    expect(same.lo).toBeLessThan(0);
+    expect(same.hi).toBeGreaterThan(0);
+    expect(Math.exp(same.hi) - Math.exp(same.lo)).toBeLessThan(0.02);
+    const slower = bootstrapMedian(logRatios(4, 1.03), options);
+    expect(Math.exp(slower.lo)).toBeGreaterThan(1.015);
+    expect(Math.exp(slower.hi)).toBeLessThan(1.045);
+  });
+
+  it('is a single point for identical samples', () => {
+    expect(bootstrapMedian([0.05, 0.05, 0.05, 0.05, 0.05], options)).toMatchObject({
+      median: 0.05,
+      lo: 0.05,
+      hi: 0.05,
+    });
+  });
+
+  it('narrows with more samples and widens with the confidence level', () => {
+    const width = (ci: { lo: number; hi: number }) => ci.hi - ci.lo;
+    const few = bootstrapMedian(logRatios(5, 1, 20), options);
+    const many = bootstrapMedian(logRatios(5, 1, 500), options);
+    expect(width(many)).toBeLessThan(width(few));
+    const logs = logRatios(6, 1);
+    expect(width(bootstrapMedian(logs, { ...options, confidence: 0.999 }))).toBeGreaterThan(
+      width(bootstrapMedian(logs, { ...options, confidence: 0.8 })),
+    );
+  });
+
+  it('refuses an empty sample set', () => {
+    expect(() => bootstrapMedian([], options)).toThrow('bootstrap needs at least one sample');
   });
 });
