@@ -74,6 +74,15 @@ export interface Config {
     noisePct: Record<string, number>;
     /** smallest change of a median (ms) that can be SLOWER or FASTER */
     minChangeMs: number;
+    /** cases timed against the base revision in the same job (results cases[].paired) */
+    paired: {
+      /** practical threshold of a paired verdict, % (noise_pct and threshold_pct do not apply) */
+      thresholdPct: number;
+      /** absolute floor under it, ms of the base arm's median */
+      minChangeMs: number;
+      /** false: ignore pairs, judge against the stored baseline only */
+      enabled: boolean;
+    };
   };
   correctness: { driftFactor: number; driftFloorRelL2: number };
   policy: {
@@ -104,6 +113,13 @@ const DEFAULT_KERNELS_DIR = 'kernels';
  * (graph replays; up to 9 % of a 6 µs case) although each run's own interval was tight.
  */
 export const DEFAULT_MIN_CHANGE_MS = 0.001;
+/**
+ * Paired A/B (head and base revision sample by sample in one job): drift between runs cancels, so
+ * the threshold can be much tighter than the run-to-run one. The absolute floor stays, smaller:
+ * what remains between the arms of one job at a few microseconds is launch jitter.
+ */
+export const DEFAULT_PAIRED_THRESHOLD_PCT = 1;
+export const DEFAULT_PAIRED_MIN_CHANGE_MS = 0.0002;
 
 /** kernelgate.yml exactly as written (snake_case), after schema validation. */
 interface RawConfig {
@@ -116,6 +132,7 @@ interface RawConfig {
     seed?: number;
     noise_pct?: Record<string, number>;
     min_change_ms?: number;
+    paired?: { threshold_pct?: number; min_change_ms?: number; enabled?: boolean };
   };
   correctness?: { drift_factor?: number; drift_floor_rel_l2?: number };
   policy?: {
@@ -236,6 +253,11 @@ function configFromRaw(
       seed: raw.compare?.seed ?? 1,
       noisePct: raw.compare?.noise_pct ?? {},
       minChangeMs: raw.compare?.min_change_ms ?? DEFAULT_MIN_CHANGE_MS,
+      paired: {
+        thresholdPct: raw.compare?.paired?.threshold_pct ?? DEFAULT_PAIRED_THRESHOLD_PCT,
+        minChangeMs: raw.compare?.paired?.min_change_ms ?? DEFAULT_PAIRED_MIN_CHANGE_MS,
+        enabled: raw.compare?.paired?.enabled ?? true,
+      },
     },
     correctness: {
       driftFactor: raw.correctness?.drift_factor ?? 2,

@@ -41,6 +41,7 @@ describe('loadConfig', () => {
       seed: 1,
       noisePct: {},
       minChangeMs: 0.001,
+      paired: { thresholdPct: 1, minChangeMs: 0.0002, enabled: true },
     });
     expect(config.policy).toEqual({
       failOnSlower: false,
@@ -77,6 +78,24 @@ describe('loadConfig', () => {
     const config = loadConfig(join(import.meta.dirname, '..'));
     expect(config.configFile).toMatch(/kernelgate\.yml$/);
     expect(config.kernels.map((k) => k.manifest.name)).toContain('attention');
+  });
+
+  it('reads compare.paired, field by field over the defaults', () => {
+    const root = repo({
+      'kernelgate.yml':
+        'compare:\n  threshold_pct: 5\n  paired: { threshold_pct: 0.5, enabled: false }\n',
+    });
+    const config = loadConfig(root);
+    expect(config.compare.thresholdPct).toBe(5);
+    expect(config.compare.paired).toEqual({
+      thresholdPct: 0.5,
+      minChangeMs: 0.0002,
+      enabled: false,
+    });
+    const floor = loadConfig(
+      repo({ 'kernelgate.yml': 'compare: { paired: { min_change_ms: 0 } }\n' }),
+    );
+    expect(floor.compare.paired).toEqual({ thresholdPct: 1, minChangeMs: 0, enabled: true });
   });
 
   it('accepts an explicit config file, and says so when it is absent', () => {
@@ -133,6 +152,36 @@ describe('loadConfig', () => {
       'a negative noise',
       { 'kernelgate.yml': 'compare: { noise_pct: { gemm: -1 } }\n' },
       'kernelgate.yml: compare.noise_pct.gemm must be >= 0 (got -1)',
+    ],
+    [
+      'a negative paired threshold',
+      { 'kernelgate.yml': 'compare:\n  paired:\n    threshold_pct: -0.5\n' },
+      'kernelgate.yml: compare.paired.threshold_pct must be >= 0 (got -0.5)',
+    ],
+    [
+      'a paired threshold that is not a number',
+      { 'kernelgate.yml': 'compare:\n  paired:\n    threshold_pct: 1%\n' },
+      'kernelgate.yml: compare.paired.threshold_pct must be number (got "1%")',
+    ],
+    [
+      'a negative paired floor',
+      { 'kernelgate.yml': 'compare: { paired: { min_change_ms: -0.0002 } }\n' },
+      'kernelgate.yml: compare.paired.min_change_ms must be >= 0 (got -0.0002)',
+    ],
+    [
+      'a paired switch that is not a boolean',
+      { 'kernelgate.yml': 'compare: { paired: { enabled: "yes" } }\n' },
+      'kernelgate.yml: compare.paired.enabled must be boolean (got "yes")',
+    ],
+    [
+      'an unknown paired key',
+      { 'kernelgate.yml': 'compare: { paired: { threshold: 1 } }\n' },
+      'kernelgate.yml: compare.paired.threshold is not a known field (known: threshold_pct, min_change_ms, enabled)',
+    ],
+    [
+      'a paired block that is not a mapping',
+      { 'kernelgate.yml': 'compare: { paired: true }\n' },
+      'kernelgate.yml: compare.paired must be object (got true)',
     ],
     [
       'a noise key that names no kernel',
