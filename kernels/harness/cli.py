@@ -16,6 +16,7 @@ import time
 
 from . import HARNESS_VERSION, faults
 from . import worker as worker_module
+from .paired import ORDER, PairedCase, PairedFatal
 from .manifest import ManifestError, discover, format_value, load_manifest, matches
 from .results import (
     SCHEMA_ID,
@@ -81,10 +82,16 @@ class WorkerHandle:
         return variant, phase
 
     def request(self, msg, timeout_s):
+        self.send(msg)
+        return self.wait(timeout_s)
+
+    def send(self, msg):
         if self.proc is None or not self.proc.is_alive():
             self.start()
         self.current.value = b""
         self.conn.send(msg)
+
+    def wait(self, timeout_s):
         deadline = time.monotonic() + timeout_s
         t0 = time.monotonic()
         while True:
@@ -154,6 +161,24 @@ class Harness:
         if args.builds:
             self.doc["builds"] = self.builds
         self.stage_s = {}
+        self.base_manifests = self._base_manifests()
+        self.base_builds = self._read_builds(args.base_builds) if args.base_root else []
+
+    def _base_manifests(self):
+        """The base revision's manifests by name (paired runs), or None when not paired."""
+        a = self.args
+        if not a.base_root:
+            return None
+        kernels = a.base_kernels or os.path.join(a.base_root, os.path.relpath(os.path.abspath(a.kernels), os.getcwd()))
+        if not os.path.isdir(kernels):
+            raise ManifestError(f"--base-root {a.base_root}: the base revision has no kernels folder {kernels}")
+        try:
+            return {m.name: m for m in discover(kernels)}
+        except ManifestError as e:
+            # The base revision's manifests are not this run's to fix: time the head alone.
+            self.diag("warning", "paired.base_unreadable", f"the base revision's kernels cannot be read ({e}): every case is timed on the head alone and judged against the stored baseline")
+            say(f"paired A/B off: the base revision's kernels cannot be read: {e}")
+            return {}
 
     @staticmethod
     def _detect_device():
@@ -218,7 +243,16 @@ class Harness:
             "fault": self.fault,
             "builds": self.builds,
             "builds_file": a.builds,
+            "paired_threshold_pct": a.paired_threshold_pct,
+            "paired_min_change_ms": a.paired_min_change_ms,
+            "paired_min_pairs": a.paired_min_pairs,
+            "paired_time_cap_s": a.paired_time_cap_s,
+            "paired_max_time_cap_s": a.paired_max_time_cap_s,
         }
+
+    def base_options(self):
+        """The base arm's worker: its own kernels checkout and builds, never a planted fault."""
+        return {**self.options(), "fault": None, "builds": self.base_builds, "builds_file": self.args.base_builds, "import_root": os.path.abspath(self.args.base_root)}
 
     def write(self, final=False):
         doc = self.doc
@@ -241,6 +275,15 @@ class Harness:
         manifests = discover(self.args.kernels, self._list(self.args.only))
         variant_filter = self._list(self.args.variants)
         say(f"harness {HARNESS_VERSION}: {len(manifests)} kernels on {self.device}" + (f", fault planted: {self.fault}" if self.fault else ""))
+        if self.base_manifests is not None:
+            a = self.args
+            base = {"root": os.path.abspath(a.base_root), "threshold_pct": a.paired_threshold_pct, "order": ORDER}
+            if a.base_sha:
+                base["git_sha"] = a.base_sha
+            if a.base_ref:
+                base["git_ref"] = a.base_ref
+            self.doc["run"]["paired_base"] = base
+            say(f"paired A/B against the base revision in {a.base_root}" + (f" ({a.base_sha[:12]})" if a.base_sha else "") + f": {ORDER} rounds, threshold ±{a.paired_threshold_pct:g} %")
         t0 = time.time()
         # The environment probe's worker goes on to run the first kernel: one start-up fewer.
         first = WorkerHandle(manifests[0], self.options())
@@ -297,17 +340,73 @@ class Harness:
         if not cases:
             say(f"{m.name}: no {'ci_cases' if self.args.ci else 'cases'} in {m.path}")
         timeout = self.args.timeout_per_case or m.timeout_s
+        bm = (self.base_manifests or {}).get(m.name)
+        base = WorkerHandle(bm, self.base_options()) if bm else None
+        if self.base_manifests is not None and bm is None:
+            say(f"{m.name}: the base revision has no such kernel: its cases are timed on the head alone")
         try:
+            first = True
             for case in cases:
                 variants = [v for v in m.variants if v["name"] in names and matches(case.params, v.get("only"))]
                 if not variants:
                     continue
-                records = self.run_case(handle, m, case, [v["name"] for v in variants], timeout)
+                vnames = [v["name"] for v in variants]
+                if base is not None:
+                    records = self.run_paired_case(handle, base, m, bm, case, vnames, timeout, first)
+                else:
+                    records = self.run_case(handle, m, case, vnames, timeout)
+                first = False
                 for v in variants:
                     self.add_case(m, case, v["name"], records[v["name"]])
                 self.write()
         finally:
             handle.stop()
+            if base is not None:
+                base.stop()
+
+    def run_paired_case(self, head, base, m, bm, case, variants, timeout_s, first):
+        """One case head against base (paired.py). A crash, hang or error of either arm costs both
+        workers a restart and the case is timed on the head alone, the base's failure named."""
+        base_cases = {c.id for c in (bm.ci_cases if self.args.ci else bm.cases)}
+        if case.id not in base_cases:
+            records = self.run_case(head, m, case, variants, timeout_s)
+            for rec in records.values():
+                rec["paired"] = {"base_status": "missing", "base_reason": f"the base revision's {bm.path} has no case {case.id}", "n_pairs": 0, "log_ratios": [], "stop_reason": "untimed"}
+            return records
+        base_variants = [v["name"] for v in bm.variants if v["name"] in variants and matches(case.params, v.get("only"))]
+
+        def ensure_ready(handle, arm):
+            if not (handle.is_alive() and handle.ready):
+                reply = handle.request({"op": "init"}, WORKER_START_TIMEOUT_S)
+                if reply["op"] == "fatal":
+                    raise PairedFatal(arm, reply["error"])
+                handle.ready = True
+
+        warm_s = self.args.first_warmup_s if first else self.args.warmup_s
+        pc = PairedCase(head, base, case, variants, base_variants, timeout_s, self.options(), warm_s, say)
+        try:
+            records = pc.run(ensure_ready)
+        except (WorkerTimeout, WorkerDied, PairedFatal) as e:
+            why = self.paired_failure(e, head, base)
+            head.kill()
+            base.kill()
+            say(f"{m.name} {case.id}: paired timing stopped ({why}); the case is timed on the head alone")
+            records = self.run_case(head, m, case, variants, timeout_s)
+            for rec in records.values():
+                rec["paired"] = {"base_status": "error", "base_reason": f"paired timing stopped: {why}", "n_pairs": 0, "log_ratios": [], "stop_reason": "untimed"}
+            return records
+        for phase, seconds in pc.phase_s.items():
+            self.stage_s[phase] = self.stage_s.get(phase, 0.0) + seconds
+        return records
+
+    @staticmethod
+    def paired_failure(e, head, base):
+        if isinstance(e, PairedFatal):
+            return f"the {e.arm} revision's worker failed: {e.error.get('message', '')}"
+        arm = "head" if head.proc is None else "base"
+        culprit, phase = e.current
+        what = "hung" if isinstance(e, WorkerTimeout) else f"died ({exit_description(e.exitcode)})"
+        return f"the {arm} revision's worker {what} during {phase or 'start-up'} of {culprit or 'its case'}"
 
     def run_case(self, handle, m, case, variants, timeout_s):
         records = {}
@@ -348,7 +447,7 @@ class Harness:
 
     def add_case(self, m, case, variant, rec):
         result = {"kernel": m.name, "variant": variant, "case": case.id, "params": case.params, "status": rec["status"]}
-        for k in ("reason", "correctness", "timing", "work", "error"):
+        for k in ("reason", "correctness", "timing", "paired", "work", "error"):
             if k in rec:
                 result[k] = rec[k]
         if result["status"] == "ok" and "timing" not in result and not self.args.no_timing:
@@ -418,7 +517,13 @@ def progress_line(c):
         return f"{head} {verdict}"
     tp = c.get("throughput") or {}
     rate = f" {tp['tflops']:.4g} TFLOPS" if tp.get("tflops") else (f" {tp['gbps']:.0f} GB/s" if tp.get("gbps") else "")
-    return f"{head} {verdict} | {t['median_ms']:.3f} ms{rate} n={t['n_samples']} {t['stop_reason']}"
+    line = f"{head} {verdict} | {t['median_ms']:.3f} ms{rate} n={t['n_samples']} {t['stop_reason']}"
+    p = c.get("paired")
+    if p and p.get("median_ratio") is not None:
+        line += f" | vs base ×{p['median_ratio']:.4f} [{p['ci_lo']:.4f}, {p['ci_hi']:.4f}] {p['n_pairs']} pairs {p['stop_reason']}"
+    elif p:
+        line += f" | base {p['base_status']}: not paired"
+    return line
 
 
 def parse_args(argv):
@@ -443,9 +548,24 @@ def parse_args(argv):
     p.add_argument("--case-params", help="run only cases whose params include these, e.g. dtype=fp16,D=128,causal=false")
     p.add_argument("--fault", help="plant a fault, <kernel>.<variant>:<wrong|slow|nan> (same as KERNELGATE_FAULT)")
     p.add_argument("--run-id", help="label of this run (default: GITHUB_RUN_ID)")
+    g = p.add_argument_group("paired A/B", "time every case against a base revision in the same run, pair by pair")
+    g.add_argument("--base-root", help="checkout of the base revision: its kernels are timed alternately with these (ABBA)")
+    g.add_argument("--base-kernels", help="the base revision's kernels folder (default: the --kernels path inside --base-root)")
+    g.add_argument("--base-builds", help="build records of the base revision's CUDA variants (like --builds)")
+    g.add_argument("--base-sha", help="the base revision's commit, recorded in the results")
+    g.add_argument("--base-ref", help="the base revision's branch, recorded in the results")
+    g.add_argument("--paired-threshold-pct", type=float, default=1.0, help="the change a pair of revisions is judged against; a variant stops sampling once its interval is clear of ±this (default 1)")
+    g.add_argument("--paired-min-change-ms", type=float, default=0.0002, help="absolute floor under the threshold, for microsecond cases (default 0.0002 ms)")
+    g.add_argument("--paired-min-pairs", type=int, default=10, help="pairs before a variant may stop (default 10)")
+    g.add_argument("--paired-time-cap-s", type=float, default=3.0, help="seconds of pairs per variant before it stops undecided; longer for slow cases (40 pairs' worth) up to --paired-max-time-cap-s (default 3)")
+    g.add_argument("--paired-max-time-cap-s", type=float, default=10.0, help="most seconds of pairs per variant (default 10)")
     args = p.parse_args(argv)
     if args.seeds < 1:
         p.error(f"--seeds must be at least 1, got {args.seeds}")
+    if args.base_builds and not args.base_root:
+        p.error("--base-builds needs --base-root (the base revision's checkout)")
+    if args.paired_min_pairs < 5:
+        p.error(f"--paired-min-pairs must be at least 5, got {args.paired_min_pairs}")
     return args
 
 

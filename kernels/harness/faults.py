@@ -4,10 +4,14 @@
 Modes:
   wrong  the output is scaled by 1 + WRONG_SCALE after every run: rel_l2 rises by 2e-2
   slow   every call runs the variant twice: the median roughly doubles (extra work, same result)
+  slow:P every call is followed by a spin of P % of the variant's own time (0 < P <= 100), on the
+         GPU (torch.cuda._sleep, calibrated against the variant's measured time) or the CPU:
+         a small slowdown of known size, for the paired A/B gate's proof runs
   nan    one output element is set to NaN after every run
 """
 
 import math
+import time
 
 WRONG_SCALE = 2e-2
 MODES = ("wrong", "slow", "nan")
@@ -25,13 +29,65 @@ def parse(spec):
     kernel, dot, variant = target.partition(".")
     if not sep or not dot or not kernel or not variant:
         raise FaultSpecError(f"KERNELGATE_FAULT: expected <kernel>.<variant>:<mode>, got {spec!r}")
-    if mode not in MODES:
-        raise FaultSpecError(f"KERNELGATE_FAULT: mode {mode!r} is not one of {', '.join(MODES)} (in {spec!r})")
+    name, colon, amount = mode.partition(":")
+    if name not in MODES or (colon and name != "slow"):
+        raise FaultSpecError(f"KERNELGATE_FAULT: mode {mode!r} is not one of {', '.join(MODES)}, slow:<percent> (in {spec!r})")
+    if colon:
+        try:
+            pct = float(amount)
+        except ValueError:
+            pct = math.nan
+        if not 0 < pct <= 100:
+            raise FaultSpecError(f"KERNELGATE_FAULT: slow:<percent> needs a percentage in (0, 100], got {amount!r} (in {spec!r})")
     return kernel, variant, mode
 
 
-def wrap(run, mode):
+def slow_by(run, pct, device):
+    """run, then a spin of pct % of run's own time (calibrated once, outside any graph capture)."""
+    frac = pct / 100.0
+    if device != "cuda":
+
+        def slowed_cpu(inputs, out):
+            t0 = time.perf_counter()
+            res = run(inputs, out)
+            spin_until = time.perf_counter() + frac * (time.perf_counter() - t0)
+            while time.perf_counter() < spin_until:
+                pass
+            return res
+
+        return slowed_cpu
+    import torch
+
+    state = {}
+
+    def event_ms(fn, repeats):
+        times = []
+        for _ in range(repeats):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end))
+        return sorted(times)[len(times) // 2]
+
+    def slowed(inputs, out):
+        if "cycles" not in state and not torch.cuda.is_current_stream_capturing():
+            run_ms = event_ms(lambda: run(inputs, out), 7)
+            probe = 2_000_000
+            cycles_per_ms = probe / event_ms(lambda: torch.cuda._sleep(probe), 3)
+            state["cycles"] = max(1, int(frac * run_ms * cycles_per_ms))
+        res = run(inputs, out)
+        torch.cuda._sleep(state.get("cycles", 1))
+        return res
+
+    return slowed
+
+
+def wrap(run, mode, device="cpu"):
     """The variant's run function with the fault planted."""
+    if mode.startswith("slow:"):
+        return slow_by(run, float(mode.partition(":")[2]), device)
     if mode == "wrong":
 
         def wrong(inputs, out):

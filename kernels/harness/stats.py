@@ -88,3 +88,61 @@ def drop_throttled(samples_ms, clocks_mhz, power_w, threshold=0.75):
     keep = [i for i, c in enumerate(clocks_mhz) if c >= threshold * usual]
     pick = lambda xs: [xs[i] for i in keep] if xs else xs  # noqa: E731
     return pick(samples_ms), pick(clocks_mhz), pick(power_w), len(samples_ms) - len(keep)
+
+
+# 99 % two-sided normal quantile: the paired stop rule decides at this confidence.
+Z99 = 2.575829
+
+
+def median_ci_at(sorted_xs, z):
+    """Like median_ci, at the two-sided normal quantile z."""
+    n = len(sorted_xs)
+    half_rank = z * math.sqrt(n) / 2
+    lo = max(0, math.floor(n / 2 - half_rank) - 1)
+    hi = min(n - 1, math.ceil(n / 2 + half_rank) - 1)
+    return sorted_xs[lo], sorted_xs[hi]
+
+
+def paired_summary(log_ratios, z=Z99):
+    """(median, low, high) of the log ratios ln(head/base), the interval from order statistics."""
+    s = sorted(log_ratios)
+    lo, hi = median_ci_at(s, z)
+    return quantile(s, 0.5), lo, hi
+
+
+@dataclass
+class PairedStopRule:
+    """When to stop sampling pairs of one variant: never before `min_pairs`; then as soon as the
+    median log ratio's interval lies on one side of each of ±threshold (decided: SAME, SLOWER or
+    FASTER), else at `max_pairs`, or past the time cap. The cap follows the case's duration: at
+    least `cap_pairs` pairs' worth of time, within [time_cap_s, max_time_cap_s]."""
+
+    threshold_pct: float = 1.0
+    min_pairs: int = 10
+    max_pairs: int = 2000
+    time_cap_s: float = 3.0
+    max_time_cap_s: float = 10.0
+    cap_pairs: int = 40
+
+    def threshold(self):
+        return math.log1p(self.threshold_pct / 100)
+
+    def cap_s(self, n_pairs, spent_s):
+        pair_s = spent_s / n_pairs if n_pairs else 0.0
+        return min(self.max_time_cap_s, max(self.time_cap_s, self.cap_pairs * pair_s))
+
+    def check(self, log_ratios, spent_s, threshold=None):
+        """None while sampling should go on, else decided / max_pairs / time_cap."""
+        n = len(log_ratios)
+        if n >= self.min_pairs:
+            t = self.threshold() if threshold is None else threshold
+            _, lo, hi = paired_summary(log_ratios)
+            if not (lo < t < hi) and not (lo < -t < hi):
+                return "decided"
+        if n >= self.max_pairs:
+            return "max_pairs"
+        if n >= self.min_pairs and spent_s >= self.cap_s(n, spent_s):
+            return "time_cap"
+        if n >= 3 and spent_s >= 2 * self.max_time_cap_s:
+            return "time_cap"
+        return None

@@ -23,13 +23,31 @@ GRAPH_BELOW_FLOOR_MS = 0.1
 FLOOR_FLOPS_PER_MS = 1e12  # 1,000 TFLOPS: about a Hopper's dense fp16 peak
 FLOOR_BYTES_PER_MS = 3e9  # 3 TB/s: about an H100's memory bandwidth
 GRAPH_TARGET_MS = 1.0
+# The launch count of a graph comes from the work too, never from a timing: taken from a noisy
+# single-launch warm-up it differed between two runs of the same code for 123 of 141 graph-timed
+# cases (H100 and H200 runs of 2026-11-21/23), and half their run-to-run noise followed 1/n.
+# A small kernel runs far below the roofline, so the estimate of one launch is floored at 5 µs and
+# taken at 4x the roofline floor; the count is capped so a sample stays a few milliseconds.
+GRAPH_EST_FACTOR = 4
+GRAPH_EST_MIN_MS = 0.005
+GRAPH_MAX_LAUNCHES = 200
+
+
+def floor_ms(work):
+    """The case's roofline floor at round Hopper rates, in ms."""
+    return max(work["flops"] / FLOOR_FLOPS_PER_MS, work["bytes"] / FLOOR_BYTES_PER_MS)
 
 
 def times_as_graph(work):
     """Whether a case is timed as a CUDA graph of many launches: from its work alone, so that
     every run of the same case on any GPU uses the same method."""
-    floor_ms = max(work["flops"] / FLOOR_FLOPS_PER_MS, work["bytes"] / FLOOR_BYTES_PER_MS)
-    return floor_ms < GRAPH_BELOW_FLOOR_MS
+    return floor_ms(work) < GRAPH_BELOW_FLOOR_MS
+
+
+def graph_launches(work):
+    """Launches per graph replay, from the work alone: the same n in every run and in both arms."""
+    est_ms = max(GRAPH_EST_FACTOR * floor_ms(work), GRAPH_EST_MIN_MS)
+    return max(1, min(GRAPH_MAX_LAUNCHES, int(round(GRAPH_TARGET_MS / est_ms))))
 # Working sets below this multiple of L2 are timed cold: L2 flushed before each sample and inputs
 # rotated among several sets.
 L2_FLUSH_BELOW = 4
@@ -39,6 +57,29 @@ MAX_INPUT_SETS = 4
 # fraction of its timed duration) launched work on another stream than the one timed.
 DRAIN_FLAG_MS = 0.2
 DRAIN_FLAG_FRACTION = 0.1
+DRAIN_CONFIRM_REPEATS = 3
+
+
+def drain_flagged(drain_ms, event_ms):
+    return drain_ms > max(DRAIN_FLAG_MS, DRAIN_FLAG_FRACTION * event_ms)
+
+
+class Bench:
+    """One case's timing state in one worker: inputs, outputs, graphs and the samples taken."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+        self.outs, self.flush, self.samples = {}, None, {}
+        self.graphs, self.batched, self.warmup_ms, self.last_res = {}, {}, {}, {}
+
+    def call(self, v, k):
+        res = self.runners[v](self.sets[k], self.outs[v][k])
+        if k == 0:
+            self.last_res[v] = res
+        return res
+
+    def release(self):
+        self.sets = self.outs = self.flush = self.graphs = self.last_res = self.ref0 = None
 
 
 class Ctx:
@@ -119,7 +160,7 @@ class Worker:
                 rec.update(status="error", error=_error("setup", e))
                 continue
             if self.fault and self.fault[0] == self.manifest["name"] and self.fault[1] == v:
-                run = faults.wrap(run, self.fault[2])
+                run = faults.wrap(run, self.fault[2], self.device)
             runners[v] = run
         return records, runners
 
@@ -167,15 +208,16 @@ class Worker:
         out.fill_(math.nan)
         drain_ms = event_ms = None
         if self.device == "cuda" and first:
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            res = run(inputs, out)
-            end.record()
-            end.synchronize()
-            t0 = time.perf_counter()
-            torch.cuda.synchronize()
-            drain_ms = (time.perf_counter() - t0) * 1e3
-            event_ms = start.elapsed_time(end)
+            res, drain_ms, event_ms = self.drain_probe(lambda: run(inputs, out))
+            # One host-timed synchronize() is no evidence: the host thread can be descheduled
+            # between the two waits (a correct kernel read 0.65 ms on an H100 push run). A
+            # variant is flagged only when every repeat leaves work behind; the least is kept.
+            for _ in range(DRAIN_CONFIRM_REPEATS):
+                if not drain_flagged(drain_ms, event_ms):
+                    break
+                _, again_ms, again_event_ms = self.drain_probe(lambda: run(inputs, self.module.output_like(inputs, params)))
+                if again_ms < drain_ms:
+                    drain_ms, event_ms = again_ms, again_event_ms
         else:
             res = run(inputs, out)
             _sync(torch, self.device)
@@ -211,6 +253,19 @@ class Worker:
             "drain_ms": drain_ms,
             "event_ms": event_ms,
         }
+
+    def drain_probe(self, fn):
+        """(result, ms the device stayed busy after the timed stream's end event, ms between the events)."""
+        torch = self.torch
+        torch.cuda.synchronize()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        res = fn()
+        end.record()
+        end.synchronize()
+        t0 = time.perf_counter()
+        torch.cuda.synchronize()
+        return res, (time.perf_counter() - t0) * 1e3, start.elapsed_time(end)
 
     def error_vs(self, out, ref, idx):
         """(rel_l2, max_abs) of out against the oracle over the part it covers; (None, None) if NaN/Inf."""
@@ -265,12 +320,12 @@ class Worker:
         rec["correctness"] = corr
         rec["status"] = "fail" if problems else "ok"
         first = checks[0] if checks else None
-        if first and first["drain_ms"] is not None and first["drain_ms"] > max(DRAIN_FLAG_MS, DRAIN_FLAG_FRACTION * first["event_ms"]):
+        if first and first["drain_ms"] is not None and drain_flagged(first["drain_ms"], first["event_ms"]):
             rec["status"] = "error"
             rec["error"] = {
                 "kind": "other-stream",
                 "message": (
-                    f"device work went on {first['drain_ms']:.3f} ms after the timed stream's end event "
+                    f"device work went on {first['drain_ms']:.3f} ms after the timed stream's end event, in each of {DRAIN_CONFIRM_REPEATS + 1} runs "
                     f"({first['event_ms']:.3f} ms between its events): the variant launches work on another "
                     "stream than the one timed, so events would not measure it"
                 ),
@@ -282,137 +337,179 @@ class Worker:
         return f"{desc} on {where}" + (", on a subset of the output (oracle_index); NaN/unwritten checks cover all of it" if subset else "")
 
     # -- timing ------------------------------------------------------------------------------
+    # One case's timing is four steps, driven either here (bench: one revision, its variants round
+    # by round) or by the parent (paired A/B: two workers, one per revision, round by round in
+    # ABBA order): prepare (inputs, outputs, L2 flush buffer, graphs), warm, sample rounds, finish
+    # (re-check the timed runs' output).
 
-    def bench(self, params, records, runners, ref0, idx):
+    def prepare(self, params, records, runners, ref0, idx):
+        """The case's timing state for its verified variants, or None when none passed."""
         names = [v for v, r in runners.items() if records[v].get("status") == "ok"]
         if not names:
-            return
+            return None
         self.mark(",".join(names), "bench set-up")
         torch = self.torch
         work = self.module.work(params)
         cuda = self.device == "cuda"
-        cold = cuda and work["bytes"] < L2_FLUSH_BELOW * self.l2_bytes
+        use_graph = cuda and times_as_graph(work)
+        # Graph replays run n launches back to back on warm caches: one L2 flush per replay would
+        # leave n-1 of them warm anyway, so those cases are called warm and not flushed at all.
+        cold = cuda and not use_graph and work["bytes"] < L2_FLUSH_BELOW * self.l2_bytes
         n_sets = min(MAX_INPUT_SETS, max(1, int(INPUT_SET_BUDGET_BYTES // max(work["bytes"], 1)))) if cold else 1
         seeds = self.opt["seeds"]
         sets = [self.module.make_inputs(dict(params), seeds[0] if i == 0 else 1_000_003 + i, self.device) for i in range(n_sets)]
-        outs = {v: [self.module.output_like(s, params) for s in sets] for v in names}
-        flush = torch.empty(2 * self.l2_bytes, dtype=torch.uint8, device="cuda") if cold else None
-        last_res = {}
-
-        def call(v, k):
-            res = runners[v](sets[k], outs[v][k])
-            if k == 0:
-                last_res[v] = res
-            return res
-
-        # Interleaved: one group, every variant sampled round by round in the same thermal state.
-        # Sequential (--no-interleave): each variant warmed up and sampled on its own.
-        groups = [names] if self.opt.get("interleave", True) else [[v] for v in names]
-        use_graph = cuda and times_as_graph(work)
-        st, graphs, batched, warmup_ms = {}, {}, {}, {}
-        for group in groups:
-            self.sample_group(group, call, n_sets, flush, st, graphs, batched, warmup_ms, use_graph)
-
-        # -- the timed runs' output, re-checked against the oracle of the first seed --
-        if cuda:
-            torch.cuda.synchronize()
-        tol = self.tolerance(params)
-        for v in names:
-            s = st[v]
-            kept, clk, pw, n_drop = drop_throttled(s["ms"], s["clk"], s["pw"])
-            timing = {"method": self.method(v, graphs, batched, cold), "samples_ms": kept, **summarize(kept), "n_discarded_throttled": n_drop, "stop_reason": s["stop"], "warmup_ms": warmup_ms[v], "l2_flush": bool(cold), "input_sets": n_sets}
-            if clk:
-                timing["sm_clock_mhz"] = clk
-                timing["power_w"] = pw
-            rec = records[v]
-            rec["timing"] = timing
-            res = last_res[v]
-            rel, _ = self.error_vs(res, ref0, idx)
-            rec["correctness"]["timed_output_rel_l2"] = rel
-            if rel is None or rel > tol["rel_l2"]:
-                shown = "NaN/Inf" if rel is None else f"rel_l2 {rel:.3e}"
-                rec["status"] = "fail"
-                rec["correctness"]["status"] = "FAIL"
-                rec["correctness"]["message"] = f"the output of the timed runs is wrong ({shown} > tolerance {tol['rel_l2']:.1e}) although the verification runs passed: a race under repetition?"
-        del sets, outs, flush, last_res
-
-    def sample_group(self, names, call, n_sets, flush, st, graphs, batched, warmup_ms, use_graph):
-        """Warm-up, graph capture where needed, then samples until each variant's stop rule says so."""
-        torch = self.torch
-        cuda = self.device == "cuda"
-        # -- warm-up: every variant in turn, for seconds (clocks settle as power reaches its cap) --
-        warm_s = self.opt["warmup_s"] if self.warmed_up else self.opt["first_warmup_s"]
-        self.warmed_up = True
-        est_ms = {v: [] for v in names}
-        t_start = time.perf_counter()
-        rounds = 0
-        while rounds < 3 or time.perf_counter() - t_start < warm_s:
+        b = Bench(params=params, names=names, runners=runners, records=records, ref0=ref0, idx=idx, work=work, cold=cold, use_graph=use_graph, n_sets=n_sets, sets=sets)
+        b.outs = {v: [self.module.output_like(x, params) for x in sets] for v in names}
+        b.flush = torch.empty(2 * self.l2_bytes, dtype=torch.uint8, device="cuda") if cold else None
+        b.samples = {v: {"ms": [], "clk": [], "pw": []} for v in names}
+        if use_graph:
+            n = graph_launches(work)
             for v in names:
-                self.mark(v, "warm-up")
-                t = self.time_one(lambda: call(v, rounds % n_sets), flush)
-                est_ms[v].append(t)
-            if cuda:
-                torch.cuda.synchronize()
-            rounds += 1
-            if not cuda and rounds >= 3:
-                break
-        for v in names:
-            warmup_ms[v] = (time.perf_counter() - t_start) * 1e3
-        est = {v: sorted(x() if callable(x) else x for x in est_ms[v])[len(est_ms[v]) // 2] for v in names}
-
-        # -- short kernels: a CUDA graph of many launches per sample --
-        for v in names:
-            if use_graph:
                 self.mark(v, "graph capture")
-                n = max(1, min(1000, int(GRAPH_TARGET_MS / max(est[v], 1e-4))))
                 try:
-                    graphs[v] = (self.capture(lambda v=v: call(v, 0), n), n)
+                    b.graphs[v] = (self.capture(lambda v=v: b.call(v, 0), n), n)
                 except Exception as e:
                     # Not capturable (e.g. a host sync inside): n calls back to back between one
                     # event pair. That includes the host's launch cost, but amortised over n calls
                     # it no longer swings with one launch's latency.
                     print(f"[kernelgate worker] {v}: CUDA graph capture failed ({type(e).__name__}: {e}); timing {n} calls back to back", file=sys.stderr)
                     torch.cuda.synchronize()
-                    batched[v] = n
+                    b.batched[v] = n
+        return b
 
-        # -- samples: round by round over the group, the order rotated every round --
+    def warm(self, b, names, seconds, min_rounds=3):
+        """Every variant in turn, for `seconds` (clocks settle as power reaches its cap)."""
+        cuda = self.device == "cuda"
+        t_start = time.perf_counter()
+        rounds = 0
+        while rounds < min_rounds or time.perf_counter() - t_start < seconds:
+            for v in names:
+                self.mark(v, "warm-up")
+                self.sample_one(b, v, rounds)
+            if cuda:
+                self.torch.cuda.synchronize()
+            rounds += 1
+            if not cuda and rounds >= min_rounds:
+                break
+        spent_ms = (time.perf_counter() - t_start) * 1e3
+        for v in names:
+            b.warmup_ms[v] = b.warmup_ms.get(v, 0.0) + spent_ms
+
+    def sample_one(self, b, v, r):
+        """One sample of variant v in round r (a callable on CUDA, read after the round's sync)."""
+        flush = b.flush
+        if v in b.graphs:
+            g, n = b.graphs[v]
+            return self.time_one(g.replay, flush, per=n)
+        k = r % b.n_sets
+        if v in b.batched:
+            return self.time_one(lambda: [b.call(v, k) for _ in range(b.batched[v])], flush, per=b.batched[v])
+        return self.time_one(lambda: b.call(v, k), flush)
+
+    def sample_round(self, b, order, r):
+        """One sample of each variant in `order`: {variant: (ms, sm clock MHz, power W)}."""
+        pending = []
+        for v in order:
+            self.mark(v, "bench")
+            t = self.sample_one(b, v, r)
+            clk = self.nvml.sm_clock_mhz() if self.nvml and self.nvml.ok else None
+            pw = self.nvml.power_w() if self.nvml and self.nvml.ok else None
+            pending.append((v, t, clk, pw))
+        if self.device == "cuda":
+            self.torch.cuda.synchronize()
+        out = {}
+        for v, t, clk, pw in pending:
+            ms = t() if callable(t) else t
+            out[v] = (ms, clk, pw)
+            s = b.samples[v]
+            s["ms"].append(ms)
+            if clk is not None:
+                s["clk"].append(clk)
+                s["pw"].append(pw)
+        return out
+
+    def method(self, b, v):
+        if self.device != "cuda":
+            return "wall clock (CPU" + (", Triton interpreter)" if self.ctx.interpret else ")")
+        if v in b.graphs:
+            base = f"events, graph({b.graphs[v][1]} launches, warm L2)"
+        elif v in b.batched:
+            base = f"events, {b.batched[v]} calls back to back, warm L2"
+        else:
+            base = "events"
+        return base + ("+l2flush" if b.cold else "") + (", interleaved" if self.opt.get("interleave", True) else ", sequential")
+
+    def arm_info(self, b):
+        """What the parent needs to write each variant's timing record."""
+        return {v: {"method": self.method(b, v), "warmup_ms": b.warmup_ms.get(v, 0.0), "l2_flush": bool(b.cold), "input_sets": b.n_sets} for v in b.names}
+
+    def finish(self, b):
+        """Re-checks the timed runs' output against the oracle of the first seed; frees the case."""
+        if self.device == "cuda":
+            self.torch.cuda.synchronize()
+        tol = self.tolerance(b.params)
+        for v in b.names:
+            rec = b.records[v]
+            if rec.get("status") != "ok" or v not in b.last_res:
+                continue
+            rel, _ = self.error_vs(b.last_res[v], b.ref0, b.idx)
+            rec["correctness"]["timed_output_rel_l2"] = rel
+            if rel is None or rel > tol["rel_l2"]:
+                shown = "NaN/Inf" if rel is None else f"rel_l2 {rel:.3e}"
+                rec["status"] = "fail"
+                rec["correctness"]["status"] = "FAIL"
+                rec["correctness"]["message"] = f"the output of the timed runs is wrong ({shown} > tolerance {tol['rel_l2']:.1e}) although the verification runs passed: a race under repetition?"
+        b.release()
+
+    def bench(self, params, records, runners, ref0, idx):
+        """Times one revision's variants here, round by round, each until its stop rule says so."""
+        b = self.prepare(params, records, runners, ref0, idx)
+        if b is None:
+            return
+        # Interleaved: one group, every variant sampled round by round in the same thermal state.
+        # Sequential (--no-interleave): each variant warmed up and sampled on its own.
+        groups = [b.names] if self.opt.get("interleave", True) else [[v] for v in b.names]
+        stops = {}
+        for group in groups:
+            self.warm(b, group, self.warmup_seconds())
+            stops.update(self.sample_until_stopped(b, group))
+        info = self.arm_info(b)
+        for v in b.names:
+            s = b.samples[v]
+            kept, clk, pw, n_drop = drop_throttled(s["ms"], s["clk"], s["pw"])
+            timing = {"method": info[v]["method"], "samples_ms": kept, **summarize(kept), "n_discarded_throttled": n_drop, "stop_reason": stops[v], "warmup_ms": info[v]["warmup_ms"], "l2_flush": info[v]["l2_flush"], "input_sets": b.n_sets}
+            if clk:
+                timing["sm_clock_mhz"] = clk
+                timing["power_w"] = pw
+            records[v]["timing"] = timing
+        self.finish(b)
+
+    def warmup_seconds(self):
+        """The first case of a worker warms up longer, to reach steady power."""
+        seconds = self.opt["warmup_s"] if self.warmed_up else self.opt["first_warmup_s"]
+        self.warmed_up = True
+        return seconds
+
+    def sample_until_stopped(self, b, names):
+        """Samples round by round over the group, the order rotated every round; {variant: stop reason}."""
         rule = StopRule(min_samples=self.opt["min_samples"], max_samples=self.opt["max_samples"], ci_rel=self.opt["ci_rel"], time_cap_s=self.opt["time_cap_s"])
-        st.update({v: {"ms": [], "clk": [], "pw": [], "spent": 0.0, "stop": None} for v in names})
+        stop = {v: None for v in names}
+        spent = {v: 0.0 for v in names}
         r = 0
         while True:
-            active = [v for v in names if st[v]["stop"] is None]
+            active = [v for v in names if stop[v] is None]
             if not active:
-                break
+                return stop
             order = active[r % len(active):] + active[: r % len(active)]
-            pending = []
             t0 = time.perf_counter()
-            for v in order:
-                self.mark(v, "bench")
-                k = r % n_sets if v not in graphs else 0
-                if v in graphs:
-                    g, n = graphs[v]
-                    t = self.time_one(g.replay, flush, per=n)
-                elif v in batched:
-                    t = self.time_one(lambda v=v, k=k: [call(v, k) for _ in range(batched[v])], flush, per=batched[v])
-                else:
-                    t = self.time_one(lambda: call(v, k), flush)
-                clk = self.nvml.sm_clock_mhz() if self.nvml and self.nvml.ok else None
-                pw = self.nvml.power_w() if self.nvml and self.nvml.ok else None
-                pending.append((v, t, clk, pw))
-            if cuda:
-                torch.cuda.synchronize()
+            got = self.sample_round(b, order, r)
             round_s = time.perf_counter() - t0
-            ms = {v: (t() if callable(t) else t) for v, t, _, _ in pending}
-            total = sum(ms.values()) or 1.0
-            for v, _, clk, pw in pending:
-                s = st[v]
-                s["ms"].append(ms[v])
-                if clk is not None:
-                    s["clk"].append(clk)
-                    s["pw"].append(pw)
-                s["spent"] += round_s * ms[v] / total
+            total = sum(ms for ms, _, _ in got.values()) or 1.0
+            for v, (ms, _, _) in got.items():
+                spent[v] += round_s * ms / total
+                s = b.samples[v]
                 kept, _, _, _ = drop_throttled(s["ms"], s["clk"], s["pw"])
-                s["stop"] = rule.check(kept, s["spent"])
+                stop[v] = rule.check(kept, spent[v])
             r += 1
 
     def time_one(self, fn, flush, per=1):
@@ -446,21 +543,10 @@ class Worker:
         torch.cuda.synchronize()
         return g
 
-    def method(self, v, graphs, batched, cold):
-        if self.device != "cuda":
-            return "wall clock (CPU" + (", Triton interpreter)" if self.ctx.interpret else ")")
-        if v in graphs:
-            base = f"events, graph({graphs[v][1]} launches)"
-        elif v in batched:
-            base = f"events, {batched[v]} calls back to back"
-        else:
-            base = "events"
-        return base + ("+l2flush" if cold else "") + (", interleaved" if self.opt.get("interleave", True) else ", sequential")
-
     # -- one case ------------------------------------------------------------------------------
 
-    def run_case(self, job):
-        """Records by variant, and the seconds each phase took (set-up includes tuning and compiling)."""
+    def verify_case(self, job):
+        """Set-up and verification of one case: (records, runners, ref0, idx, phase seconds)."""
         params, variants = job["params"], job["variants"]
         phase_s = {}
         t0 = time.perf_counter()
@@ -469,29 +555,82 @@ class Worker:
         for rec in records.values():
             rec["work"] = work
         phase_s["setup"] = time.perf_counter() - t0
+        ref0 = idx = None
         if runners:
             t0 = time.perf_counter()
             ref0, idx = self.verify(params, job["seeds"], records, runners)
             phase_s["verify"] = time.perf_counter() - t0
-            if self.opt["timing"]:
-                t0 = time.perf_counter()
-                try:
-                    self.bench(params, records, runners, ref0, idx)
-                except Exception as e:
-                    for v, rec in records.items():
-                        if rec.get("status") == "ok" and "timing" not in rec:
-                            rec.update(status="error", error=_error("bench", e))
-                phase_s["bench"] = time.perf_counter() - t0
-            del ref0
+        return records, runners, ref0, idx, phase_s
+
+    def run_case(self, job):
+        """Records by variant, and the seconds each phase took (set-up includes tuning and compiling)."""
+        records, runners, ref0, idx, phase_s = self.verify_case(job)
+        if runners and self.opt["timing"]:
+            t0 = time.perf_counter()
+            try:
+                self.bench(job["params"], records, runners, ref0, idx)
+            except Exception as e:
+                fail_untimed(records, _error("bench", e))
+            phase_s["bench"] = time.perf_counter() - t0
+        del ref0
         if self.device == "cuda":
             self.torch.cuda.empty_cache()
         return records, phase_s
+
+    # -- one arm of a paired case, driven by the parent ----------------------------------------
+
+    def paired(self, msg):
+        """The ops of a paired case (cli.PairedCase drives two workers, one per revision)."""
+        op = msg["op"]
+        if op == "pverify":
+            records, runners, ref0, idx, phase_s = self.verify_case(msg)
+            self.pcase = {"records": records, "bench": None}
+            if runners:
+                self.pcase["bench"] = self.prepare(msg["params"], records, runners, ref0, idx)
+            b = self.pcase["bench"]
+            return {"op": "pverified", "records": records, "phase_s": phase_s, "timed": b.names if b else []}
+        b = self.pcase["bench"]
+        if op == "pwarm":
+            self.warm(b, msg["names"], msg.get("seconds", 0.0), min_rounds=msg.get("rounds", 1))
+            return {"op": "pwarmed"}
+        if op == "psample":
+            return {"op": "psampled", "samples": self.sample_round(b, msg["order"], msg["r"])}
+        if op == "pfinish":
+            records = self.pcase["records"]
+            info = {}
+            if b is not None:
+                info = self.arm_info(b)
+                self.finish(b)
+            self.pcase = None
+            if self.device == "cuda":
+                self.torch.cuda.empty_cache()
+            return {"op": "pfinished", "records": records, "info": info}
+        raise ValueError(f"unknown paired op {op!r}")
+
+
+def fail_untimed(records, error):
+    for rec in records.values():
+        if rec.get("status") == "ok" and "timing" not in rec:
+            rec.update(status="error", error=error)
+
+
+def import_root(module, root):
+    """Makes `module` import from the checkout `root` (the base revision of a paired run) even when
+    its top-level package is already loaded from elsewhere (the harness's own `kernels` package)."""
+    top = module.split(".")[0]
+    sys.path.insert(0, root)
+    pkg = sys.modules.get(top)
+    where = os.path.join(root, top)
+    if pkg is not None and hasattr(pkg, "__path__") and os.path.isdir(where):
+        pkg.__path__.insert(0, where)
 
 
 def main(conn, current, manifest, options):
     # Kernel code may print; keep the parent's stdout for the progress lines.
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    if options.get("import_root"):
+        import_root(manifest["module"], options["import_root"])
     worker = None
     while True:
         msg = conn.recv()
@@ -509,5 +648,7 @@ def main(conn, current, manifest, options):
             elif op == "case":
                 records, phase_s = worker.run_case(msg)
                 conn.send({"op": "case", "records": records, "phase_s": phase_s})
+            else:
+                conn.send(worker.paired(msg))
         except Exception as e:
             conn.send({"op": "fatal", "error": _error("worker", e)})

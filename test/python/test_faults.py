@@ -183,6 +183,44 @@ def test_planted_slow_fault_does_the_work_twice():
     assert faults.parse("attention.triton_fa2:slow") == ("attention", "triton_fa2", "slow")
 
 
+def test_a_planted_small_slowdown_spins_a_share_of_the_variants_own_time():
+    import time
+
+    from kernels.harness import faults
+
+    assert faults.parse("attention.triton_fa2:slow:2") == ("attention", "triton_fa2", "slow:2")
+
+    def five_ms(inputs, out):
+        until = time.perf_counter() + 0.005
+        while time.perf_counter() < until:
+            pass
+        return out
+
+    slowed = faults.wrap(five_ms, "slow:40", "cpu")
+    times = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        assert slowed(None, "out") == "out"
+        times.append(time.perf_counter() - t0)
+    assert 0.0068 < sorted(times)[2] < 0.0085
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("a.b:slow:0", "KERNELGATE_FAULT: slow:<percent> needs a percentage in (0, 100], got '0' (in 'a.b:slow:0')"),
+        ("a.b:slow:two", "KERNELGATE_FAULT: slow:<percent> needs a percentage in (0, 100], got 'two' (in 'a.b:slow:two')"),
+        ("a.b:wrong:2", "KERNELGATE_FAULT: mode 'wrong:2' is not one of wrong, slow, nan, slow:<percent> (in 'a.b:wrong:2')"),
+    ],
+)
+def test_a_bad_slowdown_spec_is_refused(spec, message):
+    from kernels.harness import faults
+
+    with pytest.raises(faults.FaultSpecError) as e:
+        faults.parse(spec)
+    assert str(e.value) == message
+
+
 def test_a_kernel_module_that_does_not_import_errors_its_cases(run_harness, tmp_path):
     folder = tmp_path / "kernels" / "broken"
     folder.mkdir(parents=True)

@@ -27,3 +27,16 @@ def work_of(kernel, params):
 def test_the_method_follows_the_work(kernel, params, graph):
     assert times_as_graph(work_of(kernel, params)) is graph
 
+
+
+def test_the_graph_launch_count_follows_the_work():
+    from kernels.harness.worker import graph_launches
+
+    tiny = work_of("attention", {"dtype": "fp16", "B": 2, "H": 3, "S": 77, "D": 128, "causal": True})
+    tail = work_of("attention", {"dtype": "fp16", "B": 2, "H": 3, "S": 1000, "D": 128, "causal": False})
+    # a few µs of work: the 5 µs floor of the estimate, so 200 launches (1 ms at 5 µs each)
+    assert graph_launches(tiny) == 200
+    # 3.1 GFLOP: a 3.1 µs roofline floor, estimated at 4x that: 81 launches
+    assert graph_launches(tail) == 81
+    # the same work gives the same count, whatever a timing would have said
+    assert graph_launches(dict(tail)) == graph_launches(tail)

@@ -1,0 +1,212 @@
+"""Paired A/B timing: one case's variants timed in two workers, one per revision (the pull
+request's head and its base), round by round in ABBA order, each variant sampling pairs until its
+interval decides against the threshold or its time cap.
+
+Both revisions run in the same job on the same GPU, sample by sample, so the drift of clocks,
+power and temperature that ruins a comparison with a number stored earlier falls on both arms
+alike. Each revision has its own worker process (two versions of one module never share an
+interpreter); both build their inputs from the same seeds and warm up alternately."""
+
+import math
+import time
+
+from .stats import PairedStopRule, StopRule, drop_throttled, paired_summary, summarize
+
+ORDER = "ABBA"
+CONFIDENCE = 0.99
+THROTTLED_BELOW = 0.75
+# Warm-up alternates one round of each arm; at least this many rounds in all.
+MIN_WARM_ROUNDS = 4
+STOP_AS_TIMING = {"decided": "converged", "max_pairs": "max_samples", "time_cap": "time_cap"}
+
+
+class PairedFatal(Exception):
+    """A worker answered a paired op with an error: (arm, error record)."""
+
+    def __init__(self, arm, error):
+        super().__init__(f"{arm}: {error.get('message', '')}")
+        self.arm = arm
+        self.error = error
+
+
+def unthrottled_pairs(head, base):
+    """Indices of the pairs whose two samples both ran at a usual SM clock (a pair with one
+    throttled sample is dropped whole, so a throttle never lands on one arm only)."""
+    n = len(head["ms"])
+    keep = set(range(n))
+    for arm in (head, base):
+        clk = arm["clk"]
+        if len(clk) != n or not clk:
+            continue
+        usual = sorted(clk)[len(clk) // 2]
+        keep -= {i for i, c in enumerate(clk) if c < THROTTLED_BELOW * usual}
+    return sorted(keep)
+
+
+def arm_timing(arm, keep, info, stop_reason, n_dropped):
+    ms = [arm["ms"][i] for i in keep]
+    timing = {"method": info["method"], "samples_ms": ms, **summarize(ms), "n_discarded_throttled": n_dropped, "stop_reason": stop_reason, "warmup_ms": info["warmup_ms"], "l2_flush": info["l2_flush"], "input_sets": info["input_sets"]}
+    if arm["clk"] and len(arm["clk"]) == len(arm["ms"]):
+        timing["sm_clock_mhz"] = [arm["clk"][i] for i in keep]
+        timing["power_w"] = [arm["pw"][i] for i in keep]
+    return timing
+
+
+def untimed(status, reason=None, correctness=None):
+    p = {"base_status": status, "n_pairs": 0, "log_ratios": [], "stop_reason": "untimed"}
+    if reason:
+        p["base_reason"] = reason
+    if correctness:
+        p["base_correctness"] = correctness
+    return p
+
+
+def base_reason(rec):
+    if rec.get("status") == "fail":
+        return (rec.get("correctness") or {}).get("message", "wrong result")
+    if rec.get("error"):
+        return f"{rec['error'].get('kind')}: {rec['error'].get('message')}"
+    return rec.get("reason", rec.get("status", ""))
+
+
+class PairedCase:
+    """One case of one kernel, head against base. `opt` holds the harness's options."""
+
+    def __init__(self, head, base, case, variants, base_variants, timeout_s, opt, warm_s, say):
+        self.head, self.base = head, base
+        self.case = case
+        self.variants, self.base_variants = variants, base_variants
+        self.timeout_s = timeout_s
+        self.opt = opt
+        self.warm_s = warm_s
+        self.say = say
+        self.phase_s = {}
+
+    def ask(self, arm, msg, timeout_s):
+        handle = self.head if arm == "head" else self.base
+        reply = handle.request(msg, timeout_s)
+        if reply.get("op") == "fatal":
+            raise PairedFatal(arm, reply["error"])
+        return reply
+
+    def run(self, ensure_ready):
+        """Records by head variant, each with its `paired` record."""
+        job = {"params": self.case.params, "seeds": self.opt["seeds"]}
+        ensure_ready(self.head, "head")
+        ensure_ready(self.base, "base")
+        # Verification of both arms at once: it is not timed, and set-up (compiling, tuning) is CPU work.
+        self.head.send({"op": "pverify", **job, "variants": self.variants})
+        self.base.send({"op": "pverify", **job, "variants": self.base_variants})
+        replies = {}
+        for arm, handle, n in (("head", self.head, len(self.variants)), ("base", self.base, len(self.base_variants))):
+            reply = handle.wait(self.timeout_s * max(n, 1))
+            if reply.get("op") == "fatal":
+                raise PairedFatal(arm, reply["error"])
+            replies[arm] = reply
+            for phase, sec in reply["phase_s"].items():
+                key = phase if arm == "head" else f"base {phase}"
+                self.phase_s[key] = self.phase_s.get(key, 0.0) + sec
+        h_timed, b_timed = replies["head"]["timed"], replies["base"]["timed"]
+        t0 = time.perf_counter()
+        samples, stops, spent = self.sample(h_timed, [v for v in b_timed if v in h_timed]) if self.opt["timing"] and h_timed else ({}, {}, {})
+        self.phase_s["bench"] = time.perf_counter() - t0
+        fin = {arm: self.ask(arm, {"op": "pfinish"}, self.timeout_s * max(len(h_timed), 1)) for arm in ("head", "base")}
+        return self.records(fin, samples, stops, spent)
+
+    def warm(self, h_timed, b_paired):
+        t0 = time.perf_counter()
+        k = 0
+        while k < MIN_WARM_ROUNDS or time.perf_counter() - t0 < self.warm_s:
+            arm, names = ("head", h_timed) if k % 2 == 0 else ("base", b_paired)
+            if names:
+                self.ask(arm, {"op": "pwarm", "names": names, "rounds": 1}, self.timeout_s)
+            k += 1
+
+    def sample(self, h_timed, b_paired):
+        """Rounds in ABBA order until every variant's stop rule says so."""
+        self.warm(h_timed, b_paired)
+        o = self.opt
+        rule = PairedStopRule(threshold_pct=o["paired_threshold_pct"], min_pairs=o["paired_min_pairs"], time_cap_s=o["paired_time_cap_s"], max_time_cap_s=o["paired_max_time_cap_s"])
+        single = StopRule(min_samples=o["min_samples"], max_samples=o["max_samples"], ci_rel=o["ci_rel"], time_cap_s=o["time_cap_s"])
+        samples = {arm: {v: {"ms": [], "clk": [], "pw": []} for v in h_timed} for arm in ("head", "base")}
+        stop = {v: None for v in h_timed}
+        spent = {v: 0.0 for v in h_timed}
+        r = 0
+        while True:
+            active = [v for v in h_timed if stop[v] is None]
+            if not active:
+                return samples, stop, spent
+            order = active[r % len(active):] + active[: r % len(active)]
+            arms = [("head", order), ("base", [v for v in order if v in b_paired])]
+            if r % 2 == 1:
+                arms.reverse()
+            t0 = time.perf_counter()
+            got = {}
+            for arm, names in arms:
+                if names:
+                    got[arm] = self.ask(arm, {"op": "psample", "order": names, "r": r}, self.timeout_s)["samples"]
+            round_s = time.perf_counter() - t0
+            total = sum(ms for part in got.values() for ms, _, _ in part.values()) or 1.0
+            for arm, part in got.items():
+                for v, (ms, clk, pw) in part.items():
+                    s = samples[arm][v]
+                    s["ms"].append(ms)
+                    if clk is not None:
+                        s["clk"].append(clk)
+                        s["pw"].append(pw)
+                    spent[v] += round_s * ms / total
+            for v in active:
+                h = samples["head"][v]
+                if v in b_paired:
+                    b = samples["base"][v]
+                    keep = unthrottled_pairs(h, b)
+                    ratios = [math.log(h["ms"][i] / b["ms"][i]) for i in keep if h["ms"][i] > 0 and b["ms"][i] > 0]
+                    stop[v] = rule.check(ratios, spent[v], self.threshold(b, keep))
+                else:
+                    kept, _, _, _ = drop_throttled(h["ms"], h["clk"], h["pw"])
+                    stop[v] = single.check(kept, spent[v])
+            r += 1
+
+    def threshold(self, base, keep):
+        """ln(1 + the larger of the threshold and the absolute floor, as a share of the base median)."""
+        ms = sorted(base["ms"][i] for i in keep)
+        pct = self.opt["paired_threshold_pct"]
+        if ms and ms[len(ms) // 2] > 0:
+            pct = max(pct, 100 * self.opt["paired_min_change_ms"] / ms[len(ms) // 2])
+        return math.log1p(pct / 100)
+
+    def records(self, fin, samples, stops, spent):
+        head_recs, base_recs = fin["head"]["records"], fin["base"]["records"]
+        info_h, info_b = fin["head"]["info"], fin["base"]["info"]
+        for v in self.variants:
+            rec = head_recs[v]
+            brec = base_recs.get(v) if v in self.base_variants else None
+            if brec is None:
+                rec["paired"] = untimed("missing", "the base revision has no such variant for this case")
+                continue
+            bcorr = brec.get("correctness")
+            if v not in stops:
+                # Head or base did not reach timing (failed, errored, skipped) or timing is off.
+                rec["paired"] = untimed(brec.get("status", "error"), None if brec.get("status") == "ok" else base_reason(brec), bcorr)
+                continue
+            h = samples["head"][v]
+            stop = stops[v]
+            if brec.get("status") != "ok" or not samples["base"][v]["ms"]:
+                # Timed on the head alone (the base failed its verification or its timed output).
+                kept, clk, pw, n_drop = drop_throttled(h["ms"], h["clk"], h["pw"])
+                rec["timing"] = arm_timing({"ms": kept, "clk": clk, "pw": pw}, range(len(kept)), info_h[v], STOP_AS_TIMING.get(stop, stop), n_drop)
+                rec["paired"] = untimed(brec.get("status", "error"), base_reason(brec), bcorr)
+                continue
+            b = samples["base"][v]
+            keep = unthrottled_pairs(h, b)
+            n_drop = len(h["ms"]) - len(keep)
+            ratios = [math.log(h["ms"][i] / b["ms"][i]) for i in keep if h["ms"][i] > 0 and b["ms"][i] > 0]
+            rec["timing"] = arm_timing(h, keep, info_h[v], STOP_AS_TIMING.get(stop, stop), n_drop)
+            p = {"base_status": "ok", "base_timing": arm_timing(b, keep, info_b[v], STOP_AS_TIMING.get(stop, stop), n_drop), "n_pairs": len(ratios), "log_ratios": ratios, "stop_reason": stop, "seconds": round(spent[v], 3)}
+            if bcorr:
+                p["base_correctness"] = bcorr
+            if ratios:
+                med, lo, hi = paired_summary(ratios)
+                p.update(median_ratio=math.exp(med), ci_lo=math.exp(lo), ci_hi=math.exp(hi), confidence=CONFIDENCE, mdc_pct=100 * (math.exp(hi) - math.exp(lo)) / 2)
+            rec["paired"] = p
+        return head_recs

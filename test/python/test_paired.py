@@ -1,0 +1,156 @@
+"""Paired A/B timing (kernels/harness/paired.py) end to end through `python -m kernels.harness`:
+two copies of a fixture repository as head and base, their variants timed alternately (ABBA) on
+the CPU, each revision in its own worker process importing its own copy of the kernel module."""
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO, harness_env
+from kernels.harness.stats import PairedStopRule, paired_summary
+
+FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "paired_repo")
+CASE = "dtype=fp32,n=256"
+
+
+def make_repo(path, delays=None, broken=()):
+    shutil.copytree(FIXTURE, path)
+    if delays or broken:
+        src = os.path.join(path, "sleepy_bench.py")
+        with open(src) as f:
+            text = f.read()
+        for name, ms in (delays or {}).items():
+            text = text.replace(f'"{name}": 2.0', f'"{name}": {ms}')
+        text = text.replace("BROKEN = set()", f"BROKEN = {set(broken)!r}")
+        with open(src, "w") as f:
+            f.write(text)
+    return path
+
+
+def run_paired(tmp_path, base, fault=None, extra=()):
+    head = make_repo(tmp_path / "head")
+    out = tmp_path / "results.json"
+    env = harness_env({"KERNELGATE_FAULT": fault} if fault else None)
+    env["PYTHONPATH"] = os.pathsep.join([REPO, str(head)])
+    cmd = [sys.executable, "-m", "kernels.harness", "--kernels", "kernels", "--out", str(out), "--device", "cpu", "--seeds", "2", "--base-root", str(base), "--base-sha", "b" * 40, "--first-warmup-s", "0.1", "--warmup-s", "0.1", *extra]
+    proc = subprocess.run(cmd, cwd=head, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
+    with open(out) as f:
+        doc = json.load(f)
+    return doc, proc.stdout
+
+
+def case(doc, variant):
+    return next(c for c in doc["cases"] if c["variant"] == variant and c["case"] == CASE)
+
+
+@pytest.fixture(scope="module")
+def paired_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("paired")
+    # The base revision: `changed` 1.5x slower than the head's, `broken_in_base` wrong.
+    base = make_repo(tmp / "base", delays={"changed": 3.0}, broken=["broken_in_base"])
+    return run_paired(tmp, base, fault="sleepy.planted:slow:20")
+
+
+def test_the_run_records_its_base(paired_run):
+    doc, out = paired_run
+    base = doc["run"]["paired_base"]
+    assert base["git_sha"] == "b" * 40 and base["order"] == "ABBA" and base["threshold_pct"] == 1.0
+    assert base["root"].endswith("base")
+    assert "[kernelgate] paired A/B against the base revision in" in out
+
+
+def test_unchanged_code_pairs_to_one(paired_run):
+    p = case(paired_run[0], "steady")["paired"]
+    assert p["base_status"] == "ok" and p["n_pairs"] >= 10 and len(p["log_ratios"]) == p["n_pairs"]
+    assert 0.95 < p["median_ratio"] < 1.05
+    assert p["ci_lo"] <= p["median_ratio"] <= p["ci_hi"]
+    assert p["base_timing"]["n_samples"] == p["n_pairs"] == case(paired_run[0], "steady")["timing"]["n_samples"]
+
+
+def test_the_base_revisions_own_code_is_timed(paired_run):
+    # Head spins 2 ms, the base's copy of the module 3 ms: the base worker imported the base.
+    p = case(paired_run[0], "changed")["paired"]
+    assert 0.6 < p["median_ratio"] < 0.72 and p["ci_hi"] < 0.99
+    assert p["stop_reason"] == "decided"
+    assert 2.7 < p["base_timing"]["median_ms"] < 3.6
+
+
+def test_a_planted_slowdown_lands_on_the_head_only(paired_run):
+    p = case(paired_run[0], "planted")["paired"]
+    assert 1.12 < p["median_ratio"] < 1.3 and p["ci_lo"] > 1.01
+
+
+def test_a_base_that_fails_verification_leaves_the_head_timed_alone(paired_run):
+    c = case(paired_run[0], "broken_in_base")
+    assert c["status"] == "ok" and c["timing"]["n_samples"] >= 10
+    p = c["paired"]
+    assert p["base_status"] == "fail" and p["n_pairs"] == 0 and p["stop_reason"] == "untimed"
+    assert p["base_correctness"]["status"] == "FAIL"
+    assert p["base_reason"].startswith("seed 0: rel_l2 ")
+
+
+def test_progress_lines_show_the_pair(paired_run):
+    line = next(x for x in paired_run[1].splitlines() if "sleepy/changed" in x)
+    assert " | vs base ×0.6" in line and "pairs decided" in line
+
+
+def test_a_base_without_the_kernel_times_the_head_alone(tmp_path):
+    base = tmp_path / "empty_base"
+    os.makedirs(base / "kernels" / "other")
+    with open(base / "kernels" / "other" / "kernel.yml", "w") as f:
+        f.write("name: other\nmodule: other\ncases: [{n: 1}]\ntolerance: {fp32: {rel_l2: 1.0e-6}}\nvariants: [{name: a, role: candidate}]\n")
+    doc, out = run_paired(tmp_path, base, extra=["--variants", "steady"])
+    c = case(doc, "steady")
+    assert c["status"] == "ok" and "paired" not in c
+    assert "sleepy: the base revision has no such kernel: its cases are timed on the head alone" in out
+
+
+def test_a_base_whose_manifests_cannot_be_read_times_the_head_alone(tmp_path):
+    base = make_repo(tmp_path / "base")
+    with open(base / "kernels" / "sleepy" / "kernel.yml", "a") as f:
+        f.write("  - {name: steady, role: candidate}\n")
+    doc, out = run_paired(tmp_path, base, extra=["--variants", "steady"])
+    assert "paired" not in case(doc, "steady")
+    d = next(d for d in doc["diagnostics"] if d["code"] == "paired.base_unreadable")
+    assert d["level"] == "warning" and "variants: name 'steady' appears twice" in d["message"]
+    assert "[kernelgate] paired A/B off: the base revision's kernels cannot be read: " in out
+
+
+def test_a_base_root_without_kernels_is_refused(tmp_path):
+    head = make_repo(tmp_path / "head")
+    env = harness_env()
+    env["PYTHONPATH"] = os.pathsep.join([REPO, str(head)])
+    cmd = [sys.executable, "-m", "kernels.harness", "--kernels", "kernels", "--out", str(tmp_path / "r.json"), "--device", "cpu", "--base-root", str(tmp_path / "nowhere")]
+    proc = subprocess.run(cmd, cwd=head, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert f"[kernelgate] error: --base-root {tmp_path / 'nowhere'}: the base revision has no kernels folder {tmp_path / 'nowhere' / 'kernels'}" in proc.stderr
+
+
+def test_the_stop_rule_decides_once_the_interval_clears_the_threshold():
+    rule = PairedStopRule(threshold_pct=1.0, min_pairs=10, time_cap_s=100)
+    same = [0.001 * ((-1) ** i) for i in range(10)]
+    assert rule.check(same[:9], 0.1) is None  # fewer than min_pairs
+    assert rule.check(same, 0.1) == "decided"
+    slower = [math.log(1.02) + 0.001 * ((-1) ** i) for i in range(10)]
+    assert rule.check(slower, 0.1) == "decided"
+    on_the_edge = [math.log(1.01) + 0.004 * ((-1) ** i) for i in range(40)]
+    assert rule.check(on_the_edge, 0.1) is None
+    assert rule.check(on_the_edge, 100.0) == "time_cap"
+
+
+def test_the_time_cap_follows_the_cases_duration():
+    rule = PairedStopRule(time_cap_s=3, max_time_cap_s=10, cap_pairs=40)
+    assert rule.cap_s(10, 0.01) == 3  # microsecond pairs: the floor
+    assert rule.cap_s(10, 2.0) == 8  # 0.2 s a pair: 40 pairs' worth
+    assert rule.cap_s(10, 5.0) == 10  # capped
+
+
+def test_paired_summary_is_the_median_with_an_order_statistic_interval():
+    med, lo, hi = paired_summary([0.03, -0.01, 0.0, 0.01, 0.02] * 20)
+    assert med == 0.01 and lo <= med <= hi and lo >= -0.01 and hi <= 0.03
