@@ -1,9 +1,11 @@
 // Compares a run with its baseline case by case: a performance verdict decided from the raw
-// samples (bootstrap CI of the ratio of medians) and a correctness verdict (PASS/FAIL/DRIFT).
+// samples (bootstrap CI of the ratio of medians against the stored baseline, or of the median
+// per-pair ratio against the base revision timed in the same job) and a correctness verdict
+// (PASS/FAIL/DRIFT).
 import type { Config } from './config.js';
-import { formatSci } from './markdown.js';
-import type { CaseResult, Environment, KernelgateResults } from './results-types.js';
-import { bootstrapRatioOfMedians, hashString, spread } from './stats.js';
+import { formatRatioPct, formatSci } from './markdown.js';
+import type { CaseResult, Environment, KernelgateResults, Paired } from './results-types.js';
+import { bootstrapMedian, bootstrapRatioOfMedians, hashString, median, spread } from './stats.js';
 
 export const PERF_VERDICTS = [
   'SLOWER',
@@ -32,8 +34,18 @@ export const CORRECTNESS_VERDICTS = [
  */
 export type CorrectnessVerdict = (typeof CORRECTNESS_VERDICTS)[number];
 
-/** Fewer kept samples than this on either side gives no interval, so no verdict but AMBIGUOUS. */
+/** Fewer kept samples (or pairs) than this gives no interval, so no verdict but AMBIGUOUS. */
 export const MIN_SAMPLES_FOR_VERDICT = 5;
+
+/**
+ * How a case's performance verdict was reached. paired: its pairs with the base revision, timed
+ * in this job (results cases[].paired); baseline: the stored baseline run; none: nothing to
+ * compare with (NEW, UNTIMED).
+ */
+export type JudgeMethod = 'paired' | 'baseline' | 'none';
+
+/** Paired perfNote of a reference variant that moved: it runs the same code in both arms. */
+export const CONTROL_NOTE = 'reference: identical code in both arms';
 
 export interface CaseComparison {
   /** kernel/variant/case */
@@ -47,17 +59,28 @@ export interface CaseComparison {
   status: CaseResult['status'] | 'missing';
   perf: PerfVerdict;
   perfNote?: string;
+  method: JudgeMethod;
   medianMs?: number;
   iqrMs?: number;
   nSamples?: number;
+  /** the stored baseline's median, or for a paired case the base arm's */
   baselineMedianMs?: number;
-  /** current median / baseline median (>1 is slower) */
+  /** current median / baseline median (>1 is slower); paired: exp(median of ln(head/base)) */
   ratio?: number;
   ciLo?: number;
   ciHi?: number;
   confidence?: number;
-  /** the threshold this case was judged with: max(threshold_pct, its noise_pct) */
+  /**
+   * the threshold this case was judged with: max(threshold_pct, its noise_pct, min_change); for
+   * a paired case max(paired.threshold_pct, paired min_change)
+   */
   thresholdPct: number;
+  /** paired: the pairs the verdict was decided from */
+  nPairs?: number;
+  /** paired: minimum detectable change, the half-width of the ratio's interval, in % */
+  mdcPct?: number;
+  /** paired: the base revision's commit (results run.paired_base.git_sha) */
+  baseSha?: string;
   correctness: CorrectnessVerdict;
   correctnessReason?: string;
   relL2?: number | null;
@@ -75,6 +98,20 @@ export interface Comparison {
   /** environment differences and other facts the reader must see */
   notes: string[];
   baselineRun?: { id?: string; gitSha?: string; startedAt: string; gpu: string };
+  /** set when the results carry pairs with a base revision and compare.paired.enabled */
+  paired?: {
+    baseSha?: string;
+    /** cases judged by their pairs */
+    cases: number;
+    /** timed cases judged against the stored baseline instead */
+    baselineCases: number;
+    /** compare.paired.threshold_pct */
+    thresholdPct: number;
+    /** median of the paired cases' minimum detectable change, % */
+    medianMdcPct?: number;
+    /** reference variants whose paired verdict was FASTER or SLOWER (labels) */
+    controlsMoved: string[];
+  };
 }
 
 export function caseKey(kernel: string, variant: string, caseId: string): string {
@@ -165,9 +202,31 @@ interface Judged {
   correctnessReason?: string;
 }
 
+/**
+ * What a case's error norm is checked for drift against: the base revision's on the same inputs
+ * and seeds when the pairs carry a passing one, else the stored baseline's (as before pairs).
+ */
+interface DriftReference {
+  correctness: CaseResult['correctness'];
+  /** "baseline" or "base revision …", as the reason names it */
+  what: string;
+  suffix: string;
+}
+
+function driftReference(
+  paired: Paired | undefined,
+  baseline: CaseResult | undefined,
+): DriftReference | undefined {
+  const k = paired?.base_correctness;
+  if (k?.status === 'PASS' && typeof k.rel_l2 === 'number') {
+    return { correctness: k, what: 'base revision', suffix: ' on the same inputs' };
+  }
+  return baseline ? { correctness: baseline.correctness, what: 'baseline', suffix: '' } : undefined;
+}
+
 function judgeCorrectness(
   current: CaseResult,
-  baseline: CaseResult | undefined,
+  reference: DriftReference | undefined,
   config: Config,
 ): Judged {
   switch (current.status) {
@@ -185,15 +244,16 @@ function judgeCorrectness(
   if (!k) return { correctness: 'UNCHECKED', correctnessReason: 'no correctness record' };
   if (k.status === 'FAIL')
     return { correctness: 'FAIL', correctnessReason: failureReason(current) };
-  const base = baseline?.correctness;
+  const base = reference?.correctness;
   if (base?.status === 'PASS' && typeof base.rel_l2 === 'number' && typeof k.rel_l2 === 'number') {
     const { driftFactor, driftFloorRelL2 } = config.correctness;
     if (k.rel_l2 > driftFactor * base.rel_l2 && k.rel_l2 > driftFloorRelL2) {
+      const what = reference?.what ?? 'baseline';
       return {
         correctness: 'DRIFT',
         correctnessReason:
-          `rel_l2 ${formatSci(k.rel_l2)} > ${driftFactor} × baseline ${formatSci(base.rel_l2)}` +
-          ` (floor ${formatSci(driftFloorRelL2)}, tol ${formatSci(k.tol_rel_l2)})`,
+          `rel_l2 ${formatSci(k.rel_l2)} > ${driftFactor} × ${what} ${formatSci(base.rel_l2)}` +
+          `${reference?.suffix ?? ''} (floor ${formatSci(driftFloorRelL2)}, tol ${formatSci(k.tol_rel_l2)})`,
       };
     }
   }
@@ -208,6 +268,21 @@ interface PerfJudgement {
   ciHi?: number;
   confidence?: number;
   baselineMedianMs?: number;
+}
+
+interface PairedJudgement extends PerfJudgement {
+  thresholdPct: number;
+  nPairs: number;
+  mdcPct?: number;
+}
+
+/** SLOWER / FASTER / SAME / AMBIGUOUS from an interval of a ratio and a threshold in %. */
+function verdictOf(lo: number, hi: number, thresholdPct: number): PerfVerdict {
+  const t = thresholdPct / 100;
+  if (lo > 1 + t) return 'SLOWER';
+  if (hi < 1 - t) return 'FASTER';
+  if (lo >= 1 - t && hi <= 1 + t) return 'SAME';
+  return 'AMBIGUOUS';
 }
 
 /** A timing method without its counts: "events, graph(23 launches)" and "(34 launches)" are one kind. */
@@ -259,20 +334,161 @@ function judgePerf(
     resamples: config.compare.resamples,
     seed: (config.compare.seed ^ hashString(key)) >>> 0,
   });
-  const t = thresholdPct / 100;
-  let perf: PerfVerdict;
-  if (ci.lo > 1 + t) perf = 'SLOWER';
-  else if (ci.hi < 1 - t) perf = 'FASTER';
-  else if (ci.lo >= 1 - t && ci.hi <= 1 + t) perf = 'SAME';
-  else perf = 'AMBIGUOUS';
   return {
-    perf,
+    perf: verdictOf(ci.lo, ci.hi, thresholdPct),
     ratio: ci.ratio,
     ciLo: ci.lo,
     ciHi: ci.hi,
     confidence: ci.confidence,
     baselineMedianMs,
   };
+}
+
+/**
+ * Judges a timed case by its pairs with the base revision (head_i, base_i timed alternately in
+ * this job): a percentile-bootstrap interval of the median of ln(head_i / base_i), exponentiated.
+ *
+ * The threshold is max(compare.paired.threshold_pct, 100 · paired.min_change_ms / base median).
+ * compare.noise_pct and compare.threshold_pct do not apply: they describe how far the medians of
+ * two separate runs wander (clock, power, thermal state, other tenants), and pairing cancels that
+ * drift because both arms share it sample by sample. What remains is in the pairs' own spread,
+ * which the interval already carries. The absolute floor stays: launch jitter of a few hundred
+ * nanoseconds does not cancel.
+ */
+function judgePaired(
+  key: string,
+  current: CaseResult & { timing: NonNullable<CaseResult['timing']> },
+  paired: Paired,
+  config: Config,
+): PairedJudgement {
+  const logs = paired.log_ratios;
+  const nPairs = logs.length;
+  const baseTiming = paired.base_timing;
+  const baseSamples = baseTiming?.samples_ms ?? [];
+  const baselineMedianMs = baseTiming
+    ? baseSamples.length
+      ? spread(baseSamples).medianMs
+      : baseTiming.median_ms
+    : undefined;
+  const headSamples = current.timing.samples_ms;
+  const headMedianMs = headSamples.length ? spread(headSamples).medianMs : current.timing.median_ms;
+  const pointRatio = Math.exp(median(logs));
+  // Without the base arm's timing, the base median the pairs imply stands in for the floor.
+  const floorBaseMs = baselineMedianMs ?? headMedianMs / pointRatio;
+  const { thresholdPct: pairedPct, minChangeMs } = config.compare.paired;
+  const thresholdPct = Math.max(
+    pairedPct,
+    minChangeMs > 0 && floorBaseMs > 0 ? (100 * minChangeMs) / floorBaseMs : 0,
+  );
+  const common = { thresholdPct, nPairs, baselineMedianMs, ratio: pointRatio };
+  if (baseTiming) {
+    const method = timingMethodKind(current.timing.method);
+    if (method !== timingMethodKind(baseTiming.method)) {
+      return {
+        ...common,
+        perf: 'AMBIGUOUS',
+        perfNote: `timed differently (${current.timing.method} vs the base revision's ${baseTiming.method}): not comparable`,
+      };
+    }
+  }
+  if (nPairs < MIN_SAMPLES_FOR_VERDICT) {
+    return {
+      ...common,
+      perf: 'AMBIGUOUS',
+      perfNote: `too few pairs for an interval (${nPairs}; need ${MIN_SAMPLES_FOR_VERDICT})`,
+    };
+  }
+  const ci = bootstrapMedian(logs, {
+    confidence: config.compare.confidence,
+    resamples: config.compare.resamples,
+    seed: (config.compare.seed ^ hashString(key)) >>> 0,
+  });
+  const lo = Math.exp(ci.lo);
+  const hi = Math.exp(ci.hi);
+  return {
+    ...common,
+    perf: verdictOf(lo, hi, thresholdPct),
+    ratio: Math.exp(ci.median),
+    ciLo: lo,
+    ciHi: hi,
+    confidence: ci.confidence,
+    mdcPct: (100 * (hi - lo)) / 2,
+  };
+}
+
+/** Why a timed case of a paired run was not judged by pairs. */
+function unpairedReason(paired: Paired | undefined): string {
+  if (!paired) return 'not timed against the base revision';
+  if (paired.base_status === 'ok') return 'base revision: ok, but no pairs were timed';
+  return `base revision: ${paired.base_status}${paired.base_reason ? ` (${paired.base_reason})` : ''}`;
+}
+
+/**
+ * The stored-baseline judgement of a timed case that a paired run could not judge by pairs, with
+ * a perfNote that says why (the base revision failed, lacks the case, …).
+ */
+function fallbackNote(
+  paired: Paired | undefined,
+  stored: PerfJudgement,
+  method: JudgeMethod,
+  state: BaselineState,
+): string {
+  if (method === 'baseline') {
+    return `${unpairedReason(paired)}; judged against the stored baseline${stored.perfNote ? `; ${stored.perfNote}` : ''}`;
+  }
+  const why =
+    stored.perfNote ??
+    (state === 'other-gpu' ? 'the stored baseline ran on another GPU' : 'no stored baseline');
+  if (paired?.base_status === 'missing') {
+    const reason = paired.base_reason ? ` (${paired.base_reason})` : '';
+    return `not in the base revision${reason}${state === 'compared' ? `; ${why}` : ''}`;
+  }
+  return `${unpairedReason(paired)}; ${why}`;
+}
+
+const JUDGED: readonly PerfVerdict[] = ['SLOWER', 'FASTER', 'SAME', 'AMBIGUOUS', 'MISSING'];
+
+/**
+ * References are a built-in A/A control: a reference variant runs the same code in both arms of
+ * a pair, so its paired verdict must be SAME (or AMBIGUOUS). When one is FASTER or SLOWER the
+ * machine was not quiet while that case was timed, and every other FASTER or SLOWER paired
+ * verdict of the same case (kernel and case id) becomes AMBIGUOUS: the PR is not blamed for it.
+ * Returns the controls that moved and the verdicts made AMBIGUOUS because of them.
+ */
+function applyControls(
+  cases: CaseComparison[],
+  results: KernelgateResults,
+): { controls: CaseComparison[]; demoted: CaseComparison[] } {
+  const roles = new Map<string, string>();
+  for (const k of results.kernels) {
+    for (const v of k.variants) roles.set(`${k.name}/${v.name}`, v.role);
+  }
+  const moves = (c: CaseComparison) =>
+    c.method === 'paired' && (c.perf === 'FASTER' || c.perf === 'SLOWER');
+  const controls = cases.filter(
+    (c) => moves(c) && roles.get(`${c.kernel}/${c.variant}`) === 'reference',
+  );
+  const byCase = new Map<string, CaseComparison[]>();
+  for (const c of controls) {
+    const at = `${c.kernel}\u0000${c.caseId}`;
+    byCase.set(at, [...(byCase.get(at) ?? []), c]);
+  }
+  const demoted: CaseComparison[] = [];
+  for (const c of cases) {
+    if (!moves(c) || controls.includes(c)) continue;
+    const moved = byCase.get(`${c.kernel}\u0000${c.caseId}`);
+    if (!moved) continue;
+    const names = moved.map((m) => `${m.variant} ${formatRatioPct(m.ratio)}`).join(', ');
+    const which =
+      moved.length === 1
+        ? `the A/A control ${names} (a reference: identical code in both arms) moved`
+        : `the A/A controls ${names} (references: identical code in both arms) moved`;
+    c.perfNote = `was ${c.perf} ${formatRatioPct(c.ratio)}, but ${which} in the same case: the machine was not quiet`;
+    c.perf = 'AMBIGUOUS';
+    demoted.push(c);
+  }
+  for (const c of controls) c.perfNote = CONTROL_NOTE;
+  return { controls, demoted };
 }
 
 /**
@@ -288,7 +504,10 @@ export function minChangePct(config: Config, baseline: CaseResult | undefined): 
 
 /**
  * Compares `results` with `baseline` (undefined: every case NEW). A baseline from another GPU
- * is not compared: every case is NEW and a note says why.
+ * is not compared: every case is NEW and a note says why. Cases that carry pairs with the base
+ * revision (`cases[].paired`, timed in the same job on this GPU) are judged by their pairs
+ * whatever the stored baseline is; the others against the stored baseline, with a note when a
+ * paired run could not pair them.
  */
 export function compare(
   results: KernelgateResults,
@@ -297,24 +516,25 @@ export function compare(
 ): Comparison {
   const notes: string[] = [];
   let state: BaselineState = 'none';
+  let gpuNote: string | undefined;
   if (baseline) {
     const here = gpuOf(results.environment);
     const there = gpuOf(baseline.environment);
     if (here !== there) {
       state = 'other-gpu';
-      notes.push(
+      gpuNote =
         `The baseline ran on ${gpuDescription(baseline.environment)}, this run on ` +
-          `${gpuDescription(results.environment)}: timings and correctness drift are not ` +
-          `compared across GPUs, so every case is NEW.`,
-      );
+        `${gpuDescription(results.environment)}: timings and correctness drift are not ` +
+        `compared across GPUs`;
     } else {
       state = 'compared';
-      notes.push(...environmentNotes(results.environment, baseline.environment));
     }
-  } else {
-    notes.push('No baseline was given: every case is NEW.');
   }
   const comparable = state === 'compared';
+  const pairedRun =
+    results.run.paired_base !== undefined || results.cases.some((c) => c.paired !== undefined);
+  const pairedOn = config.compare.paired.enabled && pairedRun;
+  const baseSha = results.run.paired_base?.git_sha;
 
   const baselineByKey = new Map<string, CaseResult>();
   for (const c of baseline?.cases ?? []) baselineByKey.set(caseKey(c.kernel, c.variant, c.case), c);
@@ -325,13 +545,29 @@ export function compare(
     const key = caseKey(current.kernel, current.variant, current.case);
     seen.add(key);
     const base = comparable ? baselineByKey.get(key) : undefined;
-    const thresholdPct = Math.max(
-      config.compare.thresholdPct,
-      noisePctFor(config, current.kernel, current.variant, current.case),
-      minChangePct(config, base),
-    );
+    const paired = pairedOn ? current.paired : undefined;
     const samples = current.timing?.samples_ms ?? [];
     const s = samples.length ? spread(samples) : undefined;
+
+    let perf: PerfJudgement & { thresholdPct: number; nPairs?: number; mdcPct?: number };
+    let method: JudgeMethod;
+    if (isTimed(current) && paired?.base_status === 'ok' && paired.log_ratios.length > 0) {
+      perf = judgePaired(key, current, paired, config);
+      method = 'paired';
+    } else {
+      const thresholdPct = Math.max(
+        config.compare.thresholdPct,
+        noisePctFor(config, current.kernel, current.variant, current.case),
+        minChangePct(config, base),
+      );
+      const stored = judgePerf(key, current, base, comparable, thresholdPct, config);
+      method = JUDGED.includes(stored.perf) ? 'baseline' : 'none';
+      perf = { ...stored, thresholdPct };
+      if (pairedOn && isTimed(current)) {
+        perf.perfNote = fallbackNote(paired, stored, method, state);
+      }
+    }
+    const drift = driftReference(paired, base);
     cases.push({
       key,
       label: caseLabel(current),
@@ -340,15 +576,16 @@ export function compare(
       caseId: current.case,
       params: current.params,
       status: current.status,
-      ...judgePerf(key, current, base, comparable, thresholdPct, config),
+      ...perf,
+      method,
+      ...(method === 'paired' && baseSha !== undefined ? { baseSha } : {}),
       medianMs: s?.medianMs ?? current.timing?.median_ms,
       iqrMs: s?.iqrMs,
       nSamples: current.timing ? samples.length : undefined,
-      thresholdPct,
-      ...judgeCorrectness(current, base, config),
+      ...judgeCorrectness(current, drift, config),
       relL2: current.correctness?.rel_l2,
       tolRelL2: current.correctness?.tol_rel_l2,
-      baselineRelL2: base?.correctness?.rel_l2,
+      baselineRelL2: drift?.correctness?.rel_l2,
       current,
       baseline: base,
     });
@@ -366,6 +603,7 @@ export function compare(
         status: 'missing',
         perf: 'MISSING',
         perfNote: 'in the baseline, not in this run',
+        method: 'baseline',
         baselineMedianMs: base.timing?.median_ms,
         thresholdPct: config.compare.thresholdPct,
         correctness: 'MISSING',
@@ -375,6 +613,43 @@ export function compare(
       });
     }
   }
+
+  const pairedCases = cases.filter((c) => c.method === 'paired');
+  const { controls, demoted } = pairedOn
+    ? applyControls(cases, results)
+    : { controls: [], demoted: [] };
+  const judgedByPairs = pairedCases.length > 0;
+  if (state === 'other-gpu') {
+    notes.push(
+      judgedByPairs
+        ? `${gpuNote}; the ${pairedCases.length} case(s) timed against the base revision in this job are judged by their pairs, the others are NEW.`
+        : `${gpuNote}, so every case is NEW.`,
+    );
+  } else if (state === 'compared' && baseline) {
+    notes.push(...environmentNotes(results.environment, baseline.environment));
+  } else if (judgedByPairs) {
+    notes.push(
+      `No stored baseline was given: the ${pairedCases.length} case(s) timed against the base revision in this job are judged by their pairs, the others are NEW.`,
+    );
+  } else {
+    notes.push('No baseline was given: every case is NEW.');
+  }
+  if (controls.length) {
+    const list = controls.map((c) => `${c.label} ${c.perf} ${formatRatioPct(c.ratio)}`).join(', ');
+    notes.push(
+      `A/A control${controls.length > 1 ? 's' : ''} moved: ${list}. Reference variants run ` +
+        `identical code in both arms, so ${demoted.length} FASTER or SLOWER verdict(s) of the ` +
+        `same case(s) are AMBIGUOUS instead: the machine was not quiet; rerun.`,
+    );
+  }
+  if (pairedRun && !config.compare.paired.enabled) {
+    const n = results.cases.filter((c) => c.paired !== undefined).length;
+    notes.push(
+      `compare.paired.enabled is false: the pairs of ${n} case(s) with the base revision were ` +
+        `not used; every case is judged against the stored baseline.`,
+    );
+  }
+  const mdcs = pairedCases.map((c) => c.mdcPct).filter((x): x is number => x !== undefined);
   return {
     cases,
     baseline: state,
@@ -387,5 +662,18 @@ export function compare(
           gpu: gpuDescription(baseline.environment),
         }
       : undefined,
+    ...(pairedOn
+      ? {
+          paired: {
+            ...(baseSha !== undefined ? { baseSha } : {}),
+            cases: pairedCases.length,
+            baselineCases: cases.filter((c) => c.method === 'baseline' && c.perf !== 'MISSING')
+              .length,
+            thresholdPct: config.compare.paired.thresholdPct,
+            ...(mdcs.length ? { medianMdcPct: median(mdcs) } : {}),
+            controlsMoved: controls.map((c) => c.label),
+          },
+        }
+      : {}),
   };
 }

@@ -2,14 +2,15 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   compare,
+  caseKey,
   timingMethodKind,
   environmentNotes,
   noisePctFor,
   type CaseComparison,
 } from '../src/compare.js';
-import { loadConfig } from '../src/config.js';
-import { loadResults } from '../src/results.js';
-import type { KernelgateResults } from '../src/results-types.js';
+import { loadConfig, type Config } from '../src/config.js';
+import { loadResults, validateResults } from '../src/results.js';
+import type { KernelgateResults, Paired } from '../src/results-types.js';
 
 const dir = join(import.meta.dirname, 'fixtures', 'results');
 const load = (name: string) => loadResults(join(dir, name));
@@ -294,3 +295,433 @@ describe('environmentNotes', () => {
 function pick(c: CaseComparison, want: object): object {
   return Object.fromEntries(Object.keys(want).map((k) => [k, c[k as keyof CaseComparison]]));
 }
+
+// Paired A/B: the PR's head and its base revision timed pair by pair in one job.
+const BASE_SHA = 'bbbbbbbbbbbb2222222222222222222222222222';
+const PAIRS = 45;
+
+/** ln(head/base) of `n` pairs around `ratio`, ±0.2 % and symmetric: the median is ln(ratio). */
+function logRatios(ratio: number, n = PAIRS): number[] {
+  return Array.from({ length: n }, (_, i) => Math.log(ratio) + ((i % 9) - 4) * 0.0005);
+}
+
+/** The baseline fixture as a paired run's results: every case as it is, none paired yet. */
+function pairedRun(): KernelgateResults {
+  const doc = clone(baseline);
+  doc.run = {
+    ...doc.run,
+    id: 'synthetic-pr',
+    git_sha: 'cccccccccccc3333333333333333333333333333',
+    paired_base: {
+      root: '/tmp/base',
+      git_sha: BASE_SHA,
+      git_ref: 'refs/heads/main',
+      order: 'ABBA',
+    },
+  };
+  return doc;
+}
+
+/** Gives one case pairs around `ratio` (head / base) and a base arm that passed on the same inputs. */
+function pair(
+  doc: KernelgateResults,
+  key: string,
+  ratio: number,
+  extra: Partial<Paired> = {},
+): KernelgateResults {
+  const c = doc.cases.find((x) => caseKey(x.kernel, x.variant, x.case) === key);
+  if (!c?.timing || !c.correctness) throw new Error(`no timed case ${key}`);
+  const t = c.timing;
+  const logs = extra.log_ratios ?? logRatios(ratio);
+  c.paired = {
+    base_status: 'ok',
+    base_correctness: structuredClone(c.correctness),
+    base_timing: {
+      ...structuredClone(t),
+      samples_ms: t.samples_ms.map((x) => x / ratio),
+      median_ms: t.median_ms / ratio,
+    },
+    n_pairs: logs.length,
+    log_ratios: logs,
+    stop_reason: 'decided',
+    seconds: 2.5,
+    ...extra,
+  };
+  return doc;
+}
+
+const TRITON = `attention/triton_fa2/${HEADLINE}`;
+const CUDA = `attention/cuda_fa2/${HEADLINE}`;
+const FLASH = `attention/sdpa_flash/${HEADLINE}`;
+const CUDNN = `attention/sdpa_cudnn/${HEADLINE}`;
+const CAUSAL = 'dtype=fp16,B=16,H=96,S=4096,D=128,causal=true';
+const GEMM_BF16 = 'gemm/cublas/op=matmul,dtype=bf16,M=8192,N=8192,K=8192';
+
+describe('paired A/B verdicts', () => {
+  it('builds fixtures the results schema accepts', () => {
+    const doc = pair(pairedRun(), TRITON, 1.05);
+    expect(() => validateResults(JSON.parse(JSON.stringify(doc)), 'paired.json')).not.toThrow();
+  });
+
+  // Threshold ±1 % (compare.paired.threshold_pct), pairs ±0.2 % around the ratio.
+  const rows: [number, CaseComparison['perf']][] = [
+    [1.0, 'SAME'],
+    [1.03, 'SLOWER'],
+    [0.97, 'FASTER'],
+    [1.01, 'AMBIGUOUS'],
+    [0.99, 'AMBIGUOUS'],
+  ];
+  it.each(rows)(
+    'pairs around head/base = %d → %s, whatever the stored baseline says',
+    (r, want) => {
+      // The head's own samples equal the stored baseline's: against it, every case is SAME.
+      const c = byKey(compare(pair(pairedRun(), TRITON, r), baseline, config).cases, TRITON);
+      expect(c.perf).toBe(want);
+      expect(c.method).toBe('paired');
+      expect(c.nPairs).toBe(PAIRS);
+      expect(c.baseSha).toBe(BASE_SHA);
+      expect(c.thresholdPct).toBe(1);
+      expect(c.ratio).toBeCloseTo(r, 10);
+      expect(c.ciLo).toBeLessThanOrEqual(c.ratio as number);
+      expect(c.ciHi).toBeGreaterThanOrEqual(c.ratio as number);
+      expect(c.confidence).toBe(0.99);
+      expect(c.mdcPct).toBeCloseTo((100 * ((c.ciHi as number) - (c.ciLo as number))) / 2, 12);
+      expect(c.mdcPct).toBeLessThan(0.2);
+      expect(c.perfNote).toBeUndefined();
+      // baselineMedianMs is the base arm's median, not the stored baseline's.
+      expect(c.baselineMedianMs).toBeCloseTo((c.medianMs as number) / r, 9);
+    },
+  );
+
+  it("decides from the median of the log ratios, not from the harness's own interval", () => {
+    // One wild pair (a 60 % outlier) does not move the median; the harness's fields are ignored.
+    const logs = logRatios(1.03);
+    logs[0] = Math.log(1.6);
+    const doc = pair(pairedRun(), TRITON, 1.03, {
+      log_ratios: logs,
+      median_ratio: 0.5,
+      ci_lo: 0.4,
+      ci_hi: 0.6,
+      mdc_pct: 50,
+    });
+    const c = byKey(compare(doc, baseline, config).cases, TRITON);
+    expect(c.perf).toBe('SLOWER');
+    expect(c.ratio).toBeGreaterThan(1.029);
+    expect(c.ratio).toBeLessThan(1.031);
+    expect(c.mdcPct).toBeLessThan(1);
+  });
+
+  it('ignores noise_pct and threshold_pct: pairing removes the drift between runs', () => {
+    // gemm has noise_pct 10 in the fixture config: against the stored baseline a 3 % change is
+    // within the noise, paired it is a regression.
+    const stored = clone(baseline);
+    const slow = stored.cases.find((c) => caseKey(c.kernel, c.variant, c.case) === GEMM_BF16);
+    slow!.timing!.samples_ms = slow!.timing!.samples_ms.map((x) => x * 1.03);
+    expect(byKey(compare(stored, baseline, config).cases, GEMM_BF16)).toMatchObject({
+      perf: 'SAME',
+      method: 'baseline',
+      thresholdPct: 10,
+    });
+    const c = byKey(compare(pair(pairedRun(), GEMM_BF16, 1.03), baseline, config).cases, GEMM_BF16);
+    expect(c).toMatchObject({ perf: 'SLOWER', method: 'paired', thresholdPct: 1 });
+    // compare.paired.threshold_pct is the knob.
+    const loose: Config = {
+      ...config,
+      compare: { ...config.compare, paired: { ...config.compare.paired, thresholdPct: 5 } },
+    };
+    expect(
+      byKey(compare(pair(pairedRun(), GEMM_BF16, 1.03), baseline, loose).cases, GEMM_BF16).perf,
+    ).toBe('SAME');
+  });
+
+  it('raises the threshold to compare.paired.min_change_ms of the base median', () => {
+    // bsr_gemm triton_bsr on the small case: base median 0.0204 ms; 0.2 µs is 0.98 %.
+    const SMALL = 'bsr_gemm/triton_bsr/dtype=fp16,M=1024,N=1000,K=2048,block=128,topk=4';
+    const doc = pairedRun();
+    const c0 = doc.cases.find((c) => caseKey(c.kernel, c.variant, c.case) === SMALL)!;
+    // Make it a 5 µs case: the 0.2 µs floor is then 4 %, above the 1 % threshold.
+    c0.timing!.samples_ms = c0.timing!.samples_ms.map((x) => (x * 0.005) / c0.timing!.median_ms);
+    c0.timing!.median_ms = 0.005;
+    pair(doc, SMALL, 1.03);
+    const c = byKey(compare(doc, undefined, config).cases, SMALL);
+    expect(c.thresholdPct).toBeCloseTo((100 * 0.0002) / (c.baselineMedianMs as number), 9);
+    expect(c.thresholdPct).toBeGreaterThan(3.9);
+    expect(c.perf).toBe('SAME');
+    const noFloor: Config = {
+      ...config,
+      compare: { ...config.compare, paired: { ...config.compare.paired, minChangeMs: 0 } },
+    };
+    const judged = byKey(compare(doc, undefined, noFloor).cases, SMALL);
+    expect(judged).toMatchObject({ perf: 'SLOWER', thresholdPct: 1 });
+    // Without the base arm's timing, the base median the pairs imply stands in.
+    delete c0.paired!.base_timing;
+    const implied = byKey(compare(doc, undefined, config).cases, SMALL);
+    expect(implied.baselineMedianMs).toBeUndefined();
+    expect(implied.thresholdPct).toBeCloseTo((100 * 0.0002 * 1.03) / (c.medianMs as number), 6);
+  });
+
+  it('judges pairs with no stored baseline, and with one from another GPU', () => {
+    const doc = pair(pairedRun(), TRITON, 1.05);
+    const none = compare(doc, undefined, config);
+    expect(byKey(none.cases, TRITON)).toMatchObject({ perf: 'SLOWER', method: 'paired' });
+    const others = none.cases.filter((c) => c.key !== TRITON);
+    expect(new Set(others.map((c) => c.perf))).toEqual(new Set(['NEW']));
+    expect(new Set(others.map((c) => c.method))).toEqual(new Set(['none']));
+    expect(byKey(none.cases, CUDA).perfNote).toBe(
+      'not timed against the base revision; no stored baseline',
+    );
+    expect(none.notes).toEqual([
+      'No stored baseline was given: the 1 case(s) timed against the base revision in this job are judged by their pairs, the others are NEW.',
+    ]);
+    const h200 = clone(baseline);
+    h200.environment.gpu = { ...h200.environment.gpu, name: 'NVIDIA H200', sku: 'H200' };
+    const other = compare(doc, h200, config);
+    expect(other.baseline).toBe('other-gpu');
+    expect(byKey(other.cases, TRITON)).toMatchObject({ perf: 'SLOWER', method: 'paired' });
+    expect(byKey(other.cases, CUDA)).toMatchObject({
+      perf: 'NEW',
+      perfNote: 'not timed against the base revision; the stored baseline ran on another GPU',
+    });
+    expect(other.notes[0]).toBe(
+      'The baseline ran on H200 (NVIDIA H200), this run on H100-SXM (NVIDIA H100 80GB HBM3): ' +
+        'timings and correctness drift are not compared across GPUs; the 1 case(s) timed against ' +
+        'the base revision in this job are judged by their pairs, the others are NEW.',
+    );
+  });
+
+  it('falls back to the stored baseline when the base revision has no timing, and says why', () => {
+    const doc = pairedRun();
+    pair(doc, TRITON, 1.05, {
+      base_status: 'fail',
+      base_reason: 'rel_l2 3e-1 > tol 2e-3',
+      base_timing: undefined,
+      log_ratios: [],
+      n_pairs: 0,
+      stop_reason: 'untimed',
+    });
+    pair(doc, CUDA, 1.05, {
+      base_status: 'missing',
+      base_reason: 'no variant cuda_fa2 in the base revision',
+      base_correctness: undefined,
+      base_timing: undefined,
+      log_ratios: [],
+      n_pairs: 0,
+      stop_reason: 'untimed',
+    });
+    const stored = compare(doc, baseline, config).cases;
+    expect(byKey(stored, TRITON)).toMatchObject({
+      perf: 'SAME',
+      method: 'baseline',
+      thresholdPct: 3,
+      perfNote: 'base revision: fail (rel_l2 3e-1 > tol 2e-3); judged against the stored baseline',
+    });
+    expect(byKey(stored, TRITON).nPairs).toBeUndefined();
+    expect(byKey(stored, CUDA)).toMatchObject({
+      perf: 'SAME',
+      method: 'baseline',
+      perfNote:
+        'base revision: missing (no variant cuda_fa2 in the base revision); judged against the stored baseline',
+    });
+    // No stored baseline: a case the base revision lacks is NEW, one it failed says so.
+    const alone = compare(doc, undefined, config).cases;
+    expect(byKey(alone, CUDA)).toMatchObject({
+      perf: 'NEW',
+      method: 'none',
+      perfNote: 'not in the base revision (no variant cuda_fa2 in the base revision)',
+    });
+    expect(byKey(alone, TRITON)).toMatchObject({
+      perf: 'NEW',
+      method: 'none',
+      perfNote: 'base revision: fail (rel_l2 3e-1 > tol 2e-3); no stored baseline',
+    });
+    const bare = pairedRun();
+    pair(bare, CUDA, 1, { base_status: 'missing', log_ratios: [], n_pairs: 0 });
+    expect(byKey(compare(bare, undefined, config).cases, CUDA).perfNote).toBe(
+      'not in the base revision',
+    );
+  });
+
+  it('is AMBIGUOUS with too few pairs, or when the arms were timed differently', () => {
+    const few = pair(pairedRun(), TRITON, 1.2, { log_ratios: logRatios(1.2, 4) });
+    expect(byKey(compare(few, baseline, config).cases, TRITON)).toMatchObject({
+      perf: 'AMBIGUOUS',
+      method: 'paired',
+      nPairs: 4,
+      perfNote: 'too few pairs for an interval (4; need 5)',
+    });
+    const doc = pair(pairedRun(), TRITON, 1.2);
+    const c = doc.cases.find((x) => caseKey(x.kernel, x.variant, x.case) === TRITON)!;
+    c.paired!.base_timing!.method = 'events, 24 calls back to back+l2flush';
+    expect(byKey(compare(doc, baseline, config).cases, TRITON)).toMatchObject({
+      perf: 'AMBIGUOUS',
+      method: 'paired',
+      perfNote:
+        "timed differently (events+l2flush vs the base revision's events, 24 calls back to back+l2flush): not comparable",
+    });
+  });
+
+  it('leaves an untimed head UNTIMED whatever its pairs say', () => {
+    const doc = pair(pairedRun(), TRITON, 1.05);
+    const c = doc.cases.find((x) => caseKey(x.kernel, x.variant, x.case) === TRITON)!;
+    c.status = 'error';
+    c.error = { kind: 'RuntimeError', message: 'CUDA error' };
+    expect(byKey(compare(doc, baseline, config).cases, TRITON)).toMatchObject({
+      perf: 'UNTIMED',
+      method: 'none',
+      correctness: 'ERROR',
+    });
+  });
+
+  it('checks drift against the base revision on the same inputs, not the stored baseline', () => {
+    const doc = pairedRun();
+    const c = doc.cases.find((x) => caseKey(x.kernel, x.variant, x.case) === TRITON)!;
+    pair(doc, TRITON, 1);
+    // Head 7.5e-3; the stored baseline had 7e-3 (no drift), the base revision 2.5e-3 on the
+    // same inputs and seeds (drift).
+    c.correctness!.rel_l2 = 7.5e-3;
+    c.correctness!.tol_rel_l2 = 1e-2;
+    c.paired!.base_correctness!.rel_l2 = 2.5e-3;
+    const stored = clone(baseline);
+    stored.cases.find((x) => caseKey(x.kernel, x.variant, x.case) === TRITON)!.correctness!.rel_l2 =
+      7e-3;
+    const judged = byKey(compare(doc, stored, config).cases, TRITON);
+    expect(judged.correctness).toBe('DRIFT');
+    expect(judged.correctnessReason).toBe(
+      'rel_l2 7.5e-3 > 2 × base revision 2.5e-3 on the same inputs (floor 1e-4, tol 1e-2)',
+    );
+    expect(judged.baselineRelL2).toBe(2.5e-3);
+    // The other way round: far above the stored baseline, level with the base revision → PASS.
+    c.paired!.base_correctness!.rel_l2 = 7e-3;
+    stored.cases.find((x) => caseKey(x.kernel, x.variant, x.case) === TRITON)!.correctness!.rel_l2 =
+      1e-3;
+    expect(byKey(compare(doc, stored, config).cases, TRITON).correctness).toBe('PASS');
+    // Across GPUs the stored baseline is never used for drift; the base revision still is.
+    const h200 = clone(stored);
+    h200.environment.gpu = { ...h200.environment.gpu, name: 'NVIDIA H200', sku: 'H200' };
+    c.paired!.base_correctness!.rel_l2 = 2.5e-3;
+    expect(byKey(compare(doc, h200, config).cases, TRITON).correctness).toBe('DRIFT');
+    // A base revision that failed gives no reference: the stored baseline's is used.
+    c.paired!.base_correctness!.status = 'FAIL';
+    const fallback = byKey(compare(doc, stored, config).cases, TRITON);
+    expect(fallback.correctnessReason).toBe(
+      'rel_l2 7.5e-3 > 2 × baseline 1e-3 (floor 1e-4, tol 1e-2)',
+    );
+  });
+
+  it('treats a reference that moved as a failed A/A control: the same case is AMBIGUOUS', () => {
+    const doc = pairedRun();
+    pair(doc, FLASH, 1.04); // reference: identical code in both arms, yet +4 %
+    pair(doc, CUDNN, 1.0); // reference, quiet
+    pair(doc, TRITON, 1.05); // candidate SLOWER in the same case
+    pair(doc, CUDA, 0.95); // candidate FASTER in the same case
+    pair(doc, `attention/triton_fa2/${CAUSAL}`, 1.05); // another case: not affected
+    const comparison = compare(doc, baseline, config);
+    const cases = comparison.cases;
+    expect(byKey(cases, FLASH)).toMatchObject({
+      perf: 'SLOWER',
+      method: 'paired',
+      perfNote: 'reference: identical code in both arms',
+    });
+    expect(byKey(cases, CUDNN)).toMatchObject({ perf: 'SAME', method: 'paired' });
+    expect(byKey(cases, CUDNN).perfNote).toBeUndefined();
+    expect(byKey(cases, TRITON)).toMatchObject({
+      perf: 'AMBIGUOUS',
+      method: 'paired',
+      perfNote:
+        'was SLOWER +5.0 %, but the A/A control sdpa_flash +4.0 % (a reference: identical code in both arms) moved in the same case: the machine was not quiet',
+    });
+    expect(byKey(cases, CUDA)).toMatchObject({
+      perf: 'AMBIGUOUS',
+      perfNote:
+        'was FASTER −5.0 %, but the A/A control sdpa_flash +4.0 % (a reference: identical code in both arms) moved in the same case: the machine was not quiet',
+    });
+    // The interval is kept: the reader sees what the pairs said.
+    expect(byKey(cases, TRITON).ciLo).toBeGreaterThan(1.04);
+    expect(byKey(cases, `attention/triton_fa2/${CAUSAL}`).perf).toBe('SLOWER');
+    expect(comparison.notes).toContain(
+      `A/A control moved: attention/sdpa_flash ${HEADLINE} SLOWER +4.0 %. Reference variants run ` +
+        'identical code in both arms, so 2 FASTER or SLOWER verdict(s) of the same case(s) are ' +
+        'AMBIGUOUS instead: the machine was not quiet; rerun.',
+    );
+    expect(comparison.paired?.controlsMoved).toEqual([`attention/sdpa_flash ${HEADLINE}`]);
+  });
+
+  it('names every control that moved in a case', () => {
+    const doc = pairedRun();
+    pair(doc, FLASH, 1.04);
+    pair(doc, CUDNN, 0.97);
+    pair(doc, TRITON, 1.05);
+    const comparison = compare(doc, baseline, config);
+    expect(byKey(comparison.cases, TRITON).perfNote).toBe(
+      'was SLOWER +5.0 %, but the A/A controls sdpa_flash +4.0 %, sdpa_cudnn −3.0 % (references: identical code in both arms) moved in the same case: the machine was not quiet',
+    );
+    expect(byKey(comparison.cases, CUDNN)).toMatchObject({
+      perf: 'FASTER',
+      perfNote: 'reference: identical code in both arms',
+    });
+    expect(comparison.notes.filter((n) => n.startsWith('A/A control'))).toEqual([
+      `A/A controls moved: attention/sdpa_flash ${HEADLINE} SLOWER +4.0 %, attention/sdpa_cudnn ${HEADLINE} FASTER −3.0 %. ` +
+        'Reference variants run identical code in both arms, so 1 FASTER or SLOWER verdict(s) of ' +
+        'the same case(s) are AMBIGUOUS instead: the machine was not quiet; rerun.',
+    ]);
+  });
+
+  it('does not treat a quiet control, or a reference judged against the stored baseline, as moved', () => {
+    const doc = pairedRun();
+    pair(doc, FLASH, 1.0);
+    pair(doc, TRITON, 1.05);
+    // sdpa_cudnn has no pairs; against the stored baseline it is 10 % slower.
+    const c = doc.cases.find((x) => caseKey(x.kernel, x.variant, x.case) === CUDNN)!;
+    c.timing!.samples_ms = c.timing!.samples_ms.map((x) => x * 1.1);
+    const comparison = compare(doc, baseline, config);
+    expect(byKey(comparison.cases, CUDNN)).toMatchObject({ perf: 'SLOWER', method: 'baseline' });
+    expect(byKey(comparison.cases, TRITON).perf).toBe('SLOWER');
+    expect(comparison.notes.some((n) => n.startsWith('A/A control'))).toBe(false);
+    expect(comparison.paired?.controlsMoved).toEqual([]);
+  });
+
+  it('summarises how many cases pairs judged and how many the stored baseline', () => {
+    const doc = pairedRun();
+    pair(doc, TRITON, 1.05);
+    pair(doc, CUDA, 1.0);
+    pair(doc, FLASH, 1.0, { base_status: 'error', log_ratios: [], n_pairs: 0 });
+    const comparison = compare(doc, baseline, config);
+    const timed = doc.cases.filter((c) => c.status === 'ok').length;
+    expect(comparison.paired).toEqual({
+      baseSha: BASE_SHA,
+      cases: 2,
+      baselineCases: timed - 2,
+      thresholdPct: 1,
+      medianMdcPct: expect.any(Number) as number,
+      controlsMoved: [],
+    });
+    expect(comparison.paired?.medianMdcPct).toBeLessThan(0.2);
+    // A run without pairs has no summary.
+    expect(compare(clone(baseline), baseline, config).paired).toBeUndefined();
+    expect(
+      compare(clone(baseline), baseline, config).cases.every((c) => c.nPairs === undefined),
+    ).toBe(true);
+  });
+
+  it('ignores the pairs when compare.paired.enabled is false, and says so', () => {
+    const off: Config = {
+      ...config,
+      compare: { ...config.compare, paired: { ...config.compare.paired, enabled: false } },
+    };
+    const doc = pair(pairedRun(), TRITON, 1.05);
+    const comparison = compare(doc, baseline, off);
+    expect(byKey(comparison.cases, TRITON)).toMatchObject({ perf: 'SAME', method: 'baseline' });
+    expect(byKey(comparison.cases, TRITON).perfNote).toBeUndefined();
+    expect(comparison.paired).toBeUndefined();
+    expect(comparison.notes).toContain(
+      'compare.paired.enabled is false: the pairs of 1 case(s) with the base revision were not used; every case is judged against the stored baseline.',
+    );
+  });
+
+  it('is deterministic', () => {
+    const doc = pair(pairedRun(), TRITON, 1.01);
+    const a = byKey(compare(doc, baseline, config).cases, TRITON);
+    const b = byKey(compare(doc, baseline, config).cases, TRITON);
+    expect([a.ciLo, a.ciHi]).toEqual([b.ciLo, b.ciHi]);
+  });
+});
