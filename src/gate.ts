@@ -35,13 +35,22 @@ export interface GateResult {
   measurementErrors: MeasurementError[];
 }
 
-/** "SLOWER +8.3 % (99 % CI +7.1 … +9.5 %, threshold 3 %): 7.213 ms vs 6.660 ms" */
+/**
+ * "SLOWER +8.3 % (99 % CI +7.1 … +9.5 %, threshold 3 %): 7.213 ms vs 6.660 ms"; a paired case
+ * adds its pairs: "(…, threshold 1.0 %, 60 pairs against the base revision)", and its ms are the
+ * two arms' medians.
+ */
 export function describeChange(c: CaseComparison): string {
-  const ci =
-    c.ciLo !== undefined && c.ciHi !== undefined
-      ? ` (${fixed((c.confidence ?? 0) * 100, 0)} % CI ${formatRatioPct(c.ciLo)} … ${formatRatioPct(c.ciHi)}, threshold ${fixed(c.thresholdPct, 1)} %)`
-      : '';
-  return `${c.perf} ${formatRatioPct(c.ratio)}${ci}: ${formatMs(c.medianMs)} ms vs ${formatMs(c.baselineMedianMs)} ms`;
+  const parts: string[] = [];
+  if (c.ciLo !== undefined && c.ciHi !== undefined) {
+    parts.push(
+      `${fixed((c.confidence ?? 0) * 100, 0)} % CI ${formatRatioPct(c.ciLo)} … ${formatRatioPct(c.ciHi)}`,
+      `threshold ${fixed(c.thresholdPct, 1)} %`,
+    );
+  }
+  if (c.method === 'paired') parts.push(`${c.nPairs ?? 0} pairs against the base revision`);
+  const detail = parts.length ? ` (${parts.join(', ')})` : '';
+  return `${c.perf} ${formatRatioPct(c.ratio)}${detail}: ${formatMs(c.medianMs)} ms vs ${formatMs(c.baselineMedianMs)} ms`;
 }
 
 function buildProblems(results: KernelgateResults): string[] {
@@ -92,8 +101,11 @@ export function gate(
       `${m.label}: measurement error: ${m.message}`,
     );
   }
+  // Paired or against the stored baseline, SLOWER is SLOWER; its note (a base revision that could
+  // not be paired, a reference that is the A/A control) goes with it.
   for (const c of byPerf('SLOWER')) {
-    (policy.failOnSlower ? reasons : warnings).push(`${c.label}: ${describeChange(c)}`);
+    const note = c.perfNote ? ` (${c.perfNote})` : '';
+    (policy.failOnSlower ? reasons : warnings).push(`${c.label}: ${describeChange(c)}${note}`);
   }
   for (const c of byPerf('MISSING')) {
     (policy.failOnMissing ? reasons : warnings).push(`${c.label}: MISSING: ${c.perfNote}`);

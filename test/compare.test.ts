@@ -10,7 +10,8 @@ import {
 } from '../src/compare.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { loadResults, validateResults } from '../src/results.js';
-import type { KernelgateResults, Paired } from '../src/results-types.js';
+import type { KernelgateResults } from '../src/results-types.js';
+import { BASE_SHA, PAIRS, logRatios, pair, pairedRun as makePairedRun } from './support/paired.js';
 
 const dir = join(import.meta.dirname, 'fixtures', 'results');
 const load = (name: string) => loadResults(join(dir, name));
@@ -297,58 +298,7 @@ function pick(c: CaseComparison, want: object): object {
 }
 
 // Paired A/B: the PR's head and its base revision timed pair by pair in one job.
-const BASE_SHA = 'bbbbbbbbbbbb2222222222222222222222222222';
-const PAIRS = 45;
-
-/** ln(head/base) of `n` pairs around `ratio`, ±0.2 % and symmetric: the median is ln(ratio). */
-function logRatios(ratio: number, n = PAIRS): number[] {
-  return Array.from({ length: n }, (_, i) => Math.log(ratio) + ((i % 9) - 4) * 0.0005);
-}
-
-/** The baseline fixture as a paired run's results: every case as it is, none paired yet. */
-function pairedRun(): KernelgateResults {
-  const doc = clone(baseline);
-  doc.run = {
-    ...doc.run,
-    id: 'synthetic-pr',
-    git_sha: 'cccccccccccc3333333333333333333333333333',
-    paired_base: {
-      root: '/tmp/base',
-      git_sha: BASE_SHA,
-      git_ref: 'refs/heads/main',
-      order: 'ABBA',
-    },
-  };
-  return doc;
-}
-
-/** Gives one case pairs around `ratio` (head / base) and a base arm that passed on the same inputs. */
-function pair(
-  doc: KernelgateResults,
-  key: string,
-  ratio: number,
-  extra: Partial<Paired> = {},
-): KernelgateResults {
-  const c = doc.cases.find((x) => caseKey(x.kernel, x.variant, x.case) === key);
-  if (!c?.timing || !c.correctness) throw new Error(`no timed case ${key}`);
-  const t = c.timing;
-  const logs = extra.log_ratios ?? logRatios(ratio);
-  c.paired = {
-    base_status: 'ok',
-    base_correctness: structuredClone(c.correctness),
-    base_timing: {
-      ...structuredClone(t),
-      samples_ms: t.samples_ms.map((x) => x / ratio),
-      median_ms: t.median_ms / ratio,
-    },
-    n_pairs: logs.length,
-    log_ratios: logs,
-    stop_reason: 'decided',
-    seconds: 2.5,
-    ...extra,
-  };
-  return doc;
-}
+const pairedRun = () => makePairedRun(baseline);
 
 const TRITON = `attention/triton_fa2/${HEADLINE}`;
 const CUDA = `attention/cuda_fa2/${HEADLINE}`;

@@ -4,7 +4,9 @@ import { compare } from '../src/compare.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { gate, type GateResult } from '../src/gate.js';
 import { loadResults } from '../src/results.js';
+import type { KernelgateResults } from '../src/results-types.js';
 import { evaluateTiers } from '../src/tiers.js';
+import { pair, pairedRun } from './support/paired.js';
 
 const load = (name: string) => loadResults(join(import.meta.dirname, 'fixtures', 'results', name));
 const config = loadConfig(join(import.meta.dirname, 'fixtures', 'config', 'valid'));
@@ -133,6 +135,49 @@ describe('diagnostics', () => {
     const result = judge('build-expectation.json');
     expect(result.warnings).toContain(
       'diagnostic arch-conditional-mma: Arch conditional MMA instruction used without targeting appropriate compute capability (fix: build with -gencode=arch=compute_90a,code=sm_90a (not compute_90))',
+    );
+  });
+});
+
+describe('paired verdicts', () => {
+  const TRITON = `attention/triton_fa2/${HEADLINE}`;
+  const FLASH = `attention/sdpa_flash/${HEADLINE}`;
+
+  function gatePaired(results: KernelgateResults, policy: Partial<Config['policy']> = {}) {
+    const c: Config = { ...config, policy: { ...config.policy, ...policy } };
+    const comparison = compare(results, baseline, c);
+    return gate(comparison, evaluateTiers(results, c), results, c);
+  }
+
+  it('counts a paired SLOWER like any SLOWER: a warning, or a failure when asked', () => {
+    // The head's own samples equal the stored baseline's; only the pairs see the +5 %.
+    const results = pair(pairedRun(baseline), TRITON, 1.05);
+    const relaxed = gatePaired(results);
+    expect(relaxed.verdict).toBe('pass');
+    expect(relaxed.counts.slower).toBe(1);
+    const line = relaxed.warnings.find((w) => w.includes('SLOWER'));
+    expect(line).toMatch(
+      new RegExp(
+        `^attention/triton_fa2 ${HEADLINE}: SLOWER \\+5\\.0 % \\(99 % CI \\+4\\.\\d % … \\+5\\.\\d %, threshold 1\\.0 %, 45 pairs against the base revision\\): 39\\.\\d+ ms vs 37\\.\\d+ ms$`,
+      ),
+    );
+    const strict = gatePaired(results, { failOnSlower: true });
+    expect(strict.verdict).toBe('fail');
+    expect(strict.reasons).toEqual([line]);
+  });
+
+  it('counts a demoted verdict as AMBIGUOUS and names the control on its own line', () => {
+    const results = pairedRun(baseline);
+    pair(results, FLASH, 1.04);
+    pair(results, TRITON, 1.05);
+    const strict = gatePaired(results, { failOnSlower: true });
+    expect(strict.counts.slower).toBe(1);
+    expect(strict.counts.ambiguous).toBeGreaterThanOrEqual(1);
+    expect(strict.reasons).toHaveLength(1);
+    expect(strict.reasons[0]).toMatch(
+      new RegExp(
+        `^attention/sdpa_flash ${HEADLINE}: SLOWER \\+4\\.0 % \\(.*45 pairs against the base revision\\): .* \\(reference: identical code in both arms\\)$`,
+      ),
     );
   });
 });
