@@ -11,7 +11,7 @@ import { describeDoctor, runDoctor } from './doctor.js';
 import { actionsExec } from './exec.js';
 import { buildTargets } from './measure.js';
 import type { KernelgateResults } from './results-types.js';
-import { fullRun } from './run.js';
+import { fullRun, storeBaseline } from './run.js';
 import { loadConfig, type Config } from './config.js';
 import type { GateResult } from './gate.js';
 import { judge } from './judge.js';
@@ -234,6 +234,7 @@ const run: Command = async (args, io) => {
       'baseline-dir': { type: 'string', default: '.kernelgate/baselines' },
       branch: { type: 'string' },
       base: { type: 'string' },
+      'base-sha': { type: 'string' },
       'save-baseline': { type: 'boolean', default: false },
       kind: { type: 'string', default: 'pr' },
       out: { type: 'string' },
@@ -261,11 +262,25 @@ const run: Command = async (args, io) => {
       store: fileBaselineStore(resolve(io.cwd, values['baseline-dir'])),
       baselinePath: values.baseline === undefined ? undefined : resolve(io.cwd, values.baseline),
       saveBaseline: values['save-baseline'],
+      ...(values['base-sha'] !== undefined
+        ? { pairedBase: { sha: values['base-sha'], ...(values.base ? { ref: values.base } : {}) } }
+        : {}),
     },
     { exec: actionsExec(), log: terminalLog(io) },
   );
   io.stderr(`results: ${measured.resultsPath}\n`);
-  return judgeAndPrint(measured.results, measured.baseline?.results, config, kind, values.out, io);
+  const status = judgeAndPrint(
+    measured.results,
+    measured.baseline?.results,
+    config,
+    kind,
+    values.out,
+    io,
+  );
+  const stored = storeBaseline(measured, status === EXIT_PASS ? 'pass' : 'fail', 'passing');
+  if (stored.saved) io.stderr(`stored as the newest baseline: ${stored.saved}\n`);
+  if (stored.note) io.stderr(`${stored.note}\n`);
+  return status;
 };
 
 const calibrateCommand: Command = async (args, io) => {

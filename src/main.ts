@@ -24,7 +24,7 @@ import type { KernelgateResults } from './results-types.js';
 import { loadResults } from './results.js';
 import { checkTrust, DEFAULT_APPROVAL_LABEL, type EventContext } from './trust.js';
 import { actionsExec } from './exec.js';
-import { fullRun, type FullRun, type FullRunOptions } from './run.js';
+import { fullRun, storeBaseline, type FullRun, type FullRunOptions } from './run.js';
 
 /** The action's own checkout (dist/index.js and src/main.ts sit one level below): it holds the harness. */
 export const ACTION_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -32,7 +32,8 @@ export const ACTION_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..'
 export const MODES = ['auto', 'pr', 'push', 'schedule'] as const;
 export type Mode = (typeof MODES)[number];
 
-export const SAVE_BASELINE = ['auto', 'true', 'false'] as const;
+export const SAVE_BASELINE = ['auto', 'true', 'false', 'always'] as const;
+export const PAIRED = ['auto', 'true', 'false'] as const;
 
 export interface ActionInputs {
   /** Results the harness already wrote; undefined: this step measures (doctor → build → harness). */
@@ -41,8 +42,13 @@ export interface ActionInputs {
   kernels: string[];
   /** The baseline store: trusted runs' results per branch and GPU SKU. */
   baselineDir: string;
-  /** auto: push and schedule runs store their results as the branch's newest baseline. */
+  /**
+   * auto/true: push and schedule runs whose gate passed store their results as the branch's newest
+   * baseline; always: failing runs too; false: never.
+   */
   saveBaseline: (typeof SAVE_BASELINE)[number];
+  /** auto/true: a pull request run times its base revision side by side (paired A/B); false: never. */
+  paired: (typeof PAIRED)[number];
   baseline: string | undefined;
   config: string;
   token: string | undefined;
@@ -144,6 +150,10 @@ export function readInputs(getInput: (name: string) => string): ActionInputs {
       `Input 'save-baseline' must be one of ${SAVE_BASELINE.join(', ')}; got '${saveBaseline}'.`,
     );
   }
+  const paired = text('paired') ?? 'auto';
+  if (!(PAIRED as readonly string[]).includes(paired)) {
+    throw new Error(`Input 'paired' must be one of ${PAIRED.join(', ')}; got '${paired}'.`);
+  }
   const mode = text('mode') ?? 'auto';
   if (!(MODES as readonly string[]).includes(mode)) {
     throw new Error(`Input 'mode' must be one of ${MODES.join(', ')}; got '${mode}'.`);
@@ -159,6 +169,7 @@ export function readInputs(getInput: (name: string) => string): ActionInputs {
     kernels,
     baselineDir: text('baseline-dir') ?? '.kernelgate/baselines',
     saveBaseline: saveBaseline as ActionInputs['saveBaseline'],
+    paired: paired as ActionInputs['paired'],
     baseline: text('baseline'),
     config: text('config') ?? '.',
     token: text('token'),
@@ -392,15 +403,17 @@ function measureOptions(
 ): FullRunOptions {
   const workspace = env['GITHUB_WORKSPACE'] ?? process.cwd();
   const { branch, baseBranch } = branchesOf(event, env);
-  if (mode === 'pr' && inputs.saveBaseline === 'true') {
+  if (mode === 'pr' && (inputs.saveBaseline === 'true' || inputs.saveBaseline === 'always')) {
     core.warning(
-      "Input 'save-baseline' is true, but pull request runs never write baselines (a PR's code is not yet trusted to define what 'normal' is). Nothing was stored.",
+      `Input 'save-baseline' is ${inputs.saveBaseline}, but pull request runs never write baselines (a PR's code is not yet trusted to define what 'normal' is). Nothing was stored.`,
     );
   }
+  const pairedBase = pairedBaseOf(inputs, config, mode, event, core);
   return {
     config,
     workspace,
     harnessRoot: ACTION_ROOT,
+    ...(pairedBase !== undefined ? { pairedBase } : {}),
     outDir: inWorkspace(env, join(inputs.reportDir, 'measure')),
     ...(inputs.kernels.length > 0 ? { only: inputs.kernels } : {}),
     run: {
@@ -416,6 +429,39 @@ function measureOptions(
     baselinePath: inputs.baseline === undefined ? undefined : inWorkspace(env, inputs.baseline),
     saveBaseline: mode !== 'pr' && inputs.saveBaseline !== 'false',
   };
+}
+
+/**
+ * The base commit a pull request run times beside its head (paired A/B), from the event payload;
+ * undefined when pairing is off or the base is unknown (then the stored baseline judges alone).
+ */
+export function pairedBaseOf(
+  inputs: ActionInputs,
+  config: Config,
+  mode: PublishMode,
+  event: EventContext,
+  core: Pick<ActionCore, 'warning'>,
+): FullRunOptions['pairedBase'] {
+  if (mode !== 'pr' || inputs.paired === 'false') return undefined;
+  if (!config.compare.paired.enabled) {
+    if (inputs.paired === 'true') {
+      core.warning(
+        "Input 'paired' is true, but kernelgate.yml sets compare.paired.enabled: false: the pull request is judged against the stored baseline.",
+      );
+    }
+    return undefined;
+  }
+  const sha = field(event.payload, 'pull_request', 'base', 'sha');
+  const ref = field(event.payload, 'pull_request', 'base', 'ref');
+  if (typeof sha !== 'string') {
+    if (inputs.paired === 'true') {
+      core.warning(
+        `Input 'paired' is true, but the ${event.name} event names no pull_request.base.sha: the pull request is judged against the stored baseline.`,
+      );
+    }
+    return undefined;
+  }
+  return { sha, ...(typeof ref === 'string' ? { ref } : {}) };
 }
 
 export function failureMessage(outcome: PipelineOutcome): string | undefined {
@@ -454,13 +500,12 @@ export async function run(deps: RunDeps = defaultDeps()): Promise<void> {
     const mode = resolveMode(inputs.mode, event);
     let results: KernelgateResults;
     let baseline: KernelgateResults | undefined;
+    let measured: FullRun | undefined;
     if (inputs.results === undefined) {
-      const measured = await deps.measure(measureOptions(inputs, config, mode, event, env, core));
+      measured = await deps.measure(measureOptions(inputs, config, mode, event, env, core));
       results = measured.results;
       baseline = measured.baseline?.results;
       if (measured.baseline) core.info(`Baseline: ${measured.baseline.path}`);
-      if (measured.savedBaseline)
-        core.info(`Stored as the newest baseline: ${measured.savedBaseline}`);
     } else {
       results = loadResults(inWorkspace(env, inputs.results));
       if (inputs.baseline !== undefined) {
@@ -486,6 +531,16 @@ export async function run(deps: RunDeps = defaultDeps()): Promise<void> {
       `kernelgate: judged and published in ${((Date.now() - judgeStartMs) / 1000).toFixed(2)} s`,
     );
     for (const warning of outcome.gate.warnings) core.warning(warning);
+    if (measured !== undefined) {
+      // After the gate: a baseline is what later pull requests are compared with (known good).
+      const stored = storeBaseline(
+        measured,
+        outcome.gate.verdict,
+        inputs.saveBaseline === 'always' ? 'always' : 'passing',
+      );
+      if (stored.saved) core.info(`Stored as the newest baseline: ${stored.saved}`);
+      if (stored.note) core.warning(stored.note);
+    }
     const failure = failureMessage(outcome);
     if (failure !== undefined) core.setFailed(failure);
   } catch (error) {

@@ -1,9 +1,10 @@
 // The producing half of a run on the GPU runner: doctor → build → harness, merged into one
 // results document written to disk before anything is judged or posted. It judges nothing.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { buildKernels, type BuildTarget, type VariantBuild } from './build.js';
-import type { Config } from './config.js';
+import type { BaseRevision } from './base-revision.js';
+import { loadConfig, type Config } from './config.js';
 import { diagnoseOutput } from './diagnose.js';
 import { runDoctor } from './doctor.js';
 import type { Exec } from './exec.js';
@@ -27,6 +28,8 @@ export interface MeasureOptions {
   run?: { id?: string; git_sha?: string; git_ref?: string; command?: string };
   /** environment for the harness (e.g. KERNELGATE_FAULT for the planted-fault proof runs) */
   harnessEnv?: Record<string, string>;
+  /** a checked-out base revision: every case is timed against it, pair by pair (paired A/B) */
+  base?: BaseRevision;
 }
 
 export interface MeasureDeps {
@@ -109,15 +112,29 @@ export async function measure(options: MeasureOptions, deps: MeasureDeps): Promi
 
   log.startGroup('kernelgate build');
   t = now();
+  const cacheDir = options.buildCacheDir ?? join(options.workspace, '.kernelgate', 'build');
   const build = await buildKernels(buildTargets(config, options.only), {
     exec: deps.exec,
-    cacheDir: options.buildCacheDir ?? join(options.workspace, '.kernelgate', 'build'),
+    cacheDir,
     python: config.harness.python,
     log: (line) => log.info(line),
     now,
   });
+  // Each build rewrites <cache>/builds.json: the head's and the base's records are kept apart.
+  const buildsPath = join(outDir, 'builds.json');
+  copyFileSync(build.buildsJsonPath, buildsPath);
   stageSeconds.build = (now() - t) / 1000;
   log.endGroup();
+
+  const notes: string[] = [];
+  let paired: PairedArgs | undefined;
+  if (options.base !== undefined) {
+    log.startGroup(`kernelgate build (base revision ${options.base.sha.slice(0, 12)})`);
+    t = now();
+    paired = await buildBase(options.base, options, config, cacheDir, outDir, deps, notes);
+    stageSeconds.build_base = (now() - t) / 1000;
+    log.endGroup();
+  }
 
   t = now();
   const resultsPath = join(outDir, 'results.json');
@@ -129,10 +146,10 @@ export async function measure(options: MeasureOptions, deps: MeasureDeps): Promi
       kernelsDir: config.kernelsDir,
       resultsPath,
       logPath: join(outDir, 'harness.log'),
-      buildsPath: build.buildsJsonPath,
+      buildsPath,
       ...(options.only !== undefined ? { only: options.only } : {}),
       timeoutPerCaseS: config.harness.timeoutS,
-      extraArgs: config.harness.args,
+      extraArgs: [...config.harness.args, ...(paired ? pairedArgs(paired, config) : [])],
       ...(options.harnessEnv !== undefined ? { env: options.harnessEnv } : {}),
     },
     log,
@@ -184,6 +201,14 @@ export async function measure(options: MeasureOptions, deps: MeasureDeps): Promi
     diagnostics: [
       ...doctor.diagnostics,
       ...build.diagnostics,
+      ...notes.map(
+        (message): Diagnostic => ({
+          level: 'warning',
+          code: 'paired.base_unavailable',
+          message,
+          source: 'build',
+        }),
+      ),
       ...harnessDiagnostics,
       ...caseDiagnostics(measured),
       ...measured.diagnostics,
@@ -192,4 +217,72 @@ export async function measure(options: MeasureOptions, deps: MeasureDeps): Promi
   };
   writeFileSync(resultsPath, JSON.stringify(results, null, 2) + '\n');
   return { results, resultsPath, stageSeconds };
+}
+
+interface PairedArgs {
+  base: BaseRevision;
+  kernelsDir: string;
+  buildsPath: string;
+}
+
+/**
+ * Builds the base revision's CUDA variants from its own kernelgate.yml (the build cache is keyed by
+ * content, so code unchanged since main's last build is a cache hit). A base that cannot be read
+ * is a note, and the run goes on unpaired.
+ */
+async function buildBase(
+  base: BaseRevision,
+  options: MeasureOptions,
+  config: Config,
+  cacheDir: string,
+  outDir: string,
+  deps: MeasureDeps,
+  notes: string[],
+): Promise<PairedArgs | undefined> {
+  let baseConfig: Config;
+  try {
+    baseConfig = loadConfig(base.root);
+  } catch (error) {
+    notes.push(
+      `The base revision ${base.sha.slice(0, 12)} has no usable kernelgate configuration (${(error as Error).message}): ` +
+        'its cases are judged against the stored baseline instead of paired.',
+    );
+    return undefined;
+  }
+  const build = await buildKernels(buildTargets(baseConfig, options.only), {
+    exec: deps.exec,
+    cacheDir,
+    python: config.harness.python,
+    log: (line) => deps.log.info(`base: ${line}`),
+    ...(deps.now !== undefined ? { now: deps.now } : {}),
+  });
+  const buildsPath = join(outDir, 'base-builds.json');
+  copyFileSync(build.buildsJsonPath, buildsPath);
+  const failed = build.records.filter((r) => r.status !== 'ok');
+  for (const r of failed) {
+    deps.log.info(
+      `base: ${r.kernel}/${r.variant} did not build (${r.status}): its cases are not paired`,
+    );
+  }
+  return { base, kernelsDir: join(base.root, baseConfig.kernelsDir), buildsPath };
+}
+
+/** The harness's paired A/B options (kernels/harness/cli.py, "paired A/B"). */
+export function pairedArgs(paired: PairedArgs, config: Config): string[] {
+  const args = [
+    '--base-root',
+    paired.base.root,
+    '--base-kernels',
+    paired.kernelsDir,
+    '--base-builds',
+    paired.buildsPath,
+    '--base-sha',
+    paired.base.sha,
+    '--paired-threshold-pct',
+    String(config.compare.paired.thresholdPct),
+    '--paired-min-change-ms',
+    String(config.compare.paired.minChangeMs),
+  ];
+  if (paired.base.ref !== undefined) args.push('--base-ref', paired.base.ref);
+  return args;
 }

@@ -1,6 +1,8 @@
-// A full run on the GPU runner: measure (doctor → build → harness), then pick the baseline the
-// mode calls for and, for trusted runs, store the results as the branch's newest baseline.
+// A full run on the GPU runner: for a pull request, the base revision checked out beside it (paired
+// A/B); measure (doctor → build → harness); pick the stored baseline the mode calls for. Trusted
+// runs are stored as the branch's newest baseline only after the gate has judged them.
 import { explicitBaseline, type BaselineStore, type StoredBaseline } from './baseline.js';
+import { materialiseBase } from './base-revision.js';
 import { measure, type MeasureDeps, type MeasureOptions } from './measure.js';
 import type { KernelgateResults } from './results-types.js';
 
@@ -15,24 +17,40 @@ export interface FullRunOptions extends MeasureOptions {
   store: BaselineStore;
   /** a results file given explicitly instead of the store's */
   baselinePath: string | undefined;
-  /** trusted runs of a branch (push, schedule) become its newest baseline */
+  /** trusted runs of a branch (push, schedule) become its newest baseline, once the gate passed */
   saveBaseline: boolean;
+  /** the pull request's base commit: when set, every case is timed against it in this run */
+  pairedBase?: { sha: string; ref?: string; dir?: string };
 }
 
 export interface FullRun {
   results: KernelgateResults;
   resultsPath: string;
   baseline: StoredBaseline | undefined;
-  /** where this run's results were stored as a baseline, if they were */
-  savedBaseline: string | undefined;
+  /** where this run's results would be stored as a baseline: storeBaseline() does it after the gate */
+  pendingBaseline: { store: BaselineStore; branch: string; sku: string } | undefined;
   /** said in the log and the report when there is nothing to compare with */
   notes: string[];
 }
 
 export async function fullRun(options: FullRunOptions, deps: MeasureDeps): Promise<FullRun> {
-  const measured = await measure(options, deps);
-  const sku = measured.results.environment.gpu.sku ?? 'unknown';
   const notes: string[] = [];
+  let base: MeasureOptions['base'];
+  if (options.pairedBase !== undefined) {
+    const got = await materialiseBase(options.workspace, options.pairedBase.sha, deps.exec, {
+      ...(options.pairedBase.dir !== undefined ? { dir: options.pairedBase.dir } : {}),
+      ...(options.pairedBase.ref !== undefined ? { ref: options.pairedBase.ref } : {}),
+      log: (line) => deps.log.info(line),
+    });
+    if (got.ok) base = got.base;
+    else {
+      notes.push(
+        `Paired A/B is off for this run: ${got.reason}. Every case is judged against the stored baseline.`,
+      );
+    }
+  }
+  const measured = await measure({ ...options, ...(base !== undefined ? { base } : {}) }, deps);
+  const sku = measured.results.environment.gpu.sku ?? 'unknown';
 
   let baseline: StoredBaseline | undefined;
   if (options.baselinePath !== undefined) {
@@ -54,12 +72,12 @@ export async function fullRun(options: FullRunOptions, deps: MeasureDeps): Promi
     }
   }
 
-  let savedBaseline: string | undefined;
+  let pendingBaseline: FullRun['pendingBaseline'];
   if (options.saveBaseline) {
     if (options.branch === undefined) {
       notes.push('This run was not stored as a baseline: its branch is unknown.');
     } else {
-      savedBaseline = options.store.save({ branch: options.branch, sku }, measured.results);
+      pendingBaseline = { store: options.store, branch: options.branch, sku };
     }
   }
   for (const note of notes) deps.log.warning(note);
@@ -67,7 +85,33 @@ export async function fullRun(options: FullRunOptions, deps: MeasureDeps): Promi
     results: measured.results,
     resultsPath: measured.resultsPath,
     baseline,
-    savedBaseline,
+    pendingBaseline,
     notes,
   };
+}
+
+/** `always` stores a run whatever the gate said; otherwise a baseline means "known good". */
+export type StorePolicy = 'passing' | 'always';
+
+/**
+ * Stores a trusted run as its branch's newest baseline once the gate has judged it: a run whose
+ * gate failed is kept out unless the policy says `always` (a baseline is what the next pull
+ * request is compared with, so it must be known good).
+ */
+export function storeBaseline(
+  run: FullRun,
+  gate: 'pass' | 'fail',
+  policy: StorePolicy,
+): { saved?: string; note?: string } {
+  const pending = run.pendingBaseline;
+  if (pending === undefined) return {};
+  if (gate === 'fail' && policy !== 'always') {
+    return {
+      note:
+        'Not stored as a baseline: the gate failed, and a baseline is what later pull requests are ' +
+        "compared with. Set save-baseline: always to store failing runs too.",
+    };
+  }
+  const saved = pending.store.save({ branch: pending.branch, sku: pending.sku }, run.results);
+  return { saved };
 }

@@ -6,7 +6,7 @@ import { fileBaselineStore } from '../src/baseline.js';
 import { loadConfig } from '../src/config.js';
 import { scriptedExec } from '../src/exec.js';
 import type { LineExec } from '../src/harness.js';
-import { fullRun, type FullRunOptions } from '../src/run.js';
+import { fullRun, storeBaseline, type FullRunOptions } from '../src/run.js';
 
 function setup() {
   const ws = mkdtempSync(join(tmpdir(), 'kg-run-'));
@@ -57,15 +57,17 @@ describe('full run', () => {
       deps('test/fixtures/results/baseline.json'),
     );
     expect(push.baseline).toBeUndefined();
-    expect(push.savedBaseline).toMatch(/baselines\/main\/[^/]+\/.*\.json$/);
+    const stored = storeBaseline(push, 'pass', 'passing');
+    expect(stored.saved).toMatch(/baselines\/main\/[^/]+\/.*\.json$/);
     expect(warnings[0]).toMatch(/^No stored baseline for branch main on \S+: every case is NEW\./);
 
     const pr = await fullRun(
       options({ mode: 'pr', branch: 'feature', baseBranch: 'main' }),
       deps('test/fixtures/results/aa-current.json'),
     );
-    expect(pr.baseline?.path).toBe(push.savedBaseline);
-    expect(pr.savedBaseline).toBeUndefined();
+    expect(pr.baseline?.path).toBe(stored.saved);
+    expect(pr.pendingBaseline).toBeUndefined();
+    expect(storeBaseline(pr, 'pass', 'always')).toEqual({});
   });
 
   it('a run whose branch is unknown is never stored as a baseline', async () => {
@@ -74,7 +76,37 @@ describe('full run', () => {
       options({ mode: 'pr', branch: undefined, baseBranch: 'main', saveBaseline: true }),
       deps('test/fixtures/results/aa-current.json'),
     );
-    expect(pr.savedBaseline).toBeUndefined();
+    expect(pr.pendingBaseline).toBeUndefined();
     expect(pr.notes).toContain('This run was not stored as a baseline: its branch is unknown.');
+  });
+
+  it('a push whose gate failed is not stored unless the policy says always', async () => {
+    const { deps, options } = setup();
+    const push = await fullRun(
+      options({ saveBaseline: true }),
+      deps('test/fixtures/results/baseline.json'),
+    );
+    expect(storeBaseline(push, 'fail', 'passing')).toEqual({
+      note:
+        'Not stored as a baseline: the gate failed, and a baseline is what later pull requests are ' +
+        'compared with. Set save-baseline: always to store failing runs too.',
+    });
+    const key = { branch: 'main', sku: push.pendingBaseline!.sku };
+    expect(options({}).store.latest(key)).toBeUndefined();
+    const stored = storeBaseline(push, 'fail', 'always');
+    expect(stored.saved).toMatch(/baselines\/main\/[^/]+\/.*\.json$/);
+    expect(options({}).store.latest(key)?.path).toBe(stored.saved);
+  });
+
+  it('a pull request with a base commit that cannot be checked out is judged against the stored baseline', async () => {
+    const { deps, options, warnings } = setup();
+    const pr = await fullRun(
+      options({ mode: 'pr', branch: 'feature', baseBranch: 'main', pairedBase: { sha: 'a'.repeat(40) } }),
+      deps('test/fixtures/results/aa-current.json'),
+    );
+    expect(pr.notes[0]).toMatch(
+      /^Paired A\/B is off for this run: \S+ is not a git checkout \(.*\)\. Every case is judged against the stored baseline\.$/,
+    );
+    expect(warnings).toContain(pr.notes[0]);
   });
 });
