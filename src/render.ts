@@ -124,17 +124,31 @@ function errorCell(c: CaseComparison): Cell {
   return trusted(`${rel} / ${formatSci(c.tolRelL2)}`);
 }
 
-/** Δ, verdict and CI cells; a threshold raised by calibrated noise is shown beside the CI. */
-function perfCells(c: CaseComparison, defaultThresholdPct: number): Cell[] {
+/** How a judged case was compared, beside its Δ in a run that has pairs (methods mix there). */
+const METHOD_MARK: Record<CaseComparison['method'], string> = {
+  paired: ' · paired',
+  baseline: ' · vs baseline',
+  none: '',
+};
+
+/**
+ * Δ, verdict and CI cells; a threshold raised above its method's default (calibrated noise, the
+ * absolute floor) is shown beside the CI. In a run with pairs the Δ says how it was measured.
+ */
+function perfCells(c: CaseComparison, input: ReportInput): Cell[] {
   const verdict = trusted(`${PERF_ICON[c.perf]} ${c.perf}`);
   if (c.ratio === undefined) return [trusted(''), verdict, trusted('')];
   const ci =
     c.ciLo !== undefined && c.ciHi !== undefined
       ? `${formatRatioPct(c.ciLo)} … ${formatRatioPct(c.ciHi)}`
       : 'n/a';
+  const compare = input.config.compare;
+  const defaultThresholdPct =
+    c.method === 'paired' ? compare.paired.thresholdPct : compare.thresholdPct;
   const threshold =
     c.thresholdPct !== defaultThresholdPct ? ` (±${fixed(c.thresholdPct, 1)} %)` : '';
-  return [trusted(formatRatioPct(c.ratio)), verdict, trusted(`${ci}${threshold}`)];
+  const mark = input.comparison.paired ? METHOD_MARK[c.method] : '';
+  return [trusted(`${formatRatioPct(c.ratio)}${mark}`), verdict, trusted(`${ci}${threshold}`)];
 }
 
 function caseRow(
@@ -166,7 +180,7 @@ function caseRow(
         ? ''
         : `${bad?.quantity === 'tflops' ? '⚠️ ' : ''}${fixed(pct, 1)}`,
     ),
-    ...perfCells(c, input.config.compare.thresholdPct),
+    ...perfCells(c, input),
     correctnessCell(c),
     errorCell(c),
     note,
@@ -228,6 +242,12 @@ function chartsFor(kernel: string, input: ReportInput) {
   ];
 }
 
+/** The results table's header: Δ is not only "vs baseline" in a run with pairs. */
+function resultHeader(input: ReportInput): string[] {
+  if (!input.comparison.paired) return RESULT_HEADER;
+  return RESULT_HEADER.map((h) => (h === 'Δ vs baseline' ? 'Δ' : h));
+}
+
 function kernelViews(input: ReportInput, opts: ViewOptions) {
   const measuredList = input.gate.measurementErrors;
   const measured = new Map(measuredList.map((m) => [m.key, m]));
@@ -255,7 +275,7 @@ function kernelViews(input: ReportInput, opts: ViewOptions) {
       attention,
       table: rows.length
         ? table(
-            RESULT_HEADER,
+            resultHeader(input),
             rows.map((c) => caseRow(c, input, measured)),
             RESULT_ALIGN,
           )
@@ -498,6 +518,26 @@ function nextSteps(input: ReportInput) {
   return steps;
 }
 
+/** "Judged: N cases paired against base `abc1234` in this job (…), M against the stored baseline …" */
+function judgedView(input: ReportInput) {
+  const paired = input.comparison.paired;
+  if (!paired) return undefined;
+  const state = input.comparison.baseline;
+  return {
+    paired: paired.cases,
+    // Shown as code: only a commit id (hex) can be, anything else is left out.
+    baseSha: /^[0-9a-f]{4,64}$/i.test(paired.baseSha ?? '')
+      ? paired.baseSha?.slice(0, 12)
+      : undefined,
+    thresholdPct: fixed(paired.thresholdPct, 1),
+    mdcPct: paired.medianMdcPct === undefined ? undefined : fixed(paired.medianMdcPct, 2),
+    stored: paired.baselineCases,
+    storedCompared: state === 'compared',
+    storedOtherGpu: state === 'other-gpu',
+    storedNone: state === 'none',
+  };
+}
+
 function buildView(input: ReportInput, opts: ViewOptions) {
   const { gate: g, results, comparison, config } = input;
   const maxReasons = 10;
@@ -523,6 +563,7 @@ function buildView(input: ReportInput, opts: ViewOptions) {
       ? { ...comparison.baselineRun, gitSha: comparison.baselineRun.gitSha?.slice(0, 12) }
       : undefined,
     baselineCompared: comparison.baseline === 'compared',
+    judged: judgedView(input),
     counts: g.counts,
     reasons: g.reasons.slice(0, maxReasons),
     moreReasons: Math.max(0, g.reasons.length - maxReasons) || undefined,
@@ -544,6 +585,8 @@ function buildView(input: ReportInput, opts: ViewOptions) {
       resamples: config.compare.resamples,
       driftFactor: config.correctness.driftFactor,
       driftFloor: formatSci(config.correctness.driftFloorRelL2),
+      paired: comparison.paired !== undefined,
+      pairedThresholdPct: fixed(config.compare.paired.thresholdPct, 1),
     },
     truncated: false,
   };

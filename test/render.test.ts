@@ -13,6 +13,7 @@ import {
 import { loadResults } from '../src/results.js';
 import type { CaseResult, KernelgateResults } from '../src/results-types.js';
 import { evaluateTiers } from '../src/tiers.js';
+import { pair, pairedRun } from './support/paired.js';
 
 const load = (name: string) => loadResults(join(import.meta.dirname, 'fixtures', 'results', name));
 const configDir = join(import.meta.dirname, 'fixtures', 'config');
@@ -366,3 +367,103 @@ describe('notes', () => {
     expect(full).not.toContain('These results are **synthetic**');
   });
 });
+
+describe('paired A/B in the report', () => {
+  const baseline = load('baseline.json');
+  const H = 'dtype=fp16,B=16,H=96,S=4096,D=128,causal=false';
+  const rowOf = (md: string, variant: string, caseId = H) =>
+    md.split('\n').find((l) => l.startsWith(`| ${variant} | ${caseId} |`));
+
+  function pairedDoc(): KernelgateResults {
+    const doc = pairedRun(baseline);
+    pair(doc, `attention/triton_fa2/${H}`, 1.05);
+    pair(doc, `attention/cuda_fa2/${H}`, 1.0);
+    pair(doc, `attention/sdpa_flash/${H}`, 1.0);
+    return doc;
+  }
+
+  it('says near the top how many cases pairs judged and how many the stored baseline', () => {
+    const rendered = input(pairedDoc(), baseline);
+    const { full } = renderReport(rendered);
+    const mdc = (rendered.comparison.paired?.medianMdcPct as number).toFixed(2);
+    const line =
+      `Judged: 3 case(s) paired against base \`bbbbbbbbbbbb\` in this job (threshold ±1.0 %, ` +
+      `median minimum detectable change ${mdc} %), 33 against the stored baseline of run ` +
+      'synthetic-baseline at `aaaaaaaaaaaa`.';
+    expect(full).toContain(`\n${line}\n`);
+    expect(full.indexOf(line)).toBeLessThan(full.indexOf('- Correctness:'));
+    const alone = renderReport(input(pairedDoc(), undefined)).full;
+    expect(alone).toContain(
+      `median minimum detectable change ${mdc} %), none against a stored baseline (none was given).`,
+    );
+  });
+
+  it('marks each judged row paired or vs baseline, in the Δ cell, with no new column', () => {
+    const { full } = renderReport(input(pairedDoc(), baseline));
+    expect(rowOf(full, 'triton\\_fa2')).toMatch(
+      /\| 39\.59 \| [\d.]+ \| [\d.]+ \| \d+ \| [\d.]+ \| \+5\.0 % · paired \| 🔴 SLOWER \| \+4\.\d % … \+5\.\d % \| ✅ PASS \|/,
+    );
+    expect(rowOf(full, 'sdpa\\_cudnn')).toMatch(
+      /\| ±0\.0 % · vs baseline \| ⚪ SAME \| −\d\.\d % … \+\d\.\d % \| ✅ PASS \| [^|]+ \| not timed against the base revision; judged against the stored baseline \|$/,
+    );
+    const header = full.split('\n').find((l) => l.startsWith('| variant | case |')) as string;
+    expect(header.split('|')).toHaveLength(RESULT_COLUMNS + 2);
+    expect(header).toContain('| Δ | verdict | CI of Δ |');
+    expect(full).toContain('Δ marked *paired* is different');
+    expect(full).toContain('or of the median per-pair ratio against the base revision');
+    // A paired case shows its threshold only when the floor raised it above ±1 %.
+    expect(rowOf(full, 'triton\\_fa2')).not.toMatch(/\(±/);
+  });
+
+  it('leaves a run without pairs as it was: no Judged line, no marks', () => {
+    const { full } = renderReport(input(load('regression.json'), baseline));
+    expect(full).not.toContain('Judged:');
+    expect(full).not.toContain('· paired');
+    expect(full).not.toContain('· vs baseline');
+    expect(full).not.toContain('Δ marked *paired*');
+    expect(full).toContain('| Δ vs baseline | verdict | CI of Δ |');
+  });
+
+  it('shows the A/A control, the verdicts it made AMBIGUOUS and the note', () => {
+    const doc = pairedDoc();
+    pair(doc, `attention/sdpa_flash/${H}`, 1.04);
+    const { full } = renderReport(input(doc, baseline));
+    expect(rowOf(full, 'triton\\_fa2')).toMatch(
+      /\| \+5\.0 % · paired \| 🟡 AMBIGUOUS \| .* \| was SLOWER \+5\.0 %, but the A\/A control sdpa\\_flash \+4\.0 % \(a reference: identical code in both arms\) moved in the same case: the machine was not quiet \|$/,
+    );
+    expect(rowOf(full, 'sdpa\\_flash')).toMatch(
+      /\| \+4\.0 % · paired \| 🔴 SLOWER \| .* \| reference: identical code in both arms \|$/,
+    );
+    expect(full).toContain(
+      `- A/A control moved: attention/sdpa\\_flash ${H} SLOWER +4.0 %. Reference variants run identical code in both arms, so 1 FASTER or SLOWER verdict(s) of the same case(s) are AMBIGUOUS instead: the machine was not quiet; rerun.`,
+    );
+  });
+
+  it('escapes what the pairs bring from the results', () => {
+    const doc = pairedDoc();
+    doc.run.paired_base = { root: HOSTILE, git_sha: `<img src=x>\`@everyone ${HOSTILE}` };
+    pair(doc, `attention/sdpa_cudnn/${H}`, 1, {
+      base_status: 'error',
+      base_reason: HOSTILE,
+      log_ratios: [],
+      n_pairs: 0,
+    });
+    const { full } = renderReport(input(doc, baseline));
+    const outside = full.replace(/^(`{3,})[^\n]*\n[\s\S]*?\n\1$/gm, '');
+    expect(outside).not.toMatch(/<img|<script|!\[beacon\]|<!-- kernelgate/);
+    expect(outside).not.toMatch(/@(?!&#8203;)[\w-]/);
+    // Not a commit id: left out rather than put in a code span it could break out of.
+    expect(full).toContain('Judged: 3 case(s) paired against base in this job (threshold');
+    expect(rowOf(full, 'sdpa\\_cudnn')).toContain(
+      '| base revision: error (&lt;img src=&quot;https://evil.example/beacon.png&quot;&gt; !\\[beacon\\]',
+    );
+    for (const block of outside.split(/\n\n/)) {
+      const rows = block.split('\n').filter((l) => l.startsWith('|'));
+      if (rows.length < 2) continue;
+      const cells = (row: string) => row.replace(/\\\|/g, '').split('|').length;
+      for (const row of rows) expect(cells(row), row).toBe(cells(rows[0] as string));
+    }
+  });
+});
+
+const RESULT_COLUMNS = 13;
