@@ -4,9 +4,15 @@
 # GITHUB_STEP_SUMMARY files — against the GitHub REST stand-in on 127.0.0.1, for a sequence of
 # scenarios sharing one baseline store:
 #   push     push to main: measures everything, stores the baseline
-#   aa       pull request of the same code (A/A): every case SAME or AMBIGUOUS expected
+#   aa       pull request of the same code (A/A), timed paired against its base (the same commit):
+#            every case SAME expected
 #   broken   pull request with a planted correctness fault (KERNELGATE_FAULT=...:wrong)
-#   slowed   pull request with a planted slowdown (KERNELGATE_FAULT=...:slow)
+#   slowed   pull request with a planted slowdown (KERNELGATE_FAULT=...:slow, the kernel twice)
+#   slow2    pull request with a planted 2 % slowdown (KERNELGATE_FAULT=...:slow:2), paired
+#   slow1    the same with 1 %
+# Pull requests are paired A/B runs (the action checks out the base commit as a git worktree; on a
+# copy of the tree without .git the script first commits it to a fresh repository); KG_PAIRED=false
+# judges them against the stored baseline only.
 #   nightly  schedule on main: judged against main's newest baseline, the nightly report issue
 # Usage: scripts/gpu-e2e.sh OUTDIR SCENARIO...   (node must be on PATH; see docs/gpu-runs.md)
 # Needs .carry/standin/ (the stand-in bundle: scripts/pack-standin.sh) next to the checkout.
@@ -45,12 +51,20 @@ event_schedule() {
 {"schedule": "0 3 * * *", "repository": {"full_name": "$repo", "default_branch": "main", "owner": {"login": "kernelgate"}, "name": "kernelgate"}}
 JSON
 }
+# The base of every pull request is the checkout's own commit (A/A code; faults are planted in the
+# head's harness only). The GPU machine's copy has no .git: commit it to a fresh repository.
+if ! git -C "$root" rev-parse --verify -q HEAD >/dev/null 2>&1; then
+  git -C "$root" init -q && git -C "$root" add -A &&
+    git -C "$root" -c user.name=kernelgate -c user.email=kernelgate@localhost commit -qm "snapshot for paired A/B"
+fi
+base_sha=$(git -C "$root" rev-parse --verify -q HEAD 2>/dev/null || echo "$sha")
+
 event_pr() {
   cat <<JSON
 {"action": "synchronize", "number": 42,
  "pull_request": {"number": 42, "title": "$1", "labels": [],
    "head": {"ref": "feature", "sha": "$sha", "repo": {"full_name": "$repo"}},
-   "base": {"ref": "main", "sha": "$sha", "repo": {"full_name": "$repo"}}},
+   "base": {"ref": "main", "sha": "$base_sha", "repo": {"full_name": "$repo"}}},
  "repository": {"full_name": "$repo", "default_branch": "main", "owner": {"login": "kernelgate"}, "name": "kernelgate"}}
 JSON
 }
@@ -65,6 +79,8 @@ run_scenario() {
     broken) event_name=pull_request; ref=refs/pull/42/merge; fault="$fault_target:wrong"
       event_pr "planted fault: $fault" >"$dir/event.json" ;;
     slowed) event_name=pull_request; ref=refs/pull/42/merge; fault="$fault_target:slow"
+      event_pr "planted fault: $fault" >"$dir/event.json" ;;
+    slow2|slow1) event_name=pull_request; ref=refs/pull/42/merge; fault="$fault_target:slow:${name#slow}"
       event_pr "planted fault: $fault" >"$dir/event.json" ;;
     nightly) event_name=schedule; ref=refs/heads/main; event_schedule >"$dir/event.json" ;;
     *) echo "unknown scenario $name" >&2; return 2 ;;
@@ -82,6 +98,7 @@ run_scenario() {
     INPUT_TOKEN=ghs_standin_token INPUT_MODE=auto INPUT_COMMENT=true INPUT_CONFIG="${KG_CONFIG:-.}" \
     "INPUT_COMMENT-KEY=default" "INPUT_REPORT-DIR=$dir/report" "INPUT_BASELINE-DIR=$store" \
     "INPUT_SAVE-BASELINE=auto" "INPUT_APPROVAL-LABEL=kernelgate-approved" "INPUT_KERNELS=${KG_KERNELS:-}" \
+    "INPUT_PAIRED=${KG_PAIRED:-auto}" \
     node "$root/dist/index.js" >"$dir/action.log" 2>&1
   local status=$?
   local ended=$(date +%s.%N)

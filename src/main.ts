@@ -49,6 +49,8 @@ export interface ActionInputs {
   saveBaseline: (typeof SAVE_BASELINE)[number];
   /** auto/true: a pull request run times its base revision side by side (paired A/B); false: never. */
   paired: (typeof PAIRED)[number];
+  /** a checkout of the base revision made by an earlier step; undefined: a git worktree is made */
+  basePath: string | undefined;
   baseline: string | undefined;
   config: string;
   token: string | undefined;
@@ -170,6 +172,7 @@ export function readInputs(getInput: (name: string) => string): ActionInputs {
     baselineDir: text('baseline-dir') ?? '.kernelgate/baselines',
     saveBaseline: saveBaseline as ActionInputs['saveBaseline'],
     paired: paired as ActionInputs['paired'],
+    basePath: text('base-path'),
     baseline: text('baseline'),
     config: text('config') ?? '.',
     token: text('token'),
@@ -408,7 +411,13 @@ function measureOptions(
       `Input 'save-baseline' is ${inputs.saveBaseline}, but pull request runs never write baselines (a PR's code is not yet trusted to define what 'normal' is). Nothing was stored.`,
     );
   }
-  const pairedBase = pairedBaseOf(inputs, config, mode, event, core);
+  const pairedBase = pairedBaseOf(
+    inputs.basePath === undefined ? inputs : { ...inputs, basePath: inWorkspace(env, inputs.basePath) },
+    config,
+    mode,
+    event,
+    core,
+  );
   return {
     config,
     workspace,
@@ -461,7 +470,11 @@ export function pairedBaseOf(
     }
     return undefined;
   }
-  return { sha, ...(typeof ref === 'string' ? { ref } : {}) };
+  return {
+    sha,
+    ...(typeof ref === 'string' ? { ref } : {}),
+    ...(inputs.basePath !== undefined ? { root: inputs.basePath } : {}),
+  };
 }
 
 export function failureMessage(outcome: PipelineOutcome): string | undefined {

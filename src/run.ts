@@ -1,6 +1,7 @@
 // A full run on the GPU runner: for a pull request, the base revision checked out beside it (paired
 // A/B); measure (doctor → build → harness); pick the stored baseline the mode calls for. Trusted
 // runs are stored as the branch's newest baseline only after the gate has judged them.
+import { existsSync } from 'node:fs';
 import { explicitBaseline, type BaselineStore, type StoredBaseline } from './baseline.js';
 import { materialiseBase } from './base-revision.js';
 import { measure, type MeasureDeps, type MeasureOptions } from './measure.js';
@@ -19,8 +20,11 @@ export interface FullRunOptions extends MeasureOptions {
   baselinePath: string | undefined;
   /** trusted runs of a branch (push, schedule) become its newest baseline, once the gate passed */
   saveBaseline: boolean;
-  /** the pull request's base commit: when set, every case is timed against it in this run */
-  pairedBase?: { sha: string; ref?: string; dir?: string };
+  /**
+   * the pull request's base commit: when set, every case is timed against it in this run. `root`:
+   * a checkout of it that already exists (else a git worktree is made at `dir`).
+   */
+  pairedBase?: { sha: string; ref?: string; dir?: string; root?: string };
 }
 
 export interface FullRun {
@@ -36,7 +40,11 @@ export interface FullRun {
 export async function fullRun(options: FullRunOptions, deps: MeasureDeps): Promise<FullRun> {
   const notes: string[] = [];
   let base: MeasureOptions['base'];
-  if (options.pairedBase !== undefined) {
+  if (options.pairedBase?.root !== undefined) {
+    const { root, sha, ref } = options.pairedBase;
+    if (existsSync(root)) base = { root, sha, ...(ref !== undefined ? { ref } : {}) };
+    else notes.push(`Paired A/B is off for this run: the base checkout ${root} does not exist.`);
+  } else if (options.pairedBase !== undefined) {
     const got = await materialiseBase(options.workspace, options.pairedBase.sha, deps.exec, {
       ...(options.pairedBase.dir !== undefined ? { dir: options.pairedBase.dir } : {}),
       ...(options.pairedBase.ref !== undefined ? { ref: options.pairedBase.ref } : {}),
