@@ -198,11 +198,12 @@ def test_a_planted_small_slowdown_spins_a_share_of_the_variants_own_time():
 
     slowed = faults.wrap(five_ms, "slow:40", "cpu")
     times = []
-    for _ in range(5):
+    for _ in range(9):
         t0 = time.perf_counter()
         assert slowed(None, "out") == "out"
         times.append(time.perf_counter() - t0)
-    assert 0.0068 < sorted(times)[2] < 0.0085
+    # 5 ms and 40 % of it; the fastest call, since a loaded machine only ever adds time
+    assert 0.0068 < min(times) < 0.0085
 
 
 @pytest.mark.parametrize(
