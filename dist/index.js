@@ -34160,7 +34160,7 @@ var require_lib = __commonJS({
 // src/main.ts
 import { readFileSync as readFileSync5, statSync as statSync2 } from "node:fs";
 import { mkdir as mkdir3, writeFile as writeFile3 } from "node:fs/promises";
-import { dirname as dirname4, isAbsolute, join as join8, resolve as resolve4 } from "node:path";
+import { dirname as dirname4, isAbsolute, join as join9, resolve as resolve4 } from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 
 // node_modules/@actions/core/lib/command.js
@@ -35451,6 +35451,19 @@ var results_schema_default = {
         git_ref: { type: "string" },
         host: { type: "string" },
         synthetic: { type: "boolean", description: "true for hand-made fixtures: never real measurements" },
+        paired_base: {
+          type: "object",
+          additionalProperties: false,
+          required: ["root"],
+          description: "set when this run timed every case against a base revision in the same job (paired A/B); each case's `paired` holds its pairs",
+          properties: {
+            root: { type: "string", description: "the base revision's checkout the base worker imported its kernels from" },
+            git_sha: { type: "string" },
+            git_ref: { type: "string" },
+            threshold_pct: { type: "number", minimum: 0, description: "the change the sequential stop rule decided against" },
+            order: { type: "string", description: "how the arms alternated, e.g. ABBA" }
+          }
+        },
         stage_seconds: {
           type: "object",
           description: "wall time of harness phases, e.g. verify, bench, ceilings",
@@ -35631,6 +35644,7 @@ var results_schema_default = {
         reason: { type: "string" },
         correctness: { $ref: "#/definitions/Correctness" },
         timing: { $ref: "#/definitions/Timing" },
+        paired: { $ref: "#/definitions/Paired" },
         work: {
           type: "object",
           additionalProperties: false,
@@ -35661,6 +35675,33 @@ var results_schema_default = {
             log_tail: { type: "string" }
           }
         }
+      }
+    },
+    Paired: {
+      type: "object",
+      additionalProperties: false,
+      description: "this case timed against the base revision's same variant in the same job, pair by pair (head = this case's timing, base = base_timing)",
+      required: ["base_status", "n_pairs", "log_ratios", "stop_reason"],
+      properties: {
+        base_status: {
+          enum: ["ok", "fail", "error", "timeout", "skipped", "missing"],
+          description: "the base revision's outcome on this case and variant; missing: the base has no such variant or case"
+        },
+        base_reason: { type: "string", description: "why the base has no timing, when it has none" },
+        base_correctness: { $ref: "#/definitions/Correctness" },
+        base_timing: { $ref: "#/definitions/Timing" },
+        n_pairs: { type: "integer", minimum: 0 },
+        log_ratios: { type: "array", items: { type: "number" }, description: "ln(head sample / base sample) of each pair, in order" },
+        median_ratio: { type: "number", minimum: 0, description: "exp(median of log_ratios): head / base, >1 is slower" },
+        ci_lo: { type: "number", minimum: 0 },
+        ci_hi: { type: "number", minimum: 0 },
+        confidence: { type: "number", minimum: 0, maximum: 1 },
+        mdc_pct: { type: "number", minimum: 0, description: "minimum detectable change: the interval's half-width in percent" },
+        stop_reason: {
+          enum: ["decided", "time_cap", "max_pairs", "untimed"],
+          description: "decided: the interval settled on one side of the threshold; untimed: one side had no timing"
+        },
+        seconds: { type: "number", minimum: 0, description: "wall seconds spent sampling this variant's pairs" }
       }
     },
     Correctness: {
@@ -35959,6 +36000,27 @@ var config_schema_default = {
           type: "number",
           minimum: 0,
           description: "smallest change of a case's median, in ms, that can be SLOWER or FASTER (it raises the case's threshold to this share of the baseline median); default 0.001"
+        },
+        paired: {
+          type: "object",
+          additionalProperties: false,
+          description: "judging cases timed against the base revision in the same job, pair by pair (results cases[].paired); noise_pct and threshold_pct do not apply to them",
+          properties: {
+            threshold_pct: {
+              type: "number",
+              minimum: 0,
+              description: "smallest change worth a paired verdict, in %; default 1"
+            },
+            min_change_ms: {
+              type: "number",
+              minimum: 0,
+              description: "smallest change of a paired case's median, in ms, that can be SLOWER or FASTER (it raises the threshold to this share of the base arm's median); default 0.0002"
+            },
+            enabled: {
+              type: "boolean",
+              description: "judge cases by their pairs where the results have them; false: against the stored baseline only; default true"
+            }
+          }
         }
       }
     },
@@ -36194,6 +36256,8 @@ var DEFAULT_PEAKS = {
 var CONFIG_FILE_NAME = "kernelgate.yml";
 var DEFAULT_KERNELS_DIR = "kernels";
 var DEFAULT_MIN_CHANGE_MS = 1e-3;
+var DEFAULT_PAIRED_THRESHOLD_PCT = 1;
+var DEFAULT_PAIRED_MIN_CHANGE_MS = 2e-4;
 var validators;
 function getValidators() {
   if (!validators) {
@@ -36269,7 +36333,12 @@ function configFromRaw(raw, root, configFile, kernels) {
       resamples: raw.compare?.resamples ?? 2e3,
       seed: raw.compare?.seed ?? 1,
       noisePct: raw.compare?.noise_pct ?? {},
-      minChangeMs: raw.compare?.min_change_ms ?? DEFAULT_MIN_CHANGE_MS
+      minChangeMs: raw.compare?.min_change_ms ?? DEFAULT_MIN_CHANGE_MS,
+      paired: {
+        thresholdPct: raw.compare?.paired?.threshold_pct ?? DEFAULT_PAIRED_THRESHOLD_PCT,
+        minChangeMs: raw.compare?.paired?.min_change_ms ?? DEFAULT_PAIRED_MIN_CHANGE_MS,
+        enabled: raw.compare?.paired?.enabled ?? true
+      }
     },
     correctness: {
       driftFactor: raw.correctness?.drift_factor ?? 2,
@@ -36682,9 +36751,26 @@ function bootstrapRatioOfMedians(currentMs, baselineMs, options) {
     resamples: options.resamples
   };
 }
+function bootstrapMedian(samples, options) {
+  if (samples.length === 0) throw new Error("bootstrap needs at least one sample");
+  const rand = seededRandom(options.seed);
+  const scratch = new Float64Array(samples.length);
+  const medians = new Float64Array(options.resamples);
+  for (let r = 0; r < options.resamples; r++) medians[r] = resampleMedian(samples, scratch, rand);
+  medians.sort();
+  const alpha = 1 - options.confidence;
+  return {
+    median: median(samples),
+    lo: quantileSorted(medians, alpha / 2),
+    hi: quantileSorted(medians, 1 - alpha / 2),
+    confidence: options.confidence,
+    resamples: options.resamples
+  };
+}
 
 // src/compare.ts
 var MIN_SAMPLES_FOR_VERDICT = 5;
+var CONTROL_NOTE = "reference: identical code in both arms";
 function caseKey(kernel, variant, caseId) {
   return `${kernel}/${variant}/${caseId}`;
 }
@@ -36751,7 +36837,14 @@ function errorReason(c) {
 function isTimed(c) {
   return c !== void 0 && c.status === "ok" && c.timing !== void 0;
 }
-function judgeCorrectness(current, baseline, config) {
+function driftReference(paired, baseline) {
+  const k = paired?.base_correctness;
+  if (k?.status === "PASS" && typeof k.rel_l2 === "number") {
+    return { correctness: k, what: "base revision", suffix: " on the same inputs" };
+  }
+  return baseline ? { correctness: baseline.correctness, what: "baseline", suffix: "" } : void 0;
+}
+function judgeCorrectness(current, reference, config) {
   switch (current.status) {
     case "skipped":
       return { correctness: "SKIPPED", correctnessReason: current.reason ?? "skipped" };
@@ -36767,17 +36860,25 @@ function judgeCorrectness(current, baseline, config) {
   if (!k) return { correctness: "UNCHECKED", correctnessReason: "no correctness record" };
   if (k.status === "FAIL")
     return { correctness: "FAIL", correctnessReason: failureReason(current) };
-  const base = baseline?.correctness;
+  const base = reference?.correctness;
   if (base?.status === "PASS" && typeof base.rel_l2 === "number" && typeof k.rel_l2 === "number") {
     const { driftFactor, driftFloorRelL2 } = config.correctness;
     if (k.rel_l2 > driftFactor * base.rel_l2 && k.rel_l2 > driftFloorRelL2) {
+      const what = reference?.what ?? "baseline";
       return {
         correctness: "DRIFT",
-        correctnessReason: `rel_l2 ${formatSci(k.rel_l2)} > ${driftFactor} × baseline ${formatSci(base.rel_l2)} (floor ${formatSci(driftFloorRelL2)}, tol ${formatSci(k.tol_rel_l2)})`
+        correctnessReason: `rel_l2 ${formatSci(k.rel_l2)} > ${driftFactor} × ${what} ${formatSci(base.rel_l2)}${reference?.suffix ?? ""} (floor ${formatSci(driftFloorRelL2)}, tol ${formatSci(k.tol_rel_l2)})`
       };
     }
   }
   return { correctness: "PASS" };
+}
+function verdictOf(lo, hi, thresholdPct) {
+  const t = thresholdPct / 100;
+  if (lo > 1 + t) return "SLOWER";
+  if (hi < 1 - t) return "FASTER";
+  if (lo >= 1 - t && hi <= 1 + t) return "SAME";
+  return "AMBIGUOUS";
 }
 function timingMethodKind(method) {
   return method.replace(/\(\d+ launches\)/g, "(N launches)").replace(/\d+ calls back to back/g, "N calls back to back");
@@ -36816,20 +36917,109 @@ function judgePerf(key, current, baseline, comparable, thresholdPct, config) {
     resamples: config.compare.resamples,
     seed: (config.compare.seed ^ hashString(key)) >>> 0
   });
-  const t = thresholdPct / 100;
-  let perf;
-  if (ci.lo > 1 + t) perf = "SLOWER";
-  else if (ci.hi < 1 - t) perf = "FASTER";
-  else if (ci.lo >= 1 - t && ci.hi <= 1 + t) perf = "SAME";
-  else perf = "AMBIGUOUS";
   return {
-    perf,
+    perf: verdictOf(ci.lo, ci.hi, thresholdPct),
     ratio: ci.ratio,
     ciLo: ci.lo,
     ciHi: ci.hi,
     confidence: ci.confidence,
     baselineMedianMs
   };
+}
+function judgePaired(key, current, paired, config) {
+  const logs = paired.log_ratios;
+  const nPairs = logs.length;
+  const baseTiming = paired.base_timing;
+  const baseSamples = baseTiming?.samples_ms ?? [];
+  const baselineMedianMs = baseTiming ? baseSamples.length ? spread(baseSamples).medianMs : baseTiming.median_ms : void 0;
+  const headSamples = current.timing.samples_ms;
+  const headMedianMs = headSamples.length ? spread(headSamples).medianMs : current.timing.median_ms;
+  const pointRatio = Math.exp(median(logs));
+  const floorBaseMs = baselineMedianMs ?? headMedianMs / pointRatio;
+  const { thresholdPct: pairedPct, minChangeMs } = config.compare.paired;
+  const thresholdPct = Math.max(
+    pairedPct,
+    minChangeMs > 0 && floorBaseMs > 0 ? 100 * minChangeMs / floorBaseMs : 0
+  );
+  const common = { thresholdPct, nPairs, baselineMedianMs, ratio: pointRatio };
+  if (baseTiming) {
+    const method = timingMethodKind(current.timing.method);
+    if (method !== timingMethodKind(baseTiming.method)) {
+      return {
+        ...common,
+        perf: "AMBIGUOUS",
+        perfNote: `timed differently (${current.timing.method} vs the base revision's ${baseTiming.method}): not comparable`
+      };
+    }
+  }
+  if (nPairs < MIN_SAMPLES_FOR_VERDICT) {
+    return {
+      ...common,
+      perf: "AMBIGUOUS",
+      perfNote: `too few pairs for an interval (${nPairs}; need ${MIN_SAMPLES_FOR_VERDICT})`
+    };
+  }
+  const ci = bootstrapMedian(logs, {
+    confidence: config.compare.confidence,
+    resamples: config.compare.resamples,
+    seed: (config.compare.seed ^ hashString(key)) >>> 0
+  });
+  const lo = Math.exp(ci.lo);
+  const hi = Math.exp(ci.hi);
+  return {
+    ...common,
+    perf: verdictOf(lo, hi, thresholdPct),
+    ratio: Math.exp(ci.median),
+    ciLo: lo,
+    ciHi: hi,
+    confidence: ci.confidence,
+    mdcPct: 100 * (hi - lo) / 2
+  };
+}
+function unpairedReason(paired) {
+  if (!paired) return "not timed against the base revision";
+  if (paired.base_status === "ok") return "base revision: ok, but no pairs were timed";
+  return `base revision: ${paired.base_status}${paired.base_reason ? ` (${paired.base_reason})` : ""}`;
+}
+function fallbackNote(paired, stored, method, state) {
+  if (method === "baseline") {
+    return `${unpairedReason(paired)}; judged against the stored baseline${stored.perfNote ? `; ${stored.perfNote}` : ""}`;
+  }
+  const why = stored.perfNote ?? (state === "other-gpu" ? "the stored baseline ran on another GPU" : "no stored baseline");
+  if (paired?.base_status === "missing") {
+    const reason = paired.base_reason ? ` (${paired.base_reason})` : "";
+    return `not in the base revision${reason}${state === "compared" ? `; ${why}` : ""}`;
+  }
+  return `${unpairedReason(paired)}; ${why}`;
+}
+var JUDGED = ["SLOWER", "FASTER", "SAME", "AMBIGUOUS", "MISSING"];
+function applyControls(cases, results) {
+  const roles = /* @__PURE__ */ new Map();
+  for (const k of results.kernels) {
+    for (const v of k.variants) roles.set(`${k.name}/${v.name}`, v.role);
+  }
+  const moves = (c) => c.method === "paired" && (c.perf === "FASTER" || c.perf === "SLOWER");
+  const controls = cases.filter(
+    (c) => moves(c) && roles.get(`${c.kernel}/${c.variant}`) === "reference"
+  );
+  const byCase = /* @__PURE__ */ new Map();
+  for (const c of controls) {
+    const at = `${c.kernel}\0${c.caseId}`;
+    byCase.set(at, [...byCase.get(at) ?? [], c]);
+  }
+  const demoted = [];
+  for (const c of cases) {
+    if (!moves(c) || controls.includes(c)) continue;
+    const moved = byCase.get(`${c.kernel}\0${c.caseId}`);
+    if (!moved) continue;
+    const names = moved.map((m) => `${m.variant} ${formatRatioPct(m.ratio)}`).join(", ");
+    const which2 = moved.length === 1 ? `the A/A control ${names} (a reference: identical code in both arms) moved` : `the A/A controls ${names} (references: identical code in both arms) moved`;
+    c.perfNote = `was ${c.perf} ${formatRatioPct(c.ratio)}, but ${which2} in the same case: the machine was not quiet`;
+    c.perf = "AMBIGUOUS";
+    demoted.push(c);
+  }
+  for (const c of controls) c.perfNote = CONTROL_NOTE;
+  return { controls, demoted };
 }
 function minChangePct(config, baseline) {
   const floorMs = config.compare.minChangeMs;
@@ -36840,22 +37030,21 @@ function minChangePct(config, baseline) {
 function compare(results, baseline, config) {
   const notes = [];
   let state = "none";
+  let gpuNote;
   if (baseline) {
     const here = gpuOf(results.environment);
     const there = gpuOf(baseline.environment);
     if (here !== there) {
       state = "other-gpu";
-      notes.push(
-        `The baseline ran on ${gpuDescription(baseline.environment)}, this run on ${gpuDescription(results.environment)}: timings and correctness drift are not compared across GPUs, so every case is NEW.`
-      );
+      gpuNote = `The baseline ran on ${gpuDescription(baseline.environment)}, this run on ${gpuDescription(results.environment)}: timings and correctness drift are not compared across GPUs`;
     } else {
       state = "compared";
-      notes.push(...environmentNotes(results.environment, baseline.environment));
     }
-  } else {
-    notes.push("No baseline was given: every case is NEW.");
   }
   const comparable = state === "compared";
+  const pairedRun = results.run.paired_base !== void 0 || results.cases.some((c) => c.paired !== void 0);
+  const pairedOn = config.compare.paired.enabled && pairedRun;
+  const baseSha = results.run.paired_base?.git_sha;
   const baselineByKey = /* @__PURE__ */ new Map();
   for (const c of baseline?.cases ?? []) baselineByKey.set(caseKey(c.kernel, c.variant, c.case), c);
   const cases = [];
@@ -36864,13 +37053,28 @@ function compare(results, baseline, config) {
     const key = caseKey(current.kernel, current.variant, current.case);
     seen.add(key);
     const base = comparable ? baselineByKey.get(key) : void 0;
-    const thresholdPct = Math.max(
-      config.compare.thresholdPct,
-      noisePctFor(config, current.kernel, current.variant, current.case),
-      minChangePct(config, base)
-    );
+    const paired = pairedOn ? current.paired : void 0;
     const samples = current.timing?.samples_ms ?? [];
     const s = samples.length ? spread(samples) : void 0;
+    let perf;
+    let method;
+    if (isTimed(current) && paired?.base_status === "ok" && paired.log_ratios.length > 0) {
+      perf = judgePaired(key, current, paired, config);
+      method = "paired";
+    } else {
+      const thresholdPct = Math.max(
+        config.compare.thresholdPct,
+        noisePctFor(config, current.kernel, current.variant, current.case),
+        minChangePct(config, base)
+      );
+      const stored = judgePerf(key, current, base, comparable, thresholdPct, config);
+      method = JUDGED.includes(stored.perf) ? "baseline" : "none";
+      perf = { ...stored, thresholdPct };
+      if (pairedOn && isTimed(current)) {
+        perf.perfNote = fallbackNote(paired, stored, method, state);
+      }
+    }
+    const drift = driftReference(paired, base);
     cases.push({
       key,
       label: caseLabel(current),
@@ -36879,15 +37083,16 @@ function compare(results, baseline, config) {
       caseId: current.case,
       params: current.params,
       status: current.status,
-      ...judgePerf(key, current, base, comparable, thresholdPct, config),
+      ...perf,
+      method,
+      ...method === "paired" && baseSha !== void 0 ? { baseSha } : {},
       medianMs: s?.medianMs ?? current.timing?.median_ms,
       iqrMs: s?.iqrMs,
       nSamples: current.timing ? samples.length : void 0,
-      thresholdPct,
-      ...judgeCorrectness(current, base, config),
+      ...judgeCorrectness(current, drift, config),
       relL2: current.correctness?.rel_l2,
       tolRelL2: current.correctness?.tol_rel_l2,
-      baselineRelL2: base?.correctness?.rel_l2,
+      baselineRelL2: drift?.correctness?.rel_l2,
       current,
       baseline: base
     });
@@ -36905,6 +37110,7 @@ function compare(results, baseline, config) {
         status: "missing",
         perf: "MISSING",
         perfNote: "in the baseline, not in this run",
+        method: "baseline",
         baselineMedianMs: base.timing?.median_ms,
         thresholdPct: config.compare.thresholdPct,
         correctness: "MISSING",
@@ -36914,6 +37120,35 @@ function compare(results, baseline, config) {
       });
     }
   }
+  const pairedCases = cases.filter((c) => c.method === "paired");
+  const { controls, demoted } = pairedOn ? applyControls(cases, results) : { controls: [], demoted: [] };
+  const judgedByPairs = pairedCases.length > 0;
+  if (state === "other-gpu") {
+    notes.push(
+      judgedByPairs ? `${gpuNote}; the ${pairedCases.length} case(s) timed against the base revision in this job are judged by their pairs, the others are NEW.` : `${gpuNote}, so every case is NEW.`
+    );
+  } else if (state === "compared" && baseline) {
+    notes.push(...environmentNotes(results.environment, baseline.environment));
+  } else if (judgedByPairs) {
+    notes.push(
+      `No stored baseline was given: the ${pairedCases.length} case(s) timed against the base revision in this job are judged by their pairs, the others are NEW.`
+    );
+  } else {
+    notes.push("No baseline was given: every case is NEW.");
+  }
+  if (controls.length) {
+    const list = controls.map((c) => `${c.label} ${c.perf} ${formatRatioPct(c.ratio)}`).join(", ");
+    notes.push(
+      `A/A control${controls.length > 1 ? "s" : ""} moved: ${list}. Reference variants run identical code in both arms, so ${demoted.length} FASTER or SLOWER verdict(s) of the same case(s) are AMBIGUOUS instead: the machine was not quiet; rerun.`
+    );
+  }
+  if (pairedRun && !config.compare.paired.enabled) {
+    const n = results.cases.filter((c) => c.paired !== void 0).length;
+    notes.push(
+      `compare.paired.enabled is false: the pairs of ${n} case(s) with the base revision were not used; every case is judged against the stored baseline.`
+    );
+  }
+  const mdcs = pairedCases.map((c) => c.mdcPct).filter((x) => x !== void 0);
   return {
     cases,
     baseline: state,
@@ -36923,7 +37158,17 @@ function compare(results, baseline, config) {
       gitSha: baseline.run.git_sha,
       startedAt: baseline.run.started_at,
       gpu: gpuDescription(baseline.environment)
-    } : void 0
+    } : void 0,
+    ...pairedOn ? {
+      paired: {
+        ...baseSha !== void 0 ? { baseSha } : {},
+        cases: pairedCases.length,
+        baselineCases: cases.filter((c) => c.method === "baseline" && c.perf !== "MISSING").length,
+        thresholdPct: config.compare.paired.thresholdPct,
+        ...mdcs.length ? { medianMdcPct: median(mdcs) } : {},
+        controlsMoved: controls.map((c) => c.label)
+      }
+    } : {}
   };
 }
 
@@ -37137,15 +37382,23 @@ function evaluateTiers(results, config) {
 
 // src/gate.ts
 function describeChange(c) {
-  const ci = c.ciLo !== void 0 && c.ciHi !== void 0 ? ` (${fixed((c.confidence ?? 0) * 100, 0)} % CI ${formatRatioPct(c.ciLo)} … ${formatRatioPct(c.ciHi)}, threshold ${fixed(c.thresholdPct, 1)} %)` : "";
-  return `${c.perf} ${formatRatioPct(c.ratio)}${ci}: ${formatMs(c.medianMs)} ms vs ${formatMs(c.baselineMedianMs)} ms`;
+  const parts = [];
+  if (c.ciLo !== void 0 && c.ciHi !== void 0) {
+    parts.push(
+      `${fixed((c.confidence ?? 0) * 100, 0)} % CI ${formatRatioPct(c.ciLo)} … ${formatRatioPct(c.ciHi)}`,
+      `threshold ${fixed(c.thresholdPct, 1)} %`
+    );
+  }
+  if (c.method === "paired") parts.push(`${c.nPairs ?? 0} pairs against the base revision`);
+  const detail = parts.length ? ` (${parts.join(", ")})` : "";
+  return `${c.perf} ${formatRatioPct(c.ratio)}${detail}: ${formatMs(c.medianMs)} ms vs ${formatMs(c.baselineMedianMs)} ms`;
 }
 function buildProblems(results) {
   const problems = [];
   for (const b of results.builds ?? []) {
     if (b.status === "failed") {
-      const lastLine = (b.log_tail ?? "").trim().split("\n").filter(Boolean).pop();
-      problems.push(`${b.kernel}/${b.variant}: build failed${lastLine ? `: ${lastLine}` : ""}`);
+      const lastLine2 = (b.log_tail ?? "").trim().split("\n").filter(Boolean).pop();
+      problems.push(`${b.kernel}/${b.variant}: build failed${lastLine2 ? `: ${lastLine2}` : ""}`);
     } else if (b.status === "expectation_failed") {
       const unmet = (b.expectations ?? []).filter((e) => !e.ok).map((e) => `${e.name}: ${e.message}`);
       problems.push(
@@ -37178,7 +37431,8 @@ function gate(comparison, tiers, results, config) {
     );
   }
   for (const c of byPerf("SLOWER")) {
-    (policy.failOnSlower ? reasons : warnings).push(`${c.label}: ${describeChange(c)}`);
+    const note = c.perfNote ? ` (${c.perfNote})` : "";
+    (policy.failOnSlower ? reasons : warnings).push(`${c.label}: ${describeChange(c)}${note}`);
   }
   for (const c of byPerf("MISSING")) {
     (policy.failOnMissing ? reasons : warnings).push(`${c.label}: MISSING: ${c.perfNote}`);
@@ -37727,12 +37981,20 @@ function errorCell(c) {
   const rel = c.relL2 === null ? "NaN" : formatSci(c.relL2);
   return trusted(`${rel} / ${formatSci(c.tolRelL2)}`);
 }
-function perfCells(c, defaultThresholdPct) {
+var METHOD_MARK = {
+  paired: " · paired",
+  baseline: " · vs baseline",
+  none: ""
+};
+function perfCells(c, input) {
   const verdict = trusted(`${PERF_ICON[c.perf]} ${c.perf}`);
   if (c.ratio === void 0) return [trusted(""), verdict, trusted("")];
   const ci = c.ciLo !== void 0 && c.ciHi !== void 0 ? `${formatRatioPct(c.ciLo)} … ${formatRatioPct(c.ciHi)}` : "n/a";
+  const compare2 = input.config.compare;
+  const defaultThresholdPct = c.method === "paired" ? compare2.paired.thresholdPct : compare2.thresholdPct;
   const threshold = c.thresholdPct !== defaultThresholdPct ? ` (±${fixed(c.thresholdPct, 1)} %)` : "";
-  return [trusted(formatRatioPct(c.ratio)), verdict, trusted(`${ci}${threshold}`)];
+  const mark = input.comparison.paired ? METHOD_MARK[c.method] : "";
+  return [trusted(`${formatRatioPct(c.ratio)}${mark}`), verdict, trusted(`${ci}${threshold}`)];
 }
 function caseRow(c, input, measured) {
   const current = c.current;
@@ -37753,7 +38015,7 @@ function caseRow(c, input, measured) {
     trusted(
       pct === void 0 || tflops === 0 ? "" : `${bad?.quantity === "tflops" ? "⚠️ " : ""}${fixed(pct, 1)}`
     ),
-    ...perfCells(c, input.config.compare.thresholdPct),
+    ...perfCells(c, input),
     correctnessCell(c),
     errorCell(c),
     note
@@ -37809,6 +38071,10 @@ function chartsFor(kernel, input) {
     }
   ];
 }
+function resultHeader(input) {
+  if (!input.comparison.paired) return RESULT_HEADER;
+  return RESULT_HEADER.map((h) => h === "Δ vs baseline" ? "Δ" : h);
+}
 function kernelViews(input, opts) {
   const measuredList = input.gate.measurementErrors;
   const measured = new Map(measuredList.map((m) => [m.key, m]));
@@ -37833,7 +38099,7 @@ function kernelViews(input, opts) {
       rowCount: all.length,
       attention,
       table: rows.length ? table(
-        RESULT_HEADER,
+        resultHeader(input),
         rows.map((c) => caseRow(c, input, measured)),
         RESULT_ALIGN
       ) : "",
@@ -38046,6 +38312,22 @@ function nextSteps(input) {
   }
   return steps;
 }
+function judgedView(input) {
+  const paired = input.comparison.paired;
+  if (!paired) return void 0;
+  const state = input.comparison.baseline;
+  return {
+    paired: paired.cases,
+    // Shown as code: only a commit id (hex) can be, anything else is left out.
+    baseSha: /^[0-9a-f]{4,64}$/i.test(paired.baseSha ?? "") ? paired.baseSha?.slice(0, 12) : void 0,
+    thresholdPct: fixed(paired.thresholdPct, 1),
+    mdcPct: paired.medianMdcPct === void 0 ? void 0 : fixed(paired.medianMdcPct, 2),
+    stored: paired.baselineCases,
+    storedCompared: state === "compared",
+    storedOtherGpu: state === "other-gpu",
+    storedNone: state === "none"
+  };
+}
 function buildView(input, opts) {
   const { gate: g, results, comparison, config } = input;
   const maxReasons = 10;
@@ -38069,6 +38351,7 @@ function buildView(input, opts) {
     },
     baseline: comparison.baselineRun ? { ...comparison.baselineRun, gitSha: comparison.baselineRun.gitSha?.slice(0, 12) } : void 0,
     baselineCompared: comparison.baseline === "compared",
+    judged: judgedView(input),
     counts: g.counts,
     reasons: g.reasons.slice(0, maxReasons),
     moreReasons: Math.max(0, g.reasons.length - maxReasons) || void 0,
@@ -38089,7 +38372,9 @@ function buildView(input, opts) {
       thresholdPct: fixed(config.compare.thresholdPct, 1),
       resamples: config.compare.resamples,
       driftFactor: config.correctness.driftFactor,
-      driftFloor: formatSci(config.correctness.driftFloorRelL2)
+      driftFloor: formatSci(config.correctness.driftFloorRelL2),
+      paired: comparison.paired !== void 0,
+      pairedThresholdPct: fixed(config.compare.paired.thresholdPct, 1)
     },
     truncated: false
   };
@@ -42826,9 +43111,70 @@ function actionsExec() {
   };
 }
 
+// src/run.ts
+import { existsSync as existsSync7 } from "node:fs";
+
+// src/base-revision.ts
+import { existsSync as existsSync5 } from "node:fs";
+import { join as join7 } from "node:path";
+var SHA = /^[0-9a-f]{40}$/;
+function lastLine(text3) {
+  const lines = text3.trim().split("\n");
+  return lines[lines.length - 1] ?? "";
+}
+async function materialiseBase(workspace, sha, exec2, options = {}) {
+  const log = options.log ?? (() => void 0);
+  if (!SHA.test(sha)) {
+    return { ok: false, reason: `the base commit '${sha}' is not a 40-character commit SHA` };
+  }
+  const dir = options.dir ?? join7(workspace, ".kernelgate", "base");
+  const git = (...args) => exec2.run("git", ["-C", workspace, ...args]);
+  const inside = await git("rev-parse", "--is-inside-work-tree");
+  if (inside.exitCode !== 0) {
+    return {
+      ok: false,
+      reason: `${workspace} is not a git checkout (${lastLine(inside.stderr) || `git exit ${inside.exitCode}`})`
+    };
+  }
+  if (existsSync5(dir)) {
+    const at = await exec2.run("git", ["-C", dir, "rev-parse", "HEAD"]);
+    if (at.exitCode === 0 && at.stdout.trim() === sha) {
+      log(`kernelgate: base revision ${sha.slice(0, 12)} already checked out in ${dir}`);
+      return { ok: true, base: withRef({ root: dir, sha }, options.ref), fetched: false, reused: true };
+    }
+    await git("worktree", "remove", "--force", dir);
+  }
+  await git("worktree", "prune");
+  let fetched = false;
+  const has = await git("cat-file", "-e", `${sha}^{commit}`);
+  if (has.exitCode !== 0) {
+    log(`kernelgate: fetching the base revision ${sha.slice(0, 12)} (the checkout is shallow)`);
+    const fetch2 = await git("fetch", "--no-tags", "--depth=1", "origin", sha);
+    if (fetch2.exitCode !== 0) {
+      return {
+        ok: false,
+        reason: `the base commit ${sha.slice(0, 12)} is not in the checkout and \`git fetch origin ${sha.slice(0, 12)}\` failed: ${lastLine(fetch2.stderr)}`
+      };
+    }
+    fetched = true;
+  }
+  const add = await git("worktree", "add", "--detach", "--force", dir, sha);
+  if (add.exitCode !== 0) {
+    return {
+      ok: false,
+      reason: `\`git worktree add ${dir} ${sha.slice(0, 12)}\` failed: ${lastLine(add.stderr)}`
+    };
+  }
+  log(`kernelgate: base revision ${sha.slice(0, 12)} checked out in ${dir}`);
+  return { ok: true, base: withRef({ root: dir, sha }, options.ref), fetched, reused: false };
+}
+function withRef(base, ref) {
+  return ref === void 0 ? base : { ...base, ref };
+}
+
 // src/measure.ts
-import { mkdirSync as mkdirSync3, writeFileSync as writeFileSync3 } from "node:fs";
-import { join as join7, resolve as resolve3 } from "node:path";
+import { copyFileSync, mkdirSync as mkdirSync3, writeFileSync as writeFileSync3 } from "node:fs";
+import { join as join8, resolve as resolve3 } from "node:path";
 
 // src/build.ts
 import { createHash } from "node:crypto";
@@ -48534,7 +48880,7 @@ async function runDoctor(deps) {
 }
 
 // src/harness.ts
-import { appendFileSync as appendFileSync2, existsSync as existsSync5, mkdirSync as mkdirSync2, writeFileSync as writeFileSync2 } from "node:fs";
+import { appendFileSync as appendFileSync2, existsSync as existsSync6, mkdirSync as mkdirSync2, writeFileSync as writeFileSync2 } from "node:fs";
 import { delimiter as delimiter2, dirname as dirname3 } from "node:path";
 var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
   cwd,
@@ -48588,7 +48934,7 @@ async function runHarness(options, log, run2 = streamingExec) {
   if (inGroup) log.endGroup();
   return {
     exitCode,
-    wroteResults: existsSync5(options.resultsPath),
+    wroteResults: existsSync6(options.resultsPath),
     logTail: lines.slice(-TAIL_LINES).join("\n"),
     log: lines.join("\n")
   };
@@ -48647,17 +48993,29 @@ async function measure(options, deps) {
   log.endGroup();
   log.startGroup("kernelgate build");
   t = now();
+  const cacheDir = options.buildCacheDir ?? join8(options.workspace, ".kernelgate", "build");
   const build = await buildKernels(buildTargets(config, options.only), {
     exec: deps.exec,
-    cacheDir: options.buildCacheDir ?? join7(options.workspace, ".kernelgate", "build"),
+    cacheDir,
     python: config.harness.python,
     log: (line) => log.info(line),
     now
   });
+  const buildsPath = join8(outDir, "builds.json");
+  copyFileSync(build.buildsJsonPath, buildsPath);
   stageSeconds.build = (now() - t) / 1e3;
   log.endGroup();
+  const notes = [];
+  let paired;
+  if (options.base !== void 0) {
+    log.startGroup(`kernelgate build (base revision ${options.base.sha.slice(0, 12)})`);
+    t = now();
+    paired = await buildBase(options.base, options, config, cacheDir, outDir, deps, notes);
+    stageSeconds.build_base = (now() - t) / 1e3;
+    log.endGroup();
+  }
   t = now();
-  const resultsPath = join7(outDir, "results.json");
+  const resultsPath = join8(outDir, "results.json");
   const harness = await runHarness(
     {
       workspace: options.workspace,
@@ -48665,11 +49023,11 @@ async function measure(options, deps) {
       python: config.harness.python,
       kernelsDir: config.kernelsDir,
       resultsPath,
-      logPath: join7(outDir, "harness.log"),
-      buildsPath: build.buildsJsonPath,
+      logPath: join8(outDir, "harness.log"),
+      buildsPath,
       ...options.only !== void 0 ? { only: options.only } : {},
       timeoutPerCaseS: config.harness.timeoutS,
-      extraArgs: config.harness.args,
+      extraArgs: [...config.harness.args, ...paired ? pairedArgs(paired, config) : []],
       ...options.harnessEnv !== void 0 ? { env: options.harnessEnv } : {}
     },
     log,
@@ -48721,6 +49079,14 @@ ${harness.logTail}`,
     diagnostics: [
       ...doctor.diagnostics,
       ...build.diagnostics,
+      ...notes.map(
+        (message) => ({
+          level: "warning",
+          code: "paired.base_unavailable",
+          message,
+          source: "build"
+        })
+      ),
       ...harnessDiagnostics,
       ...caseDiagnostics(measured),
       ...measured.diagnostics
@@ -48730,12 +49096,75 @@ ${harness.logTail}`,
   writeFileSync3(resultsPath, JSON.stringify(results, null, 2) + "\n");
   return { results, resultsPath, stageSeconds };
 }
+async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
+  let baseConfig;
+  try {
+    baseConfig = loadConfig(base.root);
+  } catch (error2) {
+    notes.push(
+      `The base revision ${base.sha.slice(0, 12)} has no usable kernelgate configuration (${error2.message}): its cases are judged against the stored baseline instead of paired.`
+    );
+    return void 0;
+  }
+  const build = await buildKernels(buildTargets(baseConfig, options.only), {
+    exec: deps.exec,
+    cacheDir,
+    python: config.harness.python,
+    log: (line) => deps.log.info(`base: ${line}`),
+    ...deps.now !== void 0 ? { now: deps.now } : {}
+  });
+  const buildsPath = join8(outDir, "base-builds.json");
+  copyFileSync(build.buildsJsonPath, buildsPath);
+  const failed = build.records.filter((r) => r.status !== "ok");
+  for (const r of failed) {
+    deps.log.info(
+      `base: ${r.kernel}/${r.variant} did not build (${r.status}): its cases are not paired`
+    );
+  }
+  return { base, kernelsDir: join8(base.root, baseConfig.kernelsDir), buildsPath };
+}
+function pairedArgs(paired, config) {
+  const args = [
+    "--base-root",
+    paired.base.root,
+    "--base-kernels",
+    paired.kernelsDir,
+    "--base-builds",
+    paired.buildsPath,
+    "--base-sha",
+    paired.base.sha,
+    "--paired-threshold-pct",
+    String(config.compare.paired.thresholdPct),
+    "--paired-min-change-ms",
+    String(config.compare.paired.minChangeMs)
+  ];
+  if (paired.base.ref !== void 0) args.push("--base-ref", paired.base.ref);
+  return args;
+}
 
 // src/run.ts
 async function fullRun(options, deps) {
-  const measured = await measure(options, deps);
-  const sku = measured.results.environment.gpu.sku ?? "unknown";
   const notes = [];
+  let base;
+  if (options.pairedBase?.root !== void 0) {
+    const { root, sha, ref } = options.pairedBase;
+    if (existsSync7(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
+    else notes.push(`Paired A/B is off for this run: the base checkout ${root} does not exist.`);
+  } else if (options.pairedBase !== void 0) {
+    const got = await materialiseBase(options.workspace, options.pairedBase.sha, deps.exec, {
+      ...options.pairedBase.dir !== void 0 ? { dir: options.pairedBase.dir } : {},
+      ...options.pairedBase.ref !== void 0 ? { ref: options.pairedBase.ref } : {},
+      log: (line) => deps.log.info(line)
+    });
+    if (got.ok) base = got.base;
+    else {
+      notes.push(
+        `Paired A/B is off for this run: ${got.reason}. Every case is judged against the stored baseline.`
+      );
+    }
+  }
+  const measured = await measure({ ...options, ...base !== void 0 ? { base } : {} }, deps);
+  const sku = measured.results.environment.gpu.sku ?? "unknown";
   let baseline;
   if (options.baselinePath !== void 0) {
     baseline = explicitBaseline(options.baselinePath);
@@ -48754,12 +49183,12 @@ async function fullRun(options, deps) {
       }
     }
   }
-  let savedBaseline;
+  let pendingBaseline;
   if (options.saveBaseline) {
     if (options.branch === void 0) {
       notes.push("This run was not stored as a baseline: its branch is unknown.");
     } else {
-      savedBaseline = options.store.save({ branch: options.branch, sku }, measured.results);
+      pendingBaseline = { store: options.store, branch: options.branch, sku };
     }
   }
   for (const note of notes) deps.log.warning(note);
@@ -48767,15 +49196,27 @@ async function fullRun(options, deps) {
     results: measured.results,
     resultsPath: measured.resultsPath,
     baseline,
-    savedBaseline,
+    pendingBaseline,
     notes
   };
+}
+function storeBaseline(run2, gate2, policy) {
+  const pending = run2.pendingBaseline;
+  if (pending === void 0) return {};
+  if (gate2 === "fail" && policy !== "always") {
+    return {
+      note: "Not stored as a baseline: the gate failed, and a baseline is what later pull requests are compared with. Set save-baseline: always to store failing runs too."
+    };
+  }
+  const saved = pending.store.save({ branch: pending.branch, sku: pending.sku }, run2.results);
+  return { saved };
 }
 
 // src/main.ts
 var ACTION_ROOT = resolve4(dirname4(fileURLToPath2(import.meta.url)), "..");
 var MODES = ["auto", "pr", "push", "schedule"];
-var SAVE_BASELINE = ["auto", "true", "false"];
+var SAVE_BASELINE = ["auto", "true", "false", "always"];
+var PAIRED = ["auto", "true", "false"];
 function defaultDeps() {
   const env = process.env;
   return {
@@ -48842,6 +49283,10 @@ function readInputs(getInput2) {
       `Input 'save-baseline' must be one of ${SAVE_BASELINE.join(", ")}; got '${saveBaseline}'.`
     );
   }
+  const paired = text3("paired") ?? "auto";
+  if (!PAIRED.includes(paired)) {
+    throw new Error(`Input 'paired' must be one of ${PAIRED.join(", ")}; got '${paired}'.`);
+  }
   const mode = text3("mode") ?? "auto";
   if (!MODES.includes(mode)) {
     throw new Error(`Input 'mode' must be one of ${MODES.join(", ")}; got '${mode}'.`);
@@ -48857,6 +49302,8 @@ function readInputs(getInput2) {
     kernels,
     baselineDir: text3("baseline-dir") ?? ".kernelgate/baselines",
     saveBaseline,
+    paired,
+    basePath: text3("base-path"),
     baseline: text3("baseline"),
     config: text3("config") ?? ".",
     token: text3("token"),
@@ -49019,16 +49466,24 @@ function branchesOf(event, env) {
 function measureOptions(inputs, config, mode, event, env, core) {
   const workspace = env["GITHUB_WORKSPACE"] ?? process.cwd();
   const { branch, baseBranch } = branchesOf(event, env);
-  if (mode === "pr" && inputs.saveBaseline === "true") {
+  if (mode === "pr" && (inputs.saveBaseline === "true" || inputs.saveBaseline === "always")) {
     core.warning(
-      "Input 'save-baseline' is true, but pull request runs never write baselines (a PR's code is not yet trusted to define what 'normal' is). Nothing was stored."
+      `Input 'save-baseline' is ${inputs.saveBaseline}, but pull request runs never write baselines (a PR's code is not yet trusted to define what 'normal' is). Nothing was stored.`
     );
   }
+  const pairedBase = pairedBaseOf(
+    inputs.basePath === void 0 ? inputs : { ...inputs, basePath: inWorkspace(env, inputs.basePath) },
+    config,
+    mode,
+    event,
+    core
+  );
   return {
     config,
     workspace,
     harnessRoot: ACTION_ROOT,
-    outDir: inWorkspace(env, join8(inputs.reportDir, "measure")),
+    ...pairedBase !== void 0 ? { pairedBase } : {},
+    outDir: inWorkspace(env, join9(inputs.reportDir, "measure")),
     ...inputs.kernels.length > 0 ? { only: inputs.kernels } : {},
     run: {
       ...env["GITHUB_RUN_ID"] ? { id: env["GITHUB_RUN_ID"] } : {},
@@ -49042,6 +49497,32 @@ function measureOptions(inputs, config, mode, event, env, core) {
     store: fileBaselineStore(inWorkspace(env, inputs.baselineDir)),
     baselinePath: inputs.baseline === void 0 ? void 0 : inWorkspace(env, inputs.baseline),
     saveBaseline: mode !== "pr" && inputs.saveBaseline !== "false"
+  };
+}
+function pairedBaseOf(inputs, config, mode, event, core) {
+  if (mode !== "pr" || inputs.paired === "false") return void 0;
+  if (!config.compare.paired.enabled) {
+    if (inputs.paired === "true") {
+      core.warning(
+        "Input 'paired' is true, but kernelgate.yml sets compare.paired.enabled: false: the pull request is judged against the stored baseline."
+      );
+    }
+    return void 0;
+  }
+  const sha = field2(event.payload, "pull_request", "base", "sha");
+  const ref = field2(event.payload, "pull_request", "base", "ref");
+  if (typeof sha !== "string") {
+    if (inputs.paired === "true") {
+      core.warning(
+        `Input 'paired' is true, but the ${event.name} event names no pull_request.base.sha: the pull request is judged against the stored baseline.`
+      );
+    }
+    return void 0;
+  }
+  return {
+    sha,
+    ...typeof ref === "string" ? { ref } : {},
+    ...inputs.basePath !== void 0 ? { root: inputs.basePath } : {}
   };
 }
 function failureMessage(outcome) {
@@ -49077,13 +49558,12 @@ async function run(deps = defaultDeps()) {
     const mode = resolveMode(inputs.mode, event);
     let results;
     let baseline;
+    let measured;
     if (inputs.results === void 0) {
-      const measured = await deps.measure(measureOptions(inputs, config, mode, event, env, core));
+      measured = await deps.measure(measureOptions(inputs, config, mode, event, env, core));
       results = measured.results;
       baseline = measured.baseline?.results;
       if (measured.baseline) core.info(`Baseline: ${measured.baseline.path}`);
-      if (measured.savedBaseline)
-        core.info(`Stored as the newest baseline: ${measured.savedBaseline}`);
     } else {
       results = loadResults(inWorkspace(env, inputs.results));
       if (inputs.baseline !== void 0) {
@@ -49108,6 +49588,15 @@ async function run(deps = defaultDeps()) {
       `kernelgate: judged and published in ${((Date.now() - judgeStartMs) / 1e3).toFixed(2)} s`
     );
     for (const warning2 of outcome.gate.warnings) core.warning(warning2);
+    if (measured !== void 0) {
+      const stored = storeBaseline(
+        measured,
+        outcome.gate.verdict,
+        inputs.saveBaseline === "always" ? "always" : "passing"
+      );
+      if (stored.saved) core.info(`Stored as the newest baseline: ${stored.saved}`);
+      if (stored.note) core.warning(stored.note);
+    }
     const failure = failureMessage(outcome);
     if (failure !== void 0) core.setFailed(failure);
   } catch (error2) {
