@@ -14560,7 +14560,7 @@ var results_schema_default = {
         base_correctness: { $ref: "#/definitions/Correctness" },
         base_timing: { $ref: "#/definitions/Timing" },
         n_pairs: { type: "integer", minimum: 0 },
-        log_ratios: { type: "array", items: { type: "number" }, description: "ln(head sample / base sample) of each pair, in order" },
+        log_ratios: { type: "array", items: { type: "number" }, description: "one per ABBA block of two pairs (the head first in one, second in the other), in order: the mean of the block's two ln(head sample / base sample), so which arm ran first cancels" },
         median_ratio: { type: "number", minimum: 0, description: "exp(median of log_ratios): head / base, >1 is slower" },
         ci_lo: { type: "number", minimum: 0 },
         ci_hi: { type: "number", minimum: 0 },

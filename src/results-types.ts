@@ -315,7 +315,7 @@ export interface Paired {
   base_timing?: Timing;
   n_pairs: number;
   /**
-   * ln(head sample / base sample) of each pair, in order
+   * one per ABBA block of two pairs (the head first in one, second in the other), in order: the mean of the block's two ln(head sample / base sample), so which arm ran first cancels
    */
   log_ratios: number[];
   /**

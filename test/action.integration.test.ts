@@ -405,7 +405,7 @@ describe('inputs and event, in process', () => {
     ],
     [
       { 'save-baseline': 'yes' },
-      "Input 'save-baseline' must be one of auto, true, false; got 'yes'.",
+      "Input 'save-baseline' must be one of auto, true, false, always; got 'yes'.",
     ],
   ])('%j is refused', (values, message) => {
     expect(() => readInputs(inputs(values))).toThrow(message);
@@ -427,7 +427,12 @@ describe('inputs and event, in process', () => {
       approvalLabel: 'kernelgate-approved',
       prNumber: undefined,
       trustOnly: false,
+      paired: 'auto',
+      basePath: undefined,
     });
+    expect(() => readInputs(inputs({ paired: 'sometimes' }))).toThrow(
+      "Input 'paired' must be one of auto, true, false; got 'sometimes'.",
+    );
     expect(readInputs(inputs({ 'trust-only': 'true' }))).toMatchObject({
       results: undefined,
       trustOnly: true,

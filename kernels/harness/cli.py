@@ -520,7 +520,7 @@ def progress_line(c):
     line = f"{head} {verdict} | {t['median_ms']:.3f} ms{rate} n={t['n_samples']} {t['stop_reason']}"
     p = c.get("paired")
     if p and p.get("median_ratio") is not None:
-        line += f" | vs base ×{p['median_ratio']:.4f} [{p['ci_lo']:.4f}, {p['ci_hi']:.4f}] {p['n_pairs']} pairs {p['stop_reason']}"
+        line += f" | vs base ×{p['median_ratio']:.4f} [{p['ci_lo']:.4f}, {p['ci_hi']:.4f}] {p['n_pairs']} pairs {len(p['log_ratios'])} blocks {p['stop_reason']}"
     elif p:
         line += f" | base {p['base_status']}: not paired"
     return line
@@ -556,7 +556,7 @@ def parse_args(argv):
     g.add_argument("--base-ref", help="the base revision's branch, recorded in the results")
     g.add_argument("--paired-threshold-pct", type=float, default=1.0, help="the change a pair of revisions is judged against; a variant stops sampling once its interval is clear of ±this (default 1)")
     g.add_argument("--paired-min-change-ms", type=float, default=0.0002, help="absolute floor under the threshold, for microsecond cases (default 0.0002 ms)")
-    g.add_argument("--paired-min-pairs", type=int, default=10, help="pairs before a variant may stop (default 10)")
+    g.add_argument("--paired-min-pairs", type=int, default=6, help="ABBA blocks (two pairs each) before a variant may stop (default 6)")
     g.add_argument("--paired-time-cap-s", type=float, default=3.0, help="seconds of pairs per variant before it stops undecided; longer for slow cases (40 pairs' worth) up to --paired-max-time-cap-s (default 3)")
     g.add_argument("--paired-max-time-cap-s", type=float, default=10.0, help="most seconds of pairs per variant (default 10)")
     args = p.parse_args(argv)
@@ -565,7 +565,7 @@ def parse_args(argv):
     if args.base_builds and not args.base_root:
         p.error("--base-builds needs --base-root (the base revision's checkout)")
     if args.paired_min_pairs < 5:
-        p.error(f"--paired-min-pairs must be at least 5, got {args.paired_min_pairs}")
+        p.error(f"--paired-min-pairs must be at least 5 blocks, got {args.paired_min_pairs}")
     return args
 
 

@@ -118,7 +118,7 @@ class PairedStopRule:
     least `cap_pairs` pairs' worth of time, within [time_cap_s, max_time_cap_s]."""
 
     threshold_pct: float = 1.0
-    min_pairs: int = 10
+    min_pairs: int = 6
     max_pairs: int = 2000
     time_cap_s: float = 3.0
     max_time_cap_s: float = 10.0
