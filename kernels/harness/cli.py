@@ -571,6 +571,11 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.base_root:
+        # Both arms must run the same Triton configurations: autotuned separately, the two
+        # processes picked different ones and an A/A pair differed by up to 25 % (H100,
+        # 2026-11-23). With results cached, the base reuses the head's tuning of identical code.
+        os.environ.setdefault("TRITON_CACHE_AUTOTUNING", "1")
     try:
         Harness(args).run()
     except (ManifestError, faults.FaultSpecError) as e:

@@ -588,6 +588,10 @@ class Worker:
             if runners:
                 self.pcase["bench"] = self.prepare(msg["params"], records, runners, ref0, idx)
             b = self.pcase["bench"]
+            if self.device == "cuda":
+                # The verification's oracle memory goes back to the driver: the other arm's
+                # process needs it (the caching allocator would otherwise keep it reserved).
+                self.torch.cuda.empty_cache()
             return {"op": "pverified", "records": records, "phase_s": phase_s, "timed": b.names if b else []}
         b = self.pcase["bench"]
         if op == "pwarm":
