@@ -43140,7 +43140,12 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
     const at = await exec2.run("git", ["-C", dir, "rev-parse", "HEAD"]);
     if (at.exitCode === 0 && at.stdout.trim() === sha) {
       log(`kernelgate: base revision ${sha.slice(0, 12)} already checked out in ${dir}`);
-      return { ok: true, base: withRef({ root: dir, sha }, options.ref), fetched: false, reused: true };
+      return {
+        ok: true,
+        base: withRef({ root: dir, sha }, options.ref),
+        fetched: false,
+        reused: true
+      };
     }
     await git("worktree", "remove", "--force", dir);
   }
@@ -49079,14 +49084,12 @@ ${harness.logTail}`,
     diagnostics: [
       ...doctor.diagnostics,
       ...build.diagnostics,
-      ...notes.map(
-        (message) => ({
-          level: "warning",
-          code: "paired.base_unavailable",
-          message,
-          source: "build"
-        })
-      ),
+      ...notes.map((message) => ({
+        level: "warning",
+        code: "paired.base_unavailable",
+        message,
+        source: "build"
+      })),
       ...harnessDiagnostics,
       ...caseDiagnostics(measured),
       ...measured.diagnostics

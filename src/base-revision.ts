@@ -51,7 +51,12 @@ export async function materialiseBase(
     const at = await exec.run('git', ['-C', dir, 'rev-parse', 'HEAD']);
     if (at.exitCode === 0 && at.stdout.trim() === sha) {
       log(`kernelgate: base revision ${sha.slice(0, 12)} already checked out in ${dir}`);
-      return { ok: true, base: withRef({ root: dir, sha }, options.ref), fetched: false, reused: true };
+      return {
+        ok: true,
+        base: withRef({ root: dir, sha }, options.ref),
+        fetched: false,
+        reused: true,
+      };
     }
     await git('worktree', 'remove', '--force', dir);
   }

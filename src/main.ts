@@ -412,7 +412,9 @@ function measureOptions(
     );
   }
   const pairedBase = pairedBaseOf(
-    inputs.basePath === undefined ? inputs : { ...inputs, basePath: inWorkspace(env, inputs.basePath) },
+    inputs.basePath === undefined
+      ? inputs
+      : { ...inputs, basePath: inWorkspace(env, inputs.basePath) },
     config,
     mode,
     event,

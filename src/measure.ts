@@ -201,14 +201,12 @@ export async function measure(options: MeasureOptions, deps: MeasureDeps): Promi
     diagnostics: [
       ...doctor.diagnostics,
       ...build.diagnostics,
-      ...notes.map(
-        (message): Diagnostic => ({
-          level: 'warning',
-          code: 'paired.base_unavailable',
-          message,
-          source: 'build',
-        }),
-      ),
+      ...notes.map((message): Diagnostic => ({
+        level: 'warning',
+        code: 'paired.base_unavailable',
+        message,
+        source: 'build',
+      })),
       ...harnessDiagnostics,
       ...caseDiagnostics(measured),
       ...measured.diagnostics,

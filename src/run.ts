@@ -117,7 +117,7 @@ export function storeBaseline(
     return {
       note:
         'Not stored as a baseline: the gate failed, and a baseline is what later pull requests are ' +
-        "compared with. Set save-baseline: always to store failing runs too.",
+        'compared with. Set save-baseline: always to store failing runs too.',
     };
   }
   const saved = pending.store.save({ branch: pending.branch, sku: pending.sku }, run.results);

@@ -101,7 +101,12 @@ describe('full run', () => {
   it('a pull request with a base commit that cannot be checked out is judged against the stored baseline', async () => {
     const { deps, options, warnings } = setup();
     const pr = await fullRun(
-      options({ mode: 'pr', branch: 'feature', baseBranch: 'main', pairedBase: { sha: 'a'.repeat(40) } }),
+      options({
+        mode: 'pr',
+        branch: 'feature',
+        baseBranch: 'main',
+        pairedBase: { sha: 'a'.repeat(40) },
+      }),
       deps('test/fixtures/results/aa-current.json'),
     );
     expect(pr.notes[0]).toMatch(
