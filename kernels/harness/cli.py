@@ -16,7 +16,7 @@ import time
 
 from . import HARNESS_VERSION, faults
 from . import worker as worker_module
-from .paired import ORDER, PairedCase, PairedFatal
+from .paired import ORDER, PairedCase, PairedFatal, untimed
 from .manifest import ManifestError, discover, format_value, load_manifest, matches
 from .results import (
     SCHEMA_ID,
@@ -371,7 +371,7 @@ class Harness:
         if case.id not in base_cases:
             records = self.run_case(head, m, case, variants, timeout_s)
             for rec in records.values():
-                rec["paired"] = {"base_status": "missing", "base_reason": f"the base revision's {bm.path} has no case {case.id}", "n_pairs": 0, "log_ratios": [], "stop_reason": "untimed"}
+                rec["paired"] = untimed("missing", f"the base revision's {bm.path} has no case {case.id}")
             return records
         base_variants = [v["name"] for v in bm.variants if v["name"] in variants and matches(case.params, v.get("only"))]
 
@@ -393,7 +393,7 @@ class Harness:
             say(f"{m.name} {case.id}: paired timing stopped ({why}); the case is timed on the head alone")
             records = self.run_case(head, m, case, variants, timeout_s)
             for rec in records.values():
-                rec["paired"] = {"base_status": "error", "base_reason": f"paired timing stopped: {why}", "n_pairs": 0, "log_ratios": [], "stop_reason": "untimed"}
+                rec["paired"] = untimed("error", f"paired timing stopped: {why}")
             return records
         for phase, seconds in pc.phase_s.items():
             self.stage_s[phase] = self.stage_s.get(phase, 0.0) + seconds
@@ -572,9 +572,10 @@ def parse_args(argv):
 def main(argv=None):
     args = parse_args(argv)
     if args.base_root:
-        # Both arms must run the same Triton configurations: autotuned separately, the two
-        # processes picked different ones and an A/A pair differed by up to 25 % (H100,
-        # 2026-11-23). With results cached, the base reuses the head's tuning of identical code.
+        # Both arms should run the same Triton configurations: tuned separately they may pick
+        # different ones (suspected, not yet confirmed, for triton_bsr reading 0.75x and 1.11x in
+        # an A/A pair on the H100, docs/notes/paired-ab.md). With results cached, the base reuses
+        # the head's tuning of identical code.
         os.environ.setdefault("TRITON_CACHE_AUTOTUNING", "1")
     try:
         Harness(args).run()

@@ -10,11 +10,10 @@ interpreter); both build their inputs from the same seeds and warm up alternatel
 import math
 import time
 
-from .stats import PairedStopRule, StopRule, drop_throttled, paired_summary, summarize
+from .stats import THROTTLED_BELOW, PairedStopRule, StopRule, drop_throttled, paired_summary, summarize
 
 ORDER = "ABBA"
 CONFIDENCE = 0.99
-THROTTLED_BELOW = 0.75
 # Warm-up alternates one round of each arm; at least this many rounds in all.
 MIN_WARM_ROUNDS = 4
 STOP_AS_TIMING = {"decided": "converged", "max_pairs": "max_samples", "time_cap": "time_cap"}
@@ -45,9 +44,9 @@ def unthrottled_pairs(head, base):
 
 def block_ratios(head, base, keep):
     """ln(head/base) of each ABBA block: the mean of its two pairs' log ratios, the head first in
-    one and second in the other. On the H100 the arm that runs first after the other process
-    read about 4 % slower (H100, 2026-11-23, gemm A/A: +4.0 % in head-first rounds, -4.1 % in
-    base-first ones), so single pairs are bimodal; the block mean cancels which arm ran first.
+    one and second in the other. On the H100 the arm that runs first read about 4 % slower
+    (gemm A/A: +4.0 % in head-first rounds, -4.1 % in base-first ones; docs/notes/paired-ab.md
+    gives the run), so single pairs are bimodal; the block mean cancels which arm ran first.
     A block counts only when both its pairs were kept (no throttled sample)."""
     kept = set(keep)
     out = []

@@ -79,7 +79,11 @@ def summarize(samples_ms):
     }
 
 
-def drop_throttled(samples_ms, clocks_mhz, power_w, threshold=0.75):
+# A sample taken at an SM clock under this share of the usual (median) clock was throttled.
+THROTTLED_BELOW = 0.75
+
+
+def drop_throttled(samples_ms, clocks_mhz, power_w, threshold=THROTTLED_BELOW):
     """Discard samples taken at an SM clock under `threshold` of the usual (median) clock, as
     nvbench does. Returns (samples, clocks, power, n_discarded); no clocks means nothing dropped."""
     if not clocks_mhz or len(clocks_mhz) != len(samples_ms):

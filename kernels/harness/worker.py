@@ -25,7 +25,7 @@ FLOOR_BYTES_PER_MS = 3e9  # 3 TB/s: about an H100's memory bandwidth
 GRAPH_TARGET_MS = 1.0
 # The launch count of a graph comes from the work too, never from a timing: taken from a noisy
 # single-launch warm-up it differed between two runs of the same code for 123 of 141 graph-timed
-# cases (H100 and H200 runs of 2026-11-21/23), and half their run-to-run noise followed 1/n.
+# cases, and half their run-to-run noise followed 1/n (figures from issue 9's recorded runs).
 # A small kernel runs far below the roofline, so the estimate of one launch is floored at 5 µs and
 # taken at 4x the roofline floor; the count is capped so a sample stays a few milliseconds.
 GRAPH_EST_FACTOR = 4
@@ -210,7 +210,7 @@ class Worker:
         if self.device == "cuda" and first:
             res, drain_ms, event_ms = self.drain_probe(lambda: run(inputs, out))
             # One host-timed synchronize() is no evidence: the host thread can be descheduled
-            # between the two waits (a correct kernel read 0.65 ms on an H100 push run). A
+            # between the two waits (a correct kernel read 0.65 ms on an H100 push run, issue 9). A
             # variant is flagged only when every repeat leaves work behind; the least is kept.
             for _ in range(DRAIN_CONFIRM_REPEATS):
                 if not drain_flagged(drain_ms, event_ms):
