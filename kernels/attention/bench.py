@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from kernels.attention import cuda_variants, triton_fa2
+from kernels.common import tuning
 from kernels.harness import Unsupported
 
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
@@ -97,7 +98,7 @@ def _triton_fa2(params, ctx):
     why = triton_fa2.check_shapes(probe["q"], probe["k"], probe["v"], causal)
     if why:
         raise Unsupported(why)
-    config, times_ms = triton_fa2.tune(probe["q"], probe["k"], probe["v"], causal, ctx.interpret)
+    config, times_ms = tuning.remembered(triton_fa2, params, tuning.device_name(ctx.device), lambda: triton_fa2.tune(probe["q"], probe["k"], probe["v"], causal, ctx.interpret))
     del probe
     if os.environ.get("KERNELGATE_VERBOSE"):
         table = ", ".join(f"{c}: {t:.3f} ms" for c, t in sorted(times_ms.items(), key=lambda kv: kv[1])) or "not tuned"

@@ -8,6 +8,7 @@ import sys
 import torch
 
 from kernels.bsr_gemm import cuda_variants, triton_bsr
+from kernels.common import tuning
 from kernels.harness import Unsupported
 
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
@@ -80,7 +81,7 @@ def _triton_bsr(params, ctx):
     why = triton_bsr.check_layout(probe["a_values"], probe["a_cols"], probe["b"])
     if why:
         raise Unsupported(why)
-    config, times_ms = triton_bsr.tune(probe["a_values"], probe["a_cols"], probe["b"], ctx.interpret)
+    config, times_ms = tuning.remembered(triton_bsr, params, tuning.device_name(ctx.device), lambda: triton_bsr.tune(probe["a_values"], probe["a_cols"], probe["b"], ctx.interpret))
     del probe
     if os.environ.get("KERNELGATE_VERBOSE"):
         table = ", ".join(f"{c}: {t:.3f} ms" for c, t in sorted(times_ms.items(), key=lambda kv: kv[1])) or "not tuned"

@@ -1,0 +1,63 @@
+"""A tuning result remembered across processes of one run: KERNELGATE_TUNE_CACHE names a folder
+where a host-side tuner's choice is kept under a key of the tuner's own source and the case.
+
+A paired A/B run times the pull request's head and its base in two processes. Each tuned its
+kernels on its own, and two tunings of identical code can pick different tilings when two of them
+time within noise of each other: on the H100 `triton_fa2` then read 3-5 % faster in one arm than
+in the other on identical code (docs/notes/paired-ab.md). With the cache, the arm that tunes second
+takes the first arm's choice when, and only when, the tuner's source and the case are the same; a
+pull request that changes the tuned kernel's file is tuned afresh. Unset (the default outside
+paired runs), every process tunes for itself."""
+
+import hashlib
+import json
+import os
+import sys
+
+ENV = "KERNELGATE_TUNE_CACHE"
+
+
+def source_digest(module):
+    """sha256 of a module's source file: the tuning key changes when the tuned kernel's code does."""
+    with open(module.__file__, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def remembered(module, case, device, tune):
+    """tune() -> (config, {config: ms}), or the config an earlier process stored for the same
+    module source, case and device. A config is a tuple; the returned table is empty on a hit."""
+    folder = os.environ.get(ENV)
+    if not folder:
+        return tune()
+    key = json.dumps({"module": module.__name__, "source": source_digest(module), "case": case, "device": device}, sort_keys=True, default=str)
+    path = os.path.join(folder, hashlib.sha256(key.encode()).hexdigest() + ".json")
+    try:
+        with open(path) as f:
+            stored = json.load(f)
+        if stored.get("key") == key:
+            config = tuple(stored["config"])
+            print(f"[kernelgate tuning] {module.__name__} {case} -> {config} (remembered: tuned by an earlier process of this run)", file=sys.stderr, flush=True)
+            return config, {}
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    config, times = tune()
+    table = ", ".join(f"{c}: {t:.3f} ms" for c, t in sorted(times.items(), key=lambda kv: kv[1])) or "not tuned"
+    print(f"[kernelgate tuning] {module.__name__} {case} -> {config}; {table}", file=sys.stderr, flush=True)
+    try:
+        os.makedirs(folder, exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w") as f:
+            json.dump({"key": key, "config": list(config)}, f)
+        os.replace(tmp, path)
+    except OSError as e:
+        print(f"[kernelgate tuning] could not remember the tuning in {folder}: {e}", file=sys.stderr, flush=True)
+    return config, times
+
+
+def device_name(device):
+    """The GPU's name on CUDA (a tiling tuned on one GPU model says nothing of another), else the device."""
+    if device == "cuda":
+        import torch
+
+        return torch.cuda.get_device_name()
+    return str(device)

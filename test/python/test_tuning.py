@@ -1,0 +1,71 @@
+"""kernels/common/tuning.py: a host-side tuner's choice remembered across the processes of a
+paired run, and only for the same tuner source, case and device."""
+
+import types
+
+from kernels.common import tuning
+
+
+def tuner_module(tmp_path, name, source):
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    return types.SimpleNamespace(__name__=name, __file__=str(path))
+
+
+def counting(config):
+    calls = []
+
+    def tune():
+        calls.append(1)
+        return config, {config: 1.25}
+
+    return tune, calls
+
+
+def test_without_the_cache_folder_every_process_tunes(tmp_path, monkeypatch):
+    monkeypatch.delenv(tuning.ENV, raising=False)
+    mod = tuner_module(tmp_path, "k", "CONFIGS = [1]\n")
+    tune, calls = counting((128, 64, 4, 3))
+    assert tuning.remembered(mod, {"S": 1}, "cuda0", tune) == ((128, 64, 4, 3), {(128, 64, 4, 3): 1.25})
+    assert tuning.remembered(mod, {"S": 1}, "cuda0", tune)[0] == (128, 64, 4, 3)
+    assert len(calls) == 2
+
+
+def test_the_second_process_takes_the_first_ones_choice(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv(tuning.ENV, str(tmp_path / "cache"))
+    mod = tuner_module(tmp_path, "k", "CONFIGS = [1]\n")
+    first, first_calls = counting((128, 64, 4, 3))
+    second, second_calls = counting((128, 128, 8, 2))
+    assert tuning.remembered(mod, {"S": 1}, "H100", first)[0] == (128, 64, 4, 3)
+    assert tuning.remembered(mod, {"S": 1}, "H100", second) == ((128, 64, 4, 3), {})
+    assert (len(first_calls), len(second_calls)) == (1, 0)
+    err = capsys.readouterr().err
+    assert "[kernelgate tuning] k {'S': 1} -> (128, 64, 4, 3); (128, 64, 4, 3): 1.250 ms" in err
+    assert "[kernelgate tuning] k {'S': 1} -> (128, 64, 4, 3) (remembered: tuned by an earlier process of this run)" in err
+
+
+def test_a_changed_source_case_or_device_is_tuned_afresh(tmp_path, monkeypatch):
+    monkeypatch.setenv(tuning.ENV, str(tmp_path / "cache"))
+    mod = tuner_module(tmp_path, "k", "CONFIGS = [1]\n")
+    tune, calls = counting((1, 2))
+    tuning.remembered(mod, {"S": 1}, "H100", tune)
+    tuning.remembered(mod, {"S": 2}, "H100", tune)
+    tuning.remembered(mod, {"S": 1}, "H200", tune)
+    (tmp_path / "k.py").write_text("CONFIGS = [1, 2]\n")
+    tuning.remembered(mod, {"S": 1}, "H100", tune)
+    assert len(calls) == 4
+    (tmp_path / "k.py").write_text("CONFIGS = [1]\n")
+    tuning.remembered(mod, {"S": 1}, "H100", tune)
+    assert len(calls) == 4
+
+
+def test_an_unreadable_cache_entry_is_tuned_again(tmp_path, monkeypatch):
+    folder = tmp_path / "cache"
+    monkeypatch.setenv(tuning.ENV, str(folder))
+    mod = tuner_module(tmp_path, "k", "X = 1\n")
+    tune, calls = counting((1, 2))
+    tuning.remembered(mod, {"S": 1}, "H100", tune)
+    for entry in folder.iterdir():
+        entry.write_text("{not json")
+    assert tuning.remembered(mod, {"S": 1}, "H100", tune)[0] == (1, 2)
+    assert len(calls) == 2
