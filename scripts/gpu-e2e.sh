@@ -51,10 +51,15 @@ event_schedule() {
 {"schedule": "0 3 * * *", "repository": {"full_name": "$repo", "default_branch": "main", "owner": {"login": "kernelgate"}, "name": "kernelgate"}}
 JSON
 }
-# The base of every pull request is the checkout's own commit (A/A code; faults are planted in the
-# head's harness only). The GPU machine's copy has no .git: commit it to a fresh repository.
+# The base of every pull request is the checkout's own code (A/A; faults are planted in the head's
+# harness only), so the base commit must hold exactly the tree being run: a copy without .git is
+# committed to a fresh repository, and uncommitted changes (the GPU machine's copy of a working
+# tree) are committed on top of its HEAD.
 if ! git -C "$root" rev-parse --verify -q HEAD >/dev/null 2>&1; then
-  git -C "$root" init -q && git -C "$root" add -A &&
+  git -C "$root" init -q
+fi
+if ! git -C "$root" rev-parse --verify -q HEAD >/dev/null 2>&1 || [[ -n $(git -C "$root" status --porcelain) ]]; then
+  git -C "$root" add -A &&
     git -C "$root" -c user.name=kernelgate -c user.email=kernelgate@localhost commit -qm "snapshot for paired A/B"
 fi
 base_sha=$(git -C "$root" rev-parse --verify -q HEAD 2>/dev/null || echo "$sha")

@@ -10,8 +10,10 @@ import multiprocessing
 import os
 import platform
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 from . import HARNESS_VERSION, faults
@@ -240,6 +242,7 @@ class Harness:
             "ci_rel": a.ci_rel,
             "time_cap_s": a.time_cap_s,
             "interleave": not a.no_interleave,
+            "lead_in": a.lead_in,
             "fault": self.fault,
             "builds": self.builds,
             "builds_file": a.builds,
@@ -545,6 +548,7 @@ def parse_args(argv):
     p.add_argument("--ci-rel", type=float, default=0.005, help="stop once the median's 95 %% CI half-width is at most this (default 0.005)")
     p.add_argument("--no-timing", action="store_true", help="verify only")
     p.add_argument("--no-interleave", action="store_true", help="time each variant on its own (warm-up, then samples) instead of round by round with the case's other variants")
+    p.add_argument("--lead-in", choices=["spin", "sample", "none"], default="spin", help="what runs on the GPU just before each round's first timed sample, so that its start event does not wait on the host's launch: a short GPU spin (default), an untimed sample of the same variant, or nothing")
     p.add_argument("--case-params", help="run only cases whose params include these, e.g. dtype=fp16,D=128,causal=false")
     p.add_argument("--fault", help="plant a fault, <kernel>.<variant>:<wrong|slow|nan> (same as KERNELGATE_FAULT)")
     p.add_argument("--run-id", help="label of this run (default: GITHUB_RUN_ID)")
@@ -571,15 +575,23 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(argv)
+    tune_dir = None
     if args.base_root:
-        # Both arms should run the same Triton configurations: tuned separately they may pick
-        # different ones (suspected, not yet confirmed, for triton_bsr reading 0.75x and 1.11x in
-        # an A/A pair on the H100, docs/notes/paired-ab.md). With results cached, the base reuses
-        # the head's tuning of identical code.
+        # Both arms run the same tilings when their code is the same: tuned separately, two
+        # processes can pick different ones (on the H100 triton_bsr read 0.75x and 1.11x and
+        # triton_fa2 3-5 % apart on identical code, docs/notes/paired-ab.md). Triton's own
+        # autotuner caches its choice, keyed on the kernel's source; the kernels' host-side
+        # tuners remember theirs in KERNELGATE_TUNE_CACHE (kernels/common/tuning.py).
         os.environ.setdefault("TRITON_CACHE_AUTOTUNING", "1")
+        if not os.environ.get("KERNELGATE_TUNE_CACHE"):
+            tune_dir = tempfile.mkdtemp(prefix="kernelgate-tune-")
+            os.environ["KERNELGATE_TUNE_CACHE"] = tune_dir
     try:
         Harness(args).run()
     except (ManifestError, faults.FaultSpecError) as e:
         print(f"{PREFIX} error: {e}", file=sys.stderr, flush=True)
         return 2
+    finally:
+        if tune_dir:
+            shutil.rmtree(tune_dir, ignore_errors=True)
     return 0

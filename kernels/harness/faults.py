@@ -5,15 +5,22 @@ Modes:
   wrong  the output is scaled by 1 + WRONG_SCALE after every run: rel_l2 rises by 2e-2
   slow   every call runs the variant twice: the median roughly doubles (extra work, same result)
   slow:P every call is followed by a spin of P % of the variant's own time (0 < P <= 100), on the
-         GPU (torch.cuda._sleep, calibrated against the variant's measured time) or the CPU:
+         GPU (torch.cuda._sleep, calibrated once against the variant's warm time) or the CPU:
          a small slowdown of known size, for the paired A/B gate's proof runs
   nan    one output element is set to NaN after every run
 """
 
 import math
+import sys
 import time
 
 WRONG_SCALE = 2e-2
+# slow:P calibration: untimed calls first, then this many timed ones (medians), a probe spin of
+# PROBE_CYCLES to convert milliseconds into GPU cycles, each timing behind a LEAD_CYCLES spin.
+CALIBRATION_WARM_CALLS = 5
+CALIBRATION_REPEATS = 9
+PROBE_CYCLES = 2_000_000
+LEAD_CYCLES = 200_000
 MODES = ("wrong", "slow", "nan")
 
 
@@ -60,23 +67,30 @@ def slow_by(run, pct, device):
 
     state = {}
 
-    def event_ms(fn, repeats):
-        times = []
-        for _ in range(repeats):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end))
-        return sorted(times)[len(times) // 2]
+    def calibrate(inputs, out):
+        """Cycles of spin worth frac of run's warm time: a few untimed calls first, then run and a
+        probe spin timed alternately (so both see the same clock), each behind a short spin so
+        that its start event does not wait on the host's launch; medians of CALIBRATION_REPEATS."""
+        for _ in range(CALIBRATION_WARM_CALLS):
+            run(inputs, out)
+        run_ms, probe_ms = [], []
+        for _ in range(CALIBRATION_REPEATS):
+            for fn, times in ((lambda: run(inputs, out), run_ms), (lambda: torch.cuda._sleep(PROBE_CYCLES), probe_ms)):
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                torch.cuda._sleep(LEAD_CYCLES)
+                start.record()
+                fn()
+                end.record()
+                end.synchronize()
+                times.append(start.elapsed_time(end))
+        med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
+        cycles_per_ms = PROBE_CYCLES / med(probe_ms)
+        state["cycles"] = max(1, int(frac * med(run_ms) * cycles_per_ms))
+        print(f"[kernelgate fault] slow:{pct:g}: the variant's warm median {med(run_ms):.4f} ms, a spin of {state['cycles']} cycles ({state['cycles'] / cycles_per_ms:.4f} ms) after every call", file=sys.stderr, flush=True)
 
     def slowed(inputs, out):
         if "cycles" not in state and not torch.cuda.is_current_stream_capturing():
-            run_ms = event_ms(lambda: run(inputs, out), 7)
-            probe = 2_000_000
-            cycles_per_ms = probe / event_ms(lambda: torch.cuda._sleep(probe), 3)
-            state["cycles"] = max(1, int(frac * run_ms * cycles_per_ms))
+            calibrate(inputs, out)
         res = run(inputs, out)
         torch.cuda._sleep(state.get("cycles", 1))
         return res

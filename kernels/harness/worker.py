@@ -58,6 +58,8 @@ MAX_INPUT_SETS = 4
 DRAIN_FLAG_MS = 0.2
 DRAIN_FLAG_FRACTION = 0.1
 DRAIN_CONFIRM_REPEATS = 3
+# GPU cycles of the spin queued before a round's first sample (about 0.1 ms at Hopper clocks).
+LEAD_IN_SPIN_CYCLES = 200_000
 
 
 def drain_flagged(drain_ms, event_ms):
@@ -406,9 +408,27 @@ class Worker:
             return self.time_one(lambda: [b.call(v, k) for _ in range(b.batched[v])], flush, per=b.batched[v])
         return self.time_one(lambda: b.call(v, k), flush)
 
+    def lead_in(self, b, v, r):
+        """Work queued ahead of a round's first start event. Started on an idle GPU, that event is
+        stamped at once and the sample then includes the host's launch of the kernel (tens of
+        microseconds, and more after the process slept while the other arm of a paired run took
+        its turn). A spin of LEAD_IN_SPIN_CYCLES keeps the GPU busy past the launch; `sample`
+        runs the variant once untimed instead (warming caches and TLBs as well, at its cost)."""
+        mode = self.opt.get("lead_in", "spin")
+        if self.device != "cuda" or mode == "none":
+            return
+        if mode == "spin":
+            self.torch.cuda._sleep(LEAD_IN_SPIN_CYCLES)
+        elif v in b.graphs:
+            b.graphs[v][0].replay()
+        else:
+            b.call(v, r % b.n_sets)
+
     def sample_round(self, b, order, r):
         """One sample of each variant in `order`: {variant: (ms, sm clock MHz, power W)}."""
         pending = []
+        if order:
+            self.lead_in(b, order[0], r)
         for v in order:
             self.mark(v, "bench")
             t = self.sample_one(b, v, r)
