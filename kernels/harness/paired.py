@@ -1,7 +1,7 @@
 """Paired A/B timing: one case's variants timed in two workers, one per revision (the pull
-request's head and its base), round by round, the two samples of each pair back to back and in
-ABBA order, each variant sampling pairs until its interval decides against the threshold or its
-time cap.
+request's head and its base), variant by variant in bursts of pairs, the two samples of each pair
+back to back and in ABBA order, each variant sampling pairs until its interval decides against the
+threshold or its time cap.
 
 Both revisions run in the same job on the same GPU, sample by sample, so the drift of clocks,
 power and temperature that ruins a comparison with a number stored earlier falls on both arms
@@ -17,6 +17,9 @@ ORDER = "ABBA"
 CONFIDENCE = 0.99
 # Warm-up alternates one round of each arm; at least this many rounds in all.
 MIN_WARM_ROUNDS = 4
+# Each variant's burst of pairs starts with this long of the variant alone, both arms in turn.
+BURST_WARM_S = 0.2
+BURST_WARM_ROUNDS = 4
 STOP_AS_TIMING = {"decided": "converged", "max_pairs": "max_samples", "time_cap": "time_cap"}
 
 
@@ -130,19 +133,29 @@ class PairedCase:
         fin = {arm: self.ask(arm, {"op": "pfinish"}, self.timeout_s * max(len(h_timed), 1)) for arm in ("head", "base")}
         return self.records(fin, samples, stops, spent)
 
-    def warm(self, h_timed, b_paired):
+    def warm(self, h_timed, b_paired, seconds=None, min_rounds=MIN_WARM_ROUNDS):
+        """Untimed rounds of the variants, one arm after the other, for `seconds` (the case's
+        warm-up by default) and at least `min_rounds` rounds in all."""
+        seconds = self.warm_s if seconds is None else seconds
         t0 = time.perf_counter()
         k = 0
-        while k < MIN_WARM_ROUNDS or time.perf_counter() - t0 < self.warm_s:
+        while k < min_rounds or time.perf_counter() - t0 < seconds:
             arm, names = ("head", h_timed) if k % 2 == 0 else ("base", b_paired)
             if names:
                 self.ask(arm, {"op": "pwarm", "names": names, "rounds": 1}, self.timeout_s)
             k += 1
 
     def sample(self, h_timed, b_paired):
-        """Rounds until every variant's stop rule says so: in round r each active variant takes one
-        pair, head first when r is even and base first when it is odd (so rounds 2k and 2k+1 make
-        one ABBA block)."""
+        """Each variant in turn, in a burst of pairs until its stop rule says so. Pair i is timed
+        head first when i is even and base first when it is odd (pairs 2k and 2k+1 make one ABBA
+        block), its two samples back to back.
+
+        A burst per variant, not a round of every variant per pair: at the H100's 700 W cap the
+        SM clock follows the power drawn by whatever ran just before, so the first sample after
+        another variant read up to 13 % apart from the second (attention headline cases, with the
+        sign set by the predecessor; docs/notes/paired-ab.md, run 4). Within a burst both samples
+        of a pair follow the same kernel. Each burst starts with BURST_WARM_S of the variant in
+        both arms, untimed, so the clock has settled to this kernel's draw."""
         self.warm(h_timed, b_paired)
         o = self.opt
         rule = PairedStopRule(threshold_pct=o["paired_threshold_pct"], min_pairs=o["paired_min_pairs"], time_cap_s=o["paired_time_cap_s"], max_time_cap_s=o["paired_max_time_cap_s"])
@@ -150,41 +163,34 @@ class PairedCase:
         samples = {arm: {v: {"ms": [], "clk": [], "pw": []} for v in h_timed} for arm in ("head", "base")}
         stop = {v: None for v in h_timed}
         spent = {v: 0.0 for v in h_timed}
-        r = 0
-        while True:
-            active = [v for v in h_timed if stop[v] is None]
-            if not active:
-                return samples, stop, spent
-            order = active[r % len(active):] + active[: r % len(active)]
-            for v in order:
-                # The two samples of a pair back to back, variant by variant. A round of every
-                # variant in one arm, then in the other, put ~0.2 s between a pair's samples on
-                # the attention headline cases, and there single pairs spread 3-8 % (sd) in the
-                # recorded A/A run (docs/notes/paired-ab.md, run 3).
-                arms = [("head", [v]), ("base", [v] if v in b_paired else [])]
+        for v in h_timed:
+            paired = v in b_paired
+            if paired:
+                self.warm([v], [v], seconds=BURST_WARM_S, min_rounds=BURST_WARM_ROUNDS)
+            h = samples["head"][v]
+            r = 0
+            while stop[v] is None:
+                arms = ["head", "base"] if paired else ["head"]
                 if r % 2 == 1:
                     arms.reverse()
                 t0 = time.perf_counter()
-                for arm, names in arms:
-                    if not names:
-                        continue
-                    for name, (ms, clk, pw) in self.ask(arm, {"op": "psample", "order": names, "r": r}, self.timeout_s)["samples"].items():
+                for arm in arms:
+                    for name, (ms, clk, pw) in self.ask(arm, {"op": "psample", "order": [v], "r": r}, self.timeout_s)["samples"].items():
                         s = samples[arm][name]
                         s["ms"].append(ms)
                         if clk is not None:
                             s["clk"].append(clk)
                             s["pw"].append(pw)
                 spent[v] += time.perf_counter() - t0
-            for v in active:
-                h = samples["head"][v]
-                if v in b_paired:
+                if paired:
                     b = samples["base"][v]
                     keep = unthrottled_pairs(h, b)
                     stop[v] = rule.check(block_ratios(h, b, keep), spent[v], self.threshold(b, keep))
                 else:
                     kept, _, _, _ = drop_throttled(h["ms"], h["clk"], h["pw"])
                     stop[v] = single.check(kept, spent[v])
-            r += 1
+                r += 1
+        return samples, stop, spent
 
     def threshold(self, base, keep):
         """ln(1 + the larger of the threshold and the absolute floor, as a share of the base median)."""
