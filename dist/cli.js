@@ -22271,7 +22271,7 @@ var config_schema_default = {
             min_change_ms: {
               type: "number",
               minimum: 0,
-              description: "smallest change of a paired case's median, in ms, that can be SLOWER or FASTER (it raises the threshold to this share of the base arm's median); default 0.0002"
+              description: "smallest change of a paired case's median, in ms, that can be SLOWER or FASTER (it raises the threshold to this share of the base arm's median); default 0.0008"
             },
             enabled: {
               type: "boolean",
@@ -22514,7 +22514,7 @@ var CONFIG_FILE_NAME = "kernelgate.yml";
 var DEFAULT_KERNELS_DIR = "kernels";
 var DEFAULT_MIN_CHANGE_MS = 1e-3;
 var DEFAULT_PAIRED_THRESHOLD_PCT = 1;
-var DEFAULT_PAIRED_MIN_CHANGE_MS = 2e-4;
+var DEFAULT_PAIRED_MIN_CHANGE_MS = 8e-4;
 var validators;
 function getValidators() {
   if (!validators) {

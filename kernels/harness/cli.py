@@ -559,7 +559,7 @@ def parse_args(argv):
     g.add_argument("--base-sha", help="the base revision's commit, recorded in the results")
     g.add_argument("--base-ref", help="the base revision's branch, recorded in the results")
     g.add_argument("--paired-threshold-pct", type=float, default=1.0, help="the change a pair of revisions is judged against; a variant stops sampling once its interval is clear of ±this (default 1)")
-    g.add_argument("--paired-min-change-ms", type=float, default=0.0002, help="absolute floor under the threshold, for microsecond cases (default 0.0002 ms)")
+    g.add_argument("--paired-min-change-ms", type=float, default=0.0008, help="absolute floor under the threshold, for microsecond cases (default 0.0008 ms: two processes running identical code read up to 0.48 µs apart on L2-resident cases on the H100)")
     g.add_argument("--paired-min-pairs", type=int, default=6, help="ABBA blocks (two pairs each) before a variant may stop (default 6)")
     g.add_argument("--paired-time-cap-s", type=float, default=3.0, help="seconds of pairs per variant before it stops undecided; longer for slow cases (40 pairs' worth) up to --paired-max-time-cap-s (default 3)")
     g.add_argument("--paired-max-time-cap-s", type=float, default=10.0, help="most seconds of pairs per variant (default 10)")

@@ -58,8 +58,13 @@ MAX_INPUT_SETS = 4
 DRAIN_FLAG_MS = 0.2
 DRAIN_FLAG_FRACTION = 0.1
 DRAIN_CONFIRM_REPEATS = 3
-# GPU cycles of the spin queued before a round's first sample (about 0.1 ms at Hopper clocks).
-LEAD_IN_SPIN_CYCLES = 200_000
+# The spin queued before a round's first sample: at least LEAD_IN_SPIN_MS, twice the variant's
+# host launch time, at most LEAD_IN_MAX_MS; cycles per ms at Hopper's 1.98 GHz top clock (a lower
+# clock only makes the spin longer).
+LEAD_IN_SPIN_MS = 0.1
+LEAD_IN_MAX_MS = 10.0
+SPIN_CYCLES_PER_MS = 1_980_000
+HOST_MS_KEPT = 3
 
 
 def drain_flagged(drain_ms, event_ms):
@@ -72,7 +77,7 @@ class Bench:
     def __init__(self, **kw):
         self.__dict__.update(kw)
         self.outs, self.flush, self.samples = {}, None, {}
-        self.graphs, self.batched, self.warmup_ms, self.last_res = {}, {}, {}, {}
+        self.graphs, self.batched, self.warmup_ms, self.last_res, self.host_ms = {}, {}, {}, {}, {}
 
     def call(self, v, k):
         res = self.runners[v](self.sets[k], self.outs[v][k])
@@ -404,21 +409,31 @@ class Worker:
             g, n = b.graphs[v]
             return self.time_one(g.replay, flush, per=n)
         k = r % b.n_sets
+        t0 = time.perf_counter()
         if v in b.batched:
-            return self.time_one(lambda: [b.call(v, k) for _ in range(b.batched[v])], flush, per=b.batched[v])
-        return self.time_one(lambda: b.call(v, k), flush)
+            t = self.time_one(lambda: [b.call(v, k) for _ in range(b.batched[v])], flush, per=b.batched[v])
+        else:
+            t = self.time_one(lambda: b.call(v, k), flush)
+        # The host's time to queue the sample (the lead-in's spin must outlast it).
+        b.host_ms[v] = (b.host_ms.get(v, []) + [(time.perf_counter() - t0) * 1e3])[-HOST_MS_KEPT:]
+        return t
 
     def lead_in(self, b, v, r):
         """Work queued ahead of a round's first start event. Started on an idle GPU, that event is
-        stamped at once and the sample then includes the host's launch of the kernel (tens of
-        microseconds, and more after the process slept while the other arm of a paired run took
-        its turn). A spin of LEAD_IN_SPIN_CYCLES keeps the GPU busy past the launch; `sample`
-        runs the variant once untimed instead (warming caches and TLBs as well, at its cost)."""
+        stamped at once and the sample then includes the host's launch of the variant: tens of
+        microseconds for one kernel, milliseconds for a variant with much Python around its
+        launches (torch's BSR matmul read 3.1 ms falling to 1.25 ms within a burst on the H100,
+        docs/notes/paired-ab.md, run 5). `spin` queues a GPU spin that outlasts the host's launch
+        of this variant (twice the longest of its last host launch times, at least
+        LEAD_IN_SPIN_MS, at most LEAD_IN_MAX_MS), so the events time the device; `sample` runs
+        the variant once untimed instead (warming caches and TLBs as well, at its cost)."""
         mode = self.opt.get("lead_in", "spin")
         if self.device != "cuda" or mode == "none":
             return
         if mode == "spin":
-            self.torch.cuda._sleep(LEAD_IN_SPIN_CYCLES)
+            host = max(b.host_ms.get(v, [0.0]))
+            spin_ms = min(LEAD_IN_MAX_MS, max(LEAD_IN_SPIN_MS, 2 * host))
+            self.torch.cuda._sleep(int(spin_ms * SPIN_CYCLES_PER_MS))
         elif v in b.graphs:
             b.graphs[v][0].replay()
         else:
