@@ -64,7 +64,7 @@ DRAIN_CONFIRM_REPEATS = 3
 LEAD_IN_SPIN_MS = 0.1
 LEAD_IN_MAX_MS = 10.0
 SPIN_CYCLES_PER_MS = 1_980_000
-HOST_MS_KEPT = 3
+HOST_MS_SETTLE = 4
 
 
 def drain_flagged(drain_ms, event_ms):
@@ -77,7 +77,7 @@ class Bench:
     def __init__(self, **kw):
         self.__dict__.update(kw)
         self.outs, self.flush, self.samples = {}, None, {}
-        self.graphs, self.batched, self.warmup_ms, self.last_res, self.host_ms = {}, {}, {}, {}, {}
+        self.graphs, self.batched, self.warmup_ms, self.last_res, self.host_ms, self.spin_ms = {}, {}, {}, {}, {}, {}
 
     def call(self, v, k):
         res = self.runners[v](self.sets[k], self.outs[v][k])
@@ -415,7 +415,8 @@ class Worker:
         else:
             t = self.time_one(lambda: b.call(v, k), flush)
         # The host's time to queue the sample (the lead-in's spin must outlast it).
-        b.host_ms[v] = (b.host_ms.get(v, []) + [(time.perf_counter() - t0) * 1e3])[-HOST_MS_KEPT:]
+        if v not in b.spin_ms:
+            b.host_ms.setdefault(v, []).append((time.perf_counter() - t0) * 1e3)
         return t
 
     def lead_in(self, b, v, r):
@@ -424,20 +425,31 @@ class Worker:
         microseconds for one kernel, milliseconds for a variant with much Python around its
         launches (torch's BSR matmul read 3.1 ms falling to 1.25 ms within a burst on the H100,
         docs/notes/paired-ab.md, run 5). `spin` queues a GPU spin that outlasts the host's launch
-        of this variant (twice the longest of its last host launch times, at least
+        of this variant (twice the median of its first host launch times, at least
         LEAD_IN_SPIN_MS, at most LEAD_IN_MAX_MS), so the events time the device; `sample` runs
-        the variant once untimed instead (warming caches and TLBs as well, at its cost)."""
+        the variant once untimed instead (warming caches and TLBs as well, at its cost).
+
+        The spin's length is fixed per variant once its first HOST_MS_SETTLE samples (the
+        warm-up's) are in: a spin that followed each sample's own host time varied from sample to
+        sample, and so did the clock the kernel met after it (run 6: the pairs of microsecond
+        cases spread up to 14 % instead of 0.01 %)."""
         mode = self.opt.get("lead_in", "spin")
         if self.device != "cuda" or mode == "none":
             return
         if mode == "spin":
-            host = max(b.host_ms.get(v, [0.0]))
-            spin_ms = min(LEAD_IN_MAX_MS, max(LEAD_IN_SPIN_MS, 2 * host))
-            self.torch.cuda._sleep(int(spin_ms * SPIN_CYCLES_PER_MS))
+            self.torch.cuda._sleep(int(self.spin_ms(b, v) * SPIN_CYCLES_PER_MS))
         elif v in b.graphs:
             b.graphs[v][0].replay()
         else:
             b.call(v, r % b.n_sets)
+
+    def spin_ms(self, b, v):
+        if v not in b.spin_ms:
+            host = b.host_ms.get(v, [])
+            if len(host) < HOST_MS_SETTLE:
+                return LEAD_IN_SPIN_MS
+            b.spin_ms[v] = min(LEAD_IN_MAX_MS, max(LEAD_IN_SPIN_MS, 2 * sorted(host)[len(host) // 2]))
+        return b.spin_ms[v]
 
     def sample_round(self, b, order, r):
         """One sample of each variant in `order`: {variant: (ms, sm clock MHz, power W)}."""
