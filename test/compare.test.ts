@@ -385,16 +385,16 @@ describe('paired A/B verdicts', () => {
   });
 
   it('raises the threshold to compare.paired.min_change_ms of the base median', () => {
-    // bsr_gemm triton_bsr on the small case: base median 0.0204 ms; 0.2 µs is 0.98 %.
+    // bsr_gemm triton_bsr on the small case: base median 0.0204 ms; 0.8 µs is 3.9 %.
     const SMALL = 'bsr_gemm/triton_bsr/dtype=fp16,M=1024,N=1000,K=2048,block=128,topk=4';
     const doc = pairedRun();
     const c0 = doc.cases.find((c) => caseKey(c.kernel, c.variant, c.case) === SMALL)!;
-    // Make it a 5 µs case: the 0.2 µs floor is then 4 %, above the 1 % threshold.
-    c0.timing!.samples_ms = c0.timing!.samples_ms.map((x) => (x * 0.005) / c0.timing!.median_ms);
-    c0.timing!.median_ms = 0.005;
+    // Make it a 20 µs case: the 0.8 µs floor is then 4 %, above the 1 % threshold.
+    c0.timing!.samples_ms = c0.timing!.samples_ms.map((x) => (x * 0.02) / c0.timing!.median_ms);
+    c0.timing!.median_ms = 0.02;
     pair(doc, SMALL, 1.03);
     const c = byKey(compare(doc, undefined, config).cases, SMALL);
-    expect(c.thresholdPct).toBeCloseTo((100 * 0.0002) / (c.baselineMedianMs as number), 9);
+    expect(c.thresholdPct).toBeCloseTo((100 * 0.0008) / (c.baselineMedianMs as number), 9);
     expect(c.thresholdPct).toBeGreaterThan(3.9);
     expect(c.perf).toBe('SAME');
     const noFloor: Config = {
@@ -407,7 +407,7 @@ describe('paired A/B verdicts', () => {
     delete c0.paired!.base_timing;
     const implied = byKey(compare(doc, undefined, config).cases, SMALL);
     expect(implied.baselineMedianMs).toBeUndefined();
-    expect(implied.thresholdPct).toBeCloseTo((100 * 0.0002 * 1.03) / (c.medianMs as number), 6);
+    expect(implied.thresholdPct).toBeCloseTo((100 * 0.0008 * 1.03) / (c.medianMs as number), 6);
   });
 
   it('judges pairs with no stored baseline, and with one from another GPU', () => {

@@ -41,7 +41,7 @@ describe('loadConfig', () => {
       seed: 1,
       noisePct: {},
       minChangeMs: 0.001,
-      paired: { thresholdPct: 1, minChangeMs: 0.0002, enabled: true },
+      paired: { thresholdPct: 1, minChangeMs: 0.0008, enabled: true },
     });
     expect(config.policy).toEqual({
       failOnSlower: false,
@@ -89,7 +89,7 @@ describe('loadConfig', () => {
     expect(config.compare.thresholdPct).toBe(5);
     expect(config.compare.paired).toEqual({
       thresholdPct: 0.5,
-      minChangeMs: 0.0002,
+      minChangeMs: 0.0008,
       enabled: false,
     });
     const floor = loadConfig(
