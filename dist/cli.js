@@ -24121,7 +24121,45 @@ function environmentView(input) {
     add(`datasheet peak ${dtype} TFLOPS`, fixed(tflops, 1));
   }
   add("datasheet bandwidth GB/s", peaks?.gbps ?? c?.peak_gbps);
-  return { table: table(["fact", "value"], rows, ["l", "l"]) };
+  return { table: table(["fact", "value"], rows, ["l", "l"]), stages: stagesLine(input.results) };
+}
+var STAGES = [
+  ["doctor", "doctor"],
+  ["build", "build"],
+  ["build_base", "base build"],
+  ["harness", "harness"]
+];
+var PHASES = [
+  ["environment", "environment"],
+  ["setup", "set-up"],
+  ["verify", "verify"],
+  ["base setup", "base set-up"],
+  ["base verify", "base verify"],
+  ["bench", "timing"],
+  ["ceilings", "ceilings"]
+];
+function stagesLine(results) {
+  const secs = results.run.stage_seconds ?? {};
+  const keys = Object.keys(secs).filter((k) => Number.isFinite(secs[k]));
+  if (!keys.length) return "";
+  const s = (k) => `${fixed(secs[k], 0)} s`;
+  const kernels = new Set(results.cases.map((c) => c.kernel));
+  const known = new Set([...STAGES, ...PHASES].map(([k]) => k));
+  const stages = STAGES.filter(([k]) => k in secs);
+  const phases = PHASES.filter(([k]) => k in secs).map(([k, label]) => `${label} ${s(k)}`);
+  const byKernel = keys.filter((k) => kernels.has(k) && !known.has(k));
+  const other = keys.filter((k) => !kernels.has(k) && !known.has(k));
+  const inner = [
+    phases.join(", "),
+    byKernel.length ? `by kernel: ${byKernel.map((k) => `${escapeMarkdown(k)} ${s(k)}`).join(", ")}` : ""
+  ].filter(Boolean).join("; ");
+  const parts = stages.map(
+    ([k, label]) => k === "harness" && inner ? `${label} ${s(k)} (${inner})` : `${label} ${s(k)}`
+  );
+  if (!stages.some(([k]) => k === "harness") && inner) parts.push(inner);
+  parts.push(...other.map((k) => `${escapeMarkdown(k)} ${s(k)}`));
+  const total = stages.reduce((sum, [k]) => sum + (secs[k] ?? 0), 0);
+  return `Time of each stage${stages.length ? ` (${fixed(total, 0)} s in all)` : ""}: ${parts.join(" · ")}.`;
 }
 var SASS_HIGHLIGHTS = ["HGMMA", "HMMA", "LDSM", "LDGSTS", "UTMALDG", "LDL", "STL"];
 function buildsView(input, opts) {
@@ -24391,8 +24429,7 @@ var EXIT_GATE_FAILED = 1;
 var EXIT_USAGE = 2;
 var PACKAGE_ROOT = resolve4(dirname4(fileURLToPath2(import.meta.url)), "..");
 var RECORDED_RUN = {
-  results: "test/fixtures/recorded/pr/results.json",
-  baseline: "test/fixtures/recorded/push/results.json"
+  results: "test/fixtures/recorded/paired-slow2-h100/results.json"
 };
 var USAGE = `usage: kernelgate <command> [options]
 
@@ -24470,7 +24507,7 @@ var report = async (args, io) => {
   const kind = reportKind(values.kind);
   const recorded = values.results === void 0;
   const resultsPath = recorded ? resolve4(PACKAGE_ROOT, RECORDED_RUN.results) : resolve4(io.cwd, values.results);
-  const baselinePath = values.baseline !== void 0 ? resolve4(io.cwd, values.baseline) : recorded ? resolve4(PACKAGE_ROOT, RECORDED_RUN.baseline) : void 0;
+  const baselinePath = values.baseline !== void 0 ? resolve4(io.cwd, values.baseline) : recorded && RECORDED_RUN.baseline !== void 0 ? resolve4(PACKAGE_ROOT, RECORDED_RUN.baseline) : void 0;
   const config = configFrom(values.config, io.cwd);
   const results = loadResults(resultsPath);
   const baseline = baselinePath ? loadResults(baselinePath) : void 0;

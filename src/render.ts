@@ -401,7 +401,57 @@ function environmentView(input: ReportInput) {
     add(`datasheet peak ${dtype} TFLOPS`, fixed(tflops, 1));
   }
   add('datasheet bandwidth GB/s', peaks?.gbps ?? c?.peak_gbps);
-  return { table: table(['fact', 'value'], rows, ['l', 'l']) };
+  return { table: table(['fact', 'value'], rows, ['l', 'l']), stages: stagesLine(input.results) };
+}
+
+/** The action's stages and, inside the harness, its phases, in the order they run. */
+const STAGES: [string, string][] = [
+  ['doctor', 'doctor'],
+  ['build', 'build'],
+  ['build_base', 'base build'],
+  ['harness', 'harness'],
+];
+const PHASES: [string, string][] = [
+  ['environment', 'environment'],
+  ['setup', 'set-up'],
+  ['verify', 'verify'],
+  ['base setup', 'base set-up'],
+  ['base verify', 'base verify'],
+  ['bench', 'timing'],
+  ['ceilings', 'ceilings'],
+];
+
+/**
+ * "Time: 320 s: doctor 6 s · build 26 s · … harness 287 s (set-up 52 s, …; by kernel: gemm 9 s,
+ * …)" from results run.stage_seconds, or '' when the run recorded none. Names that are neither a
+ * known stage or phase nor a kernel of the run are listed last, escaped.
+ */
+export function stagesLine(results: KernelgateResults): string {
+  const secs = results.run.stage_seconds ?? {};
+  const keys = Object.keys(secs).filter((k) => Number.isFinite(secs[k]));
+  if (!keys.length) return '';
+  const s = (k: string) => `${fixed(secs[k], 0)} s`;
+  const kernels = new Set(results.cases.map((c) => c.kernel));
+  const known = new Set([...STAGES, ...PHASES].map(([k]) => k));
+  const stages = STAGES.filter(([k]) => k in secs);
+  const phases = PHASES.filter(([k]) => k in secs).map(([k, label]) => `${label} ${s(k)}`);
+  const byKernel = keys.filter((k) => kernels.has(k) && !known.has(k));
+  const other = keys.filter((k) => !kernels.has(k) && !known.has(k));
+  const inner = [
+    phases.join(', '),
+    byKernel.length
+      ? `by kernel: ${byKernel.map((k) => `${escapeMarkdown(k)} ${s(k)}`).join(', ')}`
+      : '',
+  ]
+    .filter(Boolean)
+    .join('; ');
+  const parts = stages.map(([k, label]) =>
+    k === 'harness' && inner ? `${label} ${s(k)} (${inner})` : `${label} ${s(k)}`,
+  );
+  if (!stages.some(([k]) => k === 'harness') && inner) parts.push(inner);
+  parts.push(...other.map((k) => `${escapeMarkdown(k)} ${s(k)}`));
+  const total = stages.reduce((sum, [k]) => sum + (secs[k] ?? 0), 0);
+  return `Time of each stage${stages.length ? ` (${fixed(total, 0)} s in all)` : ''}: ${parts.join(' · ')}.`;
 }
 
 /** Opcodes worth a reader's attention in a SASS census: tensor cores, async copies, local memory. */

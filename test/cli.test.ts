@@ -31,11 +31,19 @@ describe('kernelgate report', () => {
     const { status, stdout, stderr } = await cli('report');
     expect(status).toBe(EXIT_PASS);
     expect(stdout).toMatch(/^## kernelgate: ✅ pass/);
-    // the recorded A/A pull request of the H200 run, judged against the recorded push to main
+    // the recorded paired pull request of the H100 (a planted 2 % slowdown of triton_fa2), judged
+    // by its pairs: the slowdown is SLOWER on all 26 of its cases, nothing else moved, and the
+    // default policy notes a slower kernel without failing the gate
     expect(stderr).toMatch(
-      /^kernelgate: PASS \(217 cases: 216 pass, 0 fail, 0 drift, 0 error\/timeout, 1 skipped; 0 slower, 0 faster, 194 same, 22 ambiguous,/,
+      /^kernelgate: PASS \(217 cases: 216 pass, 0 fail, 0 drift, 0 error\/timeout, 1 skipped; 26 slower, 0 faster, 190 same, 0 ambiguous, 0 new, 0 missing\)/,
     );
-    expect(RECORDED_RUN.results).toBe('test/fixtures/recorded/pr/results.json');
+    expect(stdout).toContain(
+      'Judged: 216 case(s) paired against base `473d1055da7b` in this job (threshold ±1.0 %',
+    );
+    expect(stdout).toContain('Time of each stage (319 s in all)');
+    expect(RECORDED_RUN).toEqual({
+      results: 'test/fixtures/recorded/paired-slow2-h100/results.json',
+    });
   });
 
   it('exits 1 with the reasons when the gate fails, and writes --out', async () => {

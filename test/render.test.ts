@@ -7,6 +7,7 @@ import { escapeCell, escapeMarkdown, codeBlock, formatSci, mermaidLabel } from '
 import {
   COMMENT_MAX_CHARS,
   renderReport,
+  stagesLine,
   truncateMarkdown,
   type ReportInput,
 } from '../src/render.js';
@@ -467,3 +468,38 @@ describe('paired A/B in the report', () => {
 });
 
 const RESULT_COLUMNS = 13;
+
+describe('the time of each stage', () => {
+  const ROOT_DIR = join(import.meta.dirname, '..');
+  const slow2 = loadResults(
+    join(ROOT_DIR, 'test/fixtures/recorded/paired-slow2-h100/results.json'),
+  );
+
+  it('lists the stages, the harness phases and the kernels of a recorded H100 run', () => {
+    expect(stagesLine(slow2)).toBe(
+      'Time of each stage (319 s in all): doctor 6 s · build 26 s · base build 0 s · harness 287 s ' +
+        '(environment 2 s, set-up 52 s, verify 31 s, base set-up 3 s, base verify 19 s, timing 164 s; ' +
+        'by kernel: gemm 9 s, attention 248 s, bsr\\_gemm 27 s).',
+    );
+  });
+
+  it('puts the line in the report, and nothing when the run recorded no times', () => {
+    const { full } = renderReport(input(slow2, undefined, loadConfig(ROOT_DIR)));
+    expect(full).toContain('### Environment\n\nTime of each stage (319 s in all): doctor 6 s');
+    const bare = { ...slow2, run: { ...slow2.run, stage_seconds: undefined } };
+    expect(stagesLine(bare)).toBe('');
+    expect(renderReport(input(bare, undefined, loadConfig(ROOT_DIR))).full).not.toContain(
+      'Time of each stage',
+    );
+  });
+
+  it('escapes a stage name it does not know', () => {
+    const odd = {
+      ...slow2,
+      run: { ...slow2.run, stage_seconds: { harness: 10, '<img src=x>|*': 2 } },
+    };
+    expect(stagesLine(odd)).toBe(
+      'Time of each stage (10 s in all): harness 10 s · &lt;img src=x&gt;\\|\\* 2 s.',
+    );
+  });
+});
