@@ -18,14 +18,83 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   maxDelayMs: 60_000,
 };
 
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+export const DEFAULT_PUBLISH_BUDGET_MS = 120_000;
+
 export interface ClientOptions {
   token: string;
   /** GITHUB_API_URL; GitHub Enterprise Server and the test stand-in set it. */
   apiUrl?: string;
   retry?: RetryPolicy;
+  /**
+   * The longest one attempt of a request may take, from its start (connecting included) to the
+   * last byte of its answer: the 'request-timeout' input. Default 30 s.
+   */
+  requestTimeoutMs?: number;
+  /** A total for every request made while it runs (publishing): the 'publish-timeout' input. */
+  budget?: TimeBudget;
   sleep: (ms: number) => Promise<void>;
   nowMs: () => number;
   log: (message: string) => void;
+}
+
+/** Seconds for messages: 30000 → '30 s', 250 → '0.25 s'. */
+export function seconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(3))} s`;
+}
+
+/**
+ * The time publishing may take in all, shared by every request, retry and wait. Not running until
+ * start(): requests before it (the trust check) have only their own deadline.
+ */
+export class TimeBudget {
+  private endsAtMs: number | undefined;
+
+  constructor(
+    readonly totalMs: number,
+    private readonly nowMs: () => number,
+  ) {}
+
+  start(): void {
+    this.endsAtMs = this.nowMs() + this.totalMs;
+  }
+
+  /** Milliseconds left; Infinity before start(). */
+  remainingMs(): number {
+    return this.endsAtMs === undefined ? Infinity : Math.max(0, this.endsAtMs - this.nowMs());
+  }
+
+  toString(): string {
+    return `the publishing budget of ${seconds(this.totalMs)} ('publish-timeout')`;
+  }
+}
+
+/** A request given up on for time: its own deadline passed, or the publishing budget ran out. */
+export class GitHubDeadlineError extends Error {
+  override name = 'GitHubDeadlineError';
+
+  constructor(
+    message: string,
+    /** True when the publishing budget ran out: nothing more is tried. */
+    readonly budgetSpent: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** How a POST that creates something finds it again, when its answer is lost. */
+type FindCreated = () => Promise<unknown>;
+const FIND_CREATED = 'kernelgateFindCreated';
+
+/**
+ * Request options for a POST that creates something (a comment, an issue). When the POST fails in
+ * a way that leaves it unknown whether GitHub created it (a 5xx, a dropped connection, no answer
+ * in time), `find` looks for it before the POST is sent again: what it returns (not undefined) is
+ * taken as the POST's answer. Without these options such a POST is not retried at all.
+ */
+export function lookBeforeRetrying(find: FindCreated): { request: Record<string, FindCreated> } {
+  return { request: { [FIND_CREATED]: find } };
 }
 
 /** What an HTTP error carried, as far as the retry decision needs it. */
@@ -86,31 +155,178 @@ export function isIntegrationForbidden(error: unknown): boolean {
   );
 }
 
+/** The HTTP answer an error carries; undefined when there was none (a network failure, a timeout). */
 export function httpFailure(error: unknown): HttpFailure | undefined {
   if (typeof error !== 'object' || error === null || !('status' in error)) return undefined;
   const status = Number((error as { status: unknown }).status);
-  if (!Number.isInteger(status) || status === 0) return undefined;
   const response = (
     error as { response?: { headers?: Record<string, string | number | undefined> } }
   ).response;
+  // Octokit reports a request that got no answer (refused, reset, aborted) as a 500 without one.
+  if (!Number.isInteger(status) || status === 0 || response === undefined) return undefined;
   const message = error instanceof Error ? error.message : String(error);
-  return { status, headers: response?.headers ?? {}, message };
+  return { status, headers: response.headers ?? {}, message };
 }
 
+/** What went wrong with a request, in a clause for messages ("Could not write …: CAUSE."). */
+export function describeGitHubError(error: unknown): string {
+  if (error instanceof GitHubDeadlineError) return error.message;
+  const failure = httpFailure(error);
+  if (failure) return `GitHub answered ${failure.status}: ${failure.message}`;
+  const message = error instanceof Error ? error.message : String(error);
+  return `the connection to GitHub failed: ${message}`;
+}
+
+/** A request's address for messages: a route template as is, a full URL without its host. */
+function shownUrl(url: string): string {
+  if (!/^https?:\/\//.test(url)) return url;
+  const parsed = new URL(url);
+  return parsed.pathname + parsed.search;
+}
+
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE']);
+
+/** Why an attempt failed, and what that means for trying again. */
+interface AttemptFailure {
+  /** A clause: "GitHub answered 500 to GET /x", "GitHub did not answer GET /x within 30 s …". */
+  reason: string;
+  /** What GitHub said, when it answered. */
+  said?: string;
+  /** Wait before the next attempt; undefined: the failure is final. */
+  delayMs: number | undefined;
+  /** GitHub may have carried the request out although the client saw a failure. */
+  outcomeUnknown: boolean;
+}
+
+function attemptFailure(
+  error: unknown,
+  what: string,
+  attempt: number,
+  policy: RetryPolicy,
+  nowMs: number,
+): AttemptFailure {
+  const backoffMs =
+    attempt < policy.maxAttempts ? policy.baseDelayMs * 2 ** (attempt - 1) : undefined;
+  if (error instanceof GitHubDeadlineError) {
+    return { reason: error.message, delayMs: backoffMs, outcomeUnknown: true };
+  }
+  const failure = httpFailure(error);
+  if (failure === undefined) {
+    const message = error instanceof Error ? error.message : String(error);
+    return {
+      reason: `The connection to GitHub failed during ${what}: ${message}`,
+      delayMs: backoffMs,
+      outcomeUnknown: true,
+    };
+  }
+  return {
+    reason: `GitHub answered ${failure.status} to ${what}`,
+    said: failure.message,
+    delayMs: retryDelayMs(failure, attempt, policy, nowMs),
+    // A 5xx may come from a proxy after GitHub did the work; 429 and 403 mean it did nothing.
+    outcomeUnknown: failure.status >= 500,
+  };
+}
+
+/**
+ * One attempt, given up on at its deadline: `timeoutMs`, or less when the budget ends first. The
+ * race, not only the abort, ends it: Octokit reads a body it cannot finish as an empty answer.
+ */
+async function attemptWithin<T>(
+  send: (signal: AbortSignal) => Promise<T>,
+  what: string,
+  timeoutMs: number,
+  budget: TimeBudget | undefined,
+): Promise<T> {
+  const leftMs = budget?.remainingMs() ?? Infinity;
+  if (leftMs <= 0) {
+    throw new GitHubDeadlineError(`${String(budget)} ran out before ${what} was sent`, true);
+  }
+  const byBudget = leftMs < timeoutMs;
+  const controller = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => {
+        reject(
+          byBudget
+            ? new GitHubDeadlineError(
+                `GitHub did not answer ${what} before the end of ${String(budget)}`,
+                true,
+              )
+            : new GitHubDeadlineError(
+                `GitHub did not answer ${what} within ${seconds(timeoutMs)} ('request-timeout')`,
+                false,
+              ),
+        );
+        controller.abort();
+      },
+      Math.min(timeoutMs, leftMs),
+    );
+  });
+  const pending = send(controller.signal);
+  try {
+    return await Promise.race([pending, expired]);
+  } finally {
+    clearTimeout(timer);
+    // The abandoned request rejects once aborted; nobody waits for it any more.
+    pending.catch(() => undefined);
+  }
+}
+
+/**
+ * The client kernelgate talks to GitHub with. Every attempt has a deadline (requestTimeoutMs), all
+ * of them together the budget once it is started; failures GitHub asks to be retried are retried
+ * (5xx, 429, secondary rate limits, no answer), except a POST whose outcome is unknown: it is sent
+ * again only when lookBeforeRetrying() says what it would have created is not there.
+ */
 export function createGitHubClient(options: ClientOptions): GitHubClient {
   const policy = options.retry ?? DEFAULT_RETRY_POLICY;
+  const timeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const { budget } = options;
   const client = getOctokit(options.token, options.apiUrl ? { baseUrl: options.apiUrl } : {});
   client.hook.wrap('request', async (request, requestOptions) => {
+    const what = `${requestOptions.method} ${shownUrl(String(requestOptions.url))}`;
+    const findCreated = requestOptions.request?.[FIND_CREATED] as FindCreated | undefined;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await request(requestOptions);
+        return await attemptWithin(
+          async (signal) =>
+            request({ ...requestOptions, request: { ...requestOptions.request, signal } }),
+          what,
+          timeoutMs,
+          budget,
+        );
       } catch (error) {
-        const failure = httpFailure(error);
-        const delayMs = failure && retryDelayMs(failure, attempt, policy, options.nowMs());
-        if (failure === undefined || delayMs === undefined) throw error;
+        if (error instanceof GitHubDeadlineError && error.budgetSpent) throw error;
+        const failure = attemptFailure(error, what, attempt, policy, options.nowMs());
+        let checked = '';
+        if (failure.outcomeUnknown && !IDEMPOTENT.has(requestOptions.method)) {
+          // Sending it again might do it twice (two comments): only after looking.
+          if (findCreated === undefined) throw error;
+          const found = await findCreated();
+          if (found !== undefined) {
+            options.log(
+              `${failure.reason}, but what it creates is there (found by listing again): not sending it again.`,
+            );
+            return { status: 201, url: '', headers: {}, data: found } as Awaited<
+              ReturnType<typeof request>
+            >;
+          }
+          checked = ' (listed again: it created nothing)';
+        }
+        const { delayMs } = failure;
+        if (delayMs === undefined) throw error;
+        if (budget !== undefined && delayMs >= budget.remainingMs()) {
+          const said = failure.said ? ` (${failure.said.replace(/\.$/, '')})` : '';
+          throw new GitHubDeadlineError(
+            `${failure.reason}${said}; the next attempt, in ${delayMs} ms, would start after the end of ${String(budget)}`,
+            true,
+            { cause: error },
+          );
+        }
         options.log(
-          `GitHub answered ${failure.status} to ${requestOptions.method} ${String(requestOptions.url)}; ` +
-            `retrying in ${delayMs} ms (attempt ${attempt + 1} of ${policy.maxAttempts}).`,
+          `${failure.reason}${checked}; retrying in ${delayMs} ms (attempt ${attempt + 1} of ${policy.maxAttempts}).`,
         );
         await options.sleep(delayMs);
       }

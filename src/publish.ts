@@ -2,7 +2,12 @@
 // job summary, the step outputs, and last the sticky PR comment or the nightly issue.
 import { join } from 'node:path';
 import type { GitHubClient } from './github.js';
-import { httpFailure, isIntegrationForbidden } from './github.js';
+import {
+  describeGitHubError,
+  httpFailure,
+  isIntegrationForbidden,
+  lookBeforeRetrying,
+} from './github.js';
 
 export const PUBLISH_MODES = ['pr', 'push', 'schedule'] as const;
 export type PublishMode = (typeof PUBLISH_MODES)[number];
@@ -126,8 +131,12 @@ export async function publish(
   sink.setOutput('report-path', reportPath);
   sink.setOutput('results-path', resultsPath);
 
-  const url = await post(report, options, deps, reportPath);
-  sink.setOutput('comment-url', url ?? '');
+  let url: string | undefined;
+  try {
+    url = await post(report, options, deps, reportPath);
+  } finally {
+    sink.setOutput('comment-url', url ?? '');
+  }
   return { resultsPath, reportPath, verdictPath, summary, url };
 }
 
@@ -214,14 +223,8 @@ async function post(
       );
       return undefined;
     }
-    const failure = httpFailure(error);
-    const cause = failure
-      ? `GitHub answered ${failure.status}: ${failure.message}`
-      : error instanceof Error
-        ? error.message
-        : String(error);
     throw new Error(
-      `Could not write ${where}: ${cause.replace(/\.$/, '')}. The report is in the job summary and ${reportPath}.`,
+      `Could not write ${where}: ${describeGitHubError(error).replace(/\.$/, '')}. The report is in the job summary and ${reportPath}.`,
       {
         cause: error,
       },
@@ -234,8 +237,71 @@ interface Dated {
   created_at: string;
 }
 
+interface Authored extends Dated {
+  body?: string | null;
+  user?: { login: string; type?: string } | null;
+}
+
 function oldestFirst<T extends Dated>(items: T[]): T[] {
   return [...items].sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id - b.id);
+}
+
+/**
+ * The account this token writes as: a person's (a personal access token), or a GitHub App's bot
+ * (an installation token: GITHUB_TOKEN, or a GitHub App's), which GitHub does not let read /user.
+ */
+type Account = { login: string } | { app: true };
+
+async function tokenAccount(client: GitHubClient): Promise<Account> {
+  try {
+    return { login: (await client.rest.users.getAuthenticated()).data.login };
+  } catch (error) {
+    if (isIntegrationForbidden(error)) return { app: true };
+    throw error;
+  }
+}
+
+function writtenBy(account: Account, item: Authored): boolean {
+  return 'login' in account ? item.user?.login === account.login : item.user?.type === 'Bot';
+}
+
+function describeAccount(account: Account): string {
+  return 'login' in account
+    ? `'${account.login}'`
+    : 'a GitHub App, as for GITHUB_TOKEN or any app installation token';
+}
+
+/**
+ * The comments or issues that carry the marker and were written by this token's account, oldest
+ * first. One that carries it but was written by anyone else is never edited or deleted: a person
+ * could have pasted the marker to have kernelgate's report appear under their name, or to have it
+ * deleted. Each is named once in a warning.
+ */
+function markedItems<T extends Authored>(
+  client: GitHubClient,
+  marker: string,
+  list: () => Promise<T[]>,
+  describe: (item: T) => string,
+  sink: OutputSink,
+): () => Promise<T[]> {
+  let account: Promise<Account> | undefined;
+  const warned = new Set<number>();
+  return async () => {
+    const marked = (await list()).filter((item) => (item.body ?? '').startsWith(marker));
+    if (marked.length === 0) return [];
+    account ??= tokenAccount(client);
+    const self = await account;
+    for (const item of marked) {
+      if (writtenBy(self, item) || warned.has(item.id)) continue;
+      warned.add(item.id);
+      sink.warning(
+        `${describe(item)}, by '${item.user?.login ?? 'a deleted account'}', starts with the marker ${marker} but ` +
+          `was not written by this token's account (${describeAccount(self)}); kernelgate neither edits nor deletes ` +
+          `it, and keeps its report in one of its own.`,
+      );
+    }
+    return oldestFirst(marked.filter((item) => writtenBy(self, item)));
+  };
 }
 
 async function upsertComment(
@@ -247,20 +313,26 @@ async function upsertComment(
 ): Promise<string> {
   const marker = reportMarker('report', key);
   const body = withMarker(marker, comment);
-  const ours = async () =>
-    oldestFirst(
-      (
-        await client.paginate(client.rest.issues.listComments, { ...issue, per_page: PAGE_SIZE })
-      ).filter((c) => (c.body ?? '').startsWith(marker)),
-    );
+  const ours = markedItems(
+    client,
+    marker,
+    () => client.paginate(client.rest.issues.listComments, { ...issue, per_page: PAGE_SIZE }),
+    (c) => `Comment ${c.id} on pull request #${issue.issue_number}`,
+    sink,
+  );
 
   let existing = await ours();
   if (existing.length === 0) {
-    const created = await client.rest.issues.createComment({ ...issue, body });
+    const created = await client.rest.issues.createComment({
+      ...issue,
+      body,
+      // A POST whose answer was lost may have created the comment: look for it before posting again.
+      ...lookBeforeRetrying(async () => (await ours()).find((c) => c.body === body)),
+    });
     // Parallel jobs may have created theirs at the same moment: look again and keep one.
     existing = await ours();
     if (existing.length <= 1 || existing[0]?.id === created.data.id) {
-      await deleteDuplicates(client, issue, existing.slice(1), sink);
+      await deleteDuplicates(client, issue, created.data, existing.slice(1), sink);
       sink.info(`Created the report comment ${created.data.html_url}.`);
       return created.data.html_url;
     }
@@ -273,17 +345,20 @@ async function upsertComment(
     comment_id: keep.id,
     body,
   });
-  await deleteDuplicates(client, issue, duplicates, sink);
+  await deleteDuplicates(client, issue, keep, duplicates, sink);
   sink.info(`Updated the report comment ${updated.data.html_url}.`);
   return updated.data.html_url;
 }
 
+/** Deletes this account's newer comments with the same marker (a race, a lost answer), keeping the oldest. */
 async function deleteDuplicates(
   client: GitHubClient,
   issue: { owner: string; repo: string },
+  keep: Dated,
   duplicates: Dated[],
   sink: OutputSink,
 ): Promise<void> {
+  if (duplicates.length === 0) return;
   for (const duplicate of duplicates) {
     try {
       await client.rest.issues.deleteComment({
@@ -291,12 +366,16 @@ async function deleteDuplicates(
         repo: issue.repo,
         comment_id: duplicate.id,
       });
-      sink.info(`Deleted the duplicate report comment ${duplicate.id}.`);
     } catch (error) {
       // Another job deleting the same duplicate first is the expected race, not a failure.
       if (httpFailure(error)?.status !== 404) throw error;
     }
   }
+  const ids = duplicates.map((d) => d.id).join(', ');
+  sink.info(
+    `Found ${duplicates.length + 1} report comments of this token's account with the same marker: kept the ` +
+      `oldest, ${keep.id}, and deleted the newer ${duplicates.length === 1 ? 'one' : 'ones'}, ${ids}.`,
+  );
 }
 
 async function upsertNightlyIssue(
@@ -308,8 +387,10 @@ async function upsertNightlyIssue(
 ): Promise<string> {
   const marker = reportMarker('nightly', key);
   const body = withMarker(marker, comment);
-  const ours = async () =>
-    oldestFirst(
+  const ours = markedItems(
+    client,
+    marker,
+    async () =>
       (
         await client.paginate(client.rest.issues.listForRepo, {
           ...repo,
@@ -317,8 +398,10 @@ async function upsertNightlyIssue(
           state: 'open',
           per_page: PAGE_SIZE,
         })
-      ).filter((i) => i.pull_request === undefined && (i.body ?? '').startsWith(marker)),
-    );
+      ).filter((i) => i.pull_request === undefined),
+    (i) => `Issue #${i.number}`,
+    sink,
+  );
 
   let existing = await ours();
   if (existing.length === 0) {
@@ -331,6 +414,7 @@ async function upsertNightlyIssue(
       title,
       body,
       labels: [NIGHTLY_LABEL],
+      ...lookBeforeRetrying(async () => (await ours()).find((i) => i.body === body)),
     });
     existing = await ours();
     if (existing.length <= 1 || existing[0]?.number === created.data.number) {

@@ -39,7 +39,10 @@ export interface RecordedRequest {
   body: unknown;
   operationId: string | undefined;
   authorization: string | undefined;
+  /** The status sent; 0 when none was (a hang); for a lost answer, the one that would have been. */
   status: number;
+  /** The scripted fault this request met, if any. */
+  fault?: Fault['kind'];
 }
 
 export interface StoredUser {
@@ -68,11 +71,25 @@ export interface StoredIssue {
   headSha?: string;
   headLabel?: string;
   createdAt: string;
+  /** Who opened it; the stand-in's bot when not said. */
+  user?: StoredUser;
 }
 
-/** A scripted failure: the next `times` requests that match answer with this instead. */
+/**
+ * A scripted failure: the next `times` requests that match answer with this instead. Beside the
+ * error answers: `hang` never answers (the connection stays open), `stall` sends the status and
+ * headers and part of a body, then nothing, and `lost-answer` does what was asked (a comment is
+ * created) and then drops the connection without answering.
+ */
 export interface Fault {
-  kind: 'server-error' | 'integration-forbidden' | 'rate-limited' | 'secondary-rate-limit';
+  kind:
+    | 'server-error'
+    | 'integration-forbidden'
+    | 'rate-limited'
+    | 'secondary-rate-limit'
+    | 'hang'
+    | 'stall'
+    | 'lost-answer';
   times: number;
   method?: string;
   operationId?: string;
@@ -80,6 +97,16 @@ export interface Fault {
 }
 
 export const BOT_USER: StoredUser = { login: 'github-actions[bot]', id: 41898282, type: 'Bot' };
+
+export const FAULT_KINDS: readonly Fault['kind'][] = [
+  'server-error',
+  'integration-forbidden',
+  'rate-limited',
+  'secondary-rate-limit',
+  'hang',
+  'stall',
+  'lost-answer',
+];
 
 const require = createRequire(import.meta.url);
 const specPath = require.resolve('@octokit/openapi/generated/api.github.com.json');
@@ -326,6 +353,11 @@ export class GitHubServer {
   readonly faults: Fault[] = [];
   /** Tokens that may only read, as a fork PR's GITHUB_TOKEN. */
   readonly readOnlyTokens = new Set<string>();
+  /**
+   * Whom a token acts as; any other token is GITHUB_TOKEN's bot. GET /user answers a user's token,
+   * and refuses a bot's with 403, as GitHub refuses an app installation token.
+   */
+  readonly tokenUsers = new Map<string, StoredUser>();
   /** Repository permission by login, answered by the collaborator-permission route. */
   readonly permissions = new Map<string, 'admin' | 'write' | 'read' | 'none'>();
   pageSizeLimit = 100;
@@ -479,12 +511,21 @@ export class GitHubServer {
 
     this.beforeAnswer?.(record);
     const fault = this.takeFault(method, route.operation.operationId);
-    if (fault) {
-      const [status, headers, payload] = faultResponse(fault);
+    if (fault) record.fault = fault.kind;
+    if (fault?.kind === 'hang') return;
+    if (fault?.kind === 'stall') {
+      record.status = 200;
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+      res.write('[{"id": ');
+      return;
+    }
+    if (fault && fault.kind !== 'lost-answer') {
+      const [status, headers, payload] = faultResponse({ ...fault, kind: fault.kind });
       reply(status, payload, headers);
       return;
     }
     const token = authorization?.split(' ')[1] ?? '';
+    const user = this.tokenUsers.get(token) ?? BOT_USER;
     if (method !== 'GET' && this.readOnlyTokens.has(token)) {
       reply(403, {
         message: FORBIDDEN_MESSAGE,
@@ -501,7 +542,12 @@ export class GitHubServer {
       reply(501, { message });
       return;
     }
-    const [status, payload, headers] = handler(params, query, body as JsonObject);
+    const [status, payload, headers] = handler(params, query, body as JsonObject, user);
+    if (fault?.kind === 'lost-answer') {
+      record.status = status;
+      res.socket?.destroy();
+      return;
+    }
     reply(status, payload, headers);
   }
 
@@ -565,7 +611,7 @@ export class GitHubServer {
       labels: i.labels.map((name, k) => ({ id: k + 1, name, color: 'ededed', default: false })),
       url: `${this.baseUrl}/repos/${owner}/${repo}/issues/${i.number}`,
       html_url: `https://github.com/${owner}/${repo}/${kind}/${i.number}`,
-      user: BOT_USER as unknown as JsonObject,
+      user: { ...(i.user ?? BOT_USER) },
       created_at: i.createdAt,
       updated_at: i.createdAt,
       ...(i.isPullRequest
@@ -584,8 +630,18 @@ export class GitHubServer {
       params: Record<string, string>,
       query: Record<string, string>,
       body: JsonObject,
+      user: StoredUser,
     ) => [number, unknown, Record<string, string>?]
   > = {
+    'users/get-authenticated': (_p, _q, _body, user) => {
+      if (user.type === 'Bot') {
+        return [
+          403,
+          { message: FORBIDDEN_MESSAGE, documentation_url: 'https://docs.github.com/rest' },
+        ];
+      }
+      return [200, { login: user.login, id: user.id, type: user.type }];
+    },
     'issues/list-comments': (p, q) => {
       if (!this.issue(p['issue_number'])) return [404, { message: 'Not Found' }];
       const all = this.commentsOn(Number(p['issue_number'])).map((c) =>
@@ -595,9 +651,9 @@ export class GitHubServer {
       const [items, headers] = this.paginate(all, q, path);
       return [200, items, headers];
     },
-    'issues/create-comment': (p, _q, body) => {
+    'issues/create-comment': (p, _q, body, user) => {
       if (!this.issue(p['issue_number'])) return [404, { message: 'Not Found' }];
-      const comment = this.addComment(Number(p['issue_number']), String(body['body']));
+      const comment = this.addComment(Number(p['issue_number']), String(body['body']), user);
       return [201, this.commentJson(comment, p['owner']!, p['repo']!)];
     },
     'issues/update-comment': (p, _q, body) => {
@@ -630,7 +686,7 @@ export class GitHubServer {
       );
       return [200, items, headers];
     },
-    'issues/create': (p, _q, body) => {
+    'issues/create': (p, _q, body, user) => {
       const labels = ((body['labels'] as Json[] | undefined) ?? []).map((l) =>
         typeof l === 'string' ? l : String((l as JsonObject)['name']),
       );
@@ -643,6 +699,7 @@ export class GitHubServer {
         labels,
         isPullRequest: false,
         createdAt: this.tick(),
+        user,
       };
       this.issues.push(issue);
       return [201, this.issueJson(issue, p['owner']!, p['repo']!)];
@@ -695,7 +752,11 @@ export class GitHubServer {
   };
 }
 
-function faultResponse(fault: Fault): [number, Record<string, string>, unknown] {
+function faultResponse(
+  fault: Fault & {
+    kind: 'server-error' | 'integration-forbidden' | 'rate-limited' | 'secondary-rate-limit';
+  },
+): [number, Record<string, string>, unknown] {
   switch (fault.kind) {
     case 'server-error':
       return [500, {}, { message: 'Server Error' }];
