@@ -263,6 +263,10 @@ export interface Correctness {
    */
   timed_output_rel_l2?: number | null;
   /**
+   * error of the output of a fresh replay of the CUDA graph the variant was timed with
+   */
+  graph_replay_rel_l2?: number | null;
+  /**
    * largest difference between two runs on the same inputs (a race if > 0 for deterministic kernels)
    */
   repeat_max_diff?: number | null;

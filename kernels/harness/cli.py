@@ -79,9 +79,11 @@ class WorkerHandle:
         child.close()
 
     def what(self):
+        """(variant, phase) the worker last marked; after a lost CUDA context, (variant, phase, error)."""
         raw = bytes(self.current.value).decode(errors="replace") if self.proc else ""
-        variant, _, phase = raw.partition("\t")
-        return variant, phase
+        parts = raw.split("\t")
+        variant, phase = parts[0], parts[1] if len(parts) > 1 else ""
+        return (variant, phase, parts[2]) if len(parts) > 2 else (variant, phase)
 
     def request(self, msg, timeout_s):
         self.send(msg)
@@ -131,7 +133,10 @@ class WorkerHandle:
         return self.proc is not None and self.proc.is_alive()
 
 
-def exit_description(code):
+def exit_description(code, current=()):
+    if code == worker_module.EXIT_CONTEXT_LOST:
+        error = current[2] if len(current) > 2 else "a sticky CUDA error"
+        return f"the CUDA context was lost: {error}"
     if code is None:
         return "unknown exit status"
     if code < 0:
@@ -407,14 +412,21 @@ class Harness:
         if isinstance(e, PairedFatal):
             return f"the {e.arm} revision's worker failed: {e.error.get('message', '')}"
         arm = "head" if head.proc is None else "base"
-        culprit, phase = e.current
-        what = "hung" if isinstance(e, WorkerTimeout) else f"died ({exit_description(e.exitcode)})"
+        culprit, phase = e.current[0], e.current[1]
+        what = "hung" if isinstance(e, WorkerTimeout) else f"died ({exit_description(e.exitcode, e.current)})"
         return f"the {arm} revision's worker {what} during {phase or 'start-up'} of {culprit or 'its case'}"
 
     def run_case(self, handle, m, case, variants, timeout_s):
+        """Records by variant. The variants run together in one worker; when it dies, hangs or
+        loses its CUDA context, the variant it was running is not taken for the culprit (GPU
+        errors surface late, in whatever ran next): each variant not yet done then runs alone, in
+        a fresh worker, the suspect first. The one that fails alone is recorded; the others keep
+        what they did alone, and once the culprit is found the rest run together again."""
         records = {}
         pending = list(variants)
+        alone = None  # after a group failed: (what happened, to whom), while looking for the culprit
         while pending:
+            group = pending[:1] if alone else pending
             try:
                 if not (handle.is_alive() and handle.ready):
                     reply = handle.request({"op": "init"}, WORKER_START_TIMEOUT_S)
@@ -423,29 +435,35 @@ class Harness:
                             records[v] = {"status": "error", "error": reply["error"]}
                         return records
                     handle.ready = True
-                reply = handle.request({"op": "case", "params": case.params, "variants": pending, "seeds": list(range(self.args.seeds))}, timeout_s * len(pending))
-            except WorkerTimeout as e:
-                culprit, phase = e.current
-                hit = [v for v in culprit.split(",") if v in pending] or list(pending)
-                for v in hit:
-                    records[v] = {"status": "timeout", "reason": f"no answer within {timeout_s * len(pending):.0f} s ({timeout_s:.0f} s a variant, {len(pending)} variants), during {phase or 'start-up'} of {v}; the worker was killed and restarted"}
-                pending = [v for v in pending if v not in hit]
-                continue
-            except WorkerDied as e:
-                culprit, phase = e.current
-                hit = [v for v in culprit.split(",") if v in pending] or list(pending)
-                for v in hit:
-                    records[v] = {"status": "error", "error": {"kind": "crash", "message": f"the worker process died ({exit_description(e.exitcode)}) during {phase or 'start-up'} of {v}; it was restarted for the other cases"}}
-                pending = [v for v in pending if v not in hit]
+                reply = handle.request({"op": "case", "params": case.params, "variants": group, "seeds": list(range(self.args.seeds))}, timeout_s * len(group))
+            except (WorkerTimeout, WorkerDied) as e:
+                culprit, phase = e.current[0], e.current[1] or "start-up"
+                hung = isinstance(e, WorkerTimeout)
+                verb = "hung" if hung else f"died ({exit_description(e.exitcode, e.current)})"
+                if len(group) > 1:
+                    say(f"{m.name} {case.id}: the worker {verb} during {phase} of {culprit or 'the case'}; each variant now runs alone to find the culprit")
+                    suspects = [v for v in culprit.split(",") if v in pending]
+                    pending = suspects + [v for v in pending if v not in suspects]
+                    alone = f", run alone (with the case's other variants the worker had {verb} during {phase} of {culprit or 'the case'})"
+                    continue
+                v = group[0]
+                where = f"during {phase} of {v}{alone or ''}"
+                if hung:
+                    records[v] = {"status": "timeout", "reason": f"no answer within {timeout_s:.0f} s {where}; the worker was killed and restarted"}
+                else:
+                    kind = "cuda_context" if e.exitcode == worker_module.EXIT_CONTEXT_LOST else "crash"
+                    records[v] = {"status": "error", "error": {"kind": kind, "message": f"the worker process {verb} {where}; it was restarted for the other variants"}}
+                pending = pending[1:]
+                alone = None  # found: the others run together again
                 continue
             if reply["op"] == "fatal":
-                for v in pending:
+                for v in group:
                     records[v] = {"status": "error", "error": reply["error"]}
             else:
                 records.update(reply["records"])
                 for phase, seconds in reply["phase_s"].items():
                     self.stage_s[phase] = self.stage_s.get(phase, 0.0) + seconds
-            pending = []
+            pending = [v for v in pending if v not in group]
         return records
 
     def add_case(self, m, case, variant, rec):

@@ -11,6 +11,7 @@ interpreter); both build their inputs from the same seeds and warm up alternatel
 import math
 import time
 
+from .worker import refuse_zero_time
 from .stats import THROTTLED_BELOW, PairedStopRule, StopRule, drop_throttled, paired_summary, summarize
 
 ORDER = "ABBA"
@@ -234,4 +235,6 @@ class PairedCase:
                 med, lo, hi = paired_summary(ratios)
                 p.update(median_ratio=math.exp(med), ci_lo=math.exp(lo), ci_hi=math.exp(hi), confidence=CONFIDENCE, mdc_pct=100 * (math.exp(hi) - math.exp(lo)) / 2)
             rec["paired"] = p
+        for rec in head_recs.values():
+            refuse_zero_time(rec)
         return head_recs

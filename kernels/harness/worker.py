@@ -78,15 +78,16 @@ class Bench:
         self.__dict__.update(kw)
         self.outs, self.flush, self.samples = {}, None, {}
         self.graphs, self.batched, self.warmup_ms, self.last_res, self.host_ms, self.spin_ms = {}, {}, {}, {}, {}, {}
+        self.graph_out = {}
 
     def call(self, v, k):
         res = self.runners[v](self.sets[k], self.outs[v][k])
-        if k == 0:
-            self.last_res[v] = res
+        # The latest output of every input set: finish() checks each against its own oracle.
+        self.last_res[(v, k)] = res
         return res
 
     def release(self):
-        self.sets = self.outs = self.flush = self.graphs = self.last_res = self.ref0 = None
+        self.sets = self.outs = self.flush = self.graphs = self.last_res = self.ref0 = self.graph_out = None
 
 
 class Ctx:
@@ -113,9 +114,76 @@ class Ctx:
         raise NotBuilt(f"no library for {self.kernel}/{variant}: {self._builds_file} has no build record for it")
 
 
+# Exit status of a worker whose CUDA context was lost (an illegal memory access, a device-side
+# assert, a launch failure): every later CUDA call in the process would fail, innocent or not, so
+# the worker ends and the parent restarts it and finds the culprit (cli.Harness.run_case).
+EXIT_CONTEXT_LOST = 86
+# The shared `current` text: variant, phase and, after a lost context, the error (tab-separated).
+CURRENT = {"array": None}
+
+
+def context_lost():
+    """True when the process's CUDA context no longer works (a sticky error): a new allocation and
+    a device-wide synchronize fail. False on the CPU and after ordinary Python errors."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_available() or not torch.cuda.is_initialized():
+        return False
+    try:
+        torch.empty(1, device="cuda").add_(1)
+        torch.cuda.synchronize()
+        return False
+    except Exception:
+        return True
+
+
 def _error(kind, exc):
+    """The error record of an exception; a lost CUDA context ends the worker instead."""
+    if context_lost():
+        arr = CURRENT["array"]
+        if arr is not None:
+            variant, _, phase = bytes(arr.value).decode(errors="replace").partition("\t")
+            arr.value = f"{variant}\t{phase.partition(chr(9))[0]}\t{type(exc).__name__}: {exc}".encode()[:250]
+        print(f"[kernelgate worker] the CUDA context was lost ({type(exc).__name__}: {exc}); exiting", file=sys.stderr, flush=True)
+        os._exit(EXIT_CONTEXT_LOST)
     tail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-2000:]
     return {"kind": kind, "message": f"{type(exc).__name__}: {exc}"[:2000], "log_tail": tail}
+
+
+def fingerprint(inputs):
+    """{name: (bit sum, position-weighted bit sum)} of every tensor in an inputs dict: cheap on the
+    GPU (no copy), and any write that changes a value changes it (a swap of two values changes the
+    weighted sum unless they sit 251·k elements apart)."""
+    import torch
+
+    out = {}
+    for name, x in inputs.items():
+        if not isinstance(x, torch.Tensor):
+            continue
+        if x.layout != torch.strided:
+            # Sparse layouts (a BSR matrix): their values and index tensors, each on its own.
+            parts = {}
+            for part in ("values", "crow_indices", "col_indices", "ccol_indices", "row_indices", "indices"):
+                try:
+                    parts[f"{name}.{part}"] = getattr(x, part)()
+                except (AttributeError, RuntimeError, NotImplementedError):
+                    continue
+            out.update(fingerprint(parts))
+            continue
+        flat = x.detach().reshape(-1)
+        size = flat.element_size()
+        bits = flat.view({1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[size]) if flat.dtype != torch.bool else flat.view(torch.uint8)
+        total = int(bits.sum(dtype=torch.int64))
+        n = bits.numel() - bits.numel() % 251
+        weighted = 0
+        if n:
+            cols = bits[:n].view(-1, 251).sum(0, dtype=torch.int64)
+            weighted = int((cols * torch.arange(1, 252, device=cols.device, dtype=torch.int64)).sum())
+        out[name] = (total, weighted, int(bits[n:].sum(dtype=torch.int64)) if n < bits.numel() else 0)
+    return out
+
+
+def changed_inputs(before, after):
+    return sorted({k.split(".")[0] for k in before if after.get(k) != before[k]})
 
 
 def _sync(torch, device):
@@ -186,14 +254,23 @@ class Worker:
             ref = self.module.oracle(inputs, params)
             if ref0 is None:
                 ref0 = ref
+            before = fingerprint(inputs)
             for v, run in list(runners.items()):
                 if records[v].get("status") == "error":
                     continue
                 self.mark(v, f"verify seed {seed}")
                 try:
-                    checks[v].append(self.check_once(run, inputs, params, ref, idx, seed, first=seed == seeds[0]))
+                    check = self.check_once(run, inputs, params, ref, idx, seed, first=seed == seeds[0])
                 except Exception as e:
                     records[v].update(status="error", error=_error("verify", e))
+                    check = None
+                written = changed_inputs(before, fingerprint(inputs))
+                if check is not None:
+                    check["inputs_written"] = written
+                    checks[v].append(check)
+                if written:
+                    # The next variant gets the inputs as they were made, not as this one left them.
+                    inputs = self.module.make_inputs(dict(params), seed, self.device)
             del inputs
         tol = self.tolerance(params)
         for v in runners:
@@ -247,7 +324,11 @@ class Worker:
         diff = (res1.float() - res2.float()).abs()[both]
         repeat = None if moved_nonfinite else (float(diff.max()) if diff.numel() else 0.0)
         rel, mx = self.error_vs(res1, ref, idx)
+        late = False
+        if self.device == "cuda" and (n_unwritten or n_nan or rel is None or rel > self.tolerance(params)["rel_l2"]):
+            late = self.right_only_after_device_sync(run, inputs, params, ref, idx)
         return {
+            "late_work": late,
             "seed": seed,
             "rel_l2": rel,
             "max_abs": mx,
@@ -260,6 +341,23 @@ class Worker:
             "drain_ms": drain_ms,
             "event_ms": event_ms,
         }
+
+    def right_only_after_device_sync(self, run, inputs, params, ref, idx):
+        """A wrong output that is right once the whole device is synchronised: the variant left
+        work on another stream (named as such however short it is; the drain probe's floor only
+        sees long work)."""
+        torch = self.torch
+        tol = self.tolerance(params)["rel_l2"]
+        out = self.module.output_like(inputs, params)
+        out.fill_(math.nan)
+        torch.cuda.synchronize()
+        res = run(inputs, out)
+        torch.cuda.current_stream().synchronize()
+        early = res.clone()
+        torch.cuda.synchronize()
+        rel_early, _ = self.error_vs(early, ref, idx)
+        rel_late, _ = self.error_vs(res, ref, idx)
+        return (rel_early is None or rel_early > tol) and rel_late is not None and rel_late <= tol
 
     def drain_probe(self, fn):
         """(result, ms the device stayed busy after the timed stream's end event, ms between the events)."""
@@ -302,9 +400,13 @@ class Worker:
                 problems.append(f"seed {s}: rel_l2 {c['rel_l2']:.3e} > tolerance {tol_rel:.1e}")
             if tol_abs is not None and c["max_abs"] is not None and c["max_abs"] > tol_abs:
                 problems.append(f"seed {s}: max_abs {c['max_abs']:.3e} > tolerance {tol_abs:.1e}")
-            if c["moved_nonfinite"]:
+            if c.get("inputs_written"):
+                problems.append(f"seed {s}: wrote into its input{'s' if len(c['inputs_written']) > 1 else ''} {', '.join(c['inputs_written'])} (inputs are read-only: the variants after it, and its own next run, would see other data)")
+            elif c.get("late_work"):
+                problems.append(f"seed {s}: the output is wrong when the timed stream is done and right only after a device-wide synchronize: work was left on another stream, which the timing does not see")
+            elif c["moved_nonfinite"]:
                 problems.append(f"seed {s}: {c['moved_nonfinite']} elements finite in one run and not in the other on the same inputs (a race, or a read of memory nothing wrote)")
-            elif c["repeat"]:
+            elif c["repeat"] and not c.get("inputs_written"):
                 problems.append(f"seed {s}: result moved between two runs on the same inputs, max diff {c['repeat']:.3e} (a race, or a read of memory nothing wrote)")
         worst = lambda key: None if any(c[key] is None for c in checks) else max(c[key] for c in checks)  # noqa: E731
         repeats = [c["repeat"] for c in checks]
@@ -362,7 +464,9 @@ class Worker:
         # Graph replays run n launches back to back on warm caches: one L2 flush per replay would
         # leave n-1 of them warm anyway, so those cases are called warm and not flushed at all.
         cold = cuda and not use_graph and work["bytes"] < L2_FLUSH_BELOW * self.l2_bytes
-        n_sets = min(MAX_INPUT_SETS, max(1, int(INPUT_SET_BUDGET_BYTES // max(work["bytes"], 1)))) if cold else 1
+        # Several input sets, rotated sample by sample, for cold cases (and on the CPU, where it
+        # costs nothing): finish() checks the timed output of every one of them.
+        n_sets = min(MAX_INPUT_SETS, max(1, int(INPUT_SET_BUDGET_BYTES // max(work["bytes"], 1)))) if cold or not cuda else 1
         seeds = self.opt["seeds"]
         sets = [self.module.make_inputs(dict(params), seeds[0] if i == 0 else 1_000_003 + i, self.device) for i in range(n_sets)]
         b = Bench(params=params, names=names, runners=runners, records=records, ref0=ref0, idx=idx, work=work, cold=cold, use_graph=use_graph, n_sets=n_sets, sets=sets)
@@ -374,7 +478,8 @@ class Worker:
             for v in names:
                 self.mark(v, "graph capture")
                 try:
-                    b.graphs[v] = (self.capture(lambda v=v: b.call(v, 0), n), n)
+                    graph, b.graph_out[v] = self.capture(lambda v=v: b.call(v, 0), n)
+                    b.graphs[v] = (graph, n)
                 except Exception as e:
                     # Not capturable (e.g. a host sync inside): n calls back to back between one
                     # event pair. That includes the host's launch cost, but amortised over n calls
@@ -491,21 +596,53 @@ class Worker:
         return {v: {"method": self.method(b, v), "warmup_ms": b.warmup_ms.get(v, 0.0), "l2_flush": bool(b.cold), "input_sets": b.n_sets} for v in b.names}
 
     def finish(self, b):
-        """Re-checks the timed runs' output against the oracle of the first seed; frees the case."""
+        """Checks what was timed against the oracle, then frees the case: the latest output of every
+        timed input set (each against its own oracle: a variant that returns what it computed for
+        the first inputs passes set 0 only), and a fresh replay of each CUDA graph (what a graph
+        replays was captured once and never verified: a variant can do less while captured)."""
         if self.device == "cuda":
             self.torch.cuda.synchronize()
         tol = self.tolerance(b.params)
+        refs = {0: b.ref0}
         for v in b.names:
             rec = b.records[v]
-            if rec.get("status") != "ok" or v not in b.last_res:
+            if rec.get("status") != "ok":
                 continue
-            rel, _ = self.error_vs(b.last_res[v], b.ref0, b.idx)
-            rec["correctness"]["timed_output_rel_l2"] = rel
-            if rel is None or rel > tol["rel_l2"]:
+            self.mark(v, "check of the timed output")
+            problem = None
+            if v in b.graphs:
+                out = b.graph_out[v]
+                out.fill_(math.nan)
+                b.graphs[v][0].replay()
+                self.torch.cuda.synchronize()
+                rel, _ = self.error_vs(out, b.ref0, b.idx)
+                rec["correctness"]["graph_replay_rel_l2"] = rel
+                if rel is None or rel > tol["rel_l2"]:
+                    shown = "NaN/Inf" if rel is None else f"rel_l2 {rel:.3e}"
+                    problem = f"the CUDA graph's replay gives a wrong output ({shown} > tolerance {tol['rel_l2']:.1e}) although the same calls run directly passed: the work captured in the graph is not the work verified (does the variant skip work while being captured?)"
+            worst = None
+            for k in range(b.n_sets):
+                if (v, k) not in b.last_res:
+                    continue
+                if k not in refs:
+                    refs[k] = self.module.oracle(b.sets[k], b.params)
+                rel, _ = self.error_vs(b.last_res[(v, k)], refs[k], b.idx)
+                if k == 0:
+                    rec["correctness"]["timed_output_rel_l2"] = rel
+                bad = rel is None or rel > tol["rel_l2"]
+                if bad and (worst is None or k == 0):
+                    worst = (k, rel)
+            if worst is not None and problem is None:
+                k, rel = worst
                 shown = "NaN/Inf" if rel is None else f"rel_l2 {rel:.3e}"
+                if k == 0:
+                    problem = f"the output of the timed runs is wrong ({shown} > tolerance {tol['rel_l2']:.1e}) although the verification runs passed: a race under repetition?"
+                else:
+                    problem = f"the output of the timed runs on input set {k} is wrong ({shown} > tolerance {tol['rel_l2']:.1e}) while set 0 is right: a stale result (an answer computed for other inputs returned again?)"
+            if problem:
                 rec["status"] = "fail"
                 rec["correctness"]["status"] = "FAIL"
-                rec["correctness"]["message"] = f"the output of the timed runs is wrong ({shown} > tolerance {tol['rel_l2']:.1e}) although the verification runs passed: a race under repetition?"
+                rec["correctness"]["message"] = problem
         b.release()
 
     def bench(self, params, records, runners, ref0, idx):
@@ -529,6 +666,7 @@ class Worker:
                 timing["sm_clock_mhz"] = clk
                 timing["power_w"] = pw
             records[v]["timing"] = timing
+            refuse_zero_time(records[v])
         self.finish(b)
 
     def warmup_seconds(self):
@@ -586,9 +724,9 @@ class Worker:
         g = torch.cuda.CUDAGraph()
         with torch.cuda.graph(g):
             for _ in range(n):
-                fn()
+                res = fn()
         torch.cuda.synchronize()
-        return g
+        return g, res
 
     # -- one case ------------------------------------------------------------------------------
 
@@ -659,6 +797,15 @@ class Worker:
         raise ValueError(f"unknown paired op {op!r}")
 
 
+def refuse_zero_time(rec):
+    """A median of 0 ms is no measurement: no throughput follows from it, and the above-peak check
+    could not run. The case is an error that says why."""
+    t = rec.get("timing")
+    if t and rec.get("status") == "ok" and not t.get("median_ms", 0) > 0:
+        rec["status"] = "error"
+        rec["error"] = {"kind": "zero_time", "message": f"timed at {t.get('median_ms', 0):g} ms (median of {t.get('n_samples', 0)} samples): the events around the call saw no work on the timed stream (the work ran elsewhere, or none was done); no throughput follows and the above-peak check cannot run"}
+
+
 def fail_untimed(records, error):
     for rec in records.values():
         if rec.get("status") == "ok" and "timing" not in rec:
@@ -682,6 +829,7 @@ def main(conn, current, manifest, options):
     sys.stdout = sys.stderr
     if options.get("import_root"):
         import_root(manifest["module"], options["import_root"])
+    CURRENT["array"] = current
     worker = None
     while True:
         msg = conn.recv()

@@ -111,7 +111,7 @@ def test_a_hung_variant_times_out_and_the_others_are_written(run_harness):
     r = run_harness("--variants", "good,hang", "--no-timing", "--seeds", "1", "--timeout-per-case", "3", kernels=FIXTURE_KERNELS)
     hung = r.case("hang", N100)
     assert hung["status"] == "timeout"
-    assert hung["reason"] == "no answer within 6 s (3 s a variant, 2 variants), during verify seed 0 of hang; the worker was killed and restarted"
+    assert hung["reason"] == "no answer within 3 s during verify seed 0 of hang, run alone (with the case's other variants the worker had hung during verify seed 0 of hang); the worker was killed and restarted"
     assert r.case("good", N100)["status"] == "ok"
     assert r.case("good", N64)["status"] == "ok"
 
@@ -120,7 +120,7 @@ def test_a_crashing_variant_fails_its_case_only(run_harness):
     r = run_harness("--variants", "good,crash", "--no-timing", "--seeds", "1", kernels=FIXTURE_KERNELS)
     crashed = r.case("crash", N64)
     assert crashed["status"] == "error" and crashed["error"]["kind"] == "crash"
-    assert crashed["error"]["message"] == "the worker process died (exit code 3) during verify seed 0 of crash; it was restarted for the other cases"
+    assert crashed["error"]["message"] == "the worker process died (exit code 3) during verify seed 0 of crash, run alone (with the case's other variants the worker had died (exit code 3) during verify seed 0 of crash); it was restarted for the other variants"
     assert r.case("good", N64)["status"] == "ok" and r.case("good", N100)["status"] == "ok"
     info = next(v for v in r.doc["kernels"][0]["variants"] if v["name"] == "crash")
     assert info == {"name": "crash", "role": "candidate", "status": "error", "reason": f"{N64}: {crashed['error']['message']}"}
@@ -230,3 +230,95 @@ def test_a_kernel_module_that_does_not_import_errors_its_cases(run_harness, tmp_
     c = r.case("a", "n=1")
     assert c["status"] == "error" and c["error"]["kind"] == "worker"
     assert c["error"]["message"] == "ModuleNotFoundError: No module named 'no_such_module_here'"
+
+
+def test_a_crash_that_surfaces_in_another_variant_is_pinned_on_its_cause(run_harness):
+    """`poison` leaves the process broken and `good` is what crashes next (as a GPU error surfaces
+    in whatever runs after the kernel that caused it): run alone, `good` passes and `poison`
+    crashes, so `poison` is blamed and `good` keeps its result."""
+    r = run_harness("--variants", "good,poison", "--no-timing", "--seeds", "2", "--case-params", "n=64", kernels=FIXTURE_KERNELS)
+    assert r.case("good", N64)["status"] == "ok"
+    bad = r.case("poison", N64)
+    assert bad["status"] == "error" and bad["error"]["kind"] == "crash"
+    assert bad["error"]["message"] == "the worker process died (exit code 3) during verify seed 1 of poison, run alone (with the case's other variants the worker had died (exit code 3) during verify seed 1 of good); it was restarted for the other variants"
+    assert "faulty dtype=fp32,n=64: the worker died (exit code 3) during verify seed 1 of good; each variant now runs alone to find the culprit" in r.stdout
+
+
+def test_a_variant_that_writes_into_its_inputs_is_named_and_the_next_one_is_spared(checked_more):
+    bad = checked_more("writes_input", N64)
+    assert bad["status"] == "fail"
+    assert bad["correctness"]["message"].startswith("seed 0: wrote into its input x (inputs are read-only: the variants after it, and its own next run, would see other data)")
+    assert "a race" not in bad["correctness"]["message"]
+    # `good` runs after it on the same seed's inputs, and passes.
+    assert checked_more("good", N64)["status"] == "ok"
+
+
+def test_a_fault_that_shows_on_the_third_seed_only_needs_three_seeds(checked_more):
+    bad = checked_more("third_seed", N64)
+    assert bad["status"] == "fail"
+    assert "seed 2: rel_l2" in bad["correctness"]["message"]
+    assert "seed 0" not in bad["correctness"]["message"] and "seed 1" not in bad["correctness"]["message"]
+
+
+def test_a_stale_result_for_later_input_sets_fails_the_timed_check(run_harness):
+    r = run_harness("--variants", "good,stale", "--case-params", "n=64", "--seeds", "3", "--time-cap-s", "0.2", "--min-samples", "3", kernels=FIXTURE_KERNELS)
+    assert r.case("good", N64)["status"] == "ok"
+    bad = r.case("stale", N64)
+    assert bad["status"] == "fail"
+    assert re.fullmatch(r"the output of the timed runs on input set [123] is wrong \(rel_l2 \S+ > tolerance 1\.0e-05\) while set 0 is right: a stale result \(an answer computed for other inputs returned again\?\)", bad["correctness"]["message"]), bad["correctness"]["message"]
+
+
+@pytest.fixture(scope="module")
+def checked_more(tmp_path_factory):
+    """Verification of the input writer (with `good` after it) and the third-seed fault, 3 seeds."""
+    out = tmp_path_factory.mktemp("faults-more") / "results.json"
+    cmd = [sys.executable, "-m", "kernels.harness", "--kernels", FIXTURE_KERNELS, "--out", str(out), "--variants", "writes_input,good,third_seed", "--no-timing", "--device", "cpu", "--seeds", "3"]
+    proc = subprocess.run(cmd, cwd=REPO, env=harness_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    import json
+
+    with open(out) as f:
+        doc = json.load(f)
+    return lambda variant, case_id: next(c for c in doc["cases"] if c["variant"] == variant and c["case"] == case_id)
+
+
+def test_a_median_of_zero_ms_is_an_error_not_a_result():
+    from kernels.harness.worker import refuse_zero_time
+
+    rec = {"status": "ok", "timing": {"median_ms": 0.0, "n_samples": 12}}
+    refuse_zero_time(rec)
+    assert rec["status"] == "error" and rec["error"]["kind"] == "zero_time"
+    assert rec["error"]["message"] == "timed at 0 ms (median of 12 samples): the events around the call saw no work on the timed stream (the work ran elsewhere, or none was done); no throughput follows and the above-peak check cannot run"
+    fine = {"status": "ok", "timing": {"median_ms": 0.004, "n_samples": 12}}
+    refuse_zero_time(fine)
+    assert fine["status"] == "ok" and "error" not in fine
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_GPU, reason="CUDA graphs exist only on a CUDA device")
+def test_a_graph_that_skips_work_while_captured_fails_its_replay_check(run_harness):
+    r = run_harness("--variants", "good,capture_cheat", "--case-params", "n=64", "--seeds", "1", "--time-cap-s", "0.2", "--device", "cuda", kernels=FIXTURE_KERNELS)
+    assert r.case("good", N64)["status"] == "ok"
+    bad = r.case("capture_cheat", N64)
+    assert bad["status"] == "fail"
+    assert bad["correctness"]["message"].startswith("the CUDA graph's replay gives a wrong output (rel_l2 1.000e+00 > tolerance 1.0e-05) although the same calls run directly passed")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_GPU, reason="work launched on another stream is only visible on a CUDA device")
+def test_short_work_left_on_another_stream_is_named(run_harness):
+    r = run_harness("--variants", "good,late_short", "--case-params", "n=64", "--no-timing", "--seeds", "1", "--device", "cuda", kernels=FIXTURE_KERNELS)
+    assert r.case("good", N64)["status"] == "ok"
+    bad = r.case("late_short", N64)
+    assert bad["status"] == "fail"
+    assert "right only after a device-wide synchronize: work was left on another stream" in bad["correctness"]["message"]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_GPU, reason="a device-side assert needs a CUDA device")
+def test_a_lost_cuda_context_is_pinned_on_its_cause_and_spares_the_rest(run_harness):
+    r = run_harness("--variants", "good,device_assert", "--no-timing", "--seeds", "1", "--device", "cuda", kernels=FIXTURE_KERNELS)
+    bad = r.case("device_assert", N100)
+    assert bad["status"] == "error" and bad["error"]["kind"] == "cuda_context"
+    assert bad["error"]["message"].startswith("the worker process died (the CUDA context was lost: ")
+    assert r.case("good", N100)["status"] == "ok" and r.case("good", N64)["status"] == "ok"
