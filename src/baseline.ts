@@ -1,5 +1,7 @@
 // The baseline store: results of trusted runs (push to main, schedule), kept per branch and GPU SKU,
-// with history for trend charts. PR runs only read it, so fork PRs need no write access.
+// with history for trend charts. PR runs only read it, so fork PRs need no write access. Two
+// stores sit behind one interface: a directory of full results files (this file; the command
+// line's default) and a git data branch of compact records (src/history/branch-store.ts).
 import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadResults } from './results.js';
@@ -18,14 +20,50 @@ export interface StoredBaseline {
   path: string;
 }
 
+/** A value now (the directory store) or later (the data-branch store, which runs git). */
+export type Awaitable<T> = T | Promise<T>;
+
+/** What the judge knew about a run when it is stored; a store keeps what it has room for. */
+export interface SaveContext {
+  /** the event that triggered the run: push, schedule, workflow_dispatch */
+  event?: string;
+  /** the gate's verdict on this run */
+  verdict?: 'pass' | 'fail';
+  /** per case ("kernel/variant/case"): its performance verdict against its own baseline */
+  verdicts?: Record<string, string>;
+  /** where the full results (raw samples included) are kept: the run's page and artifact */
+  artifact?: string;
+  /** per kernel: the variant its candidates are measured against (kernel.yml speed_reference) */
+  references?: Record<string, string>;
+  /** confidence of the median intervals a compact record keeps (compare.confidence) */
+  confidence?: number;
+}
+
 export interface BaselineStore {
+  /** The newest stored run of the branch on the SKU; undefined when there is none. */
+  latest(key: BaselineKey): Awaitable<StoredBaseline | undefined>;
+  /** Stores a trusted run; returns where it was stored. */
+  save(key: BaselineKey, results: KernelgateResults, context?: SaveContext): Awaitable<string>;
+  /** Up to `limit` stored runs, newest first. */
+  history(key: BaselineKey, limit: number): Awaitable<StoredBaseline[]>;
+}
+
+/**
+ * A store that could not read or write: the message says what and why. The run is judged as if
+ * nothing were stored (a failed read) or is left out of the store (a failed write); its verdict
+ * does not change.
+ */
+export class StoreError extends Error {}
+
+/** The directory store answers at once. */
+export interface DirectoryBaselineStore extends BaselineStore {
   latest(key: BaselineKey): StoredBaseline | undefined;
-  save(key: BaselineKey, results: KernelgateResults): string;
+  save(key: BaselineKey, results: KernelgateResults, context?: SaveContext): string;
   history(key: BaselineKey, limit: number): StoredBaseline[];
 }
 
 /** Branch and SKU become folder names; anything outside a safe set is replaced, never trusted. */
-function safeSegment(value: string, field: string): string {
+export function safeSegment(value: string, field: string): string {
   const cleaned = value.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^\.+/, '_');
   if (cleaned === '' || cleaned === '_') {
     throw new Error(`baseline store: ${field} ${JSON.stringify(value)} is not usable as a name`);
@@ -38,7 +76,7 @@ function safeSegment(value: string, field: string): string {
  * Writes go to a temporary name and are renamed into place, so a reader never sees half a file and
  * concurrent writers (matrix jobs) each add their own file instead of clobbering one `latest.json`.
  */
-export function fileBaselineStore(root: string): BaselineStore {
+export function fileBaselineStore(root: string): DirectoryBaselineStore {
   const dirOf = (key: BaselineKey) =>
     join(root, safeSegment(key.branch, 'branch'), safeSegment(key.sku, 'GPU SKU'));
 

@@ -5,7 +5,15 @@
 import type { Config } from './config.js';
 import { formatRatioPct, formatSci } from './markdown.js';
 import type { CaseResult, Environment, KernelgateResults, Paired } from './results-types.js';
-import { bootstrapMedian, bootstrapRatioOfMedians, hashString, median, spread } from './stats.js';
+import type { SummaryTiming } from './history/record.js';
+import {
+  bootstrapMedian,
+  bootstrapRatioOfMedians,
+  hashString,
+  median,
+  normalQuantile,
+  spread,
+} from './stats.js';
 
 export const PERF_VERDICTS = [
   'SLOWER',
@@ -320,6 +328,16 @@ function judgePerf(
       baselineMedianMs,
     };
   }
+  const summary = baseline.timing as SummaryTiming;
+  if (
+    base.length === 0 &&
+    summary.median_ci_lo_ms !== undefined &&
+    summary.median_ci_hi_ms !== undefined &&
+    cur.length >= MIN_SAMPLES_FOR_VERDICT &&
+    (baseline.timing.n_samples ?? 0) >= MIN_SAMPLES_FOR_VERDICT
+  ) {
+    return judgeAgainstSummary(key, cur, summary, thresholdPct, config);
+  }
   if (cur.length < MIN_SAMPLES_FOR_VERDICT || base.length < MIN_SAMPLES_FOR_VERDICT) {
     const medianMs = cur.length ? spread(cur).medianMs : current.timing.median_ms;
     return {
@@ -341,6 +359,45 @@ function judgePerf(
     ciHi: ci.hi,
     confidence: ci.confidence,
     baselineMedianMs,
+  };
+}
+
+/**
+ * A baseline with no samples (a record of the history's data branch keeps each median's interval,
+ * not the samples): the interval of the ratio of medians from the two medians' own intervals,
+ * combined on the log scale as independent normal errors (each half-width over its z-score, added
+ * in quadrature), at compare.confidence. The current run's interval is its bootstrap one.
+ */
+function judgeAgainstSummary(
+  key: string,
+  cur: readonly number[],
+  base: SummaryTiming,
+  thresholdPct: number,
+  config: Config,
+): PerfJudgement {
+  const confidence = config.compare.confidence;
+  const own = bootstrapMedian(cur, {
+    confidence,
+    resamples: config.compare.resamples,
+    seed: (config.compare.seed ^ hashString(key)) >>> 0,
+  });
+  const z = normalQuantile(1 - (1 - confidence) / 2);
+  const zBase = normalQuantile(1 - (1 - (base.median_ci_confidence ?? confidence)) / 2);
+  const lo = base.median_ci_lo_ms ?? base.median_ms;
+  const hi = base.median_ci_hi_ms ?? base.median_ms;
+  const seOwn = (Math.log(own.hi) - Math.log(own.lo)) / 2 / z;
+  const seBase = lo > 0 && hi > 0 ? (Math.log(hi) - Math.log(lo)) / 2 / zBase : 0;
+  const halfWidth = z * Math.sqrt(seOwn * seOwn + seBase * seBase);
+  const ratio = own.median / base.median_ms;
+  const ciLo = ratio * Math.exp(-halfWidth);
+  const ciHi = ratio * Math.exp(halfWidth);
+  return {
+    perf: verdictOf(ciLo, ciHi, thresholdPct),
+    ratio,
+    ciLo,
+    ciHi,
+    confidence,
+    baselineMedianMs: base.median_ms,
   };
 }
 
@@ -627,6 +684,12 @@ export function compare(
     );
   } else if (state === 'compared' && baseline) {
     notes.push(...environmentNotes(results.environment, baseline.environment));
+    if (baseline.cases.some((c) => (c.timing as SummaryTiming | undefined)?.median_ci_lo_ms)) {
+      notes.push(
+        'The baseline is a record of the history (medians and their intervals, no samples): ' +
+          "cases not judged by pairs are judged from the two medians' intervals.",
+      );
+    }
   } else if (judgedByPairs) {
     notes.push(
       `No stored baseline was given: the ${pairedCases.length} case(s) timed against the base revision in this job are judged by their pairs, the others are NEW.`,

@@ -2,7 +2,13 @@
 // A/B); measure (doctor → build → harness); pick the stored baseline the mode calls for. Trusted
 // runs are stored as the branch's newest baseline only after the gate has judged them.
 import { existsSync } from 'node:fs';
-import { explicitBaseline, type BaselineStore, type StoredBaseline } from './baseline.js';
+import {
+  explicitBaseline,
+  type BaselineStore,
+  type SaveContext,
+  type StoredBaseline,
+  StoreError,
+} from './baseline.js';
 import { materialiseBase } from './base-revision.js';
 import { measure, type MeasureDeps, type MeasureOptions } from './measure.js';
 import type { KernelgateResults } from './results-types.js';
@@ -70,7 +76,7 @@ export async function fullRun(options: FullRunOptions, deps: MeasureDeps): Promi
         'No branch is known for this run, so no stored baseline was looked up: every case is NEW.',
       );
     } else {
-      baseline = options.store.latest({ branch, sku });
+      baseline = await options.store.latest({ branch, sku });
       if (baseline === undefined) {
         notes.push(
           `No stored baseline for branch ${branch} on ${sku}: every case is NEW. ` +
@@ -101,10 +107,15 @@ export async function fullRun(options: FullRunOptions, deps: MeasureDeps): Promi
 /** `always` stores a run whatever the gate said; otherwise a baseline means "known good". */
 export type StorePolicy = 'passing' | 'always';
 
+const NOT_STORED_FAILING =
+  'Not stored as a baseline: the gate failed, and a baseline is what later pull requests are ' +
+  'compared with. Set save-baseline: always to store failing runs too.';
+
 /**
  * Stores a trusted run as its branch's newest baseline once the gate has judged it: a run whose
  * gate failed is kept out unless the policy says `always` (a baseline is what the next pull
- * request is compared with, so it must be known good).
+ * request is compared with, so it must be known good). For a store that answers at once (the
+ * directory store); storeRun() takes any store.
  */
 export function storeBaseline(
   run: FullRun,
@@ -113,13 +124,37 @@ export function storeBaseline(
 ): { saved?: string; note?: string } {
   const pending = run.pendingBaseline;
   if (pending === undefined) return {};
-  if (gate === 'fail' && policy !== 'always') {
-    return {
-      note:
-        'Not stored as a baseline: the gate failed, and a baseline is what later pull requests are ' +
-        'compared with. Set save-baseline: always to store failing runs too.',
-    };
-  }
+  if (gate === 'fail' && policy !== 'always') return { note: NOT_STORED_FAILING };
   const saved = pending.store.save({ branch: pending.branch, sku: pending.sku }, run.results);
+  if (typeof saved !== 'string') {
+    throw new Error('storeBaseline: this store answers later (a data branch): use storeRun');
+  }
   return { saved };
+}
+
+/**
+ * storeBaseline() for any store, with what the judge knew about the run (the gate's verdict, per
+ * case verdicts, the run's page). A store that cannot write (StoreError: the data branch
+ * unreachable, the push refused) leaves a note, never a different verdict.
+ */
+export async function storeRun(
+  run: FullRun,
+  gate: 'pass' | 'fail',
+  policy: StorePolicy,
+  context: SaveContext = {},
+): Promise<{ saved?: string; note?: string }> {
+  const pending = run.pendingBaseline;
+  if (pending === undefined) return {};
+  if (gate === 'fail' && policy !== 'always') return { note: NOT_STORED_FAILING };
+  try {
+    const saved = await pending.store.save(
+      { branch: pending.branch, sku: pending.sku },
+      run.results,
+      { verdict: gate, ...context },
+    );
+    return { saved };
+  } catch (error) {
+    if (error instanceof StoreError) return { note: error.message };
+    throw error;
+  }
 }

@@ -92,10 +92,10 @@ describe('full run', () => {
         'compared with. Set save-baseline: always to store failing runs too.',
     });
     const key = { branch: 'main', sku: push.pendingBaseline!.sku };
-    expect(options({}).store.latest(key)).toBeUndefined();
+    expect(await options({}).store.latest(key)).toBeUndefined();
     const stored = storeBaseline(push, 'fail', 'always');
     expect(stored.saved).toMatch(/baselines\/main\/[^/]+\/.*\.json$/);
-    expect(options({}).store.latest(key)?.path).toBe(stored.saved);
+    expect((await options({}).store.latest(key))?.path).toBe(stored.saved);
   });
 
   it('a pull request with a base commit that cannot be checked out is judged against the stored baseline', async () => {

@@ -1,0 +1,154 @@
+// The compact history record: what it keeps of a recorded run, how it is checked when read, and
+// that judging against it agrees with judging against the full results it came from.
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import {
+  buildRecord,
+  HISTORY_FORMAT,
+  medianInterval,
+  parseRecord,
+  recordCases,
+  RecordError,
+  recordToResults,
+  serializeRecord,
+} from '../src/history/record.js';
+import { judge } from '../src/judge.js';
+import { loadResults } from '../src/results.js';
+import { normalQuantile } from '../src/stats.js';
+
+const PUSH = loadResults('test/fixtures/recorded/push/results.json');
+const OPTIONS = { branch: 'main', sku: 'H200', kernelgateVersion: '0.1.0' };
+
+describe('history record', () => {
+  it('keeps a summary of each case of a recorded run', () => {
+    const record = buildRecord(PUSH, { ...OPTIONS, event: 'push', artifact: 'https://x/runs/9' });
+    expect(record.format).toBe(HISTORY_FORMAT);
+    expect(record.run).toMatchObject({
+      id: 'push',
+      commit: '32956534032614607e856690d964c35cf5bd5f6e',
+      branch: 'main',
+      event: 'push',
+      sku: 'H200',
+      gpu: 'NVIDIA H200',
+      driver: '580.159.04',
+      cuda: '13.0',
+      kernelgate: '0.1.0',
+      harness: 'kernelgate-harness 0.1.0',
+      artifact: 'https://x/runs/9',
+      interval_confidence: 0.99,
+    });
+    expect(record.references).toEqual({
+      gemm: 'cublas',
+      attention: 'sdpa_flash',
+      bsr_gemm: 'cublas_dense',
+    });
+    expect(record.cases).toHaveLength(217);
+    const fa2 = recordCases(record).find(
+      (c) =>
+        c.variant === 'triton_fa2' && c.case === 'dtype=fp16,B=16,H=96,S=4096,D=128,causal=false',
+    );
+    // median 30.584656… ms of 34 samples; the 99 % interval is the 10th and 25th smallest
+    // (29.1788 and 30.9343 ms), kept as 4.6 % below and 1.1 % above.
+    expect(fa2).toMatchObject({
+      status: 'ok',
+      method: 'events, interleaved',
+      stop: 'time_cap',
+      median_ms: 30.585,
+      lo_pct: 4.6,
+      hi_pct: 1.1,
+      n: 34,
+      sm_mhz: 1695,
+      power_w: 688,
+      throttled: 0,
+      correct: 'PASS',
+      rel_l2: 0.000284,
+      tol_rel_l2: 0.002,
+    });
+    expect(fa2?.ref_ratio).toBeCloseTo(30.585 / 41.492, 4);
+    expect(fa2?.tflops).toBeCloseTo(431.39, 1);
+    // Launch counts are not kept: only the method's kind decides comparability.
+    expect(new Set(recordCases(record).map((c) => c.method))).toEqual(
+      new Set(['events, interleaved', 'events, graph(N launches)+l2flush, interleaved', undefined]),
+    );
+  });
+
+  it('is one line a case and reads back to the same record', () => {
+    const record = buildRecord(PUSH, OPTIONS);
+    const text = serializeRecord(record);
+    expect(text.split('\n')).toHaveLength(217 + 3);
+    expect(parseRecord(text)).toEqual(record);
+    expect(serializeRecord(buildRecord(PUSH, OPTIONS))).toBe(text);
+  });
+
+  it('says what is wrong with a file that is not a usable record', () => {
+    const good = JSON.parse(serializeRecord(buildRecord(PUSH, OPTIONS)));
+    const problem = (text: string) => {
+      try {
+        parseRecord(text);
+        return 'parsed';
+      } catch (error) {
+        expect(error).toBeInstanceOf(RecordError);
+        return `${(error as RecordError).kind}: ${(error as Error).message}`;
+      }
+    };
+    expect(problem('{"format":"kernelgate/hist')).toMatch(/^corrupt: not valid JSON \(/);
+    expect(problem('[1,2]')).toBe('foreign: not a JSON object');
+    expect(problem('{"entries":{}}')).toBe(
+      'foreign: not a kernelgate history record (format null, expected kernelgate/history@1)',
+    );
+    expect(problem(JSON.stringify({ ...good, format: 'kernelgate/history@3' }))).toBe(
+      'newer: format kernelgate/history@3 is newer than this kernelgate reads (kernelgate/history@1): not used; update kernelgate to read it',
+    );
+    const shortRow = { ...good, cases: [...good.cases.slice(0, 3), ['gemm', 'cublas']] };
+    expect(problem(JSON.stringify(shortRow))).toBe('corrupt: cases[3] does not match fields');
+    const noRun = { ...good, run: { ...good.run, sku: 3 } };
+    expect(problem(JSON.stringify(noRun))).toBe('corrupt: run.sku is not a string');
+  });
+
+  it('judging against a record agrees with judging against the full results it came from', () => {
+    const config = loadConfig('.');
+    const count = (current: string, base: string) => {
+      const baseline = loadResults(`test/fixtures/recorded/${base}/results.json`);
+      const results = loadResults(`test/fixtures/recorded/${current}/results.json`);
+      const record = parseRecord(serializeRecord(buildRecord(baseline, OPTIONS)));
+      const pick = (v: ReturnType<typeof judge>['verdict']) => ({
+        verdict: v.verdict,
+        slower: v.counts.slower,
+        faster: v.counts.faster,
+        failed: v.counts.failed,
+        drift: v.counts.drift,
+      });
+      const full = judge(results, baseline, config, 'pr');
+      const summary = judge(results, recordToResults(record), config, 'pr');
+      return { full: pick(full.verdict), summary: pick(summary.verdict) };
+    };
+    // The planted slowdown: 26 SLOWER either way; the planted wrong result: 26 failed either way;
+    // the nightly of the same code: nothing slower or faster either way.
+    const slowed = count('slowed', 'main-1355');
+    expect(slowed.summary).toEqual(slowed.full);
+    expect(slowed.summary.slower).toBe(26);
+    const broken = count('broken', 'main-1355');
+    expect(broken.summary).toEqual(broken.full);
+    expect(broken.summary.failed).toBe(26);
+    const nightly = count('nightly', 'main-1355');
+    expect(nightly.summary).toEqual(nightly.full);
+    expect(nightly.summary.slower + nightly.summary.faster).toBe(0);
+  });
+
+  it('the median interval covers at least the confidence asked for', () => {
+    const ranks = (n: number, confidence: number) => {
+      const samples = Array.from({ length: n }, (_, i) => i + 1);
+      const { lo, hi } = medianInterval(samples, confidence);
+      return [lo, hi];
+    };
+    // Tables of the order-statistic interval of the median: n = 26 at 99 % is [x7, x20], at 95 %
+    // [x8, x19]; n = 10 at 95 % is [x2, x9]; n = 5 has none at 99 %: the whole range.
+    expect(ranks(26, 0.99)).toEqual([7, 20]);
+    expect(ranks(26, 0.95)).toEqual([8, 19]);
+    expect(ranks(10, 0.95)).toEqual([2, 9]);
+    expect(ranks(5, 0.99)).toEqual([1, 5]);
+    expect(normalQuantile(0.975)).toBeCloseTo(1.959964, 6);
+    expect(normalQuantile(0.995)).toBeCloseTo(2.575829, 6);
+    expect(normalQuantile(0.001)).toBeCloseTo(-3.090232, 6);
+  });
+});
