@@ -5,6 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { fileBaselineStore } from './baseline.js';
+import { exportCommand } from './history/export.js';
 import { buildKernels } from './build.js';
 import { calibrate, calibrationYaml, writeCalibration } from './calibrate.js';
 import { describeDoctor, runDoctor } from './doctor.js';
@@ -52,6 +53,7 @@ commands:
   doctor   check the GPU, driver, CUDA runtime and toolkit, libraries; say what to fix
   build    build the CUDA variants and check what was built against each kernel.yml
   calibrate  from A/A runs (same code, same GPU), the per-case noise for compare.noise_pct
+  export   write a results file as Bencher (BMF) or github-action-benchmark JSON
 
 kernelgate report [--results FILE] [--baseline FILE] [--config DIR_OR_FILE]
                   [--kind pr|nightly] [--out FILE]
@@ -81,6 +83,12 @@ kernelgate calibrate RUN.json RUN.json [...] [--margin 2] [--floor-pct 3]
   prints a compare.noise_pct block for kernelgate.yml: each case whose median moved more than
   --floor-pct between the runs gets margin × its spread; --write FILE replaces the per-case
   entries of FILE's compare.noise_pct instead (kernel- and variant-wide entries are kept)
+
+kernelgate export --results FILE --format bmf|gab-smaller|gab-bigger [--out FILE]
+                  [--confidence 0.99] [--prefix NAME]
+  bmf: Bencher Metric Format (latency in ns with the median's interval, throughput in FLOP/s);
+  gab-smaller / gab-bigger: github-action-benchmark's customSmallerIsBetter (ms) and
+  customBiggerIsBetter (TFLOP/s, GB/s for copies) JSON; one benchmark per timed, correct case
 
 exit status: 0 the gate passed, 1 the gate failed, 2 bad usage or bad input
 `;
@@ -341,6 +349,7 @@ export const COMMANDS: Record<string, Command> = {
   doctor,
   build,
   calibrate: calibrateCommand,
+  export: exportCommand,
 };
 
 class UsageError extends Error {}

@@ -1,0 +1,207 @@
+// Exports of a results document to the dashboards teams already run: Bencher Metric Format (BMF)
+// JSON, and github-action-benchmark's customSmallerIsBetter / customBiggerIsBetter JSON.
+//
+// One benchmark per timed case, named kernel/variant/case. Cases that were not timed, or whose
+// result was wrong, are left out: a time of a wrong result is not a number to track.
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { CaseResult, KernelgateResults } from '../results-types.js';
+import { InputError, loadResults } from '../results.js';
+import { medianInterval } from './record.js';
+
+export const EXPORT_FORMATS = ['bmf', 'gab-smaller', 'gab-bigger'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+export interface ExportOptions {
+  /** confidence of the median's interval (latency's lower and upper values, gab's range) */
+  confidence?: number;
+  /** put before every name, e.g. the GPU SKU when one dashboard holds several */
+  prefix?: string;
+}
+
+/** BMF: benchmark → measure → { value, lower_value?, upper_value? } (https://bencher.dev/bmf.json). */
+export type Bmf = Record<
+  string,
+  Record<string, { value: number; lower_value?: number; upper_value?: number }>
+>;
+
+/** github-action-benchmark's entry of a custom tool (src/extract.ts, BenchmarkResult). */
+export interface GabEntry {
+  name: string;
+  value: number;
+  unit: string;
+  range?: string;
+  extra?: string;
+}
+
+type Timed = CaseResult & { timing: NonNullable<CaseResult['timing']> };
+
+function timedCases(results: KernelgateResults): Timed[] {
+  return results.cases.filter(
+    (c): c is Timed =>
+      c.status === 'ok' &&
+      c.timing !== undefined &&
+      c.timing.median_ms > 0 &&
+      c.correctness?.status !== 'FAIL',
+  );
+}
+
+const nameOf = (c: CaseResult, prefix: string | undefined) =>
+  `${prefix ? `${prefix}/` : ''}${c.kernel}/${c.variant}/${c.case}`;
+
+/** The median's interval in ms: from the samples when there are two or more, else the median. */
+function interval(c: Timed, confidence: number): { lo: number; hi: number } {
+  const samples = c.timing.samples_ms;
+  if (samples.length < 2) return { lo: c.timing.median_ms, hi: c.timing.median_ms };
+  return medianInterval(samples, confidence);
+}
+
+/** A number to `digits` significant digits, so exports do not carry float noise. */
+const sig = (value: number, digits = 6) => Number(value.toPrecision(digits));
+
+/**
+ * Bencher Metric Format: `latency` (Bencher's built-in measure, nanoseconds) is the median with its
+ * interval as lower and upper values; `throughput` (built-in, operations per second, here
+ * floating-point operations) is the work over the median, its bounds the work over the interval's
+ * ends, for cases that do floating-point work.
+ */
+export function toBmf(results: KernelgateResults, options: ExportOptions = {}): Bmf {
+  const confidence = options.confidence ?? 0.99;
+  const out: Bmf = {};
+  for (const c of timedCases(results)) {
+    const { lo, hi } = interval(c, confidence);
+    const m = c.timing.median_ms;
+    const measures: Bmf[string] = {
+      latency: { value: sig(m * 1e6), lower_value: sig(lo * 1e6), upper_value: sig(hi * 1e6) },
+    };
+    const flops = c.work?.flops ?? 0;
+    if (flops > 0) {
+      measures['throughput'] = {
+        value: sig(flops / (m / 1e3)),
+        lower_value: sig(flops / (hi / 1e3)),
+        upper_value: sig(flops / (lo / 1e3)),
+      };
+    }
+    out[nameOf(c, options.prefix)] = measures;
+  }
+  return out;
+}
+
+function extra(c: Timed, results: KernelgateResults, lo: number, hi: number, confidence: number) {
+  const gpu = results.environment.gpu;
+  return [
+    `${c.timing.n_samples} samples, median ${sig(c.timing.median_ms)} ms, ${Math.round(confidence * 100)} % interval ${sig(lo)} … ${sig(hi)} ms`,
+    `method: ${c.timing.method}`,
+    `GPU: ${gpu.sku ?? gpu.name}${results.run.git_sha ? `, commit ${results.run.git_sha.slice(0, 12)}` : ''}`,
+  ].join('\n');
+}
+
+/**
+ * github-action-benchmark, customSmallerIsBetter: the median in ms, `range` the larger distance
+ * from the median to an end of its interval ("± x"), the rest in `extra`.
+ */
+export function toGabSmaller(results: KernelgateResults, options: ExportOptions = {}): GabEntry[] {
+  const confidence = options.confidence ?? 0.99;
+  return timedCases(results).map((c) => {
+    const { lo, hi } = interval(c, confidence);
+    const m = c.timing.median_ms;
+    return {
+      name: nameOf(c, options.prefix),
+      value: sig(m),
+      unit: 'ms',
+      range: `± ${sig(Math.max(m - lo, hi - m), 3)}`,
+      extra: extra(c, results, lo, hi, confidence),
+    };
+  });
+}
+
+/**
+ * github-action-benchmark, customBiggerIsBetter: TFLOP/s for cases that do floating-point work,
+ * GB/s for the others that move memory (a copy); `range` from the median's interval.
+ */
+export function toGabBigger(results: KernelgateResults, options: ExportOptions = {}): GabEntry[] {
+  const confidence = options.confidence ?? 0.99;
+  const out: GabEntry[] = [];
+  for (const c of timedCases(results)) {
+    const { lo, hi } = interval(c, confidence);
+    const m = c.timing.median_ms;
+    const flops = c.work?.flops ?? 0;
+    const bytes = c.work?.bytes ?? 0;
+    const [amount, scale, unit] =
+      flops > 0 ? [flops, 1e9, 'TFLOP/s'] : bytes > 0 ? [bytes, 1e6, 'GB/s'] : [0, 0, ''];
+    if (amount === 0) continue;
+    const rate = (ms: number) => amount / (ms * scale);
+    const value = rate(m);
+    out.push({
+      name: nameOf(c, options.prefix),
+      value: sig(value),
+      unit,
+      range: `± ${sig(Math.max(rate(lo) - value, value - rate(hi)), 3)}`,
+      extra: extra(c, results, lo, hi, confidence),
+    });
+  }
+  return out;
+}
+
+export function exportResults(
+  results: KernelgateResults,
+  format: ExportFormat,
+  options: ExportOptions = {},
+): Bmf | GabEntry[] {
+  switch (format) {
+    case 'bmf':
+      return toBmf(results, options);
+    case 'gab-smaller':
+      return toGabSmaller(results, options);
+    case 'gab-bigger':
+      return toGabBigger(results, options);
+  }
+}
+
+/** `kernelgate export`: writes a results document in one of the formats (standard output or --out). */
+export async function exportCommand(
+  args: string[],
+  io: { stdout: (text: string) => void; stderr: (text: string) => void; cwd: string },
+): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      results: { type: 'string' },
+      format: { type: 'string' },
+      out: { type: 'string' },
+      confidence: { type: 'string', default: '0.99' },
+      prefix: { type: 'string' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (values.results === undefined) throw new InputError('export needs --results FILE');
+  const format = values.format as ExportFormat;
+  if (!(EXPORT_FORMATS as readonly string[]).includes(format)) {
+    throw new InputError(
+      `--format must be one of ${EXPORT_FORMATS.join(', ')} (got ${JSON.stringify(values.format ?? null)})`,
+    );
+  }
+  const confidence = Number(values.confidence);
+  if (!(confidence > 0 && confidence < 1)) {
+    throw new InputError(`--confidence must be between 0 and 1 (got ${values.confidence})`);
+  }
+  const results = loadResults(resolve(io.cwd, values.results));
+  const exported = exportResults(results, format, {
+    confidence,
+    ...(values.prefix !== undefined ? { prefix: values.prefix } : {}),
+  });
+  const count = Array.isArray(exported) ? exported.length : Object.keys(exported).length;
+  if (count === 0) {
+    throw new InputError(`${values.results}: no timed case with a correct result to export`);
+  }
+  const text = `${JSON.stringify(exported, null, 2)}\n`;
+  if (values.out !== undefined) {
+    writeFileSync(resolve(io.cwd, values.out), text);
+    io.stderr(`${values.out}: ${count} benchmarks (${format})\n`);
+  } else {
+    io.stdout(text);
+  }
+  return 0;
+}
