@@ -291,8 +291,13 @@ export function createGitHubClient(options: ClientOptions): GitHubClient {
     for (let attempt = 1; ; attempt++) {
       try {
         return await attemptWithin(
-          async (signal) =>
-            request({ ...requestOptions, request: { ...requestOptions.request, signal } }),
+          async (signal) => {
+            // The hooks inside this one were bound to this very object and ignore what is passed
+            // to request(): the signal must go onto it (a new `request` object, never the shared
+            // defaults, which would hand an aborted signal to later requests).
+            requestOptions.request = { ...requestOptions.request, signal };
+            return request(requestOptions);
+          },
           what,
           timeoutMs,
           budget,

@@ -143,6 +143,8 @@ describe('deadlines', () => {
     );
     expect(Date.now() - started).toBeLessThan(3000);
     expect(server.requests.map((r) => r.fault)).toEqual(['hang', 'hang', 'hang', 'hang']);
+    // Abandoned, not left open: a connection kept would keep the step's process alive.
+    await expect.poll(() => server.unanswered.size, { timeout: 1000 }).toBe(0);
     expect(logs).toEqual([
       `GitHub did not answer ${LIST} within 0.15 s ('request-timeout'); retrying in 1000 ms (attempt 2 of 4).`,
       `GitHub did not answer ${LIST} within 0.15 s ('request-timeout'); retrying in 2000 ms (attempt 3 of 4).`,
@@ -158,6 +160,7 @@ describe('deadlines', () => {
       couldNotWrite(`GitHub did not answer ${LIST} within 0.15 s ('request-timeout')`),
     );
     expect(server.requests.map((r) => r.fault)).toEqual(['stall', 'stall', 'stall', 'stall']);
+    await expect.poll(() => server.unanswered.size, { timeout: 1000 }).toBe(0);
     expect(server.comments).toEqual([]);
   });
 

@@ -361,6 +361,8 @@ export class GitHubServer {
   /** Repository permission by login, answered by the collaborator-permission route. */
   readonly permissions = new Map<string, 'admin' | 'write' | 'read' | 'none'>();
   pageSizeLimit = 100;
+  /** Hanging and stalled requests whose connection the client has not closed yet. */
+  readonly unanswered = new Set<RecordedRequest>();
   /** Runs after a request is validated and before it is answered: a test's parallel job. */
   beforeAnswer: ((request: RecordedRequest) => void) | undefined;
 
@@ -512,6 +514,10 @@ export class GitHubServer {
     this.beforeAnswer?.(record);
     const fault = this.takeFault(method, route.operation.operationId);
     if (fault) record.fault = fault.kind;
+    if (fault?.kind === 'hang' || fault?.kind === 'stall') {
+      this.unanswered.add(record);
+      res.on('close', () => this.unanswered.delete(record));
+    }
     if (fault?.kind === 'hang') return;
     if (fault?.kind === 'stall') {
       record.status = 200;
