@@ -226,6 +226,24 @@ export function branchStore(options: BranchStoreOptions): BranchStore {
       const chunk = 500;
       for (let i = 0; i < paths.length; i += chunk) {
         const part = paths.slice(i, i + chunk);
+        // The blobs in one request (a checkout alone would fetch them one by one); what this
+        // leaves missing, the checkout fetches itself.
+        const oids = (await gitOk(['ls-tree', tip, '--', ...part]))
+          .split('\n')
+          .map((line) => line.split(/\s+/)[2])
+          .filter((oid): oid is string => oid !== undefined && /^[0-9a-f]{40,64}$/.test(oid));
+        await git([
+          '-c',
+          'fetch.negotiationAlgorithm=noop',
+          'fetch',
+          '--quiet',
+          '--no-tags',
+          '--no-write-fetch-head',
+          '--recurse-submodules=no',
+          '--filter=blob:none',
+          REMOTE,
+          ...oids,
+        ]);
         const result = await git(['--work-tree', tree, 'checkout', tip, '--', ...part], env);
         if (result.exitCode !== 0) {
           throw new StoreError(`${prefix}: cannot read records of ${where}: ${gitReason(result)}`);

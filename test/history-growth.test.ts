@@ -1,0 +1,27 @@
+// Growth, measured in CI (issue 18): a simulated year of history (365 nightlies + 1,000 pushes on
+// two SKUs, 2,730 records from the recorded 217-case push run) on a real git repository packs to
+// at most 25 MB, and a fresh reader gets the newest baseline and a 30-run window in under a second.
+import { rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { simulateYear } from '../scripts/lib/history-year.js';
+
+describe('history growth', () => {
+  it('a simulated year packs under 25 MB and reads in under a second', async () => {
+    const figures = await simulateYear({
+      results: 'test/fixtures/recorded/push/results.json',
+      nightlies: 365,
+      pushes: 1000,
+    });
+    rmSync(dirname(figures.remote), { recursive: true, force: true });
+    console.log(JSON.stringify(figures, null, 2));
+    expect(figures.records).toBe(2730);
+    expect(figures.warnings).toEqual([]);
+    expect(figures.window_records).toBe(30);
+    expect(figures.packed_mb).toBeLessThanOrEqual(25);
+    const read = Object.entries(figures.times_ms).find(([name]) =>
+      name.startsWith('newest baseline + 30-run'),
+    );
+    expect(read?.[1]).toBeLessThan(1000);
+  }, 300_000);
+});
