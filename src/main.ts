@@ -9,7 +9,14 @@ import { fileBaselineStore } from './baseline.js';
 import { loadConfig, type Config } from './config.js';
 import type { GateResult } from './gate.js';
 import { judge } from './judge.js';
-import { createGitHubClient, type GitHubClient } from './github.js';
+import {
+  createGitHubClient,
+  DEFAULT_PUBLISH_BUDGET_MS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  describeGitHubError,
+  TimeBudget,
+  type GitHubClient,
+} from './github.js';
 import {
   checkCommentKey,
   COUNT_NAMES,
@@ -61,6 +68,19 @@ export interface ActionInputs {
   approvalLabel: string;
   prNumber: number | undefined;
   trustOnly: boolean;
+  /** Each GitHub request's deadline, connecting included ('request-timeout', seconds). */
+  requestTimeoutMs: number;
+  /** All of publishing: finding the PR, the comment or issue, retries and waits ('publish-timeout'). */
+  publishTimeoutMs: number;
+  /** true: a publishing failure fails the step; false (default): a warning, the verdict decides. */
+  failOnPublishError: boolean;
+}
+
+/** The deadlines a client is made with. */
+export interface ClientLimits {
+  requestTimeoutMs: number;
+  /** Started when publishing starts; the trust check before it has only per-request deadlines. */
+  budget: TimeBudget;
 }
 
 /** The parts of @actions/core the action uses; tests pass their own. */
@@ -76,7 +96,7 @@ export interface ActionCore {
 export interface RunDeps {
   core: ActionCore;
   env: Record<string, string | undefined>;
-  createClient(token: string): GitHubClient;
+  createClient(token: string, limits: ClientLimits): GitHubClient;
   fs: PublishDeps['fs'];
   /** doctor → build → harness on this runner, when no results input is given */
   measure(options: FullRunOptions): Promise<FullRun>;
@@ -102,10 +122,12 @@ export function defaultDeps(): RunDeps {
         await actionsCore.summary.addRaw(markdown, true).write();
       },
     },
-    createClient: (token) =>
+    createClient: (token, limits) =>
       createGitHubClient({
         token,
         apiUrl: env['GITHUB_API_URL'],
+        requestTimeoutMs: limits.requestTimeoutMs,
+        budget: limits.budget,
         sleep: (ms) => new Promise((done) => setTimeout(done, ms)),
         nowMs: () => Date.now(),
         log: (message) => actionsCore.info(message),
@@ -160,6 +182,16 @@ export function readInputs(getInput: (name: string) => string): ActionInputs {
   if (!(MODES as readonly string[]).includes(mode)) {
     throw new Error(`Input 'mode' must be one of ${MODES.join(', ')}; got '${mode}'.`);
   }
+  const secondsInput = (name: string, fallbackMs: number): number => {
+    const value = text(name);
+    if (value === undefined) return fallbackMs;
+    if (!/^\d+(\.\d+)?$/.test(value) || Number(value) <= 0) {
+      throw new Error(
+        `Input '${name}' must be a number of seconds greater than 0, got '${value}'.`,
+      );
+    }
+    return Math.round(Number(value) * 1000);
+  };
   const prText = text('pr-number');
   if (prText !== undefined && !/^[1-9]\d{0,9}$/.test(prText)) {
     throw new Error(
@@ -183,6 +215,9 @@ export function readInputs(getInput: (name: string) => string): ActionInputs {
     approvalLabel: text('approval-label') ?? DEFAULT_APPROVAL_LABEL,
     prNumber: prText === undefined ? undefined : Number(prText),
     trustOnly,
+    requestTimeoutMs: secondsInput('request-timeout', DEFAULT_REQUEST_TIMEOUT_MS),
+    publishTimeoutMs: secondsInput('publish-timeout', DEFAULT_PUBLISH_BUDGET_MS),
+    failOnPublishError: bool('fail-on-publish-error', false),
   };
 }
 
@@ -479,15 +514,45 @@ export function pairedBaseOf(
   };
 }
 
-export function failureMessage(outcome: PipelineOutcome): string | undefined {
+/**
+ * The step's failure message, or undefined when it passes: the gate's verdict decides. A publishing
+ * failure (GitHub down, rate limited past the budget, no answer) fails the step only with
+ * 'fail-on-publish-error: true'; otherwise publishWarning() says what happened.
+ */
+export function failureMessage(
+  outcome: PipelineOutcome,
+  failOnPublishError = false,
+): string | undefined {
   const lines: string[] = [];
   if (outcome.gate.verdict === 'fail') {
     const n = outcome.gate.reasons.length;
     lines.push(`kernelgate: the gate failed (${n} ${n === 1 ? 'reason' : 'reasons'}):`);
     lines.push(...outcome.gate.reasons.map((reason) => `- ${reason}`));
   }
-  if (outcome.publishError) lines.push(outcome.publishError.message);
+  if (outcome.publishError && failOnPublishError) lines.push(outcome.publishError.message);
   return lines.length > 0 ? lines.join('\n') : undefined;
+}
+
+/** The warning for a publishing failure that does not fail the step. */
+export function publishWarning(
+  outcome: PipelineOutcome,
+  failOnPublishError = false,
+): string | undefined {
+  if (!outcome.publishError || failOnPublishError) return undefined;
+  return (
+    `${outcome.publishError.message} This step's status is the gate's verdict (${outcome.gate.verdict}); ` +
+    `set 'fail-on-publish-error: true' to fail it when publishing fails.`
+  );
+}
+
+/** The commit this run may execute: a pull request's head as the event names it, else GITHUB_SHA. */
+export function approvedSha(
+  event: EventContext,
+  env: Record<string, string | undefined>,
+): string | undefined {
+  const head = field(event.payload, 'pull_request', 'head', 'sha');
+  if (typeof head === 'string' && /^[0-9a-f]{40}$/.test(head)) return head;
+  return env['GITHUB_SHA'] || undefined;
 }
 
 export async function run(deps: RunDeps = defaultDeps()): Promise<void> {
@@ -495,7 +560,11 @@ export async function run(deps: RunDeps = defaultDeps()): Promise<void> {
   try {
     const inputs = readInputs(core.getInput);
     const event = readEvent(env);
-    const client = inputs.token ? deps.createClient(inputs.token) : undefined;
+    // One budget for all of publishing, started once the verdict is known (below).
+    const budget = new TimeBudget(inputs.publishTimeoutMs, () => Date.now());
+    const client = inputs.token
+      ? deps.createClient(inputs.token, { requestTimeoutMs: inputs.requestTimeoutMs, budget })
+      : undefined;
 
     const trust = await checkTrust(event, inputs.approvalLabel, {
       client,
@@ -509,6 +578,7 @@ export async function run(deps: RunDeps = defaultDeps()): Promise<void> {
     }
     core.info(`Trusted: ${trust.reason}`);
     core.setOutput('trusted', 'true');
+    core.setOutput('approved-sha', approvedSha(event, env) ?? '');
     if (inputs.trustOnly) return;
 
     const config = loadConfigInput(inWorkspace(env, inputs.config));
@@ -535,13 +605,38 @@ export async function run(deps: RunDeps = defaultDeps()): Promise<void> {
         }
       }
     }
-    const prNumber = mode === 'pr' ? await resolvePullRequest(inputs, event, client) : undefined;
+    budget.start();
+    let prNumber: number | undefined;
+    let lookupError: Error | undefined;
+    if (mode === 'pr') {
+      try {
+        prNumber = await resolvePullRequest(inputs, event, client);
+      } catch (error) {
+        const reportPath = join(inWorkspace(env, inputs.reportDir), 'report.md');
+        lookupError = new Error(
+          `Could not find the pull request to comment on: ${describeGitHubError(error).replace(/\.$/, '')}. ` +
+            `The report is in the job summary and ${reportPath}.`,
+          { cause: error },
+        );
+      }
+    }
     const context = runContext(env, event, prNumber);
     const judgeStartMs = Date.now();
-    const outcome = await pipeline(
-      { results, baseline, config, mode, prNumber, repository: event.repository, inputs, context },
+    const published = await pipeline(
+      {
+        results,
+        baseline,
+        config,
+        mode,
+        prNumber,
+        repository: event.repository,
+        // Without the pull request there is nothing to comment on: files, summary and outputs only.
+        inputs: lookupError ? { ...inputs, comment: false } : inputs,
+        context,
+      },
       { ...deps, client },
     );
+    const outcome = { ...published, publishError: published.publishError ?? lookupError };
     core.info(
       `kernelgate: judged and published in ${((Date.now() - judgeStartMs) / 1000).toFixed(2)} s`,
     );
@@ -556,7 +651,9 @@ export async function run(deps: RunDeps = defaultDeps()): Promise<void> {
       if (stored.saved) core.info(`Stored as the newest baseline: ${stored.saved}`);
       if (stored.note) core.warning(stored.note);
     }
-    const failure = failureMessage(outcome);
+    const warning = publishWarning(outcome, inputs.failOnPublishError);
+    if (warning !== undefined) core.warning(warning);
+    const failure = failureMessage(outcome, inputs.failOnPublishError);
     if (failure !== undefined) core.setFailed(failure);
   } catch (error) {
     core.setFailed(error instanceof Error ? error.message : String(error));

@@ -252,7 +252,8 @@ describe('the bundled action', { timeout: 60_000 }, () => {
     });
     expect(result.code, result.stdout).toBe(0);
     expect(result.stdout).toContain(
-      'GitHub answered 500 to POST /repos/{owner}/{repo}/issues/{issue_number}/comments; retrying in 1000 ms (attempt 2 of 4).',
+      'GitHub answered 500 to POST /repos/{owner}/{repo}/issues/{issue_number}/comments (listed again: it created ' +
+        'nothing); retrying in 1000 ms (attempt 2 of 4).',
     );
     expect(server.calls('issues/create-comment').map((r) => r.status)).toEqual([500, 201]);
     expect(server.commentsOn(41)).toHaveLength(1);
@@ -355,6 +356,143 @@ describe('the bundled action', { timeout: 60_000 }, () => {
   });
 });
 
+describe('a bad day at GitHub: the verdict decides the exit status', { timeout: 60_000 }, () => {
+  const PR_EVENT = event('pull_request.same-repo.opened.json');
+  // The recorded A/A results have gate warnings of their own (AMBIGUOUS cases): only these count.
+  const publishing = (result: ActionRun): string[] =>
+    annotations(result.stdout, 'warning').filter((w) => w.startsWith('Could not'));
+  const reportOf = (result: ActionRun): string =>
+    join(result.workspace, '.kernelgate', 'report', 'report.md');
+  const advice = (verdict: string): string =>
+    ` This step's status is the gate's verdict (${verdict}); set 'fail-on-publish-error: true' to fail it when publishing fails.`;
+
+  test('an API that accepts the connection and never answers: the step ends within its budget, on the verdict', async () => {
+    server.faults.push({ kind: 'hang', times: 1000 });
+    const started = Date.now();
+    const result = await action({
+      eventName: 'pull_request',
+      eventFile: PR_EVENT,
+      inputs: {
+        results: PASSING,
+        baseline: BASELINE,
+        'request-timeout': '0.2',
+        'publish-timeout': '2',
+      },
+    });
+    const elapsedMs = Date.now() - started;
+    expect(result.code, result.stdout).toBe(0);
+    expect(elapsedMs).toBeLessThan(2000 + 5000); // the budget, plus starting node and judging
+    expect(annotations(result.stdout, 'error')).toEqual([]);
+    expect(publishing(result)).toEqual([
+      `Could not write the report comment on pull request #41: GitHub did not answer GET ` +
+        `/repos/acme/kernels/issues/41/comments?per_page=100 within 0.2 s ('request-timeout'); the next attempt, ` +
+        `in 2000 ms, would start after the end of the publishing budget of 2 s ('publish-timeout'). The report is ` +
+        `in the job summary and ${reportOf(result)}.` +
+        advice('pass'),
+    ]);
+    expect(result.summary).toContain('## kernelgate: ✅ pass');
+    expect(readFileSync(reportOf(result), 'utf8')).toContain('## kernelgate: ✅ pass');
+    expect(result.outputs).toMatchObject({ verdict: 'pass', 'comment-url': '' });
+    expect(server.requests.map((r) => r.fault)).toEqual(['hang', 'hang']);
+  });
+
+  test('a persistent 5xx: exit status = verdict (pass), the report in the summary, no comment', async () => {
+    server.faults.push({ kind: 'server-error', times: 4, operationId: 'issues/create-comment' });
+    const result = await action({
+      eventName: 'pull_request',
+      eventFile: PR_EVENT,
+      inputs: { results: PASSING, baseline: BASELINE },
+    });
+    expect(result.code, result.stdout).toBe(0);
+    expect(publishing(result)).toEqual([
+      `Could not write the report comment on pull request #41: GitHub answered 500: Server Error. The report is ` +
+        `in the job summary and ${reportOf(result)}.` +
+        advice('pass'),
+    ]);
+    expect(result.summary).toContain('## kernelgate: ✅ pass');
+    expect(server.calls('issues/create-comment').map((r) => r.status)).toEqual([
+      500, 500, 500, 500,
+    ]);
+    expect(server.comments).toEqual([]);
+  });
+
+  test('a persistent 5xx with a failing verdict: the step fails for the gate, not for GitHub', async () => {
+    server.faults.push({ kind: 'server-error', times: 4, operationId: 'issues/list-comments' });
+    const result = await action({
+      eventName: 'pull_request',
+      eventFile: PR_EVENT,
+      inputs: { results: DRIFT, baseline: BASELINE },
+    });
+    expect(result.code).toBe(1);
+    expect(annotations(result.stdout, 'error')).toEqual([
+      `kernelgate: the gate failed (1 reason):\n- ${DRIFT_REASON}`,
+    ]);
+    expect(publishing(result)).toContain(
+      `Could not write the report comment on pull request #41: GitHub answered 500: Server Error. The report is ` +
+        `in the job summary and ${reportOf(result)}.` +
+        advice('fail'),
+    );
+  });
+
+  test('fail-on-publish-error: true makes a publishing failure fail the step', async () => {
+    server.faults.push({ kind: 'hang', times: 1000 });
+    const result = await action({
+      eventName: 'pull_request',
+      eventFile: PR_EVENT,
+      inputs: {
+        results: PASSING,
+        baseline: BASELINE,
+        'request-timeout': '0.2',
+        'publish-timeout': '0.5',
+        'fail-on-publish-error': 'true',
+      },
+    });
+    expect(result.code).toBe(1);
+    expect(annotations(result.stdout, 'error')).toEqual([
+      `Could not write the report comment on pull request #41: GitHub did not answer GET ` +
+        `/repos/acme/kernels/issues/41/comments?per_page=100 within 0.2 s ('request-timeout'); the next attempt, ` +
+        `in 1000 ms, would start after the end of the publishing budget of 0.5 s ('publish-timeout'). The report ` +
+        `is in the job summary and ${reportOf(result)}.`,
+    ]);
+    expect(publishing(result)).toEqual([]);
+    expect(result.outputs).toMatchObject({ verdict: 'pass', 'comment-url': '' });
+  });
+
+  test('a comment POST whose answer is lost: one comment, the step passes', async () => {
+    server.faults.push({ kind: 'lost-answer', times: 1, operationId: 'issues/create-comment' });
+    const result = await action({
+      eventName: 'pull_request',
+      eventFile: PR_EVENT,
+      inputs: { results: PASSING, baseline: BASELINE },
+    });
+    expect(result.code, result.stdout).toBe(0);
+    const comments = server.commentsOn(41);
+    expect(comments).toHaveLength(1);
+    expect(server.calls('issues/create-comment')).toHaveLength(1);
+    expect(result.outputs['comment-url']).toBe(
+      `https://github.com/acme/kernels/pull/41#issuecomment-${comments[0]?.id}`,
+    );
+    expect(publishing(result)).toEqual([]);
+  });
+
+  test('the workflow_run that cannot find its pull request for a 5xx: a warning, the verdict decides', async () => {
+    server.faults.push({ kind: 'server-error', times: 4, operationId: 'pulls/list' });
+    const result = await action({
+      eventName: 'workflow_run',
+      eventFile: event('workflow_run.fork.json'),
+      inputs: { results: PASSING, baseline: BASELINE },
+    });
+    expect(result.code, result.stdout).toBe(0);
+    expect(publishing(result)).toEqual([
+      `Could not find the pull request to comment on: GitHub answered 500: Server Error. The report is in the ` +
+        `job summary and ${reportOf(result)}.` +
+        advice('pass'),
+    ]);
+    expect(result.summary).toContain('## kernelgate: ✅ pass');
+    expect(server.comments).toEqual([]);
+  });
+});
+
 describe('action.yml', () => {
   const manifest = parseYaml(readFileSync(join(repoRoot, 'action.yml'), 'utf8')) as {
     inputs: Record<string, { description: string; default?: string }>;
@@ -407,6 +545,18 @@ describe('inputs and event, in process', () => {
       { 'save-baseline': 'yes' },
       "Input 'save-baseline' must be one of auto, true, false, always; got 'yes'.",
     ],
+    [
+      { 'request-timeout': '0' },
+      "Input 'request-timeout' must be a number of seconds greater than 0, got '0'.",
+    ],
+    [
+      { 'publish-timeout': '2m' },
+      "Input 'publish-timeout' must be a number of seconds greater than 0, got '2m'.",
+    ],
+    [
+      { 'fail-on-publish-error': 'maybe' },
+      "Input 'fail-on-publish-error' must be true or false, got 'maybe'.",
+    ],
   ])('%j is refused', (values, message) => {
     expect(() => readInputs(inputs(values))).toThrow(message);
   });
@@ -429,7 +579,19 @@ describe('inputs and event, in process', () => {
       trustOnly: false,
       paired: 'auto',
       basePath: undefined,
+      requestTimeoutMs: 30_000,
+      publishTimeoutMs: 120_000,
+      failOnPublishError: false,
     });
+    expect(
+      readInputs(
+        inputs({
+          'request-timeout': '0.5',
+          'publish-timeout': '90',
+          'fail-on-publish-error': 'true',
+        }),
+      ),
+    ).toMatchObject({ requestTimeoutMs: 500, publishTimeoutMs: 90_000, failOnPublishError: true });
     expect(() => readInputs(inputs({ paired: 'sometimes' }))).toThrow(
       "Input 'paired' must be one of auto, true, false; got 'sometimes'.",
     );
@@ -493,7 +655,7 @@ describe('trust-only', { timeout: 60_000 }, () => {
     expect(result.stdout).toContain(
       "Trusted: pull request #42 from the fork 'mallory/kernels' was approved by 'maintainer-maya' (write) for this commit.",
     );
-    expect(result.outputs).toEqual({ trusted: 'true' });
+    expect(result.outputs).toEqual({ trusted: 'true', 'approved-sha': SHA });
     expect(server.calls('repos/get-collaborator-permission-level')).toHaveLength(1);
   });
 
