@@ -22,11 +22,33 @@ export interface Exec {
 /** The exit status a shell uses for "command not found"; stages treat it as "tool missing". */
 export const NOT_FOUND_EXIT_CODE = 127;
 
-/** The parent's environment (defined values only) with `extra` added and overriding. */
-export function childEnv(extra: Record<string, string> = {}): Record<string, string> {
+/**
+ * The job's credentials as a JavaScript action sees them: the 'token' input, tokens a workflow
+ * may export, the cache and artifact service's token, and what requests an OIDC token. A tool
+ * kernelgate starts may be the pull request's code (the harness runs its kernels): none of these
+ * reach it.
+ */
+export const CREDENTIAL_VARIABLES = [
+  'INPUT_TOKEN',
+  'GITHUB_TOKEN',
+  'GH_TOKEN',
+  'ACTIONS_RUNTIME_TOKEN',
+  'ACTIONS_ID_TOKEN_REQUEST_TOKEN',
+  'ACTIONS_ID_TOKEN_REQUEST_URL',
+] as const;
+
+/**
+ * The parent's environment (defined values only, the job's credentials left out) with `extra`
+ * added and overriding.
+ */
+export function childEnv(
+  extra: Record<string, string> = {},
+  parent: Record<string, string | undefined> = process.env,
+): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined) env[key] = value;
+  const withheld = new Set<string>(CREDENTIAL_VARIABLES);
+  for (const [key, value] of Object.entries(parent)) {
+    if (value !== undefined && !withheld.has(key)) env[key] = value;
   }
   return Object.assign(env, extra);
 }
