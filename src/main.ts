@@ -5,8 +5,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as actionsCore from '@actions/core';
-import { fileBaselineStore } from './baseline.js';
 import { loadConfig, type Config } from './config.js';
+import type { Comparison } from './compare.js';
 import type { GateResult } from './gate.js';
 import { judge } from './judge.js';
 import {
@@ -31,7 +31,14 @@ import type { KernelgateResults } from './results-types.js';
 import { loadResults } from './results.js';
 import { checkTrust, DEFAULT_APPROVAL_LABEL, type EventContext } from './trust.js';
 import { actionsExec } from './exec.js';
-import { fullRun, storeBaseline, type FullRun, type FullRunOptions } from './run.js';
+import {
+  actionStore,
+  pullRequestEvent,
+  readHistoryInputs,
+  saveContext,
+  type HistoryInputs,
+} from './history/action.js';
+import { fullRun, storeRun, withStoredBaseline, type FullRun, type FullRunOptions } from './run.js';
 
 /** The action's own checkout (dist/index.js and src/main.ts sit one level below): it holds the harness. */
 export const ACTION_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -49,6 +56,8 @@ export interface ActionInputs {
   kernels: string[];
   /** The baseline store: trusted runs' results per branch and GPU SKU. */
   baselineDir: string;
+  /** Where baselines and history are kept: baseline-dir, or a data branch (history: branch). */
+  history: HistoryInputs;
   /**
    * auto/true: push and schedule runs whose gate passed store their results as the branch's newest
    * baseline; always: failing runs too; false: never.
@@ -202,6 +211,7 @@ export function readInputs(getInput: (name: string) => string): ActionInputs {
     results,
     kernels,
     baselineDir: text('baseline-dir') ?? '.kernelgate/baselines',
+    history: readHistoryInputs(getInput),
     saveBaseline: saveBaseline as ActionInputs['saveBaseline'],
     paired: paired as ActionInputs['paired'],
     basePath: text('base-path'),
@@ -353,6 +363,8 @@ export interface PipelineInput {
 
 export interface PipelineOutcome {
   gate: GateResult;
+  /** case by case, what the gate judged (a trusted run's history record keeps the verdicts) */
+  comparison?: Comparison;
   published: PublishOutcome | undefined;
   /** Posting failed for a reason other than a read-only token; the files and summary exist. */
   publishError: Error | undefined;
@@ -367,7 +379,7 @@ export async function pipeline(
   deps: { client: GitHubClient | undefined } & RunDeps,
 ): Promise<PipelineOutcome> {
   const { results, baseline, config, inputs } = input;
-  const { verdict, rendered } = judge(
+  const { verdict, rendered, comparison } = judge(
     results,
     baseline,
     config,
@@ -403,10 +415,11 @@ export async function pipeline(
       },
       { client: deps.client, fs: deps.fs, sink },
     );
-    return { gate: verdict, published, publishError: undefined };
+    return { gate: verdict, comparison, published, publishError: undefined };
   } catch (error) {
     return {
       gate: verdict,
+      comparison,
       published: undefined,
       publishError: error instanceof Error ? error : new Error(String(error)),
     };
@@ -471,10 +484,23 @@ function measureOptions(
     mode,
     branch,
     baseBranch,
-    store: fileBaselineStore(inWorkspace(env, inputs.baselineDir)),
+    store: storeOf(inputs, env, core),
     baselinePath: inputs.baseline === undefined ? undefined : inWorkspace(env, inputs.baseline),
-    saveBaseline: mode !== 'pr' && inputs.saveBaseline !== 'false',
+    saveBaseline: mode !== 'pr' && !pullRequestEvent(event) && inputs.saveBaseline !== 'false',
   };
+}
+
+/** baseline-dir, or the data branch (history: branch): src/history/action.ts. */
+function storeOf(
+  inputs: ActionInputs,
+  env: Record<string, string | undefined>,
+  core: ActionCore,
+): FullRunOptions['store'] {
+  return actionStore(inputs, env, (path) => inWorkspace(env, path), {
+    warning: core.warning,
+    info: core.info,
+    setSecret: (secret) => actionsCore.setSecret(secret),
+  });
 }
 
 /**
@@ -593,7 +619,26 @@ export async function run(deps: RunDeps = defaultDeps()): Promise<void> {
       if (measured.baseline) core.info(`Baseline: ${measured.baseline.path}`);
     } else {
       results = loadResults(inWorkspace(env, inputs.results));
-      if (inputs.baseline !== undefined) {
+      if (inputs.baseline === undefined && inputs.history.kind === 'branch') {
+        // Results measured by an earlier step, judged against the data branch and stored there.
+        const { branch, baseBranch } = branchesOf(event, env);
+        measured = await withStoredBaseline(
+          {
+            mode,
+            branch,
+            baseBranch,
+            store: storeOf(inputs, env, core),
+            baselinePath: undefined,
+            saveBaseline:
+              mode !== 'pr' && !pullRequestEvent(event) && inputs.saveBaseline !== 'false',
+          },
+          { results, resultsPath: inWorkspace(env, inputs.results) },
+          [],
+          core,
+        );
+        baseline = measured.baseline?.results;
+        if (measured.baseline) core.info(`Baseline: ${measured.baseline.path}`);
+      } else if (inputs.baseline !== undefined) {
         const baselinePath = inWorkspace(env, inputs.baseline);
         if (statSync(baselinePath, { throwIfNoEntry: false })?.isFile()) {
           baseline = loadResults(baselinePath);
@@ -643,10 +688,11 @@ export async function run(deps: RunDeps = defaultDeps()): Promise<void> {
     for (const warning of outcome.gate.warnings) core.warning(warning);
     if (measured !== undefined) {
       // After the gate: a baseline is what later pull requests are compared with (known good).
-      const stored = storeBaseline(
+      const stored = await storeRun(
         measured,
         outcome.gate.verdict,
         inputs.saveBaseline === 'always' ? 'always' : 'passing',
+        saveContext(config, event.name, context.runUrl, outcome.comparison),
       );
       if (stored.saved) core.info(`Stored as the newest baseline: ${stored.saved}`);
       if (stored.note) core.warning(stored.note);

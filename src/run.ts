@@ -64,6 +64,22 @@ export async function fullRun(options: FullRunOptions, deps: MeasureDeps): Promi
     }
   }
   const measured = await measure({ ...options, ...(base !== undefined ? { base } : {}) }, deps);
+  return withStoredBaseline(options, measured, notes, deps.log);
+}
+
+/**
+ * A run's results (measured here, or by an earlier step) with the stored baseline its mode calls
+ * for and, for a trusted run, where it will be stored after the gate.
+ */
+export async function withStoredBaseline(
+  options: Pick<
+    FullRunOptions,
+    'mode' | 'branch' | 'baseBranch' | 'store' | 'baselinePath' | 'saveBaseline'
+  >,
+  measured: { results: KernelgateResults; resultsPath: string },
+  notes: string[],
+  log: Pick<MeasureDeps['log'], 'warning'>,
+): Promise<FullRun> {
   const sku = measured.results.environment.gpu.sku ?? 'unknown';
 
   let baseline: StoredBaseline | undefined;
@@ -94,7 +110,7 @@ export async function fullRun(options: FullRunOptions, deps: MeasureDeps): Promi
       pendingBaseline = { store: options.store, branch: options.branch, sku };
     }
   }
-  for (const note of notes) deps.log.warning(note);
+  for (const note of notes) log.warning(note);
   return {
     results: measured.results,
     resultsPath: measured.resultsPath,
