@@ -44,10 +44,12 @@ export function seconds(ms: number): string {
 }
 
 /**
- * The time publishing may take in all, shared by every request, retry and wait. Not running until
- * start(): requests before it (the trust check) have only their own deadline.
+ * The time publishing may take in all, shared by every request, retry and wait. Armed by start(),
+ * its clock runs from the first request after that (judging, which comes between, does not count);
+ * requests before start() (the trust check) have only their own deadline.
  */
 export class TimeBudget {
+  private armed = false;
   private endsAtMs: number | undefined;
 
   constructor(
@@ -56,12 +58,19 @@ export class TimeBudget {
   ) {}
 
   start(): void {
-    this.endsAtMs = this.nowMs() + this.totalMs;
+    this.armed = true;
   }
 
-  /** Milliseconds left; Infinity before start(). */
+  /** Called as each request is sent: the first one once armed starts the clock. */
+  requestSent(): void {
+    if (this.armed && this.endsAtMs === undefined) this.endsAtMs = this.nowMs() + this.totalMs;
+  }
+
+  /** Milliseconds left: Infinity before start(), all of it until the first request. */
   remainingMs(): number {
-    return this.endsAtMs === undefined ? Infinity : Math.max(0, this.endsAtMs - this.nowMs());
+    if (!this.armed) return Infinity;
+    if (this.endsAtMs === undefined) return this.totalMs;
+    return Math.max(0, this.endsAtMs - this.nowMs());
   }
 
   toString(): string {
@@ -238,6 +247,7 @@ async function attemptWithin<T>(
   timeoutMs: number,
   budget: TimeBudget | undefined,
 ): Promise<T> {
+  budget?.requestSent();
   const leftMs = budget?.remainingMs() ?? Infinity;
   if (leftMs <= 0) {
     throw new GitHubDeadlineError(`${String(budget)} ran out before ${what} was sent`, true);

@@ -134,6 +134,22 @@ function expectReportKept(): void {
 }
 
 describe('deadlines', () => {
+  test('the budget runs from the first request after start(): judging in between does not count', () => {
+    let now = 0;
+    const budget = new TimeBudget(1000, () => now);
+    expect(budget.remainingMs()).toBe(Infinity); // the trust check: per-request deadlines only
+    budget.start();
+    now = 5000;
+    expect(budget.remainingMs()).toBe(1000);
+    budget.requestSent();
+    now = 5600;
+    expect(budget.remainingMs()).toBe(400);
+    budget.requestSent();
+    now = 7000;
+    expect(budget.remainingMs()).toBe(0);
+    expect(String(budget)).toBe("the publishing budget of 1 s ('publish-timeout')");
+  });
+
   test('a server that accepts the connection and never answers: each attempt ends at its deadline', async () => {
     server.faults.push({ kind: 'hang', times: 100 });
     const client = clientFor({ requestTimeoutMs: 150 });
