@@ -40,7 +40,12 @@ export type TierMetric = 'speedup' | 'pct_peak' | 'gemm_ceiling_ratio';
 
 export interface TierLadderConfig {
   metric: TierMetric;
+  /** pins the judged candidate; absent: the fastest candidate that passed on the headline case */
   variant?: string;
+  /** the variant the ladder is measured against (speedup: default speed_reference) */
+  reference?: string;
+  /** the share of the datasheet peak the reference reaches on the headline case, % */
+  reference_pct_peak?: number;
   case: CaseGroup;
   ladder: { name: string; grade?: string; min: number }[];
 }
@@ -353,16 +358,78 @@ export function crossCheckManifest(manifest: KernelManifest, folder: string): st
     if (tiers.variant === undefined && !manifest.variants.some((v) => v.role === 'candidate')) {
       problems.push('tiers.variant is required when no variant has role candidate (got nothing)');
     }
-    if (tiers.metric === 'speedup' && manifest.speed_reference === undefined) {
+    if (tiers.reference !== undefined && !seen.has(tiers.reference)) {
       problems.push(
-        'tiers.metric "speedup" needs speed_reference to name the reference variant (got nothing)',
+        `tiers.reference must name a variant ${known} (got ${showValue(tiers.reference)})`,
+      );
+    }
+    if (
+      tiers.metric === 'speedup' &&
+      tiers.reference === undefined &&
+      manifest.speed_reference === undefined
+    ) {
+      problems.push(
+        'tiers.metric "speedup" needs tiers.reference or speed_reference to name the reference variant (got nothing)',
+      );
+    }
+    problems.push(...unreachableRungs(tiers, manifest));
+  }
+  return problems;
+}
+
+/** The reference a ladder is measured against, as its rungs name it. */
+function ladderReference(tiers: TierLadderConfig, manifest: KernelManifest): string {
+  if (tiers.metric === 'gemm_ceiling_ratio') return tiers.reference ?? 'the measured cuBLAS rate';
+  return tiers.reference ?? manifest.speed_reference ?? 'the reference';
+}
+
+/**
+ * Rungs no kernel can reach on the chip. A pct_peak rung above 100 needs more than the datasheet
+ * peak. A speedup or gemm_ceiling_ratio rung of `min` needs min × the reference's rate, so with
+ * the reference at tiers.reference_pct_peak % of the peak it needs min × that %: above 100 it is
+ * out of reach. A rung at or below 1× is always reachable (the reference itself runs there);
+ * above 1× the ladder must say where its reference runs, or no one can tell.
+ */
+export function unreachableRungs(tiers: TierLadderConfig, manifest: KernelManifest): string[] {
+  const problems: string[] = [];
+  const pct = (x: number) => `${Number(x.toFixed(1))} %`;
+  if (tiers.metric === 'pct_peak') {
+    tiers.ladder.forEach((rung, i) => {
+      if (rung.min > 100) {
+        problems.push(
+          `tiers.ladder[${i}].min needs ${pct(rung.min)} of the chip's datasheet peak: unreachable on any GPU (got ${showValue(rung.min)})`,
+        );
+      }
+    });
+    return problems;
+  }
+  const reference = ladderReference(tiers, manifest);
+  const share = tiers.reference_pct_peak;
+  const above = tiers.ladder.map((rung, i) => ({ rung, i })).filter(({ rung }) => rung.min > 1);
+  if (share === undefined) {
+    const first = above[0];
+    if (first) {
+      problems.push(
+        `tiers.reference_pct_peak is required when a rung is above 1× (tiers.ladder[${first.i}].min is ${showValue(first.rung.min)}): ` +
+          `the share of the chip's peak ${reference} reaches on the headline case decides whether the rung can be reached (got nothing)`,
+      );
+    }
+    return problems;
+  }
+  for (const { rung, i } of above) {
+    const needs = rung.min * share;
+    if (needs > 100) {
+      problems.push(
+        `tiers.ladder[${i}].min asks ${rung.min}× ${reference}, which runs at ${pct(share)} of the chip's peak ` +
+          `(tiers.reference_pct_peak): it needs ${pct(needs)} of the peak, unreachable (got ${showValue(rung.min)})`,
       );
     }
   }
   return problems;
 }
 
-/** The judged variant of a tier ladder: `tiers.variant`, else the first candidate. */
-export function tierVariant(manifest: KernelManifest): string | undefined {
-  return manifest.tiers?.variant ?? manifest.variants.find((v) => v.role === 'candidate')?.name;
+/** The candidates a tier ladder grades: `tiers.variant` when pinned, else every candidate. */
+export function tierCandidates(manifest: KernelManifest): string[] {
+  if (manifest.tiers?.variant !== undefined) return [manifest.tiers.variant];
+  return manifest.variants.filter((v) => v.role === 'candidate').map((v) => v.name);
 }

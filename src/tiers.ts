@@ -1,6 +1,6 @@
 // Grades each kernel's headline case against its tier ladder, says what the next milestone needs
 // (in ms and in TFLOPS) and whether the chip can deliver it; flags physically impossible numbers.
-import { tierVariant, type CaseGroup, type Config, type TierMetric } from './config.js';
+import { tierCandidates, type CaseGroup, type Config, type TierMetric } from './config.js';
 import { caseKey, caseLabel } from './compare.js';
 import { fixed } from './markdown.js';
 import type { CaseResult, KernelgateResults } from './results-types.js';
@@ -162,7 +162,12 @@ export interface TierMilestone {
 
 export interface TierStatus {
   kernel: string;
+  /** the candidate graded: the fastest that passed on the headline case, or the pinned one */
   variant: string;
+  /** true when kernel.yml pins the candidate (tiers.variant) */
+  pinned: boolean;
+  /** the candidates that passed on the headline case, fastest first */
+  passing: { variant: string; medianMs: number }[];
   metric: TierMetric;
   unit: '×' | '%';
   /** the headline case's params as configured, e.g. dtype=fp16,B=16,… */
@@ -174,7 +179,15 @@ export interface TierStatus {
   peakTflops?: number;
   referenceVariant?: string;
   referenceMedianMs?: number;
+  /** the reference's own rate: useful TFLOPS (speedup) or dense TFLOPS (gemm_ceiling_ratio) */
+  referenceTflops?: number;
+  /** gemm_ceiling_ratio: the rate the ratio divides by (a reference's dense rate, or the run's ceiling) */
   gemmTflops?: number;
+  /** gemm_ceiling_ratio against a reference variant: its median over the candidate's (wall clock) */
+  wallClockRatio?: number;
+  /** kernel.yml's tiers.reference_pct_peak, and what the reference reached in this run */
+  declaredReferencePctPeak?: number;
+  measuredReferencePctPeak?: number;
   /** highest tier reached; undefined: below the first tier */
   current?: { name: string; grade?: string };
   next?: TierMilestone;
@@ -206,35 +219,108 @@ function findCase(results: KernelgateResults, kernel: string, variant: string, g
   );
 }
 
-/** Evaluates the tier ladder of every configured kernel that has one. */
+/** A case the gate counts as passing: timed, and its correctness record says PASS. */
+function passed(c: CaseResult): c is CaseResult & { timing: NonNullable<CaseResult['timing']> } {
+  return c.status === 'ok' && c.timing !== undefined && c.correctness?.status === 'PASS';
+}
+
+/** 2·M·N·K from a case's params: the work a dense GEMM of that problem does. */
+function denseFlops(c: CaseResult): number | undefined {
+  const { M, N, K } = c.params;
+  if (typeof M !== 'number' || typeof N !== 'number' || typeof K !== 'number') return undefined;
+  return 2 * M * N * K;
+}
+
+/**
+ * The base revision's arm of a paired run as a results document of its own: each paired case
+ * with the base's timing and correctness (throughput recomputed from the work), the others left
+ * out. Undefined when the run carries no pairs.
+ */
+export function baseArmResults(results: KernelgateResults): KernelgateResults | undefined {
+  const cases: CaseResult[] = [];
+  for (const c of results.cases) {
+    const p = c.paired;
+    if (!p) continue;
+    const rest: CaseResult = { ...c };
+    delete rest.paired;
+    delete rest.throughput;
+    if (p.base_status === 'ok' && p.base_timing) {
+      cases.push({
+        ...rest,
+        status: 'ok',
+        timing: p.base_timing,
+        ...(p.base_correctness ? { correctness: p.base_correctness } : {}),
+      });
+    } else if (p.base_status !== 'missing') {
+      delete rest.timing;
+      cases.push({ ...rest, status: p.base_status });
+    }
+  }
+  if (!cases.length) return undefined;
+  return { ...results, cases };
+}
+
+/**
+ * Evaluates the tier ladder of every configured kernel that has one, on the fastest candidate
+ * that passed on the headline case (or the one kernel.yml pins), against the ladder's reference.
+ */
 export function evaluateTiers(results: KernelgateResults, config: Config): TierStatus[] {
   const statuses: TierStatus[] = [];
   for (const { manifest } of config.kernels) {
     const tiers = manifest.tiers;
-    const variant = tierVariant(manifest);
-    if (!tiers || !variant) continue;
+    const candidates = tierCandidates(manifest);
+    if (!tiers || !candidates.length) continue;
     const ladder = [...tiers.ladder].sort((a, b) => a.min - b.min);
+    const pinned = tiers.variant !== undefined;
     const status: TierStatus = {
       kernel: manifest.name,
-      variant,
+      variant: candidates[0] as string,
+      pinned,
+      passing: [],
       metric: tiers.metric,
       unit: tiers.metric === 'pct_peak' ? '%' : '×',
       headline: formatGroup(tiers.case),
       ladder: ladder.map((t) => ({ name: t.name, grade: t.grade, min: t.min, achieved: false })),
+      ...(tiers.reference_pct_peak !== undefined
+        ? { declaredReferencePctPeak: tiers.reference_pct_peak }
+        : {}),
     };
     statuses.push(status);
 
-    const target = findCase(results, manifest.name, variant, tiers.case);
+    const found = candidates
+      .map((v) => findCase(results, manifest.name, v, tiers.case))
+      .filter((c): c is CaseResult => c !== undefined);
+    const aboveChip = new Set(findMeasurementErrors(results, config).map((m) => m.key));
+    const good = found
+      .filter((c) => passed(c) && !aboveChip.has(caseKey(c.kernel, c.variant, c.case)))
+      .sort((a, b) => (a.timing?.median_ms ?? 0) - (b.timing?.median_ms ?? 0));
+    status.passing = good.map((c) => ({ variant: c.variant, medianMs: c.timing?.median_ms ?? 0 }));
+    const target = good[0];
     if (!target) {
-      status.problem = `the headline case (${status.headline}) of ${variant} is not in the results`;
+      if (!found.length) {
+        status.problem = pinned
+          ? `the headline case (${status.headline}) of ${status.variant} is not in the results`
+          : `no candidate (${candidates.join(', ')}) has the headline case (${status.headline}) in the results`;
+      } else if (pinned) {
+        const c = found[0] as CaseResult;
+        status.caseId = c.case;
+        status.problem =
+          c.status !== 'ok' || !c.timing
+            ? `the headline case did not produce a timing (status ${c.status})`
+            : `the headline case did not pass (correctness ${c.correctness?.status ?? 'unchecked'})`;
+      } else {
+        status.caseId = found[0]?.case;
+        const why = found.map(
+          (c) =>
+            `${c.variant} ${c.status === 'ok' ? `correctness ${c.correctness?.status ?? 'unchecked'}` : c.status}`,
+        );
+        status.problem = `no candidate passed on the headline case (${why.join(', ')})`;
+      }
       continue;
     }
+    status.variant = target.variant;
     status.caseId = target.case;
-    if (target.status !== 'ok' || !target.timing) {
-      status.problem = `the headline case did not produce a timing (status ${target.status})`;
-      continue;
-    }
-    const medianMs = target.timing.median_ms;
+    const medianMs = target.timing?.median_ms as number;
     const flops = target.work?.flops;
     const dtype = caseDtype(target);
     const peak = peakTflops(results, config, dtype);
@@ -243,25 +329,30 @@ export function evaluateTiers(results: KernelgateResults, config: Config): TierS
     status.peakTflops = peak;
     const impliedTflops = (ms: number) => (flops ? flops / (ms * 1e-3) / 1e12 : undefined);
     const msFor = (tflops: number) => (flops ? (flops / (tflops * 1e12)) * 1e3 : undefined);
+    // The reference's case with the same id, else any of its cases the ladder's params match.
+    const referenceCase = (name: string) =>
+      results.cases.find(
+        (c) => c.kernel === manifest.name && c.variant === name && c.case === target.case,
+      ) ?? findCase(results, manifest.name, name, tiers.case);
 
     let requiredMs: (min: number) => number | undefined;
     switch (tiers.metric) {
       case 'speedup': {
-        const refName = manifest.speed_reference as string;
+        const refName = (tiers.reference ?? manifest.speed_reference) as string;
         status.referenceVariant = refName;
-        // The reference's case with the same id, else any of its cases the ladder's params match.
-        const refCase =
-          results.cases.find(
-            (c) => c.kernel === manifest.name && c.variant === refName && c.case === target.case,
-          ) ?? findCase(results, manifest.name, refName, tiers.case);
+        const refCase = referenceCase(refName);
         if (!refCase || refCase.status !== 'ok' || !refCase.timing) {
-          status.problem = `the speed reference ${refName} has no timing for the headline case`;
+          status.problem = `the reference ${refName} has no timing for the headline case`;
           continue;
         }
         const refMs = refCase.timing.median_ms;
         status.referenceMedianMs = refMs;
+        status.referenceTflops = caseTflops(refCase);
         status.value = refMs / medianMs;
         requiredMs = (min) => refMs / min;
+        if (status.referenceTflops !== undefined && peak) {
+          status.measuredReferencePctPeak = (100 * status.referenceTflops) / peak;
+        }
         break;
       }
       case 'pct_peak': {
@@ -274,14 +365,37 @@ export function evaluateTiers(results: KernelgateResults, config: Config): TierS
         break;
       }
       case 'gemm_ceiling_ratio': {
-        const gemm = dtype ? results.environment.ceilings?.gemm_tflops?.[dtype] : undefined;
+        let gemm: number | undefined;
+        if (tiers.reference !== undefined) {
+          const refName = tiers.reference;
+          status.referenceVariant = refName;
+          const refCase = referenceCase(refName);
+          if (!refCase || refCase.status !== 'ok' || !refCase.timing) {
+            status.problem = `the reference ${refName} has no timing for the headline case`;
+            continue;
+          }
+          const dense = denseFlops(refCase);
+          if (dense === undefined) {
+            status.problem = `the headline case of ${refName} has no numeric M, N and K: its dense work is unknown`;
+            continue;
+          }
+          const refMs = refCase.timing.median_ms;
+          status.referenceMedianMs = refMs;
+          gemm = dense / (refMs * 1e-3) / 1e12;
+          status.referenceTflops = gemm;
+          status.wallClockRatio = refMs / medianMs;
+        } else {
+          gemm = dtype ? results.environment.ceilings?.gemm_tflops?.[dtype] : undefined;
+        }
         if (gemm === undefined || status.tflops === undefined) {
           status.problem = `no measured GEMM ceiling for dtype ${dtype ?? '(none)'}, or no FLOP count`;
           continue;
         }
         status.gemmTflops = gemm;
+        if (peak) status.measuredReferencePctPeak = (100 * gemm) / peak;
         status.value = status.tflops / gemm;
-        requiredMs = (min) => msFor(min * gemm);
+        const ceiling = gemm;
+        requiredMs = (min) => msFor(min * ceiling);
         break;
       }
     }

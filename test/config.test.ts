@@ -218,6 +218,33 @@ describe('loadConfig', () => {
       'kernels/attention/kernel.yml: tiers.variant must name a variant (one of triton_fa2, sdpa_flash) (got "cuda")',
     ],
     [
+      'a tiers.reference that is not a variant',
+      {
+        'kernels/attention/kernel.yml':
+          KERNEL +
+          'tiers:\n  metric: speedup\n  reference: sdpa\n  case: { dtype: fp16 }\n  ladder: [{ name: x, min: 0.9 }]\n',
+      },
+      'kernels/attention/kernel.yml: tiers.reference must name a variant (one of triton_fa2, sdpa_flash) (got "sdpa")',
+    ],
+    [
+      'a rung that needs more than the peak',
+      {
+        'kernels/attention/kernel.yml':
+          KERNEL +
+          'tiers:\n  metric: speedup\n  reference_pct_peak: 66\n  case: { dtype: fp16 }\n  ladder: [{ name: x, min: 0.9 }, { name: y, min: 2 }]\n',
+      },
+      "kernels/attention/kernel.yml: tiers.ladder[1].min asks 2× sdpa_flash, which runs at 66 % of the chip's peak (tiers.reference_pct_peak): it needs 132 % of the peak, unreachable (got 2)",
+    ],
+    [
+      'a reference share above 100 %',
+      {
+        'kernels/attention/kernel.yml':
+          KERNEL +
+          'tiers:\n  metric: speedup\n  reference_pct_peak: 120\n  case: { dtype: fp16 }\n  ladder: [{ name: x, min: 0.9 }]\n',
+      },
+      'kernels/attention/kernel.yml: tiers.reference_pct_peak must be <= 100 (got 120)',
+    ],
+    [
       'a missing required field',
       { 'kernels/attention/kernel.yml': KERNEL.replace('module: kernels.attention.bench\n', '') },
       'kernels/attention/kernel.yml: module is required',

@@ -1,8 +1,10 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
-import { loadResults } from '../src/results.js';
+import { pair, pairedRun } from './support/paired.js';
+import { loadConfig, unreachableRungs, type KernelManifest } from '../src/config.js';
+import { InputError, loadResults } from '../src/results.js';
 import {
+  baseArmResults,
   caseDtype,
   caseTflops,
   evaluateTiers,
@@ -14,31 +16,124 @@ const results = (name: string) =>
   loadResults(join(import.meta.dirname, 'fixtures', 'results', name));
 const configDir = join(import.meta.dirname, 'fixtures', 'config');
 const valid = loadConfig(join(configDir, 'valid'));
-const seed001 = loadConfig(join(configDir, 'seed001'));
+const HEADLINE = 'dtype=fp16,B=16,H=96,S=4096,D=128,causal=false';
 
 describe("seed 001's ladder (2×, 3×, 5×, 13×, 64× over SDPA at 12.27 ms, causal)", () => {
-  const [status] = evaluateTiers(results('seed001-ladder.json'), seed001);
-
-  it('measures the candidate against the reference on the headline case', () => {
-    expect(status?.caseId).toBe('dtype=fp16,B=16,H=96,S=4096,D=128,causal=true');
-    expect(status?.referenceMedianMs).toBeCloseTo(12.27, 1);
-    expect(status?.medianMs).toBeCloseTo(16.9, 1);
-    expect(status?.value).toBeCloseTo(12.27 / 16.9, 2);
-    expect(status?.current).toBeUndefined();
+  it('is refused at load time: every rung needs more than the chip can do', () => {
+    let error: unknown;
+    try {
+      loadConfig(join(configDir, 'seed001'));
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(InputError);
+    // SDPA at 12.27 ms on the causal case is 538 TFLOPS, 54.4 % of the 989.4 peak: 2× needs 109 %.
+    expect((error as InputError).problems).toEqual([
+      "kernels/attention/kernel.yml: tiers.ladder[0].min asks 2× sdpa_default, which runs at 54.4 % of the chip's peak (tiers.reference_pct_peak): it needs 108.8 % of the peak, unreachable (got 2)",
+      "kernels/attention/kernel.yml: tiers.ladder[1].min asks 3× sdpa_default, which runs at 54.4 % of the chip's peak (tiers.reference_pct_peak): it needs 163.2 % of the peak, unreachable (got 3)",
+      "kernels/attention/kernel.yml: tiers.ladder[2].min asks 5× sdpa_default, which runs at 54.4 % of the chip's peak (tiers.reference_pct_peak): it needs 272 % of the peak, unreachable (got 5)",
+      "kernels/attention/kernel.yml: tiers.ladder[3].min asks 13× sdpa_default, which runs at 54.4 % of the chip's peak (tiers.reference_pct_peak): it needs 707.2 % of the peak, unreachable (got 13)",
+      "kernels/attention/kernel.yml: tiers.ladder[4].min asks 64× sdpa_default, which runs at 54.4 % of the chip's peak (tiers.reference_pct_peak): it needs 3481.6 % of the peak, unreachable (got 64)",
+    ]);
   });
 
-  it('shows every tier unreachable: even 2× needs more than the 989.4 TFLOPS peak', () => {
+  it('would still show every rung unreachable if it got past the load (the run says so too)', () => {
+    const seed = loadConfig(join(configDir, 'valid'));
+    const attention = seed.kernels.find((k) => k.manifest.name === 'attention');
+    if (!attention?.manifest.tiers) throw new Error('fixture lacks the attention ladder');
+    const manifest = {
+      ...attention.manifest,
+      tiers: {
+        metric: 'speedup' as const,
+        variant: 'triton_fa2',
+        reference: 'sdpa_default',
+        case: { dtype: 'fp16', B: 16, H: 96, S: 4096, D: 128, causal: true },
+        ladder: [2, 3, 5, 13, 64].map((min, i) => ({ name: `Tier ${i + 1}`, min })),
+      },
+    };
+    const [status] = evaluateTiers(results('seed001-ladder.json'), {
+      ...seed,
+      kernels: [{ ...attention, manifest }],
+    });
+    expect(status?.value).toBeCloseTo(12.27 / 16.9, 2);
     // Causal FLOPs = 4·16·96·4096²·128 / 2 = 6.6e12; 12.27 ms / 2 = 6.135 ms → 1075 TFLOPS.
-    const rows = status?.ladder.map((m) => [m.name, m.reachable, Math.round(m.impliedTflops ?? 0)]);
-    expect(rows).toEqual([
-      ['Tier 1 (Good)', false, 1075],
-      ['Tier 2 (Very Good)', false, 1613],
-      ['Tier 3 (Excellent)', false, 2688],
-      ['Tier 4 (Outstanding)', false, 6990],
-      ['Tier 5 (Breakthrough)', false, 34410],
+    expect(status?.ladder.map((m) => [m.reachable, Math.round(m.impliedTflops ?? 0)])).toEqual([
+      [false, 1075],
+      [false, 1613],
+      [false, 2688],
+      [false, 6990],
+      [false, 34410],
     ]);
-    expect(status?.next?.name).toBe('Tier 1 (Good)');
-    expect(status?.next?.requiredMs).toBeCloseTo(6.135, 2);
+  });
+});
+
+describe('load-time reachability of a ladder', () => {
+  const manifest = (tiers: Record<string, unknown>): KernelManifest => ({
+    name: 'attention',
+    module: 'm',
+    speed_reference: 'sdpa_flash',
+    tolerance: {},
+    cases: [],
+    variants: [
+      { name: 'triton_fa2', role: 'candidate' },
+      { name: 'sdpa_flash', role: 'reference' },
+    ],
+    tiers: { metric: 'speedup', case: {}, ladder: [], ...tiers } as KernelManifest['tiers'],
+  });
+
+  it('accepts rungs at or below 1× with no share declared (the reference itself runs there)', () => {
+    expect(unreachableRungs(manifest({}).tiers!, manifest({}))).toEqual([]);
+    const m = manifest({
+      ladder: [
+        { name: 'half', min: 0.5 },
+        { name: 'par', min: 1 },
+      ],
+    });
+    expect(unreachableRungs(m.tiers!, m)).toEqual([]);
+  });
+
+  it('asks for the reference share when a rung is above 1×', () => {
+    const m = manifest({
+      ladder: [
+        { name: 'par', min: 1 },
+        { name: 'faster', min: 1.1 },
+      ],
+    });
+    expect(unreachableRungs(m.tiers!, m)).toEqual([
+      "tiers.reference_pct_peak is required when a rung is above 1× (tiers.ladder[1].min is 1.1): the share of the chip's peak sdpa_flash reaches on the headline case decides whether the rung can be reached (got nothing)",
+    ]);
+  });
+
+  it('accepts a rung whose need stays under the peak and refuses one above it', () => {
+    const m = manifest({
+      reference: 'sdpa_flash',
+      reference_pct_peak: 66,
+      ladder: [
+        { name: 'a', min: 1.1 },
+        { name: 'b', min: 1.5 },
+        { name: 'c', min: 1.6 },
+      ],
+    });
+    expect(unreachableRungs(m.tiers!, m)).toEqual([
+      "tiers.ladder[2].min asks 1.6× sdpa_flash, which runs at 66 % of the chip's peak (tiers.reference_pct_peak): it needs 105.6 % of the peak, unreachable (got 1.6)",
+    ]);
+  });
+
+  it('refuses a pct_peak rung above 100 %', () => {
+    const m = manifest({ metric: 'pct_peak', ladder: [{ name: 'x', min: 120 }] });
+    expect(unreachableRungs(m.tiers!, m)).toEqual([
+      "tiers.ladder[0].min needs 120 % of the chip's datasheet peak: unreachable on any GPU (got 120)",
+    ]);
+  });
+
+  it("passes the repository's own ladders", () => {
+    const own = loadConfig(join(import.meta.dirname, '..'));
+    const ladders = Object.fromEntries(
+      own.kernels
+        .filter((k) => k.manifest.tiers)
+        .map((k) => [k.manifest.name, k.manifest.tiers?.ladder.map((r) => r.min)]),
+    );
+    expect(ladders).toEqual({ attention: [0.5, 0.9, 1, 1.1], bsr_gemm: [0.5, 0.8, 0.9, 1] });
   });
 });
 
@@ -46,17 +141,48 @@ describe('evaluateTiers over the fixture configuration', () => {
   const statuses = evaluateTiers(results('baseline.json'), valid);
   const by = (kernel: string) => statuses.find((s) => s.kernel === kernel);
 
-  it('speedup: triton_fa2 over sdpa_flash, upper tiers unreachable', () => {
+  it('speedup: the fastest passing candidate over SDPA default, every rung reachable', () => {
     const s = by('attention');
     expect(s?.metric).toBe('speedup');
-    expect(s?.value).toBeGreaterThan(1.0);
-    expect(s?.value).toBeLessThan(1.2);
-    expect(s?.current).toBeUndefined();
-    expect(s?.ladder.map((m) => m.reachable)).toEqual([true, true, false, false, false]);
+    expect(s?.pinned).toBe(false);
+    expect(s?.variant).toBe('triton_fa2');
+    expect(s?.passing.map((p) => p.variant)).toEqual(['triton_fa2', 'cuda_fa2']);
+    expect(s?.referenceVariant).toBe('sdpa_default');
+    expect(s?.value).toBeCloseTo((s?.referenceMedianMs as number) / (s?.medianMs as number), 9);
+    expect(s?.value).toBeCloseTo(21.748 / 39.5886, 3);
+    expect(s?.current).toEqual({ name: 'half of SDPA default', grade: 'C' });
+    expect(s?.ladder.map((m) => m.reachable)).toEqual([true, true, true, true]);
+    expect(s?.measuredReferencePctPeak).toBeCloseTo((100 * 606.68) / 989.4, 1);
     expect(s?.speedupNeeded).toBeCloseTo(
       (s?.medianMs as number) / (s?.next?.requiredMs as number),
       6,
     );
+  });
+
+  it('grades the next candidate when the fastest one fails its correctness check', () => {
+    const r = results('baseline.json');
+    const cuda = r.cases.find((c) => c.variant === 'cuda_fa2' && c.case === HEADLINE);
+    const triton = r.cases.find((c) => c.variant === 'triton_fa2' && c.case === HEADLINE);
+    if (!cuda?.timing || !triton?.correctness) throw new Error('fixture incomplete');
+    cuda.timing.median_ms = 20;
+    triton.correctness.status = 'FAIL';
+    const s = evaluateTiers(r, valid).find((t) => t.kernel === 'attention');
+    expect(s?.variant).toBe('cuda_fa2');
+    expect(s?.value).toBeCloseTo(21.748 / 20, 3);
+    expect(s?.passing.map((p) => p.variant)).toEqual(['cuda_fa2']);
+  });
+
+  it('says which candidates failed when none passed', () => {
+    const r = results('baseline.json');
+    for (const c of r.cases.filter((x) => x.kernel === 'attention' && x.case === HEADLINE)) {
+      if (c.variant === 'triton_fa2') c.status = 'error';
+      if (c.variant === 'cuda_fa2' && c.correctness) c.correctness.status = 'FAIL';
+    }
+    const s = evaluateTiers(r, valid).find((t) => t.kernel === 'attention');
+    expect(s?.problem).toBe(
+      'no candidate passed on the headline case (triton_fa2 error, cuda_fa2 correctness FAIL)',
+    );
+    expect(s?.value).toBeUndefined();
   });
 
   it('gemm_ceiling_ratio: useful TFLOPS over the measured cuBLAS rate', () => {
@@ -69,23 +195,36 @@ describe('evaluateTiers over the fixture configuration', () => {
     expect(s?.next?.impliedTflops).toBeCloseTo(0.8 * 657, 6);
   });
 
-  it('pct_peak: a tier above 100 % of the peak is unreachable', () => {
+  it('gemm_ceiling_ratio against a reference variant: its dense rate and the wall clock', () => {
+    const own = loadConfig(join(import.meta.dirname, '..'));
+    const push = loadResults(join(import.meta.dirname, 'fixtures/recorded/push/results.json'));
+    const s = evaluateTiers(push, own).find((t) => t.kernel === 'bsr_gemm');
+    expect(s?.variant).toBe('cuda_bsr_wgmma_ws');
+    expect(s?.referenceVariant).toBe('cublas_dense');
+    // 2·8192³ FLOPs in 1.373 ms: 801 TFLOPS dense; the candidate's 567 useful TFLOPS over it.
+    expect(s?.gemmTflops).toBeCloseTo(800.9, 1);
+    expect(s?.value).toBeCloseTo(0.709, 3);
+    expect(s?.wallClockRatio).toBeCloseTo(1.37288 / 0.48438, 3);
+    expect(s?.current?.grade).toBe('C');
+  });
+
+  it('pct_peak: the pinned variant, every rung at or below the peak', () => {
     const s = by('gemm');
+    expect(s?.pinned).toBe(true);
     expect(s?.caseId).toBe('op=matmul,dtype=bf16,M=8192,N=8192,K=8192');
     expect(s?.value).toBeCloseTo(((s?.tflops as number) / 989.4) * 100, 6);
     expect(s?.current?.name).toBe('half the datasheet peak');
-    expect(s?.ladder.map((m) => m.reachable)).toEqual([true, true, false]);
+    expect(s?.ladder.map((m) => m.reachable)).toEqual([true, true, true]);
   });
 
-  it('says why there is no grade when the headline case failed', () => {
-    const failing = results('correctness-fail.json');
+  it('says why there is no grade when the pinned headline case failed', () => {
+    const failing = results('baseline.json');
     const headline = failing.cases.find(
-      (c) =>
-        c.variant === 'triton_fa2' && c.case === 'dtype=fp16,B=16,H=96,S=4096,D=128,causal=false',
+      (c) => c.variant === 'cublas' && c.case === 'op=matmul,dtype=bf16,M=8192,N=8192,K=8192',
     );
     if (!headline) throw new Error('fixture lacks the headline case');
     headline.status = 'error';
-    const s = evaluateTiers(failing, valid).find((t) => t.kernel === 'attention');
+    const s = evaluateTiers(failing, valid).find((t) => t.kernel === 'gemm');
     expect(s?.problem).toBe('the headline case did not produce a timing (status error)');
     expect(s?.value).toBeUndefined();
   });
@@ -95,8 +234,22 @@ describe('evaluateTiers over the fixture configuration', () => {
     r.cases = r.cases.filter((c) => c.kernel !== 'bsr_gemm');
     const s = evaluateTiers(r, valid).find((t) => t.kernel === 'bsr_gemm');
     expect(s?.problem).toBe(
-      'the headline case (dtype=fp16,M=8192,N=8192,K=8192,block=128,topk=16) of triton_bsr is not in the results',
+      'no candidate (triton_bsr, cuda_bsr_mma) has the headline case (dtype=fp16,M=8192,N=8192,K=8192,block=128,topk=16) in the results',
     );
+  });
+});
+
+describe('the base arm of a paired run', () => {
+  it('is the base revision timing and correctness of each paired case', () => {
+    const doc = pairedRun(results('baseline.json'));
+    pair(doc, `attention/triton_fa2/${HEADLINE}`, 1.25);
+    pair(doc, `attention/sdpa_default/${HEADLINE}`, 1.0);
+    const arm = baseArmResults(doc);
+    expect(arm?.cases.map((c) => c.variant)).toEqual(['triton_fa2', 'sdpa_default']);
+    const head = evaluateTiers(doc, valid).find((t) => t.kernel === 'attention');
+    const base = evaluateTiers(arm!, valid).find((t) => t.kernel === 'attention');
+    expect(base?.value).toBeCloseTo((head?.value as number) * 1.25, 6);
+    expect(baseArmResults(results('baseline.json'))).toBeUndefined();
   });
 });
 
