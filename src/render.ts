@@ -4,7 +4,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Mustache from 'mustache';
-import { describeChange, type GateResult } from './gate.js';
+import type { GateResult } from './gate.js';
 import type { CaseComparison, Comparison, CorrectnessVerdict, PerfVerdict } from './compare.js';
 import type { Config } from './config.js';
 import {
@@ -20,14 +20,35 @@ import {
 } from './markdown.js';
 import type { KernelgateResults } from './results-types.js';
 import {
+  baseArmResults,
   caseGbps,
   caseTflops,
   casePctPeak,
   caseDtype,
+  evaluateTiers,
   peakTflops,
   type MeasurementError,
   type TierStatus,
 } from './tiers.js';
+import {
+  blockingKinds,
+  CHANGE_KINDS,
+  isControl,
+  commonAxes,
+  errorPattern,
+  failurePattern,
+  groupCases,
+  groupDiagnostics,
+  headlineRows,
+  outcomeOf,
+  ratioSpread,
+  variantChanges,
+  verdictCounts,
+  type ChangeKind,
+  type Changes,
+  type Group,
+  type VerdictCounts,
+} from './digest.js';
 
 /** GitHub refuses comment bodies over 65,536 characters; the margin leaves room for a marker. */
 export const GITHUB_COMMENT_LIMIT = 65_536;
@@ -60,7 +81,7 @@ export interface RenderedReport {
   full: string;
   /** fits a GitHub comment (≤ COMMENT_MAX_CHARS) */
   comment: string;
-  /** 0 full, 1 sections collapsed, 2 passing rows dropped, 3 truncated */
+  /** 0 in full, 1 fewer changed-case rows and no examples, 2 no changed-case rows, 3 truncated */
   commentLevel: DegradeLevel;
 }
 
@@ -83,31 +104,6 @@ const CORRECTNESS_ICON: Record<CorrectnessVerdict, string> = {
   SKIPPED: '⏭️',
   MISSING: '❓',
 };
-
-/** Rows that need a reader's eye are kept when the comment must shrink. */
-function needsAttention(c: CaseComparison, measured: Set<string>): boolean {
-  return (
-    !['PASS', 'SKIPPED'].includes(c.correctness) ||
-    ['SLOWER', 'FASTER', 'AMBIGUOUS', 'MISSING'].includes(c.perf) ||
-    measured.has(c.key)
-  );
-}
-
-const ATTENTION_ORDER: PerfVerdict[] = ['MISSING', 'SLOWER', 'AMBIGUOUS', 'FASTER'];
-
-function attentionRank(c: CaseComparison, measured: Set<string>): number {
-  if (c.correctness === 'FAIL' || c.correctness === 'DRIFT') return 0;
-  if (c.correctness === 'ERROR' || measured.has(c.key)) return 1;
-  const perf = ATTENTION_ORDER.indexOf(c.perf);
-  return perf >= 0 ? 2 + perf : 10;
-}
-
-interface ViewOptions {
-  collapse: boolean;
-  dropPassing: boolean;
-  maxRows: number | undefined;
-  logTails: boolean;
-}
 
 function trusted(text: string): Cell {
   return { trusted: text };
@@ -151,72 +147,139 @@ function perfCells(c: CaseComparison, input: ReportInput): Cell[] {
   return [trusted(`${formatRatioPct(c.ratio)}${mark}`), verdict, trusted(`${ci}${threshold}`)];
 }
 
-function caseRow(
-  c: CaseComparison,
-  input: ReportInput,
-  measured: Map<string, MeasurementError>,
-): Cell[] {
-  const current = c.current;
-  const tflops = current ? caseTflops(current) : undefined;
-  const gbps = current ? caseGbps(current) : undefined;
-  const pct = current ? casePctPeak(current, input.results, input.config) : undefined;
-  const bad = measured.get(c.key);
-  const note = [c.correctnessReason, c.perfNote, bad?.message]
-    .filter((n): n is string => Boolean(n) && n !== 'no correctness record')
-    .join('; ');
-  return [
-    c.variant,
-    c.caseId,
-    trusted(formatMs(c.medianMs)),
-    trusted(c.iqrMs === undefined ? '' : formatMs(c.iqrMs)),
-    trusted(
-      tflops === undefined || tflops === 0
-        ? ''
-        : `${bad?.quantity === 'tflops' ? '⚠️ ' : ''}${fixed(tflops, 1)}`,
-    ),
-    trusted(gbps === undefined ? '' : `${bad?.quantity === 'gbps' ? '⚠️ ' : ''}${fixed(gbps, 0)}`),
-    trusted(
-      pct === undefined || tflops === 0
-        ? ''
-        : `${bad?.quantity === 'tflops' ? '⚠️ ' : ''}${fixed(pct, 1)}`,
-    ),
-    ...perfCells(c, input),
-    correctnessCell(c),
-    errorCell(c),
-    note,
-  ];
+/** The parameter names of a set of cases, in the order they first appear: one column each. */
+function axisKeys(cases: CaseComparison[]): string[] {
+  const keys: string[] = [];
+  for (const c of cases) for (const k of Object.keys(c.params)) if (!keys.includes(k)) keys.push(k);
+  return keys;
 }
 
-const RESULT_HEADER = [
-  'variant',
-  'case',
-  'median ms',
-  'IQR ms',
-  'TFLOPS',
-  'GB/s',
-  '% peak',
-  'Δ vs baseline',
-  'verdict',
-  'CI of Δ',
-  'correctness',
-  'rel_l2 / tol',
-  'note',
-];
-const RESULT_ALIGN: ('l' | 'r' | 'c')[] = [
-  'l',
-  'l',
-  'r',
-  'r',
-  'r',
-  'r',
-  'r',
-  'r',
-  'l',
-  'r',
-  'l',
-  'r',
-  'l',
-];
+function axisCells(c: CaseComparison, keys: string[]): Cell[] {
+  return keys.map((k) => (c.params[k] === undefined ? '' : String(c.params[k])));
+}
+
+/** A note cut to `max` characters (the full report keeps it whole). */
+function clip(text: string, max: number | undefined): string {
+  if (max === undefined || text.length <= max) return text;
+  return `${text.slice(0, max - 1).trimEnd()}…`;
+}
+
+function noteOf(c: CaseComparison, measured: Map<string, MeasurementError>): string {
+  return [c.correctnessReason, c.perfNote, measured.get(c.key)?.message]
+    .filter((n): n is string => Boolean(n) && n !== 'no correctness record')
+    .join('; ');
+}
+
+/** Every case of a kernel: Δ and verdict beside the variant, one column per case axis, the rest after. */
+function resultTable(
+  cases: CaseComparison[],
+  input: ReportInput,
+  measured: Map<string, MeasurementError>,
+): string {
+  const keys = axisKeys(cases);
+  const rows = cases.map((c): Cell[] => {
+    const current = c.current;
+    const tflops = current ? caseTflops(current) : undefined;
+    const gbps = current ? caseGbps(current) : undefined;
+    const pct = current ? casePctPeak(current, input.results, input.config) : undefined;
+    const bad = measured.get(c.key);
+    const [delta, verdict, ci] = perfCells(c, input) as [Cell, Cell, Cell];
+    return [
+      c.variant,
+      delta,
+      verdict,
+      ...axisCells(c, keys),
+      trusted(formatMs(c.medianMs)),
+      trusted(c.iqrMs === undefined ? '' : formatMs(c.iqrMs)),
+      trusted(
+        tflops === undefined || tflops === 0
+          ? ''
+          : `${bad?.quantity === 'tflops' ? '⚠️ ' : ''}${fixed(tflops, 1)}`,
+      ),
+      trusted(
+        gbps === undefined ? '' : `${bad?.quantity === 'gbps' ? '⚠️ ' : ''}${fixed(gbps, 0)}`,
+      ),
+      trusted(
+        pct === undefined || tflops === 0
+          ? ''
+          : `${bad?.quantity === 'tflops' ? '⚠️ ' : ''}${fixed(pct, 1)}`,
+      ),
+      ci,
+      correctnessCell(c),
+      errorCell(c),
+      noteOf(c, measured),
+    ];
+  });
+  const header = [
+    'variant',
+    input.comparison.paired ? 'Δ' : 'Δ vs baseline',
+    'verdict',
+    ...keys,
+    'median ms',
+    'IQR ms',
+    'TFLOPS',
+    'GB/s',
+    '% peak',
+    'CI of Δ',
+    'correctness',
+    'rel_l2 / tol',
+    'note',
+  ];
+  const align: ('l' | 'r' | 'c')[] = [
+    'l',
+    'r',
+    'l',
+    ...keys.map((): 'l' => 'l'),
+    'r',
+    'r',
+    'r',
+    'r',
+    'r',
+    'r',
+    'l',
+    'r',
+    'l',
+  ];
+  return table(header, rows, align);
+}
+
+/** The changed cases of a kernel, worst first: the verdict, then the case, then why. */
+function changedTable(
+  cases: CaseComparison[],
+  input: ReportInput,
+  measured: Map<string, MeasurementError>,
+  noteMax: number | undefined,
+): string {
+  const keys = axisKeys(cases);
+  const rows = cases.map((c): Cell[] => {
+    const [delta, verdict, ci] = perfCells(c, input) as [Cell, Cell, Cell];
+    const bad = c.correctness !== 'PASS' && c.correctness !== 'SKIPPED';
+    return [
+      c.variant,
+      delta,
+      bad
+        ? correctnessCell(c)
+        : measured.has(c.key)
+          ? trusted("⚠️ above the chip's peak")
+          : verdict,
+      ...axisCells(c, keys),
+      trusted(c.medianMs === undefined ? '' : formatMs(c.medianMs)),
+      trusted(c.baselineMedianMs === undefined ? '' : formatMs(c.baselineMedianMs)),
+      ci,
+      clip(noteOf(c, measured), noteMax),
+    ];
+  });
+  return table(['variant', 'Δ', 'verdict', ...keys, 'ms', 'base ms', 'CI of Δ', 'note'], rows, [
+    'l',
+    'r',
+    'l',
+    ...keys.map((): 'l' => 'l'),
+    'r',
+    'r',
+    'r',
+    'l',
+  ]);
+}
 
 function chartsFor(kernel: string, input: ReportInput) {
   const tier = input.tiers.find((t) => t.kernel === kernel && t.caseId);
@@ -240,133 +303,6 @@ function chartsFor(kernel: string, input: ReportInput) {
       peak: peak === undefined ? undefined : fixed(peak, 1),
     },
   ];
-}
-
-/** The results table's header: Δ is not only "vs baseline" in a run with pairs. */
-function resultHeader(input: ReportInput): string[] {
-  if (!input.comparison.paired) return RESULT_HEADER;
-  return RESULT_HEADER.map((h) => (h === 'Δ vs baseline' ? 'Δ' : h));
-}
-
-function kernelViews(input: ReportInput, opts: ViewOptions) {
-  const measuredList = input.gate.measurementErrors;
-  const measured = new Map(measuredList.map((m) => [m.key, m]));
-  const measuredKeys = new Set(measured.keys());
-  const names = [...new Set(input.comparison.cases.map((c) => c.kernel))];
-  return names.map((name) => {
-    const all = input.comparison.cases.filter((c) => c.kernel === name);
-    let rows = all;
-    if (opts.dropPassing) rows = rows.filter((c) => needsAttention(c, measuredKeys));
-    if (opts.maxRows !== undefined && rows.length > opts.maxRows) {
-      const keep = new Set(
-        [...rows]
-          .sort((a, b) => attentionRank(a, measuredKeys) - attentionRank(b, measuredKeys))
-          .slice(0, opts.maxRows),
-      );
-      rows = rows.filter((c) => keep.has(c));
-    }
-    const info = input.results.kernels.find((k) => k.name === name);
-    const attention = all.filter((c) => needsAttention(c, measuredKeys)).length;
-    return {
-      name,
-      description: info?.description,
-      flopsFormula: info?.flops_formula,
-      rowCount: all.length,
-      attention,
-      table: rows.length
-        ? table(
-            resultHeader(input),
-            rows.map((c) => caseRow(c, input, measured)),
-            RESULT_ALIGN,
-          )
-        : '',
-      dropped: all.length - rows.length || undefined,
-      charts: chartsFor(name, input),
-    };
-  });
-}
-
-function tierViews(input: ReportInput) {
-  return input.tiers.map((t) => {
-    const value =
-      t.value === undefined
-        ? 'n/a'
-        : `${fixed(t.value, t.unit === '%' ? 1 : 2)}${t.unit === '%' ? ' %' : '×'}`;
-    const ladderRows = t.ladder.map((m): Cell[] => [
-      m.name,
-      m.grade ?? '',
-      trusted(`${fixed(m.min, 2)}${t.unit === '%' ? ' %' : '×'}`),
-      trusted(formatMs(m.requiredMs)),
-      trusted(fixed(m.impliedTflops, 1)),
-      trusted(
-        m.achieved
-          ? '✅ reached'
-          : m.reachable === false
-            ? `🚫 unreachable: needs ${fixed(m.impliedTflops, 0)} TFLOPS > ${fixed(t.peakTflops, 1)} peak`
-            : m.reachable === true
-              ? '⬜ ahead'
-              : '⬜ ahead (peak unknown)',
-      ),
-    ]);
-    const unreachable = t.ladder.filter((m) => m.reachable === false && !m.achieved);
-    return {
-      kernel: t.kernel,
-      variant: t.variant,
-      metric: t.metric,
-      headline: t.caseId ?? t.headline,
-      value,
-      medianMs: formatMs(t.medianMs),
-      tflops: fixed(t.tflops, 1),
-      reference: t.referenceVariant,
-      referenceMs: t.referenceMedianMs === undefined ? undefined : formatMs(t.referenceMedianMs),
-      gemmTflops: t.gemmTflops === undefined ? undefined : fixed(t.gemmTflops, 1),
-      current: t.current,
-      below: t.value !== undefined && !t.current,
-      next: t.next
-        ? {
-            name: t.next.name,
-            grade: t.next.grade,
-            requiredMs: formatMs(t.next.requiredMs),
-            impliedTflops: fixed(t.next.impliedTflops, 1),
-            unreachable: t.next.reachable === false,
-            speedupNeeded: fixed(t.speedupNeeded, 2),
-          }
-        : undefined,
-      top: !t.next && t.value !== undefined,
-      unreachableCount: unreachable.length || undefined,
-      problem: t.problem,
-      ladderTable: table(
-        ['tier', 'grade', 'min', 'needs ms', 'implies TFLOPS', 'status'],
-        ladderRows,
-        ['l', 'l', 'r', 'r', 'r', 'l'],
-      ),
-    };
-  });
-}
-
-function diagnosticsView(input: ReportInput) {
-  const diags = input.results.diagnostics;
-  const levelIcon = { error: '❌ error', warning: '⚠️ warning', info: 'ℹ️ info' } as const;
-  const order = { error: 0, warning: 1, info: 2 } as const;
-  const sorted = [...diags].sort((a, b) => order[a.level] - order[b.level]);
-  return {
-    count: diags.length,
-    errors: diags.filter((d) => d.level === 'error').length,
-    table: diags.length
-      ? table(
-          ['level', 'code', 'where', 'message', 'fix'],
-          sorted.map((d) => [
-            trusted(levelIcon[d.level]),
-            d.code,
-            [d.source, d.kernel && `${d.kernel}${d.variant ? `/${d.variant}` : ''}`]
-              .filter(Boolean)
-              .join(' '),
-            d.message,
-            d.fix ?? '',
-          ]),
-        )
-      : '',
-  };
 }
 
 function environmentView(input: ReportInput) {
@@ -516,58 +452,6 @@ function buildsView(input: ReportInput, opts: ViewOptions) {
   };
 }
 
-function nextSteps(input: ReportInput) {
-  const steps: Record<string, unknown>[] = [];
-  for (const c of input.comparison.cases) {
-    if (['FAIL', 'DRIFT', 'ERROR'].includes(c.correctness)) {
-      steps.push({
-        fixCase: true,
-        label: c.label,
-        verdict: c.correctness,
-        reason: c.correctnessReason,
-      });
-    }
-  }
-  for (const b of input.results.builds ?? []) {
-    if (b.status === 'ok') continue;
-    const unmet = (b.expectations ?? []).filter((e) => !e.ok).map((e) => `${e.name}: ${e.message}`);
-    steps.push({
-      fixBuild: true,
-      label: `${b.kernel}/${b.variant}`,
-      failed: b.status === 'failed',
-      detail: unmet.join('; '),
-    });
-  }
-  for (const m of input.gate.measurementErrors) {
-    steps.push({ fixMeasurement: true, label: m.label });
-  }
-  for (const d of input.results.diagnostics) {
-    if (d.fix && d.level !== 'info')
-      steps.push({ diagnostic: true, message: d.message, fix: d.fix });
-  }
-  const slower = input.comparison.cases.filter((c) => c.perf === 'SLOWER');
-  for (const c of slower) steps.push({ slower: true, label: c.label, change: describeChange(c) });
-  const ambiguous = input.gate.counts.ambiguous;
-  if (ambiguous) steps.push({ ambiguous: true, count: ambiguous });
-  for (const t of input.tiers) {
-    if (t.next && t.next.reachable !== false) {
-      steps.push({
-        tier: true,
-        kernel: t.kernel,
-        variant: t.variant,
-        name: t.next.name,
-        grade: t.next.grade,
-        requiredMs: formatMs(t.next.requiredMs),
-        impliedTflops: fixed(t.next.impliedTflops, 1),
-        caseId: t.caseId,
-      });
-    } else if (t.next) {
-      steps.push({ tierUnreachable: true, kernel: t.kernel, name: t.next.name });
-    }
-  }
-  return steps;
-}
-
 /** "Judged: N cases paired against base `abc1234` in this job (…), M against the stored baseline …" */
 function judgedView(input: ReportInput) {
   const paired = input.comparison.paired;
@@ -588,19 +472,619 @@ function judgedView(input: ReportInput) {
   };
 }
 
-function buildView(input: ReportInput, opts: ViewOptions) {
+interface ViewOptions {
+  /** the full report (job summary) rather than the comment */
+  full: boolean;
+  /** changed-case rows per variant in the comment (undefined: all) */
+  rowsPerVariant: number | undefined;
+  /** changed-case rows in all, in the comment (report.max_rows) */
+  maxRows: number | undefined;
+  /** an example message beside each finding */
+  examples: boolean;
+  logTails: boolean;
+}
+
+/** Changed-case rows a comment shows of each variant, and notes cut to this many characters. */
+export const COMMENT_ROWS_PER_VARIANT = 10;
+export const COMMENT_NOTE_CHARS = 140;
+
+const esc = escapeMarkdown;
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+const KIND_ICON: Record<keyof VerdictCounts, string> = {
+  wrong: '❌',
+  drift: '🌊',
+  error: '💥',
+  'above-peak': '⚠️',
+  missing: '❓',
+  slower: '🔴',
+  faster: '🟢',
+  ambiguous: '🟡',
+  same: '⚪',
+  new: '🆕',
+  untimed: '➖',
+  skipped: '⏭️',
+  unchecked: '❔',
+};
+const KIND_WORDS: Record<keyof VerdictCounts, string> = {
+  wrong: 'wrong',
+  drift: 'drift',
+  error: 'error or timeout',
+  'above-peak': "above the chip's peak",
+  missing: 'missing',
+  slower: 'slower',
+  faster: 'faster',
+  ambiguous: 'ambiguous',
+  same: 'same',
+  new: 'new',
+  untimed: 'untimed',
+  skipped: 'skipped',
+  unchecked: 'unchecked',
+};
+
+function countsText(counts: VerdictCounts, only?: (keyof VerdictCounts)[]): string {
+  return (Object.keys(KIND_ICON) as (keyof VerdictCounts)[])
+    .filter((k) => (counts[k] ?? 0) > 0 && (!only || only.includes(k)))
+    .map((k) => `${KIND_ICON[k]} ${counts[k]} ${KIND_WORDS[k]}`)
+    .join(' · ');
+}
+
+const CHANGED_COUNTS: (keyof VerdictCounts)[] = [...CHANGE_KINDS, 'ambiguous', 'unchecked'];
+
+function rangeText(d: { lo: number; hi: number } | undefined): string {
+  if (!d) return '';
+  return d.lo === d.hi ? formatRatioPct(d.lo) : `${formatRatioPct(d.lo)} … ${formatRatioPct(d.hi)}`;
+}
+
+/** One row per changed variant, then one for all the others. */
+function changesView(input: ReportInput, changes: Changes) {
+  const rows: Cell[][] = changes.changed.map((v) => [
+    `${v.kernel}/${v.variant}`,
+    trusted(`${v.changed.length} of ${v.cases}`),
+    trusted(v.delta ? formatRatioPct(v.delta.geomean) : ''),
+    trusted(rangeText(v.delta)),
+    trusted(
+      `${countsText(v.counts, CHANGED_COUNTS)}${v.changed.every(isControl) ? ' (an A/A control: the machine moved, not the code)' : ''}`,
+    ),
+  ]);
+  const u = changes.untouched;
+  if (u.variants > 0) {
+    const label = changes.changed.length
+      ? `${u.variants} other variants`
+      : `all ${u.variants} variants`;
+    rows.push([
+      trusted(u.variants === 1 && changes.changed.length ? '1 other variant' : label),
+      trusted(`0 of ${u.cases}`),
+      trusted(u.delta ? formatRatioPct(u.delta.geomean) : ''),
+      trusted(rangeText(u.delta)),
+      trusted(countsText(u.counts)),
+    ]);
+  }
+  return {
+    none: !changes.judged,
+    nothing: changes.judged && changes.changed.length === 0,
+    table: table(['variant', 'changed', 'Δ (geomean)', 'range', 'verdict'], rows, [
+      'l',
+      'r',
+      'r',
+      'r',
+      'l',
+    ]),
+  };
+}
+
+/** The changed cases of each kernel, worst first; in a comment capped per variant and in all. */
+function changedCasesView(
+  input: ReportInput,
+  changes: Changes,
+  opts: ViewOptions,
+  measured: Map<string, MeasurementError>,
+) {
+  let budget = opts.full ? Infinity : (opts.maxRows ?? Infinity);
+  const kernels = [...new Set(changes.changed.map((v) => v.kernel))];
+  const out = [];
+  for (const kernel of kernels) {
+    const shown: CaseComparison[] = [];
+    const hidden: string[] = [];
+    for (const v of changes.changed.filter((x) => x.kernel === kernel)) {
+      const cap = opts.full ? v.changed.length : Math.min(opts.rowsPerVariant ?? Infinity, budget);
+      const rows = v.changed.slice(0, Math.max(0, cap));
+      budget -= rows.length;
+      shown.push(...rows);
+      const rest = v.changed.slice(rows.length);
+      if (rest.length) {
+        const what = countsText(verdictCounts(rest, new Set(measured.keys())), [...CHANGE_KINDS]);
+        hidden.push(
+          `${plural(rest.length, 'more case')} of ${esc(`${kernel}/${v.variant}`)} (${what})`,
+        );
+      }
+    }
+    out.push({
+      kernel,
+      table: shown.length
+        ? changedTable(shown, input, measured, opts.full ? undefined : COMMENT_NOTE_CHARS)
+        : '',
+      more: hidden.length ? `${hidden.join('; ')}: in the full report.` : undefined,
+    });
+  }
+  return out;
+}
+
+/** A link to the run when its address looks like one, else nothing. */
+function runLink(url: string | undefined): string | undefined {
+  return url && /^https:\/\/[^\s()<>"'`\\]+$/.test(url) ? url : undefined;
+}
+
+function valueText(t: TierStatus): string {
+  if (t.value === undefined) return 'n/a';
+  if (t.unit === '%') return `${fixed(t.value, 1)} % of peak`;
+  return `${fixed(t.value, 2)}×`;
+}
+
+function tierCell(t: TierStatus): string {
+  const now = t.current
+    ? t.current.grade
+      ? `**${esc(t.current.grade)}** (${esc(t.current.name)})`
+      : `**${esc(t.current.name)}**`
+    : 'below the first rung';
+  const next = t.next
+    ? t.next.reachable === false
+      ? `; next ${esc(t.next.grade ?? t.next.name)} needs more than the chip's peak`
+      : `; next ${esc(t.next.grade ?? t.next.name)} at ${formatMs(t.next.requiredMs)} ms (${fixed(t.speedupNeeded, 2)}× faster)`
+    : '';
+  return `${now}${next}`;
+}
+
+/** Each kernel's headline case: our fastest passing candidate against its honest reference. */
+function headlineView(input: ReportInput, base: TierStatus[] | undefined) {
+  const rows = headlineRows(input.tiers, base);
+  if (!rows.length) return undefined;
+  const hasBase = rows.some((r) => r.base);
+  const cells = rows.map(({ tier: t, base: b }): Cell[] => {
+    const workload = trusted(`${esc(t.kernel)} ${esc(t.caseId ?? t.headline)}`);
+    if (t.problem) {
+      return [
+        workload,
+        trusted(''),
+        trusted(''),
+        trusted(`no value: ${esc(t.problem)}`),
+        ...(hasBase ? [trusted('')] : []),
+        trusted(''),
+      ];
+    }
+    const ours = `${esc(t.variant)} ${formatMs(t.medianMs)} ms, ${fixed(t.tflops, 0)} TFLOPS${
+      t.pinned ? ' (pinned)' : t.passing.length > 1 ? ` (fastest of ${t.passing.length})` : ''
+    }`;
+    let against: string;
+    let value = `**${valueText(t)}**`;
+    if (t.metric === 'pct_peak') {
+      against = `datasheet peak ${fixed(t.peakTflops, 1)} TFLOPS`;
+    } else if (t.metric === 'speedup') {
+      against = `${esc(t.referenceVariant)} ${formatMs(t.referenceMedianMs)} ms, ${fixed(t.referenceTflops, 0)} TFLOPS`;
+    } else if (t.referenceVariant !== undefined) {
+      against = `${esc(t.referenceVariant)} ${formatMs(t.referenceMedianMs)} ms, ${fixed(t.gemmTflops, 0)} dense TFLOPS`;
+      value += ` per useful FLOP · ${fixed(t.wallClockRatio, 2)}× wall clock`;
+    } else {
+      against = `measured cuBLAS ${fixed(t.gemmTflops, 0)} TFLOPS`;
+      value += ' per useful FLOP';
+    }
+    let baseText = '—';
+    if (b && b.value !== undefined) {
+      baseText = `${valueText(b)}${b.variant !== t.variant ? ` (${esc(b.variant)})` : ''}`;
+    } else if (b?.problem) baseText = 'n/a';
+    return [
+      workload,
+      trusted(ours),
+      trusted(against),
+      trusted(value),
+      ...(hasBase ? [trusted(baseText)] : []),
+      trusted(tierCell(t)),
+    ];
+  });
+  const paired = input.comparison.paired !== undefined;
+  const baseHeader = paired ? 'base (same job)' : 'baseline';
+  const now = input.kind === 'pr' ? 'this PR' : 'this run';
+  return {
+    table: table(
+      [
+        'kernel · headline case',
+        'fastest passing candidate',
+        'against',
+        now,
+        ...(hasBase ? [baseHeader] : []),
+        'tier',
+      ],
+      cells,
+      ['l', 'l', 'l', 'l', ...(hasBase ? ['l' as const] : []), 'l'],
+    ),
+  };
+}
+
+const PCT_LABEL: Record<string, string> = { 'clock-unstable': 'SM clock spread' };
+const LEVEL_ICON = { error: '❌', warning: '⚠️', info: 'ℹ️' } as const;
+
+function whereText(where: Map<string, Set<string>>): string {
+  return [...where.entries()]
+    .map(([kernel, variants]) =>
+      variants.size > 1
+        ? `${esc(kernel)} (${plural(variants.size, 'variant')})`
+        : `${esc(kernel)}${variants.size ? `/${esc([...variants][0])}` : ''}`,
+    )
+    .join(', ');
+}
+
+function sci(values: (number | null | undefined)[]): string {
+  const ok = values.filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
+  if (!ok.length) return 'n/a';
+  const lo = formatSci(Math.min(...ok));
+  const hi = formatSci(Math.max(...ok));
+  return lo === hi ? lo : `${lo} … ${hi}`;
+}
+
+/** Gate failures and everything else worth a look, grouped by variant and pattern. */
+function findingsView(input: ReportInput, changes: Changes, opts: ViewOptions) {
+  const { comparison, gate: g, config, results } = input;
+  const all = comparison.cases;
+  const blocks = blockingKinds(config);
+  const blocking: string[] = [];
+  const other: string[] = [];
+  const put = (kind: ChangeKind | 'build', line: string) =>
+    (blocks.has(kind) ? blocking : other).push(line);
+  const name = (grp: { kernel: string; variant: string }) =>
+    `**${esc(`${grp.kernel}/${grp.variant}`)}**`;
+  const ofCases = (grp: Group) => `${grp.cases.length} of ${grp.of} cases`;
+  const where = (grp: Group) => {
+    const axes = commonAxes(
+      grp.cases,
+      all.filter((c) => c.kernel === grp.kernel && c.variant === grp.variant),
+    );
+    return axes ? ` (only where ${esc(axes)})` : '';
+  };
+  const example = (c: CaseComparison, text: string | undefined) =>
+    opts.examples && text ? `. E.g. ${esc(c.caseId)}: ${esc(clip(text, COMMENT_NOTE_CHARS))}` : '';
+
+  for (const grp of groupCases(
+    all.filter((c) => c.correctness === 'FAIL'),
+    all,
+    failurePattern,
+  )) {
+    const first = grp.cases[0] as CaseComparison;
+    put(
+      'wrong',
+      `❌ ${name(grp)} wrong on ${ofCases(grp)}${where(grp)}: ${esc(grp.pattern)} (rel\\_l2 ${sci(
+        grp.cases.map((c) => c.relL2),
+      )}, tolerance ${sci(grp.cases.map((c) => c.tolRelL2))})${example(first, first.correctnessReason)}`,
+    );
+  }
+  for (const grp of groupCases(
+    all.filter((c) => c.correctness === 'DRIFT'),
+    all,
+    () => 'drift',
+  )) {
+    const growth = grp.cases
+      .map((c) => (c.relL2 && c.baselineRelL2 ? c.relL2 / c.baselineRelL2 : undefined))
+      .filter((x): x is number => x !== undefined);
+    const lo = fixed(Math.min(...growth), 1);
+    const hi = fixed(Math.max(...growth), 1);
+    const range = growth.length ? `${lo === hi ? lo : `${lo}–${hi}`}×` : 'n/a';
+    const first = grp.cases[0] as CaseComparison;
+    put(
+      'drift',
+      `🌊 ${name(grp)} error grew on ${ofCases(grp)}${where(grp)}: rel\\_l2 ${range} the baseline's (or the base revision's)${example(first, first.correctnessReason)}`,
+    );
+  }
+  for (const grp of groupCases(
+    all.filter((c) => c.correctness === 'ERROR'),
+    all,
+    errorPattern,
+  )) {
+    const first = grp.cases[0] as CaseComparison;
+    put(
+      'error',
+      `💥 ${name(grp)} ${esc(grp.pattern)} on ${ofCases(grp)}${where(grp)}${example(first, first.correctnessReason)}`,
+    );
+  }
+  for (const b of results.builds ?? []) {
+    if (b.status === 'ok') continue;
+    const label = `**${esc(`${b.kernel}/${b.variant}`)}**`;
+    const where = opts.full ? 'under Build facts' : 'in the full report';
+    if (b.status === 'failed') {
+      const last = (b.log_tail ?? '').trim().split('\n').filter(Boolean).pop();
+      put(
+        'build',
+        `🔨 ${label} did not build${last ? `: ${esc(clip(last, COMMENT_NOTE_CHARS))}` : ''} (compiler output ${where})`,
+      );
+    } else {
+      const unmet = (b.expectations ?? [])
+        .filter((e) => !e.ok)
+        .map((e) => `${e.name}: ${e.message}`);
+      put(
+        'build',
+        `🔨 ${label} built, but not as kernel.yml expects: ${esc(clip(unmet.join('; ') || 'no detail', 2 * COMMENT_NOTE_CHARS))}`,
+      );
+    }
+  }
+  const byVariantQuantity = new Map<string, MeasurementError[]>();
+  for (const m of g.measurementErrors) {
+    const key = `${m.kernel}/${m.variant}\u0000${m.quantity}`;
+    byVariantQuantity.set(key, [...(byVariantQuantity.get(key) ?? []), m]);
+  }
+  for (const list of byVariantQuantity.values()) {
+    const m = list[0] as MeasurementError;
+    const unit = m.quantity === 'tflops' ? 'TFLOPS' : 'GB/s';
+    const digits = m.quantity === 'tflops' ? 1 : 0;
+    const values = list.map((x) => x.value);
+    const lo = fixed(Math.min(...values), digits);
+    const hi = fixed(Math.max(...values), digits);
+    put(
+      'above-peak',
+      `⚠️ ${name(m)} above what the chip can do on ${plural(list.length, 'case')}: ${lo === hi ? lo : `${lo}–${hi}`} ${unit} &gt; ${fixed(m.limit, digits)} ${unit} ${esc(m.limitName)}. A measurement error, not a result: check the FLOP or byte count (e.g. causal halving) and the timing`,
+    );
+  }
+  for (const grp of groupCases(
+    all.filter((c) => c.perf === 'MISSING'),
+    all,
+    () => 'missing',
+  )) {
+    put(
+      'missing',
+      `❓ ${name(grp)} missing ${plural(grp.cases.length, 'case')}: in the baseline, not in this run`,
+    );
+  }
+  for (const v of changes.changed) {
+    const slower = v.changed.filter((c) => c.perf === 'SLOWER');
+    if (!slower.length) continue;
+    const d = ratioSpread(slower.map((c) => c.ratio ?? NaN));
+    const paired = slower.every(isControl)
+      ? ': a reference, the same code in both arms, so the machine was not quiet (not this PR); rerun'
+      : slower.every((c) => c.method === 'paired')
+        ? ', paired against the base revision'
+        : '';
+    const grp: Group = {
+      kernel: v.kernel,
+      variant: v.variant,
+      pattern: '',
+      cases: slower,
+      of: v.cases,
+    };
+    put(
+      'slower',
+      `🔴 ${name(v)} slower on ${ofCases(grp)}${where(grp)}: ${rangeText(d)} (geomean ${formatRatioPct(d?.geomean)})${paired}`,
+    );
+  }
+  const ambiguous = all.filter((c) => c.perf === 'AMBIGUOUS');
+  if (ambiguous.length) {
+    const groups = groupCases(ambiguous, all, () => '');
+    const shown = groups
+      .slice(0, 4)
+      .map((grp) => `${esc(`${grp.kernel}/${grp.variant}`)} ${grp.cases.length}`);
+    const more = groups.length > 4 ? `, and ${plural(groups.length - 4, 'more variant')}` : '';
+    other.push(
+      `🟡 ${plural(ambiguous.length, 'case')} AMBIGUOUS (${shown.join(', ')}${more}): the data cannot tell a change from noise. Rerun, or raise the sample count: ambiguous is not a pass`,
+    );
+  }
+  if (g.counts.unchecked) {
+    other.push(
+      `❔ ${plural(g.counts.unchecked, 'timed case')} carry no correctness record: UNCHECKED`,
+    );
+  }
+  for (const t of input.tiers) {
+    if (t.problem) other.push(`🏷️ ${esc(t.kernel)} tiers: no grade: ${esc(t.problem)}`);
+    const out = t.ladder.filter((m) => m.reachable === false);
+    if (!t.problem && out.length) {
+      const declared =
+        t.declaredReferencePctPeak !== undefined
+          ? ` (kernel.yml's tiers.reference_pct_peak says ${fixed(t.declaredReferencePctPeak, 1)} %; the reference reached ${fixed(t.measuredReferencePctPeak, 1)} % here)`
+          : '';
+      other.push(
+        `🏷️ ${esc(t.kernel)} tiers: ${plural(out.length, 'rung')} need more than the chip's peak on this run${declared}: ${out.map((m) => esc(m.name)).join(', ')}. Revise the ladder`,
+      );
+    }
+  }
+  for (const d of groupDiagnostics(results)) {
+    const count = d.perCase ? `on ${plural(d.count, 'case')}` : `× ${d.count}`;
+    const place = d.where.size ? ` of ${whereText(d.where)}` : '';
+    const pct = d.pct
+      ? `, ${PCT_LABEL[d.code] ?? 'figures'} ${d.pct.lo === d.pct.hi ? d.pct.lo : `${d.pct.lo}–${d.pct.hi}`} %`
+      : '';
+    const ex = opts.examples ? `. E.g. ${esc(clip(d.example, COMMENT_NOTE_CHARS))}` : '';
+    const fix = d.fix ? `. Fix: ${esc(clip(d.fix, COMMENT_NOTE_CHARS))}` : '';
+    other.push(`${LEVEL_ICON[d.level]} ${esc(d.code)} ${count}${place}${pct}${ex}${fix}`);
+  }
+  return { blocking, other, any: blocking.length + other.length > 0 };
+}
+
+/** The title's outcome: pass / regression / fail, and what. */
+function outcomeText(input: ReportInput, changes: Changes): string {
+  const outcome = outcomeOf(input.gate, input.comparison.cases);
+  const blocks = blockingKinds(input.config);
+  const say = (kinds: ChangeKind[]) => {
+    const parts: string[] = [];
+    for (const v of changes.changed) {
+      for (const kind of kinds) {
+        const controls = kind === 'slower' || kind === 'faster' ? v.changed.filter(isControl) : [];
+        const n =
+          (v.counts[kind] ?? 0) - controls.filter((c) => c.perf === kind.toUpperCase()).length;
+        if (n)
+          parts.push(
+            `${esc(`${v.kernel}/${v.variant}`)} ${KIND_WORDS[kind]} on ${plural(n, 'case')}`,
+          );
+      }
+    }
+    return parts;
+  };
+  const join = (parts: string[]) =>
+    parts.length > 2
+      ? `${parts.slice(0, 2).join(', ')} and ${parts.length - 2} more`
+      : parts.join(', ');
+  if (outcome === 'fail') {
+    const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
+    const parts = say(kinds);
+    for (const b of input.results.builds ?? []) {
+      if (b.status !== 'ok' && blocks.has('build')) {
+        parts.push(
+          `${esc(`${b.kernel}/${b.variant}`)} ${b.status === 'failed' ? 'build failed' : 'build expectation unmet'}`,
+        );
+      }
+    }
+    const n = input.gate.reasons.length;
+    return `❌ fail: ${parts.length ? join(parts) : plural(n, 'reason')}`;
+  }
+  if (outcome === 'regression') return `⚠️ regression: ${join(say(['slower']))}`;
+  const faster = say(['faster']);
+  const moved = changes.changed.filter((v) => v.changed.some(isControl));
+  const control = moved.length
+    ? ` (the A/A control ${moved.map((v) => esc(`${v.kernel}/${v.variant}`)).join(', ')} moved: the machine was not quiet)`
+    : '';
+  if (faster.length) return `✅ pass: ${join(faster)}${control}`;
+  if (!changes.judged) return '✅ pass';
+  return `✅ pass: ${moved.length ? 'no candidate' : 'no case'} slower or faster${control}`;
+}
+
+/** Every result of every kernel, for the full report. */
+function kernelViews(input: ReportInput) {
+  const measured = new Map(input.gate.measurementErrors.map((m) => [m.key, m]));
+  const names = [...new Set(input.comparison.cases.map((c) => c.kernel))];
+  return names.map((name) => {
+    const all = input.comparison.cases.filter((c) => c.kernel === name);
+    const info = input.results.kernels.find((k) => k.name === name);
+    return {
+      name,
+      description: info?.description,
+      flopsFormula: info?.flops_formula,
+      rowCount: all.length,
+      table: all.length ? resultTable(all, input, measured) : '',
+      charts: chartsFor(name, input),
+    };
+  });
+}
+
+function tierViews(input: ReportInput) {
+  return input.tiers.map((t) => {
+    const ladderRows = t.ladder.map((m): Cell[] => [
+      m.name,
+      m.grade ?? '',
+      trusted(`${fixed(m.min, 2)}${t.unit === '%' ? ' %' : '×'}`),
+      trusted(formatMs(m.requiredMs)),
+      trusted(fixed(m.impliedTflops, 1)),
+      trusted(
+        m.achieved
+          ? '✅ reached'
+          : m.reachable === false
+            ? `🚫 unreachable: needs ${fixed(m.impliedTflops, 0)} TFLOPS > ${fixed(t.peakTflops, 1)} peak`
+            : m.reachable === true
+              ? '⬜ ahead'
+              : '⬜ ahead (peak unknown)',
+      ),
+    ]);
+    const others = t.passing.slice(1).map((p) => `${p.variant} ${formatMs(p.medianMs)} ms`);
+    return {
+      kernel: t.kernel,
+      variant: t.variant,
+      pinned: t.pinned,
+      others: others.length ? others.join(', ') : undefined,
+      metric: t.metric,
+      headline: t.caseId ?? t.headline,
+      value: valueText(t),
+      medianMs: formatMs(t.medianMs),
+      tflops: fixed(t.tflops, 1),
+      reference: t.referenceVariant,
+      referenceMs: t.referenceMedianMs === undefined ? undefined : formatMs(t.referenceMedianMs),
+      gemmTflops: t.gemmTflops === undefined ? undefined : fixed(t.gemmTflops, 1),
+      wallClock: t.wallClockRatio === undefined ? undefined : fixed(t.wallClockRatio, 2),
+      current: t.current,
+      below: t.value !== undefined && !t.current,
+      next: t.next
+        ? {
+            name: t.next.name,
+            grade: t.next.grade,
+            requiredMs: formatMs(t.next.requiredMs),
+            impliedTflops: fixed(t.next.impliedTflops, 1),
+            unreachable: t.next.reachable === false,
+            speedupNeeded: fixed(t.speedupNeeded, 2),
+          }
+        : undefined,
+      top: !t.next && t.value !== undefined,
+      problem: t.problem,
+      ladderTable: table(
+        ['tier', 'grade', 'min', 'needs ms', 'implies TFLOPS', 'status'],
+        ladderRows,
+        ['l', 'l', 'r', 'r', 'r', 'l'],
+      ),
+    };
+  });
+}
+
+function diagnosticsView(input: ReportInput) {
+  const diags = input.results.diagnostics;
+  const levelIcon = { error: '❌ error', warning: '⚠️ warning', info: 'ℹ️ info' } as const;
+  const order = { error: 0, warning: 1, info: 2 } as const;
+  const sorted = [...diags].sort((a, b) => order[a.level] - order[b.level]);
+  return {
+    count: diags.length,
+    errors: diags.filter((d) => d.level === 'error').length,
+    table: diags.length
+      ? table(
+          ['level', 'code', 'where', 'message', 'fix'],
+          sorted.map((d) => [
+            trusted(levelIcon[d.level]),
+            d.code,
+            [d.source, d.kernel && `${d.kernel}${d.variant ? `/${d.variant}` : ''}`]
+              .filter(Boolean)
+              .join(' '),
+            d.message,
+            d.fix ?? '',
+          ]),
+        )
+      : '',
+  };
+}
+
+/**
+ * The base's tier statuses, for the headline's "base" column: the base revision's arm of a paired
+ * run, else the stored baseline when it was compared (same GPU).
+ */
+function baseTiers(input: ReportInput): TierStatus[] | undefined {
+  if (input.comparison.paired) {
+    const arm = baseArmResults(input.results);
+    return arm ? evaluateTiers(arm, input.config) : undefined;
+  }
+  if (input.comparison.baseline === 'compared' && input.baseline) {
+    return evaluateTiers(input.baseline, input.config);
+  }
+  return undefined;
+}
+
+interface Digest {
+  changes: Changes;
+  measured: Map<string, MeasurementError>;
+  base: TierStatus[] | undefined;
+}
+
+function digestOf(input: ReportInput): Digest {
+  const measured = new Map(input.gate.measurementErrors.map((m) => [m.key, m]));
+  return {
+    changes: variantChanges(input.comparison.cases, new Set(measured.keys())),
+    measured,
+    base: baseTiers(input),
+  };
+}
+
+function buildView(input: ReportInput, opts: ViewOptions, digest: Digest) {
   const { gate: g, results, comparison, config } = input;
-  const maxReasons = 10;
   const run = results.run;
+  const headline = headlineView(input, digest.base);
   return {
     marker: input.marker ?? '',
     title: config.report.title,
+    outcome: outcomeText(input, digest.changes),
     pr: input.kind === 'pr',
     nightly: input.kind === 'nightly',
-    pass: g.verdict === 'pass',
+    full: opts.full,
     synthetic: run.synthetic === true,
     baselineSynthetic: input.baseline?.run.synthetic === true,
     context: input.context,
+    runUrl: runLink(input.context?.runUrl),
     run: {
       id: run.id,
       startedAt: run.started_at,
@@ -615,20 +1099,19 @@ function buildView(input: ReportInput, opts: ViewOptions) {
     baselineCompared: comparison.baseline === 'compared',
     judged: judgedView(input),
     counts: g.counts,
-    reasons: g.reasons.slice(0, maxReasons),
-    moreReasons: Math.max(0, g.reasons.length - maxReasons) || undefined,
-    warnings: g.warnings.slice(0, maxReasons),
-    moreWarnings: Math.max(0, g.warnings.length - maxReasons) || undefined,
+    buildsOrMeasurement: g.counts.buildFailures > 0 || g.counts.measurementErrors > 0 || undefined,
+    changes: changesView(input, digest.changes),
+    changedCases: changedCasesView(input, digest.changes, opts, digest.measured),
+    findings: findingsView(input, digest.changes, opts),
+    headline,
     notes: comparison.notes,
     hasNotes: comparison.notes.length > 0 || input.baseline?.run.synthetic === true,
-    collapse: opts.collapse,
-    kernels: kernelViews(input, opts),
+    kernels: opts.full ? kernelViews(input) : [],
     tiers: tierViews(input),
     hasTiers: input.tiers.length > 0,
     diagnostics: diagnosticsView(input),
     environment: environmentView(input),
     builds: buildsView(input, opts),
-    nextSteps: nextSteps(input),
     method: {
       confidencePct: fixed(config.compare.confidence * 100, 0),
       thresholdPct: fixed(config.compare.thresholdPct, 1),
@@ -638,7 +1121,6 @@ function buildView(input: ReportInput, opts: ViewOptions) {
       paired: comparison.paired !== undefined,
       pairedThresholdPct: fixed(config.compare.paired.thresholdPct, 1),
     },
-    truncated: false,
   };
 }
 
@@ -700,26 +1182,39 @@ export function truncateMarkdown(markdown: string, maxChars: number, note: strin
 }
 
 /**
- * Renders the full report and a comment that fits GitHub's limit. The comment degrades in steps:
- * detail sections collapsed and log tails left out (1), then rows that need no attention dropped
- * with a count (2), then truncated with a note pointing to the full report (3).
+ * Renders the full report (the job summary and the report file: every case) and the comment: the
+ * verdict, what changed, the headline, grouped findings and the changed cases, within GitHub's
+ * limit. The comment degrades in steps: fewer changed-case rows and no example messages (1), no
+ * changed-case rows (2), then truncated with a note pointing to the full report (3).
  */
 export function renderReport(input: ReportInput): RenderedReport {
   const templates = loadTemplates(input.templatesDir ?? defaultTemplatesDir(), input.kind);
   const maxChars = input.commentMaxChars ?? COMMENT_MAX_CHARS;
+  const digest = digestOf(input);
   const full = renderView(
     templates,
-    buildView(input, { collapse: false, dropPassing: false, maxRows: undefined, logTails: true }),
+    buildView(
+      input,
+      { full: true, rowsPerVariant: undefined, maxRows: undefined, examples: true, logTails: true },
+      digest,
+    ),
   );
   const maxRows = input.config.report.maxRows;
+  const comment = (rowsPerVariant: number, examples: boolean): ViewOptions => ({
+    full: false,
+    rowsPerVariant,
+    maxRows,
+    examples,
+    logTails: false,
+  });
   const levels: [DegradeLevel, ViewOptions][] = [
-    [0, { collapse: false, dropPassing: false, maxRows, logTails: true }],
-    [1, { collapse: true, dropPassing: false, maxRows, logTails: false }],
-    [2, { collapse: true, dropPassing: true, maxRows, logTails: false }],
+    [0, comment(COMMENT_ROWS_PER_VARIANT, true)],
+    [1, comment(3, false)],
+    [2, comment(0, false)],
   ];
   let last = '';
   for (const [level, opts] of levels) {
-    last = renderView(templates, buildView(input, opts));
+    last = renderView(templates, buildView(input, opts, digest));
     if (last.length <= maxChars) return { full, comment: last, commentLevel: level };
   }
   const note = Mustache.render(

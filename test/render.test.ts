@@ -6,6 +6,8 @@ import { gate } from '../src/gate.js';
 import { escapeCell, escapeMarkdown, codeBlock, formatSci, mermaidLabel } from '../src/markdown.js';
 import {
   COMMENT_MAX_CHARS,
+  COMMENT_ROWS_PER_VARIANT,
+  GITHUB_COMMENT_LIMIT,
   renderReport,
   stagesLine,
   truncateMarkdown,
@@ -96,103 +98,216 @@ describe('escaping', () => {
 describe('renderReport', () => {
   const baseline = load('baseline.json');
 
-  it('puts the marker first, then the verdict and the executive summary before the tables', () => {
+  it('opens with the outcome, what changed, the headline and the findings; the rest is in the full report', () => {
     const { full, comment, commentLevel } = renderReport(
       input(load('correctness-fail.json'), baseline, config, {
         marker: '<!-- kernelgate:report:default -->',
       }),
     );
-    expect(comment).toBe(full);
     expect(commentLevel).toBe(0);
-    const lines = full.split('\n');
+    const lines = comment.split('\n');
     expect(lines[0]).toBe('<!-- kernelgate:report:default -->');
-    expect(lines[1]).toBe('## kernelgate (fixture): ❌ fail');
-    const order = [
-      '**Verdict: fail.**',
+    expect(lines[1]).toBe(
+      '## kernelgate (fixture): ❌ fail: attention/triton\\_fa2 wrong on 1 case, bsr\\_gemm/cuda\\_bsr\\_mma error or timeout on 1 case',
+    );
+    const head = [
+      '**36 cases on H100-SXM**',
+      '### What this PR changed',
+      '### Headline',
+      '### Findings',
       '**Why the gate fails**',
-      '### Results',
+      '### Changed cases, worst first',
+    ];
+    const rest = [
       '### Tiers',
-      '### Next steps',
+      '### All results',
       '### Diagnostics',
       '### Build facts',
       '### Environment',
     ];
-    const positions = order.map((s) => full.indexOf(s));
-    expect(positions.every((p) => p > 0)).toBe(true);
-    expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+    for (const [md, sections] of [
+      [comment, head],
+      [full, [...head, ...rest]],
+    ] as const) {
+      const positions = sections.map((s) => md.indexOf(s));
+      expect(
+        positions.every((p) => p > 0),
+        sections.join(),
+      ).toBe(true);
+      expect([...positions].sort((x, y) => x - y)).toEqual(positions);
+    }
+    for (const s of rest) expect(comment).not.toContain(s);
+    expect(comment).toContain(
+      'Every case, the ladders, diagnostics and build facts: the full report in the job summary and the report artifact.',
+    );
     expect(full).toContain('These results are **synthetic**');
-    expect(full).toContain(
-      '- attention/triton\\_fa2 dtype=fp16,B=16,H=96,S=4096,D=64,causal=true: correctness FAIL: rel\\_l2 3.1e-1 &gt; tol 2e-3',
+    expect(comment).toContain(
+      '| attention/triton\\_fa2 | 1 of 5 | | | ❌ 1 wrong |\n| bsr\\_gemm/cuda\\_bsr\\_mma | 1 of 2 | | | 💥 1 error or timeout |\n| 9 other variants | 0 of 29 | ',
+    );
+    expect(comment).toContain(
+      '- ❌ **attention/triton\\_fa2** wrong on 1 of 5 cases: rel\\_l2 above tolerance, max\\_abs above tolerance (rel\\_l2 3.1e-1, tolerance 2e-3). E.g. dtype=fp16,B=16,H=96,S=4096,D=64,causal=true: rel\\_l2 3.1e-1 &gt; tol 2e-3; max\\_abs 4.5 &gt; tol 5e-2; wrong on every seed; worst at the causal diagonal\n' +
+        '- 💥 **bsr\\_gemm/cuda\\_bsr\\_mma** timeout on 1 of 2 cases. E.g. dtype=fp16,M=8192,N=8192,K=8192,block=128,topk=16: timeout: timeout: no result after 60.0 s\n',
     );
   });
 
-  it('shows Δ, verdict and CI in the results table, and a TFLOPS chart per headline case', () => {
-    const { full } = renderReport(input(load('regression.json'), baseline));
-    const row = full
-      .split('\n')
-      .find((l) =>
-        l.startsWith('| triton\\_fa2 | dtype=fp16,B=16,H=96,S=4096,D=128,causal=false |'),
-      );
-    expect(row).toMatch(
-      /\| \+\d+\.\d % \| 🔴 SLOWER \| \+\d+\.\d % … \+\d+\.\d % \| ✅ PASS \| \d\.\de-4 \/ 2e-3 \|/,
+  it('links the full report when the run URL is known, and only a plain https address', () => {
+    const run = 'https://github.com/o/r/actions/runs/42';
+    const { comment, full } = renderReport(
+      input(load('aa-current.json'), baseline, config, { context: { runUrl: run } }),
+    );
+    expect(comment).toContain(
+      `Every case, the ladders, diagnostics and build facts: [the full report in the job summary](${run}).`,
+    );
+    expect(full).not.toContain('the full report in the job summary');
+    const odd = renderReport(
+      input(load('aa-current.json'), baseline, config, {
+        context: { runUrl: 'javascript:alert(1)//https://x' },
+      }),
+    ).comment;
+    expect(odd).not.toContain('javascript');
+    expect(odd).toContain('the full report in the job summary and the report artifact.');
+  });
+
+  it('states a regression the policy lets through in the title, and puts the changed variants first', () => {
+    const { comment, full } = renderReport(input(load('regression.json'), baseline));
+    expect(comment.split('\n')[0]).toBe(
+      '## kernelgate (fixture): ⚠️ regression: attention/triton\\_fa2 slower on 1 case',
+    );
+    expect(comment).toContain(
+      [
+        '| variant | changed | Δ (geomean) | range | verdict |',
+        '| :- | -: | -: | -: | :- |',
+        '| attention/triton\\_fa2 | 1 of 5 | +9.3 % | +9.3 % | 🔴 1 slower · 🟡 1 ambiguous |',
+        '| attention/cuda\\_fa2 | 1 of 5 | −7.7 % | −7.7 % | 🟢 1 faster |',
+        '| 9 other variants | 0 of 26 | −0.6 % | −7.4 % … +1.0 % | 🟡 3 ambiguous · ⚪ 23 same |',
+      ].join('\n'),
+    );
+    expect(comment).toContain(
+      '- 🔴 **attention/triton\\_fa2** slower on 1 of 5 cases: +9.3 % (geomean +9.3 %)\n',
+    );
+    // Changed cases: Δ and verdict beside the variant, one column per case axis.
+    expect(comment).toContain(
+      [
+        '| variant | Δ | verdict | dtype | B | H | S | D | causal | ms | base ms | CI of Δ | note |',
+        '| :- | -: | :- | :- | :- | :- | :- | :- | :- | -: | -: | -: | :- |',
+        '| triton\\_fa2 | +9.3 % | 🔴 SLOWER | fp16 | 16 | 96 | 4096 | 128 | false | 43.28 | 39.59 | +8.2 % … +10.6 % | |',
+        '| cuda\\_fa2 | −7.7 % | 🟢 FASTER | fp16 | 16 | 96 | 4096 | 128 | false | 38.44 | 41.65 | −9.3 % … −6.8 % | |',
+      ].join('\n'),
+    );
+    expect(comment).toContain('- triton differs from the baseline: 3.6.0 → 3.6.1');
+    // The full report keeps every case, narrow at the front, and the charts.
+    expect(full).toContain(
+      '| triton\\_fa2 | +9.3 % | 🔴 SLOWER | fp16 | 16 | 96 | 4096 | 128 | false | 43.28 |',
     );
     expect(full).toContain(
       '```mermaid\nxychart-beta\n    title "attention dtype=fp16,B=16,H=96,S=4096,D=128,causal=false TFLOPS"',
     );
-    expect(full).toContain(
-      'x-axis ["triton_fa2", "cuda_fa2", "sdpa_flash", "sdpa_cudnn", "sdpa_default"]',
-    );
-    expect(full).toContain('- triton differs from the baseline: 3.6.0 → 3.6.1');
-    const gemmRow = full.split('\n').find((l) => l.startsWith('| cublas | op=matmul,dtype=bf16'));
+    const gemmRow = full.split('\n').find((l) => l.startsWith('| cublas | ') && l.includes('bf16'));
     expect(gemmRow).toMatch(/ \(±10\.0 %\) \|/);
   });
 
-  it("shows seed 001's ladder as unreachable, with the TFLOPS each tier implies", () => {
-    const seed = loadConfig(join(configDir, 'seed001'));
-    const { full } = renderReport(input(load('seed001-ladder.json'), undefined, seed));
-    expect(full).toContain('Below the first tier.');
-    expect(full).toContain(
-      'Next milestone: **Tier 1 (Good)** (B): 6.135 ms, which implies 1075.3 TFLOPS: **unreachable**',
+  it('fails the title when the policy fails slower cases', () => {
+    const strict: Config = { ...config, policy: { ...config.policy, failOnSlower: true } };
+    const { comment } = renderReport(input(load('regression.json'), baseline, strict));
+    expect(comment.split('\n')[0]).toBe(
+      '## kernelgate (fixture): ❌ fail: attention/triton\\_fa2 slower on 1 case',
     );
-    expect(full).toContain(
-      '| Tier 5 (Breakthrough) | A++ | 64.00× | 0.192 | 34410.4 | 🚫 unreachable: needs 34410 TFLOPS > 989.4 peak |',
+    expect(comment).toContain(
+      '**Why the gate fails**\n\n- 🔴 **attention/triton\\_fa2** slower on 1 of 5 cases',
     );
-    expect(full).toContain('5 tier(s) of this ladder need more than the chip');
   });
 
-  it('flags a measurement error in the table and the summary, never as a result', () => {
-    const { full } = renderReport(input(load('above-peak.json'), baseline));
+  it('says nothing changed on an A/A run, and shows the headline ratios against the base', () => {
+    const { comment } = renderReport(input(load('aa-current.json'), baseline));
+    expect(comment.split('\n')[0]).toBe(
+      '## kernelgate (fixture): ✅ pass: no case slower or faster',
+    );
+    expect(comment).toContain(
+      'No case changed: nothing is slower, faster, wrong, failing or missing.',
+    );
+    expect(comment).toMatch(/\| all 11 variants \| 0 of 36 \| [−+]\d\.\d % \| /);
+    expect(comment).toContain(
+      '| kernel · headline case | fastest passing candidate | against | this PR | baseline | tier |',
+    );
+    expect(comment).toMatch(
+      /\| attention dtype=fp16,B=16,H=96,S=4096,D=128,causal=false \| triton\\_fa2 [\d.]+ ms, \d+ TFLOPS \(fastest of 2\) \| sdpa\\_default [\d.]+ ms, \d+ TFLOPS \| \*\*0\.5\d×\*\* \| 0\.55× \| \*\*C\*\* \(half of SDPA default\); next B at [\d.]+ ms \([\d.]+× faster\) \|/,
+    );
+    expect(comment).toMatch(
+      /\| bsr\\_gemm dtype=fp16,M=8192,N=8192,K=8192,block=128,topk=16 \| triton\\_bsr [\d.]+ ms, \d+ TFLOPS \(fastest of 2\) \| measured cuBLAS 657 TFLOPS \| \*\*0\.5\d×\*\* per useful FLOP \| 0\.57× \|/,
+    );
+  });
+
+  it('flags a measurement error in the changed cases, the findings and the full table', () => {
+    const { full, comment } = renderReport(input(load('above-peak.json'), baseline));
+    expect(comment).toContain(
+      "| attention/sdpa\\_default | 1 of 5 | | | ⚠️ 1 above the chip's peak |",
+    );
+    expect(comment).toContain(
+      '- ⚠️ **attention/sdpa\\_default** above what the chip can do on 1 case: 1070.2 TFLOPS &gt; 989.4 TFLOPS datasheet peak (H100-SXM fp16). A measurement error, not a result: check the FLOP or byte count (e.g. causal halving) and the timing',
+    );
+    expect(comment).toMatch(/\| sdpa\\_default \| \+1\.0 % \| ⚠️ above the chip's peak \| fp16 \|/);
     expect(full).toMatch(
-      /\| sdpa\\_default \| dtype=fp16,B=16,H=96,S=4096,D=128,causal=true \| [\d.]+ \| [\d.]+ \| ⚠️ 1\d{3}\.\d \|/,
-    );
-    expect(full).toContain('measurement error: ');
-    expect(full).toContain(
-      '- Recheck the FLOP or byte count and the timing of attention/sdpa\\_default',
+      /\| sdpa\\_default \| \+1\.0 % \| ⚪ SAME \| fp16 \| 16 \| 96 \| 4096 \| 128 \| true \| [\d.]+ \| [\d.]+ \| ⚠️ 1070\.2 \|/,
     );
   });
 
-  it('renders build facts and compiler output of a failed expectation', () => {
-    const { full } = renderReport(input(load('build-expectation.json'), baseline));
+  it('names a build that missed its expectations in the findings, with its compiler output in the full report', () => {
+    const { full, comment } = renderReport(input(load('build-expectation.json'), baseline));
+    expect(comment.split('\n')[0]).toBe(
+      '## kernelgate (fixture): ❌ fail: attention/cuda\\_fa2 build expectation unmet',
+    );
+    expect(comment).toContain(
+      '- 🔨 **attention/cuda\\_fa2** built, but not as kernel.yml expects: archs: sm\\_90a missing (found sm\\_90): built with -gencode=arch=compute\\_90,code=sm\\_90\n',
+    );
+    expect(comment).toContain(
+      '- ❌ arch-conditional-mma × 1 of attention/cuda\\_fa2. E.g. Arch conditional MMA instruction used without targeting appropriate compute capability. Fix: build with -gencode=arch=compute\\_90a,code=sm\\_90a (not compute\\_90)',
+    );
+    expect(comment).not.toContain('ptxas info');
     expect(full).toContain(
       '| attention/cuda\\_fa2 | ⚠️ expectation unmet | sm\\_90, PTX compute\\_90 | 168 | 0 | 0 | 0 | HMMA 1024, LDSM 384, LDGSTS 192 | archs: sm\\_90a missing (found sm\\_90): built with -gencode=arch=compute\\_90,code=sm\\_90 |',
     );
     expect(full).toContain(
       '```\nptxas info    : Compiling entry function kg_fa2_fwd_d128 for sm_90',
     );
-    expect(full).toContain(
-      '- Fix the build of attention/cuda\\_fa2: archs: sm\\_90a missing (found sm\\_90): built with -gencode=arch=compute\\_90,code=sm\\_90.',
-    );
-    expect(full).toContain(
-      '- Arch conditional MMA instruction used without targeting appropriate compute capability: build with -gencode=arch=compute\\_90a,code=sm\\_90a (not compute\\_90)',
-    );
   });
 
-  it('renders the nightly report with the tiers before the results', () => {
-    const { full } = renderReport({ ...input(load('aa-current.json'), baseline), kind: 'nightly' });
-    expect(full.split('\n')[0]).toBe(
-      '## kernelgate (fixture) nightly: ✅ pass · 2026-11-21T02:00:00Z',
+  it('renders the nightly report with the headline before what changed', () => {
+    const { full, comment } = renderReport({
+      ...input(load('aa-current.json'), baseline),
+      kind: 'nightly',
+    });
+    expect(comment.split('\n')[0]).toBe(
+      '## kernelgate (fixture) nightly: ✅ pass: no case slower or faster · 2026-11-21T02:00:00Z',
     );
-    expect(full.indexOf('### Tiers')).toBeLessThan(full.indexOf('### Results'));
+    expect(comment.indexOf('### Headline')).toBeLessThan(
+      comment.indexOf('### What changed since the baseline'),
+    );
+    expect(comment).toContain('| this run | baseline | tier |');
+    expect(full.indexOf('### Tiers')).toBeLessThan(full.indexOf('### All results'));
+  });
+
+  it('grades tiers on the fastest passing candidate, with the ladder in the full report', () => {
+    const { full } = renderReport(input(load('aa-current.json'), baseline));
+    expect(full).toMatch(
+      /Graded: triton\\_fa2, the fastest candidate that passed on this case \(then cuda\\_fa2 [\d.]+ ms\)\. Now: \*\*0\.5\d×\*\* \(speedup; /,
+    );
+    expect(full).toContain('| 1.1× SDPA default | A+ | 1.10× |');
+    expect(full).not.toContain('unreachable');
+  });
+
+  it('says so when a rung needs more than the chip on this run', () => {
+    const fast = load('aa-current.json');
+    const ref = fast.cases.find(
+      (c) =>
+        c.variant === 'sdpa_default' && c.case === 'dtype=fp16,B=16,H=96,S=4096,D=128,causal=false',
+    );
+    if (!ref?.timing || !ref.throughput) throw new Error('fixture incomplete');
+    ref.timing.median_ms /= 1.5;
+    ref.throughput.tflops = (ref.throughput.tflops ?? 0) * 1.5;
+    const { comment } = renderReport(input(fast, undefined));
+    expect(comment).toMatch(
+      /- 🏷️ attention tiers: 1 rung need more than the chip's peak on this run \(kernel\.yml's tiers\.reference_pct_peak says 62\.0 %; the reference reached 9\d\.\d % here\): 1\.1× SDPA default\. Revise the ladder/,
+    );
   });
 
   it('escapes hostile strings everywhere they can come from', () => {
@@ -202,13 +317,16 @@ describe('renderReport', () => {
     const timed = results.cases.find((c) => c.status === 'ok' && c.kernel === 'gemm') as CaseResult;
     timed.kernel = `gemm %%{init: {"theme": "dark"}}%% ${HOSTILE}`;
     failing.case = `case ${HOSTILE}`;
+    failing.params = { ...failing.params, [HOSTILE]: HOSTILE };
     if (failing.correctness) failing.correctness.message = HOSTILE;
     results.diagnostics.push({
       level: 'error',
-      code: 'x',
+      code: HOSTILE,
       message: HOSTILE,
       fix: HOSTILE,
       source: HOSTILE,
+      kernel: HOSTILE,
+      variant: HOSTILE,
     });
     results.kernels[0] = {
       ...(results.kernels[0] as KernelgateResults['kernels'][0]),
@@ -216,22 +334,35 @@ describe('renderReport', () => {
     };
     const build = results.builds?.[0];
     if (build)
-      Object.assign(build, { status: 'failed', log_tail: `${HOSTILE}\n\`\`\`\`\n${HOSTILE}` });
+      Object.assign(build, {
+        status: 'failed',
+        variant: HOSTILE,
+        log_tail: `${HOSTILE}\n\`\`\`\`\n${HOSTILE}`,
+      });
     const hostileConfig = { ...config, report: { ...config.report, title: HOSTILE } };
-    const { full } = renderReport(
-      input(results, undefined, hostileConfig, { context: { prTitle: HOSTILE, prNumber: 7 } }),
+    const { full, comment } = renderReport(
+      input(results, undefined, hostileConfig, {
+        context: { prTitle: HOSTILE, prNumber: 7, runUrl: `https://x/${HOSTILE}` },
+      }),
     );
-    // Outside code fences: no raw HTML, no images, no mentions, no fake marker.
-    const outside = full.replace(/^(`{3,})[^\n]*\n[\s\S]*?\n\1$/gm, '');
-    expect(outside).not.toMatch(/<img|<script|<\/details><script|!\[beacon\]|<!-- kernelgate/);
-    expect(outside).not.toMatch(/@(?!&#8203;)[\w-]/);
-    expect(outside).not.toMatch(/(?<!\\)\]\(javascript:/);
-    // Every table row keeps its column count.
-    for (const block of outside.split(/\n\n/)) {
-      const rows = block.split('\n').filter((l) => l.startsWith('|'));
-      if (rows.length < 2) continue;
-      const cells = (row: string) => row.replace(/\\\|/g, '').split('|').length;
-      for (const row of rows) expect(cells(row), row).toBe(cells(rows[0] as string));
+    for (const md of [full, comment]) {
+      // Outside code fences: no raw HTML, no images, no mentions, no fake marker.
+      const outside = md.replace(/^(`{3,})[^\n]*\n[\s\S]*?\n\1$/gm, '');
+      expect(outside).not.toMatch(/<img|<script|<\/details><script|!\[beacon\]|<!-- kernelgate/);
+      expect(outside).not.toMatch(/@(?!&#8203;)[\w-]/);
+      expect(outside).not.toMatch(/(?<!\\)\]\(javascript:/);
+      expect(outside).not.toContain('https://x/');
+      // Every table row keeps its column count.
+      for (const block of outside.split(/\n\n/)) {
+        const rows = block.split('\n').filter((l) => l.startsWith('|'));
+        if (rows.length < 2) continue;
+        const cells = (row: string) => row.replace(/\\\|/g, '').split('|').length;
+        for (const row of rows) expect(cells(row), row).toBe(cells(rows[0] as string));
+      }
+      // Headings stay single lines: the hostile title cannot start a block of its own.
+      for (const line of outside.split('\n').filter((l) => l.startsWith('#'))) {
+        expect(line).toMatch(/^#{2,4} /);
+      }
     }
     // Mermaid blocks hold no quote, bracket or directive from the hostile kernel name.
     expect(full).toContain(
@@ -245,55 +376,83 @@ describe('renderReport', () => {
   });
 });
 
-/** A results document with `n` attention cases, a few of them failing. */
-function bigRun(base: KernelgateResults, n: number, failEvery: number): KernelgateResults {
+/** A results document with `n` attention cases over `variants` variants, some failing or slower. */
+function bigRun(
+  base: KernelgateResults,
+  n: number,
+  failEvery: number,
+  opts: { variants?: number; slowEvery?: number; note?: string } = {},
+): KernelgateResults {
   const template = base.cases[0] as CaseResult;
   const cases: CaseResult[] = [];
+  const variants = opts.variants ?? 1;
   for (let i = 0; i < n; i++) {
     const c = structuredClone(template);
-    c.case = `dtype=fp16,B=1,H=8,S=${128 + i},D=64,causal=false`;
-    c.params = { dtype: 'fp16', B: 1, H: 8, S: 128 + i, D: 64, causal: false };
-    // Ten tight samples: identical runs compare SAME, so only the failures need attention.
+    const v = i % variants;
+    c.variant = variants > 1 ? `variant_${v}` : template.variant;
+    const S = 128 + Math.floor(i / variants);
+    c.case = `dtype=fp16,B=1,H=8,S=${S},D=64,causal=false`;
+    c.params = { dtype: 'fp16', B: 1, H: 8, S, D: 64, causal: false };
+    // Ten tight samples: identical runs compare SAME, so only the planted cases change.
     if (c.timing) {
-      const medianMs = c.timing.median_ms;
+      const slow = opts.slowEvery && i % opts.slowEvery === 0 ? 1.5 : 1;
+      const medianMs = c.timing.median_ms * slow;
       c.timing.samples_ms = Array.from({ length: 10 }, (_, k) => medianMs * (1 + 0.001 * k));
+      c.timing.median_ms = medianMs;
     }
     if (failEvery && i % failEvery === 0) {
       c.status = 'fail';
       if (c.correctness)
-        Object.assign(c.correctness, { status: 'FAIL', rel_l2: 0.2, message: 'wrong tail' });
+        Object.assign(c.correctness, {
+          status: 'FAIL',
+          rel_l2: 0.2,
+          message: opts.note ?? 'wrong tail',
+        });
     }
     cases.push(c);
   }
-  return { ...base, cases };
+  return { ...base, cases, diagnostics: [] };
 }
 
 describe('comment size', () => {
-  // Fewer resamples keep thousands of bootstraps fast; no row cap, so size alone drives degrading.
-  const small: Config = {
-    ...config,
-    compare: { ...config.compare, resamples: 100 },
-    report: { ...config.report, maxRows: 100_000 },
-  };
+  // Fewer resamples keep thousands of bootstraps fast.
+  const small: Config = { ...config, compare: { ...config.compare, resamples: 100 } };
   const base = load('baseline.json');
 
-  it('drops rows that need no attention when a large report does not fit, and says how many', () => {
-    const baseline = bigRun(base, 3000, 0);
-    const results = bigRun(base, 3000, 100);
+  it('stays small at 1,000 cases: changed variants summarised, changed cases capped, the rest in the full report', () => {
+    const baseline = bigRun(base, 1000, 0);
+    const results = bigRun(base, 1000, 100, { slowEvery: 7 });
     const { full, comment, commentLevel } = renderReport(input(results, baseline, small));
-    expect(full.length).toBeGreaterThan(COMMENT_MAX_CHARS);
-    expect(comment.length).toBeLessThanOrEqual(COMMENT_MAX_CHARS);
-    expect(commentLevel).toBe(2);
-    expect(comment).toMatch(
-      /_\d+ rows that need no attention \(correctness PASS or skipped; performance SAME, NEW or untimed\) are not shown here/,
+    expect(commentLevel).toBe(0);
+    expect(comment.length).toBeLessThan(6_000);
+    expect(full.length).toBeGreaterThan(100_000);
+    // Failures planted every 100 cases, 1.5× slowdowns every 7 (two of them on failed cases).
+    expect(comment.split('\n')[0]).toBe(
+      '## kernelgate (fixture): ❌ fail: attention/triton\\_fa2 wrong on 10 cases',
     );
-    // All 30 failures are still listed.
-    expect(comment.match(/❌ FAIL/g)?.length).toBe(30);
-    expect(comment).toContain('<details><summary>3000 results, ');
+    expect(comment).toContain(
+      '| attention/triton\\_fa2 | 151 of 1000 | +50.0 % | +50.0 % | ❌ 10 wrong · 🔴 141 slower |',
+    );
+    expect(comment).toContain(
+      '_… 141 more cases of attention/triton\\_fa2 (🔴 141 slower): in the full report._',
+    );
+    expect(comment.match(/^\| triton\\_fa2 \|/gm)?.length).toBe(COMMENT_ROWS_PER_VARIANT);
   });
 
-  it('truncates with a note when even the problems do not fit, leaving no fence or details open', () => {
-    const results = bigRun(base, 3000, 1);
+  it('stays under the limit at 1,000 cases over 100 variants, every one failing with a long message', () => {
+    const results = bigRun(base, 1000, 1, { variants: 100, note: 'x'.repeat(2000) });
+    const { comment, commentLevel } = renderReport(input(results, undefined, small));
+    expect(comment.length).toBeLessThanOrEqual(GITHUB_COMMENT_LIMIT);
+    expect(comment.length).toBeLessThanOrEqual(COMMENT_MAX_CHARS);
+    expect(commentLevel).toBeLessThan(3);
+    // Every variant is named in the findings, each in one line.
+    expect(
+      comment.match(/^- ❌ \*\*attention\/variant\\_\d+\*\* wrong on 10 of 10 cases/gm)?.length,
+    ).toBe(100);
+  });
+
+  it('degrades, then truncates with a note, leaving no fence or details open', () => {
+    const results = bigRun(base, 3000, 1, { variants: 3000, note: 'y'.repeat(500) });
     const { comment, commentLevel } = renderReport(input(results, undefined, small, {}));
     expect(commentLevel).toBe(3);
     expect(comment.length).toBeLessThanOrEqual(COMMENT_MAX_CHARS);
@@ -304,15 +463,16 @@ describe('comment size', () => {
     expect((comment.match(/^```/gm)?.length ?? 0) % 2).toBe(0);
   });
 
-  it('applies report.max_rows to the comment only', () => {
-    const results = bigRun(base, 80, 0);
-    const capped: Config = { ...small, report: { ...small.report, maxRows: 10 } };
+  it('applies report.max_rows to the changed cases of the comment only', () => {
+    const results = bigRun(base, 80, 1, { variants: 8 });
+    const capped: Config = { ...small, report: { ...small.report, maxRows: 12 } };
     const { full, comment } = renderReport(input(results, undefined, capped));
-    const rows = (md: string) =>
-      md.split('\n').filter((l) => l.startsWith('| triton\\_fa2 |')).length;
-    expect(rows(full)).toBe(80);
-    expect(rows(comment)).toBe(10);
-    expect(comment).toContain('_70 rows that need no attention');
+    const rows = (md: string) => md.split('\n').filter((l) => /^\| variant\\_\d \|/.test(l)).length;
+    expect(rows(comment)).toBe(12);
+    expect(rows(full)).toBe(80 + 80);
+    expect(comment).toContain(
+      '_… 8 more cases of attention/variant\\_1 (❌ 8 wrong); 10 more cases of attention/variant\\_2 (❌ 10 wrong);',
+    );
   });
 });
 
@@ -337,9 +497,19 @@ describe('a real harness run (CPU, CI shapes)', () => {
   const run = load('cpu-ci-run.json');
 
   it('renders: errors fail the gate, skipped cases are shown with their reason, no empty chart', () => {
-    const { full } = renderReport(input(run, undefined));
-    expect(full.split('\n')[0]).toBe('## kernelgate (fixture): ❌ fail');
-    expect(full).toContain('**Verdict: fail.** 92 cases on none (CPU) at `f4552a94cbcf`.');
+    const { full, comment } = renderReport(input(run, undefined));
+    expect(full.split('\n')[0]).toBe(
+      '## kernelgate (fixture): ❌ fail: attention/sdpa\\_default error or timeout on 4 cases, bsr\\_gemm/cublas\\_dense error or timeout on 2 cases and 1 more',
+    );
+    expect(full).toContain('**92 cases on none (CPU)** at `f4552a94cbcf`.');
+    expect(comment).toContain(
+      'No baseline and no base revision: performance is not compared, every timed case is NEW.\n\n' +
+        '| variant | changed | Δ (geomean) | range | verdict |\n| :- | -: | -: | -: | :- |\n' +
+        '| attention/sdpa\\_default | 4 of 17 | | | 💥 4 error or timeout |',
+    );
+    expect(comment).toContain(
+      '- 💥 **bsr\\_gemm/cublas\\_dense** error: crash on 2 of 4 cases (only where dtype=bf16). E.g. dtype=bf16,M=256,N=128,K=512,block=128,topk=2: error: crash: the worker process died (killed by signal SIGILL) during verify seed 0 of cublas\\_dense; it was restarted for the other cases',
+    );
     expect(full).toContain('⏭️ SKIPPED | | SDPA&#39;s FLASH\\_ATTENTION backend needs CUDA |');
     expect(full).not.toContain('bar [0.0]');
   });
@@ -372,8 +542,13 @@ describe('notes', () => {
 describe('paired A/B in the report', () => {
   const baseline = load('baseline.json');
   const H = 'dtype=fp16,B=16,H=96,S=4096,D=128,causal=false';
-  const rowOf = (md: string, variant: string, caseId = H) =>
-    md.split('\n').find((l) => l.startsWith(`| ${variant} | ${caseId} |`));
+  // A row of the full report's results table: the variant, Δ and verdict, then the case's axes.
+  const AXES = '| fp16 | 16 | 96 | 4096 | 128 | false |';
+  const rowOf = (md: string, variant: string) =>
+    md
+      .slice(md.indexOf('### All results'))
+      .split('\n')
+      .find((l) => l.startsWith(`| ${variant} |`) && l.includes(AXES));
 
   function pairedDoc(): KernelgateResults {
     const doc = pairedRun(baseline);
@@ -402,14 +577,18 @@ describe('paired A/B in the report', () => {
   it('marks each judged row paired or vs baseline, in the Δ cell, with no new column', () => {
     const { full } = renderReport(input(pairedDoc(), baseline));
     expect(rowOf(full, 'triton\\_fa2')).toMatch(
-      /\| 39\.59 \| [\d.]+ \| [\d.]+ \| \d+ \| [\d.]+ \| \+5\.0 % · paired \| 🔴 SLOWER \| \+4\.\d % … \+5\.\d % \| ✅ PASS \|/,
+      /^\| triton\\_fa2 \| \+5\.0 % · paired \| 🔴 SLOWER \| fp16 \| 16 \| 96 \| 4096 \| 128 \| false \| 39\.59 \| [\d.]+ \| [\d.]+ \| \d+ \| [\d.]+ \| \+4\.\d % … \+5\.\d % \| ✅ PASS \|/,
     );
     expect(rowOf(full, 'sdpa\\_cudnn')).toMatch(
-      /\| ±0\.0 % · vs baseline \| ⚪ SAME \| −\d\.\d % … \+\d\.\d % \| ✅ PASS \| [^|]+ \| not timed against the base revision; judged against the stored baseline \|$/,
+      /^\| sdpa\\_cudnn \| ±0\.0 % · vs baseline \| ⚪ SAME \| .* \| −\d\.\d % … \+\d\.\d % \| ✅ PASS \| [^|]+ \| not timed against the base revision; judged against the stored baseline \|$/,
     );
-    const header = full.split('\n').find((l) => l.startsWith('| variant | case |')) as string;
-    expect(header.split('|')).toHaveLength(RESULT_COLUMNS + 2);
-    expect(header).toContain('| Δ | verdict | CI of Δ |');
+    const header = full
+      .slice(full.indexOf('### All results'))
+      .split('\n')
+      .find((l) => l.startsWith('| variant | Δ | verdict | dtype')) as string;
+    // The old 13 columns less "case", plus one per axis (dtype, B, H, S, D, causal).
+    expect(header.split('|')).toHaveLength(RESULT_COLUMNS - 1 + 6 + 2);
+    expect(header).toContain('| median ms | IQR ms | TFLOPS | GB/s | % peak | CI of Δ |');
     expect(full).toContain('Δ marked *paired* is different');
     expect(full).toContain('or of the median per-pair ratio against the base revision');
     // A paired case shows its threshold only when the floor raised it above ±1 %.
@@ -422,7 +601,7 @@ describe('paired A/B in the report', () => {
     expect(full).not.toContain('· paired');
     expect(full).not.toContain('· vs baseline');
     expect(full).not.toContain('Δ marked *paired*');
-    expect(full).toContain('| Δ vs baseline | verdict | CI of Δ |');
+    expect(full).toContain('| variant | Δ vs baseline | verdict | dtype |');
   });
 
   it('shows the A/A control, the verdicts it made AMBIGUOUS and the note', () => {
@@ -430,10 +609,17 @@ describe('paired A/B in the report', () => {
     pair(doc, `attention/sdpa_flash/${H}`, 1.04);
     const { full } = renderReport(input(doc, baseline));
     expect(rowOf(full, 'triton\\_fa2')).toMatch(
-      /\| \+5\.0 % · paired \| 🟡 AMBIGUOUS \| .* \| was SLOWER \+5\.0 %, but the A\/A control sdpa\\_flash \+4\.0 % \(a reference: identical code in both arms\) moved in the same case: the machine was not quiet \|$/,
+      /^\| triton\\_fa2 \| \+5\.0 % · paired \| 🟡 AMBIGUOUS \| .* \| was SLOWER \+5\.0 %, but the A\/A control sdpa\\_flash \+4\.0 % \(a reference: identical code in both arms\) moved in the same case: the machine was not quiet \|$/,
     );
     expect(rowOf(full, 'sdpa\\_flash')).toMatch(
-      /\| \+4\.0 % · paired \| 🔴 SLOWER \| .* \| reference: identical code in both arms \|$/,
+      /^\| sdpa\\_flash \| \+4\.0 % · paired \| 🔴 SLOWER \| .* \| reference: identical code in both arms \|$/,
+    );
+    // Not the pull request's doing: the title and the changes table say so.
+    expect(full.split('\n')[0]).toBe(
+      '## kernelgate (fixture): ✅ pass: no candidate slower or faster (the A/A control attention/sdpa\\_flash moved: the machine was not quiet)',
+    );
+    expect(full).toContain(
+      '| attention/sdpa\\_flash | 1 of 5 | +4.0 % | +4.0 % | 🔴 1 slower (an A/A control: the machine moved, not the code) |',
     );
     expect(full).toContain(
       `- A/A control moved: attention/sdpa\\_flash ${H} SLOWER +4.0 %. Reference variants run identical code in both arms, so 1 FASTER or SLOWER verdict(s) of the same case(s) are AMBIGUOUS instead: the machine was not quiet; rerun.`,

@@ -1,0 +1,335 @@
+// What a reader needs first, computed from the judged results: which variants this run changed
+// (and by how much), the findings grouped by variant and pattern rather than listed case by case,
+// the outcome the report's title states, and the headline ratios. No Markdown here: render.ts
+// turns these into text and escapes what came from results, config or the pull request.
+import { CONTROL_NOTE, type CaseComparison } from './compare.js';
+import type { Config } from './config.js';
+import type { GateResult } from './gate.js';
+import type { KernelgateResults } from './results-types.js';
+import type { TierStatus } from './tiers.js';
+
+/** Why a case counts as changed, worst first. */
+export const CHANGE_KINDS = [
+  'wrong',
+  'drift',
+  'error',
+  'above-peak',
+  'missing',
+  'slower',
+  'faster',
+] as const;
+export type ChangeKind = (typeof CHANGE_KINDS)[number];
+
+/** The worst reason a case changed, or undefined when it did not. */
+export function changeKind(c: CaseComparison, aboveChip: Set<string>): ChangeKind | undefined {
+  if (c.correctness === 'FAIL') return 'wrong';
+  if (c.correctness === 'DRIFT') return 'drift';
+  if (c.correctness === 'ERROR') return 'error';
+  if (aboveChip.has(c.key)) return 'above-peak';
+  if (c.perf === 'MISSING' || c.correctness === 'MISSING') return 'missing';
+  if (c.perf === 'SLOWER') return 'slower';
+  if (c.perf === 'FASTER') return 'faster';
+  return undefined;
+}
+
+/** Orders changed cases worst first: by kind, then the largest slowdown or speed-up first. */
+export function worstFirst(aboveChip: Set<string>) {
+  return (a: CaseComparison, b: CaseComparison): number => {
+    const ka = CHANGE_KINDS.indexOf(changeKind(a, aboveChip) ?? 'faster');
+    const kb = CHANGE_KINDS.indexOf(changeKind(b, aboveChip) ?? 'faster');
+    if (ka !== kb) return ka - kb;
+    const ra = a.ratio ?? 1;
+    const rb = b.ratio ?? 1;
+    return a.perf === 'FASTER' ? ra - rb : rb - ra;
+  };
+}
+
+/** Geometric mean, min and max of ratios (undefined when there are none). */
+export function ratioSpread(
+  ratios: number[],
+): { geomean: number; lo: number; hi: number } | undefined {
+  const ok = ratios.filter((r) => Number.isFinite(r) && r > 0);
+  if (!ok.length) return undefined;
+  const geomean = Math.exp(ok.reduce((s, r) => s + Math.log(r), 0) / ok.length);
+  return { geomean, lo: Math.min(...ok), hi: Math.max(...ok) };
+}
+
+/** Counts of what a set of cases shows, in the order a verdict cell lists them. */
+export type VerdictCounts = Partial<
+  Record<ChangeKind | 'ambiguous' | 'same' | 'new' | 'untimed' | 'skipped' | 'unchecked', number>
+>;
+
+export function verdictCounts(cases: CaseComparison[], aboveChip: Set<string>): VerdictCounts {
+  const counts: VerdictCounts = {};
+  const add = (k: keyof VerdictCounts) => (counts[k] = (counts[k] ?? 0) + 1);
+  for (const c of cases) {
+    const kind = changeKind(c, aboveChip);
+    if (kind) add(kind);
+    else if (c.correctness === 'SKIPPED') add('skipped');
+    else if (c.perf === 'AMBIGUOUS') add('ambiguous');
+    else if (c.perf === 'SAME') add('same');
+    else if (c.perf === 'NEW') add('new');
+    else add('untimed');
+    if (kind && c.perf === 'AMBIGUOUS') add('ambiguous');
+    if (c.correctness === 'UNCHECKED') add('unchecked');
+  }
+  return counts;
+}
+
+export interface VariantChange {
+  kernel: string;
+  variant: string;
+  /** every case of the variant in the comparison */
+  cases: number;
+  /** its changed cases, worst first */
+  changed: CaseComparison[];
+  /** over the changed cases judged SLOWER or FASTER */
+  delta?: { geomean: number; lo: number; hi: number };
+  counts: VerdictCounts;
+}
+
+export interface Untouched {
+  variants: number;
+  cases: number;
+  /** over every judged case of these variants (SAME and AMBIGUOUS) */
+  delta?: { geomean: number; lo: number; hi: number };
+  counts: VerdictCounts;
+}
+
+export interface Changes {
+  /** false when nothing was compared (no baseline, no base revision): every case NEW */
+  judged: boolean;
+  changed: VariantChange[];
+  untouched: Untouched;
+}
+
+/** Groups the comparison by variant: those with a changed case, worst first, and the rest. */
+export function variantChanges(cases: CaseComparison[], aboveChip: Set<string>): Changes {
+  const byVariant = new Map<string, CaseComparison[]>();
+  for (const c of cases) {
+    const key = `${c.kernel}/${c.variant}`;
+    byVariant.set(key, [...(byVariant.get(key) ?? []), c]);
+  }
+  const order = worstFirst(aboveChip);
+  const changed: VariantChange[] = [];
+  const rest: CaseComparison[] = [];
+  let restVariants = 0;
+  for (const list of byVariant.values()) {
+    const hit = list.filter((c) => changeKind(c, aboveChip) !== undefined).sort(order);
+    if (!hit.length) {
+      rest.push(...list);
+      restVariants++;
+      continue;
+    }
+    const first = list[0] as CaseComparison;
+    const moved = hit.filter((c) => c.perf === 'SLOWER' || c.perf === 'FASTER');
+    changed.push({
+      kernel: first.kernel,
+      variant: first.variant,
+      cases: list.length,
+      changed: hit,
+      delta: ratioSpread(moved.map((c) => c.ratio ?? NaN)),
+      counts: verdictCounts(list, aboveChip),
+    });
+  }
+  changed.sort((a, b) => {
+    const byWorst = order(a.changed[0] as CaseComparison, b.changed[0] as CaseComparison);
+    if (byWorst !== 0) return byWorst;
+    return b.changed.length - a.changed.length;
+  });
+  const judgedRest = rest.filter((c) => c.perf === 'SAME' || c.perf === 'AMBIGUOUS');
+  return {
+    judged: cases.some((c) => c.method !== 'none'),
+    changed,
+    untouched: {
+      variants: restVariants,
+      cases: rest.length,
+      delta: ratioSpread(judgedRest.map((c) => c.ratio ?? NaN)),
+      counts: verdictCounts(rest, aboveChip),
+    },
+  };
+}
+
+/**
+ * The case axes a subset of a variant's cases has in common beyond what all its cases share:
+ * "causal=true" when only causal cases failed, '' when the subset spans every axis.
+ */
+export function commonAxes(subset: CaseComparison[], all: CaseComparison[]): string {
+  // One case names itself; a pattern needs two.
+  if (subset.length < 2 || subset.length === all.length) return '';
+  const keys = [...new Set(all.flatMap((c) => Object.keys(c.params)))];
+  const parts: string[] = [];
+  for (const k of keys) {
+    const inAll = new Set(all.map((c) => String(c.params[k])));
+    const inSub = new Set(subset.map((c) => String(c.params[k])));
+    if (inSub.size < inAll.size && inSub.size <= 2 && !inSub.has('undefined')) {
+      parts.push(`${k}=${[...inSub].join('|')}`);
+    }
+  }
+  // More than two restricted axes is a list of cases, not a pattern.
+  return parts.length <= 2 ? parts.join(', ') : '';
+}
+
+/** A failed case's pattern: what its correctness record shows, not its numbers. */
+export function failurePattern(c: CaseComparison): string {
+  const k = c.current?.correctness;
+  const parts: string[] = [];
+  if (k) {
+    if (k.nan_count > 0) parts.push('NaN in the output');
+    if (k.inf_count > 0) parts.push('Inf in the output');
+    if (k.unwritten_count > 0) parts.push('elements never written');
+    if (k.rel_l2 === null || k.rel_l2 > k.tol_rel_l2) parts.push('rel_l2 above tolerance');
+    if (k.tol_max_abs !== undefined && k.max_abs !== null && k.max_abs > k.tol_max_abs) {
+      parts.push('max_abs above tolerance');
+    }
+    const timed = k.timed_output_rel_l2;
+    if (timed !== undefined && timed !== null && timed > k.tol_rel_l2) {
+      parts.push('timed-run output wrong');
+    }
+    if (k.repeat_max_diff !== undefined && k.repeat_max_diff !== null && k.repeat_max_diff > 0) {
+      parts.push('output differs between identical runs (race?)');
+    }
+  }
+  return parts.length ? parts.join(', ') : 'marked fail by the harness';
+}
+
+/** An errored case's pattern: its status and the kind of error. */
+export function errorPattern(c: CaseComparison): string {
+  const kind = c.current?.error?.kind;
+  return kind && kind !== c.status ? `${c.status}: ${kind}` : String(c.status);
+}
+
+export interface Group {
+  kernel: string;
+  variant: string;
+  pattern: string;
+  cases: CaseComparison[];
+  /** every case of the variant */
+  of: number;
+}
+
+/** Cases grouped by variant and pattern, largest group first (stable otherwise). */
+export function groupCases(
+  cases: CaseComparison[],
+  all: CaseComparison[],
+  pattern: (c: CaseComparison) => string,
+): Group[] {
+  const groups = new Map<string, Group>();
+  for (const c of cases) {
+    const p = pattern(c);
+    const key = `${c.kernel}\u0000${c.variant}\u0000${p}`;
+    let g = groups.get(key);
+    if (!g) {
+      const of = all.filter((x) => x.kernel === c.kernel && x.variant === c.variant).length;
+      g = { kernel: c.kernel, variant: c.variant, pattern: p, cases: [], of };
+      groups.set(key, g);
+    }
+    g.cases.push(c);
+  }
+  return [...groups.values()].sort((a, b) => b.cases.length - a.cases.length);
+}
+
+export type Outcome = 'pass' | 'regression' | 'fail';
+
+/**
+ * A reference variant judged by pairs runs the same code in both arms: when it moves, the machine
+ * was not quiet (compare.ts applyControls), which says nothing about the pull request.
+ */
+export function isControl(c: CaseComparison): boolean {
+  return c.perfNote === CONTROL_NOTE;
+}
+
+/**
+ * pass / regression (a warning: SLOWER cases the policy lets through, A/A controls aside) /
+ * fail.
+ */
+export function outcomeOf(gate: GateResult, cases: CaseComparison[]): Outcome {
+  if (gate.verdict === 'fail') return 'fail';
+  return cases.some((c) => c.perf === 'SLOWER' && !isControl(c)) ? 'regression' : 'pass';
+}
+
+/** Which gate categories fail the gate under the policy. */
+export function blockingKinds(config: Config): Set<ChangeKind | 'build'> {
+  const p = config.policy;
+  const kinds = new Set<ChangeKind | 'build'>(['wrong', 'drift']);
+  if (p.failOnError) kinds.add('error');
+  if (p.failOnMeasurementError) kinds.add('above-peak');
+  if (p.failOnMissing) kinds.add('missing');
+  if (p.failOnSlower) kinds.add('slower');
+  if (p.failOnBuildFailure) kinds.add('build');
+  return kinds;
+}
+
+/** A numeric figure a diagnostic's message carries, in %: "(20 % of its median)" → 20. */
+export function percentIn(message: string): number | undefined {
+  const m = /(\d+(?:\.\d+)?)\s?%/.exec(message);
+  return m ? Number(m[1]) : undefined;
+}
+
+export interface DiagnosticGroup {
+  level: 'error' | 'warning' | 'info';
+  code: string;
+  count: number;
+  /** kernel → variants it was raised for */
+  where: Map<string, Set<string>>;
+  /** the range of the percentages the messages carry, when each carries one */
+  pct?: { lo: number; hi: number };
+  example: string;
+  fix?: string;
+  /** every one was raised by a kernel's run (source kernel:…), one per case */
+  perCase: boolean;
+}
+
+/** Diagnostics grouped by level and code, errors first, then the largest groups. */
+export function groupDiagnostics(results: KernelgateResults): DiagnosticGroup[] {
+  const order = { error: 0, warning: 1, info: 2 } as const;
+  const groups = new Map<string, DiagnosticGroup & { pcts: number[] }>();
+  for (const d of results.diagnostics) {
+    const key = `${d.level}\u0000${d.code}`;
+    let g = groups.get(key);
+    if (!g) {
+      g = {
+        level: d.level,
+        code: d.code,
+        count: 0,
+        where: new Map(),
+        example: d.message,
+        perCase: true,
+        pcts: [],
+        ...(d.fix ? { fix: d.fix } : {}),
+      };
+      groups.set(key, g);
+    }
+    g.count++;
+    if (!d.source?.startsWith('kernel:') || !d.variant) g.perCase = false;
+    if (d.kernel) {
+      const set = g.where.get(d.kernel) ?? new Set<string>();
+      if (d.variant) set.add(d.variant);
+      g.where.set(d.kernel, set);
+    }
+    const pct = percentIn(d.message);
+    if (pct !== undefined) g.pcts.push(pct);
+  }
+  return [...groups.values()]
+    .map(({ pcts, ...g }) => ({
+      ...g,
+      ...(pcts.length === g.count && pcts.length > 0
+        ? { pct: { lo: Math.min(...pcts), hi: Math.max(...pcts) } }
+        : {}),
+    }))
+    .sort((a, b) => order[a.level] - order[b.level] || b.count - a.count);
+}
+
+export interface HeadlineRow {
+  tier: TierStatus;
+  /** the same ladder evaluated on the base revision's arm or the stored baseline */
+  base?: TierStatus;
+}
+
+/** Each kernel's headline: its tier status now and, when known, on the base. */
+export function headlineRows(tiers: TierStatus[], base: TierStatus[] | undefined): HeadlineRow[] {
+  return tiers.map((tier) => {
+    const b = base?.find((t) => t.kernel === tier.kernel);
+    return b ? { tier, base: b } : { tier };
+  });
+}

@@ -1,0 +1,128 @@
+// The report a kernel engineer reads, on the recorded GPU runs (H200: test/fixtures/recorded/pr,
+// broken, slowed, nightly; H100 paired: paired-aa-h100-bursts, paired-slow2-h100), rendered with
+// today's configuration: the comment opens with the outcome, what changed and the headline, and
+// stays short (issue 11).
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import { judge } from '../src/judge.js';
+import { GITHUB_COMMENT_LIMIT } from '../src/render.js';
+import { loadResults } from '../src/results.js';
+
+const ROOT = join(import.meta.dirname, '..');
+const config = loadConfig(ROOT);
+const recorded = (run: string) =>
+  loadResults(join(ROOT, 'test/fixtures/recorded', run, 'results.json'));
+const RUN_URL = 'https://github.com/octo/kernels/actions/runs/42';
+
+/** Each recorded run, the baseline the action judged it against (none: paired), its kind. */
+const RUNS: Record<string, [string | undefined, 'pr' | 'nightly']> = {
+  pr: ['push', 'pr'],
+  broken: ['main-1355', 'pr'],
+  slowed: ['main-1355', 'pr'],
+  nightly: ['main-1355', 'nightly'],
+  'paired-aa-h100-bursts': [undefined, 'pr'],
+  'paired-slow2-h100': [undefined, 'pr'],
+};
+
+const rendered = new Map<string, ReturnType<typeof judge>['rendered']>();
+function render(run: string) {
+  const [base, kind] = RUNS[run] as [string | undefined, 'pr' | 'nightly'];
+  if (!rendered.has(run)) {
+    const { rendered: r } = judge(recorded(run), base ? recorded(base) : undefined, config, kind, {
+      runUrl: RUN_URL,
+      prNumber: 7,
+    });
+    rendered.set(run, r);
+  }
+  return rendered.get(run)!;
+}
+const title = (md: string) => md.split('\n')[0];
+/** What a reader sees before scrolling: everything above the findings. */
+const firstScreen = (md: string) => md.slice(0, md.indexOf('### Findings'));
+
+describe('the comment on the recorded runs', { timeout: 120_000 }, () => {
+  it('A/A on the H100 (paired, run 5): short, nothing changed, the headline on the first screen', () => {
+    const { comment } = render('paired-aa-h100-bursts');
+    expect(comment.length).toBeLessThanOrEqual(6_000);
+    expect(title(comment)).toBe(
+      '## kernelgate: ✅ pass: no candidate slower or faster (the A/A control bsr\\_gemm/torch\\_bsr\\_dense\\_mm moved: the machine was not quiet) · PR #7',
+    );
+    const screen = firstScreen(comment);
+    expect(screen).toContain(
+      '| bsr\\_gemm/torch\\_bsr\\_dense\\_mm | 1 of 3 | +1.7 % | +1.7 % | 🔴 1 slower · 🟡 1 ambiguous (an A/A control: the machine moved, not the code) |\n' +
+        '| 15 other variants | 0 of 214 | +0.0 % | −2.0 % … +1.5 % | ⚪ 214 same |',
+    );
+    // The honest headline: our fastest passing kernel against SDPA's default and dense cuBLAS,
+    // this PR and its base timed in the same job.
+    expect(screen).toContain(
+      '| attention dtype=fp16,B=16,H=96,S=4096,D=128,causal=false | cuda\\_fa\\_wgmma 25.49 ms, 518 TFLOPS (fastest of 3) | sdpa\\_default 22.51 ms, 586 TFLOPS | **0.88×** | 0.88× |',
+    );
+    expect(screen).toContain(
+      '| bsr\\_gemm dtype=fp16,M=8192,N=8192,K=8192,block=128,topk=16 | cuda\\_bsr\\_wgmma\\_ws 0.523 ms, 526 TFLOPS (fastest of 4) | cublas\\_dense 1.329 ms, 827 dense TFLOPS | **0.64×** per useful FLOP · 2.54× wall clock | 0.64× |',
+    );
+    expect(screen).toContain(`[the full report in the job summary](${RUN_URL})`);
+  });
+
+  it('A/A on the H200 (run 9 against run 8): short, nothing changed, the headline', () => {
+    const { comment } = render('pr');
+    expect(comment.length).toBeLessThanOrEqual(6_000);
+    expect(title(comment)).toBe('## kernelgate: ✅ pass: no case slower or faster · PR #7');
+    const screen = firstScreen(comment);
+    expect(screen).toContain(
+      'No case changed: nothing is slower, faster, wrong, failing or missing.',
+    );
+    expect(screen).toContain('| all 16 variants | 0 of 217 | −0.2 % | −5.1 % … +3.1 % |');
+    expect(screen).toMatch(
+      /\| cuda\\_fa\\_wgmma 25\.07 ms, 526 TFLOPS \(fastest of 3\) \| sdpa\\_default 20\.31 ms, 649 TFLOPS \| \*\*0\.81×\*\* \| 0\.79× \|/,
+    );
+  });
+
+  it('the slowed pull request: the title says regression and names the variant', () => {
+    const { comment } = render('slowed');
+    expect(title(comment)).toBe(
+      '## kernelgate: ⚠️ regression: attention/triton\\_fa2 slower on 26 cases · PR #7',
+    );
+    expect(firstScreen(comment)).toContain(
+      '| attention/triton\\_fa2 | 26 of 26 | +100.9 % | +94.4 % … +110.9 % | 🔴 26 slower |',
+    );
+    expect(title(render('paired-slow2-h100').comment)).toBe(
+      '## kernelgate: ⚠️ regression: attention/triton\\_fa2 slower on 26 cases · PR #7',
+    );
+  });
+
+  it('the broken pull request: the variant and its error pattern in a few lines', () => {
+    const { comment } = render('broken');
+    expect(title(comment)).toBe(
+      '## kernelgate: ❌ fail: attention/triton\\_fa2 wrong on 26 cases · PR #7',
+    );
+    const why = comment.slice(
+      comment.indexOf('**Why the gate fails**'),
+      comment.indexOf('**Needs attention'),
+    );
+    expect(why.trim().split('\n')).toEqual([
+      '**Why the gate fails**',
+      '',
+      '- ❌ **attention/triton\\_fa2** wrong on 26 of 26 cases: rel\\_l2 above tolerance (rel\\_l2 2e-2 … 2.1e-2, tolerance 2e-3 … 1e-2). E.g. dtype=fp16,B=16,H=96,S=4096,D=128,causal=false: rel\\_l2 2e-2 &gt; tol 2e-3; seed 0: rel\\_l2 2.000e-02 &gt; tolerance 2.0e-03; seed 1: rel\\_l2 2.000e-02 &gt; tolerance 2.0e-03',
+    ]);
+    expect(comment).toContain(
+      '_… 16 more cases of attention/triton\\_fa2 (❌ 16 wrong): in the full report._',
+    );
+  });
+
+  it('groups the diagnostics by code, with a count and a range', () => {
+    expect(render('pr').comment).toContain(
+      '- ⚠️ clock-unstable on 62 cases of attention (8 variants), bsr\\_gemm (3 variants), SM clock spread 11–25 %. E.g. ',
+    );
+  });
+
+  it('keeps every comment under GitHub limit and the full report whole', () => {
+    for (const run of Object.keys(RUNS)) {
+      const { comment, full, commentLevel } = render(run);
+      expect(comment.length, run).toBeLessThanOrEqual(GITHUB_COMMENT_LIMIT);
+      expect(comment.length, run).toBeLessThan(8_000);
+      expect(commentLevel, run).toBe(0);
+      expect(full, run).toContain('### All results');
+    }
+  });
+});
