@@ -1,0 +1,127 @@
+// `kernelgate dashboard`: the trend page, from the data branch or from results files.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config.js';
+import { actionsExec } from '../exec.js';
+import { judge } from '../judge.js';
+import type { KernelgateResults } from '../results-types.js';
+import { InputError, loadResults } from '../results.js';
+import { KERNELGATE_VERSION } from './action.js';
+import { branchStore, DEFAULT_DATA_BRANCH } from './branch-store.js';
+import { buildDashboard } from './dashboard.js';
+import { buildRecord, type HistoryRecord } from './record.js';
+
+export const DASHBOARD_USAGE = `kernelgate dashboard --out FILE.html (--history-remote URL_OR_PATH [--history-branch NAME]
+                     | --results FILE [--results FILE ...] [--config DIR_OR_FILE])
+                     [--repository OWNER/NAME] [--title TEXT]
+  one static page (uPlot inlined, opens offline): per GPU SKU and kernel, each variant's time,
+  throughput and ratio to the reference over runs, regressions and wrong results marked, the
+  newest run as a table; from the data branch's records, or from results files (each judged
+  against the previous one of its SKU for the marks)
+`;
+
+/** A branch name from a ref: refs/heads/main → main, refs/pull/42/merge → pull/42. */
+export function branchOfRef(ref: string | undefined): string {
+  if (!ref) return 'unknown';
+  return ref.replace(/^refs\/heads\//, '').replace(/^refs\/pull\/(\d+)\/merge$/, 'pull/$1');
+}
+
+/**
+ * Records made from results files: in time order per SKU, each judged against the one before it
+ * (its verdicts mark regressions), the way a trusted run is judged against its stored baseline.
+ */
+export function recordsFromResults(
+  runs: KernelgateResults[],
+  config: ReturnType<typeof loadConfig>,
+): HistoryRecord[] {
+  const references: Record<string, string> = {};
+  for (const k of config.kernels) {
+    if (k.manifest.speed_reference) references[k.manifest.name] = k.manifest.speed_reference;
+  }
+  const sorted = [...runs].sort((a, b) => a.run.started_at.localeCompare(b.run.started_at));
+  const previous = new Map<string, KernelgateResults>();
+  return sorted.map((results) => {
+    const sku = results.environment.gpu.sku ?? results.environment.gpu.name;
+    const before = previous.get(sku);
+    previous.set(sku, results);
+    const judged = judge(results, before, config, 'nightly');
+    return buildRecord(results, {
+      branch: branchOfRef(results.run.git_ref),
+      sku,
+      kernelgateVersion: KERNELGATE_VERSION,
+      verdict: judged.verdict.verdict,
+      verdicts: Object.fromEntries(judged.comparison.cases.map((c) => [c.key, c.perf])),
+      references,
+      confidence: config.compare.confidence,
+    });
+  });
+}
+
+export async function dashboardCommand(
+  args: string[],
+  io: { stdout: (text: string) => void; stderr: (text: string) => void; cwd: string },
+): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      out: { type: 'string' },
+      results: { type: 'string', multiple: true },
+      config: { type: 'string' },
+      'history-remote': { type: 'string' },
+      'history-branch': { type: 'string', default: DEFAULT_DATA_BRANCH },
+      repository: { type: 'string' },
+      title: { type: 'string' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (values.out === undefined) throw new InputError('dashboard needs --out FILE.html');
+  const fromResults = values.results !== undefined && values.results.length > 0;
+  const remote = values['history-remote'];
+  if (fromResults === (remote !== undefined)) {
+    throw new InputError('dashboard needs either --history-remote or --results (one of them)');
+  }
+  if (values.repository !== undefined && !/^[\w.-]+\/[\w.-]+$/.test(values.repository)) {
+    throw new InputError(
+      `--repository must be OWNER/NAME (got ${JSON.stringify(values.repository)})`,
+    );
+  }
+  let records: HistoryRecord[];
+  const warnings: string[] = [];
+  if (fromResults) {
+    const config = loadConfig(resolve(io.cwd, values.config ?? '.'));
+    records = recordsFromResults(
+      (values.results ?? []).map((p) => loadResults(resolve(io.cwd, p))),
+      config,
+    );
+  } else {
+    const cache = mkdtempSync(join(tmpdir(), 'kg-dashboard-'));
+    try {
+      const store = branchStore({
+        remote: /^[a-z]+:\/\//.test(remote!) ? remote! : resolve(io.cwd, remote!),
+        branch: values['history-branch'],
+        cacheDir: join(cache, 'history.git'),
+        exec: actionsExec(),
+        warn: (m) => warnings.push(m),
+        kernelgateVersion: KERNELGATE_VERSION,
+      });
+      records = (await store.allRecords()).map((r) => r.record);
+    } finally {
+      rmSync(cache, { recursive: true, force: true });
+    }
+  }
+  for (const w of warnings) io.stderr(`warning: ${w}\n`);
+  if (records.length === 0) throw new InputError('dashboard: no records to draw');
+  const html = buildDashboard(records, {
+    ...(values.title !== undefined ? { title: values.title } : {}),
+    ...(values.repository !== undefined ? { repository: values.repository } : {}),
+  });
+  writeFileSync(resolve(io.cwd, values.out), html);
+  const skus = new Set(records.map((r) => r.run.sku));
+  io.stderr(
+    `${values.out}: ${records.length} runs on ${[...skus].join(', ')} (${Math.round(html.length / 1024)} KiB)\n`,
+  );
+  return 0;
+}
