@@ -76,6 +76,18 @@ export interface BranchStore extends BaselineStore {
   records(key: BaselineKey, limit: number): Promise<StoredRecord[]>;
   /** every record on the data branch, for the dashboard: newest first within each SKU and branch */
   allRecords(): Promise<StoredRecord[]>;
+  /**
+   * Several runs in one commit (the migration from baseline-dir): each with its key and, when it
+   * has one, the run id its file name carries.
+   */
+  saveMany(
+    entries: {
+      key: BaselineKey;
+      results: KernelgateResults;
+      context: SaveContext;
+      runId?: string;
+    }[],
+  ): Promise<string[]>;
   /** the data branch's tip after the last fetch; undefined when the branch does not exist yet */
   tip(): Promise<string | undefined>;
 }
@@ -338,32 +350,45 @@ export function branchStore(options: BranchStoreOptions): BranchStore {
     return found;
   }
 
-  async function saveRecord(
-    key: BaselineKey,
-    results: KernelgateResults,
-    context: SaveContext,
-  ): Promise<string> {
-    const merged: SaveContext = { ...options.defaults, ...context };
-    const record = buildRecord(results, {
-      branch: key.branch,
-      sku: key.sku,
-      kernelgateVersion: options.kernelgateVersion,
-      ...(options.runId !== undefined ? { runId: options.runId } : {}),
-      ...(merged.event !== undefined ? { event: merged.event } : {}),
-      ...(merged.artifact !== undefined ? { artifact: merged.artifact } : {}),
-      ...(merged.verdict !== undefined ? { verdict: merged.verdict } : {}),
-      ...(merged.verdicts !== undefined ? { verdicts: merged.verdicts } : {}),
-      ...(merged.references !== undefined ? { references: merged.references } : {}),
-      ...(merged.confidence !== undefined ? { confidence: merged.confidence } : {}),
-    });
-    const text = serializeRecord(record);
-    const basePath = recordPath(key, results, options.runId);
+  /** One record to append: its key, the run, and what the judge knew. */
+  interface Entry {
+    key: BaselineKey;
+    results: KernelgateResults;
+    context: SaveContext;
+    runId?: string;
+  }
+
+  /**
+   * Appends records in one commit and pushes it without force; a lost race builds the commit again
+   * on the new tip. Returns each entry's path; an entry whose file the tip already holds with the
+   * same bytes (a retried step) is not added again.
+   */
+  async function saveRecords(entries: Entry[]): Promise<string[]> {
     const work = mkdtempSync(join(tmpdir(), 'kg-history-write-'));
     try {
-      const file = join(work, 'record.json');
-      writeFileSync(file, text);
+      const prepared = entries.map((entry, i) => {
+        const merged: SaveContext = { ...options.defaults, ...entry.context };
+        const runId = entry.runId ?? options.runId;
+        const record = buildRecord(entry.results, {
+          branch: entry.key.branch,
+          sku: entry.key.sku,
+          kernelgateVersion: options.kernelgateVersion,
+          ...(runId !== undefined ? { runId } : {}),
+          ...(merged.event !== undefined ? { event: merged.event } : {}),
+          ...(merged.artifact !== undefined ? { artifact: merged.artifact } : {}),
+          ...(merged.verdict !== undefined ? { verdict: merged.verdict } : {}),
+          ...(merged.verdicts !== undefined ? { verdicts: merged.verdicts } : {}),
+          ...(merged.references !== undefined ? { references: merged.references } : {}),
+          ...(merged.confidence !== undefined ? { confidence: merged.confidence } : {}),
+        });
+        const file = join(work, `record-${i}.json`);
+        writeFileSync(file, serializeRecord(record));
+        return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
+      });
+      const first = prepared[0];
+      const what = prepared.length === 1 ? 'this run was' : `these ${prepared.length} runs were`;
       const notStored = (why: string) =>
-        new StoreError(`${prefix}: this run was not stored on ${where}: ${why}`);
+        new StoreError(`${prefix}: ${what} not stored on ${where}: ${why}`);
       let lastReason = '';
       for (let attempt = 1; attempt <= attempts; attempt++) {
         const fetched = await fetchTip();
@@ -373,39 +398,58 @@ export function branchStore(options: BranchStoreOptions): BranchStore {
         }
         const tip = fetched.tip;
         const env = { GIT_INDEX_FILE: join(work, `index-${attempt}`) };
-        const blob = (await gitOk(['hash-object', '-w', '--', file])).trim();
-        let before = 0;
-        let path = basePath;
+        let before: number;
         if (tip !== undefined) {
           await gitOk(['read-tree', tip], env);
-          const existing = new Map(
-            (await gitOk(['ls-files', '--stage', '--', recordDir(key)], env))
-              .split('\n')
-              .filter((l) => l !== '')
-              .map((l) => {
-                const [meta = '', name = ''] = l.split('\t');
-                return [name, meta.split(' ')[1] ?? ''] as const;
-              }),
-          );
           before = (await gitOk(['ls-files'], env)).split('\n').filter(Boolean).length;
-          for (let n = 2; existing.has(path); n++) {
-            if (existing.get(path) === blob) return path; // stored already (a retried step)
-            path = basePath.replace(/\.json$/, `-${n}.json`);
-          }
         } else {
           const readme = (await gitOk(['hash-object', '-w', '--', writeReadme(work)])).trim();
           await gitOk(['read-tree', '--empty'], env);
           await gitOk(['update-index', '--add', '--cacheinfo', `100644,${readme},README.md`], env);
           before = 1;
         }
-        await gitOk(['update-index', '--add', '--cacheinfo', `100644,${blob},${path}`], env);
+        const existing = new Map(
+          (await gitOk(['ls-files', '--stage'], env))
+            .split('\n')
+            .filter((l) => l !== '')
+            .map((l) => {
+              const [meta = '', name = ''] = l.split('\t');
+              return [name, meta.split(' ')[1] ?? ''] as const;
+            }),
+        );
+        const paths: string[] = [];
+        let added = 0;
+        for (const p of prepared) {
+          const blob = (await gitOk(['hash-object', '-w', '--', p.file])).trim();
+          let path = p.basePath;
+          let stored = false;
+          for (let n = 2; existing.has(path); n++) {
+            if (existing.get(path) === blob) {
+              stored = true; // stored already (a retried step)
+              break;
+            }
+            path = p.basePath.replace(/\.json$/, `-${n}.json`);
+          }
+          paths.push(path);
+          if (stored) continue;
+          existing.set(path, blob);
+          await gitOk(['update-index', '--add', '--cacheinfo', `100644,${blob},${path}`], env);
+          added++;
+        }
+        if (added === 0) return paths;
         const after = (await gitOk(['ls-files'], env)).split('\n').filter(Boolean).length;
-        if (after !== before + 1) {
+        if (after !== before + added) {
           // Never reached by construction; a guard so that no bug can push a smaller tree.
-          throw notStored(`the new tree would hold ${after} files, the tip ${before}; not pushed`);
+          throw notStored(
+            `the new tree would hold ${after} files, the tip ${before} and ${added} new; not pushed`,
+          );
         }
         const tree = (await gitOk(['write-tree'], env)).trim();
-        const message = `kernelgate: ${record.run.event ?? 'run'} ${record.run.commit?.slice(0, 12) ?? ''} on ${key.branch}, ${key.sku}\n\n${path}\n`;
+        const run = first!.record.run;
+        const message =
+          prepared.length === 1
+            ? `kernelgate: ${run.event ?? 'run'} ${run.commit?.slice(0, 12) ?? ''} on ${first!.entry.key.branch}, ${first!.entry.key.sku}\n\n${paths[0]}\n`
+            : `kernelgate: ${added} runs imported\n\n${paths.join('\n')}\n`;
         const commit = (
           await gitOk(['commit-tree', tree, ...(tip ? ['-p', tip] : []), '-m', message])
         ).trim();
@@ -418,8 +462,10 @@ export function branchStore(options: BranchStoreOptions): BranchStore {
           `${commit}:refs/heads/${dataBranch}`,
         ]);
         if (pushed.exitCode === 0) {
-          options.info?.(`${prefix}: stored ${path} on ${where} (${commit.slice(0, 12)})`);
-          return path;
+          options.info?.(
+            `${prefix}: stored ${added === 1 ? paths[0] : `${added} records`} on ${where} (${commit.slice(0, 12)})`,
+          );
+          return paths;
         }
         const said = `${pushed.stdout}\n${pushed.stderr}`;
         lastReason = gitReason(pushed);
@@ -473,7 +519,16 @@ export function branchStore(options: BranchStoreOptions): BranchStore {
         return usable(texts, paths, undefined, paths.length).found;
       }),
     save: (key, results, context = {}) =>
-      serial(async () => `${dataBranch}:${await saveRecord(key, results, context)}`),
+      serial(async () => {
+        const [path] = await saveRecords([{ key, results, context }]);
+        return `${dataBranch}:${path}`;
+      }),
+    saveMany: (entries) =>
+      serial(async () =>
+        entries.length === 0
+          ? []
+          : (await saveRecords(entries)).map((path) => `${dataBranch}:${path}`),
+      ),
     tip: () =>
       serial(async () => {
         const fetched = await fetchTip();
