@@ -236,8 +236,11 @@ describe('the bundled action', { timeout: 60_000 }, () => {
     ]);
     expect(result.summary).toContain('## kernelgate: ❌ fail');
     expect(result.summary).toContain(
-      '- attention/triton\\_fa2 dtype=bf16,B=16,H=96,S=4096,D=128,causal=false: correctness DRIFT: rel\\_l2 7.5e-3 &gt; ' +
-        '2 × baseline 2.6e-3 (floor 1e-4, tol 1e-2)',
+      '## kernelgate: ❌ fail: attention/triton\\_fa2 drift on 1 case',
+    );
+    expect(result.summary).toContain(
+      "- 🌊 **attention/triton\\_fa2** error grew on 1 of 5 cases: rel\\_l2 2.8× the baseline's (or the base revision's). " +
+        'E.g. dtype=bf16,B=16,H=96,S=4096,D=128,causal=false: rel\\_l2 7.5e-3 &gt; 2 × baseline 2.6e-3 (floor 1e-4, tol 1e-2)',
     );
     expect(result.outputs).toMatchObject({ verdict: 'fail', drift: '1', 'comment-url': '' });
     expect(server.requests).toEqual([]);
