@@ -188,6 +188,35 @@ export interface KernelInfo {
   description?: string;
   flops_formula?: string;
   bytes_formula?: string;
+  /**
+   * set when this kernel's cases were read from another benchmark tool's output (docs/adapters.md): what that tool gave
+   */
+  adapter?: {
+    /**
+     * the adapter: gbench, pytest-benchmark, nvbench, command
+     */
+    format: string;
+    /**
+     * the tool and its version as its output names them
+     */
+    tool?: string;
+    /**
+     * raw: every timed case carries its samples; summary: only the tool's statistics, so no interval and no paired verdict; mixed: some cases of each
+     */
+    samples: 'raw' | 'summary' | 'mixed';
+    /**
+     * the cases carry their work (from the tool or from kernelgate.yml's formulas)
+     */
+    work: boolean;
+    /**
+     * none: the tool does not check results, so no case is PASS (UNCHECKED); self_check: the benchmark's own check, recorded in each case's correctness
+     */
+    correctness: 'none' | 'self_check';
+    /**
+     * the base revision's benchmark ran alternately with this one (cases[].paired)
+     */
+    paired: boolean;
+  };
   variants: {
     name: string;
     role: 'candidate' | 'reference';
