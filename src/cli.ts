@@ -1,9 +1,11 @@
 // The kernelgate command line: a small subcommand dispatcher. `kernelgate report` judges a
 // results file locally (compare → tiers → gate → render) and exits with the gate's verdict.
-import { readFileSync, writeFileSync, realpathSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { ADAPTERS, fileAdapterFor } from './adapters/index.js';
+import { adaptFile, resultsOf, runBenchmarks } from './adapters/run.js';
 import { fileBaselineStore } from './baseline.js';
 import { exportCommand } from './history/export.js';
 import { buildKernels } from './build.js';
@@ -16,7 +18,7 @@ import { fullRun, storeBaseline } from './run.js';
 import { loadConfig, type Config } from './config.js';
 import type { GateResult } from './gate.js';
 import { judge } from './judge.js';
-import { InputError, loadResults } from './results.js';
+import { InputError, loadResults, validateResults } from './results.js';
 
 /** Exit statuses: the gate passed, the gate failed, the command could not run. */
 export const EXIT_PASS = 0;
@@ -53,6 +55,8 @@ commands:
   doctor   check the GPU, driver, CUDA runtime and toolkit, libraries; say what to fix
   build    build the CUDA variants and check what was built against each kernel.yml
   calibrate  from A/A runs (same code, same GPU), the per-case noise for compare.noise_pct
+  adapt    turn another tool's benchmark output into a results file (docs/adapters.md)
+  bench    run kernelgate.yml's benchmarks (other tools'), then judge and report like \`report\`
   export   write a results file as Bencher (BMF) or github-action-benchmark JSON
 
 kernelgate report [--results FILE] [--baseline FILE] [--config DIR_OR_FILE]
@@ -89,6 +93,20 @@ kernelgate export --results FILE --format bmf|gab-smaller|gab-bigger [--out FILE
   bmf: Bencher Metric Format (latency in ns with the median's interval, throughput in FLOP/s);
   gab-smaller / gab-bigger: github-action-benchmark's customSmallerIsBetter (ms) and
   customBiggerIsBetter (TFLOP/s, GB/s for copies) JSON; one benchmark per timed, correct case
+
+kernelgate adapt --format FORMAT --input FILE [--kernel NAME] [--reference V1,V2] [--out FILE]
+  --format FORMAT       gbench, pytest-benchmark or nvbench
+  --kernel NAME         the kernel name its cases get (default: the format, - as _)
+  --reference V1,V2     variants that are references, not candidates
+  --out FILE            write the results there (default: standard output)
+
+kernelgate bench [--config DIR_OR_FILE] [--only B1,B2] [--out-dir DIR] [--baseline FILE]
+                 [--base-root DIR] [--base-sha SHA] [--doctor] [--kind pr|nightly] [--out FILE]
+  runs kernelgate.yml's benchmarks: section (gbench, pytest-benchmark, nvbench, command)
+  --out-dir DIR         results.json goes there (default: .kernelgate/report)
+  --base-root DIR       a base revision's checkout: command benchmarks run there too, alternately
+                        (ABBA), and are judged by their pairs
+  --doctor              take the GPU and versions from the doctor (else from the tools' output)
 
 exit status: 0 the gate passed, 1 the gate failed, 2 bad usage or bad input
 `;
@@ -342,6 +360,112 @@ const calibrateCommand: Command = async (args, io) => {
   return EXIT_PASS;
 };
 
+/** The formats `adapt` reads: those whose adapter parses a file. */
+const FILE_FORMATS = ADAPTERS.filter((a) => a.kind === 'file')
+  .map((a) => a.format)
+  .join(', ');
+
+const adapt: Command = async (args, io) => {
+  const { values } = parseArgs({
+    args,
+    options: {
+      format: { type: 'string' },
+      input: { type: 'string' },
+      kernel: { type: 'string' },
+      reference: { type: 'string' },
+      out: { type: 'string' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const adapter = values.format === undefined ? undefined : fileAdapterFor(values.format);
+  if (!adapter) {
+    throw new UsageError(
+      `--format must be one of ${FILE_FORMATS} (got ${values.format === undefined ? 'nothing' : JSON.stringify(values.format)})`,
+    );
+  }
+  if (values.input === undefined) {
+    throw new UsageError('--input is required: the file the tool wrote');
+  }
+  const kernel = values.kernel ?? adapter.format.replace(/-/g, '_');
+  if (!/^[a-z0-9_]+$/.test(kernel)) {
+    throw new UsageError(`--kernel takes lower case, digits and _ (got ${JSON.stringify(kernel)})`);
+  }
+  const adapted = adaptFile(adapter, resolve(io.cwd, values.input), {
+    kernel,
+    shown: values.input,
+    references: values.reference?.split(',').filter((r) => r !== '') ?? [],
+  });
+  const results = validateResults(
+    resultsOf([adapted], { command: `kernelgate adapt ${args.join(' ')}` }),
+    'the adapted results',
+  );
+  const text = `${JSON.stringify(results, null, 2)}\n`;
+  if (values.out === undefined) io.stdout(text);
+  else {
+    writeFileSync(resolve(io.cwd, values.out), text);
+    io.stderr(`${values.out}: ${results.cases.length} cases of ${kernel} (${adapter.title})\n`);
+  }
+  return EXIT_PASS;
+};
+
+const bench: Command = async (args, io) => {
+  const { values } = parseArgs({
+    args,
+    options: {
+      config: { type: 'string' },
+      only: { type: 'string' },
+      'out-dir': { type: 'string', default: '.kernelgate/report' },
+      baseline: { type: 'string' },
+      'base-root': { type: 'string' },
+      'base-sha': { type: 'string' },
+      doctor: { type: 'boolean', default: false },
+      kind: { type: 'string', default: 'pr' },
+      out: { type: 'string' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const kind = reportKind(values.kind);
+  const config = configFrom(values.config, io.cwd);
+  const names = config.benchmarks.map((b) => b.name);
+  if (names.length === 0) {
+    throw new InputError(
+      `${config.configFile ?? 'kernelgate.yml'}: benchmarks is empty or absent, so there is nothing to run (docs/adapters.md)`,
+    );
+  }
+  const only = onlyList(values.only);
+  const unknown = only?.find((n) => !names.includes(n));
+  if (unknown !== undefined) {
+    throw new UsageError(
+      `--only names no benchmark of kernelgate.yml (got ${JSON.stringify(unknown)}; known: ${names.join(', ')})`,
+    );
+  }
+  const doctor = values.doctor
+    ? await runDoctor({ exec: actionsExec(), python: config.harness.python })
+    : undefined;
+  const baseRoot = values['base-root'];
+  const results = validateResults(
+    await runBenchmarks(config.benchmarks, {
+      root: config.rootDir,
+      ...(baseRoot !== undefined ? { baseRoot: resolve(io.cwd, baseRoot) } : {}),
+      ...(values['base-sha'] !== undefined ? { baseSha: values['base-sha'] } : {}),
+      ...(only !== undefined ? { only } : {}),
+      command: `kernelgate bench ${args.join(' ')}`.trim(),
+      ...(doctor ? { environment: doctor.environment, diagnostics: doctor.diagnostics } : {}),
+      log: (line) => io.stderr(`${line}\n`),
+    }),
+    'the benchmark results',
+  );
+  const outDir = resolve(io.cwd, values['out-dir']);
+  mkdirSync(outDir, { recursive: true });
+  const resultsPath = join(outDir, 'results.json');
+  writeFileSync(resultsPath, `${JSON.stringify(results, null, 2)}\n`);
+  io.stderr(`results: ${resultsPath}\n`);
+  const baseline = values.baseline ? loadResults(resolve(io.cwd, values.baseline)) : undefined;
+  return judgeAndPrint(results, baseline, config, kind, values.out, io);
+};
+
 /** Subcommands by name. */
 export const COMMANDS: Record<string, Command> = {
   report,
@@ -350,6 +474,8 @@ export const COMMANDS: Record<string, Command> = {
   build,
   calibrate: calibrateCommand,
   export: exportCommand,
+  adapt,
+  bench,
 };
 
 class UsageError extends Error {}

@@ -7,6 +7,7 @@ import type { ValidateFunction } from 'ajv';
 import configSchema from '../schema/config.schema.json' with { type: 'json' };
 import kernelSchema from '../schema/kernel.schema.json' with { type: 'json' };
 import { InputError, formatAjvErrors, newAjv, problemsError, showValue } from './results.js';
+import { benchmarksFromRaw, type BenchmarkConfig, type RawBenchmark } from './adapters/config.js';
 
 export type Scalar = string | number | boolean;
 export type CaseGroup = Record<string, Scalar | Scalar[]>;
@@ -100,6 +101,8 @@ export interface Config {
   peaks: Record<string, PeakSpec>;
   report: { title: string; maxRows: number };
   kernels: LoadedKernel[];
+  /** other tools' benchmarks judged beside the kernels (docs/adapters.md) */
+  benchmarks: BenchmarkConfig[];
 }
 
 /** Datasheet dense peaks (no sparsity). The H200 has the H100 SXM's compute, more bandwidth. */
@@ -153,6 +156,7 @@ interface RawConfig {
   };
   peaks?: Record<string, { tflops?: Record<string, number>; gbps?: number }>;
   report?: { title?: string; max_rows?: number };
+  benchmarks?: RawBenchmark[];
 }
 
 export interface LoadConfigOptions {
@@ -221,12 +225,18 @@ export function loadConfig(rootDir: string, opts: LoadConfigOptions = {}): Confi
     );
   }
 
-  return configFromRaw(raw, root, configFile, kernels);
+  const { benchmarks, problems } = benchmarksFromRaw(
+    raw.benchmarks ?? [],
+    root,
+    kernels.map((k) => k.manifest.name),
+  );
+  if (problems.length) throw problemsError(shownConfig, problems);
+  return configFromRaw(raw, root, configFile, kernels, benchmarks);
 }
 
 /** The defaults, with no file read and no kernels: for judging results without a repository. */
 export function defaultConfig(rootDir = '.'): Config {
-  return configFromRaw({}, resolve(rootDir), undefined, []);
+  return configFromRaw({}, resolve(rootDir), undefined, [], []);
 }
 
 function configFromRaw(
@@ -234,6 +244,7 @@ function configFromRaw(
   root: string,
   configFile: string | undefined,
   kernels: LoadedKernel[],
+  benchmarks: BenchmarkConfig[],
 ): Config {
   const peaks: Record<string, PeakSpec> = {};
   for (const [sku, spec] of Object.entries(DEFAULT_PEAKS)) {
@@ -283,6 +294,7 @@ function configFromRaw(
       maxRows: raw.report?.max_rows ?? 100,
     },
     kernels,
+    benchmarks,
   };
 }
 

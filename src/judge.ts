@@ -1,5 +1,6 @@
 // Judging results that already exist: compare → tiers → gate → render. One function, shared by the
 // action (which then publishes) and the command line (which prints).
+import { annotateAdapted } from './adapters/notes.js';
 import { compare, type Comparison } from './compare.js';
 import type { Config } from './config.js';
 import { gate, type GateResult } from './gate.js';
@@ -21,7 +22,7 @@ export function judge(
   kind: ReportInput['kind'],
   context?: ReportInput['context'],
 ): Judgement {
-  const comparison = compare(results, baseline, config);
+  const comparison = annotateAdapted(compare(results, baseline, config), results);
   const tiers = evaluateTiers(results, config);
   const verdict = gate(comparison, tiers, results, config);
   const rendered = renderReport({

@@ -1,0 +1,393 @@
+// The generic command adapter: any program that prints a time or a rate (a CUTLASS example, a
+// script) becomes a benchmark. Per variant a command with {param} placeholders, run N times per
+// case; each run is one sample, read from its output by a regular expression or a JSON line. With
+// a base revision's checkout the same command runs there too, alternately (ABBA), so the case gets
+// a paired verdict like the harness's own.
+import { spawn } from 'node:child_process';
+import { childEnv } from '../exec.js';
+import type { Correctness, Paired, Timing } from '../results-types.js';
+import { median } from '../stats.js';
+import {
+  caseIdOf,
+  timingFromSamples,
+  type AdaptedCase,
+  type AdapterCapabilities,
+  type Params,
+} from './types.js';
+
+export const TIME_UNITS = { s: 1e3, ms: 1, us: 1e-3, ns: 1e-6 } as const;
+export const RATE_UNITS = { tflops: 1e12, gflops: 1e9, gbps: 1e9 } as const;
+export type MetricUnit = keyof typeof TIME_UNITS | keyof typeof RATE_UNITS;
+
+export interface CommandSpec {
+  /** variant name → command template ({param}, {case}; {{ and }} for literal braces) */
+  variants: Record<string, string>;
+  cases: Params[];
+  /** runs per case and variant (samples); paired: pairs per arm, rounded up to whole ABBA blocks */
+  repeat: number;
+  metric: { regex?: RegExp; json?: string; unit: MetricUnit };
+  /** the benchmark's own check: every run's output must match it */
+  check?: RegExp;
+  timeoutS: number;
+  /** FLOPs and bytes of one call of a case, for rate metrics and the results' work */
+  workFor: (params: Params) => { flops?: number; bytes?: number };
+}
+
+export interface CommandOutcome {
+  exitCode: number | null;
+  output: string;
+  timedOut: boolean;
+}
+
+/** Runs one shell command line; tests pass a scripted one. */
+export type CommandRunner = (
+  command: string,
+  options: { cwd: string; timeoutMs: number },
+) => Promise<CommandOutcome>;
+
+/**
+ * bash -c COMMAND in `cwd`, stdout and stderr together, killed (the whole group) at the timeout.
+ * The command may be the pull request's code: it gets the environment without the job's
+ * credentials, as every tool kernelgate starts does.
+ */
+export const shellRunner: CommandRunner = (command, { cwd, timeoutMs }) =>
+  new Promise((resolve) => {
+    const child = spawn('bash', ['-c', command], {
+      cwd,
+      env: childEnv(),
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    let timedOut = false;
+    const add = (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+    };
+    child.stdout.on('data', add);
+    child.stderr.on('data', add);
+    const timer = setTimeout(() => {
+      timedOut = true;
+      if (child.pid !== undefined) {
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          child.kill('SIGKILL');
+        }
+      }
+    }, timeoutMs);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      resolve({ exitCode: 127, output: `${output}${err.message}`, timedOut });
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ exitCode: code, output, timedOut });
+    });
+  });
+
+/** A single-quoted shell word. */
+function shellQuote(value: string): string {
+  return /^[A-Za-z0-9_.,:=+\-/@%]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The placeholders a template uses ({{ and }} are literal braces). */
+export function placeholders(template: string): string[] {
+  const names: string[] = [];
+  for (const m of template.replace(/\{\{|\}\}/g, '').matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) {
+    if (m[1] !== undefined && !names.includes(m[1])) names.push(m[1]);
+  }
+  return names;
+}
+
+/** Fills a template with a case's parameters, each a quoted shell word. */
+export function fillTemplate(template: string, params: Params): string {
+  return template.replace(/\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name?: string) => {
+    if (whole === '{{') return '{';
+    if (whole === '}}') return '}';
+    const value = name === 'case' ? caseIdOf(params) : params[name as string];
+    return value === undefined ? whole : shellQuote(String(value));
+  });
+}
+
+/** The value at a dotted path of a JSON object ("timing.ms"). */
+function atPath(value: unknown, path: string): unknown {
+  let cur = value;
+  for (const key of path.split('.')) {
+    if (typeof cur !== 'object' || cur === null) return undefined;
+    cur = (cur as Record<string, unknown>)[key];
+  }
+  return cur;
+}
+
+/**
+ * Every measurement in one run's output, by sub-variant ('' when the regex has no `variant`
+ * group). A regex's value is its `value` group, else its first group.
+ */
+export function readMetric(output: string, metric: CommandSpec['metric']): Map<string, number[]> {
+  const found = new Map<string, number[]>();
+  const add = (sub: string, text: unknown) => {
+    const value = typeof text === 'number' ? text : Number(text);
+    if (!Number.isFinite(value)) return;
+    found.set(sub, [...(found.get(sub) ?? []), value]);
+  };
+  if (metric.regex) {
+    const re = new RegExp(
+      metric.regex.source,
+      metric.regex.flags.includes('g') ? metric.regex.flags : `${metric.regex.flags}g`,
+    );
+    for (const m of output.matchAll(re)) {
+      add(m.groups?.variant?.trim() ?? '', m.groups?.value ?? m[1]);
+    }
+  } else if (metric.json) {
+    for (const line of output.split(/\r?\n/)) {
+      const t = line.trim();
+      if (!t.startsWith('{')) continue;
+      try {
+        add('', atPath(JSON.parse(t), metric.json));
+      } catch {
+        // not JSON after all: a log line that starts with a brace
+      }
+    }
+  }
+  return found;
+}
+
+/** One reading in ms: times as they are, rates through the case's work. */
+function toMs(value: number, unit: MetricUnit, work: { flops?: number; bytes?: number }): number {
+  if (unit in TIME_UNITS) return value * TIME_UNITS[unit as keyof typeof TIME_UNITS];
+  const amount = unit === 'gbps' ? work.bytes : work.flops;
+  if (amount === undefined) throw new Error(`a ${unit} metric needs the case's work`);
+  return (amount / (value * RATE_UNITS[unit as keyof typeof RATE_UNITS])) * 1e3;
+}
+
+function tail(text: string, lines = 20): string {
+  return text.trimEnd().split(/\r?\n/).slice(-lines).join('\n');
+}
+
+interface Arm {
+  /** per run: sub-variant → ms (the median of that run's readings) */
+  runs: Map<string, number>[];
+  failure?: { status: 'error' | 'timeout' | 'fail'; reason: string; log: string };
+}
+
+export interface CommandRunOptions {
+  /** the head's folder (the repository, or benchmarks[].cwd) */
+  cwd: string;
+  /** the base revision's matching folder: paired A/B */
+  baseCwd?: string;
+  runner?: CommandRunner;
+  log?: (line: string) => void;
+}
+
+export interface CommandResult {
+  cases: AdaptedCase[];
+  variants: string[];
+}
+
+/**
+ * Runs every case of every variant (head alone, or head and base alternately in ABBA blocks) and
+ * turns the readings into cases.
+ */
+export async function runCommands(
+  kernel: string,
+  spec: CommandSpec,
+  options: CommandRunOptions,
+): Promise<CommandResult> {
+  const runner = options.runner ?? shellRunner;
+  const cases: AdaptedCase[] = [];
+  const variants: string[] = [];
+  const source = spec.metric.regex
+    ? `/${spec.metric.regex.source}/`
+    : `JSON field ${String(spec.metric.json)}`;
+  const method = `command: ${spec.metric.unit} from ${source}, one sample per run`;
+
+  for (const [variantName, template] of Object.entries(spec.variants)) {
+    for (const params of spec.cases) {
+      const command = fillTemplate(template, params);
+      const work = spec.workFor(params);
+      const once = async (cwd: string, arm: Arm): Promise<void> => {
+        if (arm.failure) return;
+        options.log?.(
+          `${kernel}/${variantName} ${caseIdOf(params)}: ${command}${cwd === options.cwd ? '' : ' (base)'}`,
+        );
+        const out = await runner(command, { cwd, timeoutMs: spec.timeoutS * 1000 });
+        if (out.timedOut) {
+          arm.failure = {
+            status: 'timeout',
+            reason: `exceeded ${spec.timeoutS} s`,
+            log: tail(out.output),
+          };
+          return;
+        }
+        if (out.exitCode !== 0) {
+          arm.failure = {
+            status: 'error',
+            reason: `exit status ${String(out.exitCode)}`,
+            log: tail(out.output),
+          };
+          return;
+        }
+        if (spec.check && !spec.check.test(out.output)) {
+          arm.failure = {
+            status: 'fail',
+            reason: `the benchmark's own check failed: its output did not match /${spec.check.source}/`,
+            log: tail(out.output),
+          };
+          return;
+        }
+        const readings = readMetric(out.output, spec.metric);
+        if (readings.size === 0) {
+          arm.failure = {
+            status: 'error',
+            reason: `no ${source} in its output`,
+            log: tail(out.output),
+          };
+          return;
+        }
+        const run = new Map<string, number>();
+        for (const [sub, values] of readings)
+          run.set(sub, toMs(median(values), spec.metric.unit, work));
+        arm.runs.push(run);
+      };
+
+      const head: Arm = { runs: [] };
+      const base: Arm | undefined = options.baseCwd === undefined ? undefined : { runs: [] };
+      if (base === undefined) {
+        for (let r = 0; r < spec.repeat; r++) await once(options.cwd, head);
+      } else {
+        // ABBA: head first in one pair, base first in the next, so which arm ran first cancels.
+        const blocks = Math.ceil(spec.repeat / 2);
+        for (let b = 0; b < blocks; b++) {
+          await once(options.cwd, head);
+          await once(options.baseCwd as string, base);
+          await once(options.baseCwd as string, base);
+          await once(options.cwd, head);
+        }
+      }
+
+      const subs = new Set<string>();
+      for (const run of head.runs) for (const sub of run.keys()) subs.add(sub);
+      const base0 = { kernel, case: caseIdOf(params), params };
+      if (head.failure || subs.size === 0) {
+        const f = head.failure ?? { status: 'error' as const, reason: 'no runs', log: '' };
+        if (!variants.includes(variantName)) variants.push(variantName);
+        cases.push({
+          result: {
+            ...base0,
+            variant: variantName,
+            status: f.status,
+            reason: f.reason,
+            ...(f.status === 'fail'
+              ? {}
+              : { error: { kind: 'command', message: f.reason, log_tail: f.log } }),
+          },
+        });
+        continue;
+      }
+      for (const sub of subs) {
+        const variant = sub === '' ? variantName : `${variantName}:${sub}`;
+        if (!variants.includes(variant)) variants.push(variant);
+        const samples = head.runs
+          .map((run) => run.get(sub))
+          .filter((x): x is number => x !== undefined);
+        const timing = timingFromSamples(samples, method);
+        const paired = base ? pairedOf(head, base, sub, method) : undefined;
+        cases.push({
+          result: {
+            ...base0,
+            variant,
+            status: 'ok',
+            timing,
+            ...(spec.check ? { correctness: selfCheck(spec.check, head.runs.length) } : {}),
+            ...(paired ? { paired } : {}),
+          },
+          work,
+        });
+      }
+    }
+  }
+  return { cases, variants };
+}
+
+/** The benchmark's own check, passed by every run: no error numbers, so those are null. */
+function selfCheck(check: RegExp, runs: number): Correctness {
+  return {
+    status: 'PASS',
+    rel_l2: null,
+    max_abs: null,
+    nan_count: 0,
+    inf_count: 0,
+    unwritten_count: 0,
+    seeds: [],
+    tol_rel_l2: 0,
+    oracle: `the benchmark's own check (its output matched /${check.source}/)`,
+    message: `all ${runs} runs passed the benchmark's own check`,
+  };
+}
+
+/** Pairs in run order: runs 4b and 4b+3 are the head's of block b, 4b+1 and 4b+2 the base's. */
+function pairedOf(head: Arm, base: Arm, sub: string, method: string): Paired {
+  if (base.failure) {
+    return {
+      base_status: base.failure.status,
+      base_reason: base.failure.reason,
+      n_pairs: 0,
+      log_ratios: [],
+      stop_reason: 'untimed',
+    };
+  }
+  const h = head.runs.map((r) => r.get(sub));
+  const b = base.runs.map((r) => r.get(sub));
+  if (b.every((x) => x === undefined)) {
+    return {
+      base_status: 'missing',
+      base_reason: 'the base revision printed no reading for this variant',
+      n_pairs: 0,
+      log_ratios: [],
+      stop_reason: 'untimed',
+    };
+  }
+  const logRatios: number[] = [];
+  for (let k = 0; k + 1 < Math.min(h.length, b.length); k += 2) {
+    const [h1, h2, b1, b2] = [h[k], h[k + 1], b[k], b[k + 1]];
+    if (h1 === undefined || h2 === undefined || b1 === undefined || b2 === undefined) continue;
+    logRatios.push((Math.log(h1 / b1) + Math.log(h2 / b2)) / 2);
+  }
+  const baseSamples = b.filter((x): x is number => x !== undefined);
+  const baseTiming: Timing = timingFromSamples(baseSamples, method);
+  const ratios = [...logRatios].sort((x, y) => x - y);
+  return {
+    base_status: 'ok',
+    base_timing: baseTiming,
+    n_pairs: 2 * logRatios.length,
+    log_ratios: logRatios,
+    ...(ratios.length ? { median_ratio: Math.exp(median(ratios)) } : {}),
+    stop_reason: 'max_pairs',
+  };
+}
+
+export const COMMAND_CAPABILITIES: AdapterCapabilities = {
+  samples: 'raw',
+  work: 'config',
+  correctness: 'self_check',
+  paired: true,
+  notes: {
+    samples:
+      'one sample per run of the command (the median of the readings that run printed); `repeat` runs per case',
+    work:
+      "kernelgate.yml's `work` formulas over the case's parameters; a rate metric (tflops, gflops, " +
+      'gbps) is turned into a time through them',
+    correctness:
+      'self_check when `check.regex` is set (e.g. CUTLASS\'s "Disposition: Passed"): every run must ' +
+      'match it or the case FAILS; without it none, so no case is PASS',
+  },
+};
+
+/** The command adapter's entry in the list (src/adapters/index.ts): it runs, it parses no file. */
+export const commandAdapter = {
+  kind: 'command',
+  format: 'command',
+  title: 'any command (regex or JSON line)',
+  produce: 'kernelgate.yml: benchmarks[].variants, cases, repeat, metric (and check)',
+  capabilities: COMMAND_CAPABILITIES,
+} as const;

@@ -1,0 +1,202 @@
+// Google Benchmark's JSON (`--benchmark_format=json` or `--benchmark_out=FILE`): one case per
+// benchmark instance, its repetitions (`--benchmark_repetitions=N`) the samples. Aggregates
+// (mean, median, stddev, cv, BigO) are the library's own statistics of those repetitions and are
+// not samples, so they are skipped.
+import type { Diagnostic } from '../results-types.js';
+import { parseJson } from '../results.js';
+import {
+  caseIdOf,
+  isoUtc,
+  JsonReader,
+  noGpuEnvironment,
+  scalarOf,
+  timingFromSamples,
+  type Adapted,
+  type AdaptedCase,
+  type FileAdapter,
+  type Params,
+} from './types.js';
+
+const MS_PER_UNIT: Record<string, number> = { ns: 1e-6, us: 1e-3, ms: 1, s: 1e3 };
+
+/** Name components that set how an instance ran, not what it computes: not case parameters. */
+const SETTINGS = new Set(['min_time', 'min_warmup_time', 'repeats', 'iterations']);
+/** Name components that choose the clock the library reports and divides rates by. */
+const CLOCKS = new Set(['real_time', 'manual_time', 'process_time']);
+
+interface Instance {
+  variant: string;
+  params: Params;
+  clock: 'real_time' | 'manual_time' | 'process_time' | 'cpu_time';
+  samplesMs: number[];
+  /** per iteration, from the counters of the first repetition */
+  flops?: number;
+  bytes?: number;
+  error?: string;
+  skipped?: string;
+}
+
+/**
+ * "BM_copy/bytes:4096/min_time:0.010/real_time" → variant BM_copy, params {bytes: 4096}, clock
+ * real_time. Unnamed arguments become arg0, arg1, … in order.
+ */
+export function splitRunName(runName: string): Pick<Instance, 'variant' | 'params' | 'clock'> {
+  const [variant = runName, ...parts] = runName.split('/');
+  const params: Params = {};
+  let clock: Instance['clock'] = 'cpu_time';
+  let positional = 0;
+  for (const part of parts) {
+    if (CLOCKS.has(part)) {
+      clock = part as Instance['clock'];
+      continue;
+    }
+    const named = /^([A-Za-z_][A-Za-z0-9_]*):(.*)$/.exec(part);
+    if (named) {
+      const [, key = '', value = ''] = named;
+      if (!SETTINGS.has(key)) params[key] = scalarOf(value);
+      continue;
+    }
+    params[`arg${positional++}`] = scalarOf(part);
+  }
+  return { variant, params, clock };
+}
+
+function parse({ text, file, kernel }: Parameters<FileAdapter['parse']>[0]): Adapted {
+  const read = new JsonReader(file);
+  const root = read.object(parseJson(text, file), 'the document');
+  const context = read.object(root.context ?? {}, 'context');
+  const runs = read.array(root.benchmarks, 'benchmarks');
+
+  const instances = new Map<string, Instance>();
+  runs.forEach((value, i) => {
+    const at = `benchmarks[${i}]`;
+    const run = read.object(value, at);
+    if (run.run_type === 'aggregate') return;
+    const runName = read.string(run.run_name ?? run.name, `${at}.run_name`);
+    let inst = instances.get(runName);
+    if (!inst) {
+      inst = { ...splitRunName(runName), samplesMs: [] };
+      instances.set(runName, inst);
+    }
+    if (run.error_occurred === true) {
+      inst.error = String(run.error_message ?? 'error_occurred, with no message');
+      return;
+    }
+    if (run.skipped === true) {
+      inst.skipped = String(run.skip_message ?? 'skipped, with no message');
+      return;
+    }
+    const unit = read.string(run.time_unit, `${at}.time_unit`);
+    const perUnit = MS_PER_UNIT[unit];
+    if (perUnit === undefined)
+      throw read.error(`${at}.time_unit`, 'must be one of ns, us, ms, s', unit);
+    const clockField = inst.clock === 'cpu_time' ? 'cpu_time' : 'real_time';
+    // The time of one iteration on the instance's clock: what rates are divided by, and the sample.
+    const timeMs = read.number(run[clockField], `${at}.${clockField}`) * perUnit;
+    inst.samplesMs.push(timeMs);
+    if (inst.samplesMs.length === 1) {
+      // Counters the user reports per iteration (Counter::kAvgIterations) by these names win;
+      // else bytes from the library's rate: bytes_per_second × the time of one iteration.
+      const flops = read.optionalNumber(run.flops, `${at}.flops`);
+      const bytes = read.optionalNumber(run.bytes, `${at}.bytes`);
+      const rate = read.optionalNumber(run.bytes_per_second, `${at}.bytes_per_second`);
+      if (flops !== undefined) inst.flops = flops;
+      if (bytes !== undefined) inst.bytes = bytes;
+      else if (rate !== undefined) inst.bytes = Math.round(rate * timeMs * 1e-3);
+    }
+  });
+
+  const diagnostics: Diagnostic[] = [];
+  if (context.cpu_scaling_enabled === true) {
+    diagnostics.push({
+      level: 'warning',
+      code: 'adapter.gbench.cpu_scaling',
+      message: `${file}: CPU frequency scaling was on while ${kernel} ran: its times move with the clock`,
+      fix: 'set the CPU governor to performance on the benchmark machine',
+      source: `kernel:${kernel}`,
+      kernel,
+    });
+  }
+
+  const cases: AdaptedCase[] = [];
+  const variants: string[] = [];
+  for (const inst of instances.values()) {
+    if (!variants.includes(inst.variant)) variants.push(inst.variant);
+    const base = {
+      kernel,
+      variant: inst.variant,
+      case: caseIdOf(inst.params),
+      params: inst.params,
+    };
+    if (inst.error !== undefined) {
+      cases.push({
+        result: {
+          ...base,
+          status: 'error',
+          reason: inst.error,
+          error: { kind: 'gbench', message: inst.error },
+        },
+      });
+      continue;
+    }
+    if (inst.skipped !== undefined) {
+      cases.push({ result: { ...base, status: 'skipped', reason: inst.skipped } });
+      continue;
+    }
+    const clock = inst.clock === 'cpu_time' ? 'CPU time' : inst.clock.replace('_', ' ');
+    const timing = timingFromSamples(
+      inst.samplesMs,
+      `gbench ${clock} per iteration (one sample per repetition)`,
+    );
+    cases.push({
+      result: { ...base, status: 'ok', timing },
+      work: {
+        ...(inst.flops !== undefined ? { flops: inst.flops } : {}),
+        ...(inst.bytes !== undefined ? { bytes: inst.bytes } : {}),
+        note: 'per iteration, from the benchmark counters',
+      },
+    });
+  }
+
+  const version = typeof context.library_version === 'string' ? ` ${context.library_version}` : '';
+  const build =
+    typeof context.library_build_type === 'string'
+      ? ` (library built as ${context.library_build_type})`
+      : '';
+  const startedAt = isoUtc(typeof context.date === 'string' ? context.date : undefined);
+  return {
+    cases,
+    variants,
+    tool: `Google Benchmark${version}${build}`,
+    environment: noGpuEnvironment(),
+    run: {
+      ...(startedAt ? { started_at: startedAt } : {}),
+      ...(typeof context.host_name === 'string' ? { host: context.host_name } : {}),
+    },
+    diagnostics,
+  };
+}
+
+export const gbenchAdapter: FileAdapter = {
+  kind: 'file',
+  format: 'gbench',
+  title: 'Google Benchmark JSON',
+  produce: 'BINARY --benchmark_format=json --benchmark_repetitions=10 > out.json',
+  capabilities: {
+    samples: 'raw',
+    work: 'tool',
+    correctness: 'none',
+    paired: false,
+    notes: {
+      samples:
+        'one sample per repetition (the mean time of one iteration in it, on the clock the benchmark ' +
+        'uses: CPU time, or real/manual time); without --benchmark_repetitions there is one sample, ' +
+        'too few for an interval',
+      work:
+        'the user counters `flops` and `bytes` (per iteration, Counter::kAvgIterations), else ' +
+        'bytes from SetBytesProcessed (bytes_per_second × the time of one iteration)',
+      correctness: 'none: Google Benchmark only times; an error (SkipWithError) is an ERROR case',
+    },
+  },
+  parse,
+};

@@ -1,0 +1,28 @@
+// The one list of adapters: a format is added by writing its module (one parser), listing it here
+// and committing a real output of the tool as its fixture (docs/adapters.md).
+import { commandAdapter } from './command.js';
+import { gbenchAdapter } from './gbench.js';
+import { nvbenchAdapter } from './nvbench.js';
+import { pytestBenchmarkAdapter } from './pytest-benchmark.js';
+import type { FileAdapter } from './types.js';
+
+export type Adapter = FileAdapter | typeof commandAdapter;
+
+export const ADAPTERS: readonly Adapter[] = [
+  gbenchAdapter,
+  pytestBenchmarkAdapter,
+  nvbenchAdapter,
+  commandAdapter,
+];
+
+export const ADAPTER_FORMATS: readonly string[] = ADAPTERS.map((a) => a.format);
+
+export function adapterFor(format: string): Adapter | undefined {
+  return ADAPTERS.find((a) => a.format === format);
+}
+
+/** The formats that read a file, for `kernelgate adapt --format`. */
+export function fileAdapterFor(format: string): FileAdapter | undefined {
+  const adapter = adapterFor(format);
+  return adapter?.kind === 'file' ? adapter : undefined;
+}

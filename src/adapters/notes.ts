@@ -1,0 +1,36 @@
+// What the report says per case about a benchmark read from another tool: why it is not PASS (the
+// tool checks nothing) and why it has no interval or paired verdict (the tool gave statistics, not
+// samples). compare() judges every case alike; this names the tool's limits beside its verdicts.
+import type { Comparison } from '../compare.js';
+import type { KernelgateResults } from '../results-types.js';
+
+type AdapterInfo = NonNullable<KernelgateResults['kernels'][number]['adapter']>;
+
+function toolName(a: AdapterInfo): string {
+  return a.tool ?? a.format;
+}
+
+/** Rewrites the notes of adapted cases in place; returns the comparison for chaining. */
+export function annotateAdapted(comparison: Comparison, results: KernelgateResults): Comparison {
+  const adapters = new Map<string, AdapterInfo>();
+  for (const k of results.kernels) if (k.adapter) adapters.set(k.name, k.adapter);
+  if (adapters.size === 0) return comparison;
+  for (const c of comparison.cases) {
+    const a = adapters.get(c.kernel);
+    if (!a || !c.current) continue;
+    if (c.correctness === 'UNCHECKED') {
+      c.correctnessReason = `not verified: ${toolName(a)} checks no results, so this case cannot PASS`;
+    }
+    const timing = c.current.status === 'ok' ? c.current.timing : undefined;
+    if (timing && timing.samples_ms.length === 0) {
+      const note =
+        `summary only: ${toolName(a)} gave statistics of ${timing.n_samples} samples, not the ` +
+        'samples, so no interval and no paired verdict';
+      c.perfNote =
+        c.perfNote === undefined || c.perfNote.startsWith('too few samples')
+          ? note
+          : `${note}; ${c.perfNote}`;
+    }
+  }
+  return comparison;
+}

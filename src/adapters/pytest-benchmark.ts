@@ -1,0 +1,142 @@
+// pytest-benchmark's JSON (`pytest --benchmark-json=FILE`): one case per test, the test function
+// the variant and its parametrize arguments the case. With `--benchmark-save-data` the JSON keeps
+// every round's time (stats.data): those are the samples; without it only the statistics remain.
+import type { CaseResult } from '../results-types.js';
+import { parseJson } from '../results.js';
+import {
+  caseIdOf,
+  isoUtc,
+  JsonReader,
+  noGpuEnvironment,
+  summaryTiming,
+  timingFromSamples,
+  type Adapted,
+  type AdaptedCase,
+  type FileAdapter,
+  type Params,
+} from './types.js';
+
+/** A parametrize value as a case parameter: scalars as they are, anything else as its JSON. */
+function paramValue(value: unknown): string | number | boolean {
+  if (typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'number' && Number.isFinite(value)) return value;
+  return JSON.stringify(value) ?? String(value);
+}
+
+function parse({ text, file, kernel }: Parameters<FileAdapter['parse']>[0]): Adapted {
+  const read = new JsonReader(file);
+  const root = read.object(parseJson(text, file), 'the document');
+  const benchmarks = read.array(root.benchmarks, 'benchmarks');
+  const cases: AdaptedCase[] = [];
+  const variants: string[] = [];
+  let summaryOnly = 0;
+
+  benchmarks.forEach((value, i) => {
+    const at = `benchmarks[${i}]`;
+    const b = read.object(value, at);
+    const name = read.string(b.name, `${at}.name`);
+    const variant = name.replace(/\[.*\]$/, '');
+    if (!variants.includes(variant)) variants.push(variant);
+    const params: Params = {};
+    if (b.params !== undefined && b.params !== null) {
+      for (const [k, v] of Object.entries(read.object(b.params, `${at}.params`))) {
+        params[k] = paramValue(v);
+      }
+    } else if (typeof b.param === 'string') {
+      params.param = b.param;
+    }
+    const stats = read.object(b.stats, `${at}.stats`);
+    const data = stats.data === undefined ? undefined : read.array(stats.data, `${at}.stats.data`);
+    const method = 'pytest-benchmark time per call (one sample per round)';
+    let timing: CaseResult['timing'];
+    if (data !== undefined && data.length > 0) {
+      timing = timingFromSamples(
+        data.map((x, j) => read.number(x, `${at}.stats.data[${j}]`) * 1e3),
+        method,
+      );
+    } else {
+      summaryOnly++;
+      const sec = (key: string) => {
+        const x = read.optionalNumber(stats[key], `${at}.stats.${key}`);
+        return x === undefined ? undefined : x * 1e3;
+      };
+      const mean = read.number(stats.mean, `${at}.stats.mean`);
+      const stddev = read.optionalNumber(stats.stddev, `${at}.stats.stddev`);
+      timing = summaryTiming({
+        method: `${method}, summary only`,
+        medianMs: read.number(stats.median, `${at}.stats.median`) * 1e3,
+        nSamples: read.number(stats.rounds, `${at}.stats.rounds`),
+        q1Ms: sec('q1'),
+        q3Ms: sec('q3'),
+        minMs: sec('min'),
+        meanMs: mean * 1e3,
+        ...(stddev !== undefined && mean > 0 ? { relStd: stddev / mean } : {}),
+      });
+    }
+    const extra = b.extra_info === undefined ? {} : read.object(b.extra_info, `${at}.extra_info`);
+    const flops = read.optionalNumber(extra.flops, `${at}.extra_info.flops`);
+    const bytes = read.optionalNumber(extra.bytes, `${at}.extra_info.bytes`);
+    cases.push({
+      result: { kernel, variant, case: caseIdOf(params), params, status: 'ok', timing },
+      work: {
+        ...(flops !== undefined ? { flops } : {}),
+        ...(bytes !== undefined ? { bytes } : {}),
+        note: "per call, from the test's extra_info",
+      },
+    });
+  });
+
+  const diagnostics: Adapted['diagnostics'] = [];
+  if (summaryOnly > 0) {
+    diagnostics.push({
+      level: 'info',
+      code: 'adapter.pytest_benchmark.no_data',
+      message: `${file}: ${summaryOnly} benchmark(s) carry statistics only: they get no interval and no paired verdict`,
+      fix: 'run pytest with --benchmark-save-data so the JSON keeps every round',
+      source: `kernel:${kernel}`,
+      kernel,
+    });
+  }
+  const machine =
+    root.machine_info === undefined ? {} : read.object(root.machine_info, 'machine_info');
+  const commit = root.commit_info === undefined ? {} : read.object(root.commit_info, 'commit_info');
+  const libraries: Record<string, string> = {};
+  if (typeof machine.python_version === 'string') libraries.python = machine.python_version;
+  const version = typeof root.version === 'string' ? ` ${root.version}` : '';
+  const startedAt = isoUtc(typeof root.datetime === 'string' ? root.datetime : undefined);
+  return {
+    cases,
+    variants,
+    tool: `pytest-benchmark${version}`,
+    environment: noGpuEnvironment(libraries),
+    run: {
+      ...(startedAt ? { started_at: startedAt } : {}),
+      ...(typeof commit.id === 'string' ? { git_sha: commit.id } : {}),
+      ...(typeof machine.node === 'string' ? { host: machine.node } : {}),
+    },
+    diagnostics,
+  };
+}
+
+export const pytestBenchmarkAdapter: FileAdapter = {
+  kind: 'file',
+  format: 'pytest-benchmark',
+  title: 'pytest-benchmark JSON',
+  produce: 'pytest BENCH_DIR --benchmark-json=out.json --benchmark-save-data',
+  capabilities: {
+    samples: 'either',
+    work: 'tool',
+    correctness: 'none',
+    paired: false,
+    notes: {
+      samples:
+        'with --benchmark-save-data, one sample per round (its time per call); without it the ' +
+        'statistics only (median, quartiles, mean, stddev): no interval, no paired verdict',
+      work: "`benchmark.extra_info['flops']` and `['bytes']` set by the test (per call)",
+      correctness:
+        'none: the JSON has no verdict — a test whose assertion failed after timing is still in ' +
+        'it, so no case is PASS (run pytest as its own CI step to fail on assertions)',
+    },
+  },
+  parse,
+};

@@ -1,0 +1,237 @@
+// What an adapter is: one benchmark tool's output turned into kernelgate/results@1 cases, with
+// what the tool can and cannot give declared up front (docs/adapters.md). Shared helpers that every
+// parser uses to build cases, so each parser holds only what is particular to its format.
+import type { CaseResult, Diagnostic, Environment, KernelInfo, Timing } from '../results-types.js';
+import { InputError, showValue } from '../results.js';
+import { quantileSorted, sortedCopy } from '../stats.js';
+
+/**
+ * What a tool can give, declared once per adapter and printed in docs/adapters.md. The results
+ * record what one run actually gave (kernels[].adapter).
+ */
+export interface AdapterCapabilities {
+  /** raw: one time per sample; summary: statistics only; either: depends on the tool's options */
+  samples: 'raw' | 'summary' | 'either';
+  /** tool: read from the output when it carries it; config: only from kernelgate.yml's formulas */
+  work: 'tool' | 'config';
+  /** none: the tool does not check results; self_check: the benchmark's own check can be read */
+  correctness: 'none' | 'self_check';
+  /** the adapter can run the base revision's benchmark alternately with the head's */
+  paired: boolean;
+  /** one sentence each: what and how, for docs/adapters.md */
+  notes: { samples: string; work: string; correctness: string };
+}
+
+export type Params = Record<string, string | number | boolean>;
+
+/** FLOPs and bytes of one call as the tool reports them (either may be unknown). */
+export interface WorkAmounts {
+  flops?: number;
+  bytes?: number;
+  note?: string;
+}
+
+/** One case, and its work kept apart: kernelgate.yml's formulas may still override it. */
+export interface AdaptedCase {
+  result: CaseResult;
+  work?: WorkAmounts;
+}
+
+/** What a parser made of one output file: the cases of one kernel, and what it learnt around them. */
+export interface Adapted {
+  cases: AdaptedCase[];
+  /** variant names in the order the tool reported them */
+  variants: string[];
+  /** the tool and version as its output names them */
+  tool?: string;
+  /** the GPU (or its absence) and versions, where the output records them */
+  environment?: Environment;
+  run?: { started_at?: string; git_sha?: string; host?: string };
+  diagnostics: Diagnostic[];
+}
+
+export interface ParseInput {
+  /** the tool's output */
+  text: string;
+  /** its name as messages show it */
+  file: string;
+  /** the kernel the cases belong to (kernelgate.yml benchmarks[].name, or --kernel) */
+  kernel: string;
+  /** reads a file the output refers to (nvbench's binary sample files), relative to `file` */
+  readSidecar?: (path: string) => Buffer;
+}
+
+/** An adapter that reads a file the tool wrote. */
+export interface FileAdapter {
+  kind: 'file';
+  /** as kernelgate.yml's benchmarks[].format and `kernelgate adapt --format` name it */
+  format: string;
+  title: string;
+  /** how to make the tool write what this adapter reads */
+  produce: string;
+  capabilities: AdapterCapabilities;
+  parse(input: ParseInput): Adapted;
+}
+
+/** A case without a params object: the tool ran it with no arguments. */
+export const NO_PARAMS_CASE = 'default';
+
+/** The case id convention of kernel manifests: key=value pairs joined by commas, in order. */
+export function caseIdOf(params: Params): string {
+  const parts = Object.entries(params).map(([k, v]) => `${k}=${String(v)}`);
+  return parts.length ? parts.join(',') : NO_PARAMS_CASE;
+}
+
+/** "64" → 64, "true" → true; anything else stays text. */
+export function scalarOf(text: string): string | number | boolean {
+  if (text === 'true') return true;
+  if (text === 'false') return false;
+  if (/^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text)) {
+    const n = Number(text);
+    if (Number.isFinite(n)) return n;
+  }
+  return text;
+}
+
+/** A full timing record from raw samples (ms), in the order they were taken. */
+export function timingFromSamples(samplesMs: number[], method: string): Timing {
+  const sorted = sortedCopy(samplesMs);
+  const n = sorted.length;
+  const mean = samplesMs.reduce((a, b) => a + b, 0) / n;
+  const variance = n > 1 ? samplesMs.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1) : 0;
+  return {
+    method,
+    samples_ms: samplesMs,
+    median_ms: quantileSorted(sorted, 0.5),
+    q1_ms: quantileSorted(sorted, 0.25),
+    q3_ms: quantileSorted(sorted, 0.75),
+    min_ms: sorted[0] as number,
+    mean_ms: mean,
+    ...(mean > 0 ? { rel_std: Math.sqrt(variance) / mean } : {}),
+    n_samples: n,
+    stop_reason: 'max_samples',
+  };
+}
+
+/** A timing record from a tool's statistics only: no samples, so no interval and no pairs. */
+export function summaryTiming(summary: {
+  method: string;
+  medianMs: number;
+  nSamples: number;
+  q1Ms?: number;
+  q3Ms?: number;
+  minMs?: number;
+  meanMs?: number;
+  relStd?: number;
+}): Timing {
+  const ok = (x: number | undefined): x is number =>
+    x !== undefined && Number.isFinite(x) && x >= 0;
+  return {
+    method: summary.method,
+    samples_ms: [],
+    median_ms: summary.medianMs,
+    ...(ok(summary.q1Ms) ? { q1_ms: summary.q1Ms } : {}),
+    ...(ok(summary.q3Ms) ? { q3_ms: summary.q3Ms } : {}),
+    ...(ok(summary.minMs) ? { min_ms: summary.minMs } : {}),
+    ...(ok(summary.meanMs) ? { mean_ms: summary.meanMs } : {}),
+    ...(ok(summary.relStd) ? { rel_std: summary.relStd } : {}),
+    n_samples: summary.nSamples,
+    stop_reason: 'max_samples',
+  };
+}
+
+/**
+ * Work where the tool knows both FLOPs and bytes of one call; when it knows one, the rate goes in
+ * `throughput` instead (a FLOP count of 0 would read as "no FLOPs", not "unknown").
+ */
+export function workFields(
+  work: WorkAmounts,
+  medianMs: number | undefined,
+): Pick<CaseResult, 'work' | 'throughput'> {
+  const { flops, bytes } = work;
+  if (flops !== undefined && bytes !== undefined) {
+    return { work: { flops, bytes, ...(work.note ? { note: work.note } : {}) } };
+  }
+  if (medianMs === undefined || !(medianMs > 0)) return {};
+  const seconds = medianMs * 1e-3;
+  if (flops !== undefined) return { throughput: { tflops: flops / seconds / 1e12 } };
+  if (bytes !== undefined) return { throughput: { gbps: bytes / seconds / 1e9 } };
+  return {};
+}
+
+/** The environment of a run with no GPU (CPU benchmarks). */
+export function noGpuEnvironment(libraries: Record<string, string> = {}): Environment {
+  return {
+    gpu: { name: 'none', sku: 'none' },
+    ...(Object.keys(libraries).length ? { libraries } : {}),
+  };
+}
+
+/** The kernels[] entry of an adapted kernel. */
+export function kernelInfo(
+  kernel: string,
+  variants: string[],
+  adapter: NonNullable<KernelInfo['adapter']>,
+  references: readonly string[] = [],
+  description?: string,
+): KernelInfo {
+  return {
+    name: kernel,
+    ...(description !== undefined ? { description } : {}),
+    adapter,
+    variants: variants.map((name) => ({
+      name,
+      role: references.includes(name) ? 'reference' : 'candidate',
+    })),
+  };
+}
+
+/**
+ * Reading a tool's JSON: each accessor names the file, the field and the bad value when the output
+ * is not what the format says, the way results and config errors do.
+ */
+export class JsonReader {
+  constructor(readonly file: string) {}
+
+  error(path: string, what: string, value: unknown): InputError {
+    return new InputError(`${this.file}: ${path} ${what} (got ${showValue(value)})`);
+  }
+
+  object(value: unknown, path: string): Record<string, unknown> {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      throw this.error(path, 'must be object', value);
+    }
+    return value as Record<string, unknown>;
+  }
+
+  array(value: unknown, path: string): unknown[] {
+    if (!Array.isArray(value)) throw this.error(path, 'must be array', value);
+    return value;
+  }
+
+  string(value: unknown, path: string): string {
+    if (typeof value !== 'string') throw this.error(path, 'must be string', value);
+    return value;
+  }
+
+  number(value: unknown, path: string): number {
+    if (typeof value !== 'number' || !Number.isFinite(value))
+      throw this.error(path, 'must be number', value);
+    return value;
+  }
+
+  optionalNumber(value: unknown, path: string): number | undefined {
+    return value === undefined || value === null ? undefined : this.number(value, path);
+  }
+
+  optionalString(value: unknown, path: string): string | undefined {
+    return value === undefined || value === null ? undefined : this.string(value, path);
+  }
+}
+
+/** ISO 8601 UTC from a tool's date, or undefined when it is not a date. */
+export function isoUtc(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  const t = Date.parse(text);
+  return Number.isNaN(t) ? undefined : new Date(t).toISOString();
+}
