@@ -792,7 +792,7 @@ function findingsView(input: ReportInput, changes: Changes, opts: ViewOptions) {
       const last = (b.log_tail ?? '').trim().split('\n').filter(Boolean).pop();
       put(
         'build',
-        `🔨 ${label} did not build${last ? `: ${esc(clip(last, COMMENT_NOTE_CHARS))}` : ''} (compiler output ${where})`,
+        `🔨 ${label} did not build${last ? `: ${esc(clip(last, COMMENT_NOTE_CHARS))} (compiler output ${where})` : ''}`,
       );
     } else {
       const unmet = (b.expectations ?? [])

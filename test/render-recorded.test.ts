@@ -2,6 +2,7 @@
 // broken, slowed, nightly; H100 paired: paired-aa-h100-bursts, paired-slow2-h100), rendered with
 // today's configuration: the comment opens with the outcome, what changed and the headline, and
 // stays short (issue 11).
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
@@ -124,5 +125,28 @@ describe('the comment on the recorded runs', { timeout: 120_000 }, () => {
       expect(commentLevel, run).toBe(0);
       expect(full, run).toContain('### All results');
     }
+  });
+});
+
+/**
+ * docs/examples: each comment exactly as this renderer writes it on a recorded run, with the
+ * marker publish puts first. `KG_WRITE_EXAMPLES=1 npx vitest run test/render-recorded.test.ts`
+ * writes them again after a change of wording.
+ */
+const EXAMPLES: Record<string, [string, string]> = {
+  'pr-comment-aa.md': ['pr', '<!-- kernelgate:report:default -->'],
+  'pr-comment-aa-h100.md': ['paired-aa-h100-bursts', '<!-- kernelgate:report:default -->'],
+  'pr-comment-broken.md': ['broken', '<!-- kernelgate:report:default -->'],
+  'pr-comment-slowed.md': ['slowed', '<!-- kernelgate:report:default -->'],
+  'pr-comment-slow2-h100.md': ['paired-slow2-h100', '<!-- kernelgate:report:default -->'],
+  'nightly-report.md': ['nightly', '<!-- kernelgate:nightly:default -->'],
+};
+
+describe('docs/examples', { timeout: 120_000 }, () => {
+  it.each(Object.entries(EXAMPLES))('%s is what the renderer writes', (file, [run, marker]) => {
+    const body = `${marker}\n${render(run).comment}`;
+    const path = join(ROOT, 'docs/examples', file);
+    if (process.env['KG_WRITE_EXAMPLES'] === '1') writeFileSync(path, body);
+    expect(readFileSync(path, 'utf8')).toBe(body);
   });
 });
