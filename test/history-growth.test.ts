@@ -23,5 +23,7 @@ describe('history growth', () => {
       name.startsWith('newest baseline + 30-run'),
     );
     expect(read?.[1]).toBeLessThan(1000);
+    // A reader and a writer each fetch the tip's trees and what they need, not the branch.
+    for (const kib of Object.values(figures.fetched_kib)) expect(kib).toBeLessThan(1024);
   }, 300_000);
 });

@@ -40,6 +40,8 @@ export interface YearFigures {
   newest_found: string | undefined;
   window_records: number;
   times_ms: Record<string, number>;
+  /** the packs in a reader's and the writer's cache: what they fetched */
+  fetched_kib: Record<string, number>;
   warnings: string[];
   remote: string;
 }
@@ -177,10 +179,11 @@ export async function simulateYear(options: YearOptions): Promise<YearFigures> {
     return out;
   };
   const warnings: string[] = [];
+  const caches: string[] = [];
   const reader = () =>
     branchStore({
       remote: `file://${remote}`,
-      cacheDir: join(mkdtempSync(join(work, 'reader-')), 'history.git'),
+      cacheDir: caches[caches.push(join(mkdtempSync(join(work, 'reader-')), 'history.git')) - 1]!,
       exec: actionsExec(),
       warn: (m) => warnings.push(m),
       kernelgateVersion: '0.1.0',
@@ -208,6 +211,13 @@ export async function simulateYear(options: YearOptions): Promise<YearFigures> {
   const writer = reader();
   const extra = simulate(nightlies, 9, key.sku, 'push');
   await timeIt('store one more run (fetch, commit, push)', () => writer.save(key, extra, {}));
+  // What each fetched: its cache holds nothing else.
+  const packKib = (dir: string) =>
+    Number(/size-pack: (\d+)/.exec(git(['--git-dir', dir, 'count-objects', '-v']))?.[1] ?? 0);
+  const fetched_kib = {
+    'fresh reader (newest + 30-run window)': packKib(caches[1]!),
+    'writer (one more run)': packKib(caches.at(-1)!),
+  };
 
   return {
     date: new Date().toISOString(),
@@ -223,6 +233,7 @@ export async function simulateYear(options: YearOptions): Promise<YearFigures> {
     newest_found: newest?.path,
     window_records: window.length,
     times_ms: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, Math.round(v)])),
+    fetched_kib,
     warnings,
     remote,
   };

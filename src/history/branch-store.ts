@@ -444,7 +444,9 @@ export function branchStore(options: BranchStoreOptions): BranchStore {
             `the new tree would hold ${after} files, the tip ${before} and ${added} new; not pushed`,
           );
         }
-        const tree = (await gitOk(['write-tree'], env)).trim();
+        // --missing-ok: the other records' blobs are on the remote, not here (a partial clone);
+        // without it git would fetch every one of them to check.
+        const tree = (await gitOk(['write-tree', '--missing-ok'], env)).trim();
         const run = first!.record.run;
         const message =
           prepared.length === 1
