@@ -105,6 +105,7 @@ export async function simulateYear(options: YearOptions): Promise<YearFigures> {
         ...source.run,
         id: `${event}-${day}-${n}`,
         started_at: started.toISOString().replace(/\.\d+Z$/, 'Z'),
+        finished_at: new Date(started.getTime() + 173_000).toISOString().replace(/\.\d+Z$/, 'Z'),
         git_sha: sha,
         git_ref: 'refs/heads/main',
       },
