@@ -333,3 +333,100 @@ export function headlineRows(tiers: TierStatus[], base: TierStatus[] | undefined
     return b ? { tier, base: b } : { tier };
   });
 }
+
+/** One stored run's headline of a kernel: its value and the two medians behind it. */
+export interface TrendPoint {
+  startedAt: string;
+  value?: number;
+  variant?: string;
+  medianMs?: number;
+  referenceMs?: number;
+}
+
+export interface HeadlineTrend {
+  kernel: string;
+  unit: '×' | '%';
+  /** oldest first; the last one is this run */
+  points: TrendPoint[];
+  /** this run against the stored runs before it */
+  lastNight?: number;
+  windowMedian?: number;
+  best?: number;
+  /** this run's value over the window median, − 1 */
+  valueChange?: number;
+  /** the reference's median (or, without one, ours) over its window median, − 1 */
+  referenceChange?: number;
+}
+
+const SPARKS = '▁▂▃▄▅▆▇█';
+
+/** A text sparkline of the values (a gap where a run had none), lowest ▁, highest █. */
+export function sparkline(values: (number | undefined)[]): string {
+  const ok = values.filter((v): v is number => v !== undefined && Number.isFinite(v));
+  if (!ok.length) return '';
+  const lo = Math.min(...ok);
+  const hi = Math.max(...ok);
+  return values
+    .map((v) => {
+      if (v === undefined || !Number.isFinite(v)) return ' ';
+      const level = hi === lo ? 3 : Math.round(((v - lo) / (hi - lo)) * (SPARKS.length - 1));
+      return SPARKS[level];
+    })
+    .join('');
+}
+
+function middle(values: number[]): number | undefined {
+  if (!values.length) return undefined;
+  const s = [...values].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : ((s[m - 1] as number) + (s[m] as number)) / 2;
+}
+
+/**
+ * Each kernel's headline across the stored runs (oldest first) and this run: the value, and
+ * whether the reference moved with it. A ratio that moves while the reference does not is the
+ * code; both medians moving together, the ratio steady, is the machine.
+ */
+export function headlineTrends(
+  current: TierStatus[],
+  currentAt: string,
+  stored: { startedAt: string; tiers: TierStatus[] }[],
+): HeadlineTrend[] {
+  const point = (t: TierStatus | undefined, startedAt: string): TrendPoint => ({
+    startedAt,
+    ...(t?.value !== undefined ? { value: t.value, variant: t.variant } : {}),
+    ...(t?.medianMs !== undefined ? { medianMs: t.medianMs } : {}),
+    ...(t?.referenceMedianMs !== undefined ? { referenceMs: t.referenceMedianMs } : {}),
+  });
+  return current.map((tier) => {
+    const before = stored.map((s) =>
+      point(
+        s.tiers.find((x) => x.kernel === tier.kernel),
+        s.startedAt,
+      ),
+    );
+    const now = point(tier, currentAt);
+    const values = before.map((p) => p.value).filter((v): v is number => v !== undefined);
+    const windowMedian = middle(values);
+    const refOf = (p: TrendPoint) => p.referenceMs ?? p.medianMs;
+    const refs = before.map(refOf).filter((v): v is number => v !== undefined);
+    const refMedian = middle(refs);
+    const nowRef = refOf(now);
+    return {
+      kernel: tier.kernel,
+      unit: tier.unit,
+      points: [...before, now],
+      ...(before.length && before[before.length - 1]?.value !== undefined
+        ? { lastNight: before[before.length - 1]?.value }
+        : {}),
+      ...(windowMedian !== undefined ? { windowMedian } : {}),
+      ...(values.length || now.value !== undefined
+        ? { best: Math.max(...values, ...(now.value !== undefined ? [now.value] : [])) }
+        : {}),
+      ...(windowMedian && now.value !== undefined
+        ? { valueChange: now.value / windowMedian - 1 }
+        : {}),
+      ...(refMedian && nowRef !== undefined ? { referenceChange: nowRef / refMedian - 1 } : {}),
+    };
+  });
+}

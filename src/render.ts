@@ -40,13 +40,16 @@ import {
   groupCases,
   groupDiagnostics,
   headlineRows,
+  headlineTrends,
   outcomeOf,
   ratioSpread,
+  sparkline,
   variantChanges,
   verdictCounts,
   type ChangeKind,
   type Changes,
   type Group,
+  type HeadlineTrend,
   type VerdictCounts,
 } from './digest.js';
 
@@ -70,6 +73,11 @@ export interface ReportInput {
   marker?: string;
   /** facts about the trigger, shown as given (escaped) */
   context?: { prNumber?: number; prTitle?: string; sha?: string; ref?: string; runUrl?: string };
+  /**
+   * Earlier stored runs of the same branch and GPU (the store's history(), any order): the
+   * nightly report shows each headline's trend across them. Runs of another GPU are left out.
+   */
+  history?: KernelgateResults[];
   /** override the templates folder (tests) */
   templatesDir?: string;
   /** override the comment size budget (tests) */
@@ -1055,6 +1063,91 @@ function baseTiers(input: ReportInput): TierStatus[] | undefined {
   return undefined;
 }
 
+function trendValue(v: number | undefined, unit: '×' | '%'): string {
+  if (v === undefined) return '';
+  return unit === '%' ? `${fixed(v, 1)} %` : `${fixed(v, 2)}×`;
+}
+
+/** "11-21 14:03" from an ISO time, for a chart's axis (nothing else survives mermaidLabel). */
+function shortTime(iso: string): string {
+  const m = /^\d{4}-(\d{2})-(\d{2})T(\d{2}):(\d{2})/.exec(iso);
+  return m ? `${m[1]}-${m[2]} ${m[3]}:${m[4]}` : mermaidLabel(iso).slice(0, 16);
+}
+
+/** The lowest and highest value of a trend: a sparkline spans them, whatever their distance. */
+function trendRange(tr: HeadlineTrend): string {
+  const values = tr.points.map((p) => p.value).filter((v): v is number => v !== undefined);
+  if (!values.length) return '';
+  const digits = tr.unit === '%' ? 1 : 2;
+  const lo = fixed(Math.min(...values), digits);
+  const hi = fixed(Math.max(...values), digits);
+  return lo === hi
+    ? `(${trendValue(Math.min(...values), tr.unit)})`
+    : `(${lo}–${trendValue(Math.max(...values), tr.unit)})`;
+}
+
+/** The nightly's trends: each headline across the stored runs and tonight's. */
+function trendsView(input: ReportInput, opts: ViewOptions) {
+  if (input.kind !== 'nightly' || !input.history?.length) return undefined;
+  const gpu = gpuName(input.results);
+  const stored = input.history
+    .filter((r) => gpuName(r) === gpu && r.run.started_at < input.results.run.started_at)
+    .sort((a, b) => a.run.started_at.localeCompare(b.run.started_at))
+    .map((r) => ({ startedAt: r.run.started_at, tiers: evaluateTiers(r, input.config) }));
+  if (!stored.length) return undefined;
+  const trends = headlineTrends(input.tiers, input.results.run.started_at, stored);
+  const rows = trends.map((tr): Cell[] => {
+    const now = tr.points[tr.points.length - 1];
+    return [
+      trusted(`${esc(tr.kernel)}${now?.variant ? ` (${esc(now.variant)})` : ''}`),
+      trusted(String(tr.points.length)),
+      trusted(`\`${sparkline(tr.points.map((p) => p.value))}\` ${trendRange(tr)}`),
+      trusted(`**${trendValue(now?.value, tr.unit) || 'n/a'}**`),
+      trusted(trendValue(tr.lastNight, tr.unit)),
+      trusted(trendValue(tr.windowMedian, tr.unit)),
+      trusted(trendValue(tr.best, tr.unit)),
+      trusted(tr.valueChange === undefined ? '' : formatRatioPct(1 + tr.valueChange)),
+      trusted(tr.referenceChange === undefined ? '' : formatRatioPct(1 + tr.referenceChange)),
+    ];
+  });
+  const charts = opts.full
+    ? trends
+        .filter((tr) => tr.points.some((p) => p.value !== undefined))
+        .map((tr) => {
+          const values = tr.points.map((p) => p.value ?? 0);
+          const top = Math.max(...values);
+          return {
+            title: mermaidLabel(`${tr.kernel} headline`),
+            labels: tr.points.map((p) => `"${mermaidLabel(shortTime(p.startedAt))}"`).join(', '),
+            values: values.map((v) => fixed(v, tr.unit === '%' ? 1 : 3)).join(', '),
+            unit: tr.unit === '%' ? '% of peak' : '× the reference',
+            yMax: tr.unit === '%' ? 100 : Math.ceil(top * 12) / 10 || 1,
+          };
+        })
+    : [];
+  const first = stored[0]?.startedAt ?? '';
+  return {
+    runs: stored.length,
+    since: first,
+    table: table(
+      [
+        'headline (graded tonight)',
+        'runs',
+        'trend, oldest first',
+        'tonight',
+        'last night',
+        'window median',
+        'best',
+        'tonight vs median',
+        'reference ms vs median',
+      ],
+      rows,
+      ['l', 'r', 'l', 'r', 'r', 'r', 'r', 'r', 'r'],
+    ),
+    charts,
+  };
+}
+
 interface Digest {
   changes: Changes;
   measured: Map<string, MeasurementError>;
@@ -1104,6 +1197,7 @@ function buildView(input: ReportInput, opts: ViewOptions, digest: Digest) {
     changedCases: changedCasesView(input, digest.changes, opts, digest.measured),
     findings: findingsView(input, digest.changes, opts),
     headline,
+    trends: trendsView(input, opts),
     notes: comparison.notes,
     hasNotes: comparison.notes.length > 0 || input.baseline?.run.synthetic === true,
     kernels: opts.full ? kernelViews(input) : [],

@@ -6,8 +6,11 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
+import { compare } from '../src/compare.js';
+import { gate } from '../src/gate.js';
 import { judge } from '../src/judge.js';
-import { GITHUB_COMMENT_LIMIT } from '../src/render.js';
+import { GITHUB_COMMENT_LIMIT, renderReport } from '../src/render.js';
+import { evaluateTiers } from '../src/tiers.js';
 import { loadResults } from '../src/results.js';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -129,6 +132,82 @@ describe('the comment on the recorded runs', { timeout: 120_000 }, () => {
 });
 
 /**
+ * The nightly's trends, from five earlier runs of the same code on the H200 (runs 1–4 and the
+ * nightly run 7 of docs/gpu-runs.md; run 4, calibration/aa-1359, was a pull request of that code
+ * and stands in for a stored night) and the push run 8 as tonight's.
+ */
+function nightlyWithHistory() {
+  const stored = ['calibration/run1', 'calibration/run2', 'main-1355', 'calibration/aa-1359'];
+  const history = [...stored, 'nightly'].map(recorded);
+  const results = recorded('push');
+  const baseline = recorded('nightly');
+  const comparison = compare(results, baseline, config);
+  const tiers = evaluateTiers(results, config);
+  return renderReport({
+    kind: 'nightly',
+    results,
+    baseline,
+    comparison,
+    tiers,
+    gate: gate(comparison, tiers, results, config),
+    config,
+    history,
+    context: { runUrl: RUN_URL },
+  });
+}
+
+describe('the nightly report with a history', { timeout: 120_000 }, () => {
+  it('shows each headline across the stored runs, against last night, the median and the best', () => {
+    const { comment, full } = nightlyWithHistory();
+    expect(comment).toContain(
+      "Each headline over the 5 stored runs since 2026-11-21T13:50:36Z and tonight's.",
+    );
+    expect(comment).toContain(
+      [
+        '| headline (graded tonight) | runs | trend, oldest first | tonight | last night | window median | best | tonight vs median | reference ms vs median |',
+        '| :- | -: | :- | -: | -: | -: | -: | -: | -: |',
+        '| attention (cuda\\_fa\\_wgmma) | 6 | `▅▂█▁▁▁` (0.79–0.81×) | **0.79×** | 0.79× | 0.79× | 0.81× | −0.4 % | +1.6 % |',
+        '| bsr\\_gemm (cuda\\_bsr\\_wgmma\\_ws) | 6 | `▂▄▁▂█▁` (0.71–0.81×) | **0.71×** | 0.81× | 0.73× | 0.81× | −2.5 % | +0.8 % |',
+      ].join('\n'),
+    );
+    expect(comment.indexOf('### Trends')).toBeLessThan(comment.indexOf('### What changed'));
+    // The chart is in the full report; the table is its text equivalent in both.
+    expect(full).toContain(
+      [
+        '```mermaid',
+        'xychart-beta',
+        '    title "attention headline"',
+        '    x-axis ["11-21 13:50", "11-21 13:53", "11-21 13:55", "11-21 13:57", "11-21 14:03", "11-21 14:07"]',
+        '    y-axis "× the reference" 0 --> 1',
+        '    line [0.801, 0.792, 0.811, 0.789, 0.789, 0.788]',
+        '```',
+      ].join('\n'),
+    );
+    expect(comment).not.toContain('```mermaid');
+  });
+
+  it('leaves runs of another GPU out of the trend, and pull requests never show one', () => {
+    const h100 = recorded('paired-aa-h100-bursts');
+    const results = recorded('nightly');
+    const comparison = compare(results, undefined, config);
+    const tiers = evaluateTiers(results, config);
+    const base = {
+      results,
+      comparison,
+      tiers,
+      gate: gate(comparison, tiers, results, config),
+      config,
+    };
+    expect(renderReport({ ...base, kind: 'nightly', history: [h100] }).full).not.toContain(
+      '### Trends',
+    );
+    expect(
+      renderReport({ ...base, kind: 'pr', history: [recorded('main-1355')] }).full,
+    ).not.toContain('### Trends');
+  });
+});
+
+/**
  * docs/examples: each comment exactly as this renderer writes it on a recorded run, with the
  * marker publish puts first. `KG_WRITE_EXAMPLES=1 npx vitest run test/render-recorded.test.ts`
  * writes them again after a change of wording.
@@ -143,6 +222,13 @@ const EXAMPLES: Record<string, [string, string]> = {
 };
 
 describe('docs/examples', { timeout: 120_000 }, () => {
+  it('nightly-report-trends.md is what the renderer writes', () => {
+    const body = `<!-- kernelgate:nightly:default -->\n${nightlyWithHistory().comment}`;
+    const path = join(ROOT, 'docs/examples/nightly-report-trends.md');
+    if (process.env['KG_WRITE_EXAMPLES'] === '1') writeFileSync(path, body);
+    expect(readFileSync(path, 'utf8')).toBe(body);
+  });
+
   it.each(Object.entries(EXAMPLES))('%s is what the renderer writes', (file, [run, marker]) => {
     const body = `${marker}\n${render(run).comment}`;
     const path = join(ROOT, 'docs/examples', file);

@@ -16,6 +16,7 @@ import {
 import { loadResults } from '../src/results.js';
 import type { CaseResult, KernelgateResults } from '../src/results-types.js';
 import { evaluateTiers } from '../src/tiers.js';
+import { sparkline } from '../src/digest.js';
 import { pair, pairedRun } from './support/paired.js';
 
 const load = (name: string) => loadResults(join(import.meta.dirname, 'fixtures', 'results', name));
@@ -473,6 +474,14 @@ describe('comment size', () => {
     expect(comment).toContain(
       '_… 8 more cases of attention/variant\\_1 (❌ 8 wrong); 10 more cases of attention/variant\\_2 (❌ 10 wrong);',
     );
+  });
+});
+
+describe('sparkline', () => {
+  it('spans the lowest to the highest value, with a gap for a run without one', () => {
+    expect(sparkline([1, 2, undefined, 3])).toBe('▁▅ █');
+    expect(sparkline([0.8, 0.8])).toBe('▄▄');
+    expect(sparkline([undefined])).toBe('');
   });
 });
 
