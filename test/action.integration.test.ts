@@ -569,6 +569,7 @@ describe('inputs and event, in process', () => {
       results: 'r.json',
       kernels: [],
       baselineDir: '.kernelgate/baselines',
+      history: { kind: 'dir', branch: 'kernelgate-data', remote: undefined },
       saveBaseline: 'auto',
       baseline: undefined,
       config: '.',
