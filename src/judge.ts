@@ -21,6 +21,8 @@ export function judge(
   config: Config,
   kind: ReportInput['kind'],
   context?: ReportInput['context'],
+  /** earlier stored runs of the branch, for the nightly report's trends (the store's history()) */
+  history?: KernelgateResults[],
 ): Judgement {
   const comparison = annotateAdapted(compare(results, baseline, config), results);
   const tiers = evaluateTiers(results, config);
@@ -34,6 +36,7 @@ export function judge(
     gate: verdict,
     config,
     ...(context ? { context } : {}),
+    ...(history?.length ? { history } : {}),
   });
   return { comparison, tiers, verdict, rendered };
 }

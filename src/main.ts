@@ -36,6 +36,7 @@ import {
   pullRequestEvent,
   readHistoryInputs,
   saveContext,
+  trendRuns,
   type HistoryInputs,
 } from './history/action.js';
 import { fullRun, storeRun, withStoredBaseline, type FullRun, type FullRunOptions } from './run.js';
@@ -357,6 +358,8 @@ export interface PipelineInput {
   prNumber: number | undefined;
   repository: string;
   inputs: ActionInputs;
+  /** Earlier stored runs of the branch on this GPU: the nightly report's trends. */
+  history?: KernelgateResults[];
   /** Facts about the trigger the report shows. */
   context: { prNumber?: number; prTitle?: string; sha?: string; ref?: string; runUrl?: string };
 }
@@ -385,6 +388,7 @@ export async function pipeline(
     config,
     input.mode === 'schedule' ? 'nightly' : 'pr',
     input.context,
+    input.history,
   );
   const sink: OutputSink = {
     setOutput: deps.core.setOutput,
@@ -666,6 +670,16 @@ export async function run(deps: RunDeps = defaultDeps()): Promise<void> {
       }
     }
     const context = runContext(env, event, prNumber);
+    // The nightly's trends: the branch's stored runs on this GPU, before tonight's is added.
+    const history =
+      mode === 'schedule'
+        ? await trendRuns(
+            storeOf(inputs, env, core),
+            branchesOf(event, env).branch,
+            results,
+            core.warning,
+          )
+        : undefined;
     const judgeStartMs = Date.now();
     const published = await pipeline(
       {
@@ -675,6 +689,7 @@ export async function run(deps: RunDeps = defaultDeps()): Promise<void> {
         mode,
         prNumber,
         repository: event.repository,
+        ...(history ? { history } : {}),
         // Without the pull request there is nothing to comment on: files, summary and outputs only.
         inputs: lookupError ? { ...inputs, comment: false } : inputs,
         context,

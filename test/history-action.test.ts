@@ -1,14 +1,17 @@
 // The action with `history: branch` against a real git remote (a bare repository on disk): a push
 // stores its record on the data branch, a pull request is judged against it and writes nothing,
 // the nightly appends, and an unreachable remote leaves a warning and the same verdict.
-import { mkdtempSync, renameSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { gitAuthEnv, pullRequestEvent, readHistoryInputs } from '../src/history/action.js';
+import { loadConfig } from '../src/config.js';
+import { judge } from '../src/judge.js';
 import { run, type RunDeps } from '../src/main.js';
+import { loadResults } from '../src/results.js';
 import { bareRemote, git, neverForced, treeOf } from './support/git-remote.js';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -68,7 +71,7 @@ async function action(opts: {
     },
   };
   await run(deps);
-  return { outputs, warnings, infos, failed };
+  return { outputs, warnings, infos, failed, workspace };
 }
 
 describe('the action with history: branch', () => {
@@ -164,6 +167,69 @@ describe('the action with history: branch', () => {
       `kernelgate history: this run was not stored on branch kernelgate-data of ${remote}: cannot read it (fatal: '${remote}' does not appear to be a git repository)`,
     );
     expect(treeOf(remote, BRANCH).size).toBe(2); // the README and the run stored while it was up
+  }, 120_000);
+});
+
+describe('the nightly report reads its trends from the data branch', () => {
+  it('two stored pushes, then the nightly: its report draws each headline across them', async () => {
+    const { remote } = bareRemote();
+    const dir = mkdtempSync(join(tmpdir(), 'kg-runs-'));
+    const dated = (run: string, startedAt: string) => {
+      const file = join(dir, `${run}.json`);
+      const results = JSON.parse(readFileSync(recorded(run), 'utf8'));
+      results.run.started_at = startedAt;
+      writeFileSync(file, JSON.stringify(results));
+      return file;
+    };
+    for (const [i, [run, at]] of [
+      ['main-1355', '2026-11-20T03:17:00Z'],
+      ['push', '2026-11-21T03:17:00Z'],
+    ].entries()) {
+      const stored = await action({
+        eventName: 'push',
+        eventFile: event('push.main.json'),
+        ref: 'refs/heads/main',
+        inputs: { results: dated(run!, at!), 'history-remote': remote },
+        runId: `40${i}`,
+      });
+      expect(stored.failed).toEqual([]);
+    }
+    const nightly = await action({
+      eventName: 'schedule',
+      eventFile: event('schedule.json'),
+      ref: 'refs/heads/main',
+      inputs: { results: dated('nightly', '2026-11-22T03:17:00Z'), 'history-remote': remote },
+      runId: '402',
+    });
+    expect(nightly.failed).toEqual([]);
+    const report = readFileSync(
+      join(nightly.workspace, '.kernelgate', 'report', 'report.md'),
+      'utf8',
+    );
+    const trends = (text: string) =>
+      text
+        .split('\n')
+        .filter(
+          (l) =>
+            l.startsWith('| headline (graded tonight)') || /^\| \w+ \([\w\\]+\) \| \d+ \|/.test(l),
+        );
+    // The same trends as from the full results files of those runs: the records carry what the
+    // tiers grade (medians, throughput, params, ceilings). attention grades a headline; its row
+    // has the two stored runs and tonight's.
+    const full = judge(
+      loadResults(dated('nightly', '2026-11-22T03:17:00Z')),
+      undefined,
+      loadConfig(repoRoot),
+      'nightly',
+      undefined,
+      [dated('main-1355', '2026-11-20T03:17:00Z'), dated('push', '2026-11-21T03:17:00Z')].map((f) =>
+        loadResults(f),
+      ),
+    ).rendered.full;
+    expect(trends(report)).toEqual(trends(full));
+    expect(trends(report)).toHaveLength(2);
+    expect(trends(report)[1]).toMatch(/^\| attention \(cuda\\_fa\\_wgmma\) \| 3 \| /);
+    expect(treeOf(remote, BRANCH).size).toBe(4);
   }, 120_000);
 });
 

@@ -7,6 +7,7 @@ import { fileBaselineStore, type BaselineStore, type SaveContext } from '../base
 import type { Comparison } from '../compare.js';
 import type { Config } from '../config.js';
 import { actionsExec, type Exec } from '../exec.js';
+import type { KernelgateResults } from '../results-types.js';
 import { branchStore, DEFAULT_DATA_BRANCH } from './branch-store.js';
 
 export const HISTORY_KINDS = ['dir', 'branch'] as const;
@@ -130,4 +131,32 @@ export function pullRequestEvent(event: { name: string; payload: unknown }): boo
   if (event.name !== 'workflow_run') return false;
   const run = (event.payload as { workflow_run?: { event?: unknown } } | null)?.workflow_run;
   return run?.event === 'pull_request' || run?.event === 'pull_request_target';
+}
+
+/** How many stored runs the nightly report's trends look back over. */
+export const TREND_WINDOW = 30;
+
+/**
+ * The nightly's trend window: the branch's newest stored runs on this run's GPU SKU, read from the
+ * store (records of the data branch, or results files of baseline-dir). Undefined when the branch
+ * is unknown or the store cannot be read, which `warn` says: the report then has no trends, and
+ * the verdict is the same.
+ */
+export async function trendRuns(
+  store: BaselineStore,
+  branch: string | undefined,
+  results: KernelgateResults,
+  warn: (message: string) => void,
+  limit = TREND_WINDOW,
+): Promise<KernelgateResults[] | undefined> {
+  if (branch === undefined) return undefined;
+  const sku = results.environment.gpu.sku ?? 'unknown';
+  try {
+    return (await store.history({ branch, sku }, limit)).map((stored) => stored.results);
+  } catch (error) {
+    warn(
+      `No trends in the nightly report: the stored runs of ${branch} on ${sku} could not be read (${(error as Error).message}).`,
+    );
+    return undefined;
+  }
 }

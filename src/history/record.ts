@@ -229,6 +229,8 @@ export function buildRecord(results: KernelgateResults, options: RecordOptions):
     ...(env.cuda_runtime_version ? { cuda_runtime_version: env.cuda_runtime_version } : {}),
     ...(env.cuda_toolkit_version ? { cuda_toolkit_version: env.cuda_toolkit_version } : {}),
     ...(env.libraries ? { libraries: env.libraries } : {}),
+    // measured ceilings and datasheet peaks: what tiers grade a headline against
+    ...(env.ceilings ? { ceilings: env.ceilings } : {}),
   };
   return {
     format: HISTORY_FORMAT,
@@ -367,6 +369,29 @@ export function recordCases(record: HistoryRecord): HistoryCase[] {
 }
 
 /**
+ * A case's params from its id, which the harness writes as `key=value,…` in the params' order
+ * (`dtype=fp16,B=16,…,causal=false`): numbers and booleans as such. What tiers match a headline by.
+ */
+export function paramsOf(caseId: string): CaseResult['params'] {
+  const out: CaseResult['params'] = {};
+  for (const part of caseId.split(',')) {
+    const at = part.indexOf('=');
+    if (at <= 0) continue;
+    const key = part.slice(0, at);
+    const raw = part.slice(at + 1);
+    out[key] =
+      raw === 'true'
+        ? true
+        : raw === 'false'
+          ? false
+          : /^-?\d+(\.\d+)?$/.test(raw)
+            ? Number(raw)
+            : raw;
+  }
+  return out;
+}
+
+/**
  * A baseline case's timing read from a record: no samples, and the interval of its median in ms
  * at a stated confidence (compare.ts judges against it from the two medians' intervals).
  */
@@ -388,7 +413,7 @@ export function recordToResults(record: HistoryRecord): KernelgateResults {
       kernel: c.kernel,
       variant: c.variant,
       case: c.case,
-      params: {},
+      params: paramsOf(c.case),
       status: c.status,
     };
     if (c.correct !== undefined) {
