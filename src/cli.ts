@@ -7,7 +7,9 @@ import { parseArgs } from 'node:util';
 import { ADAPTERS, fileAdapterFor } from './adapters/index.js';
 import { adaptFile, resultsOf, runBenchmarks } from './adapters/run.js';
 import { fileBaselineStore } from './baseline.js';
+import { dashboardCommand, DASHBOARD_USAGE } from './history/dashboard-cli.js';
 import { exportCommand } from './history/export.js';
+import { historyCommand, HISTORY_USAGE } from './history/migrate.js';
 import { buildKernels } from './build.js';
 import { calibrate, calibrationYaml, writeCalibration } from './calibrate.js';
 import { describeDoctor, runDoctor } from './doctor.js';
@@ -58,6 +60,8 @@ commands:
   adapt    turn another tool's benchmark output into a results file (docs/adapters.md)
   bench    run kernelgate.yml's benchmarks (other tools'), then judge and report like \`report\`
   export   write a results file as Bencher (BMF) or github-action-benchmark JSON
+  dashboard  the trend page (static HTML) from the data branch or from results files
+  history  import: move a baseline-dir store onto the data branch (docs/history.md)
 
 kernelgate report [--results FILE] [--baseline FILE] [--config DIR_OR_FILE]
                   [--kind pr|nightly] [--out FILE]
@@ -94,6 +98,8 @@ kernelgate export --results FILE --format bmf|gab-smaller|gab-bigger [--out FILE
   gab-smaller / gab-bigger: github-action-benchmark's customSmallerIsBetter (ms) and
   customBiggerIsBetter (TFLOP/s, GB/s for copies) JSON; one benchmark per timed, correct case
 
+${DASHBOARD_USAGE}
+${HISTORY_USAGE}
 kernelgate adapt --format FORMAT --input FILE [--kernel NAME] [--reference V1,V2] [--out FILE]
   --format FORMAT       gbench, pytest-benchmark or nvbench
   --kernel NAME         the kernel name its cases get (default: the format, - as _)
@@ -474,6 +480,8 @@ export const COMMANDS: Record<string, Command> = {
   build,
   calibrate: calibrateCommand,
   export: exportCommand,
+  dashboard: dashboardCommand,
+  history: historyCommand,
   adapt,
   bench,
 };

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { fileBaselineStore } from '../src/baseline.js';
 import { actionsExec } from '../src/exec.js';
 import { branchStore } from '../src/history/branch-store.js';
+import { runCli } from '../src/cli.js';
 import { historyCommand } from '../src/history/migrate.js';
 import { loadResults } from '../src/results.js';
 import { bareRemote, git, neverForced, treeOf } from './support/git-remote.js';
@@ -64,4 +65,18 @@ describe('history import', () => {
     const latest = await store.latest({ branch: 'main', sku: 'H200' });
     expect(latest?.results.run.git_sha).toBe(newest);
   }, 60_000);
+
+  it('is a command of kernelgate, and says what it needs', async () => {
+    const err: string[] = [];
+    const io = { stdout: () => undefined, stderr: (t: string) => err.push(t), cwd: '.' };
+    expect(await runCli(['history', 'import', '--baseline-dir', 'x'], io)).toBe(2);
+    expect(err.join('')).toBe(
+      'kernelgate history: history import needs --baseline-dir DIR and --history-remote URL_OR_PATH\n',
+    );
+    err.length = 0;
+    expect(await runCli(['dashboard', '--out', 'x.html'], io)).toBe(2);
+    expect(err.join('')).toBe(
+      'kernelgate dashboard: dashboard needs either --history-remote or --results (one of them)\n',
+    );
+  });
 });
