@@ -31,6 +31,7 @@ import type { KernelgateResults } from './results-types.js';
 import { loadResults } from './results.js';
 import { checkTrust, DEFAULT_APPROVAL_LABEL, type EventContext } from './trust.js';
 import { actionsExec } from './exec.js';
+import { writeExports } from './history/export.js';
 import {
   actionStore,
   pullRequestEvent,
@@ -701,6 +702,12 @@ export async function run(deps: RunDeps = defaultDeps()): Promise<void> {
       `kernelgate: judged and published in ${((Date.now() - judgeStartMs) / 1000).toFixed(2)} s`,
     );
     for (const warning of outcome.gate.warnings) core.warning(warning);
+    // Bencher and github-action-benchmark JSON next to the report; a failure here is a warning.
+    await writeExports(results, inWorkspace(env, inputs.reportDir), deps.fs, core.setOutput, {
+      confidence: config.compare.confidence,
+    }).catch((error: unknown) =>
+      core.warning(`kernelgate: the exports were not written: ${(error as Error).message}`),
+    );
     if (measured !== undefined) {
       // After the gate: a baseline is what later pull requests are compared with (known good).
       const stored = await storeRun(

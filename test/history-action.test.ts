@@ -91,6 +91,12 @@ describe('the action with history: branch', () => {
     );
     const pushed = 'records/H200/main/2026-11/20261121T140737Z-329565340326-100-1.json';
     expect(push.infos).toContain(`Stored as the newest baseline: ${BRANCH}:${pushed}`);
+    // The exports, next to the report, named by the outputs.
+    for (const format of ['bmf', 'gab-smaller', 'gab-bigger']) {
+      const path = push.outputs[`${format}-path`];
+      expect(path).toBe(join(push.workspace, '.kernelgate', 'report', `${format}.json`));
+      expect(Object.keys(JSON.parse(readFileSync(path!, 'utf8'))).length).toBeGreaterThan(100);
+    }
     expect([...treeOf(remote, BRANCH).keys()]).toEqual(['README.md', pushed]);
     // The record keeps the gate's verdicts, the run's event and its page.
     const record = JSON.parse(git(['--git-dir', remote, 'show', `refs/heads/${BRANCH}:${pushed}`]));

@@ -4,7 +4,7 @@
 // One benchmark per timed case, named kernel/variant/case. Cases that were not timed, or whose
 // result was wrong, are left out: a time of a wrong result is not a number to track.
 import { writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { CaseResult, KernelgateResults } from '../results-types.js';
 import { InputError, loadResults } from '../results.js';
@@ -204,4 +204,28 @@ export async function exportCommand(
     io.stdout(text);
   }
   return 0;
+}
+
+/**
+ * The action's exports: each format written next to the report (`<report-dir>/bmf.json`, …) and
+ * its path set as the output `<format>-path` (empty when nothing was timed with a correct result).
+ */
+export async function writeExports(
+  results: KernelgateResults,
+  reportDir: string,
+  fs: {
+    mkdir(path: string, options: { recursive: true }): Promise<unknown>;
+    writeFile(path: string, data: string): Promise<void>;
+  },
+  setOutput: (name: string, value: string) => void,
+  options: ExportOptions = {},
+): Promise<void> {
+  await fs.mkdir(reportDir, { recursive: true });
+  for (const format of EXPORT_FORMATS) {
+    const exported = exportResults(results, format, options);
+    const count = Array.isArray(exported) ? exported.length : Object.keys(exported).length;
+    const path = join(reportDir, `${format}.json`);
+    if (count > 0) await fs.writeFile(path, `${JSON.stringify(exported, null, 2)}\n`);
+    setOutput(`${format}-path`, count > 0 ? path : '');
+  }
 }
