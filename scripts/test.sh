@@ -2,7 +2,8 @@
 # The one test command (README, CI): installs what it needs, then runs every check that needs no GPU:
 # generated types and dist/ up to date, typecheck, lint, the TypeScript tests (including nvcc builds
 # of the CUDA kernels and the bundled action against a local GitHub stand-in) and the Python tests
-# (harness, planted faults, Triton kernels under TRITON_INTERPRET=1).
+# (harness, planted faults, Triton kernels under TRITON_INTERPRET=1). The adapter tests build and
+# run real benchmark tools: Google Benchmark (Debian's libbenchmark-dev) and pytest-benchmark.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,6 +18,32 @@ if [[ ! -x .venv/bin/python ]]; then
 fi
 # --retries 0 --timeout 3: the public index may be unreachable; the local mirror answers at once.
 .venv/bin/pip install --quiet --disable-pip-version-check --retries 0 --timeout 3 -r requirements-ci.txt
+.venv/bin/pip install --quiet --disable-pip-version-check --retries 0 --timeout 3 --no-deps \
+  -r requirements-bench.txt
+
+# Debian packages the tests need: installed when missing, or the run stops with the reason.
+need_deb() {
+  local check=$1 why=$2
+  shift 2
+  if eval "$check" >/dev/null 2>&1; then return; fi
+  local sudo=()
+  if [[ $(id -u) -ne 0 ]]; then sudo=(sudo); fi
+  if ! "${sudo[@]}" apt-get install -y --no-install-recommends "$@"; then
+    "${sudo[@]}" apt-get update
+    "${sudo[@]}" apt-get install -y --no-install-recommends "$@" || {
+      echo "scripts/test.sh: cannot install $* with apt-get: $why" >&2
+      exit 1
+    }
+  fi
+}
+
+step "Google Benchmark (libbenchmark-dev) for the adapter tests"
+need_deb "test -f /usr/include/benchmark/benchmark.h" "the adapter tests need it" libbenchmark-dev g++
+# The adapter tests fail, rather than skip, when a tool is missing.
+export KERNELGATE_REQUIRE_ADAPTER_TOOLS=1
+
+step "Chromium (Debian's) for the trend dashboard test (test/history-dashboard.test.ts)"
+need_deb "command -v chromium" "the dashboard test needs it" chromium
 
 step "generated types match schema/results.schema.json"
 npm run --silent gen:types -- --check
