@@ -133,7 +133,8 @@ describe('history record', () => {
     const nightly = count('nightly', 'main-1355');
     expect(nightly.summary).toEqual(nightly.full);
     expect(nightly.summary.slower + nightly.summary.faster).toBe(0);
-  });
+    // Six judgements of 217 bootstrapped cases: about 2 s each on 2 cores, more under load.
+  }, 60_000);
 
   it('the median interval covers at least the confidence asked for', () => {
     const ranks = (n: number, confidence: number) => {
