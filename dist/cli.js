@@ -26294,6 +26294,7 @@ function renderReport(input) {
   const templates = loadTemplates(input.templatesDir ?? defaultTemplatesDir(), input.kind);
   const maxChars = input.commentMaxChars ?? COMMENT_MAX_CHARS;
   const digest = digestOf(input);
+  const alert = nightlyAlert(input, digest.changes);
   const full = renderView(
     templates,
     buildView(
@@ -26318,7 +26319,7 @@ function renderReport(input) {
   let last = "";
   for (const [level, opts] of levels) {
     last = renderView(templates, buildView(input, opts, digest));
-    if (last.length <= maxChars) return { full, comment: last, commentLevel: level };
+    if (last.length <= maxChars) return { full, comment: last, commentLevel: level, ...alert };
   }
   const note = mustache_default.render(
     templates.partials.truncated ?? "",
@@ -26326,7 +26327,17 @@ function renderReport(input) {
     {},
     { escape: escapeMarkdown }
   ).trim();
-  return { full, comment: truncateMarkdown(last, maxChars, note), commentLevel: 3 };
+  return { full, comment: truncateMarkdown(last, maxChars, note), commentLevel: 3, ...alert };
+}
+function nightlyAlert(input, changes) {
+  if (input.kind !== "nightly") return {};
+  const outcome = outcomeOf(input.gate, input.comparison.cases);
+  if (outcome === "pass") return {};
+  const sha = input.results.run.git_sha;
+  const at = sha && /^[0-9a-f]{7,40}$/i.test(sha) ? ` at \`${sha.slice(0, 12)}\`` : "";
+  return {
+    alert: `kernelgate nightly${at}: ${outcomeText(input, changes)}. The issue's report has the cases.`
+  };
 }
 
 // src/judge.ts

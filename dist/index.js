@@ -46075,6 +46075,7 @@ function renderReport(input) {
   const templates = loadTemplates(input.templatesDir ?? defaultTemplatesDir(), input.kind);
   const maxChars = input.commentMaxChars ?? COMMENT_MAX_CHARS;
   const digest = digestOf(input);
+  const alert = nightlyAlert(input, digest.changes);
   const full = renderView(
     templates,
     buildView(
@@ -46099,7 +46100,7 @@ function renderReport(input) {
   let last = "";
   for (const [level, opts] of levels) {
     last = renderView(templates, buildView(input, opts, digest));
-    if (last.length <= maxChars) return { full, comment: last, commentLevel: level };
+    if (last.length <= maxChars) return { full, comment: last, commentLevel: level, ...alert };
   }
   const note = mustache_default.render(
     templates.partials.truncated ?? "",
@@ -46107,7 +46108,17 @@ function renderReport(input) {
     {},
     { escape: escapeMarkdown }
   ).trim();
-  return { full, comment: truncateMarkdown(last, maxChars, note), commentLevel: 3 };
+  return { full, comment: truncateMarkdown(last, maxChars, note), commentLevel: 3, ...alert };
+}
+function nightlyAlert(input, changes) {
+  if (input.kind !== "nightly") return {};
+  const outcome = outcomeOf(input.gate, input.comparison.cases);
+  if (outcome === "pass") return {};
+  const sha = input.results.run.git_sha;
+  const at = sha && /^[0-9a-f]{7,40}$/i.test(sha) ? ` at \`${sha.slice(0, 12)}\`` : "";
+  return {
+    alert: `kernelgate nightly${at}: ${outcomeText(input, changes)}. The issue's report has the cases.`
+  };
 }
 
 // src/judge.ts
@@ -50602,16 +50613,26 @@ async function post(report, options, deps, reportPath) {
   }
   try {
     if (options.mode === "pr" && options.prNumber !== void 0) {
-      const issue2 = { ...repo, issue_number: options.prNumber };
-      return await upsertComment(deps.client, issue2, options.commentKey, report.comment, deps.sink);
+      const issue3 = { ...repo, issue_number: options.prNumber };
+      return await upsertComment(deps.client, issue3, options.commentKey, report.comment, deps.sink);
     }
-    return await upsertNightlyIssue(
+    const issue2 = await upsertNightlyIssue(
       deps.client,
       repo,
       options.commentKey,
       report.comment,
       deps.sink
     );
+    if (report.alert) {
+      await postAlert(
+        deps.client,
+        { ...repo, issue_number: issue2.number },
+        options.commentKey,
+        report.alert,
+        deps.sink
+      );
+    }
+    return issue2.url;
   } catch (error2) {
     if (isIntegrationForbidden(error2)) {
       deps.sink.warning(
@@ -50717,6 +50738,18 @@ async function deleteDuplicates(client, issue2, keep, duplicates, sink) {
     `Found ${duplicates.length + 1} report comments of this token's account with the same marker: kept the oldest, ${keep.id}, and deleted the newer ${duplicates.length === 1 ? "one" : "ones"}, ${ids}.`
   );
 }
+async function postAlert(client, issue2, key, alert, sink) {
+  const body = `${reportMarker("alert", key)}
+${alert}`;
+  const created = await client.rest.issues.createComment({
+    ...issue2,
+    body,
+    ...lookBeforeRetrying(
+      async () => (await client.paginate(client.rest.issues.listComments, { ...issue2, per_page: PAGE_SIZE })).find((c) => c.body === body)
+    )
+  });
+  sink.info(`Posted the nightly's alert ${created.data.html_url}.`);
+}
 async function upsertNightlyIssue(client, repo, key, comment, sink) {
   const marker = reportMarker("nightly", key);
   const body = withMarker(marker, comment);
@@ -50746,7 +50779,7 @@ async function upsertNightlyIssue(client, repo, key, comment, sink) {
     if (existing.length <= 1 || existing[0]?.number === created.data.number) {
       await closeDuplicates(client, repo, existing.slice(1), sink);
       sink.info(`Created the nightly report issue ${created.data.html_url}.`);
-      return created.data.html_url;
+      return { url: created.data.html_url, number: created.data.number };
     }
   }
   const [keep, ...duplicates] = existing;
@@ -50754,7 +50787,7 @@ async function upsertNightlyIssue(client, repo, key, comment, sink) {
   const updated = await client.rest.issues.update({ ...repo, issue_number: keep.number, body });
   await closeDuplicates(client, repo, duplicates, sink);
   sink.info(`Updated the nightly report issue ${updated.data.html_url}.`);
-  return updated.data.html_url;
+  return { url: updated.data.html_url, number: updated.data.number };
 }
 async function closeDuplicates(client, repo, duplicates, sink) {
   for (const duplicate of duplicates) {
@@ -52557,7 +52590,8 @@ async function pipeline(input, deps) {
         counts,
         results,
         full: rendered.full,
-        comment: rendered.comment
+        comment: rendered.comment,
+        ...rendered.alert ? { alert: rendered.alert } : {}
       },
       {
         mode: input.mode,

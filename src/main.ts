@@ -409,6 +409,7 @@ export async function pipeline(
         results,
         full: rendered.full,
         comment: rendered.comment,
+        ...(rendered.alert ? { alert: rendered.alert } : {}),
       },
       {
         mode: input.mode,

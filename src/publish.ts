@@ -42,6 +42,8 @@ export interface PublishReport {
   full: string;
   /** The short report for the comment or issue; at most commentBudgetChars(key) characters. */
   comment: string;
+  /** A nightly's regression or failure in one line: posted as a new comment on the issue, which notifies. */
+  alert?: string;
 }
 
 export interface PublishOptions {
@@ -85,7 +87,7 @@ export interface PublishOutcome {
   url: string | undefined;
 }
 
-export function reportMarker(kind: 'report' | 'nightly', key: string): string {
+export function reportMarker(kind: 'report' | 'nightly' | 'alert', key: string): string {
   return `<!-- kernelgate:${kind}:${key} -->`;
 }
 
@@ -205,13 +207,23 @@ async function post(
       const issue = { ...repo, issue_number: options.prNumber };
       return await upsertComment(deps.client, issue, options.commentKey, report.comment, deps.sink);
     }
-    return await upsertNightlyIssue(
+    const issue = await upsertNightlyIssue(
       deps.client,
       repo,
       options.commentKey,
       report.comment,
       deps.sink,
     );
+    if (report.alert) {
+      await postAlert(
+        deps.client,
+        { ...repo, issue_number: issue.number },
+        options.commentKey,
+        report.alert,
+        deps.sink,
+      );
+    }
+    return issue.url;
   } catch (error) {
     if (isIntegrationForbidden(error)) {
       deps.sink.warning(
@@ -378,13 +390,38 @@ async function deleteDuplicates(
   );
 }
 
+/**
+ * Posts a nightly's alert as a new comment on its issue: the body was edited, which notifies
+ * nobody, and a comment notifies the issue's subscribers. A POST whose answer was lost is looked
+ * for before it is sent again, so a retry never posts the alert twice.
+ */
+async function postAlert(
+  client: GitHubClient,
+  issue: { owner: string; repo: string; issue_number: number },
+  key: string,
+  alert: string,
+  sink: OutputSink,
+): Promise<void> {
+  const body = `${reportMarker('alert', key)}\n${alert}`;
+  const created = await client.rest.issues.createComment({
+    ...issue,
+    body,
+    ...lookBeforeRetrying(async () =>
+      (
+        await client.paginate(client.rest.issues.listComments, { ...issue, per_page: PAGE_SIZE })
+      ).find((c) => c.body === body),
+    ),
+  });
+  sink.info(`Posted the nightly's alert ${created.data.html_url}.`);
+}
+
 async function upsertNightlyIssue(
   client: GitHubClient,
   repo: { owner: string; repo: string },
   key: string,
   comment: string,
   sink: OutputSink,
-): Promise<string> {
+): Promise<{ url: string; number: number }> {
   const marker = reportMarker('nightly', key);
   const body = withMarker(marker, comment);
   const ours = markedItems(
@@ -420,7 +457,7 @@ async function upsertNightlyIssue(
     if (existing.length <= 1 || existing[0]?.number === created.data.number) {
       await closeDuplicates(client, repo, existing.slice(1), sink);
       sink.info(`Created the nightly report issue ${created.data.html_url}.`);
-      return created.data.html_url;
+      return { url: created.data.html_url, number: created.data.number };
     }
   }
   const [keep, ...duplicates] = existing;
@@ -428,7 +465,7 @@ async function upsertNightlyIssue(
   const updated = await client.rest.issues.update({ ...repo, issue_number: keep.number, body });
   await closeDuplicates(client, repo, duplicates, sink);
   sink.info(`Updated the nightly report issue ${updated.data.html_url}.`);
-  return updated.data.html_url;
+  return { url: updated.data.html_url, number: updated.data.number };
 }
 
 async function closeDuplicates(

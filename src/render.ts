@@ -91,6 +91,12 @@ export interface RenderedReport {
   comment: string;
   /** 0 in full, 1 fewer changed-case rows and no examples, 2 no changed-case rows, 3 truncated */
   commentLevel: DegradeLevel;
+  /**
+   * A nightly report that found a regression or a failure: one line to post as a new comment on
+   * the nightly issue (editing the issue's body notifies nobody; a comment notifies its
+   * subscribers). Absent for pull requests and for a nightly that passed cleanly.
+   */
+  alert?: string;
 }
 
 const PERF_ICON: Record<PerfVerdict, string> = {
@@ -1287,6 +1293,7 @@ export function renderReport(input: ReportInput): RenderedReport {
   const templates = loadTemplates(input.templatesDir ?? defaultTemplatesDir(), input.kind);
   const maxChars = input.commentMaxChars ?? COMMENT_MAX_CHARS;
   const digest = digestOf(input);
+  const alert = nightlyAlert(input, digest.changes);
   const full = renderView(
     templates,
     buildView(
@@ -1311,7 +1318,7 @@ export function renderReport(input: ReportInput): RenderedReport {
   let last = '';
   for (const [level, opts] of levels) {
     last = renderView(templates, buildView(input, opts, digest));
-    if (last.length <= maxChars) return { full, comment: last, commentLevel: level };
+    if (last.length <= maxChars) return { full, comment: last, commentLevel: level, ...alert };
   }
   const note = Mustache.render(
     templates.partials.truncated ?? '',
@@ -1319,5 +1326,17 @@ export function renderReport(input: ReportInput): RenderedReport {
     {},
     { escape: escapeMarkdown },
   ).trim();
-  return { full, comment: truncateMarkdown(last, maxChars, note), commentLevel: 3 };
+  return { full, comment: truncateMarkdown(last, maxChars, note), commentLevel: 3, ...alert };
+}
+
+/** The nightly's alert line (see RenderedReport.alert), from the title's outcome. */
+function nightlyAlert(input: ReportInput, changes: Changes): { alert?: string } {
+  if (input.kind !== 'nightly') return {};
+  const outcome = outcomeOf(input.gate, input.comparison.cases);
+  if (outcome === 'pass') return {};
+  const sha = input.results.run.git_sha;
+  const at = sha && /^[0-9a-f]{7,40}$/i.test(sha) ? ` at \`${sha.slice(0, 12)}\`` : '';
+  return {
+    alert: `kernelgate nightly${at}: ${outcomeText(input, changes)}. The issue's report has the cases.`,
+  };
 }

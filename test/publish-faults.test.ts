@@ -418,3 +418,37 @@ describe('comments that carry the marker', () => {
     ]);
   });
 });
+
+describe("the nightly's alert", () => {
+  const ALERT_MARKER = '<!-- kernelgate:alert:default -->';
+  const nightly = () => options({ mode: 'schedule', prNumber: undefined });
+  const alert =
+    'kernelgate nightly at `5199432aaaaa`: ⚠️ regression: attention/triton\\_fa2 slower on 26 cases.';
+  const issueOf = () => server.issues.find((i) => !i.isPullRequest);
+
+  test('a nightly with an alert updates the issue and posts the alert as a comment, which notifies', async () => {
+    await publish({ ...report, alert }, nightly(), { client: clientFor(), fs, sink });
+    const issue = issueOf();
+    expect(issue?.body).toBe(`${NIGHTLY_MARKER}\n${report.comment}`);
+    expect(server.commentsOn(issue!.number).map((c) => c.body)).toEqual([
+      `${ALERT_MARKER}\n${alert}`,
+    ]);
+    expect(sink.infos.at(-1)).toMatch(
+      /^Posted the nightly's alert https:\/\/github\.com\/acme\/kernels\/(issues|pull)\/\d+#issuecomment-\d+\.$/,
+    );
+  });
+
+  test('a clean nightly posts no comment', async () => {
+    await publish(report, nightly(), { client: clientFor(), fs, sink });
+    expect(server.commentsOn(issueOf()!.number)).toEqual([]);
+  });
+
+  test('an alert whose answer was lost is not posted twice', async () => {
+    server.faults.push({ kind: 'lost-answer', times: 1, operationId: 'issues/create-comment' });
+    await publish({ ...report, alert }, nightly(), { client: clientFor(), fs, sink });
+    expect(server.commentsOn(issueOf()!.number).map((c) => c.body)).toEqual([
+      `${ALERT_MARKER}\n${alert}`,
+    ]);
+    expect(server.calls('issues/create-comment')).toHaveLength(1);
+  });
+});

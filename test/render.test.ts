@@ -698,3 +698,24 @@ describe('the time of each stage', () => {
     );
   });
 });
+
+describe("the nightly's alert", () => {
+  const ROOT_DIR = join(import.meta.dirname, '..');
+  const rec = (name: string) =>
+    loadResults(join(ROOT_DIR, 'test/fixtures/recorded', name, 'results.json'));
+  const cfg = () => loadConfig(ROOT_DIR);
+
+  it('is one line for a nightly that found a regression, and only then', () => {
+    const slowed = renderReport(
+      input(rec('paired-slow2-h100'), undefined, cfg(), { kind: 'nightly' }),
+    );
+    expect(slowed.alert).toBe(
+      'kernelgate nightly at `5199432aaaaa`: ⚠️ regression: attention/triton\\_fa2 slower on 26 cases. ' +
+        "The issue's report has the cases.",
+    );
+    const pr = renderReport(input(rec('paired-slow2-h100'), undefined, cfg()));
+    expect(pr.alert).toBeUndefined();
+    const clean = renderReport(input(rec('nightly'), rec('main-1355'), cfg(), { kind: 'nightly' }));
+    expect(clean.alert).toBeUndefined();
+  });
+});
