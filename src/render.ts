@@ -657,14 +657,17 @@ function headlineView(input: ReportInput, base: TierStatus[] | undefined) {
   if (!rows.length) return undefined;
   const hasBase = rows.some((r) => r.base);
   const cells = rows.map(({ tier: t, base: b }): Cell[] => {
-    const workload = trusted(`${esc(t.kernel)} ${esc(t.caseId ?? t.headline)}`);
+    // The case's axes with spaces after the commas, so the cell wraps in a comment's column.
+    const workload = trusted(
+      `${esc(t.kernel)} ${esc(t.caseId ?? t.headline).replaceAll(',', ', ')}`,
+    );
     if (t.problem) {
       return [
         workload,
-        trusted(''),
-        trusted(''),
         trusted(`no value: ${esc(t.problem)}`),
         ...(hasBase ? [trusted('')] : []),
+        trusted(''),
+        trusted(''),
         trusted(''),
       ];
     }
@@ -688,13 +691,15 @@ function headlineView(input: ReportInput, base: TierStatus[] | undefined) {
     if (b && b.value !== undefined) {
       baseText = `${valueText(b)}${b.variant !== t.variant ? ` (${esc(b.variant)})` : ''}`;
     } else if (b?.problem) baseText = 'n/a';
+    // The answer first (the ratio, the base's, the tier), what it was measured on after: the
+    // right-hand columns are the ones a narrow comment column scrolls out of view.
     return [
       workload,
-      trusted(ours),
-      trusted(against),
       trusted(value),
       ...(hasBase ? [trusted(baseText)] : []),
       trusted(tierCell(t)),
+      trusted(ours),
+      trusted(against),
     ];
   });
   const paired = input.comparison.paired !== undefined;
@@ -704,14 +709,14 @@ function headlineView(input: ReportInput, base: TierStatus[] | undefined) {
     table: table(
       [
         'kernel · headline case',
-        'fastest passing candidate',
-        'against',
         now,
         ...(hasBase ? [baseHeader] : []),
         'tier',
+        'fastest passing candidate',
+        'against',
       ],
       cells,
-      ['l', 'l', 'l', 'l', ...(hasBase ? ['l' as const] : []), 'l'],
+      ['l', 'l', ...(hasBase ? ['l' as const] : []), 'l', 'l', 'l'],
     ),
   };
 }
