@@ -2,8 +2,6 @@
 the FLOP/byte formula, and the variants (Triton FA2, SDPA with each backend pinned, CUDA ones)."""
 
 import math
-import os
-import sys
 
 import torch
 import torch.nn.functional as F
@@ -98,11 +96,8 @@ def _triton_fa2(params, ctx):
     why = triton_fa2.check_shapes(probe["q"], probe["k"], probe["v"], causal)
     if why:
         raise Unsupported(why)
-    config, times_ms = tuning.remembered(triton_fa2, params, tuning.device_name(ctx.device), lambda: triton_fa2.tune(probe["q"], probe["k"], probe["v"], causal, ctx.interpret))
+    config, times_ms = tuning.remembered(triton_fa2, params, ctx.device, lambda: triton_fa2.tune(probe["q"], probe["k"], probe["v"], causal, ctx.interpret))
     del probe
-    if os.environ.get("KERNELGATE_VERBOSE"):
-        table = ", ".join(f"{c}: {t:.3f} ms" for c, t in sorted(times_ms.items(), key=lambda kv: kv[1])) or "not tuned"
-        print(f"[attention tune] {params} -> {config}; {table}", file=sys.stderr, flush=True)
 
     def run(inputs, out):
         return triton_fa2.launch(inputs["q"], inputs["k"], inputs["v"], out, causal, config)

@@ -2,8 +2,6 @@
 the fp32 oracle on the dense masked matrix, the useful-FLOP formula, and the variants (Triton,
 dense cuBLAS on the masked matrix, torch's bsr_dense_mm, CUDA ones)."""
 
-import os
-import sys
 
 import torch
 
@@ -81,11 +79,8 @@ def _triton_bsr(params, ctx):
     why = triton_bsr.check_layout(probe["a_values"], probe["a_cols"], probe["b"])
     if why:
         raise Unsupported(why)
-    config, times_ms = tuning.remembered(triton_bsr, params, tuning.device_name(ctx.device), lambda: triton_bsr.tune(probe["a_values"], probe["a_cols"], probe["b"], ctx.interpret))
+    config, times_ms = tuning.remembered(triton_bsr, params, ctx.device, lambda: triton_bsr.tune(probe["a_values"], probe["a_cols"], probe["b"], ctx.interpret))
     del probe
-    if os.environ.get("KERNELGATE_VERBOSE"):
-        table = ", ".join(f"{c}: {t:.3f} ms" for c, t in sorted(times_ms.items(), key=lambda kv: kv[1])) or "not tuned"
-        print(f"[bsr_gemm tune] {params} -> {config}; {table}", file=sys.stderr, flush=True)
 
     def run(inputs, out):
         return triton_bsr.launch(inputs["a_values"], inputs["a_cols"], inputs["b"], out, config)

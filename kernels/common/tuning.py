@@ -25,11 +25,16 @@ def source_digest(module):
 
 def remembered(module, case, device, tune):
     """tune() -> (config, {config: ms}), or the config an earlier process stored for the same
-    module source, case and device. A config is a tuple; the returned table is empty on a hit."""
+    module source, case and GPU model (`device`: "cuda" or "cpu"). A config is a tuple; the
+    returned table is empty on a hit. The choice is logged in paired runs and under
+    KERNELGATE_VERBOSE=1 (the tuner's table of timings with it)."""
     folder = os.environ.get(ENV)
     if not folder:
-        return tune()
-    key = json.dumps({"module": module.__name__, "source": source_digest(module), "case": case, "device": device}, sort_keys=True, default=str)
+        config, times = tune()
+        if os.environ.get("KERNELGATE_VERBOSE"):
+            log_choice(module, case, config, times)
+        return config, times
+    key = json.dumps({"module": module.__name__, "source": source_digest(module), "case": case, "device": device_name(device)}, sort_keys=True, default=str)
     path = os.path.join(folder, hashlib.sha256(key.encode()).hexdigest() + ".json")
     try:
         with open(path) as f:
@@ -41,8 +46,7 @@ def remembered(module, case, device, tune):
     except (OSError, ValueError, KeyError, TypeError):
         pass
     config, times = tune()
-    table = ", ".join(f"{c}: {t:.3f} ms" for c, t in sorted(times.items(), key=lambda kv: kv[1])) or "not tuned"
-    print(f"[kernelgate tuning] {module.__name__} {case} -> {config}; {table}", file=sys.stderr, flush=True)
+    log_choice(module, case, config, times)
     try:
         os.makedirs(folder, exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp"
@@ -52,6 +56,11 @@ def remembered(module, case, device, tune):
     except OSError as e:
         print(f"[kernelgate tuning] could not remember the tuning in {folder}: {e}", file=sys.stderr, flush=True)
     return config, times
+
+
+def log_choice(module, case, config, times):
+    table = ", ".join(f"{c}: {t:.3f} ms" for c, t in sorted(times.items(), key=lambda kv: kv[1])) or "not tuned"
+    print(f"[kernelgate tuning] {module.__name__} {case} -> {config}; {table}", file=sys.stderr, flush=True)
 
 
 def device_name(device):

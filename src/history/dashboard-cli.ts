@@ -1,4 +1,5 @@
 // `kernelgate dashboard`: the trend page, from the data branch or from results files.
+import type { CliIo } from '../cli.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -59,10 +60,7 @@ export function recordsFromResults(
   });
 }
 
-export async function dashboardCommand(
-  args: string[],
-  io: { stdout: (text: string) => void; stderr: (text: string) => void; cwd: string },
-): Promise<number> {
+export async function dashboardCommand(args: string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({
     args,
     options: {

@@ -3,6 +3,7 @@
 //
 // One benchmark per timed case, named kernel/variant/case. Cases that were not timed, or whose
 // result was wrong, are left out: a time of a wrong result is not a number to track.
+import type { CliIo } from '../cli.js';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -160,10 +161,7 @@ export function exportResults(
 }
 
 /** `kernelgate export`: writes a results document in one of the formats (standard output or --out). */
-export async function exportCommand(
-  args: string[],
-  io: { stdout: (text: string) => void; stderr: (text: string) => void; cwd: string },
-): Promise<number> {
+export async function exportCommand(args: string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({
     args,
     options: {

@@ -1,6 +1,7 @@
 // From baseline-dir to the data branch: every results file of a directory store
 // (<root>/<branch>/<sku>/<started>-<sha>.json) becomes a record, oldest first, in commits of up to
 // 200 records, pushed like any other write (never forced). Running it again adds nothing.
+import type { CliIo } from '../cli.js';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -76,10 +77,7 @@ export const HISTORY_USAGE = `kernelgate history import --baseline-dir DIR --his
 `;
 
 /** `kernelgate history import`. */
-export async function historyCommand(
-  args: string[],
-  io: { stdout: (text: string) => void; stderr: (text: string) => void; cwd: string },
-): Promise<number> {
+export async function historyCommand(args: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = args;
   if (sub !== 'import') {
     throw new InputError(`history: unknown subcommand ${JSON.stringify(sub ?? null)}; try: import`);
