@@ -18,7 +18,7 @@ import configSchema from '../schema/config.schema.json' with { type: 'json' };
 const fixtures = join(import.meta.dirname, 'fixtures', 'adapters');
 const GBENCH = join(fixtures, 'gbench', 'bench.json');
 const PYTEST = join(fixtures, 'pytest-bench', 'bench.json');
-const NVBENCH = join(fixtures, 'nvbench', 'axes-gv100.json');
+const NVBENCH = join(fixtures, 'nvbench', 'summary', 'bench.json');
 const NVBENCH_BIN = join(fixtures, 'nvbench', 'jsonbin', 'bench.json');
 
 function adapt(format: string, file: string, kernel = format.replace(/-/g, '_')): AdaptedKernel {
@@ -185,48 +185,45 @@ describe('pytest-benchmark JSON (recorded with pytest-benchmark 5.3.0, --benchma
   });
 });
 
-describe("nvbench JSON (nvbench's published example output, GV100 and GP100)", () => {
+describe('nvbench JSON (a synthetic nvbench 0.1-style output of two GPUs: make_jsonbin.py)', () => {
   const k = adapt('nvbench', NVBENCH);
   const cases = byKey(k);
 
   it('states × axes become cases; the states of the second GPU are left out, with a warning', () => {
     expect([...cases.keys()]).toEqual([
       'simple default',
-      'copy_sweep_grid_shape BlockSize=64,NumBlocks=64',
-      'copy_sweep_grid_shape BlockSize=256,NumBlocks=64',
-      'copy_sweep_grid_shape BlockSize=1024,NumBlocks=64',
-      'copy_type_sweep T=U8',
-      'copy_type_sweep T=U16',
+      'copy_sweep BlockSize=64,NumBlocks=64',
+      'copy_sweep BlockSize=256,NumBlocks=64',
     ]);
     expect(k.diagnostics.map((d) => d.code)).toEqual([
       'adapter.nvbench.other_devices',
       'adapter.nvbench.no_samples',
     ]);
     expect(k.environment?.gpu).toEqual({
-      name: 'Quadro GV100',
-      sku: 'unknown',
+      name: 'NVIDIA H100 80GB HBM3',
+      sku: 'H100-SXM',
       count: 2,
-      compute_capability: '7.0',
-      sm_count: 80,
-      memory_bytes: 34086060032,
-      l2_bytes: 6291456,
+      compute_capability: '9.0',
+      sm_count: 132,
+      memory_bytes: 84929216512,
+      l2_bytes: 52428800,
     });
   });
 
   it('summaries only (nvbench 0.1 writes the mean and its noise): said in the method, no samples', () => {
-    const c = cases.get('copy_sweep_grid_shape BlockSize=64,NumBlocks=64');
+    const c = cases.get('copy_sweep BlockSize=64,NumBlocks=64');
     expect(c?.timing).toEqual({
       method:
         "nvbench cold GPU time (CUDA events), summary only (median_ms is nvbench's mean: it reports no median)",
       samples_ms: [],
-      median_ms: 6.485689823444072,
-      mean_ms: 6.485689823444072,
-      rel_std: 0.001177496193520018,
-      n_samples: 78,
+      median_ms: 4,
+      mean_ms: 4,
+      rel_std: 0.0015,
+      n_samples: 90,
       stop_reason: 'max_samples',
     });
     // bytes = nvbench's bandwidth × its mean time: 512 MiB, exactly
-    expect(c?.throughput?.gbps).toBeCloseTo(536870912 / 6.485689823444072 / 1e6, 6);
+    expect(c?.throughput?.gbps).toBeCloseTo(536870912 / 4 / 1e6, 6);
     expect(k.info.adapter).toMatchObject({ samples: 'summary', work: true, correctness: 'none' });
     expect(k.info.adapter?.tool).toBe('nvbench 0.1.0');
   });
@@ -464,7 +461,7 @@ describe('what the report says about a tool per case', () => {
       ['gbench', 'gbench'],
       ['nvbench', 'nvbench'],
     ]);
-    expect(results.environment.gpu.name).toBe('Quadro GV100');
+    expect(results.environment.gpu.name).toBe('NVIDIA H100 80GB HBM3');
     expect(results.run.harness).toBe('kernelgate adapters 0.1.0 (gbench, nvbench)');
   });
 
@@ -483,10 +480,12 @@ describe('what the report says about a tool per case', () => {
   it('a case with only a summary says it can get no interval and no paired verdict', () => {
     const baseline = validateResults(resultsOf([nv]), 'baseline');
     const { comparison, rendered } = judge(results, baseline, config, 'pr');
-    const c = comparison.cases.find((x) => x.key === 'nvbench/copy_type_sweep/T=U8');
+    const c = comparison.cases.find(
+      (x) => x.key === 'nvbench/copy_sweep/BlockSize=256,NumBlocks=64',
+    );
     expect(c?.perf).toBe('AMBIGUOUS');
     expect(c?.perfNote).toBe(
-      'summary only: nvbench 0.1.0 gave statistics of 3008 samples, not the samples, so no interval and no paired verdict',
+      'summary only: nvbench 0.1.0 gave statistics of 90 samples, not the samples, so no interval and no paired verdict',
     );
     expect(rendered.full).toContain('summary only: nvbench 0.1.0 gave statistics');
   });
