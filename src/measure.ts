@@ -149,7 +149,14 @@ export async function measure(options: MeasureOptions, deps: MeasureDeps): Promi
       buildsPath,
       ...(options.only !== undefined ? { only: options.only } : {}),
       timeoutPerCaseS: config.harness.timeoutS,
-      extraArgs: [...config.harness.args, ...(paired ? pairedArgs(paired, config) : [])],
+      // The kernels' host-side tunings live beside the build cache: a runner that keeps its build
+      // cache keeps its tunings, keyed on the tuner's source, the case and the GPU.
+      extraArgs: [
+        ...config.harness.args,
+        '--tune-cache',
+        join(cacheDir, 'tune'),
+        ...(paired ? pairedArgs(paired, config) : []),
+      ],
       ...(options.harnessEnv !== undefined ? { env: options.harnessEnv } : {}),
     },
     log,

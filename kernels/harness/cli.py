@@ -256,6 +256,7 @@ class Harness:
             "paired_min_pairs": a.paired_min_pairs,
             "paired_time_cap_s": a.paired_time_cap_s,
             "paired_max_time_cap_s": a.paired_max_time_cap_s,
+            "paired_same_ci_share": a.paired_same_ci_share,
         }
 
     def base_options(self):
@@ -567,6 +568,7 @@ def parse_args(argv):
     p.add_argument("--no-timing", action="store_true", help="verify only")
     p.add_argument("--no-interleave", action="store_true", help="time each variant on its own (warm-up, then samples) instead of round by round with the case's other variants")
     p.add_argument("--lead-in", choices=["spin", "sample", "none"], default="spin", help="what runs on the GPU just before each round's first timed sample, so that its start event does not wait on the host's launch: a short GPU spin (default), an untimed sample of the same variant, or nothing")
+    p.add_argument("--tune-cache", help="folder where the kernels' host-side tuners keep their choices between runs (keyed on the tuner's source, the case and the GPU; kernels/common/tuning.py); the action passes one inside its build cache. Default: KERNELGATE_TUNE_CACHE, else a temporary folder shared by a paired run's two arms, else none")
     p.add_argument("--case-params", help="run only cases whose params include these, e.g. dtype=fp16,D=128,causal=false")
     p.add_argument("--fault", help="plant a fault, <kernel>.<variant>:<wrong|slow|nan> (same as KERNELGATE_FAULT)")
     p.add_argument("--run-id", help="label of this run (default: GITHUB_RUN_ID)")
@@ -581,11 +583,14 @@ def parse_args(argv):
     g.add_argument("--paired-min-pairs", type=int, default=6, help="ABBA blocks (two pairs each) before a variant may stop (default 6)")
     g.add_argument("--paired-time-cap-s", type=float, default=3.0, help="seconds of pairs per variant before it stops undecided; longer for slow cases (40 pairs' worth) up to --paired-max-time-cap-s (default 3)")
     g.add_argument("--paired-max-time-cap-s", type=float, default=10.0, help="most seconds of pairs per variant (default 10)")
+    g.add_argument("--paired-same-ci-share", type=float, default=0.4, help="a variant inside ±threshold stops (SAME) once its interval's half-width is at most this share of the threshold (default 0.4: ±0.4 %% at a 1 %% threshold)")
     args = p.parse_args(argv)
     if args.seeds < 1:
         p.error(f"--seeds must be at least 1, got {args.seeds}")
     if args.base_builds and not args.base_root:
         p.error("--base-builds needs --base-root (the base revision's checkout)")
+    if not 0 < args.paired_same_ci_share <= 1:
+        p.error(f"--paired-same-ci-share must be in (0, 1], got {args.paired_same_ci_share:g}")
     if args.paired_min_pairs < 5:
         p.error(f"--paired-min-pairs must be at least 5 blocks, got {args.paired_min_pairs}")
     return args
@@ -601,6 +606,10 @@ def main(argv=None):
         # autotuner caches its choice, keyed on the kernel's source; the kernels' host-side
         # tuners remember theirs in KERNELGATE_TUNE_CACHE (kernels/common/tuning.py).
         os.environ.setdefault("TRITON_CACHE_AUTOTUNING", "1")
+    if args.tune_cache:
+        os.environ.setdefault("TRITON_CACHE_AUTOTUNING", "1")
+        os.environ["KERNELGATE_TUNE_CACHE"] = os.path.abspath(args.tune_cache)
+    elif args.base_root:
         if not os.environ.get("KERNELGATE_TUNE_CACHE"):
             tune_dir = tempfile.mkdtemp(prefix="kernelgate-tune-")
             os.environ["KERNELGATE_TUNE_CACHE"] = tune_dir

@@ -21,6 +21,11 @@ MIN_WARM_ROUNDS = 4
 # Each variant's burst of pairs starts with this long of the variant alone, both arms in turn.
 BURST_WARM_S = 0.2
 BURST_WARM_ROUNDS = 4
+# ... or this long when a round of the variant takes under SHORT_ROUND_S: a kernel of a few
+# microseconds draws too little power to move the clock the next one meets, and its verdict is
+# judged against the absolute floor (--paired-min-change-ms), far above that effect.
+SHORT_BURST_WARM_S = 0.05
+SHORT_ROUND_S = 0.0015
 STOP_AS_TIMING = {"decided": "converged", "max_pairs": "max_samples", "time_cap": "time_cap"}
 
 
@@ -134,9 +139,10 @@ class PairedCase:
         fin = {arm: self.ask(arm, {"op": "pfinish"}, self.timeout_s * max(len(h_timed), 1)) for arm in ("head", "base")}
         return self.records(fin, samples, stops, spent)
 
-    def warm(self, h_timed, b_paired, seconds=None, min_rounds=MIN_WARM_ROUNDS):
+    def warm(self, h_timed, b_paired, seconds=None, min_rounds=MIN_WARM_ROUNDS, short_seconds=None):
         """Untimed rounds of the variants, one arm after the other, for `seconds` (the case's
-        warm-up by default) and at least `min_rounds` rounds in all."""
+        warm-up by default) and at least `min_rounds` rounds in all; for `short_seconds` instead
+        when given and the first `min_rounds` rounds took under SHORT_ROUND_S each."""
         seconds = self.warm_s if seconds is None else seconds
         t0 = time.perf_counter()
         k = 0
@@ -145,6 +151,8 @@ class PairedCase:
             if names:
                 self.ask(arm, {"op": "pwarm", "names": names, "rounds": 1}, self.timeout_s)
             k += 1
+            if k == min_rounds and short_seconds is not None and time.perf_counter() - t0 < SHORT_ROUND_S * k:
+                seconds = short_seconds
 
     def sample(self, h_timed, b_paired):
         """Each variant in turn, in a burst of pairs until its stop rule says so. Pair i is timed
@@ -159,7 +167,7 @@ class PairedCase:
         both arms, untimed, so the clock has settled to this kernel's draw."""
         self.warm(h_timed, b_paired)
         o = self.opt
-        rule = PairedStopRule(threshold_pct=o["paired_threshold_pct"], min_pairs=o["paired_min_pairs"], time_cap_s=o["paired_time_cap_s"], max_time_cap_s=o["paired_max_time_cap_s"])
+        rule = PairedStopRule(threshold_pct=o["paired_threshold_pct"], min_pairs=o["paired_min_pairs"], time_cap_s=o["paired_time_cap_s"], max_time_cap_s=o["paired_max_time_cap_s"], same_ci_share=o.get("paired_same_ci_share", PairedStopRule.same_ci_share))
         single = StopRule(min_samples=o["min_samples"], max_samples=o["max_samples"], ci_rel=o["ci_rel"], time_cap_s=o["time_cap_s"])
         samples = {arm: {v: {"ms": [], "clk": [], "pw": []} for v in h_timed} for arm in ("head", "base")}
         stop = {v: None for v in h_timed}
@@ -167,7 +175,7 @@ class PairedCase:
         for v in h_timed:
             paired = v in b_paired
             if paired:
-                self.warm([v], [v], seconds=BURST_WARM_S, min_rounds=BURST_WARM_ROUNDS)
+                self.warm([v], [v], seconds=BURST_WARM_S, min_rounds=BURST_WARM_ROUNDS, short_seconds=SHORT_BURST_WARM_S)
             h = samples["head"][v]
             r = 0
             while stop[v] is None:

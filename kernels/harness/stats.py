@@ -117,8 +117,9 @@ def paired_summary(log_ratios, z=Z99):
 @dataclass
 class PairedStopRule:
     """When to stop sampling pairs of one variant: never before `min_pairs`; then as soon as the
-    median log ratio's interval lies on one side of each of ±threshold (decided: SAME, SLOWER or
-    FASTER), else at `max_pairs`, or past the time cap. The cap follows the case's duration: at
+    median log ratio's interval lies on one side of each of ±threshold (decided: SLOWER or FASTER
+    beyond it; SAME inside it once the interval is also narrower than `same_ci_share` of the
+    threshold), else at `max_pairs`, or past the time cap. The cap follows the case's duration: at
     least `cap_pairs` pairs' worth of time, within [time_cap_s, max_time_cap_s]."""
 
     threshold_pct: float = 1.0
@@ -127,6 +128,11 @@ class PairedStopRule:
     time_cap_s: float = 3.0
     max_time_cap_s: float = 10.0
     cap_pairs: int = 40
+    # A SAME decision also waits until the interval's half-width is at most this share of the
+    # threshold (0.4 of ±1 %: ±0.4 %), so a variant that changed nothing says so to within less
+    # than half the change it is judged against, its minimum detectable change. SLOWER and FASTER
+    # stop as soon as the interval clears the threshold.
+    same_ci_share: float = 0.4
 
     def threshold(self):
         return math.log1p(self.threshold_pct / 100)
@@ -141,7 +147,9 @@ class PairedStopRule:
         if n >= self.min_pairs:
             t = self.threshold() if threshold is None else threshold
             _, lo, hi = paired_summary(log_ratios)
-            if not (lo < t < hi) and not (lo < -t < hi):
+            if lo >= t or hi <= -t:
+                return "decided"
+            if -t <= lo and hi <= t and (hi - lo) / 2 <= self.same_ci_share * t:
                 return "decided"
         if n >= self.max_pairs:
             return "max_pairs"

@@ -144,6 +144,26 @@ def test_the_stop_rule_decides_once_the_interval_clears_the_threshold():
     assert rule.check(on_the_edge, 100.0) == "time_cap"
 
 
+def test_same_waits_for_an_interval_narrower_than_its_share_of_the_threshold():
+    # Inside ±1 % but ±0.6 % wide: a SAME that could hide a 0.9 % change goes on sampling; the
+    # same spread over more blocks narrows the order-statistic interval until it is within ±0.4 %.
+    rule = PairedStopRule(threshold_pct=1.0, min_pairs=6, time_cap_s=100, same_ci_share=0.4)
+    wide = [0.006 * ((-1) ** i) * (i % 3) / 2 for i in range(6)]
+    _, lo, hi = paired_summary(wide)
+    assert -0.00995 < lo and hi < 0.00995 and (hi - lo) / 2 > 0.4 * math.log1p(0.01)
+    assert rule.check(wide, 0.1) is None
+    narrow = wide + [0.0005 * ((-1) ** i) for i in range(30)]
+    _, lo, hi = paired_summary(narrow)
+    assert (hi - lo) / 2 <= 0.4 * math.log1p(0.01)
+    assert rule.check(narrow, 0.1) == "decided"
+    # A SLOWER beyond the threshold decides at once, however wide.
+    assert rule.check([math.log(1.05) + x for x in wide], 0.1) == "decided"
+    # The share follows a threshold the absolute floor raised (a 5 % threshold: ±2 % is narrow).
+    assert rule.check(wide, 0.1, threshold=math.log1p(0.05)) == "decided"
+    # The time cap still ends a variant that never narrows enough.
+    assert rule.check(wide, 1000.0) == "time_cap"
+
+
 def test_the_time_cap_follows_the_cases_duration():
     rule = PairedStopRule(time_cap_s=3, max_time_cap_s=10, cap_pairs=40)
     assert rule.cap_s(10, 0.01) == 3  # microsecond pairs: the floor
