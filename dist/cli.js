@@ -26383,7 +26383,8 @@ var package_default = {
     format: "prettier --write .",
     "format:check": "prettier --check .",
     "test:ts": "vitest run",
-    "check-dist": "node scripts/check-dist.mjs"
+    "check-dist": "node scripts/check-dist.mjs",
+    release: "node scripts/release.mjs"
   },
   dependencies: {
     "@actions/core": "^3.0.1",
@@ -26757,7 +26758,7 @@ function gitReason(result) {
 }
 var README = `# kernelgate history
 
-Written by kernelgate (https://github.com/your-org/kernelgate): one compact record per trusted
+Written by kernelgate (https://github.com/kernelgate/kernelgate): one compact record per trusted
 run (${HISTORY_FORMAT}), under records/<GPU SKU>/<branch>/<yyyy-mm>/. Append-only: kernelgate
 adds files and never rewrites or force-pushes this branch. Do not commit to it by hand; see
 docs/history.md in kernelgate for the layout and how to read it.
@@ -28041,7 +28042,14 @@ async function measure(options, deps) {
       buildsPath,
       ...options.only !== void 0 ? { only: options.only } : {},
       timeoutPerCaseS: config.harness.timeoutS,
-      extraArgs: [...config.harness.args, ...paired ? pairedArgs(paired, config) : []],
+      // The kernels' host-side tunings live beside the build cache: a runner that keeps its build
+      // cache keeps its tunings, keyed on the tuner's source, the case and the GPU.
+      extraArgs: [
+        ...config.harness.args,
+        "--tune-cache",
+        join12(cacheDir, "tune"),
+        ...paired ? pairedArgs(paired, config) : []
+      ],
       ...options.harnessEnv !== void 0 ? { env: options.harnessEnv } : {}
     },
     log,
@@ -28776,3 +28784,4 @@ export {
   RECORDED_RUN,
   runCli
 };
+//# sourceMappingURL=cli.js.map

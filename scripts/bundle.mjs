@@ -1,5 +1,9 @@
-// Bundles the action entry and the command line into dist/ (committed; the runner runs it as is).
+// Bundles the action entry and the command line into dist/ (committed; the runner runs it as is),
+// with a source map beside each bundle and dist/licenses.txt: every package the bundles contain,
+// its version, its declared licence and its licence text (the notices the bundles must carry).
 import { build } from 'esbuild';
+import { writeFileSync } from 'node:fs';
+import { collectLicenses, renderLicenses } from './lib/licenses.mjs';
 
 // CommonJS dependencies bundled into an ES module still call require() for node built-ins.
 const banner = {
@@ -12,10 +16,24 @@ const common = {
   target: 'node20',
   format: 'esm',
   banner,
-  legalComments: 'none',
+  // The /*! ... */ notices inside the bundled sources go to dist/*.js.LEGAL.txt; the packages'
+  // licence files to dist/licenses.txt.
+  legalComments: 'external',
+  // Maps without the sources' text (small; the sources are in the repository at the tagged commit).
+  sourcemap: 'linked',
+  sourcesContent: false,
+  metafile: true,
   logLevel: 'warning',
   charset: 'utf8',
 };
 
-await build({ ...common, entryPoints: ['src/index.ts'], outfile: 'dist/index.js' });
-await build({ ...common, entryPoints: ['src/cli.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node\n' + banner.js } });
+const action = await build({ ...common, entryPoints: ['src/index.ts'], outfile: 'dist/index.js' });
+const cli = await build({
+  ...common,
+  entryPoints: ['src/cli.ts'],
+  outfile: 'dist/cli.js',
+  banner: { js: '#!/usr/bin/env node\n' + banner.js },
+});
+
+const packages = collectLicenses([action.metafile, cli.metafile]);
+writeFileSync('dist/licenses.txt', renderLicenses(packages));

@@ -11,7 +11,7 @@ type Job = { if?: string; needs?: unknown; permissions?: Record<string, string>;
 const workflow = parseYaml(readFileSync(FILE, 'utf8')) as { jobs: Record<string, Job> };
 const kernelgateSteps = (job: Job) =>
   job.steps.filter(
-    (s) => s.uses?.startsWith('your-org/kernelgate@') && s.with?.['trust-only'] === undefined,
+    (s) => s.uses?.startsWith('kernelgate/kernelgate@') && s.with?.['trust-only'] === undefined,
   );
 
 describe(FILE, () => {

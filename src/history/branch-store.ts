@@ -127,7 +127,7 @@ function gitReason(result: ExecResult): string {
 
 const README = `# kernelgate history
 
-Written by kernelgate (https://github.com/your-org/kernelgate): one compact record per trusted
+Written by kernelgate (https://github.com/kernelgate/kernelgate): one compact record per trusted
 run (${HISTORY_FORMAT}), under records/<GPU SKU>/<branch>/<yyyy-mm>/. Append-only: kernelgate
 adds files and never rewrites or force-pushes this branch. Do not commit to it by hand; see
 docs/history.md in kernelgate for the layout and how to read it.
