@@ -121,7 +121,9 @@ describe('the uses: line', () => {
     const files = ['README.md', 'action.yml', ...listFiles('docs'), ...listFiles('examples')];
     const lines = new Set<string>();
     for (const file of files.filter((f) => /\.(md|ya?ml)$/.test(f))) {
-      for (const m of readFileSync(file, 'utf8').matchAll(/uses:\s*([\w.-]+\/kernelgate@[\w.-]+)/g)) {
+      for (const m of readFileSync(file, 'utf8').matchAll(
+        /uses:\s*([\w.-]+\/kernelgate@[\w.-]+)/g,
+      )) {
         lines.add(m[1]!);
       }
     }
