@@ -46112,14 +46112,25 @@ function renderReport(input) {
   ).trim();
   return { full, comment: truncateMarkdown(last, maxChars, note), commentLevel: 3, ...alert };
 }
+var ALERT_CASES = 3;
 function nightlyAlert(input, changes) {
   if (input.kind !== "nightly") return {};
   const outcome = outcomeOf(input.gate, input.comparison.cases);
   if (outcome === "pass") return {};
   const sha = input.results.run.git_sha;
   const at = sha && /^[0-9a-f]{7,40}$/i.test(sha) ? ` at \`${sha.slice(0, 12)}\`` : "";
+  const kinds = outcome === "regression" ? ["slower"] : CHANGE_KINDS.filter((k) => blockingKinds(input.config).has(k));
+  const aboveChip = new Set(input.gate.measurementErrors.map((m) => m.key));
+  const cases = changes.changed.flatMap((v) => v.changed).filter((c) => kinds.includes(changeKind(c, aboveChip)) && !isControl(c)).sort(worstFirst(aboveChip));
+  const named = cases.slice(0, ALERT_CASES).map((c) => {
+    const kind = changeKind(c, aboveChip);
+    const how = (kind === "slower" || kind === "faster") && c.ratio !== void 0 ? formatRatioPct(c.ratio) : KIND_WORDS[kind];
+    return `${esc(c.label)} ${how}`;
+  });
+  const more = cases.length > named.length ? `; and ${cases.length - named.length} more` : "";
+  const which2 = named.length ? ` ${cases.length === 1 ? "Case" : "Worst"}: ${named.join("; ")}${more}.` : "";
   return {
-    alert: `kernelgate nightly${at}: ${outcomeText(input, changes)}. The issue's report has the cases.`
+    alert: `kernelgate nightly${at}: ${outcomeText(input, changes)}.${which2} The issue's report has the cases.`
   };
 }
 

@@ -709,13 +709,28 @@ describe("the nightly's alert", () => {
     const slowed = renderReport(
       input(rec('paired-slow2-h100'), undefined, cfg(), { kind: 'nightly' }),
     );
+    // The outcome, then the worst cases by name with their change: the notification says where.
     expect(slowed.alert).toBe(
       'kernelgate nightly at `5199432aaaaa`: ⚠️ regression: attention/triton\\_fa2 slower on 26 cases. ' +
+        'Worst: attention/triton\\_fa2 dtype=bf16,B=2,H=3,S=77,D=64,causal=false +19.2 %; ' +
+        'attention/triton\\_fa2 dtype=fp16,B=2,H=3,S=77,D=64,causal=false +19.1 %; ' +
+        'attention/triton\\_fa2 dtype=fp16,B=2,H=3,S=77,D=128,causal=true +17.8 %; and 23 more. ' +
         "The issue's report has the cases.",
     );
     const pr = renderReport(input(rec('paired-slow2-h100'), undefined, cfg()));
     expect(pr.alert).toBeUndefined();
     const clean = renderReport(input(rec('nightly'), rec('main-1355'), cfg(), { kind: 'nightly' }));
     expect(clean.alert).toBeUndefined();
+  });
+
+  it('names the failing variant and case of a nightly that found a wrong result', () => {
+    const broken = renderReport(input(rec('broken'), rec('main-1355'), cfg(), { kind: 'nightly' }));
+    expect(broken.alert).toBe(
+      'kernelgate nightly at `922981b55e5b`: ❌ fail: attention/triton\\_fa2 wrong on 26 cases. ' +
+        'Worst: attention/triton\\_fa2 dtype=fp16,B=16,H=96,S=4096,D=128,causal=false wrong; ' +
+        'attention/triton\\_fa2 dtype=fp16,B=16,H=96,S=4096,D=128,causal=true wrong; ' +
+        'attention/triton\\_fa2 dtype=fp16,B=16,H=96,S=4096,D=64,causal=false wrong; and 23 more. ' +
+        "The issue's report has the cases.",
+    );
   });
 });
