@@ -2988,7 +2988,7 @@ var require_compile = __commonJS({
       const schOrFunc = root.refs[ref];
       if (schOrFunc)
         return schOrFunc;
-      let _sch = resolve11.call(this, root, ref);
+      let _sch = resolve12.call(this, root, ref);
       if (_sch === void 0) {
         const schema = (_a = root.localRefs) === null || _a === void 0 ? void 0 : _a[ref];
         const { schemaId } = this.opts;
@@ -3015,7 +3015,7 @@ var require_compile = __commonJS({
     function sameSchemaEnv(s1, s2) {
       return s1.schema === s2.schema && s1.root === s2.root && s1.baseId === s2.baseId;
     }
-    function resolve11(root, ref) {
+    function resolve12(root, ref) {
       let sch;
       while (typeof (sch = this.refs[ref]) == "string")
         ref = sch;
@@ -3879,7 +3879,7 @@ var require_fast_uri = __commonJS({
       }
       return uri;
     }
-    function resolve11(baseURI, relativeURI, options) {
+    function resolve12(baseURI, relativeURI, options) {
       const schemelessOptions = options ? Object.assign({ scheme: "null" }, options) : { scheme: "null" };
       const {
         parsed: baseParsed,
@@ -3915,50 +3915,50 @@ var require_fast_uri = __commonJS({
       schemelessOptions.skipEscape = true;
       return serialize2(resolved, schemelessOptions);
     }
-    function resolveComponent(base, relative3, options, skipNormalization) {
+    function resolveComponent(base, relative4, options, skipNormalization) {
       const target = {};
       if (!skipNormalization) {
         base = parse6(serialize2(base, options), options);
-        relative3 = parse6(serialize2(relative3, options), options);
+        relative4 = parse6(serialize2(relative4, options), options);
       }
       options = options || {};
-      if (!options.tolerant && relative3.scheme) {
-        target.scheme = relative3.scheme;
-        target.userinfo = relative3.userinfo;
-        target.host = relative3.host;
-        target.port = relative3.port;
-        target.path = removeDotSegments(relative3.path || "");
-        target.query = relative3.query;
+      if (!options.tolerant && relative4.scheme) {
+        target.scheme = relative4.scheme;
+        target.userinfo = relative4.userinfo;
+        target.host = relative4.host;
+        target.port = relative4.port;
+        target.path = removeDotSegments(relative4.path || "");
+        target.query = relative4.query;
       } else {
-        if (relative3.userinfo !== void 0 || relative3.host !== void 0 || relative3.port !== void 0) {
-          target.userinfo = relative3.userinfo;
-          target.host = relative3.host;
-          target.port = relative3.port;
-          target.path = removeDotSegments(relative3.path || "");
-          target.query = relative3.query;
+        if (relative4.userinfo !== void 0 || relative4.host !== void 0 || relative4.port !== void 0) {
+          target.userinfo = relative4.userinfo;
+          target.host = relative4.host;
+          target.port = relative4.port;
+          target.path = removeDotSegments(relative4.path || "");
+          target.query = relative4.query;
         } else {
-          if (!relative3.path) {
+          if (!relative4.path) {
             target.path = base.path;
-            if (relative3.query !== void 0) {
-              target.query = relative3.query;
+            if (relative4.query !== void 0) {
+              target.query = relative4.query;
             } else {
               target.query = base.query;
             }
           } else {
-            if (relative3.path[0] === "/") {
-              target.path = removeDotSegments(relative3.path);
+            if (relative4.path[0] === "/") {
+              target.path = removeDotSegments(relative4.path);
             } else {
               const baseHasAuthority = base.userinfo !== void 0 || base.host !== void 0 || base.port !== void 0;
               if (baseHasAuthority && !base.path) {
-                target.path = "/" + relative3.path;
+                target.path = "/" + relative4.path;
               } else if (!base.path) {
-                target.path = relative3.path;
+                target.path = relative4.path;
               } else {
-                target.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative3.path;
+                target.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative4.path;
               }
               target.path = base.scheme === void 0 && !baseHasAuthority && target.path[0] !== "/" ? removeDotSegmentsRelative(target.path) : removeDotSegments(target.path);
             }
-            target.query = relative3.query;
+            target.query = relative4.query;
           }
           target.userinfo = base.userinfo;
           target.host = base.host;
@@ -3966,7 +3966,7 @@ var require_fast_uri = __commonJS({
         }
         target.scheme = base.scheme;
       }
-      target.fragment = relative3.fragment;
+      target.fragment = relative4.fragment;
       return target;
     }
     function equal(uriA, uriB, options) {
@@ -4270,7 +4270,7 @@ var require_fast_uri = __commonJS({
     var fastUri = {
       SCHEMES,
       normalize,
-      resolve: resolve11,
+      resolve: resolve12,
       resolveComponent,
       equal,
       serialize: serialize2,
@@ -14273,10 +14273,10 @@ var require_dist = __commonJS({
 });
 
 // src/cli.ts
-import { mkdirSync as mkdirSync5, readFileSync as readFileSync7, writeFileSync as writeFileSync7, realpathSync, statSync as statSync3 } from "node:fs";
-import { dirname as dirname7, join as join14, resolve as resolve10 } from "node:path";
+import { mkdirSync as mkdirSync6, readFileSync as readFileSync7, writeFileSync as writeFileSync9, realpathSync, statSync as statSync4 } from "node:fs";
+import { dirname as dirname7, join as join16, resolve as resolve11 } from "node:path";
 import { fileURLToPath as fileURLToPath3 } from "node:url";
-import { parseArgs as parseArgs4 } from "node:util";
+import { parseArgs as parseArgs5 } from "node:util";
 
 // src/adapters/command.ts
 import { spawn as spawn2 } from "node:child_process";
@@ -14298,11 +14298,11 @@ import * as fs from "fs";
 import * as path from "path";
 var __awaiter = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve11) {
-      resolve11(value);
+    return value instanceof P ? value : new P(function(resolve12) {
+      resolve12(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve11, reject) {
+  return new (P || (P = Promise))(function(resolve12, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -14318,7 +14318,7 @@ var __awaiter = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -14422,11 +14422,11 @@ function isUnixExecutable(stats) {
 // node_modules/@actions/io/lib/io.js
 var __awaiter2 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve11) {
-      resolve11(value);
+    return value instanceof P ? value : new P(function(resolve12) {
+      resolve12(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve11, reject) {
+  return new (P || (P = Promise))(function(resolve12, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -14442,7 +14442,7 @@ var __awaiter2 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -14516,11 +14516,11 @@ function findInPath(tool) {
 import { setTimeout as setTimeout2 } from "timers";
 var __awaiter3 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve11) {
-      resolve11(value);
+    return value instanceof P ? value : new P(function(resolve12) {
+      resolve12(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve11, reject) {
+  return new (P || (P = Promise))(function(resolve12, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -14536,7 +14536,7 @@ var __awaiter3 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -14755,7 +14755,7 @@ var ToolRunner = class extends events.EventEmitter {
         this.toolPath = path3.resolve(process.cwd(), this.options.cwd || process.cwd(), this.toolPath);
       }
       this.toolPath = yield which(this.toolPath, true);
-      return new Promise((resolve11, reject) => __awaiter3(this, void 0, void 0, function* () {
+      return new Promise((resolve12, reject) => __awaiter3(this, void 0, void 0, function* () {
         this._debug(`exec tool: ${this.toolPath}`);
         this._debug("arguments:");
         for (const arg of this.args) {
@@ -14838,7 +14838,7 @@ var ToolRunner = class extends events.EventEmitter {
           if (error) {
             reject(error);
           } else {
-            resolve11(exitCode);
+            resolve12(exitCode);
           }
         });
         if (this.options.input) {
@@ -14961,11 +14961,11 @@ var ExecState = class _ExecState extends events.EventEmitter {
 // node_modules/@actions/exec/lib/exec.js
 var __awaiter4 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve11) {
-      resolve11(value);
+    return value instanceof P ? value : new P(function(resolve12) {
+      resolve12(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve11, reject) {
+  return new (P || (P = Promise))(function(resolve12, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -14981,7 +14981,7 @@ var __awaiter4 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -15257,7 +15257,8 @@ var results_schema_default = {
     diagnostics: { type: "array", items: { $ref: "#/definitions/Diagnostic" } },
     builds: { type: "array", items: { $ref: "#/definitions/BuildRecord" } },
     kernels: { type: "array", items: { $ref: "#/definitions/KernelInfo" } },
-    cases: { type: "array", items: { $ref: "#/definitions/CaseResult" } }
+    cases: { type: "array", items: { $ref: "#/definitions/CaseResult" } },
+    deep: { $ref: "#/definitions/Deep" }
   },
   definitions: {
     Run: {
@@ -15269,22 +15270,35 @@ var results_schema_default = {
         started_at: { type: "string", description: "ISO 8601 UTC" },
         finished_at: { type: "string" },
         duration_s: { type: "number", minimum: 0 },
-        harness: { type: "string", description: "name and version of the writer, e.g. kernelgate-harness 0.1.0" },
+        harness: {
+          type: "string",
+          description: "name and version of the writer, e.g. kernelgate-harness 0.1.0"
+        },
         command: { type: "string" },
         git_sha: { type: "string" },
         git_ref: { type: "string" },
         host: { type: "string" },
-        synthetic: { type: "boolean", description: "true for hand-made fixtures: never real measurements" },
+        synthetic: {
+          type: "boolean",
+          description: "true for hand-made fixtures: never real measurements"
+        },
         paired_base: {
           type: "object",
           additionalProperties: false,
           required: ["root"],
           description: "set when this run timed every case against a base revision in the same job (paired A/B); each case's `paired` holds its pairs",
           properties: {
-            root: { type: "string", description: "the base revision's checkout the base worker imported its kernels from" },
+            root: {
+              type: "string",
+              description: "the base revision's checkout the base worker imported its kernels from"
+            },
             git_sha: { type: "string" },
             git_ref: { type: "string" },
-            threshold_pct: { type: "number", minimum: 0, description: "the change the sequential stop rule decided against" },
+            threshold_pct: {
+              type: "number",
+              minimum: 0,
+              description: "the change the sequential stop rule decided against"
+            },
             order: { type: "string", description: "how the arms alternated, e.g. ABBA" }
           }
         },
@@ -15292,7 +15306,106 @@ var results_schema_default = {
           type: "object",
           description: "wall time of harness phases, e.g. verify, bench, ceilings",
           additionalProperties: { type: "number", minimum: 0 }
+        },
+        shard: { $ref: "#/definitions/Shard" },
+        shards: {
+          type: "array",
+          description: "set by `kernelgate merge`: every shard of the split, whether it reported, and what it owned",
+          items: { $ref: "#/definitions/MergedShard" }
         }
+      }
+    },
+    Shard: {
+      type: "object",
+      additionalProperties: false,
+      required: ["index", "count", "cases", "plan"],
+      description: "this run measured shard `index` of `count` (`kernelgate run --shard i/n`, the action's `shard` input); docs/scaling.md",
+      properties: {
+        index: { type: "integer", minimum: 1 },
+        count: { type: "integer", minimum: 1 },
+        cases: {
+          type: "array",
+          items: { type: "string" },
+          description: "the cases this shard owned, as kernel/case"
+        },
+        plan: {
+          type: "object",
+          additionalProperties: false,
+          required: ["digest", "source", "shards"],
+          description: "the whole split, so that a merge can name what a shard that never reported owned",
+          properties: {
+            digest: {
+              type: "string",
+              description: "sha256 of the split: shards that agree on the split carry the same digest"
+            },
+            source: {
+              enum: ["baseline", "estimate"],
+              description: "baseline: balanced by the stored baseline's timings; estimate: by each case's size"
+            },
+            baseline: {
+              type: "string",
+              description: "the baseline whose timings balanced the split"
+            },
+            shards: {
+              type: "array",
+              items: { type: "array", items: { type: "string" } }
+            },
+            seconds: {
+              type: "array",
+              items: { type: "number", minimum: 0 },
+              description: "each shard's expected seconds under the rule"
+            }
+          }
+        },
+        gpu: { $ref: "#/definitions/Device" }
+      }
+    },
+    MergedShard: {
+      type: "object",
+      additionalProperties: false,
+      required: ["index", "count", "status", "cases"],
+      properties: {
+        index: { type: "integer", minimum: 1 },
+        count: { type: "integer", minimum: 1 },
+        status: {
+          enum: ["ok", "failed", "missing"],
+          description: "ok: reported every case it owned; failed: reported, but its harness failed or cases are absent; missing: no results document"
+        },
+        cases: {
+          type: "array",
+          items: { type: "string" },
+          description: "the cases it owned (kernel/case)"
+        },
+        unreported: {
+          type: "array",
+          items: { type: "string" },
+          description: "owned cases with no result"
+        },
+        message: {
+          type: "string",
+          description: "what went wrong, for the report and the gate"
+        },
+        file: { type: "string", description: "the results document it came from" },
+        gpu: { $ref: "#/definitions/Device" },
+        duration_s: { type: "number", minimum: 0 }
+      }
+    },
+    Device: {
+      type: "object",
+      additionalProperties: false,
+      required: ["name"],
+      description: "the one GPU that measured a shard or a case",
+      properties: {
+        index: {
+          type: "integer",
+          minimum: 0,
+          description: "CUDA device index on its host (as CUDA_VISIBLE_DEVICES numbers it)"
+        },
+        name: { type: "string" },
+        sku: { type: "string" },
+        uuid: { type: "string" },
+        pci_bus_id: { type: "string" },
+        host: { type: "string" }
       }
     },
     Environment: {
@@ -15302,7 +15415,10 @@ var results_schema_default = {
       properties: {
         gpu: { $ref: "#/definitions/Gpu" },
         driver_version: { type: "string" },
-        driver_cuda_version: { type: "string", description: "highest CUDA version the driver supports" },
+        driver_cuda_version: {
+          type: "string",
+          description: "highest CUDA version the driver supports"
+        },
         cuda_runtime_version: { type: "string" },
         cuda_toolkit_version: { type: "string", description: "nvcc release" },
         libraries: {
@@ -15318,8 +15434,14 @@ var results_schema_default = {
       additionalProperties: false,
       required: ["name"],
       properties: {
-        name: { type: "string", description: "as the driver reports it, e.g. NVIDIA H100 80GB HBM3" },
-        sku: { type: "string", description: "normalised: H100-SXM, H100-PCIe, H200, L4, unknown, none" },
+        name: {
+          type: "string",
+          description: "as the driver reports it, e.g. NVIDIA H100 80GB HBM3"
+        },
+        sku: {
+          type: "string",
+          description: "normalised: H100-SXM, H100-PCIe, H200, L4, unknown, none"
+        },
         compute_capability: { type: "string", pattern: "^[0-9]+\\.[0-9]+$" },
         sm_count: { type: "integer", minimum: 0 },
         memory_bytes: { type: "integer", minimum: 0 },
@@ -15335,7 +15457,11 @@ var results_schema_default = {
       additionalProperties: false,
       description: "measured on this GPU in this run, plus the datasheet peaks they are judged against",
       properties: {
-        copy_gbps: { type: "number", minimum: 0, description: "device-to-device copy, bytes read + written" },
+        copy_gbps: {
+          type: "number",
+          minimum: 0,
+          description: "device-to-device copy, bytes read + written"
+        },
         gemm_tflops: {
           type: "object",
           description: "dense cuBLAS GEMM rate by dtype, measured",
@@ -15358,7 +15484,10 @@ var results_schema_default = {
         code: { type: "string", pattern: "^[a-z0-9_.-]+$" },
         message: { type: "string" },
         fix: { type: "string" },
-        source: { type: "string", description: "where it was found: doctor, build, harness, kernel:<name>" },
+        source: {
+          type: "string",
+          description: "where it was found: doctor, build, harness, kernel:<name>"
+        },
         kernel: { type: "string" },
         variant: { type: "string" }
       }
@@ -15379,8 +15508,16 @@ var results_schema_default = {
           type: "object",
           additionalProperties: false,
           properties: {
-            sass: { type: "array", items: { type: "string" }, description: "cubin targets, e.g. sm_90a" },
-            ptx: { type: "array", items: { type: "string" }, description: "embedded PTX, e.g. compute_90a" }
+            sass: {
+              type: "array",
+              items: { type: "string" },
+              description: "cubin targets, e.g. sm_90a"
+            },
+            ptx: {
+              type: "array",
+              items: { type: "string" },
+              description: "embedded PTX, e.g. compute_90a"
+            }
           }
         },
         functions: {
@@ -15437,18 +15574,30 @@ var results_schema_default = {
           required: ["format", "samples", "work", "correctness", "paired"],
           description: "set when this kernel's cases were read from another benchmark tool's output (docs/adapters.md): what that tool gave",
           properties: {
-            format: { type: "string", description: "the adapter: gbench, pytest-benchmark, nvbench, command" },
-            tool: { type: "string", description: "the tool and its version as its output names them" },
+            format: {
+              type: "string",
+              description: "the adapter: gbench, pytest-benchmark, nvbench, command"
+            },
+            tool: {
+              type: "string",
+              description: "the tool and its version as its output names them"
+            },
             samples: {
               enum: ["raw", "summary", "mixed"],
               description: "raw: every timed case carries its samples; summary: only the tool's statistics, so no interval and no paired verdict; mixed: some cases of each"
             },
-            work: { type: "boolean", description: "the cases carry their work (from the tool or from kernelgate.yml's formulas)" },
+            work: {
+              type: "boolean",
+              description: "the cases carry their work (from the tool or from kernelgate.yml's formulas)"
+            },
             correctness: {
               enum: ["none", "self_check"],
               description: "none: the tool does not check results, so no case is PASS (UNCHECKED); self_check: the benchmark's own check, recorded in each case's correctness"
             },
-            paired: { type: "boolean", description: "the base revision's benchmark ran alternately with this one (cases[].paired)" }
+            paired: {
+              type: "boolean",
+              description: "the base revision's benchmark ran alternately with this one (cases[].paired)"
+            }
           }
         },
         variants: {
@@ -15476,7 +15625,10 @@ var results_schema_default = {
       properties: {
         kernel: { type: "string" },
         variant: { type: "string" },
-        case: { type: "string", description: "stable id of the case within the kernel, e.g. fp16-b16-h96-s4096-d128-causal" },
+        case: {
+          type: "string",
+          description: "stable id of the case within the kernel, e.g. fp16-b16-h96-s4096-d128-causal"
+        },
         params: {
           type: "object",
           additionalProperties: { type: ["string", "number", "boolean"] }
@@ -15494,8 +15646,16 @@ var results_schema_default = {
           additionalProperties: false,
           required: ["flops", "bytes"],
           properties: {
-            flops: { type: "number", minimum: 0, description: "useful floating-point operations of one call" },
-            bytes: { type: "number", minimum: 0, description: "each input read once, each output written once" },
+            flops: {
+              type: "number",
+              minimum: 0,
+              description: "useful floating-point operations of one call"
+            },
+            bytes: {
+              type: "number",
+              minimum: 0,
+              description: "each input read once, each output written once"
+            },
             note: { type: "string" }
           }
         },
@@ -15518,7 +15678,101 @@ var results_schema_default = {
             message: { type: "string" },
             log_tail: { type: "string" }
           }
-        }
+        },
+        device: { $ref: "#/definitions/Device" }
+      }
+    },
+    Deep: {
+      type: "object",
+      additionalProperties: false,
+      description: "the nightly's deep checks: compute-sanitizer over every variant on a small case, Nsight Compute metrics of headline cases (docs/scaling.md)",
+      properties: {
+        sanitizer: { type: "array", items: { $ref: "#/definitions/SanitizerRun" } },
+        ncu: { type: "array", items: { $ref: "#/definitions/NcuRun" } }
+      }
+    },
+    SanitizerRun: {
+      type: "object",
+      additionalProperties: false,
+      required: ["tool", "kernel", "variant", "case", "status", "errors"],
+      properties: {
+        tool: { enum: ["memcheck", "racecheck", "synccheck", "initcheck"] },
+        kernel: { type: "string" },
+        variant: { type: "string" },
+        case: { type: "string" },
+        status: {
+          enum: ["clean", "findings", "error"],
+          description: "clean: the tool reported 0 errors; findings: it reported errors; error: it did not run to the end"
+        },
+        errors: {
+          type: "integer",
+          minimum: 0,
+          description: "the count the tool's summary line gives"
+        },
+        findings: {
+          type: "array",
+          items: {
+            type: "object",
+            additionalProperties: false,
+            required: ["what"],
+            properties: {
+              what: {
+                type: "string",
+                description: "the finding's first line, e.g. Invalid __global__ write of size 4 bytes"
+              },
+              kernel: { type: "string", description: "the device function it names" },
+              detail: {
+                type: "string",
+                description: "the lines after it (thread, address), clipped"
+              }
+            }
+          }
+        },
+        first_lines: {
+          type: "string",
+          description: "the first lines of the tool's report, clipped"
+        },
+        seconds: { type: "number", minimum: 0 },
+        command: { type: "string" }
+      }
+    },
+    NcuRun: {
+      type: "object",
+      additionalProperties: false,
+      required: ["kernel", "variant", "case", "status"],
+      properties: {
+        kernel: { type: "string" },
+        variant: { type: "string" },
+        case: { type: "string" },
+        status: { enum: ["ok", "error"] },
+        device_kernel: { type: "string", description: "the profiled launch's function name" },
+        metrics: {
+          type: "object",
+          additionalProperties: false,
+          properties: {
+            duration_ms: { type: "number", minimum: 0 },
+            sm_throughput_pct: { type: "number", minimum: 0 },
+            tensor_pipe_pct: { type: "number", minimum: 0 },
+            achieved_occupancy_pct: { type: "number", minimum: 0 },
+            dram_throughput_pct: { type: "number", minimum: 0 }
+          }
+        },
+        stalls: {
+          type: "array",
+          description: "the top warp stall reasons, largest first",
+          items: {
+            type: "object",
+            additionalProperties: false,
+            required: ["reason", "value"],
+            properties: {
+              reason: { type: "string" },
+              value: { type: "number", minimum: 0 }
+            }
+          }
+        },
+        report: { type: "string", description: "the full .ncu-rep, kept as an artifact" },
+        message: { type: "string" },
+        seconds: { type: "number", minimum: 0 }
       }
     },
     Paired: {
@@ -15531,30 +15785,61 @@ var results_schema_default = {
           enum: ["ok", "fail", "error", "timeout", "skipped", "missing"],
           description: "the base revision's outcome on this case and variant; missing: the base has no such variant or case"
         },
-        base_reason: { type: "string", description: "why the base has no timing, when it has none" },
+        base_reason: {
+          type: "string",
+          description: "why the base has no timing, when it has none"
+        },
         base_correctness: { $ref: "#/definitions/Correctness" },
         base_timing: { $ref: "#/definitions/Timing" },
         n_pairs: { type: "integer", minimum: 0 },
-        log_ratios: { type: "array", items: { type: "number" }, description: "one per ABBA block of two pairs (the head first in one, second in the other), in order: the mean of the block's two ln(head sample / base sample), so which arm ran first cancels" },
-        median_ratio: { type: "number", minimum: 0, description: "exp(median of log_ratios): head / base, >1 is slower" },
+        log_ratios: {
+          type: "array",
+          items: { type: "number" },
+          description: "one per ABBA block of two pairs (the head first in one, second in the other), in order: the mean of the block's two ln(head sample / base sample), so which arm ran first cancels"
+        },
+        median_ratio: {
+          type: "number",
+          minimum: 0,
+          description: "exp(median of log_ratios): head / base, >1 is slower"
+        },
         ci_lo: { type: "number", minimum: 0 },
         ci_hi: { type: "number", minimum: 0 },
         confidence: { type: "number", minimum: 0, maximum: 1 },
-        mdc_pct: { type: "number", minimum: 0, description: "minimum detectable change: the interval's half-width in percent" },
+        mdc_pct: {
+          type: "number",
+          minimum: 0,
+          description: "minimum detectable change: the interval's half-width in percent"
+        },
         stop_reason: {
           enum: ["decided", "time_cap", "max_pairs", "untimed"],
           description: "decided: the interval settled on one side of the threshold; untimed: one side had no timing"
         },
-        seconds: { type: "number", minimum: 0, description: "wall seconds spent sampling this variant's pairs" }
+        seconds: {
+          type: "number",
+          minimum: 0,
+          description: "wall seconds spent sampling this variant's pairs"
+        }
       }
     },
     Correctness: {
       type: "object",
       additionalProperties: false,
-      required: ["status", "rel_l2", "max_abs", "nan_count", "inf_count", "unwritten_count", "seeds", "tol_rel_l2"],
+      required: [
+        "status",
+        "rel_l2",
+        "max_abs",
+        "nan_count",
+        "inf_count",
+        "unwritten_count",
+        "seeds",
+        "tol_rel_l2"
+      ],
       properties: {
         status: { enum: ["PASS", "FAIL"] },
-        rel_l2: { type: ["number", "null"], description: "worst over seeds; null when not computable (NaN)" },
+        rel_l2: {
+          type: ["number", "null"],
+          description: "worst over seeds; null when not computable (NaN)"
+        },
         max_abs: { type: ["number", "null"] },
         nan_count: { type: "integer", minimum: 0 },
         inf_count: { type: "integer", minimum: 0 },
@@ -15563,9 +15848,18 @@ var results_schema_default = {
         tol_rel_l2: { type: "number", minimum: 0 },
         tol_max_abs: { type: "number", minimum: 0 },
         oracle: { type: "string", description: "e.g. fp32 torch math on GPU" },
-        timed_output_rel_l2: { type: ["number", "null"], description: "error of the output of the last timed run" },
-        graph_replay_rel_l2: { type: ["number", "null"], description: "error of the output of a fresh replay of the CUDA graph the variant was timed with" },
-        repeat_max_diff: { type: ["number", "null"], description: "largest difference between two runs on the same inputs (a race if > 0 for deterministic kernels)" },
+        timed_output_rel_l2: {
+          type: ["number", "null"],
+          description: "error of the output of the last timed run"
+        },
+        graph_replay_rel_l2: {
+          type: ["number", "null"],
+          description: "error of the output of a fresh replay of the CUDA graph the variant was timed with"
+        },
+        repeat_max_diff: {
+          type: ["number", "null"],
+          description: "largest difference between two runs on the same inputs (a race if > 0 for deterministic kernels)"
+        },
         message: { type: "string" }
       }
     },
@@ -15574,9 +15868,20 @@ var results_schema_default = {
       additionalProperties: false,
       required: ["method", "samples_ms", "median_ms", "n_samples", "stop_reason"],
       properties: {
-        method: { type: "string", description: "events, events+l2flush, graph(N launches), ..." },
-        samples_ms: { type: "array", items: { type: "number", minimum: 0 }, description: "kept samples, in order" },
-        sm_clock_mhz: { type: "array", items: { type: "number", minimum: 0 }, description: "one reading per kept sample, when NVML is available" },
+        method: {
+          type: "string",
+          description: "events, events+l2flush, graph(N launches), ..."
+        },
+        samples_ms: {
+          type: "array",
+          items: { type: "number", minimum: 0 },
+          description: "kept samples, in order"
+        },
+        sm_clock_mhz: {
+          type: "array",
+          items: { type: "number", minimum: 0 },
+          description: "one reading per kept sample, when NVML is available"
+        },
         power_w: { type: "array", items: { type: "number", minimum: 0 } },
         median_ms: { type: "number", minimum: 0 },
         q1_ms: { type: "number", minimum: 0 },
@@ -15584,7 +15889,11 @@ var results_schema_default = {
         min_ms: { type: "number", minimum: 0 },
         mean_ms: { type: "number", minimum: 0 },
         rel_std: { type: "number", minimum: 0 },
-        median_ci_rel: { type: "number", minimum: 0, description: "half-width of the median's confidence interval, relative" },
+        median_ci_rel: {
+          type: "number",
+          minimum: 0,
+          description: "half-width of the median's confidence interval, relative"
+        },
         n_samples: { type: "integer", minimum: 0 },
         n_discarded_throttled: { type: "integer", minimum: 0 },
         stop_reason: { enum: ["converged", "time_cap", "max_samples"] },
@@ -15846,7 +16155,7 @@ function isoUtc(text2) {
 // src/adapters/command.ts
 var TIME_UNITS = { s: 1e3, ms: 1, us: 1e-3, ns: 1e-6 };
 var RATE_UNITS = { tflops: 1e12, gflops: 1e9, gbps: 1e9 };
-var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve11) => {
+var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve12) => {
   const child2 = spawn2("bash", ["-c", command], {
     cwd,
     env: childEnv(),
@@ -15872,11 +16181,11 @@ var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve11) => {
   }, timeoutMs);
   child2.on("error", (err) => {
     clearTimeout(timer);
-    resolve11({ exitCode: 127, output: `${output}${err.message}`, timedOut });
+    resolve12({ exitCode: 127, output: `${output}${err.message}`, timedOut });
   });
   child2.on("close", (code) => {
     clearTimeout(timer);
-    resolve11({ exitCode: code, output, timedOut });
+    resolve12({ exitCode: code, output, timedOut });
   });
 });
 function shellQuote(value) {
@@ -22890,10 +23199,10 @@ function explicitBaseline(path6) {
 }
 
 // src/history/dashboard-cli.ts
-import { mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync as writeFileSync3 } from "node:fs";
+import { mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync as writeFileSync5 } from "node:fs";
 import { tmpdir as tmpdir2 } from "node:os";
-import { join as join9, resolve as resolve6 } from "node:path";
-import { parseArgs } from "node:util";
+import { join as join11, resolve as resolve7 } from "node:path";
+import { parseArgs as parseArgs2 } from "node:util";
 
 // src/config.ts
 var import_yaml = __toESM(require_dist(), 1);
@@ -24220,6 +24529,603 @@ function compare(results, baseline, config) {
   };
 }
 
+// src/shard/plan.ts
+import { createHash as createHash2 } from "node:crypto";
+var MAX_SHARDS = 256;
+function parseShardSpec(text2, where) {
+  const m = /^\s*(\d{1,4})\s*\/\s*(\d{1,4})\s*$/.exec(text2);
+  if (!m) {
+    throw new Error(`${where} must be i/n (shard i of n, counted from 1), got '${text2}'.`);
+  }
+  const index = Number(m[1]);
+  const count = Number(m[2]);
+  if (count < 1 || count > MAX_SHARDS) {
+    throw new Error(`${where}: n must be 1 to ${MAX_SHARDS}, got '${text2}'.`);
+  }
+  if (index < 1 || index > count) {
+    throw new Error(`${where}: i must be 1 to n (${count}), got '${text2}'.`);
+  }
+  return { index, count };
+}
+function formatValue(value) {
+  if (typeof value === "boolean") return value ? "true" : "false";
+  return String(value);
+}
+function expandGroup(group) {
+  let out = [{}];
+  for (const [key, value] of Object.entries(group)) {
+    const axis = Array.isArray(value) ? value : [value];
+    out = out.flatMap((partial) => axis.map((v) => ({ ...partial, [key]: v })));
+  }
+  return out;
+}
+function caseIdOf2(params) {
+  return Object.entries(params).map(([k, v]) => `${k}=${formatValue(v)}`).join(",");
+}
+function matchesOnly(params, only) {
+  for (const [key, want] of Object.entries(only ?? {})) {
+    const options = Array.isArray(want) ? want : [want];
+    if (!options.includes(params[key])) return false;
+  }
+  return true;
+}
+function shardUnits(kernels, options = {}) {
+  const chosen = kernels.filter((k) => !options.only?.length || options.only.includes(k.manifest.name)).sort((a, b) => {
+    const ka = [a.manifest.name !== "gemm", a.manifest.name];
+    const kb = [b.manifest.name !== "gemm", b.manifest.name];
+    return ka[0] === kb[0] ? ka[1] < kb[1] ? -1 : ka[1] > kb[1] ? 1 : 0 : ka[0] ? 1 : -1;
+  });
+  const units = [];
+  for (const k of chosen) {
+    const groups = (options.ci ? k.manifest.ci_cases : k.manifest.cases) ?? [];
+    for (const params of groups.flatMap(expandGroup)) {
+      const variants = k.manifest.variants.filter((v) => matchesOnly(params, v.only)).map((v) => v.name);
+      if (variants.length === 0) continue;
+      const caseId = caseIdOf2(params);
+      units.push({
+        id: `${k.manifest.name}/${caseId}`,
+        kernel: k.manifest.name,
+        caseId,
+        params,
+        variants
+      });
+    }
+  }
+  return units;
+}
+var VARIANT_OVERHEAD_S = 1;
+var ESTIMATE_S_PER_ELEMENT = 1e-9;
+function measuredSeconds(unit, records) {
+  let seconds = 0;
+  let timed = 0;
+  for (const r of records) {
+    if (!r.timing) continue;
+    const samples = (xs) => (xs ?? []).reduce((s, x) => s + x, 0);
+    const base = r.paired?.base_timing;
+    const ms = samples(r.timing.samples_ms) + (r.timing.warmup_ms ?? 0) + (base ? samples(base.samples_ms) + (base.warmup_ms ?? 0) : 0);
+    seconds += ms / 1e3 + VARIANT_OVERHEAD_S;
+    timed += 1;
+  }
+  if (timed === 0) return void 0;
+  return seconds + Math.max(0, unit.variants.length - timed) * VARIANT_OVERHEAD_S;
+}
+function estimatedSeconds(unit) {
+  const size = Object.values(unit.params).filter((v) => typeof v === "number" && v > 0).reduce((p, v) => p * v, 1);
+  return unit.variants.length * (VARIANT_OVERHEAD_S + size * ESTIMATE_S_PER_ELEMENT);
+}
+function planShards(units, count, baseline) {
+  const byUnit = /* @__PURE__ */ new Map();
+  for (const c of baseline?.results.cases ?? []) {
+    const id = `${c.kernel}/${c.case}`;
+    byUnit.set(id, [...byUnit.get(id) ?? [], c]);
+  }
+  let measured = 0;
+  const cost = /* @__PURE__ */ new Map();
+  for (const u of units) {
+    const got = measuredSeconds(u, byUnit.get(u.id) ?? []);
+    if (got !== void 0) measured += 1;
+    cost.set(u.id, got ?? estimatedSeconds(u));
+  }
+  const order = units.map((u, i) => ({ u, i, s: cost.get(u.id) })).sort((a, b) => b.s - a.s || a.i - b.i);
+  const load = Array.from({ length: count }, () => 0);
+  const owner = /* @__PURE__ */ new Map();
+  for (const { u, s } of order) {
+    let best = 0;
+    for (let k = 1; k < count; k++) if (load[k] < load[best]) best = k;
+    load[best] = load[best] + s;
+    owner.set(u.id, best);
+  }
+  const shards = Array.from(
+    { length: count },
+    (_, k) => units.filter((u) => owner.get(u.id) === k).map((u) => u.id)
+  );
+  const seconds = load.map((s) => Math.round(s * 10) / 10);
+  const source = measured > 0 ? "baseline" : "estimate";
+  return {
+    count,
+    shards,
+    seconds,
+    source,
+    ...source === "baseline" && baseline ? { baseline: baseline.path } : {},
+    digest: planDigest(shards)
+  };
+}
+function planDigest(shards) {
+  return createHash2("sha256").update(JSON.stringify(shards)).digest("hex").slice(0, 16);
+}
+function shardRecord(plan, index, gpu) {
+  return {
+    index,
+    count: plan.count,
+    cases: plan.shards[index - 1] ?? [],
+    plan: {
+      digest: plan.digest,
+      source: plan.source,
+      ...plan.baseline !== void 0 ? { baseline: plan.baseline } : {},
+      shards: plan.shards,
+      seconds: plan.seconds
+    },
+    ...gpu ? { gpu } : {}
+  };
+}
+function configUnits(config, only) {
+  return shardUnits(config.kernels, only !== void 0 ? { only } : {});
+}
+
+// src/shard/merge.ts
+import { existsSync as existsSync4, readdirSync as readdirSync3, statSync as statSync2 } from "node:fs";
+import { join as join6, relative as relative3 } from "node:path";
+var NAMED_CASES = 6;
+function caseList(ids) {
+  const shown = ids.slice(0, NAMED_CASES).join(", ");
+  return ids.length > NAMED_CASES ? `${shown} and ${ids.length - NAMED_CASES} more` : shown;
+}
+function findShardFiles(dirs, name = "results.json") {
+  const found = [];
+  const walk = (dir, depth) => {
+    for (const entry of readdirSync3(dir, { withFileTypes: true }).sort(
+      (a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0
+    )) {
+      const path6 = join6(dir, entry.name);
+      if (entry.isDirectory() && depth < 4) walk(path6, depth + 1);
+      else if (entry.isFile() && entry.name === name) found.push(path6);
+    }
+  };
+  for (const dir of dirs) {
+    if (!existsSync4(dir)) {
+      throw new InputError(`${dir}: no such folder (the shards' downloaded results)`);
+    }
+    if (statSync2(dir).isFile()) found.push(dir);
+    else walk(dir, 0);
+  }
+  return found;
+}
+function readShardDocuments(files, cwd) {
+  return files.map((path6) => {
+    const file = relative3(cwd, path6) || path6;
+    const results = loadResults(path6);
+    if (results.run.shard === void 0) {
+      throw new InputError(
+        `${file}: run.shard is absent: these results are not one shard's (made by \`kernelgate run --shard i/n\` or the action's shard input).`
+      );
+    }
+    return { file, results };
+  });
+}
+var HARNESS_FAILED = /* @__PURE__ */ new Set(["harness.no_results", "harness.exit"]);
+function gpuOf2(doc) {
+  if (doc.run.shard?.gpu) return doc.run.shard.gpu;
+  const g = doc.environment.gpu;
+  return {
+    name: g.name,
+    ...g.sku !== void 0 ? { sku: g.sku } : {},
+    ...doc.run.host !== void 0 ? { host: doc.run.host } : {}
+  };
+}
+function skuOf(gpu) {
+  return gpu.sku && gpu.sku !== "unknown" ? gpu.sku : gpu.name;
+}
+function mergeShards(docs, count) {
+  if (!Number.isInteger(count) || count < 1) {
+    throw new InputError(`shards must be a whole number of at least 1, got ${count}`);
+  }
+  const byIndex = /* @__PURE__ */ new Map();
+  for (const d of docs) {
+    const s = d.results.run.shard;
+    if (s.count !== count) {
+      throw new InputError(
+        `${d.file}: run.shard.count is ${s.count}, but the merge expects ${count} shards (the matrix and the merge disagree).`
+      );
+    }
+    const seen = byIndex.get(s.index);
+    if (seen !== void 0) {
+      throw new InputError(
+        `${d.file} and ${seen.file} both say they are shard ${s.index}/${count}: keep one (a re-run job uploads its artifact again).`
+      );
+    }
+    byIndex.set(s.index, d);
+  }
+  const reporting = [...byIndex.keys()].sort((a, b) => a - b);
+  const diagnostics = [];
+  const reference = reporting.length ? byIndex.get(reporting[0]).results.run.shard : void 0;
+  const digests = new Set(reporting.map((i) => byIndex.get(i)?.results.run.shard?.plan.digest));
+  if (digests.size > 1) {
+    diagnostics.push({
+      level: "warning",
+      code: "shard.plan_mismatch",
+      message: `The shards computed different splits (${[...digests].join(", ")}): each reporting shard's own case list is used, and cases no shard measured are listed below. Shards agree when they read the same stored baseline; a matrix over several GPU SKUs balances by estimate (docs/scaling.md).`,
+      source: "merge"
+    });
+  }
+  const shards = [];
+  const owned = /* @__PURE__ */ new Set();
+  for (let index = 1; index <= count; index++) {
+    const doc = byIndex.get(index);
+    const name = `shard ${index}/${count}`;
+    if (doc === void 0) {
+      const cases2 = reference?.plan.shards[index - 1] ?? [];
+      cases2.forEach((id) => owned.add(id));
+      const message = cases2.length ? `${name} did not report: no results for cases ${caseList(cases2)}` : `${name} did not report${reference ? " (it owned no case)" : ", and no shard reported its split"}`;
+      shards.push({ index, count, status: "missing", cases: cases2, unreported: cases2, message });
+      continue;
+    }
+    const record = doc.results.run.shard;
+    record.cases.forEach((id) => owned.add(id));
+    const reported = new Set(doc.results.cases.map((c) => `${c.kernel}/${c.case}`));
+    const unreported = record.cases.filter((id) => !reported.has(id));
+    const harness = doc.results.diagnostics.filter((d) => HARNESS_FAILED.has(d.code));
+    const problems = [];
+    for (const h of harness) {
+      problems.push(h.message.split("\n")[0].replace(/\s*Last lines:\s*$/, ""));
+    }
+    if (unreported.length) problems.push(`no results for cases ${caseList(unreported)}`);
+    const gpu = gpuOf2(doc.results);
+    shards.push({
+      index,
+      count,
+      status: problems.length ? "failed" : "ok",
+      cases: record.cases,
+      ...unreported.length ? { unreported } : {},
+      ...problems.length ? { message: `${name} failed: ${problems.join("; ")}` } : {},
+      file: doc.file,
+      gpu,
+      ...doc.results.run.duration_s !== void 0 ? { duration_s: doc.results.run.duration_s } : {}
+    });
+  }
+  for (const s of shards) {
+    if (s.status === "ok") continue;
+    diagnostics.push({
+      level: "error",
+      code: s.status === "missing" ? "shard.missing" : "shard.failed",
+      message: s.message,
+      fix: s.status === "missing" ? `Open the matrix job of shard ${s.index}: it failed before uploading its results or was cancelled. Re-run it, then the merge.` : `Read shard ${s.index}'s harness.log (in its artifact); re-run the job once the cause is fixed.`,
+      source: "merge"
+    });
+  }
+  const cases = [];
+  const seenCase = /* @__PURE__ */ new Set();
+  const twice = [];
+  const skus = /* @__PURE__ */ new Map();
+  for (const index of reporting) {
+    const doc = byIndex.get(index);
+    const gpu = gpuOf2(doc.results);
+    const sku = skuOf(gpu);
+    skus.set(sku, [...skus.get(sku) ?? [], index]);
+    for (const c of doc.results.cases) {
+      const key = `${c.kernel}/${c.variant}/${c.case}`;
+      if (seenCase.has(key)) {
+        twice.push(`${key} (shard ${index}/${count})`);
+        continue;
+      }
+      seenCase.add(key);
+      cases.push(c.device ? c : { ...c, device: gpu });
+    }
+  }
+  if (twice.length) {
+    diagnostics.push({
+      level: "warning",
+      code: "shard.duplicate_case",
+      message: `Measured by more than one shard; the lower shard's result is kept: ${caseList(twice)}`,
+      source: "merge"
+    });
+  }
+  const allPlanned = /* @__PURE__ */ new Set();
+  for (const index of reporting) {
+    for (const list of byIndex.get(index)?.results.run.shard?.plan.shards ?? []) {
+      list.forEach((id) => allPlanned.add(id));
+    }
+  }
+  const orphaned = [...allPlanned].filter((id) => !owned.has(id));
+  if (orphaned.length) {
+    diagnostics.push({
+      level: "error",
+      code: "shard.unowned",
+      message: `No shard owned cases ${caseList(orphaned)}: the shards' splits disagree`,
+      fix: "Let every shard read the same baseline (or none): docs/scaling.md.",
+      source: "merge"
+    });
+  }
+  if (skus.size > 1) {
+    diagnostics.push({
+      level: "info",
+      code: "shard.skus",
+      message: `The shards ran on ${[...skus].map(([sku, idx]) => `${sku} (shard ${idx.map((i) => `${i}/${count}`).join(", ")})`).join(" and ")}: each case is compared with the baseline of its own GPU SKU.`,
+      source: "merge"
+    });
+  }
+  const docsInOrder = reporting.map((i) => byIndex.get(i).results);
+  const first = docsInOrder[0];
+  const starts = docsInOrder.map((d) => d.run.started_at).sort();
+  const ends = docsInOrder.map((d) => d.run.finished_at).filter((x) => x !== void 0).sort();
+  const run2 = {
+    started_at: starts[0] ?? (/* @__PURE__ */ new Date(0)).toISOString(),
+    ...ends.length ? { finished_at: ends[ends.length - 1] } : {},
+    harness: first?.run.harness ?? "none: no shard reported",
+    command: `kernelgate merge (${reporting.length} of ${count} shards reported)`,
+    ...first?.run.id !== void 0 ? { id: first.run.id } : {},
+    ...first?.run.git_sha !== void 0 ? { git_sha: first.run.git_sha } : {},
+    ...first?.run.git_ref !== void 0 ? { git_ref: first.run.git_ref } : {},
+    ...first?.run.paired_base !== void 0 ? { paired_base: first.run.paired_base } : {},
+    ...docsInOrder.some((d) => d.run.synthetic) ? { synthetic: true } : {},
+    shards
+  };
+  const merged = {
+    schema: "kernelgate/results@1",
+    run: run2,
+    environment: first?.environment ?? { gpu: { name: "unknown", sku: "unknown" } },
+    diagnostics: [...diagnostics, ...dedupeDiagnostics(docsInOrder.flatMap((d) => d.diagnostics))],
+    ...docsInOrder.some((d) => d.builds) ? {
+      builds: dedupeBy(
+        docsInOrder.flatMap((d) => d.builds ?? []),
+        (b) => `${b.kernel}/${b.variant}`
+      )
+    } : {},
+    kernels: mergeKernels(docsInOrder.flatMap((d) => d.kernels)),
+    cases,
+    ...docsInOrder.some((d) => d.deep) ? {
+      deep: {
+        sanitizer: docsInOrder.flatMap((d) => d.deep?.sanitizer ?? []),
+        ncu: docsInOrder.flatMap((d) => d.deep?.ncu ?? [])
+      }
+    } : {}
+  };
+  return { results: merged, shards, skus };
+}
+function dedupeBy(items, key) {
+  const seen = /* @__PURE__ */ new Set();
+  return items.filter((t) => {
+    const k = key(t);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+function dedupeDiagnostics(items) {
+  return dedupeBy(
+    items,
+    (d) => `${d.code}\0${d.kernel ?? ""}\0${d.variant ?? ""}\0${d.message}`
+  );
+}
+function mergeKernels(infos) {
+  const rank = (s) => s === "error" ? 3 : s === "ok" ? 2 : s === "skipped" ? 1 : 0;
+  const out = /* @__PURE__ */ new Map();
+  for (const k of infos) {
+    const seen = out.get(k.name);
+    if (seen === void 0) {
+      out.set(k.name, { ...k, variants: k.variants.map((v) => ({ ...v })) });
+      continue;
+    }
+    for (const v of k.variants) {
+      const i = seen.variants.findIndex((x) => x.name === v.name);
+      if (i < 0) seen.variants.push({ ...v });
+      else if (rank(v.status) > rank(seen.variants[i]?.status)) seen.variants[i] = { ...v };
+    }
+  }
+  return [...out.values()];
+}
+function shardProblems(results) {
+  const lines = (results.run.shards ?? []).filter((s) => s.status !== "ok").map((s) => s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
+  for (const d of results.diagnostics) if (d.code === "shard.unowned") lines.push(d.message);
+  return lines;
+}
+async function compositeBaseline(merged, latest) {
+  const parts = [];
+  for (const [sku, indices] of merged.skus) {
+    const got = await latest(sku);
+    if (got === void 0) continue;
+    const ids = new Set(
+      merged.shards.filter((s) => indices.includes(s.index)).flatMap((s) => s.cases)
+    );
+    parts.push({ sku, ids, got });
+  }
+  if (parts.length === 0) return void 0;
+  const first = parts[0];
+  if (merged.skus.size === 1) return first.got;
+  const cases = parts.flatMap(
+    (p) => p.got.results.cases.filter((c) => p.ids.has(`${c.kernel}/${c.case}`))
+  );
+  return {
+    path: parts.map((p) => `${p.sku}: ${p.got.path}`).join("; "),
+    results: {
+      ...first.got.results,
+      // The comparison checks the GPU: the composite stands for the merged run's own.
+      environment: { ...first.got.results.environment, gpu: merged.results.environment.gpu },
+      cases
+    }
+  };
+}
+function shardTitleParts(results) {
+  return (results.run.shards ?? []).filter((s) => s.status !== "ok").map(
+    (s) => `shard ${s.index}/${s.count} ${s.status === "missing" ? "did not report" : "failed"}`
+  );
+}
+
+// src/shard/run.ts
+import { writeFileSync as writeFileSync2 } from "node:fs";
+var SHARD_BALANCE = ["baseline", "estimate"];
+function shardedOptions(options, spec, balance, log) {
+  let plan;
+  const timings = async (environment) => {
+    if (balance === "estimate") return void 0;
+    if (options.baselinePath !== void 0) return explicitBaseline(options.baselinePath);
+    const branch = options.mode === "pr" ? options.baseBranch : options.branch;
+    if (branch === void 0) return void 0;
+    try {
+      return await options.store.latest({ branch, sku: skuOf(environment.gpu) });
+    } catch (error) {
+      if (!(error instanceof StoreError)) throw error;
+      log.warning(
+        `shard: the stored baseline could not be read (${error.message}): the split is balanced by estimate.`
+      );
+      return void 0;
+    }
+  };
+  const selectCases = async (environment) => {
+    const units = configUnits(options.config, options.only);
+    plan = planShards(units, spec.count, await timings(environment));
+    const mine = plan.shards[spec.index - 1] ?? [];
+    log.info(
+      `shard ${spec.index}/${spec.count}: ${mine.length} of ${units.length} cases, about ${plan.seconds[spec.index - 1] ?? 0} s by ${plan.source === "baseline" ? `the timings of ${plan.baseline}` : "the cases' sizes (no stored timings)"}; split ${plan.digest}`
+    );
+    return mine;
+  };
+  return {
+    // A shard holds part of the cases: only the merged run may become a baseline.
+    options: { ...options, selectCases, saveBaseline: false },
+    finish(run2) {
+      if (plan === void 0) return run2;
+      const gpu = run2.results.environment.gpu;
+      const results = {
+        ...run2.results,
+        run: {
+          ...run2.results.run,
+          shard: shardRecord(plan, spec.index, {
+            name: gpu.name,
+            ...gpu.sku !== void 0 ? { sku: gpu.sku } : {},
+            ...run2.results.run.host !== void 0 ? { host: run2.results.run.host } : {}
+          })
+        }
+      };
+      writeFileSync2(run2.resultsPath, JSON.stringify(results, null, 2) + "\n");
+      return { ...run2, results };
+    }
+  };
+}
+
+// src/shard/action.ts
+import { mkdirSync as mkdirSync2, writeFileSync as writeFileSync3 } from "node:fs";
+import { join as join7 } from "node:path";
+async function mergedRun(ctx) {
+  const files = findShardFiles(ctx.dirs);
+  const docs = readShardDocuments(files, ctx.cwd);
+  const merged = mergeShards(docs, ctx.shards);
+  for (const s of merged.shards) {
+    if (s.status === "ok")
+      ctx.info(`${`shard ${s.index}/${s.count}`}: ${s.cases.length} cases from ${s.file ?? "?"}`);
+    else ctx.warning(s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
+  }
+  mkdirSync2(ctx.outDir, { recursive: true });
+  const resultsPath = join7(ctx.outDir, "results.json");
+  writeFileSync3(resultsPath, JSON.stringify(merged.results, null, 2) + "\n");
+  const notes = [];
+  let baseline;
+  if (ctx.baselinePath !== void 0) baseline = explicitBaseline(ctx.baselinePath);
+  else if (ctx.baselineBranch !== void 0) {
+    const branch = ctx.baselineBranch;
+    baseline = await compositeBaseline(
+      merged,
+      async (sku) => await ctx.store.latest({ branch, sku })
+    );
+    if (baseline === void 0) {
+      notes.push(
+        `No stored baseline for branch ${branch} on ${[...merged.skus.keys()].join(", ") || "any GPU"}: every case is NEW.`
+      );
+    }
+  }
+  let pendingBaseline;
+  if (ctx.saveBranch !== void 0) {
+    if (merged.skus.size === 1) {
+      pendingBaseline = {
+        store: ctx.store,
+        branch: ctx.saveBranch,
+        sku: [...merged.skus.keys()][0]
+      };
+    } else if (merged.skus.size > 1) {
+      notes.push(
+        "Not stored as a baseline: the shards ran on several GPU SKUs, and a stored run holds one SKU's results."
+      );
+    }
+  }
+  for (const note of notes) ctx.warning(note);
+  return { results: merged.results, resultsPath, baseline, pendingBaseline, notes };
+}
+
+// src/shard/cli.ts
+import { resolve as resolve5 } from "node:path";
+import { parseArgs } from "node:util";
+var MERGE_USAGE = `kernelgate merge DIR [DIR...] --shards N [--config DIR_OR_FILE] [--out-dir DIR]
+                 [--baseline FILE | --baseline-dir DIR (--branch NAME | --base NAME)]
+                 [--kind pr|nightly] [--out FILE]
+  joins the results.json of each shard (kernelgate run --shard i/N) found under the folders into
+  one (--out-dir, default .kernelgate/report/merge), then judges and reports it like \`report\`;
+  a shard that did not report or failed fails the gate, named with the cases it owned
+  --base NAME           judge against branch NAME's newest stored results on each shard's GPU SKU
+  --branch NAME         the branch that ran (its newest stored results are the baseline)
+`;
+async function mergeCommand(args, io, deps) {
+  const { values, positionals } = parseArgs({
+    args,
+    options: {
+      shards: { type: "string" },
+      config: { type: "string" },
+      "out-dir": { type: "string", default: ".kernelgate/report/merge" },
+      baseline: { type: "string" },
+      "baseline-dir": { type: "string", default: ".kernelgate/baselines" },
+      branch: { type: "string" },
+      base: { type: "string" },
+      kind: { type: "string", default: "pr" },
+      out: { type: "string" }
+    },
+    strict: true,
+    allowPositionals: true
+  });
+  if (positionals.length === 0) {
+    throw new InputError("merge needs the folders holding the shards' results.json");
+  }
+  const shardsText = values.shards;
+  if (shardsText === void 0 || !/^\d{1,4}$/.test(shardsText) || Number(shardsText) < 1 || Number(shardsText) > MAX_SHARDS) {
+    throw new InputError(
+      `--shards must be the number of shards of the split, 1 to ${MAX_SHARDS} (got ${shardsText === void 0 ? "nothing" : JSON.stringify(shardsText)}): without it a shard that never reported would go unnoticed`
+    );
+  }
+  const kind = values.kind;
+  if (kind !== "pr" && kind !== "nightly") {
+    throw new InputError(`--kind must be pr or nightly (got ${JSON.stringify(kind)})`);
+  }
+  const config = deps.configFrom(values.config, io.cwd);
+  const dirs = positionals.map((p) => resolve5(io.cwd, p));
+  const log = {
+    info: (line) => io.stderr(`${line}
+`),
+    warning: (line) => io.stderr(`warning: ${line}
+`)
+  };
+  const run2 = await mergedRun({
+    dirs,
+    shards: Number(shardsText),
+    cwd: io.cwd,
+    outDir: resolve5(io.cwd, values["out-dir"]),
+    baselinePath: values.baseline === void 0 ? void 0 : resolve5(io.cwd, values.baseline),
+    store: fileBaselineStore(resolve5(io.cwd, values["baseline-dir"])),
+    baselineBranch: values.base ?? values.branch,
+    saveBranch: void 0,
+    ...log
+  });
+  io.stderr(`merged results: ${run2.resultsPath}
+`);
+  return deps.judgeAndPrint(run2.results, run2.baseline?.results, config, kind, values.out, io);
+}
+
 // src/tiers.ts
 var DTYPE_ALIASES = {
   fp16: "fp16",
@@ -24541,6 +25447,7 @@ function gate(comparison, tiers, results, config) {
   const byPerf = (v) => cases.filter((c) => c.perf === v);
   const measurementErrors = findMeasurementErrors(results, config);
   const builds = buildProblems(results);
+  reasons.push(...shardProblems(results));
   for (const c of byCorrectness("FAIL"))
     reasons.push(`${c.label}: correctness FAIL: ${c.correctnessReason}`);
   for (const c of byCorrectness("DRIFT"))
@@ -24603,8 +25510,8 @@ function gate(comparison, tiers, results, config) {
 }
 
 // src/render.ts
-import { readFileSync as readFileSync4, readdirSync as readdirSync3 } from "node:fs";
-import { join as join6 } from "node:path";
+import { readFileSync as readFileSync4, readdirSync as readdirSync4 } from "node:fs";
+import { join as join8 } from "node:path";
 import { fileURLToPath } from "node:url";
 
 // node_modules/mustache/mustache.mjs
@@ -25850,6 +26757,7 @@ function findingsView(input, changes, opts) {
     return axes ? ` (only where ${esc(axes)})` : "";
   };
   const example = (c, text2) => opts.examples && text2 ? `. E.g. ${esc(c.caseId)}: ${esc(clip(text2, COMMENT_NOTE_CHARS))}` : "";
+  for (const line of shardProblems(results)) blocking.push(`🧩 ${esc(line)}`);
   for (const grp of groupCases(
     all.filter((c) => c.correctness === "FAIL"),
     all,
@@ -26002,10 +26910,10 @@ function outcomeText(input, changes) {
     }
     return parts;
   };
-  const join15 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
+  const join17 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
   if (outcome === "fail") {
     const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
-    const parts = say(kinds);
+    const parts = [...shardTitleParts(input.results), ...say(kinds)];
     for (const b of input.results.builds ?? []) {
       if (b.status !== "ok" && blocks.has("build")) {
         parts.push(
@@ -26014,13 +26922,13 @@ function outcomeText(input, changes) {
       }
     }
     const n = input.gate.reasons.length;
-    return `❌ fail: ${parts.length ? join15(parts) : plural(n, "reason")}`;
+    return `❌ fail: ${parts.length ? join17(parts) : plural(n, "reason")}`;
   }
-  if (outcome === "regression") return `⚠️ regression: ${join15(say(["slower"]))}`;
+  if (outcome === "regression") return `⚠️ regression: ${join17(say(["slower"]))}`;
   const faster = say(["faster"]);
   const moved = changes.changed.filter((v) => v.changed.some(isControl));
   const control = moved.length ? ` (the A/A control ${moved.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
-  if (faster.length) return `✅ pass: ${join15(faster)}${control}`;
+  if (faster.length) return `✅ pass: ${join17(faster)}${control}`;
   if (!changes.judged) return "✅ pass";
   return `✅ pass: ${moved.length ? "no candidate" : "no case"} slower or faster${control}`;
 }
@@ -26255,13 +27163,13 @@ function defaultTemplatesDir() {
 }
 function loadTemplates(dir, kind) {
   const main = readFileSync4(
-    join6(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
+    join8(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
     "utf8"
   );
   const partials = {};
-  for (const file of readdirSync3(join6(dir, "partials"))) {
+  for (const file of readdirSync4(join8(dir, "partials"))) {
     const match = /^(.+)\.md\.mustache$/.exec(file);
-    if (match?.[1]) partials[match[1]] = readFileSync4(join6(dir, "partials", file), "utf8");
+    if (match?.[1]) partials[match[1]] = readFileSync4(join8(dir, "partials", file), "utf8");
   }
   return { main, partials };
 }
@@ -26427,9 +27335,9 @@ var package_default = {
 };
 
 // src/history/branch-store.ts
-import { mkdtempSync, mkdirSync as mkdirSync2, readFileSync as readFileSync5, rmSync, writeFileSync as writeFileSync2, existsSync as existsSync4 } from "node:fs";
+import { mkdtempSync, mkdirSync as mkdirSync3, readFileSync as readFileSync5, rmSync, writeFileSync as writeFileSync4, existsSync as existsSync5 } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname as dirname4, join as join7 } from "node:path";
+import { dirname as dirname4, join as join9 } from "node:path";
 
 // src/history/record.ts
 var HISTORY_FORMAT_NAME = "kernelgate/history";
@@ -26809,8 +27717,8 @@ function branchStore(options) {
   let ready = false;
   async function ensureCache() {
     if (ready) return;
-    if (!existsSync4(join7(gitDir, "HEAD"))) {
-      mkdirSync2(gitDir, { recursive: true });
+    if (!existsSync5(join9(gitDir, "HEAD"))) {
+      mkdirSync3(gitDir, { recursive: true });
       const init = await options.exec.run("git", ["init", "--quiet", "--bare", gitDir]);
       if (init.exitCode !== 0) {
         throw new StoreError(`${prefix}: cannot make ${gitDir}: ${gitReason(init)}`);
@@ -26854,11 +27762,11 @@ function branchStore(options) {
   async function readPaths(tip, paths) {
     const out = /* @__PURE__ */ new Map();
     if (paths.length === 0) return out;
-    const work = mkdtempSync(join7(tmpdir(), "kg-history-read-"));
+    const work = mkdtempSync(join9(tmpdir(), "kg-history-read-"));
     try {
-      const env = { GIT_INDEX_FILE: join7(work, "index") };
-      const tree = join7(work, "tree");
-      mkdirSync2(tree);
+      const env = { GIT_INDEX_FILE: join9(work, "index") };
+      const tree = join9(work, "tree");
+      mkdirSync3(tree);
       const chunk = 500;
       for (let i = 0; i < paths.length; i += chunk) {
         const part = paths.slice(i, i + chunk);
@@ -26882,7 +27790,7 @@ function branchStore(options) {
       }
       for (const path6 of paths) {
         try {
-          out.set(path6, readFileSync5(join7(tree, path6), "utf8"));
+          out.set(path6, readFileSync5(join9(tree, path6), "utf8"));
         } catch {
         }
       }
@@ -26953,7 +27861,7 @@ function branchStore(options) {
     return found;
   }
   async function saveRecords(entries) {
-    const work = mkdtempSync(join7(tmpdir(), "kg-history-write-"));
+    const work = mkdtempSync(join9(tmpdir(), "kg-history-write-"));
     try {
       const prepared = entries.map((entry, i) => {
         const merged = { ...options.defaults, ...entry.context };
@@ -26970,8 +27878,8 @@ function branchStore(options) {
           ...merged.references !== void 0 ? { references: merged.references } : {},
           ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
         });
-        const file = join7(work, `record-${i}.json`);
-        writeFileSync2(file, serializeRecord(record));
+        const file = join9(work, `record-${i}.json`);
+        writeFileSync4(file, serializeRecord(record));
         return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
       });
       const first = prepared[0];
@@ -26984,7 +27892,7 @@ function branchStore(options) {
           throw notStored(`cannot read it (${fetched.reason})`);
         }
         const tip = fetched.tip;
-        const env = { GIT_INDEX_FILE: join7(work, `index-${attempt}`) };
+        const env = { GIT_INDEX_FILE: join9(work, `index-${attempt}`) };
         let before;
         if (tip !== void 0) {
           await gitOk(["read-tree", tip], env);
@@ -27108,9 +28016,9 @@ ${pushed.stderr}`;
   };
 }
 function writeReadme(work) {
-  const path6 = join7(work, "README.md");
-  mkdirSync2(dirname4(path6), { recursive: true });
-  writeFileSync2(path6, README);
+  const path6 = join9(work, "README.md");
+  mkdirSync3(dirname4(path6), { recursive: true });
+  writeFileSync4(path6, README);
   return path6;
 }
 
@@ -27118,8 +28026,8 @@ function writeReadme(work) {
 var KERNELGATE_VERSION = package_default.version;
 
 // src/history/dashboard.ts
-import { existsSync as existsSync5, readFileSync as readFileSync6 } from "node:fs";
-import { dirname as dirname5, join as join8, resolve as resolve5 } from "node:path";
+import { existsSync as existsSync6, readFileSync as readFileSync6 } from "node:fs";
+import { dirname as dirname5, join as join10, resolve as resolve6 } from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 var UPLOT_VERSION = "1.6.32";
 var FLAG = { SLOWER: 1, FASTER: 2, FAIL: 3 };
@@ -27237,8 +28145,8 @@ function dashboardData(records, options = {}) {
 function uplotDir() {
   const here = dirname5(fileURLToPath2(import.meta.url));
   for (const up of ["../..", "..", "."]) {
-    const dir = resolve5(here, up, "vendor", "uplot");
-    if (existsSync5(join8(dir, "uPlot.iife.min.js"))) return dir;
+    const dir = resolve6(here, up, "vendor", "uplot");
+    if (existsSync6(join10(dir, "uPlot.iife.min.js"))) return dir;
   }
   throw new Error(
     `vendor/uplot not found above ${here}: the dashboard needs uPlot ${UPLOT_VERSION}`
@@ -27251,9 +28159,9 @@ var escapeHtml2 = (text2) => text2.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeA
 function buildDashboard(records, options = {}) {
   const data = dashboardData(records, options);
   const dir = options.vendorDir ?? uplotDir();
-  const js = readFileSync6(join8(dir, "uPlot.iife.min.js"), "utf8");
-  const css = readFileSync6(join8(dir, "uPlot.min.css"), "utf8");
-  const licence = readFileSync6(join8(dir, "LICENSE"), "utf8");
+  const js = readFileSync6(join10(dir, "uPlot.iife.min.js"), "utf8");
+  const css = readFileSync6(join10(dir, "uPlot.min.css"), "utf8");
+  const licence = readFileSync6(join10(dir, "LICENSE"), "utf8");
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -27502,7 +28410,7 @@ function recordsFromResults(runs, config) {
   });
 }
 async function dashboardCommand(args, io) {
-  const { values } = parseArgs({
+  const { values } = parseArgs2({
     args,
     options: {
       out: { type: "string" },
@@ -27530,18 +28438,18 @@ async function dashboardCommand(args, io) {
   let records;
   const warnings = [];
   if (fromResults) {
-    const config = loadConfig(resolve6(io.cwd, values.config ?? "."));
+    const config = loadConfig(resolve7(io.cwd, values.config ?? "."));
     records = recordsFromResults(
-      (values.results ?? []).map((p) => loadResults(resolve6(io.cwd, p))),
+      (values.results ?? []).map((p) => loadResults(resolve7(io.cwd, p))),
       config
     );
   } else {
-    const cache = mkdtempSync2(join9(tmpdir2(), "kg-dashboard-"));
+    const cache = mkdtempSync2(join11(tmpdir2(), "kg-dashboard-"));
     try {
       const store = branchStore({
-        remote: /^[a-z]+:\/\//.test(remote) ? remote : resolve6(io.cwd, remote),
+        remote: /^[a-z]+:\/\//.test(remote) ? remote : resolve7(io.cwd, remote),
         branch: values["history-branch"],
-        cacheDir: join9(cache, "history.git"),
+        cacheDir: join11(cache, "history.git"),
         exec: actionsExec(),
         warn: (m) => warnings.push(m),
         kernelgateVersion: KERNELGATE_VERSION
@@ -27558,7 +28466,7 @@ async function dashboardCommand(args, io) {
     ...values.title !== void 0 ? { title: values.title } : {},
     ...values.repository !== void 0 ? { repository: values.repository } : {}
   });
-  writeFileSync3(resolve6(io.cwd, values.out), html);
+  writeFileSync5(resolve7(io.cwd, values.out), html);
   const skus = new Set(records.map((r) => r.run.sku));
   io.stderr(
     `${values.out}: ${records.length} runs on ${[...skus].join(", ")} (${Math.round(html.length / 1024)} KiB)
@@ -27568,9 +28476,9 @@ async function dashboardCommand(args, io) {
 }
 
 // src/history/export.ts
-import { writeFileSync as writeFileSync4 } from "node:fs";
-import { join as join10, resolve as resolve7 } from "node:path";
-import { parseArgs as parseArgs2 } from "node:util";
+import { writeFileSync as writeFileSync6 } from "node:fs";
+import { join as join12, resolve as resolve8 } from "node:path";
+import { parseArgs as parseArgs3 } from "node:util";
 var EXPORT_FORMATS = ["bmf", "gab-smaller", "gab-bigger"];
 function timedCases(results) {
   return results.cases.filter(
@@ -27660,7 +28568,7 @@ function exportResults(results, format, options = {}) {
   }
 }
 async function exportCommand(args, io) {
-  const { values } = parseArgs2({
+  const { values } = parseArgs3({
     args,
     options: {
       results: { type: "string" },
@@ -27683,7 +28591,7 @@ async function exportCommand(args, io) {
   if (!(confidence > 0 && confidence < 1)) {
     throw new InputError(`--confidence must be between 0 and 1 (got ${values.confidence})`);
   }
-  const results = loadResults(resolve7(io.cwd, values.results));
+  const results = loadResults(resolve8(io.cwd, values.results));
   const exported = exportResults(results, format, {
     confidence,
     ...values.prefix !== void 0 ? { prefix: values.prefix } : {}
@@ -27695,7 +28603,7 @@ async function exportCommand(args, io) {
   const text2 = `${JSON.stringify(exported, null, 2)}
 `;
   if (values.out !== void 0) {
-    writeFileSync4(resolve7(io.cwd, values.out), text2);
+    writeFileSync6(resolve8(io.cwd, values.out), text2);
     io.stderr(`${values.out}: ${count} benchmarks (${format})
 `);
   } else {
@@ -27705,18 +28613,18 @@ async function exportCommand(args, io) {
 }
 
 // src/history/migrate.ts
-import { existsSync as existsSync6, mkdtempSync as mkdtempSync3, readdirSync as readdirSync4, rmSync as rmSync3, statSync as statSync2 } from "node:fs";
+import { existsSync as existsSync7, mkdtempSync as mkdtempSync3, readdirSync as readdirSync5, rmSync as rmSync3, statSync as statSync3 } from "node:fs";
 import { tmpdir as tmpdir3 } from "node:os";
-import { join as join11, resolve as resolve8 } from "node:path";
-import { parseArgs as parseArgs3 } from "node:util";
+import { join as join13, resolve as resolve9 } from "node:path";
+import { parseArgs as parseArgs4 } from "node:util";
 function directoryRuns(root) {
-  if (!existsSync6(root)) throw new InputError(`${root}: no such folder`);
+  if (!existsSync7(root)) throw new InputError(`${root}: no such folder`);
   const out = [];
-  const dirs = (path6) => readdirSync4(path6).filter((name) => statSync2(join11(path6, name)).isDirectory());
+  const dirs = (path6) => readdirSync5(path6).filter((name) => statSync3(join13(path6, name)).isDirectory());
   for (const branch of dirs(root)) {
-    for (const sku of dirs(join11(root, branch))) {
-      for (const name of readdirSync4(join11(root, branch, sku))) {
-        if (name.endsWith(".json")) out.push({ branch, sku, file: join11(root, branch, sku, name) });
+    for (const sku of dirs(join13(root, branch))) {
+      for (const name of readdirSync5(join13(root, branch, sku))) {
+        if (name.endsWith(".json")) out.push({ branch, sku, file: join13(root, branch, sku, name) });
       }
     }
   }
@@ -27758,7 +28666,7 @@ async function historyCommand(args, io) {
   if (sub !== "import") {
     throw new InputError(`history: unknown subcommand ${JSON.stringify(sub ?? null)}; try: import`);
   }
-  const { values } = parseArgs3({
+  const { values } = parseArgs4({
     args: rest,
     options: {
       "baseline-dir": { type: "string" },
@@ -27775,20 +28683,20 @@ async function historyCommand(args, io) {
       "history import needs --baseline-dir DIR and --history-remote URL_OR_PATH"
     );
   }
-  const cache = mkdtempSync3(join11(tmpdir3(), "kg-import-"));
+  const cache = mkdtempSync3(join13(tmpdir3(), "kg-import-"));
   const warnings = [];
   try {
     const store = branchStore({
-      remote: /^[a-z]+:\/\//.test(remote) || /^[^/]+@[^:]+:/.test(remote) ? remote : resolve8(io.cwd, remote),
+      remote: /^[a-z]+:\/\//.test(remote) || /^[^/]+@[^:]+:/.test(remote) ? remote : resolve9(io.cwd, remote),
       branch: values["history-branch"],
-      cacheDir: join11(cache, "history.git"),
+      cacheDir: join13(cache, "history.git"),
       exec: actionsExec(),
       warn: (m) => warnings.push(m),
       info: (m) => io.stderr(`${m}
 `),
       kernelgateVersion: KERNELGATE_VERSION
     });
-    const done = await importDirectory(resolve8(io.cwd, dir), store);
+    const done = await importDirectory(resolve9(io.cwd, dir), store);
     for (const s of done.skipped) io.stderr(`skipped ${s}
 `);
     for (const w of warnings) io.stderr(`warning: ${w}
@@ -27902,11 +28810,11 @@ function writeCalibration(configText, calibration, provenance, file) {
 }
 
 // src/measure.ts
-import { copyFileSync, mkdirSync as mkdirSync4, writeFileSync as writeFileSync6 } from "node:fs";
-import { join as join12, resolve as resolve9 } from "node:path";
+import { copyFileSync, mkdirSync as mkdirSync5, writeFileSync as writeFileSync8 } from "node:fs";
+import { join as join14, resolve as resolve10 } from "node:path";
 
 // src/harness.ts
-import { appendFileSync, existsSync as existsSync7, mkdirSync as mkdirSync3, writeFileSync as writeFileSync5 } from "node:fs";
+import { appendFileSync, existsSync as existsSync8, mkdirSync as mkdirSync4, writeFileSync as writeFileSync7 } from "node:fs";
 import { delimiter as delimiter2, dirname as dirname6 } from "node:path";
 var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
   cwd,
@@ -27935,8 +28843,8 @@ function harnessArgs(options) {
   return [...args, ...options.extraArgs ?? []];
 }
 async function runHarness(options, log, run2 = streamingExec) {
-  mkdirSync3(dirname6(options.logPath), { recursive: true });
-  writeFileSync5(options.logPath, "");
+  mkdirSync4(dirname6(options.logPath), { recursive: true });
+  writeFileSync7(options.logPath, "");
   const env = childEnv(options.env);
   env.PYTHONPATH = [options.harnessRoot, options.workspace, env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter2);
   env.PYTHONUNBUFFERED = "1";
@@ -27960,7 +28868,7 @@ async function runHarness(options, log, run2 = streamingExec) {
   if (inGroup) log.endGroup();
   return {
     exitCode,
-    wroteResults: existsSync7(options.resultsPath),
+    wroteResults: existsSync8(options.resultsPath),
     logTail: lines.slice(-TAIL_LINES).join("\n"),
     log: lines.join("\n")
   };
@@ -28007,8 +28915,8 @@ async function measure(options, deps) {
   const now = deps.now ?? Date.now;
   const { config } = options;
   const { log } = deps;
-  const outDir = resolve9(options.outDir);
-  mkdirSync4(outDir, { recursive: true });
+  const outDir = resolve10(options.outDir);
+  mkdirSync5(outDir, { recursive: true });
   const stageSeconds = {};
   const startedAt = new Date(now()).toISOString();
   log.startGroup("kernelgate doctor");
@@ -28019,7 +28927,7 @@ async function measure(options, deps) {
   log.endGroup();
   log.startGroup("kernelgate build");
   t = now();
-  const cacheDir = options.buildCacheDir ?? join12(options.workspace, ".kernelgate", "build");
+  const cacheDir = options.buildCacheDir ?? join14(options.workspace, ".kernelgate", "build");
   const build2 = await buildKernels(buildTargets(config, options.only), {
     exec: deps.exec,
     cacheDir,
@@ -28027,7 +28935,7 @@ async function measure(options, deps) {
     log: (line) => log.info(line),
     now
   });
-  const buildsPath = join12(outDir, "builds.json");
+  const buildsPath = join14(outDir, "builds.json");
   copyFileSync(build2.buildsJsonPath, buildsPath);
   stageSeconds.build = (now() - t) / 1e3;
   log.endGroup();
@@ -28040,8 +28948,16 @@ async function measure(options, deps) {
     stageSeconds.build_base = (now() - t) / 1e3;
     log.endGroup();
   }
+  const selected = options.selectCases ? await options.selectCases(doctor2.environment) : void 0;
+  const casesArgs = [];
+  if (selected !== void 0) {
+    const casesPath = join14(outDir, "cases.txt");
+    writeFileSync8(casesPath, selected.map((id) => `${id}
+`).join(""));
+    casesArgs.push("--cases", casesPath);
+  }
   t = now();
-  const resultsPath = join12(outDir, "results.json");
+  const resultsPath = join14(outDir, "results.json");
   const harness = await runHarness(
     {
       workspace: options.workspace,
@@ -28049,7 +28965,7 @@ async function measure(options, deps) {
       python: config.harness.python,
       kernelsDir: config.kernelsDir,
       resultsPath,
-      logPath: join12(outDir, "harness.log"),
+      logPath: join14(outDir, "harness.log"),
       buildsPath,
       ...options.only !== void 0 ? { only: options.only } : {},
       timeoutPerCaseS: config.harness.timeoutS,
@@ -28058,7 +28974,8 @@ async function measure(options, deps) {
       extraArgs: [
         ...config.harness.args,
         "--tune-cache",
-        join12(cacheDir, "tune"),
+        join14(cacheDir, "tune"),
+        ...casesArgs,
         ...paired ? pairedArgs(paired, config) : []
       ],
       ...options.harnessEnv !== void 0 ? { env: options.harnessEnv } : {}
@@ -28124,7 +29041,7 @@ ${harness.logTail}`,
     ],
     builds: build2.records
   };
-  writeFileSync6(resultsPath, JSON.stringify(results, null, 2) + "\n");
+  writeFileSync8(resultsPath, JSON.stringify(results, null, 2) + "\n");
   return { results, resultsPath, stageSeconds };
 }
 async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
@@ -28144,7 +29061,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
     log: (line) => deps.log.info(`base: ${line}`),
     ...deps.now !== void 0 ? { now: deps.now } : {}
   });
-  const buildsPath = join12(outDir, "base-builds.json");
+  const buildsPath = join14(outDir, "base-builds.json");
   copyFileSync(build2.buildsJsonPath, buildsPath);
   const failed = build2.records.filter((r) => r.status !== "ok");
   for (const r of failed) {
@@ -28152,7 +29069,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
       `base: ${r.kernel}/${r.variant} did not build (${r.status}): its cases are not paired`
     );
   }
-  return { base, kernelsDir: join12(base.root, baseConfig.kernelsDir), buildsPath };
+  return { base, kernelsDir: join14(base.root, baseConfig.kernelsDir), buildsPath };
 }
 function pairedArgs(paired, config) {
   const args = [
@@ -28174,11 +29091,11 @@ function pairedArgs(paired, config) {
 }
 
 // src/run.ts
-import { existsSync as existsSync9 } from "node:fs";
+import { existsSync as existsSync10 } from "node:fs";
 
 // src/base-revision.ts
-import { existsSync as existsSync8 } from "node:fs";
-import { join as join13 } from "node:path";
+import { existsSync as existsSync9 } from "node:fs";
+import { join as join15 } from "node:path";
 var SHA = /^[0-9a-f]{40}$/;
 function lastLine(text2) {
   const lines = text2.trim().split("\n");
@@ -28189,7 +29106,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
   if (!SHA.test(sha)) {
     return { ok: false, reason: `the base commit '${sha}' is not a 40-character commit SHA` };
   }
-  const dir = options.dir ?? join13(workspace, ".kernelgate", "base");
+  const dir = options.dir ?? join15(workspace, ".kernelgate", "base");
   const git = (...args) => exec2.run("git", ["-C", workspace, ...args]);
   const inside = await git("rev-parse", "--is-inside-work-tree");
   if (inside.exitCode !== 0) {
@@ -28198,7 +29115,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
       reason: `${workspace} is not a git checkout (${lastLine(inside.stderr) || `git exit ${inside.exitCode}`})`
     };
   }
-  if (existsSync8(dir)) {
+  if (existsSync9(dir)) {
     const at = await exec2.run("git", ["-C", dir, "rev-parse", "HEAD"]);
     if (at.exitCode === 0 && at.stdout.trim() === sha) {
       log(`kernelgate: base revision ${sha.slice(0, 12)} already checked out in ${dir}`);
@@ -28245,7 +29162,7 @@ async function fullRun(options, deps) {
   let base;
   if (options.pairedBase?.root !== void 0) {
     const { root, sha, ref } = options.pairedBase;
-    if (existsSync9(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
+    if (existsSync10(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
     else notes.push(`Paired A/B is off for this run: the base checkout ${root} does not exist.`);
   } else if (options.pairedBase !== void 0) {
     const got = await materialiseBase(options.workspace, options.pairedBase.sha, deps.exec, {
@@ -28316,7 +29233,7 @@ function storeBaseline(run2, gate2, policy) {
 var EXIT_PASS = 0;
 var EXIT_GATE_FAILED = 1;
 var EXIT_USAGE = 2;
-var PACKAGE_ROOT = resolve10(dirname7(fileURLToPath3(import.meta.url)), "..");
+var PACKAGE_ROOT = resolve11(dirname7(fileURLToPath3(import.meta.url)), "..");
 var RECORDED_RUN = {
   results: "test/fixtures/recorded/paired-slow2-h100/results.json"
 };
@@ -28333,6 +29250,7 @@ commands:
   export   write a results file as Bencher (BMF) or github-action-benchmark JSON
   dashboard  the trend page (static HTML) from the data branch or from results files
   history  import: move a baseline-dir store onto the data branch (docs/history.md)
+  merge    join the results of a split run's shards (run --shard i/n), then judge and report
 
 kernelgate report [--results FILE] [--baseline FILE] [--config DIR_OR_FILE]
                   [--kind pr|nightly] [--out FILE]
@@ -28346,8 +29264,11 @@ kernelgate report [--results FILE] [--baseline FILE] [--config DIR_OR_FILE]
 
 kernelgate run [--config DIR_OR_FILE] [--only K1,K2] [--out-dir DIR] [--baseline FILE]
                [--baseline-dir DIR] [--branch NAME] [--base NAME] [--save-baseline]
-               [--kind pr|nightly] [--out FILE]
+               [--kind pr|nightly] [--out FILE] [--shard I/N [--shard-balance baseline|estimate]]
   --out-dir DIR         results.json and harness.log (default: .kernelgate/report)
+  --shard I/N           measure only shard I of N (balanced by the stored baseline's timings on
+                        this GPU SKU, else by the cases' sizes: docs/scaling.md); writes the
+                        shard's results for \`kernelgate merge\` and judges nothing
   --baseline-dir DIR    the baseline store (default: .kernelgate/baselines)
   --base NAME           judge as a pull request against branch NAME's newest stored results
   --branch NAME         this run's branch; with --save-baseline, store the results as its newest
@@ -28369,6 +29290,7 @@ kernelgate export --results FILE --format bmf|gab-smaller|gab-bigger [--out FILE
   gab-smaller / gab-bigger: github-action-benchmark's customSmallerIsBetter (ms) and
   customBiggerIsBetter (TFLOP/s, GB/s for copies) JSON; one benchmark per timed, correct case
 
+${MERGE_USAGE}
 ${DASHBOARD_USAGE}
 ${HISTORY_USAGE}
 kernelgate adapt --format FORMAT --input FILE [--kernel NAME] [--reference V1,V2] [--out FILE]
@@ -28388,10 +29310,10 @@ kernelgate bench [--config DIR_OR_FILE] [--only B1,B2] [--out-dir DIR] [--baseli
 exit status: 0 the gate passed, 1 the gate failed, 2 bad usage or bad input
 `;
 function configFrom(option, cwd) {
-  const target = resolve10(cwd, option ?? ".");
+  const target = resolve11(cwd, option ?? ".");
   let isFile;
   try {
-    isFile = statSync3(target).isFile();
+    isFile = statSync4(target).isFile();
   } catch {
     throw new InputError(`--config: no such file or folder: ${option ?? "."}`);
   }
@@ -28408,7 +29330,7 @@ function verdictText(result) {
 `;
 }
 var report = async (args, io) => {
-  const { values } = parseArgs4({
+  const { values } = parseArgs5({
     args,
     options: {
       results: { type: "string" },
@@ -28422,8 +29344,8 @@ var report = async (args, io) => {
   });
   const kind = reportKind(values.kind);
   const recorded = values.results === void 0;
-  const resultsPath = recorded ? resolve10(PACKAGE_ROOT, RECORDED_RUN.results) : resolve10(io.cwd, values.results);
-  const baselinePath = values.baseline !== void 0 ? resolve10(io.cwd, values.baseline) : recorded && RECORDED_RUN.baseline !== void 0 ? resolve10(PACKAGE_ROOT, RECORDED_RUN.baseline) : void 0;
+  const resultsPath = recorded ? resolve11(PACKAGE_ROOT, RECORDED_RUN.results) : resolve11(io.cwd, values.results);
+  const baselinePath = values.baseline !== void 0 ? resolve11(io.cwd, values.baseline) : recorded && RECORDED_RUN.baseline !== void 0 ? resolve11(PACKAGE_ROOT, RECORDED_RUN.baseline) : void 0;
   const config = configFrom(values.config, io.cwd);
   const results = loadResults(resultsPath);
   const baseline = baselinePath ? loadResults(baselinePath) : void 0;
@@ -28438,13 +29360,20 @@ function reportKind(option) {
 function judgeAndPrint(results, baseline, config, kind, out, io) {
   const { verdict, rendered } = judge(results, baseline, config, kind);
   if (out) {
-    writeFileSync7(resolve10(io.cwd, out), rendered.full);
+    writeFileSync9(resolve11(io.cwd, out), rendered.full);
     io.stdout(verdictText(verdict));
   } else {
     io.stdout(rendered.full);
     io.stderr(verdictText(verdict));
   }
   return verdict.verdict === "pass" ? EXIT_PASS : EXIT_GATE_FAILED;
+}
+function shardSpec(text2) {
+  try {
+    return parseShardSpec(text2, "--shard");
+  } catch (error) {
+    throw new UsageError(error.message);
+  }
 }
 function onlyList(option) {
   if (option === void 0) return void 0;
@@ -28467,7 +29396,7 @@ function terminalLog(io) {
   };
 }
 var doctor = async (args, io) => {
-  const { values } = parseArgs4({
+  const { values } = parseArgs5({
     args,
     options: { config: { type: "string" } },
     strict: true,
@@ -28479,7 +29408,7 @@ var doctor = async (args, io) => {
   return found.diagnostics.some((d) => d.level === "error") ? EXIT_GATE_FAILED : EXIT_PASS;
 };
 var build = async (args, io) => {
-  const { values } = parseArgs4({
+  const { values } = parseArgs5({
     args,
     options: {
       config: { type: "string" },
@@ -28492,7 +29421,7 @@ var build = async (args, io) => {
   const config = configFrom(values.config, io.cwd);
   const built = await buildKernels(buildTargets(config, onlyList(values.only)), {
     exec: actionsExec(),
-    cacheDir: resolve10(io.cwd, values["cache-dir"] ?? join14(config.rootDir, ".kernelgate", "build")),
+    cacheDir: resolve11(io.cwd, values["cache-dir"] ?? join16(config.rootDir, ".kernelgate", "build")),
     python: config.harness.python,
     log: (line) => io.stderr(`${line}
 `)
@@ -28506,7 +29435,7 @@ var build = async (args, io) => {
   return built.records.every((r) => r.status === "ok") ? EXIT_PASS : EXIT_GATE_FAILED;
 };
 var run = async (args, io) => {
-  const { values } = parseArgs4({
+  const { values } = parseArgs5({
     args,
     options: {
       config: { type: "string" },
@@ -28519,35 +29448,53 @@ var run = async (args, io) => {
       "base-sha": { type: "string" },
       "save-baseline": { type: "boolean", default: false },
       kind: { type: "string", default: "pr" },
-      out: { type: "string" }
+      out: { type: "string" },
+      shard: { type: "string" },
+      "shard-balance": { type: "string", default: "baseline" }
     },
     strict: true,
     allowPositionals: false
   });
   const kind = reportKind(values.kind);
+  const shard = values.shard === void 0 ? void 0 : shardSpec(values.shard);
+  const balance = values["shard-balance"];
+  if (!SHARD_BALANCE.includes(balance)) {
+    throw new UsageError(
+      `--shard-balance must be ${SHARD_BALANCE.join(" or ")} (got ${JSON.stringify(balance)})`
+    );
+  }
   if (values["save-baseline"] && values.branch === void 0) {
     throw new UsageError("--save-baseline needs --branch: baselines are stored per branch");
   }
   const config = configFrom(values.config, io.cwd);
   const only = onlyList(values.only);
-  const measured = await fullRun(
-    {
-      config,
-      workspace: config.rootDir,
-      harnessRoot: PACKAGE_ROOT,
-      outDir: resolve10(io.cwd, values["out-dir"]),
-      ...only !== void 0 ? { only } : {},
-      run: { command: `kernelgate run ${args.join(" ")}`.trim() },
-      mode: values.base !== void 0 ? "pr" : "push",
-      branch: values.branch,
-      baseBranch: values.base,
-      store: fileBaselineStore(resolve10(io.cwd, values["baseline-dir"])),
-      baselinePath: values.baseline === void 0 ? void 0 : resolve10(io.cwd, values.baseline),
-      saveBaseline: values["save-baseline"],
-      ...values["base-sha"] !== void 0 ? { pairedBase: { sha: values["base-sha"], ...values.base ? { ref: values.base } : {} } } : {}
-    },
-    { exec: actionsExec(), log: terminalLog(io) }
-  );
+  const runOptions = {
+    config,
+    workspace: config.rootDir,
+    harnessRoot: PACKAGE_ROOT,
+    outDir: resolve11(io.cwd, values["out-dir"]),
+    ...only !== void 0 ? { only } : {},
+    run: { command: `kernelgate run ${args.join(" ")}`.trim() },
+    mode: values.base !== void 0 ? "pr" : "push",
+    branch: values.branch,
+    baseBranch: values.base,
+    store: fileBaselineStore(resolve11(io.cwd, values["baseline-dir"])),
+    baselinePath: values.baseline === void 0 ? void 0 : resolve11(io.cwd, values.baseline),
+    saveBaseline: values["save-baseline"],
+    ...values["base-sha"] !== void 0 ? { pairedBase: { sha: values["base-sha"], ...values.base ? { ref: values.base } : {} } } : {}
+  };
+  const log = terminalLog(io);
+  if (shard !== void 0) {
+    const sharded = shardedOptions(runOptions, shard, balance, log);
+    const measured2 = sharded.finish(await fullRun(sharded.options, { exec: actionsExec(), log }));
+    io.stderr(
+      `shard ${shard.index}/${shard.count}: ${measured2.results.cases.length} results: ${measured2.resultsPath}
+join the shards with: kernelgate merge DIR... --shards ${shard.count}
+`
+    );
+    return EXIT_PASS;
+  }
+  const measured = await fullRun(runOptions, { exec: actionsExec(), log });
   io.stderr(`results: ${measured.resultsPath}
 `);
   const status = judgeAndPrint(
@@ -28566,7 +29513,7 @@ var run = async (args, io) => {
   return status;
 };
 var calibrateCommand = async (args, io) => {
-  const { values, positionals } = parseArgs4({
+  const { values, positionals } = parseArgs5({
     args,
     options: {
       margin: { type: "string", default: "2" },
@@ -28593,17 +29540,17 @@ var calibrateCommand = async (args, io) => {
     floorPct: number("floor-pct", values["floor-pct"]),
     exclude: values.exclude.split(",").filter((e) => e !== "")
   };
-  const runs = positionals.map((p) => loadResults(resolve10(io.cwd, p)));
+  const runs = positionals.map((p) => loadResults(resolve11(io.cwd, p)));
   const calibration = calibrate(runs, calibrationOptions);
   if (values.write !== void 0) {
-    const file = resolve10(io.cwd, values.write);
+    const file = resolve11(io.cwd, values.write);
     let text2;
     try {
       text2 = readFileSync7(file, "utf8");
     } catch (e) {
       throw new InputError(`${file}: cannot read it (${e.message})`);
     }
-    writeFileSync7(file, writeCalibration(text2, calibration, values.provenance, file));
+    writeFileSync9(file, writeCalibration(text2, calibration, values.provenance, file));
     io.stderr(
       `${file}: compare.noise_pct now has ${calibration.entries.length} per-case entries (${calibration.compared} cases compared)
 `
@@ -28617,7 +29564,7 @@ var calibrateCommand = async (args, io) => {
 };
 var FILE_FORMATS = ADAPTERS.filter((a) => a.kind === "file").map((a) => a.format).join(", ");
 var adapt = async (args, io) => {
-  const { values } = parseArgs4({
+  const { values } = parseArgs5({
     args,
     options: {
       format: { type: "string" },
@@ -28642,7 +29589,7 @@ var adapt = async (args, io) => {
   if (!/^[a-z0-9_]+$/.test(kernel)) {
     throw new UsageError(`--kernel takes lower case, digits and _ (got ${JSON.stringify(kernel)})`);
   }
-  const adapted = adaptFile(adapter, resolve10(io.cwd, values.input), {
+  const adapted = adaptFile(adapter, resolve11(io.cwd, values.input), {
     kernel,
     shown: values.input,
     references: values.reference?.split(",").filter((r) => r !== "") ?? []
@@ -28655,14 +29602,14 @@ var adapt = async (args, io) => {
 `;
   if (values.out === void 0) io.stdout(text2);
   else {
-    writeFileSync7(resolve10(io.cwd, values.out), text2);
+    writeFileSync9(resolve11(io.cwd, values.out), text2);
     io.stderr(`${values.out}: ${results.cases.length} cases of ${kernel} (${adapter.title})
 `);
   }
   return EXIT_PASS;
 };
 var bench = async (args, io) => {
-  const { values } = parseArgs4({
+  const { values } = parseArgs5({
     args,
     options: {
       config: { type: "string" },
@@ -28698,7 +29645,7 @@ var bench = async (args, io) => {
   const results = validateResults(
     await runBenchmarks(config.benchmarks, {
       root: config.rootDir,
-      ...baseRoot !== void 0 ? { baseRoot: resolve10(io.cwd, baseRoot) } : {},
+      ...baseRoot !== void 0 ? { baseRoot: resolve11(io.cwd, baseRoot) } : {},
       ...values["base-sha"] !== void 0 ? { baseSha: values["base-sha"] } : {},
       ...only !== void 0 ? { only } : {},
       command: `kernelgate bench ${args.join(" ")}`.trim(),
@@ -28708,14 +29655,14 @@ var bench = async (args, io) => {
     }),
     "the benchmark results"
   );
-  const outDir = resolve10(io.cwd, values["out-dir"]);
-  mkdirSync5(outDir, { recursive: true });
-  const resultsPath = join14(outDir, "results.json");
-  writeFileSync7(resultsPath, `${JSON.stringify(results, null, 2)}
+  const outDir = resolve11(io.cwd, values["out-dir"]);
+  mkdirSync6(outDir, { recursive: true });
+  const resultsPath = join16(outDir, "results.json");
+  writeFileSync9(resultsPath, `${JSON.stringify(results, null, 2)}
 `);
   io.stderr(`results: ${resultsPath}
 `);
-  const baseline = values.baseline ? loadResults(resolve10(io.cwd, values.baseline)) : void 0;
+  const baseline = values.baseline ? loadResults(resolve11(io.cwd, values.baseline)) : void 0;
   return judgeAndPrint(results, baseline, config, kind, values.out, io);
 };
 var COMMANDS = {
@@ -28727,6 +29674,7 @@ var COMMANDS = {
   export: exportCommand,
   dashboard: dashboardCommand,
   history: historyCommand,
+  merge: (args, io) => mergeCommand(args, io, { configFrom, judgeAndPrint }),
   adapt,
   bench
 };

@@ -35848,7 +35848,8 @@ var results_schema_default = {
     diagnostics: { type: "array", items: { $ref: "#/definitions/Diagnostic" } },
     builds: { type: "array", items: { $ref: "#/definitions/BuildRecord" } },
     kernels: { type: "array", items: { $ref: "#/definitions/KernelInfo" } },
-    cases: { type: "array", items: { $ref: "#/definitions/CaseResult" } }
+    cases: { type: "array", items: { $ref: "#/definitions/CaseResult" } },
+    deep: { $ref: "#/definitions/Deep" }
   },
   definitions: {
     Run: {
@@ -35860,22 +35861,35 @@ var results_schema_default = {
         started_at: { type: "string", description: "ISO 8601 UTC" },
         finished_at: { type: "string" },
         duration_s: { type: "number", minimum: 0 },
-        harness: { type: "string", description: "name and version of the writer, e.g. kernelgate-harness 0.1.0" },
+        harness: {
+          type: "string",
+          description: "name and version of the writer, e.g. kernelgate-harness 0.1.0"
+        },
         command: { type: "string" },
         git_sha: { type: "string" },
         git_ref: { type: "string" },
         host: { type: "string" },
-        synthetic: { type: "boolean", description: "true for hand-made fixtures: never real measurements" },
+        synthetic: {
+          type: "boolean",
+          description: "true for hand-made fixtures: never real measurements"
+        },
         paired_base: {
           type: "object",
           additionalProperties: false,
           required: ["root"],
           description: "set when this run timed every case against a base revision in the same job (paired A/B); each case's `paired` holds its pairs",
           properties: {
-            root: { type: "string", description: "the base revision's checkout the base worker imported its kernels from" },
+            root: {
+              type: "string",
+              description: "the base revision's checkout the base worker imported its kernels from"
+            },
             git_sha: { type: "string" },
             git_ref: { type: "string" },
-            threshold_pct: { type: "number", minimum: 0, description: "the change the sequential stop rule decided against" },
+            threshold_pct: {
+              type: "number",
+              minimum: 0,
+              description: "the change the sequential stop rule decided against"
+            },
             order: { type: "string", description: "how the arms alternated, e.g. ABBA" }
           }
         },
@@ -35883,7 +35897,106 @@ var results_schema_default = {
           type: "object",
           description: "wall time of harness phases, e.g. verify, bench, ceilings",
           additionalProperties: { type: "number", minimum: 0 }
+        },
+        shard: { $ref: "#/definitions/Shard" },
+        shards: {
+          type: "array",
+          description: "set by `kernelgate merge`: every shard of the split, whether it reported, and what it owned",
+          items: { $ref: "#/definitions/MergedShard" }
         }
+      }
+    },
+    Shard: {
+      type: "object",
+      additionalProperties: false,
+      required: ["index", "count", "cases", "plan"],
+      description: "this run measured shard `index` of `count` (`kernelgate run --shard i/n`, the action's `shard` input); docs/scaling.md",
+      properties: {
+        index: { type: "integer", minimum: 1 },
+        count: { type: "integer", minimum: 1 },
+        cases: {
+          type: "array",
+          items: { type: "string" },
+          description: "the cases this shard owned, as kernel/case"
+        },
+        plan: {
+          type: "object",
+          additionalProperties: false,
+          required: ["digest", "source", "shards"],
+          description: "the whole split, so that a merge can name what a shard that never reported owned",
+          properties: {
+            digest: {
+              type: "string",
+              description: "sha256 of the split: shards that agree on the split carry the same digest"
+            },
+            source: {
+              enum: ["baseline", "estimate"],
+              description: "baseline: balanced by the stored baseline's timings; estimate: by each case's size"
+            },
+            baseline: {
+              type: "string",
+              description: "the baseline whose timings balanced the split"
+            },
+            shards: {
+              type: "array",
+              items: { type: "array", items: { type: "string" } }
+            },
+            seconds: {
+              type: "array",
+              items: { type: "number", minimum: 0 },
+              description: "each shard's expected seconds under the rule"
+            }
+          }
+        },
+        gpu: { $ref: "#/definitions/Device" }
+      }
+    },
+    MergedShard: {
+      type: "object",
+      additionalProperties: false,
+      required: ["index", "count", "status", "cases"],
+      properties: {
+        index: { type: "integer", minimum: 1 },
+        count: { type: "integer", minimum: 1 },
+        status: {
+          enum: ["ok", "failed", "missing"],
+          description: "ok: reported every case it owned; failed: reported, but its harness failed or cases are absent; missing: no results document"
+        },
+        cases: {
+          type: "array",
+          items: { type: "string" },
+          description: "the cases it owned (kernel/case)"
+        },
+        unreported: {
+          type: "array",
+          items: { type: "string" },
+          description: "owned cases with no result"
+        },
+        message: {
+          type: "string",
+          description: "what went wrong, for the report and the gate"
+        },
+        file: { type: "string", description: "the results document it came from" },
+        gpu: { $ref: "#/definitions/Device" },
+        duration_s: { type: "number", minimum: 0 }
+      }
+    },
+    Device: {
+      type: "object",
+      additionalProperties: false,
+      required: ["name"],
+      description: "the one GPU that measured a shard or a case",
+      properties: {
+        index: {
+          type: "integer",
+          minimum: 0,
+          description: "CUDA device index on its host (as CUDA_VISIBLE_DEVICES numbers it)"
+        },
+        name: { type: "string" },
+        sku: { type: "string" },
+        uuid: { type: "string" },
+        pci_bus_id: { type: "string" },
+        host: { type: "string" }
       }
     },
     Environment: {
@@ -35893,7 +36006,10 @@ var results_schema_default = {
       properties: {
         gpu: { $ref: "#/definitions/Gpu" },
         driver_version: { type: "string" },
-        driver_cuda_version: { type: "string", description: "highest CUDA version the driver supports" },
+        driver_cuda_version: {
+          type: "string",
+          description: "highest CUDA version the driver supports"
+        },
         cuda_runtime_version: { type: "string" },
         cuda_toolkit_version: { type: "string", description: "nvcc release" },
         libraries: {
@@ -35909,8 +36025,14 @@ var results_schema_default = {
       additionalProperties: false,
       required: ["name"],
       properties: {
-        name: { type: "string", description: "as the driver reports it, e.g. NVIDIA H100 80GB HBM3" },
-        sku: { type: "string", description: "normalised: H100-SXM, H100-PCIe, H200, L4, unknown, none" },
+        name: {
+          type: "string",
+          description: "as the driver reports it, e.g. NVIDIA H100 80GB HBM3"
+        },
+        sku: {
+          type: "string",
+          description: "normalised: H100-SXM, H100-PCIe, H200, L4, unknown, none"
+        },
         compute_capability: { type: "string", pattern: "^[0-9]+\\.[0-9]+$" },
         sm_count: { type: "integer", minimum: 0 },
         memory_bytes: { type: "integer", minimum: 0 },
@@ -35926,7 +36048,11 @@ var results_schema_default = {
       additionalProperties: false,
       description: "measured on this GPU in this run, plus the datasheet peaks they are judged against",
       properties: {
-        copy_gbps: { type: "number", minimum: 0, description: "device-to-device copy, bytes read + written" },
+        copy_gbps: {
+          type: "number",
+          minimum: 0,
+          description: "device-to-device copy, bytes read + written"
+        },
         gemm_tflops: {
           type: "object",
           description: "dense cuBLAS GEMM rate by dtype, measured",
@@ -35949,7 +36075,10 @@ var results_schema_default = {
         code: { type: "string", pattern: "^[a-z0-9_.-]+$" },
         message: { type: "string" },
         fix: { type: "string" },
-        source: { type: "string", description: "where it was found: doctor, build, harness, kernel:<name>" },
+        source: {
+          type: "string",
+          description: "where it was found: doctor, build, harness, kernel:<name>"
+        },
         kernel: { type: "string" },
         variant: { type: "string" }
       }
@@ -35970,8 +36099,16 @@ var results_schema_default = {
           type: "object",
           additionalProperties: false,
           properties: {
-            sass: { type: "array", items: { type: "string" }, description: "cubin targets, e.g. sm_90a" },
-            ptx: { type: "array", items: { type: "string" }, description: "embedded PTX, e.g. compute_90a" }
+            sass: {
+              type: "array",
+              items: { type: "string" },
+              description: "cubin targets, e.g. sm_90a"
+            },
+            ptx: {
+              type: "array",
+              items: { type: "string" },
+              description: "embedded PTX, e.g. compute_90a"
+            }
           }
         },
         functions: {
@@ -36028,18 +36165,30 @@ var results_schema_default = {
           required: ["format", "samples", "work", "correctness", "paired"],
           description: "set when this kernel's cases were read from another benchmark tool's output (docs/adapters.md): what that tool gave",
           properties: {
-            format: { type: "string", description: "the adapter: gbench, pytest-benchmark, nvbench, command" },
-            tool: { type: "string", description: "the tool and its version as its output names them" },
+            format: {
+              type: "string",
+              description: "the adapter: gbench, pytest-benchmark, nvbench, command"
+            },
+            tool: {
+              type: "string",
+              description: "the tool and its version as its output names them"
+            },
             samples: {
               enum: ["raw", "summary", "mixed"],
               description: "raw: every timed case carries its samples; summary: only the tool's statistics, so no interval and no paired verdict; mixed: some cases of each"
             },
-            work: { type: "boolean", description: "the cases carry their work (from the tool or from kernelgate.yml's formulas)" },
+            work: {
+              type: "boolean",
+              description: "the cases carry their work (from the tool or from kernelgate.yml's formulas)"
+            },
             correctness: {
               enum: ["none", "self_check"],
               description: "none: the tool does not check results, so no case is PASS (UNCHECKED); self_check: the benchmark's own check, recorded in each case's correctness"
             },
-            paired: { type: "boolean", description: "the base revision's benchmark ran alternately with this one (cases[].paired)" }
+            paired: {
+              type: "boolean",
+              description: "the base revision's benchmark ran alternately with this one (cases[].paired)"
+            }
           }
         },
         variants: {
@@ -36067,7 +36216,10 @@ var results_schema_default = {
       properties: {
         kernel: { type: "string" },
         variant: { type: "string" },
-        case: { type: "string", description: "stable id of the case within the kernel, e.g. fp16-b16-h96-s4096-d128-causal" },
+        case: {
+          type: "string",
+          description: "stable id of the case within the kernel, e.g. fp16-b16-h96-s4096-d128-causal"
+        },
         params: {
           type: "object",
           additionalProperties: { type: ["string", "number", "boolean"] }
@@ -36085,8 +36237,16 @@ var results_schema_default = {
           additionalProperties: false,
           required: ["flops", "bytes"],
           properties: {
-            flops: { type: "number", minimum: 0, description: "useful floating-point operations of one call" },
-            bytes: { type: "number", minimum: 0, description: "each input read once, each output written once" },
+            flops: {
+              type: "number",
+              minimum: 0,
+              description: "useful floating-point operations of one call"
+            },
+            bytes: {
+              type: "number",
+              minimum: 0,
+              description: "each input read once, each output written once"
+            },
             note: { type: "string" }
           }
         },
@@ -36109,7 +36269,101 @@ var results_schema_default = {
             message: { type: "string" },
             log_tail: { type: "string" }
           }
-        }
+        },
+        device: { $ref: "#/definitions/Device" }
+      }
+    },
+    Deep: {
+      type: "object",
+      additionalProperties: false,
+      description: "the nightly's deep checks: compute-sanitizer over every variant on a small case, Nsight Compute metrics of headline cases (docs/scaling.md)",
+      properties: {
+        sanitizer: { type: "array", items: { $ref: "#/definitions/SanitizerRun" } },
+        ncu: { type: "array", items: { $ref: "#/definitions/NcuRun" } }
+      }
+    },
+    SanitizerRun: {
+      type: "object",
+      additionalProperties: false,
+      required: ["tool", "kernel", "variant", "case", "status", "errors"],
+      properties: {
+        tool: { enum: ["memcheck", "racecheck", "synccheck", "initcheck"] },
+        kernel: { type: "string" },
+        variant: { type: "string" },
+        case: { type: "string" },
+        status: {
+          enum: ["clean", "findings", "error"],
+          description: "clean: the tool reported 0 errors; findings: it reported errors; error: it did not run to the end"
+        },
+        errors: {
+          type: "integer",
+          minimum: 0,
+          description: "the count the tool's summary line gives"
+        },
+        findings: {
+          type: "array",
+          items: {
+            type: "object",
+            additionalProperties: false,
+            required: ["what"],
+            properties: {
+              what: {
+                type: "string",
+                description: "the finding's first line, e.g. Invalid __global__ write of size 4 bytes"
+              },
+              kernel: { type: "string", description: "the device function it names" },
+              detail: {
+                type: "string",
+                description: "the lines after it (thread, address), clipped"
+              }
+            }
+          }
+        },
+        first_lines: {
+          type: "string",
+          description: "the first lines of the tool's report, clipped"
+        },
+        seconds: { type: "number", minimum: 0 },
+        command: { type: "string" }
+      }
+    },
+    NcuRun: {
+      type: "object",
+      additionalProperties: false,
+      required: ["kernel", "variant", "case", "status"],
+      properties: {
+        kernel: { type: "string" },
+        variant: { type: "string" },
+        case: { type: "string" },
+        status: { enum: ["ok", "error"] },
+        device_kernel: { type: "string", description: "the profiled launch's function name" },
+        metrics: {
+          type: "object",
+          additionalProperties: false,
+          properties: {
+            duration_ms: { type: "number", minimum: 0 },
+            sm_throughput_pct: { type: "number", minimum: 0 },
+            tensor_pipe_pct: { type: "number", minimum: 0 },
+            achieved_occupancy_pct: { type: "number", minimum: 0 },
+            dram_throughput_pct: { type: "number", minimum: 0 }
+          }
+        },
+        stalls: {
+          type: "array",
+          description: "the top warp stall reasons, largest first",
+          items: {
+            type: "object",
+            additionalProperties: false,
+            required: ["reason", "value"],
+            properties: {
+              reason: { type: "string" },
+              value: { type: "number", minimum: 0 }
+            }
+          }
+        },
+        report: { type: "string", description: "the full .ncu-rep, kept as an artifact" },
+        message: { type: "string" },
+        seconds: { type: "number", minimum: 0 }
       }
     },
     Paired: {
@@ -36122,30 +36376,61 @@ var results_schema_default = {
           enum: ["ok", "fail", "error", "timeout", "skipped", "missing"],
           description: "the base revision's outcome on this case and variant; missing: the base has no such variant or case"
         },
-        base_reason: { type: "string", description: "why the base has no timing, when it has none" },
+        base_reason: {
+          type: "string",
+          description: "why the base has no timing, when it has none"
+        },
         base_correctness: { $ref: "#/definitions/Correctness" },
         base_timing: { $ref: "#/definitions/Timing" },
         n_pairs: { type: "integer", minimum: 0 },
-        log_ratios: { type: "array", items: { type: "number" }, description: "one per ABBA block of two pairs (the head first in one, second in the other), in order: the mean of the block's two ln(head sample / base sample), so which arm ran first cancels" },
-        median_ratio: { type: "number", minimum: 0, description: "exp(median of log_ratios): head / base, >1 is slower" },
+        log_ratios: {
+          type: "array",
+          items: { type: "number" },
+          description: "one per ABBA block of two pairs (the head first in one, second in the other), in order: the mean of the block's two ln(head sample / base sample), so which arm ran first cancels"
+        },
+        median_ratio: {
+          type: "number",
+          minimum: 0,
+          description: "exp(median of log_ratios): head / base, >1 is slower"
+        },
         ci_lo: { type: "number", minimum: 0 },
         ci_hi: { type: "number", minimum: 0 },
         confidence: { type: "number", minimum: 0, maximum: 1 },
-        mdc_pct: { type: "number", minimum: 0, description: "minimum detectable change: the interval's half-width in percent" },
+        mdc_pct: {
+          type: "number",
+          minimum: 0,
+          description: "minimum detectable change: the interval's half-width in percent"
+        },
         stop_reason: {
           enum: ["decided", "time_cap", "max_pairs", "untimed"],
           description: "decided: the interval settled on one side of the threshold; untimed: one side had no timing"
         },
-        seconds: { type: "number", minimum: 0, description: "wall seconds spent sampling this variant's pairs" }
+        seconds: {
+          type: "number",
+          minimum: 0,
+          description: "wall seconds spent sampling this variant's pairs"
+        }
       }
     },
     Correctness: {
       type: "object",
       additionalProperties: false,
-      required: ["status", "rel_l2", "max_abs", "nan_count", "inf_count", "unwritten_count", "seeds", "tol_rel_l2"],
+      required: [
+        "status",
+        "rel_l2",
+        "max_abs",
+        "nan_count",
+        "inf_count",
+        "unwritten_count",
+        "seeds",
+        "tol_rel_l2"
+      ],
       properties: {
         status: { enum: ["PASS", "FAIL"] },
-        rel_l2: { type: ["number", "null"], description: "worst over seeds; null when not computable (NaN)" },
+        rel_l2: {
+          type: ["number", "null"],
+          description: "worst over seeds; null when not computable (NaN)"
+        },
         max_abs: { type: ["number", "null"] },
         nan_count: { type: "integer", minimum: 0 },
         inf_count: { type: "integer", minimum: 0 },
@@ -36154,9 +36439,18 @@ var results_schema_default = {
         tol_rel_l2: { type: "number", minimum: 0 },
         tol_max_abs: { type: "number", minimum: 0 },
         oracle: { type: "string", description: "e.g. fp32 torch math on GPU" },
-        timed_output_rel_l2: { type: ["number", "null"], description: "error of the output of the last timed run" },
-        graph_replay_rel_l2: { type: ["number", "null"], description: "error of the output of a fresh replay of the CUDA graph the variant was timed with" },
-        repeat_max_diff: { type: ["number", "null"], description: "largest difference between two runs on the same inputs (a race if > 0 for deterministic kernels)" },
+        timed_output_rel_l2: {
+          type: ["number", "null"],
+          description: "error of the output of the last timed run"
+        },
+        graph_replay_rel_l2: {
+          type: ["number", "null"],
+          description: "error of the output of a fresh replay of the CUDA graph the variant was timed with"
+        },
+        repeat_max_diff: {
+          type: ["number", "null"],
+          description: "largest difference between two runs on the same inputs (a race if > 0 for deterministic kernels)"
+        },
         message: { type: "string" }
       }
     },
@@ -36165,9 +36459,20 @@ var results_schema_default = {
       additionalProperties: false,
       required: ["method", "samples_ms", "median_ms", "n_samples", "stop_reason"],
       properties: {
-        method: { type: "string", description: "events, events+l2flush, graph(N launches), ..." },
-        samples_ms: { type: "array", items: { type: "number", minimum: 0 }, description: "kept samples, in order" },
-        sm_clock_mhz: { type: "array", items: { type: "number", minimum: 0 }, description: "one reading per kept sample, when NVML is available" },
+        method: {
+          type: "string",
+          description: "events, events+l2flush, graph(N launches), ..."
+        },
+        samples_ms: {
+          type: "array",
+          items: { type: "number", minimum: 0 },
+          description: "kept samples, in order"
+        },
+        sm_clock_mhz: {
+          type: "array",
+          items: { type: "number", minimum: 0 },
+          description: "one reading per kept sample, when NVML is available"
+        },
         power_w: { type: "array", items: { type: "number", minimum: 0 } },
         median_ms: { type: "number", minimum: 0 },
         q1_ms: { type: "number", minimum: 0 },
@@ -36175,7 +36480,11 @@ var results_schema_default = {
         min_ms: { type: "number", minimum: 0 },
         mean_ms: { type: "number", minimum: 0 },
         rel_std: { type: "number", minimum: 0 },
-        median_ci_rel: { type: "number", minimum: 0, description: "half-width of the median's confidence interval, relative" },
+        median_ci_rel: {
+          type: "number",
+          minimum: 0,
+          description: "half-width of the median's confidence interval, relative"
+        },
         n_samples: { type: "integer", minimum: 0 },
         n_discarded_throttled: { type: "integer", minimum: 0 },
         stop_reason: { enum: ["converged", "time_cap", "max_samples"] },
@@ -44001,6 +44310,65 @@ function compare(results, baseline, config) {
   };
 }
 
+// src/shard/merge.ts
+function shardProblems(results) {
+  const lines = (results.run.shards ?? []).filter((s) => s.status !== "ok").map((s) => s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
+  for (const d of results.diagnostics) if (d.code === "shard.unowned") lines.push(d.message);
+  return lines;
+}
+function shardTitleParts(results) {
+  return (results.run.shards ?? []).filter((s) => s.status !== "ok").map(
+    (s) => `shard ${s.index}/${s.count} ${s.status === "missing" ? "did not report" : "failed"}`
+  );
+}
+
+// src/baseline.ts
+import { existsSync as existsSync3, mkdirSync, readdirSync as readdirSync2, renameSync, writeFileSync } from "node:fs";
+import { join as join4 } from "node:path";
+var StoreError = class extends Error {
+};
+function safeSegment(value, field3) {
+  const cleaned = value.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^\.+/, "_");
+  if (cleaned === "" || cleaned === "_") {
+    throw new Error(`baseline store: ${field3} ${JSON.stringify(value)} is not usable as a name`);
+  }
+  return cleaned;
+}
+function fileBaselineStore(root) {
+  const dirOf = (key) => join4(root, safeSegment(key.branch, "branch"), safeSegment(key.sku, "GPU SKU"));
+  const entries = (key) => {
+    const dir = dirOf(key);
+    if (!existsSync3(dir)) return [];
+    return readdirSync2(dir).filter((name) => name.endsWith(".json")).sort().reverse().map((name) => join4(dir, name));
+  };
+  return {
+    latest(key) {
+      const [newest] = entries(key);
+      return newest === void 0 ? void 0 : { results: loadResults(newest), path: newest };
+    },
+    history(key, limit) {
+      return entries(key).slice(0, limit).map((path6) => ({ results: loadResults(path6), path: path6 }));
+    },
+    save(key, results) {
+      const dir = dirOf(key);
+      mkdirSync(dir, { recursive: true });
+      const stamp = results.run.started_at.replace(/[^0-9A-Za-z]/g, "");
+      const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
+      const path6 = join4(dir, `${stamp}-${sha}.json`);
+      const tmp = `${path6}.${process.pid}.tmp`;
+      writeFileSync(tmp, JSON.stringify(results, null, 2) + "\n");
+      renameSync(tmp, path6);
+      return path6;
+    }
+  };
+}
+function explicitBaseline(path6) {
+  if (!existsSync3(path6)) {
+    throw new Error(`baseline ${path6}: no such file`);
+  }
+  return { results: loadResults(path6), path: path6 };
+}
+
 // src/tiers.ts
 var DTYPE_ALIASES = {
   fp16: "fp16",
@@ -44322,6 +44690,7 @@ function gate(comparison, tiers, results, config) {
   const byPerf = (v) => cases.filter((c) => c.perf === v);
   const measurementErrors = findMeasurementErrors(results, config);
   const builds = buildProblems(results);
+  reasons.push(...shardProblems(results));
   for (const c of byCorrectness("FAIL"))
     reasons.push(`${c.label}: correctness FAIL: ${c.correctnessReason}`);
   for (const c of byCorrectness("DRIFT"))
@@ -44384,8 +44753,8 @@ function gate(comparison, tiers, results, config) {
 }
 
 // src/render.ts
-import { readFileSync as readFileSync3, readdirSync as readdirSync2 } from "node:fs";
-import { join as join4 } from "node:path";
+import { readFileSync as readFileSync3, readdirSync as readdirSync3 } from "node:fs";
+import { join as join5 } from "node:path";
 import { fileURLToPath } from "node:url";
 
 // node_modules/mustache/mustache.mjs
@@ -45631,6 +46000,7 @@ function findingsView(input, changes, opts) {
     return axes ? ` (only where ${esc(axes)})` : "";
   };
   const example = (c, text3) => opts.examples && text3 ? `. E.g. ${esc(c.caseId)}: ${esc(clip(text3, COMMENT_NOTE_CHARS))}` : "";
+  for (const line of shardProblems(results)) blocking.push(`🧩 ${esc(line)}`);
   for (const grp of groupCases(
     all.filter((c) => c.correctness === "FAIL"),
     all,
@@ -45786,7 +46156,7 @@ function outcomeText(input, changes) {
   const join13 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
   if (outcome === "fail") {
     const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
-    const parts = say(kinds);
+    const parts = [...shardTitleParts(input.results), ...say(kinds)];
     for (const b of input.results.builds ?? []) {
       if (b.status !== "ok" && blocks.has("build")) {
         parts.push(
@@ -46036,13 +46406,13 @@ function defaultTemplatesDir() {
 }
 function loadTemplates(dir, kind) {
   const main = readFileSync3(
-    join4(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
+    join5(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
     "utf8"
   );
   const partials = {};
-  for (const file of readdirSync2(join4(dir, "partials"))) {
+  for (const file of readdirSync3(join5(dir, "partials"))) {
     const match = /^(.+)\.md\.mustache$/.exec(file);
-    if (match?.[1]) partials[match[1]] = readFileSync3(join4(dir, "partials", file), "utf8");
+    if (match?.[1]) partials[match[1]] = readFileSync3(join5(dir, "partials", file), "utf8");
   }
   return { main, partials };
 }
@@ -46154,7 +46524,7 @@ function judge(results, baseline, config, kind, context3, history) {
 }
 
 // node_modules/@actions/github/lib/context.js
-import { readFileSync as readFileSync4, existsSync as existsSync3 } from "fs";
+import { readFileSync as readFileSync4, existsSync as existsSync4 } from "fs";
 import { EOL as EOL6 } from "os";
 var Context2 = class {
   /**
@@ -46164,7 +46534,7 @@ var Context2 = class {
     var _a, _b, _c;
     this.payload = {};
     if (process.env.GITHUB_EVENT_PATH) {
-      if (existsSync3(process.env.GITHUB_EVENT_PATH)) {
+      if (existsSync4(process.env.GITHUB_EVENT_PATH)) {
         this.payload = JSON.parse(readFileSync4(process.env.GITHUB_EVENT_PATH, { encoding: "utf8" }));
       } else {
         const path6 = process.env.GITHUB_EVENT_PATH;
@@ -50529,7 +50899,7 @@ function createGitHubClient(options) {
 }
 
 // src/publish.ts
-import { join as join5 } from "node:path";
+import { join as join6 } from "node:path";
 var BODY_LIMIT_CHARS = 65536;
 var SUMMARY_LIMIT_BYTES = 1024 * 1024;
 var NIGHTLY_LABEL = "kernelgate-nightly";
@@ -50560,9 +50930,9 @@ async function publish(report, options, deps) {
   checkCommentKey(options.commentKey);
   const { fs: fs3, sink } = deps;
   await fs3.mkdir(options.reportDir, { recursive: true });
-  const resultsPath = join5(options.reportDir, "results.json");
-  const reportPath = join5(options.reportDir, "report.md");
-  const verdictPath = join5(options.reportDir, "verdict.json");
+  const resultsPath = join6(options.reportDir, "results.json");
+  const reportPath = join6(options.reportDir, "report.md");
+  const verdictPath = join6(options.reportDir, "verdict.json");
   await fs3.writeFile(resultsPath, JSON.stringify(report.results, null, 2) + "\n");
   await fs3.writeFile(reportPath, report.full);
   const verdict = { verdict: report.verdict, reasons: report.reasons, counts: report.counts };
@@ -50982,7 +51352,7 @@ async function removeStaleLabel(event, stale, deps) {
 }
 
 // src/history/export.ts
-import { join as join6, resolve as resolve4 } from "node:path";
+import { join as join7, resolve as resolve4 } from "node:path";
 
 // src/history/record.ts
 var HISTORY_FORMAT_NAME = "kernelgate/history";
@@ -51388,7 +51758,7 @@ async function writeExports(results, reportDir, fs3, setOutput2, options = {}) {
   for (const format of EXPORT_FORMATS) {
     const exported = exportResults(results, format, options);
     const count = Array.isArray(exported) ? exported.length : Object.keys(exported).length;
-    const path6 = join6(reportDir, `${format}.json`);
+    const path6 = join7(reportDir, `${format}.json`);
     if (count > 0) await fs3.writeFile(path6, `${JSON.stringify(exported, null, 2)}
 `);
     setOutput2(`${format}-path`, count > 0 ? path6 : "");
@@ -51451,53 +51821,6 @@ var package_default = {
     vitest: "^4.1.12"
   }
 };
-
-// src/baseline.ts
-import { existsSync as existsSync4, mkdirSync, readdirSync as readdirSync3, renameSync, writeFileSync } from "node:fs";
-import { join as join7 } from "node:path";
-var StoreError = class extends Error {
-};
-function safeSegment(value, field3) {
-  const cleaned = value.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^\.+/, "_");
-  if (cleaned === "" || cleaned === "_") {
-    throw new Error(`baseline store: ${field3} ${JSON.stringify(value)} is not usable as a name`);
-  }
-  return cleaned;
-}
-function fileBaselineStore(root) {
-  const dirOf = (key) => join7(root, safeSegment(key.branch, "branch"), safeSegment(key.sku, "GPU SKU"));
-  const entries = (key) => {
-    const dir = dirOf(key);
-    if (!existsSync4(dir)) return [];
-    return readdirSync3(dir).filter((name) => name.endsWith(".json")).sort().reverse().map((name) => join7(dir, name));
-  };
-  return {
-    latest(key) {
-      const [newest] = entries(key);
-      return newest === void 0 ? void 0 : { results: loadResults(newest), path: newest };
-    },
-    history(key, limit) {
-      return entries(key).slice(0, limit).map((path6) => ({ results: loadResults(path6), path: path6 }));
-    },
-    save(key, results) {
-      const dir = dirOf(key);
-      mkdirSync(dir, { recursive: true });
-      const stamp = results.run.started_at.replace(/[^0-9A-Za-z]/g, "");
-      const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
-      const path6 = join7(dir, `${stamp}-${sha}.json`);
-      const tmp = `${path6}.${process.pid}.tmp`;
-      writeFileSync(tmp, JSON.stringify(results, null, 2) + "\n");
-      renameSync(tmp, path6);
-      return path6;
-    }
-  };
-}
-function explicitBaseline(path6) {
-  if (!existsSync4(path6)) {
-    throw new Error(`baseline ${path6}: no such file`);
-  }
-  return { results: loadResults(path6), path: path6 };
-}
 
 // src/history/branch-store.ts
 import { mkdtempSync, mkdirSync as mkdirSync2, readFileSync as readFileSync5, rmSync, writeFileSync as writeFileSync2, existsSync as existsSync5 } from "node:fs";
@@ -52163,6 +52486,14 @@ async function measure(options, deps) {
     stageSeconds.build_base = (now() - t) / 1e3;
     log.endGroup();
   }
+  const selected = options.selectCases ? await options.selectCases(doctor.environment) : void 0;
+  const casesArgs = [];
+  if (selected !== void 0) {
+    const casesPath = join11(outDir, "cases.txt");
+    writeFileSync4(casesPath, selected.map((id) => `${id}
+`).join(""));
+    casesArgs.push("--cases", casesPath);
+  }
   t = now();
   const resultsPath = join11(outDir, "results.json");
   const harness = await runHarness(
@@ -52182,6 +52513,7 @@ async function measure(options, deps) {
         ...config.harness.args,
         "--tune-cache",
         join11(cacheDir, "tune"),
+        ...casesArgs,
         ...paired ? pairedArgs(paired, config) : []
       ],
       ...options.harnessEnv !== void 0 ? { env: options.harnessEnv } : {}

@@ -16,7 +16,15 @@ import { describeDoctor, runDoctor } from './doctor.js';
 import { actionsExec } from './exec.js';
 import { buildTargets } from './measure.js';
 import type { KernelgateResults } from './results-types.js';
-import { fullRun, storeBaseline } from './run.js';
+import { fullRun, storeBaseline, type FullRunOptions } from './run.js';
+import {
+  mergeCommand,
+  MERGE_USAGE,
+  parseShardSpec,
+  SHARD_BALANCE,
+  shardedOptions,
+  type ShardBalance,
+} from './shard/index.js';
 import { loadConfig, type Config } from './config.js';
 import type { GateResult } from './gate.js';
 import { judge } from './judge.js';
@@ -62,6 +70,7 @@ commands:
   export   write a results file as Bencher (BMF) or github-action-benchmark JSON
   dashboard  the trend page (static HTML) from the data branch or from results files
   history  import: move a baseline-dir store onto the data branch (docs/history.md)
+  merge    join the results of a split run's shards (run --shard i/n), then judge and report
 
 kernelgate report [--results FILE] [--baseline FILE] [--config DIR_OR_FILE]
                   [--kind pr|nightly] [--out FILE]
@@ -75,8 +84,11 @@ kernelgate report [--results FILE] [--baseline FILE] [--config DIR_OR_FILE]
 
 kernelgate run [--config DIR_OR_FILE] [--only K1,K2] [--out-dir DIR] [--baseline FILE]
                [--baseline-dir DIR] [--branch NAME] [--base NAME] [--save-baseline]
-               [--kind pr|nightly] [--out FILE]
+               [--kind pr|nightly] [--out FILE] [--shard I/N [--shard-balance baseline|estimate]]
   --out-dir DIR         results.json and harness.log (default: .kernelgate/report)
+  --shard I/N           measure only shard I of N (balanced by the stored baseline's timings on
+                        this GPU SKU, else by the cases' sizes: docs/scaling.md); writes the
+                        shard's results for \`kernelgate merge\` and judges nothing
   --baseline-dir DIR    the baseline store (default: .kernelgate/baselines)
   --base NAME           judge as a pull request against branch NAME's newest stored results
   --branch NAME         this run's branch; with --save-baseline, store the results as its newest
@@ -98,6 +110,7 @@ kernelgate export --results FILE --format bmf|gab-smaller|gab-bigger [--out FILE
   gab-smaller / gab-bigger: github-action-benchmark's customSmallerIsBetter (ms) and
   customBiggerIsBetter (TFLOP/s, GB/s for copies) JSON; one benchmark per timed, correct case
 
+${MERGE_USAGE}
 ${DASHBOARD_USAGE}
 ${HISTORY_USAGE}
 kernelgate adapt --format FORMAT --input FILE [--kernel NAME] [--reference V1,V2] [--out FILE]
@@ -198,6 +211,14 @@ function judgeAndPrint(
   return verdict.verdict === 'pass' ? EXIT_PASS : EXIT_GATE_FAILED;
 }
 
+function shardSpec(text: string) {
+  try {
+    return parseShardSpec(text, '--shard');
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
 function onlyList(option: string | undefined): string[] | undefined {
   if (option === undefined) return undefined;
   const names = option
@@ -272,36 +293,53 @@ const run: Command = async (args, io) => {
       'save-baseline': { type: 'boolean', default: false },
       kind: { type: 'string', default: 'pr' },
       out: { type: 'string' },
+      shard: { type: 'string' },
+      'shard-balance': { type: 'string', default: 'baseline' },
     },
     strict: true,
     allowPositionals: false,
   });
   const kind = reportKind(values.kind);
+  const shard = values.shard === undefined ? undefined : shardSpec(values.shard);
+  const balance = values['shard-balance'];
+  if (!(SHARD_BALANCE as readonly string[]).includes(balance)) {
+    throw new UsageError(
+      `--shard-balance must be ${SHARD_BALANCE.join(' or ')} (got ${JSON.stringify(balance)})`,
+    );
+  }
   if (values['save-baseline'] && values.branch === undefined) {
     throw new UsageError('--save-baseline needs --branch: baselines are stored per branch');
   }
   const config = configFrom(values.config, io.cwd);
   const only = onlyList(values.only);
-  const measured = await fullRun(
-    {
-      config,
-      workspace: config.rootDir,
-      harnessRoot: PACKAGE_ROOT,
-      outDir: resolve(io.cwd, values['out-dir']),
-      ...(only !== undefined ? { only } : {}),
-      run: { command: `kernelgate run ${args.join(' ')}`.trim() },
-      mode: values.base !== undefined ? 'pr' : 'push',
-      branch: values.branch,
-      baseBranch: values.base,
-      store: fileBaselineStore(resolve(io.cwd, values['baseline-dir'])),
-      baselinePath: values.baseline === undefined ? undefined : resolve(io.cwd, values.baseline),
-      saveBaseline: values['save-baseline'],
-      ...(values['base-sha'] !== undefined
-        ? { pairedBase: { sha: values['base-sha'], ...(values.base ? { ref: values.base } : {}) } }
-        : {}),
-    },
-    { exec: actionsExec(), log: terminalLog(io) },
-  );
+  const runOptions: FullRunOptions = {
+    config,
+    workspace: config.rootDir,
+    harnessRoot: PACKAGE_ROOT,
+    outDir: resolve(io.cwd, values['out-dir']),
+    ...(only !== undefined ? { only } : {}),
+    run: { command: `kernelgate run ${args.join(' ')}`.trim() },
+    mode: values.base !== undefined ? 'pr' : 'push',
+    branch: values.branch,
+    baseBranch: values.base,
+    store: fileBaselineStore(resolve(io.cwd, values['baseline-dir'])),
+    baselinePath: values.baseline === undefined ? undefined : resolve(io.cwd, values.baseline),
+    saveBaseline: values['save-baseline'],
+    ...(values['base-sha'] !== undefined
+      ? { pairedBase: { sha: values['base-sha'], ...(values.base ? { ref: values.base } : {}) } }
+      : {}),
+  };
+  const log = terminalLog(io);
+  if (shard !== undefined) {
+    const sharded = shardedOptions(runOptions, shard, balance as ShardBalance, log);
+    const measured = sharded.finish(await fullRun(sharded.options, { exec: actionsExec(), log }));
+    io.stderr(
+      `shard ${shard.index}/${shard.count}: ${measured.results.cases.length} results: ${measured.resultsPath}\n` +
+        `join the shards with: kernelgate merge DIR... --shards ${shard.count}\n`,
+    );
+    return EXIT_PASS;
+  }
+  const measured = await fullRun(runOptions, { exec: actionsExec(), log });
   io.stderr(`results: ${measured.resultsPath}\n`);
   const status = judgeAndPrint(
     measured.results,
@@ -482,6 +520,7 @@ export const COMMANDS: Record<string, Command> = {
   export: exportCommand,
   dashboard: dashboardCommand,
   history: historyCommand,
+  merge: (args, io) => mergeCommand(args, io, { configFrom, judgeAndPrint }),
   adapt,
   bench,
 };

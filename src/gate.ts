@@ -4,6 +4,7 @@ import type { Comparison, CaseComparison } from './compare.js';
 import type { Config } from './config.js';
 import { fixed, formatMs, formatRatioPct } from './markdown.js';
 import type { KernelgateResults } from './results-types.js';
+import { shardProblems } from './shard/index.js';
 import { findMeasurementErrors, type MeasurementError, type TierStatus } from './tiers.js';
 
 export interface GateCounts {
@@ -88,6 +89,8 @@ export function gate(
   const measurementErrors = findMeasurementErrors(results, config);
   const builds = buildProblems(results);
 
+  // A merged run whose shard did not report or failed: whatever the policy, never a silent pass.
+  reasons.push(...shardProblems(results));
   for (const c of byCorrectness('FAIL'))
     reasons.push(`${c.label}: correctness FAIL: ${c.correctnessReason}`);
   for (const c of byCorrectness('DRIFT'))

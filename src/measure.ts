@@ -30,6 +30,11 @@ export interface MeasureOptions {
   harnessEnv?: Record<string, string>;
   /** a checked-out base revision: every case is timed against it, pair by pair (paired A/B) */
   base?: BaseRevision;
+  /**
+   * Picks the cases to run (kernel/case ids) once the doctor has read the GPU: a shard of a split
+   * run (src/shard). Undefined: every case of the selected kernels.
+   */
+  selectCases?: (environment: Environment) => Promise<string[] | undefined>;
 }
 
 export interface MeasureDeps {
@@ -136,6 +141,14 @@ export async function measure(options: MeasureOptions, deps: MeasureDeps): Promi
     log.endGroup();
   }
 
+  const selected = options.selectCases ? await options.selectCases(doctor.environment) : undefined;
+  const casesArgs: string[] = [];
+  if (selected !== undefined) {
+    const casesPath = join(outDir, 'cases.txt');
+    writeFileSync(casesPath, selected.map((id) => `${id}\n`).join(''));
+    casesArgs.push('--cases', casesPath);
+  }
+
   t = now();
   const resultsPath = join(outDir, 'results.json');
   const harness = await runHarness(
@@ -155,6 +168,7 @@ export async function measure(options: MeasureOptions, deps: MeasureDeps): Promi
         ...config.harness.args,
         '--tune-cache',
         join(cacheDir, 'tune'),
+        ...casesArgs,
         ...(paired ? pairedArgs(paired, config) : []),
       ],
       ...(options.harnessEnv !== undefined ? { env: options.harnessEnv } : {}),

@@ -19,6 +19,7 @@ import {
   type Cell,
 } from './markdown.js';
 import type { KernelgateResults } from './results-types.js';
+import { shardProblems, shardTitleParts } from './shard/index.js';
 import {
   baseArmResults,
   caseGbps,
@@ -765,6 +766,8 @@ function findingsView(input: ReportInput, changes: Changes, opts: ViewOptions) {
   };
   const example = (c: CaseComparison, text: string | undefined) =>
     opts.examples && text ? `. E.g. ${esc(c.caseId)}: ${esc(clip(text, COMMENT_NOTE_CHARS))}` : '';
+  // A merged run's shards that did not report or failed (src/shard): they always fail the gate.
+  for (const line of shardProblems(results)) blocking.push(`🧩 ${esc(line)}`);
 
   for (const grp of groupCases(
     all.filter((c) => c.correctness === 'FAIL'),
@@ -942,7 +945,7 @@ function outcomeText(input: ReportInput, changes: Changes): string {
       : parts.join(', ');
   if (outcome === 'fail') {
     const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
-    const parts = say(kinds);
+    const parts = [...shardTitleParts(input.results), ...say(kinds)];
     for (const b of input.results.builds ?? []) {
       if (b.status !== 'ok' && blocks.has('build')) {
         parts.push(

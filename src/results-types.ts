@@ -11,6 +11,7 @@ export interface KernelgateResults {
   builds?: BuildRecord[];
   kernels: KernelInfo[];
   cases: CaseResult[];
+  deep?: Deep;
 }
 export interface Run {
   /**
@@ -60,6 +61,85 @@ export interface Run {
   stage_seconds?: {
     [k: string]: number;
   };
+  shard?: Shard;
+  /**
+   * set by `kernelgate merge`: every shard of the split, whether it reported, and what it owned
+   */
+  shards?: MergedShard[];
+}
+/**
+ * this run measured shard `index` of `count` (`kernelgate run --shard i/n`, the action's `shard` input); docs/scaling.md
+ */
+export interface Shard {
+  index: number;
+  count: number;
+  /**
+   * the cases this shard owned, as kernel/case
+   */
+  cases: string[];
+  /**
+   * the whole split, so that a merge can name what a shard that never reported owned
+   */
+  plan: {
+    /**
+     * sha256 of the split: shards that agree on the split carry the same digest
+     */
+    digest: string;
+    /**
+     * baseline: balanced by the stored baseline's timings; estimate: by each case's size
+     */
+    source: 'baseline' | 'estimate';
+    /**
+     * the baseline whose timings balanced the split
+     */
+    baseline?: string;
+    shards: string[][];
+    /**
+     * each shard's expected seconds under the rule
+     */
+    seconds?: number[];
+  };
+  gpu?: Device;
+}
+/**
+ * the one GPU that measured a shard or a case
+ */
+export interface Device {
+  /**
+   * CUDA device index on its host (as CUDA_VISIBLE_DEVICES numbers it)
+   */
+  index?: number;
+  name: string;
+  sku?: string;
+  uuid?: string;
+  pci_bus_id?: string;
+  host?: string;
+}
+export interface MergedShard {
+  index: number;
+  count: number;
+  /**
+   * ok: reported every case it owned; failed: reported, but its harness failed or cases are absent; missing: no results document
+   */
+  status: 'ok' | 'failed' | 'missing';
+  /**
+   * the cases it owned (kernel/case)
+   */
+  cases: string[];
+  /**
+   * owned cases with no result
+   */
+  unreported?: string[];
+  /**
+   * what went wrong, for the report and the gate
+   */
+  message?: string;
+  /**
+   * the results document it came from
+   */
+  file?: string;
+  gpu?: Device;
+  duration_s?: number;
 }
 export interface Environment {
   gpu: Gpu;
@@ -269,6 +349,7 @@ export interface CaseResult {
     message: string;
     log_tail?: string;
   };
+  device?: Device;
 }
 export interface Correctness {
   status: 'PASS' | 'FAIL';
@@ -369,5 +450,76 @@ export interface Paired {
   /**
    * wall seconds spent sampling this variant's pairs
    */
+  seconds?: number;
+}
+/**
+ * the nightly's deep checks: compute-sanitizer over every variant on a small case, Nsight Compute metrics of headline cases (docs/scaling.md)
+ */
+export interface Deep {
+  sanitizer?: SanitizerRun[];
+  ncu?: NcuRun[];
+}
+export interface SanitizerRun {
+  tool: 'memcheck' | 'racecheck' | 'synccheck' | 'initcheck';
+  kernel: string;
+  variant: string;
+  case: string;
+  /**
+   * clean: the tool reported 0 errors; findings: it reported errors; error: it did not run to the end
+   */
+  status: 'clean' | 'findings' | 'error';
+  /**
+   * the count the tool's summary line gives
+   */
+  errors: number;
+  findings?: {
+    /**
+     * the finding's first line, e.g. Invalid __global__ write of size 4 bytes
+     */
+    what: string;
+    /**
+     * the device function it names
+     */
+    kernel?: string;
+    /**
+     * the lines after it (thread, address), clipped
+     */
+    detail?: string;
+  }[];
+  /**
+   * the first lines of the tool's report, clipped
+   */
+  first_lines?: string;
+  seconds?: number;
+  command?: string;
+}
+export interface NcuRun {
+  kernel: string;
+  variant: string;
+  case: string;
+  status: 'ok' | 'error';
+  /**
+   * the profiled launch's function name
+   */
+  device_kernel?: string;
+  metrics?: {
+    duration_ms?: number;
+    sm_throughput_pct?: number;
+    tensor_pipe_pct?: number;
+    achieved_occupancy_pct?: number;
+    dram_throughput_pct?: number;
+  };
+  /**
+   * the top warp stall reasons, largest first
+   */
+  stalls?: {
+    reason: string;
+    value: number;
+  }[];
+  /**
+   * the full .ncu-rep, kept as an artifact
+   */
+  report?: string;
+  message?: string;
   seconds?: number;
 }

@@ -1,0 +1,138 @@
+// The action's shard and merge inputs (docs/scaling.md). `shard: i/n` measures one shard and ends
+// once its results are written (the merge judges); `merge: DIR` with `shards: n` joins the shards'
+// downloaded results into one run that is judged, reported and gated once. Kept apart from
+// main.ts, which calls in here.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { explicitBaseline, type BaselineStore, type StoredBaseline } from '../baseline.js';
+import type { KernelgateResults } from '../results-types.js';
+import type { FullRun } from '../run.js';
+import { compositeBaseline, findShardFiles, mergeShards, readShardDocuments } from './merge.js';
+import { MAX_SHARDS, parseShardSpec, type ShardSpec } from './plan.js';
+import { SHARD_BALANCE, type ShardBalance } from './run.js';
+
+export interface ShardInputs {
+  /** `shard: i/n`: this job measures shard i of n */
+  shard: ShardSpec | undefined;
+  /** how the split is balanced (`shard-balance`) */
+  balance: ShardBalance;
+  /** `merge: DIR`: the folder of the shards' downloaded results */
+  merge: string | undefined;
+  /** `shards: n`: how many shards the merge expects */
+  shards: number | undefined;
+}
+
+/** Every error quotes the input's name and the bad value. */
+export function readShardInputs(getInput: (name: string) => string): ShardInputs {
+  const text = (name: string) => {
+    const value = getInput(name).trim();
+    return value === '' ? undefined : value;
+  };
+  const shardText = text('shard');
+  const shard = shardText === undefined ? undefined : parseShardSpec(shardText, "Input 'shard'");
+  const balance = text('shard-balance') ?? 'baseline';
+  if (!(SHARD_BALANCE as readonly string[]).includes(balance)) {
+    throw new Error(
+      `Input 'shard-balance' must be one of ${SHARD_BALANCE.join(', ')}; got '${balance}'.`,
+    );
+  }
+  const merge = text('merge');
+  const shardsText = text('shards');
+  if (
+    shardsText !== undefined &&
+    (!/^\d{1,4}$/.test(shardsText) || Number(shardsText) < 1 || Number(shardsText) > MAX_SHARDS)
+  ) {
+    throw new Error(
+      `Input 'shards' must be a whole number from 1 to ${MAX_SHARDS}; got '${shardsText}'.`,
+    );
+  }
+  const shards = shardsText === undefined ? undefined : Number(shardsText);
+  if (merge !== undefined && shards === undefined) {
+    throw new Error(
+      `Input 'merge' is '${merge}', but 'shards' is empty: the merge must know how many shards to expect, or a shard that never reported would go unnoticed.`,
+    );
+  }
+  if (merge !== undefined && shard !== undefined) {
+    throw new Error(
+      `Inputs 'shard' and 'merge' are both set: a step either measures a shard or merges them.`,
+    );
+  }
+  return { shard, balance: balance as ShardBalance, merge, shards };
+}
+
+export interface MergeContext {
+  /** the folders holding the shards' results, resolved */
+  dirs: string[];
+  shards: number;
+  cwd: string;
+  /** where the merged results are written */
+  outDir: string;
+  /** an explicit baseline file (the `baseline` input), resolved */
+  baselinePath: string | undefined;
+  store: BaselineStore;
+  /** the branch whose baseline judges the run (a PR's base branch) */
+  baselineBranch: string | undefined;
+  /** the branch the run is stored under when trusted; undefined: not stored */
+  saveBranch: string | undefined;
+  warning(message: string): void;
+  info(message: string): void;
+}
+
+/**
+ * The shards' results merged, with the baseline each case is judged against (the stored baseline
+ * of its shard's GPU SKU) and, for a trusted run on one SKU, where it is stored after the gate.
+ */
+export async function mergedRun(ctx: MergeContext): Promise<FullRun> {
+  const files = findShardFiles(ctx.dirs);
+  const docs = readShardDocuments(files, ctx.cwd);
+  const merged = mergeShards(docs, ctx.shards);
+  for (const s of merged.shards) {
+    if (s.status === 'ok')
+      ctx.info(`${`shard ${s.index}/${s.count}`}: ${s.cases.length} cases from ${s.file ?? '?'}`);
+    else ctx.warning(s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
+  }
+  mkdirSync(ctx.outDir, { recursive: true });
+  const resultsPath = join(ctx.outDir, 'results.json');
+  writeFileSync(resultsPath, JSON.stringify(merged.results, null, 2) + '\n');
+  const notes: string[] = [];
+  let baseline: StoredBaseline | undefined;
+  if (ctx.baselinePath !== undefined) baseline = explicitBaseline(ctx.baselinePath);
+  else if (ctx.baselineBranch !== undefined) {
+    const branch = ctx.baselineBranch;
+    baseline = await compositeBaseline(
+      merged,
+      async (sku) => await ctx.store.latest({ branch, sku }),
+    );
+    if (baseline === undefined) {
+      notes.push(
+        `No stored baseline for branch ${branch} on ${[...merged.skus.keys()].join(', ') || 'any GPU'}: every case is NEW.`,
+      );
+    }
+  }
+  let pendingBaseline: FullRun['pendingBaseline'];
+  if (ctx.saveBranch !== undefined) {
+    if (merged.skus.size === 1) {
+      pendingBaseline = {
+        store: ctx.store,
+        branch: ctx.saveBranch,
+        sku: [...merged.skus.keys()][0] as string,
+      };
+    } else if (merged.skus.size > 1) {
+      notes.push(
+        "Not stored as a baseline: the shards ran on several GPU SKUs, and a stored run holds one SKU's results.",
+      );
+    }
+  }
+  for (const note of notes) ctx.warning(note);
+  return { results: merged.results, resultsPath, baseline, pendingBaseline, notes };
+}
+
+/** The shard's step ends here: its results are written, the merge judges them. */
+export function shardDone(
+  spec: ShardSpec,
+  results: KernelgateResults,
+  resultsPath: string,
+): string {
+  const owned = results.run.shard?.cases.length ?? 0;
+  return `kernelgate: shard ${spec.index}/${spec.count} measured ${results.cases.length} results of its ${owned} cases: ${resultsPath}. Upload it as an artifact; the merge job judges every shard at once.`;
+}

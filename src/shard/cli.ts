@@ -1,0 +1,93 @@
+// `kernelgate merge DIR... --shards n`: the shards' results joined into one document, judged,
+// reported and gated once, like `kernelgate report` (docs/scaling.md).
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { fileBaselineStore } from '../baseline.js';
+import type { Config } from '../config.js';
+import type { KernelgateResults } from '../results-types.js';
+import { InputError } from '../results.js';
+import { mergedRun } from './action.js';
+import { MAX_SHARDS } from './plan.js';
+
+export const MERGE_USAGE = `kernelgate merge DIR [DIR...] --shards N [--config DIR_OR_FILE] [--out-dir DIR]
+                 [--baseline FILE | --baseline-dir DIR (--branch NAME | --base NAME)]
+                 [--kind pr|nightly] [--out FILE]
+  joins the results.json of each shard (kernelgate run --shard i/N) found under the folders into
+  one (--out-dir, default .kernelgate/report/merge), then judges and reports it like \`report\`;
+  a shard that did not report or failed fails the gate, named with the cases it owned
+  --base NAME           judge against branch NAME's newest stored results on each shard's GPU SKU
+  --branch NAME         the branch that ran (its newest stored results are the baseline)
+`;
+
+/** What the command borrows from the command line (src/cli.ts) without importing it. */
+export interface MergeCliDeps {
+  configFrom(option: string | undefined, cwd: string): Config;
+  judgeAndPrint(
+    results: KernelgateResults,
+    baseline: KernelgateResults | undefined,
+    config: Config,
+    kind: 'pr' | 'nightly',
+    out: string | undefined,
+    io: { stdout: (t: string) => void; stderr: (t: string) => void; cwd: string },
+  ): number;
+}
+
+export async function mergeCommand(
+  args: string[],
+  io: { stdout: (t: string) => void; stderr: (t: string) => void; cwd: string },
+  deps: MergeCliDeps,
+): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: {
+      shards: { type: 'string' },
+      config: { type: 'string' },
+      'out-dir': { type: 'string', default: '.kernelgate/report/merge' },
+      baseline: { type: 'string' },
+      'baseline-dir': { type: 'string', default: '.kernelgate/baselines' },
+      branch: { type: 'string' },
+      base: { type: 'string' },
+      kind: { type: 'string', default: 'pr' },
+      out: { type: 'string' },
+    },
+    strict: true,
+    allowPositionals: true,
+  });
+  if (positionals.length === 0) {
+    throw new InputError("merge needs the folders holding the shards' results.json");
+  }
+  const shardsText = values.shards;
+  if (
+    shardsText === undefined ||
+    !/^\d{1,4}$/.test(shardsText) ||
+    Number(shardsText) < 1 ||
+    Number(shardsText) > MAX_SHARDS
+  ) {
+    throw new InputError(
+      `--shards must be the number of shards of the split, 1 to ${MAX_SHARDS} (got ${shardsText === undefined ? 'nothing' : JSON.stringify(shardsText)}): without it a shard that never reported would go unnoticed`,
+    );
+  }
+  const kind = values.kind;
+  if (kind !== 'pr' && kind !== 'nightly') {
+    throw new InputError(`--kind must be pr or nightly (got ${JSON.stringify(kind)})`);
+  }
+  const config = deps.configFrom(values.config, io.cwd);
+  const dirs = positionals.map((p) => resolve(io.cwd, p));
+  const log = {
+    info: (line: string) => io.stderr(`${line}\n`),
+    warning: (line: string) => io.stderr(`warning: ${line}\n`),
+  };
+  const run = await mergedRun({
+    dirs,
+    shards: Number(shardsText),
+    cwd: io.cwd,
+    outDir: resolve(io.cwd, values['out-dir']),
+    baselinePath: values.baseline === undefined ? undefined : resolve(io.cwd, values.baseline),
+    store: fileBaselineStore(resolve(io.cwd, values['baseline-dir'])),
+    baselineBranch: values.base ?? values.branch,
+    saveBranch: undefined,
+    ...log,
+  });
+  io.stderr(`merged results: ${run.resultsPath}\n`);
+  return deps.judgeAndPrint(run.results, run.baseline?.results, config, kind, values.out, io);
+}

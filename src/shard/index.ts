@@ -1,0 +1,40 @@
+// Splitting a run over a matrix of runners and joining it again (docs/scaling.md): the door of
+// src/shard, the one module the rest of kernelgate imports from.
+export {
+  caseIdOf,
+  configUnits,
+  estimatedSeconds,
+  expandGroup,
+  MAX_SHARDS,
+  measuredSeconds,
+  parseShardSpec,
+  planDigest,
+  planShards,
+  shardRecord,
+  shardUnits,
+  splitResults,
+  unitsOfResults,
+  type ShardPlan,
+  type ShardSpec,
+  type ShardUnit,
+} from './plan.js';
+export {
+  compositeBaseline,
+  findShardFiles,
+  mergeShards,
+  readShardDocuments,
+  shardProblems,
+  shardTitleParts,
+  skuOf,
+  type Merged,
+  type ShardDocument,
+} from './merge.js';
+export { SHARD_BALANCE, shardedOptions, type ShardBalance, type Sharded } from './run.js';
+export {
+  mergedRun,
+  readShardInputs,
+  shardDone,
+  type MergeContext,
+  type ShardInputs,
+} from './action.js';
+export { mergeCommand, MERGE_USAGE, type MergeCliDeps } from './cli.js';

@@ -1,0 +1,280 @@
+// The split of a run's cases over n shards (runners of a matrix): deterministic, and balanced by
+// how long each case took in the newest stored baseline, or by an estimate from its size when the
+// baseline does not have it. Every shard computes the same split from the same inputs and records
+// all of it, so a merge can name what a shard that never reported owned (docs/scaling.md).
+import { createHash } from 'node:crypto';
+import type { CaseGroup, Config, LoadedKernel, Scalar } from '../config.js';
+import type { CaseResult, KernelgateResults, Shard } from '../results-types.js';
+
+/** `--shard 2/3`: shard 2 of 3 (1-based). */
+export interface ShardSpec {
+  index: number;
+  count: number;
+}
+
+/** Shards past this are refused: a matrix of more GPU runners than this is a typo. */
+export const MAX_SHARDS = 256;
+
+/** Reads `i/n`; the error names where the value came from and the bad value. */
+export function parseShardSpec(text: string, where: string): ShardSpec {
+  const m = /^\s*(\d{1,4})\s*\/\s*(\d{1,4})\s*$/.exec(text);
+  if (!m) {
+    throw new Error(`${where} must be i/n (shard i of n, counted from 1), got '${text}'.`);
+  }
+  const index = Number(m[1]);
+  const count = Number(m[2]);
+  if (count < 1 || count > MAX_SHARDS) {
+    throw new Error(`${where}: n must be 1 to ${MAX_SHARDS}, got '${text}'.`);
+  }
+  if (index < 1 || index > count) {
+    throw new Error(`${where}: i must be 1 to n (${count}), got '${text}'.`);
+  }
+  return { index, count };
+}
+
+/** One unit of the split: a case of a kernel with all its variants (they run interleaved). */
+export interface ShardUnit {
+  /** kernel/case, the id the harness's --cases file lists */
+  id: string;
+  kernel: string;
+  caseId: string;
+  params: Record<string, Scalar>;
+  variants: string[];
+}
+
+/** Python's str() of a value as the harness writes it into a case id (kernels/harness/manifest.py). */
+function formatValue(value: Scalar): string {
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  return String(value);
+}
+
+/** Every combination of a case group, first key slowest, as the harness expands it. */
+export function expandGroup(group: CaseGroup): Record<string, Scalar>[] {
+  let out: Record<string, Scalar>[] = [{}];
+  for (const [key, value] of Object.entries(group)) {
+    const axis = Array.isArray(value) ? value : [value];
+    out = out.flatMap((partial) => axis.map((v) => ({ ...partial, [key]: v })));
+  }
+  return out;
+}
+
+export function caseIdOf(params: Record<string, Scalar>): string {
+  return Object.entries(params)
+    .map(([k, v]) => `${k}=${formatValue(v)}`)
+    .join(',');
+}
+
+function matchesOnly(params: Record<string, Scalar>, only: CaseGroup | undefined): boolean {
+  for (const [key, want] of Object.entries(only ?? {})) {
+    const options = Array.isArray(want) ? want : [want];
+    if (!options.includes(params[key] as Scalar)) return false;
+  }
+  return true;
+}
+
+/**
+ * The units of a run, in the harness's order (gemm first, then by kernel name; each kernel's cases
+ * in manifest order). `only` limits to those kernels; `ci` takes the manifests' ci_cases.
+ */
+export function shardUnits(
+  kernels: LoadedKernel[],
+  options: { only?: string[]; ci?: boolean } = {},
+): ShardUnit[] {
+  const chosen = kernels
+    .filter((k) => !options.only?.length || options.only.includes(k.manifest.name))
+    .sort((a, b) => {
+      const ka = [a.manifest.name !== 'gemm', a.manifest.name] as const;
+      const kb = [b.manifest.name !== 'gemm', b.manifest.name] as const;
+      return ka[0] === kb[0] ? (ka[1] < kb[1] ? -1 : ka[1] > kb[1] ? 1 : 0) : ka[0] ? 1 : -1;
+    });
+  const units: ShardUnit[] = [];
+  for (const k of chosen) {
+    const groups = (options.ci ? k.manifest.ci_cases : k.manifest.cases) ?? [];
+    for (const params of groups.flatMap(expandGroup)) {
+      const variants = k.manifest.variants
+        .filter((v) => matchesOnly(params, v.only))
+        .map((v) => v.name);
+      if (variants.length === 0) continue;
+      const caseId = caseIdOf(params);
+      units.push({
+        id: `${k.manifest.name}/${caseId}`,
+        kernel: k.manifest.name,
+        caseId,
+        params,
+        variants,
+      });
+    }
+  }
+  return units;
+}
+
+/**
+ * The fixed cost of one variant of one case besides its timed samples: worker set-up, the oracle
+ * and verification over the seeds, the warm-up. One second, an estimate (docs/scaling.md).
+ */
+export const VARIANT_OVERHEAD_S = 1;
+/** The size estimate's scale: seconds per unit of a case's numeric axes multiplied together. */
+export const ESTIMATE_S_PER_ELEMENT = 1e-9;
+
+/**
+ * Seconds a unit took in the baseline: for each variant, its samples (and its base arm's, for a
+ * paired record) plus its warm-up, plus the fixed overhead. Undefined when the baseline has none
+ * of the unit's variants timed.
+ */
+export function measuredSeconds(unit: ShardUnit, records: CaseResult[]): number | undefined {
+  let seconds = 0;
+  let timed = 0;
+  for (const r of records) {
+    if (!r.timing) continue;
+    const samples = (xs: number[] | undefined) => (xs ?? []).reduce((s, x) => s + x, 0);
+    const base = r.paired?.base_timing;
+    const ms =
+      samples(r.timing.samples_ms) +
+      (r.timing.warmup_ms ?? 0) +
+      (base ? samples(base.samples_ms) + (base.warmup_ms ?? 0) : 0);
+    seconds += ms / 1000 + VARIANT_OVERHEAD_S;
+    timed += 1;
+  }
+  if (timed === 0) return undefined;
+  // Variants the baseline did not time (new since) cost the overhead at least.
+  return seconds + Math.max(0, unit.variants.length - timed) * VARIANT_OVERHEAD_S;
+}
+
+/** Without a measurement: the overhead per variant plus the product of the case's numeric axes. */
+export function estimatedSeconds(unit: ShardUnit): number {
+  const size = Object.values(unit.params)
+    .filter((v): v is number => typeof v === 'number' && v > 0)
+    .reduce((p, v) => p * v, 1);
+  return unit.variants.length * (VARIANT_OVERHEAD_S + size * ESTIMATE_S_PER_ELEMENT);
+}
+
+export interface ShardPlan {
+  count: number;
+  /** each shard's unit ids (kernel/case), in the harness's order */
+  shards: string[][];
+  /** each shard's expected seconds under the rule */
+  seconds: number[];
+  source: 'baseline' | 'estimate';
+  baseline?: string;
+  digest: string;
+}
+
+/**
+ * Longest first onto the least loaded shard (ties: the lower shard number), each unit's cost its
+ * baseline seconds or its estimate. The plan's source is `baseline` when the baseline timed at
+ * least one unit (units it did not time are estimated). Deterministic: the same units and
+ * baseline give the same split on every runner.
+ */
+export function planShards(
+  units: ShardUnit[],
+  count: number,
+  baseline?: { results: KernelgateResults; path: string },
+): ShardPlan {
+  const byUnit = new Map<string, CaseResult[]>();
+  for (const c of baseline?.results.cases ?? []) {
+    const id = `${c.kernel}/${c.case}`;
+    byUnit.set(id, [...(byUnit.get(id) ?? []), c]);
+  }
+  let measured = 0;
+  const cost = new Map<string, number>();
+  for (const u of units) {
+    const got = measuredSeconds(u, byUnit.get(u.id) ?? []);
+    if (got !== undefined) measured += 1;
+    cost.set(u.id, got ?? estimatedSeconds(u));
+  }
+  const order = units
+    .map((u, i) => ({ u, i, s: cost.get(u.id) as number }))
+    .sort((a, b) => b.s - a.s || a.i - b.i);
+  const load = Array.from({ length: count }, () => 0);
+  const owner = new Map<string, number>();
+  for (const { u, s } of order) {
+    let best = 0;
+    for (let k = 1; k < count; k++) if ((load[k] as number) < (load[best] as number)) best = k;
+    load[best] = (load[best] as number) + s;
+    owner.set(u.id, best);
+  }
+  const shards = Array.from({ length: count }, (_, k) =>
+    units.filter((u) => owner.get(u.id) === k).map((u) => u.id),
+  );
+  const seconds = load.map((s) => Math.round(s * 10) / 10);
+  const source = measured > 0 ? 'baseline' : 'estimate';
+  return {
+    count,
+    shards,
+    seconds,
+    source,
+    ...(source === 'baseline' && baseline ? { baseline: baseline.path } : {}),
+    digest: planDigest(shards),
+  };
+}
+
+export function planDigest(shards: string[][]): string {
+  return createHash('sha256').update(JSON.stringify(shards)).digest('hex').slice(0, 16);
+}
+
+/** The results' run.shard for shard `index` of the plan. */
+export function shardRecord(plan: ShardPlan, index: number, gpu?: Shard['gpu']): Shard {
+  return {
+    index,
+    count: plan.count,
+    cases: plan.shards[index - 1] ?? [],
+    plan: {
+      digest: plan.digest,
+      source: plan.source,
+      ...(plan.baseline !== undefined ? { baseline: plan.baseline } : {}),
+      shards: plan.shards,
+      seconds: plan.seconds,
+    },
+    ...(gpu ? { gpu } : {}),
+  };
+}
+
+/** The units of a config: every kernel of the run. */
+export function configUnits(config: Config, only?: string[]): ShardUnit[] {
+  return shardUnits(config.kernels, only !== undefined ? { only } : {});
+}
+
+/** The units a results document measured, in its order (to split recorded runs). */
+export function unitsOfResults(results: KernelgateResults): ShardUnit[] {
+  const units = new Map<string, ShardUnit>();
+  for (const c of results.cases) {
+    const id = `${c.kernel}/${c.case}`;
+    const seen = units.get(id);
+    if (seen) seen.variants.push(c.variant);
+    else {
+      units.set(id, {
+        id,
+        kernel: c.kernel,
+        caseId: c.case,
+        params: c.params,
+        variants: [c.variant],
+      });
+    }
+  }
+  return [...units.values()];
+}
+
+/**
+ * Shard `index` of a recorded run as the shard's own run would have written it: its cases only,
+ * with run.shard. For tests and for replaying a recorded run as a matrix.
+ */
+export function splitResults(
+  results: KernelgateResults,
+  plan: ShardPlan,
+  index: number,
+): KernelgateResults {
+  const mine = new Set(plan.shards[index - 1] ?? []);
+  const gpu = results.environment.gpu;
+  return {
+    ...results,
+    run: {
+      ...results.run,
+      shard: shardRecord(plan, index, {
+        name: gpu.name,
+        ...(gpu.sku !== undefined ? { sku: gpu.sku } : {}),
+        ...(results.run.host !== undefined ? { host: results.run.host } : {}),
+      }),
+    },
+    cases: results.cases.filter((c) => mine.has(`${c.kernel}/${c.case}`)),
+  };
+}
