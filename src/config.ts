@@ -8,6 +8,9 @@ import configSchema from '../schema/config.schema.json' with { type: 'json' };
 import kernelSchema from '../schema/kernel.schema.json' with { type: 'json' };
 import { InputError, formatAjvErrors, newAjv, problemsError, showValue } from './results.js';
 import { benchmarksFromRaw, type BenchmarkConfig, type RawBenchmark } from './adapters/config.js';
+import { DATASHEET_PEAKS, type PeakSpec } from './gpus.js';
+
+export type { PeakSpec };
 
 export type Scalar = string | number | boolean;
 export type CaseGroup = Record<string, Scalar | Scalar[]>;
@@ -59,12 +62,6 @@ export interface LoadedKernel {
   file: string;
 }
 
-export interface PeakSpec {
-  /** dense tensor-core TFLOPS by dtype */
-  tflops: Record<string, number>;
-  gbps?: number;
-}
-
 export interface Config {
   rootDir: string;
   /** the kernelgate.yml read, or undefined when the defaults were used */
@@ -105,13 +102,8 @@ export interface Config {
   benchmarks: BenchmarkConfig[];
 }
 
-/** Datasheet dense peaks (no sparsity). The H200 has the H100 SXM's compute, more bandwidth. */
-export const DEFAULT_PEAKS: Readonly<Record<string, PeakSpec>> = {
-  'H100-SXM': { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 3352 },
-  'H100-PCIe': { tflops: { fp16: 756, bf16: 756, tf32: 378, fp8: 1513 }, gbps: 2039 },
-  H200: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 4800 },
-  L4: { tflops: { fp16: 121, bf16: 121, tf32: 60, fp8: 242.5 }, gbps: 300 },
-};
+/** Datasheet dense peaks (no sparsity) by GPU model, from the GPU table (data/gpus.json). */
+export const DEFAULT_PEAKS: Readonly<Record<string, PeakSpec>> = DATASHEET_PEAKS;
 
 export const CONFIG_FILE_NAME = 'kernelgate.yml';
 const DEFAULT_KERNELS_DIR = 'kernels';

@@ -7,6 +7,7 @@ import { XMLParser } from 'fast-xml-parser';
 import { findNvcc, toolkitRelease } from './build.js';
 import { diagnoseOutput } from './diagnose.js';
 import { NOT_FOUND_EXIT_CODE, type Exec } from './exec.js';
+import { gpuModel, modelCapability } from './gpus.js';
 import type { Diagnostic, Environment, Gpu } from './results-types.js';
 
 export interface DoctorDeps {
@@ -187,49 +188,9 @@ function minDriverFor(cuda: string): string | undefined {
   return MIN_DRIVER_FOR_CUDA.find(([release]) => release === majorMinor(cuda))?.[1];
 }
 
-// PCI device ids (pci_device_id 0x2335 10DE -> 2335) of boards whose name does not say the form factor.
-const SKU_BY_PCI_DEVICE: Record<string, string> = {
-  '2330': 'H100-SXM',
-  '2331': 'H100-PCIe',
-  '2321': 'H100-NVL',
-  '2335': 'H200',
-  '2342': 'GH200',
-  '27b8': 'L4',
-  '26b9': 'L40S',
-  '20b0': 'A100-SXM',
-  '20b2': 'A100-SXM',
-  '20b5': 'A100-PCIe',
-  '20f1': 'A100-PCIe',
-};
-
-const SKU_BY_NAME: readonly [RegExp, string][] = [
-  [/GH200/, 'GH200'],
-  [/H200 NVL/, 'H200-NVL'],
-  [/H200/, 'H200'],
-  [/H100 NVL/, 'H100-NVL'],
-  [/H100.*PCIe/, 'H100-PCIe'],
-  [/H100/, 'H100-SXM'],
-  [/H800/, 'H800'],
-  [/B200/, 'B200'],
-  [/L40S/, 'L40S'],
-  [/L40\b/, 'L40'],
-  [/\bL4\b/, 'L4'],
-  [/A100.*PCIe/, 'A100-PCIe'],
-  [/A100/, 'A100-SXM'],
-];
-
-const CAPABILITY_BY_SKU_FAMILY: readonly [RegExp, string][] = [
-  [/^(GH200|H200|H100|H800)/, '9.0'],
-  [/^(L4|L40)/, '8.9'],
-  [/^A100/, '8.0'],
-  [/^B200/, '10.0'],
-];
-
-/** Normalised SKU from the PCI device id, else the name; `unknown` when neither says. */
+/** Normalised model from the PCI device id, else the name; `unknown` when neither says (data/gpus.json). */
 export function gpuSku(name: string, pciDeviceId?: string): string {
-  const device = pciDeviceId?.toLowerCase().replace(/^0x/, '').slice(0, 4);
-  if (device && SKU_BY_PCI_DEVICE[device]) return SKU_BY_PCI_DEVICE[device];
-  return SKU_BY_NAME.find(([re]) => re.test(name))?.[1] ?? 'unknown';
+  return gpuModel(name, pciDeviceId);
 }
 
 type XmlNode = Record<string, unknown>;
@@ -521,7 +482,7 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorReport> {
   const capability = device
     ? `${device.capability[0]}.${device.capability[1]}`
     : first
-      ? CAPABILITY_BY_SKU_FAMILY.find(([re]) => re.test(first.sku))?.[1]
+      ? modelCapability(first.sku)
       : undefined;
 
   // -- the environment section of the results --
@@ -702,8 +663,7 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorReport> {
   // -- each GPU: architecture, clocks, power, ECC, modes, other work --
   for (const g of reading.gpus) {
     const who = reading.gpus.length > 1 ? `GPU ${g.index} (${g.name}, ${g.busId})` : g.name;
-    const cc =
-      g.index === 0 ? capability : CAPABILITY_BY_SKU_FAMILY.find(([re]) => re.test(g.sku))?.[1];
+    const cc = g.index === 0 ? capability : modelCapability(g.sku);
     if (cc) {
       const sm = `sm_${cc.replace('.', '')}`;
       const runnable = targetArchs.filter((t) => t.replace(/[af]$/, '') === sm);

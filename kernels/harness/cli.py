@@ -475,10 +475,10 @@ class Harness:
         if result["status"] == "ok" and "timing" not in result and not self.args.no_timing:
             result["status"] = "error"
             result["error"] = {"kind": "no-timing", "message": "verified but not timed"}
-        tp = throughput(result, self.doc["environment"])
+        tp = throughput(result)
         if tp:
             result["throughput"] = tp
-        for d in case_diagnostics(result, self.doc["environment"]):
+        for d in case_diagnostics(result):
             self.doc["diagnostics"].append(d)
         self.doc["cases"].append(result)
         say(progress_line(result))
@@ -486,16 +486,16 @@ class Harness:
     def finish(self, manifests):
         self.doc["kernels"] = [kernel_info(m, self.doc["cases"]) for m in manifests]
         env = self.doc["environment"]
-        ceilings = ceilings_from(self.doc["cases"], env)
+        ceilings = ceilings_from(self.doc["cases"])
         if self.device == "cuda" and "copy_gbps" not in ceilings and not self.args.no_timing:
             t0 = time.time()
-            ceilings = self.calibrate(env) or ceilings
+            ceilings = self.calibrate() or ceilings
             self.stage_s["calibration"] = time.time() - t0
         if ceilings:
             env["ceilings"] = ceilings
             add_ceiling_percentages(self.doc["cases"], ceilings)
 
-    def calibrate(self, env):
+    def calibrate(self):
         """The gemm kernel's cases, run quietly, when this run did not select it: every run
         reports its ceilings."""
         path = os.path.join(self.args.kernels, "gemm", "kernel.yml")
@@ -511,12 +511,12 @@ class Harness:
                 records = self.run_case(handle, m, case, variants, m.timeout_s)
                 for v, rec in records.items():
                     c = {"kernel": m.name, "variant": v, "case": case.id, "params": case.params, **rec}
-                    c["throughput"] = throughput(c, env)
+                    c["throughput"] = throughput(c)
                     cases.append(c)
         finally:
             handle.stop()
         say("ceilings measured (gemm calibration, not reported as cases)")
-        return ceilings_from(cases, env)
+        return ceilings_from(cases)
 
 
 def progress_line(c):

@@ -1,32 +1,13 @@
-"""Environment facts for the results document (GPU, driver, library versions) and the datasheet
-peaks each SKU is judged against. Runs in a worker process: it initialises CUDA and NVML."""
+"""Environment facts for the results document (GPU, driver, library versions); the GPU's model
+comes from the GPU table the TypeScript side reads too (gpus.py, data/gpus.json). Runs in a
+worker process: it initialises CUDA and NVML."""
 
 import platform
 import re
 import shutil
 import subprocess
 
-# Datasheet dense tensor-core peaks (no sparsity) and memory bandwidth by normalised SKU.
-PEAKS = {
-    "H100-SXM": {"tflops": {"fp16": 989.4, "bf16": 989.4}, "gbps": 3352.0},
-    "H100-PCIe": {"tflops": {"fp16": 756.0, "bf16": 756.0}, "gbps": 2039.0},
-    "H200": {"tflops": {"fp16": 989.4, "bf16": 989.4}, "gbps": 4800.0},
-}
-
-
-def normalise_sku(name):
-    """The driver's product name to the schema's SKU: H100-SXM, H100-PCIe, H200, ... or unknown."""
-    n = name.upper()
-    if "H200" in n:
-        return "H200"
-    if "H100" in n:
-        if "PCIE" in n:
-            return "H100-PCIe"
-        if "NVL" in n:
-            return "H100-NVL"
-        return "H100-SXM"
-    m = re.search(r"\b([A-Z]\d{1,3})\b", n.replace("NVIDIA", ""))
-    return m.group(1) if m else "unknown"
+from .gpus import model_of
 
 
 class Nvml:
@@ -104,7 +85,6 @@ def collect(device):
     props = torch.cuda.get_device_properties(0)
     gpu = {
         "name": props.name,
-        "sku": normalise_sku(props.name),
         "compute_capability": f"{props.major}.{props.minor}",
         "sm_count": props.multi_processor_count,
         "memory_bytes": int(props.total_memory),
@@ -119,10 +99,15 @@ def collect(device):
     if cudnn:
         libraries["cudnn"] = f"{cudnn // 10000}.{cudnn // 100 % 100}.{cudnn % 100}" if cudnn >= 10000 else str(cudnn)
     nvml = Nvml(0)
+    pci_device_id = None
     if not nvml.ok:
         env["nvml_error"] = nvml.error
     if nvml.ok:
         nv = nvml.nv
+        try:
+            pci_device_id = f"{nv.nvmlDeviceGetPciInfo(nvml.handle).pciDeviceId:08x}"
+        except Exception:  # an NVML without PCI info: the name decides the model
+            pci_device_id = None
         gpu["sm_clock_max_mhz"] = float(nv.nvmlDeviceGetMaxClockInfo(nvml.handle, nv.NVML_CLOCK_SM))
         gpu["mem_clock_max_mhz"] = float(nv.nvmlDeviceGetMaxClockInfo(nvml.handle, nv.NVML_CLOCK_MEM))
         gpu["power_limit_w"] = nv.nvmlDeviceGetEnforcedPowerLimit(nvml.handle) / 1000.0
@@ -130,9 +115,6 @@ def collect(device):
         env["driver_version"] = driver.decode() if isinstance(driver, bytes) else str(driver)
         cuda_driver = nv.nvmlSystemGetCudaDriverVersion()
         env["driver_cuda_version"] = f"{cuda_driver // 1000}.{cuda_driver % 1000 // 10}"
+    gpu["sku"] = model_of(props.name, pci_device_id)
     env["gpu"] = gpu
     return env
-
-
-def peaks_for(sku):
-    return PEAKS.get(sku)

@@ -1,10 +1,10 @@
 """Builds the results document (kernelgate/results@1): throughput from each kernel's work formula,
-the ceilings, diagnostics for anything that looks wrong, schema validation and atomic writes."""
+the measured ceilings, diagnostics for what the samples show (throttling, a wandering clock),
+schema validation and atomic writes. Datasheet peaks, and whether a rate is above them, are the
+TypeScript judge's (src/tiers.ts findMeasurementErrors, from data/gpus.json): Python never judges."""
 
 import json
 import os
-
-from .environment import peaks_for
 
 SCHEMA_ID = "kernelgate/results@1"
 SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "..", "..", "schema", "results.schema.json")
@@ -12,35 +12,22 @@ SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "..", "..", "schema", "res
 CLOCK_SPREAD_FLAG = 0.10
 
 
-def throughput(case, env):
-    """tflops, gbps and % of the datasheet peak for one timed case (copy-ceiling % is added by
-    add_ceiling_percentages once the ceilings are known)."""
+def throughput(case):
+    """tflops and gbps of one timed case (copy-ceiling % is added by add_ceiling_percentages once
+    the ceilings are known)."""
     timing, work = case.get("timing"), case.get("work")
     if not timing or not work or timing["median_ms"] <= 0:
         return None
     s = timing["median_ms"] * 1e-3
-    out = {"tflops": work["flops"] / s / 1e12, "gbps": work["bytes"] / s / 1e9}
-    peaks = peaks_for(env.get("gpu", {}).get("sku"))
-    dtype = case["params"].get("dtype")
-    if peaks and dtype in peaks["tflops"] and work["flops"] > 0:
-        out["pct_peak_tflops"] = 100 * out["tflops"] / peaks["tflops"][dtype]
-    return out
+    return {"tflops": work["flops"] / s / 1e12, "gbps": work["bytes"] / s / 1e9}
 
 
-def case_diagnostics(case, env):
-    """Diagnostics one timed case raises: a rate above what the chip can do, throttled samples,
-    a wandering clock."""
+def case_diagnostics(case):
+    """Diagnostics one timed case raises: throttled samples, a wandering clock."""
     diags = []
-    t, tp = case.get("timing"), case.get("throughput")
+    t = case.get("timing")
     who = f"{case['kernel']}/{case['variant']} {case['case']}"
     base = {"source": f"kernel:{case['kernel']}", "kernel": case["kernel"], "variant": case["variant"]}
-    gpu = env.get("gpu", {})
-    peaks = peaks_for(gpu.get("sku"))
-    dtype = case["params"].get("dtype")
-    if tp and peaks and dtype in peaks["tflops"] and tp["tflops"] > peaks["tflops"][dtype]:
-        diags.append({**base, "level": "error", "code": "throughput-above-peak", "message": f"{who}: {tp['tflops']:.1f} TFLOPS is above the {gpu['sku']} {dtype} dense peak of {peaks['tflops'][dtype]} TFLOPS: the FLOP count or the timing is wrong", "fix": "check the work formula (e.g. causal counted as non-causal) and that the timed stream holds all the work"})
-    if tp and peaks and tp["gbps"] > peaks["gbps"]:
-        diags.append({**base, "level": "error", "code": "bandwidth-above-peak", "message": f"{who}: {tp['gbps']:.0f} GB/s is above the {gpu['sku']} datasheet memory bandwidth of {peaks['gbps']} GB/s: the byte count or the timing is wrong, or the inputs stayed in L2"})
     if t and t.get("n_discarded_throttled"):
         diags.append({**base, "level": "warning", "code": "gpu-throttled", "message": f"{who}: {t['n_discarded_throttled']} samples discarded, taken at an SM clock under 75 % of the usual one"})
     clocks = (t or {}).get("sm_clock_mhz") or []
@@ -52,8 +39,8 @@ def case_diagnostics(case, env):
     return diags
 
 
-def ceilings_from(cases, env):
-    """Measured ceilings from the gemm calibration's cases, plus the datasheet peaks."""
+def ceilings_from(cases):
+    """Measured ceilings from the gemm calibration's cases."""
     ceil = {}
     gemm = {}
     for c in cases:
@@ -65,10 +52,6 @@ def ceilings_from(cases, env):
             gemm[c["params"]["dtype"]] = c["throughput"]["tflops"]
     if gemm:
         ceil["gemm_tflops"] = gemm
-    peaks = peaks_for(env.get("gpu", {}).get("sku"))
-    if peaks:
-        ceil["peak_tflops"] = dict(peaks["tflops"])
-        ceil["peak_gbps"] = peaks["gbps"]
     return ceil
 
 

@@ -4,7 +4,7 @@
 // JSON (little-endian float32 seconds), else nvbench's summaries with its own noise estimate.
 import type { CaseResult, Diagnostic, Environment } from '../results-types.js';
 import { parseJson } from '../results.js';
-import { gpuSku } from '../doctor.js';
+import { gpuModel } from '../gpus.js';
 import {
   caseIdOf,
   JsonReader,
@@ -243,7 +243,7 @@ function environmentOf(devices: unknown[], id: number, read: JsonReader): Enviro
   const sm = typeof found.sm_version === 'number' ? found.sm_version : undefined;
   const int = (x: unknown) =>
     typeof x === 'number' && Number.isInteger(x) && x >= 0 ? x : undefined;
-  const gpu: Environment['gpu'] = { name, sku: gpuSku(name), count: devices.length };
+  const gpu: Environment['gpu'] = { name, sku: gpuModel(name), count: devices.length };
   if (sm !== undefined)
     gpu.compute_capability = `${Math.floor(sm / 100)}.${Math.floor((sm % 100) / 10)}`;
   const smCount = int(found.number_of_sms);

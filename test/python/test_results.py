@@ -2,10 +2,8 @@
 
 import pytest
 
-from kernels.harness.environment import normalise_sku
+from kernels.harness.gpus import model_of
 from kernels.harness.results import add_ceiling_percentages, case_diagnostics, ceilings_from, schema_errors, throughput
-
-H100 = {"gpu": {"name": "NVIDIA H100 80GB HBM3", "sku": "H100-SXM"}}
 
 
 def timed_case(median_ms, flops, nbytes=1e9, clocks=None, dtype="fp16", kernel="attention", variant="triton_fa2"):
@@ -15,38 +13,28 @@ def timed_case(median_ms, flops, nbytes=1e9, clocks=None, dtype="fp16", kernel="
     return {"kernel": kernel, "variant": variant, "case": "dtype=fp16,B=16,H=96,S=4096,D=128,causal=true", "params": {"dtype": dtype}, "status": "ok", "timing": timing, "work": {"flops": flops, "bytes": nbytes}}
 
 
-def test_throughput_and_percent_of_peak():
+def test_throughput_is_the_work_over_the_median():
     c = timed_case(10.0, 5e12)
-    tp = throughput(c, H100)
-    assert tp["tflops"] == 500.0
-    assert tp["gbps"] == 100.0
-    assert round(tp["pct_peak_tflops"], 2) == round(100 * 500 / 989.4, 2)
+    tp = throughput(c)
+    assert tp == {"tflops": 500.0, "gbps": 100.0}
 
 
-def test_the_seed_reports_1075_tflops_is_flagged_above_peak():
-    # The seed report: SDPA causal B16 H96 S4096 D128 in 12.27 ms, counted with the non-causal FLOPs.
+def test_a_rate_above_the_datasheet_peak_is_left_to_the_judge():
+    # The seed report: SDPA causal B16 H96 S4096 D128 in 12.27 ms, counted with the non-causal
+    # FLOPs (1075 TFLOPS on an H100 SXM). The TypeScript judge flags it (test/tiers.test.ts,
+    # findMeasurementErrors, peaks from data/gpus.json); the harness only records the rate.
     flops_non_causal = 4 * 16 * 96 * 4096 * 4096 * 128
     c = timed_case(12.27, flops_non_causal)
-    c["throughput"] = throughput(c, H100)
-    diags = case_diagnostics(c, H100)
-    assert [d["code"] for d in diags] == ["throughput-above-peak"]
-    assert diags[0]["level"] == "error"
-    assert diags[0]["message"] == (
-        "attention/triton_fa2 dtype=fp16,B=16,H=96,S=4096,D=128,causal=true: 1075.3 TFLOPS is above the "
-        "H100-SXM fp16 dense peak of 989.4 TFLOPS: the FLOP count or the timing is wrong"
-    )
-
-
-def test_halved_causal_count_is_not_flagged():
-    c = timed_case(12.27, 4 * 16 * 96 * 4096 * 4096 * 128 / 2)
-    c["throughput"] = throughput(c, H100)
-    assert case_diagnostics(c, H100) == []
+    c["throughput"] = throughput(c)
+    assert round(c["throughput"]["tflops"], 1) == 1075.3
+    assert "pct_peak_tflops" not in c["throughput"]
+    assert case_diagnostics(c) == []
 
 
 def test_wandering_clock_is_flagged():
     c = timed_case(1.0, 1e11, clocks=[1400.0, 1980.0, 1500.0, 1450.0])
-    c["throughput"] = throughput(c, H100)
-    diags = case_diagnostics(c, H100)
+    c["throughput"] = throughput(c)
+    diags = case_diagnostics(c)
     assert [d["code"] for d in diags] == ["clock-unstable"]
     assert "SM clock moved 1400–1980 MHz (39 % of its median)" in diags[0]["message"]
 
@@ -57,20 +45,25 @@ def test_ceilings_come_from_the_gemm_calibration():
     mm = timed_case(1.6, 2 * 8192**3, kernel="gemm", variant="cublas")
     mm["params"] = {"op": "matmul", "dtype": "bf16"}
     for c in (copy, mm):
-        c["throughput"] = throughput(c, H100)
-    ceil = ceilings_from([copy, mm], H100)
+        c["throughput"] = throughput(c)
+    ceil = ceilings_from([copy, mm])
     assert round(ceil["copy_gbps"]) == round(2 * 2**30 / 0.5e-3 / 1e9)
     assert round(ceil["gemm_tflops"]["bf16"], 1) == round(2 * 8192**3 / 1.6e-3 / 1e12, 1)
-    assert ceil["peak_tflops"] == {"fp16": 989.4, "bf16": 989.4} and ceil["peak_gbps"] == 3352.0
+    assert "peak_tflops" not in ceil and "peak_gbps" not in ceil  # datasheet peaks: the judge's
     add_ceiling_percentages([copy], ceil)
     assert round(copy["throughput"]["pct_copy_ceiling"]) == 100
 
 
-def test_sku_names():
-    assert normalise_sku("NVIDIA H100 80GB HBM3") == "H100-SXM"
-    assert normalise_sku("NVIDIA H100 PCIe") == "H100-PCIe"
-    assert normalise_sku("NVIDIA H200") == "H200"
-    assert normalise_sku("NVIDIA L4") == "L4"
+def test_models_come_from_the_gpu_table():
+    assert model_of("NVIDIA H100 80GB HBM3") == "H100-SXM"
+    assert model_of("NVIDIA H100 PCIe") == "H100-PCIe"
+    assert model_of("NVIDIA H200") == "H200"
+    assert model_of("NVIDIA L4") == "L4"
+    assert model_of("NVIDIA GH200 480GB") == "GH200"
+    assert model_of("NVIDIA H200 NVL") == "H200-NVL"
+    assert model_of("NVIDIA L40S") == "L40S"
+    assert model_of("some board", "0x234210DE") == "GH200"
+    assert model_of("NVIDIA GeForce RTX 4090", "268410de") == "unknown"
 
 
 def test_schema_errors_name_the_field():
