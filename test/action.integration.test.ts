@@ -15,6 +15,9 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { readInputs, resolveMode, resolvePullRequest } from '../src/main.js';
+import { loadResults } from '../src/results.js';
+import type { KernelgateResults } from '../src/results-types.js';
+import { planShards, splitResults, unitsOfResults } from '../src/shard/index.js';
 import { GitHubServer } from './support/github-server.js';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -39,7 +42,9 @@ beforeAll(async () => {
     symlinkSync(join(repoRoot, 'src', file), join(buildDir, 'src', file));
   for (const dir of ['schema', 'templates', 'node_modules'])
     symlinkSync(join(repoRoot, dir), join(buildDir, dir));
-  symlinkSync(join(repoRoot, 'package.json'), join(buildDir, 'package.json'));
+  // scripts/bundle.mjs reads LICENSE for the bundle's notices (dist/licenses.txt).
+  for (const file of ['package.json', 'LICENSE'])
+    symlinkSync(join(repoRoot, file), join(buildDir, file));
   await run(process.execPath, [join(repoRoot, 'scripts', 'bundle.mjs')], {
     cwd: buildDir,
     env: { PATH: process.env['PATH'] ?? '' },
@@ -493,6 +498,87 @@ describe('a bad day at GitHub: the verdict decides the exit status', { timeout: 
     ]);
     expect(result.summary).toContain('## kernelgate: ✅ pass');
     expect(server.comments).toEqual([]);
+  });
+});
+
+/**
+ * A run split over three matrix jobs, merged by the bundled action: the shards are the recorded
+ * paired H100 run split by kernelgate's own shard function; shard 2 never uploaded its results
+ * and shard 3's harness died before its last two cases.
+ */
+describe('merging shards (issue 14)', { timeout: 120_000 }, () => {
+  const RECORDED = fixture('recorded/paired-slow2-h100/results.json');
+  const recorded = loadResults(RECORDED);
+  const plan = planShards(unitsOfResults(recorded), 3, { results: recorded, path: RECORDED });
+  const shardDir = (docs: Record<number, KernelgateResults>): string => {
+    const dir = mkdtempSync(join(tmpdir(), 'kg-shards-'));
+    for (const [index, doc] of Object.entries(docs)) {
+      mkdirSync(join(dir, `kernelgate-shard-${index}`));
+      writeFileSync(join(dir, `kernelgate-shard-${index}`, 'results.json'), JSON.stringify(doc));
+    }
+    return dir;
+  };
+  const pr = { eventName: 'pull_request', eventFile: event('pull_request.same-repo.opened.json') };
+
+  test('a shard that did not report and one that failed: the comment names them, the step fails', async () => {
+    const third = splitResults(recorded, plan, 3);
+    const lost = (plan.shards[2] as string[]).slice(-2);
+    const dying: KernelgateResults = {
+      ...third,
+      diagnostics: [
+        ...third.diagnostics,
+        {
+          level: 'error',
+          code: 'harness.exit',
+          message:
+            'The harness exited with status 137; the cases it finished are judged. Last lines:\nKilled',
+          source: 'harness',
+        },
+      ],
+      cases: third.cases.filter((c) => !lost.includes(`${c.kernel}/${c.case}`)),
+    };
+    const dir = shardDir({ 1: splitResults(recorded, plan, 1), 3: dying });
+    const result = await action({ ...pr, inputs: { merge: dir, shards: '3' } });
+    expect(result.code, result.stdout + result.stderr).toBe(1);
+    const owned2 = plan.shards[1] as string[];
+    const missing = `shard 2/3 did not report: no results for cases ${owned2.slice(0, 6).join(', ')}${owned2.length > 6 ? ` and ${owned2.length - 6} more` : ''}`;
+    const failed = `shard 3/3 failed: The harness exited with status 137; the cases it finished are judged.; no results for cases ${lost.join(', ')}`;
+    const [error] = annotations(result.stdout, 'error');
+    expect(error).toContain(`\n- ${missing}\n- ${failed}`);
+    const comments = server.commentsOn(41);
+    expect(comments).toHaveLength(1);
+    const body = comments[0]?.body ?? '';
+    expect(body).toContain(
+      `${MARKER}\n## kernelgate: ❌ fail: shard 2/3 did not report, shard 3/3 failed`,
+    );
+    expect(body).toContain(`- 🧩 ${missing.replace(/_/g, '\\_')}`);
+    expect(body).toContain('🧩 shard 3/3 failed');
+    expect(result.outputs['verdict']).toBe('fail');
+    const merged = loadResults(join(result.workspace, '.kernelgate/report/merge/results.json'));
+    expect(merged.run.shards?.map((s) => s.status)).toEqual(['ok', 'missing', 'failed']);
+  });
+
+  test('all three shards merged: the verdict of the run judged whole', async () => {
+    const whole = await action({ ...pr, inputs: { results: RECORDED } });
+    const dir = shardDir({
+      1: splitResults(recorded, plan, 1),
+      2: splitResults(recorded, plan, 2),
+      3: splitResults(recorded, plan, 3),
+    });
+    const merged = await action({ ...pr, inputs: { merge: dir, shards: '3' } });
+    expect(merged.code, merged.stdout + merged.stderr).toBe(whole.code);
+    for (const name of ['verdict', 'failed', 'slower', 'faster', 'new', 'missing'])
+      expect(merged.outputs[name], name).toBe(whole.outputs[name]);
+    const [first, second] = server.commentsOn(41).map((c) => c.body.split('\n')[1]);
+    expect(second).toBe(first);
+  });
+
+  test('merge without shards is refused by name', async () => {
+    const result = await action({ ...pr, inputs: { merge: 'shards' } });
+    expect(result.code).toBe(1);
+    expect(annotations(result.stdout, 'error')).toEqual([
+      "Input 'merge' is 'shards', but 'shards' is empty: the merge must know how many shards to expect, or a shard that never reported would go unnoticed.",
+    ]);
   });
 });
 
