@@ -15440,7 +15440,12 @@ var results_schema_default = {
         },
         sku: {
           type: "string",
-          description: "normalised: H100-SXM, H100-PCIe, H200, L4, unknown, none"
+          description: "the model from data/gpus.json (by pci_device_id, else name): H100-SXM, H100-PCIe, H200, H200-NVL, GH200, L40S, L4, ...; unknown, none"
+        },
+        pci_device_id: {
+          type: "string",
+          pattern: "^(0x)?[0-9a-fA-F]{4,8}$",
+          description: "PCI device and vendor id as NVML and nvidia-smi give it, e.g. 233010de (H100 SXM)"
         },
         compute_capability: { type: "string", pattern: "^[0-9]+\\.[0-9]+$" },
         sm_count: { type: "integer", minimum: 0 },
@@ -28550,7 +28555,12 @@ async function runDoctor(deps) {
   const first = reading.gpus[0];
   const device = probe?.devices?.[0];
   const capability = device ? `${device.capability[0]}.${device.capability[1]}` : first ? modelCapability(first.sku) : void 0;
-  const gpu = first ? { name: first.name, sku: first.sku, count: reading.gpus.length } : { name: "none", sku: "none", count: 0 };
+  const gpu = first ? {
+    name: first.name,
+    sku: first.sku,
+    ...first.pciDeviceId ? { pci_device_id: first.pciDeviceId.toLowerCase() } : {},
+    count: reading.gpus.length
+  } : { name: "none", sku: "none", count: 0 };
   if (capability) gpu.compute_capability = capability;
   if (device?.sm_count) gpu.sm_count = device.sm_count;
   if (first?.memoryMiB !== void 0) gpu.memory_bytes = first.memoryMiB * 1024 * 1024;
@@ -28976,10 +28986,12 @@ function buildTargets(config, only) {
 }
 function mergeEnvironment(fromHarness, fromDoctor) {
   if (fromHarness === void 0) return fromDoctor;
+  const gpu = { ...fromDoctor.gpu, ...fromHarness.gpu };
+  if (gpu.sku !== "none") gpu.sku = gpuModel(gpu.name, gpu.pci_device_id);
   return {
     ...fromDoctor,
     ...fromHarness,
-    gpu: { ...fromDoctor.gpu, ...fromHarness.gpu },
+    gpu,
     libraries: { ...fromDoctor.libraries, ...fromHarness.libraries }
   };
 }

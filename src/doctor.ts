@@ -487,7 +487,12 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorReport> {
 
   // -- the environment section of the results --
   const gpu: Gpu = first
-    ? { name: first.name, sku: first.sku, count: reading.gpus.length }
+    ? {
+        name: first.name,
+        sku: first.sku,
+        ...(first.pciDeviceId ? { pci_device_id: first.pciDeviceId.toLowerCase() } : {}),
+        count: reading.gpus.length,
+      }
     : { name: 'none', sku: 'none', count: 0 };
   if (capability) gpu.compute_capability = capability;
   if (device?.sm_count) gpu.sm_count = device.sm_count;

@@ -8,6 +8,7 @@ import { loadConfig, type Config } from './config.js';
 import { diagnoseOutput } from './diagnose.js';
 import { runDoctor } from './doctor.js';
 import type { Exec } from './exec.js';
+import { gpuModel } from './gpus.js';
 import { runHarness, streamingExec, type LineExec, type ProgressLog } from './harness.js';
 import type { Diagnostic, Environment, KernelgateResults } from './results-types.js';
 import { loadResults } from './results.js';
@@ -64,16 +65,22 @@ export function buildTargets(config: Config, only?: string[]): BuildTarget[] {
     }));
 }
 
-/** Doctor facts fill what the harness did not measure; the harness's own readings win. */
+/**
+ * Doctor facts fill what the harness did not measure; the harness's own readings win. The GPU's
+ * model (the baseline store's key, the peaks' row) is derived here, from the raw facts (PCI device
+ * id, name) and the GPU table, whatever the harness called it.
+ */
 export function mergeEnvironment(
   fromHarness: Environment | undefined,
   fromDoctor: Environment,
 ): Environment {
   if (fromHarness === undefined) return fromDoctor;
+  const gpu = { ...fromDoctor.gpu, ...fromHarness.gpu };
+  if (gpu.sku !== 'none') gpu.sku = gpuModel(gpu.name, gpu.pci_device_id);
   return {
     ...fromDoctor,
     ...fromHarness,
-    gpu: { ...fromDoctor.gpu, ...fromHarness.gpu },
+    gpu,
     libraries: { ...fromDoctor.libraries, ...fromHarness.libraries },
   };
 }

@@ -167,9 +167,13 @@ export interface Gpu {
    */
   name: string;
   /**
-   * normalised: H100-SXM, H100-PCIe, H200, L4, unknown, none
+   * the model from data/gpus.json (by pci_device_id, else name): H100-SXM, H100-PCIe, H200, H200-NVL, GH200, L40S, L4, ...; unknown, none
    */
   sku?: string;
+  /**
+   * PCI device and vendor id as NVML and nvidia-smi give it, e.g. 233010de (H100 SXM)
+   */
+  pci_device_id?: string;
   compute_capability?: string;
   sm_count?: number;
   memory_bytes?: number;

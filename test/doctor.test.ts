@@ -108,6 +108,7 @@ describe('runDoctor on the real H200 capture', () => {
       gpu: {
         name: 'NVIDIA H200',
         sku: 'H200',
+        pci_device_id: '233510de',
         count: 1,
         compute_capability: '9.0',
         sm_count: 132,

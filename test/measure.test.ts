@@ -119,4 +119,26 @@ describe('measure', () => {
       libraries: { triton: '3.6.0', torch: '2.11.0' },
     });
   });
+
+  it('derives the model from the raw facts and the GPU table, whatever the harness called it', () => {
+    // A harness of before data/gpus.json named a GH200 "H200": it would have shared an H200's
+    // baselines and peaks.
+    const merged = mergeEnvironment(
+      { gpu: { name: 'NVIDIA GH200 480GB', sku: 'H200' } },
+      { gpu: { name: 'NVIDIA GH200 480GB', sku: 'GH200', pci_device_id: '234210de' } },
+    );
+    expect(merged.gpu).toEqual({
+      name: 'NVIDIA GH200 480GB',
+      sku: 'GH200',
+      pci_device_id: '234210de',
+    });
+    expect(
+      mergeEnvironment({ gpu: { name: 'NVIDIA H200 NVL', sku: 'H200' } }, { gpu: { name: 'x' } })
+        .gpu.sku,
+    ).toBe('H200-NVL');
+    const cpu = { gpu: { name: 'none (CPU)', sku: 'none', count: 0 } };
+    expect(mergeEnvironment(cpu, { gpu: { name: 'none', sku: 'none', count: 0 } }).gpu).toEqual(
+      cpu.gpu,
+    );
+  });
 });

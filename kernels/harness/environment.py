@@ -115,6 +115,8 @@ def collect(device):
         env["driver_version"] = driver.decode() if isinstance(driver, bytes) else str(driver)
         cuda_driver = nv.nvmlSystemGetCudaDriverVersion()
         env["driver_cuda_version"] = f"{cuda_driver // 1000}.{cuda_driver % 1000 // 10}"
+    if pci_device_id:
+        gpu["pci_device_id"] = pci_device_id
     gpu["sku"] = model_of(props.name, pci_device_id)
     env["gpu"] = gpu
     return env
