@@ -30358,50 +30358,50 @@ var require_fast_uri = __commonJS({
       schemelessOptions.skipEscape = true;
       return serialize2(resolved, schemelessOptions);
     }
-    function resolveComponent(base, relative3, options, skipNormalization) {
+    function resolveComponent(base, relative4, options, skipNormalization) {
       const target = {};
       if (!skipNormalization) {
         base = parse8(serialize2(base, options), options);
-        relative3 = parse8(serialize2(relative3, options), options);
+        relative4 = parse8(serialize2(relative4, options), options);
       }
       options = options || {};
-      if (!options.tolerant && relative3.scheme) {
-        target.scheme = relative3.scheme;
-        target.userinfo = relative3.userinfo;
-        target.host = relative3.host;
-        target.port = relative3.port;
-        target.path = removeDotSegments(relative3.path || "");
-        target.query = relative3.query;
+      if (!options.tolerant && relative4.scheme) {
+        target.scheme = relative4.scheme;
+        target.userinfo = relative4.userinfo;
+        target.host = relative4.host;
+        target.port = relative4.port;
+        target.path = removeDotSegments(relative4.path || "");
+        target.query = relative4.query;
       } else {
-        if (relative3.userinfo !== void 0 || relative3.host !== void 0 || relative3.port !== void 0) {
-          target.userinfo = relative3.userinfo;
-          target.host = relative3.host;
-          target.port = relative3.port;
-          target.path = removeDotSegments(relative3.path || "");
-          target.query = relative3.query;
+        if (relative4.userinfo !== void 0 || relative4.host !== void 0 || relative4.port !== void 0) {
+          target.userinfo = relative4.userinfo;
+          target.host = relative4.host;
+          target.port = relative4.port;
+          target.path = removeDotSegments(relative4.path || "");
+          target.query = relative4.query;
         } else {
-          if (!relative3.path) {
+          if (!relative4.path) {
             target.path = base.path;
-            if (relative3.query !== void 0) {
-              target.query = relative3.query;
+            if (relative4.query !== void 0) {
+              target.query = relative4.query;
             } else {
               target.query = base.query;
             }
           } else {
-            if (relative3.path[0] === "/") {
-              target.path = removeDotSegments(relative3.path);
+            if (relative4.path[0] === "/") {
+              target.path = removeDotSegments(relative4.path);
             } else {
               const baseHasAuthority = base.userinfo !== void 0 || base.host !== void 0 || base.port !== void 0;
               if (baseHasAuthority && !base.path) {
-                target.path = "/" + relative3.path;
+                target.path = "/" + relative4.path;
               } else if (!base.path) {
-                target.path = relative3.path;
+                target.path = relative4.path;
               } else {
-                target.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative3.path;
+                target.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative4.path;
               }
               target.path = base.scheme === void 0 && !baseHasAuthority && target.path[0] !== "/" ? removeDotSegmentsRelative(target.path) : removeDotSegments(target.path);
             }
-            target.query = relative3.query;
+            target.query = relative4.query;
           }
           target.userinfo = base.userinfo;
           target.host = base.host;
@@ -30409,7 +30409,7 @@ var require_fast_uri = __commonJS({
         }
         target.scheme = base.scheme;
       }
-      target.fragment = relative3.fragment;
+      target.fragment = relative4.fragment;
       return target;
     }
     function equal(uriA, uriB, options) {
@@ -34158,9 +34158,9 @@ var require_lib = __commonJS({
 });
 
 // src/main.ts
-import { readFileSync as readFileSync6, statSync as statSync2 } from "node:fs";
+import { readFileSync as readFileSync6, statSync as statSync3 } from "node:fs";
 import { mkdir as mkdir3, writeFile as writeFile3 } from "node:fs/promises";
-import { dirname as dirname5, isAbsolute, join as join12, resolve as resolve6 } from "node:path";
+import { dirname as dirname5, isAbsolute, join as join14, resolve as resolve6 } from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 
 // node_modules/@actions/core/lib/command.js
@@ -38737,11 +38737,430 @@ function compare(results, baseline, config) {
   };
 }
 
+// src/shard/plan.ts
+import { createHash } from "node:crypto";
+var MAX_SHARDS = 256;
+function parseShardSpec(text3, where) {
+  const m = /^\s*(\d{1,4})\s*\/\s*(\d{1,4})\s*$/.exec(text3);
+  if (!m) {
+    throw new Error(`${where} must be i/n (shard i of n, counted from 1), got '${text3}'.`);
+  }
+  const index = Number(m[1]);
+  const count = Number(m[2]);
+  if (count < 1 || count > MAX_SHARDS) {
+    throw new Error(`${where}: n must be 1 to ${MAX_SHARDS}, got '${text3}'.`);
+  }
+  if (index < 1 || index > count) {
+    throw new Error(`${where}: i must be 1 to n (${count}), got '${text3}'.`);
+  }
+  return { index, count };
+}
+function formatValue(value) {
+  if (typeof value === "boolean") return value ? "true" : "false";
+  return String(value);
+}
+function expandGroup(group) {
+  let out = [{}];
+  for (const [key, value] of Object.entries(group)) {
+    const axis = Array.isArray(value) ? value : [value];
+    out = out.flatMap((partial) => axis.map((v) => ({ ...partial, [key]: v })));
+  }
+  return out;
+}
+function caseIdOf2(params) {
+  return Object.entries(params).map(([k, v]) => `${k}=${formatValue(v)}`).join(",");
+}
+function matchesOnly(params, only) {
+  for (const [key, want] of Object.entries(only ?? {})) {
+    const options = Array.isArray(want) ? want : [want];
+    if (!options.includes(params[key])) return false;
+  }
+  return true;
+}
+function shardUnits(kernels, options = {}) {
+  const chosen = kernels.filter((k) => !options.only?.length || options.only.includes(k.manifest.name)).sort((a, b) => {
+    const ka = [a.manifest.name !== "gemm", a.manifest.name];
+    const kb = [b.manifest.name !== "gemm", b.manifest.name];
+    return ka[0] === kb[0] ? ka[1] < kb[1] ? -1 : ka[1] > kb[1] ? 1 : 0 : ka[0] ? 1 : -1;
+  });
+  const units = [];
+  for (const k of chosen) {
+    const groups = (options.ci ? k.manifest.ci_cases : k.manifest.cases) ?? [];
+    for (const params of groups.flatMap(expandGroup)) {
+      const variants = k.manifest.variants.filter((v) => matchesOnly(params, v.only)).map((v) => v.name);
+      if (variants.length === 0) continue;
+      const caseId = caseIdOf2(params);
+      units.push({
+        id: `${k.manifest.name}/${caseId}`,
+        kernel: k.manifest.name,
+        caseId,
+        params,
+        variants
+      });
+    }
+  }
+  return units;
+}
+var VARIANT_OVERHEAD_S = 1;
+var ESTIMATE_S_PER_ELEMENT = 1e-9;
+function measuredSeconds(unit, records) {
+  let seconds2 = 0;
+  let timed = 0;
+  for (const r of records) {
+    if (!r.timing) continue;
+    const samples = (xs) => (xs ?? []).reduce((s, x) => s + x, 0);
+    const base = r.paired?.base_timing;
+    const ms = samples(r.timing.samples_ms) + (r.timing.warmup_ms ?? 0) + (base ? samples(base.samples_ms) + (base.warmup_ms ?? 0) : 0);
+    seconds2 += ms / 1e3 + VARIANT_OVERHEAD_S;
+    timed += 1;
+  }
+  if (timed === 0) return void 0;
+  return seconds2 + Math.max(0, unit.variants.length - timed) * VARIANT_OVERHEAD_S;
+}
+function estimatedSeconds(unit) {
+  const size = Object.values(unit.params).filter((v) => typeof v === "number" && v > 0).reduce((p, v) => p * v, 1);
+  return unit.variants.length * (VARIANT_OVERHEAD_S + size * ESTIMATE_S_PER_ELEMENT);
+}
+function planShards(units, count, baseline) {
+  const byUnit = /* @__PURE__ */ new Map();
+  for (const c of baseline?.results.cases ?? []) {
+    const id = `${c.kernel}/${c.case}`;
+    byUnit.set(id, [...byUnit.get(id) ?? [], c]);
+  }
+  let measured = 0;
+  const cost = /* @__PURE__ */ new Map();
+  for (const u of units) {
+    const got = measuredSeconds(u, byUnit.get(u.id) ?? []);
+    if (got !== void 0) measured += 1;
+    cost.set(u.id, got ?? estimatedSeconds(u));
+  }
+  const order = units.map((u, i) => ({ u, i, s: cost.get(u.id) })).sort((a, b) => b.s - a.s || a.i - b.i);
+  const load = Array.from({ length: count }, () => 0);
+  const owner = /* @__PURE__ */ new Map();
+  for (const { u, s } of order) {
+    let best = 0;
+    for (let k = 1; k < count; k++) if (load[k] < load[best]) best = k;
+    load[best] = load[best] + s;
+    owner.set(u.id, best);
+  }
+  const shards = Array.from(
+    { length: count },
+    (_, k) => units.filter((u) => owner.get(u.id) === k).map((u) => u.id)
+  );
+  const seconds2 = load.map((s) => Math.round(s * 10) / 10);
+  const source = measured > 0 ? "baseline" : "estimate";
+  return {
+    count,
+    shards,
+    seconds: seconds2,
+    source,
+    ...source === "baseline" && baseline ? { baseline: baseline.path } : {},
+    digest: planDigest(shards)
+  };
+}
+function planDigest(shards) {
+  return createHash("sha256").update(JSON.stringify(shards)).digest("hex").slice(0, 16);
+}
+function shardRecord(plan, index, gpu) {
+  return {
+    index,
+    count: plan.count,
+    cases: plan.shards[index - 1] ?? [],
+    plan: {
+      digest: plan.digest,
+      source: plan.source,
+      ...plan.baseline !== void 0 ? { baseline: plan.baseline } : {},
+      shards: plan.shards,
+      seconds: plan.seconds
+    },
+    ...gpu ? { gpu } : {}
+  };
+}
+function configUnits(config, only) {
+  return shardUnits(config.kernels, only !== void 0 ? { only } : {});
+}
+
 // src/shard/merge.ts
+import { existsSync as existsSync3, readdirSync as readdirSync2, statSync as statSync2 } from "node:fs";
+import { join as join4, relative as relative3 } from "node:path";
+var NAMED_CASES = 6;
+function caseList(ids) {
+  const shown = ids.slice(0, NAMED_CASES).join(", ");
+  return ids.length > NAMED_CASES ? `${shown} and ${ids.length - NAMED_CASES} more` : shown;
+}
+function findShardFiles(dirs, name = "results.json") {
+  const found = [];
+  const walk = (dir, depth) => {
+    for (const entry of readdirSync2(dir, { withFileTypes: true }).sort(
+      (a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0
+    )) {
+      const path6 = join4(dir, entry.name);
+      if (entry.isDirectory() && depth < 4) walk(path6, depth + 1);
+      else if (entry.isFile() && entry.name === name) found.push(path6);
+    }
+  };
+  for (const dir of dirs) {
+    if (!existsSync3(dir)) {
+      throw new InputError(`${dir}: no such folder (the shards' downloaded results)`);
+    }
+    if (statSync2(dir).isFile()) found.push(dir);
+    else walk(dir, 0);
+  }
+  return found;
+}
+function readShardDocuments(files, cwd) {
+  return files.map((path6) => {
+    const file = relative3(cwd, path6) || path6;
+    const results = loadResults(path6);
+    if (results.run.shard === void 0) {
+      throw new InputError(
+        `${file}: run.shard is absent: these results are not one shard's (made by \`kernelgate run --shard i/n\` or the action's shard input).`
+      );
+    }
+    return { file, results };
+  });
+}
+var HARNESS_FAILED = /* @__PURE__ */ new Set(["harness.no_results", "harness.exit"]);
+function gpuOf2(doc) {
+  if (doc.run.shard?.gpu) return doc.run.shard.gpu;
+  const g = doc.environment.gpu;
+  return {
+    name: g.name,
+    ...g.sku !== void 0 ? { sku: g.sku } : {},
+    ...doc.run.host !== void 0 ? { host: doc.run.host } : {}
+  };
+}
+function skuOf(gpu) {
+  return gpu.sku && gpu.sku !== "unknown" ? gpu.sku : gpu.name;
+}
+function mergeShards(docs, count) {
+  if (!Number.isInteger(count) || count < 1) {
+    throw new InputError(`shards must be a whole number of at least 1, got ${count}`);
+  }
+  const byIndex = /* @__PURE__ */ new Map();
+  for (const d of docs) {
+    const s = d.results.run.shard;
+    if (s.count !== count) {
+      throw new InputError(
+        `${d.file}: run.shard.count is ${s.count}, but the merge expects ${count} shards (the matrix and the merge disagree).`
+      );
+    }
+    const seen = byIndex.get(s.index);
+    if (seen !== void 0) {
+      throw new InputError(
+        `${d.file} and ${seen.file} both say they are shard ${s.index}/${count}: keep one (a re-run job uploads its artifact again).`
+      );
+    }
+    byIndex.set(s.index, d);
+  }
+  const reporting = [...byIndex.keys()].sort((a, b) => a - b);
+  const diagnostics = [];
+  const reference = reporting.length ? byIndex.get(reporting[0]).results.run.shard : void 0;
+  const digests = new Set(reporting.map((i) => byIndex.get(i)?.results.run.shard?.plan.digest));
+  if (digests.size > 1) {
+    diagnostics.push({
+      level: "warning",
+      code: "shard.plan_mismatch",
+      message: `The shards computed different splits (${[...digests].join(", ")}): each reporting shard's own case list is used, and cases no shard measured are listed below. Shards agree when they read the same stored baseline; a matrix over several GPU SKUs balances by estimate (docs/scaling.md).`,
+      source: "merge"
+    });
+  }
+  const shards = [];
+  const owned = /* @__PURE__ */ new Set();
+  for (let index = 1; index <= count; index++) {
+    const doc = byIndex.get(index);
+    const name = `shard ${index}/${count}`;
+    if (doc === void 0) {
+      const cases2 = reference?.plan.shards[index - 1] ?? [];
+      cases2.forEach((id) => owned.add(id));
+      const message = cases2.length ? `${name} did not report: no results for cases ${caseList(cases2)}` : `${name} did not report${reference ? " (it owned no case)" : ", and no shard reported its split"}`;
+      shards.push({ index, count, status: "missing", cases: cases2, unreported: cases2, message });
+      continue;
+    }
+    const record = doc.results.run.shard;
+    record.cases.forEach((id) => owned.add(id));
+    const reported = new Set(doc.results.cases.map((c) => `${c.kernel}/${c.case}`));
+    const unreported = record.cases.filter((id) => !reported.has(id));
+    const harness = doc.results.diagnostics.filter((d) => HARNESS_FAILED.has(d.code));
+    const problems = [];
+    for (const h of harness) {
+      problems.push(h.message.split("\n")[0].replace(/\s*Last lines:\s*$/, ""));
+    }
+    if (unreported.length) problems.push(`no results for cases ${caseList(unreported)}`);
+    const gpu = gpuOf2(doc.results);
+    shards.push({
+      index,
+      count,
+      status: problems.length ? "failed" : "ok",
+      cases: record.cases,
+      ...unreported.length ? { unreported } : {},
+      ...problems.length ? { message: `${name} failed: ${problems.join("; ")}` } : {},
+      file: doc.file,
+      gpu,
+      ...doc.results.run.duration_s !== void 0 ? { duration_s: doc.results.run.duration_s } : {}
+    });
+  }
+  for (const s of shards) {
+    if (s.status === "ok") continue;
+    diagnostics.push({
+      level: "error",
+      code: s.status === "missing" ? "shard.missing" : "shard.failed",
+      message: s.message,
+      fix: s.status === "missing" ? `Open the matrix job of shard ${s.index}: it failed before uploading its results or was cancelled. Re-run it, then the merge.` : `Read shard ${s.index}'s harness.log (in its artifact); re-run the job once the cause is fixed.`,
+      source: "merge"
+    });
+  }
+  const cases = [];
+  const seenCase = /* @__PURE__ */ new Set();
+  const twice = [];
+  const skus = /* @__PURE__ */ new Map();
+  for (const index of reporting) {
+    const doc = byIndex.get(index);
+    const gpu = gpuOf2(doc.results);
+    const sku = skuOf(gpu);
+    skus.set(sku, [...skus.get(sku) ?? [], index]);
+    for (const c of doc.results.cases) {
+      const key = `${c.kernel}/${c.variant}/${c.case}`;
+      if (seenCase.has(key)) {
+        twice.push(`${key} (shard ${index}/${count})`);
+        continue;
+      }
+      seenCase.add(key);
+      cases.push(c.device ? c : { ...c, device: gpu });
+    }
+  }
+  if (twice.length) {
+    diagnostics.push({
+      level: "warning",
+      code: "shard.duplicate_case",
+      message: `Measured by more than one shard; the lower shard's result is kept: ${caseList(twice)}`,
+      source: "merge"
+    });
+  }
+  const allPlanned = /* @__PURE__ */ new Set();
+  for (const index of reporting) {
+    for (const list of byIndex.get(index)?.results.run.shard?.plan.shards ?? []) {
+      list.forEach((id) => allPlanned.add(id));
+    }
+  }
+  const orphaned = [...allPlanned].filter((id) => !owned.has(id));
+  if (orphaned.length) {
+    diagnostics.push({
+      level: "error",
+      code: "shard.unowned",
+      message: `No shard owned cases ${caseList(orphaned)}: the shards' splits disagree`,
+      fix: "Let every shard read the same baseline (or none): docs/scaling.md.",
+      source: "merge"
+    });
+  }
+  if (skus.size > 1) {
+    diagnostics.push({
+      level: "info",
+      code: "shard.skus",
+      message: `The shards ran on ${[...skus].map(([sku, idx]) => `${sku} (shard ${idx.map((i) => `${i}/${count}`).join(", ")})`).join(" and ")}: each case is compared with the baseline of its own GPU SKU.`,
+      source: "merge"
+    });
+  }
+  const docsInOrder = reporting.map((i) => byIndex.get(i).results);
+  const first = docsInOrder[0];
+  const starts = docsInOrder.map((d) => d.run.started_at).sort();
+  const ends = docsInOrder.map((d) => d.run.finished_at).filter((x) => x !== void 0).sort();
+  const run2 = {
+    started_at: starts[0] ?? (/* @__PURE__ */ new Date(0)).toISOString(),
+    ...ends.length ? { finished_at: ends[ends.length - 1] } : {},
+    harness: first?.run.harness ?? "none: no shard reported",
+    command: `kernelgate merge (${reporting.length} of ${count} shards reported)`,
+    ...first?.run.id !== void 0 ? { id: first.run.id } : {},
+    ...first?.run.git_sha !== void 0 ? { git_sha: first.run.git_sha } : {},
+    ...first?.run.git_ref !== void 0 ? { git_ref: first.run.git_ref } : {},
+    ...first?.run.paired_base !== void 0 ? { paired_base: first.run.paired_base } : {},
+    ...docsInOrder.some((d) => d.run.synthetic) ? { synthetic: true } : {},
+    shards
+  };
+  const merged = {
+    schema: "kernelgate/results@1",
+    run: run2,
+    environment: first?.environment ?? { gpu: { name: "unknown", sku: "unknown" } },
+    diagnostics: [...diagnostics, ...dedupeDiagnostics(docsInOrder.flatMap((d) => d.diagnostics))],
+    ...docsInOrder.some((d) => d.builds) ? {
+      builds: dedupeBy(
+        docsInOrder.flatMap((d) => d.builds ?? []),
+        (b) => `${b.kernel}/${b.variant}`
+      )
+    } : {},
+    kernels: mergeKernels(docsInOrder.flatMap((d) => d.kernels)),
+    cases,
+    ...docsInOrder.some((d) => d.deep) ? {
+      deep: {
+        sanitizer: docsInOrder.flatMap((d) => d.deep?.sanitizer ?? []),
+        ncu: docsInOrder.flatMap((d) => d.deep?.ncu ?? [])
+      }
+    } : {}
+  };
+  return { results: merged, shards, skus };
+}
+function dedupeBy(items, key) {
+  const seen = /* @__PURE__ */ new Set();
+  return items.filter((t) => {
+    const k = key(t);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+function dedupeDiagnostics(items) {
+  return dedupeBy(
+    items,
+    (d) => `${d.code}\0${d.kernel ?? ""}\0${d.variant ?? ""}\0${d.message}`
+  );
+}
+function mergeKernels(infos) {
+  const rank = (s) => s === "error" ? 3 : s === "ok" ? 2 : s === "skipped" ? 1 : 0;
+  const out = /* @__PURE__ */ new Map();
+  for (const k of infos) {
+    const seen = out.get(k.name);
+    if (seen === void 0) {
+      out.set(k.name, { ...k, variants: k.variants.map((v) => ({ ...v })) });
+      continue;
+    }
+    for (const v of k.variants) {
+      const i = seen.variants.findIndex((x) => x.name === v.name);
+      if (i < 0) seen.variants.push({ ...v });
+      else if (rank(v.status) > rank(seen.variants[i]?.status)) seen.variants[i] = { ...v };
+    }
+  }
+  return [...out.values()];
+}
 function shardProblems(results) {
   const lines = (results.run.shards ?? []).filter((s) => s.status !== "ok").map((s) => s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
   for (const d of results.diagnostics) if (d.code === "shard.unowned") lines.push(d.message);
   return lines;
+}
+async function compositeBaseline(merged, latest) {
+  const parts = [];
+  for (const [sku, indices] of merged.skus) {
+    const got = await latest(sku);
+    if (got === void 0) continue;
+    const ids = new Set(
+      merged.shards.filter((s) => indices.includes(s.index)).flatMap((s) => s.cases)
+    );
+    parts.push({ sku, ids, got });
+  }
+  if (parts.length === 0) return void 0;
+  const first = parts[0];
+  if (merged.skus.size === 1) return first.got;
+  const cases = parts.flatMap(
+    (p) => p.got.results.cases.filter((c) => p.ids.has(`${c.kernel}/${c.case}`))
+  );
+  return {
+    path: parts.map((p) => `${p.sku}: ${p.got.path}`).join("; "),
+    results: {
+      ...first.got.results,
+      // The comparison checks the GPU: the composite stands for the merged run's own.
+      environment: { ...first.got.results.environment, gpu: merged.results.environment.gpu },
+      cases
+    }
+  };
 }
 function shardTitleParts(results) {
   return (results.run.shards ?? []).filter((s) => s.status !== "ok").map(
@@ -38749,9 +39168,12 @@ function shardTitleParts(results) {
   );
 }
 
+// src/shard/run.ts
+import { writeFileSync as writeFileSync2 } from "node:fs";
+
 // src/baseline.ts
-import { existsSync as existsSync3, mkdirSync, readdirSync as readdirSync2, renameSync, writeFileSync } from "node:fs";
-import { join as join4 } from "node:path";
+import { existsSync as existsSync4, mkdirSync, readdirSync as readdirSync3, renameSync, writeFileSync } from "node:fs";
+import { join as join5 } from "node:path";
 var StoreError = class extends Error {
 };
 function safeSegment(value, field3) {
@@ -38762,11 +39184,11 @@ function safeSegment(value, field3) {
   return cleaned;
 }
 function fileBaselineStore(root) {
-  const dirOf = (key) => join4(root, safeSegment(key.branch, "branch"), safeSegment(key.sku, "GPU SKU"));
+  const dirOf = (key) => join5(root, safeSegment(key.branch, "branch"), safeSegment(key.sku, "GPU SKU"));
   const entries = (key) => {
     const dir = dirOf(key);
-    if (!existsSync3(dir)) return [];
-    return readdirSync2(dir).filter((name) => name.endsWith(".json")).sort().reverse().map((name) => join4(dir, name));
+    if (!existsSync4(dir)) return [];
+    return readdirSync3(dir).filter((name) => name.endsWith(".json")).sort().reverse().map((name) => join5(dir, name));
   };
   return {
     latest(key) {
@@ -38781,7 +39203,7 @@ function fileBaselineStore(root) {
       mkdirSync(dir, { recursive: true });
       const stamp = results.run.started_at.replace(/[^0-9A-Za-z]/g, "");
       const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
-      const path6 = join4(dir, `${stamp}-${sha}.json`);
+      const path6 = join5(dir, `${stamp}-${sha}.json`);
       const tmp = `${path6}.${process.pid}.tmp`;
       writeFileSync(tmp, JSON.stringify(results, null, 2) + "\n");
       renameSync(tmp, path6);
@@ -38790,10 +39212,146 @@ function fileBaselineStore(root) {
   };
 }
 function explicitBaseline(path6) {
-  if (!existsSync3(path6)) {
+  if (!existsSync4(path6)) {
     throw new Error(`baseline ${path6}: no such file`);
   }
   return { results: loadResults(path6), path: path6 };
+}
+
+// src/shard/run.ts
+var SHARD_BALANCE = ["baseline", "estimate"];
+function shardedOptions(options, spec, balance, log) {
+  let plan;
+  const timings = async (environment) => {
+    if (balance === "estimate") return void 0;
+    if (options.baselinePath !== void 0) return explicitBaseline(options.baselinePath);
+    const branch = options.mode === "pr" ? options.baseBranch : options.branch;
+    if (branch === void 0) return void 0;
+    try {
+      return await options.store.latest({ branch, sku: skuOf(environment.gpu) });
+    } catch (error2) {
+      if (!(error2 instanceof StoreError)) throw error2;
+      log.warning(
+        `shard: the stored baseline could not be read (${error2.message}): the split is balanced by estimate.`
+      );
+      return void 0;
+    }
+  };
+  const selectCases = async (environment) => {
+    const units = configUnits(options.config, options.only);
+    plan = planShards(units, spec.count, await timings(environment));
+    const mine = plan.shards[spec.index - 1] ?? [];
+    log.info(
+      `shard ${spec.index}/${spec.count}: ${mine.length} of ${units.length} cases, about ${plan.seconds[spec.index - 1] ?? 0} s by ${plan.source === "baseline" ? `the timings of ${plan.baseline}` : "the cases' sizes (no stored timings)"}; split ${plan.digest}`
+    );
+    return mine;
+  };
+  return {
+    // A shard holds part of the cases: only the merged run may become a baseline.
+    options: { ...options, selectCases, saveBaseline: false },
+    finish(run2) {
+      if (plan === void 0) return run2;
+      const gpu = run2.results.environment.gpu;
+      const results = {
+        ...run2.results,
+        run: {
+          ...run2.results.run,
+          shard: shardRecord(plan, spec.index, {
+            name: gpu.name,
+            ...gpu.sku !== void 0 ? { sku: gpu.sku } : {},
+            ...run2.results.run.host !== void 0 ? { host: run2.results.run.host } : {}
+          })
+        }
+      };
+      writeFileSync2(run2.resultsPath, JSON.stringify(results, null, 2) + "\n");
+      return { ...run2, results };
+    }
+  };
+}
+
+// src/shard/action.ts
+import { mkdirSync as mkdirSync2, writeFileSync as writeFileSync3 } from "node:fs";
+import { join as join6 } from "node:path";
+function readShardInputs(getInput2) {
+  const text3 = (name) => {
+    const value = getInput2(name).trim();
+    return value === "" ? void 0 : value;
+  };
+  const shardText = text3("shard");
+  const shard = shardText === void 0 ? void 0 : parseShardSpec(shardText, "Input 'shard'");
+  const balance = text3("shard-balance") ?? "baseline";
+  if (!SHARD_BALANCE.includes(balance)) {
+    throw new Error(
+      `Input 'shard-balance' must be one of ${SHARD_BALANCE.join(", ")}; got '${balance}'.`
+    );
+  }
+  const merge2 = text3("merge");
+  const shardsText = text3("shards");
+  if (shardsText !== void 0 && (!/^\d{1,4}$/.test(shardsText) || Number(shardsText) < 1 || Number(shardsText) > MAX_SHARDS)) {
+    throw new Error(
+      `Input 'shards' must be a whole number from 1 to ${MAX_SHARDS}; got '${shardsText}'.`
+    );
+  }
+  const shards = shardsText === void 0 ? void 0 : Number(shardsText);
+  if (merge2 !== void 0 && shards === void 0) {
+    throw new Error(
+      `Input 'merge' is '${merge2}', but 'shards' is empty: the merge must know how many shards to expect, or a shard that never reported would go unnoticed.`
+    );
+  }
+  if (merge2 !== void 0 && shard !== void 0) {
+    throw new Error(
+      `Inputs 'shard' and 'merge' are both set: a step either measures a shard or merges them.`
+    );
+  }
+  return { shard, balance, merge: merge2, shards };
+}
+async function mergedRun(ctx) {
+  const files = findShardFiles(ctx.dirs);
+  const docs = readShardDocuments(files, ctx.cwd);
+  const merged = mergeShards(docs, ctx.shards);
+  for (const s of merged.shards) {
+    if (s.status === "ok")
+      ctx.info(`${`shard ${s.index}/${s.count}`}: ${s.cases.length} cases from ${s.file ?? "?"}`);
+    else ctx.warning(s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
+  }
+  mkdirSync2(ctx.outDir, { recursive: true });
+  const resultsPath = join6(ctx.outDir, "results.json");
+  writeFileSync3(resultsPath, JSON.stringify(merged.results, null, 2) + "\n");
+  const notes = [];
+  let baseline;
+  if (ctx.baselinePath !== void 0) baseline = explicitBaseline(ctx.baselinePath);
+  else if (ctx.baselineBranch !== void 0) {
+    const branch = ctx.baselineBranch;
+    baseline = await compositeBaseline(
+      merged,
+      async (sku) => await ctx.store.latest({ branch, sku })
+    );
+    if (baseline === void 0) {
+      notes.push(
+        `No stored baseline for branch ${branch} on ${[...merged.skus.keys()].join(", ") || "any GPU"}: every case is NEW.`
+      );
+    }
+  }
+  let pendingBaseline;
+  if (ctx.saveBranch !== void 0) {
+    if (merged.skus.size === 1) {
+      pendingBaseline = {
+        store: ctx.store,
+        branch: ctx.saveBranch,
+        sku: [...merged.skus.keys()][0]
+      };
+    } else if (merged.skus.size > 1) {
+      notes.push(
+        "Not stored as a baseline: the shards ran on several GPU SKUs, and a stored run holds one SKU's results."
+      );
+    }
+  }
+  for (const note of notes) ctx.warning(note);
+  return { results: merged.results, resultsPath, baseline, pendingBaseline, notes };
+}
+function shardDone(spec, results, resultsPath) {
+  const owned = results.run.shard?.cases.length ?? 0;
+  return `kernelgate: shard ${spec.index}/${spec.count} measured ${results.cases.length} results of its ${owned} cases: ${resultsPath}. Upload it as an artifact; the merge job judges every shard at once.`;
 }
 
 // src/tiers.ts
@@ -39180,8 +39738,8 @@ function gate(comparison, tiers, results, config) {
 }
 
 // src/render.ts
-import { readFileSync as readFileSync3, readdirSync as readdirSync3 } from "node:fs";
-import { join as join5 } from "node:path";
+import { readFileSync as readFileSync3, readdirSync as readdirSync4 } from "node:fs";
+import { join as join7 } from "node:path";
 import { fileURLToPath } from "node:url";
 
 // node_modules/mustache/mustache.mjs
@@ -40580,7 +41138,7 @@ function outcomeText(input, changes) {
     }
     return parts;
   };
-  const join13 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
+  const join15 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
   if (outcome === "fail") {
     const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
     const parts = [...shardTitleParts(input.results), ...say(kinds)];
@@ -40592,13 +41150,13 @@ function outcomeText(input, changes) {
       }
     }
     const n = input.gate.reasons.length;
-    return `❌ fail: ${parts.length ? join13(parts) : plural(n, "reason")}`;
+    return `❌ fail: ${parts.length ? join15(parts) : plural(n, "reason")}`;
   }
-  if (outcome === "regression") return `⚠️ regression: ${join13(say(["slower"]))}`;
+  if (outcome === "regression") return `⚠️ regression: ${join15(say(["slower"]))}`;
   const faster = say(["faster"]);
   const moved = changes.changed.filter((v) => v.changed.some(isControl));
   const control = moved.length ? ` (the A/A control ${moved.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
-  if (faster.length) return `✅ pass: ${join13(faster)}${control}`;
+  if (faster.length) return `✅ pass: ${join15(faster)}${control}`;
   if (!changes.judged) return "✅ pass";
   return `✅ pass: ${moved.length ? "no candidate" : "no case"} slower or faster${control}`;
 }
@@ -40833,13 +41391,13 @@ function defaultTemplatesDir() {
 }
 function loadTemplates(dir, kind) {
   const main = readFileSync3(
-    join5(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
+    join7(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
     "utf8"
   );
   const partials = {};
-  for (const file of readdirSync3(join5(dir, "partials"))) {
+  for (const file of readdirSync4(join7(dir, "partials"))) {
     const match = /^(.+)\.md\.mustache$/.exec(file);
-    if (match?.[1]) partials[match[1]] = readFileSync3(join5(dir, "partials", file), "utf8");
+    if (match?.[1]) partials[match[1]] = readFileSync3(join7(dir, "partials", file), "utf8");
   }
   return { main, partials };
 }
@@ -40951,7 +41509,7 @@ function judge(results, baseline, config, kind, context3, history) {
 }
 
 // node_modules/@actions/github/lib/context.js
-import { readFileSync as readFileSync4, existsSync as existsSync4 } from "fs";
+import { readFileSync as readFileSync4, existsSync as existsSync5 } from "fs";
 import { EOL as EOL6 } from "os";
 var Context2 = class {
   /**
@@ -40961,7 +41519,7 @@ var Context2 = class {
     var _a, _b, _c;
     this.payload = {};
     if (process.env.GITHUB_EVENT_PATH) {
-      if (existsSync4(process.env.GITHUB_EVENT_PATH)) {
+      if (existsSync5(process.env.GITHUB_EVENT_PATH)) {
         this.payload = JSON.parse(readFileSync4(process.env.GITHUB_EVENT_PATH, { encoding: "utf8" }));
       } else {
         const path6 = process.env.GITHUB_EVENT_PATH;
@@ -45326,7 +45884,7 @@ function createGitHubClient(options) {
 }
 
 // src/publish.ts
-import { join as join6 } from "node:path";
+import { join as join8 } from "node:path";
 var BODY_LIMIT_CHARS = 65536;
 var SUMMARY_LIMIT_BYTES = 1024 * 1024;
 var NIGHTLY_LABEL = "kernelgate-nightly";
@@ -45357,9 +45915,9 @@ async function publish(report, options, deps) {
   checkCommentKey(options.commentKey);
   const { fs: fs3, sink } = deps;
   await fs3.mkdir(options.reportDir, { recursive: true });
-  const resultsPath = join6(options.reportDir, "results.json");
-  const reportPath = join6(options.reportDir, "report.md");
-  const verdictPath = join6(options.reportDir, "verdict.json");
+  const resultsPath = join8(options.reportDir, "results.json");
+  const reportPath = join8(options.reportDir, "report.md");
+  const verdictPath = join8(options.reportDir, "verdict.json");
   await fs3.writeFile(resultsPath, JSON.stringify(report.results, null, 2) + "\n");
   await fs3.writeFile(reportPath, report.full);
   const verdict = { verdict: report.verdict, reasons: report.reasons, counts: report.counts };
@@ -45779,7 +46337,7 @@ async function removeStaleLabel(event, stale, deps) {
 }
 
 // src/history/export.ts
-import { join as join7, resolve as resolve4 } from "node:path";
+import { join as join9, resolve as resolve4 } from "node:path";
 
 // src/history/record.ts
 var HISTORY_FORMAT_NAME = "kernelgate/history";
@@ -46185,7 +46743,7 @@ async function writeExports(results, reportDir, fs3, setOutput2, options = {}) {
   for (const format of EXPORT_FORMATS) {
     const exported = exportResults(results, format, options);
     const count = Array.isArray(exported) ? exported.length : Object.keys(exported).length;
-    const path6 = join7(reportDir, `${format}.json`);
+    const path6 = join9(reportDir, `${format}.json`);
     if (count > 0) await fs3.writeFile(path6, `${JSON.stringify(exported, null, 2)}
 `);
     setOutput2(`${format}-path`, count > 0 ? path6 : "");
@@ -46193,7 +46751,7 @@ async function writeExports(results, reportDir, fs3, setOutput2, options = {}) {
 }
 
 // src/history/action.ts
-import { join as join9 } from "node:path";
+import { join as join11 } from "node:path";
 
 // package.json
 var package_default = {
@@ -46250,9 +46808,9 @@ var package_default = {
 };
 
 // src/history/branch-store.ts
-import { mkdtempSync, mkdirSync as mkdirSync2, readFileSync as readFileSync5, rmSync, writeFileSync as writeFileSync2, existsSync as existsSync5 } from "node:fs";
+import { mkdtempSync, mkdirSync as mkdirSync3, readFileSync as readFileSync5, rmSync, writeFileSync as writeFileSync4, existsSync as existsSync6 } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname as dirname3, join as join8 } from "node:path";
+import { dirname as dirname3, join as join10 } from "node:path";
 var DEFAULT_DATA_BRANCH = "kernelgate-data";
 var REMOTE = "kgdata";
 var TIP_REF = "refs/kernelgate/tip";
@@ -46320,8 +46878,8 @@ function branchStore(options) {
   let ready = false;
   async function ensureCache() {
     if (ready) return;
-    if (!existsSync5(join8(gitDir, "HEAD"))) {
-      mkdirSync2(gitDir, { recursive: true });
+    if (!existsSync6(join10(gitDir, "HEAD"))) {
+      mkdirSync3(gitDir, { recursive: true });
       const init = await options.exec.run("git", ["init", "--quiet", "--bare", gitDir]);
       if (init.exitCode !== 0) {
         throw new StoreError(`${prefix}: cannot make ${gitDir}: ${gitReason(init)}`);
@@ -46365,11 +46923,11 @@ function branchStore(options) {
   async function readPaths(tip, paths) {
     const out = /* @__PURE__ */ new Map();
     if (paths.length === 0) return out;
-    const work = mkdtempSync(join8(tmpdir(), "kg-history-read-"));
+    const work = mkdtempSync(join10(tmpdir(), "kg-history-read-"));
     try {
-      const env = { GIT_INDEX_FILE: join8(work, "index") };
-      const tree = join8(work, "tree");
-      mkdirSync2(tree);
+      const env = { GIT_INDEX_FILE: join10(work, "index") };
+      const tree = join10(work, "tree");
+      mkdirSync3(tree);
       const chunk = 500;
       for (let i = 0; i < paths.length; i += chunk) {
         const part = paths.slice(i, i + chunk);
@@ -46393,7 +46951,7 @@ function branchStore(options) {
       }
       for (const path6 of paths) {
         try {
-          out.set(path6, readFileSync5(join8(tree, path6), "utf8"));
+          out.set(path6, readFileSync5(join10(tree, path6), "utf8"));
         } catch {
         }
       }
@@ -46464,7 +47022,7 @@ function branchStore(options) {
     return found;
   }
   async function saveRecords(entries) {
-    const work = mkdtempSync(join8(tmpdir(), "kg-history-write-"));
+    const work = mkdtempSync(join10(tmpdir(), "kg-history-write-"));
     try {
       const prepared = entries.map((entry, i) => {
         const merged = { ...options.defaults, ...entry.context };
@@ -46481,8 +47039,8 @@ function branchStore(options) {
           ...merged.references !== void 0 ? { references: merged.references } : {},
           ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
         });
-        const file = join8(work, `record-${i}.json`);
-        writeFileSync2(file, serializeRecord(record));
+        const file = join10(work, `record-${i}.json`);
+        writeFileSync4(file, serializeRecord(record));
         return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
       });
       const first = prepared[0];
@@ -46495,7 +47053,7 @@ function branchStore(options) {
           throw notStored(`cannot read it (${fetched.reason})`);
         }
         const tip = fetched.tip;
-        const env = { GIT_INDEX_FILE: join8(work, `index-${attempt}`) };
+        const env = { GIT_INDEX_FILE: join10(work, `index-${attempt}`) };
         let before;
         if (tip !== void 0) {
           await gitOk(["read-tree", tip], env);
@@ -46619,9 +47177,9 @@ ${pushed.stderr}`;
   };
 }
 function writeReadme(work) {
-  const path6 = join8(work, "README.md");
-  mkdirSync2(dirname3(path6), { recursive: true });
-  writeFileSync2(path6, README);
+  const path6 = join10(work, "README.md");
+  mkdirSync3(dirname3(path6), { recursive: true });
+  writeFileSync4(path6, README);
   return path6;
 }
 
@@ -46666,7 +47224,7 @@ function actionStore(inputs, env, inWorkspace2, deps) {
   return branchStore({
     remote,
     branch: inputs.history.branch,
-    cacheDir: join9(env["RUNNER_TEMP"] ?? inWorkspace2(".kernelgate"), "kernelgate-history.git"),
+    cacheDir: join11(env["RUNNER_TEMP"] ?? inWorkspace2(".kernelgate"), "kernelgate-history.git"),
     exec: deps.exec ?? actionsExec(),
     warn: deps.warning,
     info: deps.info,
@@ -46709,11 +47267,11 @@ async function trendRuns(store, branch, results, warn, limit = TREND_WINDOW) {
 }
 
 // src/run.ts
-import { existsSync as existsSync8 } from "node:fs";
+import { existsSync as existsSync9 } from "node:fs";
 
 // src/base-revision.ts
-import { existsSync as existsSync6 } from "node:fs";
-import { join as join10 } from "node:path";
+import { existsSync as existsSync7 } from "node:fs";
+import { join as join12 } from "node:path";
 var SHA = /^[0-9a-f]{40}$/;
 function lastLine(text3) {
   const lines = text3.trim().split("\n");
@@ -46724,7 +47282,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
   if (!SHA.test(sha)) {
     return { ok: false, reason: `the base commit '${sha}' is not a 40-character commit SHA` };
   }
-  const dir = options.dir ?? join10(workspace, ".kernelgate", "base");
+  const dir = options.dir ?? join12(workspace, ".kernelgate", "base");
   const git = (...args) => exec2.run("git", ["-C", workspace, ...args]);
   const inside = await git("rev-parse", "--is-inside-work-tree");
   if (inside.exitCode !== 0) {
@@ -46733,7 +47291,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
       reason: `${workspace} is not a git checkout (${lastLine(inside.stderr) || `git exit ${inside.exitCode}`})`
     };
   }
-  if (existsSync6(dir)) {
+  if (existsSync7(dir)) {
     const at = await exec2.run("git", ["-C", dir, "rev-parse", "HEAD"]);
     if (at.exitCode === 0 && at.stdout.trim() === sha) {
       log(`kernelgate: base revision ${sha.slice(0, 12)} already checked out in ${dir}`);
@@ -46775,11 +47333,11 @@ function withRef(base, ref) {
 }
 
 // src/measure.ts
-import { copyFileSync, mkdirSync as mkdirSync4, writeFileSync as writeFileSync4 } from "node:fs";
-import { join as join11, resolve as resolve5 } from "node:path";
+import { copyFileSync, mkdirSync as mkdirSync5, writeFileSync as writeFileSync6 } from "node:fs";
+import { join as join13, resolve as resolve5 } from "node:path";
 
 // src/build.ts
-import { createHash } from "node:crypto";
+import { createHash as createHash2 } from "node:crypto";
 import { access as access2, mkdir as mkdir2, readFile, rename as rename2, rm as rm2, writeFile as writeFile2 } from "node:fs/promises";
 import path4 from "node:path";
 
@@ -47491,7 +48049,7 @@ async function buildVariant(target, variant, build, ctx) {
     );
   }
   const files = await sourceClosure(sources, kernelDir, flags);
-  const hasher = createHash("sha256");
+  const hasher = createHash2("sha256");
   hasher.update(
     JSON.stringify({
       format: CACHE_FORMAT,
@@ -52451,7 +53009,7 @@ async function runDoctor(deps) {
 }
 
 // src/harness.ts
-import { appendFileSync as appendFileSync2, existsSync as existsSync7, mkdirSync as mkdirSync3, writeFileSync as writeFileSync3 } from "node:fs";
+import { appendFileSync as appendFileSync2, existsSync as existsSync8, mkdirSync as mkdirSync4, writeFileSync as writeFileSync5 } from "node:fs";
 import { delimiter as delimiter2, dirname as dirname4 } from "node:path";
 var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
   cwd,
@@ -52480,8 +53038,8 @@ function harnessArgs(options) {
   return [...args, ...options.extraArgs ?? []];
 }
 async function runHarness(options, log, run2 = streamingExec) {
-  mkdirSync3(dirname4(options.logPath), { recursive: true });
-  writeFileSync3(options.logPath, "");
+  mkdirSync4(dirname4(options.logPath), { recursive: true });
+  writeFileSync5(options.logPath, "");
   const env = childEnv(options.env);
   env.PYTHONPATH = [options.harnessRoot, options.workspace, env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter2);
   env.PYTHONUNBUFFERED = "1";
@@ -52505,7 +53063,7 @@ async function runHarness(options, log, run2 = streamingExec) {
   if (inGroup) log.endGroup();
   return {
     exitCode,
-    wroteResults: existsSync7(options.resultsPath),
+    wroteResults: existsSync8(options.resultsPath),
     logTail: lines.slice(-TAIL_LINES).join("\n"),
     log: lines.join("\n")
   };
@@ -52555,7 +53113,7 @@ async function measure(options, deps) {
   const { config } = options;
   const { log } = deps;
   const outDir = resolve5(options.outDir);
-  mkdirSync4(outDir, { recursive: true });
+  mkdirSync5(outDir, { recursive: true });
   const stageSeconds = {};
   const startedAt = new Date(now()).toISOString();
   log.startGroup("kernelgate doctor");
@@ -52566,7 +53124,7 @@ async function measure(options, deps) {
   log.endGroup();
   log.startGroup("kernelgate build");
   t = now();
-  const cacheDir = options.buildCacheDir ?? join11(options.workspace, ".kernelgate", "build");
+  const cacheDir = options.buildCacheDir ?? join13(options.workspace, ".kernelgate", "build");
   const build = await buildKernels(buildTargets(config, options.only), {
     exec: deps.exec,
     cacheDir,
@@ -52574,7 +53132,7 @@ async function measure(options, deps) {
     log: (line) => log.info(line),
     now
   });
-  const buildsPath = join11(outDir, "builds.json");
+  const buildsPath = join13(outDir, "builds.json");
   copyFileSync(build.buildsJsonPath, buildsPath);
   stageSeconds.build = (now() - t) / 1e3;
   log.endGroup();
@@ -52590,13 +53148,13 @@ async function measure(options, deps) {
   const selected = options.selectCases ? await options.selectCases(doctor.environment) : void 0;
   const casesArgs = [];
   if (selected !== void 0) {
-    const casesPath = join11(outDir, "cases.txt");
-    writeFileSync4(casesPath, selected.map((id) => `${id}
+    const casesPath = join13(outDir, "cases.txt");
+    writeFileSync6(casesPath, selected.map((id) => `${id}
 `).join(""));
     casesArgs.push("--cases", casesPath);
   }
   t = now();
-  const resultsPath = join11(outDir, "results.json");
+  const resultsPath = join13(outDir, "results.json");
   const harness = await runHarness(
     {
       workspace: options.workspace,
@@ -52604,7 +53162,7 @@ async function measure(options, deps) {
       python: config.harness.python,
       kernelsDir: config.kernelsDir,
       resultsPath,
-      logPath: join11(outDir, "harness.log"),
+      logPath: join13(outDir, "harness.log"),
       buildsPath,
       ...options.only !== void 0 ? { only: options.only } : {},
       timeoutPerCaseS: config.harness.timeoutS,
@@ -52613,7 +53171,7 @@ async function measure(options, deps) {
       extraArgs: [
         ...config.harness.args,
         "--tune-cache",
-        join11(cacheDir, "tune"),
+        join13(cacheDir, "tune"),
         ...casesArgs,
         ...paired ? pairedArgs(paired, config) : []
       ],
@@ -52680,7 +53238,7 @@ ${harness.logTail}`,
     ],
     builds: build.records
   };
-  writeFileSync4(resultsPath, JSON.stringify(results, null, 2) + "\n");
+  writeFileSync6(resultsPath, JSON.stringify(results, null, 2) + "\n");
   return { results, resultsPath, stageSeconds };
 }
 async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
@@ -52700,7 +53258,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
     log: (line) => deps.log.info(`base: ${line}`),
     ...deps.now !== void 0 ? { now: deps.now } : {}
   });
-  const buildsPath = join11(outDir, "base-builds.json");
+  const buildsPath = join13(outDir, "base-builds.json");
   copyFileSync(build.buildsJsonPath, buildsPath);
   const failed = build.records.filter((r) => r.status !== "ok");
   for (const r of failed) {
@@ -52708,7 +53266,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
       `base: ${r.kernel}/${r.variant} did not build (${r.status}): its cases are not paired`
     );
   }
-  return { base, kernelsDir: join11(base.root, baseConfig.kernelsDir), buildsPath };
+  return { base, kernelsDir: join13(base.root, baseConfig.kernelsDir), buildsPath };
 }
 function pairedArgs(paired, config) {
   const args = [
@@ -52735,7 +53293,7 @@ async function fullRun(options, deps) {
   let base;
   if (options.pairedBase?.root !== void 0) {
     const { root, sha, ref } = options.pairedBase;
-    if (existsSync8(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
+    if (existsSync9(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
     else notes.push(`Paired A/B is off for this run: the base checkout ${root} does not exist.`);
   } else if (options.pairedBase !== void 0) {
     const got = await materialiseBase(options.workspace, options.pairedBase.sha, deps.exec, {
@@ -52925,7 +53483,8 @@ function readInputs(getInput2) {
     trustOnly,
     requestTimeoutMs: secondsInput("request-timeout", DEFAULT_REQUEST_TIMEOUT_MS),
     publishTimeoutMs: secondsInput("publish-timeout", DEFAULT_PUBLISH_BUDGET_MS),
-    failOnPublishError: bool("fail-on-publish-error", false)
+    failOnPublishError: bool("fail-on-publish-error", false),
+    shard: readShardInputs(getInput2)
   };
 }
 function readEvent(env) {
@@ -53016,7 +53575,7 @@ function inWorkspace(env, path6) {
   return isAbsolute(path6) ? path6 : resolve6(env["GITHUB_WORKSPACE"] ?? process.cwd(), path6);
 }
 function loadConfigInput(path6) {
-  const isFile = statSync2(path6, { throwIfNoEntry: false })?.isFile() ?? false;
+  const isFile = statSync3(path6, { throwIfNoEntry: false })?.isFile() ?? false;
   return isFile ? loadConfig(dirname5(path6), { configFile: path6 }) : loadConfig(path6);
 }
 async function pipeline(input, deps) {
@@ -53098,7 +53657,7 @@ function measureOptions(inputs, config, mode, event, env, core) {
     workspace,
     harnessRoot: ACTION_ROOT,
     ...pairedBase !== void 0 ? { pairedBase } : {},
-    outDir: inWorkspace(env, join12(inputs.reportDir, "measure")),
+    outDir: inWorkspace(env, join14(inputs.reportDir, "measure")),
     ...inputs.kernels.length > 0 ? { only: inputs.kernels } : {},
     run: {
       ...env["GITHUB_RUN_ID"] ? { id: env["GITHUB_RUN_ID"] } : {},
@@ -53192,7 +53751,37 @@ async function run(deps = defaultDeps()) {
     let results;
     let baseline;
     let measured;
-    if (inputs.results === void 0) {
+    const { shard, merge: merge2 } = inputs.shard;
+    if (shard !== void 0) {
+      const sharded = shardedOptions(
+        measureOptions(inputs, config, mode, event, env, core),
+        shard,
+        inputs.shard.balance,
+        core
+      );
+      const done = sharded.finish(await deps.measure(sharded.options));
+      core.setOutput("results-path", done.resultsPath);
+      core.info(shardDone(shard, done.results, done.resultsPath));
+      return;
+    }
+    if (merge2 !== void 0) {
+      const { branch, baseBranch } = branchesOf(event, env);
+      measured = await mergedRun({
+        dirs: [inWorkspace(env, merge2)],
+        shards: inputs.shard.shards,
+        cwd: env["GITHUB_WORKSPACE"] ?? process.cwd(),
+        outDir: inWorkspace(env, join14(inputs.reportDir, "merge")),
+        baselinePath: inputs.baseline === void 0 ? void 0 : inWorkspace(env, inputs.baseline),
+        store: storeOf(inputs, env, core),
+        baselineBranch: mode === "pr" ? baseBranch : branch,
+        saveBranch: mode !== "pr" && !pullRequestEvent(event) && inputs.saveBaseline !== "false" ? branch : void 0,
+        warning: core.warning,
+        info: core.info
+      });
+      results = measured.results;
+      baseline = measured.baseline?.results;
+      if (measured.baseline) core.info(`Baseline: ${measured.baseline.path}`);
+    } else if (inputs.results === void 0) {
       measured = await deps.measure(measureOptions(inputs, config, mode, event, env, core));
       results = measured.results;
       baseline = measured.baseline?.results;
@@ -53218,7 +53807,7 @@ async function run(deps = defaultDeps()) {
         if (measured.baseline) core.info(`Baseline: ${measured.baseline.path}`);
       } else if (inputs.baseline !== void 0) {
         const baselinePath = inWorkspace(env, inputs.baseline);
-        if (statSync2(baselinePath, { throwIfNoEntry: false })?.isFile()) {
+        if (statSync3(baselinePath, { throwIfNoEntry: false })?.isFile()) {
           baseline = loadResults(baselinePath);
         } else {
           core.warning(
@@ -53234,7 +53823,7 @@ async function run(deps = defaultDeps()) {
       try {
         prNumber = await resolvePullRequest(inputs, event, client);
       } catch (error2) {
-        const reportPath = join12(inWorkspace(env, inputs.reportDir), "report.md");
+        const reportPath = join14(inWorkspace(env, inputs.reportDir), "report.md");
         lookupError = new Error(
           `Could not find the pull request to comment on: ${describeGitHubError(error2).replace(/\.$/, "")}. The report is in the job summary and ${reportPath}.`,
           { cause: error2 }

@@ -41,6 +41,13 @@ import {
   type HistoryInputs,
 } from './history/action.js';
 import { fullRun, storeRun, withStoredBaseline, type FullRun, type FullRunOptions } from './run.js';
+import {
+  mergedRun,
+  readShardInputs,
+  shardDone,
+  shardedOptions,
+  type ShardInputs,
+} from './shard/index.js';
 
 /** The action's own checkout (dist/index.js and src/main.ts sit one level below): it holds the harness. */
 export const ACTION_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -85,6 +92,8 @@ export interface ActionInputs {
   publishTimeoutMs: number;
   /** true: a publishing failure fails the step; false (default): a warning, the verdict decides. */
   failOnPublishError: boolean;
+  /** shard, shard-balance, merge, shards: a run split over a matrix (src/shard, docs/scaling.md) */
+  shard: ShardInputs;
 }
 
 /** The deadlines a client is made with. */
@@ -230,6 +239,7 @@ export function readInputs(getInput: (name: string) => string): ActionInputs {
     requestTimeoutMs: secondsInput('request-timeout', DEFAULT_REQUEST_TIMEOUT_MS),
     publishTimeoutMs: secondsInput('publish-timeout', DEFAULT_PUBLISH_BUDGET_MS),
     failOnPublishError: bool('fail-on-publish-error', false),
+    shard: readShardInputs(getInput),
   };
 }
 
@@ -618,7 +628,41 @@ export async function run(deps: RunDeps = defaultDeps()): Promise<void> {
     let results: KernelgateResults;
     let baseline: KernelgateResults | undefined;
     let measured: FullRun | undefined;
-    if (inputs.results === undefined) {
+    const { shard, merge } = inputs.shard;
+    if (shard !== undefined) {
+      // One shard of a matrix: measure its cases, write them, and leave judging to the merge.
+      const sharded = shardedOptions(
+        measureOptions(inputs, config, mode, event, env, core),
+        shard,
+        inputs.shard.balance,
+        core,
+      );
+      const done = sharded.finish(await deps.measure(sharded.options));
+      core.setOutput('results-path', done.resultsPath);
+      core.info(shardDone(shard, done.results, done.resultsPath));
+      return;
+    }
+    if (merge !== undefined) {
+      const { branch, baseBranch } = branchesOf(event, env);
+      measured = await mergedRun({
+        dirs: [inWorkspace(env, merge)],
+        shards: inputs.shard.shards as number,
+        cwd: env['GITHUB_WORKSPACE'] ?? process.cwd(),
+        outDir: inWorkspace(env, join(inputs.reportDir, 'merge')),
+        baselinePath: inputs.baseline === undefined ? undefined : inWorkspace(env, inputs.baseline),
+        store: storeOf(inputs, env, core),
+        baselineBranch: mode === 'pr' ? baseBranch : branch,
+        saveBranch:
+          mode !== 'pr' && !pullRequestEvent(event) && inputs.saveBaseline !== 'false'
+            ? branch
+            : undefined,
+        warning: core.warning,
+        info: core.info,
+      });
+      results = measured.results;
+      baseline = measured.baseline?.results;
+      if (measured.baseline) core.info(`Baseline: ${measured.baseline.path}`);
+    } else if (inputs.results === undefined) {
       measured = await deps.measure(measureOptions(inputs, config, mode, event, env, core));
       results = measured.results;
       baseline = measured.baseline?.results;

@@ -560,6 +560,9 @@ describe('merging shards (issue 14)', { timeout: 120_000 }, () => {
 
   test('all three shards merged: the verdict of the run judged whole', async () => {
     const whole = await action({ ...pr, inputs: { results: RECORDED } });
+    const title = () => server.commentsOn(41)[0]?.body.split('\n')[1];
+    const wholeTitle = title();
+    expect(wholeTitle).toMatch(/^## kernelgate: /);
     const dir = shardDir({
       1: splitResults(recorded, plan, 1),
       2: splitResults(recorded, plan, 2),
@@ -569,8 +572,8 @@ describe('merging shards (issue 14)', { timeout: 120_000 }, () => {
     expect(merged.code, merged.stdout + merged.stderr).toBe(whole.code);
     for (const name of ['verdict', 'failed', 'slower', 'faster', 'new', 'missing'])
       expect(merged.outputs[name], name).toBe(whole.outputs[name]);
-    const [first, second] = server.commentsOn(41).map((c) => c.body.split('\n')[1]);
-    expect(second).toBe(first);
+    // The sticky comment, updated by the merge: the same title as the whole run's.
+    expect(title()).toBe(wholeTitle);
   });
 
   test('merge without shards is refused by name', async () => {
@@ -672,7 +675,23 @@ describe('inputs and event, in process', () => {
       requestTimeoutMs: 30_000,
       publishTimeoutMs: 120_000,
       failOnPublishError: false,
+      shard: { shard: undefined, balance: 'baseline', merge: undefined, shards: undefined },
     });
+    expect(readInputs(inputs({ shard: '2/3', 'shard-balance': 'estimate' })).shard).toEqual({
+      shard: { index: 2, count: 3 },
+      balance: 'estimate',
+      merge: undefined,
+      shards: undefined,
+    });
+    expect(() => readInputs(inputs({ shard: '2 of 3' }))).toThrow(
+      "Input 'shard' must be i/n (shard i of n, counted from 1), got '2 of 3'.",
+    );
+    expect(() => readInputs(inputs({ merge: 'shards', shards: 'three' }))).toThrow(
+      "Input 'shards' must be a whole number from 1 to 256; got 'three'.",
+    );
+    expect(() => readInputs(inputs({ shard: '1/2', merge: 'shards', shards: '2' }))).toThrow(
+      "Inputs 'shard' and 'merge' are both set: a step either measures a shard or merges them.",
+    );
     expect(
       readInputs(
         inputs({
