@@ -42,4 +42,17 @@ describe('actionlint', () => {
       expect.stringMatching(/property "shaa" is not defined in object type \{sha: string\}/),
     ]);
   });
+
+  test('it reads the history jobs too: a dashboard that needs a missing job is caught', () => {
+    const file = 'examples/workflows/kernelgate.yml';
+    const text = readFileSync(join(repoRoot, file), 'utf8').replace(
+      'needs: record',
+      'needs: recrod',
+    );
+    expect(problems(text, file)).toEqual([
+      expect.stringMatching(
+        /job "dashboard" needs job "recrod" which does not exist in this workflow \[job-needs\]$/,
+      ),
+    ]);
+  });
 });

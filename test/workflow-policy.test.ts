@@ -70,6 +70,49 @@ describe('the shipped workflows', () => {
     expect(jobs['judge']?.['runs-on']).toBe('ubuntu-latest');
     expect(jobs['judge']?.steps[0]?.with).toEqual({ 'persist-credentials': false });
   });
+
+  test('the example keeps its history on the data branch, written from one trusted job only', () => {
+    const { jobs } = example();
+    const kernelgate = (job: Job | undefined) =>
+      (job?.steps ?? []).filter(
+        (s) => s.uses?.startsWith('kernelgate/kernelgate@') && s.with?.['trust-only'] === undefined,
+      );
+    // One job may write the repository: record, on push, schedule and manual runs only.
+    const writers = Object.entries(jobs).filter(
+      ([, job]) =>
+        (job.permissions as Record<string, string> | undefined)?.['contents'] === 'write',
+    );
+    expect(writers.map(([id]) => id)).toEqual(['record']);
+    const record = jobs['record']!;
+    expect(record.if).toBe("github.event_name != 'pull_request_target'");
+    expect(record['runs-on']).toBe('ubuntu-latest');
+    // It checks out the pushed or scheduled commit (no ref: no pull request's) and keeps no
+    // credentials; kernelgate writes with the step's token.
+    for (const step of record.steps.filter((s) => s.uses?.startsWith('actions/checkout@'))) {
+      expect(step.with).toEqual({ 'persist-credentials': false });
+    }
+    expect(kernelgate(record).map((s) => s.with?.['history'])).toEqual(['branch']);
+    // Pull requests are judged against the data branch with a token that can only read it.
+    const judge = jobs['judge']!;
+    expect(judge.if).toBe("github.event_name == 'pull_request_target'");
+    expect(judge.permissions).toEqual({
+      contents: 'read',
+      'pull-requests': 'write',
+      issues: 'write',
+    });
+    expect(kernelgate(judge).map((s) => s.with?.['history'])).toEqual(['branch']);
+    expect(kernelgate(judge).map((s) => s.with?.['baseline'])).toEqual([undefined]);
+    // No actions/cache anywhere: the data branch is the store.
+    const uses = Object.values(jobs).flatMap((j) => j.steps.map((s) => s.uses ?? ''));
+    expect(uses.filter((u) => u.startsWith('actions/cache'))).toEqual([]);
+    // The dashboard reads the data branch and publishes with pages: write, not contents: write.
+    expect(jobs['dashboard']?.if).toBe("github.event_name == 'schedule'");
+    expect(jobs['dashboard']?.permissions).toEqual({
+      contents: 'read',
+      pages: 'write',
+      'id-token': 'write',
+    });
+  });
 });
 
 describe('each rule catches the workflow that breaks it', () => {
@@ -154,6 +197,10 @@ describe('each rule catches the workflow that breaks it', () => {
         w.on = { pull_request: { types: ['labeled'] }, push: { branches: ['main'] } };
       }),
     ).toEqual([
+      // record's if excludes pull_request_target only; under pull_request it would write too
+      `${EXAMPLE}: job 'record' can write the repository's contents and may run on pull_request ` +
+        `(if: github.event_name != 'pull_request_target'); only push, schedule and manual runs may write ` +
+        `(the history's data branch among them): give it if: github.event_name != 'pull_request'.`,
       `${EXAMPLE}: it runs jobs on a self-hosted runner and is triggered by pull_request, for which GitHub runs ` +
         `the workflow file of the pull request itself: a fork that edits it can drop the approval or add steps. ` +
         `Use pull_request_target, which runs the base branch's file.`,
@@ -175,6 +222,9 @@ describe('each rule catches the workflow that breaks it', () => {
         delete (w as Record<string, unknown>)['permissions'];
       }),
     ).toEqual([
+      `${EXAMPLE}: job 'measure' can write the repository's contents and may run on pull_request_target ` +
+        `(no if); only push, schedule and manual runs may write (the history's data branch among them): ` +
+        `give it if: github.event_name != 'pull_request_target'.`,
       `${EXAMPLE}: job 'measure' runs the pull request's code with a token that has permissions ` +
         `"the repository default"; it needs permissions: {}.`,
     ]);
@@ -223,5 +273,45 @@ describe('each rule catches the workflow that breaks it', () => {
       `${EXAMPLE}: job 'judge' has a token that can write and checks out '\${{ github.event.pull_request.head.sha }}' ` +
         `in steps[0], the pull request's code; publish from a job that runs none.`,
     ]);
+  });
+
+  test('a job that can write the data branch and runs on a pull request event', () => {
+    const says = (id: string, condition: string) =>
+      `${EXAMPLE}: job '${id}' can write the repository's contents and may run on pull_request_target ` +
+      `(${condition}); only push, schedule and manual runs may write (the history's data branch among ` +
+      `them): give it if: github.event_name != 'pull_request_target'.`;
+    expect(
+      mutated((w) => {
+        delete w.jobs['record']!.if;
+      }),
+    ).toEqual([says('record', 'no if')]);
+    expect(
+      mutated((w) => {
+        w.jobs['record']!.if = "github.event_name != 'pull_request_target' || true";
+      }),
+    ).toEqual([says('record', "if: github.event_name != 'pull_request_target' || true")]);
+    expect(
+      mutated((w) => {
+        w.jobs['judge']!.permissions = { contents: 'write', 'pull-requests': 'write' };
+      }),
+    ).toEqual([says('judge', "if: github.event_name == 'pull_request_target'")]);
+    expect(
+      mutated((w) => {
+        w.jobs['record']!.if =
+          "github.event_name == 'pull_request_target' || github.event_name == 'push'";
+      }),
+    ).toEqual([
+      says(
+        'record',
+        "if: github.event_name == 'pull_request_target' || github.event_name == 'push'",
+      ),
+    ]);
+    // Trusted events named one by one are fine.
+    expect(
+      mutated((w) => {
+        w.jobs['record']!.if =
+          "${{ github.event_name == 'push' || github.event_name == 'schedule' }}";
+      }),
+    ).toEqual([]);
   });
 });

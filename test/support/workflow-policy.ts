@@ -1,7 +1,9 @@
 // The rules a workflow must keep for a self-hosted GPU runner to be safe from pull requests
 // (docs/forks.md): its definition comes from the base branch, every job on the runner waits for
 // the approval job, runs with no token and no secret, and checks out only the approved commit; a
-// job that can write runs no code from the pull request. Each broken rule is one message.
+// job that can write runs no code from the pull request, and one that can write the repository's
+// contents (the history's data branch) runs on no pull request event. Each broken rule is one
+// message.
 
 type Yaml = unknown;
 type Mapping = Record<string, Yaml>;
@@ -79,6 +81,33 @@ function canWrite(permissions: Yaml): boolean {
   return Object.values(asMapping(permissions)).includes('write');
 }
 
+/** Events a pull request starts (its author chooses when, and for some, what runs). */
+const PR_EVENTS = [...PR_DEFINED_EVENTS, 'pull_request_target'];
+
+function canWriteContents(permissions: Yaml): boolean {
+  if (permissions === undefined || permissions === 'write-all') return true; // the default token
+  if (typeof permissions === 'string') return false; // read-all
+  return asMapping(permissions)['contents'] === 'write';
+}
+
+/**
+ * True when a job's `if` keeps it off every one of `events`: either `github.event_name != 'e'`
+ * for each of them joined by `&&` only, or `github.event_name == 'x'` terms joined by `||` that
+ * name none of them.
+ */
+function excludesEvents(condition: Yaml, events: string[]): boolean {
+  if (typeof condition !== 'string') return false;
+  const text = condition
+    .trim()
+    .replace(/^\$\{\{([\s\S]*)\}\}$/, '$1')
+    .trim();
+  const term = (op: string) => new RegExp(`^github\\.event_name\\s*${op}\\s*'([a-z_]+)'$`);
+  const notEqual = text.split('&&').map((t) => term('!=').exec(t.trim())?.[1]);
+  if (notEqual.every((e) => e !== undefined)) return events.every((e) => notEqual.includes(e));
+  const equal = text.split('||').map((t) => term('==').exec(t.trim())?.[1]);
+  return equal.every((e) => e !== undefined && !PR_EVENTS.includes(e));
+}
+
 export function workflowPolicyViolations(workflowYaml: Yaml, file: string): string[] {
   const workflow = asMapping(workflowYaml);
   const jobs = asMapping(workflow['jobs']);
@@ -87,6 +116,24 @@ export function workflowPolicyViolations(workflowYaml: Yaml, file: string): stri
     found.push(`${file}: ${message}`);
   };
   const on = triggers(workflow);
+
+  // A job that can write the repository's contents (the history's data branch among them) runs
+  // only on trusted events: push, schedule, a manual run; never on a pull request's.
+  const prEvents = on.filter((event) => PR_EVENTS.includes(event));
+  if (prEvents.length > 0) {
+    for (const [id, jobYaml] of Object.entries(jobs)) {
+      const job = asMapping(jobYaml);
+      if (!canWriteContents(permissionsOf(workflow, job))) continue;
+      if (excludesEvents(job['if'], prEvents)) continue;
+      const condition = typeof job['if'] === 'string' ? `if: ${job['if']}` : 'no if';
+      say(
+        `job '${id}' can write the repository's contents and may run on ${prEvents.join(', ')} (${condition}); ` +
+          `only push, schedule and manual runs may write (the history's data branch among them): give it ` +
+          `if: ${prEvents.map((e) => `github.event_name != '${e}'`).join(' && ')}.`,
+      );
+    }
+  }
+
   const gpuJobs = Object.entries(jobs).filter(([, job]) => isSelfHosted(asMapping(job)));
   if (gpuJobs.length === 0) return found;
 
