@@ -36635,7 +36635,7 @@ function loadResults(path6) {
 // src/adapters/config.ts
 import { resolve as resolve2 } from "node:path";
 
-// src/exec.ts
+// src/lib/exec.ts
 var NOT_FOUND_EXIT_CODE = 127;
 var CREDENTIAL_VARIABLES = [
   "INPUT_TOKEN",
@@ -36676,7 +36676,214 @@ function actionsExec() {
   };
 }
 
-// src/stats.ts
+// node_modules/markdown-table/index.js
+function defaultStringLength(value) {
+  return value.length;
+}
+function markdownTable(table2, options) {
+  const settings = options || {};
+  const align = (settings.align || []).concat();
+  const stringLength = settings.stringLength || defaultStringLength;
+  const alignments = [];
+  const cellMatrix = [];
+  const sizeMatrix = [];
+  const longestCellByColumn = [];
+  let mostCellsPerRow = 0;
+  let rowIndex = -1;
+  while (++rowIndex < table2.length) {
+    const row2 = [];
+    const sizes2 = [];
+    let columnIndex2 = -1;
+    if (table2[rowIndex].length > mostCellsPerRow) {
+      mostCellsPerRow = table2[rowIndex].length;
+    }
+    while (++columnIndex2 < table2[rowIndex].length) {
+      const cell = serialize(table2[rowIndex][columnIndex2]);
+      if (settings.alignDelimiters !== false) {
+        const size = stringLength(cell);
+        sizes2[columnIndex2] = size;
+        if (longestCellByColumn[columnIndex2] === void 0 || size > longestCellByColumn[columnIndex2]) {
+          longestCellByColumn[columnIndex2] = size;
+        }
+      }
+      row2.push(cell);
+    }
+    cellMatrix[rowIndex] = row2;
+    sizeMatrix[rowIndex] = sizes2;
+  }
+  let columnIndex = -1;
+  if (typeof align === "object" && "length" in align) {
+    while (++columnIndex < mostCellsPerRow) {
+      alignments[columnIndex] = toAlignment(align[columnIndex]);
+    }
+  } else {
+    const code = toAlignment(align);
+    while (++columnIndex < mostCellsPerRow) {
+      alignments[columnIndex] = code;
+    }
+  }
+  columnIndex = -1;
+  const row = [];
+  const sizes = [];
+  while (++columnIndex < mostCellsPerRow) {
+    const code = alignments[columnIndex];
+    let before = "";
+    let after = "";
+    if (code === 99) {
+      before = ":";
+      after = ":";
+    } else if (code === 108) {
+      before = ":";
+    } else if (code === 114) {
+      after = ":";
+    }
+    let size = settings.alignDelimiters === false ? 1 : Math.max(
+      1,
+      longestCellByColumn[columnIndex] - before.length - after.length
+    );
+    const cell = before + "-".repeat(size) + after;
+    if (settings.alignDelimiters !== false) {
+      size = before.length + size + after.length;
+      if (size > longestCellByColumn[columnIndex]) {
+        longestCellByColumn[columnIndex] = size;
+      }
+      sizes[columnIndex] = size;
+    }
+    row[columnIndex] = cell;
+  }
+  cellMatrix.splice(1, 0, row);
+  sizeMatrix.splice(1, 0, sizes);
+  rowIndex = -1;
+  const lines = [];
+  while (++rowIndex < cellMatrix.length) {
+    const row2 = cellMatrix[rowIndex];
+    const sizes2 = sizeMatrix[rowIndex];
+    const cellsInRow = settings.fillRows === false ? Math.max(1, cellMatrix[rowIndex === 1 ? 0 : rowIndex].length) : mostCellsPerRow;
+    columnIndex = -1;
+    const line = [];
+    while (++columnIndex < cellsInRow) {
+      const cell = row2[columnIndex] || "";
+      let before = "";
+      let after = "";
+      if (settings.alignDelimiters !== false) {
+        const size = longestCellByColumn[columnIndex] - (sizes2[columnIndex] || 0);
+        const code = alignments[columnIndex];
+        if (code === 114) {
+          before = " ".repeat(size);
+        } else if (code === 99) {
+          const half = size / 2;
+          if (size % 2) {
+            before = " ".repeat(half + 0.5);
+            after = " ".repeat(half - 0.5);
+          } else {
+            before = " ".repeat(half);
+            after = before;
+          }
+        } else {
+          after = " ".repeat(size);
+        }
+      }
+      if (settings.delimiterStart !== false && !columnIndex) {
+        line.push("|");
+      }
+      if (settings.padding !== false && // Don’t add the opening space if we’re not aligning and the cell is
+      // empty: there will be a closing space.
+      !(settings.alignDelimiters === false && cell === "") && (settings.delimiterStart !== false || columnIndex)) {
+        line.push(" ");
+      }
+      if (settings.alignDelimiters !== false) {
+        line.push(before);
+      }
+      line.push(cell);
+      if (settings.alignDelimiters !== false) {
+        line.push(after);
+      }
+      if (settings.padding !== false) {
+        line.push(" ");
+      }
+      if (settings.delimiterEnd !== false || columnIndex !== cellsInRow - 1) {
+        line.push("|");
+      }
+    }
+    lines.push(
+      settings.delimiterEnd === false ? line.join("").replace(/ +$/, "") : line.join("")
+    );
+  }
+  return lines.join("\n");
+}
+function serialize(value) {
+  return value === null || value === void 0 ? "" : String(value);
+}
+function toAlignment(value) {
+  const code = typeof value === "string" ? value.codePointAt(0) : 0;
+  return code === 67 || code === 99 ? 99 : code === 76 || code === 108 ? 108 : code === 82 || code === 114 ? 114 : 0;
+}
+
+// src/lib/markdown.ts
+var HTML_ENTITIES = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&#39;"
+};
+var MARKDOWN_SPECIALS = /[\\`*_[\]|~]/g;
+var LINE_START = /^(\s*)([#+\-=]|\d+[.)])(?=[\s=-]|$)/;
+function escapeMarkdown(value) {
+  const text3 = value === void 0 || value === null ? "" : String(value);
+  return text3.replace(/\r\n?|\n/g, " ").replace(/[&<>"']/g, (ch) => HTML_ENTITIES[ch] ?? ch).replace(MARKDOWN_SPECIALS, (ch) => `\\${ch}`).replace(
+    LINE_START,
+    (_m, space, mark) => mark.length > 1 ? `${space}${mark.slice(0, -1)}\\${mark.slice(-1)}` : `${space}\\${mark}`
+  ).replace(/@/g, "@&#8203;");
+}
+function escapeCell(value) {
+  const text3 = value === void 0 || value === null ? "" : String(value);
+  return text3.split(/\r\n?|\n/).map((line) => escapeMarkdown(line)).join("<br>");
+}
+function cellText(cell) {
+  if (typeof cell === "object") return cell.trusted;
+  return escapeCell(cell);
+}
+function table(header, rows, align) {
+  const body = [header.map((h) => escapeCell(h)), ...rows.map((row) => row.map(cellText))];
+  return markdownTable(body, { align: align ?? null, alignDelimiters: false });
+}
+function codeBlock(text3, lang = "") {
+  const longestRun = Math.max(0, ...(text3.match(/`+/g) ?? []).map((run2) => run2.length));
+  const fence = "`".repeat(Math.max(3, longestRun + 1));
+  return `${fence}${lang}
+${text3.replace(/\n+$/, "")}
+${fence}`;
+}
+function mermaidLabel(value) {
+  return String(value ?? "").replace(/[\r\n]+/g, " ").replace(/["`[\]{}<>;#&%\\]/g, "").slice(0, 60);
+}
+function fixed(value, digits) {
+  if (value === null || value === void 0 || !Number.isFinite(value)) return "n/a";
+  return value.toFixed(digits);
+}
+function formatMs(ms) {
+  if (ms === null || ms === void 0 || !Number.isFinite(ms)) return "n/a";
+  if (ms >= 100) return ms.toFixed(1);
+  if (ms >= 10) return ms.toFixed(2);
+  if (ms >= 1) return ms.toFixed(3);
+  return ms.toPrecision(3);
+}
+function formatSci(value) {
+  if (value === null || value === void 0 || !Number.isFinite(value)) return "n/a";
+  if (value === 0) return "0";
+  const [mantissa = "0", exponent = "0"] = value.toExponential(1).split("e");
+  const trimmed = mantissa.replace(/\.0$/, "");
+  return Number(exponent) === 0 ? trimmed : `${trimmed}e${Number(exponent)}`;
+}
+function formatRatioPct(ratio) {
+  if (ratio === null || ratio === void 0 || !Number.isFinite(ratio)) return "n/a";
+  const pct = (ratio - 1) * 100;
+  const sign = pct > 0 ? "+" : pct < 0 ? "−" : "±";
+  return `${sign}${Math.abs(pct).toFixed(1)} %`;
+}
+
+// src/lib/stats.ts
 function quantileSorted(sorted, q) {
   const n = sorted.length;
   if (n === 0) throw new Error("quantile of no samples");
@@ -38089,213 +38296,6 @@ function annotateAdapted(comparison, results) {
     }
   }
   return comparison;
-}
-
-// node_modules/markdown-table/index.js
-function defaultStringLength(value) {
-  return value.length;
-}
-function markdownTable(table2, options) {
-  const settings = options || {};
-  const align = (settings.align || []).concat();
-  const stringLength = settings.stringLength || defaultStringLength;
-  const alignments = [];
-  const cellMatrix = [];
-  const sizeMatrix = [];
-  const longestCellByColumn = [];
-  let mostCellsPerRow = 0;
-  let rowIndex = -1;
-  while (++rowIndex < table2.length) {
-    const row2 = [];
-    const sizes2 = [];
-    let columnIndex2 = -1;
-    if (table2[rowIndex].length > mostCellsPerRow) {
-      mostCellsPerRow = table2[rowIndex].length;
-    }
-    while (++columnIndex2 < table2[rowIndex].length) {
-      const cell = serialize(table2[rowIndex][columnIndex2]);
-      if (settings.alignDelimiters !== false) {
-        const size = stringLength(cell);
-        sizes2[columnIndex2] = size;
-        if (longestCellByColumn[columnIndex2] === void 0 || size > longestCellByColumn[columnIndex2]) {
-          longestCellByColumn[columnIndex2] = size;
-        }
-      }
-      row2.push(cell);
-    }
-    cellMatrix[rowIndex] = row2;
-    sizeMatrix[rowIndex] = sizes2;
-  }
-  let columnIndex = -1;
-  if (typeof align === "object" && "length" in align) {
-    while (++columnIndex < mostCellsPerRow) {
-      alignments[columnIndex] = toAlignment(align[columnIndex]);
-    }
-  } else {
-    const code = toAlignment(align);
-    while (++columnIndex < mostCellsPerRow) {
-      alignments[columnIndex] = code;
-    }
-  }
-  columnIndex = -1;
-  const row = [];
-  const sizes = [];
-  while (++columnIndex < mostCellsPerRow) {
-    const code = alignments[columnIndex];
-    let before = "";
-    let after = "";
-    if (code === 99) {
-      before = ":";
-      after = ":";
-    } else if (code === 108) {
-      before = ":";
-    } else if (code === 114) {
-      after = ":";
-    }
-    let size = settings.alignDelimiters === false ? 1 : Math.max(
-      1,
-      longestCellByColumn[columnIndex] - before.length - after.length
-    );
-    const cell = before + "-".repeat(size) + after;
-    if (settings.alignDelimiters !== false) {
-      size = before.length + size + after.length;
-      if (size > longestCellByColumn[columnIndex]) {
-        longestCellByColumn[columnIndex] = size;
-      }
-      sizes[columnIndex] = size;
-    }
-    row[columnIndex] = cell;
-  }
-  cellMatrix.splice(1, 0, row);
-  sizeMatrix.splice(1, 0, sizes);
-  rowIndex = -1;
-  const lines = [];
-  while (++rowIndex < cellMatrix.length) {
-    const row2 = cellMatrix[rowIndex];
-    const sizes2 = sizeMatrix[rowIndex];
-    const cellsInRow = settings.fillRows === false ? Math.max(1, cellMatrix[rowIndex === 1 ? 0 : rowIndex].length) : mostCellsPerRow;
-    columnIndex = -1;
-    const line = [];
-    while (++columnIndex < cellsInRow) {
-      const cell = row2[columnIndex] || "";
-      let before = "";
-      let after = "";
-      if (settings.alignDelimiters !== false) {
-        const size = longestCellByColumn[columnIndex] - (sizes2[columnIndex] || 0);
-        const code = alignments[columnIndex];
-        if (code === 114) {
-          before = " ".repeat(size);
-        } else if (code === 99) {
-          const half = size / 2;
-          if (size % 2) {
-            before = " ".repeat(half + 0.5);
-            after = " ".repeat(half - 0.5);
-          } else {
-            before = " ".repeat(half);
-            after = before;
-          }
-        } else {
-          after = " ".repeat(size);
-        }
-      }
-      if (settings.delimiterStart !== false && !columnIndex) {
-        line.push("|");
-      }
-      if (settings.padding !== false && // Don’t add the opening space if we’re not aligning and the cell is
-      // empty: there will be a closing space.
-      !(settings.alignDelimiters === false && cell === "") && (settings.delimiterStart !== false || columnIndex)) {
-        line.push(" ");
-      }
-      if (settings.alignDelimiters !== false) {
-        line.push(before);
-      }
-      line.push(cell);
-      if (settings.alignDelimiters !== false) {
-        line.push(after);
-      }
-      if (settings.padding !== false) {
-        line.push(" ");
-      }
-      if (settings.delimiterEnd !== false || columnIndex !== cellsInRow - 1) {
-        line.push("|");
-      }
-    }
-    lines.push(
-      settings.delimiterEnd === false ? line.join("").replace(/ +$/, "") : line.join("")
-    );
-  }
-  return lines.join("\n");
-}
-function serialize(value) {
-  return value === null || value === void 0 ? "" : String(value);
-}
-function toAlignment(value) {
-  const code = typeof value === "string" ? value.codePointAt(0) : 0;
-  return code === 67 || code === 99 ? 99 : code === 76 || code === 108 ? 108 : code === 82 || code === 114 ? 114 : 0;
-}
-
-// src/markdown.ts
-var HTML_ENTITIES = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-  '"': "&quot;",
-  "'": "&#39;"
-};
-var MARKDOWN_SPECIALS = /[\\`*_[\]|~]/g;
-var LINE_START = /^(\s*)([#+\-=]|\d+[.)])(?=[\s=-]|$)/;
-function escapeMarkdown(value) {
-  const text3 = value === void 0 || value === null ? "" : String(value);
-  return text3.replace(/\r\n?|\n/g, " ").replace(/[&<>"']/g, (ch) => HTML_ENTITIES[ch] ?? ch).replace(MARKDOWN_SPECIALS, (ch) => `\\${ch}`).replace(
-    LINE_START,
-    (_m, space, mark) => mark.length > 1 ? `${space}${mark.slice(0, -1)}\\${mark.slice(-1)}` : `${space}\\${mark}`
-  ).replace(/@/g, "@&#8203;");
-}
-function escapeCell(value) {
-  const text3 = value === void 0 || value === null ? "" : String(value);
-  return text3.split(/\r\n?|\n/).map((line) => escapeMarkdown(line)).join("<br>");
-}
-function cellText(cell) {
-  if (typeof cell === "object") return cell.trusted;
-  return escapeCell(cell);
-}
-function table(header, rows, align) {
-  const body = [header.map((h) => escapeCell(h)), ...rows.map((row) => row.map(cellText))];
-  return markdownTable(body, { align: align ?? null, alignDelimiters: false });
-}
-function codeBlock(text3, lang = "") {
-  const longestRun = Math.max(0, ...(text3.match(/`+/g) ?? []).map((run2) => run2.length));
-  const fence = "`".repeat(Math.max(3, longestRun + 1));
-  return `${fence}${lang}
-${text3.replace(/\n+$/, "")}
-${fence}`;
-}
-function mermaidLabel(value) {
-  return String(value ?? "").replace(/[\r\n]+/g, " ").replace(/["`[\]{}<>;#&%\\]/g, "").slice(0, 60);
-}
-function fixed(value, digits) {
-  if (value === null || value === void 0 || !Number.isFinite(value)) return "n/a";
-  return value.toFixed(digits);
-}
-function formatMs(ms) {
-  if (ms === null || ms === void 0 || !Number.isFinite(ms)) return "n/a";
-  if (ms >= 100) return ms.toFixed(1);
-  if (ms >= 10) return ms.toFixed(2);
-  if (ms >= 1) return ms.toFixed(3);
-  return ms.toPrecision(3);
-}
-function formatSci(value) {
-  if (value === null || value === void 0 || !Number.isFinite(value)) return "n/a";
-  if (value === 0) return "0";
-  const [mantissa = "0", exponent = "0"] = value.toExponential(1).split("e");
-  const trimmed = mantissa.replace(/\.0$/, "");
-  return Number(exponent) === 0 ? trimmed : `${trimmed}e${Number(exponent)}`;
-}
-function formatRatioPct(ratio) {
-  if (ratio === null || ratio === void 0 || !Number.isFinite(ratio)) return "n/a";
-  const pct = (ratio - 1) * 100;
-  const sign = pct > 0 ? "+" : pct < 0 ? "−" : "±";
-  return `${sign}${Math.abs(pct).toFixed(1)} %`;
 }
 
 // src/compare.ts

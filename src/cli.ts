@@ -13,7 +13,7 @@ import { historyCommand, HISTORY_USAGE } from './history/migrate.js';
 import { buildKernels } from './build.js';
 import { calibrate, calibrationYaml, writeCalibration } from './calibrate.js';
 import { describeDoctor, runDoctor } from './doctor.js';
-import { actionsExec } from './exec.js';
+import { actionsExec } from './lib/index.js';
 import { buildTargets } from './measure.js';
 import type { KernelgateResults } from './results-types.js';
 import { fullRun, storeBaseline, type FullRunOptions } from './run.js';

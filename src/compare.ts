@@ -3,7 +3,7 @@
 // per-pair ratio against the base revision timed in the same job) and a correctness verdict
 // (PASS/FAIL/DRIFT).
 import type { Config } from './config.js';
-import { formatRatioPct, formatSci } from './markdown.js';
+import { formatRatioPct, formatSci } from './lib/index.js';
 import type { CaseResult, Environment, KernelgateResults, Paired } from './results-types.js';
 import type { SummaryTiming } from './history/record.js';
 import {
@@ -13,7 +13,7 @@ import {
   median,
   normalQuantile,
   spread,
-} from './stats.js';
+} from './lib/index.js';
 
 export const PERF_VERDICTS = [
   'SLOWER',

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import { findNvcc, toolkitRelease } from './build.js';
 import { diagnoseOutput } from './diagnose.js';
-import { NOT_FOUND_EXIT_CODE, type Exec } from './exec.js';
+import { NOT_FOUND_EXIT_CODE, type Exec } from './lib/index.js';
 import { gpuModel, modelCapability } from './gpus.js';
 import type { Diagnostic, Environment, Gpu } from './results-types.js';
 

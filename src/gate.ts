@@ -2,7 +2,7 @@
 // errors, measurement errors, regressions and missing cases fail as the policy says.
 import type { Comparison, CaseComparison } from './compare.js';
 import type { Config } from './config.js';
-import { fixed, formatMs, formatRatioPct } from './markdown.js';
+import { fixed, formatMs, formatRatioPct } from './lib/index.js';
 import type { KernelgateResults } from './results-types.js';
 import { shardProblems } from './shard/index.js';
 import { findMeasurementErrors, type MeasurementError, type TierStatus } from './tiers.js';

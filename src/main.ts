@@ -30,7 +30,7 @@ import {
 import type { KernelgateResults } from './results-types.js';
 import { loadResults } from './results.js';
 import { checkTrust, DEFAULT_APPROVAL_LABEL, type EventContext } from './trust.js';
-import { actionsExec } from './exec.js';
+import { actionsExec } from './lib/index.js';
 import { writeExports } from './history/export.js';
 import {
   actionStore,

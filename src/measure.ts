@@ -7,7 +7,7 @@ import type { BaseRevision } from './base-revision.js';
 import { loadConfig, type Config } from './config.js';
 import { diagnoseOutput } from './diagnose.js';
 import { runDoctor } from './doctor.js';
-import type { Exec } from './exec.js';
+import type { Exec } from './lib/index.js';
 import { gpuModel } from './gpus.js';
 import { runHarness, streamingExec, type LineExec, type ProgressLog } from './harness.js';
 import type { Diagnostic, Environment, KernelgateResults } from './results-types.js';

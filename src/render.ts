@@ -17,7 +17,7 @@ import {
   mermaidLabel,
   table,
   type Cell,
-} from './markdown.js';
+} from './lib/index.js';
 import type { KernelgateResults } from './results-types.js';
 import { shardProblems, shardTitleParts } from './shard/index.js';
 import {

@@ -2,7 +2,7 @@
 // (in ms and in TFLOPS) and whether the chip can deliver it; flags physically impossible numbers.
 import { tierCandidates, type CaseGroup, type Config, type TierMetric } from './config.js';
 import { caseKey, caseLabel } from './compare.js';
-import { fixed } from './markdown.js';
+import { fixed } from './lib/index.js';
 import type { CaseResult, KernelgateResults } from './results-types.js';
 
 const DTYPE_ALIASES: Record<string, string> = {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { materialiseBase } from '../src/base-revision.js';
-import { actionsExec } from '../src/exec.js';
+import { actionsExec } from '../src/lib/index.js';
 
 const git = (cwd: string, ...args: string[]) =>
   execFileSync('git', args, {

@@ -15,7 +15,7 @@ import {
   type BuildOutcome,
   type BuildTarget,
 } from '../src/build.js';
-import { actionsExec, scriptedExec } from '../src/exec.js';
+import { actionsExec, scriptedExec } from '../src/lib/index.js';
 import type { BuildRecord } from '../src/results-types.js';
 
 const FIXTURES = path.resolve('test/fixtures/cuda');

@@ -12,7 +12,7 @@ import {
   runDoctor,
   type DoctorDeps,
 } from '../src/doctor.js';
-import { scriptedExec, type ScriptedResponse } from '../src/exec.js';
+import { scriptedExec, type ScriptedResponse } from '../src/lib/index.js';
 
 const ENV_FIXTURES = path.resolve('test/fixtures/env');
 

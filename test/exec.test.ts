@@ -1,7 +1,7 @@
 // The environment of the tools kernelgate starts, the harness among them (it runs the pull
 // request's kernels): the job's credentials are not in it.
 import { describe, expect, test } from 'vitest';
-import { childEnv, CREDENTIAL_VARIABLES } from '../src/exec.js';
+import { childEnv, CREDENTIAL_VARIABLES } from '../src/lib/index.js';
 
 describe('childEnv', () => {
   const parent = {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StoreError } from '../src/baseline.js';
 import { loadConfig } from '../src/config.js';
-import { actionsExec } from '../src/exec.js';
+import { actionsExec } from '../src/lib/index.js';
 import { branchStore, recordPath, type BranchStoreOptions } from '../src/history/branch-store.js';
 import { judge } from '../src/judge.js';
 import { loadResults } from '../src/results.js';

@@ -11,10 +11,10 @@ import { dashboardCommand, recordsFromResults } from '../src/history/dashboard-c
 import { buildDashboard, dashboardData, UPLOT_VERSION } from '../src/history/dashboard.js';
 import { buildRecord, type HistoryRecord } from '../src/history/record.js';
 import { loadResults } from '../src/results.js';
-import { seededRandom } from '../src/stats.js';
+import { seededRandom } from '../src/lib/index.js';
 import { bareRemote } from './support/git-remote.js';
 import { branchStore } from '../src/history/branch-store.js';
-import { actionsExec } from '../src/exec.js';
+import { actionsExec } from '../src/lib/index.js';
 
 export const RECORDED = [
   'calibration/run1',

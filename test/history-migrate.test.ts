@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fileBaselineStore } from '../src/baseline.js';
-import { actionsExec } from '../src/exec.js';
+import { actionsExec } from '../src/lib/index.js';
 import { branchStore } from '../src/history/branch-store.js';
 import { runCli } from '../src/cli.js';
 import { historyCommand } from '../src/history/migrate.js';

@@ -14,7 +14,7 @@ import {
 } from '../src/history/record.js';
 import { judge } from '../src/judge.js';
 import { loadResults } from '../src/results.js';
-import { normalQuantile } from '../src/stats.js';
+import { normalQuantile } from '../src/lib/index.js';
 
 const PUSH = loadResults('test/fixtures/recorded/push/results.json');
 const OPTIONS = { branch: 'main', sku: 'H200', kernelgateVersion: '0.1.0' };

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { scriptedExec } from '../src/exec.js';
+import { scriptedExec } from '../src/lib/index.js';
 import type { LineExec, ProgressLog } from '../src/harness.js';
 import { measure, mergeEnvironment } from '../src/measure.js';
 import type { KernelgateResults } from '../src/results-types.js';

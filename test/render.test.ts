@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { compare } from '../src/compare.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { gate } from '../src/gate.js';
-import { escapeCell, escapeMarkdown, codeBlock, formatSci, mermaidLabel } from '../src/markdown.js';
+import { escapeCell, escapeMarkdown, codeBlock, formatSci, mermaidLabel } from '../src/lib/index.js';
 import {
   COMMENT_MAX_CHARS,
   COMMENT_ROWS_PER_VARIANT,

@@ -8,7 +8,7 @@ import {
   seededRandom,
   selectInPlace,
   spread,
-} from '../src/stats.js';
+} from '../src/lib/index.js';
 
 describe('order statistics', () => {
   it.each([

@@ -9,11 +9,11 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { actionsExec } from '../../src/exec.js';
+import { actionsExec } from '../../src/lib/index.js';
 import { branchStore, recordPath } from '../../src/history/branch-store.js';
 import { buildRecord, serializeRecord } from '../../src/history/record.js';
 import type { KernelgateResults } from '../../src/results-types.js';
-import { seededRandom } from '../../src/stats.js';
+import { seededRandom } from '../../src/lib/index.js';
 
 export interface YearOptions {
   results: string;

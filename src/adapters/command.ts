@@ -4,9 +4,9 @@
 // a base revision's checkout the same command runs there too, alternately (ABBA), so the case gets
 // a paired verdict like the harness's own.
 import { spawn } from 'node:child_process';
-import { childEnv } from '../exec.js';
+import { childEnv } from '../lib/index.js';
 import type { Correctness, Paired, Timing } from '../results-types.js';
-import { median } from '../stats.js';
+import { median } from '../lib/index.js';
 import {
   caseIdOf,
   timingFromSamples,

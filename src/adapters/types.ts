@@ -3,7 +3,7 @@
 // parser uses to build cases, so each parser holds only what is particular to its format.
 import type { CaseResult, Diagnostic, Environment, KernelInfo, Timing } from '../results-types.js';
 import { InputError, showValue } from '../results.js';
-import { quantileSorted, sortedCopy } from '../stats.js';
+import { quantileSorted, sortedCopy } from '../lib/index.js';
 
 /**
  * What a tool can give, declared once per adapter and printed in docs/adapters.md. The results

@@ -6,7 +6,7 @@ import pkg from '../../package.json' with { type: 'json' };
 import { fileBaselineStore, type BaselineStore, type SaveContext } from '../baseline.js';
 import type { Comparison } from '../compare.js';
 import type { Config } from '../config.js';
-import { actionsExec, type Exec } from '../exec.js';
+import { actionsExec, type Exec } from '../lib/index.js';
 import type { KernelgateResults } from '../results-types.js';
 import { branchStore, DEFAULT_DATA_BRANCH } from './branch-store.js';
 

@@ -20,7 +20,7 @@ import {
   type SaveContext,
   type StoredBaseline,
 } from '../baseline.js';
-import type { Exec, ExecResult } from '../exec.js';
+import type { Exec, ExecResult } from '../lib/index.js';
 import type { KernelgateResults } from '../results-types.js';
 import {
   buildRecord,

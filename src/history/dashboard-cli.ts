@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
-import { actionsExec } from '../exec.js';
+import { actionsExec } from '../lib/index.js';
 import { judge } from '../judge.js';
 import type { KernelgateResults } from '../results-types.js';
 import { InputError, loadResults } from '../results.js';

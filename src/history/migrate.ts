@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { actionsExec } from '../exec.js';
+import { actionsExec } from '../lib/index.js';
 import type { KernelgateResults } from '../results-types.js';
 import { InputError, loadResults } from '../results.js';
 import { KERNELGATE_VERSION } from './action.js';

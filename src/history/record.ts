@@ -4,7 +4,7 @@
 // artifact: for the 217-case set a record is 45 KB of text (1/20 of its results file) and about
 // 5 KB once git has packed it (docs/history.md, "Growth").
 import { timingMethodKind } from '../compare.js';
-import { median, sortedCopy } from '../stats.js';
+import { median, sortedCopy } from '../lib/index.js';
 import type { CaseResult, Environment, KernelgateResults, Timing } from '../results-types.js';
 
 /** The format this kernelgate writes; it reads this one and older ones of the same name. */

@@ -1,0 +1,4 @@
+// Leaf utilities every stage may use; they import nothing of kernelgate's. The folder's only door.
+export * from './exec.js';
+export * from './markdown.js';
+export * from './stats.js';
