@@ -12,7 +12,7 @@ export default tseslint.config(
       '.kernelgate/',
       'kernels/',
       'coverage/',
-      'src/results-types.ts',
+      'src/results/results-types.ts',
       // uPlot as published (vendor/uplot/README.md), inlined into the dashboard page as it is
       'vendor/',
     ],

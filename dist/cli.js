@@ -15444,7 +15444,7 @@ function normalQuantile(p) {
   return (((((a0 * r + a1) * r + a2) * r + a3) * r + a4) * r + a5) * q / (((((b0 * r + b1) * r + b2) * r + b3) * r + b4) * r + 1);
 }
 
-// src/results.ts
+// src/results/results.ts
 var import_ajv = __toESM(require_ajv(), 1);
 import { readFileSync } from "node:fs";
 
@@ -16117,7 +16117,7 @@ var results_schema_default = {
   }
 };
 
-// src/results.ts
+// src/results/results.ts
 var InputError = class extends Error {
   /** every problem found, one line each, file-prefixed */
   problems;

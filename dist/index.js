@@ -35828,7 +35828,7 @@ var kernel_schema_default = {
   }
 };
 
-// src/results.ts
+// src/results/results.ts
 var import_ajv = __toESM(require_ajv(), 1);
 import { readFileSync } from "node:fs";
 
@@ -36501,7 +36501,7 @@ var results_schema_default = {
   }
 };
 
-// src/results.ts
+// src/results/results.ts
 var InputError = class extends Error {
   /** every problem found, one line each, file-prefixed */
   problems;

@@ -1,9 +1,9 @@
-// Generates src/results-types.ts from schema/results.schema.json, so the TypeScript types
+// Generates src/results/results-types.ts from schema/results.schema.json, so the TypeScript types
 // come from the one contract. `--check` fails when the committed file is stale.
 import { compileFromFile } from 'json-schema-to-typescript';
 import { readFileSync, writeFileSync } from 'node:fs';
 
-const out = 'src/results-types.ts';
+const out = 'src/results/results-types.ts';
 const ts = await compileFromFile('schema/results.schema.json', {
   bannerComment:
     '// Generated from schema/results.schema.json by `npm run gen:types`. Do not edit by hand.',

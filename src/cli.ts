@@ -15,7 +15,7 @@ import { calibrate, calibrationYaml, writeCalibration } from './calibrate.js';
 import { describeDoctor, runDoctor } from './doctor.js';
 import { actionsExec } from './lib/index.js';
 import { buildTargets } from './measure.js';
-import type { KernelgateResults } from './results-types.js';
+import type { KernelgateResults } from './results/index.js';
 import { fullRun, storeBaseline, type FullRunOptions } from './run.js';
 import {
   mergeCommand,
@@ -28,7 +28,7 @@ import {
 import { loadConfig, type Config } from './config.js';
 import type { GateResult } from './gate.js';
 import { judge } from './judge.js';
-import { InputError, loadResults, validateResults } from './results.js';
+import { InputError, loadResults, validateResults } from './results/index.js';
 
 /** Exit statuses: the gate passed, the gate failed, the command could not run. */
 export const EXIT_PASS = 0;

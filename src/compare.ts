@@ -4,7 +4,7 @@
 // (PASS/FAIL/DRIFT).
 import type { Config } from './config.js';
 import { formatRatioPct, formatSci } from './lib/index.js';
-import type { CaseResult, Environment, KernelgateResults, Paired } from './results-types.js';
+import type { CaseResult, Environment, KernelgateResults, Paired } from './results/index.js';
 import type { SummaryTiming } from './history/record.js';
 import {
   bootstrapMedian,

@@ -5,7 +5,7 @@
 import { CONTROL_NOTE, type CaseComparison } from './compare.js';
 import type { Config } from './config.js';
 import type { GateResult } from './gate.js';
-import type { KernelgateResults } from './results-types.js';
+import type { KernelgateResults } from './results/index.js';
 import type { TierStatus } from './tiers.js';
 
 /** Why a case counts as changed, worst first. */

@@ -8,7 +8,7 @@ import { findNvcc, toolkitRelease } from './build.js';
 import { diagnoseOutput } from './diagnose.js';
 import { NOT_FOUND_EXIT_CODE, type Exec } from './lib/index.js';
 import { gpuModel, modelCapability } from './gpus.js';
-import type { Diagnostic, Environment, Gpu } from './results-types.js';
+import type { Diagnostic, Environment, Gpu } from './results/index.js';
 
 export interface DoctorDeps {
   exec: Exec;

@@ -3,7 +3,7 @@
 import type { Comparison, CaseComparison } from './compare.js';
 import type { Config } from './config.js';
 import { fixed, formatMs, formatRatioPct } from './lib/index.js';
-import type { KernelgateResults } from './results-types.js';
+import type { KernelgateResults } from './results/index.js';
 import { shardProblems } from './shard/index.js';
 import { findMeasurementErrors, type MeasurementError, type TierStatus } from './tiers.js';
 

@@ -5,7 +5,7 @@ import { compare, type Comparison } from './compare.js';
 import type { Config } from './config.js';
 import { gate, type GateResult } from './gate.js';
 import { renderReport, type RenderedReport, type ReportInput } from './render.js';
-import type { KernelgateResults } from './results-types.js';
+import type { KernelgateResults } from './results/index.js';
 import { evaluateTiers, type TierStatus } from './tiers.js';
 
 export interface Judgement {

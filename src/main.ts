@@ -27,8 +27,8 @@ import {
   type PublishMode,
   type PublishOutcome,
 } from './publish.js';
-import type { KernelgateResults } from './results-types.js';
-import { loadResults } from './results.js';
+import type { KernelgateResults } from './results/index.js';
+import { loadResults } from './results/index.js';
 import { checkTrust, DEFAULT_APPROVAL_LABEL, type EventContext } from './trust.js';
 import { actionsExec } from './lib/index.js';
 import { writeExports } from './history/export.js';

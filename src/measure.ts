@@ -10,8 +10,8 @@ import { runDoctor } from './doctor.js';
 import type { Exec } from './lib/index.js';
 import { gpuModel } from './gpus.js';
 import { runHarness, streamingExec, type LineExec, type ProgressLog } from './harness.js';
-import type { Diagnostic, Environment, KernelgateResults } from './results-types.js';
-import { loadResults } from './results.js';
+import type { Diagnostic, Environment, KernelgateResults } from './results/index.js';
+import { loadResults } from './results/index.js';
 
 export interface MeasureOptions {
   config: Config;

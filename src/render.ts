@@ -18,7 +18,7 @@ import {
   table,
   type Cell,
 } from './lib/index.js';
-import type { KernelgateResults } from './results-types.js';
+import type { KernelgateResults } from './results/index.js';
 import { shardProblems, shardTitleParts } from './shard/index.js';
 import {
   baseArmResults,

@@ -11,7 +11,7 @@ import {
 } from './baseline.js';
 import { materialiseBase } from './base-revision.js';
 import { measure, type MeasureDeps, type MeasureOptions } from './measure.js';
-import type { KernelgateResults } from './results-types.js';
+import type { KernelgateResults } from './results/index.js';
 
 export type RunMode = 'pr' | 'push' | 'schedule';
 

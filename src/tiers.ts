@@ -3,7 +3,7 @@
 import { tierCandidates, type CaseGroup, type Config, type TierMetric } from './config.js';
 import { caseKey, caseLabel } from './compare.js';
 import { fixed } from './lib/index.js';
-import type { CaseResult, KernelgateResults } from './results-types.js';
+import type { CaseResult, KernelgateResults } from './results/index.js';
 
 const DTYPE_ALIASES: Record<string, string> = {
   fp16: 'fp16',

@@ -15,8 +15,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { readInputs, resolveMode, resolvePullRequest } from '../src/main.js';
-import { loadResults } from '../src/results.js';
-import type { KernelgateResults } from '../src/results-types.js';
+import { loadResults } from '../src/results/index.js';
+import type { KernelgateResults } from '../src/results/index.js';
 import { planShards, splitResults, unitsOfResults } from '../src/shard/index.js';
 import { GitHubServer } from './support/github-server.js';
 

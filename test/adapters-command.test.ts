@@ -14,7 +14,7 @@ import {
 import { runBenchmarks } from '../src/adapters/run.js';
 import { loadConfig } from '../src/config.js';
 import { judge } from '../src/judge.js';
-import { validateResults } from '../src/results.js';
+import { validateResults } from '../src/results/index.js';
 import { ADAPTER_FIXTURES } from './support/adapter-tools.js';
 
 const SCRIPT = join(ADAPTER_FIXTURES, 'command', 'fake_cutlass.py');

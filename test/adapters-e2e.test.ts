@@ -15,7 +15,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { KernelgateResults } from '../src/results-types.js';
+import type { KernelgateResults } from '../src/results/index.js';
 import { GitHubServer } from './support/github-server.js';
 import {
   ADAPTER_FIXTURES,

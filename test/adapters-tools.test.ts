@@ -10,7 +10,7 @@ import { fileAdapterFor } from '../src/adapters/index.js';
 import { adaptFile, resultsOf } from '../src/adapters/run.js';
 import { defaultConfig } from '../src/config.js';
 import { judge } from '../src/judge.js';
-import { validateResults } from '../src/results.js';
+import { validateResults } from '../src/results/index.js';
 import {
   ADAPTER_FIXTURES,
   buildGbench,

@@ -12,7 +12,7 @@ import { parseFormula } from '../src/adapters/work.js';
 import { runCli } from '../src/cli.js';
 import { defaultConfig, loadConfig } from '../src/config.js';
 import { judge } from '../src/judge.js';
-import { InputError, validateResults } from '../src/results.js';
+import { InputError, validateResults } from '../src/results/index.js';
 import configSchema from '../schema/config.schema.json' with { type: 'json' };
 
 const fixtures = join(import.meta.dirname, 'fixtures', 'adapters');

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { explicitBaseline, fileBaselineStore } from '../src/baseline.js';
-import type { KernelgateResults } from '../src/results-types.js';
+import type { KernelgateResults } from '../src/results/index.js';
 
 function results(startedAt: string, sha: string, gpu = 'NVIDIA H200'): KernelgateResults {
   return {

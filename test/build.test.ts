@@ -16,7 +16,7 @@ import {
   type BuildTarget,
 } from '../src/build.js';
 import { actionsExec, scriptedExec } from '../src/lib/index.js';
-import type { BuildRecord } from '../src/results-types.js';
+import type { BuildRecord } from '../src/results/index.js';
 
 const FIXTURES = path.resolve('test/fixtures/cuda');
 const PYTHON = path.resolve('.venv/bin/python');

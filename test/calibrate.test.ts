@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { calibrate, calibrationYaml, writeCalibration } from '../src/calibrate.js';
 import { runCli } from '../src/cli.js';
-import type { KernelgateResults } from '../src/results-types.js';
-import { loadResults } from '../src/results.js';
+import type { KernelgateResults } from '../src/results/index.js';
+import { loadResults } from '../src/results/index.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const recorded = (run: string) =>

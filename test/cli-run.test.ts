@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, type CliIo } from '../src/cli.js';
-import type { KernelgateResults } from '../src/results-types.js';
+import type { KernelgateResults } from '../src/results/index.js';
 
 const REPO = resolve('.');
 const VENV_PYTHON = join(REPO, '.venv', 'bin', 'python');

@@ -9,8 +9,8 @@ import {
   type CaseComparison,
 } from '../src/compare.js';
 import { loadConfig, type Config } from '../src/config.js';
-import { loadResults, validateResults } from '../src/results.js';
-import type { KernelgateResults } from '../src/results-types.js';
+import { loadResults, validateResults } from '../src/results/index.js';
+import type { KernelgateResults } from '../src/results/index.js';
 import { BASE_SHA, PAIRS, logRatios, pair, pairedRun as makePairedRun } from './support/paired.js';
 
 const dir = join(import.meta.dirname, 'fixtures', 'results');

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_PEAKS, defaultConfig, loadConfig } from '../src/config.js';
-import { InputError } from '../src/results.js';
+import { InputError } from '../src/results/index.js';
 
 const fixtures = join(import.meta.dirname, 'fixtures', 'config');
 

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { compare } from '../src/compare.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { gate, type GateResult } from '../src/gate.js';
-import { loadResults } from '../src/results.js';
-import type { KernelgateResults } from '../src/results-types.js';
+import { loadResults } from '../src/results/index.js';
+import type { KernelgateResults } from '../src/results/index.js';
 import { evaluateTiers } from '../src/tiers.js';
 import { pair, pairedRun } from './support/paired.js';
 

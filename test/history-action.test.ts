@@ -11,7 +11,7 @@ import { gitAuthEnv, pullRequestEvent, readHistoryInputs } from '../src/history/
 import { loadConfig } from '../src/config.js';
 import { judge } from '../src/judge.js';
 import { run, type RunDeps } from '../src/main.js';
-import { loadResults } from '../src/results.js';
+import { loadResults } from '../src/results/index.js';
 import { bareRemote, git, neverForced, treeOf } from './support/git-remote.js';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));

@@ -9,7 +9,7 @@ import { loadConfig } from '../src/config.js';
 import { actionsExec } from '../src/lib/index.js';
 import { branchStore, recordPath, type BranchStoreOptions } from '../src/history/branch-store.js';
 import { judge } from '../src/judge.js';
-import { loadResults } from '../src/results.js';
+import { loadResults } from '../src/results/index.js';
 import { storeRun, type FullRun } from '../src/run.js';
 import {
   bareRemote,

@@ -10,7 +10,7 @@ import { loadConfig } from '../src/config.js';
 import { dashboardCommand, recordsFromResults } from '../src/history/dashboard-cli.js';
 import { buildDashboard, dashboardData, UPLOT_VERSION } from '../src/history/dashboard.js';
 import { buildRecord, type HistoryRecord } from '../src/history/record.js';
-import { loadResults } from '../src/results.js';
+import { loadResults } from '../src/results/index.js';
 import { seededRandom } from '../src/lib/index.js';
 import { bareRemote } from './support/git-remote.js';
 import { branchStore } from '../src/history/branch-store.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, type CliIo } from '../src/cli.js';
 import { toBmf, toGabBigger, toGabSmaller } from '../src/history/export.js';
-import { loadResults, newAjv } from '../src/results.js';
+import { loadResults, newAjv } from '../src/results/index.js';
 
 const RUNS = ['push', 'pr', 'nightly', 'slowed', 'broken', 'paired-slow2-h100'];
 const schema = (name: string) => {

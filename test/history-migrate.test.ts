@@ -9,7 +9,7 @@ import { actionsExec } from '../src/lib/index.js';
 import { branchStore } from '../src/history/branch-store.js';
 import { runCli } from '../src/cli.js';
 import { historyCommand } from '../src/history/migrate.js';
-import { loadResults } from '../src/results.js';
+import { loadResults } from '../src/results/index.js';
 import { bareRemote, git, neverForced, treeOf } from './support/git-remote.js';
 
 describe('history import', () => {

@@ -13,7 +13,7 @@ import {
   serializeRecord,
 } from '../src/history/record.js';
 import { judge } from '../src/judge.js';
-import { loadResults } from '../src/results.js';
+import { loadResults } from '../src/results/index.js';
 import { normalQuantile } from '../src/lib/index.js';
 
 const PUSH = loadResults('test/fixtures/recorded/push/results.json');

@@ -6,7 +6,7 @@ import { loadConfig } from '../src/config.js';
 import { scriptedExec } from '../src/lib/index.js';
 import type { LineExec, ProgressLog } from '../src/harness.js';
 import { measure, mergeEnvironment } from '../src/measure.js';
-import type { KernelgateResults } from '../src/results-types.js';
+import type { KernelgateResults } from '../src/results/index.js';
 
 const H200_SMI = readFileSync('test/fixtures/env/h200-2026-11-21/nvidia-smi-q-x.xml', 'utf8');
 const CURRENT = 'test/fixtures/results/aa-current.json';

@@ -11,7 +11,7 @@ import { calibrate } from '../src/calibrate.js';
 import { compare } from '../src/compare.js';
 import { loadConfig } from '../src/config.js';
 import { gate } from '../src/gate.js';
-import { loadResults } from '../src/results.js';
+import { loadResults } from '../src/results/index.js';
 import { evaluateTiers } from '../src/tiers.js';
 
 const ROOT = join(import.meta.dirname, '..');

@@ -11,7 +11,7 @@ import { gate } from '../src/gate.js';
 import { judge } from '../src/judge.js';
 import { GITHUB_COMMENT_LIMIT, renderReport } from '../src/render.js';
 import { evaluateTiers } from '../src/tiers.js';
-import { loadResults } from '../src/results.js';
+import { loadResults } from '../src/results/index.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const config = loadConfig(ROOT);

@@ -13,8 +13,8 @@ import {
   truncateMarkdown,
   type ReportInput,
 } from '../src/render.js';
-import { loadResults } from '../src/results.js';
-import type { CaseResult, KernelgateResults } from '../src/results-types.js';
+import { loadResults } from '../src/results/index.js';
+import type { CaseResult, KernelgateResults } from '../src/results/index.js';
 import { evaluateTiers } from '../src/tiers.js';
 import { sparkline } from '../src/digest.js';
 import { pair, pairedRun } from './support/paired.js';

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { InputError, loadResults, readablePath, validateResults } from '../src/results.js';
+import { InputError, loadResults, readablePath, validateResults } from '../src/results/index.js';
 
 const dir = join(import.meta.dirname, 'fixtures', 'results');
 const FIXTURES = [

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { judge } from '../src/judge.js';
-import { loadResults } from '../src/results.js';
-import type { KernelgateResults } from '../src/results-types.js';
+import { loadResults } from '../src/results/index.js';
+import type { KernelgateResults } from '../src/results/index.js';
 import {
   configUnits,
   findShardFiles,

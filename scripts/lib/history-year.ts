@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { actionsExec } from '../../src/lib/index.js';
 import { branchStore, recordPath } from '../../src/history/branch-store.js';
 import { buildRecord, serializeRecord } from '../../src/history/record.js';
-import type { KernelgateResults } from '../../src/results-types.js';
+import type { KernelgateResults } from '../../src/results/index.js';
 import { seededRandom } from '../../src/lib/index.js';
 
 export interface YearOptions {

@@ -5,7 +5,7 @@
 // a paired verdict like the harness's own.
 import { spawn } from 'node:child_process';
 import { childEnv } from '../lib/index.js';
-import type { Correctness, Paired, Timing } from '../results-types.js';
+import type { Correctness, Paired, Timing } from '../results/index.js';
 import { median } from '../lib/index.js';
 import {
   caseIdOf,

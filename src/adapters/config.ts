@@ -2,7 +2,7 @@
 // express (a known format, the fields each format needs, formulas and regular expressions that
 // parse, placeholders every case sets), with the file, the field and the bad value in each message.
 import { resolve } from 'node:path';
-import { showValue } from '../results.js';
+import { showValue } from '../results/index.js';
 import { placeholders, RATE_UNITS, type MetricUnit } from './command.js';
 import { ADAPTER_FORMATS, adapterFor } from './index.js';
 import type { Params } from './types.js';

@@ -2,8 +2,8 @@
 // benchmark instance, its repetitions (`--benchmark_repetitions=N`) the samples. Aggregates
 // (mean, median, stddev, cv, BigO) are the library's own statistics of those repetitions and are
 // not samples, so they are skipped.
-import type { Diagnostic } from '../results-types.js';
-import { parseJson } from '../results.js';
+import type { Diagnostic } from '../results/index.js';
+import { parseJson } from '../results/index.js';
 import {
   caseIdOf,
   isoUtc,

@@ -2,7 +2,7 @@
 // tool checks nothing) and why it has no interval or paired verdict (the tool gave statistics, not
 // samples). compare() judges every case alike; this names the tool's limits beside its verdicts.
 import type { Comparison } from '../compare.js';
-import type { KernelgateResults } from '../results-types.js';
+import type { KernelgateResults } from '../results/index.js';
 
 type AdapterInfo = NonNullable<KernelgateResults['kernels'][number]['adapter']>;
 

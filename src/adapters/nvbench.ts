@@ -2,8 +2,8 @@
 // benchmark, one case per state (a combination of its axes' values). A state's timing is its cold
 // GPU time (isolated launches, CUDA events): the raw samples when `--jsonbin` wrote them beside the
 // JSON (little-endian float32 seconds), else nvbench's summaries with its own noise estimate.
-import type { CaseResult, Diagnostic, Environment } from '../results-types.js';
-import { parseJson } from '../results.js';
+import type { CaseResult, Diagnostic, Environment } from '../results/index.js';
+import { parseJson } from '../results/index.js';
 import { gpuModel } from '../gpus.js';
 import {
   caseIdOf,

@@ -1,8 +1,8 @@
 // pytest-benchmark's JSON (`pytest --benchmark-json=FILE`): one case per test, the test function
 // the variant and its parametrize arguments the case. With `--benchmark-save-data` the JSON keeps
 // every round's time (stats.data): those are the samples; without it only the statistics remain.
-import type { CaseResult } from '../results-types.js';
-import { parseJson } from '../results.js';
+import type { CaseResult } from '../results/index.js';
+import { parseJson } from '../results/index.js';
 import {
   caseIdOf,
   isoUtc,

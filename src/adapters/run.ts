@@ -3,14 +3,14 @@
 // bench`), with the work formulas applied and what each tool gave recorded per kernel.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { InputError } from '../results.js';
+import { InputError } from '../results/index.js';
 import type {
   CaseResult,
   Diagnostic,
   Environment,
   KernelgateResults,
   KernelInfo,
-} from '../results-types.js';
+} from '../results/index.js';
 import { runCommands, shellRunner, type CommandRunner } from './command.js';
 import { workOf, type BenchmarkConfig } from './config.js';
 import { adapterFor, type Adapter } from './index.js';

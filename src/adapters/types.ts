@@ -1,8 +1,8 @@
 // What an adapter is: one benchmark tool's output turned into kernelgate/results@1 cases, with
 // what the tool can and cannot give declared up front (docs/adapters.md). Shared helpers that every
 // parser uses to build cases, so each parser holds only what is particular to its format.
-import type { CaseResult, Diagnostic, Environment, KernelInfo, Timing } from '../results-types.js';
-import { InputError, showValue } from '../results.js';
+import type { CaseResult, Diagnostic, Environment, KernelInfo, Timing } from '../results/index.js';
+import { InputError, showValue } from '../results/index.js';
 import { quantileSorted, sortedCopy } from '../lib/index.js';
 
 /**

@@ -7,7 +7,7 @@ import { fileBaselineStore, type BaselineStore, type SaveContext } from '../base
 import type { Comparison } from '../compare.js';
 import type { Config } from '../config.js';
 import { actionsExec, type Exec } from '../lib/index.js';
-import type { KernelgateResults } from '../results-types.js';
+import type { KernelgateResults } from '../results/index.js';
 import { branchStore, DEFAULT_DATA_BRANCH } from './branch-store.js';
 
 export const HISTORY_KINDS = ['dir', 'branch'] as const;

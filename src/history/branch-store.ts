@@ -21,7 +21,7 @@ import {
   type StoredBaseline,
 } from '../baseline.js';
 import type { Exec, ExecResult } from '../lib/index.js';
-import type { KernelgateResults } from '../results-types.js';
+import type { KernelgateResults } from '../results/index.js';
 import {
   buildRecord,
   HISTORY_FORMAT,

@@ -7,8 +7,8 @@ import type { CliIo } from '../cli.js';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { CaseResult, KernelgateResults } from '../results-types.js';
-import { InputError, loadResults } from '../results.js';
+import type { CaseResult, KernelgateResults } from '../results/index.js';
+import { InputError, loadResults } from '../results/index.js';
 import { medianInterval } from './record.js';
 
 export const EXPORT_FORMATS = ['bmf', 'gab-smaller', 'gab-bigger'] as const;

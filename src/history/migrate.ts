@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { actionsExec } from '../lib/index.js';
-import type { KernelgateResults } from '../results-types.js';
-import { InputError, loadResults } from '../results.js';
+import type { KernelgateResults } from '../results/index.js';
+import { InputError, loadResults } from '../results/index.js';
 import { KERNELGATE_VERSION } from './action.js';
 import { branchStore, DEFAULT_DATA_BRANCH, type BranchStore } from './branch-store.js';
 

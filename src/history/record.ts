@@ -5,7 +5,7 @@
 // 5 KB once git has packed it (docs/history.md, "Growth").
 import { timingMethodKind } from '../compare.js';
 import { median, sortedCopy } from '../lib/index.js';
-import type { CaseResult, Environment, KernelgateResults, Timing } from '../results-types.js';
+import type { CaseResult, Environment, KernelgateResults, Timing } from '../results/index.js';
 
 /** The format this kernelgate writes; it reads this one and older ones of the same name. */
 export const HISTORY_FORMAT_NAME = 'kernelgate/history';

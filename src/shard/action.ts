@@ -5,7 +5,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { explicitBaseline, type BaselineStore, type StoredBaseline } from '../baseline.js';
-import type { KernelgateResults } from '../results-types.js';
+import type { KernelgateResults } from '../results/index.js';
 import type { FullRun } from '../run.js';
 import { compositeBaseline, findShardFiles, mergeShards, readShardDocuments } from './merge.js';
 import { MAX_SHARDS, parseShardSpec, type ShardSpec } from './plan.js';

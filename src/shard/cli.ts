@@ -4,8 +4,8 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileBaselineStore } from '../baseline.js';
 import type { Config } from '../config.js';
-import type { KernelgateResults } from '../results-types.js';
-import { InputError } from '../results.js';
+import type { KernelgateResults } from '../results/index.js';
+import { InputError } from '../results/index.js';
 import { mergedRun } from './action.js';
 import { MAX_SHARDS } from './plan.js';
 

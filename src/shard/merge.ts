@@ -9,8 +9,8 @@ import type {
   KernelgateResults,
   KernelInfo,
   MergedShard,
-} from '../results-types.js';
-import { InputError, loadResults } from '../results.js';
+} from '../results/index.js';
+import { InputError, loadResults } from '../results/index.js';
 
 export interface ShardDocument {
   /** where it was read from, as the messages show it */

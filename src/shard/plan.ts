@@ -4,7 +4,7 @@
 // all of it, so a merge can name what a shard that never reported owned (docs/scaling.md).
 import { createHash } from 'node:crypto';
 import type { CaseGroup, Config, LoadedKernel, Scalar } from '../config.js';
-import type { CaseResult, KernelgateResults, Shard } from '../results-types.js';
+import type { CaseResult, KernelgateResults, Shard } from '../results/index.js';
 
 /** `--shard 2/3`: shard 2 of 3 (1-based). */
 export interface ShardSpec {

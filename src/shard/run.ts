@@ -3,7 +3,7 @@
 // the results record the shard, the whole split and the GPU (run.shard).
 import { writeFileSync } from 'node:fs';
 import { explicitBaseline, StoreError, type StoredBaseline } from '../baseline.js';
-import type { Environment } from '../results-types.js';
+import type { Environment } from '../results/index.js';
 import type { FullRun, FullRunOptions } from '../run.js';
 import { skuOf } from './merge.js';
 import { configUnits, planShards, shardRecord, type ShardPlan, type ShardSpec } from './plan.js';

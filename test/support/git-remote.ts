@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { KernelgateResults } from '../../src/results-types.js';
+import type { KernelgateResults } from '../../src/results/index.js';
 
 export function git(args: string[], cwd?: string): string {
   return execFileSync('git', args, {

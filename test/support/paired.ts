@@ -1,7 +1,7 @@
 // Paired A/B results for the tests: the synthetic baseline fixture as a pull-request run that
 // timed its head against a base revision pair by pair (results cases[].paired).
 import { caseKey } from '../../src/compare.js';
-import type { KernelgateResults, Paired } from '../../src/results-types.js';
+import type { KernelgateResults, Paired } from '../../src/results/index.js';
 
 export const BASE_SHA = 'bbbbbbbbbbbb2222222222222222222222222222';
 export const PAIRS = 45;

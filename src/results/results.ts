@@ -2,7 +2,7 @@
 // so a bad file is one clear error naming the file, the field and the bad value.
 import { readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import resultsSchema from '../schema/results.schema.json' with { type: 'json' };
+import resultsSchema from '../../schema/results.schema.json' with { type: 'json' };
 import type { KernelgateResults } from './results-types.js';
 
 /** An input the user can fix (bad file, bad flag): the CLI prints its message without a stack. */
