@@ -19328,13 +19328,19 @@ function shardTitleParts(results) {
 }
 
 // src/shard/run.ts
-import { writeFileSync as writeFileSync2 } from "node:fs";
+import { existsSync as existsSync5, writeFileSync as writeFileSync2 } from "node:fs";
 var SHARD_BALANCE = ["baseline", "estimate"];
 function shardedOptions(options, spec, balance, log) {
   let plan;
   const timings = async (environment) => {
     if (balance === "estimate") return void 0;
-    if (options.baselinePath !== void 0) return explicitBaseline(options.baselinePath);
+    if (options.baselinePath !== void 0) {
+      if (existsSync5(options.baselinePath)) return explicitBaseline(options.baselinePath);
+      log.info(
+        `shard: no baseline at ${options.baselinePath} yet: the split is balanced by estimate.`
+      );
+      return void 0;
+    }
     const branch = options.mode === "pr" ? options.baseBranch : options.branch;
     if (branch === void 0) return void 0;
     try {
@@ -19358,7 +19364,8 @@ function shardedOptions(options, spec, balance, log) {
   };
   return {
     // A shard holds part of the cases: only the merged run may become a baseline.
-    options: { ...options, selectCases, saveBaseline: false },
+    // A shard judges nothing: its baseline is read for the split's timings only.
+    options: { ...options, selectCases, saveBaseline: false, baselinePath: void 0 },
     finish(run2) {
       if (plan === void 0) return run2;
       const gpu = run2.results.environment.gpu;
@@ -19380,7 +19387,7 @@ function shardedOptions(options, spec, balance, log) {
 }
 
 // src/shard/action.ts
-import { mkdirSync as mkdirSync2, writeFileSync as writeFileSync3 } from "node:fs";
+import { existsSync as existsSync6, mkdirSync as mkdirSync2, writeFileSync as writeFileSync3 } from "node:fs";
 import { join as join7 } from "node:path";
 async function mergedRun(ctx) {
   const files = findShardFiles(ctx.dirs);
@@ -19396,8 +19403,14 @@ async function mergedRun(ctx) {
   writeFileSync3(resultsPath, JSON.stringify(merged.results, null, 2) + "\n");
   const notes = [];
   let baseline;
-  if (ctx.baselinePath !== void 0) baseline = explicitBaseline(ctx.baselinePath);
-  else if (ctx.baselineBranch !== void 0) {
+  if (ctx.baselinePath !== void 0) {
+    if (existsSync6(ctx.baselinePath)) baseline = explicitBaseline(ctx.baselinePath);
+    else {
+      notes.push(
+        `The baseline ${ctx.baselinePath} does not exist: every case is NEW. Baselines are written by trusted runs (push, schedule); run one first.`
+      );
+    }
+  } else if (ctx.baselineBranch !== void 0) {
     const branch = ctx.baselineBranch;
     baseline = await compositeBaseline(
       merged,
@@ -21702,7 +21715,7 @@ var package_default = {
 };
 
 // src/history/branch-store.ts
-import { mkdtempSync, mkdirSync as mkdirSync3, readFileSync as readFileSync5, rmSync, writeFileSync as writeFileSync4, existsSync as existsSync5 } from "node:fs";
+import { mkdtempSync, mkdirSync as mkdirSync3, readFileSync as readFileSync5, rmSync, writeFileSync as writeFileSync4, existsSync as existsSync7 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname as dirname4, join as join9 } from "node:path";
 
@@ -22084,7 +22097,7 @@ function branchStore(options) {
   let ready = false;
   async function ensureCache() {
     if (ready) return;
-    if (!existsSync5(join9(gitDir, "HEAD"))) {
+    if (!existsSync7(join9(gitDir, "HEAD"))) {
       mkdirSync3(gitDir, { recursive: true });
       const init = await options.exec.run("git", ["init", "--quiet", "--bare", gitDir]);
       if (init.exitCode !== 0) {
@@ -22393,7 +22406,7 @@ function writeReadme(work) {
 var KERNELGATE_VERSION = package_default.version;
 
 // src/history/dashboard.ts
-import { existsSync as existsSync6, readFileSync as readFileSync6 } from "node:fs";
+import { existsSync as existsSync8, readFileSync as readFileSync6 } from "node:fs";
 import { dirname as dirname5, join as join10, resolve as resolve6 } from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 var UPLOT_VERSION = "1.6.32";
@@ -22513,7 +22526,7 @@ function uplotDir() {
   const here = dirname5(fileURLToPath2(import.meta.url));
   for (const up of ["../..", "..", "."]) {
     const dir = resolve6(here, up, "vendor", "uplot");
-    if (existsSync6(join10(dir, "uPlot.iife.min.js"))) return dir;
+    if (existsSync8(join10(dir, "uPlot.iife.min.js"))) return dir;
   }
   throw new Error(
     `vendor/uplot not found above ${here}: the dashboard needs uPlot ${UPLOT_VERSION}`
@@ -22980,12 +22993,12 @@ async function exportCommand(args, io) {
 }
 
 // src/history/migrate.ts
-import { existsSync as existsSync7, mkdtempSync as mkdtempSync3, readdirSync as readdirSync5, rmSync as rmSync3, statSync as statSync3 } from "node:fs";
+import { existsSync as existsSync9, mkdtempSync as mkdtempSync3, readdirSync as readdirSync5, rmSync as rmSync3, statSync as statSync3 } from "node:fs";
 import { tmpdir as tmpdir3 } from "node:os";
 import { join as join13, resolve as resolve9 } from "node:path";
 import { parseArgs as parseArgs4 } from "node:util";
 function directoryRuns(root) {
-  if (!existsSync7(root)) throw new InputError(`${root}: no such folder`);
+  if (!existsSync9(root)) throw new InputError(`${root}: no such folder`);
   const out = [];
   const dirs = (path6) => readdirSync5(path6).filter((name) => statSync3(join13(path6, name)).isDirectory());
   for (const branch of dirs(root)) {
@@ -28913,7 +28926,7 @@ import { copyFileSync, mkdirSync as mkdirSync5, writeFileSync as writeFileSync8 
 import { join as join14, resolve as resolve10 } from "node:path";
 
 // src/harness.ts
-import { appendFileSync, existsSync as existsSync8, mkdirSync as mkdirSync4, writeFileSync as writeFileSync7 } from "node:fs";
+import { appendFileSync, existsSync as existsSync10, mkdirSync as mkdirSync4, writeFileSync as writeFileSync7 } from "node:fs";
 import { delimiter as delimiter2, dirname as dirname6 } from "node:path";
 var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
   cwd,
@@ -28967,7 +28980,7 @@ async function runHarness(options, log, run2 = streamingExec) {
   if (inGroup) log.endGroup();
   return {
     exitCode,
-    wroteResults: existsSync8(options.resultsPath),
+    wroteResults: existsSync10(options.resultsPath),
     logTail: lines.slice(-TAIL_LINES).join("\n"),
     log: lines.join("\n")
   };
@@ -29192,10 +29205,10 @@ function pairedArgs(paired, config) {
 }
 
 // src/run.ts
-import { existsSync as existsSync10 } from "node:fs";
+import { existsSync as existsSync12 } from "node:fs";
 
 // src/base-revision.ts
-import { existsSync as existsSync9 } from "node:fs";
+import { existsSync as existsSync11 } from "node:fs";
 import { join as join15 } from "node:path";
 var SHA = /^[0-9a-f]{40}$/;
 function lastLine(text2) {
@@ -29216,7 +29229,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
       reason: `${workspace} is not a git checkout (${lastLine(inside.stderr) || `git exit ${inside.exitCode}`})`
     };
   }
-  if (existsSync9(dir)) {
+  if (existsSync11(dir)) {
     const at = await exec2.run("git", ["-C", dir, "rev-parse", "HEAD"]);
     if (at.exitCode === 0 && at.stdout.trim() === sha) {
       log(`kernelgate: base revision ${sha.slice(0, 12)} already checked out in ${dir}`);
@@ -29263,7 +29276,7 @@ async function fullRun(options, deps) {
   let base;
   if (options.pairedBase?.root !== void 0) {
     const { root, sha, ref } = options.pairedBase;
-    if (existsSync10(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
+    if (existsSync12(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
     else notes.push(`Paired A/B is off for this run: the base checkout ${root} does not exist.`);
   } else if (options.pairedBase !== void 0) {
     const got = await materialiseBase(options.workspace, options.pairedBase.sha, deps.exec, {

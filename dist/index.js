@@ -39169,7 +39169,7 @@ function shardTitleParts(results) {
 }
 
 // src/shard/run.ts
-import { writeFileSync as writeFileSync2 } from "node:fs";
+import { existsSync as existsSync5, writeFileSync as writeFileSync2 } from "node:fs";
 
 // src/baseline.ts
 import { existsSync as existsSync4, mkdirSync, readdirSync as readdirSync3, renameSync, writeFileSync } from "node:fs";
@@ -39224,7 +39224,13 @@ function shardedOptions(options, spec, balance, log) {
   let plan;
   const timings = async (environment) => {
     if (balance === "estimate") return void 0;
-    if (options.baselinePath !== void 0) return explicitBaseline(options.baselinePath);
+    if (options.baselinePath !== void 0) {
+      if (existsSync5(options.baselinePath)) return explicitBaseline(options.baselinePath);
+      log.info(
+        `shard: no baseline at ${options.baselinePath} yet: the split is balanced by estimate.`
+      );
+      return void 0;
+    }
     const branch = options.mode === "pr" ? options.baseBranch : options.branch;
     if (branch === void 0) return void 0;
     try {
@@ -39248,7 +39254,8 @@ function shardedOptions(options, spec, balance, log) {
   };
   return {
     // A shard holds part of the cases: only the merged run may become a baseline.
-    options: { ...options, selectCases, saveBaseline: false },
+    // A shard judges nothing: its baseline is read for the split's timings only.
+    options: { ...options, selectCases, saveBaseline: false, baselinePath: void 0 },
     finish(run2) {
       if (plan === void 0) return run2;
       const gpu = run2.results.environment.gpu;
@@ -39270,7 +39277,7 @@ function shardedOptions(options, spec, balance, log) {
 }
 
 // src/shard/action.ts
-import { mkdirSync as mkdirSync2, writeFileSync as writeFileSync3 } from "node:fs";
+import { existsSync as existsSync6, mkdirSync as mkdirSync2, writeFileSync as writeFileSync3 } from "node:fs";
 import { join as join6 } from "node:path";
 function readShardInputs(getInput2) {
   const text3 = (name) => {
@@ -39319,8 +39326,14 @@ async function mergedRun(ctx) {
   writeFileSync3(resultsPath, JSON.stringify(merged.results, null, 2) + "\n");
   const notes = [];
   let baseline;
-  if (ctx.baselinePath !== void 0) baseline = explicitBaseline(ctx.baselinePath);
-  else if (ctx.baselineBranch !== void 0) {
+  if (ctx.baselinePath !== void 0) {
+    if (existsSync6(ctx.baselinePath)) baseline = explicitBaseline(ctx.baselinePath);
+    else {
+      notes.push(
+        `The baseline ${ctx.baselinePath} does not exist: every case is NEW. Baselines are written by trusted runs (push, schedule); run one first.`
+      );
+    }
+  } else if (ctx.baselineBranch !== void 0) {
     const branch = ctx.baselineBranch;
     baseline = await compositeBaseline(
       merged,
@@ -41509,7 +41522,7 @@ function judge(results, baseline, config, kind, context3, history) {
 }
 
 // node_modules/@actions/github/lib/context.js
-import { readFileSync as readFileSync4, existsSync as existsSync5 } from "fs";
+import { readFileSync as readFileSync4, existsSync as existsSync7 } from "fs";
 import { EOL as EOL6 } from "os";
 var Context2 = class {
   /**
@@ -41519,7 +41532,7 @@ var Context2 = class {
     var _a, _b, _c;
     this.payload = {};
     if (process.env.GITHUB_EVENT_PATH) {
-      if (existsSync5(process.env.GITHUB_EVENT_PATH)) {
+      if (existsSync7(process.env.GITHUB_EVENT_PATH)) {
         this.payload = JSON.parse(readFileSync4(process.env.GITHUB_EVENT_PATH, { encoding: "utf8" }));
       } else {
         const path6 = process.env.GITHUB_EVENT_PATH;
@@ -46808,7 +46821,7 @@ var package_default = {
 };
 
 // src/history/branch-store.ts
-import { mkdtempSync, mkdirSync as mkdirSync3, readFileSync as readFileSync5, rmSync, writeFileSync as writeFileSync4, existsSync as existsSync6 } from "node:fs";
+import { mkdtempSync, mkdirSync as mkdirSync3, readFileSync as readFileSync5, rmSync, writeFileSync as writeFileSync4, existsSync as existsSync8 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname as dirname3, join as join10 } from "node:path";
 var DEFAULT_DATA_BRANCH = "kernelgate-data";
@@ -46878,7 +46891,7 @@ function branchStore(options) {
   let ready = false;
   async function ensureCache() {
     if (ready) return;
-    if (!existsSync6(join10(gitDir, "HEAD"))) {
+    if (!existsSync8(join10(gitDir, "HEAD"))) {
       mkdirSync3(gitDir, { recursive: true });
       const init = await options.exec.run("git", ["init", "--quiet", "--bare", gitDir]);
       if (init.exitCode !== 0) {
@@ -47267,10 +47280,10 @@ async function trendRuns(store, branch, results, warn, limit = TREND_WINDOW) {
 }
 
 // src/run.ts
-import { existsSync as existsSync9 } from "node:fs";
+import { existsSync as existsSync11 } from "node:fs";
 
 // src/base-revision.ts
-import { existsSync as existsSync7 } from "node:fs";
+import { existsSync as existsSync9 } from "node:fs";
 import { join as join12 } from "node:path";
 var SHA = /^[0-9a-f]{40}$/;
 function lastLine(text3) {
@@ -47291,7 +47304,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
       reason: `${workspace} is not a git checkout (${lastLine(inside.stderr) || `git exit ${inside.exitCode}`})`
     };
   }
-  if (existsSync7(dir)) {
+  if (existsSync9(dir)) {
     const at = await exec2.run("git", ["-C", dir, "rev-parse", "HEAD"]);
     if (at.exitCode === 0 && at.stdout.trim() === sha) {
       log(`kernelgate: base revision ${sha.slice(0, 12)} already checked out in ${dir}`);
@@ -53009,7 +53022,7 @@ async function runDoctor(deps) {
 }
 
 // src/harness.ts
-import { appendFileSync as appendFileSync2, existsSync as existsSync8, mkdirSync as mkdirSync4, writeFileSync as writeFileSync5 } from "node:fs";
+import { appendFileSync as appendFileSync2, existsSync as existsSync10, mkdirSync as mkdirSync4, writeFileSync as writeFileSync5 } from "node:fs";
 import { delimiter as delimiter2, dirname as dirname4 } from "node:path";
 var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
   cwd,
@@ -53063,7 +53076,7 @@ async function runHarness(options, log, run2 = streamingExec) {
   if (inGroup) log.endGroup();
   return {
     exitCode,
-    wroteResults: existsSync8(options.resultsPath),
+    wroteResults: existsSync10(options.resultsPath),
     logTail: lines.slice(-TAIL_LINES).join("\n"),
     log: lines.join("\n")
   };
@@ -53293,7 +53306,7 @@ async function fullRun(options, deps) {
   let base;
   if (options.pairedBase?.root !== void 0) {
     const { root, sha, ref } = options.pairedBase;
-    if (existsSync9(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
+    if (existsSync11(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
     else notes.push(`Paired A/B is off for this run: the base checkout ${root} does not exist.`);
   } else if (options.pairedBase !== void 0) {
     const got = await materialiseBase(options.workspace, options.pairedBase.sha, deps.exec, {

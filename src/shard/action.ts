@@ -2,7 +2,7 @@
 // once its results are written (the merge judges); `merge: DIR` with `shards: n` joins the shards'
 // downloaded results into one run that is judged, reported and gated once. Kept apart from
 // main.ts, which calls in here.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { explicitBaseline, type BaselineStore, type StoredBaseline } from '../baseline.js';
 import type { KernelgateResults } from '../results/index.js';
@@ -96,8 +96,14 @@ export async function mergedRun(ctx: MergeContext): Promise<FullRun> {
   writeFileSync(resultsPath, JSON.stringify(merged.results, null, 2) + '\n');
   const notes: string[] = [];
   let baseline: StoredBaseline | undefined;
-  if (ctx.baselinePath !== undefined) baseline = explicitBaseline(ctx.baselinePath);
-  else if (ctx.baselineBranch !== undefined) {
+  if (ctx.baselinePath !== undefined) {
+    if (existsSync(ctx.baselinePath)) baseline = explicitBaseline(ctx.baselinePath);
+    else {
+      notes.push(
+        `The baseline ${ctx.baselinePath} does not exist: every case is NEW. Baselines are written by trusted runs (push, schedule); run one first.`,
+      );
+    }
+  } else if (ctx.baselineBranch !== undefined) {
     const branch = ctx.baselineBranch;
     baseline = await compositeBaseline(
       merged,

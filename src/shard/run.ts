@@ -1,7 +1,7 @@
 // One shard of a split run on a runner: the cases it owns are chosen once the doctor has named the
 // GPU (the stored baseline of that GPU SKU balances the split), the harness runs only those, and
 // the results record the shard, the whole split and the GPU (run.shard).
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { explicitBaseline, StoreError, type StoredBaseline } from '../baseline.js';
 import type { Environment } from '../results/index.js';
 import type { FullRun, FullRunOptions } from '../run.js';
@@ -28,7 +28,13 @@ export function shardedOptions(
   let plan: ShardPlan | undefined;
   const timings = async (environment: Environment): Promise<StoredBaseline | undefined> => {
     if (balance === 'estimate') return undefined;
-    if (options.baselinePath !== undefined) return explicitBaseline(options.baselinePath);
+    if (options.baselinePath !== undefined) {
+      if (existsSync(options.baselinePath)) return explicitBaseline(options.baselinePath);
+      log.info(
+        `shard: no baseline at ${options.baselinePath} yet: the split is balanced by estimate.`,
+      );
+      return undefined;
+    }
     const branch = options.mode === 'pr' ? options.baseBranch : options.branch;
     if (branch === undefined) return undefined;
     try {
@@ -53,7 +59,8 @@ export function shardedOptions(
   };
   return {
     // A shard holds part of the cases: only the merged run may become a baseline.
-    options: { ...options, selectCases, saveBaseline: false },
+    // A shard judges nothing: its baseline is read for the split's timings only.
+    options: { ...options, selectCases, saveBaseline: false, baselinePath: undefined },
     finish(run) {
       if (plan === undefined) return run;
       const gpu = run.results.environment.gpu;
