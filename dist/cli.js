@@ -16788,1005 +16788,10 @@ var gbenchAdapter = {
   parse
 };
 
-// data/gpus.json
-var gpus_default = {
-  $comment: [
-    "The one GPU table of kernelgate, read by the TypeScript doctor and judge (src/gpus.ts, bundled into dist/) and by the Python harness (kernels/harness/gpus.py).",
-    "A GPU's model is the first entry whose pci_device_ids holds its PCI device id (nvidia-smi's pci_device_id 0x233010DE -> 2330), else the first entry one of whose names (regular expressions, case-insensitive, the same in JavaScript and Python) matches the driver's product name, else unknown.",
-    "peaks: datasheet dense tensor-core TFLOPS per dtype (no sparsity: half the datasheet's sparse figure) and memory bandwidth in GB/s. A model whose name covers boards of different bandwidths has no gbps, rather than a wrong one. kernelgate.yml's peaks: section overrides or adds entries.",
-    "Add a GPU: an entry here, in the order that keeps more specific names first (GH200 before H200), and a case in test/gpus.test.ts."
-  ],
-  models: [
-    {
-      model: "GH200",
-      names: ["GH200"],
-      pci_device_ids: ["2342"],
-      compute_capability: "9.0",
-      peaks: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 } },
-      source: "NVIDIA GH200 Grace Hopper Superchip datasheet; no gbps: 96 GB HBM3 (4.0 TB/s) and 144 GB HBM3e (4.9 TB/s) boards share the name"
-    },
-    {
-      model: "H200-NVL",
-      names: ["H200 NVL"],
-      pci_device_ids: [],
-      compute_capability: "9.0",
-      peaks: { tflops: { fp16: 835.5, bf16: 835.5, tf32: 417.5, fp8: 1670.5 }, gbps: 4800 },
-      source: "NVIDIA H200 NVL datasheet (1,671 / 835 / 3,341 TFLOPS with sparsity)"
-    },
-    {
-      model: "H200",
-      names: ["H200"],
-      pci_device_ids: ["2335"],
-      compute_capability: "9.0",
-      peaks: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 4800 },
-      source: "NVIDIA H200 SXM datasheet: the H100 SXM's compute, more bandwidth"
-    },
-    {
-      model: "H100-NVL",
-      names: ["H100 NVL"],
-      pci_device_ids: ["2321"],
-      compute_capability: "9.0",
-      peaks: { tflops: { fp16: 835.5, bf16: 835.5, tf32: 417.5, fp8: 1670.5 }, gbps: 3900 },
-      source: "NVIDIA H100 NVL datasheet (1,671 / 835 / 3,341 TFLOPS with sparsity)"
-    },
-    {
-      model: "H100-PCIe",
-      names: ["H100.*PCIe"],
-      pci_device_ids: ["2331"],
-      compute_capability: "9.0",
-      peaks: { tflops: { fp16: 756, bf16: 756, tf32: 378, fp8: 1513 }, gbps: 2039 },
-      source: "NVIDIA H100 PCIe datasheet"
-    },
-    {
-      model: "H100-SXM",
-      names: ["H100"],
-      pci_device_ids: ["2330"],
-      compute_capability: "9.0",
-      peaks: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 3352 },
-      source: "NVIDIA H100 SXM datasheet"
-    },
-    {
-      model: "H800",
-      names: ["H800"],
-      pci_device_ids: [],
-      compute_capability: "9.0"
-    },
-    {
-      model: "B200",
-      names: ["B200"],
-      pci_device_ids: [],
-      compute_capability: "10.0"
-    },
-    {
-      model: "L40S",
-      names: ["L40S"],
-      pci_device_ids: ["26b9"],
-      compute_capability: "8.9",
-      peaks: { tflops: { fp16: 362.05, bf16: 362.05, tf32: 183, fp8: 733 }, gbps: 864 },
-      source: "NVIDIA L40S datasheet (733 / 366 / 1,466 TFLOPS with sparsity)"
-    },
-    {
-      model: "L40",
-      names: ["L40\\b"],
-      pci_device_ids: [],
-      compute_capability: "8.9"
-    },
-    {
-      model: "L4",
-      names: ["\\bL4\\b"],
-      pci_device_ids: ["27b8"],
-      compute_capability: "8.9",
-      peaks: { tflops: { fp16: 121, bf16: 121, tf32: 60, fp8: 242.5 }, gbps: 300 },
-      source: "NVIDIA L4 datasheet"
-    },
-    {
-      model: "A100-PCIe",
-      names: ["A100.*PCIe"],
-      pci_device_ids: ["20b5", "20f1"],
-      compute_capability: "8.0"
-    },
-    {
-      model: "A100-SXM",
-      names: ["A100"],
-      pci_device_ids: ["20b0", "20b2"],
-      compute_capability: "8.0"
-    }
-  ]
-};
-
-// src/gpus.ts
-var GPU_MODELS = gpus_default.models;
-var NAME_PATTERNS = GPU_MODELS.flatMap(
-  (m) => m.names.map((pattern) => [new RegExp(pattern, "i"), m])
-);
-function pciDevice(pciDeviceId) {
-  const device = pciDeviceId?.trim().toLowerCase().replace(/^0x/, "").slice(0, 4);
-  return device === void 0 || device === "" ? void 0 : device;
-}
-function gpuModelEntry(name, pciDeviceId) {
-  const device = pciDevice(pciDeviceId);
-  const byId = device === void 0 ? void 0 : GPU_MODELS.find((m) => m.pci_device_ids.includes(device));
-  return byId ?? NAME_PATTERNS.find(([re]) => re.test(name))?.[1];
-}
-function gpuModel(name, pciDeviceId) {
-  return gpuModelEntry(name, pciDeviceId)?.model ?? "unknown";
-}
-function modelCapability(model) {
-  return GPU_MODELS.find((m) => m.model === model)?.compute_capability;
-}
-var DATASHEET_PEAKS = Object.fromEntries(
-  GPU_MODELS.filter((m) => m.peaks !== void 0).map((m) => [m.model, m.peaks])
-);
-
-// src/adapters/nvbench.ts
-function namedValue(entry) {
-  const value = entry.value;
-  if (entry.type === "int64" || entry.type === "float64") {
-    if (typeof value === "number") return value;
-    if (typeof value !== "string") return void 0;
-    const n = Number(value);
-    return Number.isFinite(n) ? n : void 0;
-  }
-  return typeof value === "string" ? value : void 0;
-}
-var TIMERS = [
-  { prefix: "nv/cold", time: "nv/cold/time/gpu", what: "cold GPU time (CUDA events)" },
-  { prefix: "nv/cpu_only", time: "nv/cpu_only/time/cpu", what: "CPU-only time" }
-];
-function parse2({ text: text2, file, kernel, readSidecar }) {
-  const read = new JsonReader(file);
-  const root = read.object(parseJson(text2, file), "the document");
-  const devices = root.devices === void 0 ? [] : read.array(root.devices, "devices");
-  const benches = read.array(root.benchmarks, "benchmarks");
-  const diagnostics = [];
-  const cases = [];
-  const variants = [];
-  let device;
-  let dropped = 0;
-  let summaryOnly = 0;
-  benches.forEach((value, b) => {
-    const at = `benchmarks[${b}]`;
-    const bench2 = read.object(value, at);
-    const variant = read.string(bench2.name, `${at}.name`);
-    const states = bench2.states === null ? [] : read.array(bench2.states, `${at}.states`);
-    states.forEach((stateValue, s) => {
-      const sat = `${at}.states[${s}]`;
-      const state = read.object(stateValue, sat);
-      const stateDevice = read.optionalNumber(state.device, `${sat}.device`) ?? 0;
-      device ??= stateDevice;
-      if (stateDevice !== device) {
-        dropped++;
-        return;
-      }
-      if (!variants.includes(variant)) variants.push(variant);
-      const params = {};
-      const axes = state.axis_values === null ? [] : read.array(state.axis_values ?? [], `${sat}.axis_values`);
-      axes.forEach((axisValue, a) => {
-        const axis = read.object(axisValue, `${sat}.axis_values[${a}]`);
-        const name = read.string(axis.name, `${sat}.axis_values[${a}].name`);
-        const v = namedValue(axis);
-        if (v === void 0)
-          throw read.error(`${sat}.axis_values[${a}].value`, "must be a value", axis.value);
-        params[name] = typeof v === "string" ? scalarOf(v) : v;
-      });
-      const base = { kernel, variant, case: caseIdOf(params), params };
-      if (state.is_skipped === true) {
-        cases.push({
-          result: {
-            ...base,
-            status: "skipped",
-            reason: typeof state.skip_reason === "string" ? state.skip_reason : "skipped by nvbench"
-          }
-        });
-        return;
-      }
-      const summaries = (state.summaries === null ? [] : read.array(state.summaries ?? [], `${sat}.summaries`)).map((sv, k) => {
-        const summ = read.object(sv, `${sat}.summaries[${k}]`);
-        const values = /* @__PURE__ */ new Map();
-        const data = summ.data === void 0 ? [] : read.array(summ.data, `${sat}.summaries[${k}].data`);
-        data.forEach((d, j) => {
-          const entry = read.object(d, `${sat}.summaries[${k}].data[${j}]`);
-          values.set(
-            read.string(entry.name, `${sat}.summaries[${k}].data[${j}].name`),
-            namedValue(entry)
-          );
-        });
-        return { tag: read.string(summ.tag, `${sat}.summaries[${k}].tag`), values };
-      });
-      const get = (tag2, name = "value") => {
-        const v = summaries.find((x) => x.tag === tag2)?.values.get(name);
-        return typeof v === "number" ? v : void 0;
-      };
-      const timer = TIMERS.find((t) => get(`${t.time}/mean`) !== void 0);
-      if (timer === void 0) {
-        cases.push({
-          result: {
-            ...base,
-            status: "error",
-            reason: "nvbench recorded no time for this state (timed out, or every sample discarded)",
-            error: { kind: "nvbench", message: "no time summary in the state" }
-          }
-        });
-        return;
-      }
-      const meanS = get(`${timer.time}/mean`);
-      const samplesFile = summaries.find(
-        (x) => x.tag === `nv/json/bin:${timer.prefix}/sample_times`
-      );
-      const samplesMs = samplesFile ? readSamples(samplesFile, readSidecar, sat, diagnostics, kernel) : void 0;
-      let timing;
-      if (samplesMs !== void 0 && samplesMs.length > 0) {
-        timing = timingFromSamples(samplesMs, `nvbench ${timer.what}, one sample per launch`);
-      } else {
-        summaryOnly++;
-        const median2 = get(`${timer.time}/median`);
-        timing = summaryTiming({
-          method: median2 !== void 0 ? `nvbench ${timer.what}, summary only` : `nvbench ${timer.what}, summary only (median_ms is nvbench's mean: it reports no median)`,
-          medianMs: (median2 ?? meanS) * 1e3,
-          nSamples: get(`${timer.prefix}/sample_size`) ?? 0,
-          q1Ms: mul(get(`${timer.time}/q1`), 1e3),
-          q3Ms: mul(get(`${timer.time}/q3`), 1e3),
-          minMs: mul(get(`${timer.time}/min`), 1e3),
-          meanMs: meanS * 1e3,
-          relStd: get(`${timer.time}/stdev/relative`)
-        });
-      }
-      const bw = get(`${timer.prefix}/bw/global/bytes_per_second`);
-      const bytes = bw === void 0 ? void 0 : Math.round(bw * meanS);
-      cases.push({
-        result: { ...base, status: "ok", timing },
-        work: {
-          ...bytes !== void 0 ? { bytes } : {},
-          note: "bytes from nvbench global memory reads and writes"
-        }
-      });
-    });
-  });
-  if (dropped > 0) {
-    diagnostics.push({
-      level: "warning",
-      code: "adapter.nvbench.other_devices",
-      message: `${file}: nvbench ran on several GPUs; kernelgate judges one per results document, so the ${dropped} state(s) of devices other than ${String(device)} were left out`,
-      fix: "run the benchmark with --devices N, one results document per GPU",
-      source: `kernel:${kernel}`,
-      kernel
-    });
-  }
-  if (summaryOnly > 0) {
-    diagnostics.push({
-      level: "info",
-      code: "adapter.nvbench.no_samples",
-      message: `${file}: ${summaryOnly} state(s) carry nvbench's summaries only: they get no interval and no paired verdict`,
-      fix: "run the benchmark with --jsonbin FILE instead of --json FILE: the samples go beside the JSON",
-      source: `kernel:${kernel}`,
-      kernel
-    });
-  }
-  const meta = root.meta === void 0 ? {} : read.object(root.meta, "meta");
-  const version = meta.version === void 0 ? {} : read.object(meta.version, "meta.version");
-  const nv = version.nvbench === void 0 ? {} : read.object(version.nvbench, "meta.version.nvbench");
-  const tool = typeof nv.string === "string" ? `nvbench ${nv.string}` : "nvbench";
-  return {
-    cases,
-    variants,
-    tool,
-    ...device !== void 0 ? { environment: environmentOf(devices, device, read) } : {},
-    run: {},
-    diagnostics
-  };
-}
-function mul(x, k) {
-  return x === void 0 ? void 0 : x * k;
-}
-function readSamples(summary2, readSidecar, at, diagnostics, kernel) {
-  const filename = summary2.values.get("filename");
-  if (typeof filename !== "string" || readSidecar === void 0) return void 0;
-  let bytes;
-  try {
-    bytes = readSidecar(filename);
-  } catch (err) {
-    diagnostics.push({
-      level: "warning",
-      code: "adapter.nvbench.samples_unreadable",
-      message: `${at}: its sample file ${filename} cannot be read (${err.message}): judged from the summaries`,
-      fix: "keep the folder nvbench wrote beside the JSON (FILE-bin/) with it",
-      source: `kernel:${kernel}`,
-      kernel
-    });
-    return void 0;
-  }
-  const n = Math.floor(bytes.length / 4);
-  const samples = [];
-  for (let i = 0; i < n; i++) samples.push(bytes.readFloatLE(i * 4) * 1e3);
-  return samples;
-}
-function environmentOf(devices, id, read) {
-  const found = devices.map((d, i) => read.object(d, `devices[${i}]`)).find((d) => d.id === id);
-  if (!found) return { gpu: { name: `device ${id}` } };
-  const name = read.string(found.name, "devices[].name");
-  const sm = typeof found.sm_version === "number" ? found.sm_version : void 0;
-  const int = (x) => typeof x === "number" && Number.isInteger(x) && x >= 0 ? x : void 0;
-  const gpu = { name, sku: gpuModel(name), count: devices.length };
-  if (sm !== void 0)
-    gpu.compute_capability = `${Math.floor(sm / 100)}.${Math.floor(sm % 100 / 10)}`;
-  const smCount = int(found.number_of_sms);
-  if (smCount !== void 0) gpu.sm_count = smCount;
-  const memory = int(found.global_memory_size);
-  if (memory !== void 0) gpu.memory_bytes = memory;
-  const l2 = int(found.l2_cache_size);
-  if (l2 !== void 0) gpu.l2_bytes = l2;
-  return { gpu };
-}
-var nvbenchAdapter = {
-  kind: "file",
-  format: "nvbench",
-  title: "nvbench JSON",
-  produce: "BINARY --jsonbin out.json (or --json out.json: summaries only)",
-  capabilities: {
-    samples: "either",
-    work: "tool",
-    correctness: "none",
-    paired: false,
-    notes: {
-      samples: "with --jsonbin, every cold launch (the float32 sample file nvbench writes beside the JSON); with --json, nvbench's summaries (median and quartiles where the version writes them, else the mean) and its noise (relative standard deviation): no interval, no paired verdict",
-      work: "bytes from add_global_memory_reads/writes (nvbench's bandwidth × mean time); nvbench has no FLOP count: give one with `work.flops` in kernelgate.yml",
-      correctness: "none: nvbench only times; a skipped state (state.skip) is SKIPPED with its reason"
-    }
-  },
-  parse: parse2
-};
-
-// src/adapters/pytest-benchmark.ts
-function paramValue(value) {
-  if (typeof value === "string" || typeof value === "boolean") return value;
-  if (typeof value === "number" && Number.isFinite(value)) return value;
-  return JSON.stringify(value) ?? String(value);
-}
-function parse3({ text: text2, file, kernel }) {
-  const read = new JsonReader(file);
-  const root = read.object(parseJson(text2, file), "the document");
-  const benchmarks = read.array(root.benchmarks, "benchmarks");
-  const cases = [];
-  const variants = [];
-  let summaryOnly = 0;
-  benchmarks.forEach((value, i) => {
-    const at = `benchmarks[${i}]`;
-    const b = read.object(value, at);
-    const name = read.string(b.name, `${at}.name`);
-    const variant = name.replace(/\[.*\]$/, "");
-    if (!variants.includes(variant)) variants.push(variant);
-    const params = {};
-    if (b.params !== void 0 && b.params !== null) {
-      for (const [k, v] of Object.entries(read.object(b.params, `${at}.params`))) {
-        params[k] = paramValue(v);
-      }
-    } else if (typeof b.param === "string") {
-      params.param = b.param;
-    }
-    const stats = read.object(b.stats, `${at}.stats`);
-    const data = stats.data === void 0 ? void 0 : read.array(stats.data, `${at}.stats.data`);
-    const method = "pytest-benchmark time per call (one sample per round)";
-    let timing;
-    if (data !== void 0 && data.length > 0) {
-      timing = timingFromSamples(
-        data.map((x, j) => read.number(x, `${at}.stats.data[${j}]`) * 1e3),
-        method
-      );
-    } else {
-      summaryOnly++;
-      const sec = (key) => {
-        const x = read.optionalNumber(stats[key], `${at}.stats.${key}`);
-        return x === void 0 ? void 0 : x * 1e3;
-      };
-      const mean = read.number(stats.mean, `${at}.stats.mean`);
-      const stddev = read.optionalNumber(stats.stddev, `${at}.stats.stddev`);
-      timing = summaryTiming({
-        method: `${method}, summary only`,
-        medianMs: read.number(stats.median, `${at}.stats.median`) * 1e3,
-        nSamples: read.number(stats.rounds, `${at}.stats.rounds`),
-        q1Ms: sec("q1"),
-        q3Ms: sec("q3"),
-        minMs: sec("min"),
-        meanMs: mean * 1e3,
-        ...stddev !== void 0 && mean > 0 ? { relStd: stddev / mean } : {}
-      });
-    }
-    const extra2 = b.extra_info === void 0 ? {} : read.object(b.extra_info, `${at}.extra_info`);
-    const flops = read.optionalNumber(extra2.flops, `${at}.extra_info.flops`);
-    const bytes = read.optionalNumber(extra2.bytes, `${at}.extra_info.bytes`);
-    cases.push({
-      result: { kernel, variant, case: caseIdOf(params), params, status: "ok", timing },
-      work: {
-        ...flops !== void 0 ? { flops } : {},
-        ...bytes !== void 0 ? { bytes } : {},
-        note: "per call, from the test's extra_info"
-      }
-    });
-  });
-  const diagnostics = [];
-  if (summaryOnly > 0) {
-    diagnostics.push({
-      level: "info",
-      code: "adapter.pytest_benchmark.no_data",
-      message: `${file}: ${summaryOnly} benchmark(s) carry statistics only: they get no interval and no paired verdict`,
-      fix: "run pytest with --benchmark-save-data so the JSON keeps every round",
-      source: `kernel:${kernel}`,
-      kernel
-    });
-  }
-  const machine = root.machine_info === void 0 ? {} : read.object(root.machine_info, "machine_info");
-  const commit = root.commit_info === void 0 ? {} : read.object(root.commit_info, "commit_info");
-  const libraries = {};
-  if (typeof machine.python_version === "string") libraries.python = machine.python_version;
-  const version = typeof root.version === "string" ? ` ${root.version}` : "";
-  const startedAt = isoUtc(typeof root.datetime === "string" ? root.datetime : void 0);
-  return {
-    cases,
-    variants,
-    tool: `pytest-benchmark${version}`,
-    environment: noGpuEnvironment(libraries),
-    run: {
-      ...startedAt ? { started_at: startedAt } : {},
-      ...typeof commit.id === "string" ? { git_sha: commit.id } : {},
-      ...typeof machine.node === "string" ? { host: machine.node } : {}
-    },
-    diagnostics
-  };
-}
-var pytestBenchmarkAdapter = {
-  kind: "file",
-  format: "pytest-benchmark",
-  title: "pytest-benchmark JSON",
-  produce: "pytest BENCH_DIR --benchmark-json=out.json --benchmark-save-data",
-  capabilities: {
-    samples: "either",
-    work: "tool",
-    correctness: "none",
-    paired: false,
-    notes: {
-      samples: "with --benchmark-save-data, one sample per round (its time per call); without it the statistics only (median, quartiles, mean, stddev): no interval, no paired verdict",
-      work: "`benchmark.extra_info['flops']` and `['bytes']` set by the test (per call)",
-      correctness: "none: the JSON has no verdict — a test whose assertion failed after timing is still in it, so no case is PASS (run pytest as its own CI step to fail on assertions)"
-    }
-  },
-  parse: parse3
-};
-
-// src/adapters/index.ts
-var ADAPTERS = [
-  gbenchAdapter,
-  pytestBenchmarkAdapter,
-  nvbenchAdapter,
-  commandAdapter
-];
-var ADAPTER_FORMATS = ADAPTERS.map((a) => a.format);
-function adapterFor(format) {
-  return ADAPTERS.find((a) => a.format === format);
-}
-function fileAdapterFor(format) {
-  const adapter = adapterFor(format);
-  return adapter?.kind === "file" ? adapter : void 0;
-}
-
-// src/adapters/run.ts
-import { existsSync, readFileSync as readFileSync2 } from "node:fs";
-import { dirname as dirname3, isAbsolute, join as join3, resolve as resolve3 } from "node:path";
-
-// src/adapters/config.ts
-import { resolve as resolve2 } from "node:path";
-
-// src/adapters/work.ts
-function tokenize(text2) {
-  const tokens = [];
-  const re = /\s*(?:(\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)|([A-Za-z_][A-Za-z0-9_]*)|(\*\*|[-+*/()]))/y;
-  let pos = 0;
-  while (pos < text2.length) {
-    if (/^\s*$/.test(text2.slice(pos))) break;
-    re.lastIndex = pos;
-    const m = re.exec(text2);
-    if (!m) throw new Error(`unexpected ${JSON.stringify(text2.slice(pos).trim()[0])}`);
-    if (m[1] !== void 0) tokens.push({ kind: "num", value: Number(m[1]) });
-    else if (m[2] !== void 0) tokens.push({ kind: "name", value: m[2] });
-    else tokens.push({ kind: "op", value: m[3] });
-    pos = re.lastIndex;
-  }
-  return tokens;
-}
-function parseFormula(text2) {
-  const tokens = tokenize(text2);
-  let i = 0;
-  const names = /* @__PURE__ */ new Set();
-  const peek = () => tokens[i];
-  const take = (op) => {
-    const t = tokens[i];
-    if (t?.kind === "op" && t.value === op) {
-      i++;
-      return true;
-    }
-    return false;
-  };
-  const expr = () => {
-    let left = term();
-    for (; ; ) {
-      if (take("+")) {
-        const [a, b] = [left, term()];
-        left = (p) => a(p) + b(p);
-      } else if (take("-")) {
-        const [a, b] = [left, term()];
-        left = (p) => a(p) - b(p);
-      } else return left;
-    }
-  };
-  const term = () => {
-    let left = power();
-    for (; ; ) {
-      if (take("*")) {
-        const [a, b] = [left, power()];
-        left = (p) => a(p) * b(p);
-      } else if (take("/")) {
-        const [a, b] = [left, power()];
-        left = (p) => a(p) / b(p);
-      } else return left;
-    }
-  };
-  const power = () => {
-    const base = unary();
-    if (take("**")) {
-      const exponent = power();
-      return (p) => base(p) ** exponent(p);
-    }
-    return base;
-  };
-  const unary = () => {
-    if (take("-")) {
-      const inner = unary();
-      return (p) => -inner(p);
-    }
-    const t = peek();
-    if (t === void 0) throw new Error("ends too early");
-    i++;
-    if (t.kind === "num") return () => t.value;
-    if (t.kind === "name") {
-      names.add(t.value);
-      return (p) => {
-        const v = p[t.value];
-        if (typeof v === "number") return v;
-        if (typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v)))
-          return Number(v);
-        throw new Error(
-          `parameter ${t.value} is ${v === void 0 ? "not set" : `not a number (${JSON.stringify(v)})`}`
-        );
-      };
-    }
-    if (t.value === "(") {
-      const inner = expr();
-      if (!take(")")) throw new Error('a "(" is not closed');
-      return inner;
-    }
-    throw new Error(`unexpected ${JSON.stringify(t.value)}`);
-  };
-  const root = expr();
-  if (i < tokens.length) throw new Error(`unexpected ${JSON.stringify(String(tokens[i]?.value))}`);
-  return { names: [...names], evaluate: (params) => root(params) };
-}
-
-// src/adapters/config.ts
-var DEFAULT_BENCHMARK_TIMEOUT_S = 600;
-var DEFAULT_REPEAT = 10;
-var COMMAND_ONLY = ["variants", "cases", "repeat", "metric", "check"];
-var FILE_ONLY = ["run", "output"];
-function compileRegex(text2, field, problems) {
-  try {
-    return new RegExp(text2, "m");
-  } catch (err) {
-    problems.push(
-      `${field} is not a valid regular expression: ${err.message} (got ${showValue(text2)})`
-    );
-    return void 0;
-  }
-}
-function benchmarksFromRaw(raw, root, kernelNames) {
-  const problems = [];
-  const benchmarks = [];
-  const seen = /* @__PURE__ */ new Set();
-  raw.forEach((b, i) => {
-    const at = `benchmarks[${i}]`;
-    const before = problems.length;
-    if (seen.has(b.name)) problems.push(`${at}.name is a duplicate (got ${showValue(b.name)})`);
-    seen.add(b.name);
-    if (kernelNames.includes(b.name)) {
-      problems.push(
-        `${at}.name is already a kernel's name under kernels_dir (got ${showValue(b.name)})`
-      );
-    }
-    const adapter = adapterFor(b.format);
-    if (!adapter) {
-      problems.push(
-        `${at}.format must be one of ${ADAPTER_FORMATS.map((f) => showValue(f)).join(", ")} (got ${showValue(b.format)})`
-      );
-      return;
-    }
-    const onlyFor = (fields, which2) => {
-      for (const field of fields) {
-        if (b[field] !== void 0) {
-          problems.push(`${at}.${field} is only for ${which2} (got ${showValue(b[field])})`);
-        }
-      }
-    };
-    const work = {};
-    for (const key of ["flops", "bytes"]) {
-      const text2 = b.work?.[key];
-      if (text2 === void 0) continue;
-      try {
-        work[key] = parseFormula(String(text2));
-      } catch (err) {
-        problems.push(
-          `${at}.work.${key} is not a formula: ${err.message} (got ${showValue(text2)})`
-        );
-      }
-    }
-    let command;
-    if (adapter.kind === "command") {
-      onlyFor(FILE_ONLY, "file formats (gbench, pytest-benchmark, nvbench)");
-      command = commandFromRaw(b, at, work, problems);
-    } else {
-      onlyFor(COMMAND_ONLY, 'format "command"');
-      if (b.output === void 0) {
-        problems.push(`${at}.output is required for format ${showValue(b.format)} (got nothing)`);
-      }
-    }
-    if (problems.length > before) return;
-    const cwdRelative = b.cwd ?? ".";
-    benchmarks.push({
-      name: b.name,
-      format: b.format,
-      ...b.description !== void 0 ? { description: b.description } : {},
-      ...b.run !== void 0 ? { run: b.run } : {},
-      ...b.output !== void 0 ? { output: resolve2(root, b.output) } : {},
-      cwd: resolve2(root, cwdRelative),
-      cwdRelative,
-      timeoutS: b.timeout_s ?? DEFAULT_BENCHMARK_TIMEOUT_S,
-      references: b.references ?? [],
-      work,
-      ...command ? { command } : {}
-    });
-  });
-  return { benchmarks, problems };
-}
-function commandFromRaw(b, at, work, problems) {
-  if (b.variants === void 0) {
-    problems.push(`${at}.variants is required for format "command" (got nothing)`);
-  }
-  if (b.metric === void 0) {
-    problems.push(`${at}.metric is required for format "command" (got nothing)`);
-  }
-  if (b.variants === void 0 || b.metric === void 0) return void 0;
-  const metric = b.metric;
-  const cases = b.cases ?? [{}];
-  let regex;
-  if (metric.regex === void 0 === (metric.json === void 0)) {
-    problems.push(`${at}.metric needs exactly one of regex and json (got ${showValue(metric)})`);
-  } else if (metric.regex !== void 0) {
-    regex = compileRegex(metric.regex, `${at}.metric.regex`, problems);
-    if (regex && (new RegExp(`${regex.source}|`).exec("")?.length ?? 1) < 2) {
-      problems.push(
-        `${at}.metric.regex needs a group that captures the reading (got ${showValue(metric.regex)})`
-      );
-    }
-  }
-  if (metric.unit in RATE_UNITS) {
-    const need = metric.unit === "gbps" ? "bytes" : "flops";
-    if (work[need] === void 0) {
-      problems.push(
-        `${at}.metric.unit ${showValue(metric.unit)} needs work.${need}: a rate becomes a time through the work of one call (got nothing)`
-      );
-    }
-  }
-  const check = b.check ? compileRegex(b.check.regex, `${at}.check.regex`, problems) : void 0;
-  const used = /* @__PURE__ */ new Set();
-  for (const [variant, template] of Object.entries(b.variants)) {
-    for (const name of placeholders(template)) {
-      used.add(name);
-      if (name === "case") continue;
-      const missing = cases.findIndex((c) => c[name] === void 0);
-      if (missing >= 0) {
-        problems.push(
-          `${at}.variants.${variant} uses {${name}}, which ${at}.cases[${missing}] does not set (got ${showValue(cases[missing])})`
-        );
-      }
-    }
-  }
-  for (const key of ["flops", "bytes"]) {
-    const formula = work[key];
-    if (!formula) continue;
-    for (const name of formula.names) {
-      const missing = cases.findIndex((c) => c[name] === void 0);
-      if (missing >= 0) {
-        problems.push(
-          `${at}.work.${key} uses ${name}, which ${at}.cases[${missing}] does not set (got ${showValue(cases[missing])})`
-        );
-      }
-    }
-  }
-  return {
-    variants: b.variants,
-    cases,
-    repeat: b.repeat ?? DEFAULT_REPEAT,
-    metric: {
-      ...regex ? { regex } : {},
-      ...metric.json !== void 0 ? { json: metric.json } : {},
-      unit: metric.unit
-    },
-    ...check ? { check } : {}
-  };
-}
-function workOf(work, params) {
-  const out = {};
-  for (const key of ["flops", "bytes"]) {
-    const formula = work[key];
-    if (!formula) continue;
-    try {
-      const value = formula.evaluate(params);
-      if (Number.isFinite(value) && value >= 0) out[key] = value;
-    } catch {
-    }
-  }
-  return out;
-}
-
-// src/adapters/run.ts
-var ADAPTERS_HARNESS = "kernelgate adapters 0.1.0";
-function finishKernel(adapter, kernel, adapted, options = {}) {
-  const cases = adapted.cases.map(({ result, work }) => {
-    const fromConfig = options.work ? workOf(options.work, result.params) : {};
-    const amounts = { ...work, ...fromConfig };
-    if (fromConfig.flops !== void 0 || fromConfig.bytes !== void 0) {
-      amounts.note = fromConfig.flops !== void 0 && fromConfig.bytes !== void 0 ? "kernelgate.yml's work formulas" : `${work?.note ?? "from the tool"}; kernelgate.yml's work formulas for ${fromConfig.flops !== void 0 ? "flops" : "bytes"}`;
-    }
-    if (result.status !== "ok" || !result.timing) return result;
-    return { ...result, ...workFields(amounts, result.timing.median_ms) };
-  });
-  const timed = cases.filter((c) => c.status === "ok" && c.timing);
-  const withSamples = timed.filter((c) => (c.timing?.samples_ms.length ?? 0) > 0).length;
-  const samples = timed.length === 0 ? adapter.capabilities.samples === "summary" ? "summary" : "raw" : withSamples === timed.length ? "raw" : withSamples === 0 ? "summary" : "mixed";
-  const info = kernelInfo(
-    kernel,
-    adapted.variants,
-    {
-      format: adapter.format,
-      ...adapted.tool !== void 0 ? { tool: adapted.tool } : {},
-      samples,
-      work: cases.some((c) => c.work !== void 0 || c.throughput !== void 0),
-      correctness: cases.some((c) => c.correctness !== void 0) ? "self_check" : "none",
-      paired: cases.some((c) => c.paired !== void 0)
-    },
-    options.references,
-    options.description
-  );
-  return {
-    info,
-    cases,
-    ...adapted.environment ? { environment: adapted.environment } : {},
-    run: adapted.run,
-    diagnostics: adapted.diagnostics
-  };
-}
-function adaptFile(adapter, path6, options) {
-  const shown = options.shown ?? path6;
-  let text2;
-  try {
-    text2 = readFileSync2(path6, "utf8");
-  } catch (err) {
-    const code = err.code;
-    throw new InputError(
-      code === "ENOENT" ? `${shown}: no such file` : `${shown}: cannot read: ${err.message}`
-    );
-  }
-  const adapted = adapter.parse({
-    text: text2,
-    file: shown,
-    kernel: options.kernel,
-    readSidecar: (rel) => readFileSync2(isAbsolute(rel) ? rel : join3(dirname3(path6), rel))
-  });
-  return finishKernel(adapter, options.kernel, adapted, options);
-}
-function environmentOf2(kernels, given) {
-  if (given) return given;
-  const envs = kernels.map((k) => k.environment).filter((e) => e !== void 0);
-  const gpu = envs.find((e) => !["none", "unknown"].includes(e.gpu.name));
-  return gpu ?? envs[0] ?? { gpu: { name: "unknown", sku: "unknown" } };
-}
-function resultsOf(kernels, options = {}) {
-  const starts = kernels.map((k) => k.run?.started_at).filter((s) => s !== void 0);
-  const startedAt = options.startedAt ?? starts.sort()[0] ?? (/* @__PURE__ */ new Date()).toISOString();
-  const gitSha = options.gitSha ?? kernels.find((k) => k.run?.git_sha)?.run?.git_sha;
-  const host = kernels.find((k) => k.run?.host)?.run?.host;
-  const formats = [...new Set(kernels.map((k) => k.info.adapter?.format ?? ""))].join(", ");
-  return {
-    schema: "kernelgate/results@1",
-    run: {
-      ...options.id !== void 0 ? { id: options.id } : {},
-      started_at: startedAt,
-      harness: `${ADAPTERS_HARNESS} (${formats})`,
-      ...options.command !== void 0 ? { command: options.command } : {},
-      ...gitSha !== void 0 ? { git_sha: gitSha } : {},
-      ...options.gitRef !== void 0 ? { git_ref: options.gitRef } : {},
-      ...host !== void 0 ? { host } : {},
-      ...options.pairedBase ? { paired_base: options.pairedBase } : {}
-    },
-    environment: environmentOf2(kernels, options.environment),
-    diagnostics: [...options.diagnostics ?? [], ...kernels.flatMap((k) => k.diagnostics)],
-    kernels: kernels.map((k) => k.info),
-    cases: kernels.flatMap((k) => k.cases)
-  };
-}
-async function runBenchmark(bench2, options) {
-  const adapter = adapterFor(bench2.format);
-  if (!adapter) throw new InputError(`benchmarks: unknown format ${JSON.stringify(bench2.format)}`);
-  const common = {
-    work: bench2.work,
-    references: bench2.references,
-    ...bench2.description !== void 0 ? { description: bench2.description } : {}
-  };
-  const runner = options.runner ?? shellRunner;
-  if (adapter.kind === "command") {
-    const spec = bench2.command;
-    if (!spec) throw new InputError(`benchmarks: ${bench2.name} has no command settings`);
-    const baseCwd = options.baseRoot === void 0 ? void 0 : resolve3(options.baseRoot, bench2.cwdRelative);
-    const ran = await runCommands(
-      bench2.name,
-      { ...spec, timeoutS: bench2.timeoutS, workFor: (params) => workOf(bench2.work, params) },
-      {
-        cwd: bench2.cwd,
-        ...baseCwd !== void 0 && existsSync(baseCwd) ? { baseCwd } : {},
-        runner,
-        ...options.log ? { log: options.log } : {}
-      }
-    );
-    return finishKernel(
-      adapter,
-      bench2.name,
-      { cases: ran.cases, variants: ran.variants, run: {}, diagnostics: [] },
-      common
-    );
-  }
-  const output = bench2.output;
-  if (bench2.run !== void 0) {
-    options.log?.(`${bench2.name}: ${bench2.run}`);
-    const out = await runner(bench2.run, { cwd: bench2.cwd, timeoutMs: bench2.timeoutS * 1e3 });
-    if (out.timedOut || out.exitCode !== 0) {
-      return failedBenchmark(
-        adapter,
-        bench2,
-        out.timedOut ? `exceeded ${bench2.timeoutS} s` : `exit status ${String(out.exitCode)}`,
-        out.output
-      );
-    }
-  }
-  if (!existsSync(output)) {
-    return failedBenchmark(adapter, bench2, `it wrote no ${output}`, "");
-  }
-  return adaptFile(adapter, output, { kernel: bench2.name, ...common });
-}
-function failedBenchmark(adapter, bench2, why, output) {
-  const message = `${bench2.run ?? bench2.format}: ${why}`;
-  const logTail = output.trimEnd().split(/\r?\n/).slice(-20).join("\n");
-  return finishKernel(
-    adapter,
-    bench2.name,
-    {
-      cases: [
-        {
-          result: {
-            kernel: bench2.name,
-            variant: bench2.format,
-            case: "run",
-            params: {},
-            status: "error",
-            reason: message,
-            error: {
-              kind: "benchmark command",
-              message,
-              ...logTail ? { log_tail: logTail } : {}
-            }
-          }
-        }
-      ],
-      variants: [bench2.format],
-      run: {},
-      diagnostics: [
-        {
-          level: "error",
-          code: "adapter.run_failed",
-          message: `benchmark ${bench2.name}: ${message}`,
-          fix: "run the command by hand in its folder; kernelgate judges what it writes",
-          source: `kernel:${bench2.name}`,
-          kernel: bench2.name
-        }
-      ]
-    },
-    { references: bench2.references }
-  );
-}
-async function runBenchmarks(benchmarks, options) {
-  const chosen = benchmarks.filter((b) => !options.only?.length || options.only.includes(b.name));
-  const startedAt = (/* @__PURE__ */ new Date()).toISOString();
-  const kernels = [];
-  for (const bench2 of chosen) kernels.push(await runBenchmark(bench2, options));
-  const paired = kernels.some((k) => k.info.adapter?.paired);
-  return resultsOf(kernels, {
-    startedAt,
-    ...options.command !== void 0 ? { command: options.command } : {},
-    ...options.environment ? { environment: options.environment } : {},
-    ...options.diagnostics ? { diagnostics: options.diagnostics } : {},
-    ...options.gitSha !== void 0 ? { gitSha: options.gitSha } : {},
-    ...paired && options.baseRoot !== void 0 ? {
-      pairedBase: {
-        root: options.baseRoot,
-        ...options.baseSha !== void 0 ? { git_sha: options.baseSha } : {},
-        order: "ABBA"
-      }
-    } : {}
-  });
-}
-
-// src/baseline.ts
-import { existsSync as existsSync2, mkdirSync, readdirSync, renameSync, writeFileSync } from "node:fs";
-import { join as join4 } from "node:path";
-var StoreError = class extends Error {
-};
-function safeSegment(value, field) {
-  const cleaned = value.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^\.+/, "_");
-  if (cleaned === "" || cleaned === "_") {
-    throw new Error(`baseline store: ${field} ${JSON.stringify(value)} is not usable as a name`);
-  }
-  return cleaned;
-}
-function fileBaselineStore(root) {
-  const dirOf = (key) => join4(root, safeSegment(key.branch, "branch"), safeSegment(key.sku, "GPU SKU"));
-  const entries = (key) => {
-    const dir = dirOf(key);
-    if (!existsSync2(dir)) return [];
-    return readdirSync(dir).filter((name) => name.endsWith(".json")).sort().reverse().map((name) => join4(dir, name));
-  };
-  return {
-    latest(key) {
-      const [newest] = entries(key);
-      return newest === void 0 ? void 0 : { results: loadResults(newest), path: newest };
-    },
-    history(key, limit) {
-      return entries(key).slice(0, limit).map((path6) => ({ results: loadResults(path6), path: path6 }));
-    },
-    save(key, results) {
-      const dir = dirOf(key);
-      mkdirSync(dir, { recursive: true });
-      const stamp = results.run.started_at.replace(/[^0-9A-Za-z]/g, "");
-      const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
-      const path6 = join4(dir, `${stamp}-${sha}.json`);
-      const tmp = `${path6}.${process.pid}.tmp`;
-      writeFileSync(tmp, JSON.stringify(results, null, 2) + "\n");
-      renameSync(tmp, path6);
-      return path6;
-    }
-  };
-}
-function explicitBaseline(path6) {
-  if (!existsSync2(path6)) {
-    throw new Error(`baseline ${path6}: no such file`);
-  }
-  return { results: loadResults(path6), path: path6 };
-}
-
-// src/history/dashboard-cli.ts
-import { mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync as writeFileSync5 } from "node:fs";
-import { tmpdir as tmpdir2 } from "node:os";
-import { join as join11, resolve as resolve7 } from "node:path";
-import { parseArgs as parseArgs2 } from "node:util";
-
-// src/config.ts
+// src/config/config.ts
 var import_yaml = __toESM(require_dist(), 1);
-import { existsSync as existsSync3, readdirSync as readdirSync2, readFileSync as readFileSync3, statSync } from "node:fs";
-import { join as join5, relative as relative2, resolve as resolve4 } from "node:path";
+import { existsSync, readdirSync, readFileSync as readFileSync2, statSync } from "node:fs";
+import { join as join3, relative as relative2, resolve as resolve3 } from "node:path";
 
 // schema/config.schema.json
 var config_schema_default = {
@@ -18199,7 +17204,399 @@ var kernel_schema_default = {
   }
 };
 
-// src/config.ts
+// src/adapters/config.ts
+import { resolve as resolve2 } from "node:path";
+
+// src/adapters/work.ts
+function tokenize(text2) {
+  const tokens = [];
+  const re = /\s*(?:(\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)|([A-Za-z_][A-Za-z0-9_]*)|(\*\*|[-+*/()]))/y;
+  let pos = 0;
+  while (pos < text2.length) {
+    if (/^\s*$/.test(text2.slice(pos))) break;
+    re.lastIndex = pos;
+    const m = re.exec(text2);
+    if (!m) throw new Error(`unexpected ${JSON.stringify(text2.slice(pos).trim()[0])}`);
+    if (m[1] !== void 0) tokens.push({ kind: "num", value: Number(m[1]) });
+    else if (m[2] !== void 0) tokens.push({ kind: "name", value: m[2] });
+    else tokens.push({ kind: "op", value: m[3] });
+    pos = re.lastIndex;
+  }
+  return tokens;
+}
+function parseFormula(text2) {
+  const tokens = tokenize(text2);
+  let i = 0;
+  const names = /* @__PURE__ */ new Set();
+  const peek = () => tokens[i];
+  const take = (op) => {
+    const t = tokens[i];
+    if (t?.kind === "op" && t.value === op) {
+      i++;
+      return true;
+    }
+    return false;
+  };
+  const expr = () => {
+    let left = term();
+    for (; ; ) {
+      if (take("+")) {
+        const [a, b] = [left, term()];
+        left = (p) => a(p) + b(p);
+      } else if (take("-")) {
+        const [a, b] = [left, term()];
+        left = (p) => a(p) - b(p);
+      } else return left;
+    }
+  };
+  const term = () => {
+    let left = power();
+    for (; ; ) {
+      if (take("*")) {
+        const [a, b] = [left, power()];
+        left = (p) => a(p) * b(p);
+      } else if (take("/")) {
+        const [a, b] = [left, power()];
+        left = (p) => a(p) / b(p);
+      } else return left;
+    }
+  };
+  const power = () => {
+    const base = unary();
+    if (take("**")) {
+      const exponent = power();
+      return (p) => base(p) ** exponent(p);
+    }
+    return base;
+  };
+  const unary = () => {
+    if (take("-")) {
+      const inner = unary();
+      return (p) => -inner(p);
+    }
+    const t = peek();
+    if (t === void 0) throw new Error("ends too early");
+    i++;
+    if (t.kind === "num") return () => t.value;
+    if (t.kind === "name") {
+      names.add(t.value);
+      return (p) => {
+        const v = p[t.value];
+        if (typeof v === "number") return v;
+        if (typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v)))
+          return Number(v);
+        throw new Error(
+          `parameter ${t.value} is ${v === void 0 ? "not set" : `not a number (${JSON.stringify(v)})`}`
+        );
+      };
+    }
+    if (t.value === "(") {
+      const inner = expr();
+      if (!take(")")) throw new Error('a "(" is not closed');
+      return inner;
+    }
+    throw new Error(`unexpected ${JSON.stringify(t.value)}`);
+  };
+  const root = expr();
+  if (i < tokens.length) throw new Error(`unexpected ${JSON.stringify(String(tokens[i]?.value))}`);
+  return { names: [...names], evaluate: (params) => root(params) };
+}
+
+// src/adapters/config.ts
+var DEFAULT_BENCHMARK_TIMEOUT_S = 600;
+var DEFAULT_REPEAT = 10;
+var COMMAND_ONLY = ["variants", "cases", "repeat", "metric", "check"];
+var FILE_ONLY = ["run", "output"];
+function compileRegex(text2, field, problems) {
+  try {
+    return new RegExp(text2, "m");
+  } catch (err) {
+    problems.push(
+      `${field} is not a valid regular expression: ${err.message} (got ${showValue(text2)})`
+    );
+    return void 0;
+  }
+}
+function benchmarksFromRaw(raw, root, kernelNames) {
+  const problems = [];
+  const benchmarks = [];
+  const seen = /* @__PURE__ */ new Set();
+  raw.forEach((b, i) => {
+    const at = `benchmarks[${i}]`;
+    const before = problems.length;
+    if (seen.has(b.name)) problems.push(`${at}.name is a duplicate (got ${showValue(b.name)})`);
+    seen.add(b.name);
+    if (kernelNames.includes(b.name)) {
+      problems.push(
+        `${at}.name is already a kernel's name under kernels_dir (got ${showValue(b.name)})`
+      );
+    }
+    const adapter = adapterFor(b.format);
+    if (!adapter) {
+      problems.push(
+        `${at}.format must be one of ${ADAPTER_FORMATS.map((f) => showValue(f)).join(", ")} (got ${showValue(b.format)})`
+      );
+      return;
+    }
+    const onlyFor = (fields, which2) => {
+      for (const field of fields) {
+        if (b[field] !== void 0) {
+          problems.push(`${at}.${field} is only for ${which2} (got ${showValue(b[field])})`);
+        }
+      }
+    };
+    const work = {};
+    for (const key of ["flops", "bytes"]) {
+      const text2 = b.work?.[key];
+      if (text2 === void 0) continue;
+      try {
+        work[key] = parseFormula(String(text2));
+      } catch (err) {
+        problems.push(
+          `${at}.work.${key} is not a formula: ${err.message} (got ${showValue(text2)})`
+        );
+      }
+    }
+    let command;
+    if (adapter.kind === "command") {
+      onlyFor(FILE_ONLY, "file formats (gbench, pytest-benchmark, nvbench)");
+      command = commandFromRaw(b, at, work, problems);
+    } else {
+      onlyFor(COMMAND_ONLY, 'format "command"');
+      if (b.output === void 0) {
+        problems.push(`${at}.output is required for format ${showValue(b.format)} (got nothing)`);
+      }
+    }
+    if (problems.length > before) return;
+    const cwdRelative = b.cwd ?? ".";
+    benchmarks.push({
+      name: b.name,
+      format: b.format,
+      ...b.description !== void 0 ? { description: b.description } : {},
+      ...b.run !== void 0 ? { run: b.run } : {},
+      ...b.output !== void 0 ? { output: resolve2(root, b.output) } : {},
+      cwd: resolve2(root, cwdRelative),
+      cwdRelative,
+      timeoutS: b.timeout_s ?? DEFAULT_BENCHMARK_TIMEOUT_S,
+      references: b.references ?? [],
+      work,
+      ...command ? { command } : {}
+    });
+  });
+  return { benchmarks, problems };
+}
+function commandFromRaw(b, at, work, problems) {
+  if (b.variants === void 0) {
+    problems.push(`${at}.variants is required for format "command" (got nothing)`);
+  }
+  if (b.metric === void 0) {
+    problems.push(`${at}.metric is required for format "command" (got nothing)`);
+  }
+  if (b.variants === void 0 || b.metric === void 0) return void 0;
+  const metric = b.metric;
+  const cases = b.cases ?? [{}];
+  let regex;
+  if (metric.regex === void 0 === (metric.json === void 0)) {
+    problems.push(`${at}.metric needs exactly one of regex and json (got ${showValue(metric)})`);
+  } else if (metric.regex !== void 0) {
+    regex = compileRegex(metric.regex, `${at}.metric.regex`, problems);
+    if (regex && (new RegExp(`${regex.source}|`).exec("")?.length ?? 1) < 2) {
+      problems.push(
+        `${at}.metric.regex needs a group that captures the reading (got ${showValue(metric.regex)})`
+      );
+    }
+  }
+  if (metric.unit in RATE_UNITS) {
+    const need = metric.unit === "gbps" ? "bytes" : "flops";
+    if (work[need] === void 0) {
+      problems.push(
+        `${at}.metric.unit ${showValue(metric.unit)} needs work.${need}: a rate becomes a time through the work of one call (got nothing)`
+      );
+    }
+  }
+  const check = b.check ? compileRegex(b.check.regex, `${at}.check.regex`, problems) : void 0;
+  const used = /* @__PURE__ */ new Set();
+  for (const [variant, template] of Object.entries(b.variants)) {
+    for (const name of placeholders(template)) {
+      used.add(name);
+      if (name === "case") continue;
+      const missing = cases.findIndex((c) => c[name] === void 0);
+      if (missing >= 0) {
+        problems.push(
+          `${at}.variants.${variant} uses {${name}}, which ${at}.cases[${missing}] does not set (got ${showValue(cases[missing])})`
+        );
+      }
+    }
+  }
+  for (const key of ["flops", "bytes"]) {
+    const formula = work[key];
+    if (!formula) continue;
+    for (const name of formula.names) {
+      const missing = cases.findIndex((c) => c[name] === void 0);
+      if (missing >= 0) {
+        problems.push(
+          `${at}.work.${key} uses ${name}, which ${at}.cases[${missing}] does not set (got ${showValue(cases[missing])})`
+        );
+      }
+    }
+  }
+  return {
+    variants: b.variants,
+    cases,
+    repeat: b.repeat ?? DEFAULT_REPEAT,
+    metric: {
+      ...regex ? { regex } : {},
+      ...metric.json !== void 0 ? { json: metric.json } : {},
+      unit: metric.unit
+    },
+    ...check ? { check } : {}
+  };
+}
+function workOf(work, params) {
+  const out = {};
+  for (const key of ["flops", "bytes"]) {
+    const formula = work[key];
+    if (!formula) continue;
+    try {
+      const value = formula.evaluate(params);
+      if (Number.isFinite(value) && value >= 0) out[key] = value;
+    } catch {
+    }
+  }
+  return out;
+}
+
+// data/gpus.json
+var gpus_default = {
+  $comment: [
+    "The one GPU table of kernelgate, read by the TypeScript doctor and judge (src/config/gpus.ts, bundled into dist/) and by the Python harness (kernels/harness/gpus.py).",
+    "A GPU's model is the first entry whose pci_device_ids holds its PCI device id (nvidia-smi's pci_device_id 0x233010DE -> 2330), else the first entry one of whose names (regular expressions, case-insensitive, the same in JavaScript and Python) matches the driver's product name, else unknown.",
+    "peaks: datasheet dense tensor-core TFLOPS per dtype (no sparsity: half the datasheet's sparse figure) and memory bandwidth in GB/s. A model whose name covers boards of different bandwidths has no gbps, rather than a wrong one. kernelgate.yml's peaks: section overrides or adds entries.",
+    "Add a GPU: an entry here, in the order that keeps more specific names first (GH200 before H200), and a case in test/gpus.test.ts."
+  ],
+  models: [
+    {
+      model: "GH200",
+      names: ["GH200"],
+      pci_device_ids: ["2342"],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 } },
+      source: "NVIDIA GH200 Grace Hopper Superchip datasheet; no gbps: 96 GB HBM3 (4.0 TB/s) and 144 GB HBM3e (4.9 TB/s) boards share the name"
+    },
+    {
+      model: "H200-NVL",
+      names: ["H200 NVL"],
+      pci_device_ids: [],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 835.5, bf16: 835.5, tf32: 417.5, fp8: 1670.5 }, gbps: 4800 },
+      source: "NVIDIA H200 NVL datasheet (1,671 / 835 / 3,341 TFLOPS with sparsity)"
+    },
+    {
+      model: "H200",
+      names: ["H200"],
+      pci_device_ids: ["2335"],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 4800 },
+      source: "NVIDIA H200 SXM datasheet: the H100 SXM's compute, more bandwidth"
+    },
+    {
+      model: "H100-NVL",
+      names: ["H100 NVL"],
+      pci_device_ids: ["2321"],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 835.5, bf16: 835.5, tf32: 417.5, fp8: 1670.5 }, gbps: 3900 },
+      source: "NVIDIA H100 NVL datasheet (1,671 / 835 / 3,341 TFLOPS with sparsity)"
+    },
+    {
+      model: "H100-PCIe",
+      names: ["H100.*PCIe"],
+      pci_device_ids: ["2331"],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 756, bf16: 756, tf32: 378, fp8: 1513 }, gbps: 2039 },
+      source: "NVIDIA H100 PCIe datasheet"
+    },
+    {
+      model: "H100-SXM",
+      names: ["H100"],
+      pci_device_ids: ["2330"],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 3352 },
+      source: "NVIDIA H100 SXM datasheet"
+    },
+    {
+      model: "H800",
+      names: ["H800"],
+      pci_device_ids: [],
+      compute_capability: "9.0"
+    },
+    {
+      model: "B200",
+      names: ["B200"],
+      pci_device_ids: [],
+      compute_capability: "10.0"
+    },
+    {
+      model: "L40S",
+      names: ["L40S"],
+      pci_device_ids: ["26b9"],
+      compute_capability: "8.9",
+      peaks: { tflops: { fp16: 362.05, bf16: 362.05, tf32: 183, fp8: 733 }, gbps: 864 },
+      source: "NVIDIA L40S datasheet (733 / 366 / 1,466 TFLOPS with sparsity)"
+    },
+    {
+      model: "L40",
+      names: ["L40\\b"],
+      pci_device_ids: [],
+      compute_capability: "8.9"
+    },
+    {
+      model: "L4",
+      names: ["\\bL4\\b"],
+      pci_device_ids: ["27b8"],
+      compute_capability: "8.9",
+      peaks: { tflops: { fp16: 121, bf16: 121, tf32: 60, fp8: 242.5 }, gbps: 300 },
+      source: "NVIDIA L4 datasheet"
+    },
+    {
+      model: "A100-PCIe",
+      names: ["A100.*PCIe"],
+      pci_device_ids: ["20b5", "20f1"],
+      compute_capability: "8.0"
+    },
+    {
+      model: "A100-SXM",
+      names: ["A100"],
+      pci_device_ids: ["20b0", "20b2"],
+      compute_capability: "8.0"
+    }
+  ]
+};
+
+// src/config/gpus.ts
+var GPU_MODELS = gpus_default.models;
+var NAME_PATTERNS = GPU_MODELS.flatMap(
+  (m) => m.names.map((pattern) => [new RegExp(pattern, "i"), m])
+);
+function pciDevice(pciDeviceId) {
+  const device = pciDeviceId?.trim().toLowerCase().replace(/^0x/, "").slice(0, 4);
+  return device === void 0 || device === "" ? void 0 : device;
+}
+function gpuModelEntry(name, pciDeviceId) {
+  const device = pciDevice(pciDeviceId);
+  const byId = device === void 0 ? void 0 : GPU_MODELS.find((m) => m.pci_device_ids.includes(device));
+  return byId ?? NAME_PATTERNS.find(([re]) => re.test(name))?.[1];
+}
+function gpuModel(name, pciDeviceId) {
+  return gpuModelEntry(name, pciDeviceId)?.model ?? "unknown";
+}
+function modelCapability(model) {
+  return GPU_MODELS.find((m) => m.model === model)?.compute_capability;
+}
+var DATASHEET_PEAKS = Object.fromEntries(
+  GPU_MODELS.filter((m) => m.peaks !== void 0).map((m) => [m.model, m.peaks])
+);
+
+// src/config/config.ts
 var DEFAULT_PEAKS = DATASHEET_PEAKS;
 var CONFIG_FILE_NAME = "kernelgate.yml";
 var DEFAULT_KERNELS_DIR = "kernels";
@@ -18227,18 +17624,18 @@ function parseYaml(text2, file) {
 }
 function readText(path6, shown) {
   try {
-    return readFileSync3(path6, "utf8");
+    return readFileSync2(path6, "utf8");
   } catch (err) {
     throw new InputError(`${shown}: cannot read: ${err.message}`);
   }
 }
 function loadConfig(rootDir, opts = {}) {
-  const root = resolve4(rootDir);
-  const configPath = opts.configFile ? resolve4(opts.configFile) : join5(root, CONFIG_FILE_NAME);
+  const root = resolve3(rootDir);
+  const configPath = opts.configFile ? resolve3(opts.configFile) : join3(root, CONFIG_FILE_NAME);
   const shownConfig = relative2(root, configPath) || CONFIG_FILE_NAME;
   let raw = {};
   let configFile;
-  if (existsSync3(configPath)) {
+  if (existsSync(configPath)) {
     const data = parseYaml(readText(configPath, shownConfig), shownConfig) ?? {};
     raw = validateConfigData(data, shownConfig);
     configFile = configPath;
@@ -18246,9 +17643,9 @@ function loadConfig(rootDir, opts = {}) {
     throw new InputError(`${shownConfig}: no such config file`);
   }
   const kernelsDir = raw.kernels_dir ?? DEFAULT_KERNELS_DIR;
-  const kernelsPath = resolve4(root, kernelsDir);
+  const kernelsPath = resolve3(root, kernelsDir);
   let kernels = [];
-  if (existsSync3(kernelsPath) && statSync(kernelsPath).isDirectory()) {
+  if (existsSync(kernelsPath) && statSync(kernelsPath).isDirectory()) {
     kernels = loadKernels(root, kernelsPath);
   } else if (raw.kernels_dir !== void 0) {
     throw new InputError(
@@ -18331,12 +17728,12 @@ function validateConfigData(data, file) {
 }
 function loadKernels(root, kernelsPath) {
   const kernels = [];
-  const folders = readdirSync2(kernelsPath, { withFileTypes: true }).filter(
-    (d) => d.isDirectory() || d.isSymbolicLink() && statSync(join5(kernelsPath, d.name), { throwIfNoEntry: false })?.isDirectory()
+  const folders = readdirSync(kernelsPath, { withFileTypes: true }).filter(
+    (d) => d.isDirectory() || d.isSymbolicLink() && statSync(join3(kernelsPath, d.name), { throwIfNoEntry: false })?.isDirectory()
   ).map((d) => d.name).sort();
   for (const folder of folders) {
-    const manifestPath = join5(kernelsPath, folder, "kernel.yml");
-    if (!existsSync3(manifestPath)) continue;
+    const manifestPath = join3(kernelsPath, folder, "kernel.yml");
+    if (!existsSync(manifestPath)) continue;
     const shown = relative2(root, manifestPath);
     const data = parseYaml(readText(manifestPath, shown), shown);
     const { kernel: validate2 } = getValidators();
@@ -18344,7 +17741,7 @@ function loadKernels(root, kernelsPath) {
     const manifest = data;
     const problems = crossCheckManifest(manifest, folder);
     if (problems.length) throw problemsError(shown, problems);
-    kernels.push({ manifest, dir: join5(kernelsPath, folder), file: shown });
+    kernels.push({ manifest, dir: join3(kernelsPath, folder), file: shown });
   }
   return kernels;
 }
@@ -18433,6 +17830,607 @@ function tierCandidates(manifest) {
   if (manifest.tiers?.variant !== void 0) return [manifest.tiers.variant];
   return manifest.variants.filter((v) => v.role === "candidate").map((v) => v.name);
 }
+
+// src/adapters/nvbench.ts
+function namedValue(entry) {
+  const value = entry.value;
+  if (entry.type === "int64" || entry.type === "float64") {
+    if (typeof value === "number") return value;
+    if (typeof value !== "string") return void 0;
+    const n = Number(value);
+    return Number.isFinite(n) ? n : void 0;
+  }
+  return typeof value === "string" ? value : void 0;
+}
+var TIMERS = [
+  { prefix: "nv/cold", time: "nv/cold/time/gpu", what: "cold GPU time (CUDA events)" },
+  { prefix: "nv/cpu_only", time: "nv/cpu_only/time/cpu", what: "CPU-only time" }
+];
+function parse2({ text: text2, file, kernel, readSidecar }) {
+  const read = new JsonReader(file);
+  const root = read.object(parseJson(text2, file), "the document");
+  const devices = root.devices === void 0 ? [] : read.array(root.devices, "devices");
+  const benches = read.array(root.benchmarks, "benchmarks");
+  const diagnostics = [];
+  const cases = [];
+  const variants = [];
+  let device;
+  let dropped = 0;
+  let summaryOnly = 0;
+  benches.forEach((value, b) => {
+    const at = `benchmarks[${b}]`;
+    const bench2 = read.object(value, at);
+    const variant = read.string(bench2.name, `${at}.name`);
+    const states = bench2.states === null ? [] : read.array(bench2.states, `${at}.states`);
+    states.forEach((stateValue, s) => {
+      const sat = `${at}.states[${s}]`;
+      const state = read.object(stateValue, sat);
+      const stateDevice = read.optionalNumber(state.device, `${sat}.device`) ?? 0;
+      device ??= stateDevice;
+      if (stateDevice !== device) {
+        dropped++;
+        return;
+      }
+      if (!variants.includes(variant)) variants.push(variant);
+      const params = {};
+      const axes = state.axis_values === null ? [] : read.array(state.axis_values ?? [], `${sat}.axis_values`);
+      axes.forEach((axisValue, a) => {
+        const axis = read.object(axisValue, `${sat}.axis_values[${a}]`);
+        const name = read.string(axis.name, `${sat}.axis_values[${a}].name`);
+        const v = namedValue(axis);
+        if (v === void 0)
+          throw read.error(`${sat}.axis_values[${a}].value`, "must be a value", axis.value);
+        params[name] = typeof v === "string" ? scalarOf(v) : v;
+      });
+      const base = { kernel, variant, case: caseIdOf(params), params };
+      if (state.is_skipped === true) {
+        cases.push({
+          result: {
+            ...base,
+            status: "skipped",
+            reason: typeof state.skip_reason === "string" ? state.skip_reason : "skipped by nvbench"
+          }
+        });
+        return;
+      }
+      const summaries = (state.summaries === null ? [] : read.array(state.summaries ?? [], `${sat}.summaries`)).map((sv, k) => {
+        const summ = read.object(sv, `${sat}.summaries[${k}]`);
+        const values = /* @__PURE__ */ new Map();
+        const data = summ.data === void 0 ? [] : read.array(summ.data, `${sat}.summaries[${k}].data`);
+        data.forEach((d, j) => {
+          const entry = read.object(d, `${sat}.summaries[${k}].data[${j}]`);
+          values.set(
+            read.string(entry.name, `${sat}.summaries[${k}].data[${j}].name`),
+            namedValue(entry)
+          );
+        });
+        return { tag: read.string(summ.tag, `${sat}.summaries[${k}].tag`), values };
+      });
+      const get = (tag2, name = "value") => {
+        const v = summaries.find((x) => x.tag === tag2)?.values.get(name);
+        return typeof v === "number" ? v : void 0;
+      };
+      const timer = TIMERS.find((t) => get(`${t.time}/mean`) !== void 0);
+      if (timer === void 0) {
+        cases.push({
+          result: {
+            ...base,
+            status: "error",
+            reason: "nvbench recorded no time for this state (timed out, or every sample discarded)",
+            error: { kind: "nvbench", message: "no time summary in the state" }
+          }
+        });
+        return;
+      }
+      const meanS = get(`${timer.time}/mean`);
+      const samplesFile = summaries.find(
+        (x) => x.tag === `nv/json/bin:${timer.prefix}/sample_times`
+      );
+      const samplesMs = samplesFile ? readSamples(samplesFile, readSidecar, sat, diagnostics, kernel) : void 0;
+      let timing;
+      if (samplesMs !== void 0 && samplesMs.length > 0) {
+        timing = timingFromSamples(samplesMs, `nvbench ${timer.what}, one sample per launch`);
+      } else {
+        summaryOnly++;
+        const median2 = get(`${timer.time}/median`);
+        timing = summaryTiming({
+          method: median2 !== void 0 ? `nvbench ${timer.what}, summary only` : `nvbench ${timer.what}, summary only (median_ms is nvbench's mean: it reports no median)`,
+          medianMs: (median2 ?? meanS) * 1e3,
+          nSamples: get(`${timer.prefix}/sample_size`) ?? 0,
+          q1Ms: mul(get(`${timer.time}/q1`), 1e3),
+          q3Ms: mul(get(`${timer.time}/q3`), 1e3),
+          minMs: mul(get(`${timer.time}/min`), 1e3),
+          meanMs: meanS * 1e3,
+          relStd: get(`${timer.time}/stdev/relative`)
+        });
+      }
+      const bw = get(`${timer.prefix}/bw/global/bytes_per_second`);
+      const bytes = bw === void 0 ? void 0 : Math.round(bw * meanS);
+      cases.push({
+        result: { ...base, status: "ok", timing },
+        work: {
+          ...bytes !== void 0 ? { bytes } : {},
+          note: "bytes from nvbench global memory reads and writes"
+        }
+      });
+    });
+  });
+  if (dropped > 0) {
+    diagnostics.push({
+      level: "warning",
+      code: "adapter.nvbench.other_devices",
+      message: `${file}: nvbench ran on several GPUs; kernelgate judges one per results document, so the ${dropped} state(s) of devices other than ${String(device)} were left out`,
+      fix: "run the benchmark with --devices N, one results document per GPU",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+  }
+  if (summaryOnly > 0) {
+    diagnostics.push({
+      level: "info",
+      code: "adapter.nvbench.no_samples",
+      message: `${file}: ${summaryOnly} state(s) carry nvbench's summaries only: they get no interval and no paired verdict`,
+      fix: "run the benchmark with --jsonbin FILE instead of --json FILE: the samples go beside the JSON",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+  }
+  const meta = root.meta === void 0 ? {} : read.object(root.meta, "meta");
+  const version = meta.version === void 0 ? {} : read.object(meta.version, "meta.version");
+  const nv = version.nvbench === void 0 ? {} : read.object(version.nvbench, "meta.version.nvbench");
+  const tool = typeof nv.string === "string" ? `nvbench ${nv.string}` : "nvbench";
+  return {
+    cases,
+    variants,
+    tool,
+    ...device !== void 0 ? { environment: environmentOf(devices, device, read) } : {},
+    run: {},
+    diagnostics
+  };
+}
+function mul(x, k) {
+  return x === void 0 ? void 0 : x * k;
+}
+function readSamples(summary2, readSidecar, at, diagnostics, kernel) {
+  const filename = summary2.values.get("filename");
+  if (typeof filename !== "string" || readSidecar === void 0) return void 0;
+  let bytes;
+  try {
+    bytes = readSidecar(filename);
+  } catch (err) {
+    diagnostics.push({
+      level: "warning",
+      code: "adapter.nvbench.samples_unreadable",
+      message: `${at}: its sample file ${filename} cannot be read (${err.message}): judged from the summaries`,
+      fix: "keep the folder nvbench wrote beside the JSON (FILE-bin/) with it",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+    return void 0;
+  }
+  const n = Math.floor(bytes.length / 4);
+  const samples = [];
+  for (let i = 0; i < n; i++) samples.push(bytes.readFloatLE(i * 4) * 1e3);
+  return samples;
+}
+function environmentOf(devices, id, read) {
+  const found = devices.map((d, i) => read.object(d, `devices[${i}]`)).find((d) => d.id === id);
+  if (!found) return { gpu: { name: `device ${id}` } };
+  const name = read.string(found.name, "devices[].name");
+  const sm = typeof found.sm_version === "number" ? found.sm_version : void 0;
+  const int = (x) => typeof x === "number" && Number.isInteger(x) && x >= 0 ? x : void 0;
+  const gpu = { name, sku: gpuModel(name), count: devices.length };
+  if (sm !== void 0)
+    gpu.compute_capability = `${Math.floor(sm / 100)}.${Math.floor(sm % 100 / 10)}`;
+  const smCount = int(found.number_of_sms);
+  if (smCount !== void 0) gpu.sm_count = smCount;
+  const memory = int(found.global_memory_size);
+  if (memory !== void 0) gpu.memory_bytes = memory;
+  const l2 = int(found.l2_cache_size);
+  if (l2 !== void 0) gpu.l2_bytes = l2;
+  return { gpu };
+}
+var nvbenchAdapter = {
+  kind: "file",
+  format: "nvbench",
+  title: "nvbench JSON",
+  produce: "BINARY --jsonbin out.json (or --json out.json: summaries only)",
+  capabilities: {
+    samples: "either",
+    work: "tool",
+    correctness: "none",
+    paired: false,
+    notes: {
+      samples: "with --jsonbin, every cold launch (the float32 sample file nvbench writes beside the JSON); with --json, nvbench's summaries (median and quartiles where the version writes them, else the mean) and its noise (relative standard deviation): no interval, no paired verdict",
+      work: "bytes from add_global_memory_reads/writes (nvbench's bandwidth × mean time); nvbench has no FLOP count: give one with `work.flops` in kernelgate.yml",
+      correctness: "none: nvbench only times; a skipped state (state.skip) is SKIPPED with its reason"
+    }
+  },
+  parse: parse2
+};
+
+// src/adapters/pytest-benchmark.ts
+function paramValue(value) {
+  if (typeof value === "string" || typeof value === "boolean") return value;
+  if (typeof value === "number" && Number.isFinite(value)) return value;
+  return JSON.stringify(value) ?? String(value);
+}
+function parse3({ text: text2, file, kernel }) {
+  const read = new JsonReader(file);
+  const root = read.object(parseJson(text2, file), "the document");
+  const benchmarks = read.array(root.benchmarks, "benchmarks");
+  const cases = [];
+  const variants = [];
+  let summaryOnly = 0;
+  benchmarks.forEach((value, i) => {
+    const at = `benchmarks[${i}]`;
+    const b = read.object(value, at);
+    const name = read.string(b.name, `${at}.name`);
+    const variant = name.replace(/\[.*\]$/, "");
+    if (!variants.includes(variant)) variants.push(variant);
+    const params = {};
+    if (b.params !== void 0 && b.params !== null) {
+      for (const [k, v] of Object.entries(read.object(b.params, `${at}.params`))) {
+        params[k] = paramValue(v);
+      }
+    } else if (typeof b.param === "string") {
+      params.param = b.param;
+    }
+    const stats = read.object(b.stats, `${at}.stats`);
+    const data = stats.data === void 0 ? void 0 : read.array(stats.data, `${at}.stats.data`);
+    const method = "pytest-benchmark time per call (one sample per round)";
+    let timing;
+    if (data !== void 0 && data.length > 0) {
+      timing = timingFromSamples(
+        data.map((x, j) => read.number(x, `${at}.stats.data[${j}]`) * 1e3),
+        method
+      );
+    } else {
+      summaryOnly++;
+      const sec = (key) => {
+        const x = read.optionalNumber(stats[key], `${at}.stats.${key}`);
+        return x === void 0 ? void 0 : x * 1e3;
+      };
+      const mean = read.number(stats.mean, `${at}.stats.mean`);
+      const stddev = read.optionalNumber(stats.stddev, `${at}.stats.stddev`);
+      timing = summaryTiming({
+        method: `${method}, summary only`,
+        medianMs: read.number(stats.median, `${at}.stats.median`) * 1e3,
+        nSamples: read.number(stats.rounds, `${at}.stats.rounds`),
+        q1Ms: sec("q1"),
+        q3Ms: sec("q3"),
+        minMs: sec("min"),
+        meanMs: mean * 1e3,
+        ...stddev !== void 0 && mean > 0 ? { relStd: stddev / mean } : {}
+      });
+    }
+    const extra2 = b.extra_info === void 0 ? {} : read.object(b.extra_info, `${at}.extra_info`);
+    const flops = read.optionalNumber(extra2.flops, `${at}.extra_info.flops`);
+    const bytes = read.optionalNumber(extra2.bytes, `${at}.extra_info.bytes`);
+    cases.push({
+      result: { kernel, variant, case: caseIdOf(params), params, status: "ok", timing },
+      work: {
+        ...flops !== void 0 ? { flops } : {},
+        ...bytes !== void 0 ? { bytes } : {},
+        note: "per call, from the test's extra_info"
+      }
+    });
+  });
+  const diagnostics = [];
+  if (summaryOnly > 0) {
+    diagnostics.push({
+      level: "info",
+      code: "adapter.pytest_benchmark.no_data",
+      message: `${file}: ${summaryOnly} benchmark(s) carry statistics only: they get no interval and no paired verdict`,
+      fix: "run pytest with --benchmark-save-data so the JSON keeps every round",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+  }
+  const machine = root.machine_info === void 0 ? {} : read.object(root.machine_info, "machine_info");
+  const commit = root.commit_info === void 0 ? {} : read.object(root.commit_info, "commit_info");
+  const libraries = {};
+  if (typeof machine.python_version === "string") libraries.python = machine.python_version;
+  const version = typeof root.version === "string" ? ` ${root.version}` : "";
+  const startedAt = isoUtc(typeof root.datetime === "string" ? root.datetime : void 0);
+  return {
+    cases,
+    variants,
+    tool: `pytest-benchmark${version}`,
+    environment: noGpuEnvironment(libraries),
+    run: {
+      ...startedAt ? { started_at: startedAt } : {},
+      ...typeof commit.id === "string" ? { git_sha: commit.id } : {},
+      ...typeof machine.node === "string" ? { host: machine.node } : {}
+    },
+    diagnostics
+  };
+}
+var pytestBenchmarkAdapter = {
+  kind: "file",
+  format: "pytest-benchmark",
+  title: "pytest-benchmark JSON",
+  produce: "pytest BENCH_DIR --benchmark-json=out.json --benchmark-save-data",
+  capabilities: {
+    samples: "either",
+    work: "tool",
+    correctness: "none",
+    paired: false,
+    notes: {
+      samples: "with --benchmark-save-data, one sample per round (its time per call); without it the statistics only (median, quartiles, mean, stddev): no interval, no paired verdict",
+      work: "`benchmark.extra_info['flops']` and `['bytes']` set by the test (per call)",
+      correctness: "none: the JSON has no verdict — a test whose assertion failed after timing is still in it, so no case is PASS (run pytest as its own CI step to fail on assertions)"
+    }
+  },
+  parse: parse3
+};
+
+// src/adapters/index.ts
+var ADAPTERS = [
+  gbenchAdapter,
+  pytestBenchmarkAdapter,
+  nvbenchAdapter,
+  commandAdapter
+];
+var ADAPTER_FORMATS = ADAPTERS.map((a) => a.format);
+function adapterFor(format) {
+  return ADAPTERS.find((a) => a.format === format);
+}
+function fileAdapterFor(format) {
+  const adapter = adapterFor(format);
+  return adapter?.kind === "file" ? adapter : void 0;
+}
+
+// src/adapters/run.ts
+import { existsSync as existsSync2, readFileSync as readFileSync3 } from "node:fs";
+import { dirname as dirname3, isAbsolute, join as join4, resolve as resolve4 } from "node:path";
+var ADAPTERS_HARNESS = "kernelgate adapters 0.1.0";
+function finishKernel(adapter, kernel, adapted, options = {}) {
+  const cases = adapted.cases.map(({ result, work }) => {
+    const fromConfig = options.work ? workOf(options.work, result.params) : {};
+    const amounts = { ...work, ...fromConfig };
+    if (fromConfig.flops !== void 0 || fromConfig.bytes !== void 0) {
+      amounts.note = fromConfig.flops !== void 0 && fromConfig.bytes !== void 0 ? "kernelgate.yml's work formulas" : `${work?.note ?? "from the tool"}; kernelgate.yml's work formulas for ${fromConfig.flops !== void 0 ? "flops" : "bytes"}`;
+    }
+    if (result.status !== "ok" || !result.timing) return result;
+    return { ...result, ...workFields(amounts, result.timing.median_ms) };
+  });
+  const timed = cases.filter((c) => c.status === "ok" && c.timing);
+  const withSamples = timed.filter((c) => (c.timing?.samples_ms.length ?? 0) > 0).length;
+  const samples = timed.length === 0 ? adapter.capabilities.samples === "summary" ? "summary" : "raw" : withSamples === timed.length ? "raw" : withSamples === 0 ? "summary" : "mixed";
+  const info = kernelInfo(
+    kernel,
+    adapted.variants,
+    {
+      format: adapter.format,
+      ...adapted.tool !== void 0 ? { tool: adapted.tool } : {},
+      samples,
+      work: cases.some((c) => c.work !== void 0 || c.throughput !== void 0),
+      correctness: cases.some((c) => c.correctness !== void 0) ? "self_check" : "none",
+      paired: cases.some((c) => c.paired !== void 0)
+    },
+    options.references,
+    options.description
+  );
+  return {
+    info,
+    cases,
+    ...adapted.environment ? { environment: adapted.environment } : {},
+    run: adapted.run,
+    diagnostics: adapted.diagnostics
+  };
+}
+function adaptFile(adapter, path6, options) {
+  const shown = options.shown ?? path6;
+  let text2;
+  try {
+    text2 = readFileSync3(path6, "utf8");
+  } catch (err) {
+    const code = err.code;
+    throw new InputError(
+      code === "ENOENT" ? `${shown}: no such file` : `${shown}: cannot read: ${err.message}`
+    );
+  }
+  const adapted = adapter.parse({
+    text: text2,
+    file: shown,
+    kernel: options.kernel,
+    readSidecar: (rel) => readFileSync3(isAbsolute(rel) ? rel : join4(dirname3(path6), rel))
+  });
+  return finishKernel(adapter, options.kernel, adapted, options);
+}
+function environmentOf2(kernels, given) {
+  if (given) return given;
+  const envs = kernels.map((k) => k.environment).filter((e) => e !== void 0);
+  const gpu = envs.find((e) => !["none", "unknown"].includes(e.gpu.name));
+  return gpu ?? envs[0] ?? { gpu: { name: "unknown", sku: "unknown" } };
+}
+function resultsOf(kernels, options = {}) {
+  const starts = kernels.map((k) => k.run?.started_at).filter((s) => s !== void 0);
+  const startedAt = options.startedAt ?? starts.sort()[0] ?? (/* @__PURE__ */ new Date()).toISOString();
+  const gitSha = options.gitSha ?? kernels.find((k) => k.run?.git_sha)?.run?.git_sha;
+  const host = kernels.find((k) => k.run?.host)?.run?.host;
+  const formats = [...new Set(kernels.map((k) => k.info.adapter?.format ?? ""))].join(", ");
+  return {
+    schema: "kernelgate/results@1",
+    run: {
+      ...options.id !== void 0 ? { id: options.id } : {},
+      started_at: startedAt,
+      harness: `${ADAPTERS_HARNESS} (${formats})`,
+      ...options.command !== void 0 ? { command: options.command } : {},
+      ...gitSha !== void 0 ? { git_sha: gitSha } : {},
+      ...options.gitRef !== void 0 ? { git_ref: options.gitRef } : {},
+      ...host !== void 0 ? { host } : {},
+      ...options.pairedBase ? { paired_base: options.pairedBase } : {}
+    },
+    environment: environmentOf2(kernels, options.environment),
+    diagnostics: [...options.diagnostics ?? [], ...kernels.flatMap((k) => k.diagnostics)],
+    kernels: kernels.map((k) => k.info),
+    cases: kernels.flatMap((k) => k.cases)
+  };
+}
+async function runBenchmark(bench2, options) {
+  const adapter = adapterFor(bench2.format);
+  if (!adapter) throw new InputError(`benchmarks: unknown format ${JSON.stringify(bench2.format)}`);
+  const common = {
+    work: bench2.work,
+    references: bench2.references,
+    ...bench2.description !== void 0 ? { description: bench2.description } : {}
+  };
+  const runner = options.runner ?? shellRunner;
+  if (adapter.kind === "command") {
+    const spec = bench2.command;
+    if (!spec) throw new InputError(`benchmarks: ${bench2.name} has no command settings`);
+    const baseCwd = options.baseRoot === void 0 ? void 0 : resolve4(options.baseRoot, bench2.cwdRelative);
+    const ran = await runCommands(
+      bench2.name,
+      { ...spec, timeoutS: bench2.timeoutS, workFor: (params) => workOf(bench2.work, params) },
+      {
+        cwd: bench2.cwd,
+        ...baseCwd !== void 0 && existsSync2(baseCwd) ? { baseCwd } : {},
+        runner,
+        ...options.log ? { log: options.log } : {}
+      }
+    );
+    return finishKernel(
+      adapter,
+      bench2.name,
+      { cases: ran.cases, variants: ran.variants, run: {}, diagnostics: [] },
+      common
+    );
+  }
+  const output = bench2.output;
+  if (bench2.run !== void 0) {
+    options.log?.(`${bench2.name}: ${bench2.run}`);
+    const out = await runner(bench2.run, { cwd: bench2.cwd, timeoutMs: bench2.timeoutS * 1e3 });
+    if (out.timedOut || out.exitCode !== 0) {
+      return failedBenchmark(
+        adapter,
+        bench2,
+        out.timedOut ? `exceeded ${bench2.timeoutS} s` : `exit status ${String(out.exitCode)}`,
+        out.output
+      );
+    }
+  }
+  if (!existsSync2(output)) {
+    return failedBenchmark(adapter, bench2, `it wrote no ${output}`, "");
+  }
+  return adaptFile(adapter, output, { kernel: bench2.name, ...common });
+}
+function failedBenchmark(adapter, bench2, why, output) {
+  const message = `${bench2.run ?? bench2.format}: ${why}`;
+  const logTail = output.trimEnd().split(/\r?\n/).slice(-20).join("\n");
+  return finishKernel(
+    adapter,
+    bench2.name,
+    {
+      cases: [
+        {
+          result: {
+            kernel: bench2.name,
+            variant: bench2.format,
+            case: "run",
+            params: {},
+            status: "error",
+            reason: message,
+            error: {
+              kind: "benchmark command",
+              message,
+              ...logTail ? { log_tail: logTail } : {}
+            }
+          }
+        }
+      ],
+      variants: [bench2.format],
+      run: {},
+      diagnostics: [
+        {
+          level: "error",
+          code: "adapter.run_failed",
+          message: `benchmark ${bench2.name}: ${message}`,
+          fix: "run the command by hand in its folder; kernelgate judges what it writes",
+          source: `kernel:${bench2.name}`,
+          kernel: bench2.name
+        }
+      ]
+    },
+    { references: bench2.references }
+  );
+}
+async function runBenchmarks(benchmarks, options) {
+  const chosen = benchmarks.filter((b) => !options.only?.length || options.only.includes(b.name));
+  const startedAt = (/* @__PURE__ */ new Date()).toISOString();
+  const kernels = [];
+  for (const bench2 of chosen) kernels.push(await runBenchmark(bench2, options));
+  const paired = kernels.some((k) => k.info.adapter?.paired);
+  return resultsOf(kernels, {
+    startedAt,
+    ...options.command !== void 0 ? { command: options.command } : {},
+    ...options.environment ? { environment: options.environment } : {},
+    ...options.diagnostics ? { diagnostics: options.diagnostics } : {},
+    ...options.gitSha !== void 0 ? { gitSha: options.gitSha } : {},
+    ...paired && options.baseRoot !== void 0 ? {
+      pairedBase: {
+        root: options.baseRoot,
+        ...options.baseSha !== void 0 ? { git_sha: options.baseSha } : {},
+        order: "ABBA"
+      }
+    } : {}
+  });
+}
+
+// src/baseline.ts
+import { existsSync as existsSync3, mkdirSync, readdirSync as readdirSync2, renameSync, writeFileSync } from "node:fs";
+import { join as join5 } from "node:path";
+var StoreError = class extends Error {
+};
+function safeSegment(value, field) {
+  const cleaned = value.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^\.+/, "_");
+  if (cleaned === "" || cleaned === "_") {
+    throw new Error(`baseline store: ${field} ${JSON.stringify(value)} is not usable as a name`);
+  }
+  return cleaned;
+}
+function fileBaselineStore(root) {
+  const dirOf = (key) => join5(root, safeSegment(key.branch, "branch"), safeSegment(key.sku, "GPU SKU"));
+  const entries = (key) => {
+    const dir = dirOf(key);
+    if (!existsSync3(dir)) return [];
+    return readdirSync2(dir).filter((name) => name.endsWith(".json")).sort().reverse().map((name) => join5(dir, name));
+  };
+  return {
+    latest(key) {
+      const [newest] = entries(key);
+      return newest === void 0 ? void 0 : { results: loadResults(newest), path: newest };
+    },
+    history(key, limit) {
+      return entries(key).slice(0, limit).map((path6) => ({ results: loadResults(path6), path: path6 }));
+    },
+    save(key, results) {
+      const dir = dirOf(key);
+      mkdirSync(dir, { recursive: true });
+      const stamp = results.run.started_at.replace(/[^0-9A-Za-z]/g, "");
+      const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
+      const path6 = join5(dir, `${stamp}-${sha}.json`);
+      const tmp = `${path6}.${process.pid}.tmp`;
+      writeFileSync(tmp, JSON.stringify(results, null, 2) + "\n");
+      renameSync(tmp, path6);
+      return path6;
+    }
+  };
+}
+function explicitBaseline(path6) {
+  if (!existsSync3(path6)) {
+    throw new Error(`baseline ${path6}: no such file`);
+  }
+  return { results: loadResults(path6), path: path6 };
+}
+
+// src/history/dashboard-cli.ts
+import { mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync as writeFileSync5 } from "node:fs";
+import { tmpdir as tmpdir2 } from "node:os";
+import { join as join11, resolve as resolve7 } from "node:path";
+import { parseArgs as parseArgs2 } from "node:util";
 
 // src/adapters/notes.ts
 function toolName(a) {

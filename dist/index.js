@@ -35412,7 +35412,7 @@ function endGroup() {
   issue("endgroup");
 }
 
-// src/config.ts
+// src/config/config.ts
 var import_yaml = __toESM(require_dist(), 1);
 import { existsSync as existsSync2, readdirSync, readFileSync as readFileSync2, statSync } from "node:fs";
 import { join as join3, relative as relative2, resolve as resolve3 } from "node:path";
@@ -37318,136 +37318,6 @@ var gbenchAdapter = {
   parse
 };
 
-// data/gpus.json
-var gpus_default = {
-  $comment: [
-    "The one GPU table of kernelgate, read by the TypeScript doctor and judge (src/gpus.ts, bundled into dist/) and by the Python harness (kernels/harness/gpus.py).",
-    "A GPU's model is the first entry whose pci_device_ids holds its PCI device id (nvidia-smi's pci_device_id 0x233010DE -> 2330), else the first entry one of whose names (regular expressions, case-insensitive, the same in JavaScript and Python) matches the driver's product name, else unknown.",
-    "peaks: datasheet dense tensor-core TFLOPS per dtype (no sparsity: half the datasheet's sparse figure) and memory bandwidth in GB/s. A model whose name covers boards of different bandwidths has no gbps, rather than a wrong one. kernelgate.yml's peaks: section overrides or adds entries.",
-    "Add a GPU: an entry here, in the order that keeps more specific names first (GH200 before H200), and a case in test/gpus.test.ts."
-  ],
-  models: [
-    {
-      model: "GH200",
-      names: ["GH200"],
-      pci_device_ids: ["2342"],
-      compute_capability: "9.0",
-      peaks: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 } },
-      source: "NVIDIA GH200 Grace Hopper Superchip datasheet; no gbps: 96 GB HBM3 (4.0 TB/s) and 144 GB HBM3e (4.9 TB/s) boards share the name"
-    },
-    {
-      model: "H200-NVL",
-      names: ["H200 NVL"],
-      pci_device_ids: [],
-      compute_capability: "9.0",
-      peaks: { tflops: { fp16: 835.5, bf16: 835.5, tf32: 417.5, fp8: 1670.5 }, gbps: 4800 },
-      source: "NVIDIA H200 NVL datasheet (1,671 / 835 / 3,341 TFLOPS with sparsity)"
-    },
-    {
-      model: "H200",
-      names: ["H200"],
-      pci_device_ids: ["2335"],
-      compute_capability: "9.0",
-      peaks: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 4800 },
-      source: "NVIDIA H200 SXM datasheet: the H100 SXM's compute, more bandwidth"
-    },
-    {
-      model: "H100-NVL",
-      names: ["H100 NVL"],
-      pci_device_ids: ["2321"],
-      compute_capability: "9.0",
-      peaks: { tflops: { fp16: 835.5, bf16: 835.5, tf32: 417.5, fp8: 1670.5 }, gbps: 3900 },
-      source: "NVIDIA H100 NVL datasheet (1,671 / 835 / 3,341 TFLOPS with sparsity)"
-    },
-    {
-      model: "H100-PCIe",
-      names: ["H100.*PCIe"],
-      pci_device_ids: ["2331"],
-      compute_capability: "9.0",
-      peaks: { tflops: { fp16: 756, bf16: 756, tf32: 378, fp8: 1513 }, gbps: 2039 },
-      source: "NVIDIA H100 PCIe datasheet"
-    },
-    {
-      model: "H100-SXM",
-      names: ["H100"],
-      pci_device_ids: ["2330"],
-      compute_capability: "9.0",
-      peaks: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 3352 },
-      source: "NVIDIA H100 SXM datasheet"
-    },
-    {
-      model: "H800",
-      names: ["H800"],
-      pci_device_ids: [],
-      compute_capability: "9.0"
-    },
-    {
-      model: "B200",
-      names: ["B200"],
-      pci_device_ids: [],
-      compute_capability: "10.0"
-    },
-    {
-      model: "L40S",
-      names: ["L40S"],
-      pci_device_ids: ["26b9"],
-      compute_capability: "8.9",
-      peaks: { tflops: { fp16: 362.05, bf16: 362.05, tf32: 183, fp8: 733 }, gbps: 864 },
-      source: "NVIDIA L40S datasheet (733 / 366 / 1,466 TFLOPS with sparsity)"
-    },
-    {
-      model: "L40",
-      names: ["L40\\b"],
-      pci_device_ids: [],
-      compute_capability: "8.9"
-    },
-    {
-      model: "L4",
-      names: ["\\bL4\\b"],
-      pci_device_ids: ["27b8"],
-      compute_capability: "8.9",
-      peaks: { tflops: { fp16: 121, bf16: 121, tf32: 60, fp8: 242.5 }, gbps: 300 },
-      source: "NVIDIA L4 datasheet"
-    },
-    {
-      model: "A100-PCIe",
-      names: ["A100.*PCIe"],
-      pci_device_ids: ["20b5", "20f1"],
-      compute_capability: "8.0"
-    },
-    {
-      model: "A100-SXM",
-      names: ["A100"],
-      pci_device_ids: ["20b0", "20b2"],
-      compute_capability: "8.0"
-    }
-  ]
-};
-
-// src/gpus.ts
-var GPU_MODELS = gpus_default.models;
-var NAME_PATTERNS = GPU_MODELS.flatMap(
-  (m) => m.names.map((pattern) => [new RegExp(pattern, "i"), m])
-);
-function pciDevice(pciDeviceId) {
-  const device = pciDeviceId?.trim().toLowerCase().replace(/^0x/, "").slice(0, 4);
-  return device === void 0 || device === "" ? void 0 : device;
-}
-function gpuModelEntry(name, pciDeviceId) {
-  const device = pciDevice(pciDeviceId);
-  const byId = device === void 0 ? void 0 : GPU_MODELS.find((m) => m.pci_device_ids.includes(device));
-  return byId ?? NAME_PATTERNS.find(([re]) => re.test(name))?.[1];
-}
-function gpuModel(name, pciDeviceId) {
-  return gpuModelEntry(name, pciDeviceId)?.model ?? "unknown";
-}
-function modelCapability(model) {
-  return GPU_MODELS.find((m) => m.model === model)?.compute_capability;
-}
-var DATASHEET_PEAKS = Object.fromEntries(
-  GPU_MODELS.filter((m) => m.peaks !== void 0).map((m) => [m.model, m.peaks])
-);
-
 // src/adapters/nvbench.ts
 function namedValue(entry) {
   const value = entry.value;
@@ -38040,7 +37910,137 @@ function commandFromRaw(b, at, work, problems) {
   };
 }
 
-// src/config.ts
+// data/gpus.json
+var gpus_default = {
+  $comment: [
+    "The one GPU table of kernelgate, read by the TypeScript doctor and judge (src/config/gpus.ts, bundled into dist/) and by the Python harness (kernels/harness/gpus.py).",
+    "A GPU's model is the first entry whose pci_device_ids holds its PCI device id (nvidia-smi's pci_device_id 0x233010DE -> 2330), else the first entry one of whose names (regular expressions, case-insensitive, the same in JavaScript and Python) matches the driver's product name, else unknown.",
+    "peaks: datasheet dense tensor-core TFLOPS per dtype (no sparsity: half the datasheet's sparse figure) and memory bandwidth in GB/s. A model whose name covers boards of different bandwidths has no gbps, rather than a wrong one. kernelgate.yml's peaks: section overrides or adds entries.",
+    "Add a GPU: an entry here, in the order that keeps more specific names first (GH200 before H200), and a case in test/gpus.test.ts."
+  ],
+  models: [
+    {
+      model: "GH200",
+      names: ["GH200"],
+      pci_device_ids: ["2342"],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 } },
+      source: "NVIDIA GH200 Grace Hopper Superchip datasheet; no gbps: 96 GB HBM3 (4.0 TB/s) and 144 GB HBM3e (4.9 TB/s) boards share the name"
+    },
+    {
+      model: "H200-NVL",
+      names: ["H200 NVL"],
+      pci_device_ids: [],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 835.5, bf16: 835.5, tf32: 417.5, fp8: 1670.5 }, gbps: 4800 },
+      source: "NVIDIA H200 NVL datasheet (1,671 / 835 / 3,341 TFLOPS with sparsity)"
+    },
+    {
+      model: "H200",
+      names: ["H200"],
+      pci_device_ids: ["2335"],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 4800 },
+      source: "NVIDIA H200 SXM datasheet: the H100 SXM's compute, more bandwidth"
+    },
+    {
+      model: "H100-NVL",
+      names: ["H100 NVL"],
+      pci_device_ids: ["2321"],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 835.5, bf16: 835.5, tf32: 417.5, fp8: 1670.5 }, gbps: 3900 },
+      source: "NVIDIA H100 NVL datasheet (1,671 / 835 / 3,341 TFLOPS with sparsity)"
+    },
+    {
+      model: "H100-PCIe",
+      names: ["H100.*PCIe"],
+      pci_device_ids: ["2331"],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 756, bf16: 756, tf32: 378, fp8: 1513 }, gbps: 2039 },
+      source: "NVIDIA H100 PCIe datasheet"
+    },
+    {
+      model: "H100-SXM",
+      names: ["H100"],
+      pci_device_ids: ["2330"],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 3352 },
+      source: "NVIDIA H100 SXM datasheet"
+    },
+    {
+      model: "H800",
+      names: ["H800"],
+      pci_device_ids: [],
+      compute_capability: "9.0"
+    },
+    {
+      model: "B200",
+      names: ["B200"],
+      pci_device_ids: [],
+      compute_capability: "10.0"
+    },
+    {
+      model: "L40S",
+      names: ["L40S"],
+      pci_device_ids: ["26b9"],
+      compute_capability: "8.9",
+      peaks: { tflops: { fp16: 362.05, bf16: 362.05, tf32: 183, fp8: 733 }, gbps: 864 },
+      source: "NVIDIA L40S datasheet (733 / 366 / 1,466 TFLOPS with sparsity)"
+    },
+    {
+      model: "L40",
+      names: ["L40\\b"],
+      pci_device_ids: [],
+      compute_capability: "8.9"
+    },
+    {
+      model: "L4",
+      names: ["\\bL4\\b"],
+      pci_device_ids: ["27b8"],
+      compute_capability: "8.9",
+      peaks: { tflops: { fp16: 121, bf16: 121, tf32: 60, fp8: 242.5 }, gbps: 300 },
+      source: "NVIDIA L4 datasheet"
+    },
+    {
+      model: "A100-PCIe",
+      names: ["A100.*PCIe"],
+      pci_device_ids: ["20b5", "20f1"],
+      compute_capability: "8.0"
+    },
+    {
+      model: "A100-SXM",
+      names: ["A100"],
+      pci_device_ids: ["20b0", "20b2"],
+      compute_capability: "8.0"
+    }
+  ]
+};
+
+// src/config/gpus.ts
+var GPU_MODELS = gpus_default.models;
+var NAME_PATTERNS = GPU_MODELS.flatMap(
+  (m) => m.names.map((pattern) => [new RegExp(pattern, "i"), m])
+);
+function pciDevice(pciDeviceId) {
+  const device = pciDeviceId?.trim().toLowerCase().replace(/^0x/, "").slice(0, 4);
+  return device === void 0 || device === "" ? void 0 : device;
+}
+function gpuModelEntry(name, pciDeviceId) {
+  const device = pciDevice(pciDeviceId);
+  const byId = device === void 0 ? void 0 : GPU_MODELS.find((m) => m.pci_device_ids.includes(device));
+  return byId ?? NAME_PATTERNS.find(([re]) => re.test(name))?.[1];
+}
+function gpuModel(name, pciDeviceId) {
+  return gpuModelEntry(name, pciDeviceId)?.model ?? "unknown";
+}
+function modelCapability(model) {
+  return GPU_MODELS.find((m) => m.model === model)?.compute_capability;
+}
+var DATASHEET_PEAKS = Object.fromEntries(
+  GPU_MODELS.filter((m) => m.peaks !== void 0).map((m) => [m.model, m.peaks])
+);
+
+// src/config/config.ts
 var DEFAULT_PEAKS = DATASHEET_PEAKS;
 var CONFIG_FILE_NAME = "kernelgate.yml";
 var DEFAULT_KERNELS_DIR = "kernels";

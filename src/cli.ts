@@ -25,7 +25,7 @@ import {
   shardedOptions,
   type ShardBalance,
 } from './shard/index.js';
-import { loadConfig, type Config } from './config.js';
+import { loadConfig, type Config } from './config/index.js';
 import type { GateResult } from './gate.js';
 import { judge } from './judge.js';
 import { InputError, loadResults, validateResults } from './results/index.js';

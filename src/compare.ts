@@ -2,7 +2,7 @@
 // samples (bootstrap CI of the ratio of medians against the stored baseline, or of the median
 // per-pair ratio against the base revision timed in the same job) and a correctness verdict
 // (PASS/FAIL/DRIFT).
-import type { Config } from './config.js';
+import type { Config } from './config/index.js';
 import { formatRatioPct, formatSci } from './lib/index.js';
 import type { CaseResult, Environment, KernelgateResults, Paired } from './results/index.js';
 import type { SummaryTiming } from './history/record.js';

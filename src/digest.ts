@@ -3,7 +3,7 @@
 // the outcome the report's title states, and the headline ratios. No Markdown here: render.ts
 // turns these into text and escapes what came from results, config or the pull request.
 import { CONTROL_NOTE, type CaseComparison } from './compare.js';
-import type { Config } from './config.js';
+import type { Config } from './config/index.js';
 import type { GateResult } from './gate.js';
 import type { KernelgateResults } from './results/index.js';
 import type { TierStatus } from './tiers.js';

@@ -7,7 +7,7 @@ import { XMLParser } from 'fast-xml-parser';
 import { findNvcc, toolkitRelease } from './build.js';
 import { diagnoseOutput } from './diagnose.js';
 import { NOT_FOUND_EXIT_CODE, type Exec } from './lib/index.js';
-import { gpuModel, modelCapability } from './gpus.js';
+import { gpuModel, modelCapability } from './config/index.js';
 import type { Diagnostic, Environment, Gpu } from './results/index.js';
 
 export interface DoctorDeps {

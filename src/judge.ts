@@ -2,7 +2,7 @@
 // action (which then publishes) and the command line (which prints).
 import { annotateAdapted } from './adapters/notes.js';
 import { compare, type Comparison } from './compare.js';
-import type { Config } from './config.js';
+import type { Config } from './config/index.js';
 import { gate, type GateResult } from './gate.js';
 import { renderReport, type RenderedReport, type ReportInput } from './render.js';
 import type { KernelgateResults } from './results/index.js';

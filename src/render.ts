@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import Mustache from 'mustache';
 import type { GateResult } from './gate.js';
 import type { CaseComparison, Comparison, CorrectnessVerdict, PerfVerdict } from './compare.js';
-import type { Config } from './config.js';
+import type { Config } from './config/index.js';
 import {
   codeBlock,
   escapeMarkdown,

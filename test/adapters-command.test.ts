@@ -12,7 +12,7 @@ import {
   type CommandRunner,
 } from '../src/adapters/command.js';
 import { runBenchmarks } from '../src/adapters/run.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/index.js';
 import { judge } from '../src/judge.js';
 import { validateResults } from '../src/results/index.js';
 import { ADAPTER_FIXTURES } from './support/adapter-tools.js';

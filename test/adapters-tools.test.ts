@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fileAdapterFor } from '../src/adapters/index.js';
 import { adaptFile, resultsOf } from '../src/adapters/run.js';
-import { defaultConfig } from '../src/config.js';
+import { defaultConfig } from '../src/config/index.js';
 import { judge } from '../src/judge.js';
 import { validateResults } from '../src/results/index.js';
 import {

@@ -10,7 +10,7 @@ import { splitRunName } from '../src/adapters/gbench.js';
 import { adaptFile, resultsOf, type AdaptedKernel } from '../src/adapters/run.js';
 import { parseFormula } from '../src/adapters/work.js';
 import { runCli } from '../src/cli.js';
-import { defaultConfig, loadConfig } from '../src/config.js';
+import { defaultConfig, loadConfig } from '../src/config/index.js';
 import { judge } from '../src/judge.js';
 import { InputError, validateResults } from '../src/results/index.js';
 import configSchema from '../schema/config.schema.json' with { type: 'json' };

@@ -8,7 +8,7 @@ import {
   noisePctFor,
   type CaseComparison,
 } from '../src/compare.js';
-import { loadConfig, type Config } from '../src/config.js';
+import { loadConfig, type Config } from '../src/config/index.js';
 import { loadResults, validateResults } from '../src/results/index.js';
 import type { KernelgateResults } from '../src/results/index.js';
 import { BASE_SHA, PAIRS, logRatios, pair, pairedRun as makePairedRun } from './support/paired.js';

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PEAKS, defaultConfig, loadConfig } from '../src/config.js';
+import { DEFAULT_PEAKS, defaultConfig, loadConfig } from '../src/config/index.js';
 import { InputError } from '../src/results/index.js';
 
 const fixtures = join(import.meta.dirname, 'fixtures', 'config');

@@ -4,9 +4,9 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PEAKS } from '../src/config.js';
+import { DEFAULT_PEAKS } from '../src/config/index.js';
 import { gpuSku } from '../src/doctor.js';
-import { DATASHEET_PEAKS, GPU_MODELS, gpuModel, modelCapability } from '../src/gpus.js';
+import { DATASHEET_PEAKS, GPU_MODELS, gpuModel, modelCapability } from '../src/config/index.js';
 
 // Product names as drivers report them, with and without the PCI device id nvidia-smi gives.
 const GPUS: [name: string, pci: string | undefined, model: string][] = [

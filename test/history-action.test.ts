@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { gitAuthEnv, pullRequestEvent, readHistoryInputs } from '../src/history/action.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/index.js';
 import { judge } from '../src/judge.js';
 import { run, type RunDeps } from '../src/main.js';
 import { loadResults } from '../src/results/index.js';

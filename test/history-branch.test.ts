@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StoreError } from '../src/baseline.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/index.js';
 import { actionsExec } from '../src/lib/index.js';
 import { branchStore, recordPath, type BranchStoreOptions } from '../src/history/branch-store.js';
 import { judge } from '../src/judge.js';

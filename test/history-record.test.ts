@@ -1,7 +1,7 @@
 // The compact history record: what it keeps of a recorded run, how it is checked when read, and
 // that judging against it agrees with judging against the full results it came from.
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/index.js';
 import {
   buildRecord,
   HISTORY_FORMAT,

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync, copyFileSync, mkdirSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/index.js';
 import { scriptedExec } from '../src/lib/index.js';
 import type { LineExec, ProgressLog } from '../src/harness.js';
 import { measure, mergeEnvironment } from '../src/measure.js';

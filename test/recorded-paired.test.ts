@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compare, type CaseComparison } from '../src/compare.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/index.js';
 import { loadResults } from '../src/results/index.js';
 
 const ROOT = join(import.meta.dirname, '..');

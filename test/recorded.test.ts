@@ -9,7 +9,7 @@ import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { calibrate } from '../src/calibrate.js';
 import { compare } from '../src/compare.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/index.js';
 import { gate } from '../src/gate.js';
 import { loadResults } from '../src/results/index.js';
 import { evaluateTiers } from '../src/tiers.js';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compare } from '../src/compare.js';
-import { loadConfig, type Config } from '../src/config.js';
+import { loadConfig, type Config } from '../src/config/index.js';
 import { gate } from '../src/gate.js';
 import { escapeCell, escapeMarkdown, codeBlock, formatSci, mermaidLabel } from '../src/lib/index.js';
 import {

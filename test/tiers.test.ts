@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { pair, pairedRun } from './support/paired.js';
-import { loadConfig, unreachableRungs, type KernelManifest } from '../src/config.js';
+import { loadConfig, unreachableRungs, type KernelManifest } from '../src/config/index.js';
 import { InputError, loadResults } from '../src/results/index.js';
 import {
   baseArmResults,

@@ -4,7 +4,7 @@
 // JSON (little-endian float32 seconds), else nvbench's summaries with its own noise estimate.
 import type { CaseResult, Diagnostic, Environment } from '../results/index.js';
 import { parseJson } from '../results/index.js';
-import { gpuModel } from '../gpus.js';
+import { gpuModel } from '../config/index.js';
 import {
   caseIdOf,
   JsonReader,

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import pkg from '../../package.json' with { type: 'json' };
 import { fileBaselineStore, type BaselineStore, type SaveContext } from '../baseline.js';
 import type { Comparison } from '../compare.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { actionsExec, type Exec } from '../lib/index.js';
 import type { KernelgateResults } from '../results/index.js';
 import { branchStore, DEFAULT_DATA_BRANCH } from './branch-store.js';

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../config/index.js';
 import { actionsExec } from '../lib/index.js';
 import { judge } from '../judge.js';
 import type { KernelgateResults } from '../results/index.js';

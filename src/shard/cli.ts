@@ -3,7 +3,7 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileBaselineStore } from '../baseline.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { KernelgateResults } from '../results/index.js';
 import { InputError } from '../results/index.js';
 import { mergedRun } from './action.js';

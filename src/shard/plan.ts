@@ -3,7 +3,7 @@
 // baseline does not have it. Every shard computes the same split from the same inputs and records
 // all of it, so a merge can name what a shard that never reported owned (docs/scaling.md).
 import { createHash } from 'node:crypto';
-import type { CaseGroup, Config, LoadedKernel, Scalar } from '../config.js';
+import type { CaseGroup, Config, LoadedKernel, Scalar } from '../config/index.js';
 import type { CaseResult, KernelgateResults, Shard } from '../results/index.js';
 
 /** `--shard 2/3`: shard 2 of 3 (1-based). */

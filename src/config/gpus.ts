@@ -1,7 +1,7 @@
 // The GPU table (data/gpus.json): model by PCI device id and product name, compute capability,
 // datasheet peaks. The Python harness reads the same file (kernels/harness/gpus.py); the bundle
 // carries a copy made at build time, which check-dist keeps equal to the file.
-import table from '../data/gpus.json' with { type: 'json' };
+import table from '../../data/gpus.json' with { type: 'json' };
 
 export interface PeakSpec {
   /** dense tensor-core TFLOPS per dtype (fp16, bf16, tf32, fp8, ...) */

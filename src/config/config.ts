@@ -4,10 +4,10 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { ValidateFunction } from 'ajv';
-import configSchema from '../schema/config.schema.json' with { type: 'json' };
-import kernelSchema from '../schema/kernel.schema.json' with { type: 'json' };
-import { InputError, formatAjvErrors, newAjv, problemsError, showValue } from './results/index.js';
-import { benchmarksFromRaw, type BenchmarkConfig, type RawBenchmark } from './adapters/config.js';
+import configSchema from '../../schema/config.schema.json' with { type: 'json' };
+import kernelSchema from '../../schema/kernel.schema.json' with { type: 'json' };
+import { InputError, formatAjvErrors, newAjv, problemsError, showValue } from '../results/index.js';
+import { benchmarksFromRaw, type BenchmarkConfig, type RawBenchmark } from '../adapters/config.js';
 import { DATASHEET_PEAKS, type PeakSpec } from './gpus.js';
 
 export type { PeakSpec };
