@@ -169,6 +169,8 @@ class Harness:
             self.doc["builds"] = self.builds
         self.stage_s = {}
         self.base_manifests = self._base_manifests()
+        self.selected = self._read_cases(args.cases)
+        self.selected_seen = set()
         self.base_builds = self._read_builds(args.base_builds) if args.base_root else []
 
     def _base_manifests(self):
@@ -186,6 +188,21 @@ class Harness:
             self.diag("warning", "paired.base_unreadable", f"the base revision's kernels cannot be read ({e}): every case is timed on the head alone and judged against the stored baseline")
             say(f"paired A/B off: the base revision's kernels cannot be read: {e}")
             return {}
+
+    @staticmethod
+    def _read_cases(path):
+        """--cases FILE: the kernel/case ids to run, one a line ('#' starts a comment), or None."""
+        if not path:
+            return None
+        try:
+            with open(path) as f:
+                lines = [line.split("#", 1)[0].strip() for line in f]
+        except OSError as e:
+            raise ManifestError(f"--cases {path}: cannot read the case list: {e}") from e
+        bad = [x for x in lines if x and "/" not in x]
+        if bad:
+            raise ManifestError(f"--cases {path}: each line must be kernel/case, got {bad[0]!r}")
+        return {x for x in lines if x}
 
     @staticmethod
     def _detect_device():
@@ -303,6 +320,10 @@ class Harness:
             t0 = time.time()
             self.run_kernel(m, variant_filter, first if i == 0 else WorkerHandle(m, self.options()))
             self.stage_s[m.name] = time.time() - t0
+        if self.selected is not None:
+            unknown = sorted(self.selected - self.selected_seen)
+            if unknown:
+                self.diag("warning", "cases.unknown", f"--cases {self.args.cases} names {len(unknown)} case(s) no selected manifest has: " + ", ".join(unknown[:6]) + (f" and {len(unknown) - 6} more" if len(unknown) > 6 else ""), fix="the case list and the manifests disagree: a shard's split was made from other manifests, or a case id is spelt differently (kernels/harness/manifest.py case_id)")
         self.finish(manifests)
         self.write(final=True)
         counts = {}
@@ -337,6 +358,10 @@ class Harness:
 
     def cases_of(self, m):
         cases = m.ci_cases if self.args.ci else m.cases
+        if self.selected is not None:
+            # --cases: a shard's list (kernelgate run --shard i/n); ids are kernel/case.
+            cases = [c for c in cases if f"{m.name}/{c.id}" in self.selected]
+            self.selected_seen.update(f"{m.name}/{c.id}" for c in cases)
         if not self.args.case_params:
             return cases
         want = dict(kv.partition("=")[::2] for kv in self.args.case_params.split(","))
@@ -569,6 +594,7 @@ def parse_args(argv):
     p.add_argument("--no-interleave", action="store_true", help="time each variant on its own (warm-up, then samples) instead of round by round with the case's other variants")
     p.add_argument("--lead-in", choices=["spin", "sample", "none"], default="spin", help="what runs on the GPU just before each round's first timed sample, so that its start event does not wait on the host's launch: a short GPU spin (default), an untimed sample of the same variant, or nothing")
     p.add_argument("--tune-cache", help="folder where the kernels' host-side tuners keep their choices between runs (keyed on the tuner's source, the case and the GPU; kernels/common/tuning.py); the action passes one inside its build cache. Default: KERNELGATE_TUNE_CACHE, else a temporary folder shared by a paired run's two arms, else none")
+    p.add_argument("--cases", help="a file of kernel/case ids, one a line: run only those cases (a shard's list, written by kernelgate run --shard i/n)")
     p.add_argument("--case-params", help="run only cases whose params include these, e.g. dtype=fp16,D=128,causal=false")
     p.add_argument("--fault", help="plant a fault, <kernel>.<variant>:<wrong|slow|nan> (same as KERNELGATE_FAULT)")
     p.add_argument("--run-id", help="label of this run (default: GITHUB_RUN_ID)")
