@@ -18379,7 +18379,7 @@ async function runBenchmarks(benchmarks, options) {
   });
 }
 
-// src/baseline.ts
+// src/store/baseline.ts
 import { existsSync as existsSync3, mkdirSync, readdirSync as readdirSync2, renameSync, writeFileSync } from "node:fs";
 import { join as join5 } from "node:path";
 var StoreError = class extends Error {

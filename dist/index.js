@@ -39171,7 +39171,7 @@ function shardTitleParts(results) {
 // src/shard/run.ts
 import { existsSync as existsSync5, writeFileSync as writeFileSync2 } from "node:fs";
 
-// src/baseline.ts
+// src/store/baseline.ts
 import { existsSync as existsSync4, mkdirSync, readdirSync as readdirSync3, renameSync, writeFileSync } from "node:fs";
 import { join as join5 } from "node:path";
 var StoreError = class extends Error {

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ADAPTERS, fileAdapterFor } from './adapters/index.js';
 import { adaptFile, resultsOf, runBenchmarks } from './adapters/run.js';
-import { fileBaselineStore } from './baseline.js';
+import { fileBaselineStore } from './store/index.js';
 import { dashboardCommand, DASHBOARD_USAGE } from './history/dashboard-cli.js';
 import { exportCommand } from './history/export.js';
 import { historyCommand, HISTORY_USAGE } from './history/migrate.js';

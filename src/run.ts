@@ -8,7 +8,7 @@ import {
   type SaveContext,
   type StoredBaseline,
   StoreError,
-} from './baseline.js';
+} from './store/index.js';
 import { materialiseBase } from './base-revision.js';
 import { measure, type MeasureDeps, type MeasureOptions } from './measure.js';
 import type { KernelgateResults } from './results/index.js';

@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { explicitBaseline, fileBaselineStore } from '../src/baseline.js';
+import { explicitBaseline, fileBaselineStore } from '../src/store/index.js';
 import type { KernelgateResults } from '../src/results/index.js';
 
 function results(startedAt: string, sha: string, gpu = 'NVIDIA H200'): KernelgateResults {

@@ -4,7 +4,7 @@ import { mkdtempSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { StoreError } from '../src/baseline.js';
+import { StoreError } from '../src/store/index.js';
 import { loadConfig } from '../src/config/index.js';
 import { actionsExec } from '../src/lib/index.js';
 import { branchStore, recordPath, type BranchStoreOptions } from '../src/history/branch-store.js';

@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fileBaselineStore } from '../src/baseline.js';
+import { fileBaselineStore } from '../src/store/index.js';
 import { actionsExec } from '../src/lib/index.js';
 import { branchStore } from '../src/history/branch-store.js';
 import { runCli } from '../src/cli.js';

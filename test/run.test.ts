@@ -2,7 +2,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fileBaselineStore } from '../src/baseline.js';
+import { fileBaselineStore } from '../src/store/index.js';
 import { loadConfig } from '../src/config/index.js';
 import { scriptedExec } from '../src/lib/index.js';
 import type { LineExec } from '../src/harness.js';

@@ -3,7 +3,7 @@
 // written only by trusted push and schedule runs). Kept apart from main.ts, which calls in here.
 import { join } from 'node:path';
 import pkg from '../../package.json' with { type: 'json' };
-import { fileBaselineStore, type BaselineStore, type SaveContext } from '../baseline.js';
+import { fileBaselineStore, type BaselineStore, type SaveContext } from '../store/index.js';
 import type { Comparison } from '../compare.js';
 import type { Config } from '../config/index.js';
 import { actionsExec, type Exec } from '../lib/index.js';

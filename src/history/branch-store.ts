@@ -19,7 +19,7 @@ import {
   type BaselineStore,
   type SaveContext,
   type StoredBaseline,
-} from '../baseline.js';
+} from '../store/index.js';
 import type { Exec, ExecResult } from '../lib/index.js';
 import type { KernelgateResults } from '../results/index.js';
 import {

@@ -4,7 +4,7 @@
 // main.ts, which calls in here.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { explicitBaseline, type BaselineStore, type StoredBaseline } from '../baseline.js';
+import { explicitBaseline, type BaselineStore, type StoredBaseline } from '../store/index.js';
 import type { KernelgateResults } from '../results/index.js';
 import type { FullRun } from '../run.js';
 import { compositeBaseline, findShardFiles, mergeShards, readShardDocuments } from './merge.js';

@@ -2,7 +2,7 @@
 // reported and gated once, like `kernelgate report` (docs/scaling.md).
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { fileBaselineStore } from '../baseline.js';
+import { fileBaselineStore } from '../store/index.js';
 import type { Config } from '../config/index.js';
 import type { KernelgateResults } from '../results/index.js';
 import { InputError } from '../results/index.js';

@@ -2,7 +2,7 @@
 // GPU (the stored baseline of that GPU SKU balances the split), the harness runs only those, and
 // the results record the shard, the whole split and the GPU (run.shard).
 import { existsSync, writeFileSync } from 'node:fs';
-import { explicitBaseline, StoreError, type StoredBaseline } from '../baseline.js';
+import { explicitBaseline, StoreError, type StoredBaseline } from '../store/index.js';
 import type { Environment } from '../results/index.js';
 import type { FullRun, FullRunOptions } from '../run.js';
 import { skuOf } from './merge.js';

@@ -4,8 +4,8 @@
 // line's default) and a git data branch of compact records (src/history/branch-store.ts).
 import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadResults } from './results/index.js';
-import type { KernelgateResults } from './results/index.js';
+import { loadResults } from '../results/index.js';
+import type { KernelgateResults } from '../results/index.js';
 
 export interface BaselineKey {
   /** Branch whose newest trusted results are the baseline, e.g. `main` (a PR's base branch). */
