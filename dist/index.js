@@ -45686,7 +45686,7 @@ function getOctokit(token, options, ...additionalPlugins) {
   return new GitHubWithPlugins(getOctokitOptions(token, options));
 }
 
-// src/github.ts
+// src/publish/github.ts
 var DEFAULT_RETRY_POLICY = {
   maxAttempts: 4,
   baseDelayMs: 1e3,
@@ -45896,7 +45896,7 @@ function createGitHubClient(options) {
   return client;
 }
 
-// src/publish.ts
+// src/publish/publish.ts
 import { join as join8 } from "node:path";
 var BODY_LIMIT_CHARS = 65536;
 var SUMMARY_LIMIT_BYTES = 1024 * 1024;

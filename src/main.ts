@@ -16,7 +16,7 @@ import {
   describeGitHubError,
   TimeBudget,
   type GitHubClient,
-} from './github.js';
+} from './publish/index.js';
 import {
   checkCommentKey,
   COUNT_NAMES,
@@ -26,7 +26,7 @@ import {
   type PublishDeps,
   type PublishMode,
   type PublishOutcome,
-} from './publish.js';
+} from './publish/index.js';
 import type { KernelgateResults } from './results/index.js';
 import { loadResults } from './results/index.js';
 import { checkTrust, DEFAULT_APPROVAL_LABEL, type EventContext } from './trust.js';

@@ -12,8 +12,8 @@ import {
   TimeBudget,
   type GitHubClient,
   type RetryPolicy,
-} from '../src/github.js';
-import { publish, type PublishOptions, type PublishReport } from '../src/publish.js';
+} from '../src/publish/index.js';
+import { publish, type PublishOptions, type PublishReport } from '../src/publish/index.js';
 import { BOT_USER, GitHubServer, type StoredUser } from './support/github-server.js';
 
 const MARKER = '<!-- kernelgate:report:default -->';

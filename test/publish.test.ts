@@ -10,7 +10,7 @@ import {
   DEFAULT_RETRY_POLICY,
   retryDelayMs,
   type GitHubClient,
-} from '../src/github.js';
+} from '../src/publish/index.js';
 import {
   BODY_LIMIT_CHARS,
   commentBudgetChars,
@@ -19,7 +19,7 @@ import {
   SUMMARY_LIMIT_BYTES,
   type PublishOptions,
   type PublishReport,
-} from '../src/publish.js';
+} from '../src/publish/index.js';
 import { GitHubServer } from './support/github-server.js';
 
 const MARKER = '<!-- kernelgate:report:default -->';

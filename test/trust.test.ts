@@ -1,7 +1,7 @@
 // Trust decisions, one row per event fixture, checked against the REST stand-in.
 import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { createGitHubClient } from '../src/github.js';
+import { createGitHubClient } from '../src/publish/index.js';
 import { assessTrust, checkTrust, type EventContext } from '../src/trust.js';
 import { GitHubServer } from './support/github-server.js';
 
