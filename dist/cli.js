@@ -18455,7 +18455,10 @@ function annotateAdapted(comparison, results) {
   return comparison;
 }
 
-// src/compare.ts
+// src/judge/calibrate.ts
+var import_yaml2 = __toESM(require_dist(), 1);
+
+// src/judge/compare.ts
 var MIN_SAMPLES_FOR_VERDICT = 5;
 var CONTROL_NOTE = "reference: identical code in both arms";
 function caseKey(kernel, variant, caseId) {
@@ -18892,6 +18895,103 @@ function compare(results, baseline, config) {
       }
     } : {}
   };
+}
+
+// src/judge/calibrate.ts
+function calibrate(runs, options) {
+  if (runs.length < 2) throw new InputError("calibrate needs at least two runs of the same code");
+  const skus = new Set(runs.map((r) => r.environment.gpu.sku ?? r.environment.gpu.name));
+  if (skus.size > 1) {
+    throw new InputError(
+      `calibrate needs runs on one GPU SKU; these ran on ${[...skus].join(", ")}`
+    );
+  }
+  const [first, ...rest] = runs;
+  const entries = [];
+  const skipped = [];
+  let compared = 0;
+  for (const c of first.cases) {
+    const key = `${c.kernel}/${c.variant}/${c.case}`;
+    if (options.exclude.includes(`${c.kernel}/${c.variant}`)) continue;
+    const timings = [
+      c,
+      ...rest.map(
+        (r) => r.cases.find((o) => o.kernel === c.kernel && o.variant === c.variant && o.case === c.case)
+      )
+    ].map((x) => x?.timing);
+    if (timings.some((t) => t === void 0 || t.samples_ms.length === 0)) {
+      skipped.push({ key, reason: "not timed in every run" });
+      continue;
+    }
+    const methods = new Set(timings.map((t) => timingMethodKind(t.method)));
+    if (methods.size > 1) {
+      skipped.push({ key, reason: `timed differently across runs (${[...methods].join(" / ")})` });
+      continue;
+    }
+    compared += 1;
+    const medianMs = timings.map((t) => t.median_ms);
+    const spreadPct = (Math.max(...medianMs) / Math.min(...medianMs) - 1) * 100;
+    if (spreadPct > options.floorPct) {
+      entries.push({ key, medianMs, spreadPct, noisePct: Math.ceil(spreadPct * options.margin) });
+    }
+  }
+  entries.sort((a, b) => a.key.localeCompare(b.key));
+  return { runs: runs.length, entries, compared, skipped };
+}
+function provenanceComment(calibration, provenance) {
+  return [
+    `Calibrated by \`kernelgate calibrate\` from ${calibration.runs} A/A runs (${provenance}):`,
+    `${calibration.compared} cases compared, ${calibration.entries.length} moved more than the threshold.`
+  ];
+}
+function entryComment(e) {
+  const medians = e.medianMs.map((m) => m.toPrecision(3)).join(" / ");
+  return `medians ${medians} ms: spread ${e.spreadPct.toFixed(1)} %`;
+}
+function calibrationYaml(calibration, provenance) {
+  const lines = [
+    ...provenanceComment(calibration, provenance).map((l) => `  # ${l}`),
+    "  noise_pct:"
+  ];
+  for (const e of calibration.entries) {
+    lines.push(`    # ${entryComment(e)}`);
+    lines.push(`    ${JSON.stringify(e.key)}: ${e.noisePct}`);
+  }
+  return lines.join("\n") + "\n";
+}
+function writeCalibration(configText, calibration, provenance, file) {
+  const doc = (0, import_yaml2.parseDocument)(configText);
+  if (doc.errors.length > 0) {
+    throw new InputError(`${file}: not valid YAML: ${doc.errors[0]?.message ?? ""}`);
+  }
+  if (doc.contents === null) doc.contents = doc.createNode({});
+  if (!(0, import_yaml2.isMap)(doc.contents)) throw new InputError(`${file}: the top level must be a mapping`);
+  let compare2 = doc.contents.get("compare", true);
+  if (compare2 === void 0 || compare2 === null) {
+    doc.contents.set("compare", doc.createNode({}));
+    compare2 = doc.contents.get("compare", true);
+  }
+  if (!(0, import_yaml2.isMap)(compare2)) throw new InputError(`${file}: compare must be a mapping`);
+  let noise = compare2.get("noise_pct", true);
+  if (noise === void 0 || noise === null) {
+    compare2.set("noise_pct", doc.createNode({}));
+    noise = compare2.get("noise_pct", true);
+  }
+  if (!(0, import_yaml2.isMap)(noise)) throw new InputError(`${file}: compare.noise_pct must be a mapping`);
+  noise.items = noise.items.filter((pair) => {
+    const key = (0, import_yaml2.isScalar)(pair.key) ? String(pair.key.value) : String(pair.key);
+    return key.split("/").length < 3;
+  });
+  const header = provenanceComment(calibration, provenance);
+  for (const [i, e] of calibration.entries.entries()) {
+    const pair = doc.createPair(e.key, e.noisePct);
+    const key = pair.key;
+    key.type = "QUOTE_DOUBLE";
+    const lines = i === 0 ? [...header, entryComment(e)] : [entryComment(e)];
+    key.commentBefore = lines.map((l) => ` ${l}`).join("\n");
+    noise.items.push(pair);
+  }
+  return doc.toString({ lineWidth: 0, flowCollectionPadding: false });
 }
 
 // src/shard/plan.ts
@@ -19504,7 +19604,7 @@ async function mergeCommand(args, io, deps) {
   return deps.judgeAndPrint(run2.results, run2.baseline?.results, config, kind, values.out, io);
 }
 
-// src/tiers.ts
+// src/judge/tiers.ts
 var DTYPE_ALIASES = {
   fp16: "fp16",
   float16: "fp16",
@@ -19788,7 +19888,7 @@ function evaluateTiers(results, config) {
   return statuses;
 }
 
-// src/gate.ts
+// src/judge/gate.ts
 function describeChange(c) {
   const parts = [];
   if (c.ciLo !== void 0 && c.ciHi !== void 0) {
@@ -23984,104 +24084,6 @@ function summary(record) {
   if (failedChecks > 0)
     parts.push(`${failedChecks} expectation${failedChecks === 1 ? "" : "s"} FAILED`);
   return parts.join("; ");
-}
-
-// src/calibrate.ts
-var import_yaml2 = __toESM(require_dist(), 1);
-function calibrate(runs, options) {
-  if (runs.length < 2) throw new InputError("calibrate needs at least two runs of the same code");
-  const skus = new Set(runs.map((r) => r.environment.gpu.sku ?? r.environment.gpu.name));
-  if (skus.size > 1) {
-    throw new InputError(
-      `calibrate needs runs on one GPU SKU; these ran on ${[...skus].join(", ")}`
-    );
-  }
-  const [first, ...rest] = runs;
-  const entries = [];
-  const skipped = [];
-  let compared = 0;
-  for (const c of first.cases) {
-    const key = `${c.kernel}/${c.variant}/${c.case}`;
-    if (options.exclude.includes(`${c.kernel}/${c.variant}`)) continue;
-    const timings = [
-      c,
-      ...rest.map(
-        (r) => r.cases.find((o) => o.kernel === c.kernel && o.variant === c.variant && o.case === c.case)
-      )
-    ].map((x) => x?.timing);
-    if (timings.some((t) => t === void 0 || t.samples_ms.length === 0)) {
-      skipped.push({ key, reason: "not timed in every run" });
-      continue;
-    }
-    const methods = new Set(timings.map((t) => timingMethodKind(t.method)));
-    if (methods.size > 1) {
-      skipped.push({ key, reason: `timed differently across runs (${[...methods].join(" / ")})` });
-      continue;
-    }
-    compared += 1;
-    const medianMs = timings.map((t) => t.median_ms);
-    const spreadPct = (Math.max(...medianMs) / Math.min(...medianMs) - 1) * 100;
-    if (spreadPct > options.floorPct) {
-      entries.push({ key, medianMs, spreadPct, noisePct: Math.ceil(spreadPct * options.margin) });
-    }
-  }
-  entries.sort((a, b) => a.key.localeCompare(b.key));
-  return { runs: runs.length, entries, compared, skipped };
-}
-function provenanceComment(calibration, provenance) {
-  return [
-    `Calibrated by \`kernelgate calibrate\` from ${calibration.runs} A/A runs (${provenance}):`,
-    `${calibration.compared} cases compared, ${calibration.entries.length} moved more than the threshold.`
-  ];
-}
-function entryComment(e) {
-  const medians = e.medianMs.map((m) => m.toPrecision(3)).join(" / ");
-  return `medians ${medians} ms: spread ${e.spreadPct.toFixed(1)} %`;
-}
-function calibrationYaml(calibration, provenance) {
-  const lines = [
-    ...provenanceComment(calibration, provenance).map((l) => `  # ${l}`),
-    "  noise_pct:"
-  ];
-  for (const e of calibration.entries) {
-    lines.push(`    # ${entryComment(e)}`);
-    lines.push(`    ${JSON.stringify(e.key)}: ${e.noisePct}`);
-  }
-  return lines.join("\n") + "\n";
-}
-function writeCalibration(configText, calibration, provenance, file) {
-  const doc = (0, import_yaml2.parseDocument)(configText);
-  if (doc.errors.length > 0) {
-    throw new InputError(`${file}: not valid YAML: ${doc.errors[0]?.message ?? ""}`);
-  }
-  if (doc.contents === null) doc.contents = doc.createNode({});
-  if (!(0, import_yaml2.isMap)(doc.contents)) throw new InputError(`${file}: the top level must be a mapping`);
-  let compare2 = doc.contents.get("compare", true);
-  if (compare2 === void 0 || compare2 === null) {
-    doc.contents.set("compare", doc.createNode({}));
-    compare2 = doc.contents.get("compare", true);
-  }
-  if (!(0, import_yaml2.isMap)(compare2)) throw new InputError(`${file}: compare must be a mapping`);
-  let noise = compare2.get("noise_pct", true);
-  if (noise === void 0 || noise === null) {
-    compare2.set("noise_pct", doc.createNode({}));
-    noise = compare2.get("noise_pct", true);
-  }
-  if (!(0, import_yaml2.isMap)(noise)) throw new InputError(`${file}: compare.noise_pct must be a mapping`);
-  noise.items = noise.items.filter((pair) => {
-    const key = (0, import_yaml2.isScalar)(pair.key) ? String(pair.key.value) : String(pair.key);
-    return key.split("/").length < 3;
-  });
-  const header = provenanceComment(calibration, provenance);
-  for (const [i, e] of calibration.entries.entries()) {
-    const pair = doc.createPair(e.key, e.noisePct);
-    const key = pair.key;
-    key.type = "QUOTE_DOUBLE";
-    const lines = i === 0 ? [...header, entryComment(e)] : [entryComment(e)];
-    key.commentBefore = lines.map((l) => ` ${l}`).join("\n");
-    noise.items.push(pair);
-  }
-  return doc.toString({ lineWidth: 0, flowCollectionPadding: false });
 }
 
 // src/doctor.ts

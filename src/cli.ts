@@ -11,7 +11,7 @@ import { dashboardCommand, DASHBOARD_USAGE } from './history/dashboard-cli.js';
 import { exportCommand } from './history/export.js';
 import { historyCommand, HISTORY_USAGE } from './history/migrate.js';
 import { buildKernels } from './build.js';
-import { calibrate, calibrationYaml, writeCalibration } from './calibrate.js';
+import { calibrate, calibrationYaml, writeCalibration } from './judge/index.js';
 import { describeDoctor, runDoctor } from './doctor.js';
 import { actionsExec } from './lib/index.js';
 import { buildTargets } from './measure.js';
@@ -26,7 +26,7 @@ import {
   type ShardBalance,
 } from './shard/index.js';
 import { loadConfig, type Config } from './config/index.js';
-import type { GateResult } from './gate.js';
+import type { GateResult } from './judge/index.js';
 import { judge } from './judge.js';
 import { InputError, loadResults, validateResults } from './results/index.js';
 

@@ -6,8 +6,8 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as actionsCore from '@actions/core';
 import { loadConfig, type Config } from './config/index.js';
-import type { Comparison } from './compare.js';
-import type { GateResult } from './gate.js';
+import type { Comparison } from './judge/index.js';
+import type { GateResult } from './judge/index.js';
 import { judge } from './judge.js';
 import {
   createGitHubClient,

@@ -4,8 +4,8 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Mustache from 'mustache';
-import type { GateResult } from './gate.js';
-import type { CaseComparison, Comparison, CorrectnessVerdict, PerfVerdict } from './compare.js';
+import type { GateResult } from './judge/index.js';
+import type { CaseComparison, Comparison, CorrectnessVerdict, PerfVerdict } from './judge/index.js';
 import type { Config } from './config/index.js';
 import {
   codeBlock,
@@ -30,7 +30,7 @@ import {
   peakTflops,
   type MeasurementError,
   type TierStatus,
-} from './tiers.js';
+} from './judge/index.js';
 import {
   blockingKinds,
   CHANGE_KINDS,

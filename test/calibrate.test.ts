@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { calibrate, calibrationYaml, writeCalibration } from '../src/calibrate.js';
+import { calibrate, calibrationYaml, writeCalibration } from '../src/judge/index.js';
 import { runCli } from '../src/cli.js';
 import type { KernelgateResults } from '../src/results/index.js';
 import { loadResults } from '../src/results/index.js';

@@ -7,7 +7,7 @@ import {
   environmentNotes,
   noisePctFor,
   type CaseComparison,
-} from '../src/compare.js';
+} from '../src/judge/index.js';
 import { loadConfig, type Config } from '../src/config/index.js';
 import { loadResults, validateResults } from '../src/results/index.js';
 import type { KernelgateResults } from '../src/results/index.js';

@@ -1,11 +1,11 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compare } from '../src/compare.js';
+import { compare } from '../src/judge/index.js';
 import { loadConfig, type Config } from '../src/config/index.js';
-import { gate, type GateResult } from '../src/gate.js';
+import { gate, type GateResult } from '../src/judge/index.js';
 import { loadResults } from '../src/results/index.js';
 import type { KernelgateResults } from '../src/results/index.js';
-import { evaluateTiers } from '../src/tiers.js';
+import { evaluateTiers } from '../src/judge/index.js';
 import { pair, pairedRun } from './support/paired.js';
 
 const load = (name: string) => loadResults(join(import.meta.dirname, 'fixtures', 'results', name));

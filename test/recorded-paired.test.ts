@@ -4,7 +4,7 @@
 // Judged again here from their results with today's configuration, as the action judges them.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compare, type CaseComparison } from '../src/compare.js';
+import { compare, type CaseComparison } from '../src/judge/index.js';
 import { loadConfig } from '../src/config/index.js';
 import { loadResults } from '../src/results/index.js';
 

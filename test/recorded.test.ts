@@ -7,12 +7,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { calibrate } from '../src/calibrate.js';
-import { compare } from '../src/compare.js';
+import { calibrate } from '../src/judge/index.js';
+import { compare } from '../src/judge/index.js';
 import { loadConfig } from '../src/config/index.js';
-import { gate } from '../src/gate.js';
+import { gate } from '../src/judge/index.js';
 import { loadResults } from '../src/results/index.js';
-import { evaluateTiers } from '../src/tiers.js';
+import { evaluateTiers } from '../src/judge/index.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const DIR = join(ROOT, 'test/fixtures/recorded');

@@ -6,11 +6,11 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
-import { compare } from '../src/compare.js';
-import { gate } from '../src/gate.js';
+import { compare } from '../src/judge/index.js';
+import { gate } from '../src/judge/index.js';
 import { judge } from '../src/judge.js';
 import { GITHUB_COMMENT_LIMIT, renderReport } from '../src/render.js';
-import { evaluateTiers } from '../src/tiers.js';
+import { evaluateTiers } from '../src/judge/index.js';
 import { loadResults } from '../src/results/index.js';
 
 const ROOT = join(import.meta.dirname, '..');

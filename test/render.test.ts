@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compare } from '../src/compare.js';
+import { compare } from '../src/judge/index.js';
 import { loadConfig, type Config } from '../src/config/index.js';
-import { gate } from '../src/gate.js';
+import { gate } from '../src/judge/index.js';
 import { escapeCell, escapeMarkdown, codeBlock, formatSci, mermaidLabel } from '../src/lib/index.js';
 import {
   COMMENT_MAX_CHARS,
@@ -15,7 +15,7 @@ import {
 } from '../src/render.js';
 import { loadResults } from '../src/results/index.js';
 import type { CaseResult, KernelgateResults } from '../src/results/index.js';
-import { evaluateTiers } from '../src/tiers.js';
+import { evaluateTiers } from '../src/judge/index.js';
 import { sparkline } from '../src/digest.js';
 import { pair, pairedRun } from './support/paired.js';
 

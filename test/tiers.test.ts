@@ -10,7 +10,7 @@ import {
   evaluateTiers,
   findMeasurementErrors,
   peakTflops,
-} from '../src/tiers.js';
+} from '../src/judge/index.js';
 
 const results = (name: string) =>
   loadResults(join(import.meta.dirname, 'fixtures', 'results', name));

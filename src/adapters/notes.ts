@@ -1,7 +1,7 @@
 // What the report says per case about a benchmark read from another tool: why it is not PASS (the
 // tool checks nothing) and why it has no interval or paired verdict (the tool gave statistics, not
 // samples). compare() judges every case alike; this names the tool's limits beside its verdicts.
-import type { Comparison } from '../compare.js';
+import type { Comparison } from '../judge/index.js';
 import type { KernelgateResults } from '../results/index.js';
 
 type AdapterInfo = NonNullable<KernelgateResults['kernels'][number]['adapter']>;

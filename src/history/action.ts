@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import pkg from '../../package.json' with { type: 'json' };
 import { fileBaselineStore, type BaselineStore, type SaveContext } from '../store/index.js';
-import type { Comparison } from '../compare.js';
+import type { Comparison } from '../judge/index.js';
 import type { Config } from '../config/index.js';
 import { actionsExec, type Exec } from '../lib/index.js';
 import type { KernelgateResults } from '../results/index.js';

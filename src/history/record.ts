@@ -3,7 +3,7 @@
 // the kernel's reference, verdict), per run where it came from. Raw samples stay in the run's
 // artifact: for the 217-case set a record is 45 KB of text (1/20 of its results file) and about
 // 5 KB once git has packed it (docs/history.md, "Growth").
-import { timingMethodKind } from '../compare.js';
+import { timingMethodKind } from '../judge/index.js';
 import { median, sortedCopy } from '../lib/index.js';
 import type { CaseResult, Environment, KernelgateResults, Timing } from '../results/index.js';
 

@@ -1,6 +1,6 @@
 // Paired A/B results for the tests: the synthetic baseline fixture as a pull-request run that
 // timed its head against a base revision pair by pair (results cases[].paired).
-import { caseKey } from '../../src/compare.js';
+import { caseKey } from '../../src/judge/index.js';
 import type { KernelgateResults, Paired } from '../../src/results/index.js';
 
 export const BASE_SHA = 'bbbbbbbbbbbb2222222222222222222222222222';

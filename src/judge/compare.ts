@@ -2,10 +2,10 @@
 // samples (bootstrap CI of the ratio of medians against the stored baseline, or of the median
 // per-pair ratio against the base revision timed in the same job) and a correctness verdict
 // (PASS/FAIL/DRIFT).
-import type { Config } from './config/index.js';
-import { formatRatioPct, formatSci } from './lib/index.js';
-import type { CaseResult, Environment, KernelgateResults, Paired } from './results/index.js';
-import type { SummaryTiming } from './history/record.js';
+import type { Config } from '../config/index.js';
+import { formatRatioPct, formatSci } from '../lib/index.js';
+import type { CaseResult, Environment, KernelgateResults, Paired } from '../results/index.js';
+import type { SummaryTiming } from '../history/record.js';
 import {
   bootstrapMedian,
   bootstrapRatioOfMedians,
@@ -13,7 +13,7 @@ import {
   median,
   normalQuantile,
   spread,
-} from './lib/index.js';
+} from '../lib/index.js';
 
 export const PERF_VERDICTS = [
   'SLOWER',

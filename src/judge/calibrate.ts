@@ -4,8 +4,8 @@
 // change it can detect there instead of crying wolf.
 import { isMap, isScalar, parseDocument, type Scalar } from 'yaml';
 import { timingMethodKind } from './compare.js';
-import type { KernelgateResults } from './results/index.js';
-import { InputError } from './results/index.js';
+import type { KernelgateResults } from '../results/index.js';
+import { InputError } from '../results/index.js';
 
 export interface CalibrationOptions {
   /** calibrated noise = spread × margin (two runs underestimate a spread) */

@@ -1,10 +1,10 @@
 // The verdict that blocks a merge: correctness failures and drift always fail; build failures,
 // errors, measurement errors, regressions and missing cases fail as the policy says.
 import type { Comparison, CaseComparison } from './compare.js';
-import type { Config } from './config/index.js';
-import { fixed, formatMs, formatRatioPct } from './lib/index.js';
-import type { KernelgateResults } from './results/index.js';
-import { shardProblems } from './shard/index.js';
+import type { Config } from '../config/index.js';
+import { fixed, formatMs, formatRatioPct } from '../lib/index.js';
+import type { KernelgateResults } from '../results/index.js';
+import { shardProblems } from '../shard/index.js';
 import { findMeasurementErrors, type MeasurementError, type TierStatus } from './tiers.js';
 
 export interface GateCounts {
