@@ -39753,7 +39753,270 @@ function gate(comparison, tiers, results, config) {
   };
 }
 
-// src/render.ts
+// src/report/digest.ts
+var CHANGE_KINDS = [
+  "wrong",
+  "drift",
+  "error",
+  "above-peak",
+  "missing",
+  "slower",
+  "faster"
+];
+function changeKind(c, aboveChip) {
+  if (c.correctness === "FAIL") return "wrong";
+  if (c.correctness === "DRIFT") return "drift";
+  if (c.correctness === "ERROR") return "error";
+  if (aboveChip.has(c.key)) return "above-peak";
+  if (c.perf === "MISSING" || c.correctness === "MISSING") return "missing";
+  if (c.perf === "SLOWER") return "slower";
+  if (c.perf === "FASTER") return "faster";
+  return void 0;
+}
+function worstFirst(aboveChip) {
+  return (a, b) => {
+    const ka = CHANGE_KINDS.indexOf(changeKind(a, aboveChip) ?? "faster");
+    const kb = CHANGE_KINDS.indexOf(changeKind(b, aboveChip) ?? "faster");
+    if (ka !== kb) return ka - kb;
+    const ra = a.ratio ?? 1;
+    const rb = b.ratio ?? 1;
+    return a.perf === "FASTER" ? ra - rb : rb - ra;
+  };
+}
+function ratioSpread(ratios) {
+  const ok = ratios.filter((r) => Number.isFinite(r) && r > 0);
+  if (!ok.length) return void 0;
+  const geomean = Math.exp(ok.reduce((s, r) => s + Math.log(r), 0) / ok.length);
+  return { geomean, lo: Math.min(...ok), hi: Math.max(...ok) };
+}
+function verdictCounts(cases, aboveChip) {
+  const counts = {};
+  const add = (k) => counts[k] = (counts[k] ?? 0) + 1;
+  for (const c of cases) {
+    const kind = changeKind(c, aboveChip);
+    if (kind) add(kind);
+    else if (c.correctness === "SKIPPED") add("skipped");
+    else if (c.perf === "AMBIGUOUS") add("ambiguous");
+    else if (c.perf === "SAME") add("same");
+    else if (c.perf === "NEW") add("new");
+    else add("untimed");
+    if (kind && c.perf === "AMBIGUOUS") add("ambiguous");
+    if (c.correctness === "UNCHECKED") add("unchecked");
+  }
+  return counts;
+}
+function variantChanges(cases, aboveChip) {
+  const byVariant = /* @__PURE__ */ new Map();
+  for (const c of cases) {
+    const key = `${c.kernel}/${c.variant}`;
+    byVariant.set(key, [...byVariant.get(key) ?? [], c]);
+  }
+  const order = worstFirst(aboveChip);
+  const changed = [];
+  const rest = [];
+  let restVariants = 0;
+  for (const list of byVariant.values()) {
+    const hit = list.filter((c) => changeKind(c, aboveChip) !== void 0).sort(order);
+    if (!hit.length) {
+      rest.push(...list);
+      restVariants++;
+      continue;
+    }
+    const first = list[0];
+    const moved = hit.filter((c) => c.perf === "SLOWER" || c.perf === "FASTER");
+    changed.push({
+      kernel: first.kernel,
+      variant: first.variant,
+      cases: list.length,
+      changed: hit,
+      delta: ratioSpread(moved.map((c) => c.ratio ?? NaN)),
+      counts: verdictCounts(list, aboveChip)
+    });
+  }
+  changed.sort((a, b) => {
+    const byWorst = order(a.changed[0], b.changed[0]);
+    if (byWorst !== 0) return byWorst;
+    return b.changed.length - a.changed.length;
+  });
+  const judgedRest = rest.filter((c) => c.perf === "SAME" || c.perf === "AMBIGUOUS");
+  return {
+    judged: cases.some((c) => c.method !== "none"),
+    changed,
+    untouched: {
+      variants: restVariants,
+      cases: rest.length,
+      delta: ratioSpread(judgedRest.map((c) => c.ratio ?? NaN)),
+      counts: verdictCounts(rest, aboveChip)
+    }
+  };
+}
+function commonAxes(subset, all) {
+  if (subset.length < 2 || subset.length === all.length) return "";
+  const keys = [...new Set(all.flatMap((c) => Object.keys(c.params)))];
+  const parts = [];
+  for (const k of keys) {
+    const inAll = new Set(all.map((c) => String(c.params[k])));
+    const inSub = new Set(subset.map((c) => String(c.params[k])));
+    if (inSub.size < inAll.size && inSub.size <= 2 && !inSub.has("undefined")) {
+      parts.push(`${k}=${[...inSub].join("|")}`);
+    }
+  }
+  return parts.length <= 2 ? parts.join(", ") : "";
+}
+function failurePattern(c) {
+  const k = c.current?.correctness;
+  const parts = [];
+  if (k) {
+    if (k.nan_count > 0) parts.push("NaN in the output");
+    if (k.inf_count > 0) parts.push("Inf in the output");
+    if (k.unwritten_count > 0) parts.push("elements never written");
+    if (k.rel_l2 === null || k.rel_l2 > k.tol_rel_l2) parts.push("rel_l2 above tolerance");
+    if (k.tol_max_abs !== void 0 && k.max_abs !== null && k.max_abs > k.tol_max_abs) {
+      parts.push("max_abs above tolerance");
+    }
+    const timed = k.timed_output_rel_l2;
+    if (timed !== void 0 && timed !== null && timed > k.tol_rel_l2) {
+      parts.push("timed-run output wrong");
+    }
+    if (k.repeat_max_diff !== void 0 && k.repeat_max_diff !== null && k.repeat_max_diff > 0) {
+      parts.push("output differs between identical runs (race?)");
+    }
+  }
+  return parts.length ? parts.join(", ") : "marked fail by the harness";
+}
+function errorPattern(c) {
+  const kind = c.current?.error?.kind;
+  return kind && kind !== c.status ? `${c.status}: ${kind}` : String(c.status);
+}
+function groupCases(cases, all, pattern) {
+  const groups = /* @__PURE__ */ new Map();
+  for (const c of cases) {
+    const p = pattern(c);
+    const key = `${c.kernel}\0${c.variant}\0${p}`;
+    let g = groups.get(key);
+    if (!g) {
+      const of = all.filter((x) => x.kernel === c.kernel && x.variant === c.variant).length;
+      g = { kernel: c.kernel, variant: c.variant, pattern: p, cases: [], of };
+      groups.set(key, g);
+    }
+    g.cases.push(c);
+  }
+  return [...groups.values()].sort((a, b) => b.cases.length - a.cases.length);
+}
+function isControl(c) {
+  return c.perfNote === CONTROL_NOTE;
+}
+function outcomeOf(gate2, cases) {
+  if (gate2.verdict === "fail") return "fail";
+  return cases.some((c) => c.perf === "SLOWER" && !isControl(c)) ? "regression" : "pass";
+}
+function blockingKinds(config) {
+  const p = config.policy;
+  const kinds = /* @__PURE__ */ new Set(["wrong", "drift"]);
+  if (p.failOnError) kinds.add("error");
+  if (p.failOnMeasurementError) kinds.add("above-peak");
+  if (p.failOnMissing) kinds.add("missing");
+  if (p.failOnSlower) kinds.add("slower");
+  if (p.failOnBuildFailure) kinds.add("build");
+  return kinds;
+}
+function percentIn(message) {
+  const m = /(\d+(?:\.\d+)?)\s?%/.exec(message);
+  return m ? Number(m[1]) : void 0;
+}
+function groupDiagnostics(results) {
+  const order = { error: 0, warning: 1, info: 2 };
+  const groups = /* @__PURE__ */ new Map();
+  for (const d of results.diagnostics) {
+    const key = `${d.level}\0${d.code}`;
+    let g = groups.get(key);
+    if (!g) {
+      g = {
+        level: d.level,
+        code: d.code,
+        count: 0,
+        where: /* @__PURE__ */ new Map(),
+        example: d.message,
+        perCase: true,
+        pcts: [],
+        ...d.fix ? { fix: d.fix } : {}
+      };
+      groups.set(key, g);
+    }
+    g.count++;
+    if (!d.source?.startsWith("kernel:") || !d.variant) g.perCase = false;
+    if (d.kernel) {
+      const set = g.where.get(d.kernel) ?? /* @__PURE__ */ new Set();
+      if (d.variant) set.add(d.variant);
+      g.where.set(d.kernel, set);
+    }
+    const pct = percentIn(d.message);
+    if (pct !== void 0) g.pcts.push(pct);
+  }
+  return [...groups.values()].map(({ pcts, ...g }) => ({
+    ...g,
+    ...pcts.length === g.count && pcts.length > 0 ? { pct: { lo: Math.min(...pcts), hi: Math.max(...pcts) } } : {}
+  })).sort((a, b) => order[a.level] - order[b.level] || b.count - a.count);
+}
+function headlineRows(tiers, base) {
+  return tiers.map((tier) => {
+    const b = base?.find((t) => t.kernel === tier.kernel);
+    return b ? { tier, base: b } : { tier };
+  });
+}
+var SPARKS = "▁▂▃▄▅▆▇█";
+function sparkline(values) {
+  const ok = values.filter((v) => v !== void 0 && Number.isFinite(v));
+  if (!ok.length) return "";
+  const lo = Math.min(...ok);
+  const hi = Math.max(...ok);
+  return values.map((v) => {
+    if (v === void 0 || !Number.isFinite(v)) return " ";
+    const level = hi === lo ? 3 : Math.round((v - lo) / (hi - lo) * (SPARKS.length - 1));
+    return SPARKS[level];
+  }).join("");
+}
+function middle(values) {
+  if (!values.length) return void 0;
+  const s = [...values].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+function headlineTrends(current, currentAt, stored) {
+  const point = (t, startedAt) => ({
+    startedAt,
+    ...t?.value !== void 0 ? { value: t.value, variant: t.variant } : {},
+    ...t?.medianMs !== void 0 ? { medianMs: t.medianMs } : {},
+    ...t?.referenceMedianMs !== void 0 ? { referenceMs: t.referenceMedianMs } : {}
+  });
+  return current.map((tier) => {
+    const before = stored.map(
+      (s) => point(
+        s.tiers.find((x) => x.kernel === tier.kernel),
+        s.startedAt
+      )
+    );
+    const now = point(tier, currentAt);
+    const values = before.map((p) => p.value).filter((v) => v !== void 0);
+    const windowMedian = middle(values);
+    const refOf = (p) => p.referenceMs ?? p.medianMs;
+    const refs = before.map(refOf).filter((v) => v !== void 0);
+    const refMedian = middle(refs);
+    const nowRef = refOf(now);
+    return {
+      kernel: tier.kernel,
+      unit: tier.unit,
+      points: [...before, now],
+      ...before.length && before[before.length - 1]?.value !== void 0 ? { lastNight: before[before.length - 1]?.value } : {},
+      ...windowMedian !== void 0 ? { windowMedian } : {},
+      ...values.length || now.value !== void 0 ? { best: Math.max(...values, ...now.value !== void 0 ? [now.value] : []) } : {},
+      ...windowMedian && now.value !== void 0 ? { valueChange: now.value / windowMedian - 1 } : {},
+      ...refMedian && nowRef !== void 0 ? { referenceChange: nowRef / refMedian - 1 } : {}
+    };
+  });
+}
+
+// src/report/render.ts
 import { readFileSync as readFileSync3, readdirSync as readdirSync4 } from "node:fs";
 import { join as join7 } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -40212,270 +40475,7 @@ mustache.Context = Context;
 mustache.Writer = Writer;
 var mustache_default = mustache;
 
-// src/digest.ts
-var CHANGE_KINDS = [
-  "wrong",
-  "drift",
-  "error",
-  "above-peak",
-  "missing",
-  "slower",
-  "faster"
-];
-function changeKind(c, aboveChip) {
-  if (c.correctness === "FAIL") return "wrong";
-  if (c.correctness === "DRIFT") return "drift";
-  if (c.correctness === "ERROR") return "error";
-  if (aboveChip.has(c.key)) return "above-peak";
-  if (c.perf === "MISSING" || c.correctness === "MISSING") return "missing";
-  if (c.perf === "SLOWER") return "slower";
-  if (c.perf === "FASTER") return "faster";
-  return void 0;
-}
-function worstFirst(aboveChip) {
-  return (a, b) => {
-    const ka = CHANGE_KINDS.indexOf(changeKind(a, aboveChip) ?? "faster");
-    const kb = CHANGE_KINDS.indexOf(changeKind(b, aboveChip) ?? "faster");
-    if (ka !== kb) return ka - kb;
-    const ra = a.ratio ?? 1;
-    const rb = b.ratio ?? 1;
-    return a.perf === "FASTER" ? ra - rb : rb - ra;
-  };
-}
-function ratioSpread(ratios) {
-  const ok = ratios.filter((r) => Number.isFinite(r) && r > 0);
-  if (!ok.length) return void 0;
-  const geomean = Math.exp(ok.reduce((s, r) => s + Math.log(r), 0) / ok.length);
-  return { geomean, lo: Math.min(...ok), hi: Math.max(...ok) };
-}
-function verdictCounts(cases, aboveChip) {
-  const counts = {};
-  const add = (k) => counts[k] = (counts[k] ?? 0) + 1;
-  for (const c of cases) {
-    const kind = changeKind(c, aboveChip);
-    if (kind) add(kind);
-    else if (c.correctness === "SKIPPED") add("skipped");
-    else if (c.perf === "AMBIGUOUS") add("ambiguous");
-    else if (c.perf === "SAME") add("same");
-    else if (c.perf === "NEW") add("new");
-    else add("untimed");
-    if (kind && c.perf === "AMBIGUOUS") add("ambiguous");
-    if (c.correctness === "UNCHECKED") add("unchecked");
-  }
-  return counts;
-}
-function variantChanges(cases, aboveChip) {
-  const byVariant = /* @__PURE__ */ new Map();
-  for (const c of cases) {
-    const key = `${c.kernel}/${c.variant}`;
-    byVariant.set(key, [...byVariant.get(key) ?? [], c]);
-  }
-  const order = worstFirst(aboveChip);
-  const changed = [];
-  const rest = [];
-  let restVariants = 0;
-  for (const list of byVariant.values()) {
-    const hit = list.filter((c) => changeKind(c, aboveChip) !== void 0).sort(order);
-    if (!hit.length) {
-      rest.push(...list);
-      restVariants++;
-      continue;
-    }
-    const first = list[0];
-    const moved = hit.filter((c) => c.perf === "SLOWER" || c.perf === "FASTER");
-    changed.push({
-      kernel: first.kernel,
-      variant: first.variant,
-      cases: list.length,
-      changed: hit,
-      delta: ratioSpread(moved.map((c) => c.ratio ?? NaN)),
-      counts: verdictCounts(list, aboveChip)
-    });
-  }
-  changed.sort((a, b) => {
-    const byWorst = order(a.changed[0], b.changed[0]);
-    if (byWorst !== 0) return byWorst;
-    return b.changed.length - a.changed.length;
-  });
-  const judgedRest = rest.filter((c) => c.perf === "SAME" || c.perf === "AMBIGUOUS");
-  return {
-    judged: cases.some((c) => c.method !== "none"),
-    changed,
-    untouched: {
-      variants: restVariants,
-      cases: rest.length,
-      delta: ratioSpread(judgedRest.map((c) => c.ratio ?? NaN)),
-      counts: verdictCounts(rest, aboveChip)
-    }
-  };
-}
-function commonAxes(subset, all) {
-  if (subset.length < 2 || subset.length === all.length) return "";
-  const keys = [...new Set(all.flatMap((c) => Object.keys(c.params)))];
-  const parts = [];
-  for (const k of keys) {
-    const inAll = new Set(all.map((c) => String(c.params[k])));
-    const inSub = new Set(subset.map((c) => String(c.params[k])));
-    if (inSub.size < inAll.size && inSub.size <= 2 && !inSub.has("undefined")) {
-      parts.push(`${k}=${[...inSub].join("|")}`);
-    }
-  }
-  return parts.length <= 2 ? parts.join(", ") : "";
-}
-function failurePattern(c) {
-  const k = c.current?.correctness;
-  const parts = [];
-  if (k) {
-    if (k.nan_count > 0) parts.push("NaN in the output");
-    if (k.inf_count > 0) parts.push("Inf in the output");
-    if (k.unwritten_count > 0) parts.push("elements never written");
-    if (k.rel_l2 === null || k.rel_l2 > k.tol_rel_l2) parts.push("rel_l2 above tolerance");
-    if (k.tol_max_abs !== void 0 && k.max_abs !== null && k.max_abs > k.tol_max_abs) {
-      parts.push("max_abs above tolerance");
-    }
-    const timed = k.timed_output_rel_l2;
-    if (timed !== void 0 && timed !== null && timed > k.tol_rel_l2) {
-      parts.push("timed-run output wrong");
-    }
-    if (k.repeat_max_diff !== void 0 && k.repeat_max_diff !== null && k.repeat_max_diff > 0) {
-      parts.push("output differs between identical runs (race?)");
-    }
-  }
-  return parts.length ? parts.join(", ") : "marked fail by the harness";
-}
-function errorPattern(c) {
-  const kind = c.current?.error?.kind;
-  return kind && kind !== c.status ? `${c.status}: ${kind}` : String(c.status);
-}
-function groupCases(cases, all, pattern) {
-  const groups = /* @__PURE__ */ new Map();
-  for (const c of cases) {
-    const p = pattern(c);
-    const key = `${c.kernel}\0${c.variant}\0${p}`;
-    let g = groups.get(key);
-    if (!g) {
-      const of = all.filter((x) => x.kernel === c.kernel && x.variant === c.variant).length;
-      g = { kernel: c.kernel, variant: c.variant, pattern: p, cases: [], of };
-      groups.set(key, g);
-    }
-    g.cases.push(c);
-  }
-  return [...groups.values()].sort((a, b) => b.cases.length - a.cases.length);
-}
-function isControl(c) {
-  return c.perfNote === CONTROL_NOTE;
-}
-function outcomeOf(gate2, cases) {
-  if (gate2.verdict === "fail") return "fail";
-  return cases.some((c) => c.perf === "SLOWER" && !isControl(c)) ? "regression" : "pass";
-}
-function blockingKinds(config) {
-  const p = config.policy;
-  const kinds = /* @__PURE__ */ new Set(["wrong", "drift"]);
-  if (p.failOnError) kinds.add("error");
-  if (p.failOnMeasurementError) kinds.add("above-peak");
-  if (p.failOnMissing) kinds.add("missing");
-  if (p.failOnSlower) kinds.add("slower");
-  if (p.failOnBuildFailure) kinds.add("build");
-  return kinds;
-}
-function percentIn(message) {
-  const m = /(\d+(?:\.\d+)?)\s?%/.exec(message);
-  return m ? Number(m[1]) : void 0;
-}
-function groupDiagnostics(results) {
-  const order = { error: 0, warning: 1, info: 2 };
-  const groups = /* @__PURE__ */ new Map();
-  for (const d of results.diagnostics) {
-    const key = `${d.level}\0${d.code}`;
-    let g = groups.get(key);
-    if (!g) {
-      g = {
-        level: d.level,
-        code: d.code,
-        count: 0,
-        where: /* @__PURE__ */ new Map(),
-        example: d.message,
-        perCase: true,
-        pcts: [],
-        ...d.fix ? { fix: d.fix } : {}
-      };
-      groups.set(key, g);
-    }
-    g.count++;
-    if (!d.source?.startsWith("kernel:") || !d.variant) g.perCase = false;
-    if (d.kernel) {
-      const set = g.where.get(d.kernel) ?? /* @__PURE__ */ new Set();
-      if (d.variant) set.add(d.variant);
-      g.where.set(d.kernel, set);
-    }
-    const pct = percentIn(d.message);
-    if (pct !== void 0) g.pcts.push(pct);
-  }
-  return [...groups.values()].map(({ pcts, ...g }) => ({
-    ...g,
-    ...pcts.length === g.count && pcts.length > 0 ? { pct: { lo: Math.min(...pcts), hi: Math.max(...pcts) } } : {}
-  })).sort((a, b) => order[a.level] - order[b.level] || b.count - a.count);
-}
-function headlineRows(tiers, base) {
-  return tiers.map((tier) => {
-    const b = base?.find((t) => t.kernel === tier.kernel);
-    return b ? { tier, base: b } : { tier };
-  });
-}
-var SPARKS = "▁▂▃▄▅▆▇█";
-function sparkline(values) {
-  const ok = values.filter((v) => v !== void 0 && Number.isFinite(v));
-  if (!ok.length) return "";
-  const lo = Math.min(...ok);
-  const hi = Math.max(...ok);
-  return values.map((v) => {
-    if (v === void 0 || !Number.isFinite(v)) return " ";
-    const level = hi === lo ? 3 : Math.round((v - lo) / (hi - lo) * (SPARKS.length - 1));
-    return SPARKS[level];
-  }).join("");
-}
-function middle(values) {
-  if (!values.length) return void 0;
-  const s = [...values].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
-function headlineTrends(current, currentAt, stored) {
-  const point = (t, startedAt) => ({
-    startedAt,
-    ...t?.value !== void 0 ? { value: t.value, variant: t.variant } : {},
-    ...t?.medianMs !== void 0 ? { medianMs: t.medianMs } : {},
-    ...t?.referenceMedianMs !== void 0 ? { referenceMs: t.referenceMedianMs } : {}
-  });
-  return current.map((tier) => {
-    const before = stored.map(
-      (s) => point(
-        s.tiers.find((x) => x.kernel === tier.kernel),
-        s.startedAt
-      )
-    );
-    const now = point(tier, currentAt);
-    const values = before.map((p) => p.value).filter((v) => v !== void 0);
-    const windowMedian = middle(values);
-    const refOf = (p) => p.referenceMs ?? p.medianMs;
-    const refs = before.map(refOf).filter((v) => v !== void 0);
-    const refMedian = middle(refs);
-    const nowRef = refOf(now);
-    return {
-      kernel: tier.kernel,
-      unit: tier.unit,
-      points: [...before, now],
-      ...before.length && before[before.length - 1]?.value !== void 0 ? { lastNight: before[before.length - 1]?.value } : {},
-      ...windowMedian !== void 0 ? { windowMedian } : {},
-      ...values.length || now.value !== void 0 ? { best: Math.max(...values, ...now.value !== void 0 ? [now.value] : []) } : {},
-      ...windowMedian && now.value !== void 0 ? { valueChange: now.value / windowMedian - 1 } : {},
-      ...refMedian && nowRef !== void 0 ? { referenceChange: nowRef / refMedian - 1 } : {}
-    };
-  });
-}
-
-// src/render.ts
+// src/report/render.ts
 var GITHUB_COMMENT_LIMIT = 65536;
 var COMMENT_MARGIN = 1024;
 var COMMENT_MAX_CHARS = GITHUB_COMMENT_LIMIT - COMMENT_MARGIN;

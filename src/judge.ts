@@ -4,7 +4,7 @@ import { annotateAdapted } from './adapters/notes.js';
 import { compare, type Comparison } from './judge/index.js';
 import type { Config } from './config/index.js';
 import { gate, type GateResult } from './judge/index.js';
-import { renderReport, type RenderedReport, type ReportInput } from './render.js';
+import { renderReport, type RenderedReport, type ReportInput } from './report/index.js';
 import type { KernelgateResults } from './results/index.js';
 import { evaluateTiers, type TierStatus } from './judge/index.js';
 

@@ -9,7 +9,7 @@ import { loadConfig } from '../src/config/index.js';
 import { compare } from '../src/judge/index.js';
 import { gate } from '../src/judge/index.js';
 import { judge } from '../src/judge.js';
-import { GITHUB_COMMENT_LIMIT, renderReport } from '../src/render.js';
+import { GITHUB_COMMENT_LIMIT, renderReport } from '../src/report/index.js';
 import { evaluateTiers } from '../src/judge/index.js';
 import { loadResults } from '../src/results/index.js';
 

@@ -12,11 +12,11 @@ import {
   stagesLine,
   truncateMarkdown,
   type ReportInput,
-} from '../src/render.js';
+} from '../src/report/index.js';
 import { loadResults } from '../src/results/index.js';
 import type { CaseResult, KernelgateResults } from '../src/results/index.js';
 import { evaluateTiers } from '../src/judge/index.js';
-import { sparkline } from '../src/digest.js';
+import { sparkline } from '../src/report/index.js';
 import { pair, pairedRun } from './support/paired.js';
 
 const load = (name: string) => loadResults(join(import.meta.dirname, 'fixtures', 'results', name));

@@ -624,6 +624,10 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(argv)
+    # The workers inherit this: PyTorch's allocator then grows segments instead of caching
+    # fixed-size blocks, which left 29 GiB reserved but unallocated when a 24 GiB check of a large
+    # attention case ran out of memory beside the other arm's worker (H100, 2026-11-23).
+    os.environ.setdefault("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
     tune_dir = None
     if args.base_root:
         # Both arms run the same tilings when their code is the same: tuned separately, two

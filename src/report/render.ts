@@ -4,9 +4,9 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Mustache from 'mustache';
-import type { GateResult } from './judge/index.js';
-import type { CaseComparison, Comparison, CorrectnessVerdict, PerfVerdict } from './judge/index.js';
-import type { Config } from './config/index.js';
+import type { GateResult } from '../judge/index.js';
+import type { CaseComparison, Comparison, CorrectnessVerdict, PerfVerdict } from '../judge/index.js';
+import type { Config } from '../config/index.js';
 import {
   codeBlock,
   escapeMarkdown,
@@ -17,9 +17,9 @@ import {
   mermaidLabel,
   table,
   type Cell,
-} from './lib/index.js';
-import type { KernelgateResults } from './results/index.js';
-import { shardProblems, shardTitleParts } from './shard/index.js';
+} from '../lib/index.js';
+import type { KernelgateResults } from '../results/index.js';
+import { shardProblems, shardTitleParts } from '../shard/index.js';
 import {
   baseArmResults,
   caseGbps,
@@ -30,7 +30,7 @@ import {
   peakTflops,
   type MeasurementError,
   type TierStatus,
-} from './judge/index.js';
+} from '../judge/index.js';
 import {
   blockingKinds,
   CHANGE_KINDS,

@@ -2,11 +2,11 @@
 // (and by how much), the findings grouped by variant and pattern rather than listed case by case,
 // the outcome the report's title states, and the headline ratios. No Markdown here: render.ts
 // turns these into text and escapes what came from results, config or the pull request.
-import { CONTROL_NOTE, type CaseComparison } from './judge/index.js';
-import type { Config } from './config/index.js';
-import type { GateResult } from './judge/index.js';
-import type { KernelgateResults } from './results/index.js';
-import type { TierStatus } from './judge/index.js';
+import { CONTROL_NOTE, type CaseComparison } from '../judge/index.js';
+import type { Config } from '../config/index.js';
+import type { GateResult } from '../judge/index.js';
+import type { KernelgateResults } from '../results/index.js';
+import type { TierStatus } from '../judge/index.js';
 
 /** Why a case counts as changed, worst first. */
 export const CHANGE_KINDS = [
