@@ -199,3 +199,36 @@ describe('mergeShards', () => {
     );
   });
 });
+
+describe('kernelgate merge', () => {
+  it('joins the shards, writes the merged results and exits with the verdict, naming the lost shard', async () => {
+    const { runCli } = await import('../src/cli.js');
+    const plan = planShards(unitsOfResults(recorded), 2, { results: recorded, path: RECORDED });
+    const dir = mkdtempSync(join(tmpdir(), 'kg-merge-cli-'));
+    mkdirSync(join(dir, 'shard-1'));
+    writeFileSync(
+      join(dir, 'shard-1', 'results.json'),
+      JSON.stringify(splitResults(recorded, plan, 1)),
+    );
+    let stdout = '';
+    let stderr = '';
+    const io = {
+      stdout: (t: string) => (stdout += t),
+      stderr: (t: string) => (stderr += t),
+      cwd: dir,
+    };
+    const status = await runCli(
+      ['merge', 'shard-1', '--shards', '2', '--config', ROOT, '--out', 'report.md'],
+      io,
+    );
+    expect(status).toBe(1);
+    expect(stderr).toContain('warning: shard 2/2 did not report: no results for cases ');
+    expect(stdout).toContain('  fail: shard 2/2 did not report: no results for cases ');
+    const merged = loadResults(join(dir, '.kernelgate/report/merge/results.json'));
+    expect(merged.run.shards?.map((s) => s.status)).toEqual(['ok', 'missing']);
+    expect(await runCli(['merge', 'shard-1', '--config', ROOT], io)).toBe(2);
+    expect(stderr).toContain(
+      'kernelgate merge: --shards must be the number of shards of the split, 1 to 256 (got nothing)',
+    );
+  });
+});
