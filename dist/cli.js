@@ -14273,8 +14273,8 @@ var require_dist = __commonJS({
 });
 
 // src/cli.ts
-import { mkdirSync as mkdirSync6, readFileSync as readFileSync7, writeFileSync as writeFileSync9, realpathSync, statSync as statSync4 } from "node:fs";
-import { dirname as dirname7, join as join16, resolve as resolve11 } from "node:path";
+import { mkdirSync as mkdirSync6, readFileSync as readFileSync8, writeFileSync as writeFileSync9, realpathSync, statSync as statSync4 } from "node:fs";
+import { dirname as dirname8, join as join17, resolve as resolve11 } from "node:path";
 import { fileURLToPath as fileURLToPath3 } from "node:url";
 import { parseArgs as parseArgs5 } from "node:util";
 
@@ -15444,9 +15444,31 @@ function normalQuantile(p) {
   return (((((a0 * r + a1) * r + a2) * r + a3) * r + a4) * r + a5) * q / (((((b0 * r + b1) * r + b2) * r + b3) * r + b4) * r + 1);
 }
 
+// src/lib/package-root.ts
+import { existsSync, readFileSync } from "node:fs";
+import { dirname as dirname3, join as join3 } from "node:path";
+import { fileURLToPath } from "node:url";
+function packageRoot(moduleUrl = import.meta.url) {
+  const start = dirname3(fileURLToPath(moduleUrl));
+  for (let dir = start; ; dir = dirname3(dir)) {
+    const manifest = join3(dir, "package.json");
+    if (existsSync(manifest) && isKernelgate(manifest)) return dir;
+    if (dirname3(dir) === dir) {
+      throw new Error(`kernelgate's package.json not found above ${start}`);
+    }
+  }
+}
+function isKernelgate(manifest) {
+  try {
+    return JSON.parse(readFileSync(manifest, "utf8")).name === "kernelgate";
+  } catch {
+    return false;
+  }
+}
+
 // src/results/results.ts
 var import_ajv = __toESM(require_ajv(), 1);
-import { readFileSync } from "node:fs";
+import { readFileSync as readFileSync2 } from "node:fs";
 
 // schema/results.schema.json
 var results_schema_default = {
@@ -16238,7 +16260,7 @@ function parseJson(text2, file) {
 function loadResults(path6) {
   let text2;
   try {
-    text2 = readFileSync(path6, "utf8");
+    text2 = readFileSync2(path6, "utf8");
   } catch (err) {
     const code = err.code;
     throw new InputError(
@@ -16790,8 +16812,8 @@ var gbenchAdapter = {
 
 // src/config/config.ts
 var import_yaml = __toESM(require_dist(), 1);
-import { existsSync, readdirSync, readFileSync as readFileSync2, statSync } from "node:fs";
-import { join as join3, relative as relative2, resolve as resolve3 } from "node:path";
+import { existsSync as existsSync2, readdirSync, readFileSync as readFileSync3, statSync } from "node:fs";
+import { join as join4, relative as relative2, resolve as resolve3 } from "node:path";
 
 // schema/config.schema.json
 var config_schema_default = {
@@ -17624,18 +17646,18 @@ function parseYaml(text2, file) {
 }
 function readText(path6, shown) {
   try {
-    return readFileSync2(path6, "utf8");
+    return readFileSync3(path6, "utf8");
   } catch (err) {
     throw new InputError(`${shown}: cannot read: ${err.message}`);
   }
 }
 function loadConfig(rootDir, opts = {}) {
   const root = resolve3(rootDir);
-  const configPath = opts.configFile ? resolve3(opts.configFile) : join3(root, CONFIG_FILE_NAME);
+  const configPath = opts.configFile ? resolve3(opts.configFile) : join4(root, CONFIG_FILE_NAME);
   const shownConfig = relative2(root, configPath) || CONFIG_FILE_NAME;
   let raw = {};
   let configFile;
-  if (existsSync(configPath)) {
+  if (existsSync2(configPath)) {
     const data = parseYaml(readText(configPath, shownConfig), shownConfig) ?? {};
     raw = validateConfigData(data, shownConfig);
     configFile = configPath;
@@ -17645,7 +17667,7 @@ function loadConfig(rootDir, opts = {}) {
   const kernelsDir = raw.kernels_dir ?? DEFAULT_KERNELS_DIR;
   const kernelsPath = resolve3(root, kernelsDir);
   let kernels = [];
-  if (existsSync(kernelsPath) && statSync(kernelsPath).isDirectory()) {
+  if (existsSync2(kernelsPath) && statSync(kernelsPath).isDirectory()) {
     kernels = loadKernels(root, kernelsPath);
   } else if (raw.kernels_dir !== void 0) {
     throw new InputError(
@@ -17729,11 +17751,11 @@ function validateConfigData(data, file) {
 function loadKernels(root, kernelsPath) {
   const kernels = [];
   const folders = readdirSync(kernelsPath, { withFileTypes: true }).filter(
-    (d) => d.isDirectory() || d.isSymbolicLink() && statSync(join3(kernelsPath, d.name), { throwIfNoEntry: false })?.isDirectory()
+    (d) => d.isDirectory() || d.isSymbolicLink() && statSync(join4(kernelsPath, d.name), { throwIfNoEntry: false })?.isDirectory()
   ).map((d) => d.name).sort();
   for (const folder of folders) {
-    const manifestPath = join3(kernelsPath, folder, "kernel.yml");
-    if (!existsSync(manifestPath)) continue;
+    const manifestPath = join4(kernelsPath, folder, "kernel.yml");
+    if (!existsSync2(manifestPath)) continue;
     const shown = relative2(root, manifestPath);
     const data = parseYaml(readText(manifestPath, shown), shown);
     const { kernel: validate2 } = getValidators();
@@ -17741,7 +17763,7 @@ function loadKernels(root, kernelsPath) {
     const manifest = data;
     const problems = crossCheckManifest(manifest, folder);
     if (problems.length) throw problemsError(shown, problems);
-    kernels.push({ manifest, dir: join3(kernelsPath, folder), file: shown });
+    kernels.push({ manifest, dir: join4(kernelsPath, folder), file: shown });
   }
   return kernels;
 }
@@ -18182,8 +18204,8 @@ function fileAdapterFor(format) {
 }
 
 // src/adapters/run.ts
-import { existsSync as existsSync2, readFileSync as readFileSync3 } from "node:fs";
-import { dirname as dirname3, isAbsolute, join as join4, resolve as resolve4 } from "node:path";
+import { existsSync as existsSync3, readFileSync as readFileSync4 } from "node:fs";
+import { dirname as dirname4, isAbsolute, join as join5, resolve as resolve4 } from "node:path";
 var ADAPTERS_HARNESS = "kernelgate adapters 0.1.0";
 function finishKernel(adapter, kernel, adapted, options = {}) {
   const cases = adapted.cases.map(({ result, work }) => {
@@ -18224,7 +18246,7 @@ function adaptFile(adapter, path6, options) {
   const shown = options.shown ?? path6;
   let text2;
   try {
-    text2 = readFileSync3(path6, "utf8");
+    text2 = readFileSync4(path6, "utf8");
   } catch (err) {
     const code = err.code;
     throw new InputError(
@@ -18235,7 +18257,7 @@ function adaptFile(adapter, path6, options) {
     text: text2,
     file: shown,
     kernel: options.kernel,
-    readSidecar: (rel) => readFileSync3(isAbsolute(rel) ? rel : join4(dirname3(path6), rel))
+    readSidecar: (rel) => readFileSync4(isAbsolute(rel) ? rel : join5(dirname4(path6), rel))
   });
   return finishKernel(adapter, options.kernel, adapted, options);
 }
@@ -18287,7 +18309,7 @@ async function runBenchmark(bench2, options) {
       { ...spec, timeoutS: bench2.timeoutS, workFor: (params) => workOf(bench2.work, params) },
       {
         cwd: bench2.cwd,
-        ...baseCwd !== void 0 && existsSync2(baseCwd) ? { baseCwd } : {},
+        ...baseCwd !== void 0 && existsSync3(baseCwd) ? { baseCwd } : {},
         runner,
         ...options.log ? { log: options.log } : {}
       }
@@ -18312,7 +18334,7 @@ async function runBenchmark(bench2, options) {
       );
     }
   }
-  if (!existsSync2(output)) {
+  if (!existsSync3(output)) {
     return failedBenchmark(adapter, bench2, `it wrote no ${output}`, "");
   }
   return adaptFile(adapter, output, { kernel: bench2.name, ...common });
@@ -18380,8 +18402,8 @@ async function runBenchmarks(benchmarks, options) {
 }
 
 // src/store/baseline.ts
-import { existsSync as existsSync3, mkdirSync, readdirSync as readdirSync2, renameSync, writeFileSync } from "node:fs";
-import { join as join5 } from "node:path";
+import { existsSync as existsSync4, mkdirSync, readdirSync as readdirSync2, renameSync, writeFileSync } from "node:fs";
+import { join as join6 } from "node:path";
 var StoreError = class extends Error {
 };
 function safeSegment(value, field) {
@@ -18392,11 +18414,11 @@ function safeSegment(value, field) {
   return cleaned;
 }
 function fileBaselineStore(root) {
-  const dirOf = (key) => join5(root, safeSegment(key.branch, "branch"), safeSegment(key.sku, "GPU SKU"));
+  const dirOf = (key) => join6(root, safeSegment(key.branch, "branch"), safeSegment(key.sku, "GPU SKU"));
   const entries = (key) => {
     const dir = dirOf(key);
-    if (!existsSync3(dir)) return [];
-    return readdirSync2(dir).filter((name) => name.endsWith(".json")).sort().reverse().map((name) => join5(dir, name));
+    if (!existsSync4(dir)) return [];
+    return readdirSync2(dir).filter((name) => name.endsWith(".json")).sort().reverse().map((name) => join6(dir, name));
   };
   return {
     latest(key) {
@@ -18411,7 +18433,7 @@ function fileBaselineStore(root) {
       mkdirSync(dir, { recursive: true });
       const stamp = results.run.started_at.replace(/[^0-9A-Za-z]/g, "");
       const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
-      const path6 = join5(dir, `${stamp}-${sha}.json`);
+      const path6 = join6(dir, `${stamp}-${sha}.json`);
       const tmp = `${path6}.${process.pid}.tmp`;
       writeFileSync(tmp, JSON.stringify(results, null, 2) + "\n");
       renameSync(tmp, path6);
@@ -18420,7 +18442,7 @@ function fileBaselineStore(root) {
   };
 }
 function explicitBaseline(path6) {
-  if (!existsSync3(path6)) {
+  if (!existsSync4(path6)) {
     throw new Error(`baseline ${path6}: no such file`);
   }
   return { results: loadResults(path6), path: path6 };
@@ -18429,7 +18451,7 @@ function explicitBaseline(path6) {
 // src/history/dashboard-cli.ts
 import { mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync as writeFileSync5 } from "node:fs";
 import { tmpdir as tmpdir2 } from "node:os";
-import { join as join11, resolve as resolve7 } from "node:path";
+import { join as join12, resolve as resolve7 } from "node:path";
 import { parseArgs as parseArgs2 } from "node:util";
 
 // src/adapters/notes.ts
@@ -19138,8 +19160,8 @@ function configUnits(config, only) {
 }
 
 // src/shard/merge.ts
-import { existsSync as existsSync4, readdirSync as readdirSync3, statSync as statSync2 } from "node:fs";
-import { join as join6, relative as relative3 } from "node:path";
+import { existsSync as existsSync5, readdirSync as readdirSync3, statSync as statSync2 } from "node:fs";
+import { join as join7, relative as relative3 } from "node:path";
 var NAMED_CASES = 6;
 function caseList(ids) {
   const shown = ids.slice(0, NAMED_CASES).join(", ");
@@ -19151,13 +19173,13 @@ function findShardFiles(dirs, name = "results.json") {
     for (const entry of readdirSync3(dir, { withFileTypes: true }).sort(
       (a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0
     )) {
-      const path6 = join6(dir, entry.name);
+      const path6 = join7(dir, entry.name);
       if (entry.isDirectory() && depth < 4) walk(path6, depth + 1);
       else if (entry.isFile() && entry.name === name) found.push(path6);
     }
   };
   for (const dir of dirs) {
-    if (!existsSync4(dir)) {
+    if (!existsSync5(dir)) {
       throw new InputError(`${dir}: no such folder (the shards' downloaded results)`);
     }
     if (statSync2(dir).isFile()) found.push(dir);
@@ -19426,14 +19448,14 @@ function shardTitleParts(results) {
 }
 
 // src/shard/run.ts
-import { existsSync as existsSync5, writeFileSync as writeFileSync2 } from "node:fs";
+import { existsSync as existsSync6, writeFileSync as writeFileSync2 } from "node:fs";
 var SHARD_BALANCE = ["baseline", "estimate"];
 function shardedOptions(options, spec, balance, log) {
   let plan;
   const timings = async (environment) => {
     if (balance === "estimate") return void 0;
     if (options.baselinePath !== void 0) {
-      if (existsSync5(options.baselinePath)) return explicitBaseline(options.baselinePath);
+      if (existsSync6(options.baselinePath)) return explicitBaseline(options.baselinePath);
       log.info(
         `shard: no baseline at ${options.baselinePath} yet: the split is balanced by estimate.`
       );
@@ -19485,8 +19507,8 @@ function shardedOptions(options, spec, balance, log) {
 }
 
 // src/shard/action.ts
-import { existsSync as existsSync6, mkdirSync as mkdirSync2, writeFileSync as writeFileSync3 } from "node:fs";
-import { join as join7 } from "node:path";
+import { existsSync as existsSync7, mkdirSync as mkdirSync2, writeFileSync as writeFileSync3 } from "node:fs";
+import { join as join8 } from "node:path";
 async function mergedRun(ctx) {
   const files = findShardFiles(ctx.dirs);
   const docs = readShardDocuments(files, ctx.cwd);
@@ -19497,12 +19519,12 @@ async function mergedRun(ctx) {
     else ctx.warning(s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
   }
   mkdirSync2(ctx.outDir, { recursive: true });
-  const resultsPath = join7(ctx.outDir, "results.json");
+  const resultsPath = join8(ctx.outDir, "results.json");
   writeFileSync3(resultsPath, JSON.stringify(merged.results, null, 2) + "\n");
   const notes = [];
   let baseline;
   if (ctx.baselinePath !== void 0) {
-    if (existsSync6(ctx.baselinePath)) baseline = explicitBaseline(ctx.baselinePath);
+    if (existsSync7(ctx.baselinePath)) baseline = explicitBaseline(ctx.baselinePath);
     else {
       notes.push(
         `The baseline ${ctx.baselinePath} does not exist: every case is NEW. Baselines are written by trusted runs (push, schedule); run one first.`
@@ -20251,9 +20273,8 @@ function headlineTrends(current, currentAt, stored) {
 }
 
 // src/report/render.ts
-import { readFileSync as readFileSync4, readdirSync as readdirSync4 } from "node:fs";
-import { join as join8 } from "node:path";
-import { fileURLToPath } from "node:url";
+import { readFileSync as readFileSync5, readdirSync as readdirSync4 } from "node:fs";
+import { join as join9 } from "node:path";
 
 // node_modules/mustache/mustache.mjs
 var objectToString = Object.prototype.toString;
@@ -21388,7 +21409,7 @@ function outcomeText(input, changes) {
     }
     return parts;
   };
-  const join17 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
+  const join18 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
   if (outcome === "fail") {
     const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
     const parts = [...shardTitleParts(input.results), ...say(kinds)];
@@ -21400,13 +21421,13 @@ function outcomeText(input, changes) {
       }
     }
     const n = input.gate.reasons.length;
-    return `❌ fail: ${parts.length ? join17(parts) : plural(n, "reason")}`;
+    return `❌ fail: ${parts.length ? join18(parts) : plural(n, "reason")}`;
   }
-  if (outcome === "regression") return `⚠️ regression: ${join17(say(["slower"]))}`;
+  if (outcome === "regression") return `⚠️ regression: ${join18(say(["slower"]))}`;
   const faster = say(["faster"]);
   const moved = changes.changed.filter((v) => v.changed.some(isControl));
   const control = moved.length ? ` (the A/A control ${moved.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
-  if (faster.length) return `✅ pass: ${join17(faster)}${control}`;
+  if (faster.length) return `✅ pass: ${join18(faster)}${control}`;
   if (!changes.judged) return "✅ pass";
   return `✅ pass: ${moved.length ? "no candidate" : "no case"} slower or faster${control}`;
 }
@@ -21637,17 +21658,17 @@ function gpuName(results) {
   return sku && sku !== "unknown" && sku !== "none" ? sku : name;
 }
 function defaultTemplatesDir() {
-  return fileURLToPath(new URL("../templates/", import.meta.url));
+  return join9(packageRoot(), "templates");
 }
 function loadTemplates(dir, kind) {
-  const main = readFileSync4(
-    join8(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
+  const main = readFileSync5(
+    join9(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
     "utf8"
   );
   const partials = {};
-  for (const file of readdirSync4(join8(dir, "partials"))) {
+  for (const file of readdirSync4(join9(dir, "partials"))) {
     const match = /^(.+)\.md\.mustache$/.exec(file);
-    if (match?.[1]) partials[match[1]] = readFileSync4(join8(dir, "partials", file), "utf8");
+    if (match?.[1]) partials[match[1]] = readFileSync5(join9(dir, "partials", file), "utf8");
   }
   return { main, partials };
 }
@@ -21813,9 +21834,9 @@ var package_default = {
 };
 
 // src/history/branch-store.ts
-import { mkdtempSync, mkdirSync as mkdirSync3, readFileSync as readFileSync5, rmSync, writeFileSync as writeFileSync4, existsSync as existsSync7 } from "node:fs";
+import { mkdtempSync, mkdirSync as mkdirSync3, readFileSync as readFileSync6, rmSync, writeFileSync as writeFileSync4, existsSync as existsSync8 } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname as dirname4, join as join9 } from "node:path";
+import { dirname as dirname5, join as join10 } from "node:path";
 
 // src/history/record.ts
 var HISTORY_FORMAT_NAME = "kernelgate/history";
@@ -22195,7 +22216,7 @@ function branchStore(options) {
   let ready = false;
   async function ensureCache() {
     if (ready) return;
-    if (!existsSync7(join9(gitDir, "HEAD"))) {
+    if (!existsSync8(join10(gitDir, "HEAD"))) {
       mkdirSync3(gitDir, { recursive: true });
       const init = await options.exec.run("git", ["init", "--quiet", "--bare", gitDir]);
       if (init.exitCode !== 0) {
@@ -22240,10 +22261,10 @@ function branchStore(options) {
   async function readPaths(tip, paths) {
     const out = /* @__PURE__ */ new Map();
     if (paths.length === 0) return out;
-    const work = mkdtempSync(join9(tmpdir(), "kg-history-read-"));
+    const work = mkdtempSync(join10(tmpdir(), "kg-history-read-"));
     try {
-      const env = { GIT_INDEX_FILE: join9(work, "index") };
-      const tree = join9(work, "tree");
+      const env = { GIT_INDEX_FILE: join10(work, "index") };
+      const tree = join10(work, "tree");
       mkdirSync3(tree);
       const chunk = 500;
       for (let i = 0; i < paths.length; i += chunk) {
@@ -22268,7 +22289,7 @@ function branchStore(options) {
       }
       for (const path6 of paths) {
         try {
-          out.set(path6, readFileSync5(join9(tree, path6), "utf8"));
+          out.set(path6, readFileSync6(join10(tree, path6), "utf8"));
         } catch {
         }
       }
@@ -22339,7 +22360,7 @@ function branchStore(options) {
     return found;
   }
   async function saveRecords(entries) {
-    const work = mkdtempSync(join9(tmpdir(), "kg-history-write-"));
+    const work = mkdtempSync(join10(tmpdir(), "kg-history-write-"));
     try {
       const prepared = entries.map((entry, i) => {
         const merged = { ...options.defaults, ...entry.context };
@@ -22356,7 +22377,7 @@ function branchStore(options) {
           ...merged.references !== void 0 ? { references: merged.references } : {},
           ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
         });
-        const file = join9(work, `record-${i}.json`);
+        const file = join10(work, `record-${i}.json`);
         writeFileSync4(file, serializeRecord(record));
         return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
       });
@@ -22370,7 +22391,7 @@ function branchStore(options) {
           throw notStored(`cannot read it (${fetched.reason})`);
         }
         const tip = fetched.tip;
-        const env = { GIT_INDEX_FILE: join9(work, `index-${attempt}`) };
+        const env = { GIT_INDEX_FILE: join10(work, `index-${attempt}`) };
         let before;
         if (tip !== void 0) {
           await gitOk(["read-tree", tip], env);
@@ -22494,8 +22515,8 @@ ${pushed.stderr}`;
   };
 }
 function writeReadme(work) {
-  const path6 = join9(work, "README.md");
-  mkdirSync3(dirname4(path6), { recursive: true });
+  const path6 = join10(work, "README.md");
+  mkdirSync3(dirname5(path6), { recursive: true });
   writeFileSync4(path6, README);
   return path6;
 }
@@ -22504,8 +22525,8 @@ function writeReadme(work) {
 var KERNELGATE_VERSION = package_default.version;
 
 // src/history/dashboard.ts
-import { existsSync as existsSync8, readFileSync as readFileSync6 } from "node:fs";
-import { dirname as dirname5, join as join10, resolve as resolve6 } from "node:path";
+import { existsSync as existsSync9, readFileSync as readFileSync7 } from "node:fs";
+import { dirname as dirname6, join as join11, resolve as resolve6 } from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 var UPLOT_VERSION = "1.6.32";
 var FLAG = { SLOWER: 1, FASTER: 2, FAIL: 3 };
@@ -22621,10 +22642,10 @@ function dashboardData(records, options = {}) {
   };
 }
 function uplotDir() {
-  const here = dirname5(fileURLToPath2(import.meta.url));
+  const here = dirname6(fileURLToPath2(import.meta.url));
   for (const up of ["../..", "..", "."]) {
     const dir = resolve6(here, up, "vendor", "uplot");
-    if (existsSync8(join10(dir, "uPlot.iife.min.js"))) return dir;
+    if (existsSync9(join11(dir, "uPlot.iife.min.js"))) return dir;
   }
   throw new Error(
     `vendor/uplot not found above ${here}: the dashboard needs uPlot ${UPLOT_VERSION}`
@@ -22637,9 +22658,9 @@ var escapeHtml2 = (text2) => text2.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeA
 function buildDashboard(records, options = {}) {
   const data = dashboardData(records, options);
   const dir = options.vendorDir ?? uplotDir();
-  const js = readFileSync6(join10(dir, "uPlot.iife.min.js"), "utf8");
-  const css = readFileSync6(join10(dir, "uPlot.min.css"), "utf8");
-  const licence = readFileSync6(join10(dir, "LICENSE"), "utf8");
+  const js = readFileSync7(join11(dir, "uPlot.iife.min.js"), "utf8");
+  const css = readFileSync7(join11(dir, "uPlot.min.css"), "utf8");
+  const licence = readFileSync7(join11(dir, "LICENSE"), "utf8");
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -22922,12 +22943,12 @@ async function dashboardCommand(args, io) {
       config
     );
   } else {
-    const cache = mkdtempSync2(join11(tmpdir2(), "kg-dashboard-"));
+    const cache = mkdtempSync2(join12(tmpdir2(), "kg-dashboard-"));
     try {
       const store = branchStore({
         remote: /^[a-z]+:\/\//.test(remote) ? remote : resolve7(io.cwd, remote),
         branch: values["history-branch"],
-        cacheDir: join11(cache, "history.git"),
+        cacheDir: join12(cache, "history.git"),
         exec: actionsExec(),
         warn: (m) => warnings.push(m),
         kernelgateVersion: KERNELGATE_VERSION
@@ -22955,7 +22976,7 @@ async function dashboardCommand(args, io) {
 
 // src/history/export.ts
 import { writeFileSync as writeFileSync6 } from "node:fs";
-import { join as join12, resolve as resolve8 } from "node:path";
+import { join as join13, resolve as resolve8 } from "node:path";
 import { parseArgs as parseArgs3 } from "node:util";
 var EXPORT_FORMATS = ["bmf", "gab-smaller", "gab-bigger"];
 function timedCases(results) {
@@ -23091,18 +23112,18 @@ async function exportCommand(args, io) {
 }
 
 // src/history/migrate.ts
-import { existsSync as existsSync9, mkdtempSync as mkdtempSync3, readdirSync as readdirSync5, rmSync as rmSync3, statSync as statSync3 } from "node:fs";
+import { existsSync as existsSync10, mkdtempSync as mkdtempSync3, readdirSync as readdirSync5, rmSync as rmSync3, statSync as statSync3 } from "node:fs";
 import { tmpdir as tmpdir3 } from "node:os";
-import { join as join13, resolve as resolve9 } from "node:path";
+import { join as join14, resolve as resolve9 } from "node:path";
 import { parseArgs as parseArgs4 } from "node:util";
 function directoryRuns(root) {
-  if (!existsSync9(root)) throw new InputError(`${root}: no such folder`);
+  if (!existsSync10(root)) throw new InputError(`${root}: no such folder`);
   const out = [];
-  const dirs = (path6) => readdirSync5(path6).filter((name) => statSync3(join13(path6, name)).isDirectory());
+  const dirs = (path6) => readdirSync5(path6).filter((name) => statSync3(join14(path6, name)).isDirectory());
   for (const branch of dirs(root)) {
-    for (const sku of dirs(join13(root, branch))) {
-      for (const name of readdirSync5(join13(root, branch, sku))) {
-        if (name.endsWith(".json")) out.push({ branch, sku, file: join13(root, branch, sku, name) });
+    for (const sku of dirs(join14(root, branch))) {
+      for (const name of readdirSync5(join14(root, branch, sku))) {
+        if (name.endsWith(".json")) out.push({ branch, sku, file: join14(root, branch, sku, name) });
       }
     }
   }
@@ -23161,13 +23182,13 @@ async function historyCommand(args, io) {
       "history import needs --baseline-dir DIR and --history-remote URL_OR_PATH"
     );
   }
-  const cache = mkdtempSync3(join13(tmpdir3(), "kg-import-"));
+  const cache = mkdtempSync3(join14(tmpdir3(), "kg-import-"));
   const warnings = [];
   try {
     const store = branchStore({
       remote: /^[a-z]+:\/\//.test(remote) || /^[^/]+@[^:]+:/.test(remote) ? remote : resolve9(io.cwd, remote),
       branch: values["history-branch"],
-      cacheDir: join13(cache, "history.git"),
+      cacheDir: join14(cache, "history.git"),
       exec: actionsExec(),
       warn: (m) => warnings.push(m),
       info: (m) => io.stderr(`${m}
@@ -28923,11 +28944,11 @@ function describeDoctor(report2) {
 
 // src/measure.ts
 import { copyFileSync, mkdirSync as mkdirSync5, writeFileSync as writeFileSync8 } from "node:fs";
-import { join as join14, resolve as resolve10 } from "node:path";
+import { join as join15, resolve as resolve10 } from "node:path";
 
 // src/harness.ts
-import { appendFileSync, existsSync as existsSync10, mkdirSync as mkdirSync4, writeFileSync as writeFileSync7 } from "node:fs";
-import { delimiter as delimiter2, dirname as dirname6 } from "node:path";
+import { appendFileSync, existsSync as existsSync11, mkdirSync as mkdirSync4, writeFileSync as writeFileSync7 } from "node:fs";
+import { delimiter as delimiter2, dirname as dirname7 } from "node:path";
 var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
   cwd,
   env,
@@ -28955,7 +28976,7 @@ function harnessArgs(options) {
   return [...args, ...options.extraArgs ?? []];
 }
 async function runHarness(options, log, run2 = streamingExec) {
-  mkdirSync4(dirname6(options.logPath), { recursive: true });
+  mkdirSync4(dirname7(options.logPath), { recursive: true });
   writeFileSync7(options.logPath, "");
   const env = childEnv(options.env);
   env.PYTHONPATH = [options.harnessRoot, options.workspace, env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter2);
@@ -28980,7 +29001,7 @@ async function runHarness(options, log, run2 = streamingExec) {
   if (inGroup) log.endGroup();
   return {
     exitCode,
-    wroteResults: existsSync10(options.resultsPath),
+    wroteResults: existsSync11(options.resultsPath),
     logTail: lines.slice(-TAIL_LINES).join("\n"),
     log: lines.join("\n")
   };
@@ -29041,7 +29062,7 @@ async function measure(options, deps) {
   log.endGroup();
   log.startGroup("kernelgate build");
   t = now();
-  const cacheDir = options.buildCacheDir ?? join14(options.workspace, ".kernelgate", "build");
+  const cacheDir = options.buildCacheDir ?? join15(options.workspace, ".kernelgate", "build");
   const build2 = await buildKernels(buildTargets(config, options.only), {
     exec: deps.exec,
     cacheDir,
@@ -29049,7 +29070,7 @@ async function measure(options, deps) {
     log: (line) => log.info(line),
     now
   });
-  const buildsPath = join14(outDir, "builds.json");
+  const buildsPath = join15(outDir, "builds.json");
   copyFileSync(build2.buildsJsonPath, buildsPath);
   stageSeconds.build = (now() - t) / 1e3;
   log.endGroup();
@@ -29065,13 +29086,13 @@ async function measure(options, deps) {
   const selected = options.selectCases ? await options.selectCases(doctor2.environment) : void 0;
   const casesArgs = [];
   if (selected !== void 0) {
-    const casesPath = join14(outDir, "cases.txt");
+    const casesPath = join15(outDir, "cases.txt");
     writeFileSync8(casesPath, selected.map((id) => `${id}
 `).join(""));
     casesArgs.push("--cases", casesPath);
   }
   t = now();
-  const resultsPath = join14(outDir, "results.json");
+  const resultsPath = join15(outDir, "results.json");
   const harness = await runHarness(
     {
       workspace: options.workspace,
@@ -29079,7 +29100,7 @@ async function measure(options, deps) {
       python: config.harness.python,
       kernelsDir: config.kernelsDir,
       resultsPath,
-      logPath: join14(outDir, "harness.log"),
+      logPath: join15(outDir, "harness.log"),
       buildsPath,
       ...options.only !== void 0 ? { only: options.only } : {},
       timeoutPerCaseS: config.harness.timeoutS,
@@ -29088,7 +29109,7 @@ async function measure(options, deps) {
       extraArgs: [
         ...config.harness.args,
         "--tune-cache",
-        join14(cacheDir, "tune"),
+        join15(cacheDir, "tune"),
         ...casesArgs,
         ...paired ? pairedArgs(paired, config) : []
       ],
@@ -29175,7 +29196,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
     log: (line) => deps.log.info(`base: ${line}`),
     ...deps.now !== void 0 ? { now: deps.now } : {}
   });
-  const buildsPath = join14(outDir, "base-builds.json");
+  const buildsPath = join15(outDir, "base-builds.json");
   copyFileSync(build2.buildsJsonPath, buildsPath);
   const failed = build2.records.filter((r) => r.status !== "ok");
   for (const r of failed) {
@@ -29183,7 +29204,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
       `base: ${r.kernel}/${r.variant} did not build (${r.status}): its cases are not paired`
     );
   }
-  return { base, kernelsDir: join14(base.root, baseConfig.kernelsDir), buildsPath };
+  return { base, kernelsDir: join15(base.root, baseConfig.kernelsDir), buildsPath };
 }
 function pairedArgs(paired, config) {
   const args = [
@@ -29205,11 +29226,11 @@ function pairedArgs(paired, config) {
 }
 
 // src/run.ts
-import { existsSync as existsSync12 } from "node:fs";
+import { existsSync as existsSync13 } from "node:fs";
 
 // src/base-revision.ts
-import { existsSync as existsSync11 } from "node:fs";
-import { join as join15 } from "node:path";
+import { existsSync as existsSync12 } from "node:fs";
+import { join as join16 } from "node:path";
 var SHA = /^[0-9a-f]{40}$/;
 function lastLine(text2) {
   const lines = text2.trim().split("\n");
@@ -29220,7 +29241,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
   if (!SHA.test(sha)) {
     return { ok: false, reason: `the base commit '${sha}' is not a 40-character commit SHA` };
   }
-  const dir = options.dir ?? join15(workspace, ".kernelgate", "base");
+  const dir = options.dir ?? join16(workspace, ".kernelgate", "base");
   const git = (...args) => exec2.run("git", ["-C", workspace, ...args]);
   const inside = await git("rev-parse", "--is-inside-work-tree");
   if (inside.exitCode !== 0) {
@@ -29229,7 +29250,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
       reason: `${workspace} is not a git checkout (${lastLine(inside.stderr) || `git exit ${inside.exitCode}`})`
     };
   }
-  if (existsSync11(dir)) {
+  if (existsSync12(dir)) {
     const at = await exec2.run("git", ["-C", dir, "rev-parse", "HEAD"]);
     if (at.exitCode === 0 && at.stdout.trim() === sha) {
       log(`kernelgate: base revision ${sha.slice(0, 12)} already checked out in ${dir}`);
@@ -29276,7 +29297,7 @@ async function fullRun(options, deps) {
   let base;
   if (options.pairedBase?.root !== void 0) {
     const { root, sha, ref } = options.pairedBase;
-    if (existsSync12(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
+    if (existsSync13(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
     else notes.push(`Paired A/B is off for this run: the base checkout ${root} does not exist.`);
   } else if (options.pairedBase !== void 0) {
     const got = await materialiseBase(options.workspace, options.pairedBase.sha, deps.exec, {
@@ -29347,7 +29368,7 @@ function storeBaseline(run2, gate2, policy) {
 var EXIT_PASS = 0;
 var EXIT_GATE_FAILED = 1;
 var EXIT_USAGE = 2;
-var PACKAGE_ROOT = resolve11(dirname7(fileURLToPath3(import.meta.url)), "..");
+var PACKAGE_ROOT = resolve11(dirname8(fileURLToPath3(import.meta.url)), "..");
 var RECORDED_RUN = {
   results: "test/fixtures/recorded/paired-slow2-h100/results.json"
 };
@@ -29431,7 +29452,7 @@ function configFrom(option, cwd) {
   } catch {
     throw new InputError(`--config: no such file or folder: ${option ?? "."}`);
   }
-  return isFile ? loadConfig(dirname7(target), { configFile: target }) : loadConfig(target);
+  return isFile ? loadConfig(dirname8(target), { configFile: target }) : loadConfig(target);
 }
 function verdictText(result) {
   const c = result.counts;
@@ -29535,7 +29556,7 @@ var build = async (args, io) => {
   const config = configFrom(values.config, io.cwd);
   const built = await buildKernels(buildTargets(config, onlyList(values.only)), {
     exec: actionsExec(),
-    cacheDir: resolve11(io.cwd, values["cache-dir"] ?? join16(config.rootDir, ".kernelgate", "build")),
+    cacheDir: resolve11(io.cwd, values["cache-dir"] ?? join17(config.rootDir, ".kernelgate", "build")),
     python: config.harness.python,
     log: (line) => io.stderr(`${line}
 `)
@@ -29660,7 +29681,7 @@ var calibrateCommand = async (args, io) => {
     const file = resolve11(io.cwd, values.write);
     let text2;
     try {
-      text2 = readFileSync7(file, "utf8");
+      text2 = readFileSync8(file, "utf8");
     } catch (e) {
       throw new InputError(`${file}: cannot read it (${e.message})`);
     }
@@ -29771,7 +29792,7 @@ var bench = async (args, io) => {
   );
   const outDir = resolve11(io.cwd, values["out-dir"]);
   mkdirSync6(outDir, { recursive: true });
-  const resultsPath = join16(outDir, "results.json");
+  const resultsPath = join17(outDir, "results.json");
   writeFileSync9(resultsPath, `${JSON.stringify(results, null, 2)}
 `);
   io.stderr(`results: ${resultsPath}

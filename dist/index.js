@@ -34158,9 +34158,9 @@ var require_lib = __commonJS({
 });
 
 // src/main.ts
-import { readFileSync as readFileSync6, statSync as statSync3 } from "node:fs";
+import { readFileSync as readFileSync7, statSync as statSync3 } from "node:fs";
 import { mkdir as mkdir3, writeFile as writeFile3 } from "node:fs/promises";
-import { dirname as dirname5, isAbsolute, join as join14, resolve as resolve6 } from "node:path";
+import { dirname as dirname6, isAbsolute, join as join15, resolve as resolve6 } from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 
 // node_modules/@actions/core/lib/command.js
@@ -35414,8 +35414,8 @@ function endGroup() {
 
 // src/config/config.ts
 var import_yaml = __toESM(require_dist(), 1);
-import { existsSync as existsSync2, readdirSync, readFileSync as readFileSync2, statSync } from "node:fs";
-import { join as join3, relative as relative2, resolve as resolve3 } from "node:path";
+import { existsSync as existsSync3, readdirSync, readFileSync as readFileSync3, statSync } from "node:fs";
+import { join as join4, relative as relative2, resolve as resolve3 } from "node:path";
 
 // schema/config.schema.json
 var config_schema_default = {
@@ -37048,6 +37048,28 @@ function normalQuantile(p) {
   return (((((a0 * r + a1) * r + a2) * r + a3) * r + a4) * r + a5) * q / (((((b0 * r + b1) * r + b2) * r + b3) * r + b4) * r + 1);
 }
 
+// src/lib/package-root.ts
+import { existsSync as existsSync2, readFileSync as readFileSync2 } from "node:fs";
+import { dirname as dirname3, join as join3 } from "node:path";
+import { fileURLToPath } from "node:url";
+function packageRoot(moduleUrl = import.meta.url) {
+  const start = dirname3(fileURLToPath(moduleUrl));
+  for (let dir = start; ; dir = dirname3(dir)) {
+    const manifest = join3(dir, "package.json");
+    if (existsSync2(manifest) && isKernelgate(manifest)) return dir;
+    if (dirname3(dir) === dir) {
+      throw new Error(`kernelgate's package.json not found above ${start}`);
+    }
+  }
+}
+function isKernelgate(manifest) {
+  try {
+    return JSON.parse(readFileSync2(manifest, "utf8")).name === "kernelgate";
+  } catch {
+    return false;
+  }
+}
+
 // src/adapters/types.ts
 var NO_PARAMS_CASE = "default";
 function caseIdOf(params) {
@@ -38068,18 +38090,18 @@ function parseYaml(text3, file) {
 }
 function readText(path6, shown) {
   try {
-    return readFileSync2(path6, "utf8");
+    return readFileSync3(path6, "utf8");
   } catch (err) {
     throw new InputError(`${shown}: cannot read: ${err.message}`);
   }
 }
 function loadConfig(rootDir, opts = {}) {
   const root = resolve3(rootDir);
-  const configPath = opts.configFile ? resolve3(opts.configFile) : join3(root, CONFIG_FILE_NAME);
+  const configPath = opts.configFile ? resolve3(opts.configFile) : join4(root, CONFIG_FILE_NAME);
   const shownConfig = relative2(root, configPath) || CONFIG_FILE_NAME;
   let raw = {};
   let configFile;
-  if (existsSync2(configPath)) {
+  if (existsSync3(configPath)) {
     const data = parseYaml(readText(configPath, shownConfig), shownConfig) ?? {};
     raw = validateConfigData(data, shownConfig);
     configFile = configPath;
@@ -38089,7 +38111,7 @@ function loadConfig(rootDir, opts = {}) {
   const kernelsDir = raw.kernels_dir ?? DEFAULT_KERNELS_DIR;
   const kernelsPath = resolve3(root, kernelsDir);
   let kernels = [];
-  if (existsSync2(kernelsPath) && statSync(kernelsPath).isDirectory()) {
+  if (existsSync3(kernelsPath) && statSync(kernelsPath).isDirectory()) {
     kernels = loadKernels(root, kernelsPath);
   } else if (raw.kernels_dir !== void 0) {
     throw new InputError(
@@ -38173,11 +38195,11 @@ function validateConfigData(data, file) {
 function loadKernels(root, kernelsPath) {
   const kernels = [];
   const folders = readdirSync(kernelsPath, { withFileTypes: true }).filter(
-    (d) => d.isDirectory() || d.isSymbolicLink() && statSync(join3(kernelsPath, d.name), { throwIfNoEntry: false })?.isDirectory()
+    (d) => d.isDirectory() || d.isSymbolicLink() && statSync(join4(kernelsPath, d.name), { throwIfNoEntry: false })?.isDirectory()
   ).map((d) => d.name).sort();
   for (const folder of folders) {
-    const manifestPath = join3(kernelsPath, folder, "kernel.yml");
-    if (!existsSync2(manifestPath)) continue;
+    const manifestPath = join4(kernelsPath, folder, "kernel.yml");
+    if (!existsSync3(manifestPath)) continue;
     const shown = relative2(root, manifestPath);
     const data = parseYaml(readText(manifestPath, shown), shown);
     const { kernel: validate2 } = getValidators();
@@ -38185,7 +38207,7 @@ function loadKernels(root, kernelsPath) {
     const manifest = data;
     const problems = crossCheckManifest(manifest, folder);
     if (problems.length) throw problemsError(shown, problems);
-    kernels.push({ manifest, dir: join3(kernelsPath, folder), file: shown });
+    kernels.push({ manifest, dir: join4(kernelsPath, folder), file: shown });
   }
   return kernels;
 }
@@ -38884,8 +38906,8 @@ function configUnits(config, only) {
 }
 
 // src/shard/merge.ts
-import { existsSync as existsSync3, readdirSync as readdirSync2, statSync as statSync2 } from "node:fs";
-import { join as join4, relative as relative3 } from "node:path";
+import { existsSync as existsSync4, readdirSync as readdirSync2, statSync as statSync2 } from "node:fs";
+import { join as join5, relative as relative3 } from "node:path";
 var NAMED_CASES = 6;
 function caseList(ids) {
   const shown = ids.slice(0, NAMED_CASES).join(", ");
@@ -38897,13 +38919,13 @@ function findShardFiles(dirs, name = "results.json") {
     for (const entry of readdirSync2(dir, { withFileTypes: true }).sort(
       (a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0
     )) {
-      const path6 = join4(dir, entry.name);
+      const path6 = join5(dir, entry.name);
       if (entry.isDirectory() && depth < 4) walk(path6, depth + 1);
       else if (entry.isFile() && entry.name === name) found.push(path6);
     }
   };
   for (const dir of dirs) {
-    if (!existsSync3(dir)) {
+    if (!existsSync4(dir)) {
       throw new InputError(`${dir}: no such folder (the shards' downloaded results)`);
     }
     if (statSync2(dir).isFile()) found.push(dir);
@@ -39172,11 +39194,11 @@ function shardTitleParts(results) {
 }
 
 // src/shard/run.ts
-import { existsSync as existsSync5, writeFileSync as writeFileSync2 } from "node:fs";
+import { existsSync as existsSync6, writeFileSync as writeFileSync2 } from "node:fs";
 
 // src/store/baseline.ts
-import { existsSync as existsSync4, mkdirSync, readdirSync as readdirSync3, renameSync, writeFileSync } from "node:fs";
-import { join as join5 } from "node:path";
+import { existsSync as existsSync5, mkdirSync, readdirSync as readdirSync3, renameSync, writeFileSync } from "node:fs";
+import { join as join6 } from "node:path";
 var StoreError = class extends Error {
 };
 function safeSegment(value, field3) {
@@ -39187,11 +39209,11 @@ function safeSegment(value, field3) {
   return cleaned;
 }
 function fileBaselineStore(root) {
-  const dirOf = (key) => join5(root, safeSegment(key.branch, "branch"), safeSegment(key.sku, "GPU SKU"));
+  const dirOf = (key) => join6(root, safeSegment(key.branch, "branch"), safeSegment(key.sku, "GPU SKU"));
   const entries = (key) => {
     const dir = dirOf(key);
-    if (!existsSync4(dir)) return [];
-    return readdirSync3(dir).filter((name) => name.endsWith(".json")).sort().reverse().map((name) => join5(dir, name));
+    if (!existsSync5(dir)) return [];
+    return readdirSync3(dir).filter((name) => name.endsWith(".json")).sort().reverse().map((name) => join6(dir, name));
   };
   return {
     latest(key) {
@@ -39206,7 +39228,7 @@ function fileBaselineStore(root) {
       mkdirSync(dir, { recursive: true });
       const stamp = results.run.started_at.replace(/[^0-9A-Za-z]/g, "");
       const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
-      const path6 = join5(dir, `${stamp}-${sha}.json`);
+      const path6 = join6(dir, `${stamp}-${sha}.json`);
       const tmp = `${path6}.${process.pid}.tmp`;
       writeFileSync(tmp, JSON.stringify(results, null, 2) + "\n");
       renameSync(tmp, path6);
@@ -39215,7 +39237,7 @@ function fileBaselineStore(root) {
   };
 }
 function explicitBaseline(path6) {
-  if (!existsSync4(path6)) {
+  if (!existsSync5(path6)) {
     throw new Error(`baseline ${path6}: no such file`);
   }
   return { results: loadResults(path6), path: path6 };
@@ -39228,7 +39250,7 @@ function shardedOptions(options, spec, balance, log) {
   const timings = async (environment) => {
     if (balance === "estimate") return void 0;
     if (options.baselinePath !== void 0) {
-      if (existsSync5(options.baselinePath)) return explicitBaseline(options.baselinePath);
+      if (existsSync6(options.baselinePath)) return explicitBaseline(options.baselinePath);
       log.info(
         `shard: no baseline at ${options.baselinePath} yet: the split is balanced by estimate.`
       );
@@ -39280,8 +39302,8 @@ function shardedOptions(options, spec, balance, log) {
 }
 
 // src/shard/action.ts
-import { existsSync as existsSync6, mkdirSync as mkdirSync2, writeFileSync as writeFileSync3 } from "node:fs";
-import { join as join6 } from "node:path";
+import { existsSync as existsSync7, mkdirSync as mkdirSync2, writeFileSync as writeFileSync3 } from "node:fs";
+import { join as join7 } from "node:path";
 function readShardInputs(getInput2) {
   const text3 = (name) => {
     const value = getInput2(name).trim();
@@ -39325,12 +39347,12 @@ async function mergedRun(ctx) {
     else ctx.warning(s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
   }
   mkdirSync2(ctx.outDir, { recursive: true });
-  const resultsPath = join6(ctx.outDir, "results.json");
+  const resultsPath = join7(ctx.outDir, "results.json");
   writeFileSync3(resultsPath, JSON.stringify(merged.results, null, 2) + "\n");
   const notes = [];
   let baseline;
   if (ctx.baselinePath !== void 0) {
-    if (existsSync6(ctx.baselinePath)) baseline = explicitBaseline(ctx.baselinePath);
+    if (existsSync7(ctx.baselinePath)) baseline = explicitBaseline(ctx.baselinePath);
     else {
       notes.push(
         `The baseline ${ctx.baselinePath} does not exist: every case is NEW. Baselines are written by trusted runs (push, schedule); run one first.`
@@ -40017,9 +40039,8 @@ function headlineTrends(current, currentAt, stored) {
 }
 
 // src/report/render.ts
-import { readFileSync as readFileSync3, readdirSync as readdirSync4 } from "node:fs";
-import { join as join7 } from "node:path";
-import { fileURLToPath } from "node:url";
+import { readFileSync as readFileSync4, readdirSync as readdirSync4 } from "node:fs";
+import { join as join8 } from "node:path";
 
 // node_modules/mustache/mustache.mjs
 var objectToString = Object.prototype.toString;
@@ -41154,7 +41175,7 @@ function outcomeText(input, changes) {
     }
     return parts;
   };
-  const join15 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
+  const join16 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
   if (outcome === "fail") {
     const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
     const parts = [...shardTitleParts(input.results), ...say(kinds)];
@@ -41166,13 +41187,13 @@ function outcomeText(input, changes) {
       }
     }
     const n = input.gate.reasons.length;
-    return `❌ fail: ${parts.length ? join15(parts) : plural(n, "reason")}`;
+    return `❌ fail: ${parts.length ? join16(parts) : plural(n, "reason")}`;
   }
-  if (outcome === "regression") return `⚠️ regression: ${join15(say(["slower"]))}`;
+  if (outcome === "regression") return `⚠️ regression: ${join16(say(["slower"]))}`;
   const faster = say(["faster"]);
   const moved = changes.changed.filter((v) => v.changed.some(isControl));
   const control = moved.length ? ` (the A/A control ${moved.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
-  if (faster.length) return `✅ pass: ${join15(faster)}${control}`;
+  if (faster.length) return `✅ pass: ${join16(faster)}${control}`;
   if (!changes.judged) return "✅ pass";
   return `✅ pass: ${moved.length ? "no candidate" : "no case"} slower or faster${control}`;
 }
@@ -41403,17 +41424,17 @@ function gpuName(results) {
   return sku && sku !== "unknown" && sku !== "none" ? sku : name;
 }
 function defaultTemplatesDir() {
-  return fileURLToPath(new URL("../templates/", import.meta.url));
+  return join8(packageRoot(), "templates");
 }
 function loadTemplates(dir, kind) {
-  const main = readFileSync3(
-    join7(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
+  const main = readFileSync4(
+    join8(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
     "utf8"
   );
   const partials = {};
-  for (const file of readdirSync4(join7(dir, "partials"))) {
+  for (const file of readdirSync4(join8(dir, "partials"))) {
     const match = /^(.+)\.md\.mustache$/.exec(file);
-    if (match?.[1]) partials[match[1]] = readFileSync3(join7(dir, "partials", file), "utf8");
+    if (match?.[1]) partials[match[1]] = readFileSync4(join8(dir, "partials", file), "utf8");
   }
   return { main, partials };
 }
@@ -41525,7 +41546,7 @@ function judge(results, baseline, config, kind, context3, history) {
 }
 
 // node_modules/@actions/github/lib/context.js
-import { readFileSync as readFileSync4, existsSync as existsSync7 } from "fs";
+import { readFileSync as readFileSync5, existsSync as existsSync8 } from "fs";
 import { EOL as EOL6 } from "os";
 var Context2 = class {
   /**
@@ -41535,8 +41556,8 @@ var Context2 = class {
     var _a, _b, _c;
     this.payload = {};
     if (process.env.GITHUB_EVENT_PATH) {
-      if (existsSync7(process.env.GITHUB_EVENT_PATH)) {
-        this.payload = JSON.parse(readFileSync4(process.env.GITHUB_EVENT_PATH, { encoding: "utf8" }));
+      if (existsSync8(process.env.GITHUB_EVENT_PATH)) {
+        this.payload = JSON.parse(readFileSync5(process.env.GITHUB_EVENT_PATH, { encoding: "utf8" }));
       } else {
         const path6 = process.env.GITHUB_EVENT_PATH;
         process.stdout.write(`GITHUB_EVENT_PATH ${path6} does not exist${EOL6}`);
@@ -45900,7 +45921,7 @@ function createGitHubClient(options) {
 }
 
 // src/publish/publish.ts
-import { join as join8 } from "node:path";
+import { join as join9 } from "node:path";
 var BODY_LIMIT_CHARS = 65536;
 var SUMMARY_LIMIT_BYTES = 1024 * 1024;
 var NIGHTLY_LABEL = "kernelgate-nightly";
@@ -45931,9 +45952,9 @@ async function publish(report, options, deps) {
   checkCommentKey(options.commentKey);
   const { fs: fs3, sink } = deps;
   await fs3.mkdir(options.reportDir, { recursive: true });
-  const resultsPath = join8(options.reportDir, "results.json");
-  const reportPath = join8(options.reportDir, "report.md");
-  const verdictPath = join8(options.reportDir, "verdict.json");
+  const resultsPath = join9(options.reportDir, "results.json");
+  const reportPath = join9(options.reportDir, "report.md");
+  const verdictPath = join9(options.reportDir, "verdict.json");
   await fs3.writeFile(resultsPath, JSON.stringify(report.results, null, 2) + "\n");
   await fs3.writeFile(reportPath, report.full);
   const verdict = { verdict: report.verdict, reasons: report.reasons, counts: report.counts };
@@ -46353,7 +46374,7 @@ async function removeStaleLabel(event, stale, deps) {
 }
 
 // src/history/export.ts
-import { join as join9, resolve as resolve4 } from "node:path";
+import { join as join10, resolve as resolve4 } from "node:path";
 
 // src/history/record.ts
 var HISTORY_FORMAT_NAME = "kernelgate/history";
@@ -46759,7 +46780,7 @@ async function writeExports(results, reportDir, fs3, setOutput2, options = {}) {
   for (const format of EXPORT_FORMATS) {
     const exported = exportResults(results, format, options);
     const count = Array.isArray(exported) ? exported.length : Object.keys(exported).length;
-    const path6 = join9(reportDir, `${format}.json`);
+    const path6 = join10(reportDir, `${format}.json`);
     if (count > 0) await fs3.writeFile(path6, `${JSON.stringify(exported, null, 2)}
 `);
     setOutput2(`${format}-path`, count > 0 ? path6 : "");
@@ -46767,7 +46788,7 @@ async function writeExports(results, reportDir, fs3, setOutput2, options = {}) {
 }
 
 // src/history/action.ts
-import { join as join11 } from "node:path";
+import { join as join12 } from "node:path";
 
 // package.json
 var package_default = {
@@ -46824,9 +46845,9 @@ var package_default = {
 };
 
 // src/history/branch-store.ts
-import { mkdtempSync, mkdirSync as mkdirSync3, readFileSync as readFileSync5, rmSync, writeFileSync as writeFileSync4, existsSync as existsSync8 } from "node:fs";
+import { mkdtempSync, mkdirSync as mkdirSync3, readFileSync as readFileSync6, rmSync, writeFileSync as writeFileSync4, existsSync as existsSync9 } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname as dirname3, join as join10 } from "node:path";
+import { dirname as dirname4, join as join11 } from "node:path";
 var DEFAULT_DATA_BRANCH = "kernelgate-data";
 var REMOTE = "kgdata";
 var TIP_REF = "refs/kernelgate/tip";
@@ -46894,7 +46915,7 @@ function branchStore(options) {
   let ready = false;
   async function ensureCache() {
     if (ready) return;
-    if (!existsSync8(join10(gitDir, "HEAD"))) {
+    if (!existsSync9(join11(gitDir, "HEAD"))) {
       mkdirSync3(gitDir, { recursive: true });
       const init = await options.exec.run("git", ["init", "--quiet", "--bare", gitDir]);
       if (init.exitCode !== 0) {
@@ -46939,10 +46960,10 @@ function branchStore(options) {
   async function readPaths(tip, paths) {
     const out = /* @__PURE__ */ new Map();
     if (paths.length === 0) return out;
-    const work = mkdtempSync(join10(tmpdir(), "kg-history-read-"));
+    const work = mkdtempSync(join11(tmpdir(), "kg-history-read-"));
     try {
-      const env = { GIT_INDEX_FILE: join10(work, "index") };
-      const tree = join10(work, "tree");
+      const env = { GIT_INDEX_FILE: join11(work, "index") };
+      const tree = join11(work, "tree");
       mkdirSync3(tree);
       const chunk = 500;
       for (let i = 0; i < paths.length; i += chunk) {
@@ -46967,7 +46988,7 @@ function branchStore(options) {
       }
       for (const path6 of paths) {
         try {
-          out.set(path6, readFileSync5(join10(tree, path6), "utf8"));
+          out.set(path6, readFileSync6(join11(tree, path6), "utf8"));
         } catch {
         }
       }
@@ -47038,7 +47059,7 @@ function branchStore(options) {
     return found;
   }
   async function saveRecords(entries) {
-    const work = mkdtempSync(join10(tmpdir(), "kg-history-write-"));
+    const work = mkdtempSync(join11(tmpdir(), "kg-history-write-"));
     try {
       const prepared = entries.map((entry, i) => {
         const merged = { ...options.defaults, ...entry.context };
@@ -47055,7 +47076,7 @@ function branchStore(options) {
           ...merged.references !== void 0 ? { references: merged.references } : {},
           ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
         });
-        const file = join10(work, `record-${i}.json`);
+        const file = join11(work, `record-${i}.json`);
         writeFileSync4(file, serializeRecord(record));
         return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
       });
@@ -47069,7 +47090,7 @@ function branchStore(options) {
           throw notStored(`cannot read it (${fetched.reason})`);
         }
         const tip = fetched.tip;
-        const env = { GIT_INDEX_FILE: join10(work, `index-${attempt}`) };
+        const env = { GIT_INDEX_FILE: join11(work, `index-${attempt}`) };
         let before;
         if (tip !== void 0) {
           await gitOk(["read-tree", tip], env);
@@ -47193,8 +47214,8 @@ ${pushed.stderr}`;
   };
 }
 function writeReadme(work) {
-  const path6 = join10(work, "README.md");
-  mkdirSync3(dirname3(path6), { recursive: true });
+  const path6 = join11(work, "README.md");
+  mkdirSync3(dirname4(path6), { recursive: true });
   writeFileSync4(path6, README);
   return path6;
 }
@@ -47240,7 +47261,7 @@ function actionStore(inputs, env, inWorkspace2, deps) {
   return branchStore({
     remote,
     branch: inputs.history.branch,
-    cacheDir: join11(env["RUNNER_TEMP"] ?? inWorkspace2(".kernelgate"), "kernelgate-history.git"),
+    cacheDir: join12(env["RUNNER_TEMP"] ?? inWorkspace2(".kernelgate"), "kernelgate-history.git"),
     exec: deps.exec ?? actionsExec(),
     warn: deps.warning,
     info: deps.info,
@@ -47283,11 +47304,11 @@ async function trendRuns(store, branch, results, warn, limit = TREND_WINDOW) {
 }
 
 // src/run.ts
-import { existsSync as existsSync11 } from "node:fs";
+import { existsSync as existsSync12 } from "node:fs";
 
 // src/base-revision.ts
-import { existsSync as existsSync9 } from "node:fs";
-import { join as join12 } from "node:path";
+import { existsSync as existsSync10 } from "node:fs";
+import { join as join13 } from "node:path";
 var SHA = /^[0-9a-f]{40}$/;
 function lastLine(text3) {
   const lines = text3.trim().split("\n");
@@ -47298,7 +47319,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
   if (!SHA.test(sha)) {
     return { ok: false, reason: `the base commit '${sha}' is not a 40-character commit SHA` };
   }
-  const dir = options.dir ?? join12(workspace, ".kernelgate", "base");
+  const dir = options.dir ?? join13(workspace, ".kernelgate", "base");
   const git = (...args) => exec2.run("git", ["-C", workspace, ...args]);
   const inside = await git("rev-parse", "--is-inside-work-tree");
   if (inside.exitCode !== 0) {
@@ -47307,7 +47328,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
       reason: `${workspace} is not a git checkout (${lastLine(inside.stderr) || `git exit ${inside.exitCode}`})`
     };
   }
-  if (existsSync9(dir)) {
+  if (existsSync10(dir)) {
     const at = await exec2.run("git", ["-C", dir, "rev-parse", "HEAD"]);
     if (at.exitCode === 0 && at.stdout.trim() === sha) {
       log(`kernelgate: base revision ${sha.slice(0, 12)} already checked out in ${dir}`);
@@ -47350,7 +47371,7 @@ function withRef(base, ref) {
 
 // src/measure.ts
 import { copyFileSync, mkdirSync as mkdirSync5, writeFileSync as writeFileSync6 } from "node:fs";
-import { join as join13, resolve as resolve5 } from "node:path";
+import { join as join14, resolve as resolve5 } from "node:path";
 
 // src/build.ts
 import { createHash as createHash2 } from "node:crypto";
@@ -53025,8 +53046,8 @@ async function runDoctor(deps) {
 }
 
 // src/harness.ts
-import { appendFileSync as appendFileSync2, existsSync as existsSync10, mkdirSync as mkdirSync4, writeFileSync as writeFileSync5 } from "node:fs";
-import { delimiter as delimiter2, dirname as dirname4 } from "node:path";
+import { appendFileSync as appendFileSync2, existsSync as existsSync11, mkdirSync as mkdirSync4, writeFileSync as writeFileSync5 } from "node:fs";
+import { delimiter as delimiter2, dirname as dirname5 } from "node:path";
 var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
   cwd,
   env,
@@ -53054,7 +53075,7 @@ function harnessArgs(options) {
   return [...args, ...options.extraArgs ?? []];
 }
 async function runHarness(options, log, run2 = streamingExec) {
-  mkdirSync4(dirname4(options.logPath), { recursive: true });
+  mkdirSync4(dirname5(options.logPath), { recursive: true });
   writeFileSync5(options.logPath, "");
   const env = childEnv(options.env);
   env.PYTHONPATH = [options.harnessRoot, options.workspace, env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter2);
@@ -53079,7 +53100,7 @@ async function runHarness(options, log, run2 = streamingExec) {
   if (inGroup) log.endGroup();
   return {
     exitCode,
-    wroteResults: existsSync10(options.resultsPath),
+    wroteResults: existsSync11(options.resultsPath),
     logTail: lines.slice(-TAIL_LINES).join("\n"),
     log: lines.join("\n")
   };
@@ -53140,7 +53161,7 @@ async function measure(options, deps) {
   log.endGroup();
   log.startGroup("kernelgate build");
   t = now();
-  const cacheDir = options.buildCacheDir ?? join13(options.workspace, ".kernelgate", "build");
+  const cacheDir = options.buildCacheDir ?? join14(options.workspace, ".kernelgate", "build");
   const build = await buildKernels(buildTargets(config, options.only), {
     exec: deps.exec,
     cacheDir,
@@ -53148,7 +53169,7 @@ async function measure(options, deps) {
     log: (line) => log.info(line),
     now
   });
-  const buildsPath = join13(outDir, "builds.json");
+  const buildsPath = join14(outDir, "builds.json");
   copyFileSync(build.buildsJsonPath, buildsPath);
   stageSeconds.build = (now() - t) / 1e3;
   log.endGroup();
@@ -53164,13 +53185,13 @@ async function measure(options, deps) {
   const selected = options.selectCases ? await options.selectCases(doctor.environment) : void 0;
   const casesArgs = [];
   if (selected !== void 0) {
-    const casesPath = join13(outDir, "cases.txt");
+    const casesPath = join14(outDir, "cases.txt");
     writeFileSync6(casesPath, selected.map((id) => `${id}
 `).join(""));
     casesArgs.push("--cases", casesPath);
   }
   t = now();
-  const resultsPath = join13(outDir, "results.json");
+  const resultsPath = join14(outDir, "results.json");
   const harness = await runHarness(
     {
       workspace: options.workspace,
@@ -53178,7 +53199,7 @@ async function measure(options, deps) {
       python: config.harness.python,
       kernelsDir: config.kernelsDir,
       resultsPath,
-      logPath: join13(outDir, "harness.log"),
+      logPath: join14(outDir, "harness.log"),
       buildsPath,
       ...options.only !== void 0 ? { only: options.only } : {},
       timeoutPerCaseS: config.harness.timeoutS,
@@ -53187,7 +53208,7 @@ async function measure(options, deps) {
       extraArgs: [
         ...config.harness.args,
         "--tune-cache",
-        join13(cacheDir, "tune"),
+        join14(cacheDir, "tune"),
         ...casesArgs,
         ...paired ? pairedArgs(paired, config) : []
       ],
@@ -53274,7 +53295,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
     log: (line) => deps.log.info(`base: ${line}`),
     ...deps.now !== void 0 ? { now: deps.now } : {}
   });
-  const buildsPath = join13(outDir, "base-builds.json");
+  const buildsPath = join14(outDir, "base-builds.json");
   copyFileSync(build.buildsJsonPath, buildsPath);
   const failed = build.records.filter((r) => r.status !== "ok");
   for (const r of failed) {
@@ -53282,7 +53303,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
       `base: ${r.kernel}/${r.variant} did not build (${r.status}): its cases are not paired`
     );
   }
-  return { base, kernelsDir: join13(base.root, baseConfig.kernelsDir), buildsPath };
+  return { base, kernelsDir: join14(base.root, baseConfig.kernelsDir), buildsPath };
 }
 function pairedArgs(paired, config) {
   const args = [
@@ -53309,7 +53330,7 @@ async function fullRun(options, deps) {
   let base;
   if (options.pairedBase?.root !== void 0) {
     const { root, sha, ref } = options.pairedBase;
-    if (existsSync11(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
+    if (existsSync12(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
     else notes.push(`Paired A/B is off for this run: the base checkout ${root} does not exist.`);
   } else if (options.pairedBase !== void 0) {
     const got = await materialiseBase(options.workspace, options.pairedBase.sha, deps.exec, {
@@ -53383,7 +53404,7 @@ async function storeRun(run2, gate2, policy, context3 = {}) {
 }
 
 // src/main.ts
-var ACTION_ROOT = resolve6(dirname5(fileURLToPath2(import.meta.url)), "..");
+var ACTION_ROOT = resolve6(dirname6(fileURLToPath2(import.meta.url)), "..");
 var MODES = ["auto", "pr", "push", "schedule"];
 var SAVE_BASELINE = ["auto", "true", "false", "always"];
 var PAIRED = ["auto", "true", "false"];
@@ -53518,7 +53539,7 @@ function readEvent(env) {
   let payload = {};
   if (path6) {
     try {
-      payload = JSON.parse(readFileSync6(path6, "utf8"));
+      payload = JSON.parse(readFileSync7(path6, "utf8"));
     } catch (error2) {
       throw new Error(
         `GITHUB_EVENT_PATH '${path6}': cannot read the event payload: ${error2.message}`,
@@ -53592,7 +53613,7 @@ function inWorkspace(env, path6) {
 }
 function loadConfigInput(path6) {
   const isFile = statSync3(path6, { throwIfNoEntry: false })?.isFile() ?? false;
-  return isFile ? loadConfig(dirname5(path6), { configFile: path6 }) : loadConfig(path6);
+  return isFile ? loadConfig(dirname6(path6), { configFile: path6 }) : loadConfig(path6);
 }
 async function pipeline(input, deps) {
   const { results, baseline, config, inputs } = input;
@@ -53673,7 +53694,7 @@ function measureOptions(inputs, config, mode, event, env, core) {
     workspace,
     harnessRoot: ACTION_ROOT,
     ...pairedBase !== void 0 ? { pairedBase } : {},
-    outDir: inWorkspace(env, join14(inputs.reportDir, "measure")),
+    outDir: inWorkspace(env, join15(inputs.reportDir, "measure")),
     ...inputs.kernels.length > 0 ? { only: inputs.kernels } : {},
     run: {
       ...env["GITHUB_RUN_ID"] ? { id: env["GITHUB_RUN_ID"] } : {},
@@ -53786,7 +53807,7 @@ async function run(deps = defaultDeps()) {
         dirs: [inWorkspace(env, merge2)],
         shards: inputs.shard.shards,
         cwd: env["GITHUB_WORKSPACE"] ?? process.cwd(),
-        outDir: inWorkspace(env, join14(inputs.reportDir, "merge")),
+        outDir: inWorkspace(env, join15(inputs.reportDir, "merge")),
         baselinePath: inputs.baseline === void 0 ? void 0 : inWorkspace(env, inputs.baseline),
         store: storeOf(inputs, env, core),
         baselineBranch: mode === "pr" ? baseBranch : branch,
@@ -53839,7 +53860,7 @@ async function run(deps = defaultDeps()) {
       try {
         prNumber = await resolvePullRequest(inputs, event, client);
       } catch (error2) {
-        const reportPath = join14(inWorkspace(env, inputs.reportDir), "report.md");
+        const reportPath = join15(inWorkspace(env, inputs.reportDir), "report.md");
         lookupError = new Error(
           `Could not find the pull request to comment on: ${describeGitHubError(error2).replace(/\.$/, "")}. The report is in the job summary and ${reportPath}.`,
           { cause: error2 }

@@ -2,3 +2,4 @@
 export * from './exec.js';
 export * from './markdown.js';
 export * from './stats.js';
+export * from './package-root.js';

@@ -2,10 +2,14 @@
 // the mustache templates in templates/: code computes the values, templates hold the wording.
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Mustache from 'mustache';
 import type { GateResult } from '../judge/index.js';
-import type { CaseComparison, Comparison, CorrectnessVerdict, PerfVerdict } from '../judge/index.js';
+import type {
+  CaseComparison,
+  Comparison,
+  CorrectnessVerdict,
+  PerfVerdict,
+} from '../judge/index.js';
 import type { Config } from '../config/index.js';
 import {
   codeBlock,
@@ -15,6 +19,7 @@ import {
   formatRatioPct,
   formatSci,
   mermaidLabel,
+  packageRoot,
   table,
   type Cell,
 } from '../lib/index.js';
@@ -1243,8 +1248,7 @@ function gpuName(results: KernelgateResults): string {
 }
 
 function defaultTemplatesDir(): string {
-  // src/render.ts and dist/*.js both sit one level below the repository root.
-  return fileURLToPath(new URL('../templates/', import.meta.url));
+  return join(packageRoot(), 'templates');
 }
 
 interface Templates {
