@@ -23210,12 +23210,75 @@ async function historyCommand(args, io) {
   }
 }
 
-// src/build.ts
+// src/measure/base-revision.ts
+import { existsSync as existsSync11 } from "node:fs";
+import { join as join15 } from "node:path";
+var SHA = /^[0-9a-f]{40}$/;
+function lastLine(text2) {
+  const lines = text2.trim().split("\n");
+  return lines[lines.length - 1] ?? "";
+}
+async function materialiseBase(workspace, sha, exec2, options = {}) {
+  const log = options.log ?? (() => void 0);
+  if (!SHA.test(sha)) {
+    return { ok: false, reason: `the base commit '${sha}' is not a 40-character commit SHA` };
+  }
+  const dir = options.dir ?? join15(workspace, ".kernelgate", "base");
+  const git = (...args) => exec2.run("git", ["-C", workspace, ...args]);
+  const inside = await git("rev-parse", "--is-inside-work-tree");
+  if (inside.exitCode !== 0) {
+    return {
+      ok: false,
+      reason: `${workspace} is not a git checkout (${lastLine(inside.stderr) || `git exit ${inside.exitCode}`})`
+    };
+  }
+  if (existsSync11(dir)) {
+    const at = await exec2.run("git", ["-C", dir, "rev-parse", "HEAD"]);
+    if (at.exitCode === 0 && at.stdout.trim() === sha) {
+      log(`kernelgate: base revision ${sha.slice(0, 12)} already checked out in ${dir}`);
+      return {
+        ok: true,
+        base: withRef({ root: dir, sha }, options.ref),
+        fetched: false,
+        reused: true
+      };
+    }
+    await git("worktree", "remove", "--force", dir);
+  }
+  await git("worktree", "prune");
+  let fetched = false;
+  const has = await git("cat-file", "-e", `${sha}^{commit}`);
+  if (has.exitCode !== 0) {
+    log(`kernelgate: fetching the base revision ${sha.slice(0, 12)} (the checkout is shallow)`);
+    const fetch = await git("fetch", "--no-tags", "--depth=1", "origin", sha);
+    if (fetch.exitCode !== 0) {
+      return {
+        ok: false,
+        reason: `the base commit ${sha.slice(0, 12)} is not in the checkout and \`git fetch origin ${sha.slice(0, 12)}\` failed: ${lastLine(fetch.stderr)}`
+      };
+    }
+    fetched = true;
+  }
+  const add = await git("worktree", "add", "--detach", "--force", dir, sha);
+  if (add.exitCode !== 0) {
+    return {
+      ok: false,
+      reason: `\`git worktree add ${dir} ${sha.slice(0, 12)}\` failed: ${lastLine(add.stderr)}`
+    };
+  }
+  log(`kernelgate: base revision ${sha.slice(0, 12)} checked out in ${dir}`);
+  return { ok: true, base: withRef({ root: dir, sha }, options.ref), fetched, reused: false };
+}
+function withRef(base, ref) {
+  return ref === void 0 ? base : { ...base, ref };
+}
+
+// src/measure/build/build.ts
 import { createHash as createHash2 } from "node:crypto";
 import { access, mkdir as mkdir2, readFile, rename as rename2, rm as rm2, writeFile } from "node:fs/promises";
 import path4 from "node:path";
 
-// src/diagnose.ts
+// src/measure/diagnose.ts
 var KNOWN_FAILURES = [
   {
     code: "cuda.arch_conditional_mma",
@@ -23359,7 +23422,7 @@ function diagnoseOutput(text2, where) {
   });
 }
 
-// src/build.ts
+// src/measure/build/build.ts
 var DEFAULT_CACHE_DIR = ".kernelgate/build";
 var DEFAULT_NVCC_FLAGS = ["-gencode=arch=compute_90a,code=sm_90a"];
 var CACHE_FORMAT = "kernelgate-build-1";
@@ -24107,7 +24170,7 @@ function summary(record) {
   return parts.join("; ");
 }
 
-// src/doctor.ts
+// src/measure/doctor/doctor.ts
 import { readdir as readdir2, readFile as readFile2 } from "node:fs/promises";
 import path5 from "node:path";
 
@@ -28293,7 +28356,7 @@ var XMLParser = class {
   }
 };
 
-// src/doctor.ts
+// src/measure/doctor/doctor.ts
 var PYTHON_PROBE = `
 import json, platform, warnings
 out = {"python": platform.python_version()}
@@ -28942,12 +29005,8 @@ function describeDoctor(report2) {
 `;
 }
 
-// src/measure.ts
-import { copyFileSync, mkdirSync as mkdirSync5, writeFileSync as writeFileSync8 } from "node:fs";
-import { join as join15, resolve as resolve10 } from "node:path";
-
-// src/harness.ts
-import { appendFileSync, existsSync as existsSync11, mkdirSync as mkdirSync4, writeFileSync as writeFileSync7 } from "node:fs";
+// src/measure/harness.ts
+import { appendFileSync, existsSync as existsSync12, mkdirSync as mkdirSync4, writeFileSync as writeFileSync7 } from "node:fs";
 import { delimiter as delimiter2, dirname as dirname7 } from "node:path";
 var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
   cwd,
@@ -29001,13 +29060,15 @@ async function runHarness(options, log, run2 = streamingExec) {
   if (inGroup) log.endGroup();
   return {
     exitCode,
-    wroteResults: existsSync11(options.resultsPath),
+    wroteResults: existsSync12(options.resultsPath),
     logTail: lines.slice(-TAIL_LINES).join("\n"),
     log: lines.join("\n")
   };
 }
 
-// src/measure.ts
+// src/measure/measure.ts
+import { copyFileSync, mkdirSync as mkdirSync5, writeFileSync as writeFileSync8 } from "node:fs";
+import { join as join16, resolve as resolve10 } from "node:path";
 function buildTargets(config, only) {
   return config.kernels.filter((k) => only === void 0 || only.length === 0 || only.includes(k.manifest.name)).map((k) => ({
     kernel: k.manifest.name,
@@ -29062,7 +29123,7 @@ async function measure(options, deps) {
   log.endGroup();
   log.startGroup("kernelgate build");
   t = now();
-  const cacheDir = options.buildCacheDir ?? join15(options.workspace, ".kernelgate", "build");
+  const cacheDir = options.buildCacheDir ?? join16(options.workspace, ".kernelgate", "build");
   const build2 = await buildKernels(buildTargets(config, options.only), {
     exec: deps.exec,
     cacheDir,
@@ -29070,7 +29131,7 @@ async function measure(options, deps) {
     log: (line) => log.info(line),
     now
   });
-  const buildsPath = join15(outDir, "builds.json");
+  const buildsPath = join16(outDir, "builds.json");
   copyFileSync(build2.buildsJsonPath, buildsPath);
   stageSeconds.build = (now() - t) / 1e3;
   log.endGroup();
@@ -29086,13 +29147,13 @@ async function measure(options, deps) {
   const selected = options.selectCases ? await options.selectCases(doctor2.environment) : void 0;
   const casesArgs = [];
   if (selected !== void 0) {
-    const casesPath = join15(outDir, "cases.txt");
+    const casesPath = join16(outDir, "cases.txt");
     writeFileSync8(casesPath, selected.map((id) => `${id}
 `).join(""));
     casesArgs.push("--cases", casesPath);
   }
   t = now();
-  const resultsPath = join15(outDir, "results.json");
+  const resultsPath = join16(outDir, "results.json");
   const harness = await runHarness(
     {
       workspace: options.workspace,
@@ -29100,7 +29161,7 @@ async function measure(options, deps) {
       python: config.harness.python,
       kernelsDir: config.kernelsDir,
       resultsPath,
-      logPath: join15(outDir, "harness.log"),
+      logPath: join16(outDir, "harness.log"),
       buildsPath,
       ...options.only !== void 0 ? { only: options.only } : {},
       timeoutPerCaseS: config.harness.timeoutS,
@@ -29109,7 +29170,7 @@ async function measure(options, deps) {
       extraArgs: [
         ...config.harness.args,
         "--tune-cache",
-        join15(cacheDir, "tune"),
+        join16(cacheDir, "tune"),
         ...casesArgs,
         ...paired ? pairedArgs(paired, config) : []
       ],
@@ -29196,7 +29257,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
     log: (line) => deps.log.info(`base: ${line}`),
     ...deps.now !== void 0 ? { now: deps.now } : {}
   });
-  const buildsPath = join15(outDir, "base-builds.json");
+  const buildsPath = join16(outDir, "base-builds.json");
   copyFileSync(build2.buildsJsonPath, buildsPath);
   const failed = build2.records.filter((r) => r.status !== "ok");
   for (const r of failed) {
@@ -29204,7 +29265,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
       `base: ${r.kernel}/${r.variant} did not build (${r.status}): its cases are not paired`
     );
   }
-  return { base, kernelsDir: join15(base.root, baseConfig.kernelsDir), buildsPath };
+  return { base, kernelsDir: join16(base.root, baseConfig.kernelsDir), buildsPath };
 }
 function pairedArgs(paired, config) {
   const args = [
@@ -29227,71 +29288,6 @@ function pairedArgs(paired, config) {
 
 // src/run.ts
 import { existsSync as existsSync13 } from "node:fs";
-
-// src/base-revision.ts
-import { existsSync as existsSync12 } from "node:fs";
-import { join as join16 } from "node:path";
-var SHA = /^[0-9a-f]{40}$/;
-function lastLine(text2) {
-  const lines = text2.trim().split("\n");
-  return lines[lines.length - 1] ?? "";
-}
-async function materialiseBase(workspace, sha, exec2, options = {}) {
-  const log = options.log ?? (() => void 0);
-  if (!SHA.test(sha)) {
-    return { ok: false, reason: `the base commit '${sha}' is not a 40-character commit SHA` };
-  }
-  const dir = options.dir ?? join16(workspace, ".kernelgate", "base");
-  const git = (...args) => exec2.run("git", ["-C", workspace, ...args]);
-  const inside = await git("rev-parse", "--is-inside-work-tree");
-  if (inside.exitCode !== 0) {
-    return {
-      ok: false,
-      reason: `${workspace} is not a git checkout (${lastLine(inside.stderr) || `git exit ${inside.exitCode}`})`
-    };
-  }
-  if (existsSync12(dir)) {
-    const at = await exec2.run("git", ["-C", dir, "rev-parse", "HEAD"]);
-    if (at.exitCode === 0 && at.stdout.trim() === sha) {
-      log(`kernelgate: base revision ${sha.slice(0, 12)} already checked out in ${dir}`);
-      return {
-        ok: true,
-        base: withRef({ root: dir, sha }, options.ref),
-        fetched: false,
-        reused: true
-      };
-    }
-    await git("worktree", "remove", "--force", dir);
-  }
-  await git("worktree", "prune");
-  let fetched = false;
-  const has = await git("cat-file", "-e", `${sha}^{commit}`);
-  if (has.exitCode !== 0) {
-    log(`kernelgate: fetching the base revision ${sha.slice(0, 12)} (the checkout is shallow)`);
-    const fetch = await git("fetch", "--no-tags", "--depth=1", "origin", sha);
-    if (fetch.exitCode !== 0) {
-      return {
-        ok: false,
-        reason: `the base commit ${sha.slice(0, 12)} is not in the checkout and \`git fetch origin ${sha.slice(0, 12)}\` failed: ${lastLine(fetch.stderr)}`
-      };
-    }
-    fetched = true;
-  }
-  const add = await git("worktree", "add", "--detach", "--force", dir, sha);
-  if (add.exitCode !== 0) {
-    return {
-      ok: false,
-      reason: `\`git worktree add ${dir} ${sha.slice(0, 12)}\` failed: ${lastLine(add.stderr)}`
-    };
-  }
-  log(`kernelgate: base revision ${sha.slice(0, 12)} checked out in ${dir}`);
-  return { ok: true, base: withRef({ root: dir, sha }, options.ref), fetched, reused: false };
-}
-function withRef(base, ref) {
-  return ref === void 0 ? base : { ...base, ref };
-}
-
-// src/run.ts
 async function fullRun(options, deps) {
   const notes = [];
   let base;

@@ -47306,7 +47306,7 @@ async function trendRuns(store, branch, results, warn, limit = TREND_WINDOW) {
 // src/run.ts
 import { existsSync as existsSync12 } from "node:fs";
 
-// src/base-revision.ts
+// src/measure/base-revision.ts
 import { existsSync as existsSync10 } from "node:fs";
 import { join as join13 } from "node:path";
 var SHA = /^[0-9a-f]{40}$/;
@@ -47369,16 +47369,12 @@ function withRef(base, ref) {
   return ref === void 0 ? base : { ...base, ref };
 }
 
-// src/measure.ts
-import { copyFileSync, mkdirSync as mkdirSync5, writeFileSync as writeFileSync6 } from "node:fs";
-import { join as join14, resolve as resolve5 } from "node:path";
-
-// src/build.ts
+// src/measure/build/build.ts
 import { createHash as createHash2 } from "node:crypto";
 import { access as access2, mkdir as mkdir2, readFile, rename as rename2, rm as rm2, writeFile as writeFile2 } from "node:fs/promises";
 import path4 from "node:path";
 
-// src/diagnose.ts
+// src/measure/diagnose.ts
 var KNOWN_FAILURES = [
   {
     code: "cuda.arch_conditional_mma",
@@ -47522,7 +47518,7 @@ function diagnoseOutput(text3, where) {
   });
 }
 
-// src/build.ts
+// src/measure/build/build.ts
 var DEFAULT_CACHE_DIR = ".kernelgate/build";
 var DEFAULT_NVCC_FLAGS = ["-gencode=arch=compute_90a,code=sm_90a"];
 var CACHE_FORMAT = "kernelgate-build-1";
@@ -48270,7 +48266,7 @@ function summary2(record) {
   return parts.join("; ");
 }
 
-// src/doctor.ts
+// src/measure/doctor/doctor.ts
 import { readdir as readdir2, readFile as readFile2 } from "node:fs/promises";
 import path5 from "node:path";
 
@@ -52456,7 +52452,7 @@ var XMLParser = class {
   }
 };
 
-// src/doctor.ts
+// src/measure/doctor/doctor.ts
 var PYTHON_PROBE = `
 import json, platform, warnings
 out = {"python": platform.python_version()}
@@ -53045,7 +53041,7 @@ async function runDoctor(deps) {
   return { environment, diagnostics, facts };
 }
 
-// src/harness.ts
+// src/measure/harness.ts
 import { appendFileSync as appendFileSync2, existsSync as existsSync11, mkdirSync as mkdirSync4, writeFileSync as writeFileSync5 } from "node:fs";
 import { delimiter as delimiter2, dirname as dirname5 } from "node:path";
 var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
@@ -53106,7 +53102,9 @@ async function runHarness(options, log, run2 = streamingExec) {
   };
 }
 
-// src/measure.ts
+// src/measure/measure.ts
+import { copyFileSync, mkdirSync as mkdirSync5, writeFileSync as writeFileSync6 } from "node:fs";
+import { join as join14, resolve as resolve5 } from "node:path";
 function buildTargets(config, only) {
   return config.kernels.filter((k) => only === void 0 || only.length === 0 || only.includes(k.manifest.name)).map((k) => ({
     kernel: k.manifest.name,

@@ -10,11 +10,11 @@ import { fileBaselineStore } from './store/index.js';
 import { dashboardCommand, DASHBOARD_USAGE } from './history/dashboard-cli.js';
 import { exportCommand } from './history/export.js';
 import { historyCommand, HISTORY_USAGE } from './history/migrate.js';
-import { buildKernels } from './build.js';
+import { buildKernels } from './measure/index.js';
 import { calibrate, calibrationYaml, writeCalibration } from './judge/index.js';
-import { describeDoctor, runDoctor } from './doctor.js';
+import { describeDoctor, runDoctor } from './measure/index.js';
 import { actionsExec } from './lib/index.js';
-import { buildTargets } from './measure.js';
+import { buildTargets } from './measure/index.js';
 import type { KernelgateResults } from './results/index.js';
 import { fullRun, storeBaseline, type FullRunOptions } from './run.js';
 import {

@@ -9,8 +9,8 @@ import {
   type StoredBaseline,
   StoreError,
 } from './store/index.js';
-import { materialiseBase } from './base-revision.js';
-import { measure, type MeasureDeps, type MeasureOptions } from './measure.js';
+import { materialiseBase } from './measure/index.js';
+import { measure, type MeasureDeps, type MeasureOptions } from './measure/index.js';
 import type { KernelgateResults } from './results/index.js';
 
 export type RunMode = 'pr' | 'push' | 'schedule';

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { materialiseBase } from '../src/base-revision.js';
+import { materialiseBase } from '../src/measure/index.js';
 import { actionsExec } from '../src/lib/index.js';
 
 const git = (cwd: string, ...args: string[]) =>

@@ -14,7 +14,7 @@ import {
   trimLog,
   type BuildOutcome,
   type BuildTarget,
-} from '../src/build.js';
+} from '../src/measure/index.js';
 import { actionsExec, scriptedExec } from '../src/lib/index.js';
 import type { BuildRecord } from '../src/results/index.js';
 

@@ -1,7 +1,7 @@
 // Known failure messages, as CUDA, torch, Triton, ptxas and cuBLAS print them, become one
 // diagnostic per cause with a count, the cause and the fix.
 import { describe, expect, it } from 'vitest';
-import { diagnoseOutput } from '../src/diagnose.js';
+import { diagnoseOutput } from '../src/measure/index.js';
 
 describe('diagnoseOutput', () => {
   it.each([

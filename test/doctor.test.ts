@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { diagnoseOutput } from '../src/diagnose.js';
+import { diagnoseOutput } from '../src/measure/index.js';
 import {
   cudaForDriver,
   cudnnVersion,
@@ -11,7 +11,7 @@ import {
   gpuSku,
   runDoctor,
   type DoctorDeps,
-} from '../src/doctor.js';
+} from '../src/measure/index.js';
 import { scriptedExec, type ScriptedResponse } from '../src/lib/index.js';
 
 const ENV_FIXTURES = path.resolve('test/fixtures/env');

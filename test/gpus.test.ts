@@ -5,7 +5,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_PEAKS } from '../src/config/index.js';
-import { gpuSku } from '../src/doctor.js';
+import { gpuSku } from '../src/measure/index.js';
 import { DATASHEET_PEAKS, GPU_MODELS, gpuModel, modelCapability } from '../src/config/index.js';
 
 // Product names as drivers report them, with and without the PCI device id nvidia-smi gives.

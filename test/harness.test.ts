@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { harnessArgs, runHarness, type ProgressLog } from '../src/harness.js';
+import { harnessArgs, runHarness, type ProgressLog } from '../src/measure/index.js';
 
 function recordingLog() {
   const events: string[] = [];

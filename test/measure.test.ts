@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
 import { scriptedExec } from '../src/lib/index.js';
-import type { LineExec, ProgressLog } from '../src/harness.js';
-import { measure, mergeEnvironment } from '../src/measure.js';
+import type { LineExec, ProgressLog } from '../src/measure/index.js';
+import { measure, mergeEnvironment } from '../src/measure/index.js';
 import type { KernelgateResults } from '../src/results/index.js';
 
 const H200_SMI = readFileSync('test/fixtures/env/h200-2026-11-21/nvidia-smi-q-x.xml', 'utf8');

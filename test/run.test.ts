@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { fileBaselineStore } from '../src/store/index.js';
 import { loadConfig } from '../src/config/index.js';
 import { scriptedExec } from '../src/lib/index.js';
-import type { LineExec } from '../src/harness.js';
+import type { LineExec } from '../src/measure/index.js';
 import { fullRun, storeBaseline, type FullRunOptions } from '../src/run.js';
 
 function setup() {

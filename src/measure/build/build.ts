@@ -5,9 +5,9 @@
 import { createHash } from 'node:crypto';
 import { access, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { diagnoseOutput } from './diagnose.js';
-import { NOT_FOUND_EXIT_CODE, type Exec } from './lib/index.js';
-import type { BuildRecord, Diagnostic } from './results/index.js';
+import { diagnoseOutput } from '../diagnose.js';
+import { NOT_FOUND_EXIT_CODE, type Exec } from '../../lib/index.js';
+import type { BuildRecord, Diagnostic } from '../../results/index.js';
 
 /** The `expect` section of a variant's `build` (schema/kernel.schema.json#/definitions/Expect). */
 export interface BuildExpect {

@@ -3,7 +3,7 @@
 import { exec as actionsExec } from '@actions/exec';
 import { appendFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname } from 'node:path';
-import { childEnv } from './lib/index.js';
+import { childEnv } from '../lib/index.js';
 
 /** Where harness output goes: @actions/core in the action, the console on the command line. */
 export interface ProgressLog {

@@ -4,11 +4,11 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
-import { findNvcc, toolkitRelease } from './build.js';
-import { diagnoseOutput } from './diagnose.js';
-import { NOT_FOUND_EXIT_CODE, type Exec } from './lib/index.js';
-import { gpuModel, modelCapability } from './config/index.js';
-import type { Diagnostic, Environment, Gpu } from './results/index.js';
+import { findNvcc, toolkitRelease } from '../build/index.js';
+import { diagnoseOutput } from '../diagnose.js';
+import { NOT_FOUND_EXIT_CODE, type Exec } from '../../lib/index.js';
+import { gpuModel, modelCapability } from '../../config/index.js';
+import type { Diagnostic, Environment, Gpu } from '../../results/index.js';
 
 export interface DoctorDeps {
   exec: Exec;

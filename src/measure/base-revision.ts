@@ -2,7 +2,7 @@
 // the harness can time head and base side by side in one job (paired A/B). It judges nothing.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Exec } from './lib/index.js';
+import type { Exec } from '../lib/index.js';
 
 export interface BaseRevision {
   /** the worktree: the base's kernels, kernelgate.yml and sources */

@@ -1,6 +1,6 @@
 // Known CUDA, driver and toolchain failure messages in a kernel's output, turned into
 // diagnostics that name the cause and the fix instead of a wall of repeated log lines.
-import type { Diagnostic } from './results/index.js';
+import type { Diagnostic } from '../results/index.js';
 
 /** Where the text came from: a source label (`harness`, `kernel:attention`) or a full place. */
 export type DiagnoseWhere = string | { source: string; kernel?: string; variant?: string };

@@ -2,16 +2,16 @@
 // results document written to disk before anything is judged or posted. It judges nothing.
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { buildKernels, type BuildTarget, type VariantBuild } from './build.js';
+import { buildKernels, type BuildTarget, type VariantBuild } from './build/index.js';
 import type { BaseRevision } from './base-revision.js';
-import { loadConfig, type Config } from './config/index.js';
+import { loadConfig, type Config } from '../config/index.js';
 import { diagnoseOutput } from './diagnose.js';
-import { runDoctor } from './doctor.js';
-import type { Exec } from './lib/index.js';
-import { gpuModel } from './config/index.js';
+import { runDoctor } from './doctor/index.js';
+import type { Exec } from '../lib/index.js';
+import { gpuModel } from '../config/index.js';
 import { runHarness, streamingExec, type LineExec, type ProgressLog } from './harness.js';
-import type { Diagnostic, Environment, KernelgateResults } from './results/index.js';
-import { loadResults } from './results/index.js';
+import type { Diagnostic, Environment, KernelgateResults } from '../results/index.js';
+import { loadResults } from '../results/index.js';
 
 export interface MeasureOptions {
   config: Config;

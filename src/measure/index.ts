@@ -1,0 +1,8 @@
+// Measuring on the runner: the doctor, the build, the Python harness, the paired base revision,
+// merged into one results document. The folder's only door.
+export * from './base-revision.js';
+export * from './build/index.js';
+export * from './diagnose.js';
+export * from './doctor/index.js';
+export * from './harness.js';
+export * from './measure.js';
