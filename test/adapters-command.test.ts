@@ -13,7 +13,7 @@ import {
 } from '../src/adapters/command.js';
 import { runBenchmarks } from '../src/adapters/run.js';
 import { loadConfig } from '../src/config/index.js';
-import { judge } from '../src/judge.js';
+import { judge } from '../src/pipeline/index.js';
 import { validateResults } from '../src/results/index.js';
 import { ADAPTER_FIXTURES } from './support/adapter-tools.js';
 

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { fileAdapterFor } from '../src/adapters/index.js';
 import { adaptFile, resultsOf } from '../src/adapters/run.js';
 import { defaultConfig } from '../src/config/index.js';
-import { judge } from '../src/judge.js';
+import { judge } from '../src/pipeline/index.js';
 import { validateResults } from '../src/results/index.js';
 import {
   ADAPTER_FIXTURES,

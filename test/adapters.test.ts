@@ -11,7 +11,7 @@ import { adaptFile, resultsOf, type AdaptedKernel } from '../src/adapters/run.js
 import { parseFormula } from '../src/adapters/work.js';
 import { runCli } from '../src/cli.js';
 import { defaultConfig, loadConfig } from '../src/config/index.js';
-import { judge } from '../src/judge.js';
+import { judge } from '../src/pipeline/index.js';
 import { InputError, validateResults } from '../src/results/index.js';
 import configSchema from '../schema/config.schema.json' with { type: 'json' };
 

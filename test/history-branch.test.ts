@@ -8,9 +8,9 @@ import { StoreError } from '../src/store/index.js';
 import { loadConfig } from '../src/config/index.js';
 import { actionsExec } from '../src/lib/index.js';
 import { branchStore, recordPath, type BranchStoreOptions } from '../src/history/branch-store.js';
-import { judge } from '../src/judge.js';
+import { judge } from '../src/pipeline/index.js';
 import { loadResults } from '../src/results/index.js';
-import { storeRun, type FullRun } from '../src/run.js';
+import { storeRun, type FullRun } from '../src/pipeline/index.js';
 import {
   bareRemote,
   commitFile,

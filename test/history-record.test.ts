@@ -12,7 +12,7 @@ import {
   recordToResults,
   serializeRecord,
 } from '../src/history/record.js';
-import { judge } from '../src/judge.js';
+import { judge } from '../src/pipeline/index.js';
 import { loadResults } from '../src/results/index.js';
 import { normalQuantile } from '../src/lib/index.js';
 

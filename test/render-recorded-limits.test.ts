@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../src/config/index.js';
-import { judge } from '../src/judge.js';
+import { judge } from '../src/pipeline/index.js';
 import { GITHUB_COMMENT_LIMIT } from '../src/report/index.js';
 import { loadResults, type KernelgateResults } from '../src/results/index.js';
 import { evaluateTiers } from '../src/judge/index.js';

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
 import { compare } from '../src/judge/index.js';
 import { gate } from '../src/judge/index.js';
-import { judge } from '../src/judge.js';
+import { judge } from '../src/pipeline/index.js';
 import { GITHUB_COMMENT_LIMIT, renderReport } from '../src/report/index.js';
 import { evaluateTiers } from '../src/judge/index.js';
 import { loadResults } from '../src/results/index.js';

@@ -6,7 +6,7 @@ import { fileBaselineStore } from '../src/store/index.js';
 import { loadConfig } from '../src/config/index.js';
 import { scriptedExec } from '../src/lib/index.js';
 import type { LineExec } from '../src/measure/index.js';
-import { fullRun, storeBaseline, type FullRunOptions } from '../src/run.js';
+import { fullRun, storeBaseline, type FullRunOptions } from '../src/pipeline/index.js';
 
 function setup() {
   const ws = mkdtempSync(join(tmpdir(), 'kg-run-'));

@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/index.js';
 import { actionsExec } from '../lib/index.js';
-import { judge } from '../judge.js';
+import { judge } from '../pipeline/index.js';
 import type { KernelgateResults } from '../results/index.js';
 import { InputError, loadResults } from '../results/index.js';
 import { KERNELGATE_VERSION } from './action.js';

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { explicitBaseline, type BaselineStore, type StoredBaseline } from '../store/index.js';
 import type { KernelgateResults } from '../results/index.js';
-import type { FullRun } from '../run.js';
+import type { FullRun } from '../pipeline/index.js';
 import { compositeBaseline, findShardFiles, mergeShards, readShardDocuments } from './merge.js';
 import { MAX_SHARDS, parseShardSpec, type ShardSpec } from './plan.js';
 import { SHARD_BALANCE, type ShardBalance } from './run.js';

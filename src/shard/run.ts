@@ -4,7 +4,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { explicitBaseline, StoreError, type StoredBaseline } from '../store/index.js';
 import type { Environment } from '../results/index.js';
-import type { FullRun, FullRunOptions } from '../run.js';
+import type { FullRun, FullRunOptions } from '../pipeline/index.js';
 import { skuOf } from './merge.js';
 import { configUnits, planShards, shardRecord, type ShardPlan, type ShardSpec } from './plan.js';
 

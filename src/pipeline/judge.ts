@@ -1,12 +1,12 @@
 // Judging results that already exist: compare → tiers → gate → render. One function, shared by the
 // action (which then publishes) and the command line (which prints).
-import { annotateAdapted } from './adapters/notes.js';
-import { compare, type Comparison } from './judge/index.js';
-import type { Config } from './config/index.js';
-import { gate, type GateResult } from './judge/index.js';
-import { renderReport, type RenderedReport, type ReportInput } from './report/index.js';
-import type { KernelgateResults } from './results/index.js';
-import { evaluateTiers, type TierStatus } from './judge/index.js';
+import { annotateAdapted } from '../adapters/notes.js';
+import { compare, type Comparison } from '../judge/index.js';
+import type { Config } from '../config/index.js';
+import { gate, type GateResult } from '../judge/index.js';
+import { renderReport, type RenderedReport, type ReportInput } from '../report/index.js';
+import type { KernelgateResults } from '../results/index.js';
+import { evaluateTiers, type TierStatus } from '../judge/index.js';
 
 export interface Judgement {
   comparison: Comparison;

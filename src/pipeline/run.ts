@@ -8,10 +8,10 @@ import {
   type SaveContext,
   type StoredBaseline,
   StoreError,
-} from './store/index.js';
-import { materialiseBase } from './measure/index.js';
-import { measure, type MeasureDeps, type MeasureOptions } from './measure/index.js';
-import type { KernelgateResults } from './results/index.js';
+} from '../store/index.js';
+import { materialiseBase } from '../measure/index.js';
+import { measure, type MeasureDeps, type MeasureOptions } from '../measure/index.js';
+import type { KernelgateResults } from '../results/index.js';
 
 export type RunMode = 'pr' | 'push' | 'schedule';
 

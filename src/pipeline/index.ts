@@ -1,0 +1,4 @@
+// The compositions every entry (action, command line, shards, history) shares: fullRun (measure,
+// pick the baseline, keep trusted runs) and judge (compare → tiers → gate → render). The only door.
+export * from './judge.js';
+export * from './run.js';
