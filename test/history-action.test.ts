@@ -106,11 +106,12 @@ describe('the action with history: branch', () => {
       artifact: 'https://github.com/acme/kernels/actions/runs/100',
       interval_confidence: 0.99,
     });
-    // speed_reference from each kernel.yml; gemm names none, so its first reference variant
+    // speed_reference from each kernel.yml (what users call: SDPA's default, dense cuBLAS); gemm
+    // names none, so its first reference variant
     expect(record.references).toEqual({
       gemm: 'cublas',
-      attention: 'sdpa_flash',
-      bsr_gemm: 'torch_bsr_dense_mm',
+      attention: 'sdpa_default',
+      bsr_gemm: 'cublas_dense',
     });
     const verdictAt = record.fields.indexOf('verdict');
     expect(new Set(record.cases.map((row: unknown[]) => row[verdictAt]))).toEqual(
