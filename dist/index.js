@@ -34161,7 +34161,6 @@ var require_lib = __commonJS({
 import { readFileSync as readFileSync7, statSync as statSync3 } from "node:fs";
 import { mkdir as mkdir3, writeFile as writeFile3 } from "node:fs/promises";
 import { dirname as dirname6, isAbsolute, join as join15, resolve as resolve6 } from "node:path";
-import { fileURLToPath as fileURLToPath2 } from "node:url";
 
 // node_modules/@actions/core/lib/command.js
 import * as os from "os";
@@ -53402,7 +53401,7 @@ async function trendRuns(store, branch, results, warn, limit = TREND_WINDOW) {
 }
 
 // src/main.ts
-var ACTION_ROOT = resolve6(dirname6(fileURLToPath2(import.meta.url)), "..");
+var ACTION_ROOT = packageRoot();
 var MODES = ["auto", "pr", "push", "schedule"];
 var SAVE_BASELINE = ["auto", "true", "false", "always"];
 var PAIRED = ["auto", "true", "false"];

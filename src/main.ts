@@ -3,7 +3,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import * as actionsCore from '@actions/core';
 import { loadConfig, type Config } from './config/index.js';
 import type { Comparison } from './judge/index.js';
@@ -30,7 +29,7 @@ import {
 import type { KernelgateResults } from './results/index.js';
 import { loadResults } from './results/index.js';
 import { checkTrust, DEFAULT_APPROVAL_LABEL, type EventContext } from './trust.js';
-import { actionsExec } from './lib/index.js';
+import { actionsExec, packageRoot } from './lib/index.js';
 import { writeExports } from './history/export.js';
 import {
   actionStore,
@@ -49,8 +48,8 @@ import {
   type ShardInputs,
 } from './shard/index.js';
 
-/** The action's own checkout (dist/index.js and src/main.ts sit one level below): it holds the harness. */
-export const ACTION_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/** The action's own checkout (the folder of its package.json): it holds the harness. */
+export const ACTION_ROOT = packageRoot();
 
 export const MODES = ['auto', 'pr', 'push', 'schedule'] as const;
 export type Mode = (typeof MODES)[number];
