@@ -34157,7 +34157,7 @@ var require_lib = __commonJS({
   }
 });
 
-// src/main.ts
+// src/action/main.ts
 import { readFileSync as readFileSync7, statSync as statSync3 } from "node:fs";
 import { mkdir as mkdir3, writeFile as writeFile3 } from "node:fs/promises";
 import { dirname as dirname6, isAbsolute, join as join15, resolve as resolve6 } from "node:path";
@@ -52303,7 +52303,7 @@ async function closeDuplicates(client, repo, duplicates, sink) {
   }
 }
 
-// src/trust.ts
+// src/action/trust.ts
 var DEFAULT_APPROVAL_LABEL = "kernelgate-approved";
 var PR_EVENTS = ["pull_request", "pull_request_target"];
 var WRITE_PERMISSIONS = ["admin", "maintain", "write"];
@@ -53400,7 +53400,7 @@ async function trendRuns(store, branch, results, warn, limit = TREND_WINDOW) {
   }
 }
 
-// src/main.ts
+// src/action/main.ts
 var ACTION_ROOT = packageRoot();
 var MODES = ["auto", "pr", "push", "schedule"];
 var SAVE_BASELINE = ["auto", "true", "false", "always"];

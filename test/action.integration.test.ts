@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { readInputs, resolveMode, resolvePullRequest } from '../src/main.js';
+import { readInputs, resolveMode, resolvePullRequest } from '../src/action/index.js';
 import { loadResults } from '../src/results/index.js';
 import type { KernelgateResults } from '../src/results/index.js';
 import { planShards, splitResults, unitsOfResults } from '../src/shard/index.js';

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { gitAuthEnv, pullRequestEvent, readHistoryInputs } from '../src/history/action.js';
 import { loadConfig } from '../src/config/index.js';
 import { judge } from '../src/pipeline/index.js';
-import { run, type RunDeps } from '../src/main.js';
+import { run, type RunDeps } from '../src/action/index.js';
 import { loadResults } from '../src/results/index.js';
 import { bareRemote, git, neverForced, treeOf } from './support/git-remote.js';
 

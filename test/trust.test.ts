@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { createGitHubClient } from '../src/publish/index.js';
-import { assessTrust, checkTrust, type EventContext } from '../src/trust.js';
+import { assessTrust, checkTrust, type EventContext } from '../src/action/index.js';
 import { GitHubServer } from './support/github-server.js';
 
 const LABEL = 'kernelgate-approved';

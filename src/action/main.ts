@@ -4,10 +4,10 @@ import { readFileSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import * as actionsCore from '@actions/core';
-import { loadConfig, type Config } from './config/index.js';
-import type { Comparison } from './judge/index.js';
-import type { GateResult } from './judge/index.js';
-import { judge } from './pipeline/index.js';
+import { loadConfig, type Config } from '../config/index.js';
+import type { Comparison } from '../judge/index.js';
+import type { GateResult } from '../judge/index.js';
+import { judge } from '../pipeline/index.js';
 import {
   createGitHubClient,
   DEFAULT_PUBLISH_BUDGET_MS,
@@ -15,7 +15,7 @@ import {
   describeGitHubError,
   TimeBudget,
   type GitHubClient,
-} from './publish/index.js';
+} from '../publish/index.js';
 import {
   checkCommentKey,
   COUNT_NAMES,
@@ -25,12 +25,12 @@ import {
   type PublishDeps,
   type PublishMode,
   type PublishOutcome,
-} from './publish/index.js';
-import type { KernelgateResults } from './results/index.js';
-import { loadResults } from './results/index.js';
+} from '../publish/index.js';
+import type { KernelgateResults } from '../results/index.js';
+import { loadResults } from '../results/index.js';
 import { checkTrust, DEFAULT_APPROVAL_LABEL, type EventContext } from './trust.js';
-import { actionsExec, packageRoot } from './lib/index.js';
-import { writeExports } from './history/export.js';
+import { actionsExec, packageRoot } from '../lib/index.js';
+import { writeExports } from '../history/export.js';
 import {
   actionStore,
   pullRequestEvent,
@@ -38,15 +38,15 @@ import {
   saveContext,
   trendRuns,
   type HistoryInputs,
-} from './history/action.js';
-import { fullRun, storeRun, withStoredBaseline, type FullRun, type FullRunOptions } from './pipeline/index.js';
+} from '../history/action.js';
+import { fullRun, storeRun, withStoredBaseline, type FullRun, type FullRunOptions } from '../pipeline/index.js';
 import {
   mergedRun,
   readShardInputs,
   shardDone,
   shardedOptions,
   type ShardInputs,
-} from './shard/index.js';
+} from '../shard/index.js';
 
 /** The action's own checkout (the folder of its package.json): it holds the harness. */
 export const ACTION_ROOT = packageRoot();

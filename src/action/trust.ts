@@ -1,8 +1,8 @@
 // Decides whether this run may execute the pull request's code on the GPU runner: code from a
 // fork runs only after someone with write access applies the approval label, and only for the
 // commit the label was applied to.
-import type { GitHubClient } from './publish/index.js';
-import { httpFailure, isIntegrationForbidden } from './publish/index.js';
+import type { GitHubClient } from '../publish/index.js';
+import { httpFailure, isIntegrationForbidden } from '../publish/index.js';
 
 export const DEFAULT_APPROVAL_LABEL = 'kernelgate-approved';
 
