@@ -29366,7 +29366,7 @@ async function historyCommand(args, io) {
 var EXIT_PASS = 0;
 var EXIT_GATE_FAILED = 1;
 var EXIT_USAGE = 2;
-var PACKAGE_ROOT = resolve11(dirname8(fileURLToPath3(import.meta.url)), "..");
+var PACKAGE_ROOT = packageRoot();
 var RECORDED_RUN = {
   results: "test/fixtures/recorded/paired-slow2-h100/results.json"
 };

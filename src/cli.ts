@@ -13,7 +13,7 @@ import { historyCommand, HISTORY_USAGE } from './history/migrate.js';
 import { buildKernels } from './measure/index.js';
 import { calibrate, calibrationYaml, writeCalibration } from './judge/index.js';
 import { describeDoctor, runDoctor } from './measure/index.js';
-import { actionsExec } from './lib/index.js';
+import { actionsExec, packageRoot } from './lib/index.js';
 import { buildTargets } from './measure/index.js';
 import type { KernelgateResults } from './results/index.js';
 import { fullRun, storeBaseline, type FullRunOptions } from './pipeline/index.js';
@@ -35,8 +35,8 @@ export const EXIT_PASS = 0;
 export const EXIT_GATE_FAILED = 1;
 export const EXIT_USAGE = 2;
 
-/** The repository (or installed package) root: src/cli.ts and dist/cli.js sit one level below. */
-export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/** The repository (or installed package) root: the folder of kernelgate's package.json. */
+export const PACKAGE_ROOT = packageRoot();
 
 /**
  * The built-in recorded run `kernelgate report` judges when given no --results: paths relative
