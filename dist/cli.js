@@ -14272,7 +14272,7 @@ var require_dist = __commonJS({
   }
 });
 
-// src/cli.ts
+// src/cli/cli.ts
 import { mkdirSync as mkdirSync6, readFileSync as readFileSync8, writeFileSync as writeFileSync9, realpathSync, statSync as statSync4 } from "node:fs";
 import { dirname as dirname8, join as join17, resolve as resolve11 } from "node:path";
 import { fileURLToPath as fileURLToPath3 } from "node:url";
@@ -29362,7 +29362,7 @@ async function historyCommand(args, io) {
   }
 }
 
-// src/cli.ts
+// src/cli/cli.ts
 var EXIT_PASS = 0;
 var EXIT_GATE_FAILED = 1;
 var EXIT_USAGE = 2;

@@ -30,7 +30,7 @@ const common = {
 const action = await build({ ...common, entryPoints: ['src/index.ts'], outfile: 'dist/index.js' });
 const cli = await build({
   ...common,
-  entryPoints: ['src/cli.ts'],
+  entryPoints: ['src/cli/index.ts'],
   outfile: 'dist/cli.js',
   banner: { js: '#!/usr/bin/env node\n' + banner.js },
 });

@@ -9,7 +9,7 @@ import { ADAPTER_FORMATS, ADAPTERS, adapterFor, fileAdapterFor } from '../src/ad
 import { splitRunName } from '../src/adapters/gbench.js';
 import { adaptFile, resultsOf, type AdaptedKernel } from '../src/adapters/run.js';
 import { parseFormula } from '../src/adapters/work.js';
-import { runCli } from '../src/cli.js';
+import { runCli } from '../src/cli/index.js';
 import { defaultConfig, loadConfig } from '../src/config/index.js';
 import { judge } from '../src/pipeline/index.js';
 import { InputError, validateResults } from '../src/results/index.js';

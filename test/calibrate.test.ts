@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { calibrate, calibrationYaml, writeCalibration } from '../src/judge/index.js';
-import { runCli } from '../src/cli.js';
+import { runCli } from '../src/cli/index.js';
 import type { KernelgateResults } from '../src/results/index.js';
 import { loadResults } from '../src/results/index.js';
 

@@ -12,7 +12,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli, type CliIo } from '../src/cli.js';
+import { runCli, type CliIo } from '../src/cli/index.js';
 import type { KernelgateResults } from '../src/results/index.js';
 
 const REPO = resolve('.');

@@ -9,7 +9,7 @@ import {
   EXIT_USAGE,
   RECORDED_RUN,
   runCli,
-} from '../src/cli.js';
+} from '../src/cli/index.js';
 
 const root = join(import.meta.dirname, '..');
 const results = join(import.meta.dirname, 'fixtures', 'results');

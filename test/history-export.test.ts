@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli, type CliIo } from '../src/cli.js';
+import { runCli, type CliIo } from '../src/cli/index.js';
 import { toBmf, toGabBigger, toGabSmaller } from '../src/history/export.js';
 import { loadResults, newAjv } from '../src/results/index.js';
 

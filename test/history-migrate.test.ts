@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { fileBaselineStore } from '../src/store/index.js';
 import { actionsExec } from '../src/lib/index.js';
 import { branchStore } from '../src/history/branch-store.js';
-import { runCli } from '../src/cli.js';
+import { runCli } from '../src/cli/index.js';
 import { historyCommand } from '../src/history/migrate.js';
 import { loadResults } from '../src/results/index.js';
 import { bareRemote, git, neverForced, treeOf } from './support/git-remote.js';

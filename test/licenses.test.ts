@@ -30,7 +30,7 @@ describe('licences', () => {
   });
 
   it('dist/licenses.txt carries the notice of every package the bundles contain', async () => {
-    const metafiles = [await metafileOf('src/index.ts'), await metafileOf('src/cli.ts')];
+    const metafiles = [await metafileOf('src/index.ts'), await metafileOf('src/cli/index.ts')];
     const dirs = bundledPackageDirs(metafiles);
     expect(dirs.length).toBeGreaterThan(20);
     const shipped = readFileSync('dist/licenses.txt', 'utf8');
@@ -68,14 +68,17 @@ describe('licences', () => {
 
   it('keeps the in-source /*! notices and a source map beside each bundle', () => {
     expect(readFileSync('dist/index.js.LEGAL.txt', 'utf8')).toContain('mustache');
-    for (const bundle of ['index', 'cli']) {
+    for (const [bundle, entry] of [
+      ['index', 'index'],
+      ['cli', 'cli/cli'],
+    ]) {
       expect(readFileSync(`dist/${bundle}.js`, 'utf8').trimEnd()).toMatch(
         new RegExp(`//# sourceMappingURL=${bundle}\\.js\\.map$`),
       );
       const map = JSON.parse(readFileSync(`dist/${bundle}.js.map`, 'utf8')) as {
         sources: string[];
       };
-      expect(map.sources).toContain(`../src/${bundle}.ts`);
+      expect(map.sources).toContain(`../src/${entry}.ts`);
     }
   });
 });

@@ -202,7 +202,7 @@ describe('mergeShards', () => {
 
 describe('kernelgate merge', () => {
   it('joins the shards, writes the merged results and exits with the verdict, naming the lost shard', async () => {
-    const { runCli } = await import('../src/cli.js');
+    const { runCli } = await import('../src/cli/index.js');
     const plan = planShards(unitsOfResults(recorded), 2, { results: recorded, path: RECORDED });
     const dir = mkdtempSync(join(tmpdir(), 'kg-merge-cli-'));
     mkdirSync(join(dir, 'shard-1'));

@@ -1,5 +1,5 @@
 // `kernelgate dashboard`: the trend page, from the data branch or from results files.
-import type { CliIo } from '../cli.js';
+import type { CliIo } from '../cli/index.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';

@@ -3,7 +3,7 @@
 //
 // One benchmark per timed case, named kernel/variant/case. Cases that were not timed, or whose
 // result was wrong, are left out: a time of a wrong result is not a number to track.
-import type { CliIo } from '../cli.js';
+import type { CliIo } from '../cli/index.js';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';

@@ -1,7 +1,7 @@
 // From baseline-dir to the data branch: every results file of a directory store
 // (<root>/<branch>/<sku>/<started>-<sha>.json) becomes a record, oldest first, in commits of up to
 // 200 records, pushed like any other write (never forced). Running it again adds nothing.
-import type { CliIo } from '../cli.js';
+import type { CliIo } from '../cli/index.js';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';

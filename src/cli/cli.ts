@@ -4,19 +4,19 @@ import { mkdirSync, readFileSync, writeFileSync, realpathSync, statSync } from '
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ADAPTERS, fileAdapterFor } from './adapters/index.js';
-import { adaptFile, resultsOf, runBenchmarks } from './adapters/run.js';
-import { fileBaselineStore } from './store/index.js';
-import { dashboardCommand, DASHBOARD_USAGE } from './history/dashboard-cli.js';
-import { exportCommand } from './history/export.js';
-import { historyCommand, HISTORY_USAGE } from './history/migrate.js';
-import { buildKernels } from './measure/index.js';
-import { calibrate, calibrationYaml, writeCalibration } from './judge/index.js';
-import { describeDoctor, runDoctor } from './measure/index.js';
-import { actionsExec, packageRoot } from './lib/index.js';
-import { buildTargets } from './measure/index.js';
-import type { KernelgateResults } from './results/index.js';
-import { fullRun, storeBaseline, type FullRunOptions } from './pipeline/index.js';
+import { ADAPTERS, fileAdapterFor } from '../adapters/index.js';
+import { adaptFile, resultsOf, runBenchmarks } from '../adapters/run.js';
+import { fileBaselineStore } from '../store/index.js';
+import { dashboardCommand, DASHBOARD_USAGE } from '../history/dashboard-cli.js';
+import { exportCommand } from '../history/export.js';
+import { historyCommand, HISTORY_USAGE } from '../history/migrate.js';
+import { buildKernels } from '../measure/index.js';
+import { calibrate, calibrationYaml, writeCalibration } from '../judge/index.js';
+import { describeDoctor, runDoctor } from '../measure/index.js';
+import { actionsExec, packageRoot } from '../lib/index.js';
+import { buildTargets } from '../measure/index.js';
+import type { KernelgateResults } from '../results/index.js';
+import { fullRun, storeBaseline, type FullRunOptions } from '../pipeline/index.js';
 import {
   mergeCommand,
   MERGE_USAGE,
@@ -24,11 +24,11 @@ import {
   SHARD_BALANCE,
   shardedOptions,
   type ShardBalance,
-} from './shard/index.js';
-import { loadConfig, type Config } from './config/index.js';
-import type { GateResult } from './judge/index.js';
-import { judge } from './pipeline/index.js';
-import { InputError, loadResults, validateResults } from './results/index.js';
+} from '../shard/index.js';
+import { loadConfig, type Config } from '../config/index.js';
+import type { GateResult } from '../judge/index.js';
+import { judge } from '../pipeline/index.js';
+import { InputError, loadResults, validateResults } from '../results/index.js';
 
 /** Exit statuses: the gate passed, the gate failed, the command could not run. */
 export const EXIT_PASS = 0;
