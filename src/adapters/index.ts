@@ -26,3 +26,9 @@ export function fileAdapterFor(format: string): FileAdapter | undefined {
   const adapter = adapterFor(format);
   return adapter?.kind === 'file' ? adapter : undefined;
 }
+
+// The folder's only door: what the rest of kernelgate uses of the adapters.
+export * from './config.js';
+export * from './notes.js';
+export * from './run.js';
+export * from './types.js';

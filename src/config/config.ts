@@ -7,7 +7,7 @@ import type { ValidateFunction } from 'ajv';
 import configSchema from '../../schema/config.schema.json' with { type: 'json' };
 import kernelSchema from '../../schema/kernel.schema.json' with { type: 'json' };
 import { InputError, formatAjvErrors, newAjv, problemsError, showValue } from '../results/index.js';
-import { benchmarksFromRaw, type BenchmarkConfig, type RawBenchmark } from '../adapters/config.js';
+import { benchmarksFromRaw, type BenchmarkConfig, type RawBenchmark } from '../adapters/index.js';
 import { DATASHEET_PEAKS, type PeakSpec } from './gpus.js';
 
 export type { PeakSpec };

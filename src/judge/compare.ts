@@ -5,7 +5,7 @@
 import type { Config } from '../config/index.js';
 import { formatRatioPct, formatSci } from '../lib/index.js';
 import type { CaseResult, Environment, KernelgateResults, Paired } from '../results/index.js';
-import type { SummaryTiming } from '../history/record.js';
+import type { SummaryTiming } from '../history/index.js';
 import {
   bootstrapMedian,
   bootstrapRatioOfMedians,

@@ -1,6 +1,6 @@
 // Judging results that already exist: compare → tiers → gate → render. One function, shared by the
 // action (which then publishes) and the command line (which prints).
-import { annotateAdapted } from '../adapters/notes.js';
+import { annotateAdapted } from '../adapters/index.js';
 import { compare, type Comparison } from '../judge/index.js';
 import type { Config } from '../config/index.js';
 import { gate, type GateResult } from '../judge/index.js';

@@ -1,0 +1,43 @@
+// The shape of src/ (docs/architecture.md): one folder per stage, and each folder's index.ts is
+// its only door: a module imports another folder's modules only through that folder's index.ts.
+import { readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, normalize, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const SRC = 'src';
+const files = readdirSync(SRC, { recursive: true, encoding: 'utf8' })
+  .filter((f) => f.endsWith('.ts'))
+  .map((f) => join(SRC, f));
+// A folder with an index.ts is a door; the innermost one around a file is its own.
+const doors = files
+  .filter((f) => f.endsWith('/index.ts') && f !== join(SRC, 'index.ts'))
+  .map(dirname);
+const folderOf = (file: string) =>
+  doors.filter((d) => file.startsWith(d + '/')).sort((a, b) => b.length - a.length)[0];
+
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)].map((m) => m[1]!);
+}
+
+describe('src/', () => {
+  it('holds only the entry point at its top; every other module is in a stage folder', () => {
+    expect(readdirSync(SRC).filter((f) => f.endsWith('.ts'))).toEqual(['index.ts']);
+  });
+
+  it("reaches another folder's modules only through its index.ts", () => {
+    const breaches: string[] = [];
+    for (const file of files) {
+      for (const spec of importsOf(file)) {
+        if (!spec.endsWith('.js')) continue; // JSON data and schemas
+        const target = normalize(join(dirname(file), spec)).replace(/\.js$/, '.ts');
+        const door = folderOf(target);
+        if (door === undefined || file.startsWith(door + '/')) continue;
+        if (target !== join(door, 'index.ts')) {
+          breaches.push(`${file} imports ${spec} (use ${relative(dirname(file), door)}/index.js)`);
+        }
+      }
+    }
+    expect(breaches).toEqual([]);
+  });
+});
