@@ -3,19 +3,12 @@
 // pytest-benchmark suite and a CUTLASS-like command — into one results file, and the bundled
 // action (dist/index.js) judges that file and comments on a pull request of the GitHub stand-in.
 import { execFile } from 'node:child_process';
-import {
-  cpSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { KernelgateResults } from '../src/results/index.js';
+import { buildBundle } from './support/bundled-action.js';
 import { GitHubServer } from './support/github-server.js';
 import {
   ADAPTER_FIXTURES,
@@ -53,19 +46,7 @@ let server: GitHubServer;
 /** The bundle made by the project's own script from the sources, as the integration test does. */
 beforeAll(async () => {
   if (!((HAVE_GBENCH && HAVE_PYTEST_BENCHMARK) || REQUIRE_TOOLS)) return;
-  buildDir = mkdtempSync(join(tmpdir(), 'kg-adapters-bundle-'));
-  mkdirSync(join(buildDir, 'src'));
-  for (const file of readdirSync(join(REPO, 'src')))
-    symlinkSync(join(REPO, 'src', file), join(buildDir, 'src', file));
-  for (const dir of ['schema', 'templates', 'node_modules'])
-    symlinkSync(join(REPO, dir), join(buildDir, dir));
-  symlinkSync(join(REPO, 'package.json'), join(buildDir, 'package.json'));
-  const built = await run(process.execPath, [join(REPO, 'scripts', 'bundle.mjs')], {
-    cwd: buildDir,
-    env: { PATH: process.env['PATH'] ?? '' },
-  });
-  if (built.code !== 0)
-    throw new Error(`scripts/bundle.mjs failed:\n${built.stdout}${built.stderr}`);
+  buildDir = await buildBundle(REPO);
 }, 120_000);
 
 beforeEach(async () => {
