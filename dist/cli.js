@@ -23487,9 +23487,58 @@ function summary(record) {
   return parts.join("; ");
 }
 
-// src/measure/doctor/doctor.ts
+// src/measure/doctor/machine.ts
 import { readdir as readdir2, readFile as readFile2 } from "node:fs/promises";
 import path5 from "node:path";
+
+// src/measure/doctor/probe.ts
+var PYTHON_PROBE = `
+import json, platform, warnings
+out = {"python": platform.python_version()}
+try:
+    import ctypes
+    lib = ctypes.CDLL("libcuda.so.1")
+    rc = lib.cuInit(0)
+    ver = ctypes.c_int(0)
+    lib.cuDriverGetVersion(ctypes.byref(ver))
+    name = ctypes.c_char_p()
+    lib.cuGetErrorName(rc, ctypes.byref(name))
+    info = {"cu_init": rc, "cu_init_name": name.value.decode() if name.value else None, "driver_api_version": ver.value}
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            if "libcuda.so" in line:
+                info["path"] = line.split()[-1]
+                break
+    out["libcuda"] = info
+except OSError as e:
+    out["libcuda"] = {"error": str(e)}
+try:
+    import torch
+    out["torch"] = torch.__version__
+    out["torch_cuda"] = torch.version.cuda
+    try:
+        out["cudnn"] = torch.backends.cudnn.version()
+    except Exception:
+        out["cudnn"] = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out["cuda_available"] = torch.cuda.is_available()
+    if caught:
+        out["cuda_init_warning"] = " ".join(str(w.message) for w in caught)
+    if out["cuda_available"]:
+        out["devices"] = []
+        for i in range(torch.cuda.device_count()):
+            p = torch.cuda.get_device_properties(i)
+            out["devices"].append({"name": p.name, "capability": [p.major, p.minor], "sm_count": p.multi_processor_count, "total_memory_bytes": p.total_memory, "l2_bytes": getattr(p, "L2_cache_size", None)})
+except Exception as e:
+    out["torch_error"] = type(e).__name__ + ": " + str(e)
+try:
+    import triton
+    out["triton"] = triton.__version__
+except Exception as e:
+    out["triton_error"] = type(e).__name__ + ": " + str(e)
+print(json.dumps(out))
+`;
 
 // node_modules/fast-xml-parser/src/util.js
 var nameStartChar = ":A-Za-z_\\u00C0-\\u00D6\\u00D8-\\u00F6\\u00F8-\\u02FF\\u0370-\\u037D\\u037F-\\u1FFF\\u200C-\\u200D\\u2070-\\u218F\\u2C00-\\u2FEF\\u3001-\\uD7FF\\uF900-\\uFDCF\\uFDF0-\\uFFFD";
@@ -27673,86 +27722,7 @@ var XMLParser = class {
   }
 };
 
-// src/measure/doctor/doctor.ts
-var PYTHON_PROBE = `
-import json, platform, warnings
-out = {"python": platform.python_version()}
-try:
-    import ctypes
-    lib = ctypes.CDLL("libcuda.so.1")
-    rc = lib.cuInit(0)
-    ver = ctypes.c_int(0)
-    lib.cuDriverGetVersion(ctypes.byref(ver))
-    name = ctypes.c_char_p()
-    lib.cuGetErrorName(rc, ctypes.byref(name))
-    info = {"cu_init": rc, "cu_init_name": name.value.decode() if name.value else None, "driver_api_version": ver.value}
-    with open("/proc/self/maps") as maps:
-        for line in maps:
-            if "libcuda.so" in line:
-                info["path"] = line.split()[-1]
-                break
-    out["libcuda"] = info
-except OSError as e:
-    out["libcuda"] = {"error": str(e)}
-try:
-    import torch
-    out["torch"] = torch.__version__
-    out["torch_cuda"] = torch.version.cuda
-    try:
-        out["cudnn"] = torch.backends.cudnn.version()
-    except Exception:
-        out["cudnn"] = None
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        out["cuda_available"] = torch.cuda.is_available()
-    if caught:
-        out["cuda_init_warning"] = " ".join(str(w.message) for w in caught)
-    if out["cuda_available"]:
-        out["devices"] = []
-        for i in range(torch.cuda.device_count()):
-            p = torch.cuda.get_device_properties(i)
-            out["devices"].append({"name": p.name, "capability": [p.major, p.minor], "sm_count": p.multi_processor_count, "total_memory_bytes": p.total_memory, "l2_bytes": getattr(p, "L2_cache_size", None)})
-except Exception as e:
-    out["torch_error"] = type(e).__name__ + ": " + str(e)
-try:
-    import triton
-    out["triton"] = triton.__version__
-except Exception as e:
-    out["triton_error"] = type(e).__name__ + ": " + str(e)
-print(json.dumps(out))
-`;
-var MIN_DRIVER_FOR_CUDA = [
-  ["13.1", "590.44.01"],
-  ["13.0", "580.65.06"],
-  ["12.9", "575.51.03"],
-  ["12.8", "570.26"],
-  ["12.6", "560.28.03"],
-  ["12.5", "555.42.02"],
-  ["12.4", "550.54.14"],
-  ["12.3", "545.23.06"],
-  ["12.2", "535.54.03"],
-  ["12.1", "530.30.02"],
-  ["12.0", "525.60.13"],
-  ["11.8", "520.61.05"]
-];
-function compareVersions(a, b) {
-  const pa = a.split(".").map(Number);
-  const pb = b.split(".").map(Number);
-  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
-    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
-    if (d !== 0) return d;
-  }
-  return 0;
-}
-function majorMinor(version) {
-  return version.split(".").slice(0, 2).join(".");
-}
-function cudaForDriver(driverVersion) {
-  return MIN_DRIVER_FOR_CUDA.find(([, min]) => compareVersions(driverVersion, min) >= 0)?.[0];
-}
-function minDriverFor(cuda) {
-  return MIN_DRIVER_FOR_CUDA.find(([release]) => release === majorMinor(cuda))?.[1];
-}
+// src/measure/doctor/smi.ts
 function gpuSku(name, pciDeviceId) {
   return gpuModel(name, pciDeviceId);
 }
@@ -27865,6 +27835,40 @@ function parseNvidiaSmiXml(xmlText) {
     gpus
   };
 }
+
+// src/measure/doctor/versions.ts
+var MIN_DRIVER_FOR_CUDA = [
+  ["13.1", "590.44.01"],
+  ["13.0", "580.65.06"],
+  ["12.9", "575.51.03"],
+  ["12.8", "570.26"],
+  ["12.6", "560.28.03"],
+  ["12.5", "555.42.02"],
+  ["12.4", "550.54.14"],
+  ["12.3", "545.23.06"],
+  ["12.2", "535.54.03"],
+  ["12.1", "530.30.02"],
+  ["12.0", "525.60.13"],
+  ["11.8", "520.61.05"]
+];
+function compareVersions(a, b) {
+  const pa = a.split(".").map(Number);
+  const pb = b.split(".").map(Number);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+function majorMinor(version) {
+  return version.split(".").slice(0, 2).join(".");
+}
+function cudaForDriver(driverVersion) {
+  return MIN_DRIVER_FOR_CUDA.find(([, min]) => compareVersions(driverVersion, min) >= 0)?.[0];
+}
+function minDriverFor(cuda) {
+  return MIN_DRIVER_FOR_CUDA.find(([release]) => release === majorMinor(cuda))?.[1];
+}
 function libcudaVersionIn(entries) {
   for (const entry of entries) {
     const m = /^libcuda\.so\.(\d+\.\d+(?:\.\d+)?)$/.exec(entry);
@@ -27877,37 +27881,16 @@ function cudnnVersion(code) {
     return `${Math.floor(code / 1e4)}.${Math.floor(code % 1e4 / 100)}.${code % 100}`;
   return `${Math.floor(code / 1e3)}.${Math.floor(code % 1e3 / 100)}.${code % 100}`;
 }
-var BENIGN_CLOCK_REASONS = /* @__PURE__ */ new Set(["gpu_idle", "sync_boost", "display_clocks_setting"]);
-var CLOCK_REASON_TEXT = {
-  applications_clocks_setting: "application clocks are set below the maximum",
-  sw_power_cap: "the power limit is capping clocks",
-  hw_slowdown: "hardware slowdown (too hot or power brake)",
-  hw_thermal_slowdown: "hardware thermal slowdown",
-  hw_power_brake_slowdown: "external power brake",
-  sw_thermal_slowdown: "the driver is slowing clocks to cool the GPU"
-};
-var DATACENTER_BRANDS = /* @__PURE__ */ new Set(["NVIDIA", "Tesla"]);
+
+// src/measure/doctor/machine.ts
 async function defaultReadFile(file) {
   return readFile2(file, "utf8").catch(() => void 0);
 }
 async function defaultListDir(dir) {
   return readdir2(dir).catch(() => void 0);
 }
-function doctorDiagnostic(level, code, message, fix) {
-  const d = { level, code, message, source: "doctor" };
-  if (fix !== void 0) d.fix = fix;
-  return d;
-}
-async function runDoctor(deps) {
-  const env = deps.env ?? process.env;
-  const readText2 = deps.readFile ?? defaultReadFile;
-  const listDir = deps.listDir ?? defaultListDir;
-  const python = deps.python ?? "python3";
-  const targetArchs = deps.targetArchs ?? ["sm_90a"];
-  const diagnostics = [];
-  const add = (level, code, message, fix) => diagnostics.push(doctorDiagnostic(level, code, message, fix));
+async function readSmi(deps, add) {
   const smi = await deps.exec.run("nvidia-smi", ["-q", "-x"]).catch(() => void 0);
-  let reading = { gpus: [] };
   if (!smi || smi.exitCode === NOT_FOUND_EXIT_CODE) {
     add(
       deps.expectGpu === false ? "info" : "warning",
@@ -27915,7 +27898,9 @@ async function runDoctor(deps) {
       "No NVIDIA GPU or driver found (nvidia-smi is not installed): CUDA variants can be built and checked here, but nothing can be verified on a GPU or timed.",
       deps.expectGpu === false ? void 0 : "Run on a GPU runner (runs-on: [self-hosted, gpu]) with the NVIDIA driver installed, or use the recorded-results mode."
     );
-  } else if (smi.exitCode !== 0) {
+    return { gpus: [] };
+  }
+  if (smi.exitCode !== 0) {
     const said = `${smi.stdout}${smi.stderr}`.trim().split(/\r?\n/)[0] ?? "";
     add(
       "error",
@@ -27923,9 +27908,14 @@ async function runDoctor(deps) {
       `nvidia-smi failed (exit ${smi.exitCode}): ${said}`,
       "The driver is not loaded or does not match its user-space libraries: check `cat /proc/driver/nvidia/version` against the installed driver package, then reboot or reload the nvidia module."
     );
-  } else {
-    reading = parseNvidiaSmiXml(smi.stdout);
+    return { gpus: [] };
   }
+  return parseNvidiaSmiXml(smi.stdout);
+}
+async function readDriverFiles(deps) {
+  const env = deps.env ?? process.env;
+  const readText2 = deps.readFile ?? defaultReadFile;
+  const listDir = deps.listDir ?? defaultListDir;
   const nvrm = await readText2("/proc/driver/nvidia/version");
   const kernelModuleVersion = nvrm ? /Kernel Module(?: for \S+)?\s+(\d+\.\d+(?:\.\d+)?)/.exec(nvrm)?.[1] : void 0;
   const ldPath = (env.LD_LIBRARY_PATH ?? "").split(":").filter((p) => p !== "");
@@ -27935,18 +27925,21 @@ async function runDoctor(deps) {
     const entries = await listDir(dir);
     compatDirs.push({ dir, libcudaVersion: entries ? libcudaVersionIn(entries) : void 0 });
   }
-  const nvcc = await findNvcc(deps.exec, env);
-  const toolkit = nvcc ? { nvcc: nvcc.path, release: toolkitRelease(nvcc.version) ?? "unknown" } : void 0;
-  if (!nvcc) {
-    add(
-      "warning",
-      "toolkit.nvcc_not_found",
-      "nvcc not found (PATH, $CUDA_HOME/bin, /usr/local/cuda/bin): CUDA variants cannot be built.",
-      "Install the CUDA toolkit 13.0 or set CUDA_HOME."
-    );
-  }
+  return { kernelModuleVersion, compatDirs };
+}
+async function readToolkit(deps, add) {
+  const nvcc = await findNvcc(deps.exec, deps.env ?? process.env);
+  if (nvcc) return { nvcc: nvcc.path, release: toolkitRelease(nvcc.version) ?? "unknown" };
+  add(
+    "warning",
+    "toolkit.nvcc_not_found",
+    "nvcc not found (PATH, $CUDA_HOME/bin, /usr/local/cuda/bin): CUDA variants cannot be built.",
+    "Install the CUDA toolkit 13.0 or set CUDA_HOME."
+  );
+  return void 0;
+}
+async function runProbe(deps, python, add) {
   const probeRun = await deps.exec.run(python, ["-c", PYTHON_PROBE]).catch(() => void 0);
-  let probe;
   if (!probeRun || probeRun.exitCode === NOT_FOUND_EXIT_CODE) {
     add(
       "warning",
@@ -27954,313 +27947,423 @@ async function runDoctor(deps) {
       `${python} not found: the harness cannot run.`,
       "Set the harness python in kernelgate.yml (harness.python) or put python3 on PATH."
     );
-  } else {
-    try {
-      probe = JSON.parse(probeRun.stdout.trim().split(/\r?\n/).pop() ?? "");
-    } catch {
-      add(
-        "warning",
-        "python.probe_failed",
-        `${python} could not run the environment probe (exit ${probeRun.exitCode}): ${(probeRun.stderr || probeRun.stdout).trim().split(/\r?\n/).pop() ?? ""}`,
-        "Run the same python by hand and fix its installation."
-      );
-    }
+    return void 0;
   }
+  try {
+    return JSON.parse(probeRun.stdout.trim().split(/\r?\n/).pop() ?? "");
+  } catch {
+    add(
+      "warning",
+      "python.probe_failed",
+      `${python} could not run the environment probe (exit ${probeRun.exitCode}): ${(probeRun.stderr || probeRun.stdout).trim().split(/\r?\n/).pop() ?? ""}`,
+      "Run the same python by hand and fix its installation."
+    );
+    return void 0;
+  }
+}
+async function inspectMachine(deps, add) {
+  const python = deps.python ?? "python3";
+  const reading = await readSmi(deps, add);
+  const { kernelModuleVersion, compatDirs } = await readDriverFiles(deps);
+  const toolkit = await readToolkit(deps, add);
+  const probe = await runProbe(deps, python, add);
   const first = reading.gpus[0];
   const device = probe?.devices?.[0];
   const capability = device ? `${device.capability[0]}.${device.capability[1]}` : first ? modelCapability(first.sku) : void 0;
-  const gpu = first ? {
-    name: first.name,
-    sku: first.sku,
-    ...first.pciDeviceId ? { pci_device_id: first.pciDeviceId.toLowerCase() } : {},
-    count: reading.gpus.length
-  } : { name: "none", sku: "none", count: 0 };
-  if (capability) gpu.compute_capability = capability;
-  if (device?.sm_count) gpu.sm_count = device.sm_count;
-  if (first?.memoryMiB !== void 0) gpu.memory_bytes = first.memoryMiB * 1024 * 1024;
-  if (device?.l2_bytes) gpu.l2_bytes = device.l2_bytes;
-  if (first?.smClockMaxMhz !== void 0) gpu.sm_clock_max_mhz = first.smClockMaxMhz;
-  if (first?.memClockMaxMhz !== void 0) gpu.mem_clock_max_mhz = first.memClockMaxMhz;
-  if (first?.powerLimitW !== void 0) gpu.power_limit_w = first.powerLimitW;
-  const environment = { gpu };
-  if (reading.driverVersion) environment.driver_version = reading.driverVersion;
-  if (reading.driverCudaVersion) environment.driver_cuda_version = reading.driverCudaVersion;
   const torchCuda = probe?.torch_cuda ?? void 0;
   const toolkitRuntime = toolkit && toolkit.release !== "unknown" ? toolkit.release : void 0;
-  const runtime = torchCuda ?? (toolkitRuntime ? majorMinor(toolkitRuntime) : void 0);
-  if (runtime) environment.cuda_runtime_version = runtime;
-  if (toolkitRuntime) environment.cuda_toolkit_version = toolkitRuntime;
-  const libraries = {};
-  if (probe?.python) libraries.python = probe.python;
-  if (probe?.torch) libraries.torch = probe.torch;
-  if (probe?.triton) libraries.triton = probe.triton;
-  if (typeof probe?.cudnn === "number") libraries.cudnn = cudnnVersion(probe.cudnn);
-  if (kernelModuleVersion) libraries.nvidia_kernel_module = kernelModuleVersion;
-  const activeCompat = compatDirs.find((c) => c.libcudaVersion !== void 0);
-  if (activeCompat?.libcudaVersion) libraries.cuda_compat = activeCompat.libcudaVersion;
-  if (Object.keys(libraries).length > 0) environment.libraries = libraries;
   const driverVersion = kernelModuleVersion ?? reading.driverVersion;
-  const driverCuda = reading.driverCudaVersion ?? (driverVersion ? cudaForDriver(driverVersion) : void 0);
-  const needs = [];
-  if (torchCuda)
-    needs.push({ who: `torch ${probe?.torch} (CUDA ${torchCuda})`, cuda: majorMinor(torchCuda) });
-  if (toolkitRuntime)
-    needs.push({ who: `nvcc ${toolkitRuntime}`, cuda: majorMinor(toolkitRuntime) });
   const libcuda = probe?.libcuda;
-  const libcudaFailed = libcuda?.cu_init !== void 0 && libcuda.cu_init !== 0;
-  const compatCuda = activeCompat?.libcudaVersion ? cudaForDriver(activeCompat.libcudaVersion) : void 0;
-  const isDatacenter = first ? DATACENTER_BRANDS.has(first.brand ?? "") || /^(H|A|L|B|GH)\d/.test(first.sku) : true;
-  if (driverVersion && driverCuda) {
-    const tooNew = needs.filter((n) => compareVersions(n.cuda, driverCuda) > 0);
-    if (tooNew.length > 0) {
-      const newest = tooNew.map((n) => n.cuda).sort(compareVersions).pop();
-      const minDriver = minDriverFor(newest);
-      const needText = `${tooNew.map((n) => n.who).join(" and ")} need${tooNew.length === 1 ? "s" : ""} CUDA ${newest}${minDriver ? ` (driver >= ${minDriver})` : ""}`;
-      const driverText = `Driver ${driverVersion} supports CUDA <= ${driverCuda}, but ${needText}.`;
-      const upgrade = `Install driver >= ${minDriver ?? `one for CUDA ${newest}`}${activeCompat ? ` and take ${activeCompat.dir} out of LD_LIBRARY_PATH` : ""}; or build with a CUDA ${driverCuda} toolkit (and a torch built for it) that driver ${driverVersion.split(".")[0]} supports natively.`;
-      if (activeCompat && compatCuda && compareVersions(compatCuda, newest) >= 0) {
-        const loaded = libcuda?.path ? ` The probe loaded ${libcuda.path}${libcudaFailed ? ` and cuInit failed with ${libcuda.cu_init_name ?? libcuda.cu_init}` : ", and cuInit succeeded"}.` : "";
-        add(
-          libcudaFailed ? "error" : "warning",
-          "driver.forward_compat",
-          `${driverText} It runs only through forward compatibility: LD_LIBRARY_PATH puts ${activeCompat.dir} (libcuda ${activeCompat.libcudaVersion}, CUDA ${compatCuda}) in front.${loaded} That works only on data-center GPUs and only in processes that inherit this LD_LIBRARY_PATH; any other shell, service or container fails with "CUDA driver version is insufficient for CUDA runtime version".`,
-          upgrade
-        );
-      } else if (tooNew.some((n) => n.cuda.split(".")[0] !== driverCuda.split(".")[0])) {
-        add(
-          "error",
-          "driver.cuda_too_old",
-          `${driverText} CUDA calls will fail with "CUDA driver version is insufficient for CUDA runtime version".`,
-          upgrade
-        );
-      } else {
-        add(
-          "warning",
-          "driver.minor_version_compat",
-          `${driverText} It runs through minor-version compatibility: machine code works, but PTX from the newer toolkit cannot be JIT-compiled ("the provided PTX was compiled with an unsupported toolchain") and newer driver features are missing.`,
-          `Install driver >= ${minDriver ?? `one for CUDA ${newest}`}, and embed SASS for the GPU (code=sm_90a) rather than PTX only.`
-        );
-      }
-    } else if (activeCompat) {
-      add(
-        "warning",
-        "compat.unneeded",
-        `LD_LIBRARY_PATH puts the forward-compat libraries ${activeCompat.dir} (libcuda ${activeCompat.libcudaVersion}) in front, but driver ${driverVersion} already supports CUDA ${driverCuda}, enough for ${needs.map((n) => n.who).join(" and ") || "this machine"}.`,
-        `Remove ${activeCompat.dir} from LD_LIBRARY_PATH: the driver's own libcuda is the one to use.`
-      );
-    }
-    if (activeCompat?.libcudaVersion && compareVersions(activeCompat.libcudaVersion, driverVersion) < 0) {
-      add(
-        "error",
-        "compat.older_than_driver",
-        `The forward-compat libcuda in ${activeCompat.dir} (${activeCompat.libcudaVersion}) is older than the loaded driver (${driverVersion}): CUDA initialisation fails with "system has unsupported display driver / cuda driver combination" (CUDA_ERROR_SYSTEM_DRIVER_MISMATCH).`,
-        `Remove ${activeCompat.dir} from LD_LIBRARY_PATH.`
-      );
-    }
+  return {
+    python,
+    targetArchs: deps.targetArchs ?? ["sm_90a"],
+    reading,
+    first,
+    kernelModuleVersion,
+    compatDirs,
+    activeCompat: compatDirs.find((c) => c.libcudaVersion !== void 0),
+    toolkit,
+    probe,
+    capability,
+    torchCuda,
+    toolkitRuntime,
+    runtime: torchCuda ?? (toolkitRuntime ? majorMinor(toolkitRuntime) : void 0),
+    driverVersion,
+    driverCuda: reading.driverCudaVersion ?? (driverVersion ? cudaForDriver(driverVersion) : void 0),
+    libcuda,
+    libcudaFailed: libcuda?.cu_init !== void 0 && libcuda.cu_init !== 0
+  };
+}
+function doctorDiagnostic(level, code, message, fix) {
+  const d = { level, code, message, source: "doctor" };
+  if (fix !== void 0) d.fix = fix;
+  return d;
+}
+
+// src/measure/doctor/checks-driver.ts
+var DATACENTER_BRANDS = /* @__PURE__ */ new Set(["NVIDIA", "Tesla"]);
+function cudaNeeds(m) {
+  const needs = [];
+  if (m.torchCuda) {
+    needs.push({
+      who: `torch ${m.probe?.torch} (CUDA ${m.torchCuda})`,
+      cuda: majorMinor(m.torchCuda)
+    });
   }
-  if (activeCompat && !isDatacenter && first) {
-    add(
+  if (m.toolkitRuntime) {
+    needs.push({ who: `nvcc ${m.toolkitRuntime}`, cuda: majorMinor(m.toolkitRuntime) });
+  }
+  return needs;
+}
+var runtimeNewerThanDriver = (m) => {
+  const { driverVersion, driverCuda, activeCompat, libcuda, libcudaFailed } = m;
+  if (!driverVersion || !driverCuda) return [];
+  const tooNew = cudaNeeds(m).filter((n) => compareVersions(n.cuda, driverCuda) > 0);
+  if (tooNew.length === 0) return [];
+  const newest = tooNew.map((n) => n.cuda).sort(compareVersions).pop();
+  const minDriver = minDriverFor(newest);
+  const needText = `${tooNew.map((n) => n.who).join(" and ")} need${tooNew.length === 1 ? "s" : ""} CUDA ${newest}${minDriver ? ` (driver >= ${minDriver})` : ""}`;
+  const driverText = `Driver ${driverVersion} supports CUDA <= ${driverCuda}, but ${needText}.`;
+  const upgrade = `Install driver >= ${minDriver ?? `one for CUDA ${newest}`}${activeCompat ? ` and take ${activeCompat.dir} out of LD_LIBRARY_PATH` : ""}; or build with a CUDA ${driverCuda} toolkit (and a torch built for it) that driver ${driverVersion.split(".")[0]} supports natively.`;
+  const compatCuda = activeCompat?.libcudaVersion ? cudaForDriver(activeCompat.libcudaVersion) : void 0;
+  if (activeCompat && compatCuda && compareVersions(compatCuda, newest) >= 0) {
+    const loaded = libcuda?.path ? ` The probe loaded ${libcuda.path}${libcudaFailed ? ` and cuInit failed with ${libcuda.cu_init_name ?? libcuda.cu_init}` : ", and cuInit succeeded"}.` : "";
+    return [
+      doctorDiagnostic(
+        libcudaFailed ? "error" : "warning",
+        "driver.forward_compat",
+        `${driverText} It runs only through forward compatibility: LD_LIBRARY_PATH puts ${activeCompat.dir} (libcuda ${activeCompat.libcudaVersion}, CUDA ${compatCuda}) in front.${loaded} That works only on data-center GPUs and only in processes that inherit this LD_LIBRARY_PATH; any other shell, service or container fails with "CUDA driver version is insufficient for CUDA runtime version".`,
+        upgrade
+      )
+    ];
+  }
+  if (tooNew.some((n) => n.cuda.split(".")[0] !== driverCuda.split(".")[0])) {
+    return [
+      doctorDiagnostic(
+        "error",
+        "driver.cuda_too_old",
+        `${driverText} CUDA calls will fail with "CUDA driver version is insufficient for CUDA runtime version".`,
+        upgrade
+      )
+    ];
+  }
+  return [
+    doctorDiagnostic(
+      "warning",
+      "driver.minor_version_compat",
+      `${driverText} It runs through minor-version compatibility: machine code works, but PTX from the newer toolkit cannot be JIT-compiled ("the provided PTX was compiled with an unsupported toolchain") and newer driver features are missing.`,
+      `Install driver >= ${minDriver ?? `one for CUDA ${newest}`}, and embed SASS for the GPU (code=sm_90a) rather than PTX only.`
+    )
+  ];
+};
+var compatUnneeded = (m) => {
+  const { driverVersion, driverCuda, activeCompat } = m;
+  if (!driverVersion || !driverCuda || !activeCompat) return [];
+  const needs = cudaNeeds(m);
+  if (needs.some((n) => compareVersions(n.cuda, driverCuda) > 0)) return [];
+  return [
+    doctorDiagnostic(
+      "warning",
+      "compat.unneeded",
+      `LD_LIBRARY_PATH puts the forward-compat libraries ${activeCompat.dir} (libcuda ${activeCompat.libcudaVersion}) in front, but driver ${driverVersion} already supports CUDA ${driverCuda}, enough for ${needs.map((n) => n.who).join(" and ") || "this machine"}.`,
+      `Remove ${activeCompat.dir} from LD_LIBRARY_PATH: the driver's own libcuda is the one to use.`
+    )
+  ];
+};
+var compatOlderThanDriver = ({ driverVersion, driverCuda, activeCompat }) => driverVersion && driverCuda && activeCompat?.libcudaVersion && compareVersions(activeCompat.libcudaVersion, driverVersion) < 0 ? [
+  doctorDiagnostic(
+    "error",
+    "compat.older_than_driver",
+    `The forward-compat libcuda in ${activeCompat.dir} (${activeCompat.libcudaVersion}) is older than the loaded driver (${driverVersion}): CUDA initialisation fails with "system has unsupported display driver / cuda driver combination" (CUDA_ERROR_SYSTEM_DRIVER_MISMATCH).`,
+    `Remove ${activeCompat.dir} from LD_LIBRARY_PATH.`
+  )
+] : [];
+var compatOnConsumerGpu = ({ first, activeCompat }) => {
+  if (!first || !activeCompat) return [];
+  const datacenter = DATACENTER_BRANDS.has(first.brand ?? "") || /^(H|A|L|B|GH)\d/.test(first.sku);
+  if (datacenter) return [];
+  return [
+    doctorDiagnostic(
       "error",
       "compat.unsupported_gpu",
       `Forward-compat libraries (${activeCompat.dir}) are in LD_LIBRARY_PATH, but ${first.name} is not a data-center GPU: CUDA fails with "forward compatibility was attempted on non supported HW".`,
       `Remove ${activeCompat.dir} from LD_LIBRARY_PATH and install a driver that supports the runtime.`
-    );
-  }
+    )
+  ];
+};
+var libcudaLoads = ({ first, libcuda, libcudaFailed }, found) => {
   if (libcuda?.error && first) {
-    add(
-      "error",
-      "driver.libcuda_not_loaded",
-      `libcuda.so.1 could not be loaded: ${libcuda.error}`,
-      "Install the driver's user-space libraries (libcuda) into the runner or container (nvidia-container-toolkit maps them in)."
-    );
-  } else if (libcudaFailed && !diagnostics.some((d) => d.code === "driver.forward_compat")) {
-    add(
-      "error",
-      "driver.cuinit_failed",
-      `cuInit failed with ${libcuda?.cu_init_name ?? libcuda?.cu_init}${libcuda?.path ? ` (libcuda loaded from ${libcuda.path})` : ""}: no CUDA program can run here.`,
-      "Compare the loaded libcuda with the kernel module (cat /proc/driver/nvidia/version) and remove any compat folder from LD_LIBRARY_PATH that does not match."
-    );
+    return [
+      doctorDiagnostic(
+        "error",
+        "driver.libcuda_not_loaded",
+        `libcuda.so.1 could not be loaded: ${libcuda.error}`,
+        "Install the driver's user-space libraries (libcuda) into the runner or container (nvidia-container-toolkit maps them in)."
+      )
+    ];
   }
+  if (libcudaFailed && !found.some((d) => d.code === "driver.forward_compat")) {
+    return [
+      doctorDiagnostic(
+        "error",
+        "driver.cuinit_failed",
+        `cuInit failed with ${libcuda?.cu_init_name ?? libcuda?.cu_init}${libcuda?.path ? ` (libcuda loaded from ${libcuda.path})` : ""}: no CUDA program can run here.`,
+        "Compare the loaded libcuda with the kernel module (cat /proc/driver/nvidia/version) and remove any compat folder from LD_LIBRARY_PATH that does not match."
+      )
+    ];
+  }
+  return [];
+};
+var torchUsesTheGpu = ({ probe, first, python, driverCuda, runtime }) => {
   if (probe && probe.torch === void 0) {
-    add(
-      "warning",
-      "python.torch_missing",
-      `torch is not importable from ${python}: ${probe.torch_error ?? "not installed"}. The harness needs it for references and timing.`,
-      `${python} -m pip install torch (built for CUDA ${driverCuda ?? runtime ?? "of the driver"}).`
-    );
-  } else if (probe && first) {
-    if (!probe.torch_cuda) {
-      add(
+    return [
+      doctorDiagnostic(
+        "warning",
+        "python.torch_missing",
+        `torch is not importable from ${python}: ${probe.torch_error ?? "not installed"}. The harness needs it for references and timing.`,
+        `${python} -m pip install torch (built for CUDA ${driverCuda ?? runtime ?? "of the driver"}).`
+      )
+    ];
+  }
+  if (!probe || !first) return [];
+  if (!probe.torch_cuda) {
+    return [
+      doctorDiagnostic(
         "error",
         "torch.cpu_only",
         `torch ${probe.torch} is a CPU-only build on a machine with ${first.name}: nothing can run on the GPU.`,
         `Install a CUDA build of torch for this driver (CUDA ${driverCuda ?? "?"}), e.g. pip install torch --index-url https://download.pytorch.org/whl/cu${(driverCuda ?? "13.0").replace(".", "")}.`
-      );
-    } else if (probe.cuda_available === false) {
-      const said = probe.cuda_init_warning ?? "no reason given";
-      const known = diagnoseOutput(said, "doctor")[0];
-      add(
-        "error",
-        "torch.cuda_unavailable",
-        `torch ${probe.torch} cannot use the GPU: ${said}${known ? ` (${known.code})` : ""}`,
-        known?.fix ?? 'Run `python -c "import torch; torch.cuda.init()"` to see the full error.'
-      );
-    }
+      )
+    ];
   }
-  if (probe && probe.triton === void 0) {
-    add(
-      "info",
-      "python.triton_missing",
-      `triton is not importable from ${python}: Triton variants will be skipped.`,
-      `${python} -m pip install triton`
-    );
-  }
-  if (torchCuda && toolkitRuntime && majorMinor(torchCuda).split(".")[0] !== toolkitRuntime.split(".")[0]) {
-    add(
-      "info",
-      "toolkit.torch_cuda_differs",
-      `torch is built for CUDA ${torchCuda} and nvcc is ${toolkitRuntime}: the CUDA variants carry their own runtime (static cudart), so two CUDA runtimes share the harness process.`,
-      "Prefer a torch built for the same CUDA major version as nvcc."
-    );
-  }
-  for (const g of reading.gpus) {
-    const who = reading.gpus.length > 1 ? `GPU ${g.index} (${g.name}, ${g.busId})` : g.name;
-    const cc = g.index === 0 ? capability : modelCapability(g.sku);
-    if (cc) {
-      const sm = `sm_${cc.replace(".", "")}`;
-      const runnable = targetArchs.filter((t) => t.replace(/[af]$/, "") === sm);
-      if (runnable.length === 0) {
-        add(
-          "warning",
-          "gpu.arch_mismatch",
-          `${who} is compute capability ${cc}, but the CUDA variants are built for ${targetArchs.join(", ")} only; arch-specific (a) machine code runs only on its own architecture, so they will fail with "no kernel image is available for execution on the device".`,
-          `Run on a GPU of compute capability ${targetArchs.map((t) => t.replace(/^sm_(\d+)(\d)[af]?$/, "$1.$2")).join(" or ")} (H100/H200 for sm_90a), or add -gencode=arch=compute_${sm.slice(3)},code=${sm} for code that does not need the arch-specific features.`
-        );
-      }
-    }
-    const badReasons = g.clockEventReasons.filter((r) => !BENIGN_CLOCK_REASONS.has(r));
-    if (badReasons.length > 0) {
-      add(
-        "warning",
-        "gpu.clocks_limited",
-        `${who} clocks are being held down now (${badReasons.map((r) => CLOCK_REASON_TEXT[r] ?? r).join("; ")}): SM clock ${g.smClockMhz ?? "?"} of ${g.smClockMaxMhz ?? "?"} MHz.`,
-        "Check cooling and power (nvidia-smi -q -d PERFORMANCE,POWER,TEMPERATURE); the harness discards samples taken while throttled, so a throttling GPU makes runs long and noisy."
-      );
-    }
-    if (g.appClockMhz !== void 0 && g.smClockMaxMhz !== void 0 && g.appClockMhz < g.smClockMaxMhz) {
-      add(
-        "warning",
-        "gpu.application_clocks_low",
-        `${who} application clocks are set to ${g.appClockMhz} MHz, below its ${g.smClockMaxMhz} MHz maximum: every kernel runs slower than on a default-configured GPU.`,
-        "Reset them on the runner (sudo nvidia-smi -rac), as the machine owner; kernelgate never changes clocks."
-      );
-    }
-    if (g.powerLimitW !== void 0 && g.powerLimitDefaultW !== void 0 && g.powerLimitW < g.powerLimitDefaultW) {
-      add(
-        "warning",
-        "gpu.power_limit_reduced",
-        `${who} power limit is ${g.powerLimitW} W, below its default ${g.powerLimitDefaultW} W: compute-bound kernels will clock lower than baselines taken at the default.`,
-        "Restore the default limit on the runner (sudo nvidia-smi -pl <default>), or keep baselines for this limit only."
-      );
-    }
-    if (g.persistenceMode === "Disabled") {
-      add(
-        "warning",
-        "gpu.persistence_off",
-        `${who} has persistence mode off: the driver tears the GPU down between processes, so each run pays the initialisation again and starts from idle clocks.`,
-        "Enable it on the runner once per boot (sudo nvidia-smi -pm 1, or run nvidia-persistenced)."
-      );
-    }
-    if (g.eccMode === "Disabled") {
-      add(
+  if (probe.cuda_available !== false) return [];
+  const said = probe.cuda_init_warning ?? "no reason given";
+  const known = diagnoseOutput(said, "doctor")[0];
+  return [
+    doctorDiagnostic(
+      "error",
+      "torch.cuda_unavailable",
+      `torch ${probe.torch} cannot use the GPU: ${said}${known ? ` (${known.code})` : ""}`,
+      known?.fix ?? 'Run `python -c "import torch; torch.cuda.init()"` to see the full error.'
+    )
+  ];
+};
+var tritonImports = ({ probe, python }) => probe && probe.triton === void 0 ? [
+  doctorDiagnostic(
+    "info",
+    "python.triton_missing",
+    `triton is not importable from ${python}: Triton variants will be skipped.`,
+    `${python} -m pip install triton`
+  )
+] : [];
+var torchAndNvccCudaDiffer = ({ torchCuda, toolkitRuntime }) => torchCuda && toolkitRuntime && majorMinor(torchCuda).split(".")[0] !== toolkitRuntime.split(".")[0] ? [
+  doctorDiagnostic(
+    "info",
+    "toolkit.torch_cuda_differs",
+    `torch is built for CUDA ${torchCuda} and nvcc is ${toolkitRuntime}: the CUDA variants carry their own runtime (static cudart), so two CUDA runtimes share the harness process.`,
+    "Prefer a torch built for the same CUDA major version as nvcc."
+  )
+] : [];
+var MACHINE_CHECKS = [
+  runtimeNewerThanDriver,
+  compatUnneeded,
+  compatOlderThanDriver,
+  compatOnConsumerGpu,
+  libcudaLoads,
+  torchUsesTheGpu,
+  tritonImports,
+  torchAndNvccCudaDiffer
+];
+
+// src/measure/doctor/checks-gpu.ts
+var BENIGN_CLOCK_REASONS = /* @__PURE__ */ new Set(["gpu_idle", "sync_boost", "display_clocks_setting"]);
+var CLOCK_REASON_TEXT = {
+  applications_clocks_setting: "application clocks are set below the maximum",
+  sw_power_cap: "the power limit is capping clocks",
+  hw_slowdown: "hardware slowdown (too hot or power brake)",
+  hw_thermal_slowdown: "hardware thermal slowdown",
+  hw_power_brake_slowdown: "external power brake",
+  sw_thermal_slowdown: "the driver is slowing clocks to cool the GPU"
+};
+var archMatchesBuild = (g, who, m) => {
+  const cc = g.index === 0 ? m.capability : modelCapability(g.sku);
+  if (!cc) return [];
+  const sm = `sm_${cc.replace(".", "")}`;
+  const { targetArchs } = m;
+  if (targetArchs.some((t) => t.replace(/[af]$/, "") === sm)) return [];
+  return [
+    doctorDiagnostic(
+      "warning",
+      "gpu.arch_mismatch",
+      `${who} is compute capability ${cc}, but the CUDA variants are built for ${targetArchs.join(", ")} only; arch-specific (a) machine code runs only on its own architecture, so they will fail with "no kernel image is available for execution on the device".`,
+      `Run on a GPU of compute capability ${targetArchs.map((t) => t.replace(/^sm_(\d+)(\d)[af]?$/, "$1.$2")).join(" or ")} (H100/H200 for sm_90a), or add -gencode=arch=compute_${sm.slice(3)},code=${sm} for code that does not need the arch-specific features.`
+    )
+  ];
+};
+var clocksNotHeldDown = (g, who) => {
+  const badReasons = g.clockEventReasons.filter((r) => !BENIGN_CLOCK_REASONS.has(r));
+  if (badReasons.length === 0) return [];
+  return [
+    doctorDiagnostic(
+      "warning",
+      "gpu.clocks_limited",
+      `${who} clocks are being held down now (${badReasons.map((r) => CLOCK_REASON_TEXT[r] ?? r).join("; ")}): SM clock ${g.smClockMhz ?? "?"} of ${g.smClockMaxMhz ?? "?"} MHz.`,
+      "Check cooling and power (nvidia-smi -q -d PERFORMANCE,POWER,TEMPERATURE); the harness discards samples taken while throttled, so a throttling GPU makes runs long and noisy."
+    )
+  ];
+};
+var applicationClocksAtMax = (g, who) => g.appClockMhz !== void 0 && g.smClockMaxMhz !== void 0 && g.appClockMhz < g.smClockMaxMhz ? [
+  doctorDiagnostic(
+    "warning",
+    "gpu.application_clocks_low",
+    `${who} application clocks are set to ${g.appClockMhz} MHz, below its ${g.smClockMaxMhz} MHz maximum: every kernel runs slower than on a default-configured GPU.`,
+    "Reset them on the runner (sudo nvidia-smi -rac), as the machine owner; kernelgate never changes clocks."
+  )
+] : [];
+var powerLimitAtDefault = (g, who) => g.powerLimitW !== void 0 && g.powerLimitDefaultW !== void 0 && g.powerLimitW < g.powerLimitDefaultW ? [
+  doctorDiagnostic(
+    "warning",
+    "gpu.power_limit_reduced",
+    `${who} power limit is ${g.powerLimitW} W, below its default ${g.powerLimitDefaultW} W: compute-bound kernels will clock lower than baselines taken at the default.`,
+    "Restore the default limit on the runner (sudo nvidia-smi -pl <default>), or keep baselines for this limit only."
+  )
+] : [];
+var persistenceOn = (g, who) => g.persistenceMode === "Disabled" ? [
+  doctorDiagnostic(
+    "warning",
+    "gpu.persistence_off",
+    `${who} has persistence mode off: the driver tears the GPU down between processes, so each run pays the initialisation again and starts from idle clocks.`,
+    "Enable it on the runner once per boot (sudo nvidia-smi -pm 1, or run nvidia-persistenced)."
+  )
+] : [];
+var eccModeSteady = (g, who) => {
+  const found = [];
+  if (g.eccMode === "Disabled") {
+    found.push(
+      doctorDiagnostic(
         "warning",
         "gpu.ecc_disabled",
         `${who} has ECC off: memory-bound kernels run a little faster than on production GPUs with ECC on, and memory errors go unnoticed.`,
         "Keep ECC on (the default on data-center GPUs) so results compare with baselines: sudo nvidia-smi -e 1 and a reset."
-      );
-    }
-    if (g.eccPending && g.eccMode && g.eccPending !== g.eccMode) {
-      add(
+      )
+    );
+  }
+  if (g.eccPending && g.eccMode && g.eccPending !== g.eccMode) {
+    found.push(
+      doctorDiagnostic(
         "warning",
         "gpu.ecc_pending",
         `${who} ECC mode will change from ${g.eccMode} to ${g.eccPending} at the next reset: results before and after will differ.`,
         "Reset the GPU (or reboot) before taking baselines."
-      );
-    }
-    if ((g.eccVolatileUncorrectable ?? 0) > 0 || g.rowRemapPending) {
-      add(
+      )
+    );
+  }
+  return found;
+};
+var memoryErrorFree = (g, who) => {
+  if ((g.eccVolatileUncorrectable ?? 0) > 0 || g.rowRemapPending) {
+    return [
+      doctorDiagnostic(
         "error",
         "gpu.ecc_uncorrectable",
         `${who} reported ${g.eccVolatileUncorrectable ?? 0} uncorrectable ECC errors since the driver loaded${g.rowRemapPending ? " and has a row remapping pending or failed" : ""}: results from this GPU cannot be trusted.`,
         "Drain the runner and reset the GPU (or reboot) so the row remapping takes effect; replace it if errors return."
-      );
-    } else if ((g.eccVolatileCorrectable ?? 0) > 0) {
-      add(
+      )
+    ];
+  }
+  if ((g.eccVolatileCorrectable ?? 0) > 0) {
+    return [
+      doctorDiagnostic(
         "info",
         "gpu.ecc_correctable",
         `${who} corrected ${g.eccVolatileCorrectable} ECC errors since the driver loaded.`,
         "Nothing to do unless the count keeps growing."
-      );
-    }
-    if (g.migMode === "Enabled") {
-      add(
+      )
+    ];
+  }
+  return [];
+};
+var wholeGpu = (g, who) => {
+  if (g.migMode === "Enabled") {
+    return [
+      doctorDiagnostic(
         "warning",
         "gpu.mig_enabled",
         `${who} is in MIG mode: kernels run on a slice with a fraction of the SMs and memory bandwidth, so the datasheet peaks and full-GPU baselines do not apply.`,
         "Disable MIG on the runner (sudo nvidia-smi -mig 0 and a reset), or keep baselines for this MIG profile only."
-      );
-    } else if (g.migPending && g.migMode && g.migPending !== g.migMode) {
-      add(
+      )
+    ];
+  }
+  if (g.migPending && g.migMode && g.migPending !== g.migMode) {
+    return [
+      doctorDiagnostic(
         "warning",
         "gpu.mig_pending",
         `${who} MIG mode changes from ${g.migMode} to ${g.migPending} at the next reset.`,
         "Reset the GPU before taking baselines."
-      );
-    }
-    if (g.computeMode === "Prohibited") {
-      add(
-        "error",
-        "gpu.compute_prohibited",
-        `${who} compute mode is Prohibited: no CUDA context can be created.`,
-        "Set the compute mode to Default on the runner (sudo nvidia-smi -c 0)."
-      );
-    }
-    if (g.processes.length > 0) {
-      const list = g.processes.map(
-        (p) => `pid ${p.pid} ${p.name}${p.usedMemoryMiB !== void 0 ? ` ${p.usedMemoryMiB} MiB` : ""}`
-      ).join(", ");
-      add(
+      )
+    ];
+  }
+  return [];
+};
+var computeAllowed = (g, who) => g.computeMode === "Prohibited" ? [
+  doctorDiagnostic(
+    "error",
+    "gpu.compute_prohibited",
+    `${who} compute mode is Prohibited: no CUDA context can be created.`,
+    "Set the compute mode to Default on the runner (sudo nvidia-smi -c 0)."
+  )
+] : [];
+var ALONE_FIX = "Give kernelgate the GPU alone: one job per GPU on the runner, and no other services on it.";
+var gpuIdle = (g, who) => {
+  if (g.processes.length > 0) {
+    const list = g.processes.map(
+      (p) => `pid ${p.pid} ${p.name}${p.usedMemoryMiB !== void 0 ? ` ${p.usedMemoryMiB} MiB` : ""}`
+    ).join(", ");
+    return [
+      doctorDiagnostic(
         "warning",
         "gpu.busy",
         `${who} is in use by ${g.processes.length} other process${g.processes.length === 1 ? "" : "es"} (${list}): timings will include their work and memory may run out.`,
-        "Give kernelgate the GPU alone: one job per GPU on the runner, and no other services on it."
-      );
-    } else if ((g.utilizationPct ?? 0) > 10) {
-      add(
+        ALONE_FIX
+      )
+    ];
+  }
+  if ((g.utilizationPct ?? 0) > 10) {
+    return [
+      doctorDiagnostic(
         "warning",
         "gpu.busy",
         `${who} is ${g.utilizationPct}% busy but no process is visible from here (another container?): timings will include its work.`,
-        "Give kernelgate the GPU alone: one job per GPU on the runner, and no other services on it."
-      );
-    }
-    if (g.pcieWidth !== void 0 && g.pcieWidthMax !== void 0 && g.pcieWidth < g.pcieWidthMax) {
-      add(
-        "info",
-        "gpu.pcie_narrow",
-        `${who} PCIe link runs at x${g.pcieWidth} of x${g.pcieWidthMax}: host-device copies are slower; kernel timings are not affected.`,
-        "Reseat the card or check the slot if copies matter."
-      );
-    }
+        ALONE_FIX
+      )
+    ];
   }
-  const facts = {
-    gpus: reading.gpus.map(gpuFacts),
-    compatDirs
-  };
-  if (kernelModuleVersion) facts.kernelModuleVersion = kernelModuleVersion;
-  if (libcuda) facts.libcuda = libcuda;
-  if (toolkit) facts.toolkit = toolkit;
-  return { environment, diagnostics, facts };
-}
+  return [];
+};
+var pcieFullWidth = (g, who) => g.pcieWidth !== void 0 && g.pcieWidthMax !== void 0 && g.pcieWidth < g.pcieWidthMax ? [
+  doctorDiagnostic(
+    "info",
+    "gpu.pcie_narrow",
+    `${who} PCIe link runs at x${g.pcieWidth} of x${g.pcieWidthMax}: host-device copies are slower; kernel timings are not affected.`,
+    "Reseat the card or check the slot if copies matter."
+  )
+] : [];
+var GPU_CHECKS = [
+  archMatchesBuild,
+  clocksNotHeldDown,
+  applicationClocksAtMax,
+  powerLimitAtDefault,
+  persistenceOn,
+  eccModeSteady,
+  memoryErrorFree,
+  wholeGpu,
+  computeAllowed,
+  gpuIdle,
+  pcieFullWidth
+];
+
+// src/measure/doctor/describe.ts
 function gib(bytes) {
   return `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
 }
@@ -28320,6 +28423,73 @@ function describeDoctor(report2) {
   }
   return `${lines.join("\n")}
 `;
+}
+
+// src/measure/doctor/environment.ts
+function gpuOf3(m) {
+  const { first, capability } = m;
+  const device = m.probe?.devices?.[0];
+  const gpu = first ? {
+    name: first.name,
+    sku: first.sku,
+    ...first.pciDeviceId ? { pci_device_id: first.pciDeviceId.toLowerCase() } : {},
+    count: m.reading.gpus.length
+  } : { name: "none", sku: "none", count: 0 };
+  if (capability) gpu.compute_capability = capability;
+  if (device?.sm_count) gpu.sm_count = device.sm_count;
+  if (first?.memoryMiB !== void 0) gpu.memory_bytes = first.memoryMiB * 1024 * 1024;
+  if (device?.l2_bytes) gpu.l2_bytes = device.l2_bytes;
+  if (first?.smClockMaxMhz !== void 0) gpu.sm_clock_max_mhz = first.smClockMaxMhz;
+  if (first?.memClockMaxMhz !== void 0) gpu.mem_clock_max_mhz = first.memClockMaxMhz;
+  if (first?.powerLimitW !== void 0) gpu.power_limit_w = first.powerLimitW;
+  return gpu;
+}
+function librariesOf(m) {
+  const { probe } = m;
+  const libraries = {};
+  if (probe?.python) libraries.python = probe.python;
+  if (probe?.torch) libraries.torch = probe.torch;
+  if (probe?.triton) libraries.triton = probe.triton;
+  if (typeof probe?.cudnn === "number") libraries.cudnn = cudnnVersion(probe.cudnn);
+  if (m.kernelModuleVersion) libraries.nvidia_kernel_module = m.kernelModuleVersion;
+  if (m.activeCompat?.libcudaVersion) libraries.cuda_compat = m.activeCompat.libcudaVersion;
+  return libraries;
+}
+function environmentOf3(m) {
+  const environment = { gpu: gpuOf3(m) };
+  if (m.reading.driverVersion) environment.driver_version = m.reading.driverVersion;
+  if (m.reading.driverCudaVersion) environment.driver_cuda_version = m.reading.driverCudaVersion;
+  if (m.runtime) environment.cuda_runtime_version = m.runtime;
+  if (m.toolkitRuntime) environment.cuda_toolkit_version = m.toolkitRuntime;
+  const libraries = librariesOf(m);
+  if (Object.keys(libraries).length > 0) environment.libraries = libraries;
+  return environment;
+}
+
+// src/measure/doctor/doctor.ts
+function runChecks(m, diagnostics) {
+  for (const check of MACHINE_CHECKS) diagnostics.push(...check(m, diagnostics));
+  const gpus = m.reading.gpus;
+  for (const g of gpus) {
+    const who = gpus.length > 1 ? `GPU ${g.index} (${g.name}, ${g.busId})` : g.name;
+    for (const check of GPU_CHECKS) diagnostics.push(...check(g, who, m));
+  }
+}
+function factsOf(m) {
+  const facts = { gpus: m.reading.gpus.map(gpuFacts), compatDirs: m.compatDirs };
+  if (m.kernelModuleVersion) facts.kernelModuleVersion = m.kernelModuleVersion;
+  if (m.libcuda) facts.libcuda = m.libcuda;
+  if (m.toolkit) facts.toolkit = m.toolkit;
+  return facts;
+}
+async function runDoctor(deps) {
+  const diagnostics = [];
+  const machine = await inspectMachine(
+    deps,
+    (level, code, message, fix) => diagnostics.push(doctorDiagnostic(level, code, message, fix))
+  );
+  runChecks(machine, diagnostics);
+  return { environment: environmentOf3(machine), diagnostics, facts: factsOf(machine) };
 }
 
 // src/measure/harness.ts
