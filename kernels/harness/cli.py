@@ -446,13 +446,16 @@ class Harness:
         """Records by variant. The variants run together in one worker; when it dies, hangs or
         loses its CUDA context, the variant it was running is not taken for the culprit (GPU
         errors surface late, in whatever ran next): each variant not yet done then runs alone, in
-        a fresh worker, the suspect first. The one that fails alone is recorded; the others keep
-        what they did alone, and once the culprit is found the rest run together again."""
+        a fresh worker, the suspects first (suspect_order). The culprit is the first to fail alone the way the
+        group failed (died, or hung): the others keep what they did alone, and once it is found
+        the rest run together again. A variant that fails alone in another way (a timeout of its
+        own while the group had died) keeps that verdict, and the search goes on."""
         records = {}
         pending = list(variants)
-        alone = None  # after a group failed: (what happened, to whom), while looking for the culprit
+        alone = None  # after a group failed: how, and the reason's suffix, while looking for the culprit
         while pending:
             group = pending[:1] if alone else pending
+            deadline_s = self.case_deadline_s(timeout_s, len(group))
             try:
                 if not (handle.is_alive() and handle.ready):
                     reply = handle.request({"op": "init"}, WORKER_START_TIMEOUT_S)
@@ -461,26 +464,30 @@ class Harness:
                             records[v] = {"status": "error", "error": reply["error"]}
                         return records
                     handle.ready = True
-                reply = handle.request({"op": "case", "params": case.params, "variants": group, "seeds": list(range(self.args.seeds))}, timeout_s * len(group))
+                reply = handle.request({"op": "case", "params": case.params, "variants": group, "seeds": list(range(self.args.seeds))}, deadline_s)
             except (WorkerTimeout, WorkerDied) as e:
                 culprit, phase = e.current[0], e.current[1] or "start-up"
                 hung = isinstance(e, WorkerTimeout)
                 verb = "hung" if hung else f"died ({exit_description(e.exitcode, e.current)})"
                 if len(group) > 1:
                     say(f"{m.name} {case.id}: the worker {verb} during {phase} of {culprit or 'the case'}; each variant now runs alone to find the culprit")
-                    suspects = [v for v in culprit.split(",") if v in pending]
-                    pending = suspects + [v for v in pending if v not in suspects]
-                    alone = f", run alone (with the case's other variants the worker had {verb} during {phase} of {culprit or 'the case'})"
+                    pending = suspect_order(group, pending, culprit)
+                    alone = {"hung": hung, "what": f"the worker had {verb} during {phase} of {culprit or 'the case'}"}
                     continue
                 v = group[0]
-                where = f"during {phase} of {v}{alone or ''}"
+                where = f"during {phase} of {v}" + (f", run alone (with the case's other variants {alone['what']})" if alone else "")
                 if hung:
-                    records[v] = {"status": "timeout", "reason": f"no answer within {timeout_s:.0f} s {where}; the worker was killed and restarted"}
+                    records[v] = {"status": "timeout", "reason": f"no answer within {deadline_s:.0f} s {where}; the worker was killed and restarted"}
                 else:
                     kind = "cuda_context" if e.exitcode == worker_module.EXIT_CONTEXT_LOST else "crash"
                     records[v] = {"status": "error", "error": {"kind": kind, "message": f"the worker process {verb} {where}; it was restarted for the other variants"}}
                 pending = pending[1:]
-                alone = None  # found: the others run together again
+                if alone and alone["hung"] == hung:
+                    # Found: the others run together again, in their own order.
+                    pending = [x for x in variants if x in pending]
+                    if pending:
+                        say(f"{m.name} {case.id}: {v} is the culprit (run alone, the worker {verb} during {phase} of it); the other variants run together again")
+                    alone = None
                 continue
             if reply["op"] == "fatal":
                 for v in group:
@@ -490,7 +497,21 @@ class Harness:
                 for phase, seconds in reply["phase_s"].items():
                     self.stage_s[phase] = self.stage_s.get(phase, 0.0) + seconds
             pending = [v for v in pending if v not in group]
+            if alone:
+                # Alone means in a worker of its own: what one suspect leaves behind (a patched
+                # module, a stream, the RNG) must not fail the next one and be blamed on it.
+                handle.kill()
+        if alone:
+            message = f"{m.name} {case.id}: {alone['what']} with the case's variants together, and no variant did so run alone: a fault that shows only next to another variant; each kept what it did alone"
+            say(message)
+            self.diag("warning", "culprit.not-found", message)
         return records
+
+    def case_deadline_s(self, timeout_s, n_variants):
+        """The seconds a worker has to answer a case of n variants: the per-variant timeout for
+        each, plus the first warm-up when timing (the harness's own time, not the variants':
+        a 3 s warm-up left a 4 s variant 1 s for everything else)."""
+        return timeout_s * n_variants + (0.0 if self.args.no_timing else self.args.first_warmup_s)
 
     def add_case(self, m, case, variant, rec):
         result = {"kernel": m.name, "variant": variant, "case": case.id, "params": case.params, "status": rec["status"]}
@@ -542,6 +563,21 @@ class Harness:
             handle.stop()
         say("ceilings measured (gemm calibration, not reported as cases)")
         return ceilings_from(cases)
+
+
+def suspect_order(group, pending, culprit):
+    """The pending variants of a failed group in the order they run alone: the one it was running
+    (or those it was setting up together) first, then those that ran before it, nearest first (a
+    GPU fault surfaces in whatever runs after its cause: `poison` broke the process at seed 0 and
+    `writes_input`, after it, died), going round the group since the seeds repeat its order."""
+    named = [v for v in (culprit or "").split(",") if v in pending]
+    order = list(named)
+    if named and named[0] in group:
+        i = group.index(named[0])
+        order += [group[(i - k) % len(group)] for k in range(1, len(group))]
+    order += pending
+    seen = set()
+    return [v for v in order if v in pending and not (v in seen or seen.add(v))]
 
 
 def progress_line(c):

@@ -66,10 +66,30 @@ LEAD_IN_SPIN_MS = 0.1
 LEAD_IN_MAX_MS = 10.0
 SPIN_CYCLES_PER_MS = 1_980_000
 HOST_MS_SETTLE = 4
+# The late-work check (right_only_after_device_sync): a spin queued on the timed stream before the
+# variant runs, long enough for the host to queue the variant and the harness's copy of its output
+# behind it (3x the variant's host time, 1-100 ms). When it ends, the copy runs at once, whatever
+# the host's latency: work the variant left on another stream is then still running, however
+# short it is (late_short: 50 us on an H100 read as finished when the copy waited on the host).
+LATE_GATE_MIN_MS = 1.0
+LATE_GATE_MAX_MS = 100.0
+LATE_GATE_HOST_FACTOR = 3
+# A variant that cannot be captured in a CUDA graph is timed as calls back to back, as many as its
+# graph would have launched, but no more than fit in this many ms of one call's measured time (a
+# 50 ms call, 200 times a sample, outlasted the case's timeout: zeros_fast, H100 2026-11-23).
+BATCH_SAMPLE_MAX_MS = 50.0
+# The input values a graph's replay is checked on after timing: not those it was captured with.
+FRESH_SEED = 2_000_003
 
 
 def drain_flagged(drain_ms, event_ms):
     return drain_ms > max(DRAIN_FLAG_MS, DRAIN_FLAG_FRACTION * event_ms)
+
+
+def late_gate_ms(host_ms):
+    """The spin ahead of the late-work check's run: LATE_GATE_HOST_FACTOR times the host's time to
+    queue the variant, within [LATE_GATE_MIN_MS, LATE_GATE_MAX_MS]."""
+    return min(LATE_GATE_MAX_MS, max(LATE_GATE_MIN_MS, LATE_GATE_HOST_FACTOR * (host_ms or 0.0)))
 
 
 class Bench:
@@ -142,17 +162,65 @@ def is_out_of_memory(torch, exc):
     return (oom is not None and isinstance(exc, oom)) or "CUDA out of memory" in str(exc)
 
 
+def exit_unusable(error, why="the CUDA context was lost"):
+    """Ends a worker whose process can no longer run CUDA work correctly, the error written to the
+    shared `current` text for the parent (which names the variant it was running)."""
+    arr = CURRENT["array"]
+    if arr is not None:
+        variant, _, phase = bytes(arr.value).decode(errors="replace").partition("\t")
+        arr.value = f"{variant}\t{phase.partition(chr(9))[0]}\t{error}".encode()[:250]
+    print(f"[kernelgate worker] {why} ({error}); exiting", file=sys.stderr, flush=True)
+    os._exit(EXIT_CONTEXT_LOST)
+
+
 def _error(kind, exc):
     """The error record of an exception; a lost CUDA context ends the worker instead."""
     if context_lost():
-        arr = CURRENT["array"]
-        if arr is not None:
-            variant, _, phase = bytes(arr.value).decode(errors="replace").partition("\t")
-            arr.value = f"{variant}\t{phase.partition(chr(9))[0]}\t{type(exc).__name__}: {exc}".encode()[:250]
-        print(f"[kernelgate worker] the CUDA context was lost ({type(exc).__name__}: {exc}); exiting", file=sys.stderr, flush=True)
-        os._exit(EXIT_CONTEXT_LOST)
+        exit_unusable(f"{type(exc).__name__}: {exc}")
     tail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-2000:]
     return {"kind": kind, "message": f"{type(exc).__name__}: {exc}"[:2000], "log_tail": tail}
+
+
+class CaptureFailed(Exception):
+    """A CUDA graph capture that made no graph, already cleaned up. `error` is the first error
+    (the variant's own when it raised while captured); `unjoined` says that ending the capture
+    found work on another stream the capturing stream never waited for."""
+
+    def __init__(self, errors):
+        self.error = short_error(errors[0])
+        self.unjoined = any(is_unjoined(e) for e in errors)
+        super().__init__(self.error)
+
+
+UNJOINED_MARKS = ("cudaErrorStreamCaptureUnjoined", "capturing stream has unjoined work")
+
+
+def is_unjoined(exc):
+    return any(mark in str(exc) for mark in UNJOINED_MARKS)
+
+
+def short_error(exc):
+    """'Type: first line of the message' (CUDA errors append four lines of advice)."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"
+
+
+def reset_rng_after_capture(torch):
+    """True when the CUDA RNG had to be taken out of capture mode. PyTorch registers the default
+    generator with a graph at capture_begin and releases it only when capture_end succeeds; after
+    a failed one, the next random draw outside a capture raises "Offset increment outside graph
+    capture encountered unexpectedly". The generator then gets a copy of its own state (same seed
+    and offset, no capture)."""
+    try:
+        torch.empty(1, device="cuda").uniform_()
+        return False
+    except RuntimeError as e:
+        if "outside graph capture" not in str(e):
+            raise
+    for gen in torch.cuda.default_generators:
+        gen.graphsafe_set_state(gen.clone_state())
+    torch.empty(1, device="cuda").uniform_()
+    return True
 
 
 def fingerprint(inputs):
@@ -211,6 +279,7 @@ class Worker:
         self.fault = faults.parse(options.get("fault"))
         self.nvml = None
         self.warmed_up = False
+        self.capture_stream = None  # made on the first capture, kept for the worker's life
         if self.device == "cuda":
             from .environment import Nvml
 
@@ -312,18 +381,20 @@ class Worker:
         out.fill_(math.nan)
         drain_ms = event_ms = None
         if self.device == "cuda" and first:
-            res, drain_ms, event_ms = self.drain_probe(lambda: run(inputs, out))
+            res, drain_ms, event_ms, host_ms = self.drain_probe(lambda: run(inputs, out))
             # One host-timed synchronize() is no evidence: the host thread can be descheduled
             # between the two waits (a correct kernel read 0.65 ms on an H100 push run, issue 9). A
             # variant is flagged only when every repeat leaves work behind; the least is kept.
             for _ in range(DRAIN_CONFIRM_REPEATS):
                 if not drain_flagged(drain_ms, event_ms):
                     break
-                _, again_ms, again_event_ms = self.drain_probe(lambda: run(inputs, self.module.output_like(inputs, params)))
+                _, again_ms, again_event_ms, _ = self.drain_probe(lambda: run(inputs, self.module.output_like(inputs, params)))
                 if again_ms < drain_ms:
                     drain_ms, event_ms = again_ms, again_event_ms
         else:
+            t0 = time.perf_counter()
             res = run(inputs, out)
+            host_ms = (time.perf_counter() - t0) * 1e3
             _sync(torch, self.device)
         wrote_out = res.data_ptr() == out.data_ptr()
         res1 = res.clone()
@@ -344,9 +415,13 @@ class Worker:
         diff = (res1.float() - res2.float()).abs()[both]
         repeat = None if moved_nonfinite else (float(diff.max()) if diff.numel() else 0.0)
         rel, mx = self.error_vs(res1, ref, idx)
+        numel = res1.numel()
         late = False
-        if self.device == "cuda" and (n_unwritten or n_nan or rel is None or rel > self.tolerance(params)["rel_l2"]):
-            late = self.right_only_after_device_sync(run, inputs, params, ref, idx)
+        if self.device == "cuda" and (first or n_unwritten or n_nan or rel is None or rel > self.tolerance(params)["rel_l2"]):
+            # Always on the first seed: short work left on another stream need not make this
+            # check's own runs wrong (late_short passed on the H100 with its 50 us, 2026-11-23).
+            del res1, res2, diff, both, fin1, fin2, nan1, unwritten
+            late = self.right_only_after_device_sync(run, inputs, params, ref, idx, host_ms)
         return {
             "late_work": late,
             "seed": seed,
@@ -355,24 +430,28 @@ class Worker:
             "nan": n_nan,
             "inf": n_inf,
             "unwritten": n_unwritten,
-            "numel": res1.numel(),
+            "numel": numel,
             "repeat": repeat,
             "moved_nonfinite": moved_nonfinite,
             "drain_ms": drain_ms,
             "event_ms": event_ms,
         }
 
-    def right_only_after_device_sync(self, run, inputs, params, ref, idx):
-        """A wrong output that is right once the whole device is synchronised: the variant left
-        work on another stream (named as such however short it is; the drain probe's floor only
-        sees long work)."""
+    def right_only_after_device_sync(self, run, inputs, params, ref, idx, host_ms=0.0):
+        """A wrong output when the timed stream is done that is right once the whole device is
+        synchronised: the variant left work on another stream (named as such however short it is;
+        the drain probe's floor only sees long work). The variant runs behind a spin on the timed
+        stream (LATE_GATE_*) and its output is copied on that stream right behind it, so the copy
+        starts the moment the variant's own work on the timed stream is done, whatever the host's
+        latency. A variant whose work all waits on the timed stream cannot fail this."""
         torch = self.torch
         tol = self.tolerance(params)["rel_l2"]
         out = self.module.output_like(inputs, params)
         out.fill_(math.nan)
+        gate_ms = late_gate_ms(host_ms)
         torch.cuda.synchronize()
+        torch.cuda._sleep(int(gate_ms * SPIN_CYCLES_PER_MS))
         res = run(inputs, out)
-        torch.cuda.current_stream().synchronize()
         early = res.clone()
         torch.cuda.synchronize()
         rel_early, _ = self.error_vs(early, ref, idx)
@@ -380,17 +459,20 @@ class Worker:
         return (rel_early is None or rel_early > tol) and rel_late is not None and rel_late <= tol
 
     def drain_probe(self, fn):
-        """(result, ms the device stayed busy after the timed stream's end event, ms between the events)."""
+        """(result, ms the device stayed busy after the timed stream's end event, ms between the
+        events, ms the host took to queue fn)."""
         torch = self.torch
         torch.cuda.synchronize()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
+        h0 = time.perf_counter()
         res = fn()
+        host_ms = (time.perf_counter() - h0) * 1e3
         end.record()
         end.synchronize()
         t0 = time.perf_counter()
         torch.cuda.synchronize()
-        return res, (time.perf_counter() - t0) * 1e3, start.elapsed_time(end)
+        return res, (time.perf_counter() - t0) * 1e3, start.elapsed_time(end), host_ms
 
     def error_vs(self, out, ref, idx):
         """(rel_l2, max_abs) of out against the oracle over the part it covers; (None, None) if NaN/Inf."""
@@ -500,14 +582,35 @@ class Worker:
                 try:
                     graph, b.graph_out[v] = self.capture(lambda v=v: b.call(v, 0), n)
                     b.graphs[v] = (graph, n)
+                except CaptureFailed as e:
+                    if e.unjoined:
+                        records[v].update(status="error", error=unjoined_error(e.error))
+                        continue
+                    # Not capturable (e.g. a host sync inside): calls back to back between one
+                    # event pair. That includes the host's launch cost, but amortised over the
+                    # calls it no longer swings with one launch's latency.
+                    b.batched[v] = self.batch_calls(lambda v=v: b.call(v, 0), n)
+                    print(f"[kernelgate worker] {v}: not capturable in a CUDA graph ({e.error}); timing {b.batched[v]} calls back to back", file=sys.stderr, flush=True)
                 except Exception as e:
-                    # Not capturable (e.g. a host sync inside): n calls back to back between one
-                    # event pair. That includes the host's launch cost, but amortised over n calls
-                    # it no longer swings with one launch's latency.
-                    print(f"[kernelgate worker] {v}: CUDA graph capture failed ({type(e).__name__}: {e}); timing {n} calls back to back", file=sys.stderr)
-                    torch.cuda.synchronize()
-                    b.batched[v] = n
+                    # Raised while called for the capture's warm-up, outside any capture.
+                    records[v].update(status="error", error=_error("bench", e))
+            b.names = [v for v in names if records[v].get("status") == "ok"]
+            if not b.names:
+                b.release()
+                return None
         return b
+
+    def batch_calls(self, call, n):
+        """Calls per sample for a variant timed back to back: the n its graph would have launched,
+        fewer when n of its calls would outlast BATCH_SAMPLE_MAX_MS (the fastest of two calls)."""
+        best = math.inf
+        for _ in range(2):
+            self.torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            call()
+            self.torch.cuda.synchronize()
+            best = min(best, (time.perf_counter() - t0) * 1e3)
+        return batch_count(n, best)
 
     def warm(self, b, names, seconds, min_rounds=3):
         """Every variant in turn, for `seconds` (clocks settle as power reaches its cap)."""
@@ -634,7 +737,8 @@ class Worker:
                 out = b.graph_out[v]
                 out.fill_(math.nan)
                 b.graphs[v][0].replay()
-                self.torch.cuda.synchronize()
+                if self.device == "cuda":
+                    self.torch.cuda.synchronize()
                 rel, _ = self.error_vs(out, b.ref0, b.idx)
                 rec["correctness"]["graph_replay_rel_l2"] = rel
                 if rel is None or rel > tol["rel_l2"]:
@@ -660,10 +764,77 @@ class Worker:
                 else:
                     problem = f"the output of the timed runs on input set {k} is wrong ({shown} > tolerance {tol['rel_l2']:.1e}) while set 0 is right: a stale result (an answer computed for other inputs returned again?)"
             if problem:
-                rec["status"] = "fail"
-                rec["correctness"]["status"] = "FAIL"
-                rec["correctness"]["message"] = problem
+                fail_with(rec, problem)
+        self.check_replays_on_fresh_values(b, tol)
         b.release()
+
+    def check_replays_on_fresh_values(self, b, tol):
+        """Each graph that passed is replayed once more after new values (FRESH_SEED's inputs)
+        were copied into the input tensors it was captured with, and checked against their
+        oracle: a graph that replays an answer computed at capture (a copy of a cached result, a
+        branch taken on the values seen then) is right on the captured values only. On the H100
+        `stale` passed (2026-11-23): its graph replayed a copy of its first answer, and a
+        graph-timed case has one input set. Skipped when the case's inputs cannot be rewritten in
+        place (other shapes or non-tensor values for the new seed, or sparse tensors whose parts
+        do not follow their strided parts)."""
+        names = [v for v in b.names if v in b.graphs and b.records[v].get("status") == "ok"]
+        if not names:
+            return
+        self.mark(",".join(names), "graph replay on new input values")
+        ref = self.refill_inputs(b.sets[0], b.params)
+        if ref is None:
+            return
+        for v in names:
+            self.mark(v, "graph replay on new input values")
+            out = b.graph_out[v]
+            out.fill_(math.nan)
+            b.graphs[v][0].replay()
+            if self.device == "cuda":
+                self.torch.cuda.synchronize()
+            rel, _ = self.error_vs(out, ref, b.idx)
+            corr = b.records[v]["correctness"]
+            before = corr.get("graph_replay_rel_l2")
+            # graph_replay_rel_l2: the worse of the two replays.
+            corr["graph_replay_rel_l2"] = None if rel is None or before is None else max(rel, before)
+            if rel is None or rel > tol["rel_l2"]:
+                shown = "NaN/Inf" if rel is None else f"rel_l2 {rel:.3e}"
+                fail_with(
+                    b.records[v],
+                    f"the CUDA graph's replay is wrong ({shown} > tolerance {tol['rel_l2']:.1e}) once new values are written into the input tensors it was captured with, "
+                    "and right on the values it saw at capture: a stale result (the graph replays an answer computed for other inputs, or a choice made on the values seen while captured)",
+                )
+
+    def refill_inputs(self, inputs, params):
+        """Writes FRESH_SEED's input values into `inputs` in place and returns their oracle; None
+        (the check is skipped) when the new values cannot be written exactly."""
+        torch = self.torch
+        new = self.module.make_inputs(dict(params), FRESH_SEED, self.device)
+        if set(new) != set(inputs):
+            return None
+        strided = []
+        for k, x in new.items():
+            y = inputs[k]
+            if isinstance(x, torch.Tensor) != isinstance(y, torch.Tensor):
+                return None
+            if not isinstance(x, torch.Tensor):
+                try:
+                    if bool(x != y):
+                        return None
+                except Exception:
+                    return None
+                continue
+            if x.layout != y.layout or x.dtype != y.dtype or x.device != y.device or x.shape != y.shape:
+                return None
+            if x.layout == torch.strided:
+                strided.append((y, x))
+        if not strided:
+            return None
+        for y, x in strided:
+            y.copy_(x)
+        if fingerprint(inputs) != fingerprint(new):
+            # A sparse tensor whose parts are not views of the strided inputs kept its old values.
+            return None
+        return self.module.oracle(new, params)
 
     def bench(self, params, records, runners, ref0, idx):
         """Times one revision's variants here, round by round, each until its stop rule says so."""
@@ -734,6 +905,14 @@ class Worker:
         return lambda: start.elapsed_time(end) / per
 
     def capture(self, fn, n):
+        """(graph of n calls, the output of the last). A capture that fails is ended and cleaned up
+        before anything else runs in this process (recover_from_capture), then raises
+        CaptureFailed with the variant's own error (not the "operation failed due to a previous
+        error during capture" that ending the capture adds). torch.cuda.graph() did not: when
+        its capture_end raised, the capture's stream stayed the current stream and the CUDA RNG
+        stayed in capture mode, so every later random draw in the worker raised "Offset
+        increment outside graph capture encountered unexpectedly" (other_stream, H100
+        2026-11-23)."""
         torch = self.torch
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
@@ -741,12 +920,51 @@ class Worker:
             for _ in range(3):
                 fn()
         torch.cuda.current_stream().wait_stream(side)
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            for _ in range(n):
-                res = fn()
         torch.cuda.synchronize()
-        return g, res
+        torch.cuda.empty_cache()
+        if self.capture_stream is None:
+            self.capture_stream = torch.cuda.Stream()
+        stream = self.capture_stream
+        g = torch.cuda.CUDAGraph()
+        errors, res = [], None
+        with torch.cuda.stream(stream):  # left however the capture ends
+            g.capture_begin(capture_error_mode="global")
+            try:
+                for _ in range(n):
+                    res = fn()
+            except Exception as e:
+                errors.append(e)
+            try:
+                g.capture_end()
+            except Exception as e:
+                errors.append(e)
+        if not errors:
+            torch.cuda.synchronize()
+            return g, res
+        del g, res
+        failed = CaptureFailed(errors)
+        problem = self.recover_from_capture(stream)
+        if problem:
+            exit_unusable(f"{failed.error}; after it {problem}", why="a failed CUDA graph capture left the process unusable")
+        raise failed
+
+    def recover_from_capture(self, stream):
+        """Brings the process back after a failed capture: None once it works again, else what is
+        still wrong (the worker then ends and is restarted; the variant is named by the parent)."""
+        torch = self.torch
+        with torch.cuda.stream(stream):
+            still = torch.cuda.is_current_stream_capturing()
+        if still:
+            self.capture_stream = None
+            return "its stream is still capturing"
+        try:
+            reset_rng_after_capture(torch)
+            torch.cuda.synchronize()
+            torch.empty(64, device="cuda").uniform_().add_(1)  # a random draw and a kernel
+            torch.cuda.synchronize()
+        except Exception as e:
+            return f"the device does not work ({short_error(e)})"
+        return None
 
     # -- one case ------------------------------------------------------------------------------
 
@@ -817,6 +1035,24 @@ class Worker:
         raise ValueError(f"unknown paired op {op!r}")
 
 
+def batch_count(n, call_ms):
+    """n, or as many calls of call_ms as fit in BATCH_SAMPLE_MAX_MS (at least one)."""
+    if n * call_ms <= BATCH_SAMPLE_MAX_MS:
+        return n
+    return max(1, int(BATCH_SAMPLE_MAX_MS // call_ms))
+
+
+def unjoined_error(detail):
+    """The other-stream error of a variant whose capture found unjoined work."""
+    return {
+        "kind": "other-stream",
+        "message": (
+            f"capturing its calls in a CUDA graph found work on another stream that the timed stream never waits for ({detail}): "
+            "the variant launches work on another stream than the one timed, so events would not measure it and its output can be read before it is written"
+        ),
+    }
+
+
 def refuse_zero_time(rec):
     """A median of 0 ms is no measurement: no throughput follows from it, and the above-peak check
     could not run. The case is an error that says why."""
@@ -824,6 +1060,15 @@ def refuse_zero_time(rec):
     if t and rec.get("status") == "ok" and not t.get("median_ms", 0) > 0:
         rec["status"] = "error"
         rec["error"] = {"kind": "zero_time", "message": f"timed at {t.get('median_ms', 0):g} ms (median of {t.get('n_samples', 0)} samples): the events around the call saw no work on the timed stream (the work ran elsewhere, or none was done); no throughput follows and the above-peak check cannot run"}
+
+
+def fail_with(rec, problem):
+    """A verified variant's record turned into a failure with `problem` (the first one found)."""
+    if rec.get("status") == "fail":
+        return
+    rec["status"] = "fail"
+    rec["correctness"]["status"] = "FAIL"
+    rec["correctness"]["message"] = problem
 
 
 def fail_untimed(records, error):
