@@ -2,7 +2,8 @@
 # The planted-fault module (test/python/fixtures/kernels/faulty: one faulty variant per class the
 # harness must catch, beside a correct `good`) through the harness on the GPU, recorded for
 # test/fixtures/recorded/faults-h100 and test/python/test_faults_recorded.py. The variants that
-# hang or kill the process are left out here (they cost their timeouts; the CPU tests cover them).
+# hang or kill the process on purpose (hang, crash) are left out here (they cost their timeouts;
+# the CPU tests cover them); poison and device_assert, which kill it as their fault's effect, are in.
 # Usage: scripts/gpu-faults.sh OUTDIR
 set -uo pipefail
 out=${1:?usage: gpu-faults.sh OUTDIR}
