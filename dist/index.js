@@ -1075,14 +1075,14 @@ var require_util = __commonJS({
         }
         const port = url.port != null ? url.port : url.protocol === "https:" ? 443 : 80;
         let origin = url.origin != null ? url.origin : `${url.protocol || ""}//${url.hostname || ""}:${port}`;
-        let path6 = url.path != null ? url.path : `${url.pathname || ""}${url.search || ""}`;
+        let path9 = url.path != null ? url.path : `${url.pathname || ""}${url.search || ""}`;
         if (origin[origin.length - 1] === "/") {
           origin = origin.slice(0, origin.length - 1);
         }
-        if (path6 && path6[0] !== "/") {
-          path6 = `/${path6}`;
+        if (path9 && path9[0] !== "/") {
+          path9 = `/${path9}`;
         }
-        return new URL(`${origin}${path6}`);
+        return new URL(`${origin}${path9}`);
       }
       if (!isHttpOrHttpsPrefixed(url.origin || url.protocol)) {
         throw new InvalidArgumentError("Invalid URL protocol: the URL must start with `http:` or `https:`.");
@@ -1533,39 +1533,39 @@ var require_diagnostics = __commonJS({
       });
       diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
         const {
-          request: { method, path: path6, origin }
+          request: { method, path: path9, origin }
         } = evt;
-        debuglog("sending request to %s %s/%s", method, origin, path6);
+        debuglog("sending request to %s %s/%s", method, origin, path9);
       });
       diagnosticsChannel.channel("undici:request:headers").subscribe((evt) => {
         const {
-          request: { method, path: path6, origin },
+          request: { method, path: path9, origin },
           response: { statusCode }
         } = evt;
         debuglog(
           "received response to %s %s/%s - HTTP %d",
           method,
           origin,
-          path6,
+          path9,
           statusCode
         );
       });
       diagnosticsChannel.channel("undici:request:trailers").subscribe((evt) => {
         const {
-          request: { method, path: path6, origin }
+          request: { method, path: path9, origin }
         } = evt;
-        debuglog("trailers received from %s %s/%s", method, origin, path6);
+        debuglog("trailers received from %s %s/%s", method, origin, path9);
       });
       diagnosticsChannel.channel("undici:request:error").subscribe((evt) => {
         const {
-          request: { method, path: path6, origin },
+          request: { method, path: path9, origin },
           error: error2
         } = evt;
         debuglog(
           "request to %s %s/%s errored - %s",
           method,
           origin,
-          path6,
+          path9,
           error2.message
         );
       });
@@ -1614,9 +1614,9 @@ var require_diagnostics = __commonJS({
         });
         diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
           const {
-            request: { method, path: path6, origin }
+            request: { method, path: path9, origin }
           } = evt;
-          debuglog("sending request to %s %s/%s", method, origin, path6);
+          debuglog("sending request to %s %s/%s", method, origin, path9);
         });
       }
       diagnosticsChannel.channel("undici:websocket:open").subscribe((evt) => {
@@ -1679,7 +1679,7 @@ var require_request = __commonJS({
     var kHandler = /* @__PURE__ */ Symbol("handler");
     var Request = class {
       constructor(origin, {
-        path: path6,
+        path: path9,
         method,
         body,
         headers,
@@ -1694,11 +1694,11 @@ var require_request = __commonJS({
         expectContinue,
         servername
       }, handler2) {
-        if (typeof path6 !== "string") {
+        if (typeof path9 !== "string") {
           throw new InvalidArgumentError("path must be a string");
-        } else if (path6[0] !== "/" && !(path6.startsWith("http://") || path6.startsWith("https://")) && method !== "CONNECT") {
+        } else if (path9[0] !== "/" && !(path9.startsWith("http://") || path9.startsWith("https://")) && method !== "CONNECT") {
           throw new InvalidArgumentError("path must be an absolute URL or start with a slash");
-        } else if (invalidPathRegex.test(path6)) {
+        } else if (invalidPathRegex.test(path9)) {
           throw new InvalidArgumentError("invalid request path");
         }
         if (typeof method !== "string") {
@@ -1764,7 +1764,7 @@ var require_request = __commonJS({
         this.completed = false;
         this.aborted = false;
         this.upgrade = upgrade || null;
-        this.path = query ? buildURL(path6, query) : path6;
+        this.path = query ? buildURL(path9, query) : path9;
         this.origin = origin;
         this.idempotent = idempotent == null ? method === "HEAD" || method === "GET" : idempotent;
         this.blocking = blocking == null ? false : blocking;
@@ -3658,7 +3658,7 @@ var require_data_url = __commonJS({
 var require_webidl = __commonJS({
   "node_modules/undici/lib/web/fetch/webidl.js"(exports2, module) {
     "use strict";
-    var { types, inspect } = __require("node:util");
+    var { types, inspect: inspect2 } = __require("node:util");
     var { markAsUncloneable } = __require("node:worker_threads");
     var { toUSVString } = require_util();
     var webidl = {};
@@ -3805,7 +3805,7 @@ var require_webidl = __commonJS({
         case "Symbol":
           return `Symbol(${V.description})`;
         case "Object":
-          return inspect(V);
+          return inspect2(V);
         case "String":
           return `"${V}"`;
         default:
@@ -6457,7 +6457,7 @@ var require_client_h1 = __commonJS({
       return method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE" && method !== "CONNECT";
     }
     function writeH1(client, request2) {
-      const { method, path: path6, host, upgrade, blocking, reset } = request2;
+      const { method, path: path9, host, upgrade, blocking, reset } = request2;
       let { body, headers, contentLength } = request2;
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH" || method === "QUERY" || method === "PROPFIND" || method === "PROPPATCH";
       if (util.isFormDataLike(body)) {
@@ -6538,7 +6538,7 @@ var require_client_h1 = __commonJS({
       if (blocking) {
         socket[kBlocking] = true;
       }
-      let header = `${method} ${path6} HTTP/1.1\r
+      let header = `${method} ${path9} HTTP/1.1\r
 `;
       if (typeof host === "string") {
         header += `host: ${host}\r
@@ -7067,7 +7067,7 @@ var require_client_h2 = __commonJS({
     }
     function writeH2(client, request2) {
       const session = client[kHTTP2Session];
-      const { method, path: path6, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
+      const { method, path: path9, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
       let { body } = request2;
       if (upgrade) {
         util.errorRequest(client, request2, new Error("Upgrade not supported for H2"));
@@ -7164,7 +7164,7 @@ var require_client_h2 = __commonJS({
         });
         return true;
       }
-      headers[HTTP2_HEADER_PATH] = path6;
+      headers[HTTP2_HEADER_PATH] = path9;
       headers[HTTP2_HEADER_SCHEME] = "https";
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH";
       if (body && typeof body.read === "function") {
@@ -7517,9 +7517,9 @@ var require_redirect_handler = __commonJS({
           return this.handler.onHeaders(statusCode, headers, resume, statusText);
         }
         const { origin, pathname, search } = util.parseURL(new URL(this.location, this.opts.origin && new URL(this.opts.path, this.opts.origin)));
-        const path6 = search ? `${pathname}${search}` : pathname;
+        const path9 = search ? `${pathname}${search}` : pathname;
         this.opts.headers = cleanRequestHeaders(this.opts.headers, statusCode === 303, this.opts.origin !== origin);
-        this.opts.path = path6;
+        this.opts.path = path9;
         this.opts.origin = origin;
         this.opts.maxRedirections = 0;
         this.opts.query = null;
@@ -8758,10 +8758,10 @@ var require_proxy_agent = __commonJS({
         };
         const {
           origin,
-          path: path6 = "/",
+          path: path9 = "/",
           headers = {}
         } = opts;
-        opts.path = origin + path6;
+        opts.path = origin + path9;
         if (!("host" in headers) && !("Host" in headers)) {
           const { host } = new URL2(origin);
           headers.host = host;
@@ -10733,20 +10733,20 @@ var require_mock_utils = __commonJS({
       }
       return true;
     }
-    function safeUrl(path6) {
-      if (typeof path6 !== "string") {
-        return path6;
+    function safeUrl(path9) {
+      if (typeof path9 !== "string") {
+        return path9;
       }
-      const pathSegments = path6.split("?");
+      const pathSegments = path9.split("?");
       if (pathSegments.length !== 2) {
-        return path6;
+        return path9;
       }
       const qp = new URLSearchParams(pathSegments.pop());
       qp.sort();
       return [...pathSegments, qp.toString()].join("?");
     }
-    function matchKey(mockDispatch2, { path: path6, method, body, headers }) {
-      const pathMatch = matchValue(mockDispatch2.path, path6);
+    function matchKey(mockDispatch2, { path: path9, method, body, headers }) {
+      const pathMatch = matchValue(mockDispatch2.path, path9);
       const methodMatch = matchValue(mockDispatch2.method, method);
       const bodyMatch = typeof mockDispatch2.body !== "undefined" ? matchValue(mockDispatch2.body, body) : true;
       const headersMatch = matchHeaders(mockDispatch2, headers);
@@ -10768,7 +10768,7 @@ var require_mock_utils = __commonJS({
     function getMockDispatch(mockDispatches, key) {
       const basePath = key.query ? buildURL(key.path, key.query) : key.path;
       const resolvedPath = typeof basePath === "string" ? safeUrl(basePath) : basePath;
-      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path6 }) => matchValue(safeUrl(path6), resolvedPath));
+      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path9 }) => matchValue(safeUrl(path9), resolvedPath));
       if (matchedMockDispatches.length === 0) {
         throw new MockNotMatchedError(`Mock dispatch not matched for path '${resolvedPath}'`);
       }
@@ -10806,9 +10806,9 @@ var require_mock_utils = __commonJS({
       }
     }
     function buildKey(opts) {
-      const { path: path6, method, body, headers, query } = opts;
+      const { path: path9, method, body, headers, query } = opts;
       return {
-        path: path6,
+        path: path9,
         method,
         body,
         headers,
@@ -11271,10 +11271,10 @@ var require_pending_interceptors_formatter = __commonJS({
       }
       format(pendingInterceptors) {
         const withPrettyHeaders = pendingInterceptors.map(
-          ({ method, path: path6, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
+          ({ method, path: path9, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
             Method: method,
             Origin: origin,
-            Path: path6,
+            Path: path9,
             "Status code": statusCode,
             Persistent: persist ? PERSISTENT : NOT_PERSISTENT,
             Invocations: timesInvoked,
@@ -16153,9 +16153,9 @@ var require_util6 = __commonJS({
         }
       }
     }
-    function validateCookiePath(path6) {
-      for (let i = 0; i < path6.length; ++i) {
-        const code = path6.charCodeAt(i);
+    function validateCookiePath(path9) {
+      for (let i = 0; i < path9.length; ++i) {
+        const code = path9.charCodeAt(i);
         if (code < 32 || // exclude CTLs (0-31)
         code > 126 || // exclude DEL and non-ascii
         code === 59) {
@@ -19075,11 +19075,11 @@ var require_undici = __commonJS({
           if (typeof opts.path !== "string") {
             throw new InvalidArgumentError("invalid opts.path");
           }
-          let path6 = opts.path;
+          let path9 = opts.path;
           if (!opts.path.startsWith("/")) {
-            path6 = `/${path6}`;
+            path9 = `/${path9}`;
           }
-          url = new URL(util.parseOrigin(url).origin + path6);
+          url = new URL(util.parseOrigin(url).origin + path9);
         } else {
           if (!opts) {
             opts = typeof url === "object" ? url : {};
@@ -19227,17 +19227,17 @@ var require_visit = __commonJS({
     visit.BREAK = BREAK;
     visit.SKIP = SKIP;
     visit.REMOVE = REMOVE;
-    function visit_(key, node2, visitor, path6) {
-      const ctrl = callVisitor(key, node2, visitor, path6);
+    function visit_(key, node2, visitor, path9) {
+      const ctrl = callVisitor(key, node2, visitor, path9);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path6, ctrl);
-        return visit_(key, ctrl, visitor, path6);
+        replaceNode(key, path9, ctrl);
+        return visit_(key, ctrl, visitor, path9);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node2)) {
-          path6 = Object.freeze(path6.concat(node2));
+          path9 = Object.freeze(path9.concat(node2));
           for (let i = 0; i < node2.items.length; ++i) {
-            const ci = visit_(i, node2.items[i], visitor, path6);
+            const ci = visit_(i, node2.items[i], visitor, path9);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -19248,13 +19248,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity.isPair(node2)) {
-          path6 = Object.freeze(path6.concat(node2));
-          const ck = visit_("key", node2.key, visitor, path6);
+          path9 = Object.freeze(path9.concat(node2));
+          const ck = visit_("key", node2.key, visitor, path9);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node2.key = null;
-          const cv = visit_("value", node2.value, visitor, path6);
+          const cv = visit_("value", node2.value, visitor, path9);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -19275,17 +19275,17 @@ var require_visit = __commonJS({
     visitAsync.BREAK = BREAK;
     visitAsync.SKIP = SKIP;
     visitAsync.REMOVE = REMOVE;
-    async function visitAsync_(key, node2, visitor, path6) {
-      const ctrl = await callVisitor(key, node2, visitor, path6);
+    async function visitAsync_(key, node2, visitor, path9) {
+      const ctrl = await callVisitor(key, node2, visitor, path9);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path6, ctrl);
-        return visitAsync_(key, ctrl, visitor, path6);
+        replaceNode(key, path9, ctrl);
+        return visitAsync_(key, ctrl, visitor, path9);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node2)) {
-          path6 = Object.freeze(path6.concat(node2));
+          path9 = Object.freeze(path9.concat(node2));
           for (let i = 0; i < node2.items.length; ++i) {
-            const ci = await visitAsync_(i, node2.items[i], visitor, path6);
+            const ci = await visitAsync_(i, node2.items[i], visitor, path9);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -19296,13 +19296,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity.isPair(node2)) {
-          path6 = Object.freeze(path6.concat(node2));
-          const ck = await visitAsync_("key", node2.key, visitor, path6);
+          path9 = Object.freeze(path9.concat(node2));
+          const ck = await visitAsync_("key", node2.key, visitor, path9);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node2.key = null;
-          const cv = await visitAsync_("value", node2.value, visitor, path6);
+          const cv = await visitAsync_("value", node2.value, visitor, path9);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -19329,23 +19329,23 @@ var require_visit = __commonJS({
       }
       return visitor;
     }
-    function callVisitor(key, node2, visitor, path6) {
+    function callVisitor(key, node2, visitor, path9) {
       if (typeof visitor === "function")
-        return visitor(key, node2, path6);
+        return visitor(key, node2, path9);
       if (identity.isMap(node2))
-        return visitor.Map?.(key, node2, path6);
+        return visitor.Map?.(key, node2, path9);
       if (identity.isSeq(node2))
-        return visitor.Seq?.(key, node2, path6);
+        return visitor.Seq?.(key, node2, path9);
       if (identity.isPair(node2))
-        return visitor.Pair?.(key, node2, path6);
+        return visitor.Pair?.(key, node2, path9);
       if (identity.isScalar(node2))
-        return visitor.Scalar?.(key, node2, path6);
+        return visitor.Scalar?.(key, node2, path9);
       if (identity.isAlias(node2))
-        return visitor.Alias?.(key, node2, path6);
+        return visitor.Alias?.(key, node2, path9);
       return void 0;
     }
-    function replaceNode(key, path6, node2) {
-      const parent = path6[path6.length - 1];
+    function replaceNode(key, path9, node2) {
+      const parent = path9[path9.length - 1];
       if (identity.isCollection(parent)) {
         parent.items[key] = node2;
       } else if (identity.isPair(parent)) {
@@ -19501,12 +19501,12 @@ var require_directives = __commonJS({
        * Given a fully resolved tag, returns its printable string form,
        * taking into account current tag prefixes and defaults.
        */
-      tagString(tag2) {
+      tagString(tag) {
         for (const [handle, prefix] of Object.entries(this.tags)) {
-          if (tag2.startsWith(prefix))
-            return handle + escapeTagName(tag2.substring(prefix.length));
+          if (tag.startsWith(prefix))
+            return handle + escapeTagName(tag.substring(prefix.length));
         }
-        return tag2[0] === "!" ? tag2 : `!<${tag2}>`;
+        return tag[0] === "!" ? tag : `!<${tag}>`;
       }
       toString(doc) {
         const lines = this.yaml.explicit ? [`%YAML ${this.yaml.version || "1.2"}`] : [];
@@ -19957,10 +19957,10 @@ var require_Collection = __commonJS({
     var createNode = require_createNode();
     var identity = require_identity();
     var Node = require_Node();
-    function collectionFromPath(schema, path6, value) {
+    function collectionFromPath(schema, path9, value) {
       let v = value;
-      for (let i = path6.length - 1; i >= 0; --i) {
-        const k = path6[i];
+      for (let i = path9.length - 1; i >= 0; --i) {
+        const k = path9[i];
         if (typeof k === "number" && Number.isInteger(k) && k >= 0) {
           const a = [];
           a[k] = v;
@@ -19979,7 +19979,7 @@ var require_Collection = __commonJS({
         sourceObjects: /* @__PURE__ */ new Map()
       });
     }
-    var isEmptyPath = (path6) => path6 == null || typeof path6 === "object" && !!path6[Symbol.iterator]().next().done;
+    var isEmptyPath = (path9) => path9 == null || typeof path9 === "object" && !!path9[Symbol.iterator]().next().done;
     var Collection2 = class extends Node.NodeBase {
       constructor(type, schema) {
         super(type);
@@ -20009,11 +20009,11 @@ var require_Collection = __commonJS({
        * be a Pair instance or a `{ key, value }` object, which may not have a key
        * that already exists in the map.
        */
-      addIn(path6, value) {
-        if (isEmptyPath(path6))
+      addIn(path9, value) {
+        if (isEmptyPath(path9))
           this.add(value);
         else {
-          const [key, ...rest] = path6;
+          const [key, ...rest] = path9;
           const node2 = this.get(key, true);
           if (identity.isCollection(node2))
             node2.addIn(rest, value);
@@ -20027,8 +20027,8 @@ var require_Collection = __commonJS({
        * Removes a value from the collection.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path6) {
-        const [key, ...rest] = path6;
+      deleteIn(path9) {
+        const [key, ...rest] = path9;
         if (rest.length === 0)
           return this.delete(key);
         const node2 = this.get(key, true);
@@ -20042,8 +20042,8 @@ var require_Collection = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path6, keepScalar) {
-        const [key, ...rest] = path6;
+      getIn(path9, keepScalar) {
+        const [key, ...rest] = path9;
         const node2 = this.get(key, true);
         if (rest.length === 0)
           return !keepScalar && identity.isScalar(node2) ? node2.value : node2;
@@ -20061,8 +20061,8 @@ var require_Collection = __commonJS({
       /**
        * Checks if the collection includes a value with the key `key`.
        */
-      hasIn(path6) {
-        const [key, ...rest] = path6;
+      hasIn(path9) {
+        const [key, ...rest] = path9;
         if (rest.length === 0)
           return this.has(key);
         const node2 = this.get(key, true);
@@ -20072,8 +20072,8 @@ var require_Collection = __commonJS({
        * Sets a value in this collection. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path6, value) {
-        const [key, ...rest] = path6;
+      setIn(path9, value) {
+        const [key, ...rest] = path9;
         if (rest.length === 0) {
           this.set(key, value);
         } else {
@@ -20485,7 +20485,7 @@ ${indent}${start}${value}${end}`;
       const str = value.replace(/\n+/g, `$&
 ${indent}`);
       if (actualString) {
-        const test = (tag2) => tag2.default && tag2.tag !== "tag:yaml.org,2002:str" && tag2.test?.test(str);
+        const test = (tag) => tag.default && tag.tag !== "tag:yaml.org,2002:str" && tag.test?.test(str);
         const { compat, tags } = ctx.doc.schema;
         if (tags.some(test) || compat?.some(test))
           return quotedString(value, ctx);
@@ -20615,9 +20615,9 @@ var require_stringify = __commonJS({
         anchors$1.add(anchor);
         props.push(`&${anchor}`);
       }
-      const tag2 = node2.tag ?? (tagObj.default ? null : tagObj.tag);
-      if (tag2)
-        props.push(doc.directives.tagString(tag2));
+      const tag = node2.tag ?? (tagObj.default ? null : tagObj.tag);
+      if (tag)
+        props.push(doc.directives.tagString(tag));
       return props.join(" ");
     }
     function stringify(item, ctx, onComment, onChompKeep) {
@@ -20825,7 +20825,7 @@ var require_merge = __commonJS({
       }),
       stringify: () => MERGE_KEY
     };
-    var isMergeKey = (ctx, key) => (merge2.identify(key) || identity.isScalar(key) && (!key.type || key.type === Scalar.Scalar.PLAIN) && merge2.identify(key.value)) && ctx?.doc.schema.tags.some((tag2) => tag2.tag === merge2.tag && tag2.default);
+    var isMergeKey = (ctx, key) => (merge2.identify(key) || identity.isScalar(key) && (!key.type || key.type === Scalar.Scalar.PLAIN) && merge2.identify(key.value)) && ctx?.doc.schema.tags.some((tag) => tag.tag === merge2.tag && tag.default);
     function addMergeToJSMap(ctx, map, value) {
       const source = resolveAliasValue(ctx, value);
       if (identity.isSeq(source))
@@ -21492,14 +21492,14 @@ var require_bool = __commonJS({
 var require_stringifyNumber = __commonJS({
   "node_modules/yaml/dist/stringify/stringifyNumber.js"(exports2) {
     "use strict";
-    function stringifyNumber({ format, minFractionDigits, tag: tag2, value }) {
+    function stringifyNumber({ format, minFractionDigits, tag, value }) {
       if (typeof value === "bigint")
         return String(value);
       const num2 = typeof value === "number" ? value : Number(value);
       if (!isFinite(num2))
         return isNaN(num2) ? ".nan" : num2 < 0 ? "-.inf" : ".inf";
       let n = Object.is(value, -0) ? "-0" : JSON.stringify(value);
-      if (!format && minFractionDigits && (!tag2 || tag2 === "tag:yaml.org,2002:float") && /^-?\d/.test(n) && !n.includes("e")) {
+      if (!format && minFractionDigits && (!tag || tag === "tag:yaml.org,2002:float") && /^-?\d/.test(n) && !n.includes("e")) {
         let i = n.indexOf(".");
         if (i < 0) {
           i = n.length;
@@ -22374,17 +22374,17 @@ var require_tags = __commonJS({
         }
       }
       if (Array.isArray(customTags)) {
-        for (const tag2 of customTags)
-          tags = tags.concat(tag2);
+        for (const tag of customTags)
+          tags = tags.concat(tag);
       } else if (typeof customTags === "function") {
         tags = customTags(tags.slice());
       }
       if (addMergeTag)
         tags = tags.concat(merge2.merge);
-      return tags.reduce((tags2, tag2) => {
-        const tagObj = typeof tag2 === "string" ? tagsByName[tag2] : tag2;
+      return tags.reduce((tags2, tag) => {
+        const tagObj = typeof tag === "string" ? tagsByName[tag] : tag;
         if (!tagObj) {
-          const tagName = JSON.stringify(tag2);
+          const tagName = JSON.stringify(tag);
           const keys = Object.keys(tagsByName).map((key) => JSON.stringify(key)).join(", ");
           throw new Error(`Unknown custom tag ${tagName}; use one of ${keys}`);
         }
@@ -22588,9 +22588,9 @@ var require_Document = __commonJS({
           this.contents.add(value);
       }
       /** Adds a value to the document. */
-      addIn(path6, value) {
+      addIn(path9, value) {
         if (assertCollection(this.contents))
-          this.contents.addIn(path6, value);
+          this.contents.addIn(path9, value);
       }
       /**
        * Create a new `Alias` node, ensuring that the target `node` has the required anchor.
@@ -22624,7 +22624,7 @@ var require_Document = __commonJS({
           options = replacer;
           replacer = void 0;
         }
-        const { aliasDuplicateObjects, anchorPrefix, flow, keepUndefined, onTagObj, tag: tag2 } = options ?? {};
+        const { aliasDuplicateObjects, anchorPrefix, flow, keepUndefined, onTagObj, tag } = options ?? {};
         const { onAnchor, setAnchors, sourceObjects } = anchors.createNodeAnchors(
           this,
           // eslint-disable-next-line @typescript-eslint/prefer-nullish-coalescing
@@ -22639,7 +22639,7 @@ var require_Document = __commonJS({
           schema: this.schema,
           sourceObjects
         };
-        const node2 = createNode.createNode(value, tag2, ctx);
+        const node2 = createNode.createNode(value, tag, ctx);
         if (flow && identity.isCollection(node2))
           node2.flow = true;
         setAnchors();
@@ -22665,14 +22665,14 @@ var require_Document = __commonJS({
        * Removes a value from the document.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path6) {
-        if (Collection2.isEmptyPath(path6)) {
+      deleteIn(path9) {
+        if (Collection2.isEmptyPath(path9)) {
           if (this.contents == null)
             return false;
           this.contents = null;
           return true;
         }
-        return assertCollection(this.contents) ? this.contents.deleteIn(path6) : false;
+        return assertCollection(this.contents) ? this.contents.deleteIn(path9) : false;
       }
       /**
        * Returns item at `key`, or `undefined` if not found. By default unwraps
@@ -22687,10 +22687,10 @@ var require_Document = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path6, keepScalar) {
-        if (Collection2.isEmptyPath(path6))
+      getIn(path9, keepScalar) {
+        if (Collection2.isEmptyPath(path9))
           return !keepScalar && identity.isScalar(this.contents) ? this.contents.value : this.contents;
-        return identity.isCollection(this.contents) ? this.contents.getIn(path6, keepScalar) : void 0;
+        return identity.isCollection(this.contents) ? this.contents.getIn(path9, keepScalar) : void 0;
       }
       /**
        * Checks if the document includes a value with the key `key`.
@@ -22701,10 +22701,10 @@ var require_Document = __commonJS({
       /**
        * Checks if the document includes a value at `path`.
        */
-      hasIn(path6) {
-        if (Collection2.isEmptyPath(path6))
+      hasIn(path9) {
+        if (Collection2.isEmptyPath(path9))
           return this.contents !== void 0;
-        return identity.isCollection(this.contents) ? this.contents.hasIn(path6) : false;
+        return identity.isCollection(this.contents) ? this.contents.hasIn(path9) : false;
       }
       /**
        * Sets a value in this document. For `!!set`, `value` needs to be a
@@ -22721,13 +22721,13 @@ var require_Document = __commonJS({
        * Sets a value in this document. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path6, value) {
-        if (Collection2.isEmptyPath(path6)) {
+      setIn(path9, value) {
+        if (Collection2.isEmptyPath(path9)) {
           this.contents = value;
         } else if (this.contents == null) {
-          this.contents = Collection2.collectionFromPath(this.schema, Array.from(path6), value);
+          this.contents = Collection2.collectionFromPath(this.schema, Array.from(path9), value);
         } else if (assertCollection(this.contents)) {
-          this.contents.setIn(path6, value);
+          this.contents.setIn(path9, value);
         }
       }
       /**
@@ -22898,7 +22898,7 @@ var require_resolve_props = __commonJS({
       let reqSpace = false;
       let tab = null;
       let anchor = null;
-      let tag2 = null;
+      let tag = null;
       let newlineAfterProp = null;
       let comma = null;
       let found = null;
@@ -22944,7 +22944,7 @@ var require_resolve_props = __commonJS({
               commentSep += token.source;
             atNewline = true;
             hasNewline = true;
-            if (anchor || tag2)
+            if (anchor || tag)
               newlineAfterProp = token;
             hasSpace = true;
             break;
@@ -22960,9 +22960,9 @@ var require_resolve_props = __commonJS({
             reqSpace = true;
             break;
           case "tag": {
-            if (tag2)
+            if (tag)
               onError(token, "MULTIPLE_TAGS", "A node can have at most one tag");
-            tag2 = token;
+            tag = token;
             start ?? (start = token.offset);
             atNewline = false;
             hasSpace = false;
@@ -22970,7 +22970,7 @@ var require_resolve_props = __commonJS({
             break;
           }
           case indicator:
-            if (anchor || tag2)
+            if (anchor || tag)
               onError(token, "BAD_PROP_ORDER", `Anchors and tags must be after the ${token.source} indicator`);
             if (found)
               onError(token, "UNEXPECTED_TOKEN", `Unexpected ${token.source} in ${flow ?? "collection"}`);
@@ -23008,7 +23008,7 @@ var require_resolve_props = __commonJS({
         comment,
         hasNewline,
         anchor,
-        tag: tag2,
+        tag,
         newlineAfterProp,
         end,
         start: start ?? end
@@ -23105,8 +23105,8 @@ var require_resolve_block_map = __commonJS({
     var utilFlowIndentCheck = require_util_flow_indent_check();
     var utilMapIncludes = require_util_map_includes();
     var startColMsg = "All mapping items must start at the same column";
-    function resolveBlockMap({ composeNode, composeEmptyNode }, ctx, bm, onError, tag2) {
-      const NodeClass = tag2?.nodeClass ?? YAMLMap.YAMLMap;
+    function resolveBlockMap({ composeNode, composeEmptyNode }, ctx, bm, onError, tag) {
+      const NodeClass = tag?.nodeClass ?? YAMLMap.YAMLMap;
       const map = new NodeClass(ctx.schema);
       if (ctx.atRoot)
         ctx.atRoot = false;
@@ -23209,8 +23209,8 @@ var require_resolve_block_seq = __commonJS({
     var YAMLSeq = require_YAMLSeq();
     var resolveProps = require_resolve_props();
     var utilFlowIndentCheck = require_util_flow_indent_check();
-    function resolveBlockSeq({ composeNode, composeEmptyNode }, ctx, bs, onError, tag2) {
-      const NodeClass = tag2?.nodeClass ?? YAMLSeq.YAMLSeq;
+    function resolveBlockSeq({ composeNode, composeEmptyNode }, ctx, bs, onError, tag) {
+      const NodeClass = tag?.nodeClass ?? YAMLSeq.YAMLSeq;
       const seq = new NodeClass(ctx.schema);
       if (ctx.atRoot)
         ctx.atRoot = false;
@@ -23310,10 +23310,10 @@ var require_resolve_flow_collection = __commonJS({
     var utilMapIncludes = require_util_map_includes();
     var blockMsg = "Block collections are not allowed within flow collections";
     var isBlock = (token) => token && (token.type === "block-map" || token.type === "block-seq");
-    function resolveFlowCollection({ composeNode, composeEmptyNode }, ctx, fc, onError, tag2) {
+    function resolveFlowCollection({ composeNode, composeEmptyNode }, ctx, fc, onError, tag) {
       const isMap2 = fc.start.source === "{";
       const fcName = isMap2 ? "flow map" : "flow sequence";
-      const NodeClass = tag2?.nodeClass ?? (isMap2 ? YAMLMap.YAMLMap : YAMLSeq.YAMLSeq);
+      const NodeClass = tag?.nodeClass ?? (isMap2 ? YAMLMap.YAMLMap : YAMLSeq.YAMLSeq);
       const coll = new NodeClass(ctx.schema);
       coll.flow = true;
       const atRoot = ctx.atRoot;
@@ -23501,8 +23501,8 @@ var require_compose_collection = __commonJS({
     var resolveBlockMap = require_resolve_block_map();
     var resolveBlockSeq = require_resolve_block_seq();
     var resolveFlowCollection = require_resolve_flow_collection();
-    function resolveCollection(CN, ctx, token, onError, tagName, tag2) {
-      const coll = token.type === "block-map" ? resolveBlockMap.resolveBlockMap(CN, ctx, token, onError, tag2) : token.type === "block-seq" ? resolveBlockSeq.resolveBlockSeq(CN, ctx, token, onError, tag2) : resolveFlowCollection.resolveFlowCollection(CN, ctx, token, onError, tag2);
+    function resolveCollection(CN, ctx, token, onError, tagName, tag) {
+      const coll = token.type === "block-map" ? resolveBlockMap.resolveBlockMap(CN, ctx, token, onError, tag) : token.type === "block-seq" ? resolveBlockSeq.resolveBlockSeq(CN, ctx, token, onError, tag) : resolveFlowCollection.resolveFlowCollection(CN, ctx, token, onError, tag);
       const Coll = coll.constructor;
       if (tagName === "!" || tagName === Coll.tagName) {
         coll.tag = Coll.tagName;
@@ -23527,12 +23527,12 @@ var require_compose_collection = __commonJS({
       if (!tagToken || !tagName || tagName === "!" || tagName === YAMLMap.YAMLMap.tagName && expType === "map" || tagName === YAMLSeq.YAMLSeq.tagName && expType === "seq") {
         return resolveCollection(CN, ctx, token, onError, tagName);
       }
-      let tag2 = ctx.schema.tags.find((t) => t.tag === tagName && t.collection === expType);
-      if (!tag2) {
+      let tag = ctx.schema.tags.find((t) => t.tag === tagName && t.collection === expType);
+      if (!tag) {
         const kt = ctx.schema.knownTags[tagName];
         if (kt?.collection === expType) {
           ctx.schema.tags.push(Object.assign({}, kt, { default: false }));
-          tag2 = kt;
+          tag = kt;
         } else {
           if (kt) {
             onError(tagToken, "BAD_COLLECTION_TYPE", `${kt.tag} used for ${expType} collection, but expects ${kt.collection ?? "scalar"}`, true);
@@ -23542,13 +23542,13 @@ var require_compose_collection = __commonJS({
           return resolveCollection(CN, ctx, token, onError, tagName);
         }
       }
-      const coll = resolveCollection(CN, ctx, token, onError, tagName, tag2);
-      const res = tag2.resolve?.(coll, (msg) => onError(tagToken, "TAG_RESOLVE_FAILED", msg), ctx.options) ?? coll;
+      const coll = resolveCollection(CN, ctx, token, onError, tagName, tag);
+      const res = tag.resolve?.(coll, (msg) => onError(tagToken, "TAG_RESOLVE_FAILED", msg), ctx.options) ?? coll;
       const node2 = identity.isNode(res) ? res : new Scalar.Scalar(res);
       node2.range = coll.range;
       node2.tag = tagName;
-      if (tag2?.format)
-        node2.format = tag2.format;
+      if (tag?.format)
+        node2.format = tag.format;
       return node2;
     }
     exports2.composeCollection = composeCollection;
@@ -23970,18 +23970,18 @@ var require_compose_scalar = __commonJS({
     function composeScalar(ctx, token, tagToken, onError) {
       const { value, type, comment, range } = token.type === "block-scalar" ? resolveBlockScalar.resolveBlockScalar(ctx, token, onError) : resolveFlowScalar.resolveFlowScalar(token, ctx.options.strict, onError);
       const tagName = tagToken ? ctx.directives.tagName(tagToken.source, (msg) => onError(tagToken, "TAG_RESOLVE_FAILED", msg)) : null;
-      let tag2;
+      let tag;
       if (ctx.options.stringKeys && ctx.atKey) {
-        tag2 = ctx.schema[identity.SCALAR];
+        tag = ctx.schema[identity.SCALAR];
       } else if (tagName)
-        tag2 = findScalarTagByName(ctx.schema, value, tagName, tagToken, onError);
+        tag = findScalarTagByName(ctx.schema, value, tagName, tagToken, onError);
       else if (token.type === "scalar")
-        tag2 = findScalarTagByTest(ctx, value, token, onError);
+        tag = findScalarTagByTest(ctx, value, token, onError);
       else
-        tag2 = ctx.schema[identity.SCALAR];
+        tag = ctx.schema[identity.SCALAR];
       let scalar;
       try {
-        const res = tag2.resolve(value, (msg) => onError(tagToken ?? token, "TAG_RESOLVE_FAILED", msg), ctx.options);
+        const res = tag.resolve(value, (msg) => onError(tagToken ?? token, "TAG_RESOLVE_FAILED", msg), ctx.options);
         scalar = identity.isScalar(res) ? res : new Scalar.Scalar(res);
       } catch (error2) {
         const msg = error2 instanceof Error ? error2.message : String(error2);
@@ -23994,8 +23994,8 @@ var require_compose_scalar = __commonJS({
         scalar.type = type;
       if (tagName)
         scalar.tag = tagName;
-      if (tag2.format)
-        scalar.format = tag2.format;
+      if (tag.format)
+        scalar.format = tag.format;
       if (comment)
         scalar.comment = comment;
       return scalar;
@@ -24004,17 +24004,17 @@ var require_compose_scalar = __commonJS({
       if (tagName === "!")
         return schema[identity.SCALAR];
       const matchWithTest = [];
-      for (const tag2 of schema.tags) {
-        if (!tag2.collection && tag2.tag === tagName) {
-          if (tag2.default && tag2.test)
-            matchWithTest.push(tag2);
+      for (const tag of schema.tags) {
+        if (!tag.collection && tag.tag === tagName) {
+          if (tag.default && tag.test)
+            matchWithTest.push(tag);
           else
-            return tag2;
+            return tag;
         }
       }
-      for (const tag2 of matchWithTest)
-        if (tag2.test?.test(value))
-          return tag2;
+      for (const tag of matchWithTest)
+        if (tag.test?.test(value))
+          return tag;
       const kt = schema.knownTags[tagName];
       if (kt && !kt.collection) {
         schema.tags.push(Object.assign({}, kt, { default: false, test: void 0 }));
@@ -24024,17 +24024,17 @@ var require_compose_scalar = __commonJS({
       return schema[identity.SCALAR];
     }
     function findScalarTagByTest({ atKey, directives, schema }, value, token, onError) {
-      const tag2 = schema.tags.find((tag3) => (tag3.default === true || atKey && tag3.default === "key") && tag3.test?.test(value)) || schema[identity.SCALAR];
+      const tag = schema.tags.find((tag2) => (tag2.default === true || atKey && tag2.default === "key") && tag2.test?.test(value)) || schema[identity.SCALAR];
       if (schema.compat) {
-        const compat = schema.compat.find((tag3) => tag3.default && tag3.test?.test(value)) ?? schema[identity.SCALAR];
-        if (tag2.tag !== compat.tag) {
-          const ts = directives.tagString(tag2.tag);
+        const compat = schema.compat.find((tag2) => tag2.default && tag2.test?.test(value)) ?? schema[identity.SCALAR];
+        if (tag.tag !== compat.tag) {
+          const ts = directives.tagString(tag.tag);
           const cs = directives.tagString(compat.tag);
           const msg = `Value may be parsed as either ${ts} or ${cs}`;
           onError(token, "TAG_RESOLVE_FAILED", msg, true);
         }
       }
-      return tag2;
+      return tag;
     }
     exports2.composeScalar = composeScalar;
   }
@@ -24083,20 +24083,20 @@ var require_compose_node = __commonJS({
     var CN = { composeNode, composeEmptyNode };
     function composeNode(ctx, token, props, onError) {
       const atKey = ctx.atKey;
-      const { spaceBefore, comment, anchor, tag: tag2 } = props;
+      const { spaceBefore, comment, anchor, tag } = props;
       let node2;
       let isSrcToken = true;
       switch (token.type) {
         case "alias":
           node2 = composeAlias(ctx, token, onError);
-          if (anchor || tag2)
+          if (anchor || tag)
             onError(token, "ALIAS_PROPS", "An alias node must not specify any properties");
           break;
         case "scalar":
         case "single-quoted-scalar":
         case "double-quoted-scalar":
         case "block-scalar":
-          node2 = composeScalar.composeScalar(ctx, token, tag2, onError);
+          node2 = composeScalar.composeScalar(ctx, token, tag, onError);
           if (anchor)
             node2.anchor = anchor.source.substring(1);
           break;
@@ -24123,7 +24123,7 @@ var require_compose_node = __commonJS({
         onError(anchor, "BAD_ALIAS", "Anchor cannot be an empty string");
       if (atKey && ctx.options.stringKeys && (!identity.isScalar(node2) || typeof node2.value !== "string" || node2.tag && node2.tag !== "tag:yaml.org,2002:str")) {
         const msg = "With stringKeys, all keys must be strings";
-        onError(tag2 ?? token, "NON_STRING_KEY", msg);
+        onError(tag ?? token, "NON_STRING_KEY", msg);
       }
       if (spaceBefore)
         node2.spaceBefore = true;
@@ -24137,14 +24137,14 @@ var require_compose_node = __commonJS({
         node2.srcToken = token;
       return node2;
     }
-    function composeEmptyNode(ctx, offset, before, pos, { spaceBefore, comment, anchor, tag: tag2, end }, onError) {
+    function composeEmptyNode(ctx, offset, before, pos, { spaceBefore, comment, anchor, tag, end }, onError) {
       const token = {
         type: "scalar",
         offset: utilEmptyScalarPosition.emptyScalarPosition(offset, before, pos),
         indent: -1,
         source: ""
       };
-      const node2 = composeScalar.composeScalar(ctx, token, tag2, onError);
+      const node2 = composeScalar.composeScalar(ctx, token, tag, onError);
       if (anchor) {
         node2.anchor = anchor.source.substring(1);
         if (node2.anchor === "")
@@ -24688,9 +24688,9 @@ var require_cst_visit = __commonJS({
     visit.BREAK = BREAK;
     visit.SKIP = SKIP;
     visit.REMOVE = REMOVE;
-    visit.itemAtPath = (cst, path6) => {
+    visit.itemAtPath = (cst, path9) => {
       let item = cst;
-      for (const [field3, index] of path6) {
+      for (const [field3, index] of path9) {
         const tok = item?.[field3];
         if (tok && "items" in tok) {
           item = tok.items[index];
@@ -24699,23 +24699,23 @@ var require_cst_visit = __commonJS({
       }
       return item;
     };
-    visit.parentCollection = (cst, path6) => {
-      const parent = visit.itemAtPath(cst, path6.slice(0, -1));
-      const field3 = path6[path6.length - 1][0];
+    visit.parentCollection = (cst, path9) => {
+      const parent = visit.itemAtPath(cst, path9.slice(0, -1));
+      const field3 = path9[path9.length - 1][0];
       const coll = parent?.[field3];
       if (coll && "items" in coll)
         return coll;
       throw new Error("Parent collection not found");
     };
-    function _visit(path6, item, visitor) {
-      let ctrl = visitor(item, path6);
+    function _visit(path9, item, visitor) {
+      let ctrl = visitor(item, path9);
       if (typeof ctrl === "symbol")
         return ctrl;
       for (const field3 of ["key", "value"]) {
         const token = item[field3];
         if (token && "items" in token) {
           for (let i = 0; i < token.items.length; ++i) {
-            const ci = _visit(Object.freeze(path6.concat([[field3, i]])), token.items[i], visitor);
+            const ci = _visit(Object.freeze(path9.concat([[field3, i]])), token.items[i], visitor);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -24726,10 +24726,10 @@ var require_cst_visit = __commonJS({
             }
           }
           if (typeof ctrl === "function" && field3 === "key")
-            ctrl = ctrl(item, path6);
+            ctrl = ctrl(item, path9);
         }
       }
-      return typeof ctrl === "function" ? ctrl(item, path6) : ctrl;
+      return typeof ctrl === "function" ? ctrl(item, path9) : ctrl;
     }
     exports2.visit = visit;
   }
@@ -29709,8 +29709,8 @@ var require_utils2 = __commonJS({
       }
       return ind;
     }
-    function removeDotSegments(path6) {
-      let input = path6;
+    function removeDotSegments(path9) {
+      let input = path9;
       const output = [];
       let nextSlash = -1;
       let len = 0;
@@ -29784,11 +29784,11 @@ var require_utils2 = __commonJS({
       }
       return output.join("");
     }
-    function removeDotSegmentsRelative(path6) {
-      if (path6 === "" || path6[0] === "/") {
-        return removeDotSegments(path6);
+    function removeDotSegmentsRelative(path9) {
+      if (path9 === "" || path9[0] === "/") {
+        return removeDotSegments(path9);
       }
-      const segments = path6.split("/");
+      const segments = path9.split("/");
       const last = segments.length - 1;
       const output = [];
       let trailingDirectory = false;
@@ -30151,8 +30151,8 @@ var require_schemes = __commonJS({
       }
       if (wsComponent.resourceName) {
         const queryIndex = wsComponent.resourceName.indexOf("?");
-        const path6 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
-        wsComponent.path = path6 && path6 !== "/" ? path6 : void 0;
+        const path9 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
+        wsComponent.path = path9 && path9 !== "/" ? path9 : void 0;
         wsComponent.query = queryIndex === -1 ? void 0 : wsComponent.resourceName.slice(queryIndex + 1);
         wsComponent.resourceName = void 0;
       }
@@ -33065,7 +33065,7 @@ var require_discriminator = __commonJS({
     var util_1 = require_util9();
     var error2 = {
       message: ({ params: { discrError, tagName } }) => discrError === types_1.DiscrError.Tag ? `tag "${tagName}" must be string` : `value of tag "${tagName}" must be in oneOf`,
-      params: ({ params: { discrError, tag: tag2, tagName } }) => (0, codegen_1._)`{error: ${discrError}, tag: ${tagName}, tagValue: ${tag2}}`
+      params: ({ params: { discrError, tag, tagName } }) => (0, codegen_1._)`{error: ${discrError}, tag: ${tagName}, tagValue: ${tag}}`
     };
     var def = {
       keyword: "discriminator",
@@ -33086,18 +33086,18 @@ var require_discriminator = __commonJS({
         if (!oneOf)
           throw new Error("discriminator: requires oneOf keyword");
         const valid = gen.let("valid", false);
-        const tag2 = gen.const("tag", (0, codegen_1._)`${data}${(0, codegen_1.getProperty)(tagName)}`);
-        gen.if((0, codegen_1._)`typeof ${tag2} == "string"`, () => validateMapping(), () => cxt.error(false, { discrError: types_1.DiscrError.Tag, tag: tag2, tagName }));
+        const tag = gen.const("tag", (0, codegen_1._)`${data}${(0, codegen_1.getProperty)(tagName)}`);
+        gen.if((0, codegen_1._)`typeof ${tag} == "string"`, () => validateMapping(), () => cxt.error(false, { discrError: types_1.DiscrError.Tag, tag, tagName }));
         cxt.ok(valid);
         function validateMapping() {
           const mapping = getMapping();
           gen.if(false);
           for (const tagValue in mapping) {
-            gen.elseIf((0, codegen_1._)`${tag2} === ${tagValue}`);
+            gen.elseIf((0, codegen_1._)`${tag} === ${tagValue}`);
             gen.assign(valid, applyTagSchema(mapping[tagValue]));
           }
           gen.else();
-          cxt.error(false, { discrError: types_1.DiscrError.Mapping, tag: tag2, tagName });
+          cxt.error(false, { discrError: types_1.DiscrError.Mapping, tag, tagName });
           gen.endIf();
         }
         function applyTagSchema(schemaProp) {
@@ -34159,7 +34159,7 @@ var require_lib = __commonJS({
 
 // src/action/main.ts
 import { readFileSync as readFileSync7, statSync as statSync3 } from "node:fs";
-import { mkdir as mkdir3, writeFile as writeFile3 } from "node:fs/promises";
+import { mkdir as mkdir4, writeFile as writeFile4 } from "node:fs/promises";
 import { dirname as dirname6, isAbsolute, join as join15, resolve as resolve6 } from "node:path";
 
 // node_modules/@actions/core/lib/command.js
@@ -34391,12 +34391,12 @@ var Summary = class {
    *
    * @returns {string} content wrapped in HTML element
    */
-  wrap(tag2, content, attrs = {}) {
+  wrap(tag, content, attrs = {}) {
     const htmlAttrs = Object.entries(attrs).map(([key, value]) => ` ${key}="${value}"`).join("");
     if (!content) {
-      return `<${tag2}${htmlAttrs}>`;
+      return `<${tag}${htmlAttrs}>`;
     }
-    return `<${tag2}${htmlAttrs}>${content}</${tag2}>`;
+    return `<${tag}${htmlAttrs}>${content}</${tag}>`;
   }
   /**
    * Writes text in the buffer to the summary buffer file and empties buffer. Will append by default.
@@ -34491,9 +34491,9 @@ var Summary = class {
    * @returns {Summary} summary instance
    */
   addList(items, ordered = false) {
-    const tag2 = ordered ? "ol" : "ul";
+    const tag = ordered ? "ol" : "ul";
     const listItems = items.map((item) => this.wrap("li", item)).join("");
-    const element = this.wrap(tag2, listItems);
+    const element = this.wrap(tag, listItems);
     return this.addRaw(element).addEOL();
   }
   /**
@@ -34510,9 +34510,9 @@ var Summary = class {
           return this.wrap("td", cell);
         }
         const { header, data, colspan, rowspan } = cell;
-        const tag2 = header ? "th" : "td";
+        const tag = header ? "th" : "td";
         const attrs = Object.assign(Object.assign({}, colspan && { colspan }), rowspan && { rowspan });
-        return this.wrap(tag2, data, attrs);
+        return this.wrap(tag, data, attrs);
       }).join("");
       return this.wrap("tr", cells);
     }).join("");
@@ -34555,8 +34555,8 @@ var Summary = class {
    * @returns {Summary} summary instance
    */
   addHeading(text3, level) {
-    const tag2 = `h${level}`;
-    const allowedTag = ["h1", "h2", "h3", "h4", "h5", "h6"].includes(tag2) ? tag2 : "h1";
+    const tag = `h${level}`;
+    const allowedTag = ["h1", "h2", "h3", "h4", "h5", "h6"].includes(tag) ? tag : "h1";
     const element = this.wrap(allowedTag, text3);
     return this.addRaw(element).addEOL();
   }
@@ -36618,17 +36618,17 @@ function parseJson(text3, file) {
     throw new InputError(`${file}: not valid JSON: ${detail}`);
   }
 }
-function loadResults(path6) {
+function loadResults(path9) {
   let text3;
   try {
-    text3 = readFileSync(path6, "utf8");
+    text3 = readFileSync(path9, "utf8");
   } catch (err) {
     const code = err.code;
     throw new InputError(
-      code === "ENOENT" ? `${path6}: no such results file` : `${path6}: cannot read: ${err.message}`
+      code === "ENOENT" ? `${path9}: no such results file` : `${path9}: cannot read: ${err.message}`
     );
   }
-  return validateResults(parseJson(text3, path6), path6);
+  return validateResults(parseJson(text3, path9), path9);
 }
 
 // src/lib/exec.ts
@@ -37125,33 +37125,33 @@ var JsonReader = class {
     this.file = file;
   }
   file;
-  error(path6, what, value) {
-    return new InputError(`${this.file}: ${path6} ${what} (got ${showValue(value)})`);
+  error(path9, what, value) {
+    return new InputError(`${this.file}: ${path9} ${what} (got ${showValue(value)})`);
   }
-  object(value, path6) {
+  object(value, path9) {
     if (typeof value !== "object" || value === null || Array.isArray(value)) {
-      throw this.error(path6, "must be object", value);
+      throw this.error(path9, "must be object", value);
     }
     return value;
   }
-  array(value, path6) {
-    if (!Array.isArray(value)) throw this.error(path6, "must be array", value);
+  array(value, path9) {
+    if (!Array.isArray(value)) throw this.error(path9, "must be array", value);
     return value;
   }
-  string(value, path6) {
-    if (typeof value !== "string") throw this.error(path6, "must be string", value);
+  string(value, path9) {
+    if (typeof value !== "string") throw this.error(path9, "must be string", value);
     return value;
   }
-  number(value, path6) {
+  number(value, path9) {
     if (typeof value !== "number" || !Number.isFinite(value))
-      throw this.error(path6, "must be number", value);
+      throw this.error(path9, "must be number", value);
     return value;
   }
-  optionalNumber(value, path6) {
-    return value === void 0 || value === null ? void 0 : this.number(value, path6);
+  optionalNumber(value, path9) {
+    return value === void 0 || value === null ? void 0 : this.number(value, path9);
   }
-  optionalString(value, path6) {
-    return value === void 0 || value === null ? void 0 : this.string(value, path6);
+  optionalString(value, path9) {
+    return value === void 0 || value === null ? void 0 : this.string(value, path9);
   }
 };
 function isoUtc(text3) {
@@ -37411,8 +37411,8 @@ function parse2({ text: text3, file, kernel, readSidecar }) {
         });
         return { tag: read.string(summ.tag, `${sat}.summaries[${k}].tag`), values };
       });
-      const get = (tag2, name = "value") => {
-        const v = summaries.find((x) => x.tag === tag2)?.values.get(name);
+      const get = (tag, name = "value") => {
+        const v = summaries.find((x) => x.tag === tag)?.values.get(name);
         return typeof v === "number" ? v : void 0;
       };
       const timer = TIMERS.find((t) => get(`${t.time}/mean`) !== void 0);
@@ -38104,15 +38104,15 @@ function parseYaml(text3, file) {
   const first = doc.errors[0];
   if (first) {
     const pos = first.linePos?.[0];
-    const where = pos ? `${file}:${pos.line}:${pos.col}` : file;
+    const where2 = pos ? `${file}:${pos.line}:${pos.col}` : file;
     const what = (first.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
-    throw new InputError(`${where}: YAML syntax error: ${what}`);
+    throw new InputError(`${where2}: YAML syntax error: ${what}`);
   }
   return doc.toJS();
 }
-function readText(path6, shown) {
+function readText(path9, shown) {
   try {
-    return readFileSync3(path6, "utf8");
+    return readFileSync3(path9, "utf8");
   } catch (err) {
     throw new InputError(`${shown}: cannot read: ${err.message}`);
   }
@@ -38764,18 +38764,18 @@ function compare(results, baseline, config) {
 // src/shard/plan.ts
 import { createHash } from "node:crypto";
 var MAX_SHARDS = 256;
-function parseShardSpec(text3, where) {
+function parseShardSpec(text3, where2) {
   const m = /^\s*(\d{1,4})\s*\/\s*(\d{1,4})\s*$/.exec(text3);
   if (!m) {
-    throw new Error(`${where} must be i/n (shard i of n, counted from 1), got '${text3}'.`);
+    throw new Error(`${where2} must be i/n (shard i of n, counted from 1), got '${text3}'.`);
   }
   const index = Number(m[1]);
   const count = Number(m[2]);
   if (count < 1 || count > MAX_SHARDS) {
-    throw new Error(`${where}: n must be 1 to ${MAX_SHARDS}, got '${text3}'.`);
+    throw new Error(`${where2}: n must be 1 to ${MAX_SHARDS}, got '${text3}'.`);
   }
   if (index < 1 || index > count) {
-    throw new Error(`${where}: i must be 1 to n (${count}), got '${text3}'.`);
+    throw new Error(`${where2}: i must be 1 to n (${count}), got '${text3}'.`);
   }
   return { index, count };
 }
@@ -38918,9 +38918,9 @@ function findShardFiles(dirs, name = "results.json") {
     for (const entry of readdirSync2(dir, { withFileTypes: true }).sort(
       (a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0
     )) {
-      const path6 = join5(dir, entry.name);
-      if (entry.isDirectory() && depth < 4) walk(path6, depth + 1);
-      else if (entry.isFile() && entry.name === name) found.push(path6);
+      const path9 = join5(dir, entry.name);
+      if (entry.isDirectory() && depth < 4) walk(path9, depth + 1);
+      else if (entry.isFile() && entry.name === name) found.push(path9);
     }
   };
   for (const dir of dirs) {
@@ -38933,9 +38933,9 @@ function findShardFiles(dirs, name = "results.json") {
   return found;
 }
 function readShardDocuments(files, cwd) {
-  return files.map((path6) => {
-    const file = relative3(cwd, path6) || path6;
-    const results = loadResults(path6);
+  return files.map((path9) => {
+    const file = relative3(cwd, path9) || path9;
+    const results = loadResults(path9);
     if (results.run.shard === void 0) {
       throw new InputError(
         `${file}: run.shard is absent: these results are not one shard's (made by \`kernelgate run --shard i/n\` or the action's shard input).`
@@ -39220,26 +39220,26 @@ function fileBaselineStore(root) {
       return newest === void 0 ? void 0 : { results: loadResults(newest), path: newest };
     },
     history(key, limit) {
-      return entries(key).slice(0, limit).map((path6) => ({ results: loadResults(path6), path: path6 }));
+      return entries(key).slice(0, limit).map((path9) => ({ results: loadResults(path9), path: path9 }));
     },
     save(key, results) {
       const dir = dirOf(key);
       mkdirSync(dir, { recursive: true });
       const stamp = results.run.started_at.replace(/[^0-9A-Za-z]/g, "");
       const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
-      const path6 = join6(dir, `${stamp}-${sha}.json`);
-      const tmp = `${path6}.${process.pid}.tmp`;
+      const path9 = join6(dir, `${stamp}-${sha}.json`);
+      const tmp = `${path9}.${process.pid}.tmp`;
       writeFileSync(tmp, JSON.stringify(results, null, 2) + "\n");
-      renameSync(tmp, path6);
-      return path6;
+      renameSync(tmp, path9);
+      return path9;
     }
   };
 }
-function explicitBaseline(path6) {
-  if (!existsSync5(path6)) {
-    throw new Error(`baseline ${path6}: no such file`);
+function explicitBaseline(path9) {
+  if (!existsSync5(path9)) {
+    throw new Error(`baseline ${path9}: no such file`);
   }
-  return { results: loadResults(path6), path: path6 };
+  return { results: loadResults(path9), path: path9 };
 }
 
 // src/shard/run.ts
@@ -40992,8 +40992,8 @@ function headlineView(input, base) {
 }
 var PCT_LABEL = { "clock-unstable": "SM clock spread" };
 var LEVEL_ICON = { error: "❌", warning: "⚠️", info: "ℹ️" };
-function whereText(where) {
-  return [...where.entries()].map(
+function whereText(where2) {
+  return [...where2.entries()].map(
     ([kernel, variants]) => variants.size > 1 ? `${esc(kernel)} (${plural(variants.size, "variant")})` : `${esc(kernel)}${variants.size ? `/${esc([...variants][0])}` : ""}`
   ).join(", ");
 }
@@ -41013,7 +41013,7 @@ function findingsView(input, changes, opts) {
   const put = (kind, line) => (blocks.has(kind) ? blocking : other).push(line);
   const name = (grp) => `**${esc(`${grp.kernel}/${grp.variant}`)}**`;
   const ofCases = (grp) => `${grp.cases.length} of ${grp.of} cases`;
-  const where = (grp) => {
+  const where2 = (grp) => {
     const axes = commonAxes(
       grp.cases,
       all.filter((c) => c.kernel === grp.kernel && c.variant === grp.variant)
@@ -41030,7 +41030,7 @@ function findingsView(input, changes, opts) {
     const first = grp.cases[0];
     put(
       "wrong",
-      `❌ ${name(grp)} wrong on ${ofCases(grp)}${where(grp)}: ${esc(grp.pattern)} (rel\\_l2 ${sci(
+      `❌ ${name(grp)} wrong on ${ofCases(grp)}${where2(grp)}: ${esc(grp.pattern)} (rel\\_l2 ${sci(
         grp.cases.map((c) => c.relL2)
       )}, tolerance ${sci(grp.cases.map((c) => c.tolRelL2))})${example(first, first.correctnessReason)}`
     );
@@ -41047,7 +41047,7 @@ function findingsView(input, changes, opts) {
     const first = grp.cases[0];
     put(
       "drift",
-      `🌊 ${name(grp)} error grew on ${ofCases(grp)}${where(grp)}: rel\\_l2 ${range} the baseline's (or the base revision's)${example(first, first.correctnessReason)}`
+      `🌊 ${name(grp)} error grew on ${ofCases(grp)}${where2(grp)}: rel\\_l2 ${range} the baseline's (or the base revision's)${example(first, first.correctnessReason)}`
     );
   }
   for (const grp of groupCases(
@@ -41058,18 +41058,18 @@ function findingsView(input, changes, opts) {
     const first = grp.cases[0];
     put(
       "error",
-      `💥 ${name(grp)} ${esc(grp.pattern)} on ${ofCases(grp)}${where(grp)}${example(first, first.correctnessReason)}`
+      `💥 ${name(grp)} ${esc(grp.pattern)} on ${ofCases(grp)}${where2(grp)}${example(first, first.correctnessReason)}`
     );
   }
   for (const b of results.builds ?? []) {
     if (b.status === "ok") continue;
     const label = `**${esc(`${b.kernel}/${b.variant}`)}**`;
-    const where2 = opts.full ? "under Build facts" : "in the full report";
+    const where3 = opts.full ? "under Build facts" : "in the full report";
     if (b.status === "failed") {
       const last = (b.log_tail ?? "").trim().split("\n").filter(Boolean).pop();
       put(
         "build",
-        `🔨 ${label} did not build${last ? `: ${esc(clip(last, COMMENT_NOTE_CHARS))} (compiler output ${where2})` : ""}`
+        `🔨 ${label} did not build${last ? `: ${esc(clip(last, COMMENT_NOTE_CHARS))} (compiler output ${where3})` : ""}`
       );
     } else {
       const unmet = (b.expectations ?? []).filter((e) => !e.ok).map((e) => `${e.name}: ${e.message}`);
@@ -41120,7 +41120,7 @@ function findingsView(input, changes, opts) {
     };
     put(
       "slower",
-      `🔴 ${name(v)} slower on ${ofCases(grp)}${where(grp)}: ${rangeText(d)} (geomean ${formatRatioPct(d?.geomean)})${paired}`
+      `🔴 ${name(v)} slower on ${ofCases(grp)}${where2(grp)}: ${rangeText(d)} (geomean ${formatRatioPct(d?.geomean)})${paired}`
     );
   }
   const ambiguous = all.filter((c) => c.perf === "AMBIGUOUS");
@@ -41611,191 +41611,256 @@ function withRef(base, ref) {
 }
 
 // src/measure/build/build.ts
-import { createHash as createHash2 } from "node:crypto";
-import { access as access2, mkdir as mkdir2, readFile, rename as rename2, rm as rm2, writeFile as writeFile2 } from "node:fs/promises";
-import path4 from "node:path";
+import { mkdir as mkdir3, writeFile as writeFile3 } from "node:fs/promises";
+import path7 from "node:path";
 
-// src/measure/diagnose.ts
-var KNOWN_FAILURES = [
-  {
-    code: "cuda.arch_conditional_mma",
-    level: "error",
-    pattern: /Arch conditional MMA instruction used without targeting/i,
-    cause: "the sm_90a-only tensor-core path (wgmma) was compiled out: the code was compiled from compute_90 PTX, not compute_90a, so __CUDA_ARCH_FEAT_SM90_ALL was undefined and the kernel hit its arch-conditional trap. Any result it still prints comes from a fallback path and its timings are meaningless (seed 000 ran 10,000x slower).",
-    fix: "Compile with -gencode=arch=compute_90a,code=sm_90a (CMake: CMAKE_CUDA_ARCHITECTURES=90a, and no --generate-code=arch=compute_90,code=sm_90a), then check that `cuobjdump -sass` shows HGMMA."
-  },
-  {
-    code: "cuda.no_kernel_image",
-    level: "error",
-    pattern: /no kernel image is available for execution on the device|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorNoKernelImageForDevice/i,
-    cause: "the library holds no machine code for this GPU's architecture and no PTX the driver can compile for it (an sm_90a cubin runs only on compute capability 9.0: not on 8.9, not on 10.0).",
-    fix: "Build for the GPU that runs it (`kernelgate doctor` prints its compute capability), e.g. -gencode=arch=compute_90a,code=sm_90a for H100/H200."
-  },
-  {
-    code: "cuda.driver_too_old",
-    level: "error",
-    pattern: /CUDA driver version is insufficient for CUDA runtime version|NVIDIA driver on your system is too old|CUDA_ERROR_INSUFFICIENT_DRIVER|cudaErrorInsufficientDriver/i,
-    cause: "the CUDA runtime is newer than the installed driver supports (for example a CUDA 13.0 runtime on driver 570, which supports CUDA 12.8 at most).",
-    fix: "Install a driver that supports the runtime (CUDA 13.x needs driver >= 580), or use a toolkit and torch built for the CUDA version the driver reports in nvidia-smi. Forward compatibility (cuda-compat) works only on data-center GPUs and only for processes whose LD_LIBRARY_PATH starts with its compat directory."
-  },
-  {
-    code: "cuda.compat_unsupported_gpu",
-    level: "error",
-    pattern: /forward compatibility was attempted on non supported HW|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|cudaErrorCompatNotSupportedOnDevice/i,
-    cause: "the cuda-compat libraries (forward compatibility) were loaded, but this GPU does not support forward compatibility: only data-center GPUs (and a few NGC-ready RTX boards) do.",
-    fix: "Remove the cuda-compat directory from LD_LIBRARY_PATH and install a driver new enough for the runtime, or use a toolkit that matches the driver."
-  },
-  {
-    code: "cuda.compat_driver_mismatch",
-    level: "error",
-    pattern: /system has unsupported display driver \/ cuda driver combination|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|cudaErrorSystemDriverMismatch/i,
-    cause: "the user-mode libcuda (usually from a cuda-compat directory in LD_LIBRARY_PATH) does not match the loaded kernel driver, for example compat libraries older than the driver itself.",
-    fix: "Take the cuda-compat directory out of LD_LIBRARY_PATH when the driver already supports the runtime; otherwise install the cuda-compat package whose version is newer than the kernel driver (cat /proc/driver/nvidia/version)."
-  },
-  {
-    code: "cuda.unsupported_ptx",
-    level: "error",
-    pattern: /provided PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|cudaErrorUnsupportedPtxVersion/i,
-    cause: "the library only carries PTX for this GPU, made by a toolkit newer than the driver, so the driver cannot JIT it (minor-version compatibility does not cover PTX).",
-    fix: "Embed machine code for the GPU (code=sm_90a, not only code=compute_90a) or update the driver to the toolkit's version."
-  },
-  {
-    code: "cuda.too_many_resources",
-    level: "error",
-    pattern: /too many resources requested for launch|CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES|cudaErrorLaunchOutOfResources/i,
-    cause: "the launch asks for more than one SM holds: registers per thread x threads per block above 65,536, or more threads per block than the kernel was compiled for.",
-    fix: "Compare the build record (registers per function) with the block size; cap registers with __launch_bounds__(threads) or launch fewer threads per block."
-  },
-  {
-    code: "cuda.smem_too_large",
-    level: "error",
-    pattern: /uses too much shared data|out of resource: shared memory|cudaErrorInvalidValue.*shared|exceeds.*shared memory/i,
-    cause: "the kernel needs more shared memory than the GPU allows per block (48 KiB static; up to 227 KiB dynamic on H100/H200 after opting in, 99 KiB on L4).",
-    fix: "Shrink the tile or the number of pipeline stages, or move the buffer to dynamic shared memory and call cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) before launching."
-  },
-  {
-    code: "cuda.illegal_address",
-    level: "error",
-    pattern: /an illegal memory access was encountered|CUDA_ERROR_ILLEGAL_ADDRESS|cudaErrorIllegalAddress/i,
-    cause: "the kernel read or wrote outside its buffers (often the tail tile of a size that is not a multiple of the block). The CUDA context is dead afterwards: every later call in the process fails too.",
-    fix: "Run the case under `compute-sanitizer --tool memcheck`; check bounds on tail tiles and the sizes and strides passed to the launch function."
-  },
-  {
-    code: "cuda.misaligned_address",
-    level: "error",
-    pattern: /misaligned address|CUDA_ERROR_MISALIGNED_ADDRESS|cudaErrorMisalignedAddress/i,
-    cause: "a vector access (float4, 16-byte cp.async, TMA) used an address that is not aligned to its width, for example a tensor view with an odd offset or a row stride that is not a multiple of 8 halves.",
-    fix: "Check the alignment of every base pointer and leading dimension the kernel vectorises over; fall back to scalar loads when they are not aligned."
-  },
-  {
-    code: "cuda.illegal_instruction",
-    level: "error",
-    pattern: /an illegal instruction was encountered|CUDA_ERROR_ILLEGAL_INSTRUCTION|cudaErrorIllegalInstruction/i,
-    cause: "the GPU met an instruction it cannot execute here: arch-specific code (wgmma, setmaxnreg) issued by a partial warpgroup, or built for another architecture.",
-    fix: "Check that wgmma/setmaxnreg run in full, aligned warpgroups of 128 threads and that the library was built for this GPU."
-  },
-  {
-    code: "cuda.launch_failure",
-    level: "error",
-    pattern: /unspecified launch failure|CUDA_ERROR_LAUNCH_FAILED|cudaErrorLaunchFailure/i,
-    cause: "the kernel crashed without a more precise reason; a device-side stack overflow (large local arrays, deep calls) is a common one.",
-    fix: "Run under `compute-sanitizer`; check the build record for stack bytes per function and remove run-time-indexed local arrays."
-  },
-  {
-    code: "cuda.out_of_memory",
-    level: "error",
-    pattern: /CUDA out of memory|out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|OutOfMemoryError/i,
-    cause: "a GPU allocation failed: the case is too large for the free memory, or another process holds memory on the GPU.",
-    fix: "Check the other processes `kernelgate doctor` lists on the GPU, and the case sizes (inputs, outputs, the fp32 oracle and the L2-flush buffer all live on the GPU at once)."
-  },
-  {
-    code: "cuda.device_assert",
-    level: "error",
-    pattern: /device-side assert triggered|CUDA_ERROR_ASSERT|cudaErrorAssert/i,
-    cause: "an assert() in device code failed; the CUDA context is unusable afterwards.",
-    fix: "Rerun the case alone with CUDA_LAUNCH_BLOCKING=1 to see which assert fired."
-  },
-  {
-    code: "cuda.no_device",
-    level: "error",
-    pattern: /no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice|Found no NVIDIA driver on your system/i,
-    cause: "no GPU is visible to the process.",
-    fix: "Check CUDA_VISIBLE_DEVICES and that the runner (or container) has the GPU mapped in (`nvidia-smi` works in the same environment)."
-  },
-  {
-    code: "cublas.invalid_value",
-    level: "error",
-    pattern: /parameter number \d+ had an illegal value/i,
-    cause: "cuBLAS rejected an argument: usually a leading dimension smaller than the row length, or m/n/k in the wrong order for the layout.",
-    fix: "cuBLAS is column-major: for row-major A (m x k) pass lda >= k and swap the operands (C^T = B^T A^T)."
-  }
+// src/measure/build/expectations.ts
+var ARCH_SPECIFIC_FEATURES = {
+  sm_90a: "wgmma/setmaxnreg need it",
+  sm_100a: "tcgen05/TMEM need it",
+  sm_120a: "its block-scaled MMA needs it"
+};
+var MAX_REGISTERS_PER_THREAD = 255;
+var MATH_OPCODES = [
+  "HGMMA",
+  "QGMMA",
+  "IGMMA",
+  "HMMA",
+  "IMMA",
+  "DMMA",
+  "FFMA",
+  "HFMA2",
+  "DFMA"
 ];
-var MAX_QUOTE_CHARS = 160;
-function diagnoseOutput(text3, where) {
-  const place = typeof where === "string" ? { source: where } : where;
-  const found = /* @__PURE__ */ new Map();
-  for (const rawLine of text3.split(/\r?\n/)) {
-    const line = rawLine.trim();
-    if (line === "") continue;
-    const failure = KNOWN_FAILURES.find((f) => f.pattern.test(line));
-    if (!failure) continue;
-    const seen = found.get(failure.code);
-    if (seen) seen.count += 1;
-    else found.set(failure.code, { failure, firstLine: line, count: 1 });
+function compiledFromGenericPtx(flags) {
+  const joined = flags.join(" ");
+  for (const m of joined.matchAll(/arch=compute_(\d+)([a-z]?)\s*,\s*code=\[?([\w,]+)\]?/g)) {
+    const virtualSuffix = m[2] ?? "";
+    for (const code of (m[3] ?? "").split(",")) {
+      const real = /^sm_(\d+)([a-z])$/.exec(code);
+      if (real && real[1] === m[1] && virtualSuffix === "") {
+        return { virtual: `compute_${m[1]}`, real: code };
+      }
+    }
   }
-  return [...found.values()].map(({ failure, firstLine, count }) => {
-    const quote = firstLine.length > MAX_QUOTE_CHARS ? `${firstLine.slice(0, MAX_QUOTE_CHARS - 3)}...` : firstLine;
-    const times = count === 1 ? "seen once" : `seen ${count} times`;
-    const diagnostic = {
-      level: failure.level,
-      code: failure.code,
-      message: `"${quote}" (${times}): ${failure.cause}`,
-      fix: failure.fix,
-      source: place.source
+  return void 0;
+}
+function countsText2(census, opcodes) {
+  return opcodes.filter((op) => (census[op] ?? 0) > 0).map((op) => `${op} x${census[op]}`).join(", ");
+}
+function archCheck(label, want, found) {
+  if (found.sass.includes(want)) {
+    return { name: `archs:${want}`, ok: true, problem: `${label}: ${want} machine code present.` };
+  }
+  const foundText = found.sass.length > 0 ? `found ${found.sass.join(", ")}` : found.ptx.length > 0 ? `found only PTX ${found.ptx.join(", ")}` : "found no machine code";
+  const why = ARCH_SPECIFIC_FEATURES[want];
+  const m = /^sm_(\d+)([a-z]?)$/.exec(want);
+  const number = m?.[1] ?? want.replace(/^sm_/, "");
+  const suffix = m?.[2] ?? "";
+  const generic = suffix ? ` (not compute_${number} or sm_${number})` : "";
+  return {
+    name: `archs:${want}`,
+    ok: false,
+    problem: `${label}: no ${want} machine code (${foundText})${why ? `; ${why}` : ""}.`,
+    fix: `Build with -gencode=arch=compute_${number}${suffix},code=${want}${generic}.`
+  };
+}
+function sassCheck(label, opcode, found, flags) {
+  const count = found.census[opcode] ?? 0;
+  if (count > 0)
+    return {
+      name: `sass:${opcode}`,
+      ok: true,
+      problem: `${label}: ${opcode} x${count} in the SASS.`
     };
-    if (place.kernel !== void 0) diagnostic.kernel = place.kernel;
-    if (place.variant !== void 0) diagnostic.variant = place.variant;
-    return diagnostic;
+  const instead = countsText2(found.census, MATH_OPCODES);
+  const problem = `${label}: no ${opcode} in the SASS (found ${instead ? `instead: ${instead}` : "no MMA or FMA instructions"}).`;
+  const generic = compiledFromGenericPtx(flags);
+  if (/GMMA$/.test(opcode) && !found.sass.includes("sm_90a")) {
+    return {
+      name: `sass:${opcode}`,
+      ok: false,
+      problem,
+      fix: `${opcode} (wgmma) exists only in sm_90a machine code: build with -gencode=arch=compute_90a,code=sm_90a.`
+    };
+  }
+  if (/GMMA$/.test(opcode) && generic) {
+    return {
+      name: `sass:${opcode}`,
+      ok: false,
+      problem,
+      fix: `The ${generic.real} code was compiled from ${generic.virtual} PTX, which does not define __CUDA_ARCH_FEAT_SM90_ALL, so the wgmma path was compiled out. Build with -gencode=arch=${generic.virtual}a,code=${generic.real}.`
+    };
+  }
+  return {
+    name: `sass:${opcode}`,
+    ok: false,
+    problem,
+    fix: /GMMA$/.test(opcode) && (found.census.HMMA ?? 0) > 0 ? "HMMA is mma.sync, not wgmma: check that the wgmma path is the one compiled (its __CUDA_ARCH_FEAT_SM90_ALL guard and template dispatch)." : `Check that the code path that emits ${opcode} is compiled for this target.`
+  };
+}
+function duplicateChecks(label, found, flags) {
+  const groups = /* @__PURE__ */ new Map();
+  for (const f of found.functions) {
+    const key = `${f.name}\0${f.arch}`;
+    groups.set(key, [...groups.get(key) ?? [], f]);
+  }
+  const checks = [];
+  const watched = [...MATH_OPCODES, "LDL", "STL"];
+  for (const copies of groups.values()) {
+    const signatures = new Set(
+      copies.map((c) => watched.filter((op) => (c.census[op] ?? 0) > 0).join(","))
+    );
+    if (copies.length < 2 || signatures.size < 2) continue;
+    const first = copies[0];
+    const generic = compiledFromGenericPtx(flags);
+    const kinds = copies.map((c) => countsText2(c.census, MATH_OPCODES) || "no MMA or FMA").join(" in one, ");
+    checks.push({
+      name: `unique:${first.name}@${first.arch}`,
+      ok: false,
+      problem: `${label}: ${first.name} is embedded ${copies.length} times as ${first.arch} machine code and the copies differ (${kinds} in another); the driver runs only one of them, possibly the slow one.`,
+      fix: generic ? `Drop arch=${generic.virtual},code=${generic.real} and keep one -gencode per target: -gencode=arch=${generic.virtual}a,code=${generic.real}.` : "Keep one -gencode per target (for H100/H200: only -gencode=arch=compute_90a,code=sm_90a)."
+    });
+  }
+  return checks;
+}
+var ABSENT_WHY = {
+  LDL: "local-memory loads come from register spills or run-time-indexed local arrays",
+  STL: "local-memory stores come from register spills or run-time-indexed local arrays",
+  HMMA: "HMMA is mma.sync, the pre-Hopper tensor-core path"
+};
+function absentCheck(label, opcode, found, functions) {
+  const count = found.census[opcode] ?? 0;
+  if (count === 0)
+    return {
+      name: `sass_absent:${opcode}`,
+      ok: true,
+      problem: `${label}: no ${opcode} in the SASS.`
+    };
+  const withStack = functions.filter((f) => (f.stack_bytes ?? 0) > 0 || (f.spill_store_bytes ?? 0) > 0).map(
+    (f) => `${f.name}: ${f.stack_bytes ?? 0} bytes stack, ${(f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0)} bytes spilled`
+  );
+  const why = ABSENT_WHY[opcode];
+  return {
+    name: `sass_absent:${opcode}`,
+    ok: false,
+    problem: `${label}: ${opcode} x${count} in the SASS (expected none)${why ? `; ${why}` : ""}.`,
+    fix: opcode === "LDL" || opcode === "STL" ? `See the stack and spill bytes per function${withStack.length > 0 ? ` (${withStack.join("; ")})` : ""}: index local arrays only with compile-time constants, or keep them in shared memory.` : `Remove the code path that emits ${opcode}.`
+  };
+}
+var where = (f) => `${f.name}${f.arch ? ` (${f.arch})` : ""}`;
+var spillsCheck = (label, limit, functions, flags) => {
+  const maxrreg = flags.map((f) => /^-{1,2}maxrregcount[= ](\d+)$/.exec(f)?.[1]).find((v) => v !== void 0);
+  const over = functions.filter(
+    (f) => (f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0) > limit
+  );
+  return over.length === 0 ? {
+    name: "spills",
+    ok: true,
+    problem: `${label}: spills within ${limit} bytes per function.`
+  } : {
+    name: "spills",
+    ok: false,
+    problem: `${label}: ${over.map(
+      (f) => `${where(f)} spills ${(f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0)} bytes (${f.spill_store_bytes ?? 0} stored, ${f.spill_load_bytes ?? 0} loaded)`
+    ).join("; ")}; limit ${limit}.`,
+    fix: maxrreg ? `The flag -maxrregcount=${maxrreg} caps registers at ${maxrreg}: raise or remove it (or use __launch_bounds__), or reduce live values (smaller tiles, fewer accumulators).` : over.every((f) => (f.registers ?? 0) >= MAX_REGISTERS_PER_THREAD) ? `They already use the ${MAX_REGISTERS_PER_THREAD}-register maximum, so only fewer live values help: smaller tiles, fewer accumulators or fewer loads in flight per thread.` : `Reduce live values (smaller tiles, fewer accumulators, fewer unrolled loads), or allow more registers per thread: a __launch_bounds__(threads, minBlocks) caps them at 65536 / (threads x minBlocks), at most ${MAX_REGISTERS_PER_THREAD}.`
+  };
+};
+var stackCheck = (label, limit, functions, _flags) => {
+  const over = functions.filter((f) => (f.stack_bytes ?? 0) > limit);
+  return over.length === 0 ? { name: "stack_max", ok: true, problem: `${label}: stack frames within ${limit} bytes.` } : {
+    name: "stack_max",
+    ok: false,
+    problem: `${label}: ${over.map((f) => `${where(f)} uses ${f.stack_bytes} bytes of stack`).join("; ")}; limit ${limit}.`,
+    fix: "A stack frame comes from local arrays indexed at run time, register spills or calls that were not inlined: index arrays with compile-time constants (fully unrolled loops), keep them in shared memory, and check the spills."
+  };
+};
+var smemCheck = (label, limit, functions, _flags) => {
+  const over = functions.filter((f) => (f.smem_bytes ?? 0) > limit);
+  return over.length === 0 ? {
+    name: "smem_max",
+    ok: true,
+    problem: `${label}: static shared memory within ${limit} bytes.`
+  } : {
+    name: "smem_max",
+    ok: false,
+    problem: `${label}: ${over.map((f) => `${where(f)} uses ${f.smem_bytes} bytes of static shared memory`).join("; ")}; limit ${limit}.`,
+    fix: "Shrink the tile or the pipeline stages, or move the buffer to dynamic shared memory (extern __shared__) and raise cudaFuncAttributeMaxDynamicSharedMemorySize before launching."
+  };
+};
+var registersCheck = (label, limit, functions, _flags) => {
+  const over = functions.filter((f) => (f.registers ?? 0) > limit);
+  return over.length === 0 ? {
+    name: "registers_max",
+    ok: true,
+    problem: `${label}: registers within ${limit} per thread.`
+  } : {
+    name: "registers_max",
+    ok: false,
+    problem: `${label}: ${over.map((f) => `${where(f)} uses ${f.registers} registers`).join("; ")}; limit ${limit}.`,
+    fix: "Reduce live values per thread, or bound them with __launch_bounds__(threads, blocksPerSM) and check that it does not spill."
+  };
+};
+var LIMIT_CHECKS = [
+  ["spills", spillsCheck],
+  ["stack_max", stackCheck],
+  ["smem_max", smemCheck],
+  ["registers_max", registersCheck]
+];
+function limitChecks(label, expect, functions, flags) {
+  return LIMIT_CHECKS.flatMap(([key, check]) => {
+    const limit = expect[key];
+    return typeof limit === "number" ? [check(label, limit, functions, flags)] : [];
   });
 }
+function checkExpectations(label, expect, facts) {
+  const checks = [];
+  const display = (name) => facts.displayNames?.[name] ?? name;
+  const { flags } = facts;
+  const functions = facts.functions.map((f) => ({ ...f, name: display(f.name) }));
+  const listing = facts.listing && {
+    ...facts.listing,
+    functions: facts.listing.functions.map((f) => ({ ...f, name: display(f.name) }))
+  };
+  if (listing) {
+    for (const arch2 of expect.archs ?? []) checks.push(archCheck(label, arch2, listing));
+    for (const opcode of expect.sass ?? []) checks.push(sassCheck(label, opcode, listing, flags));
+    for (const opcode of expect.sass_absent ?? [])
+      checks.push(absentCheck(label, opcode, listing, functions));
+    checks.push(...duplicateChecks(label, listing, flags));
+  }
+  checks.push(...limitChecks(label, expect, functions, flags));
+  const expectations = checks.map((c) => ({
+    name: c.name,
+    ok: c.ok,
+    message: c.fix ? `${c.problem} ${c.fix}` : c.problem
+  }));
+  const diagnostics = checks.filter((c) => !c.ok).map((c) => {
+    const d = {
+      level: "error",
+      code: `build.expect.${c.name.split(":")[0]}`,
+      message: c.problem,
+      source: "build"
+    };
+    if (c.fix) d.fix = c.fix;
+    return d;
+  });
+  return { expectations, diagnostics };
+}
 
-// src/measure/build/build.ts
+// src/measure/build/tools.ts
+import path4 from "node:path";
+
+// src/measure/build/types.ts
 var DEFAULT_CACHE_DIR = ".kernelgate/build";
 var DEFAULT_NVCC_FLAGS = ["-gencode=arch=compute_90a,code=sm_90a"];
 var CACHE_FORMAT = "kernelgate-build-1";
 var LOG_TAIL_LINES = 30;
 var LOG_TAIL_CHARS = 3e3;
 var HASH_CHARS = 16;
-async function probeTool(exec2, candidate) {
-  const out = await exec2.run(candidate, ["--version"]).catch(() => void 0);
-  if (!out || out.exitCode === NOT_FOUND_EXIT_CODE || out.exitCode !== 0) return void 0;
-  return { path: candidate, version: `${out.stdout}${out.stderr}`.trim() };
-}
-async function findNvcc(exec2, env) {
-  const candidates = ["nvcc"];
-  if (env.CUDA_HOME) candidates.push(path4.join(env.CUDA_HOME, "bin", "nvcc"));
-  candidates.push("/usr/local/cuda/bin/nvcc");
-  for (const candidate of candidates) {
-    const tool = await probeTool(exec2, candidate);
-    if (tool) return tool;
-  }
-  return void 0;
-}
-async function findCuobjdump(exec2, env, python) {
-  const candidates = ["cuobjdump"];
-  if (env.CUDA_HOME) candidates.push(path4.join(env.CUDA_HOME, "bin", "cuobjdump"));
-  for (const candidate of candidates) {
-    const tool = await probeTool(exec2, candidate);
-    if (tool) return tool;
-  }
-  const triton = await exec2.run(python, ["-c", "import triton, os; print(os.path.dirname(triton.__file__))"]).catch(() => void 0);
-  const tritonDir = triton?.exitCode === 0 ? triton.stdout.trim().split(/\r?\n/).pop() : void 0;
-  if (!tritonDir) return void 0;
-  return probeTool(exec2, path4.join(tritonDir, "backends", "nvidia", "bin", "cuobjdump"));
-}
-function toolkitRelease(nvccVersion) {
-  return /release (\d+\.\d+), V([\d.]+)/.exec(nvccVersion)?.[2];
-}
+
+// src/measure/build/inspect.ts
 function parsePtxasInfo(log) {
   const functions = [];
   let current;
@@ -41924,14 +41989,6 @@ function shortKernelName(demangled) {
   }
   return name.replace(/^void\s+/, "").replace(/\(anonymous namespace\)::/g, "");
 }
-async function demangle(exec2, names) {
-  const mangled = [...new Set(names.filter((n) => n.startsWith("_Z")))];
-  if (mangled.length === 0) return {};
-  const out = await exec2.run("c++filt", mangled).catch(() => void 0);
-  const lines = out?.exitCode === 0 ? out.stdout.trimEnd().split(/\r?\n/) : [];
-  if (lines.length !== mangled.length) return {};
-  return Object.fromEntries(mangled.map((m, i) => [m, shortKernelName(lines[i] ?? m)]));
-}
 function trimLog(log) {
   const lines = log.trimEnd().split(/\r?\n/);
   let kept = lines.slice(-LOG_TAIL_LINES).join("\n");
@@ -41940,233 +41997,199 @@ function trimLog(log) {
   return droppedLines > 0 ? `[${droppedLines} earlier lines cut]
 ${kept}` : kept;
 }
-var ARCH_SPECIFIC_FEATURES = {
-  sm_90a: "wgmma/setmaxnreg need it",
-  sm_100a: "tcgen05/TMEM need it",
-  sm_120a: "its block-scaled MMA needs it"
-};
-var MAX_REGISTERS_PER_THREAD = 255;
-var MATH_OPCODES = ["HGMMA", "QGMMA", "IGMMA", "HMMA", "IMMA", "DMMA", "FFMA", "HFMA2", "DFMA"];
-function compiledFromGenericPtx(flags) {
-  const joined = flags.join(" ");
-  for (const m of joined.matchAll(/arch=compute_(\d+)([a-z]?)\s*,\s*code=\[?([\w,]+)\]?/g)) {
-    const virtualSuffix = m[2] ?? "";
-    for (const code of (m[3] ?? "").split(",")) {
-      const real = /^sm_(\d+)([a-z])$/.exec(code);
-      if (real && real[1] === m[1] && virtualSuffix === "") {
-        return { virtual: `compute_${m[1]}`, real: code };
-      }
-    }
+
+// src/measure/build/tools.ts
+async function probeTool(exec2, candidate) {
+  const out = await exec2.run(candidate, ["--version"]).catch(() => void 0);
+  if (!out || out.exitCode === NOT_FOUND_EXIT_CODE || out.exitCode !== 0) return void 0;
+  return { path: candidate, version: `${out.stdout}${out.stderr}`.trim() };
+}
+async function findNvcc(exec2, env) {
+  const candidates = ["nvcc"];
+  if (env.CUDA_HOME) candidates.push(path4.join(env.CUDA_HOME, "bin", "nvcc"));
+  candidates.push("/usr/local/cuda/bin/nvcc");
+  for (const candidate of candidates) {
+    const tool = await probeTool(exec2, candidate);
+    if (tool) return tool;
   }
   return void 0;
 }
-function countsText2(census, opcodes) {
-  return opcodes.filter((op) => (census[op] ?? 0) > 0).map((op) => `${op} x${census[op]}`).join(", ");
-}
-function archCheck(label, want, found) {
-  if (found.sass.includes(want)) {
-    return { name: `archs:${want}`, ok: true, problem: `${label}: ${want} machine code present.` };
+async function findCuobjdump(exec2, env, python) {
+  const candidates = ["cuobjdump"];
+  if (env.CUDA_HOME) candidates.push(path4.join(env.CUDA_HOME, "bin", "cuobjdump"));
+  for (const candidate of candidates) {
+    const tool = await probeTool(exec2, candidate);
+    if (tool) return tool;
   }
-  const foundText = found.sass.length > 0 ? `found ${found.sass.join(", ")}` : found.ptx.length > 0 ? `found only PTX ${found.ptx.join(", ")}` : "found no machine code";
-  const why = ARCH_SPECIFIC_FEATURES[want];
-  const m = /^sm_(\d+)([a-z]?)$/.exec(want);
-  const number = m?.[1] ?? want.replace(/^sm_/, "");
-  const suffix = m?.[2] ?? "";
-  const generic = suffix ? ` (not compute_${number} or sm_${number})` : "";
-  return {
-    name: `archs:${want}`,
-    ok: false,
-    problem: `${label}: no ${want} machine code (${foundText})${why ? `; ${why}` : ""}.`,
-    fix: `Build with -gencode=arch=compute_${number}${suffix},code=${want}${generic}.`
-  };
+  const triton = await exec2.run(python, ["-c", "import triton, os; print(os.path.dirname(triton.__file__))"]).catch(() => void 0);
+  const tritonDir = triton?.exitCode === 0 ? triton.stdout.trim().split(/\r?\n/).pop() : void 0;
+  if (!tritonDir) return void 0;
+  return probeTool(exec2, path4.join(tritonDir, "backends", "nvidia", "bin", "cuobjdump"));
 }
-function sassCheck(label, opcode, found, flags) {
-  const count = found.census[opcode] ?? 0;
-  if (count > 0)
-    return {
-      name: `sass:${opcode}`,
-      ok: true,
-      problem: `${label}: ${opcode} x${count} in the SASS.`
+function toolkitRelease(nvccVersion) {
+  return /release (\d+\.\d+), V([\d.]+)/.exec(nvccVersion)?.[2];
+}
+async function demangle(exec2, names) {
+  const mangled = [...new Set(names.filter((n) => n.startsWith("_Z")))];
+  if (mangled.length === 0) return {};
+  const out = await exec2.run("c++filt", mangled).catch(() => void 0);
+  const lines = out?.exitCode === 0 ? out.stdout.trimEnd().split(/\r?\n/) : [];
+  if (lines.length !== mangled.length) return {};
+  return Object.fromEntries(mangled.map((m, i) => [m, shortKernelName(lines[i] ?? m)]));
+}
+
+// src/measure/build/variant.ts
+import { createHash as createHash2 } from "node:crypto";
+import { mkdir as mkdir2, readFile as readFile2, rename as rename2, rm as rm2, writeFile as writeFile2 } from "node:fs/promises";
+import path6 from "node:path";
+
+// src/measure/diagnose.ts
+var KNOWN_FAILURES = [
+  {
+    code: "cuda.arch_conditional_mma",
+    level: "error",
+    pattern: /Arch conditional MMA instruction used without targeting/i,
+    cause: "the sm_90a-only tensor-core path (wgmma) was compiled out: the code was compiled from compute_90 PTX, not compute_90a, so __CUDA_ARCH_FEAT_SM90_ALL was undefined and the kernel hit its arch-conditional trap. Any result it still prints comes from a fallback path and its timings are meaningless (seed 000 ran 10,000x slower).",
+    fix: "Compile with -gencode=arch=compute_90a,code=sm_90a (CMake: CMAKE_CUDA_ARCHITECTURES=90a, and no --generate-code=arch=compute_90,code=sm_90a), then check that `cuobjdump -sass` shows HGMMA."
+  },
+  {
+    code: "cuda.no_kernel_image",
+    level: "error",
+    pattern: /no kernel image is available for execution on the device|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorNoKernelImageForDevice/i,
+    cause: "the library holds no machine code for this GPU's architecture and no PTX the driver can compile for it (an sm_90a cubin runs only on compute capability 9.0: not on 8.9, not on 10.0).",
+    fix: "Build for the GPU that runs it (`kernelgate doctor` prints its compute capability), e.g. -gencode=arch=compute_90a,code=sm_90a for H100/H200."
+  },
+  {
+    code: "cuda.driver_too_old",
+    level: "error",
+    pattern: /CUDA driver version is insufficient for CUDA runtime version|NVIDIA driver on your system is too old|CUDA_ERROR_INSUFFICIENT_DRIVER|cudaErrorInsufficientDriver/i,
+    cause: "the CUDA runtime is newer than the installed driver supports (for example a CUDA 13.0 runtime on driver 570, which supports CUDA 12.8 at most).",
+    fix: "Install a driver that supports the runtime (CUDA 13.x needs driver >= 580), or use a toolkit and torch built for the CUDA version the driver reports in nvidia-smi. Forward compatibility (cuda-compat) works only on data-center GPUs and only for processes whose LD_LIBRARY_PATH starts with its compat directory."
+  },
+  {
+    code: "cuda.compat_unsupported_gpu",
+    level: "error",
+    pattern: /forward compatibility was attempted on non supported HW|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|cudaErrorCompatNotSupportedOnDevice/i,
+    cause: "the cuda-compat libraries (forward compatibility) were loaded, but this GPU does not support forward compatibility: only data-center GPUs (and a few NGC-ready RTX boards) do.",
+    fix: "Remove the cuda-compat directory from LD_LIBRARY_PATH and install a driver new enough for the runtime, or use a toolkit that matches the driver."
+  },
+  {
+    code: "cuda.compat_driver_mismatch",
+    level: "error",
+    pattern: /system has unsupported display driver \/ cuda driver combination|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|cudaErrorSystemDriverMismatch/i,
+    cause: "the user-mode libcuda (usually from a cuda-compat directory in LD_LIBRARY_PATH) does not match the loaded kernel driver, for example compat libraries older than the driver itself.",
+    fix: "Take the cuda-compat directory out of LD_LIBRARY_PATH when the driver already supports the runtime; otherwise install the cuda-compat package whose version is newer than the kernel driver (cat /proc/driver/nvidia/version)."
+  },
+  {
+    code: "cuda.unsupported_ptx",
+    level: "error",
+    pattern: /provided PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|cudaErrorUnsupportedPtxVersion/i,
+    cause: "the library only carries PTX for this GPU, made by a toolkit newer than the driver, so the driver cannot JIT it (minor-version compatibility does not cover PTX).",
+    fix: "Embed machine code for the GPU (code=sm_90a, not only code=compute_90a) or update the driver to the toolkit's version."
+  },
+  {
+    code: "cuda.too_many_resources",
+    level: "error",
+    pattern: /too many resources requested for launch|CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES|cudaErrorLaunchOutOfResources/i,
+    cause: "the launch asks for more than one SM holds: registers per thread x threads per block above 65,536, or more threads per block than the kernel was compiled for.",
+    fix: "Compare the build record (registers per function) with the block size; cap registers with __launch_bounds__(threads) or launch fewer threads per block."
+  },
+  {
+    code: "cuda.smem_too_large",
+    level: "error",
+    pattern: /uses too much shared data|out of resource: shared memory|cudaErrorInvalidValue.*shared|exceeds.*shared memory/i,
+    cause: "the kernel needs more shared memory than the GPU allows per block (48 KiB static; up to 227 KiB dynamic on H100/H200 after opting in, 99 KiB on L4).",
+    fix: "Shrink the tile or the number of pipeline stages, or move the buffer to dynamic shared memory and call cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) before launching."
+  },
+  {
+    code: "cuda.illegal_address",
+    level: "error",
+    pattern: /an illegal memory access was encountered|CUDA_ERROR_ILLEGAL_ADDRESS|cudaErrorIllegalAddress/i,
+    cause: "the kernel read or wrote outside its buffers (often the tail tile of a size that is not a multiple of the block). The CUDA context is dead afterwards: every later call in the process fails too.",
+    fix: "Run the case under `compute-sanitizer --tool memcheck`; check bounds on tail tiles and the sizes and strides passed to the launch function."
+  },
+  {
+    code: "cuda.misaligned_address",
+    level: "error",
+    pattern: /misaligned address|CUDA_ERROR_MISALIGNED_ADDRESS|cudaErrorMisalignedAddress/i,
+    cause: "a vector access (float4, 16-byte cp.async, TMA) used an address that is not aligned to its width, for example a tensor view with an odd offset or a row stride that is not a multiple of 8 halves.",
+    fix: "Check the alignment of every base pointer and leading dimension the kernel vectorises over; fall back to scalar loads when they are not aligned."
+  },
+  {
+    code: "cuda.illegal_instruction",
+    level: "error",
+    pattern: /an illegal instruction was encountered|CUDA_ERROR_ILLEGAL_INSTRUCTION|cudaErrorIllegalInstruction/i,
+    cause: "the GPU met an instruction it cannot execute here: arch-specific code (wgmma, setmaxnreg) issued by a partial warpgroup, or built for another architecture.",
+    fix: "Check that wgmma/setmaxnreg run in full, aligned warpgroups of 128 threads and that the library was built for this GPU."
+  },
+  {
+    code: "cuda.launch_failure",
+    level: "error",
+    pattern: /unspecified launch failure|CUDA_ERROR_LAUNCH_FAILED|cudaErrorLaunchFailure/i,
+    cause: "the kernel crashed without a more precise reason; a device-side stack overflow (large local arrays, deep calls) is a common one.",
+    fix: "Run under `compute-sanitizer`; check the build record for stack bytes per function and remove run-time-indexed local arrays."
+  },
+  {
+    code: "cuda.out_of_memory",
+    level: "error",
+    pattern: /CUDA out of memory|out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|OutOfMemoryError/i,
+    cause: "a GPU allocation failed: the case is too large for the free memory, or another process holds memory on the GPU.",
+    fix: "Check the other processes `kernelgate doctor` lists on the GPU, and the case sizes (inputs, outputs, the fp32 oracle and the L2-flush buffer all live on the GPU at once)."
+  },
+  {
+    code: "cuda.device_assert",
+    level: "error",
+    pattern: /device-side assert triggered|CUDA_ERROR_ASSERT|cudaErrorAssert/i,
+    cause: "an assert() in device code failed; the CUDA context is unusable afterwards.",
+    fix: "Rerun the case alone with CUDA_LAUNCH_BLOCKING=1 to see which assert fired."
+  },
+  {
+    code: "cuda.no_device",
+    level: "error",
+    pattern: /no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice|Found no NVIDIA driver on your system/i,
+    cause: "no GPU is visible to the process.",
+    fix: "Check CUDA_VISIBLE_DEVICES and that the runner (or container) has the GPU mapped in (`nvidia-smi` works in the same environment)."
+  },
+  {
+    code: "cublas.invalid_value",
+    level: "error",
+    pattern: /parameter number \d+ had an illegal value/i,
+    cause: "cuBLAS rejected an argument: usually a leading dimension smaller than the row length, or m/n/k in the wrong order for the layout.",
+    fix: "cuBLAS is column-major: for row-major A (m x k) pass lda >= k and swap the operands (C^T = B^T A^T)."
+  }
+];
+var MAX_QUOTE_CHARS = 160;
+function diagnoseOutput(text3, where2) {
+  const place = typeof where2 === "string" ? { source: where2 } : where2;
+  const found = /* @__PURE__ */ new Map();
+  for (const rawLine of text3.split(/\r?\n/)) {
+    const line = rawLine.trim();
+    if (line === "") continue;
+    const failure = KNOWN_FAILURES.find((f) => f.pattern.test(line));
+    if (!failure) continue;
+    const seen = found.get(failure.code);
+    if (seen) seen.count += 1;
+    else found.set(failure.code, { failure, firstLine: line, count: 1 });
+  }
+  return [...found.values()].map(({ failure, firstLine, count }) => {
+    const quote = firstLine.length > MAX_QUOTE_CHARS ? `${firstLine.slice(0, MAX_QUOTE_CHARS - 3)}...` : firstLine;
+    const times = count === 1 ? "seen once" : `seen ${count} times`;
+    const diagnostic = {
+      level: failure.level,
+      code: failure.code,
+      message: `"${quote}" (${times}): ${failure.cause}`,
+      fix: failure.fix,
+      source: place.source
     };
-  const instead = countsText2(found.census, MATH_OPCODES);
-  const problem = `${label}: no ${opcode} in the SASS (found ${instead ? `instead: ${instead}` : "no MMA or FMA instructions"}).`;
-  const generic = compiledFromGenericPtx(flags);
-  if (/GMMA$/.test(opcode) && !found.sass.includes("sm_90a")) {
-    return {
-      name: `sass:${opcode}`,
-      ok: false,
-      problem,
-      fix: `${opcode} (wgmma) exists only in sm_90a machine code: build with -gencode=arch=compute_90a,code=sm_90a.`
-    };
-  }
-  if (/GMMA$/.test(opcode) && generic) {
-    return {
-      name: `sass:${opcode}`,
-      ok: false,
-      problem,
-      fix: `The ${generic.real} code was compiled from ${generic.virtual} PTX, which does not define __CUDA_ARCH_FEAT_SM90_ALL, so the wgmma path was compiled out. Build with -gencode=arch=${generic.virtual}a,code=${generic.real}.`
-    };
-  }
-  return {
-    name: `sass:${opcode}`,
-    ok: false,
-    problem,
-    fix: /GMMA$/.test(opcode) && (found.census.HMMA ?? 0) > 0 ? "HMMA is mma.sync, not wgmma: check that the wgmma path is the one compiled (its __CUDA_ARCH_FEAT_SM90_ALL guard and template dispatch)." : `Check that the code path that emits ${opcode} is compiled for this target.`
-  };
-}
-function duplicateChecks(label, found, flags) {
-  const groups = /* @__PURE__ */ new Map();
-  for (const f of found.functions) {
-    const key = `${f.name}\0${f.arch}`;
-    groups.set(key, [...groups.get(key) ?? [], f]);
-  }
-  const checks = [];
-  const watched = [...MATH_OPCODES, "LDL", "STL"];
-  for (const copies of groups.values()) {
-    const signatures = new Set(
-      copies.map((c) => watched.filter((op) => (c.census[op] ?? 0) > 0).join(","))
-    );
-    if (copies.length < 2 || signatures.size < 2) continue;
-    const first = copies[0];
-    const generic = compiledFromGenericPtx(flags);
-    const kinds = copies.map((c) => countsText2(c.census, MATH_OPCODES) || "no MMA or FMA").join(" in one, ");
-    checks.push({
-      name: `unique:${first.name}@${first.arch}`,
-      ok: false,
-      problem: `${label}: ${first.name} is embedded ${copies.length} times as ${first.arch} machine code and the copies differ (${kinds} in another); the driver runs only one of them, possibly the slow one.`,
-      fix: generic ? `Drop arch=${generic.virtual},code=${generic.real} and keep one -gencode per target: -gencode=arch=${generic.virtual}a,code=${generic.real}.` : "Keep one -gencode per target (for H100/H200: only -gencode=arch=compute_90a,code=sm_90a)."
-    });
-  }
-  return checks;
-}
-var ABSENT_WHY = {
-  LDL: "local-memory loads come from register spills or run-time-indexed local arrays",
-  STL: "local-memory stores come from register spills or run-time-indexed local arrays",
-  HMMA: "HMMA is mma.sync, the pre-Hopper tensor-core path"
-};
-function absentCheck(label, opcode, found, functions) {
-  const count = found.census[opcode] ?? 0;
-  if (count === 0)
-    return {
-      name: `sass_absent:${opcode}`,
-      ok: true,
-      problem: `${label}: no ${opcode} in the SASS.`
-    };
-  const withStack = functions.filter((f) => (f.stack_bytes ?? 0) > 0 || (f.spill_store_bytes ?? 0) > 0).map(
-    (f) => `${f.name}: ${f.stack_bytes ?? 0} bytes stack, ${(f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0)} bytes spilled`
-  );
-  const why = ABSENT_WHY[opcode];
-  return {
-    name: `sass_absent:${opcode}`,
-    ok: false,
-    problem: `${label}: ${opcode} x${count} in the SASS (expected none)${why ? `; ${why}` : ""}.`,
-    fix: opcode === "LDL" || opcode === "STL" ? `See the stack and spill bytes per function${withStack.length > 0 ? ` (${withStack.join("; ")})` : ""}: index local arrays only with compile-time constants, or keep them in shared memory.` : `Remove the code path that emits ${opcode}.`
-  };
-}
-function limitChecks(label, expect, functions, flags) {
-  const checks = [];
-  const maxrreg = flags.map((f) => /^-{1,2}maxrregcount[= ](\d+)$/.exec(f)?.[1]).find((v) => v !== void 0);
-  const where = (f) => `${f.name}${f.arch ? ` (${f.arch})` : ""}`;
-  if (expect.spills !== void 0) {
-    const limit = expect.spills;
-    const over = functions.filter(
-      (f) => (f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0) > limit
-    );
-    checks.push(
-      over.length === 0 ? {
-        name: "spills",
-        ok: true,
-        problem: `${label}: spills within ${limit} bytes per function.`
-      } : {
-        name: "spills",
-        ok: false,
-        problem: `${label}: ${over.map(
-          (f) => `${where(f)} spills ${(f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0)} bytes (${f.spill_store_bytes ?? 0} stored, ${f.spill_load_bytes ?? 0} loaded)`
-        ).join("; ")}; limit ${limit}.`,
-        fix: maxrreg ? `The flag -maxrregcount=${maxrreg} caps registers at ${maxrreg}: raise or remove it (or use __launch_bounds__), or reduce live values (smaller tiles, fewer accumulators).` : over.every((f) => (f.registers ?? 0) >= MAX_REGISTERS_PER_THREAD) ? `They already use the ${MAX_REGISTERS_PER_THREAD}-register maximum, so only fewer live values help: smaller tiles, fewer accumulators or fewer loads in flight per thread.` : `Reduce live values (smaller tiles, fewer accumulators, fewer unrolled loads), or allow more registers per thread: a __launch_bounds__(threads, minBlocks) caps them at 65536 / (threads x minBlocks), at most ${MAX_REGISTERS_PER_THREAD}.`
-      }
-    );
-  }
-  if (expect.stack_max !== void 0) {
-    const limit = expect.stack_max;
-    const over = functions.filter((f) => (f.stack_bytes ?? 0) > limit);
-    checks.push(
-      over.length === 0 ? { name: "stack_max", ok: true, problem: `${label}: stack frames within ${limit} bytes.` } : {
-        name: "stack_max",
-        ok: false,
-        problem: `${label}: ${over.map((f) => `${where(f)} uses ${f.stack_bytes} bytes of stack`).join("; ")}; limit ${limit}.`,
-        fix: "A stack frame comes from local arrays indexed at run time, register spills or calls that were not inlined: index arrays with compile-time constants (fully unrolled loops), keep them in shared memory, and check the spills."
-      }
-    );
-  }
-  if (expect.smem_max !== void 0) {
-    const limit = expect.smem_max;
-    const over = functions.filter((f) => (f.smem_bytes ?? 0) > limit);
-    checks.push(
-      over.length === 0 ? {
-        name: "smem_max",
-        ok: true,
-        problem: `${label}: static shared memory within ${limit} bytes.`
-      } : {
-        name: "smem_max",
-        ok: false,
-        problem: `${label}: ${over.map((f) => `${where(f)} uses ${f.smem_bytes} bytes of static shared memory`).join("; ")}; limit ${limit}.`,
-        fix: "Shrink the tile or the pipeline stages, or move the buffer to dynamic shared memory (extern __shared__) and raise cudaFuncAttributeMaxDynamicSharedMemorySize before launching."
-      }
-    );
-  }
-  if (expect.registers_max !== void 0) {
-    const limit = expect.registers_max;
-    const over = functions.filter((f) => (f.registers ?? 0) > limit);
-    checks.push(
-      over.length === 0 ? {
-        name: "registers_max",
-        ok: true,
-        problem: `${label}: registers within ${limit} per thread.`
-      } : {
-        name: "registers_max",
-        ok: false,
-        problem: `${label}: ${over.map((f) => `${where(f)} uses ${f.registers} registers`).join("; ")}; limit ${limit}.`,
-        fix: "Reduce live values per thread, or bound them with __launch_bounds__(threads, blocksPerSM) and check that it does not spill."
-      }
-    );
-  }
-  return checks;
-}
-function checkExpectations(label, expect, facts) {
-  const checks = [];
-  const display = (name) => facts.displayNames?.[name] ?? name;
-  const { flags } = facts;
-  const functions = facts.functions.map((f) => ({ ...f, name: display(f.name) }));
-  const listing = facts.listing && {
-    ...facts.listing,
-    functions: facts.listing.functions.map((f) => ({ ...f, name: display(f.name) }))
-  };
-  if (listing) {
-    for (const arch2 of expect.archs ?? []) checks.push(archCheck(label, arch2, listing));
-    for (const opcode of expect.sass ?? []) checks.push(sassCheck(label, opcode, listing, flags));
-    for (const opcode of expect.sass_absent ?? [])
-      checks.push(absentCheck(label, opcode, listing, functions));
-    checks.push(...duplicateChecks(label, listing, flags));
-  }
-  checks.push(...limitChecks(label, expect, functions, flags));
-  const expectations = checks.map((c) => ({
-    name: c.name,
-    ok: c.ok,
-    message: c.fix ? `${c.problem} ${c.fix}` : c.problem
-  }));
-  const diagnostics = checks.filter((c) => !c.ok).map((c) => {
-    const d = {
-      level: "error",
-      code: `build.expect.${c.name.split(":")[0]}`,
-      message: c.problem,
-      source: "build"
-    };
-    if (c.fix) d.fix = c.fix;
-    return d;
+    if (place.kernel !== void 0) diagnostic.kernel = place.kernel;
+    if (place.variant !== void 0) diagnostic.variant = place.variant;
+    return diagnostic;
   });
-  return { expectations, diagnostics };
 }
+
+// src/measure/build/cache.ts
+import { access as access2, readFile } from "node:fs/promises";
+import path5 from "node:path";
 async function exists2(file) {
   return access2(file).then(
     () => true,
@@ -42174,7 +42197,7 @@ async function exists2(file) {
   );
 }
 async function sourceClosure(sources, kernelDir, flags) {
-  const includeDirs = flags.map((f) => /^-I(.+)$/.exec(f)?.[1]).filter((d) => d !== void 0).map((d) => path4.resolve(kernelDir, d));
+  const includeDirs = flags.map((f) => /^-I(.+)$/.exec(f)?.[1]).filter((d) => d !== void 0).map((d) => path5.resolve(kernelDir, d));
   const seen = /* @__PURE__ */ new Set();
   const queue = [...sources];
   while (queue.length > 0) {
@@ -42184,8 +42207,8 @@ async function sourceClosure(sources, kernelDir, flags) {
     const text3 = await readFile(file, "utf8");
     for (const m of text3.matchAll(/^\s*#\s*include\s*"([^"]+)"/gm)) {
       const name = m[1] ?? "";
-      for (const dir of [path4.dirname(file), kernelDir, ...includeDirs]) {
-        const candidate = path4.resolve(dir, name);
+      for (const dir of [path5.dirname(file), kernelDir, ...includeDirs]) {
+        const candidate = path5.resolve(dir, name);
         if (await exists2(candidate)) {
           queue.push(candidate);
           break;
@@ -42195,134 +42218,59 @@ async function sourceClosure(sources, kernelDir, flags) {
   }
   return [...seen].sort();
 }
-async function buildKernels(targets, deps) {
-  const env = deps.env ?? process.env;
-  const log = deps.log ?? ((line) => console.log(line));
-  const now = deps.now ?? Date.now;
-  const cacheDir = path4.resolve(deps.cacheDir ?? DEFAULT_CACHE_DIR);
-  const records = [];
-  const diagnostics = [];
-  const jobs = targets.flatMap(
-    (t) => t.variants.filter((v) => v.build !== void 0).map((v) => ({ target: t, name: v.name, build: v.build }))
-  );
-  let nvcc;
-  let cuobjdump;
-  if (jobs.length > 0) {
-    nvcc = await findNvcc(deps.exec, env);
-    if (!nvcc) {
-      diagnostics.push({
-        level: "error",
-        code: "build.nvcc_not_found",
-        message: "nvcc not found on PATH, in $CUDA_HOME/bin or in /usr/local/cuda/bin: CUDA variants cannot be built.",
-        fix: "Install the CUDA toolkit (13.0 for sm_90a) or set CUDA_HOME to it.",
-        source: "build"
-      });
-    }
-    cuobjdump = await findCuobjdump(deps.exec, env, deps.python ?? "python3");
-    if (!cuobjdump) {
-      diagnostics.push({
-        level: "warning",
-        code: "build.cuobjdump_not_found",
-        message: "cuobjdump not found on PATH, in $CUDA_HOME/bin or in the Triton wheel of the configured python: embedded architectures and the SASS census are not recorded, and the archs/sass/sass_absent expectations are not checked.",
-        fix: "Install the CUDA toolkit, set CUDA_HOME, or install triton into the python kernelgate uses (its wheel carries cuobjdump).",
-        source: "build"
-      });
-    } else {
-      log(`build: cuobjdump ${cuobjdump.path}`);
-    }
+
+// src/measure/build/variant.ts
+var BuildFailure = class extends Error {
+  constructor(message, logText = "") {
+    super(message);
+    this.logText = logText;
   }
-  for (const job of jobs) {
-    const context3 = { exec: deps.exec, cacheDir, nvcc, cuobjdump, log, now, diagnostics };
-    const started = now();
-    try {
-      records.push(await buildVariant(job.target, job.name, job.build, context3));
-    } catch (error2) {
-      const label = `${job.target.kernel}/${job.name}`;
-      const reason = error2 instanceof Error ? error2.message : String(error2);
-      log(`build ${label}: FAILED: ${reason}`);
-      diagnostics.push({
-        level: "error",
-        code: "build.failed",
-        message: `${label}: the build stopped: ${reason}`,
-        source: "build",
-        kernel: job.target.kernel,
-        variant: job.name
-      });
-      records.push({
-        kernel: job.target.kernel,
-        variant: job.name,
-        status: "failed",
-        duration_s: (now() - started) / 1e3,
-        log_tail: reason
-      });
-    }
-  }
-  await mkdir2(cacheDir, { recursive: true });
-  const buildsJsonPath = path4.join(cacheDir, "builds.json");
-  await writeFile2(buildsJsonPath, `${JSON.stringify(records, null, 2)}
-`);
-  return { records, diagnostics, buildsJsonPath };
-}
-function tag(d, kernel, variant) {
-  return { ...d, kernel, variant };
-}
-async function buildVariant(target, variant, build, ctx) {
-  const label = `${target.kernel}/${variant}`;
-  const started = ctx.now();
-  const kernelDir = path4.resolve(target.dir);
-  const flags = build.command !== void 0 && build.flags === void 0 ? [] : [...build.flags ?? DEFAULT_NVCC_FLAGS];
-  const libs = build.libs ?? [];
-  const failed = (message, logText, code = "build.failed") => {
-    ctx.log(`build ${label}: FAILED: ${message}`);
-    ctx.diagnostics.push(
-      tag(
-        { level: "error", code, message: `${label}: ${message}`, source: "build" },
-        target.kernel,
-        variant
-      )
-    );
-    for (const d of diagnoseOutput(logText, { source: "build", kernel: target.kernel, variant }))
-      ctx.diagnostics.push(d);
-    const record2 = {
-      kernel: target.kernel,
-      variant,
-      status: "failed",
-      duration_s: (ctx.now() - started) / 1e3
-    };
-    if (logText.trim() !== "") record2.log_tail = trimLog(logText);
-    return record2;
+  logText;
+};
+function jobOf(target, variant, build, ctx) {
+  const kernelDir = path6.resolve(target.dir);
+  return {
+    target,
+    variant,
+    build,
+    label: `${target.kernel}/${variant}`,
+    kernelDir,
+    flags: build.command !== void 0 && build.flags === void 0 ? [] : [...build.flags ?? DEFAULT_NVCC_FLAGS],
+    libs: build.libs ?? [],
+    sources: (build.sources ?? []).map((s) => path6.resolve(kernelDir, s)),
+    ctx,
+    report: (d) => ctx.diagnostics.push({ ...d, kernel: target.kernel, variant })
   };
+}
+async function prepare(job) {
+  const { build, sources, label } = job;
   if (!build.sources?.length && build.command === void 0) {
-    return failed("build needs `sources` (compiled with nvcc) or a `command`.", "");
+    throw new BuildFailure("build needs `sources` (compiled with nvcc) or a `command`.");
   }
-  const sources = (build.sources ?? []).map((s) => path4.resolve(kernelDir, s));
   for (const [i, source] of sources.entries()) {
     if (!await exists2(source)) {
-      return failed(
-        `build.sources[${i}] "${build.sources?.[i]}" not found (looked for ${source}).`,
-        ""
+      throw new BuildFailure(
+        `build.sources[${i}] "${build.sources?.[i]}" not found (looked for ${source}).`
       );
     }
   }
-  if (build.command === void 0 && !ctx.nvcc)
-    return failed("nvcc not found; see build.nvcc_not_found.", "");
-  const generic = compiledFromGenericPtx(flags);
-  if (generic) {
-    ctx.diagnostics.push(
-      tag(
-        {
-          level: "warning",
-          code: "build.generic_ptx_for_arch_specific",
-          message: `${label}: arch=${generic.virtual},code=${generic.real} makes ${generic.real} machine code from ${generic.virtual} PTX, so __CUDA_ARCH_FEAT_SM90_ALL is undefined and arch-specific paths (wgmma, setmaxnreg) are compiled out; CUTLASS kernels then abort with "Arch conditional MMA instruction used without targeting appropriate compute capability".`,
-          fix: `Use -gencode=arch=${generic.virtual}a,code=${generic.real}.`,
-          source: "build"
-        },
-        target.kernel,
-        variant
-      )
-    );
+  if (build.command === void 0 && !job.ctx.nvcc) {
+    throw new BuildFailure("nvcc not found; see build.nvcc_not_found.");
   }
-  const files = await sourceClosure(sources, kernelDir, flags);
+  const generic = compiledFromGenericPtx(job.flags);
+  if (generic) {
+    job.report({
+      level: "warning",
+      code: "build.generic_ptx_for_arch_specific",
+      message: `${label}: arch=${generic.virtual},code=${generic.real} makes ${generic.real} machine code from ${generic.virtual} PTX, so __CUDA_ARCH_FEAT_SM90_ALL is undefined and arch-specific paths (wgmma, setmaxnreg) are compiled out; CUTLASS kernels then abort with "Arch conditional MMA instruction used without targeting appropriate compute capability".`,
+      fix: `Use -gencode=arch=${generic.virtual}a,code=${generic.real}.`,
+      source: "build"
+    });
+  }
+}
+async function cacheEntry(job) {
+  const { target, variant, build, kernelDir, flags, libs, ctx } = job;
+  const files = await sourceClosure(job.sources, kernelDir, flags);
   const hasher = createHash2("sha256");
   hasher.update(
     JSON.stringify({
@@ -42336,123 +42284,123 @@ async function buildVariant(target, variant, build, ctx) {
     })
   );
   for (const file of files) {
-    hasher.update(`\0${path4.relative(kernelDir, file)}\0`);
-    hasher.update(await readFile(file));
+    hasher.update(`\0${path6.relative(kernelDir, file)}\0`);
+    hasher.update(await readFile2(file));
   }
   const hash = hasher.digest("hex").slice(0, HASH_CHARS);
-  const outDir = path4.join(ctx.cacheDir, target.kernel, variant, hash);
-  const library = path4.join(outDir, `lib${target.kernel}_${variant}.so`);
-  const recordFile = path4.join(outDir, "record.json");
-  let stored;
-  let cached = false;
-  if (await exists2(recordFile) && await exists2(library)) {
-    stored = JSON.parse(await readFile(recordFile, "utf8"));
-    cached = true;
-  } else {
-    const tmpDir = `${outDir}.tmp-${process.pid}`;
-    await rm2(tmpDir, { recursive: true, force: true });
-    await mkdir2(tmpDir, { recursive: true });
-    const tmpLibrary = path4.join(tmpDir, path4.basename(library));
-    let out;
-    if (build.command !== void 0) {
-      ctx.log(`build ${label}: running ${build.command}`);
-      out = await ctx.exec.run("bash", ["-c", build.command], {
-        cwd: kernelDir,
-        env: {
-          KG_OUT_LIB: tmpLibrary,
-          KG_KERNEL_DIR: kernelDir,
-          KG_NVCC: ctx.nvcc?.path ?? "nvcc",
-          KG_FLAGS: flags.join(" ")
-        }
-      });
-    } else {
-      const args = [
-        "-shared",
-        "-Xcompiler",
-        "-fPIC",
-        "-O3",
-        ...flags,
-        "-Xptxas",
-        "-v",
-        "-o",
-        tmpLibrary,
-        ...sources,
-        ...libs.map((l) => `-l${l}`)
-      ];
-      ctx.log(
-        `build ${label}: nvcc ${[...flags, ...libs.map((l) => `-l${l}`)].join(" ")} (${sources.length} source${sources.length === 1 ? "" : "s"})`
-      );
-      out = await ctx.exec.run(ctx.nvcc?.path ?? "nvcc", args, { cwd: kernelDir });
-    }
-    const logText = `${out.stdout}${out.stderr}`;
-    if (out.exitCode !== 0) {
-      await rm2(tmpDir, { recursive: true, force: true });
-      const firstError = logText.split(/\r?\n/).find((l) => /error/i.test(l))?.trim();
-      return failed(
-        `${build.command !== void 0 ? "build command" : "nvcc"} exited with ${out.exitCode}${firstError ? `: ${firstError}` : ""}`,
-        logText
-      );
-    }
-    if (!await exists2(tmpLibrary)) {
-      await rm2(tmpDir, { recursive: true, force: true });
-      return failed(
-        `the build command succeeded but did not write $KG_OUT_LIB (${tmpLibrary}).`,
-        logText
-      );
-    }
-    const record2 = {
-      kernel: target.kernel,
-      variant,
-      status: "ok",
-      hash,
-      library,
-      functions: parsePtxasInfo(logText)
-    };
-    let sassFunctions;
-    if (ctx.cuobjdump) {
-      const dump = await ctx.exec.run(ctx.cuobjdump.path, ["-sass", tmpLibrary]);
-      if (dump.exitCode === 0) {
-        const listing2 = parseSass(dump.stdout);
-        record2.archs = { sass: listing2.sass, ptx: listing2.ptx };
-        record2.sass_census = listing2.census;
-        sassFunctions = listing2.functions;
-      } else {
-        ctx.diagnostics.push(
-          tag(
-            {
-              level: "warning",
-              code: "build.cuobjdump_failed",
-              message: `${label}: cuobjdump -sass exited with ${dump.exitCode}: ${trimLog(dump.stderr || dump.stdout)}`,
-              fix: "Use a cuobjdump from a toolkit at least as new as the one that built the library (set CUDA_HOME).",
-              source: "build"
-            },
-            target.kernel,
-            variant
-          )
-        );
+  const outDir = path6.join(ctx.cacheDir, target.kernel, variant, hash);
+  return {
+    hash,
+    outDir,
+    library: path6.join(outDir, `lib${target.kernel}_${variant}.so`),
+    recordFile: path6.join(outDir, "record.json")
+  };
+}
+function compileCommand(job, library) {
+  const { build, ctx, label, kernelDir, flags, libs, sources } = job;
+  if (build.command !== void 0) {
+    ctx.log(`build ${label}: running ${build.command}`);
+    return ctx.exec.run("bash", ["-c", build.command], {
+      cwd: kernelDir,
+      env: {
+        KG_OUT_LIB: library,
+        KG_KERNEL_DIR: kernelDir,
+        KG_NVCC: ctx.nvcc?.path ?? "nvcc",
+        KG_FLAGS: flags.join(" ")
       }
-    }
-    const performanceNotes = parsePtxasPerformanceNotes(logText);
-    const displayNames = await demangle(ctx.exec, [
-      ...(record2.functions ?? []).map((f) => f.name),
-      ...(sassFunctions ?? []).map((f) => f.name),
-      ...performanceNotes.map((n) => n.function)
-    ]);
-    record2.duration_s = (ctx.now() - started) / 1e3;
-    await writeFile2(path4.join(tmpDir, "build.log"), logText);
-    await writeFile2(
-      path4.join(tmpDir, "record.json"),
-      `${JSON.stringify({ record: record2, flags, sassFunctions, displayNames, performanceNotes }, null, 2)}
-`
-    );
-    await rm2(outDir, { recursive: true, force: true });
-    await rename2(tmpDir, outDir);
-    stored = { record: record2, flags, sassFunctions, displayNames, performanceNotes };
+    });
   }
+  const linkLibs = libs.map((l) => `-l${l}`);
+  const args = ["-shared", "-Xcompiler", "-fPIC", "-O3", ...flags, "-Xptxas", "-v"];
+  ctx.log(
+    `build ${label}: nvcc ${[...flags, ...linkLibs].join(" ")} (${sources.length} source${sources.length === 1 ? "" : "s"})`
+  );
+  return ctx.exec.run(ctx.nvcc?.path ?? "nvcc", [...args, "-o", library, ...sources, ...linkLibs], {
+    cwd: kernelDir
+  });
+}
+async function compile(job, tmpDir, tmpLibrary) {
+  await rm2(tmpDir, { recursive: true, force: true });
+  await mkdir2(tmpDir, { recursive: true });
+  const out = await compileCommand(job, tmpLibrary);
+  const logText = `${out.stdout}${out.stderr}`;
+  if (out.exitCode !== 0) {
+    await rm2(tmpDir, { recursive: true, force: true });
+    const firstError = logText.split(/\r?\n/).find((l) => /error/i.test(l))?.trim();
+    throw new BuildFailure(
+      `${job.build.command !== void 0 ? "build command" : "nvcc"} exited with ${out.exitCode}${firstError ? `: ${firstError}` : ""}`,
+      logText
+    );
+  }
+  if (!await exists2(tmpLibrary)) {
+    await rm2(tmpDir, { recursive: true, force: true });
+    throw new BuildFailure(
+      `the build command succeeded but did not write $KG_OUT_LIB (${tmpLibrary}).`,
+      logText
+    );
+  }
+  return logText;
+}
+async function sassOf(job, library, record) {
+  const { cuobjdump, exec: exec2 } = job.ctx;
+  if (!cuobjdump) return void 0;
+  const dump = await exec2.run(cuobjdump.path, ["-sass", library]);
+  if (dump.exitCode !== 0) {
+    job.report({
+      level: "warning",
+      code: "build.cuobjdump_failed",
+      message: `${job.label}: cuobjdump -sass exited with ${dump.exitCode}: ${trimLog(dump.stderr || dump.stdout)}`,
+      fix: "Use a cuobjdump from a toolkit at least as new as the one that built the library (set CUDA_HOME).",
+      source: "build"
+    });
+    return void 0;
+  }
+  const listing = parseSass(dump.stdout);
+  record.archs = { sass: listing.sass, ptx: listing.ptx };
+  record.sass_census = listing.census;
+  return listing.functions;
+}
+async function inspect(job, entry, tmpLibrary, logText) {
+  const record = {
+    kernel: job.target.kernel,
+    variant: job.variant,
+    status: "ok",
+    hash: entry.hash,
+    library: entry.library,
+    functions: parsePtxasInfo(logText)
+  };
+  const sassFunctions = await sassOf(job, tmpLibrary, record);
+  const performanceNotes = parsePtxasPerformanceNotes(logText);
+  const displayNames = await demangle(job.ctx.exec, [
+    ...(record.functions ?? []).map((f) => f.name),
+    ...(sassFunctions ?? []).map((f) => f.name),
+    ...performanceNotes.map((n) => n.function)
+  ]);
+  return { record, flags: job.flags, sassFunctions, displayNames, performanceNotes };
+}
+async function builtOrCached(job, started) {
+  const entry = await cacheEntry(job);
+  if (await exists2(entry.recordFile) && await exists2(entry.library)) {
+    const stored2 = JSON.parse(await readFile2(entry.recordFile, "utf8"));
+    return { stored: stored2, cached: true };
+  }
+  const tmpDir = `${entry.outDir}.tmp-${process.pid}`;
+  const tmpLibrary = path6.join(tmpDir, path6.basename(entry.library));
+  const logText = await compile(job, tmpDir, tmpLibrary);
+  const stored = await inspect(job, entry, tmpLibrary, logText);
+  stored.record.duration_s = (job.ctx.now() - started) / 1e3;
+  await writeFile2(path6.join(tmpDir, "build.log"), logText);
+  await writeFile2(path6.join(tmpDir, "record.json"), `${JSON.stringify(stored, null, 2)}
+`);
+  await rm2(entry.outDir, { recursive: true, force: true });
+  await rename2(tmpDir, entry.outDir);
+  return { stored, cached: false };
+}
+function checked(job, stored, cached, started) {
   const record = {
     ...stored.record,
     cached,
-    duration_s: (ctx.now() - started) / 1e3
+    duration_s: (job.ctx.now() - started) / 1e3
   };
   delete record.expectations;
   const listing = record.archs && record.sass_census ? {
@@ -42461,24 +42409,140 @@ async function buildVariant(target, variant, build, ctx) {
     census: record.sass_census,
     functions: stored.sassFunctions ?? []
   } : void 0;
-  const checked = checkExpectations(label, build.expect ?? {}, {
+  const displayNames = stored.displayNames ?? {};
+  const result = checkExpectations(job.label, job.build.expect ?? {}, {
     functions: record.functions ?? [],
     listing,
     flags: stored.flags,
-    displayNames: stored.displayNames ?? {}
+    displayNames
   });
-  if (checked.expectations.length > 0) record.expectations = checked.expectations;
-  for (const d of checked.diagnostics) ctx.diagnostics.push(tag(d, target.kernel, variant));
-  for (const d of performanceDiagnostics(
-    label,
-    stored.performanceNotes ?? [],
-    stored.displayNames ?? {}
-  )) {
-    ctx.diagnostics.push(tag(d, target.kernel, variant));
-  }
-  record.status = checked.expectations.some((e) => !e.ok) ? "expectation_failed" : "ok";
-  ctx.log(`build ${label}: ${summary2(record)}`);
+  if (result.expectations.length > 0) record.expectations = result.expectations;
+  for (const d of result.diagnostics) job.report(d);
+  const notes = stored.performanceNotes ?? [];
+  for (const d of performanceDiagnostics(job.label, notes, displayNames)) job.report(d);
+  record.status = result.expectations.some((e) => !e.ok) ? "expectation_failed" : "ok";
   return record;
+}
+function failedRecord(job, failure, started) {
+  const { target, variant, label, ctx } = job;
+  ctx.log(`build ${label}: FAILED: ${failure.message}`);
+  job.report({
+    level: "error",
+    code: "build.failed",
+    message: `${label}: ${failure.message}`,
+    source: "build"
+  });
+  for (const d of diagnoseOutput(failure.logText, {
+    source: "build",
+    kernel: target.kernel,
+    variant
+  }))
+    ctx.diagnostics.push(d);
+  const record = {
+    kernel: target.kernel,
+    variant,
+    status: "failed",
+    duration_s: (ctx.now() - started) / 1e3
+  };
+  if (failure.logText.trim() !== "") record.log_tail = trimLog(failure.logText);
+  return record;
+}
+async function buildVariant(target, variant, build, ctx) {
+  const started = ctx.now();
+  const job = jobOf(target, variant, build, ctx);
+  try {
+    await prepare(job);
+    const { stored, cached } = await builtOrCached(job, started);
+    return checked(job, stored, cached, started);
+  } catch (error2) {
+    if (error2 instanceof BuildFailure) return failedRecord(job, error2, started);
+    throw error2;
+  }
+}
+
+// src/measure/build/build.ts
+async function findTools(deps, diagnostics, log) {
+  const env = deps.env ?? process.env;
+  const nvcc = await findNvcc(deps.exec, env);
+  if (!nvcc) {
+    diagnostics.push({
+      level: "error",
+      code: "build.nvcc_not_found",
+      message: "nvcc not found on PATH, in $CUDA_HOME/bin or in /usr/local/cuda/bin: CUDA variants cannot be built.",
+      fix: "Install the CUDA toolkit (13.0 for sm_90a) or set CUDA_HOME to it.",
+      source: "build"
+    });
+  }
+  const cuobjdump = await findCuobjdump(deps.exec, env, deps.python ?? "python3");
+  if (!cuobjdump) {
+    diagnostics.push({
+      level: "warning",
+      code: "build.cuobjdump_not_found",
+      message: "cuobjdump not found on PATH, in $CUDA_HOME/bin or in the Triton wheel of the configured python: embedded architectures and the SASS census are not recorded, and the archs/sass/sass_absent expectations are not checked.",
+      fix: "Install the CUDA toolkit, set CUDA_HOME, or install triton into the python kernelgate uses (its wheel carries cuobjdump).",
+      source: "build"
+    });
+  } else {
+    log(`build: cuobjdump ${cuobjdump.path}`);
+  }
+  return { nvcc, cuobjdump };
+}
+function stoppedRecord(target, variant, error2, ms, diagnostics, log) {
+  const label = `${target.kernel}/${variant}`;
+  const reason = error2 instanceof Error ? error2.message : String(error2);
+  log(`build ${label}: FAILED: ${reason}`);
+  diagnostics.push({
+    level: "error",
+    code: "build.failed",
+    message: `${label}: the build stopped: ${reason}`,
+    source: "build",
+    kernel: target.kernel,
+    variant
+  });
+  return {
+    kernel: target.kernel,
+    variant,
+    status: "failed",
+    duration_s: ms / 1e3,
+    log_tail: reason
+  };
+}
+async function buildKernels(targets, deps) {
+  const log = deps.log ?? ((line) => console.log(line));
+  const now = deps.now ?? Date.now;
+  const cacheDir = path7.resolve(deps.cacheDir ?? DEFAULT_CACHE_DIR);
+  const records = [];
+  const diagnostics = [];
+  const jobs = targets.flatMap(
+    (t) => t.variants.filter((v) => v.build !== void 0).map((v) => ({ target: t, name: v.name, build: v.build }))
+  );
+  const tools = jobs.length > 0 ? await findTools(deps, diagnostics, log) : {};
+  for (const job of jobs) {
+    const context3 = {
+      exec: deps.exec,
+      cacheDir,
+      nvcc: void 0,
+      cuobjdump: void 0,
+      ...tools,
+      log,
+      now,
+      diagnostics
+    };
+    const started = now();
+    try {
+      const record = await buildVariant(job.target, job.name, job.build, context3);
+      if (record.status !== "failed")
+        log(`build ${job.target.kernel}/${job.name}: ${summary2(record)}`);
+      records.push(record);
+    } catch (error2) {
+      records.push(stoppedRecord(job.target, job.name, error2, now() - started, diagnostics, log));
+    }
+  }
+  await mkdir3(cacheDir, { recursive: true });
+  const buildsJsonPath = path7.join(cacheDir, "builds.json");
+  await writeFile3(buildsJsonPath, `${JSON.stringify(records, null, 2)}
+`);
+  return { records, diagnostics, buildsJsonPath };
 }
 function summary2(record) {
   const parts = [
@@ -42508,8 +42572,8 @@ function summary2(record) {
 }
 
 // src/measure/doctor/machine.ts
-import { readdir as readdir2, readFile as readFile2 } from "node:fs/promises";
-import path5 from "node:path";
+import { readdir as readdir2, readFile as readFile3 } from "node:fs/promises";
+import path8 from "node:path";
 
 // src/measure/doctor/probe.ts
 var PYTHON_PROBE = `
@@ -44412,7 +44476,7 @@ var Expression = class {
         throw new Error(`Invalid namespace in pattern: ${part}`);
       }
     }
-    let tag2 = void 0;
+    let tag = void 0;
     let positionMatch = null;
     if (tagAndPosition.includes(":")) {
       const colonIndex = tagAndPosition.lastIndexOf(":");
@@ -44420,18 +44484,18 @@ var Expression = class {
       const posPart = tagAndPosition.substring(colonIndex + 1).trim();
       const isPositionKeyword = ["first", "last", "odd", "even"].includes(posPart) || /^nth\(\d+\)$/.test(posPart);
       if (isPositionKeyword) {
-        tag2 = tagPart;
+        tag = tagPart;
         positionMatch = posPart;
       } else {
-        tag2 = tagAndPosition;
+        tag = tagAndPosition;
       }
     } else {
-      tag2 = tagAndPosition;
+      tag = tagAndPosition;
     }
-    if (!tag2) {
+    if (!tag) {
       throw new Error(`Invalid segment pattern: ${part}`);
     }
-    segment.tag = tag2;
+    segment.tag = tag;
     if (namespace) {
       segment.namespace = namespace;
     }
@@ -44525,9 +44589,9 @@ var ExpressionSet = class {
     if (expression.hasDeepWildcard()) {
       const lastSeg2 = expression.segments[expression.segments.length - 1];
       if (lastSeg2 && lastSeg2.type !== "deep-wildcard" && lastSeg2.tag !== "*") {
-        const tag3 = lastSeg2.tag;
-        if (!this._deepByTerminalTag.has(tag3)) this._deepByTerminalTag.set(tag3, []);
-        this._deepByTerminalTag.get(tag3).push(expression);
+        const tag2 = lastSeg2.tag;
+        if (!this._deepByTerminalTag.has(tag2)) this._deepByTerminalTag.set(tag2, []);
+        this._deepByTerminalTag.get(tag2).push(expression);
       } else {
         this._deepWildcards.push(expression);
       }
@@ -44535,12 +44599,12 @@ var ExpressionSet = class {
     }
     const depth = expression.length;
     const lastSeg = expression.segments[expression.segments.length - 1];
-    const tag2 = lastSeg?.tag;
-    if (!tag2 || tag2 === "*") {
+    const tag = lastSeg?.tag;
+    if (!tag || tag === "*") {
       if (!this._wildcardByDepth.has(depth)) this._wildcardByDepth.set(depth, []);
       this._wildcardByDepth.get(depth).push(expression);
     } else {
-      const key = `${depth}:${tag2}`;
+      const key = `${depth}:${tag}`;
       if (!this._byDepthAndTag.has(key)) this._byDepthAndTag.set(key, []);
       this._byDepthAndTag.get(key).push(expression);
     }
@@ -44634,8 +44698,8 @@ var ExpressionSet = class {
   */
   findMatch(matcher) {
     const depth = matcher.getDepth();
-    const tag2 = matcher.getCurrentTag();
-    const exactKey = `${depth}:${tag2}`;
+    const tag = matcher.getCurrentTag();
+    const exactKey = `${depth}:${tag}`;
     const exactBucket = this._byDepthAndTag.get(exactKey);
     if (exactBucket) {
       for (let i = 0; i < exactBucket.length; i++) {
@@ -44648,7 +44712,7 @@ var ExpressionSet = class {
         if (matcher.matches(wildcardBucket[i])) return wildcardBucket[i];
       }
     }
-    const deepBucket = this._deepByTerminalTag.get(tag2);
+    const deepBucket = this._deepByTerminalTag.get(tag);
     if (deepBucket) {
       for (let i = 0; i < deepBucket.length; i++) {
         if (matcher.matches(deepBucket[i])) return deepBucket[i];
@@ -44681,16 +44745,16 @@ var MatcherView = class {
    * @returns {string|undefined}
    */
   getCurrentTag() {
-    const path6 = this._matcher.path;
-    return path6.length > 0 ? path6[path6.length - 1].tag : void 0;
+    const path9 = this._matcher.path;
+    return path9.length > 0 ? path9[path9.length - 1].tag : void 0;
   }
   /**
    * Get current namespace.
    * @returns {string|undefined}
    */
   getCurrentNamespace() {
-    const path6 = this._matcher.path;
-    return path6.length > 0 ? path6[path6.length - 1].namespace : void 0;
+    const path9 = this._matcher.path;
+    return path9.length > 0 ? path9[path9.length - 1].namespace : void 0;
   }
   /**
    * Get current node's attribute value.
@@ -44698,9 +44762,9 @@ var MatcherView = class {
    * @returns {*}
    */
   getAttrValue(attrName) {
-    const path6 = this._matcher.path;
-    if (path6.length === 0) return void 0;
-    return path6[path6.length - 1].values?.[attrName];
+    const path9 = this._matcher.path;
+    if (path9.length === 0) return void 0;
+    return path9[path9.length - 1].values?.[attrName];
   }
   /**
    * Check if current node has an attribute.
@@ -44708,9 +44772,9 @@ var MatcherView = class {
    * @returns {boolean}
    */
   hasAttr(attrName) {
-    const path6 = this._matcher.path;
-    if (path6.length === 0) return false;
-    const current = path6[path6.length - 1];
+    const path9 = this._matcher.path;
+    if (path9.length === 0) return false;
+    const current = path9[path9.length - 1];
     return current.values !== void 0 && attrName in current.values;
   }
   /**
@@ -44736,18 +44800,18 @@ var MatcherView = class {
    * @returns {number}
    */
   getPosition() {
-    const path6 = this._matcher.path;
-    if (path6.length === 0) return -1;
-    return path6[path6.length - 1].position ?? 0;
+    const path9 = this._matcher.path;
+    if (path9.length === 0) return -1;
+    return path9[path9.length - 1].position ?? 0;
   }
   /**
    * Get current node's repeat counter (occurrence count of this tag name).
    * @returns {number}
    */
   getCounter() {
-    const path6 = this._matcher.path;
-    if (path6.length === 0) return -1;
-    return path6[path6.length - 1].counter ?? 0;
+    const path9 = this._matcher.path;
+    if (path9.length === 0) return -1;
+    return path9[path9.length - 1].counter ?? 0;
   }
   /**
    * Get current node's sibling index (alias for getPosition).
@@ -46904,7 +46968,7 @@ function cudnnVersion(code) {
 
 // src/measure/doctor/machine.ts
 async function defaultReadFile(file) {
-  return readFile2(file, "utf8").catch(() => void 0);
+  return readFile3(file, "utf8").catch(() => void 0);
 }
 async function defaultListDir(dir) {
   return readdir2(dir).catch(() => void 0);
@@ -46941,7 +47005,7 @@ async function readDriverFiles(deps) {
   const ldPath = (env.LD_LIBRARY_PATH ?? "").split(":").filter((p) => p !== "");
   const compatDirs = [];
   for (const dir of ldPath) {
-    if (!dir.split(path5.sep).includes("compat")) continue;
+    if (!dir.split(path8.sep).includes("compat")) continue;
     const entries = await listDir(dir);
     compatDirs.push({ dir, libcudaVersion: entries ? libcudaVersionIn(entries) : void 0 });
   }
@@ -47824,8 +47888,8 @@ var Context2 = class {
       if (existsSync11(process.env.GITHUB_EVENT_PATH)) {
         this.payload = JSON.parse(readFileSync5(process.env.GITHUB_EVENT_PATH, { encoding: "utf8" }));
       } else {
-        const path6 = process.env.GITHUB_EVENT_PATH;
-        process.stdout.write(`GITHUB_EVENT_PATH ${path6} does not exist${EOL6}`);
+        const path9 = process.env.GITHUB_EVENT_PATH;
+        process.stdout.write(`GITHUB_EVENT_PATH ${path9} does not exist${EOL6}`);
       }
     }
     this.eventName = process.env.GITHUB_EVENT_NAME;
@@ -47922,11 +47986,11 @@ function getUserAgentWithOrchestrationId(baseUserAgent) {
   const orchId = (_a = process.env["ACTIONS_ORCHESTRATION_ID"]) === null || _a === void 0 ? void 0 : _a.trim();
   if (orchId) {
     const sanitizedId = orchId.replace(/[^a-z0-9_.-]/gi, "_");
-    const tag2 = `actions_orchestration_id/${sanitizedId}`;
-    if (baseUserAgent === null || baseUserAgent === void 0 ? void 0 : baseUserAgent.includes(tag2))
+    const tag = `actions_orchestration_id/${sanitizedId}`;
+    if (baseUserAgent === null || baseUserAgent === void 0 ? void 0 : baseUserAgent.includes(tag))
       return baseUserAgent;
     const ua = baseUserAgent ? `${baseUserAgent} ` : "";
-    return `${ua}${tag2}`;
+    return `${ua}${tag}`;
   }
   return baseUserAgent;
 }
@@ -52153,7 +52217,7 @@ function createGitHubClient(options) {
       } catch (error2) {
         if (error2 instanceof GitHubDeadlineError && error2.budgetSpent) throw error2;
         const failure = attemptFailure(error2, what, attempt, policy, options.nowMs());
-        let checked = "";
+        let checked2 = "";
         if (failure.outcomeUnknown && !IDEMPOTENT.has(requestOptions.method)) {
           if (findCreated === void 0) throw error2;
           const found = await findCreated();
@@ -52163,7 +52227,7 @@ function createGitHubClient(options) {
             );
             return { status: 201, url: "", headers: {}, data: found };
           }
-          checked = " (listed again: it created nothing)";
+          checked2 = " (listed again: it created nothing)";
         }
         const { delayMs } = failure;
         if (delayMs === void 0) throw error2;
@@ -52176,7 +52240,7 @@ function createGitHubClient(options) {
           );
         }
         options.log(
-          `${failure.reason}${checked}; retrying in ${delayMs} ms (attempt ${attempt + 1} of ${policy.maxAttempts}).`
+          `${failure.reason}${checked2}; retrying in ${delayMs} ms (attempt ${attempt + 1} of ${policy.maxAttempts}).`
         );
         await options.sleep(delayMs);
       }
@@ -52268,10 +52332,10 @@ ${comment}`;
 }
 async function post(report, options, deps, reportPath) {
   if (!options.post || options.mode === "push") return void 0;
-  const where = options.mode === "pr" ? `the report comment on pull request #${options.prNumber ?? "?"}` : `the nightly report issue`;
+  const where2 = options.mode === "pr" ? `the report comment on pull request #${options.prNumber ?? "?"}` : `the nightly report issue`;
   if (!deps.client) {
     deps.sink.warning(
-      `No token was given, so ${where} was not written; the report is in the job summary and ${reportPath}.`
+      `No token was given, so ${where2} was not written; the report is in the job summary and ${reportPath}.`
     );
     return void 0;
   }
@@ -52306,12 +52370,12 @@ async function post(report, options, deps, reportPath) {
   } catch (error2) {
     if (isIntegrationForbidden(error2)) {
       deps.sink.warning(
-        `Could not write ${where}: GitHub answered 403 "Resource not accessible by integration", so this run's token is read-only. A pull_request event from a fork always gets a read-only token, and so does a workflow without 'permissions: pull-requests: write' and 'issues: write'. The report is in the job summary and ${reportPath}, and the gate's verdict still decides this step's status. To comment on pull requests from forks, measure in the pull_request workflow and publish from a workflow_run workflow (see docs/forks.md).`
+        `Could not write ${where2}: GitHub answered 403 "Resource not accessible by integration", so this run's token is read-only. A pull_request event from a fork always gets a read-only token, and so does a workflow without 'permissions: pull-requests: write' and 'issues: write'. The report is in the job summary and ${reportPath}, and the gate's verdict still decides this step's status. To comment on pull requests from forks, measure in the pull_request workflow and publish from a workflow_run workflow (see docs/forks.md).`
       );
       return void 0;
     }
     throw new Error(
-      `Could not write ${where}: ${describeGitHubError(error2).replace(/\.$/, "")}. The report is in the job summary and ${reportPath}.`,
+      `Could not write ${where2}: ${describeGitHubError(error2).replace(/\.$/, "")}. The report is in the job summary and ${reportPath}.`,
       {
         cause: error2
       }
@@ -52475,9 +52539,9 @@ async function closeDuplicates(client, repo, duplicates, sink) {
 var DEFAULT_APPROVAL_LABEL = "kernelgate-approved";
 var PR_EVENTS = ["pull_request", "pull_request_target"];
 var WRITE_PERMISSIONS = ["admin", "maintain", "write"];
-function field(value, ...path6) {
+function field(value, ...path9) {
   let current = value;
-  for (const key of path6) {
+  for (const key of path9) {
     if (typeof current !== "object" || current === null) return void 0;
     current = current[key];
   }
@@ -53049,7 +53113,7 @@ function branchStore(options) {
   const attempts = options.attempts ?? 12;
   const sleep = options.sleep ?? ((ms) => new Promise((done) => setTimeout(done, ms)));
   const random = options.random ?? Math.random;
-  const where = `branch ${dataBranch} of ${showRemote(options.remote)}`;
+  const where2 = `branch ${dataBranch} of ${showRemote(options.remote)}`;
   const prefix = "kernelgate history";
   let queue = Promise.resolve();
   const serial = (work) => {
@@ -53146,12 +53210,12 @@ function branchStore(options) {
         ]);
         const result = await git(["--work-tree", tree, "checkout", tip, "--", ...part], env);
         if (result.exitCode !== 0) {
-          throw new StoreError(`${prefix}: cannot read records of ${where}: ${gitReason(result)}`);
+          throw new StoreError(`${prefix}: cannot read records of ${where2}: ${gitReason(result)}`);
         }
       }
-      for (const path6 of paths) {
+      for (const path9 of paths) {
         try {
-          out.set(path6, readFileSync6(join12(tree, path6), "utf8"));
+          out.set(path9, readFileSync6(join12(tree, path9), "utf8"));
         } catch {
         }
       }
@@ -53163,29 +53227,29 @@ function branchStore(options) {
   function usable(texts, paths, key, limit) {
     const found = [];
     let skipped = 0;
-    for (const path6 of paths) {
+    for (const path9 of paths) {
       if (found.length >= limit) break;
-      const text3 = texts.get(path6);
+      const text3 = texts.get(path9);
       if (text3 === void 0) {
-        options.warn(`${prefix}: skipped ${path6}: it could not be read from ${where}`);
+        options.warn(`${prefix}: skipped ${path9}: it could not be read from ${where2}`);
         skipped++;
         continue;
       }
       try {
         const record = parseRecord(text3);
-        const [, sku, branch] = path6.split("/");
+        const [, sku, branch] = path9.split("/");
         if (key && (record.run.sku !== key.sku || record.run.branch !== key.branch) || safeSegment(record.run.sku, "GPU SKU") !== sku || safeSegment(record.run.branch, "branch") !== branch) {
           throw new RecordError(
             `its run is ${record.run.branch} on ${record.run.sku}, not what its folder says`,
             "foreign"
           );
         }
-        found.push({ path: path6, record });
+        found.push({ path: path9, record });
       } catch (error2) {
         if (!(error2 instanceof RecordError)) throw error2;
         skipped++;
         options.warn(
-          error2.kind === "newer" ? `${prefix}: refused ${path6}: ${error2.message}` : `${prefix}: skipped ${path6}: ${error2.message}`
+          error2.kind === "newer" ? `${prefix}: refused ${path9}: ${error2.message}` : `${prefix}: skipped ${path9}: ${error2.message}`
         );
       }
     }
@@ -53195,7 +53259,7 @@ function branchStore(options) {
     const fetched = await fetchTip();
     if (!fetched.ok) {
       options.warn(
-        `${prefix}: cannot read ${where}: ${fetched.reason}. No baseline or trend is taken from the history in this run.`
+        `${prefix}: cannot read ${where2}: ${fetched.reason}. No baseline or trend is taken from the history in this run.`
       );
       return [];
     }
@@ -53245,7 +53309,7 @@ function branchStore(options) {
       });
       const first = prepared[0];
       const what = prepared.length === 1 ? "this run was" : `these ${prepared.length} runs were`;
-      const notStored = (why) => new StoreError(`${prefix}: ${what} not stored on ${where}: ${why}`);
+      const notStored = (why) => new StoreError(`${prefix}: ${what} not stored on ${where2}: ${why}`);
       let lastReason = "";
       for (let attempt = 1; attempt <= attempts; attempt++) {
         const fetched = await fetchTip();
@@ -53274,19 +53338,19 @@ function branchStore(options) {
         let added = 0;
         for (const p of prepared) {
           const blob = (await gitOk(["hash-object", "-w", "--", p.file])).trim();
-          let path6 = p.basePath;
+          let path9 = p.basePath;
           let stored = false;
-          for (let n = 2; existing.has(path6); n++) {
-            if (existing.get(path6) === blob) {
+          for (let n = 2; existing.has(path9); n++) {
+            if (existing.get(path9) === blob) {
               stored = true;
               break;
             }
-            path6 = p.basePath.replace(/\.json$/, `-${n}.json`);
+            path9 = p.basePath.replace(/\.json$/, `-${n}.json`);
           }
-          paths.push(path6);
+          paths.push(path9);
           if (stored) continue;
-          existing.set(path6, blob);
-          await gitOk(["update-index", "--add", "--cacheinfo", `100644,${blob},${path6}`], env);
+          existing.set(path9, blob);
+          await gitOk(["update-index", "--add", "--cacheinfo", `100644,${blob},${path9}`], env);
           added++;
         }
         if (added === 0) return paths;
@@ -53315,7 +53379,7 @@ ${paths.join("\n")}
         ]);
         if (pushed.exitCode === 0) {
           options.info?.(
-            `${prefix}: stored ${added === 1 ? paths[0] : `${added} records`} on ${where} (${commit.slice(0, 12)})`
+            `${prefix}: stored ${added === 1 ? paths[0] : `${added} records`} on ${where2} (${commit.slice(0, 12)})`
           );
           return paths;
         }
@@ -53355,7 +53419,7 @@ ${pushed.stderr}`;
     allRecords: () => serial(async () => {
       const fetched = await fetchTip();
       if (!fetched.ok) {
-        options.warn(`${prefix}: cannot read ${where}: ${fetched.reason}.`);
+        options.warn(`${prefix}: cannot read ${where2}: ${fetched.reason}.`);
         return [];
       }
       if (fetched.tip === void 0) return [];
@@ -53364,11 +53428,11 @@ ${pushed.stderr}`;
       return usable(texts, paths, void 0, paths.length).found;
     }),
     save: (key, results, context3 = {}) => serial(async () => {
-      const [path6] = await saveRecords([{ key, results, context: context3 }]);
-      return `${dataBranch}:${path6}`;
+      const [path9] = await saveRecords([{ key, results, context: context3 }]);
+      return `${dataBranch}:${path9}`;
     }),
     saveMany: (entries) => serial(
-      async () => entries.length === 0 ? [] : (await saveRecords(entries)).map((path6) => `${dataBranch}:${path6}`)
+      async () => entries.length === 0 ? [] : (await saveRecords(entries)).map((path9) => `${dataBranch}:${path9}`)
     ),
     tip: () => serial(async () => {
       const fetched = await fetchTip();
@@ -53377,10 +53441,10 @@ ${pushed.stderr}`;
   };
 }
 function writeReadme(work) {
-  const path6 = join12(work, "README.md");
-  mkdirSync5(dirname5(path6), { recursive: true });
-  writeFileSync6(path6, README);
-  return path6;
+  const path9 = join12(work, "README.md");
+  mkdirSync5(dirname5(path9), { recursive: true });
+  writeFileSync6(path9, README);
+  return path9;
 }
 
 // src/history/action.ts
@@ -53726,10 +53790,10 @@ async function writeExports(results, reportDir, fs3, setOutput2, options = {}) {
   for (const format of EXPORT_FORMATS) {
     const exported = exportResults(results, format, options);
     const count = Array.isArray(exported) ? exported.length : Object.keys(exported).length;
-    const path6 = join14(reportDir, `${format}.json`);
-    if (count > 0) await fs3.writeFile(path6, `${JSON.stringify(exported, null, 2)}
+    const path9 = join14(reportDir, `${format}.json`);
+    if (count > 0) await fs3.writeFile(path9, `${JSON.stringify(exported, null, 2)}
 `);
-    setOutput2(`${format}-path`, count > 0 ? path6 : "");
+    setOutput2(`${format}-path`, count > 0 ? path9 : "");
   }
 }
 
@@ -53767,7 +53831,7 @@ function defaultDeps() {
       nowMs: () => Date.now(),
       log: (message) => info(message)
     }),
-    fs: { mkdir: mkdir3, writeFile: (path6, data) => writeFile3(path6, data, "utf8") },
+    fs: { mkdir: mkdir4, writeFile: (path9, data) => writeFile4(path9, data, "utf8") },
     measure: (options) => fullRun(options, {
       exec: actionsExec(),
       log: {
@@ -53865,23 +53929,23 @@ function readEvent(env) {
     throw new Error(
       "GITHUB_REPOSITORY is not set: kernelgate runs as a step of a GitHub Actions job."
     );
-  const path6 = env["GITHUB_EVENT_PATH"];
+  const path9 = env["GITHUB_EVENT_PATH"];
   let payload = {};
-  if (path6) {
+  if (path9) {
     try {
-      payload = JSON.parse(readFileSync7(path6, "utf8"));
+      payload = JSON.parse(readFileSync7(path9, "utf8"));
     } catch (error2) {
       throw new Error(
-        `GITHUB_EVENT_PATH '${path6}': cannot read the event payload: ${error2.message}`,
+        `GITHUB_EVENT_PATH '${path9}': cannot read the event payload: ${error2.message}`,
         { cause: error2 }
       );
     }
   }
   return { name, payload, repository };
 }
-function field2(value, ...path6) {
+function field2(value, ...path9) {
   let current = value;
-  for (const key of path6) {
+  for (const key of path9) {
     if (typeof current !== "object" || current === null) return void 0;
     current = current[key];
   }
@@ -53938,12 +54002,12 @@ function runContext(env, event, prNumber) {
     ...runId ? { runUrl: `${server}/${event.repository}/actions/runs/${runId}` } : {}
   };
 }
-function inWorkspace(env, path6) {
-  return isAbsolute(path6) ? path6 : resolve6(env["GITHUB_WORKSPACE"] ?? process.cwd(), path6);
+function inWorkspace(env, path9) {
+  return isAbsolute(path9) ? path9 : resolve6(env["GITHUB_WORKSPACE"] ?? process.cwd(), path9);
 }
-function loadConfigInput(path6) {
-  const isFile = statSync3(path6, { throwIfNoEntry: false })?.isFile() ?? false;
-  return isFile ? loadConfig(dirname6(path6), { configFile: path6 }) : loadConfig(path6);
+function loadConfigInput(path9) {
+  const isFile = statSync3(path9, { throwIfNoEntry: false })?.isFile() ?? false;
+  return isFile ? loadConfig(dirname6(path9), { configFile: path9 }) : loadConfig(path9);
 }
 async function pipeline(input, deps) {
   const { results, baseline, config, inputs } = input;
@@ -54041,7 +54105,7 @@ function measureOptions(inputs, config, mode, event, env, core) {
   };
 }
 function storeOf(inputs, env, core) {
-  return actionStore(inputs, env, (path6) => inWorkspace(env, path6), {
+  return actionStore(inputs, env, (path9) => inWorkspace(env, path9), {
     warning: core.warning,
     info: core.info,
     setSecret: (secret) => setSecret(secret)
