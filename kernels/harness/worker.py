@@ -580,19 +580,23 @@ class Worker:
             for v in names:
                 self.mark(v, "graph capture")
                 try:
-                    graph, b.graph_out[v] = self.capture(lambda v=v: b.call(v, 0), n)
-                    b.graphs[v] = (graph, n)
-                except CaptureFailed as e:
-                    if e.unjoined:
-                        records[v].update(status="error", error=unjoined_error(e.error))
+                    try:
+                        graph, b.graph_out[v] = self.capture(lambda v=v: b.call(v, 0), n)
+                        b.graphs[v] = (graph, n)
+                        continue
+                    except CaptureFailed as e:
+                        failed = e
+                    if failed.unjoined:
+                        records[v].update(status="error", error=unjoined_error(failed.error))
                         continue
                     # Not capturable (e.g. a host sync inside): calls back to back between one
                     # event pair. That includes the host's launch cost, but amortised over the
                     # calls it no longer swings with one launch's latency.
                     b.batched[v] = self.batch_calls(lambda v=v: b.call(v, 0), n)
-                    print(f"[kernelgate worker] {v}: not capturable in a CUDA graph ({e.error}); timing {b.batched[v]} calls back to back", file=sys.stderr, flush=True)
+                    print(f"[kernelgate worker] {v}: not capturable in a CUDA graph ({failed.error}); timing {b.batched[v]} calls back to back", file=sys.stderr, flush=True)
                 except Exception as e:
-                    # Raised while called for the capture's warm-up, outside any capture.
+                    # Raised when called outside any capture (the capture's warm-up, or the
+                    # calls that size the fallback): this variant's error, not the case's.
                     records[v].update(status="error", error=_error("bench", e))
             b.names = [v for v in names if records[v].get("status") == "ok"]
             if not b.names:

@@ -519,3 +519,15 @@ def test_the_third_seed_fault_is_reached_by_seed_two_on_any_device():
     assert [-1.06 < x < -1.02 for x in firsts] == [False, False, True]
     assert not math.isnan(firsts[0])
 
+
+
+def test_a_variant_that_raises_when_called_for_timing_is_its_own_error_only():
+    def capture(v):
+        if v == "host_sync":
+            raise ValueError("shape mismatch in the warm-up")
+        return "graph", "out"
+
+    b, records = prepared(capture)
+    assert b.names == ["good", "late_short"]
+    assert records["host_sync"]["status"] == "error"
+    assert records["host_sync"]["error"]["kind"] == "bench" and records["host_sync"]["error"]["message"] == "ValueError: shape mismatch in the warm-up"
