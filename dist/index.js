@@ -40037,8 +40037,221 @@ function headlineTrends(current, currentAt, stored) {
   });
 }
 
+// src/report/cells.ts
+var PERF_ICON = {
+  SLOWER: "🔴",
+  FASTER: "🟢",
+  SAME: "⚪",
+  AMBIGUOUS: "🟡",
+  NEW: "🆕",
+  MISSING: "❓",
+  UNTIMED: "➖"
+};
+var CORRECTNESS_ICON = {
+  PASS: "✅",
+  FAIL: "❌",
+  DRIFT: "🌊",
+  ERROR: "💥",
+  UNCHECKED: "❔",
+  SKIPPED: "⏭️",
+  MISSING: "❓"
+};
+function trusted(text3) {
+  return { trusted: text3 };
+}
+function correctnessCell(c) {
+  const detail = c.correctness === "ERROR" && c.status !== "missing" ? ` (${c.status})` : "";
+  return trusted(`${CORRECTNESS_ICON[c.correctness]} ${c.correctness}${detail}`);
+}
+function errorCell(c) {
+  if (c.relL2 === void 0 && c.tolRelL2 === void 0) return trusted("");
+  if (c.relL2 === null && c.tolRelL2 === 0) return trusted("");
+  const rel = c.relL2 === null ? "NaN" : formatSci(c.relL2);
+  return trusted(`${rel} / ${formatSci(c.tolRelL2)}`);
+}
+var METHOD_MARK = {
+  paired: " · paired",
+  baseline: " · vs baseline",
+  none: ""
+};
+function perfCells(c, input) {
+  const verdict = trusted(`${PERF_ICON[c.perf]} ${c.perf}`);
+  if (c.ratio === void 0) return [trusted(""), verdict, trusted("")];
+  const ci = c.ciLo !== void 0 && c.ciHi !== void 0 ? `${formatRatioPct(c.ciLo)} … ${formatRatioPct(c.ciHi)}` : "n/a";
+  const compare2 = input.config.compare;
+  const defaultThresholdPct = c.method === "paired" ? compare2.paired.thresholdPct : compare2.thresholdPct;
+  const threshold = c.thresholdPct !== defaultThresholdPct ? ` (±${fixed(c.thresholdPct, 1)} %)` : "";
+  const mark = input.comparison.paired ? METHOD_MARK[c.method] : "";
+  return [trusted(`${formatRatioPct(c.ratio)}${mark}`), verdict, trusted(`${ci}${threshold}`)];
+}
+function axisKeys(cases) {
+  const keys = [];
+  for (const c of cases) for (const k of Object.keys(c.params)) if (!keys.includes(k)) keys.push(k);
+  return keys;
+}
+function axisCells(c, keys) {
+  return keys.map((k) => c.params[k] === void 0 ? "" : String(c.params[k]));
+}
+function clip(text3, max) {
+  if (max === void 0 || text3.length <= max) return text3;
+  return `${text3.slice(0, max - 1).trimEnd()}…`;
+}
+function noteOf(c, measured) {
+  return [c.correctnessReason, c.perfNote, measured.get(c.key)?.message].filter((n) => Boolean(n) && n !== "no correctness record").join("; ");
+}
+var esc = escapeMarkdown;
+var plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+var KIND_ICON = {
+  wrong: "❌",
+  drift: "🌊",
+  error: "💥",
+  "above-peak": "⚠️",
+  missing: "❓",
+  slower: "🔴",
+  faster: "🟢",
+  ambiguous: "🟡",
+  same: "⚪",
+  new: "🆕",
+  untimed: "➖",
+  skipped: "⏭️",
+  unchecked: "❔"
+};
+var KIND_WORDS = {
+  wrong: "wrong",
+  drift: "drift",
+  error: "error or timeout",
+  "above-peak": "above the chip's peak",
+  missing: "missing",
+  slower: "slower",
+  faster: "faster",
+  ambiguous: "ambiguous",
+  same: "same",
+  new: "new",
+  untimed: "untimed",
+  skipped: "skipped",
+  unchecked: "unchecked"
+};
+function countsText(counts, only) {
+  return Object.keys(KIND_ICON).filter((k) => (counts[k] ?? 0) > 0 && (!only || only.includes(k))).map((k) => `${KIND_ICON[k]} ${counts[k]} ${KIND_WORDS[k]}`).join(" · ");
+}
+var CHANGED_COUNTS = [...CHANGE_KINDS, "ambiguous", "unchecked"];
+function rangeText(d) {
+  if (!d) return "";
+  return d.lo === d.hi ? formatRatioPct(d.lo) : `${formatRatioPct(d.lo)} … ${formatRatioPct(d.hi)}`;
+}
+function runLink(url) {
+  return url && /^https:\/\/[^\s()<>"'`\\]+$/.test(url) ? url : void 0;
+}
+function valueText(t) {
+  if (t.value === void 0) return "n/a";
+  if (t.unit === "%") return `${fixed(t.value, 1)} % of peak`;
+  return `${fixed(t.value, 2)}×`;
+}
+function tierCell(t) {
+  const now = t.current ? t.current.grade ? `**${esc(t.current.grade)}** (${esc(t.current.name)})` : `**${esc(t.current.name)}**` : "below the first rung";
+  const next = t.next ? t.next.reachable === false ? `; next ${esc(t.next.grade ?? t.next.name)} needs more than the chip's peak` : `; next ${esc(t.next.grade ?? t.next.name)} at ${formatMs(t.next.requiredMs)} ms (${fixed(t.speedupNeeded, 2)}× faster)` : "";
+  return `${now}${next}`;
+}
+function gpuName(results) {
+  const { sku, name } = results.environment.gpu;
+  return sku && sku !== "unknown" && sku !== "none" ? sku : name;
+}
+
+// src/report/builds.ts
+var STAGES = [
+  ["doctor", "doctor"],
+  ["build", "build"],
+  ["build_base", "base build"],
+  ["harness", "harness"]
+];
+var PHASES = [
+  ["environment", "environment"],
+  ["setup", "set-up"],
+  ["verify", "verify"],
+  ["base setup", "base set-up"],
+  ["base verify", "base verify"],
+  ["bench", "timing"],
+  ["ceilings", "ceilings"]
+];
+function stagesLine(results) {
+  const secs = results.run.stage_seconds ?? {};
+  const keys = Object.keys(secs).filter((k) => Number.isFinite(secs[k]));
+  if (!keys.length) return "";
+  const s = (k) => `${fixed(secs[k], 0)} s`;
+  const kernels = new Set(results.cases.map((c) => c.kernel));
+  const known = new Set([...STAGES, ...PHASES].map(([k]) => k));
+  const stages = STAGES.filter(([k]) => k in secs);
+  const phases = PHASES.filter(([k]) => k in secs).map(([k, label]) => `${label} ${s(k)}`);
+  const byKernel = keys.filter((k) => kernels.has(k) && !known.has(k));
+  const other = keys.filter((k) => !kernels.has(k) && !known.has(k));
+  const inner = [
+    phases.join(", "),
+    byKernel.length ? `by kernel: ${byKernel.map((k) => `${escapeMarkdown(k)} ${s(k)}`).join(", ")}` : ""
+  ].filter(Boolean).join("; ");
+  const parts = stages.map(
+    ([k, label]) => k === "harness" && inner ? `${label} ${s(k)} (${inner})` : `${label} ${s(k)}`
+  );
+  if (!stages.some(([k]) => k === "harness") && inner) parts.push(inner);
+  parts.push(...other.map((k) => `${escapeMarkdown(k)} ${s(k)}`));
+  const total = stages.reduce((sum, [k]) => sum + (secs[k] ?? 0), 0);
+  return `Time of each stage${stages.length ? ` (${fixed(total, 0)} s in all)` : ""}: ${parts.join(" · ")}.`;
+}
+var SASS_HIGHLIGHTS = ["HGMMA", "HMMA", "LDSM", "LDGSTS", "UTMALDG", "LDL", "STL"];
+function buildsView(input, opts) {
+  const builds = input.results.builds ?? [];
+  const statusText = {
+    ok: "✅ ok",
+    failed: "❌ failed",
+    expectation_failed: "⚠️ expectation unmet"
+  };
+  const rows = builds.map((b) => {
+    const fns = b.functions ?? [];
+    const maxOf = (pick) => {
+      const values = fns.map(pick).filter((v) => v !== void 0);
+      return values.length ? String(Math.max(...values)) : "";
+    };
+    const census = b.sass_census ?? {};
+    const highlights = SASS_HIGHLIGHTS.filter((op) => census[op] !== void 0).map(
+      (op) => `${op} ${census[op]}`
+    );
+    const unmet = (b.expectations ?? []).filter((e) => !e.ok).map((e) => `${e.name}: ${e.message}`);
+    return [
+      `${b.kernel}/${b.variant}`,
+      trusted(`${statusText[b.status]}${b.cached ? " (cached)" : ""}`),
+      [...b.archs?.sass ?? [], ...(b.archs?.ptx ?? []).map((p) => `PTX ${p}`)].join(", "),
+      trusted(maxOf((f) => f.registers)),
+      trusted(maxOf((f) => f.smem_bytes)),
+      trusted(maxOf((f) => f.stack_bytes)),
+      trusted(maxOf((f) => (f.spill_load_bytes ?? 0) + (f.spill_store_bytes ?? 0))),
+      highlights.join(", "),
+      unmet.join("\n")
+    ];
+  });
+  const logs = opts.logTails ? builds.filter((b) => b.status !== "ok" && b.log_tail).map((b) => ({ name: `${b.kernel}/${b.variant}`, log: codeBlock(b.log_tail) })) : [];
+  return {
+    count: builds.length,
+    problems: builds.filter((b) => b.status !== "ok").length,
+    table: builds.length ? table(
+      [
+        "kernel/variant",
+        "status",
+        "archs",
+        "max registers",
+        "max smem bytes",
+        "max stack bytes",
+        "max spill bytes",
+        "SASS highlights",
+        "unmet expectations"
+      ],
+      rows,
+      ["l", "l", "l", "r", "r", "r", "r", "l", "l"]
+    ) : "",
+    logs
+  };
+}
+
 // src/report/render.ts
-import { readFileSync as readFileSync4, readdirSync as readdirSync4 } from "node:fs";
+import { readdirSync as readdirSync4, readFileSync as readFileSync4 } from "node:fs";
 import { join as join8 } from "node:path";
 
 // node_modules/mustache/mustache.mjs
@@ -40495,71 +40708,94 @@ mustache.Context = Context;
 mustache.Writer = Writer;
 var mustache_default = mustache;
 
-// src/report/render.ts
+// src/report/summary.ts
+function judgedView(input) {
+  const paired = input.comparison.paired;
+  if (!paired) return void 0;
+  const state = input.comparison.baseline;
+  return {
+    paired: paired.cases,
+    // Shown as code: only a commit id (hex) can be, anything else is left out.
+    baseSha: /^[0-9a-f]{4,64}$/i.test(paired.baseSha ?? "") ? paired.baseSha?.slice(0, 12) : void 0,
+    thresholdPct: fixed(paired.thresholdPct, 1),
+    mdcPct: paired.medianMdcPct === void 0 ? void 0 : fixed(paired.medianMdcPct, 2),
+    stored: paired.baselineCases,
+    storedCompared: state === "compared",
+    storedOtherGpu: state === "other-gpu",
+    storedNone: state === "none"
+  };
+}
+function outcomeText(input, changes) {
+  const outcome = outcomeOf(input.gate, input.comparison.cases);
+  const blocks = blockingKinds(input.config);
+  const say = (kinds) => {
+    const parts = [];
+    for (const v of changes.changed) {
+      for (const kind of kinds) {
+        const controls = kind === "slower" || kind === "faster" ? v.changed.filter(isControl) : [];
+        const n = (v.counts[kind] ?? 0) - controls.filter((c) => c.perf === kind.toUpperCase()).length;
+        if (n)
+          parts.push(
+            `${esc(`${v.kernel}/${v.variant}`)} ${KIND_WORDS[kind]} on ${plural(n, "case")}`
+          );
+      }
+    }
+    return parts;
+  };
+  const join16 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
+  if (outcome === "fail") {
+    const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
+    const parts = [...shardTitleParts(input.results), ...say(kinds)];
+    for (const b of input.results.builds ?? []) {
+      if (b.status !== "ok" && blocks.has("build")) {
+        parts.push(
+          `${esc(`${b.kernel}/${b.variant}`)} ${b.status === "failed" ? "build failed" : "build expectation unmet"}`
+        );
+      }
+    }
+    const n = input.gate.reasons.length;
+    return `❌ fail: ${parts.length ? join16(parts) : plural(n, "reason")}`;
+  }
+  if (outcome === "regression") return `⚠️ regression: ${join16(say(["slower"]))}`;
+  const faster = say(["faster"]);
+  const moved = changes.changed.filter((v) => v.changed.some(isControl));
+  const control = moved.length ? ` (the A/A control ${moved.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
+  if (faster.length) return `✅ pass: ${join16(faster)}${control}`;
+  if (!changes.judged) return "✅ pass";
+  return `✅ pass: ${moved.length ? "no candidate" : "no case"} slower or faster${control}`;
+}
+
+// src/report/alert.ts
+var ALERT_CASES = 3;
+function nightlyAlert(input, changes) {
+  if (input.kind !== "nightly") return {};
+  const outcome = outcomeOf(input.gate, input.comparison.cases);
+  if (outcome === "pass") return {};
+  const sha = input.results.run.git_sha;
+  const at = sha && /^[0-9a-f]{7,40}$/i.test(sha) ? ` at \`${sha.slice(0, 12)}\`` : "";
+  const kinds = outcome === "regression" ? ["slower"] : CHANGE_KINDS.filter((k) => blockingKinds(input.config).has(k));
+  const aboveChip = new Set(input.gate.measurementErrors.map((m) => m.key));
+  const cases = changes.changed.flatMap((v) => v.changed).filter((c) => kinds.includes(changeKind(c, aboveChip)) && !isControl(c)).sort(worstFirst(aboveChip));
+  const named = cases.slice(0, ALERT_CASES).map((c) => {
+    const kind = changeKind(c, aboveChip);
+    const how = (kind === "slower" || kind === "faster") && c.ratio !== void 0 ? formatRatioPct(c.ratio) : KIND_WORDS[kind];
+    return `${esc(c.label)} ${how}`;
+  });
+  const more = cases.length > named.length ? `; and ${cases.length - named.length} more` : "";
+  const which2 = named.length ? ` ${cases.length === 1 ? "Case" : "Worst"}: ${named.join("; ")}${more}.` : "";
+  return {
+    alert: `kernelgate nightly${at}: ${outcomeText(input, changes)}.${which2} The issue's report has the cases.`
+  };
+}
+
+// src/report/types.ts
 var GITHUB_COMMENT_LIMIT = 65536;
 var COMMENT_MARGIN = 1024;
 var COMMENT_MAX_CHARS = GITHUB_COMMENT_LIMIT - COMMENT_MARGIN;
-var PERF_ICON = {
-  SLOWER: "🔴",
-  FASTER: "🟢",
-  SAME: "⚪",
-  AMBIGUOUS: "🟡",
-  NEW: "🆕",
-  MISSING: "❓",
-  UNTIMED: "➖"
-};
-var CORRECTNESS_ICON = {
-  PASS: "✅",
-  FAIL: "❌",
-  DRIFT: "🌊",
-  ERROR: "💥",
-  UNCHECKED: "❔",
-  SKIPPED: "⏭️",
-  MISSING: "❓"
-};
-function trusted(text3) {
-  return { trusted: text3 };
-}
-function correctnessCell(c) {
-  const detail = c.correctness === "ERROR" && c.status !== "missing" ? ` (${c.status})` : "";
-  return trusted(`${CORRECTNESS_ICON[c.correctness]} ${c.correctness}${detail}`);
-}
-function errorCell(c) {
-  if (c.relL2 === void 0 && c.tolRelL2 === void 0) return trusted("");
-  if (c.relL2 === null && c.tolRelL2 === 0) return trusted("");
-  const rel = c.relL2 === null ? "NaN" : formatSci(c.relL2);
-  return trusted(`${rel} / ${formatSci(c.tolRelL2)}`);
-}
-var METHOD_MARK = {
-  paired: " · paired",
-  baseline: " · vs baseline",
-  none: ""
-};
-function perfCells(c, input) {
-  const verdict = trusted(`${PERF_ICON[c.perf]} ${c.perf}`);
-  if (c.ratio === void 0) return [trusted(""), verdict, trusted("")];
-  const ci = c.ciLo !== void 0 && c.ciHi !== void 0 ? `${formatRatioPct(c.ciLo)} … ${formatRatioPct(c.ciHi)}` : "n/a";
-  const compare2 = input.config.compare;
-  const defaultThresholdPct = c.method === "paired" ? compare2.paired.thresholdPct : compare2.thresholdPct;
-  const threshold = c.thresholdPct !== defaultThresholdPct ? ` (±${fixed(c.thresholdPct, 1)} %)` : "";
-  const mark = input.comparison.paired ? METHOD_MARK[c.method] : "";
-  return [trusted(`${formatRatioPct(c.ratio)}${mark}`), verdict, trusted(`${ci}${threshold}`)];
-}
-function axisKeys(cases) {
-  const keys = [];
-  for (const c of cases) for (const k of Object.keys(c.params)) if (!keys.includes(k)) keys.push(k);
-  return keys;
-}
-function axisCells(c, keys) {
-  return keys.map((k) => c.params[k] === void 0 ? "" : String(c.params[k]));
-}
-function clip(text3, max) {
-  if (max === void 0 || text3.length <= max) return text3;
-  return `${text3.slice(0, max - 1).trimEnd()}…`;
-}
-function noteOf(c, measured) {
-  return [c.correctnessReason, c.perfNote, measured.get(c.key)?.message].filter((n) => Boolean(n) && n !== "no correctness record").join("; ");
-}
+var COMMENT_ROWS_PER_VARIANT = 10;
+var COMMENT_NOTE_CHARS = 140;
+
+// src/report/tables.ts
 function resultTable(cases, input, measured) {
   const keys = axisKeys(cases);
   const rows = cases.map((c) => {
@@ -40650,26 +40886,95 @@ function changedTable(cases, input, measured, noteMax) {
     "l"
   ]);
 }
-function chartsFor(kernel, input) {
-  const tier = input.tiers.find((t) => t.kernel === kernel && t.caseId);
-  const cases = input.results.cases.filter((c) => c.kernel === kernel);
-  const headlineId = tier?.caseId ?? cases.find((c) => (caseTflops(c) ?? 0) >= 0.05)?.case;
-  if (!headlineId) return [];
-  const bars = cases.filter((c) => c.case === headlineId && (caseTflops(c) ?? 0) >= 0.05).map((c) => ({ label: mermaidLabel(c.variant), tflops: caseTflops(c) }));
-  if (bars.length === 0) return [];
-  const first = cases.find((c) => c.case === headlineId);
-  const peak = first ? peakTflops(input.results, input.config, caseDtype(first)) : void 0;
-  const top = Math.max(peak ?? 0, ...bars.map((b) => b.tflops));
-  return [
-    {
-      title: mermaidLabel(`${kernel} ${headlineId}`),
-      labels: bars.map((b) => `"${b.label}"`).join(", "),
-      values: bars.map((b) => fixed(b.tflops, 1)).join(", "),
-      yMax: Math.ceil(top / 100) * 100 || 1,
-      peak: peak === void 0 ? void 0 : fixed(peak, 1)
+
+// src/report/changed-cases.ts
+function changedCasesView(input, changes, opts, measured) {
+  let budget = opts.full ? Infinity : opts.maxRows ?? Infinity;
+  const kernels = [...new Set(changes.changed.map((v) => v.kernel))];
+  const out = [];
+  for (const kernel of kernels) {
+    const shown = [];
+    const hidden = [];
+    for (const v of changes.changed.filter((x) => x.kernel === kernel)) {
+      const cap = opts.full ? v.changed.length : Math.min(opts.rowsPerVariant ?? Infinity, budget);
+      const rows = v.changed.slice(0, Math.max(0, cap));
+      budget -= rows.length;
+      shown.push(...rows);
+      const rest = v.changed.slice(rows.length);
+      if (rest.length) {
+        const what = countsText(verdictCounts(rest, new Set(measured.keys())), [...CHANGE_KINDS]);
+        hidden.push(
+          `${plural(rest.length, "more case")} of ${esc(`${kernel}/${v.variant}`)} (${what})`
+        );
+      }
     }
-  ];
+    out.push({
+      kernel,
+      table: shown.length ? changedTable(shown, input, measured, opts.full ? void 0 : COMMENT_NOTE_CHARS) : "",
+      more: hidden.length ? `${hidden.join("; ")}: in the full report.` : void 0
+    });
+  }
+  return out;
 }
+
+// src/report/changes.ts
+function changesView(input, changes) {
+  const rows = changes.changed.map((v) => [
+    `${v.kernel}/${v.variant}`,
+    trusted(`${v.changed.length} of ${v.cases}`),
+    trusted(v.delta ? formatRatioPct(v.delta.geomean) : ""),
+    trusted(rangeText(v.delta)),
+    trusted(
+      `${countsText(v.counts, CHANGED_COUNTS)}${v.changed.every(isControl) ? " (an A/A control: the machine moved, not the code)" : ""}`
+    )
+  ]);
+  const u = changes.untouched;
+  if (u.variants > 0) {
+    const label = changes.changed.length ? `${u.variants} other variants` : `all ${u.variants} variants`;
+    rows.push([
+      trusted(u.variants === 1 && changes.changed.length ? "1 other variant" : label),
+      trusted(`0 of ${u.cases}`),
+      trusted(u.delta ? formatRatioPct(u.delta.geomean) : ""),
+      trusted(rangeText(u.delta)),
+      trusted(countsText(u.counts))
+    ]);
+  }
+  return {
+    none: !changes.judged,
+    nothing: changes.judged && changes.changed.length === 0,
+    table: table(["variant", "changed", "Δ (geomean)", "range", "verdict"], rows, [
+      "l",
+      "r",
+      "r",
+      "r",
+      "l"
+    ])
+  };
+}
+
+// src/report/diagnostics.ts
+function diagnosticsView(input) {
+  const diags = input.results.diagnostics;
+  const levelIcon = { error: "❌ error", warning: "⚠️ warning", info: "ℹ️ info" };
+  const order = { error: 0, warning: 1, info: 2 };
+  const sorted = [...diags].sort((a, b) => order[a.level] - order[b.level]);
+  return {
+    count: diags.length,
+    errors: diags.filter((d) => d.level === "error").length,
+    table: diags.length ? table(
+      ["level", "code", "where", "message", "fix"],
+      sorted.map((d) => [
+        trusted(levelIcon[d.level]),
+        d.code,
+        [d.source, d.kernel && `${d.kernel}${d.variant ? `/${d.variant}` : ""}`].filter(Boolean).join(" "),
+        d.message,
+        d.fix ?? ""
+      ])
+    ) : ""
+  };
+}
+
+// src/report/environment.ts
 function environmentView(input) {
   const env = input.results.environment;
   const gpu = env.gpu;
@@ -40704,229 +41009,243 @@ function environmentView(input) {
   add("datasheet bandwidth GB/s", peaks?.gbps ?? c?.peak_gbps);
   return { table: table(["fact", "value"], rows, ["l", "l"]), stages: stagesLine(input.results) };
 }
-var STAGES = [
-  ["doctor", "doctor"],
-  ["build", "build"],
-  ["build_base", "base build"],
-  ["harness", "harness"]
-];
-var PHASES = [
-  ["environment", "environment"],
-  ["setup", "set-up"],
-  ["verify", "verify"],
-  ["base setup", "base set-up"],
-  ["base verify", "base verify"],
-  ["bench", "timing"],
-  ["ceilings", "ceilings"]
-];
-function stagesLine(results) {
-  const secs = results.run.stage_seconds ?? {};
-  const keys = Object.keys(secs).filter((k) => Number.isFinite(secs[k]));
-  if (!keys.length) return "";
-  const s = (k) => `${fixed(secs[k], 0)} s`;
-  const kernels = new Set(results.cases.map((c) => c.kernel));
-  const known = new Set([...STAGES, ...PHASES].map(([k]) => k));
-  const stages = STAGES.filter(([k]) => k in secs);
-  const phases = PHASES.filter(([k]) => k in secs).map(([k, label]) => `${label} ${s(k)}`);
-  const byKernel = keys.filter((k) => kernels.has(k) && !known.has(k));
-  const other = keys.filter((k) => !kernels.has(k) && !known.has(k));
-  const inner = [
-    phases.join(", "),
-    byKernel.length ? `by kernel: ${byKernel.map((k) => `${escapeMarkdown(k)} ${s(k)}`).join(", ")}` : ""
-  ].filter(Boolean).join("; ");
-  const parts = stages.map(
-    ([k, label]) => k === "harness" && inner ? `${label} ${s(k)} (${inner})` : `${label} ${s(k)}`
-  );
-  if (!stages.some(([k]) => k === "harness") && inner) parts.push(inner);
-  parts.push(...other.map((k) => `${escapeMarkdown(k)} ${s(k)}`));
-  const total = stages.reduce((sum, [k]) => sum + (secs[k] ?? 0), 0);
-  return `Time of each stage${stages.length ? ` (${fixed(total, 0)} s in all)` : ""}: ${parts.join(" · ")}.`;
+
+// src/report/findings.ts
+var PCT_LABEL = { "clock-unstable": "SM clock spread" };
+var LEVEL_ICON = { error: "❌", warning: "⚠️", info: "ℹ️" };
+function whereText(where2) {
+  return [...where2.entries()].map(
+    ([kernel, variants]) => variants.size > 1 ? `${esc(kernel)} (${plural(variants.size, "variant")})` : `${esc(kernel)}${variants.size ? `/${esc([...variants][0])}` : ""}`
+  ).join(", ");
 }
-var SASS_HIGHLIGHTS = ["HGMMA", "HMMA", "LDSM", "LDGSTS", "UTMALDG", "LDL", "STL"];
-function buildsView(input, opts) {
-  const builds = input.results.builds ?? [];
-  const statusText = {
-    ok: "✅ ok",
-    failed: "❌ failed",
-    expectation_failed: "⚠️ expectation unmet"
+function sci(values) {
+  const ok = values.filter((v) => typeof v === "number" && Number.isFinite(v));
+  if (!ok.length) return "n/a";
+  const lo = formatSci(Math.min(...ok));
+  const hi = formatSci(Math.max(...ok));
+  return lo === hi ? lo : `${lo} … ${hi}`;
+}
+function finder(input, changes, opts) {
+  const all = input.comparison.cases;
+  const blocks = blockingKinds(input.config);
+  const blocking = [];
+  const other = [];
+  return {
+    input,
+    changes,
+    opts,
+    all,
+    blocking,
+    other,
+    put: (kind, line) => (blocks.has(kind) ? blocking : other).push(line),
+    name: (grp) => `**${esc(`${grp.kernel}/${grp.variant}`)}**`,
+    ofCases: (grp) => `${grp.cases.length} of ${grp.of} cases`,
+    where: (grp) => {
+      const axes = commonAxes(
+        grp.cases,
+        all.filter((c) => c.kernel === grp.kernel && c.variant === grp.variant)
+      );
+      return axes ? ` (only where ${esc(axes)})` : "";
+    },
+    example: (c, text3) => opts.examples && text3 ? `. E.g. ${esc(c.caseId)}: ${esc(clip(text3, COMMENT_NOTE_CHARS))}` : ""
   };
-  const rows = builds.map((b) => {
-    const fns = b.functions ?? [];
-    const maxOf = (pick) => {
-      const values = fns.map(pick).filter((v) => v !== void 0);
-      return values.length ? String(Math.max(...values)) : "";
-    };
-    const census = b.sass_census ?? {};
-    const highlights = SASS_HIGHLIGHTS.filter((op) => census[op] !== void 0).map(
-      (op) => `${op} ${census[op]}`
+}
+function shardFindings(f) {
+  const { input, blocking } = f;
+  const { results } = input;
+  for (const line of shardProblems(results)) blocking.push(`🧩 ${esc(line)}`);
+}
+function wrongFindings(f) {
+  const { all, put, name, ofCases, where: where2, example } = f;
+  for (const grp of groupCases(
+    all.filter((c) => c.correctness === "FAIL"),
+    all,
+    failurePattern
+  )) {
+    const first = grp.cases[0];
+    put(
+      "wrong",
+      `❌ ${name(grp)} wrong on ${ofCases(grp)}${where2(grp)}: ${esc(grp.pattern)} (rel\\_l2 ${sci(
+        grp.cases.map((c) => c.relL2)
+      )}, tolerance ${sci(grp.cases.map((c) => c.tolRelL2))})${example(first, first.correctnessReason)}`
     );
-    const unmet = (b.expectations ?? []).filter((e) => !e.ok).map((e) => `${e.name}: ${e.message}`);
-    return [
-      `${b.kernel}/${b.variant}`,
-      trusted(`${statusText[b.status]}${b.cached ? " (cached)" : ""}`),
-      [...b.archs?.sass ?? [], ...(b.archs?.ptx ?? []).map((p) => `PTX ${p}`)].join(", "),
-      trusted(maxOf((f) => f.registers)),
-      trusted(maxOf((f) => f.smem_bytes)),
-      trusted(maxOf((f) => f.stack_bytes)),
-      trusted(maxOf((f) => (f.spill_load_bytes ?? 0) + (f.spill_store_bytes ?? 0))),
-      highlights.join(", "),
-      unmet.join("\n")
-    ];
-  });
-  const logs = opts.logTails ? builds.filter((b) => b.status !== "ok" && b.log_tail).map((b) => ({ name: `${b.kernel}/${b.variant}`, log: codeBlock(b.log_tail) })) : [];
-  return {
-    count: builds.length,
-    problems: builds.filter((b) => b.status !== "ok").length,
-    table: builds.length ? table(
-      [
-        "kernel/variant",
-        "status",
-        "archs",
-        "max registers",
-        "max smem bytes",
-        "max stack bytes",
-        "max spill bytes",
-        "SASS highlights",
-        "unmet expectations"
-      ],
-      rows,
-      ["l", "l", "l", "r", "r", "r", "r", "l", "l"]
-    ) : "",
-    logs
-  };
-}
-function judgedView(input) {
-  const paired = input.comparison.paired;
-  if (!paired) return void 0;
-  const state = input.comparison.baseline;
-  return {
-    paired: paired.cases,
-    // Shown as code: only a commit id (hex) can be, anything else is left out.
-    baseSha: /^[0-9a-f]{4,64}$/i.test(paired.baseSha ?? "") ? paired.baseSha?.slice(0, 12) : void 0,
-    thresholdPct: fixed(paired.thresholdPct, 1),
-    mdcPct: paired.medianMdcPct === void 0 ? void 0 : fixed(paired.medianMdcPct, 2),
-    stored: paired.baselineCases,
-    storedCompared: state === "compared",
-    storedOtherGpu: state === "other-gpu",
-    storedNone: state === "none"
-  };
-}
-var COMMENT_ROWS_PER_VARIANT = 10;
-var COMMENT_NOTE_CHARS = 140;
-var esc = escapeMarkdown;
-var plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
-var KIND_ICON = {
-  wrong: "❌",
-  drift: "🌊",
-  error: "💥",
-  "above-peak": "⚠️",
-  missing: "❓",
-  slower: "🔴",
-  faster: "🟢",
-  ambiguous: "🟡",
-  same: "⚪",
-  new: "🆕",
-  untimed: "➖",
-  skipped: "⏭️",
-  unchecked: "❔"
-};
-var KIND_WORDS = {
-  wrong: "wrong",
-  drift: "drift",
-  error: "error or timeout",
-  "above-peak": "above the chip's peak",
-  missing: "missing",
-  slower: "slower",
-  faster: "faster",
-  ambiguous: "ambiguous",
-  same: "same",
-  new: "new",
-  untimed: "untimed",
-  skipped: "skipped",
-  unchecked: "unchecked"
-};
-function countsText(counts, only) {
-  return Object.keys(KIND_ICON).filter((k) => (counts[k] ?? 0) > 0 && (!only || only.includes(k))).map((k) => `${KIND_ICON[k]} ${counts[k]} ${KIND_WORDS[k]}`).join(" · ");
-}
-var CHANGED_COUNTS = [...CHANGE_KINDS, "ambiguous", "unchecked"];
-function rangeText(d) {
-  if (!d) return "";
-  return d.lo === d.hi ? formatRatioPct(d.lo) : `${formatRatioPct(d.lo)} … ${formatRatioPct(d.hi)}`;
-}
-function changesView(input, changes) {
-  const rows = changes.changed.map((v) => [
-    `${v.kernel}/${v.variant}`,
-    trusted(`${v.changed.length} of ${v.cases}`),
-    trusted(v.delta ? formatRatioPct(v.delta.geomean) : ""),
-    trusted(rangeText(v.delta)),
-    trusted(
-      `${countsText(v.counts, CHANGED_COUNTS)}${v.changed.every(isControl) ? " (an A/A control: the machine moved, not the code)" : ""}`
-    )
-  ]);
-  const u = changes.untouched;
-  if (u.variants > 0) {
-    const label = changes.changed.length ? `${u.variants} other variants` : `all ${u.variants} variants`;
-    rows.push([
-      trusted(u.variants === 1 && changes.changed.length ? "1 other variant" : label),
-      trusted(`0 of ${u.cases}`),
-      trusted(u.delta ? formatRatioPct(u.delta.geomean) : ""),
-      trusted(rangeText(u.delta)),
-      trusted(countsText(u.counts))
-    ]);
   }
-  return {
-    none: !changes.judged,
-    nothing: changes.judged && changes.changed.length === 0,
-    table: table(["variant", "changed", "Δ (geomean)", "range", "verdict"], rows, [
-      "l",
-      "r",
-      "r",
-      "r",
-      "l"
-    ])
-  };
 }
-function changedCasesView(input, changes, opts, measured) {
-  let budget = opts.full ? Infinity : opts.maxRows ?? Infinity;
-  const kernels = [...new Set(changes.changed.map((v) => v.kernel))];
-  const out = [];
-  for (const kernel of kernels) {
-    const shown = [];
-    const hidden = [];
-    for (const v of changes.changed.filter((x) => x.kernel === kernel)) {
-      const cap = opts.full ? v.changed.length : Math.min(opts.rowsPerVariant ?? Infinity, budget);
-      const rows = v.changed.slice(0, Math.max(0, cap));
-      budget -= rows.length;
-      shown.push(...rows);
-      const rest = v.changed.slice(rows.length);
-      if (rest.length) {
-        const what = countsText(verdictCounts(rest, new Set(measured.keys())), [...CHANGE_KINDS]);
-        hidden.push(
-          `${plural(rest.length, "more case")} of ${esc(`${kernel}/${v.variant}`)} (${what})`
-        );
-      }
+function driftFindings(f) {
+  const { all, put, name, ofCases, where: where2, example } = f;
+  for (const grp of groupCases(
+    all.filter((c) => c.correctness === "DRIFT"),
+    all,
+    () => "drift"
+  )) {
+    const growth = grp.cases.map((c) => c.relL2 && c.baselineRelL2 ? c.relL2 / c.baselineRelL2 : void 0).filter((x) => x !== void 0);
+    const lo = fixed(Math.min(...growth), 1);
+    const hi = fixed(Math.max(...growth), 1);
+    const range = growth.length ? `${lo === hi ? lo : `${lo}–${hi}`}×` : "n/a";
+    const first = grp.cases[0];
+    put(
+      "drift",
+      `🌊 ${name(grp)} error grew on ${ofCases(grp)}${where2(grp)}: rel\\_l2 ${range} the baseline's (or the base revision's)${example(first, first.correctnessReason)}`
+    );
+  }
+}
+function errorFindings(f) {
+  const { all, put, name, ofCases, where: where2, example } = f;
+  for (const grp of groupCases(
+    all.filter((c) => c.correctness === "ERROR"),
+    all,
+    errorPattern
+  )) {
+    const first = grp.cases[0];
+    put(
+      "error",
+      `💥 ${name(grp)} ${esc(grp.pattern)} on ${ofCases(grp)}${where2(grp)}${example(first, first.correctnessReason)}`
+    );
+  }
+}
+function buildFindings(f) {
+  const { input, opts, put } = f;
+  const { results } = input;
+  for (const b of results.builds ?? []) {
+    if (b.status === "ok") continue;
+    const label = `**${esc(`${b.kernel}/${b.variant}`)}**`;
+    const where2 = opts.full ? "under Build facts" : "in the full report";
+    if (b.status === "failed") {
+      const last = (b.log_tail ?? "").trim().split("\n").filter(Boolean).pop();
+      put(
+        "build",
+        `🔨 ${label} did not build${last ? `: ${esc(clip(last, COMMENT_NOTE_CHARS))} (compiler output ${where2})` : ""}`
+      );
+    } else {
+      const unmet = (b.expectations ?? []).filter((e) => !e.ok).map((e) => `${e.name}: ${e.message}`);
+      put(
+        "build",
+        `🔨 ${label} built, but not as kernel.yml expects: ${esc(clip(unmet.join("; ") || "no detail", 2 * COMMENT_NOTE_CHARS))}`
+      );
     }
-    out.push({
-      kernel,
-      table: shown.length ? changedTable(shown, input, measured, opts.full ? void 0 : COMMENT_NOTE_CHARS) : "",
-      more: hidden.length ? `${hidden.join("; ")}: in the full report.` : void 0
-    });
   }
-  return out;
 }
-function runLink(url) {
-  return url && /^https:\/\/[^\s()<>"'`\\]+$/.test(url) ? url : void 0;
+function aboveChipFindings(f) {
+  const { input, put, name } = f;
+  const { gate: g } = input;
+  const byVariantQuantity = /* @__PURE__ */ new Map();
+  for (const m of g.measurementErrors) {
+    const key = `${m.kernel}/${m.variant}\0${m.quantity}`;
+    byVariantQuantity.set(key, [...byVariantQuantity.get(key) ?? [], m]);
+  }
+  for (const list of byVariantQuantity.values()) {
+    const m = list[0];
+    const unit = m.quantity === "tflops" ? "TFLOPS" : "GB/s";
+    const digits = m.quantity === "tflops" ? 1 : 0;
+    const values = list.map((x) => x.value);
+    const lo = fixed(Math.min(...values), digits);
+    const hi = fixed(Math.max(...values), digits);
+    put(
+      "above-peak",
+      `⚠️ ${name(m)} above what the chip can do on ${plural(list.length, "case")}: ${lo === hi ? lo : `${lo}–${hi}`} ${unit} &gt; ${fixed(m.limit, digits)} ${unit} ${esc(m.limitName)}. A measurement error, not a result: check the FLOP or byte count (e.g. causal halving) and the timing`
+    );
+  }
 }
-function valueText(t) {
-  if (t.value === void 0) return "n/a";
-  if (t.unit === "%") return `${fixed(t.value, 1)} % of peak`;
-  return `${fixed(t.value, 2)}×`;
+function missingFindings(f) {
+  const { all, put, name } = f;
+  for (const grp of groupCases(
+    all.filter((c) => c.perf === "MISSING"),
+    all,
+    () => "missing"
+  )) {
+    put(
+      "missing",
+      `❓ ${name(grp)} missing ${plural(grp.cases.length, "case")}: in the baseline, not in this run`
+    );
+  }
 }
-function tierCell(t) {
-  const now = t.current ? t.current.grade ? `**${esc(t.current.grade)}** (${esc(t.current.name)})` : `**${esc(t.current.name)}**` : "below the first rung";
-  const next = t.next ? t.next.reachable === false ? `; next ${esc(t.next.grade ?? t.next.name)} needs more than the chip's peak` : `; next ${esc(t.next.grade ?? t.next.name)} at ${formatMs(t.next.requiredMs)} ms (${fixed(t.speedupNeeded, 2)}× faster)` : "";
-  return `${now}${next}`;
+function slowerFindings(f) {
+  const { changes, put, name, ofCases, where: where2 } = f;
+  for (const v of changes.changed) {
+    const slower = v.changed.filter((c) => c.perf === "SLOWER");
+    if (!slower.length) continue;
+    const d = ratioSpread(slower.map((c) => c.ratio ?? NaN));
+    const paired = slower.every(isControl) ? ": a reference, the same code in both arms, so the machine was not quiet (not this PR); rerun" : slower.every((c) => c.method === "paired") ? ", paired against the base revision" : "";
+    const grp = {
+      kernel: v.kernel,
+      variant: v.variant,
+      pattern: "",
+      cases: slower,
+      of: v.cases
+    };
+    put(
+      "slower",
+      `🔴 ${name(v)} slower on ${ofCases(grp)}${where2(grp)}: ${rangeText(d)} (geomean ${formatRatioPct(d?.geomean)})${paired}`
+    );
+  }
 }
+function ambiguousFindings(f) {
+  const { all, other } = f;
+  const ambiguous = all.filter((c) => c.perf === "AMBIGUOUS");
+  if (ambiguous.length) {
+    const groups = groupCases(ambiguous, all, () => "");
+    const shown = groups.slice(0, 4).map((grp) => `${esc(`${grp.kernel}/${grp.variant}`)} ${grp.cases.length}`);
+    const more = groups.length > 4 ? `, and ${plural(groups.length - 4, "more variant")}` : "";
+    other.push(
+      `🟡 ${plural(ambiguous.length, "case")} AMBIGUOUS (${shown.join(", ")}${more}): the data cannot tell a change from noise. Rerun, or raise the sample count: ambiguous is not a pass`
+    );
+  }
+}
+function uncheckedFindings(f) {
+  const { input, other } = f;
+  const { gate: g } = input;
+  if (g.counts.unchecked) {
+    other.push(
+      `❔ ${plural(g.counts.unchecked, "timed case")} carry no correctness record: UNCHECKED`
+    );
+  }
+}
+function tierFindings(f) {
+  const { input, other } = f;
+  for (const t of input.tiers) {
+    if (t.problem) other.push(`🏷️ ${esc(t.kernel)} tiers: no grade: ${esc(t.problem)}`);
+    const out = t.ladder.filter((m) => m.reachable === false);
+    if (!t.problem && out.length) {
+      const declared = t.declaredReferencePctPeak !== void 0 ? ` (kernel.yml's tiers.reference_pct_peak says ${fixed(t.declaredReferencePctPeak, 1)} %; the reference reached ${fixed(t.measuredReferencePctPeak, 1)} % here)` : "";
+      other.push(
+        `🏷️ ${esc(t.kernel)} tiers: ${plural(out.length, "rung")} need more than the chip's peak on this run${declared}: ${out.map((m) => esc(m.name)).join(", ")}. Revise the ladder`
+      );
+    }
+  }
+}
+function diagnosticFindings(f) {
+  const { input, opts, other } = f;
+  const { results } = input;
+  for (const d of groupDiagnostics(results)) {
+    const count = d.perCase ? `on ${plural(d.count, "case")}` : `× ${d.count}`;
+    const place = d.where.size ? ` of ${whereText(d.where)}` : "";
+    const pct = d.pct ? `, ${PCT_LABEL[d.code] ?? "figures"} ${d.pct.lo === d.pct.hi ? d.pct.lo : `${d.pct.lo}–${d.pct.hi}`} %` : "";
+    const ex = opts.examples ? `. E.g. ${esc(clip(d.example, COMMENT_NOTE_CHARS))}` : "";
+    const fix = d.fix ? `. Fix: ${esc(clip(d.fix, COMMENT_NOTE_CHARS))}` : "";
+    other.push(`${LEVEL_ICON[d.level]} ${esc(d.code)} ${count}${place}${pct}${ex}${fix}`);
+  }
+}
+var FINDERS = [
+  shardFindings,
+  wrongFindings,
+  driftFindings,
+  errorFindings,
+  buildFindings,
+  aboveChipFindings,
+  missingFindings,
+  slowerFindings,
+  ambiguousFindings,
+  uncheckedFindings,
+  tierFindings,
+  diagnosticFindings
+];
+function findingsView(input, changes, opts) {
+  const f = finder(input, changes, opts);
+  for (const find of FINDERS) find(f);
+  return { blocking: f.blocking, other: f.other, any: f.blocking.length + f.other.length > 0 };
+}
+
+// src/report/headline.ts
 function headlineView(input, base) {
   const rows = headlineRows(input.tiers, base);
   if (!rows.length) return void 0;
@@ -40990,211 +41309,37 @@ function headlineView(input, base) {
     )
   };
 }
-var PCT_LABEL = { "clock-unstable": "SM clock spread" };
-var LEVEL_ICON = { error: "❌", warning: "⚠️", info: "ℹ️" };
-function whereText(where2) {
-  return [...where2.entries()].map(
-    ([kernel, variants]) => variants.size > 1 ? `${esc(kernel)} (${plural(variants.size, "variant")})` : `${esc(kernel)}${variants.size ? `/${esc([...variants][0])}` : ""}`
-  ).join(", ");
+function baseTiers(input) {
+  if (input.comparison.paired) {
+    const arm = baseArmResults(input.results);
+    return arm ? evaluateTiers(arm, input.config) : void 0;
+  }
+  if (input.comparison.baseline === "compared" && input.baseline) {
+    return evaluateTiers(input.baseline, input.config);
+  }
+  return void 0;
 }
-function sci(values) {
-  const ok = values.filter((v) => typeof v === "number" && Number.isFinite(v));
-  if (!ok.length) return "n/a";
-  const lo = formatSci(Math.min(...ok));
-  const hi = formatSci(Math.max(...ok));
-  return lo === hi ? lo : `${lo} … ${hi}`;
-}
-function findingsView(input, changes, opts) {
-  const { comparison, gate: g, config, results } = input;
-  const all = comparison.cases;
-  const blocks = blockingKinds(config);
-  const blocking = [];
-  const other = [];
-  const put = (kind, line) => (blocks.has(kind) ? blocking : other).push(line);
-  const name = (grp) => `**${esc(`${grp.kernel}/${grp.variant}`)}**`;
-  const ofCases = (grp) => `${grp.cases.length} of ${grp.of} cases`;
-  const where2 = (grp) => {
-    const axes = commonAxes(
-      grp.cases,
-      all.filter((c) => c.kernel === grp.kernel && c.variant === grp.variant)
-    );
-    return axes ? ` (only where ${esc(axes)})` : "";
-  };
-  const example = (c, text3) => opts.examples && text3 ? `. E.g. ${esc(c.caseId)}: ${esc(clip(text3, COMMENT_NOTE_CHARS))}` : "";
-  for (const line of shardProblems(results)) blocking.push(`🧩 ${esc(line)}`);
-  for (const grp of groupCases(
-    all.filter((c) => c.correctness === "FAIL"),
-    all,
-    failurePattern
-  )) {
-    const first = grp.cases[0];
-    put(
-      "wrong",
-      `❌ ${name(grp)} wrong on ${ofCases(grp)}${where2(grp)}: ${esc(grp.pattern)} (rel\\_l2 ${sci(
-        grp.cases.map((c) => c.relL2)
-      )}, tolerance ${sci(grp.cases.map((c) => c.tolRelL2))})${example(first, first.correctnessReason)}`
-    );
-  }
-  for (const grp of groupCases(
-    all.filter((c) => c.correctness === "DRIFT"),
-    all,
-    () => "drift"
-  )) {
-    const growth = grp.cases.map((c) => c.relL2 && c.baselineRelL2 ? c.relL2 / c.baselineRelL2 : void 0).filter((x) => x !== void 0);
-    const lo = fixed(Math.min(...growth), 1);
-    const hi = fixed(Math.max(...growth), 1);
-    const range = growth.length ? `${lo === hi ? lo : `${lo}–${hi}`}×` : "n/a";
-    const first = grp.cases[0];
-    put(
-      "drift",
-      `🌊 ${name(grp)} error grew on ${ofCases(grp)}${where2(grp)}: rel\\_l2 ${range} the baseline's (or the base revision's)${example(first, first.correctnessReason)}`
-    );
-  }
-  for (const grp of groupCases(
-    all.filter((c) => c.correctness === "ERROR"),
-    all,
-    errorPattern
-  )) {
-    const first = grp.cases[0];
-    put(
-      "error",
-      `💥 ${name(grp)} ${esc(grp.pattern)} on ${ofCases(grp)}${where2(grp)}${example(first, first.correctnessReason)}`
-    );
-  }
-  for (const b of results.builds ?? []) {
-    if (b.status === "ok") continue;
-    const label = `**${esc(`${b.kernel}/${b.variant}`)}**`;
-    const where3 = opts.full ? "under Build facts" : "in the full report";
-    if (b.status === "failed") {
-      const last = (b.log_tail ?? "").trim().split("\n").filter(Boolean).pop();
-      put(
-        "build",
-        `🔨 ${label} did not build${last ? `: ${esc(clip(last, COMMENT_NOTE_CHARS))} (compiler output ${where3})` : ""}`
-      );
-    } else {
-      const unmet = (b.expectations ?? []).filter((e) => !e.ok).map((e) => `${e.name}: ${e.message}`);
-      put(
-        "build",
-        `🔨 ${label} built, but not as kernel.yml expects: ${esc(clip(unmet.join("; ") || "no detail", 2 * COMMENT_NOTE_CHARS))}`
-      );
+
+// src/report/kernels.ts
+function chartsFor(kernel, input) {
+  const tier = input.tiers.find((t) => t.kernel === kernel && t.caseId);
+  const cases = input.results.cases.filter((c) => c.kernel === kernel);
+  const headlineId = tier?.caseId ?? cases.find((c) => (caseTflops(c) ?? 0) >= 0.05)?.case;
+  if (!headlineId) return [];
+  const bars = cases.filter((c) => c.case === headlineId && (caseTflops(c) ?? 0) >= 0.05).map((c) => ({ label: mermaidLabel(c.variant), tflops: caseTflops(c) }));
+  if (bars.length === 0) return [];
+  const first = cases.find((c) => c.case === headlineId);
+  const peak = first ? peakTflops(input.results, input.config, caseDtype(first)) : void 0;
+  const top = Math.max(peak ?? 0, ...bars.map((b) => b.tflops));
+  return [
+    {
+      title: mermaidLabel(`${kernel} ${headlineId}`),
+      labels: bars.map((b) => `"${b.label}"`).join(", "),
+      values: bars.map((b) => fixed(b.tflops, 1)).join(", "),
+      yMax: Math.ceil(top / 100) * 100 || 1,
+      peak: peak === void 0 ? void 0 : fixed(peak, 1)
     }
-  }
-  const byVariantQuantity = /* @__PURE__ */ new Map();
-  for (const m of g.measurementErrors) {
-    const key = `${m.kernel}/${m.variant}\0${m.quantity}`;
-    byVariantQuantity.set(key, [...byVariantQuantity.get(key) ?? [], m]);
-  }
-  for (const list of byVariantQuantity.values()) {
-    const m = list[0];
-    const unit = m.quantity === "tflops" ? "TFLOPS" : "GB/s";
-    const digits = m.quantity === "tflops" ? 1 : 0;
-    const values = list.map((x) => x.value);
-    const lo = fixed(Math.min(...values), digits);
-    const hi = fixed(Math.max(...values), digits);
-    put(
-      "above-peak",
-      `⚠️ ${name(m)} above what the chip can do on ${plural(list.length, "case")}: ${lo === hi ? lo : `${lo}–${hi}`} ${unit} &gt; ${fixed(m.limit, digits)} ${unit} ${esc(m.limitName)}. A measurement error, not a result: check the FLOP or byte count (e.g. causal halving) and the timing`
-    );
-  }
-  for (const grp of groupCases(
-    all.filter((c) => c.perf === "MISSING"),
-    all,
-    () => "missing"
-  )) {
-    put(
-      "missing",
-      `❓ ${name(grp)} missing ${plural(grp.cases.length, "case")}: in the baseline, not in this run`
-    );
-  }
-  for (const v of changes.changed) {
-    const slower = v.changed.filter((c) => c.perf === "SLOWER");
-    if (!slower.length) continue;
-    const d = ratioSpread(slower.map((c) => c.ratio ?? NaN));
-    const paired = slower.every(isControl) ? ": a reference, the same code in both arms, so the machine was not quiet (not this PR); rerun" : slower.every((c) => c.method === "paired") ? ", paired against the base revision" : "";
-    const grp = {
-      kernel: v.kernel,
-      variant: v.variant,
-      pattern: "",
-      cases: slower,
-      of: v.cases
-    };
-    put(
-      "slower",
-      `🔴 ${name(v)} slower on ${ofCases(grp)}${where2(grp)}: ${rangeText(d)} (geomean ${formatRatioPct(d?.geomean)})${paired}`
-    );
-  }
-  const ambiguous = all.filter((c) => c.perf === "AMBIGUOUS");
-  if (ambiguous.length) {
-    const groups = groupCases(ambiguous, all, () => "");
-    const shown = groups.slice(0, 4).map((grp) => `${esc(`${grp.kernel}/${grp.variant}`)} ${grp.cases.length}`);
-    const more = groups.length > 4 ? `, and ${plural(groups.length - 4, "more variant")}` : "";
-    other.push(
-      `🟡 ${plural(ambiguous.length, "case")} AMBIGUOUS (${shown.join(", ")}${more}): the data cannot tell a change from noise. Rerun, or raise the sample count: ambiguous is not a pass`
-    );
-  }
-  if (g.counts.unchecked) {
-    other.push(
-      `❔ ${plural(g.counts.unchecked, "timed case")} carry no correctness record: UNCHECKED`
-    );
-  }
-  for (const t of input.tiers) {
-    if (t.problem) other.push(`🏷️ ${esc(t.kernel)} tiers: no grade: ${esc(t.problem)}`);
-    const out = t.ladder.filter((m) => m.reachable === false);
-    if (!t.problem && out.length) {
-      const declared = t.declaredReferencePctPeak !== void 0 ? ` (kernel.yml's tiers.reference_pct_peak says ${fixed(t.declaredReferencePctPeak, 1)} %; the reference reached ${fixed(t.measuredReferencePctPeak, 1)} % here)` : "";
-      other.push(
-        `🏷️ ${esc(t.kernel)} tiers: ${plural(out.length, "rung")} need more than the chip's peak on this run${declared}: ${out.map((m) => esc(m.name)).join(", ")}. Revise the ladder`
-      );
-    }
-  }
-  for (const d of groupDiagnostics(results)) {
-    const count = d.perCase ? `on ${plural(d.count, "case")}` : `× ${d.count}`;
-    const place = d.where.size ? ` of ${whereText(d.where)}` : "";
-    const pct = d.pct ? `, ${PCT_LABEL[d.code] ?? "figures"} ${d.pct.lo === d.pct.hi ? d.pct.lo : `${d.pct.lo}–${d.pct.hi}`} %` : "";
-    const ex = opts.examples ? `. E.g. ${esc(clip(d.example, COMMENT_NOTE_CHARS))}` : "";
-    const fix = d.fix ? `. Fix: ${esc(clip(d.fix, COMMENT_NOTE_CHARS))}` : "";
-    other.push(`${LEVEL_ICON[d.level]} ${esc(d.code)} ${count}${place}${pct}${ex}${fix}`);
-  }
-  return { blocking, other, any: blocking.length + other.length > 0 };
-}
-function outcomeText(input, changes) {
-  const outcome = outcomeOf(input.gate, input.comparison.cases);
-  const blocks = blockingKinds(input.config);
-  const say = (kinds) => {
-    const parts = [];
-    for (const v of changes.changed) {
-      for (const kind of kinds) {
-        const controls = kind === "slower" || kind === "faster" ? v.changed.filter(isControl) : [];
-        const n = (v.counts[kind] ?? 0) - controls.filter((c) => c.perf === kind.toUpperCase()).length;
-        if (n)
-          parts.push(
-            `${esc(`${v.kernel}/${v.variant}`)} ${KIND_WORDS[kind]} on ${plural(n, "case")}`
-          );
-      }
-    }
-    return parts;
-  };
-  const join16 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
-  if (outcome === "fail") {
-    const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
-    const parts = [...shardTitleParts(input.results), ...say(kinds)];
-    for (const b of input.results.builds ?? []) {
-      if (b.status !== "ok" && blocks.has("build")) {
-        parts.push(
-          `${esc(`${b.kernel}/${b.variant}`)} ${b.status === "failed" ? "build failed" : "build expectation unmet"}`
-        );
-      }
-    }
-    const n = input.gate.reasons.length;
-    return `❌ fail: ${parts.length ? join16(parts) : plural(n, "reason")}`;
-  }
-  if (outcome === "regression") return `⚠️ regression: ${join16(say(["slower"]))}`;
-  const faster = say(["faster"]);
-  const moved = changes.changed.filter((v) => v.changed.some(isControl));
-  const control = moved.length ? ` (the A/A control ${moved.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
-  if (faster.length) return `✅ pass: ${join16(faster)}${control}`;
-  if (!changes.judged) return "✅ pass";
-  return `✅ pass: ${moved.length ? "no candidate" : "no case"} slower or faster${control}`;
+  ];
 }
 function kernelViews(input) {
   const measured = new Map(input.gate.measurementErrors.map((m) => [m.key, m]));
@@ -41212,6 +41357,8 @@ function kernelViews(input) {
     };
   });
 }
+
+// src/report/tiers.ts
 function tierViews(input) {
   return input.tiers.map((t) => {
     const ladderRows = t.ladder.map((m) => [
@@ -41259,36 +41406,8 @@ function tierViews(input) {
     };
   });
 }
-function diagnosticsView(input) {
-  const diags = input.results.diagnostics;
-  const levelIcon = { error: "❌ error", warning: "⚠️ warning", info: "ℹ️ info" };
-  const order = { error: 0, warning: 1, info: 2 };
-  const sorted = [...diags].sort((a, b) => order[a.level] - order[b.level]);
-  return {
-    count: diags.length,
-    errors: diags.filter((d) => d.level === "error").length,
-    table: diags.length ? table(
-      ["level", "code", "where", "message", "fix"],
-      sorted.map((d) => [
-        trusted(levelIcon[d.level]),
-        d.code,
-        [d.source, d.kernel && `${d.kernel}${d.variant ? `/${d.variant}` : ""}`].filter(Boolean).join(" "),
-        d.message,
-        d.fix ?? ""
-      ])
-    ) : ""
-  };
-}
-function baseTiers(input) {
-  if (input.comparison.paired) {
-    const arm = baseArmResults(input.results);
-    return arm ? evaluateTiers(arm, input.config) : void 0;
-  }
-  if (input.comparison.baseline === "compared" && input.baseline) {
-    return evaluateTiers(input.baseline, input.config);
-  }
-  return void 0;
-}
+
+// src/report/trends.ts
 function trendValue(v, unit) {
   if (v === void 0) return "";
   return unit === "%" ? `${fixed(v, 1)} %` : `${fixed(v, 2)}×`;
@@ -41358,6 +41477,8 @@ function trendsView(input, opts) {
     charts
   };
 }
+
+// src/report/view.ts
 function digestOf(input) {
   const measured = new Map(input.gate.measurementErrors.map((m) => [m.key, m]));
   return {
@@ -41418,10 +41539,8 @@ function buildView(input, opts, digest) {
     }
   };
 }
-function gpuName(results) {
-  const { sku, name } = results.environment.gpu;
-  return sku && sku !== "unknown" && sku !== "none" ? sku : name;
-}
+
+// src/report/render.ts
 function defaultTemplatesDir() {
   return join8(packageRoot(), "templates");
 }
@@ -41502,27 +41621,6 @@ function renderReport(input) {
     { escape: escapeMarkdown }
   ).trim();
   return { full, comment: truncateMarkdown(last, maxChars, note), commentLevel: 3, ...alert };
-}
-var ALERT_CASES = 3;
-function nightlyAlert(input, changes) {
-  if (input.kind !== "nightly") return {};
-  const outcome = outcomeOf(input.gate, input.comparison.cases);
-  if (outcome === "pass") return {};
-  const sha = input.results.run.git_sha;
-  const at = sha && /^[0-9a-f]{7,40}$/i.test(sha) ? ` at \`${sha.slice(0, 12)}\`` : "";
-  const kinds = outcome === "regression" ? ["slower"] : CHANGE_KINDS.filter((k) => blockingKinds(input.config).has(k));
-  const aboveChip = new Set(input.gate.measurementErrors.map((m) => m.key));
-  const cases = changes.changed.flatMap((v) => v.changed).filter((c) => kinds.includes(changeKind(c, aboveChip)) && !isControl(c)).sort(worstFirst(aboveChip));
-  const named = cases.slice(0, ALERT_CASES).map((c) => {
-    const kind = changeKind(c, aboveChip);
-    const how = (kind === "slower" || kind === "faster") && c.ratio !== void 0 ? formatRatioPct(c.ratio) : KIND_WORDS[kind];
-    return `${esc(c.label)} ${how}`;
-  });
-  const more = cases.length > named.length ? `; and ${cases.length - named.length} more` : "";
-  const which2 = named.length ? ` ${cases.length === 1 ? "Case" : "Worst"}: ${named.join("; ")}${more}.` : "";
-  return {
-    alert: `kernelgate nightly${at}: ${outcomeText(input, changes)}.${which2} The issue's report has the cases.`
-  };
 }
 
 // src/pipeline/judge.ts

@@ -1,0 +1,118 @@
+// Section `builds` (partials/builds.md.mustache): each variant's build, and the stages' wall time.
+import { type Cell, codeBlock, escapeMarkdown, fixed, table } from '../lib/index.js';
+import type { KernelgateResults } from '../results/index.js';
+import { trusted } from './cells.js';
+import type { ReportInput, ViewOptions } from './types.js';
+
+/** The action's stages and, inside the harness, its phases, in the order they run. */
+const STAGES: [string, string][] = [
+  ['doctor', 'doctor'],
+  ['build', 'build'],
+  ['build_base', 'base build'],
+  ['harness', 'harness'],
+];
+
+const PHASES: [string, string][] = [
+  ['environment', 'environment'],
+  ['setup', 'set-up'],
+  ['verify', 'verify'],
+  ['base setup', 'base set-up'],
+  ['base verify', 'base verify'],
+  ['bench', 'timing'],
+  ['ceilings', 'ceilings'],
+];
+
+/**
+ * "Time: 320 s: doctor 6 s · build 26 s · … harness 287 s (set-up 52 s, …; by kernel: gemm 9 s,
+ * …)" from results run.stage_seconds, or '' when the run recorded none. Names that are neither a
+ * known stage or phase nor a kernel of the run are listed last, escaped.
+ */
+export function stagesLine(results: KernelgateResults): string {
+  const secs = results.run.stage_seconds ?? {};
+  const keys = Object.keys(secs).filter((k) => Number.isFinite(secs[k]));
+  if (!keys.length) return '';
+  const s = (k: string) => `${fixed(secs[k], 0)} s`;
+  const kernels = new Set(results.cases.map((c) => c.kernel));
+  const known = new Set([...STAGES, ...PHASES].map(([k]) => k));
+  const stages = STAGES.filter(([k]) => k in secs);
+  const phases = PHASES.filter(([k]) => k in secs).map(([k, label]) => `${label} ${s(k)}`);
+  const byKernel = keys.filter((k) => kernels.has(k) && !known.has(k));
+  const other = keys.filter((k) => !kernels.has(k) && !known.has(k));
+  const inner = [
+    phases.join(', '),
+    byKernel.length
+      ? `by kernel: ${byKernel.map((k) => `${escapeMarkdown(k)} ${s(k)}`).join(', ')}`
+      : '',
+  ]
+    .filter(Boolean)
+    .join('; ');
+  const parts = stages.map(([k, label]) =>
+    k === 'harness' && inner ? `${label} ${s(k)} (${inner})` : `${label} ${s(k)}`,
+  );
+  if (!stages.some(([k]) => k === 'harness') && inner) parts.push(inner);
+  parts.push(...other.map((k) => `${escapeMarkdown(k)} ${s(k)}`));
+  const total = stages.reduce((sum, [k]) => sum + (secs[k] ?? 0), 0);
+  return `Time of each stage${stages.length ? ` (${fixed(total, 0)} s in all)` : ''}: ${parts.join(' · ')}.`;
+}
+
+/** Opcodes worth a reader's attention in a SASS census: tensor cores, async copies, local memory. */
+const SASS_HIGHLIGHTS = ['HGMMA', 'HMMA', 'LDSM', 'LDGSTS', 'UTMALDG', 'LDL', 'STL'];
+
+export function buildsView(input: ReportInput, opts: ViewOptions) {
+  const builds = input.results.builds ?? [];
+  const statusText = {
+    ok: '✅ ok',
+    failed: '❌ failed',
+    expectation_failed: '⚠️ expectation unmet',
+  };
+  const rows = builds.map((b): Cell[] => {
+    const fns = b.functions ?? [];
+    const maxOf = (pick: (f: (typeof fns)[number]) => number | undefined) => {
+      const values = fns.map(pick).filter((v): v is number => v !== undefined);
+      return values.length ? String(Math.max(...values)) : '';
+    };
+    const census = b.sass_census ?? {};
+    const highlights = SASS_HIGHLIGHTS.filter((op) => census[op] !== undefined).map(
+      (op) => `${op} ${census[op]}`,
+    );
+    const unmet = (b.expectations ?? []).filter((e) => !e.ok).map((e) => `${e.name}: ${e.message}`);
+    return [
+      `${b.kernel}/${b.variant}`,
+      trusted(`${statusText[b.status]}${b.cached ? ' (cached)' : ''}`),
+      [...(b.archs?.sass ?? []), ...(b.archs?.ptx ?? []).map((p) => `PTX ${p}`)].join(', '),
+      trusted(maxOf((f) => f.registers)),
+      trusted(maxOf((f) => f.smem_bytes)),
+      trusted(maxOf((f) => f.stack_bytes)),
+      trusted(maxOf((f) => (f.spill_load_bytes ?? 0) + (f.spill_store_bytes ?? 0))),
+      highlights.join(', '),
+      unmet.join('\n'),
+    ];
+  });
+  const logs = opts.logTails
+    ? builds
+        .filter((b) => b.status !== 'ok' && b.log_tail)
+        .map((b) => ({ name: `${b.kernel}/${b.variant}`, log: codeBlock(b.log_tail as string) }))
+    : [];
+  return {
+    count: builds.length,
+    problems: builds.filter((b) => b.status !== 'ok').length,
+    table: builds.length
+      ? table(
+          [
+            'kernel/variant',
+            'status',
+            'archs',
+            'max registers',
+            'max smem bytes',
+            'max stack bytes',
+            'max spill bytes',
+            'SASS highlights',
+            'unmet expectations',
+          ],
+          rows,
+          ['l', 'l', 'l', 'r', 'r', 'r', 'r', 'l', 'l'],
+        )
+      : '',
+    logs,
+  };
+}

@@ -1,0 +1,42 @@
+// Section `changes` (partials/changes.md.mustache): a row per changed variant.
+import { type Cell, formatRatioPct, table } from '../lib/index.js';
+import { CHANGED_COUNTS, countsText, rangeText, trusted } from './cells.js';
+import { type Changes, isControl } from './digest.js';
+import type { ReportInput } from './types.js';
+
+/** One row per changed variant, then one for all the others. */
+export function changesView(input: ReportInput, changes: Changes) {
+  const rows: Cell[][] = changes.changed.map((v) => [
+    `${v.kernel}/${v.variant}`,
+    trusted(`${v.changed.length} of ${v.cases}`),
+    trusted(v.delta ? formatRatioPct(v.delta.geomean) : ''),
+    trusted(rangeText(v.delta)),
+    trusted(
+      `${countsText(v.counts, CHANGED_COUNTS)}${v.changed.every(isControl) ? ' (an A/A control: the machine moved, not the code)' : ''}`,
+    ),
+  ]);
+  const u = changes.untouched;
+  if (u.variants > 0) {
+    const label = changes.changed.length
+      ? `${u.variants} other variants`
+      : `all ${u.variants} variants`;
+    rows.push([
+      trusted(u.variants === 1 && changes.changed.length ? '1 other variant' : label),
+      trusted(`0 of ${u.cases}`),
+      trusted(u.delta ? formatRatioPct(u.delta.geomean) : ''),
+      trusted(rangeText(u.delta)),
+      trusted(countsText(u.counts)),
+    ]);
+  }
+  return {
+    none: !changes.judged,
+    nothing: changes.judged && changes.changed.length === 0,
+    table: table(['variant', 'changed', 'Δ (geomean)', 'range', 'verdict'], rows, [
+      'l',
+      'r',
+      'r',
+      'r',
+      'l',
+    ]),
+  };
+}

@@ -1,0 +1,80 @@
+// Section `summary` (partials/summary.md.mustache): what was judged and the outcome in words.
+import { fixed } from '../lib/index.js';
+import { shardTitleParts } from '../shard/index.js';
+import { esc, KIND_WORDS, plural } from './cells.js';
+import {
+  blockingKinds,
+  CHANGE_KINDS,
+  type ChangeKind,
+  type Changes,
+  isControl,
+  outcomeOf,
+} from './digest.js';
+import type { ReportInput } from './types.js';
+
+/** "Judged: N cases paired against base `abc1234` in this job (…), M against the stored baseline …" */
+export function judgedView(input: ReportInput) {
+  const paired = input.comparison.paired;
+  if (!paired) return undefined;
+  const state = input.comparison.baseline;
+  return {
+    paired: paired.cases,
+    // Shown as code: only a commit id (hex) can be, anything else is left out.
+    baseSha: /^[0-9a-f]{4,64}$/i.test(paired.baseSha ?? '')
+      ? paired.baseSha?.slice(0, 12)
+      : undefined,
+    thresholdPct: fixed(paired.thresholdPct, 1),
+    mdcPct: paired.medianMdcPct === undefined ? undefined : fixed(paired.medianMdcPct, 2),
+    stored: paired.baselineCases,
+    storedCompared: state === 'compared',
+    storedOtherGpu: state === 'other-gpu',
+    storedNone: state === 'none',
+  };
+}
+
+/** The title's outcome: pass / regression / fail, and what. */
+export function outcomeText(input: ReportInput, changes: Changes): string {
+  const outcome = outcomeOf(input.gate, input.comparison.cases);
+  const blocks = blockingKinds(input.config);
+  const say = (kinds: ChangeKind[]) => {
+    const parts: string[] = [];
+    for (const v of changes.changed) {
+      for (const kind of kinds) {
+        const controls = kind === 'slower' || kind === 'faster' ? v.changed.filter(isControl) : [];
+        const n =
+          (v.counts[kind] ?? 0) - controls.filter((c) => c.perf === kind.toUpperCase()).length;
+        if (n)
+          parts.push(
+            `${esc(`${v.kernel}/${v.variant}`)} ${KIND_WORDS[kind]} on ${plural(n, 'case')}`,
+          );
+      }
+    }
+    return parts;
+  };
+  const join = (parts: string[]) =>
+    parts.length > 2
+      ? `${parts.slice(0, 2).join(', ')} and ${parts.length - 2} more`
+      : parts.join(', ');
+  if (outcome === 'fail') {
+    const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
+    const parts = [...shardTitleParts(input.results), ...say(kinds)];
+    for (const b of input.results.builds ?? []) {
+      if (b.status !== 'ok' && blocks.has('build')) {
+        parts.push(
+          `${esc(`${b.kernel}/${b.variant}`)} ${b.status === 'failed' ? 'build failed' : 'build expectation unmet'}`,
+        );
+      }
+    }
+    const n = input.gate.reasons.length;
+    return `❌ fail: ${parts.length ? join(parts) : plural(n, 'reason')}`;
+  }
+  if (outcome === 'regression') return `⚠️ regression: ${join(say(['slower']))}`;
+  const faster = say(['faster']);
+  const moved = changes.changed.filter((v) => v.changed.some(isControl));
+  const control = moved.length
+    ? ` (the A/A control ${moved.map((v) => esc(`${v.kernel}/${v.variant}`)).join(', ')} moved: the machine was not quiet)`
+    : '';
+  if (faster.length) return `✅ pass: ${join(faster)}${control}`;
+  if (!changes.judged) return '✅ pass';
+  return `✅ pass: ${moved.length ? 'no candidate' : 'no case'} slower or faster${control}`;
+}

@@ -1,0 +1,131 @@
+// The per-case tables: every case of a kernel, and the cases that changed.
+import {
+  type CaseComparison,
+  caseGbps,
+  casePctPeak,
+  caseTflops,
+  type MeasurementError,
+} from '../judge/index.js';
+import { type Cell, fixed, formatMs, table } from '../lib/index.js';
+import {
+  axisCells,
+  axisKeys,
+  clip,
+  correctnessCell,
+  errorCell,
+  noteOf,
+  perfCells,
+  trusted,
+} from './cells.js';
+import type { ReportInput } from './types.js';
+
+/** Every case of a kernel: Δ and verdict beside the variant, one column per case axis, the rest after. */
+export function resultTable(
+  cases: CaseComparison[],
+  input: ReportInput,
+  measured: Map<string, MeasurementError>,
+): string {
+  const keys = axisKeys(cases);
+  const rows = cases.map((c): Cell[] => {
+    const current = c.current;
+    const tflops = current ? caseTflops(current) : undefined;
+    const gbps = current ? caseGbps(current) : undefined;
+    const pct = current ? casePctPeak(current, input.results, input.config) : undefined;
+    const bad = measured.get(c.key);
+    const [delta, verdict, ci] = perfCells(c, input) as [Cell, Cell, Cell];
+    return [
+      c.variant,
+      delta,
+      verdict,
+      ...axisCells(c, keys),
+      trusted(formatMs(c.medianMs)),
+      trusted(c.iqrMs === undefined ? '' : formatMs(c.iqrMs)),
+      trusted(
+        tflops === undefined || tflops === 0
+          ? ''
+          : `${bad?.quantity === 'tflops' ? '⚠️ ' : ''}${fixed(tflops, 1)}`,
+      ),
+      trusted(
+        gbps === undefined ? '' : `${bad?.quantity === 'gbps' ? '⚠️ ' : ''}${fixed(gbps, 0)}`,
+      ),
+      trusted(
+        pct === undefined || tflops === 0
+          ? ''
+          : `${bad?.quantity === 'tflops' ? '⚠️ ' : ''}${fixed(pct, 1)}`,
+      ),
+      ci,
+      correctnessCell(c),
+      errorCell(c),
+      noteOf(c, measured),
+    ];
+  });
+  const header = [
+    'variant',
+    input.comparison.paired ? 'Δ' : 'Δ vs baseline',
+    'verdict',
+    ...keys,
+    'median ms',
+    'IQR ms',
+    'TFLOPS',
+    'GB/s',
+    '% peak',
+    'CI of Δ',
+    'correctness',
+    'rel_l2 / tol',
+    'note',
+  ];
+  const align: ('l' | 'r' | 'c')[] = [
+    'l',
+    'r',
+    'l',
+    ...keys.map((): 'l' => 'l'),
+    'r',
+    'r',
+    'r',
+    'r',
+    'r',
+    'r',
+    'l',
+    'r',
+    'l',
+  ];
+  return table(header, rows, align);
+}
+
+/** The changed cases of a kernel, worst first: the verdict, then the case, then why. */
+export function changedTable(
+  cases: CaseComparison[],
+  input: ReportInput,
+  measured: Map<string, MeasurementError>,
+  noteMax: number | undefined,
+): string {
+  const keys = axisKeys(cases);
+  const rows = cases.map((c): Cell[] => {
+    const [delta, verdict, ci] = perfCells(c, input) as [Cell, Cell, Cell];
+    const bad = c.correctness !== 'PASS' && c.correctness !== 'SKIPPED';
+    return [
+      c.variant,
+      delta,
+      bad
+        ? correctnessCell(c)
+        : measured.has(c.key)
+          ? trusted("⚠️ above the chip's peak")
+          : verdict,
+      ...axisCells(c, keys),
+      trusted(c.medianMs === undefined ? '' : formatMs(c.medianMs)),
+      trusted(c.baselineMedianMs === undefined ? '' : formatMs(c.baselineMedianMs)),
+      ci,
+      clip(noteOf(c, measured), noteMax),
+    ];
+  });
+  return table(['variant', 'Δ', 'verdict', ...keys, 'ms', 'base ms', 'CI of Δ', 'note'], rows, [
+    'l',
+    'r',
+    'l',
+    ...keys.map((): 'l' => 'l'),
+    'r',
+    'r',
+    'r',
+    'l',
+  ]);
+}

@@ -1,0 +1,91 @@
+// Section `trends` (partials/trends.md.mustache, nightly): the headline over earlier runs.
+import { evaluateTiers } from '../judge/index.js';
+import { type Cell, fixed, formatRatioPct, mermaidLabel, table } from '../lib/index.js';
+import { esc, gpuName, trusted } from './cells.js';
+import { type HeadlineTrend, headlineTrends, sparkline } from './digest.js';
+import type { ReportInput, ViewOptions } from './types.js';
+
+function trendValue(v: number | undefined, unit: '×' | '%'): string {
+  if (v === undefined) return '';
+  return unit === '%' ? `${fixed(v, 1)} %` : `${fixed(v, 2)}×`;
+}
+
+/** "11-21 14:03" from an ISO time, for a chart's axis (nothing else survives mermaidLabel). */
+function shortTime(iso: string): string {
+  const m = /^\d{4}-(\d{2})-(\d{2})T(\d{2}):(\d{2})/.exec(iso);
+  return m ? `${m[1]}-${m[2]} ${m[3]}:${m[4]}` : mermaidLabel(iso).slice(0, 16);
+}
+
+/** The lowest and highest value of a trend: a sparkline spans them, whatever their distance. */
+function trendRange(tr: HeadlineTrend): string {
+  const values = tr.points.map((p) => p.value).filter((v): v is number => v !== undefined);
+  if (!values.length) return '';
+  const digits = tr.unit === '%' ? 1 : 2;
+  const lo = fixed(Math.min(...values), digits);
+  const hi = fixed(Math.max(...values), digits);
+  return lo === hi
+    ? `(${trendValue(Math.min(...values), tr.unit)})`
+    : `(${lo}–${trendValue(Math.max(...values), tr.unit)})`;
+}
+
+/** The nightly's trends: each headline across the stored runs and tonight's. */
+export function trendsView(input: ReportInput, opts: ViewOptions) {
+  if (input.kind !== 'nightly' || !input.history?.length) return undefined;
+  const gpu = gpuName(input.results);
+  const stored = input.history
+    .filter((r) => gpuName(r) === gpu && r.run.started_at < input.results.run.started_at)
+    .sort((a, b) => a.run.started_at.localeCompare(b.run.started_at))
+    .map((r) => ({ startedAt: r.run.started_at, tiers: evaluateTiers(r, input.config) }));
+  if (!stored.length) return undefined;
+  const trends = headlineTrends(input.tiers, input.results.run.started_at, stored);
+  const rows = trends.map((tr): Cell[] => {
+    const now = tr.points[tr.points.length - 1];
+    return [
+      trusted(`${esc(tr.kernel)}${now?.variant ? ` (${esc(now.variant)})` : ''}`),
+      trusted(String(tr.points.length)),
+      trusted(`\`${sparkline(tr.points.map((p) => p.value))}\` ${trendRange(tr)}`),
+      trusted(`**${trendValue(now?.value, tr.unit) || 'n/a'}**`),
+      trusted(trendValue(tr.lastNight, tr.unit)),
+      trusted(trendValue(tr.windowMedian, tr.unit)),
+      trusted(trendValue(tr.best, tr.unit)),
+      trusted(tr.valueChange === undefined ? '' : formatRatioPct(1 + tr.valueChange)),
+      trusted(tr.referenceChange === undefined ? '' : formatRatioPct(1 + tr.referenceChange)),
+    ];
+  });
+  const charts = opts.full
+    ? trends
+        .filter((tr) => tr.points.some((p) => p.value !== undefined))
+        .map((tr) => {
+          const values = tr.points.map((p) => p.value ?? 0);
+          const top = Math.max(...values);
+          return {
+            title: mermaidLabel(`${tr.kernel} headline`),
+            labels: tr.points.map((p) => `"${mermaidLabel(shortTime(p.startedAt))}"`).join(', '),
+            values: values.map((v) => fixed(v, tr.unit === '%' ? 1 : 3)).join(', '),
+            unit: tr.unit === '%' ? '% of peak' : '× the reference',
+            yMax: tr.unit === '%' ? 100 : Math.ceil(top * 12) / 10 || 1,
+          };
+        })
+    : [];
+  const first = stored[0]?.startedAt ?? '';
+  return {
+    runs: stored.length,
+    since: first,
+    table: table(
+      [
+        'headline (graded tonight)',
+        'runs',
+        'trend, oldest first',
+        'tonight',
+        'last night',
+        'window median',
+        'best',
+        'tonight vs median',
+        'reference ms vs median',
+      ],
+      rows,
+      ['l', 'r', 'l', 'r', 'r', 'r', 'r', 'r', 'r'],
+    ),
+    charts,
+  };
+}

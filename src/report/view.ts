@@ -1,0 +1,80 @@
+// The view the templates render: one entry per section, each from its own module.
+import { fixed, formatSci } from '../lib/index.js';
+import { buildsView } from './builds.js';
+import { gpuName, runLink } from './cells.js';
+import { changedCasesView } from './changed-cases.js';
+import { changesView } from './changes.js';
+import { diagnosticsView } from './diagnostics.js';
+import { variantChanges } from './digest.js';
+import { environmentView } from './environment.js';
+import { findingsView } from './findings.js';
+import { baseTiers, headlineView } from './headline.js';
+import { kernelViews } from './kernels.js';
+import { judgedView, outcomeText } from './summary.js';
+import { tierViews } from './tiers.js';
+import { trendsView } from './trends.js';
+import type { Digest, ReportInput, ViewOptions } from './types.js';
+
+export function digestOf(input: ReportInput): Digest {
+  const measured = new Map(input.gate.measurementErrors.map((m) => [m.key, m]));
+  return {
+    changes: variantChanges(input.comparison.cases, new Set(measured.keys())),
+    measured,
+    base: baseTiers(input),
+  };
+}
+
+export function buildView(input: ReportInput, opts: ViewOptions, digest: Digest) {
+  const { gate: g, results, comparison, config } = input;
+  const run = results.run;
+  const headline = headlineView(input, digest.base);
+  return {
+    marker: input.marker ?? '',
+    title: config.report.title,
+    outcome: outcomeText(input, digest.changes),
+    pr: input.kind === 'pr',
+    nightly: input.kind === 'nightly',
+    full: opts.full,
+    synthetic: run.synthetic === true,
+    baselineSynthetic: input.baseline?.run.synthetic === true,
+    context: input.context,
+    runUrl: runLink(input.context?.runUrl),
+    run: {
+      id: run.id,
+      startedAt: run.started_at,
+      harness: run.harness,
+      sha: run.git_sha?.slice(0, 12),
+      ref: run.git_ref,
+      gpu: gpuName(results),
+    },
+    baseline: comparison.baselineRun
+      ? { ...comparison.baselineRun, gitSha: comparison.baselineRun.gitSha?.slice(0, 12) }
+      : undefined,
+    baselineCompared: comparison.baseline === 'compared',
+    judged: judgedView(input),
+    counts: g.counts,
+    buildsOrMeasurement: g.counts.buildFailures > 0 || g.counts.measurementErrors > 0 || undefined,
+    changes: changesView(input, digest.changes),
+    changedCases: changedCasesView(input, digest.changes, opts, digest.measured),
+    findings: findingsView(input, digest.changes, opts),
+    headline,
+    trends: trendsView(input, opts),
+    notes: comparison.notes,
+    hasNotes: comparison.notes.length > 0 || input.baseline?.run.synthetic === true,
+    kernels: opts.full ? kernelViews(input) : [],
+    tiers: tierViews(input),
+    hasTiers: input.tiers.length > 0,
+    diagnostics: diagnosticsView(input),
+    environment: environmentView(input),
+    builds: buildsView(input, opts),
+    method: {
+      confidencePct: fixed(config.compare.confidence * 100, 0),
+      thresholdPct: fixed(config.compare.thresholdPct, 1),
+      resamples: config.compare.resamples,
+      driftFactor: config.correctness.driftFactor,
+      driftFloor: formatSci(config.correctness.driftFloorRelL2),
+      paired: comparison.paired !== undefined,
+      pairedThresholdPct: fixed(config.compare.paired.thresholdPct, 1),
+    },
+  };
+}
