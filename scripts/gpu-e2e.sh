@@ -92,7 +92,10 @@ run_scenario() {
   esac
   : >"$dir/github_output"; : >"$dir/summary.md"; : >"$dir/state"; : >"$dir/env"
   local started=$(date +%s.%N)
-  env -i PATH="$PATH" HOME="${HOME:-/root}" LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" \
+  # Passed through when set (probes of the allocator: scripts/gpu-probe-noise.sh).
+  local extra=()
+  [[ -n ${PYTORCH_CUDA_ALLOC_CONF+x} ]] && extra+=("PYTORCH_CUDA_ALLOC_CONF=$PYTORCH_CUDA_ALLOC_CONF")
+  env -i "${extra[@]}" PATH="$PATH" HOME="${HOME:-/root}" LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" \
     CUDA_HOME="${CUDA_HOME:-}" TRITON_INTERPRET="${TRITON_INTERPRET:-}" KERNELGATE_FAULT="$fault" \
     GITHUB_ACTIONS=true CI=true RUNNER_OS=Linux RUNNER_TEMP="$dir" \
     GITHUB_EVENT_NAME="$event_name" GITHUB_EVENT_PATH="$dir/event.json" \
