@@ -139,6 +139,43 @@ describe('diagnostics', () => {
   });
 });
 
+describe('a harness that did not finish', () => {
+  // The H100 A/A run of 2026-11-23 21:32 (a harness crash before its first case) said "pass" over
+  // 0 cases: the crash was only a warning.
+  const crashed = (): KernelgateResults => {
+    const results = load('aa-current.json');
+    results.cases = [];
+    results.diagnostics.push({
+      level: 'error',
+      code: 'harness.exit',
+      message:
+        "The harness exited with status 1; the cases it finished are judged. Last lines:\nTypeError: throughput() missing 1 required positional argument: 'env'",
+      source: 'harness',
+    });
+    return results;
+  };
+
+  it('fails the gate even when no case failed, naming the exit', () => {
+    const results = crashed();
+    const result = gate(compare(results, undefined, config), [], results, config);
+    expect(result.verdict).toBe('fail');
+    expect(result.reasons).toEqual([
+      "the harness did not finish: The harness exited with status 1; the cases it finished are judged. Its last line: TypeError: throughput() missing 1 required positional argument: 'env'",
+    ]);
+    expect(result.warnings.filter((w) => w.includes('harness.exit'))).toEqual([]);
+  });
+
+  it('is a warning under policy.fail_on_error: false', () => {
+    const results = crashed();
+    const lenient = { ...config, policy: { ...config.policy, failOnError: false } };
+    const result = gate(compare(results, undefined, lenient), [], results, lenient);
+    expect(result.verdict).toBe('pass');
+    expect(result.warnings).toContain(
+      "the harness did not finish: The harness exited with status 1; the cases it finished are judged. Its last line: TypeError: throughput() missing 1 required positional argument: 'env'",
+    );
+  });
+});
+
 describe('paired verdicts', () => {
   const TRITON = `attention/triton_fa2/${HEADLINE}`;
   const FLASH = `attention/sdpa_flash/${HEADLINE}`;

@@ -72,6 +72,9 @@ function buildProblems(results: KernelgateResults): string[] {
   return problems;
 }
 
+/** Diagnostics of a harness that exited non-zero (src/measure/measure.ts). */
+const HARNESS_STOPPED = new Set(['harness.exit', 'harness.no_results']);
+
 /** Decides pass or fail from the comparison, the tier status, the results and the policy. */
 export function gate(
   comparison: Comparison,
@@ -97,6 +100,17 @@ export function gate(
     reasons.push(`${c.label}: correctness DRIFT: ${c.correctnessReason}`);
   for (const c of byCorrectness('ERROR')) {
     (policy.failOnError ? reasons : warnings).push(`${c.label}: ${c.correctnessReason}`);
+  }
+  // A harness that crashed or stopped early left cases unmeasured that no case record names: even
+  // with no case failed (a crash before the first case), that is no pass.
+  const stopped = results.diagnostics.filter(
+    (d) => d.level === 'error' && HARNESS_STOPPED.has(d.code),
+  );
+  for (const d of stopped) {
+    const lines = d.message.split('\n').filter((l) => l.trim());
+    const first = (lines[0] ?? '').replace(/ Last lines:$/, '');
+    const last = lines.length > 1 ? ` Its last line: ${lines[lines.length - 1]!.trim()}` : '';
+    (policy.failOnError ? reasons : warnings).push(`the harness did not finish: ${first}${last}`);
   }
   for (const line of builds) (policy.failOnBuildFailure ? reasons : warnings).push(line);
   for (const m of measurementErrors) {
@@ -126,7 +140,9 @@ export function gate(
   for (const t of tiers) if (t.problem) warnings.push(`${t.kernel} tiers: ${t.problem}`);
   // Doctor and harness errors usually surface as failed cases too; they are listed here so the
   // summary names the cause, but only the policy's categories decide the verdict.
-  for (const d of results.diagnostics.filter((x) => x.level === 'error')) {
+  for (const d of results.diagnostics.filter(
+    (x) => x.level === 'error' && !HARNESS_STOPPED.has(x.code),
+  )) {
     warnings.push(`diagnostic ${d.code}: ${d.message}${d.fix ? ` (fix: ${d.fix})` : ''}`);
   }
 
