@@ -39703,6 +39703,40 @@ function buildProblems(results) {
   }
   return problems;
 }
+var HARNESS_STOPPED = /* @__PURE__ */ new Set(["harness.exit", "harness.no_results"]);
+function harnessStopped(results) {
+  const stopped = results.diagnostics.filter(
+    (d) => d.level === "error" && HARNESS_STOPPED.has(d.code)
+  );
+  return stopped.map((d) => {
+    const lines = d.message.split("\n").filter((l) => l.trim());
+    const first = (lines[0] ?? "").replace(/ Last lines:$/, "");
+    const last = lines.length > 1 ? ` Its last line: ${lines[lines.length - 1].trim()}` : "";
+    return `the harness did not finish: ${first}${last}`;
+  });
+}
+function gateCounts(cases, measurementErrors, buildFailures) {
+  const byCorrectness = (v) => cases.filter((c) => c.correctness === v).length;
+  const byPerf = (v) => cases.filter((c) => c.perf === v).length;
+  return {
+    cases: cases.length,
+    passed: byCorrectness("PASS"),
+    failed: byCorrectness("FAIL"),
+    drift: byCorrectness("DRIFT"),
+    errors: byCorrectness("ERROR"),
+    skipped: byCorrectness("SKIPPED"),
+    unchecked: byCorrectness("UNCHECKED"),
+    faster: byPerf("FASTER"),
+    slower: byPerf("SLOWER"),
+    same: byPerf("SAME"),
+    ambiguous: byPerf("AMBIGUOUS"),
+    new: byPerf("NEW"),
+    missing: byPerf("MISSING"),
+    untimed: byPerf("UNTIMED"),
+    measurementErrors,
+    buildFailures
+  };
+}
 function gate(comparison, tiers, results, config) {
   const { policy } = config;
   const reasons = [];
@@ -39720,6 +39754,7 @@ function gate(comparison, tiers, results, config) {
   for (const c of byCorrectness("ERROR")) {
     (policy.failOnError ? reasons : warnings).push(`${c.label}: ${c.correctnessReason}`);
   }
+  for (const line of harnessStopped(results)) (policy.failOnError ? reasons : warnings).push(line);
   for (const line of builds) (policy.failOnBuildFailure ? reasons : warnings).push(line);
   for (const m of measurementErrors) {
     (policy.failOnMeasurementError ? reasons : warnings).push(
@@ -39744,27 +39779,12 @@ function gate(comparison, tiers, results, config) {
     warnings.push(`${unchecked.length} timed case(s) carry no correctness record: UNCHECKED`);
   }
   for (const t of tiers) if (t.problem) warnings.push(`${t.kernel} tiers: ${t.problem}`);
-  for (const d of results.diagnostics.filter((x) => x.level === "error")) {
+  for (const d of results.diagnostics.filter(
+    (x) => x.level === "error" && !HARNESS_STOPPED.has(x.code)
+  )) {
     warnings.push(`diagnostic ${d.code}: ${d.message}${d.fix ? ` (fix: ${d.fix})` : ""}`);
   }
-  const counts = {
-    cases: cases.length,
-    passed: byCorrectness("PASS").length,
-    failed: byCorrectness("FAIL").length,
-    drift: byCorrectness("DRIFT").length,
-    errors: byCorrectness("ERROR").length,
-    skipped: byCorrectness("SKIPPED").length,
-    unchecked: unchecked.length,
-    faster: byPerf("FASTER").length,
-    slower: byPerf("SLOWER").length,
-    same: byPerf("SAME").length,
-    ambiguous: ambiguous.length,
-    new: byPerf("NEW").length,
-    missing: byPerf("MISSING").length,
-    untimed: byPerf("UNTIMED").length,
-    measurementErrors: measurementErrors.length,
-    buildFailures: builds.length
-  };
+  const counts = gateCounts(cases, measurementErrors.length, builds.length);
   return {
     verdict: reasons.length ? "fail" : "pass",
     reasons,

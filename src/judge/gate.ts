@@ -75,6 +75,47 @@ function buildProblems(results: KernelgateResults): string[] {
 /** Diagnostics of a harness that exited non-zero (src/measure/measure.ts). */
 const HARNESS_STOPPED = new Set(['harness.exit', 'harness.no_results']);
 
+/** The harness that did not finish (a crash or an early stop), one line each. */
+function harnessStopped(results: KernelgateResults): string[] {
+  const stopped = results.diagnostics.filter(
+    (d) => d.level === 'error' && HARNESS_STOPPED.has(d.code),
+  );
+  return stopped.map((d) => {
+    const lines = d.message.split('\n').filter((l) => l.trim());
+    const first = (lines[0] ?? '').replace(/ Last lines:$/, '');
+    const last = lines.length > 1 ? ` Its last line: ${lines[lines.length - 1]!.trim()}` : '';
+    return `the harness did not finish: ${first}${last}`;
+  });
+}
+
+function gateCounts(
+  cases: CaseComparison[],
+  measurementErrors: number,
+  buildFailures: number,
+): GateCounts {
+  const byCorrectness = (v: CaseComparison['correctness']) =>
+    cases.filter((c) => c.correctness === v).length;
+  const byPerf = (v: CaseComparison['perf']) => cases.filter((c) => c.perf === v).length;
+  return {
+    cases: cases.length,
+    passed: byCorrectness('PASS'),
+    failed: byCorrectness('FAIL'),
+    drift: byCorrectness('DRIFT'),
+    errors: byCorrectness('ERROR'),
+    skipped: byCorrectness('SKIPPED'),
+    unchecked: byCorrectness('UNCHECKED'),
+    faster: byPerf('FASTER'),
+    slower: byPerf('SLOWER'),
+    same: byPerf('SAME'),
+    ambiguous: byPerf('AMBIGUOUS'),
+    new: byPerf('NEW'),
+    missing: byPerf('MISSING'),
+    untimed: byPerf('UNTIMED'),
+    measurementErrors,
+    buildFailures,
+  };
+}
+
 /** Decides pass or fail from the comparison, the tier status, the results and the policy. */
 export function gate(
   comparison: Comparison,
@@ -103,15 +144,7 @@ export function gate(
   }
   // A harness that crashed or stopped early left cases unmeasured that no case record names: even
   // with no case failed (a crash before the first case), that is no pass.
-  const stopped = results.diagnostics.filter(
-    (d) => d.level === 'error' && HARNESS_STOPPED.has(d.code),
-  );
-  for (const d of stopped) {
-    const lines = d.message.split('\n').filter((l) => l.trim());
-    const first = (lines[0] ?? '').replace(/ Last lines:$/, '');
-    const last = lines.length > 1 ? ` Its last line: ${lines[lines.length - 1]!.trim()}` : '';
-    (policy.failOnError ? reasons : warnings).push(`the harness did not finish: ${first}${last}`);
-  }
+  for (const line of harnessStopped(results)) (policy.failOnError ? reasons : warnings).push(line);
   for (const line of builds) (policy.failOnBuildFailure ? reasons : warnings).push(line);
   for (const m of measurementErrors) {
     (policy.failOnMeasurementError ? reasons : warnings).push(
@@ -146,24 +179,7 @@ export function gate(
     warnings.push(`diagnostic ${d.code}: ${d.message}${d.fix ? ` (fix: ${d.fix})` : ''}`);
   }
 
-  const counts: GateCounts = {
-    cases: cases.length,
-    passed: byCorrectness('PASS').length,
-    failed: byCorrectness('FAIL').length,
-    drift: byCorrectness('DRIFT').length,
-    errors: byCorrectness('ERROR').length,
-    skipped: byCorrectness('SKIPPED').length,
-    unchecked: unchecked.length,
-    faster: byPerf('FASTER').length,
-    slower: byPerf('SLOWER').length,
-    same: byPerf('SAME').length,
-    ambiguous: ambiguous.length,
-    new: byPerf('NEW').length,
-    missing: byPerf('MISSING').length,
-    untimed: byPerf('UNTIMED').length,
-    measurementErrors: measurementErrors.length,
-    buildFailures: builds.length,
-  };
+  const counts = gateCounts(cases, measurementErrors.length, builds.length);
   return {
     verdict: reasons.length ? 'fail' : 'pass',
     reasons,
