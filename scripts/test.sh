@@ -41,6 +41,8 @@ step "Google Benchmark (libbenchmark-dev) for the adapter tests"
 need_deb "test -f /usr/include/benchmark/benchmark.h" "the adapter tests need it" libbenchmark-dev g++
 # The adapter tests fail, rather than skip, when a tool is missing.
 export KERNELGATE_REQUIRE_ADAPTER_TOOLS=1
+# The TypeScript tests that need .venv fail, rather than skip, without it (test/support/venv.ts).
+export KERNELGATE_REQUIRE_VENV=1
 
 step "Chromium (Debian's) for the trend dashboard test (test/history-dashboard.test.ts)"
 need_deb "command -v chromium" "the dashboard test needs it" chromium

@@ -16,10 +16,11 @@ import {
   type BuildTarget,
 } from '../src/measure/index.js';
 import { actionsExec, scriptedExec } from '../src/lib/index.js';
+import { describeWithVenv, RUN_VENV_TESTS, VENV_PYTHON } from './support/venv.js';
 import type { BuildRecord } from '../src/results/index.js';
 
 const FIXTURES = path.resolve('test/fixtures/cuda');
-const PYTHON = path.resolve('.venv/bin/python');
+const PYTHON = VENV_PYTHON;
 const COMPILE_TIMEOUT_MS = 240_000;
 /** pressure_kernel<48> in local_memory.cu, as ptxas names it. */
 const PRESSURE_KERNEL = '_Z15pressure_kernelILi48EEvPKfPf';
@@ -131,6 +132,7 @@ beforeAll(async () => {
   work = await mkdtemp(path.join(tmpdir(), 'kg-build-'));
   kernelDir = path.join(work, 'src');
   await cp(FIXTURES, kernelDir, { recursive: true });
+  if (!RUN_VENV_TESTS) return; // the builds below need .venv's cuobjdump
   firstLog = [];
   first = await buildKernels(targets(), {
     exec: actionsExec(),
@@ -145,7 +147,7 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-describe('buildKernels on real nvcc builds', () => {
+describeWithVenv('buildKernels on real nvcc builds', () => {
   it('builds one record per variant with a build section, in manifest order', () => {
     expect(first.records.map((r) => `${r.kernel}/${r.variant}:${r.status}`)).toEqual([
       'gemm/wgmma:ok',

@@ -14,9 +14,9 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, type CliIo } from '../src/cli/index.js';
 import type { KernelgateResults } from '../src/results/index.js';
+import { describeWithVenv, VENV_PYTHON } from './support/venv.js';
 
 const REPO = resolve('.');
-const VENV_PYTHON = join(REPO, '.venv', 'bin', 'python');
 
 function capture(cwd: string) {
   const out = { stdout: '', stderr: '' };
@@ -46,7 +46,7 @@ describe('kernelgate run (usage)', () => {
   });
 });
 
-describe.runIf(existsSync(VENV_PYTHON))('kernelgate run (CPU, real harness)', () => {
+describeWithVenv('kernelgate run (CPU, real harness)', () => {
   it(
     'push stores a baseline; a pull request run is judged against it',
     { timeout: 600_000 },
