@@ -18,11 +18,6 @@ export const SIZE_EXCEPTIONS = {
     lines: 532,
     reason: 'one command line, every subcommand; to split one module per command',
   },
-  'src/judge/compare.ts': {
-    lines: 619,
-    functionLines: 170,
-    reason: 'compare() is one pass over the cases with both verdicts; to split per verdict',
-  },
   'src/judge/tiers.ts': {
     functionLines: 150,
     reason: 'evaluateTiers builds the ladder grading in one pass',

@@ -18533,7 +18533,7 @@ import { dirname as dirname5, join as join9 } from "node:path";
 // src/judge/calibrate.ts
 var import_yaml2 = __toESM(require_dist(), 1);
 
-// src/judge/compare.ts
+// src/judge/verdicts.ts
 var MIN_SAMPLES_FOR_VERDICT = 5;
 var CONTROL_NOTE = "reference: identical code in both arms";
 function caseKey(kernel, variant, caseId) {
@@ -18542,101 +18542,14 @@ function caseKey(kernel, variant, caseId) {
 function caseLabel(c) {
   return `${c.kernel}/${c.variant} ${c.case}`;
 }
+
+// src/judge/performance.ts
 function noisePctFor(config, kernel, variant, caseId) {
   const noise = config.compare.noisePct;
   return noise[`${kernel}/${variant}/${caseId}`] ?? noise[`${kernel}/${variant}`] ?? noise[kernel] ?? 0;
 }
-function gpuOf(env) {
-  return env.gpu.sku && env.gpu.sku !== "unknown" ? env.gpu.sku : env.gpu.name;
-}
-function gpuDescription(env) {
-  return env.gpu.sku ? `${env.gpu.sku} (${env.gpu.name})` : env.gpu.name;
-}
-function environmentNotes(current, baseline) {
-  const fields = [
-    ["driver", baseline.driver_version, current.driver_version],
-    ["driver CUDA version", baseline.driver_cuda_version, current.driver_cuda_version],
-    ["CUDA runtime", baseline.cuda_runtime_version, current.cuda_runtime_version],
-    ["CUDA toolkit (nvcc)", baseline.cuda_toolkit_version, current.cuda_toolkit_version]
-  ];
-  const libs = /* @__PURE__ */ new Set([
-    ...Object.keys(baseline.libraries ?? {}),
-    ...Object.keys(current.libraries ?? {})
-  ]);
-  for (const lib of [...libs].sort()) {
-    fields.push([lib, baseline.libraries?.[lib], current.libraries?.[lib]]);
-  }
-  return fields.filter(([, before, now]) => before !== void 0 && now !== void 0 && before !== now).map(([what, before, now]) => `${what} differs from the baseline: ${before} → ${now}`);
-}
-function failureReason(c) {
-  const parts = [];
-  const k = c.correctness;
-  if (k) {
-    if (k.nan_count > 0) parts.push(`${k.nan_count} NaN`);
-    if (k.inf_count > 0) parts.push(`${k.inf_count} Inf`);
-    if (k.unwritten_count > 0) parts.push(`${k.unwritten_count} elements never written`);
-    if (k.rel_l2 === null) parts.push(`rel_l2 not computable > tol ${formatSci(k.tol_rel_l2)}`);
-    else if (k.rel_l2 > k.tol_rel_l2) {
-      parts.push(`rel_l2 ${formatSci(k.rel_l2)} > tol ${formatSci(k.tol_rel_l2)}`);
-    }
-    if (k.tol_max_abs !== void 0 && k.max_abs !== null && k.max_abs > k.tol_max_abs) {
-      parts.push(`max_abs ${formatSci(k.max_abs)} > tol ${formatSci(k.tol_max_abs)}`);
-    }
-    const timed = k.timed_output_rel_l2;
-    if (timed !== void 0 && timed !== null && timed > k.tol_rel_l2) {
-      parts.push(`timed-run output rel_l2 ${formatSci(timed)} > tol ${formatSci(k.tol_rel_l2)}`);
-    }
-    if (k.repeat_max_diff !== void 0 && k.repeat_max_diff !== null && k.repeat_max_diff > 0) {
-      parts.push(`output moved between identical runs by ${formatSci(k.repeat_max_diff)} (race?)`);
-    }
-    if (k.message) parts.push(k.message);
-  }
-  if (c.reason) parts.push(c.reason);
-  if (parts.length === 0) parts.push("marked fail by the harness, with no detail");
-  return parts.join("; ");
-}
-function errorReason(c) {
-  const what = c.error ? `${c.error.kind}: ${c.error.message}` : c.reason ?? "no detail";
-  return `${c.status}: ${what}`;
-}
 function isTimed(c) {
   return c !== void 0 && c.status === "ok" && c.timing !== void 0;
-}
-function driftReference(paired, baseline) {
-  const k = paired?.base_correctness;
-  if (k?.status === "PASS" && typeof k.rel_l2 === "number") {
-    return { correctness: k, what: "base revision", suffix: " on the same inputs" };
-  }
-  return baseline ? { correctness: baseline.correctness, what: "baseline", suffix: "" } : void 0;
-}
-function judgeCorrectness(current, reference, config) {
-  switch (current.status) {
-    case "skipped":
-      return { correctness: "SKIPPED", correctnessReason: current.reason ?? "skipped" };
-    case "error":
-    case "timeout":
-      return { correctness: "ERROR", correctnessReason: errorReason(current) };
-    case "fail":
-      return { correctness: "FAIL", correctnessReason: failureReason(current) };
-    case "ok":
-      break;
-  }
-  const k = current.correctness;
-  if (!k) return { correctness: "UNCHECKED", correctnessReason: "no correctness record" };
-  if (k.status === "FAIL")
-    return { correctness: "FAIL", correctnessReason: failureReason(current) };
-  const base = reference?.correctness;
-  if (base?.status === "PASS" && typeof base.rel_l2 === "number" && typeof k.rel_l2 === "number") {
-    const { driftFactor, driftFloorRelL2 } = config.correctness;
-    if (k.rel_l2 > driftFactor * base.rel_l2 && k.rel_l2 > driftFloorRelL2) {
-      const what = reference?.what ?? "baseline";
-      return {
-        correctness: "DRIFT",
-        correctnessReason: `rel_l2 ${formatSci(k.rel_l2)} > ${driftFactor} × ${what} ${formatSci(base.rel_l2)}${reference?.suffix ?? ""} (floor ${formatSci(driftFloorRelL2)}, tol ${formatSci(k.tol_rel_l2)})`
-      };
-    }
-  }
-  return { correctness: "PASS" };
 }
 function verdictOf(lo, hi, thresholdPct) {
   const t = thresholdPct / 100;
@@ -18822,155 +18735,6 @@ function minChangePct(config, baseline) {
   if (floorMs <= 0 || medianMs === void 0 || !(medianMs > 0)) return 0;
   return 100 * floorMs / medianMs;
 }
-function compare(results, baseline, config) {
-  const notes = [];
-  let state = "none";
-  let gpuNote;
-  if (baseline) {
-    const here = gpuOf(results.environment);
-    const there = gpuOf(baseline.environment);
-    if (here !== there) {
-      state = "other-gpu";
-      gpuNote = `The baseline ran on ${gpuDescription(baseline.environment)}, this run on ${gpuDescription(results.environment)}: timings and correctness drift are not compared across GPUs`;
-    } else {
-      state = "compared";
-    }
-  }
-  const comparable = state === "compared";
-  const pairedRun = results.run.paired_base !== void 0 || results.cases.some((c) => c.paired !== void 0);
-  const pairedOn = config.compare.paired.enabled && pairedRun;
-  const baseSha = results.run.paired_base?.git_sha;
-  const baselineByKey = /* @__PURE__ */ new Map();
-  for (const c of baseline?.cases ?? []) baselineByKey.set(caseKey(c.kernel, c.variant, c.case), c);
-  const cases = [];
-  const seen = /* @__PURE__ */ new Set();
-  for (const current of results.cases) {
-    const key = caseKey(current.kernel, current.variant, current.case);
-    seen.add(key);
-    const base = comparable ? baselineByKey.get(key) : void 0;
-    const paired = pairedOn ? current.paired : void 0;
-    const samples = current.timing?.samples_ms ?? [];
-    const s = samples.length ? spread(samples) : void 0;
-    let perf;
-    let method;
-    if (isTimed(current) && paired?.base_status === "ok" && paired.log_ratios.length > 0) {
-      perf = judgePaired(key, current, paired, config);
-      method = "paired";
-    } else {
-      const thresholdPct = Math.max(
-        config.compare.thresholdPct,
-        noisePctFor(config, current.kernel, current.variant, current.case),
-        minChangePct(config, base)
-      );
-      const stored = judgePerf(key, current, base, comparable, thresholdPct, config);
-      method = JUDGED.includes(stored.perf) ? "baseline" : "none";
-      perf = { ...stored, thresholdPct };
-      if (pairedOn && isTimed(current)) {
-        perf.perfNote = fallbackNote(paired, stored, method, state);
-      }
-    }
-    const drift = driftReference(paired, base);
-    cases.push({
-      key,
-      label: caseLabel(current),
-      kernel: current.kernel,
-      variant: current.variant,
-      caseId: current.case,
-      params: current.params,
-      status: current.status,
-      ...perf,
-      method,
-      ...method === "paired" && baseSha !== void 0 ? { baseSha } : {},
-      medianMs: s?.medianMs ?? current.timing?.median_ms,
-      iqrMs: s?.iqrMs,
-      nSamples: current.timing ? samples.length : void 0,
-      ...judgeCorrectness(current, drift, config),
-      relL2: current.correctness?.rel_l2,
-      tolRelL2: current.correctness?.tol_rel_l2,
-      baselineRelL2: drift?.correctness?.rel_l2,
-      current,
-      baseline: base
-    });
-  }
-  if (comparable) {
-    for (const [key, base] of baselineByKey) {
-      if (seen.has(key) || base.status === "skipped") continue;
-      cases.push({
-        key,
-        label: caseLabel(base),
-        kernel: base.kernel,
-        variant: base.variant,
-        caseId: base.case,
-        params: base.params,
-        status: "missing",
-        perf: "MISSING",
-        perfNote: "in the baseline, not in this run",
-        method: "baseline",
-        baselineMedianMs: base.timing?.median_ms,
-        thresholdPct: config.compare.thresholdPct,
-        correctness: "MISSING",
-        correctnessReason: "in the baseline, not in this run",
-        baselineRelL2: base.correctness?.rel_l2,
-        baseline: base
-      });
-    }
-  }
-  const pairedCases = cases.filter((c) => c.method === "paired");
-  const { controls, demoted } = pairedOn ? applyControls(cases, results) : { controls: [], demoted: [] };
-  const judgedByPairs = pairedCases.length > 0;
-  if (state === "other-gpu") {
-    notes.push(
-      judgedByPairs ? `${gpuNote}; the ${pairedCases.length} case(s) timed against the base revision in this job are judged by their pairs, the others are NEW.` : `${gpuNote}, so every case is NEW.`
-    );
-  } else if (state === "compared" && baseline) {
-    notes.push(...environmentNotes(results.environment, baseline.environment));
-    if (baseline.cases.some((c) => c.timing?.median_ci_lo_ms)) {
-      notes.push(
-        "The baseline is a record of the history (medians and their intervals, no samples): cases not judged by pairs are judged from the two medians' intervals."
-      );
-    }
-  } else if (judgedByPairs) {
-    notes.push(
-      `No stored baseline was given: the ${pairedCases.length} case(s) timed against the base revision in this job are judged by their pairs, the others are NEW.`
-    );
-  } else {
-    notes.push("No baseline was given: every case is NEW.");
-  }
-  if (controls.length) {
-    const list = controls.map((c) => `${c.label} ${c.perf} ${formatRatioPct(c.ratio)}`).join(", ");
-    notes.push(
-      `A/A control${controls.length > 1 ? "s" : ""} moved: ${list}. Reference variants run identical code in both arms, so ${demoted.length} FASTER or SLOWER verdict(s) of the same case(s) are AMBIGUOUS instead: the machine was not quiet; rerun.`
-    );
-  }
-  if (pairedRun && !config.compare.paired.enabled) {
-    const n = results.cases.filter((c) => c.paired !== void 0).length;
-    notes.push(
-      `compare.paired.enabled is false: the pairs of ${n} case(s) with the base revision were not used; every case is judged against the stored baseline.`
-    );
-  }
-  const mdcs = pairedCases.map((c) => c.mdcPct).filter((x) => x !== void 0);
-  return {
-    cases,
-    baseline: state,
-    notes,
-    baselineRun: baseline ? {
-      id: baseline.run.id,
-      gitSha: baseline.run.git_sha,
-      startedAt: baseline.run.started_at,
-      gpu: gpuDescription(baseline.environment)
-    } : void 0,
-    ...pairedOn ? {
-      paired: {
-        ...baseSha !== void 0 ? { baseSha } : {},
-        cases: pairedCases.length,
-        baselineCases: cases.filter((c) => c.method === "baseline" && c.perf !== "MISSING").length,
-        thresholdPct: config.compare.paired.thresholdPct,
-        ...mdcs.length ? { medianMdcPct: median(mdcs) } : {},
-        controlsMoved: controls.map((c) => c.label)
-      }
-    } : {}
-  };
-}
 
 // src/judge/calibrate.ts
 function calibrate(runs, options) {
@@ -19067,6 +18831,260 @@ function writeCalibration(configText, calibration, provenance, file) {
     noise.items.push(pair);
   }
   return doc.toString({ lineWidth: 0, flowCollectionPadding: false });
+}
+
+// src/judge/correctness.ts
+function failureReason(c) {
+  const parts = [];
+  const k = c.correctness;
+  if (k) {
+    if (k.nan_count > 0) parts.push(`${k.nan_count} NaN`);
+    if (k.inf_count > 0) parts.push(`${k.inf_count} Inf`);
+    if (k.unwritten_count > 0) parts.push(`${k.unwritten_count} elements never written`);
+    if (k.rel_l2 === null) parts.push(`rel_l2 not computable > tol ${formatSci(k.tol_rel_l2)}`);
+    else if (k.rel_l2 > k.tol_rel_l2) {
+      parts.push(`rel_l2 ${formatSci(k.rel_l2)} > tol ${formatSci(k.tol_rel_l2)}`);
+    }
+    if (k.tol_max_abs !== void 0 && k.max_abs !== null && k.max_abs > k.tol_max_abs) {
+      parts.push(`max_abs ${formatSci(k.max_abs)} > tol ${formatSci(k.tol_max_abs)}`);
+    }
+    const timed = k.timed_output_rel_l2;
+    if (timed !== void 0 && timed !== null && timed > k.tol_rel_l2) {
+      parts.push(`timed-run output rel_l2 ${formatSci(timed)} > tol ${formatSci(k.tol_rel_l2)}`);
+    }
+    if (k.repeat_max_diff !== void 0 && k.repeat_max_diff !== null && k.repeat_max_diff > 0) {
+      parts.push(`output moved between identical runs by ${formatSci(k.repeat_max_diff)} (race?)`);
+    }
+    if (k.message) parts.push(k.message);
+  }
+  if (c.reason) parts.push(c.reason);
+  if (parts.length === 0) parts.push("marked fail by the harness, with no detail");
+  return parts.join("; ");
+}
+function errorReason(c) {
+  const what = c.error ? `${c.error.kind}: ${c.error.message}` : c.reason ?? "no detail";
+  return `${c.status}: ${what}`;
+}
+function driftReference(paired, baseline) {
+  const k = paired?.base_correctness;
+  if (k?.status === "PASS" && typeof k.rel_l2 === "number") {
+    return { correctness: k, what: "base revision", suffix: " on the same inputs" };
+  }
+  return baseline ? { correctness: baseline.correctness, what: "baseline", suffix: "" } : void 0;
+}
+function judgeCorrectness(current, reference, config) {
+  switch (current.status) {
+    case "skipped":
+      return { correctness: "SKIPPED", correctnessReason: current.reason ?? "skipped" };
+    case "error":
+    case "timeout":
+      return { correctness: "ERROR", correctnessReason: errorReason(current) };
+    case "fail":
+      return { correctness: "FAIL", correctnessReason: failureReason(current) };
+    case "ok":
+      break;
+  }
+  const k = current.correctness;
+  if (!k) return { correctness: "UNCHECKED", correctnessReason: "no correctness record" };
+  if (k.status === "FAIL")
+    return { correctness: "FAIL", correctnessReason: failureReason(current) };
+  const base = reference?.correctness;
+  if (base?.status === "PASS" && typeof base.rel_l2 === "number" && typeof k.rel_l2 === "number") {
+    const { driftFactor, driftFloorRelL2 } = config.correctness;
+    if (k.rel_l2 > driftFactor * base.rel_l2 && k.rel_l2 > driftFloorRelL2) {
+      const what = reference?.what ?? "baseline";
+      return {
+        correctness: "DRIFT",
+        correctnessReason: `rel_l2 ${formatSci(k.rel_l2)} > ${driftFactor} × ${what} ${formatSci(base.rel_l2)}${reference?.suffix ?? ""} (floor ${formatSci(driftFloorRelL2)}, tol ${formatSci(k.tol_rel_l2)})`
+      };
+    }
+  }
+  return { correctness: "PASS" };
+}
+
+// src/judge/compare.ts
+function gpuOf(env) {
+  return env.gpu.sku && env.gpu.sku !== "unknown" ? env.gpu.sku : env.gpu.name;
+}
+function gpuDescription(env) {
+  return env.gpu.sku ? `${env.gpu.sku} (${env.gpu.name})` : env.gpu.name;
+}
+function environmentNotes(current, baseline) {
+  const fields = [
+    ["driver", baseline.driver_version, current.driver_version],
+    ["driver CUDA version", baseline.driver_cuda_version, current.driver_cuda_version],
+    ["CUDA runtime", baseline.cuda_runtime_version, current.cuda_runtime_version],
+    ["CUDA toolkit (nvcc)", baseline.cuda_toolkit_version, current.cuda_toolkit_version]
+  ];
+  const libs = /* @__PURE__ */ new Set([
+    ...Object.keys(baseline.libraries ?? {}),
+    ...Object.keys(current.libraries ?? {})
+  ]);
+  for (const lib of [...libs].sort()) {
+    fields.push([lib, baseline.libraries?.[lib], current.libraries?.[lib]]);
+  }
+  return fields.filter(([, before, now]) => before !== void 0 && now !== void 0 && before !== now).map(([what, before, now]) => `${what} differs from the baseline: ${before} → ${now}`);
+}
+function baselineState(results, baseline) {
+  if (!baseline) return { state: "none" };
+  if (gpuOf(results.environment) === gpuOf(baseline.environment)) return { state: "compared" };
+  return {
+    state: "other-gpu",
+    gpuNote: `The baseline ran on ${gpuDescription(baseline.environment)}, this run on ${gpuDescription(results.environment)}: timings and correctness drift are not compared across GPUs`
+  };
+}
+function judgeCasePerf(key, current, base, run2) {
+  const { config } = run2;
+  const paired = run2.pairedOn ? current.paired : void 0;
+  if (isTimed(current) && paired?.base_status === "ok" && paired.log_ratios.length > 0) {
+    return { perf: judgePaired(key, current, paired, config), method: "paired" };
+  }
+  const thresholdPct = Math.max(
+    config.compare.thresholdPct,
+    noisePctFor(config, current.kernel, current.variant, current.case),
+    minChangePct(config, base)
+  );
+  const stored = judgePerf(key, current, base, run2.comparable, thresholdPct, config);
+  const method = JUDGED.includes(stored.perf) ? "baseline" : "none";
+  const perf = { ...stored, thresholdPct };
+  if (run2.pairedOn && isTimed(current)) {
+    perf.perfNote = fallbackNote(paired, stored, method, run2.state);
+  }
+  return { perf, method };
+}
+function compareCase(current, run2) {
+  const key = caseKey(current.kernel, current.variant, current.case);
+  const base = run2.comparable ? run2.baselineByKey.get(key) : void 0;
+  const paired = run2.pairedOn ? current.paired : void 0;
+  const samples = current.timing?.samples_ms ?? [];
+  const s = samples.length ? spread(samples) : void 0;
+  const { perf, method } = judgeCasePerf(key, current, base, run2);
+  const drift = driftReference(paired, base);
+  return {
+    key,
+    label: caseLabel(current),
+    kernel: current.kernel,
+    variant: current.variant,
+    caseId: current.case,
+    params: current.params,
+    status: current.status,
+    ...perf,
+    method,
+    ...method === "paired" && run2.baseSha !== void 0 ? { baseSha: run2.baseSha } : {},
+    medianMs: s?.medianMs ?? current.timing?.median_ms,
+    iqrMs: s?.iqrMs,
+    nSamples: current.timing ? samples.length : void 0,
+    ...judgeCorrectness(current, drift, run2.config),
+    relL2: current.correctness?.rel_l2,
+    tolRelL2: current.correctness?.tol_rel_l2,
+    baselineRelL2: drift?.correctness?.rel_l2,
+    current,
+    baseline: base
+  };
+}
+function missingCases(run2, seen) {
+  if (!run2.comparable) return [];
+  return [...run2.baselineByKey].filter(([key, base]) => !seen.has(key) && base.status !== "skipped").map(([key, base]) => ({
+    key,
+    label: caseLabel(base),
+    kernel: base.kernel,
+    variant: base.variant,
+    caseId: base.case,
+    params: base.params,
+    status: "missing",
+    perf: "MISSING",
+    perfNote: "in the baseline, not in this run",
+    method: "baseline",
+    baselineMedianMs: base.timing?.median_ms,
+    thresholdPct: run2.config.compare.thresholdPct,
+    correctness: "MISSING",
+    correctnessReason: "in the baseline, not in this run",
+    baselineRelL2: base.correctness?.rel_l2,
+    baseline: base
+  }));
+}
+function baselineNotes(results, baseline, judged, pairedCases) {
+  if (judged.state === "other-gpu") {
+    return [
+      pairedCases > 0 ? `${judged.gpuNote}; the ${pairedCases} case(s) timed against the base revision in this job are judged by their pairs, the others are NEW.` : `${judged.gpuNote}, so every case is NEW.`
+    ];
+  }
+  if (judged.state === "compared" && baseline) {
+    const notes = environmentNotes(results.environment, baseline.environment);
+    if (baseline.cases.some((c) => c.timing?.median_ci_lo_ms)) {
+      notes.push(
+        "The baseline is a record of the history (medians and their intervals, no samples): cases not judged by pairs are judged from the two medians' intervals."
+      );
+    }
+    return notes;
+  }
+  if (pairedCases > 0) {
+    return [
+      `No stored baseline was given: the ${pairedCases} case(s) timed against the base revision in this job are judged by their pairs, the others are NEW.`
+    ];
+  }
+  return ["No baseline was given: every case is NEW."];
+}
+function pairedNotes(results, config, controls, demoted) {
+  const notes = [];
+  if (controls.length) {
+    const list = controls.map((c) => `${c.label} ${c.perf} ${formatRatioPct(c.ratio)}`).join(", ");
+    notes.push(
+      `A/A control${controls.length > 1 ? "s" : ""} moved: ${list}. Reference variants run identical code in both arms, so ${demoted} FASTER or SLOWER verdict(s) of the same case(s) are AMBIGUOUS instead: the machine was not quiet; rerun.`
+    );
+  }
+  const pairedRun = results.cases.filter((c) => c.paired !== void 0).length;
+  if ((results.run.paired_base !== void 0 || pairedRun > 0) && !config.compare.paired.enabled) {
+    notes.push(
+      `compare.paired.enabled is false: the pairs of ${pairedRun} case(s) with the base revision were not used; every case is judged against the stored baseline.`
+    );
+  }
+  return notes;
+}
+function pairedSummary(run2, cases, controls) {
+  const pairedCases = cases.filter((c) => c.method === "paired");
+  const mdcs = pairedCases.map((c) => c.mdcPct).filter((x) => x !== void 0);
+  return {
+    ...run2.baseSha !== void 0 ? { baseSha: run2.baseSha } : {},
+    cases: pairedCases.length,
+    baselineCases: cases.filter((c) => c.method === "baseline" && c.perf !== "MISSING").length,
+    thresholdPct: run2.config.compare.paired.thresholdPct,
+    ...mdcs.length ? { medianMdcPct: median(mdcs) } : {},
+    controlsMoved: controls.map((c) => c.label)
+  };
+}
+function compare(results, baseline, config) {
+  const judged = baselineState(results, baseline);
+  const pairedRun = results.run.paired_base !== void 0 || results.cases.some((c) => c.paired !== void 0);
+  const run2 = {
+    config,
+    state: judged.state,
+    comparable: judged.state === "compared",
+    pairedOn: config.compare.paired.enabled && pairedRun,
+    baseSha: results.run.paired_base?.git_sha,
+    baselineByKey: new Map(
+      (baseline?.cases ?? []).map((c) => [caseKey(c.kernel, c.variant, c.case), c])
+    )
+  };
+  const cases = results.cases.map((current) => compareCase(current, run2));
+  cases.push(...missingCases(run2, new Set(cases.map((c) => c.key))));
+  const { controls, demoted } = run2.pairedOn ? applyControls(cases, results) : { controls: [], demoted: [] };
+  const pairedCases = cases.filter((c) => c.method === "paired").length;
+  return {
+    cases,
+    baseline: judged.state,
+    notes: [
+      ...baselineNotes(results, baseline, judged, pairedCases),
+      ...pairedNotes(results, config, controls, demoted.length)
+    ],
+    baselineRun: baseline ? {
+      id: baseline.run.id,
+      gitSha: baseline.run.git_sha,
+      startedAt: baseline.run.started_at,
+      gpu: gpuDescription(baseline.environment)
+    } : void 0,
+    ...run2.pairedOn ? { paired: pairedSummary(run2, cases, controls) } : {}
+  };
 }
 
 // src/shard/plan.ts

@@ -3,7 +3,7 @@
 // practical threshold gets its own `compare.noise_pct`, so the comparison states the smallest
 // change it can detect there instead of crying wolf.
 import { isMap, isScalar, parseDocument, type Scalar } from 'yaml';
-import { timingMethodKind } from './compare.js';
+import { timingMethodKind } from './performance.js';
 import type { KernelgateResults } from '../results/index.js';
 import { InputError } from '../results/index.js';
 

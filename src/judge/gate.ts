@@ -1,6 +1,6 @@
 // The verdict that blocks a merge: correctness failures and drift always fail; build failures,
 // errors, measurement errors, regressions and missing cases fail as the policy says.
-import type { Comparison, CaseComparison } from './compare.js';
+import type { Comparison, CaseComparison } from './verdicts.js';
 import type { Config } from '../config/index.js';
 import { fixed, formatMs, formatRatioPct } from '../lib/index.js';
 import type { KernelgateResults } from '../results/index.js';

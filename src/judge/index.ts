@@ -1,6 +1,9 @@
-// The verdicts: compare (each case against the baseline), tiers (ladders, measurement errors),
-// gate (pass or fail with reasons), calibrate (noise thresholds from A/A runs). The only door.
+// The verdicts: compare (each case against the baseline: performance.ts and correctness.ts),
+// tiers (ladders, measurement errors), gate (pass or fail with reasons), calibrate (noise
+// thresholds from A/A runs). The only door.
 export * from './calibrate.js';
-export * from './compare.js';
+export { compare, environmentNotes } from './compare.js';
+export { minChangePct, noisePctFor, timingMethodKind } from './performance.js';
 export * from './gate.js';
 export * from './tiers.js';
+export * from './verdicts.js';

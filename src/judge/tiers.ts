@@ -1,7 +1,7 @@
 // Grades each kernel's headline case against its tier ladder, says what the next milestone needs
 // (in ms and in TFLOPS) and whether the chip can deliver it; flags physically impossible numbers.
 import { tierCandidates, type CaseGroup, type Config, type TierMetric } from '../config/index.js';
-import { caseKey, caseLabel } from './compare.js';
+import { caseKey, caseLabel } from './verdicts.js';
 import { fixed } from '../lib/index.js';
 import type { CaseResult, KernelgateResults } from '../results/index.js';
 

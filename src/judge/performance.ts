@@ -1,0 +1,328 @@
+// The performance verdict of one case: against the stored baseline (bootstrap CI of the ratio of
+// medians, or the two medians' intervals for a history record) or against the base revision
+// timed in the same job (the per-pair ratios), and the A/A controls of a paired run.
+import type { Config } from '../config/index.js';
+import type { SummaryTiming } from '../history/index.js';
+import {
+  bootstrapMedian,
+  bootstrapRatioOfMedians,
+  formatRatioPct,
+  hashString,
+  median,
+  normalQuantile,
+  spread,
+} from '../lib/index.js';
+import type { CaseResult, KernelgateResults, Paired } from '../results/index.js';
+import {
+  type BaselineState,
+  type CaseComparison,
+  CONTROL_NOTE,
+  type JudgeMethod,
+  MIN_SAMPLES_FOR_VERDICT,
+  type PerfVerdict,
+} from './verdicts.js';
+
+/** The run-to-run noise configured for a case: the most specific noise_pct key wins. */
+export function noisePctFor(config: Config, kernel: string, variant: string, caseId: string) {
+  const noise = config.compare.noisePct;
+  return (
+    noise[`${kernel}/${variant}/${caseId}`] ?? noise[`${kernel}/${variant}`] ?? noise[kernel] ?? 0
+  );
+}
+
+export function isTimed(
+  c: CaseResult | undefined,
+): c is CaseResult & { timing: NonNullable<CaseResult['timing']> } {
+  return c !== undefined && c.status === 'ok' && c.timing !== undefined;
+}
+
+export interface PerfJudgement {
+  perf: PerfVerdict;
+  perfNote?: string;
+  ratio?: number;
+  ciLo?: number;
+  ciHi?: number;
+  confidence?: number;
+  baselineMedianMs?: number;
+}
+
+interface PairedJudgement extends PerfJudgement {
+  thresholdPct: number;
+  nPairs: number;
+  mdcPct?: number;
+}
+
+/** SLOWER / FASTER / SAME / AMBIGUOUS from an interval of a ratio and a threshold in %. */
+function verdictOf(lo: number, hi: number, thresholdPct: number): PerfVerdict {
+  const t = thresholdPct / 100;
+  if (lo > 1 + t) return 'SLOWER';
+  if (hi < 1 - t) return 'FASTER';
+  if (lo >= 1 - t && hi <= 1 + t) return 'SAME';
+  return 'AMBIGUOUS';
+}
+
+/** A timing method without its counts: "events, graph(23 launches)" and "(34 launches)" are one kind. */
+export function timingMethodKind(method: string): string {
+  return method
+    .replace(/\(\d+ launches\)/g, '(N launches)')
+    .replace(/\d+ calls back to back/g, 'N calls back to back');
+}
+
+export function judgePerf(
+  key: string,
+  current: CaseResult,
+  baseline: CaseResult | undefined,
+  comparable: boolean,
+  thresholdPct: number,
+  config: Config,
+): PerfJudgement {
+  if (!isTimed(current)) return { perf: 'UNTIMED' };
+  if (!comparable) return { perf: 'NEW' };
+  if (baseline === undefined) return { perf: 'NEW', perfNote: 'not in the baseline' };
+  if (!isTimed(baseline)) {
+    return { perf: 'NEW', perfNote: `the baseline case was not timed (${baseline.status})` };
+  }
+  const cur = current.timing.samples_ms;
+  const base = baseline.timing.samples_ms;
+  const baselineMedianMs = base.length ? spread(base).medianMs : baseline.timing.median_ms;
+  const method = timingMethodKind(current.timing.method);
+  const baselineMethod = timingMethodKind(baseline.timing.method);
+  if (method !== baselineMethod) {
+    // Single launches include the host's launch overhead, graph replays do not: not one quantity.
+    return {
+      perf: 'AMBIGUOUS',
+      perfNote: `timed differently (${current.timing.method} vs the baseline's ${baseline.timing.method}): not comparable`,
+      ratio: current.timing.median_ms / baselineMedianMs,
+      baselineMedianMs,
+    };
+  }
+  const summary = baseline.timing as SummaryTiming;
+  if (
+    base.length === 0 &&
+    summary.median_ci_lo_ms !== undefined &&
+    summary.median_ci_hi_ms !== undefined &&
+    cur.length >= MIN_SAMPLES_FOR_VERDICT &&
+    (baseline.timing.n_samples ?? 0) >= MIN_SAMPLES_FOR_VERDICT
+  ) {
+    return judgeAgainstSummary(key, cur, summary, thresholdPct, config);
+  }
+  if (cur.length < MIN_SAMPLES_FOR_VERDICT || base.length < MIN_SAMPLES_FOR_VERDICT) {
+    const medianMs = cur.length ? spread(cur).medianMs : current.timing.median_ms;
+    return {
+      perf: 'AMBIGUOUS',
+      perfNote: `too few samples for an interval (current ${cur.length}, baseline ${base.length}; need ${MIN_SAMPLES_FOR_VERDICT})`,
+      ratio: medianMs / baselineMedianMs,
+      baselineMedianMs,
+    };
+  }
+  const ci = bootstrapRatioOfMedians(cur, base, {
+    confidence: config.compare.confidence,
+    resamples: config.compare.resamples,
+    seed: (config.compare.seed ^ hashString(key)) >>> 0,
+  });
+  return {
+    perf: verdictOf(ci.lo, ci.hi, thresholdPct),
+    ratio: ci.ratio,
+    ciLo: ci.lo,
+    ciHi: ci.hi,
+    confidence: ci.confidence,
+    baselineMedianMs,
+  };
+}
+
+/**
+ * A baseline with no samples (a record of the history's data branch keeps each median's interval,
+ * not the samples): the interval of the ratio of medians from the two medians' own intervals,
+ * combined on the log scale as independent normal errors (each half-width over its z-score, added
+ * in quadrature), at compare.confidence. The current run's interval is its bootstrap one.
+ */
+function judgeAgainstSummary(
+  key: string,
+  cur: readonly number[],
+  base: SummaryTiming,
+  thresholdPct: number,
+  config: Config,
+): PerfJudgement {
+  const confidence = config.compare.confidence;
+  const own = bootstrapMedian(cur, {
+    confidence,
+    resamples: config.compare.resamples,
+    seed: (config.compare.seed ^ hashString(key)) >>> 0,
+  });
+  const z = normalQuantile(1 - (1 - confidence) / 2);
+  const zBase = normalQuantile(1 - (1 - (base.median_ci_confidence ?? confidence)) / 2);
+  const lo = base.median_ci_lo_ms ?? base.median_ms;
+  const hi = base.median_ci_hi_ms ?? base.median_ms;
+  const seOwn = (Math.log(own.hi) - Math.log(own.lo)) / 2 / z;
+  const seBase = lo > 0 && hi > 0 ? (Math.log(hi) - Math.log(lo)) / 2 / zBase : 0;
+  const halfWidth = z * Math.sqrt(seOwn * seOwn + seBase * seBase);
+  const ratio = own.median / base.median_ms;
+  const ciLo = ratio * Math.exp(-halfWidth);
+  const ciHi = ratio * Math.exp(halfWidth);
+  return {
+    perf: verdictOf(ciLo, ciHi, thresholdPct),
+    ratio,
+    ciLo,
+    ciHi,
+    confidence,
+    baselineMedianMs: base.median_ms,
+  };
+}
+
+/**
+ * Judges a timed case by its pairs with the base revision (head_i, base_i timed alternately in
+ * this job): a percentile-bootstrap interval of the median of ln(head_i / base_i), exponentiated.
+ *
+ * The threshold is max(compare.paired.threshold_pct, 100 · paired.min_change_ms / base median).
+ * compare.noise_pct and compare.threshold_pct do not apply: they describe how far the medians of
+ * two separate runs wander (clock, power, thermal state, other tenants), and pairing cancels that
+ * drift because both arms share it sample by sample. What remains is in the pairs' own spread,
+ * which the interval already carries. The absolute floor stays: launch jitter of a few hundred
+ * nanoseconds does not cancel.
+ */
+export function judgePaired(
+  key: string,
+  current: CaseResult & { timing: NonNullable<CaseResult['timing']> },
+  paired: Paired,
+  config: Config,
+): PairedJudgement {
+  const logs = paired.log_ratios;
+  const nPairs = logs.length;
+  const baseTiming = paired.base_timing;
+  const baseSamples = baseTiming?.samples_ms ?? [];
+  const baselineMedianMs = baseTiming
+    ? baseSamples.length
+      ? spread(baseSamples).medianMs
+      : baseTiming.median_ms
+    : undefined;
+  const headSamples = current.timing.samples_ms;
+  const headMedianMs = headSamples.length ? spread(headSamples).medianMs : current.timing.median_ms;
+  const pointRatio = Math.exp(median(logs));
+  // Without the base arm's timing, the base median the pairs imply stands in for the floor.
+  const floorBaseMs = baselineMedianMs ?? headMedianMs / pointRatio;
+  const { thresholdPct: pairedPct, minChangeMs } = config.compare.paired;
+  const thresholdPct = Math.max(
+    pairedPct,
+    minChangeMs > 0 && floorBaseMs > 0 ? (100 * minChangeMs) / floorBaseMs : 0,
+  );
+  const common = { thresholdPct, nPairs, baselineMedianMs, ratio: pointRatio };
+  if (baseTiming) {
+    const method = timingMethodKind(current.timing.method);
+    if (method !== timingMethodKind(baseTiming.method)) {
+      return {
+        ...common,
+        perf: 'AMBIGUOUS',
+        perfNote: `timed differently (${current.timing.method} vs the base revision's ${baseTiming.method}): not comparable`,
+      };
+    }
+  }
+  if (nPairs < MIN_SAMPLES_FOR_VERDICT) {
+    return {
+      ...common,
+      perf: 'AMBIGUOUS',
+      perfNote: `too few pairs for an interval (${nPairs}; need ${MIN_SAMPLES_FOR_VERDICT})`,
+    };
+  }
+  const ci = bootstrapMedian(logs, {
+    confidence: config.compare.confidence,
+    resamples: config.compare.resamples,
+    seed: (config.compare.seed ^ hashString(key)) >>> 0,
+  });
+  const lo = Math.exp(ci.lo);
+  const hi = Math.exp(ci.hi);
+  return {
+    ...common,
+    perf: verdictOf(lo, hi, thresholdPct),
+    ratio: Math.exp(ci.median),
+    ciLo: lo,
+    ciHi: hi,
+    confidence: ci.confidence,
+    mdcPct: (100 * (hi - lo)) / 2,
+  };
+}
+
+/** Why a timed case of a paired run was not judged by pairs. */
+function unpairedReason(paired: Paired | undefined): string {
+  if (!paired) return 'not timed against the base revision';
+  if (paired.base_status === 'ok') return 'base revision: ok, but no pairs were timed';
+  return `base revision: ${paired.base_status}${paired.base_reason ? ` (${paired.base_reason})` : ''}`;
+}
+
+/**
+ * The stored-baseline judgement of a timed case that a paired run could not judge by pairs, with
+ * a perfNote that says why (the base revision failed, lacks the case, …).
+ */
+export function fallbackNote(
+  paired: Paired | undefined,
+  stored: PerfJudgement,
+  method: JudgeMethod,
+  state: BaselineState,
+): string {
+  if (method === 'baseline') {
+    return `${unpairedReason(paired)}; judged against the stored baseline${stored.perfNote ? `; ${stored.perfNote}` : ''}`;
+  }
+  const why =
+    stored.perfNote ??
+    (state === 'other-gpu' ? 'the stored baseline ran on another GPU' : 'no stored baseline');
+  if (paired?.base_status === 'missing') {
+    const reason = paired.base_reason ? ` (${paired.base_reason})` : '';
+    return `not in the base revision${reason}${state === 'compared' ? `; ${why}` : ''}`;
+  }
+  return `${unpairedReason(paired)}; ${why}`;
+}
+
+export const JUDGED: readonly PerfVerdict[] = ['SLOWER', 'FASTER', 'SAME', 'AMBIGUOUS', 'MISSING'];
+
+/**
+ * References are a built-in A/A control: a reference variant runs the same code in both arms of
+ * a pair, so its paired verdict must be SAME (or AMBIGUOUS). When one is FASTER or SLOWER the
+ * machine was not quiet while that case was timed, and every other FASTER or SLOWER paired
+ * verdict of the same case (kernel and case id) becomes AMBIGUOUS: the PR is not blamed for it.
+ * Returns the controls that moved and the verdicts made AMBIGUOUS because of them.
+ */
+export function applyControls(
+  cases: CaseComparison[],
+  results: KernelgateResults,
+): { controls: CaseComparison[]; demoted: CaseComparison[] } {
+  const roles = new Map<string, string>();
+  for (const k of results.kernels) {
+    for (const v of k.variants) roles.set(`${k.name}/${v.name}`, v.role);
+  }
+  const moves = (c: CaseComparison) =>
+    c.method === 'paired' && (c.perf === 'FASTER' || c.perf === 'SLOWER');
+  const controls = cases.filter(
+    (c) => moves(c) && roles.get(`${c.kernel}/${c.variant}`) === 'reference',
+  );
+  const byCase = new Map<string, CaseComparison[]>();
+  for (const c of controls) {
+    const at = `${c.kernel}\u0000${c.caseId}`;
+    byCase.set(at, [...(byCase.get(at) ?? []), c]);
+  }
+  const demoted: CaseComparison[] = [];
+  for (const c of cases) {
+    if (!moves(c) || controls.includes(c)) continue;
+    const moved = byCase.get(`${c.kernel}\u0000${c.caseId}`);
+    if (!moved) continue;
+    const names = moved.map((m) => `${m.variant} ${formatRatioPct(m.ratio)}`).join(', ');
+    const which =
+      moved.length === 1
+        ? `the A/A control ${names} (a reference: identical code in both arms) moved`
+        : `the A/A controls ${names} (references: identical code in both arms) moved`;
+    c.perfNote = `was ${c.perf} ${formatRatioPct(c.ratio)}, but ${which} in the same case: the machine was not quiet`;
+    c.perf = 'AMBIGUOUS';
+    demoted.push(c);
+  }
+  for (const c of controls) c.perfNote = CONTROL_NOTE;
+  return { controls, demoted };
+}
+
+/**
+ * `compare.min_change_ms` as a percentage of the baseline's median: below a few microseconds a
+ * change of a fixed size (launch gaps, clock ramps) is noise however tight one run's interval is.
+ */
+export function minChangePct(config: Config, baseline: CaseResult | undefined): number {
+  const floorMs = config.compare.minChangeMs;
+  const medianMs = baseline?.timing?.median_ms;
+  if (floorMs <= 0 || medianMs === undefined || !(medianMs > 0)) return 0;
+  return (100 * floorMs) / medianMs;
+}

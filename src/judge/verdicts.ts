@@ -1,0 +1,119 @@
+// The verdicts a comparison gives each case, and the comparison's shape.
+import type { CaseResult } from '../results/index.js';
+
+export const PERF_VERDICTS = [
+  'SLOWER',
+  'AMBIGUOUS',
+  'MISSING',
+  'FASTER',
+  'SAME',
+  'NEW',
+  'UNTIMED',
+] as const;
+
+/** UNTIMED: the current case has no timing (it failed, errored, timed out or was skipped). */
+export type PerfVerdict = (typeof PERF_VERDICTS)[number];
+
+export const CORRECTNESS_VERDICTS = [
+  'FAIL',
+  'DRIFT',
+  'ERROR',
+  'MISSING',
+  'UNCHECKED',
+  'SKIPPED',
+  'PASS',
+] as const;
+
+/**
+ * FAIL: a wrong answer (case status fail, or correctness FAIL). ERROR: no answer (raised,
+ * crashed, timed out). UNCHECKED: timed but the results carry no correctness record.
+ */
+export type CorrectnessVerdict = (typeof CORRECTNESS_VERDICTS)[number];
+
+/** Fewer kept samples (or pairs) than this gives no interval, so no verdict but AMBIGUOUS. */
+export const MIN_SAMPLES_FOR_VERDICT = 5;
+
+/**
+ * How a case's performance verdict was reached. paired: its pairs with the base revision, timed
+ * in this job (results cases[].paired); baseline: the stored baseline run; none: nothing to
+ * compare with (NEW, UNTIMED).
+ */
+export type JudgeMethod = 'paired' | 'baseline' | 'none';
+
+/** Paired perfNote of a reference variant that moved: it runs the same code in both arms. */
+export const CONTROL_NOTE = 'reference: identical code in both arms';
+
+export interface CaseComparison {
+  /** kernel/variant/case */
+  key: string;
+  /** "attention/triton dtype=fp16,B=16,…" as reasons and reports name a case */
+  label: string;
+  kernel: string;
+  variant: string;
+  caseId: string;
+  params: Record<string, string | number | boolean>;
+  status: CaseResult['status'] | 'missing';
+  perf: PerfVerdict;
+  perfNote?: string;
+  method: JudgeMethod;
+  medianMs?: number;
+  iqrMs?: number;
+  nSamples?: number;
+  /** the stored baseline's median, or for a paired case the base arm's */
+  baselineMedianMs?: number;
+  /** current median / baseline median (>1 is slower); paired: exp(median of ln(head/base)) */
+  ratio?: number;
+  ciLo?: number;
+  ciHi?: number;
+  confidence?: number;
+  /**
+   * the threshold this case was judged with: max(threshold_pct, its noise_pct, min_change); for
+   * a paired case max(paired.threshold_pct, paired min_change)
+   */
+  thresholdPct: number;
+  /** paired: the pairs the verdict was decided from */
+  nPairs?: number;
+  /** paired: minimum detectable change, the half-width of the ratio's interval, in % */
+  mdcPct?: number;
+  /** paired: the base revision's commit (results run.paired_base.git_sha) */
+  baseSha?: string;
+  correctness: CorrectnessVerdict;
+  correctnessReason?: string;
+  relL2?: number | null;
+  tolRelL2?: number;
+  baselineRelL2?: number | null;
+  current?: CaseResult;
+  baseline?: CaseResult;
+}
+
+export type BaselineState = 'none' | 'compared' | 'other-gpu';
+
+export interface Comparison {
+  cases: CaseComparison[];
+  baseline: BaselineState;
+  /** environment differences and other facts the reader must see */
+  notes: string[];
+  baselineRun?: { id?: string; gitSha?: string; startedAt: string; gpu: string };
+  /** set when the results carry pairs with a base revision and compare.paired.enabled */
+  paired?: {
+    baseSha?: string;
+    /** cases judged by their pairs */
+    cases: number;
+    /** timed cases judged against the stored baseline instead */
+    baselineCases: number;
+    /** compare.paired.threshold_pct */
+    thresholdPct: number;
+    /** median of the paired cases' minimum detectable change, % */
+    medianMdcPct?: number;
+    /** reference variants whose paired verdict was FASTER or SLOWER (labels) */
+    controlsMoved: string[];
+  };
+}
+
+export function caseKey(kernel: string, variant: string, caseId: string): string {
+  return `${kernel}/${variant}/${caseId}`;
+}
+
+export function caseLabel(c: { kernel: string; variant: string; case: string }): string {
+  return `${c.kernel}/${c.variant} ${c.case}`;
+}
