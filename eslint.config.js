@@ -8,12 +8,6 @@ import tseslint from 'typescript-eslint';
 const MAX_FILE_LINES = 400;
 const MAX_FUNCTION_LINES = 80;
 export const SIZE_EXCEPTIONS = {
-  'src/action/main.ts': {
-    lines: 689,
-    functionLines: 166,
-    reason:
-      'the action: inputs, modes and run() in one place; to split into inputs, mode and steps',
-  },
   'src/cli/cli.ts': {
     lines: 532,
     reason: 'one command line, every subcommand; to split one module per command',

@@ -1,0 +1,82 @@
+// The action's side effects, passed in: the toolkit's core, the GitHub client, the file system,
+// the measuring run. Tests pass their own.
+import * as actionsCore from '@actions/core';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { actionsExec } from '../lib/index.js';
+import { fullRun, type FullRun, type FullRunOptions } from '../pipeline/index.js';
+import {
+  createGitHubClient,
+  type GitHubClient,
+  type PublishDeps,
+  TimeBudget,
+} from '../publish/index.js';
+
+/** The deadlines a client is made with. */
+export interface ClientLimits {
+  requestTimeoutMs: number;
+  /** Started when publishing starts; the trust check before it has only per-request deadlines. */
+  budget: TimeBudget;
+}
+
+/** The parts of @actions/core the action uses; tests pass their own. */
+export interface ActionCore {
+  getInput(name: string): string;
+  setOutput(name: string, value: string): void;
+  setFailed(message: string): void;
+  warning(message: string): void;
+  info(message: string): void;
+  appendSummary(markdown: string): Promise<void>;
+}
+
+export interface RunDeps {
+  core: ActionCore;
+  env: Record<string, string | undefined>;
+  createClient(token: string, limits: ClientLimits): GitHubClient;
+  fs: PublishDeps['fs'];
+  /** doctor → build → harness on this runner, when no results input is given */
+  measure(options: FullRunOptions): Promise<FullRun>;
+}
+
+export function defaultDeps(): RunDeps {
+  const env = process.env;
+  return {
+    env,
+    core: {
+      getInput: (name) => actionsCore.getInput(name),
+      setOutput: (name, value) => actionsCore.setOutput(name, value),
+      setFailed: (message) => actionsCore.setFailed(message),
+      warning: (message) => actionsCore.warning(message),
+      info: (message) => actionsCore.info(message),
+      appendSummary: async (markdown) => {
+        if (!env['GITHUB_STEP_SUMMARY']) {
+          actionsCore.info(
+            'GITHUB_STEP_SUMMARY is not set (not on a runner): no job summary written.',
+          );
+          return;
+        }
+        await actionsCore.summary.addRaw(markdown, true).write();
+      },
+    },
+    createClient: (token, limits) =>
+      createGitHubClient({
+        token,
+        apiUrl: env['GITHUB_API_URL'],
+        requestTimeoutMs: limits.requestTimeoutMs,
+        budget: limits.budget,
+        sleep: (ms) => new Promise((done) => setTimeout(done, ms)),
+        nowMs: () => Date.now(),
+        log: (message) => actionsCore.info(message),
+      }),
+    fs: { mkdir, writeFile: (path, data) => writeFile(path, data, 'utf8') },
+    measure: (options) =>
+      fullRun(options, {
+        exec: actionsExec(),
+        log: {
+          info: (line) => actionsCore.info(line),
+          startGroup: (name) => actionsCore.startGroup(name),
+          endGroup: () => actionsCore.endGroup(),
+          warning: (message) => actionsCore.warning(message),
+        },
+      }),
+  };
+}
