@@ -12,10 +12,6 @@ export const SIZE_EXCEPTIONS = {
     lines: 532,
     reason: 'one command line, every subcommand; to split one module per command',
   },
-  'src/judge/tiers.ts': {
-    functionLines: 150,
-    reason: 'evaluateTiers builds the ladder grading in one pass',
-  },
   'src/measure/measure.ts': {
     functionLines: 128,
     reason: 'measure() runs doctor, build, harness and the paired base in order',

@@ -39407,7 +39407,7 @@ function shardDone(spec, results, resultsPath) {
   return `kernelgate: shard ${spec.index}/${spec.count} measured ${results.cases.length} results of its ${owned} cases: ${resultsPath}. Upload it as an artifact; the merge job judges every shard at once.`;
 }
 
-// src/judge/tiers.ts
+// src/judge/throughput.ts
 var DTYPE_ALIASES = {
   fp16: "fp16",
   float16: "fp16",
@@ -39506,189 +39506,6 @@ function findMeasurementErrors(results, config) {
     }
   }
   return errors;
-}
-function formatGroup(group) {
-  return Object.entries(group).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join("|") : String(v)}`).join(",");
-}
-function matches(c, group) {
-  return Object.entries(group).every(([k, want]) => {
-    const have = c.params[k];
-    if (have === void 0) return false;
-    const options = Array.isArray(want) ? want : [want];
-    return options.some((o) => String(o) === String(have));
-  });
-}
-function findCase(results, kernel, variant, group) {
-  return results.cases.find(
-    (c) => c.kernel === kernel && c.variant === variant && matches(c, group)
-  );
-}
-function passed(c) {
-  return c.status === "ok" && c.timing !== void 0 && c.correctness?.status === "PASS";
-}
-function denseFlops(c) {
-  const { M, N, K } = c.params;
-  if (typeof M !== "number" || typeof N !== "number" || typeof K !== "number") return void 0;
-  return 2 * M * N * K;
-}
-function baseArmResults(results) {
-  const cases = [];
-  for (const c of results.cases) {
-    const p = c.paired;
-    if (!p) continue;
-    const rest = { ...c };
-    delete rest.paired;
-    delete rest.throughput;
-    if (p.base_status === "ok" && p.base_timing) {
-      cases.push({
-        ...rest,
-        status: "ok",
-        timing: p.base_timing,
-        ...p.base_correctness ? { correctness: p.base_correctness } : {}
-      });
-    } else if (p.base_status !== "missing") {
-      delete rest.timing;
-      cases.push({ ...rest, status: p.base_status });
-    }
-  }
-  if (!cases.length) return void 0;
-  return { ...results, cases };
-}
-function evaluateTiers(results, config) {
-  const statuses = [];
-  for (const { manifest } of config.kernels) {
-    const tiers = manifest.tiers;
-    const candidates = tierCandidates(manifest);
-    if (!tiers || !candidates.length) continue;
-    const ladder = [...tiers.ladder].sort((a, b) => a.min - b.min);
-    const pinned = tiers.variant !== void 0;
-    const status = {
-      kernel: manifest.name,
-      variant: candidates[0],
-      pinned,
-      passing: [],
-      metric: tiers.metric,
-      unit: tiers.metric === "pct_peak" ? "%" : "×",
-      headline: formatGroup(tiers.case),
-      ladder: ladder.map((t) => ({ name: t.name, grade: t.grade, min: t.min, achieved: false })),
-      ...tiers.reference_pct_peak !== void 0 ? { declaredReferencePctPeak: tiers.reference_pct_peak } : {}
-    };
-    statuses.push(status);
-    const found = candidates.map((v) => findCase(results, manifest.name, v, tiers.case)).filter((c) => c !== void 0);
-    const aboveChip = new Set(findMeasurementErrors(results, config).map((m) => m.key));
-    const good = found.filter((c) => passed(c) && !aboveChip.has(caseKey(c.kernel, c.variant, c.case))).sort((a, b) => (a.timing?.median_ms ?? 0) - (b.timing?.median_ms ?? 0));
-    status.passing = good.map((c) => ({ variant: c.variant, medianMs: c.timing?.median_ms ?? 0 }));
-    const target = good[0];
-    if (!target) {
-      if (!found.length) {
-        status.problem = pinned ? `the headline case (${status.headline}) of ${status.variant} is not in the results` : `no candidate (${candidates.join(", ")}) has the headline case (${status.headline}) in the results`;
-      } else if (pinned) {
-        const c = found[0];
-        status.caseId = c.case;
-        status.problem = c.status !== "ok" || !c.timing ? `the headline case did not produce a timing (status ${c.status})` : `the headline case did not pass (correctness ${c.correctness?.status ?? "unchecked"})`;
-      } else {
-        status.caseId = found[0]?.case;
-        const why = found.map(
-          (c) => `${c.variant} ${c.status === "ok" ? `correctness ${c.correctness?.status ?? "unchecked"}` : c.status}`
-        );
-        status.problem = `no candidate passed on the headline case (${why.join(", ")})`;
-      }
-      continue;
-    }
-    status.variant = target.variant;
-    status.caseId = target.case;
-    const medianMs = target.timing?.median_ms;
-    const flops = target.work?.flops;
-    const dtype = caseDtype(target);
-    const peak = peakTflops(results, config, dtype);
-    status.medianMs = medianMs;
-    status.tflops = caseTflops(target);
-    status.peakTflops = peak;
-    const impliedTflops = (ms) => flops ? flops / (ms * 1e-3) / 1e12 : void 0;
-    const msFor = (tflops) => flops ? flops / (tflops * 1e12) * 1e3 : void 0;
-    const referenceCase = (name) => results.cases.find(
-      (c) => c.kernel === manifest.name && c.variant === name && c.case === target.case
-    ) ?? findCase(results, manifest.name, name, tiers.case);
-    let requiredMs;
-    switch (tiers.metric) {
-      case "speedup": {
-        const refName = tiers.reference ?? manifest.speed_reference;
-        status.referenceVariant = refName;
-        const refCase = referenceCase(refName);
-        if (!refCase || refCase.status !== "ok" || !refCase.timing) {
-          status.problem = `the reference ${refName} has no timing for the headline case`;
-          continue;
-        }
-        const refMs = refCase.timing.median_ms;
-        status.referenceMedianMs = refMs;
-        status.referenceTflops = caseTflops(refCase);
-        status.value = refMs / medianMs;
-        requiredMs = (min) => refMs / min;
-        if (status.referenceTflops !== void 0 && peak) {
-          status.measuredReferencePctPeak = 100 * status.referenceTflops / peak;
-        }
-        break;
-      }
-      case "pct_peak": {
-        if (peak === void 0 || status.tflops === void 0) {
-          status.problem = `no datasheet peak for dtype ${dtype ?? "(none)"} on this GPU, or no FLOP count`;
-          continue;
-        }
-        status.value = status.tflops / peak * 100;
-        requiredMs = (min) => msFor(min / 100 * peak);
-        break;
-      }
-      case "gemm_ceiling_ratio": {
-        let gemm;
-        if (tiers.reference !== void 0) {
-          const refName = tiers.reference;
-          status.referenceVariant = refName;
-          const refCase = referenceCase(refName);
-          if (!refCase || refCase.status !== "ok" || !refCase.timing) {
-            status.problem = `the reference ${refName} has no timing for the headline case`;
-            continue;
-          }
-          const dense = denseFlops(refCase);
-          if (dense === void 0) {
-            status.problem = `the headline case of ${refName} has no numeric M, N and K: its dense work is unknown`;
-            continue;
-          }
-          const refMs = refCase.timing.median_ms;
-          status.referenceMedianMs = refMs;
-          gemm = dense / (refMs * 1e-3) / 1e12;
-          status.referenceTflops = gemm;
-          status.wallClockRatio = refMs / medianMs;
-        } else {
-          gemm = dtype ? results.environment.ceilings?.gemm_tflops?.[dtype] : void 0;
-        }
-        if (gemm === void 0 || status.tflops === void 0) {
-          status.problem = `no measured GEMM ceiling for dtype ${dtype ?? "(none)"}, or no FLOP count`;
-          continue;
-        }
-        status.gemmTflops = gemm;
-        if (peak) status.measuredReferencePctPeak = 100 * gemm / peak;
-        status.value = status.tflops / gemm;
-        const ceiling = gemm;
-        requiredMs = (min) => msFor(min * ceiling);
-        break;
-      }
-    }
-    const value = status.value;
-    for (const milestone of status.ladder) {
-      milestone.achieved = value >= milestone.min;
-      milestone.requiredMs = requiredMs(milestone.min);
-      milestone.impliedTflops = milestone.requiredMs === void 0 ? void 0 : impliedTflops(milestone.requiredMs);
-      if (milestone.impliedTflops !== void 0 && peak !== void 0) {
-        milestone.reachable = milestone.impliedTflops <= peak;
-      }
-      if (milestone.achieved) status.current = { name: milestone.name, grade: milestone.grade };
-    }
-    status.next = status.ladder.find((m) => !m.achieved);
-    if (status.next?.requiredMs !== void 0) {
-      status.speedupNeeded = medianMs / status.next.requiredMs;
-    }
-  }
-  return statuses;
 }
 
 // src/judge/gate.ts
@@ -39808,6 +39625,209 @@ function gate(comparison, tiers, results, config) {
     counts,
     measurementErrors
   };
+}
+
+// src/judge/tiers.ts
+function formatGroup(group) {
+  return Object.entries(group).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join("|") : String(v)}`).join(",");
+}
+function matches(c, group) {
+  return Object.entries(group).every(([k, want]) => {
+    const have = c.params[k];
+    if (have === void 0) return false;
+    const options = Array.isArray(want) ? want : [want];
+    return options.some((o) => String(o) === String(have));
+  });
+}
+function findCase(results, kernel, variant, group) {
+  return results.cases.find(
+    (c) => c.kernel === kernel && c.variant === variant && matches(c, group)
+  );
+}
+function passed(c) {
+  return c.status === "ok" && c.timing !== void 0 && c.correctness?.status === "PASS";
+}
+function denseFlops(c) {
+  const { M, N, K } = c.params;
+  if (typeof M !== "number" || typeof N !== "number" || typeof K !== "number") return void 0;
+  return 2 * M * N * K;
+}
+function baseArmResults(results) {
+  const cases = [];
+  for (const c of results.cases) {
+    const p = c.paired;
+    if (!p) continue;
+    const rest = { ...c };
+    delete rest.paired;
+    delete rest.throughput;
+    if (p.base_status === "ok" && p.base_timing) {
+      cases.push({
+        ...rest,
+        status: "ok",
+        timing: p.base_timing,
+        ...p.base_correctness ? { correctness: p.base_correctness } : {}
+      });
+    } else if (p.base_status !== "missing") {
+      delete rest.timing;
+      cases.push({ ...rest, status: p.base_status });
+    }
+  }
+  if (!cases.length) return void 0;
+  return { ...results, cases };
+}
+function newStatus(manifest, tiers, candidates) {
+  const ladder = [...tiers.ladder].sort((a, b) => a.min - b.min);
+  return {
+    kernel: manifest.name,
+    variant: candidates[0],
+    pinned: tiers.variant !== void 0,
+    passing: [],
+    metric: tiers.metric,
+    unit: tiers.metric === "pct_peak" ? "%" : "×",
+    headline: formatGroup(tiers.case),
+    ladder: ladder.map((t) => ({ name: t.name, grade: t.grade, min: t.min, achieved: false })),
+    ...tiers.reference_pct_peak !== void 0 ? { declaredReferencePctPeak: tiers.reference_pct_peak } : {}
+  };
+}
+function noTargetProblem(status, found, candidates) {
+  if (!found.length) {
+    status.problem = status.pinned ? `the headline case (${status.headline}) of ${status.variant} is not in the results` : `no candidate (${candidates.join(", ")}) has the headline case (${status.headline}) in the results`;
+  } else if (status.pinned) {
+    const c = found[0];
+    status.caseId = c.case;
+    status.problem = c.status !== "ok" || !c.timing ? `the headline case did not produce a timing (status ${c.status})` : `the headline case did not pass (correctness ${c.correctness?.status ?? "unchecked"})`;
+  } else {
+    status.caseId = found[0]?.case;
+    const why = found.map(
+      (c) => `${c.variant} ${c.status === "ok" ? `correctness ${c.correctness?.status ?? "unchecked"}` : c.status}`
+    );
+    status.problem = `no candidate passed on the headline case (${why.join(", ")})`;
+  }
+}
+function headlineTarget(results, config, manifest, tiers, status, candidates) {
+  const found = candidates.map((v) => findCase(results, manifest.name, v, tiers.case)).filter((c) => c !== void 0);
+  const aboveChip = new Set(findMeasurementErrors(results, config).map((m) => m.key));
+  const good = found.filter((c) => passed(c) && !aboveChip.has(caseKey(c.kernel, c.variant, c.case))).sort((a, b) => (a.timing?.median_ms ?? 0) - (b.timing?.median_ms ?? 0));
+  status.passing = good.map((c) => ({ variant: c.variant, medianMs: c.timing?.median_ms ?? 0 }));
+  if (!good[0]) noTargetProblem(status, found, candidates);
+  return good[0];
+}
+function referenceCase(g, name) {
+  return g.results.cases.find(
+    (c) => c.kernel === g.manifest.name && c.variant === name && c.case === g.target.case
+  ) ?? findCase(g.results, g.manifest.name, name, g.tiers.case);
+}
+var speedup = (g) => {
+  const { status } = g;
+  const refName = g.tiers.reference ?? g.manifest.speed_reference;
+  status.referenceVariant = refName;
+  const refCase = referenceCase(g, refName);
+  if (!refCase || refCase.status !== "ok" || !refCase.timing) {
+    status.problem = `the reference ${refName} has no timing for the headline case`;
+    return void 0;
+  }
+  const refMs = refCase.timing.median_ms;
+  status.referenceMedianMs = refMs;
+  status.referenceTflops = caseTflops(refCase);
+  status.value = refMs / g.medianMs;
+  if (status.referenceTflops !== void 0 && g.peak) {
+    status.measuredReferencePctPeak = 100 * status.referenceTflops / g.peak;
+  }
+  return (min) => refMs / min;
+};
+var pctPeak = (g) => {
+  const { status, peak } = g;
+  if (peak === void 0 || status.tflops === void 0) {
+    status.problem = `no datasheet peak for dtype ${g.dtype ?? "(none)"} on this GPU, or no FLOP count`;
+    return void 0;
+  }
+  status.value = status.tflops / peak * 100;
+  return (min) => g.msFor(min / 100 * peak);
+};
+function gemmRate(g) {
+  const { status, tiers } = g;
+  if (tiers.reference === void 0) {
+    return g.dtype ? g.results.environment.ceilings?.gemm_tflops?.[g.dtype] : void 0;
+  }
+  const refName = tiers.reference;
+  status.referenceVariant = refName;
+  const refCase = referenceCase(g, refName);
+  if (!refCase || refCase.status !== "ok" || !refCase.timing) {
+    status.problem = `the reference ${refName} has no timing for the headline case`;
+    return void 0;
+  }
+  const dense = denseFlops(refCase);
+  if (dense === void 0) {
+    status.problem = `the headline case of ${refName} has no numeric M, N and K: its dense work is unknown`;
+    return void 0;
+  }
+  const refMs = refCase.timing.median_ms;
+  status.referenceMedianMs = refMs;
+  status.referenceTflops = dense / (refMs * 1e-3) / 1e12;
+  status.wallClockRatio = refMs / g.medianMs;
+  return status.referenceTflops;
+}
+var gemmCeilingRatio = (g) => {
+  const { status } = g;
+  const gemm = gemmRate(g);
+  if (status.problem) return void 0;
+  if (gemm === void 0 || status.tflops === void 0) {
+    status.problem = `no measured GEMM ceiling for dtype ${g.dtype ?? "(none)"}, or no FLOP count`;
+    return void 0;
+  }
+  status.gemmTflops = gemm;
+  if (g.peak) status.measuredReferencePctPeak = 100 * gemm / g.peak;
+  status.value = status.tflops / gemm;
+  return (min) => g.msFor(min * gemm);
+};
+var METRICS = {
+  speedup,
+  pct_peak: pctPeak,
+  gemm_ceiling_ratio: gemmCeilingRatio
+};
+function gradeLadder(g, requiredMs) {
+  const { status, peak } = g;
+  const flops = g.target.work?.flops;
+  const impliedTflops = (ms) => flops ? flops / (ms * 1e-3) / 1e12 : void 0;
+  const value = status.value;
+  for (const milestone of status.ladder) {
+    milestone.achieved = value >= milestone.min;
+    milestone.requiredMs = requiredMs(milestone.min);
+    milestone.impliedTflops = milestone.requiredMs === void 0 ? void 0 : impliedTflops(milestone.requiredMs);
+    if (milestone.impliedTflops !== void 0 && peak !== void 0) {
+      milestone.reachable = milestone.impliedTflops <= peak;
+    }
+    if (milestone.achieved) status.current = { name: milestone.name, grade: milestone.grade };
+  }
+  status.next = status.ladder.find((m) => !m.achieved);
+  if (status.next?.requiredMs !== void 0) {
+    status.speedupNeeded = g.medianMs / status.next.requiredMs;
+  }
+}
+function gradeKernel(results, config, manifest) {
+  const tiers = manifest.tiers;
+  const candidates = tierCandidates(manifest);
+  if (!tiers || !candidates.length) return void 0;
+  const status = newStatus(manifest, tiers, candidates);
+  const target = headlineTarget(results, config, manifest, tiers, status, candidates);
+  if (!target) return status;
+  status.variant = target.variant;
+  status.caseId = target.case;
+  const medianMs = target.timing?.median_ms;
+  const dtype = caseDtype(target);
+  const peak = peakTflops(results, config, dtype);
+  status.medianMs = medianMs;
+  status.tflops = caseTflops(target);
+  status.peakTflops = peak;
+  const flops = target.work?.flops;
+  const msFor = (tflops) => flops ? flops / (tflops * 1e12) * 1e3 : void 0;
+  const g = { results, manifest, tiers, status, target, medianMs, dtype, peak, msFor };
+  const requiredMs = METRICS[tiers.metric](g);
+  if (requiredMs) gradeLadder(g, requiredMs);
+  return status;
+}
+function evaluateTiers(results, config) {
+  return config.kernels.map(({ manifest }) => gradeKernel(results, config, manifest)).filter((s) => s !== void 0);
 }
 
 // src/report/digest.ts

@@ -5,7 +5,8 @@ import type { Config } from '../config/index.js';
 import { fixed, formatMs, formatRatioPct } from '../lib/index.js';
 import type { KernelgateResults } from '../results/index.js';
 import { shardProblems } from '../shard/index.js';
-import { findMeasurementErrors, type MeasurementError, type TierStatus } from './tiers.js';
+import { findMeasurementErrors, type MeasurementError } from './throughput.js';
+import type { TierStatus } from './tiers.js';
 
 export interface GateCounts {
   cases: number;

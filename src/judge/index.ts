@@ -5,5 +5,6 @@ export * from './calibrate.js';
 export { compare, environmentNotes } from './compare.js';
 export { minChangePct, noisePctFor, timingMethodKind } from './performance.js';
 export * from './gate.js';
+export * from './throughput.js';
 export * from './tiers.js';
 export * from './verdicts.js';

@@ -1,150 +1,16 @@
 // Grades each kernel's headline case against its tier ladder, says what the next milestone needs
-// (in ms and in TFLOPS) and whether the chip can deliver it; flags physically impossible numbers.
-import { tierCandidates, type CaseGroup, type Config, type TierMetric } from '../config/index.js';
-import { caseKey, caseLabel } from './verdicts.js';
-import { fixed } from '../lib/index.js';
+// (in ms and in TFLOPS) and whether the chip can deliver it.
+import {
+  type CaseGroup,
+  type Config,
+  type KernelManifest,
+  tierCandidates,
+  type TierLadderConfig,
+  type TierMetric,
+} from '../config/index.js';
 import type { CaseResult, KernelgateResults } from '../results/index.js';
-
-const DTYPE_ALIASES: Record<string, string> = {
-  fp16: 'fp16',
-  float16: 'fp16',
-  half: 'fp16',
-  bf16: 'bf16',
-  bfloat16: 'bf16',
-  fp32: 'fp32',
-  float32: 'fp32',
-  float: 'fp32',
-  tf32: 'tf32',
-  fp8: 'fp8',
-  e4m3: 'fp8',
-  float8_e4m3fn: 'fp8',
-};
-
-/** The case's dtype as the peak tables name it (fp16, bf16, tf32, fp32, fp8), if it has one. */
-export function caseDtype(c: Pick<CaseResult, 'params'>): string | undefined {
-  const raw = c.params.dtype;
-  if (typeof raw !== 'string') return undefined;
-  return DTYPE_ALIASES[raw.toLowerCase()] ?? raw.toLowerCase();
-}
-
-/** Datasheet dense peak for a dtype on the run's GPU: config's table, else the results' own. */
-export function peakTflops(results: KernelgateResults, config: Config, dtype: string | undefined) {
-  if (dtype === undefined) return undefined;
-  const sku = results.environment.gpu.sku;
-  const fromConfig = sku ? config.peaks[sku]?.tflops[dtype] : undefined;
-  return fromConfig ?? results.environment.ceilings?.peak_tflops?.[dtype];
-}
-
-export function peakGbps(results: KernelgateResults, config: Config): number | undefined {
-  const sku = results.environment.gpu.sku;
-  return (sku ? config.peaks[sku]?.gbps : undefined) ?? results.environment.ceilings?.peak_gbps;
-}
-
-/** TFLOPS of a timed case: the harness's figure, else useful FLOPs over the median. */
-export function caseTflops(c: CaseResult): number | undefined {
-  if (c.status !== 'ok') return undefined;
-  if (c.throughput?.tflops !== undefined) return c.throughput.tflops;
-  const medianMs = c.timing?.median_ms;
-  if (!c.work || !medianMs) return undefined;
-  return c.work.flops / (medianMs * 1e-3) / 1e12;
-}
-
-export function caseGbps(c: CaseResult): number | undefined {
-  if (c.status !== 'ok') return undefined;
-  if (c.throughput?.gbps !== undefined) return c.throughput.gbps;
-  const medianMs = c.timing?.median_ms;
-  if (!c.work || !medianMs) return undefined;
-  return c.work.bytes / (medianMs * 1e-3) / 1e9;
-}
-
-/** A case's TFLOPS as a % of the datasheet peak for its dtype, when both are known. */
-export function casePctPeak(
-  c: CaseResult,
-  results: KernelgateResults,
-  config: Config,
-): number | undefined {
-  const tflops = caseTflops(c);
-  const peak = peakTflops(results, config, caseDtype(c));
-  return tflops !== undefined && peak ? (tflops / peak) * 100 : undefined;
-}
-
-/**
- * A measured copy bandwidth is itself a measurement: a kernel within this margin above it is
- * noise, not a measurement error. Datasheet peaks get no margin.
- */
-export const COPY_CEILING_MARGIN = 0.05;
-
-export interface MeasurementError {
-  key: string;
-  label: string;
-  kernel: string;
-  variant: string;
-  caseId: string;
-  quantity: 'tflops' | 'gbps';
-  value: number;
-  limit: number;
-  limitName: string;
-  message: string;
-}
-
-/** Every timed case whose throughput exceeds what the GPU can physically do. */
-export function findMeasurementErrors(
-  results: KernelgateResults,
-  config: Config,
-): MeasurementError[] {
-  const errors: MeasurementError[] = [];
-  const sku = results.environment.gpu.sku ?? results.environment.gpu.name;
-  const datasheetGbps = peakGbps(results, config);
-  const copyGbps = results.environment.ceilings?.copy_gbps;
-  for (const c of results.cases) {
-    const base = {
-      key: caseKey(c.kernel, c.variant, c.case),
-      label: caseLabel(c),
-      kernel: c.kernel,
-      variant: c.variant,
-      caseId: c.case,
-    };
-    const tflops = caseTflops(c);
-    const dtype = caseDtype(c);
-    const peak = peakTflops(results, config, dtype);
-    if (tflops !== undefined && peak !== undefined && tflops > peak) {
-      const limitName = `datasheet peak (${sku} ${dtype})`;
-      errors.push({
-        ...base,
-        quantity: 'tflops',
-        value: tflops,
-        limit: peak,
-        limitName,
-        message:
-          `${fixed(tflops, 1)} TFLOPS > ${fixed(peak, 1)} TFLOPS ${limitName}: a measurement ` +
-          `error, not a result (check the FLOP count, e.g. causal halving, and the timing)`,
-      });
-    }
-    const gbps = caseGbps(c);
-    if (gbps === undefined) continue;
-    const limits: [number | undefined, string][] = [
-      [datasheetGbps, `datasheet bandwidth (${sku})`],
-      [
-        copyGbps === undefined ? undefined : copyGbps * (1 + COPY_CEILING_MARGIN),
-        'measured copy ceiling + 5 %',
-      ],
-    ];
-    const broken = limits.find(([limit]) => limit !== undefined && gbps > limit);
-    if (broken && broken[0] !== undefined) {
-      errors.push({
-        ...base,
-        quantity: 'gbps',
-        value: gbps,
-        limit: broken[0],
-        limitName: broken[1],
-        message:
-          `${fixed(gbps, 0)} GB/s > ${fixed(broken[0], 0)} GB/s ${broken[1]}: a measurement ` +
-          `error, not a result (check the byte count and the timing; is the data in L2?)`,
-      });
-    }
-  }
-  return errors;
-}
+import { caseDtype, caseTflops, findMeasurementErrors, peakTflops } from './throughput.js';
+import { caseKey } from './verdicts.js';
 
 export interface TierMilestone {
   name: string;
@@ -264,156 +130,218 @@ export function baseArmResults(results: KernelgateResults): KernelgateResults | 
  * Evaluates the tier ladder of every configured kernel that has one, on the fastest candidate
  * that passed on the headline case (or the one kernel.yml pins), against the ladder's reference.
  */
-export function evaluateTiers(results: KernelgateResults, config: Config): TierStatus[] {
-  const statuses: TierStatus[] = [];
-  for (const { manifest } of config.kernels) {
-    const tiers = manifest.tiers;
-    const candidates = tierCandidates(manifest);
-    if (!tiers || !candidates.length) continue;
-    const ladder = [...tiers.ladder].sort((a, b) => a.min - b.min);
-    const pinned = tiers.variant !== undefined;
-    const status: TierStatus = {
-      kernel: manifest.name,
-      variant: candidates[0] as string,
-      pinned,
-      passing: [],
-      metric: tiers.metric,
-      unit: tiers.metric === 'pct_peak' ? '%' : '×',
-      headline: formatGroup(tiers.case),
-      ladder: ladder.map((t) => ({ name: t.name, grade: t.grade, min: t.min, achieved: false })),
-      ...(tiers.reference_pct_peak !== undefined
-        ? { declaredReferencePctPeak: tiers.reference_pct_peak }
-        : {}),
-    };
-    statuses.push(status);
+/** What grading one kernel's headline needs: the run, its manifest and ladder, the chosen case. */
+interface Grading {
+  results: KernelgateResults;
+  manifest: KernelManifest;
+  tiers: TierLadderConfig;
+  status: TierStatus;
+  target: CaseResult;
+  medianMs: number;
+  dtype: string | undefined;
+  peak: number | undefined;
+  /** ms for a throughput, from the headline's FLOP count */
+  msFor: (tflops: number) => number | undefined;
+}
 
-    const found = candidates
-      .map((v) => findCase(results, manifest.name, v, tiers.case))
-      .filter((c): c is CaseResult => c !== undefined);
-    const aboveChip = new Set(findMeasurementErrors(results, config).map((m) => m.key));
-    const good = found
-      .filter((c) => passed(c) && !aboveChip.has(caseKey(c.kernel, c.variant, c.case)))
-      .sort((a, b) => (a.timing?.median_ms ?? 0) - (b.timing?.median_ms ?? 0));
-    status.passing = good.map((c) => ({ variant: c.variant, medianMs: c.timing?.median_ms ?? 0 }));
-    const target = good[0];
-    if (!target) {
-      if (!found.length) {
-        status.problem = pinned
-          ? `the headline case (${status.headline}) of ${status.variant} is not in the results`
-          : `no candidate (${candidates.join(', ')}) has the headline case (${status.headline}) in the results`;
-      } else if (pinned) {
-        const c = found[0] as CaseResult;
-        status.caseId = c.case;
-        status.problem =
-          c.status !== 'ok' || !c.timing
-            ? `the headline case did not produce a timing (status ${c.status})`
-            : `the headline case did not pass (correctness ${c.correctness?.status ?? 'unchecked'})`;
-      } else {
-        status.caseId = found[0]?.case;
-        const why = found.map(
-          (c) =>
-            `${c.variant} ${c.status === 'ok' ? `correctness ${c.correctness?.status ?? 'unchecked'}` : c.status}`,
-        );
-        status.problem = `no candidate passed on the headline case (${why.join(', ')})`;
-      }
-      continue;
-    }
-    status.variant = target.variant;
-    status.caseId = target.case;
-    const medianMs = target.timing?.median_ms as number;
-    const flops = target.work?.flops;
-    const dtype = caseDtype(target);
-    const peak = peakTflops(results, config, dtype);
-    status.medianMs = medianMs;
-    status.tflops = caseTflops(target);
-    status.peakTflops = peak;
-    const impliedTflops = (ms: number) => (flops ? flops / (ms * 1e-3) / 1e12 : undefined);
-    const msFor = (tflops: number) => (flops ? (flops / (tflops * 1e12)) * 1e3 : undefined);
-    // The reference's case with the same id, else any of its cases the ladder's params match.
-    const referenceCase = (name: string) =>
-      results.cases.find(
-        (c) => c.kernel === manifest.name && c.variant === name && c.case === target.case,
-      ) ?? findCase(results, manifest.name, name, tiers.case);
+function newStatus(
+  manifest: KernelManifest,
+  tiers: TierLadderConfig,
+  candidates: string[],
+): TierStatus {
+  const ladder = [...tiers.ladder].sort((a, b) => a.min - b.min);
+  return {
+    kernel: manifest.name,
+    variant: candidates[0] as string,
+    pinned: tiers.variant !== undefined,
+    passing: [],
+    metric: tiers.metric,
+    unit: tiers.metric === 'pct_peak' ? '%' : '×',
+    headline: formatGroup(tiers.case),
+    ladder: ladder.map((t) => ({ name: t.name, grade: t.grade, min: t.min, achieved: false })),
+    ...(tiers.reference_pct_peak !== undefined
+      ? { declaredReferencePctPeak: tiers.reference_pct_peak }
+      : {}),
+  };
+}
 
-    let requiredMs: (min: number) => number | undefined;
-    switch (tiers.metric) {
-      case 'speedup': {
-        const refName = (tiers.reference ?? manifest.speed_reference) as string;
-        status.referenceVariant = refName;
-        const refCase = referenceCase(refName);
-        if (!refCase || refCase.status !== 'ok' || !refCase.timing) {
-          status.problem = `the reference ${refName} has no timing for the headline case`;
-          continue;
-        }
-        const refMs = refCase.timing.median_ms;
-        status.referenceMedianMs = refMs;
-        status.referenceTflops = caseTflops(refCase);
-        status.value = refMs / medianMs;
-        requiredMs = (min) => refMs / min;
-        if (status.referenceTflops !== undefined && peak) {
-          status.measuredReferencePctPeak = (100 * status.referenceTflops) / peak;
-        }
-        break;
-      }
-      case 'pct_peak': {
-        if (peak === undefined || status.tflops === undefined) {
-          status.problem = `no datasheet peak for dtype ${dtype ?? '(none)'} on this GPU, or no FLOP count`;
-          continue;
-        }
-        status.value = (status.tflops / peak) * 100;
-        requiredMs = (min) => msFor((min / 100) * peak);
-        break;
-      }
-      case 'gemm_ceiling_ratio': {
-        let gemm: number | undefined;
-        if (tiers.reference !== undefined) {
-          const refName = tiers.reference;
-          status.referenceVariant = refName;
-          const refCase = referenceCase(refName);
-          if (!refCase || refCase.status !== 'ok' || !refCase.timing) {
-            status.problem = `the reference ${refName} has no timing for the headline case`;
-            continue;
-          }
-          const dense = denseFlops(refCase);
-          if (dense === undefined) {
-            status.problem = `the headline case of ${refName} has no numeric M, N and K: its dense work is unknown`;
-            continue;
-          }
-          const refMs = refCase.timing.median_ms;
-          status.referenceMedianMs = refMs;
-          gemm = dense / (refMs * 1e-3) / 1e12;
-          status.referenceTflops = gemm;
-          status.wallClockRatio = refMs / medianMs;
-        } else {
-          gemm = dtype ? results.environment.ceilings?.gemm_tflops?.[dtype] : undefined;
-        }
-        if (gemm === undefined || status.tflops === undefined) {
-          status.problem = `no measured GEMM ceiling for dtype ${dtype ?? '(none)'}, or no FLOP count`;
-          continue;
-        }
-        status.gemmTflops = gemm;
-        if (peak) status.measuredReferencePctPeak = (100 * gemm) / peak;
-        status.value = status.tflops / gemm;
-        const ceiling = gemm;
-        requiredMs = (min) => msFor(min * ceiling);
-        break;
-      }
-    }
-    const value = status.value;
-    for (const milestone of status.ladder) {
-      milestone.achieved = value >= milestone.min;
-      milestone.requiredMs = requiredMs(milestone.min);
-      milestone.impliedTflops =
-        milestone.requiredMs === undefined ? undefined : impliedTflops(milestone.requiredMs);
-      if (milestone.impliedTflops !== undefined && peak !== undefined) {
-        milestone.reachable = milestone.impliedTflops <= peak;
-      }
-      if (milestone.achieved) status.current = { name: milestone.name, grade: milestone.grade };
-    }
-    status.next = status.ladder.find((m) => !m.achieved);
-    if (status.next?.requiredMs !== undefined) {
-      status.speedupNeeded = medianMs / status.next.requiredMs;
-    }
+/** Why no candidate can be graded on the headline case. */
+function noTargetProblem(status: TierStatus, found: CaseResult[], candidates: string[]): void {
+  if (!found.length) {
+    status.problem = status.pinned
+      ? `the headline case (${status.headline}) of ${status.variant} is not in the results`
+      : `no candidate (${candidates.join(', ')}) has the headline case (${status.headline}) in the results`;
+  } else if (status.pinned) {
+    const c = found[0] as CaseResult;
+    status.caseId = c.case;
+    status.problem =
+      c.status !== 'ok' || !c.timing
+        ? `the headline case did not produce a timing (status ${c.status})`
+        : `the headline case did not pass (correctness ${c.correctness?.status ?? 'unchecked'})`;
+  } else {
+    status.caseId = found[0]?.case;
+    const why = found.map(
+      (c) =>
+        `${c.variant} ${c.status === 'ok' ? `correctness ${c.correctness?.status ?? 'unchecked'}` : c.status}`,
+    );
+    status.problem = `no candidate passed on the headline case (${why.join(', ')})`;
   }
-  return statuses;
+}
+
+/** The fastest candidate that passed on the headline case, with no measurement error. */
+function headlineTarget(
+  results: KernelgateResults,
+  config: Config,
+  manifest: KernelManifest,
+  tiers: TierLadderConfig,
+  status: TierStatus,
+  candidates: string[],
+): CaseResult | undefined {
+  const found = candidates
+    .map((v) => findCase(results, manifest.name, v, tiers.case))
+    .filter((c): c is CaseResult => c !== undefined);
+  const aboveChip = new Set(findMeasurementErrors(results, config).map((m) => m.key));
+  const good = found
+    .filter((c) => passed(c) && !aboveChip.has(caseKey(c.kernel, c.variant, c.case)))
+    .sort((a, b) => (a.timing?.median_ms ?? 0) - (b.timing?.median_ms ?? 0));
+  status.passing = good.map((c) => ({ variant: c.variant, medianMs: c.timing?.median_ms ?? 0 }));
+  if (!good[0]) noTargetProblem(status, found, candidates);
+  return good[0];
+}
+
+/** The reference's case with the same id, else any of its cases the ladder's params match. */
+function referenceCase(g: Grading, name: string): CaseResult | undefined {
+  return (
+    g.results.cases.find(
+      (c) => c.kernel === g.manifest.name && c.variant === name && c.case === g.target.case,
+    ) ?? findCase(g.results, g.manifest.name, name, g.tiers.case)
+  );
+}
+
+/** A metric sets the status's value and returns the median a rung's `min` needs; or a problem. */
+type Metric = (g: Grading) => ((min: number) => number | undefined) | undefined;
+
+const speedup: Metric = (g) => {
+  const { status } = g;
+  const refName = (g.tiers.reference ?? g.manifest.speed_reference) as string;
+  status.referenceVariant = refName;
+  const refCase = referenceCase(g, refName);
+  if (!refCase || refCase.status !== 'ok' || !refCase.timing) {
+    status.problem = `the reference ${refName} has no timing for the headline case`;
+    return undefined;
+  }
+  const refMs = refCase.timing.median_ms;
+  status.referenceMedianMs = refMs;
+  status.referenceTflops = caseTflops(refCase);
+  status.value = refMs / g.medianMs;
+  if (status.referenceTflops !== undefined && g.peak) {
+    status.measuredReferencePctPeak = (100 * status.referenceTflops) / g.peak;
+  }
+  return (min) => refMs / min;
+};
+
+const pctPeak: Metric = (g) => {
+  const { status, peak } = g;
+  if (peak === undefined || status.tflops === undefined) {
+    status.problem = `no datasheet peak for dtype ${g.dtype ?? '(none)'} on this GPU, or no FLOP count`;
+    return undefined;
+  }
+  status.value = (status.tflops / peak) * 100;
+  return (min) => g.msFor((min / 100) * peak);
+};
+
+/** The dense GEMM rate to compare with: the reference variant's, else the measured ceiling. */
+function gemmRate(g: Grading): number | undefined {
+  const { status, tiers } = g;
+  if (tiers.reference === undefined) {
+    return g.dtype ? g.results.environment.ceilings?.gemm_tflops?.[g.dtype] : undefined;
+  }
+  const refName = tiers.reference;
+  status.referenceVariant = refName;
+  const refCase = referenceCase(g, refName);
+  if (!refCase || refCase.status !== 'ok' || !refCase.timing) {
+    status.problem = `the reference ${refName} has no timing for the headline case`;
+    return undefined;
+  }
+  const dense = denseFlops(refCase);
+  if (dense === undefined) {
+    status.problem = `the headline case of ${refName} has no numeric M, N and K: its dense work is unknown`;
+    return undefined;
+  }
+  const refMs = refCase.timing.median_ms;
+  status.referenceMedianMs = refMs;
+  status.referenceTflops = dense / (refMs * 1e-3) / 1e12;
+  status.wallClockRatio = refMs / g.medianMs;
+  return status.referenceTflops;
+}
+
+const gemmCeilingRatio: Metric = (g) => {
+  const { status } = g;
+  const gemm = gemmRate(g);
+  if (status.problem) return undefined;
+  if (gemm === undefined || status.tflops === undefined) {
+    status.problem = `no measured GEMM ceiling for dtype ${g.dtype ?? '(none)'}, or no FLOP count`;
+    return undefined;
+  }
+  status.gemmTflops = gemm;
+  if (g.peak) status.measuredReferencePctPeak = (100 * gemm) / g.peak;
+  status.value = status.tflops / gemm;
+  return (min) => g.msFor(min * gemm);
+};
+
+const METRICS: Record<TierMetric, Metric> = {
+  speedup,
+  pct_peak: pctPeak,
+  gemm_ceiling_ratio: gemmCeilingRatio,
+};
+
+/** Each rung: achieved, the median it needs, whether the chip can reach it; the next rung. */
+function gradeLadder(g: Grading, requiredMs: (min: number) => number | undefined): void {
+  const { status, peak } = g;
+  const flops = g.target.work?.flops;
+  const impliedTflops = (ms: number) => (flops ? flops / (ms * 1e-3) / 1e12 : undefined);
+  const value = status.value as number;
+  for (const milestone of status.ladder) {
+    milestone.achieved = value >= milestone.min;
+    milestone.requiredMs = requiredMs(milestone.min);
+    milestone.impliedTflops =
+      milestone.requiredMs === undefined ? undefined : impliedTflops(milestone.requiredMs);
+    if (milestone.impliedTflops !== undefined && peak !== undefined) {
+      milestone.reachable = milestone.impliedTflops <= peak;
+    }
+    if (milestone.achieved) status.current = { name: milestone.name, grade: milestone.grade };
+  }
+  status.next = status.ladder.find((m) => !m.achieved);
+  if (status.next?.requiredMs !== undefined) {
+    status.speedupNeeded = g.medianMs / status.next.requiredMs;
+  }
+}
+
+function gradeKernel(results: KernelgateResults, config: Config, manifest: KernelManifest) {
+  const tiers = manifest.tiers;
+  const candidates = tierCandidates(manifest);
+  if (!tiers || !candidates.length) return undefined;
+  const status = newStatus(manifest, tiers, candidates);
+  const target = headlineTarget(results, config, manifest, tiers, status, candidates);
+  if (!target) return status;
+  status.variant = target.variant;
+  status.caseId = target.case;
+  const medianMs = target.timing?.median_ms as number;
+  const dtype = caseDtype(target);
+  const peak = peakTflops(results, config, dtype);
+  status.medianMs = medianMs;
+  status.tflops = caseTflops(target);
+  status.peakTflops = peak;
+  const flops = target.work?.flops;
+  const msFor = (tflops: number) => (flops ? (flops / (tflops * 1e12)) * 1e3 : undefined);
+  const g: Grading = { results, manifest, tiers, status, target, medianMs, dtype, peak, msFor };
+  const requiredMs = METRICS[tiers.metric](g);
+  if (requiredMs) gradeLadder(g, requiredMs);
+  return status;
+}
+
+export function evaluateTiers(results: KernelgateResults, config: Config): TierStatus[] {
+  return config.kernels
+    .map(({ manifest }) => gradeKernel(results, config, manifest))
+    .filter((s): s is TierStatus => s !== undefined);
 }
