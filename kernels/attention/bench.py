@@ -33,6 +33,26 @@ def make_inputs(params, seed, device):
     }
 
 
+# Stress inputs (docs/kernel-modules.md) on cases up to this many score elements (B·H·Sq·Sk): the
+# oracle of the large cases costs more than their timing.
+STRESS_MAX_SCORES = 1 << 26
+# q and k scaled by this: logits of sd ~25, whose row maxima (~80-90) overflow exp() in fp32 unless
+# the running maximum is subtracted, as every FlashAttention-style kernel must.
+STRESS_LOGIT_SCALE = 5.0
+
+
+def stress_inputs(params, device):
+    """Values random seeds do not reach: `large logits` (q, k scaled by 5) and `uniform` (q = 0:
+    every score equal, the output the mean of v over the keys each row sees)."""
+    B, H, SQ, SK, _ = _dims(params)
+    if B * H * SQ * SK > STRESS_MAX_SCORES:
+        return {}
+    base = make_inputs(params, 1_000_777, device)
+    large = {"q": base["q"] * STRESS_LOGIT_SCALE, "k": base["k"] * STRESS_LOGIT_SCALE, "v": base["v"].clone()}
+    uniform = {"q": torch.zeros_like(base["q"]), "k": base["k"].clone(), "v": base["v"].clone()}
+    return {"large logits": large, "uniform": uniform}
+
+
 def output_like(inputs, params):
     return torch.empty_like(inputs["q"])
 

@@ -347,12 +347,41 @@ class Worker:
                     # The next variant gets the inputs as they were made, not as this one left them.
                     inputs = self.module.make_inputs(dict(params), seed, self.device)
             del inputs
+        stress = self.verify_stress(params, idx, records, runners)
         tol = self.tolerance(params)
         for v in runners:
             if records[v].get("status") == "error":
                 continue
-            self.judge(records[v], checks[v], tol, seeds, idx is not None)
+            self.judge(records[v], checks[v], tol, seeds, idx is not None, stress.get(v, []))
         return ref0, idx
+
+    def verify_stress(self, params, idx, records, runners):
+        """The module's stress inputs (`stress_inputs(params, device)`: {name: inputs}, values at the
+        edges of their range that random seeds do not reach, e.g. attention logits large enough to
+        overflow an exp without the running max), each checked like a seed: {variant: [check]}.
+        Checked apart from the seeds: their error norms are not the case's rel_l2, so a kernel
+        that gains stress inputs is not called drifted against a baseline that had none."""
+        make = getattr(self.module, "stress_inputs", None)
+        sets = make(dict(params), self.device) if make else {}
+        out = {v: [] for v in runners}
+        for name, inputs in (sets or {}).items():
+            ref = self.module.oracle(inputs, params)
+            before = fingerprint(inputs)
+            for v, run in list(runners.items()):
+                if records[v].get("status") == "error":
+                    continue
+                self.mark(v, f"verify stress input {name}")
+                try:
+                    check = self.check_once_or_free(run, inputs, params, ref, idx, f"stress input {name}", first=False)
+                except Exception as e:
+                    records[v].update(status="error", error=_error("verify", e))
+                    continue
+                check["inputs_written"] = changed_inputs(before, fingerprint(inputs))
+                out[v].append(check)
+                if check["inputs_written"]:
+                    inputs = make(dict(params), self.device)[name]
+            del inputs
+        return out
 
     def tolerance(self, params):
         dtype = params.get("dtype")
@@ -486,30 +515,31 @@ class Worker:
         rel = float(d.norm()) / ref_norm if ref_norm > 0 else float(d.norm())
         return rel, float(d.abs().max()) if d.numel() else 0.0
 
-    def judge(self, rec, checks, tol, seeds, subset):
+    def judge(self, rec, checks, tol, seeds, subset, stress=()):
         tol_rel = tol["rel_l2"]
         tol_abs = tol.get("max_abs")
         problems = []
-        for c in checks:
+        for c in [*checks, *stress]:
             s = c["seed"]
+            where = f"seed {s}" if isinstance(s, int) else s
             if c["unwritten"]:
-                problems.append(f"seed {s}: {c['unwritten']} of {c['numel']} output elements never written (still NaN after the run)")
+                problems.append(f"{where}: {c['unwritten']} of {c['numel']} output elements never written (still NaN after the run)")
             if c["nan"]:
-                problems.append(f"seed {s}: {c['nan']} NaN in the output")
+                problems.append(f"{where}: {c['nan']} NaN in the output")
             if c["inf"]:
-                problems.append(f"seed {s}: {c['inf']} Inf in the output")
+                problems.append(f"{where}: {c['inf']} Inf in the output")
             if c["rel_l2"] is not None and c["rel_l2"] > tol_rel:
-                problems.append(f"seed {s}: rel_l2 {c['rel_l2']:.3e} > tolerance {tol_rel:.1e}")
+                problems.append(f"{where}: rel_l2 {c['rel_l2']:.3e} > tolerance {tol_rel:.1e}")
             if tol_abs is not None and c["max_abs"] is not None and c["max_abs"] > tol_abs:
-                problems.append(f"seed {s}: max_abs {c['max_abs']:.3e} > tolerance {tol_abs:.1e}")
+                problems.append(f"{where}: max_abs {c['max_abs']:.3e} > tolerance {tol_abs:.1e}")
             if c.get("inputs_written"):
-                problems.append(f"seed {s}: wrote into its input{'s' if len(c['inputs_written']) > 1 else ''} {', '.join(c['inputs_written'])} (inputs are read-only: the variants after it, and its own next run, would see other data)")
+                problems.append(f"{where}: wrote into its input{'s' if len(c['inputs_written']) > 1 else ''} {', '.join(c['inputs_written'])} (inputs are read-only: the variants after it, and its own next run, would see other data)")
             elif c.get("late_work"):
-                problems.append(f"seed {s}: the output is wrong when the timed stream is done and right only after a device-wide synchronize: work was left on another stream, which the timing does not see")
+                problems.append(f"{where}: the output is wrong when the timed stream is done and right only after a device-wide synchronize: work was left on another stream, which the timing does not see")
             elif c["moved_nonfinite"]:
-                problems.append(f"seed {s}: {c['moved_nonfinite']} elements finite in one run and not in the other on the same inputs (a race, or a read of memory nothing wrote)")
+                problems.append(f"{where}: {c['moved_nonfinite']} elements finite in one run and not in the other on the same inputs (a race, or a read of memory nothing wrote)")
             elif c["repeat"] and not c.get("inputs_written"):
-                problems.append(f"seed {s}: result moved between two runs on the same inputs, max diff {c['repeat']:.3e} (a race, or a read of memory nothing wrote)")
+                problems.append(f"{where}: result moved between two runs on the same inputs, max diff {c['repeat']:.3e} (a race, or a read of memory nothing wrote)")
         worst = lambda key: None if any(c[key] is None for c in checks) else max(c[key] for c in checks)  # noqa: E731
         repeats = [c["repeat"] for c in checks]
         corr = {
@@ -526,6 +556,8 @@ class Worker:
         }
         if tol_abs is not None:
             corr["tol_max_abs"] = tol_abs
+        if stress:
+            corr["stress"] = [{"name": c["seed"].removeprefix("stress input "), "rel_l2": c["rel_l2"], "max_abs": c["max_abs"]} for c in stress]
         if problems:
             corr["message"] = "; ".join(problems[:6]) + (f"; and {len(problems) - 6} more" if len(problems) > 6 else "")
         rec["correctness"] = corr

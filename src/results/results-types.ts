@@ -384,6 +384,14 @@ export interface Correctness {
    * largest difference between two runs on the same inputs (a race if > 0 for deterministic kernels)
    */
   repeat_max_diff?: number | null;
+  /**
+   * the kernel module's stress inputs (stress_inputs: values at the edges of their range that random seeds do not reach), each with the variant's error norms on it; checked against the same tolerance as the seeds and kept apart from rel_l2 and max_abs, which cover the seeds
+   */
+  stress?: {
+    name: string;
+    rel_l2: number | null;
+    max_abs: number | null;
+  }[];
   message?: string;
 }
 export interface Timing {

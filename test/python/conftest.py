@@ -10,6 +10,9 @@ import pytest
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 FIXTURE_KERNELS = os.path.join(os.path.dirname(__file__), "fixtures", "kernels")
+# A kernel with stress inputs (test_stress_inputs.py), apart so that runs over FIXTURE_KERNELS keep
+# their one kernel.
+STRESS_KERNELS = os.path.join(os.path.dirname(__file__), "fixtures", "stress_kernels")
 
 # Some CPUs advertise AMX that the VM does not enable; oneDNN then dies of SIGILL in bf16 matmuls.
 # Capping its instruction set keeps bf16 on AVX-512 (same results, no AMX).
@@ -26,7 +29,7 @@ except ImportError:
 
 def harness_env(extra=None, interpret=True):
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([REPO, os.path.join(FIXTURE_KERNELS, "faulty"), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([REPO, os.path.join(FIXTURE_KERNELS, "faulty"), os.path.join(STRESS_KERNELS, "stressed"), env.get("PYTHONPATH", "")])
     env["PYTHONUNBUFFERED"] = "1"
     if interpret and not HAS_GPU:
         env["TRITON_INTERPRET"] = "1"
