@@ -16094,6 +16094,20 @@ var results_schema_default = {
           type: ["number", "null"],
           description: "largest difference between two runs on the same inputs (a race if > 0 for deterministic kernels)"
         },
+        stress: {
+          type: "array",
+          description: "the kernel module's stress inputs (stress_inputs: values at the edges of their range that random seeds do not reach), each with the variant's error norms on it; checked against the same tolerance as the seeds and kept apart from rel_l2 and max_abs, which cover the seeds",
+          items: {
+            type: "object",
+            additionalProperties: false,
+            required: ["name", "rel_l2", "max_abs"],
+            properties: {
+              name: { type: "string" },
+              rel_l2: { type: ["number", "null"] },
+              max_abs: { type: ["number", "null"] }
+            }
+          }
+        },
         message: { type: "string" }
       }
     },
@@ -28797,6 +28811,60 @@ function mergeEnvironment(fromHarness, fromDoctor) {
     libraries: { ...fromDoctor.libraries, ...fromHarness.libraries }
   };
 }
+async function stage(name, group, deps, seconds, body) {
+  const now = deps.now ?? Date.now;
+  if (group) deps.log.startGroup(group);
+  const t = now();
+  try {
+    return await body();
+  } finally {
+    seconds[name] = (now() - t) / 1e3;
+    if (group) deps.log.endGroup();
+  }
+}
+async function casesArgs(options, environment, outDir) {
+  const selected = options.selectCases ? await options.selectCases(environment) : void 0;
+  if (selected === void 0) return [];
+  const casesPath = join12(outDir, "cases.txt");
+  writeFileSync6(casesPath, selected.map((id) => `${id}
+`).join(""));
+  return ["--cases", casesPath];
+}
+function harnessResults(harness, resultsPath, config, doctorEnvironment, startedAt, log) {
+  const diagnostics = diagnoseOutput(harness.log, { source: "harness" });
+  if (harness.wroteResults) {
+    if (harness.exitCode !== 0) {
+      diagnostics.push({
+        level: "error",
+        code: "harness.exit",
+        message: `The harness exited with status ${harness.exitCode}; the cases it finished are judged. Last lines:
+${harness.logTail}`,
+        fix: "Read harness.log in the report directory; a crash of one kernel should fail only its cases, so this is a harness bug worth reporting.",
+        source: "harness"
+      });
+    }
+    return { measured: loadResults(resultsPath), diagnostics };
+  }
+  log.warning(`kernelgate: the harness wrote no results (exit status ${harness.exitCode}).`);
+  const measured = {
+    schema: "kernelgate/results@1",
+    run: { started_at: startedAt, harness: "none: the harness wrote no results" },
+    environment: doctorEnvironment,
+    diagnostics: [
+      {
+        level: "error",
+        code: "harness.no_results",
+        message: `The harness exited with status ${harness.exitCode} before writing any results. Last lines:
+${harness.logTail}`,
+        fix: `Run \`${config.harness.python} -m kernels.harness --kernels ${config.kernelsDir} --out results.json\` on the runner to see the full error; the doctor's findings above often name the cause.`,
+        source: "harness"
+      }
+    ],
+    kernels: [],
+    cases: []
+  };
+  return { measured, diagnostics };
+}
 function caseDiagnostics(results) {
   const found = [];
   for (const c of results.cases) {
@@ -28822,105 +28890,74 @@ async function measure(options, deps) {
   mkdirSync5(outDir, { recursive: true });
   const stageSeconds = {};
   const startedAt = new Date(now()).toISOString();
-  log.startGroup("kernelgate doctor");
-  let t = now();
-  const doctor2 = await runDoctor({ exec: deps.exec, python: config.harness.python });
-  for (const d of doctor2.diagnostics) log.info(`doctor: ${d.level}: ${d.message}`);
-  stageSeconds.doctor = (now() - t) / 1e3;
-  log.endGroup();
-  log.startGroup("kernelgate build");
-  t = now();
-  const cacheDir = options.buildCacheDir ?? join12(options.workspace, ".kernelgate", "build");
-  const build2 = await buildKernels(buildTargets(config, options.only), {
-    exec: deps.exec,
-    cacheDir,
-    python: config.harness.python,
-    log: (line) => log.info(line),
-    now
+  const doctor2 = await stage("doctor", "kernelgate doctor", deps, stageSeconds, async () => {
+    const report2 = await runDoctor({ exec: deps.exec, python: config.harness.python });
+    for (const d of report2.diagnostics) log.info(`doctor: ${d.level}: ${d.message}`);
+    return report2;
   });
+  const cacheDir = options.buildCacheDir ?? join12(options.workspace, ".kernelgate", "build");
   const buildsPath = join12(outDir, "builds.json");
-  copyFileSync(build2.buildsJsonPath, buildsPath);
-  stageSeconds.build = (now() - t) / 1e3;
-  log.endGroup();
-  const notes = [];
-  let paired;
-  if (options.base !== void 0) {
-    log.startGroup(`kernelgate build (base revision ${options.base.sha.slice(0, 12)})`);
-    t = now();
-    paired = await buildBase(options.base, options, config, cacheDir, outDir, deps, notes);
-    stageSeconds.build_base = (now() - t) / 1e3;
-    log.endGroup();
-  }
-  const selected = options.selectCases ? await options.selectCases(doctor2.environment) : void 0;
-  const casesArgs = [];
-  if (selected !== void 0) {
-    const casesPath = join12(outDir, "cases.txt");
-    writeFileSync6(casesPath, selected.map((id) => `${id}
-`).join(""));
-    casesArgs.push("--cases", casesPath);
-  }
-  t = now();
-  const resultsPath = join12(outDir, "results.json");
-  const harness = await runHarness(
-    {
-      workspace: options.workspace,
-      harnessRoot: options.harnessRoot,
+  const build2 = await stage("build", "kernelgate build", deps, stageSeconds, async () => {
+    const built = await buildKernels(buildTargets(config, options.only), {
+      exec: deps.exec,
+      cacheDir,
       python: config.harness.python,
-      kernelsDir: config.kernelsDir,
-      resultsPath,
-      logPath: join12(outDir, "harness.log"),
-      buildsPath,
-      ...options.only !== void 0 ? { only: options.only } : {},
-      timeoutPerCaseS: config.harness.timeoutS,
-      // The kernels' host-side tunings live beside the build cache: a runner that keeps its build
-      // cache keeps its tunings, keyed on the tuner's source, the case and the GPU.
-      extraArgs: [
-        ...config.harness.args,
-        "--tune-cache",
-        join12(cacheDir, "tune"),
-        ...casesArgs,
-        ...paired ? pairedArgs(paired, config) : []
-      ],
-      ...options.harnessEnv !== void 0 ? { env: options.harnessEnv } : {}
-    },
-    log,
-    deps.lineExec ?? streamingExec
+      log: (line) => log.info(line),
+      now
+    });
+    copyFileSync(built.buildsJsonPath, buildsPath);
+    return built;
+  });
+  const notes = [];
+  const base = options.base;
+  const paired = base === void 0 ? void 0 : await stage(
+    "build_base",
+    `kernelgate build (base revision ${base.sha.slice(0, 12)})`,
+    deps,
+    stageSeconds,
+    () => buildBase(base, options, config, cacheDir, outDir, deps, notes)
   );
-  stageSeconds.harness = (now() - t) / 1e3;
-  const harnessDiagnostics = diagnoseOutput(harness.log, { source: "harness" });
-  let measured;
-  if (harness.wroteResults) {
-    measured = loadResults(resultsPath);
-    if (harness.exitCode !== 0) {
-      harnessDiagnostics.push({
-        level: "error",
-        code: "harness.exit",
-        message: `The harness exited with status ${harness.exitCode}; the cases it finished are judged. Last lines:
-${harness.logTail}`,
-        fix: "Read harness.log in the report directory; a crash of one kernel should fail only its cases, so this is a harness bug worth reporting.",
-        source: "harness"
-      });
-    }
-  } else {
-    log.warning(`kernelgate: the harness wrote no results (exit status ${harness.exitCode}).`);
-    measured = {
-      schema: "kernelgate/results@1",
-      run: { started_at: startedAt, harness: "none: the harness wrote no results" },
-      environment: doctor2.environment,
-      diagnostics: [
-        {
-          level: "error",
-          code: "harness.no_results",
-          message: `The harness exited with status ${harness.exitCode} before writing any results. Last lines:
-${harness.logTail}`,
-          fix: `Run \`${config.harness.python} -m kernels.harness --kernels ${config.kernelsDir} --out results.json\` on the runner to see the full error; the doctor's findings above often name the cause.`,
-          source: "harness"
-        }
-      ],
-      kernels: [],
-      cases: []
-    };
-  }
+  const selectArgs = await casesArgs(options, doctor2.environment, outDir);
+  const resultsPath = join12(outDir, "results.json");
+  const harness = await stage(
+    "harness",
+    void 0,
+    deps,
+    stageSeconds,
+    () => runHarness(
+      {
+        workspace: options.workspace,
+        harnessRoot: options.harnessRoot,
+        python: config.harness.python,
+        kernelsDir: config.kernelsDir,
+        resultsPath,
+        logPath: join12(outDir, "harness.log"),
+        buildsPath,
+        ...options.only !== void 0 ? { only: options.only } : {},
+        timeoutPerCaseS: config.harness.timeoutS,
+        // The kernels' host-side tunings live beside the build cache: a runner that keeps its
+        // build cache keeps its tunings, keyed on the tuner's source, the case and the GPU.
+        extraArgs: [
+          ...config.harness.args,
+          "--tune-cache",
+          join12(cacheDir, "tune"),
+          ...selectArgs,
+          ...paired ? pairedArgs(paired, config) : []
+        ],
+        ...options.harnessEnv !== void 0 ? { env: options.harnessEnv } : {}
+      },
+      log,
+      deps.lineExec ?? streamingExec
+    )
+  );
+  const { measured, diagnostics: harnessDiagnostics } = harnessResults(
+    harness,
+    resultsPath,
+    config,
+    doctor2.environment,
+    startedAt,
+    log
+  );
   const results = {
     ...measured,
     run: {

@@ -85,6 +85,76 @@ export function mergeEnvironment(
   };
 }
 
+/** Runs one stage in its own log group and records its wall time. */
+async function stage<T>(
+  name: string,
+  group: string | undefined,
+  deps: MeasureDeps,
+  seconds: Record<string, number>,
+  body: () => Promise<T>,
+): Promise<T> {
+  const now = deps.now ?? Date.now;
+  if (group) deps.log.startGroup(group);
+  const t = now();
+  try {
+    return await body();
+  } finally {
+    seconds[name] = (now() - t) / 1000;
+    if (group) deps.log.endGroup();
+  }
+}
+
+/** `--cases FILE` when the run measures only some cases (a shard's). */
+async function casesArgs(options: MeasureOptions, environment: Environment, outDir: string) {
+  const selected = options.selectCases ? await options.selectCases(environment) : undefined;
+  if (selected === undefined) return [];
+  const casesPath = join(outDir, 'cases.txt');
+  writeFileSync(casesPath, selected.map((id) => `${id}\n`).join(''));
+  return ['--cases', casesPath];
+}
+
+/** The harness's results; a harness that wrote none still yields a document that says why. */
+function harnessResults(
+  harness: Awaited<ReturnType<typeof runHarness>>,
+  resultsPath: string,
+  config: Config,
+  doctorEnvironment: Environment,
+  startedAt: string,
+  log: MeasureDeps['log'],
+): { measured: KernelgateResults; diagnostics: Diagnostic[] } {
+  const diagnostics = diagnoseOutput(harness.log, { source: 'harness' });
+  if (harness.wroteResults) {
+    if (harness.exitCode !== 0) {
+      diagnostics.push({
+        level: 'error',
+        code: 'harness.exit',
+        message: `The harness exited with status ${harness.exitCode}; the cases it finished are judged. Last lines:\n${harness.logTail}`,
+        fix: 'Read harness.log in the report directory; a crash of one kernel should fail only its cases, so this is a harness bug worth reporting.',
+        source: 'harness',
+      });
+    }
+    return { measured: loadResults(resultsPath), diagnostics };
+  }
+  log.warning(`kernelgate: the harness wrote no results (exit status ${harness.exitCode}).`);
+  const measured: KernelgateResults = {
+    schema: 'kernelgate/results@1',
+    run: { started_at: startedAt, harness: 'none: the harness wrote no results' },
+    environment: doctorEnvironment,
+    diagnostics: [
+      {
+        level: 'error',
+        code: 'harness.no_results',
+        message: `The harness exited with status ${harness.exitCode} before writing any results. Last lines:\n${harness.logTail}`,
+        fix: `Run \`${config.harness.python} -m kernels.harness --kernels ${config.kernelsDir} --out results.json\` on the runner to see the full error; the doctor's findings above often name the cause.`,
+        source: 'harness',
+      },
+    ],
+    kernels: [],
+    cases: [],
+  };
+  return { measured, diagnostics };
+}
+
 /** Known failure messages in case errors become diagnostics that name the cause, once each. */
 function caseDiagnostics(results: KernelgateResults): Diagnostic[] {
   const found: Diagnostic[] = [];
@@ -115,108 +185,75 @@ export async function measure(options: MeasureOptions, deps: MeasureDeps): Promi
   const stageSeconds: Record<string, number> = {};
   const startedAt = new Date(now()).toISOString();
 
-  log.startGroup('kernelgate doctor');
-  let t = now();
-  const doctor = await runDoctor({ exec: deps.exec, python: config.harness.python });
-  for (const d of doctor.diagnostics) log.info(`doctor: ${d.level}: ${d.message}`);
-  stageSeconds.doctor = (now() - t) / 1000;
-  log.endGroup();
-
-  log.startGroup('kernelgate build');
-  t = now();
-  const cacheDir = options.buildCacheDir ?? join(options.workspace, '.kernelgate', 'build');
-  const build = await buildKernels(buildTargets(config, options.only), {
-    exec: deps.exec,
-    cacheDir,
-    python: config.harness.python,
-    log: (line) => log.info(line),
-    now,
+  const doctor = await stage('doctor', 'kernelgate doctor', deps, stageSeconds, async () => {
+    const report = await runDoctor({ exec: deps.exec, python: config.harness.python });
+    for (const d of report.diagnostics) log.info(`doctor: ${d.level}: ${d.message}`);
+    return report;
   });
+  const cacheDir = options.buildCacheDir ?? join(options.workspace, '.kernelgate', 'build');
   // Each build rewrites <cache>/builds.json: the head's and the base's records are kept apart.
   const buildsPath = join(outDir, 'builds.json');
-  copyFileSync(build.buildsJsonPath, buildsPath);
-  stageSeconds.build = (now() - t) / 1000;
-  log.endGroup();
-
-  const notes: string[] = [];
-  let paired: PairedArgs | undefined;
-  if (options.base !== undefined) {
-    log.startGroup(`kernelgate build (base revision ${options.base.sha.slice(0, 12)})`);
-    t = now();
-    paired = await buildBase(options.base, options, config, cacheDir, outDir, deps, notes);
-    stageSeconds.build_base = (now() - t) / 1000;
-    log.endGroup();
-  }
-
-  const selected = options.selectCases ? await options.selectCases(doctor.environment) : undefined;
-  const casesArgs: string[] = [];
-  if (selected !== undefined) {
-    const casesPath = join(outDir, 'cases.txt');
-    writeFileSync(casesPath, selected.map((id) => `${id}\n`).join(''));
-    casesArgs.push('--cases', casesPath);
-  }
-
-  t = now();
-  const resultsPath = join(outDir, 'results.json');
-  const harness = await runHarness(
-    {
-      workspace: options.workspace,
-      harnessRoot: options.harnessRoot,
+  const build = await stage('build', 'kernelgate build', deps, stageSeconds, async () => {
+    const built = await buildKernels(buildTargets(config, options.only), {
+      exec: deps.exec,
+      cacheDir,
       python: config.harness.python,
-      kernelsDir: config.kernelsDir,
-      resultsPath,
-      logPath: join(outDir, 'harness.log'),
-      buildsPath,
-      ...(options.only !== undefined ? { only: options.only } : {}),
-      timeoutPerCaseS: config.harness.timeoutS,
-      // The kernels' host-side tunings live beside the build cache: a runner that keeps its build
-      // cache keeps its tunings, keyed on the tuner's source, the case and the GPU.
-      extraArgs: [
-        ...config.harness.args,
-        '--tune-cache',
-        join(cacheDir, 'tune'),
-        ...casesArgs,
-        ...(paired ? pairedArgs(paired, config) : []),
-      ],
-      ...(options.harnessEnv !== undefined ? { env: options.harnessEnv } : {}),
-    },
-    log,
-    deps.lineExec ?? streamingExec,
-  );
-  stageSeconds.harness = (now() - t) / 1000;
+      log: (line) => log.info(line),
+      now,
+    });
+    copyFileSync(built.buildsJsonPath, buildsPath);
+    return built;
+  });
+  const notes: string[] = [];
+  const base = options.base;
+  const paired: PairedArgs | undefined =
+    base === undefined
+      ? undefined
+      : await stage(
+          'build_base',
+          `kernelgate build (base revision ${base.sha.slice(0, 12)})`,
+          deps,
+          stageSeconds,
+          () => buildBase(base, options, config, cacheDir, outDir, deps, notes),
+        );
+  const selectArgs = await casesArgs(options, doctor.environment, outDir);
 
-  const harnessDiagnostics = diagnoseOutput(harness.log, { source: 'harness' });
-  let measured: KernelgateResults;
-  if (harness.wroteResults) {
-    measured = loadResults(resultsPath);
-    if (harness.exitCode !== 0) {
-      harnessDiagnostics.push({
-        level: 'error',
-        code: 'harness.exit',
-        message: `The harness exited with status ${harness.exitCode}; the cases it finished are judged. Last lines:\n${harness.logTail}`,
-        fix: 'Read harness.log in the report directory; a crash of one kernel should fail only its cases, so this is a harness bug worth reporting.',
-        source: 'harness',
-      });
-    }
-  } else {
-    log.warning(`kernelgate: the harness wrote no results (exit status ${harness.exitCode}).`);
-    measured = {
-      schema: 'kernelgate/results@1',
-      run: { started_at: startedAt, harness: 'none: the harness wrote no results' },
-      environment: doctor.environment,
-      diagnostics: [
-        {
-          level: 'error',
-          code: 'harness.no_results',
-          message: `The harness exited with status ${harness.exitCode} before writing any results. Last lines:\n${harness.logTail}`,
-          fix: `Run \`${config.harness.python} -m kernels.harness --kernels ${config.kernelsDir} --out results.json\` on the runner to see the full error; the doctor's findings above often name the cause.`,
-          source: 'harness',
-        },
-      ],
-      kernels: [],
-      cases: [],
-    };
-  }
+  const resultsPath = join(outDir, 'results.json');
+  const harness = await stage('harness', undefined, deps, stageSeconds, () =>
+    runHarness(
+      {
+        workspace: options.workspace,
+        harnessRoot: options.harnessRoot,
+        python: config.harness.python,
+        kernelsDir: config.kernelsDir,
+        resultsPath,
+        logPath: join(outDir, 'harness.log'),
+        buildsPath,
+        ...(options.only !== undefined ? { only: options.only } : {}),
+        timeoutPerCaseS: config.harness.timeoutS,
+        // The kernels' host-side tunings live beside the build cache: a runner that keeps its
+        // build cache keeps its tunings, keyed on the tuner's source, the case and the GPU.
+        extraArgs: [
+          ...config.harness.args,
+          '--tune-cache',
+          join(cacheDir, 'tune'),
+          ...selectArgs,
+          ...(paired ? pairedArgs(paired, config) : []),
+        ],
+        ...(options.harnessEnv !== undefined ? { env: options.harnessEnv } : {}),
+      },
+      log,
+      deps.lineExec ?? streamingExec,
+    ),
+  );
+  const { measured, diagnostics: harnessDiagnostics } = harnessResults(
+    harness,
+    resultsPath,
+    config,
+    doctor.environment,
+    startedAt,
+    log,
+  );
 
   const results: KernelgateResults = {
     ...measured,
