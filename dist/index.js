@@ -47821,6 +47821,46 @@ ${harness.logTail}`,
   };
   return { measured, diagnostics };
 }
+function harnessRun(options, deps, paths, moreArgs) {
+  const { config } = options;
+  return runHarness(
+    {
+      workspace: options.workspace,
+      harnessRoot: options.harnessRoot,
+      python: config.harness.python,
+      kernelsDir: config.kernelsDir,
+      resultsPath: paths.resultsPath,
+      logPath: join10(paths.outDir, "harness.log"),
+      buildsPath: paths.buildsPath,
+      ...options.only !== void 0 ? { only: options.only } : {},
+      timeoutPerCaseS: config.harness.timeoutS,
+      // The kernels' host-side tunings live beside the build cache: a runner that keeps its
+      // build cache keeps its tunings, keyed on the tuner's source, the case and the GPU.
+      extraArgs: [
+        ...config.harness.args,
+        "--tune-cache",
+        join10(paths.cacheDir, "tune"),
+        ...moreArgs
+      ],
+      ...options.harnessEnv !== void 0 ? { env: options.harnessEnv } : {}
+    },
+    deps.log,
+    deps.lineExec ?? streamingExec
+  );
+}
+function assemble(measured, options, stageSeconds, stageDiagnostics, doctorEnvironment, builds) {
+  return {
+    ...measured,
+    run: {
+      ...measured.run,
+      ...options.run,
+      stage_seconds: { ...measured.run.stage_seconds, ...stageSeconds }
+    },
+    environment: mergeEnvironment(measured.environment, doctorEnvironment),
+    diagnostics: [...stageDiagnostics, ...caseDiagnostics(measured), ...measured.diagnostics],
+    builds
+  };
+}
 function caseDiagnostics(results) {
   const found = [];
   for (const c of results.cases) {
@@ -47880,31 +47920,10 @@ async function measure(options, deps) {
     void 0,
     deps,
     stageSeconds,
-    () => runHarness(
-      {
-        workspace: options.workspace,
-        harnessRoot: options.harnessRoot,
-        python: config.harness.python,
-        kernelsDir: config.kernelsDir,
-        resultsPath,
-        logPath: join10(outDir, "harness.log"),
-        buildsPath,
-        ...options.only !== void 0 ? { only: options.only } : {},
-        timeoutPerCaseS: config.harness.timeoutS,
-        // The kernels' host-side tunings live beside the build cache: a runner that keeps its
-        // build cache keeps its tunings, keyed on the tuner's source, the case and the GPU.
-        extraArgs: [
-          ...config.harness.args,
-          "--tune-cache",
-          join10(cacheDir, "tune"),
-          ...selectArgs,
-          ...paired ? pairedArgs(paired, config) : []
-        ],
-        ...options.harnessEnv !== void 0 ? { env: options.harnessEnv } : {}
-      },
-      log,
-      deps.lineExec ?? streamingExec
-    )
+    () => harnessRun(options, deps, { resultsPath, outDir, buildsPath, cacheDir }, [
+      ...selectArgs,
+      ...paired ? pairedArgs(paired, config) : []
+    ])
   );
   const { measured, diagnostics: harnessDiagnostics } = harnessResults(
     harness,
@@ -47914,15 +47933,11 @@ async function measure(options, deps) {
     startedAt,
     log
   );
-  const results = {
-    ...measured,
-    run: {
-      ...measured.run,
-      ...options.run,
-      stage_seconds: { ...measured.run.stage_seconds, ...stageSeconds }
-    },
-    environment: mergeEnvironment(measured.environment, doctor.environment),
-    diagnostics: [
+  const results = assemble(
+    measured,
+    options,
+    stageSeconds,
+    [
       ...doctor.diagnostics,
       ...build.diagnostics,
       ...notes.map((message) => ({
@@ -47931,12 +47946,11 @@ async function measure(options, deps) {
         message,
         source: "build"
       })),
-      ...harnessDiagnostics,
-      ...caseDiagnostics(measured),
-      ...measured.diagnostics
+      ...harnessDiagnostics
     ],
-    builds: build.records
-  };
+    doctor.environment,
+    build.records
+  );
   writeFileSync5(resultsPath, JSON.stringify(results, null, 2) + "\n");
   return { results, resultsPath, stageSeconds };
 }

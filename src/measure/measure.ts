@@ -10,7 +10,7 @@ import { runDoctor } from './doctor/index.js';
 import type { Exec } from '../lib/index.js';
 import { gpuModel } from '../config/index.js';
 import { runHarness, streamingExec, type LineExec, type ProgressLog } from './harness.js';
-import type { Diagnostic, Environment, KernelgateResults } from '../results/index.js';
+import type { BuildRecord, Diagnostic, Environment, KernelgateResults } from '../results/index.js';
 import { loadResults } from '../results/index.js';
 
 export interface MeasureOptions {
@@ -155,6 +155,63 @@ function harnessResults(
   return { measured, diagnostics };
 }
 
+/** The Python harness over the kernels, with the run's arguments (tunings beside the build cache). */
+function harnessRun(
+  options: MeasureOptions,
+  deps: MeasureDeps,
+  paths: { resultsPath: string; outDir: string; buildsPath: string; cacheDir: string },
+  moreArgs: string[],
+) {
+  const { config } = options;
+  return runHarness(
+    {
+      workspace: options.workspace,
+      harnessRoot: options.harnessRoot,
+      python: config.harness.python,
+      kernelsDir: config.kernelsDir,
+      resultsPath: paths.resultsPath,
+      logPath: join(paths.outDir, 'harness.log'),
+      buildsPath: paths.buildsPath,
+      ...(options.only !== undefined ? { only: options.only } : {}),
+      timeoutPerCaseS: config.harness.timeoutS,
+      // The kernels' host-side tunings live beside the build cache: a runner that keeps its
+      // build cache keeps its tunings, keyed on the tuner's source, the case and the GPU.
+      extraArgs: [
+        ...config.harness.args,
+        '--tune-cache',
+        join(paths.cacheDir, 'tune'),
+        ...moreArgs,
+      ],
+      ...(options.harnessEnv !== undefined ? { env: options.harnessEnv } : {}),
+    },
+    deps.log,
+    deps.lineExec ?? streamingExec,
+  );
+}
+
+/** The one results document: the harness's, with the run's facts, stage times, the doctor's
+ * environment filling gaps, every stage's diagnostics and the build records. */
+function assemble(
+  measured: KernelgateResults,
+  options: MeasureOptions,
+  stageSeconds: Record<string, number>,
+  stageDiagnostics: Diagnostic[],
+  doctorEnvironment: Environment,
+  builds: BuildRecord[],
+): KernelgateResults {
+  return {
+    ...measured,
+    run: {
+      ...measured.run,
+      ...options.run,
+      stage_seconds: { ...measured.run.stage_seconds, ...stageSeconds },
+    },
+    environment: mergeEnvironment(measured.environment, doctorEnvironment),
+    diagnostics: [...stageDiagnostics, ...caseDiagnostics(measured), ...measured.diagnostics],
+    builds,
+  };
+}
+
 /** Known failure messages in case errors become diagnostics that name the cause, once each. */
 function caseDiagnostics(results: KernelgateResults): Diagnostic[] {
   const found: Diagnostic[] = [];
@@ -220,31 +277,10 @@ export async function measure(options: MeasureOptions, deps: MeasureDeps): Promi
 
   const resultsPath = join(outDir, 'results.json');
   const harness = await stage('harness', undefined, deps, stageSeconds, () =>
-    runHarness(
-      {
-        workspace: options.workspace,
-        harnessRoot: options.harnessRoot,
-        python: config.harness.python,
-        kernelsDir: config.kernelsDir,
-        resultsPath,
-        logPath: join(outDir, 'harness.log'),
-        buildsPath,
-        ...(options.only !== undefined ? { only: options.only } : {}),
-        timeoutPerCaseS: config.harness.timeoutS,
-        // The kernels' host-side tunings live beside the build cache: a runner that keeps its
-        // build cache keeps its tunings, keyed on the tuner's source, the case and the GPU.
-        extraArgs: [
-          ...config.harness.args,
-          '--tune-cache',
-          join(cacheDir, 'tune'),
-          ...selectArgs,
-          ...(paired ? pairedArgs(paired, config) : []),
-        ],
-        ...(options.harnessEnv !== undefined ? { env: options.harnessEnv } : {}),
-      },
-      log,
-      deps.lineExec ?? streamingExec,
-    ),
+    harnessRun(options, deps, { resultsPath, outDir, buildsPath, cacheDir }, [
+      ...selectArgs,
+      ...(paired ? pairedArgs(paired, config) : []),
+    ]),
   );
   const { measured, diagnostics: harnessDiagnostics } = harnessResults(
     harness,
@@ -255,15 +291,11 @@ export async function measure(options: MeasureOptions, deps: MeasureDeps): Promi
     log,
   );
 
-  const results: KernelgateResults = {
-    ...measured,
-    run: {
-      ...measured.run,
-      ...options.run,
-      stage_seconds: { ...measured.run.stage_seconds, ...stageSeconds },
-    },
-    environment: mergeEnvironment(measured.environment, doctor.environment),
-    diagnostics: [
+  const results = assemble(
+    measured,
+    options,
+    stageSeconds,
+    [
       ...doctor.diagnostics,
       ...build.diagnostics,
       ...notes.map((message): Diagnostic => ({
@@ -273,11 +305,10 @@ export async function measure(options: MeasureOptions, deps: MeasureDeps): Promi
         source: 'build',
       })),
       ...harnessDiagnostics,
-      ...caseDiagnostics(measured),
-      ...measured.diagnostics,
     ],
-    builds: build.records,
-  };
+    doctor.environment,
+    build.records,
+  );
   writeFileSync(resultsPath, JSON.stringify(results, null, 2) + '\n');
   return { results, resultsPath, stageSeconds };
 }
