@@ -14,9 +14,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
-from . import HARNESS_VERSION, faults
+from . import HARNESS_VERSION, faults, lanes
 from . import worker as worker_module
 from .paired import ORDER, PairedCase, PairedFatal, untimed
 from .manifest import ManifestError, discover, format_value, load_manifest, matches
@@ -39,11 +40,14 @@ WORKER_START_TIMEOUT_S = 300
 
 
 def say(line):
-    print(f"{PREFIX} {line}", flush=True)
+    print(f"{PREFIX} {lanes.prefix()}{line}", flush=True)
 
 
 def now_iso():
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+START_LOCK = threading.Lock()
 
 
 class WorkerTimeout(Exception):
@@ -75,7 +79,21 @@ class WorkerHandle:
         self.conn, child = self.mp.Pipe()
         self.current = self.mp.Array("c", 256, lock=False)
         self.proc = self.mp.Process(target=worker_module.main, args=(child, self.current, self.manifest, self.options), daemon=True)
-        self.proc.start()
+        visible = self.options.get("visible_device")
+        with START_LOCK:
+            # A lane's worker sees its GPU alone (lanes.py); the spawned process takes the
+            # environment as it is at its start, so the lanes start their workers one at a time.
+            saved = os.environ.get("CUDA_VISIBLE_DEVICES")
+            if visible is not None:
+                os.environ["CUDA_VISIBLE_DEVICES"] = visible
+            try:
+                self.proc.start()
+            finally:
+                if visible is not None:
+                    if saved is None:
+                        os.environ.pop("CUDA_VISIBLE_DEVICES", None)
+                    else:
+                        os.environ["CUDA_VISIBLE_DEVICES"] = saved
         child.close()
 
     def what(self):
@@ -150,8 +168,15 @@ def exit_description(code, current=()):
 
 
 class Harness:
+    # The lanes' threads (lanes.py) add to the document under this lock; one harness a process.
+    lock = threading.RLock()
+    order = None
+    seq = 0
+    phase = 0  # 0 before the cases, 1 while they run, 2 after
+
     def __init__(self, args):
         self.args = args
+        self.order = {}  # id() of each case and diagnostic -> its place (lanes.py: case order)
         self.fault = args.fault if args.fault is not None else os.environ.get("KERNELGATE_FAULT")
         faults.parse(self.fault)
         self.device = args.device if args.device != "auto" else self._detect_device()
@@ -172,6 +197,11 @@ class Harness:
         self.selected = self._read_cases(args.cases)
         self.selected_seen = set()
         self.base_builds = self._read_builds(args.base_builds) if args.base_root else []
+        # --gpus: one lane per chosen GPU (lanes.py); [] is one lane without a device (the CPU).
+        self.visible = lanes.visible_devices(self.device)
+        self.gpus = lanes.choose(args.gpus, self.visible)
+        self.balance = lanes.read_balance(args.balance)
+        self.first_device = None  # cases[].device of the first lane's GPU, from the environment probe
 
     def _base_manifests(self):
         """The base revision's manifests by name (paired runs), or None when not paired."""
@@ -280,8 +310,24 @@ class Harness:
         """The base arm's worker: its own kernels checkout and builds, never a planted fault."""
         return {**self.options(), "fault": None, "builds": self.base_builds, "builds_file": self.args.base_builds, "import_root": os.path.abspath(self.args.base_root)}
 
+    def place(self, item):
+        """Where a case or diagnostic goes in the document: before the cases, with the case the
+        thread is running (in case order), or after them; in the order added within each."""
+        if self.order is None:
+            return
+        self.seq += 1
+        case = lanes.current_case() if self.phase == 1 else None
+        self.order[id(item)] = (self.phase, case or (0, 0), self.seq)
+
     def write(self, final=False):
+        with self.lock:
+            self._write(final)
+
+    def _write(self, final):
         doc = self.doc
+        if len(self.gpus) > 1:
+            for key in ("cases", "diagnostics"):
+                doc[key].sort(key=lambda x: self.order.get(id(x), (0, (0, 0), 0)))
         doc["run"]["stage_seconds"] = {k: round(v, 3) for k, v in self.stage_s.items()}
         if final:
             doc["run"]["finished_at"] = now_iso()
@@ -311,15 +357,25 @@ class Harness:
             self.doc["run"]["paired_base"] = base
             say(f"paired A/B against the base revision in {a.base_root}" + (f" ({a.base_sha[:12]})" if a.base_sha else "") + f": {ORDER} rounds, threshold ±{a.paired_threshold_pct:g} %")
         t0 = time.time()
+        # Lanes for several GPUs, or for one that is not the first visible (--gpus 1,).
+        several = len(self.gpus) > 1 or (bool(self.gpus) and self.gpus[0] != self.visible[0])
+        first_lane = lanes.Lane(0, self.gpus[0], self.device != "cuda") if several else None
         # The environment probe's worker goes on to run the first kernel: one start-up fewer.
-        first = WorkerHandle(manifests[0], self.options())
+        first = self.worker_handle(manifests[0], first_lane)
         self.environment(first)
         self.stage_s["environment"] = time.time() - t0
         self.write()
-        for i, m in enumerate(manifests):
+        self.phase = 1
+        if several:
             t0 = time.time()
-            self.run_kernel(m, variant_filter, first if i == 0 else WorkerHandle(m, self.options()))
+            units = [[(ci, c, n) for ci, c in enumerate(self.cases_of(m)) if (n := len(self.variants_of(m, c, variant_filter)))] for m in manifests]
+            lanes.run(self, manifests, variant_filter, first, self.gpus, self.device != "cuda", units)
+            self.stage_s["lanes"] = time.time() - t0
+        for i, m in enumerate(manifests if not several else []):
+            t0 = time.time()
+            self.run_kernel(m, variant_filter, first if i == 0 else WorkerHandle(m, self.options()), mi=i)
             self.stage_s[m.name] = time.time() - t0
+        self.phase = 2
         if self.selected is not None:
             unknown = sorted(self.selected - self.selected_seen)
             if unknown:
@@ -340,6 +396,12 @@ class Harness:
             reply = handle.request({"op": "env"}, WORKER_START_TIMEOUT_S)
             if reply.get("op") == "env":
                 env = reply["env"]
+                device = env.pop("device", None)
+                if self.visible:
+                    # cases[].device of the first lane (or of the one GPU) from the same probe.
+                    self.first_device = self.case_device(device, self.gpus[0] if self.gpus else self.visible[0], 0)
+                    if self.device == "cuda" and len(self.gpus) > 1 and "gpu" in env:
+                        env["gpu"]["count"] = len(self.visible)  # the probe's worker sees its GPU alone
                 nvml_error = env.pop("nvml_error", None)
                 if nvml_error:
                     self.diag("warning", "no-nvml", f"NVML could not be read ({nvml_error}): no SM clock or power per sample, no throttled-sample filter", fix="install nvidia-ml-py (pynvml) next to torch")
@@ -354,7 +416,48 @@ class Harness:
             self.diag("info", "cpu-only", "no GPU: timings are CPU wall clock (Triton kernels under TRITON_INTERPRET=1) and say nothing about GPU speed")
 
     def diag(self, level, code, message, **extra):
-        self.doc["diagnostics"].append({"level": level, "code": code, "message": message, "source": "harness", **extra})
+        d = {"level": level, "code": code, "message": message, "source": "harness", **extra}
+        with self.lock:
+            self.place(d)
+            self.doc["diagnostics"].append(d)
+
+    # -- lanes (several GPUs, lanes.py) ---------------------------------------------------------
+
+    def worker_handle(self, m, lane, base=False):
+        """A worker for kernel m (or its base revision's) on the lane's GPU."""
+        options = self.base_options() if base else self.options()
+        if lane is not None:
+            options = {**options, "visible_device": lane.name}
+        return WorkerHandle(m, options)
+
+    def ask_device(self, handle, lane):
+        """cases[].device of the GPU a lane's worker sees (its index as the host numbers it)."""
+        name = lane.name if lane is not None else (self.visible[0] if self.visible else None)
+        if name is None:
+            return None
+        try:
+            # The environment probe says which GPU the worker sees (environment.py device_facts).
+            reply = handle.request({"op": "env"}, WORKER_START_TIMEOUT_S)
+        except (WorkerTimeout, WorkerDied) as e:
+            say(f"the worker did not say which GPU it sees ({type(e).__name__}): its cases record the device by number only")
+            reply = {"op": "fatal"}
+        device = reply["env"].get("device") if reply.get("op") == "env" else None
+        return self.case_device(device, name, lane.position if lane is not None else 0)
+
+    @staticmethod
+    def case_device(device, name, position):
+        return {**(device or {"name": "unknown"}), "index": lanes.device_index(name, position)}
+
+    def say_lanes(self, line):
+        say(line)
+
+    def variants_of(self, m, case, variant_filter):
+        return [v for v in m.variants if (not variant_filter or v["name"] in variant_filter) and matches(case.params, v.get("only"))]
+
+    def lane_failed(self, m, case, mi, ci, lane, message):
+        lanes.set_case((mi, ci))
+        for v in self.variants_of(m, case, self._list(self.args.variants)):
+            self.add_case(m, case, v["name"], {"status": "error", "error": {"kind": "harness", "message": message}}, device=lane.device)
 
     def cases_of(self, m):
         cases = m.ci_cases if self.args.ci else m.cases
@@ -367,20 +470,24 @@ class Harness:
         want = dict(kv.partition("=")[::2] for kv in self.args.case_params.split(","))
         return [c for c in cases if all(k in c.params and format_value(c.params[k]) == v for k, v in want.items())]
 
-    def run_kernel(self, m, variant_filter, handle):
-        cases = self.cases_of(m)
+    def run_kernel(self, m, variant_filter, handle, cases=None, lane=None, mi=0, on_done=None):
+        """A kernel's cases in one worker (and the base revision's beside it): all of them, or a
+        lane's [(index, case)] on its GPU (lanes.py)."""
+        cases = list(enumerate(self.cases_of(m))) if cases is None else cases
+        device = lane.device if lane is not None else self.first_device
         names = [v["name"] for v in m.variants if not variant_filter or v["name"] in variant_filter]
         say(f"== {m.name} ({len(names)} variants, {len(cases)} cases) ==")
         if not cases:
             say(f"{m.name}: no {'ci_cases' if self.args.ci else 'cases'} in {m.path}")
         timeout = self.args.timeout_per_case or m.timeout_s
         bm = (self.base_manifests or {}).get(m.name)
-        base = WorkerHandle(bm, self.base_options()) if bm else None
+        base = self.worker_handle(bm, lane, base=True) if bm else None
         if self.base_manifests is not None and bm is None:
             say(f"{m.name}: the base revision has no such kernel: its cases are timed on the head alone")
         try:
             first = True
-            for case in cases:
+            for ci, case in cases:
+                lanes.set_case((mi, ci))
                 variants = [v for v in m.variants if v["name"] in names and matches(case.params, v.get("only"))]
                 if not variants:
                     continue
@@ -391,7 +498,9 @@ class Harness:
                     records = self.run_case(handle, m, case, vnames, timeout)
                 first = False
                 for v in variants:
-                    self.add_case(m, case, v["name"], records[v["name"]])
+                    self.add_case(m, case, v["name"], records[v["name"]], device=device)
+                if on_done:
+                    on_done((mi, ci))
                 self.write()
         finally:
             handle.stop()
@@ -513,7 +622,11 @@ class Harness:
         a 3 s warm-up left a 4 s variant 1 s for everything else)."""
         return timeout_s * n_variants + (0.0 if self.args.no_timing else self.args.first_warmup_s)
 
-    def add_case(self, m, case, variant, rec):
+    def add_case(self, m, case, variant, rec, device=None):
+        with self.lock:
+            self._add_case(m, case, variant, rec, device)
+
+    def _add_case(self, m, case, variant, rec, device):
         result = {"kernel": m.name, "variant": variant, "case": case.id, "params": case.params, "status": rec["status"]}
         for k in ("reason", "correctness", "timing", "paired", "work", "error"):
             if k in rec:
@@ -521,11 +634,15 @@ class Harness:
         if result["status"] == "ok" and "timing" not in result and not self.args.no_timing:
             result["status"] = "error"
             result["error"] = {"kind": "no-timing", "message": "verified but not timed"}
+        if device:
+            result["device"] = dict(device)
         tp = throughput(result)
         if tp:
             result["throughput"] = tp
         for d in case_diagnostics(result):
+            self.place(d)
             self.doc["diagnostics"].append(d)
+        self.place(result)
         self.doc["cases"].append(result)
         say(progress_line(result))
 
@@ -630,6 +747,8 @@ def parse_args(argv):
     p.add_argument("--no-interleave", action="store_true", help="time each variant on its own (warm-up, then samples) instead of round by round with the case's other variants")
     p.add_argument("--lead-in", choices=["spin", "sample", "none"], default="spin", help="what runs on the GPU just before each round's first timed sample, so that its start event does not wait on the host's launch: a short GPU spin (default), an untimed sample of the same variant, or nothing")
     p.add_argument("--tune-cache", help="folder where the kernels' host-side tuners keep their choices between runs (keyed on the tuner's source, the case and the GPU; kernels/common/tuning.py); the action passes one inside its build cache. Default: KERNELGATE_TUNE_CACHE, else a temporary folder shared by a paired run's two arms, else none")
+    p.add_argument("--gpus", default="all", help="the GPUs to measure on at once, one worker lane each, every case on one GPU (both arms of a paired case too): all visible CUDA devices (default), a count N (the first N), or positions in the visible list such as 0,1; the CPU is one lane (kernels/harness/lanes.py)")
+    p.add_argument("--balance", help="an earlier results document (the stored baseline): with several GPUs, cases are spread by their seconds in it, the ones it did not time by the size estimate")
     p.add_argument("--cases", help="a file of kernel/case ids, one a line: run only those cases (a shard's list, written by kernelgate run --shard i/n)")
     p.add_argument("--case-params", help="run only cases whose params include these, e.g. dtype=fp16,D=128,causal=false")
     p.add_argument("--fault", help="plant a fault, <kernel>.<variant>:<wrong|slow|nan> (same as KERNELGATE_FAULT)")
@@ -681,7 +800,7 @@ def main(argv=None):
             os.environ["KERNELGATE_TUNE_CACHE"] = tune_dir
     try:
         Harness(args).run()
-    except (ManifestError, faults.FaultSpecError) as e:
+    except (ManifestError, faults.FaultSpecError, lanes.GpuSpecError) as e:
         print(f"{PREFIX} error: {e}", file=sys.stderr, flush=True)
         return 2
     finally:

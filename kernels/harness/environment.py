@@ -64,9 +64,25 @@ def _nvcc_version():
     return m.group(1) if m else None
 
 
+def device_facts(props, pci_device_id=None):
+    """cases[].device of the GPU this worker sees (torch's device 0): name, model, UUID and PCI bus
+    id as nvidia-smi writes them; the parent adds the index the host numbers it by (lanes.py)."""
+    facts = {"name": props.name, "sku": model_of(props.name, pci_device_id)}
+    uuid = getattr(props, "uuid", None)
+    if uuid:
+        uuid = str(uuid)
+        facts["uuid"] = uuid if uuid.startswith(("GPU-", "MIG-")) else f"GPU-{uuid}"
+    try:
+        facts["pci_bus_id"] = f"{props.pci_domain_id:08X}:{props.pci_bus_id:02X}:{props.pci_device_id:02X}.0"
+    except AttributeError:  # a torch without PCI ids
+        pass
+    return facts
+
+
 def collect(device):
     """The schema's `environment` object (ceilings are added later by the parent), plus
-    `nvml_error` when NVML could not be read (the parent turns it into a diagnostic)."""
+    `nvml_error` when NVML could not be read (the parent turns it into a diagnostic) and `device`,
+    the GPU this worker sees (cases[].device; the parent takes both out)."""
     import torch
 
     libraries = {"python": platform.python_version(), "torch": torch.__version__}
@@ -80,6 +96,7 @@ def collect(device):
         env["cuda_toolkit_version"] = toolkit
     if device != "cuda":
         env["gpu"] = {"name": "none (CPU)", "sku": "none", "count": 0}
+        env["device"] = {"name": "cpu"}  # a lane of the fake-GPU test hook (lanes.py FAKE_ENV)
         return env
 
     props = torch.cuda.get_device_properties(0)
@@ -119,4 +136,5 @@ def collect(device):
         gpu["pci_device_id"] = pci_device_id
     gpu["sku"] = model_of(props.name, pci_device_id)
     env["gpu"] = gpu
+    env["device"] = device_facts(props, pci_device_id)
     return env
