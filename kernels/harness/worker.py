@@ -329,23 +329,8 @@ class Worker:
             ref = self.module.oracle(inputs, params)
             if ref0 is None:
                 ref0 = ref
-            before = fingerprint(inputs)
-            for v, run in list(runners.items()):
-                if records[v].get("status") == "error":
-                    continue
-                self.mark(v, f"verify seed {seed}")
-                try:
-                    check = self.check_once_or_free(run, inputs, params, ref, idx, seed, first=seed == seeds[0])
-                except Exception as e:
-                    records[v].update(status="error", error=_error("verify", e))
-                    check = None
-                written = changed_inputs(before, fingerprint(inputs))
-                if check is not None:
-                    check["inputs_written"] = written
-                    checks[v].append(check)
-                if written:
-                    # The next variant gets the inputs as they were made, not as this one left them.
-                    inputs = self.module.make_inputs(dict(params), seed, self.device)
+            remake = lambda seed=seed: self.module.make_inputs(dict(params), seed, self.device)  # noqa: E731
+            self.check_variants(runners, records, inputs, remake, ref, params, idx, seed, checks, first=seed == seeds[0])
             del inputs
         stress = self.verify_stress(params, idx, records, runners)
         tol = self.tolerance(params)
@@ -366,22 +351,32 @@ class Worker:
         out = {v: [] for v in runners}
         for name, inputs in (sets or {}).items():
             ref = self.module.oracle(inputs, params)
-            before = fingerprint(inputs)
-            for v, run in list(runners.items()):
-                if records[v].get("status") == "error":
-                    continue
-                self.mark(v, f"verify stress input {name}")
-                try:
-                    check = self.check_once_or_free(run, inputs, params, ref, idx, f"stress input {name}", first=False)
-                except Exception as e:
-                    records[v].update(status="error", error=_error("verify", e))
-                    continue
-                check["inputs_written"] = changed_inputs(before, fingerprint(inputs))
-                out[v].append(check)
-                if check["inputs_written"]:
-                    inputs = make(dict(params), self.device)[name]
+            remake = lambda name=name: make(dict(params), self.device)[name]  # noqa: E731
+            self.check_variants(runners, records, inputs, remake, ref, params, idx, f"stress input {name}", out, first=False)
             del inputs
         return out
+
+    def check_variants(self, runners, records, inputs, remake, ref, params, idx, seed, into, first):
+        """Every variant not yet in error checked on one input set (`seed`: the seed, or a stress
+        input's label), its check appended to into[variant]; a variant that wrote into the inputs
+        is named, and the next one gets them as they were made (remake())."""
+        before = fingerprint(inputs)
+        where = f"seed {seed}" if isinstance(seed, int) else seed
+        for v, run in list(runners.items()):
+            if records[v].get("status") == "error":
+                continue
+            self.mark(v, f"verify {where}")
+            try:
+                check = self.check_once_or_free(run, inputs, params, ref, idx, seed, first=first)
+            except Exception as e:
+                records[v].update(status="error", error=_error("verify", e))
+                check = None
+            written = changed_inputs(before, fingerprint(inputs))
+            if check is not None:
+                check["inputs_written"] = written
+                into[v].append(check)
+            if written:
+                inputs = remake()
 
     def tolerance(self, params):
         dtype = params.get("dtype")
