@@ -1,6 +1,7 @@
 // Section `environment` (partials/environment.md.mustache): the GPU, driver, libraries, ceilings.
 import { type Cell, fixed, table } from '../lib/index.js';
 import { stagesLine } from './builds.js';
+import { devicesTable } from './devices.js';
 import type { ReportInput } from './types.js';
 
 export function environmentView(input: ReportInput) {
@@ -35,5 +36,9 @@ export function environmentView(input: ReportInput) {
     add(`datasheet peak ${dtype} TFLOPS`, fixed(tflops, 1));
   }
   add('datasheet bandwidth GB/s', peaks?.gbps ?? c?.peak_gbps);
-  return { table: table(['fact', 'value'], rows, ['l', 'l']), stages: stagesLine(input.results) };
+  return {
+    table: table(['fact', 'value'], rows, ['l', 'l']),
+    stages: stagesLine(input.results),
+    devices: devicesTable(input.results) || undefined,
+  };
 }

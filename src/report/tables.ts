@@ -17,7 +17,19 @@ import {
   perfCells,
   trusted,
 } from './cells.js';
+import { deviceCell, manyHosts, severalDevices } from './devices.js';
 import type { ReportInput } from './types.js';
+
+/** The `GPU` column's header, alignment and cell of each case, when several GPUs measured the run. */
+function gpuColumn(input: ReportInput) {
+  if (!severalDevices(input.results)) return { header: [], align: [], cell: () => [] };
+  const hosts = manyHosts(input.results);
+  return {
+    header: ['GPU'],
+    align: ['l' as const],
+    cell: (c: CaseComparison): Cell[] => [deviceCell(c.current, hosts)],
+  };
+}
 
 /** Every case of a kernel: Δ and verdict beside the variant, one column per case axis, the rest after. */
 export function resultTable(
@@ -26,6 +38,7 @@ export function resultTable(
   measured: Map<string, MeasurementError>,
 ): string {
   const keys = axisKeys(cases);
+  const gpu = gpuColumn(input);
   const rows = cases.map((c): Cell[] => {
     const current = c.current;
     const tflops = current ? caseTflops(current) : undefined;
@@ -38,6 +51,7 @@ export function resultTable(
       delta,
       verdict,
       ...axisCells(c, keys),
+      ...gpu.cell(c),
       trusted(formatMs(c.medianMs)),
       trusted(c.iqrMs === undefined ? '' : formatMs(c.iqrMs)),
       trusted(
@@ -64,6 +78,7 @@ export function resultTable(
     input.comparison.paired ? 'Δ' : 'Δ vs baseline',
     'verdict',
     ...keys,
+    ...gpu.header,
     'median ms',
     'IQR ms',
     'TFLOPS',
@@ -79,6 +94,7 @@ export function resultTable(
     'r',
     'l',
     ...keys.map((): 'l' => 'l'),
+    ...gpu.align,
     'r',
     'r',
     'r',
@@ -100,6 +116,7 @@ export function changedTable(
   noteMax: number | undefined,
 ): string {
   const keys = axisKeys(cases);
+  const gpu = gpuColumn(input);
   const rows = cases.map((c): Cell[] => {
     const [delta, verdict, ci] = perfCells(c, input) as [Cell, Cell, Cell];
     const bad = c.correctness !== 'PASS' && c.correctness !== 'SKIPPED';
@@ -112,17 +129,20 @@ export function changedTable(
           ? trusted("⚠️ above the chip's peak")
           : verdict,
       ...axisCells(c, keys),
+      ...gpu.cell(c),
       trusted(c.medianMs === undefined ? '' : formatMs(c.medianMs)),
       trusted(c.baselineMedianMs === undefined ? '' : formatMs(c.baselineMedianMs)),
       ci,
       clip(noteOf(c, measured), noteMax),
     ];
   });
-  return table(['variant', 'Δ', 'verdict', ...keys, 'ms', 'base ms', 'CI of Δ', 'note'], rows, [
+  const header = ['variant', 'Δ', 'verdict', ...keys, ...gpu.header, 'ms', 'base ms', 'CI of Δ'];
+  return table([...header, 'note'], rows, [
     'l',
     'r',
     'l',
     ...keys.map((): 'l' => 'l'),
+    ...gpu.align,
     'r',
     'r',
     'r',
