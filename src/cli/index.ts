@@ -1,2 +1,11 @@
-// The command line (bundled to dist/cli.js; runs when it is the entry). The folder's only door.
-export * from './cli.js';
+// The command line (bundled to dist/cli.js; runs when it is the entry): one module per command
+// or group of commands, the list in cli.ts. The folder's only door.
+export { COMMANDS, runCli } from './cli.js';
+export {
+  EXIT_GATE_FAILED,
+  EXIT_PASS,
+  EXIT_USAGE,
+  PACKAGE_ROOT,
+  RECORDED_RUN,
+  type CliIo,
+} from './common.js';

@@ -1,0 +1,129 @@
+// `kernelgate adapt` and `bench`: other tools' benchmark output as results.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import {
+  ADAPTERS,
+  adaptFile,
+  fileAdapterFor,
+  resultsOf,
+  runBenchmarks,
+} from '../adapters/index.js';
+import { actionsExec } from '../lib/index.js';
+import { runDoctor } from '../measure/index.js';
+import { InputError, loadResults, validateResults } from '../results/index.js';
+import { UsageError } from './cli.js';
+import {
+  type Command,
+  configFrom,
+  EXIT_PASS,
+  judgeAndPrint,
+  onlyList,
+  reportKind,
+} from './common.js';
+
+/** The formats `adapt` reads: those whose adapter parses a file. */
+const FILE_FORMATS = ADAPTERS.filter((a) => a.kind === 'file')
+  .map((a) => a.format)
+  .join(', ');
+
+export const adapt: Command = async (args, io) => {
+  const { values } = parseArgs({
+    args,
+    options: {
+      format: { type: 'string' },
+      input: { type: 'string' },
+      kernel: { type: 'string' },
+      reference: { type: 'string' },
+      out: { type: 'string' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const adapter = values.format === undefined ? undefined : fileAdapterFor(values.format);
+  if (!adapter) {
+    throw new UsageError(
+      `--format must be one of ${FILE_FORMATS} (got ${values.format === undefined ? 'nothing' : JSON.stringify(values.format)})`,
+    );
+  }
+  if (values.input === undefined) {
+    throw new UsageError('--input is required: the file the tool wrote');
+  }
+  const kernel = values.kernel ?? adapter.format.replace(/-/g, '_');
+  if (!/^[a-z0-9_]+$/.test(kernel)) {
+    throw new UsageError(`--kernel takes lower case, digits and _ (got ${JSON.stringify(kernel)})`);
+  }
+  const adapted = adaptFile(adapter, resolve(io.cwd, values.input), {
+    kernel,
+    shown: values.input,
+    references: values.reference?.split(',').filter((r) => r !== '') ?? [],
+  });
+  const results = validateResults(
+    resultsOf([adapted], { command: `kernelgate adapt ${args.join(' ')}` }),
+    'the adapted results',
+  );
+  const text = `${JSON.stringify(results, null, 2)}\n`;
+  if (values.out === undefined) io.stdout(text);
+  else {
+    writeFileSync(resolve(io.cwd, values.out), text);
+    io.stderr(`${values.out}: ${results.cases.length} cases of ${kernel} (${adapter.title})\n`);
+  }
+  return EXIT_PASS;
+};
+
+export const bench: Command = async (args, io) => {
+  const { values } = parseArgs({
+    args,
+    options: {
+      config: { type: 'string' },
+      only: { type: 'string' },
+      'out-dir': { type: 'string', default: '.kernelgate/report' },
+      baseline: { type: 'string' },
+      'base-root': { type: 'string' },
+      'base-sha': { type: 'string' },
+      doctor: { type: 'boolean', default: false },
+      kind: { type: 'string', default: 'pr' },
+      out: { type: 'string' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const kind = reportKind(values.kind);
+  const config = configFrom(values.config, io.cwd);
+  const names = config.benchmarks.map((b) => b.name);
+  if (names.length === 0) {
+    throw new InputError(
+      `${config.configFile ?? 'kernelgate.yml'}: benchmarks is empty or absent, so there is nothing to run (docs/adapters.md)`,
+    );
+  }
+  const only = onlyList(values.only);
+  const unknown = only?.find((n) => !names.includes(n));
+  if (unknown !== undefined) {
+    throw new UsageError(
+      `--only names no benchmark of kernelgate.yml (got ${JSON.stringify(unknown)}; known: ${names.join(', ')})`,
+    );
+  }
+  const doctor = values.doctor
+    ? await runDoctor({ exec: actionsExec(), python: config.harness.python })
+    : undefined;
+  const baseRoot = values['base-root'];
+  const results = validateResults(
+    await runBenchmarks(config.benchmarks, {
+      root: config.rootDir,
+      ...(baseRoot !== undefined ? { baseRoot: resolve(io.cwd, baseRoot) } : {}),
+      ...(values['base-sha'] !== undefined ? { baseSha: values['base-sha'] } : {}),
+      ...(only !== undefined ? { only } : {}),
+      command: `kernelgate bench ${args.join(' ')}`.trim(),
+      ...(doctor ? { environment: doctor.environment, diagnostics: doctor.diagnostics } : {}),
+      log: (line) => io.stderr(`${line}\n`),
+    }),
+    'the benchmark results',
+  );
+  const outDir = resolve(io.cwd, values['out-dir']);
+  mkdirSync(outDir, { recursive: true });
+  const resultsPath = join(outDir, 'results.json');
+  writeFileSync(resultsPath, `${JSON.stringify(results, null, 2)}\n`);
+  io.stderr(`results: ${resultsPath}\n`);
+  const baseline = values.baseline ? loadResults(resolve(io.cwd, values.baseline)) : undefined;
+  return judgeAndPrint(results, baseline, config, kind, values.out, io);
+};

@@ -1,0 +1,135 @@
+// `kernelgate doctor`, `build` and `run`: the stages on this machine.
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { actionsExec } from '../lib/index.js';
+import { buildKernels, buildTargets, describeDoctor, runDoctor } from '../measure/index.js';
+import { fullRun, type FullRunOptions, storeBaseline } from '../pipeline/index.js';
+import { SHARD_BALANCE, type ShardBalance, shardedOptions } from '../shard/index.js';
+import { fileBaselineStore } from '../store/index.js';
+import { UsageError } from './cli.js';
+import {
+  type Command,
+  configFrom,
+  EXIT_GATE_FAILED,
+  EXIT_PASS,
+  judgeAndPrint,
+  onlyList,
+  PACKAGE_ROOT,
+  reportKind,
+  shardSpec,
+  terminalLog,
+} from './common.js';
+
+export const doctor: Command = async (args, io) => {
+  const { values } = parseArgs({
+    args,
+    options: { config: { type: 'string' } },
+    strict: true,
+    allowPositionals: false,
+  });
+  const config = configFrom(values.config, io.cwd);
+  const found = await runDoctor({ exec: actionsExec(), python: config.harness.python });
+  io.stdout(describeDoctor(found));
+  return found.diagnostics.some((d) => d.level === 'error') ? EXIT_GATE_FAILED : EXIT_PASS;
+};
+
+export const build: Command = async (args, io) => {
+  const { values } = parseArgs({
+    args,
+    options: {
+      config: { type: 'string' },
+      only: { type: 'string' },
+      'cache-dir': { type: 'string' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const config = configFrom(values.config, io.cwd);
+  const built = await buildKernels(buildTargets(config, onlyList(values.only)), {
+    exec: actionsExec(),
+    cacheDir: resolve(io.cwd, values['cache-dir'] ?? join(config.rootDir, '.kernelgate', 'build')),
+    python: config.harness.python,
+    log: (line) => io.stderr(`${line}\n`),
+  });
+  for (const d of built.diagnostics)
+    io.stdout(`${d.level}: ${d.message}${d.fix ? `\n  fix: ${d.fix}` : ''}\n`);
+  io.stdout(`builds: ${built.buildsJsonPath}\n`);
+  return built.records.every((r) => r.status === 'ok') ? EXIT_PASS : EXIT_GATE_FAILED;
+};
+
+export const run: Command = async (args, io) => {
+  const { values } = parseArgs({
+    args,
+    options: {
+      config: { type: 'string' },
+      only: { type: 'string' },
+      'out-dir': { type: 'string', default: '.kernelgate/report' },
+      baseline: { type: 'string' },
+      'baseline-dir': { type: 'string', default: '.kernelgate/baselines' },
+      branch: { type: 'string' },
+      base: { type: 'string' },
+      'base-sha': { type: 'string' },
+      'save-baseline': { type: 'boolean', default: false },
+      kind: { type: 'string', default: 'pr' },
+      out: { type: 'string' },
+      shard: { type: 'string' },
+      'shard-balance': { type: 'string', default: 'baseline' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const kind = reportKind(values.kind);
+  const shard = values.shard === undefined ? undefined : shardSpec(values.shard);
+  const balance = values['shard-balance'];
+  if (!(SHARD_BALANCE as readonly string[]).includes(balance)) {
+    throw new UsageError(
+      `--shard-balance must be ${SHARD_BALANCE.join(' or ')} (got ${JSON.stringify(balance)})`,
+    );
+  }
+  if (values['save-baseline'] && values.branch === undefined) {
+    throw new UsageError('--save-baseline needs --branch: baselines are stored per branch');
+  }
+  const config = configFrom(values.config, io.cwd);
+  const only = onlyList(values.only);
+  const runOptions: FullRunOptions = {
+    config,
+    workspace: config.rootDir,
+    harnessRoot: PACKAGE_ROOT,
+    outDir: resolve(io.cwd, values['out-dir']),
+    ...(only !== undefined ? { only } : {}),
+    run: { command: `kernelgate run ${args.join(' ')}`.trim() },
+    mode: values.base !== undefined ? 'pr' : 'push',
+    branch: values.branch,
+    baseBranch: values.base,
+    store: fileBaselineStore(resolve(io.cwd, values['baseline-dir'])),
+    baselinePath: values.baseline === undefined ? undefined : resolve(io.cwd, values.baseline),
+    saveBaseline: values['save-baseline'],
+    ...(values['base-sha'] !== undefined
+      ? { pairedBase: { sha: values['base-sha'], ...(values.base ? { ref: values.base } : {}) } }
+      : {}),
+  };
+  const log = terminalLog(io);
+  if (shard !== undefined) {
+    const sharded = shardedOptions(runOptions, shard, balance as ShardBalance, log);
+    const measured = sharded.finish(await fullRun(sharded.options, { exec: actionsExec(), log }));
+    io.stderr(
+      `shard ${shard.index}/${shard.count}: ${measured.results.cases.length} results: ${measured.resultsPath}\n` +
+        `join the shards with: kernelgate merge DIR... --shards ${shard.count}\n`,
+    );
+    return EXIT_PASS;
+  }
+  const measured = await fullRun(runOptions, { exec: actionsExec(), log });
+  io.stderr(`results: ${measured.resultsPath}\n`);
+  const status = judgeAndPrint(
+    measured.results,
+    measured.baseline?.results,
+    config,
+    kind,
+    values.out,
+    io,
+  );
+  const stored = storeBaseline(measured, status === EXIT_PASS ? 'pass' : 'fail', 'passing');
+  if (stored.saved) io.stderr(`stored as the newest baseline: ${stored.saved}\n`);
+  if (stored.note) io.stderr(`${stored.note}\n`);
+  return status;
+};
