@@ -21847,9 +21847,70 @@ var COMMENT_MAX_CHARS = GITHUB_COMMENT_LIMIT - COMMENT_MARGIN;
 var COMMENT_ROWS_PER_VARIANT = 10;
 var COMMENT_NOTE_CHARS = 140;
 
+// src/report/devices.ts
+function deviceKey(d) {
+  return JSON.stringify([d.host ?? "", d.uuid ?? "", d.index ?? "", d.name]);
+}
+function devicesOf(results) {
+  const seen = /* @__PURE__ */ new Map();
+  for (const c of results.cases) {
+    if (c.device && !seen.has(deviceKey(c.device))) seen.set(deviceKey(c.device), c.device);
+  }
+  return [...seen.values()];
+}
+function severalDevices(results) {
+  return devicesOf(results).length > 1;
+}
+function deviceLabel(d, hosts) {
+  if (!d) return "";
+  const which2 = d.index !== void 0 ? `GPU ${d.index}` : d.name;
+  return hosts && d.host ? `${d.host} ${which2}` : which2;
+}
+function manyHosts(results) {
+  return new Set(devicesOf(results).map((d) => d.host ?? "")).size > 1;
+}
+function deviceCell(current, hosts) {
+  return deviceLabel(current?.device, hosts);
+}
+function devicesTable(results) {
+  const devices = devicesOf(results);
+  if (devices.length < 2) return "";
+  const hosts = manyHosts(results);
+  const counts = /* @__PURE__ */ new Map();
+  for (const c of results.cases) {
+    if (c.device) counts.set(deviceKey(c.device), (counts.get(deviceKey(c.device)) ?? 0) + 1);
+  }
+  const rows = devices.map((d) => [
+    deviceLabel(d, hosts),
+    d.name,
+    d.sku ?? "",
+    d.uuid ?? "",
+    d.pci_bus_id ?? "",
+    String(counts.get(deviceKey(d)) ?? 0)
+  ]);
+  return table(["GPU", "name", "SKU", "UUID", "PCI bus", "case records"], rows, [
+    "l",
+    "l",
+    "l",
+    "l",
+    "l",
+    "r"
+  ]);
+}
+
 // src/report/tables.ts
+function gpuColumn(input) {
+  if (!severalDevices(input.results)) return { header: [], align: [], cell: () => [] };
+  const hosts = manyHosts(input.results);
+  return {
+    header: ["GPU"],
+    align: ["l"],
+    cell: (c) => [deviceCell(c.current, hosts)]
+  };
+}
 function resultTable(cases, input, measured) {
   const keys = axisKeys(cases);
+  const gpu = gpuColumn(input);
   const rows = cases.map((c) => {
     const current = c.current;
     const tflops = current ? caseTflops(current) : void 0;
@@ -21862,6 +21923,7 @@ function resultTable(cases, input, measured) {
       delta,
       verdict,
       ...axisCells(c, keys),
+      ...gpu.cell(c),
       trusted(formatMs(c.medianMs)),
       trusted(c.iqrMs === void 0 ? "" : formatMs(c.iqrMs)),
       trusted(
@@ -21884,6 +21946,7 @@ function resultTable(cases, input, measured) {
     input.comparison.paired ? "Δ" : "Δ vs baseline",
     "verdict",
     ...keys,
+    ...gpu.header,
     "median ms",
     "IQR ms",
     "TFLOPS",
@@ -21899,6 +21962,7 @@ function resultTable(cases, input, measured) {
     "r",
     "l",
     ...keys.map(() => "l"),
+    ...gpu.align,
     "r",
     "r",
     "r",
@@ -21913,6 +21977,7 @@ function resultTable(cases, input, measured) {
 }
 function changedTable(cases, input, measured, noteMax) {
   const keys = axisKeys(cases);
+  const gpu = gpuColumn(input);
   const rows = cases.map((c) => {
     const [delta, verdict, ci] = perfCells(c, input);
     const bad = c.correctness !== "PASS" && c.correctness !== "SKIPPED";
@@ -21921,17 +21986,20 @@ function changedTable(cases, input, measured, noteMax) {
       delta,
       bad ? correctnessCell(c) : measured.has(c.key) ? trusted("⚠️ above the chip's peak") : verdict,
       ...axisCells(c, keys),
+      ...gpu.cell(c),
       trusted(c.medianMs === void 0 ? "" : formatMs(c.medianMs)),
       trusted(c.baselineMedianMs === void 0 ? "" : formatMs(c.baselineMedianMs)),
       ci,
       clip(noteOf(c, measured), noteMax)
     ];
   });
-  return table(["variant", "Δ", "verdict", ...keys, "ms", "base ms", "CI of Δ", "note"], rows, [
+  const header = ["variant", "Δ", "verdict", ...keys, ...gpu.header, "ms", "base ms", "CI of Δ"];
+  return table([...header, "note"], rows, [
     "l",
     "r",
     "l",
     ...keys.map(() => "l"),
+    ...gpu.align,
     "r",
     "r",
     "r",
@@ -22059,7 +22127,11 @@ function environmentView(input) {
     add(`datasheet peak ${dtype} TFLOPS`, fixed(tflops, 1));
   }
   add("datasheet bandwidth GB/s", peaks?.gbps ?? c?.peak_gbps);
-  return { table: table(["fact", "value"], rows, ["l", "l"]), stages: stagesLine(input.results) };
+  return {
+    table: table(["fact", "value"], rows, ["l", "l"]),
+    stages: stagesLine(input.results),
+    devices: devicesTable(input.results) || void 0
+  };
 }
 
 // src/report/findings.ts

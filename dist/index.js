@@ -52528,137 +52528,8 @@ function createGitHubClient(options) {
 
 // src/publish/publish.ts
 import { join as join11 } from "node:path";
-var BODY_LIMIT_CHARS = 65536;
-var SUMMARY_LIMIT_BYTES = 1024 * 1024;
-var NIGHTLY_LABEL = "kernelgate-nightly";
-var DEFAULT_COMMENT_KEY = "default";
-var COMMENT_KEY_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
-var PAGE_SIZE = 100;
-var COUNT_NAMES = [
-  "failed",
-  "drift",
-  "slower",
-  "faster",
-  "ambiguous",
-  "new",
-  "missing"
-];
-function reportMarker(kind, key) {
-  return `<!-- kernelgate:${kind}:${key} -->`;
-}
-function checkCommentKey(key) {
-  if (!COMMENT_KEY_PATTERN.test(key)) {
-    throw new Error(
-      `Input 'comment-key' must be 1 to 64 letters, digits, '.', '_' or '-' (it goes into a hidden HTML marker), got '${key}'.`
-    );
-  }
-  return key;
-}
-async function publish(report, options, deps) {
-  checkCommentKey(options.commentKey);
-  const { fs: fs3, sink } = deps;
-  await fs3.mkdir(options.reportDir, { recursive: true });
-  const resultsPath = join11(options.reportDir, "results.json");
-  const reportPath = join11(options.reportDir, "report.md");
-  const verdictPath = join11(options.reportDir, "verdict.json");
-  await fs3.writeFile(resultsPath, JSON.stringify(report.results, null, 2) + "\n");
-  await fs3.writeFile(reportPath, report.full);
-  const verdict = { verdict: report.verdict, reasons: report.reasons, counts: report.counts };
-  await fs3.writeFile(verdictPath, JSON.stringify(verdict, null, 2) + "\n");
-  const summary3 = await writeSummary(report, reportPath, sink);
-  sink.setOutput("verdict", report.verdict);
-  for (const name of COUNT_NAMES) sink.setOutput(name, String(report.counts[name]));
-  sink.setOutput("report-path", reportPath);
-  sink.setOutput("results-path", resultsPath);
-  let url;
-  try {
-    url = await post(report, options, deps, reportPath);
-  } finally {
-    sink.setOutput("comment-url", url ?? "");
-  }
-  return { resultsPath, reportPath, verdictPath, summary: summary3, url };
-}
-async function writeSummary(report, reportPath, sink) {
-  const fullBytes = Buffer.byteLength(report.full, "utf8");
-  if (fullBytes <= SUMMARY_LIMIT_BYTES) {
-    await sink.appendSummary(report.full);
-    return "full";
-  }
-  sink.warning(
-    `The full report is ${fullBytes} bytes, over the job summary's limit of ${SUMMARY_LIMIT_BYTES} bytes per step: the summary shows the short report; the full one is in ${reportPath} (upload it as an artifact to keep it).`
-  );
-  await sink.appendSummary(report.comment);
-  return "short";
-}
-function splitRepository(repository) {
-  const [owner, repo, ...rest] = repository.split("/");
-  if (!owner || !repo || rest.length > 0) {
-    throw new Error(`GITHUB_REPOSITORY must look like 'owner/name', got '${repository}'.`);
-  }
-  return { owner, repo };
-}
-function withMarker(marker, comment) {
-  const body = `${marker}
-${comment}`;
-  if (body.length > BODY_LIMIT_CHARS) {
-    throw new Error(
-      `The short report is ${comment.length} characters; with its marker that is over GitHub's body limit of ${BODY_LIMIT_CHARS}. The renderer must keep it within commentBudgetChars() = ${BODY_LIMIT_CHARS - marker.length - 1}.`
-    );
-  }
-  return body;
-}
-async function post(report, options, deps, reportPath) {
-  if (!options.post || options.mode === "push") return void 0;
-  const where2 = options.mode === "pr" ? `the report comment on pull request #${options.prNumber ?? "?"}` : `the nightly report issue`;
-  if (!deps.client) {
-    deps.sink.warning(
-      `No token was given, so ${where2} was not written; the report is in the job summary and ${reportPath}.`
-    );
-    return void 0;
-  }
-  const repo = splitRepository(options.repository);
-  if (options.mode === "pr" && options.prNumber === void 0) {
-    throw new Error(
-      `Mode 'pr' needs a pull request number: the event payload has none; set the 'pr-number' input.`
-    );
-  }
-  try {
-    if (options.mode === "pr" && options.prNumber !== void 0) {
-      const issue3 = { ...repo, issue_number: options.prNumber };
-      return await upsertComment(deps.client, issue3, options.commentKey, report.comment, deps.sink);
-    }
-    const issue2 = await upsertNightlyIssue(
-      deps.client,
-      repo,
-      options.commentKey,
-      report.comment,
-      deps.sink
-    );
-    if (report.alert) {
-      await postAlert(
-        deps.client,
-        { ...repo, issue_number: issue2.number },
-        options.commentKey,
-        report.alert,
-        deps.sink
-      );
-    }
-    return issue2.url;
-  } catch (error2) {
-    if (isIntegrationForbidden(error2)) {
-      deps.sink.warning(
-        `Could not write ${where2}: GitHub answered 403 "Resource not accessible by integration", so this run's token is read-only. A pull_request event from a fork always gets a read-only token, and so does a workflow without 'permissions: pull-requests: write' and 'issues: write'. The report is in the job summary and ${reportPath}, and the gate's verdict still decides this step's status. To comment on pull requests from forks, measure in the pull_request workflow and publish from a workflow_run workflow (see docs/forks.md).`
-      );
-      return void 0;
-    }
-    throw new Error(
-      `Could not write ${where2}: ${describeGitHubError(error2).replace(/\.$/, "")}. The report is in the job summary and ${reportPath}.`,
-      {
-        cause: error2
-      }
-    );
-  }
-}
+
+// src/publish/sticky.ts
 function oldestFirst(items) {
   return [...items].sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id - b.id);
 }
@@ -52809,6 +52680,139 @@ async function closeDuplicates(client, repo, duplicates, sink) {
       state_reason: "duplicate"
     });
     sink.info(`Closed the duplicate nightly report issue #${duplicate.number}.`);
+  }
+}
+
+// src/publish/publish.ts
+var BODY_LIMIT_CHARS = 65536;
+var SUMMARY_LIMIT_BYTES = 1024 * 1024;
+var NIGHTLY_LABEL = "kernelgate-nightly";
+var DEFAULT_COMMENT_KEY = "default";
+var COMMENT_KEY_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+var PAGE_SIZE = 100;
+var COUNT_NAMES = [
+  "failed",
+  "drift",
+  "slower",
+  "faster",
+  "ambiguous",
+  "new",
+  "missing"
+];
+function reportMarker(kind, key) {
+  return `<!-- kernelgate:${kind}:${key} -->`;
+}
+function checkCommentKey(key) {
+  if (!COMMENT_KEY_PATTERN.test(key)) {
+    throw new Error(
+      `Input 'comment-key' must be 1 to 64 letters, digits, '.', '_' or '-' (it goes into a hidden HTML marker), got '${key}'.`
+    );
+  }
+  return key;
+}
+async function publish(report, options, deps) {
+  checkCommentKey(options.commentKey);
+  const { fs: fs3, sink } = deps;
+  await fs3.mkdir(options.reportDir, { recursive: true });
+  const resultsPath = join11(options.reportDir, "results.json");
+  const reportPath = join11(options.reportDir, "report.md");
+  const verdictPath = join11(options.reportDir, "verdict.json");
+  await fs3.writeFile(resultsPath, JSON.stringify(report.results, null, 2) + "\n");
+  await fs3.writeFile(reportPath, report.full);
+  const verdict = { verdict: report.verdict, reasons: report.reasons, counts: report.counts };
+  await fs3.writeFile(verdictPath, JSON.stringify(verdict, null, 2) + "\n");
+  const summary3 = await writeSummary(report, reportPath, sink);
+  sink.setOutput("verdict", report.verdict);
+  for (const name of COUNT_NAMES) sink.setOutput(name, String(report.counts[name]));
+  sink.setOutput("report-path", reportPath);
+  sink.setOutput("results-path", resultsPath);
+  let url;
+  try {
+    url = await post(report, options, deps, reportPath);
+  } finally {
+    sink.setOutput("comment-url", url ?? "");
+  }
+  return { resultsPath, reportPath, verdictPath, summary: summary3, url };
+}
+async function writeSummary(report, reportPath, sink) {
+  const fullBytes = Buffer.byteLength(report.full, "utf8");
+  if (fullBytes <= SUMMARY_LIMIT_BYTES) {
+    await sink.appendSummary(report.full);
+    return "full";
+  }
+  sink.warning(
+    `The full report is ${fullBytes} bytes, over the job summary's limit of ${SUMMARY_LIMIT_BYTES} bytes per step: the summary shows the short report; the full one is in ${reportPath} (upload it as an artifact to keep it).`
+  );
+  await sink.appendSummary(report.comment);
+  return "short";
+}
+function splitRepository(repository) {
+  const [owner, repo, ...rest] = repository.split("/");
+  if (!owner || !repo || rest.length > 0) {
+    throw new Error(`GITHUB_REPOSITORY must look like 'owner/name', got '${repository}'.`);
+  }
+  return { owner, repo };
+}
+function withMarker(marker, comment) {
+  const body = `${marker}
+${comment}`;
+  if (body.length > BODY_LIMIT_CHARS) {
+    throw new Error(
+      `The short report is ${comment.length} characters; with its marker that is over GitHub's body limit of ${BODY_LIMIT_CHARS}. The renderer must keep it within commentBudgetChars() = ${BODY_LIMIT_CHARS - marker.length - 1}.`
+    );
+  }
+  return body;
+}
+async function post(report, options, deps, reportPath) {
+  if (!options.post || options.mode === "push") return void 0;
+  const where2 = options.mode === "pr" ? `the report comment on pull request #${options.prNumber ?? "?"}` : `the nightly report issue`;
+  if (!deps.client) {
+    deps.sink.warning(
+      `No token was given, so ${where2} was not written; the report is in the job summary and ${reportPath}.`
+    );
+    return void 0;
+  }
+  const repo = splitRepository(options.repository);
+  if (options.mode === "pr" && options.prNumber === void 0) {
+    throw new Error(
+      `Mode 'pr' needs a pull request number: the event payload has none; set the 'pr-number' input.`
+    );
+  }
+  try {
+    if (options.mode === "pr" && options.prNumber !== void 0) {
+      const issue3 = { ...repo, issue_number: options.prNumber };
+      return await upsertComment(deps.client, issue3, options.commentKey, report.comment, deps.sink);
+    }
+    const issue2 = await upsertNightlyIssue(
+      deps.client,
+      repo,
+      options.commentKey,
+      report.comment,
+      deps.sink
+    );
+    if (report.alert) {
+      await postAlert(
+        deps.client,
+        { ...repo, issue_number: issue2.number },
+        options.commentKey,
+        report.alert,
+        deps.sink
+      );
+    }
+    return issue2.url;
+  } catch (error2) {
+    if (isIntegrationForbidden(error2)) {
+      deps.sink.warning(
+        `Could not write ${where2}: GitHub answered 403 "Resource not accessible by integration", so this run's token is read-only. A pull_request event from a fork always gets a read-only token, and so does a workflow without 'permissions: pull-requests: write' and 'issues: write'. The report is in the job summary and ${reportPath}, and the gate's verdict still decides this step's status. To comment on pull requests from forks, measure in the pull_request workflow and publish from a workflow_run workflow (see docs/forks.md).`
+      );
+      return void 0;
+    }
+    throw new Error(
+      `Could not write ${where2}: ${describeGitHubError(error2).replace(/\.$/, "")}. The report is in the job summary and ${reportPath}.`,
+      {
+        cause: error2
+      }
+    );
   }
 }
 

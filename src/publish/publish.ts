@@ -1,25 +1,25 @@
 // Publishes a rendered report: files on disk first (nothing is lost if GitHub fails), then the
 // job summary, the step outputs, and last the sticky PR comment or the nightly issue.
 import { join } from 'node:path';
-import type { GitHubClient } from './github.js';
-import {
-  describeGitHubError,
-  httpFailure,
-  isIntegrationForbidden,
-  lookBeforeRetrying,
-} from './github.js';
+import { describeGitHubError, type GitHubClient, isIntegrationForbidden } from './github.js';
+import { postAlert, upsertComment, upsertNightlyIssue } from './sticky.js';
 
 export const PUBLISH_MODES = ['pr', 'push', 'schedule'] as const;
+
 export type PublishMode = (typeof PUBLISH_MODES)[number];
 
 /** GitHub's limits: a comment or issue body, and the job summary of one step. */
 export const BODY_LIMIT_CHARS = 65_536;
+
 export const SUMMARY_LIMIT_BYTES = 1024 * 1024;
 
 export const NIGHTLY_LABEL = 'kernelgate-nightly';
+
 export const DEFAULT_COMMENT_KEY = 'default';
+
 const COMMENT_KEY_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
-const PAGE_SIZE = 100;
+
+export const PAGE_SIZE = 100;
 
 export const COUNT_NAMES = [
   'failed',
@@ -30,6 +30,7 @@ export const COUNT_NAMES = [
   'new',
   'missing',
 ] as const;
+
 export type CountName = (typeof COUNT_NAMES)[number];
 
 export interface PublishReport {
@@ -168,7 +169,7 @@ function splitRepository(repository: string): { owner: string; repo: string } {
   return { owner, repo };
 }
 
-function withMarker(marker: string, comment: string): string {
+export function withMarker(marker: string, comment: string): string {
   const body = `${marker}\n${comment}`;
   if (body.length > BODY_LIMIT_CHARS) {
     throw new Error(
@@ -241,246 +242,5 @@ async function post(
         cause: error,
       },
     );
-  }
-}
-
-interface Dated {
-  id: number;
-  created_at: string;
-}
-
-interface Authored extends Dated {
-  body?: string | null;
-  user?: { login: string; type?: string } | null;
-}
-
-function oldestFirst<T extends Dated>(items: T[]): T[] {
-  return [...items].sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id - b.id);
-}
-
-/**
- * The account this token writes as: a person's (a personal access token), or a GitHub App's bot
- * (an installation token: GITHUB_TOKEN, or a GitHub App's), which GitHub does not let read /user.
- */
-type Account = { login: string } | { app: true };
-
-async function tokenAccount(client: GitHubClient): Promise<Account> {
-  try {
-    return { login: (await client.rest.users.getAuthenticated()).data.login };
-  } catch (error) {
-    if (isIntegrationForbidden(error)) return { app: true };
-    throw error;
-  }
-}
-
-function writtenBy(account: Account, item: Authored): boolean {
-  return 'login' in account ? item.user?.login === account.login : item.user?.type === 'Bot';
-}
-
-function describeAccount(account: Account): string {
-  return 'login' in account
-    ? `'${account.login}'`
-    : 'a GitHub App, as for GITHUB_TOKEN or any app installation token';
-}
-
-/**
- * The comments or issues that carry the marker and were written by this token's account, oldest
- * first. One that carries it but was written by anyone else is never edited or deleted: a person
- * could have pasted the marker to have kernelgate's report appear under their name, or to have it
- * deleted. Each is named once in a warning.
- */
-function markedItems<T extends Authored>(
-  client: GitHubClient,
-  marker: string,
-  list: () => Promise<T[]>,
-  describe: (item: T) => string,
-  sink: OutputSink,
-): () => Promise<T[]> {
-  let account: Promise<Account> | undefined;
-  const warned = new Set<number>();
-  return async () => {
-    const marked = (await list()).filter((item) => (item.body ?? '').startsWith(marker));
-    if (marked.length === 0) return [];
-    account ??= tokenAccount(client);
-    const self = await account;
-    for (const item of marked) {
-      if (writtenBy(self, item) || warned.has(item.id)) continue;
-      warned.add(item.id);
-      sink.warning(
-        `${describe(item)}, by '${item.user?.login ?? 'a deleted account'}', starts with the marker ${marker} but ` +
-          `was not written by this token's account (${describeAccount(self)}); kernelgate neither edits nor deletes ` +
-          `it, and keeps its report in one of its own.`,
-      );
-    }
-    return oldestFirst(marked.filter((item) => writtenBy(self, item)));
-  };
-}
-
-async function upsertComment(
-  client: GitHubClient,
-  issue: { owner: string; repo: string; issue_number: number },
-  key: string,
-  comment: string,
-  sink: OutputSink,
-): Promise<string> {
-  const marker = reportMarker('report', key);
-  const body = withMarker(marker, comment);
-  const ours = markedItems(
-    client,
-    marker,
-    () => client.paginate(client.rest.issues.listComments, { ...issue, per_page: PAGE_SIZE }),
-    (c) => `Comment ${c.id} on pull request #${issue.issue_number}`,
-    sink,
-  );
-
-  let existing = await ours();
-  if (existing.length === 0) {
-    const created = await client.rest.issues.createComment({
-      ...issue,
-      body,
-      // A POST whose answer was lost may have created the comment: look for it before posting again.
-      ...lookBeforeRetrying(async () => (await ours()).find((c) => c.body === body)),
-    });
-    // Parallel jobs may have created theirs at the same moment: look again and keep one.
-    existing = await ours();
-    if (existing.length <= 1 || existing[0]?.id === created.data.id) {
-      await deleteDuplicates(client, issue, created.data, existing.slice(1), sink);
-      sink.info(`Created the report comment ${created.data.html_url}.`);
-      return created.data.html_url;
-    }
-  }
-  const [keep, ...duplicates] = existing;
-  if (!keep) throw new Error('unreachable: no comment to keep');
-  const updated = await client.rest.issues.updateComment({
-    owner: issue.owner,
-    repo: issue.repo,
-    comment_id: keep.id,
-    body,
-  });
-  await deleteDuplicates(client, issue, keep, duplicates, sink);
-  sink.info(`Updated the report comment ${updated.data.html_url}.`);
-  return updated.data.html_url;
-}
-
-/** Deletes this account's newer comments with the same marker (a race, a lost answer), keeping the oldest. */
-async function deleteDuplicates(
-  client: GitHubClient,
-  issue: { owner: string; repo: string },
-  keep: Dated,
-  duplicates: Dated[],
-  sink: OutputSink,
-): Promise<void> {
-  if (duplicates.length === 0) return;
-  for (const duplicate of duplicates) {
-    try {
-      await client.rest.issues.deleteComment({
-        owner: issue.owner,
-        repo: issue.repo,
-        comment_id: duplicate.id,
-      });
-    } catch (error) {
-      // Another job deleting the same duplicate first is the expected race, not a failure.
-      if (httpFailure(error)?.status !== 404) throw error;
-    }
-  }
-  const ids = duplicates.map((d) => d.id).join(', ');
-  sink.info(
-    `Found ${duplicates.length + 1} report comments of this token's account with the same marker: kept the ` +
-      `oldest, ${keep.id}, and deleted the newer ${duplicates.length === 1 ? 'one' : 'ones'}, ${ids}.`,
-  );
-}
-
-/**
- * Posts a nightly's alert as a new comment on its issue: the body was edited, which notifies
- * nobody, and a comment notifies the issue's subscribers. A POST whose answer was lost is looked
- * for before it is sent again, so a retry never posts the alert twice.
- */
-async function postAlert(
-  client: GitHubClient,
-  issue: { owner: string; repo: string; issue_number: number },
-  key: string,
-  alert: string,
-  sink: OutputSink,
-): Promise<void> {
-  const body = `${reportMarker('alert', key)}\n${alert}`;
-  const created = await client.rest.issues.createComment({
-    ...issue,
-    body,
-    ...lookBeforeRetrying(async () =>
-      (
-        await client.paginate(client.rest.issues.listComments, { ...issue, per_page: PAGE_SIZE })
-      ).find((c) => c.body === body),
-    ),
-  });
-  sink.info(`Posted the nightly's alert ${created.data.html_url}.`);
-}
-
-async function upsertNightlyIssue(
-  client: GitHubClient,
-  repo: { owner: string; repo: string },
-  key: string,
-  comment: string,
-  sink: OutputSink,
-): Promise<{ url: string; number: number }> {
-  const marker = reportMarker('nightly', key);
-  const body = withMarker(marker, comment);
-  const ours = markedItems(
-    client,
-    marker,
-    async () =>
-      (
-        await client.paginate(client.rest.issues.listForRepo, {
-          ...repo,
-          labels: NIGHTLY_LABEL,
-          state: 'open',
-          per_page: PAGE_SIZE,
-        })
-      ).filter((i) => i.pull_request === undefined),
-    (i) => `Issue #${i.number}`,
-    sink,
-  );
-
-  let existing = await ours();
-  if (existing.length === 0) {
-    const title =
-      key === DEFAULT_COMMENT_KEY
-        ? 'kernelgate nightly report'
-        : `kernelgate nightly report (${key})`;
-    const created = await client.rest.issues.create({
-      ...repo,
-      title,
-      body,
-      labels: [NIGHTLY_LABEL],
-      ...lookBeforeRetrying(async () => (await ours()).find((i) => i.body === body)),
-    });
-    existing = await ours();
-    if (existing.length <= 1 || existing[0]?.number === created.data.number) {
-      await closeDuplicates(client, repo, existing.slice(1), sink);
-      sink.info(`Created the nightly report issue ${created.data.html_url}.`);
-      return { url: created.data.html_url, number: created.data.number };
-    }
-  }
-  const [keep, ...duplicates] = existing;
-  if (!keep) throw new Error('unreachable: no issue to keep');
-  const updated = await client.rest.issues.update({ ...repo, issue_number: keep.number, body });
-  await closeDuplicates(client, repo, duplicates, sink);
-  sink.info(`Updated the nightly report issue ${updated.data.html_url}.`);
-  return { url: updated.data.html_url, number: updated.data.number };
-}
-
-async function closeDuplicates(
-  client: GitHubClient,
-  repo: { owner: string; repo: string },
-  duplicates: { number: number }[],
-  sink: OutputSink,
-): Promise<void> {
-  for (const duplicate of duplicates) {
-    await client.rest.issues.update({
-      ...repo,
-      issue_number: duplicate.number,
-      state: 'closed',
-      state_reason: 'duplicate',
-    });
-    sink.info(`Closed the duplicate nightly report issue #${duplicate.number}.`);
   }
 }
