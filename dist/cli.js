@@ -2988,7 +2988,7 @@ var require_compile = __commonJS({
       const schOrFunc = root.refs[ref];
       if (schOrFunc)
         return schOrFunc;
-      let _sch = resolve16.call(this, root, ref);
+      let _sch = resolve17.call(this, root, ref);
       if (_sch === void 0) {
         const schema = (_a = root.localRefs) === null || _a === void 0 ? void 0 : _a[ref];
         const { schemaId } = this.opts;
@@ -3015,7 +3015,7 @@ var require_compile = __commonJS({
     function sameSchemaEnv(s1, s2) {
       return s1.schema === s2.schema && s1.root === s2.root && s1.baseId === s2.baseId;
     }
-    function resolve16(root, ref) {
+    function resolve17(root, ref) {
       let sch;
       while (typeof (sch = this.refs[ref]) == "string")
         ref = sch;
@@ -3879,7 +3879,7 @@ var require_fast_uri = __commonJS({
       }
       return uri;
     }
-    function resolve16(baseURI, relativeURI, options) {
+    function resolve17(baseURI, relativeURI, options) {
       const schemelessOptions = options ? Object.assign({ scheme: "null" }, options) : { scheme: "null" };
       const {
         parsed: baseParsed,
@@ -3915,50 +3915,50 @@ var require_fast_uri = __commonJS({
       schemelessOptions.skipEscape = true;
       return serialize2(resolved, schemelessOptions);
     }
-    function resolveComponent(base, relative4, options, skipNormalization) {
+    function resolveComponent(base, relative7, options, skipNormalization) {
       const target = {};
       if (!skipNormalization) {
         base = parse6(serialize2(base, options), options);
-        relative4 = parse6(serialize2(relative4, options), options);
+        relative7 = parse6(serialize2(relative7, options), options);
       }
       options = options || {};
-      if (!options.tolerant && relative4.scheme) {
-        target.scheme = relative4.scheme;
-        target.userinfo = relative4.userinfo;
-        target.host = relative4.host;
-        target.port = relative4.port;
-        target.path = removeDotSegments(relative4.path || "");
-        target.query = relative4.query;
+      if (!options.tolerant && relative7.scheme) {
+        target.scheme = relative7.scheme;
+        target.userinfo = relative7.userinfo;
+        target.host = relative7.host;
+        target.port = relative7.port;
+        target.path = removeDotSegments(relative7.path || "");
+        target.query = relative7.query;
       } else {
-        if (relative4.userinfo !== void 0 || relative4.host !== void 0 || relative4.port !== void 0) {
-          target.userinfo = relative4.userinfo;
-          target.host = relative4.host;
-          target.port = relative4.port;
-          target.path = removeDotSegments(relative4.path || "");
-          target.query = relative4.query;
+        if (relative7.userinfo !== void 0 || relative7.host !== void 0 || relative7.port !== void 0) {
+          target.userinfo = relative7.userinfo;
+          target.host = relative7.host;
+          target.port = relative7.port;
+          target.path = removeDotSegments(relative7.path || "");
+          target.query = relative7.query;
         } else {
-          if (!relative4.path) {
+          if (!relative7.path) {
             target.path = base.path;
-            if (relative4.query !== void 0) {
-              target.query = relative4.query;
+            if (relative7.query !== void 0) {
+              target.query = relative7.query;
             } else {
               target.query = base.query;
             }
           } else {
-            if (relative4.path[0] === "/") {
-              target.path = removeDotSegments(relative4.path);
+            if (relative7.path[0] === "/") {
+              target.path = removeDotSegments(relative7.path);
             } else {
               const baseHasAuthority = base.userinfo !== void 0 || base.host !== void 0 || base.port !== void 0;
               if (baseHasAuthority && !base.path) {
-                target.path = "/" + relative4.path;
+                target.path = "/" + relative7.path;
               } else if (!base.path) {
-                target.path = relative4.path;
+                target.path = relative7.path;
               } else {
-                target.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative4.path;
+                target.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative7.path;
               }
               target.path = base.scheme === void 0 && !baseHasAuthority && target.path[0] !== "/" ? removeDotSegmentsRelative(target.path) : removeDotSegments(target.path);
             }
-            target.query = relative4.query;
+            target.query = relative7.query;
           }
           target.userinfo = base.userinfo;
           target.host = base.host;
@@ -3966,7 +3966,7 @@ var require_fast_uri = __commonJS({
         }
         target.scheme = base.scheme;
       }
-      target.fragment = relative4.fragment;
+      target.fragment = relative7.fragment;
       return target;
     }
     function equal(uriA, uriB, options) {
@@ -4270,7 +4270,7 @@ var require_fast_uri = __commonJS({
     var fastUri = {
       SCHEMES,
       normalize,
-      resolve: resolve16,
+      resolve: resolve17,
       resolveComponent,
       equal,
       serialize: serialize2,
@@ -14273,7 +14273,7 @@ var require_dist = __commonJS({
 });
 
 // src/cli/cli.ts
-import { realpathSync } from "node:fs";
+import { realpathSync as realpathSync2 } from "node:fs";
 import { fileURLToPath as fileURLToPath3 } from "node:url";
 
 // package.json
@@ -15214,11 +15214,11 @@ import * as fs from "fs";
 import * as path from "path";
 var __awaiter = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve16) {
-      resolve16(value);
+    return value instanceof P ? value : new P(function(resolve17) {
+      resolve17(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve16, reject) {
+  return new (P || (P = Promise))(function(resolve17, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -15234,7 +15234,7 @@ var __awaiter = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve16(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve17(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -15338,11 +15338,11 @@ function isUnixExecutable(stats) {
 // node_modules/@actions/io/lib/io.js
 var __awaiter2 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve16) {
-      resolve16(value);
+    return value instanceof P ? value : new P(function(resolve17) {
+      resolve17(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve16, reject) {
+  return new (P || (P = Promise))(function(resolve17, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -15358,7 +15358,7 @@ var __awaiter2 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve16(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve17(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -15432,11 +15432,11 @@ function findInPath(tool) {
 import { setTimeout as setTimeout2 } from "timers";
 var __awaiter3 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve16) {
-      resolve16(value);
+    return value instanceof P ? value : new P(function(resolve17) {
+      resolve17(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve16, reject) {
+  return new (P || (P = Promise))(function(resolve17, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -15452,7 +15452,7 @@ var __awaiter3 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve16(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve17(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -15671,7 +15671,7 @@ var ToolRunner = class extends events.EventEmitter {
         this.toolPath = path3.resolve(process.cwd(), this.options.cwd || process.cwd(), this.toolPath);
       }
       this.toolPath = yield which(this.toolPath, true);
-      return new Promise((resolve16, reject) => __awaiter3(this, void 0, void 0, function* () {
+      return new Promise((resolve17, reject) => __awaiter3(this, void 0, void 0, function* () {
         this._debug(`exec tool: ${this.toolPath}`);
         this._debug("arguments:");
         for (const arg of this.args) {
@@ -15754,7 +15754,7 @@ var ToolRunner = class extends events.EventEmitter {
           if (error) {
             reject(error);
           } else {
-            resolve16(exitCode);
+            resolve17(exitCode);
           }
         });
         if (this.options.input) {
@@ -15877,11 +15877,11 @@ var ExecState = class _ExecState extends events.EventEmitter {
 // node_modules/@actions/exec/lib/exec.js
 var __awaiter4 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve16) {
-      resolve16(value);
+    return value instanceof P ? value : new P(function(resolve17) {
+      resolve17(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve16, reject) {
+  return new (P || (P = Promise))(function(resolve17, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -15897,7 +15897,7 @@ var __awaiter4 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve16(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve17(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -16438,9 +16438,9 @@ function judgePerf(key, current, baseline, comparable, thresholdPct, config) {
       baselineMedianMs
     };
   }
-  const summary2 = baseline.timing;
-  if (base.length === 0 && summary2.median_ci_lo_ms !== void 0 && summary2.median_ci_hi_ms !== void 0 && cur.length >= MIN_SAMPLES_FOR_VERDICT && (baseline.timing.n_samples ?? 0) >= MIN_SAMPLES_FOR_VERDICT) {
-    return judgeAgainstSummary(key, cur, summary2, thresholdPct, config);
+  const summary3 = baseline.timing;
+  if (base.length === 0 && summary3.median_ci_lo_ms !== void 0 && summary3.median_ci_hi_ms !== void 0 && cur.length >= MIN_SAMPLES_FOR_VERDICT && (baseline.timing.n_samples ?? 0) >= MIN_SAMPLES_FOR_VERDICT) {
+    return judgeAgainstSummary(key, cur, summary3, thresholdPct, config);
   }
   if (cur.length < MIN_SAMPLES_FOR_VERDICT || base.length < MIN_SAMPLES_FOR_VERDICT) {
     const medianMs = cur.length ? spread(cur).medianMs : current.timing.median_ms;
@@ -17777,7 +17777,7 @@ function gate(comparison, tiers, results, config) {
 // src/config/config.ts
 var import_yaml2 = __toESM(require_dist(), 1);
 import { existsSync as existsSync7, readdirSync as readdirSync3, readFileSync as readFileSync4, statSync as statSync2 } from "node:fs";
-import { join as join8, relative as relative3, resolve as resolve5 } from "node:path";
+import { join as join8, relative as relative4, resolve as resolve5 } from "node:path";
 
 // schema/config.schema.json
 var config_schema_default = {
@@ -18226,18 +18226,18 @@ function timingFromSamples(samplesMs, method) {
     stop_reason: "max_samples"
   };
 }
-function summaryTiming(summary2) {
+function summaryTiming(summary3) {
   const ok = (x) => x !== void 0 && Number.isFinite(x) && x >= 0;
   return {
-    method: summary2.method,
+    method: summary3.method,
     samples_ms: [],
-    median_ms: summary2.medianMs,
-    ...ok(summary2.q1Ms) ? { q1_ms: summary2.q1Ms } : {},
-    ...ok(summary2.q3Ms) ? { q3_ms: summary2.q3Ms } : {},
-    ...ok(summary2.minMs) ? { min_ms: summary2.minMs } : {},
-    ...ok(summary2.meanMs) ? { mean_ms: summary2.meanMs } : {},
-    ...ok(summary2.relStd) ? { rel_std: summary2.relStd } : {},
-    n_samples: summary2.nSamples,
+    median_ms: summary3.medianMs,
+    ...ok(summary3.q1Ms) ? { q1_ms: summary3.q1Ms } : {},
+    ...ok(summary3.q3Ms) ? { q3_ms: summary3.q3Ms } : {},
+    ...ok(summary3.minMs) ? { min_ms: summary3.minMs } : {},
+    ...ok(summary3.meanMs) ? { mean_ms: summary3.meanMs } : {},
+    ...ok(summary3.relStd) ? { rel_std: summary3.relStd } : {},
+    n_samples: summary3.nSamples,
     stop_reason: "max_samples"
   };
 }
@@ -18312,7 +18312,7 @@ function isoUtc(text2) {
 // src/adapters/command.ts
 var TIME_UNITS = { s: 1e3, ms: 1, us: 1e-3, ns: 1e-6 };
 var RATE_UNITS = { tflops: 1e12, gflops: 1e9, gbps: 1e9 };
-var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve16) => {
+var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve17) => {
   const child2 = spawn2("bash", ["-c", command], {
     cwd,
     env: childEnv(),
@@ -18338,11 +18338,11 @@ var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve16) => {
   }, timeoutMs);
   child2.on("error", (err) => {
     clearTimeout(timer);
-    resolve16({ exitCode: 127, output: `${output}${err.message}`, timedOut });
+    resolve17({ exitCode: 127, output: `${output}${err.message}`, timedOut });
   });
   child2.on("close", (code) => {
     clearTimeout(timer);
-    resolve16({ exitCode: code, output, timedOut });
+    resolve17({ exitCode: code, output, timedOut });
   });
 });
 function shellQuote(value) {
@@ -18355,11 +18355,12 @@ function placeholders(template) {
   }
   return names;
 }
-function fillTemplate(template, params) {
+var BUILTIN_PLACEHOLDERS = ["case", "root"];
+function fillTemplate(template, params, root) {
   return template.replace(/\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name) => {
     if (whole === "{{") return "{";
     if (whole === "}}") return "}";
-    const value = name === "case" ? caseIdOf2(params) : params[name];
+    const value = name === "case" ? caseIdOf2(params) : name === "root" ? root : params[name];
     return value === void 0 ? whole : shellQuote(String(value));
   });
 }
@@ -18407,111 +18408,122 @@ function toMs(value, unit, work) {
 function tail(text2, lines = 20) {
   return text2.trimEnd().split(/\r?\n/).slice(-lines).join("\n");
 }
+var KEPT_OUTPUT_LINES = 400;
+async function runOnce(run2, arm, which2) {
+  if (arm.failure) return;
+  const { spec } = run2;
+  run2.log?.(`${run2.kernel}/${run2.label}: ${arm.command}${which2 === "base" ? " (base)" : ""}`);
+  const out = await run2.runner(arm.command, { cwd: arm.cwd, timeoutMs: spec.timeoutS * 1e3 });
+  const fail = (status, why) => {
+    const reason = status === "fail" ? why : `${arm.command}: ${why}`;
+    arm.failure = { status, reason, log: tail(out.output) };
+  };
+  if (out.timedOut) return fail("timeout", `exceeded ${spec.timeoutS} s`);
+  if (out.exitCode !== 0) return fail("error", `exit status ${String(out.exitCode)}`);
+  if (spec.check && !spec.check.test(out.output)) {
+    return fail(
+      "fail",
+      `the benchmark's own check failed: its output did not match /${spec.check.source}/`
+    );
+  }
+  const readings = readMetric(out.output, spec.metric);
+  if (readings.size === 0) {
+    return fail(
+      "error",
+      `no ${run2.source} in its output${out.output.trim() ? "" : " (it printed nothing)"}`
+    );
+  }
+  const reading = /* @__PURE__ */ new Map();
+  for (const [sub, values] of readings)
+    reading.set(sub, toMs(median(values), spec.metric.unit, run2.work));
+  arm.runs.push(reading);
+  arm.firstOutput ??= tail(out.output, KEPT_OUTPUT_LINES);
+}
+async function runArms(run2, head, base) {
+  if (base === void 0) {
+    for (let r = 0; r < run2.spec.repeat; r++) await runOnce(run2, head, "head");
+    return;
+  }
+  const blocks = Math.ceil(run2.spec.repeat / 2);
+  for (let b = 0; b < blocks; b++) {
+    await runOnce(run2, head, "head");
+    await runOnce(run2, base, "base");
+    await runOnce(run2, base, "base");
+    await runOnce(run2, head, "head");
+  }
+}
+function failedCase(base0, variant, head) {
+  const f = head.failure ?? {
+    status: "error",
+    reason: `${head.command}: no runs`,
+    log: ""
+  };
+  return {
+    result: {
+      ...base0,
+      variant,
+      status: f.status,
+      reason: f.reason,
+      ...f.status === "fail" ? {} : { error: { kind: "command", message: f.reason, ...f.log ? { log_tail: f.log } : {} } }
+    }
+  };
+}
 async function runCommands(kernel, spec, options) {
-  const runner = options.runner ?? shellRunner;
   const cases = [];
   const variants = [];
+  const outputs = [];
+  const addVariant = (v) => void (variants.includes(v) || variants.push(v));
   const source = spec.metric.regex ? `/${spec.metric.regex.source}/` : `JSON field ${String(spec.metric.json)}`;
   const method = `command: ${spec.metric.unit} from ${source}, one sample per run`;
   for (const [variantName, template] of Object.entries(spec.variants)) {
     for (const params of spec.cases) {
-      const command = fillTemplate(template, params);
-      const work = spec.workFor(params);
-      const once = async (cwd, arm) => {
-        if (arm.failure) return;
-        options.log?.(
-          `${kernel}/${variantName} ${caseIdOf2(params)}: ${command}${cwd === options.cwd ? "" : " (base)"}`
-        );
-        const out = await runner(command, { cwd, timeoutMs: spec.timeoutS * 1e3 });
-        if (out.timedOut) {
-          arm.failure = {
-            status: "timeout",
-            reason: `exceeded ${spec.timeoutS} s`,
-            log: tail(out.output)
-          };
-          return;
-        }
-        if (out.exitCode !== 0) {
-          arm.failure = {
-            status: "error",
-            reason: `exit status ${String(out.exitCode)}`,
-            log: tail(out.output)
-          };
-          return;
-        }
-        if (spec.check && !spec.check.test(out.output)) {
-          arm.failure = {
-            status: "fail",
-            reason: `the benchmark's own check failed: its output did not match /${spec.check.source}/`,
-            log: tail(out.output)
-          };
-          return;
-        }
-        const readings = readMetric(out.output, spec.metric);
-        if (readings.size === 0) {
-          arm.failure = {
-            status: "error",
-            reason: `no ${source} in its output`,
-            log: tail(out.output)
-          };
-          return;
-        }
-        const run2 = /* @__PURE__ */ new Map();
-        for (const [sub, values] of readings)
-          run2.set(sub, toMs(median(values), spec.metric.unit, work));
-        arm.runs.push(run2);
+      const run2 = {
+        kernel,
+        label: `${variantName} ${caseIdOf2(params)}`,
+        spec,
+        work: spec.workFor(params),
+        source,
+        runner: options.runner ?? shellRunner,
+        ...options.log ? { log: options.log } : {}
       };
-      const head = { runs: [] };
-      const base = options.baseCwd === void 0 ? void 0 : { runs: [] };
-      if (base === void 0) {
-        for (let r = 0; r < spec.repeat; r++) await once(options.cwd, head);
-      } else {
-        const blocks = Math.ceil(spec.repeat / 2);
-        for (let b = 0; b < blocks; b++) {
-          await once(options.cwd, head);
-          await once(options.baseCwd, base);
-          await once(options.baseCwd, base);
-          await once(options.cwd, head);
-        }
-      }
+      const arm = (cwd, root) => ({
+        command: fillTemplate(template, params, root),
+        cwd,
+        runs: []
+      });
+      const head = arm(options.cwd, options.root);
+      const base = options.baseCwd === void 0 ? void 0 : arm(options.baseCwd, options.baseRoot);
+      await runArms(run2, head, base);
+      const text2 = head.firstOutput ?? head.failure?.log;
+      if (text2) outputs.push({ variant: variantName, case: caseIdOf2(params), text: text2 });
       const subs = /* @__PURE__ */ new Set();
-      for (const run2 of head.runs) for (const sub of run2.keys()) subs.add(sub);
+      for (const r of head.runs) for (const sub of r.keys()) subs.add(sub);
       const base0 = { kernel, case: caseIdOf2(params), params };
       if (head.failure || subs.size === 0) {
-        const f = head.failure ?? { status: "error", reason: "no runs", log: "" };
-        if (!variants.includes(variantName)) variants.push(variantName);
-        cases.push({
-          result: {
-            ...base0,
-            variant: variantName,
-            status: f.status,
-            reason: f.reason,
-            ...f.status === "fail" ? {} : { error: { kind: "command", message: f.reason, log_tail: f.log } }
-          }
-        });
+        addVariant(variantName);
+        cases.push(failedCase(base0, variantName, head));
         continue;
       }
       for (const sub of subs) {
         const variant = sub === "" ? variantName : `${variantName}:${sub}`;
-        if (!variants.includes(variant)) variants.push(variant);
-        const samples = head.runs.map((run2) => run2.get(sub)).filter((x) => x !== void 0);
-        const timing = timingFromSamples(samples, method);
+        addVariant(variant);
+        const samples = head.runs.map((r) => r.get(sub)).filter((x) => x !== void 0);
         const paired = base ? pairedOf(head, base, sub, method) : void 0;
         cases.push({
           result: {
             ...base0,
             variant,
             status: "ok",
-            timing,
+            timing: timingFromSamples(samples, method),
             ...spec.check ? { correctness: selfCheck(spec.check, head.runs.length) } : {},
             ...paired ? { paired } : {}
           },
-          work
+          work: run2.work
         });
       }
     }
   }
-  return { cases, variants };
+  return { cases, variants, outputs };
 }
 function selfCheck(check, runs) {
   return {
@@ -18893,8 +18905,8 @@ function parse2({ text: text2, file, kernel, readSidecar }) {
 function mul(x, k) {
   return x === void 0 ? void 0 : x * k;
 }
-function readSamples(summary2, readSidecar, at, diagnostics, kernel) {
-  const filename = summary2.values.get("filename");
+function readSamples(summary3, readSidecar, at, diagnostics, kernel) {
+  const filename = summary3.values.get("filename");
   if (typeof filename !== "string" || readSidecar === void 0) return void 0;
   let bytes;
   try {
@@ -19248,6 +19260,17 @@ function benchmarksFromRaw(raw, root, kernelNames) {
   });
   return { benchmarks, problems };
 }
+function reservedParams(cases, at, problems) {
+  cases.forEach((c, j) => {
+    for (const name of BUILTIN_PLACEHOLDERS) {
+      if (c[name] === void 0) continue;
+      const what = name === "root" ? "the checkout's root (the head's, or the base revision's)" : "the case's id";
+      problems.push(
+        `${at}.cases[${j}].${name} is reserved: {${name}} is ${what} (got ${showValue(c[name])})`
+      );
+    }
+  });
+}
 function commandFromRaw(b, at, work, problems) {
   if (b.variants === void 0) {
     problems.push(`${at}.variants is required for format "command" (got nothing)`);
@@ -19278,11 +19301,12 @@ function commandFromRaw(b, at, work, problems) {
     }
   }
   const check = b.check ? compileRegex(b.check.regex, `${at}.check.regex`, problems) : void 0;
+  reservedParams(cases, at, problems);
   const used = /* @__PURE__ */ new Set();
   for (const [variant, template] of Object.entries(b.variants)) {
     for (const name of placeholders(template)) {
       used.add(name);
-      if (name === "case") continue;
+      if (BUILTIN_PLACEHOLDERS.includes(name)) continue;
       const missing = cases.findIndex((c) => c[name] === void 0);
       if (missing >= 0) {
         problems.push(
@@ -19354,7 +19378,7 @@ function annotateAdapted(comparison, results) {
 
 // src/adapters/run.ts
 import { existsSync as existsSync6, readFileSync as readFileSync3 } from "node:fs";
-import { dirname as dirname4, isAbsolute, join as join7, resolve as resolve4 } from "node:path";
+import { dirname as dirname4, isAbsolute, join as join7, relative as relative3, resolve as resolve4 } from "node:path";
 var ADAPTERS_HARNESS = "kernelgate adapters 0.1.0";
 function finishKernel(adapter, kernel, adapted, options = {}) {
   const cases = adapted.cases.map(({ result, work }) => {
@@ -19440,6 +19464,54 @@ function resultsOf(kernels, options = {}) {
     cases: kernels.flatMap((k) => k.cases)
   };
 }
+var TAIL_LINES = 20;
+function lastLines(output) {
+  return output.trimEnd().split(/\r?\n/).slice(-TAIL_LINES).join("\n");
+}
+function whereShown(bench2) {
+  return bench2.cwdRelative === "." ? "the repository root" : bench2.cwdRelative;
+}
+async function runCommandBenchmark(adapter, bench2, options, common) {
+  const spec = bench2.command;
+  if (!spec) throw new InputError(`benchmarks: ${bench2.name} has no command settings`);
+  const baseCwd = options.baseRoot === void 0 ? void 0 : resolve4(options.baseRoot, bench2.cwdRelative);
+  const paired = baseCwd !== void 0 && existsSync6(baseCwd);
+  if (baseCwd !== void 0 && !paired) {
+    options.log?.(
+      `${bench2.name}: not paired: the base revision has no ${bench2.cwdRelative} (its commands run in the head only)`
+    );
+  }
+  const ran = await runCommands(
+    bench2.name,
+    { ...spec, timeoutS: bench2.timeoutS, workFor: (params) => workOf(bench2.work, params) },
+    {
+      cwd: bench2.cwd,
+      root: options.root,
+      ...paired ? { baseCwd, baseRoot: options.baseRoot } : {},
+      runner: options.runner ?? shellRunner,
+      ...options.log ? { log: options.log } : {}
+    }
+  );
+  const diagnostics = ran.cases.map((c) => c.result).filter((c) => c.status === "error" || c.status === "timeout").map((c) => ({
+    level: "error",
+    code: "adapter.command_failed",
+    message: `benchmark ${bench2.name} (${c.variant} ${c.case}, in ${whereShown(bench2)}): ${c.reason ?? c.status}` + (c.error?.log_tail ? `. Last lines:
+${c.error.log_tail}` : ". It printed nothing."),
+    fix: `run the command by hand in ${whereShown(bench2)}; metric must match what it prints`,
+    source: `kernel:${bench2.name}`,
+    kernel: bench2.name,
+    variant: c.variant
+  }));
+  return {
+    ...finishKernel(
+      adapter,
+      bench2.name,
+      { cases: ran.cases, variants: ran.variants, run: {}, diagnostics },
+      common
+    ),
+    outputs: ran.outputs
+  };
+}
 async function runBenchmark(bench2, options) {
   const adapter = adapterFor(bench2.format);
   if (!adapter) throw new InputError(`benchmarks: unknown format ${JSON.stringify(bench2.format)}`);
@@ -19448,32 +19520,14 @@ async function runBenchmark(bench2, options) {
     references: bench2.references,
     ...bench2.description !== void 0 ? { description: bench2.description } : {}
   };
+  if (adapter.kind === "command") return runCommandBenchmark(adapter, bench2, options, common);
   const runner = options.runner ?? shellRunner;
-  if (adapter.kind === "command") {
-    const spec = bench2.command;
-    if (!spec) throw new InputError(`benchmarks: ${bench2.name} has no command settings`);
-    const baseCwd = options.baseRoot === void 0 ? void 0 : resolve4(options.baseRoot, bench2.cwdRelative);
-    const ran = await runCommands(
-      bench2.name,
-      { ...spec, timeoutS: bench2.timeoutS, workFor: (params) => workOf(bench2.work, params) },
-      {
-        cwd: bench2.cwd,
-        ...baseCwd !== void 0 && existsSync6(baseCwd) ? { baseCwd } : {},
-        runner,
-        ...options.log ? { log: options.log } : {}
-      }
-    );
-    return finishKernel(
-      adapter,
-      bench2.name,
-      { cases: ran.cases, variants: ran.variants, run: {}, diagnostics: [] },
-      common
-    );
-  }
   const output = bench2.output;
+  let printed = "";
   if (bench2.run !== void 0) {
     options.log?.(`${bench2.name}: ${bench2.run}`);
     const out = await runner(bench2.run, { cwd: bench2.cwd, timeoutMs: bench2.timeoutS * 1e3 });
+    printed = out.output;
     if (out.timedOut || out.exitCode !== 0) {
       return failedBenchmark(
         adapter,
@@ -19483,14 +19537,36 @@ async function runBenchmark(bench2, options) {
       );
     }
   }
+  const shown = relativeShown(options.root, output);
   if (!existsSync6(output)) {
-    return failedBenchmark(adapter, bench2, `it wrote no ${output}`, "");
+    const why = bench2.run !== void 0 ? `it wrote no ${shown}` : `there is no ${shown} (no run command: an earlier step must write it)`;
+    return failedBenchmark(adapter, bench2, why, printed);
   }
-  return adaptFile(adapter, output, { kernel: bench2.name, ...common });
+  let adapted;
+  try {
+    adapted = adaptFile(adapter, output, { kernel: bench2.name, shown, ...common });
+  } catch (error) {
+    if (!(error instanceof InputError)) throw error;
+    return failedBenchmark(
+      adapter,
+      bench2,
+      `its output is not ${adapter.title}: ${error.message}`,
+      printed
+    );
+  }
+  if (adapted.cases.length === 0) {
+    return failedBenchmark(adapter, bench2, `${shown} holds no benchmark`, printed);
+  }
+  const text2 = lastLines(printed);
+  return text2 ? { ...adapted, outputs: [{ variant: bench2.format, case: "run", text: text2 }] } : adapted;
+}
+function relativeShown(root, path9) {
+  const rel = relative3(root, path9);
+  return rel === "" || rel.startsWith("..") || isAbsolute(rel) ? path9 : rel;
 }
 function failedBenchmark(adapter, bench2, why, output) {
-  const message = `${bench2.run ?? bench2.format}: ${why}`;
-  const logTail = output.trimEnd().split(/\r?\n/).slice(-20).join("\n");
+  const message = bench2.run !== void 0 ? `${bench2.run}: ${why}` : why;
+  const logTail = lastLines(output);
   return finishKernel(
     adapter,
     bench2.name,
@@ -19518,8 +19594,9 @@ function failedBenchmark(adapter, bench2, why, output) {
         {
           level: "error",
           code: "adapter.run_failed",
-          message: `benchmark ${bench2.name}: ${message}`,
-          fix: "run the command by hand in its folder; kernelgate judges what it writes",
+          message: `benchmark ${bench2.name} (in ${whereShown(bench2)}): ${message}` + (logTail ? `. Last lines:
+${logTail}` : ""),
+          fix: `run the command by hand in ${whereShown(bench2)}; kernelgate judges what it writes`,
           source: `kernel:${bench2.name}`,
           kernel: bench2.name
         }
@@ -19732,7 +19809,7 @@ function readText(path9, shown) {
 function loadConfig(rootDir, opts = {}) {
   const root = resolve5(rootDir);
   const configPath = opts.configFile ? resolve5(opts.configFile) : join8(root, CONFIG_FILE_NAME);
-  const shownConfig = relative3(root, configPath) || CONFIG_FILE_NAME;
+  const shownConfig = relative4(root, configPath) || CONFIG_FILE_NAME;
   let raw = {};
   let configFile;
   if (existsSync7(configPath)) {
@@ -19834,7 +19911,7 @@ function loadKernels(root, kernelsPath) {
   for (const folder of folders) {
     const manifestPath = join8(kernelsPath, folder, "kernel.yml");
     if (!existsSync7(manifestPath)) continue;
-    const shown = relative3(root, manifestPath);
+    const shown = relative4(root, manifestPath);
     const data = parseYaml(readText(manifestPath, shown), shown);
     const { kernel: validate2 } = getValidators();
     if (!validate2(data)) throw problemsError(shown, formatAjvErrors(validate2.errors ?? []));
@@ -20823,7 +20900,7 @@ var KERNELGATE_VERSION = package_default.version;
 // src/history/dashboard-cli.ts
 import { mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync as writeFileSync7 } from "node:fs";
 import { tmpdir as tmpdir2 } from "node:os";
-import { join as join14, resolve as resolve8 } from "node:path";
+import { join as join15, resolve as resolve9 } from "node:path";
 import { parseArgs as parseArgs2 } from "node:util";
 
 // src/report/digest.ts
@@ -21794,7 +21871,7 @@ function outcomeText(input, changes) {
     }
     return parts;
   };
-  const join19 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
+  const join20 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
   if (outcome === "fail") {
     const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
     const parts = [...shardTitleParts(input.results), ...say(kinds)];
@@ -21806,13 +21883,13 @@ function outcomeText(input, changes) {
       }
     }
     const n = input.gate.reasons.length;
-    return `❌ fail: ${parts.length ? join19(parts) : plural(n, "reason")}`;
+    return `❌ fail: ${parts.length ? join20(parts) : plural(n, "reason")}`;
   }
-  if (outcome === "regression") return `⚠️ regression: ${join19(say(["slower"]))}`;
+  if (outcome === "regression") return `⚠️ regression: ${join20(say(["slower"]))}`;
   const faster = say(["faster"]);
   const moved = changes.changed.filter((v) => v.changed.some(isControl));
   const control = moved.length ? ` (the A/A control ${moved.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
-  if (faster.length) return `✅ pass: ${join19(faster)}${control}`;
+  if (faster.length) return `✅ pass: ${join20(faster)}${control}`;
   if (!changes.judged) return "✅ pass";
   return `✅ pass: ${moved.length ? "no candidate" : "no case"} slower or faster${control}`;
 }
@@ -23791,6 +23868,206 @@ function summary(record) {
   if (failedChecks > 0)
     parts.push(`${failedChecks} expectation${failedChecks === 1 ? "" : "s"} FAILED`);
   return parts.join("; ");
+}
+
+// src/measure/doctor/checks-benchmarks.ts
+import { closeSync, openSync, readSync, realpathSync, statSync as statSync3 } from "node:fs";
+import { basename as basename3, isAbsolute as isAbsolute2, relative as relative5, resolve as resolve6 } from "node:path";
+
+// src/measure/doctor/versions.ts
+var MIN_DRIVER_FOR_CUDA = [
+  ["13.1", "590.44.01"],
+  ["13.0", "580.65.06"],
+  ["12.9", "575.51.03"],
+  ["12.8", "570.26"],
+  ["12.6", "560.28.03"],
+  ["12.5", "555.42.02"],
+  ["12.4", "550.54.14"],
+  ["12.3", "545.23.06"],
+  ["12.2", "535.54.03"],
+  ["12.1", "530.30.02"],
+  ["12.0", "525.60.13"],
+  ["11.8", "520.61.05"]
+];
+function compareVersions(a, b) {
+  const pa = a.split(".").map(Number);
+  const pb = b.split(".").map(Number);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+function majorMinor(version) {
+  return version.split(".").slice(0, 2).join(".");
+}
+function cudaForDriver(driverVersion) {
+  return MIN_DRIVER_FOR_CUDA.find(([, min]) => compareVersions(driverVersion, min) >= 0)?.[0];
+}
+function minDriverFor(cuda) {
+  return MIN_DRIVER_FOR_CUDA.find(([release]) => release === majorMinor(cuda))?.[1];
+}
+function libcudaVersionIn(entries) {
+  for (const entry of entries) {
+    const m = /^libcuda\.so\.(\d+\.\d+(?:\.\d+)?)$/.exec(entry);
+    if (m?.[1]) return m[1];
+  }
+  return void 0;
+}
+function cudnnVersion(code) {
+  if (code >= 1e4)
+    return `${Math.floor(code / 1e4)}.${Math.floor(code % 1e4 / 100)}.${code % 100}`;
+  return `${Math.floor(code / 1e3)}.${Math.floor(code % 1e3 / 100)}.${code % 100}`;
+}
+
+// src/measure/doctor/checks-benchmarks.ts
+var ELF_MAGIC = Buffer.from([127, 69, 76, 70]);
+var MAX_SCAN_BYTES = 1 << 30;
+var TOOLKIT_NOTE = /Cuda compilation tools, release (\d+\.\d+), V(\d+\.\d+(?:\.\d+)?)/;
+var STATIC_CUDART = "libcudart_static";
+function readHead(path9, bytes) {
+  const fd = openSync(path9, "r");
+  try {
+    const buf = Buffer.alloc(bytes);
+    const n = readSync(fd, buf, 0, bytes, 0);
+    return buf.subarray(0, n);
+  } finally {
+    closeSync(fd);
+  }
+}
+function isElf(path9) {
+  try {
+    return statSync3(path9).isFile() && readHead(path9, 4).equals(ELF_MAGIC);
+  } catch {
+    return false;
+  }
+}
+function commandBinaries(command, cwd) {
+  const words = command.split(/[\s;&|()<>]+/).map((w) => w.replace(/^['"]|['"]$/g, "")).filter((w) => w.includes("/") && !w.startsWith("-") && !w.includes("="));
+  const found = [];
+  for (const word of words) {
+    const path9 = isAbsolute2(word) ? word : resolve6(cwd, word);
+    if (!found.includes(path9) && isElf(path9)) found.push(path9);
+  }
+  return found;
+}
+function linkedRuntime(lddOutput) {
+  const m = /^\s*(libcudart\.so\.(\d+))\s+=>\s+(\S+)/m.exec(lddOutput);
+  if (!m?.[1] || !m[2] || !m[3] || m[3] === "not") return void 0;
+  let real = m[3];
+  try {
+    real = realpathSync(m[3]);
+  } catch {
+  }
+  const full = /^libcudart\.so\.(\d+\.\d+(?:\.\d+)?)$/.exec(basename3(real))?.[1];
+  const via = real === m[3] ? `${m[1]} → ${m[3]}` : `${m[1]} → ${real}`;
+  return { version: full ?? m[2], via };
+}
+function staticRuntime(path9) {
+  const size = statSync3(path9).size;
+  if (size > MAX_SCAN_BYTES) return void 0;
+  const text2 = readHead(path9, size).toString("latin1");
+  if (!text2.includes(STATIC_CUDART)) return void 0;
+  const m = TOOLKIT_NOTE.exec(text2);
+  if (!m?.[2]) return void 0;
+  return { version: m[2], via: `static libcudart, linked by CUDA ${m[2]}'s nvcc` };
+}
+async function binaryRuntime(path9, exec2) {
+  const ldd = await exec2.run("ldd", [path9]).catch(() => void 0);
+  const linked = ldd && ldd.exitCode === 0 ? linkedRuntime(ldd.stdout) : void 0;
+  return linked ?? staticRuntime(path9);
+}
+function commandsOf(bench2, root) {
+  if (bench2.command) {
+    const params = bench2.command.cases[0] ?? {};
+    return Object.values(bench2.command.variants).map((t) => fillTemplate(t, params, root));
+  }
+  return bench2.run !== void 0 ? [bench2.run] : [];
+}
+function runtimeDiagnostic(bench2, shown, runtime, environment) {
+  const driverCuda = environment.driver_cuda_version;
+  const driver = environment.driver_version ?? "of this machine";
+  if (driverCuda === void 0) return void 0;
+  const needs = majorMinor(
+    runtime.version.includes(".") ? runtime.version : `${runtime.version}.0`
+  );
+  if (compareVersions(needs, driverCuda) <= 0) return void 0;
+  const minDriver = minDriverFor(needs);
+  const compat = environment.libraries?.["cuda_compat"];
+  const sameMajor = needs.split(".")[0] === driverCuda.split(".")[0];
+  const how = compat ? `It can run only through the forward-compat libcuda ${compat} in LD_LIBRARY_PATH, and seed 000's CUTLASS Example 88 did so at 0.02 TFLOPS: a binary that starts is no proof that its fast path runs.` : sameMajor ? "It runs through minor-version compatibility: its machine code works, but PTX it carries cannot be JIT-compiled and newer features fall back or fail." : 'Its CUDA calls fail with "CUDA driver version is insufficient for CUDA runtime version"; a benchmark that catches the error may go on and print numbers from a slow or empty path.';
+  return {
+    level: compat || sameMajor ? "warning" : "error",
+    code: "benchmark.cuda_runtime_too_new",
+    message: `benchmark ${bench2.name}: ${shown} carries CUDA runtime ${runtime.version} (${runtime.via}), but driver ${driver} supports CUDA <= ${driverCuda}. ${how}`,
+    fix: `Install driver >= ${minDriver ?? `one for CUDA ${needs}`}${compat ? " and take the compat folder out of LD_LIBRARY_PATH" : ""}, or rebuild ${basename3(shown)} with a CUDA ${driverCuda} toolkit (CMake: -DCMAKE_CUDA_COMPILER=/usr/local/cuda-${driverCuda}/bin/nvcc).`,
+    source: "doctor",
+    kernel: bench2.name
+  };
+}
+async function benchmarkBinaryChecks(benchmarks, environment, root, exec2) {
+  if (environment.driver_cuda_version === void 0) return [];
+  const found = [];
+  for (const bench2 of benchmarks) {
+    const binaries = new Set(commandsOf(bench2, root).flatMap((c) => commandBinaries(c, bench2.cwd)));
+    for (const path9 of binaries) {
+      const runtime = await binaryRuntime(path9, exec2);
+      if (!runtime) continue;
+      const rel = relative5(root, path9);
+      const shown = rel.startsWith("..") || isAbsolute2(rel) ? path9 : rel;
+      const d = runtimeDiagnostic(bench2, shown, runtime, environment);
+      if (d) found.push(d);
+    }
+  }
+  return found;
+}
+var SLOW_PATH_SHARE = 1e-3;
+var SLOW_PATH_MIN_MS = 0.05;
+function peakFor(tflops, dtype) {
+  for (const key of [dtype, "bf16", "fp16"]) {
+    const value = key === void 0 ? void 0 : tflops[key];
+    if (key !== void 0 && value !== void 0) return { value, dtype: key };
+  }
+  return void 0;
+}
+function slowPathChecks(results, benchmarks, config) {
+  const sku = results.environment.gpu.sku;
+  const peaks = sku ? config.peaks[sku] : void 0;
+  if (!peaks) return [];
+  const worst = /* @__PURE__ */ new Map();
+  for (const c of results.cases) {
+    if (!benchmarks.includes(c.kernel) || c.status !== "ok") continue;
+    if ((c.timing?.median_ms ?? 0) < SLOW_PATH_MIN_MS) continue;
+    const tflops = caseTflops(c);
+    const peak = peakFor(peaks.tflops, caseDtype(c));
+    const gbps = caseGbps(c);
+    const readings = [
+      tflops !== void 0 && peak ? {
+        share: tflops / peak.value,
+        text: `${fixed(tflops, 4)} TFLOPS of ${sku}'s ${fixed(peak.value, 1)} TFLOPS ${peak.dtype} peak`
+      } : void 0,
+      gbps !== void 0 && peaks.gbps ? {
+        share: gbps / peaks.gbps,
+        text: `${fixed(gbps, 3)} GB/s of ${sku}'s ${fixed(peaks.gbps, 0)} GB/s`
+      } : void 0
+    ].filter((r) => r !== void 0);
+    const best = readings.sort((a, b) => b.share - a.share)[0];
+    if (!best || best.share >= SLOW_PATH_SHARE) continue;
+    const key = `${c.kernel}/${c.variant}`;
+    const text2 = `${caseLabel(c)} reads ${best.text} (${fixed(best.share * 100, 4)} %)`;
+    if (!worst.has(key) || (worst.get(key)?.share ?? 1) > best.share) {
+      worst.set(key, { share: best.share, text: text2, kernel: c.kernel, variant: c.variant });
+    }
+  }
+  return [...worst.values()].map((w) => ({
+    level: "warning",
+    code: "benchmark.slow_path",
+    message: `benchmark ${w.text}: under ${fixed(SLOW_PATH_SHARE * 100, 1)} % of the datasheet peak over ${SLOW_PATH_MIN_MS * 1e3} µs or more is no tuning gap but a fallback path (seed 000: CUTLASS Example 88 at 0.0193 TFLOPS on an H100, a CUDA 13 runtime on a CUDA 12.8 driver through cuda-compat, "Arch conditional MMA instruction used without targeting appropriate compute capability" in its output).`,
+    fix: "Read the benchmark's output for CUDA errors and arch messages (kernelgate names the known ones above), compare its CUDA runtime with the driver's (benchmark.cuda_runtime_too_new), and build its device code for this GPU (sm_90a for H100/H200: -gencode=arch=compute_90a,code=sm_90a).",
+    source: "doctor",
+    kernel: w.kernel,
+    variant: w.variant
+  }));
 }
 
 // src/measure/doctor/machine.ts
@@ -28142,52 +28419,6 @@ function parseNvidiaSmiXml(xmlText) {
   };
 }
 
-// src/measure/doctor/versions.ts
-var MIN_DRIVER_FOR_CUDA = [
-  ["13.1", "590.44.01"],
-  ["13.0", "580.65.06"],
-  ["12.9", "575.51.03"],
-  ["12.8", "570.26"],
-  ["12.6", "560.28.03"],
-  ["12.5", "555.42.02"],
-  ["12.4", "550.54.14"],
-  ["12.3", "545.23.06"],
-  ["12.2", "535.54.03"],
-  ["12.1", "530.30.02"],
-  ["12.0", "525.60.13"],
-  ["11.8", "520.61.05"]
-];
-function compareVersions(a, b) {
-  const pa = a.split(".").map(Number);
-  const pb = b.split(".").map(Number);
-  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
-    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
-    if (d !== 0) return d;
-  }
-  return 0;
-}
-function majorMinor(version) {
-  return version.split(".").slice(0, 2).join(".");
-}
-function cudaForDriver(driverVersion) {
-  return MIN_DRIVER_FOR_CUDA.find(([, min]) => compareVersions(driverVersion, min) >= 0)?.[0];
-}
-function minDriverFor(cuda) {
-  return MIN_DRIVER_FOR_CUDA.find(([release]) => release === majorMinor(cuda))?.[1];
-}
-function libcudaVersionIn(entries) {
-  for (const entry of entries) {
-    const m = /^libcuda\.so\.(\d+\.\d+(?:\.\d+)?)$/.exec(entry);
-    if (m?.[1]) return m[1];
-  }
-  return void 0;
-}
-function cudnnVersion(code) {
-  if (code >= 1e4)
-    return `${Math.floor(code / 1e4)}.${Math.floor(code % 1e4 / 100)}.${code % 100}`;
-  return `${Math.floor(code / 1e3)}.${Math.floor(code % 1e3 / 100)}.${code % 100}`;
-}
-
 // src/measure/doctor/machine.ts
 async function defaultReadFile(file) {
   return readFile3(file, "utf8").catch(() => void 0);
@@ -28809,7 +29040,7 @@ var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command,
   listeners: { stdline: onLine, errline: onLine }
 });
 var KERNEL_HEADER = /^\[kernelgate\] == (\S+)/;
-var TAIL_LINES = 40;
+var TAIL_LINES2 = 40;
 function harnessArgs(options) {
   const args = [
     "-m",
@@ -28854,14 +29085,164 @@ async function runHarness(options, log, run2 = streamingExec) {
   return {
     exitCode,
     wroteResults: existsSync10(options.resultsPath),
-    logTail: lines.slice(-TAIL_LINES).join("\n"),
+    logTail: lines.slice(-TAIL_LINES2).join("\n"),
     log: lines.join("\n")
   };
 }
 
 // src/measure/measure.ts
 import { copyFileSync, mkdirSync as mkdirSync5, writeFileSync as writeFileSync6 } from "node:fs";
-import { join as join12, resolve as resolve6 } from "node:path";
+import { join as join13, resolve as resolve7 } from "node:path";
+
+// src/measure/benchmarks.ts
+import { join as join12, relative as relative6 } from "node:path";
+function selectedBenchmarks(config, only) {
+  return config.benchmarks.filter((b) => !only?.length || only.includes(b.name));
+}
+function summary2(kernel, seconds) {
+  const count = (s) => kernel.cases.filter((c) => c.status === s).length;
+  const parts = [`${count("ok")} ok`];
+  for (const s of ["fail", "error", "timeout", "skipped"])
+    if (count(s)) parts.push(`${count(s)} ${s}`);
+  const paired = kernel.cases.filter((c) => c.paired?.base_status === "ok").length;
+  if (paired) parts.push(`${paired} paired with the base revision`);
+  return `benchmark ${kernel.info.name}: ${kernel.cases.length} case(s): ${parts.join(", ")} (${seconds.toFixed(1)} s)`;
+}
+async function runBenchmarkStage(options, deps) {
+  const benchmarks = selectedBenchmarks(options.config, options.only);
+  if (benchmarks.length === 0) return { kernels: [], diagnostics: [] };
+  if (options.shard) {
+    const message = `kernelgate.yml's ${benchmarks.length} benchmark(s) (${benchmarks.map((b) => b.name).join(", ")}) are not run in a shard of a split run: each shard would repeat them.`;
+    deps.log.info(message);
+    return {
+      kernels: [],
+      diagnostics: [
+        {
+          level: "warning",
+          code: "benchmarks.not_in_shard",
+          message,
+          fix: "Run them in a job of their own (`kernelgate bench`, then the action with results:), or unsplit.",
+          source: "harness"
+        }
+      ]
+    };
+  }
+  const now = deps.now ?? Date.now;
+  const started = now();
+  deps.log.startGroup("kernelgate benchmarks");
+  try {
+    const stage2 = await runEach(benchmarks, options, deps);
+    return { ...stage2, seconds: (now() - started) / 1e3 };
+  } finally {
+    deps.log.endGroup();
+  }
+}
+async function runEach(benchmarks, options, deps) {
+  const { config, base } = options;
+  const now = deps.now ?? Date.now;
+  const baseRoot = base ? join12(base.root, relative6(options.workspace, config.rootDir)) : void 0;
+  const kernels = [];
+  for (const bench2 of benchmarks) {
+    deps.log.info(
+      `benchmark ${bench2.name} (${bench2.format})${bench2.command && baseRoot ? ": head and base revision alternately (ABBA)" : ""}`
+    );
+    const t = now();
+    const kernel = await runBenchmark(bench2, {
+      root: config.rootDir,
+      ...baseRoot !== void 0 ? { baseRoot } : {},
+      ...deps.commandRunner ? { runner: deps.commandRunner } : {},
+      log: (line) => deps.log.info(`  ${line}`)
+    });
+    deps.log.info(summary2(kernel, (now() - t) / 1e3));
+    kernels.push(kernel);
+  }
+  const diagnostics = [...knownFailures(kernels)];
+  diagnostics.push(
+    ...await benchmarkBinaryChecks(benchmarks, options.environment, config.rootDir, deps.exec)
+  );
+  const paired = kernels.some((k) => k.cases.some((c) => c.paired !== void 0));
+  return { kernels, diagnostics, ...paired && baseRoot ? { pairedRoot: baseRoot } : {} };
+}
+function knownFailures(kernels) {
+  const found = [];
+  for (const k of kernels) {
+    const texts = [
+      ...k.outputs ?? [],
+      ...k.cases.map((c) => ({ variant: c.variant, text: c.error?.log_tail ?? "" }))
+    ];
+    for (const { variant, text: text2 } of texts) {
+      if (!text2) continue;
+      const where2 = { source: `kernel:${k.info.name}`, kernel: k.info.name, variant };
+      for (const d of diagnoseOutput(text2, where2)) {
+        const seen = found.some(
+          (f) => f.code === d.code && f.kernel === d.kernel && f.variant === d.variant
+        );
+        if (!seen) found.push(d);
+      }
+    }
+  }
+  return found;
+}
+function withBenchmarks(results, stage2, base, config) {
+  if (stage2.kernels.length === 0 && stage2.diagnostics.length === 0) return results;
+  const merged = mergeBenchmarks(results, stage2, base);
+  const names = stage2.kernels.map((k) => k.info.name);
+  return {
+    ...merged,
+    diagnostics: [...merged.diagnostics, ...slowPathChecks(merged, names, config)]
+  };
+}
+function harnessName(results, formats) {
+  const adapters = `${ADAPTERS_HARNESS} (${formats.join(", ")})`;
+  return results.run.harness === NO_HARNESS ? adapters : `${results.run.harness} + ${adapters}`;
+}
+function mergeBenchmarks(results, stage2, base) {
+  const formats = [...new Set(stage2.kernels.map((k) => k.info.adapter?.format ?? ""))];
+  const pairedBase = results.run.paired_base ?? (stage2.pairedRoot !== void 0 && base ? {
+    root: stage2.pairedRoot,
+    git_sha: base.sha,
+    ...base.ref !== void 0 ? { git_ref: base.ref } : {},
+    order: "ABBA"
+  } : void 0);
+  return {
+    ...results,
+    run: {
+      ...results.run,
+      ...formats.length ? { harness: harnessName(results, formats) } : {},
+      ...pairedBase ? { paired_base: pairedBase } : {},
+      ...stage2.seconds !== void 0 ? { stage_seconds: { ...results.run.stage_seconds, benchmarks: stage2.seconds } } : {}
+    },
+    diagnostics: [
+      ...results.diagnostics,
+      ...stage2.kernels.flatMap((k) => k.diagnostics),
+      ...stage2.diagnostics
+    ],
+    kernels: [...results.kernels, ...stage2.kernels.map((k) => k.info)],
+    cases: [...results.cases, ...stage2.kernels.flatMap((k) => k.cases)]
+  };
+}
+function harnessSelection(config, only) {
+  const names = new Set(config.benchmarks.map((b) => b.name));
+  const benchmarks = selectedBenchmarks(config, only).length;
+  if (only?.length) {
+    const kernels = only.filter((n) => !names.has(n));
+    return kernels.length > 0 || benchmarks === 0 ? { run: true, only: kernels } : { run: false };
+  }
+  return { run: config.kernels.length > 0 || benchmarks === 0 };
+}
+var NO_HARNESS = "none: no kernel selected, benchmarks only";
+function noHarness(startedAt, environment) {
+  return {
+    schema: "kernelgate/results@1",
+    run: { started_at: startedAt, harness: NO_HARNESS },
+    environment,
+    diagnostics: [],
+    kernels: [],
+    cases: []
+  };
+}
+
+// src/measure/measure.ts
 function buildTargets(config, only) {
   return config.kernels.filter((k) => only === void 0 || only.length === 0 || only.includes(k.manifest.name)).map((k) => ({
     kernel: k.manifest.name,
@@ -28897,7 +29278,7 @@ async function stage(name, group, deps, seconds, body) {
 async function casesArgs(options, environment, outDir) {
   const selected = options.selectCases ? await options.selectCases(environment) : void 0;
   if (selected === void 0) return [];
-  const casesPath = join12(outDir, "cases.txt");
+  const casesPath = join13(outDir, "cases.txt");
   writeFileSync6(casesPath, selected.map((id) => `${id}
 `).join(""));
   return ["--cases", casesPath];
@@ -28946,7 +29327,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       python: config.harness.python,
       kernelsDir: config.kernelsDir,
       resultsPath: paths.resultsPath,
-      logPath: join12(paths.outDir, "harness.log"),
+      logPath: join13(paths.outDir, "harness.log"),
       buildsPath: paths.buildsPath,
       ...options.only !== void 0 ? { only: options.only } : {},
       timeoutPerCaseS: config.harness.timeoutS,
@@ -28955,13 +29336,37 @@ function harnessRun(options, deps, paths, moreArgs) {
       extraArgs: [
         ...config.harness.args,
         "--tune-cache",
-        join12(paths.cacheDir, "tune"),
+        join13(paths.cacheDir, "tune"),
         ...moreArgs
       ],
       ...options.harnessEnv !== void 0 ? { env: options.harnessEnv } : {}
     },
     deps.log,
     deps.lineExec ?? streamingExec
+  );
+}
+async function harnessStage(options, deps, paths, moreArgs, run2) {
+  const kernels = harnessSelection(options.config, options.only);
+  if (!kernels.run) return { measured: noHarness(run2.startedAt, run2.environment), diagnostics: [] };
+  const harness = await stage(
+    "harness",
+    void 0,
+    deps,
+    run2.stageSeconds,
+    () => harnessRun(
+      { ...options, ...kernels.only ? { only: kernels.only } : {} },
+      deps,
+      paths,
+      moreArgs
+    )
+  );
+  return harnessResults(
+    harness,
+    paths.resultsPath,
+    options.config,
+    run2.environment,
+    run2.startedAt,
+    deps.log
   );
 }
 function assemble(measured, options, stageSeconds, stageDiagnostics, doctorEnvironment, builds) {
@@ -28998,7 +29403,7 @@ async function measure(options, deps) {
   const now = deps.now ?? Date.now;
   const { config } = options;
   const { log } = deps;
-  const outDir = resolve6(options.outDir);
+  const outDir = resolve7(options.outDir);
   mkdirSync5(outDir, { recursive: true });
   const stageSeconds = {};
   const startedAt = new Date(now()).toISOString();
@@ -29007,8 +29412,8 @@ async function measure(options, deps) {
     for (const d of report2.diagnostics) log.info(`doctor: ${d.level}: ${d.message}`);
     return report2;
   });
-  const cacheDir = options.buildCacheDir ?? join12(options.workspace, ".kernelgate", "build");
-  const buildsPath = join12(outDir, "builds.json");
+  const cacheDir = options.buildCacheDir ?? join13(options.workspace, ".kernelgate", "build");
+  const buildsPath = join13(outDir, "builds.json");
   const build2 = await stage("build", "kernelgate build", deps, stageSeconds, async () => {
     const built = await buildKernels(buildTargets(config, options.only), {
       exec: deps.exec,
@@ -29030,26 +29435,26 @@ async function measure(options, deps) {
     () => buildBase(base, options, config, cacheDir, outDir, deps, notes)
   );
   const selectArgs = await casesArgs(options, doctor2.environment, outDir);
-  const resultsPath = join12(outDir, "results.json");
-  const harness = await stage(
-    "harness",
-    void 0,
+  const resultsPath = join13(outDir, "results.json");
+  const { measured, diagnostics: harnessDiagnostics } = await harnessStage(
+    options,
     deps,
-    stageSeconds,
-    () => harnessRun(options, deps, { resultsPath, outDir, buildsPath, cacheDir }, [
-      ...selectArgs,
-      ...paired ? pairedArgs(paired, config) : []
-    ])
+    { resultsPath, outDir, buildsPath, cacheDir },
+    [...selectArgs, ...paired ? pairedArgs(paired, config) : []],
+    { stageSeconds, environment: doctor2.environment, startedAt }
   );
-  const { measured, diagnostics: harnessDiagnostics } = harnessResults(
-    harness,
-    resultsPath,
-    config,
-    doctor2.environment,
-    startedAt,
-    log
+  const benchmarks = await runBenchmarkStage(
+    {
+      config,
+      workspace: options.workspace,
+      ...options.only ? { only: options.only } : {},
+      ...base ? { base } : {},
+      environment: doctor2.environment,
+      shard: options.selectCases !== void 0
+    },
+    deps
   );
-  const results = assemble(
+  const assembled = assemble(
     measured,
     options,
     stageSeconds,
@@ -29067,6 +29472,7 @@ async function measure(options, deps) {
     doctor2.environment,
     build2.records
   );
+  const results = withBenchmarks(assembled, benchmarks, base, config);
   writeFileSync6(resultsPath, JSON.stringify(results, null, 2) + "\n");
   return { results, resultsPath, stageSeconds };
 }
@@ -29087,7 +29493,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
     log: (line) => deps.log.info(`base: ${line}`),
     ...deps.now !== void 0 ? { now: deps.now } : {}
   });
-  const buildsPath = join12(outDir, "base-builds.json");
+  const buildsPath = join13(outDir, "base-builds.json");
   copyFileSync(build2.buildsJsonPath, buildsPath);
   const failed = build2.records.filter((r) => r.status !== "ok");
   for (const r of failed) {
@@ -29095,7 +29501,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
       `base: ${r.kernel}/${r.variant} did not build (${r.status}): its cases are not paired`
     );
   }
-  return { base, kernelsDir: join12(base.root, baseConfig.kernelsDir), buildsPath };
+  return { base, kernelsDir: join13(base.root, baseConfig.kernelsDir), buildsPath };
 }
 function pairedArgs(paired, config) {
   const args = [
@@ -29191,7 +29597,7 @@ function storeBaseline(run2, gate2, policy) {
 
 // src/history/dashboard.ts
 import { existsSync as existsSync12, readFileSync as readFileSync7 } from "node:fs";
-import { dirname as dirname7, join as join13, resolve as resolve7 } from "node:path";
+import { dirname as dirname7, join as join14, resolve as resolve8 } from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 var UPLOT_VERSION = "1.6.32";
 var FLAG = { SLOWER: 1, FASTER: 2, FAIL: 3 };
@@ -29309,8 +29715,8 @@ function dashboardData(records, options = {}) {
 function uplotDir() {
   const here = dirname7(fileURLToPath2(import.meta.url));
   for (const up of ["../..", "..", "."]) {
-    const dir = resolve7(here, up, "vendor", "uplot");
-    if (existsSync12(join13(dir, "uPlot.iife.min.js"))) return dir;
+    const dir = resolve8(here, up, "vendor", "uplot");
+    if (existsSync12(join14(dir, "uPlot.iife.min.js"))) return dir;
   }
   throw new Error(
     `vendor/uplot not found above ${here}: the dashboard needs uPlot ${UPLOT_VERSION}`
@@ -29323,9 +29729,9 @@ var escapeHtml2 = (text2) => text2.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeA
 function buildDashboard(records, options = {}) {
   const data = dashboardData(records, options);
   const dir = options.vendorDir ?? uplotDir();
-  const js = readFileSync7(join13(dir, "uPlot.iife.min.js"), "utf8");
-  const css = readFileSync7(join13(dir, "uPlot.min.css"), "utf8");
-  const licence = readFileSync7(join13(dir, "LICENSE"), "utf8");
+  const js = readFileSync7(join14(dir, "uPlot.iife.min.js"), "utf8");
+  const css = readFileSync7(join14(dir, "uPlot.min.css"), "utf8");
+  const licence = readFileSync7(join14(dir, "LICENSE"), "utf8");
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -29602,18 +30008,18 @@ async function dashboardCommand(args, io) {
   let records;
   const warnings = [];
   if (fromResults) {
-    const config = loadConfig(resolve8(io.cwd, values.config ?? "."));
+    const config = loadConfig(resolve9(io.cwd, values.config ?? "."));
     records = recordsFromResults(
-      (values.results ?? []).map((p) => loadResults(resolve8(io.cwd, p))),
+      (values.results ?? []).map((p) => loadResults(resolve9(io.cwd, p))),
       config
     );
   } else {
-    const cache = mkdtempSync2(join14(tmpdir2(), "kg-dashboard-"));
+    const cache = mkdtempSync2(join15(tmpdir2(), "kg-dashboard-"));
     try {
       const store = branchStore({
-        remote: /^[a-z]+:\/\//.test(remote) ? remote : resolve8(io.cwd, remote),
+        remote: /^[a-z]+:\/\//.test(remote) ? remote : resolve9(io.cwd, remote),
         branch: values["history-branch"],
-        cacheDir: join14(cache, "history.git"),
+        cacheDir: join15(cache, "history.git"),
         exec: actionsExec(),
         warn: (m) => warnings.push(m),
         kernelgateVersion: KERNELGATE_VERSION
@@ -29630,7 +30036,7 @@ async function dashboardCommand(args, io) {
     ...values.title !== void 0 ? { title: values.title } : {},
     ...values.repository !== void 0 ? { repository: values.repository } : {}
   });
-  writeFileSync7(resolve8(io.cwd, values.out), html);
+  writeFileSync7(resolve9(io.cwd, values.out), html);
   const skus = new Set(records.map((r) => r.run.sku));
   io.stderr(
     `${values.out}: ${records.length} runs on ${[...skus].join(", ")} (${Math.round(html.length / 1024)} KiB)
@@ -29641,7 +30047,7 @@ async function dashboardCommand(args, io) {
 
 // src/history/export.ts
 import { writeFileSync as writeFileSync8 } from "node:fs";
-import { join as join15, resolve as resolve9 } from "node:path";
+import { join as join16, resolve as resolve10 } from "node:path";
 import { parseArgs as parseArgs3 } from "node:util";
 var EXPORT_FORMATS = ["bmf", "gab-smaller", "gab-bigger"];
 function timedCases(results) {
@@ -29755,7 +30161,7 @@ async function exportCommand(args, io) {
   if (!(confidence > 0 && confidence < 1)) {
     throw new InputError(`--confidence must be between 0 and 1 (got ${values.confidence})`);
   }
-  const results = loadResults(resolve9(io.cwd, values.results));
+  const results = loadResults(resolve10(io.cwd, values.results));
   const exported = exportResults(results, format, {
     confidence,
     ...values.prefix !== void 0 ? { prefix: values.prefix } : {}
@@ -29767,7 +30173,7 @@ async function exportCommand(args, io) {
   const text2 = `${JSON.stringify(exported, null, 2)}
 `;
   if (values.out !== void 0) {
-    writeFileSync8(resolve9(io.cwd, values.out), text2);
+    writeFileSync8(resolve10(io.cwd, values.out), text2);
     io.stderr(`${values.out}: ${count} benchmarks (${format})
 `);
   } else {
@@ -29777,18 +30183,18 @@ async function exportCommand(args, io) {
 }
 
 // src/history/migrate.ts
-import { existsSync as existsSync13, mkdtempSync as mkdtempSync3, readdirSync as readdirSync5, rmSync as rmSync3, statSync as statSync3 } from "node:fs";
+import { existsSync as existsSync13, mkdtempSync as mkdtempSync3, readdirSync as readdirSync5, rmSync as rmSync3, statSync as statSync4 } from "node:fs";
 import { tmpdir as tmpdir3 } from "node:os";
-import { join as join16, resolve as resolve10 } from "node:path";
+import { join as join17, resolve as resolve11 } from "node:path";
 import { parseArgs as parseArgs4 } from "node:util";
 function directoryRuns(root) {
   if (!existsSync13(root)) throw new InputError(`${root}: no such folder`);
   const out = [];
-  const dirs = (path9) => readdirSync5(path9).filter((name) => statSync3(join16(path9, name)).isDirectory());
+  const dirs = (path9) => readdirSync5(path9).filter((name) => statSync4(join17(path9, name)).isDirectory());
   for (const branch of dirs(root)) {
-    for (const sku of dirs(join16(root, branch))) {
-      for (const name of readdirSync5(join16(root, branch, sku))) {
-        if (name.endsWith(".json")) out.push({ branch, sku, file: join16(root, branch, sku, name) });
+    for (const sku of dirs(join17(root, branch))) {
+      for (const name of readdirSync5(join17(root, branch, sku))) {
+        if (name.endsWith(".json")) out.push({ branch, sku, file: join17(root, branch, sku, name) });
       }
     }
   }
@@ -29847,20 +30253,20 @@ async function historyCommand(args, io) {
       "history import needs --baseline-dir DIR and --history-remote URL_OR_PATH"
     );
   }
-  const cache = mkdtempSync3(join16(tmpdir3(), "kg-import-"));
+  const cache = mkdtempSync3(join17(tmpdir3(), "kg-import-"));
   const warnings = [];
   try {
     const store = branchStore({
-      remote: /^[a-z]+:\/\//.test(remote) || /^[^/]+@[^:]+:/.test(remote) ? remote : resolve10(io.cwd, remote),
+      remote: /^[a-z]+:\/\//.test(remote) || /^[^/]+@[^:]+:/.test(remote) ? remote : resolve11(io.cwd, remote),
       branch: values["history-branch"],
-      cacheDir: join16(cache, "history.git"),
+      cacheDir: join17(cache, "history.git"),
       exec: actionsExec(),
       warn: (m) => warnings.push(m),
       info: (m) => io.stderr(`${m}
 `),
       kernelgateVersion: KERNELGATE_VERSION
     });
-    const done = await importDirectory(resolve10(io.cwd, dir), store);
+    const done = await importDirectory(resolve11(io.cwd, dir), store);
     for (const s of done.skipped) io.stderr(`skipped ${s}
 `);
     for (const w of warnings) io.stderr(`warning: ${w}
@@ -29877,12 +30283,12 @@ async function historyCommand(args, io) {
 
 // src/cli/adapt.ts
 import { mkdirSync as mkdirSync6, writeFileSync as writeFileSync10 } from "node:fs";
-import { join as join17, resolve as resolve12 } from "node:path";
+import { join as join18, resolve as resolve13 } from "node:path";
 import { parseArgs as parseArgs5 } from "node:util";
 
 // src/cli/common.ts
-import { statSync as statSync4, writeFileSync as writeFileSync9 } from "node:fs";
-import { dirname as dirname8, resolve as resolve11 } from "node:path";
+import { statSync as statSync5, writeFileSync as writeFileSync9 } from "node:fs";
+import { dirname as dirname8, resolve as resolve12 } from "node:path";
 var EXIT_PASS = 0;
 var EXIT_GATE_FAILED = 1;
 var EXIT_USAGE = 2;
@@ -29891,10 +30297,10 @@ var RECORDED_RUN = {
   results: "test/fixtures/recorded/paired-slow2-h100/results.json"
 };
 function configFrom(option, cwd) {
-  const target = resolve11(cwd, option ?? ".");
+  const target = resolve12(cwd, option ?? ".");
   let isFile;
   try {
-    isFile = statSync4(target).isFile();
+    isFile = statSync5(target).isFile();
   } catch {
     throw new InputError(`--config: no such file or folder: ${option ?? "."}`);
   }
@@ -29919,7 +30325,7 @@ function reportKind(option) {
 function judgeAndPrint(results, baseline, config, kind, out, io) {
   const { verdict, rendered } = judge(results, baseline, config, kind);
   if (out) {
-    writeFileSync9(resolve11(io.cwd, out), rendered.full);
+    writeFileSync9(resolve12(io.cwd, out), rendered.full);
     io.stdout(verdictText(verdict));
   } else {
     io.stdout(rendered.full);
@@ -29983,7 +30389,7 @@ var adapt = async (args, io) => {
   if (!/^[a-z0-9_]+$/.test(kernel)) {
     throw new UsageError(`--kernel takes lower case, digits and _ (got ${JSON.stringify(kernel)})`);
   }
-  const adapted = adaptFile(adapter, resolve12(io.cwd, values.input), {
+  const adapted = adaptFile(adapter, resolve13(io.cwd, values.input), {
     kernel,
     shown: values.input,
     references: values.reference?.split(",").filter((r) => r !== "") ?? []
@@ -29996,7 +30402,7 @@ var adapt = async (args, io) => {
 `;
   if (values.out === void 0) io.stdout(text2);
   else {
-    writeFileSync10(resolve12(io.cwd, values.out), text2);
+    writeFileSync10(resolve13(io.cwd, values.out), text2);
     io.stderr(`${values.out}: ${results.cases.length} cases of ${kernel} (${adapter.title})
 `);
   }
@@ -30039,7 +30445,7 @@ var bench = async (args, io) => {
   const results = validateResults(
     await runBenchmarks(config.benchmarks, {
       root: config.rootDir,
-      ...baseRoot !== void 0 ? { baseRoot: resolve12(io.cwd, baseRoot) } : {},
+      ...baseRoot !== void 0 ? { baseRoot: resolve13(io.cwd, baseRoot) } : {},
       ...values["base-sha"] !== void 0 ? { baseSha: values["base-sha"] } : {},
       ...only !== void 0 ? { only } : {},
       command: `kernelgate bench ${args.join(" ")}`.trim(),
@@ -30049,20 +30455,20 @@ var bench = async (args, io) => {
     }),
     "the benchmark results"
   );
-  const outDir = resolve12(io.cwd, values["out-dir"]);
+  const outDir = resolve13(io.cwd, values["out-dir"]);
   mkdirSync6(outDir, { recursive: true });
-  const resultsPath = join17(outDir, "results.json");
+  const resultsPath = join18(outDir, "results.json");
   writeFileSync10(resultsPath, `${JSON.stringify(results, null, 2)}
 `);
   io.stderr(`results: ${resultsPath}
 `);
-  const baseline = values.baseline ? loadResults(resolve12(io.cwd, values.baseline)) : void 0;
+  const baseline = values.baseline ? loadResults(resolve13(io.cwd, values.baseline)) : void 0;
   return judgeAndPrint(results, baseline, config, kind, values.out, io);
 };
 
 // src/cli/calibrate.ts
 import { readFileSync as readFileSync8, writeFileSync as writeFileSync11 } from "node:fs";
-import { resolve as resolve13 } from "node:path";
+import { resolve as resolve14 } from "node:path";
 import { parseArgs as parseArgs6 } from "node:util";
 var calibrateCommand = async (args, io) => {
   const { values, positionals } = parseArgs6({
@@ -30092,10 +30498,10 @@ var calibrateCommand = async (args, io) => {
     floorPct: number("floor-pct", values["floor-pct"]),
     exclude: values.exclude.split(",").filter((e) => e !== "")
   };
-  const runs = positionals.map((p) => loadResults(resolve13(io.cwd, p)));
+  const runs = positionals.map((p) => loadResults(resolve14(io.cwd, p)));
   const calibration = calibrate(runs, calibrationOptions);
   if (values.write !== void 0) {
-    const file = resolve13(io.cwd, values.write);
+    const file = resolve14(io.cwd, values.write);
     let text2;
     try {
       text2 = readFileSync8(file, "utf8");
@@ -30116,7 +30522,7 @@ var calibrateCommand = async (args, io) => {
 };
 
 // src/cli/measure-commands.ts
-import { join as join18, resolve as resolve14 } from "node:path";
+import { join as join19, resolve as resolve15 } from "node:path";
 import { parseArgs as parseArgs7 } from "node:util";
 var doctor = async (args, io) => {
   const { values } = parseArgs7({
@@ -30144,7 +30550,7 @@ var build = async (args, io) => {
   const config = configFrom(values.config, io.cwd);
   const built = await buildKernels(buildTargets(config, onlyList(values.only)), {
     exec: actionsExec(),
-    cacheDir: resolve14(io.cwd, values["cache-dir"] ?? join18(config.rootDir, ".kernelgate", "build")),
+    cacheDir: resolve15(io.cwd, values["cache-dir"] ?? join19(config.rootDir, ".kernelgate", "build")),
     python: config.harness.python,
     log: (line) => io.stderr(`${line}
 `)
@@ -30195,14 +30601,14 @@ var run = async (args, io) => {
     config,
     workspace: config.rootDir,
     harnessRoot: PACKAGE_ROOT,
-    outDir: resolve14(io.cwd, values["out-dir"]),
+    outDir: resolve15(io.cwd, values["out-dir"]),
     ...only !== void 0 ? { only } : {},
     run: { command: `kernelgate run ${args.join(" ")}`.trim() },
     mode: values.base !== void 0 ? "pr" : "push",
     branch: values.branch,
     baseBranch: values.base,
-    store: fileBaselineStore(resolve14(io.cwd, values["baseline-dir"])),
-    baselinePath: values.baseline === void 0 ? void 0 : resolve14(io.cwd, values.baseline),
+    store: fileBaselineStore(resolve15(io.cwd, values["baseline-dir"])),
+    baselinePath: values.baseline === void 0 ? void 0 : resolve15(io.cwd, values.baseline),
     saveBaseline: values["save-baseline"],
     ...values["base-sha"] !== void 0 ? { pairedBase: { sha: values["base-sha"], ...values.base ? { ref: values.base } : {} } } : {}
   };
@@ -30237,7 +30643,7 @@ join the shards with: kernelgate merge DIR... --shards ${shard.count}
 };
 
 // src/cli/report.ts
-import { resolve as resolve15 } from "node:path";
+import { resolve as resolve16 } from "node:path";
 import { parseArgs as parseArgs8 } from "node:util";
 var report = async (args, io) => {
   const { values } = parseArgs8({
@@ -30254,8 +30660,8 @@ var report = async (args, io) => {
   });
   const kind = reportKind(values.kind);
   const recorded = values.results === void 0;
-  const resultsPath = recorded ? resolve15(PACKAGE_ROOT, RECORDED_RUN.results) : resolve15(io.cwd, values.results);
-  const baselinePath = values.baseline !== void 0 ? resolve15(io.cwd, values.baseline) : recorded && RECORDED_RUN.baseline !== void 0 ? resolve15(PACKAGE_ROOT, RECORDED_RUN.baseline) : void 0;
+  const resultsPath = recorded ? resolve16(PACKAGE_ROOT, RECORDED_RUN.results) : resolve16(io.cwd, values.results);
+  const baselinePath = values.baseline !== void 0 ? resolve16(io.cwd, values.baseline) : recorded && RECORDED_RUN.baseline !== void 0 ? resolve16(PACKAGE_ROOT, RECORDED_RUN.baseline) : void 0;
   const config = configFrom(values.config, io.cwd);
   const results = loadResults(resultsPath);
   const baseline = baselinePath ? loadResults(baselinePath) : void 0;
@@ -30384,7 +30790,7 @@ function isMain() {
   const entry = process.argv[1];
   if (!entry) return false;
   try {
-    return realpathSync(entry) === realpathSync(fileURLToPath3(import.meta.url));
+    return realpathSync2(entry) === realpathSync2(fileURLToPath3(import.meta.url));
   } catch {
     return false;
   }

@@ -2161,9 +2161,9 @@ var require_dispatcher_base = __commonJS({
       }
       close(callback) {
         if (callback === void 0) {
-          return new Promise((resolve7, reject) => {
+          return new Promise((resolve9, reject) => {
             this.close((err, data) => {
-              return err ? reject(err) : resolve7(data);
+              return err ? reject(err) : resolve9(data);
             });
           });
         }
@@ -2201,12 +2201,12 @@ var require_dispatcher_base = __commonJS({
           err = null;
         }
         if (callback === void 0) {
-          return new Promise((resolve7, reject) => {
+          return new Promise((resolve9, reject) => {
             this.destroy(err, (err2, data) => {
               return err2 ? (
                 /* istanbul ignore next: should never error */
                 reject(err2)
-              ) : resolve7(data);
+              ) : resolve9(data);
             });
           });
         }
@@ -4473,8 +4473,8 @@ var require_util2 = __commonJS({
     function createDeferredPromise() {
       let res;
       let rej;
-      const promise = new Promise((resolve7, reject) => {
-        res = resolve7;
+      const promise = new Promise((resolve9, reject) => {
+        res = resolve9;
         rej = reject;
       });
       return { promise, resolve: res, reject: rej };
@@ -6725,12 +6725,12 @@ upgrade: ${upgrade}\r
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve7, reject) => {
+      const waitForDrain = () => new Promise((resolve9, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve7;
+          callback = resolve9;
         }
       });
       socket.on("close", onDrain).on("drain", onDrain);
@@ -7400,12 +7400,12 @@ var require_client_h2 = __commonJS({
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve7, reject) => {
+      const waitForDrain = () => new Promise((resolve9, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve7;
+          callback = resolve9;
         }
       });
       h2stream.on("close", onDrain).on("drain", onDrain);
@@ -7884,16 +7884,16 @@ var require_client = __commonJS({
         return this[kNeedDrain] < 2;
       }
       async [kClose]() {
-        return new Promise((resolve7) => {
+        return new Promise((resolve9) => {
           if (this[kSize]) {
-            this[kClosedResolve] = resolve7;
+            this[kClosedResolve] = resolve9;
           } else {
-            resolve7(null);
+            resolve9(null);
           }
         });
       }
       async [kDestroy](err) {
-        return new Promise((resolve7) => {
+        return new Promise((resolve9) => {
           const requests = this[kQueue].splice(this[kPendingIdx]);
           for (let i = 0; i < requests.length; i++) {
             const request2 = requests[i];
@@ -7904,7 +7904,7 @@ var require_client = __commonJS({
               this[kClosedResolve]();
               this[kClosedResolve] = null;
             }
-            resolve7(null);
+            resolve9(null);
           };
           if (this[kHTTPContext]) {
             this[kHTTPContext].destroy(err, callback);
@@ -7955,7 +7955,7 @@ var require_client = __commonJS({
         });
       }
       try {
-        const socket = await new Promise((resolve7, reject) => {
+        const socket = await new Promise((resolve9, reject) => {
           client[kConnector]({
             host,
             hostname,
@@ -7967,7 +7967,7 @@ var require_client = __commonJS({
             if (err) {
               reject(err);
             } else {
-              resolve7(socket2);
+              resolve9(socket2);
             }
           });
         });
@@ -8165,10 +8165,10 @@ var require_fixed_queue = __commonJS({
         this.head.push(data);
       }
       shift() {
-        const tail = this.tail;
-        const next = tail.shift();
-        if (tail.isEmpty() && tail.next !== null) {
-          this.tail = tail.next;
+        const tail2 = this.tail;
+        const next = tail2.shift();
+        if (tail2.isEmpty() && tail2.next !== null) {
+          this.tail = tail2.next;
         }
         return next;
       }
@@ -8303,8 +8303,8 @@ var require_pool_base = __commonJS({
         if (this[kQueue].isEmpty()) {
           await Promise.all(this[kClients].map((c) => c.close()));
         } else {
-          await new Promise((resolve7) => {
-            this[kClosedResolve] = resolve7;
+          await new Promise((resolve9) => {
+            this[kClosedResolve] = resolve9;
           });
         }
       }
@@ -9573,7 +9573,7 @@ var require_readable = __commonJS({
         if (this._readableState.closeEmitted) {
           return null;
         }
-        return await new Promise((resolve7, reject) => {
+        return await new Promise((resolve9, reject) => {
           if (this[kContentLength] > limit) {
             this.destroy(new AbortError());
           }
@@ -9586,7 +9586,7 @@ var require_readable = __commonJS({
             if (signal?.aborted) {
               reject(signal.reason ?? new AbortError());
             } else {
-              resolve7(null);
+              resolve9(null);
             }
           }).on("error", noop3).on("data", function(chunk) {
             limit -= chunk.length;
@@ -9605,7 +9605,7 @@ var require_readable = __commonJS({
     }
     async function consume(stream, type) {
       assert(!stream[kConsume]);
-      return new Promise((resolve7, reject) => {
+      return new Promise((resolve9, reject) => {
         if (isUnusable(stream)) {
           const rState = stream._readableState;
           if (rState.destroyed && rState.closeEmitted === false) {
@@ -9622,7 +9622,7 @@ var require_readable = __commonJS({
             stream[kConsume] = {
               type,
               stream,
-              resolve: resolve7,
+              resolve: resolve9,
               reject,
               length: 0,
               body: []
@@ -9692,18 +9692,18 @@ var require_readable = __commonJS({
       return buffer;
     }
     function consumeEnd(consume2) {
-      const { type, body, resolve: resolve7, stream, length } = consume2;
+      const { type, body, resolve: resolve9, stream, length } = consume2;
       try {
         if (type === "text") {
-          resolve7(chunksDecode(body, length));
+          resolve9(chunksDecode(body, length));
         } else if (type === "json") {
-          resolve7(JSON.parse(chunksDecode(body, length)));
+          resolve9(JSON.parse(chunksDecode(body, length)));
         } else if (type === "arrayBuffer") {
-          resolve7(chunksConcat(body, length).buffer);
+          resolve9(chunksConcat(body, length).buffer);
         } else if (type === "blob") {
-          resolve7(new Blob(body, { type: stream[kContentType] }));
+          resolve9(new Blob(body, { type: stream[kContentType] }));
         } else if (type === "bytes") {
-          resolve7(chunksConcat(body, length));
+          resolve9(chunksConcat(body, length));
         }
         consumeFinish(consume2);
       } catch (err) {
@@ -9960,9 +9960,9 @@ var require_api_request = __commonJS({
     };
     function request2(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve7, reject) => {
+        return new Promise((resolve9, reject) => {
           request2.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve7(data);
+            return err ? reject(err) : resolve9(data);
           });
         });
       }
@@ -10185,9 +10185,9 @@ var require_api_stream = __commonJS({
     };
     function stream(opts, factory, callback) {
       if (callback === void 0) {
-        return new Promise((resolve7, reject) => {
+        return new Promise((resolve9, reject) => {
           stream.call(this, opts, factory, (err, data) => {
-            return err ? reject(err) : resolve7(data);
+            return err ? reject(err) : resolve9(data);
           });
         });
       }
@@ -10472,9 +10472,9 @@ var require_api_upgrade = __commonJS({
     };
     function upgrade(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve7, reject) => {
+        return new Promise((resolve9, reject) => {
           upgrade.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve7(data);
+            return err ? reject(err) : resolve9(data);
           });
         });
       }
@@ -10566,9 +10566,9 @@ var require_api_connect = __commonJS({
     };
     function connect(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve7, reject) => {
+        return new Promise((resolve9, reject) => {
           connect.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve7(data);
+            return err ? reject(err) : resolve9(data);
           });
         });
       }
@@ -14431,7 +14431,7 @@ var require_fetch = __commonJS({
       function dispatch({ body }) {
         const url = requestCurrentURL(request2);
         const agent = fetchParams.controller.dispatcher;
-        return new Promise((resolve7, reject) => agent.dispatch(
+        return new Promise((resolve9, reject) => agent.dispatch(
           {
             path: url.pathname + url.search,
             origin: url.origin,
@@ -14507,7 +14507,7 @@ var require_fetch = __commonJS({
               }
               this.body = new Readable({ read: resume });
               const onError = this.onError.bind(this);
-              resolve7({
+              resolve9({
                 status,
                 statusText,
                 headersList,
@@ -14550,7 +14550,7 @@ var require_fetch = __commonJS({
               for (let i = 0; i < rawHeaders.length; i += 2) {
                 headersList.append(bufferToLowerCasedHeaderName(rawHeaders[i]), rawHeaders[i + 1].toString("latin1"), true);
               }
-              resolve7({
+              resolve9({
                 status,
                 statusText: STATUS_CODES[status],
                 headersList,
@@ -17347,7 +17347,7 @@ var require_permessage_deflate = __commonJS({
     var { createInflateRaw, Z_DEFAULT_WINDOWBITS } = __require("node:zlib");
     var { isValidClientWindowBits } = require_util7();
     var { MessageSizeExceededError } = require_errors();
-    var tail = Buffer.from([0, 0, 255, 255]);
+    var tail2 = Buffer.from([0, 0, 255, 255]);
     var kBuffer = /* @__PURE__ */ Symbol("kBuffer");
     var kLength = /* @__PURE__ */ Symbol("kLength");
     var PerMessageDeflate = class {
@@ -17405,7 +17405,7 @@ var require_permessage_deflate = __commonJS({
         }
         this.#inflate.write(chunk);
         if (fin) {
-          this.#inflate.write(tail);
+          this.#inflate.write(tail2);
         }
         this.#inflate.flush(() => {
           if (!this.#inflate) {
@@ -18291,8 +18291,8 @@ var require_util8 = __commonJS({
       return true;
     }
     function delay(ms) {
-      return new Promise((resolve7) => {
-        setTimeout(resolve7, ms).unref();
+      return new Promise((resolve9) => {
+        setTimeout(resolve9, ms).unref();
       });
     }
     module.exports = {
@@ -22101,7 +22101,7 @@ var require_compile = __commonJS({
       const schOrFunc = root.refs[ref];
       if (schOrFunc)
         return schOrFunc;
-      let _sch = resolve7.call(this, root, ref);
+      let _sch = resolve9.call(this, root, ref);
       if (_sch === void 0) {
         const schema = (_a = root.localRefs) === null || _a === void 0 ? void 0 : _a[ref];
         const { schemaId } = this.opts;
@@ -22128,7 +22128,7 @@ var require_compile = __commonJS({
     function sameSchemaEnv(s1, s2) {
       return s1.schema === s2.schema && s1.root === s2.root && s1.baseId === s2.baseId;
     }
-    function resolve7(root, ref) {
+    function resolve9(root, ref) {
       let sch;
       while (typeof (sch = this.refs[ref]) == "string")
         ref = sch;
@@ -22308,8 +22308,8 @@ var require_utils2 = __commonJS({
       }
       if (bestLength < 2) return hextets.join(":");
       const head = hextets.slice(0, bestStart).join(":");
-      const tail = hextets.slice(bestStart + bestLength).join(":");
-      return head + "::" + tail;
+      const tail2 = hextets.slice(bestStart + bestLength).join(":");
+      return head + "::" + tail2;
     }
     function normalizeIPv6Address(input) {
       const compression = input.indexOf("::");
@@ -22992,7 +22992,7 @@ var require_fast_uri = __commonJS({
       }
       return uri;
     }
-    function resolve7(baseURI, relativeURI, options) {
+    function resolve9(baseURI, relativeURI, options) {
       const schemelessOptions = options ? Object.assign({ scheme: "null" }, options) : { scheme: "null" };
       const {
         parsed: baseParsed,
@@ -23028,50 +23028,50 @@ var require_fast_uri = __commonJS({
       schemelessOptions.skipEscape = true;
       return serialize2(resolved, schemelessOptions);
     }
-    function resolveComponent(base, relative4, options, skipNormalization) {
+    function resolveComponent(base, relative7, options, skipNormalization) {
       const target = {};
       if (!skipNormalization) {
         base = parse8(serialize2(base, options), options);
-        relative4 = parse8(serialize2(relative4, options), options);
+        relative7 = parse8(serialize2(relative7, options), options);
       }
       options = options || {};
-      if (!options.tolerant && relative4.scheme) {
-        target.scheme = relative4.scheme;
-        target.userinfo = relative4.userinfo;
-        target.host = relative4.host;
-        target.port = relative4.port;
-        target.path = removeDotSegments(relative4.path || "");
-        target.query = relative4.query;
+      if (!options.tolerant && relative7.scheme) {
+        target.scheme = relative7.scheme;
+        target.userinfo = relative7.userinfo;
+        target.host = relative7.host;
+        target.port = relative7.port;
+        target.path = removeDotSegments(relative7.path || "");
+        target.query = relative7.query;
       } else {
-        if (relative4.userinfo !== void 0 || relative4.host !== void 0 || relative4.port !== void 0) {
-          target.userinfo = relative4.userinfo;
-          target.host = relative4.host;
-          target.port = relative4.port;
-          target.path = removeDotSegments(relative4.path || "");
-          target.query = relative4.query;
+        if (relative7.userinfo !== void 0 || relative7.host !== void 0 || relative7.port !== void 0) {
+          target.userinfo = relative7.userinfo;
+          target.host = relative7.host;
+          target.port = relative7.port;
+          target.path = removeDotSegments(relative7.path || "");
+          target.query = relative7.query;
         } else {
-          if (!relative4.path) {
+          if (!relative7.path) {
             target.path = base.path;
-            if (relative4.query !== void 0) {
-              target.query = relative4.query;
+            if (relative7.query !== void 0) {
+              target.query = relative7.query;
             } else {
               target.query = base.query;
             }
           } else {
-            if (relative4.path[0] === "/") {
-              target.path = removeDotSegments(relative4.path);
+            if (relative7.path[0] === "/") {
+              target.path = removeDotSegments(relative7.path);
             } else {
               const baseHasAuthority = base.userinfo !== void 0 || base.host !== void 0 || base.port !== void 0;
               if (baseHasAuthority && !base.path) {
-                target.path = "/" + relative4.path;
+                target.path = "/" + relative7.path;
               } else if (!base.path) {
-                target.path = relative4.path;
+                target.path = relative7.path;
               } else {
-                target.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative4.path;
+                target.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative7.path;
               }
               target.path = base.scheme === void 0 && !baseHasAuthority && target.path[0] !== "/" ? removeDotSegmentsRelative(target.path) : removeDotSegments(target.path);
             }
-            target.query = relative4.query;
+            target.query = relative7.query;
           }
           target.userinfo = base.userinfo;
           target.host = base.host;
@@ -23079,7 +23079,7 @@ var require_fast_uri = __commonJS({
         }
         target.scheme = base.scheme;
       }
-      target.fragment = relative4.fragment;
+      target.fragment = relative7.fragment;
       return target;
     }
     function equal(uriA, uriB, options) {
@@ -23383,7 +23383,7 @@ var require_fast_uri = __commonJS({
     var fastUri = {
       SCHEMES,
       normalize,
-      resolve: resolve7,
+      resolve: resolve9,
       resolveComponent,
       equal,
       serialize: serialize2,
@@ -33509,11 +33509,11 @@ var require_lib = __commonJS({
     })();
     var __awaiter7 = exports2 && exports2.__awaiter || function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve7) {
-          resolve7(value);
+        return value instanceof P ? value : new P(function(resolve9) {
+          resolve9(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve7, reject) {
+      return new (P || (P = Promise))(function(resolve9, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -33529,7 +33529,7 @@ var require_lib = __commonJS({
           }
         }
         function step(result) {
-          result.done ? resolve7(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve9(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -33616,26 +33616,26 @@ var require_lib = __commonJS({
       }
       readBody() {
         return __awaiter7(this, void 0, void 0, function* () {
-          return new Promise((resolve7) => __awaiter7(this, void 0, void 0, function* () {
+          return new Promise((resolve9) => __awaiter7(this, void 0, void 0, function* () {
             let output = Buffer.alloc(0);
             this.message.on("data", (chunk) => {
               output = Buffer.concat([output, chunk]);
             });
             this.message.on("end", () => {
-              resolve7(output.toString());
+              resolve9(output.toString());
             });
           }));
         });
       }
       readBodyBuffer() {
         return __awaiter7(this, void 0, void 0, function* () {
-          return new Promise((resolve7) => __awaiter7(this, void 0, void 0, function* () {
+          return new Promise((resolve9) => __awaiter7(this, void 0, void 0, function* () {
             const chunks = [];
             this.message.on("data", (chunk) => {
               chunks.push(chunk);
             });
             this.message.on("end", () => {
-              resolve7(Buffer.concat(chunks));
+              resolve9(Buffer.concat(chunks));
             });
           }));
         });
@@ -33843,14 +33843,14 @@ var require_lib = __commonJS({
        */
       requestRaw(info2, data) {
         return __awaiter7(this, void 0, void 0, function* () {
-          return new Promise((resolve7, reject) => {
+          return new Promise((resolve9, reject) => {
             function callbackForResult(err, res) {
               if (err) {
                 reject(err);
               } else if (!res) {
                 reject(new Error("Unknown error"));
               } else {
-                resolve7(res);
+                resolve9(res);
               }
             }
             this.requestRawWithCallback(info2, data, callbackForResult);
@@ -34094,12 +34094,12 @@ var require_lib = __commonJS({
         return __awaiter7(this, void 0, void 0, function* () {
           retryNumber = Math.min(ExponentialBackoffCeiling, retryNumber);
           const ms = ExponentialBackoffTimeSlice * Math.pow(2, retryNumber);
-          return new Promise((resolve7) => setTimeout(() => resolve7(), ms));
+          return new Promise((resolve9) => setTimeout(() => resolve9(), ms));
         });
       }
       _processResponse(res, options) {
         return __awaiter7(this, void 0, void 0, function* () {
-          return new Promise((resolve7, reject) => __awaiter7(this, void 0, void 0, function* () {
+          return new Promise((resolve9, reject) => __awaiter7(this, void 0, void 0, function* () {
             const statusCode = res.message.statusCode || 0;
             const response = {
               statusCode,
@@ -34107,7 +34107,7 @@ var require_lib = __commonJS({
               headers: {}
             };
             if (statusCode === HttpCodes2.NotFound) {
-              resolve7(response);
+              resolve9(response);
             }
             function dateTimeDeserializer(key, value) {
               if (typeof value === "string") {
@@ -34146,7 +34146,7 @@ var require_lib = __commonJS({
               err.result = response.result;
               reject(err);
             } else {
-              resolve7(response);
+              resolve9(response);
             }
           }));
         });
@@ -34322,11 +34322,11 @@ import { EOL as EOL3 } from "os";
 import { constants, promises } from "fs";
 var __awaiter = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve7) {
-      resolve7(value);
+    return value instanceof P ? value : new P(function(resolve9) {
+      resolve9(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve7, reject) {
+  return new (P || (P = Promise))(function(resolve9, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -34342,7 +34342,7 @@ var __awaiter = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve7(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve9(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -34622,11 +34622,11 @@ import * as fs2 from "fs";
 import * as path from "path";
 var __awaiter2 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve7) {
-      resolve7(value);
+    return value instanceof P ? value : new P(function(resolve9) {
+      resolve9(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve7, reject) {
+  return new (P || (P = Promise))(function(resolve9, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -34642,7 +34642,7 @@ var __awaiter2 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve7(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve9(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -34746,11 +34746,11 @@ function isUnixExecutable(stats) {
 // node_modules/@actions/io/lib/io.js
 var __awaiter3 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve7) {
-      resolve7(value);
+    return value instanceof P ? value : new P(function(resolve9) {
+      resolve9(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve7, reject) {
+  return new (P || (P = Promise))(function(resolve9, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -34766,7 +34766,7 @@ var __awaiter3 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve7(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve9(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -34840,11 +34840,11 @@ function findInPath(tool) {
 import { setTimeout as setTimeout2 } from "timers";
 var __awaiter4 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve7) {
-      resolve7(value);
+    return value instanceof P ? value : new P(function(resolve9) {
+      resolve9(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve7, reject) {
+  return new (P || (P = Promise))(function(resolve9, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -34860,7 +34860,7 @@ var __awaiter4 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve7(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve9(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -35079,7 +35079,7 @@ var ToolRunner = class extends events.EventEmitter {
         this.toolPath = path3.resolve(process.cwd(), this.options.cwd || process.cwd(), this.toolPath);
       }
       this.toolPath = yield which(this.toolPath, true);
-      return new Promise((resolve7, reject) => __awaiter4(this, void 0, void 0, function* () {
+      return new Promise((resolve9, reject) => __awaiter4(this, void 0, void 0, function* () {
         this._debug(`exec tool: ${this.toolPath}`);
         this._debug("arguments:");
         for (const arg of this.args) {
@@ -35162,7 +35162,7 @@ var ToolRunner = class extends events.EventEmitter {
           if (error2) {
             reject(error2);
           } else {
-            resolve7(exitCode);
+            resolve9(exitCode);
           }
         });
         if (this.options.input) {
@@ -35285,11 +35285,11 @@ var ExecState = class _ExecState extends events.EventEmitter {
 // node_modules/@actions/exec/lib/exec.js
 var __awaiter5 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve7) {
-      resolve7(value);
+    return value instanceof P ? value : new P(function(resolve9) {
+      resolve9(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve7, reject) {
+  return new (P || (P = Promise))(function(resolve9, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -35305,7 +35305,7 @@ var __awaiter5 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve7(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve9(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -35814,9 +35814,9 @@ function normalQuantile(p) {
   const [b0, b1, b2, b3, b4] = b;
   const [c0, c1, c2, c3, c4, c5] = c;
   const [d0, d1, d2, d3] = d;
-  const tail = (q2) => (((((c0 * q2 + c1) * q2 + c2) * q2 + c3) * q2 + c4) * q2 + c5) / ((((d0 * q2 + d1) * q2 + d2) * q2 + d3) * q2 + 1);
-  if (p < 0.02425) return tail(Math.sqrt(-2 * Math.log(p)));
-  if (p > 1 - 0.02425) return -tail(Math.sqrt(-2 * Math.log(1 - p)));
+  const tail2 = (q2) => (((((c0 * q2 + c1) * q2 + c2) * q2 + c3) * q2 + c4) * q2 + c5) / ((((d0 * q2 + d1) * q2 + d2) * q2 + d3) * q2 + 1);
+  if (p < 0.02425) return tail2(Math.sqrt(-2 * Math.log(p)));
+  if (p > 1 - 0.02425) return -tail2(Math.sqrt(-2 * Math.log(1 - p)));
   const q = p - 0.5;
   const r = q * q;
   return (((((a0 * r + a1) * r + a2) * r + a3) * r + a4) * r + a5) * q / (((((b0 * r + b1) * r + b2) * r + b3) * r + b4) * r + 1);
@@ -35843,6 +35843,9 @@ function isKernelgate(manifest) {
     return false;
   }
 }
+
+// src/adapters/command.ts
+import { spawn as spawn2 } from "node:child_process";
 
 // src/results/results.ts
 var import_ajv = __toESM(require_ajv(), 1);
@@ -36695,25 +36698,47 @@ function timingFromSamples(samplesMs, method) {
     stop_reason: "max_samples"
   };
 }
-function summaryTiming(summary3) {
+function summaryTiming(summary4) {
   const ok = (x) => x !== void 0 && Number.isFinite(x) && x >= 0;
   return {
-    method: summary3.method,
+    method: summary4.method,
     samples_ms: [],
-    median_ms: summary3.medianMs,
-    ...ok(summary3.q1Ms) ? { q1_ms: summary3.q1Ms } : {},
-    ...ok(summary3.q3Ms) ? { q3_ms: summary3.q3Ms } : {},
-    ...ok(summary3.minMs) ? { min_ms: summary3.minMs } : {},
-    ...ok(summary3.meanMs) ? { mean_ms: summary3.meanMs } : {},
-    ...ok(summary3.relStd) ? { rel_std: summary3.relStd } : {},
-    n_samples: summary3.nSamples,
+    median_ms: summary4.medianMs,
+    ...ok(summary4.q1Ms) ? { q1_ms: summary4.q1Ms } : {},
+    ...ok(summary4.q3Ms) ? { q3_ms: summary4.q3Ms } : {},
+    ...ok(summary4.minMs) ? { min_ms: summary4.minMs } : {},
+    ...ok(summary4.meanMs) ? { mean_ms: summary4.meanMs } : {},
+    ...ok(summary4.relStd) ? { rel_std: summary4.relStd } : {},
+    n_samples: summary4.nSamples,
     stop_reason: "max_samples"
   };
+}
+function workFields(work, medianMs) {
+  const { flops, bytes } = work;
+  if (flops !== void 0 && bytes !== void 0) {
+    return { work: { flops, bytes, ...work.note ? { note: work.note } : {} } };
+  }
+  if (medianMs === void 0 || !(medianMs > 0)) return {};
+  const seconds2 = medianMs * 1e-3;
+  if (flops !== void 0) return { throughput: { tflops: flops / seconds2 / 1e12 } };
+  if (bytes !== void 0) return { throughput: { gbps: bytes / seconds2 / 1e9 } };
+  return {};
 }
 function noGpuEnvironment(libraries = {}) {
   return {
     gpu: { name: "none", sku: "none" },
     ...Object.keys(libraries).length ? { libraries } : {}
+  };
+}
+function kernelInfo(kernel, variants, adapter, references = [], description) {
+  return {
+    name: kernel,
+    ...description !== void 0 ? { description } : {},
+    adapter,
+    variants: variants.map((name) => ({
+      name,
+      role: references.includes(name) ? "reference" : "candidate"
+    }))
   };
 }
 var JsonReader = class {
@@ -36757,13 +36782,273 @@ function isoUtc(text3) {
 }
 
 // src/adapters/command.ts
+var TIME_UNITS = { s: 1e3, ms: 1, us: 1e-3, ns: 1e-6 };
 var RATE_UNITS = { tflops: 1e12, gflops: 1e9, gbps: 1e9 };
+var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve9) => {
+  const child2 = spawn2("bash", ["-c", command], {
+    cwd,
+    env: childEnv(),
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"]
+  });
+  let output = "";
+  let timedOut = false;
+  const add = (chunk) => {
+    output += chunk.toString("utf8");
+  };
+  child2.stdout.on("data", add);
+  child2.stderr.on("data", add);
+  const timer = setTimeout(() => {
+    timedOut = true;
+    if (child2.pid !== void 0) {
+      try {
+        process.kill(-child2.pid, "SIGKILL");
+      } catch {
+        child2.kill("SIGKILL");
+      }
+    }
+  }, timeoutMs);
+  child2.on("error", (err) => {
+    clearTimeout(timer);
+    resolve9({ exitCode: 127, output: `${output}${err.message}`, timedOut });
+  });
+  child2.on("close", (code) => {
+    clearTimeout(timer);
+    resolve9({ exitCode: code, output, timedOut });
+  });
+});
+function shellQuote(value) {
+  return /^[A-Za-z0-9_.,:=+\-/@%]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
 function placeholders(template) {
   const names = [];
   for (const m of template.replace(/\{\{|\}\}/g, "").matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) {
     if (m[1] !== void 0 && !names.includes(m[1])) names.push(m[1]);
   }
   return names;
+}
+var BUILTIN_PLACEHOLDERS = ["case", "root"];
+function fillTemplate(template, params, root) {
+  return template.replace(/\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name) => {
+    if (whole === "{{") return "{";
+    if (whole === "}}") return "}";
+    const value = name === "case" ? caseIdOf(params) : name === "root" ? root : params[name];
+    return value === void 0 ? whole : shellQuote(String(value));
+  });
+}
+function atPath(value, path9) {
+  let cur = value;
+  for (const key of path9.split(".")) {
+    if (typeof cur !== "object" || cur === null) return void 0;
+    cur = cur[key];
+  }
+  return cur;
+}
+function readMetric(output, metric) {
+  const found = /* @__PURE__ */ new Map();
+  const add = (sub, text3) => {
+    const value = typeof text3 === "number" ? text3 : Number(text3);
+    if (!Number.isFinite(value)) return;
+    found.set(sub, [...found.get(sub) ?? [], value]);
+  };
+  if (metric.regex) {
+    const re = new RegExp(
+      metric.regex.source,
+      metric.regex.flags.includes("g") ? metric.regex.flags : `${metric.regex.flags}g`
+    );
+    for (const m of output.matchAll(re)) {
+      add(m.groups?.variant?.trim() ?? "", m.groups?.value ?? m[1]);
+    }
+  } else if (metric.json) {
+    for (const line of output.split(/\r?\n/)) {
+      const t = line.trim();
+      if (!t.startsWith("{")) continue;
+      try {
+        add("", atPath(JSON.parse(t), metric.json));
+      } catch {
+      }
+    }
+  }
+  return found;
+}
+function toMs(value, unit, work) {
+  if (unit in TIME_UNITS) return value * TIME_UNITS[unit];
+  const amount = unit === "gbps" ? work.bytes : work.flops;
+  if (amount === void 0) throw new Error(`a ${unit} metric needs the case's work`);
+  return amount / (value * RATE_UNITS[unit]) * 1e3;
+}
+function tail(text3, lines = 20) {
+  return text3.trimEnd().split(/\r?\n/).slice(-lines).join("\n");
+}
+var KEPT_OUTPUT_LINES = 400;
+async function runOnce(run2, arm, which2) {
+  if (arm.failure) return;
+  const { spec } = run2;
+  run2.log?.(`${run2.kernel}/${run2.label}: ${arm.command}${which2 === "base" ? " (base)" : ""}`);
+  const out = await run2.runner(arm.command, { cwd: arm.cwd, timeoutMs: spec.timeoutS * 1e3 });
+  const fail = (status, why) => {
+    const reason = status === "fail" ? why : `${arm.command}: ${why}`;
+    arm.failure = { status, reason, log: tail(out.output) };
+  };
+  if (out.timedOut) return fail("timeout", `exceeded ${spec.timeoutS} s`);
+  if (out.exitCode !== 0) return fail("error", `exit status ${String(out.exitCode)}`);
+  if (spec.check && !spec.check.test(out.output)) {
+    return fail(
+      "fail",
+      `the benchmark's own check failed: its output did not match /${spec.check.source}/`
+    );
+  }
+  const readings = readMetric(out.output, spec.metric);
+  if (readings.size === 0) {
+    return fail(
+      "error",
+      `no ${run2.source} in its output${out.output.trim() ? "" : " (it printed nothing)"}`
+    );
+  }
+  const reading = /* @__PURE__ */ new Map();
+  for (const [sub, values] of readings)
+    reading.set(sub, toMs(median(values), spec.metric.unit, run2.work));
+  arm.runs.push(reading);
+  arm.firstOutput ??= tail(out.output, KEPT_OUTPUT_LINES);
+}
+async function runArms(run2, head, base) {
+  if (base === void 0) {
+    for (let r = 0; r < run2.spec.repeat; r++) await runOnce(run2, head, "head");
+    return;
+  }
+  const blocks = Math.ceil(run2.spec.repeat / 2);
+  for (let b = 0; b < blocks; b++) {
+    await runOnce(run2, head, "head");
+    await runOnce(run2, base, "base");
+    await runOnce(run2, base, "base");
+    await runOnce(run2, head, "head");
+  }
+}
+function failedCase(base0, variant, head) {
+  const f = head.failure ?? {
+    status: "error",
+    reason: `${head.command}: no runs`,
+    log: ""
+  };
+  return {
+    result: {
+      ...base0,
+      variant,
+      status: f.status,
+      reason: f.reason,
+      ...f.status === "fail" ? {} : { error: { kind: "command", message: f.reason, ...f.log ? { log_tail: f.log } : {} } }
+    }
+  };
+}
+async function runCommands(kernel, spec, options) {
+  const cases = [];
+  const variants = [];
+  const outputs = [];
+  const addVariant = (v) => void (variants.includes(v) || variants.push(v));
+  const source = spec.metric.regex ? `/${spec.metric.regex.source}/` : `JSON field ${String(spec.metric.json)}`;
+  const method = `command: ${spec.metric.unit} from ${source}, one sample per run`;
+  for (const [variantName, template] of Object.entries(spec.variants)) {
+    for (const params of spec.cases) {
+      const run2 = {
+        kernel,
+        label: `${variantName} ${caseIdOf(params)}`,
+        spec,
+        work: spec.workFor(params),
+        source,
+        runner: options.runner ?? shellRunner,
+        ...options.log ? { log: options.log } : {}
+      };
+      const arm = (cwd, root) => ({
+        command: fillTemplate(template, params, root),
+        cwd,
+        runs: []
+      });
+      const head = arm(options.cwd, options.root);
+      const base = options.baseCwd === void 0 ? void 0 : arm(options.baseCwd, options.baseRoot);
+      await runArms(run2, head, base);
+      const text3 = head.firstOutput ?? head.failure?.log;
+      if (text3) outputs.push({ variant: variantName, case: caseIdOf(params), text: text3 });
+      const subs = /* @__PURE__ */ new Set();
+      for (const r of head.runs) for (const sub of r.keys()) subs.add(sub);
+      const base0 = { kernel, case: caseIdOf(params), params };
+      if (head.failure || subs.size === 0) {
+        addVariant(variantName);
+        cases.push(failedCase(base0, variantName, head));
+        continue;
+      }
+      for (const sub of subs) {
+        const variant = sub === "" ? variantName : `${variantName}:${sub}`;
+        addVariant(variant);
+        const samples = head.runs.map((r) => r.get(sub)).filter((x) => x !== void 0);
+        const paired = base ? pairedOf(head, base, sub, method) : void 0;
+        cases.push({
+          result: {
+            ...base0,
+            variant,
+            status: "ok",
+            timing: timingFromSamples(samples, method),
+            ...spec.check ? { correctness: selfCheck(spec.check, head.runs.length) } : {},
+            ...paired ? { paired } : {}
+          },
+          work: run2.work
+        });
+      }
+    }
+  }
+  return { cases, variants, outputs };
+}
+function selfCheck(check, runs) {
+  return {
+    status: "PASS",
+    rel_l2: null,
+    max_abs: null,
+    nan_count: 0,
+    inf_count: 0,
+    unwritten_count: 0,
+    seeds: [],
+    tol_rel_l2: 0,
+    oracle: `the benchmark's own check (its output matched /${check.source}/)`,
+    message: `all ${runs} runs passed the benchmark's own check`
+  };
+}
+function pairedOf(head, base, sub, method) {
+  if (base.failure) {
+    return {
+      base_status: base.failure.status,
+      base_reason: base.failure.reason,
+      n_pairs: 0,
+      log_ratios: [],
+      stop_reason: "untimed"
+    };
+  }
+  const h = head.runs.map((r) => r.get(sub));
+  const b = base.runs.map((r) => r.get(sub));
+  if (b.every((x) => x === void 0)) {
+    return {
+      base_status: "missing",
+      base_reason: "the base revision printed no reading for this variant",
+      n_pairs: 0,
+      log_ratios: [],
+      stop_reason: "untimed"
+    };
+  }
+  const logRatios = [];
+  for (let k = 0; k + 1 < Math.min(h.length, b.length); k += 2) {
+    const [h1, h2, b1, b2] = [h[k], h[k + 1], b[k], b[k + 1]];
+    if (h1 === void 0 || h2 === void 0 || b1 === void 0 || b2 === void 0) continue;
+    logRatios.push((Math.log(h1 / b1) + Math.log(h2 / b2)) / 2);
+  }
+  const baseSamples = b.filter((x) => x !== void 0);
+  const baseTiming = timingFromSamples(baseSamples, method);
+  const ratios = [...logRatios].sort((x, y) => x - y);
+  return {
+    base_status: "ok",
+    base_timing: baseTiming,
+    n_pairs: 2 * logRatios.length,
+    log_ratios: logRatios,
+    ...ratios.length ? { median_ratio: Math.exp(median(ratios)) } : {},
+    stop_reason: "max_pairs"
+  };
 }
 var COMMAND_CAPABILITIES = {
   samples: "raw",
@@ -37873,8 +38158,8 @@ function parse2({ text: text3, file, kernel, readSidecar }) {
 function mul(x, k) {
   return x === void 0 ? void 0 : x * k;
 }
-function readSamples(summary3, readSidecar, at, diagnostics, kernel) {
-  const filename = summary3.values.get("filename");
+function readSamples(summary4, readSidecar, at, diagnostics, kernel) {
+  const filename = summary4.values.get("filename");
   if (typeof filename !== "string" || readSidecar === void 0) return void 0;
   let bytes;
   try {
@@ -38228,6 +38513,17 @@ function benchmarksFromRaw(raw, root, kernelNames) {
   });
   return { benchmarks, problems };
 }
+function reservedParams(cases, at, problems) {
+  cases.forEach((c, j) => {
+    for (const name of BUILTIN_PLACEHOLDERS) {
+      if (c[name] === void 0) continue;
+      const what = name === "root" ? "the checkout's root (the head's, or the base revision's)" : "the case's id";
+      problems.push(
+        `${at}.cases[${j}].${name} is reserved: {${name}} is ${what} (got ${showValue(c[name])})`
+      );
+    }
+  });
+}
 function commandFromRaw(b, at, work, problems) {
   if (b.variants === void 0) {
     problems.push(`${at}.variants is required for format "command" (got nothing)`);
@@ -38258,11 +38554,12 @@ function commandFromRaw(b, at, work, problems) {
     }
   }
   const check = b.check ? compileRegex(b.check.regex, `${at}.check.regex`, problems) : void 0;
+  reservedParams(cases, at, problems);
   const used = /* @__PURE__ */ new Set();
   for (const [variant, template] of Object.entries(b.variants)) {
     for (const name of placeholders(template)) {
       used.add(name);
-      if (name === "case") continue;
+      if (BUILTIN_PLACEHOLDERS.includes(name)) continue;
       const missing = cases.findIndex((c) => c[name] === void 0);
       if (missing >= 0) {
         problems.push(
@@ -38295,6 +38592,19 @@ function commandFromRaw(b, at, work, problems) {
     ...check ? { check } : {}
   };
 }
+function workOf(work, params) {
+  const out = {};
+  for (const key of ["flops", "bytes"]) {
+    const formula = work[key];
+    if (!formula) continue;
+    try {
+      const value = formula.evaluate(params);
+      if (Number.isFinite(value) && value >= 0) out[key] = value;
+    } catch {
+    }
+  }
+  return out;
+}
 
 // src/adapters/notes.ts
 function toolName(a) {
@@ -38317,6 +38627,206 @@ function annotateAdapted(comparison, results) {
     }
   }
   return comparison;
+}
+
+// src/adapters/run.ts
+import { existsSync as existsSync4, readFileSync as readFileSync4 } from "node:fs";
+import { dirname as dirname4, isAbsolute, join as join5, relative as relative3, resolve as resolve4 } from "node:path";
+var ADAPTERS_HARNESS = "kernelgate adapters 0.1.0";
+function finishKernel(adapter, kernel, adapted, options = {}) {
+  const cases = adapted.cases.map(({ result, work }) => {
+    const fromConfig = options.work ? workOf(options.work, result.params) : {};
+    const amounts = { ...work, ...fromConfig };
+    if (fromConfig.flops !== void 0 || fromConfig.bytes !== void 0) {
+      amounts.note = fromConfig.flops !== void 0 && fromConfig.bytes !== void 0 ? "kernelgate.yml's work formulas" : `${work?.note ?? "from the tool"}; kernelgate.yml's work formulas for ${fromConfig.flops !== void 0 ? "flops" : "bytes"}`;
+    }
+    if (result.status !== "ok" || !result.timing) return result;
+    return { ...result, ...workFields(amounts, result.timing.median_ms) };
+  });
+  const timed = cases.filter((c) => c.status === "ok" && c.timing);
+  const withSamples = timed.filter((c) => (c.timing?.samples_ms.length ?? 0) > 0).length;
+  const samples = timed.length === 0 ? adapter.capabilities.samples === "summary" ? "summary" : "raw" : withSamples === timed.length ? "raw" : withSamples === 0 ? "summary" : "mixed";
+  const info2 = kernelInfo(
+    kernel,
+    adapted.variants,
+    {
+      format: adapter.format,
+      ...adapted.tool !== void 0 ? { tool: adapted.tool } : {},
+      samples,
+      work: cases.some((c) => c.work !== void 0 || c.throughput !== void 0),
+      correctness: cases.some((c) => c.correctness !== void 0) ? "self_check" : "none",
+      paired: cases.some((c) => c.paired !== void 0)
+    },
+    options.references,
+    options.description
+  );
+  return {
+    info: info2,
+    cases,
+    ...adapted.environment ? { environment: adapted.environment } : {},
+    run: adapted.run,
+    diagnostics: adapted.diagnostics
+  };
+}
+function adaptFile(adapter, path9, options) {
+  const shown = options.shown ?? path9;
+  let text3;
+  try {
+    text3 = readFileSync4(path9, "utf8");
+  } catch (err) {
+    const code = err.code;
+    throw new InputError(
+      code === "ENOENT" ? `${shown}: no such file` : `${shown}: cannot read: ${err.message}`
+    );
+  }
+  const adapted = adapter.parse({
+    text: text3,
+    file: shown,
+    kernel: options.kernel,
+    readSidecar: (rel) => readFileSync4(isAbsolute(rel) ? rel : join5(dirname4(path9), rel))
+  });
+  return finishKernel(adapter, options.kernel, adapted, options);
+}
+var TAIL_LINES = 20;
+function lastLines(output) {
+  return output.trimEnd().split(/\r?\n/).slice(-TAIL_LINES).join("\n");
+}
+function whereShown(bench) {
+  return bench.cwdRelative === "." ? "the repository root" : bench.cwdRelative;
+}
+async function runCommandBenchmark(adapter, bench, options, common) {
+  const spec = bench.command;
+  if (!spec) throw new InputError(`benchmarks: ${bench.name} has no command settings`);
+  const baseCwd = options.baseRoot === void 0 ? void 0 : resolve4(options.baseRoot, bench.cwdRelative);
+  const paired = baseCwd !== void 0 && existsSync4(baseCwd);
+  if (baseCwd !== void 0 && !paired) {
+    options.log?.(
+      `${bench.name}: not paired: the base revision has no ${bench.cwdRelative} (its commands run in the head only)`
+    );
+  }
+  const ran = await runCommands(
+    bench.name,
+    { ...spec, timeoutS: bench.timeoutS, workFor: (params) => workOf(bench.work, params) },
+    {
+      cwd: bench.cwd,
+      root: options.root,
+      ...paired ? { baseCwd, baseRoot: options.baseRoot } : {},
+      runner: options.runner ?? shellRunner,
+      ...options.log ? { log: options.log } : {}
+    }
+  );
+  const diagnostics = ran.cases.map((c) => c.result).filter((c) => c.status === "error" || c.status === "timeout").map((c) => ({
+    level: "error",
+    code: "adapter.command_failed",
+    message: `benchmark ${bench.name} (${c.variant} ${c.case}, in ${whereShown(bench)}): ${c.reason ?? c.status}` + (c.error?.log_tail ? `. Last lines:
+${c.error.log_tail}` : ". It printed nothing."),
+    fix: `run the command by hand in ${whereShown(bench)}; metric must match what it prints`,
+    source: `kernel:${bench.name}`,
+    kernel: bench.name,
+    variant: c.variant
+  }));
+  return {
+    ...finishKernel(
+      adapter,
+      bench.name,
+      { cases: ran.cases, variants: ran.variants, run: {}, diagnostics },
+      common
+    ),
+    outputs: ran.outputs
+  };
+}
+async function runBenchmark(bench, options) {
+  const adapter = adapterFor(bench.format);
+  if (!adapter) throw new InputError(`benchmarks: unknown format ${JSON.stringify(bench.format)}`);
+  const common = {
+    work: bench.work,
+    references: bench.references,
+    ...bench.description !== void 0 ? { description: bench.description } : {}
+  };
+  if (adapter.kind === "command") return runCommandBenchmark(adapter, bench, options, common);
+  const runner = options.runner ?? shellRunner;
+  const output = bench.output;
+  let printed = "";
+  if (bench.run !== void 0) {
+    options.log?.(`${bench.name}: ${bench.run}`);
+    const out = await runner(bench.run, { cwd: bench.cwd, timeoutMs: bench.timeoutS * 1e3 });
+    printed = out.output;
+    if (out.timedOut || out.exitCode !== 0) {
+      return failedBenchmark(
+        adapter,
+        bench,
+        out.timedOut ? `exceeded ${bench.timeoutS} s` : `exit status ${String(out.exitCode)}`,
+        out.output
+      );
+    }
+  }
+  const shown = relativeShown(options.root, output);
+  if (!existsSync4(output)) {
+    const why = bench.run !== void 0 ? `it wrote no ${shown}` : `there is no ${shown} (no run command: an earlier step must write it)`;
+    return failedBenchmark(adapter, bench, why, printed);
+  }
+  let adapted;
+  try {
+    adapted = adaptFile(adapter, output, { kernel: bench.name, shown, ...common });
+  } catch (error2) {
+    if (!(error2 instanceof InputError)) throw error2;
+    return failedBenchmark(
+      adapter,
+      bench,
+      `its output is not ${adapter.title}: ${error2.message}`,
+      printed
+    );
+  }
+  if (adapted.cases.length === 0) {
+    return failedBenchmark(adapter, bench, `${shown} holds no benchmark`, printed);
+  }
+  const text3 = lastLines(printed);
+  return text3 ? { ...adapted, outputs: [{ variant: bench.format, case: "run", text: text3 }] } : adapted;
+}
+function relativeShown(root, path9) {
+  const rel = relative3(root, path9);
+  return rel === "" || rel.startsWith("..") || isAbsolute(rel) ? path9 : rel;
+}
+function failedBenchmark(adapter, bench, why, output) {
+  const message = bench.run !== void 0 ? `${bench.run}: ${why}` : why;
+  const logTail = lastLines(output);
+  return finishKernel(
+    adapter,
+    bench.name,
+    {
+      cases: [
+        {
+          result: {
+            kernel: bench.name,
+            variant: bench.format,
+            case: "run",
+            params: {},
+            status: "error",
+            reason: message,
+            error: {
+              kind: "benchmark command",
+              message,
+              ...logTail ? { log_tail: logTail } : {}
+            }
+          }
+        }
+      ],
+      variants: [bench.format],
+      run: {},
+      diagnostics: [
+        {
+          level: "error",
+          code: "adapter.run_failed",
+          message: `benchmark ${bench.name} (in ${whereShown(bench)}): ${message}` + (logTail ? `. Last lines:
+${logTail}` : ""),
+          fix: `run the command by hand in ${whereShown(bench)}; kernelgate judges what it writes`,
+          source: `kernel:${bench.name}`,
+          kernel: bench.name
+        }
+      ]
+    },
+    { references: bench.references }
+  );
 }
 
 // src/adapters/index.ts
@@ -38382,9 +38892,9 @@ function judgePerf(key, current, baseline, comparable, thresholdPct, config) {
       baselineMedianMs
     };
   }
-  const summary3 = baseline.timing;
-  if (base.length === 0 && summary3.median_ci_lo_ms !== void 0 && summary3.median_ci_hi_ms !== void 0 && cur.length >= MIN_SAMPLES_FOR_VERDICT && (baseline.timing.n_samples ?? 0) >= MIN_SAMPLES_FOR_VERDICT) {
-    return judgeAgainstSummary(key, cur, summary3, thresholdPct, config);
+  const summary4 = baseline.timing;
+  if (base.length === 0 && summary4.median_ci_lo_ms !== void 0 && summary4.median_ci_hi_ms !== void 0 && cur.length >= MIN_SAMPLES_FOR_VERDICT && (baseline.timing.n_samples ?? 0) >= MIN_SAMPLES_FOR_VERDICT) {
+    return judgeAgainstSummary(key, cur, summary4, thresholdPct, config);
   }
   if (cur.length < MIN_SAMPLES_FOR_VERDICT || base.length < MIN_SAMPLES_FOR_VERDICT) {
     const medianMs = cur.length ? spread(cur).medianMs : current.timing.median_ms;
@@ -38935,8 +39445,8 @@ function configUnits(config, only) {
 }
 
 // src/shard/merge.ts
-import { existsSync as existsSync4, readdirSync as readdirSync2, statSync as statSync2 } from "node:fs";
-import { join as join5, relative as relative3 } from "node:path";
+import { existsSync as existsSync5, readdirSync as readdirSync2, statSync as statSync2 } from "node:fs";
+import { join as join6, relative as relative4 } from "node:path";
 var NAMED_CASES = 6;
 function caseList(ids) {
   const shown = ids.slice(0, NAMED_CASES).join(", ");
@@ -38948,13 +39458,13 @@ function findShardFiles(dirs, name = "results.json") {
     for (const entry of readdirSync2(dir, { withFileTypes: true }).sort(
       (a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0
     )) {
-      const path9 = join5(dir, entry.name);
+      const path9 = join6(dir, entry.name);
       if (entry.isDirectory() && depth < 4) walk(path9, depth + 1);
       else if (entry.isFile() && entry.name === name) found.push(path9);
     }
   };
   for (const dir of dirs) {
-    if (!existsSync4(dir)) {
+    if (!existsSync5(dir)) {
       throw new InputError(`${dir}: no such folder (the shards' downloaded results)`);
     }
     if (statSync2(dir).isFile()) found.push(dir);
@@ -38964,7 +39474,7 @@ function findShardFiles(dirs, name = "results.json") {
 }
 function readShardDocuments(files, cwd) {
   return files.map((path9) => {
-    const file = relative3(cwd, path9) || path9;
+    const file = relative4(cwd, path9) || path9;
     const results = loadResults(path9);
     if (results.run.shard === void 0) {
       throw new InputError(
@@ -39223,11 +39733,11 @@ function shardTitleParts(results) {
 }
 
 // src/shard/run.ts
-import { existsSync as existsSync6, writeFileSync as writeFileSync2 } from "node:fs";
+import { existsSync as existsSync7, writeFileSync as writeFileSync2 } from "node:fs";
 
 // src/store/baseline.ts
-import { existsSync as existsSync5, mkdirSync, readdirSync as readdirSync3, renameSync, writeFileSync } from "node:fs";
-import { join as join6 } from "node:path";
+import { existsSync as existsSync6, mkdirSync, readdirSync as readdirSync3, renameSync, writeFileSync } from "node:fs";
+import { join as join7 } from "node:path";
 var StoreError = class extends Error {
 };
 function safeSegment(value, field3) {
@@ -39238,11 +39748,11 @@ function safeSegment(value, field3) {
   return cleaned;
 }
 function fileBaselineStore(root) {
-  const dirOf = (key) => join6(root, safeSegment(key.branch, "branch"), safeSegment(key.sku, "GPU SKU"));
+  const dirOf = (key) => join7(root, safeSegment(key.branch, "branch"), safeSegment(key.sku, "GPU SKU"));
   const entries = (key) => {
     const dir = dirOf(key);
-    if (!existsSync5(dir)) return [];
-    return readdirSync3(dir).filter((name) => name.endsWith(".json")).sort().reverse().map((name) => join6(dir, name));
+    if (!existsSync6(dir)) return [];
+    return readdirSync3(dir).filter((name) => name.endsWith(".json")).sort().reverse().map((name) => join7(dir, name));
   };
   return {
     latest(key) {
@@ -39257,7 +39767,7 @@ function fileBaselineStore(root) {
       mkdirSync(dir, { recursive: true });
       const stamp = results.run.started_at.replace(/[^0-9A-Za-z]/g, "");
       const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
-      const path9 = join6(dir, `${stamp}-${sha}.json`);
+      const path9 = join7(dir, `${stamp}-${sha}.json`);
       const tmp = `${path9}.${process.pid}.tmp`;
       writeFileSync(tmp, JSON.stringify(results, null, 2) + "\n");
       renameSync(tmp, path9);
@@ -39266,7 +39776,7 @@ function fileBaselineStore(root) {
   };
 }
 function explicitBaseline(path9) {
-  if (!existsSync5(path9)) {
+  if (!existsSync6(path9)) {
     throw new Error(`baseline ${path9}: no such file`);
   }
   return { results: loadResults(path9), path: path9 };
@@ -39279,7 +39789,7 @@ function shardedOptions(options, spec, balance, log) {
   const timings = async (environment) => {
     if (balance === "estimate") return void 0;
     if (options.baselinePath !== void 0) {
-      if (existsSync6(options.baselinePath)) return explicitBaseline(options.baselinePath);
+      if (existsSync7(options.baselinePath)) return explicitBaseline(options.baselinePath);
       log.info(
         `shard: no baseline at ${options.baselinePath} yet: the split is balanced by estimate.`
       );
@@ -39331,8 +39841,8 @@ function shardedOptions(options, spec, balance, log) {
 }
 
 // src/shard/action.ts
-import { existsSync as existsSync7, mkdirSync as mkdirSync2, writeFileSync as writeFileSync3 } from "node:fs";
-import { join as join7 } from "node:path";
+import { existsSync as existsSync8, mkdirSync as mkdirSync2, writeFileSync as writeFileSync3 } from "node:fs";
+import { join as join8 } from "node:path";
 function readShardInputs(getInput2) {
   const text3 = (name) => {
     const value = getInput2(name).trim();
@@ -39376,12 +39886,12 @@ async function mergedRun(ctx) {
     else ctx.warning(s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
   }
   mkdirSync2(ctx.outDir, { recursive: true });
-  const resultsPath = join7(ctx.outDir, "results.json");
+  const resultsPath = join8(ctx.outDir, "results.json");
   writeFileSync3(resultsPath, JSON.stringify(merged.results, null, 2) + "\n");
   const notes = [];
   let baseline;
   if (ctx.baselinePath !== void 0) {
-    if (existsSync7(ctx.baselinePath)) baseline = explicitBaseline(ctx.baselinePath);
+    if (existsSync8(ctx.baselinePath)) baseline = explicitBaseline(ctx.baselinePath);
     else {
       notes.push(
         `The baseline ${ctx.baselinePath} does not exist: every case is NEW. Baselines are written by trusted runs (push, schedule); run one first.`
@@ -40321,8 +40831,8 @@ function buildsView(input, opts) {
 }
 
 // src/report/render.ts
-import { readdirSync as readdirSync4, readFileSync as readFileSync4 } from "node:fs";
-import { join as join8 } from "node:path";
+import { readdirSync as readdirSync4, readFileSync as readFileSync5 } from "node:fs";
+import { join as join9 } from "node:path";
 
 // node_modules/mustache/mustache.mjs
 var objectToString = Object.prototype.toString;
@@ -40812,7 +41322,7 @@ function outcomeText(input, changes) {
     }
     return parts;
   };
-  const join17 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
+  const join19 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
   if (outcome === "fail") {
     const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
     const parts = [...shardTitleParts(input.results), ...say(kinds)];
@@ -40824,13 +41334,13 @@ function outcomeText(input, changes) {
       }
     }
     const n = input.gate.reasons.length;
-    return `❌ fail: ${parts.length ? join17(parts) : plural(n, "reason")}`;
+    return `❌ fail: ${parts.length ? join19(parts) : plural(n, "reason")}`;
   }
-  if (outcome === "regression") return `⚠️ regression: ${join17(say(["slower"]))}`;
+  if (outcome === "regression") return `⚠️ regression: ${join19(say(["slower"]))}`;
   const faster = say(["faster"]);
   const moved = changes.changed.filter((v) => v.changed.some(isControl));
   const control = moved.length ? ` (the A/A control ${moved.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
-  if (faster.length) return `✅ pass: ${join17(faster)}${control}`;
+  if (faster.length) return `✅ pass: ${join19(faster)}${control}`;
   if (!changes.judged) return "✅ pass";
   return `✅ pass: ${moved.length ? "no candidate" : "no case"} slower or faster${control}`;
 }
@@ -41684,17 +42194,17 @@ function buildView(input, opts, digest) {
 
 // src/report/render.ts
 function defaultTemplatesDir() {
-  return join8(packageRoot(), "templates");
+  return join9(packageRoot(), "templates");
 }
 function loadTemplates(dir, kind) {
-  const main = readFileSync4(
-    join8(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
+  const main = readFileSync5(
+    join9(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
     "utf8"
   );
   const partials = {};
-  for (const file of readdirSync4(join8(dir, "partials"))) {
+  for (const file of readdirSync4(join9(dir, "partials"))) {
     const match = /^(.+)\.md\.mustache$/.exec(file);
-    if (match?.[1]) partials[match[1]] = readFileSync4(join8(dir, "partials", file), "utf8");
+    if (match?.[1]) partials[match[1]] = readFileSync5(join9(dir, "partials", file), "utf8");
   }
   return { main, partials };
 }
@@ -41785,11 +42295,11 @@ function judge(results, baseline, config, kind, context3, history) {
 }
 
 // src/pipeline/run.ts
-import { existsSync as existsSync10 } from "node:fs";
+import { existsSync as existsSync11 } from "node:fs";
 
 // src/measure/base-revision.ts
-import { existsSync as existsSync8 } from "node:fs";
-import { join as join9 } from "node:path";
+import { existsSync as existsSync9 } from "node:fs";
+import { join as join10 } from "node:path";
 var SHA = /^[0-9a-f]{40}$/;
 function lastLine(text3) {
   const lines = text3.trim().split("\n");
@@ -41800,7 +42310,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
   if (!SHA.test(sha)) {
     return { ok: false, reason: `the base commit '${sha}' is not a 40-character commit SHA` };
   }
-  const dir = options.dir ?? join9(workspace, ".kernelgate", "base");
+  const dir = options.dir ?? join10(workspace, ".kernelgate", "base");
   const git = (...args) => exec2.run("git", ["-C", workspace, ...args]);
   const inside = await git("rev-parse", "--is-inside-work-tree");
   if (inside.exitCode !== 0) {
@@ -41809,7 +42319,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
       reason: `${workspace} is not a git checkout (${lastLine(inside.stderr) || `git exit ${inside.exitCode}`})`
     };
   }
-  if (existsSync8(dir)) {
+  if (existsSync9(dir)) {
     const at = await exec2.run("git", ["-C", dir, "rev-parse", "HEAD"]);
     if (at.exitCode === 0 && at.stdout.trim() === sha) {
       log(`kernelgate: base revision ${sha.slice(0, 12)} already checked out in ${dir}`);
@@ -42809,6 +43319,206 @@ function summary2(record) {
   if (failedChecks > 0)
     parts.push(`${failedChecks} expectation${failedChecks === 1 ? "" : "s"} FAILED`);
   return parts.join("; ");
+}
+
+// src/measure/doctor/checks-benchmarks.ts
+import { closeSync, openSync, readSync, realpathSync, statSync as statSync3 } from "node:fs";
+import { basename as basename3, isAbsolute as isAbsolute2, relative as relative5, resolve as resolve5 } from "node:path";
+
+// src/measure/doctor/versions.ts
+var MIN_DRIVER_FOR_CUDA = [
+  ["13.1", "590.44.01"],
+  ["13.0", "580.65.06"],
+  ["12.9", "575.51.03"],
+  ["12.8", "570.26"],
+  ["12.6", "560.28.03"],
+  ["12.5", "555.42.02"],
+  ["12.4", "550.54.14"],
+  ["12.3", "545.23.06"],
+  ["12.2", "535.54.03"],
+  ["12.1", "530.30.02"],
+  ["12.0", "525.60.13"],
+  ["11.8", "520.61.05"]
+];
+function compareVersions(a, b) {
+  const pa = a.split(".").map(Number);
+  const pb = b.split(".").map(Number);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+function majorMinor(version) {
+  return version.split(".").slice(0, 2).join(".");
+}
+function cudaForDriver(driverVersion) {
+  return MIN_DRIVER_FOR_CUDA.find(([, min]) => compareVersions(driverVersion, min) >= 0)?.[0];
+}
+function minDriverFor(cuda) {
+  return MIN_DRIVER_FOR_CUDA.find(([release]) => release === majorMinor(cuda))?.[1];
+}
+function libcudaVersionIn(entries) {
+  for (const entry of entries) {
+    const m = /^libcuda\.so\.(\d+\.\d+(?:\.\d+)?)$/.exec(entry);
+    if (m?.[1]) return m[1];
+  }
+  return void 0;
+}
+function cudnnVersion(code) {
+  if (code >= 1e4)
+    return `${Math.floor(code / 1e4)}.${Math.floor(code % 1e4 / 100)}.${code % 100}`;
+  return `${Math.floor(code / 1e3)}.${Math.floor(code % 1e3 / 100)}.${code % 100}`;
+}
+
+// src/measure/doctor/checks-benchmarks.ts
+var ELF_MAGIC = Buffer.from([127, 69, 76, 70]);
+var MAX_SCAN_BYTES = 1 << 30;
+var TOOLKIT_NOTE = /Cuda compilation tools, release (\d+\.\d+), V(\d+\.\d+(?:\.\d+)?)/;
+var STATIC_CUDART = "libcudart_static";
+function readHead(path9, bytes) {
+  const fd = openSync(path9, "r");
+  try {
+    const buf = Buffer.alloc(bytes);
+    const n = readSync(fd, buf, 0, bytes, 0);
+    return buf.subarray(0, n);
+  } finally {
+    closeSync(fd);
+  }
+}
+function isElf(path9) {
+  try {
+    return statSync3(path9).isFile() && readHead(path9, 4).equals(ELF_MAGIC);
+  } catch {
+    return false;
+  }
+}
+function commandBinaries(command, cwd) {
+  const words = command.split(/[\s;&|()<>]+/).map((w) => w.replace(/^['"]|['"]$/g, "")).filter((w) => w.includes("/") && !w.startsWith("-") && !w.includes("="));
+  const found = [];
+  for (const word of words) {
+    const path9 = isAbsolute2(word) ? word : resolve5(cwd, word);
+    if (!found.includes(path9) && isElf(path9)) found.push(path9);
+  }
+  return found;
+}
+function linkedRuntime(lddOutput) {
+  const m = /^\s*(libcudart\.so\.(\d+))\s+=>\s+(\S+)/m.exec(lddOutput);
+  if (!m?.[1] || !m[2] || !m[3] || m[3] === "not") return void 0;
+  let real = m[3];
+  try {
+    real = realpathSync(m[3]);
+  } catch {
+  }
+  const full = /^libcudart\.so\.(\d+\.\d+(?:\.\d+)?)$/.exec(basename3(real))?.[1];
+  const via = real === m[3] ? `${m[1]} → ${m[3]}` : `${m[1]} → ${real}`;
+  return { version: full ?? m[2], via };
+}
+function staticRuntime(path9) {
+  const size = statSync3(path9).size;
+  if (size > MAX_SCAN_BYTES) return void 0;
+  const text3 = readHead(path9, size).toString("latin1");
+  if (!text3.includes(STATIC_CUDART)) return void 0;
+  const m = TOOLKIT_NOTE.exec(text3);
+  if (!m?.[2]) return void 0;
+  return { version: m[2], via: `static libcudart, linked by CUDA ${m[2]}'s nvcc` };
+}
+async function binaryRuntime(path9, exec2) {
+  const ldd = await exec2.run("ldd", [path9]).catch(() => void 0);
+  const linked = ldd && ldd.exitCode === 0 ? linkedRuntime(ldd.stdout) : void 0;
+  return linked ?? staticRuntime(path9);
+}
+function commandsOf(bench, root) {
+  if (bench.command) {
+    const params = bench.command.cases[0] ?? {};
+    return Object.values(bench.command.variants).map((t) => fillTemplate(t, params, root));
+  }
+  return bench.run !== void 0 ? [bench.run] : [];
+}
+function runtimeDiagnostic(bench, shown, runtime, environment) {
+  const driverCuda = environment.driver_cuda_version;
+  const driver = environment.driver_version ?? "of this machine";
+  if (driverCuda === void 0) return void 0;
+  const needs = majorMinor(
+    runtime.version.includes(".") ? runtime.version : `${runtime.version}.0`
+  );
+  if (compareVersions(needs, driverCuda) <= 0) return void 0;
+  const minDriver = minDriverFor(needs);
+  const compat = environment.libraries?.["cuda_compat"];
+  const sameMajor = needs.split(".")[0] === driverCuda.split(".")[0];
+  const how = compat ? `It can run only through the forward-compat libcuda ${compat} in LD_LIBRARY_PATH, and seed 000's CUTLASS Example 88 did so at 0.02 TFLOPS: a binary that starts is no proof that its fast path runs.` : sameMajor ? "It runs through minor-version compatibility: its machine code works, but PTX it carries cannot be JIT-compiled and newer features fall back or fail." : 'Its CUDA calls fail with "CUDA driver version is insufficient for CUDA runtime version"; a benchmark that catches the error may go on and print numbers from a slow or empty path.';
+  return {
+    level: compat || sameMajor ? "warning" : "error",
+    code: "benchmark.cuda_runtime_too_new",
+    message: `benchmark ${bench.name}: ${shown} carries CUDA runtime ${runtime.version} (${runtime.via}), but driver ${driver} supports CUDA <= ${driverCuda}. ${how}`,
+    fix: `Install driver >= ${minDriver ?? `one for CUDA ${needs}`}${compat ? " and take the compat folder out of LD_LIBRARY_PATH" : ""}, or rebuild ${basename3(shown)} with a CUDA ${driverCuda} toolkit (CMake: -DCMAKE_CUDA_COMPILER=/usr/local/cuda-${driverCuda}/bin/nvcc).`,
+    source: "doctor",
+    kernel: bench.name
+  };
+}
+async function benchmarkBinaryChecks(benchmarks, environment, root, exec2) {
+  if (environment.driver_cuda_version === void 0) return [];
+  const found = [];
+  for (const bench of benchmarks) {
+    const binaries = new Set(commandsOf(bench, root).flatMap((c) => commandBinaries(c, bench.cwd)));
+    for (const path9 of binaries) {
+      const runtime = await binaryRuntime(path9, exec2);
+      if (!runtime) continue;
+      const rel = relative5(root, path9);
+      const shown = rel.startsWith("..") || isAbsolute2(rel) ? path9 : rel;
+      const d = runtimeDiagnostic(bench, shown, runtime, environment);
+      if (d) found.push(d);
+    }
+  }
+  return found;
+}
+var SLOW_PATH_SHARE = 1e-3;
+var SLOW_PATH_MIN_MS = 0.05;
+function peakFor(tflops, dtype) {
+  for (const key of [dtype, "bf16", "fp16"]) {
+    const value = key === void 0 ? void 0 : tflops[key];
+    if (key !== void 0 && value !== void 0) return { value, dtype: key };
+  }
+  return void 0;
+}
+function slowPathChecks(results, benchmarks, config) {
+  const sku = results.environment.gpu.sku;
+  const peaks = sku ? config.peaks[sku] : void 0;
+  if (!peaks) return [];
+  const worst = /* @__PURE__ */ new Map();
+  for (const c of results.cases) {
+    if (!benchmarks.includes(c.kernel) || c.status !== "ok") continue;
+    if ((c.timing?.median_ms ?? 0) < SLOW_PATH_MIN_MS) continue;
+    const tflops = caseTflops(c);
+    const peak = peakFor(peaks.tflops, caseDtype(c));
+    const gbps = caseGbps(c);
+    const readings = [
+      tflops !== void 0 && peak ? {
+        share: tflops / peak.value,
+        text: `${fixed(tflops, 4)} TFLOPS of ${sku}'s ${fixed(peak.value, 1)} TFLOPS ${peak.dtype} peak`
+      } : void 0,
+      gbps !== void 0 && peaks.gbps ? {
+        share: gbps / peaks.gbps,
+        text: `${fixed(gbps, 3)} GB/s of ${sku}'s ${fixed(peaks.gbps, 0)} GB/s`
+      } : void 0
+    ].filter((r) => r !== void 0);
+    const best = readings.sort((a, b) => b.share - a.share)[0];
+    if (!best || best.share >= SLOW_PATH_SHARE) continue;
+    const key = `${c.kernel}/${c.variant}`;
+    const text3 = `${caseLabel(c)} reads ${best.text} (${fixed(best.share * 100, 4)} %)`;
+    if (!worst.has(key) || (worst.get(key)?.share ?? 1) > best.share) {
+      worst.set(key, { share: best.share, text: text3, kernel: c.kernel, variant: c.variant });
+    }
+  }
+  return [...worst.values()].map((w) => ({
+    level: "warning",
+    code: "benchmark.slow_path",
+    message: `benchmark ${w.text}: under ${fixed(SLOW_PATH_SHARE * 100, 1)} % of the datasheet peak over ${SLOW_PATH_MIN_MS * 1e3} µs or more is no tuning gap but a fallback path (seed 000: CUTLASS Example 88 at 0.0193 TFLOPS on an H100, a CUDA 13 runtime on a CUDA 12.8 driver through cuda-compat, "Arch conditional MMA instruction used without targeting appropriate compute capability" in its output).`,
+    fix: "Read the benchmark's output for CUDA errors and arch messages (kernelgate names the known ones above), compare its CUDA runtime with the driver's (benchmark.cuda_runtime_too_new), and build its device code for this GPU (sm_90a for H100/H200: -gencode=arch=compute_90a,code=sm_90a).",
+    source: "doctor",
+    kernel: w.kernel,
+    variant: w.variant
+  }));
 }
 
 // src/measure/doctor/machine.ts
@@ -47160,52 +47870,6 @@ function parseNvidiaSmiXml(xmlText) {
   };
 }
 
-// src/measure/doctor/versions.ts
-var MIN_DRIVER_FOR_CUDA = [
-  ["13.1", "590.44.01"],
-  ["13.0", "580.65.06"],
-  ["12.9", "575.51.03"],
-  ["12.8", "570.26"],
-  ["12.6", "560.28.03"],
-  ["12.5", "555.42.02"],
-  ["12.4", "550.54.14"],
-  ["12.3", "545.23.06"],
-  ["12.2", "535.54.03"],
-  ["12.1", "530.30.02"],
-  ["12.0", "525.60.13"],
-  ["11.8", "520.61.05"]
-];
-function compareVersions(a, b) {
-  const pa = a.split(".").map(Number);
-  const pb = b.split(".").map(Number);
-  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
-    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
-    if (d !== 0) return d;
-  }
-  return 0;
-}
-function majorMinor(version) {
-  return version.split(".").slice(0, 2).join(".");
-}
-function cudaForDriver(driverVersion) {
-  return MIN_DRIVER_FOR_CUDA.find(([, min]) => compareVersions(driverVersion, min) >= 0)?.[0];
-}
-function minDriverFor(cuda) {
-  return MIN_DRIVER_FOR_CUDA.find(([release]) => release === majorMinor(cuda))?.[1];
-}
-function libcudaVersionIn(entries) {
-  for (const entry of entries) {
-    const m = /^libcuda\.so\.(\d+\.\d+(?:\.\d+)?)$/.exec(entry);
-    if (m?.[1]) return m[1];
-  }
-  return void 0;
-}
-function cudnnVersion(code) {
-  if (code >= 1e4)
-    return `${Math.floor(code / 1e4)}.${Math.floor(code % 1e4 / 100)}.${code % 100}`;
-  return `${Math.floor(code / 1e3)}.${Math.floor(code % 1e3 / 100)}.${code % 100}`;
-}
-
 // src/measure/doctor/machine.ts
 async function defaultReadFile(file) {
   return readFile3(file, "utf8").catch(() => void 0);
@@ -47755,8 +48419,8 @@ async function runDoctor(deps) {
 }
 
 // src/measure/harness.ts
-import { appendFileSync as appendFileSync2, existsSync as existsSync9, mkdirSync as mkdirSync3, writeFileSync as writeFileSync4 } from "node:fs";
-import { delimiter as delimiter2, dirname as dirname4 } from "node:path";
+import { appendFileSync as appendFileSync2, existsSync as existsSync10, mkdirSync as mkdirSync3, writeFileSync as writeFileSync4 } from "node:fs";
+import { delimiter as delimiter2, dirname as dirname5 } from "node:path";
 var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
   cwd,
   env,
@@ -47765,7 +48429,7 @@ var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command,
   listeners: { stdline: onLine, errline: onLine }
 });
 var KERNEL_HEADER = /^\[kernelgate\] == (\S+)/;
-var TAIL_LINES = 40;
+var TAIL_LINES2 = 40;
 function harnessArgs(options) {
   const args = [
     "-m",
@@ -47784,7 +48448,7 @@ function harnessArgs(options) {
   return [...args, ...options.extraArgs ?? []];
 }
 async function runHarness(options, log, run2 = streamingExec) {
-  mkdirSync3(dirname4(options.logPath), { recursive: true });
+  mkdirSync3(dirname5(options.logPath), { recursive: true });
   writeFileSync4(options.logPath, "");
   const env = childEnv(options.env);
   env.PYTHONPATH = [options.harnessRoot, options.workspace, env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter2);
@@ -47809,15 +48473,165 @@ async function runHarness(options, log, run2 = streamingExec) {
   if (inGroup) log.endGroup();
   return {
     exitCode,
-    wroteResults: existsSync9(options.resultsPath),
-    logTail: lines.slice(-TAIL_LINES).join("\n"),
+    wroteResults: existsSync10(options.resultsPath),
+    logTail: lines.slice(-TAIL_LINES2).join("\n"),
     log: lines.join("\n")
   };
 }
 
 // src/measure/measure.ts
 import { copyFileSync, mkdirSync as mkdirSync4, writeFileSync as writeFileSync5 } from "node:fs";
-import { join as join10, resolve as resolve4 } from "node:path";
+import { join as join12, resolve as resolve6 } from "node:path";
+
+// src/measure/benchmarks.ts
+import { join as join11, relative as relative6 } from "node:path";
+function selectedBenchmarks(config, only) {
+  return config.benchmarks.filter((b) => !only?.length || only.includes(b.name));
+}
+function summary3(kernel, seconds2) {
+  const count = (s) => kernel.cases.filter((c) => c.status === s).length;
+  const parts = [`${count("ok")} ok`];
+  for (const s of ["fail", "error", "timeout", "skipped"])
+    if (count(s)) parts.push(`${count(s)} ${s}`);
+  const paired = kernel.cases.filter((c) => c.paired?.base_status === "ok").length;
+  if (paired) parts.push(`${paired} paired with the base revision`);
+  return `benchmark ${kernel.info.name}: ${kernel.cases.length} case(s): ${parts.join(", ")} (${seconds2.toFixed(1)} s)`;
+}
+async function runBenchmarkStage(options, deps) {
+  const benchmarks = selectedBenchmarks(options.config, options.only);
+  if (benchmarks.length === 0) return { kernels: [], diagnostics: [] };
+  if (options.shard) {
+    const message = `kernelgate.yml's ${benchmarks.length} benchmark(s) (${benchmarks.map((b) => b.name).join(", ")}) are not run in a shard of a split run: each shard would repeat them.`;
+    deps.log.info(message);
+    return {
+      kernels: [],
+      diagnostics: [
+        {
+          level: "warning",
+          code: "benchmarks.not_in_shard",
+          message,
+          fix: "Run them in a job of their own (`kernelgate bench`, then the action with results:), or unsplit.",
+          source: "harness"
+        }
+      ]
+    };
+  }
+  const now = deps.now ?? Date.now;
+  const started = now();
+  deps.log.startGroup("kernelgate benchmarks");
+  try {
+    const stage2 = await runEach(benchmarks, options, deps);
+    return { ...stage2, seconds: (now() - started) / 1e3 };
+  } finally {
+    deps.log.endGroup();
+  }
+}
+async function runEach(benchmarks, options, deps) {
+  const { config, base } = options;
+  const now = deps.now ?? Date.now;
+  const baseRoot = base ? join11(base.root, relative6(options.workspace, config.rootDir)) : void 0;
+  const kernels = [];
+  for (const bench of benchmarks) {
+    deps.log.info(
+      `benchmark ${bench.name} (${bench.format})${bench.command && baseRoot ? ": head and base revision alternately (ABBA)" : ""}`
+    );
+    const t = now();
+    const kernel = await runBenchmark(bench, {
+      root: config.rootDir,
+      ...baseRoot !== void 0 ? { baseRoot } : {},
+      ...deps.commandRunner ? { runner: deps.commandRunner } : {},
+      log: (line) => deps.log.info(`  ${line}`)
+    });
+    deps.log.info(summary3(kernel, (now() - t) / 1e3));
+    kernels.push(kernel);
+  }
+  const diagnostics = [...knownFailures(kernels)];
+  diagnostics.push(
+    ...await benchmarkBinaryChecks(benchmarks, options.environment, config.rootDir, deps.exec)
+  );
+  const paired = kernels.some((k) => k.cases.some((c) => c.paired !== void 0));
+  return { kernels, diagnostics, ...paired && baseRoot ? { pairedRoot: baseRoot } : {} };
+}
+function knownFailures(kernels) {
+  const found = [];
+  for (const k of kernels) {
+    const texts = [
+      ...k.outputs ?? [],
+      ...k.cases.map((c) => ({ variant: c.variant, text: c.error?.log_tail ?? "" }))
+    ];
+    for (const { variant, text: text3 } of texts) {
+      if (!text3) continue;
+      const where2 = { source: `kernel:${k.info.name}`, kernel: k.info.name, variant };
+      for (const d of diagnoseOutput(text3, where2)) {
+        const seen = found.some(
+          (f) => f.code === d.code && f.kernel === d.kernel && f.variant === d.variant
+        );
+        if (!seen) found.push(d);
+      }
+    }
+  }
+  return found;
+}
+function withBenchmarks(results, stage2, base, config) {
+  if (stage2.kernels.length === 0 && stage2.diagnostics.length === 0) return results;
+  const merged = mergeBenchmarks(results, stage2, base);
+  const names = stage2.kernels.map((k) => k.info.name);
+  return {
+    ...merged,
+    diagnostics: [...merged.diagnostics, ...slowPathChecks(merged, names, config)]
+  };
+}
+function harnessName(results, formats) {
+  const adapters = `${ADAPTERS_HARNESS} (${formats.join(", ")})`;
+  return results.run.harness === NO_HARNESS ? adapters : `${results.run.harness} + ${adapters}`;
+}
+function mergeBenchmarks(results, stage2, base) {
+  const formats = [...new Set(stage2.kernels.map((k) => k.info.adapter?.format ?? ""))];
+  const pairedBase = results.run.paired_base ?? (stage2.pairedRoot !== void 0 && base ? {
+    root: stage2.pairedRoot,
+    git_sha: base.sha,
+    ...base.ref !== void 0 ? { git_ref: base.ref } : {},
+    order: "ABBA"
+  } : void 0);
+  return {
+    ...results,
+    run: {
+      ...results.run,
+      ...formats.length ? { harness: harnessName(results, formats) } : {},
+      ...pairedBase ? { paired_base: pairedBase } : {},
+      ...stage2.seconds !== void 0 ? { stage_seconds: { ...results.run.stage_seconds, benchmarks: stage2.seconds } } : {}
+    },
+    diagnostics: [
+      ...results.diagnostics,
+      ...stage2.kernels.flatMap((k) => k.diagnostics),
+      ...stage2.diagnostics
+    ],
+    kernels: [...results.kernels, ...stage2.kernels.map((k) => k.info)],
+    cases: [...results.cases, ...stage2.kernels.flatMap((k) => k.cases)]
+  };
+}
+function harnessSelection(config, only) {
+  const names = new Set(config.benchmarks.map((b) => b.name));
+  const benchmarks = selectedBenchmarks(config, only).length;
+  if (only?.length) {
+    const kernels = only.filter((n) => !names.has(n));
+    return kernels.length > 0 || benchmarks === 0 ? { run: true, only: kernels } : { run: false };
+  }
+  return { run: config.kernels.length > 0 || benchmarks === 0 };
+}
+var NO_HARNESS = "none: no kernel selected, benchmarks only";
+function noHarness(startedAt, environment) {
+  return {
+    schema: "kernelgate/results@1",
+    run: { started_at: startedAt, harness: NO_HARNESS },
+    environment,
+    diagnostics: [],
+    kernels: [],
+    cases: []
+  };
+}
+
+// src/measure/measure.ts
 function buildTargets(config, only) {
   return config.kernels.filter((k) => only === void 0 || only.length === 0 || only.includes(k.manifest.name)).map((k) => ({
     kernel: k.manifest.name,
@@ -47853,7 +48667,7 @@ async function stage(name, group, deps, seconds2, body) {
 async function casesArgs(options, environment, outDir) {
   const selected = options.selectCases ? await options.selectCases(environment) : void 0;
   if (selected === void 0) return [];
-  const casesPath = join10(outDir, "cases.txt");
+  const casesPath = join12(outDir, "cases.txt");
   writeFileSync5(casesPath, selected.map((id) => `${id}
 `).join(""));
   return ["--cases", casesPath];
@@ -47902,7 +48716,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       python: config.harness.python,
       kernelsDir: config.kernelsDir,
       resultsPath: paths.resultsPath,
-      logPath: join10(paths.outDir, "harness.log"),
+      logPath: join12(paths.outDir, "harness.log"),
       buildsPath: paths.buildsPath,
       ...options.only !== void 0 ? { only: options.only } : {},
       timeoutPerCaseS: config.harness.timeoutS,
@@ -47911,13 +48725,37 @@ function harnessRun(options, deps, paths, moreArgs) {
       extraArgs: [
         ...config.harness.args,
         "--tune-cache",
-        join10(paths.cacheDir, "tune"),
+        join12(paths.cacheDir, "tune"),
         ...moreArgs
       ],
       ...options.harnessEnv !== void 0 ? { env: options.harnessEnv } : {}
     },
     deps.log,
     deps.lineExec ?? streamingExec
+  );
+}
+async function harnessStage(options, deps, paths, moreArgs, run2) {
+  const kernels = harnessSelection(options.config, options.only);
+  if (!kernels.run) return { measured: noHarness(run2.startedAt, run2.environment), diagnostics: [] };
+  const harness = await stage(
+    "harness",
+    void 0,
+    deps,
+    run2.stageSeconds,
+    () => harnessRun(
+      { ...options, ...kernels.only ? { only: kernels.only } : {} },
+      deps,
+      paths,
+      moreArgs
+    )
+  );
+  return harnessResults(
+    harness,
+    paths.resultsPath,
+    options.config,
+    run2.environment,
+    run2.startedAt,
+    deps.log
   );
 }
 function assemble(measured, options, stageSeconds, stageDiagnostics, doctorEnvironment, builds) {
@@ -47954,7 +48792,7 @@ async function measure(options, deps) {
   const now = deps.now ?? Date.now;
   const { config } = options;
   const { log } = deps;
-  const outDir = resolve4(options.outDir);
+  const outDir = resolve6(options.outDir);
   mkdirSync4(outDir, { recursive: true });
   const stageSeconds = {};
   const startedAt = new Date(now()).toISOString();
@@ -47963,8 +48801,8 @@ async function measure(options, deps) {
     for (const d of report.diagnostics) log.info(`doctor: ${d.level}: ${d.message}`);
     return report;
   });
-  const cacheDir = options.buildCacheDir ?? join10(options.workspace, ".kernelgate", "build");
-  const buildsPath = join10(outDir, "builds.json");
+  const cacheDir = options.buildCacheDir ?? join12(options.workspace, ".kernelgate", "build");
+  const buildsPath = join12(outDir, "builds.json");
   const build = await stage("build", "kernelgate build", deps, stageSeconds, async () => {
     const built = await buildKernels(buildTargets(config, options.only), {
       exec: deps.exec,
@@ -47986,26 +48824,26 @@ async function measure(options, deps) {
     () => buildBase(base, options, config, cacheDir, outDir, deps, notes)
   );
   const selectArgs = await casesArgs(options, doctor.environment, outDir);
-  const resultsPath = join10(outDir, "results.json");
-  const harness = await stage(
-    "harness",
-    void 0,
+  const resultsPath = join12(outDir, "results.json");
+  const { measured, diagnostics: harnessDiagnostics } = await harnessStage(
+    options,
     deps,
-    stageSeconds,
-    () => harnessRun(options, deps, { resultsPath, outDir, buildsPath, cacheDir }, [
-      ...selectArgs,
-      ...paired ? pairedArgs(paired, config) : []
-    ])
+    { resultsPath, outDir, buildsPath, cacheDir },
+    [...selectArgs, ...paired ? pairedArgs(paired, config) : []],
+    { stageSeconds, environment: doctor.environment, startedAt }
   );
-  const { measured, diagnostics: harnessDiagnostics } = harnessResults(
-    harness,
-    resultsPath,
-    config,
-    doctor.environment,
-    startedAt,
-    log
+  const benchmarks = await runBenchmarkStage(
+    {
+      config,
+      workspace: options.workspace,
+      ...options.only ? { only: options.only } : {},
+      ...base ? { base } : {},
+      environment: doctor.environment,
+      shard: options.selectCases !== void 0
+    },
+    deps
   );
-  const results = assemble(
+  const assembled = assemble(
     measured,
     options,
     stageSeconds,
@@ -48023,6 +48861,7 @@ async function measure(options, deps) {
     doctor.environment,
     build.records
   );
+  const results = withBenchmarks(assembled, benchmarks, base, config);
   writeFileSync5(resultsPath, JSON.stringify(results, null, 2) + "\n");
   return { results, resultsPath, stageSeconds };
 }
@@ -48043,7 +48882,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
     log: (line) => deps.log.info(`base: ${line}`),
     ...deps.now !== void 0 ? { now: deps.now } : {}
   });
-  const buildsPath = join10(outDir, "base-builds.json");
+  const buildsPath = join12(outDir, "base-builds.json");
   copyFileSync(build.buildsJsonPath, buildsPath);
   const failed = build.records.filter((r) => r.status !== "ok");
   for (const r of failed) {
@@ -48051,7 +48890,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
       `base: ${r.kernel}/${r.variant} did not build (${r.status}): its cases are not paired`
     );
   }
-  return { base, kernelsDir: join10(base.root, baseConfig.kernelsDir), buildsPath };
+  return { base, kernelsDir: join12(base.root, baseConfig.kernelsDir), buildsPath };
 }
 function pairedArgs(paired, config) {
   const args = [
@@ -48078,7 +48917,7 @@ async function fullRun(options, deps) {
   let base;
   if (options.pairedBase?.root !== void 0) {
     const { root, sha, ref } = options.pairedBase;
-    if (existsSync10(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
+    if (existsSync11(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
     else notes.push(`Paired A/B is off for this run: the base checkout ${root} does not exist.`);
   } else if (options.pairedBase !== void 0) {
     const got = await materialiseBase(options.workspace, options.pairedBase.sha, deps.exec, {
@@ -48152,7 +48991,7 @@ async function storeRun(run2, gate2, policy, context3 = {}) {
 }
 
 // node_modules/@actions/github/lib/context.js
-import { readFileSync as readFileSync5, existsSync as existsSync11 } from "fs";
+import { readFileSync as readFileSync6, existsSync as existsSync12 } from "fs";
 import { EOL as EOL6 } from "os";
 var Context2 = class {
   /**
@@ -48162,8 +49001,8 @@ var Context2 = class {
     var _a, _b, _c;
     this.payload = {};
     if (process.env.GITHUB_EVENT_PATH) {
-      if (existsSync11(process.env.GITHUB_EVENT_PATH)) {
-        this.payload = JSON.parse(readFileSync5(process.env.GITHUB_EVENT_PATH, { encoding: "utf8" }));
+      if (existsSync12(process.env.GITHUB_EVENT_PATH)) {
+        this.payload = JSON.parse(readFileSync6(process.env.GITHUB_EVENT_PATH, { encoding: "utf8" }));
       } else {
         const path9 = process.env.GITHUB_EVENT_PATH;
         process.stdout.write(`GITHUB_EVENT_PATH ${path9} does not exist${EOL6}`);
@@ -48207,11 +49046,11 @@ var httpClient = __toESM(require_lib(), 1);
 var import_undici2 = __toESM(require_undici(), 1);
 var __awaiter6 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve7) {
-      resolve7(value);
+    return value instanceof P ? value : new P(function(resolve9) {
+      resolve9(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve7, reject) {
+  return new (P || (P = Promise))(function(resolve9, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -48227,7 +49066,7 @@ var __awaiter6 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve7(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve9(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -52527,7 +53366,7 @@ function createGitHubClient(options) {
 }
 
 // src/publish/publish.ts
-import { join as join11 } from "node:path";
+import { join as join13 } from "node:path";
 
 // src/publish/sticky.ts
 function oldestFirst(items) {
@@ -52714,14 +53553,14 @@ async function publish(report, options, deps) {
   checkCommentKey(options.commentKey);
   const { fs: fs3, sink } = deps;
   await fs3.mkdir(options.reportDir, { recursive: true });
-  const resultsPath = join11(options.reportDir, "results.json");
-  const reportPath = join11(options.reportDir, "report.md");
-  const verdictPath = join11(options.reportDir, "verdict.json");
+  const resultsPath = join13(options.reportDir, "results.json");
+  const reportPath = join13(options.reportDir, "report.md");
+  const verdictPath = join13(options.reportDir, "verdict.json");
   await fs3.writeFile(resultsPath, JSON.stringify(report.results, null, 2) + "\n");
   await fs3.writeFile(reportPath, report.full);
   const verdict = { verdict: report.verdict, reasons: report.reasons, counts: report.counts };
   await fs3.writeFile(verdictPath, JSON.stringify(verdict, null, 2) + "\n");
-  const summary3 = await writeSummary(report, reportPath, sink);
+  const summary4 = await writeSummary(report, reportPath, sink);
   sink.setOutput("verdict", report.verdict);
   for (const name of COUNT_NAMES) sink.setOutput(name, String(report.counts[name]));
   sink.setOutput("report-path", reportPath);
@@ -52732,7 +53571,7 @@ async function publish(report, options, deps) {
   } finally {
     sink.setOutput("comment-url", url ?? "");
   }
-  return { resultsPath, reportPath, verdictPath, summary: summary3, url };
+  return { resultsPath, reportPath, verdictPath, summary: summary4, url };
 }
 async function writeSummary(report, reportPath, sink) {
   const fullBytes = Buffer.byteLength(report.full, "utf8");
@@ -52860,7 +53699,7 @@ function defaultDeps() {
 }
 
 // src/action/event.ts
-import { readFileSync as readFileSync6 } from "node:fs";
+import { readFileSync as readFileSync7 } from "node:fs";
 function readEvent(env) {
   const name = env["GITHUB_EVENT_NAME"];
   const repository = env["GITHUB_REPOSITORY"];
@@ -52876,7 +53715,7 @@ function readEvent(env) {
   let payload = {};
   if (path9) {
     try {
-      payload = JSON.parse(readFileSync6(path9, "utf8"));
+      payload = JSON.parse(readFileSync7(path9, "utf8"));
     } catch (error2) {
       throw new Error(
         `GITHUB_EVENT_PATH '${path9}': cannot read the event payload: ${error2.message}`,
@@ -52961,11 +53800,11 @@ function approvedSha(event, env) {
 }
 
 // src/action/inputs.ts
-import { statSync as statSync3 } from "node:fs";
-import { dirname as dirname6, isAbsolute, resolve as resolve6 } from "node:path";
+import { statSync as statSync4 } from "node:fs";
+import { dirname as dirname7, isAbsolute as isAbsolute3, resolve as resolve8 } from "node:path";
 
 // src/history/action.ts
-import { join as join13 } from "node:path";
+import { join as join15 } from "node:path";
 
 // package.json
 var package_default = {
@@ -53022,9 +53861,9 @@ var package_default = {
 };
 
 // src/history/branch-store.ts
-import { mkdtempSync, mkdirSync as mkdirSync5, readFileSync as readFileSync7, rmSync, writeFileSync as writeFileSync6, existsSync as existsSync12 } from "node:fs";
+import { mkdtempSync, mkdirSync as mkdirSync5, readFileSync as readFileSync8, rmSync, writeFileSync as writeFileSync6, existsSync as existsSync13 } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname as dirname5, join as join12 } from "node:path";
+import { dirname as dirname6, join as join14 } from "node:path";
 
 // src/history/record.ts
 var HISTORY_FORMAT_NAME = "kernelgate/history";
@@ -53404,7 +54243,7 @@ function branchStore(options) {
   let ready = false;
   async function ensureCache() {
     if (ready) return;
-    if (!existsSync12(join12(gitDir, "HEAD"))) {
+    if (!existsSync13(join14(gitDir, "HEAD"))) {
       mkdirSync5(gitDir, { recursive: true });
       const init = await options.exec.run("git", ["init", "--quiet", "--bare", gitDir]);
       if (init.exitCode !== 0) {
@@ -53449,10 +54288,10 @@ function branchStore(options) {
   async function readPaths(tip, paths) {
     const out = /* @__PURE__ */ new Map();
     if (paths.length === 0) return out;
-    const work = mkdtempSync(join12(tmpdir(), "kg-history-read-"));
+    const work = mkdtempSync(join14(tmpdir(), "kg-history-read-"));
     try {
-      const env = { GIT_INDEX_FILE: join12(work, "index") };
-      const tree = join12(work, "tree");
+      const env = { GIT_INDEX_FILE: join14(work, "index") };
+      const tree = join14(work, "tree");
       mkdirSync5(tree);
       const chunk = 500;
       for (let i = 0; i < paths.length; i += chunk) {
@@ -53477,7 +54316,7 @@ function branchStore(options) {
       }
       for (const path9 of paths) {
         try {
-          out.set(path9, readFileSync7(join12(tree, path9), "utf8"));
+          out.set(path9, readFileSync8(join14(tree, path9), "utf8"));
         } catch {
         }
       }
@@ -53548,7 +54387,7 @@ function branchStore(options) {
     return found;
   }
   async function saveRecords(entries) {
-    const work = mkdtempSync(join12(tmpdir(), "kg-history-write-"));
+    const work = mkdtempSync(join14(tmpdir(), "kg-history-write-"));
     try {
       const prepared = entries.map((entry, i) => {
         const merged = { ...options.defaults, ...entry.context };
@@ -53565,7 +54404,7 @@ function branchStore(options) {
           ...merged.references !== void 0 ? { references: merged.references } : {},
           ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
         });
-        const file = join12(work, `record-${i}.json`);
+        const file = join14(work, `record-${i}.json`);
         writeFileSync6(file, serializeRecord(record));
         return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
       });
@@ -53579,7 +54418,7 @@ function branchStore(options) {
           throw notStored(`cannot read it (${fetched.reason})`);
         }
         const tip = fetched.tip;
-        const env = { GIT_INDEX_FILE: join12(work, `index-${attempt}`) };
+        const env = { GIT_INDEX_FILE: join14(work, `index-${attempt}`) };
         let before;
         if (tip !== void 0) {
           await gitOk(["read-tree", tip], env);
@@ -53703,8 +54542,8 @@ ${pushed.stderr}`;
   };
 }
 function writeReadme(work) {
-  const path9 = join12(work, "README.md");
-  mkdirSync5(dirname5(path9), { recursive: true });
+  const path9 = join14(work, "README.md");
+  mkdirSync5(dirname6(path9), { recursive: true });
   writeFileSync6(path9, README);
   return path9;
 }
@@ -53750,7 +54589,7 @@ function actionStore(inputs, env, inWorkspace2, deps) {
   return branchStore({
     remote,
     branch: inputs.history.branch,
-    cacheDir: join13(env["RUNNER_TEMP"] ?? inWorkspace2(".kernelgate"), "kernelgate-history.git"),
+    cacheDir: join15(env["RUNNER_TEMP"] ?? inWorkspace2(".kernelgate"), "kernelgate-history.git"),
     exec: deps.exec ?? actionsExec(),
     warn: deps.warning,
     info: deps.info,
@@ -53958,7 +54797,7 @@ var PAGE_JS = String.raw`
 `;
 
 // src/history/export.ts
-import { join as join14, resolve as resolve5 } from "node:path";
+import { join as join16, resolve as resolve7 } from "node:path";
 var EXPORT_FORMATS = ["bmf", "gab-smaller", "gab-bigger"];
 function timedCases(results) {
   return results.cases.filter(
@@ -54052,7 +54891,7 @@ async function writeExports(results, reportDir, fs3, setOutput2, options = {}) {
   for (const format of EXPORT_FORMATS) {
     const exported = exportResults(results, format, options);
     const count = Array.isArray(exported) ? exported.length : Object.keys(exported).length;
-    const path9 = join14(reportDir, `${format}.json`);
+    const path9 = join16(reportDir, `${format}.json`);
     if (count > 0) await fs3.writeFile(path9, `${JSON.stringify(exported, null, 2)}
 `);
     setOutput2(`${format}-path`, count > 0 ? path9 : "");
@@ -54306,19 +55145,19 @@ function readInputs(getInput2) {
   };
 }
 function inWorkspace(env, path9) {
-  return isAbsolute(path9) ? path9 : resolve6(env["GITHUB_WORKSPACE"] ?? process.cwd(), path9);
+  return isAbsolute3(path9) ? path9 : resolve8(env["GITHUB_WORKSPACE"] ?? process.cwd(), path9);
 }
 function loadConfigInput(path9) {
-  const isFile = statSync3(path9, { throwIfNoEntry: false })?.isFile() ?? false;
-  return isFile ? loadConfig(dirname6(path9), { configFile: path9 }) : loadConfig(path9);
+  const isFile = statSync4(path9, { throwIfNoEntry: false })?.isFile() ?? false;
+  return isFile ? loadConfig(dirname7(path9), { configFile: path9 }) : loadConfig(path9);
 }
 
 // src/action/main.ts
-import { statSync as statSync4 } from "node:fs";
-import { join as join16 } from "node:path";
+import { statSync as statSync5 } from "node:fs";
+import { join as join18 } from "node:path";
 
 // src/action/measure-options.ts
-import { join as join15 } from "node:path";
+import { join as join17 } from "node:path";
 var ACTION_ROOT = packageRoot();
 function measureOptions(inputs, config, mode, event, env, core) {
   const workspace = env["GITHUB_WORKSPACE"] ?? process.cwd();
@@ -54340,7 +55179,7 @@ function measureOptions(inputs, config, mode, event, env, core) {
     workspace,
     harnessRoot: ACTION_ROOT,
     ...pairedBase !== void 0 ? { pairedBase } : {},
-    outDir: inWorkspace(env, join15(inputs.reportDir, "measure")),
+    outDir: inWorkspace(env, join17(inputs.reportDir, "measure")),
     ...inputs.kernels.length > 0 ? { only: inputs.kernels } : {},
     run: {
       ...env["GITHUB_RUN_ID"] ? { id: env["GITHUB_RUN_ID"] } : {},
@@ -54489,7 +55328,7 @@ async function mergeShards2(step, merge2) {
     dirs: [inWorkspace(env, merge2)],
     shards: inputs.shard.shards,
     cwd: env["GITHUB_WORKSPACE"] ?? process.cwd(),
-    outDir: inWorkspace(env, join16(inputs.reportDir, "merge")),
+    outDir: inWorkspace(env, join18(inputs.reportDir, "merge")),
     baselinePath: inputs.baseline === void 0 ? void 0 : inWorkspace(env, inputs.baseline),
     store: storeOf(inputs, env, core),
     baselineBranch: mode === "pr" ? baseBranch : branch,
@@ -54522,7 +55361,7 @@ async function readGiven(step, resultsInput) {
   }
   if (inputs.baseline === void 0) return { results, baseline: void 0, measured: void 0 };
   const baselinePath = inWorkspace(env, inputs.baseline);
-  if (statSync4(baselinePath, { throwIfNoEntry: false })?.isFile()) {
+  if (statSync5(baselinePath, { throwIfNoEntry: false })?.isFile()) {
     return { results, baseline: loadResults(baselinePath), measured: void 0 };
   }
   core.warning(
@@ -54558,7 +55397,7 @@ async function pullRequestOf(step, client) {
   try {
     return { prNumber: await resolvePullRequest(inputs, event, client), lookupError: void 0 };
   } catch (error2) {
-    const reportPath = join16(inWorkspace(deps.env, inputs.reportDir), "report.md");
+    const reportPath = join18(inWorkspace(deps.env, inputs.reportDir), "report.md");
     const lookupError = new Error(
       `Could not find the pull request to comment on: ${describeGitHubError(error2).replace(/\.$/, "")}. The report is in the job summary and ${reportPath}.`,
       { cause: error2 }

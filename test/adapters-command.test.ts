@@ -163,10 +163,10 @@ describe('the command adapter, what goes wrong', () => {
       { exitCode: 139, output: 'starting\nSegmentation fault', timedOut: false },
       {
         status: 'error',
-        reason: 'exit status 139',
+        reason: 'run 1: exit status 139',
         error: {
           kind: 'command',
-          message: 'exit status 139',
+          message: 'run 1: exit status 139',
           log_tail: 'starting\nSegmentation fault',
         },
       },
@@ -174,12 +174,12 @@ describe('the command adapter, what goes wrong', () => {
     [
       'a timeout',
       { exitCode: null, output: '', timedOut: true },
-      { status: 'timeout', reason: 'exceeded 1 s' },
+      { status: 'timeout', reason: 'run 1: exceeded 1 s' },
     ],
     [
       'no reading in the output',
       { exitCode: 0, output: 'elapsed 1.5 ms', timedOut: false },
-      { status: 'error', reason: 'no /time: ([0-9.]+) ms/ in its output' },
+      { status: 'error', reason: 'run 1: no /time: ([0-9.]+) ms/ in its output' },
     ],
   ])('%s is one case of that status with its reason', async (_what, answer, expected) => {
     const ran = await runCommands('k', spec, { cwd: '.', runner: scripted(answer) });

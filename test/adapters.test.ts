@@ -406,6 +406,11 @@ describe('benchmarks: in kernelgate.yml', () => {
       'kernelgate.yml: benchmarks[0].variants.a uses {N}, which benchmarks[0].cases[1] does not set (got {"M":3})',
     ],
     [
+      'a case that sets {root}, which is the checkout',
+      '  - name: b\n    format: command\n    variants: { a: "{root}/a --m={M}" }\n    cases: [{ M: 1, root: /opt }]\n    metric: { regex: "(x)", unit: ms }\n',
+      "kernelgate.yml: benchmarks[0].cases[0].root is reserved: {root} is the checkout's root (the head's, or the base revision's) (got \"/opt\")",
+    ],
+    [
       'a work formula that does not parse',
       '  - { name: b, format: gbench, output: o.json, work: { flops: "2*$M" } }\n',
       'kernelgate.yml: benchmarks[0].work.flops is not a formula: unexpected "$" (got "2*$M")',

@@ -5,7 +5,7 @@
 // a paired verdict like the harness's own.
 import { spawn } from 'node:child_process';
 import { childEnv } from '../lib/index.js';
-import type { Correctness, Paired, Timing } from '../results/index.js';
+import type { CaseResult, Correctness, Paired, Timing } from '../results/index.js';
 import { median } from '../lib/index.js';
 import {
   caseIdOf,
@@ -99,12 +99,19 @@ export function placeholders(template: string): string[] {
   return names;
 }
 
-/** Fills a template with a case's parameters, each a quoted shell word. */
-export function fillTemplate(template: string, params: Params): string {
+/** The placeholders every template may use without a case setting them. */
+export const BUILTIN_PLACEHOLDERS = ['case', 'root'] as const;
+
+/**
+ * Fills a template with a case's parameters, each a quoted shell word. `{case}` is the case's id;
+ * `{root}` the checkout the command runs for (the head's, or the base revision's in paired A/B).
+ */
+export function fillTemplate(template: string, params: Params, root?: string): string {
   return template.replace(/\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name?: string) => {
     if (whole === '{{') return '{';
     if (whole === '}}') return '}';
-    const value = name === 'case' ? caseIdOf(params) : params[name as string];
+    const value =
+      name === 'case' ? caseIdOf(params) : name === 'root' ? root : params[name as string];
     return value === undefined ? whole : shellQuote(String(value));
   });
 }
@@ -165,16 +172,25 @@ function tail(text: string, lines = 20): string {
 }
 
 interface Arm {
+  /** the command line this arm runs (its {root} filled) and the folder it runs in */
+  command: string;
+  cwd: string;
   /** per run: sub-variant → ms (the median of that run's readings) */
   runs: Map<string, number>[];
+  /** the output of its first run that gave a reading, for the known-failure diagnosis */
+  firstOutput?: string;
   failure?: { status: 'error' | 'timeout' | 'fail'; reason: string; log: string };
 }
 
 export interface CommandRunOptions {
   /** the head's folder (the repository, or benchmarks[].cwd) */
   cwd: string;
+  /** the repository root, for `{root}` */
+  root?: string;
   /** the base revision's matching folder: paired A/B */
   baseCwd?: string;
+  /** the base revision's checkout, for `{root}` in its arm */
+  baseRoot?: string;
   runner?: CommandRunner;
   log?: (line: string) => void;
 }
@@ -182,6 +198,104 @@ export interface CommandRunOptions {
 export interface CommandResult {
   cases: AdaptedCase[];
   variants: string[];
+  /** per case, the head's first output (or its failure's last lines): a run can print a known
+   * CUDA failure and still a number (seed 000's "Arch conditional MMA" beside 0.0193 TFLOPS) */
+  outputs: CommandOutput[];
+}
+
+export interface CommandOutput {
+  variant: string;
+  case: string;
+  text: string;
+}
+
+/** Outputs kept for diagnosis are cut to their last lines. */
+const KEPT_OUTPUT_LINES = 400;
+
+/** What one case of one variant runs: its command, work and how its readings are read. */
+interface CaseRun {
+  kernel: string;
+  label: string;
+  spec: CommandSpec;
+  work: { flops?: number; bytes?: number };
+  source: string;
+  runner: CommandRunner;
+  log?: (line: string) => void;
+}
+
+/**
+ * Runs an arm's command once and adds its reading, or its failure: a crash, a timeout, the
+ * benchmark's own check failing or no reading in the output each name the command line.
+ */
+async function runOnce(run: CaseRun, arm: Arm, which: 'head' | 'base'): Promise<void> {
+  if (arm.failure) return;
+  const { spec } = run;
+  run.log?.(`${run.kernel}/${run.label}: ${arm.command}${which === 'base' ? ' (base)' : ''}`);
+  const out = await run.runner(arm.command, { cwd: arm.cwd, timeoutMs: spec.timeoutS * 1000 });
+  const fail = (status: 'error' | 'timeout' | 'fail', why: string) => {
+    // A crash names its command line; a failed check is the case's correctness, said as such.
+    const reason = status === 'fail' ? why : `${arm.command}: ${why}`;
+    arm.failure = { status, reason, log: tail(out.output) };
+  };
+  if (out.timedOut) return fail('timeout', `exceeded ${spec.timeoutS} s`);
+  if (out.exitCode !== 0) return fail('error', `exit status ${String(out.exitCode)}`);
+  if (spec.check && !spec.check.test(out.output)) {
+    return fail(
+      'fail',
+      `the benchmark's own check failed: its output did not match /${spec.check.source}/`,
+    );
+  }
+  const readings = readMetric(out.output, spec.metric);
+  if (readings.size === 0) {
+    return fail(
+      'error',
+      `no ${run.source} in its output${out.output.trim() ? '' : ' (it printed nothing)'}`,
+    );
+  }
+  const reading = new Map<string, number>();
+  for (const [sub, values] of readings)
+    reading.set(sub, toMs(median(values), spec.metric.unit, run.work));
+  arm.runs.push(reading);
+  arm.firstOutput ??= tail(out.output, KEPT_OUTPUT_LINES);
+}
+
+/** The head's runs alone, or head and base alternately in ABBA blocks (which ran first cancels). */
+async function runArms(run: CaseRun, head: Arm, base: Arm | undefined): Promise<void> {
+  if (base === undefined) {
+    for (let r = 0; r < run.spec.repeat; r++) await runOnce(run, head, 'head');
+    return;
+  }
+  const blocks = Math.ceil(run.spec.repeat / 2);
+  for (let b = 0; b < blocks; b++) {
+    await runOnce(run, head, 'head');
+    await runOnce(run, base, 'base');
+    await runOnce(run, base, 'base');
+    await runOnce(run, head, 'head');
+  }
+}
+
+/** An arm that failed (or gave nothing) as the case's one record. */
+function failedCase(
+  base0: Pick<CaseResult, 'kernel' | 'case' | 'params'>,
+  variant: string,
+  head: Arm,
+): AdaptedCase {
+  const f = head.failure ?? {
+    status: 'error' as const,
+    reason: `${head.command}: no runs`,
+    log: '',
+  };
+  return {
+    result: {
+      ...base0,
+      variant,
+      status: f.status,
+      reason: f.reason,
+      ...(f.status === 'fail'
+        ? {}
+        : { error: { kind: 'command', message: f.reason, ...(f.log ? { log_tail: f.log } : {}) } }),
+    },
+  };
 }
 
 /**
@@ -193,9 +307,10 @@ export async function runCommands(
   spec: CommandSpec,
   options: CommandRunOptions,
 ): Promise<CommandResult> {
-  const runner = options.runner ?? shellRunner;
   const cases: AdaptedCase[] = [];
   const variants: string[] = [];
+  const outputs: CommandOutput[] = [];
+  const addVariant = (v: string) => void (variants.includes(v) || variants.push(v));
   const source = spec.metric.regex
     ? `/${spec.metric.regex.source}/`
     : `JSON field ${String(spec.metric.json)}`;
@@ -203,110 +318,57 @@ export async function runCommands(
 
   for (const [variantName, template] of Object.entries(spec.variants)) {
     for (const params of spec.cases) {
-      const command = fillTemplate(template, params);
-      const work = spec.workFor(params);
-      const once = async (cwd: string, arm: Arm): Promise<void> => {
-        if (arm.failure) return;
-        options.log?.(
-          `${kernel}/${variantName} ${caseIdOf(params)}: ${command}${cwd === options.cwd ? '' : ' (base)'}`,
-        );
-        const out = await runner(command, { cwd, timeoutMs: spec.timeoutS * 1000 });
-        if (out.timedOut) {
-          arm.failure = {
-            status: 'timeout',
-            reason: `exceeded ${spec.timeoutS} s`,
-            log: tail(out.output),
-          };
-          return;
-        }
-        if (out.exitCode !== 0) {
-          arm.failure = {
-            status: 'error',
-            reason: `exit status ${String(out.exitCode)}`,
-            log: tail(out.output),
-          };
-          return;
-        }
-        if (spec.check && !spec.check.test(out.output)) {
-          arm.failure = {
-            status: 'fail',
-            reason: `the benchmark's own check failed: its output did not match /${spec.check.source}/`,
-            log: tail(out.output),
-          };
-          return;
-        }
-        const readings = readMetric(out.output, spec.metric);
-        if (readings.size === 0) {
-          arm.failure = {
-            status: 'error',
-            reason: `no ${source} in its output`,
-            log: tail(out.output),
-          };
-          return;
-        }
-        const run = new Map<string, number>();
-        for (const [sub, values] of readings)
-          run.set(sub, toMs(median(values), spec.metric.unit, work));
-        arm.runs.push(run);
+      const run: CaseRun = {
+        kernel,
+        label: `${variantName} ${caseIdOf(params)}`,
+        spec,
+        work: spec.workFor(params),
+        source,
+        runner: options.runner ?? shellRunner,
+        ...(options.log ? { log: options.log } : {}),
       };
-
-      const head: Arm = { runs: [] };
-      const base: Arm | undefined = options.baseCwd === undefined ? undefined : { runs: [] };
-      if (base === undefined) {
-        for (let r = 0; r < spec.repeat; r++) await once(options.cwd, head);
-      } else {
-        // ABBA: head first in one pair, base first in the next, so which arm ran first cancels.
-        const blocks = Math.ceil(spec.repeat / 2);
-        for (let b = 0; b < blocks; b++) {
-          await once(options.cwd, head);
-          await once(options.baseCwd as string, base);
-          await once(options.baseCwd as string, base);
-          await once(options.cwd, head);
-        }
-      }
+      const arm = (cwd: string, root: string | undefined): Arm => ({
+        command: fillTemplate(template, params, root),
+        cwd,
+        runs: [],
+      });
+      const head = arm(options.cwd, options.root);
+      const base =
+        options.baseCwd === undefined ? undefined : arm(options.baseCwd, options.baseRoot);
+      await runArms(run, head, base);
+      const text = head.firstOutput ?? head.failure?.log;
+      if (text) outputs.push({ variant: variantName, case: caseIdOf(params), text });
 
       const subs = new Set<string>();
-      for (const run of head.runs) for (const sub of run.keys()) subs.add(sub);
+      for (const r of head.runs) for (const sub of r.keys()) subs.add(sub);
       const base0 = { kernel, case: caseIdOf(params), params };
       if (head.failure || subs.size === 0) {
-        const f = head.failure ?? { status: 'error' as const, reason: 'no runs', log: '' };
-        if (!variants.includes(variantName)) variants.push(variantName);
-        cases.push({
-          result: {
-            ...base0,
-            variant: variantName,
-            status: f.status,
-            reason: f.reason,
-            ...(f.status === 'fail'
-              ? {}
-              : { error: { kind: 'command', message: f.reason, log_tail: f.log } }),
-          },
-        });
+        addVariant(variantName);
+        cases.push(failedCase(base0, variantName, head));
         continue;
       }
       for (const sub of subs) {
         const variant = sub === '' ? variantName : `${variantName}:${sub}`;
-        if (!variants.includes(variant)) variants.push(variant);
+        addVariant(variant);
         const samples = head.runs
-          .map((run) => run.get(sub))
+          .map((r) => r.get(sub))
           .filter((x): x is number => x !== undefined);
-        const timing = timingFromSamples(samples, method);
         const paired = base ? pairedOf(head, base, sub, method) : undefined;
         cases.push({
           result: {
             ...base0,
             variant,
             status: 'ok',
-            timing,
+            timing: timingFromSamples(samples, method),
             ...(spec.check ? { correctness: selfCheck(spec.check, head.runs.length) } : {}),
             ...(paired ? { paired } : {}),
           },
-          work,
+          work: run.work,
         });
       }
     }
   }
-  return { cases, variants };
+  return { cases, variants, outputs };
 }
 
 /** The benchmark's own check, passed by every run: no error numbers, so those are null. */

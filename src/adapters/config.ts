@@ -3,7 +3,7 @@
 // parse, placeholders every case sets), with the file, the field and the bad value in each message.
 import { resolve } from 'node:path';
 import { showValue } from '../results/index.js';
-import { placeholders, RATE_UNITS, type MetricUnit } from './command.js';
+import { BUILTIN_PLACEHOLDERS, placeholders, RATE_UNITS, type MetricUnit } from './command.js';
 import { ADAPTER_FORMATS, adapterFor } from './index.js';
 import type { Params } from './types.js';
 import { parseFormula, type Formula } from './work.js';
@@ -148,6 +148,22 @@ export function benchmarksFromRaw(
   return { benchmarks, problems };
 }
 
+/** A case may not set a parameter that a template's builtin placeholder fills. */
+function reservedParams(cases: Params[], at: string, problems: string[]): void {
+  cases.forEach((c, j) => {
+    for (const name of BUILTIN_PLACEHOLDERS) {
+      if (c[name] === undefined) continue;
+      const what =
+        name === 'root'
+          ? "the checkout's root (the head's, or the base revision's)"
+          : "the case's id";
+      problems.push(
+        `${at}.cases[${j}].${name} is reserved: {${name}} is ${what} (got ${showValue(c[name])})`,
+      );
+    }
+  });
+}
+
 function commandFromRaw(
   b: RawBenchmark,
   at: string,
@@ -184,11 +200,12 @@ function commandFromRaw(
     }
   }
   const check = b.check ? compileRegex(b.check.regex, `${at}.check.regex`, problems) : undefined;
+  reservedParams(cases, at, problems);
   const used = new Set<string>();
   for (const [variant, template] of Object.entries(b.variants)) {
     for (const name of placeholders(template)) {
       used.add(name);
-      if (name === 'case') continue;
+      if ((BUILTIN_PLACEHOLDERS as readonly string[]).includes(name)) continue;
       const missing = cases.findIndex((c) => c[name] === undefined);
       if (missing >= 0) {
         problems.push(

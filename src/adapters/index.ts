@@ -28,6 +28,7 @@ export function fileAdapterFor(format: string): FileAdapter | undefined {
 }
 
 // The folder's only door: what the rest of kernelgate uses of the adapters.
+export { fillTemplate, shellRunner, type CommandOutcome, type CommandRunner } from './command.js';
 export * from './config.js';
 export * from './notes.js';
 export * from './run.js';

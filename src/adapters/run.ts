@@ -2,7 +2,7 @@
 // adapt`), or run kernelgate.yml's benchmarks (their commands, then their parsers; `kernelgate
 // bench`), with the work formulas applied and what each tool gave recorded per kernel.
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { InputError } from '../results/index.js';
 import type {
   CaseResult,
@@ -11,7 +11,7 @@ import type {
   KernelgateResults,
   KernelInfo,
 } from '../results/index.js';
-import { runCommands, shellRunner, type CommandRunner } from './command.js';
+import { runCommands, shellRunner, type CommandOutput, type CommandRunner } from './command.js';
 import { workOf, type BenchmarkConfig } from './config.js';
 import { adapterFor, type Adapter } from './index.js';
 import {
@@ -31,6 +31,8 @@ export interface AdaptedKernel {
   environment?: Environment;
   run: Adapted['run'];
   diagnostics: Diagnostic[];
+  /** what the benchmark's commands printed, for the known-failure diagnosis (src/measure) */
+  outputs?: CommandOutput[];
 }
 
 /**
@@ -182,9 +184,80 @@ export interface BenchOptions {
   log?: (line: string) => void;
 }
 
+/** The last lines of a command's output, as error cases and diagnostics quote them. */
+const TAIL_LINES = 20;
+
+function lastLines(output: string): string {
+  return output.trimEnd().split(/\r?\n/).slice(-TAIL_LINES).join('\n');
+}
+
+/** Where a benchmark's commands run, as messages show it (relative to the repository). */
+function whereShown(bench: BenchmarkConfig): string {
+  return bench.cwdRelative === '.' ? 'the repository root' : bench.cwdRelative;
+}
+
 /**
- * Runs one configured benchmark: a file format's `run` command then its parser (a failing command
- * becomes an error case of the whole benchmark, not a thrown error), or the command adapter.
+ * The command adapter: the benchmark's commands, N runs per case (with a base checkout that has
+ * the benchmark's folder, head and base alternately); a case whose command failed also becomes a
+ * diagnostic naming the benchmark, the command and its last lines.
+ */
+async function runCommandBenchmark(
+  adapter: Adapter,
+  bench: BenchmarkConfig,
+  options: BenchOptions,
+  common: Parameters<typeof finishKernel>[3],
+): Promise<AdaptedKernel> {
+  const spec = bench.command;
+  if (!spec) throw new InputError(`benchmarks: ${bench.name} has no command settings`);
+  const baseCwd =
+    options.baseRoot === undefined ? undefined : resolve(options.baseRoot, bench.cwdRelative);
+  const paired = baseCwd !== undefined && existsSync(baseCwd);
+  if (baseCwd !== undefined && !paired) {
+    options.log?.(
+      `${bench.name}: not paired: the base revision has no ${bench.cwdRelative} (its commands run in the head only)`,
+    );
+  }
+  const ran = await runCommands(
+    bench.name,
+    { ...spec, timeoutS: bench.timeoutS, workFor: (params) => workOf(bench.work, params) },
+    {
+      cwd: bench.cwd,
+      root: options.root,
+      ...(paired ? { baseCwd, baseRoot: options.baseRoot } : {}),
+      runner: options.runner ?? shellRunner,
+      ...(options.log ? { log: options.log } : {}),
+    },
+  );
+  const diagnostics = ran.cases
+    .map((c) => c.result)
+    .filter((c) => c.status === 'error' || c.status === 'timeout')
+    .map((c): Diagnostic => ({
+      level: 'error',
+      code: 'adapter.command_failed',
+      message:
+        `benchmark ${bench.name} (${c.variant} ${c.case}, in ${whereShown(bench)}): ${c.reason ?? c.status}` +
+        (c.error?.log_tail ? `. Last lines:\n${c.error.log_tail}` : '. It printed nothing.'),
+      fix: `run the command by hand in ${whereShown(bench)}; metric must match what it prints`,
+      source: `kernel:${bench.name}`,
+      kernel: bench.name,
+      variant: c.variant,
+    }));
+  return {
+    ...finishKernel(
+      adapter,
+      bench.name,
+      { cases: ran.cases, variants: ran.variants, run: {}, diagnostics },
+      common,
+    ),
+    outputs: ran.outputs,
+  };
+}
+
+/**
+ * Runs one configured benchmark: a file format's `run` command then its parser, or the command
+ * adapter. A command that fails or times out, an output that is missing, cannot be parsed or holds
+ * no case becomes an error case of the whole benchmark (and a diagnostic with the command and its
+ * last lines), never a thrown error and never a silent pass.
  */
 export async function runBenchmark(
   bench: BenchmarkConfig,
@@ -197,33 +270,14 @@ export async function runBenchmark(
     references: bench.references,
     ...(bench.description !== undefined ? { description: bench.description } : {}),
   };
+  if (adapter.kind === 'command') return runCommandBenchmark(adapter, bench, options, common);
   const runner = options.runner ?? shellRunner;
-  if (adapter.kind === 'command') {
-    const spec = bench.command;
-    if (!spec) throw new InputError(`benchmarks: ${bench.name} has no command settings`);
-    const baseCwd =
-      options.baseRoot === undefined ? undefined : resolve(options.baseRoot, bench.cwdRelative);
-    const ran = await runCommands(
-      bench.name,
-      { ...spec, timeoutS: bench.timeoutS, workFor: (params) => workOf(bench.work, params) },
-      {
-        cwd: bench.cwd,
-        ...(baseCwd !== undefined && existsSync(baseCwd) ? { baseCwd } : {}),
-        runner,
-        ...(options.log ? { log: options.log } : {}),
-      },
-    );
-    return finishKernel(
-      adapter,
-      bench.name,
-      { cases: ran.cases, variants: ran.variants, run: {}, diagnostics: [] },
-      common,
-    );
-  }
   const output = bench.output as string;
+  let printed = '';
   if (bench.run !== undefined) {
     options.log?.(`${bench.name}: ${bench.run}`);
     const out = await runner(bench.run, { cwd: bench.cwd, timeoutMs: bench.timeoutS * 1000 });
+    printed = out.output;
     if (out.timedOut || out.exitCode !== 0) {
       return failedBenchmark(
         adapter,
@@ -233,10 +287,37 @@ export async function runBenchmark(
       );
     }
   }
+  const shown = relativeShown(options.root, output);
   if (!existsSync(output)) {
-    return failedBenchmark(adapter, bench, `it wrote no ${output}`, '');
+    const why =
+      bench.run !== undefined
+        ? `it wrote no ${shown}`
+        : `there is no ${shown} (no run command: an earlier step must write it)`;
+    return failedBenchmark(adapter, bench, why, printed);
   }
-  return adaptFile(adapter, output, { kernel: bench.name, ...common });
+  let adapted: AdaptedKernel;
+  try {
+    adapted = adaptFile(adapter, output, { kernel: bench.name, shown, ...common });
+  } catch (error) {
+    if (!(error instanceof InputError)) throw error;
+    return failedBenchmark(
+      adapter,
+      bench,
+      `its output is not ${adapter.title}: ${error.message}`,
+      printed,
+    );
+  }
+  if (adapted.cases.length === 0) {
+    return failedBenchmark(adapter, bench, `${shown} holds no benchmark`, printed);
+  }
+  const text = lastLines(printed);
+  return text ? { ...adapted, outputs: [{ variant: bench.format, case: 'run', text }] } : adapted;
+}
+
+/** A path inside the repository as messages show it; others as they are. */
+function relativeShown(root: string, path: string): string {
+  const rel = relative(root, path);
+  return rel === '' || rel.startsWith('..') || isAbsolute(rel) ? path : rel;
 }
 
 /** A benchmark whose command failed: one error case, so the report and the gate see it. */
@@ -246,8 +327,8 @@ function failedBenchmark(
   why: string,
   output: string,
 ): AdaptedKernel {
-  const message = `${bench.run ?? bench.format}: ${why}`;
-  const logTail = output.trimEnd().split(/\r?\n/).slice(-20).join('\n');
+  const message = bench.run !== undefined ? `${bench.run}: ${why}` : why;
+  const logTail = lastLines(output);
   return finishKernel(
     adapter,
     bench.name,
@@ -275,8 +356,10 @@ function failedBenchmark(
         {
           level: 'error',
           code: 'adapter.run_failed',
-          message: `benchmark ${bench.name}: ${message}`,
-          fix: 'run the command by hand in its folder; kernelgate judges what it writes',
+          message:
+            `benchmark ${bench.name} (in ${whereShown(bench)}): ${message}` +
+            (logTail ? `. Last lines:\n${logTail}` : ''),
+          fix: `run the command by hand in ${whereShown(bench)}; kernelgate judges what it writes`,
           source: `kernel:${bench.name}`,
           kernel: bench.name,
         },

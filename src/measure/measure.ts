@@ -4,9 +4,11 @@ import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { buildKernels, type BuildTarget, type VariantBuild } from './build/index.js';
 import type { BaseRevision } from './base-revision.js';
+import { harnessSelection, noHarness, runBenchmarkStage, withBenchmarks } from './benchmarks.js';
 import { loadConfig, type Config } from '../config/index.js';
 import { diagnoseOutput } from './diagnose.js';
 import { runDoctor } from './doctor/index.js';
+import type { CommandRunner } from '../adapters/index.js';
 import type { Exec } from '../lib/index.js';
 import { gpuModel } from '../config/index.js';
 import { runHarness, streamingExec, type LineExec, type ProgressLog } from './harness.js';
@@ -40,6 +42,8 @@ export interface MeasureOptions {
 
 export interface MeasureDeps {
   exec: Exec;
+  /** runs the benchmarks' command lines (kernelgate.yml's benchmarks:); default bash */
+  commandRunner?: CommandRunner;
   lineExec?: LineExec;
   log: ProgressLog & { warning(message: string): void };
   now?: () => number;
@@ -189,6 +193,34 @@ function harnessRun(
   );
 }
 
+/** The harness over the selected kernels; nothing in a run that selects only benchmarks. */
+async function harnessStage(
+  options: MeasureOptions,
+  deps: MeasureDeps,
+  paths: { resultsPath: string; outDir: string; buildsPath: string; cacheDir: string },
+  moreArgs: string[],
+  run: { stageSeconds: Record<string, number>; environment: Environment; startedAt: string },
+): Promise<{ measured: KernelgateResults; diagnostics: Diagnostic[] }> {
+  const kernels = harnessSelection(options.config, options.only);
+  if (!kernels.run) return { measured: noHarness(run.startedAt, run.environment), diagnostics: [] };
+  const harness = await stage('harness', undefined, deps, run.stageSeconds, () =>
+    harnessRun(
+      { ...options, ...(kernels.only ? { only: kernels.only } : {}) },
+      deps,
+      paths,
+      moreArgs,
+    ),
+  );
+  return harnessResults(
+    harness,
+    paths.resultsPath,
+    options.config,
+    run.environment,
+    run.startedAt,
+    deps.log,
+  );
+}
+
 /** The one results document: the harness's, with the run's facts, stage times, the doctor's
  * environment filling gaps, every stage's diagnostics and the build records. */
 function assemble(
@@ -276,22 +308,27 @@ export async function measure(options: MeasureOptions, deps: MeasureDeps): Promi
   const selectArgs = await casesArgs(options, doctor.environment, outDir);
 
   const resultsPath = join(outDir, 'results.json');
-  const harness = await stage('harness', undefined, deps, stageSeconds, () =>
-    harnessRun(options, deps, { resultsPath, outDir, buildsPath, cacheDir }, [
-      ...selectArgs,
-      ...(paired ? pairedArgs(paired, config) : []),
-    ]),
+  const { measured, diagnostics: harnessDiagnostics } = await harnessStage(
+    options,
+    deps,
+    { resultsPath, outDir, buildsPath, cacheDir },
+    [...selectArgs, ...(paired ? pairedArgs(paired, config) : [])],
+    { stageSeconds, environment: doctor.environment, startedAt },
   );
-  const { measured, diagnostics: harnessDiagnostics } = harnessResults(
-    harness,
-    resultsPath,
-    config,
-    doctor.environment,
-    startedAt,
-    log,
+  // kernelgate.yml's benchmarks after the harness, in the same job (src/measure/benchmarks.ts)
+  const benchmarks = await runBenchmarkStage(
+    {
+      config,
+      workspace: options.workspace,
+      ...(options.only ? { only: options.only } : {}),
+      ...(base ? { base } : {}),
+      environment: doctor.environment,
+      shard: options.selectCases !== undefined,
+    },
+    deps,
   );
 
-  const results = assemble(
+  const assembled = assemble(
     measured,
     options,
     stageSeconds,
@@ -309,6 +346,7 @@ export async function measure(options: MeasureOptions, deps: MeasureDeps): Promi
     doctor.environment,
     build.records,
   );
+  const results = withBenchmarks(assembled, benchmarks, base, config);
   writeFileSync(resultsPath, JSON.stringify(results, null, 2) + '\n');
   return { results, resultsPath, stageSeconds };
 }
