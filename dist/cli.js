@@ -2988,7 +2988,7 @@ var require_compile = __commonJS({
       const schOrFunc = root.refs[ref];
       if (schOrFunc)
         return schOrFunc;
-      let _sch = resolve17.call(this, root, ref);
+      let _sch = resolve18.call(this, root, ref);
       if (_sch === void 0) {
         const schema = (_a = root.localRefs) === null || _a === void 0 ? void 0 : _a[ref];
         const { schemaId } = this.opts;
@@ -3015,7 +3015,7 @@ var require_compile = __commonJS({
     function sameSchemaEnv(s1, s2) {
       return s1.schema === s2.schema && s1.root === s2.root && s1.baseId === s2.baseId;
     }
-    function resolve17(root, ref) {
+    function resolve18(root, ref) {
       let sch;
       while (typeof (sch = this.refs[ref]) == "string")
         ref = sch;
@@ -3879,7 +3879,7 @@ var require_fast_uri = __commonJS({
       }
       return uri;
     }
-    function resolve17(baseURI, relativeURI, options) {
+    function resolve18(baseURI, relativeURI, options) {
       const schemelessOptions = options ? Object.assign({ scheme: "null" }, options) : { scheme: "null" };
       const {
         parsed: baseParsed,
@@ -4270,7 +4270,7 @@ var require_fast_uri = __commonJS({
     var fastUri = {
       SCHEMES,
       normalize,
-      resolve: resolve17,
+      resolve: resolve18,
       resolveComponent,
       equal,
       serialize: serialize2,
@@ -15214,11 +15214,11 @@ import * as fs from "fs";
 import * as path from "path";
 var __awaiter = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve17) {
-      resolve17(value);
+    return value instanceof P ? value : new P(function(resolve18) {
+      resolve18(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve17, reject) {
+  return new (P || (P = Promise))(function(resolve18, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -15234,7 +15234,7 @@ var __awaiter = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve17(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve18(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -15338,11 +15338,11 @@ function isUnixExecutable(stats) {
 // node_modules/@actions/io/lib/io.js
 var __awaiter2 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve17) {
-      resolve17(value);
+    return value instanceof P ? value : new P(function(resolve18) {
+      resolve18(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve17, reject) {
+  return new (P || (P = Promise))(function(resolve18, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -15358,7 +15358,7 @@ var __awaiter2 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve17(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve18(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -15432,11 +15432,11 @@ function findInPath(tool) {
 import { setTimeout as setTimeout2 } from "timers";
 var __awaiter3 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve17) {
-      resolve17(value);
+    return value instanceof P ? value : new P(function(resolve18) {
+      resolve18(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve17, reject) {
+  return new (P || (P = Promise))(function(resolve18, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -15452,7 +15452,7 @@ var __awaiter3 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve17(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve18(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -15671,7 +15671,7 @@ var ToolRunner = class extends events.EventEmitter {
         this.toolPath = path3.resolve(process.cwd(), this.options.cwd || process.cwd(), this.toolPath);
       }
       this.toolPath = yield which(this.toolPath, true);
-      return new Promise((resolve17, reject) => __awaiter3(this, void 0, void 0, function* () {
+      return new Promise((resolve18, reject) => __awaiter3(this, void 0, void 0, function* () {
         this._debug(`exec tool: ${this.toolPath}`);
         this._debug("arguments:");
         for (const arg of this.args) {
@@ -15754,7 +15754,7 @@ var ToolRunner = class extends events.EventEmitter {
           if (error) {
             reject(error);
           } else {
-            resolve17(exitCode);
+            resolve18(exitCode);
           }
         });
         if (this.options.input) {
@@ -15877,11 +15877,11 @@ var ExecState = class _ExecState extends events.EventEmitter {
 // node_modules/@actions/exec/lib/exec.js
 var __awaiter4 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve17) {
-      resolve17(value);
+    return value instanceof P ? value : new P(function(resolve18) {
+      resolve18(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve17, reject) {
+  return new (P || (P = Promise))(function(resolve18, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -15897,7 +15897,7 @@ var __awaiter4 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve17(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve18(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -16190,9 +16190,9 @@ function formatSci(value) {
 }
 function formatRatioPct(ratio) {
   if (ratio === null || ratio === void 0 || !Number.isFinite(ratio)) return "n/a";
-  const pct = (ratio - 1) * 100;
-  const sign = pct > 0 ? "+" : pct < 0 ? "−" : "±";
-  return `${sign}${Math.abs(pct).toFixed(1)} %`;
+  const pct2 = (ratio - 1) * 100;
+  const sign = pct2 > 0 ? "+" : pct2 < 0 ? "−" : "±";
+  return `${sign}${Math.abs(pct2).toFixed(1)} %`;
 }
 
 // src/lib/stats.ts
@@ -16383,9 +16383,9 @@ function isKernelgate(manifest) {
 }
 
 // src/history/branch-store.ts
-import { mkdtempSync, mkdirSync as mkdirSync3, readFileSync as readFileSync5, rmSync, writeFileSync as writeFileSync4, existsSync as existsSync8 } from "node:fs";
+import { mkdtempSync, mkdirSync as mkdirSync4, readFileSync as readFileSync6, rmSync, writeFileSync as writeFileSync5, existsSync as existsSync9 } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname as dirname5, join as join9 } from "node:path";
+import { dirname as dirname5, join as join10 } from "node:path";
 
 // src/judge/calibrate.ts
 var import_yaml = __toESM(require_dist(), 1);
@@ -16944,21 +16944,223 @@ function compare(results, baseline, config) {
   };
 }
 
+// src/deep/gate.ts
+function where(s) {
+  return `sanitizer ${s.tool}: ${s.kernel}/${s.variant} ${s.case}`;
+}
+function sanitizerLine(s) {
+  const first = s.findings?.[0];
+  const what = first ? `: ${first.what}${first.kernel ? ` in ${first.kernel}` : ""}` : "";
+  return `${where(s)}: ${s.errors} error${s.errors === 1 ? "" : "s"}${what}`;
+}
+function deepProblems(results, failOnSanitizer) {
+  const reasons = [];
+  const warnings = [];
+  for (const s of results.deep?.sanitizer ?? []) {
+    if (s.status === "findings") (failOnSanitizer ? reasons : warnings).push(sanitizerLine(s));
+    else if (s.status === "error") {
+      const line = (s.first_lines ?? "").split("\n")[0] ?? "";
+      warnings.push(`${where(s)}: did not run to the end${line ? `: ${line}` : ""}`);
+    }
+  }
+  return { reasons, warnings };
+}
+
+// src/deep/ncu.ts
+var NCU_METRICS = {
+  duration: "gpu__time_duration.sum",
+  sm: "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+  /** mma.sync tensor work (Ampere and later) */
+  tensorHmma: "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+  /** Hopper's warpgroup MMA (wgmma) */
+  tensorGmma: "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active",
+  occupancy: "sm__warps_active.avg.pct_of_peak_sustained_active",
+  dram: "dram__throughput.avg.pct_of_peak_sustained_elapsed"
+};
+var NCU_STALL_PREFIX = "smsp__pcsamp_warps_issue_stalled_";
+var NCU_STALLS_SHOWN = 3;
+function ncuMetricsArg(computeCapability) {
+  const major = Number((computeCapability ?? "").split(".")[0]);
+  const names = [
+    NCU_METRICS.duration,
+    NCU_METRICS.sm,
+    NCU_METRICS.tensorHmma,
+    ...major >= 9 ? [NCU_METRICS.tensorGmma] : [],
+    NCU_METRICS.occupancy,
+    NCU_METRICS.dram,
+    `regex:^${NCU_STALL_PREFIX}`
+  ];
+  return names.join(",");
+}
+function csvFields(line) {
+  const out = [];
+  let field = "";
+  let quoted = false;
+  for (let i = 0; i < line.length; i++) {
+    const ch = line[i];
+    if (quoted) {
+      if (ch === '"' && line[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (ch === '"') quoted = false;
+      else field += ch;
+    } else if (ch === '"') quoted = true;
+    else if (ch === ",") {
+      out.push(field);
+      field = "";
+    } else field += ch;
+  }
+  out.push(field);
+  return out;
+}
+function numberOf(text2) {
+  const t = text2.replace(/,/g, "").trim();
+  if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(t)) return void 0;
+  return Number(t);
+}
+var NcuFormatError = class extends Error {
+};
+function parseNcuCsv(text2) {
+  const lines = text2.split(/\r?\n/).filter((l) => l.startsWith('"'));
+  const headerAt = lines.findIndex((l) => l.startsWith('"ID"'));
+  if (headerAt < 0) {
+    throw new NcuFormatError('no "ID",... header row: this is not ncu --csv --page raw output');
+  }
+  const header = csvFields(lines[headerAt]);
+  const unitsRow = lines[headerAt + 1];
+  if (unitsRow === void 0) throw new NcuFormatError("no units row under the header");
+  const units = csvFields(unitsRow);
+  const nameAt = ["Kernel Name", "Function Name", "Demangled Name"].map((h) => header.indexOf(h)).find((i) => i >= 0);
+  if (nameAt === void 0) throw new NcuFormatError('no "Kernel Name" column');
+  const metricCols = header.map((h, i) => ({ h, i })).filter(({ h }) => /^[a-z0-9]+__/.test(h));
+  return lines.slice(headerAt + 2).map((row) => {
+    const fields = csvFields(row);
+    const values = {};
+    const unitOf = {};
+    for (const { h, i } of metricCols) {
+      const v = numberOf(fields[i] ?? "");
+      if (v !== void 0) {
+        values[h] = v;
+        unitOf[h] = units[i] ?? "";
+      }
+    }
+    return { kernel: fields[nameAt] ?? "", values, units: unitOf };
+  });
+}
+var TIME_TO_MS = {
+  nsecond: 1e-6,
+  ns: 1e-6,
+  usecond: 1e-3,
+  us: 1e-3,
+  msecond: 1,
+  ms: 1,
+  second: 1e3,
+  s: 1e3
+};
+var round = (x, digits) => Math.round(x * 10 ** digits) / 10 ** digits;
+function summarizeNcu(launches) {
+  if (launches.length === 0) throw new NcuFormatError("the table has no profiled launch");
+  const durations = launches.map((l) => {
+    const v = l.values[NCU_METRICS.duration];
+    if (v === void 0) return void 0;
+    const scale = TIME_TO_MS[l.units[NCU_METRICS.duration] ?? "nsecond"];
+    if (scale === void 0) {
+      throw new NcuFormatError(
+        `unknown time unit '${l.units[NCU_METRICS.duration]}' of ${NCU_METRICS.duration}`
+      );
+    }
+    return v * scale;
+  });
+  const known = durations.filter((d) => d !== void 0);
+  const total = known.reduce((a, b) => a + b, 0);
+  const weights = durations.map(
+    (d) => total > 0 && d !== void 0 ? d / total : 1 / launches.length
+  );
+  const mean = (pick) => {
+    let sum = 0;
+    let weight = 0;
+    launches.forEach((l, i) => {
+      const v = pick(l);
+      if (v === void 0) return;
+      sum += v * weights[i];
+      weight += weights[i];
+    });
+    return weight > 0 ? round(sum / weight, 2) : void 0;
+  };
+  const tensor = (l) => {
+    const a = l.values[NCU_METRICS.tensorHmma];
+    const b = l.values[NCU_METRICS.tensorGmma];
+    return a === void 0 && b === void 0 ? void 0 : Math.max(a ?? 0, b ?? 0);
+  };
+  const metrics = {};
+  const put = (key, v) => {
+    if (v !== void 0) metrics[key] = v;
+  };
+  put("duration_ms", known.length ? round(total, 6) : void 0);
+  put(
+    "sm_throughput_pct",
+    mean((l) => l.values[NCU_METRICS.sm])
+  );
+  put("tensor_pipe_pct", mean(tensor));
+  put(
+    "achieved_occupancy_pct",
+    mean((l) => l.values[NCU_METRICS.occupancy])
+  );
+  put(
+    "dram_throughput_pct",
+    mean((l) => l.values[NCU_METRICS.dram])
+  );
+  const stallSum = /* @__PURE__ */ new Map();
+  for (const l of launches) {
+    for (const [name, v] of Object.entries(l.values)) {
+      if (!name.startsWith(NCU_STALL_PREFIX)) continue;
+      const reason = name.slice(NCU_STALL_PREFIX.length);
+      if (reason === "selected" || reason.endsWith("_not_issued")) continue;
+      stallSum.set(reason, (stallSum.get(reason) ?? 0) + v);
+    }
+  }
+  const stalls = [...stallSum.entries()].filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, NCU_STALLS_SHOWN).map(([reason, value]) => ({ reason, value }));
+  let longest = 0;
+  durations.forEach((d, i) => {
+    if ((d ?? 0) > (durations[longest] ?? 0)) longest = i;
+  });
+  const names = new Set(launches.map((l) => l.kernel));
+  const main = launches[longest].kernel;
+  return {
+    deviceKernel: names.size > 1 ? `${main} + ${names.size - 1} more` : main,
+    metrics,
+    stalls,
+    launches: launches.length
+  };
+}
+function ncuProblem(output) {
+  if (/ERR_NVGPUCTRPERM/.test(output)) {
+    return "ncu may not read the GPU performance counters (ERR_NVGPUCTRPERM): run the job as root, or load the NVIDIA driver with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)";
+  }
+  const metric = /==ERROR== Failed to find metric (\S+)/.exec(output);
+  if (metric) return `ncu on this GPU has no metric ${metric[1]}`;
+  if (/==WARNING== No kernels were profiled/.test(output)) {
+    return "ncu profiled no kernel: the variant launched nothing between the profiler start and stop";
+  }
+  const error = /==ERROR== (.*)/.exec(output);
+  return error ? `ncu: ${error[1].trim()}` : void 0;
+}
+
 // src/shard/plan.ts
 import { createHash } from "node:crypto";
 var MAX_SHARDS = 256;
-function parseShardSpec(text2, where2) {
+function parseShardSpec(text2, where3) {
   const m = /^\s*(\d{1,4})\s*\/\s*(\d{1,4})\s*$/.exec(text2);
   if (!m) {
-    throw new Error(`${where2} must be i/n (shard i of n, counted from 1), got '${text2}'.`);
+    throw new Error(`${where3} must be i/n (shard i of n, counted from 1), got '${text2}'.`);
   }
   const index = Number(m[1]);
   const count = Number(m[2]);
   if (count < 1 || count > MAX_SHARDS) {
-    throw new Error(`${where2}: n must be 1 to ${MAX_SHARDS}, got '${text2}'.`);
+    throw new Error(`${where3}: n must be 1 to ${MAX_SHARDS}, got '${text2}'.`);
   }
   if (index < 1 || index > count) {
-    throw new Error(`${where2}: i must be 1 to n (${count}), got '${text2}'.`);
+    throw new Error(`${where3}: i must be 1 to n (${count}), got '${text2}'.`);
   }
   return { index, count };
 }
@@ -16985,13 +17187,13 @@ function matchesOnly(params, only) {
   return true;
 }
 function shardUnits(kernels, options = {}) {
-  const chosen = kernels.filter((k) => !options.only?.length || options.only.includes(k.manifest.name)).sort((a, b) => {
+  const chosen2 = kernels.filter((k) => !options.only?.length || options.only.includes(k.manifest.name)).sort((a, b) => {
     const ka = [a.manifest.name !== "gemm", a.manifest.name];
     const kb = [b.manifest.name !== "gemm", b.manifest.name];
     return ka[0] === kb[0] ? ka[1] < kb[1] ? -1 : ka[1] > kb[1] ? 1 : 0 : ka[0] ? 1 : -1;
   });
   const units = [];
-  for (const k of chosen) {
+  for (const k of chosen2) {
     const groups = (options.ci ? k.manifest.ci_cases : k.manifest.cases) ?? [];
     for (const params of groups.flatMap(expandGroup)) {
       const variants = k.manifest.variants.filter((v) => matchesOnly(params, v.only)).map((v) => v.name);
@@ -17554,6 +17756,416 @@ async function mergeCommand(args, io, deps) {
   return deps.judgeAndPrint(run2.results, run2.baseline?.results, config, kind, values.out, io);
 }
 
+// src/deep/plan.ts
+var DEEP_BACKENDS = ["cuda", "triton"];
+function matchesOnly2(params, only) {
+  for (const [key, want] of Object.entries(only ?? {})) {
+    const options = Array.isArray(want) ? want : [want];
+    if (!options.includes(params[key])) return false;
+  }
+  return true;
+}
+function caseSize(params) {
+  return Object.values(params).filter((v) => typeof v === "number" && v > 0).reduce((p, v) => p * v, 1);
+}
+function deepVariants(k) {
+  return k.manifest.variants.filter(
+    (v) => DEEP_BACKENDS.includes(v.backend ?? "")
+  );
+}
+function chosen(config, only) {
+  return config.kernels.filter((k) => !only?.length || only.includes(k.manifest.name));
+}
+function sanitizerTargets(config, only) {
+  const out = [];
+  for (const k of chosen(config, only)) {
+    const cases = k.manifest.cases.flatMap(expandGroup);
+    for (const v of deepVariants(k)) {
+      let best;
+      for (const params of cases) {
+        if (!matchesOnly2(params, v.only)) continue;
+        if (best === void 0 || caseSize(params) < caseSize(best)) best = params;
+      }
+      if (best) {
+        out.push({
+          kernel: k.manifest.name,
+          variant: v.name,
+          caseId: caseIdOf(best),
+          params: best
+        });
+      }
+    }
+  }
+  return out;
+}
+function ncuTargets(config, only) {
+  const out = [];
+  for (const k of chosen(config, only)) {
+    const tiers = k.manifest.tiers;
+    if (!tiers) continue;
+    const headline = expandGroup(tiers.case)[0];
+    if (!headline) continue;
+    const reference = tiers.reference ?? k.manifest.speed_reference;
+    const variants = k.manifest.variants.filter(
+      (v) => (DEEP_BACKENDS.includes(v.backend ?? "") || v.name === reference) && matchesOnly2(headline, v.only)
+    );
+    const caseId = caseIdOf(headline);
+    for (const v of variants) {
+      out.push({ kernel: k.manifest.name, variant: v.name, caseId, params: headline });
+    }
+  }
+  return out;
+}
+function caseParamsArg(params) {
+  return caseIdOf(params);
+}
+
+// src/deep/run.ts
+import { existsSync as existsSync6, mkdirSync as mkdirSync3, readFileSync as readFileSync3, writeFileSync as writeFileSync4 } from "node:fs";
+import { delimiter as delimiter2, join as join7 } from "node:path";
+
+// src/deep/sanitizer.ts
+var SANITIZER_TOOLS = ["memcheck", "racecheck", "synccheck", "initcheck"];
+var PREFIX = /^=========(?: (.*))?$/;
+var SUMMARY = /^ERROR SUMMARY: ([\d,]+) errors?\b/;
+var RACECHECK_SUMMARY = /^RACECHECK SUMMARY: .*\(([\d,]+) errors?\b/;
+var NOT_A_FINDING = /^(COMPUTE-SANITIZER|ERROR SUMMARY:|RACECHECK SUMMARY:|LEAK SUMMARY:|Target application returned an error|Error: Target application terminated|Error: process didn't terminate|Warning: |Note: )/;
+var MAX_FINDINGS = 20;
+var DETAIL_LINES = 4;
+var DETAIL_CHARS = 400;
+var FIRST_LINES = 12;
+var FIRST_LINES_CHARS = 2e3;
+function deviceFunction(line) {
+  const m = /\bat (.+)$/.exec(line.trim());
+  if (!m) return void 0;
+  let where3 = m[1].replace(/ \[\d[\d,]* hazards?\]$/, "");
+  const old = /^0x[0-9a-f]+ in (.+)$/i.exec(where3);
+  if (old) {
+    where3 = old[1];
+    const paren = where3.indexOf("(");
+    const head = paren >= 0 ? where3.slice(0, paren) : where3;
+    const colon = head.lastIndexOf(":");
+    where3 = colon >= 0 ? where3.slice(colon + 1) : where3;
+  } else {
+    where3 = where3.replace(/ in \S+$/, "");
+  }
+  const name = where3.replace(/\+0x[0-9a-f]+$/i, "").replace(/\(.*$/, "").trim();
+  return name || void 0;
+}
+function clipLine(line, max) {
+  return line.length <= max ? line : `${line.slice(0, max - 1)}…`;
+}
+function parseSanitizer(text2) {
+  const own = [];
+  for (const raw of text2.split(/\r?\n/)) {
+    const m = PREFIX.exec(raw);
+    if (m) own.push(m[1] ?? "");
+  }
+  let errors;
+  let racecheckErrors;
+  const findings = [];
+  let current;
+  const close = () => {
+    if (!current) return;
+    const at = current.lines.find((l) => /^\s*(at|and \w+ access at) /.test(l));
+    const race = /^Error: Race reported between \w+ access (at .*)$/.exec(current.what);
+    const kernel = race ? deviceFunction(race[1]) : at ? deviceFunction(at) : void 0;
+    const detail = current.lines.map((l) => l.trim()).filter((l) => l !== "" && !/^(Saved host backtrace|Host Frame:|in \/)/.test(l)).slice(0, DETAIL_LINES).map((l) => clipLine(l, DETAIL_CHARS)).join("\n");
+    if (findings.length < MAX_FINDINGS) {
+      findings.push({
+        what: clipLine(current.what, DETAIL_CHARS),
+        ...kernel ? { kernel } : {},
+        ...detail ? { detail } : {}
+      });
+    }
+    current = void 0;
+  };
+  for (const line of own) {
+    const summary3 = SUMMARY.exec(line);
+    if (summary3) errors = Number(summary3[1].replace(/,/g, ""));
+    const race = RACECHECK_SUMMARY.exec(line);
+    if (race) racecheckErrors = Number(race[1].replace(/,/g, ""));
+    if (line.trim() === "") {
+      close();
+      continue;
+    }
+    if (/^\s/.test(line)) {
+      current?.lines.push(line);
+      continue;
+    }
+    close();
+    if (!NOT_A_FINDING.test(line)) current = { what: line.trim(), lines: [] };
+  }
+  close();
+  const firstLines = own.filter((l) => l.trim() !== "" && !/^COMPUTE-SANITIZER$/.test(l.trim())).slice(0, FIRST_LINES).join("\n");
+  return {
+    ...errors !== void 0 ? { errors } : racecheckErrors !== void 0 ? { errors: racecheckErrors } : {},
+    findings,
+    firstLines: clipLine(firstLines, FIRST_LINES_CHARS)
+  };
+}
+
+// src/deep/run.ts
+var DEEP_CHECKS = [...SANITIZER_TOOLS, "ncu"];
+function parseDeepChecks(text2, where3) {
+  const out = /* @__PURE__ */ new Set();
+  for (const raw of text2.split(",").map((s) => s.trim())) {
+    if (raw === "") continue;
+    if (raw === "sanitizer") SANITIZER_TOOLS.forEach((t) => out.add(t));
+    else if (DEEP_CHECKS.includes(raw)) out.add(raw);
+    else {
+      throw new Error(
+        `${where3}: unknown deep check '${raw}'; expected sanitizer, ncu, or any of ${DEEP_CHECKS.join(", ")}`
+      );
+    }
+  }
+  return DEEP_CHECKS.filter((c) => out.has(c));
+}
+var SANITIZER_CASE_TIMEOUT_S = 900;
+function findTool(name, env, given, exists3 = existsSync6) {
+  if (given) return exists3(given) ? given : void 0;
+  const dirs = [
+    ...(env.PATH ?? "").split(delimiter2).filter(Boolean),
+    ...env.CUDA_HOME ? [join7(env.CUDA_HOME, "bin")] : [],
+    "/usr/local/cuda/bin"
+  ];
+  for (const dir of dirs) {
+    const path9 = join7(dir, name);
+    if (exists3(path9)) return path9;
+  }
+  return void 0;
+}
+var TOOL_FIX = {
+  "compute-sanitizer": "install the CUDA toolkit's compute-sanitizer (the cuda-sanitizer package of your CUDA version) and put its folder (usually /usr/local/cuda/bin) on PATH",
+  ncu: "install Nsight Compute (the nsight-compute package of your CUDA version, or the CUDA toolkit) and put its folder (e.g. /usr/local/cuda/bin or /opt/nvidia/nsight-compute/<version>) on PATH"
+};
+function missingTool(tool, given) {
+  const where3 = given ? `at ${given}` : "on PATH, in $CUDA_HOME/bin or in /usr/local/cuda/bin";
+  const what = tool === "ncu" ? "the Nsight Compute summaries" : "the sanitizer checks (memcheck, racecheck, synccheck, initcheck)";
+  return {
+    level: "error",
+    code: "deep.tool_missing",
+    source: "deep",
+    message: `${tool} was not found ${where3}: ${what} did not run`,
+    fix: TOOL_FIX[tool]
+  };
+}
+async function pool(items, jobs, work) {
+  let next = 0;
+  const lanes = Array.from({ length: Math.max(1, Math.min(jobs, items.length)) }, async () => {
+    while (next < items.length) await work(items[next++]);
+  });
+  await Promise.all(lanes);
+}
+var slug = (t) => `${t.kernel}-${t.variant}`.replace(/[^\w.-]+/g, "_");
+var both = (r) => `${r.stdout}${r.stdout && r.stderr ? "\n" : ""}${r.stderr}`;
+function harnessEnv(o) {
+  const parent = o.env ?? process.env;
+  return {
+    PYTHONPATH: [o.harnessRoot, o.workspace, parent.PYTHONPATH].filter((p) => Boolean(p)).join(delimiter2),
+    PYTHONUNBUFFERED: "1",
+    // Each tensor its own allocation: the sanitizer then sees a write past a tensor's end (in
+    // PyTorch's cached pool it lands in the pool's own memory and goes unseen).
+    PYTORCH_NO_CUDA_MEMORY_CACHING: "1"
+  };
+}
+function harnessCaseProblem(resultsPath, t) {
+  if (!existsSync6(resultsPath)) return "the harness wrote no results";
+  try {
+    const doc = JSON.parse(readFileSync3(resultsPath, "utf8"));
+    const c = doc.cases?.find(
+      (x) => x.kernel === t.kernel && x.variant === t.variant && x.case === t.caseId
+    );
+    if (!c) return `the harness has no result for ${t.kernel}/${t.variant} ${t.caseId}`;
+    if (c.status === "skipped") return `the harness skipped it: ${c.reason ?? ""}`;
+    return void 0;
+  } catch (error) {
+    return `the harness's results cannot be read: ${String(error)}`;
+  }
+}
+async function runSanitizer(exec2, o, tool, sanitizer, t) {
+  const dir = join7(o.outDir, "sanitizer", tool);
+  mkdirSync3(dir, { recursive: true });
+  const results = join7(dir, `${slug(t)}.json`);
+  const args = [
+    "--tool",
+    tool,
+    "--target-processes",
+    "all",
+    o.python,
+    "-m",
+    "kernels.harness",
+    "--kernels",
+    o.kernelsDir,
+    "--out",
+    results,
+    "--only",
+    t.kernel,
+    "--variants",
+    t.variant,
+    "--case-params",
+    caseParamsArg(t.params),
+    "--no-timing",
+    "--seeds",
+    "1",
+    "--gpus",
+    "1",
+    "--timeout-per-case",
+    String(SANITIZER_CASE_TIMEOUT_S),
+    ...o.buildsPath ? ["--builds", o.buildsPath] : []
+  ];
+  const clock = o.clock ?? (() => Date.now() / 1e3);
+  const t0 = clock();
+  const r = await exec2.run(sanitizer, args, { cwd: o.workspace, env: harnessEnv(o) });
+  const seconds = Math.round((clock() - t0) * 10) / 10;
+  const output = both(r);
+  writeFileSync4(join7(dir, `${slug(t)}.log`), output);
+  const parsed = parseSanitizer(output);
+  const base = {
+    tool,
+    kernel: t.kernel,
+    variant: t.variant,
+    case: t.caseId,
+    seconds,
+    command: [sanitizer, ...args].join(" ")
+  };
+  const findings = parsed.findings.length ? { findings: parsed.findings } : {};
+  if (parsed.errors === void 0) {
+    const tail2 = output.split("\n").filter(Boolean).slice(-8).join("\n");
+    return {
+      ...base,
+      status: "error",
+      errors: 0,
+      ...findings,
+      first_lines: `${tool} printed no ERROR SUMMARY (exit status ${r.exitCode}); the output's last lines:
+${tail2}`.slice(
+        0,
+        2e3
+      )
+    };
+  }
+  const problem = parsed.errors === 0 ? harnessCaseProblem(results, t) : void 0;
+  return {
+    ...base,
+    status: parsed.errors > 0 ? "findings" : problem ? "error" : "clean",
+    errors: parsed.errors,
+    ...findings,
+    ...problem ? { first_lines: `${tool} saw nothing of the variant: ${problem}` } : parsed.firstLines ? { first_lines: parsed.firstLines } : {}
+  };
+}
+async function runNcu(exec2, o, ncu, t) {
+  const dir = join7(o.outDir, "ncu");
+  mkdirSync3(dir, { recursive: true });
+  const report2 = join7(dir, slug(t));
+  const args = [
+    "--target-processes",
+    "all",
+    "--profile-from-start",
+    "off",
+    "--metrics",
+    ncuMetricsArg(o.computeCapability),
+    "--export",
+    report2,
+    "--force-overwrite",
+    o.python,
+    "-m",
+    "kernels.harness.profile_one",
+    "--kernels",
+    o.kernelsDir,
+    "--kernel",
+    t.kernel,
+    "--variant",
+    t.variant,
+    "--case-params",
+    caseParamsArg(t.params),
+    ...o.buildsPath ? ["--builds", o.buildsPath] : []
+  ];
+  const clock = o.clock ?? (() => Date.now() / 1e3);
+  const t0 = clock();
+  const base = { kernel: t.kernel, variant: t.variant, case: t.caseId };
+  const r = await exec2.run(ncu, args, { cwd: o.workspace, env: harnessEnv(o) });
+  const profiled = both(r);
+  writeFileSync4(join7(dir, `${slug(t)}.log`), profiled);
+  const seconds = () => Math.round((clock() - t0) * 10) / 10;
+  const problem = ncuProblem(profiled);
+  if (r.exitCode !== 0 || problem) {
+    const skipped = /\[kernelgate profile\] .*: skipped: (.*)/.exec(profiled);
+    const why = skipped ? `the variant cannot run the case: ${skipped[1]}` : problem ?? `ncu exited with status ${r.exitCode}: ${profiled.split("\n").filter(Boolean).slice(-3).join(" / ")}`;
+    return { ...base, status: "error", message: why, seconds: seconds() };
+  }
+  const imported = await exec2.run(
+    ncu,
+    ["--import", `${report2}.ncu-rep`, "--csv", "--page", "raw", "--print-units", "base"],
+    { cwd: o.workspace }
+  );
+  writeFileSync4(join7(dir, `${slug(t)}.csv`), imported.stdout);
+  try {
+    const summary3 = summarizeNcu(parseNcuCsv(imported.stdout));
+    return {
+      ...base,
+      status: "ok",
+      device_kernel: summary3.deviceKernel,
+      metrics: summary3.metrics,
+      ...summary3.stalls.length ? { stalls: summary3.stalls } : {},
+      report: `${report2}.ncu-rep`,
+      seconds: seconds()
+    };
+  } catch (error) {
+    if (!(error instanceof NcuFormatError)) throw error;
+    return {
+      ...base,
+      status: "error",
+      message: `ncu --import ${report2}.ncu-rep --csv --page raw: ${error.message}`,
+      seconds: seconds()
+    };
+  }
+}
+async function runDeep(config, o, exec2) {
+  const env = o.env ?? process.env;
+  const diagnostics = [];
+  const deep = {};
+  const tools = o.checks.filter((c) => c !== "ncu");
+  if (tools.length) {
+    const sanitizer = findTool("compute-sanitizer", env, o.sanitizerPath);
+    if (!sanitizer) diagnostics.push(missingTool("compute-sanitizer", o.sanitizerPath));
+    else {
+      const targets = sanitizerTargets(config, o.only);
+      const jobs = tools.flatMap((tool) => targets.map((t) => ({ tool, t })));
+      const runs = /* @__PURE__ */ new Map();
+      await pool(
+        jobs.map((j, i) => ({ ...j, i })),
+        o.jobs ?? 4,
+        async ({ tool, t, i }) => {
+          runs.set(i, await runSanitizer(exec2, o, tool, sanitizer, t));
+        }
+      );
+      deep.sanitizer = jobs.map((_, i) => runs.get(i));
+    }
+  }
+  if (o.checks.includes("ncu")) {
+    const ncu = findTool("ncu", env, o.ncuPath);
+    if (!ncu) diagnostics.push({ ...missingTool("ncu", o.ncuPath), level: "warning" });
+    else {
+      deep.ncu = [];
+      for (const t of ncuTargets(config, o.only)) {
+        const run2 = await runNcu(exec2, o, ncu, t);
+        deep.ncu.push(run2);
+        if (run2.status === "error" && /ERR_NVGPUCTRPERM/.test(run2.message ?? "")) {
+          diagnostics.push({
+            level: "warning",
+            code: "deep.ncu_permission",
+            source: "deep",
+            message: `ncu could not read the GPU's performance counters (ERR_NVGPUCTRPERM): no Nsight Compute summary`,
+            fix: "run the job as root, or load the NVIDIA driver with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)"
+          });
+          break;
+        }
+      }
+    }
+  }
+  return { deep, diagnostics };
+}
+
 // src/judge/throughput.ts
 var DTYPE_ALIASES = {
   fp16: "fp16",
@@ -17736,6 +18348,9 @@ function gate(comparison, tiers, results, config) {
   }
   for (const line of harnessStopped(results)) (policy.failOnError ? reasons : warnings).push(line);
   for (const line of builds) (policy.failOnBuildFailure ? reasons : warnings).push(line);
+  const deep = deepProblems(results, policy.failOnSanitizer);
+  reasons.push(...deep.reasons);
+  warnings.push(...deep.warnings);
   for (const m of measurementErrors) {
     (policy.failOnMeasurementError ? reasons : warnings).push(
       `${m.label}: measurement error: ${m.message}`
@@ -17776,8 +18391,8 @@ function gate(comparison, tiers, results, config) {
 
 // src/config/config.ts
 var import_yaml2 = __toESM(require_dist(), 1);
-import { existsSync as existsSync7, readdirSync as readdirSync3, readFileSync as readFileSync4, statSync as statSync2 } from "node:fs";
-import { join as join8, relative as relative4, resolve as resolve5 } from "node:path";
+import { existsSync as existsSync8, readdirSync as readdirSync3, readFileSync as readFileSync5, statSync as statSync2 } from "node:fs";
+import { join as join9, relative as relative4, resolve as resolve5 } from "node:path";
 
 // schema/config.schema.json
 var config_schema_default = {
@@ -17912,6 +18527,10 @@ var config_schema_default = {
         fail_on_measurement_error: {
           type: "boolean",
           description: "fail on a throughput above the physical limit; default true"
+        },
+        fail_on_sanitizer: {
+          type: "boolean",
+          description: "fail on a compute-sanitizer finding of the deep checks (kernelgate deep, the action's deep input); default true"
         },
         fail_on_correctness: {
           type: "boolean",
@@ -18312,7 +18931,7 @@ function isoUtc(text2) {
 // src/adapters/command.ts
 var TIME_UNITS = { s: 1e3, ms: 1, us: 1e-3, ns: 1e-6 };
 var RATE_UNITS = { tflops: 1e12, gflops: 1e9, gbps: 1e9 };
-var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve17) => {
+var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve18) => {
   const child2 = spawn2("bash", ["-c", command], {
     cwd,
     env: childEnv(),
@@ -18338,11 +18957,11 @@ var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve17) => {
   }, timeoutMs);
   child2.on("error", (err) => {
     clearTimeout(timer);
-    resolve17({ exitCode: 127, output: `${output}${err.message}`, timedOut });
+    resolve18({ exitCode: 127, output: `${output}${err.message}`, timedOut });
   });
   child2.on("close", (code) => {
     clearTimeout(timer);
-    resolve17({ exitCode: code, output, timedOut });
+    resolve18({ exitCode: code, output, timedOut });
   });
 });
 function shellQuote(value) {
@@ -19377,8 +19996,8 @@ function annotateAdapted(comparison, results) {
 }
 
 // src/adapters/run.ts
-import { existsSync as existsSync6, readFileSync as readFileSync3 } from "node:fs";
-import { dirname as dirname4, isAbsolute, join as join7, relative as relative3, resolve as resolve4 } from "node:path";
+import { existsSync as existsSync7, readFileSync as readFileSync4 } from "node:fs";
+import { dirname as dirname4, isAbsolute, join as join8, relative as relative3, resolve as resolve4 } from "node:path";
 var ADAPTERS_HARNESS = "kernelgate adapters 0.1.0";
 function finishKernel(adapter, kernel, adapted, options = {}) {
   const cases = adapted.cases.map(({ result, work }) => {
@@ -19419,7 +20038,7 @@ function adaptFile(adapter, path9, options) {
   const shown = options.shown ?? path9;
   let text2;
   try {
-    text2 = readFileSync3(path9, "utf8");
+    text2 = readFileSync4(path9, "utf8");
   } catch (err) {
     const code = err.code;
     throw new InputError(
@@ -19430,7 +20049,7 @@ function adaptFile(adapter, path9, options) {
     text: text2,
     file: shown,
     kernel: options.kernel,
-    readSidecar: (rel) => readFileSync3(isAbsolute(rel) ? rel : join7(dirname4(path9), rel))
+    readSidecar: (rel) => readFileSync4(isAbsolute(rel) ? rel : join8(dirname4(path9), rel))
   });
   return finishKernel(adapter, options.kernel, adapted, options);
 }
@@ -19475,7 +20094,7 @@ async function runCommandBenchmark(adapter, bench2, options, common) {
   const spec = bench2.command;
   if (!spec) throw new InputError(`benchmarks: ${bench2.name} has no command settings`);
   const baseCwd = options.baseRoot === void 0 ? void 0 : resolve4(options.baseRoot, bench2.cwdRelative);
-  const paired = baseCwd !== void 0 && existsSync6(baseCwd);
+  const paired = baseCwd !== void 0 && existsSync7(baseCwd);
   if (baseCwd !== void 0 && !paired) {
     options.log?.(
       `${bench2.name}: not paired: the base revision has no ${bench2.cwdRelative} (its commands run in the head only)`
@@ -19538,7 +20157,7 @@ async function runBenchmark(bench2, options) {
     }
   }
   const shown = relativeShown(options.root, output);
-  if (!existsSync6(output)) {
+  if (!existsSync7(output)) {
     const why = bench2.run !== void 0 ? `it wrote no ${shown}` : `there is no ${shown} (no run command: an earlier step must write it)`;
     return failedBenchmark(adapter, bench2, why, printed);
   }
@@ -19606,10 +20225,10 @@ ${logTail}` : ""),
   );
 }
 async function runBenchmarks(benchmarks, options) {
-  const chosen = benchmarks.filter((b) => !options.only?.length || options.only.includes(b.name));
+  const chosen2 = benchmarks.filter((b) => !options.only?.length || options.only.includes(b.name));
   const startedAt = (/* @__PURE__ */ new Date()).toISOString();
   const kernels = [];
-  for (const bench2 of chosen) kernels.push(await runBenchmark(bench2, options));
+  for (const bench2 of chosen2) kernels.push(await runBenchmark(bench2, options));
   const paired = kernels.some((k) => k.info.adapter?.paired);
   return resultsOf(kernels, {
     startedAt,
@@ -19793,26 +20412,26 @@ function parseYaml(text2, file) {
   const first = doc.errors[0];
   if (first) {
     const pos = first.linePos?.[0];
-    const where2 = pos ? `${file}:${pos.line}:${pos.col}` : file;
+    const where3 = pos ? `${file}:${pos.line}:${pos.col}` : file;
     const what = (first.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
-    throw new InputError(`${where2}: YAML syntax error: ${what}`);
+    throw new InputError(`${where3}: YAML syntax error: ${what}`);
   }
   return doc.toJS();
 }
 function readText(path9, shown) {
   try {
-    return readFileSync4(path9, "utf8");
+    return readFileSync5(path9, "utf8");
   } catch (err) {
     throw new InputError(`${shown}: cannot read: ${err.message}`);
   }
 }
 function loadConfig(rootDir, opts = {}) {
   const root = resolve5(rootDir);
-  const configPath = opts.configFile ? resolve5(opts.configFile) : join8(root, CONFIG_FILE_NAME);
+  const configPath = opts.configFile ? resolve5(opts.configFile) : join9(root, CONFIG_FILE_NAME);
   const shownConfig = relative4(root, configPath) || CONFIG_FILE_NAME;
   let raw = {};
   let configFile;
-  if (existsSync7(configPath)) {
+  if (existsSync8(configPath)) {
     const data = parseYaml(readText(configPath, shownConfig), shownConfig) ?? {};
     raw = validateConfigData(data, shownConfig);
     configFile = configPath;
@@ -19822,7 +20441,7 @@ function loadConfig(rootDir, opts = {}) {
   const kernelsDir = raw.kernels_dir ?? DEFAULT_KERNELS_DIR;
   const kernelsPath = resolve5(root, kernelsDir);
   let kernels = [];
-  if (existsSync7(kernelsPath) && statSync2(kernelsPath).isDirectory()) {
+  if (existsSync8(kernelsPath) && statSync2(kernelsPath).isDirectory()) {
     kernels = loadKernels(root, kernelsPath);
   } else if (raw.kernels_dir !== void 0) {
     throw new InputError(
@@ -19877,7 +20496,8 @@ function configFromRaw(raw, root, configFile, kernels, benchmarks) {
       failOnMissing: raw.policy?.fail_on_missing ?? false,
       failOnBuildFailure: raw.policy?.fail_on_build_failure ?? true,
       failOnError: raw.policy?.fail_on_error ?? true,
-      failOnMeasurementError: raw.policy?.fail_on_measurement_error ?? true
+      failOnMeasurementError: raw.policy?.fail_on_measurement_error ?? true,
+      failOnSanitizer: raw.policy?.fail_on_sanitizer ?? true
     },
     peaks,
     report: {
@@ -19906,11 +20526,11 @@ function validateConfigData(data, file) {
 function loadKernels(root, kernelsPath) {
   const kernels = [];
   const folders = readdirSync3(kernelsPath, { withFileTypes: true }).filter(
-    (d) => d.isDirectory() || d.isSymbolicLink() && statSync2(join8(kernelsPath, d.name), { throwIfNoEntry: false })?.isDirectory()
+    (d) => d.isDirectory() || d.isSymbolicLink() && statSync2(join9(kernelsPath, d.name), { throwIfNoEntry: false })?.isDirectory()
   ).map((d) => d.name).sort();
   for (const folder of folders) {
-    const manifestPath = join8(kernelsPath, folder, "kernel.yml");
-    if (!existsSync7(manifestPath)) continue;
+    const manifestPath = join9(kernelsPath, folder, "kernel.yml");
+    if (!existsSync8(manifestPath)) continue;
     const shown = relative4(root, manifestPath);
     const data = parseYaml(readText(manifestPath, shown), shown);
     const { kernel: validate2 } = getValidators();
@@ -19918,7 +20538,7 @@ function loadKernels(root, kernelsPath) {
     const manifest = data;
     const problems = crossCheckManifest(manifest, folder);
     if (problems.length) throw problemsError(shown, problems);
-    kernels.push({ manifest, dir: join8(kernelsPath, folder), file: shown });
+    kernels.push({ manifest, dir: join9(kernelsPath, folder), file: shown });
   }
   return kernels;
 }
@@ -19970,12 +20590,12 @@ function ladderReference(tiers, manifest) {
 }
 function unreachableRungs(tiers, manifest) {
   const problems = [];
-  const pct = (x) => `${Number(x.toFixed(1))} %`;
+  const pct2 = (x) => `${Number(x.toFixed(1))} %`;
   if (tiers.metric === "pct_peak") {
     tiers.ladder.forEach((rung, i) => {
       if (rung.min > 100) {
         problems.push(
-          `tiers.ladder[${i}].min needs ${pct(rung.min)} of the chip's datasheet peak: unreachable on any GPU (got ${showValue(rung.min)})`
+          `tiers.ladder[${i}].min needs ${pct2(rung.min)} of the chip's datasheet peak: unreachable on any GPU (got ${showValue(rung.min)})`
         );
       }
     });
@@ -19997,7 +20617,7 @@ function unreachableRungs(tiers, manifest) {
     const needs = rung.min * share;
     if (needs > 100) {
       problems.push(
-        `tiers.ladder[${i}].min asks ${rung.min}× ${reference}, which runs at ${pct(share)} of the chip's peak (tiers.reference_pct_peak): it needs ${pct(needs)} of the peak, unreachable (got ${showValue(rung.min)})`
+        `tiers.ladder[${i}].min asks ${rung.min}× ${reference}, which runs at ${pct2(share)} of the chip's peak (tiers.reference_pct_peak): it needs ${pct2(needs)} of the peak, unreachable (got ${showValue(rung.min)})`
       );
     }
   }
@@ -20560,7 +21180,7 @@ function branchStore(options) {
   const attempts = options.attempts ?? 12;
   const sleep = options.sleep ?? ((ms) => new Promise((done) => setTimeout(done, ms)));
   const random = options.random ?? Math.random;
-  const where2 = `branch ${dataBranch} of ${showRemote(options.remote)}`;
+  const where3 = `branch ${dataBranch} of ${showRemote(options.remote)}`;
   const prefix = "kernelgate history";
   let queue = Promise.resolve();
   const serial = (work) => {
@@ -20589,8 +21209,8 @@ function branchStore(options) {
   let ready = false;
   async function ensureCache() {
     if (ready) return;
-    if (!existsSync8(join9(gitDir, "HEAD"))) {
-      mkdirSync3(gitDir, { recursive: true });
+    if (!existsSync9(join10(gitDir, "HEAD"))) {
+      mkdirSync4(gitDir, { recursive: true });
       const init = await options.exec.run("git", ["init", "--quiet", "--bare", gitDir]);
       if (init.exitCode !== 0) {
         throw new StoreError(`${prefix}: cannot make ${gitDir}: ${gitReason(init)}`);
@@ -20634,11 +21254,11 @@ function branchStore(options) {
   async function readPaths(tip, paths) {
     const out = /* @__PURE__ */ new Map();
     if (paths.length === 0) return out;
-    const work = mkdtempSync(join9(tmpdir(), "kg-history-read-"));
+    const work = mkdtempSync(join10(tmpdir(), "kg-history-read-"));
     try {
-      const env = { GIT_INDEX_FILE: join9(work, "index") };
-      const tree = join9(work, "tree");
-      mkdirSync3(tree);
+      const env = { GIT_INDEX_FILE: join10(work, "index") };
+      const tree = join10(work, "tree");
+      mkdirSync4(tree);
       const chunk = 500;
       for (let i = 0; i < paths.length; i += chunk) {
         const part = paths.slice(i, i + chunk);
@@ -20657,12 +21277,12 @@ function branchStore(options) {
         ]);
         const result = await git(["--work-tree", tree, "checkout", tip, "--", ...part], env);
         if (result.exitCode !== 0) {
-          throw new StoreError(`${prefix}: cannot read records of ${where2}: ${gitReason(result)}`);
+          throw new StoreError(`${prefix}: cannot read records of ${where3}: ${gitReason(result)}`);
         }
       }
       for (const path9 of paths) {
         try {
-          out.set(path9, readFileSync5(join9(tree, path9), "utf8"));
+          out.set(path9, readFileSync6(join10(tree, path9), "utf8"));
         } catch {
         }
       }
@@ -20678,7 +21298,7 @@ function branchStore(options) {
       if (found.length >= limit) break;
       const text2 = texts.get(path9);
       if (text2 === void 0) {
-        options.warn(`${prefix}: skipped ${path9}: it could not be read from ${where2}`);
+        options.warn(`${prefix}: skipped ${path9}: it could not be read from ${where3}`);
         skipped++;
         continue;
       }
@@ -20706,7 +21326,7 @@ function branchStore(options) {
     const fetched = await fetchTip();
     if (!fetched.ok) {
       options.warn(
-        `${prefix}: cannot read ${where2}: ${fetched.reason}. No baseline or trend is taken from the history in this run.`
+        `${prefix}: cannot read ${where3}: ${fetched.reason}. No baseline or trend is taken from the history in this run.`
       );
       return [];
     }
@@ -20733,7 +21353,7 @@ function branchStore(options) {
     return found;
   }
   async function saveRecords(entries) {
-    const work = mkdtempSync(join9(tmpdir(), "kg-history-write-"));
+    const work = mkdtempSync(join10(tmpdir(), "kg-history-write-"));
     try {
       const prepared = entries.map((entry, i) => {
         const merged = { ...options.defaults, ...entry.context };
@@ -20750,13 +21370,13 @@ function branchStore(options) {
           ...merged.references !== void 0 ? { references: merged.references } : {},
           ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
         });
-        const file = join9(work, `record-${i}.json`);
-        writeFileSync4(file, serializeRecord(record));
+        const file = join10(work, `record-${i}.json`);
+        writeFileSync5(file, serializeRecord(record));
         return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
       });
       const first = prepared[0];
       const what = prepared.length === 1 ? "this run was" : `these ${prepared.length} runs were`;
-      const notStored = (why) => new StoreError(`${prefix}: ${what} not stored on ${where2}: ${why}`);
+      const notStored = (why) => new StoreError(`${prefix}: ${what} not stored on ${where3}: ${why}`);
       let lastReason = "";
       for (let attempt = 1; attempt <= attempts; attempt++) {
         const fetched = await fetchTip();
@@ -20764,7 +21384,7 @@ function branchStore(options) {
           throw notStored(`cannot read it (${fetched.reason})`);
         }
         const tip = fetched.tip;
-        const env = { GIT_INDEX_FILE: join9(work, `index-${attempt}`) };
+        const env = { GIT_INDEX_FILE: join10(work, `index-${attempt}`) };
         let before;
         if (tip !== void 0) {
           await gitOk(["read-tree", tip], env);
@@ -20826,7 +21446,7 @@ ${paths.join("\n")}
         ]);
         if (pushed.exitCode === 0) {
           options.info?.(
-            `${prefix}: stored ${added === 1 ? paths[0] : `${added} records`} on ${where2} (${commit.slice(0, 12)})`
+            `${prefix}: stored ${added === 1 ? paths[0] : `${added} records`} on ${where3} (${commit.slice(0, 12)})`
           );
           return paths;
         }
@@ -20866,7 +21486,7 @@ ${pushed.stderr}`;
     allRecords: () => serial(async () => {
       const fetched = await fetchTip();
       if (!fetched.ok) {
-        options.warn(`${prefix}: cannot read ${where2}: ${fetched.reason}.`);
+        options.warn(`${prefix}: cannot read ${where3}: ${fetched.reason}.`);
         return [];
       }
       if (fetched.tip === void 0) return [];
@@ -20888,9 +21508,9 @@ ${pushed.stderr}`;
   };
 }
 function writeReadme(work) {
-  const path9 = join9(work, "README.md");
-  mkdirSync3(dirname5(path9), { recursive: true });
-  writeFileSync4(path9, README);
+  const path9 = join10(work, "README.md");
+  mkdirSync4(dirname5(path9), { recursive: true });
+  writeFileSync5(path9, README);
   return path9;
 }
 
@@ -20898,9 +21518,9 @@ function writeReadme(work) {
 var KERNELGATE_VERSION = package_default.version;
 
 // src/history/dashboard-cli.ts
-import { mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync as writeFileSync7 } from "node:fs";
+import { mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync as writeFileSync8 } from "node:fs";
 import { tmpdir as tmpdir2 } from "node:os";
-import { join as join15, resolve as resolve9 } from "node:path";
+import { join as join16, resolve as resolve9 } from "node:path";
 import { parseArgs as parseArgs2 } from "node:util";
 
 // src/report/digest.ts
@@ -21100,8 +21720,8 @@ function groupDiagnostics(results) {
       if (d.variant) set.add(d.variant);
       g.where.set(d.kernel, set);
     }
-    const pct = percentIn(d.message);
-    if (pct !== void 0) g.pcts.push(pct);
+    const pct2 = percentIn(d.message);
+    if (pct2 !== void 0) g.pcts.push(pct2);
   }
   return [...groups.values()].map(({ pcts, ...g }) => ({
     ...g,
@@ -21380,8 +22000,8 @@ function buildsView(input, opts) {
 }
 
 // src/report/render.ts
-import { readdirSync as readdirSync4, readFileSync as readFileSync6 } from "node:fs";
-import { join as join10 } from "node:path";
+import { readdirSync as readdirSync4, readFileSync as readFileSync7 } from "node:fs";
+import { join as join11 } from "node:path";
 
 // node_modules/mustache/mustache.mjs
 var objectToString = Object.prototype.toString;
@@ -21837,6 +22457,107 @@ mustache.Context = Context;
 mustache.Writer = Writer;
 var mustache_default = mustache;
 
+// src/report/deep.ts
+var TOOLS = ["memcheck", "racecheck", "synccheck", "initcheck"];
+var DEEP_FINDINGS_IN_COMMENT = 8;
+var FIRST_LINES_IN_COMMENT = 600;
+function toolCell(s) {
+  if (!s) return trusted("");
+  if (s.status === "clean") return trusted("✅ 0");
+  if (s.status === "findings") return trusted(`❌ ${s.errors}`);
+  return trusted("💥 did not finish");
+}
+function sanitizerTable(runs) {
+  const keys = [...new Set(runs.map((s) => `${s.kernel}\0${s.variant}\0${s.case}`))];
+  const rows = keys.map((key) => {
+    const [kernel, variant, caseId] = key.split("\0");
+    const mine = runs.filter(
+      (s) => s.kernel === kernel && s.variant === variant && s.case === caseId
+    );
+    return [
+      `${kernel}/${variant}`,
+      caseId,
+      ...TOOLS.map((t) => toolCell(mine.find((s) => s.tool === t)))
+    ];
+  });
+  return table(["variant", "case", ...TOOLS], rows, ["l", "l", "c", "c", "c", "c"]);
+}
+function findingBlock(s, full) {
+  const lines = (s.findings ?? []).map(
+    (f) => [`${f.what}${f.kernel ? `  [${f.kernel}]` : ""}`, ...(f.detail ?? "").split("\n")].filter(Boolean).join("\n    ")
+  ).join("\n");
+  const text2 = lines || s.first_lines || "";
+  const clipped = !full && text2.length > FIRST_LINES_IN_COMMENT ? `${text2.slice(0, FIRST_LINES_IN_COMMENT - 1)}…` : text2;
+  return { title: esc(sanitizerLine(s)), block: codeBlock(clipped) };
+}
+var pct = (v) => v === void 0 ? "" : fixed(v, 1);
+function ncuTable(runs) {
+  const rows = runs.map((n) => {
+    const m = n.metrics ?? {};
+    return [
+      `${n.kernel}/${n.variant}`,
+      n.status === "ok" ? n.device_kernel ?? "" : `💥 ${n.message ?? "error"}`,
+      trusted(m.duration_ms === void 0 ? "" : fixed(m.duration_ms, 3)),
+      trusted(pct(m.sm_throughput_pct)),
+      trusted(pct(m.tensor_pipe_pct)),
+      trusted(pct(m.achieved_occupancy_pct)),
+      trusted(pct(m.dram_throughput_pct)),
+      (n.stalls ?? []).map((s) => s.reason).join(", ")
+    ];
+  });
+  return table(
+    [
+      "variant",
+      "device kernel",
+      "ms",
+      "SM %",
+      "tensor pipe %",
+      "occupancy %",
+      "DRAM %",
+      "top stalls (PC samples)"
+    ],
+    rows,
+    ["l", "l", "r", "r", "r", "r", "r", "l"]
+  );
+}
+function deepView(input, opts) {
+  const deep = input.results.deep;
+  if (!deep || !deep.sanitizer?.length && !deep.ncu?.length) return void 0;
+  const sanitizer = deep.sanitizer ?? [];
+  const found = sanitizer.filter((s) => s.status === "findings");
+  const unfinished = sanitizer.filter((s) => s.status === "error");
+  const variants = new Set(sanitizer.map((s) => `${s.kernel}/${s.variant}`)).size;
+  const shown = opts.full ? found : found.slice(0, DEEP_FINDINGS_IN_COMMENT);
+  const ncu = deep.ncu ?? [];
+  const cases = [...new Set(ncu.map((n) => `${n.kernel} ${n.case}`))];
+  return {
+    sanitizer: sanitizer.length ? {
+      title: `${found.length ? "❌" : unfinished.length ? "⚠️" : "✅"} ${plural(found.length, "run")} with findings, ${unfinished.length} that did not finish, of ${plural(sanitizer.length, "run")} over ${plural(variants, "variant")}`,
+      table: sanitizerTable(sanitizer),
+      findings: [...shown, ...opts.full ? unfinished : []].map(
+        (s) => findingBlock(s, opts.full)
+      ),
+      more: found.length > shown.length ? `${found.length - shown.length} more run(s) with findings: in the full report.` : void 0
+    } : void 0,
+    ncu: ncu.length ? {
+      title: `${plural(ncu.length, "variant")} on ${cases.length === 1 ? "the headline case" : plural(cases.length, "headline case")}: ${cases.map((c) => esc(c)).join("; ")}`,
+      table: ncuTable(ncu)
+    } : void 0
+  };
+}
+function deepTitleParts(input) {
+  if (!input.config.policy.failOnSanitizer) return [];
+  const parts = /* @__PURE__ */ new Map();
+  for (const s of input.results.deep?.sanitizer ?? []) {
+    if (s.status !== "findings") continue;
+    const key = `${s.kernel}/${s.variant}`;
+    parts.set(key, (parts.get(key) ?? /* @__PURE__ */ new Set()).add(s.tool));
+  }
+  return [...parts.entries()].map(
+    ([variant, tools]) => `${esc(variant)} sanitizer findings (${[...tools].join(", ")})`
+  );
+}
+
 // src/report/summary.ts
 function judgedView(input) {
   const paired = input.comparison.paired;
@@ -21871,10 +22592,10 @@ function outcomeText(input, changes) {
     }
     return parts;
   };
-  const join20 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
+  const join22 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
   if (outcome === "fail") {
     const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
-    const parts = [...shardTitleParts(input.results), ...say(kinds)];
+    const parts = [...shardTitleParts(input.results), ...deepTitleParts(input), ...say(kinds)];
     for (const b of input.results.builds ?? []) {
       if (b.status !== "ok" && blocks.has("build")) {
         parts.push(
@@ -21883,13 +22604,13 @@ function outcomeText(input, changes) {
       }
     }
     const n = input.gate.reasons.length;
-    return `❌ fail: ${parts.length ? join20(parts) : plural(n, "reason")}`;
+    return `❌ fail: ${parts.length ? join22(parts) : plural(n, "reason")}`;
   }
-  if (outcome === "regression") return `⚠️ regression: ${join20(say(["slower"]))}`;
+  if (outcome === "regression") return `⚠️ regression: ${join22(say(["slower"]))}`;
   const faster = say(["faster"]);
   const moved = changes.changed.filter((v) => v.changed.some(isControl));
   const control = moved.length ? ` (the A/A control ${moved.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
-  if (faster.length) return `✅ pass: ${join20(faster)}${control}`;
+  if (faster.length) return `✅ pass: ${join22(faster)}${control}`;
   if (!changes.judged) return "✅ pass";
   return `✅ pass: ${moved.length ? "no candidate" : "no case"} slower or faster${control}`;
 }
@@ -21992,7 +22713,7 @@ function resultTable(cases, input, measured) {
     const current = c.current;
     const tflops = current ? caseTflops(current) : void 0;
     const gbps = current ? caseGbps(current) : void 0;
-    const pct = current ? casePctPeak(current, input.results, input.config) : void 0;
+    const pct2 = current ? casePctPeak(current, input.results, input.config) : void 0;
     const bad = measured.get(c.key);
     const [delta, verdict, ci] = perfCells(c, input);
     return [
@@ -22010,7 +22731,7 @@ function resultTable(cases, input, measured) {
         gbps === void 0 ? "" : `${bad?.quantity === "gbps" ? "⚠️ " : ""}${fixed(gbps, 0)}`
       ),
       trusted(
-        pct === void 0 || tflops === 0 ? "" : `${bad?.quantity === "tflops" ? "⚠️ " : ""}${fixed(pct, 1)}`
+        pct2 === void 0 || tflops === 0 ? "" : `${bad?.quantity === "tflops" ? "⚠️ " : ""}${fixed(pct2, 1)}`
       ),
       ci,
       correctnessCell(c),
@@ -22214,8 +22935,8 @@ function environmentView(input) {
 // src/report/findings.ts
 var PCT_LABEL = { "clock-unstable": "SM clock spread" };
 var LEVEL_ICON = { error: "❌", warning: "⚠️", info: "ℹ️" };
-function whereText(where2) {
-  return [...where2.entries()].map(
+function whereText(where3) {
+  return [...where3.entries()].map(
     ([kernel, variants]) => variants.size > 1 ? `${esc(kernel)} (${plural(variants.size, "variant")})` : `${esc(kernel)}${variants.size ? `/${esc([...variants][0])}` : ""}`
   ).join(", ");
 }
@@ -22256,8 +22977,21 @@ function shardFindings(f) {
   const { results } = input;
   for (const line of shardProblems(results)) blocking.push(`🧩 ${esc(line)}`);
 }
+function deepFindings(f) {
+  const { input, blocking, other } = f;
+  for (const s of input.results.deep?.sanitizer ?? []) {
+    if (s.status === "findings") {
+      (input.config.policy.failOnSanitizer ? blocking : other).push(`🧪 ${esc(sanitizerLine(s))}`);
+    } else if (s.status === "error") {
+      const line = (s.first_lines ?? "").split("\n")[0] ?? "";
+      other.push(
+        `🧪 ${esc(`sanitizer ${s.tool}: ${s.kernel}/${s.variant} ${s.case} did not run to the end${line ? `: ${clip(line, COMMENT_NOTE_CHARS)}` : ""}`)}`
+      );
+    }
+  }
+}
 function wrongFindings(f) {
-  const { all, put, name, ofCases, where: where2, example } = f;
+  const { all, put, name, ofCases, where: where3, example } = f;
   for (const grp of groupCases(
     all.filter((c) => c.correctness === "FAIL"),
     all,
@@ -22266,14 +23000,14 @@ function wrongFindings(f) {
     const first = grp.cases[0];
     put(
       "wrong",
-      `❌ ${name(grp)} wrong on ${ofCases(grp)}${where2(grp)}: ${esc(grp.pattern)} (rel\\_l2 ${sci(
+      `❌ ${name(grp)} wrong on ${ofCases(grp)}${where3(grp)}: ${esc(grp.pattern)} (rel\\_l2 ${sci(
         grp.cases.map((c) => c.relL2)
       )}, tolerance ${sci(grp.cases.map((c) => c.tolRelL2))})${example(first, first.correctnessReason)}`
     );
   }
 }
 function driftFindings(f) {
-  const { all, put, name, ofCases, where: where2, example } = f;
+  const { all, put, name, ofCases, where: where3, example } = f;
   for (const grp of groupCases(
     all.filter((c) => c.correctness === "DRIFT"),
     all,
@@ -22286,12 +23020,12 @@ function driftFindings(f) {
     const first = grp.cases[0];
     put(
       "drift",
-      `🌊 ${name(grp)} error grew on ${ofCases(grp)}${where2(grp)}: rel\\_l2 ${range} the baseline's (or the base revision's)${example(first, first.correctnessReason)}`
+      `🌊 ${name(grp)} error grew on ${ofCases(grp)}${where3(grp)}: rel\\_l2 ${range} the baseline's (or the base revision's)${example(first, first.correctnessReason)}`
     );
   }
 }
 function errorFindings(f) {
-  const { all, put, name, ofCases, where: where2, example } = f;
+  const { all, put, name, ofCases, where: where3, example } = f;
   for (const grp of groupCases(
     all.filter((c) => c.correctness === "ERROR"),
     all,
@@ -22300,7 +23034,7 @@ function errorFindings(f) {
     const first = grp.cases[0];
     put(
       "error",
-      `💥 ${name(grp)} ${esc(grp.pattern)} on ${ofCases(grp)}${where2(grp)}${example(first, first.correctnessReason)}`
+      `💥 ${name(grp)} ${esc(grp.pattern)} on ${ofCases(grp)}${where3(grp)}${example(first, first.correctnessReason)}`
     );
   }
 }
@@ -22310,12 +23044,12 @@ function buildFindings(f) {
   for (const b of results.builds ?? []) {
     if (b.status === "ok") continue;
     const label = `**${esc(`${b.kernel}/${b.variant}`)}**`;
-    const where2 = opts.full ? "under Build facts" : "in the full report";
+    const where3 = opts.full ? "under Build facts" : "in the full report";
     if (b.status === "failed") {
       const last = (b.log_tail ?? "").trim().split("\n").filter(Boolean).pop();
       put(
         "build",
-        `🔨 ${label} did not build${last ? `: ${esc(clip(last, COMMENT_NOTE_CHARS))} (compiler output ${where2})` : ""}`
+        `🔨 ${label} did not build${last ? `: ${esc(clip(last, COMMENT_NOTE_CHARS))} (compiler output ${where3})` : ""}`
       );
     } else {
       const unmet = (b.expectations ?? []).filter((e) => !e.ok).map((e) => `${e.name}: ${e.message}`);
@@ -22361,7 +23095,7 @@ function missingFindings(f) {
   }
 }
 function slowerFindings(f) {
-  const { changes, put, name, ofCases, where: where2 } = f;
+  const { changes, put, name, ofCases, where: where3 } = f;
   for (const v of changes.changed) {
     const slower = v.changed.filter((c) => c.perf === "SLOWER");
     if (!slower.length) continue;
@@ -22376,7 +23110,7 @@ function slowerFindings(f) {
     };
     put(
       "slower",
-      `🔴 ${name(v)} slower on ${ofCases(grp)}${where2(grp)}: ${rangeText(d)} (geomean ${formatRatioPct(d?.geomean)})${paired}`
+      `🔴 ${name(v)} slower on ${ofCases(grp)}${where3(grp)}: ${rangeText(d)} (geomean ${formatRatioPct(d?.geomean)})${paired}`
     );
   }
 }
@@ -22420,14 +23154,15 @@ function diagnosticFindings(f) {
   for (const d of groupDiagnostics(results)) {
     const count = d.perCase ? `on ${plural(d.count, "case")}` : `× ${d.count}`;
     const place = d.where.size ? ` of ${whereText(d.where)}` : "";
-    const pct = d.pct ? `, ${PCT_LABEL[d.code] ?? "figures"} ${d.pct.lo === d.pct.hi ? d.pct.lo : `${d.pct.lo}–${d.pct.hi}`} %` : "";
+    const pct2 = d.pct ? `, ${PCT_LABEL[d.code] ?? "figures"} ${d.pct.lo === d.pct.hi ? d.pct.lo : `${d.pct.lo}–${d.pct.hi}`} %` : "";
     const ex = opts.examples ? `. E.g. ${esc(clip(d.example, COMMENT_NOTE_CHARS))}` : "";
     const fix = d.fix ? `. Fix: ${esc(clip(d.fix, COMMENT_NOTE_CHARS))}` : "";
-    other.push(`${LEVEL_ICON[d.level]} ${esc(d.code)} ${count}${place}${pct}${ex}${fix}`);
+    other.push(`${LEVEL_ICON[d.level]} ${esc(d.code)} ${count}${place}${pct2}${ex}${fix}`);
   }
 }
 var FINDERS = [
   shardFindings,
+  deepFindings,
   wrongFindings,
   driftFindings,
   errorFindings,
@@ -22719,6 +23454,7 @@ function buildView(input, opts, digest) {
     changes: changesView(input, digest.changes),
     changedCases: changedCasesView(input, digest.changes, opts, digest.measured),
     findings: findingsView(input, digest.changes, opts),
+    deep: deepView(input, opts),
     headline,
     trends: trendsView(input, opts),
     notes: comparison.notes,
@@ -22743,17 +23479,17 @@ function buildView(input, opts, digest) {
 
 // src/report/render.ts
 function defaultTemplatesDir() {
-  return join10(packageRoot(), "templates");
+  return join11(packageRoot(), "templates");
 }
 function loadTemplates(dir, kind) {
-  const main = readFileSync6(
-    join10(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
+  const main = readFileSync7(
+    join11(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
     "utf8"
   );
   const partials = {};
-  for (const file of readdirSync4(join10(dir, "partials"))) {
+  for (const file of readdirSync4(join11(dir, "partials"))) {
     const match = /^(.+)\.md\.mustache$/.exec(file);
-    if (match?.[1]) partials[match[1]] = readFileSync6(join10(dir, "partials", file), "utf8");
+    if (match?.[1]) partials[match[1]] = readFileSync7(join11(dir, "partials", file), "utf8");
   }
   return { main, partials };
 }
@@ -22844,11 +23580,11 @@ function judge(results, baseline, config, kind, context, history) {
 }
 
 // src/pipeline/run.ts
-import { existsSync as existsSync11 } from "node:fs";
+import { existsSync as existsSync12 } from "node:fs";
 
 // src/measure/base-revision.ts
-import { existsSync as existsSync9 } from "node:fs";
-import { join as join11 } from "node:path";
+import { existsSync as existsSync10 } from "node:fs";
+import { join as join12 } from "node:path";
 var SHA = /^[0-9a-f]{40}$/;
 function lastLine(text2) {
   const lines = text2.trim().split("\n");
@@ -22859,7 +23595,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
   if (!SHA.test(sha)) {
     return { ok: false, reason: `the base commit '${sha}' is not a 40-character commit SHA` };
   }
-  const dir = options.dir ?? join11(workspace, ".kernelgate", "base");
+  const dir = options.dir ?? join12(workspace, ".kernelgate", "base");
   const git = (...args) => exec2.run("git", ["-C", workspace, ...args]);
   const inside = await git("rev-parse", "--is-inside-work-tree");
   if (inside.exitCode !== 0) {
@@ -22868,7 +23604,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
       reason: `${workspace} is not a git checkout (${lastLine(inside.stderr) || `git exit ${inside.exitCode}`})`
     };
   }
-  if (existsSync9(dir)) {
+  if (existsSync10(dir)) {
     const at = await exec2.run("git", ["-C", dir, "rev-parse", "HEAD"]);
     if (at.exitCode === 0 && at.stdout.trim() === sha) {
       log(`kernelgate: base revision ${sha.slice(0, 12)} already checked out in ${dir}`);
@@ -23047,7 +23783,7 @@ function absentCheck(label, opcode, found, functions) {
     fix: opcode === "LDL" || opcode === "STL" ? `See the stack and spill bytes per function${withStack.length > 0 ? ` (${withStack.join("; ")})` : ""}: index local arrays only with compile-time constants, or keep them in shared memory.` : `Remove the code path that emits ${opcode}.`
   };
 }
-var where = (f) => `${f.name}${f.arch ? ` (${f.arch})` : ""}`;
+var where2 = (f) => `${f.name}${f.arch ? ` (${f.arch})` : ""}`;
 var spillsCheck = (label, limit, functions, flags) => {
   const maxrreg = flags.map((f) => /^-{1,2}maxrregcount[= ](\d+)$/.exec(f)?.[1]).find((v) => v !== void 0);
   const over = functions.filter(
@@ -23061,7 +23797,7 @@ var spillsCheck = (label, limit, functions, flags) => {
     name: "spills",
     ok: false,
     problem: `${label}: ${over.map(
-      (f) => `${where(f)} spills ${(f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0)} bytes (${f.spill_store_bytes ?? 0} stored, ${f.spill_load_bytes ?? 0} loaded)`
+      (f) => `${where2(f)} spills ${(f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0)} bytes (${f.spill_store_bytes ?? 0} stored, ${f.spill_load_bytes ?? 0} loaded)`
     ).join("; ")}; limit ${limit}.`,
     fix: maxrreg ? `The flag -maxrregcount=${maxrreg} caps registers at ${maxrreg}: raise or remove it (or use __launch_bounds__), or reduce live values (smaller tiles, fewer accumulators).` : over.every((f) => (f.registers ?? 0) >= MAX_REGISTERS_PER_THREAD) ? `They already use the ${MAX_REGISTERS_PER_THREAD}-register maximum, so only fewer live values help: smaller tiles, fewer accumulators or fewer loads in flight per thread.` : `Reduce live values (smaller tiles, fewer accumulators, fewer unrolled loads), or allow more registers per thread: a __launch_bounds__(threads, minBlocks) caps them at 65536 / (threads x minBlocks), at most ${MAX_REGISTERS_PER_THREAD}.`
   };
@@ -23071,7 +23807,7 @@ var stackCheck = (label, limit, functions, _flags) => {
   return over.length === 0 ? { name: "stack_max", ok: true, problem: `${label}: stack frames within ${limit} bytes.` } : {
     name: "stack_max",
     ok: false,
-    problem: `${label}: ${over.map((f) => `${where(f)} uses ${f.stack_bytes} bytes of stack`).join("; ")}; limit ${limit}.`,
+    problem: `${label}: ${over.map((f) => `${where2(f)} uses ${f.stack_bytes} bytes of stack`).join("; ")}; limit ${limit}.`,
     fix: "A stack frame comes from local arrays indexed at run time, register spills or calls that were not inlined: index arrays with compile-time constants (fully unrolled loops), keep them in shared memory, and check the spills."
   };
 };
@@ -23084,7 +23820,7 @@ var smemCheck = (label, limit, functions, _flags) => {
   } : {
     name: "smem_max",
     ok: false,
-    problem: `${label}: ${over.map((f) => `${where(f)} uses ${f.smem_bytes} bytes of static shared memory`).join("; ")}; limit ${limit}.`,
+    problem: `${label}: ${over.map((f) => `${where2(f)} uses ${f.smem_bytes} bytes of static shared memory`).join("; ")}; limit ${limit}.`,
     fix: "Shrink the tile or the pipeline stages, or move the buffer to dynamic shared memory (extern __shared__) and raise cudaFuncAttributeMaxDynamicSharedMemorySize before launching."
   };
 };
@@ -23097,7 +23833,7 @@ var registersCheck = (label, limit, functions, _flags) => {
   } : {
     name: "registers_max",
     ok: false,
-    problem: `${label}: ${over.map((f) => `${where(f)} uses ${f.registers} registers`).join("; ")}; limit ${limit}.`,
+    problem: `${label}: ${over.map((f) => `${where2(f)} uses ${f.registers} registers`).join("; ")}; limit ${limit}.`,
     fix: "Reduce live values per thread, or bound them with __launch_bounds__(threads, blocksPerSM) and check that it does not spill."
   };
 };
@@ -23458,8 +24194,8 @@ var KNOWN_FAILURES = [
   }
 ];
 var MAX_QUOTE_CHARS = 160;
-function diagnoseOutput(text2, where2) {
-  const place = typeof where2 === "string" ? { source: where2 } : where2;
+function diagnoseOutput(text2, where3) {
+  const place = typeof where3 === "string" ? { source: where3 } : where3;
   const found = /* @__PURE__ */ new Map();
   for (const rawLine of text2.split(/\r?\n/)) {
     const line = rawLine.trim();
@@ -29030,8 +29766,8 @@ async function runDoctor(deps) {
 }
 
 // src/measure/harness.ts
-import { appendFileSync, existsSync as existsSync10, mkdirSync as mkdirSync4, writeFileSync as writeFileSync5 } from "node:fs";
-import { delimiter as delimiter2, dirname as dirname6 } from "node:path";
+import { appendFileSync, existsSync as existsSync11, mkdirSync as mkdirSync5, writeFileSync as writeFileSync6 } from "node:fs";
+import { delimiter as delimiter3, dirname as dirname6 } from "node:path";
 var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
   cwd,
   env,
@@ -29059,10 +29795,10 @@ function harnessArgs(options) {
   return [...args, ...options.extraArgs ?? []];
 }
 async function runHarness(options, log, run2 = streamingExec) {
-  mkdirSync4(dirname6(options.logPath), { recursive: true });
-  writeFileSync5(options.logPath, "");
+  mkdirSync5(dirname6(options.logPath), { recursive: true });
+  writeFileSync6(options.logPath, "");
   const env = childEnv(options.env);
-  env.PYTHONPATH = [options.harnessRoot, options.workspace, env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter2);
+  env.PYTHONPATH = [options.harnessRoot, options.workspace, env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter3);
   env.PYTHONUNBUFFERED = "1";
   const lines = [];
   let inGroup = false;
@@ -29084,18 +29820,18 @@ async function runHarness(options, log, run2 = streamingExec) {
   if (inGroup) log.endGroup();
   return {
     exitCode,
-    wroteResults: existsSync10(options.resultsPath),
+    wroteResults: existsSync11(options.resultsPath),
     logTail: lines.slice(-TAIL_LINES2).join("\n"),
     log: lines.join("\n")
   };
 }
 
 // src/measure/measure.ts
-import { copyFileSync, mkdirSync as mkdirSync5, writeFileSync as writeFileSync6 } from "node:fs";
-import { join as join13, resolve as resolve7 } from "node:path";
+import { copyFileSync, mkdirSync as mkdirSync6, writeFileSync as writeFileSync7 } from "node:fs";
+import { join as join14, resolve as resolve7 } from "node:path";
 
 // src/measure/benchmarks.ts
-import { join as join12, relative as relative6 } from "node:path";
+import { join as join13, relative as relative6 } from "node:path";
 function selectedBenchmarks(config, only) {
   return config.benchmarks.filter((b) => !only?.length || only.includes(b.name));
 }
@@ -29140,7 +29876,7 @@ async function runBenchmarkStage(options, deps) {
 async function runEach(benchmarks, options, deps) {
   const { config, base } = options;
   const now = deps.now ?? Date.now;
-  const baseRoot = base ? join12(base.root, relative6(options.workspace, config.rootDir)) : void 0;
+  const baseRoot = base ? join13(base.root, relative6(options.workspace, config.rootDir)) : void 0;
   const kernels = [];
   for (const bench2 of benchmarks) {
     deps.log.info(
@@ -29172,8 +29908,8 @@ function knownFailures(kernels) {
     ];
     for (const { variant, text: text2 } of texts) {
       if (!text2) continue;
-      const where2 = { source: `kernel:${k.info.name}`, kernel: k.info.name, variant };
-      for (const d of diagnoseOutput(text2, where2)) {
+      const where3 = { source: `kernel:${k.info.name}`, kernel: k.info.name, variant };
+      for (const d of diagnoseOutput(text2, where3)) {
         const seen = found.some(
           (f) => f.code === d.code && f.kernel === d.kernel && f.variant === d.variant
         );
@@ -29278,8 +30014,8 @@ async function stage(name, group, deps, seconds, body) {
 async function casesArgs(options, environment, outDir) {
   const selected = options.selectCases ? await options.selectCases(environment) : void 0;
   if (selected === void 0) return [];
-  const casesPath = join13(outDir, "cases.txt");
-  writeFileSync6(casesPath, selected.map((id) => `${id}
+  const casesPath = join14(outDir, "cases.txt");
+  writeFileSync7(casesPath, selected.map((id) => `${id}
 `).join(""));
   return ["--cases", casesPath];
 }
@@ -29327,7 +30063,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       python: config.harness.python,
       kernelsDir: config.kernelsDir,
       resultsPath: paths.resultsPath,
-      logPath: join13(paths.outDir, "harness.log"),
+      logPath: join14(paths.outDir, "harness.log"),
       buildsPath: paths.buildsPath,
       ...options.only !== void 0 ? { only: options.only } : {},
       timeoutPerCaseS: config.harness.timeoutS,
@@ -29336,7 +30072,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       extraArgs: [
         ...config.harness.args,
         "--tune-cache",
-        join13(paths.cacheDir, "tune"),
+        join14(paths.cacheDir, "tune"),
         ...moreArgs
       ],
       ...options.harnessEnv !== void 0 ? { env: options.harnessEnv } : {}
@@ -29404,7 +30140,7 @@ async function measure(options, deps) {
   const { config } = options;
   const { log } = deps;
   const outDir = resolve7(options.outDir);
-  mkdirSync5(outDir, { recursive: true });
+  mkdirSync6(outDir, { recursive: true });
   const stageSeconds = {};
   const startedAt = new Date(now()).toISOString();
   const doctor2 = await stage("doctor", "kernelgate doctor", deps, stageSeconds, async () => {
@@ -29412,8 +30148,8 @@ async function measure(options, deps) {
     for (const d of report2.diagnostics) log.info(`doctor: ${d.level}: ${d.message}`);
     return report2;
   });
-  const cacheDir = options.buildCacheDir ?? join13(options.workspace, ".kernelgate", "build");
-  const buildsPath = join13(outDir, "builds.json");
+  const cacheDir = options.buildCacheDir ?? join14(options.workspace, ".kernelgate", "build");
+  const buildsPath = join14(outDir, "builds.json");
   const build2 = await stage("build", "kernelgate build", deps, stageSeconds, async () => {
     const built = await buildKernels(buildTargets(config, options.only), {
       exec: deps.exec,
@@ -29435,7 +30171,7 @@ async function measure(options, deps) {
     () => buildBase(base, options, config, cacheDir, outDir, deps, notes)
   );
   const selectArgs = await casesArgs(options, doctor2.environment, outDir);
-  const resultsPath = join13(outDir, "results.json");
+  const resultsPath = join14(outDir, "results.json");
   const { measured, diagnostics: harnessDiagnostics } = await harnessStage(
     options,
     deps,
@@ -29473,7 +30209,7 @@ async function measure(options, deps) {
     build2.records
   );
   const results = withBenchmarks(assembled, benchmarks, base, config);
-  writeFileSync6(resultsPath, JSON.stringify(results, null, 2) + "\n");
+  writeFileSync7(resultsPath, JSON.stringify(results, null, 2) + "\n");
   return { results, resultsPath, stageSeconds };
 }
 async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
@@ -29493,7 +30229,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
     log: (line) => deps.log.info(`base: ${line}`),
     ...deps.now !== void 0 ? { now: deps.now } : {}
   });
-  const buildsPath = join13(outDir, "base-builds.json");
+  const buildsPath = join14(outDir, "base-builds.json");
   copyFileSync(build2.buildsJsonPath, buildsPath);
   const failed = build2.records.filter((r) => r.status !== "ok");
   for (const r of failed) {
@@ -29501,7 +30237,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
       `base: ${r.kernel}/${r.variant} did not build (${r.status}): its cases are not paired`
     );
   }
-  return { base, kernelsDir: join13(base.root, baseConfig.kernelsDir), buildsPath };
+  return { base, kernelsDir: join14(base.root, baseConfig.kernelsDir), buildsPath };
 }
 function pairedArgs(paired, config) {
   const args = [
@@ -29528,7 +30264,7 @@ async function fullRun(options, deps) {
   let base;
   if (options.pairedBase?.root !== void 0) {
     const { root, sha, ref } = options.pairedBase;
-    if (existsSync11(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
+    if (existsSync12(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
     else notes.push(`Paired A/B is off for this run: the base checkout ${root} does not exist.`);
   } else if (options.pairedBase !== void 0) {
     const got = await materialiseBase(options.workspace, options.pairedBase.sha, deps.exec, {
@@ -29596,8 +30332,8 @@ function storeBaseline(run2, gate2, policy) {
 }
 
 // src/history/dashboard.ts
-import { existsSync as existsSync12, readFileSync as readFileSync7 } from "node:fs";
-import { dirname as dirname7, join as join14, resolve as resolve8 } from "node:path";
+import { existsSync as existsSync13, readFileSync as readFileSync8 } from "node:fs";
+import { dirname as dirname7, join as join15, resolve as resolve8 } from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 var UPLOT_VERSION = "1.6.32";
 var FLAG = { SLOWER: 1, FASTER: 2, FAIL: 3 };
@@ -29716,7 +30452,7 @@ function uplotDir() {
   const here = dirname7(fileURLToPath2(import.meta.url));
   for (const up of ["../..", "..", "."]) {
     const dir = resolve8(here, up, "vendor", "uplot");
-    if (existsSync12(join14(dir, "uPlot.iife.min.js"))) return dir;
+    if (existsSync13(join15(dir, "uPlot.iife.min.js"))) return dir;
   }
   throw new Error(
     `vendor/uplot not found above ${here}: the dashboard needs uPlot ${UPLOT_VERSION}`
@@ -29729,9 +30465,9 @@ var escapeHtml2 = (text2) => text2.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeA
 function buildDashboard(records, options = {}) {
   const data = dashboardData(records, options);
   const dir = options.vendorDir ?? uplotDir();
-  const js = readFileSync7(join14(dir, "uPlot.iife.min.js"), "utf8");
-  const css = readFileSync7(join14(dir, "uPlot.min.css"), "utf8");
-  const licence = readFileSync7(join14(dir, "LICENSE"), "utf8");
+  const js = readFileSync8(join15(dir, "uPlot.iife.min.js"), "utf8");
+  const css = readFileSync8(join15(dir, "uPlot.min.css"), "utf8");
+  const licence = readFileSync8(join15(dir, "LICENSE"), "utf8");
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -30014,12 +30750,12 @@ async function dashboardCommand(args, io) {
       config
     );
   } else {
-    const cache = mkdtempSync2(join15(tmpdir2(), "kg-dashboard-"));
+    const cache = mkdtempSync2(join16(tmpdir2(), "kg-dashboard-"));
     try {
       const store = branchStore({
         remote: /^[a-z]+:\/\//.test(remote) ? remote : resolve9(io.cwd, remote),
         branch: values["history-branch"],
-        cacheDir: join15(cache, "history.git"),
+        cacheDir: join16(cache, "history.git"),
         exec: actionsExec(),
         warn: (m) => warnings.push(m),
         kernelgateVersion: KERNELGATE_VERSION
@@ -30036,7 +30772,7 @@ async function dashboardCommand(args, io) {
     ...values.title !== void 0 ? { title: values.title } : {},
     ...values.repository !== void 0 ? { repository: values.repository } : {}
   });
-  writeFileSync7(resolve9(io.cwd, values.out), html);
+  writeFileSync8(resolve9(io.cwd, values.out), html);
   const skus = new Set(records.map((r) => r.run.sku));
   io.stderr(
     `${values.out}: ${records.length} runs on ${[...skus].join(", ")} (${Math.round(html.length / 1024)} KiB)
@@ -30046,8 +30782,8 @@ async function dashboardCommand(args, io) {
 }
 
 // src/history/export.ts
-import { writeFileSync as writeFileSync8 } from "node:fs";
-import { join as join16, resolve as resolve10 } from "node:path";
+import { writeFileSync as writeFileSync9 } from "node:fs";
+import { join as join17, resolve as resolve10 } from "node:path";
 import { parseArgs as parseArgs3 } from "node:util";
 var EXPORT_FORMATS = ["bmf", "gab-smaller", "gab-bigger"];
 function timedCases(results) {
@@ -30173,7 +30909,7 @@ async function exportCommand(args, io) {
   const text2 = `${JSON.stringify(exported, null, 2)}
 `;
   if (values.out !== void 0) {
-    writeFileSync8(resolve10(io.cwd, values.out), text2);
+    writeFileSync9(resolve10(io.cwd, values.out), text2);
     io.stderr(`${values.out}: ${count} benchmarks (${format})
 `);
   } else {
@@ -30183,18 +30919,18 @@ async function exportCommand(args, io) {
 }
 
 // src/history/migrate.ts
-import { existsSync as existsSync13, mkdtempSync as mkdtempSync3, readdirSync as readdirSync5, rmSync as rmSync3, statSync as statSync4 } from "node:fs";
+import { existsSync as existsSync14, mkdtempSync as mkdtempSync3, readdirSync as readdirSync5, rmSync as rmSync3, statSync as statSync4 } from "node:fs";
 import { tmpdir as tmpdir3 } from "node:os";
-import { join as join17, resolve as resolve11 } from "node:path";
+import { join as join18, resolve as resolve11 } from "node:path";
 import { parseArgs as parseArgs4 } from "node:util";
 function directoryRuns(root) {
-  if (!existsSync13(root)) throw new InputError(`${root}: no such folder`);
+  if (!existsSync14(root)) throw new InputError(`${root}: no such folder`);
   const out = [];
-  const dirs = (path9) => readdirSync5(path9).filter((name) => statSync4(join17(path9, name)).isDirectory());
+  const dirs = (path9) => readdirSync5(path9).filter((name) => statSync4(join18(path9, name)).isDirectory());
   for (const branch of dirs(root)) {
-    for (const sku of dirs(join17(root, branch))) {
-      for (const name of readdirSync5(join17(root, branch, sku))) {
-        if (name.endsWith(".json")) out.push({ branch, sku, file: join17(root, branch, sku, name) });
+    for (const sku of dirs(join18(root, branch))) {
+      for (const name of readdirSync5(join18(root, branch, sku))) {
+        if (name.endsWith(".json")) out.push({ branch, sku, file: join18(root, branch, sku, name) });
       }
     }
   }
@@ -30253,13 +30989,13 @@ async function historyCommand(args, io) {
       "history import needs --baseline-dir DIR and --history-remote URL_OR_PATH"
     );
   }
-  const cache = mkdtempSync3(join17(tmpdir3(), "kg-import-"));
+  const cache = mkdtempSync3(join18(tmpdir3(), "kg-import-"));
   const warnings = [];
   try {
     const store = branchStore({
       remote: /^[a-z]+:\/\//.test(remote) || /^[^/]+@[^:]+:/.test(remote) ? remote : resolve11(io.cwd, remote),
       branch: values["history-branch"],
-      cacheDir: join17(cache, "history.git"),
+      cacheDir: join18(cache, "history.git"),
       exec: actionsExec(),
       warn: (m) => warnings.push(m),
       info: (m) => io.stderr(`${m}
@@ -30282,12 +31018,12 @@ async function historyCommand(args, io) {
 }
 
 // src/cli/adapt.ts
-import { mkdirSync as mkdirSync6, writeFileSync as writeFileSync10 } from "node:fs";
-import { join as join18, resolve as resolve13 } from "node:path";
+import { mkdirSync as mkdirSync7, writeFileSync as writeFileSync11 } from "node:fs";
+import { join as join19, resolve as resolve13 } from "node:path";
 import { parseArgs as parseArgs5 } from "node:util";
 
 // src/cli/common.ts
-import { statSync as statSync5, writeFileSync as writeFileSync9 } from "node:fs";
+import { statSync as statSync5, writeFileSync as writeFileSync10 } from "node:fs";
 import { dirname as dirname8, resolve as resolve12 } from "node:path";
 var EXIT_PASS = 0;
 var EXIT_GATE_FAILED = 1;
@@ -30325,7 +31061,7 @@ function reportKind(option) {
 function judgeAndPrint(results, baseline, config, kind, out, io) {
   const { verdict, rendered } = judge(results, baseline, config, kind);
   if (out) {
-    writeFileSync9(resolve12(io.cwd, out), rendered.full);
+    writeFileSync10(resolve12(io.cwd, out), rendered.full);
     io.stdout(verdictText(verdict));
   } else {
     io.stdout(rendered.full);
@@ -30402,7 +31138,7 @@ var adapt = async (args, io) => {
 `;
   if (values.out === void 0) io.stdout(text2);
   else {
-    writeFileSync10(resolve13(io.cwd, values.out), text2);
+    writeFileSync11(resolve13(io.cwd, values.out), text2);
     io.stderr(`${values.out}: ${results.cases.length} cases of ${kernel} (${adapter.title})
 `);
   }
@@ -30456,9 +31192,9 @@ var bench = async (args, io) => {
     "the benchmark results"
   );
   const outDir = resolve13(io.cwd, values["out-dir"]);
-  mkdirSync6(outDir, { recursive: true });
-  const resultsPath = join18(outDir, "results.json");
-  writeFileSync10(resultsPath, `${JSON.stringify(results, null, 2)}
+  mkdirSync7(outDir, { recursive: true });
+  const resultsPath = join19(outDir, "results.json");
+  writeFileSync11(resultsPath, `${JSON.stringify(results, null, 2)}
 `);
   io.stderr(`results: ${resultsPath}
 `);
@@ -30467,7 +31203,7 @@ var bench = async (args, io) => {
 };
 
 // src/cli/calibrate.ts
-import { readFileSync as readFileSync8, writeFileSync as writeFileSync11 } from "node:fs";
+import { readFileSync as readFileSync9, writeFileSync as writeFileSync12 } from "node:fs";
 import { resolve as resolve14 } from "node:path";
 import { parseArgs as parseArgs6 } from "node:util";
 var calibrateCommand = async (args, io) => {
@@ -30504,11 +31240,11 @@ var calibrateCommand = async (args, io) => {
     const file = resolve14(io.cwd, values.write);
     let text2;
     try {
-      text2 = readFileSync8(file, "utf8");
+      text2 = readFileSync9(file, "utf8");
     } catch (e) {
       throw new InputError(`${file}: cannot read it (${e.message})`);
     }
-    writeFileSync11(file, writeCalibration(text2, calibration, values.provenance, file));
+    writeFileSync12(file, writeCalibration(text2, calibration, values.provenance, file));
     io.stderr(
       `${file}: compare.noise_pct now has ${calibration.entries.length} per-case entries (${calibration.compared} cases compared)
 `
@@ -30521,11 +31257,147 @@ var calibrateCommand = async (args, io) => {
   return EXIT_PASS;
 };
 
-// src/cli/measure-commands.ts
-import { join as join19, resolve as resolve15 } from "node:path";
+// src/cli/deep.ts
+import { existsSync as existsSync15, mkdirSync as mkdirSync8, writeFileSync as writeFileSync13 } from "node:fs";
+import { join as join20, resolve as resolve15 } from "node:path";
 import { parseArgs as parseArgs7 } from "node:util";
-var doctor = async (args, io) => {
+var DEEP_USAGE = `kernelgate deep [--config DIR_OR_FILE] [--checks sanitizer,ncu] [--only K1,K2]
+                [--results FILE] [--out-dir DIR] [--builds FILE] [--jobs N]
+                [--sanitizer PATH] [--ncu PATH]
+                [--kind nightly|pr] [--out FILE]
+  --checks LIST         sanitizer (memcheck, racecheck, synccheck and initcheck), ncu, or any of
+                        memcheck, racecheck, synccheck, initcheck (default: sanitizer,ncu)
+  --results FILE        add the deep section to this results document (a run's results.json) and
+                        judge it; default: a new document of the deep checks alone in --out-dir
+  --out-dir DIR         the tools' logs, the sanitizer's runs and the .ncu-rep reports go under
+                        DIR/deep (default: .kernelgate/report)
+  --builds FILE         the CUDA variants' build records (default: build them now)
+  --jobs N              sanitizer runs at once (default 4; ncu runs one at a time)
+  --sanitizer PATH, --ncu PATH
+                        the tools (default: found on PATH, in $CUDA_HOME/bin, /usr/local/cuda/bin)
+  exit status: 1 when the gate fails (a sanitizer finding, under policy.fail_on_sanitizer)
+`;
+function emptyResults(environment, command) {
+  return {
+    schema: "kernelgate/results@1",
+    run: {
+      started_at: (/* @__PURE__ */ new Date()).toISOString().replace(/\.\d{3}Z$/, "Z"),
+      harness: "kernelgate deep",
+      command
+    },
+    environment,
+    diagnostics: [],
+    kernels: [],
+    cases: []
+  };
+}
+function deepArgs(args) {
   const { values } = parseArgs7({
+    args,
+    options: {
+      config: { type: "string" },
+      checks: { type: "string", default: "sanitizer,ncu" },
+      only: { type: "string" },
+      results: { type: "string" },
+      "out-dir": { type: "string", default: ".kernelgate/report" },
+      builds: { type: "string" },
+      jobs: { type: "string", default: "4" },
+      sanitizer: { type: "string" },
+      ncu: { type: "string" },
+      kind: { type: "string", default: "nightly" },
+      out: { type: "string" }
+    },
+    strict: true,
+    allowPositionals: false
+  });
+  let checks;
+  try {
+    checks = parseDeepChecks(values.checks, "--checks");
+  } catch (error) {
+    throw new UsageError(error.message);
+  }
+  if (checks.length === 0) throw new UsageError("--checks names no check");
+  const jobs = Number(values.jobs);
+  if (!Number.isInteger(jobs) || jobs < 1) {
+    throw new UsageError(
+      `--jobs must be a whole number from 1, got ${JSON.stringify(values.jobs)}`
+    );
+  }
+  return { values, checks, jobs, kind: reportKind(values.kind), only: onlyList(values.only) };
+}
+async function buildsFor(given, config, only, exec2, log) {
+  if (given !== void 0) return given;
+  const built = await buildKernels(buildTargets(config, only), {
+    exec: exec2,
+    cacheDir: join20(config.rootDir, ".kernelgate", "build"),
+    python: config.harness.python,
+    log
+  });
+  return built.buildsJsonPath;
+}
+function deepCommand(exec2 = actionsExec()) {
+  return async (args, io) => {
+    const { values, checks, jobs, kind, only } = deepArgs(args);
+    const config = configFrom(values.config, io.cwd);
+    const outDir = resolve15(io.cwd, values["out-dir"]);
+    const log = terminalLog(io);
+    const resultsPath = values.results ? resolve15(io.cwd, values.results) : join20(outDir, "results.json");
+    const results = values.results ? loadResults(resultsPath) : void 0;
+    const doctor2 = await runDoctor({ exec: exec2, python: config.harness.python });
+    const buildsPath = await buildsFor(
+      values.builds && resolve15(io.cwd, values.builds),
+      config,
+      only,
+      exec2,
+      log.info
+    );
+    const deepDir = join20(outDir, "deep");
+    mkdirSync8(deepDir, { recursive: true });
+    log.info(`kernelgate deep: ${checks.join(", ")}; the tools' output under ${deepDir}`);
+    const gpu = (results?.environment ?? doctor2.environment).gpu;
+    const outcome = await runDeep(
+      config,
+      {
+        workspace: config.rootDir,
+        harnessRoot: PACKAGE_ROOT,
+        python: config.harness.python,
+        kernelsDir: config.kernelsDir,
+        outDir: deepDir,
+        checks,
+        ...only ? { only } : {},
+        ...buildsPath && existsSync15(buildsPath) ? { buildsPath } : {},
+        ...gpu.compute_capability ? { computeCapability: gpu.compute_capability } : {},
+        jobs,
+        ...values.sanitizer ? { sanitizerPath: resolve15(io.cwd, values.sanitizer) } : {},
+        ...values.ncu ? { ncuPath: resolve15(io.cwd, values.ncu) } : {}
+      },
+      exec2
+    );
+    for (const d of outcome.diagnostics) {
+      log.warning(`${d.message}${d.fix ? ` (fix: ${d.fix})` : ""}`);
+    }
+    const base = results ?? emptyResults(doctor2.environment, `kernelgate deep ${args.join(" ")}`.trim());
+    const merged = validateResults(
+      {
+        ...base,
+        diagnostics: [...base.diagnostics, ...outcome.diagnostics],
+        deep: { ...base.deep, ...outcome.deep }
+      },
+      resultsPath
+    );
+    writeFileSync13(resultsPath, `${JSON.stringify(merged, null, 1)}
+`);
+    io.stderr(`results with the deep section: ${resultsPath}
+`);
+    return judgeAndPrint(merged, void 0, config, kind, values.out, io);
+  };
+}
+
+// src/cli/measure-commands.ts
+import { join as join21, resolve as resolve16 } from "node:path";
+import { parseArgs as parseArgs8 } from "node:util";
+var doctor = async (args, io) => {
+  const { values } = parseArgs8({
     args,
     options: { config: { type: "string" } },
     strict: true,
@@ -30537,7 +31409,7 @@ var doctor = async (args, io) => {
   return found.diagnostics.some((d) => d.level === "error") ? EXIT_GATE_FAILED : EXIT_PASS;
 };
 var build = async (args, io) => {
-  const { values } = parseArgs7({
+  const { values } = parseArgs8({
     args,
     options: {
       config: { type: "string" },
@@ -30550,7 +31422,7 @@ var build = async (args, io) => {
   const config = configFrom(values.config, io.cwd);
   const built = await buildKernels(buildTargets(config, onlyList(values.only)), {
     exec: actionsExec(),
-    cacheDir: resolve15(io.cwd, values["cache-dir"] ?? join19(config.rootDir, ".kernelgate", "build")),
+    cacheDir: resolve16(io.cwd, values["cache-dir"] ?? join21(config.rootDir, ".kernelgate", "build")),
     python: config.harness.python,
     log: (line) => io.stderr(`${line}
 `)
@@ -30564,7 +31436,7 @@ var build = async (args, io) => {
   return built.records.every((r) => r.status === "ok") ? EXIT_PASS : EXIT_GATE_FAILED;
 };
 var run = async (args, io) => {
-  const { values } = parseArgs7({
+  const { values } = parseArgs8({
     args,
     options: {
       config: { type: "string" },
@@ -30601,14 +31473,14 @@ var run = async (args, io) => {
     config,
     workspace: config.rootDir,
     harnessRoot: PACKAGE_ROOT,
-    outDir: resolve15(io.cwd, values["out-dir"]),
+    outDir: resolve16(io.cwd, values["out-dir"]),
     ...only !== void 0 ? { only } : {},
     run: { command: `kernelgate run ${args.join(" ")}`.trim() },
     mode: values.base !== void 0 ? "pr" : "push",
     branch: values.branch,
     baseBranch: values.base,
-    store: fileBaselineStore(resolve15(io.cwd, values["baseline-dir"])),
-    baselinePath: values.baseline === void 0 ? void 0 : resolve15(io.cwd, values.baseline),
+    store: fileBaselineStore(resolve16(io.cwd, values["baseline-dir"])),
+    baselinePath: values.baseline === void 0 ? void 0 : resolve16(io.cwd, values.baseline),
     saveBaseline: values["save-baseline"],
     ...values["base-sha"] !== void 0 ? { pairedBase: { sha: values["base-sha"], ...values.base ? { ref: values.base } : {} } } : {}
   };
@@ -30643,10 +31515,10 @@ join the shards with: kernelgate merge DIR... --shards ${shard.count}
 };
 
 // src/cli/report.ts
-import { resolve as resolve16 } from "node:path";
-import { parseArgs as parseArgs8 } from "node:util";
+import { resolve as resolve17 } from "node:path";
+import { parseArgs as parseArgs9 } from "node:util";
 var report = async (args, io) => {
-  const { values } = parseArgs8({
+  const { values } = parseArgs9({
     args,
     options: {
       results: { type: "string" },
@@ -30660,8 +31532,8 @@ var report = async (args, io) => {
   });
   const kind = reportKind(values.kind);
   const recorded = values.results === void 0;
-  const resultsPath = recorded ? resolve16(PACKAGE_ROOT, RECORDED_RUN.results) : resolve16(io.cwd, values.results);
-  const baselinePath = values.baseline !== void 0 ? resolve16(io.cwd, values.baseline) : recorded && RECORDED_RUN.baseline !== void 0 ? resolve16(PACKAGE_ROOT, RECORDED_RUN.baseline) : void 0;
+  const resultsPath = recorded ? resolve17(PACKAGE_ROOT, RECORDED_RUN.results) : resolve17(io.cwd, values.results);
+  const baselinePath = values.baseline !== void 0 ? resolve17(io.cwd, values.baseline) : recorded && RECORDED_RUN.baseline !== void 0 ? resolve17(PACKAGE_ROOT, RECORDED_RUN.baseline) : void 0;
   const config = configFrom(values.config, io.cwd);
   const results = loadResults(resultsPath);
   const baseline = baselinePath ? loadResults(baselinePath) : void 0;
@@ -30683,6 +31555,7 @@ commands:
   dashboard  the trend page (static HTML) from the data branch or from results files
   history  import: move a baseline-dir store onto the data branch (docs/history.md)
   merge    join the results of a split run's shards (run --shard i/n), then judge and report
+  deep     on a GPU machine: compute-sanitizer and Nsight Compute over the kernels (nightly)
 
 kernelgate report [--results FILE] [--baseline FILE] [--config DIR_OR_FILE]
                   [--kind pr|nightly] [--out FILE]
@@ -30723,6 +31596,7 @@ kernelgate export --results FILE --format bmf|gab-smaller|gab-bigger [--out FILE
   customBiggerIsBetter (TFLOP/s, GB/s for copies) JSON; one benchmark per timed, correct case
 
 ${MERGE_USAGE}
+${DEEP_USAGE}
 ${DASHBOARD_USAGE}
 ${HISTORY_USAGE}
 kernelgate adapt --format FORMAT --input FILE [--kernel NAME] [--reference V1,V2] [--out FILE]
@@ -30753,6 +31627,7 @@ var COMMANDS = {
   dashboard: dashboardCommand,
   history: historyCommand,
   merge: (args, io) => mergeCommand(args, io, { configFrom, judgeAndPrint }),
+  deep: deepCommand(),
   adapt,
   bench
 };
@@ -30819,6 +31694,7 @@ export {
   EXIT_USAGE,
   PACKAGE_ROOT,
   RECORDED_RUN,
+  deepCommand,
   runCli
 };
 //# sourceMappingURL=cli.js.map

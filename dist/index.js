@@ -35652,9 +35652,9 @@ function formatSci(value) {
 }
 function formatRatioPct(ratio) {
   if (ratio === null || ratio === void 0 || !Number.isFinite(ratio)) return "n/a";
-  const pct = (ratio - 1) * 100;
-  const sign = pct > 0 ? "+" : pct < 0 ? "−" : "±";
-  return `${sign}${Math.abs(pct).toFixed(1)} %`;
+  const pct2 = (ratio - 1) * 100;
+  const sign = pct2 > 0 ? "+" : pct2 < 0 ? "−" : "±";
+  return `${sign}${Math.abs(pct2).toFixed(1)} %`;
 }
 
 // src/lib/stats.ts
@@ -37356,6 +37356,10 @@ var config_schema_default = {
           type: "boolean",
           description: "fail on a throughput above the physical limit; default true"
         },
+        fail_on_sanitizer: {
+          type: "boolean",
+          description: "fail on a compute-sanitizer finding of the deep checks (kernelgate deep, the action's deep input); default true"
+        },
         fail_on_correctness: {
           type: "boolean",
           description: "always true: correctness FAIL always fails"
@@ -37783,9 +37787,9 @@ function parseYaml(text3, file) {
   const first = doc.errors[0];
   if (first) {
     const pos = first.linePos?.[0];
-    const where2 = pos ? `${file}:${pos.line}:${pos.col}` : file;
+    const where3 = pos ? `${file}:${pos.line}:${pos.col}` : file;
     const what = (first.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
-    throw new InputError(`${where2}: YAML syntax error: ${what}`);
+    throw new InputError(`${where3}: YAML syntax error: ${what}`);
   }
   return doc.toJS();
 }
@@ -37867,7 +37871,8 @@ function configFromRaw(raw, root, configFile, kernels, benchmarks) {
       failOnMissing: raw.policy?.fail_on_missing ?? false,
       failOnBuildFailure: raw.policy?.fail_on_build_failure ?? true,
       failOnError: raw.policy?.fail_on_error ?? true,
-      failOnMeasurementError: raw.policy?.fail_on_measurement_error ?? true
+      failOnMeasurementError: raw.policy?.fail_on_measurement_error ?? true,
+      failOnSanitizer: raw.policy?.fail_on_sanitizer ?? true
     },
     peaks,
     report: {
@@ -37960,12 +37965,12 @@ function ladderReference(tiers, manifest) {
 }
 function unreachableRungs(tiers, manifest) {
   const problems = [];
-  const pct = (x) => `${Number(x.toFixed(1))} %`;
+  const pct2 = (x) => `${Number(x.toFixed(1))} %`;
   if (tiers.metric === "pct_peak") {
     tiers.ladder.forEach((rung, i) => {
       if (rung.min > 100) {
         problems.push(
-          `tiers.ladder[${i}].min needs ${pct(rung.min)} of the chip's datasheet peak: unreachable on any GPU (got ${showValue(rung.min)})`
+          `tiers.ladder[${i}].min needs ${pct2(rung.min)} of the chip's datasheet peak: unreachable on any GPU (got ${showValue(rung.min)})`
         );
       }
     });
@@ -37987,7 +37992,7 @@ function unreachableRungs(tiers, manifest) {
     const needs = rung.min * share;
     if (needs > 100) {
       problems.push(
-        `tiers.ladder[${i}].min asks ${rung.min}× ${reference}, which runs at ${pct(share)} of the chip's peak (tiers.reference_pct_peak): it needs ${pct(needs)} of the peak, unreachable (got ${showValue(rung.min)})`
+        `tiers.ladder[${i}].min asks ${rung.min}× ${reference}, which runs at ${pct2(share)} of the chip's peak (tiers.reference_pct_peak): it needs ${pct2(needs)} of the peak, unreachable (got ${showValue(rung.min)})`
       );
     }
   }
@@ -39301,21 +39306,43 @@ function compare(results, baseline, config) {
   };
 }
 
+// src/deep/gate.ts
+function where(s) {
+  return `sanitizer ${s.tool}: ${s.kernel}/${s.variant} ${s.case}`;
+}
+function sanitizerLine(s) {
+  const first = s.findings?.[0];
+  const what = first ? `: ${first.what}${first.kernel ? ` in ${first.kernel}` : ""}` : "";
+  return `${where(s)}: ${s.errors} error${s.errors === 1 ? "" : "s"}${what}`;
+}
+function deepProblems(results, failOnSanitizer) {
+  const reasons = [];
+  const warnings = [];
+  for (const s of results.deep?.sanitizer ?? []) {
+    if (s.status === "findings") (failOnSanitizer ? reasons : warnings).push(sanitizerLine(s));
+    else if (s.status === "error") {
+      const line = (s.first_lines ?? "").split("\n")[0] ?? "";
+      warnings.push(`${where(s)}: did not run to the end${line ? `: ${line}` : ""}`);
+    }
+  }
+  return { reasons, warnings };
+}
+
 // src/shard/plan.ts
 import { createHash } from "node:crypto";
 var MAX_SHARDS = 256;
-function parseShardSpec(text3, where2) {
+function parseShardSpec(text3, where3) {
   const m = /^\s*(\d{1,4})\s*\/\s*(\d{1,4})\s*$/.exec(text3);
   if (!m) {
-    throw new Error(`${where2} must be i/n (shard i of n, counted from 1), got '${text3}'.`);
+    throw new Error(`${where3} must be i/n (shard i of n, counted from 1), got '${text3}'.`);
   }
   const index = Number(m[1]);
   const count = Number(m[2]);
   if (count < 1 || count > MAX_SHARDS) {
-    throw new Error(`${where2}: n must be 1 to ${MAX_SHARDS}, got '${text3}'.`);
+    throw new Error(`${where3}: n must be 1 to ${MAX_SHARDS}, got '${text3}'.`);
   }
   if (index < 1 || index > count) {
-    throw new Error(`${where2}: i must be 1 to n (${count}), got '${text3}'.`);
+    throw new Error(`${where3}: i must be 1 to n (${count}), got '${text3}'.`);
   }
   return { index, count };
 }
@@ -39931,6 +39958,12 @@ function shardDone(spec, results, resultsPath) {
   return `kernelgate: shard ${spec.index}/${spec.count} measured ${results.cases.length} results of its ${owned} cases: ${resultsPath}. Upload it as an artifact; the merge job judges every shard at once.`;
 }
 
+// src/deep/sanitizer.ts
+var SANITIZER_TOOLS = ["memcheck", "racecheck", "synccheck", "initcheck"];
+
+// src/deep/run.ts
+var DEEP_CHECKS = [...SANITIZER_TOOLS, "ncu"];
+
 // src/judge/throughput.ts
 var DTYPE_ALIASES = {
   fp16: "fp16",
@@ -40113,6 +40146,9 @@ function gate(comparison, tiers, results, config) {
   }
   for (const line of harnessStopped(results)) (policy.failOnError ? reasons : warnings).push(line);
   for (const line of builds) (policy.failOnBuildFailure ? reasons : warnings).push(line);
+  const deep = deepProblems(results, policy.failOnSanitizer);
+  reasons.push(...deep.reasons);
+  warnings.push(...deep.warnings);
   for (const m of measurementErrors) {
     (policy.failOnMeasurementError ? reasons : warnings).push(
       `${m.label}: measurement error: ${m.message}`
@@ -40551,8 +40587,8 @@ function groupDiagnostics(results) {
       if (d.variant) set.add(d.variant);
       g.where.set(d.kernel, set);
     }
-    const pct = percentIn(d.message);
-    if (pct !== void 0) g.pcts.push(pct);
+    const pct2 = percentIn(d.message);
+    if (pct2 !== void 0) g.pcts.push(pct2);
   }
   return [...groups.values()].map(({ pcts, ...g }) => ({
     ...g,
@@ -41288,6 +41324,107 @@ mustache.Context = Context;
 mustache.Writer = Writer;
 var mustache_default = mustache;
 
+// src/report/deep.ts
+var TOOLS = ["memcheck", "racecheck", "synccheck", "initcheck"];
+var DEEP_FINDINGS_IN_COMMENT = 8;
+var FIRST_LINES_IN_COMMENT = 600;
+function toolCell(s) {
+  if (!s) return trusted("");
+  if (s.status === "clean") return trusted("✅ 0");
+  if (s.status === "findings") return trusted(`❌ ${s.errors}`);
+  return trusted("💥 did not finish");
+}
+function sanitizerTable(runs) {
+  const keys = [...new Set(runs.map((s) => `${s.kernel}\0${s.variant}\0${s.case}`))];
+  const rows = keys.map((key) => {
+    const [kernel, variant, caseId] = key.split("\0");
+    const mine = runs.filter(
+      (s) => s.kernel === kernel && s.variant === variant && s.case === caseId
+    );
+    return [
+      `${kernel}/${variant}`,
+      caseId,
+      ...TOOLS.map((t) => toolCell(mine.find((s) => s.tool === t)))
+    ];
+  });
+  return table(["variant", "case", ...TOOLS], rows, ["l", "l", "c", "c", "c", "c"]);
+}
+function findingBlock(s, full) {
+  const lines = (s.findings ?? []).map(
+    (f) => [`${f.what}${f.kernel ? `  [${f.kernel}]` : ""}`, ...(f.detail ?? "").split("\n")].filter(Boolean).join("\n    ")
+  ).join("\n");
+  const text3 = lines || s.first_lines || "";
+  const clipped = !full && text3.length > FIRST_LINES_IN_COMMENT ? `${text3.slice(0, FIRST_LINES_IN_COMMENT - 1)}…` : text3;
+  return { title: esc(sanitizerLine(s)), block: codeBlock(clipped) };
+}
+var pct = (v) => v === void 0 ? "" : fixed(v, 1);
+function ncuTable(runs) {
+  const rows = runs.map((n) => {
+    const m = n.metrics ?? {};
+    return [
+      `${n.kernel}/${n.variant}`,
+      n.status === "ok" ? n.device_kernel ?? "" : `💥 ${n.message ?? "error"}`,
+      trusted(m.duration_ms === void 0 ? "" : fixed(m.duration_ms, 3)),
+      trusted(pct(m.sm_throughput_pct)),
+      trusted(pct(m.tensor_pipe_pct)),
+      trusted(pct(m.achieved_occupancy_pct)),
+      trusted(pct(m.dram_throughput_pct)),
+      (n.stalls ?? []).map((s) => s.reason).join(", ")
+    ];
+  });
+  return table(
+    [
+      "variant",
+      "device kernel",
+      "ms",
+      "SM %",
+      "tensor pipe %",
+      "occupancy %",
+      "DRAM %",
+      "top stalls (PC samples)"
+    ],
+    rows,
+    ["l", "l", "r", "r", "r", "r", "r", "l"]
+  );
+}
+function deepView(input, opts) {
+  const deep = input.results.deep;
+  if (!deep || !deep.sanitizer?.length && !deep.ncu?.length) return void 0;
+  const sanitizer = deep.sanitizer ?? [];
+  const found = sanitizer.filter((s) => s.status === "findings");
+  const unfinished = sanitizer.filter((s) => s.status === "error");
+  const variants = new Set(sanitizer.map((s) => `${s.kernel}/${s.variant}`)).size;
+  const shown = opts.full ? found : found.slice(0, DEEP_FINDINGS_IN_COMMENT);
+  const ncu = deep.ncu ?? [];
+  const cases = [...new Set(ncu.map((n) => `${n.kernel} ${n.case}`))];
+  return {
+    sanitizer: sanitizer.length ? {
+      title: `${found.length ? "❌" : unfinished.length ? "⚠️" : "✅"} ${plural(found.length, "run")} with findings, ${unfinished.length} that did not finish, of ${plural(sanitizer.length, "run")} over ${plural(variants, "variant")}`,
+      table: sanitizerTable(sanitizer),
+      findings: [...shown, ...opts.full ? unfinished : []].map(
+        (s) => findingBlock(s, opts.full)
+      ),
+      more: found.length > shown.length ? `${found.length - shown.length} more run(s) with findings: in the full report.` : void 0
+    } : void 0,
+    ncu: ncu.length ? {
+      title: `${plural(ncu.length, "variant")} on ${cases.length === 1 ? "the headline case" : plural(cases.length, "headline case")}: ${cases.map((c) => esc(c)).join("; ")}`,
+      table: ncuTable(ncu)
+    } : void 0
+  };
+}
+function deepTitleParts(input) {
+  if (!input.config.policy.failOnSanitizer) return [];
+  const parts = /* @__PURE__ */ new Map();
+  for (const s of input.results.deep?.sanitizer ?? []) {
+    if (s.status !== "findings") continue;
+    const key = `${s.kernel}/${s.variant}`;
+    parts.set(key, (parts.get(key) ?? /* @__PURE__ */ new Set()).add(s.tool));
+  }
+  return [...parts.entries()].map(
+    ([variant, tools]) => `${esc(variant)} sanitizer findings (${[...tools].join(", ")})`
+  );
+}
+
 // src/report/summary.ts
 function judgedView(input) {
   const paired = input.comparison.paired;
@@ -41325,7 +41462,7 @@ function outcomeText(input, changes) {
   const join19 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
   if (outcome === "fail") {
     const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
-    const parts = [...shardTitleParts(input.results), ...say(kinds)];
+    const parts = [...shardTitleParts(input.results), ...deepTitleParts(input), ...say(kinds)];
     for (const b of input.results.builds ?? []) {
       if (b.status !== "ok" && blocks.has("build")) {
         parts.push(
@@ -41443,7 +41580,7 @@ function resultTable(cases, input, measured) {
     const current = c.current;
     const tflops = current ? caseTflops(current) : void 0;
     const gbps = current ? caseGbps(current) : void 0;
-    const pct = current ? casePctPeak(current, input.results, input.config) : void 0;
+    const pct2 = current ? casePctPeak(current, input.results, input.config) : void 0;
     const bad = measured.get(c.key);
     const [delta, verdict, ci] = perfCells(c, input);
     return [
@@ -41461,7 +41598,7 @@ function resultTable(cases, input, measured) {
         gbps === void 0 ? "" : `${bad?.quantity === "gbps" ? "⚠️ " : ""}${fixed(gbps, 0)}`
       ),
       trusted(
-        pct === void 0 || tflops === 0 ? "" : `${bad?.quantity === "tflops" ? "⚠️ " : ""}${fixed(pct, 1)}`
+        pct2 === void 0 || tflops === 0 ? "" : `${bad?.quantity === "tflops" ? "⚠️ " : ""}${fixed(pct2, 1)}`
       ),
       ci,
       correctnessCell(c),
@@ -41665,8 +41802,8 @@ function environmentView(input) {
 // src/report/findings.ts
 var PCT_LABEL = { "clock-unstable": "SM clock spread" };
 var LEVEL_ICON = { error: "❌", warning: "⚠️", info: "ℹ️" };
-function whereText(where2) {
-  return [...where2.entries()].map(
+function whereText(where3) {
+  return [...where3.entries()].map(
     ([kernel, variants]) => variants.size > 1 ? `${esc(kernel)} (${plural(variants.size, "variant")})` : `${esc(kernel)}${variants.size ? `/${esc([...variants][0])}` : ""}`
   ).join(", ");
 }
@@ -41707,8 +41844,21 @@ function shardFindings(f) {
   const { results } = input;
   for (const line of shardProblems(results)) blocking.push(`🧩 ${esc(line)}`);
 }
+function deepFindings(f) {
+  const { input, blocking, other } = f;
+  for (const s of input.results.deep?.sanitizer ?? []) {
+    if (s.status === "findings") {
+      (input.config.policy.failOnSanitizer ? blocking : other).push(`🧪 ${esc(sanitizerLine(s))}`);
+    } else if (s.status === "error") {
+      const line = (s.first_lines ?? "").split("\n")[0] ?? "";
+      other.push(
+        `🧪 ${esc(`sanitizer ${s.tool}: ${s.kernel}/${s.variant} ${s.case} did not run to the end${line ? `: ${clip(line, COMMENT_NOTE_CHARS)}` : ""}`)}`
+      );
+    }
+  }
+}
 function wrongFindings(f) {
-  const { all, put, name, ofCases, where: where2, example } = f;
+  const { all, put, name, ofCases, where: where3, example } = f;
   for (const grp of groupCases(
     all.filter((c) => c.correctness === "FAIL"),
     all,
@@ -41717,14 +41867,14 @@ function wrongFindings(f) {
     const first = grp.cases[0];
     put(
       "wrong",
-      `❌ ${name(grp)} wrong on ${ofCases(grp)}${where2(grp)}: ${esc(grp.pattern)} (rel\\_l2 ${sci(
+      `❌ ${name(grp)} wrong on ${ofCases(grp)}${where3(grp)}: ${esc(grp.pattern)} (rel\\_l2 ${sci(
         grp.cases.map((c) => c.relL2)
       )}, tolerance ${sci(grp.cases.map((c) => c.tolRelL2))})${example(first, first.correctnessReason)}`
     );
   }
 }
 function driftFindings(f) {
-  const { all, put, name, ofCases, where: where2, example } = f;
+  const { all, put, name, ofCases, where: where3, example } = f;
   for (const grp of groupCases(
     all.filter((c) => c.correctness === "DRIFT"),
     all,
@@ -41737,12 +41887,12 @@ function driftFindings(f) {
     const first = grp.cases[0];
     put(
       "drift",
-      `🌊 ${name(grp)} error grew on ${ofCases(grp)}${where2(grp)}: rel\\_l2 ${range} the baseline's (or the base revision's)${example(first, first.correctnessReason)}`
+      `🌊 ${name(grp)} error grew on ${ofCases(grp)}${where3(grp)}: rel\\_l2 ${range} the baseline's (or the base revision's)${example(first, first.correctnessReason)}`
     );
   }
 }
 function errorFindings(f) {
-  const { all, put, name, ofCases, where: where2, example } = f;
+  const { all, put, name, ofCases, where: where3, example } = f;
   for (const grp of groupCases(
     all.filter((c) => c.correctness === "ERROR"),
     all,
@@ -41751,7 +41901,7 @@ function errorFindings(f) {
     const first = grp.cases[0];
     put(
       "error",
-      `💥 ${name(grp)} ${esc(grp.pattern)} on ${ofCases(grp)}${where2(grp)}${example(first, first.correctnessReason)}`
+      `💥 ${name(grp)} ${esc(grp.pattern)} on ${ofCases(grp)}${where3(grp)}${example(first, first.correctnessReason)}`
     );
   }
 }
@@ -41761,12 +41911,12 @@ function buildFindings(f) {
   for (const b of results.builds ?? []) {
     if (b.status === "ok") continue;
     const label = `**${esc(`${b.kernel}/${b.variant}`)}**`;
-    const where2 = opts.full ? "under Build facts" : "in the full report";
+    const where3 = opts.full ? "under Build facts" : "in the full report";
     if (b.status === "failed") {
       const last = (b.log_tail ?? "").trim().split("\n").filter(Boolean).pop();
       put(
         "build",
-        `🔨 ${label} did not build${last ? `: ${esc(clip(last, COMMENT_NOTE_CHARS))} (compiler output ${where2})` : ""}`
+        `🔨 ${label} did not build${last ? `: ${esc(clip(last, COMMENT_NOTE_CHARS))} (compiler output ${where3})` : ""}`
       );
     } else {
       const unmet = (b.expectations ?? []).filter((e) => !e.ok).map((e) => `${e.name}: ${e.message}`);
@@ -41812,7 +41962,7 @@ function missingFindings(f) {
   }
 }
 function slowerFindings(f) {
-  const { changes, put, name, ofCases, where: where2 } = f;
+  const { changes, put, name, ofCases, where: where3 } = f;
   for (const v of changes.changed) {
     const slower = v.changed.filter((c) => c.perf === "SLOWER");
     if (!slower.length) continue;
@@ -41827,7 +41977,7 @@ function slowerFindings(f) {
     };
     put(
       "slower",
-      `🔴 ${name(v)} slower on ${ofCases(grp)}${where2(grp)}: ${rangeText(d)} (geomean ${formatRatioPct(d?.geomean)})${paired}`
+      `🔴 ${name(v)} slower on ${ofCases(grp)}${where3(grp)}: ${rangeText(d)} (geomean ${formatRatioPct(d?.geomean)})${paired}`
     );
   }
 }
@@ -41871,14 +42021,15 @@ function diagnosticFindings(f) {
   for (const d of groupDiagnostics(results)) {
     const count = d.perCase ? `on ${plural(d.count, "case")}` : `× ${d.count}`;
     const place = d.where.size ? ` of ${whereText(d.where)}` : "";
-    const pct = d.pct ? `, ${PCT_LABEL[d.code] ?? "figures"} ${d.pct.lo === d.pct.hi ? d.pct.lo : `${d.pct.lo}–${d.pct.hi}`} %` : "";
+    const pct2 = d.pct ? `, ${PCT_LABEL[d.code] ?? "figures"} ${d.pct.lo === d.pct.hi ? d.pct.lo : `${d.pct.lo}–${d.pct.hi}`} %` : "";
     const ex = opts.examples ? `. E.g. ${esc(clip(d.example, COMMENT_NOTE_CHARS))}` : "";
     const fix = d.fix ? `. Fix: ${esc(clip(d.fix, COMMENT_NOTE_CHARS))}` : "";
-    other.push(`${LEVEL_ICON[d.level]} ${esc(d.code)} ${count}${place}${pct}${ex}${fix}`);
+    other.push(`${LEVEL_ICON[d.level]} ${esc(d.code)} ${count}${place}${pct2}${ex}${fix}`);
   }
 }
 var FINDERS = [
   shardFindings,
+  deepFindings,
   wrongFindings,
   driftFindings,
   errorFindings,
@@ -42170,6 +42321,7 @@ function buildView(input, opts, digest) {
     changes: changesView(input, digest.changes),
     changedCases: changedCasesView(input, digest.changes, opts, digest.measured),
     findings: findingsView(input, digest.changes, opts),
+    deep: deepView(input, opts),
     headline,
     trends: trendsView(input, opts),
     notes: comparison.notes,
@@ -42498,7 +42650,7 @@ function absentCheck(label, opcode, found, functions) {
     fix: opcode === "LDL" || opcode === "STL" ? `See the stack and spill bytes per function${withStack.length > 0 ? ` (${withStack.join("; ")})` : ""}: index local arrays only with compile-time constants, or keep them in shared memory.` : `Remove the code path that emits ${opcode}.`
   };
 }
-var where = (f) => `${f.name}${f.arch ? ` (${f.arch})` : ""}`;
+var where2 = (f) => `${f.name}${f.arch ? ` (${f.arch})` : ""}`;
 var spillsCheck = (label, limit, functions, flags) => {
   const maxrreg = flags.map((f) => /^-{1,2}maxrregcount[= ](\d+)$/.exec(f)?.[1]).find((v) => v !== void 0);
   const over = functions.filter(
@@ -42512,7 +42664,7 @@ var spillsCheck = (label, limit, functions, flags) => {
     name: "spills",
     ok: false,
     problem: `${label}: ${over.map(
-      (f) => `${where(f)} spills ${(f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0)} bytes (${f.spill_store_bytes ?? 0} stored, ${f.spill_load_bytes ?? 0} loaded)`
+      (f) => `${where2(f)} spills ${(f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0)} bytes (${f.spill_store_bytes ?? 0} stored, ${f.spill_load_bytes ?? 0} loaded)`
     ).join("; ")}; limit ${limit}.`,
     fix: maxrreg ? `The flag -maxrregcount=${maxrreg} caps registers at ${maxrreg}: raise or remove it (or use __launch_bounds__), or reduce live values (smaller tiles, fewer accumulators).` : over.every((f) => (f.registers ?? 0) >= MAX_REGISTERS_PER_THREAD) ? `They already use the ${MAX_REGISTERS_PER_THREAD}-register maximum, so only fewer live values help: smaller tiles, fewer accumulators or fewer loads in flight per thread.` : `Reduce live values (smaller tiles, fewer accumulators, fewer unrolled loads), or allow more registers per thread: a __launch_bounds__(threads, minBlocks) caps them at 65536 / (threads x minBlocks), at most ${MAX_REGISTERS_PER_THREAD}.`
   };
@@ -42522,7 +42674,7 @@ var stackCheck = (label, limit, functions, _flags) => {
   return over.length === 0 ? { name: "stack_max", ok: true, problem: `${label}: stack frames within ${limit} bytes.` } : {
     name: "stack_max",
     ok: false,
-    problem: `${label}: ${over.map((f) => `${where(f)} uses ${f.stack_bytes} bytes of stack`).join("; ")}; limit ${limit}.`,
+    problem: `${label}: ${over.map((f) => `${where2(f)} uses ${f.stack_bytes} bytes of stack`).join("; ")}; limit ${limit}.`,
     fix: "A stack frame comes from local arrays indexed at run time, register spills or calls that were not inlined: index arrays with compile-time constants (fully unrolled loops), keep them in shared memory, and check the spills."
   };
 };
@@ -42535,7 +42687,7 @@ var smemCheck = (label, limit, functions, _flags) => {
   } : {
     name: "smem_max",
     ok: false,
-    problem: `${label}: ${over.map((f) => `${where(f)} uses ${f.smem_bytes} bytes of static shared memory`).join("; ")}; limit ${limit}.`,
+    problem: `${label}: ${over.map((f) => `${where2(f)} uses ${f.smem_bytes} bytes of static shared memory`).join("; ")}; limit ${limit}.`,
     fix: "Shrink the tile or the pipeline stages, or move the buffer to dynamic shared memory (extern __shared__) and raise cudaFuncAttributeMaxDynamicSharedMemorySize before launching."
   };
 };
@@ -42548,7 +42700,7 @@ var registersCheck = (label, limit, functions, _flags) => {
   } : {
     name: "registers_max",
     ok: false,
-    problem: `${label}: ${over.map((f) => `${where(f)} uses ${f.registers} registers`).join("; ")}; limit ${limit}.`,
+    problem: `${label}: ${over.map((f) => `${where2(f)} uses ${f.registers} registers`).join("; ")}; limit ${limit}.`,
     fix: "Reduce live values per thread, or bound them with __launch_bounds__(threads, blocksPerSM) and check that it does not spill."
   };
 };
@@ -42909,8 +43061,8 @@ var KNOWN_FAILURES = [
   }
 ];
 var MAX_QUOTE_CHARS = 160;
-function diagnoseOutput(text3, where2) {
-  const place = typeof where2 === "string" ? { source: where2 } : where2;
+function diagnoseOutput(text3, where3) {
+  const place = typeof where3 === "string" ? { source: where3 } : where3;
   const found = /* @__PURE__ */ new Map();
   for (const rawLine of text3.split(/\r?\n/)) {
     const line = rawLine.trim();
@@ -48561,8 +48713,8 @@ function knownFailures(kernels) {
     ];
     for (const { variant, text: text3 } of texts) {
       if (!text3) continue;
-      const where2 = { source: `kernel:${k.info.name}`, kernel: k.info.name, variant };
-      for (const d of diagnoseOutput(text3, where2)) {
+      const where3 = { source: `kernel:${k.info.name}`, kernel: k.info.name, variant };
+      for (const d of diagnoseOutput(text3, where3)) {
         const seen = found.some(
           (f) => f.code === d.code && f.kernel === d.kernel && f.variant === d.variant
         );
@@ -53604,10 +53756,10 @@ ${comment}`;
 }
 async function post(report, options, deps, reportPath) {
   if (!options.post || options.mode === "push") return void 0;
-  const where2 = options.mode === "pr" ? `the report comment on pull request #${options.prNumber ?? "?"}` : `the nightly report issue`;
+  const where3 = options.mode === "pr" ? `the report comment on pull request #${options.prNumber ?? "?"}` : `the nightly report issue`;
   if (!deps.client) {
     deps.sink.warning(
-      `No token was given, so ${where2} was not written; the report is in the job summary and ${reportPath}.`
+      `No token was given, so ${where3} was not written; the report is in the job summary and ${reportPath}.`
     );
     return void 0;
   }
@@ -53642,12 +53794,12 @@ async function post(report, options, deps, reportPath) {
   } catch (error2) {
     if (isIntegrationForbidden(error2)) {
       deps.sink.warning(
-        `Could not write ${where2}: GitHub answered 403 "Resource not accessible by integration", so this run's token is read-only. A pull_request event from a fork always gets a read-only token, and so does a workflow without 'permissions: pull-requests: write' and 'issues: write'. The report is in the job summary and ${reportPath}, and the gate's verdict still decides this step's status. To comment on pull requests from forks, measure in the pull_request workflow and publish from a workflow_run workflow (see docs/forks.md).`
+        `Could not write ${where3}: GitHub answered 403 "Resource not accessible by integration", so this run's token is read-only. A pull_request event from a fork always gets a read-only token, and so does a workflow without 'permissions: pull-requests: write' and 'issues: write'. The report is in the job summary and ${reportPath}, and the gate's verdict still decides this step's status. To comment on pull requests from forks, measure in the pull_request workflow and publish from a workflow_run workflow (see docs/forks.md).`
       );
       return void 0;
     }
     throw new Error(
-      `Could not write ${where2}: ${describeGitHubError(error2).replace(/\.$/, "")}. The report is in the job summary and ${reportPath}.`,
+      `Could not write ${where3}: ${describeGitHubError(error2).replace(/\.$/, "")}. The report is in the job summary and ${reportPath}.`,
       {
         cause: error2
       }
@@ -54214,7 +54366,7 @@ function branchStore(options) {
   const attempts = options.attempts ?? 12;
   const sleep = options.sleep ?? ((ms) => new Promise((done) => setTimeout(done, ms)));
   const random = options.random ?? Math.random;
-  const where2 = `branch ${dataBranch} of ${showRemote(options.remote)}`;
+  const where3 = `branch ${dataBranch} of ${showRemote(options.remote)}`;
   const prefix = "kernelgate history";
   let queue = Promise.resolve();
   const serial = (work) => {
@@ -54311,7 +54463,7 @@ function branchStore(options) {
         ]);
         const result = await git(["--work-tree", tree, "checkout", tip, "--", ...part], env);
         if (result.exitCode !== 0) {
-          throw new StoreError(`${prefix}: cannot read records of ${where2}: ${gitReason(result)}`);
+          throw new StoreError(`${prefix}: cannot read records of ${where3}: ${gitReason(result)}`);
         }
       }
       for (const path9 of paths) {
@@ -54332,7 +54484,7 @@ function branchStore(options) {
       if (found.length >= limit) break;
       const text3 = texts.get(path9);
       if (text3 === void 0) {
-        options.warn(`${prefix}: skipped ${path9}: it could not be read from ${where2}`);
+        options.warn(`${prefix}: skipped ${path9}: it could not be read from ${where3}`);
         skipped++;
         continue;
       }
@@ -54360,7 +54512,7 @@ function branchStore(options) {
     const fetched = await fetchTip();
     if (!fetched.ok) {
       options.warn(
-        `${prefix}: cannot read ${where2}: ${fetched.reason}. No baseline or trend is taken from the history in this run.`
+        `${prefix}: cannot read ${where3}: ${fetched.reason}. No baseline or trend is taken from the history in this run.`
       );
       return [];
     }
@@ -54410,7 +54562,7 @@ function branchStore(options) {
       });
       const first = prepared[0];
       const what = prepared.length === 1 ? "this run was" : `these ${prepared.length} runs were`;
-      const notStored = (why) => new StoreError(`${prefix}: ${what} not stored on ${where2}: ${why}`);
+      const notStored = (why) => new StoreError(`${prefix}: ${what} not stored on ${where3}: ${why}`);
       let lastReason = "";
       for (let attempt = 1; attempt <= attempts; attempt++) {
         const fetched = await fetchTip();
@@ -54480,7 +54632,7 @@ ${paths.join("\n")}
         ]);
         if (pushed.exitCode === 0) {
           options.info?.(
-            `${prefix}: stored ${added === 1 ? paths[0] : `${added} records`} on ${where2} (${commit.slice(0, 12)})`
+            `${prefix}: stored ${added === 1 ? paths[0] : `${added} records`} on ${where3} (${commit.slice(0, 12)})`
           );
           return paths;
         }
@@ -54520,7 +54672,7 @@ ${pushed.stderr}`;
     allRecords: () => serial(async () => {
       const fetched = await fetchTip();
       if (!fetched.ok) {
-        options.warn(`${prefix}: cannot read ${where2}: ${fetched.reason}.`);
+        options.warn(`${prefix}: cannot read ${where3}: ${fetched.reason}.`);
         return [];
       }
       if (fetched.tip === void 0) return [];

@@ -49,6 +49,7 @@ describe('loadConfig', () => {
       failOnBuildFailure: true,
       failOnError: true,
       failOnMeasurementError: true,
+      failOnSanitizer: true,
     });
     expect(config.correctness).toEqual({ driftFactor: 2, driftFloorRelL2: 1e-4 });
     expect(config.peaks['H100-SXM']).toEqual(DEFAULT_PEAKS['H100-SXM']);
@@ -131,7 +132,7 @@ describe('loadConfig', () => {
     [
       'an unknown policy key',
       { 'kernelgate.yml': 'policy:\n  fail_on_slowr: true\n' },
-      'kernelgate.yml: policy.fail_on_slowr is not a known field (known: fail_on_slower, fail_on_missing, fail_on_build_failure, fail_on_error, fail_on_measurement_error, fail_on_correctness, fail_on_drift)',
+      'kernelgate.yml: policy.fail_on_slowr is not a known field (known: fail_on_slower, fail_on_missing, fail_on_build_failure, fail_on_error, fail_on_measurement_error, fail_on_sanitizer, fail_on_correctness, fail_on_drift)',
     ],
     [
       'switching correctness failures off',

@@ -7,6 +7,7 @@ import { InputError } from '../results/index.js';
 import { mergeCommand } from '../shard/index.js';
 import { adapt, bench } from './adapt.js';
 import { calibrateCommand } from './calibrate.js';
+import { deepCommand } from './deep.js';
 import {
   type CliIo,
   type Command,
@@ -30,6 +31,7 @@ export const COMMANDS: Record<string, Command> = {
   dashboard: dashboardCommand,
   history: historyCommand,
   merge: (args, io) => mergeCommand(args, io, { configFrom, judgeAndPrint }),
+  deep: deepCommand(),
   adapt,
   bench,
 };

@@ -1,6 +1,7 @@
 // `kernelgate --help`.
 import { DASHBOARD_USAGE, HISTORY_USAGE } from '../history/index.js';
 import { MERGE_USAGE } from '../shard/index.js';
+import { DEEP_USAGE } from './deep.js';
 
 export const USAGE = `usage: kernelgate <command> [options]
 
@@ -16,6 +17,7 @@ commands:
   dashboard  the trend page (static HTML) from the data branch or from results files
   history  import: move a baseline-dir store onto the data branch (docs/history.md)
   merge    join the results of a split run's shards (run --shard i/n), then judge and report
+  deep     on a GPU machine: compute-sanitizer and Nsight Compute over the kernels (nightly)
 
 kernelgate report [--results FILE] [--baseline FILE] [--config DIR_OR_FILE]
                   [--kind pr|nightly] [--out FILE]
@@ -56,6 +58,7 @@ kernelgate export --results FILE --format bmf|gab-smaller|gab-bigger [--out FILE
   customBiggerIsBetter (TFLOP/s, GB/s for copies) JSON; one benchmark per timed, correct case
 
 ${MERGE_USAGE}
+${DEEP_USAGE}
 ${DASHBOARD_USAGE}
 ${HISTORY_USAGE}
 kernelgate adapt --format FORMAT --input FILE [--kernel NAME] [--reference V1,V2] [--out FILE]

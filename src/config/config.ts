@@ -94,6 +94,8 @@ export interface Config {
     failOnBuildFailure: boolean;
     failOnError: boolean;
     failOnMeasurementError: boolean;
+    /** a compute-sanitizer finding of the deep checks fails the gate */
+    failOnSanitizer: boolean;
   };
   peaks: Record<string, PeakSpec>;
   report: { title: string; maxRows: number };
@@ -143,6 +145,7 @@ interface RawConfig {
     fail_on_build_failure?: boolean;
     fail_on_error?: boolean;
     fail_on_measurement_error?: boolean;
+    fail_on_sanitizer?: boolean;
     fail_on_correctness?: boolean;
     fail_on_drift?: boolean;
   };
@@ -279,6 +282,7 @@ function configFromRaw(
       failOnBuildFailure: raw.policy?.fail_on_build_failure ?? true,
       failOnError: raw.policy?.fail_on_error ?? true,
       failOnMeasurementError: raw.policy?.fail_on_measurement_error ?? true,
+      failOnSanitizer: raw.policy?.fail_on_sanitizer ?? true,
     },
     peaks,
     report: {

@@ -4,6 +4,7 @@ import type { Comparison, CaseComparison } from './verdicts.js';
 import type { Config } from '../config/index.js';
 import { fixed, formatMs, formatRatioPct } from '../lib/index.js';
 import type { KernelgateResults } from '../results/index.js';
+import { deepProblems } from '../deep/index.js';
 import { shardProblems } from '../shard/index.js';
 import { findMeasurementErrors, type MeasurementError } from './throughput.js';
 import type { TierStatus } from './tiers.js';
@@ -147,6 +148,9 @@ export function gate(
   // with no case failed (a crash before the first case), that is no pass.
   for (const line of harnessStopped(results)) (policy.failOnError ? reasons : warnings).push(line);
   for (const line of builds) (policy.failOnBuildFailure ? reasons : warnings).push(line);
+  const deep = deepProblems(results, policy.failOnSanitizer);
+  reasons.push(...deep.reasons);
+  warnings.push(...deep.warnings);
   for (const m of measurementErrors) {
     (policy.failOnMeasurementError ? reasons : warnings).push(
       `${m.label}: measurement error: ${m.message}`,

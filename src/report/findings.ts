@@ -1,6 +1,7 @@
 // Section `findings` (partials/findings.md.mustache): findings grouped by variant and pattern.
 import type { CaseComparison, MeasurementError } from '../judge/index.js';
 import { fixed, formatRatioPct, formatSci } from '../lib/index.js';
+import { sanitizerLine } from '../deep/index.js';
 import { shardProblems } from '../shard/index.js';
 import { clip, esc, plural, rangeText } from './cells.js';
 import {
@@ -92,6 +93,22 @@ function shardFindings(f: Finder): void {
   const { results } = input;
   // A merged run's shards that did not report or failed (src/shard): they always fail the gate.
   for (const line of shardProblems(results)) blocking.push(`🧩 ${esc(line)}`);
+}
+
+function deepFindings(f: Finder): void {
+  const { input, blocking, other } = f;
+  // The nightly's compute-sanitizer runs (src/deep): a finding fails the gate under
+  // policy.fail_on_sanitizer; a run that did not finish is worth a look.
+  for (const s of input.results.deep?.sanitizer ?? []) {
+    if (s.status === 'findings') {
+      (input.config.policy.failOnSanitizer ? blocking : other).push(`🧪 ${esc(sanitizerLine(s))}`);
+    } else if (s.status === 'error') {
+      const line = (s.first_lines ?? '').split('\n')[0] ?? '';
+      other.push(
+        `🧪 ${esc(`sanitizer ${s.tool}: ${s.kernel}/${s.variant} ${s.case} did not run to the end${line ? `: ${clip(line, COMMENT_NOTE_CHARS)}` : ''}`)}`,
+      );
+    }
+  }
 }
 
 function wrongFindings(f: Finder): void {
@@ -293,6 +310,7 @@ function diagnosticFindings(f: Finder): void {
 /** The finders, in the order their findings are listed. */
 const FINDERS: readonly ((f: Finder) => void)[] = [
   shardFindings,
+  deepFindings,
   wrongFindings,
   driftFindings,
   errorFindings,

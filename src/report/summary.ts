@@ -2,6 +2,7 @@
 import { fixed } from '../lib/index.js';
 import { shardTitleParts } from '../shard/index.js';
 import { esc, KIND_WORDS, plural } from './cells.js';
+import { deepTitleParts } from './deep.js';
 import {
   blockingKinds,
   CHANGE_KINDS,
@@ -57,7 +58,7 @@ export function outcomeText(input: ReportInput, changes: Changes): string {
       : parts.join(', ');
   if (outcome === 'fail') {
     const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
-    const parts = [...shardTitleParts(input.results), ...say(kinds)];
+    const parts = [...shardTitleParts(input.results), ...deepTitleParts(input), ...say(kinds)];
     for (const b of input.results.builds ?? []) {
       if (b.status !== 'ok' && blocks.has('build')) {
         parts.push(

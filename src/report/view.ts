@@ -4,6 +4,7 @@ import { buildsView } from './builds.js';
 import { gpuName, runLink } from './cells.js';
 import { changedCasesView } from './changed-cases.js';
 import { changesView } from './changes.js';
+import { deepView } from './deep.js';
 import { diagnosticsView } from './diagnostics.js';
 import { variantChanges } from './digest.js';
 import { environmentView } from './environment.js';
@@ -57,6 +58,7 @@ export function buildView(input: ReportInput, opts: ViewOptions, digest: Digest)
     changes: changesView(input, digest.changes),
     changedCases: changedCasesView(input, digest.changes, opts, digest.measured),
     findings: findingsView(input, digest.changes, opts),
+    deep: deepView(input, opts),
     headline,
     trends: trendsView(input, opts),
     notes: comparison.notes,

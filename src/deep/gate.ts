@@ -1,0 +1,30 @@
+// The deep checks in the gate: a sanitizer finding fails it (policy.fail_on_sanitizer, default
+// true); a sanitizer run that did not finish is a warning, and so is nothing of Nsight Compute.
+import type { KernelgateResults, SanitizerRun } from '../results/index.js';
+
+function where(s: SanitizerRun): string {
+  return `sanitizer ${s.tool}: ${s.kernel}/${s.variant} ${s.case}`;
+}
+
+/** One line naming the tool, the variant, the count and the first finding. */
+export function sanitizerLine(s: SanitizerRun): string {
+  const first = s.findings?.[0];
+  const what = first ? `: ${first.what}${first.kernel ? ` in ${first.kernel}` : ''}` : '';
+  return `${where(s)}: ${s.errors} error${s.errors === 1 ? '' : 's'}${what}`;
+}
+
+export function deepProblems(
+  results: KernelgateResults,
+  failOnSanitizer: boolean,
+): { reasons: string[]; warnings: string[] } {
+  const reasons: string[] = [];
+  const warnings: string[] = [];
+  for (const s of results.deep?.sanitizer ?? []) {
+    if (s.status === 'findings') (failOnSanitizer ? reasons : warnings).push(sanitizerLine(s));
+    else if (s.status === 'error') {
+      const line = (s.first_lines ?? '').split('\n')[0] ?? '';
+      warnings.push(`${where(s)}: did not run to the end${line ? `: ${line}` : ''}`);
+    }
+  }
+  return { reasons, warnings };
+}

@@ -1,0 +1,35 @@
+// The nightly's deep checks (docs/scaling.md): compute-sanitizer over every CUDA and Triton
+// variant on a small case and Nsight Compute over the headline cases, their output read into the
+// results' `deep` section, and the gate's rule on it. The folder's only door.
+export { deepProblems, sanitizerLine } from './gate.js';
+export {
+  csvFields,
+  NCU_METRICS,
+  ncuMetricsArg,
+  ncuProblem,
+  NcuFormatError,
+  parseNcuCsv,
+  summarizeNcu,
+  type NcuLaunch,
+  type NcuSummary,
+} from './ncu.js';
+export { caseSize, DEEP_BACKENDS, ncuTargets, sanitizerTargets, type DeepTarget } from './plan.js';
+export {
+  DEEP_CHECKS,
+  findTool,
+  parseDeepChecks,
+  runDeep,
+  SANITIZER_CASE_TIMEOUT_S,
+  TOOL_FIX,
+  type DeepCheck,
+  type DeepOptions,
+  type DeepOutcome,
+} from './run.js';
+export {
+  deviceFunction,
+  parseSanitizer,
+  SANITIZER_TOOLS,
+  type SanitizerFinding,
+  type SanitizerReport,
+  type SanitizerTool,
+} from './sanitizer.js';

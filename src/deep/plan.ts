@@ -1,0 +1,97 @@
+// What the deep checks run: compute-sanitizer over every CUDA and Triton variant on its kernel's
+// smallest case, and Nsight Compute over the headline case of each kernel (its tiers' case) for
+// every CUDA and Triton variant and the kernel's tier reference (docs/scaling.md).
+import type { CaseGroup, Config, LoadedKernel, Scalar } from '../config/index.js';
+import { caseIdOf, expandGroup } from '../shard/index.js';
+
+/** The variants the deep checks look at: the code a team writes, not the libraries it calls. */
+export const DEEP_BACKENDS = ['cuda', 'triton'] as const;
+
+export interface DeepTarget {
+  kernel: string;
+  variant: string;
+  caseId: string;
+  params: Record<string, Scalar>;
+}
+
+function matchesOnly(params: Record<string, Scalar>, only: CaseGroup | undefined): boolean {
+  for (const [key, want] of Object.entries(only ?? {})) {
+    const options = Array.isArray(want) ? want : [want];
+    if (!options.includes(params[key] as Scalar)) return false;
+  }
+  return true;
+}
+
+/** A case's size: the product of its positive numeric axes (the shards' estimate's proxy). */
+export function caseSize(params: Record<string, Scalar>): number {
+  return Object.values(params)
+    .filter((v): v is number => typeof v === 'number' && v > 0)
+    .reduce((p, v) => p * v, 1);
+}
+
+function deepVariants(k: LoadedKernel) {
+  return k.manifest.variants.filter((v) =>
+    (DEEP_BACKENDS as readonly string[]).includes(v.backend ?? ''),
+  );
+}
+
+function chosen(config: Config, only: string[] | undefined): LoadedKernel[] {
+  return config.kernels.filter((k) => !only?.length || only.includes(k.manifest.name));
+}
+
+/**
+ * For the sanitizer: each CUDA and Triton variant on the smallest of its kernel's cases it runs
+ * (the smallest product of the numeric axes; ties: the first in manifest order).
+ */
+export function sanitizerTargets(config: Config, only?: string[]): DeepTarget[] {
+  const out: DeepTarget[] = [];
+  for (const k of chosen(config, only)) {
+    const cases = k.manifest.cases.flatMap(expandGroup);
+    for (const v of deepVariants(k)) {
+      let best: Record<string, Scalar> | undefined;
+      for (const params of cases) {
+        if (!matchesOnly(params, v.only)) continue;
+        if (best === undefined || caseSize(params) < caseSize(best)) best = params;
+      }
+      if (best) {
+        out.push({
+          kernel: k.manifest.name,
+          variant: v.name,
+          caseId: caseIdOf(best),
+          params: best,
+        });
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * For Nsight Compute: each kernel's headline case (its tiers' case; a kernel without tiers has
+ * none) with its CUDA and Triton variants and its tier reference, those that run the case.
+ */
+export function ncuTargets(config: Config, only?: string[]): DeepTarget[] {
+  const out: DeepTarget[] = [];
+  for (const k of chosen(config, only)) {
+    const tiers = k.manifest.tiers;
+    if (!tiers) continue;
+    const headline = expandGroup(tiers.case)[0];
+    if (!headline) continue;
+    const reference = tiers.reference ?? k.manifest.speed_reference;
+    const variants = k.manifest.variants.filter(
+      (v) =>
+        ((DEEP_BACKENDS as readonly string[]).includes(v.backend ?? '') || v.name === reference) &&
+        matchesOnly(headline, v.only),
+    );
+    const caseId = caseIdOf(headline);
+    for (const v of variants) {
+      out.push({ kernel: k.manifest.name, variant: v.name, caseId, params: headline });
+    }
+  }
+  return out;
+}
+
+/** The harness's --case-params for a case: every axis, as the harness writes values. */
+export function caseParamsArg(params: Record<string, Scalar>): string {
+  return caseIdOf(params);
+}

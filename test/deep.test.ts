@@ -1,0 +1,517 @@
+// The deep checks (src/deep, docs/scaling.md): compute-sanitizer's and Nsight Compute's output
+// read from hand-written fixtures in NVIDIA's documented formats (test/fixtures/deep/README.md),
+// the targets, the runner against scripted tools (a missing tool, no permission to the counters),
+// the gate's rule and the report's folded section.
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config/index.js';
+import {
+  deviceFunction,
+  ncuMetricsArg,
+  ncuProblem,
+  ncuTargets,
+  parseDeepChecks,
+  parseNcuCsv,
+  parseSanitizer,
+  runDeep,
+  sanitizerTargets,
+  summarizeNcu,
+} from '../src/deep/index.js';
+import { deepCommand } from '../src/cli/index.js';
+import { compare, evaluateTiers, gate } from '../src/judge/index.js';
+import { scriptedExec } from '../src/lib/index.js';
+import { renderReport } from '../src/report/index.js';
+import { loadResults, type KernelgateResults, validateResults } from '../src/results/index.js';
+
+const ROOT = join(import.meta.dirname, '..');
+const FIXTURES = join(ROOT, 'test/fixtures/deep');
+const fixture = (name: string) => readFileSync(join(FIXTURES, name), 'utf8');
+const config = loadConfig(ROOT);
+
+describe('compute-sanitizer output', () => {
+  it('reads memcheck findings, their device function and details, and the summary count', () => {
+    const r = parseSanitizer(fixture('memcheck-oob.txt'));
+    expect(r.errors).toBe(3);
+    expect(r.findings).toEqual([
+      {
+        what: 'Invalid __global__ write of size 4 bytes',
+        kernel: '_oob_store_kernel',
+        detail: [
+          'at _oob_store_kernel+0x2d0 in /work/test/python/fixtures/kernels/faulty/faulty_bench.py:412',
+          'by thread (63,0,0) in block (1,0,0)',
+          'Address 0x7f3a5e000100 is out of bounds',
+          'and is 1 bytes after the nearest allocation at 0x7f3a5e000000 of size 256 bytes',
+        ].join('\n'),
+      },
+      {
+        what: 'Invalid __global__ write of size 4 bytes',
+        kernel: 'out_of_bounds_kernel',
+        detail: [
+          'at 0x70 in memcheck_demo.cu:11:out_of_bounds_kernel(float *, int)',
+          'by thread (0,0,0) in block (0,0,0)',
+          'Address 0x87654320 is out of bounds',
+          'and is 5,498,285,758,176 bytes before the nearest allocation at 0x400100200 of size 1,024 bytes',
+        ].join('\n'),
+      },
+      {
+        what: 'Program hit cudaErrorLaunchFailure (error 719) due to "unspecified launch failure" on CUDA API call to cudaDeviceSynchronize.',
+      },
+    ]);
+    // The target's own lines ([kernelgate] ...) are not the tool's.
+    expect(r.firstLines.split('\n')[0]).toBe('Invalid __global__ write of size 4 bytes');
+    expect(r.firstLines).not.toContain('[kernelgate]');
+  });
+
+  it('reads a clean run as 0 errors and no finding', () => {
+    expect(parseSanitizer(fixture('memcheck-clean.txt'))).toEqual({
+      errors: 0,
+      findings: [],
+      firstLines: 'ERROR SUMMARY: 0 errors',
+    });
+  });
+
+  it("reads racecheck's hazards and its own summary", () => {
+    const r = parseSanitizer(fixture('racecheck-hazard.txt'));
+    expect(r.errors).toBe(2);
+    expect(r.findings.map((f) => [f.kernel, f.detail])).toEqual([
+      [
+        'sumKernel',
+        'and Read access at 0x180 in raceGroupBasic.cu:25:sumKernel(int *, int *) [16 hazards]',
+      ],
+      [
+        'bsr_wgmma_ws_kernel',
+        'and Read access at bsr_wgmma_ws_kernel(const __half *, const int *, __half *)+0x2a10 in bsr_gemm.cu:342 [128 hazards]',
+      ],
+    ]);
+  });
+
+  it("reads synccheck's and initcheck's findings", () => {
+    const sync = parseSanitizer(fixture('synccheck-barrier.txt'));
+    expect([sync.errors, sync.findings[0]?.what, sync.findings[0]?.kernel]).toEqual([
+      1,
+      'Barrier error detected. Divergent thread(s) in warp',
+      'myKernel',
+    ]);
+    const init = parseSanitizer(fixture('initcheck-uninit.txt'));
+    expect([init.errors, init.findings[0]?.what, init.findings[0]?.kernel]).toEqual([
+      1,
+      'Uninitialized __global__ memory read of size 4 bytes',
+      'attn_fwd_kernel',
+    ]);
+  });
+
+  it('has no count when the tool printed no summary (the target died first)', () => {
+    const r = parseSanitizer(fixture('sanitizer-unfinished.txt'));
+    expect(r.errors).toBeUndefined();
+    expect(r.findings).toEqual([]);
+  });
+
+  it.each([
+    ['at 0x70 in memcheck_demo.cu:6:unaligned_kernel()', 'unaligned_kernel'],
+    ['at unaligned_kernel()+0x70 in memcheck_demo.cu:6', 'unaligned_kernel'],
+    ['at _fwd_kernel+0x1a0', '_fwd_kernel'],
+    ['at void ns::k<int>(int *)+0x10 in k.cu:3', 'void ns::k<int>'],
+    ['by thread (0,0,0)', undefined],
+  ])('names the device function of %j', (line, name) => {
+    expect(deviceFunction(line)).toBe(name);
+  });
+});
+
+describe('Nsight Compute output', () => {
+  it('reads the raw page: header, units, one row per launch, grouped digits', () => {
+    const launches = parseNcuCsv(fixture('ncu-raw.csv'));
+    expect(launches.map((l) => l.kernel)).toEqual(['_attn_fwd', '_attn_fwd_reduce']);
+    expect(launches[0]?.values['gpu__time_duration.sum']).toBe(1842016);
+    expect(launches[0]?.units['gpu__time_duration.sum']).toBe('nsecond');
+    // n/a is no number.
+    expect(launches[1]?.values['smsp__pcsamp_warps_issue_stalled_wait']).toBeUndefined();
+  });
+
+  it('summarises the launches: durations summed, percentages weighted by duration, top stalls', () => {
+    const s = summarizeNcu(parseNcuCsv(fixture('ncu-raw.csv')));
+    // 1.842016 ms and 0.157984 ms: weights 0.921008 and 0.078992.
+    expect(s).toEqual({
+      deviceKernel: '_attn_fwd + 1 more',
+      launches: 2,
+      metrics: {
+        duration_ms: 2,
+        sm_throughput_pct: 69.49, // 72.45 and 35.00
+        tensor_pipe_pct: 56.37, // the larger of wgmma (61.20) and mma.sync (0.00)
+        achieved_occupancy_pct: 21.96, // 18.70 and 60.00
+        dram_throughput_pct: 26.01, // 21.37 and 80.10
+      },
+      // "selected" issued and "_not_issued" splits a reason: neither is a stall.
+      stalls: [
+        { reason: 'long_scoreboard', value: 4877 },
+        { reason: 'math_pipe_throttle', value: 2518 },
+        { reason: 'barrier', value: 1214 },
+      ],
+    });
+  });
+
+  it('says what is missing from a table that is not the raw page', () => {
+    expect(() => parseNcuCsv('==PROF== Disconnected\n')).toThrow(
+      'no "ID",... header row: this is not ncu --csv --page raw output',
+    );
+  });
+
+  it('names the fix when the counters are not permitted', () => {
+    expect(ncuProblem(fixture('ncu-nvgpuctrperm.txt'))).toBe(
+      'ncu may not read the GPU performance counters (ERR_NVGPUCTRPERM): run the job as root, or load the NVIDIA driver with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)',
+    );
+  });
+
+  it("asks for Hopper's tensor metric on Hopper only", () => {
+    expect(ncuMetricsArg('9.0')).toBe(
+      'gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,regex:^smsp__pcsamp_warps_issue_stalled_',
+    );
+    expect(ncuMetricsArg('8.9')).not.toContain('gmma');
+  });
+});
+
+describe('what the deep checks run', () => {
+  it('sanitizes every CUDA and Triton variant, each on its smallest case', () => {
+    const targets = sanitizerTargets(config);
+    expect(targets.map((t) => `${t.kernel}/${t.variant}`)).toEqual([
+      'attention/triton_fa2',
+      'attention/cuda_fa2',
+      'attention/cuda_fa_wgmma',
+      ...config.kernels
+        .find((k) => k.manifest.name === 'bsr_gemm')!
+        .manifest.variants.filter((v) => v.backend === 'cuda' || v.backend === 'triton')
+        .map((v) => `bsr_gemm/${v.name}`),
+    ]);
+    const fa2 = targets.find((t) => t.variant === 'triton_fa2');
+    expect(fa2?.caseId).toBe('dtype=fp16,B=2,H=3,S=77,D=64,causal=false');
+  });
+
+  it('profiles each headline case: the CUDA and Triton variants and the tier reference', () => {
+    const targets = ncuTargets(config, ['attention']);
+    expect(targets.map((t) => t.variant)).toEqual([
+      'triton_fa2',
+      'sdpa_default',
+      'cuda_fa2',
+      'cuda_fa_wgmma',
+    ]);
+    expect(new Set(targets.map((t) => t.caseId))).toEqual(
+      new Set(['dtype=fp16,B=16,H=96,S=4096,D=128,causal=false']),
+    );
+  });
+
+  it('reads the checks asked for, and names a bad one', () => {
+    expect(parseDeepChecks('sanitizer,ncu', 'deep')).toEqual([
+      'memcheck',
+      'racecheck',
+      'synccheck',
+      'initcheck',
+      'ncu',
+    ]);
+    expect(parseDeepChecks(' memcheck ', 'deep')).toEqual(['memcheck']);
+    expect(() => parseDeepChecks('memcheck,asan', "input 'deep'")).toThrow(
+      "input 'deep': unknown deep check 'asan'; expected sanitizer, ncu, or any of memcheck, racecheck, synccheck, initcheck, ncu",
+    );
+  });
+});
+
+describe('running the tools', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kg-deep-'));
+  const bin = mkdtempSync(join(tmpdir(), 'kg-deep-bin-'));
+  const sanitizer = join(bin, 'compute-sanitizer');
+  const ncu = join(bin, 'ncu');
+  writeFileSync(sanitizer, '');
+  writeFileSync(ncu, '');
+  const base = {
+    workspace: ROOT,
+    harnessRoot: ROOT,
+    python: 'python3',
+    kernelsDir: 'kernels',
+    outDir: dir,
+    only: ['attention'],
+    sanitizerPath: sanitizer,
+    ncuPath: ncu,
+    computeCapability: '9.0',
+    env: { PATH: '' },
+  };
+
+  it('says which tool is missing and how to get it, and runs nothing', async () => {
+    const exec = scriptedExec([]);
+    const out = await runDeep(
+      config,
+      { ...base, checks: ['memcheck', 'ncu'], sanitizerPath: undefined, ncuPath: undefined },
+      exec,
+    );
+    expect(exec.calls).toEqual([]);
+    expect(out.deep).toEqual({});
+    expect(out.diagnostics.map((d) => [d.level, d.code, d.message])).toEqual([
+      [
+        'error',
+        'deep.tool_missing',
+        'compute-sanitizer was not found on PATH, in $CUDA_HOME/bin or in /usr/local/cuda/bin: the sanitizer checks (memcheck, racecheck, synccheck, initcheck) did not run',
+      ],
+      [
+        'warning',
+        'deep.tool_missing',
+        'ncu was not found on PATH, in $CUDA_HOME/bin or in /usr/local/cuda/bin: the Nsight Compute summaries did not run',
+      ],
+    ]);
+    expect(out.diagnostics[0]?.fix).toContain('cuda-sanitizer');
+  });
+
+  it('runs the sanitizer through the harness, one variant and case, and reads its findings', async () => {
+    const exec = scriptedExec([
+      {
+        match: /--tool memcheck .* --variants triton_fa2 /,
+        result: { stdout: fixture('memcheck-oob.txt'), exitCode: 1 },
+      },
+      { match: /--tool memcheck /, result: { stdout: fixture('memcheck-clean.txt') } },
+    ]);
+    const out = await runDeep(config, { ...base, checks: ['memcheck'] }, exec);
+    expect(exec.calls[0]).toBe(
+      `${sanitizer} --tool memcheck --target-processes all python3 -m kernels.harness --kernels kernels --out ${dir}/sanitizer/memcheck/attention-triton_fa2.json --only attention --variants triton_fa2 --case-params dtype=fp16,B=2,H=3,S=77,D=64,causal=false --no-timing --seeds 1 --gpus 1 --timeout-per-case 900`,
+    );
+    const runs = out.deep.sanitizer ?? [];
+    expect(runs.map((s) => [s.variant, s.status, s.errors])).toEqual([
+      ['triton_fa2', 'findings', 3],
+      // The harness wrote no results here (a scripted tool): a clean summary over nothing is no pass.
+      ['cuda_fa2', 'error', 0],
+      ['cuda_fa_wgmma', 'error', 0],
+    ]);
+    expect(runs[1]?.first_lines).toBe(
+      'memcheck saw nothing of the variant: the harness wrote no results',
+    );
+    expect(readFileSync(join(dir, 'sanitizer/memcheck/attention-triton_fa2.log'), 'utf8')).toBe(
+      fixture('memcheck-oob.txt'),
+    );
+  });
+
+  it('profiles with ncu between the profiler start and stop, then reads the raw page', async () => {
+    const exec = scriptedExec([
+      {
+        match: /--import .*attention-triton_fa2\.ncu-rep/,
+        result: { stdout: fixture('ncu-raw.csv') },
+      },
+      { match: /--profile-from-start off .* --variant triton_fa2 /, result: {} },
+      {
+        match: /--profile-from-start off .* --variant sdpa_default /,
+        result: { stdout: fixture('ncu-nvgpuctrperm.txt') },
+      },
+    ]);
+    const out = await runDeep(config, { ...base, checks: ['ncu'] }, exec);
+    expect(exec.calls[0]).toContain(
+      '--target-processes all --profile-from-start off --metrics gpu__time_duration.sum,',
+    );
+    expect(exec.calls[0]).toContain(
+      'python3 -m kernels.harness.profile_one --kernels kernels --kernel attention --variant triton_fa2 --case-params dtype=fp16,B=16,H=96,S=4096,D=128,causal=false',
+    );
+    const runs = out.deep.ncu ?? [];
+    expect(runs[0]).toMatchObject({
+      variant: 'triton_fa2',
+      status: 'ok',
+      device_kernel: '_attn_fwd + 1 more',
+      metrics: { duration_ms: 2 },
+      report: `${dir}/ncu/attention-triton_fa2.ncu-rep`,
+    });
+    // No permission: said once, and the other targets are not tried.
+    expect(runs.map((n) => [n.variant, n.status])).toEqual([
+      ['triton_fa2', 'ok'],
+      ['sdpa_default', 'error'],
+    ]);
+    expect(out.diagnostics.map((d) => d.code)).toEqual(['deep.ncu_permission']);
+  });
+});
+
+function withDeep(results: KernelgateResults, deep: KernelgateResults['deep']) {
+  return validateResults({ ...results, deep }, 'test');
+}
+
+function judged(results: KernelgateResults, cfg = config) {
+  const comparison = compare(results, undefined, cfg);
+  const tiers = evaluateTiers(results, cfg);
+  const g = gate(comparison, tiers, results, cfg);
+  return {
+    g,
+    rendered: renderReport({ kind: 'nightly', results, comparison, tiers, gate: g, config: cfg }),
+  };
+}
+
+describe('the gate and the nightly report', { timeout: 120_000 }, () => {
+  const push = loadResults(join(ROOT, 'test/fixtures/recorded/push/results.json'));
+  const oob = parseSanitizer(fixture('memcheck-oob.txt'));
+  const deep: KernelgateResults['deep'] = {
+    sanitizer: [
+      {
+        tool: 'memcheck',
+        kernel: 'attention',
+        variant: 'triton_fa2',
+        case: 'dtype=fp16,B=2,H=3,S=77,D=64,causal=false',
+        status: 'findings',
+        errors: 3,
+        findings: [
+          { ...oob.findings[0]!, detail: '<img src=x onerror=alert(1)> ``` @everyone' },
+          ...oob.findings.slice(1),
+        ],
+      },
+      {
+        tool: 'racecheck',
+        kernel: 'attention',
+        variant: 'triton_fa2',
+        case: 'dtype=fp16,B=2,H=3,S=77,D=64,causal=false',
+        status: 'clean',
+        errors: 0,
+      },
+      {
+        tool: 'memcheck',
+        kernel: 'attention',
+        variant: 'cuda_fa2',
+        case: 'dtype=fp16,B=2,H=3,S=77,D=64,causal=false',
+        status: 'error',
+        errors: 0,
+        first_lines: 'memcheck printed no ERROR SUMMARY (exit status 1); the output’s last lines:',
+      },
+    ],
+    ncu: [
+      {
+        kernel: 'attention',
+        variant: 'triton_fa2',
+        case: 'dtype=fp16,B=16,H=96,S=4096,D=128,causal=false',
+        status: 'ok',
+        device_kernel: '_attn_fwd',
+        metrics: { duration_ms: 2.5, sm_throughput_pct: 69.49, tensor_pipe_pct: 56.37 },
+        stalls: [{ reason: 'long_scoreboard', value: 4877 }],
+      },
+    ],
+  };
+
+  it('fails the nightly on a sanitizer finding, naming tool, variant and the first finding', () => {
+    const { g } = judged(withDeep(push, deep));
+    const line =
+      'sanitizer memcheck: attention/triton_fa2 dtype=fp16,B=2,H=3,S=77,D=64,causal=false: 3 errors: Invalid __global__ write of size 4 bytes in _oob_store_kernel';
+    expect(g.verdict).toBe('fail');
+    expect(g.reasons).toContain(line);
+    expect(g.warnings).toContain(
+      'sanitizer memcheck: attention/cuda_fa2 dtype=fp16,B=2,H=3,S=77,D=64,causal=false: did not run to the end: memcheck printed no ERROR SUMMARY (exit status 1); the output’s last lines:',
+    );
+    const lenient = { ...config, policy: { ...config.policy, failOnSanitizer: false } };
+    const relaxed = judged(withDeep(push, deep), lenient).g;
+    expect(relaxed.reasons).not.toContain(line);
+    expect(relaxed.warnings).toContain(line);
+  });
+
+  it('folds the section: a row per variant and tool, each finding fenced, ncu metrics', () => {
+    const { rendered } = judged(withDeep(push, deep));
+    const { comment } = rendered;
+    expect(comment).toMatch(
+      /^## kernelgate nightly: ❌ fail: attention\/triton\\_fa2 sanitizer findings \(memcheck\)/m,
+    );
+    expect(comment).toContain(
+      '<details><summary>compute-sanitizer: ❌ 1 run with findings, 1 that did not finish, of 3 runs over 2 variants</summary>',
+    );
+    expect(comment).toContain(
+      [
+        '| variant | case | memcheck | racecheck | synccheck | initcheck |',
+        '| :- | :- | :-: | :-: | :-: | :-: |',
+        '| attention/triton\\_fa2 | dtype=fp16,B=2,H=3,S=77,D=64,causal=false | ❌ 3 | ✅ 0 | | |',
+        '| attention/cuda\\_fa2 | dtype=fp16,B=2,H=3,S=77,D=64,causal=false | 💥 did not finish | | | |',
+      ].join('\n'),
+    );
+    // The tool's text is fenced with a fence longer than any backtick run in it: inert.
+    expect(comment).toContain(
+      '````\nInvalid __global__ write of size 4 bytes  [_oob_store_kernel]\n    <img src=x onerror=alert(1)> ``` @everyone\n',
+    );
+    expect(comment).toContain(
+      '<details><summary>Nsight Compute: 1 variant on the headline case: attention dtype=fp16,B=16,H=96,S=4096,D=128,causal=false</summary>',
+    );
+    expect(comment).toContain(
+      '| attention/triton\\_fa2 | \\_attn\\_fwd | 2.500 | 69.5 | 56.4 | | | long\\_scoreboard |',
+    );
+    expect(comment).toContain('- 🧪 sanitizer memcheck: attention/triton\\_fa2');
+  });
+
+  it('shows nothing of deep checks in a run without them', () => {
+    const { rendered } = judged(push);
+    expect(rendered.full).not.toContain('Deep checks');
+  });
+});
+
+describe('kernelgate deep', { timeout: 120_000 }, () => {
+  async function deep(exec: ReturnType<typeof scriptedExec>, ...argv: string[]) {
+    let stdout = '';
+    let stderr = '';
+    const status = await deepCommand(exec)(argv, {
+      stdout: (t) => (stdout += t),
+      stderr: (t) => (stderr += t),
+      cwd: ROOT,
+    });
+    return { status, stdout, stderr };
+  }
+
+  it('adds the findings to the results, judges them, and fails on a sanitizer finding', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'kg-deep-cli-'));
+    const bin = mkdtempSync(join(tmpdir(), 'kg-deep-cli-bin-'));
+    const sanitizer = join(bin, 'compute-sanitizer');
+    writeFileSync(sanitizer, '');
+    const exec = scriptedExec([
+      {
+        match: /--tool memcheck .* --variants triton_fa2 /,
+        result: { stdout: fixture('memcheck-oob.txt'), exitCode: 1 },
+      },
+      { match: /--tool memcheck /, result: { stdout: fixture('memcheck-clean.txt') } },
+    ]);
+    const r = await deep(
+      exec,
+      ...['--checks', 'memcheck', '--only', 'attention', '--out-dir', out],
+      ...[
+        '--builds',
+        join(out, 'none.json'),
+        '--sanitizer',
+        sanitizer,
+        '--out',
+        join(out, 'report.md'),
+      ],
+    );
+    expect(r.status).toBe(1);
+    expect(r.stdout).toContain(
+      '  fail: sanitizer memcheck: attention/triton_fa2 dtype=fp16,B=2,H=3,S=77,D=64,causal=false: 3 errors: Invalid __global__ write of size 4 bytes in _oob_store_kernel',
+    );
+    const written = loadResults(join(out, 'results.json'));
+    expect(written.run.harness).toBe('kernelgate deep');
+    expect(written.deep?.sanitizer?.map((s) => s.status)).toEqual(['findings', 'error', 'error']);
+    expect(readFileSync(join(out, 'report.md'), 'utf8')).toContain('### Deep checks');
+  });
+
+  it('names the missing tool and the fix, and does not crash', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'kg-deep-cli-'));
+    const r = await deep(
+      scriptedExec([]),
+      ...['--checks', 'sanitizer,ncu', '--out-dir', out, '--builds', join(out, 'none.json')],
+      ...['--sanitizer', '/nonexistent/compute-sanitizer', '--ncu', '/nonexistent/ncu'],
+      ...['--out', join(out, 'report.md')],
+    );
+    expect(r.stderr).toContain(
+      "warning: compute-sanitizer was not found at /nonexistent/compute-sanitizer: the sanitizer checks (memcheck, racecheck, synccheck, initcheck) did not run (fix: install the CUDA toolkit's compute-sanitizer",
+    );
+    expect(r.stderr).toContain(
+      'warning: ncu was not found at /nonexistent/ncu: the Nsight Compute summaries did not run (fix: install Nsight Compute',
+    );
+    expect(r.status).toBe(0);
+    expect(loadResults(join(out, 'results.json')).diagnostics.map((d) => d.code)).toEqual(
+      expect.arrayContaining(['deep.tool_missing']),
+    );
+  });
+
+  it('refuses an unknown check by name', async () => {
+    const { runCli } = await import('../src/cli/index.js');
+    let stderr = '';
+    const status = await runCli(['deep', '--checks', 'asan'], {
+      stdout: () => undefined,
+      stderr: (t) => (stderr += t),
+      cwd: ROOT,
+    });
+    expect(status).toBe(2);
+    expect(stderr).toContain(
+      "kernelgate deep: --checks: unknown deep check 'asan'; expected sanitizer, ncu, or any of memcheck, racecheck, synccheck, initcheck, ncu",
+    );
+  });
+});
