@@ -515,3 +515,13 @@ describe('kernelgate deep', { timeout: 120_000 }, () => {
     );
   });
 });
+
+describe('the planted out-of-bounds write', () => {
+  it('is a sanitizer target of the planted-fault module, on the case it runs', () => {
+    const faulty = loadConfig(join(FIXTURES, 'faulty-config'));
+    expect(sanitizerTargets(faulty).map((t) => `${t.kernel}/${t.variant} ${t.caseId}`)).toEqual([
+      'faulty/library dtype=fp32,n=64',
+      'faulty/oob_store dtype=fp32,n=100',
+    ]);
+  });
+});
