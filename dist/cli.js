@@ -19973,6 +19973,7 @@ function workOf(work, params) {
 }
 
 // src/adapters/notes.ts
+var UNPAIRED = "not timed against the base revision";
 function toolName(a) {
   return a.tool ?? a.format;
 }
@@ -19985,6 +19986,12 @@ function annotateAdapted(comparison, results) {
     if (!a || !c.current) continue;
     if (c.correctness === "UNCHECKED") {
       c.correctnessReason = `not verified: ${toolName(a)} checks no results, so this case cannot PASS`;
+    }
+    if (!c.current.paired && c.perfNote?.startsWith(UNPAIRED)) {
+      c.perfNote = c.perfNote.replace(
+        UNPAIRED,
+        a.format === "command" ? `${UNPAIRED}: its folder is not in the base revision` : `${UNPAIRED}: ${toolName(a)} output is read once, from the head (only command benchmarks run in both trees)`
+      );
     }
     const timing = c.current.status === "ok" ? c.current.timing : void 0;
     if (timing && timing.samples_ms.length === 0) {

@@ -325,7 +325,9 @@ describe('paired A/B through the command adapter in the measuring run', () => {
     mkdirSync(join(head, 'bench', 'new'));
     const base = mkdtempSync(join(tmpdir(), 'kg-measure-base-'));
     cpSync(join(head, 'bench', 'timer.py'), join(base, 'bench', 'timer.py'));
-    const { results, lines } = await measured(head, { base: { root: base, sha: BASE_SHA } });
+    const { config, results, lines } = await measured(head, {
+      base: { root: base, sha: BASE_SHA },
+    });
     expect(lines).toContain(`  rooted/main default: python3 ${head}/bench/timer.py --ms 5`);
     expect(lines).toContain(`  rooted/main default: python3 ${base}/bench/timer.py --ms 5 (base)`);
     expect(results.cases.find((c) => c.kernel === 'rooted')?.paired?.base_status).toBe('ok');
@@ -333,6 +335,10 @@ describe('paired A/B through the command adapter in the measuring run', () => {
       '  new_one: not paired: the base revision has no bench/new (its commands run in the head only)',
     );
     expect(results.cases.find((c) => c.kernel === 'new_one')?.paired).toBeUndefined();
+    const { comparison } = judge(results, undefined, config, 'pr');
+    expect(comparison.cases.find((c) => c.kernel === 'new_one')?.perfNote).toBe(
+      'not timed against the base revision: its folder is not in the base revision; no stored baseline',
+    );
   }, 60_000);
 });
 

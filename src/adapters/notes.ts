@@ -6,6 +6,9 @@ import type { KernelgateResults } from '../results/index.js';
 
 type AdapterInfo = NonNullable<KernelgateResults['kernels'][number]['adapter']>;
 
+/** compare()'s note on a case a paired run did not pair (src/judge/performance.ts). */
+const UNPAIRED = 'not timed against the base revision';
+
 function toolName(a: AdapterInfo): string {
   return a.tool ?? a.format;
 }
@@ -20,6 +23,15 @@ export function annotateAdapted(comparison: Comparison, results: KernelgateResul
     if (!a || !c.current) continue;
     if (c.correctness === 'UNCHECKED') {
       c.correctnessReason = `not verified: ${toolName(a)} checks no results, so this case cannot PASS`;
+    }
+    // A paired run pairs only what kernelgate runs in both trees: a tool's file is the head's alone.
+    if (!c.current.paired && c.perfNote?.startsWith(UNPAIRED)) {
+      c.perfNote = c.perfNote.replace(
+        UNPAIRED,
+        a.format === 'command'
+          ? `${UNPAIRED}: its folder is not in the base revision`
+          : `${UNPAIRED}: ${toolName(a)} output is read once, from the head (only command benchmarks run in both trees)`,
+      );
     }
     const timing = c.current.status === 'ok' ? c.current.timing : undefined;
     if (timing && timing.samples_ms.length === 0) {
