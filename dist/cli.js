@@ -18614,7 +18614,7 @@ var config_schema_default = {
           variants: {
             type: "object",
             minProperties: 1,
-            description: "command: variant name to the command line, with {param} placeholders ({{ and }} for braces)",
+            description: "command: variant name to the command line, with {param} placeholders, {case} (the case id) and {root} (the checkout it runs for: the head, or the base revision in paired A/B) ({{ and }} for braces)",
             additionalProperties: { type: "string", minLength: 1 }
           },
           cases: {
