@@ -8,6 +8,7 @@ import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runCli, type CliIo } from '../src/cli/index.js';
 import { loadConfig } from '../src/config/index.js';
 import { scriptedExec } from '../src/lib/index.js';
 import type { LineExec, MeasureOptions, ProgressLog } from '../src/measure/index.js';
@@ -374,5 +375,33 @@ describe("seed 000's CUTLASS Example 88 run as a command benchmark", () => {
       'benchmark fmha_cutlass/example:tma ws cooperative 128x64x64 B=1,H=1,Q=128,K=128,D=64 reads 0.0193 TFLOPS of H100-SXM\'s 989.4 TFLOPS bf16 peak (0.0020 %): under 0.1 % of the datasheet peak over 50 µs or more is no tuning gap but a fallback path (seed 000: CUTLASS Example 88 at 0.0193 TFLOPS on an H100, a CUDA 13 runtime on a CUDA 12.8 driver through cuda-compat, "Arch conditional MMA instruction used without targeting appropriate compute capability" in its output).',
     );
     expect(slow?.level).toBe('warning');
+  }, 60_000);
+});
+
+describe('kernelgate bench (the command line) runs the same checks', () => {
+  it("names seed 000's arch-conditional trap in what the benchmark printed", async () => {
+    const ws = workspace(
+      `  - name: fmha_cutlass
+    format: command
+    variants:
+      example: cat ${SEED_LOG}
+    cases: [{ B: 1, H: 1, Q: 128, K: 128, D: 64 }]
+    repeat: 2
+    metric: { regex: '^\\s*(?<variant>[^:\\n]+?):\\s+(?<value>[0-9.]+) TFLOPS/s', unit: tflops }
+    work: { flops: "4*B*H*Q*K*D" }
+`,
+      { kernels: false },
+    );
+    let stderr = '';
+    const io: CliIo = { stdout: () => undefined, stderr: (t) => void (stderr += t), cwd: ws };
+    expect(await runCli(['bench', '--out-dir', 'out', '--out', 'report.md'], io)).toBe(0);
+    expect(stderr).toContain(`fmha_cutlass/example B=1,H=1,Q=128,K=128,D=64: cat ${SEED_LOG}`);
+    const results = JSON.parse(
+      readFileSync(join(ws, 'out', 'results.json'), 'utf8'),
+    ) as KernelgateResults;
+    expect(results.diagnostics.map((d) => `${d.code} ${d.kernel}/${d.variant}`)).toEqual([
+      'cuda.arch_conditional_mma fmha_cutlass/example',
+    ]);
+    expect(readFileSync(join(ws, 'report.md'), 'utf8')).toContain('cuda.arch\\_conditional\\_mma');
   }, 60_000);
 });

@@ -379,6 +379,8 @@ export async function runBenchmarks(
     diagnostics?: Diagnostic[];
     gitSha?: string;
     baseSha?: string;
+    /** what else to say about the benchmarks once they ran (the doctor's checks, src/measure) */
+    findings?: (ran: AdaptedKernel[], chosen: BenchmarkConfig[]) => Promise<Diagnostic[]>;
   },
 ): Promise<KernelgateResults> {
   const chosen = benchmarks.filter((b) => !options.only?.length || options.only.includes(b.name));
@@ -386,11 +388,13 @@ export async function runBenchmarks(
   const kernels: AdaptedKernel[] = [];
   for (const bench of chosen) kernels.push(await runBenchmark(bench, options));
   const paired = kernels.some((k) => k.info.adapter?.paired);
+  const findings = options.findings ? await options.findings(kernels, chosen) : [];
+  const diagnostics = [...(options.diagnostics ?? []), ...findings];
   return resultsOf(kernels, {
     startedAt,
     ...(options.command !== undefined ? { command: options.command } : {}),
     ...(options.environment ? { environment: options.environment } : {}),
-    ...(options.diagnostics ? { diagnostics: options.diagnostics } : {}),
+    ...(diagnostics.length ? { diagnostics } : {}),
     ...(options.gitSha !== undefined ? { gitSha: options.gitSha } : {}),
     ...(paired && options.baseRoot !== undefined
       ? {

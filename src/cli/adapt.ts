@@ -10,7 +10,7 @@ import {
   runBenchmarks,
 } from '../adapters/index.js';
 import { actionsExec } from '../lib/index.js';
-import { runDoctor } from '../measure/index.js';
+import { benchmarkFindings, runDoctor, slowPathChecks } from '../measure/index.js';
 import { InputError, loadResults, validateResults } from '../results/index.js';
 import { UsageError } from './cli.js';
 import {
@@ -71,6 +71,9 @@ export const adapt: Command = async (args, io) => {
   return EXIT_PASS;
 };
 
+/** Without --doctor the driver is unknown: the binaries' runtime is not checked against it. */
+const NO_DRIVER = { gpu: { name: 'unknown', sku: 'unknown' } };
+
 export const bench: Command = async (args, io) => {
   const { values } = parseArgs({
     args,
@@ -116,9 +119,19 @@ export const bench: Command = async (args, io) => {
       command: `kernelgate bench ${args.join(' ')}`.trim(),
       ...(doctor ? { environment: doctor.environment, diagnostics: doctor.diagnostics } : {}),
       log: (line) => io.stderr(`${line}\n`),
+      // The doctor's checks of what ran: known failures in their output, binaries' CUDA runtime.
+      findings: (ran, chosen) =>
+        benchmarkFindings(
+          ran,
+          chosen,
+          doctor?.environment ?? NO_DRIVER,
+          config.rootDir,
+          actionsExec(),
+        ),
     }),
     'the benchmark results',
   );
+  results.diagnostics.push(...slowPathChecks(results, names, config));
   const outDir = resolve(io.cwd, values['out-dir']);
   mkdirSync(outDir, { recursive: true });
   const resultsPath = join(outDir, 'results.json');

@@ -128,12 +128,32 @@ async function runEach(
     deps.log.info(summary(kernel, (now() - t) / 1000));
     kernels.push(kernel);
   }
-  const diagnostics = [...knownFailures(kernels)];
-  diagnostics.push(
-    ...(await benchmarkBinaryChecks(benchmarks, options.environment, config.rootDir, deps.exec)),
+  const diagnostics = await benchmarkFindings(
+    kernels,
+    benchmarks,
+    options.environment,
+    config.rootDir,
+    deps.exec,
   );
   const paired = kernels.some((k) => k.cases.some((c) => c.paired !== undefined));
   return { kernels, diagnostics, ...(paired && baseRoot ? { pairedRoot: baseRoot } : {}) };
+}
+
+/**
+ * What the doctor finds in benchmarks that ran: known CUDA failures in what they printed, and
+ * binaries whose CUDA runtime is newer than the driver's (`kernelgate bench` calls it too).
+ */
+export async function benchmarkFindings(
+  kernels: AdaptedKernel[],
+  benchmarks: readonly BenchmarkConfig[],
+  environment: Environment,
+  root: string,
+  exec: Exec,
+): Promise<Diagnostic[]> {
+  return [
+    ...knownFailures(kernels),
+    ...(await benchmarkBinaryChecks(benchmarks, environment, root, exec)),
+  ];
 }
 
 /**

@@ -1,6 +1,7 @@
 // Measuring on the runner: the doctor, the build, the Python harness, the paired base revision,
 // merged into one results document. The folder's only door.
 export * from './base-revision.js';
+export * from './benchmarks.js';
 export * from './build/index.js';
 export * from './diagnose.js';
 export * from './doctor/index.js';
