@@ -8182,8 +8182,8 @@ var require_pool_stats = __commonJS({
     var { kFree, kConnected, kPending, kQueued, kRunning, kSize } = require_symbols();
     var kPool = /* @__PURE__ */ Symbol("pool");
     var PoolStats = class {
-      constructor(pool) {
-        this[kPool] = pool;
+      constructor(pool2) {
+        this[kPool] = pool2;
       }
       get connected() {
         return this[kPool][kConnected];
@@ -8234,35 +8234,35 @@ var require_pool_base = __commonJS({
         this[kQueue] = new FixedQueue();
         this[kClients] = [];
         this[kQueued] = 0;
-        const pool = this;
+        const pool2 = this;
         this[kOnDrain] = function onDrain(origin, targets) {
-          const queue = pool[kQueue];
+          const queue = pool2[kQueue];
           let needDrain = false;
           while (!needDrain) {
             const item = queue.shift();
             if (!item) {
               break;
             }
-            pool[kQueued]--;
+            pool2[kQueued]--;
             needDrain = !this.dispatch(item.opts, item.handler);
           }
           this[kNeedDrain] = needDrain;
-          if (!this[kNeedDrain] && pool[kNeedDrain]) {
-            pool[kNeedDrain] = false;
-            pool.emit("drain", origin, [pool, ...targets]);
+          if (!this[kNeedDrain] && pool2[kNeedDrain]) {
+            pool2[kNeedDrain] = false;
+            pool2.emit("drain", origin, [pool2, ...targets]);
           }
-          if (pool[kClosedResolve] && queue.isEmpty()) {
-            Promise.all(pool[kClients].map((c) => c.close())).then(pool[kClosedResolve]);
+          if (pool2[kClosedResolve] && queue.isEmpty()) {
+            Promise.all(pool2[kClients].map((c) => c.close())).then(pool2[kClosedResolve]);
           }
         };
         this[kOnConnect] = (origin, targets) => {
-          pool.emit("connect", origin, [pool, ...targets]);
+          pool2.emit("connect", origin, [pool2, ...targets]);
         };
         this[kOnDisconnect] = (origin, targets, err) => {
-          pool.emit("disconnect", origin, [pool, ...targets], err);
+          pool2.emit("disconnect", origin, [pool2, ...targets], err);
         };
         this[kOnConnectionError] = (origin, targets, err) => {
-          pool.emit("connectionError", origin, [pool, ...targets], err);
+          pool2.emit("connectionError", origin, [pool2, ...targets], err);
         };
         this[kStats] = new PoolStats(this);
       }
@@ -8516,22 +8516,22 @@ var require_balanced_pool = __commonJS({
       }
       addUpstream(upstream) {
         const upstreamOrigin = parseOrigin(upstream).origin;
-        if (this[kClients].find((pool2) => pool2[kUrl].origin === upstreamOrigin && pool2.closed !== true && pool2.destroyed !== true)) {
+        if (this[kClients].find((pool3) => pool3[kUrl].origin === upstreamOrigin && pool3.closed !== true && pool3.destroyed !== true)) {
           return this;
         }
-        const pool = this[kFactory](upstreamOrigin, Object.assign({}, this[kOptions]));
-        this[kAddClient](pool);
-        pool.on("connect", () => {
-          pool[kWeight] = Math.min(this[kMaxWeightPerServer], pool[kWeight] + this[kErrorPenalty]);
+        const pool2 = this[kFactory](upstreamOrigin, Object.assign({}, this[kOptions]));
+        this[kAddClient](pool2);
+        pool2.on("connect", () => {
+          pool2[kWeight] = Math.min(this[kMaxWeightPerServer], pool2[kWeight] + this[kErrorPenalty]);
         });
-        pool.on("connectionError", () => {
-          pool[kWeight] = Math.max(1, pool[kWeight] - this[kErrorPenalty]);
+        pool2.on("connectionError", () => {
+          pool2[kWeight] = Math.max(1, pool2[kWeight] - this[kErrorPenalty]);
           this._updateBalancedPoolStats();
         });
-        pool.on("disconnect", (...args) => {
+        pool2.on("disconnect", (...args) => {
           const err = args[2];
           if (err && err.code === "UND_ERR_SOCKET") {
-            pool[kWeight] = Math.max(1, pool[kWeight] - this[kErrorPenalty]);
+            pool2[kWeight] = Math.max(1, pool2[kWeight] - this[kErrorPenalty]);
             this._updateBalancedPoolStats();
           }
         });
@@ -8550,9 +8550,9 @@ var require_balanced_pool = __commonJS({
       }
       removeUpstream(upstream) {
         const upstreamOrigin = parseOrigin(upstream).origin;
-        const pool = this[kClients].find((pool2) => pool2[kUrl].origin === upstreamOrigin && pool2.closed !== true && pool2.destroyed !== true);
-        if (pool) {
-          this[kRemoveClient](pool);
+        const pool2 = this[kClients].find((pool3) => pool3[kUrl].origin === upstreamOrigin && pool3.closed !== true && pool3.destroyed !== true);
+        if (pool2) {
+          this[kRemoveClient](pool2);
         }
         return this;
       }
@@ -8567,16 +8567,16 @@ var require_balanced_pool = __commonJS({
         if (!dispatcher) {
           return;
         }
-        const allClientsBusy = this[kClients].map((pool) => pool[kNeedDrain]).reduce((a, b) => a && b, true);
+        const allClientsBusy = this[kClients].map((pool2) => pool2[kNeedDrain]).reduce((a, b) => a && b, true);
         if (allClientsBusy) {
           return;
         }
         let counter = 0;
-        let maxWeightIndex = this[kClients].findIndex((pool) => !pool[kNeedDrain]);
+        let maxWeightIndex = this[kClients].findIndex((pool2) => !pool2[kNeedDrain]);
         while (counter++ < this[kClients].length) {
           this[kIndex] = (this[kIndex] + 1) % this[kClients].length;
-          const pool = this[kClients][this[kIndex]];
-          if (pool[kWeight] > this[kClients][maxWeightIndex][kWeight] && !pool[kNeedDrain]) {
+          const pool2 = this[kClients][this[kIndex]];
+          if (pool2[kWeight] > this[kClients][maxWeightIndex][kWeight] && !pool2[kNeedDrain]) {
             maxWeightIndex = this[kIndex];
           }
           if (this[kIndex] === 0) {
@@ -8585,8 +8585,8 @@ var require_balanced_pool = __commonJS({
               this[kCurrentWeight] = this[kMaxWeightPerServer];
             }
           }
-          if (pool[kWeight] >= this[kCurrentWeight] && !pool[kNeedDrain]) {
-            return pool;
+          if (pool2[kWeight] >= this[kCurrentWeight] && !pool2[kNeedDrain]) {
+            return pool2;
           }
         }
         this[kCurrentWeight] = this[kClients][maxWeightIndex][kWeight];
@@ -12037,10 +12037,10 @@ var require_headers = __commonJS({
         const lowercaseName = isLowerCase ? name : name.toLowerCase();
         const exists3 = this[kHeadersMap].get(lowercaseName);
         if (exists3) {
-          const delimiter3 = lowercaseName === "cookie" ? "; " : ", ";
+          const delimiter4 = lowercaseName === "cookie" ? "; " : ", ";
           this[kHeadersMap].set(lowercaseName, {
             name: exists3.name,
-            value: `${exists3.value}${delimiter3}${value}`
+            value: `${exists3.value}${delimiter4}${value}`
           });
         } else {
           this[kHeadersMap].set(lowercaseName, { name, value });
@@ -34248,15 +34248,15 @@ function issueFileCommand(command, message) {
   });
 }
 function prepareKeyValueMessage(key, value) {
-  const delimiter3 = `ghadelimiter_${crypto.randomUUID()}`;
+  const delimiter4 = `ghadelimiter_${crypto.randomUUID()}`;
   const convertedValue = toCommandValue(value);
-  if (key.includes(delimiter3)) {
-    throw new Error(`Unexpected input: name should not contain the delimiter "${delimiter3}"`);
+  if (key.includes(delimiter4)) {
+    throw new Error(`Unexpected input: name should not contain the delimiter "${delimiter4}"`);
   }
-  if (convertedValue.includes(delimiter3)) {
-    throw new Error(`Unexpected input: value should not contain the delimiter "${delimiter3}"`);
+  if (convertedValue.includes(delimiter4)) {
+    throw new Error(`Unexpected input: value should not contain the delimiter "${delimiter4}"`);
   }
-  return `${key}<<${delimiter3}${os2.EOL}${convertedValue}${os2.EOL}${delimiter3}`;
+  return `${key}<<${delimiter4}${os2.EOL}${convertedValue}${os2.EOL}${delimiter4}`;
 }
 
 // node_modules/@actions/core/lib/core.js
@@ -37442,7 +37442,7 @@ var config_schema_default = {
           variants: {
             type: "object",
             minProperties: 1,
-            description: "command: variant name to the command line, with {param} placeholders, {case} (the case id) and {root} (the checkout it runs for: the head, or the base revision in paired A/B) ({{ and }} for braces)",
+            description: "command: variant name to the command line, with {param} placeholders ({{ and }} for braces)",
             additionalProperties: { type: "string", minLength: 1 }
           },
           cases: {
@@ -39335,6 +39335,186 @@ function deepProblems(results, failOnSanitizer) {
   return { reasons, warnings };
 }
 
+// src/deep/ncu.ts
+var NCU_METRICS = {
+  duration: "gpu__time_duration.sum",
+  sm: "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+  /** mma.sync tensor work (Ampere and later) */
+  tensorHmma: "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+  /** Hopper's warpgroup MMA (wgmma) */
+  tensorGmma: "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active",
+  occupancy: "sm__warps_active.avg.pct_of_peak_sustained_active",
+  dram: "dram__throughput.avg.pct_of_peak_sustained_elapsed"
+};
+var NCU_STALL_PREFIX = "smsp__pcsamp_warps_issue_stalled_";
+var NCU_STALLS_SHOWN = 3;
+function ncuMetricsArg(computeCapability) {
+  const major = Number((computeCapability ?? "").split(".")[0]);
+  const names = [
+    NCU_METRICS.duration,
+    NCU_METRICS.sm,
+    NCU_METRICS.tensorHmma,
+    ...major >= 9 ? [NCU_METRICS.tensorGmma] : [],
+    NCU_METRICS.occupancy,
+    NCU_METRICS.dram,
+    `regex:^${NCU_STALL_PREFIX}`
+  ];
+  return names.join(",");
+}
+function csvFields(line) {
+  const out = [];
+  let field3 = "";
+  let quoted = false;
+  for (let i = 0; i < line.length; i++) {
+    const ch = line[i];
+    if (quoted) {
+      if (ch === '"' && line[i + 1] === '"') {
+        field3 += '"';
+        i++;
+      } else if (ch === '"') quoted = false;
+      else field3 += ch;
+    } else if (ch === '"') quoted = true;
+    else if (ch === ",") {
+      out.push(field3);
+      field3 = "";
+    } else field3 += ch;
+  }
+  out.push(field3);
+  return out;
+}
+function numberOf(text3) {
+  const t = text3.replace(/,/g, "").trim();
+  if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(t)) return void 0;
+  return Number(t);
+}
+var NcuFormatError = class extends Error {
+};
+function parseNcuCsv(text3) {
+  const lines = text3.split(/\r?\n/).filter((l) => l.startsWith('"'));
+  const headerAt = lines.findIndex((l) => l.startsWith('"ID"'));
+  if (headerAt < 0) {
+    throw new NcuFormatError('no "ID",... header row: this is not ncu --csv --page raw output');
+  }
+  const header = csvFields(lines[headerAt]);
+  const unitsRow = lines[headerAt + 1];
+  if (unitsRow === void 0) throw new NcuFormatError("no units row under the header");
+  const units = csvFields(unitsRow);
+  const nameAt = ["Kernel Name", "Function Name", "Demangled Name"].map((h) => header.indexOf(h)).find((i) => i >= 0);
+  if (nameAt === void 0) throw new NcuFormatError('no "Kernel Name" column');
+  const metricCols = header.map((h, i) => ({ h, i })).filter(({ h }) => /^[a-z0-9]+__/.test(h));
+  return lines.slice(headerAt + 2).map((row) => {
+    const fields = csvFields(row);
+    const values = {};
+    const unitOf = {};
+    for (const { h, i } of metricCols) {
+      const v = numberOf(fields[i] ?? "");
+      if (v !== void 0) {
+        values[h] = v;
+        unitOf[h] = units[i] ?? "";
+      }
+    }
+    return { kernel: fields[nameAt] ?? "", values, units: unitOf };
+  });
+}
+var TIME_TO_MS = {
+  nsecond: 1e-6,
+  ns: 1e-6,
+  usecond: 1e-3,
+  us: 1e-3,
+  msecond: 1,
+  ms: 1,
+  second: 1e3,
+  s: 1e3
+};
+var round = (x, digits) => Math.round(x * 10 ** digits) / 10 ** digits;
+function summarizeNcu(launches) {
+  if (launches.length === 0) throw new NcuFormatError("the table has no profiled launch");
+  const durations = launches.map((l) => {
+    const v = l.values[NCU_METRICS.duration];
+    if (v === void 0) return void 0;
+    const scale = TIME_TO_MS[l.units[NCU_METRICS.duration] ?? "nsecond"];
+    if (scale === void 0) {
+      throw new NcuFormatError(
+        `unknown time unit '${l.units[NCU_METRICS.duration]}' of ${NCU_METRICS.duration}`
+      );
+    }
+    return v * scale;
+  });
+  const known = durations.filter((d) => d !== void 0);
+  const total = known.reduce((a, b) => a + b, 0);
+  const weights = durations.map(
+    (d) => total > 0 && d !== void 0 ? d / total : 1 / launches.length
+  );
+  const mean = (pick) => {
+    let sum = 0;
+    let weight = 0;
+    launches.forEach((l, i) => {
+      const v = pick(l);
+      if (v === void 0) return;
+      sum += v * weights[i];
+      weight += weights[i];
+    });
+    return weight > 0 ? round(sum / weight, 2) : void 0;
+  };
+  const tensor = (l) => {
+    const a = l.values[NCU_METRICS.tensorHmma];
+    const b = l.values[NCU_METRICS.tensorGmma];
+    return a === void 0 && b === void 0 ? void 0 : Math.max(a ?? 0, b ?? 0);
+  };
+  const metrics = {};
+  const put = (key, v) => {
+    if (v !== void 0) metrics[key] = v;
+  };
+  put("duration_ms", known.length ? round(total, 6) : void 0);
+  put(
+    "sm_throughput_pct",
+    mean((l) => l.values[NCU_METRICS.sm])
+  );
+  put("tensor_pipe_pct", mean(tensor));
+  put(
+    "achieved_occupancy_pct",
+    mean((l) => l.values[NCU_METRICS.occupancy])
+  );
+  put(
+    "dram_throughput_pct",
+    mean((l) => l.values[NCU_METRICS.dram])
+  );
+  const stallSum = /* @__PURE__ */ new Map();
+  for (const l of launches) {
+    for (const [name, v] of Object.entries(l.values)) {
+      if (!name.startsWith(NCU_STALL_PREFIX)) continue;
+      const reason = name.slice(NCU_STALL_PREFIX.length);
+      if (reason === "selected" || reason.endsWith("_not_issued")) continue;
+      stallSum.set(reason, (stallSum.get(reason) ?? 0) + v);
+    }
+  }
+  const stalls = [...stallSum.entries()].filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, NCU_STALLS_SHOWN).map(([reason, value]) => ({ reason, value }));
+  let longest = 0;
+  durations.forEach((d, i) => {
+    if ((d ?? 0) > (durations[longest] ?? 0)) longest = i;
+  });
+  const names = new Set(launches.map((l) => l.kernel));
+  const main = launches[longest].kernel;
+  return {
+    deviceKernel: names.size > 1 ? `${main} + ${names.size - 1} more` : main,
+    metrics,
+    stalls,
+    launches: launches.length
+  };
+}
+function ncuProblem(output) {
+  if (/ERR_NVGPUCTRPERM/.test(output)) {
+    return "ncu may not read the GPU performance counters (ERR_NVGPUCTRPERM): run the job as root, or load the NVIDIA driver with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)";
+  }
+  const metric = /==ERROR== Failed to find metric (\S+)/.exec(output);
+  if (metric) return `ncu on this GPU has no metric ${metric[1]}`;
+  if (/==WARNING== No kernels were profiled/.test(output)) {
+    return "ncu profiled no kernel: the variant launched nothing between the profiler start and stop";
+  }
+  const error2 = /==ERROR== (.*)/.exec(output);
+  return error2 ? `ncu: ${error2[1].trim()}` : void 0;
+}
+
 // src/shard/plan.ts
 import { createHash } from "node:crypto";
 var MAX_SHARDS = 256;
@@ -39376,13 +39556,13 @@ function matchesOnly(params, only) {
   return true;
 }
 function shardUnits(kernels, options = {}) {
-  const chosen = kernels.filter((k) => !options.only?.length || options.only.includes(k.manifest.name)).sort((a, b) => {
+  const chosen2 = kernels.filter((k) => !options.only?.length || options.only.includes(k.manifest.name)).sort((a, b) => {
     const ka = [a.manifest.name !== "gemm", a.manifest.name];
     const kb = [b.manifest.name !== "gemm", b.manifest.name];
     return ka[0] === kb[0] ? ka[1] < kb[1] ? -1 : ka[1] > kb[1] ? 1 : 0 : ka[0] ? 1 : -1;
   });
   const units = [];
-  for (const k of chosen) {
+  for (const k of chosen2) {
     const groups = (options.ci ? k.manifest.ci_cases : k.manifest.cases) ?? [];
     for (const params of groups.flatMap(expandGroup)) {
       const variants = k.manifest.variants.filter((v) => matchesOnly(params, v.only)).map((v) => v.name);
@@ -39965,11 +40145,415 @@ function shardDone(spec, results, resultsPath) {
   return `kernelgate: shard ${spec.index}/${spec.count} measured ${results.cases.length} results of its ${owned} cases: ${resultsPath}. Upload it as an artifact; the merge job judges every shard at once.`;
 }
 
+// src/deep/plan.ts
+var DEEP_BACKENDS = ["cuda", "triton"];
+function matchesOnly2(params, only) {
+  for (const [key, want] of Object.entries(only ?? {})) {
+    const options = Array.isArray(want) ? want : [want];
+    if (!options.includes(params[key])) return false;
+  }
+  return true;
+}
+function caseSize(params) {
+  return Object.values(params).filter((v) => typeof v === "number" && v > 0).reduce((p, v) => p * v, 1);
+}
+function deepVariants(k) {
+  return k.manifest.variants.filter(
+    (v) => DEEP_BACKENDS.includes(v.backend ?? "")
+  );
+}
+function chosen(config, only) {
+  return config.kernels.filter((k) => !only?.length || only.includes(k.manifest.name));
+}
+function sanitizerTargets(config, only) {
+  const out = [];
+  for (const k of chosen(config, only)) {
+    const cases = k.manifest.cases.flatMap(expandGroup);
+    for (const v of deepVariants(k)) {
+      let best;
+      for (const params of cases) {
+        if (!matchesOnly2(params, v.only)) continue;
+        if (best === void 0 || caseSize(params) < caseSize(best)) best = params;
+      }
+      if (best) {
+        out.push({
+          kernel: k.manifest.name,
+          variant: v.name,
+          caseId: caseIdOf2(best),
+          params: best
+        });
+      }
+    }
+  }
+  return out;
+}
+function ncuTargets(config, only) {
+  const out = [];
+  for (const k of chosen(config, only)) {
+    const tiers = k.manifest.tiers;
+    if (!tiers) continue;
+    const headline = expandGroup(tiers.case)[0];
+    if (!headline) continue;
+    const reference = tiers.reference ?? k.manifest.speed_reference;
+    const variants = k.manifest.variants.filter(
+      (v) => (DEEP_BACKENDS.includes(v.backend ?? "") || v.name === reference) && matchesOnly2(headline, v.only)
+    );
+    const caseId = caseIdOf2(headline);
+    for (const v of variants) {
+      out.push({ kernel: k.manifest.name, variant: v.name, caseId, params: headline });
+    }
+  }
+  return out;
+}
+function caseParamsArg(params) {
+  return caseIdOf2(params);
+}
+
+// src/deep/run.ts
+import { existsSync as existsSync9, mkdirSync as mkdirSync3, readFileSync as readFileSync5, writeFileSync as writeFileSync4 } from "node:fs";
+import { delimiter as delimiter2, join as join9 } from "node:path";
+
 // src/deep/sanitizer.ts
 var SANITIZER_TOOLS = ["memcheck", "racecheck", "synccheck", "initcheck"];
+var PREFIX = /^=========(?: (.*))?$/;
+var SUMMARY = /^ERROR SUMMARY: ([\d,]+) errors?\b/;
+var RACECHECK_SUMMARY = /^RACECHECK SUMMARY: .*\(([\d,]+) errors?\b/;
+var NOT_A_FINDING = /^(COMPUTE-SANITIZER|ERROR SUMMARY:|RACECHECK SUMMARY:|LEAK SUMMARY:|Target application returned an error|Error: Target application terminated|Error: process didn't terminate|Warning: |Note: )/;
+var MAX_FINDINGS = 20;
+var DETAIL_LINES = 4;
+var DETAIL_CHARS = 400;
+var FIRST_LINES = 12;
+var FIRST_LINES_CHARS = 2e3;
+function deviceFunction(line) {
+  const m = /\bat (.+)$/.exec(line.trim());
+  if (!m) return void 0;
+  let where3 = m[1].replace(/ \[\d[\d,]* hazards?\]$/, "");
+  const old = /^0x[0-9a-f]+ in (.+)$/i.exec(where3);
+  if (old) {
+    where3 = old[1];
+    const paren = where3.indexOf("(");
+    const head = paren >= 0 ? where3.slice(0, paren) : where3;
+    const colon = head.lastIndexOf(":");
+    where3 = colon >= 0 ? where3.slice(colon + 1) : where3;
+  } else {
+    where3 = where3.replace(/ in \S+$/, "");
+  }
+  const name = where3.replace(/\+0x[0-9a-f]+$/i, "").replace(/\(.*$/, "").trim();
+  return name || void 0;
+}
+function clipLine(line, max) {
+  return line.length <= max ? line : `${line.slice(0, max - 1)}…`;
+}
+function parseSanitizer(text3) {
+  const own = [];
+  for (const raw of text3.split(/\r?\n/)) {
+    const m = PREFIX.exec(raw);
+    if (m) own.push(m[1] ?? "");
+  }
+  let errors;
+  let racecheckErrors;
+  const findings = [];
+  let current;
+  const close = () => {
+    if (!current) return;
+    const at = current.lines.find((l) => /^\s*(at|and \w+ access at) /.test(l));
+    const race = /^Error: Race reported between \w+ access (at .*)$/.exec(current.what);
+    const kernel = race ? deviceFunction(race[1]) : at ? deviceFunction(at) : void 0;
+    const detail = current.lines.map((l) => l.trim()).filter((l) => l !== "" && !/^(Saved host backtrace|Host Frame:|in \/)/.test(l)).slice(0, DETAIL_LINES).map((l) => clipLine(l, DETAIL_CHARS)).join("\n");
+    if (findings.length < MAX_FINDINGS) {
+      findings.push({
+        what: clipLine(current.what, DETAIL_CHARS),
+        ...kernel ? { kernel } : {},
+        ...detail ? { detail } : {}
+      });
+    }
+    current = void 0;
+  };
+  for (const line of own) {
+    const summary4 = SUMMARY.exec(line);
+    if (summary4) errors = Number(summary4[1].replace(/,/g, ""));
+    const race = RACECHECK_SUMMARY.exec(line);
+    if (race) racecheckErrors = Number(race[1].replace(/,/g, ""));
+    if (line.trim() === "") {
+      close();
+      continue;
+    }
+    if (/^\s/.test(line)) {
+      current?.lines.push(line);
+      continue;
+    }
+    close();
+    if (!NOT_A_FINDING.test(line)) current = { what: line.trim(), lines: [] };
+  }
+  close();
+  const firstLines = own.filter((l) => l.trim() !== "" && !/^COMPUTE-SANITIZER$/.test(l.trim())).slice(0, FIRST_LINES).join("\n");
+  return {
+    ...errors !== void 0 ? { errors } : racecheckErrors !== void 0 ? { errors: racecheckErrors } : {},
+    findings,
+    firstLines: clipLine(firstLines, FIRST_LINES_CHARS)
+  };
+}
 
 // src/deep/run.ts
 var DEEP_CHECKS = [...SANITIZER_TOOLS, "ncu"];
+function parseDeepChecks(text3, where3) {
+  const out = /* @__PURE__ */ new Set();
+  for (const raw of text3.split(",").map((s) => s.trim())) {
+    if (raw === "") continue;
+    if (raw === "sanitizer") SANITIZER_TOOLS.forEach((t) => out.add(t));
+    else if (DEEP_CHECKS.includes(raw)) out.add(raw);
+    else {
+      throw new Error(
+        `${where3}: unknown deep check '${raw}'; expected sanitizer, ncu, or any of ${DEEP_CHECKS.join(", ")}`
+      );
+    }
+  }
+  return DEEP_CHECKS.filter((c) => out.has(c));
+}
+var SANITIZER_CASE_TIMEOUT_S = 900;
+function findTool(name, env, given, exists3 = existsSync9) {
+  if (given) return exists3(given) ? given : void 0;
+  const dirs = [
+    ...(env.PATH ?? "").split(delimiter2).filter(Boolean),
+    ...env.CUDA_HOME ? [join9(env.CUDA_HOME, "bin")] : [],
+    "/usr/local/cuda/bin"
+  ];
+  for (const dir of dirs) {
+    const path9 = join9(dir, name);
+    if (exists3(path9)) return path9;
+  }
+  return void 0;
+}
+var TOOL_FIX = {
+  "compute-sanitizer": "install the CUDA toolkit's compute-sanitizer (the cuda-sanitizer package of your CUDA version) and put its folder (usually /usr/local/cuda/bin) on PATH",
+  ncu: "install Nsight Compute (the nsight-compute package of your CUDA version, or the CUDA toolkit) and put its folder (e.g. /usr/local/cuda/bin or /opt/nvidia/nsight-compute/<version>) on PATH"
+};
+function missingTool(tool, given) {
+  const where3 = given ? `at ${given}` : "on PATH, in $CUDA_HOME/bin or in /usr/local/cuda/bin";
+  const what = tool === "ncu" ? "the Nsight Compute summaries" : "the sanitizer checks (memcheck, racecheck, synccheck, initcheck)";
+  return {
+    level: "error",
+    code: "deep.tool_missing",
+    source: "deep",
+    message: `${tool} was not found ${where3}: ${what} did not run`,
+    fix: TOOL_FIX[tool]
+  };
+}
+async function pool(items, jobs, work) {
+  let next = 0;
+  const lanes = Array.from({ length: Math.max(1, Math.min(jobs, items.length)) }, async () => {
+    while (next < items.length) await work(items[next++]);
+  });
+  await Promise.all(lanes);
+}
+var slug = (t) => `${t.kernel}-${t.variant}`.replace(/[^\w.-]+/g, "_");
+var both = (r) => `${r.stdout}${r.stdout && r.stderr ? "\n" : ""}${r.stderr}`;
+function harnessEnv(o) {
+  const parent = o.env ?? process.env;
+  return {
+    PYTHONPATH: [o.harnessRoot, o.workspace, parent.PYTHONPATH].filter((p) => Boolean(p)).join(delimiter2),
+    PYTHONUNBUFFERED: "1",
+    // Each tensor its own allocation: the sanitizer then sees a write past a tensor's end (in
+    // PyTorch's cached pool it lands in the pool's own memory and goes unseen).
+    PYTORCH_NO_CUDA_MEMORY_CACHING: "1"
+  };
+}
+function harnessCaseProblem(resultsPath, t) {
+  if (!existsSync9(resultsPath)) return "the harness wrote no results";
+  try {
+    const doc = JSON.parse(readFileSync5(resultsPath, "utf8"));
+    const c = doc.cases?.find(
+      (x) => x.kernel === t.kernel && x.variant === t.variant && x.case === t.caseId
+    );
+    if (!c) return `the harness has no result for ${t.kernel}/${t.variant} ${t.caseId}`;
+    if (c.status === "skipped") return `the harness skipped it: ${c.reason ?? ""}`;
+    return void 0;
+  } catch (error2) {
+    return `the harness's results cannot be read: ${String(error2)}`;
+  }
+}
+async function runSanitizer(exec2, o, tool, sanitizer, t) {
+  const dir = join9(o.outDir, "sanitizer", tool);
+  mkdirSync3(dir, { recursive: true });
+  const results = join9(dir, `${slug(t)}.json`);
+  const args = [
+    "--tool",
+    tool,
+    "--target-processes",
+    "all",
+    o.python,
+    "-m",
+    "kernels.harness",
+    "--kernels",
+    o.kernelsDir,
+    "--out",
+    results,
+    "--only",
+    t.kernel,
+    "--variants",
+    t.variant,
+    "--case-params",
+    caseParamsArg(t.params),
+    "--no-timing",
+    "--seeds",
+    "1",
+    "--gpus",
+    "1",
+    "--timeout-per-case",
+    String(SANITIZER_CASE_TIMEOUT_S),
+    ...o.buildsPath ? ["--builds", o.buildsPath] : []
+  ];
+  const clock = o.clock ?? (() => Date.now() / 1e3);
+  const t0 = clock();
+  const r = await exec2.run(sanitizer, args, { cwd: o.workspace, env: harnessEnv(o) });
+  const seconds2 = Math.round((clock() - t0) * 10) / 10;
+  const output = both(r);
+  writeFileSync4(join9(dir, `${slug(t)}.log`), output);
+  const parsed = parseSanitizer(output);
+  const base = {
+    tool,
+    kernel: t.kernel,
+    variant: t.variant,
+    case: t.caseId,
+    seconds: seconds2,
+    command: [sanitizer, ...args].join(" ")
+  };
+  const findings = parsed.findings.length ? { findings: parsed.findings } : {};
+  if (parsed.errors === void 0) {
+    const tail2 = output.split("\n").filter(Boolean).slice(-8).join("\n");
+    return {
+      ...base,
+      status: "error",
+      errors: 0,
+      ...findings,
+      first_lines: `${tool} printed no ERROR SUMMARY (exit status ${r.exitCode}); the output's last lines:
+${tail2}`.slice(
+        0,
+        2e3
+      )
+    };
+  }
+  const problem = parsed.errors === 0 ? harnessCaseProblem(results, t) : void 0;
+  return {
+    ...base,
+    status: parsed.errors > 0 ? "findings" : problem ? "error" : "clean",
+    errors: parsed.errors,
+    ...findings,
+    ...problem ? { first_lines: `${tool} saw nothing of the variant: ${problem}` } : parsed.firstLines ? { first_lines: parsed.firstLines } : {}
+  };
+}
+async function runNcu(exec2, o, ncu, t) {
+  const dir = join9(o.outDir, "ncu");
+  mkdirSync3(dir, { recursive: true });
+  const report = join9(dir, slug(t));
+  const args = [
+    "--target-processes",
+    "all",
+    "--profile-from-start",
+    "off",
+    "--metrics",
+    ncuMetricsArg(o.computeCapability),
+    "--export",
+    report,
+    "--force-overwrite",
+    o.python,
+    "-m",
+    "kernels.harness.profile_one",
+    "--kernels",
+    o.kernelsDir,
+    "--kernel",
+    t.kernel,
+    "--variant",
+    t.variant,
+    "--case-params",
+    caseParamsArg(t.params),
+    ...o.buildsPath ? ["--builds", o.buildsPath] : []
+  ];
+  const clock = o.clock ?? (() => Date.now() / 1e3);
+  const t0 = clock();
+  const base = { kernel: t.kernel, variant: t.variant, case: t.caseId };
+  const r = await exec2.run(ncu, args, { cwd: o.workspace, env: harnessEnv(o) });
+  const profiled = both(r);
+  writeFileSync4(join9(dir, `${slug(t)}.log`), profiled);
+  const seconds2 = () => Math.round((clock() - t0) * 10) / 10;
+  const problem = ncuProblem(profiled);
+  if (r.exitCode !== 0 || problem) {
+    const skipped = /\[kernelgate profile\] .*: skipped: (.*)/.exec(profiled);
+    const why = skipped ? `the variant cannot run the case: ${skipped[1]}` : problem ?? `ncu exited with status ${r.exitCode}: ${profiled.split("\n").filter(Boolean).slice(-3).join(" / ")}`;
+    return { ...base, status: "error", message: why, seconds: seconds2() };
+  }
+  const imported = await exec2.run(
+    ncu,
+    ["--import", `${report}.ncu-rep`, "--csv", "--page", "raw", "--print-units", "base"],
+    { cwd: o.workspace }
+  );
+  writeFileSync4(join9(dir, `${slug(t)}.csv`), imported.stdout);
+  try {
+    const summary4 = summarizeNcu(parseNcuCsv(imported.stdout));
+    return {
+      ...base,
+      status: "ok",
+      device_kernel: summary4.deviceKernel,
+      metrics: summary4.metrics,
+      ...summary4.stalls.length ? { stalls: summary4.stalls } : {},
+      report: `${report}.ncu-rep`,
+      seconds: seconds2()
+    };
+  } catch (error2) {
+    if (!(error2 instanceof NcuFormatError)) throw error2;
+    return {
+      ...base,
+      status: "error",
+      message: `ncu --import ${report}.ncu-rep --csv --page raw: ${error2.message}`,
+      seconds: seconds2()
+    };
+  }
+}
+async function runDeep(config, o, exec2) {
+  const env = o.env ?? process.env;
+  const diagnostics = [];
+  const deep = {};
+  const tools = o.checks.filter((c) => c !== "ncu");
+  if (tools.length) {
+    const sanitizer = findTool("compute-sanitizer", env, o.sanitizerPath);
+    if (!sanitizer) diagnostics.push(missingTool("compute-sanitizer", o.sanitizerPath));
+    else {
+      const targets = sanitizerTargets(config, o.only);
+      const jobs = tools.flatMap((tool) => targets.map((t) => ({ tool, t })));
+      const runs = /* @__PURE__ */ new Map();
+      await pool(
+        jobs.map((j, i) => ({ ...j, i })),
+        o.jobs ?? 4,
+        async ({ tool, t, i }) => {
+          runs.set(i, await runSanitizer(exec2, o, tool, sanitizer, t));
+        }
+      );
+      deep.sanitizer = jobs.map((_, i) => runs.get(i));
+    }
+  }
+  if (o.checks.includes("ncu")) {
+    const ncu = findTool("ncu", env, o.ncuPath);
+    if (!ncu) diagnostics.push({ ...missingTool("ncu", o.ncuPath), level: "warning" });
+    else {
+      deep.ncu = [];
+      for (const t of ncuTargets(config, o.only)) {
+        const run2 = await runNcu(exec2, o, ncu, t);
+        deep.ncu.push(run2);
+        if (run2.status === "error" && /ERR_NVGPUCTRPERM/.test(run2.message ?? "")) {
+          diagnostics.push({
+            level: "warning",
+            code: "deep.ncu_permission",
+            source: "deep",
+            message: `ncu could not read the GPU's performance counters (ERR_NVGPUCTRPERM): no Nsight Compute summary`,
+            fix: "run the job as root, or load the NVIDIA driver with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)"
+          });
+          break;
+        }
+      }
+    }
+  }
+  return { deep, diagnostics };
+}
 
 // src/judge/throughput.ts
 var DTYPE_ALIASES = {
@@ -40874,8 +41458,8 @@ function buildsView(input, opts) {
 }
 
 // src/report/render.ts
-import { readdirSync as readdirSync4, readFileSync as readFileSync5 } from "node:fs";
-import { join as join9 } from "node:path";
+import { readdirSync as readdirSync4, readFileSync as readFileSync6 } from "node:fs";
+import { join as join10 } from "node:path";
 
 // node_modules/mustache/mustache.mjs
 var objectToString = Object.prototype.toString;
@@ -41466,7 +42050,7 @@ function outcomeText(input, changes) {
     }
     return parts;
   };
-  const join19 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
+  const join21 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
   if (outcome === "fail") {
     const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
     const parts = [...shardTitleParts(input.results), ...deepTitleParts(input), ...say(kinds)];
@@ -41478,13 +42062,13 @@ function outcomeText(input, changes) {
       }
     }
     const n = input.gate.reasons.length;
-    return `❌ fail: ${parts.length ? join19(parts) : plural(n, "reason")}`;
+    return `❌ fail: ${parts.length ? join21(parts) : plural(n, "reason")}`;
   }
-  if (outcome === "regression") return `⚠️ regression: ${join19(say(["slower"]))}`;
+  if (outcome === "regression") return `⚠️ regression: ${join21(say(["slower"]))}`;
   const faster = say(["faster"]);
   const moved = changes.changed.filter((v) => v.changed.some(isControl));
   const control = moved.length ? ` (the A/A control ${moved.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
-  if (faster.length) return `✅ pass: ${join19(faster)}${control}`;
+  if (faster.length) return `✅ pass: ${join21(faster)}${control}`;
   if (!changes.judged) return "✅ pass";
   return `✅ pass: ${moved.length ? "no candidate" : "no case"} slower or faster${control}`;
 }
@@ -42353,17 +42937,17 @@ function buildView(input, opts, digest) {
 
 // src/report/render.ts
 function defaultTemplatesDir() {
-  return join9(packageRoot(), "templates");
+  return join10(packageRoot(), "templates");
 }
 function loadTemplates(dir, kind) {
-  const main = readFileSync5(
-    join9(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
+  const main = readFileSync6(
+    join10(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
     "utf8"
   );
   const partials = {};
-  for (const file of readdirSync4(join9(dir, "partials"))) {
+  for (const file of readdirSync4(join10(dir, "partials"))) {
     const match = /^(.+)\.md\.mustache$/.exec(file);
-    if (match?.[1]) partials[match[1]] = readFileSync5(join9(dir, "partials", file), "utf8");
+    if (match?.[1]) partials[match[1]] = readFileSync6(join10(dir, "partials", file), "utf8");
   }
   return { main, partials };
 }
@@ -42454,11 +43038,11 @@ function judge(results, baseline, config, kind, context3, history) {
 }
 
 // src/pipeline/run.ts
-import { existsSync as existsSync11 } from "node:fs";
+import { existsSync as existsSync12 } from "node:fs";
 
 // src/measure/base-revision.ts
-import { existsSync as existsSync9 } from "node:fs";
-import { join as join10 } from "node:path";
+import { existsSync as existsSync10 } from "node:fs";
+import { join as join11 } from "node:path";
 var SHA = /^[0-9a-f]{40}$/;
 function lastLine(text3) {
   const lines = text3.trim().split("\n");
@@ -42469,7 +43053,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
   if (!SHA.test(sha)) {
     return { ok: false, reason: `the base commit '${sha}' is not a 40-character commit SHA` };
   }
-  const dir = options.dir ?? join10(workspace, ".kernelgate", "base");
+  const dir = options.dir ?? join11(workspace, ".kernelgate", "base");
   const git = (...args) => exec2.run("git", ["-C", workspace, ...args]);
   const inside = await git("rev-parse", "--is-inside-work-tree");
   if (inside.exitCode !== 0) {
@@ -42478,7 +43062,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
       reason: `${workspace} is not a git checkout (${lastLine(inside.stderr) || `git exit ${inside.exitCode}`})`
     };
   }
-  if (existsSync9(dir)) {
+  if (existsSync10(dir)) {
     const at = await exec2.run("git", ["-C", dir, "rev-parse", "HEAD"]);
     if (at.exitCode === 0 && at.stdout.trim() === sha) {
       log(`kernelgate: base revision ${sha.slice(0, 12)} already checked out in ${dir}`);
@@ -42518,357 +43102,6 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
 function withRef(base, ref) {
   return ref === void 0 ? base : { ...base, ref };
 }
-
-// src/measure/benchmarks.ts
-import { join as join11, relative as relative6 } from "node:path";
-
-// src/measure/diagnose.ts
-var KNOWN_FAILURES = [
-  {
-    code: "cuda.arch_conditional_mma",
-    level: "error",
-    pattern: /Arch conditional MMA instruction used without targeting/i,
-    cause: "the sm_90a-only tensor-core path (wgmma) was compiled out: the code was compiled from compute_90 PTX, not compute_90a, so __CUDA_ARCH_FEAT_SM90_ALL was undefined and the kernel hit its arch-conditional trap. Any result it still prints comes from a fallback path and its timings are meaningless (seed 000 ran 10,000x slower).",
-    fix: "Compile with -gencode=arch=compute_90a,code=sm_90a (CMake: CMAKE_CUDA_ARCHITECTURES=90a, and no --generate-code=arch=compute_90,code=sm_90a), then check that `cuobjdump -sass` shows HGMMA."
-  },
-  {
-    code: "cuda.no_kernel_image",
-    level: "error",
-    pattern: /no kernel image is available for execution on the device|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorNoKernelImageForDevice/i,
-    cause: "the library holds no machine code for this GPU's architecture and no PTX the driver can compile for it (an sm_90a cubin runs only on compute capability 9.0: not on 8.9, not on 10.0).",
-    fix: "Build for the GPU that runs it (`kernelgate doctor` prints its compute capability), e.g. -gencode=arch=compute_90a,code=sm_90a for H100/H200."
-  },
-  {
-    code: "cuda.driver_too_old",
-    level: "error",
-    pattern: /CUDA driver version is insufficient for CUDA runtime version|NVIDIA driver on your system is too old|CUDA_ERROR_INSUFFICIENT_DRIVER|cudaErrorInsufficientDriver/i,
-    cause: "the CUDA runtime is newer than the installed driver supports (for example a CUDA 13.0 runtime on driver 570, which supports CUDA 12.8 at most).",
-    fix: "Install a driver that supports the runtime (CUDA 13.x needs driver >= 580), or use a toolkit and torch built for the CUDA version the driver reports in nvidia-smi. Forward compatibility (cuda-compat) works only on data-center GPUs and only for processes whose LD_LIBRARY_PATH starts with its compat directory."
-  },
-  {
-    code: "cuda.compat_unsupported_gpu",
-    level: "error",
-    pattern: /forward compatibility was attempted on non supported HW|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|cudaErrorCompatNotSupportedOnDevice/i,
-    cause: "the cuda-compat libraries (forward compatibility) were loaded, but this GPU does not support forward compatibility: only data-center GPUs (and a few NGC-ready RTX boards) do.",
-    fix: "Remove the cuda-compat directory from LD_LIBRARY_PATH and install a driver new enough for the runtime, or use a toolkit that matches the driver."
-  },
-  {
-    code: "cuda.compat_driver_mismatch",
-    level: "error",
-    pattern: /system has unsupported display driver \/ cuda driver combination|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|cudaErrorSystemDriverMismatch/i,
-    cause: "the user-mode libcuda (usually from a cuda-compat directory in LD_LIBRARY_PATH) does not match the loaded kernel driver, for example compat libraries older than the driver itself.",
-    fix: "Take the cuda-compat directory out of LD_LIBRARY_PATH when the driver already supports the runtime; otherwise install the cuda-compat package whose version is newer than the kernel driver (cat /proc/driver/nvidia/version)."
-  },
-  {
-    code: "cuda.unsupported_ptx",
-    level: "error",
-    pattern: /provided PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|cudaErrorUnsupportedPtxVersion/i,
-    cause: "the library only carries PTX for this GPU, made by a toolkit newer than the driver, so the driver cannot JIT it (minor-version compatibility does not cover PTX).",
-    fix: "Embed machine code for the GPU (code=sm_90a, not only code=compute_90a) or update the driver to the toolkit's version."
-  },
-  {
-    code: "cuda.too_many_resources",
-    level: "error",
-    pattern: /too many resources requested for launch|CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES|cudaErrorLaunchOutOfResources/i,
-    cause: "the launch asks for more than one SM holds: registers per thread x threads per block above 65,536, or more threads per block than the kernel was compiled for.",
-    fix: "Compare the build record (registers per function) with the block size; cap registers with __launch_bounds__(threads) or launch fewer threads per block."
-  },
-  {
-    code: "cuda.smem_too_large",
-    level: "error",
-    pattern: /uses too much shared data|out of resource: shared memory|cudaErrorInvalidValue.*shared|exceeds.*shared memory/i,
-    cause: "the kernel needs more shared memory than the GPU allows per block (48 KiB static; up to 227 KiB dynamic on H100/H200 after opting in, 99 KiB on L4).",
-    fix: "Shrink the tile or the number of pipeline stages, or move the buffer to dynamic shared memory and call cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) before launching."
-  },
-  {
-    code: "cuda.illegal_address",
-    level: "error",
-    pattern: /an illegal memory access was encountered|CUDA_ERROR_ILLEGAL_ADDRESS|cudaErrorIllegalAddress/i,
-    cause: "the kernel read or wrote outside its buffers (often the tail tile of a size that is not a multiple of the block). The CUDA context is dead afterwards: every later call in the process fails too.",
-    fix: "Run the case under `compute-sanitizer --tool memcheck`; check bounds on tail tiles and the sizes and strides passed to the launch function."
-  },
-  {
-    code: "cuda.misaligned_address",
-    level: "error",
-    pattern: /misaligned address|CUDA_ERROR_MISALIGNED_ADDRESS|cudaErrorMisalignedAddress/i,
-    cause: "a vector access (float4, 16-byte cp.async, TMA) used an address that is not aligned to its width, for example a tensor view with an odd offset or a row stride that is not a multiple of 8 halves.",
-    fix: "Check the alignment of every base pointer and leading dimension the kernel vectorises over; fall back to scalar loads when they are not aligned."
-  },
-  {
-    code: "cuda.illegal_instruction",
-    level: "error",
-    pattern: /an illegal instruction was encountered|CUDA_ERROR_ILLEGAL_INSTRUCTION|cudaErrorIllegalInstruction/i,
-    cause: "the GPU met an instruction it cannot execute here: arch-specific code (wgmma, setmaxnreg) issued by a partial warpgroup, or built for another architecture.",
-    fix: "Check that wgmma/setmaxnreg run in full, aligned warpgroups of 128 threads and that the library was built for this GPU."
-  },
-  {
-    code: "cuda.launch_failure",
-    level: "error",
-    pattern: /unspecified launch failure|CUDA_ERROR_LAUNCH_FAILED|cudaErrorLaunchFailure/i,
-    cause: "the kernel crashed without a more precise reason; a device-side stack overflow (large local arrays, deep calls) is a common one.",
-    fix: "Run under `compute-sanitizer`; check the build record for stack bytes per function and remove run-time-indexed local arrays."
-  },
-  {
-    code: "cuda.out_of_memory",
-    level: "error",
-    pattern: /CUDA out of memory|out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|OutOfMemoryError/i,
-    cause: "a GPU allocation failed: the case is too large for the free memory, or another process holds memory on the GPU.",
-    fix: "Check the other processes `kernelgate doctor` lists on the GPU, and the case sizes (inputs, outputs, the fp32 oracle and the L2-flush buffer all live on the GPU at once)."
-  },
-  {
-    code: "cuda.device_assert",
-    level: "error",
-    pattern: /device-side assert triggered|CUDA_ERROR_ASSERT|cudaErrorAssert/i,
-    cause: "an assert() in device code failed; the CUDA context is unusable afterwards.",
-    fix: "Rerun the case alone with CUDA_LAUNCH_BLOCKING=1 to see which assert fired."
-  },
-  {
-    code: "cuda.no_device",
-    level: "error",
-    pattern: /no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice|Found no NVIDIA driver on your system/i,
-    cause: "no GPU is visible to the process.",
-    fix: "Check CUDA_VISIBLE_DEVICES and that the runner (or container) has the GPU mapped in (`nvidia-smi` works in the same environment)."
-  },
-  {
-    code: "cublas.invalid_value",
-    level: "error",
-    pattern: /parameter number \d+ had an illegal value/i,
-    cause: "cuBLAS rejected an argument: usually a leading dimension smaller than the row length, or m/n/k in the wrong order for the layout.",
-    fix: "cuBLAS is column-major: for row-major A (m x k) pass lda >= k and swap the operands (C^T = B^T A^T)."
-  }
-];
-var MAX_QUOTE_CHARS = 160;
-function diagnoseOutput(text3, where3) {
-  const place = typeof where3 === "string" ? { source: where3 } : where3;
-  const found = /* @__PURE__ */ new Map();
-  for (const rawLine of text3.split(/\r?\n/)) {
-    const line = rawLine.trim();
-    if (line === "") continue;
-    const failure = KNOWN_FAILURES.find((f) => f.pattern.test(line));
-    if (!failure) continue;
-    const seen = found.get(failure.code);
-    if (seen) seen.count += 1;
-    else found.set(failure.code, { failure, firstLine: line, count: 1 });
-  }
-  return [...found.values()].map(({ failure, firstLine, count }) => {
-    const quote = firstLine.length > MAX_QUOTE_CHARS ? `${firstLine.slice(0, MAX_QUOTE_CHARS - 3)}...` : firstLine;
-    const times = count === 1 ? "seen once" : `seen ${count} times`;
-    const diagnostic = {
-      level: failure.level,
-      code: failure.code,
-      message: `"${quote}" (${times}): ${failure.cause}`,
-      fix: failure.fix,
-      source: place.source
-    };
-    if (place.kernel !== void 0) diagnostic.kernel = place.kernel;
-    if (place.variant !== void 0) diagnostic.variant = place.variant;
-    return diagnostic;
-  });
-}
-
-// src/measure/doctor/checks-benchmarks.ts
-import { closeSync, openSync, readSync, realpathSync, statSync as statSync3 } from "node:fs";
-import { basename as basename3, isAbsolute as isAbsolute2, relative as relative5, resolve as resolve5 } from "node:path";
-
-// src/measure/doctor/versions.ts
-var MIN_DRIVER_FOR_CUDA = [
-  ["13.1", "590.44.01"],
-  ["13.0", "580.65.06"],
-  ["12.9", "575.51.03"],
-  ["12.8", "570.26"],
-  ["12.6", "560.28.03"],
-  ["12.5", "555.42.02"],
-  ["12.4", "550.54.14"],
-  ["12.3", "545.23.06"],
-  ["12.2", "535.54.03"],
-  ["12.1", "530.30.02"],
-  ["12.0", "525.60.13"],
-  ["11.8", "520.61.05"]
-];
-function compareVersions(a, b) {
-  const pa = a.split(".").map(Number);
-  const pb = b.split(".").map(Number);
-  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
-    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
-    if (d !== 0) return d;
-  }
-  return 0;
-}
-function majorMinor(version) {
-  return version.split(".").slice(0, 2).join(".");
-}
-function cudaForDriver(driverVersion) {
-  return MIN_DRIVER_FOR_CUDA.find(([, min]) => compareVersions(driverVersion, min) >= 0)?.[0];
-}
-function minDriverFor(cuda) {
-  return MIN_DRIVER_FOR_CUDA.find(([release]) => release === majorMinor(cuda))?.[1];
-}
-function libcudaVersionIn(entries) {
-  for (const entry of entries) {
-    const m = /^libcuda\.so\.(\d+\.\d+(?:\.\d+)?)$/.exec(entry);
-    if (m?.[1]) return m[1];
-  }
-  return void 0;
-}
-function cudnnVersion(code) {
-  if (code >= 1e4)
-    return `${Math.floor(code / 1e4)}.${Math.floor(code % 1e4 / 100)}.${code % 100}`;
-  return `${Math.floor(code / 1e3)}.${Math.floor(code % 1e3 / 100)}.${code % 100}`;
-}
-
-// src/measure/doctor/checks-benchmarks.ts
-var ELF_MAGIC = Buffer.from([127, 69, 76, 70]);
-var MAX_SCAN_BYTES = 1 << 30;
-var TOOLKIT_NOTE = /Cuda compilation tools, release (\d+\.\d+), V(\d+\.\d+(?:\.\d+)?)/;
-var STATIC_CUDART = "libcudart_static";
-function readHead(path9, bytes) {
-  const fd = openSync(path9, "r");
-  try {
-    const buf = Buffer.alloc(bytes);
-    const n = readSync(fd, buf, 0, bytes, 0);
-    return buf.subarray(0, n);
-  } finally {
-    closeSync(fd);
-  }
-}
-function isElf(path9) {
-  try {
-    return statSync3(path9).isFile() && readHead(path9, 4).equals(ELF_MAGIC);
-  } catch {
-    return false;
-  }
-}
-function commandBinaries(command, cwd) {
-  const words = command.split(/[\s;&|()<>]+/).map((w) => w.replace(/^['"]|['"]$/g, "")).filter((w) => w.includes("/") && !w.startsWith("-") && !w.includes("="));
-  const found = [];
-  for (const word of words) {
-    const path9 = isAbsolute2(word) ? word : resolve5(cwd, word);
-    if (!found.includes(path9) && isElf(path9)) found.push(path9);
-  }
-  return found;
-}
-function linkedRuntime(lddOutput) {
-  const m = /^\s*(libcudart\.so\.(\d+))\s+=>\s+(\S+)/m.exec(lddOutput);
-  if (!m?.[1] || !m[2] || !m[3] || m[3] === "not") return void 0;
-  let real = m[3];
-  try {
-    real = realpathSync(m[3]);
-  } catch {
-  }
-  const full = /^libcudart\.so\.(\d+\.\d+(?:\.\d+)?)$/.exec(basename3(real))?.[1];
-  const via = real === m[3] ? `${m[1]} → ${m[3]}` : `${m[1]} → ${real}`;
-  return { version: full ?? m[2], via };
-}
-function staticRuntime(path9) {
-  const size = statSync3(path9).size;
-  if (size > MAX_SCAN_BYTES) return void 0;
-  const text3 = readHead(path9, size).toString("latin1");
-  if (!text3.includes(STATIC_CUDART)) return void 0;
-  const m = TOOLKIT_NOTE.exec(text3);
-  if (!m?.[2]) return void 0;
-  return { version: m[2], via: `static libcudart, linked by CUDA ${m[2]}'s nvcc` };
-}
-async function binaryRuntime(path9, exec2) {
-  const ldd = await exec2.run("ldd", [path9]).catch(() => void 0);
-  const linked = ldd && ldd.exitCode === 0 ? linkedRuntime(ldd.stdout) : void 0;
-  return linked ?? staticRuntime(path9);
-}
-function commandsOf(bench, root) {
-  if (bench.command) {
-    const params = bench.command.cases[0] ?? {};
-    return Object.values(bench.command.variants).map((t) => fillTemplate(t, params, root));
-  }
-  return bench.run !== void 0 ? [bench.run] : [];
-}
-function runtimeDiagnostic(bench, shown, runtime, environment) {
-  const driverCuda = environment.driver_cuda_version;
-  const driver = environment.driver_version ?? "of this machine";
-  if (driverCuda === void 0) return void 0;
-  const needs = majorMinor(
-    runtime.version.includes(".") ? runtime.version : `${runtime.version}.0`
-  );
-  if (compareVersions(needs, driverCuda) <= 0) return void 0;
-  const minDriver = minDriverFor(needs);
-  const compat = environment.libraries?.["cuda_compat"];
-  const sameMajor = needs.split(".")[0] === driverCuda.split(".")[0];
-  const how = compat ? `It can run only through the forward-compat libcuda ${compat} in LD_LIBRARY_PATH, and seed 000's CUTLASS Example 88 did so at 0.02 TFLOPS: a binary that starts is no proof that its fast path runs.` : sameMajor ? "It runs through minor-version compatibility: its machine code works, but PTX it carries cannot be JIT-compiled and newer features fall back or fail." : 'Its CUDA calls fail with "CUDA driver version is insufficient for CUDA runtime version"; a benchmark that catches the error may go on and print numbers from a slow or empty path.';
-  return {
-    level: compat || sameMajor ? "warning" : "error",
-    code: "benchmark.cuda_runtime_too_new",
-    message: `benchmark ${bench.name}: ${shown} carries CUDA runtime ${runtime.version} (${runtime.via}), but driver ${driver} supports CUDA <= ${driverCuda}. ${how}`,
-    fix: `Install driver >= ${minDriver ?? `one for CUDA ${needs}`}${compat ? " and take the compat folder out of LD_LIBRARY_PATH" : ""}, or rebuild ${basename3(shown)} with a CUDA ${driverCuda} toolkit (CMake: -DCMAKE_CUDA_COMPILER=/usr/local/cuda-${driverCuda}/bin/nvcc).`,
-    source: "doctor",
-    kernel: bench.name
-  };
-}
-async function benchmarkBinaryChecks(benchmarks, environment, root, exec2) {
-  if (environment.driver_cuda_version === void 0) return [];
-  const found = [];
-  for (const bench of benchmarks) {
-    const binaries = new Set(commandsOf(bench, root).flatMap((c) => commandBinaries(c, bench.cwd)));
-    for (const path9 of binaries) {
-      const runtime = await binaryRuntime(path9, exec2);
-      if (!runtime) continue;
-      const rel = relative5(root, path9);
-      const shown = rel.startsWith("..") || isAbsolute2(rel) ? path9 : rel;
-      const d = runtimeDiagnostic(bench, shown, runtime, environment);
-      if (d) found.push(d);
-    }
-  }
-  return found;
-}
-var SLOW_PATH_SHARE = 1e-3;
-var SLOW_PATH_MIN_MS = 0.05;
-function peakFor(tflops, dtype) {
-  for (const key of [dtype, "bf16", "fp16"]) {
-    const value = key === void 0 ? void 0 : tflops[key];
-    if (key !== void 0 && value !== void 0) return { value, dtype: key };
-  }
-  return void 0;
-}
-function slowPathChecks(results, benchmarks, config) {
-  const sku = results.environment.gpu.sku;
-  const peaks = sku ? config.peaks[sku] : void 0;
-  if (!peaks) return [];
-  const worst = /* @__PURE__ */ new Map();
-  for (const c of results.cases) {
-    if (!benchmarks.includes(c.kernel) || c.status !== "ok") continue;
-    if ((c.timing?.median_ms ?? 0) < SLOW_PATH_MIN_MS) continue;
-    const tflops = caseTflops(c);
-    const peak = peakFor(peaks.tflops, caseDtype(c));
-    const gbps = caseGbps(c);
-    const readings = [
-      tflops !== void 0 && peak ? {
-        share: tflops / peak.value,
-        text: `${fixed(tflops, 4)} TFLOPS of ${sku}'s ${fixed(peak.value, 1)} TFLOPS ${peak.dtype} peak`
-      } : void 0,
-      gbps !== void 0 && peaks.gbps ? {
-        share: gbps / peaks.gbps,
-        text: `${fixed(gbps, 3)} GB/s of ${sku}'s ${fixed(peaks.gbps, 0)} GB/s`
-      } : void 0
-    ].filter((r) => r !== void 0);
-    const best = readings.sort((a, b) => b.share - a.share)[0];
-    if (!best || best.share >= SLOW_PATH_SHARE) continue;
-    const key = `${c.kernel}/${c.variant}`;
-    const text3 = `${caseLabel(c)} reads ${best.text} (${fixed(best.share * 100, 4)} %)`;
-    if (!worst.has(key) || (worst.get(key)?.share ?? 1) > best.share) {
-      worst.set(key, { share: best.share, text: text3, kernel: c.kernel, variant: c.variant });
-    }
-  }
-  return [...worst.values()].map((w) => ({
-    level: "warning",
-    code: "benchmark.slow_path",
-    message: `benchmark ${w.text}: under ${fixed(SLOW_PATH_SHARE * 100, 1)} % of the datasheet peak over ${SLOW_PATH_MIN_MS * 1e3} µs or more is no tuning gap but a fallback path (seed 000: CUTLASS Example 88 at 0.0193 TFLOPS on an H100, a CUDA 13 runtime on a CUDA 12.8 driver through cuda-compat, "Arch conditional MMA instruction used without targeting appropriate compute capability" in its output).`,
-    fix: "Read the benchmark's output for CUDA errors and arch messages (kernelgate names the known ones above), compare its CUDA runtime with the driver's (benchmark.cuda_runtime_too_new), and build its device code for this GPU (sm_90a for H100/H200: -gencode=arch=compute_90a,code=sm_90a).",
-    source: "doctor",
-    kernel: w.kernel,
-    variant: w.variant
-  }));
-}
-
-// src/measure/doctor/machine.ts
-import { readdir as readdir2, readFile as readFile3 } from "node:fs/promises";
-import path8 from "node:path";
 
 // src/measure/build/build.ts
 import { mkdir as mkdir3, writeFile as writeFile3 } from "node:fs/promises";
@@ -43303,6 +43536,150 @@ import { createHash as createHash2 } from "node:crypto";
 import { mkdir as mkdir2, readFile as readFile2, rename as rename2, rm as rm2, writeFile as writeFile2 } from "node:fs/promises";
 import path6 from "node:path";
 
+// src/measure/diagnose.ts
+var KNOWN_FAILURES = [
+  {
+    code: "cuda.arch_conditional_mma",
+    level: "error",
+    pattern: /Arch conditional MMA instruction used without targeting/i,
+    cause: "the sm_90a-only tensor-core path (wgmma) was compiled out: the code was compiled from compute_90 PTX, not compute_90a, so __CUDA_ARCH_FEAT_SM90_ALL was undefined and the kernel hit its arch-conditional trap. Any result it still prints comes from a fallback path and its timings are meaningless (seed 000 ran 10,000x slower).",
+    fix: "Compile with -gencode=arch=compute_90a,code=sm_90a (CMake: CMAKE_CUDA_ARCHITECTURES=90a, and no --generate-code=arch=compute_90,code=sm_90a), then check that `cuobjdump -sass` shows HGMMA."
+  },
+  {
+    code: "cuda.no_kernel_image",
+    level: "error",
+    pattern: /no kernel image is available for execution on the device|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorNoKernelImageForDevice/i,
+    cause: "the library holds no machine code for this GPU's architecture and no PTX the driver can compile for it (an sm_90a cubin runs only on compute capability 9.0: not on 8.9, not on 10.0).",
+    fix: "Build for the GPU that runs it (`kernelgate doctor` prints its compute capability), e.g. -gencode=arch=compute_90a,code=sm_90a for H100/H200."
+  },
+  {
+    code: "cuda.driver_too_old",
+    level: "error",
+    pattern: /CUDA driver version is insufficient for CUDA runtime version|NVIDIA driver on your system is too old|CUDA_ERROR_INSUFFICIENT_DRIVER|cudaErrorInsufficientDriver/i,
+    cause: "the CUDA runtime is newer than the installed driver supports (for example a CUDA 13.0 runtime on driver 570, which supports CUDA 12.8 at most).",
+    fix: "Install a driver that supports the runtime (CUDA 13.x needs driver >= 580), or use a toolkit and torch built for the CUDA version the driver reports in nvidia-smi. Forward compatibility (cuda-compat) works only on data-center GPUs and only for processes whose LD_LIBRARY_PATH starts with its compat directory."
+  },
+  {
+    code: "cuda.compat_unsupported_gpu",
+    level: "error",
+    pattern: /forward compatibility was attempted on non supported HW|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|cudaErrorCompatNotSupportedOnDevice/i,
+    cause: "the cuda-compat libraries (forward compatibility) were loaded, but this GPU does not support forward compatibility: only data-center GPUs (and a few NGC-ready RTX boards) do.",
+    fix: "Remove the cuda-compat directory from LD_LIBRARY_PATH and install a driver new enough for the runtime, or use a toolkit that matches the driver."
+  },
+  {
+    code: "cuda.compat_driver_mismatch",
+    level: "error",
+    pattern: /system has unsupported display driver \/ cuda driver combination|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|cudaErrorSystemDriverMismatch/i,
+    cause: "the user-mode libcuda (usually from a cuda-compat directory in LD_LIBRARY_PATH) does not match the loaded kernel driver, for example compat libraries older than the driver itself.",
+    fix: "Take the cuda-compat directory out of LD_LIBRARY_PATH when the driver already supports the runtime; otherwise install the cuda-compat package whose version is newer than the kernel driver (cat /proc/driver/nvidia/version)."
+  },
+  {
+    code: "cuda.unsupported_ptx",
+    level: "error",
+    pattern: /provided PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|cudaErrorUnsupportedPtxVersion/i,
+    cause: "the library only carries PTX for this GPU, made by a toolkit newer than the driver, so the driver cannot JIT it (minor-version compatibility does not cover PTX).",
+    fix: "Embed machine code for the GPU (code=sm_90a, not only code=compute_90a) or update the driver to the toolkit's version."
+  },
+  {
+    code: "cuda.too_many_resources",
+    level: "error",
+    pattern: /too many resources requested for launch|CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES|cudaErrorLaunchOutOfResources/i,
+    cause: "the launch asks for more than one SM holds: registers per thread x threads per block above 65,536, or more threads per block than the kernel was compiled for.",
+    fix: "Compare the build record (registers per function) with the block size; cap registers with __launch_bounds__(threads) or launch fewer threads per block."
+  },
+  {
+    code: "cuda.smem_too_large",
+    level: "error",
+    pattern: /uses too much shared data|out of resource: shared memory|cudaErrorInvalidValue.*shared|exceeds.*shared memory/i,
+    cause: "the kernel needs more shared memory than the GPU allows per block (48 KiB static; up to 227 KiB dynamic on H100/H200 after opting in, 99 KiB on L4).",
+    fix: "Shrink the tile or the number of pipeline stages, or move the buffer to dynamic shared memory and call cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) before launching."
+  },
+  {
+    code: "cuda.illegal_address",
+    level: "error",
+    pattern: /an illegal memory access was encountered|CUDA_ERROR_ILLEGAL_ADDRESS|cudaErrorIllegalAddress/i,
+    cause: "the kernel read or wrote outside its buffers (often the tail tile of a size that is not a multiple of the block). The CUDA context is dead afterwards: every later call in the process fails too.",
+    fix: "Run the case under `compute-sanitizer --tool memcheck`; check bounds on tail tiles and the sizes and strides passed to the launch function."
+  },
+  {
+    code: "cuda.misaligned_address",
+    level: "error",
+    pattern: /misaligned address|CUDA_ERROR_MISALIGNED_ADDRESS|cudaErrorMisalignedAddress/i,
+    cause: "a vector access (float4, 16-byte cp.async, TMA) used an address that is not aligned to its width, for example a tensor view with an odd offset or a row stride that is not a multiple of 8 halves.",
+    fix: "Check the alignment of every base pointer and leading dimension the kernel vectorises over; fall back to scalar loads when they are not aligned."
+  },
+  {
+    code: "cuda.illegal_instruction",
+    level: "error",
+    pattern: /an illegal instruction was encountered|CUDA_ERROR_ILLEGAL_INSTRUCTION|cudaErrorIllegalInstruction/i,
+    cause: "the GPU met an instruction it cannot execute here: arch-specific code (wgmma, setmaxnreg) issued by a partial warpgroup, or built for another architecture.",
+    fix: "Check that wgmma/setmaxnreg run in full, aligned warpgroups of 128 threads and that the library was built for this GPU."
+  },
+  {
+    code: "cuda.launch_failure",
+    level: "error",
+    pattern: /unspecified launch failure|CUDA_ERROR_LAUNCH_FAILED|cudaErrorLaunchFailure/i,
+    cause: "the kernel crashed without a more precise reason; a device-side stack overflow (large local arrays, deep calls) is a common one.",
+    fix: "Run under `compute-sanitizer`; check the build record for stack bytes per function and remove run-time-indexed local arrays."
+  },
+  {
+    code: "cuda.out_of_memory",
+    level: "error",
+    pattern: /CUDA out of memory|out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|OutOfMemoryError/i,
+    cause: "a GPU allocation failed: the case is too large for the free memory, or another process holds memory on the GPU.",
+    fix: "Check the other processes `kernelgate doctor` lists on the GPU, and the case sizes (inputs, outputs, the fp32 oracle and the L2-flush buffer all live on the GPU at once)."
+  },
+  {
+    code: "cuda.device_assert",
+    level: "error",
+    pattern: /device-side assert triggered|CUDA_ERROR_ASSERT|cudaErrorAssert/i,
+    cause: "an assert() in device code failed; the CUDA context is unusable afterwards.",
+    fix: "Rerun the case alone with CUDA_LAUNCH_BLOCKING=1 to see which assert fired."
+  },
+  {
+    code: "cuda.no_device",
+    level: "error",
+    pattern: /no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice|Found no NVIDIA driver on your system/i,
+    cause: "no GPU is visible to the process.",
+    fix: "Check CUDA_VISIBLE_DEVICES and that the runner (or container) has the GPU mapped in (`nvidia-smi` works in the same environment)."
+  },
+  {
+    code: "cublas.invalid_value",
+    level: "error",
+    pattern: /parameter number \d+ had an illegal value/i,
+    cause: "cuBLAS rejected an argument: usually a leading dimension smaller than the row length, or m/n/k in the wrong order for the layout.",
+    fix: "cuBLAS is column-major: for row-major A (m x k) pass lda >= k and swap the operands (C^T = B^T A^T)."
+  }
+];
+var MAX_QUOTE_CHARS = 160;
+function diagnoseOutput(text3, where3) {
+  const place = typeof where3 === "string" ? { source: where3 } : where3;
+  const found = /* @__PURE__ */ new Map();
+  for (const rawLine of text3.split(/\r?\n/)) {
+    const line = rawLine.trim();
+    if (line === "") continue;
+    const failure = KNOWN_FAILURES.find((f) => f.pattern.test(line));
+    if (!failure) continue;
+    const seen = found.get(failure.code);
+    if (seen) seen.count += 1;
+    else found.set(failure.code, { failure, firstLine: line, count: 1 });
+  }
+  return [...found.values()].map(({ failure, firstLine, count }) => {
+    const quote = firstLine.length > MAX_QUOTE_CHARS ? `${firstLine.slice(0, MAX_QUOTE_CHARS - 3)}...` : firstLine;
+    const times = count === 1 ? "seen once" : `seen ${count} times`;
+    const diagnostic = {
+      level: failure.level,
+      code: failure.code,
+      message: `"${quote}" (${times}): ${failure.cause}`,
+      fix: failure.fix,
+      source: place.source
+    };
+    if (place.kernel !== void 0) diagnostic.kernel = place.kernel;
+    if (place.variant !== void 0) diagnostic.variant = place.variant;
+    return diagnostic;
+  });
+}
+
 // src/measure/build/cache.ts
 import { access as access2, readFile } from "node:fs/promises";
 import path5 from "node:path";
@@ -43686,6 +44063,210 @@ function summary2(record) {
     parts.push(`${failedChecks} expectation${failedChecks === 1 ? "" : "s"} FAILED`);
   return parts.join("; ");
 }
+
+// src/measure/doctor/checks-benchmarks.ts
+import { closeSync, openSync, readSync, realpathSync, statSync as statSync3 } from "node:fs";
+import { basename as basename3, isAbsolute as isAbsolute2, relative as relative5, resolve as resolve5 } from "node:path";
+
+// src/measure/doctor/versions.ts
+var MIN_DRIVER_FOR_CUDA = [
+  ["13.1", "590.44.01"],
+  ["13.0", "580.65.06"],
+  ["12.9", "575.51.03"],
+  ["12.8", "570.26"],
+  ["12.6", "560.28.03"],
+  ["12.5", "555.42.02"],
+  ["12.4", "550.54.14"],
+  ["12.3", "545.23.06"],
+  ["12.2", "535.54.03"],
+  ["12.1", "530.30.02"],
+  ["12.0", "525.60.13"],
+  ["11.8", "520.61.05"]
+];
+function compareVersions(a, b) {
+  const pa = a.split(".").map(Number);
+  const pb = b.split(".").map(Number);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+function majorMinor(version) {
+  return version.split(".").slice(0, 2).join(".");
+}
+function cudaForDriver(driverVersion) {
+  return MIN_DRIVER_FOR_CUDA.find(([, min]) => compareVersions(driverVersion, min) >= 0)?.[0];
+}
+function minDriverFor(cuda) {
+  return MIN_DRIVER_FOR_CUDA.find(([release]) => release === majorMinor(cuda))?.[1];
+}
+function libcudaVersionIn(entries) {
+  for (const entry of entries) {
+    const m = /^libcuda\.so\.(\d+\.\d+(?:\.\d+)?)$/.exec(entry);
+    if (m?.[1]) return m[1];
+  }
+  return void 0;
+}
+function cudnnVersion(code) {
+  if (code >= 1e4)
+    return `${Math.floor(code / 1e4)}.${Math.floor(code % 1e4 / 100)}.${code % 100}`;
+  return `${Math.floor(code / 1e3)}.${Math.floor(code % 1e3 / 100)}.${code % 100}`;
+}
+
+// src/measure/doctor/checks-benchmarks.ts
+var ELF_MAGIC = Buffer.from([127, 69, 76, 70]);
+var MAX_SCAN_BYTES = 1 << 30;
+var TOOLKIT_NOTE = /Cuda compilation tools, release (\d+\.\d+), V(\d+\.\d+(?:\.\d+)?)/;
+var STATIC_CUDART = "libcudart_static";
+function readHead(path9, bytes) {
+  const fd = openSync(path9, "r");
+  try {
+    const buf = Buffer.alloc(bytes);
+    const n = readSync(fd, buf, 0, bytes, 0);
+    return buf.subarray(0, n);
+  } finally {
+    closeSync(fd);
+  }
+}
+function isElf(path9) {
+  try {
+    return statSync3(path9).isFile() && readHead(path9, 4).equals(ELF_MAGIC);
+  } catch {
+    return false;
+  }
+}
+function commandBinaries(command, cwd) {
+  const words = command.split(/[\s;&|()<>]+/).map((w) => w.replace(/^['"]|['"]$/g, "")).filter((w) => w.includes("/") && !w.startsWith("-") && !w.includes("="));
+  const found = [];
+  for (const word of words) {
+    const path9 = isAbsolute2(word) ? word : resolve5(cwd, word);
+    if (!found.includes(path9) && isElf(path9)) found.push(path9);
+  }
+  return found;
+}
+function linkedRuntime(lddOutput) {
+  const m = /^\s*(libcudart\.so\.(\d+))\s+=>\s+(\S+)/m.exec(lddOutput);
+  if (!m?.[1] || !m[2] || !m[3] || m[3] === "not") return void 0;
+  let real = m[3];
+  try {
+    real = realpathSync(m[3]);
+  } catch {
+  }
+  const full = /^libcudart\.so\.(\d+\.\d+(?:\.\d+)?)$/.exec(basename3(real))?.[1];
+  const via = real === m[3] ? `${m[1]} → ${m[3]}` : `${m[1]} → ${real}`;
+  return { version: full ?? m[2], via };
+}
+function staticRuntime(path9) {
+  const size = statSync3(path9).size;
+  if (size > MAX_SCAN_BYTES) return void 0;
+  const text3 = readHead(path9, size).toString("latin1");
+  if (!text3.includes(STATIC_CUDART)) return void 0;
+  const m = TOOLKIT_NOTE.exec(text3);
+  if (!m?.[2]) return void 0;
+  return { version: m[2], via: `static libcudart, linked by CUDA ${m[2]}'s nvcc` };
+}
+async function binaryRuntime(path9, exec2) {
+  const ldd = await exec2.run("ldd", [path9]).catch(() => void 0);
+  const linked = ldd && ldd.exitCode === 0 ? linkedRuntime(ldd.stdout) : void 0;
+  return linked ?? staticRuntime(path9);
+}
+function commandsOf(bench, root) {
+  if (bench.command) {
+    const params = bench.command.cases[0] ?? {};
+    return Object.values(bench.command.variants).map((t) => fillTemplate(t, params, root));
+  }
+  return bench.run !== void 0 ? [bench.run] : [];
+}
+function runtimeDiagnostic(bench, shown, runtime, environment) {
+  const driverCuda = environment.driver_cuda_version;
+  const driver = environment.driver_version ?? "of this machine";
+  if (driverCuda === void 0) return void 0;
+  const needs = majorMinor(
+    runtime.version.includes(".") ? runtime.version : `${runtime.version}.0`
+  );
+  if (compareVersions(needs, driverCuda) <= 0) return void 0;
+  const minDriver = minDriverFor(needs);
+  const compat = environment.libraries?.["cuda_compat"];
+  const sameMajor = needs.split(".")[0] === driverCuda.split(".")[0];
+  const how = compat ? `It can run only through the forward-compat libcuda ${compat} in LD_LIBRARY_PATH, and seed 000's CUTLASS Example 88 did so at 0.02 TFLOPS: a binary that starts is no proof that its fast path runs.` : sameMajor ? "It runs through minor-version compatibility: its machine code works, but PTX it carries cannot be JIT-compiled and newer features fall back or fail." : 'Its CUDA calls fail with "CUDA driver version is insufficient for CUDA runtime version"; a benchmark that catches the error may go on and print numbers from a slow or empty path.';
+  return {
+    level: compat || sameMajor ? "warning" : "error",
+    code: "benchmark.cuda_runtime_too_new",
+    message: `benchmark ${bench.name}: ${shown} carries CUDA runtime ${runtime.version} (${runtime.via}), but driver ${driver} supports CUDA <= ${driverCuda}. ${how}`,
+    fix: `Install driver >= ${minDriver ?? `one for CUDA ${needs}`}${compat ? " and take the compat folder out of LD_LIBRARY_PATH" : ""}, or rebuild ${basename3(shown)} with a CUDA ${driverCuda} toolkit (CMake: -DCMAKE_CUDA_COMPILER=/usr/local/cuda-${driverCuda}/bin/nvcc).`,
+    source: "doctor",
+    kernel: bench.name
+  };
+}
+async function benchmarkBinaryChecks(benchmarks, environment, root, exec2) {
+  if (environment.driver_cuda_version === void 0) return [];
+  const found = [];
+  for (const bench of benchmarks) {
+    const binaries = new Set(commandsOf(bench, root).flatMap((c) => commandBinaries(c, bench.cwd)));
+    for (const path9 of binaries) {
+      const runtime = await binaryRuntime(path9, exec2);
+      if (!runtime) continue;
+      const rel = relative5(root, path9);
+      const shown = rel.startsWith("..") || isAbsolute2(rel) ? path9 : rel;
+      const d = runtimeDiagnostic(bench, shown, runtime, environment);
+      if (d) found.push(d);
+    }
+  }
+  return found;
+}
+var SLOW_PATH_SHARE = 1e-3;
+var SLOW_PATH_MIN_MS = 0.05;
+function peakFor(tflops, dtype) {
+  for (const key of [dtype, "bf16", "fp16"]) {
+    const value = key === void 0 ? void 0 : tflops[key];
+    if (key !== void 0 && value !== void 0) return { value, dtype: key };
+  }
+  return void 0;
+}
+function slowPathChecks(results, benchmarks, config) {
+  const sku = results.environment.gpu.sku;
+  const peaks = sku ? config.peaks[sku] : void 0;
+  if (!peaks) return [];
+  const worst = /* @__PURE__ */ new Map();
+  for (const c of results.cases) {
+    if (!benchmarks.includes(c.kernel) || c.status !== "ok") continue;
+    if ((c.timing?.median_ms ?? 0) < SLOW_PATH_MIN_MS) continue;
+    const tflops = caseTflops(c);
+    const peak = peakFor(peaks.tflops, caseDtype(c));
+    const gbps = caseGbps(c);
+    const readings = [
+      tflops !== void 0 && peak ? {
+        share: tflops / peak.value,
+        text: `${fixed(tflops, 4)} TFLOPS of ${sku}'s ${fixed(peak.value, 1)} TFLOPS ${peak.dtype} peak`
+      } : void 0,
+      gbps !== void 0 && peaks.gbps ? {
+        share: gbps / peaks.gbps,
+        text: `${fixed(gbps, 3)} GB/s of ${sku}'s ${fixed(peaks.gbps, 0)} GB/s`
+      } : void 0
+    ].filter((r) => r !== void 0);
+    const best = readings.sort((a, b) => b.share - a.share)[0];
+    if (!best || best.share >= SLOW_PATH_SHARE) continue;
+    const key = `${c.kernel}/${c.variant}`;
+    const text3 = `${caseLabel(c)} reads ${best.text} (${fixed(best.share * 100, 4)} %)`;
+    if (!worst.has(key) || (worst.get(key)?.share ?? 1) > best.share) {
+      worst.set(key, { share: best.share, text: text3, kernel: c.kernel, variant: c.variant });
+    }
+  }
+  return [...worst.values()].map((w) => ({
+    level: "warning",
+    code: "benchmark.slow_path",
+    message: `benchmark ${w.text}: under ${fixed(SLOW_PATH_SHARE * 100, 1)} % of the datasheet peak over ${SLOW_PATH_MIN_MS * 1e3} µs or more is no tuning gap but a fallback path (seed 000: CUTLASS Example 88 at 0.0193 TFLOPS on an H100, a CUDA 13 runtime on a CUDA 12.8 driver through cuda-compat, "Arch conditional MMA instruction used without targeting appropriate compute capability" in its output).`,
+    fix: "Read the benchmark's output for CUDA errors and arch messages (kernelgate names the known ones above), compare its CUDA runtime with the driver's (benchmark.cuda_runtime_too_new), and build its device code for this GPU (sm_90a for H100/H200: -gencode=arch=compute_90a,code=sm_90a).",
+    source: "doctor",
+    kernel: w.kernel,
+    variant: w.variant
+  }));
+}
+
+// src/measure/doctor/machine.ts
+import { readdir as readdir2, readFile as readFile3 } from "node:fs/promises";
+import path8 from "node:path";
 
 // src/measure/doctor/probe.ts
 var PYTHON_PROBE = `
@@ -48580,7 +49161,73 @@ async function runDoctor(deps) {
   return { environment: environmentOf2(machine), diagnostics, facts: factsOf(machine) };
 }
 
+// src/measure/harness.ts
+import { appendFileSync as appendFileSync2, existsSync as existsSync11, mkdirSync as mkdirSync4, writeFileSync as writeFileSync5 } from "node:fs";
+import { delimiter as delimiter3, dirname as dirname5 } from "node:path";
+var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
+  cwd,
+  env,
+  silent: true,
+  ignoreReturnCode: true,
+  listeners: { stdline: onLine, errline: onLine }
+});
+var KERNEL_HEADER = /^\[kernelgate\] == (\S+)/;
+var TAIL_LINES2 = 40;
+function harnessArgs(options) {
+  const args = [
+    "-m",
+    "kernels.harness",
+    "--kernels",
+    options.kernelsDir,
+    "--out",
+    options.resultsPath
+  ];
+  if (options.buildsPath !== void 0) args.push("--builds", options.buildsPath);
+  if (options.only !== void 0 && options.only.length > 0)
+    args.push("--only", options.only.join(","));
+  if (options.timeoutPerCaseS !== void 0) {
+    args.push("--timeout-per-case", String(options.timeoutPerCaseS));
+  }
+  return [...args, ...options.extraArgs ?? []];
+}
+async function runHarness(options, log, run2 = streamingExec) {
+  mkdirSync4(dirname5(options.logPath), { recursive: true });
+  writeFileSync5(options.logPath, "");
+  const env = childEnv(options.env);
+  env.PYTHONPATH = [options.harnessRoot, options.workspace, env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter3);
+  env.PYTHONUNBUFFERED = "1";
+  const lines = [];
+  let inGroup = false;
+  const onLine = (line) => {
+    lines.push(line);
+    appendFileSync2(options.logPath, line + "\n");
+    const header = KERNEL_HEADER.exec(line);
+    if (header) {
+      if (inGroup) log.endGroup();
+      log.startGroup(line.replace(/^\[kernelgate\] /, ""));
+      inGroup = true;
+      return;
+    }
+    log.info(line);
+  };
+  const args = harnessArgs(options);
+  log.info(`kernelgate: ${options.python} ${args.join(" ")}`);
+  const exitCode = await run2(options.python, args, { cwd: options.workspace, env, onLine });
+  if (inGroup) log.endGroup();
+  return {
+    exitCode,
+    wroteResults: existsSync11(options.resultsPath),
+    logTail: lines.slice(-TAIL_LINES2).join("\n"),
+    log: lines.join("\n")
+  };
+}
+
+// src/measure/measure.ts
+import { copyFileSync, mkdirSync as mkdirSync5, writeFileSync as writeFileSync6 } from "node:fs";
+import { join as join13, resolve as resolve6 } from "node:path";
+
 // src/measure/benchmarks.ts
+import { join as join12, relative as relative6 } from "node:path";
 function selectedBenchmarks(config, only) {
   return config.benchmarks.filter((b) => !only?.length || only.includes(b.name));
 }
@@ -48625,7 +49272,7 @@ async function runBenchmarkStage(options, deps) {
 async function runEach(benchmarks, options, deps) {
   const { config, base } = options;
   const now = deps.now ?? Date.now;
-  const baseRoot = base ? join11(base.root, relative6(options.workspace, config.rootDir)) : void 0;
+  const baseRoot = base ? join12(base.root, relative6(options.workspace, config.rootDir)) : void 0;
   const kernels = [];
   for (const bench of benchmarks) {
     deps.log.info(
@@ -48641,21 +49288,12 @@ async function runEach(benchmarks, options, deps) {
     deps.log.info(summary3(kernel, (now() - t) / 1e3));
     kernels.push(kernel);
   }
-  const diagnostics = await benchmarkFindings(
-    kernels,
-    benchmarks,
-    options.environment,
-    config.rootDir,
-    deps.exec
+  const diagnostics = [...knownFailures(kernels)];
+  diagnostics.push(
+    ...await benchmarkBinaryChecks(benchmarks, options.environment, config.rootDir, deps.exec)
   );
   const paired = kernels.some((k) => k.cases.some((c) => c.paired !== void 0));
   return { kernels, diagnostics, ...paired && baseRoot ? { pairedRoot: baseRoot } : {} };
-}
-async function benchmarkFindings(kernels, benchmarks, environment, root, exec2) {
-  return [
-    ...knownFailures(kernels),
-    ...await benchmarkBinaryChecks(benchmarks, environment, root, exec2)
-  ];
 }
 function knownFailures(kernels) {
   const found = [];
@@ -48736,70 +49374,7 @@ function noHarness(startedAt, environment) {
   };
 }
 
-// src/measure/harness.ts
-import { appendFileSync as appendFileSync2, existsSync as existsSync10, mkdirSync as mkdirSync3, writeFileSync as writeFileSync4 } from "node:fs";
-import { delimiter as delimiter2, dirname as dirname5 } from "node:path";
-var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
-  cwd,
-  env,
-  silent: true,
-  ignoreReturnCode: true,
-  listeners: { stdline: onLine, errline: onLine }
-});
-var KERNEL_HEADER = /^\[kernelgate\] == (\S+)/;
-var TAIL_LINES2 = 40;
-function harnessArgs(options) {
-  const args = [
-    "-m",
-    "kernels.harness",
-    "--kernels",
-    options.kernelsDir,
-    "--out",
-    options.resultsPath
-  ];
-  if (options.buildsPath !== void 0) args.push("--builds", options.buildsPath);
-  if (options.only !== void 0 && options.only.length > 0)
-    args.push("--only", options.only.join(","));
-  if (options.timeoutPerCaseS !== void 0) {
-    args.push("--timeout-per-case", String(options.timeoutPerCaseS));
-  }
-  return [...args, ...options.extraArgs ?? []];
-}
-async function runHarness(options, log, run2 = streamingExec) {
-  mkdirSync3(dirname5(options.logPath), { recursive: true });
-  writeFileSync4(options.logPath, "");
-  const env = childEnv(options.env);
-  env.PYTHONPATH = [options.harnessRoot, options.workspace, env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter2);
-  env.PYTHONUNBUFFERED = "1";
-  const lines = [];
-  let inGroup = false;
-  const onLine = (line) => {
-    lines.push(line);
-    appendFileSync2(options.logPath, line + "\n");
-    const header = KERNEL_HEADER.exec(line);
-    if (header) {
-      if (inGroup) log.endGroup();
-      log.startGroup(line.replace(/^\[kernelgate\] /, ""));
-      inGroup = true;
-      return;
-    }
-    log.info(line);
-  };
-  const args = harnessArgs(options);
-  log.info(`kernelgate: ${options.python} ${args.join(" ")}`);
-  const exitCode = await run2(options.python, args, { cwd: options.workspace, env, onLine });
-  if (inGroup) log.endGroup();
-  return {
-    exitCode,
-    wroteResults: existsSync10(options.resultsPath),
-    logTail: lines.slice(-TAIL_LINES2).join("\n"),
-    log: lines.join("\n")
-  };
-}
-
 // src/measure/measure.ts
-import { copyFileSync, mkdirSync as mkdirSync4, writeFileSync as writeFileSync5 } from "node:fs";
-import { join as join12, resolve as resolve6 } from "node:path";
 function buildTargets(config, only) {
   return config.kernels.filter((k) => only === void 0 || only.length === 0 || only.includes(k.manifest.name)).map((k) => ({
     kernel: k.manifest.name,
@@ -48835,8 +49410,8 @@ async function stage(name, group, deps, seconds2, body) {
 async function casesArgs(options, environment, outDir) {
   const selected = options.selectCases ? await options.selectCases(environment) : void 0;
   if (selected === void 0) return [];
-  const casesPath = join12(outDir, "cases.txt");
-  writeFileSync5(casesPath, selected.map((id) => `${id}
+  const casesPath = join13(outDir, "cases.txt");
+  writeFileSync6(casesPath, selected.map((id) => `${id}
 `).join(""));
   return ["--cases", casesPath];
 }
@@ -48884,7 +49459,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       python: config.harness.python,
       kernelsDir: config.kernelsDir,
       resultsPath: paths.resultsPath,
-      logPath: join12(paths.outDir, "harness.log"),
+      logPath: join13(paths.outDir, "harness.log"),
       buildsPath: paths.buildsPath,
       ...options.only !== void 0 ? { only: options.only } : {},
       timeoutPerCaseS: config.harness.timeoutS,
@@ -48893,7 +49468,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       extraArgs: [
         ...config.harness.args,
         "--tune-cache",
-        join12(paths.cacheDir, "tune"),
+        join13(paths.cacheDir, "tune"),
         ...moreArgs
       ],
       ...options.harnessEnv !== void 0 ? { env: options.harnessEnv } : {}
@@ -48961,7 +49536,7 @@ async function measure(options, deps) {
   const { config } = options;
   const { log } = deps;
   const outDir = resolve6(options.outDir);
-  mkdirSync4(outDir, { recursive: true });
+  mkdirSync5(outDir, { recursive: true });
   const stageSeconds = {};
   const startedAt = new Date(now()).toISOString();
   const doctor = await stage("doctor", "kernelgate doctor", deps, stageSeconds, async () => {
@@ -48969,8 +49544,8 @@ async function measure(options, deps) {
     for (const d of report.diagnostics) log.info(`doctor: ${d.level}: ${d.message}`);
     return report;
   });
-  const cacheDir = options.buildCacheDir ?? join12(options.workspace, ".kernelgate", "build");
-  const buildsPath = join12(outDir, "builds.json");
+  const cacheDir = options.buildCacheDir ?? join13(options.workspace, ".kernelgate", "build");
+  const buildsPath = join13(outDir, "builds.json");
   const build = await stage("build", "kernelgate build", deps, stageSeconds, async () => {
     const built = await buildKernels(buildTargets(config, options.only), {
       exec: deps.exec,
@@ -48992,7 +49567,7 @@ async function measure(options, deps) {
     () => buildBase(base, options, config, cacheDir, outDir, deps, notes)
   );
   const selectArgs = await casesArgs(options, doctor.environment, outDir);
-  const resultsPath = join12(outDir, "results.json");
+  const resultsPath = join13(outDir, "results.json");
   const { measured, diagnostics: harnessDiagnostics } = await harnessStage(
     options,
     deps,
@@ -49030,7 +49605,7 @@ async function measure(options, deps) {
     build.records
   );
   const results = withBenchmarks(assembled, benchmarks, base, config);
-  writeFileSync5(resultsPath, JSON.stringify(results, null, 2) + "\n");
+  writeFileSync6(resultsPath, JSON.stringify(results, null, 2) + "\n");
   return { results, resultsPath, stageSeconds };
 }
 async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
@@ -49050,7 +49625,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
     log: (line) => deps.log.info(`base: ${line}`),
     ...deps.now !== void 0 ? { now: deps.now } : {}
   });
-  const buildsPath = join12(outDir, "base-builds.json");
+  const buildsPath = join13(outDir, "base-builds.json");
   copyFileSync(build.buildsJsonPath, buildsPath);
   const failed = build.records.filter((r) => r.status !== "ok");
   for (const r of failed) {
@@ -49058,7 +49633,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
       `base: ${r.kernel}/${r.variant} did not build (${r.status}): its cases are not paired`
     );
   }
-  return { base, kernelsDir: join12(base.root, baseConfig.kernelsDir), buildsPath };
+  return { base, kernelsDir: join13(base.root, baseConfig.kernelsDir), buildsPath };
 }
 function pairedArgs(paired, config) {
   const args = [
@@ -49085,7 +49660,7 @@ async function fullRun(options, deps) {
   let base;
   if (options.pairedBase?.root !== void 0) {
     const { root, sha, ref } = options.pairedBase;
-    if (existsSync11(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
+    if (existsSync12(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
     else notes.push(`Paired A/B is off for this run: the base checkout ${root} does not exist.`);
   } else if (options.pairedBase !== void 0) {
     const got = await materialiseBase(options.workspace, options.pairedBase.sha, deps.exec, {
@@ -49159,7 +49734,7 @@ async function storeRun(run2, gate2, policy, context3 = {}) {
 }
 
 // node_modules/@actions/github/lib/context.js
-import { readFileSync as readFileSync6, existsSync as existsSync12 } from "fs";
+import { readFileSync as readFileSync7, existsSync as existsSync13 } from "fs";
 import { EOL as EOL6 } from "os";
 var Context2 = class {
   /**
@@ -49169,8 +49744,8 @@ var Context2 = class {
     var _a, _b, _c;
     this.payload = {};
     if (process.env.GITHUB_EVENT_PATH) {
-      if (existsSync12(process.env.GITHUB_EVENT_PATH)) {
-        this.payload = JSON.parse(readFileSync6(process.env.GITHUB_EVENT_PATH, { encoding: "utf8" }));
+      if (existsSync13(process.env.GITHUB_EVENT_PATH)) {
+        this.payload = JSON.parse(readFileSync7(process.env.GITHUB_EVENT_PATH, { encoding: "utf8" }));
       } else {
         const path9 = process.env.GITHUB_EVENT_PATH;
         process.stdout.write(`GITHUB_EVENT_PATH ${path9} does not exist${EOL6}`);
@@ -53534,7 +54109,7 @@ function createGitHubClient(options) {
 }
 
 // src/publish/publish.ts
-import { join as join13 } from "node:path";
+import { join as join14 } from "node:path";
 
 // src/publish/sticky.ts
 function oldestFirst(items) {
@@ -53721,9 +54296,9 @@ async function publish(report, options, deps) {
   checkCommentKey(options.commentKey);
   const { fs: fs3, sink } = deps;
   await fs3.mkdir(options.reportDir, { recursive: true });
-  const resultsPath = join13(options.reportDir, "results.json");
-  const reportPath = join13(options.reportDir, "report.md");
-  const verdictPath = join13(options.reportDir, "verdict.json");
+  const resultsPath = join14(options.reportDir, "results.json");
+  const reportPath = join14(options.reportDir, "report.md");
+  const verdictPath = join14(options.reportDir, "verdict.json");
   await fs3.writeFile(resultsPath, JSON.stringify(report.results, null, 2) + "\n");
   await fs3.writeFile(reportPath, report.full);
   const verdict = { verdict: report.verdict, reasons: report.reasons, counts: report.counts };
@@ -53867,7 +54442,7 @@ function defaultDeps() {
 }
 
 // src/action/event.ts
-import { readFileSync as readFileSync7 } from "node:fs";
+import { readFileSync as readFileSync8 } from "node:fs";
 function readEvent(env) {
   const name = env["GITHUB_EVENT_NAME"];
   const repository = env["GITHUB_REPOSITORY"];
@@ -53883,7 +54458,7 @@ function readEvent(env) {
   let payload = {};
   if (path9) {
     try {
-      payload = JSON.parse(readFileSync7(path9, "utf8"));
+      payload = JSON.parse(readFileSync8(path9, "utf8"));
     } catch (error2) {
       throw new Error(
         `GITHUB_EVENT_PATH '${path9}': cannot read the event payload: ${error2.message}`,
@@ -53972,7 +54547,7 @@ import { statSync as statSync4 } from "node:fs";
 import { dirname as dirname7, isAbsolute as isAbsolute3, resolve as resolve8 } from "node:path";
 
 // src/history/action.ts
-import { join as join15 } from "node:path";
+import { join as join16 } from "node:path";
 
 // package.json
 var package_default = {
@@ -54029,9 +54604,9 @@ var package_default = {
 };
 
 // src/history/branch-store.ts
-import { mkdtempSync, mkdirSync as mkdirSync5, readFileSync as readFileSync8, rmSync, writeFileSync as writeFileSync6, existsSync as existsSync13 } from "node:fs";
+import { mkdtempSync, mkdirSync as mkdirSync6, readFileSync as readFileSync9, rmSync, writeFileSync as writeFileSync7, existsSync as existsSync14 } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname as dirname6, join as join14 } from "node:path";
+import { dirname as dirname6, join as join15 } from "node:path";
 
 // src/history/record.ts
 var HISTORY_FORMAT_NAME = "kernelgate/history";
@@ -54411,8 +54986,8 @@ function branchStore(options) {
   let ready = false;
   async function ensureCache() {
     if (ready) return;
-    if (!existsSync13(join14(gitDir, "HEAD"))) {
-      mkdirSync5(gitDir, { recursive: true });
+    if (!existsSync14(join15(gitDir, "HEAD"))) {
+      mkdirSync6(gitDir, { recursive: true });
       const init = await options.exec.run("git", ["init", "--quiet", "--bare", gitDir]);
       if (init.exitCode !== 0) {
         throw new StoreError(`${prefix}: cannot make ${gitDir}: ${gitReason(init)}`);
@@ -54456,11 +55031,11 @@ function branchStore(options) {
   async function readPaths(tip, paths) {
     const out = /* @__PURE__ */ new Map();
     if (paths.length === 0) return out;
-    const work = mkdtempSync(join14(tmpdir(), "kg-history-read-"));
+    const work = mkdtempSync(join15(tmpdir(), "kg-history-read-"));
     try {
-      const env = { GIT_INDEX_FILE: join14(work, "index") };
-      const tree = join14(work, "tree");
-      mkdirSync5(tree);
+      const env = { GIT_INDEX_FILE: join15(work, "index") };
+      const tree = join15(work, "tree");
+      mkdirSync6(tree);
       const chunk = 500;
       for (let i = 0; i < paths.length; i += chunk) {
         const part = paths.slice(i, i + chunk);
@@ -54484,7 +55059,7 @@ function branchStore(options) {
       }
       for (const path9 of paths) {
         try {
-          out.set(path9, readFileSync8(join14(tree, path9), "utf8"));
+          out.set(path9, readFileSync9(join15(tree, path9), "utf8"));
         } catch {
         }
       }
@@ -54555,7 +55130,7 @@ function branchStore(options) {
     return found;
   }
   async function saveRecords(entries) {
-    const work = mkdtempSync(join14(tmpdir(), "kg-history-write-"));
+    const work = mkdtempSync(join15(tmpdir(), "kg-history-write-"));
     try {
       const prepared = entries.map((entry, i) => {
         const merged = { ...options.defaults, ...entry.context };
@@ -54572,8 +55147,8 @@ function branchStore(options) {
           ...merged.references !== void 0 ? { references: merged.references } : {},
           ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
         });
-        const file = join14(work, `record-${i}.json`);
-        writeFileSync6(file, serializeRecord(record));
+        const file = join15(work, `record-${i}.json`);
+        writeFileSync7(file, serializeRecord(record));
         return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
       });
       const first = prepared[0];
@@ -54586,7 +55161,7 @@ function branchStore(options) {
           throw notStored(`cannot read it (${fetched.reason})`);
         }
         const tip = fetched.tip;
-        const env = { GIT_INDEX_FILE: join14(work, `index-${attempt}`) };
+        const env = { GIT_INDEX_FILE: join15(work, `index-${attempt}`) };
         let before;
         if (tip !== void 0) {
           await gitOk(["read-tree", tip], env);
@@ -54710,9 +55285,9 @@ ${pushed.stderr}`;
   };
 }
 function writeReadme(work) {
-  const path9 = join14(work, "README.md");
-  mkdirSync5(dirname6(path9), { recursive: true });
-  writeFileSync6(path9, README);
+  const path9 = join15(work, "README.md");
+  mkdirSync6(dirname6(path9), { recursive: true });
+  writeFileSync7(path9, README);
   return path9;
 }
 
@@ -54757,7 +55332,7 @@ function actionStore(inputs, env, inWorkspace2, deps) {
   return branchStore({
     remote,
     branch: inputs.history.branch,
-    cacheDir: join15(env["RUNNER_TEMP"] ?? inWorkspace2(".kernelgate"), "kernelgate-history.git"),
+    cacheDir: join16(env["RUNNER_TEMP"] ?? inWorkspace2(".kernelgate"), "kernelgate-history.git"),
     exec: deps.exec ?? actionsExec(),
     warn: deps.warning,
     info: deps.info,
@@ -54965,7 +55540,7 @@ var PAGE_JS = String.raw`
 `;
 
 // src/history/export.ts
-import { join as join16, resolve as resolve7 } from "node:path";
+import { join as join17, resolve as resolve7 } from "node:path";
 var EXPORT_FORMATS = ["bmf", "gab-smaller", "gab-bigger"];
 function timedCases(results) {
   return results.cases.filter(
@@ -55059,7 +55634,7 @@ async function writeExports(results, reportDir, fs3, setOutput2, options = {}) {
   for (const format of EXPORT_FORMATS) {
     const exported = exportResults(results, format, options);
     const count = Array.isArray(exported) ? exported.length : Object.keys(exported).length;
-    const path9 = join16(reportDir, `${format}.json`);
+    const path9 = join17(reportDir, `${format}.json`);
     if (count > 0) await fs3.writeFile(path9, `${JSON.stringify(exported, null, 2)}
 `);
     setOutput2(`${format}-path`, count > 0 ? path9 : "");
@@ -55309,7 +55884,8 @@ function readInputs(getInput2) {
     requestTimeoutMs: secondsInput("request-timeout", DEFAULT_REQUEST_TIMEOUT_MS),
     publishTimeoutMs: secondsInput("publish-timeout", DEFAULT_PUBLISH_BUDGET_MS),
     failOnPublishError: bool("fail-on-publish-error", false),
-    shard: readShardInputs(getInput2)
+    shard: readShardInputs(getInput2),
+    deep: parseDeepChecks(text3("deep") ?? "", "Input 'deep'")
   };
 }
 function inWorkspace(env, path9) {
@@ -55322,10 +55898,14 @@ function loadConfigInput(path9) {
 
 // src/action/main.ts
 import { statSync as statSync5 } from "node:fs";
-import { join as join18 } from "node:path";
+import { join as join20 } from "node:path";
+
+// src/action/deep.ts
+import { mkdirSync as mkdirSync7, writeFileSync as writeFileSync8 } from "node:fs";
+import { join as join19 } from "node:path";
 
 // src/action/measure-options.ts
-import { join as join17 } from "node:path";
+import { join as join18 } from "node:path";
 var ACTION_ROOT = packageRoot();
 function measureOptions(inputs, config, mode, event, env, core) {
   const workspace = env["GITHUB_WORKSPACE"] ?? process.cwd();
@@ -55347,7 +55927,7 @@ function measureOptions(inputs, config, mode, event, env, core) {
     workspace,
     harnessRoot: ACTION_ROOT,
     ...pairedBase !== void 0 ? { pairedBase } : {},
-    outDir: inWorkspace(env, join17(inputs.reportDir, "measure")),
+    outDir: inWorkspace(env, join18(inputs.reportDir, "measure")),
     ...inputs.kernels.length > 0 ? { only: inputs.kernels } : {},
     run: {
       ...env["GITHUB_RUN_ID"] ? { id: env["GITHUB_RUN_ID"] } : {},
@@ -55395,6 +55975,49 @@ function pairedBaseOf(inputs, config, mode, event, core) {
     ...typeof ref === "string" ? { ref } : {},
     ...inputs.basePath !== void 0 ? { root: inputs.basePath } : {}
   };
+}
+
+// src/action/deep.ts
+var defaultDeep = (config, options) => runDeep(config, options, actionsExec());
+async function withDeepChecks(got, inputs, config, deps) {
+  if (inputs.deep.length === 0) return got;
+  const { core, env } = deps;
+  if (got.measured === void 0) {
+    core.warning(
+      `Input 'deep' (${inputs.deep.join(", ")}) runs where this step measures: not with 'results' or 'merge'. No deep check ran.`
+    );
+    return got;
+  }
+  const outDir = inWorkspace(env, join19(inputs.reportDir, "deep"));
+  mkdirSync7(outDir, { recursive: true });
+  const buildsPath = join19(outDir, "builds.json");
+  writeFileSync8(buildsPath, `${JSON.stringify({ builds: got.results.builds ?? [] }, null, 1)}
+`);
+  core.info(`kernelgate deep: ${inputs.deep.join(", ")}; the tools' output under ${outDir}`);
+  const t0 = Date.now();
+  const outcome = await (deps.deep ?? defaultDeep)(config, {
+    workspace: env["GITHUB_WORKSPACE"] ?? process.cwd(),
+    harnessRoot: ACTION_ROOT,
+    python: config.harness.python,
+    kernelsDir: config.kernelsDir,
+    outDir,
+    checks: inputs.deep,
+    ...inputs.kernels.length > 0 ? { only: inputs.kernels } : {},
+    buildsPath,
+    ...got.results.environment.gpu.compute_capability ? { computeCapability: got.results.environment.gpu.compute_capability } : {}
+  });
+  for (const d of outcome.diagnostics) {
+    core.warning(`kernelgate deep: ${d.message}${d.fix ? ` (fix: ${d.fix})` : ""}`);
+  }
+  core.info(`kernelgate deep: done in ${((Date.now() - t0) / 1e3).toFixed(1)} s`);
+  const results = {
+    ...got.results,
+    diagnostics: [...got.results.diagnostics, ...outcome.diagnostics],
+    deep: { ...got.results.deep, ...outcome.deep }
+  };
+  writeFileSync8(got.measured.resultsPath, `${JSON.stringify(results, null, 1)}
+`);
+  return { ...got, results, measured: { ...got.measured, results } };
 }
 
 // src/action/pipeline.ts
@@ -55496,7 +56119,7 @@ async function mergeShards2(step, merge2) {
     dirs: [inWorkspace(env, merge2)],
     shards: inputs.shard.shards,
     cwd: env["GITHUB_WORKSPACE"] ?? process.cwd(),
-    outDir: inWorkspace(env, join18(inputs.reportDir, "merge")),
+    outDir: inWorkspace(env, join20(inputs.reportDir, "merge")),
     baselinePath: inputs.baseline === void 0 ? void 0 : inWorkspace(env, inputs.baseline),
     store: storeOf(inputs, env, core),
     baselineBranch: mode === "pr" ? baseBranch : branch,
@@ -55565,7 +56188,7 @@ async function pullRequestOf(step, client) {
   try {
     return { prNumber: await resolvePullRequest(inputs, event, client), lookupError: void 0 };
   } catch (error2) {
-    const reportPath = join18(inWorkspace(deps.env, inputs.reportDir), "report.md");
+    const reportPath = join20(inWorkspace(deps.env, inputs.reportDir), "report.md");
     const lookupError = new Error(
       `Could not find the pull request to comment on: ${describeGitHubError(error2).replace(/\.$/, "")}. The report is in the job summary and ${reportPath}.`,
       { cause: error2 }
@@ -55643,7 +56266,7 @@ async function run(deps = defaultDeps()) {
     const config = loadConfigInput(inWorkspace(env, inputs.config));
     const step = { deps, inputs, event, mode: resolveMode(inputs.mode, event), config };
     if (inputs.shard.shard !== void 0) return await measureShard(step, inputs.shard.shard);
-    const got = await obtain(step);
+    const got = await withDeepChecks(await obtain(step), inputs, config, deps);
     budget.start();
     await afterGate(step, got, await judgeAndPublish(step, got, client));
   } catch (error2) {

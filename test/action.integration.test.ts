@@ -676,6 +676,7 @@ describe('inputs and event, in process', () => {
       publishTimeoutMs: 120_000,
       failOnPublishError: false,
       shard: { shard: undefined, balance: 'baseline', merge: undefined, shards: undefined },
+      deep: [],
     });
     expect(readInputs(inputs({ shard: '2/3', 'shard-balance': 'estimate' })).shard).toEqual({
       shard: { index: 2, count: 3 },

@@ -2,6 +2,8 @@
 // the measuring run. Tests pass their own.
 import * as actionsCore from '@actions/core';
 import { mkdir, writeFile } from 'node:fs/promises';
+import type { Config } from '../config/index.js';
+import type { DeepOptions, DeepOutcome } from '../deep/index.js';
 import { actionsExec } from '../lib/index.js';
 import { fullRun, type FullRun, type FullRunOptions } from '../pipeline/index.js';
 import {
@@ -35,6 +37,8 @@ export interface RunDeps {
   fs: PublishDeps['fs'];
   /** doctor → build → harness on this runner, when no results input is given */
   measure(options: FullRunOptions): Promise<FullRun>;
+  /** the deep checks (input 'deep'); default: compute-sanitizer and ncu on this runner */
+  deep?(config: Config, options: DeepOptions): Promise<DeepOutcome>;
 }
 
 export function defaultDeps(): RunDeps {

@@ -2,6 +2,7 @@
 import { statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { type Config, loadConfig } from '../config/index.js';
+import { type DeepCheck, parseDeepChecks } from '../deep/index.js';
 import { type HistoryInputs, readHistoryInputs } from '../history/index.js';
 import {
   checkCommentKey,
@@ -56,6 +57,8 @@ export interface ActionInputs {
   failOnPublishError: boolean;
   /** shard, shard-balance, merge, shards: a run split over a matrix (src/shard, docs/scaling.md) */
   shard: ShardInputs;
+  /** deep: the deep checks to run after measuring (src/deep), e.g. sanitizer,ncu; none when empty */
+  deep: DeepCheck[];
 }
 
 /** Typed input getters: every error quotes the input's name and the bad value. */
@@ -132,6 +135,7 @@ export function readInputs(getInput: (name: string) => string): ActionInputs {
     publishTimeoutMs: secondsInput('publish-timeout', DEFAULT_PUBLISH_BUDGET_MS),
     failOnPublishError: bool('fail-on-publish-error', false),
     shard: readShardInputs(getInput),
+    deep: parseDeepChecks(text('deep') ?? '', "Input 'deep'"),
   };
 }
 

@@ -23,6 +23,7 @@ import {
   runContext,
 } from './event.js';
 import { inWorkspace, loadConfigInput, readInputs, type ActionInputs } from './inputs.js';
+import { withDeepChecks } from './deep.js';
 import { measureOptions, storeOf } from './measure-options.js';
 import { failureMessage, pipeline, publishWarning } from './pipeline.js';
 import { checkTrust, type EventContext } from './trust.js';
@@ -261,7 +262,7 @@ export async function run(deps: RunDeps = defaultDeps()): Promise<void> {
     const config = loadConfigInput(inWorkspace(env, inputs.config));
     const step: Step = { deps, inputs, event, mode: resolveMode(inputs.mode, event), config };
     if (inputs.shard.shard !== undefined) return await measureShard(step, inputs.shard.shard);
-    const got = await obtain(step);
+    const got = await withDeepChecks(await obtain(step), inputs, config, deps);
     budget.start();
     await afterGate(step, got, await judgeAndPublish(step, got, client));
   } catch (error) {
