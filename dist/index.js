@@ -37442,7 +37442,7 @@ var config_schema_default = {
           variants: {
             type: "object",
             minProperties: 1,
-            description: "command: variant name to the command line, with {param} placeholders ({{ and }} for braces)",
+            description: "command: variant name to the command line, with {param} placeholders, {case} (the case id) and {root} (the checkout it runs for: the head, or the base revision in paired A/B) ({{ and }} for braces)",
             additionalProperties: { type: "string", minLength: 1 }
           },
           cases: {
@@ -43103,6 +43103,357 @@ function withRef(base, ref) {
   return ref === void 0 ? base : { ...base, ref };
 }
 
+// src/measure/benchmarks.ts
+import { join as join12, relative as relative6 } from "node:path";
+
+// src/measure/diagnose.ts
+var KNOWN_FAILURES = [
+  {
+    code: "cuda.arch_conditional_mma",
+    level: "error",
+    pattern: /Arch conditional MMA instruction used without targeting/i,
+    cause: "the sm_90a-only tensor-core path (wgmma) was compiled out: the code was compiled from compute_90 PTX, not compute_90a, so __CUDA_ARCH_FEAT_SM90_ALL was undefined and the kernel hit its arch-conditional trap. Any result it still prints comes from a fallback path and its timings are meaningless (seed 000 ran 10,000x slower).",
+    fix: "Compile with -gencode=arch=compute_90a,code=sm_90a (CMake: CMAKE_CUDA_ARCHITECTURES=90a, and no --generate-code=arch=compute_90,code=sm_90a), then check that `cuobjdump -sass` shows HGMMA."
+  },
+  {
+    code: "cuda.no_kernel_image",
+    level: "error",
+    pattern: /no kernel image is available for execution on the device|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorNoKernelImageForDevice/i,
+    cause: "the library holds no machine code for this GPU's architecture and no PTX the driver can compile for it (an sm_90a cubin runs only on compute capability 9.0: not on 8.9, not on 10.0).",
+    fix: "Build for the GPU that runs it (`kernelgate doctor` prints its compute capability), e.g. -gencode=arch=compute_90a,code=sm_90a for H100/H200."
+  },
+  {
+    code: "cuda.driver_too_old",
+    level: "error",
+    pattern: /CUDA driver version is insufficient for CUDA runtime version|NVIDIA driver on your system is too old|CUDA_ERROR_INSUFFICIENT_DRIVER|cudaErrorInsufficientDriver/i,
+    cause: "the CUDA runtime is newer than the installed driver supports (for example a CUDA 13.0 runtime on driver 570, which supports CUDA 12.8 at most).",
+    fix: "Install a driver that supports the runtime (CUDA 13.x needs driver >= 580), or use a toolkit and torch built for the CUDA version the driver reports in nvidia-smi. Forward compatibility (cuda-compat) works only on data-center GPUs and only for processes whose LD_LIBRARY_PATH starts with its compat directory."
+  },
+  {
+    code: "cuda.compat_unsupported_gpu",
+    level: "error",
+    pattern: /forward compatibility was attempted on non supported HW|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|cudaErrorCompatNotSupportedOnDevice/i,
+    cause: "the cuda-compat libraries (forward compatibility) were loaded, but this GPU does not support forward compatibility: only data-center GPUs (and a few NGC-ready RTX boards) do.",
+    fix: "Remove the cuda-compat directory from LD_LIBRARY_PATH and install a driver new enough for the runtime, or use a toolkit that matches the driver."
+  },
+  {
+    code: "cuda.compat_driver_mismatch",
+    level: "error",
+    pattern: /system has unsupported display driver \/ cuda driver combination|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|cudaErrorSystemDriverMismatch/i,
+    cause: "the user-mode libcuda (usually from a cuda-compat directory in LD_LIBRARY_PATH) does not match the loaded kernel driver, for example compat libraries older than the driver itself.",
+    fix: "Take the cuda-compat directory out of LD_LIBRARY_PATH when the driver already supports the runtime; otherwise install the cuda-compat package whose version is newer than the kernel driver (cat /proc/driver/nvidia/version)."
+  },
+  {
+    code: "cuda.unsupported_ptx",
+    level: "error",
+    pattern: /provided PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|cudaErrorUnsupportedPtxVersion/i,
+    cause: "the library only carries PTX for this GPU, made by a toolkit newer than the driver, so the driver cannot JIT it (minor-version compatibility does not cover PTX).",
+    fix: "Embed machine code for the GPU (code=sm_90a, not only code=compute_90a) or update the driver to the toolkit's version."
+  },
+  {
+    code: "cuda.too_many_resources",
+    level: "error",
+    pattern: /too many resources requested for launch|CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES|cudaErrorLaunchOutOfResources/i,
+    cause: "the launch asks for more than one SM holds: registers per thread x threads per block above 65,536, or more threads per block than the kernel was compiled for.",
+    fix: "Compare the build record (registers per function) with the block size; cap registers with __launch_bounds__(threads) or launch fewer threads per block."
+  },
+  {
+    code: "cuda.smem_too_large",
+    level: "error",
+    pattern: /uses too much shared data|out of resource: shared memory|cudaErrorInvalidValue.*shared|exceeds.*shared memory/i,
+    cause: "the kernel needs more shared memory than the GPU allows per block (48 KiB static; up to 227 KiB dynamic on H100/H200 after opting in, 99 KiB on L4).",
+    fix: "Shrink the tile or the number of pipeline stages, or move the buffer to dynamic shared memory and call cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) before launching."
+  },
+  {
+    code: "cuda.illegal_address",
+    level: "error",
+    pattern: /an illegal memory access was encountered|CUDA_ERROR_ILLEGAL_ADDRESS|cudaErrorIllegalAddress/i,
+    cause: "the kernel read or wrote outside its buffers (often the tail tile of a size that is not a multiple of the block). The CUDA context is dead afterwards: every later call in the process fails too.",
+    fix: "Run the case under `compute-sanitizer --tool memcheck`; check bounds on tail tiles and the sizes and strides passed to the launch function."
+  },
+  {
+    code: "cuda.misaligned_address",
+    level: "error",
+    pattern: /misaligned address|CUDA_ERROR_MISALIGNED_ADDRESS|cudaErrorMisalignedAddress/i,
+    cause: "a vector access (float4, 16-byte cp.async, TMA) used an address that is not aligned to its width, for example a tensor view with an odd offset or a row stride that is not a multiple of 8 halves.",
+    fix: "Check the alignment of every base pointer and leading dimension the kernel vectorises over; fall back to scalar loads when they are not aligned."
+  },
+  {
+    code: "cuda.illegal_instruction",
+    level: "error",
+    pattern: /an illegal instruction was encountered|CUDA_ERROR_ILLEGAL_INSTRUCTION|cudaErrorIllegalInstruction/i,
+    cause: "the GPU met an instruction it cannot execute here: arch-specific code (wgmma, setmaxnreg) issued by a partial warpgroup, or built for another architecture.",
+    fix: "Check that wgmma/setmaxnreg run in full, aligned warpgroups of 128 threads and that the library was built for this GPU."
+  },
+  {
+    code: "cuda.launch_failure",
+    level: "error",
+    pattern: /unspecified launch failure|CUDA_ERROR_LAUNCH_FAILED|cudaErrorLaunchFailure/i,
+    cause: "the kernel crashed without a more precise reason; a device-side stack overflow (large local arrays, deep calls) is a common one.",
+    fix: "Run under `compute-sanitizer`; check the build record for stack bytes per function and remove run-time-indexed local arrays."
+  },
+  {
+    code: "cuda.out_of_memory",
+    level: "error",
+    pattern: /CUDA out of memory|out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|OutOfMemoryError/i,
+    cause: "a GPU allocation failed: the case is too large for the free memory, or another process holds memory on the GPU.",
+    fix: "Check the other processes `kernelgate doctor` lists on the GPU, and the case sizes (inputs, outputs, the fp32 oracle and the L2-flush buffer all live on the GPU at once)."
+  },
+  {
+    code: "cuda.device_assert",
+    level: "error",
+    pattern: /device-side assert triggered|CUDA_ERROR_ASSERT|cudaErrorAssert/i,
+    cause: "an assert() in device code failed; the CUDA context is unusable afterwards.",
+    fix: "Rerun the case alone with CUDA_LAUNCH_BLOCKING=1 to see which assert fired."
+  },
+  {
+    code: "cuda.no_device",
+    level: "error",
+    pattern: /no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice|Found no NVIDIA driver on your system/i,
+    cause: "no GPU is visible to the process.",
+    fix: "Check CUDA_VISIBLE_DEVICES and that the runner (or container) has the GPU mapped in (`nvidia-smi` works in the same environment)."
+  },
+  {
+    code: "cublas.invalid_value",
+    level: "error",
+    pattern: /parameter number \d+ had an illegal value/i,
+    cause: "cuBLAS rejected an argument: usually a leading dimension smaller than the row length, or m/n/k in the wrong order for the layout.",
+    fix: "cuBLAS is column-major: for row-major A (m x k) pass lda >= k and swap the operands (C^T = B^T A^T)."
+  }
+];
+var MAX_QUOTE_CHARS = 160;
+function diagnoseOutput(text3, where3) {
+  const place = typeof where3 === "string" ? { source: where3 } : where3;
+  const found = /* @__PURE__ */ new Map();
+  for (const rawLine of text3.split(/\r?\n/)) {
+    const line = rawLine.trim();
+    if (line === "") continue;
+    const failure = KNOWN_FAILURES.find((f) => f.pattern.test(line));
+    if (!failure) continue;
+    const seen = found.get(failure.code);
+    if (seen) seen.count += 1;
+    else found.set(failure.code, { failure, firstLine: line, count: 1 });
+  }
+  return [...found.values()].map(({ failure, firstLine, count }) => {
+    const quote = firstLine.length > MAX_QUOTE_CHARS ? `${firstLine.slice(0, MAX_QUOTE_CHARS - 3)}...` : firstLine;
+    const times = count === 1 ? "seen once" : `seen ${count} times`;
+    const diagnostic = {
+      level: failure.level,
+      code: failure.code,
+      message: `"${quote}" (${times}): ${failure.cause}`,
+      fix: failure.fix,
+      source: place.source
+    };
+    if (place.kernel !== void 0) diagnostic.kernel = place.kernel;
+    if (place.variant !== void 0) diagnostic.variant = place.variant;
+    return diagnostic;
+  });
+}
+
+// src/measure/doctor/checks-benchmarks.ts
+import { closeSync, openSync, readSync, realpathSync, statSync as statSync3 } from "node:fs";
+import { basename as basename3, isAbsolute as isAbsolute2, relative as relative5, resolve as resolve5 } from "node:path";
+
+// src/measure/doctor/versions.ts
+var MIN_DRIVER_FOR_CUDA = [
+  ["13.1", "590.44.01"],
+  ["13.0", "580.65.06"],
+  ["12.9", "575.51.03"],
+  ["12.8", "570.26"],
+  ["12.6", "560.28.03"],
+  ["12.5", "555.42.02"],
+  ["12.4", "550.54.14"],
+  ["12.3", "545.23.06"],
+  ["12.2", "535.54.03"],
+  ["12.1", "530.30.02"],
+  ["12.0", "525.60.13"],
+  ["11.8", "520.61.05"]
+];
+function compareVersions(a, b) {
+  const pa = a.split(".").map(Number);
+  const pb = b.split(".").map(Number);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+function majorMinor(version) {
+  return version.split(".").slice(0, 2).join(".");
+}
+function cudaForDriver(driverVersion) {
+  return MIN_DRIVER_FOR_CUDA.find(([, min]) => compareVersions(driverVersion, min) >= 0)?.[0];
+}
+function minDriverFor(cuda) {
+  return MIN_DRIVER_FOR_CUDA.find(([release]) => release === majorMinor(cuda))?.[1];
+}
+function libcudaVersionIn(entries) {
+  for (const entry of entries) {
+    const m = /^libcuda\.so\.(\d+\.\d+(?:\.\d+)?)$/.exec(entry);
+    if (m?.[1]) return m[1];
+  }
+  return void 0;
+}
+function cudnnVersion(code) {
+  if (code >= 1e4)
+    return `${Math.floor(code / 1e4)}.${Math.floor(code % 1e4 / 100)}.${code % 100}`;
+  return `${Math.floor(code / 1e3)}.${Math.floor(code % 1e3 / 100)}.${code % 100}`;
+}
+
+// src/measure/doctor/checks-benchmarks.ts
+var ELF_MAGIC = Buffer.from([127, 69, 76, 70]);
+var MAX_SCAN_BYTES = 1 << 30;
+var TOOLKIT_NOTE = /Cuda compilation tools, release (\d+\.\d+), V(\d+\.\d+(?:\.\d+)?)/;
+var STATIC_CUDART = "libcudart_static";
+function readHead(path9, bytes) {
+  const fd = openSync(path9, "r");
+  try {
+    const buf = Buffer.alloc(bytes);
+    const n = readSync(fd, buf, 0, bytes, 0);
+    return buf.subarray(0, n);
+  } finally {
+    closeSync(fd);
+  }
+}
+function isElf(path9) {
+  try {
+    return statSync3(path9).isFile() && readHead(path9, 4).equals(ELF_MAGIC);
+  } catch {
+    return false;
+  }
+}
+function commandBinaries(command, cwd) {
+  const words = command.split(/[\s;&|()<>]+/).map((w) => w.replace(/^['"]|['"]$/g, "")).filter((w) => w.includes("/") && !w.startsWith("-") && !w.includes("="));
+  const found = [];
+  for (const word of words) {
+    const path9 = isAbsolute2(word) ? word : resolve5(cwd, word);
+    if (!found.includes(path9) && isElf(path9)) found.push(path9);
+  }
+  return found;
+}
+function linkedRuntime(lddOutput) {
+  const m = /^\s*(libcudart\.so\.(\d+))\s+=>\s+(\S+)/m.exec(lddOutput);
+  if (!m?.[1] || !m[2] || !m[3] || m[3] === "not") return void 0;
+  let real = m[3];
+  try {
+    real = realpathSync(m[3]);
+  } catch {
+  }
+  const full = /^libcudart\.so\.(\d+\.\d+(?:\.\d+)?)$/.exec(basename3(real))?.[1];
+  const via = real === m[3] ? `${m[1]} → ${m[3]}` : `${m[1]} → ${real}`;
+  return { version: full ?? m[2], via };
+}
+function staticRuntime(path9) {
+  const size = statSync3(path9).size;
+  if (size > MAX_SCAN_BYTES) return void 0;
+  const text3 = readHead(path9, size).toString("latin1");
+  if (!text3.includes(STATIC_CUDART)) return void 0;
+  const m = TOOLKIT_NOTE.exec(text3);
+  if (!m?.[2]) return void 0;
+  return { version: m[2], via: `static libcudart, linked by CUDA ${m[2]}'s nvcc` };
+}
+async function binaryRuntime(path9, exec2) {
+  const ldd = await exec2.run("ldd", [path9]).catch(() => void 0);
+  const linked = ldd && ldd.exitCode === 0 ? linkedRuntime(ldd.stdout) : void 0;
+  return linked ?? staticRuntime(path9);
+}
+function commandsOf(bench, root) {
+  if (bench.command) {
+    const params = bench.command.cases[0] ?? {};
+    return Object.values(bench.command.variants).map((t) => fillTemplate(t, params, root));
+  }
+  return bench.run !== void 0 ? [bench.run] : [];
+}
+function runtimeDiagnostic(bench, shown, runtime, environment) {
+  const driverCuda = environment.driver_cuda_version;
+  const driver = environment.driver_version ?? "of this machine";
+  if (driverCuda === void 0) return void 0;
+  const needs = majorMinor(
+    runtime.version.includes(".") ? runtime.version : `${runtime.version}.0`
+  );
+  if (compareVersions(needs, driverCuda) <= 0) return void 0;
+  const minDriver = minDriverFor(needs);
+  const compat = environment.libraries?.["cuda_compat"];
+  const sameMajor = needs.split(".")[0] === driverCuda.split(".")[0];
+  const how = compat ? `It can run only through the forward-compat libcuda ${compat} in LD_LIBRARY_PATH, and seed 000's CUTLASS Example 88 did so at 0.02 TFLOPS: a binary that starts is no proof that its fast path runs.` : sameMajor ? "It runs through minor-version compatibility: its machine code works, but PTX it carries cannot be JIT-compiled and newer features fall back or fail." : 'Its CUDA calls fail with "CUDA driver version is insufficient for CUDA runtime version"; a benchmark that catches the error may go on and print numbers from a slow or empty path.';
+  return {
+    level: compat || sameMajor ? "warning" : "error",
+    code: "benchmark.cuda_runtime_too_new",
+    message: `benchmark ${bench.name}: ${shown} carries CUDA runtime ${runtime.version} (${runtime.via}), but driver ${driver} supports CUDA <= ${driverCuda}. ${how}`,
+    fix: `Install driver >= ${minDriver ?? `one for CUDA ${needs}`}${compat ? " and take the compat folder out of LD_LIBRARY_PATH" : ""}, or rebuild ${basename3(shown)} with a CUDA ${driverCuda} toolkit (CMake: -DCMAKE_CUDA_COMPILER=/usr/local/cuda-${driverCuda}/bin/nvcc).`,
+    source: "doctor",
+    kernel: bench.name
+  };
+}
+async function benchmarkBinaryChecks(benchmarks, environment, root, exec2) {
+  if (environment.driver_cuda_version === void 0) return [];
+  const found = [];
+  for (const bench of benchmarks) {
+    const binaries = new Set(commandsOf(bench, root).flatMap((c) => commandBinaries(c, bench.cwd)));
+    for (const path9 of binaries) {
+      const runtime = await binaryRuntime(path9, exec2);
+      if (!runtime) continue;
+      const rel = relative5(root, path9);
+      const shown = rel.startsWith("..") || isAbsolute2(rel) ? path9 : rel;
+      const d = runtimeDiagnostic(bench, shown, runtime, environment);
+      if (d) found.push(d);
+    }
+  }
+  return found;
+}
+var SLOW_PATH_SHARE = 1e-3;
+var SLOW_PATH_MIN_MS = 0.05;
+function peakFor(tflops, dtype) {
+  for (const key of [dtype, "bf16", "fp16"]) {
+    const value = key === void 0 ? void 0 : tflops[key];
+    if (key !== void 0 && value !== void 0) return { value, dtype: key };
+  }
+  return void 0;
+}
+function slowPathChecks(results, benchmarks, config) {
+  const sku = results.environment.gpu.sku;
+  const peaks = sku ? config.peaks[sku] : void 0;
+  if (!peaks) return [];
+  const worst = /* @__PURE__ */ new Map();
+  for (const c of results.cases) {
+    if (!benchmarks.includes(c.kernel) || c.status !== "ok") continue;
+    if ((c.timing?.median_ms ?? 0) < SLOW_PATH_MIN_MS) continue;
+    const tflops = caseTflops(c);
+    const peak = peakFor(peaks.tflops, caseDtype(c));
+    const gbps = caseGbps(c);
+    const readings = [
+      tflops !== void 0 && peak ? {
+        share: tflops / peak.value,
+        text: `${fixed(tflops, 4)} TFLOPS of ${sku}'s ${fixed(peak.value, 1)} TFLOPS ${peak.dtype} peak`
+      } : void 0,
+      gbps !== void 0 && peaks.gbps ? {
+        share: gbps / peaks.gbps,
+        text: `${fixed(gbps, 3)} GB/s of ${sku}'s ${fixed(peaks.gbps, 0)} GB/s`
+      } : void 0
+    ].filter((r) => r !== void 0);
+    const best = readings.sort((a, b) => b.share - a.share)[0];
+    if (!best || best.share >= SLOW_PATH_SHARE) continue;
+    const key = `${c.kernel}/${c.variant}`;
+    const text3 = `${caseLabel(c)} reads ${best.text} (${fixed(best.share * 100, 4)} %)`;
+    if (!worst.has(key) || (worst.get(key)?.share ?? 1) > best.share) {
+      worst.set(key, { share: best.share, text: text3, kernel: c.kernel, variant: c.variant });
+    }
+  }
+  return [...worst.values()].map((w) => ({
+    level: "warning",
+    code: "benchmark.slow_path",
+    message: `benchmark ${w.text}: under ${fixed(SLOW_PATH_SHARE * 100, 1)} % of the datasheet peak over ${SLOW_PATH_MIN_MS * 1e3} µs or more is no tuning gap but a fallback path (seed 000: CUTLASS Example 88 at 0.0193 TFLOPS on an H100, a CUDA 13 runtime on a CUDA 12.8 driver through cuda-compat, "Arch conditional MMA instruction used without targeting appropriate compute capability" in its output).`,
+    fix: "Read the benchmark's output for CUDA errors and arch messages (kernelgate names the known ones above), compare its CUDA runtime with the driver's (benchmark.cuda_runtime_too_new), and build its device code for this GPU (sm_90a for H100/H200: -gencode=arch=compute_90a,code=sm_90a).",
+    source: "doctor",
+    kernel: w.kernel,
+    variant: w.variant
+  }));
+}
+
+// src/measure/doctor/machine.ts
+import { readdir as readdir2, readFile as readFile3 } from "node:fs/promises";
+import path8 from "node:path";
+
 // src/measure/build/build.ts
 import { mkdir as mkdir3, writeFile as writeFile3 } from "node:fs/promises";
 import path7 from "node:path";
@@ -43536,150 +43887,6 @@ import { createHash as createHash2 } from "node:crypto";
 import { mkdir as mkdir2, readFile as readFile2, rename as rename2, rm as rm2, writeFile as writeFile2 } from "node:fs/promises";
 import path6 from "node:path";
 
-// src/measure/diagnose.ts
-var KNOWN_FAILURES = [
-  {
-    code: "cuda.arch_conditional_mma",
-    level: "error",
-    pattern: /Arch conditional MMA instruction used without targeting/i,
-    cause: "the sm_90a-only tensor-core path (wgmma) was compiled out: the code was compiled from compute_90 PTX, not compute_90a, so __CUDA_ARCH_FEAT_SM90_ALL was undefined and the kernel hit its arch-conditional trap. Any result it still prints comes from a fallback path and its timings are meaningless (seed 000 ran 10,000x slower).",
-    fix: "Compile with -gencode=arch=compute_90a,code=sm_90a (CMake: CMAKE_CUDA_ARCHITECTURES=90a, and no --generate-code=arch=compute_90,code=sm_90a), then check that `cuobjdump -sass` shows HGMMA."
-  },
-  {
-    code: "cuda.no_kernel_image",
-    level: "error",
-    pattern: /no kernel image is available for execution on the device|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorNoKernelImageForDevice/i,
-    cause: "the library holds no machine code for this GPU's architecture and no PTX the driver can compile for it (an sm_90a cubin runs only on compute capability 9.0: not on 8.9, not on 10.0).",
-    fix: "Build for the GPU that runs it (`kernelgate doctor` prints its compute capability), e.g. -gencode=arch=compute_90a,code=sm_90a for H100/H200."
-  },
-  {
-    code: "cuda.driver_too_old",
-    level: "error",
-    pattern: /CUDA driver version is insufficient for CUDA runtime version|NVIDIA driver on your system is too old|CUDA_ERROR_INSUFFICIENT_DRIVER|cudaErrorInsufficientDriver/i,
-    cause: "the CUDA runtime is newer than the installed driver supports (for example a CUDA 13.0 runtime on driver 570, which supports CUDA 12.8 at most).",
-    fix: "Install a driver that supports the runtime (CUDA 13.x needs driver >= 580), or use a toolkit and torch built for the CUDA version the driver reports in nvidia-smi. Forward compatibility (cuda-compat) works only on data-center GPUs and only for processes whose LD_LIBRARY_PATH starts with its compat directory."
-  },
-  {
-    code: "cuda.compat_unsupported_gpu",
-    level: "error",
-    pattern: /forward compatibility was attempted on non supported HW|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|cudaErrorCompatNotSupportedOnDevice/i,
-    cause: "the cuda-compat libraries (forward compatibility) were loaded, but this GPU does not support forward compatibility: only data-center GPUs (and a few NGC-ready RTX boards) do.",
-    fix: "Remove the cuda-compat directory from LD_LIBRARY_PATH and install a driver new enough for the runtime, or use a toolkit that matches the driver."
-  },
-  {
-    code: "cuda.compat_driver_mismatch",
-    level: "error",
-    pattern: /system has unsupported display driver \/ cuda driver combination|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|cudaErrorSystemDriverMismatch/i,
-    cause: "the user-mode libcuda (usually from a cuda-compat directory in LD_LIBRARY_PATH) does not match the loaded kernel driver, for example compat libraries older than the driver itself.",
-    fix: "Take the cuda-compat directory out of LD_LIBRARY_PATH when the driver already supports the runtime; otherwise install the cuda-compat package whose version is newer than the kernel driver (cat /proc/driver/nvidia/version)."
-  },
-  {
-    code: "cuda.unsupported_ptx",
-    level: "error",
-    pattern: /provided PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|cudaErrorUnsupportedPtxVersion/i,
-    cause: "the library only carries PTX for this GPU, made by a toolkit newer than the driver, so the driver cannot JIT it (minor-version compatibility does not cover PTX).",
-    fix: "Embed machine code for the GPU (code=sm_90a, not only code=compute_90a) or update the driver to the toolkit's version."
-  },
-  {
-    code: "cuda.too_many_resources",
-    level: "error",
-    pattern: /too many resources requested for launch|CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES|cudaErrorLaunchOutOfResources/i,
-    cause: "the launch asks for more than one SM holds: registers per thread x threads per block above 65,536, or more threads per block than the kernel was compiled for.",
-    fix: "Compare the build record (registers per function) with the block size; cap registers with __launch_bounds__(threads) or launch fewer threads per block."
-  },
-  {
-    code: "cuda.smem_too_large",
-    level: "error",
-    pattern: /uses too much shared data|out of resource: shared memory|cudaErrorInvalidValue.*shared|exceeds.*shared memory/i,
-    cause: "the kernel needs more shared memory than the GPU allows per block (48 KiB static; up to 227 KiB dynamic on H100/H200 after opting in, 99 KiB on L4).",
-    fix: "Shrink the tile or the number of pipeline stages, or move the buffer to dynamic shared memory and call cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) before launching."
-  },
-  {
-    code: "cuda.illegal_address",
-    level: "error",
-    pattern: /an illegal memory access was encountered|CUDA_ERROR_ILLEGAL_ADDRESS|cudaErrorIllegalAddress/i,
-    cause: "the kernel read or wrote outside its buffers (often the tail tile of a size that is not a multiple of the block). The CUDA context is dead afterwards: every later call in the process fails too.",
-    fix: "Run the case under `compute-sanitizer --tool memcheck`; check bounds on tail tiles and the sizes and strides passed to the launch function."
-  },
-  {
-    code: "cuda.misaligned_address",
-    level: "error",
-    pattern: /misaligned address|CUDA_ERROR_MISALIGNED_ADDRESS|cudaErrorMisalignedAddress/i,
-    cause: "a vector access (float4, 16-byte cp.async, TMA) used an address that is not aligned to its width, for example a tensor view with an odd offset or a row stride that is not a multiple of 8 halves.",
-    fix: "Check the alignment of every base pointer and leading dimension the kernel vectorises over; fall back to scalar loads when they are not aligned."
-  },
-  {
-    code: "cuda.illegal_instruction",
-    level: "error",
-    pattern: /an illegal instruction was encountered|CUDA_ERROR_ILLEGAL_INSTRUCTION|cudaErrorIllegalInstruction/i,
-    cause: "the GPU met an instruction it cannot execute here: arch-specific code (wgmma, setmaxnreg) issued by a partial warpgroup, or built for another architecture.",
-    fix: "Check that wgmma/setmaxnreg run in full, aligned warpgroups of 128 threads and that the library was built for this GPU."
-  },
-  {
-    code: "cuda.launch_failure",
-    level: "error",
-    pattern: /unspecified launch failure|CUDA_ERROR_LAUNCH_FAILED|cudaErrorLaunchFailure/i,
-    cause: "the kernel crashed without a more precise reason; a device-side stack overflow (large local arrays, deep calls) is a common one.",
-    fix: "Run under `compute-sanitizer`; check the build record for stack bytes per function and remove run-time-indexed local arrays."
-  },
-  {
-    code: "cuda.out_of_memory",
-    level: "error",
-    pattern: /CUDA out of memory|out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|OutOfMemoryError/i,
-    cause: "a GPU allocation failed: the case is too large for the free memory, or another process holds memory on the GPU.",
-    fix: "Check the other processes `kernelgate doctor` lists on the GPU, and the case sizes (inputs, outputs, the fp32 oracle and the L2-flush buffer all live on the GPU at once)."
-  },
-  {
-    code: "cuda.device_assert",
-    level: "error",
-    pattern: /device-side assert triggered|CUDA_ERROR_ASSERT|cudaErrorAssert/i,
-    cause: "an assert() in device code failed; the CUDA context is unusable afterwards.",
-    fix: "Rerun the case alone with CUDA_LAUNCH_BLOCKING=1 to see which assert fired."
-  },
-  {
-    code: "cuda.no_device",
-    level: "error",
-    pattern: /no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice|Found no NVIDIA driver on your system/i,
-    cause: "no GPU is visible to the process.",
-    fix: "Check CUDA_VISIBLE_DEVICES and that the runner (or container) has the GPU mapped in (`nvidia-smi` works in the same environment)."
-  },
-  {
-    code: "cublas.invalid_value",
-    level: "error",
-    pattern: /parameter number \d+ had an illegal value/i,
-    cause: "cuBLAS rejected an argument: usually a leading dimension smaller than the row length, or m/n/k in the wrong order for the layout.",
-    fix: "cuBLAS is column-major: for row-major A (m x k) pass lda >= k and swap the operands (C^T = B^T A^T)."
-  }
-];
-var MAX_QUOTE_CHARS = 160;
-function diagnoseOutput(text3, where3) {
-  const place = typeof where3 === "string" ? { source: where3 } : where3;
-  const found = /* @__PURE__ */ new Map();
-  for (const rawLine of text3.split(/\r?\n/)) {
-    const line = rawLine.trim();
-    if (line === "") continue;
-    const failure = KNOWN_FAILURES.find((f) => f.pattern.test(line));
-    if (!failure) continue;
-    const seen = found.get(failure.code);
-    if (seen) seen.count += 1;
-    else found.set(failure.code, { failure, firstLine: line, count: 1 });
-  }
-  return [...found.values()].map(({ failure, firstLine, count }) => {
-    const quote = firstLine.length > MAX_QUOTE_CHARS ? `${firstLine.slice(0, MAX_QUOTE_CHARS - 3)}...` : firstLine;
-    const times = count === 1 ? "seen once" : `seen ${count} times`;
-    const diagnostic = {
-      level: failure.level,
-      code: failure.code,
-      message: `"${quote}" (${times}): ${failure.cause}`,
-      fix: failure.fix,
-      source: place.source
-    };
-    if (place.kernel !== void 0) diagnostic.kernel = place.kernel;
-    if (place.variant !== void 0) diagnostic.variant = place.variant;
-    return diagnostic;
-  });
-}
-
 // src/measure/build/cache.ts
 import { access as access2, readFile } from "node:fs/promises";
 import path5 from "node:path";
@@ -44063,210 +44270,6 @@ function summary2(record) {
     parts.push(`${failedChecks} expectation${failedChecks === 1 ? "" : "s"} FAILED`);
   return parts.join("; ");
 }
-
-// src/measure/doctor/checks-benchmarks.ts
-import { closeSync, openSync, readSync, realpathSync, statSync as statSync3 } from "node:fs";
-import { basename as basename3, isAbsolute as isAbsolute2, relative as relative5, resolve as resolve5 } from "node:path";
-
-// src/measure/doctor/versions.ts
-var MIN_DRIVER_FOR_CUDA = [
-  ["13.1", "590.44.01"],
-  ["13.0", "580.65.06"],
-  ["12.9", "575.51.03"],
-  ["12.8", "570.26"],
-  ["12.6", "560.28.03"],
-  ["12.5", "555.42.02"],
-  ["12.4", "550.54.14"],
-  ["12.3", "545.23.06"],
-  ["12.2", "535.54.03"],
-  ["12.1", "530.30.02"],
-  ["12.0", "525.60.13"],
-  ["11.8", "520.61.05"]
-];
-function compareVersions(a, b) {
-  const pa = a.split(".").map(Number);
-  const pb = b.split(".").map(Number);
-  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
-    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
-    if (d !== 0) return d;
-  }
-  return 0;
-}
-function majorMinor(version) {
-  return version.split(".").slice(0, 2).join(".");
-}
-function cudaForDriver(driverVersion) {
-  return MIN_DRIVER_FOR_CUDA.find(([, min]) => compareVersions(driverVersion, min) >= 0)?.[0];
-}
-function minDriverFor(cuda) {
-  return MIN_DRIVER_FOR_CUDA.find(([release]) => release === majorMinor(cuda))?.[1];
-}
-function libcudaVersionIn(entries) {
-  for (const entry of entries) {
-    const m = /^libcuda\.so\.(\d+\.\d+(?:\.\d+)?)$/.exec(entry);
-    if (m?.[1]) return m[1];
-  }
-  return void 0;
-}
-function cudnnVersion(code) {
-  if (code >= 1e4)
-    return `${Math.floor(code / 1e4)}.${Math.floor(code % 1e4 / 100)}.${code % 100}`;
-  return `${Math.floor(code / 1e3)}.${Math.floor(code % 1e3 / 100)}.${code % 100}`;
-}
-
-// src/measure/doctor/checks-benchmarks.ts
-var ELF_MAGIC = Buffer.from([127, 69, 76, 70]);
-var MAX_SCAN_BYTES = 1 << 30;
-var TOOLKIT_NOTE = /Cuda compilation tools, release (\d+\.\d+), V(\d+\.\d+(?:\.\d+)?)/;
-var STATIC_CUDART = "libcudart_static";
-function readHead(path9, bytes) {
-  const fd = openSync(path9, "r");
-  try {
-    const buf = Buffer.alloc(bytes);
-    const n = readSync(fd, buf, 0, bytes, 0);
-    return buf.subarray(0, n);
-  } finally {
-    closeSync(fd);
-  }
-}
-function isElf(path9) {
-  try {
-    return statSync3(path9).isFile() && readHead(path9, 4).equals(ELF_MAGIC);
-  } catch {
-    return false;
-  }
-}
-function commandBinaries(command, cwd) {
-  const words = command.split(/[\s;&|()<>]+/).map((w) => w.replace(/^['"]|['"]$/g, "")).filter((w) => w.includes("/") && !w.startsWith("-") && !w.includes("="));
-  const found = [];
-  for (const word of words) {
-    const path9 = isAbsolute2(word) ? word : resolve5(cwd, word);
-    if (!found.includes(path9) && isElf(path9)) found.push(path9);
-  }
-  return found;
-}
-function linkedRuntime(lddOutput) {
-  const m = /^\s*(libcudart\.so\.(\d+))\s+=>\s+(\S+)/m.exec(lddOutput);
-  if (!m?.[1] || !m[2] || !m[3] || m[3] === "not") return void 0;
-  let real = m[3];
-  try {
-    real = realpathSync(m[3]);
-  } catch {
-  }
-  const full = /^libcudart\.so\.(\d+\.\d+(?:\.\d+)?)$/.exec(basename3(real))?.[1];
-  const via = real === m[3] ? `${m[1]} → ${m[3]}` : `${m[1]} → ${real}`;
-  return { version: full ?? m[2], via };
-}
-function staticRuntime(path9) {
-  const size = statSync3(path9).size;
-  if (size > MAX_SCAN_BYTES) return void 0;
-  const text3 = readHead(path9, size).toString("latin1");
-  if (!text3.includes(STATIC_CUDART)) return void 0;
-  const m = TOOLKIT_NOTE.exec(text3);
-  if (!m?.[2]) return void 0;
-  return { version: m[2], via: `static libcudart, linked by CUDA ${m[2]}'s nvcc` };
-}
-async function binaryRuntime(path9, exec2) {
-  const ldd = await exec2.run("ldd", [path9]).catch(() => void 0);
-  const linked = ldd && ldd.exitCode === 0 ? linkedRuntime(ldd.stdout) : void 0;
-  return linked ?? staticRuntime(path9);
-}
-function commandsOf(bench, root) {
-  if (bench.command) {
-    const params = bench.command.cases[0] ?? {};
-    return Object.values(bench.command.variants).map((t) => fillTemplate(t, params, root));
-  }
-  return bench.run !== void 0 ? [bench.run] : [];
-}
-function runtimeDiagnostic(bench, shown, runtime, environment) {
-  const driverCuda = environment.driver_cuda_version;
-  const driver = environment.driver_version ?? "of this machine";
-  if (driverCuda === void 0) return void 0;
-  const needs = majorMinor(
-    runtime.version.includes(".") ? runtime.version : `${runtime.version}.0`
-  );
-  if (compareVersions(needs, driverCuda) <= 0) return void 0;
-  const minDriver = minDriverFor(needs);
-  const compat = environment.libraries?.["cuda_compat"];
-  const sameMajor = needs.split(".")[0] === driverCuda.split(".")[0];
-  const how = compat ? `It can run only through the forward-compat libcuda ${compat} in LD_LIBRARY_PATH, and seed 000's CUTLASS Example 88 did so at 0.02 TFLOPS: a binary that starts is no proof that its fast path runs.` : sameMajor ? "It runs through minor-version compatibility: its machine code works, but PTX it carries cannot be JIT-compiled and newer features fall back or fail." : 'Its CUDA calls fail with "CUDA driver version is insufficient for CUDA runtime version"; a benchmark that catches the error may go on and print numbers from a slow or empty path.';
-  return {
-    level: compat || sameMajor ? "warning" : "error",
-    code: "benchmark.cuda_runtime_too_new",
-    message: `benchmark ${bench.name}: ${shown} carries CUDA runtime ${runtime.version} (${runtime.via}), but driver ${driver} supports CUDA <= ${driverCuda}. ${how}`,
-    fix: `Install driver >= ${minDriver ?? `one for CUDA ${needs}`}${compat ? " and take the compat folder out of LD_LIBRARY_PATH" : ""}, or rebuild ${basename3(shown)} with a CUDA ${driverCuda} toolkit (CMake: -DCMAKE_CUDA_COMPILER=/usr/local/cuda-${driverCuda}/bin/nvcc).`,
-    source: "doctor",
-    kernel: bench.name
-  };
-}
-async function benchmarkBinaryChecks(benchmarks, environment, root, exec2) {
-  if (environment.driver_cuda_version === void 0) return [];
-  const found = [];
-  for (const bench of benchmarks) {
-    const binaries = new Set(commandsOf(bench, root).flatMap((c) => commandBinaries(c, bench.cwd)));
-    for (const path9 of binaries) {
-      const runtime = await binaryRuntime(path9, exec2);
-      if (!runtime) continue;
-      const rel = relative5(root, path9);
-      const shown = rel.startsWith("..") || isAbsolute2(rel) ? path9 : rel;
-      const d = runtimeDiagnostic(bench, shown, runtime, environment);
-      if (d) found.push(d);
-    }
-  }
-  return found;
-}
-var SLOW_PATH_SHARE = 1e-3;
-var SLOW_PATH_MIN_MS = 0.05;
-function peakFor(tflops, dtype) {
-  for (const key of [dtype, "bf16", "fp16"]) {
-    const value = key === void 0 ? void 0 : tflops[key];
-    if (key !== void 0 && value !== void 0) return { value, dtype: key };
-  }
-  return void 0;
-}
-function slowPathChecks(results, benchmarks, config) {
-  const sku = results.environment.gpu.sku;
-  const peaks = sku ? config.peaks[sku] : void 0;
-  if (!peaks) return [];
-  const worst = /* @__PURE__ */ new Map();
-  for (const c of results.cases) {
-    if (!benchmarks.includes(c.kernel) || c.status !== "ok") continue;
-    if ((c.timing?.median_ms ?? 0) < SLOW_PATH_MIN_MS) continue;
-    const tflops = caseTflops(c);
-    const peak = peakFor(peaks.tflops, caseDtype(c));
-    const gbps = caseGbps(c);
-    const readings = [
-      tflops !== void 0 && peak ? {
-        share: tflops / peak.value,
-        text: `${fixed(tflops, 4)} TFLOPS of ${sku}'s ${fixed(peak.value, 1)} TFLOPS ${peak.dtype} peak`
-      } : void 0,
-      gbps !== void 0 && peaks.gbps ? {
-        share: gbps / peaks.gbps,
-        text: `${fixed(gbps, 3)} GB/s of ${sku}'s ${fixed(peaks.gbps, 0)} GB/s`
-      } : void 0
-    ].filter((r) => r !== void 0);
-    const best = readings.sort((a, b) => b.share - a.share)[0];
-    if (!best || best.share >= SLOW_PATH_SHARE) continue;
-    const key = `${c.kernel}/${c.variant}`;
-    const text3 = `${caseLabel(c)} reads ${best.text} (${fixed(best.share * 100, 4)} %)`;
-    if (!worst.has(key) || (worst.get(key)?.share ?? 1) > best.share) {
-      worst.set(key, { share: best.share, text: text3, kernel: c.kernel, variant: c.variant });
-    }
-  }
-  return [...worst.values()].map((w) => ({
-    level: "warning",
-    code: "benchmark.slow_path",
-    message: `benchmark ${w.text}: under ${fixed(SLOW_PATH_SHARE * 100, 1)} % of the datasheet peak over ${SLOW_PATH_MIN_MS * 1e3} µs or more is no tuning gap but a fallback path (seed 000: CUTLASS Example 88 at 0.0193 TFLOPS on an H100, a CUDA 13 runtime on a CUDA 12.8 driver through cuda-compat, "Arch conditional MMA instruction used without targeting appropriate compute capability" in its output).`,
-    fix: "Read the benchmark's output for CUDA errors and arch messages (kernelgate names the known ones above), compare its CUDA runtime with the driver's (benchmark.cuda_runtime_too_new), and build its device code for this GPU (sm_90a for H100/H200: -gencode=arch=compute_90a,code=sm_90a).",
-    source: "doctor",
-    kernel: w.kernel,
-    variant: w.variant
-  }));
-}
-
-// src/measure/doctor/machine.ts
-import { readdir as readdir2, readFile as readFile3 } from "node:fs/promises";
-import path8 from "node:path";
 
 // src/measure/doctor/probe.ts
 var PYTHON_PROBE = `
@@ -49161,73 +49164,7 @@ async function runDoctor(deps) {
   return { environment: environmentOf2(machine), diagnostics, facts: factsOf(machine) };
 }
 
-// src/measure/harness.ts
-import { appendFileSync as appendFileSync2, existsSync as existsSync11, mkdirSync as mkdirSync4, writeFileSync as writeFileSync5 } from "node:fs";
-import { delimiter as delimiter3, dirname as dirname5 } from "node:path";
-var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
-  cwd,
-  env,
-  silent: true,
-  ignoreReturnCode: true,
-  listeners: { stdline: onLine, errline: onLine }
-});
-var KERNEL_HEADER = /^\[kernelgate\] == (\S+)/;
-var TAIL_LINES2 = 40;
-function harnessArgs(options) {
-  const args = [
-    "-m",
-    "kernels.harness",
-    "--kernels",
-    options.kernelsDir,
-    "--out",
-    options.resultsPath
-  ];
-  if (options.buildsPath !== void 0) args.push("--builds", options.buildsPath);
-  if (options.only !== void 0 && options.only.length > 0)
-    args.push("--only", options.only.join(","));
-  if (options.timeoutPerCaseS !== void 0) {
-    args.push("--timeout-per-case", String(options.timeoutPerCaseS));
-  }
-  return [...args, ...options.extraArgs ?? []];
-}
-async function runHarness(options, log, run2 = streamingExec) {
-  mkdirSync4(dirname5(options.logPath), { recursive: true });
-  writeFileSync5(options.logPath, "");
-  const env = childEnv(options.env);
-  env.PYTHONPATH = [options.harnessRoot, options.workspace, env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter3);
-  env.PYTHONUNBUFFERED = "1";
-  const lines = [];
-  let inGroup = false;
-  const onLine = (line) => {
-    lines.push(line);
-    appendFileSync2(options.logPath, line + "\n");
-    const header = KERNEL_HEADER.exec(line);
-    if (header) {
-      if (inGroup) log.endGroup();
-      log.startGroup(line.replace(/^\[kernelgate\] /, ""));
-      inGroup = true;
-      return;
-    }
-    log.info(line);
-  };
-  const args = harnessArgs(options);
-  log.info(`kernelgate: ${options.python} ${args.join(" ")}`);
-  const exitCode = await run2(options.python, args, { cwd: options.workspace, env, onLine });
-  if (inGroup) log.endGroup();
-  return {
-    exitCode,
-    wroteResults: existsSync11(options.resultsPath),
-    logTail: lines.slice(-TAIL_LINES2).join("\n"),
-    log: lines.join("\n")
-  };
-}
-
-// src/measure/measure.ts
-import { copyFileSync, mkdirSync as mkdirSync5, writeFileSync as writeFileSync6 } from "node:fs";
-import { join as join13, resolve as resolve6 } from "node:path";
-
 // src/measure/benchmarks.ts
-import { join as join12, relative as relative6 } from "node:path";
 function selectedBenchmarks(config, only) {
   return config.benchmarks.filter((b) => !only?.length || only.includes(b.name));
 }
@@ -49288,12 +49225,21 @@ async function runEach(benchmarks, options, deps) {
     deps.log.info(summary3(kernel, (now() - t) / 1e3));
     kernels.push(kernel);
   }
-  const diagnostics = [...knownFailures(kernels)];
-  diagnostics.push(
-    ...await benchmarkBinaryChecks(benchmarks, options.environment, config.rootDir, deps.exec)
+  const diagnostics = await benchmarkFindings(
+    kernels,
+    benchmarks,
+    options.environment,
+    config.rootDir,
+    deps.exec
   );
   const paired = kernels.some((k) => k.cases.some((c) => c.paired !== void 0));
   return { kernels, diagnostics, ...paired && baseRoot ? { pairedRoot: baseRoot } : {} };
+}
+async function benchmarkFindings(kernels, benchmarks, environment, root, exec2) {
+  return [
+    ...knownFailures(kernels),
+    ...await benchmarkBinaryChecks(benchmarks, environment, root, exec2)
+  ];
 }
 function knownFailures(kernels) {
   const found = [];
@@ -49374,7 +49320,70 @@ function noHarness(startedAt, environment) {
   };
 }
 
+// src/measure/harness.ts
+import { appendFileSync as appendFileSync2, existsSync as existsSync11, mkdirSync as mkdirSync4, writeFileSync as writeFileSync5 } from "node:fs";
+import { delimiter as delimiter3, dirname as dirname5 } from "node:path";
+var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
+  cwd,
+  env,
+  silent: true,
+  ignoreReturnCode: true,
+  listeners: { stdline: onLine, errline: onLine }
+});
+var KERNEL_HEADER = /^\[kernelgate\] == (\S+)/;
+var TAIL_LINES2 = 40;
+function harnessArgs(options) {
+  const args = [
+    "-m",
+    "kernels.harness",
+    "--kernels",
+    options.kernelsDir,
+    "--out",
+    options.resultsPath
+  ];
+  if (options.buildsPath !== void 0) args.push("--builds", options.buildsPath);
+  if (options.only !== void 0 && options.only.length > 0)
+    args.push("--only", options.only.join(","));
+  if (options.timeoutPerCaseS !== void 0) {
+    args.push("--timeout-per-case", String(options.timeoutPerCaseS));
+  }
+  return [...args, ...options.extraArgs ?? []];
+}
+async function runHarness(options, log, run2 = streamingExec) {
+  mkdirSync4(dirname5(options.logPath), { recursive: true });
+  writeFileSync5(options.logPath, "");
+  const env = childEnv(options.env);
+  env.PYTHONPATH = [options.harnessRoot, options.workspace, env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter3);
+  env.PYTHONUNBUFFERED = "1";
+  const lines = [];
+  let inGroup = false;
+  const onLine = (line) => {
+    lines.push(line);
+    appendFileSync2(options.logPath, line + "\n");
+    const header = KERNEL_HEADER.exec(line);
+    if (header) {
+      if (inGroup) log.endGroup();
+      log.startGroup(line.replace(/^\[kernelgate\] /, ""));
+      inGroup = true;
+      return;
+    }
+    log.info(line);
+  };
+  const args = harnessArgs(options);
+  log.info(`kernelgate: ${options.python} ${args.join(" ")}`);
+  const exitCode = await run2(options.python, args, { cwd: options.workspace, env, onLine });
+  if (inGroup) log.endGroup();
+  return {
+    exitCode,
+    wroteResults: existsSync11(options.resultsPath),
+    logTail: lines.slice(-TAIL_LINES2).join("\n"),
+    log: lines.join("\n")
+  };
+}
+
 // src/measure/measure.ts
+import { copyFileSync, mkdirSync as mkdirSync5, writeFileSync as writeFileSync6 } from "node:fs";
+import { join as join13, resolve as resolve6 } from "node:path";
 function buildTargets(config, only) {
   return config.kernels.filter((k) => only === void 0 || only.length === 0 || only.includes(k.manifest.name)).map((k) => ({
     kernel: k.manifest.name,
