@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The deep checks of docs/scaling.md on the GPU machine (issue 14), in one command of at most
+# 9 minutes (each step in a time box: 75 + 130 + 75 + 45 + 75 + 95 s), everything under OUTDIR:
+#   1. faulty/   memcheck over the planted-fault module (test/fixtures/deep/faulty-config): its
+#                oob_store variant writes 4 bytes past its output; the sanitizer must find it and
+#                name it (the script prints the finding, and FOUND or MISSED);
+#   2. <tool>/   compute-sanitizer memcheck, racecheck, synccheck and initcheck over every CUDA and
+#                Triton variant of the kernels on its kernel's smallest case, one kernelgate deep per
+#                tool (a tool that runs out of its time box loses only its own section);
+#   3. ncu/      Nsight Compute's summary of each headline case (the CUDA and Triton variants and
+#                the tier reference), the .ncu-rep reports kept.
+# Each step's results.json (with its deep section), its log and the report rendered from it, the
+# tools' raw output under <step>/deep/, times.txt (wall seconds of each step) and tools.txt (which
+# compute-sanitizer and ncu, their versions). Replace the hand-written parser fixtures with the raw
+# output: test/fixtures/deep/README.md says which files.
+# Usage: scripts/gpu-deep.sh OUTDIR   (node on PATH: docs/gpu-runs.md, "Reproduce"; nvcc,
+# compute-sanitizer and ncu from the CUDA toolkit, found on PATH or in /usr/local/cuda/bin)
+set -uo pipefail
+
+out=${1:?usage: gpu-deep.sh OUTDIR}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root" || exit 2
+kg() { node "$root/dist/cli.js" "$@"; }
+now() { date +%s.%N; }
+jobs=${KG_DEEP_JOBS:-$(($(nproc) / 2 > 8 ? 8 : $(nproc) / 2))}
+[[ $jobs -ge 1 ]] || jobs=1
+
+export PATH="$PATH:/usr/local/cuda/bin"
+{
+  nvidia-smi -L
+  for t in compute-sanitizer ncu nvcc; do
+    echo "$t: $(command -v "$t" || echo 'not found')"
+    command -v "$t" >/dev/null && "$t" --version 2>&1 | tail -n 2
+  done
+  echo "sanitizer jobs at once: $jobs"
+} >"$out/tools.txt" 2>&1
+cat "$out/tools.txt"
+
+step() { # name, time box in seconds, kernelgate deep arguments...
+  local name=$1 box=$2
+  shift 2
+  local t0
+  t0=$(now)
+  timeout --signal=TERM --kill-after=5 "$box" node "$root/dist/cli.js" deep --out-dir "$out/$name" \
+    --out "$out/$name/report.md" --jobs "$jobs" "$@" >"$out/$name.log" 2>&1
+  local code=$?
+  echo "$name exit $code" >>"$out/exits.txt"
+  awk -v a="$t0" -v b="$(now)" -v n="$name" 'BEGIN { printf "%s_s %.1f\n", n, b - a }' >>"$out/times.txt"
+}
+: >"$out/exits.txt"
+: >"$out/times.txt"
+
+# 1. The planted out-of-bounds write (no build: the module's CUDA variant is skipped, said so).
+PYTHONPATH="$root/test/python/fixtures/kernels/faulty${PYTHONPATH:+:$PYTHONPATH}" \
+  step faulty 75 --config test/fixtures/deep/faulty-config --only faulty --checks memcheck \
+  --builds "$out/no-builds.json"
+node -e '
+  const fs = require("fs");
+  const path = process.argv[1];
+  if (!fs.existsSync(path)) { console.log("planted out-of-bounds write: MISSED (no results: see faulty.log)"); process.exit(0); }
+  const runs = (JSON.parse(fs.readFileSync(path, "utf8")).deep || {}).sanitizer || [];
+  const oob = runs.find((s) => s.variant === "oob_store");
+  const hit = oob && oob.status === "findings" && (oob.findings || []).some((f) => /Invalid __global__ write/.test(f.what));
+  console.log(`planted out-of-bounds write: ${hit ? "FOUND" : "MISSED"}: ${JSON.stringify(oob && { status: oob.status, errors: oob.errors, first: (oob.findings || [])[0] })}`);
+' "$out/faulty/results.json" | tee "$out/planted.txt"
+
+# 2. The sanitizer over the kernels, a tool a step (the first builds the CUDA variants, cached).
+step memcheck 130 --checks memcheck
+builds="$root/.kernelgate/build/builds.json"
+step racecheck 75 --checks racecheck --builds "$builds"
+step synccheck 45 --checks synccheck --builds "$builds"
+step initcheck 75 --checks initcheck --builds "$builds"
+
+# 3. Nsight Compute over the headline cases.
+step ncu 95 --checks ncu --builds "$builds"
+
+cat "$out/times.txt" "$out/exits.txt"
+for s in faulty memcheck racecheck synccheck initcheck ncu; do
+  [[ -f "$out/$s/results.json" ]] || { echo "$s: no results (see $s.log)"; continue; }
+  node -e '
+    const d = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).deep || {};
+    for (const s of d.sanitizer || []) console.log(`${s.tool} ${s.kernel}/${s.variant}: ${s.status} ${s.errors}${s.seconds !== undefined ? ` (${s.seconds} s)` : ""}`);
+    for (const n of d.ncu || []) console.log(`ncu ${n.kernel}/${n.variant}: ${n.status} ${n.status === "ok" ? JSON.stringify(n.metrics) + " " + (n.stalls || []).map((x) => x.reason).join(",") : n.message}`);
+  ' "$out/$s/results.json"
+done | tee "$out/summary.txt"
