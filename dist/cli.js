@@ -17962,7 +17962,8 @@ var both = (r) => `${r.stdout}${r.stdout && r.stderr ? "\n" : ""}${r.stderr}`;
 function harnessEnv(o) {
   const parent = o.env ?? process.env;
   return {
-    PYTHONPATH: [o.harnessRoot, o.workspace, parent.PYTHONPATH].filter((p) => Boolean(p)).join(delimiter2),
+    // the harness package alone from the action (python/), the kernels from the workspace
+    PYTHONPATH: [join7(o.harnessRoot, "python"), o.workspace, parent.PYTHONPATH].filter((p) => Boolean(p)).join(delimiter2),
     PYTHONUNBUFFERED: "1",
     // Each tensor its own allocation: the sanitizer then sees a write past a tensor's end (in
     // PyTorch's cached pool it lands in the pool's own memory and goes unseen).
@@ -17994,7 +17995,7 @@ async function runSanitizer(exec2, o, tool, sanitizer, t) {
     "all",
     o.python,
     "-m",
-    "kernels.harness",
+    "kernelgate_harness",
     "--kernels",
     o.kernelsDir,
     "--out",
@@ -18069,7 +18070,7 @@ async function runNcu(exec2, o, ncu, t) {
     "--force-overwrite",
     o.python,
     "-m",
-    "kernels.harness.profile_one",
+    "kernelgate_harness.profile_one",
     "--kernels",
     o.kernelsDir,
     "--kernel",
@@ -20274,7 +20275,7 @@ function fileAdapterFor(format) {
 // data/gpus.json
 var gpus_default = {
   $comment: [
-    "The one GPU table of kernelgate, read by the TypeScript doctor and judge (src/config/gpus.ts, bundled into dist/) and by the Python harness (kernels/harness/gpus.py).",
+    "The one GPU table of kernelgate, read by the TypeScript doctor and judge (src/config/gpus.ts, bundled into dist/) and by the Python harness (python/kernelgate_harness/gpus.py).",
     "A GPU's model is the first entry whose pci_device_ids holds its PCI device id (nvidia-smi's pci_device_id 0x233010DE -> 2330), else the first entry one of whose names (regular expressions, case-insensitive, the same in JavaScript and Python) matches the driver's product name, else unknown.",
     "peaks: datasheet dense tensor-core TFLOPS per dtype (no sparsity: half the datasheet's sparse figure) and memory bandwidth in GB/s. A model whose name covers boards of different bandwidths has no gbps, rather than a wrong one. kernelgate.yml's peaks: section overrides or adds entries.",
     "Add a GPU: an entry here, in the order that keeps more specific names first (GH200 before H200), and a case in test/gpus.test.ts."
@@ -21529,7 +21530,7 @@ var KERNELGATE_VERSION = package_default.version;
 // src/history/dashboard-cli.ts
 import { mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync as writeFileSync8 } from "node:fs";
 import { tmpdir as tmpdir2 } from "node:os";
-import { join as join16, resolve as resolve9 } from "node:path";
+import { join as join17, resolve as resolve9 } from "node:path";
 import { parseArgs as parseArgs2 } from "node:util";
 
 // src/report/digest.ts
@@ -22601,7 +22602,7 @@ function outcomeText(input, changes) {
     }
     return parts;
   };
-  const join22 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
+  const join23 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
   if (outcome === "fail") {
     const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
     const parts = [...shardTitleParts(input.results), ...deepTitleParts(input), ...say(kinds)];
@@ -22613,13 +22614,13 @@ function outcomeText(input, changes) {
       }
     }
     const n = input.gate.reasons.length;
-    return `❌ fail: ${parts.length ? join22(parts) : plural(n, "reason")}`;
+    return `❌ fail: ${parts.length ? join23(parts) : plural(n, "reason")}`;
   }
-  if (outcome === "regression") return `⚠️ regression: ${join22(say(["slower"]))}`;
+  if (outcome === "regression") return `⚠️ regression: ${join23(say(["slower"]))}`;
   const faster = say(["faster"]);
   const moved = changes.changed.filter((v) => v.changed.some(isControl));
   const control = moved.length ? ` (the A/A control ${moved.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
-  if (faster.length) return `✅ pass: ${join22(faster)}${control}`;
+  if (faster.length) return `✅ pass: ${join23(faster)}${control}`;
   if (!changes.judged) return "✅ pass";
   return `✅ pass: ${moved.length ? "no candidate" : "no case"} slower or faster${control}`;
 }
@@ -29935,7 +29936,7 @@ function noHarness(startedAt, environment) {
 
 // src/measure/harness.ts
 import { appendFileSync, existsSync as existsSync11, mkdirSync as mkdirSync5, writeFileSync as writeFileSync6 } from "node:fs";
-import { delimiter as delimiter3, dirname as dirname6 } from "node:path";
+import { delimiter as delimiter3, dirname as dirname6, join as join14 } from "node:path";
 var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
   cwd,
   env,
@@ -29948,7 +29949,7 @@ var TAIL_LINES2 = 40;
 function harnessArgs(options) {
   const args = [
     "-m",
-    "kernels.harness",
+    "kernelgate_harness",
     "--kernels",
     options.kernelsDir,
     "--out",
@@ -29966,7 +29967,7 @@ async function runHarness(options, log, run2 = streamingExec) {
   mkdirSync5(dirname6(options.logPath), { recursive: true });
   writeFileSync6(options.logPath, "");
   const env = childEnv(options.env);
-  env.PYTHONPATH = [options.harnessRoot, options.workspace, env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter3);
+  env.PYTHONPATH = [join14(options.harnessRoot, "python"), options.workspace, env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter3);
   env.PYTHONUNBUFFERED = "1";
   const lines = [];
   let inGroup = false;
@@ -29996,7 +29997,7 @@ async function runHarness(options, log, run2 = streamingExec) {
 
 // src/measure/measure.ts
 import { copyFileSync, mkdirSync as mkdirSync6, writeFileSync as writeFileSync7 } from "node:fs";
-import { join as join14, resolve as resolve7 } from "node:path";
+import { join as join15, resolve as resolve7 } from "node:path";
 function buildTargets(config, only) {
   return config.kernels.filter((k) => only === void 0 || only.length === 0 || only.includes(k.manifest.name)).map((k) => ({
     kernel: k.manifest.name,
@@ -30032,7 +30033,7 @@ async function stage(name, group, deps, seconds, body) {
 async function casesArgs(options, environment, outDir) {
   const selected = options.selectCases ? await options.selectCases(environment) : void 0;
   if (selected === void 0) return [];
-  const casesPath = join14(outDir, "cases.txt");
+  const casesPath = join15(outDir, "cases.txt");
   writeFileSync7(casesPath, selected.map((id) => `${id}
 `).join(""));
   return ["--cases", casesPath];
@@ -30063,7 +30064,7 @@ ${harness.logTail}`,
         code: "harness.no_results",
         message: `The harness exited with status ${harness.exitCode} before writing any results. Last lines:
 ${harness.logTail}`,
-        fix: `Run \`${config.harness.python} -m kernels.harness --kernels ${config.kernelsDir} --out results.json\` on the runner to see the full error; the doctor's findings above often name the cause.`,
+        fix: `Run \`${config.harness.python} -m kernelgate_harness --kernels ${config.kernelsDir} --out results.json\` on the runner to see the full error; the doctor's findings above often name the cause.`,
         source: "harness"
       }
     ],
@@ -30081,7 +30082,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       python: config.harness.python,
       kernelsDir: config.kernelsDir,
       resultsPath: paths.resultsPath,
-      logPath: join14(paths.outDir, "harness.log"),
+      logPath: join15(paths.outDir, "harness.log"),
       buildsPath: paths.buildsPath,
       ...options.only !== void 0 ? { only: options.only } : {},
       timeoutPerCaseS: config.harness.timeoutS,
@@ -30090,7 +30091,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       extraArgs: [
         ...config.harness.args,
         "--tune-cache",
-        join14(paths.cacheDir, "tune"),
+        join15(paths.cacheDir, "tune"),
         ...moreArgs
       ],
       ...options.harnessEnv !== void 0 ? { env: options.harnessEnv } : {}
@@ -30166,8 +30167,8 @@ async function measure(options, deps) {
     for (const d of report2.diagnostics) log.info(`doctor: ${d.level}: ${d.message}`);
     return report2;
   });
-  const cacheDir = options.buildCacheDir ?? join14(options.workspace, ".kernelgate", "build");
-  const buildsPath = join14(outDir, "builds.json");
+  const cacheDir = options.buildCacheDir ?? join15(options.workspace, ".kernelgate", "build");
+  const buildsPath = join15(outDir, "builds.json");
   const build2 = await stage("build", "kernelgate build", deps, stageSeconds, async () => {
     const built = await buildKernels(buildTargets(config, options.only), {
       exec: deps.exec,
@@ -30189,7 +30190,7 @@ async function measure(options, deps) {
     () => buildBase(base, options, config, cacheDir, outDir, deps, notes)
   );
   const selectArgs = await casesArgs(options, doctor2.environment, outDir);
-  const resultsPath = join14(outDir, "results.json");
+  const resultsPath = join15(outDir, "results.json");
   const { measured, diagnostics: harnessDiagnostics } = await harnessStage(
     options,
     deps,
@@ -30247,7 +30248,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
     log: (line) => deps.log.info(`base: ${line}`),
     ...deps.now !== void 0 ? { now: deps.now } : {}
   });
-  const buildsPath = join14(outDir, "base-builds.json");
+  const buildsPath = join15(outDir, "base-builds.json");
   copyFileSync(build2.buildsJsonPath, buildsPath);
   const failed = build2.records.filter((r) => r.status !== "ok");
   for (const r of failed) {
@@ -30255,7 +30256,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
       `base: ${r.kernel}/${r.variant} did not build (${r.status}): its cases are not paired`
     );
   }
-  return { base, kernelsDir: join14(base.root, baseConfig.kernelsDir), buildsPath };
+  return { base, kernelsDir: join15(base.root, baseConfig.kernelsDir), buildsPath };
 }
 function pairedArgs(paired, config) {
   const args = [
@@ -30351,7 +30352,7 @@ function storeBaseline(run2, gate2, policy) {
 
 // src/history/dashboard.ts
 import { existsSync as existsSync13, readFileSync as readFileSync8 } from "node:fs";
-import { dirname as dirname7, join as join15, resolve as resolve8 } from "node:path";
+import { dirname as dirname7, join as join16, resolve as resolve8 } from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 var UPLOT_VERSION = "1.6.32";
 var FLAG = { SLOWER: 1, FASTER: 2, FAIL: 3 };
@@ -30470,7 +30471,7 @@ function uplotDir() {
   const here = dirname7(fileURLToPath2(import.meta.url));
   for (const up of ["../..", "..", "."]) {
     const dir = resolve8(here, up, "vendor", "uplot");
-    if (existsSync13(join15(dir, "uPlot.iife.min.js"))) return dir;
+    if (existsSync13(join16(dir, "uPlot.iife.min.js"))) return dir;
   }
   throw new Error(
     `vendor/uplot not found above ${here}: the dashboard needs uPlot ${UPLOT_VERSION}`
@@ -30483,9 +30484,9 @@ var escapeHtml2 = (text2) => text2.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeA
 function buildDashboard(records, options = {}) {
   const data = dashboardData(records, options);
   const dir = options.vendorDir ?? uplotDir();
-  const js = readFileSync8(join15(dir, "uPlot.iife.min.js"), "utf8");
-  const css = readFileSync8(join15(dir, "uPlot.min.css"), "utf8");
-  const licence = readFileSync8(join15(dir, "LICENSE"), "utf8");
+  const js = readFileSync8(join16(dir, "uPlot.iife.min.js"), "utf8");
+  const css = readFileSync8(join16(dir, "uPlot.min.css"), "utf8");
+  const licence = readFileSync8(join16(dir, "LICENSE"), "utf8");
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -30768,12 +30769,12 @@ async function dashboardCommand(args, io) {
       config
     );
   } else {
-    const cache = mkdtempSync2(join16(tmpdir2(), "kg-dashboard-"));
+    const cache = mkdtempSync2(join17(tmpdir2(), "kg-dashboard-"));
     try {
       const store = branchStore({
         remote: /^[a-z]+:\/\//.test(remote) ? remote : resolve9(io.cwd, remote),
         branch: values["history-branch"],
-        cacheDir: join16(cache, "history.git"),
+        cacheDir: join17(cache, "history.git"),
         exec: actionsExec(),
         warn: (m) => warnings.push(m),
         kernelgateVersion: KERNELGATE_VERSION
@@ -30801,7 +30802,7 @@ async function dashboardCommand(args, io) {
 
 // src/history/export.ts
 import { writeFileSync as writeFileSync9 } from "node:fs";
-import { join as join17, resolve as resolve10 } from "node:path";
+import { join as join18, resolve as resolve10 } from "node:path";
 import { parseArgs as parseArgs3 } from "node:util";
 var EXPORT_FORMATS = ["bmf", "gab-smaller", "gab-bigger"];
 function timedCases(results) {
@@ -30939,16 +30940,16 @@ async function exportCommand(args, io) {
 // src/history/migrate.ts
 import { existsSync as existsSync14, mkdtempSync as mkdtempSync3, readdirSync as readdirSync5, rmSync as rmSync3, statSync as statSync4 } from "node:fs";
 import { tmpdir as tmpdir3 } from "node:os";
-import { join as join18, resolve as resolve11 } from "node:path";
+import { join as join19, resolve as resolve11 } from "node:path";
 import { parseArgs as parseArgs4 } from "node:util";
 function directoryRuns(root) {
   if (!existsSync14(root)) throw new InputError(`${root}: no such folder`);
   const out = [];
-  const dirs = (path9) => readdirSync5(path9).filter((name) => statSync4(join18(path9, name)).isDirectory());
+  const dirs = (path9) => readdirSync5(path9).filter((name) => statSync4(join19(path9, name)).isDirectory());
   for (const branch of dirs(root)) {
-    for (const sku of dirs(join18(root, branch))) {
-      for (const name of readdirSync5(join18(root, branch, sku))) {
-        if (name.endsWith(".json")) out.push({ branch, sku, file: join18(root, branch, sku, name) });
+    for (const sku of dirs(join19(root, branch))) {
+      for (const name of readdirSync5(join19(root, branch, sku))) {
+        if (name.endsWith(".json")) out.push({ branch, sku, file: join19(root, branch, sku, name) });
       }
     }
   }
@@ -31007,13 +31008,13 @@ async function historyCommand(args, io) {
       "history import needs --baseline-dir DIR and --history-remote URL_OR_PATH"
     );
   }
-  const cache = mkdtempSync3(join18(tmpdir3(), "kg-import-"));
+  const cache = mkdtempSync3(join19(tmpdir3(), "kg-import-"));
   const warnings = [];
   try {
     const store = branchStore({
       remote: /^[a-z]+:\/\//.test(remote) || /^[^/]+@[^:]+:/.test(remote) ? remote : resolve11(io.cwd, remote),
       branch: values["history-branch"],
-      cacheDir: join18(cache, "history.git"),
+      cacheDir: join19(cache, "history.git"),
       exec: actionsExec(),
       warn: (m) => warnings.push(m),
       info: (m) => io.stderr(`${m}
@@ -31037,7 +31038,7 @@ async function historyCommand(args, io) {
 
 // src/cli/adapt.ts
 import { mkdirSync as mkdirSync7, writeFileSync as writeFileSync11 } from "node:fs";
-import { join as join19, resolve as resolve13 } from "node:path";
+import { join as join20, resolve as resolve13 } from "node:path";
 import { parseArgs as parseArgs5 } from "node:util";
 
 // src/cli/common.ts
@@ -31221,7 +31222,7 @@ var bench = async (args, io) => {
   results.diagnostics.push(...slowPathChecks(results, names, config));
   const outDir = resolve13(io.cwd, values["out-dir"]);
   mkdirSync7(outDir, { recursive: true });
-  const resultsPath = join19(outDir, "results.json");
+  const resultsPath = join20(outDir, "results.json");
   writeFileSync11(resultsPath, `${JSON.stringify(results, null, 2)}
 `);
   io.stderr(`results: ${resultsPath}
@@ -31287,7 +31288,7 @@ var calibrateCommand = async (args, io) => {
 
 // src/cli/deep.ts
 import { existsSync as existsSync15, mkdirSync as mkdirSync8, writeFileSync as writeFileSync13 } from "node:fs";
-import { join as join20, resolve as resolve15 } from "node:path";
+import { join as join21, resolve as resolve15 } from "node:path";
 import { parseArgs as parseArgs7 } from "node:util";
 var DEEP_USAGE = `kernelgate deep [--config DIR_OR_FILE] [--checks sanitizer,ncu] [--only K1,K2]
                 [--results FILE] [--out-dir DIR] [--builds FILE] [--jobs N]
@@ -31357,7 +31358,7 @@ async function buildsFor(given, config, only, exec2, log) {
   if (given !== void 0) return given;
   const built = await buildKernels(buildTargets(config, only), {
     exec: exec2,
-    cacheDir: join20(config.rootDir, ".kernelgate", "build"),
+    cacheDir: join21(config.rootDir, ".kernelgate", "build"),
     python: config.harness.python,
     log
   });
@@ -31369,7 +31370,7 @@ function deepCommand(exec2 = actionsExec()) {
     const config = configFrom(values.config, io.cwd);
     const outDir = resolve15(io.cwd, values["out-dir"]);
     const log = terminalLog(io);
-    const resultsPath = values.results ? resolve15(io.cwd, values.results) : join20(outDir, "results.json");
+    const resultsPath = values.results ? resolve15(io.cwd, values.results) : join21(outDir, "results.json");
     const results = values.results ? loadResults(resultsPath) : void 0;
     const doctor2 = await runDoctor({ exec: exec2, python: config.harness.python });
     const buildsPath = await buildsFor(
@@ -31379,7 +31380,7 @@ function deepCommand(exec2 = actionsExec()) {
       exec2,
       log.info
     );
-    const deepDir = join20(outDir, "deep");
+    const deepDir = join21(outDir, "deep");
     mkdirSync8(deepDir, { recursive: true });
     log.info(`kernelgate deep: ${checks.join(", ")}; the tools' output under ${deepDir}`);
     const gpu = (results?.environment ?? doctor2.environment).gpu;
@@ -31422,7 +31423,7 @@ function deepCommand(exec2 = actionsExec()) {
 }
 
 // src/cli/measure-commands.ts
-import { join as join21, resolve as resolve16 } from "node:path";
+import { join as join22, resolve as resolve16 } from "node:path";
 import { parseArgs as parseArgs8 } from "node:util";
 var doctor = async (args, io) => {
   const { values } = parseArgs8({
@@ -31450,7 +31451,7 @@ var build = async (args, io) => {
   const config = configFrom(values.config, io.cwd);
   const built = await buildKernels(buildTargets(config, onlyList(values.only)), {
     exec: actionsExec(),
-    cacheDir: resolve16(io.cwd, values["cache-dir"] ?? join21(config.rootDir, ".kernelgate", "build")),
+    cacheDir: resolve16(io.cwd, values["cache-dir"] ?? join22(config.rootDir, ".kernelgate", "build")),
     python: config.harness.python,
     log: (line) => io.stderr(`${line}
 `)

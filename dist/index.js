@@ -37640,7 +37640,7 @@ var kernel_schema_default = {
 // data/gpus.json
 var gpus_default = {
   $comment: [
-    "The one GPU table of kernelgate, read by the TypeScript doctor and judge (src/config/gpus.ts, bundled into dist/) and by the Python harness (kernels/harness/gpus.py).",
+    "The one GPU table of kernelgate, read by the TypeScript doctor and judge (src/config/gpus.ts, bundled into dist/) and by the Python harness (python/kernelgate_harness/gpus.py).",
     "A GPU's model is the first entry whose pci_device_ids holds its PCI device id (nvidia-smi's pci_device_id 0x233010DE -> 2330), else the first entry one of whose names (regular expressions, case-insensitive, the same in JavaScript and Python) matches the driver's product name, else unknown.",
     "peaks: datasheet dense tensor-core TFLOPS per dtype (no sparsity: half the datasheet's sparse figure) and memory bandwidth in GB/s. A model whose name covers boards of different bandwidths has no gbps, rather than a wrong one. kernelgate.yml's peaks: section overrides or adds entries.",
     "Add a GPU: an entry here, in the order that keeps more specific names first (GH200 before H200), and a case in test/gpus.test.ts."
@@ -40351,7 +40351,8 @@ var both = (r) => `${r.stdout}${r.stdout && r.stderr ? "\n" : ""}${r.stderr}`;
 function harnessEnv(o) {
   const parent = o.env ?? process.env;
   return {
-    PYTHONPATH: [o.harnessRoot, o.workspace, parent.PYTHONPATH].filter((p) => Boolean(p)).join(delimiter2),
+    // the harness package alone from the action (python/), the kernels from the workspace
+    PYTHONPATH: [join9(o.harnessRoot, "python"), o.workspace, parent.PYTHONPATH].filter((p) => Boolean(p)).join(delimiter2),
     PYTHONUNBUFFERED: "1",
     // Each tensor its own allocation: the sanitizer then sees a write past a tensor's end (in
     // PyTorch's cached pool it lands in the pool's own memory and goes unseen).
@@ -40383,7 +40384,7 @@ async function runSanitizer(exec2, o, tool, sanitizer, t) {
     "all",
     o.python,
     "-m",
-    "kernels.harness",
+    "kernelgate_harness",
     "--kernels",
     o.kernelsDir,
     "--out",
@@ -40458,7 +40459,7 @@ async function runNcu(exec2, o, ncu, t) {
     "--force-overwrite",
     o.python,
     "-m",
-    "kernels.harness.profile_one",
+    "kernelgate_harness.profile_one",
     "--kernels",
     o.kernelsDir,
     "--kernel",
@@ -42050,7 +42051,7 @@ function outcomeText(input, changes) {
     }
     return parts;
   };
-  const join21 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
+  const join22 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
   if (outcome === "fail") {
     const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
     const parts = [...shardTitleParts(input.results), ...deepTitleParts(input), ...say(kinds)];
@@ -42062,13 +42063,13 @@ function outcomeText(input, changes) {
       }
     }
     const n = input.gate.reasons.length;
-    return `❌ fail: ${parts.length ? join21(parts) : plural(n, "reason")}`;
+    return `❌ fail: ${parts.length ? join22(parts) : plural(n, "reason")}`;
   }
-  if (outcome === "regression") return `⚠️ regression: ${join21(say(["slower"]))}`;
+  if (outcome === "regression") return `⚠️ regression: ${join22(say(["slower"]))}`;
   const faster = say(["faster"]);
   const moved = changes.changed.filter((v) => v.changed.some(isControl));
   const control = moved.length ? ` (the A/A control ${moved.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
-  if (faster.length) return `✅ pass: ${join21(faster)}${control}`;
+  if (faster.length) return `✅ pass: ${join22(faster)}${control}`;
   if (!changes.judged) return "✅ pass";
   return `✅ pass: ${moved.length ? "no candidate" : "no case"} slower or faster${control}`;
 }
@@ -49322,7 +49323,7 @@ function noHarness(startedAt, environment) {
 
 // src/measure/harness.ts
 import { appendFileSync as appendFileSync2, existsSync as existsSync11, mkdirSync as mkdirSync4, writeFileSync as writeFileSync5 } from "node:fs";
-import { delimiter as delimiter3, dirname as dirname5 } from "node:path";
+import { delimiter as delimiter3, dirname as dirname5, join as join13 } from "node:path";
 var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
   cwd,
   env,
@@ -49335,7 +49336,7 @@ var TAIL_LINES2 = 40;
 function harnessArgs(options) {
   const args = [
     "-m",
-    "kernels.harness",
+    "kernelgate_harness",
     "--kernels",
     options.kernelsDir,
     "--out",
@@ -49353,7 +49354,7 @@ async function runHarness(options, log, run2 = streamingExec) {
   mkdirSync4(dirname5(options.logPath), { recursive: true });
   writeFileSync5(options.logPath, "");
   const env = childEnv(options.env);
-  env.PYTHONPATH = [options.harnessRoot, options.workspace, env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter3);
+  env.PYTHONPATH = [join13(options.harnessRoot, "python"), options.workspace, env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter3);
   env.PYTHONUNBUFFERED = "1";
   const lines = [];
   let inGroup = false;
@@ -49383,7 +49384,7 @@ async function runHarness(options, log, run2 = streamingExec) {
 
 // src/measure/measure.ts
 import { copyFileSync, mkdirSync as mkdirSync5, writeFileSync as writeFileSync6 } from "node:fs";
-import { join as join13, resolve as resolve6 } from "node:path";
+import { join as join14, resolve as resolve6 } from "node:path";
 function buildTargets(config, only) {
   return config.kernels.filter((k) => only === void 0 || only.length === 0 || only.includes(k.manifest.name)).map((k) => ({
     kernel: k.manifest.name,
@@ -49419,7 +49420,7 @@ async function stage(name, group, deps, seconds2, body) {
 async function casesArgs(options, environment, outDir) {
   const selected = options.selectCases ? await options.selectCases(environment) : void 0;
   if (selected === void 0) return [];
-  const casesPath = join13(outDir, "cases.txt");
+  const casesPath = join14(outDir, "cases.txt");
   writeFileSync6(casesPath, selected.map((id) => `${id}
 `).join(""));
   return ["--cases", casesPath];
@@ -49450,7 +49451,7 @@ ${harness.logTail}`,
         code: "harness.no_results",
         message: `The harness exited with status ${harness.exitCode} before writing any results. Last lines:
 ${harness.logTail}`,
-        fix: `Run \`${config.harness.python} -m kernels.harness --kernels ${config.kernelsDir} --out results.json\` on the runner to see the full error; the doctor's findings above often name the cause.`,
+        fix: `Run \`${config.harness.python} -m kernelgate_harness --kernels ${config.kernelsDir} --out results.json\` on the runner to see the full error; the doctor's findings above often name the cause.`,
         source: "harness"
       }
     ],
@@ -49468,7 +49469,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       python: config.harness.python,
       kernelsDir: config.kernelsDir,
       resultsPath: paths.resultsPath,
-      logPath: join13(paths.outDir, "harness.log"),
+      logPath: join14(paths.outDir, "harness.log"),
       buildsPath: paths.buildsPath,
       ...options.only !== void 0 ? { only: options.only } : {},
       timeoutPerCaseS: config.harness.timeoutS,
@@ -49477,7 +49478,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       extraArgs: [
         ...config.harness.args,
         "--tune-cache",
-        join13(paths.cacheDir, "tune"),
+        join14(paths.cacheDir, "tune"),
         ...moreArgs
       ],
       ...options.harnessEnv !== void 0 ? { env: options.harnessEnv } : {}
@@ -49553,8 +49554,8 @@ async function measure(options, deps) {
     for (const d of report.diagnostics) log.info(`doctor: ${d.level}: ${d.message}`);
     return report;
   });
-  const cacheDir = options.buildCacheDir ?? join13(options.workspace, ".kernelgate", "build");
-  const buildsPath = join13(outDir, "builds.json");
+  const cacheDir = options.buildCacheDir ?? join14(options.workspace, ".kernelgate", "build");
+  const buildsPath = join14(outDir, "builds.json");
   const build = await stage("build", "kernelgate build", deps, stageSeconds, async () => {
     const built = await buildKernels(buildTargets(config, options.only), {
       exec: deps.exec,
@@ -49576,7 +49577,7 @@ async function measure(options, deps) {
     () => buildBase(base, options, config, cacheDir, outDir, deps, notes)
   );
   const selectArgs = await casesArgs(options, doctor.environment, outDir);
-  const resultsPath = join13(outDir, "results.json");
+  const resultsPath = join14(outDir, "results.json");
   const { measured, diagnostics: harnessDiagnostics } = await harnessStage(
     options,
     deps,
@@ -49634,7 +49635,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
     log: (line) => deps.log.info(`base: ${line}`),
     ...deps.now !== void 0 ? { now: deps.now } : {}
   });
-  const buildsPath = join13(outDir, "base-builds.json");
+  const buildsPath = join14(outDir, "base-builds.json");
   copyFileSync(build.buildsJsonPath, buildsPath);
   const failed = build.records.filter((r) => r.status !== "ok");
   for (const r of failed) {
@@ -49642,7 +49643,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
       `base: ${r.kernel}/${r.variant} did not build (${r.status}): its cases are not paired`
     );
   }
-  return { base, kernelsDir: join13(base.root, baseConfig.kernelsDir), buildsPath };
+  return { base, kernelsDir: join14(base.root, baseConfig.kernelsDir), buildsPath };
 }
 function pairedArgs(paired, config) {
   const args = [
@@ -54118,7 +54119,7 @@ function createGitHubClient(options) {
 }
 
 // src/publish/publish.ts
-import { join as join14 } from "node:path";
+import { join as join15 } from "node:path";
 
 // src/publish/sticky.ts
 function oldestFirst(items) {
@@ -54305,9 +54306,9 @@ async function publish(report, options, deps) {
   checkCommentKey(options.commentKey);
   const { fs: fs3, sink } = deps;
   await fs3.mkdir(options.reportDir, { recursive: true });
-  const resultsPath = join14(options.reportDir, "results.json");
-  const reportPath = join14(options.reportDir, "report.md");
-  const verdictPath = join14(options.reportDir, "verdict.json");
+  const resultsPath = join15(options.reportDir, "results.json");
+  const reportPath = join15(options.reportDir, "report.md");
+  const verdictPath = join15(options.reportDir, "verdict.json");
   await fs3.writeFile(resultsPath, JSON.stringify(report.results, null, 2) + "\n");
   await fs3.writeFile(reportPath, report.full);
   const verdict = { verdict: report.verdict, reasons: report.reasons, counts: report.counts };
@@ -54556,7 +54557,7 @@ import { statSync as statSync4 } from "node:fs";
 import { dirname as dirname7, isAbsolute as isAbsolute3, resolve as resolve8 } from "node:path";
 
 // src/history/action.ts
-import { join as join16 } from "node:path";
+import { join as join17 } from "node:path";
 
 // package.json
 var package_default = {
@@ -54615,7 +54616,7 @@ var package_default = {
 // src/history/branch-store.ts
 import { mkdtempSync, mkdirSync as mkdirSync6, readFileSync as readFileSync9, rmSync, writeFileSync as writeFileSync7, existsSync as existsSync14 } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname as dirname6, join as join15 } from "node:path";
+import { dirname as dirname6, join as join16 } from "node:path";
 
 // src/history/record.ts
 var HISTORY_FORMAT_NAME = "kernelgate/history";
@@ -54995,7 +54996,7 @@ function branchStore(options) {
   let ready = false;
   async function ensureCache() {
     if (ready) return;
-    if (!existsSync14(join15(gitDir, "HEAD"))) {
+    if (!existsSync14(join16(gitDir, "HEAD"))) {
       mkdirSync6(gitDir, { recursive: true });
       const init = await options.exec.run("git", ["init", "--quiet", "--bare", gitDir]);
       if (init.exitCode !== 0) {
@@ -55040,10 +55041,10 @@ function branchStore(options) {
   async function readPaths(tip, paths) {
     const out = /* @__PURE__ */ new Map();
     if (paths.length === 0) return out;
-    const work = mkdtempSync(join15(tmpdir(), "kg-history-read-"));
+    const work = mkdtempSync(join16(tmpdir(), "kg-history-read-"));
     try {
-      const env = { GIT_INDEX_FILE: join15(work, "index") };
-      const tree = join15(work, "tree");
+      const env = { GIT_INDEX_FILE: join16(work, "index") };
+      const tree = join16(work, "tree");
       mkdirSync6(tree);
       const chunk = 500;
       for (let i = 0; i < paths.length; i += chunk) {
@@ -55068,7 +55069,7 @@ function branchStore(options) {
       }
       for (const path9 of paths) {
         try {
-          out.set(path9, readFileSync9(join15(tree, path9), "utf8"));
+          out.set(path9, readFileSync9(join16(tree, path9), "utf8"));
         } catch {
         }
       }
@@ -55139,7 +55140,7 @@ function branchStore(options) {
     return found;
   }
   async function saveRecords(entries) {
-    const work = mkdtempSync(join15(tmpdir(), "kg-history-write-"));
+    const work = mkdtempSync(join16(tmpdir(), "kg-history-write-"));
     try {
       const prepared = entries.map((entry, i) => {
         const merged = { ...options.defaults, ...entry.context };
@@ -55156,7 +55157,7 @@ function branchStore(options) {
           ...merged.references !== void 0 ? { references: merged.references } : {},
           ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
         });
-        const file = join15(work, `record-${i}.json`);
+        const file = join16(work, `record-${i}.json`);
         writeFileSync7(file, serializeRecord(record));
         return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
       });
@@ -55170,7 +55171,7 @@ function branchStore(options) {
           throw notStored(`cannot read it (${fetched.reason})`);
         }
         const tip = fetched.tip;
-        const env = { GIT_INDEX_FILE: join15(work, `index-${attempt}`) };
+        const env = { GIT_INDEX_FILE: join16(work, `index-${attempt}`) };
         let before;
         if (tip !== void 0) {
           await gitOk(["read-tree", tip], env);
@@ -55294,7 +55295,7 @@ ${pushed.stderr}`;
   };
 }
 function writeReadme(work) {
-  const path9 = join15(work, "README.md");
+  const path9 = join16(work, "README.md");
   mkdirSync6(dirname6(path9), { recursive: true });
   writeFileSync7(path9, README);
   return path9;
@@ -55341,7 +55342,7 @@ function actionStore(inputs, env, inWorkspace2, deps) {
   return branchStore({
     remote,
     branch: inputs.history.branch,
-    cacheDir: join16(env["RUNNER_TEMP"] ?? inWorkspace2(".kernelgate"), "kernelgate-history.git"),
+    cacheDir: join17(env["RUNNER_TEMP"] ?? inWorkspace2(".kernelgate"), "kernelgate-history.git"),
     exec: deps.exec ?? actionsExec(),
     warn: deps.warning,
     info: deps.info,
@@ -55549,7 +55550,7 @@ var PAGE_JS = String.raw`
 `;
 
 // src/history/export.ts
-import { join as join17, resolve as resolve7 } from "node:path";
+import { join as join18, resolve as resolve7 } from "node:path";
 var EXPORT_FORMATS = ["bmf", "gab-smaller", "gab-bigger"];
 function timedCases(results) {
   return results.cases.filter(
@@ -55643,7 +55644,7 @@ async function writeExports(results, reportDir, fs3, setOutput2, options = {}) {
   for (const format of EXPORT_FORMATS) {
     const exported = exportResults(results, format, options);
     const count = Array.isArray(exported) ? exported.length : Object.keys(exported).length;
-    const path9 = join17(reportDir, `${format}.json`);
+    const path9 = join18(reportDir, `${format}.json`);
     if (count > 0) await fs3.writeFile(path9, `${JSON.stringify(exported, null, 2)}
 `);
     setOutput2(`${format}-path`, count > 0 ? path9 : "");
@@ -55907,14 +55908,14 @@ function loadConfigInput(path9) {
 
 // src/action/main.ts
 import { statSync as statSync5 } from "node:fs";
-import { join as join20 } from "node:path";
+import { join as join21 } from "node:path";
 
 // src/action/deep.ts
 import { mkdirSync as mkdirSync7, writeFileSync as writeFileSync8 } from "node:fs";
-import { join as join19 } from "node:path";
+import { join as join20 } from "node:path";
 
 // src/action/measure-options.ts
-import { join as join18 } from "node:path";
+import { join as join19 } from "node:path";
 var ACTION_ROOT = packageRoot();
 function measureOptions(inputs, config, mode, event, env, core) {
   const workspace = env["GITHUB_WORKSPACE"] ?? process.cwd();
@@ -55936,7 +55937,7 @@ function measureOptions(inputs, config, mode, event, env, core) {
     workspace,
     harnessRoot: ACTION_ROOT,
     ...pairedBase !== void 0 ? { pairedBase } : {},
-    outDir: inWorkspace(env, join18(inputs.reportDir, "measure")),
+    outDir: inWorkspace(env, join19(inputs.reportDir, "measure")),
     ...inputs.kernels.length > 0 ? { only: inputs.kernels } : {},
     run: {
       ...env["GITHUB_RUN_ID"] ? { id: env["GITHUB_RUN_ID"] } : {},
@@ -55997,9 +55998,9 @@ async function withDeepChecks(got, inputs, config, deps) {
     );
     return got;
   }
-  const outDir = inWorkspace(env, join19(inputs.reportDir, "deep"));
+  const outDir = inWorkspace(env, join20(inputs.reportDir, "deep"));
   mkdirSync7(outDir, { recursive: true });
-  const buildsPath = join19(outDir, "builds.json");
+  const buildsPath = join20(outDir, "builds.json");
   writeFileSync8(buildsPath, `${JSON.stringify({ builds: got.results.builds ?? [] }, null, 1)}
 `);
   core.info(`kernelgate deep: ${inputs.deep.join(", ")}; the tools' output under ${outDir}`);
@@ -56128,7 +56129,7 @@ async function mergeShards2(step, merge2) {
     dirs: [inWorkspace(env, merge2)],
     shards: inputs.shard.shards,
     cwd: env["GITHUB_WORKSPACE"] ?? process.cwd(),
-    outDir: inWorkspace(env, join20(inputs.reportDir, "merge")),
+    outDir: inWorkspace(env, join21(inputs.reportDir, "merge")),
     baselinePath: inputs.baseline === void 0 ? void 0 : inWorkspace(env, inputs.baseline),
     store: storeOf(inputs, env, core),
     baselineBranch: mode === "pr" ? baseBranch : branch,
@@ -56197,7 +56198,7 @@ async function pullRequestOf(step, client) {
   try {
     return { prNumber: await resolvePullRequest(inputs, event, client), lookupError: void 0 };
   } catch (error2) {
-    const reportPath = join20(inWorkspace(deps.env, inputs.reportDir), "report.md");
+    const reportPath = join21(inWorkspace(deps.env, inputs.reportDir), "report.md");
     const lookupError = new Error(
       `Could not find the pull request to comment on: ${describeGitHubError(error2).replace(/\.$/, "")}. The report is in the job summary and ${reportPath}.`,
       { cause: error2 }

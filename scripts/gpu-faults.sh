@@ -10,8 +10,8 @@ out=${1:?usage: gpu-faults.sh OUTDIR}
 mkdir -p "$out"
 root=$(cd "$(dirname "$0")/.." && pwd)
 variants=good,unwritten,nan,inf,tail,race,leftover,zeros_fast,unsupported,other_stream,host_sync,poison,writes_input,third_seed,stale,capture_cheat,late_short,device_assert
-cd "$root" && PYTHONPATH="$root:$root/test/python/fixtures/kernels/faulty" PYTHONUNBUFFERED=1 \
-  python3 -m kernels.harness --kernels test/python/fixtures/kernels --out "$out/results.json" \
+cd "$root" && PYTHONPATH="$root/python:$root:$root/test/python/fixtures/kernels/faulty" PYTHONUNBUFFERED=1 \
+  python3 -m kernelgate_harness --kernels test/python/fixtures/kernels --out "$out/results.json" \
   --variants "$variants" --device cuda --seeds 3 --time-cap-s 0.2 --min-samples 5 \
   >"$out/harness.log" 2>&1
 echo "exit $?" >>"$out/harness.log"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Several GPUs in one runner (docs/scaling.md, issue 14): one kernelgate run whose harness measures
-# on two GPUs at once (kernels/harness/lanes.py: a worker lane per GPU, each case on one of them,
+# on two GPUs at once (python/kernelgate_harness/lanes.py: a worker lane per GPU, each case on one of them,
 # both arms of a paired case on the same one), against the same run on one GPU, on a machine with
 # two GPUs:
 #   1. cold: the whole set on GPU 0 (builds, Triton's compile and autotune caches), stored as

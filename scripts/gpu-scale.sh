@@ -7,7 +7,7 @@
 #      alone, side by side.
 # Everything goes under OUTDIR: each step's results, logs and report, and times.txt with the wall
 # seconds of step 1 and of step 2 (both shards, start to the last one's end).
-# The other way to use two GPUs, one run whose harness measures on both (kernels/harness/lanes.py),
+# The other way to use two GPUs, one run whose harness measures on both (python/kernelgate_harness/lanes.py),
 # is recorded by scripts/gpu-lanes.sh OUTDIR.
 # Usage: scripts/gpu-scale.sh OUTDIR   (node on PATH: docs/gpu-runs.md, "Reproduce")
 set -uo pipefail

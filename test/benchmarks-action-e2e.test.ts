@@ -82,6 +82,8 @@ function repository(): { root: string; base: string; head: string } {
   const root = mkdtempSync(join(tmpdir(), 'kg-bench-action-'));
   mkdirSync(join(root, 'kernels'));
   symlinkSync(join(REPO, 'kernels', 'attention'), join(root, 'kernels', 'attention'));
+  // what the attention kernel imports of kernelgate's kernels (the harness brings none)
+  symlinkSync(join(REPO, 'kernels', 'common'), join(root, 'kernels', 'common'));
   cpSync(join(ADAPTER_FIXTURES, 'gbench', 'bench.cc'), join(root, 'cpp', 'bench.cc'));
   cpSync(
     join(ADAPTER_FIXTURES, 'pytest-bench', 'test_bench.py'),
@@ -110,8 +112,8 @@ let server: GitHubServer;
 beforeAll(async () => {
   if (!RUN) return;
   bundleDir = await buildBundle(REPO);
-  // The action's own checkout holds the Python harness (kernels/harness) and the GPU table.
-  for (const dir of ['kernels', 'data']) symlinkSync(join(REPO, dir), join(bundleDir, dir));
+  // The bundle's folder holds what the action's own checkout does: the harness (python/), the GPU
+  // table (data/) and kernelgate's kernels/ (buildBundle links them).
   server = new GitHubServer();
   await server.start();
 }, 180_000);

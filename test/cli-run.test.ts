@@ -54,6 +54,8 @@ describeWithVenv('kernelgate run (CPU, real harness)', () => {
       const ws = mkdtempSync(join(tmpdir(), 'kg-cli-run-'));
       mkdirSync(join(ws, 'kernels'));
       symlinkSync(join(REPO, 'kernels', 'attention'), join(ws, 'kernels', 'attention'));
+      // what the attention kernel imports of kernelgate's kernels (the harness brings none)
+      symlinkSync(join(REPO, 'kernels', 'common'), join(ws, 'kernels', 'common'));
       writeFileSync(
         join(ws, 'kernelgate.yml'),
         [

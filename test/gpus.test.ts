@@ -40,9 +40,9 @@ describe('data/gpus.json', () => {
 
   it('the Python harness names every GPU as TypeScript does, from the same file', () => {
     const input = GPUS.map(([name, pci]) => `${name}\t${pci ?? ''}`).join('\n');
-    const out = execFileSync('python3', ['kernels/harness/gpus.py'], { input, encoding: 'utf8' });
+    const out = execFileSync('python3', ['python/kernelgate_harness/gpus.py'], { input, encoding: 'utf8' });
     expect(out.trimEnd().split('\n')).toEqual(GPUS.map(([, , model]) => model));
-    expect(readFileSync('kernels/harness/gpus.py', 'utf8')).toContain(
+    expect(readFileSync('python/kernelgate_harness/gpus.py', 'utf8')).toContain(
       'os.path.join(os.path.dirname(__file__), "..", "..", "data", "gpus.json")',
     );
   });

@@ -52,7 +52,7 @@ describe('harness', () => {
       }),
     ).toEqual([
       '-m',
-      'kernels.harness',
+      'kernelgate_harness',
       '--kernels',
       'kernels',
       '--out',
@@ -79,7 +79,7 @@ describe('harness', () => {
       'endgroup',
       'group == gemm (1 variants, 1 cases) ==',
       'info [kernelgate] gemm/cublas dtype=bf16 PASS | 1.4 ms',
-      `info PYTHONPATH=/opt/kernelgate:${dir}${process.env.PYTHONPATH ? ':' + process.env.PYTHONPATH : ''}`,
+      `info PYTHONPATH=/opt/kernelgate/python:${dir}${process.env.PYTHONPATH ? ':' + process.env.PYTHONPATH : ''}`,
       'endgroup',
     ]);
     expect(shown).toContain('info a warning on stderr');

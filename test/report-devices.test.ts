@@ -1,5 +1,5 @@
 // The report names the GPU of each case when a run used several (the harness's --gpus lanes,
-// kernels/harness/lanes.py; or merged shards of several runners), and says nothing of GPUs when
+// python/kernelgate_harness/lanes.py; or merged shards of several runners), and says nothing of GPUs when
 // one measured it all. The recorded H100 "slowed" run stands in for a two-GPU run: its cases are
 // given to GPU 0 and GPU 1 alternately by case, as the lanes would record them.
 import { join } from 'node:path';

@@ -8,7 +8,7 @@ import torch.nn.functional as F
 
 from kernels.attention import cuda_variants, triton_fa2
 from kernels.common import tuning
-from kernels.harness import Unsupported
+from kernelgate_harness import Unsupported
 
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 ORACLE = "fp32 torch math attention (chunked over query rows)"

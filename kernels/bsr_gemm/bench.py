@@ -7,7 +7,7 @@ import torch
 
 from kernels.bsr_gemm import cuda_variants, triton_bsr
 from kernels.common import tuning
-from kernels.harness import Unsupported
+from kernelgate_harness import Unsupported
 
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 ORACLE = "fp32 torch matmul (TF32 off) of the dense masked A"

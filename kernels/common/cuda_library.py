@@ -8,7 +8,7 @@ import functools
 
 import torch
 
-from kernels.harness import Unsupported
+from kernelgate_harness import Unsupported
 
 # dtype codes of every entry's `dtype` argument
 DTYPE_CODES = {torch.float16: 0, torch.bfloat16: 1}

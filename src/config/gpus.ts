@@ -1,5 +1,5 @@
 // The GPU table (data/gpus.json): model by PCI device id and product name, compute capability,
-// datasheet peaks. The Python harness reads the same file (kernels/harness/gpus.py); the bundle
+// datasheet peaks. The Python harness reads the same file (python/kernelgate_harness/gpus.py); the bundle
 // carries a copy made at build time, which check-dist keeps equal to the file.
 import table from '../../data/gpus.json' with { type: 'json' };
 

@@ -1,6 +1,6 @@
 // Runs the deep checks on the GPU runner: compute-sanitizer's four tools over each target
 // (through the harness: one variant, one case, one seed, no timing), and Nsight Compute over each
-// headline target (through kernels/harness/profile_one.py, one launch between the profiler's start
+// headline target (through python/kernelgate_harness/profile_one.py, one launch between the profiler's start
 // and stop). Each tool's output is kept under the output folder and read into the results' `deep`
 // section; a missing tool or one without permission is a diagnostic naming the tool and the fix.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -34,7 +34,7 @@ export function parseDeepChecks(text: string, where: string): DeepCheck[] {
 export interface DeepOptions {
   /** the repository (the harness runs here) */
   workspace: string;
-  /** the folder that holds the `kernels/harness` package */
+  /** the action's own root: its python/ folder holds the `kernelgate_harness` package */
   harnessRoot: string;
   python: string;
   kernelsDir: string;
@@ -119,7 +119,8 @@ const both = (r: ExecResult) => `${r.stdout}${r.stdout && r.stderr ? '\n' : ''}$
 function harnessEnv(o: DeepOptions): Record<string, string> {
   const parent = o.env ?? process.env;
   return {
-    PYTHONPATH: [o.harnessRoot, o.workspace, parent.PYTHONPATH]
+    // the harness package alone from the action (python/), the kernels from the workspace
+    PYTHONPATH: [join(o.harnessRoot, 'python'), o.workspace, parent.PYTHONPATH]
       .filter((p): p is string => Boolean(p))
       .join(delimiter),
     PYTHONUNBUFFERED: '1',
@@ -164,7 +165,7 @@ async function runSanitizer(
     'all',
     o.python,
     '-m',
-    'kernels.harness',
+    'kernelgate_harness',
     '--kernels',
     o.kernelsDir,
     '--out',
@@ -244,7 +245,7 @@ async function runNcu(exec: Exec, o: DeepOptions, ncu: string, t: DeepTarget): P
     '--force-overwrite',
     o.python,
     '-m',
-    'kernels.harness.profile_one',
+    'kernelgate_harness.profile_one',
     '--kernels',
     o.kernelsDir,
     '--kernel',

@@ -1,8 +1,8 @@
-// Runs the Python harness (kernels/harness) on the GPU runner through @actions/exec and streams its
-// per-case progress into the log, one collapsible group per kernel. It judges nothing.
+// Runs the Python harness (python/kernelgate_harness) on the GPU runner through @actions/exec and
+// streams its per-case progress into the log, one collapsible group per kernel. It judges nothing.
 import { exec as actionsExec } from '@actions/exec';
 import { appendFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { delimiter, dirname } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { childEnv } from '../lib/index.js';
 
 /** Where harness output goes: @actions/core in the action, the console on the command line. */
@@ -31,7 +31,7 @@ export const streamingExec: LineExec = async (command, args, { cwd, env, onLine 
 export interface HarnessOptions {
   /** the repository being judged (kernels_dir is relative to it) */
   workspace: string;
-  /** the folder that holds the `kernels/harness` package (the action's own checkout) */
+  /** the action's own checkout: its python/ folder holds the `kernelgate_harness` package */
   harnessRoot: string;
   python: string;
   kernelsDir: string;
@@ -61,7 +61,7 @@ const TAIL_LINES = 40;
 export function harnessArgs(options: HarnessOptions): string[] {
   const args = [
     '-m',
-    'kernels.harness',
+    'kernelgate_harness',
     '--kernels',
     options.kernelsDir,
     '--out',
@@ -84,8 +84,10 @@ export async function runHarness(
   mkdirSync(dirname(options.logPath), { recursive: true });
   writeFileSync(options.logPath, '');
   const env = childEnv(options.env);
-  // The harness package ships with the action; the kernels' modules live in the workspace.
-  env.PYTHONPATH = [options.harnessRoot, options.workspace, env.PYTHONPATH]
+  // The harness package ships with the action, alone in its python/ folder, so nothing of the
+  // action's own repository (its kernels/ package) shadows the workspace's: the kernels' modules
+  // are imported from the workspace.
+  env.PYTHONPATH = [join(options.harnessRoot, 'python'), options.workspace, env.PYTHONPATH]
     .filter((part) => part !== undefined && part !== '')
     .join(delimiter);
   env.PYTHONUNBUFFERED = '1';

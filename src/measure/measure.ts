@@ -19,7 +19,7 @@ export interface MeasureOptions {
   config: Config;
   /** the repository being judged */
   workspace: string;
-  /** the folder holding `kernels/harness` (the action's own root) */
+  /** the action's own root (its python/ folder holds the harness package) */
   harnessRoot: string;
   /** results.json, harness.log and builds go here */
   outDir: string;
@@ -149,7 +149,7 @@ function harnessResults(
         level: 'error',
         code: 'harness.no_results',
         message: `The harness exited with status ${harness.exitCode} before writing any results. Last lines:\n${harness.logTail}`,
-        fix: `Run \`${config.harness.python} -m kernels.harness --kernels ${config.kernelsDir} --out results.json\` on the runner to see the full error; the doctor's findings above often name the cause.`,
+        fix: `Run \`${config.harness.python} -m kernelgate_harness --kernels ${config.kernelsDir} --out results.json\` on the runner to see the full error; the doctor's findings above often name the cause.`,
         source: 'harness',
       },
     ],
@@ -399,7 +399,7 @@ async function buildBase(
   return { base, kernelsDir: join(base.root, baseConfig.kernelsDir), buildsPath };
 }
 
-/** The harness's paired A/B options (kernels/harness/cli.py, "paired A/B"). */
+/** The harness's paired A/B options (python/kernelgate_harness/cli.py, "paired A/B"). */
 export function pairedArgs(paired: PairedArgs, config: Config): string[] {
   const args = [
     '--base-root',

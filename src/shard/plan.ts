@@ -42,7 +42,7 @@ export interface ShardUnit {
   variants: string[];
 }
 
-/** Python's str() of a value as the harness writes it into a case id (kernels/harness/manifest.py). */
+/** Python's str() of a value as the harness writes it into a case id (python/kernelgate_harness/manifest.py). */
 function formatValue(value: Scalar): string {
   if (typeof value === 'boolean') return value ? 'true' : 'false';
   return String(value);

@@ -1,4 +1,4 @@
-"""Shared helpers for the harness's tests: run `python -m kernels.harness` as the CI does, in a
+"""Shared helpers for the harness's tests: run `python -m kernelgate_harness` as the CI does, in a
 subprocess, and read back the results document it wrote."""
 
 import json
@@ -29,7 +29,7 @@ except ImportError:
 
 def harness_env(extra=None, interpret=True):
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([REPO, os.path.join(FIXTURE_KERNELS, "faulty"), os.path.join(STRESS_KERNELS, "stressed"), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(REPO, "python"), REPO, os.path.join(FIXTURE_KERNELS, "faulty"), os.path.join(STRESS_KERNELS, "stressed"), env.get("PYTHONPATH", "")])
     env["PYTHONUNBUFFERED"] = "1"
     if interpret and not HAS_GPU:
         env["TRITON_INTERPRET"] = "1"
@@ -64,7 +64,7 @@ def run_harness(tmp_path):
 
     def run(*args, kernels=os.path.join(REPO, "kernels"), env=None, check=True, timeout=600):
         out = tmp_path / "results.json"
-        cmd = [sys.executable, "-m", "kernels.harness", "--kernels", kernels, "--out", str(out), *args]
+        cmd = [sys.executable, "-m", "kernelgate_harness", "--kernels", kernels, "--out", str(out), *args]
         proc = subprocess.run(cmd, cwd=REPO, env=harness_env(env), capture_output=True, text=True, timeout=timeout)
         if check:
             assert proc.returncode == 0, f"harness exited {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr[-4000:]}"

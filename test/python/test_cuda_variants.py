@@ -12,7 +12,7 @@ import torch
 from kernels.attention import cuda_variants as attn
 from kernels.bsr_gemm import cuda_variants as bsr
 from kernels.common import cuda_library
-from kernels.harness import NotBuilt, Unsupported
+from kernelgate_harness import NotBuilt, Unsupported
 
 
 class NoLibraryCtx:

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from conftest import FIXTURE_KERNELS
-from kernels.harness import cli, worker
+from kernelgate_harness import cli, worker
 
 sys.path.insert(0, os.path.join(FIXTURE_KERNELS, "faulty"))
 import faulty_bench  # noqa: E402

@@ -1,5 +1,5 @@
 """Each fault of MEASUREMENT.md ("Faults the harness must catch") planted in a fixture kernel
-(fixtures/kernels/faulty), and the harness catching it, end to end through `python -m kernels.harness`."""
+(fixtures/kernels/faulty), and the harness catching it, end to end through `python -m kernelgate_harness`."""
 
 import os
 import re
@@ -20,7 +20,7 @@ CHECKED = "good,unwritten,nan,inf,tail,race,leftover,unsupported"
 def checked(tmp_path_factory):
     """One verification run over the correctness faults (no timing: they are judged on values)."""
     out = tmp_path_factory.mktemp("faults") / "results.json"
-    cmd = [sys.executable, "-m", "kernels.harness", "--kernels", FIXTURE_KERNELS, "--out", str(out), "--variants", CHECKED, "--no-timing", "--device", "cpu"]
+    cmd = [sys.executable, "-m", "kernelgate_harness", "--kernels", FIXTURE_KERNELS, "--out", str(out), "--variants", CHECKED, "--no-timing", "--device", "cpu"]
     proc = subprocess.run(cmd, cwd=REPO, env=harness_env(), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -129,7 +129,7 @@ def test_a_crashing_variant_fails_its_case_only(run_harness):
 def test_results_are_written_case_by_case(tmp_path):
     """A harness killed mid-run leaves the cases done so far on disk."""
     out = tmp_path / "results.json"
-    cmd = [sys.executable, "-m", "kernels.harness", "--kernels", FIXTURE_KERNELS, "--out", str(out), "--variants", "good,hang", "--no-timing", "--seeds", "1", "--timeout-per-case", "120"]
+    cmd = [sys.executable, "-m", "kernelgate_harness", "--kernels", FIXTURE_KERNELS, "--out", str(out), "--variants", "good,hang", "--no-timing", "--seeds", "1", "--timeout-per-case", "120"]
     proc = subprocess.Popen(cmd, cwd=REPO, env=harness_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
     try:
         for line in proc.stdout:
@@ -175,7 +175,7 @@ def test_a_variant_that_cannot_be_captured_is_timed_as_calls_back_to_back(run_ha
 
 
 def test_planted_slow_fault_does_the_work_twice():
-    from kernels.harness import faults
+    from kernelgate_harness import faults
 
     calls = []
     slow = faults.wrap(lambda inputs, out: calls.append(1) or out, "slow")
@@ -186,7 +186,7 @@ def test_planted_slow_fault_does_the_work_twice():
 def test_a_planted_small_slowdown_spins_a_share_of_the_variants_own_time():
     import time
 
-    from kernels.harness import faults
+    from kernelgate_harness import faults
 
     assert faults.parse("attention.triton_fa2:slow:2") == ("attention", "triton_fa2", "slow:2")
 
@@ -215,7 +215,7 @@ def test_a_planted_small_slowdown_spins_a_share_of_the_variants_own_time():
     ],
 )
 def test_a_bad_slowdown_spec_is_refused(spec, message):
-    from kernels.harness import faults
+    from kernelgate_harness import faults
 
     with pytest.raises(faults.FaultSpecError) as e:
         faults.parse(spec)
@@ -272,7 +272,7 @@ def test_a_stale_result_for_later_input_sets_fails_the_timed_check(run_harness):
 def checked_more(tmp_path_factory):
     """Verification of the input writer (with `good` after it) and the third-seed fault, 3 seeds."""
     out = tmp_path_factory.mktemp("faults-more") / "results.json"
-    cmd = [sys.executable, "-m", "kernels.harness", "--kernels", FIXTURE_KERNELS, "--out", str(out), "--variants", "writes_input,good,third_seed", "--no-timing", "--device", "cpu", "--seeds", "3"]
+    cmd = [sys.executable, "-m", "kernelgate_harness", "--kernels", FIXTURE_KERNELS, "--out", str(out), "--variants", "writes_input,good,third_seed", "--no-timing", "--device", "cpu", "--seeds", "3"]
     proc = subprocess.run(cmd, cwd=REPO, env=harness_env(), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     import json
@@ -283,7 +283,7 @@ def checked_more(tmp_path_factory):
 
 
 def test_a_median_of_zero_ms_is_an_error_not_a_result():
-    from kernels.harness.worker import refuse_zero_time
+    from kernelgate_harness.worker import refuse_zero_time
 
     rec = {"status": "ok", "timing": {"median_ms": 0.0, "n_samples": 12}}
     refuse_zero_time(rec)

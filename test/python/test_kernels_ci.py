@@ -4,7 +4,7 @@ as CI runs it: under TRITON_INTERPRET=1 on the CPU, or for real on a GPU."""
 import pytest
 
 from conftest import HAS_GPU
-from kernels.harness.results import schema_errors
+from kernelgate_harness.results import schema_errors
 
 
 @pytest.fixture(scope="module")
@@ -17,7 +17,7 @@ def ci_run(tmp_path_factory):
     from conftest import REPO, harness_env
 
     out = tmp_path_factory.mktemp("ci") / "results.json"
-    cmd = [sys.executable, "-m", "kernels.harness", "--kernels", os.path.join(REPO, "kernels"), "--out", str(out), "--ci", "--only", "attention,bsr_gemm", "--variants", "triton_fa2,triton_bsr,sdpa_default,cublas_dense", "--seeds", "2", "--no-timing"]
+    cmd = [sys.executable, "-m", "kernelgate_harness", "--kernels", os.path.join(REPO, "kernels"), "--out", str(out), "--ci", "--only", "attention,bsr_gemm", "--variants", "triton_fa2,triton_bsr,sdpa_default,cublas_dense", "--seeds", "2", "--no-timing"]
     proc = subprocess.run(cmd, cwd=REPO, env=harness_env(), capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
     with open(out) as f:

@@ -1,4 +1,4 @@
-"""Several GPUs in one runner (kernels/harness/lanes.py, `--gpus`): the split, the choice of GPUs,
+"""Several GPUs in one runner (python/kernelgate_harness/lanes.py, `--gpus`): the split, the choice of GPUs,
 and end to end on the CPU with two fake devices (KERNELGATE_FAKE_GPUS=2: each lane's workers run on
 the CPU with CUDA_VISIBLE_DEVICES set to the lane's number)."""
 
@@ -12,7 +12,7 @@ import threading
 import pytest
 
 from conftest import FIXTURE_KERNELS, REPO, harness_env
-from kernels.harness import lanes
+from kernelgate_harness import lanes
 
 N64, N100 = "dtype=fp32,n=64", "dtype=fp32,n=100"
 PAIRED_FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "paired_repo")
@@ -165,7 +165,7 @@ def harness(tmp_path, *args, gpus=None, kernels=FIXTURE_KERNELS, cwd=REPO, env=N
     e = harness_env({**extra, **(env or {})})
     if env and "PYTHONPATH" in env:
         e["PYTHONPATH"] = env["PYTHONPATH"]
-    cmd = [sys.executable, "-m", "kernels.harness", "--kernels", kernels, "--out", str(out), "--device", "cpu", *args]
+    cmd = [sys.executable, "-m", "kernelgate_harness", "--kernels", kernels, "--out", str(out), "--device", "cpu", *args]
     proc = subprocess.run(cmd, cwd=cwd, env=e, capture_output=True, text=True, timeout=600)
     if check:
         assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
@@ -263,7 +263,7 @@ def make_repo(path, revision):
 def test_paired_arms_run_on_the_same_device(tmp_path):
     head, base = make_repo(tmp_path / "head", "head"), make_repo(tmp_path / "base", "base")
     log = tmp_path / "lanes.log"
-    env = {"PYTHONPATH": os.pathsep.join([REPO, str(head)]), "LANE_LOG": str(log)}
+    env = {"PYTHONPATH": os.pathsep.join([os.path.join(REPO, "python"), str(head)]), "LANE_LOG": str(log)}
     args = ("--seeds", "1", "--variants", "steady", "--base-root", str(base), "--first-warmup-s", "0.05", "--warmup-s", "0.05", "--paired-time-cap-s", "0.3", "--paired-max-time-cap-s", "0.3", "--time-cap-s", "0.2")
     doc, _ = harness(tmp_path, *args, gpus=2, kernels="kernels", cwd=head, env=env)
     seen = {}
@@ -288,7 +288,7 @@ def test_paired_arms_run_on_the_same_device(tmp_path):
 def test_a_devices_facts_as_nvidia_smi_writes_them():
     from types import SimpleNamespace
 
-    from kernels.harness.environment import device_facts
+    from kernelgate_harness.environment import device_facts
 
     props = SimpleNamespace(name="NVIDIA H100 80GB HBM3", uuid="8f2c1d3e-0000-1111-2222-333344445555", pci_domain_id=0, pci_bus_id=0x19, pci_device_id=0)
     assert device_facts(props, "233010de") == {"name": "NVIDIA H100 80GB HBM3", "sku": "H100-SXM", "uuid": "GPU-8f2c1d3e-0000-1111-2222-333344445555", "pci_bus_id": "00000000:19:00.0"}

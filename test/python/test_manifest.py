@@ -1,4 +1,4 @@
-"""Case expansion, case ids and manifest errors (kernels/harness/manifest.py)."""
+"""Case expansion, case ids and manifest errors (python/kernelgate_harness/manifest.py)."""
 
 import json
 import os
@@ -6,7 +6,7 @@ import os
 import pytest
 import yaml
 
-from kernels.harness.manifest import ManifestError, case_id, discover, expand_cases, load_manifest, matches
+from kernelgate_harness.manifest import ManifestError, case_id, discover, expand_cases, load_manifest, matches
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 

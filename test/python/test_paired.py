@@ -1,4 +1,4 @@
-"""Paired A/B timing (kernels/harness/paired.py) end to end through `python -m kernels.harness`:
+"""Paired A/B timing (python/kernelgate_harness/paired.py) end to end through `python -m kernelgate_harness`:
 two copies of a fixture repository as head and base, their variants timed alternately (ABBA) on
 the CPU, each revision in its own worker process importing its own copy of the kernel module."""
 
@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from conftest import REPO, harness_env
-from kernels.harness.stats import PairedStopRule, paired_summary
+from kernelgate_harness.stats import PairedStopRule, paired_summary
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "paired_repo")
 CASE = "dtype=fp32,n=256"
@@ -36,8 +36,8 @@ def run_paired(tmp_path, base, fault=None, extra=()):
     head = make_repo(tmp_path / "head")
     out = tmp_path / "results.json"
     env = harness_env({"KERNELGATE_FAULT": fault} if fault else None)
-    env["PYTHONPATH"] = os.pathsep.join([REPO, str(head)])
-    cmd = [sys.executable, "-m", "kernels.harness", "--kernels", "kernels", "--out", str(out), "--device", "cpu", "--seeds", "2", "--base-root", str(base), "--base-sha", "b" * 40, "--first-warmup-s", "0.1", "--warmup-s", "0.1", *extra]
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(REPO, "python"), str(head)])
+    cmd = [sys.executable, "-m", "kernelgate_harness", "--kernels", "kernels", "--out", str(out), "--device", "cpu", "--seeds", "2", "--base-root", str(base), "--base-sha", "b" * 40, "--first-warmup-s", "0.1", "--warmup-s", "0.1", *extra]
     proc = subprocess.run(cmd, cwd=head, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
     with open(out) as f:
@@ -125,8 +125,8 @@ def test_a_base_whose_manifests_cannot_be_read_times_the_head_alone(tmp_path):
 def test_a_base_root_without_kernels_is_refused(tmp_path):
     head = make_repo(tmp_path / "head")
     env = harness_env()
-    env["PYTHONPATH"] = os.pathsep.join([REPO, str(head)])
-    cmd = [sys.executable, "-m", "kernels.harness", "--kernels", "kernels", "--out", str(tmp_path / "r.json"), "--device", "cpu", "--base-root", str(tmp_path / "nowhere")]
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(REPO, "python"), str(head)])
+    cmd = [sys.executable, "-m", "kernelgate_harness", "--kernels", "kernels", "--out", str(tmp_path / "r.json"), "--device", "cpu", "--base-root", str(tmp_path / "nowhere")]
     proc = subprocess.run(cmd, cwd=head, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert f"[kernelgate] error: --base-root {tmp_path / 'nowhere'}: the base revision has no kernels folder {tmp_path / 'nowhere' / 'kernels'}" in proc.stderr
@@ -177,7 +177,7 @@ def test_paired_summary_is_the_median_with_an_order_statistic_interval():
 
 
 def test_an_abba_block_cancels_which_arm_ran_first():
-    from kernels.harness.paired import block_ratios
+    from kernelgate_harness.paired import block_ratios
 
     # Identical code; whichever arm runs first in a round reads 4 % slower (as on the H100).
     head = {"ms": [1.04, 1.00, 1.04, 1.00]}

@@ -1,4 +1,4 @@
-"""kernels/harness/profile_one.py (one launch of a variant between the CUDA profiler's start and
+"""python/kernelgate_harness/profile_one.py (one launch of a variant between the CUDA profiler's start and
 stop, for ncu in kernelgate deep) and the planted out-of-bounds write of the planted-fault module,
 on the CPU."""
 
@@ -11,7 +11,7 @@ OOB_SKIP = "oob_store plants an out-of-bounds write for compute-sanitizer: GPU o
 
 
 def profile(*args):
-    cmd = [sys.executable, "-m", "kernels.harness.profile_one", "--kernels", FIXTURE_KERNELS, "--kernel", "faulty", *args]
+    cmd = [sys.executable, "-m", "kernelgate_harness.profile_one", "--kernels", FIXTURE_KERNELS, "--kernel", "faulty", *args]
     return subprocess.run(cmd, cwd=REPO, env=harness_env(), capture_output=True, text=True, timeout=300)
 
 

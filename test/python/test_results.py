@@ -1,9 +1,9 @@
-"""Throughput, diagnostics and schema checks of the results document (kernels/harness/results.py)."""
+"""Throughput, diagnostics and schema checks of the results document (python/kernelgate_harness/results.py)."""
 
 import pytest
 
-from kernels.harness.gpus import model_of
-from kernels.harness.results import add_ceiling_percentages, case_diagnostics, ceilings_from, schema_errors, throughput
+from kernelgate_harness.gpus import model_of
+from kernelgate_harness.results import add_ceiling_percentages, case_diagnostics, ceilings_from, schema_errors, throughput
 
 
 def timed_case(median_ms, flops, nbytes=1e9, clocks=None, dtype="fp16", kernel="attention", variant="triton_fa2"):

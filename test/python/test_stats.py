@@ -1,10 +1,10 @@
-"""Sample statistics and the adaptive stop rule (kernels/harness/stats.py)."""
+"""Sample statistics and the adaptive stop rule (python/kernelgate_harness/stats.py)."""
 
 import random
 
 import pytest
 
-from kernels.harness.stats import StopRule, drop_throttled, median_ci_rel, quantile, summarize
+from kernelgate_harness.stats import StopRule, drop_throttled, median_ci_rel, quantile, summarize
 
 
 def test_quantiles_interpolate_like_numpy():

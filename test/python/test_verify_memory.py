@@ -1,11 +1,11 @@
-"""kernels/harness/worker.py: a verification that runs out of GPU memory is tried once more after the
+"""python/kernelgate_harness/worker.py: a verification that runs out of GPU memory is tried once more after the
 allocator's cached blocks are returned, and a second failure is the error the kernel reports."""
 
 import types
 
 import pytest
 
-from kernels.harness import worker
+from kernelgate_harness import worker
 
 
 class FakeOOM(RuntimeError):

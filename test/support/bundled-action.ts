@@ -45,7 +45,9 @@ export async function buildBundle(repoRoot: string): Promise<string> {
   mkdirSync(join(buildDir, 'src'));
   for (const file of readdirSync(join(repoRoot, 'src')))
     symlinkSync(join(repoRoot, 'src', file), join(buildDir, 'src', file));
-  for (const dir of ['schema', 'templates', 'node_modules'])
+  // The bundle's folder is the action's root: python/ (the harness), data/ (the GPU table), and
+  // kernelgate's own kernels/ package, which a runner's action checkout holds too.
+  for (const dir of ['schema', 'templates', 'node_modules', 'python', 'data', 'kernels'])
     symlinkSync(join(repoRoot, dir), join(buildDir, dir));
   for (const file of ['package.json', 'LICENSE'])
     symlinkSync(join(repoRoot, file), join(buildDir, file));
@@ -99,8 +101,12 @@ export async function runBundledAction(opts: {
   sha: string;
   runId: string;
   inputs: Record<string, string>;
+  /** the checked-out repository (default: a fresh empty folder) */
+  workspace?: string;
+  /** more of the runner's environment (e.g. TRITON_INTERPRET) */
+  env?: Record<string, string>;
 }): Promise<ActionRun> {
-  const workspace = mkdtempSync(join(tmpdir(), 'kg-workspace-'));
+  const workspace = opts.workspace ?? mkdtempSync(join(tmpdir(), 'kg-workspace-'));
   const runnerTemp = mkdtempSync(join(tmpdir(), 'kg-runner-temp-'));
   const env: Record<string, string> = {
     PATH: process.env['PATH'] ?? '',
@@ -118,6 +124,7 @@ export async function runBundledAction(opts: {
     RUNNER_TEMP: runnerTemp,
     GITHUB_API_URL: opts.apiUrl,
     GITHUB_SERVER_URL: 'https://github.com',
+    ...opts.env,
   };
   for (const [name, file] of Object.entries({
     GITHUB_OUTPUT: 'output',

@@ -1,4 +1,4 @@
-"""`python -m kernels.harness.profile_one`: one variant on one case, launched once between the CUDA
+"""`python -m kernelgate_harness.profile_one`: one variant on one case, launched once between the CUDA
 profiler's start and stop, for `ncu --profile-from-start off` (kernelgate deep, src/deep). The
 inputs, the output and a first call (Triton's compilation and autotuning, a library's set-up) come
 before the start, so ncu profiles the variant's own launches and nothing of the harness's oracle.
@@ -19,7 +19,7 @@ PREFIX = "[kernelgate profile]"
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="python -m kernels.harness.profile_one", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m kernelgate_harness.profile_one", description=__doc__.splitlines()[0])
     p.add_argument("--kernels", default="kernels", help="folder of kernel folders (default: kernels)")
     p.add_argument("--kernel", required=True)
     p.add_argument("--variant", required=True)

@@ -1,4 +1,4 @@
-"""`python -m kernels.harness`: runs every selected kernel's cases in a worker process per kernel,
+"""`python -m kernelgate_harness`: runs every selected kernel's cases in a worker process per kernel,
 prints one progress line per case, and writes the results document after every case and at the end.
 
 The parent never touches the GPU: a hung case is killed at its timeout and a crashed worker is
@@ -261,7 +261,7 @@ class Harness:
         return records
 
     def _run_info(self):
-        run = {"started_at": now_iso(), "harness": HARNESS_VERSION, "command": " ".join(["python -m kernels.harness", *(shlex.quote(a) for a in sys.argv[1:])]), "host": platform.node()}
+        run = {"started_at": now_iso(), "harness": HARNESS_VERSION, "command": " ".join(["python -m kernelgate_harness", *(shlex.quote(a) for a in sys.argv[1:])]), "host": platform.node()}
         run_id = self.args.run_id or os.environ.get("GITHUB_RUN_ID")
         if run_id:
             run["id"] = run_id
@@ -379,7 +379,7 @@ class Harness:
         if self.selected is not None:
             unknown = sorted(self.selected - self.selected_seen)
             if unknown:
-                self.diag("warning", "cases.unknown", f"--cases {self.args.cases} names {len(unknown)} case(s) no selected manifest has: " + ", ".join(unknown[:6]) + (f" and {len(unknown) - 6} more" if len(unknown) > 6 else ""), fix="the case list and the manifests disagree: a shard's split was made from other manifests, or a case id is spelt differently (kernels/harness/manifest.py case_id)")
+                self.diag("warning", "cases.unknown", f"--cases {self.args.cases} names {len(unknown)} case(s) no selected manifest has: " + ", ".join(unknown[:6]) + (f" and {len(unknown) - 6} more" if len(unknown) > 6 else ""), fix="the case list and the manifests disagree: a shard's split was made from other manifests, or a case id is spelt differently (python/kernelgate_harness/manifest.py case_id)")
         self.finish(manifests)
         self.write(final=True)
         counts = {}
@@ -727,7 +727,7 @@ def progress_line(c):
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="python -m kernels.harness", description="Verify and time every kernel under --kernels; write kernelgate/results@1 JSON.")
+    p = argparse.ArgumentParser(prog="python -m kernelgate_harness", description="Verify and time every kernel under --kernels; write kernelgate/results@1 JSON.")
     p.add_argument("--kernels", default="kernels", help="folder of kernel folders, each with a kernel.yml (default: kernels)")
     p.add_argument("--out", required=True, help="results file to write (rewritten after every case, validated at the end)")
     p.add_argument("--only", help="comma-separated kernel names to run (default: all)")
@@ -747,7 +747,7 @@ def parse_args(argv):
     p.add_argument("--no-interleave", action="store_true", help="time each variant on its own (warm-up, then samples) instead of round by round with the case's other variants")
     p.add_argument("--lead-in", choices=["spin", "sample", "none"], default="spin", help="what runs on the GPU just before each round's first timed sample, so that its start event does not wait on the host's launch: a short GPU spin (default), an untimed sample of the same variant, or nothing")
     p.add_argument("--tune-cache", help="folder where the kernels' host-side tuners keep their choices between runs (keyed on the tuner's source, the case and the GPU; kernels/common/tuning.py); the action passes one inside its build cache. Default: KERNELGATE_TUNE_CACHE, else a temporary folder shared by a paired run's two arms, else none")
-    p.add_argument("--gpus", default="all", help="the GPUs to measure on at once, one worker lane each, every case on one GPU (both arms of a paired case too): all visible CUDA devices (default), a count N (the first N), or positions in the visible list such as 0,1; the CPU is one lane (kernels/harness/lanes.py)")
+    p.add_argument("--gpus", default="all", help="the GPUs to measure on at once, one worker lane each, every case on one GPU (both arms of a paired case too): all visible CUDA devices (default), a count N (the first N), or positions in the visible list such as 0,1; the CPU is one lane (python/kernelgate_harness/lanes.py)")
     p.add_argument("--balance", help="an earlier results document (the stored baseline): with several GPUs, cases are spread by their seconds in it, the ones it did not time by the size estimate")
     p.add_argument("--cases", help="a file of kernel/case ids, one a line: run only those cases (a shard's list, written by kernelgate run --shard i/n)")
     p.add_argument("--case-params", help="run only cases whose params include these, e.g. dtype=fp16,D=128,causal=false")
