@@ -25,6 +25,12 @@ describe('src/', () => {
     expect(readdirSync(SRC).filter((f) => f.endsWith('.ts'))).toEqual(['index.ts']);
   });
 
+  it('has each folder drawn in docs/architecture.md', () => {
+    const architecture = readFileSync('docs/architecture.md', 'utf8');
+    const undrawn = doors.filter((d) => !architecture.includes(`| \`${d}/\` |`));
+    expect(undrawn).toEqual([]);
+  });
+
   it("reaches another folder's modules only through its index.ts", () => {
     const breaches: string[] = [];
     for (const file of files) {
