@@ -451,6 +451,13 @@ class Harness:
     def say_lanes(self, line):
         say(line)
 
+    def add_stage_seconds(self, phase_s):
+        """Adds a case's phase seconds to run.stage_seconds (summed over the lanes, under the lock:
+        two lanes' read-add-write could lose one's share)."""
+        with self.lock:
+            for phase, seconds in phase_s.items():
+                self.stage_s[phase] = self.stage_s.get(phase, 0.0) + seconds
+
     def variants_of(self, m, case, variant_filter):
         return [v for v in m.variants if (not variant_filter or v["name"] in variant_filter) and matches(case.params, v.get("only"))]
 
@@ -538,8 +545,7 @@ class Harness:
             for rec in records.values():
                 rec["paired"] = untimed("error", f"paired timing stopped: {why}")
             return records
-        for phase, seconds in pc.phase_s.items():
-            self.stage_s[phase] = self.stage_s.get(phase, 0.0) + seconds
+        self.add_stage_seconds(pc.phase_s)
         return records
 
     @staticmethod
@@ -603,8 +609,7 @@ class Harness:
                     records[v] = {"status": "error", "error": reply["error"]}
             else:
                 records.update(reply["records"])
-                for phase, seconds in reply["phase_s"].items():
-                    self.stage_s[phase] = self.stage_s.get(phase, 0.0) + seconds
+                self.add_stage_seconds(reply["phase_s"])
             pending = [v for v in pending if v not in group]
             if alone:
                 # Alone means in a worker of its own: what one suspect leaves behind (a patched

@@ -189,7 +189,7 @@ def run(harness, manifests, variant_filter, first, names, fake, units_by_kernel)
     flat = [(mi, ci, m, case, nv) for mi, m in enumerate(manifests) for ci, case, nv in units_by_kernel[mi]]
     owner, load = plan([(f"{m.name}/{case.id}", case.params, nv) for _, _, m, case, nv in flat], len(lanes), harness.balance)
     source = "the --balance results where they timed a case, else the size estimate" if harness.balance else "the size estimate"
-    harness.say_lanes(f"{len(flat)} cases over {len(lanes)} GPUs ({', '.join(l.name for l in lanes)}), longest first by {source}: " + ", ".join(f"gpu {l.name} {sum(1 for o in owner if o == l.position)} cases ~{load[l.position]:.0f} s" for l in lanes))
+    harness.say_lanes(f"{len(flat)} cases over {len(lanes)} GPUs ({', '.join(l.name for l in lanes)}), longest first by {source}: " + "; ".join(f"gpu {l.name}: {_cases(sum(1 for o in owner if o == l.position))}, ~{load[l.position]:.0f} s" for l in lanes))
     work = {l.position: [] for l in lanes}
     for (mi, ci, m, case, _), lane in zip(flat, owner):
         work[lane].append((mi, ci, m, case))
@@ -199,6 +199,10 @@ def run(harness, manifests, variant_filter, first, names, fake, units_by_kernel)
     for t in threads:
         t.join()
     return lanes
+
+
+def _cases(n):
+    return f"{n} case" if n == 1 else f"{n} cases"
 
 
 def _lane_main(harness, lane, units, variant_filter, first):
