@@ -40443,17 +40443,14 @@ ${tail2}`.slice(
     ...problem ? { first_lines: `${tool} saw nothing of the variant: ${problem}` } : parsed.firstLines ? { first_lines: parsed.firstLines } : {}
   };
 }
-async function runNcu(exec2, o, ncu, t) {
-  const dir = join9(o.outDir, "ncu");
-  mkdirSync3(dir, { recursive: true });
-  const report = join9(dir, slug(t));
-  const args = [
+function ncuArgs(o, t, metrics, report) {
+  return [
     "--target-processes",
     "all",
     "--profile-from-start",
     "off",
     "--metrics",
-    ncuMetricsArg(o.computeCapability),
+    metrics.join(","),
     "--export",
     report,
     "--force-overwrite",
@@ -40470,13 +40467,32 @@ async function runNcu(exec2, o, ncu, t) {
     caseParamsArg(t.params),
     ...o.buildsPath ? ["--builds", o.buildsPath] : []
   ];
+}
+async function runNcu(exec2, o, ncu, t, metrics, dropped) {
+  const dir = join9(o.outDir, "ncu");
+  mkdirSync3(dir, { recursive: true });
+  const report = join9(dir, slug(t));
   const clock = o.clock ?? (() => Date.now() / 1e3);
   const t0 = clock();
   const base = { kernel: t.kernel, variant: t.variant, case: t.caseId };
-  const r = await exec2.run(ncu, args, { cwd: o.workspace, env: harnessEnv(o) });
+  const seconds2 = () => Math.round((clock() - t0) * 10) / 10;
+  let r = await exec2.run(ncu, ncuArgs(o, t, metrics, report), {
+    cwd: o.workspace,
+    env: harnessEnv(o)
+  });
+  for (let tries = 0; tries < 3; tries++) {
+    const unknown = /==ERROR== Failed to find metric (\S+)/.exec(both(r))?.[1];
+    const at = unknown === void 0 ? -1 : metrics.indexOf(unknown);
+    if (at < 1) break;
+    metrics.splice(at, 1);
+    dropped(unknown);
+    r = await exec2.run(ncu, ncuArgs(o, t, metrics, report), {
+      cwd: o.workspace,
+      env: harnessEnv(o)
+    });
+  }
   const profiled = both(r);
   writeFileSync4(join9(dir, `${slug(t)}.log`), profiled);
-  const seconds2 = () => Math.round((clock() - t0) * 10) / 10;
   const problem = ncuProblem(profiled);
   if (r.exitCode !== 0 || problem) {
     const skipped = /\[kernelgate profile\] .*: skipped: (.*)/.exec(profiled);
@@ -40537,8 +40553,16 @@ async function runDeep(config, o, exec2) {
     if (!ncu) diagnostics.push({ ...missingTool("ncu", o.ncuPath), level: "warning" });
     else {
       deep.ncu = [];
+      const metrics = ncuMetricsArg(o.computeCapability).split(",");
+      const dropped = (metric) => diagnostics.push({
+        level: "warning",
+        code: "deep.ncu_metric_missing",
+        source: "deep",
+        message: `ncu on this GPU has no metric ${metric}: the Nsight Compute summaries go without it`,
+        fix: "a newer Nsight Compute, or a GPU that has the metric (ncu --query-metrics lists them)"
+      });
       for (const t of ncuTargets(config, o.only)) {
-        const run2 = await runNcu(exec2, o, ncu, t);
+        const run2 = await runNcu(exec2, o, ncu, t, metrics, dropped);
         deep.ncu.push(run2);
         if (run2.status === "error" && /ERR_NVGPUCTRPERM/.test(run2.message ?? "")) {
           diagnostics.push({

@@ -516,6 +516,48 @@ describe('kernelgate deep', { timeout: 120_000 }, () => {
   });
 });
 
+describe('a metric this GPU lacks', () => {
+  it('is dropped once, said once, and every target profiled without it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kg-deep-metric-'));
+    const bin = mkdtempSync(join(tmpdir(), 'kg-deep-metric-bin-'));
+    const ncu = join(bin, 'ncu');
+    writeFileSync(ncu, '');
+    const gmma = 'sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active';
+    const exec = scriptedExec([
+      { match: /--import /, result: { stdout: fixture('ncu-raw.csv') } },
+      {
+        match: new RegExp(`--metrics \\S*${gmma.replace(/\./g, '\\.')}`),
+        result: { exitCode: 1, stdout: `==ERROR== Failed to find metric ${gmma}\n` },
+      },
+      { match: /--profile-from-start off/, result: {} },
+    ]);
+    const out = await runDeep(
+      config,
+      {
+        workspace: ROOT,
+        harnessRoot: ROOT,
+        python: 'python3',
+        kernelsDir: 'kernels',
+        outDir: dir,
+        only: ['attention'],
+        ncuPath: ncu,
+        computeCapability: '9.0',
+        env: { PATH: '' },
+        checks: ['ncu'],
+      },
+      exec,
+    );
+    expect(out.deep.ncu?.map((n) => n.status)).toEqual(['ok', 'ok', 'ok', 'ok']);
+    expect(exec.calls.filter((c) => c.includes(gmma))).toHaveLength(1);
+    expect(out.diagnostics.map((d) => [d.code, d.message])).toEqual([
+      [
+        'deep.ncu_metric_missing',
+        `ncu on this GPU has no metric ${gmma}: the Nsight Compute summaries go without it`,
+      ],
+    ]);
+  });
+});
+
 describe('the planted out-of-bounds write', () => {
   it('is a sanitizer target of the planted-fault module, on the case it runs', () => {
     const faulty = loadConfig(join(FIXTURES, 'faulty-config'));

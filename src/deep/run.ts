@@ -229,17 +229,14 @@ async function runSanitizer(
   };
 }
 
-async function runNcu(exec: Exec, o: DeepOptions, ncu: string, t: DeepTarget): Promise<NcuRun> {
-  const dir = join(o.outDir, 'ncu');
-  mkdirSync(dir, { recursive: true });
-  const report = join(dir, slug(t));
-  const args = [
+function ncuArgs(o: DeepOptions, t: DeepTarget, metrics: string[], report: string): string[] {
+  return [
     '--target-processes',
     'all',
     '--profile-from-start',
     'off',
     '--metrics',
-    ncuMetricsArg(o.computeCapability),
+    metrics.join(','),
     '--export',
     report,
     '--force-overwrite',
@@ -256,13 +253,45 @@ async function runNcu(exec: Exec, o: DeepOptions, ncu: string, t: DeepTarget): P
     caseParamsArg(t.params),
     ...(o.buildsPath ? ['--builds', o.buildsPath] : []),
   ];
+}
+
+/**
+ * Profiles one target. `metrics` is shared by the targets: a metric this GPU's ncu does not know
+ * ("Failed to find metric") is dropped from it, said once through `dropped`, and the target is
+ * profiled again without it.
+ */
+async function runNcu(
+  exec: Exec,
+  o: DeepOptions,
+  ncu: string,
+  t: DeepTarget,
+  metrics: string[],
+  dropped: (metric: string) => void,
+): Promise<NcuRun> {
+  const dir = join(o.outDir, 'ncu');
+  mkdirSync(dir, { recursive: true });
+  const report = join(dir, slug(t));
   const clock = o.clock ?? (() => Date.now() / 1000);
   const t0 = clock();
   const base = { kernel: t.kernel, variant: t.variant, case: t.caseId };
-  const r = await exec.run(ncu, args, { cwd: o.workspace, env: harnessEnv(o) });
+  const seconds = () => Math.round((clock() - t0) * 10) / 10;
+  let r = await exec.run(ncu, ncuArgs(o, t, metrics, report), {
+    cwd: o.workspace,
+    env: harnessEnv(o),
+  });
+  for (let tries = 0; tries < 3; tries++) {
+    const unknown = /==ERROR== Failed to find metric (\S+)/.exec(both(r))?.[1];
+    const at = unknown === undefined ? -1 : metrics.indexOf(unknown);
+    if (at < 1) break; // none, or the duration itself: nothing to profile without it
+    metrics.splice(at, 1);
+    dropped(unknown as string);
+    r = await exec.run(ncu, ncuArgs(o, t, metrics, report), {
+      cwd: o.workspace,
+      env: harnessEnv(o),
+    });
+  }
   const profiled = both(r);
   writeFileSync(join(dir, `${slug(t)}.log`), profiled);
-  const seconds = () => Math.round((clock() - t0) * 10) / 10;
   const problem = ncuProblem(profiled);
   if (r.exitCode !== 0 || problem) {
     const skipped = /\[kernelgate profile\] .*: skipped: (.*)/.exec(profiled);
@@ -328,8 +357,17 @@ export async function runDeep(config: Config, o: DeepOptions, exec: Exec): Promi
     if (!ncu) diagnostics.push({ ...missingTool('ncu', o.ncuPath), level: 'warning' });
     else {
       deep.ncu = [];
+      const metrics = ncuMetricsArg(o.computeCapability).split(',');
+      const dropped = (metric: string) =>
+        diagnostics.push({
+          level: 'warning',
+          code: 'deep.ncu_metric_missing',
+          source: 'deep',
+          message: `ncu on this GPU has no metric ${metric}: the Nsight Compute summaries go without it`,
+          fix: 'a newer Nsight Compute, or a GPU that has the metric (ncu --query-metrics lists them)',
+        });
       for (const t of ncuTargets(config, o.only)) {
-        const run = await runNcu(exec, o, ncu, t);
+        const run = await runNcu(exec, o, ncu, t, metrics, dropped);
         deep.ncu.push(run);
         if (run.status === 'error' && /ERR_NVGPUCTRPERM/.test(run.message ?? '')) {
           diagnostics.push({
