@@ -17819,6 +17819,9 @@ function ncuTargets(config, only) {
 function caseParamsArg(params) {
   return caseIdOf(params);
 }
+function slowerTargets(cases) {
+  return cases.map((c, i) => ({ c, i })).sort((a, b) => b.c.ratio - a.c.ratio || a.i - b.i).map(({ c }) => ({ kernel: c.kernel, variant: c.variant, caseId: c.caseId, params: c.params }));
+}
 
 // src/deep/run.ts
 import { existsSync as existsSync6, mkdirSync as mkdirSync3, readFileSync as readFileSync3, writeFileSync as writeFileSync4 } from "node:fs";
@@ -17906,7 +17909,7 @@ function parseSanitizer(text2) {
 }
 
 // src/deep/run.ts
-var DEEP_CHECKS = [...SANITIZER_TOOLS, "ncu"];
+var DEEP_CHECKS = [...SANITIZER_TOOLS, "ncu", "ncu-slower"];
 function parseDeepChecks(text2, where3) {
   const out = /* @__PURE__ */ new Set();
   for (const raw of text2.split(",").map((s) => s.trim())) {
@@ -17915,7 +17918,7 @@ function parseDeepChecks(text2, where3) {
     else if (DEEP_CHECKS.includes(raw)) out.add(raw);
     else {
       throw new Error(
-        `${where3}: unknown deep check '${raw}'; expected sanitizer, ncu, or any of ${DEEP_CHECKS.join(", ")}`
+        `${where3}: unknown deep check '${raw}'; expected sanitizer, ncu, ncu-slower, or any of ${SANITIZER_TOOLS.join(", ")}`
       );
     }
   }
@@ -18137,56 +18140,75 @@ async function runNcu(exec2, o, ncu, t, metrics, dropped) {
     };
   }
 }
+var MAX_SLOWER_PROFILED = 6;
+var PERMISSION = {
+  level: "warning",
+  code: "deep.ncu_permission",
+  source: "deep",
+  message: `ncu could not read the GPU's performance counters (ERR_NVGPUCTRPERM): no Nsight Compute summary`,
+  fix: "run the job as root, or load the NVIDIA driver with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)"
+};
+function ncuPlan(config, o) {
+  const targets = [
+    ...o.checks.includes("ncu") ? ncuTargets(config, o.only) : [],
+    ...o.checks.includes("ncu-slower") ? (o.slower ?? []).slice(0, MAX_SLOWER_PROFILED) : []
+  ];
+  const seen = /* @__PURE__ */ new Set();
+  return targets.filter((t) => {
+    const key = `${t.kernel}/${t.variant} ${t.caseId}`;
+    return !seen.has(key) && Boolean(seen.add(key));
+  });
+}
+async function runSanitizers(config, o, exec2, tools, sanitizer) {
+  const targets = sanitizerTargets(config, o.only);
+  const jobs = tools.flatMap((tool) => targets.map((t) => ({ tool, t })));
+  const runs = /* @__PURE__ */ new Map();
+  await pool(
+    jobs.map((j, i) => ({ ...j, i })),
+    o.jobs ?? 4,
+    async ({ tool, t, i }) => {
+      runs.set(i, await runSanitizer(exec2, o, tool, sanitizer, t));
+    }
+  );
+  return jobs.map((_, i) => runs.get(i));
+}
+async function runNcus(targets, o, exec2, ncu, diagnostics) {
+  const runs = [];
+  const metrics = ncuMetricsArg(o.computeCapability).split(",");
+  const dropped = (metric) => diagnostics.push({
+    level: "warning",
+    code: "deep.ncu_metric_missing",
+    source: "deep",
+    message: `ncu on this GPU has no metric ${metric}: the Nsight Compute summaries go without it`,
+    fix: "a newer Nsight Compute, or a GPU that has the metric (ncu --query-metrics lists them)"
+  });
+  for (const t of targets) {
+    const run2 = await runNcu(exec2, o, ncu, t, metrics, dropped);
+    runs.push(run2);
+    if (run2.status === "error" && /ERR_NVGPUCTRPERM/.test(run2.message ?? "")) {
+      diagnostics.push(PERMISSION);
+      break;
+    }
+  }
+  return runs;
+}
 async function runDeep(config, o, exec2) {
   const env = o.env ?? process.env;
   const diagnostics = [];
   const deep = {};
-  const tools = o.checks.filter((c) => c !== "ncu");
+  const tools = o.checks.filter(
+    (c) => SANITIZER_TOOLS.includes(c)
+  );
   if (tools.length) {
     const sanitizer = findTool("compute-sanitizer", env, o.sanitizerPath);
     if (!sanitizer) diagnostics.push(missingTool("compute-sanitizer", o.sanitizerPath));
-    else {
-      const targets = sanitizerTargets(config, o.only);
-      const jobs = tools.flatMap((tool) => targets.map((t) => ({ tool, t })));
-      const runs = /* @__PURE__ */ new Map();
-      await pool(
-        jobs.map((j, i) => ({ ...j, i })),
-        o.jobs ?? 4,
-        async ({ tool, t, i }) => {
-          runs.set(i, await runSanitizer(exec2, o, tool, sanitizer, t));
-        }
-      );
-      deep.sanitizer = jobs.map((_, i) => runs.get(i));
-    }
+    else deep.sanitizer = await runSanitizers(config, o, exec2, tools, sanitizer);
   }
-  if (o.checks.includes("ncu")) {
+  if (o.checks.includes("ncu") || o.checks.includes("ncu-slower")) {
     const ncu = findTool("ncu", env, o.ncuPath);
+    const targets = ncuPlan(config, o);
     if (!ncu) diagnostics.push({ ...missingTool("ncu", o.ncuPath), level: "warning" });
-    else {
-      deep.ncu = [];
-      const metrics = ncuMetricsArg(o.computeCapability).split(",");
-      const dropped = (metric) => diagnostics.push({
-        level: "warning",
-        code: "deep.ncu_metric_missing",
-        source: "deep",
-        message: `ncu on this GPU has no metric ${metric}: the Nsight Compute summaries go without it`,
-        fix: "a newer Nsight Compute, or a GPU that has the metric (ncu --query-metrics lists them)"
-      });
-      for (const t of ncuTargets(config, o.only)) {
-        const run2 = await runNcu(exec2, o, ncu, t, metrics, dropped);
-        deep.ncu.push(run2);
-        if (run2.status === "error" && /ERR_NVGPUCTRPERM/.test(run2.message ?? "")) {
-          diagnostics.push({
-            level: "warning",
-            code: "deep.ncu_permission",
-            source: "deep",
-            message: `ncu could not read the GPU's performance counters (ERR_NVGPUCTRPERM): no Nsight Compute summary`,
-            fix: "run the job as root, or load the NVIDIA driver with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)"
-          });
-          break;
-        }
-      }
-    }
+    else if (targets.length) deep.ncu = await runNcus(targets, o, exec2, ncu, diagnostics);
   }
   return { deep, diagnostics };
 }
@@ -22530,6 +22552,7 @@ function ncuTable(runs) {
     const m = n.metrics ?? {};
     return [
       `${n.kernel}/${n.variant}`,
+      n.case,
       n.status === "ok" ? n.device_kernel ?? "" : `💥 ${n.message ?? "error"}`,
       trusted(m.duration_ms === void 0 ? "" : fixed(m.duration_ms, 3)),
       trusted(pct(m.sm_throughput_pct)),
@@ -22542,6 +22565,7 @@ function ncuTable(runs) {
   return table(
     [
       "variant",
+      "case",
       "device kernel",
       "ms",
       "SM %",
@@ -22551,7 +22575,7 @@ function ncuTable(runs) {
       "top stalls (PC samples)"
     ],
     rows,
-    ["l", "l", "r", "r", "r", "r", "r", "l"]
+    ["l", "l", "l", "r", "r", "r", "r", "r", "l"]
   );
 }
 function deepView(input, opts) {
@@ -22574,7 +22598,7 @@ function deepView(input, opts) {
       more: found.length > shown.length ? `${found.length - shown.length} more run(s) with findings: in the full report.` : void 0
     } : void 0,
     ncu: ncu.length ? {
-      title: `${plural(ncu.length, "variant")} on ${cases.length === 1 ? "the headline case" : plural(cases.length, "headline case")}: ${cases.map((c) => esc(c)).join("; ")}`,
+      title: `${plural(ncu.length, "run")} over ${plural(cases.length, "case")} (${[...new Set(ncu.map((n) => n.kernel))].map((k) => esc(k)).join(", ")})`,
       table: ncuTable(ncu)
     } : void 0
   };
@@ -30374,6 +30398,19 @@ function storeBaseline(run2, gate2, policy) {
   return { saved };
 }
 
+// src/pipeline/slower.ts
+function slowerDeepTargets(results, baseline, config) {
+  return slowerTargets(
+    compare(results, baseline, config).cases.filter((c) => c.perf === "SLOWER" && c.ratio !== void 0).map((c) => ({
+      kernel: c.kernel,
+      variant: c.variant,
+      caseId: c.caseId,
+      params: c.params,
+      ratio: c.ratio
+    }))
+  );
+}
+
 // src/history/dashboard.ts
 import { existsSync as existsSync13, readFileSync as readFileSync8 } from "node:fs";
 import { dirname as dirname7, join as join16, resolve as resolve8 } from "node:path";
@@ -31315,13 +31352,16 @@ import { existsSync as existsSync15, mkdirSync as mkdirSync8, writeFileSync as w
 import { join as join21, resolve as resolve15 } from "node:path";
 import { parseArgs as parseArgs7 } from "node:util";
 var DEEP_USAGE = `kernelgate deep [--config DIR_OR_FILE] [--checks sanitizer,ncu] [--only K1,K2]
-                [--results FILE] [--out-dir DIR] [--builds FILE] [--jobs N]
+                [--results FILE [--baseline FILE]] [--out-dir DIR] [--builds FILE] [--jobs N]
                 [--sanitizer PATH] [--ncu PATH]
                 [--kind nightly|pr] [--out FILE]
-  --checks LIST         sanitizer (memcheck, racecheck, synccheck and initcheck), ncu, or any of
-                        memcheck, racecheck, synccheck, initcheck (default: sanitizer,ncu)
+  --checks LIST         sanitizer (memcheck, racecheck, synccheck and initcheck), ncu (the
+                        headline cases), ncu-slower (the cases --results is judged SLOWER in,
+                        largest first, at most 6), or any of memcheck, racecheck, synccheck,
+                        initcheck (default: sanitizer,ncu)
   --results FILE        add the deep section to this results document (a run's results.json) and
                         judge it; default: a new document of the deep checks alone in --out-dir
+  --baseline FILE       judge --results against it (and find ncu-slower's cases by it)
   --out-dir DIR         the tools' logs, the sanitizer's runs and the .ncu-rep reports go under
                         DIR/deep (default: .kernelgate/report)
   --builds FILE         the CUDA variants' build records (default: build them now)
@@ -31352,6 +31392,7 @@ function deepArgs(args) {
       checks: { type: "string", default: "sanitizer,ncu" },
       only: { type: "string" },
       results: { type: "string" },
+      baseline: { type: "string" },
       "out-dir": { type: "string", default: ".kernelgate/report" },
       builds: { type: "string" },
       jobs: { type: "string", default: "4" },
@@ -31396,6 +31437,12 @@ function deepCommand(exec2 = actionsExec()) {
     const log = terminalLog(io);
     const resultsPath = values.results ? resolve15(io.cwd, values.results) : join21(outDir, "results.json");
     const results = values.results ? loadResults(resultsPath) : void 0;
+    const baseline = values.baseline ? loadResults(resolve15(io.cwd, values.baseline)) : void 0;
+    if (checks.includes("ncu-slower") && !results) {
+      throw new UsageError(
+        "--checks ncu-slower needs --results FILE: the run whose SLOWER cases ncu profiles"
+      );
+    }
     const doctor2 = await runDoctor({ exec: exec2, python: config.harness.python });
     const buildsPath = await buildsFor(
       values.builds && resolve15(io.cwd, values.builds),
@@ -31421,6 +31468,7 @@ function deepCommand(exec2 = actionsExec()) {
         ...buildsPath && existsSync15(buildsPath) ? { buildsPath } : {},
         ...gpu.compute_capability ? { computeCapability: gpu.compute_capability } : {},
         jobs,
+        ...results && checks.includes("ncu-slower") ? { slower: slowerDeepTargets(results, baseline, config) } : {},
         ...values.sanitizer ? { sanitizerPath: resolve15(io.cwd, values.sanitizer) } : {},
         ...values.ncu ? { ncuPath: resolve15(io.cwd, values.ncu) } : {}
       },
@@ -31442,7 +31490,7 @@ function deepCommand(exec2 = actionsExec()) {
 `);
     io.stderr(`results with the deep section: ${resultsPath}
 `);
-    return judgeAndPrint(merged, void 0, config, kind, values.out, io);
+    return judgeAndPrint(merged, baseline, config, kind, values.out, io);
   };
 }
 

@@ -40208,6 +40208,9 @@ function ncuTargets(config, only) {
 function caseParamsArg(params) {
   return caseIdOf2(params);
 }
+function slowerTargets(cases) {
+  return cases.map((c, i) => ({ c, i })).sort((a, b) => b.c.ratio - a.c.ratio || a.i - b.i).map(({ c }) => ({ kernel: c.kernel, variant: c.variant, caseId: c.caseId, params: c.params }));
+}
 
 // src/deep/run.ts
 import { existsSync as existsSync9, mkdirSync as mkdirSync3, readFileSync as readFileSync5, writeFileSync as writeFileSync4 } from "node:fs";
@@ -40295,7 +40298,7 @@ function parseSanitizer(text3) {
 }
 
 // src/deep/run.ts
-var DEEP_CHECKS = [...SANITIZER_TOOLS, "ncu"];
+var DEEP_CHECKS = [...SANITIZER_TOOLS, "ncu", "ncu-slower"];
 function parseDeepChecks(text3, where3) {
   const out = /* @__PURE__ */ new Set();
   for (const raw of text3.split(",").map((s) => s.trim())) {
@@ -40304,7 +40307,7 @@ function parseDeepChecks(text3, where3) {
     else if (DEEP_CHECKS.includes(raw)) out.add(raw);
     else {
       throw new Error(
-        `${where3}: unknown deep check '${raw}'; expected sanitizer, ncu, or any of ${DEEP_CHECKS.join(", ")}`
+        `${where3}: unknown deep check '${raw}'; expected sanitizer, ncu, ncu-slower, or any of ${SANITIZER_TOOLS.join(", ")}`
       );
     }
   }
@@ -40526,56 +40529,75 @@ async function runNcu(exec2, o, ncu, t, metrics, dropped) {
     };
   }
 }
+var MAX_SLOWER_PROFILED = 6;
+var PERMISSION = {
+  level: "warning",
+  code: "deep.ncu_permission",
+  source: "deep",
+  message: `ncu could not read the GPU's performance counters (ERR_NVGPUCTRPERM): no Nsight Compute summary`,
+  fix: "run the job as root, or load the NVIDIA driver with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)"
+};
+function ncuPlan(config, o) {
+  const targets = [
+    ...o.checks.includes("ncu") ? ncuTargets(config, o.only) : [],
+    ...o.checks.includes("ncu-slower") ? (o.slower ?? []).slice(0, MAX_SLOWER_PROFILED) : []
+  ];
+  const seen = /* @__PURE__ */ new Set();
+  return targets.filter((t) => {
+    const key = `${t.kernel}/${t.variant} ${t.caseId}`;
+    return !seen.has(key) && Boolean(seen.add(key));
+  });
+}
+async function runSanitizers(config, o, exec2, tools, sanitizer) {
+  const targets = sanitizerTargets(config, o.only);
+  const jobs = tools.flatMap((tool) => targets.map((t) => ({ tool, t })));
+  const runs = /* @__PURE__ */ new Map();
+  await pool(
+    jobs.map((j, i) => ({ ...j, i })),
+    o.jobs ?? 4,
+    async ({ tool, t, i }) => {
+      runs.set(i, await runSanitizer(exec2, o, tool, sanitizer, t));
+    }
+  );
+  return jobs.map((_, i) => runs.get(i));
+}
+async function runNcus(targets, o, exec2, ncu, diagnostics) {
+  const runs = [];
+  const metrics = ncuMetricsArg(o.computeCapability).split(",");
+  const dropped = (metric) => diagnostics.push({
+    level: "warning",
+    code: "deep.ncu_metric_missing",
+    source: "deep",
+    message: `ncu on this GPU has no metric ${metric}: the Nsight Compute summaries go without it`,
+    fix: "a newer Nsight Compute, or a GPU that has the metric (ncu --query-metrics lists them)"
+  });
+  for (const t of targets) {
+    const run2 = await runNcu(exec2, o, ncu, t, metrics, dropped);
+    runs.push(run2);
+    if (run2.status === "error" && /ERR_NVGPUCTRPERM/.test(run2.message ?? "")) {
+      diagnostics.push(PERMISSION);
+      break;
+    }
+  }
+  return runs;
+}
 async function runDeep(config, o, exec2) {
   const env = o.env ?? process.env;
   const diagnostics = [];
   const deep = {};
-  const tools = o.checks.filter((c) => c !== "ncu");
+  const tools = o.checks.filter(
+    (c) => SANITIZER_TOOLS.includes(c)
+  );
   if (tools.length) {
     const sanitizer = findTool("compute-sanitizer", env, o.sanitizerPath);
     if (!sanitizer) diagnostics.push(missingTool("compute-sanitizer", o.sanitizerPath));
-    else {
-      const targets = sanitizerTargets(config, o.only);
-      const jobs = tools.flatMap((tool) => targets.map((t) => ({ tool, t })));
-      const runs = /* @__PURE__ */ new Map();
-      await pool(
-        jobs.map((j, i) => ({ ...j, i })),
-        o.jobs ?? 4,
-        async ({ tool, t, i }) => {
-          runs.set(i, await runSanitizer(exec2, o, tool, sanitizer, t));
-        }
-      );
-      deep.sanitizer = jobs.map((_, i) => runs.get(i));
-    }
+    else deep.sanitizer = await runSanitizers(config, o, exec2, tools, sanitizer);
   }
-  if (o.checks.includes("ncu")) {
+  if (o.checks.includes("ncu") || o.checks.includes("ncu-slower")) {
     const ncu = findTool("ncu", env, o.ncuPath);
+    const targets = ncuPlan(config, o);
     if (!ncu) diagnostics.push({ ...missingTool("ncu", o.ncuPath), level: "warning" });
-    else {
-      deep.ncu = [];
-      const metrics = ncuMetricsArg(o.computeCapability).split(",");
-      const dropped = (metric) => diagnostics.push({
-        level: "warning",
-        code: "deep.ncu_metric_missing",
-        source: "deep",
-        message: `ncu on this GPU has no metric ${metric}: the Nsight Compute summaries go without it`,
-        fix: "a newer Nsight Compute, or a GPU that has the metric (ncu --query-metrics lists them)"
-      });
-      for (const t of ncuTargets(config, o.only)) {
-        const run2 = await runNcu(exec2, o, ncu, t, metrics, dropped);
-        deep.ncu.push(run2);
-        if (run2.status === "error" && /ERR_NVGPUCTRPERM/.test(run2.message ?? "")) {
-          diagnostics.push({
-            level: "warning",
-            code: "deep.ncu_permission",
-            source: "deep",
-            message: `ncu could not read the GPU's performance counters (ERR_NVGPUCTRPERM): no Nsight Compute summary`,
-            fix: "run the job as root, or load the NVIDIA driver with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)"
-          });
-          break;
-        }
-      }
-    }
+    else if (targets.length) deep.ncu = await runNcus(targets, o, exec2, ncu, diagnostics);
   }
   return { deep, diagnostics };
 }
@@ -41979,6 +42001,7 @@ function ncuTable(runs) {
     const m = n.metrics ?? {};
     return [
       `${n.kernel}/${n.variant}`,
+      n.case,
       n.status === "ok" ? n.device_kernel ?? "" : `💥 ${n.message ?? "error"}`,
       trusted(m.duration_ms === void 0 ? "" : fixed(m.duration_ms, 3)),
       trusted(pct(m.sm_throughput_pct)),
@@ -41991,6 +42014,7 @@ function ncuTable(runs) {
   return table(
     [
       "variant",
+      "case",
       "device kernel",
       "ms",
       "SM %",
@@ -42000,7 +42024,7 @@ function ncuTable(runs) {
       "top stalls (PC samples)"
     ],
     rows,
-    ["l", "l", "r", "r", "r", "r", "r", "l"]
+    ["l", "l", "l", "r", "r", "r", "r", "r", "l"]
   );
 }
 function deepView(input, opts) {
@@ -42023,7 +42047,7 @@ function deepView(input, opts) {
       more: found.length > shown.length ? `${found.length - shown.length} more run(s) with findings: in the full report.` : void 0
     } : void 0,
     ncu: ncu.length ? {
-      title: `${plural(ncu.length, "variant")} on ${cases.length === 1 ? "the headline case" : plural(cases.length, "headline case")}: ${cases.map((c) => esc(c)).join("; ")}`,
+      title: `${plural(ncu.length, "run")} over ${plural(cases.length, "case")} (${[...new Set(ncu.map((n) => n.kernel))].map((k) => esc(k)).join(", ")})`,
       table: ncuTable(ncu)
     } : void 0
   };
@@ -49767,6 +49791,19 @@ async function storeRun(run2, gate2, policy, context3 = {}) {
   }
 }
 
+// src/pipeline/slower.ts
+function slowerDeepTargets(results, baseline, config) {
+  return slowerTargets(
+    compare(results, baseline, config).cases.filter((c) => c.perf === "SLOWER" && c.ratio !== void 0).map((c) => ({
+      kernel: c.kernel,
+      variant: c.variant,
+      caseId: c.caseId,
+      params: c.params,
+      ratio: c.ratio
+    }))
+  );
+}
+
 // node_modules/@actions/github/lib/context.js
 import { readFileSync as readFileSync7, existsSync as existsSync13 } from "fs";
 import { EOL as EOL6 } from "os";
@@ -56038,6 +56075,7 @@ async function withDeepChecks(got, inputs, config, deps) {
     checks: inputs.deep,
     ...inputs.kernels.length > 0 ? { only: inputs.kernels } : {},
     buildsPath,
+    ...inputs.deep.includes("ncu-slower") ? { slower: slowerDeepTargets(got.results, got.baseline, config) } : {},
     ...got.results.environment.gpu.compute_capability ? { computeCapability: got.results.environment.gpu.compute_capability } : {}
   });
   for (const d of outcome.diagnostics) {

@@ -13,10 +13,14 @@ import { loadResults } from '../src/results/index.js';
 const ROOT = join(import.meta.dirname, '..');
 const RECORDED = join(ROOT, 'test/fixtures/recorded/push/results.json');
 
-async function nightly(inputs: Record<string, string>, measured = true) {
+async function nightly(
+  inputs: Record<string, string>,
+  measured = true,
+  recorded: { results: string; baseline?: string } = { results: RECORDED },
+) {
   const workspace = mkdtempSync(join(tmpdir(), 'kg-deep-ws-'));
   const resultsPath = join(workspace, 'results.json');
-  writeFileSync(resultsPath, readFileSync(RECORDED, 'utf8'));
+  writeFileSync(resultsPath, readFileSync(recorded.results, 'utf8'));
   const failed: string[] = [];
   const warnings: string[] = [];
   const asked: DeepOptions[] = [];
@@ -51,7 +55,9 @@ async function nightly(inputs: Record<string, string>, measured = true) {
     measure: async () => ({
       results: loadResults(resultsPath),
       resultsPath,
-      baseline: undefined,
+      baseline: recorded.baseline
+        ? { results: loadResults(recorded.baseline), path: recorded.baseline }
+        : undefined,
       pendingBaseline: undefined,
       notes: [],
     }),
@@ -99,6 +105,20 @@ describe("the action's deep input", () => {
     );
   });
 
+  it('ncu-slower: hands the checks the cases the run is judged SLOWER in, the largest first', async () => {
+    const r = await nightly({ deep: 'ncu-slower' }, true, {
+      results: join(ROOT, 'test/fixtures/recorded/slowed/results.json'),
+      baseline: RECORDED,
+    });
+    const slower = r.asked[0]?.slower ?? [];
+    // The planted slowdown: triton_fa2 twice a call, SLOWER on all 26 of its cases.
+    expect(slower).toHaveLength(26);
+    expect(new Set(slower.map((t) => `${t.kernel}/${t.variant}`))).toEqual(
+      new Set(['attention/triton_fa2']),
+    );
+    expect(r.asked[0]?.checks).toEqual(['ncu-slower']);
+  });
+
   it('runs nothing without the input', async () => {
     const r = await nightly({});
     expect(r.asked).toEqual([]);
@@ -116,7 +136,7 @@ describe("the action's deep input", () => {
   it('refuses an unknown check, naming the input', async () => {
     const r = await nightly({ deep: 'sanitizer,asan' });
     expect(r.failed).toEqual([
-      "Input 'deep': unknown deep check 'asan'; expected sanitizer, ncu, or any of memcheck, racecheck, synccheck, initcheck, ncu",
+      "Input 'deep': unknown deep check 'asan'; expected sanitizer, ncu, ncu-slower, or any of memcheck, racecheck, synccheck, initcheck",
     ]);
   });
 });

@@ -17,6 +17,7 @@ import {
   parseSanitizer,
   runDeep,
   sanitizerTargets,
+  slowerTargets,
   summarizeNcu,
 } from '../src/deep/index.js';
 import { deepCommand } from '../src/cli/index.js';
@@ -210,7 +211,7 @@ describe('what the deep checks run', () => {
     ]);
     expect(parseDeepChecks(' memcheck ', 'deep')).toEqual(['memcheck']);
     expect(() => parseDeepChecks('memcheck,asan', "input 'deep'")).toThrow(
-      "input 'deep': unknown deep check 'asan'; expected sanitizer, ncu, or any of memcheck, racecheck, synccheck, initcheck, ncu",
+      "input 'deep': unknown deep check 'asan'; expected sanitizer, ncu, ncu-slower, or any of memcheck, racecheck, synccheck, initcheck",
     );
   });
 });
@@ -421,10 +422,10 @@ describe('the gate and the nightly report', { timeout: 120_000 }, () => {
       '````\nInvalid __global__ write of size 4 bytes  [_oob_store_kernel]\n    <img src=x onerror=alert(1)> ``` @everyone\n',
     );
     expect(comment).toContain(
-      '<details><summary>Nsight Compute: 1 variant on the headline case: attention dtype=fp16,B=16,H=96,S=4096,D=128,causal=false</summary>',
+      '<details><summary>Nsight Compute: 1 run over 1 case (attention)</summary>',
     );
     expect(comment).toContain(
-      '| attention/triton\\_fa2 | \\_attn\\_fwd | 2.500 | 69.5 | 56.4 | | | long\\_scoreboard |',
+      '| attention/triton\\_fa2 | dtype=fp16,B=16,H=96,S=4096,D=128,causal=false | \\_attn\\_fwd | 2.500 | 69.5 | 56.4 | | | long\\_scoreboard |',
     );
     expect(comment).toContain('- 🧪 sanitizer memcheck: attention/triton\\_fa2');
   });
@@ -511,7 +512,7 @@ describe('kernelgate deep', { timeout: 120_000 }, () => {
     });
     expect(status).toBe(2);
     expect(stderr).toContain(
-      "kernelgate deep: --checks: unknown deep check 'asan'; expected sanitizer, ncu, or any of memcheck, racecheck, synccheck, initcheck, ncu",
+      "kernelgate deep: --checks: unknown deep check 'asan'; expected sanitizer, ncu, ncu-slower, or any of memcheck, racecheck, synccheck, initcheck",
     );
   });
 });
@@ -555,6 +556,76 @@ describe('a metric this GPU lacks', () => {
         `ncu on this GPU has no metric ${gmma}: the Nsight Compute summaries go without it`,
       ],
     ]);
+  });
+});
+
+describe('ncu-slower: the cases a run is judged SLOWER in', { timeout: 120_000 }, () => {
+  it('orders them by the change, the largest first', () => {
+    const c = (variant: string, ratio: number) => ({
+      kernel: 'k',
+      variant,
+      caseId: 'n=1',
+      params: { n: 1 },
+      ratio,
+    });
+    expect(
+      slowerTargets([c('a', 1.05), c('b', 2.1), c('c', 1.05), c('d', 1.3)]).map((t) => t.variant),
+    ).toEqual(['b', 'd', 'a', 'c']);
+  });
+
+  it('profiles the first six of a recorded slowed run through kernelgate deep --results', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'kg-deep-slower-'));
+    const bin = mkdtempSync(join(tmpdir(), 'kg-deep-slower-bin-'));
+    const ncu = join(bin, 'ncu');
+    writeFileSync(ncu, '');
+    const results = join(out, 'results.json');
+    writeFileSync(
+      results,
+      readFileSync(join(ROOT, 'test/fixtures/recorded/slowed/results.json'), 'utf8'),
+    );
+    const baseline = join(ROOT, 'test/fixtures/recorded/push/results.json');
+    const slowed = compare(loadResults(results), loadResults(baseline), config).cases.filter(
+      (c) => c.perf === 'SLOWER',
+    );
+    const exec = scriptedExec([
+      { match: /--import /, result: { stdout: fixture('ncu-raw.csv') } },
+      { match: /--profile-from-start off/, result: {} },
+    ]);
+    let stdout = '';
+    const status = await deepCommand(exec)(
+      [
+        ...['--checks', 'ncu-slower', '--results', results, '--baseline', baseline],
+        ...['--out-dir', out, '--builds', join(out, 'none.json'), '--ncu', ncu],
+        ...['--out', join(out, 'report.md')],
+      ],
+      { stdout: (t) => (stdout += t), stderr: () => undefined, cwd: ROOT },
+    );
+    expect(status).toBe(0); // fail_on_slower is off in kernelgate.yml
+    const profiled = exec.calls
+      .filter((c) => c.includes('--profile-from-start off'))
+      .map((c) => /--variant (\S+) --case-params (\S+)/.exec(c)?.slice(1).join(' '));
+    const largest = [...slowed]
+      .sort((a, b) => (b.ratio ?? 0) - (a.ratio ?? 0))
+      .slice(0, 6)
+      .map((c) => `${c.variant} ${c.caseId}`);
+    expect(slowed.length).toBeGreaterThan(6);
+    expect(profiled).toEqual(largest);
+    expect(loadResults(results).deep?.ncu).toHaveLength(6);
+    expect(stdout).toContain('kernelgate: PASS');
+  });
+
+  it('needs the run it profiles', async () => {
+    const { runCli } = await import('../src/cli/index.js');
+    let stderr = '';
+    const status = await runCli(['deep', '--checks', 'ncu-slower'], {
+      stdout: () => undefined,
+      stderr: (t) => (stderr += t),
+      cwd: ROOT,
+    });
+    expect(status).toBe(2);
+    expect(stderr).toContain(
+      'kernelgate deep: --checks ncu-slower needs --results FILE: the run whose SLOWER cases ncu profiles',
+    );
   });
 });
 

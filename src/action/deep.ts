@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { Config } from '../config/index.js';
 import { type DeepOptions, type DeepOutcome, runDeep } from '../deep/index.js';
 import { actionsExec } from '../lib/index.js';
-import type { FullRun } from '../pipeline/index.js';
+import { type FullRun, slowerDeepTargets } from '../pipeline/index.js';
 import type { KernelgateResults } from '../results/index.js';
 import type { RunDeps } from './deps.js';
 import { type ActionInputs, inWorkspace } from './inputs.js';
@@ -53,6 +53,9 @@ export async function withDeepChecks<T extends Got>(
     checks: inputs.deep,
     ...(inputs.kernels.length > 0 ? { only: inputs.kernels } : {}),
     buildsPath,
+    ...(inputs.deep.includes('ncu-slower')
+      ? { slower: slowerDeepTargets(got.results, got.baseline, config) }
+      : {}),
     ...(got.results.environment.gpu.compute_capability
       ? { computeCapability: got.results.environment.gpu.compute_capability }
       : {}),

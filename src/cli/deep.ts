@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { type DeepCheck, parseDeepChecks, runDeep } from '../deep/index.js';
 import type { Config } from '../config/index.js';
 import { actionsExec, type Exec } from '../lib/index.js';
+import { slowerDeepTargets } from '../pipeline/index.js';
 import { buildKernels, buildTargets, runDoctor } from '../measure/index.js';
 import { type KernelgateResults, loadResults, validateResults } from '../results/index.js';
 import { UsageError } from './cli.js';
@@ -22,13 +23,16 @@ import {
 } from './common.js';
 
 export const DEEP_USAGE = `kernelgate deep [--config DIR_OR_FILE] [--checks sanitizer,ncu] [--only K1,K2]
-                [--results FILE] [--out-dir DIR] [--builds FILE] [--jobs N]
+                [--results FILE [--baseline FILE]] [--out-dir DIR] [--builds FILE] [--jobs N]
                 [--sanitizer PATH] [--ncu PATH]
                 [--kind nightly|pr] [--out FILE]
-  --checks LIST         sanitizer (memcheck, racecheck, synccheck and initcheck), ncu, or any of
-                        memcheck, racecheck, synccheck, initcheck (default: sanitizer,ncu)
+  --checks LIST         sanitizer (memcheck, racecheck, synccheck and initcheck), ncu (the
+                        headline cases), ncu-slower (the cases --results is judged SLOWER in,
+                        largest first, at most 6), or any of memcheck, racecheck, synccheck,
+                        initcheck (default: sanitizer,ncu)
   --results FILE        add the deep section to this results document (a run's results.json) and
                         judge it; default: a new document of the deep checks alone in --out-dir
+  --baseline FILE       judge --results against it (and find ncu-slower's cases by it)
   --out-dir DIR         the tools' logs, the sanitizer's runs and the .ncu-rep reports go under
                         DIR/deep (default: .kernelgate/report)
   --builds FILE         the CUDA variants' build records (default: build them now)
@@ -62,6 +66,7 @@ function deepArgs(args: string[]) {
       checks: { type: 'string', default: 'sanitizer,ncu' },
       only: { type: 'string' },
       results: { type: 'string' },
+      baseline: { type: 'string' },
       'out-dir': { type: 'string', default: '.kernelgate/report' },
       builds: { type: 'string' },
       jobs: { type: 'string', default: '4' },
@@ -117,6 +122,12 @@ export function deepCommand(exec: Exec = actionsExec()): Command {
       ? resolve(io.cwd, values.results)
       : join(outDir, 'results.json');
     const results = values.results ? loadResults(resultsPath) : undefined;
+    const baseline = values.baseline ? loadResults(resolve(io.cwd, values.baseline)) : undefined;
+    if (checks.includes('ncu-slower') && !results) {
+      throw new UsageError(
+        '--checks ncu-slower needs --results FILE: the run whose SLOWER cases ncu profiles',
+      );
+    }
     const doctor = await runDoctor({ exec, python: config.harness.python });
     const buildsPath = await buildsFor(
       values.builds && resolve(io.cwd, values.builds),
@@ -142,6 +153,9 @@ export function deepCommand(exec: Exec = actionsExec()): Command {
         ...(buildsPath && existsSync(buildsPath) ? { buildsPath } : {}),
         ...(gpu.compute_capability ? { computeCapability: gpu.compute_capability } : {}),
         jobs,
+        ...(results && checks.includes('ncu-slower')
+          ? { slower: slowerDeepTargets(results, baseline, config) }
+          : {}),
         ...(values.sanitizer ? { sanitizerPath: resolve(io.cwd, values.sanitizer) } : {}),
         ...(values.ncu ? { ncuPath: resolve(io.cwd, values.ncu) } : {}),
       },
@@ -162,6 +176,6 @@ export function deepCommand(exec: Exec = actionsExec()): Command {
     );
     writeFileSync(resultsPath, `${JSON.stringify(merged, null, 1)}\n`);
     io.stderr(`results with the deep section: ${resultsPath}\n`);
-    return judgeAndPrint(merged, undefined, config, kind, values.out, io);
+    return judgeAndPrint(merged, baseline, config, kind, values.out, io);
   };
 }

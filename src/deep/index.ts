@@ -13,10 +13,19 @@ export {
   type NcuLaunch,
   type NcuSummary,
 } from './ncu.js';
-export { caseSize, DEEP_BACKENDS, ncuTargets, sanitizerTargets, type DeepTarget } from './plan.js';
+export {
+  caseSize,
+  DEEP_BACKENDS,
+  ncuTargets,
+  sanitizerTargets,
+  slowerTargets,
+  type DeepTarget,
+  type SlowerCase,
+} from './plan.js';
 export {
   DEEP_CHECKS,
   findTool,
+  MAX_SLOWER_PROFILED,
   parseDeepChecks,
   runDeep,
   SANITIZER_CASE_TIMEOUT_S,

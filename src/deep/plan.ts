@@ -95,3 +95,20 @@ export function ncuTargets(config: Config, only?: string[]): DeepTarget[] {
 export function caseParamsArg(params: Record<string, Scalar>): string {
   return caseIdOf(params);
 }
+
+/** A case the run judged SLOWER, with its change (current / baseline median). */
+export interface SlowerCase {
+  kernel: string;
+  variant: string;
+  caseId: string;
+  params: Record<string, Scalar>;
+  ratio: number;
+}
+
+/** ncu-slower's targets: the SLOWER cases, the largest change first (ties: as given). */
+export function slowerTargets(cases: SlowerCase[]): DeepTarget[] {
+  return cases
+    .map((c, i) => ({ c, i }))
+    .sort((a, b) => b.c.ratio - a.c.ratio || a.i - b.i)
+    .map(({ c }) => ({ kernel: c.kernel, variant: c.variant, caseId: c.caseId, params: c.params }));
+}

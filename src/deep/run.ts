@@ -12,7 +12,7 @@ import { ncuMetricsArg, ncuProblem, NcuFormatError, parseNcuCsv, summarizeNcu } 
 import { caseParamsArg, type DeepTarget, ncuTargets, sanitizerTargets } from './plan.js';
 import { parseSanitizer, SANITIZER_TOOLS, type SanitizerTool } from './sanitizer.js';
 
-export const DEEP_CHECKS = [...SANITIZER_TOOLS, 'ncu'] as const;
+export const DEEP_CHECKS = [...SANITIZER_TOOLS, 'ncu', 'ncu-slower'] as const;
 export type DeepCheck = (typeof DEEP_CHECKS)[number];
 
 /** `sanitizer` is all four sanitizer tools; names are comma-separated. */
@@ -24,7 +24,7 @@ export function parseDeepChecks(text: string, where: string): DeepCheck[] {
     else if ((DEEP_CHECKS as readonly string[]).includes(raw)) out.add(raw as DeepCheck);
     else {
       throw new Error(
-        `${where}: unknown deep check '${raw}'; expected sanitizer, ncu, or any of ${DEEP_CHECKS.join(', ')}`,
+        `${where}: unknown deep check '${raw}'; expected sanitizer, ncu, ncu-slower, or any of ${SANITIZER_TOOLS.join(', ')}`,
       );
     }
   }
@@ -47,6 +47,11 @@ export interface DeepOptions {
   computeCapability?: string;
   /** sanitizer runs at once (ncu runs one at a time) */
   jobs?: number;
+  /**
+   * ncu-slower: the cases this run judged SLOWER, largest change first (the caller judges:
+   * slowerTargets); the first MAX_SLOWER_PROFILED are profiled
+   */
+  slower?: DeepTarget[];
   /** the tools, when not found on PATH or under CUDA_HOME */
   sanitizerPath?: string;
   ncuPath?: string;
@@ -329,58 +334,96 @@ async function runNcu(
   }
 }
 
+/** ncu-slower profiles at most this many of the SLOWER cases. */
+export const MAX_SLOWER_PROFILED = 6;
+
+const PERMISSION: Diagnostic = {
+  level: 'warning',
+  code: 'deep.ncu_permission',
+  source: 'deep',
+  message: `ncu could not read the GPU's performance counters (ERR_NVGPUCTRPERM): no Nsight Compute summary`,
+  fix: 'run the job as root, or load the NVIDIA driver with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)',
+};
+
+/** What ncu profiles: the headline cases (ncu) and the SLOWER ones (ncu-slower), each once. */
+function ncuPlan(config: Config, o: DeepOptions): DeepTarget[] {
+  const targets = [
+    ...(o.checks.includes('ncu') ? ncuTargets(config, o.only) : []),
+    ...(o.checks.includes('ncu-slower') ? (o.slower ?? []).slice(0, MAX_SLOWER_PROFILED) : []),
+  ];
+  const seen = new Set<string>();
+  return targets.filter((t) => {
+    const key = `${t.kernel}/${t.variant} ${t.caseId}`;
+    return !seen.has(key) && Boolean(seen.add(key));
+  });
+}
+
+async function runSanitizers(
+  config: Config,
+  o: DeepOptions,
+  exec: Exec,
+  tools: SanitizerTool[],
+  sanitizer: string,
+): Promise<SanitizerRun[]> {
+  const targets = sanitizerTargets(config, o.only);
+  const jobs = tools.flatMap((tool) => targets.map((t) => ({ tool, t })));
+  const runs = new Map<number, SanitizerRun>();
+  await pool(
+    jobs.map((j, i) => ({ ...j, i })),
+    o.jobs ?? 4,
+    async ({ tool, t, i }) => {
+      runs.set(i, await runSanitizer(exec, o, tool, sanitizer, t));
+    },
+  );
+  return jobs.map((_, i) => runs.get(i) as SanitizerRun);
+}
+
+async function runNcus(
+  targets: DeepTarget[],
+  o: DeepOptions,
+  exec: Exec,
+  ncu: string,
+  diagnostics: Diagnostic[],
+): Promise<NcuRun[]> {
+  const runs: NcuRun[] = [];
+  const metrics = ncuMetricsArg(o.computeCapability).split(',');
+  const dropped = (metric: string) =>
+    diagnostics.push({
+      level: 'warning',
+      code: 'deep.ncu_metric_missing',
+      source: 'deep',
+      message: `ncu on this GPU has no metric ${metric}: the Nsight Compute summaries go without it`,
+      fix: 'a newer Nsight Compute, or a GPU that has the metric (ncu --query-metrics lists them)',
+    });
+  for (const t of targets) {
+    const run = await runNcu(exec, o, ncu, t, metrics, dropped);
+    runs.push(run);
+    if (run.status === 'error' && /ERR_NVGPUCTRPERM/.test(run.message ?? '')) {
+      diagnostics.push(PERMISSION);
+      break; // every other target would fail the same way
+    }
+  }
+  return runs;
+}
+
 /** Runs the chosen checks; never throws for a tool's failure (that is a run's status). */
 export async function runDeep(config: Config, o: DeepOptions, exec: Exec): Promise<DeepOutcome> {
   const env = o.env ?? process.env;
   const diagnostics: Diagnostic[] = [];
   const deep: Deep = {};
-  const tools = o.checks.filter((c): c is SanitizerTool => c !== 'ncu');
+  const tools = o.checks.filter((c): c is SanitizerTool =>
+    (SANITIZER_TOOLS as readonly string[]).includes(c),
+  );
   if (tools.length) {
     const sanitizer = findTool('compute-sanitizer', env, o.sanitizerPath);
     if (!sanitizer) diagnostics.push(missingTool('compute-sanitizer', o.sanitizerPath));
-    else {
-      const targets = sanitizerTargets(config, o.only);
-      const jobs = tools.flatMap((tool) => targets.map((t) => ({ tool, t })));
-      const runs = new Map<number, SanitizerRun>();
-      await pool(
-        jobs.map((j, i) => ({ ...j, i })),
-        o.jobs ?? 4,
-        async ({ tool, t, i }) => {
-          runs.set(i, await runSanitizer(exec, o, tool, sanitizer, t));
-        },
-      );
-      deep.sanitizer = jobs.map((_, i) => runs.get(i) as SanitizerRun);
-    }
+    else deep.sanitizer = await runSanitizers(config, o, exec, tools, sanitizer);
   }
-  if (o.checks.includes('ncu')) {
+  if (o.checks.includes('ncu') || o.checks.includes('ncu-slower')) {
     const ncu = findTool('ncu', env, o.ncuPath);
+    const targets = ncuPlan(config, o);
     if (!ncu) diagnostics.push({ ...missingTool('ncu', o.ncuPath), level: 'warning' });
-    else {
-      deep.ncu = [];
-      const metrics = ncuMetricsArg(o.computeCapability).split(',');
-      const dropped = (metric: string) =>
-        diagnostics.push({
-          level: 'warning',
-          code: 'deep.ncu_metric_missing',
-          source: 'deep',
-          message: `ncu on this GPU has no metric ${metric}: the Nsight Compute summaries go without it`,
-          fix: 'a newer Nsight Compute, or a GPU that has the metric (ncu --query-metrics lists them)',
-        });
-      for (const t of ncuTargets(config, o.only)) {
-        const run = await runNcu(exec, o, ncu, t, metrics, dropped);
-        deep.ncu.push(run);
-        if (run.status === 'error' && /ERR_NVGPUCTRPERM/.test(run.message ?? '')) {
-          diagnostics.push({
-            level: 'warning',
-            code: 'deep.ncu_permission',
-            source: 'deep',
-            message: `ncu could not read the GPU's performance counters (ERR_NVGPUCTRPERM): no Nsight Compute summary`,
-            fix: 'run the job as root, or load the NVIDIA driver with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)',
-          });
-          break; // every other target would fail the same way
-        }
-      }
-    }
+    else if (targets.length) deep.ncu = await runNcus(targets, o, exec, ncu, diagnostics);
   }
   return { deep, diagnostics };
 }

@@ -2,3 +2,4 @@
 // pick the baseline, keep trusted runs) and judge (compare → tiers → gate → render). The only door.
 export * from './judge.js';
 export * from './run.js';
+export * from './slower.js';

@@ -1,6 +1,7 @@
 // Section `deep` (partials/deep.md.mustache): the nightly's deep checks, folded. compute-sanitizer:
 // one row per variant, a column per tool, and each finding's first lines; Nsight Compute: one row
-// per headline case and variant with its metrics and top stalls. Every text the tools printed is
+// per case and variant profiled (the headline cases; with ncu-slower the SLOWER ones) with its
+// metrics and top stalls. Every text the tools printed is
 // escaped or fenced.
 import { sanitizerLine } from '../deep/index.js';
 import { type Cell, codeBlock, fixed, table } from '../lib/index.js';
@@ -59,6 +60,7 @@ function ncuTable(runs: NcuRun[]): string {
     const m = n.metrics ?? {};
     return [
       `${n.kernel}/${n.variant}`,
+      n.case,
       n.status === 'ok' ? (n.device_kernel ?? '') : `💥 ${n.message ?? 'error'}`,
       trusted(m.duration_ms === undefined ? '' : fixed(m.duration_ms, 3)),
       trusted(pct(m.sm_throughput_pct)),
@@ -71,6 +73,7 @@ function ncuTable(runs: NcuRun[]): string {
   return table(
     [
       'variant',
+      'case',
       'device kernel',
       'ms',
       'SM %',
@@ -80,7 +83,7 @@ function ncuTable(runs: NcuRun[]): string {
       'top stalls (PC samples)',
     ],
     rows,
-    ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'l'],
+    ['l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'l'],
   );
 }
 
@@ -111,7 +114,7 @@ export function deepView(input: ReportInput, opts: ViewOptions) {
       : undefined,
     ncu: ncu.length
       ? {
-          title: `${plural(ncu.length, 'variant')} on ${cases.length === 1 ? 'the headline case' : plural(cases.length, 'headline case')}: ${cases.map((c) => esc(c)).join('; ')}`,
+          title: `${plural(ncu.length, 'run')} over ${plural(cases.length, 'case')} (${[...new Set(ncu.map((n) => n.kernel))].map((k) => esc(k)).join(', ')})`,
           table: ncuTable(ncu),
         }
       : undefined,

@@ -1,0 +1,25 @@
+// ncu-slower (src/deep): the cases a run is judged SLOWER in, as Nsight Compute targets, the
+// largest change first. Judged here as the report judges them (compare), before the deep checks
+// add their section.
+import type { Config } from '../config/index.js';
+import { type DeepTarget, slowerTargets } from '../deep/index.js';
+import { compare } from '../judge/index.js';
+import type { KernelgateResults } from '../results/index.js';
+
+export function slowerDeepTargets(
+  results: KernelgateResults,
+  baseline: KernelgateResults | undefined,
+  config: Config,
+): DeepTarget[] {
+  return slowerTargets(
+    compare(results, baseline, config)
+      .cases.filter((c) => c.perf === 'SLOWER' && c.ratio !== undefined)
+      .map((c) => ({
+        kernel: c.kernel,
+        variant: c.variant,
+        caseId: c.caseId,
+        params: c.params,
+        ratio: c.ratio as number,
+      })),
+  );
+}
