@@ -15139,16 +15139,18 @@ function parseJson(text2, file) {
     throw new InputError(`${file}: not valid JSON: ${detail}`);
   }
 }
-function loadResults(path9) {
-  let text2;
+function readInputFile(path9, shown = path9, what = "file") {
   try {
-    text2 = readFileSync(path9, "utf8");
+    return readFileSync(path9, "utf8");
   } catch (err) {
     const code = err.code;
     throw new InputError(
-      code === "ENOENT" ? `${path9}: no such results file` : `${path9}: cannot read: ${err.message}`
+      code === "ENOENT" ? `${shown}: no such ${what}` : `${shown}: cannot read: ${err.message}`
     );
   }
+}
+function loadResults(path9) {
+  const text2 = readInputFile(path9, path9, "results file");
   return validateResults(parseJson(text2, path9), path9);
 }
 
@@ -20090,15 +20092,7 @@ function finishKernel(adapter, kernel, adapted, options = {}) {
 }
 function adaptFile(adapter, path9, options) {
   const shown = options.shown ?? path9;
-  let text2;
-  try {
-    text2 = readFileSync4(path9, "utf8");
-  } catch (err) {
-    const code = err.code;
-    throw new InputError(
-      code === "ENOENT" ? `${shown}: no such file` : `${shown}: cannot read: ${err.message}`
-    );
-  }
+  const text2 = readInputFile(path9, shown);
   const adapted = adapter.parse({
     text: text2,
     file: shown,

@@ -36652,16 +36652,18 @@ function parseJson(text3, file) {
     throw new InputError(`${file}: not valid JSON: ${detail}`);
   }
 }
-function loadResults(path9) {
-  let text3;
+function readInputFile(path9, shown = path9, what = "file") {
   try {
-    text3 = readFileSync2(path9, "utf8");
+    return readFileSync2(path9, "utf8");
   } catch (err) {
     const code = err.code;
     throw new InputError(
-      code === "ENOENT" ? `${path9}: no such results file` : `${path9}: cannot read: ${err.message}`
+      code === "ENOENT" ? `${shown}: no such ${what}` : `${shown}: cannot read: ${err.message}`
     );
   }
+}
+function loadResults(path9) {
+  const text3 = readInputFile(path9, path9, "results file");
   return validateResults(parseJson(text3, path9), path9);
 }
 
@@ -38682,15 +38684,7 @@ function finishKernel(adapter, kernel, adapted, options = {}) {
 }
 function adaptFile(adapter, path9, options) {
   const shown = options.shown ?? path9;
-  let text3;
-  try {
-    text3 = readFileSync4(path9, "utf8");
-  } catch (err) {
-    const code = err.code;
-    throw new InputError(
-      code === "ENOENT" ? `${shown}: no such file` : `${shown}: cannot read: ${err.message}`
-    );
-  }
+  const text3 = readInputFile(path9, shown);
   const adapted = adapter.parse({
     text: text3,
     file: shown,

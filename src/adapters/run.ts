@@ -3,7 +3,7 @@
 // bench`), with the work formulas applied and what each tool gave recorded per kernel.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
-import { InputError } from '../results/index.js';
+import { InputError, readInputFile } from '../results/index.js';
 import type {
   CaseResult,
   Diagnostic,
@@ -109,17 +109,7 @@ export function adaptFile(
   },
 ): AdaptedKernel {
   const shown = options.shown ?? path;
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new InputError(
-      code === 'ENOENT'
-        ? `${shown}: no such file`
-        : `${shown}: cannot read: ${(err as Error).message}`,
-    );
-  }
+  const text = readInputFile(path, shown);
   const adapted = adapter.parse({
     text,
     file: shown,

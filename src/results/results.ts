@@ -153,18 +153,25 @@ export function parseJson(text: string, file: string): unknown {
   }
 }
 
-/** Reads, parses and validates a results document. */
-export function loadResults(path: string): KernelgateResults {
-  let text: string;
+/**
+ * A file's text, or an InputError naming it as `shown`: `<shown>: no such <what>` when it does not
+ * exist, `<shown>: cannot read: …` otherwise.
+ */
+export function readInputFile(path: string, shown: string = path, what = 'file'): string {
   try {
-    text = readFileSync(path, 'utf8');
+    return readFileSync(path, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     throw new InputError(
       code === 'ENOENT'
-        ? `${path}: no such results file`
-        : `${path}: cannot read: ${(err as Error).message}`,
+        ? `${shown}: no such ${what}`
+        : `${shown}: cannot read: ${(err as Error).message}`,
     );
   }
+}
+
+/** Reads, parses and validates a results document. */
+export function loadResults(path: string): KernelgateResults {
+  const text = readInputFile(path, path, 'results file');
   return validateResults(parseJson(text, path), path);
 }
