@@ -15153,6 +15153,10 @@ function loadResults(path9) {
   const text2 = readInputFile(path9, path9, "results file");
   return validateResults(parseJson(text2, path9), path9);
 }
+var HARNESS_STOPPED_CODES = /* @__PURE__ */ new Set([
+  "harness.exit",
+  "harness.no_results"
+]);
 
 // src/store/baseline.ts
 var StoreError = class extends Error {
@@ -17331,7 +17335,6 @@ function readShardDocuments(files, cwd) {
     return { file, results };
   });
 }
-var HARNESS_FAILED = /* @__PURE__ */ new Set(["harness.no_results", "harness.exit"]);
 function gpuOf2(doc) {
   if (doc.run.shard?.gpu) return doc.run.shard.gpu;
   const g = doc.environment.gpu;
@@ -17392,7 +17395,7 @@ function mergeShards(docs, count) {
     record.cases.forEach((id) => owned.add(id));
     const reported = new Set(doc.results.cases.map((c) => `${c.kernel}/${c.case}`));
     const unreported = record.cases.filter((id) => !reported.has(id));
-    const harness = doc.results.diagnostics.filter((d) => HARNESS_FAILED.has(d.code));
+    const harness = doc.results.diagnostics.filter((d) => HARNESS_STOPPED_CODES.has(d.code));
     const problems = [];
     for (const h of harness) {
       problems.push(h.message.split("\n")[0].replace(/\s*Last lines:\s*$/, ""));
@@ -18344,10 +18347,9 @@ function buildProblems(results) {
   }
   return problems;
 }
-var HARNESS_STOPPED = /* @__PURE__ */ new Set(["harness.exit", "harness.no_results"]);
 function harnessStopped(results) {
   const stopped = results.diagnostics.filter(
-    (d) => d.level === "error" && HARNESS_STOPPED.has(d.code)
+    (d) => d.level === "error" && HARNESS_STOPPED_CODES.has(d.code)
   );
   return stopped.map((d) => {
     const lines = d.message.split("\n").filter((l) => l.trim());
@@ -18424,7 +18426,7 @@ function gate(comparison, tiers, results, config) {
   }
   for (const t of tiers) if (t.problem) warnings.push(`${t.kernel} tiers: ${t.problem}`);
   for (const d of results.diagnostics.filter(
-    (x) => x.level === "error" && !HARNESS_STOPPED.has(x.code)
+    (x) => x.level === "error" && !HARNESS_STOPPED_CODES.has(x.code)
   )) {
     warnings.push(`diagnostic ${d.code}: ${d.message}${d.fix ? ` (fix: ${d.fix})` : ""}`);
   }

@@ -1,14 +1,6 @@
 // Runs the bundled action (node dist/index.js) as the runner does: INPUT_* variables, the event
 // payload file, the GITHUB_* command files, and GITHUB_API_URL pointing at the REST stand-in.
-import { execFile } from 'node:child_process';
-import {
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  readdirSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +10,13 @@ import { readInputs, resolveMode, resolvePullRequest } from '../src/action/index
 import { loadResults } from '../src/results/index.js';
 import type { KernelgateResults } from '../src/results/index.js';
 import { planShards, splitResults, unitsOfResults } from '../src/shard/index.js';
+import {
+  annotations,
+  buildBundle,
+  parseOutputs,
+  runFile as run,
+  type ActionRun,
+} from './support/bundled-action.js';
 import { GitHubServer } from './support/github-server.js';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -31,81 +30,10 @@ const SHA = '4bd3c1e0a7f94c2d8e6b5a3f2c1d0e9f8a7b6c5d';
 
 let buildDir: string;
 
-/**
- * Builds the bundle with the project's own script (scripts/bundle.mjs writes dist/ under the
- * working directory) into a scratch folder, so the test neither needs nor touches the committed dist/.
- */
+/** The bundle, built from src/ into a scratch folder (test/support/bundled-action.ts). */
 beforeAll(async () => {
-  buildDir = mkdtempSync(join(tmpdir(), 'kg-bundle-'));
-  mkdirSync(join(buildDir, 'src'));
-  for (const file of readdirSync(join(repoRoot, 'src')))
-    symlinkSync(join(repoRoot, 'src', file), join(buildDir, 'src', file));
-  for (const dir of ['schema', 'templates', 'node_modules'])
-    symlinkSync(join(repoRoot, dir), join(buildDir, dir));
-  // scripts/bundle.mjs reads LICENSE for the bundle's notices (dist/licenses.txt).
-  for (const file of ['package.json', 'LICENSE'])
-    symlinkSync(join(repoRoot, file), join(buildDir, file));
-  await run(process.execPath, [join(repoRoot, 'scripts', 'bundle.mjs')], {
-    cwd: buildDir,
-    env: { PATH: process.env['PATH'] ?? '' },
-  }).then((r) => {
-    if (r.code !== 0)
-      throw new Error(`scripts/bundle.mjs failed (${r.code}):\n${r.stdout}${r.stderr}`);
-  });
+  buildDir = await buildBundle(repoRoot);
 }, 120_000);
-
-interface Finished {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function run(
-  file: string,
-  args: string[],
-  options: { cwd: string; env: Record<string, string> },
-): Promise<Finished> {
-  return new Promise((done) => {
-    execFile(file, args, { ...options, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-      done({ code, stdout, stderr });
-    });
-  });
-}
-
-interface ActionRun extends Finished {
-  outputs: Record<string, string>;
-  summary: string;
-  workspace: string;
-}
-
-/** Parses the GITHUB_OUTPUT file: `name<<delimiter`, the value's lines, `delimiter`. */
-function parseOutputs(text: string): Record<string, string> {
-  const outputs: Record<string, string> = {};
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const m = /^([^<]+)<<(.+)$/.exec(lines[i] ?? '');
-    if (!m?.[1] || !m[2]) continue;
-    const value: string[] = [];
-    for (i++; i < lines.length && lines[i] !== m[2]; i++) value.push(lines[i] ?? '');
-    outputs[m[1]] = value.join('\n');
-  }
-  return outputs;
-}
-
-/** What core.setFailed / core.warning print, with the runner's escaping undone. */
-function annotations(stdout: string, kind: 'error' | 'warning'): string[] {
-  return stdout
-    .split('\n')
-    .filter((line) => line.startsWith(`::${kind}::`))
-    .map((line) =>
-      line
-        .slice(`::${kind}::`.length)
-        .replace(/%0A/g, '\n')
-        .replace(/%0D/g, '\r')
-        .replace(/%25/g, '%'),
-    );
-}
 
 let server: GitHubServer;
 

@@ -3,7 +3,7 @@
 import type { Comparison, CaseComparison } from './verdicts.js';
 import type { Config } from '../config/index.js';
 import { fixed, formatMs, formatRatioPct } from '../lib/index.js';
-import type { KernelgateResults } from '../results/index.js';
+import { HARNESS_STOPPED_CODES, type KernelgateResults } from '../results/index.js';
 import { deepProblems } from '../deep/index.js';
 import { shardProblems } from '../shard/index.js';
 import { findMeasurementErrors, type MeasurementError } from './throughput.js';
@@ -74,13 +74,10 @@ function buildProblems(results: KernelgateResults): string[] {
   return problems;
 }
 
-/** Diagnostics of a harness that exited non-zero (src/measure/measure.ts). */
-const HARNESS_STOPPED = new Set(['harness.exit', 'harness.no_results']);
-
 /** The harness that did not finish (a crash or an early stop), one line each. */
 function harnessStopped(results: KernelgateResults): string[] {
   const stopped = results.diagnostics.filter(
-    (d) => d.level === 'error' && HARNESS_STOPPED.has(d.code),
+    (d) => d.level === 'error' && HARNESS_STOPPED_CODES.has(d.code),
   );
   return stopped.map((d) => {
     const lines = d.message.split('\n').filter((l) => l.trim());
@@ -179,7 +176,7 @@ export function gate(
   // Doctor and harness errors usually surface as failed cases too; they are listed here so the
   // summary names the cause, but only the policy's categories decide the verdict.
   for (const d of results.diagnostics.filter(
-    (x) => x.level === 'error' && !HARNESS_STOPPED.has(x.code),
+    (x) => x.level === 'error' && !HARNESS_STOPPED_CODES.has(x.code),
   )) {
     warnings.push(`diagnostic ${d.code}: ${d.message}${d.fix ? ` (fix: ${d.fix})` : ''}`);
   }

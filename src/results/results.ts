@@ -175,3 +175,12 @@ export function loadResults(path: string): KernelgateResults {
   const text = readInputFile(path, path, 'results file');
   return validateResults(parseJson(text, path), path);
 }
+
+/**
+ * The diagnostics with which the measure stage says the harness did not finish (it exited
+ * non-zero: `harness.exit`, or before writing anything: `harness.no_results`; src/measure).
+ */
+export const HARNESS_STOPPED_CODES: ReadonlySet<string> = new Set([
+  'harness.exit',
+  'harness.no_results',
+]);

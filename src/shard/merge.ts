@@ -10,7 +10,7 @@ import type {
   KernelInfo,
   MergedShard,
 } from '../results/index.js';
-import { InputError, loadResults } from '../results/index.js';
+import { HARNESS_STOPPED_CODES, InputError, loadResults } from '../results/index.js';
 
 export interface ShardDocument {
   /** where it was read from, as the messages show it */
@@ -61,8 +61,6 @@ export function readShardDocuments(files: string[], cwd: string): ShardDocument[
     return { file, results };
   });
 }
-
-const HARNESS_FAILED = new Set(['harness.no_results', 'harness.exit']);
 
 function gpuOf(doc: KernelgateResults): Device {
   if (doc.run.shard?.gpu) return doc.run.shard.gpu;
@@ -145,7 +143,7 @@ export function mergeShards(docs: ShardDocument[], count: number): Merged {
     record.cases.forEach((id) => owned.add(id));
     const reported = new Set(doc.results.cases.map((c) => `${c.kernel}/${c.case}`));
     const unreported = record.cases.filter((id) => !reported.has(id));
-    const harness = doc.results.diagnostics.filter((d) => HARNESS_FAILED.has(d.code));
+    const harness = doc.results.diagnostics.filter((d) => HARNESS_STOPPED_CODES.has(d.code));
     const problems: string[] = [];
     for (const h of harness) {
       problems.push((h.message.split('\n')[0] as string).replace(/\s*Last lines:\s*$/, ''));

@@ -1,7 +1,7 @@
 // The bundled action (dist/index.js) run as a runner runs it: INPUT_* variables, the event payload
 // file, the GITHUB_* command files, GITHUB_API_URL pointing at the REST stand-in. The bundle is
 // built from src/ by the project's own script into a scratch folder, so a test neither needs nor
-// touches the committed dist/ (test/action.integration.test.ts does the same inline).
+// touches the committed dist/.
 import { execFile } from 'node:child_process';
 import {
   mkdirSync,
