@@ -304,6 +304,8 @@ class Harness:
             "paired_time_cap_s": a.paired_time_cap_s,
             "paired_max_time_cap_s": a.paired_max_time_cap_s,
             "paired_same_ci_share": a.paired_same_ci_share,
+            "paired_straddle_extra": a.paired_straddle_extra,
+            "paired_base_seeds": list(range(min(a.paired_base_seeds, a.seeds))),
         }
 
     def base_options(self):
@@ -770,6 +772,8 @@ def parse_args(argv):
     g.add_argument("--paired-time-cap-s", type=float, default=3.0, help="seconds of pairs per variant before it stops undecided; longer for slow cases (40 pairs' worth) up to --paired-max-time-cap-s (default 3)")
     g.add_argument("--paired-max-time-cap-s", type=float, default=10.0, help="most seconds of pairs per variant (default 10)")
     g.add_argument("--paired-same-ci-share", type=float, default=0.4, help="a variant inside ±threshold stops (SAME) once its interval's half-width is at most this share of the threshold (default 0.4: ±0.4 %% at a 1 %% threshold)")
+    g.add_argument("--paired-straddle-extra", type=float, default=1.0, help="a variant whose interval still straddles ±threshold at its cap goes on for up to this many caps more (default 1; 0 turns it off)")
+    g.add_argument("--paired-base-seeds", type=int, default=1, help="input seeds verified on the base revision (default 1: it is the target branch's code, verified with --seeds on its own push; its timed outputs are still checked)")
     args = p.parse_args(argv)
     if args.seeds < 1:
         p.error(f"--seeds must be at least 1, got {args.seeds}")
@@ -777,6 +781,10 @@ def parse_args(argv):
         p.error("--base-builds needs --base-root (the base revision's checkout)")
     if not 0 < args.paired_same_ci_share <= 1:
         p.error(f"--paired-same-ci-share must be in (0, 1], got {args.paired_same_ci_share:g}")
+    if args.paired_straddle_extra < 0:
+        p.error(f"--paired-straddle-extra must be at least 0, got {args.paired_straddle_extra:g}")
+    if args.paired_base_seeds < 1:
+        p.error(f"--paired-base-seeds must be at least 1, got {args.paired_base_seeds}")
     if args.paired_min_pairs < 5:
         p.error(f"--paired-min-pairs must be at least 5 blocks, got {args.paired_min_pairs}")
     return args

@@ -116,15 +116,18 @@ class PairedCase:
 
     def run(self, ensure_ready):
         """Records by head variant, each with its `paired` record."""
-        job = {"params": self.case.params, "seeds": self.opt["seeds"]}
+        seeds = {"head": self.opt["seeds"], "base": self.opt.get("paired_base_seeds") or self.opt["seeds"]}
         ensure_ready(self.head, "head")
         ensure_ready(self.base, "base")
         # Verification one arm after the other: two processes verifying at once ran out of memory
         # on the 80 GB H100 (the oracle of a B16 H96 S4096 case allocates 24 GiB), and the head
         # goes first so the base finds the head's Triton autotuning results in the shared cache.
+        # The base verifies fewer seeds (--paired-base-seeds): it is the target branch's code,
+        # verified with every seed on its own push; it must only be shown to compute the same
+        # thing here, timed outputs included, so that its times mean what the head's do.
         replies = {}
         for arm, handle, names in (("head", self.head, self.variants), ("base", self.base, self.base_variants)):
-            handle.send({"op": "pverify", **job, "variants": names})
+            handle.send({"op": "pverify", "params": self.case.params, "seeds": seeds[arm], "variants": names})
             reply = handle.wait(self.timeout_s * max(len(names), 1))
             if reply.get("op") == "fatal":
                 raise PairedFatal(arm, reply["error"])
@@ -167,7 +170,14 @@ class PairedCase:
         both arms, untimed, so the clock has settled to this kernel's draw."""
         self.warm(h_timed, b_paired)
         o = self.opt
-        rule = PairedStopRule(threshold_pct=o["paired_threshold_pct"], min_pairs=o["paired_min_pairs"], time_cap_s=o["paired_time_cap_s"], max_time_cap_s=o["paired_max_time_cap_s"], same_ci_share=o.get("paired_same_ci_share", PairedStopRule.same_ci_share))
+        rule = PairedStopRule(
+            threshold_pct=o["paired_threshold_pct"],
+            min_pairs=o["paired_min_pairs"],
+            time_cap_s=o["paired_time_cap_s"],
+            max_time_cap_s=o["paired_max_time_cap_s"],
+            same_ci_share=o.get("paired_same_ci_share", PairedStopRule.same_ci_share),
+            straddle_extra=o.get("paired_straddle_extra", PairedStopRule.straddle_extra),
+        )
         single = StopRule(min_samples=o["min_samples"], max_samples=o["max_samples"], ci_rel=o["ci_rel"], time_cap_s=o["time_cap_s"])
         samples = {arm: {v: {"ms": [], "clk": [], "pw": []} for v in h_timed} for arm in ("head", "base")}
         stop = {v: None for v in h_timed}

@@ -86,6 +86,13 @@ def test_a_planted_slowdown_lands_on_the_head_only(paired_run):
     assert 1.12 < p["median_ratio"] < 1.3 and p["ci_lo"] > 1.01
 
 
+def test_the_base_is_verified_on_one_seed_the_head_on_all(paired_run):
+    c = case(paired_run[0], "steady")
+    assert c["correctness"]["seeds"] == [0, 1]
+    assert c["paired"]["base_correctness"]["seeds"] == [0]
+    assert c["paired"]["base_correctness"]["status"] == "PASS"
+
+
 def test_a_base_that_fails_verification_leaves_the_head_timed_alone(paired_run):
     c = case(paired_run[0], "broken_in_base")
     assert c["status"] == "ok" and c["timing"]["n_samples"] >= 10
@@ -162,6 +169,26 @@ def test_same_waits_for_an_interval_narrower_than_its_share_of_the_threshold():
     assert rule.check(wide, 0.1, threshold=math.log1p(0.05)) == "decided"
     # The time cap still ends a variant that never narrows enough.
     assert rule.check(wide, 1000.0) == "time_cap"
+
+
+def test_a_variant_straddling_the_threshold_at_its_cap_gets_one_cap_more():
+    # +1 % ± 0.4 %: across +1 % at the cap (it would be AMBIGUOUS), so it goes on to twice the cap
+    # (100 blocks in 6 s: short pairs, so the cap is the 3 s floor).
+    rule = PairedStopRule(threshold_pct=1.0, min_pairs=6, time_cap_s=3, max_time_cap_s=10, cap_pairs=40)
+    edge = [math.log(1.01) + 0.004 * ((-1) ** i) for i in range(100)]
+    assert rule.check(edge, 3.0) is None
+    assert rule.check(edge, 5.9) is None
+    assert rule.check(edge, 6.0) == "time_cap"
+    # Inside ±1 % but wider than the SAME share: not straddling, so it stops at the cap (six
+    # blocks in 10 s: long pairs, so the cap is the 10 s ceiling).
+    wide = [0.006 * ((-1) ** i) * (i % 3) / 2 for i in range(6)]
+    assert rule.check(wide, 9.9) is None
+    assert rule.check(wide, 10.0) == "time_cap"
+    # Across -1 % likewise.
+    assert rule.check([-x for x in edge], 3.0) is None
+    # Off: the cap as before.
+    off = PairedStopRule(threshold_pct=1.0, min_pairs=6, time_cap_s=3, straddle_extra=0.0)
+    assert off.check(edge, 3.0) == "time_cap"
 
 
 def test_the_time_cap_follows_the_cases_duration():
