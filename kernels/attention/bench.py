@@ -39,6 +39,14 @@ STRESS_MAX_SCORES = 1 << 26
 # q and k scaled by this: logits of sd ~25, whose row maxima (~80-90) overflow exp() in fp32 unless
 # the running maximum is subtracted, as every FlashAttention-style kernel must.
 STRESS_LOGIT_SCALE = 5.0
+# The large-logits input is there to catch an exp() that overflows (NaN, Inf, errors of order 1),
+# not to tighten the precision bar: its scores are 25x larger, and a kernel that rounds the scores
+# to the input dtype between its two matrix products, as unfused attention does (cublas_attn,
+# seed 002's approach), loses 25x more of their absolute precision. Measured on the H100
+# (2026-11-23, push run of commit 7d6e23e): cublas_attn read rel_l2 2.5e-3 ... 3.6e-3 (fp16) and
+# 1.3e-2 ... 2.8e-2 (bf16) on it, the fused kernels and SDPA within the plain tolerance. Checked
+# against 4x the tolerance; a missing running maximum still fails it by orders of magnitude.
+STRESS_TOLERANCE_SCALE = {"large logits": 4.0}
 
 
 def stress_inputs(params, device):
