@@ -3,10 +3,11 @@ random seeds do not reach are verified like a seed, named in the failure, and ke
 case's error norms."""
 
 import math
+import os
 
 import pytest
 
-from conftest import STRESS_KERNELS
+from conftest import STRESS_KERNELS, harness_env
 
 N64 = "dtype=fp32,n=64"
 
@@ -40,3 +41,24 @@ def test_the_attention_module_stresses_small_cases_only():
     assert sets["uniform"]["q"].abs().max().item() == 0
     large = {"dtype": "fp16", "B": 16, "H": 96, "S": 4096, "D": 128, "causal": False}
     assert bench.stress_inputs(large, "cpu") == {}
+
+
+@pytest.mark.parametrize("scale, verdict", [(1e3, "fail"), (1e6, "ok")])
+def test_a_module_may_check_a_stress_input_against_a_multiple_of_its_tolerance(run_harness, tmp_path, scale, verdict):
+    # The same module with STRESS_TOLERANCE_SCALE = {"large": scale}: the saturating variant's error
+    # on `large` (rel_l2 > 0.1) fails 1e-5 x 1e3 and passes 1e-5 x 1e6; the seeds keep 1e-5.
+    kernels = tmp_path / "kernels"
+    os.makedirs(kernels / "scaled")
+    with open(os.path.join(STRESS_KERNELS, "stressed", "kernel.yml")) as f:
+        manifest = f.read().replace("name: stressed", "name: scaled").replace("module: stressed_bench", "module: scaled_bench")
+    (kernels / "scaled" / "kernel.yml").write_text(manifest)
+    (tmp_path / "scaled_bench.py").write_text(f"from stressed_bench import *  # noqa: F401,F403\n\nSTRESS_TOLERANCE_SCALE = {{'large': {scale!r}}}\n")
+    path = os.pathsep.join([str(tmp_path), harness_env()["PYTHONPATH"]])
+    r = run_harness("--no-timing", "--device", "cpu", "--seeds", "2", kernels=str(kernels), env={"PYTHONPATH": path})
+    bad = r.case("saturating", N64)
+    assert bad["status"] == verdict
+    assert bad["correctness"]["tol_rel_l2"] == 1e-5
+    if verdict == "fail":
+        assert bad["correctness"]["message"].startswith("stress input large: rel_l2 ")
+        assert bad["correctness"]["message"].endswith(" > tolerance 1.0e-02")
+    assert r.case("good", N64)["status"] == "ok"
