@@ -6955,10 +6955,10 @@ var require_identity = __commonJS({
     var NODE_TYPE = /* @__PURE__ */ Symbol.for("yaml.node.type");
     var isAlias = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === ALIAS;
     var isDocument = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === DOC;
-    var isMap2 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === MAP;
+    var isMap3 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === MAP;
     var isPair = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === PAIR;
-    var isScalar2 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === SCALAR;
-    var isSeq = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === SEQ;
+    var isScalar3 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === SCALAR;
+    var isSeq2 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === SEQ;
     function isCollection(node2) {
       if (node2 && typeof node2 === "object")
         switch (node2[NODE_TYPE]) {
@@ -6979,7 +6979,7 @@ var require_identity = __commonJS({
         }
       return false;
     }
-    var hasAnchor = (node2) => (isScalar2(node2) || isCollection(node2)) && !!node2.anchor;
+    var hasAnchor = (node2) => (isScalar3(node2) || isCollection(node2)) && !!node2.anchor;
     exports2.ALIAS = ALIAS;
     exports2.DOC = DOC;
     exports2.MAP = MAP;
@@ -6991,11 +6991,11 @@ var require_identity = __commonJS({
     exports2.isAlias = isAlias;
     exports2.isCollection = isCollection;
     exports2.isDocument = isDocument;
-    exports2.isMap = isMap2;
+    exports2.isMap = isMap3;
     exports2.isNode = isNode;
     exports2.isPair = isPair;
-    exports2.isScalar = isScalar2;
-    exports2.isSeq = isSeq;
+    exports2.isScalar = isScalar3;
+    exports2.isSeq = isSeq2;
   }
 });
 
@@ -11103,9 +11103,9 @@ var require_resolve_flow_collection = __commonJS({
     var blockMsg = "Block collections are not allowed within flow collections";
     var isBlock = (token) => token && (token.type === "block-map" || token.type === "block-seq");
     function resolveFlowCollection({ composeNode, composeEmptyNode }, ctx, fc, onError, tag) {
-      const isMap2 = fc.start.source === "{";
-      const fcName = isMap2 ? "flow map" : "flow sequence";
-      const NodeClass = tag?.nodeClass ?? (isMap2 ? YAMLMap.YAMLMap : YAMLSeq.YAMLSeq);
+      const isMap3 = fc.start.source === "{";
+      const fcName = isMap3 ? "flow map" : "flow sequence";
+      const NodeClass = tag?.nodeClass ?? (isMap3 ? YAMLMap.YAMLMap : YAMLSeq.YAMLSeq);
       const coll = new NodeClass(ctx.schema);
       coll.flow = true;
       const atRoot = ctx.atRoot;
@@ -11141,7 +11141,7 @@ var require_resolve_flow_collection = __commonJS({
             offset = props.end;
             continue;
           }
-          if (!isMap2 && ctx.options.strict && utilContainsNewline.containsNewline(key))
+          if (!isMap3 && ctx.options.strict && utilContainsNewline.containsNewline(key))
             onError(
               key,
               // checked by containsNewline()
@@ -11181,7 +11181,7 @@ var require_resolve_flow_collection = __commonJS({
             }
           }
         }
-        if (!isMap2 && !sep3 && !props.found) {
+        if (!isMap3 && !sep3 && !props.found) {
           const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep3, null, props, onError);
           coll.items.push(valueNode);
           offset = valueNode.range[2];
@@ -11204,7 +11204,7 @@ var require_resolve_flow_collection = __commonJS({
             startOnNewline: false
           });
           if (valueProps.found) {
-            if (!isMap2 && !props.found && ctx.options.strict) {
+            if (!isMap3 && !props.found && ctx.options.strict) {
               if (sep3)
                 for (const st of sep3) {
                   if (st === valueProps.found)
@@ -11236,7 +11236,7 @@ var require_resolve_flow_collection = __commonJS({
           const pair = new Pair.Pair(keyNode, valueNode);
           if (ctx.options.keepSourceTokens)
             pair.srcToken = collItem;
-          if (isMap2) {
+          if (isMap3) {
             const map = coll;
             if (utilMapIncludes.mapIncludes(ctx, map.items, keyNode))
               onError(keyStart, "DUPLICATE_KEY", "Map keys must be unique");
@@ -11252,7 +11252,7 @@ var require_resolve_flow_collection = __commonJS({
           offset = valueNode ? valueNode.range[2] : valueProps.end;
         }
       }
-      const expectedEnd = isMap2 ? "}" : "]";
+      const expectedEnd = isMap3 ? "}" : "]";
       const [ce, ...ee] = fc.end;
       let cePos = offset;
       if (ce?.source === expectedEnd)
@@ -12539,7 +12539,7 @@ var require_cst = __commonJS({
     var FLOW_END = "";
     var SCALAR = "";
     var isCollection = (token) => !!token && "items" in token;
-    var isScalar2 = (token) => !!token && (token.type === "scalar" || token.type === "single-quoted-scalar" || token.type === "double-quoted-scalar" || token.type === "block-scalar");
+    var isScalar3 = (token) => !!token && (token.type === "scalar" || token.type === "single-quoted-scalar" || token.type === "double-quoted-scalar" || token.type === "block-scalar");
     function prettyToken(token) {
       switch (token) {
         case BOM:
@@ -12623,7 +12623,7 @@ var require_cst = __commonJS({
     exports2.FLOW_END = FLOW_END;
     exports2.SCALAR = SCALAR;
     exports2.isCollection = isCollection;
-    exports2.isScalar = isScalar2;
+    exports2.isScalar = isScalar3;
     exports2.prettyToken = prettyToken;
     exports2.tokenType = tokenType;
   }
@@ -13222,7 +13222,7 @@ var require_lexer = __commonJS({
 var require_line_counter = __commonJS({
   "node_modules/yaml/dist/parse/line-counter.js"(exports2) {
     "use strict";
-    var LineCounter = class {
+    var LineCounter2 = class {
       constructor() {
         this.lineStarts = [];
         this.addNewLine = (offset) => this.lineStarts.push(offset);
@@ -13245,7 +13245,7 @@ var require_line_counter = __commonJS({
         };
       }
     };
-    exports2.LineCounter = LineCounter;
+    exports2.LineCounter = LineCounter2;
   }
 });
 
@@ -14153,7 +14153,7 @@ var require_public_api = __commonJS({
         return docs;
       return Object.assign([], { empty: true }, composer$1.streamInfo());
     }
-    function parseDocument3(source, options = {}) {
+    function parseDocument4(source, options = {}) {
       const { lineCounter: lineCounter2, prettyErrors } = parseOptions(options);
       const parser$1 = new parser.Parser(lineCounter2?.addNewLine);
       const composer$1 = new composer.Composer(options);
@@ -14179,7 +14179,7 @@ var require_public_api = __commonJS({
       } else if (options === void 0 && reviver && typeof reviver === "object") {
         options = reviver;
       }
-      const doc = parseDocument3(src, options);
+      const doc = parseDocument4(src, options);
       if (!doc)
         return null;
       doc.warnings.forEach((warning) => log.warn(doc.options.logLevel, warning));
@@ -14215,7 +14215,7 @@ var require_public_api = __commonJS({
     }
     exports2.parse = parse6;
     exports2.parseAllDocuments = parseAllDocuments;
-    exports2.parseDocument = parseDocument3;
+    exports2.parseDocument = parseDocument4;
     exports2.stringify = stringify;
   }
 });
@@ -15025,20 +15025,24 @@ var results_schema_default = {
 var InputError = class extends Error {
   /** every problem found, one line each, file-prefixed */
   problems;
-  constructor(message, problems = [message]) {
+  /** the problems' places, where the reader knows them (config files); else empty */
+  sites;
+  constructor(message, problems = [message], sites = []) {
     super(message);
     this.name = "InputError";
     this.problems = problems;
+    this.sites = sites;
   }
 };
 var MAX_PROBLEMS_IN_MESSAGE = 5;
-function problemsError(file, problems) {
+function problemsError(file, problems, at) {
   const lines = problems.map((p) => `${file}: ${p}`);
   const shown = lines.slice(0, MAX_PROBLEMS_IN_MESSAGE);
   if (lines.length > shown.length) {
     shown.push(`${file}: … and ${lines.length - shown.length} more problems`);
   }
-  return new InputError(shown.join("\n"), lines);
+  const sites = at ? problems.map((p, i) => ({ file: at.path, ...at.locate(p), message: lines[i] })) : [];
+  return new InputError(shown.join("\n"), lines, sites);
 }
 function readablePath(instancePath, extra2) {
   const parts = instancePath.split("/").slice(1).map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
@@ -18332,17 +18336,28 @@ function describeChange(c) {
   const detail = parts.length ? ` (${parts.join(", ")})` : "";
   return `${c.perf} ${formatRatioPct(c.ratio)}${detail}: ${formatMs(c.medianMs)} ms vs ${formatMs(c.baselineMedianMs)} ms`;
 }
+function about(c, title) {
+  return { title, kernel: c.kernel, variant: c.variant };
+}
 function buildProblems(results) {
   const problems = [];
   for (const b of results.builds ?? []) {
+    const variant = { kernel: b.kernel, variant: b.variant };
     if (b.status === "failed") {
       const lastLine2 = (b.log_tail ?? "").trim().split("\n").filter(Boolean).pop();
-      problems.push(`${b.kernel}/${b.variant}: build failed${lastLine2 ? `: ${lastLine2}` : ""}`);
+      const line = `${b.kernel}/${b.variant}: build failed${lastLine2 ? `: ${lastLine2}` : ""}`;
+      problems.push({ line, sites: [{ title: "build failed", ...variant }] });
     } else if (b.status === "expectation_failed") {
-      const unmet = (b.expectations ?? []).filter((e) => !e.ok).map((e) => `${e.name}: ${e.message}`);
-      problems.push(
-        `${b.kernel}/${b.variant}: build expectation unmet: ${unmet.join("; ") || "no detail"}`
-      );
+      const unmet = (b.expectations ?? []).filter((e) => !e.ok);
+      const line = `${b.kernel}/${b.variant}: build expectation unmet: ${unmet.map((e) => `${e.name}: ${e.message}`).join("; ") || "no detail"}`;
+      const title = "build expectation unmet";
+      const sites = unmet.map((e) => ({
+        title,
+        ...variant,
+        expectation: e.name,
+        message: `${b.kernel}/${b.variant}: build expectation unmet: ${e.name}: ${e.message}`
+      }));
+      problems.push({ line, sites: sites.length ? sites : [{ title, ...variant }] });
     }
   }
   return problems;
@@ -18384,6 +18399,11 @@ function gate(comparison, tiers, results, config) {
   const { policy } = config;
   const reasons = [];
   const warnings = [];
+  const sites = [];
+  const add = (fails, line, ...of) => {
+    (fails ? reasons : warnings).push(line);
+    for (const site of of) sites.push({ line, fails, message: line, ...site });
+  };
   const cases = comparison.cases;
   const byCorrectness = (v) => cases.filter((c) => c.correctness === v);
   const byPerf = (v) => cases.filter((c) => c.perf === v);
@@ -18391,14 +18411,16 @@ function gate(comparison, tiers, results, config) {
   const builds = buildProblems(results);
   reasons.push(...shardProblems(results));
   for (const c of byCorrectness("FAIL"))
-    reasons.push(`${c.label}: correctness FAIL: ${c.correctnessReason}`);
-  for (const c of byCorrectness("DRIFT"))
-    reasons.push(`${c.label}: correctness DRIFT: ${c.correctnessReason}`);
+    add(true, `${c.label}: correctness FAIL: ${c.correctnessReason}`, about(c, "correctness FAIL"));
+  for (const c of byCorrectness("DRIFT")) {
+    const line = `${c.label}: correctness DRIFT: ${c.correctnessReason}`;
+    add(true, line, about(c, "correctness DRIFT"));
+  }
   for (const c of byCorrectness("ERROR")) {
-    (policy.failOnError ? reasons : warnings).push(`${c.label}: ${c.correctnessReason}`);
+    add(policy.failOnError, `${c.label}: ${c.correctnessReason}`, about(c, "case error"));
   }
   for (const line of harnessStopped(results)) (policy.failOnError ? reasons : warnings).push(line);
-  for (const line of builds) (policy.failOnBuildFailure ? reasons : warnings).push(line);
+  for (const { line, sites: of } of builds) add(policy.failOnBuildFailure, line, ...of);
   const deep = deepProblems(results, policy.failOnSanitizer);
   reasons.push(...deep.reasons);
   warnings.push(...deep.warnings);
@@ -18409,7 +18431,9 @@ function gate(comparison, tiers, results, config) {
   }
   for (const c of byPerf("SLOWER")) {
     const note = c.perfNote ? ` (${c.perfNote})` : "";
-    (policy.failOnSlower ? reasons : warnings).push(`${c.label}: ${describeChange(c)}${note}`);
+    const line = `${c.label}: ${describeChange(c)}${note}`;
+    if (policy.failOnSlower) add(true, line, about(c, "SLOWER"));
+    else add(false, line);
   }
   for (const c of byPerf("MISSING")) {
     (policy.failOnMissing ? reasons : warnings).push(`${c.label}: MISSING: ${c.perfNote}`);
@@ -18428,20 +18452,23 @@ function gate(comparison, tiers, results, config) {
   for (const d of results.diagnostics.filter(
     (x) => x.level === "error" && !HARNESS_STOPPED_CODES.has(x.code)
   )) {
-    warnings.push(`diagnostic ${d.code}: ${d.message}${d.fix ? ` (fix: ${d.fix})` : ""}`);
+    const line = `diagnostic ${d.code}: ${d.message}${d.fix ? ` (fix: ${d.fix})` : ""}`;
+    const title = `diagnostic ${d.code}`;
+    add(false, line, ...d.kernel ? [{ title, kernel: d.kernel, variant: d.variant ?? "" }] : []);
   }
   const counts = gateCounts(cases, measurementErrors.length, builds.length);
   return {
     verdict: reasons.length ? "fail" : "pass",
     reasons,
     warnings,
+    sites,
     counts,
     measurementErrors
   };
 }
 
 // src/config/config.ts
-var import_yaml2 = __toESM(require_dist(), 1);
+var import_yaml3 = __toESM(require_dist(), 1);
 import { existsSync as existsSync8, readdirSync as readdirSync3, readFileSync as readFileSync5, statSync as statSync2 } from "node:fs";
 import { join as join9, relative as relative4, resolve as resolve5 } from "node:path";
 
@@ -20444,6 +20471,52 @@ var DATASHEET_PEAKS = Object.fromEntries(
   GPU_MODELS.filter((m) => m.peaks !== void 0).map((m) => [m.model, m.peaks])
 );
 
+// src/config/locate.ts
+var import_yaml2 = __toESM(require_dist(), 1);
+function yamlLocator(text2) {
+  const lines = new import_yaml2.LineCounter();
+  const doc = (0, import_yaml2.parseDocument)(text2, { lineCounter: lines });
+  const position = (offset) => {
+    const { line, col } = lines.linePos(offset);
+    return { line, column: col };
+  };
+  return {
+    locate(path9) {
+      let node2 = doc.contents;
+      let offset = doc.contents?.range?.[0] ?? 0;
+      for (const part of path9) {
+        if ((0, import_yaml2.isMap)(node2)) {
+          const pair = node2.items.find((p) => (0, import_yaml2.isScalar)(p.key) && String(p.key.value) === `${part}`);
+          if (!pair || !(0, import_yaml2.isScalar)(pair.key) || !pair.key.range) break;
+          offset = pair.key.range[0];
+          node2 = pair.value;
+        } else if ((0, import_yaml2.isSeq)(node2) && typeof part === "number") {
+          const item = node2.items[part];
+          if (!item?.range) break;
+          offset = item.range[0];
+          node2 = item;
+        } else break;
+      }
+      return position(offset);
+    }
+  };
+}
+function leadingFieldPath(problem) {
+  const head = /^(?:[A-Za-z_][A-Za-z0-9_-]*|\[(?:\d+|"(?:[^"\\]|\\.)*")\])(?:\.[A-Za-z_][A-Za-z0-9_-]*|\[(?:\d+|"(?:[^"\\]|\\.)*")\])*/.exec(
+    problem
+  );
+  if (!head) return [];
+  const parts = [];
+  for (const m of head[0].matchAll(
+    /([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]/g
+  )) {
+    if (m[1] !== void 0) parts.push(m[1]);
+    else if (m[2] !== void 0) parts.push(Number(m[2]));
+    else parts.push(JSON.parse(m[3]));
+  }
+  return parts;
+}
+
 // src/config/config.ts
 var DEFAULT_PEAKS = DATASHEET_PEAKS;
 var CONFIG_FILE_NAME = "kernelgate.yml";
@@ -20459,16 +20532,22 @@ function getValidators() {
   }
   return validators;
 }
-function parseYaml(text2, file) {
-  const doc = (0, import_yaml2.parseDocument)(text2, { prettyErrors: true });
+function parseYaml(text2, file, path9) {
+  const doc = (0, import_yaml3.parseDocument)(text2, { prettyErrors: true });
   const first = doc.errors[0];
   if (first) {
     const pos = first.linePos?.[0];
     const where3 = pos ? `${file}:${pos.line}:${pos.col}` : file;
     const what = (first.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
-    throw new InputError(`${where3}: YAML syntax error: ${what}`);
+    const message = `${where3}: YAML syntax error: ${what}`;
+    const at = pos ? { line: pos.line, column: pos.col } : {};
+    throw new InputError(message, [message], path9 ? [{ file: path9, ...at, message }] : []);
   }
   return doc.toJS();
+}
+function fieldProblems(shown, path9, text2, problems) {
+  const { locate } = yamlLocator(text2);
+  return problemsError(shown, problems, { path: path9, locate: (p) => locate(leadingFieldPath(p)) });
 }
 function readText(path9, shown) {
   try {
@@ -20483,9 +20562,11 @@ function loadConfig(rootDir, opts = {}) {
   const shownConfig = relative4(root, configPath) || CONFIG_FILE_NAME;
   let raw = {};
   let configFile;
+  let configText = "";
   if (existsSync8(configPath)) {
-    const data = parseYaml(readText(configPath, shownConfig), shownConfig) ?? {};
-    raw = validateConfigData(data, shownConfig);
+    configText = readText(configPath, shownConfig);
+    const data = parseYaml(configText, shownConfig, configPath) ?? {};
+    raw = validateConfigData(data, shownConfig, configPath, configText);
     configFile = configPath;
   } else if (opts.configFile) {
     throw new InputError(`${shownConfig}: no such config file`);
@@ -20496,16 +20577,15 @@ function loadConfig(rootDir, opts = {}) {
   if (existsSync8(kernelsPath) && statSync2(kernelsPath).isDirectory()) {
     kernels = loadKernels(root, kernelsPath);
   } else if (raw.kernels_dir !== void 0) {
-    throw new InputError(
-      `${shownConfig}: kernels_dir must be a folder (got ${showValue(raw.kernels_dir)}, which does not exist)`
-    );
+    const problem = `kernels_dir must be a folder (got ${showValue(raw.kernels_dir)}, which does not exist)`;
+    throw fieldProblems(shownConfig, configPath, configText, [problem]);
   }
   const { benchmarks, problems } = benchmarksFromRaw(
     raw.benchmarks ?? [],
     root,
     kernels.map((k) => k.manifest.name)
   );
-  if (problems.length) throw problemsError(shownConfig, problems);
+  if (problems.length) throw fieldProblems(shownConfig, configPath, configText, problems);
   return configFromRaw(raw, root, configFile, kernels, benchmarks);
 }
 function configFromRaw(raw, root, configFile, kernels, benchmarks) {
@@ -20560,9 +20640,10 @@ function configFromRaw(raw, root, configFile, kernels, benchmarks) {
     benchmarks
   };
 }
-function validateConfigData(data, file) {
+function validateConfigData(data, file, path9, text2) {
   const { config: validate2 } = getValidators();
-  if (!validate2(data)) throw problemsError(file, formatAjvErrors(validate2.errors ?? []));
+  if (!validate2(data))
+    throw fieldProblems(file, path9, text2, formatAjvErrors(validate2.errors ?? []));
   const raw = data;
   const problems = [];
   for (const key of ["fail_on_correctness", "fail_on_drift"]) {
@@ -20572,7 +20653,7 @@ function validateConfigData(data, file) {
       );
     }
   }
-  if (problems.length) throw problemsError(file, problems);
+  if (problems.length) throw fieldProblems(file, path9, text2, problems);
   return raw;
 }
 function loadKernels(root, kernelsPath) {
@@ -20584,12 +20665,14 @@ function loadKernels(root, kernelsPath) {
     const manifestPath = join9(kernelsPath, folder, "kernel.yml");
     if (!existsSync8(manifestPath)) continue;
     const shown = relative4(root, manifestPath);
-    const data = parseYaml(readText(manifestPath, shown), shown);
+    const text2 = readText(manifestPath, shown);
+    const data = parseYaml(text2, shown, manifestPath);
     const { kernel: validate2 } = getValidators();
-    if (!validate2(data)) throw problemsError(shown, formatAjvErrors(validate2.errors ?? []));
+    const invalid = (problems2) => fieldProblems(shown, manifestPath, text2, problems2);
+    if (!validate2(data)) throw invalid(formatAjvErrors(validate2.errors ?? []));
     const manifest = data;
     const problems = crossCheckManifest(manifest, folder);
-    if (problems.length) throw problemsError(shown, problems);
+    if (problems.length) throw invalid(problems);
     kernels.push({ manifest, dir: join9(kernelsPath, folder), file: shown });
   }
   return kernels;

@@ -19,6 +19,10 @@ var __commonJS = (cb, mod) => function __require2() {
     throw mod = 0, e;
   }
 };
+var __export = (target, all) => {
+  for (var name in all)
+    __defProp(target, name, { get: all[name], enumerable: true });
+};
 var __copyProps = (to, from, except, desc) => {
   if (from && typeof from === "object" || typeof from === "function") {
     for (let key of __getOwnPropNames(from))
@@ -42,8 +46,8 @@ var require_tunnel = __commonJS({
     "use strict";
     var net = __require("net");
     var tls = __require("tls");
-    var http = __require("http");
-    var https = __require("https");
+    var http2 = __require("http");
+    var https2 = __require("https");
     var events2 = __require("events");
     var assert = __require("assert");
     var util = __require("util");
@@ -53,24 +57,24 @@ var require_tunnel = __commonJS({
     exports2.httpsOverHttps = httpsOverHttps2;
     function httpOverHttp2(options) {
       var agent = new TunnelingAgent(options);
-      agent.request = http.request;
+      agent.request = http2.request;
       return agent;
     }
     function httpsOverHttp2(options) {
       var agent = new TunnelingAgent(options);
-      agent.request = http.request;
+      agent.request = http2.request;
       agent.createSocket = createSecureSocket;
       agent.defaultPort = 443;
       return agent;
     }
     function httpOverHttps2(options) {
       var agent = new TunnelingAgent(options);
-      agent.request = https.request;
+      agent.request = https2.request;
       return agent;
     }
     function httpsOverHttps2(options) {
       var agent = new TunnelingAgent(options);
-      agent.request = https.request;
+      agent.request = https2.request;
       agent.createSocket = createSecureSocket;
       agent.defaultPort = 443;
       return agent;
@@ -79,7 +83,7 @@ var require_tunnel = __commonJS({
       var self = this;
       self.options = options || {};
       self.proxyOptions = self.options.proxy || {};
-      self.maxSockets = self.options.maxSockets || http.Agent.defaultMaxSockets;
+      self.maxSockets = self.options.maxSockets || http2.Agent.defaultMaxSockets;
       self.requests = [];
       self.sockets = [];
       self.on("free", function onFree(socket, host, port, localAddress) {
@@ -1075,14 +1079,14 @@ var require_util = __commonJS({
         }
         const port = url.port != null ? url.port : url.protocol === "https:" ? 443 : 80;
         let origin = url.origin != null ? url.origin : `${url.protocol || ""}//${url.hostname || ""}:${port}`;
-        let path9 = url.path != null ? url.path : `${url.pathname || ""}${url.search || ""}`;
+        let path11 = url.path != null ? url.path : `${url.pathname || ""}${url.search || ""}`;
         if (origin[origin.length - 1] === "/") {
           origin = origin.slice(0, origin.length - 1);
         }
-        if (path9 && path9[0] !== "/") {
-          path9 = `/${path9}`;
+        if (path11 && path11[0] !== "/") {
+          path11 = `/${path11}`;
         }
-        return new URL(`${origin}${path9}`);
+        return new URL(`${origin}${path11}`);
       }
       if (!isHttpOrHttpsPrefixed(url.origin || url.protocol)) {
         throw new InvalidArgumentError("Invalid URL protocol: the URL must start with `http:` or `https:`.");
@@ -1533,39 +1537,39 @@ var require_diagnostics = __commonJS({
       });
       diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
         const {
-          request: { method, path: path9, origin }
+          request: { method, path: path11, origin }
         } = evt;
-        debuglog("sending request to %s %s/%s", method, origin, path9);
+        debuglog("sending request to %s %s/%s", method, origin, path11);
       });
       diagnosticsChannel.channel("undici:request:headers").subscribe((evt) => {
         const {
-          request: { method, path: path9, origin },
+          request: { method, path: path11, origin },
           response: { statusCode }
         } = evt;
         debuglog(
           "received response to %s %s/%s - HTTP %d",
           method,
           origin,
-          path9,
+          path11,
           statusCode
         );
       });
       diagnosticsChannel.channel("undici:request:trailers").subscribe((evt) => {
         const {
-          request: { method, path: path9, origin }
+          request: { method, path: path11, origin }
         } = evt;
-        debuglog("trailers received from %s %s/%s", method, origin, path9);
+        debuglog("trailers received from %s %s/%s", method, origin, path11);
       });
       diagnosticsChannel.channel("undici:request:error").subscribe((evt) => {
         const {
-          request: { method, path: path9, origin },
+          request: { method, path: path11, origin },
           error: error2
         } = evt;
         debuglog(
           "request to %s %s/%s errored - %s",
           method,
           origin,
-          path9,
+          path11,
           error2.message
         );
       });
@@ -1614,9 +1618,9 @@ var require_diagnostics = __commonJS({
         });
         diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
           const {
-            request: { method, path: path9, origin }
+            request: { method, path: path11, origin }
           } = evt;
-          debuglog("sending request to %s %s/%s", method, origin, path9);
+          debuglog("sending request to %s %s/%s", method, origin, path11);
         });
       }
       diagnosticsChannel.channel("undici:websocket:open").subscribe((evt) => {
@@ -1679,7 +1683,7 @@ var require_request = __commonJS({
     var kHandler = /* @__PURE__ */ Symbol("handler");
     var Request = class {
       constructor(origin, {
-        path: path9,
+        path: path11,
         method,
         body,
         headers,
@@ -1694,11 +1698,11 @@ var require_request = __commonJS({
         expectContinue,
         servername
       }, handler2) {
-        if (typeof path9 !== "string") {
+        if (typeof path11 !== "string") {
           throw new InvalidArgumentError("path must be a string");
-        } else if (path9[0] !== "/" && !(path9.startsWith("http://") || path9.startsWith("https://")) && method !== "CONNECT") {
+        } else if (path11[0] !== "/" && !(path11.startsWith("http://") || path11.startsWith("https://")) && method !== "CONNECT") {
           throw new InvalidArgumentError("path must be an absolute URL or start with a slash");
-        } else if (invalidPathRegex.test(path9)) {
+        } else if (invalidPathRegex.test(path11)) {
           throw new InvalidArgumentError("invalid request path");
         }
         if (typeof method !== "string") {
@@ -1764,7 +1768,7 @@ var require_request = __commonJS({
         this.completed = false;
         this.aborted = false;
         this.upgrade = upgrade || null;
-        this.path = query ? buildURL(path9, query) : path9;
+        this.path = query ? buildURL(path11, query) : path11;
         this.origin = origin;
         this.idempotent = idempotent == null ? method === "HEAD" || method === "GET" : idempotent;
         this.blocking = blocking == null ? false : blocking;
@@ -2161,9 +2165,9 @@ var require_dispatcher_base = __commonJS({
       }
       close(callback) {
         if (callback === void 0) {
-          return new Promise((resolve9, reject) => {
+          return new Promise((resolve10, reject) => {
             this.close((err, data) => {
-              return err ? reject(err) : resolve9(data);
+              return err ? reject(err) : resolve10(data);
             });
           });
         }
@@ -2201,12 +2205,12 @@ var require_dispatcher_base = __commonJS({
           err = null;
         }
         if (callback === void 0) {
-          return new Promise((resolve9, reject) => {
+          return new Promise((resolve10, reject) => {
             this.destroy(err, (err2, data) => {
               return err2 ? (
                 /* istanbul ignore next: should never error */
                 reject(err2)
-              ) : resolve9(data);
+              ) : resolve10(data);
             });
           });
         }
@@ -4473,8 +4477,8 @@ var require_util2 = __commonJS({
     function createDeferredPromise() {
       let res;
       let rej;
-      const promise = new Promise((resolve9, reject) => {
-        res = resolve9;
+      const promise = new Promise((resolve10, reject) => {
+        res = resolve10;
         rej = reject;
       });
       return { promise, resolve: res, reject: rej };
@@ -6457,7 +6461,7 @@ var require_client_h1 = __commonJS({
       return method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE" && method !== "CONNECT";
     }
     function writeH1(client, request2) {
-      const { method, path: path9, host, upgrade, blocking, reset } = request2;
+      const { method, path: path11, host, upgrade, blocking, reset } = request2;
       let { body, headers, contentLength } = request2;
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH" || method === "QUERY" || method === "PROPFIND" || method === "PROPPATCH";
       if (util.isFormDataLike(body)) {
@@ -6538,7 +6542,7 @@ var require_client_h1 = __commonJS({
       if (blocking) {
         socket[kBlocking] = true;
       }
-      let header = `${method} ${path9} HTTP/1.1\r
+      let header = `${method} ${path11} HTTP/1.1\r
 `;
       if (typeof host === "string") {
         header += `host: ${host}\r
@@ -6725,12 +6729,12 @@ upgrade: ${upgrade}\r
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve9, reject) => {
+      const waitForDrain = () => new Promise((resolve10, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve9;
+          callback = resolve10;
         }
       });
       socket.on("close", onDrain).on("drain", onDrain);
@@ -7067,7 +7071,7 @@ var require_client_h2 = __commonJS({
     }
     function writeH2(client, request2) {
       const session = client[kHTTP2Session];
-      const { method, path: path9, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
+      const { method, path: path11, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
       let { body } = request2;
       if (upgrade) {
         util.errorRequest(client, request2, new Error("Upgrade not supported for H2"));
@@ -7164,7 +7168,7 @@ var require_client_h2 = __commonJS({
         });
         return true;
       }
-      headers[HTTP2_HEADER_PATH] = path9;
+      headers[HTTP2_HEADER_PATH] = path11;
       headers[HTTP2_HEADER_SCHEME] = "https";
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH";
       if (body && typeof body.read === "function") {
@@ -7400,12 +7404,12 @@ var require_client_h2 = __commonJS({
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve9, reject) => {
+      const waitForDrain = () => new Promise((resolve10, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve9;
+          callback = resolve10;
         }
       });
       h2stream.on("close", onDrain).on("drain", onDrain);
@@ -7517,9 +7521,9 @@ var require_redirect_handler = __commonJS({
           return this.handler.onHeaders(statusCode, headers, resume, statusText);
         }
         const { origin, pathname, search } = util.parseURL(new URL(this.location, this.opts.origin && new URL(this.opts.path, this.opts.origin)));
-        const path9 = search ? `${pathname}${search}` : pathname;
+        const path11 = search ? `${pathname}${search}` : pathname;
         this.opts.headers = cleanRequestHeaders(this.opts.headers, statusCode === 303, this.opts.origin !== origin);
-        this.opts.path = path9;
+        this.opts.path = path11;
         this.opts.origin = origin;
         this.opts.maxRedirections = 0;
         this.opts.query = null;
@@ -7623,7 +7627,7 @@ var require_client = __commonJS({
     "use strict";
     var assert = __require("node:assert");
     var net = __require("node:net");
-    var http = __require("node:http");
+    var http2 = __require("node:http");
     var util = require_util();
     var { channels } = require_diagnostics();
     var Request = require_request();
@@ -7812,7 +7816,7 @@ var require_client = __commonJS({
         this[kUrl] = util.parseOrigin(url);
         this[kConnector] = connect2;
         this[kPipelining] = pipelining != null ? pipelining : 1;
-        this[kMaxHeadersSize] = maxHeaderSize || http.maxHeaderSize;
+        this[kMaxHeadersSize] = maxHeaderSize || http2.maxHeaderSize;
         this[kKeepAliveDefaultTimeout] = keepAliveTimeout == null ? 4e3 : keepAliveTimeout;
         this[kKeepAliveMaxTimeout] = keepAliveMaxTimeout == null ? 6e5 : keepAliveMaxTimeout;
         this[kKeepAliveTimeoutThreshold] = keepAliveTimeoutThreshold == null ? 2e3 : keepAliveTimeoutThreshold;
@@ -7884,16 +7888,16 @@ var require_client = __commonJS({
         return this[kNeedDrain] < 2;
       }
       async [kClose]() {
-        return new Promise((resolve9) => {
+        return new Promise((resolve10) => {
           if (this[kSize]) {
-            this[kClosedResolve] = resolve9;
+            this[kClosedResolve] = resolve10;
           } else {
-            resolve9(null);
+            resolve10(null);
           }
         });
       }
       async [kDestroy](err) {
-        return new Promise((resolve9) => {
+        return new Promise((resolve10) => {
           const requests = this[kQueue].splice(this[kPendingIdx]);
           for (let i = 0; i < requests.length; i++) {
             const request2 = requests[i];
@@ -7904,7 +7908,7 @@ var require_client = __commonJS({
               this[kClosedResolve]();
               this[kClosedResolve] = null;
             }
-            resolve9(null);
+            resolve10(null);
           };
           if (this[kHTTPContext]) {
             this[kHTTPContext].destroy(err, callback);
@@ -7955,7 +7959,7 @@ var require_client = __commonJS({
         });
       }
       try {
-        const socket = await new Promise((resolve9, reject) => {
+        const socket = await new Promise((resolve10, reject) => {
           client[kConnector]({
             host,
             hostname,
@@ -7967,7 +7971,7 @@ var require_client = __commonJS({
             if (err) {
               reject(err);
             } else {
-              resolve9(socket2);
+              resolve10(socket2);
             }
           });
         });
@@ -8303,8 +8307,8 @@ var require_pool_base = __commonJS({
         if (this[kQueue].isEmpty()) {
           await Promise.all(this[kClients].map((c) => c.close()));
         } else {
-          await new Promise((resolve9) => {
-            this[kClosedResolve] = resolve9;
+          await new Promise((resolve10) => {
+            this[kClosedResolve] = resolve10;
           });
         }
       }
@@ -8619,7 +8623,7 @@ var require_agent = __commonJS({
     function defaultFactory(origin, opts) {
       return opts && opts.connections === 1 ? new Client(origin, opts) : new Pool(origin, opts);
     }
-    var Agent = class extends DispatcherBase {
+    var Agent3 = class extends DispatcherBase {
       constructor({ factory = defaultFactory, maxRedirections = 0, connect, tls, ...options } = {}) {
         if (typeof factory !== "function") {
           throw new InvalidArgumentError("factory must be a function.");
@@ -8694,7 +8698,7 @@ var require_agent = __commonJS({
         await Promise.all(destroyPromises);
       }
     };
-    module.exports = Agent;
+    module.exports = Agent3;
   }
 });
 
@@ -8704,7 +8708,7 @@ var require_proxy_agent = __commonJS({
     "use strict";
     var { kProxy, kClose, kDestroy, kDispatch, kInterceptors } = require_symbols();
     var { URL: URL2 } = __require("node:url");
-    var Agent = require_agent();
+    var Agent3 = require_agent();
     var Pool = require_pool();
     var DispatcherBase = require_dispatcher_base();
     var { InvalidArgumentError, RequestAbortedError, SecureProxyConnectionError } = require_errors();
@@ -8758,10 +8762,10 @@ var require_proxy_agent = __commonJS({
         };
         const {
           origin,
-          path: path9 = "/",
+          path: path11 = "/",
           headers = {}
         } = opts;
-        opts.path = origin + path9;
+        opts.path = origin + path11;
         if (!("host" in headers) && !("Host" in headers)) {
           const { host } = new URL2(origin);
           headers.host = host;
@@ -8819,7 +8823,7 @@ var require_proxy_agent = __commonJS({
           return agentFactory(origin2, options);
         };
         this[kClient] = clientFactory(url, { connect });
-        this[kAgent] = new Agent({
+        this[kAgent] = new Agent3({
           ...opts,
           factory,
           connect: async (opts2, callback) => {
@@ -8928,7 +8932,7 @@ var require_env_http_proxy_agent = __commonJS({
     var DispatcherBase = require_dispatcher_base();
     var { kClose, kDestroy, kClosed, kDestroyed, kDispatch, kNoProxyAgent, kHttpProxyAgent, kHttpsProxyAgent } = require_symbols();
     var ProxyAgent2 = require_proxy_agent();
-    var Agent = require_agent();
+    var Agent3 = require_agent();
     var DEFAULT_PORTS = {
       "http:": 80,
       "https:": 443
@@ -8948,7 +8952,7 @@ var require_env_http_proxy_agent = __commonJS({
           });
         }
         const { httpProxy, httpsProxy, noProxy, ...agentOpts } = opts;
-        this[kNoProxyAgent] = new Agent(agentOpts);
+        this[kNoProxyAgent] = new Agent3(agentOpts);
         const HTTP_PROXY = httpProxy ?? process.env.http_proxy ?? process.env.HTTP_PROXY;
         if (HTTP_PROXY) {
           this[kHttpProxyAgent] = new ProxyAgent2({ ...agentOpts, uri: HTTP_PROXY });
@@ -9573,7 +9577,7 @@ var require_readable = __commonJS({
         if (this._readableState.closeEmitted) {
           return null;
         }
-        return await new Promise((resolve9, reject) => {
+        return await new Promise((resolve10, reject) => {
           if (this[kContentLength] > limit) {
             this.destroy(new AbortError());
           }
@@ -9586,7 +9590,7 @@ var require_readable = __commonJS({
             if (signal?.aborted) {
               reject(signal.reason ?? new AbortError());
             } else {
-              resolve9(null);
+              resolve10(null);
             }
           }).on("error", noop3).on("data", function(chunk) {
             limit -= chunk.length;
@@ -9605,7 +9609,7 @@ var require_readable = __commonJS({
     }
     async function consume(stream, type) {
       assert(!stream[kConsume]);
-      return new Promise((resolve9, reject) => {
+      return new Promise((resolve10, reject) => {
         if (isUnusable(stream)) {
           const rState = stream._readableState;
           if (rState.destroyed && rState.closeEmitted === false) {
@@ -9622,7 +9626,7 @@ var require_readable = __commonJS({
             stream[kConsume] = {
               type,
               stream,
-              resolve: resolve9,
+              resolve: resolve10,
               reject,
               length: 0,
               body: []
@@ -9692,18 +9696,18 @@ var require_readable = __commonJS({
       return buffer;
     }
     function consumeEnd(consume2) {
-      const { type, body, resolve: resolve9, stream, length } = consume2;
+      const { type, body, resolve: resolve10, stream, length } = consume2;
       try {
         if (type === "text") {
-          resolve9(chunksDecode(body, length));
+          resolve10(chunksDecode(body, length));
         } else if (type === "json") {
-          resolve9(JSON.parse(chunksDecode(body, length)));
+          resolve10(JSON.parse(chunksDecode(body, length)));
         } else if (type === "arrayBuffer") {
-          resolve9(chunksConcat(body, length).buffer);
+          resolve10(chunksConcat(body, length).buffer);
         } else if (type === "blob") {
-          resolve9(new Blob(body, { type: stream[kContentType] }));
+          resolve10(new Blob(body, { type: stream[kContentType] }));
         } else if (type === "bytes") {
-          resolve9(chunksConcat(body, length));
+          resolve10(chunksConcat(body, length));
         }
         consumeFinish(consume2);
       } catch (err) {
@@ -9960,9 +9964,9 @@ var require_api_request = __commonJS({
     };
     function request2(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve9, reject) => {
+        return new Promise((resolve10, reject) => {
           request2.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve9(data);
+            return err ? reject(err) : resolve10(data);
           });
         });
       }
@@ -10185,9 +10189,9 @@ var require_api_stream = __commonJS({
     };
     function stream(opts, factory, callback) {
       if (callback === void 0) {
-        return new Promise((resolve9, reject) => {
+        return new Promise((resolve10, reject) => {
           stream.call(this, opts, factory, (err, data) => {
-            return err ? reject(err) : resolve9(data);
+            return err ? reject(err) : resolve10(data);
           });
         });
       }
@@ -10472,9 +10476,9 @@ var require_api_upgrade = __commonJS({
     };
     function upgrade(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve9, reject) => {
+        return new Promise((resolve10, reject) => {
           upgrade.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve9(data);
+            return err ? reject(err) : resolve10(data);
           });
         });
       }
@@ -10566,9 +10570,9 @@ var require_api_connect = __commonJS({
     };
     function connect(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve9, reject) => {
+        return new Promise((resolve10, reject) => {
           connect.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve9(data);
+            return err ? reject(err) : resolve10(data);
           });
         });
       }
@@ -10733,20 +10737,20 @@ var require_mock_utils = __commonJS({
       }
       return true;
     }
-    function safeUrl(path9) {
-      if (typeof path9 !== "string") {
-        return path9;
+    function safeUrl(path11) {
+      if (typeof path11 !== "string") {
+        return path11;
       }
-      const pathSegments = path9.split("?");
+      const pathSegments = path11.split("?");
       if (pathSegments.length !== 2) {
-        return path9;
+        return path11;
       }
       const qp = new URLSearchParams(pathSegments.pop());
       qp.sort();
       return [...pathSegments, qp.toString()].join("?");
     }
-    function matchKey(mockDispatch2, { path: path9, method, body, headers }) {
-      const pathMatch = matchValue(mockDispatch2.path, path9);
+    function matchKey(mockDispatch2, { path: path11, method, body, headers }) {
+      const pathMatch = matchValue(mockDispatch2.path, path11);
       const methodMatch = matchValue(mockDispatch2.method, method);
       const bodyMatch = typeof mockDispatch2.body !== "undefined" ? matchValue(mockDispatch2.body, body) : true;
       const headersMatch = matchHeaders(mockDispatch2, headers);
@@ -10768,7 +10772,7 @@ var require_mock_utils = __commonJS({
     function getMockDispatch(mockDispatches, key) {
       const basePath = key.query ? buildURL(key.path, key.query) : key.path;
       const resolvedPath = typeof basePath === "string" ? safeUrl(basePath) : basePath;
-      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path9 }) => matchValue(safeUrl(path9), resolvedPath));
+      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path11 }) => matchValue(safeUrl(path11), resolvedPath));
       if (matchedMockDispatches.length === 0) {
         throw new MockNotMatchedError(`Mock dispatch not matched for path '${resolvedPath}'`);
       }
@@ -10806,9 +10810,9 @@ var require_mock_utils = __commonJS({
       }
     }
     function buildKey(opts) {
-      const { path: path9, method, body, headers, query } = opts;
+      const { path: path11, method, body, headers, query } = opts;
       return {
-        path: path9,
+        path: path11,
         method,
         body,
         headers,
@@ -11271,10 +11275,10 @@ var require_pending_interceptors_formatter = __commonJS({
       }
       format(pendingInterceptors) {
         const withPrettyHeaders = pendingInterceptors.map(
-          ({ method, path: path9, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
+          ({ method, path: path11, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
             Method: method,
             Origin: origin,
-            Path: path9,
+            Path: path11,
             "Status code": statusCode,
             Persistent: persist ? PERSISTENT : NOT_PERSISTENT,
             Invocations: timesInvoked,
@@ -11293,7 +11297,7 @@ var require_mock_agent = __commonJS({
   "node_modules/undici/lib/mock/mock-agent.js"(exports2, module) {
     "use strict";
     var { kClients } = require_symbols();
-    var Agent = require_agent();
+    var Agent3 = require_agent();
     var {
       kAgent,
       kMockAgentSet,
@@ -11320,7 +11324,7 @@ var require_mock_agent = __commonJS({
         if (opts?.agent && typeof opts.agent.dispatch !== "function") {
           throw new InvalidArgumentError("Argument opts.agent must implement Agent");
         }
-        const agent = opts?.agent ? opts.agent : new Agent(opts);
+        const agent = opts?.agent ? opts.agent : new Agent3(opts);
         this[kAgent] = agent;
         this[kClients] = agent[kClients];
         this[kOptions] = buildMockOptions(opts);
@@ -11424,9 +11428,9 @@ var require_global2 = __commonJS({
     "use strict";
     var globalDispatcher = /* @__PURE__ */ Symbol.for("undici.globalDispatcher.1");
     var { InvalidArgumentError } = require_errors();
-    var Agent = require_agent();
+    var Agent3 = require_agent();
     if (getGlobalDispatcher() === void 0) {
-      setGlobalDispatcher(new Agent());
+      setGlobalDispatcher(new Agent3());
     }
     function setGlobalDispatcher(agent) {
       if (!agent || typeof agent.dispatch !== "function") {
@@ -12037,10 +12041,10 @@ var require_headers = __commonJS({
         const lowercaseName = isLowerCase ? name : name.toLowerCase();
         const exists3 = this[kHeadersMap].get(lowercaseName);
         if (exists3) {
-          const delimiter4 = lowercaseName === "cookie" ? "; " : ", ";
+          const delimiter5 = lowercaseName === "cookie" ? "; " : ", ";
           this[kHeadersMap].set(lowercaseName, {
             name: exists3.name,
-            value: `${exists3.value}${delimiter4}${value}`
+            value: `${exists3.value}${delimiter5}${value}`
           });
         } else {
           this[kHeadersMap].set(lowercaseName, { name, value });
@@ -14431,7 +14435,7 @@ var require_fetch = __commonJS({
       function dispatch({ body }) {
         const url = requestCurrentURL(request2);
         const agent = fetchParams.controller.dispatcher;
-        return new Promise((resolve9, reject) => agent.dispatch(
+        return new Promise((resolve10, reject) => agent.dispatch(
           {
             path: url.pathname + url.search,
             origin: url.origin,
@@ -14507,7 +14511,7 @@ var require_fetch = __commonJS({
               }
               this.body = new Readable({ read: resume });
               const onError = this.onError.bind(this);
-              resolve9({
+              resolve10({
                 status,
                 statusText,
                 headersList,
@@ -14550,7 +14554,7 @@ var require_fetch = __commonJS({
               for (let i = 0; i < rawHeaders.length; i += 2) {
                 headersList.append(bufferToLowerCasedHeaderName(rawHeaders[i]), rawHeaders[i + 1].toString("latin1"), true);
               }
-              resolve9({
+              resolve10({
                 status,
                 statusText: STATUS_CODES[status],
                 headersList,
@@ -16153,9 +16157,9 @@ var require_util6 = __commonJS({
         }
       }
     }
-    function validateCookiePath(path9) {
-      for (let i = 0; i < path9.length; ++i) {
-        const code = path9.charCodeAt(i);
+    function validateCookiePath(path11) {
+      for (let i = 0; i < path11.length; ++i) {
+        const code = path11.charCodeAt(i);
         if (code < 32 || // exclude CTLs (0-31)
         code > 126 || // exclude DEL and non-ascii
         code === 59) {
@@ -18291,8 +18295,8 @@ var require_util8 = __commonJS({
       return true;
     }
     function delay(ms) {
-      return new Promise((resolve9) => {
-        setTimeout(resolve9, ms).unref();
+      return new Promise((resolve10) => {
+        setTimeout(resolve10, ms).unref();
       });
     }
     module.exports = {
@@ -19016,7 +19020,7 @@ var require_undici = __commonJS({
     var Dispatcher = require_dispatcher();
     var Pool = require_pool();
     var BalancedPool = require_balanced_pool();
-    var Agent = require_agent();
+    var Agent3 = require_agent();
     var ProxyAgent2 = require_proxy_agent();
     var EnvHttpProxyAgent = require_env_http_proxy_agent();
     var RetryAgent = require_retry_agent();
@@ -19039,7 +19043,7 @@ var require_undici = __commonJS({
     module.exports.Client = Client;
     module.exports.Pool = Pool;
     module.exports.BalancedPool = BalancedPool;
-    module.exports.Agent = Agent;
+    module.exports.Agent = Agent3;
     module.exports.ProxyAgent = ProxyAgent2;
     module.exports.EnvHttpProxyAgent = EnvHttpProxyAgent;
     module.exports.RetryAgent = RetryAgent;
@@ -19075,11 +19079,11 @@ var require_undici = __commonJS({
           if (typeof opts.path !== "string") {
             throw new InvalidArgumentError("invalid opts.path");
           }
-          let path9 = opts.path;
+          let path11 = opts.path;
           if (!opts.path.startsWith("/")) {
-            path9 = `/${path9}`;
+            path11 = `/${path11}`;
           }
-          url = new URL(util.parseOrigin(url).origin + path9);
+          url = new URL(util.parseOrigin(url).origin + path11);
         } else {
           if (!opts) {
             opts = typeof url === "object" ? url : {};
@@ -20586,12 +20590,12 @@ var require_applicability = __commonJS({
     Object.defineProperty(exports2, "__esModule", { value: true });
     exports2.shouldUseRule = exports2.shouldUseGroup = exports2.schemaHasRulesForType = void 0;
     function schemaHasRulesForType({ schema, self }, type) {
-      const group = self.RULES.types[type];
-      return group && group !== true && shouldUseGroup(schema, group);
+      const group2 = self.RULES.types[type];
+      return group2 && group2 !== true && shouldUseGroup(schema, group2);
     }
     exports2.schemaHasRulesForType = schemaHasRulesForType;
-    function shouldUseGroup(schema, group) {
-      return group.rules.some((rule) => shouldUseRule(schema, rule));
+    function shouldUseGroup(schema, group2) {
+      return group2.rules.some((rule) => shouldUseRule(schema, rule));
     }
     exports2.shouldUseGroup = shouldUseGroup;
     function shouldUseRule(schema, rule) {
@@ -21621,36 +21625,36 @@ var require_validate = __commonJS({
       if (!opts.jtd)
         checkStrictTypes(it, types);
       gen.block(() => {
-        for (const group of RULES.rules)
-          groupKeywords(group);
+        for (const group2 of RULES.rules)
+          groupKeywords(group2);
         groupKeywords(RULES.post);
       });
-      function groupKeywords(group) {
-        if (!(0, applicability_1.shouldUseGroup)(schema, group))
+      function groupKeywords(group2) {
+        if (!(0, applicability_1.shouldUseGroup)(schema, group2))
           return;
-        if (group.type) {
-          gen.if((0, dataType_2.checkDataType)(group.type, data, opts.strictNumbers));
-          iterateKeywords(it, group);
-          if (types.length === 1 && types[0] === group.type && typeErrors) {
+        if (group2.type) {
+          gen.if((0, dataType_2.checkDataType)(group2.type, data, opts.strictNumbers));
+          iterateKeywords(it, group2);
+          if (types.length === 1 && types[0] === group2.type && typeErrors) {
             gen.else();
             (0, dataType_2.reportTypeError)(it);
           }
           gen.endIf();
         } else {
-          iterateKeywords(it, group);
+          iterateKeywords(it, group2);
         }
         if (!allErrors)
           gen.if((0, codegen_1._)`${names_1.default.errors} === ${errsCount || 0}`);
       }
     }
-    function iterateKeywords(it, group) {
+    function iterateKeywords(it, group2) {
       const { gen, schema, opts: { useDefaults } } = it;
       if (useDefaults)
-        (0, defaults_1.assignDefaults)(it, group.type);
+        (0, defaults_1.assignDefaults)(it, group2.type);
       gen.block(() => {
-        for (const rule of group.rules) {
+        for (const rule of group2.rules) {
           if ((0, applicability_1.shouldUseRule)(schema, rule)) {
-            keywordCode(it, rule.keyword, rule.definition, group.type);
+            keywordCode(it, rule.keyword, rule.definition, group2.type);
           }
         }
       });
@@ -22101,7 +22105,7 @@ var require_compile = __commonJS({
       const schOrFunc = root.refs[ref];
       if (schOrFunc)
         return schOrFunc;
-      let _sch = resolve9.call(this, root, ref);
+      let _sch = resolve10.call(this, root, ref);
       if (_sch === void 0) {
         const schema = (_a = root.localRefs) === null || _a === void 0 ? void 0 : _a[ref];
         const { schemaId } = this.opts;
@@ -22128,7 +22132,7 @@ var require_compile = __commonJS({
     function sameSchemaEnv(s1, s2) {
       return s1.schema === s2.schema && s1.root === s2.root && s1.baseId === s2.baseId;
     }
-    function resolve9(root, ref) {
+    function resolve10(root, ref) {
       let sch;
       while (typeof (sch = this.refs[ref]) == "string")
         ref = sch;
@@ -22379,8 +22383,8 @@ var require_utils2 = __commonJS({
       }
       return ind;
     }
-    function removeDotSegments(path9) {
-      let input = path9;
+    function removeDotSegments(path11) {
+      let input = path11;
       const output = [];
       let nextSlash = -1;
       let len = 0;
@@ -22454,11 +22458,11 @@ var require_utils2 = __commonJS({
       }
       return output.join("");
     }
-    function removeDotSegmentsRelative(path9) {
-      if (path9 === "" || path9[0] === "/") {
-        return removeDotSegments(path9);
+    function removeDotSegmentsRelative(path11) {
+      if (path11 === "" || path11[0] === "/") {
+        return removeDotSegments(path11);
       }
-      const segments = path9.split("/");
+      const segments = path11.split("/");
       const last = segments.length - 1;
       const output = [];
       let trailingDirectory = false;
@@ -22821,8 +22825,8 @@ var require_schemes = __commonJS({
       }
       if (wsComponent.resourceName) {
         const queryIndex = wsComponent.resourceName.indexOf("?");
-        const path9 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
-        wsComponent.path = path9 && path9 !== "/" ? path9 : void 0;
+        const path11 = queryIndex === -1 ? wsComponent.resourceName : wsComponent.resourceName.slice(0, queryIndex);
+        wsComponent.path = path11 && path11 !== "/" ? path11 : void 0;
         wsComponent.query = queryIndex === -1 ? void 0 : wsComponent.resourceName.slice(queryIndex + 1);
         wsComponent.resourceName = void 0;
       }
@@ -22881,7 +22885,7 @@ var require_schemes = __commonJS({
       urnComponent.nss = (uuidComponent.uuid || "").toLowerCase();
       return urnComponent;
     }
-    var http = (
+    var http2 = (
       /** @type {SchemeHandler} */
       {
         scheme: "http",
@@ -22890,11 +22894,11 @@ var require_schemes = __commonJS({
         serialize: httpSerialize
       }
     );
-    var https = (
+    var https2 = (
       /** @type {SchemeHandler} */
       {
         scheme: "https",
-        domainHost: http.domainHost,
+        domainHost: http2.domainHost,
         parse: httpParse,
         serialize: httpSerialize
       }
@@ -22938,8 +22942,8 @@ var require_schemes = __commonJS({
     var SCHEMES = (
       /** @type {Record<SchemeName, SchemeHandler>} */
       {
-        http,
-        https,
+        http: http2,
+        https: https2,
         ws,
         wss,
         urn,
@@ -22992,7 +22996,7 @@ var require_fast_uri = __commonJS({
       }
       return uri;
     }
-    function resolve9(baseURI, relativeURI, options) {
+    function resolve10(baseURI, relativeURI, options) {
       const schemelessOptions = options ? Object.assign({ scheme: "null" }, options) : { scheme: "null" };
       const {
         parsed: baseParsed,
@@ -23028,50 +23032,50 @@ var require_fast_uri = __commonJS({
       schemelessOptions.skipEscape = true;
       return serialize2(resolved, schemelessOptions);
     }
-    function resolveComponent(base, relative7, options, skipNormalization) {
+    function resolveComponent(base, relative8, options, skipNormalization) {
       const target = {};
       if (!skipNormalization) {
         base = parse8(serialize2(base, options), options);
-        relative7 = parse8(serialize2(relative7, options), options);
+        relative8 = parse8(serialize2(relative8, options), options);
       }
       options = options || {};
-      if (!options.tolerant && relative7.scheme) {
-        target.scheme = relative7.scheme;
-        target.userinfo = relative7.userinfo;
-        target.host = relative7.host;
-        target.port = relative7.port;
-        target.path = removeDotSegments(relative7.path || "");
-        target.query = relative7.query;
+      if (!options.tolerant && relative8.scheme) {
+        target.scheme = relative8.scheme;
+        target.userinfo = relative8.userinfo;
+        target.host = relative8.host;
+        target.port = relative8.port;
+        target.path = removeDotSegments(relative8.path || "");
+        target.query = relative8.query;
       } else {
-        if (relative7.userinfo !== void 0 || relative7.host !== void 0 || relative7.port !== void 0) {
-          target.userinfo = relative7.userinfo;
-          target.host = relative7.host;
-          target.port = relative7.port;
-          target.path = removeDotSegments(relative7.path || "");
-          target.query = relative7.query;
+        if (relative8.userinfo !== void 0 || relative8.host !== void 0 || relative8.port !== void 0) {
+          target.userinfo = relative8.userinfo;
+          target.host = relative8.host;
+          target.port = relative8.port;
+          target.path = removeDotSegments(relative8.path || "");
+          target.query = relative8.query;
         } else {
-          if (!relative7.path) {
+          if (!relative8.path) {
             target.path = base.path;
-            if (relative7.query !== void 0) {
-              target.query = relative7.query;
+            if (relative8.query !== void 0) {
+              target.query = relative8.query;
             } else {
               target.query = base.query;
             }
           } else {
-            if (relative7.path[0] === "/") {
-              target.path = removeDotSegments(relative7.path);
+            if (relative8.path[0] === "/") {
+              target.path = removeDotSegments(relative8.path);
             } else {
               const baseHasAuthority = base.userinfo !== void 0 || base.host !== void 0 || base.port !== void 0;
               if (baseHasAuthority && !base.path) {
-                target.path = "/" + relative7.path;
+                target.path = "/" + relative8.path;
               } else if (!base.path) {
-                target.path = relative7.path;
+                target.path = relative8.path;
               } else {
-                target.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative7.path;
+                target.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative8.path;
               }
               target.path = base.scheme === void 0 && !baseHasAuthority && target.path[0] !== "/" ? removeDotSegmentsRelative(target.path) : removeDotSegments(target.path);
             }
-            target.query = relative7.query;
+            target.query = relative8.query;
           }
           target.userinfo = base.userinfo;
           target.host = base.host;
@@ -23079,7 +23083,7 @@ var require_fast_uri = __commonJS({
         }
         target.scheme = base.scheme;
       }
-      target.fragment = relative7.fragment;
+      target.fragment = relative8.fragment;
       return target;
     }
     function equal(uriA, uriB, options) {
@@ -23383,7 +23387,7 @@ var require_fast_uri = __commonJS({
     var fastUri = {
       SCHEMES,
       normalize,
-      resolve: resolve9,
+      resolve: resolve10,
       resolveComponent,
       equal,
       serialize: serialize2,
@@ -23781,10 +23785,10 @@ var require_core = __commonJS({
         const { RULES } = this;
         delete RULES.keywords[keyword];
         delete RULES.all[keyword];
-        for (const group of RULES.rules) {
-          const i = group.rules.findIndex((rule) => rule.keyword === keyword);
+        for (const group2 of RULES.rules) {
+          const i = group2.rules.findIndex((rule) => rule.keyword === keyword);
           if (i >= 0)
-            group.rules.splice(i, 1);
+            group2.rules.splice(i, 1);
         }
         return this;
       }
@@ -26068,10 +26072,10 @@ var require_identity = __commonJS({
     var NODE_TYPE = /* @__PURE__ */ Symbol.for("yaml.node.type");
     var isAlias = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === ALIAS;
     var isDocument = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === DOC;
-    var isMap2 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === MAP;
+    var isMap3 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === MAP;
     var isPair = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === PAIR;
-    var isScalar2 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === SCALAR;
-    var isSeq = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === SEQ;
+    var isScalar3 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === SCALAR;
+    var isSeq2 = (node2) => !!node2 && typeof node2 === "object" && node2[NODE_TYPE] === SEQ;
     function isCollection(node2) {
       if (node2 && typeof node2 === "object")
         switch (node2[NODE_TYPE]) {
@@ -26092,7 +26096,7 @@ var require_identity = __commonJS({
         }
       return false;
     }
-    var hasAnchor = (node2) => (isScalar2(node2) || isCollection(node2)) && !!node2.anchor;
+    var hasAnchor = (node2) => (isScalar3(node2) || isCollection(node2)) && !!node2.anchor;
     exports2.ALIAS = ALIAS;
     exports2.DOC = DOC;
     exports2.MAP = MAP;
@@ -26104,11 +26108,11 @@ var require_identity = __commonJS({
     exports2.isAlias = isAlias;
     exports2.isCollection = isCollection;
     exports2.isDocument = isDocument;
-    exports2.isMap = isMap2;
+    exports2.isMap = isMap3;
     exports2.isNode = isNode;
     exports2.isPair = isPair;
-    exports2.isScalar = isScalar2;
-    exports2.isSeq = isSeq;
+    exports2.isScalar = isScalar3;
+    exports2.isSeq = isSeq2;
   }
 });
 
@@ -26132,17 +26136,17 @@ var require_visit = __commonJS({
     visit.BREAK = BREAK;
     visit.SKIP = SKIP;
     visit.REMOVE = REMOVE;
-    function visit_(key, node2, visitor, path9) {
-      const ctrl = callVisitor(key, node2, visitor, path9);
+    function visit_(key, node2, visitor, path11) {
+      const ctrl = callVisitor(key, node2, visitor, path11);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path9, ctrl);
-        return visit_(key, ctrl, visitor, path9);
+        replaceNode(key, path11, ctrl);
+        return visit_(key, ctrl, visitor, path11);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node2)) {
-          path9 = Object.freeze(path9.concat(node2));
+          path11 = Object.freeze(path11.concat(node2));
           for (let i = 0; i < node2.items.length; ++i) {
-            const ci = visit_(i, node2.items[i], visitor, path9);
+            const ci = visit_(i, node2.items[i], visitor, path11);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -26153,13 +26157,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity.isPair(node2)) {
-          path9 = Object.freeze(path9.concat(node2));
-          const ck = visit_("key", node2.key, visitor, path9);
+          path11 = Object.freeze(path11.concat(node2));
+          const ck = visit_("key", node2.key, visitor, path11);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node2.key = null;
-          const cv = visit_("value", node2.value, visitor, path9);
+          const cv = visit_("value", node2.value, visitor, path11);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -26180,17 +26184,17 @@ var require_visit = __commonJS({
     visitAsync.BREAK = BREAK;
     visitAsync.SKIP = SKIP;
     visitAsync.REMOVE = REMOVE;
-    async function visitAsync_(key, node2, visitor, path9) {
-      const ctrl = await callVisitor(key, node2, visitor, path9);
+    async function visitAsync_(key, node2, visitor, path11) {
+      const ctrl = await callVisitor(key, node2, visitor, path11);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path9, ctrl);
-        return visitAsync_(key, ctrl, visitor, path9);
+        replaceNode(key, path11, ctrl);
+        return visitAsync_(key, ctrl, visitor, path11);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node2)) {
-          path9 = Object.freeze(path9.concat(node2));
+          path11 = Object.freeze(path11.concat(node2));
           for (let i = 0; i < node2.items.length; ++i) {
-            const ci = await visitAsync_(i, node2.items[i], visitor, path9);
+            const ci = await visitAsync_(i, node2.items[i], visitor, path11);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -26201,13 +26205,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity.isPair(node2)) {
-          path9 = Object.freeze(path9.concat(node2));
-          const ck = await visitAsync_("key", node2.key, visitor, path9);
+          path11 = Object.freeze(path11.concat(node2));
+          const ck = await visitAsync_("key", node2.key, visitor, path11);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node2.key = null;
-          const cv = await visitAsync_("value", node2.value, visitor, path9);
+          const cv = await visitAsync_("value", node2.value, visitor, path11);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -26234,23 +26238,23 @@ var require_visit = __commonJS({
       }
       return visitor;
     }
-    function callVisitor(key, node2, visitor, path9) {
+    function callVisitor(key, node2, visitor, path11) {
       if (typeof visitor === "function")
-        return visitor(key, node2, path9);
+        return visitor(key, node2, path11);
       if (identity.isMap(node2))
-        return visitor.Map?.(key, node2, path9);
+        return visitor.Map?.(key, node2, path11);
       if (identity.isSeq(node2))
-        return visitor.Seq?.(key, node2, path9);
+        return visitor.Seq?.(key, node2, path11);
       if (identity.isPair(node2))
-        return visitor.Pair?.(key, node2, path9);
+        return visitor.Pair?.(key, node2, path11);
       if (identity.isScalar(node2))
-        return visitor.Scalar?.(key, node2, path9);
+        return visitor.Scalar?.(key, node2, path11);
       if (identity.isAlias(node2))
-        return visitor.Alias?.(key, node2, path9);
+        return visitor.Alias?.(key, node2, path11);
       return void 0;
     }
-    function replaceNode(key, path9, node2) {
-      const parent = path9[path9.length - 1];
+    function replaceNode(key, path11, node2) {
+      const parent = path11[path11.length - 1];
       if (identity.isCollection(parent)) {
         parent.items[key] = node2;
       } else if (identity.isPair(parent)) {
@@ -26862,10 +26866,10 @@ var require_Collection = __commonJS({
     var createNode = require_createNode();
     var identity = require_identity();
     var Node = require_Node();
-    function collectionFromPath(schema, path9, value) {
+    function collectionFromPath(schema, path11, value) {
       let v = value;
-      for (let i = path9.length - 1; i >= 0; --i) {
-        const k = path9[i];
+      for (let i = path11.length - 1; i >= 0; --i) {
+        const k = path11[i];
         if (typeof k === "number" && Number.isInteger(k) && k >= 0) {
           const a = [];
           a[k] = v;
@@ -26884,7 +26888,7 @@ var require_Collection = __commonJS({
         sourceObjects: /* @__PURE__ */ new Map()
       });
     }
-    var isEmptyPath = (path9) => path9 == null || typeof path9 === "object" && !!path9[Symbol.iterator]().next().done;
+    var isEmptyPath = (path11) => path11 == null || typeof path11 === "object" && !!path11[Symbol.iterator]().next().done;
     var Collection2 = class extends Node.NodeBase {
       constructor(type, schema) {
         super(type);
@@ -26914,11 +26918,11 @@ var require_Collection = __commonJS({
        * be a Pair instance or a `{ key, value }` object, which may not have a key
        * that already exists in the map.
        */
-      addIn(path9, value) {
-        if (isEmptyPath(path9))
+      addIn(path11, value) {
+        if (isEmptyPath(path11))
           this.add(value);
         else {
-          const [key, ...rest] = path9;
+          const [key, ...rest] = path11;
           const node2 = this.get(key, true);
           if (identity.isCollection(node2))
             node2.addIn(rest, value);
@@ -26932,8 +26936,8 @@ var require_Collection = __commonJS({
        * Removes a value from the collection.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path9) {
-        const [key, ...rest] = path9;
+      deleteIn(path11) {
+        const [key, ...rest] = path11;
         if (rest.length === 0)
           return this.delete(key);
         const node2 = this.get(key, true);
@@ -26947,8 +26951,8 @@ var require_Collection = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path9, keepScalar) {
-        const [key, ...rest] = path9;
+      getIn(path11, keepScalar) {
+        const [key, ...rest] = path11;
         const node2 = this.get(key, true);
         if (rest.length === 0)
           return !keepScalar && identity.isScalar(node2) ? node2.value : node2;
@@ -26966,8 +26970,8 @@ var require_Collection = __commonJS({
       /**
        * Checks if the collection includes a value with the key `key`.
        */
-      hasIn(path9) {
-        const [key, ...rest] = path9;
+      hasIn(path11) {
+        const [key, ...rest] = path11;
         if (rest.length === 0)
           return this.has(key);
         const node2 = this.get(key, true);
@@ -26977,8 +26981,8 @@ var require_Collection = __commonJS({
        * Sets a value in this collection. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path9, value) {
-        const [key, ...rest] = path9;
+      setIn(path11, value) {
+        const [key, ...rest] = path11;
         if (rest.length === 0) {
           this.set(key, value);
         } else {
@@ -29493,9 +29497,9 @@ var require_Document = __commonJS({
           this.contents.add(value);
       }
       /** Adds a value to the document. */
-      addIn(path9, value) {
+      addIn(path11, value) {
         if (assertCollection(this.contents))
-          this.contents.addIn(path9, value);
+          this.contents.addIn(path11, value);
       }
       /**
        * Create a new `Alias` node, ensuring that the target `node` has the required anchor.
@@ -29570,14 +29574,14 @@ var require_Document = __commonJS({
        * Removes a value from the document.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path9) {
-        if (Collection2.isEmptyPath(path9)) {
+      deleteIn(path11) {
+        if (Collection2.isEmptyPath(path11)) {
           if (this.contents == null)
             return false;
           this.contents = null;
           return true;
         }
-        return assertCollection(this.contents) ? this.contents.deleteIn(path9) : false;
+        return assertCollection(this.contents) ? this.contents.deleteIn(path11) : false;
       }
       /**
        * Returns item at `key`, or `undefined` if not found. By default unwraps
@@ -29592,10 +29596,10 @@ var require_Document = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path9, keepScalar) {
-        if (Collection2.isEmptyPath(path9))
+      getIn(path11, keepScalar) {
+        if (Collection2.isEmptyPath(path11))
           return !keepScalar && identity.isScalar(this.contents) ? this.contents.value : this.contents;
-        return identity.isCollection(this.contents) ? this.contents.getIn(path9, keepScalar) : void 0;
+        return identity.isCollection(this.contents) ? this.contents.getIn(path11, keepScalar) : void 0;
       }
       /**
        * Checks if the document includes a value with the key `key`.
@@ -29606,10 +29610,10 @@ var require_Document = __commonJS({
       /**
        * Checks if the document includes a value at `path`.
        */
-      hasIn(path9) {
-        if (Collection2.isEmptyPath(path9))
+      hasIn(path11) {
+        if (Collection2.isEmptyPath(path11))
           return this.contents !== void 0;
-        return identity.isCollection(this.contents) ? this.contents.hasIn(path9) : false;
+        return identity.isCollection(this.contents) ? this.contents.hasIn(path11) : false;
       }
       /**
        * Sets a value in this document. For `!!set`, `value` needs to be a
@@ -29626,13 +29630,13 @@ var require_Document = __commonJS({
        * Sets a value in this document. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path9, value) {
-        if (Collection2.isEmptyPath(path9)) {
+      setIn(path11, value) {
+        if (Collection2.isEmptyPath(path11)) {
           this.contents = value;
         } else if (this.contents == null) {
-          this.contents = Collection2.collectionFromPath(this.schema, Array.from(path9), value);
+          this.contents = Collection2.collectionFromPath(this.schema, Array.from(path11), value);
         } else if (assertCollection(this.contents)) {
-          this.contents.setIn(path9, value);
+          this.contents.setIn(path11, value);
         }
       }
       /**
@@ -30018,10 +30022,10 @@ var require_resolve_block_map = __commonJS({
       let offset = bm.offset;
       let commentEnd = null;
       for (const collItem of bm.items) {
-        const { start, key, sep: sep4, value } = collItem;
+        const { start, key, sep: sep6, value } = collItem;
         const keyProps = resolveProps.resolveProps(start, {
           indicator: "explicit-key-ind",
-          next: key ?? sep4?.[0],
+          next: key ?? sep6?.[0],
           offset,
           onError,
           parentIndent: bm.indent,
@@ -30035,7 +30039,7 @@ var require_resolve_block_map = __commonJS({
             else if ("indent" in key && key.indent !== bm.indent)
               onError(offset, "BAD_INDENT", startColMsg);
           }
-          if (!keyProps.anchor && !keyProps.tag && !sep4) {
+          if (!keyProps.anchor && !keyProps.tag && !sep6) {
             commentEnd = keyProps.end;
             if (keyProps.comment) {
               if (map.comment)
@@ -30059,7 +30063,7 @@ var require_resolve_block_map = __commonJS({
         ctx.atKey = false;
         if (utilMapIncludes.mapIncludes(ctx, map.items, keyNode))
           onError(keyStart, "DUPLICATE_KEY", "Map keys must be unique");
-        const valueProps = resolveProps.resolveProps(sep4 ?? [], {
+        const valueProps = resolveProps.resolveProps(sep6 ?? [], {
           indicator: "map-value-ind",
           next: value,
           offset: keyNode.range[2],
@@ -30075,7 +30079,7 @@ var require_resolve_block_map = __commonJS({
             if (ctx.options.strict && keyProps.start < valueProps.found.offset - 1024)
               onError(keyNode.range, "KEY_OVER_1024_CHARS", "The : indicator must be at most 1024 chars after the start of an implicit block mapping key");
           }
-          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : composeEmptyNode(ctx, offset, sep4, null, valueProps, onError);
+          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : composeEmptyNode(ctx, offset, sep6, null, valueProps, onError);
           if (ctx.schema.compat)
             utilFlowIndentCheck.flowIndentCheck(bm.indent, value, onError);
           offset = valueNode.range[2];
@@ -30166,7 +30170,7 @@ var require_resolve_end = __commonJS({
       let comment = "";
       if (end) {
         let hasSpace = false;
-        let sep4 = "";
+        let sep6 = "";
         for (const token of end) {
           const { source, type } = token;
           switch (type) {
@@ -30180,13 +30184,13 @@ var require_resolve_end = __commonJS({
               if (!comment)
                 comment = cb;
               else
-                comment += sep4 + cb;
-              sep4 = "";
+                comment += sep6 + cb;
+              sep6 = "";
               break;
             }
             case "newline":
               if (comment)
-                sep4 += source;
+                sep6 += source;
               hasSpace = true;
               break;
             default:
@@ -30216,9 +30220,9 @@ var require_resolve_flow_collection = __commonJS({
     var blockMsg = "Block collections are not allowed within flow collections";
     var isBlock = (token) => token && (token.type === "block-map" || token.type === "block-seq");
     function resolveFlowCollection({ composeNode, composeEmptyNode }, ctx, fc, onError, tag) {
-      const isMap2 = fc.start.source === "{";
-      const fcName = isMap2 ? "flow map" : "flow sequence";
-      const NodeClass = tag?.nodeClass ?? (isMap2 ? YAMLMap.YAMLMap : YAMLSeq.YAMLSeq);
+      const isMap3 = fc.start.source === "{";
+      const fcName = isMap3 ? "flow map" : "flow sequence";
+      const NodeClass = tag?.nodeClass ?? (isMap3 ? YAMLMap.YAMLMap : YAMLSeq.YAMLSeq);
       const coll = new NodeClass(ctx.schema);
       coll.flow = true;
       const atRoot = ctx.atRoot;
@@ -30229,18 +30233,18 @@ var require_resolve_flow_collection = __commonJS({
       let offset = fc.offset + fc.start.source.length;
       for (let i = 0; i < fc.items.length; ++i) {
         const collItem = fc.items[i];
-        const { start, key, sep: sep4, value } = collItem;
+        const { start, key, sep: sep6, value } = collItem;
         const props = resolveProps.resolveProps(start, {
           flow: fcName,
           indicator: "explicit-key-ind",
-          next: key ?? sep4?.[0],
+          next: key ?? sep6?.[0],
           offset,
           onError,
           parentIndent: fc.indent,
           startOnNewline: false
         });
         if (!props.found) {
-          if (!props.anchor && !props.tag && !sep4 && !value) {
+          if (!props.anchor && !props.tag && !sep6 && !value) {
             if (i === 0 && props.comma)
               onError(props.comma, "UNEXPECTED_TOKEN", `Unexpected , in ${fcName}`);
             else if (i < fc.items.length - 1)
@@ -30254,7 +30258,7 @@ var require_resolve_flow_collection = __commonJS({
             offset = props.end;
             continue;
           }
-          if (!isMap2 && ctx.options.strict && utilContainsNewline.containsNewline(key))
+          if (!isMap3 && ctx.options.strict && utilContainsNewline.containsNewline(key))
             onError(
               key,
               // checked by containsNewline()
@@ -30294,8 +30298,8 @@ var require_resolve_flow_collection = __commonJS({
             }
           }
         }
-        if (!isMap2 && !sep4 && !props.found) {
-          const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep4, null, props, onError);
+        if (!isMap3 && !sep6 && !props.found) {
+          const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep6, null, props, onError);
           coll.items.push(valueNode);
           offset = valueNode.range[2];
           if (isBlock(value))
@@ -30307,7 +30311,7 @@ var require_resolve_flow_collection = __commonJS({
           if (isBlock(key))
             onError(keyNode.range, "BLOCK_IN_FLOW", blockMsg);
           ctx.atKey = false;
-          const valueProps = resolveProps.resolveProps(sep4 ?? [], {
+          const valueProps = resolveProps.resolveProps(sep6 ?? [], {
             flow: fcName,
             indicator: "map-value-ind",
             next: value,
@@ -30317,9 +30321,9 @@ var require_resolve_flow_collection = __commonJS({
             startOnNewline: false
           });
           if (valueProps.found) {
-            if (!isMap2 && !props.found && ctx.options.strict) {
-              if (sep4)
-                for (const st of sep4) {
+            if (!isMap3 && !props.found && ctx.options.strict) {
+              if (sep6)
+                for (const st of sep6) {
                   if (st === valueProps.found)
                     break;
                   if (st.type === "newline") {
@@ -30336,7 +30340,7 @@ var require_resolve_flow_collection = __commonJS({
             else
               onError(valueProps.start, "MISSING_CHAR", `Missing , or : between ${fcName} items`);
           }
-          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : valueProps.found ? composeEmptyNode(ctx, valueProps.end, sep4, null, valueProps, onError) : null;
+          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : valueProps.found ? composeEmptyNode(ctx, valueProps.end, sep6, null, valueProps, onError) : null;
           if (valueNode) {
             if (isBlock(value))
               onError(valueNode.range, "BLOCK_IN_FLOW", blockMsg);
@@ -30349,7 +30353,7 @@ var require_resolve_flow_collection = __commonJS({
           const pair = new Pair.Pair(keyNode, valueNode);
           if (ctx.options.keepSourceTokens)
             pair.srcToken = collItem;
-          if (isMap2) {
+          if (isMap3) {
             const map = coll;
             if (utilMapIncludes.mapIncludes(ctx, map.items, keyNode))
               onError(keyStart, "DUPLICATE_KEY", "Map keys must be unique");
@@ -30365,7 +30369,7 @@ var require_resolve_flow_collection = __commonJS({
           offset = valueNode ? valueNode.range[2] : valueProps.end;
         }
       }
-      const expectedEnd = isMap2 ? "}" : "]";
+      const expectedEnd = isMap3 ? "}" : "]";
       const [ce, ...ee] = fc.end;
       let cePos = offset;
       if (ce?.source === expectedEnd)
@@ -30516,7 +30520,7 @@ var require_resolve_block_scalar = __commonJS({
           chompStart = i + 1;
       }
       let value = "";
-      let sep4 = "";
+      let sep6 = "";
       let prevMoreIndented = false;
       for (let i = 0; i < contentStart; ++i)
         value += lines[i][0].slice(trimIndent) + "\n";
@@ -30533,24 +30537,24 @@ var require_resolve_block_scalar = __commonJS({
           indent = "";
         }
         if (type === Scalar.Scalar.BLOCK_LITERAL) {
-          value += sep4 + indent.slice(trimIndent) + content;
-          sep4 = "\n";
+          value += sep6 + indent.slice(trimIndent) + content;
+          sep6 = "\n";
         } else if (indent.length > trimIndent || content[0] === "	") {
-          if (sep4 === " ")
-            sep4 = "\n";
-          else if (!prevMoreIndented && sep4 === "\n")
-            sep4 = "\n\n";
-          value += sep4 + indent.slice(trimIndent) + content;
-          sep4 = "\n";
+          if (sep6 === " ")
+            sep6 = "\n";
+          else if (!prevMoreIndented && sep6 === "\n")
+            sep6 = "\n\n";
+          value += sep6 + indent.slice(trimIndent) + content;
+          sep6 = "\n";
           prevMoreIndented = true;
         } else if (content === "") {
-          if (sep4 === "\n")
+          if (sep6 === "\n")
             value += "\n";
           else
-            sep4 = "\n";
+            sep6 = "\n";
         } else {
-          value += sep4 + content;
-          sep4 = " ";
+          value += sep6 + content;
+          sep6 = " ";
           prevMoreIndented = false;
         }
       }
@@ -30733,25 +30737,25 @@ var require_resolve_flow_scalar = __commonJS({
         trimBoth = /^[ \t]+|[ \t]+$/g;
       }
       let res = match[1].replace(trimEnd, "");
-      let sep4 = " ";
+      let sep6 = " ";
       let pos = line.lastIndex;
       while (match = line.exec(source)) {
         const lm = match[1].replace(trimBoth, "");
         if (lm === "") {
-          if (sep4 === "\n")
-            res += sep4;
+          if (sep6 === "\n")
+            res += sep6;
           else
-            sep4 = "\n";
+            sep6 = "\n";
         } else {
-          res += sep4 + lm;
-          sep4 = " ";
+          res += sep6 + lm;
+          sep6 = " ";
         }
         pos = line.lastIndex;
       }
       const last = /[ \t]*(.*)/sy;
       last.lastIndex = pos;
       match = last.exec(source);
-      return res + sep4 + (match?.[1] ?? "");
+      return res + sep6 + (match?.[1] ?? "");
     }
     function doubleQuotedValue(source, onError) {
       let res = "";
@@ -31561,14 +31565,14 @@ var require_cst_stringify = __commonJS({
         }
       }
     }
-    function stringifyItem({ start, key, sep: sep4, value }) {
+    function stringifyItem({ start, key, sep: sep6, value }) {
       let res = "";
       for (const st of start)
         res += st.source;
       if (key)
         res += stringifyToken(key);
-      if (sep4)
-        for (const st of sep4)
+      if (sep6)
+        for (const st of sep6)
           res += st.source;
       if (value)
         res += stringifyToken(value);
@@ -31593,9 +31597,9 @@ var require_cst_visit = __commonJS({
     visit.BREAK = BREAK;
     visit.SKIP = SKIP;
     visit.REMOVE = REMOVE;
-    visit.itemAtPath = (cst, path9) => {
+    visit.itemAtPath = (cst, path11) => {
       let item = cst;
-      for (const [field3, index] of path9) {
+      for (const [field3, index] of path11) {
         const tok = item?.[field3];
         if (tok && "items" in tok) {
           item = tok.items[index];
@@ -31604,23 +31608,23 @@ var require_cst_visit = __commonJS({
       }
       return item;
     };
-    visit.parentCollection = (cst, path9) => {
-      const parent = visit.itemAtPath(cst, path9.slice(0, -1));
-      const field3 = path9[path9.length - 1][0];
+    visit.parentCollection = (cst, path11) => {
+      const parent = visit.itemAtPath(cst, path11.slice(0, -1));
+      const field3 = path11[path11.length - 1][0];
       const coll = parent?.[field3];
       if (coll && "items" in coll)
         return coll;
       throw new Error("Parent collection not found");
     };
-    function _visit(path9, item, visitor) {
-      let ctrl = visitor(item, path9);
+    function _visit(path11, item, visitor) {
+      let ctrl = visitor(item, path11);
       if (typeof ctrl === "symbol")
         return ctrl;
       for (const field3 of ["key", "value"]) {
         const token = item[field3];
         if (token && "items" in token) {
           for (let i = 0; i < token.items.length; ++i) {
-            const ci = _visit(Object.freeze(path9.concat([[field3, i]])), token.items[i], visitor);
+            const ci = _visit(Object.freeze(path11.concat([[field3, i]])), token.items[i], visitor);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -31631,10 +31635,10 @@ var require_cst_visit = __commonJS({
             }
           }
           if (typeof ctrl === "function" && field3 === "key")
-            ctrl = ctrl(item, path9);
+            ctrl = ctrl(item, path11);
         }
       }
-      return typeof ctrl === "function" ? ctrl(item, path9) : ctrl;
+      return typeof ctrl === "function" ? ctrl(item, path11) : ctrl;
     }
     exports2.visit = visit;
   }
@@ -31652,7 +31656,7 @@ var require_cst = __commonJS({
     var FLOW_END = "";
     var SCALAR = "";
     var isCollection = (token) => !!token && "items" in token;
-    var isScalar2 = (token) => !!token && (token.type === "scalar" || token.type === "single-quoted-scalar" || token.type === "double-quoted-scalar" || token.type === "block-scalar");
+    var isScalar3 = (token) => !!token && (token.type === "scalar" || token.type === "single-quoted-scalar" || token.type === "double-quoted-scalar" || token.type === "block-scalar");
     function prettyToken(token) {
       switch (token) {
         case BOM:
@@ -31736,7 +31740,7 @@ var require_cst = __commonJS({
     exports2.FLOW_END = FLOW_END;
     exports2.SCALAR = SCALAR;
     exports2.isCollection = isCollection;
-    exports2.isScalar = isScalar2;
+    exports2.isScalar = isScalar3;
     exports2.prettyToken = prettyToken;
     exports2.tokenType = tokenType;
   }
@@ -32335,7 +32339,7 @@ var require_lexer = __commonJS({
 var require_line_counter = __commonJS({
   "node_modules/yaml/dist/parse/line-counter.js"(exports2) {
     "use strict";
-    var LineCounter = class {
+    var LineCounter2 = class {
       constructor() {
         this.lineStarts = [];
         this.addNewLine = (offset) => this.lineStarts.push(offset);
@@ -32358,7 +32362,7 @@ var require_line_counter = __commonJS({
         };
       }
     };
-    exports2.LineCounter = LineCounter;
+    exports2.LineCounter = LineCounter2;
   }
 });
 
@@ -32735,18 +32739,18 @@ var require_parser = __commonJS({
         if (this.type === "map-value-ind") {
           const prev = getPrevProps(this.peek(2));
           const start = getFirstKeyStartProps(prev);
-          let sep4;
+          let sep6;
           if (scalar.end) {
-            sep4 = scalar.end;
-            sep4.push(this.sourceToken);
+            sep6 = scalar.end;
+            sep6.push(this.sourceToken);
             delete scalar.end;
           } else
-            sep4 = [this.sourceToken];
+            sep6 = [this.sourceToken];
           const map = {
             type: "block-map",
             offset: scalar.offset,
             indent: scalar.indent,
-            items: [{ start, key: scalar, sep: sep4 }]
+            items: [{ start, key: scalar, sep: sep6 }]
           };
           this.onKeyLine = true;
           this.stack[this.stack.length - 1] = map;
@@ -32899,15 +32903,15 @@ var require_parser = __commonJS({
                 } else if (isFlowToken(it.key) && !includesToken(it.sep, "newline")) {
                   const start2 = getFirstKeyStartProps(it.start);
                   const key = it.key;
-                  const sep4 = it.sep;
-                  sep4.push(this.sourceToken);
+                  const sep6 = it.sep;
+                  sep6.push(this.sourceToken);
                   delete it.key;
                   delete it.sep;
                   this.stack.push({
                     type: "block-map",
                     offset: this.offset,
                     indent: this.indent,
-                    items: [{ start: start2, key, sep: sep4 }]
+                    items: [{ start: start2, key, sep: sep6 }]
                   });
                 } else if (start.length > 0) {
                   it.sep = it.sep.concat(start, this.sourceToken);
@@ -33101,13 +33105,13 @@ var require_parser = __commonJS({
             const prev = getPrevProps(parent);
             const start = getFirstKeyStartProps(prev);
             fixFlowSeqItems(fc);
-            const sep4 = fc.end.splice(1, fc.end.length);
-            sep4.push(this.sourceToken);
+            const sep6 = fc.end.splice(1, fc.end.length);
+            sep6.push(this.sourceToken);
             const map = {
               type: "block-map",
               offset: fc.offset,
               indent: fc.indent,
-              items: [{ start, key: fc, sep: sep4 }]
+              items: [{ start, key: fc, sep: sep6 }]
             };
             this.onKeyLine = true;
             this.stack[this.stack.length - 1] = map;
@@ -33266,7 +33270,7 @@ var require_public_api = __commonJS({
         return docs;
       return Object.assign([], { empty: true }, composer$1.streamInfo());
     }
-    function parseDocument3(source, options = {}) {
+    function parseDocument4(source, options = {}) {
       const { lineCounter: lineCounter2, prettyErrors } = parseOptions(options);
       const parser$1 = new parser.Parser(lineCounter2?.addNewLine);
       const composer$1 = new composer.Composer(options);
@@ -33292,7 +33296,7 @@ var require_public_api = __commonJS({
       } else if (options === void 0 && reviver && typeof reviver === "object") {
         options = reviver;
       }
-      const doc = parseDocument3(src, options);
+      const doc = parseDocument4(src, options);
       if (!doc)
         return null;
       doc.warnings.forEach((warning2) => log.warn(doc.options.logLevel, warning2));
@@ -33328,7 +33332,7 @@ var require_public_api = __commonJS({
     }
     exports2.parse = parse8;
     exports2.parseAllDocuments = parseAllDocuments;
-    exports2.parseDocument = parseDocument3;
+    exports2.parseDocument = parseDocument4;
     exports2.stringify = stringify;
   }
 });
@@ -33391,10 +33395,10 @@ var require_proxy = __commonJS({
     "use strict";
     Object.defineProperty(exports2, "__esModule", { value: true });
     exports2.getProxyUrl = getProxyUrl2;
-    exports2.checkBypass = checkBypass;
+    exports2.checkBypass = checkBypass2;
     function getProxyUrl2(reqUrl) {
       const usingSsl = reqUrl.protocol === "https:";
-      if (checkBypass(reqUrl)) {
+      if (checkBypass2(reqUrl)) {
         return void 0;
       }
       const proxyVar = (() => {
@@ -33406,21 +33410,21 @@ var require_proxy = __commonJS({
       })();
       if (proxyVar) {
         try {
-          return new DecodedURL(proxyVar);
+          return new DecodedURL2(proxyVar);
         } catch (_a) {
           if (!proxyVar.startsWith("http://") && !proxyVar.startsWith("https://"))
-            return new DecodedURL(`http://${proxyVar}`);
+            return new DecodedURL2(`http://${proxyVar}`);
         }
       } else {
         return void 0;
       }
     }
-    function checkBypass(reqUrl) {
+    function checkBypass2(reqUrl) {
       if (!reqUrl.hostname) {
         return false;
       }
       const reqHost = reqUrl.hostname;
-      if (isLoopbackAddress(reqHost)) {
+      if (isLoopbackAddress2(reqHost)) {
         return true;
       }
       const noProxy = process.env["no_proxy"] || process.env["NO_PROXY"] || "";
@@ -33446,11 +33450,11 @@ var require_proxy = __commonJS({
       }
       return false;
     }
-    function isLoopbackAddress(host) {
+    function isLoopbackAddress2(host) {
       const hostLower = host.toLowerCase();
       return hostLower === "localhost" || hostLower.startsWith("127.") || hostLower.startsWith("[::1]") || hostLower.startsWith("[0:0:0:0:0:0:0:1]");
     }
-    var DecodedURL = class extends URL {
+    var DecodedURL2 = class extends URL {
       constructor(url, base) {
         super(url, base);
         this._decodedUsername = decodeURIComponent(super.username);
@@ -33507,13 +33511,13 @@ var require_lib = __commonJS({
         return result;
       };
     })();
-    var __awaiter7 = exports2 && exports2.__awaiter || function(thisArg, _arguments, P, generator) {
+    var __awaiter12 = exports2 && exports2.__awaiter || function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve9) {
-          resolve9(value);
+        return value instanceof P ? value : new P(function(resolve10) {
+          resolve10(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve9, reject) {
+      return new (P || (P = Promise))(function(resolve10, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -33529,7 +33533,7 @@ var require_lib = __commonJS({
           }
         }
         function step(result) {
-          result.done ? resolve9(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve10(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -33538,8 +33542,8 @@ var require_lib = __commonJS({
     exports2.HttpClient = exports2.HttpClientResponse = exports2.HttpClientError = exports2.MediaTypes = exports2.Headers = exports2.HttpCodes = void 0;
     exports2.getProxyUrl = getProxyUrl2;
     exports2.isHttps = isHttps;
-    var http = __importStar(__require("http"));
-    var https = __importStar(__require("https"));
+    var http2 = __importStar(__require("http"));
+    var https2 = __importStar(__require("https"));
     var pm = __importStar(require_proxy());
     var tunnel2 = __importStar(require_tunnel2());
     var undici_1 = require_undici();
@@ -33598,10 +33602,10 @@ var require_lib = __commonJS({
       HttpCodes2.ServiceUnavailable,
       HttpCodes2.GatewayTimeout
     ];
-    var RetryableHttpVerbs = ["OPTIONS", "GET", "DELETE", "HEAD"];
-    var ExponentialBackoffCeiling = 10;
-    var ExponentialBackoffTimeSlice = 5;
-    var HttpClientError = class _HttpClientError extends Error {
+    var RetryableHttpVerbs2 = ["OPTIONS", "GET", "DELETE", "HEAD"];
+    var ExponentialBackoffCeiling2 = 10;
+    var ExponentialBackoffTimeSlice2 = 5;
+    var HttpClientError2 = class _HttpClientError extends Error {
       constructor(message, statusCode) {
         super(message);
         this.name = "HttpClientError";
@@ -33609,39 +33613,39 @@ var require_lib = __commonJS({
         Object.setPrototypeOf(this, _HttpClientError.prototype);
       }
     };
-    exports2.HttpClientError = HttpClientError;
-    var HttpClientResponse = class {
+    exports2.HttpClientError = HttpClientError2;
+    var HttpClientResponse2 = class {
       constructor(message) {
         this.message = message;
       }
       readBody() {
-        return __awaiter7(this, void 0, void 0, function* () {
-          return new Promise((resolve9) => __awaiter7(this, void 0, void 0, function* () {
+        return __awaiter12(this, void 0, void 0, function* () {
+          return new Promise((resolve10) => __awaiter12(this, void 0, void 0, function* () {
             let output = Buffer.alloc(0);
             this.message.on("data", (chunk) => {
               output = Buffer.concat([output, chunk]);
             });
             this.message.on("end", () => {
-              resolve9(output.toString());
+              resolve10(output.toString());
             });
           }));
         });
       }
       readBodyBuffer() {
-        return __awaiter7(this, void 0, void 0, function* () {
-          return new Promise((resolve9) => __awaiter7(this, void 0, void 0, function* () {
+        return __awaiter12(this, void 0, void 0, function* () {
+          return new Promise((resolve10) => __awaiter12(this, void 0, void 0, function* () {
             const chunks = [];
             this.message.on("data", (chunk) => {
               chunks.push(chunk);
             });
             this.message.on("end", () => {
-              resolve9(Buffer.concat(chunks));
+              resolve10(Buffer.concat(chunks));
             });
           }));
         });
       }
     };
-    exports2.HttpClientResponse = HttpClientResponse;
+    exports2.HttpClientResponse = HttpClientResponse2;
     function isHttps(requestUrl) {
       const parsedUrl = new URL(requestUrl);
       return parsedUrl.protocol === "https:";
@@ -33685,42 +33689,42 @@ var require_lib = __commonJS({
         }
       }
       options(requestUrl, additionalHeaders) {
-        return __awaiter7(this, void 0, void 0, function* () {
+        return __awaiter12(this, void 0, void 0, function* () {
           return this.request("OPTIONS", requestUrl, null, additionalHeaders || {});
         });
       }
       get(requestUrl, additionalHeaders) {
-        return __awaiter7(this, void 0, void 0, function* () {
+        return __awaiter12(this, void 0, void 0, function* () {
           return this.request("GET", requestUrl, null, additionalHeaders || {});
         });
       }
       del(requestUrl, additionalHeaders) {
-        return __awaiter7(this, void 0, void 0, function* () {
+        return __awaiter12(this, void 0, void 0, function* () {
           return this.request("DELETE", requestUrl, null, additionalHeaders || {});
         });
       }
       post(requestUrl, data, additionalHeaders) {
-        return __awaiter7(this, void 0, void 0, function* () {
+        return __awaiter12(this, void 0, void 0, function* () {
           return this.request("POST", requestUrl, data, additionalHeaders || {});
         });
       }
       patch(requestUrl, data, additionalHeaders) {
-        return __awaiter7(this, void 0, void 0, function* () {
+        return __awaiter12(this, void 0, void 0, function* () {
           return this.request("PATCH", requestUrl, data, additionalHeaders || {});
         });
       }
       put(requestUrl, data, additionalHeaders) {
-        return __awaiter7(this, void 0, void 0, function* () {
+        return __awaiter12(this, void 0, void 0, function* () {
           return this.request("PUT", requestUrl, data, additionalHeaders || {});
         });
       }
       head(requestUrl, additionalHeaders) {
-        return __awaiter7(this, void 0, void 0, function* () {
+        return __awaiter12(this, void 0, void 0, function* () {
           return this.request("HEAD", requestUrl, null, additionalHeaders || {});
         });
       }
       sendStream(verb, requestUrl, stream, additionalHeaders) {
-        return __awaiter7(this, void 0, void 0, function* () {
+        return __awaiter12(this, void 0, void 0, function* () {
           return this.request(verb, requestUrl, stream, additionalHeaders);
         });
       }
@@ -33729,14 +33733,14 @@ var require_lib = __commonJS({
        * Be aware that not found returns a null.  Other errors (4xx, 5xx) reject the promise
        */
       getJson(requestUrl_1) {
-        return __awaiter7(this, arguments, void 0, function* (requestUrl, additionalHeaders = {}) {
+        return __awaiter12(this, arguments, void 0, function* (requestUrl, additionalHeaders = {}) {
           additionalHeaders[Headers2.Accept] = this._getExistingOrDefaultHeader(additionalHeaders, Headers2.Accept, MediaTypes2.ApplicationJson);
           const res = yield this.get(requestUrl, additionalHeaders);
           return this._processResponse(res, this.requestOptions);
         });
       }
       postJson(requestUrl_1, obj_1) {
-        return __awaiter7(this, arguments, void 0, function* (requestUrl, obj, additionalHeaders = {}) {
+        return __awaiter12(this, arguments, void 0, function* (requestUrl, obj, additionalHeaders = {}) {
           const data = JSON.stringify(obj, null, 2);
           additionalHeaders[Headers2.Accept] = this._getExistingOrDefaultHeader(additionalHeaders, Headers2.Accept, MediaTypes2.ApplicationJson);
           additionalHeaders[Headers2.ContentType] = this._getExistingOrDefaultContentTypeHeader(additionalHeaders, MediaTypes2.ApplicationJson);
@@ -33745,7 +33749,7 @@ var require_lib = __commonJS({
         });
       }
       putJson(requestUrl_1, obj_1) {
-        return __awaiter7(this, arguments, void 0, function* (requestUrl, obj, additionalHeaders = {}) {
+        return __awaiter12(this, arguments, void 0, function* (requestUrl, obj, additionalHeaders = {}) {
           const data = JSON.stringify(obj, null, 2);
           additionalHeaders[Headers2.Accept] = this._getExistingOrDefaultHeader(additionalHeaders, Headers2.Accept, MediaTypes2.ApplicationJson);
           additionalHeaders[Headers2.ContentType] = this._getExistingOrDefaultContentTypeHeader(additionalHeaders, MediaTypes2.ApplicationJson);
@@ -33754,7 +33758,7 @@ var require_lib = __commonJS({
         });
       }
       patchJson(requestUrl_1, obj_1) {
-        return __awaiter7(this, arguments, void 0, function* (requestUrl, obj, additionalHeaders = {}) {
+        return __awaiter12(this, arguments, void 0, function* (requestUrl, obj, additionalHeaders = {}) {
           const data = JSON.stringify(obj, null, 2);
           additionalHeaders[Headers2.Accept] = this._getExistingOrDefaultHeader(additionalHeaders, Headers2.Accept, MediaTypes2.ApplicationJson);
           additionalHeaders[Headers2.ContentType] = this._getExistingOrDefaultContentTypeHeader(additionalHeaders, MediaTypes2.ApplicationJson);
@@ -33768,13 +33772,13 @@ var require_lib = __commonJS({
        * Prefer get, del, post and patch
        */
       request(verb, requestUrl, data, headers) {
-        return __awaiter7(this, void 0, void 0, function* () {
+        return __awaiter12(this, void 0, void 0, function* () {
           if (this._disposed) {
             throw new Error("Client has already been disposed.");
           }
           const parsedUrl = new URL(requestUrl);
           let info2 = this._prepareRequest(verb, parsedUrl, headers);
-          const maxTries = this._allowRetries && RetryableHttpVerbs.includes(verb) ? this._maxRetries + 1 : 1;
+          const maxTries = this._allowRetries && RetryableHttpVerbs2.includes(verb) ? this._maxRetries + 1 : 1;
           let numTries = 0;
           let response;
           do {
@@ -33842,15 +33846,15 @@ var require_lib = __commonJS({
        * @param data
        */
       requestRaw(info2, data) {
-        return __awaiter7(this, void 0, void 0, function* () {
-          return new Promise((resolve9, reject) => {
+        return __awaiter12(this, void 0, void 0, function* () {
+          return new Promise((resolve10, reject) => {
             function callbackForResult(err, res) {
               if (err) {
                 reject(err);
               } else if (!res) {
                 reject(new Error("Unknown error"));
               } else {
-                resolve9(res);
+                resolve10(res);
               }
             }
             this.requestRawWithCallback(info2, data, callbackForResult);
@@ -33878,7 +33882,7 @@ var require_lib = __commonJS({
           }
         }
         const req = info2.httpModule.request(info2.options, (msg) => {
-          const res = new HttpClientResponse(msg);
+          const res = new HttpClientResponse2(msg);
           handleResult(void 0, res);
         });
         let socket;
@@ -33928,7 +33932,7 @@ var require_lib = __commonJS({
         const info2 = {};
         info2.parsedUrl = requestUrl;
         const usingSsl = info2.parsedUrl.protocol === "https:";
-        info2.httpModule = usingSsl ? https : http;
+        info2.httpModule = usingSsl ? https2 : http2;
         const defaultPort = usingSsl ? 443 : 80;
         info2.options = {};
         info2.options.host = info2.parsedUrl.hostname;
@@ -33949,9 +33953,9 @@ var require_lib = __commonJS({
       }
       _mergeHeaders(headers) {
         if (this.requestOptions && this.requestOptions.headers) {
-          return Object.assign({}, lowercaseKeys2(this.requestOptions.headers), lowercaseKeys2(headers || {}));
+          return Object.assign({}, lowercaseKeys3(this.requestOptions.headers), lowercaseKeys3(headers || {}));
         }
-        return lowercaseKeys2(headers || {});
+        return lowercaseKeys3(headers || {});
       }
       /**
        * Gets an existing header value or returns a default.
@@ -33963,7 +33967,7 @@ var require_lib = __commonJS({
       _getExistingOrDefaultHeader(additionalHeaders, header, _default) {
         let clientHeader;
         if (this.requestOptions && this.requestOptions.headers) {
-          const headerValue = lowercaseKeys2(this.requestOptions.headers)[header];
+          const headerValue = lowercaseKeys3(this.requestOptions.headers)[header];
           if (headerValue) {
             clientHeader = typeof headerValue === "number" ? headerValue.toString() : headerValue;
           }
@@ -33987,7 +33991,7 @@ var require_lib = __commonJS({
       _getExistingOrDefaultContentTypeHeader(additionalHeaders, _default) {
         let clientHeader;
         if (this.requestOptions && this.requestOptions.headers) {
-          const headerValue = lowercaseKeys2(this.requestOptions.headers)[Headers2.ContentType];
+          const headerValue = lowercaseKeys3(this.requestOptions.headers)[Headers2.ContentType];
           if (headerValue) {
             if (typeof headerValue === "number") {
               clientHeader = String(headerValue);
@@ -34029,7 +34033,7 @@ var require_lib = __commonJS({
         const usingSsl = parsedUrl.protocol === "https:";
         let maxSockets = 100;
         if (this.requestOptions) {
-          maxSockets = this.requestOptions.maxSockets || http.globalAgent.maxSockets;
+          maxSockets = this.requestOptions.maxSockets || http2.globalAgent.maxSockets;
         }
         if (proxyUrl && proxyUrl.hostname) {
           const agentOptions = {
@@ -34051,7 +34055,7 @@ var require_lib = __commonJS({
         }
         if (!agent) {
           const options = { keepAlive: this._keepAlive, maxSockets };
-          agent = usingSsl ? new https.Agent(options) : new http.Agent(options);
+          agent = usingSsl ? new https2.Agent(options) : new http2.Agent(options);
           this._agent = agent;
         }
         if (usingSsl && this._ignoreSslError) {
@@ -34091,15 +34095,15 @@ var require_lib = __commonJS({
         return baseUserAgent;
       }
       _performExponentialBackoff(retryNumber) {
-        return __awaiter7(this, void 0, void 0, function* () {
-          retryNumber = Math.min(ExponentialBackoffCeiling, retryNumber);
-          const ms = ExponentialBackoffTimeSlice * Math.pow(2, retryNumber);
-          return new Promise((resolve9) => setTimeout(() => resolve9(), ms));
+        return __awaiter12(this, void 0, void 0, function* () {
+          retryNumber = Math.min(ExponentialBackoffCeiling2, retryNumber);
+          const ms = ExponentialBackoffTimeSlice2 * Math.pow(2, retryNumber);
+          return new Promise((resolve10) => setTimeout(() => resolve10(), ms));
         });
       }
       _processResponse(res, options) {
-        return __awaiter7(this, void 0, void 0, function* () {
-          return new Promise((resolve9, reject) => __awaiter7(this, void 0, void 0, function* () {
+        return __awaiter12(this, void 0, void 0, function* () {
+          return new Promise((resolve10, reject) => __awaiter12(this, void 0, void 0, function* () {
             const statusCode = res.message.statusCode || 0;
             const response = {
               statusCode,
@@ -34107,7 +34111,7 @@ var require_lib = __commonJS({
               headers: {}
             };
             if (statusCode === HttpCodes2.NotFound) {
-              resolve9(response);
+              resolve10(response);
             }
             function dateTimeDeserializer(key, value) {
               if (typeof value === "string") {
@@ -34142,19 +34146,52 @@ var require_lib = __commonJS({
               } else {
                 msg = `Failed request: (${statusCode})`;
               }
-              const err = new HttpClientError(msg, statusCode);
+              const err = new HttpClientError2(msg, statusCode);
               err.result = response.result;
               reject(err);
             } else {
-              resolve9(response);
+              resolve10(response);
             }
           }));
         });
       }
     };
     exports2.HttpClient = HttpClient3;
-    var lowercaseKeys2 = (obj) => Object.keys(obj).reduce((c, k) => (c[k.toLowerCase()] = obj[k], c), {});
+    var lowercaseKeys3 = (obj) => Object.keys(obj).reduce((c, k) => (c[k.toLowerCase()] = obj[k], c), {});
   }
+});
+
+// node_modules/@actions/core/lib/core.js
+var core_exports = {};
+__export(core_exports, {
+  ExitCode: () => ExitCode,
+  addPath: () => addPath,
+  debug: () => debug,
+  endGroup: () => endGroup,
+  error: () => error,
+  exportVariable: () => exportVariable,
+  getBooleanInput: () => getBooleanInput,
+  getIDToken: () => getIDToken,
+  getInput: () => getInput,
+  getMultilineInput: () => getMultilineInput,
+  getState: () => getState,
+  group: () => group,
+  info: () => info,
+  isDebug: () => isDebug,
+  markdownSummary: () => markdownSummary,
+  notice: () => notice,
+  platform: () => platform_exports,
+  saveState: () => saveState,
+  setCommandEcho: () => setCommandEcho,
+  setFailed: () => setFailed,
+  setOutput: () => setOutput,
+  setSecret: () => setSecret,
+  startGroup: () => startGroup,
+  summary: () => summary,
+  toPlatformPath: () => toPlatformPath,
+  toPosixPath: () => toPosixPath,
+  toWin32Path: () => toWin32Path,
+  warning: () => warning
 });
 
 // node_modules/@actions/core/lib/command.js
@@ -34248,23 +34285,128 @@ function issueFileCommand(command, message) {
   });
 }
 function prepareKeyValueMessage(key, value) {
-  const delimiter4 = `ghadelimiter_${crypto.randomUUID()}`;
+  const delimiter5 = `ghadelimiter_${crypto.randomUUID()}`;
   const convertedValue = toCommandValue(value);
-  if (key.includes(delimiter4)) {
-    throw new Error(`Unexpected input: name should not contain the delimiter "${delimiter4}"`);
+  if (key.includes(delimiter5)) {
+    throw new Error(`Unexpected input: name should not contain the delimiter "${delimiter5}"`);
   }
-  if (convertedValue.includes(delimiter4)) {
-    throw new Error(`Unexpected input: value should not contain the delimiter "${delimiter4}"`);
+  if (convertedValue.includes(delimiter5)) {
+    throw new Error(`Unexpected input: value should not contain the delimiter "${delimiter5}"`);
   }
-  return `${key}<<${delimiter4}${os2.EOL}${convertedValue}${os2.EOL}${delimiter4}`;
+  return `${key}<<${delimiter5}${os2.EOL}${convertedValue}${os2.EOL}${delimiter5}`;
 }
 
 // node_modules/@actions/core/lib/core.js
 import * as os5 from "os";
+import * as path5 from "path";
+
+// node_modules/@actions/http-client/lib/index.js
+import * as http from "http";
+import * as https from "https";
+
+// node_modules/@actions/http-client/lib/proxy.js
+function getProxyUrl(reqUrl) {
+  const usingSsl = reqUrl.protocol === "https:";
+  if (checkBypass(reqUrl)) {
+    return void 0;
+  }
+  const proxyVar = (() => {
+    if (usingSsl) {
+      return process.env["https_proxy"] || process.env["HTTPS_PROXY"];
+    } else {
+      return process.env["http_proxy"] || process.env["HTTP_PROXY"];
+    }
+  })();
+  if (proxyVar) {
+    try {
+      return new DecodedURL(proxyVar);
+    } catch (_a) {
+      if (!proxyVar.startsWith("http://") && !proxyVar.startsWith("https://"))
+        return new DecodedURL(`http://${proxyVar}`);
+    }
+  } else {
+    return void 0;
+  }
+}
+function checkBypass(reqUrl) {
+  if (!reqUrl.hostname) {
+    return false;
+  }
+  const reqHost = reqUrl.hostname;
+  if (isLoopbackAddress(reqHost)) {
+    return true;
+  }
+  const noProxy = process.env["no_proxy"] || process.env["NO_PROXY"] || "";
+  if (!noProxy) {
+    return false;
+  }
+  let reqPort;
+  if (reqUrl.port) {
+    reqPort = Number(reqUrl.port);
+  } else if (reqUrl.protocol === "http:") {
+    reqPort = 80;
+  } else if (reqUrl.protocol === "https:") {
+    reqPort = 443;
+  }
+  const upperReqHosts = [reqUrl.hostname.toUpperCase()];
+  if (typeof reqPort === "number") {
+    upperReqHosts.push(`${upperReqHosts[0]}:${reqPort}`);
+  }
+  for (const upperNoProxyItem of noProxy.split(",").map((x) => x.trim().toUpperCase()).filter((x) => x)) {
+    if (upperNoProxyItem === "*" || upperReqHosts.some((x) => x === upperNoProxyItem || x.endsWith(`.${upperNoProxyItem}`) || upperNoProxyItem.startsWith(".") && x.endsWith(`${upperNoProxyItem}`))) {
+      return true;
+    }
+  }
+  return false;
+}
+function isLoopbackAddress(host) {
+  const hostLower = host.toLowerCase();
+  return hostLower === "localhost" || hostLower.startsWith("127.") || hostLower.startsWith("[::1]") || hostLower.startsWith("[0:0:0:0:0:0:0:1]");
+}
+var DecodedURL = class extends URL {
+  constructor(url, base) {
+    super(url, base);
+    this._decodedUsername = decodeURIComponent(super.username);
+    this._decodedPassword = decodeURIComponent(super.password);
+  }
+  get username() {
+    return this._decodedUsername;
+  }
+  get password() {
+    return this._decodedPassword;
+  }
+};
 
 // node_modules/@actions/http-client/lib/index.js
 var tunnel = __toESM(require_tunnel2(), 1);
 var import_undici = __toESM(require_undici(), 1);
+var __awaiter = function(thisArg, _arguments, P, generator) {
+  function adopt(value) {
+    return value instanceof P ? value : new P(function(resolve10) {
+      resolve10(value);
+    });
+  }
+  return new (P || (P = Promise))(function(resolve10, reject) {
+    function fulfilled(value) {
+      try {
+        step(generator.next(value));
+      } catch (e) {
+        reject(e);
+      }
+    }
+    function rejected(value) {
+      try {
+        step(generator["throw"](value));
+      } catch (e) {
+        reject(e);
+      }
+    }
+    function step(result) {
+      result.done ? resolve10(result.value) : adopt(result.value).then(fulfilled, rejected);
+    }
+    step((generator = generator.apply(thisArg, _arguments || [])).next());
+  });
+};
 var HttpCodes;
 (function(HttpCodes2) {
   HttpCodes2[HttpCodes2["OK"] = 200] = "OK";
@@ -34316,17 +34458,564 @@ var HttpResponseRetryCodes = [
   HttpCodes.ServiceUnavailable,
   HttpCodes.GatewayTimeout
 ];
-
-// node_modules/@actions/core/lib/summary.js
-import { EOL as EOL3 } from "os";
-import { constants, promises } from "fs";
-var __awaiter = function(thisArg, _arguments, P, generator) {
-  function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve9) {
-      resolve9(value);
+var RetryableHttpVerbs = ["OPTIONS", "GET", "DELETE", "HEAD"];
+var ExponentialBackoffCeiling = 10;
+var ExponentialBackoffTimeSlice = 5;
+var HttpClientError = class _HttpClientError extends Error {
+  constructor(message, statusCode) {
+    super(message);
+    this.name = "HttpClientError";
+    this.statusCode = statusCode;
+    Object.setPrototypeOf(this, _HttpClientError.prototype);
+  }
+};
+var HttpClientResponse = class {
+  constructor(message) {
+    this.message = message;
+  }
+  readBody() {
+    return __awaiter(this, void 0, void 0, function* () {
+      return new Promise((resolve10) => __awaiter(this, void 0, void 0, function* () {
+        let output = Buffer.alloc(0);
+        this.message.on("data", (chunk) => {
+          output = Buffer.concat([output, chunk]);
+        });
+        this.message.on("end", () => {
+          resolve10(output.toString());
+        });
+      }));
     });
   }
-  return new (P || (P = Promise))(function(resolve9, reject) {
+  readBodyBuffer() {
+    return __awaiter(this, void 0, void 0, function* () {
+      return new Promise((resolve10) => __awaiter(this, void 0, void 0, function* () {
+        const chunks = [];
+        this.message.on("data", (chunk) => {
+          chunks.push(chunk);
+        });
+        this.message.on("end", () => {
+          resolve10(Buffer.concat(chunks));
+        });
+      }));
+    });
+  }
+};
+var HttpClient = class {
+  constructor(userAgent2, handlers, requestOptions) {
+    this._ignoreSslError = false;
+    this._allowRedirects = true;
+    this._allowRedirectDowngrade = false;
+    this._maxRedirects = 50;
+    this._allowRetries = false;
+    this._maxRetries = 1;
+    this._keepAlive = false;
+    this._disposed = false;
+    this.userAgent = this._getUserAgentWithOrchestrationId(userAgent2);
+    this.handlers = handlers || [];
+    this.requestOptions = requestOptions;
+    if (requestOptions) {
+      if (requestOptions.ignoreSslError != null) {
+        this._ignoreSslError = requestOptions.ignoreSslError;
+      }
+      this._socketTimeout = requestOptions.socketTimeout;
+      if (requestOptions.allowRedirects != null) {
+        this._allowRedirects = requestOptions.allowRedirects;
+      }
+      if (requestOptions.allowRedirectDowngrade != null) {
+        this._allowRedirectDowngrade = requestOptions.allowRedirectDowngrade;
+      }
+      if (requestOptions.maxRedirects != null) {
+        this._maxRedirects = Math.max(requestOptions.maxRedirects, 0);
+      }
+      if (requestOptions.keepAlive != null) {
+        this._keepAlive = requestOptions.keepAlive;
+      }
+      if (requestOptions.allowRetries != null) {
+        this._allowRetries = requestOptions.allowRetries;
+      }
+      if (requestOptions.maxRetries != null) {
+        this._maxRetries = requestOptions.maxRetries;
+      }
+    }
+  }
+  options(requestUrl, additionalHeaders) {
+    return __awaiter(this, void 0, void 0, function* () {
+      return this.request("OPTIONS", requestUrl, null, additionalHeaders || {});
+    });
+  }
+  get(requestUrl, additionalHeaders) {
+    return __awaiter(this, void 0, void 0, function* () {
+      return this.request("GET", requestUrl, null, additionalHeaders || {});
+    });
+  }
+  del(requestUrl, additionalHeaders) {
+    return __awaiter(this, void 0, void 0, function* () {
+      return this.request("DELETE", requestUrl, null, additionalHeaders || {});
+    });
+  }
+  post(requestUrl, data, additionalHeaders) {
+    return __awaiter(this, void 0, void 0, function* () {
+      return this.request("POST", requestUrl, data, additionalHeaders || {});
+    });
+  }
+  patch(requestUrl, data, additionalHeaders) {
+    return __awaiter(this, void 0, void 0, function* () {
+      return this.request("PATCH", requestUrl, data, additionalHeaders || {});
+    });
+  }
+  put(requestUrl, data, additionalHeaders) {
+    return __awaiter(this, void 0, void 0, function* () {
+      return this.request("PUT", requestUrl, data, additionalHeaders || {});
+    });
+  }
+  head(requestUrl, additionalHeaders) {
+    return __awaiter(this, void 0, void 0, function* () {
+      return this.request("HEAD", requestUrl, null, additionalHeaders || {});
+    });
+  }
+  sendStream(verb, requestUrl, stream, additionalHeaders) {
+    return __awaiter(this, void 0, void 0, function* () {
+      return this.request(verb, requestUrl, stream, additionalHeaders);
+    });
+  }
+  /**
+   * Gets a typed object from an endpoint
+   * Be aware that not found returns a null.  Other errors (4xx, 5xx) reject the promise
+   */
+  getJson(requestUrl_1) {
+    return __awaiter(this, arguments, void 0, function* (requestUrl, additionalHeaders = {}) {
+      additionalHeaders[Headers.Accept] = this._getExistingOrDefaultHeader(additionalHeaders, Headers.Accept, MediaTypes.ApplicationJson);
+      const res = yield this.get(requestUrl, additionalHeaders);
+      return this._processResponse(res, this.requestOptions);
+    });
+  }
+  postJson(requestUrl_1, obj_1) {
+    return __awaiter(this, arguments, void 0, function* (requestUrl, obj, additionalHeaders = {}) {
+      const data = JSON.stringify(obj, null, 2);
+      additionalHeaders[Headers.Accept] = this._getExistingOrDefaultHeader(additionalHeaders, Headers.Accept, MediaTypes.ApplicationJson);
+      additionalHeaders[Headers.ContentType] = this._getExistingOrDefaultContentTypeHeader(additionalHeaders, MediaTypes.ApplicationJson);
+      const res = yield this.post(requestUrl, data, additionalHeaders);
+      return this._processResponse(res, this.requestOptions);
+    });
+  }
+  putJson(requestUrl_1, obj_1) {
+    return __awaiter(this, arguments, void 0, function* (requestUrl, obj, additionalHeaders = {}) {
+      const data = JSON.stringify(obj, null, 2);
+      additionalHeaders[Headers.Accept] = this._getExistingOrDefaultHeader(additionalHeaders, Headers.Accept, MediaTypes.ApplicationJson);
+      additionalHeaders[Headers.ContentType] = this._getExistingOrDefaultContentTypeHeader(additionalHeaders, MediaTypes.ApplicationJson);
+      const res = yield this.put(requestUrl, data, additionalHeaders);
+      return this._processResponse(res, this.requestOptions);
+    });
+  }
+  patchJson(requestUrl_1, obj_1) {
+    return __awaiter(this, arguments, void 0, function* (requestUrl, obj, additionalHeaders = {}) {
+      const data = JSON.stringify(obj, null, 2);
+      additionalHeaders[Headers.Accept] = this._getExistingOrDefaultHeader(additionalHeaders, Headers.Accept, MediaTypes.ApplicationJson);
+      additionalHeaders[Headers.ContentType] = this._getExistingOrDefaultContentTypeHeader(additionalHeaders, MediaTypes.ApplicationJson);
+      const res = yield this.patch(requestUrl, data, additionalHeaders);
+      return this._processResponse(res, this.requestOptions);
+    });
+  }
+  /**
+   * Makes a raw http request.
+   * All other methods such as get, post, patch, and request ultimately call this.
+   * Prefer get, del, post and patch
+   */
+  request(verb, requestUrl, data, headers) {
+    return __awaiter(this, void 0, void 0, function* () {
+      if (this._disposed) {
+        throw new Error("Client has already been disposed.");
+      }
+      const parsedUrl = new URL(requestUrl);
+      let info2 = this._prepareRequest(verb, parsedUrl, headers);
+      const maxTries = this._allowRetries && RetryableHttpVerbs.includes(verb) ? this._maxRetries + 1 : 1;
+      let numTries = 0;
+      let response;
+      do {
+        response = yield this.requestRaw(info2, data);
+        if (response && response.message && response.message.statusCode === HttpCodes.Unauthorized) {
+          let authenticationHandler;
+          for (const handler2 of this.handlers) {
+            if (handler2.canHandleAuthentication(response)) {
+              authenticationHandler = handler2;
+              break;
+            }
+          }
+          if (authenticationHandler) {
+            return authenticationHandler.handleAuthentication(this, info2, data);
+          } else {
+            return response;
+          }
+        }
+        let redirectsRemaining = this._maxRedirects;
+        while (response.message.statusCode && HttpRedirectCodes.includes(response.message.statusCode) && this._allowRedirects && redirectsRemaining > 0) {
+          const redirectUrl = response.message.headers["location"];
+          if (!redirectUrl) {
+            break;
+          }
+          const parsedRedirectUrl = new URL(redirectUrl);
+          if (parsedUrl.protocol === "https:" && parsedUrl.protocol !== parsedRedirectUrl.protocol && !this._allowRedirectDowngrade) {
+            throw new Error("Redirect from HTTPS to HTTP protocol. This downgrade is not allowed for security reasons. If you want to allow this behavior, set the allowRedirectDowngrade option to true.");
+          }
+          yield response.readBody();
+          if (parsedRedirectUrl.hostname !== parsedUrl.hostname) {
+            for (const header in headers) {
+              if (header.toLowerCase() === "authorization") {
+                delete headers[header];
+              }
+            }
+          }
+          info2 = this._prepareRequest(verb, parsedRedirectUrl, headers);
+          response = yield this.requestRaw(info2, data);
+          redirectsRemaining--;
+        }
+        if (!response.message.statusCode || !HttpResponseRetryCodes.includes(response.message.statusCode)) {
+          return response;
+        }
+        numTries += 1;
+        if (numTries < maxTries) {
+          yield response.readBody();
+          yield this._performExponentialBackoff(numTries);
+        }
+      } while (numTries < maxTries);
+      return response;
+    });
+  }
+  /**
+   * Needs to be called if keepAlive is set to true in request options.
+   */
+  dispose() {
+    if (this._agent) {
+      this._agent.destroy();
+    }
+    this._disposed = true;
+  }
+  /**
+   * Raw request.
+   * @param info
+   * @param data
+   */
+  requestRaw(info2, data) {
+    return __awaiter(this, void 0, void 0, function* () {
+      return new Promise((resolve10, reject) => {
+        function callbackForResult(err, res) {
+          if (err) {
+            reject(err);
+          } else if (!res) {
+            reject(new Error("Unknown error"));
+          } else {
+            resolve10(res);
+          }
+        }
+        this.requestRawWithCallback(info2, data, callbackForResult);
+      });
+    });
+  }
+  /**
+   * Raw request with callback.
+   * @param info
+   * @param data
+   * @param onResult
+   */
+  requestRawWithCallback(info2, data, onResult) {
+    if (typeof data === "string") {
+      if (!info2.options.headers) {
+        info2.options.headers = {};
+      }
+      info2.options.headers["Content-Length"] = Buffer.byteLength(data, "utf8");
+    }
+    let callbackCalled = false;
+    function handleResult(err, res) {
+      if (!callbackCalled) {
+        callbackCalled = true;
+        onResult(err, res);
+      }
+    }
+    const req = info2.httpModule.request(info2.options, (msg) => {
+      const res = new HttpClientResponse(msg);
+      handleResult(void 0, res);
+    });
+    let socket;
+    req.on("socket", (sock) => {
+      socket = sock;
+    });
+    req.setTimeout(this._socketTimeout || 3 * 6e4, () => {
+      if (socket) {
+        socket.end();
+      }
+      handleResult(new Error(`Request timeout: ${info2.options.path}`));
+    });
+    req.on("error", function(err) {
+      handleResult(err);
+    });
+    if (data && typeof data === "string") {
+      req.write(data, "utf8");
+    }
+    if (data && typeof data !== "string") {
+      data.on("close", function() {
+        req.end();
+      });
+      data.pipe(req);
+    } else {
+      req.end();
+    }
+  }
+  /**
+   * Gets an http agent. This function is useful when you need an http agent that handles
+   * routing through a proxy server - depending upon the url and proxy environment variables.
+   * @param serverUrl  The server URL where the request will be sent. For example, https://api.github.com
+   */
+  getAgent(serverUrl) {
+    const parsedUrl = new URL(serverUrl);
+    return this._getAgent(parsedUrl);
+  }
+  getAgentDispatcher(serverUrl) {
+    const parsedUrl = new URL(serverUrl);
+    const proxyUrl = getProxyUrl(parsedUrl);
+    const useProxy = proxyUrl && proxyUrl.hostname;
+    if (!useProxy) {
+      return;
+    }
+    return this._getProxyAgentDispatcher(parsedUrl, proxyUrl);
+  }
+  _prepareRequest(method, requestUrl, headers) {
+    const info2 = {};
+    info2.parsedUrl = requestUrl;
+    const usingSsl = info2.parsedUrl.protocol === "https:";
+    info2.httpModule = usingSsl ? https : http;
+    const defaultPort = usingSsl ? 443 : 80;
+    info2.options = {};
+    info2.options.host = info2.parsedUrl.hostname;
+    info2.options.port = info2.parsedUrl.port ? parseInt(info2.parsedUrl.port) : defaultPort;
+    info2.options.path = (info2.parsedUrl.pathname || "") + (info2.parsedUrl.search || "");
+    info2.options.method = method;
+    info2.options.headers = this._mergeHeaders(headers);
+    if (this.userAgent != null) {
+      info2.options.headers["user-agent"] = this.userAgent;
+    }
+    info2.options.agent = this._getAgent(info2.parsedUrl);
+    if (this.handlers) {
+      for (const handler2 of this.handlers) {
+        handler2.prepareRequest(info2.options);
+      }
+    }
+    return info2;
+  }
+  _mergeHeaders(headers) {
+    if (this.requestOptions && this.requestOptions.headers) {
+      return Object.assign({}, lowercaseKeys(this.requestOptions.headers), lowercaseKeys(headers || {}));
+    }
+    return lowercaseKeys(headers || {});
+  }
+  /**
+   * Gets an existing header value or returns a default.
+   * Handles converting number header values to strings since HTTP headers must be strings.
+   * Note: This returns string | string[] since some headers can have multiple values.
+   * For headers that must always be a single string (like Content-Type), use the
+   * specialized _getExistingOrDefaultContentTypeHeader method instead.
+   */
+  _getExistingOrDefaultHeader(additionalHeaders, header, _default) {
+    let clientHeader;
+    if (this.requestOptions && this.requestOptions.headers) {
+      const headerValue = lowercaseKeys(this.requestOptions.headers)[header];
+      if (headerValue) {
+        clientHeader = typeof headerValue === "number" ? headerValue.toString() : headerValue;
+      }
+    }
+    const additionalValue = additionalHeaders[header];
+    if (additionalValue !== void 0) {
+      return typeof additionalValue === "number" ? additionalValue.toString() : additionalValue;
+    }
+    if (clientHeader !== void 0) {
+      return clientHeader;
+    }
+    return _default;
+  }
+  /**
+   * Specialized version of _getExistingOrDefaultHeader for Content-Type header.
+   * Always returns a single string (not an array) since Content-Type should be a single value.
+   * Converts arrays to comma-separated strings and numbers to strings to ensure type safety.
+   * This was split from _getExistingOrDefaultHeader to provide stricter typing for callers
+   * that assign the result to places expecting a string (e.g., additionalHeaders[Headers.ContentType]).
+   */
+  _getExistingOrDefaultContentTypeHeader(additionalHeaders, _default) {
+    let clientHeader;
+    if (this.requestOptions && this.requestOptions.headers) {
+      const headerValue = lowercaseKeys(this.requestOptions.headers)[Headers.ContentType];
+      if (headerValue) {
+        if (typeof headerValue === "number") {
+          clientHeader = String(headerValue);
+        } else if (Array.isArray(headerValue)) {
+          clientHeader = headerValue.join(", ");
+        } else {
+          clientHeader = headerValue;
+        }
+      }
+    }
+    const additionalValue = additionalHeaders[Headers.ContentType];
+    if (additionalValue !== void 0) {
+      if (typeof additionalValue === "number") {
+        return String(additionalValue);
+      } else if (Array.isArray(additionalValue)) {
+        return additionalValue.join(", ");
+      } else {
+        return additionalValue;
+      }
+    }
+    if (clientHeader !== void 0) {
+      return clientHeader;
+    }
+    return _default;
+  }
+  _getAgent(parsedUrl) {
+    let agent;
+    const proxyUrl = getProxyUrl(parsedUrl);
+    const useProxy = proxyUrl && proxyUrl.hostname;
+    if (this._keepAlive && useProxy) {
+      agent = this._proxyAgent;
+    }
+    if (!useProxy) {
+      agent = this._agent;
+    }
+    if (agent) {
+      return agent;
+    }
+    const usingSsl = parsedUrl.protocol === "https:";
+    let maxSockets = 100;
+    if (this.requestOptions) {
+      maxSockets = this.requestOptions.maxSockets || http.globalAgent.maxSockets;
+    }
+    if (proxyUrl && proxyUrl.hostname) {
+      const agentOptions = {
+        maxSockets,
+        keepAlive: this._keepAlive,
+        proxy: Object.assign(Object.assign({}, (proxyUrl.username || proxyUrl.password) && {
+          proxyAuth: `${proxyUrl.username}:${proxyUrl.password}`
+        }), { host: proxyUrl.hostname, port: proxyUrl.port })
+      };
+      let tunnelAgent;
+      const overHttps = proxyUrl.protocol === "https:";
+      if (usingSsl) {
+        tunnelAgent = overHttps ? tunnel.httpsOverHttps : tunnel.httpsOverHttp;
+      } else {
+        tunnelAgent = overHttps ? tunnel.httpOverHttps : tunnel.httpOverHttp;
+      }
+      agent = tunnelAgent(agentOptions);
+      this._proxyAgent = agent;
+    }
+    if (!agent) {
+      const options = { keepAlive: this._keepAlive, maxSockets };
+      agent = usingSsl ? new https.Agent(options) : new http.Agent(options);
+      this._agent = agent;
+    }
+    if (usingSsl && this._ignoreSslError) {
+      agent.options = Object.assign(agent.options || {}, {
+        rejectUnauthorized: false
+      });
+    }
+    return agent;
+  }
+  _getProxyAgentDispatcher(parsedUrl, proxyUrl) {
+    let proxyAgent;
+    if (this._keepAlive) {
+      proxyAgent = this._proxyAgentDispatcher;
+    }
+    if (proxyAgent) {
+      return proxyAgent;
+    }
+    const usingSsl = parsedUrl.protocol === "https:";
+    proxyAgent = new import_undici.ProxyAgent(Object.assign({ uri: proxyUrl.href, pipelining: !this._keepAlive ? 0 : 1 }, (proxyUrl.username || proxyUrl.password) && {
+      token: `Basic ${Buffer.from(`${proxyUrl.username}:${proxyUrl.password}`).toString("base64")}`
+    }));
+    this._proxyAgentDispatcher = proxyAgent;
+    if (usingSsl && this._ignoreSslError) {
+      proxyAgent.options = Object.assign(proxyAgent.options.requestTls || {}, {
+        rejectUnauthorized: false
+      });
+    }
+    return proxyAgent;
+  }
+  _getUserAgentWithOrchestrationId(userAgent2) {
+    const baseUserAgent = userAgent2 || "actions/http-client";
+    const orchId = process.env["ACTIONS_ORCHESTRATION_ID"];
+    if (orchId) {
+      const sanitizedId = orchId.replace(/[^a-z0-9_.-]/gi, "_");
+      return `${baseUserAgent} actions_orchestration_id/${sanitizedId}`;
+    }
+    return baseUserAgent;
+  }
+  _performExponentialBackoff(retryNumber) {
+    return __awaiter(this, void 0, void 0, function* () {
+      retryNumber = Math.min(ExponentialBackoffCeiling, retryNumber);
+      const ms = ExponentialBackoffTimeSlice * Math.pow(2, retryNumber);
+      return new Promise((resolve10) => setTimeout(() => resolve10(), ms));
+    });
+  }
+  _processResponse(res, options) {
+    return __awaiter(this, void 0, void 0, function* () {
+      return new Promise((resolve10, reject) => __awaiter(this, void 0, void 0, function* () {
+        const statusCode = res.message.statusCode || 0;
+        const response = {
+          statusCode,
+          result: null,
+          headers: {}
+        };
+        if (statusCode === HttpCodes.NotFound) {
+          resolve10(response);
+        }
+        function dateTimeDeserializer(key, value) {
+          if (typeof value === "string") {
+            const a = new Date(value);
+            if (!isNaN(a.valueOf())) {
+              return a;
+            }
+          }
+          return value;
+        }
+        let obj;
+        let contents;
+        try {
+          contents = yield res.readBody();
+          if (contents && contents.length > 0) {
+            if (options && options.deserializeDates) {
+              obj = JSON.parse(contents, dateTimeDeserializer);
+            } else {
+              obj = JSON.parse(contents);
+            }
+            response.result = obj;
+          }
+          response.headers = res.message.headers;
+        } catch (err) {
+        }
+        if (statusCode > 299) {
+          let msg;
+          if (obj && obj.message) {
+            msg = obj.message;
+          } else if (contents && contents.length > 0) {
+            msg = contents;
+          } else {
+            msg = `Failed request: (${statusCode})`;
+          }
+          const err = new HttpClientError(msg, statusCode);
+          err.result = response.result;
+          reject(err);
+        } else {
+          resolve10(response);
+        }
+      }));
+    });
+  }
+};
+var lowercaseKeys = (obj) => Object.keys(obj).reduce((c, k) => (c[k.toLowerCase()] = obj[k], c), {});
+
+// node_modules/@actions/http-client/lib/auth.js
+var __awaiter2 = function(thisArg, _arguments, P, generator) {
+  function adopt(value) {
+    return value instanceof P ? value : new P(function(resolve10) {
+      resolve10(value);
+    });
+  }
+  return new (P || (P = Promise))(function(resolve10, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -34342,7 +35031,147 @@ var __awaiter = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve9(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve10(result.value) : adopt(result.value).then(fulfilled, rejected);
+    }
+    step((generator = generator.apply(thisArg, _arguments || [])).next());
+  });
+};
+var BearerCredentialHandler = class {
+  constructor(token) {
+    this.token = token;
+  }
+  // currently implements pre-authorization
+  // TODO: support preAuth = false where it hooks on 401
+  prepareRequest(options) {
+    if (!options.headers) {
+      throw Error("The request has no headers");
+    }
+    options.headers["Authorization"] = `Bearer ${this.token}`;
+  }
+  // This handler cannot handle 401
+  canHandleAuthentication() {
+    return false;
+  }
+  handleAuthentication() {
+    return __awaiter2(this, void 0, void 0, function* () {
+      throw new Error("not implemented");
+    });
+  }
+};
+
+// node_modules/@actions/core/lib/oidc-utils.js
+var __awaiter3 = function(thisArg, _arguments, P, generator) {
+  function adopt(value) {
+    return value instanceof P ? value : new P(function(resolve10) {
+      resolve10(value);
+    });
+  }
+  return new (P || (P = Promise))(function(resolve10, reject) {
+    function fulfilled(value) {
+      try {
+        step(generator.next(value));
+      } catch (e) {
+        reject(e);
+      }
+    }
+    function rejected(value) {
+      try {
+        step(generator["throw"](value));
+      } catch (e) {
+        reject(e);
+      }
+    }
+    function step(result) {
+      result.done ? resolve10(result.value) : adopt(result.value).then(fulfilled, rejected);
+    }
+    step((generator = generator.apply(thisArg, _arguments || [])).next());
+  });
+};
+var OidcClient = class _OidcClient {
+  static createHttpClient(allowRetry = true, maxRetry = 10) {
+    const requestOptions = {
+      allowRetries: allowRetry,
+      maxRetries: maxRetry
+    };
+    return new HttpClient("actions/oidc-client", [new BearerCredentialHandler(_OidcClient.getRequestToken())], requestOptions);
+  }
+  static getRequestToken() {
+    const token = process.env["ACTIONS_ID_TOKEN_REQUEST_TOKEN"];
+    if (!token) {
+      throw new Error("Unable to get ACTIONS_ID_TOKEN_REQUEST_TOKEN env variable");
+    }
+    return token;
+  }
+  static getIDTokenUrl() {
+    const runtimeUrl = process.env["ACTIONS_ID_TOKEN_REQUEST_URL"];
+    if (!runtimeUrl) {
+      throw new Error("Unable to get ACTIONS_ID_TOKEN_REQUEST_URL env variable");
+    }
+    return runtimeUrl;
+  }
+  static getCall(id_token_url) {
+    return __awaiter3(this, void 0, void 0, function* () {
+      var _a;
+      const httpclient = _OidcClient.createHttpClient();
+      const res = yield httpclient.getJson(id_token_url).catch((error2) => {
+        throw new Error(`Failed to get ID Token. 
+ 
+        Error Code : ${error2.statusCode}
+ 
+        Error Message: ${error2.message}`);
+      });
+      const id_token = (_a = res.result) === null || _a === void 0 ? void 0 : _a.value;
+      if (!id_token) {
+        throw new Error("Response json body do not have ID Token field");
+      }
+      return id_token;
+    });
+  }
+  static getIDToken(audience) {
+    return __awaiter3(this, void 0, void 0, function* () {
+      try {
+        let id_token_url = _OidcClient.getIDTokenUrl();
+        if (audience) {
+          const encodedAudience = encodeURIComponent(audience);
+          id_token_url = `${id_token_url}&audience=${encodedAudience}`;
+        }
+        debug(`ID token url is ${id_token_url}`);
+        const id_token = yield _OidcClient.getCall(id_token_url);
+        setSecret(id_token);
+        return id_token;
+      } catch (error2) {
+        throw new Error(`Error message: ${error2.message}`);
+      }
+    });
+  }
+};
+
+// node_modules/@actions/core/lib/summary.js
+import { EOL as EOL3 } from "os";
+import { constants, promises } from "fs";
+var __awaiter4 = function(thisArg, _arguments, P, generator) {
+  function adopt(value) {
+    return value instanceof P ? value : new P(function(resolve10) {
+      resolve10(value);
+    });
+  }
+  return new (P || (P = Promise))(function(resolve10, reject) {
+    function fulfilled(value) {
+      try {
+        step(generator.next(value));
+      } catch (e) {
+        reject(e);
+      }
+    }
+    function rejected(value) {
+      try {
+        step(generator["throw"](value));
+      } catch (e) {
+        reject(e);
+      }
+    }
+    function step(result) {
+      result.done ? resolve10(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -34360,7 +35189,7 @@ var Summary = class {
    * @returns step summary file path
    */
   filePath() {
-    return __awaiter(this, void 0, void 0, function* () {
+    return __awaiter4(this, void 0, void 0, function* () {
       if (this._filePath) {
         return this._filePath;
       }
@@ -34401,7 +35230,7 @@ var Summary = class {
    * @returns {Promise<Summary>} summary instance
    */
   write(options) {
-    return __awaiter(this, void 0, void 0, function* () {
+    return __awaiter4(this, void 0, void 0, function* () {
       const overwrite = !!(options === null || options === void 0 ? void 0 : options.overwrite);
       const filePath = yield this.filePath();
       const writeFunc = overwrite ? writeFile : appendFile;
@@ -34415,7 +35244,7 @@ var Summary = class {
    * @returns {Summary} summary instance
    */
   clear() {
-    return __awaiter(this, void 0, void 0, function* () {
+    return __awaiter4(this, void 0, void 0, function* () {
       return this.emptyBuffer().write({ overwrite: true });
     });
   }
@@ -34600,9 +35429,31 @@ var Summary = class {
   }
 };
 var _summary = new Summary();
+var markdownSummary = _summary;
 var summary = _summary;
 
+// node_modules/@actions/core/lib/path-utils.js
+import * as path from "path";
+function toPosixPath(pth) {
+  return pth.replace(/[\\]/g, "/");
+}
+function toWin32Path(pth) {
+  return pth.replace(/[/]/g, "\\");
+}
+function toPlatformPath(pth) {
+  return pth.replace(/[/\\]/g, path.sep);
+}
+
 // node_modules/@actions/core/lib/platform.js
+var platform_exports = {};
+__export(platform_exports, {
+  arch: () => arch,
+  getDetails: () => getDetails,
+  isLinux: () => isLinux,
+  isMacOS: () => isMacOS,
+  isWindows: () => isWindows,
+  platform: () => platform
+});
 import os4 from "os";
 
 // node_modules/@actions/exec/lib/exec.js
@@ -34612,21 +35463,21 @@ import { StringDecoder } from "string_decoder";
 import * as os3 from "os";
 import * as events from "events";
 import * as child from "child_process";
-import * as path3 from "path";
+import * as path4 from "path";
 
 // node_modules/@actions/io/lib/io.js
-import * as path2 from "path";
+import * as path3 from "path";
 
 // node_modules/@actions/io/lib/io-util.js
 import * as fs2 from "fs";
-import * as path from "path";
-var __awaiter2 = function(thisArg, _arguments, P, generator) {
+import * as path2 from "path";
+var __awaiter5 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve9) {
-      resolve9(value);
+    return value instanceof P ? value : new P(function(resolve10) {
+      resolve10(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve9, reject) {
+  return new (P || (P = Promise))(function(resolve10, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -34642,7 +35493,7 @@ var __awaiter2 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve9(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve10(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -34651,7 +35502,7 @@ var { chmod, copyFile, lstat, mkdir, open, readdir, rename, rm, rmdir, stat, sym
 var IS_WINDOWS = process.platform === "win32";
 var READONLY = fs2.constants.O_RDONLY;
 function exists(fsPath) {
-  return __awaiter2(this, void 0, void 0, function* () {
+  return __awaiter5(this, void 0, void 0, function* () {
     try {
       yield stat(fsPath);
     } catch (err) {
@@ -34674,7 +35525,7 @@ function isRooted(p) {
   return p.startsWith("/");
 }
 function tryGetExecutablePath(filePath, extensions) {
-  return __awaiter2(this, void 0, void 0, function* () {
+  return __awaiter5(this, void 0, void 0, function* () {
     let stats = void 0;
     try {
       stats = yield stat(filePath);
@@ -34685,7 +35536,7 @@ function tryGetExecutablePath(filePath, extensions) {
     }
     if (stats && stats.isFile()) {
       if (IS_WINDOWS) {
-        const upperExt = path.extname(filePath).toUpperCase();
+        const upperExt = path2.extname(filePath).toUpperCase();
         if (extensions.some((validExt) => validExt.toUpperCase() === upperExt)) {
           return filePath;
         }
@@ -34709,11 +35560,11 @@ function tryGetExecutablePath(filePath, extensions) {
       if (stats && stats.isFile()) {
         if (IS_WINDOWS) {
           try {
-            const directory = path.dirname(filePath);
-            const upperName = path.basename(filePath).toUpperCase();
+            const directory = path2.dirname(filePath);
+            const upperName = path2.basename(filePath).toUpperCase();
             for (const actualName of yield readdir(directory)) {
               if (upperName === actualName.toUpperCase()) {
-                filePath = path.join(directory, actualName);
+                filePath = path2.join(directory, actualName);
                 break;
               }
             }
@@ -34744,13 +35595,13 @@ function isUnixExecutable(stats) {
 }
 
 // node_modules/@actions/io/lib/io.js
-var __awaiter3 = function(thisArg, _arguments, P, generator) {
+var __awaiter6 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve9) {
-      resolve9(value);
+    return value instanceof P ? value : new P(function(resolve10) {
+      resolve10(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve9, reject) {
+  return new (P || (P = Promise))(function(resolve10, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -34766,13 +35617,13 @@ var __awaiter3 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve9(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve10(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
 };
 function which(tool, check) {
-  return __awaiter3(this, void 0, void 0, function* () {
+  return __awaiter6(this, void 0, void 0, function* () {
     if (!tool) {
       throw new Error("parameter 'tool' is required");
     }
@@ -34795,13 +35646,13 @@ function which(tool, check) {
   });
 }
 function findInPath(tool) {
-  return __awaiter3(this, void 0, void 0, function* () {
+  return __awaiter6(this, void 0, void 0, function* () {
     if (!tool) {
       throw new Error("parameter 'tool' is required");
     }
     const extensions = [];
     if (IS_WINDOWS && process.env["PATHEXT"]) {
-      for (const extension of process.env["PATHEXT"].split(path2.delimiter)) {
+      for (const extension of process.env["PATHEXT"].split(path3.delimiter)) {
         if (extension) {
           extensions.push(extension);
         }
@@ -34814,12 +35665,12 @@ function findInPath(tool) {
       }
       return [];
     }
-    if (tool.includes(path2.sep)) {
+    if (tool.includes(path3.sep)) {
       return [];
     }
     const directories = [];
     if (process.env.PATH) {
-      for (const p of process.env.PATH.split(path2.delimiter)) {
+      for (const p of process.env.PATH.split(path3.delimiter)) {
         if (p) {
           directories.push(p);
         }
@@ -34827,7 +35678,7 @@ function findInPath(tool) {
     }
     const matches2 = [];
     for (const directory of directories) {
-      const filePath = yield tryGetExecutablePath(path2.join(directory, tool), extensions);
+      const filePath = yield tryGetExecutablePath(path3.join(directory, tool), extensions);
       if (filePath) {
         matches2.push(filePath);
       }
@@ -34838,13 +35689,13 @@ function findInPath(tool) {
 
 // node_modules/@actions/exec/lib/toolrunner.js
 import { setTimeout as setTimeout2 } from "timers";
-var __awaiter4 = function(thisArg, _arguments, P, generator) {
+var __awaiter7 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve9) {
-      resolve9(value);
+    return value instanceof P ? value : new P(function(resolve10) {
+      resolve10(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve9, reject) {
+  return new (P || (P = Promise))(function(resolve10, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -34860,7 +35711,7 @@ var __awaiter4 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve9(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve10(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -35074,12 +35925,12 @@ var ToolRunner = class extends events.EventEmitter {
    * @returns   number
    */
   exec() {
-    return __awaiter4(this, void 0, void 0, function* () {
+    return __awaiter7(this, void 0, void 0, function* () {
       if (!isRooted(this.toolPath) && (this.toolPath.includes("/") || IS_WINDOWS2 && this.toolPath.includes("\\"))) {
-        this.toolPath = path3.resolve(process.cwd(), this.options.cwd || process.cwd(), this.toolPath);
+        this.toolPath = path4.resolve(process.cwd(), this.options.cwd || process.cwd(), this.toolPath);
       }
       this.toolPath = yield which(this.toolPath, true);
-      return new Promise((resolve9, reject) => __awaiter4(this, void 0, void 0, function* () {
+      return new Promise((resolve10, reject) => __awaiter7(this, void 0, void 0, function* () {
         this._debug(`exec tool: ${this.toolPath}`);
         this._debug("arguments:");
         for (const arg of this.args) {
@@ -35162,7 +36013,7 @@ var ToolRunner = class extends events.EventEmitter {
           if (error2) {
             reject(error2);
           } else {
-            resolve9(exitCode);
+            resolve10(exitCode);
           }
         });
         if (this.options.input) {
@@ -35283,13 +36134,13 @@ var ExecState = class _ExecState extends events.EventEmitter {
 };
 
 // node_modules/@actions/exec/lib/exec.js
-var __awaiter5 = function(thisArg, _arguments, P, generator) {
+var __awaiter8 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve9) {
-      resolve9(value);
+    return value instanceof P ? value : new P(function(resolve10) {
+      resolve10(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve9, reject) {
+  return new (P || (P = Promise))(function(resolve10, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -35305,13 +36156,13 @@ var __awaiter5 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve9(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve10(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
 };
 function exec(commandLine, args, options) {
-  return __awaiter5(this, void 0, void 0, function* () {
+  return __awaiter8(this, void 0, void 0, function* () {
     const commandArgs = argStringToArray(commandLine);
     if (commandArgs.length === 0) {
       throw new Error(`Parameter 'commandLine' cannot be null or empty.`);
@@ -35323,7 +36174,7 @@ function exec(commandLine, args, options) {
   });
 }
 function getExecOutput(commandLine, args, options) {
-  return __awaiter5(this, void 0, void 0, function* () {
+  return __awaiter8(this, void 0, void 0, function* () {
     var _a, _b;
     let stdout = "";
     let stderr = "";
@@ -35356,17 +36207,137 @@ function getExecOutput(commandLine, args, options) {
 }
 
 // node_modules/@actions/core/lib/platform.js
+var __awaiter9 = function(thisArg, _arguments, P, generator) {
+  function adopt(value) {
+    return value instanceof P ? value : new P(function(resolve10) {
+      resolve10(value);
+    });
+  }
+  return new (P || (P = Promise))(function(resolve10, reject) {
+    function fulfilled(value) {
+      try {
+        step(generator.next(value));
+      } catch (e) {
+        reject(e);
+      }
+    }
+    function rejected(value) {
+      try {
+        step(generator["throw"](value));
+      } catch (e) {
+        reject(e);
+      }
+    }
+    function step(result) {
+      result.done ? resolve10(result.value) : adopt(result.value).then(fulfilled, rejected);
+    }
+    step((generator = generator.apply(thisArg, _arguments || [])).next());
+  });
+};
+var getWindowsInfo = () => __awaiter9(void 0, void 0, void 0, function* () {
+  const { stdout: version } = yield getExecOutput('powershell -command "(Get-CimInstance -ClassName Win32_OperatingSystem).Version"', void 0, {
+    silent: true
+  });
+  const { stdout: name } = yield getExecOutput('powershell -command "(Get-CimInstance -ClassName Win32_OperatingSystem).Caption"', void 0, {
+    silent: true
+  });
+  return {
+    name: name.trim(),
+    version: version.trim()
+  };
+});
+var getMacOsInfo = () => __awaiter9(void 0, void 0, void 0, function* () {
+  var _a, _b, _c, _d;
+  const { stdout } = yield getExecOutput("sw_vers", void 0, {
+    silent: true
+  });
+  const version = (_b = (_a = stdout.match(/ProductVersion:\s*(.+)/)) === null || _a === void 0 ? void 0 : _a[1]) !== null && _b !== void 0 ? _b : "";
+  const name = (_d = (_c = stdout.match(/ProductName:\s*(.+)/)) === null || _c === void 0 ? void 0 : _c[1]) !== null && _d !== void 0 ? _d : "";
+  return {
+    name,
+    version
+  };
+});
+var getLinuxInfo = () => __awaiter9(void 0, void 0, void 0, function* () {
+  const { stdout } = yield getExecOutput("lsb_release", ["-i", "-r", "-s"], {
+    silent: true
+  });
+  const [name, version] = stdout.trim().split("\n");
+  return {
+    name,
+    version
+  };
+});
 var platform = os4.platform();
 var arch = os4.arch();
+var isWindows = platform === "win32";
+var isMacOS = platform === "darwin";
+var isLinux = platform === "linux";
+function getDetails() {
+  return __awaiter9(this, void 0, void 0, function* () {
+    return Object.assign(Object.assign({}, yield isWindows ? getWindowsInfo() : isMacOS ? getMacOsInfo() : getLinuxInfo()), {
+      platform,
+      arch,
+      isWindows,
+      isMacOS,
+      isLinux
+    });
+  });
+}
 
 // node_modules/@actions/core/lib/core.js
+var __awaiter10 = function(thisArg, _arguments, P, generator) {
+  function adopt(value) {
+    return value instanceof P ? value : new P(function(resolve10) {
+      resolve10(value);
+    });
+  }
+  return new (P || (P = Promise))(function(resolve10, reject) {
+    function fulfilled(value) {
+      try {
+        step(generator.next(value));
+      } catch (e) {
+        reject(e);
+      }
+    }
+    function rejected(value) {
+      try {
+        step(generator["throw"](value));
+      } catch (e) {
+        reject(e);
+      }
+    }
+    function step(result) {
+      result.done ? resolve10(result.value) : adopt(result.value).then(fulfilled, rejected);
+    }
+    step((generator = generator.apply(thisArg, _arguments || [])).next());
+  });
+};
 var ExitCode;
 (function(ExitCode2) {
   ExitCode2[ExitCode2["Success"] = 0] = "Success";
   ExitCode2[ExitCode2["Failure"] = 1] = "Failure";
 })(ExitCode || (ExitCode = {}));
+function exportVariable(name, val) {
+  const convertedVal = toCommandValue(val);
+  process.env[name] = convertedVal;
+  const filePath = process.env["GITHUB_ENV"] || "";
+  if (filePath) {
+    return issueFileCommand("ENV", prepareKeyValueMessage(name, val));
+  }
+  issueCommand("set-env", { name }, convertedVal);
+}
 function setSecret(secret) {
   issueCommand("add-mask", {}, secret);
+}
+function addPath(inputPath) {
+  const filePath = process.env["GITHUB_PATH"] || "";
+  if (filePath) {
+    issueFileCommand("PATH", inputPath);
+  } else {
+    issueCommand("add-path", {}, inputPath);
+  }
+  process.env["PATH"] = `${inputPath}${path5.delimiter}${process.env["PATH"]}`;
 }
 function getInput(name, options) {
   const val = process.env[`INPUT_${name.replace(/ /g, "_").toUpperCase()}`] || "";
@@ -35378,6 +36349,24 @@ function getInput(name, options) {
   }
   return val.trim();
 }
+function getMultilineInput(name, options) {
+  const inputs = getInput(name, options).split("\n").filter((x) => x !== "");
+  if (options && options.trimWhitespace === false) {
+    return inputs;
+  }
+  return inputs.map((input) => input.trim());
+}
+function getBooleanInput(name, options) {
+  const trueValue = ["true", "True", "TRUE"];
+  const falseValue = ["false", "False", "FALSE"];
+  const val = getInput(name, options);
+  if (trueValue.includes(val))
+    return true;
+  if (falseValue.includes(val))
+    return false;
+  throw new TypeError(`Input does not meet YAML 1.2 "Core Schema" specification: ${name}
+Support boolean input list: \`true | True | TRUE | false | False | FALSE\``);
+}
 function setOutput(name, value) {
   const filePath = process.env["GITHUB_OUTPUT"] || "";
   if (filePath) {
@@ -35386,15 +36375,27 @@ function setOutput(name, value) {
   process.stdout.write(os5.EOL);
   issueCommand("set-output", { name }, toCommandValue(value));
 }
+function setCommandEcho(enabled) {
+  issue("echo", enabled ? "on" : "off");
+}
 function setFailed(message) {
   process.exitCode = ExitCode.Failure;
   error(message);
+}
+function isDebug() {
+  return process.env["RUNNER_DEBUG"] === "1";
+}
+function debug(message) {
+  issueCommand("debug", {}, message);
 }
 function error(message, properties = {}) {
   issueCommand("error", toCommandProperties(properties), message instanceof Error ? message.toString() : message);
 }
 function warning(message, properties = {}) {
   issueCommand("warning", toCommandProperties(properties), message instanceof Error ? message.toString() : message);
+}
+function notice(message, properties = {}) {
+  issueCommand("notice", toCommandProperties(properties), message instanceof Error ? message.toString() : message);
 }
 function info(message) {
   process.stdout.write(message + os5.EOL);
@@ -35404,6 +36405,33 @@ function startGroup(name) {
 }
 function endGroup() {
   issue("endgroup");
+}
+function group(name, fn) {
+  return __awaiter10(this, void 0, void 0, function* () {
+    startGroup(name);
+    let result;
+    try {
+      result = yield fn();
+    } finally {
+      endGroup();
+    }
+    return result;
+  });
+}
+function saveState(name, value) {
+  const filePath = process.env["GITHUB_STATE"] || "";
+  if (filePath) {
+    return issueFileCommand("STATE", prepareKeyValueMessage(name, value));
+  }
+  issueCommand("save-state", { name }, toCommandValue(value));
+}
+function getState(name) {
+  return process.env[`STATE_${name}`] || "";
+}
+function getIDToken(aud) {
+  return __awaiter10(this, void 0, void 0, function* () {
+    return yield OidcClient.getIDToken(aud);
+  });
 }
 
 // src/action/deps.ts
@@ -36538,20 +37566,24 @@ var results_schema_default = {
 var InputError = class extends Error {
   /** every problem found, one line each, file-prefixed */
   problems;
-  constructor(message, problems = [message]) {
+  /** the problems' places, where the reader knows them (config files); else empty */
+  sites;
+  constructor(message, problems = [message], sites = []) {
     super(message);
     this.name = "InputError";
     this.problems = problems;
+    this.sites = sites;
   }
 };
 var MAX_PROBLEMS_IN_MESSAGE = 5;
-function problemsError(file, problems) {
+function problemsError(file, problems, at) {
   const lines = problems.map((p) => `${file}: ${p}`);
   const shown = lines.slice(0, MAX_PROBLEMS_IN_MESSAGE);
   if (lines.length > shown.length) {
     shown.push(`${file}: … and ${lines.length - shown.length} more problems`);
   }
-  return new InputError(shown.join("\n"), lines);
+  const sites = at ? problems.map((p, i) => ({ file: at.path, ...at.locate(p), message: lines[i] })) : [];
+  return new InputError(shown.join("\n"), lines, sites);
 }
 function readablePath(instancePath, extra2) {
   const parts = instancePath.split("/").slice(1).map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
@@ -36652,9 +37684,9 @@ function parseJson(text3, file) {
     throw new InputError(`${file}: not valid JSON: ${detail}`);
   }
 }
-function readInputFile(path9, shown = path9, what = "file") {
+function readInputFile(path11, shown = path11, what = "file") {
   try {
-    return readFileSync2(path9, "utf8");
+    return readFileSync2(path11, "utf8");
   } catch (err) {
     const code = err.code;
     throw new InputError(
@@ -36662,9 +37694,9 @@ function readInputFile(path9, shown = path9, what = "file") {
     );
   }
 }
-function loadResults(path9) {
-  const text3 = readInputFile(path9, path9, "results file");
-  return validateResults(parseJson(text3, path9), path9);
+function loadResults(path11) {
+  const text3 = readInputFile(path11, path11, "results file");
+  return validateResults(parseJson(text3, path11), path11);
 }
 var HARNESS_STOPPED_CODES = /* @__PURE__ */ new Set([
   "harness.exit",
@@ -36752,33 +37784,33 @@ var JsonReader = class {
     this.file = file;
   }
   file;
-  error(path9, what, value) {
-    return new InputError(`${this.file}: ${path9} ${what} (got ${showValue(value)})`);
+  error(path11, what, value) {
+    return new InputError(`${this.file}: ${path11} ${what} (got ${showValue(value)})`);
   }
-  object(value, path9) {
+  object(value, path11) {
     if (typeof value !== "object" || value === null || Array.isArray(value)) {
-      throw this.error(path9, "must be object", value);
+      throw this.error(path11, "must be object", value);
     }
     return value;
   }
-  array(value, path9) {
-    if (!Array.isArray(value)) throw this.error(path9, "must be array", value);
+  array(value, path11) {
+    if (!Array.isArray(value)) throw this.error(path11, "must be array", value);
     return value;
   }
-  string(value, path9) {
-    if (typeof value !== "string") throw this.error(path9, "must be string", value);
+  string(value, path11) {
+    if (typeof value !== "string") throw this.error(path11, "must be string", value);
     return value;
   }
-  number(value, path9) {
+  number(value, path11) {
     if (typeof value !== "number" || !Number.isFinite(value))
-      throw this.error(path9, "must be number", value);
+      throw this.error(path11, "must be number", value);
     return value;
   }
-  optionalNumber(value, path9) {
-    return value === void 0 || value === null ? void 0 : this.number(value, path9);
+  optionalNumber(value, path11) {
+    return value === void 0 || value === null ? void 0 : this.number(value, path11);
   }
-  optionalString(value, path9) {
-    return value === void 0 || value === null ? void 0 : this.string(value, path9);
+  optionalString(value, path11) {
+    return value === void 0 || value === null ? void 0 : this.string(value, path11);
   }
 };
 function isoUtc(text3) {
@@ -36790,7 +37822,7 @@ function isoUtc(text3) {
 // src/adapters/command.ts
 var TIME_UNITS = { s: 1e3, ms: 1, us: 1e-3, ns: 1e-6 };
 var RATE_UNITS = { tflops: 1e12, gflops: 1e9, gbps: 1e9 };
-var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve9) => {
+var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve10) => {
   const child2 = spawn2("bash", ["-c", command], {
     cwd,
     env: childEnv(),
@@ -36816,11 +37848,11 @@ var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve9) => {
   }, timeoutMs);
   child2.on("error", (err) => {
     clearTimeout(timer);
-    resolve9({ exitCode: 127, output: `${output}${err.message}`, timedOut });
+    resolve10({ exitCode: 127, output: `${output}${err.message}`, timedOut });
   });
   child2.on("close", (code) => {
     clearTimeout(timer);
-    resolve9({ exitCode: code, output, timedOut });
+    resolve10({ exitCode: code, output, timedOut });
   });
 });
 function shellQuote(value) {
@@ -36842,9 +37874,9 @@ function fillTemplate(template, params, root) {
     return value === void 0 ? whole : shellQuote(String(value));
   });
 }
-function atPath(value, path9) {
+function atPath(value, path11) {
   let cur = value;
-  for (const key of path9.split(".")) {
+  for (const key of path11.split(".")) {
     if (typeof cur !== "object" || cur === null) return void 0;
     cur = cur[key];
   }
@@ -37224,7 +38256,7 @@ var gbenchAdapter = {
 };
 
 // src/config/config.ts
-var import_yaml = __toESM(require_dist(), 1);
+var import_yaml2 = __toESM(require_dist(), 1);
 import { existsSync as existsSync3, readdirSync, readFileSync as readFileSync3, statSync } from "node:fs";
 import { join as join4, relative as relative2, resolve as resolve2 } from "node:path";
 
@@ -37773,6 +38805,52 @@ var DATASHEET_PEAKS = Object.fromEntries(
   GPU_MODELS.filter((m) => m.peaks !== void 0).map((m) => [m.model, m.peaks])
 );
 
+// src/config/locate.ts
+var import_yaml = __toESM(require_dist(), 1);
+function yamlLocator(text3) {
+  const lines = new import_yaml.LineCounter();
+  const doc = (0, import_yaml.parseDocument)(text3, { lineCounter: lines });
+  const position = (offset) => {
+    const { line, col } = lines.linePos(offset);
+    return { line, column: col };
+  };
+  return {
+    locate(path11) {
+      let node2 = doc.contents;
+      let offset = doc.contents?.range?.[0] ?? 0;
+      for (const part of path11) {
+        if ((0, import_yaml.isMap)(node2)) {
+          const pair = node2.items.find((p) => (0, import_yaml.isScalar)(p.key) && String(p.key.value) === `${part}`);
+          if (!pair || !(0, import_yaml.isScalar)(pair.key) || !pair.key.range) break;
+          offset = pair.key.range[0];
+          node2 = pair.value;
+        } else if ((0, import_yaml.isSeq)(node2) && typeof part === "number") {
+          const item = node2.items[part];
+          if (!item?.range) break;
+          offset = item.range[0];
+          node2 = item;
+        } else break;
+      }
+      return position(offset);
+    }
+  };
+}
+function leadingFieldPath(problem) {
+  const head = /^(?:[A-Za-z_][A-Za-z0-9_-]*|\[(?:\d+|"(?:[^"\\]|\\.)*")\])(?:\.[A-Za-z_][A-Za-z0-9_-]*|\[(?:\d+|"(?:[^"\\]|\\.)*")\])*/.exec(
+    problem
+  );
+  if (!head) return [];
+  const parts = [];
+  for (const m of head[0].matchAll(
+    /([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]/g
+  )) {
+    if (m[1] !== void 0) parts.push(m[1]);
+    else if (m[2] !== void 0) parts.push(Number(m[2]));
+    else parts.push(JSON.parse(m[3]));
+  }
+  return parts;
+}
+
 // src/config/config.ts
 var DEFAULT_PEAKS = DATASHEET_PEAKS;
 var CONFIG_FILE_NAME = "kernelgate.yml";
@@ -37788,20 +38866,26 @@ function getValidators() {
   }
   return validators;
 }
-function parseYaml(text3, file) {
-  const doc = (0, import_yaml.parseDocument)(text3, { prettyErrors: true });
+function parseYaml(text3, file, path11) {
+  const doc = (0, import_yaml2.parseDocument)(text3, { prettyErrors: true });
   const first = doc.errors[0];
   if (first) {
     const pos = first.linePos?.[0];
     const where3 = pos ? `${file}:${pos.line}:${pos.col}` : file;
     const what = (first.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
-    throw new InputError(`${where3}: YAML syntax error: ${what}`);
+    const message = `${where3}: YAML syntax error: ${what}`;
+    const at = pos ? { line: pos.line, column: pos.col } : {};
+    throw new InputError(message, [message], path11 ? [{ file: path11, ...at, message }] : []);
   }
   return doc.toJS();
 }
-function readText(path9, shown) {
+function fieldProblems(shown, path11, text3, problems) {
+  const { locate } = yamlLocator(text3);
+  return problemsError(shown, problems, { path: path11, locate: (p) => locate(leadingFieldPath(p)) });
+}
+function readText(path11, shown) {
   try {
-    return readFileSync3(path9, "utf8");
+    return readFileSync3(path11, "utf8");
   } catch (err) {
     throw new InputError(`${shown}: cannot read: ${err.message}`);
   }
@@ -37812,9 +38896,11 @@ function loadConfig(rootDir, opts = {}) {
   const shownConfig = relative2(root, configPath) || CONFIG_FILE_NAME;
   let raw = {};
   let configFile;
+  let configText = "";
   if (existsSync3(configPath)) {
-    const data = parseYaml(readText(configPath, shownConfig), shownConfig) ?? {};
-    raw = validateConfigData(data, shownConfig);
+    configText = readText(configPath, shownConfig);
+    const data = parseYaml(configText, shownConfig, configPath) ?? {};
+    raw = validateConfigData(data, shownConfig, configPath, configText);
     configFile = configPath;
   } else if (opts.configFile) {
     throw new InputError(`${shownConfig}: no such config file`);
@@ -37825,16 +38911,15 @@ function loadConfig(rootDir, opts = {}) {
   if (existsSync3(kernelsPath) && statSync(kernelsPath).isDirectory()) {
     kernels = loadKernels(root, kernelsPath);
   } else if (raw.kernels_dir !== void 0) {
-    throw new InputError(
-      `${shownConfig}: kernels_dir must be a folder (got ${showValue(raw.kernels_dir)}, which does not exist)`
-    );
+    const problem = `kernels_dir must be a folder (got ${showValue(raw.kernels_dir)}, which does not exist)`;
+    throw fieldProblems(shownConfig, configPath, configText, [problem]);
   }
   const { benchmarks, problems } = benchmarksFromRaw(
     raw.benchmarks ?? [],
     root,
     kernels.map((k) => k.manifest.name)
   );
-  if (problems.length) throw problemsError(shownConfig, problems);
+  if (problems.length) throw fieldProblems(shownConfig, configPath, configText, problems);
   return configFromRaw(raw, root, configFile, kernels, benchmarks);
 }
 function configFromRaw(raw, root, configFile, kernels, benchmarks) {
@@ -37889,9 +38974,10 @@ function configFromRaw(raw, root, configFile, kernels, benchmarks) {
     benchmarks
   };
 }
-function validateConfigData(data, file) {
+function validateConfigData(data, file, path11, text3) {
   const { config: validate2 } = getValidators();
-  if (!validate2(data)) throw problemsError(file, formatAjvErrors(validate2.errors ?? []));
+  if (!validate2(data))
+    throw fieldProblems(file, path11, text3, formatAjvErrors(validate2.errors ?? []));
   const raw = data;
   const problems = [];
   for (const key of ["fail_on_correctness", "fail_on_drift"]) {
@@ -37901,7 +38987,7 @@ function validateConfigData(data, file) {
       );
     }
   }
-  if (problems.length) throw problemsError(file, problems);
+  if (problems.length) throw fieldProblems(file, path11, text3, problems);
   return raw;
 }
 function loadKernels(root, kernelsPath) {
@@ -37913,12 +38999,14 @@ function loadKernels(root, kernelsPath) {
     const manifestPath = join4(kernelsPath, folder, "kernel.yml");
     if (!existsSync3(manifestPath)) continue;
     const shown = relative2(root, manifestPath);
-    const data = parseYaml(readText(manifestPath, shown), shown);
+    const text3 = readText(manifestPath, shown);
+    const data = parseYaml(text3, shown, manifestPath);
     const { kernel: validate2 } = getValidators();
-    if (!validate2(data)) throw problemsError(shown, formatAjvErrors(validate2.errors ?? []));
+    const invalid = (problems2) => fieldProblems(shown, manifestPath, text3, problems2);
+    if (!validate2(data)) throw invalid(formatAjvErrors(validate2.errors ?? []));
     const manifest = data;
     const problems = crossCheckManifest(manifest, folder);
-    if (problems.length) throw problemsError(shown, problems);
+    if (problems.length) throw invalid(problems);
     kernels.push({ manifest, dir: join4(kernelsPath, folder), file: shown });
   }
   return kernels;
@@ -38686,14 +39774,14 @@ function finishKernel(adapter, kernel, adapted, options = {}) {
     diagnostics: adapted.diagnostics
   };
 }
-function adaptFile(adapter, path9, options) {
-  const shown = options.shown ?? path9;
-  const text3 = readInputFile(path9, shown);
+function adaptFile(adapter, path11, options) {
+  const shown = options.shown ?? path11;
+  const text3 = readInputFile(path11, shown);
   const adapted = adapter.parse({
     text: text3,
     file: shown,
     kernel: options.kernel,
-    readSidecar: (rel) => readFileSync4(isAbsolute(rel) ? rel : join5(dirname4(path9), rel))
+    readSidecar: (rel) => readFileSync4(isAbsolute(rel) ? rel : join5(dirname4(path11), rel))
   });
   return finishKernel(adapter, options.kernel, adapted, options);
 }
@@ -38793,9 +39881,9 @@ async function runBenchmark(bench, options) {
   const text3 = lastLines(printed);
   return text3 ? { ...adapted, outputs: [{ variant: bench.format, case: "run", text: text3 }] } : adapted;
 }
-function relativeShown(root, path9) {
-  const rel = relative3(root, path9);
-  return rel === "" || rel.startsWith("..") || isAbsolute(rel) ? path9 : rel;
+function relativeShown(root, path11) {
+  const rel = relative3(root, path11);
+  return rel === "" || rel.startsWith("..") || isAbsolute(rel) ? path11 : rel;
 }
 function failedBenchmark(adapter, bench, why, output) {
   const message = bench.run !== void 0 ? `${bench.run}: ${why}` : why;
@@ -38852,7 +39940,7 @@ function adapterFor(format) {
 }
 
 // src/judge/calibrate.ts
-var import_yaml2 = __toESM(require_dist(), 1);
+var import_yaml3 = __toESM(require_dist(), 1);
 
 // src/judge/verdicts.ts
 var MIN_SAMPLES_FOR_VERDICT = 5;
@@ -39535,9 +40623,9 @@ function formatValue(value) {
   if (typeof value === "boolean") return value ? "true" : "false";
   return String(value);
 }
-function expandGroup(group) {
+function expandGroup(group2) {
   let out = [{}];
-  for (const [key, value] of Object.entries(group)) {
+  for (const [key, value] of Object.entries(group2)) {
     const axis = Array.isArray(value) ? value : [value];
     out = out.flatMap((partial) => axis.map((v) => ({ ...partial, [key]: v })));
   }
@@ -39670,9 +40758,9 @@ function findShardFiles(dirs, name = "results.json") {
     for (const entry of readdirSync2(dir, { withFileTypes: true }).sort(
       (a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0
     )) {
-      const path9 = join6(dir, entry.name);
-      if (entry.isDirectory() && depth < 4) walk(path9, depth + 1);
-      else if (entry.isFile() && entry.name === name) found.push(path9);
+      const path11 = join6(dir, entry.name);
+      if (entry.isDirectory() && depth < 4) walk(path11, depth + 1);
+      else if (entry.isFile() && entry.name === name) found.push(path11);
     }
   };
   for (const dir of dirs) {
@@ -39685,9 +40773,9 @@ function findShardFiles(dirs, name = "results.json") {
   return found;
 }
 function readShardDocuments(files, cwd) {
-  return files.map((path9) => {
-    const file = relative4(cwd, path9) || path9;
-    const results = loadResults(path9);
+  return files.map((path11) => {
+    const file = relative4(cwd, path11) || path11;
+    const results = loadResults(path11);
     if (results.run.shard === void 0) {
       throw new InputError(
         `${file}: run.shard is absent: these results are not one shard's (made by \`kernelgate run --shard i/n\` or the action's shard input).`
@@ -39971,26 +41059,26 @@ function fileBaselineStore(root) {
       return newest === void 0 ? void 0 : { results: loadResults(newest), path: newest };
     },
     history(key, limit) {
-      return entries(key).slice(0, limit).map((path9) => ({ results: loadResults(path9), path: path9 }));
+      return entries(key).slice(0, limit).map((path11) => ({ results: loadResults(path11), path: path11 }));
     },
     save(key, results) {
       const dir = dirOf(key);
       mkdirSync(dir, { recursive: true });
       const stamp = results.run.started_at.replace(/[^0-9A-Za-z]/g, "");
       const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
-      const path9 = join7(dir, `${stamp}-${sha}.json`);
-      const tmp = `${path9}.${process.pid}.tmp`;
+      const path11 = join7(dir, `${stamp}-${sha}.json`);
+      const tmp = `${path11}.${process.pid}.tmp`;
       writeFileSync(tmp, JSON.stringify(results, null, 2) + "\n");
-      renameSync(tmp, path9);
-      return path9;
+      renameSync(tmp, path11);
+      return path11;
     }
   };
 }
-function explicitBaseline(path9) {
-  if (!existsSync6(path9)) {
-    throw new Error(`baseline ${path9}: no such file`);
+function explicitBaseline(path11) {
+  if (!existsSync6(path11)) {
+    throw new Error(`baseline ${path11}: no such file`);
   }
-  return { results: loadResults(path9), path: path9 };
+  return { results: loadResults(path11), path: path11 };
 }
 
 // src/shard/run.ts
@@ -40211,7 +41299,7 @@ function slowerTargets(cases) {
 
 // src/deep/run.ts
 import { existsSync as existsSync9, mkdirSync as mkdirSync3, readFileSync as readFileSync5, writeFileSync as writeFileSync4 } from "node:fs";
-import { delimiter as delimiter2, join as join9 } from "node:path";
+import { delimiter as delimiter3, join as join9 } from "node:path";
 
 // src/deep/sanitizer.ts
 var SANITIZER_TOOLS = ["memcheck", "racecheck", "synccheck", "initcheck"];
@@ -40314,13 +41402,13 @@ var SANITIZER_CASE_TIMEOUT_S = 900;
 function findTool(name, env, given, exists3 = existsSync9) {
   if (given) return exists3(given) ? given : void 0;
   const dirs = [
-    ...(env.PATH ?? "").split(delimiter2).filter(Boolean),
+    ...(env.PATH ?? "").split(delimiter3).filter(Boolean),
     ...env.CUDA_HOME ? [join9(env.CUDA_HOME, "bin")] : [],
     "/usr/local/cuda/bin"
   ];
   for (const dir of dirs) {
-    const path9 = join9(dir, name);
-    if (exists3(path9)) return path9;
+    const path11 = join9(dir, name);
+    if (exists3(path11)) return path11;
   }
   return void 0;
 }
@@ -40352,7 +41440,7 @@ function harnessEnv(o) {
   const parent = o.env ?? process.env;
   return {
     // the harness package alone from the action (python/), the kernels from the workspace
-    PYTHONPATH: [join9(o.harnessRoot, "python"), o.workspace, parent.PYTHONPATH].filter((p) => Boolean(p)).join(delimiter2),
+    PYTHONPATH: [join9(o.harnessRoot, "python"), o.workspace, parent.PYTHONPATH].filter((p) => Boolean(p)).join(delimiter3),
     PYTHONUNBUFFERED: "1",
     // Each tensor its own allocation: the sanitizer then sees a write past a tensor's end (in
     // PyTorch's cached pool it lands in the pool's own memory and goes unseen).
@@ -40713,17 +41801,28 @@ function describeChange(c) {
   const detail = parts.length ? ` (${parts.join(", ")})` : "";
   return `${c.perf} ${formatRatioPct(c.ratio)}${detail}: ${formatMs(c.medianMs)} ms vs ${formatMs(c.baselineMedianMs)} ms`;
 }
+function about(c, title) {
+  return { title, kernel: c.kernel, variant: c.variant };
+}
 function buildProblems(results) {
   const problems = [];
   for (const b of results.builds ?? []) {
+    const variant = { kernel: b.kernel, variant: b.variant };
     if (b.status === "failed") {
       const lastLine2 = (b.log_tail ?? "").trim().split("\n").filter(Boolean).pop();
-      problems.push(`${b.kernel}/${b.variant}: build failed${lastLine2 ? `: ${lastLine2}` : ""}`);
+      const line = `${b.kernel}/${b.variant}: build failed${lastLine2 ? `: ${lastLine2}` : ""}`;
+      problems.push({ line, sites: [{ title: "build failed", ...variant }] });
     } else if (b.status === "expectation_failed") {
-      const unmet = (b.expectations ?? []).filter((e) => !e.ok).map((e) => `${e.name}: ${e.message}`);
-      problems.push(
-        `${b.kernel}/${b.variant}: build expectation unmet: ${unmet.join("; ") || "no detail"}`
-      );
+      const unmet = (b.expectations ?? []).filter((e) => !e.ok);
+      const line = `${b.kernel}/${b.variant}: build expectation unmet: ${unmet.map((e) => `${e.name}: ${e.message}`).join("; ") || "no detail"}`;
+      const title = "build expectation unmet";
+      const sites = unmet.map((e) => ({
+        title,
+        ...variant,
+        expectation: e.name,
+        message: `${b.kernel}/${b.variant}: build expectation unmet: ${e.name}: ${e.message}`
+      }));
+      problems.push({ line, sites: sites.length ? sites : [{ title, ...variant }] });
     }
   }
   return problems;
@@ -40765,6 +41864,11 @@ function gate(comparison, tiers, results, config) {
   const { policy } = config;
   const reasons = [];
   const warnings = [];
+  const sites = [];
+  const add = (fails, line, ...of) => {
+    (fails ? reasons : warnings).push(line);
+    for (const site of of) sites.push({ line, fails, message: line, ...site });
+  };
   const cases = comparison.cases;
   const byCorrectness = (v) => cases.filter((c) => c.correctness === v);
   const byPerf = (v) => cases.filter((c) => c.perf === v);
@@ -40772,14 +41876,16 @@ function gate(comparison, tiers, results, config) {
   const builds = buildProblems(results);
   reasons.push(...shardProblems(results));
   for (const c of byCorrectness("FAIL"))
-    reasons.push(`${c.label}: correctness FAIL: ${c.correctnessReason}`);
-  for (const c of byCorrectness("DRIFT"))
-    reasons.push(`${c.label}: correctness DRIFT: ${c.correctnessReason}`);
+    add(true, `${c.label}: correctness FAIL: ${c.correctnessReason}`, about(c, "correctness FAIL"));
+  for (const c of byCorrectness("DRIFT")) {
+    const line = `${c.label}: correctness DRIFT: ${c.correctnessReason}`;
+    add(true, line, about(c, "correctness DRIFT"));
+  }
   for (const c of byCorrectness("ERROR")) {
-    (policy.failOnError ? reasons : warnings).push(`${c.label}: ${c.correctnessReason}`);
+    add(policy.failOnError, `${c.label}: ${c.correctnessReason}`, about(c, "case error"));
   }
   for (const line of harnessStopped(results)) (policy.failOnError ? reasons : warnings).push(line);
-  for (const line of builds) (policy.failOnBuildFailure ? reasons : warnings).push(line);
+  for (const { line, sites: of } of builds) add(policy.failOnBuildFailure, line, ...of);
   const deep = deepProblems(results, policy.failOnSanitizer);
   reasons.push(...deep.reasons);
   warnings.push(...deep.warnings);
@@ -40790,7 +41896,9 @@ function gate(comparison, tiers, results, config) {
   }
   for (const c of byPerf("SLOWER")) {
     const note = c.perfNote ? ` (${c.perfNote})` : "";
-    (policy.failOnSlower ? reasons : warnings).push(`${c.label}: ${describeChange(c)}${note}`);
+    const line = `${c.label}: ${describeChange(c)}${note}`;
+    if (policy.failOnSlower) add(true, line, about(c, "SLOWER"));
+    else add(false, line);
   }
   for (const c of byPerf("MISSING")) {
     (policy.failOnMissing ? reasons : warnings).push(`${c.label}: MISSING: ${c.perfNote}`);
@@ -40809,33 +41917,36 @@ function gate(comparison, tiers, results, config) {
   for (const d of results.diagnostics.filter(
     (x) => x.level === "error" && !HARNESS_STOPPED_CODES.has(x.code)
   )) {
-    warnings.push(`diagnostic ${d.code}: ${d.message}${d.fix ? ` (fix: ${d.fix})` : ""}`);
+    const line = `diagnostic ${d.code}: ${d.message}${d.fix ? ` (fix: ${d.fix})` : ""}`;
+    const title = `diagnostic ${d.code}`;
+    add(false, line, ...d.kernel ? [{ title, kernel: d.kernel, variant: d.variant ?? "" }] : []);
   }
   const counts = gateCounts(cases, measurementErrors.length, builds.length);
   return {
     verdict: reasons.length ? "fail" : "pass",
     reasons,
     warnings,
+    sites,
     counts,
     measurementErrors
   };
 }
 
 // src/judge/tiers.ts
-function formatGroup(group) {
-  return Object.entries(group).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join("|") : String(v)}`).join(",");
+function formatGroup(group2) {
+  return Object.entries(group2).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join("|") : String(v)}`).join(",");
 }
-function matches(c, group) {
-  return Object.entries(group).every(([k, want]) => {
+function matches(c, group2) {
+  return Object.entries(group2).every(([k, want]) => {
     const have = c.params[k];
     if (have === void 0) return false;
     const options = Array.isArray(want) ? want : [want];
     return options.some((o) => String(o) === String(have));
   });
 }
-function findCase(results, kernel, variant, group) {
+function findCase(results, kernel, variant, group2) {
   return results.cases.find(
-    (c) => c.kernel === kernel && c.variant === variant && matches(c, group)
+    (c) => c.kernel === kernel && c.variant === variant && matches(c, group2)
   );
 }
 function passed(c) {
@@ -42095,7 +43206,7 @@ function outcomeText(input, changes) {
     }
     return parts;
   };
-  const join22 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
+  const join23 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
   if (outcome === "fail") {
     const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
     const parts = [...shardTitleParts(input.results), ...deepTitleParts(input), ...say(kinds)];
@@ -42107,13 +43218,13 @@ function outcomeText(input, changes) {
       }
     }
     const n = input.gate.reasons.length;
-    return `❌ fail: ${parts.length ? join22(parts) : plural(n, "reason")}`;
+    return `❌ fail: ${parts.length ? join23(parts) : plural(n, "reason")}`;
   }
-  if (outcome === "regression") return `⚠️ regression: ${join22(say(["slower"]))}`;
+  if (outcome === "regression") return `⚠️ regression: ${join23(say(["slower"]))}`;
   const faster = say(["faster"]);
   const moved = changes.changed.filter((v) => v.changed.some(isControl));
   const control = moved.length ? ` (the A/A control ${moved.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
-  if (faster.length) return `✅ pass: ${join22(faster)}${control}`;
+  if (faster.length) return `✅ pass: ${join23(faster)}${control}`;
   if (!changes.judged) return "✅ pass";
   return `✅ pass: ${moved.length ? "no candidate" : "no case"} slower or faster${control}`;
 }
@@ -43350,8 +44461,8 @@ var ELF_MAGIC = Buffer.from([127, 69, 76, 70]);
 var MAX_SCAN_BYTES = 1 << 30;
 var TOOLKIT_NOTE = /Cuda compilation tools, release (\d+\.\d+), V(\d+\.\d+(?:\.\d+)?)/;
 var STATIC_CUDART = "libcudart_static";
-function readHead(path9, bytes) {
-  const fd = openSync(path9, "r");
+function readHead(path11, bytes) {
+  const fd = openSync(path11, "r");
   try {
     const buf = Buffer.alloc(bytes);
     const n = readSync(fd, buf, 0, bytes, 0);
@@ -43360,9 +44471,9 @@ function readHead(path9, bytes) {
     closeSync(fd);
   }
 }
-function isElf(path9) {
+function isElf(path11) {
   try {
-    return statSync3(path9).isFile() && readHead(path9, 4).equals(ELF_MAGIC);
+    return statSync3(path11).isFile() && readHead(path11, 4).equals(ELF_MAGIC);
   } catch {
     return false;
   }
@@ -43371,8 +44482,8 @@ function commandBinaries(command, cwd) {
   const words = command.split(/[\s;&|()<>]+/).map((w) => w.replace(/^['"]|['"]$/g, "")).filter((w) => w.includes("/") && !w.startsWith("-") && !w.includes("="));
   const found = [];
   for (const word of words) {
-    const path9 = isAbsolute2(word) ? word : resolve5(cwd, word);
-    if (!found.includes(path9) && isElf(path9)) found.push(path9);
+    const path11 = isAbsolute2(word) ? word : resolve5(cwd, word);
+    if (!found.includes(path11) && isElf(path11)) found.push(path11);
   }
   return found;
 }
@@ -43388,19 +44499,19 @@ function linkedRuntime(lddOutput) {
   const via = real === m[3] ? `${m[1]} → ${m[3]}` : `${m[1]} → ${real}`;
   return { version: full ?? m[2], via };
 }
-function staticRuntime(path9) {
-  const size = statSync3(path9).size;
+function staticRuntime(path11) {
+  const size = statSync3(path11).size;
   if (size > MAX_SCAN_BYTES) return void 0;
-  const text3 = readHead(path9, size).toString("latin1");
+  const text3 = readHead(path11, size).toString("latin1");
   if (!text3.includes(STATIC_CUDART)) return void 0;
   const m = TOOLKIT_NOTE.exec(text3);
   if (!m?.[2]) return void 0;
   return { version: m[2], via: `static libcudart, linked by CUDA ${m[2]}'s nvcc` };
 }
-async function binaryRuntime(path9, exec2) {
-  const ldd = await exec2.run("ldd", [path9]).catch(() => void 0);
+async function binaryRuntime(path11, exec2) {
+  const ldd = await exec2.run("ldd", [path11]).catch(() => void 0);
   const linked = ldd && ldd.exitCode === 0 ? linkedRuntime(ldd.stdout) : void 0;
-  return linked ?? staticRuntime(path9);
+  return linked ?? staticRuntime(path11);
 }
 function commandsOf(bench, root) {
   if (bench.command) {
@@ -43435,11 +44546,11 @@ async function benchmarkBinaryChecks(benchmarks, environment, root, exec2) {
   const found = [];
   for (const bench of benchmarks) {
     const binaries = new Set(commandsOf(bench, root).flatMap((c) => commandBinaries(c, bench.cwd)));
-    for (const path9 of binaries) {
-      const runtime = await binaryRuntime(path9, exec2);
+    for (const path11 of binaries) {
+      const runtime = await binaryRuntime(path11, exec2);
       if (!runtime) continue;
-      const rel = relative5(root, path9);
-      const shown = rel.startsWith("..") || isAbsolute2(rel) ? path9 : rel;
+      const rel = relative5(root, path11);
+      const shown = rel.startsWith("..") || isAbsolute2(rel) ? path11 : rel;
       const d = runtimeDiagnostic(bench, shown, runtime, environment);
       if (d) found.push(d);
     }
@@ -43497,11 +44608,11 @@ function slowPathChecks(results, benchmarks, config) {
 
 // src/measure/doctor/machine.ts
 import { readdir as readdir2, readFile as readFile3 } from "node:fs/promises";
-import path8 from "node:path";
+import path10 from "node:path";
 
 // src/measure/build/build.ts
 import { mkdir as mkdir3, writeFile as writeFile3 } from "node:fs/promises";
-import path7 from "node:path";
+import path9 from "node:path";
 
 // src/measure/build/expectations.ts
 var ARCH_SPECIFIC_FEATURES = {
@@ -43739,7 +44850,7 @@ function checkExpectations(label, expect, facts) {
 }
 
 // src/measure/build/tools.ts
-import path4 from "node:path";
+import path6 from "node:path";
 
 // src/measure/build/types.ts
 var DEFAULT_CACHE_DIR = ".kernelgate/build";
@@ -43895,7 +45006,7 @@ async function probeTool(exec2, candidate) {
 }
 async function findNvcc(exec2, env) {
   const candidates = ["nvcc"];
-  if (env.CUDA_HOME) candidates.push(path4.join(env.CUDA_HOME, "bin", "nvcc"));
+  if (env.CUDA_HOME) candidates.push(path6.join(env.CUDA_HOME, "bin", "nvcc"));
   candidates.push("/usr/local/cuda/bin/nvcc");
   for (const candidate of candidates) {
     const tool = await probeTool(exec2, candidate);
@@ -43905,7 +45016,7 @@ async function findNvcc(exec2, env) {
 }
 async function findCuobjdump(exec2, env, python) {
   const candidates = ["cuobjdump"];
-  if (env.CUDA_HOME) candidates.push(path4.join(env.CUDA_HOME, "bin", "cuobjdump"));
+  if (env.CUDA_HOME) candidates.push(path6.join(env.CUDA_HOME, "bin", "cuobjdump"));
   for (const candidate of candidates) {
     const tool = await probeTool(exec2, candidate);
     if (tool) return tool;
@@ -43913,7 +45024,7 @@ async function findCuobjdump(exec2, env, python) {
   const triton = await exec2.run(python, ["-c", "import triton, os; print(os.path.dirname(triton.__file__))"]).catch(() => void 0);
   const tritonDir = triton?.exitCode === 0 ? triton.stdout.trim().split(/\r?\n/).pop() : void 0;
   if (!tritonDir) return void 0;
-  return probeTool(exec2, path4.join(tritonDir, "backends", "nvidia", "bin", "cuobjdump"));
+  return probeTool(exec2, path6.join(tritonDir, "backends", "nvidia", "bin", "cuobjdump"));
 }
 function toolkitRelease(nvccVersion) {
   return /release (\d+\.\d+), V([\d.]+)/.exec(nvccVersion)?.[2];
@@ -43930,11 +45041,11 @@ async function demangle(exec2, names) {
 // src/measure/build/variant.ts
 import { createHash as createHash2 } from "node:crypto";
 import { mkdir as mkdir2, readFile as readFile2, rename as rename2, rm as rm2, writeFile as writeFile2 } from "node:fs/promises";
-import path6 from "node:path";
+import path8 from "node:path";
 
 // src/measure/build/cache.ts
 import { access as access2, readFile } from "node:fs/promises";
-import path5 from "node:path";
+import path7 from "node:path";
 async function exists2(file) {
   return access2(file).then(
     () => true,
@@ -43942,7 +45053,7 @@ async function exists2(file) {
   );
 }
 async function sourceClosure(sources, kernelDir, flags) {
-  const includeDirs = flags.map((f) => /^-I(.+)$/.exec(f)?.[1]).filter((d) => d !== void 0).map((d) => path5.resolve(kernelDir, d));
+  const includeDirs = flags.map((f) => /^-I(.+)$/.exec(f)?.[1]).filter((d) => d !== void 0).map((d) => path7.resolve(kernelDir, d));
   const seen = /* @__PURE__ */ new Set();
   const queue = [...sources];
   while (queue.length > 0) {
@@ -43952,8 +45063,8 @@ async function sourceClosure(sources, kernelDir, flags) {
     const text3 = await readFile(file, "utf8");
     for (const m of text3.matchAll(/^\s*#\s*include\s*"([^"]+)"/gm)) {
       const name = m[1] ?? "";
-      for (const dir of [path5.dirname(file), kernelDir, ...includeDirs]) {
-        const candidate = path5.resolve(dir, name);
+      for (const dir of [path7.dirname(file), kernelDir, ...includeDirs]) {
+        const candidate = path7.resolve(dir, name);
         if (await exists2(candidate)) {
           queue.push(candidate);
           break;
@@ -43973,7 +45084,7 @@ var BuildFailure = class extends Error {
   logText;
 };
 function jobOf(target, variant, build, ctx) {
-  const kernelDir = path6.resolve(target.dir);
+  const kernelDir = path8.resolve(target.dir);
   return {
     target,
     variant,
@@ -43982,7 +45093,7 @@ function jobOf(target, variant, build, ctx) {
     kernelDir,
     flags: build.command !== void 0 && build.flags === void 0 ? [] : [...build.flags ?? DEFAULT_NVCC_FLAGS],
     libs: build.libs ?? [],
-    sources: (build.sources ?? []).map((s) => path6.resolve(kernelDir, s)),
+    sources: (build.sources ?? []).map((s) => path8.resolve(kernelDir, s)),
     ctx,
     report: (d) => ctx.diagnostics.push({ ...d, kernel: target.kernel, variant })
   };
@@ -44029,16 +45140,16 @@ async function cacheEntry(job) {
     })
   );
   for (const file of files) {
-    hasher.update(`\0${path6.relative(kernelDir, file)}\0`);
+    hasher.update(`\0${path8.relative(kernelDir, file)}\0`);
     hasher.update(await readFile2(file));
   }
   const hash = hasher.digest("hex").slice(0, HASH_CHARS);
-  const outDir = path6.join(ctx.cacheDir, target.kernel, variant, hash);
+  const outDir = path8.join(ctx.cacheDir, target.kernel, variant, hash);
   return {
     hash,
     outDir,
-    library: path6.join(outDir, `lib${target.kernel}_${variant}.so`),
-    recordFile: path6.join(outDir, "record.json")
+    library: path8.join(outDir, `lib${target.kernel}_${variant}.so`),
+    recordFile: path8.join(outDir, "record.json")
   };
 }
 function compileCommand(job, library) {
@@ -44130,12 +45241,12 @@ async function builtOrCached(job, started) {
     return { stored: stored2, cached: true };
   }
   const tmpDir = `${entry.outDir}.tmp-${process.pid}`;
-  const tmpLibrary = path6.join(tmpDir, path6.basename(entry.library));
+  const tmpLibrary = path8.join(tmpDir, path8.basename(entry.library));
   const logText = await compile(job, tmpDir, tmpLibrary);
   const stored = await inspect(job, entry, tmpLibrary, logText);
   stored.record.duration_s = (job.ctx.now() - started) / 1e3;
-  await writeFile2(path6.join(tmpDir, "build.log"), logText);
-  await writeFile2(path6.join(tmpDir, "record.json"), `${JSON.stringify(stored, null, 2)}
+  await writeFile2(path8.join(tmpDir, "build.log"), logText);
+  await writeFile2(path8.join(tmpDir, "record.json"), `${JSON.stringify(stored, null, 2)}
 `);
   await rm2(entry.outDir, { recursive: true, force: true });
   await rename2(tmpDir, entry.outDir);
@@ -44255,7 +45366,7 @@ function stoppedRecord(target, variant, error2, ms, diagnostics, log) {
 async function buildKernels(targets, deps) {
   const log = deps.log ?? ((line) => console.log(line));
   const now = deps.now ?? Date.now;
-  const cacheDir = path7.resolve(deps.cacheDir ?? DEFAULT_CACHE_DIR);
+  const cacheDir = path9.resolve(deps.cacheDir ?? DEFAULT_CACHE_DIR);
   const records = [];
   const diagnostics = [];
   const jobs = targets.flatMap(
@@ -44284,7 +45395,7 @@ async function buildKernels(targets, deps) {
     }
   }
   await mkdir3(cacheDir, { recursive: true });
-  const buildsJsonPath = path7.join(cacheDir, "builds.json");
+  const buildsJsonPath = path9.join(cacheDir, "builds.json");
   await writeFile3(buildsJsonPath, `${JSON.stringify(records, null, 2)}
 `);
   return { records, diagnostics, buildsJsonPath };
@@ -46486,16 +47597,16 @@ var MatcherView = class {
    * @returns {string|undefined}
    */
   getCurrentTag() {
-    const path9 = this._matcher.path;
-    return path9.length > 0 ? path9[path9.length - 1].tag : void 0;
+    const path11 = this._matcher.path;
+    return path11.length > 0 ? path11[path11.length - 1].tag : void 0;
   }
   /**
    * Get current namespace.
    * @returns {string|undefined}
    */
   getCurrentNamespace() {
-    const path9 = this._matcher.path;
-    return path9.length > 0 ? path9[path9.length - 1].namespace : void 0;
+    const path11 = this._matcher.path;
+    return path11.length > 0 ? path11[path11.length - 1].namespace : void 0;
   }
   /**
    * Get current node's attribute value.
@@ -46503,9 +47614,9 @@ var MatcherView = class {
    * @returns {*}
    */
   getAttrValue(attrName) {
-    const path9 = this._matcher.path;
-    if (path9.length === 0) return void 0;
-    return path9[path9.length - 1].values?.[attrName];
+    const path11 = this._matcher.path;
+    if (path11.length === 0) return void 0;
+    return path11[path11.length - 1].values?.[attrName];
   }
   /**
    * Check if current node has an attribute.
@@ -46513,9 +47624,9 @@ var MatcherView = class {
    * @returns {boolean}
    */
   hasAttr(attrName) {
-    const path9 = this._matcher.path;
-    if (path9.length === 0) return false;
-    const current = path9[path9.length - 1];
+    const path11 = this._matcher.path;
+    if (path11.length === 0) return false;
+    const current = path11[path11.length - 1];
     return current.values !== void 0 && attrName in current.values;
   }
   /**
@@ -46541,18 +47652,18 @@ var MatcherView = class {
    * @returns {number}
    */
   getPosition() {
-    const path9 = this._matcher.path;
-    if (path9.length === 0) return -1;
-    return path9[path9.length - 1].position ?? 0;
+    const path11 = this._matcher.path;
+    if (path11.length === 0) return -1;
+    return path11[path11.length - 1].position ?? 0;
   }
   /**
    * Get current node's repeat counter (occurrence count of this tag name).
    * @returns {number}
    */
   getCounter() {
-    const path9 = this._matcher.path;
-    if (path9.length === 0) return -1;
-    return path9[path9.length - 1].counter ?? 0;
+    const path11 = this._matcher.path;
+    if (path11.length === 0) return -1;
+    return path11[path11.length - 1].counter ?? 0;
   }
   /**
    * Get current node's sibling index (alias for getPosition).
@@ -46794,21 +47905,21 @@ var Matcher = class {
    * @returns {string}
    */
   toString(separator, includeNamespace = true) {
-    const sep4 = separator || this.separator;
-    const isDefault = sep4 === this.separator && includeNamespace === true;
+    const sep6 = separator || this.separator;
+    const isDefault = sep6 === this.separator && includeNamespace === true;
     if (isDefault) {
       if (this._pathStringCache !== null) {
         return this._pathStringCache;
       }
       const result = this.path.map(
         (n) => n.namespace ? `${n.namespace}:${n.tag}` : n.tag
-      ).join(sep4);
+      ).join(sep6);
       this._pathStringCache = result;
       return result;
     }
     return this.path.map(
       (n) => includeNamespace && n.namespace ? `${n.namespace}:${n.tag}` : n.tag
-    ).join(sep4);
+    ).join(sep6);
   }
   /**
    * Get path as array of tag names.
@@ -47446,73 +48557,73 @@ var REDOS_PATTERNS = [
 var redos_default = REDOS_PATTERNS;
 
 // node_modules/is-unsafe/src/contexts/nosql.js
-var sep2 = `["'\\s]*:`;
+var sep3 = `["'\\s]*:`;
 var NOSQL_PATTERNS = [
   // ─── MongoDB $ operator injection ────────────────────────────────────────
   {
     id: "nosql-where-operator",
     description: "$where — executes arbitrary JavaScript server-side in MongoDB",
-    pattern: new RegExp(`\\$where${sep2}`, "i")
+    pattern: new RegExp(`\\$where${sep3}`, "i")
   },
   {
     id: "nosql-ne-operator",
     description: '$ne — "not equal" operator used to bypass equality checks',
-    pattern: new RegExp(`\\$ne${sep2}`, "i")
+    pattern: new RegExp(`\\$ne${sep3}`, "i")
   },
   {
     id: "nosql-gt-operator",
     description: '$gt — "greater than" used to bypass password/value checks',
-    pattern: new RegExp(`\\$gte?${sep2}`, "i")
+    pattern: new RegExp(`\\$gte?${sep3}`, "i")
   },
   {
     id: "nosql-lt-operator",
     description: '$lt / $lte — "less than" bypass variants',
-    pattern: new RegExp(`\\$lte?${sep2}`, "i")
+    pattern: new RegExp(`\\$lte?${sep3}`, "i")
   },
   {
     id: "nosql-regex-operator",
     description: "$regex — can be used to extract data character by character (blind injection)",
-    pattern: new RegExp(`\\$regex${sep2}`, "i")
+    pattern: new RegExp(`\\$regex${sep3}`, "i")
   },
   {
     id: "nosql-or-operator",
     description: "$or — logical OR; used to create always-true conditions",
-    pattern: new RegExp(`\\$or${sep2}\\s*\\[`, "i")
+    pattern: new RegExp(`\\$or${sep3}\\s*\\[`, "i")
   },
   {
     id: "nosql-and-operator",
     description: "$and — logical AND operator injection",
-    pattern: new RegExp(`\\$and${sep2}\\s*\\[`, "i")
+    pattern: new RegExp(`\\$and${sep3}\\s*\\[`, "i")
   },
   {
     id: "nosql-nor-operator",
     description: "$nor — logical NOR operator injection",
-    pattern: new RegExp(`\\$nor${sep2}\\s*\\[`, "i")
+    pattern: new RegExp(`\\$nor${sep3}\\s*\\[`, "i")
   },
   {
     id: "nosql-exists-operator",
     description: "$exists — can enumerate fields to determine schema",
-    pattern: new RegExp(`\\$exists${sep2}`, "i")
+    pattern: new RegExp(`\\$exists${sep3}`, "i")
   },
   {
     id: "nosql-in-operator",
     description: "$in — matches any value in a list; can enumerate values",
-    pattern: new RegExp(`\\$in${sep2}\\s*\\[`, "i")
+    pattern: new RegExp(`\\$in${sep3}\\s*\\[`, "i")
   },
   {
     id: "nosql-expr-operator",
     description: "$expr — allows aggregation expressions in queries (MongoDB 3.6+)",
-    pattern: new RegExp(`\\$expr${sep2}`, "i")
+    pattern: new RegExp(`\\$expr${sep3}`, "i")
   },
   {
     id: "nosql-function-operator",
     description: "$function — executes arbitrary JavaScript in MongoDB 4.4+",
-    pattern: new RegExp(`\\$function${sep2}`, "i")
+    pattern: new RegExp(`\\$function${sep3}`, "i")
   },
   {
     id: "nosql-accumulator-operator",
     description: "$accumulator — custom aggregation with arbitrary JS execution",
-    pattern: new RegExp(`\\$accumulator${sep2}`, "i")
+    pattern: new RegExp(`\\$accumulator${sep3}`, "i")
   },
   // ─── Prototype pollution ─────────────────────────────────────────────────
   {
@@ -48327,8 +49438,8 @@ function readStopNodeData(xmlData, tagName, i) {
           const nextLt = xmlData.indexOf("<", i + 1);
           if (nextLt === -1 || nextLt > nextGt) {
             const exp = xmlData.substring(i + 1, nextGt);
-            const sep4 = exp.search(/\s/);
-            const name = sep4 === -1 ? exp : exp.substring(0, sep4);
+            const sep6 = exp.search(/\s/);
+            const name = sep6 === -1 ? exp : exp.substring(0, sep6);
             if (name === tagName && exp[exp.length - 1] !== "/") openTagCount++;
             i = nextGt;
           }
@@ -48700,7 +49811,7 @@ async function readDriverFiles(deps) {
   const ldPath = (env.LD_LIBRARY_PATH ?? "").split(":").filter((p) => p !== "");
   const compatDirs = [];
   for (const dir of ldPath) {
-    if (!dir.split(path8.sep).includes("compat")) continue;
+    if (!dir.split(path10.sep).includes("compat")) continue;
     const entries = await listDir(dir);
     compatDirs.push({ dir, libcudaVersion: entries ? libcudaVersionIn(entries) : void 0 });
   }
@@ -49367,7 +50478,7 @@ function noHarness(startedAt, environment) {
 
 // src/measure/harness.ts
 import { appendFileSync as appendFileSync2, existsSync as existsSync11, mkdirSync as mkdirSync4, writeFileSync as writeFileSync5 } from "node:fs";
-import { delimiter as delimiter3, dirname as dirname5, join as join13 } from "node:path";
+import { delimiter as delimiter4, dirname as dirname5, join as join13 } from "node:path";
 var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
   cwd,
   env,
@@ -49398,7 +50509,7 @@ async function runHarness(options, log, run2 = streamingExec) {
   mkdirSync4(dirname5(options.logPath), { recursive: true });
   writeFileSync5(options.logPath, "");
   const env = childEnv(options.env);
-  env.PYTHONPATH = [join13(options.harnessRoot, "python"), options.workspace, env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter3);
+  env.PYTHONPATH = [join13(options.harnessRoot, "python"), options.workspace, env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter4);
   env.PYTHONUNBUFFERED = "1";
   const lines = [];
   let inGroup = false;
@@ -49450,15 +50561,15 @@ function mergeEnvironment(fromHarness, fromDoctor) {
     libraries: { ...fromDoctor.libraries, ...fromHarness.libraries }
   };
 }
-async function stage(name, group, deps, seconds2, body) {
+async function stage(name, group2, deps, seconds2, body) {
   const now = deps.now ?? Date.now;
-  if (group) deps.log.startGroup(group);
+  if (group2) deps.log.startGroup(group2);
   const t = now();
   try {
     return await body();
   } finally {
     seconds2[name] = (now() - t) / 1e3;
-    if (group) deps.log.endGroup();
+    if (group2) deps.log.endGroup();
   }
 }
 async function casesArgs(options, environment, outDir) {
@@ -49814,8 +50925,8 @@ var Context2 = class {
       if (existsSync13(process.env.GITHUB_EVENT_PATH)) {
         this.payload = JSON.parse(readFileSync7(process.env.GITHUB_EVENT_PATH, { encoding: "utf8" }));
       } else {
-        const path9 = process.env.GITHUB_EVENT_PATH;
-        process.stdout.write(`GITHUB_EVENT_PATH ${path9} does not exist${EOL6}`);
+        const path11 = process.env.GITHUB_EVENT_PATH;
+        process.stdout.write(`GITHUB_EVENT_PATH ${path11} does not exist${EOL6}`);
       }
     }
     this.eventName = process.env.GITHUB_EVENT_NAME;
@@ -49854,13 +50965,13 @@ var Context2 = class {
 // node_modules/@actions/github/lib/internal/utils.js
 var httpClient = __toESM(require_lib(), 1);
 var import_undici2 = __toESM(require_undici(), 1);
-var __awaiter6 = function(thisArg, _arguments, P, generator) {
+var __awaiter11 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve9) {
-      resolve9(value);
+    return value instanceof P ? value : new P(function(resolve10) {
+      resolve10(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve9, reject) {
+  return new (P || (P = Promise))(function(resolve10, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -49876,7 +50987,7 @@ var __awaiter6 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve9(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve10(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -49899,7 +51010,7 @@ function getProxyAgentDispatcher(destinationUrl) {
 }
 function getProxyFetch(destinationUrl) {
   const httpDispatcher = getProxyAgentDispatcher(destinationUrl);
-  const proxyFetch = (url, opts) => __awaiter6(this, void 0, void 0, function* () {
+  const proxyFetch = (url, opts) => __awaiter11(this, void 0, void 0, function* () {
     return (0, import_undici2.fetch)(url, Object.assign(Object.assign({}, opts), { dispatcher: httpDispatcher }));
   });
   return proxyFetch;
@@ -50052,7 +51163,7 @@ var DEFAULTS = {
     format: ""
   }
 };
-function lowercaseKeys(object) {
+function lowercaseKeys2(object) {
   if (!object) {
     return {};
   }
@@ -50096,7 +51207,7 @@ function merge(defaults2, route, options) {
   } else {
     options = Object.assign({}, route);
   }
-  options.headers = lowercaseKeys(options.headers);
+  options.headers = lowercaseKeys2(options.headers);
   removeUndefinedProperties(options);
   removeUndefinedProperties(options.headers);
   const mergedOptions = mergeDeep(defaults2 || {}, options);
@@ -51203,8 +52314,8 @@ function withCustomRequest(customRequest) {
 
 // node_modules/@octokit/auth-token/dist-bundle/index.js
 var b64url = "(?:[a-zA-Z0-9_-]+)";
-var sep3 = "\\.";
-var jwtRE = new RegExp(`^${b64url}${sep3}${b64url}${sep3}${b64url}$`);
+var sep4 = "\\.";
+var jwtRE = new RegExp(`^${b64url}${sep4}${b64url}${sep4}${b64url}$`);
 var isJWT = jwtRE.test.bind(jwtRE);
 async function auth(token) {
   const isApp = isJWT(token);
@@ -54476,6 +55587,7 @@ function defaultDeps() {
       setFailed: (message) => setFailed(message),
       warning: (message) => warning(message),
       info: (message) => info(message),
+      annotate: ({ level, message, properties }) => core_exports[level](message, properties),
       appendSummary: async (markdown) => {
         if (!env["GITHUB_STEP_SUMMARY"]) {
           info(
@@ -54495,7 +55607,7 @@ function defaultDeps() {
       nowMs: () => Date.now(),
       log: (message) => info(message)
     }),
-    fs: { mkdir: mkdir4, writeFile: (path9, data) => writeFile4(path9, data, "utf8") },
+    fs: { mkdir: mkdir4, writeFile: (path11, data) => writeFile4(path11, data, "utf8") },
     measure: (options) => fullRun(options, {
       exec: actionsExec(),
       log: {
@@ -54521,23 +55633,23 @@ function readEvent(env) {
     throw new Error(
       "GITHUB_REPOSITORY is not set: kernelgate runs as a step of a GitHub Actions job."
     );
-  const path9 = env["GITHUB_EVENT_PATH"];
+  const path11 = env["GITHUB_EVENT_PATH"];
   let payload = {};
-  if (path9) {
+  if (path11) {
     try {
-      payload = JSON.parse(readFileSync8(path9, "utf8"));
+      payload = JSON.parse(readFileSync8(path11, "utf8"));
     } catch (error2) {
       throw new Error(
-        `GITHUB_EVENT_PATH '${path9}': cannot read the event payload: ${error2.message}`,
+        `GITHUB_EVENT_PATH '${path11}': cannot read the event payload: ${error2.message}`,
         { cause: error2 }
       );
     }
   }
   return { name, payload, repository };
 }
-function field(value, ...path9) {
+function field(value, ...path11) {
   let current = value;
-  for (const key of path9) {
+  for (const key of path11) {
     if (typeof current !== "object" || current === null) return void 0;
     current = current[key];
   }
@@ -55124,9 +56236,9 @@ function branchStore(options) {
           throw new StoreError(`${prefix}: cannot read records of ${where3}: ${gitReason(result)}`);
         }
       }
-      for (const path9 of paths) {
+      for (const path11 of paths) {
         try {
-          out.set(path9, readFileSync9(join16(tree, path9), "utf8"));
+          out.set(path11, readFileSync9(join16(tree, path11), "utf8"));
         } catch {
         }
       }
@@ -55138,29 +56250,29 @@ function branchStore(options) {
   function usable(texts, paths, key, limit) {
     const found = [];
     let skipped = 0;
-    for (const path9 of paths) {
+    for (const path11 of paths) {
       if (found.length >= limit) break;
-      const text3 = texts.get(path9);
+      const text3 = texts.get(path11);
       if (text3 === void 0) {
-        options.warn(`${prefix}: skipped ${path9}: it could not be read from ${where3}`);
+        options.warn(`${prefix}: skipped ${path11}: it could not be read from ${where3}`);
         skipped++;
         continue;
       }
       try {
         const record = parseRecord(text3);
-        const [, sku, branch] = path9.split("/");
+        const [, sku, branch] = path11.split("/");
         if (key && (record.run.sku !== key.sku || record.run.branch !== key.branch) || safeSegment(record.run.sku, "GPU SKU") !== sku || safeSegment(record.run.branch, "branch") !== branch) {
           throw new RecordError(
             `its run is ${record.run.branch} on ${record.run.sku}, not what its folder says`,
             "foreign"
           );
         }
-        found.push({ path: path9, record });
+        found.push({ path: path11, record });
       } catch (error2) {
         if (!(error2 instanceof RecordError)) throw error2;
         skipped++;
         options.warn(
-          error2.kind === "newer" ? `${prefix}: refused ${path9}: ${error2.message}` : `${prefix}: skipped ${path9}: ${error2.message}`
+          error2.kind === "newer" ? `${prefix}: refused ${path11}: ${error2.message}` : `${prefix}: skipped ${path11}: ${error2.message}`
         );
       }
     }
@@ -55249,19 +56361,19 @@ function branchStore(options) {
         let added = 0;
         for (const p of prepared) {
           const blob = (await gitOk(["hash-object", "-w", "--", p.file])).trim();
-          let path9 = p.basePath;
+          let path11 = p.basePath;
           let stored = false;
-          for (let n = 2; existing.has(path9); n++) {
-            if (existing.get(path9) === blob) {
+          for (let n = 2; existing.has(path11); n++) {
+            if (existing.get(path11) === blob) {
               stored = true;
               break;
             }
-            path9 = p.basePath.replace(/\.json$/, `-${n}.json`);
+            path11 = p.basePath.replace(/\.json$/, `-${n}.json`);
           }
-          paths.push(path9);
+          paths.push(path11);
           if (stored) continue;
-          existing.set(path9, blob);
-          await gitOk(["update-index", "--add", "--cacheinfo", `100644,${blob},${path9}`], env);
+          existing.set(path11, blob);
+          await gitOk(["update-index", "--add", "--cacheinfo", `100644,${blob},${path11}`], env);
           added++;
         }
         if (added === 0) return paths;
@@ -55339,11 +56451,11 @@ ${pushed.stderr}`;
       return usable(texts, paths, void 0, paths.length).found;
     }),
     save: (key, results, context3 = {}) => serial(async () => {
-      const [path9] = await saveRecords([{ key, results, context: context3 }]);
-      return `${dataBranch}:${path9}`;
+      const [path11] = await saveRecords([{ key, results, context: context3 }]);
+      return `${dataBranch}:${path11}`;
     }),
     saveMany: (entries) => serial(
-      async () => entries.length === 0 ? [] : (await saveRecords(entries)).map((path9) => `${dataBranch}:${path9}`)
+      async () => entries.length === 0 ? [] : (await saveRecords(entries)).map((path11) => `${dataBranch}:${path11}`)
     ),
     tip: () => serial(async () => {
       const fetched = await fetchTip();
@@ -55352,10 +56464,10 @@ ${pushed.stderr}`;
   };
 }
 function writeReadme(work) {
-  const path9 = join16(work, "README.md");
-  mkdirSync6(dirname6(path9), { recursive: true });
-  writeFileSync7(path9, README);
-  return path9;
+  const path11 = join16(work, "README.md");
+  mkdirSync6(dirname6(path11), { recursive: true });
+  writeFileSync7(path11, README);
+  return path11;
 }
 
 // src/history/action.ts
@@ -55701,10 +56813,10 @@ async function writeExports(results, reportDir, fs3, setOutput2, options = {}) {
   for (const format of EXPORT_FORMATS) {
     const exported = exportResults(results, format, options);
     const count = Array.isArray(exported) ? exported.length : Object.keys(exported).length;
-    const path9 = join18(reportDir, `${format}.json`);
-    if (count > 0) await fs3.writeFile(path9, `${JSON.stringify(exported, null, 2)}
+    const path11 = join18(reportDir, `${format}.json`);
+    if (count > 0) await fs3.writeFile(path11, `${JSON.stringify(exported, null, 2)}
 `);
-    setOutput2(`${format}-path`, count > 0 ? path9 : "");
+    setOutput2(`${format}-path`, count > 0 ? path11 : "");
   }
 }
 
@@ -55712,9 +56824,9 @@ async function writeExports(results, reportDir, fs3, setOutput2, options = {}) {
 var DEFAULT_APPROVAL_LABEL = "kernelgate-approved";
 var PR_EVENTS = ["pull_request", "pull_request_target"];
 var WRITE_PERMISSIONS = ["admin", "maintain", "write"];
-function field2(value, ...path9) {
+function field2(value, ...path11) {
   let current = value;
-  for (const key of path9) {
+  for (const key of path11) {
     if (typeof current !== "object" || current === null) return void 0;
     current = current[key];
   }
@@ -55955,17 +57067,17 @@ function readInputs(getInput2) {
     deep: parseDeepChecks(text3("deep") ?? "", "Input 'deep'")
   };
 }
-function inWorkspace(env, path9) {
-  return isAbsolute3(path9) ? path9 : resolve8(env["GITHUB_WORKSPACE"] ?? process.cwd(), path9);
+function inWorkspace(env, path11) {
+  return isAbsolute3(path11) ? path11 : resolve8(env["GITHUB_WORKSPACE"] ?? process.cwd(), path11);
 }
-function loadConfigInput(path9) {
-  const isFile = statSync4(path9, { throwIfNoEntry: false })?.isFile() ?? false;
-  return isFile ? loadConfig(dirname7(path9), { configFile: path9 }) : loadConfig(path9);
+function loadConfigInput(path11) {
+  const isFile = statSync4(path11, { throwIfNoEntry: false })?.isFile() ?? false;
+  return isFile ? loadConfig(dirname7(path11), { configFile: path11 }) : loadConfig(path11);
 }
 
 // src/action/main.ts
 import { statSync as statSync5 } from "node:fs";
-import { join as join21 } from "node:path";
+import { join as join22 } from "node:path";
 
 // src/action/deep.ts
 import { mkdirSync as mkdirSync7, writeFileSync as writeFileSync8 } from "node:fs";
@@ -56011,7 +57123,7 @@ function measureOptions(inputs, config, mode, event, env, core) {
   };
 }
 function storeOf(inputs, env, core) {
-  return actionStore(inputs, env, (path9) => inWorkspace(env, path9), {
+  return actionStore(inputs, env, (path11) => inWorkspace(env, path11), {
     warning: core.warning,
     info: core.info,
     setSecret: (secret) => setSecret(secret)
@@ -56086,6 +57198,130 @@ async function withDeepChecks(got, inputs, config, deps) {
   writeFileSync8(got.measured.resultsPath, `${JSON.stringify(results, null, 1)}
 `);
   return { ...got, results, measured: { ...got.measured, results } };
+}
+
+// src/action/annotations.ts
+import { readFileSync as readFileSync10 } from "node:fs";
+import { isAbsolute as isAbsolute4, join as join21, relative as relative7, resolve as resolve9, sep as sep5 } from "node:path";
+var MAX_MESSAGE_CHARS = 500;
+var MAX_TITLE_CHARS = 100;
+var MAX_ERROR_ANNOTATIONS = 9;
+function oneLine(text3, max) {
+  const flat = text3.replace(/\x1b\[[0-?]*[ -/]*[@-~]/g, "").replace(/\s+/g, " ").replace(/[\x00-\x1f\x7f-\x9f]/g, "").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+function workspaceFile(workspace, file) {
+  const rel = relative7(workspace, resolve9(workspace, file));
+  if (rel === "" || rel === ".." || rel.startsWith(`..${sep5}`) || isAbsolute4(rel)) return void 0;
+  return rel.split(sep5).join("/");
+}
+function annotation(level, message, title, where3) {
+  const properties = { title: oneLine(title, MAX_TITLE_CHARS), ...where3 };
+  return { level, message: oneLine(message, MAX_MESSAGE_CHARS), properties };
+}
+function leftOut(n, where3) {
+  const message = `${n} more ${n === 1 ? "problem" : "problems"} not annotated: ${where3}.`;
+  return annotation("notice", message, "kernelgate", {});
+}
+function configAnnotations(error2, workspace) {
+  if (!(error2 instanceof InputError)) return [];
+  const located = error2.sites.flatMap((site) => {
+    const file = workspaceFile(workspace, site.file);
+    if (file === void 0) return [];
+    const at = { file, startLine: site.line, startColumn: site.column };
+    return [annotation("error", site.message, "kernelgate: config error", at)];
+  });
+  const shown = located.slice(0, MAX_ERROR_ANNOTATIONS);
+  if (located.length > shown.length) {
+    shown.push(leftOut(located.length - shown.length, "the step's failure message lists them"));
+  }
+  return shown;
+}
+var COMPILER_ERROR = /^(.+?\.(?:cu|cuh|cpp|cc|cxx|c|hpp|h))(?:\((\d+)\)|:(\d+)(?::(\d+))?):\s*(?:fatal )?error\b/m;
+function siteLocator(config, results, workspace) {
+  const locators = /* @__PURE__ */ new Map();
+  const inManifest = (kernel, path11) => {
+    const absolute = join21(config.rootDir, kernel.file);
+    const file = workspaceFile(workspace, absolute);
+    if (file === void 0) return void 0;
+    if (!locators.has(absolute)) {
+      let text3;
+      try {
+        text3 = readFileSync10(absolute, "utf8");
+      } catch {
+        text3 = void 0;
+      }
+      locators.set(absolute, text3 === void 0 ? void 0 : yamlLocator(text3));
+    }
+    const at = locators.get(absolute)?.locate(path11);
+    return { file, startLine: at?.line, startColumn: at?.column };
+  };
+  const compilerError = (kernel, site) => {
+    const build = (results.builds ?? []).find(
+      (b) => b.kernel === site.kernel && b.variant === site.variant
+    );
+    const m = COMPILER_ERROR.exec(build?.log_tail ?? "");
+    const file = m ? workspaceFile(workspace, resolve9(kernel.dir, m[1].trim())) : void 0;
+    if (!m || file === void 0) return void 0;
+    const column = m[4] === void 0 ? {} : { startColumn: Number(m[4]) };
+    return { file, startLine: Number(m[2] ?? m[3]), ...column };
+  };
+  return (site) => {
+    const kernel = config.kernels.find((k) => k.manifest.name === site.kernel);
+    if (kernel === void 0) return void 0;
+    const i = kernel.manifest.variants.findIndex((v) => v.name === site.variant);
+    if (i < 0) return inManifest(kernel, site.variant === "" ? ["module"] : ["variants"]);
+    if (site.title === "build failed") {
+      return compilerError(kernel, site) ?? inManifest(kernel, ["variants", i, "build"]);
+    }
+    if (site.expectation !== void 0) {
+      const [key = "", item] = site.expectation.split(/:(.*)/s);
+      const expect = kernel.manifest.variants[i]?.build?.["expect"];
+      const list = expect?.[key];
+      const at = Array.isArray(list) && item !== void 0 ? list.indexOf(item) : -1;
+      const field3 = at >= 0 ? [key, at] : [key];
+      return inManifest(kernel, ["variants", i, "build", "expect", ...field3]);
+    }
+    return inManifest(kernel, ["variants", i, "name"]);
+  };
+}
+function gateAnnotations(gate2, results, config, workspace) {
+  const where3 = siteLocator(config, results, workspace);
+  const groups = /* @__PURE__ */ new Map();
+  const warnings = /* @__PURE__ */ new Map();
+  for (const site of gate2.sites) {
+    const at = where3(site);
+    const title = `kernelgate: ${site.title}`;
+    if (!site.fails) {
+      const list = warnings.get(site.line) ?? [];
+      list.push(at && annotation("warning", site.message, title, at));
+      warnings.set(site.line, list);
+      continue;
+    }
+    if (at === void 0) continue;
+    const key = JSON.stringify([site.title, site.kernel, site.variant, site.expectation]);
+    const group2 = groups.get(key);
+    if (group2) group2.n++;
+    else groups.set(key, { site, at, n: 1 });
+  }
+  const errors = [...groups.values()].map(({ site, at, n }) => {
+    const more = n > 1 ? ` (and ${n - 1} more like it on ${site.kernel}/${site.variant})` : "";
+    const message = `${oneLine(site.message, MAX_MESSAGE_CHARS - more.length)}${more}`;
+    return annotation("error", message, `kernelgate: ${site.title}`, at);
+  });
+  const shown = errors.slice(0, MAX_ERROR_ANNOTATIONS);
+  if (errors.length > shown.length) {
+    shown.push(
+      leftOut(
+        errors.length - shown.length,
+        "the step's failure message and the report list every reason"
+      )
+    );
+  }
+  const located = [...warnings].filter(
+    (entry) => entry[1].every((a) => a !== void 0)
+  );
+  return { errors: shown, warnings: new Map(located) };
 }
 
 // src/action/pipeline.ts
@@ -56187,7 +57423,7 @@ async function mergeShards2(step, merge2) {
     dirs: [inWorkspace(env, merge2)],
     shards: inputs.shard.shards,
     cwd: env["GITHUB_WORKSPACE"] ?? process.cwd(),
-    outDir: inWorkspace(env, join21(inputs.reportDir, "merge")),
+    outDir: inWorkspace(env, join22(inputs.reportDir, "merge")),
     baselinePath: inputs.baseline === void 0 ? void 0 : inWorkspace(env, inputs.baseline),
     store: storeOf(inputs, env, core),
     baselineBranch: mode === "pr" ? baseBranch : branch,
@@ -56256,7 +57492,7 @@ async function pullRequestOf(step, client) {
   try {
     return { prNumber: await resolvePullRequest(inputs, event, client), lookupError: void 0 };
   } catch (error2) {
-    const reportPath = join21(inWorkspace(deps.env, inputs.reportDir), "report.md");
+    const reportPath = join22(inWorkspace(deps.env, inputs.reportDir), "report.md");
     const lookupError = new Error(
       `Could not find the pull request to comment on: ${describeGitHubError(error2).replace(/\.$/, "")}. The report is in the job summary and ${reportPath}.`,
       { cause: error2 }
@@ -56302,7 +57538,13 @@ async function judgeAndPublish(step, got, client) {
 async function afterGate(step, got, { outcome, context: context3 }) {
   const { deps, inputs, event, config } = step;
   const { core, env } = deps;
-  for (const warning3 of outcome.gate.warnings) core.warning(warning3);
+  const annotations = gateAnnotations(outcome.gate, got.results, config, workspaceOf(env));
+  for (const annotation2 of annotations.errors) core.annotate(annotation2);
+  for (const warning3 of outcome.gate.warnings) {
+    const located = annotations.warnings.get(warning3);
+    if (located) for (const annotation2 of located) core.annotate(annotation2);
+    else core.warning(warning3);
+  }
   await writeExports(got.results, inWorkspace(env, inputs.reportDir), deps.fs, core.setOutput, {
     confidence: config.compare.confidence
   }).catch(
@@ -56323,6 +57565,9 @@ async function afterGate(step, got, { outcome, context: context3 }) {
   const failure = failureMessage(outcome, inputs.failOnPublishError);
   if (failure !== void 0) core.setFailed(failure);
 }
+function workspaceOf(env) {
+  return env["GITHUB_WORKSPACE"] ?? process.cwd();
+}
 async function run(deps = defaultDeps()) {
   const { core, env } = deps;
   try {
@@ -56338,6 +57583,7 @@ async function run(deps = defaultDeps()) {
     budget.start();
     await afterGate(step, got, await judgeAndPublish(step, got, client));
   } catch (error2) {
+    for (const annotation2 of configAnnotations(error2, workspaceOf(env))) core.annotate(annotation2);
     core.setFailed(error2 instanceof Error ? error2.message : String(error2));
   }
 }

@@ -39,6 +39,7 @@ async function nightly(
       warning: (m) => warnings.push(m),
       info: () => undefined,
       appendSummary: async () => undefined,
+      annotate: () => undefined,
     },
     env: {
       GITHUB_EVENT_NAME: 'schedule',

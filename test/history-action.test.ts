@@ -49,6 +49,7 @@ async function action(opts: {
       warning: (message) => warnings.push(message),
       info: (message) => infos.push(message),
       appendSummary: async () => undefined,
+      annotate: () => undefined,
     },
     env: {
       GITHUB_EVENT_NAME: opts.eventName,

@@ -5,6 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import type { Config } from '../config/index.js';
 import type { DeepOptions, DeepOutcome } from '../deep/index.js';
 import { actionsExec } from '../lib/index.js';
+import type { Annotation } from './annotations.js';
 import { fullRun, type FullRun, type FullRunOptions } from '../pipeline/index.js';
 import {
   createGitHubClient,
@@ -28,6 +29,8 @@ export interface ActionCore {
   warning(message: string): void;
   info(message: string): void;
   appendSummary(markdown: string): Promise<void>;
+  /** an error, warning or notice at a file and line (src/action/annotations.ts) */
+  annotate(annotation: Annotation): void;
 }
 
 export interface RunDeps {
@@ -51,6 +54,7 @@ export function defaultDeps(): RunDeps {
       setFailed: (message) => actionsCore.setFailed(message),
       warning: (message) => actionsCore.warning(message),
       info: (message) => actionsCore.info(message),
+      annotate: ({ level, message, properties }) => actionsCore[level](message, properties),
       appendSummary: async (markdown) => {
         if (!env['GITHUB_STEP_SUMMARY']) {
           actionsCore.info(

@@ -24,6 +24,7 @@ import {
 } from './event.js';
 import { inWorkspace, loadConfigInput, readInputs, type ActionInputs } from './inputs.js';
 import { withDeepChecks } from './deep.js';
+import { configAnnotations, gateAnnotations } from './annotations.js';
 import { measureOptions, storeOf } from './measure-options.js';
 import { failureMessage, pipeline, publishWarning } from './pipeline.js';
 import { checkTrust, type EventContext } from './trust.js';
@@ -224,7 +225,14 @@ async function afterGate(
 ) {
   const { deps, inputs, event, config } = step;
   const { core, env } = deps;
-  for (const warning of outcome.gate.warnings) core.warning(warning);
+  // The gate's lines about kernel variants at their place: reasons as errors, warnings in place.
+  const annotations = gateAnnotations(outcome.gate, got.results, config, workspaceOf(env));
+  for (const annotation of annotations.errors) core.annotate(annotation);
+  for (const warning of outcome.gate.warnings) {
+    const located = annotations.warnings.get(warning);
+    if (located) for (const annotation of located) core.annotate(annotation);
+    else core.warning(warning);
+  }
   // Bencher and github-action-benchmark JSON next to the report; a failure here is a warning.
   await writeExports(got.results, inWorkspace(env, inputs.reportDir), deps.fs, core.setOutput, {
     confidence: config.compare.confidence,
@@ -248,6 +256,10 @@ async function afterGate(
   if (failure !== undefined) core.setFailed(failure);
 }
 
+function workspaceOf(env: Record<string, string | undefined>): string {
+  return env['GITHUB_WORKSPACE'] ?? process.cwd();
+}
+
 export async function run(deps: RunDeps = defaultDeps()): Promise<void> {
   const { core, env } = deps;
   try {
@@ -266,6 +278,8 @@ export async function run(deps: RunDeps = defaultDeps()): Promise<void> {
     budget.start();
     await afterGate(step, got, await judgeAndPublish(step, got, client));
   } catch (error) {
+    // A config error's problems at their fields, then the one failure message with all of them.
+    for (const annotation of configAnnotations(error, workspaceOf(env))) core.annotate(annotation);
     core.setFailed(error instanceof Error ? error.message : String(error));
   }
 }

@@ -9,6 +9,7 @@ import kernelSchema from '../../schema/kernel.schema.json' with { type: 'json' }
 import { InputError, formatAjvErrors, newAjv, problemsError, showValue } from '../results/index.js';
 import { benchmarksFromRaw, type BenchmarkConfig, type RawBenchmark } from '../adapters/index.js';
 import { DATASHEET_PEAKS, type PeakSpec } from './gpus.js';
+import { leadingFieldPath, yamlLocator } from './locate.js';
 
 export type { PeakSpec };
 
@@ -169,17 +170,28 @@ function getValidators() {
   return validators;
 }
 
-/** Parses YAML; a syntax error becomes `file:line:col: YAML syntax error: …`. */
-export function parseYaml(text: string, file: string): unknown {
+/**
+ * Parses YAML; a syntax error becomes `file:line:col: YAML syntax error: …`, with its site when
+ * `path` (the file's absolute path) is given.
+ */
+export function parseYaml(text: string, file: string, path?: string): unknown {
   const doc = parseDocument(text, { prettyErrors: true });
   const first = doc.errors[0];
   if (first) {
     const pos = first.linePos?.[0];
     const where = pos ? `${file}:${pos.line}:${pos.col}` : file;
     const what = (first.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
-    throw new InputError(`${where}: YAML syntax error: ${what}`);
+    const message = `${where}: YAML syntax error: ${what}`;
+    const at = pos ? { line: pos.line, column: pos.col } : {};
+    throw new InputError(message, [message], path ? [{ file: path, ...at, message }] : []);
   }
   return doc.toJS() as unknown;
+}
+
+/** A YAML file's problems, each with its site: the line and column of the field it names. */
+function fieldProblems(shown: string, path: string, text: string, problems: string[]) {
+  const { locate } = yamlLocator(text);
+  return problemsError(shown, problems, { path, locate: (p) => locate(leadingFieldPath(p)) });
 }
 
 function readText(path: string, shown: string): string {
@@ -201,9 +213,11 @@ export function loadConfig(rootDir: string, opts: LoadConfigOptions = {}): Confi
 
   let raw: RawConfig = {};
   let configFile: string | undefined;
+  let configText = '';
   if (existsSync(configPath)) {
-    const data = parseYaml(readText(configPath, shownConfig), shownConfig) ?? {};
-    raw = validateConfigData(data, shownConfig);
+    configText = readText(configPath, shownConfig);
+    const data = parseYaml(configText, shownConfig, configPath) ?? {};
+    raw = validateConfigData(data, shownConfig, configPath, configText);
     configFile = configPath;
   } else if (opts.configFile) {
     throw new InputError(`${shownConfig}: no such config file`);
@@ -215,9 +229,8 @@ export function loadConfig(rootDir: string, opts: LoadConfigOptions = {}): Confi
   if (existsSync(kernelsPath) && statSync(kernelsPath).isDirectory()) {
     kernels = loadKernels(root, kernelsPath);
   } else if (raw.kernels_dir !== undefined) {
-    throw new InputError(
-      `${shownConfig}: kernels_dir must be a folder (got ${showValue(raw.kernels_dir)}, which does not exist)`,
-    );
+    const problem = `kernels_dir must be a folder (got ${showValue(raw.kernels_dir)}, which does not exist)`;
+    throw fieldProblems(shownConfig, configPath, configText, [problem]);
   }
 
   const { benchmarks, problems } = benchmarksFromRaw(
@@ -225,7 +238,7 @@ export function loadConfig(rootDir: string, opts: LoadConfigOptions = {}): Confi
     root,
     kernels.map((k) => k.manifest.name),
   );
-  if (problems.length) throw problemsError(shownConfig, problems);
+  if (problems.length) throw fieldProblems(shownConfig, configPath, configText, problems);
   return configFromRaw(raw, root, configFile, kernels, benchmarks);
 }
 
@@ -294,9 +307,10 @@ function configFromRaw(
   };
 }
 
-function validateConfigData(data: unknown, file: string): RawConfig {
+function validateConfigData(data: unknown, file: string, path: string, text: string): RawConfig {
   const { config: validate } = getValidators();
-  if (!validate(data)) throw problemsError(file, formatAjvErrors(validate.errors ?? []));
+  if (!validate(data))
+    throw fieldProblems(file, path, text, formatAjvErrors(validate.errors ?? []));
   const raw = data as RawConfig;
   const problems: string[] = [];
   for (const key of ['fail_on_correctness', 'fail_on_drift'] as const) {
@@ -306,7 +320,7 @@ function validateConfigData(data: unknown, file: string): RawConfig {
       );
     }
   }
-  if (problems.length) throw problemsError(file, problems);
+  if (problems.length) throw fieldProblems(file, path, text, problems);
   return raw;
 }
 
@@ -326,12 +340,14 @@ function loadKernels(root: string, kernelsPath: string): LoadedKernel[] {
     const manifestPath = join(kernelsPath, folder, 'kernel.yml');
     if (!existsSync(manifestPath)) continue;
     const shown = relative(root, manifestPath);
-    const data = parseYaml(readText(manifestPath, shown), shown);
+    const text = readText(manifestPath, shown);
+    const data = parseYaml(text, shown, manifestPath);
     const { kernel: validate } = getValidators();
-    if (!validate(data)) throw problemsError(shown, formatAjvErrors(validate.errors ?? []));
+    const invalid = (problems: string[]) => fieldProblems(shown, manifestPath, text, problems);
+    if (!validate(data)) throw invalid(formatAjvErrors(validate.errors ?? []));
     const manifest = data as KernelManifest;
     const problems = crossCheckManifest(manifest, folder);
-    if (problems.length) throw problemsError(shown, problems);
+    if (problems.length) throw invalid(problems);
     kernels.push({ manifest, dir: join(kernelsPath, folder), file: shown });
   }
   return kernels;

@@ -28,12 +28,33 @@ export interface GateCounts {
   buildFailures: number;
 }
 
+/**
+ * What a reason or warning line is about, where a kernel's variant is its subject: the action
+ * shows it as an annotation at the variant's place in its kernel.yml (src/action/annotations.ts).
+ */
+export interface GateSite {
+  /** the reason or warning line this site belongs to (one line may have several sites) */
+  line: string;
+  /** the line is a reason: it fails the gate */
+  fails: boolean;
+  /** what happened, e.g. "correctness FAIL", "build expectation unmet" */
+  title: string;
+  kernel: string;
+  variant: string;
+  /** the unmet build expectation's name, e.g. "sass:HGMMA" (its field in build.expect) */
+  expectation?: string;
+  /** the annotation's text: the line, or for one expectation of several, its part */
+  message: string;
+}
+
 export interface GateResult {
   verdict: 'pass' | 'fail';
   /** why the gate failed, one line each, naming kernel, variant, case and numbers */
   reasons: string[];
   /** what the reader should see although it does not fail the gate under this policy */
   warnings: string[];
+  /** the kernel variants the reasons and warnings are about: builds, correctness, errors, SLOWER */
+  sites: GateSite[];
   counts: GateCounts;
   measurementErrors: MeasurementError[];
 }
@@ -56,19 +77,34 @@ export function describeChange(c: CaseComparison): string {
   return `${c.perf} ${formatRatioPct(c.ratio)}${detail}: ${formatMs(c.medianMs)} ms vs ${formatMs(c.baselineMedianMs)} ms`;
 }
 
-function buildProblems(results: KernelgateResults): string[] {
-  const problems: string[] = [];
+/** A line's sites, less the line and whether it fails (the gate adds those). */
+type SiteOf = Omit<GateSite, 'line' | 'fails' | 'message'> & { message?: string };
+
+/** A case's site: its kernel and variant. */
+function about(c: CaseComparison, title: string): SiteOf {
+  return { title, kernel: c.kernel, variant: c.variant };
+}
+
+/** The failed builds and unmet expectations, one line each, with their sites. */
+function buildProblems(results: KernelgateResults): { line: string; sites: SiteOf[] }[] {
+  const problems: { line: string; sites: SiteOf[] }[] = [];
   for (const b of results.builds ?? []) {
+    const variant = { kernel: b.kernel, variant: b.variant };
     if (b.status === 'failed') {
       const lastLine = (b.log_tail ?? '').trim().split('\n').filter(Boolean).pop();
-      problems.push(`${b.kernel}/${b.variant}: build failed${lastLine ? `: ${lastLine}` : ''}`);
+      const line = `${b.kernel}/${b.variant}: build failed${lastLine ? `: ${lastLine}` : ''}`;
+      problems.push({ line, sites: [{ title: 'build failed', ...variant }] });
     } else if (b.status === 'expectation_failed') {
-      const unmet = (b.expectations ?? [])
-        .filter((e) => !e.ok)
-        .map((e) => `${e.name}: ${e.message}`);
-      problems.push(
-        `${b.kernel}/${b.variant}: build expectation unmet: ${unmet.join('; ') || 'no detail'}`,
-      );
+      const unmet = (b.expectations ?? []).filter((e) => !e.ok);
+      const line = `${b.kernel}/${b.variant}: build expectation unmet: ${unmet.map((e) => `${e.name}: ${e.message}`).join('; ') || 'no detail'}`;
+      const title = 'build expectation unmet';
+      const sites = unmet.map((e) => ({
+        title,
+        ...variant,
+        expectation: e.name,
+        message: `${b.kernel}/${b.variant}: build expectation unmet: ${e.name}: ${e.message}`,
+      }));
+      problems.push({ line, sites: sites.length ? sites : [{ title, ...variant }] });
     }
   }
   return problems;
@@ -125,6 +161,12 @@ export function gate(
   const { policy } = config;
   const reasons: string[] = [];
   const warnings: string[] = [];
+  const sites: GateSite[] = [];
+  /** A line that fails the gate (a reason) or not (a warning), with the variants it is about. */
+  const add = (fails: boolean, line: string, ...of: SiteOf[]) => {
+    (fails ? reasons : warnings).push(line);
+    for (const site of of) sites.push({ line, fails, message: line, ...site });
+  };
   const cases = comparison.cases;
   const byCorrectness = (v: CaseComparison['correctness']) =>
     cases.filter((c) => c.correctness === v);
@@ -135,16 +177,18 @@ export function gate(
   // A merged run whose shard did not report or failed: whatever the policy, never a silent pass.
   reasons.push(...shardProblems(results));
   for (const c of byCorrectness('FAIL'))
-    reasons.push(`${c.label}: correctness FAIL: ${c.correctnessReason}`);
-  for (const c of byCorrectness('DRIFT'))
-    reasons.push(`${c.label}: correctness DRIFT: ${c.correctnessReason}`);
+    add(true, `${c.label}: correctness FAIL: ${c.correctnessReason}`, about(c, 'correctness FAIL'));
+  for (const c of byCorrectness('DRIFT')) {
+    const line = `${c.label}: correctness DRIFT: ${c.correctnessReason}`;
+    add(true, line, about(c, 'correctness DRIFT'));
+  }
   for (const c of byCorrectness('ERROR')) {
-    (policy.failOnError ? reasons : warnings).push(`${c.label}: ${c.correctnessReason}`);
+    add(policy.failOnError, `${c.label}: ${c.correctnessReason}`, about(c, 'case error'));
   }
   // A harness that crashed or stopped early left cases unmeasured that no case record names: even
   // with no case failed (a crash before the first case), that is no pass.
   for (const line of harnessStopped(results)) (policy.failOnError ? reasons : warnings).push(line);
-  for (const line of builds) (policy.failOnBuildFailure ? reasons : warnings).push(line);
+  for (const { line, sites: of } of builds) add(policy.failOnBuildFailure, line, ...of);
   const deep = deepProblems(results, policy.failOnSanitizer);
   reasons.push(...deep.reasons);
   warnings.push(...deep.warnings);
@@ -154,10 +198,12 @@ export function gate(
     );
   }
   // Paired or against the stored baseline, SLOWER is SLOWER; its note (a base revision that could
-  // not be paired, a reference that is the A/A control) goes with it.
+  // not be paired, a reference that is the A/A control) goes with it; its site only when it fails.
   for (const c of byPerf('SLOWER')) {
     const note = c.perfNote ? ` (${c.perfNote})` : '';
-    (policy.failOnSlower ? reasons : warnings).push(`${c.label}: ${describeChange(c)}${note}`);
+    const line = `${c.label}: ${describeChange(c)}${note}`;
+    if (policy.failOnSlower) add(true, line, about(c, 'SLOWER'));
+    else add(false, line);
   }
   for (const c of byPerf('MISSING')) {
     (policy.failOnMissing ? reasons : warnings).push(`${c.label}: MISSING: ${c.perfNote}`);
@@ -178,7 +224,9 @@ export function gate(
   for (const d of results.diagnostics.filter(
     (x) => x.level === 'error' && !HARNESS_STOPPED_CODES.has(x.code),
   )) {
-    warnings.push(`diagnostic ${d.code}: ${d.message}${d.fix ? ` (fix: ${d.fix})` : ''}`);
+    const line = `diagnostic ${d.code}: ${d.message}${d.fix ? ` (fix: ${d.fix})` : ''}`;
+    const title = `diagnostic ${d.code}`;
+    add(false, line, ...(d.kernel ? [{ title, kernel: d.kernel, variant: d.variant ?? '' }] : []));
   }
 
   const counts = gateCounts(cases, measurementErrors.length, builds.length);
@@ -186,6 +234,7 @@ export function gate(
     verdict: reasons.length ? 'fail' : 'pass',
     reasons,
     warnings,
+    sites,
     counts,
     measurementErrors,
   };

@@ -5,27 +5,52 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import resultsSchema from '../../schema/results.schema.json' with { type: 'json' };
 import type { KernelgateResults } from './results-types.js';
 
+/**
+ * Where a problem is: its file (an absolute path) and, when known, the line and column of the
+ * field; `message` is the problem's line. The action shows each as an annotation at that place.
+ */
+export interface ProblemSite {
+  file: string;
+  line?: number;
+  column?: number;
+  message: string;
+}
+
 /** An input the user can fix (bad file, bad flag): the CLI prints its message without a stack. */
 export class InputError extends Error {
   /** every problem found, one line each, file-prefixed */
   readonly problems: string[];
-  constructor(message: string, problems: string[] = [message]) {
+  /** the problems' places, where the reader knows them (config files); else empty */
+  readonly sites: ProblemSite[];
+  constructor(message: string, problems: string[] = [message], sites: ProblemSite[] = []) {
     super(message);
     this.name = 'InputError';
     this.problems = problems;
+    this.sites = sites;
   }
 }
 
 const MAX_PROBLEMS_IN_MESSAGE = 5;
 
-/** Joins file-prefixed problems into one message that shows the first few and counts the rest. */
-export function problemsError(file: string, problems: string[]): InputError {
+/**
+ * Joins file-prefixed problems into one message that shows the first few and counts the rest.
+ * With `at`, each problem also gets its site: the file's absolute path and, from `locate`, the
+ * line and column of the field it names.
+ */
+export function problemsError(
+  file: string,
+  problems: string[],
+  at?: { path: string; locate(problem: string): { line: number; column: number } | undefined },
+): InputError {
   const lines = problems.map((p) => `${file}: ${p}`);
   const shown = lines.slice(0, MAX_PROBLEMS_IN_MESSAGE);
   if (lines.length > shown.length) {
     shown.push(`${file}: … and ${lines.length - shown.length} more problems`);
   }
-  return new InputError(shown.join('\n'), lines);
+  const sites = at
+    ? problems.map((p, i) => ({ file: at.path, ...at.locate(p), message: lines[i]! }))
+    : [];
+  return new InputError(shown.join('\n'), lines, sites);
 }
 
 /** Ajv's "/cases/3/timing/median_ms" → "cases[3].timing.median_ms". */
