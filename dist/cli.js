@@ -19318,11 +19318,7 @@ function splitRunName(runName) {
   }
   return { variant, params, clock };
 }
-function parse({ text: text2, file, kernel }) {
-  const read = new JsonReader(file);
-  const root = read.object(parseJson(text2, file), "the document");
-  const context = read.object(root.context ?? {}, "context");
-  const runs = read.array(root.benchmarks, "benchmarks");
+function readInstances(read, runs) {
   const instances = /* @__PURE__ */ new Map();
   runs.forEach((value, i) => {
     const at = `benchmarks[${i}]`;
@@ -19358,6 +19354,43 @@ function parse({ text: text2, file, kernel }) {
       else if (rate !== void 0) inst.bytes = Math.round(rate * timeMs * 1e-3);
     }
   });
+  return instances;
+}
+function caseOf(inst, kernel) {
+  const base = {
+    kernel,
+    variant: inst.variant,
+    case: caseIdOf2(inst.params),
+    params: inst.params
+  };
+  if (inst.error !== void 0) {
+    return {
+      result: {
+        ...base,
+        status: "error",
+        reason: inst.error,
+        error: { kind: "gbench", message: inst.error }
+      }
+    };
+  }
+  if (inst.skipped !== void 0) {
+    return { result: { ...base, status: "skipped", reason: inst.skipped } };
+  }
+  const clock = inst.clock === "cpu_time" ? "CPU time" : inst.clock.replace("_", " ");
+  const timing = timingFromSamples(
+    inst.samplesMs,
+    `gbench ${clock} per iteration (one sample per repetition)`
+  );
+  return {
+    result: { ...base, status: "ok", timing },
+    work: {
+      ...inst.flops !== void 0 ? { flops: inst.flops } : {},
+      ...inst.bytes !== void 0 ? { bytes: inst.bytes } : {},
+      note: "per iteration, from the benchmark counters"
+    }
+  };
+}
+function fromContext(context, file, kernel) {
   const diagnostics = [];
   if (context.cpu_scaling_enabled === true) {
     diagnostics.push({
@@ -19369,57 +19402,30 @@ function parse({ text: text2, file, kernel }) {
       kernel
     });
   }
-  const cases = [];
-  const variants = [];
-  for (const inst of instances.values()) {
-    if (!variants.includes(inst.variant)) variants.push(inst.variant);
-    const base = {
-      kernel,
-      variant: inst.variant,
-      case: caseIdOf2(inst.params),
-      params: inst.params
-    };
-    if (inst.error !== void 0) {
-      cases.push({
-        result: {
-          ...base,
-          status: "error",
-          reason: inst.error,
-          error: { kind: "gbench", message: inst.error }
-        }
-      });
-      continue;
-    }
-    if (inst.skipped !== void 0) {
-      cases.push({ result: { ...base, status: "skipped", reason: inst.skipped } });
-      continue;
-    }
-    const clock = inst.clock === "cpu_time" ? "CPU time" : inst.clock.replace("_", " ");
-    const timing = timingFromSamples(
-      inst.samplesMs,
-      `gbench ${clock} per iteration (one sample per repetition)`
-    );
-    cases.push({
-      result: { ...base, status: "ok", timing },
-      work: {
-        ...inst.flops !== void 0 ? { flops: inst.flops } : {},
-        ...inst.bytes !== void 0 ? { bytes: inst.bytes } : {},
-        note: "per iteration, from the benchmark counters"
-      }
-    });
-  }
   const version = typeof context.library_version === "string" ? ` ${context.library_version}` : "";
   const build2 = typeof context.library_build_type === "string" ? ` (library built as ${context.library_build_type})` : "";
   const startedAt = isoUtc(typeof context.date === "string" ? context.date : void 0);
   return {
-    cases,
-    variants,
     tool: `Google Benchmark${version}${build2}`,
-    environment: noGpuEnvironment(),
     run: {
       ...startedAt ? { started_at: startedAt } : {},
       ...typeof context.host_name === "string" ? { host: context.host_name } : {}
     },
+    diagnostics
+  };
+}
+function parse({ text: text2, file, kernel }) {
+  const read = new JsonReader(file);
+  const root = read.object(parseJson(text2, file), "the document");
+  const context = read.object(root.context ?? {}, "context");
+  const instances = [...readInstances(read, read.array(root.benchmarks, "benchmarks")).values()];
+  const { tool, run: run2, diagnostics } = fromContext(context, file, kernel);
+  return {
+    cases: instances.map((inst) => caseOf(inst, kernel)),
+    variants: [...new Set(instances.map((inst) => inst.variant))],
+    tool,
+    environment: noGpuEnvironment(),
+    run: run2,
     diagnostics
   };
 }

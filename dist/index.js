@@ -38131,11 +38131,7 @@ function splitRunName(runName) {
   }
   return { variant, params, clock };
 }
-function parse({ text: text3, file, kernel }) {
-  const read = new JsonReader(file);
-  const root = read.object(parseJson(text3, file), "the document");
-  const context3 = read.object(root.context ?? {}, "context");
-  const runs = read.array(root.benchmarks, "benchmarks");
+function readInstances(read, runs) {
   const instances = /* @__PURE__ */ new Map();
   runs.forEach((value, i) => {
     const at = `benchmarks[${i}]`;
@@ -38171,6 +38167,43 @@ function parse({ text: text3, file, kernel }) {
       else if (rate !== void 0) inst.bytes = Math.round(rate * timeMs * 1e-3);
     }
   });
+  return instances;
+}
+function caseOf(inst, kernel) {
+  const base = {
+    kernel,
+    variant: inst.variant,
+    case: caseIdOf(inst.params),
+    params: inst.params
+  };
+  if (inst.error !== void 0) {
+    return {
+      result: {
+        ...base,
+        status: "error",
+        reason: inst.error,
+        error: { kind: "gbench", message: inst.error }
+      }
+    };
+  }
+  if (inst.skipped !== void 0) {
+    return { result: { ...base, status: "skipped", reason: inst.skipped } };
+  }
+  const clock = inst.clock === "cpu_time" ? "CPU time" : inst.clock.replace("_", " ");
+  const timing = timingFromSamples(
+    inst.samplesMs,
+    `gbench ${clock} per iteration (one sample per repetition)`
+  );
+  return {
+    result: { ...base, status: "ok", timing },
+    work: {
+      ...inst.flops !== void 0 ? { flops: inst.flops } : {},
+      ...inst.bytes !== void 0 ? { bytes: inst.bytes } : {},
+      note: "per iteration, from the benchmark counters"
+    }
+  };
+}
+function fromContext(context3, file, kernel) {
   const diagnostics = [];
   if (context3.cpu_scaling_enabled === true) {
     diagnostics.push({
@@ -38182,57 +38215,30 @@ function parse({ text: text3, file, kernel }) {
       kernel
     });
   }
-  const cases = [];
-  const variants = [];
-  for (const inst of instances.values()) {
-    if (!variants.includes(inst.variant)) variants.push(inst.variant);
-    const base = {
-      kernel,
-      variant: inst.variant,
-      case: caseIdOf(inst.params),
-      params: inst.params
-    };
-    if (inst.error !== void 0) {
-      cases.push({
-        result: {
-          ...base,
-          status: "error",
-          reason: inst.error,
-          error: { kind: "gbench", message: inst.error }
-        }
-      });
-      continue;
-    }
-    if (inst.skipped !== void 0) {
-      cases.push({ result: { ...base, status: "skipped", reason: inst.skipped } });
-      continue;
-    }
-    const clock = inst.clock === "cpu_time" ? "CPU time" : inst.clock.replace("_", " ");
-    const timing = timingFromSamples(
-      inst.samplesMs,
-      `gbench ${clock} per iteration (one sample per repetition)`
-    );
-    cases.push({
-      result: { ...base, status: "ok", timing },
-      work: {
-        ...inst.flops !== void 0 ? { flops: inst.flops } : {},
-        ...inst.bytes !== void 0 ? { bytes: inst.bytes } : {},
-        note: "per iteration, from the benchmark counters"
-      }
-    });
-  }
   const version = typeof context3.library_version === "string" ? ` ${context3.library_version}` : "";
   const build = typeof context3.library_build_type === "string" ? ` (library built as ${context3.library_build_type})` : "";
   const startedAt = isoUtc(typeof context3.date === "string" ? context3.date : void 0);
   return {
-    cases,
-    variants,
     tool: `Google Benchmark${version}${build}`,
-    environment: noGpuEnvironment(),
     run: {
       ...startedAt ? { started_at: startedAt } : {},
       ...typeof context3.host_name === "string" ? { host: context3.host_name } : {}
     },
+    diagnostics
+  };
+}
+function parse({ text: text3, file, kernel }) {
+  const read = new JsonReader(file);
+  const root = read.object(parseJson(text3, file), "the document");
+  const context3 = read.object(root.context ?? {}, "context");
+  const instances = [...readInstances(read, read.array(root.benchmarks, "benchmarks")).values()];
+  const { tool, run: run2, diagnostics } = fromContext(context3, file, kernel);
+  return {
+    cases: instances.map((inst) => caseOf(inst, kernel)),
+    variants: [...new Set(instances.map((inst) => inst.variant))],
+    tool,
+    environment: noGpuEnvironment(),
+    run: run2,
     diagnostics
   };
 }

@@ -61,12 +61,8 @@ export function splitRunName(runName: string): Pick<Instance, 'variant' | 'param
   return { variant, params, clock };
 }
 
-function parse({ text, file, kernel }: Parameters<FileAdapter['parse']>[0]): Adapted {
-  const read = new JsonReader(file);
-  const root = read.object(parseJson(text, file), 'the document');
-  const context = read.object(root.context ?? {}, 'context');
-  const runs = read.array(root.benchmarks, 'benchmarks');
-
+/** The instances of the runs, in order, with their repetitions as samples (aggregates skipped). */
+function readInstances(read: JsonReader, runs: unknown[]): Map<string, Instance> {
   const instances = new Map<string, Instance>();
   runs.forEach((value, i) => {
     const at = `benchmarks[${i}]`;
@@ -105,7 +101,47 @@ function parse({ text, file, kernel }: Parameters<FileAdapter['parse']>[0]): Ada
       else if (rate !== undefined) inst.bytes = Math.round(rate * timeMs * 1e-3);
     }
   });
+  return instances;
+}
 
+/** One case per instance: an error, a skip, or its samples and the work its counters give. */
+function caseOf(inst: Instance, kernel: string): AdaptedCase {
+  const base = {
+    kernel,
+    variant: inst.variant,
+    case: caseIdOf(inst.params),
+    params: inst.params,
+  };
+  if (inst.error !== undefined) {
+    return {
+      result: {
+        ...base,
+        status: 'error',
+        reason: inst.error,
+        error: { kind: 'gbench', message: inst.error },
+      },
+    };
+  }
+  if (inst.skipped !== undefined) {
+    return { result: { ...base, status: 'skipped', reason: inst.skipped } };
+  }
+  const clock = inst.clock === 'cpu_time' ? 'CPU time' : inst.clock.replace('_', ' ');
+  const timing = timingFromSamples(
+    inst.samplesMs,
+    `gbench ${clock} per iteration (one sample per repetition)`,
+  );
+  return {
+    result: { ...base, status: 'ok', timing },
+    work: {
+      ...(inst.flops !== undefined ? { flops: inst.flops } : {}),
+      ...(inst.bytes !== undefined ? { bytes: inst.bytes } : {}),
+      note: 'per iteration, from the benchmark counters',
+    },
+  };
+}
+
+/** What the library's context says: a warning when CPU scaling was on, the tool, the run. */
+function fromContext(context: Record<string, unknown>, file: string, kernel: string) {
   const diagnostics: Diagnostic[] = [];
   if (context.cpu_scaling_enabled === true) {
     diagnostics.push({
@@ -117,47 +153,6 @@ function parse({ text, file, kernel }: Parameters<FileAdapter['parse']>[0]): Ada
       kernel,
     });
   }
-
-  const cases: AdaptedCase[] = [];
-  const variants: string[] = [];
-  for (const inst of instances.values()) {
-    if (!variants.includes(inst.variant)) variants.push(inst.variant);
-    const base = {
-      kernel,
-      variant: inst.variant,
-      case: caseIdOf(inst.params),
-      params: inst.params,
-    };
-    if (inst.error !== undefined) {
-      cases.push({
-        result: {
-          ...base,
-          status: 'error',
-          reason: inst.error,
-          error: { kind: 'gbench', message: inst.error },
-        },
-      });
-      continue;
-    }
-    if (inst.skipped !== undefined) {
-      cases.push({ result: { ...base, status: 'skipped', reason: inst.skipped } });
-      continue;
-    }
-    const clock = inst.clock === 'cpu_time' ? 'CPU time' : inst.clock.replace('_', ' ');
-    const timing = timingFromSamples(
-      inst.samplesMs,
-      `gbench ${clock} per iteration (one sample per repetition)`,
-    );
-    cases.push({
-      result: { ...base, status: 'ok', timing },
-      work: {
-        ...(inst.flops !== undefined ? { flops: inst.flops } : {}),
-        ...(inst.bytes !== undefined ? { bytes: inst.bytes } : {}),
-        note: 'per iteration, from the benchmark counters',
-      },
-    });
-  }
-
   const version = typeof context.library_version === 'string' ? ` ${context.library_version}` : '';
   const build =
     typeof context.library_build_type === 'string'
@@ -165,14 +160,27 @@ function parse({ text, file, kernel }: Parameters<FileAdapter['parse']>[0]): Ada
       : '';
   const startedAt = isoUtc(typeof context.date === 'string' ? context.date : undefined);
   return {
-    cases,
-    variants,
     tool: `Google Benchmark${version}${build}`,
-    environment: noGpuEnvironment(),
     run: {
       ...(startedAt ? { started_at: startedAt } : {}),
       ...(typeof context.host_name === 'string' ? { host: context.host_name } : {}),
     },
+    diagnostics,
+  };
+}
+
+function parse({ text, file, kernel }: Parameters<FileAdapter['parse']>[0]): Adapted {
+  const read = new JsonReader(file);
+  const root = read.object(parseJson(text, file), 'the document');
+  const context = read.object(root.context ?? {}, 'context');
+  const instances = [...readInstances(read, read.array(root.benchmarks, 'benchmarks')).values()];
+  const { tool, run, diagnostics } = fromContext(context, file, kernel);
+  return {
+    cases: instances.map((inst) => caseOf(inst, kernel)),
+    variants: [...new Set(instances.map((inst) => inst.variant))],
+    tool,
+    environment: noGpuEnvironment(),
+    run,
     diagnostics,
   };
 }
