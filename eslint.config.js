@@ -9,10 +9,6 @@ const MAX_FILE_LINES = 400;
 const MAX_FUNCTION_LINES = 80;
 export const SIZE_EXCEPTIONS = {
   'src/adapters/nvbench.ts': { functionLines: 154, reason: "one parser of the tool's JSON" },
-  'src/adapters/pytest-benchmark.ts': {
-    functionLines: 92,
-    reason: "one parser of the tool's JSON",
-  },
   'src/history/branch-store.ts': {
     lines: 469,
     functionLines: 372,

@@ -19672,67 +19672,64 @@ function paramValue(value) {
   if (typeof value === "number" && Number.isFinite(value)) return value;
   return JSON.stringify(value) ?? String(value);
 }
+function timingOf(read, stats, at) {
+  const data = stats.data === void 0 ? void 0 : read.array(stats.data, `${at}.stats.data`);
+  const method = "pytest-benchmark time per call (one sample per round)";
+  if (data !== void 0 && data.length > 0) {
+    const samplesMs = data.map((x, j) => read.number(x, `${at}.stats.data[${j}]`) * 1e3);
+    return { timing: timingFromSamples(samplesMs, method), summaryOnly: false };
+  }
+  const sec = (key) => {
+    const x = read.optionalNumber(stats[key], `${at}.stats.${key}`);
+    return x === void 0 ? void 0 : x * 1e3;
+  };
+  const mean = read.number(stats.mean, `${at}.stats.mean`);
+  const stddev = read.optionalNumber(stats.stddev, `${at}.stats.stddev`);
+  const timing = summaryTiming({
+    method: `${method}, summary only`,
+    medianMs: read.number(stats.median, `${at}.stats.median`) * 1e3,
+    nSamples: read.number(stats.rounds, `${at}.stats.rounds`),
+    q1Ms: sec("q1"),
+    q3Ms: sec("q3"),
+    minMs: sec("min"),
+    meanMs: mean * 1e3,
+    ...stddev !== void 0 && mean > 0 ? { relStd: stddev / mean } : {}
+  });
+  return { timing, summaryOnly: true };
+}
+function caseOf2(read, value, i, kernel) {
+  const at = `benchmarks[${i}]`;
+  const b = read.object(value, at);
+  const name = read.string(b.name, `${at}.name`);
+  const variant = name.replace(/\[.*\]$/, "");
+  const params = {};
+  if (b.params !== void 0 && b.params !== null) {
+    for (const [k, v] of Object.entries(read.object(b.params, `${at}.params`))) {
+      params[k] = paramValue(v);
+    }
+  } else if (typeof b.param === "string") {
+    params.param = b.param;
+  }
+  const { timing, summaryOnly } = timingOf(read, read.object(b.stats, `${at}.stats`), at);
+  const extra2 = b.extra_info === void 0 ? {} : read.object(b.extra_info, `${at}.extra_info`);
+  const flops = read.optionalNumber(extra2.flops, `${at}.extra_info.flops`);
+  const bytes = read.optionalNumber(extra2.bytes, `${at}.extra_info.bytes`);
+  const adapted = {
+    result: { kernel, variant, case: caseIdOf2(params), params, status: "ok", timing },
+    work: {
+      ...flops !== void 0 ? { flops } : {},
+      ...bytes !== void 0 ? { bytes } : {},
+      note: "per call, from the test's extra_info"
+    }
+  };
+  return { adapted, variant, summaryOnly };
+}
 function parse3({ text: text2, file, kernel }) {
   const read = new JsonReader(file);
   const root = read.object(parseJson(text2, file), "the document");
   const benchmarks = read.array(root.benchmarks, "benchmarks");
-  const cases = [];
-  const variants = [];
-  let summaryOnly = 0;
-  benchmarks.forEach((value, i) => {
-    const at = `benchmarks[${i}]`;
-    const b = read.object(value, at);
-    const name = read.string(b.name, `${at}.name`);
-    const variant = name.replace(/\[.*\]$/, "");
-    if (!variants.includes(variant)) variants.push(variant);
-    const params = {};
-    if (b.params !== void 0 && b.params !== null) {
-      for (const [k, v] of Object.entries(read.object(b.params, `${at}.params`))) {
-        params[k] = paramValue(v);
-      }
-    } else if (typeof b.param === "string") {
-      params.param = b.param;
-    }
-    const stats = read.object(b.stats, `${at}.stats`);
-    const data = stats.data === void 0 ? void 0 : read.array(stats.data, `${at}.stats.data`);
-    const method = "pytest-benchmark time per call (one sample per round)";
-    let timing;
-    if (data !== void 0 && data.length > 0) {
-      timing = timingFromSamples(
-        data.map((x, j) => read.number(x, `${at}.stats.data[${j}]`) * 1e3),
-        method
-      );
-    } else {
-      summaryOnly++;
-      const sec = (key) => {
-        const x = read.optionalNumber(stats[key], `${at}.stats.${key}`);
-        return x === void 0 ? void 0 : x * 1e3;
-      };
-      const mean = read.number(stats.mean, `${at}.stats.mean`);
-      const stddev = read.optionalNumber(stats.stddev, `${at}.stats.stddev`);
-      timing = summaryTiming({
-        method: `${method}, summary only`,
-        medianMs: read.number(stats.median, `${at}.stats.median`) * 1e3,
-        nSamples: read.number(stats.rounds, `${at}.stats.rounds`),
-        q1Ms: sec("q1"),
-        q3Ms: sec("q3"),
-        minMs: sec("min"),
-        meanMs: mean * 1e3,
-        ...stddev !== void 0 && mean > 0 ? { relStd: stddev / mean } : {}
-      });
-    }
-    const extra2 = b.extra_info === void 0 ? {} : read.object(b.extra_info, `${at}.extra_info`);
-    const flops = read.optionalNumber(extra2.flops, `${at}.extra_info.flops`);
-    const bytes = read.optionalNumber(extra2.bytes, `${at}.extra_info.bytes`);
-    cases.push({
-      result: { kernel, variant, case: caseIdOf2(params), params, status: "ok", timing },
-      work: {
-        ...flops !== void 0 ? { flops } : {},
-        ...bytes !== void 0 ? { bytes } : {},
-        note: "per call, from the test's extra_info"
-      }
-    });
-  });
+  const parsed = benchmarks.map((value, i) => caseOf2(read, value, i, kernel));
+  const summaryOnly = parsed.filter((c) => c.summaryOnly).length;
   const diagnostics = [];
   if (summaryOnly > 0) {
     diagnostics.push({
@@ -19751,8 +19748,8 @@ function parse3({ text: text2, file, kernel }) {
   const version = typeof root.version === "string" ? ` ${root.version}` : "";
   const startedAt = isoUtc(typeof root.datetime === "string" ? root.datetime : void 0);
   return {
-    cases,
-    variants,
+    cases: parsed.map((c) => c.adapted),
+    variants: [...new Set(parsed.map((c) => c.variant))],
     tool: `pytest-benchmark${version}`,
     environment: noGpuEnvironment(libraries),
     run: {

@@ -23,68 +23,72 @@ function paramValue(value: unknown): string | number | boolean {
   return JSON.stringify(value) ?? String(value);
 }
 
+/** A benchmark's timing: its rounds as samples, or (without stats.data) its statistics only. */
+function timingOf(
+  read: JsonReader,
+  stats: Record<string, unknown>,
+  at: string,
+): { timing: CaseResult['timing']; summaryOnly: boolean } {
+  const data = stats.data === undefined ? undefined : read.array(stats.data, `${at}.stats.data`);
+  const method = 'pytest-benchmark time per call (one sample per round)';
+  if (data !== undefined && data.length > 0) {
+    const samplesMs = data.map((x, j) => read.number(x, `${at}.stats.data[${j}]`) * 1e3);
+    return { timing: timingFromSamples(samplesMs, method), summaryOnly: false };
+  }
+  const sec = (key: string) => {
+    const x = read.optionalNumber(stats[key], `${at}.stats.${key}`);
+    return x === undefined ? undefined : x * 1e3;
+  };
+  const mean = read.number(stats.mean, `${at}.stats.mean`);
+  const stddev = read.optionalNumber(stats.stddev, `${at}.stats.stddev`);
+  const timing = summaryTiming({
+    method: `${method}, summary only`,
+    medianMs: read.number(stats.median, `${at}.stats.median`) * 1e3,
+    nSamples: read.number(stats.rounds, `${at}.stats.rounds`),
+    q1Ms: sec('q1'),
+    q3Ms: sec('q3'),
+    minMs: sec('min'),
+    meanMs: mean * 1e3,
+    ...(stddev !== undefined && mean > 0 ? { relStd: stddev / mean } : {}),
+  });
+  return { timing, summaryOnly: true };
+}
+
+/** benchmarks[i]: the test function its variant, the parametrize arguments its case. */
+function caseOf(read: JsonReader, value: unknown, i: number, kernel: string) {
+  const at = `benchmarks[${i}]`;
+  const b = read.object(value, at);
+  const name = read.string(b.name, `${at}.name`);
+  const variant = name.replace(/\[.*\]$/, '');
+  const params: Params = {};
+  if (b.params !== undefined && b.params !== null) {
+    for (const [k, v] of Object.entries(read.object(b.params, `${at}.params`))) {
+      params[k] = paramValue(v);
+    }
+  } else if (typeof b.param === 'string') {
+    params.param = b.param;
+  }
+  const { timing, summaryOnly } = timingOf(read, read.object(b.stats, `${at}.stats`), at);
+  const extra = b.extra_info === undefined ? {} : read.object(b.extra_info, `${at}.extra_info`);
+  const flops = read.optionalNumber(extra.flops, `${at}.extra_info.flops`);
+  const bytes = read.optionalNumber(extra.bytes, `${at}.extra_info.bytes`);
+  const adapted: AdaptedCase = {
+    result: { kernel, variant, case: caseIdOf(params), params, status: 'ok', timing },
+    work: {
+      ...(flops !== undefined ? { flops } : {}),
+      ...(bytes !== undefined ? { bytes } : {}),
+      note: "per call, from the test's extra_info",
+    },
+  };
+  return { adapted, variant, summaryOnly };
+}
+
 function parse({ text, file, kernel }: Parameters<FileAdapter['parse']>[0]): Adapted {
   const read = new JsonReader(file);
   const root = read.object(parseJson(text, file), 'the document');
   const benchmarks = read.array(root.benchmarks, 'benchmarks');
-  const cases: AdaptedCase[] = [];
-  const variants: string[] = [];
-  let summaryOnly = 0;
-
-  benchmarks.forEach((value, i) => {
-    const at = `benchmarks[${i}]`;
-    const b = read.object(value, at);
-    const name = read.string(b.name, `${at}.name`);
-    const variant = name.replace(/\[.*\]$/, '');
-    if (!variants.includes(variant)) variants.push(variant);
-    const params: Params = {};
-    if (b.params !== undefined && b.params !== null) {
-      for (const [k, v] of Object.entries(read.object(b.params, `${at}.params`))) {
-        params[k] = paramValue(v);
-      }
-    } else if (typeof b.param === 'string') {
-      params.param = b.param;
-    }
-    const stats = read.object(b.stats, `${at}.stats`);
-    const data = stats.data === undefined ? undefined : read.array(stats.data, `${at}.stats.data`);
-    const method = 'pytest-benchmark time per call (one sample per round)';
-    let timing: CaseResult['timing'];
-    if (data !== undefined && data.length > 0) {
-      timing = timingFromSamples(
-        data.map((x, j) => read.number(x, `${at}.stats.data[${j}]`) * 1e3),
-        method,
-      );
-    } else {
-      summaryOnly++;
-      const sec = (key: string) => {
-        const x = read.optionalNumber(stats[key], `${at}.stats.${key}`);
-        return x === undefined ? undefined : x * 1e3;
-      };
-      const mean = read.number(stats.mean, `${at}.stats.mean`);
-      const stddev = read.optionalNumber(stats.stddev, `${at}.stats.stddev`);
-      timing = summaryTiming({
-        method: `${method}, summary only`,
-        medianMs: read.number(stats.median, `${at}.stats.median`) * 1e3,
-        nSamples: read.number(stats.rounds, `${at}.stats.rounds`),
-        q1Ms: sec('q1'),
-        q3Ms: sec('q3'),
-        minMs: sec('min'),
-        meanMs: mean * 1e3,
-        ...(stddev !== undefined && mean > 0 ? { relStd: stddev / mean } : {}),
-      });
-    }
-    const extra = b.extra_info === undefined ? {} : read.object(b.extra_info, `${at}.extra_info`);
-    const flops = read.optionalNumber(extra.flops, `${at}.extra_info.flops`);
-    const bytes = read.optionalNumber(extra.bytes, `${at}.extra_info.bytes`);
-    cases.push({
-      result: { kernel, variant, case: caseIdOf(params), params, status: 'ok', timing },
-      work: {
-        ...(flops !== undefined ? { flops } : {}),
-        ...(bytes !== undefined ? { bytes } : {}),
-        note: "per call, from the test's extra_info",
-      },
-    });
-  });
+  const parsed = benchmarks.map((value, i) => caseOf(read, value, i, kernel));
+  const summaryOnly = parsed.filter((c) => c.summaryOnly).length;
 
   const diagnostics: Adapted['diagnostics'] = [];
   if (summaryOnly > 0) {
@@ -105,8 +109,8 @@ function parse({ text, file, kernel }: Parameters<FileAdapter['parse']>[0]): Ada
   const version = typeof root.version === 'string' ? ` ${root.version}` : '';
   const startedAt = isoUtc(typeof root.datetime === 'string' ? root.datetime : undefined);
   return {
-    cases,
-    variants,
+    cases: parsed.map((c) => c.adapted),
+    variants: [...new Set(parsed.map((c) => c.variant))],
     tool: `pytest-benchmark${version}`,
     environment: noGpuEnvironment(libraries),
     run: {
