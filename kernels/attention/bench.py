@@ -6,9 +6,9 @@ import math
 import torch
 import torch.nn.functional as F
 
+from kernelgate_harness import Unsupported
 from kernels.attention import cuda_variants, triton_fa2
 from kernels.common import tuning
-from kernelgate_harness import Unsupported
 
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 ORACLE = "fp32 torch math attention (chunked over query rows)"
@@ -124,7 +124,9 @@ def _triton_fa2(params, ctx):
     why = triton_fa2.check_shapes(probe["q"], probe["k"], probe["v"], causal)
     if why:
         raise Unsupported(why)
-    config, times_ms = tuning.remembered(triton_fa2, params, ctx.device, lambda: triton_fa2.tune(probe["q"], probe["k"], probe["v"], causal, ctx.interpret))
+    config, times_ms = tuning.remembered(
+        triton_fa2, params, ctx.device, lambda probe=probe: triton_fa2.tune(probe["q"], probe["k"], probe["v"], causal, ctx.interpret)
+    )
     del probe
 
     def run(inputs, out):

@@ -9,8 +9,8 @@ import math
 
 import torch
 
-from kernels.common.cuda_library import DTYPE_CODES, FLOAT, INT, PTR, bind, refuse_unless_cuda_half, stream_handle
 from kernelgate_harness import Unsupported
+from kernels.common.cuda_library import DTYPE_CODES, FLOAT, INT, PTR, bind, refuse_unless_cuda_half, stream_handle
 
 _HEAD_DIMS = (64, 128)
 # Scores buffer of the unfused reference: heads are processed in chunks so that the

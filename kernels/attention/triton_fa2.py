@@ -180,7 +180,7 @@ def tune(q, k, v, causal, interpret):
     times = {}
     for cfg in CONFIGS[q.shape[3]]:
         try:
-            times[cfg] = triton.testing.do_bench(lambda: launch(q, k, v, out, causal, cfg), warmup=10, rep=40)
+            times[cfg] = triton.testing.do_bench(lambda cfg=cfg: launch(q, k, v, out, causal, cfg), warmup=10, rep=40)
         except triton.runtime.errors.OutOfResources:
             continue  # too much shared memory for this tiling on this GPU
     if not times:

@@ -5,9 +5,9 @@ dense cuBLAS on the masked matrix, torch's bsr_dense_mm, CUDA ones)."""
 
 import torch
 
+from kernelgate_harness import Unsupported
 from kernels.bsr_gemm import cuda_variants, triton_bsr
 from kernels.common import tuning
-from kernelgate_harness import Unsupported
 
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 ORACLE = "fp32 torch matmul (TF32 off) of the dense masked A"
@@ -96,7 +96,9 @@ def _triton_bsr(params, ctx):
     why = triton_bsr.check_layout(probe["a_values"], probe["a_cols"], probe["b"])
     if why:
         raise Unsupported(why)
-    config, times_ms = tuning.remembered(triton_bsr, params, ctx.device, lambda: triton_bsr.tune(probe["a_values"], probe["a_cols"], probe["b"], ctx.interpret))
+    config, times_ms = tuning.remembered(
+        triton_bsr, params, ctx.device, lambda probe=probe: triton_bsr.tune(probe["a_values"], probe["a_cols"], probe["b"], ctx.interpret)
+    )
     del probe
 
     def run(inputs, out):

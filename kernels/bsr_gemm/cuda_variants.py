@@ -7,8 +7,8 @@ and docs/cuda-kernels.md.
 
 import torch
 
-from kernels.common.cuda_library import DTYPE_CODES, INT, PTR, bind, refuse_unless_cuda_half, stream_handle
 from kernelgate_harness import Unsupported
+from kernels.common.cuda_library import DTYPE_CODES, INT, PTR, bind, refuse_unless_cuda_half, stream_handle
 
 _BLOCK_M = 128
 _BLOCK_K_MULTIPLE = 64

@@ -51,7 +51,7 @@ def _bsr_dense_mm(A_VALUES, A_COLS, B, C, N, n_row_blocks, topk,
 
     # -- main loop: every (non-zero block, K slice) pair of this block row --
     k_steps: tl.constexpr = BS // BLOCK_K
-    for i in range(0, topk * k_steps):
+    for i in range(topk * k_steps):
         t = i // k_steps
         kk = (i % k_steps) * BLOCK_K
         col = tl.load(A_COLS + row * topk + t)
@@ -113,7 +113,7 @@ def tune(a_values, a_cols, b, interpret):
     times = {}
     for cfg in CONFIGS:
         try:
-            times[cfg] = triton.testing.do_bench(lambda: launch(a_values, a_cols, b, out, cfg), warmup=10, rep=40)
+            times[cfg] = triton.testing.do_bench(lambda cfg=cfg: launch(a_values, a_cols, b, out, cfg), warmup=10, rep=40)
         except triton.runtime.errors.OutOfResources:
             continue  # too much shared memory for this tiling on this GPU
     if not times:

@@ -41,7 +41,12 @@ def remembered(module, case, device, tune):
             stored = json.load(f)
         if stored.get("key") == key:
             config = tuple(stored["config"])
-            print(f"[kernelgate tuning] {module.__name__} {case} -> {config} (remembered: tuned by an earlier process, of this run or an earlier one, in KERNELGATE_TUNE_CACHE)", file=sys.stderr, flush=True)
+            print(
+                f"[kernelgate tuning] {module.__name__} {case} -> {config} "
+                "(remembered: tuned by an earlier process, of this run or an earlier one, in KERNELGATE_TUNE_CACHE)",
+                file=sys.stderr,
+                flush=True,
+            )
             return config, {}
     except (OSError, ValueError, KeyError, TypeError):
         pass
