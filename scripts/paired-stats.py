@@ -27,14 +27,16 @@ def main(paths):
             h, b = t.get("samples_ms") or [], bt.get("samples_ms") or []
             if not h or len(h) != len(b):
                 continue
-            logs = [math.log(x / y) for x, y in zip(h, b)]
+            logs = [math.log(x / y) for x, y in zip(h, b, strict=True)]
             first = [v for i, v in enumerate(logs) if i % 2 == 0]
             second = [v for i, v in enumerate(logs) if i % 2 == 1]
             blocks = p.get("log_ratios") or []
             params = ",".join(f"{k}={v}" for k, v in c["params"].items())
             label = f"{c['kernel']}/{c['variant']} {params}"[:78]
             half = 100 * (p["ci_hi"] - p["ci_lo"]) / 2 if "ci_hi" in p else float("nan")
-            print(f"{label:<78} {len(logs):>5} {100 * statistics.median(first):>+7.2f}% {100 * statistics.median(second) if second else float('nan'):>+7.2f}% {100 * sd(logs):>7.2f}% {100 * sd(blocks):>6.2f}% {p.get('median_ratio', float('nan')):>7.4f} {half:>6.2f}% {p.get('stop_reason')}")
+            position = f"{100 * statistics.median(first):>+7.2f}% {100 * statistics.median(second) if second else float('nan'):>+7.2f}%"
+            spread = f"{100 * sd(logs):>7.2f}% {100 * sd(blocks):>6.2f}%"
+            print(f"{label:<78} {len(logs):>5} {position} {spread} {p.get('median_ratio', float('nan')):>7.4f} {half:>6.2f}% {p.get('stop_reason')}")
 
 
 if __name__ == "__main__":

@@ -86,7 +86,8 @@ def slow_by(run, pct, device):
         med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
         cycles_per_ms = PROBE_CYCLES / med(probe_ms)
         state["cycles"] = max(1, int(frac * med(run_ms) * cycles_per_ms))
-        print(f"[kernelgate fault] slow:{pct:g}: the variant's warm median {med(run_ms):.4f} ms, a spin of {state['cycles']} cycles ({state['cycles'] / cycles_per_ms:.4f} ms) after every call", file=sys.stderr, flush=True)
+        spin = f"a spin of {state['cycles']} cycles ({state['cycles'] / cycles_per_ms:.4f} ms)"
+        print(f"[kernelgate fault] slow:{pct:g}: the variant's warm median {med(run_ms):.4f} ms, {spin} after every call", file=sys.stderr, flush=True)
 
     def slowed(inputs, out):
         if "cycles" not in state and not torch.cuda.is_current_stream_capturing():

@@ -189,11 +189,21 @@ def run(harness, manifests, variant_filter, first, names, fake, units_by_kernel)
     flat = [(mi, ci, m, case, nv) for mi, m in enumerate(manifests) for ci, case, nv in units_by_kernel[mi]]
     owner, load = plan([(f"{m.name}/{case.id}", case.params, nv) for _, _, m, case, nv in flat], len(lanes), harness.balance)
     source = "the --balance results where they timed a case, else the size estimate" if harness.balance else "the size estimate"
-    harness.say_lanes(f"{len(flat)} cases over {len(lanes)} GPUs ({', '.join(l.name for l in lanes)}), longest first by {source}: " + "; ".join(f"gpu {l.name}: {_cases(sum(1 for o in owner if o == l.position))}, ~{load[l.position]:.0f} s" for l in lanes))
-    work = {l.position: [] for l in lanes}
-    for (mi, ci, m, case, _), lane in zip(flat, owner):
+    gpus = ", ".join(lane.name for lane in lanes)
+    shares = "; ".join(f"gpu {lane.name}: {_cases(sum(1 for o in owner if o == lane.position))}, ~{load[lane.position]:.0f} s" for lane in lanes)
+    harness.say_lanes(f"{len(flat)} cases over {len(lanes)} GPUs ({gpus}), longest first by {source}: {shares}")
+    work = {lane.position: [] for lane in lanes}
+    for (mi, ci, m, case, _), lane in zip(flat, owner, strict=True):
         work[lane].append((mi, ci, m, case))
-    threads = [threading.Thread(target=_lane_main, args=(harness, lane, work[lane.position], variant_filter, first if lane.position == 0 else None), name=f"lane-{lane.name}", daemon=True) for lane in lanes]
+    threads = [
+        threading.Thread(
+            target=_lane_main,
+            args=(harness, lane, work[lane.position], variant_filter, first if lane.position == 0 else None),
+            name=f"lane-{lane.name}",
+            daemon=True,
+        )
+        for lane in lanes
+    ]
     for t in threads:
         t.start()
     for t in threads:

@@ -63,7 +63,7 @@ def expand_group(group, where):
             axes.append([v])
         else:
             raise ManifestError(f"{where}.{k}: values must be strings, numbers or booleans, got {v!r}")
-    return [Case(case_id(p), p) for p in (dict(zip(keys, combo)) for combo in itertools.product(*axes))]
+    return [Case(case_id(p), p) for p in (dict(zip(keys, combo, strict=True)) for combo in itertools.product(*axes))]
 
 
 def expand_cases(groups, where):

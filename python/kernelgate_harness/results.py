@@ -29,13 +29,18 @@ def case_diagnostics(case):
     who = f"{case['kernel']}/{case['variant']} {case['case']}"
     base = {"source": f"kernel:{case['kernel']}", "kernel": case["kernel"], "variant": case["variant"]}
     if t and t.get("n_discarded_throttled"):
-        diags.append({**base, "level": "warning", "code": "gpu-throttled", "message": f"{who}: {t['n_discarded_throttled']} samples discarded, taken at an SM clock under 75 % of the usual one"})
+        message = f"{who}: {t['n_discarded_throttled']} samples discarded, taken at an SM clock under 75 % of the usual one"
+        diags.append({**base, "level": "warning", "code": "gpu-throttled", "message": message})
     clocks = (t or {}).get("sm_clock_mhz") or []
     if len(clocks) >= 3:
         med = sorted(clocks)[len(clocks) // 2]
         spread = (max(clocks) - min(clocks)) / med if med else 0
         if spread > CLOCK_SPREAD_FLAG:
-            diags.append({**base, "level": "warning", "code": "clock-unstable", "message": f"{who}: SM clock moved {min(clocks):.0f}–{max(clocks):.0f} MHz ({100 * spread:.0f} % of its median) during the samples: compare clock-normalised or re-run"})
+            message = (
+                f"{who}: SM clock moved {min(clocks):.0f}–{max(clocks):.0f} MHz ({100 * spread:.0f} % of its median) during the samples: "
+                "compare clock-normalised or re-run"
+            )
+            diags.append({**base, "level": "warning", "code": "clock-unstable", "message": message})
     return diags
 
 

@@ -299,7 +299,8 @@ class Worker:
             rec = records[v] = {}
             factory = getattr(self.module, "VARIANTS", {}).get(v)
             if factory is None:
-                rec.update(status="error", error={"kind": "missing-variant", "message": f"module {self.manifest['module']} has no variant {v!r} in VARIANTS (the manifest lists it)"})
+                message = f"module {self.manifest['module']} has no variant {v!r} in VARIANTS (the manifest lists it)"
+                rec.update(status="error", error={"kind": "missing-variant", "message": message})
                 continue
             try:
                 run = factory(dict(params), self.ctx)
@@ -319,7 +320,6 @@ class Worker:
     def verify(self, params, seeds, records, runners):
         """Runs every variant on fresh inputs for every seed; returns the oracle of the first seed
         (the timed runs' output is re-checked against it)."""
-        torch = self.torch
         idx_fn = getattr(self.module, "oracle_index", None)
         idx = idx_fn(params) if idx_fn else None
         checks = {v: [] for v in runners}
@@ -531,13 +531,25 @@ class Worker:
             if tol_abs is not None and c["max_abs"] is not None and c["max_abs"] > tol_abs:
                 problems.append(f"{where}: max_abs {c['max_abs']:.3e} > tolerance {tol_abs:.1e}")
             if c.get("inputs_written"):
-                problems.append(f"{where}: wrote into its input{'s' if len(c['inputs_written']) > 1 else ''} {', '.join(c['inputs_written'])} (inputs are read-only: the variants after it, and its own next run, would see other data)")
+                problems.append(
+                    f"{where}: wrote into its input{'s' if len(c['inputs_written']) > 1 else ''} {', '.join(c['inputs_written'])} (inputs "
+                    "are read-only: the variants after it, and its own next run, would see other data)"
+                )
             elif c.get("late_work"):
-                problems.append(f"{where}: the output is wrong when the timed stream is done and right only after a device-wide synchronize: work was left on another stream, which the timing does not see")
+                problems.append(
+                    f"{where}: the output is wrong when the timed stream is done and right only after a device-wide synchronize: work was "
+                    "left on another stream, which the timing does not see"
+                )
             elif c["moved_nonfinite"]:
-                problems.append(f"{where}: {c['moved_nonfinite']} elements finite in one run and not in the other on the same inputs (a race, or a read of memory nothing wrote)")
+                problems.append(
+                    f"{where}: {c['moved_nonfinite']} elements finite in one run and not in the other on the same inputs (a race, or a read "
+                    "of memory nothing wrote)"
+                )
             elif c["repeat"] and not c.get("inputs_written"):
-                problems.append(f"{where}: result moved between two runs on the same inputs, max diff {c['repeat']:.3e} (a race, or a read of memory nothing wrote)")
+                problems.append(
+                    f"{where}: result moved between two runs on the same inputs, max diff {c['repeat']:.3e} (a race, or a read of memory "
+                    "nothing wrote)"
+                )
         worst = lambda key: None if any(c[key] is None for c in checks) else max(c[key] for c in checks)  # noqa: E731
         repeats = [c["repeat"] for c in checks]
         corr = {
@@ -601,7 +613,10 @@ class Worker:
         n_sets = min(MAX_INPUT_SETS, max(1, int(INPUT_SET_BUDGET_BYTES // max(work["bytes"], 1)))) if cold or not cuda else 1
         seeds = self.opt["seeds"]
         sets = [self.module.make_inputs(dict(params), seeds[0] if i == 0 else 1_000_003 + i, self.device) for i in range(n_sets)]
-        b = Bench(params=params, names=names, runners=runners, records=records, ref0=ref0, idx=idx, work=work, cold=cold, use_graph=use_graph, n_sets=n_sets, sets=sets)
+        b = Bench(
+            params=params, names=names, runners=runners, records=records, ref0=ref0, idx=idx,
+            work=work, cold=cold, use_graph=use_graph, n_sets=n_sets, sets=sets,
+        )
         b.outs = {v: [self.module.output_like(x, params) for x in sets] for v in names}
         b.flush = torch.empty(2 * self.l2_bytes, dtype=torch.uint8, device="cuda") if cold else None
         b.samples = {v: {"ms": [], "clk": [], "pw": []} for v in names}
@@ -623,7 +638,8 @@ class Worker:
                     # event pair. That includes the host's launch cost, but amortised over the
                     # calls it no longer swings with one launch's latency.
                     b.batched[v] = self.batch_calls(lambda v=v: b.call(v, 0), n)
-                    print(f"[kernelgate worker] {v}: not capturable in a CUDA graph ({failed.error}); timing {b.batched[v]} calls back to back", file=sys.stderr, flush=True)
+                    why = f"not capturable in a CUDA graph ({failed.error}); timing {b.batched[v]} calls back to back"
+                    print(f"[kernelgate worker] {v}: {why}", file=sys.stderr, flush=True)
                 except Exception as e:
                     # Raised when called outside any capture (the capture's warm-up, or the
                     # calls that size the fallback): this variant's error, not the case's.
@@ -777,7 +793,11 @@ class Worker:
                 rec["correctness"]["graph_replay_rel_l2"] = rel
                 if rel is None or rel > tol["rel_l2"]:
                     shown = "NaN/Inf" if rel is None else f"rel_l2 {rel:.3e}"
-                    problem = f"the CUDA graph's replay gives a wrong output ({shown} > tolerance {tol['rel_l2']:.1e}) although the same calls run directly passed: the work captured in the graph is not the work verified (does the variant skip work while being captured?)"
+                    problem = (
+                        f"the CUDA graph's replay gives a wrong output ({shown} > tolerance {tol['rel_l2']:.1e}) although the same calls "
+                        "run directly passed: the work captured in the graph is not the work verified (does the variant skip work while "
+                        "being captured?)"
+                    )
             worst = None
             for k in range(b.n_sets):
                 if (v, k) not in b.last_res:
@@ -794,9 +814,15 @@ class Worker:
                 k, rel = worst
                 shown = "NaN/Inf" if rel is None else f"rel_l2 {rel:.3e}"
                 if k == 0:
-                    problem = f"the output of the timed runs is wrong ({shown} > tolerance {tol['rel_l2']:.1e}) although the verification runs passed: a race under repetition?"
+                    problem = (
+                        f"the output of the timed runs is wrong ({shown} > tolerance {tol['rel_l2']:.1e}) although the verification runs "
+                        "passed: a race under repetition?"
+                    )
                 else:
-                    problem = f"the output of the timed runs on input set {k} is wrong ({shown} > tolerance {tol['rel_l2']:.1e}) while set 0 is right: a stale result (an answer computed for other inputs returned again?)"
+                    problem = (
+                        f"the output of the timed runs on input set {k} is wrong ({shown} > tolerance {tol['rel_l2']:.1e}) while set 0 is "
+                        "right: a stale result (an answer computed for other inputs returned again?)"
+                    )
             if problem:
                 fail_with(rec, problem)
         self.check_replays_on_fresh_values(b, tol)
@@ -834,8 +860,9 @@ class Worker:
                 shown = "NaN/Inf" if rel is None else f"rel_l2 {rel:.3e}"
                 fail_with(
                     b.records[v],
-                    f"the CUDA graph's replay is wrong ({shown} > tolerance {tol['rel_l2']:.1e}) once new values are written into the input tensors it was captured with, "
-                    "and right on the values it saw at capture: a stale result (the graph replays an answer computed for other inputs, or a choice made on the values seen while captured)",
+                    f"the CUDA graph's replay is wrong ({shown} > tolerance {tol['rel_l2']:.1e}) once new values are written into the input tensors "
+                    "it was captured with, and right on the values it saw at capture: a stale result (the graph replays an answer computed for other "
+                    "inputs, or a choice made on the values seen while captured)",
                 )
 
     def refill_inputs(self, inputs, params):
@@ -886,7 +913,16 @@ class Worker:
         for v in b.names:
             s = b.samples[v]
             kept, clk, pw, n_drop = drop_throttled(s["ms"], s["clk"], s["pw"])
-            timing = {"method": info[v]["method"], "samples_ms": kept, **summarize(kept), "n_discarded_throttled": n_drop, "stop_reason": stops[v], "warmup_ms": info[v]["warmup_ms"], "l2_flush": info[v]["l2_flush"], "input_sets": b.n_sets}
+            timing = {
+                "method": info[v]["method"],
+                "samples_ms": kept,
+                **summarize(kept),
+                "n_discarded_throttled": n_drop,
+                "stop_reason": stops[v],
+                "warmup_ms": info[v]["warmup_ms"],
+                "l2_flush": info[v]["l2_flush"],
+                "input_sets": b.n_sets,
+            }
             if clk:
                 timing["sm_clock_mhz"] = clk
                 timing["power_w"] = pw
@@ -903,8 +939,8 @@ class Worker:
     def sample_until_stopped(self, b, names):
         """Samples round by round over the group, the order rotated every round; {variant: stop reason}."""
         rule = StopRule(min_samples=self.opt["min_samples"], max_samples=self.opt["max_samples"], ci_rel=self.opt["ci_rel"], time_cap_s=self.opt["time_cap_s"])
-        stop = {v: None for v in names}
-        spent = {v: 0.0 for v in names}
+        stop = dict.fromkeys(names)
+        spent = dict.fromkeys(names, 0.0)
         r = 0
         while True:
             active = [v for v in names if stop[v] is None]
@@ -1093,7 +1129,13 @@ def refuse_zero_time(rec):
     t = rec.get("timing")
     if t and rec.get("status") == "ok" and not t.get("median_ms", 0) > 0:
         rec["status"] = "error"
-        rec["error"] = {"kind": "zero_time", "message": f"timed at {t.get('median_ms', 0):g} ms (median of {t.get('n_samples', 0)} samples): the events around the call saw no work on the timed stream (the work ran elsewhere, or none was done); no throughput follows and the above-peak check cannot run"}
+        rec["error"] = {
+            "kind": "zero_time",
+            "message": (
+                f"timed at {t.get('median_ms', 0):g} ms (median of {t.get('n_samples', 0)} samples): the events around the call saw no work on "
+                "the timed stream (the work ran elsewhere, or none was done); no throughput follows and the above-peak check cannot run"
+            ),
+        }
 
 
 def fail_with(rec, problem):
