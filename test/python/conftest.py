@@ -9,6 +9,7 @@ import sys
 import pytest
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+REPO_KERNELS = os.path.join(REPO, "kernels")
 FIXTURE_KERNELS = os.path.join(os.path.dirname(__file__), "fixtures", "kernels")
 # A kernel with stress inputs (test_stress_inputs.py), apart so that runs over FIXTURE_KERNELS keep
 # their one kernel.
@@ -29,7 +30,9 @@ except ImportError:
 
 def harness_env(extra=None, interpret=True):
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([os.path.join(REPO, "python"), REPO, os.path.join(FIXTURE_KERNELS, "faulty"), os.path.join(STRESS_KERNELS, "stressed"), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.join(REPO, "python"), REPO, os.path.join(FIXTURE_KERNELS, "faulty"), os.path.join(STRESS_KERNELS, "stressed"), env.get("PYTHONPATH", "")],
+    )
     env["PYTHONUNBUFFERED"] = "1"
     if interpret and not HAS_GPU:
         env["TRITON_INTERPRET"] = "1"
@@ -50,7 +53,11 @@ class HarnessRun:
                 self.doc = json.load(f)
 
     def case(self, variant, case_id=None, kernel=None):
-        hits = [c for c in self.doc["cases"] if c["variant"] == variant and (case_id is None or c["case"] == case_id) and (kernel is None or c["kernel"] == kernel)]
+        hits = [
+            c
+            for c in self.doc["cases"]
+            if c["variant"] == variant and (case_id is None or c["case"] == case_id) and (kernel is None or c["kernel"] == kernel)
+        ]
         assert len(hits) == 1, f"expected one case for {variant} {case_id}, found {len(hits)}"
         return hits[0]
 
@@ -62,7 +69,7 @@ class HarnessRun:
 def run_harness(tmp_path):
     """run_harness(*args, kernels=..., env=...) -> HarnessRun; fails the test on a non-zero exit."""
 
-    def run(*args, kernels=os.path.join(REPO, "kernels"), env=None, check=True, timeout=600):
+    def run(*args, kernels=REPO_KERNELS, env=None, check=True, timeout=600):
         out = tmp_path / "results.json"
         cmd = [sys.executable, "-m", "kernelgate_harness", "--kernels", kernels, "--out", str(out), *args]
         proc = subprocess.run(cmd, cwd=REPO, env=harness_env(env), capture_output=True, text=True, timeout=timeout)

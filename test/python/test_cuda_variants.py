@@ -9,10 +9,10 @@ import subprocess
 import pytest
 import torch
 
+from kernelgate_harness import NotBuilt, Unsupported
 from kernels.attention import cuda_variants as attn
 from kernels.bsr_gemm import cuda_variants as bsr
 from kernels.common import cuda_library
-from kernelgate_harness import NotBuilt, Unsupported
 
 
 class NoLibraryCtx:

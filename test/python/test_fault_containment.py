@@ -18,7 +18,7 @@ from conftest import FIXTURE_KERNELS
 from kernelgate_harness import cli, worker
 
 sys.path.insert(0, os.path.join(FIXTURE_KERNELS, "faulty"))
-import faulty_bench  # noqa: E402
+import faulty_bench
 
 N64 = "dtype=fp32,n=64"
 ORDER = ["good", "unwritten", "zeros_fast", "other_stream", "host_sync", "poison", "writes_input", "third_seed", "stale"]
@@ -28,11 +28,15 @@ ORDER = ["good", "unwritten", "zeros_fast", "other_stream", "host_sync", "poison
 
 
 def test_suspects_are_the_variant_running_then_those_that_ran_before_it_nearest_first():
-    assert cli.suspect_order(ORDER, ORDER, "writes_input") == ["writes_input", "poison", "host_sync", "other_stream", "zeros_fast", "unwritten", "good", "stale", "third_seed"]
+    assert cli.suspect_order(ORDER, ORDER, "writes_input") == [
+        "writes_input", "poison", "host_sync", "other_stream", "zeros_fast", "unwritten", "good", "stale", "third_seed",
+    ]
     # The first variant of a seed: the one before it ran last in the previous seed.
     assert cli.suspect_order(["good", "poison"], ["good", "poison"], "good") == ["good", "poison"]
     # Several marked at once (the bench's set-up), and a worker that died starting up.
-    assert cli.suspect_order(ORDER, ORDER[2:], "stale,zeros_fast") == ["stale", "zeros_fast", "third_seed", "writes_input", "poison", "host_sync", "other_stream"]
+    assert cli.suspect_order(ORDER, ORDER[2:], "stale,zeros_fast") == [
+        "stale", "zeros_fast", "third_seed", "writes_input", "poison", "host_sync", "other_stream",
+    ]
     assert cli.suspect_order(ORDER, ORDER[4:], "") == ORDER[4:]
 
 
@@ -105,15 +109,31 @@ def test_the_recorded_cascade_ends_at_the_culprit_and_the_rest_run_together(caps
 
     records, w, h = run(script)
     # Each alone in a fresh worker, and the rest together in a fresh one.
-    assert groups(w) == ["start", tuple(ORDER), "start", ("writes_input",), "start", ("poison",), "start", ("good", "unwritten", "zeros_fast", "other_stream", "host_sync", "third_seed", "stale")]
+    assert groups(w) == [
+        "start", tuple(ORDER), "start", ("writes_input",), "start", ("poison",), "start",
+        ("good", "unwritten", "zeros_fast", "other_stream", "host_sync", "third_seed", "stale"),
+    ]
     assert records["poison"] == {
         "status": "error",
-        "error": {"kind": "crash", "message": "the worker process died (exit code 3) during verify seed 1 of poison, run alone (with the case's other variants the worker had died (exit code 3) during verify seed 0 of writes_input); it was restarted for the other variants"},
+        "error": {
+            "kind": "crash",
+            "message": (
+                "the worker process died (exit code 3) during verify seed 1 of poison, run alone (with the case's other "
+                "variants the worker had died (exit code 3) during verify seed 0 of writes_input); it was restarted for the "
+                "other variants"
+            ),
+        },
     }
     assert all(records[v] == {"status": "ok"} for v in ORDER if v != "poison")
     out = capsys.readouterr().out
-    assert f"[kernelgate] faulty {N64}: the worker died (exit code 3) during verify seed 0 of writes_input; each variant now runs alone to find the culprit" in out
-    assert f"[kernelgate] faulty {N64}: poison is the culprit (run alone, the worker died (exit code 3) during verify seed 1 of it); the other variants run together again" in out
+    assert (
+        f"[kernelgate] faulty {N64}: the worker died (exit code 3) during verify seed 0 of writes_input; each variant "
+        "now runs alone to find the culprit"
+    ) in out
+    assert (
+        f"[kernelgate] faulty {N64}: poison is the culprit (run alone, the worker died (exit code 3) during verify seed "
+        "1 of it); the other variants run together again"
+    ) in out
     assert h.doc["diagnostics"] == []
 
 
@@ -134,7 +154,13 @@ def test_a_timeout_alone_is_its_own_verdict_and_does_not_end_the_search_for_a_cr
     asked = groups(w)
     assert asked[:6] == ["start", tuple(ORDER), "start", ("zeros_fast",), "start", ("unwritten",)]
     assert ("poison",) in asked and asked.count(tuple(ORDER)) == 1
-    assert records["zeros_fast"] == {"status": "timeout", "reason": "no answer within 7 s during warm-up of zeros_fast, run alone (with the case's other variants the worker had died (exit code 3) during verify seed 0 of zeros_fast); the worker was killed and restarted"}
+    assert records["zeros_fast"] == {
+        "status": "timeout",
+        "reason": (
+            "no answer within 7 s during warm-up of zeros_fast, run alone (with the case's other variants the worker had "
+            "died (exit code 3) during verify seed 0 of zeros_fast); the worker was killed and restarted"
+        ),
+    }
     assert records["poison"]["error"]["kind"] == "crash"
     assert records["stale"] == {"status": "ok"}
 
@@ -148,7 +174,11 @@ def test_a_fault_no_variant_shows_alone_is_said_and_every_variant_keeps_its_own_
     records, w, h = run(script, variants=["good", "stale", "host_sync"])
     assert groups(w) == ["start", ("good", "stale", "host_sync"), "start", ("stale",), "start", ("good",), "start", ("host_sync",)]
     assert records == {v: {"status": "ok"} for v in ("good", "stale", "host_sync")}
-    message = f"faulty {N64}: the worker had died (killed by signal SIGSEGV) during bench of stale with the case's variants together, and no variant did so run alone: a fault that shows only next to another variant; each kept what it did alone"
+    message = (
+        f"faulty {N64}: the worker had died (killed by signal SIGSEGV) during bench of stale with the case's variants "
+        "together, and no variant did so run alone: a fault that shows only next to another variant; each kept what it "
+        "did alone"
+    )
     assert f"[kernelgate] {message}" in capsys.readouterr().out
     assert h.doc["diagnostics"] == [{"level": "warning", "code": "culprit.not-found", "message": message, "source": "harness"}]
 
@@ -189,7 +219,10 @@ class FakeCuda:
                 stream = cuda.current
                 stream.capturing = cuda.stuck
                 if cuda.error_during_capture:
-                    raise RuntimeError("CUDA error: operation failed due to a previous error during capture\nSearch for `cudaErrorStreamCaptureInvalidated' ...")
+                    raise RuntimeError(
+                        "CUDA error: operation failed due to a previous error during capture\nSearch for "
+                        "`cudaErrorStreamCaptureInvalidated' ..."
+                    )
                 if cuda.unjoined:
                     raise RuntimeError("CUDA error: capturing stream has unjoined work\nSearch for `cudaErrorStreamCaptureUnjoined' ...")
                 cuda.gen_capturing = False
@@ -331,7 +364,12 @@ def test_a_capture_that_cannot_be_ended_ends_the_worker(monkeypatch):
     monkeypatch.setattr(worker, "exit_unusable", fake_exit)
     with pytest.raises(SystemExit):
         w.capture(host_read(cuda), 2)
-    assert exits == [("RuntimeError: CUDA error: operation not permitted when stream is capturing; after it its stream is still capturing", "a failed CUDA graph capture left the process unusable")]
+    assert exits == [
+        (
+            "RuntimeError: CUDA error: operation not permitted when stream is capturing; after it its stream is still capturing",
+            "a failed CUDA graph capture left the process unusable",
+        )
+    ]
     assert w.capture_stream is None  # never used again
 
 
@@ -339,7 +377,11 @@ def prepared(capture):
     """Worker.prepare of a graph-timed case on stubs: `capture(v)` raises or returns a graph."""
     w = object.__new__(worker.Worker)
     cuda = FakeCuda()
-    module = types.SimpleNamespace(work=faulty_bench.work, output_like=faulty_bench.output_like, make_inputs=lambda params, seed, device: faulty_bench.make_inputs(params, seed, "cpu"))
+    module = types.SimpleNamespace(
+        work=faulty_bench.work,
+        output_like=faulty_bench.output_like,
+        make_inputs=lambda params, seed, device: faulty_bench.make_inputs(params, seed, "cpu"),
+    )
     w.torch, w.device, w.module, w.opt, w.l2_bytes = fake_torch(cuda), "cuda", module, {"seeds": [0]}, 50 << 20
     w.current = types.SimpleNamespace(value=b"")
     names = ["good", "host_sync", "late_short"]
@@ -365,7 +407,12 @@ def test_a_variant_whose_capture_finds_unjoined_work_is_an_other_stream_error_an
         "status": "error",
         "error": {
             "kind": "other-stream",
-            "message": "capturing its calls in a CUDA graph found work on another stream that the timed stream never waits for (RuntimeError: CUDA error: capturing stream has unjoined work): the variant launches work on another stream than the one timed, so events would not measure it and its output can be read before it is written",
+            "message": (
+                "capturing its calls in a CUDA graph found work on another stream that the timed stream never waits for "
+                "(RuntimeError: CUDA error: capturing stream has unjoined work): the variant launches work on another "
+                "stream than the one timed, so events would not measure it and its output can be read before it is "
+                "written"
+            ),
         },
     }
 
@@ -483,11 +530,18 @@ def test_a_graph_that_replays_a_stale_answer_fails_on_new_values_and_the_right_o
     assert stale["status"] == "fail" and stale["correctness"]["status"] == "FAIL"
     assert stale["correctness"]["graph_replay_rel_l2"] > 0.5
     assert re.fullmatch(
-        r"the CUDA graph's replay is wrong \(rel_l2 \S+ > tolerance 1\.0e-05\) once new values are written into the input tensors it was captured with, and right on the values it saw at capture: a stale result \(the graph replays an answer computed for other inputs, or a choice made on the values seen while captured\)",
+        (
+            r"the CUDA graph's replay is wrong \(rel_l2 \S+ > tolerance 1\.0e-05\) once new values are written into the "
+            r"input tensors it was captured with, and right on the values it saw at capture: a stale result \(the graph "
+            r"replays an answer computed for other inputs, or a choice made on the values seen while captured\)"
+        ),
         stale["correctness"]["message"],
     ), stale["correctness"]["message"]
     # The one that skips work while captured keeps the message of its own class.
-    assert records["capture_cheat"]["correctness"]["message"].startswith("the CUDA graph's replay gives a wrong output (rel_l2 1.000e+00 > tolerance 1.0e-05) although the same calls run directly passed")
+    assert records["capture_cheat"]["correctness"]["message"].startswith(
+        "the CUDA graph's replay gives a wrong output (rel_l2 1.000e+00 > tolerance 1.0e-05) although the same calls "
+        "run directly passed"
+    )
 
 
 class SparseModule:

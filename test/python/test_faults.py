@@ -111,7 +111,10 @@ def test_a_hung_variant_times_out_and_the_others_are_written(run_harness):
     r = run_harness("--variants", "good,hang", "--no-timing", "--seeds", "1", "--timeout-per-case", "3", kernels=FIXTURE_KERNELS)
     hung = r.case("hang", N100)
     assert hung["status"] == "timeout"
-    assert hung["reason"] == "no answer within 3 s during verify seed 0 of hang, run alone (with the case's other variants the worker had hung during verify seed 0 of hang); the worker was killed and restarted"
+    assert hung["reason"] == (
+        "no answer within 3 s during verify seed 0 of hang, run alone (with the case's other variants the worker had "
+        "hung during verify seed 0 of hang); the worker was killed and restarted"
+    )
     assert r.case("good", N100)["status"] == "ok"
     assert r.case("good", N64)["status"] == "ok"
 
@@ -120,7 +123,10 @@ def test_a_crashing_variant_fails_its_case_only(run_harness):
     r = run_harness("--variants", "good,crash", "--no-timing", "--seeds", "1", kernels=FIXTURE_KERNELS)
     crashed = r.case("crash", N64)
     assert crashed["status"] == "error" and crashed["error"]["kind"] == "crash"
-    assert crashed["error"]["message"] == "the worker process died (exit code 3) during verify seed 0 of crash, run alone (with the case's other variants the worker had died (exit code 3) during verify seed 0 of crash); it was restarted for the other variants"
+    assert crashed["error"]["message"] == (
+        "the worker process died (exit code 3) during verify seed 0 of crash, run alone (with the case's other variants "
+        "the worker had died (exit code 3) during verify seed 0 of crash); it was restarted for the other variants"
+    )
     assert r.case("good", N64)["status"] == "ok" and r.case("good", N100)["status"] == "ok"
     info = next(v for v in r.doc["kernels"][0]["variants"] if v["name"] == "crash")
     assert info == {"name": "crash", "role": "candidate", "status": "error", "reason": f"{N64}: {crashed['error']['message']}"}
@@ -129,7 +135,10 @@ def test_a_crashing_variant_fails_its_case_only(run_harness):
 def test_results_are_written_case_by_case(tmp_path):
     """A harness killed mid-run leaves the cases done so far on disk."""
     out = tmp_path / "results.json"
-    cmd = [sys.executable, "-m", "kernelgate_harness", "--kernels", FIXTURE_KERNELS, "--out", str(out), "--variants", "good,hang", "--no-timing", "--seeds", "1", "--timeout-per-case", "120"]
+    cmd = [
+        sys.executable, "-m", "kernelgate_harness", "--kernels", FIXTURE_KERNELS, "--out", str(out), "--variants", "good,hang", "--no-timing",
+        "--seeds", "1", "--timeout-per-case", "120",
+    ]
     proc = subprocess.Popen(cmd, cwd=REPO, env=harness_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
     try:
         for line in proc.stdout:
@@ -225,7 +234,10 @@ def test_a_bad_slowdown_spec_is_refused(spec, message):
 def test_a_kernel_module_that_does_not_import_errors_its_cases(run_harness, tmp_path):
     folder = tmp_path / "kernels" / "broken"
     folder.mkdir(parents=True)
-    (folder / "kernel.yml").write_text("name: broken\nmodule: no_such_module_here\nvariants: [{name: a, role: candidate}]\ncases: [{n: 1}]\ntolerance: {fp32: {rel_l2: 1.0e-5}}\n")
+    (folder / "kernel.yml").write_text(
+        "name: broken\nmodule: no_such_module_here\nvariants: [{name: a, role: candidate}]\ncases: [{n: 1}]\ntolerance: "
+        "{fp32: {rel_l2: 1.0e-5}}\n"
+    )
     r = run_harness("--no-timing", kernels=str(tmp_path / "kernels"))
     c = r.case("a", "n=1")
     assert c["status"] == "error" and c["error"]["kind"] == "worker"
@@ -240,14 +252,21 @@ def test_a_crash_that_surfaces_in_another_variant_is_pinned_on_its_cause(run_har
     assert r.case("good", N64)["status"] == "ok"
     bad = r.case("poison", N64)
     assert bad["status"] == "error" and bad["error"]["kind"] == "crash"
-    assert bad["error"]["message"] == "the worker process died (exit code 3) during verify seed 1 of poison, run alone (with the case's other variants the worker had died (exit code 3) during verify seed 1 of good); it was restarted for the other variants"
+    assert bad["error"]["message"] == (
+        "the worker process died (exit code 3) during verify seed 1 of poison, run alone (with the case's other "
+        "variants the worker had died (exit code 3) during verify seed 1 of good); it was restarted for the other "
+        "variants"
+    )
     assert "faulty dtype=fp32,n=64: the worker died (exit code 3) during verify seed 1 of good; each variant now runs alone to find the culprit" in r.stdout
 
 
 def test_a_variant_that_writes_into_its_inputs_is_named_and_the_next_one_is_spared(checked_more):
     bad = checked_more("writes_input", N64)
     assert bad["status"] == "fail"
-    assert bad["correctness"]["message"].startswith("seed 0: wrote into its input x (inputs are read-only: the variants after it, and its own next run, would see other data)")
+    assert bad["correctness"]["message"].startswith(
+        "seed 0: wrote into its input x (inputs are read-only: the variants after it, and its own next run, would see "
+        "other data)"
+    )
     assert "a race" not in bad["correctness"]["message"]
     # `good` runs after it on the same seed's inputs, and passes.
     assert checked_more("good", N64)["status"] == "ok"
@@ -265,14 +284,21 @@ def test_a_stale_result_for_later_input_sets_fails_the_timed_check(run_harness):
     assert r.case("good", N64)["status"] == "ok"
     bad = r.case("stale", N64)
     assert bad["status"] == "fail"
-    assert re.fullmatch(r"the output of the timed runs on input set [123] is wrong \(rel_l2 \S+ > tolerance 1\.0e-05\) while set 0 is right: a stale result \(an answer computed for other inputs returned again\?\)", bad["correctness"]["message"]), bad["correctness"]["message"]
+    expected = (
+        r"the output of the timed runs on input set [123] is wrong \(rel_l2 \S+ > tolerance 1\.0e-05\) while set 0 is "
+        r"right: a stale result \(an answer computed for other inputs returned again\?\)"
+    )
+    assert re.fullmatch(expected, bad["correctness"]["message"]), bad["correctness"]["message"]
 
 
 @pytest.fixture(scope="module")
 def checked_more(tmp_path_factory):
     """Verification of the input writer (with `good` after it) and the third-seed fault, 3 seeds."""
     out = tmp_path_factory.mktemp("faults-more") / "results.json"
-    cmd = [sys.executable, "-m", "kernelgate_harness", "--kernels", FIXTURE_KERNELS, "--out", str(out), "--variants", "writes_input,good,third_seed", "--no-timing", "--device", "cpu", "--seeds", "3"]
+    cmd = [
+        sys.executable, "-m", "kernelgate_harness", "--kernels", FIXTURE_KERNELS, "--out", str(out), "--variants", "writes_input,good,third_seed",
+        "--no-timing", "--device", "cpu", "--seeds", "3",
+    ]
     proc = subprocess.run(cmd, cwd=REPO, env=harness_env(), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     import json
@@ -288,7 +314,10 @@ def test_a_median_of_zero_ms_is_an_error_not_a_result():
     rec = {"status": "ok", "timing": {"median_ms": 0.0, "n_samples": 12}}
     refuse_zero_time(rec)
     assert rec["status"] == "error" and rec["error"]["kind"] == "zero_time"
-    assert rec["error"]["message"] == "timed at 0 ms (median of 12 samples): the events around the call saw no work on the timed stream (the work ran elsewhere, or none was done); no throughput follows and the above-peak check cannot run"
+    assert rec["error"]["message"] == (
+        "timed at 0 ms (median of 12 samples): the events around the call saw no work on the timed stream (the work ran "
+        "elsewhere, or none was done); no throughput follows and the above-peak check cannot run"
+    )
     fine = {"status": "ok", "timing": {"median_ms": 0.004, "n_samples": 12}}
     refuse_zero_time(fine)
     assert fine["status"] == "ok" and "error" not in fine
@@ -297,11 +326,17 @@ def test_a_median_of_zero_ms_is_an_error_not_a_result():
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_GPU, reason="CUDA graphs exist only on a CUDA device")
 def test_a_graph_that_skips_work_while_captured_fails_its_replay_check(run_harness):
-    r = run_harness("--variants", "good,capture_cheat", "--case-params", "n=64", "--seeds", "1", "--time-cap-s", "0.2", "--device", "cuda", kernels=FIXTURE_KERNELS)
+    r = run_harness(
+        "--variants", "good,capture_cheat", "--case-params", "n=64", "--seeds", "1", "--time-cap-s", "0.2", "--device", "cuda",
+        kernels=FIXTURE_KERNELS,
+    )
     assert r.case("good", N64)["status"] == "ok"
     bad = r.case("capture_cheat", N64)
     assert bad["status"] == "fail"
-    assert bad["correctness"]["message"].startswith("the CUDA graph's replay gives a wrong output (rel_l2 1.000e+00 > tolerance 1.0e-05) although the same calls run directly passed")
+    assert bad["correctness"]["message"].startswith(
+        "the CUDA graph's replay gives a wrong output (rel_l2 1.000e+00 > tolerance 1.0e-05) although the same calls "
+        "run directly passed"
+    )
 
 
 @pytest.mark.gpu
@@ -331,7 +366,10 @@ def test_a_failed_capture_does_not_hurt_what_runs_next_in_the_worker(run_harness
     RNG in capture mode; other_stream, verified next in the same worker, raised "Offset increment
     outside graph capture encountered unexpectedly" at its first random draw instead of being
     named. n=100 is verified after n=64's failed capture, in the same worker."""
-    r = run_harness("--variants", "good,host_sync,other_stream", "--seeds", "1", "--time-cap-s", "0.2", "--min-samples", "3", "--device", "cuda", kernels=FIXTURE_KERNELS)
+    r = run_harness(
+        "--variants", "good,host_sync,other_stream", "--seeds", "1", "--time-cap-s", "0.2", "--min-samples", "3", "--device", "cuda",
+        kernels=FIXTURE_KERNELS,
+    )
     for cid in (N64, N100):
         assert r.case("good", cid)["status"] == "ok"
         synced = r.case("host_sync", cid)
@@ -347,7 +385,10 @@ def test_a_failed_capture_does_not_hurt_what_runs_next_in_the_worker(run_harness
 def test_a_slow_variant_that_cannot_be_captured_is_timed_within_its_timeout(run_harness):
     """zeros_fast (a host read of its input, then 50 ms) cannot be captured: 200 of its calls a
     sample outlasted its 4 s timeout on the H100. It is timed one call a sample, on real data."""
-    r = run_harness("--variants", "zeros_fast", "--case-params", "n=64", "--seeds", "1", "--time-cap-s", "0.3", "--min-samples", "3", "--device", "cuda", kernels=FIXTURE_KERNELS)
+    r = run_harness(
+        "--variants", "zeros_fast", "--case-params", "n=64", "--seeds", "1", "--time-cap-s", "0.3", "--min-samples", "3", "--device", "cuda",
+        kernels=FIXTURE_KERNELS,
+    )
     c = r.case("zeros_fast", N64)
     assert c["status"] == "ok", c
     assert c["timing"]["method"].startswith("events, 1 calls back to back"), c["timing"]["method"]
@@ -357,12 +398,18 @@ def test_a_slow_variant_that_cannot_be_captured_is_timed_within_its_timeout(run_
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_GPU, reason="CUDA graphs exist only on a CUDA device")
 def test_a_graph_that_replays_a_stale_answer_fails_on_new_input_values(run_harness):
-    r = run_harness("--variants", "good,stale", "--case-params", "n=64", "--seeds", "1", "--time-cap-s", "0.2", "--min-samples", "3", "--device", "cuda", kernels=FIXTURE_KERNELS)
+    r = run_harness(
+        "--variants", "good,stale", "--case-params", "n=64", "--seeds", "1", "--time-cap-s", "0.2", "--min-samples", "3", "--device", "cuda",
+        kernels=FIXTURE_KERNELS,
+    )
     assert r.case("good", N64)["status"] == "ok"
     bad = r.case("stale", N64)
     assert bad["status"] == "fail"
     assert bad["correctness"]["message"].startswith("the CUDA graph's replay is wrong (rel_l2 "), bad["correctness"]["message"]
-    assert "once new values are written into the input tensors it was captured with, and right on the values it saw at capture: a stale result" in bad["correctness"]["message"]
+    assert (
+        "once new values are written into the input tensors it was captured with, and right on the values it saw at "
+        "capture: a stale result"
+    ) in bad["correctness"]["message"]
 
 
 @pytest.mark.gpu

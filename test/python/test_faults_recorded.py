@@ -106,8 +106,15 @@ def test_the_right_rows_name_their_class(recording):
     assert case("good")["timing"]["method"].startswith("events, graph(200 launches")
     # The culprit of the exit code 3 is named (the late-work check's extra run on seed 0 is poison's
     # third call, so the worker dies at seed 0).
-    assert case("poison")["error"]["message"] == "the worker process died (exit code 3) during verify seed 0 of poison, run alone (with the case's other variants the worker had died (exit code 3) during verify seed 0 of poison); it was restarted for the other variants"
-    assert case("device_assert", N100)["error"]["message"].startswith("the worker process died (the CUDA context was lost: AcceleratorError: CUDA error: device-side assert triggered")
+    assert case("poison")["error"]["message"] == (
+        "the worker process died (exit code 3) during verify seed 0 of poison, run alone (with the case's other "
+        "variants the worker had died (exit code 3) during verify seed 0 of poison); it was restarted for the other "
+        "variants"
+    )
+    assert case("device_assert", N100)["error"]["message"].startswith(
+        "the worker process died (the CUDA context was lost: AcceleratorError: CUDA "
+        "error: device-side assert triggered"
+    )
 
 
 def test_the_log_names_each_culprit_and_nothing_timed_out(recording):

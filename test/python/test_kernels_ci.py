@@ -17,7 +17,10 @@ def ci_run(tmp_path_factory):
     from conftest import REPO, harness_env
 
     out = tmp_path_factory.mktemp("ci") / "results.json"
-    cmd = [sys.executable, "-m", "kernelgate_harness", "--kernels", os.path.join(REPO, "kernels"), "--out", str(out), "--ci", "--only", "attention,bsr_gemm", "--variants", "triton_fa2,triton_bsr,sdpa_default,cublas_dense", "--seeds", "2", "--no-timing"]
+    cmd = [
+        sys.executable, "-m", "kernelgate_harness", "--kernels", os.path.join(REPO, "kernels"), "--out", str(out), "--ci", "--only", "attention,bsr_gemm",
+        "--variants", "triton_fa2,triton_bsr,sdpa_default,cublas_dense", "--seeds", "2", "--no-timing",
+    ]
     proc = subprocess.run(cmd, cwd=REPO, env=harness_env(), capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
     with open(out) as f:
@@ -77,7 +80,10 @@ def test_timing_on_the_cpu_fills_every_timing_field(run_harness):
 
 
 def test_planted_wrong_fault_fails_the_real_kernel_by_the_known_amount(run_harness):
-    r = run_harness("--only", "attention", "--ci", "--variants", "triton_fa2", "--case-params", "dtype=fp16,S=37,D=64,causal=false", "--seeds", "1", "--no-timing", env={"KERNELGATE_FAULT": "attention.triton_fa2:wrong"})
+    r = run_harness(
+        "--only", "attention", "--ci", "--variants", "triton_fa2", "--case-params", "dtype=fp16,S=37,D=64,causal=false", "--seeds", "1",
+        "--no-timing", env={"KERNELGATE_FAULT": "attention.triton_fa2:wrong"},
+    )
     c = r.case("triton_fa2")
     assert c["status"] == "fail"
     assert abs(c["correctness"]["rel_l2"] - 2e-2) < 1e-3  # faults.WRONG_SCALE

@@ -80,7 +80,10 @@ def test_longest_first_onto_the_least_loaded_lane():
 
 
 def test_measured_seconds_from_a_results_document():
-    rec = {"kernel": "k", "case": "a", "timing": {"samples_ms": [500, 500], "warmup_ms": 1000}, "paired": {"base_timing": {"samples_ms": [1000], "warmup_ms": 0}}}
+    rec = {
+        "kernel": "k", "case": "a", "timing": {"samples_ms": [500, 500], "warmup_ms": 1000},
+        "paired": {"base_timing": {"samples_ms": [1000], "warmup_ms": 0}},
+    }
     # 3 s of samples and warm-up, 1 s overhead, and 1 s for the variant the record lacks.
     assert lanes.measured_s([rec], 2) == pytest.approx(5.0)
     assert lanes.measured_s([{"kernel": "k", "case": "a", "status": "error"}], 1) is None
@@ -266,7 +269,10 @@ def test_paired_arms_run_on_the_same_device(tmp_path):
     head, base = make_repo(tmp_path / "head", "head"), make_repo(tmp_path / "base", "base")
     log = tmp_path / "lanes.log"
     env = {"PYTHONPATH": os.pathsep.join([os.path.join(REPO, "python"), str(head)]), "LANE_LOG": str(log)}
-    args = ("--seeds", "1", "--variants", "steady", "--base-root", str(base), "--first-warmup-s", "0.05", "--warmup-s", "0.05", "--paired-time-cap-s", "0.3", "--paired-max-time-cap-s", "0.3", "--time-cap-s", "0.2")
+    args = (
+        "--seeds", "1", "--variants", "steady", "--base-root", str(base), "--first-warmup-s", "0.05", "--warmup-s", "0.05", "--paired-time-cap-s", "0.3",
+        "--paired-max-time-cap-s", "0.3", "--time-cap-s", "0.2",
+    )
     doc, _ = harness(tmp_path, *args, gpus=2, kernels="kernels", cwd=head, env=env)
     seen = {}
     for line in log.read_text().splitlines():
@@ -293,6 +299,8 @@ def test_a_devices_facts_as_nvidia_smi_writes_them():
     from kernelgate_harness.environment import device_facts
 
     props = SimpleNamespace(name="NVIDIA H100 80GB HBM3", uuid="8f2c1d3e-0000-1111-2222-333344445555", pci_domain_id=0, pci_bus_id=0x19, pci_device_id=0)
-    assert device_facts(props, "233010de") == {"name": "NVIDIA H100 80GB HBM3", "sku": "H100-SXM", "uuid": "GPU-8f2c1d3e-0000-1111-2222-333344445555", "pci_bus_id": "00000000:19:00.0"}
+    assert device_facts(props, "233010de") == {
+        "name": "NVIDIA H100 80GB HBM3", "sku": "H100-SXM", "uuid": "GPU-8f2c1d3e-0000-1111-2222-333344445555", "pci_bus_id": "00000000:19:00.0",
+    }
     # A torch without PCI ids or a UUID: the name and the model only.
     assert device_facts(SimpleNamespace(name="NVIDIA H100 80GB HBM3")) == {"name": "NVIDIA H100 80GB HBM3", "sku": "H100-SXM"}

@@ -37,7 +37,10 @@ def run_paired(tmp_path, base, fault=None, extra=()):
     out = tmp_path / "results.json"
     env = harness_env({"KERNELGATE_FAULT": fault} if fault else None)
     env["PYTHONPATH"] = os.pathsep.join([os.path.join(REPO, "python"), str(head)])
-    cmd = [sys.executable, "-m", "kernelgate_harness", "--kernels", "kernels", "--out", str(out), "--device", "cpu", "--seeds", "2", "--base-root", str(base), "--base-sha", "b" * 40, "--first-warmup-s", "0.1", "--warmup-s", "0.1", *extra]
+    cmd = [
+        sys.executable, "-m", "kernelgate_harness", "--kernels", "kernels", "--out", str(out), "--device", "cpu", "--seeds", "2", "--base-root", str(base),
+        "--base-sha", "b" * 40, "--first-warmup-s", "0.1", "--warmup-s", "0.1", *extra,
+    ]
     proc = subprocess.run(cmd, cwd=head, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
     with open(out) as f:
@@ -133,7 +136,10 @@ def test_a_base_root_without_kernels_is_refused(tmp_path):
     head = make_repo(tmp_path / "head")
     env = harness_env()
     env["PYTHONPATH"] = os.pathsep.join([os.path.join(REPO, "python"), str(head)])
-    cmd = [sys.executable, "-m", "kernelgate_harness", "--kernels", "kernels", "--out", str(tmp_path / "r.json"), "--device", "cpu", "--base-root", str(tmp_path / "nowhere")]
+    cmd = [
+        sys.executable, "-m", "kernelgate_harness", "--kernels", "kernels", "--out", str(tmp_path / "r.json"),
+        "--device", "cpu", "--base-root", str(tmp_path / "nowhere"),
+    ]
     proc = subprocess.run(cmd, cwd=head, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert f"[kernelgate] error: --base-root {tmp_path / 'nowhere'}: the base revision has no kernels folder {tmp_path / 'nowhere' / 'kernels'}" in proc.stderr

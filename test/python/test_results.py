@@ -7,10 +7,16 @@ from kernelgate_harness.results import add_ceiling_percentages, case_diagnostics
 
 
 def timed_case(median_ms, flops, nbytes=1e9, clocks=None, dtype="fp16", kernel="attention", variant="triton_fa2"):
-    timing = {"method": "events", "samples_ms": [median_ms] * 10, "median_ms": median_ms, "n_samples": 10, "stop_reason": "converged", "n_discarded_throttled": 0}
+    timing = {
+        "method": "events", "samples_ms": [median_ms] * 10, "median_ms": median_ms, "n_samples": 10, "stop_reason": "converged",
+        "n_discarded_throttled": 0,
+    }
     if clocks:
         timing["sm_clock_mhz"] = clocks
-    return {"kernel": kernel, "variant": variant, "case": "dtype=fp16,B=16,H=96,S=4096,D=128,causal=true", "params": {"dtype": dtype}, "status": "ok", "timing": timing, "work": {"flops": flops, "bytes": nbytes}}
+    return {
+        "kernel": kernel, "variant": variant, "case": "dtype=fp16,B=16,H=96,S=4096,D=128,causal=true", "params": {"dtype": dtype}, "status": "ok",
+        "timing": timing, "work": {"flops": flops, "bytes": nbytes},
+    }
 
 
 def test_throughput_is_the_work_over_the_median():
@@ -68,5 +74,8 @@ def test_models_come_from_the_gpu_table():
 
 def test_schema_errors_name_the_field():
     pytest.importorskip("jsonschema", reason="jsonschema is not installed (as on the GPU machine)")
-    doc = {"schema": "kernelgate/results@1", "run": {"started_at": "x", "harness": "h"}, "environment": {"gpu": {"name": "g"}}, "diagnostics": [], "kernels": [], "cases": [{"kernel": "k", "variant": "v", "case": "c", "params": {}, "status": "passed"}]}
+    doc = {
+        "schema": "kernelgate/results@1", "run": {"started_at": "x", "harness": "h"}, "environment": {"gpu": {"name": "g"}}, "diagnostics": [],
+        "kernels": [], "cases": [{"kernel": "k", "variant": "v", "case": "c", "params": {}, "status": "passed"}],
+    }
     assert schema_errors(doc) == ["cases/0/status: 'passed' is not one of ['ok', 'fail', 'error', 'timeout', 'skipped']"]

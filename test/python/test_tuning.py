@@ -41,7 +41,10 @@ def test_the_second_process_takes_the_first_ones_choice(tmp_path, monkeypatch, c
     assert (len(first_calls), len(second_calls)) == (1, 0)
     err = capsys.readouterr().err
     assert "[kernelgate tuning] k {'S': 1} -> (128, 64, 4, 3); (128, 64, 4, 3): 1.250 ms" in err
-    assert "[kernelgate tuning] k {'S': 1} -> (128, 64, 4, 3) (remembered: tuned by an earlier process, of this run or an earlier one, in KERNELGATE_TUNE_CACHE)" in err
+    assert (
+        "[kernelgate tuning] k {'S': 1} -> (128, 64, 4, 3) (remembered: tuned by an earlier process, of this run or an "
+        "earlier one, in KERNELGATE_TUNE_CACHE)"
+    ) in err
 
 
 def test_a_changed_source_case_or_device_is_tuned_afresh(tmp_path, monkeypatch):
