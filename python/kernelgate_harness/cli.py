@@ -19,6 +19,7 @@ import time
 
 from . import HARNESS_VERSION, faults, lanes
 from . import worker as worker_module
+from .device import EXIT_CONTEXT_LOST
 from .paired import ORDER, PairedCase, PairedFatal, untimed
 from .manifest import ManifestError, discover, format_value, load_manifest, matches
 from .results import (
@@ -152,7 +153,7 @@ class WorkerHandle:
 
 
 def exit_description(code, current=()):
-    if code == worker_module.EXIT_CONTEXT_LOST:
+    if code == EXIT_CONTEXT_LOST:
         error = current[2] if len(current) > 2 else "a sticky CUDA error"
         return f"the CUDA context was lost: {error}"
     if code is None:
@@ -596,7 +597,7 @@ class Harness:
                 if hung:
                     records[v] = {"status": "timeout", "reason": f"no answer within {deadline_s:.0f} s {where}; the worker was killed and restarted"}
                 else:
-                    kind = "cuda_context" if e.exitcode == worker_module.EXIT_CONTEXT_LOST else "crash"
+                    kind = "cuda_context" if e.exitcode == EXIT_CONTEXT_LOST else "crash"
                     records[v] = {"status": "error", "error": {"kind": kind, "message": f"the worker process {verb} {where}; it was restarted for the other variants"}}
                 pending = pending[1:]
                 if alone and alone["hung"] == hung:

@@ -8,9 +8,9 @@ import math
 import os
 import sys
 import time
-import traceback
 
 from . import NotBuilt, Unsupported, faults
+from .device import CURRENT, SPIN_CYCLES_PER_MS, error_record, exit_unusable, is_out_of_memory, sync_stream
 from .stats import StopRule, drop_throttled, summarize
 
 DTYPE_NAMES = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64"}
@@ -60,11 +60,9 @@ DRAIN_FLAG_MS = 0.2
 DRAIN_FLAG_FRACTION = 0.1
 DRAIN_CONFIRM_REPEATS = 3
 # The spin queued before a round's first sample: at least LEAD_IN_SPIN_MS, twice the variant's
-# host launch time, at most LEAD_IN_MAX_MS; cycles per ms at Hopper's 1.98 GHz top clock (a lower
-# clock only makes the spin longer).
+# host launch time, at most LEAD_IN_MAX_MS (device.SPIN_CYCLES_PER_MS converts it to cycles).
 LEAD_IN_SPIN_MS = 0.1
 LEAD_IN_MAX_MS = 10.0
-SPIN_CYCLES_PER_MS = 1_980_000
 HOST_MS_SETTLE = 4
 # The late-work check (right_only_after_device_sync): a spin queued on the timed stream before the
 # variant runs, long enough for the host to queue the variant and the harness's copy of its output
@@ -133,52 +131,6 @@ class Ctx:
                     raise NotBuilt(f"build record of {self.kernel}/{variant} in {self._builds_file} names no library")
                 return rec["library"]
         raise NotBuilt(f"no library for {self.kernel}/{variant}: {self._builds_file} has no build record for it")
-
-
-# Exit status of a worker whose CUDA context was lost (an illegal memory access, a device-side
-# assert, a launch failure): every later CUDA call in the process would fail, innocent or not, so
-# the worker ends and the parent restarts it and finds the culprit (cli.Harness.run_case).
-EXIT_CONTEXT_LOST = 86
-# The shared `current` text: variant, phase and, after a lost context, the error (tab-separated).
-CURRENT = {"array": None}
-
-
-def context_lost():
-    """True when the process's CUDA context no longer works (a sticky error): a new allocation and
-    a device-wide synchronize fail. False on the CPU and after ordinary Python errors."""
-    torch = sys.modules.get("torch")
-    if torch is None or not torch.cuda.is_available() or not torch.cuda.is_initialized():
-        return False
-    try:
-        torch.empty(1, device="cuda").add_(1)
-        torch.cuda.synchronize()
-        return False
-    except Exception:
-        return True
-
-
-def is_out_of_memory(torch, exc):
-    oom = getattr(getattr(torch, "cuda", None), "OutOfMemoryError", None)
-    return (oom is not None and isinstance(exc, oom)) or "CUDA out of memory" in str(exc)
-
-
-def exit_unusable(error, why="the CUDA context was lost"):
-    """Ends a worker whose process can no longer run CUDA work correctly, the error written to the
-    shared `current` text for the parent (which names the variant it was running)."""
-    arr = CURRENT["array"]
-    if arr is not None:
-        variant, _, phase = bytes(arr.value).decode(errors="replace").partition("\t")
-        arr.value = f"{variant}\t{phase.partition(chr(9))[0]}\t{error}".encode()[:250]
-    print(f"[kernelgate worker] {why} ({error}); exiting", file=sys.stderr, flush=True)
-    os._exit(EXIT_CONTEXT_LOST)
-
-
-def _error(kind, exc):
-    """The error record of an exception; a lost CUDA context ends the worker instead."""
-    if context_lost():
-        exit_unusable(f"{type(exc).__name__}: {exc}")
-    tail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-2000:]
-    return {"kind": kind, "message": f"{type(exc).__name__}: {exc}"[:2000], "log_tail": tail}
 
 
 class CaptureFailed(Exception):
@@ -260,11 +212,6 @@ def changed_inputs(before, after):
     return sorted({k.split(".")[0] for k in before if after.get(k) != before[k]})
 
 
-def _sync(torch, device):
-    if device == "cuda":
-        torch.cuda.current_stream().synchronize()
-
-
 class Worker:
     def __init__(self, current, manifest, options):
         self.current = current
@@ -308,7 +255,7 @@ class Worker:
                 rec.update(status="skipped", reason=str(e))
                 continue
             except Exception as e:
-                rec.update(status="error", error=_error("setup", e))
+                rec.update(status="error", error=error_record("setup", e))
                 continue
             if self.fault and self.fault[0] == self.manifest["name"] and self.fault[1] == v:
                 run = faults.wrap(run, self.fault[2], self.device)
@@ -369,7 +316,7 @@ class Worker:
             try:
                 check = self.check_once_or_free(run, inputs, params, ref, idx, seed, first=first)
             except Exception as e:
-                records[v].update(status="error", error=_error("verify", e))
+                records[v].update(status="error", error=error_record("verify", e))
                 check = None
             written = changed_inputs(before, fingerprint(inputs))
             if check is not None:
@@ -419,7 +366,7 @@ class Worker:
             t0 = time.perf_counter()
             res = run(inputs, out)
             host_ms = (time.perf_counter() - t0) * 1e3
-            _sync(torch, self.device)
+            sync_stream(torch, self.device)
         wrote_out = res.data_ptr() == out.data_ptr()
         res1 = res.clone()
         # Second run on the same inputs over a finite sentinel: an element that stays NaN in the
@@ -427,7 +374,7 @@ class Worker:
         out.fill_(30000.0)
         sentinel = out.view(-1)[0].item()
         res2 = run(inputs, out)
-        _sync(torch, self.device)
+        sync_stream(torch, self.device)
         nan1 = torch.isnan(res1)
         unwritten = (nan1 & (res2 == sentinel)) if wrote_out else torch.zeros_like(nan1)
         n_unwritten = int(unwritten.sum())
@@ -643,7 +590,7 @@ class Worker:
                 except Exception as e:
                     # Raised when called outside any capture (the capture's warm-up, or the
                     # calls that size the fallback): this variant's error, not the case's.
-                    records[v].update(status="error", error=_error("bench", e))
+                    records[v].update(status="error", error=error_record("bench", e))
             b.names = [v for v in names if records[v].get("status") == "ok"]
             if not b.names:
                 b.release()
@@ -1063,7 +1010,7 @@ class Worker:
             try:
                 self.bench(job["params"], records, runners, ref0, idx)
             except Exception as e:
-                fail_untimed(records, _error("bench", e))
+                fail_untimed(records, error_record("bench", e))
             phase_s["bench"] = time.perf_counter() - t0
         del ref0
         if self.device == "cuda":
@@ -1191,4 +1138,4 @@ def main(conn, current, manifest, options):
             else:
                 conn.send(worker.paired(msg))
         except Exception as e:
-            conn.send({"op": "fatal", "error": _error("worker", e)})
+            conn.send({"op": "fatal", "error": error_record("worker", e)})

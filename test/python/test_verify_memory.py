@@ -5,7 +5,7 @@ import types
 
 import pytest
 
-from kernelgate_harness import worker
+from kernelgate_harness import device, worker
 
 
 class FakeOOM(RuntimeError):
@@ -50,4 +50,4 @@ def test_other_errors_and_the_cpu_are_not_retried():
     with pytest.raises(FakeOOM):
         call(obj)
     assert calls == {"check": 1, "empty_cache": 0}
-    assert not worker.is_out_of_memory(types.SimpleNamespace(cuda=types.SimpleNamespace(OutOfMemoryError=FakeOOM)), ValueError("shape mismatch"))
+    assert not device.is_out_of_memory(types.SimpleNamespace(cuda=types.SimpleNamespace(OutOfMemoryError=FakeOOM)), ValueError("shape mismatch"))
