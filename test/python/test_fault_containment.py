@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from conftest import FIXTURE_KERNELS
-from kernelgate_harness import cli, worker
+from kernelgate_harness import cli, graphs, worker
 
 sys.path.insert(0, os.path.join(FIXTURE_KERNELS, "faulty"))
 import faulty_bench
@@ -312,7 +312,7 @@ def host_read(cuda):
 def test_a_capture_that_fails_is_cleaned_up_and_names_the_variants_own_error():
     cuda = FakeCuda()
     w = capturing_worker(cuda)
-    with pytest.raises(worker.CaptureFailed) as e:
+    with pytest.raises(graphs.CaptureFailed) as e:
         w.capture(host_read(cuda), 5)
     assert e.value.error == "RuntimeError: CUDA error: operation not permitted when stream is capturing"
     assert not e.value.unjoined
@@ -337,15 +337,15 @@ def test_the_old_way_left_the_rng_in_capture_mode():
         g.capture_end()
     with pytest.raises(RuntimeError, match="Offset increment outside graph capture encountered unexpectedly"):
         cuda.draw()
-    assert worker.reset_rng_after_capture(fake_torch(cuda)) is True
+    assert graphs.reset_rng_after_capture(fake_torch(cuda)) is True
     cuda.draw()
-    assert worker.reset_rng_after_capture(fake_torch(cuda)) is False
+    assert graphs.reset_rng_after_capture(fake_torch(cuda)) is False
 
 
 def test_unjoined_work_at_the_end_of_a_capture_is_flagged():
     cuda = FakeCuda(unjoined=True)
     w = capturing_worker(cuda)
-    with pytest.raises(worker.CaptureFailed) as e:
+    with pytest.raises(graphs.CaptureFailed) as e:
         w.capture(lambda: "out", 3)
     assert e.value.unjoined
     assert e.value.error == "RuntimeError: CUDA error: capturing stream has unjoined work"
@@ -361,7 +361,7 @@ def test_a_capture_that_cannot_be_ended_ends_the_worker(monkeypatch):
         exits.append((error, why))
         raise SystemExit(86)
 
-    monkeypatch.setattr(worker, "exit_unusable", fake_exit)
+    monkeypatch.setattr(graphs, "exit_unusable", fake_exit)
     with pytest.raises(SystemExit):
         w.capture(host_read(cuda), 2)
     assert exits == [
@@ -395,9 +395,9 @@ def prepared(capture):
 def test_a_variant_whose_capture_finds_unjoined_work_is_an_other_stream_error_and_is_not_timed():
     def capture(v):
         if v == "late_short":
-            raise worker.CaptureFailed([RuntimeError("CUDA error: capturing stream has unjoined work\nSearch for `cudaErrorStreamCaptureUnjoined'")])
+            raise graphs.CaptureFailed([RuntimeError("CUDA error: capturing stream has unjoined work\nSearch for `cudaErrorStreamCaptureUnjoined'")])
         if v == "host_sync":
-            raise worker.CaptureFailed([RuntimeError("CUDA error: operation not permitted when stream is capturing")])
+            raise graphs.CaptureFailed([RuntimeError("CUDA error: operation not permitted when stream is capturing")])
         return "graph", "out"
 
     b, records = prepared(capture)
@@ -419,7 +419,7 @@ def test_a_variant_whose_capture_finds_unjoined_work_is_an_other_stream_error_an
 
 def test_nothing_left_to_time_after_the_captures_is_no_bench():
     def capture(v):
-        raise worker.CaptureFailed([RuntimeError("CUDA error: capturing stream has unjoined work")])
+        raise graphs.CaptureFailed([RuntimeError("CUDA error: capturing stream has unjoined work")])
 
     b, records = prepared(capture)
     assert b is None and all(r["error"]["kind"] == "other-stream" for r in records.values())
@@ -431,7 +431,7 @@ def test_nothing_left_to_time_after_the_captures_is_no_bench():
 )
 def test_calls_back_to_back_are_the_graphs_count_unless_a_sample_would_outlast_50_ms(n, call_ms, want):
     # zeros_fast on the H100: 50 ms a call, 200 a sample, past its 4 s timeout in warm-up.
-    assert worker.batch_count(n, call_ms) == want
+    assert graphs.batch_count(n, call_ms) == want
 
 
 # -- work left on another stream --------------------------------------------------------------
