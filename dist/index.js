@@ -39114,10 +39114,127 @@ function namedValue(entry) {
   }
   return typeof value === "string" ? value : void 0;
 }
+function numberIn(summaries, tag, name = "value") {
+  const v = summaries.find((x) => x.tag === tag)?.values.get(name);
+  return typeof v === "number" ? v : void 0;
+}
 var TIMERS = [
   { prefix: "nv/cold", time: "nv/cold/time/gpu", what: "cold GPU time (CUDA events)" },
   { prefix: "nv/cpu_only", time: "nv/cpu_only/time/cpu", what: "CPU-only time" }
 ];
+function paramsOf(read, state, sat) {
+  const params = {};
+  const axes = state.axis_values === null ? [] : read.array(state.axis_values ?? [], `${sat}.axis_values`);
+  axes.forEach((axisValue, a) => {
+    const axis = read.object(axisValue, `${sat}.axis_values[${a}]`);
+    const name = read.string(axis.name, `${sat}.axis_values[${a}].name`);
+    const v = namedValue(axis);
+    if (v === void 0)
+      throw read.error(`${sat}.axis_values[${a}].value`, "must be a value", axis.value);
+    params[name] = typeof v === "string" ? scalarOf(v) : v;
+  });
+  return params;
+}
+function summariesOf(read, state, sat) {
+  const list = state.summaries === null ? [] : read.array(state.summaries ?? [], `${sat}.summaries`);
+  return list.map((sv, k) => {
+    const summ = read.object(sv, `${sat}.summaries[${k}]`);
+    const values = /* @__PURE__ */ new Map();
+    const data = summ.data === void 0 ? [] : read.array(summ.data, `${sat}.summaries[${k}].data`);
+    data.forEach((d, j) => {
+      const entry = read.object(d, `${sat}.summaries[${k}].data[${j}]`);
+      values.set(
+        read.string(entry.name, `${sat}.summaries[${k}].data[${j}].name`),
+        namedValue(entry)
+      );
+    });
+    return { tag: read.string(summ.tag, `${sat}.summaries[${k}].tag`), values };
+  });
+}
+function timingOf(summaries, timer, sat, ctx) {
+  const get = (tag) => numberIn(summaries, tag);
+  const meanS = get(`${timer.time}/mean`);
+  const samplesFile = summaries.find((x) => x.tag === `nv/json/bin:${timer.prefix}/sample_times`);
+  const samplesMs = samplesFile ? readSamples(samplesFile, ctx.readSidecar, sat, ctx.diagnostics, ctx.kernel) : void 0;
+  if (samplesMs !== void 0 && samplesMs.length > 0) {
+    const timing2 = timingFromSamples(samplesMs, `nvbench ${timer.what}, one sample per launch`);
+    return { timing: timing2, summaryOnly: false };
+  }
+  const median2 = get(`${timer.time}/median`);
+  const timing = summaryTiming({
+    method: median2 !== void 0 ? `nvbench ${timer.what}, summary only` : `nvbench ${timer.what}, summary only (median_ms is nvbench's mean: it reports no median)`,
+    medianMs: (median2 ?? meanS) * 1e3,
+    nSamples: get(`${timer.prefix}/sample_size`) ?? 0,
+    q1Ms: mul(get(`${timer.time}/q1`), 1e3),
+    q3Ms: mul(get(`${timer.time}/q3`), 1e3),
+    minMs: mul(get(`${timer.time}/min`), 1e3),
+    meanMs: meanS * 1e3,
+    relStd: get(`${timer.time}/stdev/relative`)
+  });
+  return { timing, summaryOnly: true };
+}
+function caseOfState(read, state, sat, ctx) {
+  const params = paramsOf(read, state, sat);
+  const base = { kernel: ctx.kernel, variant: ctx.variant, case: caseIdOf(params), params };
+  if (state.is_skipped === true) {
+    const reason = typeof state.skip_reason === "string" ? state.skip_reason : "skipped by nvbench";
+    return { adapted: { result: { ...base, status: "skipped", reason } }, summaryOnly: false };
+  }
+  const summaries = summariesOf(read, state, sat);
+  const get = (tag) => numberIn(summaries, tag);
+  const timer = TIMERS.find((t) => get(`${t.time}/mean`) !== void 0);
+  if (timer === void 0) {
+    const result = {
+      ...base,
+      status: "error",
+      reason: "nvbench recorded no time for this state (timed out, or every sample discarded)",
+      error: { kind: "nvbench", message: "no time summary in the state" }
+    };
+    return { adapted: { result }, summaryOnly: false };
+  }
+  const { timing, summaryOnly } = timingOf(summaries, timer, sat, ctx);
+  const bw = get(`${timer.prefix}/bw/global/bytes_per_second`);
+  const meanS = get(`${timer.time}/mean`);
+  const bytes = bw === void 0 ? void 0 : Math.round(bw * meanS);
+  const adapted = {
+    result: { ...base, status: "ok", timing },
+    work: {
+      ...bytes !== void 0 ? { bytes } : {},
+      note: "bytes from nvbench global memory reads and writes"
+    }
+  };
+  return { adapted, summaryOnly };
+}
+function runDiagnostics(file, kernel, { dropped, device, summaryOnly }) {
+  const diagnostics = [];
+  if (dropped > 0) {
+    diagnostics.push({
+      level: "warning",
+      code: "adapter.nvbench.other_devices",
+      message: `${file}: nvbench ran on several GPUs; kernelgate judges one per results document, so the ${dropped} state(s) of devices other than ${String(device)} were left out`,
+      fix: "run the benchmark with --devices N, one results document per GPU",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+  }
+  if (summaryOnly > 0) {
+    diagnostics.push({
+      level: "info",
+      code: "adapter.nvbench.no_samples",
+      message: `${file}: ${summaryOnly} state(s) carry nvbench's summaries only: they get no interval and no paired verdict`,
+      fix: "run the benchmark with --jsonbin FILE instead of --json FILE: the samples go beside the JSON",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+  }
+  return diagnostics;
+}
+function toolOf(read, root) {
+  const meta = root.meta === void 0 ? {} : read.object(root.meta, "meta");
+  const version = meta.version === void 0 ? {} : read.object(meta.version, "meta.version");
+  const nv = version.nvbench === void 0 ? {} : read.object(version.nvbench, "meta.version.nvbench");
+  return typeof nv.string === "string" ? `nvbench ${nv.string}` : "nvbench";
+}
 function parse2({ text: text3, file, kernel, readSidecar }) {
   const read = new JsonReader(file);
   const root = read.object(parseJson(text3, file), "the document");
@@ -39144,117 +39261,16 @@ function parse2({ text: text3, file, kernel, readSidecar }) {
         return;
       }
       if (!variants.includes(variant)) variants.push(variant);
-      const params = {};
-      const axes = state.axis_values === null ? [] : read.array(state.axis_values ?? [], `${sat}.axis_values`);
-      axes.forEach((axisValue, a) => {
-        const axis = read.object(axisValue, `${sat}.axis_values[${a}]`);
-        const name = read.string(axis.name, `${sat}.axis_values[${a}].name`);
-        const v = namedValue(axis);
-        if (v === void 0)
-          throw read.error(`${sat}.axis_values[${a}].value`, "must be a value", axis.value);
-        params[name] = typeof v === "string" ? scalarOf(v) : v;
-      });
-      const base = { kernel, variant, case: caseIdOf(params), params };
-      if (state.is_skipped === true) {
-        cases.push({
-          result: {
-            ...base,
-            status: "skipped",
-            reason: typeof state.skip_reason === "string" ? state.skip_reason : "skipped by nvbench"
-          }
-        });
-        return;
-      }
-      const summaries = (state.summaries === null ? [] : read.array(state.summaries ?? [], `${sat}.summaries`)).map((sv, k) => {
-        const summ = read.object(sv, `${sat}.summaries[${k}]`);
-        const values = /* @__PURE__ */ new Map();
-        const data = summ.data === void 0 ? [] : read.array(summ.data, `${sat}.summaries[${k}].data`);
-        data.forEach((d, j) => {
-          const entry = read.object(d, `${sat}.summaries[${k}].data[${j}]`);
-          values.set(
-            read.string(entry.name, `${sat}.summaries[${k}].data[${j}].name`),
-            namedValue(entry)
-          );
-        });
-        return { tag: read.string(summ.tag, `${sat}.summaries[${k}].tag`), values };
-      });
-      const get = (tag, name = "value") => {
-        const v = summaries.find((x) => x.tag === tag)?.values.get(name);
-        return typeof v === "number" ? v : void 0;
-      };
-      const timer = TIMERS.find((t) => get(`${t.time}/mean`) !== void 0);
-      if (timer === void 0) {
-        cases.push({
-          result: {
-            ...base,
-            status: "error",
-            reason: "nvbench recorded no time for this state (timed out, or every sample discarded)",
-            error: { kind: "nvbench", message: "no time summary in the state" }
-          }
-        });
-        return;
-      }
-      const meanS = get(`${timer.time}/mean`);
-      const samplesFile = summaries.find(
-        (x) => x.tag === `nv/json/bin:${timer.prefix}/sample_times`
-      );
-      const samplesMs = samplesFile ? readSamples(samplesFile, readSidecar, sat, diagnostics, kernel) : void 0;
-      let timing;
-      if (samplesMs !== void 0 && samplesMs.length > 0) {
-        timing = timingFromSamples(samplesMs, `nvbench ${timer.what}, one sample per launch`);
-      } else {
-        summaryOnly++;
-        const median2 = get(`${timer.time}/median`);
-        timing = summaryTiming({
-          method: median2 !== void 0 ? `nvbench ${timer.what}, summary only` : `nvbench ${timer.what}, summary only (median_ms is nvbench's mean: it reports no median)`,
-          medianMs: (median2 ?? meanS) * 1e3,
-          nSamples: get(`${timer.prefix}/sample_size`) ?? 0,
-          q1Ms: mul(get(`${timer.time}/q1`), 1e3),
-          q3Ms: mul(get(`${timer.time}/q3`), 1e3),
-          minMs: mul(get(`${timer.time}/min`), 1e3),
-          meanMs: meanS * 1e3,
-          relStd: get(`${timer.time}/stdev/relative`)
-        });
-      }
-      const bw = get(`${timer.prefix}/bw/global/bytes_per_second`);
-      const bytes = bw === void 0 ? void 0 : Math.round(bw * meanS);
-      cases.push({
-        result: { ...base, status: "ok", timing },
-        work: {
-          ...bytes !== void 0 ? { bytes } : {},
-          note: "bytes from nvbench global memory reads and writes"
-        }
-      });
+      const one = caseOfState(read, state, sat, { kernel, variant, readSidecar, diagnostics });
+      cases.push(one.adapted);
+      if (one.summaryOnly) summaryOnly++;
     });
   });
-  if (dropped > 0) {
-    diagnostics.push({
-      level: "warning",
-      code: "adapter.nvbench.other_devices",
-      message: `${file}: nvbench ran on several GPUs; kernelgate judges one per results document, so the ${dropped} state(s) of devices other than ${String(device)} were left out`,
-      fix: "run the benchmark with --devices N, one results document per GPU",
-      source: `kernel:${kernel}`,
-      kernel
-    });
-  }
-  if (summaryOnly > 0) {
-    diagnostics.push({
-      level: "info",
-      code: "adapter.nvbench.no_samples",
-      message: `${file}: ${summaryOnly} state(s) carry nvbench's summaries only: they get no interval and no paired verdict`,
-      fix: "run the benchmark with --jsonbin FILE instead of --json FILE: the samples go beside the JSON",
-      source: `kernel:${kernel}`,
-      kernel
-    });
-  }
-  const meta = root.meta === void 0 ? {} : read.object(root.meta, "meta");
-  const version = meta.version === void 0 ? {} : read.object(meta.version, "meta.version");
-  const nv = version.nvbench === void 0 ? {} : read.object(version.nvbench, "meta.version.nvbench");
-  const tool = typeof nv.string === "string" ? `nvbench ${nv.string}` : "nvbench";
+  diagnostics.push(...runDiagnostics(file, kernel, { dropped, device, summaryOnly }));
   return {
     cases,
     variants,
-    tool,
+    tool: toolOf(read, root),
     ...device !== void 0 ? { environment: environmentOf(devices, device, read) } : {},
     run: {},
     diagnostics
@@ -39327,7 +39343,7 @@ function paramValue(value) {
   if (typeof value === "number" && Number.isFinite(value)) return value;
   return JSON.stringify(value) ?? String(value);
 }
-function timingOf(read, stats, at) {
+function timingOf2(read, stats, at) {
   const data = stats.data === void 0 ? void 0 : read.array(stats.data, `${at}.stats.data`);
   const method = "pytest-benchmark time per call (one sample per round)";
   if (data !== void 0 && data.length > 0) {
@@ -39365,7 +39381,7 @@ function caseOf2(read, value, i, kernel) {
   } else if (typeof b.param === "string") {
     params.param = b.param;
   }
-  const { timing, summaryOnly } = timingOf(read, read.object(b.stats, `${at}.stats`), at);
+  const { timing, summaryOnly } = timingOf2(read, read.object(b.stats, `${at}.stats`), at);
   const extra2 = b.extra_info === void 0 ? {} : read.object(b.extra_info, `${at}.extra_info`);
   const flops = read.optionalNumber(extra2.flops, `${at}.extra_info.flops`);
   const bytes = read.optionalNumber(extra2.bytes, `${at}.extra_info.bytes`);
@@ -56027,7 +56043,7 @@ function recordCases(record) {
   }
   return cases;
 }
-function paramsOf(caseId) {
+function paramsOf2(caseId) {
   const out = {};
   for (const part of caseId.split(",")) {
     const at = part.indexOf("=");
@@ -56045,7 +56061,7 @@ function recordToResults(record) {
       kernel: c.kernel,
       variant: c.variant,
       case: c.case,
-      params: paramsOf(c.case),
+      params: paramsOf2(c.case),
       status: c.status
     };
     if (c.correct !== void 0) {

@@ -35,11 +35,175 @@ interface Summary {
   values: Map<string, string | number | undefined>;
 }
 
+/** A number of the summaries: `name` (default `value`) of the summary tagged `tag`. */
+function numberIn(summaries: Summary[], tag: string, name = 'value'): number | undefined {
+  const v = summaries.find((x) => x.tag === tag)?.values.get(name);
+  return typeof v === 'number' ? v : undefined;
+}
+
 /** Time summaries by measurement: cold GPU first (what nvbench reports), CPU-only benchmarks next. */
 const TIMERS = [
   { prefix: 'nv/cold', time: 'nv/cold/time/gpu', what: 'cold GPU time (CUDA events)' },
   { prefix: 'nv/cpu_only', time: 'nv/cpu_only/time/cpu', what: 'CPU-only time' },
 ] as const;
+
+/** A state's case parameters: its axes' values. */
+function paramsOf(read: JsonReader, state: Record<string, unknown>, sat: string): Params {
+  const params: Params = {};
+  const axes =
+    state.axis_values === null ? [] : read.array(state.axis_values ?? [], `${sat}.axis_values`);
+  axes.forEach((axisValue, a) => {
+    const axis = read.object(axisValue, `${sat}.axis_values[${a}]`);
+    const name = read.string(axis.name, `${sat}.axis_values[${a}].name`);
+    const v = namedValue(axis);
+    if (v === undefined)
+      throw read.error(`${sat}.axis_values[${a}].value`, 'must be a value', axis.value);
+    params[name] = typeof v === 'string' ? scalarOf(v) : v;
+  });
+  return params;
+}
+
+/** A state's summaries: each its tag and its named values. */
+function summariesOf(read: JsonReader, state: Record<string, unknown>, sat: string): Summary[] {
+  const list =
+    state.summaries === null ? [] : read.array(state.summaries ?? [], `${sat}.summaries`);
+  return list.map((sv, k) => {
+    const summ = read.object(sv, `${sat}.summaries[${k}]`);
+    const values = new Map<string, string | number | undefined>();
+    const data =
+      summ.data === undefined ? [] : read.array(summ.data, `${sat}.summaries[${k}].data`);
+    data.forEach((d, j) => {
+      const entry = read.object(d, `${sat}.summaries[${k}].data[${j}]`);
+      values.set(
+        read.string(entry.name, `${sat}.summaries[${k}].data[${j}].name`),
+        namedValue(entry),
+      );
+    });
+    return { tag: read.string(summ.tag, `${sat}.summaries[${k}].tag`), values };
+  });
+}
+
+/** What reading one state needs besides the state: its kernel, variant, sample files, findings. */
+interface StateContext {
+  kernel: string;
+  variant: string;
+  readSidecar: ((path: string) => Buffer) | undefined;
+  diagnostics: Diagnostic[];
+}
+
+/** A timed state's timing: its samples when nvbench wrote them, else its summaries. */
+function timingOf(
+  summaries: Summary[],
+  timer: (typeof TIMERS)[number],
+  sat: string,
+  ctx: StateContext,
+): { timing: NonNullable<CaseResult['timing']>; summaryOnly: boolean } {
+  const get = (tag: string) => numberIn(summaries, tag);
+  const meanS = get(`${timer.time}/mean`) as number;
+  const samplesFile = summaries.find((x) => x.tag === `nv/json/bin:${timer.prefix}/sample_times`);
+  const samplesMs = samplesFile
+    ? readSamples(samplesFile, ctx.readSidecar, sat, ctx.diagnostics, ctx.kernel)
+    : undefined;
+  if (samplesMs !== undefined && samplesMs.length > 0) {
+    const timing = timingFromSamples(samplesMs, `nvbench ${timer.what}, one sample per launch`);
+    return { timing, summaryOnly: false };
+  }
+  const median = get(`${timer.time}/median`);
+  // Older nvbench (0.1) writes the mean and the relative standard deviation only.
+  const timing = summaryTiming({
+    method:
+      median !== undefined
+        ? `nvbench ${timer.what}, summary only`
+        : `nvbench ${timer.what}, summary only (median_ms is nvbench's mean: it reports no median)`,
+    medianMs: (median ?? meanS) * 1e3,
+    nSamples: get(`${timer.prefix}/sample_size`) ?? 0,
+    q1Ms: mul(get(`${timer.time}/q1`), 1e3),
+    q3Ms: mul(get(`${timer.time}/q3`), 1e3),
+    minMs: mul(get(`${timer.time}/min`), 1e3),
+    meanMs: meanS * 1e3,
+    relStd: get(`${timer.time}/stdev/relative`),
+  });
+  return { timing, summaryOnly: true };
+}
+
+/** One state's case: skipped, untimed (an error), or timed, with the bytes of one launch. */
+function caseOfState(
+  read: JsonReader,
+  state: Record<string, unknown>,
+  sat: string,
+  ctx: StateContext,
+): { adapted: AdaptedCase; summaryOnly: boolean } {
+  const params = paramsOf(read, state, sat);
+  const base = { kernel: ctx.kernel, variant: ctx.variant, case: caseIdOf(params), params };
+  if (state.is_skipped === true) {
+    const reason = typeof state.skip_reason === 'string' ? state.skip_reason : 'skipped by nvbench';
+    return { adapted: { result: { ...base, status: 'skipped', reason } }, summaryOnly: false };
+  }
+  const summaries = summariesOf(read, state, sat);
+  const get = (tag: string) => numberIn(summaries, tag);
+  const timer = TIMERS.find((t) => get(`${t.time}/mean`) !== undefined);
+  if (timer === undefined) {
+    const result: CaseResult = {
+      ...base,
+      status: 'error',
+      reason: 'nvbench recorded no time for this state (timed out, or every sample discarded)',
+      error: { kind: 'nvbench', message: 'no time summary in the state' },
+    };
+    return { adapted: { result }, summaryOnly: false };
+  }
+  const { timing, summaryOnly } = timingOf(summaries, timer, sat, ctx);
+  // nvbench's bandwidth is bytes / mean time: the bytes of one launch come back exactly.
+  const bw = get(`${timer.prefix}/bw/global/bytes_per_second`);
+  const meanS = get(`${timer.time}/mean`) as number;
+  const bytes = bw === undefined ? undefined : Math.round(bw * meanS);
+  const adapted: AdaptedCase = {
+    result: { ...base, status: 'ok', timing },
+    work: {
+      ...(bytes !== undefined ? { bytes } : {}),
+      note: 'bytes from nvbench global memory reads and writes',
+    },
+  };
+  return { adapted, summaryOnly };
+}
+
+/** The run's own findings: states of other GPUs left out, states with summaries only. */
+function runDiagnostics(
+  file: string,
+  kernel: string,
+  { dropped, device, summaryOnly }: { dropped: number; device?: number; summaryOnly: number },
+): Diagnostic[] {
+  const diagnostics: Diagnostic[] = [];
+  if (dropped > 0) {
+    diagnostics.push({
+      level: 'warning',
+      code: 'adapter.nvbench.other_devices',
+      message: `${file}: nvbench ran on several GPUs; kernelgate judges one per results document, so the ${dropped} state(s) of devices other than ${String(device)} were left out`,
+      fix: 'run the benchmark with --devices N, one results document per GPU',
+      source: `kernel:${kernel}`,
+      kernel,
+    });
+  }
+  if (summaryOnly > 0) {
+    diagnostics.push({
+      level: 'info',
+      code: 'adapter.nvbench.no_samples',
+      message: `${file}: ${summaryOnly} state(s) carry nvbench's summaries only: they get no interval and no paired verdict`,
+      fix: 'run the benchmark with --jsonbin FILE instead of --json FILE: the samples go beside the JSON',
+      source: `kernel:${kernel}`,
+      kernel,
+    });
+  }
+  return diagnostics;
+}
+
+/** "nvbench 0.1.0", from meta.version.nvbench.string when nvbench wrote it. */
+function toolOf(read: JsonReader, root: Record<string, unknown>): string {
+  const meta = root.meta === undefined ? {} : read.object(root.meta, 'meta');
+  const version = meta.version === undefined ? {} : read.object(meta.version, 'meta.version');
+  const nv =
+    version.nvbench === undefined ? {} : read.object(version.nvbench, 'meta.version.nvbench');
+  return typeof nv.string === 'string' ? `nvbench ${nv.string}` : 'nvbench';
+}
 
 function parse({ text, file, kernel, readSidecar }: Parameters<FileAdapter['parse']>[0]): Adapted {
   const read = new JsonReader(file);
@@ -70,133 +234,17 @@ function parse({ text, file, kernel, readSidecar }: Parameters<FileAdapter['pars
         return;
       }
       if (!variants.includes(variant)) variants.push(variant);
-      const params: Params = {};
-      const axes =
-        state.axis_values === null ? [] : read.array(state.axis_values ?? [], `${sat}.axis_values`);
-      axes.forEach((axisValue, a) => {
-        const axis = read.object(axisValue, `${sat}.axis_values[${a}]`);
-        const name = read.string(axis.name, `${sat}.axis_values[${a}].name`);
-        const v = namedValue(axis);
-        if (v === undefined)
-          throw read.error(`${sat}.axis_values[${a}].value`, 'must be a value', axis.value);
-        params[name] = typeof v === 'string' ? scalarOf(v) : v;
-      });
-      const base = { kernel, variant, case: caseIdOf(params), params };
-      if (state.is_skipped === true) {
-        cases.push({
-          result: {
-            ...base,
-            status: 'skipped',
-            reason:
-              typeof state.skip_reason === 'string' ? state.skip_reason : 'skipped by nvbench',
-          },
-        });
-        return;
-      }
-      const summaries: Summary[] = (
-        state.summaries === null ? [] : read.array(state.summaries ?? [], `${sat}.summaries`)
-      ).map((sv, k) => {
-        const summ = read.object(sv, `${sat}.summaries[${k}]`);
-        const values = new Map<string, string | number | undefined>();
-        const data =
-          summ.data === undefined ? [] : read.array(summ.data, `${sat}.summaries[${k}].data`);
-        data.forEach((d, j) => {
-          const entry = read.object(d, `${sat}.summaries[${k}].data[${j}]`);
-          values.set(
-            read.string(entry.name, `${sat}.summaries[${k}].data[${j}].name`),
-            namedValue(entry),
-          );
-        });
-        return { tag: read.string(summ.tag, `${sat}.summaries[${k}].tag`), values };
-      });
-      const get = (tag: string, name = 'value') => {
-        const v = summaries.find((x) => x.tag === tag)?.values.get(name);
-        return typeof v === 'number' ? v : undefined;
-      };
-      const timer = TIMERS.find((t) => get(`${t.time}/mean`) !== undefined);
-      if (timer === undefined) {
-        cases.push({
-          result: {
-            ...base,
-            status: 'error',
-            reason:
-              'nvbench recorded no time for this state (timed out, or every sample discarded)',
-            error: { kind: 'nvbench', message: 'no time summary in the state' },
-          },
-        });
-        return;
-      }
-      const meanS = get(`${timer.time}/mean`) as number;
-      const samplesFile = summaries.find(
-        (x) => x.tag === `nv/json/bin:${timer.prefix}/sample_times`,
-      );
-      const samplesMs = samplesFile
-        ? readSamples(samplesFile, readSidecar, sat, diagnostics, kernel)
-        : undefined;
-      let timing: NonNullable<CaseResult['timing']>;
-      if (samplesMs !== undefined && samplesMs.length > 0) {
-        timing = timingFromSamples(samplesMs, `nvbench ${timer.what}, one sample per launch`);
-      } else {
-        summaryOnly++;
-        const median = get(`${timer.time}/median`);
-        // Older nvbench (0.1) writes the mean and the relative standard deviation only.
-        timing = summaryTiming({
-          method:
-            median !== undefined
-              ? `nvbench ${timer.what}, summary only`
-              : `nvbench ${timer.what}, summary only (median_ms is nvbench's mean: it reports no median)`,
-          medianMs: (median ?? meanS) * 1e3,
-          nSamples: get(`${timer.prefix}/sample_size`) ?? 0,
-          q1Ms: mul(get(`${timer.time}/q1`), 1e3),
-          q3Ms: mul(get(`${timer.time}/q3`), 1e3),
-          minMs: mul(get(`${timer.time}/min`), 1e3),
-          meanMs: meanS * 1e3,
-          relStd: get(`${timer.time}/stdev/relative`),
-        });
-      }
-      // nvbench's bandwidth is bytes / mean time: the bytes of one launch come back exactly.
-      const bw = get(`${timer.prefix}/bw/global/bytes_per_second`);
-      const bytes = bw === undefined ? undefined : Math.round(bw * meanS);
-      cases.push({
-        result: { ...base, status: 'ok', timing },
-        work: {
-          ...(bytes !== undefined ? { bytes } : {}),
-          note: 'bytes from nvbench global memory reads and writes',
-        },
-      });
+      const one = caseOfState(read, state, sat, { kernel, variant, readSidecar, diagnostics });
+      cases.push(one.adapted);
+      if (one.summaryOnly) summaryOnly++;
     });
   });
 
-  if (dropped > 0) {
-    diagnostics.push({
-      level: 'warning',
-      code: 'adapter.nvbench.other_devices',
-      message: `${file}: nvbench ran on several GPUs; kernelgate judges one per results document, so the ${dropped} state(s) of devices other than ${String(device)} were left out`,
-      fix: 'run the benchmark with --devices N, one results document per GPU',
-      source: `kernel:${kernel}`,
-      kernel,
-    });
-  }
-  if (summaryOnly > 0) {
-    diagnostics.push({
-      level: 'info',
-      code: 'adapter.nvbench.no_samples',
-      message: `${file}: ${summaryOnly} state(s) carry nvbench's summaries only: they get no interval and no paired verdict`,
-      fix: 'run the benchmark with --jsonbin FILE instead of --json FILE: the samples go beside the JSON',
-      source: `kernel:${kernel}`,
-      kernel,
-    });
-  }
-
-  const meta = root.meta === undefined ? {} : read.object(root.meta, 'meta');
-  const version = meta.version === undefined ? {} : read.object(meta.version, 'meta.version');
-  const nv =
-    version.nvbench === undefined ? {} : read.object(version.nvbench, 'meta.version.nvbench');
-  const tool = typeof nv.string === 'string' ? `nvbench ${nv.string}` : 'nvbench';
+  diagnostics.push(...runDiagnostics(file, kernel, { dropped, device, summaryOnly }));
   return {
     cases,
     variants,
-    tool,
+    tool: toolOf(read, root),
     ...(device !== undefined ? { environment: environmentOf(devices, device, read) } : {}),
     run: {},
     diagnostics,
