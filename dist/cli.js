@@ -30513,9 +30513,107 @@ function slowerDeepTargets(results, baseline, config) {
 import { existsSync as existsSync13, readFileSync as readFileSync8 } from "node:fs";
 import { dirname as dirname7, join as join16, resolve as resolve8 } from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
-var UPLOT_VERSION = "1.6.32";
+
+// src/history/dashboard-data.ts
 var FLAG = { SLOWER: 1, FASTER: 2, FAIL: 3 };
 var r4 = (v) => v === void 0 || v === null || !Number.isFinite(v) ? null : Number(v.toPrecision(4));
+function runsOf(list) {
+  let last = -Infinity;
+  return list.map((r) => {
+    const t = Math.max(Math.floor(Date.parse(r.run.started_at) / 1e3), last + 1);
+    last = t;
+    return {
+      t,
+      ...r.run.commit ? { commit: r.run.commit } : {},
+      branch: r.run.branch,
+      ...r.run.event ? { event: r.run.event } : {},
+      ...r.run.id ? { id: r.run.id } : {},
+      ...r.run.artifact ? { artifact: r.run.artifact } : {},
+      ...r.run.verdict ? { verdict: r.run.verdict } : {}
+    };
+  });
+}
+function flagOf(c) {
+  const wrong = c.status === "fail" || c.status === "error" || c.status === "timeout";
+  if (wrong || c.correct === "FAIL") return FLAG.FAIL;
+  if (c.verdict === "SLOWER") return FLAG.SLOWER;
+  return c.verdict === "FASTER" ? FLAG.FASTER : 0;
+}
+function seriesOf(list) {
+  const kernels = /* @__PURE__ */ new Map();
+  const work = /* @__PURE__ */ new Map();
+  const caseIndex = /* @__PURE__ */ new Map();
+  list.forEach((record, runIndex) => {
+    for (const c of recordCases(record)) {
+      let k = kernels.get(c.kernel);
+      if (!k) {
+        k = {
+          name: c.kernel,
+          ...record.references[c.kernel] ? { reference: record.references[c.kernel] } : {},
+          unit: "TFLOP/s",
+          cases: [],
+          headline: 0,
+          variants: [],
+          series: {}
+        };
+        kernels.set(c.kernel, k);
+      }
+      const caseKey2 = `${c.kernel}\0${c.case}`;
+      let ci = caseIndex.get(caseKey2);
+      if (ci === void 0) {
+        ci = k.cases.length;
+        k.cases.push(c.case);
+        caseIndex.set(caseKey2, ci);
+      }
+      const w = record.work?.[c.kernel]?.[c.case];
+      if (w) work.set(caseKey2, Math.max(work.get(caseKey2) ?? 0, w[0] || w[1] / 1e3));
+      if (!k.variants.includes(c.variant)) k.variants.push(c.variant);
+      const byCase = k.series[c.variant] ??= {};
+      const s = byCase[ci] ??= {
+        ms: Array(list.length).fill(null),
+        tp: Array(list.length).fill(null),
+        rr: Array(list.length).fill(null),
+        f: Array(list.length).fill(0)
+      };
+      s.ms[runIndex] = r4(c.median_ms);
+      s.tp[runIndex] = r4(c.tflops ?? c.gbps);
+      s.rr[runIndex] = r4(c.ref_ratio);
+      s.f[runIndex] = flagOf(c);
+    }
+  });
+  return { kernels, work };
+}
+function finishKernel2(k, newest, work) {
+  const flops = k.cases.some((id) => (newest?.work?.[k.name]?.[id]?.[0] ?? 0) > 0);
+  k.unit = flops ? "TFLOP/s" : "GB/s";
+  let best = -1;
+  k.cases.forEach((id, i) => {
+    const w = work.get(`${k.name}\0${id}`) ?? 0;
+    if (w > best) {
+      best = w;
+      k.headline = i;
+    }
+  });
+  if (k.reference && k.variants.includes(k.reference)) {
+    k.variants = [k.reference, ...k.variants.filter((v) => v !== k.reference)];
+  }
+}
+function newestRows(newest) {
+  if (!newest) return [];
+  return recordCases(newest).map((c) => [
+    c.kernel,
+    c.variant,
+    c.case,
+    r4(c.median_ms),
+    c.lo_pct ?? null,
+    c.hi_pct ?? null,
+    r4(c.tflops ?? c.gbps),
+    c.tflops !== void 0 ? "TFLOP/s" : c.gbps !== void 0 ? "GB/s" : null,
+    r4(c.ref_ratio),
+    c.verdict ?? null,
+    c.correct ?? c.status
+  ]);
+}
 function dashboardData(records, options = {}) {
   const bySku = /* @__PURE__ */ new Map();
   for (const r of records) {
@@ -30526,97 +30624,16 @@ function dashboardData(records, options = {}) {
   const skus = [];
   for (const [sku, list] of [...bySku].sort(([a], [b]) => a.localeCompare(b))) {
     list.sort((a, b) => a.run.started_at.localeCompare(b.run.started_at));
-    let last = -Infinity;
-    const runs = list.map((r) => {
-      const t = Math.max(Math.floor(Date.parse(r.run.started_at) / 1e3), last + 1);
-      last = t;
-      return {
-        t,
-        ...r.run.commit ? { commit: r.run.commit } : {},
-        branch: r.run.branch,
-        ...r.run.event ? { event: r.run.event } : {},
-        ...r.run.id ? { id: r.run.id } : {},
-        ...r.run.artifact ? { artifact: r.run.artifact } : {},
-        ...r.run.verdict ? { verdict: r.run.verdict } : {}
-      };
-    });
-    const kernels = /* @__PURE__ */ new Map();
-    const work = /* @__PURE__ */ new Map();
-    const caseIndex = /* @__PURE__ */ new Map();
-    list.forEach((record, runIndex) => {
-      for (const c of recordCases(record)) {
-        let k = kernels.get(c.kernel);
-        if (!k) {
-          k = {
-            name: c.kernel,
-            ...record.references[c.kernel] ? { reference: record.references[c.kernel] } : {},
-            unit: "TFLOP/s",
-            cases: [],
-            headline: 0,
-            variants: [],
-            series: {}
-          };
-          kernels.set(c.kernel, k);
-        }
-        const caseKey2 = `${c.kernel}\0${c.case}`;
-        let ci = caseIndex.get(caseKey2);
-        if (ci === void 0) {
-          ci = k.cases.length;
-          k.cases.push(c.case);
-          caseIndex.set(caseKey2, ci);
-        }
-        const w = record.work?.[c.kernel]?.[c.case];
-        if (w) work.set(caseKey2, Math.max(work.get(caseKey2) ?? 0, w[0] || w[1] / 1e3));
-        if (!k.variants.includes(c.variant)) k.variants.push(c.variant);
-        const byCase = k.series[c.variant] ??= {};
-        const s = byCase[ci] ??= {
-          ms: Array(list.length).fill(null),
-          tp: Array(list.length).fill(null),
-          rr: Array(list.length).fill(null),
-          f: Array(list.length).fill(0)
-        };
-        s.ms[runIndex] = r4(c.median_ms);
-        s.tp[runIndex] = r4(c.tflops ?? c.gbps);
-        s.rr[runIndex] = r4(c.ref_ratio);
-        const wrong = c.status === "fail" || c.status === "error" || c.status === "timeout";
-        s.f[runIndex] = wrong || c.correct === "FAIL" ? FLAG.FAIL : c.verdict === "SLOWER" ? FLAG.SLOWER : c.verdict === "FASTER" ? FLAG.FASTER : 0;
-      }
-    });
-    for (const k of kernels.values()) {
-      const newest2 = list.at(-1);
-      const flops = k.cases.some((id) => (newest2?.work?.[k.name]?.[id]?.[0] ?? 0) > 0);
-      k.unit = flops ? "TFLOP/s" : "GB/s";
-      let best = -1;
-      k.cases.forEach((id, i) => {
-        const w = work.get(`${k.name}\0${id}`) ?? 0;
-        if (w > best) {
-          best = w;
-          k.headline = i;
-        }
-      });
-      if (k.reference && k.variants.includes(k.reference)) {
-        k.variants = [k.reference, ...k.variants.filter((v) => v !== k.reference)];
-      }
-    }
+    const runs = runsOf(list);
+    const { kernels, work } = seriesOf(list);
     const newest = list.at(-1);
+    for (const k of kernels.values()) finishKernel2(k, newest, work);
     skus.push({
       sku,
       gpu: newest?.run.gpu ?? sku,
       runs,
       kernels: [...kernels.values()],
-      newest: newest ? recordCases(newest).map((c) => [
-        c.kernel,
-        c.variant,
-        c.case,
-        r4(c.median_ms),
-        c.lo_pct ?? null,
-        c.hi_pct ?? null,
-        r4(c.tflops ?? c.gbps),
-        c.tflops !== void 0 ? "TFLOP/s" : c.gbps !== void 0 ? "GB/s" : null,
-        r4(c.ref_ratio),
-        c.verdict ?? null,
-        c.correct ?? c.status
-      ]) : []
+      newest: newestRows(newest)
     });
   }
   return {
@@ -30626,6 +30643,9 @@ function dashboardData(records, options = {}) {
     skus
   };
 }
+
+// src/history/dashboard.ts
+var UPLOT_VERSION = "1.6.32";
 function uplotDir() {
   const here = dirname7(fileURLToPath2(import.meta.url));
   for (const up of ["../..", "..", "."]) {

@@ -3,6 +3,7 @@
 export * from './action.js';
 export * from './branch-store.js';
 export * from './dashboard-cli.js';
+export * from './dashboard-data.js';
 export * from './dashboard.js';
 export * from './export.js';
 export * from './migrate.js';
