@@ -16392,11 +16392,6 @@ function isKernelgate(manifest) {
   }
 }
 
-// src/history/branch-store.ts
-import { mkdtempSync, mkdirSync as mkdirSync4, readFileSync as readFileSync6, rmSync, writeFileSync as writeFileSync5, existsSync as existsSync9 } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname as dirname5, join as join10 } from "node:path";
-
 // src/judge/calibrate.ts
 var import_yaml = __toESM(require_dist(), 1);
 
@@ -21295,21 +21290,12 @@ function recordToResults(record) {
   };
 }
 
-// src/history/branch-store.ts
-var DEFAULT_DATA_BRANCH = "kernelgate-data";
+// src/history/branch-git.ts
+import { existsSync as existsSync9, mkdirSync as mkdirSync4, mkdtempSync, readFileSync as readFileSync6, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join as join10 } from "node:path";
 var REMOTE = "kgdata";
 var TIP_REF = "refs/kernelgate/tip";
-function recordDir(key) {
-  return `records/${safeSegment(key.sku, "GPU SKU")}/${safeSegment(key.branch, "branch")}`;
-}
-function recordPath(key, results, runId) {
-  const started = results.run.started_at;
-  const month = /^(\d{4})-(\d{2})/.exec(started);
-  const stamp = started.replace(/[^0-9A-Za-z]/g, "").replace(/^(\d{8})(\d{6})\d*/, "$1T$2");
-  const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
-  const id = safeSegment(runId ?? results.run.id ?? "local", "run id");
-  return `${recordDir(key)}/${month ? `${month[1]}-${month[2]}` : "undated"}/${safeSegment(stamp, "start time")}-${sha}-${id}.json`;
-}
 function showRemote(remote) {
   return remote.replace(/\/\/[^/@]*@/, "//***@");
 }
@@ -21321,28 +21307,10 @@ function gitReason(result) {
     "//***@"
   );
 }
-var README = `# kernelgate history
-
-Written by kernelgate (https://github.com/kernelgate/kernelgate): one compact record per trusted
-run (${HISTORY_FORMAT}), under records/<GPU SKU>/<branch>/<yyyy-mm>/. Append-only: kernelgate
-adds files and never rewrites or force-pushes this branch. Do not commit to it by hand; see
-docs/history.md in kernelgate for the layout and how to read it.
-`;
-function branchStore(options) {
-  const dataBranch = options.branch ?? DEFAULT_DATA_BRANCH;
+function branchGit(options, dataBranch) {
   const gitDir = options.cacheDir;
-  const attempts = options.attempts ?? 12;
-  const sleep = options.sleep ?? ((ms) => new Promise((done) => setTimeout(done, ms)));
-  const random = options.random ?? Math.random;
-  const where3 = `branch ${dataBranch} of ${showRemote(options.remote)}`;
   const prefix = "kernelgate history";
-  let queue = Promise.resolve();
-  const serial = (work) => {
-    const next = queue.then(work, work);
-    queue = next.catch(() => void 0);
-    return next;
-  };
-  const git = (args, env = {}) => options.exec.run("git", ["--git-dir", gitDir, ...args], {
+  const run2 = (args, env = {}) => options.exec.run("git", ["--git-dir", gitDir, ...args], {
     env: {
       GIT_TERMINAL_PROMPT: "0",
       GIT_AUTHOR_NAME: "kernelgate",
@@ -21353,328 +21321,393 @@ function branchStore(options) {
       ...env
     }
   });
-  const gitOk = async (args, env) => {
-    const result = await git(args, env);
-    if (result.exitCode !== 0) {
-      throw new StoreError(`${prefix}: git ${args[0]} failed in ${gitDir}: ${gitReason(result)}`);
-    }
-    return result.stdout;
+  return {
+    dataBranch,
+    gitDir,
+    where: `branch ${dataBranch} of ${showRemote(options.remote)}`,
+    prefix,
+    exec: options.exec,
+    remote: options.remote,
+    run: run2,
+    ok: async (args, env) => {
+      const result = await run2(args, env);
+      if (result.exitCode !== 0) {
+        throw new StoreError(`${prefix}: git ${args[0]} failed in ${gitDir}: ${gitReason(result)}`);
+      }
+      return result.stdout;
+    },
+    ready: false
   };
-  let ready = false;
-  async function ensureCache() {
-    if (ready) return;
-    if (!existsSync9(join10(gitDir, "HEAD"))) {
-      mkdirSync4(gitDir, { recursive: true });
-      const init = await options.exec.run("git", ["init", "--quiet", "--bare", gitDir]);
-      if (init.exitCode !== 0) {
-        throw new StoreError(`${prefix}: cannot make ${gitDir}: ${gitReason(init)}`);
+}
+async function ensureCache(g) {
+  if (g.ready) return;
+  if (!existsSync9(join10(g.gitDir, "HEAD"))) {
+    mkdirSync4(g.gitDir, { recursive: true });
+    const init = await g.exec.run("git", ["init", "--quiet", "--bare", g.gitDir]);
+    if (init.exitCode !== 0) {
+      throw new StoreError(`${g.prefix}: cannot make ${g.gitDir}: ${gitReason(init)}`);
+    }
+  }
+  await g.ok(["config", `remote.${REMOTE}.url`, g.remote]);
+  await g.ok(["config", `remote.${REMOTE}.promisor`, "true"]);
+  await g.ok(["config", `remote.${REMOTE}.partialclonefilter`, "blob:none"]);
+  await g.ok(["config", "core.logAllRefUpdates", "false"]);
+  g.ready = true;
+}
+async function fetchTip(g) {
+  try {
+    await ensureCache(g);
+  } catch (error) {
+    return { ok: false, reason: error.message };
+  }
+  const fetched = await g.run([
+    "fetch",
+    "--quiet",
+    "--no-tags",
+    "--depth=1",
+    "--filter=blob:none",
+    REMOTE,
+    `+refs/heads/${g.dataBranch}:${TIP_REF}`
+  ]);
+  if (fetched.exitCode === 0) {
+    const tip = (await g.ok(["rev-parse", "--verify", `${TIP_REF}^{commit}`])).trim();
+    return { ok: true, tip };
+  }
+  if (/couldn't find remote ref/i.test(fetched.stderr)) {
+    await g.run(["update-ref", "-d", TIP_REF]);
+    return { ok: true, tip: void 0 };
+  }
+  return { ok: false, reason: gitReason(fetched) };
+}
+async function listPaths(g, tip, dir) {
+  const out = await g.ok(["ls-tree", "-r", "--name-only", tip, "--", `${dir}/`]);
+  return out.split("\n").filter((p) => p.endsWith(".json")).sort().reverse();
+}
+async function readPaths(g, tip, paths) {
+  const out = /* @__PURE__ */ new Map();
+  if (paths.length === 0) return out;
+  const work = mkdtempSync(join10(tmpdir(), "kg-history-read-"));
+  try {
+    const env = { GIT_INDEX_FILE: join10(work, "index") };
+    const tree = join10(work, "tree");
+    mkdirSync4(tree);
+    const chunk = 500;
+    for (let i = 0; i < paths.length; i += chunk) {
+      const part = paths.slice(i, i + chunk);
+      const oids = (await g.ok(["ls-tree", tip, "--", ...part])).split("\n").map((line) => line.split(/\s+/)[2]).filter((oid) => oid !== void 0 && /^[0-9a-f]{40,64}$/.test(oid));
+      await g.run([
+        "-c",
+        "fetch.negotiationAlgorithm=noop",
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--no-write-fetch-head",
+        "--recurse-submodules=no",
+        "--filter=blob:none",
+        REMOTE,
+        ...oids
+      ]);
+      const result = await g.run(["--work-tree", tree, "checkout", tip, "--", ...part], env);
+      if (result.exitCode !== 0) {
+        throw new StoreError(
+          `${g.prefix}: cannot read records of ${g.where}: ${gitReason(result)}`
+        );
       }
     }
-    await gitOk(["config", `remote.${REMOTE}.url`, options.remote]);
-    await gitOk(["config", `remote.${REMOTE}.promisor`, "true"]);
-    await gitOk(["config", `remote.${REMOTE}.partialclonefilter`, "blob:none"]);
-    await gitOk(["config", "core.logAllRefUpdates", "false"]);
-    ready = true;
-  }
-  async function fetchTip() {
-    try {
-      await ensureCache();
-    } catch (error) {
-      return { ok: false, reason: error.message };
-    }
-    const fetched = await git([
-      "fetch",
-      "--quiet",
-      "--no-tags",
-      "--depth=1",
-      "--filter=blob:none",
-      REMOTE,
-      `+refs/heads/${dataBranch}:${TIP_REF}`
-    ]);
-    if (fetched.exitCode === 0) {
-      const tip = (await gitOk(["rev-parse", "--verify", `${TIP_REF}^{commit}`])).trim();
-      return { ok: true, tip };
-    }
-    if (/couldn't find remote ref/i.test(fetched.stderr)) {
-      await git(["update-ref", "-d", TIP_REF]);
-      return { ok: true, tip: void 0 };
-    }
-    return { ok: false, reason: gitReason(fetched) };
-  }
-  async function listPaths(tip, dir) {
-    const out = await gitOk(["ls-tree", "-r", "--name-only", tip, "--", `${dir}/`]);
-    return out.split("\n").filter((p) => p.endsWith(".json")).sort().reverse();
-  }
-  async function readPaths(tip, paths) {
-    const out = /* @__PURE__ */ new Map();
-    if (paths.length === 0) return out;
-    const work = mkdtempSync(join10(tmpdir(), "kg-history-read-"));
-    try {
-      const env = { GIT_INDEX_FILE: join10(work, "index") };
-      const tree = join10(work, "tree");
-      mkdirSync4(tree);
-      const chunk = 500;
-      for (let i = 0; i < paths.length; i += chunk) {
-        const part = paths.slice(i, i + chunk);
-        const oids = (await gitOk(["ls-tree", tip, "--", ...part])).split("\n").map((line) => line.split(/\s+/)[2]).filter((oid) => oid !== void 0 && /^[0-9a-f]{40,64}$/.test(oid));
-        await git([
-          "-c",
-          "fetch.negotiationAlgorithm=noop",
-          "fetch",
-          "--quiet",
-          "--no-tags",
-          "--no-write-fetch-head",
-          "--recurse-submodules=no",
-          "--filter=blob:none",
-          REMOTE,
-          ...oids
-        ]);
-        const result = await git(["--work-tree", tree, "checkout", tip, "--", ...part], env);
-        if (result.exitCode !== 0) {
-          throw new StoreError(`${prefix}: cannot read records of ${where3}: ${gitReason(result)}`);
-        }
-      }
-      for (const path9 of paths) {
-        try {
-          out.set(path9, readFileSync6(join10(tree, path9), "utf8"));
-        } catch {
-        }
-      }
-    } finally {
-      rmSync(work, { recursive: true, force: true });
-    }
-    return out;
-  }
-  function usable(texts, paths, key, limit) {
-    const found = [];
-    let skipped = 0;
     for (const path9 of paths) {
-      if (found.length >= limit) break;
-      const text2 = texts.get(path9);
-      if (text2 === void 0) {
-        options.warn(`${prefix}: skipped ${path9}: it could not be read from ${where3}`);
-        skipped++;
-        continue;
-      }
       try {
-        const record = parseRecord(text2);
-        const [, sku, branch] = path9.split("/");
-        if (key && (record.run.sku !== key.sku || record.run.branch !== key.branch) || safeSegment(record.run.sku, "GPU SKU") !== sku || safeSegment(record.run.branch, "branch") !== branch) {
-          throw new RecordError(
-            `its run is ${record.run.branch} on ${record.run.sku}, not what its folder says`,
-            "foreign"
-          );
-        }
-        found.push({ path: path9, record });
-      } catch (error) {
-        if (!(error instanceof RecordError)) throw error;
-        skipped++;
-        options.warn(
-          error.kind === "newer" ? `${prefix}: refused ${path9}: ${error.message}` : `${prefix}: skipped ${path9}: ${error.message}`
-        );
+        out.set(path9, readFileSync6(join10(tree, path9), "utf8"));
+      } catch {
       }
     }
-    return { found, skipped };
+  } finally {
+    rmSync(work, { recursive: true, force: true });
   }
-  async function readRecords(key, limit) {
-    const fetched = await fetchTip();
-    if (!fetched.ok) {
-      options.warn(
-        `${prefix}: cannot read ${where3}: ${fetched.reason}. No baseline or trend is taken from the history in this run.`
-      );
-      return [];
-    }
-    if (fetched.tip === void 0) return [];
-    const tip = fetched.tip;
-    const paths = await listPaths(tip, recordDir(key));
-    const found = [];
-    let start = 0;
-    while (found.length < limit && start < paths.length) {
-      const batch = paths.slice(start, start + (limit - found.length));
-      start += batch.length;
-      let texts;
-      try {
-        texts = await readPaths(tip, batch);
-      } catch (error) {
-        if (!(error instanceof StoreError)) throw error;
-        options.warn(
-          `${error.message}. No baseline or trend is taken from the history in this run.`
-        );
-        return [];
+  return out;
+}
+
+// src/history/branch-write.ts
+import { mkdirSync as mkdirSync5, mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync as writeFileSync5 } from "node:fs";
+import { tmpdir as tmpdir2 } from "node:os";
+import { dirname as dirname5, join as join11 } from "node:path";
+function recordDir(key) {
+  return `records/${safeSegment(key.sku, "GPU SKU")}/${safeSegment(key.branch, "branch")}`;
+}
+function recordPath(key, results, runId) {
+  const started = results.run.started_at;
+  const month = /^(\d{4})-(\d{2})/.exec(started);
+  const stamp = started.replace(/[^0-9A-Za-z]/g, "").replace(/^(\d{8})(\d{6})\d*/, "$1T$2");
+  const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
+  const id = safeSegment(runId ?? results.run.id ?? "local", "run id");
+  return `${recordDir(key)}/${month ? `${month[1]}-${month[2]}` : "undated"}/${safeSegment(stamp, "start time")}-${sha}-${id}.json`;
+}
+var README = `# kernelgate history
+
+Written by kernelgate (https://github.com/kernelgate/kernelgate): one compact record per trusted
+run (${HISTORY_FORMAT}), under records/<GPU SKU>/<branch>/<yyyy-mm>/. Append-only: kernelgate
+adds files and never rewrites or force-pushes this branch. Do not commit to it by hand; see
+docs/history.md in kernelgate for the layout and how to read it.
+`;
+function writeReadme(work) {
+  const path9 = join11(work, "README.md");
+  mkdirSync5(dirname5(path9), { recursive: true });
+  writeFileSync5(path9, README);
+  return path9;
+}
+function prepare(entries, options, work) {
+  return entries.map((entry, i) => {
+    const merged = { ...options.defaults, ...entry.context };
+    const runId = entry.runId ?? options.runId;
+    const record = buildRecord(entry.results, {
+      branch: entry.key.branch,
+      sku: entry.key.sku,
+      kernelgateVersion: options.kernelgateVersion,
+      ...runId !== void 0 ? { runId } : {},
+      ...merged.event !== void 0 ? { event: merged.event } : {},
+      ...merged.artifact !== void 0 ? { artifact: merged.artifact } : {},
+      ...merged.verdict !== void 0 ? { verdict: merged.verdict } : {},
+      ...merged.verdicts !== void 0 ? { verdicts: merged.verdicts } : {},
+      ...merged.references !== void 0 ? { references: merged.references } : {},
+      ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
+    });
+    const file = join11(work, `record-${i}.json`);
+    writeFileSync5(file, serializeRecord(record));
+    return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
+  });
+}
+async function stage(g, tip, prepared, env, work) {
+  let before;
+  if (tip !== void 0) {
+    await g.ok(["read-tree", tip], env);
+    before = (await g.ok(["ls-files"], env)).split("\n").filter(Boolean).length;
+  } else {
+    const readme = (await g.ok(["hash-object", "-w", "--", writeReadme(work)])).trim();
+    await g.ok(["read-tree", "--empty"], env);
+    await g.ok(["update-index", "--add", "--cacheinfo", `100644,${readme},README.md`], env);
+    before = 1;
+  }
+  const existing = new Map(
+    (await g.ok(["ls-files", "--stage"], env)).split("\n").filter((l) => l !== "").map((l) => {
+      const [meta = "", name = ""] = l.split("	");
+      return [name, meta.split(" ")[1] ?? ""];
+    })
+  );
+  const paths = [];
+  let added = 0;
+  for (const p of prepared) {
+    const blob = (await g.ok(["hash-object", "-w", "--", p.file])).trim();
+    let path9 = p.basePath;
+    let stored = false;
+    for (let n = 2; existing.has(path9); n++) {
+      if (existing.get(path9) === blob) {
+        stored = true;
+        break;
       }
-      found.push(...usable(texts, batch, key, limit - found.length).found);
+      path9 = p.basePath.replace(/\.json$/, `-${n}.json`);
     }
-    return found;
+    paths.push(path9);
+    if (stored) continue;
+    existing.set(path9, blob);
+    await g.ok(["update-index", "--add", "--cacheinfo", `100644,${blob},${path9}`], env);
+    added++;
   }
-  async function saveRecords(entries) {
-    const work = mkdtempSync(join10(tmpdir(), "kg-history-write-"));
-    try {
-      const prepared = entries.map((entry, i) => {
-        const merged = { ...options.defaults, ...entry.context };
-        const runId = entry.runId ?? options.runId;
-        const record = buildRecord(entry.results, {
-          branch: entry.key.branch,
-          sku: entry.key.sku,
-          kernelgateVersion: options.kernelgateVersion,
-          ...runId !== void 0 ? { runId } : {},
-          ...merged.event !== void 0 ? { event: merged.event } : {},
-          ...merged.artifact !== void 0 ? { artifact: merged.artifact } : {},
-          ...merged.verdict !== void 0 ? { verdict: merged.verdict } : {},
-          ...merged.verdicts !== void 0 ? { verdicts: merged.verdicts } : {},
-          ...merged.references !== void 0 ? { references: merged.references } : {},
-          ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
-        });
-        const file = join10(work, `record-${i}.json`);
-        writeFileSync5(file, serializeRecord(record));
-        return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
-      });
-      const first = prepared[0];
-      const what = prepared.length === 1 ? "this run was" : `these ${prepared.length} runs were`;
-      const notStored = (why) => new StoreError(`${prefix}: ${what} not stored on ${where3}: ${why}`);
-      let lastReason = "";
-      for (let attempt = 1; attempt <= attempts; attempt++) {
-        const fetched = await fetchTip();
-        if (!fetched.ok) {
-          throw notStored(`cannot read it (${fetched.reason})`);
-        }
-        const tip = fetched.tip;
-        const env = { GIT_INDEX_FILE: join10(work, `index-${attempt}`) };
-        let before;
-        if (tip !== void 0) {
-          await gitOk(["read-tree", tip], env);
-          before = (await gitOk(["ls-files"], env)).split("\n").filter(Boolean).length;
-        } else {
-          const readme = (await gitOk(["hash-object", "-w", "--", writeReadme(work)])).trim();
-          await gitOk(["read-tree", "--empty"], env);
-          await gitOk(["update-index", "--add", "--cacheinfo", `100644,${readme},README.md`], env);
-          before = 1;
-        }
-        const existing = new Map(
-          (await gitOk(["ls-files", "--stage"], env)).split("\n").filter((l) => l !== "").map((l) => {
-            const [meta = "", name = ""] = l.split("	");
-            return [name, meta.split(" ")[1] ?? ""];
-          })
+  return { before, added, paths };
+}
+var LOST_RACE = /non-fast-forward|fetch first|\[rejected\]|stale info|cannot lock ref|failed to update ref|failed to lock|incorrect old value|reference already exists/i;
+async function saveRecords(g, entries, options) {
+  const work = mkdtempSync2(join11(tmpdir2(), "kg-history-write-"));
+  try {
+    const prepared = prepare(entries, options, work);
+    const first = prepared[0];
+    const what = prepared.length === 1 ? "this run was" : `these ${prepared.length} runs were`;
+    const notStored = (why) => new StoreError(`${g.prefix}: ${what} not stored on ${g.where}: ${why}`);
+    let lastReason = "";
+    for (let attempt = 1; attempt <= options.attempts; attempt++) {
+      const fetched = await fetchTip(g);
+      if (!fetched.ok) {
+        throw notStored(`cannot read it (${fetched.reason})`);
+      }
+      const tip = fetched.tip;
+      const env = { GIT_INDEX_FILE: join11(work, `index-${attempt}`) };
+      const { before, added, paths } = await stage(g, tip, prepared, env, work);
+      if (added === 0) return paths;
+      const after = (await g.ok(["ls-files"], env)).split("\n").filter(Boolean).length;
+      if (after !== before + added) {
+        throw notStored(
+          `the new tree would hold ${after} files, the tip ${before} and ${added} new; not pushed`
         );
-        const paths = [];
-        let added = 0;
-        for (const p of prepared) {
-          const blob = (await gitOk(["hash-object", "-w", "--", p.file])).trim();
-          let path9 = p.basePath;
-          let stored = false;
-          for (let n = 2; existing.has(path9); n++) {
-            if (existing.get(path9) === blob) {
-              stored = true;
-              break;
-            }
-            path9 = p.basePath.replace(/\.json$/, `-${n}.json`);
-          }
-          paths.push(path9);
-          if (stored) continue;
-          existing.set(path9, blob);
-          await gitOk(["update-index", "--add", "--cacheinfo", `100644,${blob},${path9}`], env);
-          added++;
-        }
-        if (added === 0) return paths;
-        const after = (await gitOk(["ls-files"], env)).split("\n").filter(Boolean).length;
-        if (after !== before + added) {
-          throw notStored(
-            `the new tree would hold ${after} files, the tip ${before} and ${added} new; not pushed`
-          );
-        }
-        const tree = (await gitOk(["write-tree", "--missing-ok"], env)).trim();
-        const run2 = first.record.run;
-        const message = prepared.length === 1 ? `kernelgate: ${run2.event ?? "run"} ${run2.commit?.slice(0, 12) ?? ""} on ${first.entry.key.branch}, ${first.entry.key.sku}
+      }
+      const tree = (await g.ok(["write-tree", "--missing-ok"], env)).trim();
+      const run2 = first.record.run;
+      const message = prepared.length === 1 ? `kernelgate: ${run2.event ?? "run"} ${run2.commit?.slice(0, 12) ?? ""} on ${first.entry.key.branch}, ${first.entry.key.sku}
 
 ${paths[0]}
 ` : `kernelgate: ${added} runs imported
 
 ${paths.join("\n")}
 `;
-        const commit = (await gitOk(["commit-tree", tree, ...tip ? ["-p", tip] : [], "-m", message])).trim();
-        const pushed = await git([
-          "push",
-          "--quiet",
-          "--porcelain",
-          REMOTE,
-          `${commit}:refs/heads/${dataBranch}`
-        ]);
-        if (pushed.exitCode === 0) {
-          options.info?.(
-            `${prefix}: stored ${added === 1 ? paths[0] : `${added} records`} on ${where3} (${commit.slice(0, 12)})`
-          );
-          return paths;
-        }
-        const said = `${pushed.stdout}
-${pushed.stderr}`;
-        lastReason = gitReason(pushed);
-        const lostRace = /non-fast-forward|fetch first|\[rejected\]|stale info|cannot lock ref|failed to update ref|failed to lock|incorrect old value|reference already exists/i.test(
-          said
-        );
-        if (!lostRace) throw notStored(`git push failed: ${lastReason}`);
-        const wait = Math.min(2e3, 50 * 2 ** Math.min(attempt, 6)) * (0.5 + random());
+      const commit = (await g.ok(["commit-tree", tree, ...tip ? ["-p", tip] : [], "-m", message])).trim();
+      const pushed = await g.run([
+        "push",
+        "--quiet",
+        "--porcelain",
+        REMOTE,
+        `${commit}:refs/heads/${g.dataBranch}`
+      ]);
+      if (pushed.exitCode === 0) {
         options.info?.(
-          `${prefix}: the tip moved while storing (attempt ${attempt} of ${attempts}); retrying in ${Math.round(wait)} ms`
+          `${g.prefix}: stored ${added === 1 ? paths[0] : `${added} records`} on ${g.where} (${commit.slice(0, 12)})`
         );
-        await sleep(wait);
+        return paths;
       }
-      throw notStored(`the tip kept moving: ${attempts} attempts lost the race (${lastReason})`);
-    } finally {
-      rmSync(work, { recursive: true, force: true });
+      lastReason = gitReason(pushed);
+      if (!LOST_RACE.test(`${pushed.stdout}
+${pushed.stderr}`)) {
+        throw notStored(`git push failed: ${lastReason}`);
+      }
+      const wait = Math.min(2e3, 50 * 2 ** Math.min(attempt, 6)) * (0.5 + options.random());
+      options.info?.(
+        `${g.prefix}: the tip moved while storing (attempt ${attempt} of ${options.attempts}); retrying in ${Math.round(wait)} ms`
+      );
+      await options.sleep(wait);
+    }
+    throw notStored(
+      `the tip kept moving: ${options.attempts} attempts lost the race (${lastReason})`
+    );
+  } finally {
+    rmSync2(work, { recursive: true, force: true });
+  }
+}
+
+// src/history/branch-store.ts
+var DEFAULT_DATA_BRANCH = "kernelgate-data";
+function usable(g, warn, texts, paths, key, limit) {
+  const found = [];
+  let skipped = 0;
+  for (const path9 of paths) {
+    if (found.length >= limit) break;
+    const text2 = texts.get(path9);
+    if (text2 === void 0) {
+      warn(`${g.prefix}: skipped ${path9}: it could not be read from ${g.where}`);
+      skipped++;
+      continue;
+    }
+    try {
+      const record = parseRecord(text2);
+      const [, sku, branch] = path9.split("/");
+      if (key && (record.run.sku !== key.sku || record.run.branch !== key.branch) || safeSegment(record.run.sku, "GPU SKU") !== sku || safeSegment(record.run.branch, "branch") !== branch) {
+        throw new RecordError(
+          `its run is ${record.run.branch} on ${record.run.sku}, not what its folder says`,
+          "foreign"
+        );
+      }
+      found.push({ path: path9, record });
+    } catch (error) {
+      if (!(error instanceof RecordError)) throw error;
+      skipped++;
+      warn(
+        error.kind === "newer" ? `${g.prefix}: refused ${path9}: ${error.message}` : `${g.prefix}: skipped ${path9}: ${error.message}`
+      );
     }
   }
+  return { found, skipped };
+}
+async function readRecords(g, warn, key, limit) {
+  const fetched = await fetchTip(g);
+  if (!fetched.ok) {
+    warn(
+      `${g.prefix}: cannot read ${g.where}: ${fetched.reason}. No baseline or trend is taken from the history in this run.`
+    );
+    return [];
+  }
+  if (fetched.tip === void 0) return [];
+  const tip = fetched.tip;
+  const paths = await listPaths(g, tip, recordDir(key));
+  const found = [];
+  let start = 0;
+  while (found.length < limit && start < paths.length) {
+    const batch = paths.slice(start, start + (limit - found.length));
+    start += batch.length;
+    let texts;
+    try {
+      texts = await readPaths(g, tip, batch);
+    } catch (error) {
+      if (!(error instanceof StoreError)) throw error;
+      warn(`${error.message}. No baseline or trend is taken from the history in this run.`);
+      return [];
+    }
+    found.push(...usable(g, warn, texts, batch, key, limit - found.length).found);
+  }
+  return found;
+}
+function branchStore(options) {
+  const dataBranch = options.branch ?? DEFAULT_DATA_BRANCH;
+  const g = branchGit(options, dataBranch);
+  const { prefix, where: where3 } = g;
+  const writing = {
+    kernelgateVersion: options.kernelgateVersion,
+    ...options.defaults ? { defaults: options.defaults } : {},
+    ...options.runId !== void 0 ? { runId: options.runId } : {},
+    attempts: options.attempts ?? 12,
+    sleep: options.sleep ?? ((ms) => new Promise((done) => setTimeout(done, ms))),
+    random: options.random ?? Math.random,
+    ...options.info ? { info: options.info } : {}
+  };
+  let queue = Promise.resolve();
+  const serial = (work) => {
+    const next = queue.then(work, work);
+    queue = next.catch(() => void 0);
+    return next;
+  };
+  const readKey = (key, limit) => readRecords(g, options.warn, key, limit);
+  const save = (entries) => saveRecords(g, entries, writing);
   return {
     latest: (key) => serial(async () => {
-      const [newest] = await readRecords(key, 1);
+      const [newest] = await readKey(key, 1);
       return newest === void 0 ? void 0 : {
         results: recordToResults(newest.record),
         path: `${dataBranch}:${newest.path}`
       };
     }),
     history: (key, limit) => serial(
-      async () => (await readRecords(key, limit)).map((r) => ({
+      async () => (await readKey(key, limit)).map((r) => ({
         results: recordToResults(r.record),
         path: `${dataBranch}:${r.path}`
       }))
     ),
-    records: (key, limit) => serial(() => readRecords(key, limit)),
+    records: (key, limit) => serial(() => readKey(key, limit)),
     allRecords: () => serial(async () => {
-      const fetched = await fetchTip();
+      const fetched = await fetchTip(g);
       if (!fetched.ok) {
         options.warn(`${prefix}: cannot read ${where3}: ${fetched.reason}.`);
         return [];
       }
       if (fetched.tip === void 0) return [];
-      const paths = await listPaths(fetched.tip, "records");
-      const texts = await readPaths(fetched.tip, paths);
-      return usable(texts, paths, void 0, paths.length).found;
+      const paths = await listPaths(g, fetched.tip, "records");
+      const texts = await readPaths(g, fetched.tip, paths);
+      return usable(g, options.warn, texts, paths, void 0, paths.length).found;
     }),
     save: (key, results, context = {}) => serial(async () => {
-      const [path9] = await saveRecords([{ key, results, context }]);
+      const [path9] = await save([{ key, results, context }]);
       return `${dataBranch}:${path9}`;
     }),
     saveMany: (entries) => serial(
-      async () => entries.length === 0 ? [] : (await saveRecords(entries)).map((path9) => `${dataBranch}:${path9}`)
+      async () => entries.length === 0 ? [] : (await save(entries)).map((path9) => `${dataBranch}:${path9}`)
     ),
     tip: () => serial(async () => {
-      const fetched = await fetchTip();
+      const fetched = await fetchTip(g);
       return fetched.ok ? fetched.tip : void 0;
     })
   };
-}
-function writeReadme(work) {
-  const path9 = join10(work, "README.md");
-  mkdirSync4(dirname5(path9), { recursive: true });
-  writeFileSync5(path9, README);
-  return path9;
 }
 
 // src/history/action.ts
 var KERNELGATE_VERSION = package_default.version;
 
 // src/history/dashboard-cli.ts
-import { mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync as writeFileSync8 } from "node:fs";
-import { tmpdir as tmpdir2 } from "node:os";
-import { join as join17, resolve as resolve9 } from "node:path";
+import { mkdtempSync as mkdtempSync3, rmSync as rmSync3, writeFileSync as writeFileSync8 } from "node:fs";
+import { tmpdir as tmpdir3 } from "node:os";
+import { join as join18, resolve as resolve9 } from "node:path";
 import { parseArgs as parseArgs2 } from "node:util";
 
 // src/report/digest.ts
@@ -22155,7 +22188,7 @@ function buildsView(input, opts) {
 
 // src/report/render.ts
 import { readdirSync as readdirSync4, readFileSync as readFileSync7 } from "node:fs";
-import { join as join11 } from "node:path";
+import { join as join12 } from "node:path";
 
 // node_modules/mustache/mustache.mjs
 var objectToString = Object.prototype.toString;
@@ -22748,7 +22781,7 @@ function outcomeText(input, changes) {
     }
     return parts;
   };
-  const join23 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
+  const join24 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
   if (outcome === "fail") {
     const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
     const parts = [...shardTitleParts(input.results), ...deepTitleParts(input), ...say(kinds)];
@@ -22760,13 +22793,13 @@ function outcomeText(input, changes) {
       }
     }
     const n = input.gate.reasons.length;
-    return `❌ fail: ${parts.length ? join23(parts) : plural(n, "reason")}`;
+    return `❌ fail: ${parts.length ? join24(parts) : plural(n, "reason")}`;
   }
-  if (outcome === "regression") return `⚠️ regression: ${join23(say(["slower"]))}`;
+  if (outcome === "regression") return `⚠️ regression: ${join24(say(["slower"]))}`;
   const faster = say(["faster"]);
   const moved = changes.changed.filter((v) => v.changed.some(isControl));
   const control = moved.length ? ` (the A/A control ${moved.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
-  if (faster.length) return `✅ pass: ${join23(faster)}${control}`;
+  if (faster.length) return `✅ pass: ${join24(faster)}${control}`;
   if (!changes.judged) return "✅ pass";
   return `✅ pass: ${moved.length ? "no candidate" : "no case"} slower or faster${control}`;
 }
@@ -23635,17 +23668,17 @@ function buildView(input, opts, digest) {
 
 // src/report/render.ts
 function defaultTemplatesDir() {
-  return join11(packageRoot(), "templates");
+  return join12(packageRoot(), "templates");
 }
 function loadTemplates(dir, kind) {
   const main = readFileSync7(
-    join11(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
+    join12(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
     "utf8"
   );
   const partials = {};
-  for (const file of readdirSync4(join11(dir, "partials"))) {
+  for (const file of readdirSync4(join12(dir, "partials"))) {
     const match = /^(.+)\.md\.mustache$/.exec(file);
-    if (match?.[1]) partials[match[1]] = readFileSync7(join11(dir, "partials", file), "utf8");
+    if (match?.[1]) partials[match[1]] = readFileSync7(join12(dir, "partials", file), "utf8");
   }
   return { main, partials };
 }
@@ -23740,7 +23773,7 @@ import { existsSync as existsSync12 } from "node:fs";
 
 // src/measure/base-revision.ts
 import { existsSync as existsSync10 } from "node:fs";
-import { join as join12 } from "node:path";
+import { join as join13 } from "node:path";
 var SHA = /^[0-9a-f]{40}$/;
 function lastLine(text2) {
   const lines = text2.trim().split("\n");
@@ -23751,7 +23784,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
   if (!SHA.test(sha)) {
     return { ok: false, reason: `the base commit '${sha}' is not a 40-character commit SHA` };
   }
-  const dir = options.dir ?? join12(workspace, ".kernelgate", "base");
+  const dir = options.dir ?? join13(workspace, ".kernelgate", "base");
   const git = (...args) => exec2.run("git", ["-C", workspace, ...args]);
   const inside = await git("rev-parse", "--is-inside-work-tree");
   if (inside.exitCode !== 0) {
@@ -23802,7 +23835,7 @@ function withRef(base, ref) {
 }
 
 // src/measure/benchmarks.ts
-import { join as join13, relative as relative6 } from "node:path";
+import { join as join14, relative as relative6 } from "node:path";
 
 // src/measure/diagnose.ts
 var KNOWN_FAILURES = [
@@ -24640,7 +24673,7 @@ function jobOf(target, variant, build2, ctx) {
     report: (d) => ctx.diagnostics.push({ ...d, kernel: target.kernel, variant })
   };
 }
-async function prepare(job) {
+async function prepare2(job) {
   const { build: build2, sources, label } = job;
   if (!build2.sources?.length && build2.command === void 0) {
     throw new BuildFailure("build needs `sources` (compiled with nvcc) or a `command`.");
@@ -24849,7 +24882,7 @@ async function buildVariant(target, variant, build2, ctx) {
   const started = ctx.now();
   const job = jobOf(target, variant, build2, ctx);
   try {
-    await prepare(job);
+    await prepare2(job);
     const { stored, cached } = await builtOrCached(job, started);
     return checked(job, stored, cached, started);
   } catch (error) {
@@ -29960,8 +29993,8 @@ async function runBenchmarkStage(options, deps) {
   const started = now();
   deps.log.startGroup("kernelgate benchmarks");
   try {
-    const stage2 = await runEach(benchmarks, options, deps);
-    return { ...stage2, seconds: (now() - started) / 1e3 };
+    const stage3 = await runEach(benchmarks, options, deps);
+    return { ...stage3, seconds: (now() - started) / 1e3 };
   } finally {
     deps.log.endGroup();
   }
@@ -29969,7 +30002,7 @@ async function runBenchmarkStage(options, deps) {
 async function runEach(benchmarks, options, deps) {
   const { config, base } = options;
   const now = deps.now ?? Date.now;
-  const baseRoot = base ? join13(base.root, relative6(options.workspace, config.rootDir)) : void 0;
+  const baseRoot = base ? join14(base.root, relative6(options.workspace, config.rootDir)) : void 0;
   const kernels = [];
   for (const bench2 of benchmarks) {
     deps.log.info(
@@ -30021,10 +30054,10 @@ function knownFailures(kernels) {
   }
   return found;
 }
-function withBenchmarks(results, stage2, base, config) {
-  if (stage2.kernels.length === 0 && stage2.diagnostics.length === 0) return results;
-  const merged = mergeBenchmarks(results, stage2, base);
-  const names = stage2.kernels.map((k) => k.info.name);
+function withBenchmarks(results, stage3, base, config) {
+  if (stage3.kernels.length === 0 && stage3.diagnostics.length === 0) return results;
+  const merged = mergeBenchmarks(results, stage3, base);
+  const names = stage3.kernels.map((k) => k.info.name);
   return {
     ...merged,
     diagnostics: [...merged.diagnostics, ...slowPathChecks(merged, names, config)]
@@ -30034,10 +30067,10 @@ function harnessName(results, formats) {
   const adapters = `${ADAPTERS_HARNESS} (${formats.join(", ")})`;
   return results.run.harness === NO_HARNESS ? adapters : `${results.run.harness} + ${adapters}`;
 }
-function mergeBenchmarks(results, stage2, base) {
-  const formats = [...new Set(stage2.kernels.map((k) => k.info.adapter?.format ?? ""))];
-  const pairedBase = results.run.paired_base ?? (stage2.pairedRoot !== void 0 && base ? {
-    root: stage2.pairedRoot,
+function mergeBenchmarks(results, stage3, base) {
+  const formats = [...new Set(stage3.kernels.map((k) => k.info.adapter?.format ?? ""))];
+  const pairedBase = results.run.paired_base ?? (stage3.pairedRoot !== void 0 && base ? {
+    root: stage3.pairedRoot,
     git_sha: base.sha,
     ...base.ref !== void 0 ? { git_ref: base.ref } : {},
     order: "ABBA"
@@ -30048,15 +30081,15 @@ function mergeBenchmarks(results, stage2, base) {
       ...results.run,
       ...formats.length ? { harness: harnessName(results, formats) } : {},
       ...pairedBase ? { paired_base: pairedBase } : {},
-      ...stage2.seconds !== void 0 ? { stage_seconds: { ...results.run.stage_seconds, benchmarks: stage2.seconds } } : {}
+      ...stage3.seconds !== void 0 ? { stage_seconds: { ...results.run.stage_seconds, benchmarks: stage3.seconds } } : {}
     },
     diagnostics: [
       ...results.diagnostics,
-      ...stage2.kernels.flatMap((k) => k.diagnostics),
-      ...stage2.diagnostics
+      ...stage3.kernels.flatMap((k) => k.diagnostics),
+      ...stage3.diagnostics
     ],
-    kernels: [...results.kernels, ...stage2.kernels.map((k) => k.info)],
-    cases: [...results.cases, ...stage2.kernels.flatMap((k) => k.cases)]
+    kernels: [...results.kernels, ...stage3.kernels.map((k) => k.info)],
+    cases: [...results.cases, ...stage3.kernels.flatMap((k) => k.cases)]
   };
 }
 function harnessSelection(config, only) {
@@ -30081,8 +30114,8 @@ function noHarness(startedAt, environment) {
 }
 
 // src/measure/harness.ts
-import { appendFileSync, existsSync as existsSync11, mkdirSync as mkdirSync5, writeFileSync as writeFileSync6 } from "node:fs";
-import { delimiter as delimiter3, dirname as dirname6, join as join14 } from "node:path";
+import { appendFileSync, existsSync as existsSync11, mkdirSync as mkdirSync6, writeFileSync as writeFileSync6 } from "node:fs";
+import { delimiter as delimiter3, dirname as dirname6, join as join15 } from "node:path";
 var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
   cwd,
   env,
@@ -30110,10 +30143,10 @@ function harnessArgs(options) {
   return [...args, ...options.extraArgs ?? []];
 }
 async function runHarness(options, log, run2 = streamingExec) {
-  mkdirSync5(dirname6(options.logPath), { recursive: true });
+  mkdirSync6(dirname6(options.logPath), { recursive: true });
   writeFileSync6(options.logPath, "");
   const env = childEnv(options.env);
-  env.PYTHONPATH = [join14(options.harnessRoot, "python"), options.workspace, env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter3);
+  env.PYTHONPATH = [join15(options.harnessRoot, "python"), options.workspace, env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter3);
   env.PYTHONUNBUFFERED = "1";
   const lines = [];
   let inGroup = false;
@@ -30142,8 +30175,8 @@ async function runHarness(options, log, run2 = streamingExec) {
 }
 
 // src/measure/measure.ts
-import { copyFileSync, mkdirSync as mkdirSync6, writeFileSync as writeFileSync7 } from "node:fs";
-import { join as join15, resolve as resolve7 } from "node:path";
+import { copyFileSync, mkdirSync as mkdirSync7, writeFileSync as writeFileSync7 } from "node:fs";
+import { join as join16, resolve as resolve7 } from "node:path";
 function buildTargets(config, only) {
   return config.kernels.filter((k) => only === void 0 || only.length === 0 || only.includes(k.manifest.name)).map((k) => ({
     kernel: k.manifest.name,
@@ -30165,7 +30198,7 @@ function mergeEnvironment(fromHarness, fromDoctor) {
     libraries: { ...fromDoctor.libraries, ...fromHarness.libraries }
   };
 }
-async function stage(name, group, deps, seconds, body) {
+async function stage2(name, group, deps, seconds, body) {
   const now = deps.now ?? Date.now;
   if (group) deps.log.startGroup(group);
   const t = now();
@@ -30179,7 +30212,7 @@ async function stage(name, group, deps, seconds, body) {
 async function casesArgs(options, environment, outDir) {
   const selected = options.selectCases ? await options.selectCases(environment) : void 0;
   if (selected === void 0) return [];
-  const casesPath = join15(outDir, "cases.txt");
+  const casesPath = join16(outDir, "cases.txt");
   writeFileSync7(casesPath, selected.map((id) => `${id}
 `).join(""));
   return ["--cases", casesPath];
@@ -30228,7 +30261,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       python: config.harness.python,
       kernelsDir: config.kernelsDir,
       resultsPath: paths.resultsPath,
-      logPath: join15(paths.outDir, "harness.log"),
+      logPath: join16(paths.outDir, "harness.log"),
       buildsPath: paths.buildsPath,
       ...options.only !== void 0 ? { only: options.only } : {},
       timeoutPerCaseS: config.harness.timeoutS,
@@ -30237,7 +30270,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       extraArgs: [
         ...config.harness.args,
         "--tune-cache",
-        join15(paths.cacheDir, "tune"),
+        join16(paths.cacheDir, "tune"),
         ...moreArgs
       ],
       ...options.harnessEnv !== void 0 ? { env: options.harnessEnv } : {}
@@ -30249,7 +30282,7 @@ function harnessRun(options, deps, paths, moreArgs) {
 async function harnessStage(options, deps, paths, moreArgs, run2) {
   const kernels = harnessSelection(options.config, options.only);
   if (!kernels.run) return { measured: noHarness(run2.startedAt, run2.environment), diagnostics: [] };
-  const harness = await stage(
+  const harness = await stage2(
     "harness",
     void 0,
     deps,
@@ -30305,17 +30338,17 @@ async function measure(options, deps) {
   const { config } = options;
   const { log } = deps;
   const outDir = resolve7(options.outDir);
-  mkdirSync6(outDir, { recursive: true });
+  mkdirSync7(outDir, { recursive: true });
   const stageSeconds = {};
   const startedAt = new Date(now()).toISOString();
-  const doctor2 = await stage("doctor", "kernelgate doctor", deps, stageSeconds, async () => {
+  const doctor2 = await stage2("doctor", "kernelgate doctor", deps, stageSeconds, async () => {
     const report2 = await runDoctor({ exec: deps.exec, python: config.harness.python });
     for (const d of report2.diagnostics) log.info(`doctor: ${d.level}: ${d.message}`);
     return report2;
   });
-  const cacheDir = options.buildCacheDir ?? join15(options.workspace, ".kernelgate", "build");
-  const buildsPath = join15(outDir, "builds.json");
-  const build2 = await stage("build", "kernelgate build", deps, stageSeconds, async () => {
+  const cacheDir = options.buildCacheDir ?? join16(options.workspace, ".kernelgate", "build");
+  const buildsPath = join16(outDir, "builds.json");
+  const build2 = await stage2("build", "kernelgate build", deps, stageSeconds, async () => {
     const built = await buildKernels(buildTargets(config, options.only), {
       exec: deps.exec,
       cacheDir,
@@ -30328,7 +30361,7 @@ async function measure(options, deps) {
   });
   const notes = [];
   const base = options.base;
-  const paired = base === void 0 ? void 0 : await stage(
+  const paired = base === void 0 ? void 0 : await stage2(
     "build_base",
     `kernelgate build (base revision ${base.sha.slice(0, 12)})`,
     deps,
@@ -30336,7 +30369,7 @@ async function measure(options, deps) {
     () => buildBase(base, options, config, cacheDir, outDir, deps, notes)
   );
   const selectArgs = await casesArgs(options, doctor2.environment, outDir);
-  const resultsPath = join15(outDir, "results.json");
+  const resultsPath = join16(outDir, "results.json");
   const { measured, diagnostics: harnessDiagnostics } = await harnessStage(
     options,
     deps,
@@ -30394,7 +30427,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
     log: (line) => deps.log.info(`base: ${line}`),
     ...deps.now !== void 0 ? { now: deps.now } : {}
   });
-  const buildsPath = join15(outDir, "base-builds.json");
+  const buildsPath = join16(outDir, "base-builds.json");
   copyFileSync(build2.buildsJsonPath, buildsPath);
   const failed = build2.records.filter((r) => r.status !== "ok");
   for (const r of failed) {
@@ -30402,7 +30435,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
       `base: ${r.kernel}/${r.variant} did not build (${r.status}): its cases are not paired`
     );
   }
-  return { base, kernelsDir: join15(base.root, baseConfig.kernelsDir), buildsPath };
+  return { base, kernelsDir: join16(base.root, baseConfig.kernelsDir), buildsPath };
 }
 function pairedArgs(paired, config) {
   const args = [
@@ -30511,7 +30544,7 @@ function slowerDeepTargets(results, baseline, config) {
 
 // src/history/dashboard.ts
 import { existsSync as existsSync13, readFileSync as readFileSync8 } from "node:fs";
-import { dirname as dirname7, join as join16, resolve as resolve8 } from "node:path";
+import { dirname as dirname7, join as join17, resolve as resolve8 } from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 
 // src/history/dashboard-data.ts
@@ -30650,7 +30683,7 @@ function uplotDir() {
   const here = dirname7(fileURLToPath2(import.meta.url));
   for (const up of ["../..", "..", "."]) {
     const dir = resolve8(here, up, "vendor", "uplot");
-    if (existsSync13(join16(dir, "uPlot.iife.min.js"))) return dir;
+    if (existsSync13(join17(dir, "uPlot.iife.min.js"))) return dir;
   }
   throw new Error(
     `vendor/uplot not found above ${here}: the dashboard needs uPlot ${UPLOT_VERSION}`
@@ -30663,9 +30696,9 @@ var escapeHtml2 = (text2) => text2.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeA
 function buildDashboard(records, options = {}) {
   const data = dashboardData(records, options);
   const dir = options.vendorDir ?? uplotDir();
-  const js = readFileSync8(join16(dir, "uPlot.iife.min.js"), "utf8");
-  const css = readFileSync8(join16(dir, "uPlot.min.css"), "utf8");
-  const licence = readFileSync8(join16(dir, "LICENSE"), "utf8");
+  const js = readFileSync8(join17(dir, "uPlot.iife.min.js"), "utf8");
+  const css = readFileSync8(join17(dir, "uPlot.min.css"), "utf8");
+  const licence = readFileSync8(join17(dir, "LICENSE"), "utf8");
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -30948,19 +30981,19 @@ async function dashboardCommand(args, io) {
       config
     );
   } else {
-    const cache = mkdtempSync2(join17(tmpdir2(), "kg-dashboard-"));
+    const cache = mkdtempSync3(join18(tmpdir3(), "kg-dashboard-"));
     try {
       const store = branchStore({
         remote: /^[a-z]+:\/\//.test(remote) ? remote : resolve9(io.cwd, remote),
         branch: values["history-branch"],
-        cacheDir: join17(cache, "history.git"),
+        cacheDir: join18(cache, "history.git"),
         exec: actionsExec(),
         warn: (m) => warnings.push(m),
         kernelgateVersion: KERNELGATE_VERSION
       });
       records = (await store.allRecords()).map((r) => r.record);
     } finally {
-      rmSync2(cache, { recursive: true, force: true });
+      rmSync3(cache, { recursive: true, force: true });
     }
   }
   for (const w of warnings) io.stderr(`warning: ${w}
@@ -30981,7 +31014,7 @@ async function dashboardCommand(args, io) {
 
 // src/history/export.ts
 import { writeFileSync as writeFileSync9 } from "node:fs";
-import { join as join18, resolve as resolve10 } from "node:path";
+import { join as join19, resolve as resolve10 } from "node:path";
 import { parseArgs as parseArgs3 } from "node:util";
 var EXPORT_FORMATS = ["bmf", "gab-smaller", "gab-bigger"];
 function timedCases(results) {
@@ -31117,18 +31150,18 @@ async function exportCommand(args, io) {
 }
 
 // src/history/migrate.ts
-import { existsSync as existsSync14, mkdtempSync as mkdtempSync3, readdirSync as readdirSync5, rmSync as rmSync3, statSync as statSync4 } from "node:fs";
-import { tmpdir as tmpdir3 } from "node:os";
-import { join as join19, resolve as resolve11 } from "node:path";
+import { existsSync as existsSync14, mkdtempSync as mkdtempSync4, readdirSync as readdirSync5, rmSync as rmSync4, statSync as statSync4 } from "node:fs";
+import { tmpdir as tmpdir4 } from "node:os";
+import { join as join20, resolve as resolve11 } from "node:path";
 import { parseArgs as parseArgs4 } from "node:util";
 function directoryRuns(root) {
   if (!existsSync14(root)) throw new InputError(`${root}: no such folder`);
   const out = [];
-  const dirs = (path9) => readdirSync5(path9).filter((name) => statSync4(join19(path9, name)).isDirectory());
+  const dirs = (path9) => readdirSync5(path9).filter((name) => statSync4(join20(path9, name)).isDirectory());
   for (const branch of dirs(root)) {
-    for (const sku of dirs(join19(root, branch))) {
-      for (const name of readdirSync5(join19(root, branch, sku))) {
-        if (name.endsWith(".json")) out.push({ branch, sku, file: join19(root, branch, sku, name) });
+    for (const sku of dirs(join20(root, branch))) {
+      for (const name of readdirSync5(join20(root, branch, sku))) {
+        if (name.endsWith(".json")) out.push({ branch, sku, file: join20(root, branch, sku, name) });
       }
     }
   }
@@ -31187,13 +31220,13 @@ async function historyCommand(args, io) {
       "history import needs --baseline-dir DIR and --history-remote URL_OR_PATH"
     );
   }
-  const cache = mkdtempSync3(join19(tmpdir3(), "kg-import-"));
+  const cache = mkdtempSync4(join20(tmpdir4(), "kg-import-"));
   const warnings = [];
   try {
     const store = branchStore({
       remote: /^[a-z]+:\/\//.test(remote) || /^[^/]+@[^:]+:/.test(remote) ? remote : resolve11(io.cwd, remote),
       branch: values["history-branch"],
-      cacheDir: join19(cache, "history.git"),
+      cacheDir: join20(cache, "history.git"),
       exec: actionsExec(),
       warn: (m) => warnings.push(m),
       info: (m) => io.stderr(`${m}
@@ -31211,13 +31244,13 @@ async function historyCommand(args, io) {
     );
     return 0;
   } finally {
-    rmSync3(cache, { recursive: true, force: true });
+    rmSync4(cache, { recursive: true, force: true });
   }
 }
 
 // src/cli/adapt.ts
-import { mkdirSync as mkdirSync7, writeFileSync as writeFileSync11 } from "node:fs";
-import { join as join20, resolve as resolve13 } from "node:path";
+import { mkdirSync as mkdirSync8, writeFileSync as writeFileSync11 } from "node:fs";
+import { join as join21, resolve as resolve13 } from "node:path";
 import { parseArgs as parseArgs5 } from "node:util";
 
 // src/cli/common.ts
@@ -31400,8 +31433,8 @@ var bench = async (args, io) => {
   );
   results.diagnostics.push(...slowPathChecks(results, names, config));
   const outDir = resolve13(io.cwd, values["out-dir"]);
-  mkdirSync7(outDir, { recursive: true });
-  const resultsPath = join20(outDir, "results.json");
+  mkdirSync8(outDir, { recursive: true });
+  const resultsPath = join21(outDir, "results.json");
   writeFileSync11(resultsPath, `${JSON.stringify(results, null, 2)}
 `);
   io.stderr(`results: ${resultsPath}
@@ -31466,8 +31499,8 @@ var calibrateCommand = async (args, io) => {
 };
 
 // src/cli/deep.ts
-import { existsSync as existsSync15, mkdirSync as mkdirSync8, writeFileSync as writeFileSync13 } from "node:fs";
-import { join as join21, resolve as resolve15 } from "node:path";
+import { existsSync as existsSync15, mkdirSync as mkdirSync9, writeFileSync as writeFileSync13 } from "node:fs";
+import { join as join22, resolve as resolve15 } from "node:path";
 import { parseArgs as parseArgs7 } from "node:util";
 var DEEP_USAGE = `kernelgate deep [--config DIR_OR_FILE] [--checks sanitizer,ncu] [--only K1,K2]
                 [--results FILE [--baseline FILE]] [--out-dir DIR] [--builds FILE] [--jobs N]
@@ -31541,7 +31574,7 @@ async function buildsFor(given, config, only, exec2, log) {
   if (given !== void 0) return given;
   const built = await buildKernels(buildTargets(config, only), {
     exec: exec2,
-    cacheDir: join21(config.rootDir, ".kernelgate", "build"),
+    cacheDir: join22(config.rootDir, ".kernelgate", "build"),
     python: config.harness.python,
     log
   });
@@ -31553,7 +31586,7 @@ function deepCommand(exec2 = actionsExec()) {
     const config = configFrom(values.config, io.cwd);
     const outDir = resolve15(io.cwd, values["out-dir"]);
     const log = terminalLog(io);
-    const resultsPath = values.results ? resolve15(io.cwd, values.results) : join21(outDir, "results.json");
+    const resultsPath = values.results ? resolve15(io.cwd, values.results) : join22(outDir, "results.json");
     const results = values.results ? loadResults(resultsPath) : void 0;
     const baseline = values.baseline ? loadResults(resolve15(io.cwd, values.baseline)) : void 0;
     if (checks.includes("ncu-slower") && !results) {
@@ -31569,8 +31602,8 @@ function deepCommand(exec2 = actionsExec()) {
       exec2,
       log.info
     );
-    const deepDir = join21(outDir, "deep");
-    mkdirSync8(deepDir, { recursive: true });
+    const deepDir = join22(outDir, "deep");
+    mkdirSync9(deepDir, { recursive: true });
     log.info(`kernelgate deep: ${checks.join(", ")}; the tools' output under ${deepDir}`);
     const gpu = (results?.environment ?? doctor2.environment).gpu;
     const outcome = await runDeep(
@@ -31613,7 +31646,7 @@ function deepCommand(exec2 = actionsExec()) {
 }
 
 // src/cli/measure-commands.ts
-import { join as join22, resolve as resolve16 } from "node:path";
+import { join as join23, resolve as resolve16 } from "node:path";
 import { parseArgs as parseArgs8 } from "node:util";
 var doctor = async (args, io) => {
   const { values } = parseArgs8({
@@ -31641,7 +31674,7 @@ var build = async (args, io) => {
   const config = configFrom(values.config, io.cwd);
   const built = await buildKernels(buildTargets(config, onlyList(values.only)), {
     exec: actionsExec(),
-    cacheDir: resolve16(io.cwd, values["cache-dir"] ?? join22(config.rootDir, ".kernelgate", "build")),
+    cacheDir: resolve16(io.cwd, values["cache-dir"] ?? join23(config.rootDir, ".kernelgate", "build")),
     python: config.harness.python,
     log: (line) => io.stderr(`${line}
 `)

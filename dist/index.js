@@ -43225,7 +43225,7 @@ function outcomeText(input, changes) {
     }
     return parts;
   };
-  const join23 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
+  const join24 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
   if (outcome === "fail") {
     const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
     const parts = [...shardTitleParts(input.results), ...deepTitleParts(input), ...say(kinds)];
@@ -43237,13 +43237,13 @@ function outcomeText(input, changes) {
       }
     }
     const n = input.gate.reasons.length;
-    return `❌ fail: ${parts.length ? join23(parts) : plural(n, "reason")}`;
+    return `❌ fail: ${parts.length ? join24(parts) : plural(n, "reason")}`;
   }
-  if (outcome === "regression") return `⚠️ regression: ${join23(say(["slower"]))}`;
+  if (outcome === "regression") return `⚠️ regression: ${join24(say(["slower"]))}`;
   const faster = say(["faster"]);
   const moved = changes.changed.filter((v) => v.changed.some(isControl));
   const control = moved.length ? ` (the A/A control ${moved.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
-  if (faster.length) return `✅ pass: ${join23(faster)}${control}`;
+  if (faster.length) return `✅ pass: ${join24(faster)}${control}`;
   if (!changes.judged) return "✅ pass";
   return `✅ pass: ${moved.length ? "no candidate" : "no case"} slower or faster${control}`;
 }
@@ -50375,8 +50375,8 @@ async function runBenchmarkStage(options, deps) {
   const started = now();
   deps.log.startGroup("kernelgate benchmarks");
   try {
-    const stage2 = await runEach(benchmarks, options, deps);
-    return { ...stage2, seconds: (now() - started) / 1e3 };
+    const stage3 = await runEach(benchmarks, options, deps);
+    return { ...stage3, seconds: (now() - started) / 1e3 };
   } finally {
     deps.log.endGroup();
   }
@@ -50436,10 +50436,10 @@ function knownFailures(kernels) {
   }
   return found;
 }
-function withBenchmarks(results, stage2, base, config) {
-  if (stage2.kernels.length === 0 && stage2.diagnostics.length === 0) return results;
-  const merged = mergeBenchmarks(results, stage2, base);
-  const names = stage2.kernels.map((k) => k.info.name);
+function withBenchmarks(results, stage3, base, config) {
+  if (stage3.kernels.length === 0 && stage3.diagnostics.length === 0) return results;
+  const merged = mergeBenchmarks(results, stage3, base);
+  const names = stage3.kernels.map((k) => k.info.name);
   return {
     ...merged,
     diagnostics: [...merged.diagnostics, ...slowPathChecks(merged, names, config)]
@@ -50449,10 +50449,10 @@ function harnessName(results, formats) {
   const adapters = `${ADAPTERS_HARNESS} (${formats.join(", ")})`;
   return results.run.harness === NO_HARNESS ? adapters : `${results.run.harness} + ${adapters}`;
 }
-function mergeBenchmarks(results, stage2, base) {
-  const formats = [...new Set(stage2.kernels.map((k) => k.info.adapter?.format ?? ""))];
-  const pairedBase = results.run.paired_base ?? (stage2.pairedRoot !== void 0 && base ? {
-    root: stage2.pairedRoot,
+function mergeBenchmarks(results, stage3, base) {
+  const formats = [...new Set(stage3.kernels.map((k) => k.info.adapter?.format ?? ""))];
+  const pairedBase = results.run.paired_base ?? (stage3.pairedRoot !== void 0 && base ? {
+    root: stage3.pairedRoot,
     git_sha: base.sha,
     ...base.ref !== void 0 ? { git_ref: base.ref } : {},
     order: "ABBA"
@@ -50463,15 +50463,15 @@ function mergeBenchmarks(results, stage2, base) {
       ...results.run,
       ...formats.length ? { harness: harnessName(results, formats) } : {},
       ...pairedBase ? { paired_base: pairedBase } : {},
-      ...stage2.seconds !== void 0 ? { stage_seconds: { ...results.run.stage_seconds, benchmarks: stage2.seconds } } : {}
+      ...stage3.seconds !== void 0 ? { stage_seconds: { ...results.run.stage_seconds, benchmarks: stage3.seconds } } : {}
     },
     diagnostics: [
       ...results.diagnostics,
-      ...stage2.kernels.flatMap((k) => k.diagnostics),
-      ...stage2.diagnostics
+      ...stage3.kernels.flatMap((k) => k.diagnostics),
+      ...stage3.diagnostics
     ],
-    kernels: [...results.kernels, ...stage2.kernels.map((k) => k.info)],
-    cases: [...results.cases, ...stage2.kernels.flatMap((k) => k.cases)]
+    kernels: [...results.kernels, ...stage3.kernels.map((k) => k.info)],
+    cases: [...results.cases, ...stage3.kernels.flatMap((k) => k.cases)]
   };
 }
 function harnessSelection(config, only) {
@@ -55745,7 +55745,7 @@ import { statSync as statSync4 } from "node:fs";
 import { dirname as dirname7, isAbsolute as isAbsolute3, resolve as resolve8 } from "node:path";
 
 // src/history/action.ts
-import { join as join17 } from "node:path";
+import { join as join18 } from "node:path";
 
 // package.json
 var package_default = {
@@ -55800,11 +55800,6 @@ var package_default = {
     vitest: "^4.1.12"
   }
 };
-
-// src/history/branch-store.ts
-import { mkdtempSync, mkdirSync as mkdirSync6, readFileSync as readFileSync9, rmSync, writeFileSync as writeFileSync7, existsSync as existsSync14 } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname as dirname6, join as join16 } from "node:path";
 
 // src/history/record.ts
 var HISTORY_FORMAT_NAME = "kernelgate/history";
@@ -56116,21 +56111,12 @@ function recordToResults(record) {
   };
 }
 
-// src/history/branch-store.ts
-var DEFAULT_DATA_BRANCH = "kernelgate-data";
+// src/history/branch-git.ts
+import { existsSync as existsSync14, mkdirSync as mkdirSync6, mkdtempSync, readFileSync as readFileSync9, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join as join16 } from "node:path";
 var REMOTE = "kgdata";
 var TIP_REF = "refs/kernelgate/tip";
-function recordDir(key) {
-  return `records/${safeSegment(key.sku, "GPU SKU")}/${safeSegment(key.branch, "branch")}`;
-}
-function recordPath(key, results, runId) {
-  const started = results.run.started_at;
-  const month = /^(\d{4})-(\d{2})/.exec(started);
-  const stamp = started.replace(/[^0-9A-Za-z]/g, "").replace(/^(\d{8})(\d{6})\d*/, "$1T$2");
-  const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
-  const id = safeSegment(runId ?? results.run.id ?? "local", "run id");
-  return `${recordDir(key)}/${month ? `${month[1]}-${month[2]}` : "undated"}/${safeSegment(stamp, "start time")}-${sha}-${id}.json`;
-}
 function showRemote(remote) {
   return remote.replace(/\/\/[^/@]*@/, "//***@");
 }
@@ -56142,28 +56128,10 @@ function gitReason(result) {
     "//***@"
   );
 }
-var README = `# kernelgate history
-
-Written by kernelgate (https://github.com/kernelgate/kernelgate): one compact record per trusted
-run (${HISTORY_FORMAT}), under records/<GPU SKU>/<branch>/<yyyy-mm>/. Append-only: kernelgate
-adds files and never rewrites or force-pushes this branch. Do not commit to it by hand; see
-docs/history.md in kernelgate for the layout and how to read it.
-`;
-function branchStore(options) {
-  const dataBranch = options.branch ?? DEFAULT_DATA_BRANCH;
+function branchGit(options, dataBranch) {
   const gitDir = options.cacheDir;
-  const attempts = options.attempts ?? 12;
-  const sleep = options.sleep ?? ((ms) => new Promise((done) => setTimeout(done, ms)));
-  const random = options.random ?? Math.random;
-  const where3 = `branch ${dataBranch} of ${showRemote(options.remote)}`;
   const prefix = "kernelgate history";
-  let queue = Promise.resolve();
-  const serial = (work) => {
-    const next = queue.then(work, work);
-    queue = next.catch(() => void 0);
-    return next;
-  };
-  const git = (args, env = {}) => options.exec.run("git", ["--git-dir", gitDir, ...args], {
+  const run2 = (args, env = {}) => options.exec.run("git", ["--git-dir", gitDir, ...args], {
     env: {
       GIT_TERMINAL_PROMPT: "0",
       GIT_AUTHOR_NAME: "kernelgate",
@@ -56174,319 +56142,384 @@ function branchStore(options) {
       ...env
     }
   });
-  const gitOk = async (args, env) => {
-    const result = await git(args, env);
-    if (result.exitCode !== 0) {
-      throw new StoreError(`${prefix}: git ${args[0]} failed in ${gitDir}: ${gitReason(result)}`);
-    }
-    return result.stdout;
+  return {
+    dataBranch,
+    gitDir,
+    where: `branch ${dataBranch} of ${showRemote(options.remote)}`,
+    prefix,
+    exec: options.exec,
+    remote: options.remote,
+    run: run2,
+    ok: async (args, env) => {
+      const result = await run2(args, env);
+      if (result.exitCode !== 0) {
+        throw new StoreError(`${prefix}: git ${args[0]} failed in ${gitDir}: ${gitReason(result)}`);
+      }
+      return result.stdout;
+    },
+    ready: false
   };
-  let ready = false;
-  async function ensureCache() {
-    if (ready) return;
-    if (!existsSync14(join16(gitDir, "HEAD"))) {
-      mkdirSync6(gitDir, { recursive: true });
-      const init = await options.exec.run("git", ["init", "--quiet", "--bare", gitDir]);
-      if (init.exitCode !== 0) {
-        throw new StoreError(`${prefix}: cannot make ${gitDir}: ${gitReason(init)}`);
+}
+async function ensureCache(g) {
+  if (g.ready) return;
+  if (!existsSync14(join16(g.gitDir, "HEAD"))) {
+    mkdirSync6(g.gitDir, { recursive: true });
+    const init = await g.exec.run("git", ["init", "--quiet", "--bare", g.gitDir]);
+    if (init.exitCode !== 0) {
+      throw new StoreError(`${g.prefix}: cannot make ${g.gitDir}: ${gitReason(init)}`);
+    }
+  }
+  await g.ok(["config", `remote.${REMOTE}.url`, g.remote]);
+  await g.ok(["config", `remote.${REMOTE}.promisor`, "true"]);
+  await g.ok(["config", `remote.${REMOTE}.partialclonefilter`, "blob:none"]);
+  await g.ok(["config", "core.logAllRefUpdates", "false"]);
+  g.ready = true;
+}
+async function fetchTip(g) {
+  try {
+    await ensureCache(g);
+  } catch (error2) {
+    return { ok: false, reason: error2.message };
+  }
+  const fetched = await g.run([
+    "fetch",
+    "--quiet",
+    "--no-tags",
+    "--depth=1",
+    "--filter=blob:none",
+    REMOTE,
+    `+refs/heads/${g.dataBranch}:${TIP_REF}`
+  ]);
+  if (fetched.exitCode === 0) {
+    const tip = (await g.ok(["rev-parse", "--verify", `${TIP_REF}^{commit}`])).trim();
+    return { ok: true, tip };
+  }
+  if (/couldn't find remote ref/i.test(fetched.stderr)) {
+    await g.run(["update-ref", "-d", TIP_REF]);
+    return { ok: true, tip: void 0 };
+  }
+  return { ok: false, reason: gitReason(fetched) };
+}
+async function listPaths(g, tip, dir) {
+  const out = await g.ok(["ls-tree", "-r", "--name-only", tip, "--", `${dir}/`]);
+  return out.split("\n").filter((p) => p.endsWith(".json")).sort().reverse();
+}
+async function readPaths(g, tip, paths) {
+  const out = /* @__PURE__ */ new Map();
+  if (paths.length === 0) return out;
+  const work = mkdtempSync(join16(tmpdir(), "kg-history-read-"));
+  try {
+    const env = { GIT_INDEX_FILE: join16(work, "index") };
+    const tree = join16(work, "tree");
+    mkdirSync6(tree);
+    const chunk = 500;
+    for (let i = 0; i < paths.length; i += chunk) {
+      const part = paths.slice(i, i + chunk);
+      const oids = (await g.ok(["ls-tree", tip, "--", ...part])).split("\n").map((line) => line.split(/\s+/)[2]).filter((oid) => oid !== void 0 && /^[0-9a-f]{40,64}$/.test(oid));
+      await g.run([
+        "-c",
+        "fetch.negotiationAlgorithm=noop",
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--no-write-fetch-head",
+        "--recurse-submodules=no",
+        "--filter=blob:none",
+        REMOTE,
+        ...oids
+      ]);
+      const result = await g.run(["--work-tree", tree, "checkout", tip, "--", ...part], env);
+      if (result.exitCode !== 0) {
+        throw new StoreError(
+          `${g.prefix}: cannot read records of ${g.where}: ${gitReason(result)}`
+        );
       }
     }
-    await gitOk(["config", `remote.${REMOTE}.url`, options.remote]);
-    await gitOk(["config", `remote.${REMOTE}.promisor`, "true"]);
-    await gitOk(["config", `remote.${REMOTE}.partialclonefilter`, "blob:none"]);
-    await gitOk(["config", "core.logAllRefUpdates", "false"]);
-    ready = true;
-  }
-  async function fetchTip() {
-    try {
-      await ensureCache();
-    } catch (error2) {
-      return { ok: false, reason: error2.message };
-    }
-    const fetched = await git([
-      "fetch",
-      "--quiet",
-      "--no-tags",
-      "--depth=1",
-      "--filter=blob:none",
-      REMOTE,
-      `+refs/heads/${dataBranch}:${TIP_REF}`
-    ]);
-    if (fetched.exitCode === 0) {
-      const tip = (await gitOk(["rev-parse", "--verify", `${TIP_REF}^{commit}`])).trim();
-      return { ok: true, tip };
-    }
-    if (/couldn't find remote ref/i.test(fetched.stderr)) {
-      await git(["update-ref", "-d", TIP_REF]);
-      return { ok: true, tip: void 0 };
-    }
-    return { ok: false, reason: gitReason(fetched) };
-  }
-  async function listPaths(tip, dir) {
-    const out = await gitOk(["ls-tree", "-r", "--name-only", tip, "--", `${dir}/`]);
-    return out.split("\n").filter((p) => p.endsWith(".json")).sort().reverse();
-  }
-  async function readPaths(tip, paths) {
-    const out = /* @__PURE__ */ new Map();
-    if (paths.length === 0) return out;
-    const work = mkdtempSync(join16(tmpdir(), "kg-history-read-"));
-    try {
-      const env = { GIT_INDEX_FILE: join16(work, "index") };
-      const tree = join16(work, "tree");
-      mkdirSync6(tree);
-      const chunk = 500;
-      for (let i = 0; i < paths.length; i += chunk) {
-        const part = paths.slice(i, i + chunk);
-        const oids = (await gitOk(["ls-tree", tip, "--", ...part])).split("\n").map((line) => line.split(/\s+/)[2]).filter((oid) => oid !== void 0 && /^[0-9a-f]{40,64}$/.test(oid));
-        await git([
-          "-c",
-          "fetch.negotiationAlgorithm=noop",
-          "fetch",
-          "--quiet",
-          "--no-tags",
-          "--no-write-fetch-head",
-          "--recurse-submodules=no",
-          "--filter=blob:none",
-          REMOTE,
-          ...oids
-        ]);
-        const result = await git(["--work-tree", tree, "checkout", tip, "--", ...part], env);
-        if (result.exitCode !== 0) {
-          throw new StoreError(`${prefix}: cannot read records of ${where3}: ${gitReason(result)}`);
-        }
-      }
-      for (const path11 of paths) {
-        try {
-          out.set(path11, readFileSync9(join16(tree, path11), "utf8"));
-        } catch {
-        }
-      }
-    } finally {
-      rmSync(work, { recursive: true, force: true });
-    }
-    return out;
-  }
-  function usable(texts, paths, key, limit) {
-    const found = [];
-    let skipped = 0;
     for (const path11 of paths) {
-      if (found.length >= limit) break;
-      const text3 = texts.get(path11);
-      if (text3 === void 0) {
-        options.warn(`${prefix}: skipped ${path11}: it could not be read from ${where3}`);
-        skipped++;
-        continue;
-      }
       try {
-        const record = parseRecord(text3);
-        const [, sku, branch] = path11.split("/");
-        if (key && (record.run.sku !== key.sku || record.run.branch !== key.branch) || safeSegment(record.run.sku, "GPU SKU") !== sku || safeSegment(record.run.branch, "branch") !== branch) {
-          throw new RecordError(
-            `its run is ${record.run.branch} on ${record.run.sku}, not what its folder says`,
-            "foreign"
-          );
-        }
-        found.push({ path: path11, record });
-      } catch (error2) {
-        if (!(error2 instanceof RecordError)) throw error2;
-        skipped++;
-        options.warn(
-          error2.kind === "newer" ? `${prefix}: refused ${path11}: ${error2.message}` : `${prefix}: skipped ${path11}: ${error2.message}`
-        );
+        out.set(path11, readFileSync9(join16(tree, path11), "utf8"));
+      } catch {
       }
     }
-    return { found, skipped };
+  } finally {
+    rmSync(work, { recursive: true, force: true });
   }
-  async function readRecords(key, limit) {
-    const fetched = await fetchTip();
-    if (!fetched.ok) {
-      options.warn(
-        `${prefix}: cannot read ${where3}: ${fetched.reason}. No baseline or trend is taken from the history in this run.`
-      );
-      return [];
-    }
-    if (fetched.tip === void 0) return [];
-    const tip = fetched.tip;
-    const paths = await listPaths(tip, recordDir(key));
-    const found = [];
-    let start = 0;
-    while (found.length < limit && start < paths.length) {
-      const batch = paths.slice(start, start + (limit - found.length));
-      start += batch.length;
-      let texts;
-      try {
-        texts = await readPaths(tip, batch);
-      } catch (error2) {
-        if (!(error2 instanceof StoreError)) throw error2;
-        options.warn(
-          `${error2.message}. No baseline or trend is taken from the history in this run.`
-        );
-        return [];
+  return out;
+}
+
+// src/history/branch-write.ts
+import { mkdirSync as mkdirSync7, mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync as writeFileSync7 } from "node:fs";
+import { tmpdir as tmpdir2 } from "node:os";
+import { dirname as dirname6, join as join17 } from "node:path";
+function recordDir(key) {
+  return `records/${safeSegment(key.sku, "GPU SKU")}/${safeSegment(key.branch, "branch")}`;
+}
+function recordPath(key, results, runId) {
+  const started = results.run.started_at;
+  const month = /^(\d{4})-(\d{2})/.exec(started);
+  const stamp = started.replace(/[^0-9A-Za-z]/g, "").replace(/^(\d{8})(\d{6})\d*/, "$1T$2");
+  const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
+  const id = safeSegment(runId ?? results.run.id ?? "local", "run id");
+  return `${recordDir(key)}/${month ? `${month[1]}-${month[2]}` : "undated"}/${safeSegment(stamp, "start time")}-${sha}-${id}.json`;
+}
+var README = `# kernelgate history
+
+Written by kernelgate (https://github.com/kernelgate/kernelgate): one compact record per trusted
+run (${HISTORY_FORMAT}), under records/<GPU SKU>/<branch>/<yyyy-mm>/. Append-only: kernelgate
+adds files and never rewrites or force-pushes this branch. Do not commit to it by hand; see
+docs/history.md in kernelgate for the layout and how to read it.
+`;
+function writeReadme(work) {
+  const path11 = join17(work, "README.md");
+  mkdirSync7(dirname6(path11), { recursive: true });
+  writeFileSync7(path11, README);
+  return path11;
+}
+function prepare2(entries, options, work) {
+  return entries.map((entry, i) => {
+    const merged = { ...options.defaults, ...entry.context };
+    const runId = entry.runId ?? options.runId;
+    const record = buildRecord(entry.results, {
+      branch: entry.key.branch,
+      sku: entry.key.sku,
+      kernelgateVersion: options.kernelgateVersion,
+      ...runId !== void 0 ? { runId } : {},
+      ...merged.event !== void 0 ? { event: merged.event } : {},
+      ...merged.artifact !== void 0 ? { artifact: merged.artifact } : {},
+      ...merged.verdict !== void 0 ? { verdict: merged.verdict } : {},
+      ...merged.verdicts !== void 0 ? { verdicts: merged.verdicts } : {},
+      ...merged.references !== void 0 ? { references: merged.references } : {},
+      ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
+    });
+    const file = join17(work, `record-${i}.json`);
+    writeFileSync7(file, serializeRecord(record));
+    return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
+  });
+}
+async function stage2(g, tip, prepared, env, work) {
+  let before;
+  if (tip !== void 0) {
+    await g.ok(["read-tree", tip], env);
+    before = (await g.ok(["ls-files"], env)).split("\n").filter(Boolean).length;
+  } else {
+    const readme = (await g.ok(["hash-object", "-w", "--", writeReadme(work)])).trim();
+    await g.ok(["read-tree", "--empty"], env);
+    await g.ok(["update-index", "--add", "--cacheinfo", `100644,${readme},README.md`], env);
+    before = 1;
+  }
+  const existing = new Map(
+    (await g.ok(["ls-files", "--stage"], env)).split("\n").filter((l) => l !== "").map((l) => {
+      const [meta = "", name = ""] = l.split("	");
+      return [name, meta.split(" ")[1] ?? ""];
+    })
+  );
+  const paths = [];
+  let added = 0;
+  for (const p of prepared) {
+    const blob = (await g.ok(["hash-object", "-w", "--", p.file])).trim();
+    let path11 = p.basePath;
+    let stored = false;
+    for (let n = 2; existing.has(path11); n++) {
+      if (existing.get(path11) === blob) {
+        stored = true;
+        break;
       }
-      found.push(...usable(texts, batch, key, limit - found.length).found);
+      path11 = p.basePath.replace(/\.json$/, `-${n}.json`);
     }
-    return found;
+    paths.push(path11);
+    if (stored) continue;
+    existing.set(path11, blob);
+    await g.ok(["update-index", "--add", "--cacheinfo", `100644,${blob},${path11}`], env);
+    added++;
   }
-  async function saveRecords(entries) {
-    const work = mkdtempSync(join16(tmpdir(), "kg-history-write-"));
-    try {
-      const prepared = entries.map((entry, i) => {
-        const merged = { ...options.defaults, ...entry.context };
-        const runId = entry.runId ?? options.runId;
-        const record = buildRecord(entry.results, {
-          branch: entry.key.branch,
-          sku: entry.key.sku,
-          kernelgateVersion: options.kernelgateVersion,
-          ...runId !== void 0 ? { runId } : {},
-          ...merged.event !== void 0 ? { event: merged.event } : {},
-          ...merged.artifact !== void 0 ? { artifact: merged.artifact } : {},
-          ...merged.verdict !== void 0 ? { verdict: merged.verdict } : {},
-          ...merged.verdicts !== void 0 ? { verdicts: merged.verdicts } : {},
-          ...merged.references !== void 0 ? { references: merged.references } : {},
-          ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
-        });
-        const file = join16(work, `record-${i}.json`);
-        writeFileSync7(file, serializeRecord(record));
-        return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
-      });
-      const first = prepared[0];
-      const what = prepared.length === 1 ? "this run was" : `these ${prepared.length} runs were`;
-      const notStored = (why) => new StoreError(`${prefix}: ${what} not stored on ${where3}: ${why}`);
-      let lastReason = "";
-      for (let attempt = 1; attempt <= attempts; attempt++) {
-        const fetched = await fetchTip();
-        if (!fetched.ok) {
-          throw notStored(`cannot read it (${fetched.reason})`);
-        }
-        const tip = fetched.tip;
-        const env = { GIT_INDEX_FILE: join16(work, `index-${attempt}`) };
-        let before;
-        if (tip !== void 0) {
-          await gitOk(["read-tree", tip], env);
-          before = (await gitOk(["ls-files"], env)).split("\n").filter(Boolean).length;
-        } else {
-          const readme = (await gitOk(["hash-object", "-w", "--", writeReadme(work)])).trim();
-          await gitOk(["read-tree", "--empty"], env);
-          await gitOk(["update-index", "--add", "--cacheinfo", `100644,${readme},README.md`], env);
-          before = 1;
-        }
-        const existing = new Map(
-          (await gitOk(["ls-files", "--stage"], env)).split("\n").filter((l) => l !== "").map((l) => {
-            const [meta = "", name = ""] = l.split("	");
-            return [name, meta.split(" ")[1] ?? ""];
-          })
+  return { before, added, paths };
+}
+var LOST_RACE = /non-fast-forward|fetch first|\[rejected\]|stale info|cannot lock ref|failed to update ref|failed to lock|incorrect old value|reference already exists/i;
+async function saveRecords(g, entries, options) {
+  const work = mkdtempSync2(join17(tmpdir2(), "kg-history-write-"));
+  try {
+    const prepared = prepare2(entries, options, work);
+    const first = prepared[0];
+    const what = prepared.length === 1 ? "this run was" : `these ${prepared.length} runs were`;
+    const notStored = (why) => new StoreError(`${g.prefix}: ${what} not stored on ${g.where}: ${why}`);
+    let lastReason = "";
+    for (let attempt = 1; attempt <= options.attempts; attempt++) {
+      const fetched = await fetchTip(g);
+      if (!fetched.ok) {
+        throw notStored(`cannot read it (${fetched.reason})`);
+      }
+      const tip = fetched.tip;
+      const env = { GIT_INDEX_FILE: join17(work, `index-${attempt}`) };
+      const { before, added, paths } = await stage2(g, tip, prepared, env, work);
+      if (added === 0) return paths;
+      const after = (await g.ok(["ls-files"], env)).split("\n").filter(Boolean).length;
+      if (after !== before + added) {
+        throw notStored(
+          `the new tree would hold ${after} files, the tip ${before} and ${added} new; not pushed`
         );
-        const paths = [];
-        let added = 0;
-        for (const p of prepared) {
-          const blob = (await gitOk(["hash-object", "-w", "--", p.file])).trim();
-          let path11 = p.basePath;
-          let stored = false;
-          for (let n = 2; existing.has(path11); n++) {
-            if (existing.get(path11) === blob) {
-              stored = true;
-              break;
-            }
-            path11 = p.basePath.replace(/\.json$/, `-${n}.json`);
-          }
-          paths.push(path11);
-          if (stored) continue;
-          existing.set(path11, blob);
-          await gitOk(["update-index", "--add", "--cacheinfo", `100644,${blob},${path11}`], env);
-          added++;
-        }
-        if (added === 0) return paths;
-        const after = (await gitOk(["ls-files"], env)).split("\n").filter(Boolean).length;
-        if (after !== before + added) {
-          throw notStored(
-            `the new tree would hold ${after} files, the tip ${before} and ${added} new; not pushed`
-          );
-        }
-        const tree = (await gitOk(["write-tree", "--missing-ok"], env)).trim();
-        const run2 = first.record.run;
-        const message = prepared.length === 1 ? `kernelgate: ${run2.event ?? "run"} ${run2.commit?.slice(0, 12) ?? ""} on ${first.entry.key.branch}, ${first.entry.key.sku}
+      }
+      const tree = (await g.ok(["write-tree", "--missing-ok"], env)).trim();
+      const run2 = first.record.run;
+      const message = prepared.length === 1 ? `kernelgate: ${run2.event ?? "run"} ${run2.commit?.slice(0, 12) ?? ""} on ${first.entry.key.branch}, ${first.entry.key.sku}
 
 ${paths[0]}
 ` : `kernelgate: ${added} runs imported
 
 ${paths.join("\n")}
 `;
-        const commit = (await gitOk(["commit-tree", tree, ...tip ? ["-p", tip] : [], "-m", message])).trim();
-        const pushed = await git([
-          "push",
-          "--quiet",
-          "--porcelain",
-          REMOTE,
-          `${commit}:refs/heads/${dataBranch}`
-        ]);
-        if (pushed.exitCode === 0) {
-          options.info?.(
-            `${prefix}: stored ${added === 1 ? paths[0] : `${added} records`} on ${where3} (${commit.slice(0, 12)})`
-          );
-          return paths;
-        }
-        const said = `${pushed.stdout}
-${pushed.stderr}`;
-        lastReason = gitReason(pushed);
-        const lostRace = /non-fast-forward|fetch first|\[rejected\]|stale info|cannot lock ref|failed to update ref|failed to lock|incorrect old value|reference already exists/i.test(
-          said
-        );
-        if (!lostRace) throw notStored(`git push failed: ${lastReason}`);
-        const wait = Math.min(2e3, 50 * 2 ** Math.min(attempt, 6)) * (0.5 + random());
+      const commit = (await g.ok(["commit-tree", tree, ...tip ? ["-p", tip] : [], "-m", message])).trim();
+      const pushed = await g.run([
+        "push",
+        "--quiet",
+        "--porcelain",
+        REMOTE,
+        `${commit}:refs/heads/${g.dataBranch}`
+      ]);
+      if (pushed.exitCode === 0) {
         options.info?.(
-          `${prefix}: the tip moved while storing (attempt ${attempt} of ${attempts}); retrying in ${Math.round(wait)} ms`
+          `${g.prefix}: stored ${added === 1 ? paths[0] : `${added} records`} on ${g.where} (${commit.slice(0, 12)})`
         );
-        await sleep(wait);
+        return paths;
       }
-      throw notStored(`the tip kept moving: ${attempts} attempts lost the race (${lastReason})`);
-    } finally {
-      rmSync(work, { recursive: true, force: true });
+      lastReason = gitReason(pushed);
+      if (!LOST_RACE.test(`${pushed.stdout}
+${pushed.stderr}`)) {
+        throw notStored(`git push failed: ${lastReason}`);
+      }
+      const wait = Math.min(2e3, 50 * 2 ** Math.min(attempt, 6)) * (0.5 + options.random());
+      options.info?.(
+        `${g.prefix}: the tip moved while storing (attempt ${attempt} of ${options.attempts}); retrying in ${Math.round(wait)} ms`
+      );
+      await options.sleep(wait);
+    }
+    throw notStored(
+      `the tip kept moving: ${options.attempts} attempts lost the race (${lastReason})`
+    );
+  } finally {
+    rmSync2(work, { recursive: true, force: true });
+  }
+}
+
+// src/history/branch-store.ts
+var DEFAULT_DATA_BRANCH = "kernelgate-data";
+function usable(g, warn, texts, paths, key, limit) {
+  const found = [];
+  let skipped = 0;
+  for (const path11 of paths) {
+    if (found.length >= limit) break;
+    const text3 = texts.get(path11);
+    if (text3 === void 0) {
+      warn(`${g.prefix}: skipped ${path11}: it could not be read from ${g.where}`);
+      skipped++;
+      continue;
+    }
+    try {
+      const record = parseRecord(text3);
+      const [, sku, branch] = path11.split("/");
+      if (key && (record.run.sku !== key.sku || record.run.branch !== key.branch) || safeSegment(record.run.sku, "GPU SKU") !== sku || safeSegment(record.run.branch, "branch") !== branch) {
+        throw new RecordError(
+          `its run is ${record.run.branch} on ${record.run.sku}, not what its folder says`,
+          "foreign"
+        );
+      }
+      found.push({ path: path11, record });
+    } catch (error2) {
+      if (!(error2 instanceof RecordError)) throw error2;
+      skipped++;
+      warn(
+        error2.kind === "newer" ? `${g.prefix}: refused ${path11}: ${error2.message}` : `${g.prefix}: skipped ${path11}: ${error2.message}`
+      );
     }
   }
+  return { found, skipped };
+}
+async function readRecords(g, warn, key, limit) {
+  const fetched = await fetchTip(g);
+  if (!fetched.ok) {
+    warn(
+      `${g.prefix}: cannot read ${g.where}: ${fetched.reason}. No baseline or trend is taken from the history in this run.`
+    );
+    return [];
+  }
+  if (fetched.tip === void 0) return [];
+  const tip = fetched.tip;
+  const paths = await listPaths(g, tip, recordDir(key));
+  const found = [];
+  let start = 0;
+  while (found.length < limit && start < paths.length) {
+    const batch = paths.slice(start, start + (limit - found.length));
+    start += batch.length;
+    let texts;
+    try {
+      texts = await readPaths(g, tip, batch);
+    } catch (error2) {
+      if (!(error2 instanceof StoreError)) throw error2;
+      warn(`${error2.message}. No baseline or trend is taken from the history in this run.`);
+      return [];
+    }
+    found.push(...usable(g, warn, texts, batch, key, limit - found.length).found);
+  }
+  return found;
+}
+function branchStore(options) {
+  const dataBranch = options.branch ?? DEFAULT_DATA_BRANCH;
+  const g = branchGit(options, dataBranch);
+  const { prefix, where: where3 } = g;
+  const writing = {
+    kernelgateVersion: options.kernelgateVersion,
+    ...options.defaults ? { defaults: options.defaults } : {},
+    ...options.runId !== void 0 ? { runId: options.runId } : {},
+    attempts: options.attempts ?? 12,
+    sleep: options.sleep ?? ((ms) => new Promise((done) => setTimeout(done, ms))),
+    random: options.random ?? Math.random,
+    ...options.info ? { info: options.info } : {}
+  };
+  let queue = Promise.resolve();
+  const serial = (work) => {
+    const next = queue.then(work, work);
+    queue = next.catch(() => void 0);
+    return next;
+  };
+  const readKey = (key, limit) => readRecords(g, options.warn, key, limit);
+  const save = (entries) => saveRecords(g, entries, writing);
   return {
     latest: (key) => serial(async () => {
-      const [newest] = await readRecords(key, 1);
+      const [newest] = await readKey(key, 1);
       return newest === void 0 ? void 0 : {
         results: recordToResults(newest.record),
         path: `${dataBranch}:${newest.path}`
       };
     }),
     history: (key, limit) => serial(
-      async () => (await readRecords(key, limit)).map((r) => ({
+      async () => (await readKey(key, limit)).map((r) => ({
         results: recordToResults(r.record),
         path: `${dataBranch}:${r.path}`
       }))
     ),
-    records: (key, limit) => serial(() => readRecords(key, limit)),
+    records: (key, limit) => serial(() => readKey(key, limit)),
     allRecords: () => serial(async () => {
-      const fetched = await fetchTip();
+      const fetched = await fetchTip(g);
       if (!fetched.ok) {
         options.warn(`${prefix}: cannot read ${where3}: ${fetched.reason}.`);
         return [];
       }
       if (fetched.tip === void 0) return [];
-      const paths = await listPaths(fetched.tip, "records");
-      const texts = await readPaths(fetched.tip, paths);
-      return usable(texts, paths, void 0, paths.length).found;
+      const paths = await listPaths(g, fetched.tip, "records");
+      const texts = await readPaths(g, fetched.tip, paths);
+      return usable(g, options.warn, texts, paths, void 0, paths.length).found;
     }),
     save: (key, results, context3 = {}) => serial(async () => {
-      const [path11] = await saveRecords([{ key, results, context: context3 }]);
+      const [path11] = await save([{ key, results, context: context3 }]);
       return `${dataBranch}:${path11}`;
     }),
     saveMany: (entries) => serial(
-      async () => entries.length === 0 ? [] : (await saveRecords(entries)).map((path11) => `${dataBranch}:${path11}`)
+      async () => entries.length === 0 ? [] : (await save(entries)).map((path11) => `${dataBranch}:${path11}`)
     ),
     tip: () => serial(async () => {
-      const fetched = await fetchTip();
+      const fetched = await fetchTip(g);
       return fetched.ok ? fetched.tip : void 0;
     })
   };
-}
-function writeReadme(work) {
-  const path11 = join16(work, "README.md");
-  mkdirSync6(dirname6(path11), { recursive: true });
-  writeFileSync7(path11, README);
-  return path11;
 }
 
 // src/history/action.ts
@@ -56530,7 +56563,7 @@ function actionStore(inputs, env, inWorkspace2, deps) {
   return branchStore({
     remote,
     branch: inputs.history.branch,
-    cacheDir: join17(env["RUNNER_TEMP"] ?? inWorkspace2(".kernelgate"), "kernelgate-history.git"),
+    cacheDir: join18(env["RUNNER_TEMP"] ?? inWorkspace2(".kernelgate"), "kernelgate-history.git"),
     exec: deps.exec ?? actionsExec(),
     warn: deps.warning,
     info: deps.info,
@@ -56738,7 +56771,7 @@ var PAGE_JS = String.raw`
 `;
 
 // src/history/export.ts
-import { join as join18, resolve as resolve7 } from "node:path";
+import { join as join19, resolve as resolve7 } from "node:path";
 var EXPORT_FORMATS = ["bmf", "gab-smaller", "gab-bigger"];
 function timedCases(results) {
   return results.cases.filter(
@@ -56832,7 +56865,7 @@ async function writeExports(results, reportDir, fs3, setOutput2, options = {}) {
   for (const format of EXPORT_FORMATS) {
     const exported = exportResults(results, format, options);
     const count = Array.isArray(exported) ? exported.length : Object.keys(exported).length;
-    const path11 = join18(reportDir, `${format}.json`);
+    const path11 = join19(reportDir, `${format}.json`);
     if (count > 0) await fs3.writeFile(path11, `${JSON.stringify(exported, null, 2)}
 `);
     setOutput2(`${format}-path`, count > 0 ? path11 : "");
@@ -57096,14 +57129,14 @@ function loadConfigInput(path11) {
 
 // src/action/main.ts
 import { statSync as statSync5 } from "node:fs";
-import { join as join22 } from "node:path";
+import { join as join23 } from "node:path";
 
 // src/action/deep.ts
-import { mkdirSync as mkdirSync7, writeFileSync as writeFileSync8 } from "node:fs";
-import { join as join20 } from "node:path";
+import { mkdirSync as mkdirSync8, writeFileSync as writeFileSync8 } from "node:fs";
+import { join as join21 } from "node:path";
 
 // src/action/measure-options.ts
-import { join as join19 } from "node:path";
+import { join as join20 } from "node:path";
 var ACTION_ROOT = packageRoot();
 function measureOptions(inputs, config, mode, event, env, core) {
   const workspace = env["GITHUB_WORKSPACE"] ?? process.cwd();
@@ -57125,7 +57158,7 @@ function measureOptions(inputs, config, mode, event, env, core) {
     workspace,
     harnessRoot: ACTION_ROOT,
     ...pairedBase !== void 0 ? { pairedBase } : {},
-    outDir: inWorkspace(env, join19(inputs.reportDir, "measure")),
+    outDir: inWorkspace(env, join20(inputs.reportDir, "measure")),
     ...inputs.kernels.length > 0 ? { only: inputs.kernels } : {},
     run: {
       ...env["GITHUB_RUN_ID"] ? { id: env["GITHUB_RUN_ID"] } : {},
@@ -57186,9 +57219,9 @@ async function withDeepChecks(got, inputs, config, deps) {
     );
     return got;
   }
-  const outDir = inWorkspace(env, join20(inputs.reportDir, "deep"));
-  mkdirSync7(outDir, { recursive: true });
-  const buildsPath = join20(outDir, "builds.json");
+  const outDir = inWorkspace(env, join21(inputs.reportDir, "deep"));
+  mkdirSync8(outDir, { recursive: true });
+  const buildsPath = join21(outDir, "builds.json");
   writeFileSync8(buildsPath, `${JSON.stringify({ builds: got.results.builds ?? [] }, null, 1)}
 `);
   core.info(`kernelgate deep: ${inputs.deep.join(", ")}; the tools' output under ${outDir}`);
@@ -57221,7 +57254,7 @@ async function withDeepChecks(got, inputs, config, deps) {
 
 // src/action/annotations.ts
 import { readFileSync as readFileSync10 } from "node:fs";
-import { isAbsolute as isAbsolute4, join as join21, relative as relative7, resolve as resolve9, sep as sep5 } from "node:path";
+import { isAbsolute as isAbsolute4, join as join22, relative as relative7, resolve as resolve9, sep as sep5 } from "node:path";
 var MAX_MESSAGE_CHARS = 500;
 var MAX_TITLE_CHARS = 100;
 var MAX_ERROR_ANNOTATIONS = 9;
@@ -57260,7 +57293,7 @@ var COMPILER_ERROR = /^(.+?\.(?:cu|cuh|cpp|cc|cxx|c|hpp|h))(?:\((\d+)\)|:(\d+)(?
 function siteLocator(config, results, workspace) {
   const locators = /* @__PURE__ */ new Map();
   const inManifest = (kernel, path11) => {
-    const absolute = join21(config.rootDir, kernel.file);
+    const absolute = join22(config.rootDir, kernel.file);
     const file = workspaceFile(workspace, absolute);
     if (file === void 0) return void 0;
     if (!locators.has(absolute)) {
@@ -57442,7 +57475,7 @@ async function mergeShards2(step, merge2) {
     dirs: [inWorkspace(env, merge2)],
     shards: inputs.shard.shards,
     cwd: env["GITHUB_WORKSPACE"] ?? process.cwd(),
-    outDir: inWorkspace(env, join22(inputs.reportDir, "merge")),
+    outDir: inWorkspace(env, join23(inputs.reportDir, "merge")),
     baselinePath: inputs.baseline === void 0 ? void 0 : inWorkspace(env, inputs.baseline),
     store: storeOf(inputs, env, core),
     baselineBranch: mode === "pr" ? baseBranch : branch,
@@ -57511,7 +57544,7 @@ async function pullRequestOf(step, client) {
   try {
     return { prNumber: await resolvePullRequest(inputs, event, client), lookupError: void 0 };
   } catch (error2) {
-    const reportPath = join22(inWorkspace(deps.env, inputs.reportDir), "report.md");
+    const reportPath = join23(inWorkspace(deps.env, inputs.reportDir), "report.md");
     const lookupError = new Error(
       `Could not find the pull request to comment on: ${describeGitHubError(error2).replace(/\.$/, "")}. The report is in the job summary and ${reportPath}.`,
       { cause: error2 }

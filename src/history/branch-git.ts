@@ -1,0 +1,201 @@
+// The data branch's git side (src/history/branch-store.ts): a local bare repository that is a
+// partial clone of the data branch, its tip fetched with its trees and no blobs, and the blobs of
+// the records asked for fetched in one batch.
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Exec, ExecResult } from '../lib/index.js';
+import { StoreError } from '../store/index.js';
+
+/** The local name of the remote inside the cache repository, and where its tip is kept. */
+export const REMOTE = 'kgdata';
+const TIP_REF = 'refs/kernelgate/tip';
+
+/** What the git side needs of the store's options. */
+export interface BranchGitOptions {
+  remote: string;
+  cacheDir: string;
+  exec: Exec;
+  gitEnv?: Record<string, string>;
+}
+
+/** The cache repository of one data branch, and how to run git in it. */
+export interface BranchGit {
+  dataBranch: string;
+  gitDir: string;
+  /** "branch kernelgate-data of <remote>", for messages (never with credentials) */
+  where: string;
+  /** every message's start */
+  prefix: string;
+  exec: Exec;
+  remote: string;
+  /** git in the cache repository, as kernelgate (author and committer) */
+  run(args: string[], env?: Record<string, string>): Promise<ExecResult>;
+  /** the same, its output; a failure throws a StoreError with git's reason */
+  ok(args: string[], env?: Record<string, string>): Promise<string>;
+  /** the cache repository is made and configured */
+  ready: boolean;
+}
+
+/** A remote as shown in messages: never with credentials. */
+export function showRemote(remote: string): string {
+  return remote.replace(/\/\/[^/@]*@/, '//***@');
+}
+
+/** git's own explanation: its first fatal/error line, else its last line. */
+export function gitReason(result: ExecResult): string {
+  const lines = result.stderr
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
+  const fatal = lines.find((l) => /^(fatal|error):/.test(l));
+  return (fatal ?? lines.at(-1) ?? `git exited with status ${result.exitCode}`).replace(
+    /\/\/[^/@\s]*@/g,
+    '//***@',
+  );
+}
+
+export function branchGit(options: BranchGitOptions, dataBranch: string): BranchGit {
+  const gitDir = options.cacheDir;
+  const prefix = 'kernelgate history';
+  const run = (args: string[], env: Record<string, string> = {}) =>
+    options.exec.run('git', ['--git-dir', gitDir, ...args], {
+      env: {
+        GIT_TERMINAL_PROMPT: '0',
+        GIT_AUTHOR_NAME: 'kernelgate',
+        GIT_AUTHOR_EMAIL: 'kernelgate@users.noreply.github.com',
+        GIT_COMMITTER_NAME: 'kernelgate',
+        GIT_COMMITTER_EMAIL: 'kernelgate@users.noreply.github.com',
+        ...options.gitEnv,
+        ...env,
+      },
+    });
+  return {
+    dataBranch,
+    gitDir,
+    where: `branch ${dataBranch} of ${showRemote(options.remote)}`,
+    prefix,
+    exec: options.exec,
+    remote: options.remote,
+    run,
+    ok: async (args, env) => {
+      const result = await run(args, env);
+      if (result.exitCode !== 0) {
+        throw new StoreError(`${prefix}: git ${args[0]} failed in ${gitDir}: ${gitReason(result)}`);
+      }
+      return result.stdout;
+    },
+    ready: false,
+  };
+}
+
+async function ensureCache(g: BranchGit): Promise<void> {
+  if (g.ready) return;
+  if (!existsSync(join(g.gitDir, 'HEAD'))) {
+    mkdirSync(g.gitDir, { recursive: true });
+    const init = await g.exec.run('git', ['init', '--quiet', '--bare', g.gitDir]);
+    if (init.exitCode !== 0) {
+      throw new StoreError(`${g.prefix}: cannot make ${g.gitDir}: ${gitReason(init)}`);
+    }
+  }
+  // A partial clone of the data branch: blobs come when a record is read.
+  await g.ok(['config', `remote.${REMOTE}.url`, g.remote]);
+  await g.ok(['config', `remote.${REMOTE}.promisor`, 'true']);
+  await g.ok(['config', `remote.${REMOTE}.partialclonefilter`, 'blob:none']);
+  await g.ok(['config', 'core.logAllRefUpdates', 'false']);
+  g.ready = true;
+}
+
+export type Fetched = { ok: true; tip: string | undefined } | { ok: false; reason: string };
+
+/** The data branch's tip and its trees (no blobs); tip undefined: the branch does not exist. */
+export async function fetchTip(g: BranchGit): Promise<Fetched> {
+  try {
+    await ensureCache(g);
+  } catch (error) {
+    return { ok: false, reason: (error as Error).message };
+  }
+  const fetched = await g.run([
+    'fetch',
+    '--quiet',
+    '--no-tags',
+    '--depth=1',
+    '--filter=blob:none',
+    REMOTE,
+    `+refs/heads/${g.dataBranch}:${TIP_REF}`,
+  ]);
+  if (fetched.exitCode === 0) {
+    const tip = (await g.ok(['rev-parse', '--verify', `${TIP_REF}^{commit}`])).trim();
+    return { ok: true, tip };
+  }
+  if (/couldn't find remote ref/i.test(fetched.stderr)) {
+    await g.run(['update-ref', '-d', TIP_REF]);
+    return { ok: true, tip: undefined };
+  }
+  return { ok: false, reason: gitReason(fetched) };
+}
+
+/** The .json files under `dir` of `tip`, newest (by name) first. */
+export async function listPaths(g: BranchGit, tip: string, dir: string): Promise<string[]> {
+  const out = await g.ok(['ls-tree', '-r', '--name-only', tip, '--', `${dir}/`]);
+  return out
+    .split('\n')
+    .filter((p) => p.endsWith('.json'))
+    .sort()
+    .reverse();
+}
+
+/** The files at `paths` of `tip`, fetched in one batch, as text (undefined: not readable). */
+export async function readPaths(
+  g: BranchGit,
+  tip: string,
+  paths: string[],
+): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  if (paths.length === 0) return out;
+  const work = mkdtempSync(join(tmpdir(), 'kg-history-read-'));
+  try {
+    // A checkout into a scratch folder fetches the missing blobs in one batch.
+    const env = { GIT_INDEX_FILE: join(work, 'index') };
+    const tree = join(work, 'tree');
+    mkdirSync(tree);
+    const chunk = 500;
+    for (let i = 0; i < paths.length; i += chunk) {
+      const part = paths.slice(i, i + chunk);
+      // The blobs in one request (a checkout alone would fetch them one by one); what this
+      // leaves missing, the checkout fetches itself.
+      const oids = (await g.ok(['ls-tree', tip, '--', ...part]))
+        .split('\n')
+        .map((line) => line.split(/\s+/)[2])
+        .filter((oid): oid is string => oid !== undefined && /^[0-9a-f]{40,64}$/.test(oid));
+      await g.run([
+        '-c',
+        'fetch.negotiationAlgorithm=noop',
+        'fetch',
+        '--quiet',
+        '--no-tags',
+        '--no-write-fetch-head',
+        '--recurse-submodules=no',
+        '--filter=blob:none',
+        REMOTE,
+        ...oids,
+      ]);
+      const result = await g.run(['--work-tree', tree, 'checkout', tip, '--', ...part], env);
+      if (result.exitCode !== 0) {
+        throw new StoreError(
+          `${g.prefix}: cannot read records of ${g.where}: ${gitReason(result)}`,
+        );
+      }
+    }
+    for (const path of paths) {
+      try {
+        out.set(path, readFileSync(join(tree, path), 'utf8'));
+      } catch {
+        // left out: reported by the caller as unreadable
+      }
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  return out;
+}
