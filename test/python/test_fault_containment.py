@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from conftest import FIXTURE_KERNELS
-from kernelgate_harness import cli, graphs, worker
+from kernelgate_harness import cli, device, graphs, verify, worker
 
 sys.path.insert(0, os.path.join(FIXTURE_KERNELS, "faulty"))
 import faulty_bench
@@ -472,7 +472,7 @@ def test_short_work_left_on_another_stream_is_seen_behind_the_gate():
 
     late, cuda = late_check(late_short, host_ms=0.02)
     assert late is True
-    assert cuda.calls == ["synchronize", ("gate", int(worker.LATE_GATE_MIN_MS * worker.SPIN_CYCLES_PER_MS)), "run", "synchronize"]
+    assert cuda.calls == ["synchronize", ("gate", int(verify.LATE_GATE_MIN_MS * device.SPIN_CYCLES_PER_MS)), "run", "synchronize"]
 
 
 def test_work_on_the_timed_stream_is_never_late_and_the_gate_follows_the_hosts_time():
@@ -482,8 +482,8 @@ def test_work_on_the_timed_stream_is_never_late_and_the_gate_follows_the_hosts_t
 
     late, cuda = late_check(good, host_ms=5.0)
     assert late is False
-    assert cuda.calls[1] == ("gate", int(15.0 * worker.SPIN_CYCLES_PER_MS))
-    assert worker.late_gate_ms(0.0) == 1.0 and worker.late_gate_ms(5.0) == 15.0 and worker.late_gate_ms(500.0) == 100.0
+    assert cuda.calls[1] == ("gate", int(15.0 * device.SPIN_CYCLES_PER_MS))
+    assert verify.late_gate_ms(0.0) == 1.0 and verify.late_gate_ms(5.0) == 15.0 and verify.late_gate_ms(500.0) == 100.0
 
 
 # -- a graph's replay on new input values -----------------------------------------------------

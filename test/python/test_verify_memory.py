@@ -1,11 +1,11 @@
-"""python/kernelgate_harness/worker.py: a verification that runs out of GPU memory is tried once more after the
+"""python/kernelgate_harness/verify.py: a verification that runs out of GPU memory is tried once more after the
 allocator's cached blocks are returned, and a second failure is the error the kernel reports."""
 
 import types
 
 import pytest
 
-from kernelgate_harness import device, worker
+from kernelgate_harness import device, verify
 
 
 class FakeOOM(RuntimeError):
@@ -29,7 +29,7 @@ def fake_self(fails, device="cuda"):
 
 
 def call(obj):
-    return worker.Worker.check_once_or_free(obj, None, None, {}, None, None, 0, True)
+    return verify.Verifier.check_once_or_free(obj, None, None, {}, None, None, 0, True)
 
 
 def test_out_of_memory_once_is_retried_after_freeing_the_cache():
