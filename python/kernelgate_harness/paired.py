@@ -11,8 +11,8 @@ interpreter); both build their inputs from the same seeds and warm up alternatel
 import math
 import time
 
-from .worker import refuse_zero_time
 from .stats import THROTTLED_BELOW, PairedStopRule, StopRule, drop_throttled, paired_summary, summarize
+from .timing import refuse_zero_time
 
 ORDER = "ABBA"
 CONFIDENCE = 0.99

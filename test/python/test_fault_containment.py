@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from conftest import FIXTURE_KERNELS
-from kernelgate_harness import cli, device, graphs, verify, worker
+from kernelgate_harness import cli, device, graphs, timing, verify, worker
 
 sys.path.insert(0, os.path.join(FIXTURE_KERNELS, "faulty"))
 import faulty_bench
@@ -508,7 +508,7 @@ def finished(variants, module=faulty_bench):
     ref0 = module.oracle(sets[0], params)
     runners = {v: faulty_bench.VARIANTS[v](params, types.SimpleNamespace(device="cpu")) for v in variants}
     records = {v: {"status": "ok", "correctness": {"status": "PASS"}} for v in variants}
-    b = worker.Bench(params=params, names=list(variants), runners=runners, records=records, ref0=ref0, idx=None, n_sets=1, sets=sets)
+    b = timing.Bench(params=params, names=list(variants), runners=runners, records=records, ref0=ref0, idx=None, n_sets=1, sets=sets)
     b.outs = {v: [module.output_like(sets[0], params)] for v in variants}
     for v in variants:
         for _ in range(3):  # the capture's warm-up and the timed calls

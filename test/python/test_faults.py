@@ -309,7 +309,7 @@ def checked_more(tmp_path_factory):
 
 
 def test_a_median_of_zero_ms_is_an_error_not_a_result():
-    from kernelgate_harness.worker import refuse_zero_time
+    from kernelgate_harness.timing import refuse_zero_time
 
     rec = {"status": "ok", "timing": {"median_ms": 0.0, "n_samples": 12}}
     refuse_zero_time(rec)

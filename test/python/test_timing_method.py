@@ -4,7 +4,7 @@ import importlib
 
 import pytest
 
-from kernelgate_harness.worker import times_as_graph
+from kernelgate_harness.timing import times_as_graph
 
 
 def work_of(kernel, params):
@@ -30,7 +30,7 @@ def test_the_method_follows_the_work(kernel, params, graph):
 
 
 def test_the_graph_launch_count_follows_the_work():
-    from kernelgate_harness.worker import graph_launches
+    from kernelgate_harness.timing import graph_launches
 
     tiny = work_of("attention", {"dtype": "fp16", "B": 2, "H": 3, "S": 77, "D": 128, "causal": True})
     tail = work_of("attention", {"dtype": "fp16", "B": 2, "H": 3, "S": 1000, "D": 128, "causal": False})

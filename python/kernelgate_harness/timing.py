@@ -1,0 +1,346 @@
+"""Timing of one case's verified variants: the method (CUDA events, a CUDA graph of many launches
+for short cases, calls back to back for a variant that cannot be captured; the wall clock on the
+CPU), cold L2 and rotated input sets, warm-up, the lead-in before each round, and samples round by
+round until each variant's stop rule says so. One case's timing is four steps, driven either here
+(bench: one revision, its variants round by round) or by the parent (paired A/B: two workers, one
+per revision, round by round in ABBA order): prepare (inputs, outputs, L2 flush buffer, graphs),
+warm, sample rounds, finish (timed_output: re-check the timed runs' output)."""
+
+import sys
+import time
+
+from .device import SPIN_CYCLES_PER_MS, error_record
+from .graphs import CaptureFailed, unjoined_error
+from .stats import StopRule, drop_throttled, summarize
+
+# A case whose roofline floor (its work at round chip rates) is below this is timed as a CUDA graph
+# of many launches, since one launch per event pair would measure the host's launch overhead (a
+# Triton launch costs ~20-40 µs of Python) rather than the kernel. The choice comes from the case's
+# work, never from a timing: decided on a measured duration near a threshold, it flipped between
+# two runs of the same code (H200, 2026-11-21: tail cases read 7 µs as graphs in one run and 90 µs
+# as single launches in the next), and a comparison across methods is meaningless.
+GRAPH_BELOW_FLOOR_MS = 0.1
+FLOOR_FLOPS_PER_MS = 1e12  # 1,000 TFLOPS: about a Hopper's dense fp16 peak
+FLOOR_BYTES_PER_MS = 3e9  # 3 TB/s: about an H100's memory bandwidth
+GRAPH_TARGET_MS = 1.0
+# The launch count of a graph comes from the work too, never from a timing: taken from a noisy
+# single-launch warm-up it differed between two runs of the same code for 123 of 141 graph-timed
+# cases, and half their run-to-run noise followed 1/n (figures from issue 9's recorded runs).
+# A small kernel runs far below the roofline, so the estimate of one launch is floored at 5 µs and
+# taken at 4x the roofline floor; the count is capped so a sample stays a few milliseconds.
+GRAPH_EST_FACTOR = 4
+GRAPH_EST_MIN_MS = 0.005
+GRAPH_MAX_LAUNCHES = 200
+
+
+def floor_ms(work):
+    """The case's roofline floor at round Hopper rates, in ms."""
+    return max(work["flops"] / FLOOR_FLOPS_PER_MS, work["bytes"] / FLOOR_BYTES_PER_MS)
+
+
+def times_as_graph(work):
+    """Whether a case is timed as a CUDA graph of many launches: from its work alone, so that
+    every run of the same case on any GPU uses the same method."""
+    return floor_ms(work) < GRAPH_BELOW_FLOOR_MS
+
+
+def graph_launches(work):
+    """Launches per graph replay, from the work alone: the same n in every run and in both arms."""
+    est_ms = max(GRAPH_EST_FACTOR * floor_ms(work), GRAPH_EST_MIN_MS)
+    return max(1, min(GRAPH_MAX_LAUNCHES, int(round(GRAPH_TARGET_MS / est_ms))))
+
+
+# Working sets below this multiple of L2 are timed cold: L2 flushed before each sample and inputs
+# rotated among several sets.
+L2_FLUSH_BELOW = 4
+INPUT_SET_BUDGET_BYTES = 1 << 30
+MAX_INPUT_SETS = 4
+# The spin queued before a round's first sample: at least LEAD_IN_SPIN_MS, twice the variant's
+# host launch time, at most LEAD_IN_MAX_MS (device.SPIN_CYCLES_PER_MS converts it to cycles).
+LEAD_IN_SPIN_MS = 0.1
+LEAD_IN_MAX_MS = 10.0
+HOST_MS_SETTLE = 4
+
+
+class Bench:
+    """One case's timing state in one worker: inputs, outputs, graphs and the samples taken."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+        self.outs, self.flush, self.samples = {}, None, {}
+        self.graphs, self.batched, self.warmup_ms, self.last_res, self.host_ms, self.spin_ms = {}, {}, {}, {}, {}, {}
+        self.graph_out = {}
+
+    def call(self, v, k):
+        res = self.runners[v](self.sets[k], self.outs[v][k])
+        # The latest output of every input set: finish() checks each against its own oracle.
+        self.last_res[(v, k)] = res
+        return res
+
+    def release(self):
+        self.sets = self.outs = self.flush = self.graphs = self.last_res = self.ref0 = self.graph_out = None
+
+
+def refuse_zero_time(rec):
+    """A median of 0 ms is no measurement: no throughput follows from it, and the above-peak check
+    could not run. The case is an error that says why."""
+    t = rec.get("timing")
+    if t and rec.get("status") == "ok" and not t.get("median_ms", 0) > 0:
+        rec["status"] = "error"
+        rec["error"] = {
+            "kind": "zero_time",
+            "message": (
+                f"timed at {t.get('median_ms', 0):g} ms (median of {t.get('n_samples', 0)} samples): the events around the call saw no work on "
+                "the timed stream (the work ran elsewhere, or none was done); no throughput follows and the above-peak check cannot run"
+            ),
+        }
+
+
+def fail_untimed(records, error):
+    for rec in records.values():
+        if rec.get("status") == "ok" and "timing" not in rec:
+            rec.update(status="error", error=error)
+
+
+class Timer:
+    """The timing steps of worker.Worker (a mixin: it uses `torch`, `device`, `module`, `opt` (the
+    run's options), `nvml`, `l2_bytes`, `ctx`, `warmed_up`, `mark`, the graph capture
+    (graphs.GraphCapture) and the check after timing (timed_output.TimedOutputCheck))."""
+
+    def prepare(self, params, records, runners, ref0, idx):
+        """The case's timing state for its verified variants, or None when none passed."""
+        names = [v for v, r in runners.items() if records[v].get("status") == "ok"]
+        if not names:
+            return None
+        self.mark(",".join(names), "bench set-up")
+        torch = self.torch
+        work = self.module.work(params)
+        cuda = self.device == "cuda"
+        use_graph = cuda and times_as_graph(work)
+        # Graph replays run n launches back to back on warm caches: one L2 flush per replay would
+        # leave n-1 of them warm anyway, so those cases are called warm and not flushed at all.
+        cold = cuda and not use_graph and work["bytes"] < L2_FLUSH_BELOW * self.l2_bytes
+        # Several input sets, rotated sample by sample, for cold cases (and on the CPU, where it
+        # costs nothing): finish() checks the timed output of every one of them.
+        n_sets = min(MAX_INPUT_SETS, max(1, int(INPUT_SET_BUDGET_BYTES // max(work["bytes"], 1)))) if cold or not cuda else 1
+        seeds = self.opt["seeds"]
+        sets = [self.module.make_inputs(dict(params), seeds[0] if i == 0 else 1_000_003 + i, self.device) for i in range(n_sets)]
+        b = Bench(
+            params=params, names=names, runners=runners, records=records, ref0=ref0, idx=idx,
+            work=work, cold=cold, use_graph=use_graph, n_sets=n_sets, sets=sets,
+        )
+        b.outs = {v: [self.module.output_like(x, params) for x in sets] for v in names}
+        b.flush = torch.empty(2 * self.l2_bytes, dtype=torch.uint8, device="cuda") if cold else None
+        b.samples = {v: {"ms": [], "clk": [], "pw": []} for v in names}
+        if use_graph:
+            n = graph_launches(work)
+            for v in names:
+                self.mark(v, "graph capture")
+                try:
+                    try:
+                        graph, b.graph_out[v] = self.capture(lambda v=v: b.call(v, 0), n)
+                        b.graphs[v] = (graph, n)
+                        continue
+                    except CaptureFailed as e:
+                        failed = e
+                    if failed.unjoined:
+                        records[v].update(status="error", error=unjoined_error(failed.error))
+                        continue
+                    # Not capturable (e.g. a host sync inside): calls back to back between one
+                    # event pair. That includes the host's launch cost, but amortised over the
+                    # calls it no longer swings with one launch's latency.
+                    b.batched[v] = self.batch_calls(lambda v=v: b.call(v, 0), n)
+                    why = f"not capturable in a CUDA graph ({failed.error}); timing {b.batched[v]} calls back to back"
+                    print(f"[kernelgate worker] {v}: {why}", file=sys.stderr, flush=True)
+                except Exception as e:
+                    # Raised when called outside any capture (the capture's warm-up, or the
+                    # calls that size the fallback): this variant's error, not the case's.
+                    records[v].update(status="error", error=error_record("bench", e))
+            b.names = [v for v in names if records[v].get("status") == "ok"]
+            if not b.names:
+                b.release()
+                return None
+        return b
+
+    def warm(self, b, names, seconds, min_rounds=3):
+        """Every variant in turn, for `seconds` (clocks settle as power reaches its cap)."""
+        cuda = self.device == "cuda"
+        t_start = time.perf_counter()
+        rounds = 0
+        while rounds < min_rounds or time.perf_counter() - t_start < seconds:
+            for v in names:
+                self.mark(v, "warm-up")
+                self.sample_one(b, v, rounds)
+            if cuda:
+                self.torch.cuda.synchronize()
+            rounds += 1
+            if not cuda and rounds >= min_rounds:
+                break
+        spent_ms = (time.perf_counter() - t_start) * 1e3
+        for v in names:
+            b.warmup_ms[v] = b.warmup_ms.get(v, 0.0) + spent_ms
+
+    def sample_one(self, b, v, r):
+        """One sample of variant v in round r (a callable on CUDA, read after the round's sync)."""
+        flush = b.flush
+        if v in b.graphs:
+            g, n = b.graphs[v]
+            return self.time_one(g.replay, flush, per=n)
+        k = r % b.n_sets
+        t0 = time.perf_counter()
+        if v in b.batched:
+            t = self.time_one(lambda: [b.call(v, k) for _ in range(b.batched[v])], flush, per=b.batched[v])
+        else:
+            t = self.time_one(lambda: b.call(v, k), flush)
+        # The host's time to queue the sample (the lead-in's spin must outlast it).
+        if v not in b.spin_ms:
+            b.host_ms.setdefault(v, []).append((time.perf_counter() - t0) * 1e3)
+        return t
+
+    def lead_in(self, b, v, r):
+        """Work queued ahead of a round's first start event. Started on an idle GPU, that event is
+        stamped at once and the sample then includes the host's launch of the variant: tens of
+        microseconds for one kernel, milliseconds for a variant with much Python around its
+        launches (torch's BSR matmul read 3.1 ms falling to 1.25 ms within a burst on the H100,
+        docs/notes/paired-ab.md, run 5). `spin` queues a GPU spin that outlasts the host's launch
+        of this variant (twice the median of its first host launch times, at least
+        LEAD_IN_SPIN_MS, at most LEAD_IN_MAX_MS), so the events time the device; `sample` runs
+        the variant once untimed instead (warming caches and TLBs as well, at its cost).
+
+        The spin's length is fixed per variant once its first HOST_MS_SETTLE samples (the
+        warm-up's) are in: a spin that followed each sample's own host time varied from sample to
+        sample, and so did the clock the kernel met after it (run 6: the pairs of microsecond
+        cases spread up to 14 % instead of 0.01 %)."""
+        mode = self.opt.get("lead_in", "spin")
+        if self.device != "cuda" or mode == "none":
+            return
+        if mode == "spin":
+            self.torch.cuda._sleep(int(self.spin_ms(b, v) * SPIN_CYCLES_PER_MS))
+        elif v in b.graphs:
+            b.graphs[v][0].replay()
+        else:
+            b.call(v, r % b.n_sets)
+
+    def spin_ms(self, b, v):
+        if v not in b.spin_ms:
+            host = b.host_ms.get(v, [])
+            if len(host) < HOST_MS_SETTLE:
+                return LEAD_IN_SPIN_MS
+            b.spin_ms[v] = min(LEAD_IN_MAX_MS, max(LEAD_IN_SPIN_MS, 2 * sorted(host)[len(host) // 2]))
+        return b.spin_ms[v]
+
+    def sample_round(self, b, order, r):
+        """One sample of each variant in `order`: {variant: (ms, sm clock MHz, power W)}."""
+        pending = []
+        if order:
+            self.lead_in(b, order[0], r)
+        for v in order:
+            self.mark(v, "bench")
+            t = self.sample_one(b, v, r)
+            clk = self.nvml.sm_clock_mhz() if self.nvml and self.nvml.ok else None
+            pw = self.nvml.power_w() if self.nvml and self.nvml.ok else None
+            pending.append((v, t, clk, pw))
+        if self.device == "cuda":
+            self.torch.cuda.synchronize()
+        out = {}
+        for v, t, clk, pw in pending:
+            ms = t() if callable(t) else t
+            out[v] = (ms, clk, pw)
+            s = b.samples[v]
+            s["ms"].append(ms)
+            if clk is not None:
+                s["clk"].append(clk)
+                s["pw"].append(pw)
+        return out
+
+    def method(self, b, v):
+        if self.device != "cuda":
+            return "wall clock (CPU" + (", Triton interpreter)" if self.ctx.interpret else ")")
+        if v in b.graphs:
+            base = f"events, graph({b.graphs[v][1]} launches, warm L2)"
+        elif v in b.batched:
+            base = f"events, {b.batched[v]} calls back to back, warm L2"
+        else:
+            base = "events"
+        return base + ("+l2flush" if b.cold else "") + (", interleaved" if self.opt.get("interleave", True) else ", sequential")
+
+    def arm_info(self, b):
+        """What the parent needs to write each variant's timing record."""
+        return {v: {"method": self.method(b, v), "warmup_ms": b.warmup_ms.get(v, 0.0), "l2_flush": bool(b.cold), "input_sets": b.n_sets} for v in b.names}
+
+    def bench(self, params, records, runners, ref0, idx):
+        """Times one revision's variants here, round by round, each until its stop rule says so."""
+        b = self.prepare(params, records, runners, ref0, idx)
+        if b is None:
+            return
+        # Interleaved: one group, every variant sampled round by round in the same thermal state.
+        # Sequential (--no-interleave): each variant warmed up and sampled on its own.
+        groups = [b.names] if self.opt.get("interleave", True) else [[v] for v in b.names]
+        stops = {}
+        for group in groups:
+            self.warm(b, group, self.warmup_seconds())
+            stops.update(self.sample_until_stopped(b, group))
+        info = self.arm_info(b)
+        for v in b.names:
+            s = b.samples[v]
+            kept, clk, pw, n_drop = drop_throttled(s["ms"], s["clk"], s["pw"])
+            timing = {
+                "method": info[v]["method"],
+                "samples_ms": kept,
+                **summarize(kept),
+                "n_discarded_throttled": n_drop,
+                "stop_reason": stops[v],
+                "warmup_ms": info[v]["warmup_ms"],
+                "l2_flush": info[v]["l2_flush"],
+                "input_sets": b.n_sets,
+            }
+            if clk:
+                timing["sm_clock_mhz"] = clk
+                timing["power_w"] = pw
+            records[v]["timing"] = timing
+            refuse_zero_time(records[v])
+        self.finish(b)
+
+    def warmup_seconds(self):
+        """The first case of a worker warms up longer, to reach steady power."""
+        seconds = self.opt["warmup_s"] if self.warmed_up else self.opt["first_warmup_s"]
+        self.warmed_up = True
+        return seconds
+
+    def sample_until_stopped(self, b, names):
+        """Samples round by round over the group, the order rotated every round; {variant: stop reason}."""
+        rule = StopRule(min_samples=self.opt["min_samples"], max_samples=self.opt["max_samples"], ci_rel=self.opt["ci_rel"], time_cap_s=self.opt["time_cap_s"])
+        stop = dict.fromkeys(names)
+        spent = dict.fromkeys(names, 0.0)
+        r = 0
+        while True:
+            active = [v for v in names if stop[v] is None]
+            if not active:
+                return stop
+            order = active[r % len(active):] + active[: r % len(active)]
+            t0 = time.perf_counter()
+            got = self.sample_round(b, order, r)
+            round_s = time.perf_counter() - t0
+            total = sum(ms for ms, _, _ in got.values()) or 1.0
+            for v, (ms, _, _) in got.items():
+                spent[v] += round_s * ms / total
+                s = b.samples[v]
+                kept, _, _, _ = drop_throttled(s["ms"], s["clk"], s["pw"])
+                stop[v] = rule.check(kept, spent[v])
+            r += 1
+
+    def time_one(self, fn, flush, per=1):
+        """One sample: on CUDA an event pair on the current stream (returns a callable read after the
+        round's synchronisation); on CPU the wall clock."""
+        torch = self.torch
+        if self.device != "cuda":
+            t0 = time.perf_counter()
+            fn()
+            return (time.perf_counter() - t0) * 1e3 / per
+        if flush is not None:
+            flush.zero_()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        return lambda: start.elapsed_time(end) / per
