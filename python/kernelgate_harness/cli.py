@@ -20,8 +20,8 @@ import time
 from . import HARNESS_VERSION, faults, lanes
 from . import worker as worker_module
 from .device import EXIT_CONTEXT_LOST
-from .paired import ORDER, PairedCase, PairedFatal, untimed
 from .manifest import ManifestError, discover, format_value, load_manifest, matches
+from .paired import ORDER, PairedCase, PairedFatal, untimed
 from .results import (
     SCHEMA_ID,
     add_ceiling_percentages,
@@ -216,7 +216,8 @@ class Harness:
             return {m.name: m for m in discover(kernels)}
         except ManifestError as e:
             # The base revision's manifests are not this run's to fix: time the head alone.
-            self.diag("warning", "paired.base_unreadable", f"the base revision's kernels cannot be read ({e}): every case is timed on the head alone and judged against the stored baseline")
+            why = f"the base revision's kernels cannot be read ({e}): every case is timed on the head alone and judged against the stored baseline"
+            self.diag("warning", "paired.base_unreadable", why)
             say(f"paired A/B off: the base revision's kernels cannot be read: {e}")
             return {}
 
@@ -262,7 +263,8 @@ class Harness:
         return records
 
     def _run_info(self):
-        run = {"started_at": now_iso(), "harness": HARNESS_VERSION, "command": " ".join(["python -m kernelgate_harness", *(shlex.quote(a) for a in sys.argv[1:])]), "host": platform.node()}
+        command = " ".join(["python -m kernelgate_harness", *(shlex.quote(a) for a in sys.argv[1:])])
+        run = {"started_at": now_iso(), "harness": HARNESS_VERSION, "command": command, "host": platform.node()}
         run_id = self.args.run_id or os.environ.get("GITHUB_RUN_ID")
         if run_id:
             run["id"] = run_id
@@ -311,7 +313,8 @@ class Harness:
 
     def base_options(self):
         """The base arm's worker: its own kernels checkout and builds, never a planted fault."""
-        return {**self.options(), "fault": None, "builds": self.base_builds, "builds_file": self.args.base_builds, "import_root": os.path.abspath(self.args.base_root)}
+        base = {"fault": None, "builds": self.base_builds, "builds_file": self.args.base_builds, "import_root": os.path.abspath(self.args.base_root)}
+        return {**self.options(), **base}
 
     def place(self, item):
         """Where a case or diagnostic goes in the document: before the cases, with the case the
@@ -358,7 +361,8 @@ class Harness:
             if a.base_ref:
                 base["git_ref"] = a.base_ref
             self.doc["run"]["paired_base"] = base
-            say(f"paired A/B against the base revision in {a.base_root}" + (f" ({a.base_sha[:12]})" if a.base_sha else "") + f": {ORDER} rounds, threshold ±{a.paired_threshold_pct:g} %")
+            sha = f" ({a.base_sha[:12]})" if a.base_sha else ""
+            say(f"paired A/B against the base revision in {a.base_root}{sha}: {ORDER} rounds, threshold ±{a.paired_threshold_pct:g} %")
         t0 = time.time()
         # Lanes for several GPUs, or for one that is not the first visible (--gpus 1,).
         several = len(self.gpus) > 1 or (bool(self.gpus) and self.gpus[0] != self.visible[0])
@@ -382,7 +386,16 @@ class Harness:
         if self.selected is not None:
             unknown = sorted(self.selected - self.selected_seen)
             if unknown:
-                self.diag("warning", "cases.unknown", f"--cases {self.args.cases} names {len(unknown)} case(s) no selected manifest has: " + ", ".join(unknown[:6]) + (f" and {len(unknown) - 6} more" if len(unknown) > 6 else ""), fix="the case list and the manifests disagree: a shard's split was made from other manifests, or a case id is spelt differently (python/kernelgate_harness/manifest.py case_id)")
+                more = f" and {len(unknown) - 6} more" if len(unknown) > 6 else ""
+                self.diag(
+                    "warning",
+                    "cases.unknown",
+                    f"--cases {self.args.cases} names {len(unknown)} case(s) no selected manifest has: " + ", ".join(unknown[:6]) + more,
+                    fix=(
+                        "the case list and the manifests disagree: a shard's split was made from other manifests, or a case id is spelt differently "
+                        "(python/kernelgate_harness/manifest.py case_id)"
+                    ),
+                )
         self.finish(manifests)
         self.write(final=True)
         counts = {}
@@ -407,14 +420,16 @@ class Harness:
                         env["gpu"]["count"] = len(self.visible)  # the probe's worker sees its GPU alone
                 nvml_error = env.pop("nvml_error", None)
                 if nvml_error:
-                    self.diag("warning", "no-nvml", f"NVML could not be read ({nvml_error}): no SM clock or power per sample, no throttled-sample filter", fix="install nvidia-ml-py (pynvml) next to torch")
+                    why = f"NVML could not be read ({nvml_error}): no SM clock or power per sample, no throttled-sample filter"
+                    self.diag("warning", "no-nvml", why, fix="install nvidia-ml-py (pynvml) next to torch")
                 self.doc["environment"] = env
             else:
                 self.diag("warning", "environment-unknown", f"could not read the environment: {reply['error']['message']}")
         except (WorkerTimeout, WorkerDied) as e:
             self.diag("warning", "environment-unknown", f"the environment probe did not answer ({type(e).__name__})")
-        gpu = self.doc["environment"]["gpu"]
-        say(f"GPU: {gpu.get('name')} ({gpu.get('sku', 'unknown')}), driver {self.doc['environment'].get('driver_version', '?')}, torch {self.doc['environment'].get('libraries', {}).get('torch', '?')}")
+        env = self.doc["environment"]
+        gpu, torch_version = env["gpu"], env.get("libraries", {}).get("torch", "?")
+        say(f"GPU: {gpu.get('name')} ({gpu.get('sku', 'unknown')}), driver {env.get('driver_version', '?')}, torch {torch_version}")
         if self.device == "cpu":
             self.diag("info", "cpu-only", "no GPU: timings are CPU wall clock (Triton kernels under TRITON_INTERPRET=1) and say nothing about GPU speed")
 
@@ -598,13 +613,15 @@ class Harness:
                     records[v] = {"status": "timeout", "reason": f"no answer within {deadline_s:.0f} s {where}; the worker was killed and restarted"}
                 else:
                     kind = "cuda_context" if e.exitcode == EXIT_CONTEXT_LOST else "crash"
-                    records[v] = {"status": "error", "error": {"kind": kind, "message": f"the worker process {verb} {where}; it was restarted for the other variants"}}
+                    message = f"the worker process {verb} {where}; it was restarted for the other variants"
+                    records[v] = {"status": "error", "error": {"kind": kind, "message": message}}
                 pending = pending[1:]
                 if alone and alone["hung"] == hung:
                     # Found: the others run together again, in their own order.
                     pending = [x for x in variants if x in pending]
                     if pending:
-                        say(f"{m.name} {case.id}: {v} is the culprit (run alone, the worker {verb} during {phase} of it); the other variants run together again")
+                        found = f"{v} is the culprit (run alone, the worker {verb} during {phase} of it)"
+                        say(f"{m.name} {case.id}: {found}; the other variants run together again")
                     alone = None
                 continue
             if reply["op"] == "fatal":
@@ -619,7 +636,10 @@ class Harness:
                 # module, a stream, the RNG) must not fail the next one and be blamed on it.
                 handle.kill()
         if alone:
-            message = f"{m.name} {case.id}: {alone['what']} with the case's variants together, and no variant did so run alone: a fault that shows only next to another variant; each kept what it did alone"
+            message = (
+                f"{m.name} {case.id}: {alone['what']} with the case's variants together, and no variant did so run alone: "
+                "a fault that shows only next to another variant; each kept what it did alone"
+            )
             say(message)
             self.diag("warning", "culprit.not-found", message)
         return records
@@ -728,14 +748,16 @@ def progress_line(c):
     line = f"{head} {verdict} | {t['median_ms']:.3f} ms{rate} n={t['n_samples']} {t['stop_reason']}"
     p = c.get("paired")
     if p and p.get("median_ratio") is not None:
-        line += f" | vs base ×{p['median_ratio']:.4f} [{p['ci_lo']:.4f}, {p['ci_hi']:.4f}] {p['n_pairs']} pairs {len(p['log_ratios'])} blocks {p['stop_reason']}"
+        interval = f"×{p['median_ratio']:.4f} [{p['ci_lo']:.4f}, {p['ci_hi']:.4f}]"
+        line += f" | vs base {interval} {p['n_pairs']} pairs {len(p['log_ratios'])} blocks {p['stop_reason']}"
     elif p:
         line += f" | base {p['base_status']}: not paired"
     return line
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="python -m kernelgate_harness", description="Verify and time every kernel under --kernels; write kernelgate/results@1 JSON.")
+    description = "Verify and time every kernel under --kernels; write kernelgate/results@1 JSON."
+    p = argparse.ArgumentParser(prog="python -m kernelgate_harness", description=description)
     p.add_argument("--kernels", default="kernels", help="folder of kernel folders, each with a kernel.yml (default: kernels)")
     p.add_argument("--out", required=True, help="results file to write (rewritten after every case, validated at the end)")
     p.add_argument("--only", help="comma-separated kernel names to run (default: all)")
@@ -752,11 +774,27 @@ def parse_args(argv):
     p.add_argument("--max-samples", type=int, default=300)
     p.add_argument("--ci-rel", type=float, default=0.005, help="stop once the median's 95 %% CI half-width is at most this (default 0.005)")
     p.add_argument("--no-timing", action="store_true", help="verify only")
-    p.add_argument("--no-interleave", action="store_true", help="time each variant on its own (warm-up, then samples) instead of round by round with the case's other variants")
-    p.add_argument("--lead-in", choices=["spin", "sample", "none"], default="spin", help="what runs on the GPU just before each round's first timed sample, so that its start event does not wait on the host's launch: a short GPU spin (default), an untimed sample of the same variant, or nothing")
-    p.add_argument("--tune-cache", help="folder where the kernels' host-side tuners keep their choices between runs (keyed on the tuner's source, the case and the GPU; kernels/common/tuning.py); the action passes one inside its build cache. Default: KERNELGATE_TUNE_CACHE, else a temporary folder shared by a paired run's two arms, else none")
-    p.add_argument("--gpus", default="all", help="the GPUs to measure on at once, one worker lane each, every case on one GPU (both arms of a paired case too): all visible CUDA devices (default), a count N (the first N), or positions in the visible list such as 0,1; the CPU is one lane (python/kernelgate_harness/lanes.py)")
-    p.add_argument("--balance", help="an earlier results document (the stored baseline): with several GPUs, cases are spread by their seconds in it, the ones it did not time by the size estimate")
+    p.add_argument("--no-interleave", action="store_true", help=(
+        "time each variant on its own (warm-up, then samples) instead of round by round with the case's other "
+        "variants"
+    ))
+    p.add_argument("--lead-in", choices=["spin", "sample", "none"], default="spin", help=(
+        "what runs on the GPU just before each round's first timed sample, so that its start event does not wait on the host's launch: a short GPU "
+        "spin (default), an untimed sample of the same variant, or nothing"
+    ))
+    p.add_argument("--tune-cache", help=(
+        "folder where the kernels' host-side tuners keep their choices between runs (keyed on the tuner's source, the case and the GPU; "
+        "kernels/common/tuning.py); the action passes one inside its build cache. Default: KERNELGATE_TUNE_CACHE, else a temporary folder shared by a "
+        "paired run's two arms, else none"
+    ))
+    p.add_argument("--gpus", default="all", help=(
+        "the GPUs to measure on at once, one worker lane each, every case on one GPU (both arms of a paired case too): all visible CUDA devices "
+        "(default), a count N (the first N), or positions in the visible list such as 0,1; the CPU is one lane (python/kernelgate_harness/lanes.py)"
+    ))
+    p.add_argument("--balance", help=(
+        "an earlier results document (the stored baseline): with several GPUs, cases are spread by their seconds in it, the ones it did not time by "
+        "the size estimate"
+    ))
     p.add_argument("--cases", help="a file of kernel/case ids, one a line: run only those cases (a shard's list, written by kernelgate run --shard i/n)")
     p.add_argument("--case-params", help="run only cases whose params include these, e.g. dtype=fp16,D=128,causal=false")
     p.add_argument("--fault", help="plant a fault, <kernel>.<variant>:<wrong|slow|nan> (same as KERNELGATE_FAULT)")
@@ -767,14 +805,32 @@ def parse_args(argv):
     g.add_argument("--base-builds", help="build records of the base revision's CUDA variants (like --builds)")
     g.add_argument("--base-sha", help="the base revision's commit, recorded in the results")
     g.add_argument("--base-ref", help="the base revision's branch, recorded in the results")
-    g.add_argument("--paired-threshold-pct", type=float, default=1.0, help="the change a pair of revisions is judged against; a variant stops sampling once its interval is clear of ±this (default 1)")
-    g.add_argument("--paired-min-change-ms", type=float, default=0.0008, help="absolute floor under the threshold, for microsecond cases (default 0.0008 ms: two processes running identical code read up to 0.48 µs apart on L2-resident cases on the H100)")
+    g.add_argument("--paired-threshold-pct", type=float, default=1.0, help=(
+        "the change a pair of revisions is judged against; a variant stops sampling once its interval is "
+        "clear of ±this (default 1)"
+    ))
+    g.add_argument("--paired-min-change-ms", type=float, default=0.0008, help=(
+        "absolute floor under the threshold, for microsecond cases (default 0.0008 ms: two processes running identical code read up to 0.48 µs apart "
+        "on L2-resident cases on the H100)"
+    ))
     g.add_argument("--paired-min-pairs", type=int, default=6, help="ABBA blocks (two pairs each) before a variant may stop (default 6)")
-    g.add_argument("--paired-time-cap-s", type=float, default=3.0, help="seconds of pairs per variant before it stops undecided; longer for slow cases (40 pairs' worth) up to --paired-max-time-cap-s (default 3)")
+    g.add_argument("--paired-time-cap-s", type=float, default=3.0, help=(
+        "seconds of pairs per variant before it stops undecided; longer for slow cases (40 pairs' worth) up "
+        "to --paired-max-time-cap-s (default 3)"
+    ))
     g.add_argument("--paired-max-time-cap-s", type=float, default=10.0, help="most seconds of pairs per variant (default 10)")
-    g.add_argument("--paired-same-ci-share", type=float, default=0.4, help="a variant inside ±threshold stops (SAME) once its interval's half-width is at most this share of the threshold (default 0.4: ±0.4 %% at a 1 %% threshold)")
-    g.add_argument("--paired-straddle-extra", type=float, default=1.0, help="a variant whose interval still straddles ±threshold at its cap goes on for up to this many caps more (default 1; 0 turns it off)")
-    g.add_argument("--paired-base-seeds", type=int, default=1, help="input seeds verified on the base revision (default 1: it is the target branch's code, verified with --seeds on its own push; its timed outputs are still checked)")
+    g.add_argument("--paired-same-ci-share", type=float, default=0.4, help=(
+        "a variant inside ±threshold stops (SAME) once its interval's half-width is at most this share of the threshold (default 0.4: ±0.4 %% at a 1 "
+        "%% threshold)"
+    ))
+    g.add_argument("--paired-straddle-extra", type=float, default=1.0, help=(
+        "a variant whose interval still straddles ±threshold at its cap goes on for up to this many caps more "
+        "(default 1; 0 turns it off)"
+    ))
+    g.add_argument("--paired-base-seeds", type=int, default=1, help=(
+        "input seeds verified on the base revision (default 1: it is the target branch's code, verified with --seeds on its own push; its timed "
+        "outputs are still checked)"
+    ))
     args = p.parse_args(argv)
     if args.seeds < 1:
         p.error(f"--seeds must be at least 1, got {args.seeds}")

@@ -70,7 +70,16 @@ def block_ratios(head, base, keep):
 
 def arm_timing(arm, keep, info, stop_reason, n_dropped):
     ms = [arm["ms"][i] for i in keep]
-    timing = {"method": info["method"], "samples_ms": ms, **summarize(ms), "n_discarded_throttled": n_dropped, "stop_reason": stop_reason, "warmup_ms": info["warmup_ms"], "l2_flush": info["l2_flush"], "input_sets": info["input_sets"]}
+    timing = {
+        "method": info["method"],
+        "samples_ms": ms,
+        **summarize(ms),
+        "n_discarded_throttled": n_dropped,
+        "stop_reason": stop_reason,
+        "warmup_ms": info["warmup_ms"],
+        "l2_flush": info["l2_flush"],
+        "input_sets": info["input_sets"],
+    }
     if arm["clk"] and len(arm["clk"]) == len(arm["ms"]):
         timing["sm_clock_mhz"] = [arm["clk"][i] for i in keep]
         timing["power_w"] = [arm["pw"][i] for i in keep]
@@ -180,8 +189,8 @@ class PairedCase:
         )
         single = StopRule(min_samples=o["min_samples"], max_samples=o["max_samples"], ci_rel=o["ci_rel"], time_cap_s=o["time_cap_s"])
         samples = {arm: {v: {"ms": [], "clk": [], "pw": []} for v in h_timed} for arm in ("head", "base")}
-        stop = {v: None for v in h_timed}
-        spent = {v: 0.0 for v in h_timed}
+        stop = dict.fromkeys(h_timed)
+        spent = dict.fromkeys(h_timed, 0.0)
         for v in h_timed:
             paired = v in b_paired
             if paired:
@@ -246,12 +255,15 @@ class PairedCase:
             n_drop = len(h["ms"]) - len(keep)
             ratios = block_ratios(h, b, keep)
             rec["timing"] = arm_timing(h, keep, info_h[v], STOP_AS_TIMING.get(stop, stop), n_drop)
-            p = {"base_status": "ok", "base_timing": arm_timing(b, keep, info_b[v], STOP_AS_TIMING.get(stop, stop), n_drop), "n_pairs": len(keep), "log_ratios": ratios, "stop_reason": stop, "seconds": round(spent[v], 3)}
+            base_timing = arm_timing(b, keep, info_b[v], STOP_AS_TIMING.get(stop, stop), n_drop)
+            p = {"base_status": "ok", "base_timing": base_timing, "n_pairs": len(keep), "log_ratios": ratios, "stop_reason": stop}
+            p["seconds"] = round(spent[v], 3)
             if bcorr:
                 p["base_correctness"] = bcorr
             if ratios:
                 med, lo, hi = paired_summary(ratios)
-                p.update(median_ratio=math.exp(med), ci_lo=math.exp(lo), ci_hi=math.exp(hi), confidence=CONFIDENCE, mdc_pct=100 * (math.exp(hi) - math.exp(lo)) / 2)
+                mdc_pct = 100 * (math.exp(hi) - math.exp(lo)) / 2
+                p.update(median_ratio=math.exp(med), ci_lo=math.exp(lo), ci_hi=math.exp(hi), confidence=CONFIDENCE, mdc_pct=mdc_pct)
             rec["paired"] = p
         for rec in head_recs.values():
             refuse_zero_time(rec)
