@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one test command (README, CI): installs what it needs, then runs every check that needs no GPU:
-# generated types and dist/ up to date, typecheck, lint, the TypeScript tests (including nvcc builds
-# of the CUDA kernels and the bundled action against a local GitHub stand-in) and the Python tests
+# generated types and dist/ up to date, typecheck, lint (eslint, ruff), the TypeScript tests (including
+# nvcc builds of the CUDA kernels and the bundled action against a local GitHub stand-in) and the Python tests
 # (harness, planted faults, Triton kernels under TRITON_INTERPRET=1). The adapter tests build and
 # run real benchmark tools: Google Benchmark (Debian's libbenchmark-dev) and pytest-benchmark.
 set -euo pipefail
@@ -55,6 +55,9 @@ npx tsc --noEmit
 
 step "lint"
 npx eslint .
+
+step "Python lint (ruff check; ruff.toml)"
+.venv/bin/ruff check
 
 step "dist/ matches the sources"
 npm run --silent check-dist
