@@ -17346,10 +17346,7 @@ function gpuOf2(doc) {
 function skuOf(gpu) {
   return gpu.sku && gpu.sku !== "unknown" ? gpu.sku : gpu.name;
 }
-function mergeShards(docs, count) {
-  if (!Number.isInteger(count) || count < 1) {
-    throw new InputError(`shards must be a whole number of at least 1, got ${count}`);
-  }
+function indexShards(docs, count) {
   const byIndex = /* @__PURE__ */ new Map();
   for (const d of docs) {
     const s = d.results.run.shard;
@@ -17366,63 +17363,57 @@ function mergeShards(docs, count) {
     }
     byIndex.set(s.index, d);
   }
-  const reporting = [...byIndex.keys()].sort((a, b) => a - b);
-  const diagnostics = [];
-  const reference = reporting.length ? byIndex.get(reporting[0]).results.run.shard : void 0;
-  const digests = new Set(reporting.map((i) => byIndex.get(i)?.results.run.shard?.plan.digest));
-  if (digests.size > 1) {
-    diagnostics.push({
-      level: "warning",
-      code: "shard.plan_mismatch",
-      message: `The shards computed different splits (${[...digests].join(", ")}): each reporting shard's own case list is used, and cases no shard measured are listed below. Shards agree when they read the same stored baseline; a matrix over several GPU SKUs balances by estimate (docs/scaling.md).`,
-      source: "merge"
-    });
+  return byIndex;
+}
+function reportedShard(doc, index, count) {
+  const record = doc.results.run.shard;
+  const reported = new Set(doc.results.cases.map((c) => `${c.kernel}/${c.case}`));
+  const unreported = record.cases.filter((id) => !reported.has(id));
+  const harness = doc.results.diagnostics.filter((d) => HARNESS_STOPPED_CODES.has(d.code));
+  const problems = [];
+  for (const h of harness) {
+    problems.push(h.message.split("\n")[0].replace(/\s*Last lines:\s*$/, ""));
   }
+  if (unreported.length) problems.push(`no results for cases ${caseList(unreported)}`);
+  return {
+    index,
+    count,
+    status: problems.length ? "failed" : "ok",
+    cases: record.cases,
+    ...unreported.length ? { unreported } : {},
+    ...problems.length ? { message: `shard ${index}/${count} failed: ${problems.join("; ")}` } : {},
+    file: doc.file,
+    gpu: gpuOf2(doc.results),
+    ...doc.results.run.duration_s !== void 0 ? { duration_s: doc.results.run.duration_s } : {}
+  };
+}
+function shardStatuses(byIndex, count, reference, owned) {
   const shards = [];
-  const owned = /* @__PURE__ */ new Set();
   for (let index = 1; index <= count; index++) {
     const doc = byIndex.get(index);
-    const name = `shard ${index}/${count}`;
     if (doc === void 0) {
-      const cases2 = reference?.plan.shards[index - 1] ?? [];
-      cases2.forEach((id) => owned.add(id));
-      const message = cases2.length ? `${name} did not report: no results for cases ${caseList(cases2)}` : `${name} did not report${reference ? " (it owned no case)" : ", and no shard reported its split"}`;
-      shards.push({ index, count, status: "missing", cases: cases2, unreported: cases2, message });
+      const name = `shard ${index}/${count}`;
+      const cases = reference?.plan.shards[index - 1] ?? [];
+      cases.forEach((id) => owned.add(id));
+      const message = cases.length ? `${name} did not report: no results for cases ${caseList(cases)}` : `${name} did not report${reference ? " (it owned no case)" : ", and no shard reported its split"}`;
+      shards.push({ index, count, status: "missing", cases, unreported: cases, message });
       continue;
     }
-    const record = doc.results.run.shard;
-    record.cases.forEach((id) => owned.add(id));
-    const reported = new Set(doc.results.cases.map((c) => `${c.kernel}/${c.case}`));
-    const unreported = record.cases.filter((id) => !reported.has(id));
-    const harness = doc.results.diagnostics.filter((d) => HARNESS_STOPPED_CODES.has(d.code));
-    const problems = [];
-    for (const h of harness) {
-      problems.push(h.message.split("\n")[0].replace(/\s*Last lines:\s*$/, ""));
-    }
-    if (unreported.length) problems.push(`no results for cases ${caseList(unreported)}`);
-    const gpu = gpuOf2(doc.results);
-    shards.push({
-      index,
-      count,
-      status: problems.length ? "failed" : "ok",
-      cases: record.cases,
-      ...unreported.length ? { unreported } : {},
-      ...problems.length ? { message: `${name} failed: ${problems.join("; ")}` } : {},
-      file: doc.file,
-      gpu,
-      ...doc.results.run.duration_s !== void 0 ? { duration_s: doc.results.run.duration_s } : {}
-    });
+    doc.results.run.shard.cases.forEach((id) => owned.add(id));
+    shards.push(reportedShard(doc, index, count));
   }
-  for (const s of shards) {
-    if (s.status === "ok") continue;
-    diagnostics.push({
-      level: "error",
-      code: s.status === "missing" ? "shard.missing" : "shard.failed",
-      message: s.message,
-      fix: s.status === "missing" ? `Open the matrix job of shard ${s.index}: it failed before uploading its results or was cancelled. Re-run it, then the merge.` : `Read shard ${s.index}'s harness.log (in its artifact); re-run the job once the cause is fixed.`,
-      source: "merge"
-    });
-  }
+  return shards;
+}
+function shardDiagnostic(s) {
+  return {
+    level: "error",
+    code: s.status === "missing" ? "shard.missing" : "shard.failed",
+    message: s.message,
+    fix: s.status === "missing" ? `Open the matrix job of shard ${s.index}: it failed before uploading its results or was cancelled. Re-run it, then the merge.` : `Read shard ${s.index}'s harness.log (in its artifact); re-run the job once the cause is fixed.`,
+    source: "merge"
+  };
+}
+function joinCases(byIndex, reporting, count) {
   const cases = [];
   const seenCase = /* @__PURE__ */ new Set();
   const twice = [];
@@ -17442,6 +17433,10 @@ function mergeShards(docs, count) {
       cases.push(c.device ? c : { ...c, device: gpu });
     }
   }
+  return { cases, twice, skus };
+}
+function joinDiagnostics(byIndex, reporting, count, { twice, owned, skus }) {
+  const diagnostics = [];
   if (twice.length) {
     diagnostics.push({
       level: "warning",
@@ -17474,15 +17469,17 @@ function mergeShards(docs, count) {
       source: "merge"
     });
   }
-  const docsInOrder = reporting.map((i) => byIndex.get(i).results);
+  return diagnostics;
+}
+function mergedRunRecord(docsInOrder, count, shards) {
   const first = docsInOrder[0];
   const starts = docsInOrder.map((d) => d.run.started_at).sort();
   const ends = docsInOrder.map((d) => d.run.finished_at).filter((x) => x !== void 0).sort();
-  const run2 = {
+  return {
     started_at: starts[0] ?? (/* @__PURE__ */ new Date(0)).toISOString(),
     ...ends.length ? { finished_at: ends[ends.length - 1] } : {},
     harness: first?.run.harness ?? "none: no shard reported",
-    command: `kernelgate merge (${reporting.length} of ${count} shards reported)`,
+    command: `kernelgate merge (${docsInOrder.length} of ${count} shards reported)`,
     ...first?.run.id !== void 0 ? { id: first.run.id } : {},
     ...first?.run.git_sha !== void 0 ? { git_sha: first.run.git_sha } : {},
     ...first?.run.git_ref !== void 0 ? { git_ref: first.run.git_ref } : {},
@@ -17490,9 +17487,34 @@ function mergeShards(docs, count) {
     ...docsInOrder.some((d) => d.run.synthetic) ? { synthetic: true } : {},
     shards
   };
+}
+function mergeShards(docs, count) {
+  if (!Number.isInteger(count) || count < 1) {
+    throw new InputError(`shards must be a whole number of at least 1, got ${count}`);
+  }
+  const byIndex = indexShards(docs, count);
+  const reporting = [...byIndex.keys()].sort((a, b) => a - b);
+  const diagnostics = [];
+  const reference = reporting.length ? byIndex.get(reporting[0]).results.run.shard : void 0;
+  const digests = new Set(reporting.map((i) => byIndex.get(i)?.results.run.shard?.plan.digest));
+  if (digests.size > 1) {
+    diagnostics.push({
+      level: "warning",
+      code: "shard.plan_mismatch",
+      message: `The shards computed different splits (${[...digests].join(", ")}): each reporting shard's own case list is used, and cases no shard measured are listed below. Shards agree when they read the same stored baseline; a matrix over several GPU SKUs balances by estimate (docs/scaling.md).`,
+      source: "merge"
+    });
+  }
+  const owned = /* @__PURE__ */ new Set();
+  const shards = shardStatuses(byIndex, count, reference, owned);
+  diagnostics.push(...shards.filter((s) => s.status !== "ok").map(shardDiagnostic));
+  const { cases, twice, skus } = joinCases(byIndex, reporting, count);
+  diagnostics.push(...joinDiagnostics(byIndex, reporting, count, { twice, owned, skus }));
+  const docsInOrder = reporting.map((i) => byIndex.get(i).results);
+  const first = docsInOrder[0];
   const merged = {
     schema: "kernelgate/results@1",
-    run: run2,
+    run: mergedRunRecord(docsInOrder, count, shards),
     environment: first?.environment ?? { gpu: { name: "unknown", sku: "unknown" } },
     diagnostics: [...diagnostics, ...dedupeDiagnostics(docsInOrder.flatMap((d) => d.diagnostics))],
     ...docsInOrder.some((d) => d.builds) ? {

@@ -83,19 +83,13 @@ export interface Merged {
   skus: Map<string, number[]>;
 }
 
-/**
- * One results document from the shards of an n-way split. Shards are matched by run.shard.index;
- * what a shard owned comes from its own record or, for one that never reported, from the split a
- * reporting shard recorded. A shard is `failed` when its harness failed or any case it owned has no
- * result, `missing` when it left no document; each gets an error diagnostic naming it and its cases.
- */
-export function mergeShards(docs: ShardDocument[], count: number): Merged {
-  if (!Number.isInteger(count) || count < 1) {
-    throw new InputError(`shards must be a whole number of at least 1, got ${count}`);
-  }
+type ShardRecord = NonNullable<KernelgateResults['run']['shard']>;
+
+/** The documents by their shard index; a count that disagrees, or an index twice, is an error. */
+function indexShards(docs: ShardDocument[], count: number): Map<number, ShardDocument> {
   const byIndex = new Map<number, ShardDocument>();
   for (const d of docs) {
-    const s = d.results.run.shard as NonNullable<KernelgateResults['run']['shard']>;
+    const s = d.results.run.shard as ShardRecord;
     if (s.count !== count) {
       throw new InputError(
         `${d.file}: run.shard.count is ${s.count}, but the merge expects ${count} shards (the matrix and the merge disagree).`,
@@ -109,28 +103,47 @@ export function mergeShards(docs: ShardDocument[], count: number): Merged {
     }
     byIndex.set(s.index, d);
   }
-  const reporting = [...byIndex.keys()].sort((a, b) => a - b);
-  const diagnostics: Diagnostic[] = [];
-  // The split as the lowest reporting shard recorded it; shards that disagree are said to.
-  const reference = reporting.length
-    ? (byIndex.get(reporting[0] as number) as ShardDocument).results.run.shard
-    : undefined;
-  const digests = new Set(reporting.map((i) => byIndex.get(i)?.results.run.shard?.plan.digest));
-  if (digests.size > 1) {
-    diagnostics.push({
-      level: 'warning',
-      code: 'shard.plan_mismatch',
-      message: `The shards computed different splits (${[...digests].join(', ')}): each reporting shard's own case list is used, and cases no shard measured are listed below. Shards agree when they read the same stored baseline; a matrix over several GPU SKUs balances by estimate (docs/scaling.md).`,
-      source: 'merge',
-    });
-  }
+  return byIndex;
+}
 
+/** A shard that reported: ok, or failed when its harness stopped or a case it owned has no result. */
+function reportedShard(doc: ShardDocument, index: number, count: number): MergedShard {
+  const record = doc.results.run.shard as ShardRecord;
+  const reported = new Set(doc.results.cases.map((c) => `${c.kernel}/${c.case}`));
+  const unreported = record.cases.filter((id) => !reported.has(id));
+  const harness = doc.results.diagnostics.filter((d) => HARNESS_STOPPED_CODES.has(d.code));
+  const problems: string[] = [];
+  for (const h of harness) {
+    problems.push((h.message.split('\n')[0] as string).replace(/\s*Last lines:\s*$/, ''));
+  }
+  if (unreported.length) problems.push(`no results for cases ${caseList(unreported)}`);
+  return {
+    index,
+    count,
+    status: problems.length ? 'failed' : 'ok',
+    cases: record.cases,
+    ...(unreported.length ? { unreported } : {}),
+    ...(problems.length
+      ? { message: `shard ${index}/${count} failed: ${problems.join('; ')}` }
+      : {}),
+    file: doc.file,
+    gpu: gpuOf(doc.results),
+    ...(doc.results.run.duration_s !== undefined ? { duration_s: doc.results.run.duration_s } : {}),
+  };
+}
+
+/** Each shard's status; `owned` collects the cases the shards owned (the reference's split for a missing one). */
+function shardStatuses(
+  byIndex: Map<number, ShardDocument>,
+  count: number,
+  reference: ShardRecord | undefined,
+  owned: Set<string>,
+): MergedShard[] {
   const shards: MergedShard[] = [];
-  const owned = new Set<string>();
   for (let index = 1; index <= count; index++) {
     const doc = byIndex.get(index);
-    const name = `shard ${index}/${count}`;
     if (doc === undefined) {
+      const name = `shard ${index}/${count}`;
       const cases = reference?.plan.shards[index - 1] ?? [];
       cases.forEach((id) => owned.add(id));
       const message = cases.length
@@ -139,46 +152,31 @@ export function mergeShards(docs: ShardDocument[], count: number): Merged {
       shards.push({ index, count, status: 'missing', cases, unreported: cases, message });
       continue;
     }
-    const record = doc.results.run.shard as NonNullable<KernelgateResults['run']['shard']>;
-    record.cases.forEach((id) => owned.add(id));
-    const reported = new Set(doc.results.cases.map((c) => `${c.kernel}/${c.case}`));
-    const unreported = record.cases.filter((id) => !reported.has(id));
-    const harness = doc.results.diagnostics.filter((d) => HARNESS_STOPPED_CODES.has(d.code));
-    const problems: string[] = [];
-    for (const h of harness) {
-      problems.push((h.message.split('\n')[0] as string).replace(/\s*Last lines:\s*$/, ''));
-    }
-    if (unreported.length) problems.push(`no results for cases ${caseList(unreported)}`);
-    const gpu = gpuOf(doc.results);
-    shards.push({
-      index,
-      count,
-      status: problems.length ? 'failed' : 'ok',
-      cases: record.cases,
-      ...(unreported.length ? { unreported } : {}),
-      ...(problems.length ? { message: `${name} failed: ${problems.join('; ')}` } : {}),
-      file: doc.file,
-      gpu,
-      ...(doc.results.run.duration_s !== undefined
-        ? { duration_s: doc.results.run.duration_s }
-        : {}),
-    });
+    (doc.results.run.shard as ShardRecord).cases.forEach((id) => owned.add(id));
+    shards.push(reportedShard(doc, index, count));
   }
-  for (const s of shards) {
-    if (s.status === 'ok') continue;
-    diagnostics.push({
-      level: 'error',
-      code: s.status === 'missing' ? 'shard.missing' : 'shard.failed',
-      message: s.message as string,
-      fix:
-        s.status === 'missing'
-          ? `Open the matrix job of shard ${s.index}: it failed before uploading its results or was cancelled. Re-run it, then the merge.`
-          : `Read shard ${s.index}'s harness.log (in its artifact); re-run the job once the cause is fixed.`,
-      source: 'merge',
-    });
-  }
+  return shards;
+}
 
-  // Cases measured twice (splits that disagree): the first shard's record is kept.
+/** The error of a shard that did not report or failed, with what to do. */
+function shardDiagnostic(s: MergedShard): Diagnostic {
+  return {
+    level: 'error',
+    code: s.status === 'missing' ? 'shard.missing' : 'shard.failed',
+    message: s.message as string,
+    fix:
+      s.status === 'missing'
+        ? `Open the matrix job of shard ${s.index}: it failed before uploading its results or was cancelled. Re-run it, then the merge.`
+        : `Read shard ${s.index}'s harness.log (in its artifact); re-run the job once the cause is fixed.`,
+    source: 'merge',
+  };
+}
+
+/**
+ * The reporting shards' cases, each with the GPU it ran on; a case measured twice (splits that
+ * disagree) keeps the first shard's record and is named. And the SKUs with their shards.
+ */
+function joinCases(byIndex: Map<number, ShardDocument>, reporting: number[], count: number) {
   const cases: KernelgateResults['cases'] = [];
   const seenCase = new Set<string>();
   const twice: string[] = [];
@@ -198,6 +196,17 @@ export function mergeShards(docs: ShardDocument[], count: number): Merged {
       cases.push(c.device ? c : { ...c, device: gpu });
     }
   }
+  return { cases, twice, skus };
+}
+
+/** What the joined cases say: cases measured twice, cases no shard owned, several SKUs. */
+function joinDiagnostics(
+  byIndex: Map<number, ShardDocument>,
+  reporting: number[],
+  count: number,
+  { twice, owned, skus }: { twice: string[]; owned: Set<string>; skus: Map<string, number[]> },
+): Diagnostic[] {
+  const diagnostics: Diagnostic[] = [];
   if (twice.length) {
     diagnostics.push({
       level: 'warning',
@@ -231,19 +240,26 @@ export function mergeShards(docs: ShardDocument[], count: number): Merged {
       source: 'merge',
     });
   }
+  return diagnostics;
+}
 
-  const docsInOrder = reporting.map((i) => (byIndex.get(i) as ShardDocument).results);
+/** The merged run's record: the earliest start, the latest finish, the first shard's commit. */
+function mergedRunRecord(
+  docsInOrder: KernelgateResults[],
+  count: number,
+  shards: MergedShard[],
+): KernelgateResults['run'] {
   const first = docsInOrder[0];
   const starts = docsInOrder.map((d) => d.run.started_at).sort();
   const ends = docsInOrder
     .map((d) => d.run.finished_at)
     .filter((x): x is string => x !== undefined)
     .sort();
-  const run: KernelgateResults['run'] = {
+  return {
     started_at: starts[0] ?? new Date(0).toISOString(),
     ...(ends.length ? { finished_at: ends[ends.length - 1] as string } : {}),
     harness: first?.run.harness ?? 'none: no shard reported',
-    command: `kernelgate merge (${reporting.length} of ${count} shards reported)`,
+    command: `kernelgate merge (${docsInOrder.length} of ${count} shards reported)`,
     ...(first?.run.id !== undefined ? { id: first.run.id } : {}),
     ...(first?.run.git_sha !== undefined ? { git_sha: first.run.git_sha } : {}),
     ...(first?.run.git_ref !== undefined ? { git_ref: first.run.git_ref } : {}),
@@ -251,9 +267,45 @@ export function mergeShards(docs: ShardDocument[], count: number): Merged {
     ...(docsInOrder.some((d) => d.run.synthetic) ? { synthetic: true } : {}),
     shards,
   };
+}
+
+/**
+ * One results document from the shards of an n-way split. Shards are matched by run.shard.index;
+ * what a shard owned comes from its own record or, for one that never reported, from the split a
+ * reporting shard recorded. A shard is `failed` when its harness failed or any case it owned has no
+ * result, `missing` when it left no document; each gets an error diagnostic naming it and its cases.
+ */
+export function mergeShards(docs: ShardDocument[], count: number): Merged {
+  if (!Number.isInteger(count) || count < 1) {
+    throw new InputError(`shards must be a whole number of at least 1, got ${count}`);
+  }
+  const byIndex = indexShards(docs, count);
+  const reporting = [...byIndex.keys()].sort((a, b) => a - b);
+  const diagnostics: Diagnostic[] = [];
+  // The split as the lowest reporting shard recorded it; shards that disagree are said to.
+  const reference = reporting.length
+    ? (byIndex.get(reporting[0] as number) as ShardDocument).results.run.shard
+    : undefined;
+  const digests = new Set(reporting.map((i) => byIndex.get(i)?.results.run.shard?.plan.digest));
+  if (digests.size > 1) {
+    diagnostics.push({
+      level: 'warning',
+      code: 'shard.plan_mismatch',
+      message: `The shards computed different splits (${[...digests].join(', ')}): each reporting shard's own case list is used, and cases no shard measured are listed below. Shards agree when they read the same stored baseline; a matrix over several GPU SKUs balances by estimate (docs/scaling.md).`,
+      source: 'merge',
+    });
+  }
+  const owned = new Set<string>();
+  const shards = shardStatuses(byIndex, count, reference, owned);
+  diagnostics.push(...shards.filter((s) => s.status !== 'ok').map(shardDiagnostic));
+  const { cases, twice, skus } = joinCases(byIndex, reporting, count);
+  diagnostics.push(...joinDiagnostics(byIndex, reporting, count, { twice, owned, skus }));
+
+  const docsInOrder = reporting.map((i) => (byIndex.get(i) as ShardDocument).results);
+  const first = docsInOrder[0];
   const merged: KernelgateResults = {
     schema: 'kernelgate/results@1',
-    run,
+    run: mergedRunRecord(docsInOrder, count, shards),
     environment: first?.environment ?? { gpu: { name: 'unknown', sku: 'unknown' } },
     diagnostics: [...diagnostics, ...dedupeDiagnostics(docsInOrder.flatMap((d) => d.diagnostics))],
     ...(docsInOrder.some((d) => d.builds)
