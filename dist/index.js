@@ -57359,6 +57359,16 @@ function siteLocator(config, results, workspace) {
     return inManifest(kernel, ["variants", i, "name"]);
   };
 }
+function inPlace(lines, sites) {
+  const shown = /* @__PURE__ */ new Set();
+  return lines.flatMap((line) => {
+    const located = sites.get(line);
+    if (located === void 0 || located.some((a) => a === void 0)) return [line];
+    if (shown.has(line)) return [];
+    shown.add(line);
+    return located;
+  });
+}
 function gateAnnotations(gate2, results, config, workspace) {
   const where3 = siteLocator(config, results, workspace);
   const groups = /* @__PURE__ */ new Map();
@@ -57392,10 +57402,7 @@ function gateAnnotations(gate2, results, config, workspace) {
       )
     );
   }
-  const located = [...warnings].filter(
-    (entry) => entry[1].every((a) => a !== void 0)
-  );
-  return { errors: shown, warnings: new Map(located) };
+  return { errors: shown, warnings: inPlace(gate2.warnings, warnings) };
 }
 
 // src/action/pipeline.ts
@@ -57614,10 +57621,9 @@ async function afterGate(step, got, { outcome, context: context3 }) {
   const { core, env } = deps;
   const annotations = gateAnnotations(outcome.gate, got.results, config, workspaceOf(env));
   for (const annotation2 of annotations.errors) core.annotate(annotation2);
-  for (const warning3 of outcome.gate.warnings) {
-    const located = annotations.warnings.get(warning3);
-    if (located) for (const annotation2 of located) core.annotate(annotation2);
-    else core.warning(warning3);
+  for (const warning3 of annotations.warnings) {
+    if (typeof warning3 === "string") core.warning(warning3);
+    else core.annotate(warning3);
   }
   await writeExports(got.results, inWorkspace(env, inputs.reportDir), deps.fs, core.setOutput, {
     confidence: config.compare.confidence

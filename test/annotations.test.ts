@@ -223,10 +223,48 @@ describe("the gate's lines at their place", () => {
       },
     ]);
     expect(errors[0]!.properties).toMatchObject({ startColumn: 24 });
-    // the doctor's diagnostic about the same variant, a warning at the variant
-    expect([...warnings.keys()]).toEqual([
-      expect.stringMatching(/^diagnostic arch-conditional-mma: /),
+    // The doctor's diagnostic about the same variant: a warning at the variant, in its place.
+    const diagnostic = verdict.warnings.findIndex((w) => w.startsWith('diagnostic arch-'));
+    expect(diagnostic).toBeGreaterThanOrEqual(0);
+    expect(warnings).toEqual(
+      verdict.warnings.map((w, i) =>
+        i === diagnostic
+          ? {
+              level: 'warning',
+              message: w,
+              properties: {
+                title: 'kernelgate: diagnostic arch-conditional-mma',
+                file: MANIFEST,
+                ...at(text, 'name: cuda_fa2'),
+              },
+            }
+          : w,
+      ),
+    );
+  });
+
+  it('a warning line that comes twice: its places annotated once', () => {
+    const results = load('build-expectation.json');
+    const diagnostic = results.diagnostics.find((d) => d.code === 'arch-conditional-mma')!;
+    results.diagnostics.push({ ...diagnostic, variant: 'triton_fa2' });
+    const { root, text, config, gate: verdict } = judged(results);
+    const line = verdict.warnings.find((w) => w.startsWith('diagnostic arch-'))!;
+    expect(verdict.warnings.filter((w) => w === line)).toHaveLength(2);
+    const { warnings } = gateAnnotations(verdict, results, config, root);
+    const located = warnings.filter((w) => typeof w !== 'string');
+    expect(located.map((a) => a.properties)).toEqual([
+      {
+        title: 'kernelgate: diagnostic arch-conditional-mma',
+        file: MANIFEST,
+        ...at(text, 'name: cuda_fa2'),
+      },
+      {
+        title: 'kernelgate: diagnostic arch-conditional-mma',
+        file: MANIFEST,
+        ...at(text, 'name: triton_fa2'),
+      },
     ]);
+    expect(warnings).not.toContain(line);
   });
 
   it('a warning under a lenient policy: shown at its file instead of plainly', () => {
@@ -235,22 +273,26 @@ describe("the gate's lines at their place", () => {
     const { errors, warnings } = gateAnnotations(verdict, results, config, root);
     expect(errors).toEqual([]);
     // The build's line and the doctor's diagnostic about the same variant, each at its place.
-    expect([...warnings.keys()]).toEqual([
-      verdict.warnings[0],
-      expect.stringMatching(/^diagnostic arch-conditional-mma: /),
-    ]);
-    expect(warnings.get(verdict.warnings[0]!)).toEqual([
-      {
-        level: 'warning',
-        message:
-          'attention/cuda_fa2: build expectation unmet: archs: sm_90a missing (found sm_90): built with -gencode=arch=compute_90,code=sm_90',
-        properties: {
-          title: 'kernelgate: build expectation unmet',
-          file: MANIFEST,
-          ...at(text, 'archs:', 'name: cuda_fa2'),
-        },
+    expect(verdict.warnings[0]).toMatch(/^attention\/cuda_fa2: build expectation unmet: /);
+    expect(warnings.map((w) => typeof w !== 'string' && w.properties.title)).toEqual(
+      verdict.warnings.map((w) =>
+        w === verdict.warnings[0]
+          ? 'kernelgate: build expectation unmet'
+          : w.startsWith('diagnostic arch-conditional-mma: ')
+            ? 'kernelgate: diagnostic arch-conditional-mma'
+            : false,
+      ),
+    );
+    expect(warnings[0]).toEqual({
+      level: 'warning',
+      message:
+        'attention/cuda_fa2: build expectation unmet: archs: sm_90a missing (found sm_90): built with -gencode=arch=compute_90,code=sm_90',
+      properties: {
+        title: 'kernelgate: build expectation unmet',
+        file: MANIFEST,
+        ...at(text, 'archs:', 'name: cuda_fa2'),
       },
-    ]);
+    });
   });
 
   it("a failed build: the compiler's first error, in the kernel's folder", () => {
@@ -309,9 +351,10 @@ describe("the gate's lines at their place", () => {
     const results = load('regression.json');
     const warned = judged(results);
     expect(warned.gate.reasons).toEqual([]);
+    expect(warned.gate.warnings.length).toBeGreaterThan(0);
     expect(gateAnnotations(warned.gate, results, warned.config, warned.root)).toEqual({
       errors: [],
-      warnings: new Map(),
+      warnings: warned.gate.warnings,
     });
     const failed = judged(results, { failOnSlower: true });
     const { errors } = gateAnnotations(failed.gate, results, failed.config, failed.root);

@@ -141,11 +141,32 @@ function siteLocator(config: Config, results: KernelgateResults, workspace: stri
   };
 }
 
+/**
+ * The warnings in order, each line with a place (every one of its sites in the workspace) as its
+ * annotations the first time it comes, and nothing after; a line without one as it is.
+ */
+function inPlace(
+  lines: string[],
+  sites: Map<string, (Annotation | undefined)[]>,
+): (Annotation | string)[] {
+  const shown = new Set<string>();
+  return lines.flatMap((line): (Annotation | string)[] => {
+    const located = sites.get(line);
+    if (located === undefined || located.some((a) => a === undefined)) return [line];
+    if (shown.has(line)) return [];
+    shown.add(line);
+    return located as Annotation[];
+  });
+}
+
 export interface GateAnnotations {
   /** the reasons' sites, one per kind and variant, capped */
   errors: Annotation[];
-  /** a warning line's annotations, to be shown instead of the plain warning */
-  warnings: Map<string, Annotation[]>;
+  /**
+   * the gate's warnings in order: a line with a place as its annotations (once, should the same
+   * line come twice), any other as the plain line
+   */
+  warnings: (Annotation | string)[];
 }
 
 /**
@@ -192,9 +213,5 @@ export function gateAnnotations(
       ),
     );
   }
-  // A warning line is shown at its files only when every one of its sites has one.
-  const located = [...warnings].filter((entry): entry is [string, Annotation[]] =>
-    entry[1].every((a) => a !== undefined),
-  );
-  return { errors: shown, warnings: new Map(located) };
+  return { errors: shown, warnings: inPlace(gate.warnings, warnings) };
 }

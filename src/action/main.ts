@@ -228,10 +228,9 @@ async function afterGate(
   // The gate's lines about kernel variants at their place: reasons as errors, warnings in place.
   const annotations = gateAnnotations(outcome.gate, got.results, config, workspaceOf(env));
   for (const annotation of annotations.errors) core.annotate(annotation);
-  for (const warning of outcome.gate.warnings) {
-    const located = annotations.warnings.get(warning);
-    if (located) for (const annotation of located) core.annotate(annotation);
-    else core.warning(warning);
+  for (const warning of annotations.warnings) {
+    if (typeof warning === 'string') core.warning(warning);
+    else core.annotate(warning);
   }
   // Bencher and github-action-benchmark JSON next to the report; a failure here is a warning.
   await writeExports(got.results, inWorkspace(env, inputs.reportDir), deps.fs, core.setOutput, {
