@@ -65,11 +65,12 @@ describeWithVenv('kernelgate deep through the real harness', () => {
       const runs = deep.sanitizer ?? [];
       expect(runs.map((s) => [s.variant, s.case, s.status])).toEqual([
         ['triton_fa2', 'dtype=fp16,B=2,H=3,S=77,D=64,causal=false', 'clean'],
+        ['triton_fa3', 'dtype=fp16,B=2,H=3,S=77,D=64,causal=false', 'clean'],
         ['cuda_fa2', 'dtype=fp16,B=2,H=3,S=77,D=64,causal=false', 'error'],
         ['cuda_fa_wgmma', 'dtype=fp16,B=2,H=3,S=77,D=64,causal=false', 'error'],
       ]);
       // Not built here (no --builds): the harness skipped them, and the run says so.
-      expect(runs[1]?.first_lines).toMatch(
+      expect(runs[2]?.first_lines).toMatch(
         /^memcheck saw nothing of the variant: the harness skipped it: /,
       );
     },

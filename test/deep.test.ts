@@ -177,6 +177,7 @@ describe('what the deep checks run', () => {
     const targets = sanitizerTargets(config);
     expect(targets.map((t) => `${t.kernel}/${t.variant}`)).toEqual([
       'attention/triton_fa2',
+      'attention/triton_fa3',
       'attention/cuda_fa2',
       'attention/cuda_fa_wgmma',
       ...config.kernels
@@ -192,6 +193,7 @@ describe('what the deep checks run', () => {
     const targets = ncuTargets(config, ['attention']);
     expect(targets.map((t) => t.variant)).toEqual([
       'triton_fa2',
+      'triton_fa3',
       'sdpa_default',
       'cuda_fa2',
       'cuda_fa_wgmma',
@@ -276,6 +278,7 @@ describe('running the tools', () => {
     expect(runs.map((s) => [s.variant, s.status, s.errors])).toEqual([
       ['triton_fa2', 'findings', 3],
       // The harness wrote no results here (a scripted tool): a clean summary over nothing is no pass.
+      ['triton_fa3', 'error', 0],
       ['cuda_fa2', 'error', 0],
       ['cuda_fa_wgmma', 'error', 0],
     ]);
@@ -290,10 +293,10 @@ describe('running the tools', () => {
   it('profiles with ncu between the profiler start and stop, then reads the raw page', async () => {
     const exec = scriptedExec([
       {
-        match: /--import .*attention-triton_fa2\.ncu-rep/,
+        match: /--import .*attention-triton_fa[23]\.ncu-rep/,
         result: { stdout: fixture('ncu-raw.csv') },
       },
-      { match: /--profile-from-start off .* --variant triton_fa2 /, result: {} },
+      { match: /--profile-from-start off .* --variant triton_fa[23] /, result: {} },
       {
         match: /--profile-from-start off .* --variant sdpa_default /,
         result: { stdout: fixture('ncu-nvgpuctrperm.txt') },
@@ -317,6 +320,7 @@ describe('running the tools', () => {
     // No permission: said once, and the other targets are not tried.
     expect(runs.map((n) => [n.variant, n.status])).toEqual([
       ['triton_fa2', 'ok'],
+      ['triton_fa3', 'ok'],
       ['sdpa_default', 'error'],
     ]);
     expect(out.diagnostics.map((d) => d.code)).toEqual(['deep.ncu_permission']);
@@ -478,7 +482,12 @@ describe('kernelgate deep', { timeout: 120_000 }, () => {
     );
     const written = loadResults(join(out, 'results.json'));
     expect(written.run.harness).toBe('kernelgate deep');
-    expect(written.deep?.sanitizer?.map((s) => s.status)).toEqual(['findings', 'error', 'error']);
+    expect(written.deep?.sanitizer?.map((s) => s.status)).toEqual([
+      'findings',
+      'error',
+      'error',
+      'error',
+    ]);
     expect(readFileSync(join(out, 'report.md'), 'utf8')).toContain('### Deep checks');
   });
 
@@ -548,7 +557,7 @@ describe('a metric this GPU lacks', () => {
       },
       exec,
     );
-    expect(out.deep.ncu?.map((n) => n.status)).toEqual(['ok', 'ok', 'ok', 'ok']);
+    expect(out.deep.ncu?.map((n) => n.status)).toEqual(['ok', 'ok', 'ok', 'ok', 'ok']);
     expect(exec.calls.filter((c) => c.includes(gmma))).toHaveLength(1);
     expect(out.diagnostics.map((d) => [d.code, d.message])).toEqual([
       [

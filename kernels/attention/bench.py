@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from kernelgate_harness import Unsupported
-from kernels.attention import cuda_variants, triton_fa2
+from kernels.attention import cuda_variants, triton_fa2, triton_fa3
 from kernels.common import tuning
 
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
@@ -136,6 +136,28 @@ def _triton_fa2(params, ctx):
     return run
 
 
+def _triton_fa3(params, ctx):
+    """triton_fa3 (TMA descriptors, warp specialisation as a tuning candidate): set up like
+    triton_fa2, its tiling tuned per case and remembered in --tune-cache."""
+    if ctx.device != "cuda" and not ctx.interpret:
+        raise Unsupported("Triton needs a GPU, or TRITON_INTERPRET=1 on the CPU")
+    causal = params["causal"]
+    probe = make_inputs(params, 12345, ctx.device)
+    why = triton_fa3.check_shapes(probe["q"], probe["k"], probe["v"], causal)
+    if why:
+        raise Unsupported(why)
+    config, times_ms = tuning.remembered(
+        triton_fa3, params, ctx.device, lambda probe=probe: triton_fa3.tune(probe["q"], probe["k"], probe["v"], causal, ctx.interpret)
+    )
+    del probe
+
+    def run(inputs, out):
+        return triton_fa3.launch(inputs["q"], inputs["k"], inputs["v"], out, causal, config)
+
+    run.config = config
+    return run
+
+
 def _sdpa(backend_name):
     def factory(params, ctx):
         causal = params["causal"]
@@ -168,6 +190,7 @@ def _sdpa(backend_name):
 
 VARIANTS = {
     "triton_fa2": _triton_fa2,
+    "triton_fa3": _triton_fa3,
     "sdpa_flash": _sdpa("FLASH_ATTENTION"),
     "sdpa_cudnn": _sdpa("CUDNN_ATTENTION"),
     "sdpa_efficient": _sdpa("EFFICIENT_ATTENTION"),

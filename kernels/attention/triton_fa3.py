@@ -1,0 +1,268 @@
+"""Attention forward in Triton for Hopper: O = softmax(Q·Kᵀ·scale [+ causal]) · V, with TMA
+tensor descriptors and, as a tuning candidate, warp specialisation (FlashAttention-3's layout).
+
+Same contract as triton_fa2 (layout (B, H, S, D), head dim contiguous; causal top-left aligned,
+query i sees keys j ≤ i, as torch's SDPA does; any Sq, Sk). What differs:
+
+- Q, K and V are read through host-side tensor descriptors (`TensorDescriptor`, 4-D over
+  (B, H, S, D), boxes of (1, 1, rows, D)): on sm_90 the loads are TMA copies into shared memory
+  that feed wgmma, with no address arithmetic in the loop. A box that runs past S reads zeros,
+  per (b, h), so the Sq and Sk tails need no masked loads; only the scores of keys past Sk are
+  masked. O is written by a plain store (rows past Sq masked).
+- The softmax scale is folded into the exponent (s·scale·log2e − m in one FMA, then exp2), the
+  row maximum taken on the unscaled scores.
+- Two loop shapes, chosen per tiling: without specialisation, the key blocks every row sees in
+  full run unmasked and the causal diagonal / key tail (one or two blocks) run masked after them;
+  with `tl.range(..., warp_specialize=True)`, one loop (the only form Triton 3.6's Hopper pass
+  accepts) with the mask in every block of causal or tailed cases: one compare and one select a
+  score. The pass makes a TMA producer warpgroup and two consumer warpgroups of 64 rows each
+  with register reallocation (see CONFIGS).
+- The host-side tuner times each candidate tiling on the case's shapes, drops any that fails to
+  compile or launch, or whose output is off an fp32 reference on two (b, h) slices, and keeps the
+  fastest; the choice is remembered like triton_fa2's (kernels/common/tuning.py, --tune-cache).
+
+Status: NOT YET MEASURED ON THE H100; whether it beats triton_fa2 anywhere is the open question.
+What is verified, without a GPU: the kernel's results under TRITON_INTERPRET=1 (the CPU
+interpreter runs this same code, tensor descriptors and tl.range included, on small tilings; it
+ignores warp_specialize, so there the specialised loop shape is checked for its numerics only),
+and that every candidate tiling compiles for sm_90 (wgmma, TMA loads, no local memory, the
+specialised ones with their partitions): test/python/test_triton_fa3.py.
+"""
+
+import math
+import os
+import sys
+
+import torch
+import triton
+import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+LOG2E = 1.4426950408889634
+
+# Candidate tilings per head dim: (BLOCK_M, BLOCK_N, num_warps, num_stages, warp_specialize).
+# Without specialisation, BLOCK_M 128 is one warpgroup MMA per 64 rows (8 warps: two warpgroups);
+# BLOCK_N and the stage count trade shared memory (K and V boxes per stage) against latency hiding.
+# With it, num_warps must be 4: Triton 3.6's Hopper pass then adds a producer warpgroup (TMA, 40
+# registers) and splits the 128 rows between two consumer warpgroups of 64 rows (232 registers
+# each, setmaxnreg): 12 warps, FlashAttention-3's layout. With 8 warps the pass gives up silently
+# (compiled for sm_90 and read back: no partitions). Every candidate here compiles for sm_90
+# (test/python/test_triton_fa3.py compiles them without a GPU), without local memory but for the
+# specialised (128, 128, 4, 2) at D128 causal: 8 bytes of stack, 3 spill loads and stores (the
+# causal mask's row limit); (128, 128, 4, 3) specialised at D128 would need 246 KB of shared
+# memory, more than an H100 has.
+# The non-specialised entries are the tilings that won triton_fa2's tuning on the H200 (D64
+# (128, 64, 8, 4) and (128, 64, 4, 3); D128 (128, 128, 8, 3), (128, 64, 8, 3) second). Four per
+# head dim: each is a compile (1-2 s) per case on a cold cache. The first entry is the one tiny
+# (untuned) cases run.
+CONFIGS = {
+    64: [(128, 64, 8, 4, False), (128, 64, 4, 3, False), (128, 128, 4, 2, True), (128, 64, 4, 3, True)],
+    128: [(128, 128, 8, 3, False), (128, 64, 8, 3, False), (128, 128, 4, 2, True), (128, 64, 4, 3, True)],
+}
+# Under TRITON_INTERPRET=1 (CPU) small tiles keep the interpreter fast; they still exercise the
+# full-block and masked phases and the descriptors' zero-filled boxes past S on tiny shapes.
+INTERPRET_CONFIG = (16, 16, 4, 1, False)
+# Below this many scores (B·H·Sq·Sk) a case runs for microseconds: it takes the first candidate
+# untuned (tuning it would time noise and spend seconds compiling).
+TUNE_MIN_SCORES = 1 << 24
+# The tuner's check of each candidate: relative L2 against an fp32 reference on two (b, h) slices,
+# at most this (the manifest allows 2e-3 for fp16 and 1e-2 for bf16: a candidate the compiler got
+# wrong is far above both).
+TUNE_CHECK_REL_L2 = 2e-2
+# The interpreter keeps bf16 as raw uint16 bits and its tl.dot multiplies those bits (Triton 3.6):
+# there, bf16 operands are widened to fp32 first (exact: bf16 values are fp32 values).
+INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
+
+
+@triton.jit
+def _key_blocks(acc, l_i, m_i, q, desc_k, desc_v, b, h, lo, hi, offs_m, SK, qk_scale,
+                D: tl.constexpr, BLOCK_N: tl.constexpr, MASK_N: tl.constexpr, CAUSAL_MASK: tl.constexpr,
+                WARP_SPEC: tl.constexpr, DOT_FP32: tl.constexpr):
+    """Streams the key blocks [lo, hi) past the query tile with an online softmax (base 2)."""
+    offs_n = tl.arange(0, BLOCK_N)
+    key_last = tl.minimum(offs_m, SK - 1)  # the last key each query row sees (causal)
+    for start_n in tl.range(lo, hi, BLOCK_N, warp_specialize=WARP_SPEC):
+        start_n = tl.multiple_of(start_n, BLOCK_N)
+        k = desc_k.load([b, h, start_n, 0]).reshape(BLOCK_N, D)
+        v = desc_v.load([b, h, start_n, 0]).reshape(BLOCK_N, D)
+        # -- scores, unscaled, fp32 accumulate --
+        if DOT_FP32:
+            s = tl.dot(q.to(tl.float32), tl.trans(k.to(tl.float32)))
+        else:
+            s = tl.dot(q, tl.trans(k))
+        # -- masks: keys past Sk read zeros (not -inf); query i sees keys j <= i when causal --
+        if CAUSAL_MASK:
+            s = tl.where((start_n + offs_n)[None, :] <= key_last[:, None], s, float("-inf"))
+        elif MASK_N:
+            s = tl.where((start_n + offs_n)[None, :] < SK, s, float("-inf"))
+        # -- online softmax: the scale folded into the exponent's FMA --
+        m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale)
+        p = tl.math.exp2(s * qk_scale - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        acc = acc * alpha[:, None]
+        # -- O += P·V (P rounded to the input dtype for the tensor cores) --
+        if DOT_FP32:
+            acc = tl.dot(p.to(v.dtype).to(tl.float32), v.to(tl.float32), acc)
+        else:
+            acc = tl.dot(p.to(v.dtype), v, acc)
+        # the row sums last: fewer values live across the MMAs
+        l_i = l_i * alpha + tl.sum(p, 1)
+        m_i = m_new
+    return acc, l_i, m_i
+
+
+@triton.jit
+def _attn_fwd_tma(desc_q, desc_k, desc_v, O, qk_scale, stride_ob, stride_oh, stride_om, H, SQ, SK,
+                  D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr,
+                  EVEN_M: tl.constexpr, EVEN_N: tl.constexpr, WARP_SPEC: tl.constexpr, DOT_FP32: tl.constexpr):
+    # Causal programs run heaviest first (the last query blocks see the most keys).
+    if CAUSAL:
+        pid_m = tl.num_programs(0) - 1 - tl.program_id(0)
+    else:
+        pid_m = tl.program_id(0)
+    pid_bh = tl.program_id(1)
+    b = pid_bh // H
+    h = pid_bh % H
+    start_m = pid_m * BLOCK_M
+    offs_m = start_m + tl.arange(0, BLOCK_M)
+
+    # -- the Q tile, once (rows past Sq read zeros; their outputs are not stored) --
+    q = desc_q.load([b, h, start_m, 0]).reshape(BLOCK_M, D)
+    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, D], dtype=tl.float32)
+
+    if CAUSAL:
+        end = tl.minimum(start_m + BLOCK_M, SK)
+    else:
+        end = SK
+    if WARP_SPEC:
+        # One key loop, masked in every block where a mask is needed at all: Triton 3.6's Hopper
+        # warp-specialisation pass takes a kernel with one loop (a second loop after it, or a
+        # branch inside it, makes it fail or give up: checked by compiling for sm_90).
+        acc, l_i, m_i = _key_blocks(acc, l_i, m_i, q, desc_k, desc_v, b, h, 0, end, offs_m, SK, qk_scale,
+                                    D=D, BLOCK_N=BLOCK_N, MASK_N=not EVEN_N, CAUSAL_MASK=CAUSAL, WARP_SPEC=True,
+                                    DOT_FP32=DOT_FP32)
+    else:
+        # -- phase 1: key blocks every row of this tile sees in full: no masks --
+        full_end = (SK // BLOCK_N) * BLOCK_N
+        if CAUSAL:
+            full_end = tl.minimum(full_end, start_m)
+        acc, l_i, m_i = _key_blocks(acc, l_i, m_i, q, desc_k, desc_v, b, h, 0, full_end, offs_m, SK, qk_scale,
+                                    D=D, BLOCK_N=BLOCK_N, MASK_N=False, CAUSAL_MASK=False, WARP_SPEC=False,
+                                    DOT_FP32=DOT_FP32)
+        # -- phase 2: the causal diagonal and the key tail, masked (one or two blocks) --
+        if CAUSAL or not EVEN_N:
+            acc, l_i, m_i = _key_blocks(acc, l_i, m_i, q, desc_k, desc_v, b, h, full_end, end, offs_m, SK, qk_scale,
+                                        D=D, BLOCK_N=BLOCK_N, MASK_N=not EVEN_N, CAUSAL_MASK=CAUSAL, WARP_SPEC=False,
+                                        DOT_FP32=DOT_FP32)
+
+    # -- epilogue: normalise and store, rows past Sq left alone. A plain store: a descriptor store
+    # here makes the warp-specialisation pass fail (its consumers each own half the rows) --
+    out = (acc / l_i[:, None]).to(O.dtype.element_ty)
+    o_ptrs = O + b.to(tl.int64) * stride_ob + h.to(tl.int64) * stride_oh + offs_m[:, None] * stride_om + tl.arange(0, D)[None, :]
+    if EVEN_M:
+        tl.store(o_ptrs, out)
+    else:
+        tl.store(o_ptrs, out, mask=(offs_m < SQ)[:, None])
+
+
+def _descriptor(t, rows, d):
+    return TensorDescriptor(t, list(t.shape), list(t.stride()), [1, 1, rows, d])
+
+
+def launch(q, k, v, out, causal, config):
+    """Runs the kernel with one (BLOCK_M, BLOCK_N, num_warps, num_stages, warp_specialize) tiling."""
+    block_m, block_n, warps, stages, warp_spec = config
+    B, H, SQ, D = q.shape
+    if out.shape != q.shape or out.dtype != q.dtype or out.stride(-1) != 1:
+        raise ValueError(f"out must be like q {tuple(q.shape)} {q.dtype} with a contiguous head dim, got {tuple(out.shape)} {out.dtype} strides {out.stride()}")
+    SK = k.shape[2]
+    grid = (triton.cdiv(SQ, block_m), B * H)
+    _attn_fwd_tma[grid](
+        _descriptor(q, block_m, D), _descriptor(k, block_n, D), _descriptor(v, block_n, D), out,
+        (1.0 / math.sqrt(D)) * LOG2E, out.stride(0), out.stride(1), out.stride(2), H, SQ, SK,
+        D=D, BLOCK_M=block_m, BLOCK_N=block_n, CAUSAL=causal, EVEN_M=SQ % block_m == 0, EVEN_N=SK % block_n == 0,
+        WARP_SPEC=warp_spec, DOT_FP32=INTERPRET and q.dtype == torch.bfloat16,
+        num_warps=warps, num_stages=stages,
+    )
+    return out
+
+
+def check_shapes(q, k, v, causal):
+    """None if the kernel handles these inputs, else the reason it does not."""
+    if q.dim() != 4 or k.shape != v.shape or q.shape[:2] != k.shape[:2] or q.shape[3] != k.shape[3]:
+        return f"shapes q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)} are not (B, H, S, D) with matching B, H, D"
+    if q.shape[3] not in CONFIGS:
+        return f"head dim {q.shape[3]} not supported (have {sorted(CONFIGS)})"
+    if q.dtype not in (torch.float16, torch.bfloat16) or k.dtype != q.dtype or v.dtype != q.dtype:
+        return f"dtypes q {q.dtype}, k {k.dtype}, v {v.dtype} not supported (fp16 or bf16, all three alike)"
+    if 0 in q.shape or k.shape[2] == 0:
+        return f"empty shapes q {tuple(q.shape)}, k {tuple(k.shape)}"
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if t.stride(-1) != 1:
+            return f"{name}: the head dim must be contiguous (strides {t.stride()})"
+        # TMA: a 16-byte aligned base and 16-byte multiples for every stride but the last
+        if t.data_ptr() % 16 or any((s * t.element_size()) % 16 for s in t.stride()[:-1]):
+            return f"{name}: a tensor descriptor needs a 16-byte aligned base and strides (strides {t.stride()}, {t.element_size()}-byte elements)"
+    return None
+
+
+def _reference_slices(q, k, v, causal, slices):
+    """fp32 attention of a few (b, h) slices, for the tuner's check of its candidates."""
+    refs = []
+    for b, h in slices:
+        qs, ks, vs = q[b, h].float(), k[b, h].float(), v[b, h].float()
+        s = (qs @ ks.T) / math.sqrt(q.shape[-1])
+        if causal:
+            rows = torch.arange(qs.shape[0], device=q.device)[:, None]
+            s = s.masked_fill(torch.arange(ks.shape[0], device=q.device)[None, :] > rows, float("-inf"))
+        refs.append(torch.softmax(s, dim=-1) @ vs)
+    return refs
+
+
+def _first_line(e):
+    text = str(e).strip()
+    return f"{type(e).__name__}: {text.splitlines()[0]}" if text else type(e).__name__
+
+
+def _check_candidate(q, k, v, out, causal, cfg, slices, refs):
+    """None if the tiling runs and its output matches the fp32 reference slices, else why not."""
+    try:
+        out.fill_(float("nan"))
+        launch(q, k, v, out, causal, cfg)
+        if out.is_cuda:
+            torch.cuda.synchronize()  # a launch error surfaces here, inside the try
+    except Exception as e:  # a tiling the compiler refuses (shared memory, a failing pass) is dropped, not fatal
+        return _first_line(e)
+    errs = [float(torch.linalg.vector_norm(out[b, h].float() - ref) / torch.linalg.vector_norm(ref)) for (b, h), ref in zip(slices, refs, strict=True)]
+    worst = max(errs, key=lambda e: math.inf if math.isnan(e) else e)
+    if not worst <= TUNE_CHECK_REL_L2:  # NaN fails too
+        return f"output off the fp32 reference on (b, h) {slices}: rel L2 {worst:.2e} > {TUNE_CHECK_REL_L2:.0e}"
+    return None
+
+
+def tune(q, k, v, causal, interpret):
+    """The fastest candidate tiling for these shapes (timed with triton.testing.do_bench, outside
+    any measurement), among those that compile, launch and agree with an fp32 reference on two
+    (b, h) slices; the first candidate untuned for tiny cases; the small tiling on the CPU
+    interpreter. Returns (config, {config: ms}), the table empty when nothing was timed."""
+    if interpret:
+        return INTERPRET_CONFIG, {}
+    B, H, SQ, D = q.shape
+    if B * H * SQ * k.shape[2] < TUNE_MIN_SCORES:
+        return CONFIGS[D][0], {}
+    slices = sorted({(0, 0), (B - 1, H - 1)})
+    refs = _reference_slices(q, k, v, causal, slices)
+    out = torch.empty_like(q)
+    times, dropped = {}, {}
+    for cfg in CONFIGS[D]:
+        why = _check_candidate(q, k, v, out, causal, cfg, slices, refs)
+        if why:
+            dropped[cfg] = why
+            print(f"[kernelgate tuning] triton_fa3 tiling {cfg} dropped: {why}", file=sys.stderr, flush=True)
+            continue
+        times[cfg] = triton.testing.do_bench(lambda cfg=cfg: launch(q, k, v, out, causal, cfg), warmup=10, rep=40)
+    if not times:
+        raise RuntimeError("no tiling of triton_fa3 runs correctly here: " + "; ".join(f"{c}: {w}" for c, w in dropped.items()))
+    return min(times, key=times.get), times
