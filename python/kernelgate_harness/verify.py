@@ -91,7 +91,9 @@ class Verifier:
             remake = lambda seed=seed: self.module.make_inputs(dict(params), seed, self.device)  # noqa: E731
             self.check_variants(runners, records, inputs, remake, ref, params, idx, seed, checks, first=seed == seeds[0])
             del inputs
-        stress = self.verify_stress(params, idx, records, runners)
+        # The base arm of a paired run skips the stress inputs, as it verifies fewer seeds: it is
+        # the target branch's code, stress-checked on its own push (cli.base_options).
+        stress = self.verify_stress(params, idx, records, runners) if self.opt.get("stress", True) else {}
         tol = self.tolerance(params)
         for v in runners:
             if records[v].get("status") == "error":

@@ -94,6 +94,9 @@ def test_the_base_is_verified_on_one_seed_the_head_on_all(paired_run):
     assert c["correctness"]["seeds"] == [0, 1]
     assert c["paired"]["base_correctness"]["seeds"] == [0]
     assert c["paired"]["base_correctness"]["status"] == "PASS"
+    # ... and the stress inputs on the head only.
+    assert [s["name"] for s in c["correctness"]["stress"]] == ["large"]
+    assert "stress" not in c["paired"]["base_correctness"]
 
 
 def test_a_base_that_fails_verification_leaves_the_head_timed_alone(paired_run):
