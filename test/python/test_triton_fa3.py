@@ -29,8 +29,9 @@ TOL = {torch.float16: 2e-3, torch.bfloat16: 1e-2}  # kernels/attention/kernel.ym
 # Small tilings for the interpreter, one of each loop shape: two phases (masks on the diagonal and
 # the key tail only), and the warp-specialised one loop (masks in every block).
 # The GPU's own tilings run under the interpreter too (it ignores warps, stages and the
-# specialisation, not the tile sizes): the first non-specialised and the first specialised one.
-INTERPRET_TILINGS = [triton_fa3.INTERPRET_CONFIG, (32, 16, 4, 1, True), triton_fa3.CONFIGS[64][0], triton_fa3.CONFIGS[128][2]]
+# specialisation, not the tile sizes): the first non-specialised one, and the specialised ones of
+# 128 and 256 rows.
+INTERPRET_TILINGS = [triton_fa3.INTERPRET_CONFIG, (32, 16, 4, 1, True), triton_fa3.CONFIGS[64][0], triton_fa3.CONFIGS[128][2], triton_fa3.CONFIGS[64][3]]
 GPU_TILINGS = range(len(triton_fa3.CONFIGS[64]))  # on a GPU: every candidate of the shape's head dim, by position
 SHAPES = [  # (B, H, Sq, Sk, D, causal)
     (1, 2, 37, 37, 64, True),  # no tile divides 37
@@ -212,9 +213,9 @@ print(json.dumps(facts))
 """
 # H100: 227 KB of shared memory a block
 SMEM_MAX = 232448
-# Local memory found, and tolerated, in one candidate: a few 8-byte spills of the causal mask's row
-# limit in the specialised D128 128x128 tiling (compiled 2026-11-24, Triton 3.6.0). More fails.
-LOCAL_OK = {(128, True, (128, 128, 4, 2, True)): 3}
+# Local memory found, and tolerated, in a few specialised candidates: spill loads and stores of 8 to
+# 16 bytes of stack (compiled 2026-11-24, Triton 3.6.0); the tuner times them as they are. More fails.
+LOCAL_OK = {(128, True, (128, 128, 4, 2, True)): 3, (64, False, (256, 64, 4, 2, True)): 1, (64, True, (256, 64, 4, 2, True)): 6}
 
 
 @pytest.fixture(scope="module")
