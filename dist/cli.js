@@ -17856,7 +17856,7 @@ import { delimiter as delimiter2, join as join7 } from "node:path";
 // src/deep/sanitizer.ts
 var SANITIZER_TOOLS = ["memcheck", "racecheck", "synccheck", "initcheck"];
 var PREFIX = /^=========(?: (.*))?$/;
-var SUMMARY = /^ERROR SUMMARY: ([\d,]+) errors?\b/;
+var SUMMARY = /^ERROR SUMMARY: ([\d,]+) errors?$/;
 var RACECHECK_SUMMARY = /^RACECHECK SUMMARY: .*\(([\d,]+) errors?\b/;
 var NOT_A_FINDING = /^(COMPUTE-SANITIZER|ERROR SUMMARY:|RACECHECK SUMMARY:|LEAK SUMMARY:|Target application returned an error|Error: Target application terminated|Error: process didn't terminate|Warning: |Note: )/;
 var MAX_FINDINGS = 20;
@@ -17864,6 +17864,7 @@ var DETAIL_LINES = 4;
 var DETAIL_CHARS = 400;
 var FIRST_LINES = 12;
 var FIRST_LINES_CHARS = 2e3;
+var MAX_NAME = 160;
 function deviceFunction(line) {
   const m = /\bat (.+)$/.exec(line.trim());
   if (!m) return void 0;
@@ -17878,8 +17879,20 @@ function deviceFunction(line) {
   } else {
     where3 = where3.replace(/ in \S+$/, "");
   }
-  const name = where3.replace(/\+0x[0-9a-f]+$/i, "").replace(/\(.*$/, "").trim();
-  return name || void 0;
+  const name = withoutArguments(where3.replace(/\+0x[0-9a-f]+$/i, "").trim());
+  return name ? clipLine(name, MAX_NAME) : void 0;
+}
+function withoutArguments(name) {
+  if (!name.endsWith(")")) {
+    const open2 = name.indexOf("(");
+    return (open2 >= 0 ? name.slice(0, open2) : name).trim();
+  }
+  let depth = 0;
+  for (let i = name.length - 1; i >= 0; i--) {
+    if (name[i] === ")") depth++;
+    else if (name[i] === "(" && --depth === 0) return name.slice(0, i).trim();
+  }
+  return name;
 }
 function clipLine(line, max) {
   return line.length <= max ? line : `${line.slice(0, max - 1)}…`;

@@ -25,7 +25,9 @@ export interface SanitizerReport {
 }
 
 const PREFIX = /^=========(?: (.*))?$/;
-const SUMMARY = /^ERROR SUMMARY: ([\d,]+) errors?\b/;
+// Not "ERROR SUMMARY: 1200 errors were not printed. Use --print-limit ...", the line the tool
+// adds after the count when it printed fewer findings than it found (recorded: initcheck).
+const SUMMARY = /^ERROR SUMMARY: ([\d,]+) errors?$/;
 const RACECHECK_SUMMARY = /^RACECHECK SUMMARY: .*\(([\d,]+) errors?\b/;
 /** Lines at the prefix's level that are not findings. */
 const NOT_A_FINDING =
@@ -36,6 +38,9 @@ const DETAIL_LINES = 4;
 const DETAIL_CHARS = 400;
 const FIRST_LINES = 12;
 const FIRST_LINES_CHARS = 2000;
+
+/** A device function's name is clipped to this many characters (templates run long). */
+const MAX_NAME = 160;
 
 /** The device function a finding's `at ...` line names, without its arguments or offset. */
 export function deviceFunction(line: string): string | undefined {
@@ -55,11 +60,26 @@ export function deviceFunction(line: string): string | undefined {
   } else {
     where = where.replace(/ in \S+$/, '');
   }
-  const name = where
-    .replace(/\+0x[0-9a-f]+$/i, '')
-    .replace(/\(.*$/, '')
-    .trim();
-  return name || undefined;
+  const name = withoutArguments(where.replace(/\+0x[0-9a-f]+$/i, '').trim());
+  return name ? clipLine(name, MAX_NAME) : undefined;
+}
+
+/**
+ * The name without its argument list: the parenthesised group that ends it, matched from the end,
+ * so that parentheses inside template arguments stay ("reduce_kernel<(int)512, ...>(T3)", as
+ * recorded of PyTorch's kernels, is "reduce_kernel<(int)512, ...>").
+ */
+function withoutArguments(name: string): string {
+  if (!name.endsWith(')')) {
+    const open = name.indexOf('(');
+    return (open >= 0 ? name.slice(0, open) : name).trim();
+  }
+  let depth = 0;
+  for (let i = name.length - 1; i >= 0; i--) {
+    if (name[i] === ')') depth++;
+    else if (name[i] === '(' && --depth === 0) return name.slice(0, i).trim();
+  }
+  return name;
 }
 
 function clipLine(line: string, max: number): string {
