@@ -115,6 +115,7 @@ class PairedCase:
         self.warm_s = warm_s
         self.say = say
         self.phase_s = {}
+        self.warm_spent = 0.0
 
     def ask(self, arm, msg, timeout_s):
         handle = self.head if arm == "head" else self.base
@@ -148,7 +149,11 @@ class PairedCase:
         t0 = time.perf_counter()
         samples, stops, spent = self.sample(h_timed, [v for v in b_timed if v in h_timed]) if self.opt["timing"] and h_timed else ({}, {}, {})
         self.phase_s["bench"] = time.perf_counter() - t0
+        # Of which warm-ups (the case's and each burst's); the rest is pairs.
+        self.phase_s["bench warm-up"] = self.warm_spent
+        t0 = time.perf_counter()
         fin = {arm: self.ask(arm, {"op": "pfinish"}, self.timeout_s * max(len(h_timed), 1)) for arm in ("head", "base")}
+        self.phase_s["finish"] = time.perf_counter() - t0
         return self.records(fin, samples, stops, spent)
 
     def warm(self, h_timed, b_paired, seconds=None, min_rounds=MIN_WARM_ROUNDS, short_seconds=None):
@@ -165,6 +170,7 @@ class PairedCase:
             k += 1
             if k == min_rounds and short_seconds is not None and time.perf_counter() - t0 < SHORT_ROUND_S * k:
                 seconds = short_seconds
+        self.warm_spent += time.perf_counter() - t0
 
     def sample(self, h_timed, b_paired):
         """Each variant in turn, in a burst of pairs until its stop rule says so. Pair i is timed

@@ -136,7 +136,9 @@ class Worker(Verifier, GraphCapture, Timer, TimedOutputCheck):
             records, runners, ref0, idx, phase_s = self.verify_case(msg)
             self.pcase = {"records": records, "bench": None}
             if runners:
+                t0 = time.perf_counter()
                 self.pcase["bench"] = self.prepare(msg["params"], records, runners, ref0, idx)
+                phase_s["prepare"] = time.perf_counter() - t0
             b = self.pcase["bench"]
             if self.device == "cuda":
                 # The verification's oracle memory goes back to the driver: the other arm's
