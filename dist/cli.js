@@ -3201,13 +3201,13 @@ var require_utils = __commonJS({
     function normalizeIPv6Address(input) {
       const compression = input.indexOf("::");
       if (compression !== -1 && input.indexOf("::", compression + 1) !== -1) return void 0;
-      const left = compression === -1 ? input.split(":") : input.slice(0, compression).split(":");
+      const left2 = compression === -1 ? input.split(":") : input.slice(0, compression).split(":");
       const right = compression === -1 ? [] : input.slice(compression + 2).split(":");
       if (compression !== -1) {
-        if (left.length === 1 && left[0] === "") left.length = 0;
+        if (left2.length === 1 && left2[0] === "") left2.length = 0;
         if (right.length === 1 && right[0] === "") right.length = 0;
       }
-      const parts = left.concat(right);
+      const parts = left2.concat(right);
       let hextetCount = 0;
       for (let i = 0; i < parts.length; i++) {
         const part = parts[i];
@@ -3226,9 +3226,9 @@ var require_utils = __commonJS({
         return compressIPv6ZeroRun(parts);
       }
       if (hextetCount >= 8) return void 0;
-      const expanded = parts.slice(0, left.length);
+      const expanded = parts.slice(0, left2.length);
       for (let i = hextetCount; i < 8; i++) expanded.push("0");
-      for (let i = left.length; i < parts.length; i++) expanded.push(parts[i]);
+      for (let i = left2.length; i < parts.length; i++) expanded.push(parts[i]);
       return compressIPv6ZeroRun(expanded);
     }
     function normalizeIPv6(host) {
@@ -14803,8 +14803,12 @@ var results_schema_default = {
         variant: { type: "string" },
         case: { type: "string" },
         status: {
-          enum: ["clean", "findings", "error"],
-          description: "clean: the tool reported 0 errors; findings: it reported errors; error: it did not run to the end"
+          enum: ["clean", "findings", "error", "skipped"],
+          description: "clean: the tool reported 0 errors; findings: it reported errors; error: it did not run to the end; skipped: not checked (reason says why: the harness skipped the variant on every case tried, or the time box ran out before the run)"
+        },
+        reason: {
+          type: "string",
+          description: "why the variant was not checked (skipped), or why it was checked on a larger case than its kernel's smallest"
         },
         errors: {
           type: "integer",
@@ -14846,7 +14850,10 @@ var results_schema_default = {
         kernel: { type: "string" },
         variant: { type: "string" },
         case: { type: "string" },
-        status: { enum: ["ok", "error"] },
+        status: {
+          enum: ["ok", "error", "skipped"],
+          description: "skipped: not profiled (message says why: the time box ran out before it)"
+        },
         device_kernel: { type: "string", description: "the profiled launch's function name" },
         metrics: {
           type: "object",
@@ -15958,7 +15965,91 @@ function getExecOutput(commandLine, args, options) {
 }
 
 // src/lib/exec.ts
+import { spawn as spawn2 } from "node:child_process";
 var NOT_FOUND_EXIT_CODE = 127;
+var TIMED_OUT_EXIT_CODE = 124;
+var KILL_AFTER_S = 5;
+var liveGroups = /* @__PURE__ */ new Set();
+function stopGroup(pid, signal) {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+  }
+}
+function stopLiveGroups(signal) {
+  for (const pid of liveGroups) stopGroup(pid, signal);
+}
+var onExit = () => stopLiveGroups("SIGKILL");
+var onSignal = (signal) => {
+  stopLiveGroups("SIGTERM");
+  unwatch();
+  process.kill(process.pid, signal);
+};
+function watch() {
+  if (liveGroups.size !== 1) return;
+  process.on("exit", onExit);
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+}
+function unwatch() {
+  process.off("exit", onExit);
+  process.off("SIGTERM", onSignal);
+  process.off("SIGINT", onSignal);
+}
+function runTimed(command, args, options) {
+  return new Promise((resolve18) => {
+    const child2 = spawn2(command, [...args], {
+      cwd: options.cwd,
+      env: childEnv(options.env),
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"]
+    });
+    let stdout = "";
+    let stderr = "";
+    let timedOut = false;
+    let killer;
+    child2.stdout.setEncoding("utf8").on("data", (d) => stdout += d);
+    child2.stderr.setEncoding("utf8").on("data", (d) => stderr += d);
+    const pid = child2.pid;
+    if (pid !== void 0) {
+      liveGroups.add(pid);
+      watch();
+    }
+    const timer = setTimeout(
+      () => {
+        if (pid === void 0) return;
+        timedOut = true;
+        stopGroup(pid, "SIGTERM");
+        killer = setTimeout(() => stopGroup(pid, "SIGKILL"), KILL_AFTER_S * 1e3);
+      },
+      Math.max(0, options.timeoutS) * 1e3
+    );
+    const done = (result) => {
+      clearTimeout(timer);
+      if (killer) clearTimeout(killer);
+      if (pid !== void 0) {
+        liveGroups.delete(pid);
+        if (liveGroups.size === 0) unwatch();
+      }
+      resolve18(result);
+    };
+    child2.on("error", (error) => {
+      if (error.code === "ENOENT") {
+        done({ exitCode: NOT_FOUND_EXIT_CODE, stdout: "", stderr: `${command}: not found` });
+      } else {
+        done({ exitCode: 1, stdout, stderr: `${stderr}${command}: ${error.message}
+` });
+      }
+    });
+    child2.on("close", (code, signal) => {
+      if (timedOut) {
+        done({ exitCode: TIMED_OUT_EXIT_CODE, stdout, stderr, timedOut: true });
+      } else {
+        done({ exitCode: code ?? (signal ? 128 : 1), stdout, stderr });
+      }
+    });
+  });
+}
 var CREDENTIAL_VARIABLES = [
   "INPUT_TOKEN",
   "GITHUB_TOKEN",
@@ -15978,6 +16069,9 @@ function childEnv(extra2 = {}, parent = process.env) {
 function actionsExec() {
   return {
     async run(command, args, options = {}) {
+      if (options.timeoutS !== void 0) {
+        return runTimed(command, args, { ...options, timeoutS: options.timeoutS });
+      }
       const env = childEnv(options.env);
       try {
         const out = await getExecOutput(command, [...args], {
@@ -16954,6 +17048,8 @@ function where(s) {
   return `sanitizer ${s.tool}: ${s.kernel}/${s.variant} ${s.case}`;
 }
 function sanitizerLine(s) {
+  if (s.status === "skipped") return `${where(s)}: not checked`;
+  if (s.status === "error") return `${where(s)}: did not run to the end`;
   const first = s.findings?.[0];
   const what = first ? `: ${first.what}${first.kernel ? ` in ${first.kernel}` : ""}` : "";
   return `${where(s)}: ${s.errors} error${s.errors === 1 ? "" : "s"}${what}`;
@@ -16966,6 +17062,8 @@ function deepProblems(results, failOnSanitizer) {
     else if (s.status === "error") {
       const line = (s.first_lines ?? "").split("\n")[0] ?? "";
       warnings.push(`${where(s)}: did not run to the end${line ? `: ${line}` : ""}`);
+    } else if (s.status === "skipped") {
+      warnings.push(`${where(s)}: not checked: ${s.reason ?? "no reason recorded"}`);
     }
   }
   return { reasons, warnings };
@@ -17784,6 +17882,8 @@ async function mergeCommand(args, io, deps) {
 
 // src/deep/plan.ts
 var DEEP_BACKENDS = ["cuda", "triton"];
+var SANITIZER_FALLBACK_GROWTH = 8;
+var SANITIZER_MAX_FALLBACKS = 2;
 function matchesOnly2(params, only) {
   for (const [key, want] of Object.entries(only ?? {})) {
     const options = Array.isArray(want) ? want : [want];
@@ -17807,19 +17907,24 @@ function sanitizerTargets(config, only) {
   for (const k of chosen(config, only)) {
     const cases = k.manifest.cases.flatMap(expandGroup);
     for (const v of deepVariants(k)) {
-      let best;
-      for (const params of cases) {
-        if (!matchesOnly2(params, v.only)) continue;
-        if (best === void 0 || caseSize(params) < caseSize(best)) best = params;
-      }
-      if (best) {
-        out.push({
-          kernel: k.manifest.name,
-          variant: v.name,
-          caseId: caseIdOf(best),
-          params: best
-        });
-      }
+      const seen = /* @__PURE__ */ new Set();
+      const mine = cases.filter((params) => matchesOnly2(params, v.only)).map((params, i) => ({ params, caseId: caseIdOf(params), size: caseSize(params), i })).filter((c) => !seen.has(c.caseId) && Boolean(seen.add(c.caseId))).sort((a, b) => a.size - b.size || a.i - b.i);
+      const [best, ...rest] = mine;
+      if (!best) continue;
+      const limit = best.size * SANITIZER_FALLBACK_GROWTH;
+      const within = rest.filter((c) => c.size <= limit);
+      const fallbacks = within.slice(0, SANITIZER_MAX_FALLBACKS);
+      const untried = within.length - fallbacks.length;
+      const past = rest.find((c) => c.size > limit);
+      out.push({
+        kernel: k.manifest.name,
+        variant: v.name,
+        caseId: best.caseId,
+        params: best.params,
+        ...fallbacks.length ? { fallbacks: fallbacks.map((c) => ({ caseId: c.caseId, params: c.params })) } : {},
+        ...past ? { pastLimit: { caseId: past.caseId, times: past.size / best.size } } : {},
+        ...untried ? { untried } : {}
+      });
     }
   }
   return out;
@@ -17850,7 +17955,10 @@ function slowerTargets(cases) {
 }
 
 // src/deep/run.ts
-import { existsSync as existsSync6, mkdirSync as mkdirSync3, readFileSync as readFileSync3, writeFileSync as writeFileSync4 } from "node:fs";
+import { existsSync as existsSync7 } from "node:fs";
+import { delimiter as delimiter3, join as join10 } from "node:path";
+
+// src/deep/common.ts
 import { delimiter as delimiter2, join as join7 } from "node:path";
 
 // src/deep/sanitizer.ts
@@ -17947,51 +18055,9 @@ function parseSanitizer(text2) {
   };
 }
 
-// src/deep/run.ts
+// src/deep/common.ts
 var DEEP_CHECKS = [...SANITIZER_TOOLS, "ncu", "ncu-slower"];
-function parseDeepChecks(text2, where3) {
-  const out = /* @__PURE__ */ new Set();
-  for (const raw of text2.split(",").map((s) => s.trim())) {
-    if (raw === "") continue;
-    if (raw === "sanitizer") SANITIZER_TOOLS.forEach((t) => out.add(t));
-    else if (DEEP_CHECKS.includes(raw)) out.add(raw);
-    else {
-      throw new Error(
-        `${where3}: unknown deep check '${raw}'; expected sanitizer, ncu, ncu-slower, or any of ${SANITIZER_TOOLS.join(", ")}`
-      );
-    }
-  }
-  return DEEP_CHECKS.filter((c) => out.has(c));
-}
 var SANITIZER_CASE_TIMEOUT_S = 900;
-function findTool(name, env, given, exists3 = existsSync6) {
-  if (given) return exists3(given) ? given : void 0;
-  const dirs = [
-    ...(env.PATH ?? "").split(delimiter2).filter(Boolean),
-    ...env.CUDA_HOME ? [join7(env.CUDA_HOME, "bin")] : [],
-    "/usr/local/cuda/bin"
-  ];
-  for (const dir of dirs) {
-    const path9 = join7(dir, name);
-    if (exists3(path9)) return path9;
-  }
-  return void 0;
-}
-var TOOL_FIX = {
-  "compute-sanitizer": "install the CUDA toolkit's compute-sanitizer (the cuda-sanitizer package of your CUDA version) and put its folder (usually /usr/local/cuda/bin) on PATH",
-  ncu: "install Nsight Compute (the nsight-compute package of your CUDA version, or the CUDA toolkit) and put its folder (e.g. /usr/local/cuda/bin or /opt/nvidia/nsight-compute/<version>) on PATH"
-};
-function missingTool(tool, given) {
-  const where3 = given ? `at ${given}` : "on PATH, in $CUDA_HOME/bin or in /usr/local/cuda/bin";
-  const what = tool === "ncu" ? "the Nsight Compute summaries" : "the sanitizer checks (memcheck, racecheck, synccheck, initcheck)";
-  return {
-    level: "error",
-    code: "deep.tool_missing",
-    source: "deep",
-    message: `${tool} was not found ${where3}: ${what} did not run`,
-    fix: TOOL_FIX[tool]
-  };
-}
 async function pool(items, jobs, work) {
   let next = 0;
   const lanes = Array.from({ length: Math.max(1, Math.min(jobs, items.length)) }, async () => {
@@ -18012,90 +18078,19 @@ function harnessEnv(o) {
     PYTORCH_NO_CUDA_MEMORY_CACHING: "1"
   };
 }
-function harnessCaseProblem(resultsPath, t) {
-  if (!existsSync6(resultsPath)) return "the harness wrote no results";
-  try {
-    const doc = JSON.parse(readFileSync3(resultsPath, "utf8"));
-    const c = doc.cases?.find(
-      (x) => x.kernel === t.kernel && x.variant === t.variant && x.case === t.caseId
-    );
-    if (!c) return `the harness has no result for ${t.kernel}/${t.variant} ${t.caseId}`;
-    if (c.status === "skipped") return `the harness skipped it: ${c.reason ?? ""}`;
-    return void 0;
-  } catch (error) {
-    return `the harness's results cannot be read: ${String(error)}`;
-  }
-}
-async function runSanitizer(exec2, o, tool, sanitizer, t) {
-  const dir = join7(o.outDir, "sanitizer", tool);
-  mkdirSync3(dir, { recursive: true });
-  const results = join7(dir, `${slug(t)}.json`);
-  const args = [
-    "--tool",
-    tool,
-    "--target-processes",
-    "all",
-    o.python,
-    "-m",
-    "kernelgate_harness",
-    "--kernels",
-    o.kernelsDir,
-    "--out",
-    results,
-    "--only",
-    t.kernel,
-    "--variants",
-    t.variant,
-    "--case-params",
-    caseParamsArg(t.params),
-    "--no-timing",
-    "--seeds",
-    "1",
-    "--gpus",
-    "1",
-    "--timeout-per-case",
-    String(SANITIZER_CASE_TIMEOUT_S),
-    ...o.buildsPath ? ["--builds", o.buildsPath] : []
-  ];
-  const clock = o.clock ?? (() => Date.now() / 1e3);
-  const t0 = clock();
-  const r = await exec2.run(sanitizer, args, { cwd: o.workspace, env: harnessEnv(o) });
-  const seconds = Math.round((clock() - t0) * 10) / 10;
-  const output = both(r);
-  writeFileSync4(join7(dir, `${slug(t)}.log`), output);
-  const parsed = parseSanitizer(output);
-  const base = {
-    tool,
-    kernel: t.kernel,
-    variant: t.variant,
-    case: t.caseId,
-    seconds,
-    command: [sanitizer, ...args].join(" ")
-  };
-  const findings = parsed.findings.length ? { findings: parsed.findings } : {};
-  if (parsed.errors === void 0) {
-    const tail2 = output.split("\n").filter(Boolean).slice(-8).join("\n");
-    return {
-      ...base,
-      status: "error",
-      errors: 0,
-      ...findings,
-      first_lines: `${tool} printed no ERROR SUMMARY (exit status ${r.exitCode}); the output's last lines:
-${tail2}`.slice(
-        0,
-        2e3
-      )
-    };
-  }
-  const problem = parsed.errors === 0 ? harnessCaseProblem(results, t) : void 0;
+function boxOf(o) {
   return {
-    ...base,
-    status: parsed.errors > 0 ? "findings" : problem ? "error" : "clean",
-    errors: parsed.errors,
-    ...findings,
-    ...problem ? { first_lines: `${tool} saw nothing of the variant: ${problem}` } : parsed.firstLines ? { first_lines: parsed.firstLines } : {}
+    clock: o.clock ?? (() => Date.now() / 1e3),
+    ...o.deadline === void 0 ? {} : { deadline: o.deadline },
+    ...o.timeBoxS === void 0 ? {} : { seconds: o.timeBoxS }
   };
 }
+var left = (box) => box.deadline === void 0 ? void 0 : box.deadline - box.clock();
+var boxText = (box) => box.seconds === void 0 ? "the time box" : `the time box (${box.seconds} s)`;
+
+// src/deep/profile.ts
+import { mkdirSync as mkdirSync3, writeFileSync as writeFileSync4 } from "node:fs";
+import { join as join8 } from "node:path";
 function ncuArgs(o, t, metrics, report2) {
   return [
     "--target-processes",
@@ -18122,16 +18117,26 @@ function ncuArgs(o, t, metrics, report2) {
   ];
 }
 async function runNcu(exec2, o, ncu, t, metrics, dropped) {
-  const dir = join7(o.outDir, "ncu");
+  const dir = join8(o.outDir, "ncu");
   mkdirSync3(dir, { recursive: true });
-  const report2 = join7(dir, slug(t));
-  const clock = o.clock ?? (() => Date.now() / 1e3);
+  const report2 = join8(dir, slug(t));
+  const box = boxOf(o);
+  const clock = box.clock;
   const t0 = clock();
   const base = { kernel: t.kernel, variant: t.variant, case: t.caseId };
   const seconds = () => Math.round((clock() - t0) * 10) / 10;
+  const timed = () => {
+    const timeoutS = left(box);
+    return timeoutS === void 0 ? {} : { timeoutS };
+  };
+  const before = left(box);
+  if (before !== void 0 && before <= 0) {
+    return { ...base, status: "skipped", message: `${boxText(box)} ran out before it` };
+  }
   let r = await exec2.run(ncu, ncuArgs(o, t, metrics, report2), {
     cwd: o.workspace,
-    env: harnessEnv(o)
+    env: harnessEnv(o),
+    ...timed()
   });
   for (let tries = 0; tries < 3; tries++) {
     const unknown = /==ERROR== Failed to find metric (\S+)/.exec(both(r))?.[1];
@@ -18141,41 +18146,49 @@ async function runNcu(exec2, o, ncu, t, metrics, dropped) {
     dropped(unknown);
     r = await exec2.run(ncu, ncuArgs(o, t, metrics, report2), {
       cwd: o.workspace,
-      env: harnessEnv(o)
+      env: harnessEnv(o),
+      ...timed()
     });
   }
   const profiled = both(r);
-  writeFileSync4(join7(dir, `${slug(t)}.log`), profiled);
+  writeFileSync4(join8(dir, `${slug(t)}.log`), profiled);
+  if (r.timedOut) {
+    return {
+      ...base,
+      status: "error",
+      message: `ncu was stopped after ${seconds()} s: ${boxText(box)} ran out`,
+      seconds: seconds()
+    };
+  }
   const problem = ncuProblem(profiled);
   if (r.exitCode !== 0 || problem) {
     const skipped = /\[kernelgate profile\] .*: skipped: (.*)/.exec(profiled);
     const why = skipped ? `the variant cannot run the case: ${skipped[1]}` : problem ?? `ncu exited with status ${r.exitCode}: ${profiled.split("\n").filter(Boolean).slice(-3).join(" / ")}`;
     return { ...base, status: "error", message: why, seconds: seconds() };
   }
+  return { ...base, ...await readReport(exec2, o, ncu, report2), seconds: seconds() };
+}
+async function readReport(exec2, o, ncu, report2) {
   const imported = await exec2.run(
     ncu,
     ["--import", `${report2}.ncu-rep`, "--csv", "--page", "raw", "--print-units", "base"],
     { cwd: o.workspace }
   );
-  writeFileSync4(join7(dir, `${slug(t)}.csv`), imported.stdout);
+  writeFileSync4(`${report2}.csv`, imported.stdout);
   try {
     const summary3 = summarizeNcu(parseNcuCsv(imported.stdout));
     return {
-      ...base,
       status: "ok",
       device_kernel: summary3.deviceKernel,
       metrics: summary3.metrics,
       ...summary3.stalls.length ? { stalls: summary3.stalls } : {},
-      report: `${report2}.ncu-rep`,
-      seconds: seconds()
+      report: `${report2}.ncu-rep`
     };
   } catch (error) {
     if (!(error instanceof NcuFormatError)) throw error;
     return {
-      ...base,
       status: "error",
-      message: `ncu --import ${report2}.ncu-rep --csv --page raw: ${error.message}`,
-      seconds: seconds()
+      message: `ncu --import ${report2}.ncu-rep --csv --page raw: ${error.message}`
     };
   }
 }
@@ -18198,19 +18211,6 @@ function ncuPlan(config, o) {
     return !seen.has(key) && Boolean(seen.add(key));
   });
 }
-async function runSanitizers(config, o, exec2, tools, sanitizer) {
-  const targets = sanitizerTargets(config, o.only);
-  const jobs = tools.flatMap((tool) => targets.map((t) => ({ tool, t })));
-  const runs = /* @__PURE__ */ new Map();
-  await pool(
-    jobs.map((j, i) => ({ ...j, i })),
-    o.jobs ?? 4,
-    async ({ tool, t, i }) => {
-      runs.set(i, await runSanitizer(exec2, o, tool, sanitizer, t));
-    }
-  );
-  return jobs.map((_, i) => runs.get(i));
-}
 async function runNcus(targets, o, exec2, ncu, diagnostics) {
   const runs = [];
   const metrics = ncuMetricsArg(o.computeCapability).split(",");
@@ -18230,6 +18230,200 @@ async function runNcus(targets, o, exec2, ncu, diagnostics) {
     }
   }
   return runs;
+}
+
+// src/deep/sanitize.ts
+import { existsSync as existsSync6, mkdirSync as mkdirSync4, readFileSync as readFileSync3, writeFileSync as writeFileSync5 } from "node:fs";
+import { join as join9 } from "node:path";
+function harnessCaseProblem(resultsPath, t, caseId) {
+  if (!existsSync6(resultsPath)) return { kind: "missing", message: "the harness wrote no results" };
+  try {
+    const doc = JSON.parse(readFileSync3(resultsPath, "utf8"));
+    const c = doc.cases?.find(
+      (x) => x.kernel === t.kernel && x.variant === t.variant && x.case === caseId
+    );
+    if (!c) {
+      return {
+        kind: "missing",
+        message: `the harness has no result for ${t.kernel}/${t.variant} ${caseId}`
+      };
+    }
+    if (c.status === "skipped") return { kind: "skipped", reason: c.reason ?? "" };
+    return void 0;
+  } catch (error) {
+    return { kind: "missing", message: `the harness's results cannot be read: ${String(error)}` };
+  }
+}
+var NOT_BUILT = /^(no library for |build of |build record of )/;
+async function sanitizeCase(exec2, o, tool, sanitizer, t, c, box) {
+  const dir = join9(o.outDir, "sanitizer", tool);
+  mkdirSync4(dir, { recursive: true });
+  const name = c.caseId === t.caseId ? slug(t) : `${slug(t)}-${caseSlug(c.caseId)}`;
+  const results = join9(dir, `${name}.json`);
+  const args = [
+    "--tool",
+    tool,
+    "--target-processes",
+    "all",
+    o.python,
+    "-m",
+    "kernelgate_harness",
+    "--kernels",
+    o.kernelsDir,
+    "--out",
+    results,
+    "--only",
+    t.kernel,
+    "--variants",
+    t.variant,
+    "--case-params",
+    caseParamsArg(c.params),
+    "--no-timing",
+    "--seeds",
+    "1",
+    "--gpus",
+    "1",
+    "--timeout-per-case",
+    String(SANITIZER_CASE_TIMEOUT_S),
+    ...o.buildsPath ? ["--builds", o.buildsPath] : []
+  ];
+  const t0 = box.clock();
+  const timeoutS = left(box);
+  const r = await exec2.run(sanitizer, args, {
+    cwd: o.workspace,
+    env: harnessEnv(o),
+    ...timeoutS === void 0 ? {} : { timeoutS }
+  });
+  const seconds = Math.round((box.clock() - t0) * 10) / 10;
+  const output = both(r);
+  writeFileSync5(join9(dir, `${name}.log`), output);
+  const parsed = parseSanitizer(output);
+  const problem = parsed.errors === 0 && !r.timedOut ? harnessCaseProblem(results, t, c.caseId) : void 0;
+  return { r, output, parsed, problem, seconds, command: [sanitizer, ...args].join(" ") };
+}
+var caseSlug = (caseId) => caseId.replace(/[^\w.-]+/g, "_");
+async function runSanitizer(exec2, o, tool, sanitizer, t, box) {
+  const cases = [{ caseId: t.caseId, params: t.params }, ...t.fallbacks ?? []];
+  const skips = [];
+  let spent = 0;
+  let notBuilt = false;
+  for (const c of cases) {
+    const remaining = left(box);
+    if (remaining !== void 0 && remaining <= 0) {
+      const why = skips.length ? `the harness skipped it on ${skips.join("; ")}; ${boxText(box)} ran out before its next case` : `${boxText(box)} ran out before this run started`;
+      return skippedRun(tool, t, why, spent);
+    }
+    const run2 = await sanitizeCase(exec2, o, tool, sanitizer, t, c, box);
+    spent = Math.round((spent + run2.seconds) * 10) / 10;
+    const { r, output, parsed, problem } = run2;
+    if (problem?.kind === "skipped") {
+      skips.push(`${c.caseId} (${problem.reason})`);
+      notBuilt = NOT_BUILT.test(problem.reason);
+      if (notBuilt) break;
+      continue;
+    }
+    const base = {
+      tool,
+      kernel: t.kernel,
+      variant: t.variant,
+      case: c.caseId,
+      seconds: spent,
+      command: run2.command,
+      ...skips.length ? {
+        reason: `checked on the smallest case it takes: the harness skipped it on ${skips.join("; ")}`
+      } : {}
+    };
+    const findings = parsed.findings.length ? { findings: parsed.findings } : {};
+    if (parsed.errors === void 0) {
+      const tail3 = output.split("\n").filter(Boolean).slice(-8).join("\n");
+      const head = r.timedOut ? `${tool} was stopped after ${run2.seconds} s: ${boxText(box)} ran out; it printed no ERROR SUMMARY` : `${tool} printed no ERROR SUMMARY (exit status ${r.exitCode})`;
+      return {
+        ...base,
+        status: "error",
+        errors: 0,
+        ...findings,
+        first_lines: `${head}; the output's last lines:
+${tail3}`.slice(0, 2e3)
+      };
+    }
+    const missing = problem?.kind === "missing" ? problem.message : void 0;
+    return {
+      ...base,
+      status: parsed.errors > 0 ? "findings" : missing ? "error" : "clean",
+      errors: parsed.errors,
+      ...findings,
+      ...missing ? { first_lines: `${tool} saw nothing of the variant: ${missing}` } : parsed.firstLines ? { first_lines: parsed.firstLines } : {}
+    };
+  }
+  const tail2 = notBuilt ? "" : t.untried ? `; its ${t.untried} other case(s) within ${SANITIZER_FALLBACK_GROWTH}× the size are not tried (at most ${SANITIZER_MAX_FALLBACKS} are)` : t.pastLimit ? `; its next case, ${t.pastLimit.caseId}, is ${Math.round(t.pastLimit.times)}× the size, past the sanitizer's limit of ${SANITIZER_FALLBACK_GROWTH}×` : "; its kernel has no other case it could run";
+  return skippedRun(tool, t, `the harness skipped it on ${skips.join("; ")}${tail2}`, spent);
+}
+function skippedRun(tool, t, reason, seconds) {
+  return {
+    tool,
+    kernel: t.kernel,
+    variant: t.variant,
+    case: t.caseId,
+    status: "skipped",
+    errors: 0,
+    reason,
+    seconds
+  };
+}
+async function runSanitizers(config, o, exec2, tools, sanitizer) {
+  const targets = sanitizerTargets(config, o.only);
+  const jobs = tools.flatMap((tool) => targets.map((t) => ({ tool, t })));
+  const runs = /* @__PURE__ */ new Map();
+  const box = boxOf(o);
+  const started = jobs.map((j, i) => ({ ...j, i })).sort((a, b) => caseSize(b.t.params) - caseSize(a.t.params) || a.i - b.i);
+  await pool(started, o.jobs ?? 4, async ({ tool, t, i }) => {
+    runs.set(i, await runSanitizer(exec2, o, tool, sanitizer, t, box));
+  });
+  return jobs.map((_, i) => runs.get(i));
+}
+
+// src/deep/run.ts
+function parseDeepChecks(text2, where3) {
+  const out = /* @__PURE__ */ new Set();
+  for (const raw of text2.split(",").map((s) => s.trim())) {
+    if (raw === "") continue;
+    if (raw === "sanitizer") SANITIZER_TOOLS.forEach((t) => out.add(t));
+    else if (DEEP_CHECKS.includes(raw)) out.add(raw);
+    else {
+      throw new Error(
+        `${where3}: unknown deep check '${raw}'; expected sanitizer, ncu, ncu-slower, or any of ${SANITIZER_TOOLS.join(", ")}`
+      );
+    }
+  }
+  return DEEP_CHECKS.filter((c) => out.has(c));
+}
+function findTool(name, env, given, exists3 = existsSync7) {
+  if (given) return exists3(given) ? given : void 0;
+  const dirs = [
+    ...(env.PATH ?? "").split(delimiter3).filter(Boolean),
+    ...env.CUDA_HOME ? [join10(env.CUDA_HOME, "bin")] : [],
+    "/usr/local/cuda/bin"
+  ];
+  for (const dir of dirs) {
+    const path9 = join10(dir, name);
+    if (exists3(path9)) return path9;
+  }
+  return void 0;
+}
+var TOOL_FIX = {
+  "compute-sanitizer": "install the CUDA toolkit's compute-sanitizer (the cuda-sanitizer package of your CUDA version) and put its folder (usually /usr/local/cuda/bin) on PATH",
+  ncu: "install Nsight Compute (the nsight-compute package of your CUDA version, or the CUDA toolkit) and put its folder (e.g. /usr/local/cuda/bin or /opt/nvidia/nsight-compute/<version>) on PATH"
+};
+function missingTool(tool, given) {
+  const where3 = given ? `at ${given}` : "on PATH, in $CUDA_HOME/bin or in /usr/local/cuda/bin";
+  const what = tool === "ncu" ? "the Nsight Compute summaries" : "the sanitizer checks (memcheck, racecheck, synccheck, initcheck)";
+  return {
+    level: "error",
+    code: "deep.tool_missing",
+    source: "deep",
+    message: `${tool} was not found ${where3}: ${what} did not run`,
+    fix: TOOL_FIX[tool]
+  };
 }
 async function runDeep(config, o, exec2) {
   const env = o.env ?? process.env;
@@ -18499,8 +18693,8 @@ function gate(comparison, tiers, results, config) {
 
 // src/config/config.ts
 var import_yaml3 = __toESM(require_dist(), 1);
-import { existsSync as existsSync8, readdirSync as readdirSync3, readFileSync as readFileSync5, statSync as statSync2 } from "node:fs";
-import { join as join9, relative as relative4, resolve as resolve5 } from "node:path";
+import { existsSync as existsSync9, readdirSync as readdirSync3, readFileSync as readFileSync5, statSync as statSync2 } from "node:fs";
+import { join as join12, relative as relative4, resolve as resolve5 } from "node:path";
 
 // schema/config.schema.json
 var config_schema_default = {
@@ -18918,7 +19112,7 @@ var kernel_schema_default = {
 };
 
 // src/adapters/command.ts
-import { spawn as spawn2 } from "node:child_process";
+import { spawn as spawn3 } from "node:child_process";
 
 // src/adapters/types.ts
 var NO_PARAMS_CASE = "default";
@@ -19040,7 +19234,7 @@ function isoUtc(text2) {
 var TIME_UNITS = { s: 1e3, ms: 1, us: 1e-3, ns: 1e-6 };
 var RATE_UNITS = { tflops: 1e12, gflops: 1e9, gbps: 1e9 };
 var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve18) => {
-  const child2 = spawn2("bash", ["-c", command], {
+  const child2 = spawn3("bash", ["-c", command], {
     cwd,
     env: childEnv(),
     detached: true,
@@ -19859,27 +20053,27 @@ function parseFormula(text2) {
     return false;
   };
   const expr = () => {
-    let left = term();
+    let left2 = term();
     for (; ; ) {
       if (take("+")) {
-        const [a, b] = [left, term()];
-        left = (p) => a(p) + b(p);
+        const [a, b] = [left2, term()];
+        left2 = (p) => a(p) + b(p);
       } else if (take("-")) {
-        const [a, b] = [left, term()];
-        left = (p) => a(p) - b(p);
-      } else return left;
+        const [a, b] = [left2, term()];
+        left2 = (p) => a(p) - b(p);
+      } else return left2;
     }
   };
   const term = () => {
-    let left = power();
+    let left2 = power();
     for (; ; ) {
       if (take("*")) {
-        const [a, b] = [left, power()];
-        left = (p) => a(p) * b(p);
+        const [a, b] = [left2, power()];
+        left2 = (p) => a(p) * b(p);
       } else if (take("/")) {
-        const [a, b] = [left, power()];
-        left = (p) => a(p) / b(p);
-      } else return left;
+        const [a, b] = [left2, power()];
+        left2 = (p) => a(p) / b(p);
+      } else return left2;
     }
   };
   const power = () => {
@@ -20130,8 +20324,8 @@ function annotateAdapted(comparison, results) {
 }
 
 // src/adapters/run.ts
-import { existsSync as existsSync7, readFileSync as readFileSync4 } from "node:fs";
-import { dirname as dirname4, isAbsolute, join as join8, relative as relative3, resolve as resolve4 } from "node:path";
+import { existsSync as existsSync8, readFileSync as readFileSync4 } from "node:fs";
+import { dirname as dirname4, isAbsolute, join as join11, relative as relative3, resolve as resolve4 } from "node:path";
 var ADAPTERS_HARNESS = "kernelgate adapters 0.1.0";
 function finishKernel(adapter, kernel, adapted, options = {}) {
   const cases = adapted.cases.map(({ result, work }) => {
@@ -20175,7 +20369,7 @@ function adaptFile(adapter, path9, options) {
     text: text2,
     file: shown,
     kernel: options.kernel,
-    readSidecar: (rel) => readFileSync4(isAbsolute(rel) ? rel : join8(dirname4(path9), rel))
+    readSidecar: (rel) => readFileSync4(isAbsolute(rel) ? rel : join11(dirname4(path9), rel))
   });
   return finishKernel(adapter, options.kernel, adapted, options);
 }
@@ -20220,7 +20414,7 @@ async function runCommandBenchmark(adapter, bench2, options, common) {
   const spec = bench2.command;
   if (!spec) throw new InputError(`benchmarks: ${bench2.name} has no command settings`);
   const baseCwd = options.baseRoot === void 0 ? void 0 : resolve4(options.baseRoot, bench2.cwdRelative);
-  const paired = baseCwd !== void 0 && existsSync7(baseCwd);
+  const paired = baseCwd !== void 0 && existsSync8(baseCwd);
   if (baseCwd !== void 0 && !paired) {
     options.log?.(
       `${bench2.name}: not paired: the base revision has no ${bench2.cwdRelative} (its commands run in the head only)`
@@ -20283,7 +20477,7 @@ async function runBenchmark(bench2, options) {
     }
   }
   const shown = relativeShown(options.root, output);
-  if (!existsSync7(output)) {
+  if (!existsSync8(output)) {
     const why = bench2.run !== void 0 ? `it wrote no ${shown}` : `there is no ${shown} (no run command: an earlier step must write it)`;
     return failedBenchmark(adapter, bench2, why, printed);
   }
@@ -20607,12 +20801,12 @@ function readText(path9, shown) {
 }
 function loadConfig(rootDir, opts = {}) {
   const root = resolve5(rootDir);
-  const configPath = opts.configFile ? resolve5(opts.configFile) : join9(root, CONFIG_FILE_NAME);
+  const configPath = opts.configFile ? resolve5(opts.configFile) : join12(root, CONFIG_FILE_NAME);
   const shownConfig = relative4(root, configPath) || CONFIG_FILE_NAME;
   let raw = {};
   let configFile;
   let configText = "";
-  if (existsSync8(configPath)) {
+  if (existsSync9(configPath)) {
     configText = readText(configPath, shownConfig);
     const data = parseYaml(configText, shownConfig, configPath) ?? {};
     raw = validateConfigData(data, shownConfig, configPath, configText);
@@ -20623,7 +20817,7 @@ function loadConfig(rootDir, opts = {}) {
   const kernelsDir = raw.kernels_dir ?? DEFAULT_KERNELS_DIR;
   const kernelsPath = resolve5(root, kernelsDir);
   let kernels = [];
-  if (existsSync8(kernelsPath) && statSync2(kernelsPath).isDirectory()) {
+  if (existsSync9(kernelsPath) && statSync2(kernelsPath).isDirectory()) {
     kernels = loadKernels(root, kernelsPath);
   } else if (raw.kernels_dir !== void 0) {
     const problem = `kernels_dir must be a folder (got ${showValue(raw.kernels_dir)}, which does not exist)`;
@@ -20708,11 +20902,11 @@ function validateConfigData(data, file, path9, text2) {
 function loadKernels(root, kernelsPath) {
   const kernels = [];
   const folders = readdirSync3(kernelsPath, { withFileTypes: true }).filter(
-    (d) => d.isDirectory() || d.isSymbolicLink() && statSync2(join9(kernelsPath, d.name), { throwIfNoEntry: false })?.isDirectory()
+    (d) => d.isDirectory() || d.isSymbolicLink() && statSync2(join12(kernelsPath, d.name), { throwIfNoEntry: false })?.isDirectory()
   ).map((d) => d.name).sort();
   for (const folder of folders) {
-    const manifestPath = join9(kernelsPath, folder, "kernel.yml");
-    if (!existsSync8(manifestPath)) continue;
+    const manifestPath = join12(kernelsPath, folder, "kernel.yml");
+    if (!existsSync9(manifestPath)) continue;
     const shown = relative4(root, manifestPath);
     const text2 = readText(manifestPath, shown);
     const data = parseYaml(text2, shown, manifestPath);
@@ -20722,7 +20916,7 @@ function loadKernels(root, kernelsPath) {
     const manifest = data;
     const problems = crossCheckManifest(manifest, folder);
     if (problems.length) throw invalid(problems);
-    kernels.push({ manifest, dir: join9(kernelsPath, folder), file: shown });
+    kernels.push({ manifest, dir: join12(kernelsPath, folder), file: shown });
   }
   return kernels;
 }
@@ -21326,9 +21520,9 @@ function recordToResults(record) {
 }
 
 // src/history/branch-git.ts
-import { existsSync as existsSync9, mkdirSync as mkdirSync4, mkdtempSync, readFileSync as readFileSync6, rmSync } from "node:fs";
+import { existsSync as existsSync10, mkdirSync as mkdirSync5, mkdtempSync, readFileSync as readFileSync6, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join as join10 } from "node:path";
+import { join as join13 } from "node:path";
 var REMOTE = "kgdata";
 var TIP_REF = "refs/kernelgate/tip";
 function showRemote(remote) {
@@ -21376,8 +21570,8 @@ function branchGit(options, dataBranch) {
 }
 async function ensureCache(g) {
   if (g.ready) return;
-  if (!existsSync9(join10(g.gitDir, "HEAD"))) {
-    mkdirSync4(g.gitDir, { recursive: true });
+  if (!existsSync10(join13(g.gitDir, "HEAD"))) {
+    mkdirSync5(g.gitDir, { recursive: true });
     const init = await g.exec.run("git", ["init", "--quiet", "--bare", g.gitDir]);
     if (init.exitCode !== 0) {
       throw new StoreError(`${g.prefix}: cannot make ${g.gitDir}: ${gitReason(init)}`);
@@ -21421,11 +21615,11 @@ async function listPaths(g, tip, dir) {
 async function readPaths(g, tip, paths) {
   const out = /* @__PURE__ */ new Map();
   if (paths.length === 0) return out;
-  const work = mkdtempSync(join10(tmpdir(), "kg-history-read-"));
+  const work = mkdtempSync(join13(tmpdir(), "kg-history-read-"));
   try {
-    const env = { GIT_INDEX_FILE: join10(work, "index") };
-    const tree = join10(work, "tree");
-    mkdirSync4(tree);
+    const env = { GIT_INDEX_FILE: join13(work, "index") };
+    const tree = join13(work, "tree");
+    mkdirSync5(tree);
     const chunk = 500;
     for (let i = 0; i < paths.length; i += chunk) {
       const part = paths.slice(i, i + chunk);
@@ -21451,7 +21645,7 @@ async function readPaths(g, tip, paths) {
     }
     for (const path9 of paths) {
       try {
-        out.set(path9, readFileSync6(join10(tree, path9), "utf8"));
+        out.set(path9, readFileSync6(join13(tree, path9), "utf8"));
       } catch {
       }
     }
@@ -21462,9 +21656,9 @@ async function readPaths(g, tip, paths) {
 }
 
 // src/history/branch-write.ts
-import { mkdirSync as mkdirSync5, mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync as writeFileSync5 } from "node:fs";
+import { mkdirSync as mkdirSync6, mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync as writeFileSync6 } from "node:fs";
 import { tmpdir as tmpdir2 } from "node:os";
-import { dirname as dirname5, join as join11 } from "node:path";
+import { dirname as dirname5, join as join14 } from "node:path";
 function recordDir(key) {
   return `records/${safeSegment(key.sku, "GPU SKU")}/${safeSegment(key.branch, "branch")}`;
 }
@@ -21484,9 +21678,9 @@ adds files and never rewrites or force-pushes this branch. Do not commit to it b
 docs/history.md in kernelgate for the layout and how to read it.
 `;
 function writeReadme(work) {
-  const path9 = join11(work, "README.md");
-  mkdirSync5(dirname5(path9), { recursive: true });
-  writeFileSync5(path9, README);
+  const path9 = join14(work, "README.md");
+  mkdirSync6(dirname5(path9), { recursive: true });
+  writeFileSync6(path9, README);
   return path9;
 }
 function prepare(entries, options, work) {
@@ -21505,8 +21699,8 @@ function prepare(entries, options, work) {
       ...merged.references !== void 0 ? { references: merged.references } : {},
       ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
     });
-    const file = join11(work, `record-${i}.json`);
-    writeFileSync5(file, serializeRecord(record));
+    const file = join14(work, `record-${i}.json`);
+    writeFileSync6(file, serializeRecord(record));
     return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
   });
 }
@@ -21550,7 +21744,7 @@ async function stage(g, tip, prepared, env, work) {
 }
 var LOST_RACE = /non-fast-forward|fetch first|\[rejected\]|stale info|cannot lock ref|failed to update ref|failed to lock|incorrect old value|reference already exists/i;
 async function saveRecords(g, entries, options) {
-  const work = mkdtempSync2(join11(tmpdir2(), "kg-history-write-"));
+  const work = mkdtempSync2(join14(tmpdir2(), "kg-history-write-"));
   try {
     const prepared = prepare(entries, options, work);
     const first = prepared[0];
@@ -21563,7 +21757,7 @@ async function saveRecords(g, entries, options) {
         throw notStored(`cannot read it (${fetched.reason})`);
       }
       const tip = fetched.tip;
-      const env = { GIT_INDEX_FILE: join11(work, `index-${attempt}`) };
+      const env = { GIT_INDEX_FILE: join14(work, `index-${attempt}`) };
       const { before, added, paths } = await stage(g, tip, prepared, env, work);
       if (added === 0) return paths;
       const after = (await g.ok(["ls-files"], env)).split("\n").filter(Boolean).length;
@@ -21740,9 +21934,9 @@ function branchStore(options) {
 var KERNELGATE_VERSION = package_default.version;
 
 // src/history/dashboard-cli.ts
-import { mkdtempSync as mkdtempSync3, rmSync as rmSync3, writeFileSync as writeFileSync8 } from "node:fs";
+import { mkdtempSync as mkdtempSync3, rmSync as rmSync3, writeFileSync as writeFileSync9 } from "node:fs";
 import { tmpdir as tmpdir3 } from "node:os";
-import { join as join18, resolve as resolve9 } from "node:path";
+import { join as join21, resolve as resolve9 } from "node:path";
 import { parseArgs as parseArgs2 } from "node:util";
 
 // src/report/digest.ts
@@ -22223,7 +22417,7 @@ function buildsView(input, opts) {
 
 // src/report/render.ts
 import { readdirSync as readdirSync4, readFileSync as readFileSync7 } from "node:fs";
-import { join as join12 } from "node:path";
+import { join as join15 } from "node:path";
 
 // node_modules/mustache/mustache.mjs
 var objectToString = Object.prototype.toString;
@@ -22687,6 +22881,7 @@ function toolCell(s) {
   if (!s) return trusted("");
   if (s.status === "clean") return trusted("✅ 0");
   if (s.status === "findings") return trusted(`❌ ${s.errors}`);
+  if (s.status === "skipped") return trusted("➖ not checked");
   return trusted("💥 did not finish");
 }
 function sanitizerTable(runs) {
@@ -22708,7 +22903,7 @@ function findingBlock(s, full) {
   const lines = (s.findings ?? []).map(
     (f) => [`${f.what}${f.kernel ? `  [${f.kernel}]` : ""}`, ...(f.detail ?? "").split("\n")].filter(Boolean).join("\n    ")
   ).join("\n");
-  const text2 = lines || s.first_lines || "";
+  const text2 = lines || (s.status === "skipped" ? `not checked: ${s.reason ?? ""}` : s.first_lines) || "";
   const clipped = !full && text2.length > FIRST_LINES_IN_COMMENT ? `${text2.slice(0, FIRST_LINES_IN_COMMENT - 1)}…` : text2;
   return { title: esc(sanitizerLine(s)), block: codeBlock(clipped) };
 }
@@ -22719,7 +22914,7 @@ function ncuTable(runs) {
     return [
       `${n.kernel}/${n.variant}`,
       n.case,
-      n.status === "ok" ? n.device_kernel ?? "" : `💥 ${n.message ?? "error"}`,
+      n.status === "ok" ? n.device_kernel ?? "" : `${n.status === "skipped" ? "➖ not profiled:" : "💥"} ${n.message ?? "error"}`,
       trusted(m.duration_ms === void 0 ? "" : fixed(m.duration_ms, 3)),
       trusted(pct(m.sm_throughput_pct)),
       trusted(pct(m.tensor_pipe_pct)),
@@ -22750,15 +22945,16 @@ function deepView(input, opts) {
   const sanitizer = deep.sanitizer ?? [];
   const found = sanitizer.filter((s) => s.status === "findings");
   const unfinished = sanitizer.filter((s) => s.status === "error");
+  const unchecked = sanitizer.filter((s) => s.status === "skipped");
   const variants = new Set(sanitizer.map((s) => `${s.kernel}/${s.variant}`)).size;
   const shown = opts.full ? found : found.slice(0, DEEP_FINDINGS_IN_COMMENT);
   const ncu = deep.ncu ?? [];
   const cases = [...new Set(ncu.map((n) => `${n.kernel} ${n.case}`))];
   return {
     sanitizer: sanitizer.length ? {
-      title: `${found.length ? "❌" : unfinished.length ? "⚠️" : "✅"} ${plural(found.length, "run")} with findings, ${unfinished.length} that did not finish, of ${plural(sanitizer.length, "run")} over ${plural(variants, "variant")}`,
+      title: `${found.length ? "❌" : unfinished.length || unchecked.length ? "⚠️" : "✅"} ${plural(found.length, "run")} with findings, ${unfinished.length} that did not finish${unchecked.length ? `, ${unchecked.length} not checked` : ""}, of ${plural(sanitizer.length, "run")} over ${plural(variants, "variant")}`,
       table: sanitizerTable(sanitizer),
-      findings: [...shown, ...opts.full ? unfinished : []].map(
+      findings: [...shown, ...opts.full ? [...unfinished, ...unchecked] : []].map(
         (s) => findingBlock(s, opts.full)
       ),
       more: found.length > shown.length ? `${found.length - shown.length} more run(s) with findings: in the full report.` : void 0
@@ -22816,7 +23012,7 @@ function outcomeText(input, changes) {
     }
     return parts;
   };
-  const join24 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
+  const join27 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
   if (outcome === "fail") {
     const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
     const parts = [...shardTitleParts(input.results), ...deepTitleParts(input), ...say(kinds)];
@@ -22828,13 +23024,13 @@ function outcomeText(input, changes) {
       }
     }
     const n = input.gate.reasons.length;
-    return `❌ fail: ${parts.length ? join24(parts) : plural(n, "reason")}`;
+    return `❌ fail: ${parts.length ? join27(parts) : plural(n, "reason")}`;
   }
-  if (outcome === "regression") return `⚠️ regression: ${join24(say(["slower"]))}`;
+  if (outcome === "regression") return `⚠️ regression: ${join27(say(["slower"]))}`;
   const faster = say(["faster"]);
   const moved = changes.changed.filter((v) => v.changed.some(isControl));
   const control = moved.length ? ` (the A/A control ${moved.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
-  if (faster.length) return `✅ pass: ${join24(faster)}${control}`;
+  if (faster.length) return `✅ pass: ${join27(faster)}${control}`;
   if (!changes.judged) return "✅ pass";
   return `✅ pass: ${moved.length ? "no candidate" : "no case"} slower or faster${control}`;
 }
@@ -23703,17 +23899,17 @@ function buildView(input, opts, digest) {
 
 // src/report/render.ts
 function defaultTemplatesDir() {
-  return join12(packageRoot(), "templates");
+  return join15(packageRoot(), "templates");
 }
 function loadTemplates(dir, kind) {
   const main = readFileSync7(
-    join12(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
+    join15(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
     "utf8"
   );
   const partials = {};
-  for (const file of readdirSync4(join12(dir, "partials"))) {
+  for (const file of readdirSync4(join15(dir, "partials"))) {
     const match = /^(.+)\.md\.mustache$/.exec(file);
-    if (match?.[1]) partials[match[1]] = readFileSync7(join12(dir, "partials", file), "utf8");
+    if (match?.[1]) partials[match[1]] = readFileSync7(join15(dir, "partials", file), "utf8");
   }
   return { main, partials };
 }
@@ -23804,11 +24000,11 @@ function judge(results, baseline, config, kind, context, history) {
 }
 
 // src/pipeline/run.ts
-import { existsSync as existsSync12 } from "node:fs";
+import { existsSync as existsSync13 } from "node:fs";
 
 // src/measure/base-revision.ts
-import { existsSync as existsSync10 } from "node:fs";
-import { join as join13 } from "node:path";
+import { existsSync as existsSync11 } from "node:fs";
+import { join as join16 } from "node:path";
 var SHA = /^[0-9a-f]{40}$/;
 function lastLine(text2) {
   const lines = text2.trim().split("\n");
@@ -23819,7 +24015,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
   if (!SHA.test(sha)) {
     return { ok: false, reason: `the base commit '${sha}' is not a 40-character commit SHA` };
   }
-  const dir = options.dir ?? join13(workspace, ".kernelgate", "base");
+  const dir = options.dir ?? join16(workspace, ".kernelgate", "base");
   const git = (...args) => exec2.run("git", ["-C", workspace, ...args]);
   const inside = await git("rev-parse", "--is-inside-work-tree");
   if (inside.exitCode !== 0) {
@@ -23828,7 +24024,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
       reason: `${workspace} is not a git checkout (${lastLine(inside.stderr) || `git exit ${inside.exitCode}`})`
     };
   }
-  if (existsSync10(dir)) {
+  if (existsSync11(dir)) {
     const at = await exec2.run("git", ["-C", dir, "rev-parse", "HEAD"]);
     if (at.exitCode === 0 && at.stdout.trim() === sha) {
       log(`kernelgate: base revision ${sha.slice(0, 12)} already checked out in ${dir}`);
@@ -23870,7 +24066,7 @@ function withRef(base, ref) {
 }
 
 // src/measure/benchmarks.ts
-import { join as join14, relative as relative6 } from "node:path";
+import { join as join17, relative as relative6 } from "node:path";
 
 // src/measure/diagnose.ts
 var KNOWN_FAILURES = [
@@ -30037,7 +30233,7 @@ async function runBenchmarkStage(options, deps) {
 async function runEach(benchmarks, options, deps) {
   const { config, base } = options;
   const now = deps.now ?? Date.now;
-  const baseRoot = base ? join14(base.root, relative6(options.workspace, config.rootDir)) : void 0;
+  const baseRoot = base ? join17(base.root, relative6(options.workspace, config.rootDir)) : void 0;
   const kernels = [];
   for (const bench2 of benchmarks) {
     deps.log.info(
@@ -30149,8 +30345,8 @@ function noHarness(startedAt, environment) {
 }
 
 // src/measure/harness.ts
-import { appendFileSync, existsSync as existsSync11, mkdirSync as mkdirSync6, writeFileSync as writeFileSync6 } from "node:fs";
-import { delimiter as delimiter3, dirname as dirname6, join as join15 } from "node:path";
+import { appendFileSync, existsSync as existsSync12, mkdirSync as mkdirSync7, writeFileSync as writeFileSync7 } from "node:fs";
+import { delimiter as delimiter4, dirname as dirname6, join as join18 } from "node:path";
 var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
   cwd,
   env,
@@ -30178,10 +30374,10 @@ function harnessArgs(options) {
   return [...args, ...options.extraArgs ?? []];
 }
 async function runHarness(options, log, run2 = streamingExec) {
-  mkdirSync6(dirname6(options.logPath), { recursive: true });
-  writeFileSync6(options.logPath, "");
+  mkdirSync7(dirname6(options.logPath), { recursive: true });
+  writeFileSync7(options.logPath, "");
   const env = childEnv(options.env);
-  env.PYTHONPATH = [join15(options.harnessRoot, "python"), options.workspace, env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter3);
+  env.PYTHONPATH = [join18(options.harnessRoot, "python"), options.workspace, env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter4);
   env.PYTHONUNBUFFERED = "1";
   const lines = [];
   let inGroup = false;
@@ -30203,15 +30399,15 @@ async function runHarness(options, log, run2 = streamingExec) {
   if (inGroup) log.endGroup();
   return {
     exitCode,
-    wroteResults: existsSync11(options.resultsPath),
+    wroteResults: existsSync12(options.resultsPath),
     logTail: lines.slice(-TAIL_LINES2).join("\n"),
     log: lines.join("\n")
   };
 }
 
 // src/measure/measure.ts
-import { copyFileSync, mkdirSync as mkdirSync7, writeFileSync as writeFileSync7 } from "node:fs";
-import { join as join16, resolve as resolve7 } from "node:path";
+import { copyFileSync, mkdirSync as mkdirSync8, writeFileSync as writeFileSync8 } from "node:fs";
+import { join as join19, resolve as resolve7 } from "node:path";
 function buildTargets(config, only) {
   return config.kernels.filter((k) => only === void 0 || only.length === 0 || only.includes(k.manifest.name)).map((k) => ({
     kernel: k.manifest.name,
@@ -30247,8 +30443,8 @@ async function stage2(name, group, deps, seconds, body) {
 async function casesArgs(options, environment, outDir) {
   const selected = options.selectCases ? await options.selectCases(environment) : void 0;
   if (selected === void 0) return [];
-  const casesPath = join16(outDir, "cases.txt");
-  writeFileSync7(casesPath, selected.map((id) => `${id}
+  const casesPath = join19(outDir, "cases.txt");
+  writeFileSync8(casesPath, selected.map((id) => `${id}
 `).join(""));
   return ["--cases", casesPath];
 }
@@ -30296,7 +30492,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       python: config.harness.python,
       kernelsDir: config.kernelsDir,
       resultsPath: paths.resultsPath,
-      logPath: join16(paths.outDir, "harness.log"),
+      logPath: join19(paths.outDir, "harness.log"),
       buildsPath: paths.buildsPath,
       ...options.only !== void 0 ? { only: options.only } : {},
       timeoutPerCaseS: config.harness.timeoutS,
@@ -30305,7 +30501,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       extraArgs: [
         ...config.harness.args,
         "--tune-cache",
-        join16(paths.cacheDir, "tune"),
+        join19(paths.cacheDir, "tune"),
         ...moreArgs
       ],
       ...options.harnessEnv !== void 0 ? { env: options.harnessEnv } : {}
@@ -30373,7 +30569,7 @@ async function measure(options, deps) {
   const { config } = options;
   const { log } = deps;
   const outDir = resolve7(options.outDir);
-  mkdirSync7(outDir, { recursive: true });
+  mkdirSync8(outDir, { recursive: true });
   const stageSeconds = {};
   const startedAt = new Date(now()).toISOString();
   const doctor2 = await stage2("doctor", "kernelgate doctor", deps, stageSeconds, async () => {
@@ -30381,8 +30577,8 @@ async function measure(options, deps) {
     for (const d of report2.diagnostics) log.info(`doctor: ${d.level}: ${d.message}`);
     return report2;
   });
-  const cacheDir = options.buildCacheDir ?? join16(options.workspace, ".kernelgate", "build");
-  const buildsPath = join16(outDir, "builds.json");
+  const cacheDir = options.buildCacheDir ?? join19(options.workspace, ".kernelgate", "build");
+  const buildsPath = join19(outDir, "builds.json");
   const build2 = await stage2("build", "kernelgate build", deps, stageSeconds, async () => {
     const built = await buildKernels(buildTargets(config, options.only), {
       exec: deps.exec,
@@ -30404,7 +30600,7 @@ async function measure(options, deps) {
     () => buildBase(base, options, config, cacheDir, outDir, deps, notes)
   );
   const selectArgs = await casesArgs(options, doctor2.environment, outDir);
-  const resultsPath = join16(outDir, "results.json");
+  const resultsPath = join19(outDir, "results.json");
   const { measured, diagnostics: harnessDiagnostics } = await harnessStage(
     options,
     deps,
@@ -30442,7 +30638,7 @@ async function measure(options, deps) {
     build2.records
   );
   const results = withBenchmarks(assembled, benchmarks, base, config);
-  writeFileSync7(resultsPath, JSON.stringify(results, null, 2) + "\n");
+  writeFileSync8(resultsPath, JSON.stringify(results, null, 2) + "\n");
   return { results, resultsPath, stageSeconds };
 }
 async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
@@ -30462,7 +30658,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
     log: (line) => deps.log.info(`base: ${line}`),
     ...deps.now !== void 0 ? { now: deps.now } : {}
   });
-  const buildsPath = join16(outDir, "base-builds.json");
+  const buildsPath = join19(outDir, "base-builds.json");
   copyFileSync(build2.buildsJsonPath, buildsPath);
   const failed = build2.records.filter((r) => r.status !== "ok");
   for (const r of failed) {
@@ -30470,7 +30666,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
       `base: ${r.kernel}/${r.variant} did not build (${r.status}): its cases are not paired`
     );
   }
-  return { base, kernelsDir: join16(base.root, baseConfig.kernelsDir), buildsPath };
+  return { base, kernelsDir: join19(base.root, baseConfig.kernelsDir), buildsPath };
 }
 function pairedArgs(paired, config) {
   const args = [
@@ -30497,7 +30693,7 @@ async function fullRun(options, deps) {
   let base;
   if (options.pairedBase?.root !== void 0) {
     const { root, sha, ref } = options.pairedBase;
-    if (existsSync12(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
+    if (existsSync13(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
     else notes.push(`Paired A/B is off for this run: the base checkout ${root} does not exist.`);
   } else if (options.pairedBase !== void 0) {
     const got = await materialiseBase(options.workspace, options.pairedBase.sha, deps.exec, {
@@ -30578,8 +30774,8 @@ function slowerDeepTargets(results, baseline, config) {
 }
 
 // src/history/dashboard.ts
-import { existsSync as existsSync13, readFileSync as readFileSync8 } from "node:fs";
-import { dirname as dirname7, join as join17, resolve as resolve8 } from "node:path";
+import { existsSync as existsSync14, readFileSync as readFileSync8 } from "node:fs";
+import { dirname as dirname7, join as join20, resolve as resolve8 } from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 
 // src/history/dashboard-data.ts
@@ -30718,7 +30914,7 @@ function uplotDir() {
   const here = dirname7(fileURLToPath2(import.meta.url));
   for (const up of ["../..", "..", "."]) {
     const dir = resolve8(here, up, "vendor", "uplot");
-    if (existsSync13(join17(dir, "uPlot.iife.min.js"))) return dir;
+    if (existsSync14(join20(dir, "uPlot.iife.min.js"))) return dir;
   }
   throw new Error(
     `vendor/uplot not found above ${here}: the dashboard needs uPlot ${UPLOT_VERSION}`
@@ -30731,9 +30927,9 @@ var escapeHtml2 = (text2) => text2.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeA
 function buildDashboard(records, options = {}) {
   const data = dashboardData(records, options);
   const dir = options.vendorDir ?? uplotDir();
-  const js = readFileSync8(join17(dir, "uPlot.iife.min.js"), "utf8");
-  const css = readFileSync8(join17(dir, "uPlot.min.css"), "utf8");
-  const licence = readFileSync8(join17(dir, "LICENSE"), "utf8");
+  const js = readFileSync8(join20(dir, "uPlot.iife.min.js"), "utf8");
+  const css = readFileSync8(join20(dir, "uPlot.min.css"), "utf8");
+  const licence = readFileSync8(join20(dir, "LICENSE"), "utf8");
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -31016,12 +31212,12 @@ async function dashboardCommand(args, io) {
       config
     );
   } else {
-    const cache = mkdtempSync3(join18(tmpdir3(), "kg-dashboard-"));
+    const cache = mkdtempSync3(join21(tmpdir3(), "kg-dashboard-"));
     try {
       const store = branchStore({
         remote: /^[a-z]+:\/\//.test(remote) ? remote : resolve9(io.cwd, remote),
         branch: values["history-branch"],
-        cacheDir: join18(cache, "history.git"),
+        cacheDir: join21(cache, "history.git"),
         exec: actionsExec(),
         warn: (m) => warnings.push(m),
         kernelgateVersion: KERNELGATE_VERSION
@@ -31038,7 +31234,7 @@ async function dashboardCommand(args, io) {
     ...values.title !== void 0 ? { title: values.title } : {},
     ...values.repository !== void 0 ? { repository: values.repository } : {}
   });
-  writeFileSync8(resolve9(io.cwd, values.out), html);
+  writeFileSync9(resolve9(io.cwd, values.out), html);
   const skus = new Set(records.map((r) => r.run.sku));
   io.stderr(
     `${values.out}: ${records.length} runs on ${[...skus].join(", ")} (${Math.round(html.length / 1024)} KiB)
@@ -31048,8 +31244,8 @@ async function dashboardCommand(args, io) {
 }
 
 // src/history/export.ts
-import { writeFileSync as writeFileSync9 } from "node:fs";
-import { join as join19, resolve as resolve10 } from "node:path";
+import { writeFileSync as writeFileSync10 } from "node:fs";
+import { join as join22, resolve as resolve10 } from "node:path";
 import { parseArgs as parseArgs3 } from "node:util";
 var EXPORT_FORMATS = ["bmf", "gab-smaller", "gab-bigger"];
 function timedCases(results) {
@@ -31175,7 +31371,7 @@ async function exportCommand(args, io) {
   const text2 = `${JSON.stringify(exported, null, 2)}
 `;
   if (values.out !== void 0) {
-    writeFileSync9(resolve10(io.cwd, values.out), text2);
+    writeFileSync10(resolve10(io.cwd, values.out), text2);
     io.stderr(`${values.out}: ${count} benchmarks (${format})
 `);
   } else {
@@ -31185,18 +31381,18 @@ async function exportCommand(args, io) {
 }
 
 // src/history/migrate.ts
-import { existsSync as existsSync14, mkdtempSync as mkdtempSync4, readdirSync as readdirSync5, rmSync as rmSync4, statSync as statSync4 } from "node:fs";
+import { existsSync as existsSync15, mkdtempSync as mkdtempSync4, readdirSync as readdirSync5, rmSync as rmSync4, statSync as statSync4 } from "node:fs";
 import { tmpdir as tmpdir4 } from "node:os";
-import { join as join20, resolve as resolve11 } from "node:path";
+import { join as join23, resolve as resolve11 } from "node:path";
 import { parseArgs as parseArgs4 } from "node:util";
 function directoryRuns(root) {
-  if (!existsSync14(root)) throw new InputError(`${root}: no such folder`);
+  if (!existsSync15(root)) throw new InputError(`${root}: no such folder`);
   const out = [];
-  const dirs = (path9) => readdirSync5(path9).filter((name) => statSync4(join20(path9, name)).isDirectory());
+  const dirs = (path9) => readdirSync5(path9).filter((name) => statSync4(join23(path9, name)).isDirectory());
   for (const branch of dirs(root)) {
-    for (const sku of dirs(join20(root, branch))) {
-      for (const name of readdirSync5(join20(root, branch, sku))) {
-        if (name.endsWith(".json")) out.push({ branch, sku, file: join20(root, branch, sku, name) });
+    for (const sku of dirs(join23(root, branch))) {
+      for (const name of readdirSync5(join23(root, branch, sku))) {
+        if (name.endsWith(".json")) out.push({ branch, sku, file: join23(root, branch, sku, name) });
       }
     }
   }
@@ -31255,13 +31451,13 @@ async function historyCommand(args, io) {
       "history import needs --baseline-dir DIR and --history-remote URL_OR_PATH"
     );
   }
-  const cache = mkdtempSync4(join20(tmpdir4(), "kg-import-"));
+  const cache = mkdtempSync4(join23(tmpdir4(), "kg-import-"));
   const warnings = [];
   try {
     const store = branchStore({
       remote: /^[a-z]+:\/\//.test(remote) || /^[^/]+@[^:]+:/.test(remote) ? remote : resolve11(io.cwd, remote),
       branch: values["history-branch"],
-      cacheDir: join20(cache, "history.git"),
+      cacheDir: join23(cache, "history.git"),
       exec: actionsExec(),
       warn: (m) => warnings.push(m),
       info: (m) => io.stderr(`${m}
@@ -31284,12 +31480,12 @@ async function historyCommand(args, io) {
 }
 
 // src/cli/adapt.ts
-import { mkdirSync as mkdirSync8, writeFileSync as writeFileSync11 } from "node:fs";
-import { join as join21, resolve as resolve13 } from "node:path";
+import { mkdirSync as mkdirSync9, writeFileSync as writeFileSync12 } from "node:fs";
+import { join as join24, resolve as resolve13 } from "node:path";
 import { parseArgs as parseArgs5 } from "node:util";
 
 // src/cli/common.ts
-import { statSync as statSync5, writeFileSync as writeFileSync10 } from "node:fs";
+import { statSync as statSync5, writeFileSync as writeFileSync11 } from "node:fs";
 import { dirname as dirname8, resolve as resolve12 } from "node:path";
 var EXIT_PASS = 0;
 var EXIT_GATE_FAILED = 1;
@@ -31327,7 +31523,7 @@ function reportKind(option) {
 function judgeAndPrint(results, baseline, config, kind, out, io) {
   const { verdict, rendered } = judge(results, baseline, config, kind);
   if (out) {
-    writeFileSync10(resolve12(io.cwd, out), rendered.full);
+    writeFileSync11(resolve12(io.cwd, out), rendered.full);
     io.stdout(verdictText(verdict));
   } else {
     io.stdout(rendered.full);
@@ -31404,7 +31600,7 @@ var adapt = async (args, io) => {
 `;
   if (values.out === void 0) io.stdout(text2);
   else {
-    writeFileSync11(resolve13(io.cwd, values.out), text2);
+    writeFileSync12(resolve13(io.cwd, values.out), text2);
     io.stderr(`${values.out}: ${results.cases.length} cases of ${kernel} (${adapter.title})
 `);
   }
@@ -31468,9 +31664,9 @@ var bench = async (args, io) => {
   );
   results.diagnostics.push(...slowPathChecks(results, names, config));
   const outDir = resolve13(io.cwd, values["out-dir"]);
-  mkdirSync8(outDir, { recursive: true });
-  const resultsPath = join21(outDir, "results.json");
-  writeFileSync11(resultsPath, `${JSON.stringify(results, null, 2)}
+  mkdirSync9(outDir, { recursive: true });
+  const resultsPath = join24(outDir, "results.json");
+  writeFileSync12(resultsPath, `${JSON.stringify(results, null, 2)}
 `);
   io.stderr(`results: ${resultsPath}
 `);
@@ -31479,7 +31675,7 @@ var bench = async (args, io) => {
 };
 
 // src/cli/calibrate.ts
-import { readFileSync as readFileSync9, writeFileSync as writeFileSync12 } from "node:fs";
+import { readFileSync as readFileSync9, writeFileSync as writeFileSync13 } from "node:fs";
 import { resolve as resolve14 } from "node:path";
 import { parseArgs as parseArgs6 } from "node:util";
 var calibrateCommand = async (args, io) => {
@@ -31520,7 +31716,7 @@ var calibrateCommand = async (args, io) => {
     } catch (e) {
       throw new InputError(`${file}: cannot read it (${e.message})`);
     }
-    writeFileSync12(file, writeCalibration(text2, calibration, values.provenance, file));
+    writeFileSync13(file, writeCalibration(text2, calibration, values.provenance, file));
     io.stderr(
       `${file}: compare.noise_pct now has ${calibration.entries.length} per-case entries (${calibration.compared} cases compared)
 `
@@ -31534,12 +31730,12 @@ var calibrateCommand = async (args, io) => {
 };
 
 // src/cli/deep.ts
-import { existsSync as existsSync15, mkdirSync as mkdirSync9, writeFileSync as writeFileSync13 } from "node:fs";
-import { join as join22, resolve as resolve15 } from "node:path";
+import { existsSync as existsSync16, mkdirSync as mkdirSync10, writeFileSync as writeFileSync14 } from "node:fs";
+import { join as join25, resolve as resolve15 } from "node:path";
 import { parseArgs as parseArgs7 } from "node:util";
 var DEEP_USAGE = `kernelgate deep [--config DIR_OR_FILE] [--checks sanitizer,ncu] [--only K1,K2]
                 [--results FILE [--baseline FILE]] [--out-dir DIR] [--builds FILE] [--jobs N]
-                [--sanitizer PATH] [--ncu PATH]
+                [--sanitizer PATH] [--ncu PATH] [--time-box SECONDS]
                 [--kind nightly|pr] [--out FILE]
   --checks LIST         sanitizer (memcheck, racecheck, synccheck and initcheck), ncu (the
                         headline cases), ncu-slower (the cases --results is judged SLOWER in,
@@ -31554,6 +31750,9 @@ var DEEP_USAGE = `kernelgate deep [--config DIR_OR_FILE] [--checks sanitizer,ncu
   --jobs N              sanitizer runs at once (default 4; ncu runs one at a time)
   --sanitizer PATH, --ncu PATH
                         the tools (default: found on PATH, in $CUDA_HOME/bin, /usr/local/cuda/bin)
+  --time-box SECONDS    stop the checks SECONDS after the command started (the build counts):
+                        a run in flight is stopped and said so, a run not started is reported
+                        not checked; what the finished runs found is kept, judged and reported
   exit status: 1 when the gate fails (a sanitizer finding, under policy.fail_on_sanitizer)
 `;
 function emptyResults(environment, command) {
@@ -31584,6 +31783,7 @@ function deepArgs(args) {
       jobs: { type: "string", default: "4" },
       sanitizer: { type: "string" },
       ncu: { type: "string" },
+      "time-box": { type: "string" },
       kind: { type: "string", default: "nightly" },
       out: { type: "string" }
     },
@@ -31603,13 +31803,27 @@ function deepArgs(args) {
       `--jobs must be a whole number from 1, got ${JSON.stringify(values.jobs)}`
     );
   }
-  return { values, checks, jobs, kind: reportKind(values.kind), only: onlyList(values.only) };
+  const box = values["time-box"];
+  const timeBoxS = box === void 0 ? void 0 : Number(box);
+  if (timeBoxS !== void 0 && !(Number.isFinite(timeBoxS) && timeBoxS > 0)) {
+    throw new UsageError(
+      `--time-box must be a number of seconds above 0, got ${JSON.stringify(box)}`
+    );
+  }
+  return {
+    values,
+    checks,
+    jobs,
+    timeBoxS,
+    kind: reportKind(values.kind),
+    only: onlyList(values.only)
+  };
 }
 async function buildsFor(given, config, only, exec2, log) {
   if (given !== void 0) return given;
   const built = await buildKernels(buildTargets(config, only), {
     exec: exec2,
-    cacheDir: join22(config.rootDir, ".kernelgate", "build"),
+    cacheDir: join25(config.rootDir, ".kernelgate", "build"),
     python: config.harness.python,
     log
   });
@@ -31617,11 +31831,12 @@ async function buildsFor(given, config, only, exec2, log) {
 }
 function deepCommand(exec2 = actionsExec()) {
   return async (args, io) => {
-    const { values, checks, jobs, kind, only } = deepArgs(args);
+    const started = Date.now() / 1e3;
+    const { values, checks, jobs, timeBoxS, kind, only } = deepArgs(args);
     const config = configFrom(values.config, io.cwd);
     const outDir = resolve15(io.cwd, values["out-dir"]);
     const log = terminalLog(io);
-    const resultsPath = values.results ? resolve15(io.cwd, values.results) : join22(outDir, "results.json");
+    const resultsPath = values.results ? resolve15(io.cwd, values.results) : join25(outDir, "results.json");
     const results = values.results ? loadResults(resultsPath) : void 0;
     const baseline = values.baseline ? loadResults(resolve15(io.cwd, values.baseline)) : void 0;
     if (checks.includes("ncu-slower") && !results) {
@@ -31637,8 +31852,8 @@ function deepCommand(exec2 = actionsExec()) {
       exec2,
       log.info
     );
-    const deepDir = join22(outDir, "deep");
-    mkdirSync9(deepDir, { recursive: true });
+    const deepDir = join25(outDir, "deep");
+    mkdirSync10(deepDir, { recursive: true });
     log.info(`kernelgate deep: ${checks.join(", ")}; the tools' output under ${deepDir}`);
     const gpu = (results?.environment ?? doctor2.environment).gpu;
     const outcome = await runDeep(
@@ -31651,12 +31866,13 @@ function deepCommand(exec2 = actionsExec()) {
         outDir: deepDir,
         checks,
         ...only ? { only } : {},
-        ...buildsPath && existsSync15(buildsPath) ? { buildsPath } : {},
+        ...buildsPath && existsSync16(buildsPath) ? { buildsPath } : {},
         ...gpu.compute_capability ? { computeCapability: gpu.compute_capability } : {},
         jobs,
         ...results && checks.includes("ncu-slower") ? { slower: slowerDeepTargets(results, baseline, config) } : {},
         ...values.sanitizer ? { sanitizerPath: resolve15(io.cwd, values.sanitizer) } : {},
-        ...values.ncu ? { ncuPath: resolve15(io.cwd, values.ncu) } : {}
+        ...values.ncu ? { ncuPath: resolve15(io.cwd, values.ncu) } : {},
+        ...timeBoxS === void 0 ? {} : { deadline: started + timeBoxS, timeBoxS }
       },
       exec2
     );
@@ -31672,7 +31888,7 @@ function deepCommand(exec2 = actionsExec()) {
       },
       resultsPath
     );
-    writeFileSync13(resultsPath, `${JSON.stringify(merged, null, 1)}
+    writeFileSync14(resultsPath, `${JSON.stringify(merged, null, 1)}
 `);
     io.stderr(`results with the deep section: ${resultsPath}
 `);
@@ -31681,7 +31897,7 @@ function deepCommand(exec2 = actionsExec()) {
 }
 
 // src/cli/measure-commands.ts
-import { join as join23, resolve as resolve16 } from "node:path";
+import { join as join26, resolve as resolve16 } from "node:path";
 import { parseArgs as parseArgs8 } from "node:util";
 var doctor = async (args, io) => {
   const { values } = parseArgs8({
@@ -31709,7 +31925,7 @@ var build = async (args, io) => {
   const config = configFrom(values.config, io.cwd);
   const built = await buildKernels(buildTargets(config, onlyList(values.only)), {
     exec: actionsExec(),
-    cacheDir: resolve16(io.cwd, values["cache-dir"] ?? join23(config.rootDir, ".kernelgate", "build")),
+    cacheDir: resolve16(io.cwd, values["cache-dir"] ?? join26(config.rootDir, ".kernelgate", "build")),
     python: config.harness.python,
     log: (line) => io.stderr(`${line}
 `)

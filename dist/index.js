@@ -12041,10 +12041,10 @@ var require_headers = __commonJS({
         const lowercaseName = isLowerCase ? name : name.toLowerCase();
         const exists3 = this[kHeadersMap].get(lowercaseName);
         if (exists3) {
-          const delimiter5 = lowercaseName === "cookie" ? "; " : ", ";
+          const delimiter6 = lowercaseName === "cookie" ? "; " : ", ";
           this[kHeadersMap].set(lowercaseName, {
             name: exists3.name,
-            value: `${exists3.value}${delimiter5}${value}`
+            value: `${exists3.value}${delimiter6}${value}`
           });
         } else {
           this[kHeadersMap].set(lowercaseName, { name, value });
@@ -12133,26 +12133,26 @@ var require_headers = __commonJS({
           const firstValue = iterator2.next().value;
           array[0] = [firstValue[0], firstValue[1].value];
           assert(firstValue[1].value !== null);
-          for (let i = 1, j = 0, right = 0, left = 0, pivot = 0, x, value; i < size; ++i) {
+          for (let i = 1, j = 0, right = 0, left2 = 0, pivot = 0, x, value; i < size; ++i) {
             value = iterator2.next().value;
             x = array[i] = [value[0], value[1].value];
             assert(x[1] !== null);
-            left = 0;
+            left2 = 0;
             right = i;
-            while (left < right) {
-              pivot = left + (right - left >> 1);
+            while (left2 < right) {
+              pivot = left2 + (right - left2 >> 1);
               if (array[pivot][0] <= x[0]) {
-                left = pivot + 1;
+                left2 = pivot + 1;
               } else {
                 right = pivot;
               }
             }
             if (i !== pivot) {
               j = i;
-              while (j > left) {
+              while (j > left2) {
                 array[j] = array[--j];
               }
-              array[left] = x;
+              array[left2] = x;
             }
           }
           if (!iterator2.next().done) {
@@ -22318,13 +22318,13 @@ var require_utils2 = __commonJS({
     function normalizeIPv6Address(input) {
       const compression = input.indexOf("::");
       if (compression !== -1 && input.indexOf("::", compression + 1) !== -1) return void 0;
-      const left = compression === -1 ? input.split(":") : input.slice(0, compression).split(":");
+      const left2 = compression === -1 ? input.split(":") : input.slice(0, compression).split(":");
       const right = compression === -1 ? [] : input.slice(compression + 2).split(":");
       if (compression !== -1) {
-        if (left.length === 1 && left[0] === "") left.length = 0;
+        if (left2.length === 1 && left2[0] === "") left2.length = 0;
         if (right.length === 1 && right[0] === "") right.length = 0;
       }
-      const parts = left.concat(right);
+      const parts = left2.concat(right);
       let hextetCount = 0;
       for (let i = 0; i < parts.length; i++) {
         const part = parts[i];
@@ -22343,9 +22343,9 @@ var require_utils2 = __commonJS({
         return compressIPv6ZeroRun(parts);
       }
       if (hextetCount >= 8) return void 0;
-      const expanded = parts.slice(0, left.length);
+      const expanded = parts.slice(0, left2.length);
       for (let i = hextetCount; i < 8; i++) expanded.push("0");
-      for (let i = left.length; i < parts.length; i++) expanded.push(parts[i]);
+      for (let i = left2.length; i < parts.length; i++) expanded.push(parts[i]);
       return compressIPv6ZeroRun(expanded);
     }
     function normalizeIPv6(host) {
@@ -34285,15 +34285,15 @@ function issueFileCommand(command, message) {
   });
 }
 function prepareKeyValueMessage(key, value) {
-  const delimiter5 = `ghadelimiter_${crypto.randomUUID()}`;
+  const delimiter6 = `ghadelimiter_${crypto.randomUUID()}`;
   const convertedValue = toCommandValue(value);
-  if (key.includes(delimiter5)) {
-    throw new Error(`Unexpected input: name should not contain the delimiter "${delimiter5}"`);
+  if (key.includes(delimiter6)) {
+    throw new Error(`Unexpected input: name should not contain the delimiter "${delimiter6}"`);
   }
-  if (convertedValue.includes(delimiter5)) {
-    throw new Error(`Unexpected input: value should not contain the delimiter "${delimiter5}"`);
+  if (convertedValue.includes(delimiter6)) {
+    throw new Error(`Unexpected input: value should not contain the delimiter "${delimiter6}"`);
   }
-  return `${key}<<${delimiter5}${os2.EOL}${convertedValue}${os2.EOL}${delimiter5}`;
+  return `${key}<<${delimiter6}${os2.EOL}${convertedValue}${os2.EOL}${delimiter6}`;
 }
 
 // node_modules/@actions/core/lib/core.js
@@ -36438,7 +36438,91 @@ function getIDToken(aud) {
 import { mkdir as mkdir4, writeFile as writeFile4 } from "node:fs/promises";
 
 // src/lib/exec.ts
+import { spawn as spawn2 } from "node:child_process";
 var NOT_FOUND_EXIT_CODE = 127;
+var TIMED_OUT_EXIT_CODE = 124;
+var KILL_AFTER_S = 5;
+var liveGroups = /* @__PURE__ */ new Set();
+function stopGroup(pid, signal) {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+  }
+}
+function stopLiveGroups(signal) {
+  for (const pid of liveGroups) stopGroup(pid, signal);
+}
+var onExit = () => stopLiveGroups("SIGKILL");
+var onSignal = (signal) => {
+  stopLiveGroups("SIGTERM");
+  unwatch();
+  process.kill(process.pid, signal);
+};
+function watch() {
+  if (liveGroups.size !== 1) return;
+  process.on("exit", onExit);
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+}
+function unwatch() {
+  process.off("exit", onExit);
+  process.off("SIGTERM", onSignal);
+  process.off("SIGINT", onSignal);
+}
+function runTimed(command, args, options) {
+  return new Promise((resolve10) => {
+    const child2 = spawn2(command, [...args], {
+      cwd: options.cwd,
+      env: childEnv(options.env),
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"]
+    });
+    let stdout = "";
+    let stderr = "";
+    let timedOut = false;
+    let killer;
+    child2.stdout.setEncoding("utf8").on("data", (d) => stdout += d);
+    child2.stderr.setEncoding("utf8").on("data", (d) => stderr += d);
+    const pid = child2.pid;
+    if (pid !== void 0) {
+      liveGroups.add(pid);
+      watch();
+    }
+    const timer = setTimeout(
+      () => {
+        if (pid === void 0) return;
+        timedOut = true;
+        stopGroup(pid, "SIGTERM");
+        killer = setTimeout(() => stopGroup(pid, "SIGKILL"), KILL_AFTER_S * 1e3);
+      },
+      Math.max(0, options.timeoutS) * 1e3
+    );
+    const done = (result) => {
+      clearTimeout(timer);
+      if (killer) clearTimeout(killer);
+      if (pid !== void 0) {
+        liveGroups.delete(pid);
+        if (liveGroups.size === 0) unwatch();
+      }
+      resolve10(result);
+    };
+    child2.on("error", (error2) => {
+      if (error2.code === "ENOENT") {
+        done({ exitCode: NOT_FOUND_EXIT_CODE, stdout: "", stderr: `${command}: not found` });
+      } else {
+        done({ exitCode: 1, stdout, stderr: `${stderr}${command}: ${error2.message}
+` });
+      }
+    });
+    child2.on("close", (code, signal) => {
+      if (timedOut) {
+        done({ exitCode: TIMED_OUT_EXIT_CODE, stdout, stderr, timedOut: true });
+      } else {
+        done({ exitCode: code ?? (signal ? 128 : 1), stdout, stderr });
+      }
+    });
+  });
+}
 var CREDENTIAL_VARIABLES = [
   "INPUT_TOKEN",
   "GITHUB_TOKEN",
@@ -36458,6 +36542,9 @@ function childEnv(extra2 = {}, parent = process.env) {
 function actionsExec() {
   return {
     async run(command, args, options = {}) {
+      if (options.timeoutS !== void 0) {
+        return runTimed(command, args, { ...options, timeoutS: options.timeoutS });
+      }
       const env = childEnv(options.env);
       try {
         const out = await getExecOutput(command, [...args], {
@@ -36873,7 +36960,7 @@ function isKernelgate(manifest) {
 }
 
 // src/adapters/command.ts
-import { spawn as spawn2 } from "node:child_process";
+import { spawn as spawn3 } from "node:child_process";
 
 // src/results/results.ts
 var import_ajv = __toESM(require_ajv(), 1);
@@ -37344,8 +37431,12 @@ var results_schema_default = {
         variant: { type: "string" },
         case: { type: "string" },
         status: {
-          enum: ["clean", "findings", "error"],
-          description: "clean: the tool reported 0 errors; findings: it reported errors; error: it did not run to the end"
+          enum: ["clean", "findings", "error", "skipped"],
+          description: "clean: the tool reported 0 errors; findings: it reported errors; error: it did not run to the end; skipped: not checked (reason says why: the harness skipped the variant on every case tried, or the time box ran out before the run)"
+        },
+        reason: {
+          type: "string",
+          description: "why the variant was not checked (skipped), or why it was checked on a larger case than its kernel's smallest"
         },
         errors: {
           type: "integer",
@@ -37387,7 +37478,10 @@ var results_schema_default = {
         kernel: { type: "string" },
         variant: { type: "string" },
         case: { type: "string" },
-        status: { enum: ["ok", "error"] },
+        status: {
+          enum: ["ok", "error", "skipped"],
+          description: "skipped: not profiled (message says why: the time box ran out before it)"
+        },
         device_kernel: { type: "string", description: "the profiled launch's function name" },
         metrics: {
           type: "object",
@@ -37823,7 +37917,7 @@ function isoUtc(text3) {
 var TIME_UNITS = { s: 1e3, ms: 1, us: 1e-3, ns: 1e-6 };
 var RATE_UNITS = { tflops: 1e12, gflops: 1e9, gbps: 1e9 };
 var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve10) => {
-  const child2 = spawn2("bash", ["-c", command], {
+  const child2 = spawn3("bash", ["-c", command], {
     cwd,
     env: childEnv(),
     detached: true,
@@ -39484,27 +39578,27 @@ function parseFormula(text3) {
     return false;
   };
   const expr = () => {
-    let left = term();
+    let left2 = term();
     for (; ; ) {
       if (take("+")) {
-        const [a, b] = [left, term()];
-        left = (p) => a(p) + b(p);
+        const [a, b] = [left2, term()];
+        left2 = (p) => a(p) + b(p);
       } else if (take("-")) {
-        const [a, b] = [left, term()];
-        left = (p) => a(p) - b(p);
-      } else return left;
+        const [a, b] = [left2, term()];
+        left2 = (p) => a(p) - b(p);
+      } else return left2;
     }
   };
   const term = () => {
-    let left = power();
+    let left2 = power();
     for (; ; ) {
       if (take("*")) {
-        const [a, b] = [left, power()];
-        left = (p) => a(p) * b(p);
+        const [a, b] = [left2, power()];
+        left2 = (p) => a(p) * b(p);
       } else if (take("/")) {
-        const [a, b] = [left, power()];
-        left = (p) => a(p) / b(p);
-      } else return left;
+        const [a, b] = [left2, power()];
+        left2 = (p) => a(p) / b(p);
+      } else return left2;
     }
   };
   const power = () => {
@@ -40423,6 +40517,8 @@ function where(s) {
   return `sanitizer ${s.tool}: ${s.kernel}/${s.variant} ${s.case}`;
 }
 function sanitizerLine(s) {
+  if (s.status === "skipped") return `${where(s)}: not checked`;
+  if (s.status === "error") return `${where(s)}: did not run to the end`;
   const first = s.findings?.[0];
   const what = first ? `: ${first.what}${first.kernel ? ` in ${first.kernel}` : ""}` : "";
   return `${where(s)}: ${s.errors} error${s.errors === 1 ? "" : "s"}${what}`;
@@ -40435,6 +40531,8 @@ function deepProblems(results, failOnSanitizer) {
     else if (s.status === "error") {
       const line = (s.first_lines ?? "").split("\n")[0] ?? "";
       warnings.push(`${where(s)}: did not run to the end${line ? `: ${line}` : ""}`);
+    } else if (s.status === "skipped") {
+      warnings.push(`${where(s)}: not checked: ${s.reason ?? "no reason recorded"}`);
     }
   }
   return { reasons, warnings };
@@ -41273,6 +41371,8 @@ function shardDone(spec, results, resultsPath) {
 
 // src/deep/plan.ts
 var DEEP_BACKENDS = ["cuda", "triton"];
+var SANITIZER_FALLBACK_GROWTH = 8;
+var SANITIZER_MAX_FALLBACKS = 2;
 function matchesOnly2(params, only) {
   for (const [key, want] of Object.entries(only ?? {})) {
     const options = Array.isArray(want) ? want : [want];
@@ -41296,19 +41396,24 @@ function sanitizerTargets(config, only) {
   for (const k of chosen(config, only)) {
     const cases = k.manifest.cases.flatMap(expandGroup);
     for (const v of deepVariants(k)) {
-      let best;
-      for (const params of cases) {
-        if (!matchesOnly2(params, v.only)) continue;
-        if (best === void 0 || caseSize(params) < caseSize(best)) best = params;
-      }
-      if (best) {
-        out.push({
-          kernel: k.manifest.name,
-          variant: v.name,
-          caseId: caseIdOf2(best),
-          params: best
-        });
-      }
+      const seen = /* @__PURE__ */ new Set();
+      const mine = cases.filter((params) => matchesOnly2(params, v.only)).map((params, i) => ({ params, caseId: caseIdOf2(params), size: caseSize(params), i })).filter((c) => !seen.has(c.caseId) && Boolean(seen.add(c.caseId))).sort((a, b) => a.size - b.size || a.i - b.i);
+      const [best, ...rest] = mine;
+      if (!best) continue;
+      const limit = best.size * SANITIZER_FALLBACK_GROWTH;
+      const within = rest.filter((c) => c.size <= limit);
+      const fallbacks = within.slice(0, SANITIZER_MAX_FALLBACKS);
+      const untried = within.length - fallbacks.length;
+      const past = rest.find((c) => c.size > limit);
+      out.push({
+        kernel: k.manifest.name,
+        variant: v.name,
+        caseId: best.caseId,
+        params: best.params,
+        ...fallbacks.length ? { fallbacks: fallbacks.map((c) => ({ caseId: c.caseId, params: c.params })) } : {},
+        ...past ? { pastLimit: { caseId: past.caseId, times: past.size / best.size } } : {},
+        ...untried ? { untried } : {}
+      });
     }
   }
   return out;
@@ -41339,7 +41444,10 @@ function slowerTargets(cases) {
 }
 
 // src/deep/run.ts
-import { existsSync as existsSync9, mkdirSync as mkdirSync3, readFileSync as readFileSync5, writeFileSync as writeFileSync4 } from "node:fs";
+import { existsSync as existsSync10 } from "node:fs";
+import { delimiter as delimiter4, join as join12 } from "node:path";
+
+// src/deep/common.ts
 import { delimiter as delimiter3, join as join9 } from "node:path";
 
 // src/deep/sanitizer.ts
@@ -41436,51 +41544,9 @@ function parseSanitizer(text3) {
   };
 }
 
-// src/deep/run.ts
+// src/deep/common.ts
 var DEEP_CHECKS = [...SANITIZER_TOOLS, "ncu", "ncu-slower"];
-function parseDeepChecks(text3, where3) {
-  const out = /* @__PURE__ */ new Set();
-  for (const raw of text3.split(",").map((s) => s.trim())) {
-    if (raw === "") continue;
-    if (raw === "sanitizer") SANITIZER_TOOLS.forEach((t) => out.add(t));
-    else if (DEEP_CHECKS.includes(raw)) out.add(raw);
-    else {
-      throw new Error(
-        `${where3}: unknown deep check '${raw}'; expected sanitizer, ncu, ncu-slower, or any of ${SANITIZER_TOOLS.join(", ")}`
-      );
-    }
-  }
-  return DEEP_CHECKS.filter((c) => out.has(c));
-}
 var SANITIZER_CASE_TIMEOUT_S = 900;
-function findTool(name, env, given, exists3 = existsSync9) {
-  if (given) return exists3(given) ? given : void 0;
-  const dirs = [
-    ...(env.PATH ?? "").split(delimiter3).filter(Boolean),
-    ...env.CUDA_HOME ? [join9(env.CUDA_HOME, "bin")] : [],
-    "/usr/local/cuda/bin"
-  ];
-  for (const dir of dirs) {
-    const path11 = join9(dir, name);
-    if (exists3(path11)) return path11;
-  }
-  return void 0;
-}
-var TOOL_FIX = {
-  "compute-sanitizer": "install the CUDA toolkit's compute-sanitizer (the cuda-sanitizer package of your CUDA version) and put its folder (usually /usr/local/cuda/bin) on PATH",
-  ncu: "install Nsight Compute (the nsight-compute package of your CUDA version, or the CUDA toolkit) and put its folder (e.g. /usr/local/cuda/bin or /opt/nvidia/nsight-compute/<version>) on PATH"
-};
-function missingTool(tool, given) {
-  const where3 = given ? `at ${given}` : "on PATH, in $CUDA_HOME/bin or in /usr/local/cuda/bin";
-  const what = tool === "ncu" ? "the Nsight Compute summaries" : "the sanitizer checks (memcheck, racecheck, synccheck, initcheck)";
-  return {
-    level: "error",
-    code: "deep.tool_missing",
-    source: "deep",
-    message: `${tool} was not found ${where3}: ${what} did not run`,
-    fix: TOOL_FIX[tool]
-  };
-}
 async function pool(items, jobs, work) {
   let next = 0;
   const lanes = Array.from({ length: Math.max(1, Math.min(jobs, items.length)) }, async () => {
@@ -41501,90 +41567,19 @@ function harnessEnv(o) {
     PYTORCH_NO_CUDA_MEMORY_CACHING: "1"
   };
 }
-function harnessCaseProblem(resultsPath, t) {
-  if (!existsSync9(resultsPath)) return "the harness wrote no results";
-  try {
-    const doc = JSON.parse(readFileSync5(resultsPath, "utf8"));
-    const c = doc.cases?.find(
-      (x) => x.kernel === t.kernel && x.variant === t.variant && x.case === t.caseId
-    );
-    if (!c) return `the harness has no result for ${t.kernel}/${t.variant} ${t.caseId}`;
-    if (c.status === "skipped") return `the harness skipped it: ${c.reason ?? ""}`;
-    return void 0;
-  } catch (error2) {
-    return `the harness's results cannot be read: ${String(error2)}`;
-  }
-}
-async function runSanitizer(exec2, o, tool, sanitizer, t) {
-  const dir = join9(o.outDir, "sanitizer", tool);
-  mkdirSync3(dir, { recursive: true });
-  const results = join9(dir, `${slug(t)}.json`);
-  const args = [
-    "--tool",
-    tool,
-    "--target-processes",
-    "all",
-    o.python,
-    "-m",
-    "kernelgate_harness",
-    "--kernels",
-    o.kernelsDir,
-    "--out",
-    results,
-    "--only",
-    t.kernel,
-    "--variants",
-    t.variant,
-    "--case-params",
-    caseParamsArg(t.params),
-    "--no-timing",
-    "--seeds",
-    "1",
-    "--gpus",
-    "1",
-    "--timeout-per-case",
-    String(SANITIZER_CASE_TIMEOUT_S),
-    ...o.buildsPath ? ["--builds", o.buildsPath] : []
-  ];
-  const clock = o.clock ?? (() => Date.now() / 1e3);
-  const t0 = clock();
-  const r = await exec2.run(sanitizer, args, { cwd: o.workspace, env: harnessEnv(o) });
-  const seconds2 = Math.round((clock() - t0) * 10) / 10;
-  const output = both(r);
-  writeFileSync4(join9(dir, `${slug(t)}.log`), output);
-  const parsed = parseSanitizer(output);
-  const base = {
-    tool,
-    kernel: t.kernel,
-    variant: t.variant,
-    case: t.caseId,
-    seconds: seconds2,
-    command: [sanitizer, ...args].join(" ")
-  };
-  const findings = parsed.findings.length ? { findings: parsed.findings } : {};
-  if (parsed.errors === void 0) {
-    const tail2 = output.split("\n").filter(Boolean).slice(-8).join("\n");
-    return {
-      ...base,
-      status: "error",
-      errors: 0,
-      ...findings,
-      first_lines: `${tool} printed no ERROR SUMMARY (exit status ${r.exitCode}); the output's last lines:
-${tail2}`.slice(
-        0,
-        2e3
-      )
-    };
-  }
-  const problem = parsed.errors === 0 ? harnessCaseProblem(results, t) : void 0;
+function boxOf(o) {
   return {
-    ...base,
-    status: parsed.errors > 0 ? "findings" : problem ? "error" : "clean",
-    errors: parsed.errors,
-    ...findings,
-    ...problem ? { first_lines: `${tool} saw nothing of the variant: ${problem}` } : parsed.firstLines ? { first_lines: parsed.firstLines } : {}
+    clock: o.clock ?? (() => Date.now() / 1e3),
+    ...o.deadline === void 0 ? {} : { deadline: o.deadline },
+    ...o.timeBoxS === void 0 ? {} : { seconds: o.timeBoxS }
   };
 }
+var left = (box) => box.deadline === void 0 ? void 0 : box.deadline - box.clock();
+var boxText = (box) => box.seconds === void 0 ? "the time box" : `the time box (${box.seconds} s)`;
+
+// src/deep/profile.ts
+import { mkdirSync as mkdirSync3, writeFileSync as writeFileSync4 } from "node:fs";
+import { join as join10 } from "node:path";
 function ncuArgs(o, t, metrics, report) {
   return [
     "--target-processes",
@@ -41611,16 +41606,26 @@ function ncuArgs(o, t, metrics, report) {
   ];
 }
 async function runNcu(exec2, o, ncu, t, metrics, dropped) {
-  const dir = join9(o.outDir, "ncu");
+  const dir = join10(o.outDir, "ncu");
   mkdirSync3(dir, { recursive: true });
-  const report = join9(dir, slug(t));
-  const clock = o.clock ?? (() => Date.now() / 1e3);
+  const report = join10(dir, slug(t));
+  const box = boxOf(o);
+  const clock = box.clock;
   const t0 = clock();
   const base = { kernel: t.kernel, variant: t.variant, case: t.caseId };
   const seconds2 = () => Math.round((clock() - t0) * 10) / 10;
+  const timed = () => {
+    const timeoutS = left(box);
+    return timeoutS === void 0 ? {} : { timeoutS };
+  };
+  const before = left(box);
+  if (before !== void 0 && before <= 0) {
+    return { ...base, status: "skipped", message: `${boxText(box)} ran out before it` };
+  }
   let r = await exec2.run(ncu, ncuArgs(o, t, metrics, report), {
     cwd: o.workspace,
-    env: harnessEnv(o)
+    env: harnessEnv(o),
+    ...timed()
   });
   for (let tries = 0; tries < 3; tries++) {
     const unknown = /==ERROR== Failed to find metric (\S+)/.exec(both(r))?.[1];
@@ -41630,41 +41635,49 @@ async function runNcu(exec2, o, ncu, t, metrics, dropped) {
     dropped(unknown);
     r = await exec2.run(ncu, ncuArgs(o, t, metrics, report), {
       cwd: o.workspace,
-      env: harnessEnv(o)
+      env: harnessEnv(o),
+      ...timed()
     });
   }
   const profiled = both(r);
-  writeFileSync4(join9(dir, `${slug(t)}.log`), profiled);
+  writeFileSync4(join10(dir, `${slug(t)}.log`), profiled);
+  if (r.timedOut) {
+    return {
+      ...base,
+      status: "error",
+      message: `ncu was stopped after ${seconds2()} s: ${boxText(box)} ran out`,
+      seconds: seconds2()
+    };
+  }
   const problem = ncuProblem(profiled);
   if (r.exitCode !== 0 || problem) {
     const skipped = /\[kernelgate profile\] .*: skipped: (.*)/.exec(profiled);
     const why = skipped ? `the variant cannot run the case: ${skipped[1]}` : problem ?? `ncu exited with status ${r.exitCode}: ${profiled.split("\n").filter(Boolean).slice(-3).join(" / ")}`;
     return { ...base, status: "error", message: why, seconds: seconds2() };
   }
+  return { ...base, ...await readReport(exec2, o, ncu, report), seconds: seconds2() };
+}
+async function readReport(exec2, o, ncu, report) {
   const imported = await exec2.run(
     ncu,
     ["--import", `${report}.ncu-rep`, "--csv", "--page", "raw", "--print-units", "base"],
     { cwd: o.workspace }
   );
-  writeFileSync4(join9(dir, `${slug(t)}.csv`), imported.stdout);
+  writeFileSync4(`${report}.csv`, imported.stdout);
   try {
     const summary4 = summarizeNcu(parseNcuCsv(imported.stdout));
     return {
-      ...base,
       status: "ok",
       device_kernel: summary4.deviceKernel,
       metrics: summary4.metrics,
       ...summary4.stalls.length ? { stalls: summary4.stalls } : {},
-      report: `${report}.ncu-rep`,
-      seconds: seconds2()
+      report: `${report}.ncu-rep`
     };
   } catch (error2) {
     if (!(error2 instanceof NcuFormatError)) throw error2;
     return {
-      ...base,
       status: "error",
-      message: `ncu --import ${report}.ncu-rep --csv --page raw: ${error2.message}`,
-      seconds: seconds2()
+      message: `ncu --import ${report}.ncu-rep --csv --page raw: ${error2.message}`
     };
   }
 }
@@ -41687,19 +41700,6 @@ function ncuPlan(config, o) {
     return !seen.has(key) && Boolean(seen.add(key));
   });
 }
-async function runSanitizers(config, o, exec2, tools, sanitizer) {
-  const targets = sanitizerTargets(config, o.only);
-  const jobs = tools.flatMap((tool) => targets.map((t) => ({ tool, t })));
-  const runs = /* @__PURE__ */ new Map();
-  await pool(
-    jobs.map((j, i) => ({ ...j, i })),
-    o.jobs ?? 4,
-    async ({ tool, t, i }) => {
-      runs.set(i, await runSanitizer(exec2, o, tool, sanitizer, t));
-    }
-  );
-  return jobs.map((_, i) => runs.get(i));
-}
 async function runNcus(targets, o, exec2, ncu, diagnostics) {
   const runs = [];
   const metrics = ncuMetricsArg(o.computeCapability).split(",");
@@ -41719,6 +41719,200 @@ async function runNcus(targets, o, exec2, ncu, diagnostics) {
     }
   }
   return runs;
+}
+
+// src/deep/sanitize.ts
+import { existsSync as existsSync9, mkdirSync as mkdirSync4, readFileSync as readFileSync5, writeFileSync as writeFileSync5 } from "node:fs";
+import { join as join11 } from "node:path";
+function harnessCaseProblem(resultsPath, t, caseId) {
+  if (!existsSync9(resultsPath)) return { kind: "missing", message: "the harness wrote no results" };
+  try {
+    const doc = JSON.parse(readFileSync5(resultsPath, "utf8"));
+    const c = doc.cases?.find(
+      (x) => x.kernel === t.kernel && x.variant === t.variant && x.case === caseId
+    );
+    if (!c) {
+      return {
+        kind: "missing",
+        message: `the harness has no result for ${t.kernel}/${t.variant} ${caseId}`
+      };
+    }
+    if (c.status === "skipped") return { kind: "skipped", reason: c.reason ?? "" };
+    return void 0;
+  } catch (error2) {
+    return { kind: "missing", message: `the harness's results cannot be read: ${String(error2)}` };
+  }
+}
+var NOT_BUILT = /^(no library for |build of |build record of )/;
+async function sanitizeCase(exec2, o, tool, sanitizer, t, c, box) {
+  const dir = join11(o.outDir, "sanitizer", tool);
+  mkdirSync4(dir, { recursive: true });
+  const name = c.caseId === t.caseId ? slug(t) : `${slug(t)}-${caseSlug(c.caseId)}`;
+  const results = join11(dir, `${name}.json`);
+  const args = [
+    "--tool",
+    tool,
+    "--target-processes",
+    "all",
+    o.python,
+    "-m",
+    "kernelgate_harness",
+    "--kernels",
+    o.kernelsDir,
+    "--out",
+    results,
+    "--only",
+    t.kernel,
+    "--variants",
+    t.variant,
+    "--case-params",
+    caseParamsArg(c.params),
+    "--no-timing",
+    "--seeds",
+    "1",
+    "--gpus",
+    "1",
+    "--timeout-per-case",
+    String(SANITIZER_CASE_TIMEOUT_S),
+    ...o.buildsPath ? ["--builds", o.buildsPath] : []
+  ];
+  const t0 = box.clock();
+  const timeoutS = left(box);
+  const r = await exec2.run(sanitizer, args, {
+    cwd: o.workspace,
+    env: harnessEnv(o),
+    ...timeoutS === void 0 ? {} : { timeoutS }
+  });
+  const seconds2 = Math.round((box.clock() - t0) * 10) / 10;
+  const output = both(r);
+  writeFileSync5(join11(dir, `${name}.log`), output);
+  const parsed = parseSanitizer(output);
+  const problem = parsed.errors === 0 && !r.timedOut ? harnessCaseProblem(results, t, c.caseId) : void 0;
+  return { r, output, parsed, problem, seconds: seconds2, command: [sanitizer, ...args].join(" ") };
+}
+var caseSlug = (caseId) => caseId.replace(/[^\w.-]+/g, "_");
+async function runSanitizer(exec2, o, tool, sanitizer, t, box) {
+  const cases = [{ caseId: t.caseId, params: t.params }, ...t.fallbacks ?? []];
+  const skips = [];
+  let spent = 0;
+  let notBuilt = false;
+  for (const c of cases) {
+    const remaining = left(box);
+    if (remaining !== void 0 && remaining <= 0) {
+      const why = skips.length ? `the harness skipped it on ${skips.join("; ")}; ${boxText(box)} ran out before its next case` : `${boxText(box)} ran out before this run started`;
+      return skippedRun(tool, t, why, spent);
+    }
+    const run2 = await sanitizeCase(exec2, o, tool, sanitizer, t, c, box);
+    spent = Math.round((spent + run2.seconds) * 10) / 10;
+    const { r, output, parsed, problem } = run2;
+    if (problem?.kind === "skipped") {
+      skips.push(`${c.caseId} (${problem.reason})`);
+      notBuilt = NOT_BUILT.test(problem.reason);
+      if (notBuilt) break;
+      continue;
+    }
+    const base = {
+      tool,
+      kernel: t.kernel,
+      variant: t.variant,
+      case: c.caseId,
+      seconds: spent,
+      command: run2.command,
+      ...skips.length ? {
+        reason: `checked on the smallest case it takes: the harness skipped it on ${skips.join("; ")}`
+      } : {}
+    };
+    const findings = parsed.findings.length ? { findings: parsed.findings } : {};
+    if (parsed.errors === void 0) {
+      const tail3 = output.split("\n").filter(Boolean).slice(-8).join("\n");
+      const head = r.timedOut ? `${tool} was stopped after ${run2.seconds} s: ${boxText(box)} ran out; it printed no ERROR SUMMARY` : `${tool} printed no ERROR SUMMARY (exit status ${r.exitCode})`;
+      return {
+        ...base,
+        status: "error",
+        errors: 0,
+        ...findings,
+        first_lines: `${head}; the output's last lines:
+${tail3}`.slice(0, 2e3)
+      };
+    }
+    const missing = problem?.kind === "missing" ? problem.message : void 0;
+    return {
+      ...base,
+      status: parsed.errors > 0 ? "findings" : missing ? "error" : "clean",
+      errors: parsed.errors,
+      ...findings,
+      ...missing ? { first_lines: `${tool} saw nothing of the variant: ${missing}` } : parsed.firstLines ? { first_lines: parsed.firstLines } : {}
+    };
+  }
+  const tail2 = notBuilt ? "" : t.untried ? `; its ${t.untried} other case(s) within ${SANITIZER_FALLBACK_GROWTH}× the size are not tried (at most ${SANITIZER_MAX_FALLBACKS} are)` : t.pastLimit ? `; its next case, ${t.pastLimit.caseId}, is ${Math.round(t.pastLimit.times)}× the size, past the sanitizer's limit of ${SANITIZER_FALLBACK_GROWTH}×` : "; its kernel has no other case it could run";
+  return skippedRun(tool, t, `the harness skipped it on ${skips.join("; ")}${tail2}`, spent);
+}
+function skippedRun(tool, t, reason, seconds2) {
+  return {
+    tool,
+    kernel: t.kernel,
+    variant: t.variant,
+    case: t.caseId,
+    status: "skipped",
+    errors: 0,
+    reason,
+    seconds: seconds2
+  };
+}
+async function runSanitizers(config, o, exec2, tools, sanitizer) {
+  const targets = sanitizerTargets(config, o.only);
+  const jobs = tools.flatMap((tool) => targets.map((t) => ({ tool, t })));
+  const runs = /* @__PURE__ */ new Map();
+  const box = boxOf(o);
+  const started = jobs.map((j, i) => ({ ...j, i })).sort((a, b) => caseSize(b.t.params) - caseSize(a.t.params) || a.i - b.i);
+  await pool(started, o.jobs ?? 4, async ({ tool, t, i }) => {
+    runs.set(i, await runSanitizer(exec2, o, tool, sanitizer, t, box));
+  });
+  return jobs.map((_, i) => runs.get(i));
+}
+
+// src/deep/run.ts
+function parseDeepChecks(text3, where3) {
+  const out = /* @__PURE__ */ new Set();
+  for (const raw of text3.split(",").map((s) => s.trim())) {
+    if (raw === "") continue;
+    if (raw === "sanitizer") SANITIZER_TOOLS.forEach((t) => out.add(t));
+    else if (DEEP_CHECKS.includes(raw)) out.add(raw);
+    else {
+      throw new Error(
+        `${where3}: unknown deep check '${raw}'; expected sanitizer, ncu, ncu-slower, or any of ${SANITIZER_TOOLS.join(", ")}`
+      );
+    }
+  }
+  return DEEP_CHECKS.filter((c) => out.has(c));
+}
+function findTool(name, env, given, exists3 = existsSync10) {
+  if (given) return exists3(given) ? given : void 0;
+  const dirs = [
+    ...(env.PATH ?? "").split(delimiter4).filter(Boolean),
+    ...env.CUDA_HOME ? [join12(env.CUDA_HOME, "bin")] : [],
+    "/usr/local/cuda/bin"
+  ];
+  for (const dir of dirs) {
+    const path11 = join12(dir, name);
+    if (exists3(path11)) return path11;
+  }
+  return void 0;
+}
+var TOOL_FIX = {
+  "compute-sanitizer": "install the CUDA toolkit's compute-sanitizer (the cuda-sanitizer package of your CUDA version) and put its folder (usually /usr/local/cuda/bin) on PATH",
+  ncu: "install Nsight Compute (the nsight-compute package of your CUDA version, or the CUDA toolkit) and put its folder (e.g. /usr/local/cuda/bin or /opt/nvidia/nsight-compute/<version>) on PATH"
+};
+function missingTool(tool, given) {
+  const where3 = given ? `at ${given}` : "on PATH, in $CUDA_HOME/bin or in /usr/local/cuda/bin";
+  const what = tool === "ncu" ? "the Nsight Compute summaries" : "the sanitizer checks (memcheck, racecheck, synccheck, initcheck)";
+  return {
+    level: "error",
+    code: "deep.tool_missing",
+    source: "deep",
+    message: `${tool} was not found ${where3}: ${what} did not run`,
+    fix: TOOL_FIX[tool]
+  };
 }
 async function runDeep(config, o, exec2) {
   const env = o.env ?? process.env;
@@ -42667,7 +42861,7 @@ function buildsView(input, opts) {
 
 // src/report/render.ts
 import { readdirSync as readdirSync4, readFileSync as readFileSync6 } from "node:fs";
-import { join as join10 } from "node:path";
+import { join as join13 } from "node:path";
 
 // node_modules/mustache/mustache.mjs
 var objectToString = Object.prototype.toString;
@@ -43131,6 +43325,7 @@ function toolCell(s) {
   if (!s) return trusted("");
   if (s.status === "clean") return trusted("✅ 0");
   if (s.status === "findings") return trusted(`❌ ${s.errors}`);
+  if (s.status === "skipped") return trusted("➖ not checked");
   return trusted("💥 did not finish");
 }
 function sanitizerTable(runs) {
@@ -43152,7 +43347,7 @@ function findingBlock(s, full) {
   const lines = (s.findings ?? []).map(
     (f) => [`${f.what}${f.kernel ? `  [${f.kernel}]` : ""}`, ...(f.detail ?? "").split("\n")].filter(Boolean).join("\n    ")
   ).join("\n");
-  const text3 = lines || s.first_lines || "";
+  const text3 = lines || (s.status === "skipped" ? `not checked: ${s.reason ?? ""}` : s.first_lines) || "";
   const clipped = !full && text3.length > FIRST_LINES_IN_COMMENT ? `${text3.slice(0, FIRST_LINES_IN_COMMENT - 1)}…` : text3;
   return { title: esc(sanitizerLine(s)), block: codeBlock(clipped) };
 }
@@ -43163,7 +43358,7 @@ function ncuTable(runs) {
     return [
       `${n.kernel}/${n.variant}`,
       n.case,
-      n.status === "ok" ? n.device_kernel ?? "" : `💥 ${n.message ?? "error"}`,
+      n.status === "ok" ? n.device_kernel ?? "" : `${n.status === "skipped" ? "➖ not profiled:" : "💥"} ${n.message ?? "error"}`,
       trusted(m.duration_ms === void 0 ? "" : fixed(m.duration_ms, 3)),
       trusted(pct(m.sm_throughput_pct)),
       trusted(pct(m.tensor_pipe_pct)),
@@ -43194,15 +43389,16 @@ function deepView(input, opts) {
   const sanitizer = deep.sanitizer ?? [];
   const found = sanitizer.filter((s) => s.status === "findings");
   const unfinished = sanitizer.filter((s) => s.status === "error");
+  const unchecked = sanitizer.filter((s) => s.status === "skipped");
   const variants = new Set(sanitizer.map((s) => `${s.kernel}/${s.variant}`)).size;
   const shown = opts.full ? found : found.slice(0, DEEP_FINDINGS_IN_COMMENT);
   const ncu = deep.ncu ?? [];
   const cases = [...new Set(ncu.map((n) => `${n.kernel} ${n.case}`))];
   return {
     sanitizer: sanitizer.length ? {
-      title: `${found.length ? "❌" : unfinished.length ? "⚠️" : "✅"} ${plural(found.length, "run")} with findings, ${unfinished.length} that did not finish, of ${plural(sanitizer.length, "run")} over ${plural(variants, "variant")}`,
+      title: `${found.length ? "❌" : unfinished.length || unchecked.length ? "⚠️" : "✅"} ${plural(found.length, "run")} with findings, ${unfinished.length} that did not finish${unchecked.length ? `, ${unchecked.length} not checked` : ""}, of ${plural(sanitizer.length, "run")} over ${plural(variants, "variant")}`,
       table: sanitizerTable(sanitizer),
-      findings: [...shown, ...opts.full ? unfinished : []].map(
+      findings: [...shown, ...opts.full ? [...unfinished, ...unchecked] : []].map(
         (s) => findingBlock(s, opts.full)
       ),
       more: found.length > shown.length ? `${found.length - shown.length} more run(s) with findings: in the full report.` : void 0
@@ -43260,7 +43456,7 @@ function outcomeText(input, changes) {
     }
     return parts;
   };
-  const join24 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
+  const join27 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
   if (outcome === "fail") {
     const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
     const parts = [...shardTitleParts(input.results), ...deepTitleParts(input), ...say(kinds)];
@@ -43272,13 +43468,13 @@ function outcomeText(input, changes) {
       }
     }
     const n = input.gate.reasons.length;
-    return `❌ fail: ${parts.length ? join24(parts) : plural(n, "reason")}`;
+    return `❌ fail: ${parts.length ? join27(parts) : plural(n, "reason")}`;
   }
-  if (outcome === "regression") return `⚠️ regression: ${join24(say(["slower"]))}`;
+  if (outcome === "regression") return `⚠️ regression: ${join27(say(["slower"]))}`;
   const faster = say(["faster"]);
   const moved = changes.changed.filter((v) => v.changed.some(isControl));
   const control = moved.length ? ` (the A/A control ${moved.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
-  if (faster.length) return `✅ pass: ${join24(faster)}${control}`;
+  if (faster.length) return `✅ pass: ${join27(faster)}${control}`;
   if (!changes.judged) return "✅ pass";
   return `✅ pass: ${moved.length ? "no candidate" : "no case"} slower or faster${control}`;
 }
@@ -44147,17 +44343,17 @@ function buildView(input, opts, digest) {
 
 // src/report/render.ts
 function defaultTemplatesDir() {
-  return join10(packageRoot(), "templates");
+  return join13(packageRoot(), "templates");
 }
 function loadTemplates(dir, kind) {
   const main = readFileSync6(
-    join10(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
+    join13(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
     "utf8"
   );
   const partials = {};
-  for (const file of readdirSync4(join10(dir, "partials"))) {
+  for (const file of readdirSync4(join13(dir, "partials"))) {
     const match = /^(.+)\.md\.mustache$/.exec(file);
-    if (match?.[1]) partials[match[1]] = readFileSync6(join10(dir, "partials", file), "utf8");
+    if (match?.[1]) partials[match[1]] = readFileSync6(join13(dir, "partials", file), "utf8");
   }
   return { main, partials };
 }
@@ -44248,11 +44444,11 @@ function judge(results, baseline, config, kind, context3, history) {
 }
 
 // src/pipeline/run.ts
-import { existsSync as existsSync12 } from "node:fs";
+import { existsSync as existsSync13 } from "node:fs";
 
 // src/measure/base-revision.ts
-import { existsSync as existsSync10 } from "node:fs";
-import { join as join11 } from "node:path";
+import { existsSync as existsSync11 } from "node:fs";
+import { join as join14 } from "node:path";
 var SHA = /^[0-9a-f]{40}$/;
 function lastLine(text3) {
   const lines = text3.trim().split("\n");
@@ -44263,7 +44459,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
   if (!SHA.test(sha)) {
     return { ok: false, reason: `the base commit '${sha}' is not a 40-character commit SHA` };
   }
-  const dir = options.dir ?? join11(workspace, ".kernelgate", "base");
+  const dir = options.dir ?? join14(workspace, ".kernelgate", "base");
   const git = (...args) => exec2.run("git", ["-C", workspace, ...args]);
   const inside = await git("rev-parse", "--is-inside-work-tree");
   if (inside.exitCode !== 0) {
@@ -44272,7 +44468,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
       reason: `${workspace} is not a git checkout (${lastLine(inside.stderr) || `git exit ${inside.exitCode}`})`
     };
   }
-  if (existsSync10(dir)) {
+  if (existsSync11(dir)) {
     const at = await exec2.run("git", ["-C", dir, "rev-parse", "HEAD"]);
     if (at.exitCode === 0 && at.stdout.trim() === sha) {
       log(`kernelgate: base revision ${sha.slice(0, 12)} already checked out in ${dir}`);
@@ -44314,7 +44510,7 @@ function withRef(base, ref) {
 }
 
 // src/measure/benchmarks.ts
-import { join as join12, relative as relative6 } from "node:path";
+import { join as join15, relative as relative6 } from "node:path";
 
 // src/measure/diagnose.ts
 var KNOWN_FAILURES = [
@@ -50419,7 +50615,7 @@ async function runBenchmarkStage(options, deps) {
 async function runEach(benchmarks, options, deps) {
   const { config, base } = options;
   const now = deps.now ?? Date.now;
-  const baseRoot = base ? join12(base.root, relative6(options.workspace, config.rootDir)) : void 0;
+  const baseRoot = base ? join15(base.root, relative6(options.workspace, config.rootDir)) : void 0;
   const kernels = [];
   for (const bench of benchmarks) {
     deps.log.info(
@@ -50531,8 +50727,8 @@ function noHarness(startedAt, environment) {
 }
 
 // src/measure/harness.ts
-import { appendFileSync as appendFileSync2, existsSync as existsSync11, mkdirSync as mkdirSync4, writeFileSync as writeFileSync5 } from "node:fs";
-import { delimiter as delimiter4, dirname as dirname5, join as join13 } from "node:path";
+import { appendFileSync as appendFileSync2, existsSync as existsSync12, mkdirSync as mkdirSync5, writeFileSync as writeFileSync6 } from "node:fs";
+import { delimiter as delimiter5, dirname as dirname5, join as join16 } from "node:path";
 var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
   cwd,
   env,
@@ -50560,10 +50756,10 @@ function harnessArgs(options) {
   return [...args, ...options.extraArgs ?? []];
 }
 async function runHarness(options, log, run2 = streamingExec) {
-  mkdirSync4(dirname5(options.logPath), { recursive: true });
-  writeFileSync5(options.logPath, "");
+  mkdirSync5(dirname5(options.logPath), { recursive: true });
+  writeFileSync6(options.logPath, "");
   const env = childEnv(options.env);
-  env.PYTHONPATH = [join13(options.harnessRoot, "python"), options.workspace, env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter4);
+  env.PYTHONPATH = [join16(options.harnessRoot, "python"), options.workspace, env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter5);
   env.PYTHONUNBUFFERED = "1";
   const lines = [];
   let inGroup = false;
@@ -50585,15 +50781,15 @@ async function runHarness(options, log, run2 = streamingExec) {
   if (inGroup) log.endGroup();
   return {
     exitCode,
-    wroteResults: existsSync11(options.resultsPath),
+    wroteResults: existsSync12(options.resultsPath),
     logTail: lines.slice(-TAIL_LINES2).join("\n"),
     log: lines.join("\n")
   };
 }
 
 // src/measure/measure.ts
-import { copyFileSync, mkdirSync as mkdirSync5, writeFileSync as writeFileSync6 } from "node:fs";
-import { join as join14, resolve as resolve6 } from "node:path";
+import { copyFileSync, mkdirSync as mkdirSync6, writeFileSync as writeFileSync7 } from "node:fs";
+import { join as join17, resolve as resolve6 } from "node:path";
 function buildTargets(config, only) {
   return config.kernels.filter((k) => only === void 0 || only.length === 0 || only.includes(k.manifest.name)).map((k) => ({
     kernel: k.manifest.name,
@@ -50629,8 +50825,8 @@ async function stage(name, group2, deps, seconds2, body) {
 async function casesArgs(options, environment, outDir) {
   const selected = options.selectCases ? await options.selectCases(environment) : void 0;
   if (selected === void 0) return [];
-  const casesPath = join14(outDir, "cases.txt");
-  writeFileSync6(casesPath, selected.map((id) => `${id}
+  const casesPath = join17(outDir, "cases.txt");
+  writeFileSync7(casesPath, selected.map((id) => `${id}
 `).join(""));
   return ["--cases", casesPath];
 }
@@ -50678,7 +50874,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       python: config.harness.python,
       kernelsDir: config.kernelsDir,
       resultsPath: paths.resultsPath,
-      logPath: join14(paths.outDir, "harness.log"),
+      logPath: join17(paths.outDir, "harness.log"),
       buildsPath: paths.buildsPath,
       ...options.only !== void 0 ? { only: options.only } : {},
       timeoutPerCaseS: config.harness.timeoutS,
@@ -50687,7 +50883,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       extraArgs: [
         ...config.harness.args,
         "--tune-cache",
-        join14(paths.cacheDir, "tune"),
+        join17(paths.cacheDir, "tune"),
         ...moreArgs
       ],
       ...options.harnessEnv !== void 0 ? { env: options.harnessEnv } : {}
@@ -50755,7 +50951,7 @@ async function measure(options, deps) {
   const { config } = options;
   const { log } = deps;
   const outDir = resolve6(options.outDir);
-  mkdirSync5(outDir, { recursive: true });
+  mkdirSync6(outDir, { recursive: true });
   const stageSeconds = {};
   const startedAt = new Date(now()).toISOString();
   const doctor = await stage("doctor", "kernelgate doctor", deps, stageSeconds, async () => {
@@ -50763,8 +50959,8 @@ async function measure(options, deps) {
     for (const d of report.diagnostics) log.info(`doctor: ${d.level}: ${d.message}`);
     return report;
   });
-  const cacheDir = options.buildCacheDir ?? join14(options.workspace, ".kernelgate", "build");
-  const buildsPath = join14(outDir, "builds.json");
+  const cacheDir = options.buildCacheDir ?? join17(options.workspace, ".kernelgate", "build");
+  const buildsPath = join17(outDir, "builds.json");
   const build = await stage("build", "kernelgate build", deps, stageSeconds, async () => {
     const built = await buildKernels(buildTargets(config, options.only), {
       exec: deps.exec,
@@ -50786,7 +50982,7 @@ async function measure(options, deps) {
     () => buildBase(base, options, config, cacheDir, outDir, deps, notes)
   );
   const selectArgs = await casesArgs(options, doctor.environment, outDir);
-  const resultsPath = join14(outDir, "results.json");
+  const resultsPath = join17(outDir, "results.json");
   const { measured, diagnostics: harnessDiagnostics } = await harnessStage(
     options,
     deps,
@@ -50824,7 +51020,7 @@ async function measure(options, deps) {
     build.records
   );
   const results = withBenchmarks(assembled, benchmarks, base, config);
-  writeFileSync6(resultsPath, JSON.stringify(results, null, 2) + "\n");
+  writeFileSync7(resultsPath, JSON.stringify(results, null, 2) + "\n");
   return { results, resultsPath, stageSeconds };
 }
 async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
@@ -50844,7 +51040,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
     log: (line) => deps.log.info(`base: ${line}`),
     ...deps.now !== void 0 ? { now: deps.now } : {}
   });
-  const buildsPath = join14(outDir, "base-builds.json");
+  const buildsPath = join17(outDir, "base-builds.json");
   copyFileSync(build.buildsJsonPath, buildsPath);
   const failed = build.records.filter((r) => r.status !== "ok");
   for (const r of failed) {
@@ -50852,7 +51048,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
       `base: ${r.kernel}/${r.variant} did not build (${r.status}): its cases are not paired`
     );
   }
-  return { base, kernelsDir: join14(base.root, baseConfig.kernelsDir), buildsPath };
+  return { base, kernelsDir: join17(base.root, baseConfig.kernelsDir), buildsPath };
 }
 function pairedArgs(paired, config) {
   const args = [
@@ -50879,7 +51075,7 @@ async function fullRun(options, deps) {
   let base;
   if (options.pairedBase?.root !== void 0) {
     const { root, sha, ref } = options.pairedBase;
-    if (existsSync12(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
+    if (existsSync13(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
     else notes.push(`Paired A/B is off for this run: the base checkout ${root} does not exist.`);
   } else if (options.pairedBase !== void 0) {
     const got = await materialiseBase(options.workspace, options.pairedBase.sha, deps.exec, {
@@ -50966,7 +51162,7 @@ function slowerDeepTargets(results, baseline, config) {
 }
 
 // node_modules/@actions/github/lib/context.js
-import { readFileSync as readFileSync7, existsSync as existsSync13 } from "fs";
+import { readFileSync as readFileSync7, existsSync as existsSync14 } from "fs";
 import { EOL as EOL6 } from "os";
 var Context2 = class {
   /**
@@ -50976,7 +51172,7 @@ var Context2 = class {
     var _a, _b, _c;
     this.payload = {};
     if (process.env.GITHUB_EVENT_PATH) {
-      if (existsSync13(process.env.GITHUB_EVENT_PATH)) {
+      if (existsSync14(process.env.GITHUB_EVENT_PATH)) {
         this.payload = JSON.parse(readFileSync7(process.env.GITHUB_EVENT_PATH, { encoding: "utf8" }));
       } else {
         const path11 = process.env.GITHUB_EVENT_PATH;
@@ -55341,7 +55537,7 @@ function createGitHubClient(options) {
 }
 
 // src/publish/publish.ts
-import { join as join15 } from "node:path";
+import { join as join18 } from "node:path";
 
 // src/publish/sticky.ts
 function oldestFirst(items) {
@@ -55528,9 +55724,9 @@ async function publish(report, options, deps) {
   checkCommentKey(options.commentKey);
   const { fs: fs3, sink } = deps;
   await fs3.mkdir(options.reportDir, { recursive: true });
-  const resultsPath = join15(options.reportDir, "results.json");
-  const reportPath = join15(options.reportDir, "report.md");
-  const verdictPath = join15(options.reportDir, "verdict.json");
+  const resultsPath = join18(options.reportDir, "results.json");
+  const reportPath = join18(options.reportDir, "report.md");
+  const verdictPath = join18(options.reportDir, "verdict.json");
   await fs3.writeFile(resultsPath, JSON.stringify(report.results, null, 2) + "\n");
   await fs3.writeFile(reportPath, report.full);
   const verdict = { verdict: report.verdict, reasons: report.reasons, counts: report.counts };
@@ -55780,7 +55976,7 @@ import { statSync as statSync4 } from "node:fs";
 import { dirname as dirname7, isAbsolute as isAbsolute3, resolve as resolve8 } from "node:path";
 
 // src/history/action.ts
-import { join as join18 } from "node:path";
+import { join as join21 } from "node:path";
 
 // package.json
 var package_default = {
@@ -56147,9 +56343,9 @@ function recordToResults(record) {
 }
 
 // src/history/branch-git.ts
-import { existsSync as existsSync14, mkdirSync as mkdirSync6, mkdtempSync, readFileSync as readFileSync9, rmSync } from "node:fs";
+import { existsSync as existsSync15, mkdirSync as mkdirSync7, mkdtempSync, readFileSync as readFileSync9, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join as join16 } from "node:path";
+import { join as join19 } from "node:path";
 var REMOTE = "kgdata";
 var TIP_REF = "refs/kernelgate/tip";
 function showRemote(remote) {
@@ -56197,8 +56393,8 @@ function branchGit(options, dataBranch) {
 }
 async function ensureCache(g) {
   if (g.ready) return;
-  if (!existsSync14(join16(g.gitDir, "HEAD"))) {
-    mkdirSync6(g.gitDir, { recursive: true });
+  if (!existsSync15(join19(g.gitDir, "HEAD"))) {
+    mkdirSync7(g.gitDir, { recursive: true });
     const init = await g.exec.run("git", ["init", "--quiet", "--bare", g.gitDir]);
     if (init.exitCode !== 0) {
       throw new StoreError(`${g.prefix}: cannot make ${g.gitDir}: ${gitReason(init)}`);
@@ -56242,11 +56438,11 @@ async function listPaths(g, tip, dir) {
 async function readPaths(g, tip, paths) {
   const out = /* @__PURE__ */ new Map();
   if (paths.length === 0) return out;
-  const work = mkdtempSync(join16(tmpdir(), "kg-history-read-"));
+  const work = mkdtempSync(join19(tmpdir(), "kg-history-read-"));
   try {
-    const env = { GIT_INDEX_FILE: join16(work, "index") };
-    const tree = join16(work, "tree");
-    mkdirSync6(tree);
+    const env = { GIT_INDEX_FILE: join19(work, "index") };
+    const tree = join19(work, "tree");
+    mkdirSync7(tree);
     const chunk = 500;
     for (let i = 0; i < paths.length; i += chunk) {
       const part = paths.slice(i, i + chunk);
@@ -56272,7 +56468,7 @@ async function readPaths(g, tip, paths) {
     }
     for (const path11 of paths) {
       try {
-        out.set(path11, readFileSync9(join16(tree, path11), "utf8"));
+        out.set(path11, readFileSync9(join19(tree, path11), "utf8"));
       } catch {
       }
     }
@@ -56283,9 +56479,9 @@ async function readPaths(g, tip, paths) {
 }
 
 // src/history/branch-write.ts
-import { mkdirSync as mkdirSync7, mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync as writeFileSync7 } from "node:fs";
+import { mkdirSync as mkdirSync8, mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync as writeFileSync8 } from "node:fs";
 import { tmpdir as tmpdir2 } from "node:os";
-import { dirname as dirname6, join as join17 } from "node:path";
+import { dirname as dirname6, join as join20 } from "node:path";
 function recordDir(key) {
   return `records/${safeSegment(key.sku, "GPU SKU")}/${safeSegment(key.branch, "branch")}`;
 }
@@ -56305,9 +56501,9 @@ adds files and never rewrites or force-pushes this branch. Do not commit to it b
 docs/history.md in kernelgate for the layout and how to read it.
 `;
 function writeReadme(work) {
-  const path11 = join17(work, "README.md");
-  mkdirSync7(dirname6(path11), { recursive: true });
-  writeFileSync7(path11, README);
+  const path11 = join20(work, "README.md");
+  mkdirSync8(dirname6(path11), { recursive: true });
+  writeFileSync8(path11, README);
   return path11;
 }
 function prepare2(entries, options, work) {
@@ -56326,8 +56522,8 @@ function prepare2(entries, options, work) {
       ...merged.references !== void 0 ? { references: merged.references } : {},
       ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
     });
-    const file = join17(work, `record-${i}.json`);
-    writeFileSync7(file, serializeRecord(record));
+    const file = join20(work, `record-${i}.json`);
+    writeFileSync8(file, serializeRecord(record));
     return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
   });
 }
@@ -56371,7 +56567,7 @@ async function stage2(g, tip, prepared, env, work) {
 }
 var LOST_RACE = /non-fast-forward|fetch first|\[rejected\]|stale info|cannot lock ref|failed to update ref|failed to lock|incorrect old value|reference already exists/i;
 async function saveRecords(g, entries, options) {
-  const work = mkdtempSync2(join17(tmpdir2(), "kg-history-write-"));
+  const work = mkdtempSync2(join20(tmpdir2(), "kg-history-write-"));
   try {
     const prepared = prepare2(entries, options, work);
     const first = prepared[0];
@@ -56384,7 +56580,7 @@ async function saveRecords(g, entries, options) {
         throw notStored(`cannot read it (${fetched.reason})`);
       }
       const tip = fetched.tip;
-      const env = { GIT_INDEX_FILE: join17(work, `index-${attempt}`) };
+      const env = { GIT_INDEX_FILE: join20(work, `index-${attempt}`) };
       const { before, added, paths } = await stage2(g, tip, prepared, env, work);
       if (added === 0) return paths;
       const after = (await g.ok(["ls-files"], env)).split("\n").filter(Boolean).length;
@@ -56598,7 +56794,7 @@ function actionStore(inputs, env, inWorkspace2, deps) {
   return branchStore({
     remote,
     branch: inputs.history.branch,
-    cacheDir: join18(env["RUNNER_TEMP"] ?? inWorkspace2(".kernelgate"), "kernelgate-history.git"),
+    cacheDir: join21(env["RUNNER_TEMP"] ?? inWorkspace2(".kernelgate"), "kernelgate-history.git"),
     exec: deps.exec ?? actionsExec(),
     warn: deps.warning,
     info: deps.info,
@@ -56806,7 +57002,7 @@ var PAGE_JS = String.raw`
 `;
 
 // src/history/export.ts
-import { join as join19, resolve as resolve7 } from "node:path";
+import { join as join22, resolve as resolve7 } from "node:path";
 var EXPORT_FORMATS = ["bmf", "gab-smaller", "gab-bigger"];
 function timedCases(results) {
   return results.cases.filter(
@@ -56900,7 +57096,7 @@ async function writeExports(results, reportDir, fs3, setOutput2, options = {}) {
   for (const format of EXPORT_FORMATS) {
     const exported = exportResults(results, format, options);
     const count = Array.isArray(exported) ? exported.length : Object.keys(exported).length;
-    const path11 = join19(reportDir, `${format}.json`);
+    const path11 = join22(reportDir, `${format}.json`);
     if (count > 0) await fs3.writeFile(path11, `${JSON.stringify(exported, null, 2)}
 `);
     setOutput2(`${format}-path`, count > 0 ? path11 : "");
@@ -57164,14 +57360,14 @@ function loadConfigInput(path11) {
 
 // src/action/main.ts
 import { statSync as statSync5 } from "node:fs";
-import { join as join23 } from "node:path";
+import { join as join26 } from "node:path";
 
 // src/action/deep.ts
-import { mkdirSync as mkdirSync8, writeFileSync as writeFileSync8 } from "node:fs";
-import { join as join21 } from "node:path";
+import { mkdirSync as mkdirSync9, writeFileSync as writeFileSync9 } from "node:fs";
+import { join as join24 } from "node:path";
 
 // src/action/measure-options.ts
-import { join as join20 } from "node:path";
+import { join as join23 } from "node:path";
 var ACTION_ROOT = packageRoot();
 function measureOptions(inputs, config, mode, event, env, core) {
   const workspace = env["GITHUB_WORKSPACE"] ?? process.cwd();
@@ -57193,7 +57389,7 @@ function measureOptions(inputs, config, mode, event, env, core) {
     workspace,
     harnessRoot: ACTION_ROOT,
     ...pairedBase !== void 0 ? { pairedBase } : {},
-    outDir: inWorkspace(env, join20(inputs.reportDir, "measure")),
+    outDir: inWorkspace(env, join23(inputs.reportDir, "measure")),
     ...inputs.kernels.length > 0 ? { only: inputs.kernels } : {},
     run: {
       ...env["GITHUB_RUN_ID"] ? { id: env["GITHUB_RUN_ID"] } : {},
@@ -57254,10 +57450,10 @@ async function withDeepChecks(got, inputs, config, deps) {
     );
     return got;
   }
-  const outDir = inWorkspace(env, join21(inputs.reportDir, "deep"));
-  mkdirSync8(outDir, { recursive: true });
-  const buildsPath = join21(outDir, "builds.json");
-  writeFileSync8(buildsPath, `${JSON.stringify({ builds: got.results.builds ?? [] }, null, 1)}
+  const outDir = inWorkspace(env, join24(inputs.reportDir, "deep"));
+  mkdirSync9(outDir, { recursive: true });
+  const buildsPath = join24(outDir, "builds.json");
+  writeFileSync9(buildsPath, `${JSON.stringify({ builds: got.results.builds ?? [] }, null, 1)}
 `);
   core.info(`kernelgate deep: ${inputs.deep.join(", ")}; the tools' output under ${outDir}`);
   const t0 = Date.now();
@@ -57282,14 +57478,14 @@ async function withDeepChecks(got, inputs, config, deps) {
     diagnostics: [...got.results.diagnostics, ...outcome.diagnostics],
     deep: { ...got.results.deep, ...outcome.deep }
   };
-  writeFileSync8(got.measured.resultsPath, `${JSON.stringify(results, null, 1)}
+  writeFileSync9(got.measured.resultsPath, `${JSON.stringify(results, null, 1)}
 `);
   return { ...got, results, measured: { ...got.measured, results } };
 }
 
 // src/action/annotations.ts
 import { readFileSync as readFileSync10 } from "node:fs";
-import { isAbsolute as isAbsolute4, join as join22, relative as relative7, resolve as resolve9, sep as sep5 } from "node:path";
+import { isAbsolute as isAbsolute4, join as join25, relative as relative7, resolve as resolve9, sep as sep5 } from "node:path";
 var MAX_MESSAGE_CHARS = 500;
 var MAX_TITLE_CHARS = 100;
 var MAX_ERROR_ANNOTATIONS = 9;
@@ -57328,7 +57524,7 @@ var COMPILER_ERROR = /^(.+?\.(?:cu|cuh|cpp|cc|cxx|c|hpp|h))(?:\((\d+)\)|:(\d+)(?
 function siteLocator(config, results, workspace) {
   const locators = /* @__PURE__ */ new Map();
   const inManifest = (kernel, path11) => {
-    const absolute = join22(config.rootDir, kernel.file);
+    const absolute = join25(config.rootDir, kernel.file);
     const file = workspaceFile(workspace, absolute);
     if (file === void 0) return void 0;
     if (!locators.has(absolute)) {
@@ -57517,7 +57713,7 @@ async function mergeShards2(step, merge2) {
     dirs: [inWorkspace(env, merge2)],
     shards: inputs.shard.shards,
     cwd: env["GITHUB_WORKSPACE"] ?? process.cwd(),
-    outDir: inWorkspace(env, join23(inputs.reportDir, "merge")),
+    outDir: inWorkspace(env, join26(inputs.reportDir, "merge")),
     baselinePath: inputs.baseline === void 0 ? void 0 : inWorkspace(env, inputs.baseline),
     store: storeOf(inputs, env, core),
     baselineBranch: mode === "pr" ? baseBranch : branch,
@@ -57586,7 +57782,7 @@ async function pullRequestOf(step, client) {
   try {
     return { prNumber: await resolvePullRequest(inputs, event, client), lookupError: void 0 };
   } catch (error2) {
-    const reportPath = join23(inWorkspace(deps.env, inputs.reportDir), "report.md");
+    const reportPath = join26(inWorkspace(deps.env, inputs.reportDir), "report.md");
     const lookupError = new Error(
       `Could not find the pull request to comment on: ${describeGitHubError(error2).replace(/\.$/, "")}. The report is in the job summary and ${reportPath}.`,
       { cause: error2 }

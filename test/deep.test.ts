@@ -2,7 +2,14 @@
 // read from hand-written fixtures in NVIDIA's documented formats (test/fixtures/deep/README.md),
 // the targets, the runner against scripted tools (a missing tool, no permission to the counters),
 // the gate's rule and the report's folded section.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -350,6 +357,281 @@ describe('running the tools', () => {
   });
 });
 
+describe('the recorded memcheck step (H100, deep17)', () => {
+  // Each bsr_gemm variant's memcheck log as recorded, and the harness's results beside it (the
+  // cases only: test/fixtures/deep/README.md), put where the run expects them.
+  const RECORDED = join(FIXTURES, 'memcheck-bsr_gemm');
+  const replay = (dir: string) => {
+    const out = join(dir, 'sanitizer', 'memcheck');
+    mkdirSync(out, { recursive: true });
+    for (const f of readdirSync(RECORDED).filter((f) => f.endsWith('.json'))) {
+      copyFileSync(join(RECORDED, f), join(out, f));
+    }
+  };
+  // The tool answers each run with its recorded log.
+  const recordedExec = () => {
+    const calls: string[] = [];
+    const exec = {
+      calls,
+      async run(command: string, args: readonly string[]) {
+        const line = [command, ...args].join(' ');
+        calls.push(line);
+        const variant = /--variants (\S+)/.exec(line)?.[1] ?? '';
+        const log = join(RECORDED, `bsr_gemm-${variant}.log`);
+        return { exitCode: 0, stdout: readFileSync(log, 'utf8'), stderr: '' };
+      },
+    };
+    return exec;
+  };
+
+  it('reads every run; the variant the harness skipped is not checked, with the reason', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kg-deep-recorded-'));
+    replay(dir);
+    const bin = mkdtempSync(join(tmpdir(), 'kg-deep-recorded-bin-'));
+    writeFileSync(join(bin, 'compute-sanitizer'), '');
+    const exec = recordedExec();
+    const out = await runDeep(
+      config,
+      {
+        workspace: ROOT,
+        harnessRoot: ROOT,
+        python: 'python3',
+        kernelsDir: 'kernels',
+        outDir: dir,
+        only: ['bsr_gemm'],
+        sanitizerPath: join(bin, 'compute-sanitizer'),
+        env: { PATH: '' },
+        checks: ['memcheck'],
+      },
+      exec,
+    );
+    const runs = out.deep.sanitizer ?? [];
+    expect(runs.map((s) => [s.variant, s.status, s.errors])).toEqual([
+      ['triton_bsr', 'clean', 0],
+      ['torch_bsr_dense_mm', 'skipped', 0],
+      ['cuda_bsr_mma', 'clean', 0],
+      ['cuda_bsr_wgmma', 'clean', 0],
+      ['cuda_bsr_wgmma_ws', 'clean', 0],
+    ]);
+    // Recorded: "error 0" (a clean summary over a variant the harness skipped). Its only larger
+    // case is 1049× the size: not tried, and said so.
+    expect(runs[1]).toMatchObject({
+      case: 'dtype=fp16,M=1024,N=1000,K=2048,block=128,topk=4',
+      reason:
+        "the harness skipped it on dtype=fp16,M=1024,N=1000,K=2048,block=128,topk=4 (torch's bsr_dense_mm needs N divisible by 16, got N=1000); its next case, dtype=fp16,M=8192,N=8192,K=8192,block=128,topk=16, is 1049× the size, past the sanitizer's limit of 8×",
+    });
+    expect(exec.calls.filter((c) => c.includes('torch_bsr_dense_mm'))).toHaveLength(1);
+    expect(runs[0]?.first_lines).toBe('ERROR SUMMARY: 0 errors');
+    const g = judged(
+      withDeep(loadResults(join(ROOT, 'test/fixtures/recorded/push/results.json')), out.deep),
+    );
+    expect(g.g.warnings).toContain(
+      "sanitizer memcheck: bsr_gemm/torch_bsr_dense_mm dtype=fp16,M=1024,N=1000,K=2048,block=128,topk=4: not checked: the harness skipped it on dtype=fp16,M=1024,N=1000,K=2048,block=128,topk=4 (torch's bsr_dense_mm needs N divisible by 16, got N=1000); its next case, dtype=fp16,M=8192,N=8192,K=8192,block=128,topk=16, is 1049× the size, past the sanitizer's limit of 8×",
+    );
+    expect(g.g.warnings.join('\n')).not.toContain('did not run to the end');
+    const { comment, full } = g.rendered;
+    expect(comment).toContain(
+      '<details><summary>compute-sanitizer: ⚠️ 0 runs with findings, 0 that did not finish, 1 not checked, of 5 runs over 5 variants</summary>',
+    );
+    expect(comment).toContain(
+      '| bsr\\_gemm/torch\\_bsr\\_dense\\_mm | dtype=fp16,M=1024,N=1000,K=2048,block=128,topk=4 | ➖ not checked | | | |',
+    );
+    expect(comment).toContain(
+      '| bsr\\_gemm/cuda\\_bsr\\_wgmma\\_ws | dtype=fp16,M=1024,N=1000,K=2048,block=128,topk=4 | ✅ 0 | | | |',
+    );
+    // The full report says why, fenced.
+    expect(full).toContain(
+      "```\nnot checked: the harness skipped it on dtype=fp16,M=1024,N=1000,K=2048,block=128,topk=4 (torch's bsr_dense_mm needs N divisible by 16, got N=1000); its next case",
+    );
+  });
+
+  it('checks a variant the harness skips on its smallest case on the next case it takes', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kg-deep-fallback-'));
+    const bin = mkdtempSync(join(tmpdir(), 'kg-deep-fallback-bin-'));
+    writeFileSync(join(bin, 'compute-sanitizer'), '');
+    const attention = config.kernels.find((k) => k.manifest.name === 'attention')!;
+    const skipped = JSON.parse(
+      readFileSync(join(RECORDED, 'bsr_gemm-torch_bsr_dense_mm.json'), 'utf8'),
+    ) as { cases: Record<string, string>[] };
+    // triton_fa2 skipped (as the harness records it) on fp16, taken on the next case (causal).
+    const harness = (caseId: string, status: string) => ({
+      cases: [
+        {
+          ...skipped.cases[0],
+          kernel: 'attention',
+          variant: 'triton_fa2',
+          case: caseId,
+          status,
+          reason: 'needs a multiple of 16',
+        },
+      ],
+    });
+    const calls: string[] = [];
+    const exec = {
+      async run(command: string, args: readonly string[]) {
+        calls.push([command, ...args].join(' '));
+        const out = args[args.indexOf('--out') + 1] as string;
+        const caseId = args[args.indexOf('--case-params') + 1] as string;
+        const status = caseId.endsWith('causal=false') ? 'skipped' : 'ok';
+        writeFileSync(out, JSON.stringify(harness(caseId, status)));
+        return { exitCode: 0, stdout: fixture('memcheck-clean.txt'), stderr: '' };
+      },
+    };
+    const out = await runDeep(
+      { ...config, kernels: [attention] },
+      {
+        workspace: ROOT,
+        harnessRoot: ROOT,
+        python: 'python3',
+        kernelsDir: 'kernels',
+        outDir: dir,
+        sanitizerPath: join(bin, 'compute-sanitizer'),
+        env: { PATH: '' },
+        checks: ['memcheck'],
+        jobs: 1,
+      },
+      exec,
+    );
+    const fa2 = out.deep.sanitizer?.find((s) => s.variant === 'triton_fa2');
+    expect(fa2).toMatchObject({
+      status: 'clean',
+      case: 'dtype=fp16,B=2,H=3,S=77,D=64,causal=true',
+      reason:
+        'checked on the smallest case it takes: the harness skipped it on dtype=fp16,B=2,H=3,S=77,D=64,causal=false (needs a multiple of 16)',
+    });
+    expect(calls.filter((c) => c.includes('--variants triton_fa2 '))).toHaveLength(2);
+    // Both results kept apart: the smallest case under the plain name, the next beside it.
+    expect(
+      readdirSync(join(dir, 'sanitizer', 'memcheck')).filter((f) =>
+        f.startsWith('attention-triton_fa2'),
+      ),
+    ).toEqual([
+      'attention-triton_fa2-dtype_fp16_B_2_H_3_S_77_D_64_causal_true.json',
+      'attention-triton_fa2-dtype_fp16_B_2_H_3_S_77_D_64_causal_true.log',
+      'attention-triton_fa2.json',
+      'attention-triton_fa2.log',
+    ]);
+  });
+});
+
+describe('the time box', () => {
+  it('keeps the finished runs, stops the one in flight, and does not start the rest', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kg-deep-box-'));
+    const bin = mkdtempSync(join(tmpdir(), 'kg-deep-box-bin-'));
+    writeFileSync(join(bin, 'compute-sanitizer'), '');
+    // Each run takes 10 s on this clock; the box ends at 25 s: two finish, the third is stopped
+    // at its limit with what it printed (initcheck's recorded findings, no summary yet).
+    let now = 0;
+    const limits: (number | undefined)[] = [];
+    const partial = fixture('initcheck-uninit.txt').split('[kernelgate] bsr_gemm/triton_bsr')[0];
+    const exec = {
+      async run(_command: string, args: readonly string[], options: { timeoutS?: number } = {}) {
+        limits.push(options.timeoutS);
+        const out = args[args.indexOf('--out') + 1] as string;
+        const caseId = args[args.indexOf('--case-params') + 1] as string;
+        const variant = args[args.indexOf('--variants') + 1] as string;
+        if (options.timeoutS !== undefined && options.timeoutS < 10) {
+          now += options.timeoutS;
+          return { exitCode: 124, stdout: partial, stderr: '', timedOut: true };
+        }
+        now += 10;
+        const record = { kernel: 'attention', variant, case: caseId, status: 'ok' };
+        writeFileSync(out, JSON.stringify({ cases: [record] }));
+        return { exitCode: 0, stdout: fixture('memcheck-clean.txt'), stderr: '' };
+      },
+    };
+    const out = await runDeep(
+      config,
+      {
+        workspace: ROOT,
+        harnessRoot: ROOT,
+        python: 'python3',
+        kernelsDir: 'kernels',
+        outDir: dir,
+        only: ['attention'],
+        sanitizerPath: join(bin, 'compute-sanitizer'),
+        env: { PATH: '' },
+        checks: ['memcheck'],
+        jobs: 1,
+        clock: () => now,
+        deadline: 25,
+        timeBoxS: 25,
+      },
+      exec,
+    );
+    expect(limits).toEqual([25, 15, 5]);
+    const runs = out.deep.sanitizer ?? [];
+    expect(runs.map((s) => [s.variant, s.status])).toEqual([
+      ['triton_fa2', 'clean'],
+      ['triton_fa3', 'clean'],
+      ['cuda_fa2', 'error'],
+      ['cuda_fa_wgmma', 'skipped'],
+    ]);
+    expect(runs[2]?.first_lines?.split('\n')[0]).toBe(
+      "memcheck was stopped after 5 s: the time box (25 s) ran out; it printed no ERROR SUMMARY; the output's last lines:",
+    );
+    // What it printed before the stop is kept (not counted: no summary).
+    expect(runs[2]?.findings?.map((f) => f.what)).toEqual([
+      'Uninitialized __global__ memory read of size 8 bytes',
+      'Uninitialized __global__ memory read of size 8 bytes',
+    ]);
+    expect(runs[3]).toMatchObject({
+      status: 'skipped',
+      reason: 'the time box (25 s) ran out before this run started',
+    });
+    const { g } = judged(
+      withDeep(loadResults(join(ROOT, 'test/fixtures/recorded/push/results.json')), out.deep),
+    );
+    expect(g.warnings).toContain(
+      'sanitizer memcheck: attention/cuda_fa_wgmma dtype=fp16,B=2,H=3,S=77,D=64,causal=false: not checked: the time box (25 s) ran out before this run started',
+    );
+  });
+
+  it('stops ncu too: the targets after the box are not profiled, and said so', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kg-deep-box-ncu-'));
+    const bin = mkdtempSync(join(tmpdir(), 'kg-deep-box-ncu-bin-'));
+    writeFileSync(join(bin, 'ncu'), '');
+    let now = 0;
+    const exec = scriptedExec([
+      { match: /--import /, result: { stdout: fixture('ncu-raw.csv') } },
+      { match: /--profile-from-start off/, result: {} },
+    ]);
+    const timed = {
+      async run(command: string, args: readonly string[], options?: { timeoutS?: number }) {
+        now += 20;
+        return exec.run(command, args, options);
+      },
+    };
+    const out = await runDeep(
+      config,
+      {
+        workspace: ROOT,
+        harnessRoot: ROOT,
+        python: 'python3',
+        kernelsDir: 'kernels',
+        outDir: dir,
+        only: ['attention'],
+        ncuPath: join(bin, 'ncu'),
+        computeCapability: '9.0',
+        env: { PATH: '' },
+        checks: ['ncu'],
+        clock: () => now,
+        deadline: 30,
+        timeBoxS: 30,
+      },
+      timed,
+    );
+    expect(out.deep.ncu?.map((n) => [n.variant, n.status, n.message])).toEqual([
+      ['triton_fa2', 'ok', undefined],
+      ['triton_fa3', 'skipped', 'the time box (30 s) ran out before it'],
+      ['sdpa_default', 'skipped', 'the time box (30 s) ran out before it'],
+      ['cuda_fa2', 'skipped', 'the time box (30 s) ran out before it'],
+      ['cuda_fa_wgmma', 'skipped', 'the time box (30 s) ran out before it'],
+    ]);
+    expect(exec.options[0]?.timeoutS).toBe(30);
+  });
+});
+
 function withDeep(results: KernelgateResults, deep: KernelgateResults['deep']) {
   return validateResults({ ...results, deep }, 'test');
 }
@@ -531,6 +813,40 @@ describe('kernelgate deep', { timeout: 120_000 }, () => {
     expect(r.status).toBe(0);
     expect(loadResults(join(out, 'results.json')).diagnostics.map((d) => d.code)).toEqual(
       expect.arrayContaining(['deep.tool_missing']),
+    );
+  });
+
+  it('passes --time-box on to each run as its limit, and refuses a box of nothing', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'kg-deep-cli-box-'));
+    const bin = mkdtempSync(join(tmpdir(), 'kg-deep-cli-box-bin-'));
+    const sanitizer = join(bin, 'compute-sanitizer');
+    writeFileSync(sanitizer, '');
+    const exec = scriptedExec([
+      { match: /--tool memcheck /, result: { stdout: fixture('memcheck-clean.txt') } },
+    ]);
+    await deep(
+      exec,
+      ...['--checks', 'memcheck', '--only', 'attention', '--out-dir', out, '--time-box', '300'],
+      ...['--builds', join(out, 'none.json'), '--sanitizer', sanitizer],
+    );
+    const sanitized = exec.calls
+      .map((c, i) => [c, exec.options[i]?.timeoutS] as const)
+      .filter(([c]) => c.startsWith(sanitizer));
+    expect(sanitized).toHaveLength(4);
+    for (const [, limit] of sanitized) {
+      expect(limit).toBeGreaterThan(250);
+      expect(limit).toBeLessThanOrEqual(300);
+    }
+    const { runCli } = await import('../src/cli/index.js');
+    let stderr = '';
+    const status = await runCli(['deep', '--time-box', '0'], {
+      stdout: () => undefined,
+      stderr: (t) => (stderr += t),
+      cwd: ROOT,
+    });
+    expect(status).toBe(2);
+    expect(stderr).toContain(
+      'kernelgate deep: --time-box must be a number of seconds above 0, got "0"',
     );
   });
 

@@ -24,7 +24,7 @@ import {
 
 export const DEEP_USAGE = `kernelgate deep [--config DIR_OR_FILE] [--checks sanitizer,ncu] [--only K1,K2]
                 [--results FILE [--baseline FILE]] [--out-dir DIR] [--builds FILE] [--jobs N]
-                [--sanitizer PATH] [--ncu PATH]
+                [--sanitizer PATH] [--ncu PATH] [--time-box SECONDS]
                 [--kind nightly|pr] [--out FILE]
   --checks LIST         sanitizer (memcheck, racecheck, synccheck and initcheck), ncu (the
                         headline cases), ncu-slower (the cases --results is judged SLOWER in,
@@ -39,6 +39,9 @@ export const DEEP_USAGE = `kernelgate deep [--config DIR_OR_FILE] [--checks sani
   --jobs N              sanitizer runs at once (default 4; ncu runs one at a time)
   --sanitizer PATH, --ncu PATH
                         the tools (default: found on PATH, in $CUDA_HOME/bin, /usr/local/cuda/bin)
+  --time-box SECONDS    stop the checks SECONDS after the command started (the build counts):
+                        a run in flight is stopped and said so, a run not started is reported
+                        not checked; what the finished runs found is kept, judged and reported
   exit status: 1 when the gate fails (a sanitizer finding, under policy.fail_on_sanitizer)
 `;
 
@@ -72,6 +75,7 @@ function deepArgs(args: string[]) {
       jobs: { type: 'string', default: '4' },
       sanitizer: { type: 'string' },
       ncu: { type: 'string' },
+      'time-box': { type: 'string' },
       kind: { type: 'string', default: 'nightly' },
       out: { type: 'string' },
     },
@@ -91,7 +95,21 @@ function deepArgs(args: string[]) {
       `--jobs must be a whole number from 1, got ${JSON.stringify(values.jobs)}`,
     );
   }
-  return { values, checks, jobs, kind: reportKind(values.kind), only: onlyList(values.only) };
+  const box = values['time-box'];
+  const timeBoxS = box === undefined ? undefined : Number(box);
+  if (timeBoxS !== undefined && !(Number.isFinite(timeBoxS) && timeBoxS > 0)) {
+    throw new UsageError(
+      `--time-box must be a number of seconds above 0, got ${JSON.stringify(box)}`,
+    );
+  }
+  return {
+    values,
+    checks,
+    jobs,
+    timeBoxS,
+    kind: reportKind(values.kind),
+    only: onlyList(values.only),
+  };
 }
 
 /** The build records: --builds, else the CUDA variants built now (cached as `kernelgate build`). */
@@ -114,7 +132,8 @@ async function buildsFor(
 
 export function deepCommand(exec: Exec = actionsExec()): Command {
   return async (args, io) => {
-    const { values, checks, jobs, kind, only } = deepArgs(args);
+    const started = Date.now() / 1000;
+    const { values, checks, jobs, timeBoxS, kind, only } = deepArgs(args);
     const config = configFrom(values.config, io.cwd);
     const outDir = resolve(io.cwd, values['out-dir']);
     const log = terminalLog(io);
@@ -158,6 +177,7 @@ export function deepCommand(exec: Exec = actionsExec()): Command {
           : {}),
         ...(values.sanitizer ? { sanitizerPath: resolve(io.cwd, values.sanitizer) } : {}),
         ...(values.ncu ? { ncuPath: resolve(io.cwd, values.ncu) } : {}),
+        ...(timeBoxS === undefined ? {} : { deadline: started + timeBoxS, timeBoxS }),
       },
       exec,
     );

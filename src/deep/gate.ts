@@ -1,5 +1,6 @@
 // The deep checks in the gate: a sanitizer finding fails it (policy.fail_on_sanitizer, default
-// true); a sanitizer run that did not finish is a warning, and so is nothing of Nsight Compute.
+// true); a sanitizer run that did not finish is a warning, and so is a variant not checked (with
+// the reason); Nsight Compute never gates.
 import type { KernelgateResults, SanitizerRun } from '../results/index.js';
 
 function where(s: SanitizerRun): string {
@@ -8,6 +9,8 @@ function where(s: SanitizerRun): string {
 
 /** One line naming the tool, the variant, the count and the first finding. */
 export function sanitizerLine(s: SanitizerRun): string {
+  if (s.status === 'skipped') return `${where(s)}: not checked`;
+  if (s.status === 'error') return `${where(s)}: did not run to the end`;
   const first = s.findings?.[0];
   const what = first ? `: ${first.what}${first.kernel ? ` in ${first.kernel}` : ''}` : '';
   return `${where(s)}: ${s.errors} error${s.errors === 1 ? '' : 's'}${what}`;
@@ -24,6 +27,8 @@ export function deepProblems(
     else if (s.status === 'error') {
       const line = (s.first_lines ?? '').split('\n')[0] ?? '';
       warnings.push(`${where(s)}: did not run to the end${line ? `: ${line}` : ''}`);
+    } else if (s.status === 'skipped') {
+      warnings.push(`${where(s)}: not checked: ${s.reason ?? 'no reason recorded'}`);
     }
   }
   return { reasons, warnings };

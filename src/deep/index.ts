@@ -17,6 +17,8 @@ export {
   caseSize,
   DEEP_BACKENDS,
   ncuTargets,
+  SANITIZER_FALLBACK_GROWTH,
+  SANITIZER_MAX_FALLBACKS,
   sanitizerTargets,
   slowerTargets,
   type DeepTarget,

@@ -12,7 +12,29 @@ export interface DeepTarget {
   variant: string;
   caseId: string;
   params: Record<string, Scalar>;
+  /**
+   * The sanitizer's next cases, smallest first, for a variant the harness skips on this one
+   * (torch's bsr_dense_mm takes no N that is not a multiple of 16): those at most
+   * SANITIZER_FALLBACK_GROWTH times this case's size.
+   */
+  fallbacks?: { caseId: string; params: Record<string, Scalar> }[];
+  /** The smallest of its cases past that limit, and how many times this case's size it is. */
+  pastLimit?: { caseId: string; times: number };
+  /** Its cases within the limit past the first SANITIZER_MAX_FALLBACKS: not tried. */
+  untried?: number;
 }
+
+/**
+ * A variant the harness skips on its kernel's smallest case is checked on its next case only if
+ * that is at most this many times the size: the sanitizer's slowdown grows with the case (racecheck
+ * took 60 s for bsr_gemm's smallest case on the H100), and the time box is the nightly's.
+ */
+export const SANITIZER_FALLBACK_GROWTH = 8;
+/**
+ * At most this many next cases are tried (each costs the harness's start-up under the tool, about
+ * 9 s on the H100; most of a kernel's cases of one size differ in dtype or a flag only).
+ */
+export const SANITIZER_MAX_FALLBACKS = 2;
 
 function matchesOnly(params: Record<string, Scalar>, only: CaseGroup | undefined): boolean {
   for (const [key, want] of Object.entries(only ?? {})) {
@@ -48,19 +70,31 @@ export function sanitizerTargets(config: Config, only?: string[]): DeepTarget[] 
   for (const k of chosen(config, only)) {
     const cases = k.manifest.cases.flatMap(expandGroup);
     for (const v of deepVariants(k)) {
-      let best: Record<string, Scalar> | undefined;
-      for (const params of cases) {
-        if (!matchesOnly(params, v.only)) continue;
-        if (best === undefined || caseSize(params) < caseSize(best)) best = params;
-      }
-      if (best) {
-        out.push({
-          kernel: k.manifest.name,
-          variant: v.name,
-          caseId: caseIdOf(best),
-          params: best,
-        });
-      }
+      // Its cases by size, smallest first (ties: manifest order), each once.
+      const seen = new Set<string>();
+      const mine = cases
+        .filter((params) => matchesOnly(params, v.only))
+        .map((params, i) => ({ params, caseId: caseIdOf(params), size: caseSize(params), i }))
+        .filter((c) => !seen.has(c.caseId) && Boolean(seen.add(c.caseId)))
+        .sort((a, b) => a.size - b.size || a.i - b.i);
+      const [best, ...rest] = mine;
+      if (!best) continue;
+      const limit = best.size * SANITIZER_FALLBACK_GROWTH;
+      const within = rest.filter((c) => c.size <= limit);
+      const fallbacks = within.slice(0, SANITIZER_MAX_FALLBACKS);
+      const untried = within.length - fallbacks.length;
+      const past = rest.find((c) => c.size > limit);
+      out.push({
+        kernel: k.manifest.name,
+        variant: v.name,
+        caseId: best.caseId,
+        params: best.params,
+        ...(fallbacks.length
+          ? { fallbacks: fallbacks.map((c) => ({ caseId: c.caseId, params: c.params })) }
+          : {}),
+        ...(past ? { pastLimit: { caseId: past.caseId, times: past.size / best.size } } : {}),
+        ...(untried ? { untried } : {}),
+      });
     }
   }
   return out;

@@ -1,18 +1,26 @@
 // Running external commands (nvcc, cuobjdump, nvidia-smi, python) behind one small interface,
 // so the build and doctor stages can be driven by recorded tool output in tests.
 import { getExecOutput } from '@actions/exec';
+import { spawn } from 'node:child_process';
 
 export interface ExecResult {
   /** Process exit status; 127 when the executable could not be found, as a shell would say. */
   exitCode: number;
   stdout: string;
   stderr: string;
+  /** Stopped at `timeoutS` (the exit status is then TIMED_OUT_EXIT_CODE). */
+  timedOut?: boolean;
 }
 
 export interface ExecOptions {
   cwd?: string;
   /** Added to (and overriding) the parent's environment, never replacing it. */
   env?: Record<string, string>;
+  /**
+   * Stop the command after this many seconds: SIGTERM to its whole process group (a tool and the
+   * processes it started), SIGKILL KILL_AFTER_S later; what it printed until then is kept.
+   */
+  timeoutS?: number;
 }
 
 export interface Exec {
@@ -21,6 +29,104 @@ export interface Exec {
 
 /** The exit status a shell uses for "command not found"; stages treat it as "tool missing". */
 export const NOT_FOUND_EXIT_CODE = 127;
+/** The exit status of a command stopped at its time limit (coreutils' `timeout` says the same). */
+export const TIMED_OUT_EXIT_CODE = 124;
+/** Seconds between SIGTERM and SIGKILL for a command stopped at its time limit. */
+export const KILL_AFTER_S = 5;
+
+/** Process groups of timed commands still running: stopped when this process is told to stop. */
+const liveGroups = new Set<number>();
+
+function stopGroup(pid: number, signal: NodeJS.Signals) {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+function stopLiveGroups(signal: NodeJS.Signals) {
+  for (const pid of liveGroups) stopGroup(pid, signal);
+}
+
+// A timed command runs in a process group of its own (so that its children can be stopped with
+// it); it would outlive this process's own stop. Stop the groups too, then stop as asked.
+const onExit = () => stopLiveGroups('SIGKILL');
+const onSignal = (signal: NodeJS.Signals) => {
+  stopLiveGroups('SIGTERM');
+  unwatch();
+  process.kill(process.pid, signal);
+};
+function watch() {
+  if (liveGroups.size !== 1) return;
+  process.on('exit', onExit);
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}
+function unwatch() {
+  process.off('exit', onExit);
+  process.off('SIGTERM', onSignal);
+  process.off('SIGINT', onSignal);
+}
+
+/** Runs a command with a time limit (ExecOptions.timeoutS): see there. */
+function runTimed(
+  command: string,
+  args: readonly string[],
+  options: ExecOptions & { timeoutS: number },
+): Promise<ExecResult> {
+  return new Promise((resolve) => {
+    const child = spawn(command, [...args], {
+      cwd: options.cwd,
+      env: childEnv(options.env),
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    let timedOut = false;
+    let killer: NodeJS.Timeout | undefined;
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const pid = child.pid;
+    if (pid !== undefined) {
+      liveGroups.add(pid);
+      watch();
+    }
+    const timer = setTimeout(
+      () => {
+        if (pid === undefined) return;
+        timedOut = true;
+        stopGroup(pid, 'SIGTERM');
+        killer = setTimeout(() => stopGroup(pid, 'SIGKILL'), KILL_AFTER_S * 1000);
+      },
+      Math.max(0, options.timeoutS) * 1000,
+    );
+    const done = (result: ExecResult) => {
+      clearTimeout(timer);
+      if (killer) clearTimeout(killer);
+      if (pid !== undefined) {
+        liveGroups.delete(pid);
+        if (liveGroups.size === 0) unwatch();
+      }
+      resolve(result);
+    };
+    child.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') {
+        done({ exitCode: NOT_FOUND_EXIT_CODE, stdout: '', stderr: `${command}: not found` });
+      } else {
+        done({ exitCode: 1, stdout, stderr: `${stderr}${command}: ${error.message}\n` });
+      }
+    });
+    child.on('close', (code, signal) => {
+      if (timedOut) {
+        done({ exitCode: TIMED_OUT_EXIT_CODE, stdout, stderr, timedOut: true });
+      } else {
+        done({ exitCode: code ?? (signal ? 128 : 1), stdout, stderr });
+      }
+    });
+  });
+}
 
 /**
  * The job's credentials as a JavaScript action sees them: the 'token' input, tokens a workflow
@@ -57,6 +163,9 @@ export function childEnv(
 export function actionsExec(): Exec {
   return {
     async run(command, args, options = {}) {
+      if (options.timeoutS !== undefined) {
+        return runTimed(command, args, { ...options, timeoutS: options.timeoutS });
+      }
       const env = childEnv(options.env);
       try {
         const out = await getExecOutput(command, [...args], {
@@ -86,6 +195,8 @@ export interface ScriptedResponse {
 export interface ScriptedExec extends Exec {
   /** Every command line asked for, in order, for assertions on what a stage ran. */
   calls: string[];
+  /** The options of each call, in the same order. */
+  options: ExecOptions[];
 }
 
 /**
@@ -94,11 +205,14 @@ export interface ScriptedExec extends Exec {
  */
 export function scriptedExec(responses: readonly ScriptedResponse[]): ScriptedExec {
   const calls: string[] = [];
+  const options: ExecOptions[] = [];
   return {
     calls,
-    async run(command, args) {
+    options,
+    async run(command, args, given = {}) {
       const line = [command, ...args].join(' ');
       calls.push(line);
+      options.push(given);
       const hit = responses.find((r) =>
         typeof r.match === 'string' ? r.match === line : r.match.test(line),
       );

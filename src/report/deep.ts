@@ -18,6 +18,7 @@ function toolCell(s: SanitizerRun | undefined): Cell {
   if (!s) return trusted('');
   if (s.status === 'clean') return trusted('✅ 0');
   if (s.status === 'findings') return trusted(`❌ ${s.errors}`);
+  if (s.status === 'skipped') return trusted('➖ not checked');
   return trusted('💥 did not finish');
 }
 
@@ -45,7 +46,8 @@ function findingBlock(s: SanitizerRun, full: boolean) {
         .join('\n    '),
     )
     .join('\n');
-  const text = lines || s.first_lines || '';
+  const text =
+    lines || (s.status === 'skipped' ? `not checked: ${s.reason ?? ''}` : s.first_lines) || '';
   const clipped =
     !full && text.length > FIRST_LINES_IN_COMMENT
       ? `${text.slice(0, FIRST_LINES_IN_COMMENT - 1)}…`
@@ -61,7 +63,9 @@ function ncuTable(runs: NcuRun[]): string {
     return [
       `${n.kernel}/${n.variant}`,
       n.case,
-      n.status === 'ok' ? (n.device_kernel ?? '') : `💥 ${n.message ?? 'error'}`,
+      n.status === 'ok'
+        ? (n.device_kernel ?? '')
+        : `${n.status === 'skipped' ? '➖ not profiled:' : '💥'} ${n.message ?? 'error'}`,
       trusted(m.duration_ms === undefined ? '' : fixed(m.duration_ms, 3)),
       trusted(pct(m.sm_throughput_pct)),
       trusted(pct(m.tensor_pipe_pct)),
@@ -94,6 +98,7 @@ export function deepView(input: ReportInput, opts: ViewOptions) {
   const sanitizer = deep.sanitizer ?? [];
   const found = sanitizer.filter((s) => s.status === 'findings');
   const unfinished = sanitizer.filter((s) => s.status === 'error');
+  const unchecked = sanitizer.filter((s) => s.status === 'skipped');
   const variants = new Set(sanitizer.map((s) => `${s.kernel}/${s.variant}`)).size;
   const shown = opts.full ? found : found.slice(0, DEEP_FINDINGS_IN_COMMENT);
   const ncu = deep.ncu ?? [];
@@ -101,9 +106,9 @@ export function deepView(input: ReportInput, opts: ViewOptions) {
   return {
     sanitizer: sanitizer.length
       ? {
-          title: `${found.length ? '❌' : unfinished.length ? '⚠️' : '✅'} ${plural(found.length, 'run')} with findings, ${unfinished.length} that did not finish, of ${plural(sanitizer.length, 'run')} over ${plural(variants, 'variant')}`,
+          title: `${found.length ? '❌' : unfinished.length || unchecked.length ? '⚠️' : '✅'} ${plural(found.length, 'run')} with findings, ${unfinished.length} that did not finish${unchecked.length ? `, ${unchecked.length} not checked` : ''}, of ${plural(sanitizer.length, 'run')} over ${plural(variants, 'variant')}`,
           table: sanitizerTable(sanitizer),
-          findings: [...shown, ...(opts.full ? unfinished : [])].map((s) =>
+          findings: [...shown, ...(opts.full ? [...unfinished, ...unchecked] : [])].map((s) =>
             findingBlock(s, opts.full),
           ),
           more:

@@ -477,9 +477,13 @@ export interface SanitizerRun {
   variant: string;
   case: string;
   /**
-   * clean: the tool reported 0 errors; findings: it reported errors; error: it did not run to the end
+   * clean: the tool reported 0 errors; findings: it reported errors; error: it did not run to the end; skipped: not checked (reason says why: the harness skipped the variant on every case tried, or the time box ran out before the run)
    */
-  status: 'clean' | 'findings' | 'error';
+  status: 'clean' | 'findings' | 'error' | 'skipped';
+  /**
+   * why the variant was not checked (skipped), or why it was checked on a larger case than its kernel's smallest
+   */
+  reason?: string;
   /**
    * the count the tool's summary line gives
    */
@@ -509,7 +513,10 @@ export interface NcuRun {
   kernel: string;
   variant: string;
   case: string;
-  status: 'ok' | 'error';
+  /**
+   * skipped: not profiled (message says why: the time box ran out before it)
+   */
+  status: 'ok' | 'error' | 'skipped';
   /**
    * the profiled launch's function name
    */
