@@ -2,6 +2,7 @@
 // workspace, and the workflow commands it prints on stdout, `::error title=…,file=…,line=…,col=…::`,
 // asserted exactly (the toolkit escapes ':' and ',' in properties as %3A and %2C, newlines as %0A).
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import type { KernelgateResults } from '../src/results/index.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -104,6 +105,35 @@ describe('annotations from the bundled action', { timeout: 60_000 }, () => {
       `::error title=kernelgate%3A correctness DRIFT,file=${MANIFEST},${place('name: triton_fa2')}::${reason}`,
       `::error::kernelgate: the gate failed (1 reason):%0A- ${reason}`,
     ]);
+  });
+
+  test("a kernel's error text: one line, no workflow command of its own, no colours", async () => {
+    const workspace = checkout();
+    const results = JSON.parse(
+      readFileSync(fixture('results/aa-current.json'), 'utf8'),
+    ) as KernelgateResults;
+    const errored = results.cases.find((c) => c.variant === 'triton_fa2')!;
+    Object.assign(errored, {
+      status: 'error',
+      error: {
+        kind: 'RuntimeError',
+        message: 'boom\n::warning file=README.md,line=1::injected\r\n\x1b[31mred\x1b[0m\x07',
+      },
+    });
+    delete errored.timing;
+    delete errored.correctness;
+    const file = join(workspace, 'errored.json');
+    writeFileSync(file, JSON.stringify(results));
+    const run = await push(workspace, { results: file });
+    expect(run.code).toBe(1);
+    const label = `attention/triton_fa2 ${errored.case}`;
+    expect(commands(run.stdout, 'error')[0]).toBe(
+      `::error title=kernelgate%3A case error,file=${MANIFEST},${place('name: triton_fa2')}::` +
+        `${label}: error: RuntimeError: boom ::warning file=README.md,line=1::injected red`,
+    );
+    // The failure message keeps the text's lines, escaped by the toolkit: no command of its own.
+    expect(run.stdout.split('\n').filter((l) => l.includes('injected'))).toHaveLength(2);
+    expect(run.stdout).not.toMatch(/^::warning file=README/m);
   });
 
   test("an unmet build expectation: at its field of the variant's build.expect", async () => {
