@@ -18254,7 +18254,7 @@ function harnessCaseProblem(resultsPath, t, caseId) {
     return { kind: "missing", message: `the harness's results cannot be read: ${String(error)}` };
   }
 }
-var NOT_BUILT = /^(no library for |build of |build record of )/;
+var SAME_ON_EVERY_CASE = /^(no library for |build of |build record of |CUDA variant; this run is on )/;
 async function sanitizeCase(exec2, o, tool, sanitizer, t, c, box) {
   const dir = join9(o.outDir, "sanitizer", tool);
   mkdirSync4(dir, { recursive: true });
@@ -18306,7 +18306,7 @@ async function runSanitizer(exec2, o, tool, sanitizer, t, box) {
   const cases = [{ caseId: t.caseId, params: t.params }, ...t.fallbacks ?? []];
   const skips = [];
   let spent = 0;
-  let notBuilt = false;
+  let everyCase = false;
   for (const c of cases) {
     const remaining = left(box);
     if (remaining !== void 0 && remaining <= 0) {
@@ -18318,8 +18318,8 @@ async function runSanitizer(exec2, o, tool, sanitizer, t, box) {
     const { r, output, parsed, problem } = run2;
     if (problem?.kind === "skipped") {
       skips.push(`${c.caseId} (${problem.reason})`);
-      notBuilt = NOT_BUILT.test(problem.reason);
-      if (notBuilt) break;
+      everyCase = SAME_ON_EVERY_CASE.test(problem.reason);
+      if (everyCase) break;
       continue;
     }
     const base = {
@@ -18355,7 +18355,7 @@ ${tail3}`.slice(0, 2e3)
       ...missing ? { first_lines: `${tool} saw nothing of the variant: ${missing}` } : parsed.firstLines ? { first_lines: parsed.firstLines } : {}
     };
   }
-  const tail2 = notBuilt ? "" : t.untried ? `; its ${t.untried} other case(s) within ${SANITIZER_FALLBACK_GROWTH}× the size are not tried (at most ${SANITIZER_MAX_FALLBACKS} are)` : t.pastLimit ? `; its next case, ${t.pastLimit.caseId}, is ${Math.round(t.pastLimit.times)}× the size, past the sanitizer's limit of ${SANITIZER_FALLBACK_GROWTH}×` : "; its kernel has no other case it could run";
+  const tail2 = everyCase ? "" : t.untried ? `; its ${t.untried} other case(s) within ${SANITIZER_FALLBACK_GROWTH}× the size are not tried (at most ${SANITIZER_MAX_FALLBACKS} are)` : t.pastLimit ? `; its next case, ${t.pastLimit.caseId}, is ${Math.round(t.pastLimit.times)}× the size, past the sanitizer's limit of ${SANITIZER_FALLBACK_GROWTH}×` : "; its kernel has no other case it could run";
   return skippedRun(tool, t, `the harness skipped it on ${skips.join("; ")}${tail2}`, spent);
 }
 function skippedRun(tool, t, reason, seconds) {

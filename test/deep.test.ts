@@ -152,7 +152,7 @@ describe('compute-sanitizer output', () => {
 
 describe('Nsight Compute output', () => {
   it('reads the raw page: header, units, one row per launch, grouped digits', () => {
-    const launches = parseNcuCsv(fixture('ncu-raw.csv'));
+    const launches = parseNcuCsv(fixture('ncu-raw-two-launches.csv'));
     expect(launches.map((l) => l.kernel)).toEqual(['_attn_fwd', '_attn_fwd_reduce']);
     expect(launches[0]?.values['gpu__time_duration.sum']).toBe(1842016);
     expect(launches[0]?.units['gpu__time_duration.sum']).toBe('nsecond');
@@ -161,7 +161,7 @@ describe('Nsight Compute output', () => {
   });
 
   it('summarises the launches: durations summed, percentages weighted by duration, top stalls', () => {
-    const s = summarizeNcu(parseNcuCsv(fixture('ncu-raw.csv')));
+    const s = summarizeNcu(parseNcuCsv(fixture('ncu-raw-two-launches.csv')));
     // 1.842016 ms and 0.157984 ms: weights 0.921008 and 0.078992.
     expect(s).toEqual({
       deviceKernel: '_attn_fwd + 1 more',
@@ -179,6 +179,41 @@ describe('Nsight Compute output', () => {
         { reason: 'math_pipe_throttle', value: 2518 },
         { reason: 'barrier', value: 1214 },
       ],
+    });
+  });
+
+  it('summarises the raw page recorded on the H100 to what that run reported', () => {
+    // attention/triton_fa2 on the headline case (ncu 2025.3.1, --print-units base): one launch,
+    // grouped digits ("32,167,552" ns); this Nsight Compute recorded no gmma column, so the
+    // tensor pipe is the hmma metric (52.9 %).
+    const launches = parseNcuCsv(fixture('ncu-raw.csv'));
+    expect(launches.map((l) => [l.kernel, l.units['gpu__time_duration.sum']])).toEqual([
+      ['_attn_fwd', 'ns'],
+    ]);
+    const s = summarizeNcu(launches);
+    expect(s).toEqual({
+      deviceKernel: '_attn_fwd',
+      launches: 1,
+      metrics: {
+        duration_ms: 32.167552,
+        sm_throughput_pct: 52.72,
+        tensor_pipe_pct: 52.9,
+        achieved_occupancy_pct: 12.47,
+        dram_throughput_pct: 5.97,
+      },
+      // "selected" (569,637) is issued, not a stall.
+      stalls: [
+        { reason: 'barrier', value: 708051 },
+        { reason: 'wait', value: 583120 },
+        { reason: 'mio_throttle', value: 269947 },
+      ],
+    });
+    const recorded = loadResults(join(FIXTURES, 'ncu-results.json')).deep?.ncu?.[0];
+    expect(recorded).toMatchObject({
+      variant: 'triton_fa2',
+      device_kernel: s.deviceKernel,
+      metrics: s.metrics,
+      stalls: s.stalls,
     });
   });
 
@@ -343,8 +378,8 @@ describe('running the tools', () => {
     expect(runs[0]).toMatchObject({
       variant: 'triton_fa2',
       status: 'ok',
-      device_kernel: '_attn_fwd + 1 more',
-      metrics: { duration_ms: 2 },
+      device_kernel: '_attn_fwd',
+      metrics: { duration_ms: 32.167552 },
       report: `${dir}/ncu/attention-triton_fa2.ncu-rep`,
     });
     // No permission: said once, and the other targets are not tried.
@@ -523,7 +558,8 @@ describe('the time box', () => {
     // at its limit with what it printed (initcheck's recorded findings, no summary yet).
     let now = 0;
     const limits: (number | undefined)[] = [];
-    const partial = fixture('initcheck-uninit.txt').split('[kernelgate] bsr_gemm/triton_bsr')[0];
+    const partial =
+      fixture('initcheck-uninit.txt').split('[kernelgate] bsr_gemm/triton_bsr')[0] ?? '';
     const exec = {
       async run(_command: string, args: readonly string[], options: { timeoutS?: number } = {}) {
         limits.push(options.timeoutS);
@@ -737,6 +773,30 @@ describe('the gate and the nightly report', { timeout: 120_000 }, () => {
       '| attention/triton\\_fa2 | dtype=fp16,B=16,H=96,S=4096,D=128,causal=false | \\_attn\\_fwd | 2.500 | 69.5 | 56.4 | | | long\\_scoreboard |',
     );
     expect(comment).toContain('- 🧪 sanitizer memcheck: attention/triton\\_fa2');
+  });
+
+  it('folds the Nsight Compute summaries recorded on the H100 into the nightly report', () => {
+    // The ncu step's results as recorded (deep17): ten runs over the two headline cases. The rows
+    // are the ones the GPU machine rendered itself (its report.md), here from the recorded data.
+    const { rendered, g } = judged(loadResults(join(FIXTURES, 'ncu-results.json')));
+    expect(g.verdict).toBe('pass');
+    const { comment } = rendered;
+    expect(comment).toContain(
+      '<details><summary>Nsight Compute: 10 runs over 2 cases (attention, bsr\\_gemm)</summary>',
+    );
+    expect(comment).toContain(
+      [
+        '| variant | case | device kernel | ms | SM % | tensor pipe % | occupancy % | DRAM % | top stalls (PC samples) |',
+        '| :- | :- | :- | -: | -: | -: | -: | -: | :- |',
+        '| attention/triton\\_fa2 | dtype=fp16,B=16,H=96,S=4096,D=128,causal=false | \\_attn\\_fwd | 32.168 | 52.7 | 52.9 | 12.5 | 6.0 | barrier, wait, mio\\_throttle |',
+      ].join('\n'),
+    );
+    expect(comment).toContain(
+      '| bsr\\_gemm/cuda\\_bsr\\_wgmma\\_ws | dtype=fp16,M=8192,N=8192,K=8192,block=128,topk=16 | void &lt;unnamed&gt;::bsr\\_wgmma\\_ws\\_kernel&lt;\\_\\_half&gt;(CUtensorMap\\_st, CUtensorMap\\_st, const int \\*, T1 \\*, int, int, int, int, int) | 0.528 | 68.9 | 74.3 | 14.0 | 51.5 | long\\_scoreboard, barrier, lg\\_throttle |',
+    );
+    expect(comment).toContain(
+      '| bsr\\_gemm/cublas\\_dense | dtype=fp16,M=8192,N=8192,K=8192,block=128,topk=16 | nvjet\\_sm90\\_hsh\\_320x128\\_64x3\\_1x2\\_h\\_bz\\_coopB\\_NNT | 1.543 | 93.8 | 97.1 | 14.8 | 26.7 | warpgroup\\_arrive, long\\_scoreboard, barrier |',
+    );
   });
 
   it('shows nothing of deep checks in a run without them', () => {

@@ -55,10 +55,12 @@ function harnessCaseProblem(resultsPath: string, t: DeepTarget, caseId: string):
 }
 
 /**
- * A skip that no other case changes: a CUDA variant without its library (the harness's NotBuilt,
- * python/kernelgate_harness/worker.py) is not tried on the next case.
+ * A skip that no other case changes, so no next case is tried: a CUDA variant without its library
+ * (the harness's NotBuilt, python/kernelgate_harness/worker.py) or on a machine without CUDA
+ * (kernels/common/cuda_library.py).
  */
-const NOT_BUILT = /^(no library for |build of |build record of )/;
+const SAME_ON_EVERY_CASE =
+  /^(no library for |build of |build record of |CUDA variant; this run is on )/;
 
 /** One sanitizer run of the target on one case: what the tool and the harness said. */
 async function sanitizeCase(
@@ -136,7 +138,7 @@ async function runSanitizer(
   const cases = [{ caseId: t.caseId, params: t.params }, ...(t.fallbacks ?? [])];
   const skips: string[] = [];
   let spent = 0;
-  let notBuilt = false;
+  let everyCase = false;
   for (const c of cases) {
     const remaining = left(box);
     if (remaining !== undefined && remaining <= 0) {
@@ -150,8 +152,8 @@ async function runSanitizer(
     const { r, output, parsed, problem } = run;
     if (problem?.kind === 'skipped') {
       skips.push(`${c.caseId} (${problem.reason})`);
-      notBuilt = NOT_BUILT.test(problem.reason);
-      if (notBuilt) break;
+      everyCase = SAME_ON_EVERY_CASE.test(problem.reason);
+      if (everyCase) break;
       continue;
     }
     const base = {
@@ -194,8 +196,8 @@ async function runSanitizer(
           : {}),
     };
   }
-  // Every case tried was skipped, or a CUDA variant has no library (no case changes that).
-  const tail = notBuilt
+  // Every case tried was skipped, or the skip is the same on every case.
+  const tail = everyCase
     ? ''
     : t.untried
       ? `; its ${t.untried} other case(s) within ${SANITIZER_FALLBACK_GROWTH}× the size are not tried (at most ${SANITIZER_MAX_FALLBACKS} are)`
