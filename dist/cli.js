@@ -14830,6 +14830,14 @@ var results_schema_default = {
               detail: {
                 type: "string",
                 description: "the lines after it (thread, address), clipped"
+              },
+              python_frame: {
+                type: "string",
+                description: "the innermost Python frame of its host backtrace, what launched the kernel, e.g. fingerprint in verify.py:52"
+              },
+              harness: {
+                type: "boolean",
+                description: "true when that frame is in the harness's own code (kernelgate_harness), not the variant's or its kernel module's"
               }
             }
           }
@@ -17052,14 +17060,23 @@ function sanitizerLine(s) {
   if (s.status === "error") return `${where(s)}: did not run to the end`;
   const first = s.findings?.[0];
   const what = first ? `: ${first.what}${first.kernel ? ` in ${first.kernel}` : ""}` : "";
-  return `${where(s)}: ${s.errors} error${s.errors === 1 ? "" : "s"}${what}`;
+  const count = `${s.errors} error${s.errors === 1 ? "" : "s"}`;
+  if (harnessOnly(s)) {
+    return `${where(s)}: ${count} in the harness's own code (${first?.python_frame}), not the variant's${what}`;
+  }
+  return `${where(s)}: ${count}${what}`;
+}
+function harnessOnly(s) {
+  return s.status === "findings" && (s.findings ?? []).length > 0 && s.findings.every((f) => f.harness);
 }
 function deepProblems(results, failOnSanitizer) {
   const reasons = [];
   const warnings = [];
   for (const s of results.deep?.sanitizer ?? []) {
-    if (s.status === "findings") (failOnSanitizer ? reasons : warnings).push(sanitizerLine(s));
-    else if (s.status === "error") {
+    if (harnessOnly(s)) warnings.push(sanitizerLine(s));
+    else if (s.status === "findings") {
+      (failOnSanitizer ? reasons : warnings).push(sanitizerLine(s));
+    } else if (s.status === "error") {
       const line = (s.first_lines ?? "").split("\n")[0] ?? "";
       warnings.push(`${where(s)}: did not run to the end${line ? `: ${line}` : ""}`);
     } else if (s.status === "skipped") {
@@ -17963,6 +17980,7 @@ import { delimiter as delimiter2, join as join7 } from "node:path";
 
 // src/deep/sanitizer.ts
 var SANITIZER_TOOLS = ["memcheck", "racecheck", "synccheck", "initcheck"];
+var PYTHON_FRAME = /^\s*Host Frame:\s*(\S+) in (\S+\.py):(\d+)\s*$/;
 var PREFIX = /^=========(?: (.*))?$/;
 var SUMMARY = /^ERROR SUMMARY: ([\d,]+) errors?$/;
 var RACECHECK_SUMMARY = /^RACECHECK SUMMARY: .*\(([\d,]+) errors?\b/;
@@ -18021,11 +18039,13 @@ function parseSanitizer(text2) {
     const race = /^Error: Race reported between \w+ access (at .*)$/.exec(current.what);
     const kernel = race ? deviceFunction(race[1]) : at ? deviceFunction(at) : void 0;
     const detail = current.lines.map((l) => l.trim()).filter((l) => l !== "" && !/^(Saved host backtrace|Host Frame:|in \/)/.test(l)).slice(0, DETAIL_LINES).map((l) => clipLine(l, DETAIL_CHARS)).join("\n");
+    const frame = current.lines.map((l) => PYTHON_FRAME.exec(l)).find(Boolean);
     if (findings.length < MAX_FINDINGS) {
       findings.push({
         what: clipLine(current.what, DETAIL_CHARS),
         ...kernel ? { kernel } : {},
-        ...detail ? { detail } : {}
+        ...detail ? { detail } : {},
+        ...frame ? { python_frame: `${frame[1]} in ${frame[2]}:${frame[3]}` } : {}
       });
     }
     current = void 0;
@@ -18233,7 +18253,7 @@ async function runNcus(targets, o, exec2, ncu, diagnostics) {
 }
 
 // src/deep/sanitize.ts
-import { existsSync as existsSync6, mkdirSync as mkdirSync4, readFileSync as readFileSync3, writeFileSync as writeFileSync5 } from "node:fs";
+import { existsSync as existsSync6, mkdirSync as mkdirSync4, readdirSync as readdirSync3, readFileSync as readFileSync3, writeFileSync as writeFileSync5 } from "node:fs";
 import { join as join9 } from "node:path";
 function harnessCaseProblem(resultsPath, t, caseId) {
   if (!existsSync6(resultsPath)) return { kind: "missing", message: "the harness wrote no results" };
@@ -18253,6 +18273,14 @@ function harnessCaseProblem(resultsPath, t, caseId) {
   } catch (error) {
     return { kind: "missing", message: `the harness's results cannot be read: ${String(error)}` };
   }
+}
+function harnessModules(o) {
+  const dir = join9(o.harnessRoot, "python", "kernelgate_harness");
+  return new Set(existsSync6(dir) ? readdirSync3(dir).filter((f) => f.endsWith(".py")) : []);
+}
+function attributed(f, modules) {
+  const file = /^\S+ in (\S+\.py):\d+$/.exec(f.python_frame ?? "")?.[1];
+  return file !== void 0 && modules.has(file) ? { ...f, harness: true } : f;
 }
 var SAME_ON_EVERY_CASE = /^(no library for |build of |build record of |CUDA variant; this run is on )/;
 async function sanitizeCase(exec2, o, tool, sanitizer, t, c, box) {
@@ -18333,7 +18361,7 @@ async function runSanitizer(exec2, o, tool, sanitizer, t, box) {
         reason: `checked on the smallest case it takes: the harness skipped it on ${skips.join("; ")}`
       } : {}
     };
-    const findings = parsed.findings.length ? { findings: parsed.findings } : {};
+    const findings = parsed.findings.length ? { findings: parsed.findings.map((f) => attributed(f, harnessModules(o))) } : {};
     if (parsed.errors === void 0) {
       const tail3 = output.split("\n").filter(Boolean).slice(-8).join("\n");
       const head = r.timedOut ? `${tool} was stopped after ${run2.seconds} s: ${boxText(box)} ran out; it printed no ERROR SUMMARY` : `${tool} printed no ERROR SUMMARY (exit status ${r.exitCode})`;
@@ -18693,7 +18721,7 @@ function gate(comparison, tiers, results, config) {
 
 // src/config/config.ts
 var import_yaml3 = __toESM(require_dist(), 1);
-import { existsSync as existsSync9, readdirSync as readdirSync3, readFileSync as readFileSync5, statSync as statSync2 } from "node:fs";
+import { existsSync as existsSync9, readdirSync as readdirSync4, readFileSync as readFileSync5, statSync as statSync2 } from "node:fs";
 import { join as join12, relative as relative4, resolve as resolve5 } from "node:path";
 
 // schema/config.schema.json
@@ -20901,7 +20929,7 @@ function validateConfigData(data, file, path9, text2) {
 }
 function loadKernels(root, kernelsPath) {
   const kernels = [];
-  const folders = readdirSync3(kernelsPath, { withFileTypes: true }).filter(
+  const folders = readdirSync4(kernelsPath, { withFileTypes: true }).filter(
     (d) => d.isDirectory() || d.isSymbolicLink() && statSync2(join12(kernelsPath, d.name), { throwIfNoEntry: false })?.isDirectory()
   ).map((d) => d.name).sort();
   for (const folder of folders) {
@@ -22416,7 +22444,7 @@ function buildsView(input, opts) {
 }
 
 // src/report/render.ts
-import { readdirSync as readdirSync4, readFileSync as readFileSync7 } from "node:fs";
+import { readdirSync as readdirSync5, readFileSync as readFileSync7 } from "node:fs";
 import { join as join15 } from "node:path";
 
 // node_modules/mustache/mustache.mjs
@@ -22880,6 +22908,7 @@ var FIRST_LINES_IN_COMMENT = 600;
 function toolCell(s) {
   if (!s) return trusted("");
   if (s.status === "clean") return trusted("✅ 0");
+  if (harnessOnly(s)) return trusted(`⚠️ ${s.errors} (harness)`);
   if (s.status === "findings") return trusted(`❌ ${s.errors}`);
   if (s.status === "skipped") return trusted("➖ not checked");
   return trusted("💥 did not finish");
@@ -22901,7 +22930,11 @@ function sanitizerTable(runs) {
 }
 function findingBlock(s, full) {
   const lines = (s.findings ?? []).map(
-    (f) => [`${f.what}${f.kernel ? `  [${f.kernel}]` : ""}`, ...(f.detail ?? "").split("\n")].filter(Boolean).join("\n    ")
+    (f) => [
+      `${f.what}${f.kernel ? `  [${f.kernel}]` : ""}`,
+      ...(f.detail ?? "").split("\n"),
+      f.python_frame ? `launched by ${f.python_frame}${f.harness ? " (the harness's own code)" : ""}` : ""
+    ].filter(Boolean).join("\n    ")
   ).join("\n");
   const text2 = lines || (s.status === "skipped" ? `not checked: ${s.reason ?? ""}` : s.first_lines) || "";
   const clipped = !full && text2.length > FIRST_LINES_IN_COMMENT ? `${text2.slice(0, FIRST_LINES_IN_COMMENT - 1)}…` : text2;
@@ -22943,7 +22976,8 @@ function deepView(input, opts) {
   const deep = input.results.deep;
   if (!deep || !deep.sanitizer?.length && !deep.ncu?.length) return void 0;
   const sanitizer = deep.sanitizer ?? [];
-  const found = sanitizer.filter((s) => s.status === "findings");
+  const found = sanitizer.filter((s) => s.status === "findings" && !harnessOnly(s));
+  const harness = sanitizer.filter(harnessOnly);
   const unfinished = sanitizer.filter((s) => s.status === "error");
   const unchecked = sanitizer.filter((s) => s.status === "skipped");
   const variants = new Set(sanitizer.map((s) => `${s.kernel}/${s.variant}`)).size;
@@ -22952,9 +22986,9 @@ function deepView(input, opts) {
   const cases = [...new Set(ncu.map((n) => `${n.kernel} ${n.case}`))];
   return {
     sanitizer: sanitizer.length ? {
-      title: `${found.length ? "❌" : unfinished.length || unchecked.length ? "⚠️" : "✅"} ${plural(found.length, "run")} with findings, ${unfinished.length} that did not finish${unchecked.length ? `, ${unchecked.length} not checked` : ""}, of ${plural(sanitizer.length, "run")} over ${plural(variants, "variant")}`,
+      title: `${found.length ? "❌" : unfinished.length || unchecked.length || harness.length ? "⚠️" : "✅"} ${plural(found.length, "run")} with findings, ${unfinished.length} that did not finish${unchecked.length ? `, ${unchecked.length} not checked` : ""}${harness.length ? `, ${harness.length} with findings in the harness's own code` : ""}, of ${plural(sanitizer.length, "run")} over ${plural(variants, "variant")}`,
       table: sanitizerTable(sanitizer),
-      findings: [...shown, ...opts.full ? [...unfinished, ...unchecked] : []].map(
+      findings: [...shown, ...opts.full ? [...harness, ...unfinished, ...unchecked] : []].map(
         (s) => findingBlock(s, opts.full)
       ),
       more: found.length > shown.length ? `${found.length - shown.length} more run(s) with findings: in the full report.` : void 0
@@ -22969,7 +23003,7 @@ function deepTitleParts(input) {
   if (!input.config.policy.failOnSanitizer) return [];
   const parts = /* @__PURE__ */ new Map();
   for (const s of input.results.deep?.sanitizer ?? []) {
-    if (s.status !== "findings") continue;
+    if (s.status !== "findings" || harnessOnly(s)) continue;
     const key = `${s.kernel}/${s.variant}`;
     parts.set(key, (parts.get(key) ?? /* @__PURE__ */ new Set()).add(s.tool));
   }
@@ -23907,7 +23941,7 @@ function loadTemplates(dir, kind) {
     "utf8"
   );
   const partials = {};
-  for (const file of readdirSync4(join15(dir, "partials"))) {
+  for (const file of readdirSync5(join15(dir, "partials"))) {
     const match = /^(.+)\.md\.mustache$/.exec(file);
     if (match?.[1]) partials[match[1]] = readFileSync7(join15(dir, "partials", file), "utf8");
   }
@@ -31381,17 +31415,17 @@ async function exportCommand(args, io) {
 }
 
 // src/history/migrate.ts
-import { existsSync as existsSync15, mkdtempSync as mkdtempSync4, readdirSync as readdirSync5, rmSync as rmSync4, statSync as statSync4 } from "node:fs";
+import { existsSync as existsSync15, mkdtempSync as mkdtempSync4, readdirSync as readdirSync6, rmSync as rmSync4, statSync as statSync4 } from "node:fs";
 import { tmpdir as tmpdir4 } from "node:os";
 import { join as join23, resolve as resolve11 } from "node:path";
 import { parseArgs as parseArgs4 } from "node:util";
 function directoryRuns(root) {
   if (!existsSync15(root)) throw new InputError(`${root}: no such folder`);
   const out = [];
-  const dirs = (path9) => readdirSync5(path9).filter((name) => statSync4(join23(path9, name)).isDirectory());
+  const dirs = (path9) => readdirSync6(path9).filter((name) => statSync4(join23(path9, name)).isDirectory());
   for (const branch of dirs(root)) {
     for (const sku of dirs(join23(root, branch))) {
-      for (const name of readdirSync5(join23(root, branch, sku))) {
+      for (const name of readdirSync6(join23(root, branch, sku))) {
         if (name.endsWith(".json")) out.push({ branch, sku, file: join23(root, branch, sku, name) });
       }
     }

@@ -37458,6 +37458,14 @@ var results_schema_default = {
               detail: {
                 type: "string",
                 description: "the lines after it (thread, address), clipped"
+              },
+              python_frame: {
+                type: "string",
+                description: "the innermost Python frame of its host backtrace, what launched the kernel, e.g. fingerprint in verify.py:52"
+              },
+              harness: {
+                type: "boolean",
+                description: "true when that frame is in the harness's own code (kernelgate_harness), not the variant's or its kernel module's"
               }
             }
           }
@@ -40521,14 +40529,23 @@ function sanitizerLine(s) {
   if (s.status === "error") return `${where(s)}: did not run to the end`;
   const first = s.findings?.[0];
   const what = first ? `: ${first.what}${first.kernel ? ` in ${first.kernel}` : ""}` : "";
-  return `${where(s)}: ${s.errors} error${s.errors === 1 ? "" : "s"}${what}`;
+  const count = `${s.errors} error${s.errors === 1 ? "" : "s"}`;
+  if (harnessOnly(s)) {
+    return `${where(s)}: ${count} in the harness's own code (${first?.python_frame}), not the variant's${what}`;
+  }
+  return `${where(s)}: ${count}${what}`;
+}
+function harnessOnly(s) {
+  return s.status === "findings" && (s.findings ?? []).length > 0 && s.findings.every((f) => f.harness);
 }
 function deepProblems(results, failOnSanitizer) {
   const reasons = [];
   const warnings = [];
   for (const s of results.deep?.sanitizer ?? []) {
-    if (s.status === "findings") (failOnSanitizer ? reasons : warnings).push(sanitizerLine(s));
-    else if (s.status === "error") {
+    if (harnessOnly(s)) warnings.push(sanitizerLine(s));
+    else if (s.status === "findings") {
+      (failOnSanitizer ? reasons : warnings).push(sanitizerLine(s));
+    } else if (s.status === "error") {
       const line = (s.first_lines ?? "").split("\n")[0] ?? "";
       warnings.push(`${where(s)}: did not run to the end${line ? `: ${line}` : ""}`);
     } else if (s.status === "skipped") {
@@ -41452,6 +41469,7 @@ import { delimiter as delimiter3, join as join9 } from "node:path";
 
 // src/deep/sanitizer.ts
 var SANITIZER_TOOLS = ["memcheck", "racecheck", "synccheck", "initcheck"];
+var PYTHON_FRAME = /^\s*Host Frame:\s*(\S+) in (\S+\.py):(\d+)\s*$/;
 var PREFIX = /^=========(?: (.*))?$/;
 var SUMMARY = /^ERROR SUMMARY: ([\d,]+) errors?$/;
 var RACECHECK_SUMMARY = /^RACECHECK SUMMARY: .*\(([\d,]+) errors?\b/;
@@ -41510,11 +41528,13 @@ function parseSanitizer(text3) {
     const race = /^Error: Race reported between \w+ access (at .*)$/.exec(current.what);
     const kernel = race ? deviceFunction(race[1]) : at ? deviceFunction(at) : void 0;
     const detail = current.lines.map((l) => l.trim()).filter((l) => l !== "" && !/^(Saved host backtrace|Host Frame:|in \/)/.test(l)).slice(0, DETAIL_LINES).map((l) => clipLine(l, DETAIL_CHARS)).join("\n");
+    const frame = current.lines.map((l) => PYTHON_FRAME.exec(l)).find(Boolean);
     if (findings.length < MAX_FINDINGS) {
       findings.push({
         what: clipLine(current.what, DETAIL_CHARS),
         ...kernel ? { kernel } : {},
-        ...detail ? { detail } : {}
+        ...detail ? { detail } : {},
+        ...frame ? { python_frame: `${frame[1]} in ${frame[2]}:${frame[3]}` } : {}
       });
     }
     current = void 0;
@@ -41722,7 +41742,7 @@ async function runNcus(targets, o, exec2, ncu, diagnostics) {
 }
 
 // src/deep/sanitize.ts
-import { existsSync as existsSync9, mkdirSync as mkdirSync4, readFileSync as readFileSync5, writeFileSync as writeFileSync5 } from "node:fs";
+import { existsSync as existsSync9, mkdirSync as mkdirSync4, readdirSync as readdirSync4, readFileSync as readFileSync5, writeFileSync as writeFileSync5 } from "node:fs";
 import { join as join11 } from "node:path";
 function harnessCaseProblem(resultsPath, t, caseId) {
   if (!existsSync9(resultsPath)) return { kind: "missing", message: "the harness wrote no results" };
@@ -41742,6 +41762,14 @@ function harnessCaseProblem(resultsPath, t, caseId) {
   } catch (error2) {
     return { kind: "missing", message: `the harness's results cannot be read: ${String(error2)}` };
   }
+}
+function harnessModules(o) {
+  const dir = join11(o.harnessRoot, "python", "kernelgate_harness");
+  return new Set(existsSync9(dir) ? readdirSync4(dir).filter((f) => f.endsWith(".py")) : []);
+}
+function attributed(f, modules) {
+  const file = /^\S+ in (\S+\.py):\d+$/.exec(f.python_frame ?? "")?.[1];
+  return file !== void 0 && modules.has(file) ? { ...f, harness: true } : f;
 }
 var SAME_ON_EVERY_CASE = /^(no library for |build of |build record of |CUDA variant; this run is on )/;
 async function sanitizeCase(exec2, o, tool, sanitizer, t, c, box) {
@@ -41822,7 +41850,7 @@ async function runSanitizer(exec2, o, tool, sanitizer, t, box) {
         reason: `checked on the smallest case it takes: the harness skipped it on ${skips.join("; ")}`
       } : {}
     };
-    const findings = parsed.findings.length ? { findings: parsed.findings } : {};
+    const findings = parsed.findings.length ? { findings: parsed.findings.map((f) => attributed(f, harnessModules(o))) } : {};
     if (parsed.errors === void 0) {
       const tail3 = output.split("\n").filter(Boolean).slice(-8).join("\n");
       const head = r.timedOut ? `${tool} was stopped after ${run2.seconds} s: ${boxText(box)} ran out; it printed no ERROR SUMMARY` : `${tool} printed no ERROR SUMMARY (exit status ${r.exitCode})`;
@@ -42860,7 +42888,7 @@ function buildsView(input, opts) {
 }
 
 // src/report/render.ts
-import { readdirSync as readdirSync4, readFileSync as readFileSync6 } from "node:fs";
+import { readdirSync as readdirSync5, readFileSync as readFileSync6 } from "node:fs";
 import { join as join13 } from "node:path";
 
 // node_modules/mustache/mustache.mjs
@@ -43324,6 +43352,7 @@ var FIRST_LINES_IN_COMMENT = 600;
 function toolCell(s) {
   if (!s) return trusted("");
   if (s.status === "clean") return trusted("✅ 0");
+  if (harnessOnly(s)) return trusted(`⚠️ ${s.errors} (harness)`);
   if (s.status === "findings") return trusted(`❌ ${s.errors}`);
   if (s.status === "skipped") return trusted("➖ not checked");
   return trusted("💥 did not finish");
@@ -43345,7 +43374,11 @@ function sanitizerTable(runs) {
 }
 function findingBlock(s, full) {
   const lines = (s.findings ?? []).map(
-    (f) => [`${f.what}${f.kernel ? `  [${f.kernel}]` : ""}`, ...(f.detail ?? "").split("\n")].filter(Boolean).join("\n    ")
+    (f) => [
+      `${f.what}${f.kernel ? `  [${f.kernel}]` : ""}`,
+      ...(f.detail ?? "").split("\n"),
+      f.python_frame ? `launched by ${f.python_frame}${f.harness ? " (the harness's own code)" : ""}` : ""
+    ].filter(Boolean).join("\n    ")
   ).join("\n");
   const text3 = lines || (s.status === "skipped" ? `not checked: ${s.reason ?? ""}` : s.first_lines) || "";
   const clipped = !full && text3.length > FIRST_LINES_IN_COMMENT ? `${text3.slice(0, FIRST_LINES_IN_COMMENT - 1)}…` : text3;
@@ -43387,7 +43420,8 @@ function deepView(input, opts) {
   const deep = input.results.deep;
   if (!deep || !deep.sanitizer?.length && !deep.ncu?.length) return void 0;
   const sanitizer = deep.sanitizer ?? [];
-  const found = sanitizer.filter((s) => s.status === "findings");
+  const found = sanitizer.filter((s) => s.status === "findings" && !harnessOnly(s));
+  const harness = sanitizer.filter(harnessOnly);
   const unfinished = sanitizer.filter((s) => s.status === "error");
   const unchecked = sanitizer.filter((s) => s.status === "skipped");
   const variants = new Set(sanitizer.map((s) => `${s.kernel}/${s.variant}`)).size;
@@ -43396,9 +43430,9 @@ function deepView(input, opts) {
   const cases = [...new Set(ncu.map((n) => `${n.kernel} ${n.case}`))];
   return {
     sanitizer: sanitizer.length ? {
-      title: `${found.length ? "❌" : unfinished.length || unchecked.length ? "⚠️" : "✅"} ${plural(found.length, "run")} with findings, ${unfinished.length} that did not finish${unchecked.length ? `, ${unchecked.length} not checked` : ""}, of ${plural(sanitizer.length, "run")} over ${plural(variants, "variant")}`,
+      title: `${found.length ? "❌" : unfinished.length || unchecked.length || harness.length ? "⚠️" : "✅"} ${plural(found.length, "run")} with findings, ${unfinished.length} that did not finish${unchecked.length ? `, ${unchecked.length} not checked` : ""}${harness.length ? `, ${harness.length} with findings in the harness's own code` : ""}, of ${plural(sanitizer.length, "run")} over ${plural(variants, "variant")}`,
       table: sanitizerTable(sanitizer),
-      findings: [...shown, ...opts.full ? [...unfinished, ...unchecked] : []].map(
+      findings: [...shown, ...opts.full ? [...harness, ...unfinished, ...unchecked] : []].map(
         (s) => findingBlock(s, opts.full)
       ),
       more: found.length > shown.length ? `${found.length - shown.length} more run(s) with findings: in the full report.` : void 0
@@ -43413,7 +43447,7 @@ function deepTitleParts(input) {
   if (!input.config.policy.failOnSanitizer) return [];
   const parts = /* @__PURE__ */ new Map();
   for (const s of input.results.deep?.sanitizer ?? []) {
-    if (s.status !== "findings") continue;
+    if (s.status !== "findings" || harnessOnly(s)) continue;
     const key = `${s.kernel}/${s.variant}`;
     parts.set(key, (parts.get(key) ?? /* @__PURE__ */ new Set()).add(s.tool));
   }
@@ -44351,7 +44385,7 @@ function loadTemplates(dir, kind) {
     "utf8"
   );
   const partials = {};
-  for (const file of readdirSync4(join13(dir, "partials"))) {
+  for (const file of readdirSync5(join13(dir, "partials"))) {
     const match = /^(.+)\.md\.mustache$/.exec(file);
     if (match?.[1]) partials[match[1]] = readFileSync6(join13(dir, "partials", file), "utf8");
   }

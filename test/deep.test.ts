@@ -117,6 +117,8 @@ describe('compute-sanitizer output', () => {
       // The argument list is the last parenthesised group, not the first '(' (inside the template).
       kernel: `${at.slice(3, 162)}…`,
       detail: [at, 'by thread (27,0,0) in block (7,3,0)', 'Address 0x7f2b5300e0d8'].join('\n'),
+      // The innermost Python frame of the host backtrace: the harness's input fingerprint.
+      python_frame: 'fingerprint in worker.py:253',
     });
     expect(deviceFunction(at)).toBe(`${at.slice(3, 162)}…`);
     expect(deviceFunction(`${at.slice(0, 150)}>(T3)+0x10`)).toBe(`${at.slice(3, 150)}>`);
@@ -546,6 +548,85 @@ describe('the recorded memcheck step (H100, deep17)', () => {
       'attention-triton_fa2.json',
       'attention-triton_fa2.log',
     ]);
+  });
+});
+
+describe("findings in the harness's own code", () => {
+  // initcheck over bsr_gemm/triton_bsr as recorded: every finding launched by the harness's input
+  // fingerprint (worker.py at d309bdb; the harness's modules are read from python/).
+  async function initcheck(log: string) {
+    const dir = mkdtempSync(join(tmpdir(), 'kg-deep-harness-own-'));
+    const bin = mkdtempSync(join(tmpdir(), 'kg-deep-harness-own-bin-'));
+    writeFileSync(join(bin, 'compute-sanitizer'), '');
+    const exec = {
+      async run(_command: string, args: readonly string[]) {
+        const out = args[args.indexOf('--out') + 1] as string;
+        const variant = args[args.indexOf('--variants') + 1] as string;
+        const caseId = args[args.indexOf('--case-params') + 1] as string;
+        const record = { kernel: 'bsr_gemm', variant, case: caseId, status: 'ok' };
+        writeFileSync(out, JSON.stringify({ cases: [record] }));
+        const stdout = variant === 'triton_bsr' ? log : fixture('memcheck-clean.txt');
+        return { exitCode: 0, stdout, stderr: '' };
+      },
+    };
+    const out = await runDeep(
+      config,
+      {
+        workspace: ROOT,
+        harnessRoot: ROOT,
+        python: 'python3',
+        kernelsDir: 'kernels',
+        outDir: dir,
+        only: ['bsr_gemm'],
+        sanitizerPath: join(bin, 'compute-sanitizer'),
+        env: { PATH: '' },
+        checks: ['initcheck'],
+      },
+      exec,
+    );
+    const push = loadResults(join(ROOT, 'test/fixtures/recorded/push/results.json'));
+    return { run: out.deep.sanitizer?.[0], ...judged(withDeep(push, out.deep)) };
+  }
+  const caseId = 'dtype=fp16,M=1024,N=1000,K=2048,block=128,topk=4';
+
+  it('are kept and reported, a warning that names the frame, not a finding of the variant', async () => {
+    const { run, g, rendered } = await initcheck(fixture('initcheck-uninit.txt'));
+    expect(run).toMatchObject({ variant: 'triton_bsr', status: 'findings', errors: 1300 });
+    expect(run?.findings?.map((f) => [f.python_frame, f.harness])).toEqual([
+      ['fingerprint in worker.py:253', true],
+      ['fingerprint in worker.py:253', true],
+    ]);
+    expect(g.verdict).toBe('pass');
+    expect(g.reasons.join('\n')).not.toContain('sanitizer');
+    const warning = g.warnings.find((w) => w.startsWith('sanitizer initcheck'));
+    expect(warning).toBe(
+      `sanitizer initcheck: bsr_gemm/triton_bsr ${caseId}: 1300 errors in the harness's own code (fingerprint in worker.py:253), not the variant's: Uninitialized __global__ memory read of size 8 bytes in ${run?.findings?.[0]?.kernel}`,
+    );
+    expect(rendered.comment).toContain(
+      `| bsr\\_gemm/triton\\_bsr | ${caseId} | | | | ⚠️ 1300 (harness) |`,
+    );
+    expect(rendered.comment).toContain(
+      "compute-sanitizer: ⚠️ 0 runs with findings, 0 that did not finish, 1 with findings in the harness's own code, of 5 runs over 5 variants",
+    );
+    expect(rendered.full).toContain(
+      "launched by fingerprint in worker.py:253 (the harness's own code)",
+    );
+  });
+
+  it("fail the gate when the variant's own module launched them", async () => {
+    const log = fixture('initcheck-uninit.txt').replaceAll(
+      'fingerprint in worker.py:253',
+      'launch in triton_bsr.py:88',
+    );
+    const { run, g } = await initcheck(log);
+    expect(run?.findings?.map((f) => [f.python_frame, f.harness])).toEqual([
+      ['launch in triton_bsr.py:88', undefined],
+      ['launch in triton_bsr.py:88', undefined],
+    ]);
+    expect(g.verdict).toBe('fail');
+    expect(g.reasons).toContain(
+      `sanitizer initcheck: bsr_gemm/triton_bsr ${caseId}: 1300 errors: Uninitialized __global__ memory read of size 8 bytes in ${run?.findings?.[0]?.kernel}`,
+    );
   });
 });
 

@@ -1,7 +1,7 @@
 // The nightly's deep checks (docs/scaling.md): compute-sanitizer over every CUDA and Triton
 // variant on a small case and Nsight Compute over the headline cases, their output read into the
 // results' `deep` section, and the gate's rule on it. The folder's only door.
-export { deepProblems, sanitizerLine } from './gate.js';
+export { deepProblems, harnessOnly, sanitizerLine } from './gate.js';
 export {
   csvFields,
   NCU_METRICS,

@@ -1,7 +1,7 @@
 // compute-sanitizer over each target (through the harness: one variant, one case, one seed, no
 // timing): on its kernel's smallest case, or the next it takes when the harness skips it there;
 // not checked, with the reason, when it takes none or the time box ran out first.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../config/index.js';
 import type { Exec } from '../lib/index.js';
@@ -26,7 +26,7 @@ import {
   SANITIZER_MAX_FALLBACKS,
   sanitizerTargets,
 } from './plan.js';
-import { parseSanitizer, type SanitizerTool } from './sanitizer.js';
+import { parseSanitizer, type SanitizerFinding, type SanitizerTool } from './sanitizer.js';
 
 /** What the harness recorded of the target's case, when it did not run it. */
 type HarnessProblem =
@@ -52,6 +52,23 @@ function harnessCaseProblem(resultsPath: string, t: DeepTarget, caseId: string):
   } catch (error) {
     return { kind: 'missing', message: `the harness's results cannot be read: ${String(error)}` };
   }
+}
+
+/** The harness's own modules (python/kernelgate_harness/*.py of the harness that ran). */
+function harnessModules(o: DeepOptions): Set<string> {
+  const dir = join(o.harnessRoot, 'python', 'kernelgate_harness');
+  return new Set(existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.py')) : []);
+}
+
+/**
+ * A finding whose kernel the harness's own code launched (its innermost Python frame is in one of
+ * the harness's modules: the input fingerprint's reductions, the comparisons) is marked so: it is
+ * not the variant's (recorded on the H100: initcheck's findings in PyTorch's reduce kernel under
+ * `fingerprint in worker.py`).
+ */
+function attributed(f: SanitizerFinding, modules: Set<string>): SanitizerFinding {
+  const file = /^\S+ in (\S+\.py):\d+$/.exec(f.python_frame ?? '')?.[1];
+  return file !== undefined && modules.has(file) ? { ...f, harness: true } : f;
 }
 
 /**
@@ -169,7 +186,9 @@ async function runSanitizer(
           }
         : {}),
     };
-    const findings = parsed.findings.length ? { findings: parsed.findings } : {};
+    const findings = parsed.findings.length
+      ? { findings: parsed.findings.map((f) => attributed(f, harnessModules(o))) }
+      : {};
     if (parsed.errors === undefined) {
       const tail = output.split('\n').filter(Boolean).slice(-8).join('\n');
       const head = r.timedOut

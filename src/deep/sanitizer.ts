@@ -14,7 +14,14 @@ export interface SanitizerFinding {
   what: string;
   kernel?: string;
   detail?: string;
+  /** the innermost Python frame of its host backtrace: what launched the kernel */
+  python_frame?: string;
+  /** that frame is in the harness's own code, not the variant's (src/deep/sanitize.ts) */
+  harness?: boolean;
 }
+
+/** A Python frame of a host backtrace, as the tool prints it: "Host Frame: fingerprint in worker.py:253". */
+const PYTHON_FRAME = /^\s*Host Frame:\s*(\S+) in (\S+\.py):(\d+)\s*$/;
 
 export interface SanitizerReport {
   /** the count of the summary line; undefined when the tool printed none (it did not finish) */
@@ -109,11 +116,13 @@ export function parseSanitizer(text: string): SanitizerReport {
       .slice(0, DETAIL_LINES)
       .map((l) => clipLine(l, DETAIL_CHARS))
       .join('\n');
+    const frame = current.lines.map((l) => PYTHON_FRAME.exec(l)).find(Boolean);
     if (findings.length < MAX_FINDINGS) {
       findings.push({
         what: clipLine(current.what, DETAIL_CHARS),
         ...(kernel ? { kernel } : {}),
         ...(detail ? { detail } : {}),
+        ...(frame ? { python_frame: `${frame[1]} in ${frame[2]}:${frame[3]}` } : {}),
       });
     }
     current = undefined;

@@ -3,7 +3,7 @@
 // per case and variant profiled (the headline cases; with ncu-slower the SLOWER ones) with its
 // metrics and top stalls. Every text the tools printed is
 // escaped or fenced.
-import { sanitizerLine } from '../deep/index.js';
+import { harnessOnly, sanitizerLine } from '../deep/index.js';
 import { type Cell, codeBlock, fixed, table } from '../lib/index.js';
 import type { NcuRun, SanitizerRun } from '../results/index.js';
 import { esc, plural, trusted } from './cells.js';
@@ -17,6 +17,7 @@ const FIRST_LINES_IN_COMMENT = 600;
 function toolCell(s: SanitizerRun | undefined): Cell {
   if (!s) return trusted('');
   if (s.status === 'clean') return trusted('✅ 0');
+  if (harnessOnly(s)) return trusted(`⚠️ ${s.errors} (harness)`);
   if (s.status === 'findings') return trusted(`❌ ${s.errors}`);
   if (s.status === 'skipped') return trusted('➖ not checked');
   return trusted('💥 did not finish');
@@ -41,7 +42,13 @@ function sanitizerTable(runs: SanitizerRun[]): string {
 function findingBlock(s: SanitizerRun, full: boolean) {
   const lines = (s.findings ?? [])
     .map((f) =>
-      [`${f.what}${f.kernel ? `  [${f.kernel}]` : ''}`, ...(f.detail ?? '').split('\n')]
+      [
+        `${f.what}${f.kernel ? `  [${f.kernel}]` : ''}`,
+        ...(f.detail ?? '').split('\n'),
+        f.python_frame
+          ? `launched by ${f.python_frame}${f.harness ? " (the harness's own code)" : ''}`
+          : '',
+      ]
         .filter(Boolean)
         .join('\n    '),
     )
@@ -96,7 +103,8 @@ export function deepView(input: ReportInput, opts: ViewOptions) {
   const deep = input.results.deep;
   if (!deep || (!deep.sanitizer?.length && !deep.ncu?.length)) return undefined;
   const sanitizer = deep.sanitizer ?? [];
-  const found = sanitizer.filter((s) => s.status === 'findings');
+  const found = sanitizer.filter((s) => s.status === 'findings' && !harnessOnly(s));
+  const harness = sanitizer.filter(harnessOnly);
   const unfinished = sanitizer.filter((s) => s.status === 'error');
   const unchecked = sanitizer.filter((s) => s.status === 'skipped');
   const variants = new Set(sanitizer.map((s) => `${s.kernel}/${s.variant}`)).size;
@@ -106,10 +114,10 @@ export function deepView(input: ReportInput, opts: ViewOptions) {
   return {
     sanitizer: sanitizer.length
       ? {
-          title: `${found.length ? '❌' : unfinished.length || unchecked.length ? '⚠️' : '✅'} ${plural(found.length, 'run')} with findings, ${unfinished.length} that did not finish${unchecked.length ? `, ${unchecked.length} not checked` : ''}, of ${plural(sanitizer.length, 'run')} over ${plural(variants, 'variant')}`,
+          title: `${found.length ? '❌' : unfinished.length || unchecked.length || harness.length ? '⚠️' : '✅'} ${plural(found.length, 'run')} with findings, ${unfinished.length} that did not finish${unchecked.length ? `, ${unchecked.length} not checked` : ''}${harness.length ? `, ${harness.length} with findings in the harness's own code` : ''}, of ${plural(sanitizer.length, 'run')} over ${plural(variants, 'variant')}`,
           table: sanitizerTable(sanitizer),
-          findings: [...shown, ...(opts.full ? [...unfinished, ...unchecked] : [])].map((s) =>
-            findingBlock(s, opts.full),
+          findings: [...shown, ...(opts.full ? [...harness, ...unfinished, ...unchecked] : [])].map(
+            (s) => findingBlock(s, opts.full),
           ),
           more:
             found.length > shown.length
@@ -131,7 +139,7 @@ export function deepTitleParts(input: ReportInput): string[] {
   if (!input.config.policy.failOnSanitizer) return [];
   const parts = new Map<string, Set<string>>();
   for (const s of input.results.deep?.sanitizer ?? []) {
-    if (s.status !== 'findings') continue;
+    if (s.status !== 'findings' || harnessOnly(s)) continue;
     const key = `${s.kernel}/${s.variant}`;
     parts.set(key, (parts.get(key) ?? new Set()).add(s.tool));
   }

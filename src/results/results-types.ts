@@ -501,6 +501,14 @@ export interface SanitizerRun {
      * the lines after it (thread, address), clipped
      */
     detail?: string;
+    /**
+     * the innermost Python frame of its host backtrace, what launched the kernel, e.g. fingerprint in verify.py:52
+     */
+    python_frame?: string;
+    /**
+     * true when that frame is in the harness's own code (kernelgate_harness), not the variant's or its kernel module's
+     */
+    harness?: boolean;
   }[];
   /**
    * the first lines of the tool's report, clipped
