@@ -14,6 +14,10 @@ const ROOT = join(import.meta.dirname, '..');
 const config = loadConfig(ROOT);
 const load = (name: string) =>
   loadResults(join(ROOT, 'test/fixtures/recorded', name, 'results.json'));
+const loadGz = (name: string) => {
+  const file = join(ROOT, 'test/fixtures/recorded', name, 'results.json.gz');
+  return validateResults(JSON.parse(gunzipSync(readFileSync(file)).toString('utf8')), file);
+};
 const count = (cases: CaseComparison[], v: string) => cases.filter((c) => c.perf === v).length;
 const HEADLINE = 'dtype=fp16,B=16,H=96,S=4096,D=128,causal=false';
 
@@ -121,7 +125,7 @@ describe.each([
   ['paired-aa-h100-run10', 'machine 2, cold', [0, 0, 210, 6], 0, []],
   ['paired-aa-h100-run11', 'machine 2, warm', [0, 0, 211, 5], 0, []],
 ])('A/A %s (%s)', (name, _machine, perf, errors, offsets) => {
-  const results = load(name);
+  const results = loadGz(name);
   const judged = compare(results, undefined, config);
 
   it('has no false SLOWER or FASTER, as the action said on the machine', () => {
@@ -146,7 +150,7 @@ describe.each([
 });
 
 describe('run 12: a planted 1 % slowdown of triton_fa2 (machine 2, warm)', () => {
-  const results = load('paired-slow1-h100-run12');
+  const results = loadGz('paired-slow1-h100-run12');
   const judged = compare(results, undefined, config);
   const fa = judged.cases.filter((c) => c.variant === 'triton_fa2');
   const others = judged.cases.filter((c) => c.variant !== 'triton_fa2' && c.status === 'ok');
@@ -178,10 +182,6 @@ describe('run 12: a planted 1 % slowdown of triton_fa2 (machine 2, warm)', () =>
 // ±threshold at its cap gets one cap more; the base verifies one seed; the stress inputs of issue
 // 10; attention's large-logits input judged at 4x its tolerance). Stored gzipped (results.json.gz):
 // the device tool carries at most 64 MiB of working tree.
-const loadGz = (name: string) => {
-  const file = join(ROOT, 'test/fixtures/recorded', name, 'results.json.gz');
-  return validateResults(JSON.parse(gunzipSync(readFileSync(file)).toString('utf8')), file);
-};
 
 describe('run 14: the push before the stress tolerance scale (commit 7d6e23e)', () => {
   const results = loadGz('push-h100-run14');
