@@ -2988,7 +2988,7 @@ var require_compile = __commonJS({
       const schOrFunc = root.refs[ref];
       if (schOrFunc)
         return schOrFunc;
-      let _sch = resolve18.call(this, root, ref);
+      let _sch = resolve19.call(this, root, ref);
       if (_sch === void 0) {
         const schema = (_a = root.localRefs) === null || _a === void 0 ? void 0 : _a[ref];
         const { schemaId } = this.opts;
@@ -3015,7 +3015,7 @@ var require_compile = __commonJS({
     function sameSchemaEnv(s1, s2) {
       return s1.schema === s2.schema && s1.root === s2.root && s1.baseId === s2.baseId;
     }
-    function resolve18(root, ref) {
+    function resolve19(root, ref) {
       let sch;
       while (typeof (sch = this.refs[ref]) == "string")
         ref = sch;
@@ -3879,7 +3879,7 @@ var require_fast_uri = __commonJS({
       }
       return uri;
     }
-    function resolve18(baseURI, relativeURI, options) {
+    function resolve19(baseURI, relativeURI, options) {
       const schemelessOptions = options ? Object.assign({ scheme: "null" }, options) : { scheme: "null" };
       const {
         parsed: baseParsed,
@@ -4270,7 +4270,7 @@ var require_fast_uri = __commonJS({
     var fastUri = {
       SCHEMES,
       normalize,
-      resolve: resolve18,
+      resolve: resolve19,
       resolveComponent,
       equal,
       serialize: serialize2,
@@ -15239,11 +15239,11 @@ import * as fs from "fs";
 import * as path from "path";
 var __awaiter = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve18) {
-      resolve18(value);
+    return value instanceof P ? value : new P(function(resolve19) {
+      resolve19(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve18, reject) {
+  return new (P || (P = Promise))(function(resolve19, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -15259,7 +15259,7 @@ var __awaiter = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve18(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve19(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -15363,11 +15363,11 @@ function isUnixExecutable(stats) {
 // node_modules/@actions/io/lib/io.js
 var __awaiter2 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve18) {
-      resolve18(value);
+    return value instanceof P ? value : new P(function(resolve19) {
+      resolve19(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve18, reject) {
+  return new (P || (P = Promise))(function(resolve19, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -15383,7 +15383,7 @@ var __awaiter2 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve18(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve19(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -15457,11 +15457,11 @@ function findInPath(tool) {
 import { setTimeout as setTimeout2 } from "timers";
 var __awaiter3 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve18) {
-      resolve18(value);
+    return value instanceof P ? value : new P(function(resolve19) {
+      resolve19(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve18, reject) {
+  return new (P || (P = Promise))(function(resolve19, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -15477,7 +15477,7 @@ var __awaiter3 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve18(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve19(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -15696,7 +15696,7 @@ var ToolRunner = class extends events.EventEmitter {
         this.toolPath = path3.resolve(process.cwd(), this.options.cwd || process.cwd(), this.toolPath);
       }
       this.toolPath = yield which(this.toolPath, true);
-      return new Promise((resolve18, reject) => __awaiter3(this, void 0, void 0, function* () {
+      return new Promise((resolve19, reject) => __awaiter3(this, void 0, void 0, function* () {
         this._debug(`exec tool: ${this.toolPath}`);
         this._debug("arguments:");
         for (const arg of this.args) {
@@ -15779,7 +15779,7 @@ var ToolRunner = class extends events.EventEmitter {
           if (error) {
             reject(error);
           } else {
-            resolve18(exitCode);
+            resolve19(exitCode);
           }
         });
         if (this.options.input) {
@@ -15902,11 +15902,11 @@ var ExecState = class _ExecState extends events.EventEmitter {
 // node_modules/@actions/exec/lib/exec.js
 var __awaiter4 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve18) {
-      resolve18(value);
+    return value instanceof P ? value : new P(function(resolve19) {
+      resolve19(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve18, reject) {
+  return new (P || (P = Promise))(function(resolve19, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -15922,7 +15922,7 @@ var __awaiter4 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve18(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve19(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -16005,7 +16005,7 @@ function unwatch() {
   process.off("SIGINT", onSignal);
 }
 function runTimed(command, args, options) {
-  return new Promise((resolve18) => {
+  return new Promise((resolve19) => {
     const child2 = spawn2(command, [...args], {
       cwd: options.cwd,
       env: childEnv(options.env),
@@ -16039,7 +16039,7 @@ function runTimed(command, args, options) {
         liveGroups.delete(pid);
         if (liveGroups.size === 0) unwatch();
       }
-      resolve18(result);
+      resolve19(result);
     };
     child2.on("error", (error) => {
       if (error.code === "ENOENT") {
@@ -18254,7 +18254,7 @@ async function runNcus(targets, o, exec2, ncu, diagnostics) {
 
 // src/deep/sanitize.ts
 import { existsSync as existsSync6, mkdirSync as mkdirSync4, readdirSync as readdirSync3, readFileSync as readFileSync3, writeFileSync as writeFileSync5 } from "node:fs";
-import { join as join9 } from "node:path";
+import { basename as basename3, join as join9, resolve as resolve3 } from "node:path";
 function harnessCaseProblem(resultsPath, t, caseId) {
   if (!existsSync6(resultsPath)) return { kind: "missing", message: "the harness wrote no results" };
   try {
@@ -18275,8 +18275,10 @@ function harnessCaseProblem(resultsPath, t, caseId) {
   }
 }
 function harnessModules(o) {
-  const dir = join9(o.harnessRoot, "python", "kernelgate_harness");
-  return new Set(existsSync6(dir) ? readdirSync3(dir).filter((f) => f.endsWith(".py")) : []);
+  const py = (dir, recursive) => existsSync6(dir) ? readdirSync3(dir, { recursive }).map((f) => basename3(String(f))).filter((f) => f.endsWith(".py")) : [];
+  const kernels = new Set(py(resolve3(o.workspace, o.kernelsDir), true));
+  const own = py(join9(o.harnessRoot, "python", "kernelgate_harness"), false);
+  return new Set(own.filter((f) => !kernels.has(f)));
 }
 function attributed(f, modules) {
   const file = /^\S+ in (\S+\.py):\d+$/.exec(f.python_frame ?? "")?.[1];
@@ -18722,7 +18724,7 @@ function gate(comparison, tiers, results, config) {
 // src/config/config.ts
 var import_yaml3 = __toESM(require_dist(), 1);
 import { existsSync as existsSync9, readdirSync as readdirSync4, readFileSync as readFileSync5, statSync as statSync2 } from "node:fs";
-import { join as join12, relative as relative4, resolve as resolve5 } from "node:path";
+import { join as join12, relative as relative4, resolve as resolve6 } from "node:path";
 
 // schema/config.schema.json
 var config_schema_default = {
@@ -19261,7 +19263,7 @@ function isoUtc(text2) {
 // src/adapters/command.ts
 var TIME_UNITS = { s: 1e3, ms: 1, us: 1e-3, ns: 1e-6 };
 var RATE_UNITS = { tflops: 1e12, gflops: 1e9, gbps: 1e9 };
-var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve18) => {
+var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve19) => {
   const child2 = spawn3("bash", ["-c", command], {
     cwd,
     env: childEnv(),
@@ -19287,11 +19289,11 @@ var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve18) => {
   }, timeoutMs);
   child2.on("error", (err) => {
     clearTimeout(timer);
-    resolve18({ exitCode: 127, output: `${output}${err.message}`, timedOut });
+    resolve19({ exitCode: 127, output: `${output}${err.message}`, timedOut });
   });
   child2.on("close", (code) => {
     clearTimeout(timer);
-    resolve18({ exitCode: code, output, timedOut });
+    resolve19({ exitCode: code, output, timedOut });
   });
 });
 function shellQuote(value) {
@@ -20048,7 +20050,7 @@ var pytestBenchmarkAdapter = {
 };
 
 // src/adapters/config.ts
-import { resolve as resolve3 } from "node:path";
+import { resolve as resolve4 } from "node:path";
 
 // src/adapters/work.ts
 function tokenize(text2) {
@@ -20217,8 +20219,8 @@ function benchmarksFromRaw(raw, root, kernelNames) {
       format: b.format,
       ...b.description !== void 0 ? { description: b.description } : {},
       ...b.run !== void 0 ? { run: b.run } : {},
-      ...b.output !== void 0 ? { output: resolve3(root, b.output) } : {},
-      cwd: resolve3(root, cwdRelative),
+      ...b.output !== void 0 ? { output: resolve4(root, b.output) } : {},
+      cwd: resolve4(root, cwdRelative),
       cwdRelative,
       timeoutS: b.timeout_s ?? DEFAULT_BENCHMARK_TIMEOUT_S,
       references: b.references ?? [],
@@ -20353,7 +20355,7 @@ function annotateAdapted(comparison, results) {
 
 // src/adapters/run.ts
 import { existsSync as existsSync8, readFileSync as readFileSync4 } from "node:fs";
-import { dirname as dirname4, isAbsolute, join as join11, relative as relative3, resolve as resolve4 } from "node:path";
+import { dirname as dirname4, isAbsolute, join as join11, relative as relative3, resolve as resolve5 } from "node:path";
 var ADAPTERS_HARNESS = "kernelgate adapters 0.1.0";
 function finishKernel(adapter, kernel, adapted, options = {}) {
   const cases = adapted.cases.map(({ result, work }) => {
@@ -20441,7 +20443,7 @@ function whereShown(bench2) {
 async function runCommandBenchmark(adapter, bench2, options, common) {
   const spec = bench2.command;
   if (!spec) throw new InputError(`benchmarks: ${bench2.name} has no command settings`);
-  const baseCwd = options.baseRoot === void 0 ? void 0 : resolve4(options.baseRoot, bench2.cwdRelative);
+  const baseCwd = options.baseRoot === void 0 ? void 0 : resolve5(options.baseRoot, bench2.cwdRelative);
   const paired = baseCwd !== void 0 && existsSync8(baseCwd);
   if (baseCwd !== void 0 && !paired) {
     options.log?.(
@@ -20828,8 +20830,8 @@ function readText(path9, shown) {
   }
 }
 function loadConfig(rootDir, opts = {}) {
-  const root = resolve5(rootDir);
-  const configPath = opts.configFile ? resolve5(opts.configFile) : join12(root, CONFIG_FILE_NAME);
+  const root = resolve6(rootDir);
+  const configPath = opts.configFile ? resolve6(opts.configFile) : join12(root, CONFIG_FILE_NAME);
   const shownConfig = relative4(root, configPath) || CONFIG_FILE_NAME;
   let raw = {};
   let configFile;
@@ -20843,7 +20845,7 @@ function loadConfig(rootDir, opts = {}) {
     throw new InputError(`${shownConfig}: no such config file`);
   }
   const kernelsDir = raw.kernels_dir ?? DEFAULT_KERNELS_DIR;
-  const kernelsPath = resolve5(root, kernelsDir);
+  const kernelsPath = resolve6(root, kernelsDir);
   let kernels = [];
   if (existsSync9(kernelsPath) && statSync2(kernelsPath).isDirectory()) {
     kernels = loadKernels(root, kernelsPath);
@@ -21964,7 +21966,7 @@ var KERNELGATE_VERSION = package_default.version;
 // src/history/dashboard-cli.ts
 import { mkdtempSync as mkdtempSync3, rmSync as rmSync3, writeFileSync as writeFileSync9 } from "node:fs";
 import { tmpdir as tmpdir3 } from "node:os";
-import { join as join21, resolve as resolve9 } from "node:path";
+import { join as join21, resolve as resolve10 } from "node:path";
 import { parseArgs as parseArgs2 } from "node:util";
 
 // src/report/digest.ts
@@ -24248,7 +24250,7 @@ function diagnoseOutput(text2, where3) {
 
 // src/measure/doctor/checks-benchmarks.ts
 import { closeSync, openSync, readSync, realpathSync, statSync as statSync3 } from "node:fs";
-import { basename as basename3, isAbsolute as isAbsolute2, relative as relative5, resolve as resolve6 } from "node:path";
+import { basename as basename4, isAbsolute as isAbsolute2, relative as relative5, resolve as resolve7 } from "node:path";
 
 // src/measure/doctor/versions.ts
 var MIN_DRIVER_FOR_CUDA = [
@@ -24322,7 +24324,7 @@ function commandBinaries(command, cwd) {
   const words = command.split(/[\s;&|()<>]+/).map((w) => w.replace(/^['"]|['"]$/g, "")).filter((w) => w.includes("/") && !w.startsWith("-") && !w.includes("="));
   const found = [];
   for (const word of words) {
-    const path9 = isAbsolute2(word) ? word : resolve6(cwd, word);
+    const path9 = isAbsolute2(word) ? word : resolve7(cwd, word);
     if (!found.includes(path9) && isElf(path9)) found.push(path9);
   }
   return found;
@@ -24335,7 +24337,7 @@ function linkedRuntime(lddOutput) {
     real = realpathSync(m[3]);
   } catch {
   }
-  const full = /^libcudart\.so\.(\d+\.\d+(?:\.\d+)?)$/.exec(basename3(real))?.[1];
+  const full = /^libcudart\.so\.(\d+\.\d+(?:\.\d+)?)$/.exec(basename4(real))?.[1];
   const via = real === m[3] ? `${m[1]} → ${m[3]}` : `${m[1]} → ${real}`;
   return { version: full ?? m[2], via };
 }
@@ -24376,7 +24378,7 @@ function runtimeDiagnostic(bench2, shown, runtime, environment) {
     level: compat || sameMajor ? "warning" : "error",
     code: "benchmark.cuda_runtime_too_new",
     message: `benchmark ${bench2.name}: ${shown} carries CUDA runtime ${runtime.version} (${runtime.via}), but driver ${driver} supports CUDA <= ${driverCuda}. ${how}`,
-    fix: `Install driver >= ${minDriver ?? `one for CUDA ${needs}`}${compat ? " and take the compat folder out of LD_LIBRARY_PATH" : ""}, or rebuild ${basename3(shown)} with a CUDA ${driverCuda} toolkit (CMake: -DCMAKE_CUDA_COMPILER=/usr/local/cuda-${driverCuda}/bin/nvcc).`,
+    fix: `Install driver >= ${minDriver ?? `one for CUDA ${needs}`}${compat ? " and take the compat folder out of LD_LIBRARY_PATH" : ""}, or rebuild ${basename4(shown)} with a CUDA ${driverCuda} toolkit (CMake: -DCMAKE_CUDA_COMPILER=/usr/local/cuda-${driverCuda}/bin/nvcc).`,
     source: "doctor",
     kernel: bench2.name
   };
@@ -30441,7 +30443,7 @@ async function runHarness(options, log, run2 = streamingExec) {
 
 // src/measure/measure.ts
 import { copyFileSync, mkdirSync as mkdirSync8, writeFileSync as writeFileSync8 } from "node:fs";
-import { join as join19, resolve as resolve7 } from "node:path";
+import { join as join19, resolve as resolve8 } from "node:path";
 function buildTargets(config, only) {
   return config.kernels.filter((k) => only === void 0 || only.length === 0 || only.includes(k.manifest.name)).map((k) => ({
     kernel: k.manifest.name,
@@ -30602,7 +30604,7 @@ async function measure(options, deps) {
   const now = deps.now ?? Date.now;
   const { config } = options;
   const { log } = deps;
-  const outDir = resolve7(options.outDir);
+  const outDir = resolve8(options.outDir);
   mkdirSync8(outDir, { recursive: true });
   const stageSeconds = {};
   const startedAt = new Date(now()).toISOString();
@@ -30809,7 +30811,7 @@ function slowerDeepTargets(results, baseline, config) {
 
 // src/history/dashboard.ts
 import { existsSync as existsSync14, readFileSync as readFileSync8 } from "node:fs";
-import { dirname as dirname7, join as join20, resolve as resolve8 } from "node:path";
+import { dirname as dirname7, join as join20, resolve as resolve9 } from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 
 // src/history/dashboard-data.ts
@@ -30947,7 +30949,7 @@ var UPLOT_VERSION = "1.6.32";
 function uplotDir() {
   const here = dirname7(fileURLToPath2(import.meta.url));
   for (const up of ["../..", "..", "."]) {
-    const dir = resolve8(here, up, "vendor", "uplot");
+    const dir = resolve9(here, up, "vendor", "uplot");
     if (existsSync14(join20(dir, "uPlot.iife.min.js"))) return dir;
   }
   throw new Error(
@@ -31240,16 +31242,16 @@ async function dashboardCommand(args, io) {
   let records;
   const warnings = [];
   if (fromResults) {
-    const config = loadConfig(resolve9(io.cwd, values.config ?? "."));
+    const config = loadConfig(resolve10(io.cwd, values.config ?? "."));
     records = recordsFromResults(
-      (values.results ?? []).map((p) => loadResults(resolve9(io.cwd, p))),
+      (values.results ?? []).map((p) => loadResults(resolve10(io.cwd, p))),
       config
     );
   } else {
     const cache = mkdtempSync3(join21(tmpdir3(), "kg-dashboard-"));
     try {
       const store = branchStore({
-        remote: /^[a-z]+:\/\//.test(remote) ? remote : resolve9(io.cwd, remote),
+        remote: /^[a-z]+:\/\//.test(remote) ? remote : resolve10(io.cwd, remote),
         branch: values["history-branch"],
         cacheDir: join21(cache, "history.git"),
         exec: actionsExec(),
@@ -31268,7 +31270,7 @@ async function dashboardCommand(args, io) {
     ...values.title !== void 0 ? { title: values.title } : {},
     ...values.repository !== void 0 ? { repository: values.repository } : {}
   });
-  writeFileSync9(resolve9(io.cwd, values.out), html);
+  writeFileSync9(resolve10(io.cwd, values.out), html);
   const skus = new Set(records.map((r) => r.run.sku));
   io.stderr(
     `${values.out}: ${records.length} runs on ${[...skus].join(", ")} (${Math.round(html.length / 1024)} KiB)
@@ -31279,7 +31281,7 @@ async function dashboardCommand(args, io) {
 
 // src/history/export.ts
 import { writeFileSync as writeFileSync10 } from "node:fs";
-import { join as join22, resolve as resolve10 } from "node:path";
+import { join as join22, resolve as resolve11 } from "node:path";
 import { parseArgs as parseArgs3 } from "node:util";
 var EXPORT_FORMATS = ["bmf", "gab-smaller", "gab-bigger"];
 function timedCases(results) {
@@ -31393,7 +31395,7 @@ async function exportCommand(args, io) {
   if (!(confidence > 0 && confidence < 1)) {
     throw new InputError(`--confidence must be between 0 and 1 (got ${values.confidence})`);
   }
-  const results = loadResults(resolve10(io.cwd, values.results));
+  const results = loadResults(resolve11(io.cwd, values.results));
   const exported = exportResults(results, format, {
     confidence,
     ...values.prefix !== void 0 ? { prefix: values.prefix } : {}
@@ -31405,7 +31407,7 @@ async function exportCommand(args, io) {
   const text2 = `${JSON.stringify(exported, null, 2)}
 `;
   if (values.out !== void 0) {
-    writeFileSync10(resolve10(io.cwd, values.out), text2);
+    writeFileSync10(resolve11(io.cwd, values.out), text2);
     io.stderr(`${values.out}: ${count} benchmarks (${format})
 `);
   } else {
@@ -31417,7 +31419,7 @@ async function exportCommand(args, io) {
 // src/history/migrate.ts
 import { existsSync as existsSync15, mkdtempSync as mkdtempSync4, readdirSync as readdirSync6, rmSync as rmSync4, statSync as statSync4 } from "node:fs";
 import { tmpdir as tmpdir4 } from "node:os";
-import { join as join23, resolve as resolve11 } from "node:path";
+import { join as join23, resolve as resolve12 } from "node:path";
 import { parseArgs as parseArgs4 } from "node:util";
 function directoryRuns(root) {
   if (!existsSync15(root)) throw new InputError(`${root}: no such folder`);
@@ -31489,7 +31491,7 @@ async function historyCommand(args, io) {
   const warnings = [];
   try {
     const store = branchStore({
-      remote: /^[a-z]+:\/\//.test(remote) || /^[^/]+@[^:]+:/.test(remote) ? remote : resolve11(io.cwd, remote),
+      remote: /^[a-z]+:\/\//.test(remote) || /^[^/]+@[^:]+:/.test(remote) ? remote : resolve12(io.cwd, remote),
       branch: values["history-branch"],
       cacheDir: join23(cache, "history.git"),
       exec: actionsExec(),
@@ -31498,7 +31500,7 @@ async function historyCommand(args, io) {
 `),
       kernelgateVersion: KERNELGATE_VERSION
     });
-    const done = await importDirectory(resolve11(io.cwd, dir), store);
+    const done = await importDirectory(resolve12(io.cwd, dir), store);
     for (const s of done.skipped) io.stderr(`skipped ${s}
 `);
     for (const w of warnings) io.stderr(`warning: ${w}
@@ -31515,12 +31517,12 @@ async function historyCommand(args, io) {
 
 // src/cli/adapt.ts
 import { mkdirSync as mkdirSync9, writeFileSync as writeFileSync12 } from "node:fs";
-import { join as join24, resolve as resolve13 } from "node:path";
+import { join as join24, resolve as resolve14 } from "node:path";
 import { parseArgs as parseArgs5 } from "node:util";
 
 // src/cli/common.ts
 import { statSync as statSync5, writeFileSync as writeFileSync11 } from "node:fs";
-import { dirname as dirname8, resolve as resolve12 } from "node:path";
+import { dirname as dirname8, resolve as resolve13 } from "node:path";
 var EXIT_PASS = 0;
 var EXIT_GATE_FAILED = 1;
 var EXIT_USAGE = 2;
@@ -31529,7 +31531,7 @@ var RECORDED_RUN = {
   results: "test/fixtures/recorded/paired-slow2-h100/results.json"
 };
 function configFrom(option, cwd) {
-  const target = resolve12(cwd, option ?? ".");
+  const target = resolve13(cwd, option ?? ".");
   let isFile;
   try {
     isFile = statSync5(target).isFile();
@@ -31557,7 +31559,7 @@ function reportKind(option) {
 function judgeAndPrint(results, baseline, config, kind, out, io) {
   const { verdict, rendered } = judge(results, baseline, config, kind);
   if (out) {
-    writeFileSync11(resolve12(io.cwd, out), rendered.full);
+    writeFileSync11(resolve13(io.cwd, out), rendered.full);
     io.stdout(verdictText(verdict));
   } else {
     io.stdout(rendered.full);
@@ -31621,7 +31623,7 @@ var adapt = async (args, io) => {
   if (!/^[a-z0-9_]+$/.test(kernel)) {
     throw new UsageError(`--kernel takes lower case, digits and _ (got ${JSON.stringify(kernel)})`);
   }
-  const adapted = adaptFile(adapter, resolve13(io.cwd, values.input), {
+  const adapted = adaptFile(adapter, resolve14(io.cwd, values.input), {
     kernel,
     shown: values.input,
     references: values.reference?.split(",").filter((r) => r !== "") ?? []
@@ -31634,7 +31636,7 @@ var adapt = async (args, io) => {
 `;
   if (values.out === void 0) io.stdout(text2);
   else {
-    writeFileSync12(resolve13(io.cwd, values.out), text2);
+    writeFileSync12(resolve14(io.cwd, values.out), text2);
     io.stderr(`${values.out}: ${results.cases.length} cases of ${kernel} (${adapter.title})
 `);
   }
@@ -31678,7 +31680,7 @@ var bench = async (args, io) => {
   const results = validateResults(
     await runBenchmarks(config.benchmarks, {
       root: config.rootDir,
-      ...baseRoot !== void 0 ? { baseRoot: resolve13(io.cwd, baseRoot) } : {},
+      ...baseRoot !== void 0 ? { baseRoot: resolve14(io.cwd, baseRoot) } : {},
       ...values["base-sha"] !== void 0 ? { baseSha: values["base-sha"] } : {},
       ...only !== void 0 ? { only } : {},
       command: `kernelgate bench ${args.join(" ")}`.trim(),
@@ -31697,20 +31699,20 @@ var bench = async (args, io) => {
     "the benchmark results"
   );
   results.diagnostics.push(...slowPathChecks(results, names, config));
-  const outDir = resolve13(io.cwd, values["out-dir"]);
+  const outDir = resolve14(io.cwd, values["out-dir"]);
   mkdirSync9(outDir, { recursive: true });
   const resultsPath = join24(outDir, "results.json");
   writeFileSync12(resultsPath, `${JSON.stringify(results, null, 2)}
 `);
   io.stderr(`results: ${resultsPath}
 `);
-  const baseline = values.baseline ? loadResults(resolve13(io.cwd, values.baseline)) : void 0;
+  const baseline = values.baseline ? loadResults(resolve14(io.cwd, values.baseline)) : void 0;
   return judgeAndPrint(results, baseline, config, kind, values.out, io);
 };
 
 // src/cli/calibrate.ts
 import { readFileSync as readFileSync9, writeFileSync as writeFileSync13 } from "node:fs";
-import { resolve as resolve14 } from "node:path";
+import { resolve as resolve15 } from "node:path";
 import { parseArgs as parseArgs6 } from "node:util";
 var calibrateCommand = async (args, io) => {
   const { values, positionals } = parseArgs6({
@@ -31740,10 +31742,10 @@ var calibrateCommand = async (args, io) => {
     floorPct: number("floor-pct", values["floor-pct"]),
     exclude: values.exclude.split(",").filter((e) => e !== "")
   };
-  const runs = positionals.map((p) => loadResults(resolve14(io.cwd, p)));
+  const runs = positionals.map((p) => loadResults(resolve15(io.cwd, p)));
   const calibration = calibrate(runs, calibrationOptions);
   if (values.write !== void 0) {
-    const file = resolve14(io.cwd, values.write);
+    const file = resolve15(io.cwd, values.write);
     let text2;
     try {
       text2 = readFileSync9(file, "utf8");
@@ -31765,7 +31767,7 @@ var calibrateCommand = async (args, io) => {
 
 // src/cli/deep.ts
 import { existsSync as existsSync16, mkdirSync as mkdirSync10, writeFileSync as writeFileSync14 } from "node:fs";
-import { join as join25, resolve as resolve15 } from "node:path";
+import { join as join25, resolve as resolve16 } from "node:path";
 import { parseArgs as parseArgs7 } from "node:util";
 var DEEP_USAGE = `kernelgate deep [--config DIR_OR_FILE] [--checks sanitizer,ncu] [--only K1,K2]
                 [--results FILE [--baseline FILE]] [--out-dir DIR] [--builds FILE] [--jobs N]
@@ -31868,11 +31870,11 @@ function deepCommand(exec2 = actionsExec()) {
     const started = Date.now() / 1e3;
     const { values, checks, jobs, timeBoxS, kind, only } = deepArgs(args);
     const config = configFrom(values.config, io.cwd);
-    const outDir = resolve15(io.cwd, values["out-dir"]);
+    const outDir = resolve16(io.cwd, values["out-dir"]);
     const log = terminalLog(io);
-    const resultsPath = values.results ? resolve15(io.cwd, values.results) : join25(outDir, "results.json");
+    const resultsPath = values.results ? resolve16(io.cwd, values.results) : join25(outDir, "results.json");
     const results = values.results ? loadResults(resultsPath) : void 0;
-    const baseline = values.baseline ? loadResults(resolve15(io.cwd, values.baseline)) : void 0;
+    const baseline = values.baseline ? loadResults(resolve16(io.cwd, values.baseline)) : void 0;
     if (checks.includes("ncu-slower") && !results) {
       throw new UsageError(
         "--checks ncu-slower needs --results FILE: the run whose SLOWER cases ncu profiles"
@@ -31880,7 +31882,7 @@ function deepCommand(exec2 = actionsExec()) {
     }
     const doctor2 = await runDoctor({ exec: exec2, python: config.harness.python });
     const buildsPath = await buildsFor(
-      values.builds && resolve15(io.cwd, values.builds),
+      values.builds && resolve16(io.cwd, values.builds),
       config,
       only,
       exec2,
@@ -31904,8 +31906,8 @@ function deepCommand(exec2 = actionsExec()) {
         ...gpu.compute_capability ? { computeCapability: gpu.compute_capability } : {},
         jobs,
         ...results && checks.includes("ncu-slower") ? { slower: slowerDeepTargets(results, baseline, config) } : {},
-        ...values.sanitizer ? { sanitizerPath: resolve15(io.cwd, values.sanitizer) } : {},
-        ...values.ncu ? { ncuPath: resolve15(io.cwd, values.ncu) } : {},
+        ...values.sanitizer ? { sanitizerPath: resolve16(io.cwd, values.sanitizer) } : {},
+        ...values.ncu ? { ncuPath: resolve16(io.cwd, values.ncu) } : {},
         ...timeBoxS === void 0 ? {} : { deadline: started + timeBoxS, timeBoxS }
       },
       exec2
@@ -31931,7 +31933,7 @@ function deepCommand(exec2 = actionsExec()) {
 }
 
 // src/cli/measure-commands.ts
-import { join as join26, resolve as resolve16 } from "node:path";
+import { join as join26, resolve as resolve17 } from "node:path";
 import { parseArgs as parseArgs8 } from "node:util";
 var doctor = async (args, io) => {
   const { values } = parseArgs8({
@@ -31959,7 +31961,7 @@ var build = async (args, io) => {
   const config = configFrom(values.config, io.cwd);
   const built = await buildKernels(buildTargets(config, onlyList(values.only)), {
     exec: actionsExec(),
-    cacheDir: resolve16(io.cwd, values["cache-dir"] ?? join26(config.rootDir, ".kernelgate", "build")),
+    cacheDir: resolve17(io.cwd, values["cache-dir"] ?? join26(config.rootDir, ".kernelgate", "build")),
     python: config.harness.python,
     log: (line) => io.stderr(`${line}
 `)
@@ -32010,14 +32012,14 @@ var run = async (args, io) => {
     config,
     workspace: config.rootDir,
     harnessRoot: PACKAGE_ROOT,
-    outDir: resolve16(io.cwd, values["out-dir"]),
+    outDir: resolve17(io.cwd, values["out-dir"]),
     ...only !== void 0 ? { only } : {},
     run: { command: `kernelgate run ${args.join(" ")}`.trim() },
     mode: values.base !== void 0 ? "pr" : "push",
     branch: values.branch,
     baseBranch: values.base,
-    store: fileBaselineStore(resolve16(io.cwd, values["baseline-dir"])),
-    baselinePath: values.baseline === void 0 ? void 0 : resolve16(io.cwd, values.baseline),
+    store: fileBaselineStore(resolve17(io.cwd, values["baseline-dir"])),
+    baselinePath: values.baseline === void 0 ? void 0 : resolve17(io.cwd, values.baseline),
     saveBaseline: values["save-baseline"],
     ...values["base-sha"] !== void 0 ? { pairedBase: { sha: values["base-sha"], ...values.base ? { ref: values.base } : {} } } : {}
   };
@@ -32052,7 +32054,7 @@ join the shards with: kernelgate merge DIR... --shards ${shard.count}
 };
 
 // src/cli/report.ts
-import { resolve as resolve17 } from "node:path";
+import { resolve as resolve18 } from "node:path";
 import { parseArgs as parseArgs9 } from "node:util";
 var report = async (args, io) => {
   const { values } = parseArgs9({
@@ -32069,8 +32071,8 @@ var report = async (args, io) => {
   });
   const kind = reportKind(values.kind);
   const recorded = values.results === void 0;
-  const resultsPath = recorded ? resolve17(PACKAGE_ROOT, RECORDED_RUN.results) : resolve17(io.cwd, values.results);
-  const baselinePath = values.baseline !== void 0 ? resolve17(io.cwd, values.baseline) : recorded && RECORDED_RUN.baseline !== void 0 ? resolve17(PACKAGE_ROOT, RECORDED_RUN.baseline) : void 0;
+  const resultsPath = recorded ? resolve18(PACKAGE_ROOT, RECORDED_RUN.results) : resolve18(io.cwd, values.results);
+  const baselinePath = values.baseline !== void 0 ? resolve18(io.cwd, values.baseline) : recorded && RECORDED_RUN.baseline !== void 0 ? resolve18(PACKAGE_ROOT, RECORDED_RUN.baseline) : void 0;
   const config = configFrom(values.config, io.cwd);
   const results = loadResults(resultsPath);
   const baseline = baselinePath ? loadResults(baselinePath) : void 0;

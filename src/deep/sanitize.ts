@@ -2,7 +2,7 @@
 // timing): on its kernel's smallest case, or the next it takes when the harness skips it there;
 // not checked, with the reason, when it takes none or the time box ran out first.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import type { Config } from '../config/index.js';
 import type { Exec } from '../lib/index.js';
 import type { SanitizerRun } from '../results/index.js';
@@ -54,10 +54,21 @@ function harnessCaseProblem(resultsPath: string, t: DeepTarget, caseId: string):
   }
 }
 
-/** The harness's own modules (python/kernelgate_harness/*.py of the harness that ran). */
+/**
+ * The harness's own modules (python/kernelgate_harness/*.py of the harness that ran) by the file
+ * name the tool prints, less any name a file under the kernels folder has too: a frame there might
+ * be the kernel's, and a finding is the variant's unless it is surely the harness's.
+ */
 function harnessModules(o: DeepOptions): Set<string> {
-  const dir = join(o.harnessRoot, 'python', 'kernelgate_harness');
-  return new Set(existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.py')) : []);
+  const py = (dir: string, recursive: boolean) =>
+    existsSync(dir)
+      ? readdirSync(dir, { recursive })
+          .map((f) => basename(String(f)))
+          .filter((f) => f.endsWith('.py'))
+      : [];
+  const kernels = new Set(py(resolve(o.workspace, o.kernelsDir), true));
+  const own = py(join(o.harnessRoot, 'python', 'kernelgate_harness'), false);
+  return new Set(own.filter((f) => !kernels.has(f)));
 }
 
 /**
