@@ -17,9 +17,11 @@ query i sees keys j ≤ i, as torch's SDPA does; any Sq, Sk). What differs:
   accepts) with the mask in every block of causal or tailed cases: one compare and one select a
   score. The pass makes a TMA producer warpgroup and two consumer warpgroups of 64 rows each
   with register reallocation (see CONFIGS).
-- The host-side tuner times each candidate tiling on the case's shapes, drops any that fails to
-  compile or launch, or whose output is off an fp32 reference on two (b, h) slices, and keeps the
-  fastest; the choice is remembered like triton_fa2's (kernels/common/tuning.py, --tune-cache).
+- The host-side tuner first runs each candidate tiling in a child process on one (b, h) of the
+  case's shape, with a time limit (a kernel that never finishes costs that child, not the
+  harness's worker); it then times the ones that finished right, drops any that fails to compile
+  or launch here or is off an fp32 reference on two (b, h) slices, and keeps the fastest; the
+  choice is remembered like triton_fa2's (kernels/common/tuning.py, --tune-cache).
 
 Status: NOT YET MEASURED ON THE H100; whether it beats triton_fa2 anywhere is the open question.
 What is verified, without a GPU (2026-11-24): its results under TRITON_INTERPRET=1, where the CPU
@@ -247,11 +249,101 @@ def _check_candidate(q, k, v, out, causal, cfg, slices, refs):
     return None
 
 
+# Each candidate first runs in a child process, on one (b, h) of the case's shape, with this many
+# seconds from its start (compilation included: 1-2.5 s a tiling here) to its result: a kernel
+# that never finishes (a deadlocked pipeline of the experimental warp specialisation, say) then
+# costs a killed child and that tiling, not the harness's worker, whose case has 120 s in all
+# (kernel.yml timeout_s). On the H100 (push run of 936b6f2, 2026-11-24) this variant's tuning did
+# not finish in 7 minutes; the cause was not seen. The child's compilations land in Triton's
+# cache, so the tuning here after it compiles nothing again: the probe costs a process start
+# (import torch, a CUDA context) a tuned case.
+PROBE_TIMEOUT_S = 20
+# What the child runs: argv[1] is a JSON spec; one line of JSON before and after each tiling.
+PROBE_CHILD = r"""
+import json, sys
+import torch
+from kernels.attention import triton_fa3
+spec = json.loads(sys.argv[1])
+dtype = getattr(torch, spec["dtype"])
+g = torch.Generator(device=spec["device"]).manual_seed(0)
+q = torch.randn(1, 1, spec["SQ"], spec["D"], generator=g, device=spec["device"], dtype=dtype)
+k = torch.randn(1, 1, spec["SK"], spec["D"], generator=g, device=spec["device"], dtype=dtype)
+v = torch.randn(1, 1, spec["SK"], spec["D"], generator=g, device=spec["device"], dtype=dtype)
+refs = triton_fa3._reference_slices(q, k, v, spec["causal"], [(0, 0)])
+out = torch.empty_like(q)
+for cfg in spec["tilings"]:
+    cfg = tuple(cfg)
+    print(json.dumps({"start": cfg}), flush=True)
+    why = triton_fa3._check_candidate(q, k, v, out, spec["causal"], cfg, [(0, 0)], refs)
+    print(json.dumps({"done": cfg, "why": why}), flush=True)
+"""
+
+
+def _probe(q, k, causal, tilings):
+    """{tiling: None if it ran right on one (b, h) of these shapes in a child process, else why
+    not}. A tiling with no result within PROBE_TIMEOUT_S of its start has its child killed, and
+    the tilings after it are tried in a new child; a child that ends or stalls between tilings
+    leaves the rest refused with what it said."""
+    import json
+    import selectors
+    import subprocess
+    import tempfile
+    import time
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    verdicts, pending = {}, [tuple(t) for t in tilings]
+    while pending:
+        spec = {"dtype": str(q.dtype).removeprefix("torch."), "device": str(q.device), "SQ": q.shape[2], "SK": k.shape[2], "D": q.shape[3],
+                "causal": causal, "tilings": pending}
+        with tempfile.TemporaryFile("w+") as err:
+            child = subprocess.Popen([sys.executable, "-c", PROBE_CHILD, json.dumps(spec)], stdout=subprocess.PIPE, stderr=err, env=env)
+            started, deadline, ended, buf = None, time.monotonic() + PROBE_TIMEOUT_S, None, b""
+            with selectors.DefaultSelector() as sel:
+                sel.register(child.stdout, selectors.EVENT_READ)
+                while ended is None:
+                    # raw reads of the pipe: a buffered readline could hold lines select() no longer sees
+                    chunk = os.read(child.stdout.fileno(), 65536) if sel.select(timeout=max(0.0, deadline - time.monotonic())) else None
+                    if chunk is None:  # nothing within the time
+                        child.kill()
+                        what = "its start on one (b, h) in a child process" if started else "the probe process's last sign of life"
+                        ended = f"no result within {PROBE_TIMEOUT_S} s of {what} (killed)"
+                        break
+                    if not chunk:  # the child ended
+                        child.wait()
+                        ended = f"the probe process ended (exit code {child.returncode})"
+                    *lines, buf = (buf + chunk).split(b"\n")
+                    for line in lines:
+                        try:
+                            msg = json.loads(line)
+                        except ValueError:
+                            continue  # not the child's own line (a library printing to stdout)
+                        if not isinstance(msg, dict):
+                            continue
+                        if "start" in msg:
+                            started, deadline = tuple(msg["start"]), time.monotonic() + PROBE_TIMEOUT_S
+                        elif "done" in msg:
+                            verdicts[tuple(msg["done"])], started, deadline = msg["why"], None, time.monotonic() + PROBE_TIMEOUT_S
+            child.wait()
+            child.stdout.close()
+            err.seek(0)
+            said = [t.strip() for t in err.read().splitlines() if t.strip()][-1:]
+        if child.returncode != 0 and said:
+            ended += f": {said[0][:300]}"
+        rest = [t for t in pending if t not in verdicts]
+        if started is not None:
+            verdicts[started] = ended  # the tiling it was on
+        elif rest:
+            verdicts.update(dict.fromkeys(rest, f"{ended} before trying it"))
+        pending = [t for t in rest if t not in verdicts]
+    return verdicts
+
+
 def tune(q, k, v, causal, interpret):
     """The fastest candidate tiling for these shapes (timed with triton.testing.do_bench, outside
-    any measurement), among those that compile, launch and agree with an fp32 reference on two
-    (b, h) slices; the first candidate untuned for tiny cases; the small tiling on the CPU
-    interpreter. Returns (config, {config: ms}), the table empty when nothing was timed."""
+    any measurement), among those that finish and are right on one (b, h) in a child process
+    (_probe), then compile, launch and agree with an fp32 reference on two (b, h) slices here;
+    the first candidate untuned for tiny cases; the small tiling on the CPU interpreter. Returns
+    (config, {config: ms}), the table empty when nothing was timed."""
     if interpret:
         return INTERPRET_CONFIG, {}
     B, H, SQ, D = q.shape
@@ -261,8 +353,10 @@ def tune(q, k, v, causal, interpret):
     refs = _reference_slices(q, k, v, causal, slices)
     out = torch.empty_like(q)
     times, dropped = {}, {}
+    # a GPU kernel can hang; tensors on the CPU (the tests' stand-in launches) have none to probe
+    probed = _probe(q, k, causal, CONFIGS[D]) if q.is_cuda else {}
     for cfg in CONFIGS[D]:
-        why = _check_candidate(q, k, v, out, causal, cfg, slices, refs)
+        why = probed.get(cfg) or _check_candidate(q, k, v, out, causal, cfg, slices, refs)
         if why:
             dropped[cfg] = why
             print(f"[kernelgate tuning] triton_fa3 tiling {cfg} dropped: {why}", file=sys.stderr, flush=True)
