@@ -18278,8 +18278,9 @@ function harnessModules(o) {
   const py = (dir, recursive) => existsSync6(dir) ? readdirSync3(dir, { recursive }).map((f) => basename3(String(f))).filter((f) => f.endsWith(".py")) : [];
   const kernels = new Set(py(resolve3(o.workspace, o.kernelsDir), true));
   const own = py(join9(o.harnessRoot, "python", "kernelgate_harness"), false);
-  return new Set(own.filter((f) => !kernels.has(f)));
+  return new Set(own.filter((f) => !kernels.has(f) && !REPLAYS_VARIANT_WORK.has(f)));
 }
+var REPLAYS_VARIANT_WORK = /* @__PURE__ */ new Set(["graphs.py", "timing.py", "timed_output.py"]);
 function attributed(f, modules) {
   const file = /^\S+ in (\S+\.py):\d+$/.exec(f.python_frame ?? "")?.[1];
   return file !== void 0 && modules.has(file) ? { ...f, harness: true } : f;

@@ -625,6 +625,16 @@ describe("findings in the harness's own code", () => {
     expect(g.verdict).toBe('fail');
   });
 
+  it("are the variant's when the harness replays the variant's captured graph", async () => {
+    const log = fixture('initcheck-uninit.txt').replaceAll(
+      'fingerprint in worker.py:253',
+      'check_late_work in timed_output.py:45',
+    );
+    const { run, g } = await initcheck(log);
+    expect(run?.findings?.map((f) => f.harness)).toEqual([undefined, undefined]);
+    expect(g.verdict).toBe('fail');
+  });
+
   it("fail the gate when the variant's own module launched them", async () => {
     const log = fixture('initcheck-uninit.txt').replaceAll(
       'fingerprint in worker.py:253',

@@ -68,8 +68,14 @@ function harnessModules(o: DeepOptions): Set<string> {
       : [];
   const kernels = new Set(py(resolve(o.workspace, o.kernelsDir), true));
   const own = py(join(o.harnessRoot, 'python', 'kernelgate_harness'), false);
-  return new Set(own.filter((f) => !kernels.has(f)));
+  return new Set(own.filter((f) => !kernels.has(f) && !REPLAYS_VARIANT_WORK.has(f)));
 }
+
+/**
+ * The harness's modules that replay a variant's captured CUDA graph: a kernel launched there is
+ * the variant's, though no frame of its own is on the stack.
+ */
+const REPLAYS_VARIANT_WORK = new Set(['graphs.py', 'timing.py', 'timed_output.py']);
 
 /**
  * A finding whose kernel the harness's own code launched (its innermost Python frame is in one of
