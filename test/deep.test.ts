@@ -244,7 +244,6 @@ describe('what the deep checks run', () => {
     const targets = sanitizerTargets(config);
     expect(targets.map((t) => `${t.kernel}/${t.variant}`)).toEqual([
       'attention/triton_fa2',
-      'attention/triton_fa3',
       'attention/cuda_fa2',
       'attention/cuda_fa_wgmma',
       ...config.kernels
@@ -260,7 +259,6 @@ describe('what the deep checks run', () => {
     const targets = ncuTargets(config, ['attention']);
     expect(targets.map((t) => t.variant)).toEqual([
       'triton_fa2',
-      'triton_fa3',
       'sdpa_default',
       'cuda_fa2',
       'cuda_fa_wgmma',

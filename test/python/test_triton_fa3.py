@@ -90,8 +90,22 @@ def test_tails_read_nothing_past_s_and_write_nothing_past_sq(tiling):
     assert rel_l2(out, bench.reference_fp32(q, k, v, False)) <= TOL[torch.float16]
 
 
-def test_the_harness_passes_every_ci_case(run_harness):
-    r = run_harness("--only", "attention", "--ci", "--variants", "triton_fa3", "--seeds", "2", "--no-timing")
+# Not in kernel.yml: on the H100 its tuning did not finish in 7 minutes (push run of 936b6f2,
+# 2026-11-24, docs/notes/triton-kernels.md). The harness runs it here from a copy of the manifest
+# that lists it.
+FA3_MANIFEST_ENTRY = """  - name: triton_fa3
+    role: candidate
+    backend: triton
+    description: Triton attention forward for Hopper (TMA tensor descriptors), not in the kernel set
+"""
+
+
+def test_the_harness_passes_every_ci_case(run_harness, tmp_path):
+    os.makedirs(tmp_path / "kernels" / "attention")
+    with open(os.path.join(REPO, "kernels", "attention", "kernel.yml")) as f:
+        manifest = f.read()
+    (tmp_path / "kernels" / "attention" / "kernel.yml").write_text(manifest.rstrip("\n") + "\n" + FA3_MANIFEST_ENTRY)
+    r = run_harness("--only", "attention", "--ci", "--variants", "triton_fa3", "--seeds", "2", "--no-timing", kernels=str(tmp_path / "kernels"))
     mine = [c for c in r.doc["cases"] if c["variant"] == "triton_fa3"]
     assert len(mine) == 17  # kernel.yml's ci_cases: 16 square (S 37 and 64, both dtypes, D, causal) and Sq 20 x Sk 45
     for c in mine:
