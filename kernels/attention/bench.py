@@ -146,8 +146,11 @@ def _triton_fa3(params, ctx):
     why = triton_fa3.check_shapes(probe["q"], probe["k"], probe["v"], causal)
     if why:
         raise Unsupported(why)
+    # the warp-specialised candidates (opt-in) are part of the tuning's key: a choice made without
+    # them is not reused by a run that tries them, nor the reverse
+    key = {**params, "warp_spec_candidates": True} if triton_fa3.warp_spec_enabled() else params
     config, times_ms = tuning.remembered(
-        triton_fa3, params, ctx.device, lambda probe=probe: triton_fa3.tune(probe["q"], probe["k"], probe["v"], causal, ctx.interpret)
+        triton_fa3, key, ctx.device, lambda probe=probe: triton_fa3.tune(probe["q"], probe["k"], probe["v"], causal, ctx.interpret)
     )
     del probe
 

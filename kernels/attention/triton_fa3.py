@@ -16,7 +16,8 @@ query i sees keys j ≤ i, as torch's SDPA does; any Sq, Sk). What differs:
   with `tl.range(..., warp_specialize=True)`, one loop (the only form Triton 3.6's Hopper pass
   accepts) with the mask in every block of causal or tailed cases: one compare and one select a
   score. The pass makes a TMA producer warpgroup and two consumer warpgroups of 64 rows each
-  with register reallocation (see CONFIGS).
+  with register reallocation (see WARP_SPEC_CONFIGS). Those tilings are tuning candidates only
+  with KERNELGATE_FA3_WARP_SPEC=1.
 - The host-side tuner first runs each candidate tiling in a child process on one (b, h) of the
   case's shape, with a time limit (a kernel that never finishes costs that child, not the
   harness's worker); it then times the ones that finished right, drops any that fails to compile
@@ -24,6 +25,9 @@ query i sees keys j ≤ i, as torch's SDPA does; any Sq, Sk). What differs:
   choice is remembered like triton_fa2's (kernels/common/tuning.py, --tune-cache).
 
 Status: NOT YET MEASURED ON THE H100; whether it beats triton_fa2 anywhere is the open question.
+Its first H100 run (push run of 936b6f2, warp-specialised tilings among the candidates, no probe)
+did not finish its tuning in 7 minutes, cause unseen: since then the specialised tilings are
+opt-in and every candidate is probed in a child process with a time limit.
 What is verified, without a GPU (2026-11-24): its results under TRITON_INTERPRET=1, where the CPU
 interpreter runs this same code, tensor descriptors and tl.range included, and ignores warps,
 stages and warp_specialize (so the specialised loop shape is checked for its numerics only):
@@ -48,24 +52,42 @@ LOG2E = 1.4426950408889634
 # Candidate tilings per head dim: (BLOCK_M, BLOCK_N, num_warps, num_stages, warp_specialize).
 # Without specialisation, BLOCK_M 128 is one warpgroup MMA per 64 rows (8 warps: two warpgroups);
 # BLOCK_N and the stage count trade shared memory (K and V boxes per stage) against latency hiding.
-# With it, num_warps must be 4: Triton 3.6's Hopper pass then adds a producer warpgroup (TMA, 40
-# registers) and splits the 128 rows between two consumer warpgroups of 64 rows (232 registers
-# each, setmaxnreg): 12 warps, FlashAttention-3's layout. With 8 warps the pass gives up silently
-# (compiled for sm_90 and read back: no partitions). Every candidate here compiles for sm_90
-# (test/python/test_triton_fa3.py compiles them without a GPU), without local memory but for a few
-# spill loads and stores in specialised ones (8-16 bytes of stack: (128, 128, 4, 2) at D128 causal,
-# (256, 64, 4, 2) at D64); (128, 128, 4, 3) specialised at D128 would need 246 KB of shared
-# memory, more than an H100 has. At D64 the specialised (256, 64, 4, 2) gives each consumer
-# warpgroup 128 rows (FlashAttention-3 uses 192 at D64: not a power of two, which tl.arange needs);
-# at D128 it spills 60-70 times, hence D64 only.
-# The non-specialised entries are the tilings that won triton_fa2's tuning on the H200 (D64
-# (128, 64, 8, 4) and (128, 64, 4, 3); D128 (128, 128, 8, 3), (128, 64, 8, 3) second). Four per
-# head dim: each is a compile (1-2 s) per case on a cold cache. The first entry is the one tiny
-# (untuned) cases run.
+# These are the tilings that led triton_fa2's tuning on the H100 (push run 15: D128 (128, 128, 8, 3)
+# then (128, 64, 8, 3), (128, 128, 8, 2); D64 (128, 64, 4, 3) / (128, 64, 8, 4), (128, 128, 4, 2)
+# within 3 %). Three per head dim: each is a compile (1-2 s) per case on a cold cache. The first
+# entry is the one tiny (untuned) cases run.
 CONFIGS = {
-    64: [(128, 64, 8, 4, False), (128, 64, 4, 3, False), (128, 128, 4, 2, True), (256, 64, 4, 2, True)],
-    128: [(128, 128, 8, 3, False), (128, 64, 8, 3, False), (128, 128, 4, 2, True), (128, 64, 4, 3, True)],
+    64: [(128, 64, 8, 4, False), (128, 64, 4, 3, False), (128, 128, 4, 2, False)],
+    128: [(128, 128, 8, 3, False), (128, 64, 8, 3, False), (128, 128, 8, 2, False)],
 }
+# Warp-specialised candidates, tuned as well only with KERNELGATE_FA3_WARP_SPEC=1: the variant's
+# first H100 run, with them among the candidates, did not finish its tuning (see PROBE_TIMEOUT_S).
+# num_warps must be 4: Triton 3.6's Hopper pass then adds a producer warpgroup (TMA, 40 registers)
+# and splits the rows between two consumer warpgroups (232 registers each, setmaxnreg): 12 warps,
+# FlashAttention-3's layout. With 8 warps the pass gives up silently (compiled for sm_90 and read
+# back: no partitions). At D64, (256, 64) gives each consumer 128 rows (FlashAttention-3 takes 192,
+# not a power of two, which tl.arange needs); at D128 it spills 60-70 times. (128, 128, 4, 3) at
+# D128 would need 246 KB of shared memory, more than an H100 has.
+WARP_SPEC_ENV = "KERNELGATE_FA3_WARP_SPEC"
+WARP_SPEC_CONFIGS = {
+    64: [(128, 128, 4, 2, True), (256, 64, 4, 2, True)],
+    128: [(128, 128, 4, 2, True), (128, 64, 4, 3, True)],
+}
+# Every tiling above compiles for sm_90 (test/python/test_triton_fa3.py compiles them without a
+# GPU), without local memory but for a few spill loads and stores in specialised ones (8-16 bytes
+# of stack: (128, 128, 4, 2) at D128 causal, (256, 64, 4, 2) at D64).
+
+
+def warp_spec_enabled():
+    """Whether the warp-specialised tilings are tuning candidates (KERNELGATE_FA3_WARP_SPEC=1)."""
+    return os.environ.get(WARP_SPEC_ENV) == "1"
+
+
+def candidates(D):
+    """The tilings the tuner tries for head dim D."""
+    return CONFIGS[D] + (WARP_SPEC_CONFIGS[D] if warp_spec_enabled() else [])
+
+
 # Under TRITON_INTERPRET=1 (CPU) small tiles keep the interpreter fast; they still exercise the
 # full-block and masked phases and the descriptors' zero-filled boxes past S on tiny shapes.
 INTERPRET_CONFIG = (16, 16, 4, 1, False)
@@ -254,85 +276,120 @@ def _check_candidate(q, k, v, out, causal, cfg, slices, refs):
 # that never finishes (a deadlocked pipeline of the experimental warp specialisation, say) then
 # costs a killed child and that tiling, not the harness's worker, whose case has 120 s in all
 # (kernel.yml timeout_s). On the H100 (push run of 936b6f2, 2026-11-24) this variant's tuning did
-# not finish in 7 minutes; the cause was not seen. The child's compilations land in Triton's
-# cache, so the tuning here after it compiles nothing again: the probe costs a process start
-# (import torch, a CUDA context) a tuned case.
+# not finish in 7 minutes; the cause was not seen. The child lives on between cases (its start,
+# torch and a CUDA context, is paid once a worker) and dies with its parent; its compilations
+# land in Triton's cache, so the tuning after it compiles nothing again.
 PROBE_TIMEOUT_S = 20
-# What the child runs: argv[1] is a JSON spec; one line of JSON before and after each tiling.
+# What the child runs: one JSON spec a line on stdin; a JSON line before and after each tiling,
+# then {"end": true}.
 PROBE_CHILD = r"""
-import json, sys
+import ctypes, json, sys
+try:  # die with the parent (Linux): a child stuck in a kernel must not outlive the worker
+    ctypes.CDLL("libc.so.6").prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+except OSError:
+    pass
 import torch
 from kernels.attention import triton_fa3
-spec = json.loads(sys.argv[1])
-dtype = getattr(torch, spec["dtype"])
-g = torch.Generator(device=spec["device"]).manual_seed(0)
-q = torch.randn(1, 1, spec["SQ"], spec["D"], generator=g, device=spec["device"], dtype=dtype)
-k = torch.randn(1, 1, spec["SK"], spec["D"], generator=g, device=spec["device"], dtype=dtype)
-v = torch.randn(1, 1, spec["SK"], spec["D"], generator=g, device=spec["device"], dtype=dtype)
-refs = triton_fa3._reference_slices(q, k, v, spec["causal"], [(0, 0)])
-out = torch.empty_like(q)
-for cfg in spec["tilings"]:
-    cfg = tuple(cfg)
-    print(json.dumps({"start": cfg}), flush=True)
-    why = triton_fa3._check_candidate(q, k, v, out, spec["causal"], cfg, [(0, 0)], refs)
-    print(json.dumps({"done": cfg, "why": why}), flush=True)
+for request in sys.stdin:
+    spec = json.loads(request)
+    dtype = getattr(torch, spec["dtype"])
+    g = torch.Generator(device=spec["device"]).manual_seed(0)
+    q = torch.randn(1, 1, spec["SQ"], spec["D"], generator=g, device=spec["device"], dtype=dtype)
+    k = torch.randn(1, 1, spec["SK"], spec["D"], generator=g, device=spec["device"], dtype=dtype)
+    v = torch.randn(1, 1, spec["SK"], spec["D"], generator=g, device=spec["device"], dtype=dtype)
+    refs = triton_fa3._reference_slices(q, k, v, spec["causal"], [(0, 0)])
+    out = torch.empty_like(q)
+    for cfg in spec["tilings"]:
+        cfg = tuple(cfg)
+        print(json.dumps({"start": cfg}), flush=True)
+        why = triton_fa3._check_candidate(q, k, v, out, spec["causal"], cfg, [(0, 0)], refs)
+        print(json.dumps({"done": cfg, "why": why}), flush=True)
+    print(json.dumps({"end": True}), flush=True)
 """
+_child = None  # the probe child of this process: (Popen, its stderr file), started on first use
+
+
+def _stop_child():
+    global _child
+    if _child is not None:
+        proc, err = _child
+        _child = None
+        proc.kill()
+        proc.wait()
+        proc.stdin.close()
+        proc.stdout.close()
+        err.close()
 
 
 def _probe(q, k, causal, tilings):
-    """{tiling: None if it ran right on one (b, h) of these shapes in a child process, else why
-    not}. A tiling with no result within PROBE_TIMEOUT_S of its start has its child killed, and
-    the tilings after it are tried in a new child; a child that ends or stalls between tilings
-    leaves the rest refused with what it said."""
+    """{tiling: None if it ran right on one (b, h) of these shapes in the probe child, else why
+    not}. A tiling with no result within PROBE_TIMEOUT_S of its start has the child killed, and
+    the tilings after it are tried in a new one; a child that ends, or stays silent that long
+    between tilings, leaves the rest refused with what it said."""
+    import atexit
     import json
     import selectors
     import subprocess
     import tempfile
     import time
 
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    global _child
     verdicts, pending = {}, [tuple(t) for t in tilings]
     while pending:
+        if _child is None:
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+            err = tempfile.TemporaryFile("w+b")
+            proc = subprocess.Popen([sys.executable, "-c", PROBE_CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env)
+            _child = (proc, err)
+            atexit.register(_stop_child)
+        proc, err = _child
+        err_from = err.seek(0, os.SEEK_END)
         spec = {"dtype": str(q.dtype).removeprefix("torch."), "device": str(q.device), "SQ": q.shape[2], "SK": k.shape[2], "D": q.shape[3],
                 "causal": causal, "tilings": pending}
-        with tempfile.TemporaryFile("w+") as err:
-            child = subprocess.Popen([sys.executable, "-c", PROBE_CHILD, json.dumps(spec)], stdout=subprocess.PIPE, stderr=err, env=env)
-            started, deadline, ended, buf = None, time.monotonic() + PROBE_TIMEOUT_S, None, b""
-            with selectors.DefaultSelector() as sel:
-                sel.register(child.stdout, selectors.EVENT_READ)
-                while ended is None:
-                    # raw reads of the pipe: a buffered readline could hold lines select() no longer sees
-                    chunk = os.read(child.stdout.fileno(), 65536) if sel.select(timeout=max(0.0, deadline - time.monotonic())) else None
-                    if chunk is None:  # nothing within the time
-                        child.kill()
-                        what = "its start on one (b, h) in a child process" if started else "the probe process's last sign of life"
-                        ended = f"no result within {PROBE_TIMEOUT_S} s of {what} (killed)"
-                        break
-                    if not chunk:  # the child ended
-                        child.wait()
-                        ended = f"the probe process ended (exit code {child.returncode})"
-                    *lines, buf = (buf + chunk).split(b"\n")
-                    for line in lines:
-                        try:
-                            msg = json.loads(line)
-                        except ValueError:
-                            continue  # not the child's own line (a library printing to stdout)
-                        if not isinstance(msg, dict):
-                            continue
-                        if "start" in msg:
-                            started, deadline = tuple(msg["start"]), time.monotonic() + PROBE_TIMEOUT_S
-                        elif "done" in msg:
-                            verdicts[tuple(msg["done"])], started, deadline = msg["why"], None, time.monotonic() + PROBE_TIMEOUT_S
-            child.wait()
-            child.stdout.close()
-            err.seek(0)
-            said = [t.strip() for t in err.read().splitlines() if t.strip()][-1:]
-        if child.returncode != 0 and said:
-            ended += f": {said[0][:300]}"
+        started, deadline, ended, buf = None, time.monotonic() + PROBE_TIMEOUT_S, None, b""
+        try:
+            proc.stdin.write((json.dumps(spec) + "\n").encode())
+            proc.stdin.flush()
+        except OSError:
+            ended = "the probe process had ended"
+        with selectors.DefaultSelector() as sel:
+            sel.register(proc.stdout, selectors.EVENT_READ)
+            while ended is None:
+                # raw reads of the pipe: a buffered readline could hold lines select() no longer sees
+                chunk = os.read(proc.stdout.fileno(), 65536) if sel.select(timeout=max(0.0, deadline - time.monotonic())) else None
+                if chunk is None:  # nothing within the time
+                    what = "its start on one (b, h) in a child process" if started else "the probe process's last sign of life"
+                    ended = f"no result within {PROBE_TIMEOUT_S} s of {what} (killed)"
+                    break
+                if not chunk:
+                    ended = "the probe process ended"
+                *lines, buf = (buf + chunk).split(b"\n")
+                for line in lines:
+                    try:
+                        msg = json.loads(line)
+                    except ValueError:
+                        continue  # not the child's own line (a library printing to stdout)
+                    if not isinstance(msg, dict):
+                        continue
+                    if "start" in msg:
+                        started, deadline = tuple(msg["start"]), time.monotonic() + PROBE_TIMEOUT_S
+                    elif "done" in msg:
+                        verdicts[tuple(msg["done"])], started, deadline = msg["why"], None, time.monotonic() + PROBE_TIMEOUT_S
+                    elif "end" in msg:
+                        ended = ""
+        if ended:  # the child is gone or stuck: what it said last on stderr goes with the verdict
+            proc.kill()
+            code = proc.wait()
+            err.seek(err_from)
+            said = [t.strip() for t in err.read().decode(errors="replace").splitlines() if t.strip()][-1:]
+            ended += f" (exit code {code})" if ended.startswith("the probe process") else ""
+            if said and code not in (0, -9):
+                ended += f": {said[0][:300]}"
+            _stop_child()
         rest = [t for t in pending if t not in verdicts]
-        if started is not None:
+        if ended and started is not None:
             verdicts[started] = ended  # the tiling it was on
-        elif rest:
+        elif ended and rest:
             verdicts.update(dict.fromkeys(rest, f"{ended} before trying it"))
         pending = [t for t in rest if t not in verdicts]
     return verdicts
@@ -354,8 +411,9 @@ def tune(q, k, v, causal, interpret):
     out = torch.empty_like(q)
     times, dropped = {}, {}
     # a GPU kernel can hang; tensors on the CPU (the tests' stand-in launches) have none to probe
-    probed = _probe(q, k, causal, CONFIGS[D]) if q.is_cuda else {}
-    for cfg in CONFIGS[D]:
+    tilings = candidates(D)
+    probed = _probe(q, k, causal, tilings) if q.is_cuda else {}
+    for cfg in tilings:
         why = probed.get(cfg) or _check_candidate(q, k, v, out, causal, cfg, slices, refs)
         if why:
             dropped[cfg] = why

@@ -31,7 +31,13 @@ TOL = {torch.float16: 2e-3, torch.bfloat16: 1e-2}  # kernels/attention/kernel.ym
 # The GPU's own tilings run under the interpreter too (it ignores warps, stages and the
 # specialisation, not the tile sizes): the first non-specialised one, and the specialised ones of
 # 128 and 256 rows.
-INTERPRET_TILINGS = [triton_fa3.INTERPRET_CONFIG, (32, 16, 4, 1, True), triton_fa3.CONFIGS[64][0], triton_fa3.CONFIGS[128][2], triton_fa3.CONFIGS[64][3]]
+INTERPRET_TILINGS = [
+    triton_fa3.INTERPRET_CONFIG,
+    (32, 16, 4, 1, True),
+    triton_fa3.CONFIGS[64][0],
+    triton_fa3.WARP_SPEC_CONFIGS[128][0],
+    triton_fa3.WARP_SPEC_CONFIGS[64][1],
+]
 GPU_TILINGS = range(len(triton_fa3.CONFIGS[64]))  # on a GPU: every candidate of the shape's head dim, by position
 SHAPES = [  # (B, H, Sq, Sk, D, causal)
     (1, 2, 37, 37, 64, True),  # no tile divides 37
@@ -204,7 +210,8 @@ from kernels.attention import triton_fa3
 BIN = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
 fn = triton_fa3._attn_fwd_tma
 facts = []
-for D, tilings in sorted(triton_fa3.CONFIGS.items()):
+for D in sorted(triton_fa3.CONFIGS):
+    tilings = triton_fa3.CONFIGS[D] + triton_fa3.WARP_SPEC_CONFIGS[D]
     for causal in (False, True):
         for bm, bn, warps, stages, ws in tilings:
             desc = lambda rows: f"tensordesc<fp16[1,1,{rows},{D}]>"
@@ -246,7 +253,7 @@ def sm90_facts(tmp_path_factory):
 
 
 def test_every_candidate_compiles_for_sm_90_with_wgmma_and_tma_loads(sm90_facts):
-    expected = sum(len(t) for t in triton_fa3.CONFIGS.values()) * 2
+    expected = sum(len(triton_fa3.CONFIGS[D] + triton_fa3.WARP_SPEC_CONFIGS[D]) for D in triton_fa3.CONFIGS) * 2
     assert len(sm90_facts) == expected
     for f in sm90_facts:
         where = f"D{f['D']} causal={f['causal']} {tuple(f['tiling'])}"
@@ -265,3 +272,27 @@ def test_the_warp_specialised_candidates_get_a_producer_and_two_consumer_warpgro
             assert f["partitions"] and f["warps"] == 12 and f["USETMAXREG"] > 0, where
         else:
             assert not f["partitions"] and f["warps"] == f["tiling"][2] and f["USETMAXREG"] == 0, where
+
+
+def test_the_warp_specialised_tilings_are_candidates_only_when_asked_for(monkeypatch):
+    monkeypatch.delenv(triton_fa3.WARP_SPEC_ENV, raising=False)
+    assert triton_fa3.candidates(128) == triton_fa3.CONFIGS[128]
+    assert not any(t[4] for t in triton_fa3.CONFIGS[64] + triton_fa3.CONFIGS[128])
+    monkeypatch.setenv(triton_fa3.WARP_SPEC_ENV, "1")
+    assert triton_fa3.candidates(64) == triton_fa3.CONFIGS[64] + triton_fa3.WARP_SPEC_CONFIGS[64]
+    assert all(t[4] and t[2] == 4 for t in triton_fa3.WARP_SPEC_CONFIGS[64] + triton_fa3.WARP_SPEC_CONFIGS[128])
+
+
+@needs_kernel
+def test_the_remembered_tuning_tells_runs_with_and_without_the_specialised_tilings_apart(monkeypatch, tmp_path):
+    from kernels.common import tuning
+
+    monkeypatch.setenv(tuning.ENV, str(tmp_path / "cache"))
+    picks = iter([(16, 16, 4, 1, False), (32, 16, 4, 1, True)])
+    monkeypatch.setattr(triton_fa3, "tune", lambda *a: (next(picks), {}))
+    factory = bench.VARIANTS["triton_fa3"]
+    assert factory(CASE, ctx(DEVICE, not HAS_GPU)).config == (16, 16, 4, 1, False)
+    monkeypatch.setenv(triton_fa3.WARP_SPEC_ENV, "1")
+    assert factory(CASE, ctx(DEVICE, not HAS_GPU)).config == (32, 16, 4, 1, True)  # tuned afresh
+    monkeypatch.delenv(triton_fa3.WARP_SPEC_ENV)
+    assert factory(CASE, ctx(DEVICE, not HAS_GPU)).config == (16, 16, 4, 1, False)  # the first choice, remembered

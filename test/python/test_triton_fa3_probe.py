@@ -14,21 +14,31 @@ from kernels.attention import triton_fa3  # noqa: E402
 
 DEVICE = "cuda" if HAS_GPU else "cpu"
 A, B, C = (16, 16, 4, 1, False), (32, 16, 4, 1, True), (16, 32, 4, 1, False)
-# A stand-in child: the real one's protocol (a JSON line before and after each tiling), with a
-# hang or an exit on the tilings named in the spec.
+# A stand-in child: the real one's protocol (a JSON spec a line on stdin; a JSON line before and
+# after each tiling, then the end), hanging or exiting on tiling B; it counts its requests.
 STAND_IN = r"""
 import json, sys, time
-spec = json.loads(sys.argv[1])
-for cfg in spec["tilings"]:
-    print("a library's own line", flush=True)
-    print(json.dumps({"start": cfg}), flush=True)
-    if cfg == [32, 16, 4, 1, True]:
-        if %(hang)s:
-            time.sleep(600)
-        sys.stderr.write("compiling...\nRuntimeError: boom\n")
-        sys.exit(3)
-    print(json.dumps({"done": cfg, "why": None if cfg[0] == 16 else "off"}), flush=True)
+served = 0
+for request in sys.stdin:
+    served += 1
+    for cfg in json.loads(request)["tilings"]:
+        print("a library's own line", flush=True)
+        print(json.dumps({"start": cfg}), flush=True)
+        if cfg == [32, 16, 4, 1, True]:
+            if %(hang)s:
+                time.sleep(600)
+            sys.stderr.write("compiling...\nRuntimeError: boom\n")
+            sys.exit(3)
+        print(json.dumps({"done": cfg, "why": None if served == 1 else f"request {served} of this child"}), flush=True)
+    print(json.dumps({"end": True}), flush=True)
 """
+
+
+@pytest.fixture(autouse=True)
+def no_child_left():
+    triton_fa3._stop_child()
+    yield
+    triton_fa3._stop_child()
 
 
 def qk(SQ=37, SK=37, D=64):
@@ -38,8 +48,17 @@ def qk(SQ=37, SK=37, D=64):
 @pytest.mark.skipif(not HAS_GPU and os.environ.get("TRITON_INTERPRET") != "1", reason="the real child runs the kernel on a GPU or under TRITON_INTERPRET=1")
 def test_the_real_child_runs_each_tiling_and_finds_them_right():
     q, k = qk(37, 45)
-    tilings = [triton_fa3.CONFIGS[64][0], triton_fa3.CONFIGS[64][2]] if HAS_GPU else [A, B]
+    tilings = [triton_fa3.CONFIGS[64][0], triton_fa3.WARP_SPEC_CONFIGS[64][0]] if HAS_GPU else [A, B]
     assert triton_fa3._probe(q, k, True, tilings) == dict.fromkeys(tilings)
+    child = triton_fa3._child[0]
+    assert triton_fa3._probe(q, k, False, tilings[:1]) == dict.fromkeys(tilings[:1])
+    assert triton_fa3._child[0] is child  # one child a process, case after case
+
+
+def test_the_child_serves_case_after_case(monkeypatch):
+    monkeypatch.setattr(triton_fa3, "PROBE_CHILD", STAND_IN % {"hang": "False"})
+    assert triton_fa3._probe(*qk(), False, [A]) == {A: None}
+    assert triton_fa3._probe(*qk(), False, [C]) == {C: "request 2 of this child"}
 
 
 def test_a_tiling_that_hangs_is_killed_and_the_rest_tried_in_a_new_child(monkeypatch):
@@ -48,7 +67,7 @@ def test_a_tiling_that_hangs_is_killed_and_the_rest_tried_in_a_new_child(monkeyp
     assert triton_fa3._probe(*qk(), False, [A, B, C]) == {
         A: None,
         B: "no result within 2 s of its start on one (b, h) in a child process (killed)",
-        C: None,
+        C: None,  # a new child's first request
     }
 
 
