@@ -307,6 +307,10 @@ for request in sys.stdin:
     print(json.dumps({"end": True}), flush=True)
 """
 _child = None  # the probe child of this process: (Popen, its stderr file), started on first use
+# Tilings that hung in this process: {tiling: the case it hung on}. A hang is the pipeline's, not
+# the data's, so such a tiling is not tried again on later cases (each try would cost
+# PROBE_TIMEOUT_S): at most one time-out a tiling a worker.
+_hung = {}
 
 
 def _stop_child():
@@ -334,7 +338,9 @@ def _probe(q, k, causal, tilings):
     import time
 
     global _child
-    verdicts, pending = {}, [tuple(t) for t in tilings]
+    verdicts = {t: f"not tried: it gave no result on {_hung[t]} earlier in this process" for t in map(tuple, tilings) if t in _hung}
+    pending = [tuple(t) for t in tilings if tuple(t) not in verdicts]
+    where = f"{str(q.dtype).removeprefix('torch.')} Sq {q.shape[2]} Sk {k.shape[2]} D {q.shape[3]}{' causal' if causal else ''}"
     while pending:
         if _child is None:
             env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
@@ -389,6 +395,8 @@ def _probe(q, k, causal, tilings):
         rest = [t for t in pending if t not in verdicts]
         if ended and started is not None:
             verdicts[started] = ended  # the tiling it was on
+            if ended.startswith("no result"):
+                _hung[started] = where
         elif ended and rest:
             verdicts.update(dict.fromkeys(rest, f"{ended} before trying it"))
         pending = [t for t in rest if t not in verdicts]

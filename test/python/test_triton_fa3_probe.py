@@ -35,7 +35,8 @@ for request in sys.stdin:
 
 
 @pytest.fixture(autouse=True)
-def no_child_left():
+def no_child_left(monkeypatch):
+    monkeypatch.setattr(triton_fa3, "_hung", {})
     triton_fa3._stop_child()
     yield
     triton_fa3._stop_child()
@@ -68,6 +69,11 @@ def test_a_tiling_that_hangs_is_killed_and_the_rest_tried_in_a_new_child(monkeyp
         A: None,
         B: "no result within 2 s of its start on one (b, h) in a child process (killed)",
         C: None,  # a new child's first request
+    }
+    # later cases do not wait on it again
+    assert triton_fa3._probe(*qk(SQ=64), True, [B, C]) == {
+        B: "not tried: it gave no result on float16 Sq 37 Sk 37 D 64 earlier in this process",
+        C: "request 2 of this child",
     }
 
 
