@@ -54,11 +54,14 @@ LOG2E = 1.4426950408889634
 # BLOCK_N and the stage count trade shared memory (K and V boxes per stage) against latency hiding.
 # These are the tilings that led triton_fa2's tuning on the H100 (push run 15: D128 (128, 128, 8, 3)
 # then (128, 64, 8, 3), (128, 128, 8, 2); D64 (128, 64, 4, 3) / (128, 64, 8, 4), (128, 128, 4, 2)
-# within 3 %). Three per head dim: each is a compile (1-2 s) per case on a cold cache. The first
+# within 3 %), and the first of them again with a sixth element, flat: 2-D descriptors over the
+# (B·H·S, D) matrix, as Triton's own fused-attention tutorial has them, rather than 4-D ones with
+# rank-reducing boxes (both compile to TMA loads; which one the H100 runs faster, or at all, was
+# not seen). Four per head dim: each is a compile (1-2 s) per case on a cold cache. The first
 # entry is the one tiny (untuned) cases run.
 CONFIGS = {
-    64: [(128, 64, 8, 4, False), (128, 64, 4, 3, False), (128, 128, 4, 2, False)],
-    128: [(128, 128, 8, 3, False), (128, 64, 8, 3, False), (128, 128, 8, 2, False)],
+    64: [(128, 64, 8, 4, False), (128, 64, 4, 3, False), (128, 128, 4, 2, False), (128, 64, 8, 4, False, True)],
+    128: [(128, 128, 8, 3, False), (128, 64, 8, 3, False), (128, 128, 8, 2, False), (128, 128, 8, 3, False, True)],
 }
 # Warp-specialised candidates, tuned as well only with KERNELGATE_FA3_WARP_SPEC=1: the variant's
 # first H100 run, with them among the candidates, did not finish its tuning (see PROBE_TIMEOUT_S).
@@ -104,16 +107,20 @@ INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 
 
 @triton.jit
-def _key_blocks(acc, l_i, m_i, q, desc_k, desc_v, b, h, lo, hi, offs_m, SK, qk_scale,
+def _key_blocks(acc, l_i, m_i, q, desc_k, desc_v, b, h, row_k, lo, hi, offs_m, SK, qk_scale,
                 D: tl.constexpr, BLOCK_N: tl.constexpr, MASK_N: tl.constexpr, CAUSAL_MASK: tl.constexpr,
-                WARP_SPEC: tl.constexpr, DOT_FP32: tl.constexpr):
+                WARP_SPEC: tl.constexpr, FLAT: tl.constexpr, DOT_FP32: tl.constexpr):
     """Streams the key blocks [lo, hi) past the query tile with an online softmax (base 2)."""
     offs_n = tl.arange(0, BLOCK_N)
     key_last = tl.minimum(offs_m, SK - 1)  # the last key each query row sees (causal)
     for start_n in tl.range(lo, hi, BLOCK_N, warp_specialize=WARP_SPEC):
         start_n = tl.multiple_of(start_n, BLOCK_N)
-        k = desc_k.load([b, h, start_n, 0]).reshape(BLOCK_N, D)
-        v = desc_v.load([b, h, start_n, 0]).reshape(BLOCK_N, D)
+        if FLAT:  # rows of the (B·H·S, D) matrix: a box past Sk reads the next head's keys, masked below
+            k = desc_k.load([row_k + start_n, 0])
+            v = desc_v.load([row_k + start_n, 0])
+        else:
+            k = desc_k.load([b, h, start_n, 0]).reshape(BLOCK_N, D)
+            v = desc_v.load([b, h, start_n, 0]).reshape(BLOCK_N, D)
         # -- scores, unscaled, fp32 accumulate --
         if DOT_FP32:
             s = tl.dot(q.to(tl.float32), tl.trans(k.to(tl.float32)))
@@ -143,7 +150,8 @@ def _key_blocks(acc, l_i, m_i, q, desc_k, desc_v, b, h, lo, hi, offs_m, SK, qk_s
 @triton.jit
 def _attn_fwd_tma(desc_q, desc_k, desc_v, O, qk_scale, stride_ob, stride_oh, stride_om, H, SQ, SK,
                   D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr,
-                  EVEN_M: tl.constexpr, EVEN_N: tl.constexpr, WARP_SPEC: tl.constexpr, DOT_FP32: tl.constexpr):
+                  EVEN_M: tl.constexpr, EVEN_N: tl.constexpr, WARP_SPEC: tl.constexpr, FLAT: tl.constexpr,
+                  DOT_FP32: tl.constexpr):
     # Causal programs run heaviest first (the last query blocks see the most keys).
     if CAUSAL:
         pid_m = tl.num_programs(0) - 1 - tl.program_id(0)
@@ -155,8 +163,13 @@ def _attn_fwd_tma(desc_q, desc_k, desc_v, O, qk_scale, stride_ob, stride_oh, str
     start_m = pid_m * BLOCK_M
     offs_m = start_m + tl.arange(0, BLOCK_M)
 
-    # -- the Q tile, once (rows past Sq read zeros; their outputs are not stored) --
-    q = desc_q.load([b, h, start_m, 0]).reshape(BLOCK_M, D)
+    row_k = pid_bh * SK  # the head's first row in the (B·H·Sk, D) view (FLAT)
+    # -- the Q tile, once (rows past Sq read zeros, or the next head's rows when FLAT: their
+    # outputs are not stored) --
+    if FLAT:
+        q = desc_q.load([pid_bh * SQ + start_m, 0])
+    else:
+        q = desc_q.load([b, h, start_m, 0]).reshape(BLOCK_M, D)
     m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
     l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
     acc = tl.zeros([BLOCK_M, D], dtype=tl.float32)
@@ -169,21 +182,21 @@ def _attn_fwd_tma(desc_q, desc_k, desc_v, O, qk_scale, stride_ob, stride_oh, str
         # One key loop, masked in every block where a mask is needed at all: Triton 3.6's Hopper
         # warp-specialisation pass takes a kernel with one loop (a second loop after it, or a
         # branch inside it, makes it fail or give up: checked by compiling for sm_90).
-        acc, l_i, m_i = _key_blocks(acc, l_i, m_i, q, desc_k, desc_v, b, h, 0, end, offs_m, SK, qk_scale,
-                                    D=D, BLOCK_N=BLOCK_N, MASK_N=not EVEN_N, CAUSAL_MASK=CAUSAL, WARP_SPEC=True,
+        acc, l_i, m_i = _key_blocks(acc, l_i, m_i, q, desc_k, desc_v, b, h, row_k, 0, end, offs_m, SK, qk_scale,
+                                    D=D, BLOCK_N=BLOCK_N, MASK_N=not EVEN_N, CAUSAL_MASK=CAUSAL, WARP_SPEC=True, FLAT=FLAT,
                                     DOT_FP32=DOT_FP32)
     else:
         # -- phase 1: key blocks every row of this tile sees in full: no masks --
         full_end = (SK // BLOCK_N) * BLOCK_N
         if CAUSAL:
             full_end = tl.minimum(full_end, start_m)
-        acc, l_i, m_i = _key_blocks(acc, l_i, m_i, q, desc_k, desc_v, b, h, 0, full_end, offs_m, SK, qk_scale,
-                                    D=D, BLOCK_N=BLOCK_N, MASK_N=False, CAUSAL_MASK=False, WARP_SPEC=False,
+        acc, l_i, m_i = _key_blocks(acc, l_i, m_i, q, desc_k, desc_v, b, h, row_k, 0, full_end, offs_m, SK, qk_scale,
+                                    D=D, BLOCK_N=BLOCK_N, MASK_N=False, CAUSAL_MASK=False, WARP_SPEC=False, FLAT=FLAT,
                                     DOT_FP32=DOT_FP32)
         # -- phase 2: the causal diagonal and the key tail, masked (one or two blocks) --
         if CAUSAL or not EVEN_N:
-            acc, l_i, m_i = _key_blocks(acc, l_i, m_i, q, desc_k, desc_v, b, h, full_end, end, offs_m, SK, qk_scale,
-                                        D=D, BLOCK_N=BLOCK_N, MASK_N=not EVEN_N, CAUSAL_MASK=CAUSAL, WARP_SPEC=False,
+            acc, l_i, m_i = _key_blocks(acc, l_i, m_i, q, desc_k, desc_v, b, h, row_k, full_end, end, offs_m, SK, qk_scale,
+                                        D=D, BLOCK_N=BLOCK_N, MASK_N=not EVEN_N, CAUSAL_MASK=CAUSAL, WARP_SPEC=False, FLAT=FLAT,
                                         DOT_FP32=DOT_FP32)
 
     # -- epilogue: normalise and store, rows past Sq left alone. A plain store: a descriptor store
@@ -196,23 +209,29 @@ def _attn_fwd_tma(desc_q, desc_k, desc_v, O, qk_scale, stride_ob, stride_oh, str
         tl.store(o_ptrs, out, mask=(offs_m < SQ)[:, None])
 
 
-def _descriptor(t, rows, d):
+def _descriptor(t, rows, d, flat):
+    if flat:  # the (B·H·S, D) matrix, boxes of (rows, D)
+        return TensorDescriptor(t, [t.shape[0] * t.shape[1] * t.shape[2], d], [d, 1], [rows, d])
     return TensorDescriptor(t, list(t.shape), list(t.stride()), [1, 1, rows, d])
 
 
 def launch(q, k, v, out, causal, config):
-    """Runs the kernel with one (BLOCK_M, BLOCK_N, num_warps, num_stages, warp_specialize) tiling."""
-    block_m, block_n, warps, stages, warp_spec = config
+    """Runs the kernel with one (BLOCK_M, BLOCK_N, num_warps, num_stages, warp_specialize[, flat])
+    tiling; flat (2-D descriptors over (B·H·S, D)) needs contiguous q, k and v."""
+    block_m, block_n, warps, stages, warp_spec = config[:5]
+    flat = len(config) > 5 and bool(config[5])
     B, H, SQ, D = q.shape
     if out.shape != q.shape or out.dtype != q.dtype or out.stride(-1) != 1:
         raise ValueError(f"out must be like q {tuple(q.shape)} {q.dtype} with a contiguous head dim, got {tuple(out.shape)} {out.dtype} strides {out.stride()}")
+    if flat and not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous()):
+        raise ValueError(f"a flat tiling {tuple(config)} needs contiguous q, k, v (strides {q.stride()}, {k.stride()}, {v.stride()})")
     SK = k.shape[2]
     grid = (triton.cdiv(SQ, block_m), B * H)
     _attn_fwd_tma[grid](
-        _descriptor(q, block_m, D), _descriptor(k, block_n, D), _descriptor(v, block_n, D), out,
+        _descriptor(q, block_m, D, flat), _descriptor(k, block_n, D, flat), _descriptor(v, block_n, D, flat), out,
         (1.0 / math.sqrt(D)) * LOG2E, out.stride(0), out.stride(1), out.stride(2), H, SQ, SK,
         D=D, BLOCK_M=block_m, BLOCK_N=block_n, CAUSAL=causal, EVEN_M=SQ % block_m == 0, EVEN_N=SK % block_n == 0,
-        WARP_SPEC=warp_spec, DOT_FP32=INTERPRET and q.dtype == torch.bfloat16,
+        WARP_SPEC=warp_spec, FLAT=flat, DOT_FP32=INTERPRET and q.dtype == torch.bfloat16,
         num_warps=warps, num_stages=stages,
     )
     return out

@@ -34,6 +34,7 @@ TOL = {torch.float16: 2e-3, torch.bfloat16: 1e-2}  # kernels/attention/kernel.ym
 INTERPRET_TILINGS = [
     triton_fa3.INTERPRET_CONFIG,
     (32, 16, 4, 1, True),
+    (16, 16, 4, 1, False, True),  # flat: 2-D descriptors over (B·H·S, D)
     triton_fa3.CONFIGS[64][0],
     triton_fa3.WARP_SPEC_CONFIGS[128][0],
     triton_fa3.WARP_SPEC_CONFIGS[64][1],
@@ -81,6 +82,8 @@ def test_matches_the_fp32_oracle_and_writes_every_element(shape, dtype, tiling):
 def test_tails_read_nothing_past_s_and_write_nothing_past_sq(tiling):
     if HAS_GPU:
         tiling = triton_fa3.CONFIGS[64][tiling]
+    if len(tiling) > 5 and tiling[5]:
+        pytest.skip("a flat tiling reads the next head's rows past S (masked) and takes contiguous tensors only")
     B, H, SQ, D = 1, 2, 37, 64
     q, k, v = qkv(B, H, SQ, SQ, D, torch.float16)
     kw = {"dtype": torch.float16, "device": DEVICE}
@@ -213,11 +216,13 @@ facts = []
 for D in sorted(triton_fa3.CONFIGS):
     tilings = triton_fa3.CONFIGS[D] + triton_fa3.WARP_SPEC_CONFIGS[D]
     for causal in (False, True):
-        for bm, bn, warps, stages, ws in tilings:
-            desc = lambda rows: f"tensordesc<fp16[1,1,{rows},{D}]>"
+        for bm, bn, warps, stages, ws, *flat in tilings:
+            flat = bool(flat and flat[0])
+            desc = lambda rows: f"tensordesc<fp16[{rows},{D}]>" if flat else f"tensordesc<fp16[1,1,{rows},{D}]>"
             sig = {"desc_q": desc(bm), "desc_k": desc(bn), "desc_v": desc(bn), "O": "*fp16", "qk_scale": "fp32",
                    "stride_ob": "i64", "stride_oh": "i64", "stride_om": "i64", "H": "i32", "SQ": "i32", "SK": "i32"}
-            consts = {"D": D, "BLOCK_M": bm, "BLOCK_N": bn, "CAUSAL": causal, "EVEN_M": True, "EVEN_N": True, "WARP_SPEC": ws, "DOT_FP32": False}
+            consts = {"D": D, "BLOCK_M": bm, "BLOCK_N": bn, "CAUSAL": causal, "EVEN_M": True, "EVEN_N": True, "WARP_SPEC": ws, "FLAT": flat,
+                      "DOT_FP32": False}
             sig.update({name: "constexpr" for name in consts})
             src = ASTSource(fn, sig, constexprs={(fn.arg_names.index(n),): v for n, v in consts.items()})
             k = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": warps, "num_stages": stages})
@@ -226,7 +231,7 @@ for D in sorted(triton_fa3.CONFIGS):
             sass = subprocess.run([os.path.join(BIN, "cuobjdump"), "-sass", f.name], capture_output=True, text=True, check=True).stdout
             os.unlink(f.name)
             count = lambda op: len(re.findall(r"\b" + re.escape(op) + r"\b", sass))
-            facts.append({"D": D, "causal": causal, "tiling": [bm, bn, warps, stages, ws], "warps": k.metadata.num_warps,
+            facts.append({"D": D, "causal": causal, "tiling": [bm, bn, warps, stages, ws] + ([True] if flat else []), "warps": k.metadata.num_warps,
                           "smem": k.metadata.shared, "partitions": "ttg.warp_specialize" in k.asm["ttgir"],
                           "HGMMA": count("HGMMA"), "UTMALDG": count("UTMALDG"), "LDL": count("LDL"), "STL": count("STL"),
                           "USETMAXREG": count("USETMAXREG")})
@@ -296,3 +301,14 @@ def test_the_remembered_tuning_tells_runs_with_and_without_the_specialised_tilin
     assert factory(CASE, ctx(DEVICE, not HAS_GPU)).config == (32, 16, 4, 1, True)  # tuned afresh
     monkeypatch.delenv(triton_fa3.WARP_SPEC_ENV)
     assert factory(CASE, ctx(DEVICE, not HAS_GPU)).config == (16, 16, 4, 1, False)  # the first choice, remembered
+
+
+@needs_kernel
+def test_a_flat_tiling_refuses_tensors_it_cannot_see_as_one_matrix():
+    q, k, v = qkv(1, 2, 37, 37, 64, torch.float16)
+    k_view = torch.randn(1, 2, 64, 64, dtype=torch.float16, device=DEVICE)[:, :, :37]
+    with pytest.raises(ValueError) as e:
+        triton_fa3.launch(q, k_view, v, torch.empty_like(q), False, (16, 16, 4, 1, False, True))
+    assert str(e.value) == (
+        "a flat tiling (16, 16, 4, 1, False, True) needs contiguous q, k, v (strides (4736, 2368, 64, 1), (8192, 4096, 64, 1), (4736, 2368, 64, 1))"
+    )
