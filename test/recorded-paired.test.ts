@@ -267,3 +267,60 @@ describe.each([
     expect(c.paired?.base_correctness?.seeds).toEqual([0]);
   });
 });
+
+// Runs 19-21 (2026-11-24, 00:47-01:15 UTC). Run 19 (936b6f2, machine serial 1752824028007): the
+// push stalled in triton_fa3's tuning on the first attention case and hit its 570 s limit (its
+// action.log only: push-h100-run19-hang/); triton_fa3 left the kernel set in 9d2a2bf. Runs 20-21
+// (9d2a2bf, machine serial 1752724022706): push cold, then the paired A/A warm, with the case-wide
+// warm-up after a kernel's first case cut to a round per arm and the new stage times.
+describe('run 20: push of 9d2a2bf', () => {
+  const results = loadGz('push-h100-run20');
+
+  it('passes with no error and no failure on a correct kernel', () => {
+    expect(results.cases.filter((c) => c.status === 'ok')).toHaveLength(216);
+    expect(results.cases.filter((c) => c.status === 'skipped')).toHaveLength(1);
+    expect(verdictOf('push-h100-run20').verdict).toBe('pass');
+  });
+});
+
+describe('run 21: paired A/A of 9d2a2bf, warm', () => {
+  const results = loadGz('paired-aa-h100-run21');
+  const judged = compare(results, undefined, config);
+  const key = 'attention/sdpa_flash/dtype=bf16,B=16,H=96,S=4096,D=128,causal=false';
+
+  it('says SLOWER once, on a reference timed with identical code in both arms, and the gate passes', () => {
+    expect(perfCounts(judged.cases)).toEqual([1, 0, 214, 1]);
+    const slower = judged.cases.filter((c) => c.perf === 'SLOWER');
+    expect(slower.map((c) => c.key)).toEqual([key]);
+    // All six blocks of its first twelve pairs read the head 2.4-6.9 % slower (about 1 s of the
+    // run): the interval cleared +1 % at the first look and the variant stopped, decided.
+    const rec = results.cases.find((c) => `${c.kernel}/${c.variant}/${c.case}` === key)!;
+    expect(rec.paired?.stop_reason).toBe('decided');
+    expect(rec.paired?.log_ratios).toHaveLength(6);
+    for (const r of rec.paired!.log_ratios!) expect(r).toBeGreaterThan(0.02);
+    const v = verdictOf('paired-aa-h100-run21');
+    expect([v.verdict, v.counts.slower, v.counts.ambiguous]).toEqual(['pass', 1, 1]);
+  });
+
+  it('took 324 s in all, the stages named', () => {
+    expect(
+      Number(
+        readFileSync(join(ROOT, 'test/fixtures/recorded/paired-aa-h100-run21/wall_s'), 'utf8'),
+      ),
+    ).toBe(323.7);
+    const s = results.run.stage_seconds!;
+    expect(Object.keys(s)).toEqual(
+      expect.arrayContaining([
+        'verify',
+        'base verify',
+        'prepare',
+        'base prepare',
+        'bench',
+        'bench warm-up',
+        'finish',
+      ]),
+    );
+    expect(s['bench warm-up']).toBeGreaterThan(50);
+    expect(s['bench warm-up']).toBeLessThan(s.bench!);
+  });
+});
