@@ -308,6 +308,7 @@ class Harness:
             "paired_max_time_cap_s": a.paired_max_time_cap_s,
             "paired_same_ci_share": a.paired_same_ci_share,
             "paired_straddle_extra": a.paired_straddle_extra,
+            "paired_change_min_blocks": a.paired_change_min_blocks,
             "paired_base_seeds": list(range(min(a.paired_base_seeds, a.seeds))),
         }
 
@@ -840,6 +841,10 @@ def parse_args(argv):
         "input seeds verified on the base revision (default 1: it is the target branch's code, verified with --seeds on its own push; its timed "
         "outputs are still checked)"
     ))
+    g.add_argument("--paired-change-min-blocks", type=int, default=12, help=(
+        "ABBA blocks before a variant may stop SLOWER or FASTER (default 12, twice --paired-min-pairs: a disturbance of a second or so "
+        "does not decide alone)"
+    ))
     args = p.parse_args(argv)
     if args.seeds < 1:
         p.error(f"--seeds must be at least 1, got {args.seeds}")
@@ -849,6 +854,8 @@ def parse_args(argv):
         p.error(f"--paired-same-ci-share must be in (0, 1], got {args.paired_same_ci_share:g}")
     if args.paired_straddle_extra < 0:
         p.error(f"--paired-straddle-extra must be at least 0, got {args.paired_straddle_extra:g}")
+    if args.paired_change_min_blocks < args.paired_min_pairs:
+        p.error(f"--paired-change-min-blocks must be at least --paired-min-pairs ({args.paired_min_pairs}), got {args.paired_change_min_blocks}")
     if args.paired_base_seeds < 1:
         p.error(f"--paired-base-seeds must be at least 1, got {args.paired_base_seeds}")
     if args.paired_min_pairs < 5:

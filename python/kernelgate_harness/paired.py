@@ -192,6 +192,7 @@ class PairedCase:
             max_time_cap_s=o["paired_max_time_cap_s"],
             same_ci_share=o.get("paired_same_ci_share", PairedStopRule.same_ci_share),
             straddle_extra=o.get("paired_straddle_extra", PairedStopRule.straddle_extra),
+            change_min_blocks=o.get("paired_change_min_blocks", PairedStopRule.change_min_blocks),
         )
         single = StopRule(min_samples=o["min_samples"], max_samples=o["max_samples"], ci_rel=o["ci_rel"], time_cap_s=o["time_cap_s"])
         samples = {arm: {v: {"ms": [], "clk": [], "pw": []} for v in h_timed} for arm in ("head", "base")}

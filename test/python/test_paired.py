@@ -153,7 +153,8 @@ def test_the_stop_rule_decides_once_the_interval_clears_the_threshold():
     same = [0.001 * ((-1) ** i) for i in range(10)]
     assert rule.check(same[:9], 0.1) is None  # fewer than min_pairs
     assert rule.check(same, 0.1) == "decided"
-    slower = [math.log(1.02) + 0.001 * ((-1) ** i) for i in range(10)]
+    slower = [math.log(1.02) + 0.001 * ((-1) ** i) for i in range(12)]
+    assert rule.check(slower[:11], 0.1) is None  # a change waits for change_min_blocks (12)
     assert rule.check(slower, 0.1) == "decided"
     on_the_edge = [math.log(1.01) + 0.004 * ((-1) ** i) for i in range(40)]
     assert rule.check(on_the_edge, 0.1) is None
@@ -172,8 +173,9 @@ def test_same_waits_for_an_interval_narrower_than_its_share_of_the_threshold():
     _, lo, hi = paired_summary(narrow)
     assert (hi - lo) / 2 <= 0.4 * math.log1p(0.01)
     assert rule.check(narrow, 0.1) == "decided"
-    # A SLOWER beyond the threshold decides at once, however wide.
-    assert rule.check([math.log(1.05) + x for x in wide], 0.1) == "decided"
+    # A SLOWER beyond the threshold decides once it has change_min_blocks blocks, however wide.
+    assert rule.check([math.log(1.05) + x for x in wide], 0.1) is None
+    assert rule.check([math.log(1.05) + x for x in wide + wide], 0.1) == "decided"
     # The share follows a threshold the absolute floor raised (a 5 % threshold: ±2 % is narrow).
     assert rule.check(wide, 0.1, threshold=math.log1p(0.05)) == "decided"
     # The time cap still ends a variant that never narrows enough.
@@ -198,6 +200,22 @@ def test_a_variant_straddling_the_threshold_at_its_cap_gets_one_cap_more():
     # Off: the cap as before.
     off = PairedStopRule(threshold_pct=1.0, min_pairs=6, time_cap_s=3, straddle_extra=0.0)
     assert off.check(edge, 3.0) == "time_cap"
+
+
+def test_a_change_needs_twice_the_minimum_blocks_so_a_second_of_disturbance_does_not_decide():
+    # Run 21 on the H100: a reference with identical code in both arms read +6.9, +4.7, +3.8,
+    # +5.9, +5.9, +2.4 % in its first six blocks and stopped SLOWER at the first look.
+    burst = [math.log1p(x / 100) for x in (6.89, 4.68, 3.75, 5.92, 5.86, 2.38)]
+    rule = PairedStopRule(threshold_pct=1.0, min_pairs=6, time_cap_s=100)
+    assert rule.check(burst, 1.0) is None
+    # If the disturbance passes, the next six blocks read ±0.3 % and the median moves inside: the
+    # interval straddles +1 %, so sampling goes on rather than deciding SLOWER.
+    calm = [0.003 * ((-1) ** i) for i in range(6)]
+    assert rule.check(burst + calm, 2.0) is None
+    # A lasting +5 % decides at twelve blocks.
+    assert rule.check(burst + burst, 2.0) == "decided"
+    # The old rule (change_min_blocks = min_pairs) decided on the burst alone.
+    assert PairedStopRule(threshold_pct=1.0, min_pairs=6, time_cap_s=100, change_min_blocks=6).check(burst, 1.0) == "decided"
 
 
 def test_the_time_cap_follows_the_cases_duration():
