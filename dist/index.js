@@ -42810,7 +42810,11 @@ var PHASES = [
   ["verify", "verify"],
   ["base setup", "base set-up"],
   ["base verify", "base verify"],
+  ["prepare", "preparation"],
+  ["base prepare", "base preparation"],
   ["bench", "timing"],
+  ["bench warm-up", "of it warm-ups"],
+  ["finish", "finish"],
   ["ceilings", "ceilings"]
 ];
 function stagesLine(results) {

@@ -3,7 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { compare } from '../src/judge/index.js';
 import { loadConfig, type Config } from '../src/config/index.js';
 import { gate } from '../src/judge/index.js';
-import { escapeCell, escapeMarkdown, codeBlock, formatSci, mermaidLabel } from '../src/lib/index.js';
+import {
+  escapeCell,
+  escapeMarkdown,
+  codeBlock,
+  formatSci,
+  mermaidLabel,
+} from '../src/lib/index.js';
 import {
   COMMENT_MAX_CHARS,
   COMMENT_ROWS_PER_VARIANT,
@@ -685,6 +691,30 @@ describe('the time of each stage', () => {
     expect(stagesLine(bare)).toBe('');
     expect(renderReport(input(bare, undefined, loadConfig(ROOT_DIR))).full).not.toContain(
       'Time of each stage',
+    );
+  });
+
+  it('names the phases of a paired run: preparation, the warm-ups within timing, finish', () => {
+    const run21 = {
+      ...slow2,
+      run: {
+        ...slow2.run,
+        stage_seconds: {
+          doctor: 3.1,
+          harness: 319.5,
+          verify: 39.5,
+          prepare: 1.2,
+          'base verify': 20.7,
+          'base prepare': 1.4,
+          bench: 226.1,
+          'bench warm-up': 56.6,
+          finish: 3.0,
+        },
+      },
+    };
+    expect(stagesLine(run21)).toBe(
+      'Time of each stage (323 s in all): doctor 3 s · harness 320 s (verify 40 s, base verify 21 s, ' +
+        'preparation 1 s, base preparation 1 s, timing 226 s, of it warm-ups 57 s, finish 3 s).',
     );
   });
 

@@ -18,7 +18,11 @@ const PHASES: [string, string][] = [
   ['verify', 'verify'],
   ['base setup', 'base set-up'],
   ['base verify', 'base verify'],
+  ['prepare', 'preparation'],
+  ['base prepare', 'base preparation'],
   ['bench', 'timing'],
+  ['bench warm-up', 'of it warm-ups'],
+  ['finish', 'finish'],
   ['ceilings', 'ceilings'],
 ];
 
