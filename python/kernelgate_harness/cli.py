@@ -104,9 +104,9 @@ class WorkerHandle:
         variant, phase = parts[0], parts[1] if len(parts) > 1 else ""
         return (variant, phase, parts[2]) if len(parts) > 2 else (variant, phase)
 
-    def request(self, msg, timeout_s):
+    def request(self, msg, timeout_s, stall_s=None):
         self.send(msg)
-        return self.wait(timeout_s)
+        return self.wait(timeout_s, stall_s)
 
     def send(self, msg):
         if self.proc is None or not self.proc.is_alive():
@@ -114,9 +114,14 @@ class WorkerHandle:
         self.current.value = b""
         self.conn.send(msg)
 
-    def wait(self, timeout_s):
+    def wait(self, timeout_s, stall_s=None):
+        """The worker's reply, or WorkerDied / WorkerTimeout: past `timeout_s` in all, or, with
+        `stall_s`, once the worker has stayed that long in one variant's one phase (its mark), so
+        a variant that stalls in a case of many costs its own time-out, not all of theirs (a stalled
+        tuning on the H100 held a case of 9 variants for 7 minutes, docs/notes/paired-ab.md run 19)."""
         deadline = time.monotonic() + timeout_s
         t0 = time.monotonic()
+        mark, since = self.what(), t0
         while True:
             if self.conn.poll(0.05):
                 try:
@@ -128,10 +133,18 @@ class WorkerHandle:
                 current, code = self.what(), self.proc.exitcode
                 self.proc = None
                 raise WorkerDied(current, code)
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            if stall_s is not None:
+                current = self.what()
+                if current != mark:
+                    mark, since = current, now
+                elif now - since > stall_s:
+                    self.kill()
+                    raise WorkerTimeout(current, now - t0)
+            if now > deadline:
                 current = self.what()
                 self.kill()
-                raise WorkerTimeout(current, time.monotonic() - t0)
+                raise WorkerTimeout(current, now - t0)
 
     def kill(self):
         if self.proc is not None:
@@ -607,7 +620,11 @@ class Harness:
                             records[v] = {"status": "error", "error": reply["error"]}
                         return records
                     handle.ready = True
-                reply = handle.request({"op": "case", "params": case.params, "variants": group, "seeds": list(range(self.args.seeds))}, deadline_s)
+                reply = handle.request(
+                    {"op": "case", "params": case.params, "variants": group, "seeds": list(range(self.args.seeds))},
+                    deadline_s,
+                    stall_s=self.case_deadline_s(timeout_s, 1),
+                )
             except (WorkerTimeout, WorkerDied) as e:
                 culprit, phase = e.current[0], e.current[1] or "start-up"
                 hung = isinstance(e, WorkerTimeout)

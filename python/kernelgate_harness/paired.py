@@ -138,7 +138,7 @@ class PairedCase:
         replies = {}
         for arm, handle, names in (("head", self.head, self.variants), ("base", self.base, self.base_variants)):
             handle.send({"op": "pverify", "params": self.case.params, "seeds": seeds[arm], "variants": names})
-            reply = handle.wait(self.timeout_s * max(len(names), 1))
+            reply = handle.wait(self.timeout_s * max(len(names), 1), stall_s=self.timeout_s)
             if reply.get("op") == "fatal":
                 raise PairedFatal(arm, reply["error"])
             replies[arm] = reply

@@ -55,7 +55,7 @@ class ScriptedWorker:
     def kill(self):
         self.alive = self.ready = False
 
-    def request(self, msg, timeout_s):
+    def request(self, msg, timeout_s, stall_s=None):
         if msg["op"] == "init":
             self.alive = True
             self.requests.append("start")

@@ -119,6 +119,24 @@ def test_a_hung_variant_times_out_and_the_others_are_written(run_harness):
     assert r.case("good", N64)["status"] == "ok"
 
 
+def test_a_stall_costs_its_own_variants_time_out_not_the_whole_cases(run_harness):
+    # Eight variants at 5 s each: the case's deadline is 40 s, but the hang stays in one variant's
+    # one phase, so the group is stopped after 5 s of it, then the culprit alone after 5 s more.
+    variants = "good,unwritten,nan,inf,hang,tail,zeros_fast,third_seed"
+    t0 = time.monotonic()
+    r = run_harness("--variants", variants, "--case-params", "n=100", "--no-timing", "--seeds", "1", "--timeout-per-case", "5", kernels=FIXTURE_KERNELS)
+    elapsed = time.monotonic() - t0
+    hung = r.case("hang", N100)
+    assert hung["status"] == "timeout"
+    assert hung["reason"] == (
+        "no answer within 5 s during verify seed 0 of hang, run alone (with the case's other variants the worker had "
+        "hung during verify seed 0 of hang); the worker was killed and restarted"
+    )
+    assert r.case("good", N100)["status"] == "ok"
+    # Two stalls of 5 s and three worker start-ups, against the 40 s the group's stall alone cost.
+    assert elapsed < 35, elapsed
+
+
 def test_a_crashing_variant_fails_its_case_only(run_harness):
     r = run_harness("--variants", "good,crash", "--no-timing", "--seeds", "1", kernels=FIXTURE_KERNELS)
     crashed = r.case("crash", N64)
