@@ -39,37 +39,41 @@ const fixture = (name: string) => readFileSync(join(FIXTURES, name), 'utf8');
 const config = loadConfig(ROOT);
 
 describe('compute-sanitizer output', () => {
-  it('reads memcheck findings, their device function and details, and the summary count', () => {
+  it('reads memcheck as recorded on the H100: the planted write, the API errors after it, the count', () => {
+    // The planted-fault module's oob_store under memcheck (deep22, test/fixtures/deep/README.md):
+    // its Triton kernel oob_tail stores one element past its output (faulty_bench.py:286), then
+    // every CUDA call fails with the launch failure it left.
     const r = parseSanitizer(fixture('memcheck-oob.txt'));
-    expect(r.errors).toBe(3);
-    expect(r.findings).toEqual([
-      {
-        what: 'Invalid __global__ write of size 4 bytes',
-        kernel: '_oob_store_kernel',
-        detail: [
-          'at _oob_store_kernel+0x2d0 in /work/test/python/fixtures/kernels/faulty/faulty_bench.py:412',
-          'by thread (63,0,0) in block (1,0,0)',
-          'Address 0x7f3a5e000100 is out of bounds',
-          'and is 1 bytes after the nearest allocation at 0x7f3a5e000000 of size 256 bytes',
-        ].join('\n'),
-      },
-      {
-        what: 'Invalid __global__ write of size 4 bytes',
-        kernel: 'out_of_bounds_kernel',
-        detail: [
-          'at 0x70 in memcheck_demo.cu:11:out_of_bounds_kernel(float *, int)',
-          'by thread (0,0,0) in block (0,0,0)',
-          'Address 0x87654320 is out of bounds',
-          'and is 5,498,285,758,176 bytes before the nearest allocation at 0x400100200 of size 1,024 bytes',
-        ].join('\n'),
-      },
-      {
-        what: 'Program hit cudaErrorLaunchFailure (error 719) due to "unspecified launch failure" on CUDA API call to cudaDeviceSynchronize.',
-      },
+    expect(r.errors).toBe(5);
+    expect(r.findings[0]).toEqual({
+      what: 'Invalid __global__ write of size 4 bytes',
+      kernel: 'oob_tail',
+      detail: [
+        'at oob_tail+0x130 in faulty_bench.py:286',
+        'by thread (32,0,0) in block (31,0,0)',
+        'Access to 0x7f90e280a880 is out of bounds',
+        'and is 1 bytes after the nearest allocation at 0x7f90e2806a00 of size 16,000 bytes',
+      ].join('\n'),
+      // The innermost Python frame of the launch: Triton's launcher, under faulty_bench.py:306.
+      python_frame: '__call__ in driver.py:713',
+    });
+    const failure = (call: string) =>
+      `Program hit cudaErrorLaunchFailure (error 719) due to "unspecified launch failure" on CUDA API call to ${call}.`;
+    expect(r.findings.slice(1)).toEqual([
+      { what: failure('cudaEventSynchronize'), python_frame: 'synchronize in streams.py:254' },
+      { what: failure('cudaGetLastError'), python_frame: 'synchronize in streams.py:254' },
+      { what: failure('cudaMalloc'), python_frame: 'context_lost in device.py:28' },
+      { what: failure('cudaGetLastError'), python_frame: 'context_lost in device.py:28' },
     ]);
     // The target's own lines ([kernelgate] ...) are not the tool's.
     expect(r.firstLines.split('\n')[0]).toBe('Invalid __global__ write of size 4 bytes');
     expect(r.firstLines).not.toContain('[kernelgate]');
+    // The line the tool names is the planted store.
+    const module = readFileSync(
+      join(ROOT, 'test/python/fixtures/kernels/faulty/faulty_bench.py'),
+      'utf8',
+    ).split('\n');
+    expect(module[286 - 1]).toContain('mask=offs < n + 1)  # the planted bug');
   });
 
   it('reads a clean run as 0 errors and no finding', () => {
@@ -343,7 +347,7 @@ describe('running the tools', () => {
     const [, ...others] = sanitizerTargets(config, ['attention']).map((t) => t.variant);
     expect(others).toEqual(expect.arrayContaining(['cuda_fa2', 'cuda_fa_wgmma']));
     expect(runs.map((s) => [s.variant, s.status, s.errors])).toEqual([
-      ['triton_fa2', 'findings', 3],
+      ['triton_fa2', 'findings', 5],
       // The harness wrote no results here (a scripted tool): a clean summary over nothing is no pass.
       ...others.map((v) => [v, 'error', 0]),
     ]);
@@ -792,7 +796,7 @@ describe('the gate and the nightly report', { timeout: 120_000 }, () => {
         variant: 'triton_fa2',
         case: 'dtype=fp16,B=2,H=3,S=77,D=64,causal=false',
         status: 'findings',
-        errors: 3,
+        errors: 5,
         findings: [
           { ...oob.findings[0]!, detail: '<img src=x onerror=alert(1)> ``` @everyone' },
           ...oob.findings.slice(1),
@@ -832,7 +836,7 @@ describe('the gate and the nightly report', { timeout: 120_000 }, () => {
   it('fails the nightly on a sanitizer finding, naming tool, variant and the first finding', () => {
     const { g } = judged(withDeep(push, deep));
     const line =
-      'sanitizer memcheck: attention/triton_fa2 dtype=fp16,B=2,H=3,S=77,D=64,causal=false: 3 errors: Invalid __global__ write of size 4 bytes in _oob_store_kernel';
+      'sanitizer memcheck: attention/triton_fa2 dtype=fp16,B=2,H=3,S=77,D=64,causal=false: 5 errors: Invalid __global__ write of size 4 bytes in oob_tail';
     expect(g.verdict).toBe('fail');
     expect(g.reasons).toContain(line);
     expect(g.warnings).toContain(
@@ -857,13 +861,13 @@ describe('the gate and the nightly report', { timeout: 120_000 }, () => {
       [
         '| variant | case | memcheck | racecheck | synccheck | initcheck |',
         '| :- | :- | :-: | :-: | :-: | :-: |',
-        '| attention/triton\\_fa2 | dtype=fp16,B=2,H=3,S=77,D=64,causal=false | ❌ 3 | ✅ 0 | | |',
+        '| attention/triton\\_fa2 | dtype=fp16,B=2,H=3,S=77,D=64,causal=false | ❌ 5 | ✅ 0 | | |',
         '| attention/cuda\\_fa2 | dtype=fp16,B=2,H=3,S=77,D=64,causal=false | 💥 did not finish | | | |',
       ].join('\n'),
     );
     // The tool's text is fenced with a fence longer than any backtick run in it: inert.
     expect(comment).toContain(
-      '````\nInvalid __global__ write of size 4 bytes  [_oob_store_kernel]\n    <img src=x onerror=alert(1)> ``` @everyone\n',
+      '````\nInvalid __global__ write of size 4 bytes  [oob_tail]\n    <img src=x onerror=alert(1)> ``` @everyone\n',
     );
     expect(comment).toContain(
       '<details><summary>Nsight Compute: 1 run over 1 case (attention)</summary>',
@@ -942,7 +946,7 @@ describe('kernelgate deep', { timeout: 120_000 }, () => {
     );
     expect(r.status).toBe(1);
     expect(r.stdout).toContain(
-      '  fail: sanitizer memcheck: attention/triton_fa2 dtype=fp16,B=2,H=3,S=77,D=64,causal=false: 3 errors: Invalid __global__ write of size 4 bytes in _oob_store_kernel',
+      '  fail: sanitizer memcheck: attention/triton_fa2 dtype=fp16,B=2,H=3,S=77,D=64,causal=false: 5 errors: Invalid __global__ write of size 4 bytes in oob_tail',
     );
     const written = loadResults(join(out, 'results.json'));
     expect(written.run.harness).toBe('kernelgate deep');
