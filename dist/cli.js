@@ -414,11 +414,11 @@ var require_codegen = __commonJS({
         const rhs = this.rhs === void 0 ? "" : ` = ${this.rhs}`;
         return `${varKind} ${this.name}${rhs};` + _n;
       }
-      optimizeNames(names, constants2) {
+      optimizeNames(names, constants3) {
         if (!names[this.name.str])
           return;
         if (this.rhs)
-          this.rhs = optimizeExpr(this.rhs, names, constants2);
+          this.rhs = optimizeExpr(this.rhs, names, constants3);
         return this;
       }
       get names() {
@@ -435,10 +435,10 @@ var require_codegen = __commonJS({
       render({ _n }) {
         return `${this.lhs} = ${this.rhs};` + _n;
       }
-      optimizeNames(names, constants2) {
+      optimizeNames(names, constants3) {
         if (this.lhs instanceof code_1.Name && !names[this.lhs.str] && !this.sideEffects)
           return;
-        this.rhs = optimizeExpr(this.rhs, names, constants2);
+        this.rhs = optimizeExpr(this.rhs, names, constants3);
         return this;
       }
       get names() {
@@ -499,8 +499,8 @@ var require_codegen = __commonJS({
       optimizeNodes() {
         return `${this.code}` ? this : void 0;
       }
-      optimizeNames(names, constants2) {
-        this.code = optimizeExpr(this.code, names, constants2);
+      optimizeNames(names, constants3) {
+        this.code = optimizeExpr(this.code, names, constants3);
         return this;
       }
       get names() {
@@ -529,12 +529,12 @@ var require_codegen = __commonJS({
         }
         return nodes.length > 0 ? this : void 0;
       }
-      optimizeNames(names, constants2) {
+      optimizeNames(names, constants3) {
         const { nodes } = this;
         let i = nodes.length;
         while (i--) {
           const n = nodes[i];
-          if (n.optimizeNames(names, constants2))
+          if (n.optimizeNames(names, constants3))
             continue;
           subtractNames(names, n.names);
           nodes.splice(i, 1);
@@ -587,12 +587,12 @@ var require_codegen = __commonJS({
           return void 0;
         return this;
       }
-      optimizeNames(names, constants2) {
+      optimizeNames(names, constants3) {
         var _a;
-        this.else = (_a = this.else) === null || _a === void 0 ? void 0 : _a.optimizeNames(names, constants2);
-        if (!(super.optimizeNames(names, constants2) || this.else))
+        this.else = (_a = this.else) === null || _a === void 0 ? void 0 : _a.optimizeNames(names, constants3);
+        if (!(super.optimizeNames(names, constants3) || this.else))
           return;
-        this.condition = optimizeExpr(this.condition, names, constants2);
+        this.condition = optimizeExpr(this.condition, names, constants3);
         return this;
       }
       get names() {
@@ -615,10 +615,10 @@ var require_codegen = __commonJS({
       render(opts) {
         return `for(${this.iteration})` + super.render(opts);
       }
-      optimizeNames(names, constants2) {
-        if (!super.optimizeNames(names, constants2))
+      optimizeNames(names, constants3) {
+        if (!super.optimizeNames(names, constants3))
           return;
-        this.iteration = optimizeExpr(this.iteration, names, constants2);
+        this.iteration = optimizeExpr(this.iteration, names, constants3);
         return this;
       }
       get names() {
@@ -654,10 +654,10 @@ var require_codegen = __commonJS({
       render(opts) {
         return `for(${this.varKind} ${this.name} ${this.loop} ${this.iterable})` + super.render(opts);
       }
-      optimizeNames(names, constants2) {
-        if (!super.optimizeNames(names, constants2))
+      optimizeNames(names, constants3) {
+        if (!super.optimizeNames(names, constants3))
           return;
-        this.iterable = optimizeExpr(this.iterable, names, constants2);
+        this.iterable = optimizeExpr(this.iterable, names, constants3);
         return this;
       }
       get names() {
@@ -699,11 +699,11 @@ var require_codegen = __commonJS({
         (_b = this.finally) === null || _b === void 0 ? void 0 : _b.optimizeNodes();
         return this;
       }
-      optimizeNames(names, constants2) {
+      optimizeNames(names, constants3) {
         var _a, _b;
-        super.optimizeNames(names, constants2);
-        (_a = this.catch) === null || _a === void 0 ? void 0 : _a.optimizeNames(names, constants2);
-        (_b = this.finally) === null || _b === void 0 ? void 0 : _b.optimizeNames(names, constants2);
+        super.optimizeNames(names, constants3);
+        (_a = this.catch) === null || _a === void 0 ? void 0 : _a.optimizeNames(names, constants3);
+        (_b = this.finally) === null || _b === void 0 ? void 0 : _b.optimizeNames(names, constants3);
         return this;
       }
       get names() {
@@ -1004,7 +1004,7 @@ var require_codegen = __commonJS({
     function addExprNames(names, from) {
       return from instanceof code_1._CodeOrName ? addNames(names, from.names) : names;
     }
-    function optimizeExpr(expr, names, constants2) {
+    function optimizeExpr(expr, names, constants3) {
       if (expr instanceof code_1.Name)
         return replaceName(expr);
       if (!canOptimize(expr))
@@ -1019,14 +1019,14 @@ var require_codegen = __commonJS({
         return items;
       }, []));
       function replaceName(n) {
-        const c = constants2[n.str];
+        const c = constants3[n.str];
         if (c === void 0 || names[n.str] !== 1)
           return n;
         delete names[n.str];
         return c;
       }
       function canOptimize(e) {
-        return e instanceof code_1._Code && e._items.some((c) => c instanceof code_1.Name && names[c.str] === 1 && constants2[c.str] !== void 0);
+        return e instanceof code_1._Code && e._items.some((c) => c instanceof code_1.Name && names[c.str] === 1 && constants3[c.str] !== void 0);
       }
     }
     function subtractNames(names, from) {
@@ -19144,6 +19144,7 @@ var kernel_schema_default = {
 
 // src/adapters/command.ts
 import { spawn as spawn3 } from "node:child_process";
+import { constants as constants2 } from "node:os";
 
 // src/adapters/types.ts
 var NO_PARAMS_CASE = "default";
@@ -19264,6 +19265,16 @@ function isoUtc(text2) {
 // src/adapters/command.ts
 var TIME_UNITS = { s: 1e3, ms: 1, us: 1e-3, ns: 1e-6 };
 var RATE_UNITS = { tflops: 1e12, gflops: 1e9, gbps: 1e9 };
+function signalName(n) {
+  return Object.entries(constants2.signals).find(([, v]) => v === n)?.[0];
+}
+function exitReason(out) {
+  if (out.exitCode === null) {
+    return out.signal ? `killed by signal ${out.signal}` : "killed by a signal";
+  }
+  const signal = out.exitCode > 128 ? signalName(out.exitCode - 128) : void 0;
+  return signal ? `exit status ${out.exitCode} (128 + ${out.exitCode - 128}: ${signal})` : `exit status ${out.exitCode}`;
+}
 var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve19) => {
   const child2 = spawn3("bash", ["-c", command], {
     cwd,
@@ -19292,9 +19303,9 @@ var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve19) => {
     clearTimeout(timer);
     resolve19({ exitCode: 127, output: `${output}${err.message}`, timedOut });
   });
-  child2.on("close", (code) => {
+  child2.on("close", (code, signal) => {
     clearTimeout(timer);
-    resolve19({ exitCode: code, output, timedOut });
+    resolve19({ exitCode: code, signal, output, timedOut });
   });
 });
 function shellQuote(value) {
@@ -19371,7 +19382,7 @@ async function runOnce(run2, arm, which2) {
     arm.failure = { status, reason, log: tail(out.output) };
   };
   if (out.timedOut) return fail("timeout", `exceeded ${spec.timeoutS} s`);
-  if (out.exitCode !== 0) return fail("error", `exit status ${String(out.exitCode)}`);
+  if (out.exitCode !== 0) return fail("error", exitReason(out));
   if (spec.check && !spec.check.test(out.output)) {
     return fail(
       "fail",
@@ -20502,7 +20513,7 @@ async function runBenchmark(bench2, options) {
       return failedBenchmark(
         adapter,
         bench2,
-        out.timedOut ? `exceeded ${bench2.timeoutS} s` : `exit status ${String(out.exitCode)}`,
+        out.timedOut ? `exceeded ${bench2.timeoutS} s` : exitReason(out),
         out.output
       );
     }

@@ -163,13 +163,23 @@ describe('the command adapter, what goes wrong', () => {
       { exitCode: 139, output: 'starting\nSegmentation fault', timedOut: false },
       {
         status: 'error',
-        reason: 'run 1: exit status 139',
+        reason: 'run 1: exit status 139 (128 + 11: SIGSEGV)',
         error: {
           kind: 'command',
-          message: 'run 1: exit status 139',
+          message: 'run 1: exit status 139 (128 + 11: SIGSEGV)',
           log_tail: 'starting\nSegmentation fault',
         },
       },
+    ],
+    [
+      'a death by a signal',
+      { exitCode: null, signal: 'SIGABRT', output: 'terminate called', timedOut: false },
+      { status: 'error', reason: 'run 1: killed by signal SIGABRT' },
+    ],
+    [
+      'an exit status a program chose',
+      { exitCode: 3, output: 'boom', timedOut: false },
+      { status: 'error', reason: 'run 1: exit status 3' },
     ],
     [
       'a timeout',
@@ -195,6 +205,21 @@ describe('the command adapter, what goes wrong', () => {
     );
     expect(ran.cases[0]?.result.status).toBe('timeout');
     expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('a real command that dies of a signal is named by it, as a shell reports it too', async () => {
+    const run = (command: string) =>
+      runCommands('k', { ...spec, variants: { v: command }, repeat: 1 }, { cwd: tmpdir() });
+    // bash runs `kill` itself, so the signal ends bash: Node sees no exit status, only the signal
+    const died = await run('echo time: 1 ms; kill -ABRT $$');
+    expect(died.cases[0]?.result.reason).toBe(
+      'echo time: 1 ms; kill -ABRT $$: killed by signal SIGABRT',
+    );
+    // a child the signal killed, reported by the shell that waited for it
+    const reported = await run("bash -c 'kill -ABRT $$'; exit $?");
+    expect(reported.cases[0]?.result.reason).toBe(
+      "bash -c 'kill -ABRT $$'; exit $?: exit status 134 (128 + 6: SIGABRT)",
+    );
   });
 
   it('placeholders are filled as quoted shell words; {{ }} are braces', () => {

@@ -13,6 +13,8 @@ import { readMetric } from '../src/adapters/command.js';
 import type { CommandRunner } from '../src/adapters/index.js';
 import { adaptFile, fileAdapterFor, runBenchmarks } from '../src/adapters/index.js';
 import { loadConfig } from '../src/config/index.js';
+import { scriptedExec } from '../src/lib/index.js';
+import { benchmarkFindings } from '../src/measure/benchmarks.js';
 import { slowPathChecks } from '../src/measure/doctor/checks-benchmarks.js';
 import { diagnoseOutput } from '../src/measure/diagnose.js';
 import { judge } from '../src/pipeline/index.js';
@@ -379,6 +381,48 @@ describe("seed 000's build reproduced on the H100: compute_90 PTX, no wgmma", ()
     expect(text(join(SEED, 'bench.log')).trimEnd().split('\n').at(-1)).toBe('exit=1');
     expect(judgedSeed.rendered.full).toContain(
       '- ❌ cuda.arch\\_conditional\\_mma on 2 cases of seed000\\_fmha/example88, seed000\\_fmha\\_verified/example88.',
+    );
+  });
+
+  it("today's command adapter, given the same output and death, names the signal", async () => {
+    // What the recording's runs printed (raw.txt without the shell's exit line) and how they
+    // ended: Node reported exit status null, the binary having died of SIGABRT (exit=134 above).
+    const output = raw.replace(/^exit=134\n$/m, '');
+    const root = mkdtempSync(join(tmpdir(), 'kg-recorded-seed000-'));
+    const seedConfig = loadConfig(root, { configFile: join(SEED, 'kernelgate.seed000.yml') });
+    const runner: CommandRunner = () =>
+      Promise.resolve({ exitCode: null, signal: 'SIGABRT', output, timedOut: false });
+    const again = await runBenchmarks(seedConfig.benchmarks, {
+      root,
+      runner,
+      environment: seed.environment,
+      findings: (ran, chosen) =>
+        benchmarkFindings(ran, chosen, seed.environment, root, scriptedExec([])),
+    });
+    expect(again.cases.map((c) => [c.kernel, c.status, c.reason])).toEqual([
+      [
+        'seed000_fmha',
+        'error',
+        '.carry/byob/88_hopper_fmha_compute90 --b=1 --h=1 --q=128 --k=128 --d=64 --iterations=1: killed by signal SIGABRT',
+      ],
+      [
+        'seed000_fmha_verified',
+        'error',
+        '.carry/byob/88_hopper_fmha_compute90 --b=1 --h=1 --q=128 --k=128 --d=64 --iterations=1 --verify: killed by signal SIGABRT',
+      ],
+    ]);
+    // the same findings as the recording's, from the same last 20 lines
+    const codes = (d: { code: string; kernel?: string }[]) =>
+      d.filter((x) => x.code.startsWith('cuda.')).map((x) => `${x.kernel} ${x.code}`);
+    expect(codes(again.diagnostics)).toEqual(codes(seed.diagnostics));
+    expect(codes(again.diagnostics)).toEqual([
+      'seed000_fmha cuda.arch_conditional_mma',
+      'seed000_fmha cuda.launch_failure',
+      'seed000_fmha_verified cuda.arch_conditional_mma',
+      'seed000_fmha_verified cuda.launch_failure',
+    ]);
+    expect(again.diagnostics.find((d) => d.code === 'cuda.arch_conditional_mma')?.message).toBe(
+      `${ARCH} (seen 16 times): ${CAUSE}`,
     );
   });
 

@@ -4,6 +4,7 @@
 // a base revision's checkout the same command runs there too, alternately (ABBA), so the case gets
 // a paired verdict like the harness's own.
 import { spawn } from 'node:child_process';
+import { constants } from 'node:os';
 import { childEnv } from '../lib/index.js';
 import type { CaseResult, Correctness, Paired, Timing } from '../results/index.js';
 import { median } from '../lib/index.js';
@@ -34,9 +35,32 @@ export interface CommandSpec {
 }
 
 export interface CommandOutcome {
+  /** null when a signal ended the process (then `signal` names it) */
   exitCode: number | null;
+  /** the signal that ended the process, as Node reports it ('SIGABRT') */
+  signal?: string | null;
   output: string;
   timedOut: boolean;
+}
+
+/** A signal's name from its number (6: SIGABRT), where this platform knows it. */
+function signalName(n: number): string | undefined {
+  return Object.entries(constants.signals).find(([, v]) => v === n)?.[0];
+}
+
+/**
+ * Why a command that did not exit 0 failed, in words: "exit status 3"; "killed by signal SIGABRT"
+ * (it died of the signal; bash execs a lone command, so a crashing binary reads so); "exit status
+ * 134 (128 + 6: SIGABRT)" (a shell reporting a child the signal killed).
+ */
+export function exitReason(out: Pick<CommandOutcome, 'exitCode' | 'signal'>): string {
+  if (out.exitCode === null) {
+    return out.signal ? `killed by signal ${out.signal}` : 'killed by a signal';
+  }
+  const signal = out.exitCode > 128 ? signalName(out.exitCode - 128) : undefined;
+  return signal
+    ? `exit status ${out.exitCode} (128 + ${out.exitCode - 128}: ${signal})`
+    : `exit status ${out.exitCode}`;
 }
 
 /** Runs one shell command line; tests pass a scripted one. */
@@ -79,9 +103,9 @@ export const shellRunner: CommandRunner = (command, { cwd, timeoutMs }) =>
       clearTimeout(timer);
       resolve({ exitCode: 127, output: `${output}${err.message}`, timedOut });
     });
-    child.on('close', (code) => {
+    child.on('close', (code, signal) => {
       clearTimeout(timer);
-      resolve({ exitCode: code, output, timedOut });
+      resolve({ exitCode: code, signal, output, timedOut });
     });
   });
 
@@ -238,7 +262,7 @@ async function runOnce(run: CaseRun, arm: Arm, which: 'head' | 'base'): Promise<
     arm.failure = { status, reason, log: tail(out.output) };
   };
   if (out.timedOut) return fail('timeout', `exceeded ${spec.timeoutS} s`);
-  if (out.exitCode !== 0) return fail('error', `exit status ${String(out.exitCode)}`);
+  if (out.exitCode !== 0) return fail('error', exitReason(out));
   if (spec.check && !spec.check.test(out.output)) {
     return fail(
       'fail',

@@ -11,7 +11,13 @@ import type {
   KernelgateResults,
   KernelInfo,
 } from '../results/index.js';
-import { runCommands, shellRunner, type CommandOutput, type CommandRunner } from './command.js';
+import {
+  exitReason,
+  runCommands,
+  shellRunner,
+  type CommandOutput,
+  type CommandRunner,
+} from './command.js';
 import { workOf, type BenchmarkConfig } from './config.js';
 import { adapterFor, type Adapter } from './index.js';
 import {
@@ -272,7 +278,7 @@ export async function runBenchmark(
       return failedBenchmark(
         adapter,
         bench,
-        out.timedOut ? `exceeded ${bench.timeoutS} s` : `exit status ${String(out.exitCode)}`,
+        out.timedOut ? `exceeded ${bench.timeoutS} s` : exitReason(out),
         out.output,
       );
     }
