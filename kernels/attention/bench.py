@@ -116,49 +116,39 @@ def work(params):
 # -- variants ------------------------------------------------------------------------------------
 
 
-def _triton_fa2(params, ctx):
-    if ctx.device != "cuda" and not ctx.interpret:
-        raise Unsupported("Triton needs a GPU, or TRITON_INTERPRET=1 on the CPU")
-    causal = params["causal"]
-    probe = make_inputs(params, 12345, ctx.device)
-    why = triton_fa2.check_shapes(probe["q"], probe["k"], probe["v"], causal)
-    if why:
-        raise Unsupported(why)
-    config, times_ms = tuning.remembered(
-        triton_fa2, params, ctx.device, lambda probe=probe: triton_fa2.tune(probe["q"], probe["k"], probe["v"], causal, ctx.interpret)
-    )
-    del probe
+def _triton_variant(module, tuning_key=lambda params: params):
+    """A Triton attention variant's factory: refuses what `module` does not take, tunes its tiling
+    per case (remembered in --tune-cache under `tuning_key(params)`) and launches with it."""
 
-    def run(inputs, out):
-        return triton_fa2.launch(inputs["q"], inputs["k"], inputs["v"], out, causal, config)
+    def factory(params, ctx):
+        if ctx.device != "cuda" and not ctx.interpret:
+            raise Unsupported("Triton needs a GPU, or TRITON_INTERPRET=1 on the CPU")
+        causal = params["causal"]
+        probe = make_inputs(params, 12345, ctx.device)
+        why = module.check_shapes(probe["q"], probe["k"], probe["v"], causal)
+        if why:
+            raise Unsupported(why)
+        config, _ = tuning.remembered(
+            module, tuning_key(params), ctx.device, lambda probe=probe: module.tune(probe["q"], probe["k"], probe["v"], causal, ctx.interpret)
+        )
+        del probe
 
-    run.config = config
-    return run
+        def run(inputs, out):
+            return module.launch(inputs["q"], inputs["k"], inputs["v"], out, causal, config)
+
+        run.config = config
+        return run
+
+    return factory
 
 
-def _triton_fa3(params, ctx):
-    """triton_fa3 (TMA descriptors, warp specialisation as a tuning candidate): set up like
-    triton_fa2, its tiling tuned per case and remembered in --tune-cache."""
-    if ctx.device != "cuda" and not ctx.interpret:
-        raise Unsupported("Triton needs a GPU, or TRITON_INTERPRET=1 on the CPU")
-    causal = params["causal"]
-    probe = make_inputs(params, 12345, ctx.device)
-    why = triton_fa3.check_shapes(probe["q"], probe["k"], probe["v"], causal)
-    if why:
-        raise Unsupported(why)
-    # the warp-specialised candidates (opt-in) are part of the tuning's key: a choice made without
-    # them is not reused by a run that tries them, nor the reverse
-    key = {**params, "warp_spec_candidates": True} if triton_fa3.warp_spec_enabled() else params
-    config, times_ms = tuning.remembered(
-        triton_fa3, key, ctx.device, lambda probe=probe: triton_fa3.tune(probe["q"], probe["k"], probe["v"], causal, ctx.interpret)
-    )
-    del probe
-
-    def run(inputs, out):
-        return triton_fa3.launch(inputs["q"], inputs["k"], inputs["v"], out, causal, config)
-
-    run.config = config
-    return run
+_triton_fa2 = _triton_variant(triton_fa2)
+# triton_fa3 (TMA descriptors, warp specialisation as an opt-in tuning candidate; not in kernel.yml,
+# docs/notes/kernel-gaps.md): the opt-in is part of the tuning's key, so a choice made without the
+# warp-specialised candidates is not reused by a run that tries them, nor the reverse.
+_triton_fa3 = _triton_variant(
+    triton_fa3, lambda params: {**params, "warp_spec_candidates": True} if triton_fa3.warp_spec_enabled() else params
+)
 
 
 def _sdpa(backend_name):
