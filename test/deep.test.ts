@@ -617,6 +617,28 @@ describe("findings in the harness's own code", () => {
     );
   });
 
+  it("are the harness's as recorded again on the H100 (deep22): verify.py's fingerprint, listed as needing attention", async () => {
+    // The same findings a day later: the fingerprint had moved to verify.py (test/fixtures/deep/
+    // README.md); classified here from the log by today's runner as the GPU machine did.
+    const { run, g, rendered } = await initcheck(
+      readFileSync(join(FIXTURES, 'deep22/initcheck-triton_bsr.txt'), 'utf8'),
+    );
+    const recorded = loadResults(join(FIXTURES, 'deep22/initcheck-results.json')).deep?.sanitizer;
+    const gpu = recorded?.find((s) => s.variant === 'triton_bsr');
+    expect(run).toMatchObject({ status: 'findings', errors: 1300 });
+    expect(run?.findings).toEqual(gpu?.findings?.slice(0, 2));
+    expect(run?.findings?.map((f) => [f.python_frame, f.harness])).toEqual([
+      ['fingerprint in verify.py:65', true],
+      ['fingerprint in verify.py:65', true],
+    ]);
+    expect(g.verdict).toBe('pass');
+    // A warning in the report too: under "Needs attention", never under "Why the gate fails".
+    const line = `- 🧪 sanitizer initcheck: bsr\\_gemm/triton\\_bsr ${caseId}: 1300 errors in the harness&#39;s own code (fingerprint in verify.py:65), not the variant&#39;s`;
+    expect(rendered.full).not.toContain('**Why the gate fails**');
+    expect(rendered.full).toContain(line);
+    expect(rendered.full.indexOf(line)).toBeGreaterThan(rendered.full.indexOf('**Needs attention'));
+  });
+
   it("are the variant's when a kernel file has the same name as the harness's module", async () => {
     // The tool prints a frame's file name only: worker.py under the kernels could be either.
     const kernels = mkdtempSync(join(tmpdir(), 'kg-deep-kernels-'));
