@@ -38057,8 +38057,19 @@ async function runOnce(run2, arm, which2) {
     );
   }
   const reading = /* @__PURE__ */ new Map();
-  for (const [sub, values] of readings)
-    reading.set(sub, toMs(median(values), spec.metric.unit, run2.work));
+  for (const [sub, values] of readings) {
+    const value = median(values);
+    const ms = toMs(value, spec.metric.unit, run2.work);
+    if (!(ms > 0 && Number.isFinite(ms))) {
+      const what = spec.metric.unit in TIME_UNITS ? "a time" : "a rate";
+      const forSub = sub === "" ? "" : ` for ${sub}`;
+      return fail(
+        "error",
+        `it printed ${what} of ${value} ${spec.metric.unit}${forSub}: ${what} must be above zero to be timed`
+      );
+    }
+    reading.set(sub, ms);
+  }
   arm.runs.push(reading);
   arm.firstOutput ??= tail(out.output, KEPT_OUTPUT_LINES);
 }
@@ -43897,8 +43908,7 @@ function deepFindings(f) {
   const { input, blocking, other } = f;
   for (const s of input.results.deep?.sanitizer ?? []) {
     if (s.status === "findings") {
-      const fails = input.config.policy.failOnSanitizer && !harnessOnly(s);
-      (fails ? blocking : other).push(`🧪 ${esc(sanitizerLine(s))}`);
+      (input.config.policy.failOnSanitizer ? blocking : other).push(`🧪 ${esc(sanitizerLine(s))}`);
     } else if (s.status === "error") {
       const line = (s.first_lines ?? "").split("\n")[0] ?? "";
       other.push(

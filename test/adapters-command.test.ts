@@ -177,6 +177,14 @@ describe('the command adapter, what goes wrong', () => {
       { status: 'error', reason: 'run 1: killed by signal SIGABRT' },
     ],
     [
+      'a time of zero',
+      { exitCode: 0, output: 'time: 0 ms', timedOut: false },
+      {
+        status: 'error',
+        reason: 'run 1: it printed a time of 0 ms: a time must be above zero to be timed',
+      },
+    ],
+    [
       'an exit status a program chose',
       { exitCode: 3, output: 'boom', timedOut: false },
       { status: 'error', reason: 'run 1: exit status 3' },

@@ -19,7 +19,7 @@ import { slowPathChecks } from '../src/measure/doctor/checks-benchmarks.js';
 import { diagnoseOutput } from '../src/measure/diagnose.js';
 import { judge } from '../src/pipeline/index.js';
 import type { CaseResult } from '../src/results/index.js';
-import { loadResults } from '../src/results/index.js';
+import { loadResults, validateResults } from '../src/results/index.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const DIR = join(ROOT, 'test/fixtures/recorded/byob-h100');
@@ -424,6 +424,31 @@ describe("seed 000's build reproduced on the H100: compute_90 PTX, no wgmma", ()
     expect(again.diagnostics.find((d) => d.code === 'cuda.arch_conditional_mma')?.message).toBe(
       `${ARCH} (seen 16 times): ${CAUSE}`,
     );
+  });
+
+  it('had it exited 0, its "0 TFLOPS/s" line would be an ERROR, not an infinite time', async () => {
+    // Seed 000's team saw exit 0 through cuda-compat; the same output read as a success here.
+    const output = raw.replace(/^exit=134\n$/m, '');
+    const root = mkdtempSync(join(tmpdir(), 'kg-recorded-seed000-'));
+    const seedConfig = loadConfig(root, { configFile: join(SEED, 'kernelgate.seed000.yml') });
+    const runner: CommandRunner = () => Promise.resolve({ exitCode: 0, output, timedOut: false });
+    const again = await runBenchmarks(seedConfig.benchmarks, { root, runner });
+    expect(again.cases.map((c) => [c.kernel, c.variant, c.status, c.reason])).toEqual([
+      [
+        'seed000_fmha',
+        'example88',
+        'error',
+        '.carry/byob/88_hopper_fmha_compute90 --b=1 --h=1 --q=128 --k=128 --d=64 --iterations=1: it printed a rate of 0 tflops for tma 64x128x64: a rate must be above zero to be timed',
+      ],
+      [
+        'seed000_fmha_verified',
+        'example88',
+        'fail',
+        String.raw`the benchmark's own check failed: its output did not match /(?<![\s\S])(?![\s\S]*\[FAIL\])[\s\S]*^ \[OK\] /`,
+      ],
+    ]);
+    // one valid results document: no infinite time in it
+    expect(() => validateResults(JSON.parse(JSON.stringify(again)), 'replayed')).not.toThrow();
   });
 
   it('no slow path to flag on this driver: the binary aborted instead of printing a slow rate', () => {

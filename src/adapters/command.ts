@@ -277,8 +277,20 @@ async function runOnce(run: CaseRun, arm: Arm, which: 'head' | 'base'): Promise<
     );
   }
   const reading = new Map<string, number>();
-  for (const [sub, values] of readings)
-    reading.set(sub, toMs(median(values), spec.metric.unit, run.work));
+  for (const [sub, values] of readings) {
+    const value = median(values);
+    const ms = toMs(value, spec.metric.unit, run.work);
+    // A rate of 0 (example 88's "[FAIL] … : 0 TFLOPS/s" after a trap) would be an infinite time.
+    if (!(ms > 0 && Number.isFinite(ms))) {
+      const what = spec.metric.unit in TIME_UNITS ? 'a time' : 'a rate';
+      const forSub = sub === '' ? '' : ` for ${sub}`;
+      return fail(
+        'error',
+        `it printed ${what} of ${value} ${spec.metric.unit}${forSub}: ${what} must be above zero to be timed`,
+      );
+    }
+    reading.set(sub, ms);
+  }
   arm.runs.push(reading);
   arm.firstOutput ??= tail(out.output, KEPT_OUTPUT_LINES);
 }
