@@ -23464,7 +23464,8 @@ function deepFindings(f) {
   const { input, blocking, other } = f;
   for (const s of input.results.deep?.sanitizer ?? []) {
     if (s.status === "findings") {
-      (input.config.policy.failOnSanitizer ? blocking : other).push(`🧪 ${esc(sanitizerLine(s))}`);
+      const fails = input.config.policy.failOnSanitizer && !harnessOnly(s);
+      (fails ? blocking : other).push(`🧪 ${esc(sanitizerLine(s))}`);
     } else if (s.status === "error") {
       const line = (s.first_lines ?? "").split("\n")[0] ?? "";
       other.push(
