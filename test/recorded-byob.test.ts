@@ -106,7 +106,7 @@ describe('the recorded run: nvbench and CUTLASS example 88 beside the kernel set
     );
   });
 
-  it('says per nvbench case why it cannot PASS, and gives the skipped state nvbench's reason', () => {
+  it("says per nvbench case why it cannot PASS, and gives the skipped state nvbench's reason", () => {
     const copy = byKey.get('nvbench_copy/copy_sweep_grid_shape BlockSize=64,NumBlocks=64');
     expect(copy?.correctnessReason).toBe(
       'not verified: nvbench 0.1.0 checks no results, so this case cannot PASS',
