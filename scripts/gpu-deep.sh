@@ -21,13 +21,8 @@
 # compute-sanitizer and ncu from the CUDA toolkit, found on PATH or in /usr/local/cuda/bin)
 set -uo pipefail
 
-out=${1:?usage: gpu-deep.sh OUTDIR}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root" || exit 2
-kg() { node "$root/dist/cli.js" "$@"; }
-now() { date +%s.%N; }
+source "$(dirname "$0")/lib/gpu-run.sh"
+gpu_run_start gpu-deep.sh "${1:-}"
 jobs=${KG_DEEP_JOBS:-$(($(nproc) / 2 > 8 ? 8 : $(nproc) / 2))}
 [[ $jobs -ge 1 ]] || jobs=1
 
@@ -50,12 +45,8 @@ step() { # name, time box in seconds, kernelgate deep arguments...
   timeout --signal=TERM --kill-after=5 "$((box + 10))" node "$root/dist/cli.js" deep \
     --out-dir "$out/$name" --out "$out/$name/report.md" --jobs "$jobs" --time-box "$box" "$@" \
     >"$out/$name.log" 2>&1
-  local code=$?
-  echo "$name exit $code" >>"$out/exits.txt"
-  awk -v a="$t0" -v b="$(now)" -v n="$name" 'BEGIN { printf "%s_s %.1f\n", n, b - a }' >>"$out/times.txt"
+  record_step "$name" "$t0" $?
 }
-: >"$out/exits.txt"
-: >"$out/times.txt"
 
 # 1. The planted out-of-bounds write (no build: the module's CUDA variant is skipped, said so).
 # Its module and config are test fixtures: a tree packed without them cannot run it, and says so.

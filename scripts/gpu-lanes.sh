@@ -14,13 +14,8 @@
 # Usage: scripts/gpu-lanes.sh OUTDIR   (node on PATH: docs/gpu-runs.md, "Reproduce")
 set -uo pipefail
 
-out=${1:?usage: gpu-lanes.sh OUTDIR}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root" || exit 2
-kg() { node "$root/dist/cli.js" "$@"; }
-now() { date +%s.%N; }
+source "$(dirname "$0")/lib/gpu-run.sh"
+gpu_run_start gpu-lanes.sh "${1:-}"
 store=$out/store
 nvidia-smi -L >"$out/gpus.txt" 2>&1
 if [[ $(grep -c '^GPU ' "$out/gpus.txt") -lt 2 ]]; then
@@ -28,16 +23,12 @@ if [[ $(grep -c '^GPU ' "$out/gpus.txt") -lt 2 ]]; then
   cat "$out/gpus.txt" >&2
   exit 2
 fi
-: >"$out/exits.txt"
-: >"$out/times.txt"
-
 timed() { # name, then the command
   local name=$1 t0
   shift
   t0=$(now)
   "$@" >"$out/$name.log" 2>&1
-  echo "$name exit $?" >>"$out/exits.txt"
-  awk -v a="$t0" -v b="$(now)" -v n="$name" 'BEGIN { printf "%s_s %.1f\n", n, b - a }' >>"$out/times.txt"
+  record_step "$name" "$t0" $?
 }
 
 timed one_gpu_cold env CUDA_VISIBLE_DEVICES=0 node "$root/dist/cli.js" run --out-dir "$out/one-cold" \

@@ -12,12 +12,8 @@
 # Usage: scripts/gpu-scale.sh OUTDIR   (node on PATH: docs/gpu-runs.md, "Reproduce")
 set -uo pipefail
 
-out=${1:?usage: gpu-scale.sh OUTDIR}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root" || exit 2
-kg() { node "$root/dist/cli.js" "$@"; }
+source "$(dirname "$0")/lib/gpu-run.sh"
+gpu_run_start gpu-scale.sh "${1:-}"
 store=$out/store
 nvidia-smi -L >"$out/gpus.txt" 2>&1
 if [[ $(grep -c '^GPU ' "$out/gpus.txt") -lt 2 ]]; then
@@ -26,7 +22,6 @@ if [[ $(grep -c '^GPU ' "$out/gpus.txt") -lt 2 ]]; then
   exit 2
 fi
 
-now() { date +%s.%N; }
 
 # 1. One GPU, the whole set: the baseline whose timings balance the split.
 t0=$(now)
