@@ -21,7 +21,7 @@ from . import HARNESS_VERSION, faults, lanes
 from . import worker as worker_module
 from .device import EXIT_CONTEXT_LOST
 from .manifest import ManifestError, discover, format_value, load_manifest, matches
-from .paired import ORDER, PairedCase, PairedFatal, untimed
+from .paired import ORDER, PairedCase, PairedFatal, ready_together, untimed
 from .results import (
     SCHEMA_ID,
     add_ceiling_percentages,
@@ -163,6 +163,15 @@ class WorkerHandle:
 
     def is_alive(self):
         return self.proc is not None and self.proc.is_alive()
+
+
+def case_seconds(phase_s):
+    """A paired case's time by stage, for its progress line: 'verify 1.2 s (base 0.4 s), ...'."""
+    t = lambda k: phase_s.get(k, 0.0)  # noqa: E731
+    head = t("setup") + t("verify") + t("prepare")
+    base = t("base setup") + t("base verify") + t("base prepare")
+    warm = t("bench warm-up")
+    return f"time: set-up and verification {head:.1f} s (base {base:.1f} s), warm-ups {warm:.1f} s, pairs {t('bench') - warm:.1f} s, finish {t('finish'):.1f} s"
 
 
 def exit_description(code, current=()):
@@ -333,6 +342,7 @@ class Harness:
             "builds_file": self.args.base_builds,
             "import_root": os.path.abspath(self.args.base_root),
             "stress": False,
+            "stream_checks": False,
         }
         return {**self.options(), **base}
 
@@ -563,20 +573,14 @@ class Harness:
             return records
         base_variants = [v["name"] for v in bm.variants if v["name"] in variants and matches(case.params, v.get("only"))]
 
-        def ensure_ready(handle, arm):
-            if not (handle.is_alive() and handle.ready):
-                reply = handle.request({"op": "init"}, WORKER_START_TIMEOUT_S)
-                if reply["op"] == "fatal":
-                    raise PairedFatal(arm, reply["error"])
-                handle.ready = True
-
-        # The kernel's first case warms up to steady power; the later ones only run each variant
-        # a round per arm, since every variant's burst of pairs starts with its own warm-up
-        # (paired.BURST_WARM_S): the case-wide 0.5 s took about 20 s of a 350 s A/A run.
+        # The kernel's first case warms up to steady power; the later ones have no case-wide
+        # warm-up, since every variant's burst of pairs starts with its own (paired.BURST_WARM_S):
+        # the case-wide 0.5 s took about 20 s of a 350 s A/A run, and its two rounds per arm of
+        # every variant still about 10 s of run 21's 324 s.
         warm_s = self.args.first_warmup_s if first else 0.0
         pc = PairedCase(head, base, case, variants, base_variants, timeout_s, self.options(), warm_s, say)
         try:
-            records = pc.run(ensure_ready)
+            records = pc.run(lambda *arms: ready_together(arms, WORKER_START_TIMEOUT_S))
         except (WorkerTimeout, WorkerDied, PairedFatal) as e:
             why = self.paired_failure(e, head, base)
             head.kill()
@@ -587,6 +591,7 @@ class Harness:
                 rec["paired"] = untimed("error", f"paired timing stopped: {why}")
             return records
         self.add_stage_seconds(pc.phase_s)
+        say(f"{m.name} {case.id}: {case_seconds(pc.phase_s)}")
         return records
 
     @staticmethod
@@ -842,7 +847,7 @@ def parse_args(argv):
     ))
     g.add_argument("--paired-min-pairs", type=int, default=6, help="ABBA blocks (two pairs each) before a variant may stop (default 6)")
     g.add_argument("--paired-time-cap-s", type=float, default=3.0, help=(
-        "seconds of pairs per variant before it stops undecided; longer for slow cases (40 pairs' worth) up "
+        "seconds of pairs per variant before it stops undecided; longer for slow cases (30 blocks' worth, 60 pairs) up "
         "to --paired-max-time-cap-s (default 3)"
     ))
     g.add_argument("--paired-max-time-cap-s", type=float, default=10.0, help="most seconds of pairs per variant (default 10)")

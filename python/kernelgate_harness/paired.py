@@ -24,7 +24,7 @@ BURST_WARM_ROUNDS = 4
 # ... or this long when a round of the variant takes under SHORT_ROUND_S: a kernel of a few
 # microseconds draws too little power to move the clock the next one meets, and its verdict is
 # judged against the absolute floor (--paired-min-change-ms), far above that effect.
-SHORT_BURST_WARM_S = 0.05
+SHORT_BURST_WARM_S = 0.02
 SHORT_ROUND_S = 0.0015
 STOP_AS_TIMING = {"decided": "converged", "max_pairs": "max_samples", "time_cap": "time_cap"}
 
@@ -36,6 +36,20 @@ class PairedFatal(Exception):
         super().__init__(f"{arm}: {error.get('message', '')}")
         self.arm = arm
         self.error = error
+
+
+def ready_together(arms, timeout_s):
+    """Starts the workers of `arms` ((handle, arm name) each) that are not ready, all at once
+    (each imports torch and its revision's kernel module, seconds apiece), then awaits each one's
+    answer; PairedFatal names the arm whose start failed."""
+    starting = [(handle, arm) for handle, arm in arms if not (handle.is_alive() and handle.ready)]
+    for handle, _ in starting:
+        handle.send({"op": "init"})
+    for handle, arm in starting:
+        reply = handle.wait(timeout_s)
+        if reply["op"] == "fatal":
+            raise PairedFatal(arm, reply["error"])
+        handle.ready = True
 
 
 def unthrottled_pairs(head, base):
@@ -127,8 +141,7 @@ class PairedCase:
     def run(self, ensure_ready):
         """Records by head variant, each with its `paired` record."""
         seeds = {"head": self.opt["seeds"], "base": self.opt.get("paired_base_seeds") or self.opt["seeds"]}
-        ensure_ready(self.head, "head")
-        ensure_ready(self.base, "base")
+        ensure_ready((self.head, "head"), (self.base, "base"))
         # Verification one arm after the other: two processes verifying at once ran out of memory
         # on the 80 GB H100 (the oracle of a B16 H96 S4096 case allocates 24 GiB), and the head
         # goes first so the base finds the head's Triton autotuning results in the shared cache.
@@ -183,7 +196,9 @@ class PairedCase:
         sign set by the predecessor; docs/notes/paired-ab.md, run 4). Within a burst both samples
         of a pair follow the same kernel. Each burst starts with BURST_WARM_S of the variant in
         both arms, untimed, so the clock has settled to this kernel's draw."""
-        self.warm(h_timed, b_paired)
+        if self.warm_s > 0:
+            # The kernel's first case only (cli.run_paired_case): later ones start on warm bursts.
+            self.warm(h_timed, b_paired)
         o = self.opt
         rule = PairedStopRule(
             threshold_pct=o["paired_threshold_pct"],

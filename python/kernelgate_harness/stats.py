@@ -120,7 +120,8 @@ class PairedStopRule:
     median log ratio's interval lies on one side of each of ±threshold (decided: SLOWER or FASTER
     beyond it; SAME inside it once the interval is also narrower than `same_ci_share` of the
     threshold), else at `max_pairs`, or past the time cap. The cap follows the case's duration: at
-    least `cap_pairs` pairs' worth of time, within [time_cap_s, max_time_cap_s]. A variant whose
+    least `cap_blocks` blocks' worth of time, within [time_cap_s, max_time_cap_s] (`min_pairs`,
+    `max_pairs` and the cap all count ABBA blocks, two pairs each: the log ratios checked). A variant whose
     interval still straddles +threshold or -threshold at its cap (it would be AMBIGUOUS) goes on
     for up to `straddle_extra` caps more, until its interval clears the threshold or lies inside
     it; variants that are clear at the cap stop there. A decision beyond the threshold (SLOWER,
@@ -131,7 +132,12 @@ class PairedStopRule:
     max_pairs: int = 2000
     time_cap_s: float = 3.0
     max_time_cap_s: float = 10.0
-    cap_pairs: int = 40
+    # 30 blocks (60 pairs): in run 21 on the H100 (docs/notes/paired-ab.md) the 21 variants that
+    # stopped at their cap, all B16 H96 S4096 attention of 11-39 ms, spent 86 s of the run's 169 s
+    # of pairs at the 40 blocks then the rule; their intervals were inside ±1 % (SAME) and only
+    # wider than the SAME share, so 30 blocks cost a wider interval (√(40/30): about 1.15x) on
+    # verdicts already decided, not a verdict.
+    cap_blocks: int = 30
     # A SAME decision also waits until the interval's half-width is at most this share of the
     # threshold (0.4 of ±1 %: ±0.4 %), so a variant that changed nothing says so to within less
     # than half the change it is judged against, its minimum detectable change. SLOWER and FASTER
@@ -151,9 +157,9 @@ class PairedStopRule:
     def threshold(self):
         return math.log1p(self.threshold_pct / 100)
 
-    def cap_s(self, n_pairs, spent_s):
-        pair_s = spent_s / n_pairs if n_pairs else 0.0
-        return min(self.max_time_cap_s, max(self.time_cap_s, self.cap_pairs * pair_s))
+    def cap_s(self, n_blocks, spent_s):
+        block_s = spent_s / n_blocks if n_blocks else 0.0
+        return min(self.max_time_cap_s, max(self.time_cap_s, self.cap_blocks * block_s))
 
     def check(self, log_ratios, spent_s, threshold=None):
         """None while sampling should go on, else decided / max_pairs / time_cap."""

@@ -89,7 +89,11 @@ class Verifier:
             if ref0 is None:
                 ref0 = ref
             remake = lambda seed=seed: self.module.make_inputs(dict(params), seed, self.device)  # noqa: E731
-            self.check_variants(runners, records, inputs, remake, ref, params, idx, seed, checks, first=seed == seeds[0])
+            # The stream checks (drain probe, late work) run with the first seed; the base arm of a
+            # paired run skips them (stream_checks off, cli.base_options): its code had them on its
+            # own push, and here it only has to compute the same thing as the head.
+            first = seed == seeds[0] and self.opt.get("stream_checks", True)
+            self.check_variants(runners, records, inputs, remake, ref, params, idx, seed, checks, first=first)
             del inputs
         # The base arm of a paired run skips the stress inputs, as it verifies fewer seeds: it is
         # the target branch's code, stress-checked on its own push (cli.base_options).

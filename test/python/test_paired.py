@@ -5,6 +5,7 @@ the CPU, each revision in its own worker process importing its own copy of the k
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -111,6 +112,12 @@ def test_a_base_that_fails_verification_leaves_the_head_timed_alone(paired_run):
 def test_progress_lines_show_the_pair(paired_run):
     line = next(x for x in paired_run[1].splitlines() if "sleepy/changed" in x)
     assert " | vs base ×0.6" in line and "blocks decided" in line
+    # Each case ends with its time by stage, the base's verification apart.
+    times = [x for x in paired_run[1].splitlines() if x.startswith(f"[kernelgate] sleepy {CASE}: time: ")]
+    assert len(times) == 1
+    assert re.fullmatch(
+        r".*: time: set-up and verification \d+\.\d s \(base \d+\.\d s\), warm-ups \d+\.\d s, pairs \d+\.\d s, finish \d+\.\d s", times[0]
+    )
 
 
 def test_a_base_without_the_kernel_times_the_head_alone(tmp_path):
@@ -185,7 +192,7 @@ def test_same_waits_for_an_interval_narrower_than_its_share_of_the_threshold():
 def test_a_variant_straddling_the_threshold_at_its_cap_gets_one_cap_more():
     # +1 % ± 0.4 %: across +1 % at the cap (it would be AMBIGUOUS), so it goes on to twice the cap
     # (100 blocks in 6 s: short pairs, so the cap is the 3 s floor).
-    rule = PairedStopRule(threshold_pct=1.0, min_pairs=6, time_cap_s=3, max_time_cap_s=10, cap_pairs=40)
+    rule = PairedStopRule(threshold_pct=1.0, min_pairs=6, time_cap_s=3, max_time_cap_s=10, cap_blocks=40)
     edge = [math.log(1.01) + 0.004 * ((-1) ** i) for i in range(100)]
     assert rule.check(edge, 3.0) is None
     assert rule.check(edge, 5.9) is None
@@ -219,9 +226,9 @@ def test_a_change_needs_twice_the_minimum_blocks_so_a_second_of_disturbance_does
 
 
 def test_the_time_cap_follows_the_cases_duration():
-    rule = PairedStopRule(time_cap_s=3, max_time_cap_s=10, cap_pairs=40)
-    assert rule.cap_s(10, 0.01) == 3  # microsecond pairs: the floor
-    assert rule.cap_s(10, 2.0) == 8  # 0.2 s a pair: 40 pairs' worth
+    rule = PairedStopRule(time_cap_s=3, max_time_cap_s=10, cap_blocks=40)
+    assert rule.cap_s(10, 0.01) == 3  # microsecond blocks: the floor
+    assert rule.cap_s(10, 2.0) == 8  # 0.2 s a block: 40 blocks' worth
     assert rule.cap_s(10, 5.0) == 10  # capped
 
 

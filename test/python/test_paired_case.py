@@ -1,0 +1,172 @@
+"""One paired case driven against two scripted workers (python/kernelgate_harness/paired.py): what
+each arm is asked, and in which order. The workers answer from a script, so these tests see the
+protocol (which start waits on which, which warm-ups run) that an end-to-end run on the CPU only
+shows in its total time."""
+
+import pytest
+
+from kernelgate_harness.paired import PairedCase, PairedFatal, ready_together
+from kernelgate_harness.verify import Verifier
+
+OPT = {
+    "seeds": [0, 1, 2],
+    "paired_base_seeds": [0],
+    "timing": True,
+    "paired_threshold_pct": 1.0,
+    "paired_min_change_ms": 0.0008,
+    "paired_min_pairs": 6,
+    "paired_time_cap_s": 3.0,
+    "paired_max_time_cap_s": 10.0,
+    "min_samples": 5,
+    "max_samples": 50,
+    "ci_rel": 0.01,
+    "time_cap_s": 1.0,
+}
+
+
+class ScriptedWorker:
+    """A worker handle (cli.WorkerHandle's interface) whose answers are scripted; every send and
+    wait lands in the shared `log` as (arm, what)."""
+
+    def __init__(self, arm, log, variants, init_reply=None):
+        self.arm, self.log, self.variants = arm, log, variants
+        self.ready = False
+        self.init_reply = init_reply or {"op": "ready"}
+        self.pending = None
+
+    def is_alive(self):
+        return self.ready
+
+    def send(self, msg):
+        self.log.append((self.arm, f"send {msg['op']}", tuple(msg.get("names") or msg.get("order") or ())))
+        self.pending = msg
+
+    def wait(self, timeout_s, stall_s=None):
+        msg, self.pending = self.pending, None
+        self.log.append((self.arm, f"wait {msg['op']}", ()))
+        return self.answer(msg)
+
+    def request(self, msg, timeout_s, stall_s=None):
+        self.send(msg)
+        return self.wait(timeout_s, stall_s)
+
+    def answer(self, msg):
+        op = msg["op"]
+        if op == "init":
+            return self.init_reply
+        if op == "pverify":
+            records = {v: {"status": "ok", "correctness": {"status": "PASS", "rel_l2": 1e-4}} for v in msg["variants"]}
+            return {"op": "pverified", "records": records, "phase_s": {"verify": 0.0}, "timed": list(msg["variants"])}
+        if op == "pwarm":
+            return {"op": "pwarmed"}
+        if op == "psample":
+            return {"op": "psampled", "samples": dict.fromkeys(msg["order"], (1.0, 1980, 500.0))}
+        if op == "pfinish":
+            info = {v: {"method": "events", "warmup_ms": 0.0, "l2_flush": True, "input_sets": 1} for v in self.variants}
+            records = {v: {"status": "ok", "correctness": {"status": "PASS", "rel_l2": 1e-4}} for v in self.variants}
+            return {"op": "pfinished", "records": records, "info": info}
+        raise AssertionError(f"unexpected op {op}")
+
+
+class Case:
+    id = "n=1"
+    params = {"n": 1}
+
+
+def paired_case(warm_s, variants=("a", "b", "c")):
+    log = []
+    head, base = ScriptedWorker("head", log, list(variants)), ScriptedWorker("base", log, list(variants))
+    pc = PairedCase(head, base, Case(), list(variants), list(variants), 10.0, OPT, warm_s, lambda line: None)
+    return pc, log
+
+
+def test_both_arms_workers_start_before_either_start_is_awaited():
+    log = []
+    head, base = ScriptedWorker("head", log, []), ScriptedWorker("base", log, [])
+    ready_together(((head, "head"), (base, "base")), 300)
+    assert [(arm, what) for arm, what, _ in log] == [("head", "send init"), ("base", "send init"), ("head", "wait init"), ("base", "wait init")]
+    assert head.ready and base.ready
+    # Ready workers are not started again.
+    log.clear()
+    ready_together(((head, "head"), (base, "base")), 300)
+    assert log == []
+
+
+def test_a_worker_that_fails_to_start_is_named_by_its_arm():
+    log = []
+    error = {"kind": "worker", "message": "ModuleNotFoundError: No module named 'kernels.attention'"}
+    head, base = ScriptedWorker("head", log, []), ScriptedWorker("base", log, [], init_reply={"op": "fatal", "error": error})
+    with pytest.raises(PairedFatal) as e:
+        ready_together(((head, "head"), (base, "base")), 300)
+    assert str(e.value) == "base: ModuleNotFoundError: No module named 'kernels.attention'"
+    assert head.ready and not base.ready
+
+
+def warms(log):
+    """The variants of each warm-up request, in order, per arm."""
+    return [(arm, names) for arm, what, names in log if what == "send pwarm"]
+
+
+def test_a_kernels_first_case_warms_every_variant_before_the_bursts():
+    pc, log = paired_case(warm_s=0.01)
+    records = pc.run(lambda *arms: ready_together(arms, 300))
+    w = warms(log)
+    # The case-wide warm-up comes first, over all variants: at least 4 rounds, the arms
+    # alternating, for warm_s; then only the bursts' warm-ups of one variant each.
+    k = next(i for i, (_, names) in enumerate(w) if len(names) == 1)
+    assert k >= 4 and w[:k] == [("head" if i % 2 == 0 else "base", ("a", "b", "c")) for i in range(k)]
+    assert all(len(names) == 1 for _, names in w[k:])
+    assert {names[0] for _, names in w[k:]} == {"a", "b", "c"}
+    assert all(r["paired"]["base_status"] == "ok" and r["paired"]["median_ratio"] == 1.0 for r in records.values())
+
+
+def test_later_cases_start_on_each_variants_own_burst_warm_up():
+    pc, log = paired_case(warm_s=0.0)
+    records = pc.run(lambda *arms: ready_together(arms, 300))
+    w = warms(log)
+    assert w and all(len(names) == 1 for _, names in w)
+    # Each variant's burst warm-up runs in both arms, before its first sample.
+    for v in ("a", "b", "c"):
+        sent = [(arm, what) for arm, what, names in log if names == (v,)]
+        assert sent[:4] == [("head", "send pwarm"), ("base", "send pwarm")] * 2
+        assert ("head", "send psample") in sent[4:]
+    assert pc.phase_s["bench warm-up"] > 0
+    assert all(r["paired"]["stop_reason"] == "decided" for r in records.values())
+
+
+class StubVerifier(Verifier):
+    """Verifier.verify with the per-variant checks recorded instead of run."""
+
+    def __init__(self, opt):
+        self.opt = opt
+        self.firsts = []
+
+        class Module:
+            @staticmethod
+            def make_inputs(params, seed, device):
+                return {"x": seed}
+
+            @staticmethod
+            def oracle(inputs, params):
+                return inputs["x"]
+
+        self.module = Module
+        self.device = "cuda"
+
+    def check_variants(self, runners, records, inputs, remake, ref, params, idx, seed, into, first):
+        self.firsts.append((seed, first))
+
+    def tolerance(self, params):
+        return {"rel_l2": 1e-3}
+
+    def judge(self, *args, **kwargs):
+        pass
+
+
+def test_the_stream_checks_run_with_the_first_seed_and_not_in_the_base_arm():
+    head = StubVerifier({"stress": False})
+    head.verify({}, [0, 1, 2], {"v": {}}, {"v": None})
+    assert head.firsts == [(0, True), (1, False), (2, False)]
+    base = StubVerifier({"stress": False, "stream_checks": False})
+    base.verify({}, [0], {"v": {}}, {"v": None})
+    assert base.firsts == [(0, False)]
