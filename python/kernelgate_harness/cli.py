@@ -851,13 +851,13 @@ def parse_args(argv):
         "to --paired-max-time-cap-s (default 3)"
     ))
     g.add_argument("--paired-max-time-cap-s", type=float, default=10.0, help="most seconds of pairs per variant (default 10)")
-    g.add_argument("--paired-same-ci-share", type=float, default=0.4, help=(
-        "a variant inside ±threshold stops (SAME) once its interval's half-width is at most this share of the threshold (default 0.4: ±0.4 %% at a 1 "
+    g.add_argument("--paired-same-ci-share", type=float, default=0.5, help=(
+        "a variant inside ±threshold stops (SAME) once its interval's half-width is at most this share of the threshold (default 0.5: ±0.5 %% at a 1 "
         "%% threshold)"
     ))
-    g.add_argument("--paired-straddle-extra", type=float, default=1.0, help=(
+    g.add_argument("--paired-straddle-extra", type=float, default=2.0, help=(
         "a variant whose interval still straddles ±threshold at its cap goes on for up to this many caps more "
-        "(default 1; 0 turns it off)"
+        "(default 2; 0 turns it off)"
     ))
     g.add_argument("--paired-base-seeds", type=int, default=1, help=(
         "input seeds verified on the base revision (default 1: it is the target branch's code, verified with --seeds on its own push; its timed "

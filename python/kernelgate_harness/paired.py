@@ -18,12 +18,14 @@ ORDER = "ABBA"
 CONFIDENCE = 0.99
 # Warm-up alternates one round of each arm; at least this many rounds in all.
 MIN_WARM_ROUNDS = 4
-# Each variant's burst of pairs starts with this long of the variant alone, both arms in turn.
+# Each variant's burst of pairs starts with this long of the variant alone, half in each arm (the
+# head's half, then the base's, each one request: the worker loops; a round trip per round had
+# cost microsecond variants 0.18 s where 0.02 s was meant, run 24).
 BURST_WARM_S = 0.2
 BURST_WARM_ROUNDS = 4
-# ... or this long when a round of the variant takes under SHORT_ROUND_S: a kernel of a few
-# microseconds draws too little power to move the clock the next one meets, and its verdict is
-# judged against the absolute floor (--paired-min-change-ms), far above that effect.
+# ... or this long when a round of the variant takes under SHORT_ROUND_S in the worker: a kernel of
+# a few microseconds draws too little power to move the clock the next one meets, and its verdict
+# is judged against the absolute floor (--paired-min-change-ms), far above that effect.
 SHORT_BURST_WARM_S = 0.02
 SHORT_ROUND_S = 0.0015
 STOP_AS_TIMING = {"decided": "converged", "max_pairs": "max_samples", "time_cap": "time_cap"}
@@ -169,20 +171,32 @@ class PairedCase:
         self.phase_s["finish"] = time.perf_counter() - t0
         return self.records(fin, samples, stops, spent)
 
-    def warm(self, h_timed, b_paired, seconds=None, min_rounds=MIN_WARM_ROUNDS, short_seconds=None):
-        """Untimed rounds of the variants, one arm after the other, for `seconds` (the case's
-        warm-up by default) and at least `min_rounds` rounds in all; for `short_seconds` instead
-        when given and the first `min_rounds` rounds took under SHORT_ROUND_S each."""
-        seconds = self.warm_s if seconds is None else seconds
+    def warm(self, h_timed, b_paired):
+        """The case-wide warm-up of a kernel's first case: untimed rounds of the variants, one arm
+        after the other, for warm_s and at least MIN_WARM_ROUNDS rounds in all."""
         t0 = time.perf_counter()
         k = 0
-        while k < min_rounds or time.perf_counter() - t0 < seconds:
+        while k < MIN_WARM_ROUNDS or time.perf_counter() - t0 < self.warm_s:
             arm, names = ("head", h_timed) if k % 2 == 0 else ("base", b_paired)
             if names:
                 self.ask(arm, {"op": "pwarm", "names": names, "rounds": 1}, self.timeout_s)
             k += 1
-            if k == min_rounds and short_seconds is not None and time.perf_counter() - t0 < SHORT_ROUND_S * k:
-                seconds = short_seconds
+        self.warm_spent += time.perf_counter() - t0
+
+    def burst_warm(self, v):
+        """The variant alone before its burst of pairs: half of BURST_WARM_S in the head's worker,
+        then half in the base's, each in one request (the worker loops over its rounds)."""
+        t0 = time.perf_counter()
+        for arm in ("head", "base"):
+            msg = {
+                "op": "pwarm",
+                "names": [v],
+                "seconds": BURST_WARM_S / 2,
+                "rounds": BURST_WARM_ROUNDS // 2,
+                "short_seconds": SHORT_BURST_WARM_S / 2,
+                "short_round_s": SHORT_ROUND_S,
+            }
+            self.ask(arm, msg, self.timeout_s)
         self.warm_spent += time.perf_counter() - t0
 
     def sample(self, h_timed, b_paired):
@@ -216,7 +230,7 @@ class PairedCase:
         for v in h_timed:
             paired = v in b_paired
             if paired:
-                self.warm([v], [v], seconds=BURST_WARM_S, min_rounds=BURST_WARM_ROUNDS, short_seconds=SHORT_BURST_WARM_S)
+                self.burst_warm(v)
             h = samples["head"][v]
             r = 0
             while stop[v] is None:

@@ -162,8 +162,11 @@ class Timer:
                 return None
         return b
 
-    def warm(self, b, names, seconds, min_rounds=3):
-        """Every variant in turn, for `seconds` (clocks settle as power reaches its cap)."""
+    def warm(self, b, names, seconds, min_rounds=3, short_seconds=None, short_round_s=0.0):
+        """Every variant in turn, for `seconds` (clocks settle as power reaches its cap), at least
+        `min_rounds` rounds; for `short_seconds` instead when given and those first rounds took
+        under `short_round_s` each (a variant of microseconds: its verdict is judged against an
+        absolute floor far above what the clock does to it)."""
         cuda = self.device == "cuda"
         t_start = time.perf_counter()
         rounds = 0
@@ -176,6 +179,8 @@ class Timer:
             rounds += 1
             if not cuda and rounds >= min_rounds:
                 break
+            if rounds == min_rounds and short_seconds is not None and time.perf_counter() - t_start < short_round_s * rounds:
+                seconds = short_seconds
         spent_ms = (time.perf_counter() - t_start) * 1e3
         for v in names:
             b.warmup_ms[v] = b.warmup_ms.get(v, 0.0) + spent_ms

@@ -189,14 +189,18 @@ def test_same_waits_for_an_interval_narrower_than_its_share_of_the_threshold():
     assert rule.check(wide, 1000.0) == "time_cap"
 
 
-def test_a_variant_straddling_the_threshold_at_its_cap_gets_one_cap_more():
-    # +1 % ± 0.4 %: across +1 % at the cap (it would be AMBIGUOUS), so it goes on to twice the cap
-    # (100 blocks in 6 s: short pairs, so the cap is the 3 s floor).
-    rule = PairedStopRule(threshold_pct=1.0, min_pairs=6, time_cap_s=3, max_time_cap_s=10, cap_blocks=40)
+def test_a_variant_straddling_the_threshold_at_its_cap_gets_two_caps_more():
+    # +1 % ± 0.4 %: across +1 % at the cap (it would be AMBIGUOUS), so it goes on to three times
+    # the cap (100 blocks in 9 s: short pairs, so the cap is the 3 s floor).
+    rule = PairedStopRule(threshold_pct=1.0, min_pairs=6, time_cap_s=3, max_time_cap_s=10)
     edge = [math.log(1.01) + 0.004 * ((-1) ** i) for i in range(100)]
     assert rule.check(edge, 3.0) is None
-    assert rule.check(edge, 5.9) is None
-    assert rule.check(edge, 6.0) == "time_cap"
+    assert rule.check(edge, 8.9) is None
+    assert rule.check(edge, 9.0) == "time_cap"
+    # One cap more with --paired-straddle-extra 1.
+    one = PairedStopRule(threshold_pct=1.0, min_pairs=6, time_cap_s=3, max_time_cap_s=10, straddle_extra=1.0)
+    assert one.check(edge, 5.9) is None
+    assert one.check(edge, 6.0) == "time_cap"
     # Inside ±1 % but wider than the SAME share: not straddling, so it stops at the cap (six
     # blocks in 10 s: long pairs, so the cap is the 10 s ceiling).
     wide = [0.006 * ((-1) ** i) * (i % 3) / 2 for i in range(6)]

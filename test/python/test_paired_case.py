@@ -3,9 +3,12 @@ each arm is asked, and in which order. The workers answer from a script, so thes
 protocol (which start waits on which, which warm-ups run) that an end-to-end run on the CPU only
 shows in its total time."""
 
+import time
+
 import pytest
 
 from kernelgate_harness.paired import PairedCase, PairedFatal, ready_together
+from kernelgate_harness.timing import Timer
 from kernelgate_harness.verify import Verifier
 
 OPT = {
@@ -33,12 +36,14 @@ class ScriptedWorker:
         self.ready = False
         self.init_reply = init_reply or {"op": "ready"}
         self.pending = None
+        self.sent = []
 
     def is_alive(self):
         return self.ready
 
     def send(self, msg):
         self.log.append((self.arm, f"send {msg['op']}", tuple(msg.get("names") or msg.get("order") or ())))
+        self.sent.append(msg)
         self.pending = msg
 
     def wait(self, timeout_s, stall_s=None):
@@ -125,11 +130,14 @@ def test_later_cases_start_on_each_variants_own_burst_warm_up():
     records = pc.run(lambda *arms: ready_together(arms, 300))
     w = warms(log)
     assert w and all(len(names) == 1 for _, names in w)
-    # Each variant's burst warm-up runs in both arms, before its first sample.
+    # Each variant's burst warm-up: half in the head's worker, then half in the base's, one
+    # request each (the worker loops over its rounds), before the variant's first sample.
     for v in ("a", "b", "c"):
         sent = [(arm, what) for arm, what, names in log if names == (v,)]
-        assert sent[:4] == [("head", "send pwarm"), ("base", "send pwarm")] * 2
-        assert ("head", "send psample") in sent[4:]
+        assert sent[:3] == [("head", "send pwarm"), ("base", "send pwarm"), ("head", "send psample")]
+    burst = {"op": "pwarm", "names": ["a"], "seconds": 0.1, "rounds": 2, "short_seconds": 0.01, "short_round_s": 0.0015}
+    assert [m for m in pc.head.sent if m.get("names") == ["a"]] == [burst]
+    assert [m for m in pc.base.sent if m.get("names") == ["a"]] == [burst]
     assert pc.phase_s["bench warm-up"] > 0
     assert all(r["paired"]["stop_reason"] == "decided" for r in records.values())
 
@@ -170,3 +178,40 @@ def test_the_stream_checks_run_with_the_first_seed_and_not_in_the_base_arm():
     base = StubVerifier({"stress": False, "stream_checks": False})
     base.verify({}, [0], {"v": {}}, {"v": None})
     assert base.firsts == [(0, False)]
+
+
+class StubTimer(Timer):
+    """Timer.warm over a variant whose round takes `round_s` of the host's time."""
+
+    def __init__(self, round_s):
+        import types
+
+        self.device = "cuda"
+        self.torch = types.SimpleNamespace(cuda=types.SimpleNamespace(synchronize=lambda: None))
+        self.round_s = round_s
+        self.rounds = 0
+
+    def mark(self, variant, phase):
+        pass
+
+    def sample_one(self, b, v, r):
+        time.sleep(self.round_s)
+        self.rounds += 1
+
+
+def test_a_microsecond_variant_warms_for_the_short_time_in_its_own_worker():
+    import types
+
+    b = types.SimpleNamespace(warmup_ms={})
+    short, long = StubTimer(0.0002), StubTimer(0.004)
+    for t in (short, long):
+        t0 = time.perf_counter()
+        t.warm(b, ["v"], 0.1, min_rounds=2, short_seconds=0.01, short_round_s=0.0015)
+        t.took = time.perf_counter() - t0
+    assert short.took < 0.05 and short.rounds >= 2
+    assert long.took >= 0.1
+    # Without short_seconds every variant warms for `seconds`.
+    plain = StubTimer(0.0002)
+    t0 = time.perf_counter()
+    plain.warm(b, ["v"], 0.05, min_rounds=2)
+    assert time.perf_counter() - t0 >= 0.05
