@@ -162,11 +162,12 @@ class Timer:
                 return None
         return b
 
-    def warm(self, b, names, seconds, min_rounds=3, short_seconds=None, short_round_s=0.0):
+    def warm(self, b, names, seconds, min_rounds=3, short_seconds=None, short_call_s=0.0):
         """Every variant in turn, for `seconds` (clocks settle as power reaches its cap), at least
         `min_rounds` rounds; for `short_seconds` instead when given and those first rounds took
-        under `short_round_s` each (a variant of microseconds: its verdict is judged against an
-        absolute floor far above what the clock does to it)."""
+        under `short_call_s` per call of the variants (a graph's replay counts its launches): a
+        variant of microseconds, whose verdict is judged against an absolute floor far above what
+        the clock does to it."""
         cuda = self.device == "cuda"
         t_start = time.perf_counter()
         rounds = 0
@@ -179,11 +180,20 @@ class Timer:
             rounds += 1
             if not cuda and rounds >= min_rounds:
                 break
-            if rounds == min_rounds and short_seconds is not None and time.perf_counter() - t_start < short_round_s * rounds:
-                seconds = short_seconds
+            if rounds == min_rounds and short_seconds is not None:
+                calls = sum(self.calls_per_sample(b, v) for v in names)
+                if time.perf_counter() - t_start < short_call_s * calls * rounds:
+                    seconds = short_seconds
         spent_ms = (time.perf_counter() - t_start) * 1e3
         for v in names:
             b.warmup_ms[v] = b.warmup_ms.get(v, 0.0) + spent_ms
+
+    @staticmethod
+    def calls_per_sample(b, v):
+        """How many calls of variant v one sample times: a graph's launches, a batch's calls, or 1."""
+        if v in b.graphs:
+            return b.graphs[v][1]
+        return b.batched.get(v, 1)
 
     def sample_one(self, b, v, r):
         """One sample of variant v in round r (a callable on CUDA, read after the round's sync)."""

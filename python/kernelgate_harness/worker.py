@@ -147,7 +147,7 @@ class Worker(Verifier, GraphCapture, Timer, TimedOutputCheck):
             return {"op": "pverified", "records": records, "phase_s": phase_s, "timed": b.names if b else []}
         b = self.pcase["bench"]
         if op == "pwarm":
-            short = {"short_seconds": msg.get("short_seconds"), "short_round_s": msg.get("short_round_s", 0.0)}
+            short = {"short_seconds": msg.get("short_seconds"), "short_call_s": msg.get("short_call_s", 0.0)}
             self.warm(b, msg["names"], msg.get("seconds", 0.0), min_rounds=msg.get("rounds", 1), **short)
             return {"op": "pwarmed"}
         if op == "psample":

@@ -135,7 +135,7 @@ def test_later_cases_start_on_each_variants_own_burst_warm_up():
     for v in ("a", "b", "c"):
         sent = [(arm, what) for arm, what, names in log if names == (v,)]
         assert sent[:3] == [("head", "send pwarm"), ("base", "send pwarm"), ("head", "send psample")]
-    burst = {"op": "pwarm", "names": ["a"], "seconds": 0.1, "rounds": 2, "short_seconds": 0.01, "short_round_s": 0.0015}
+    burst = {"op": "pwarm", "names": ["a"], "seconds": 0.1, "rounds": 2, "short_seconds": 0.01, "short_call_s": 0.00005}
     assert [m for m in pc.head.sent if m.get("names") == ["a"]] == [burst]
     assert [m for m in pc.base.sent if m.get("names") == ["a"]] == [burst]
     assert pc.phase_s["bench warm-up"] > 0
@@ -181,37 +181,40 @@ def test_the_stream_checks_run_with_the_first_seed_and_not_in_the_base_arm():
 
 
 class StubTimer(Timer):
-    """Timer.warm over a variant whose round takes `round_s` of the host's time."""
+    """Timer.warm over a variant whose sample takes `sample_s` of the host's time, a graph of
+    `launches` launches when given."""
 
-    def __init__(self, round_s):
+    def __init__(self, sample_s, launches=None):
         import types
 
         self.device = "cuda"
         self.torch = types.SimpleNamespace(cuda=types.SimpleNamespace(synchronize=lambda: None))
-        self.round_s = round_s
+        self.sample_s = sample_s
+        self.bench = types.SimpleNamespace(warmup_ms={}, graphs={"v": (None, launches)} if launches else {}, batched={})
         self.rounds = 0
 
     def mark(self, variant, phase):
         pass
 
     def sample_one(self, b, v, r):
-        time.sleep(self.round_s)
+        time.sleep(self.sample_s)
         self.rounds += 1
+
+    def took(self, seconds, **kw):
+        t0 = time.perf_counter()
+        self.warm(self.bench, ["v"], seconds, min_rounds=2, **kw)
+        return time.perf_counter() - t0
 
 
 def test_a_microsecond_variant_warms_for_the_short_time_in_its_own_worker():
-    import types
-
-    b = types.SimpleNamespace(warmup_ms={})
-    short, long = StubTimer(0.0002), StubTimer(0.004)
-    for t in (short, long):
-        t0 = time.perf_counter()
-        t.warm(b, ["v"], 0.1, min_rounds=2, short_seconds=0.01, short_round_s=0.0015)
-        t.took = time.perf_counter() - t0
-    assert short.took < 0.05 and short.rounds >= 2
-    assert long.took >= 0.1
+    # Scaled up 40x from SHORT_CALL_S (50 us) so the host's sleep granularity does not decide.
+    short = {"short_seconds": 0.01, "short_call_s": 0.002}
+    # One call of 0.2 ms: short.
+    assert StubTimer(0.0002).took(0.1, **short) < 0.05
+    # A graph of 100 launches replayed in 20 ms: 0.2 ms a launch, short too.
+    assert StubTimer(0.02, launches=100).took(0.1, **short) < 0.09
+    # A graph of 2 launches in 20 ms (10 ms a launch), or one call of 5 ms: the whole `seconds`.
+    assert StubTimer(0.02, launches=2).took(0.1, **short) >= 0.1
+    assert StubTimer(0.005).took(0.1, **short) >= 0.1
     # Without short_seconds every variant warms for `seconds`.
-    plain = StubTimer(0.0002)
-    t0 = time.perf_counter()
-    plain.warm(b, ["v"], 0.05, min_rounds=2)
-    assert time.perf_counter() - t0 >= 0.05
+    assert StubTimer(0.0002).took(0.05) >= 0.05
