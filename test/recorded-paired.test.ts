@@ -2,23 +2,12 @@
 // driver 580.159.04, 2026-11-23, `KG_BASELINE_DIR=/tmp/kgstore bash scripts/gpu-e2e.sh /tmp/e2e
 // <scenario>` on the device tool's nvidia-h100-x1; docs/notes/paired-ab.md gives each run).
 // Judged again here from their results with today's configuration, as the action judges them.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { compare, type CaseComparison } from '../src/judge/index.js';
+import { compare } from '../src/judge/index.js';
 import { loadConfig } from '../src/config/index.js';
-import { loadResults, validateResults } from '../src/results/index.js';
+import { count, load, loadGz, perfCounts, ROOT, verdictOf, wallOf } from './support/recorded.js';
 
-const ROOT = join(import.meta.dirname, '..');
 const config = loadConfig(ROOT);
-const load = (name: string) =>
-  loadResults(join(ROOT, 'test/fixtures/recorded', name, 'results.json'));
-const loadGz = (name: string) => {
-  const file = join(ROOT, 'test/fixtures/recorded', name, 'results.json.gz');
-  return validateResults(JSON.parse(gunzipSync(readFileSync(file)).toString('utf8')), file);
-};
-const count = (cases: CaseComparison[], v: string) => cases.filter((c) => c.perf === v).length;
 const HEADLINE = 'dtype=fp16,B=16,H=96,S=4096,D=128,causal=false';
 
 describe('run 3: the first paired A/A run, a round of every variant per pair (commit 8ad18d9)', () => {
@@ -109,13 +98,6 @@ describe('run 7: a planted 2 % slowdown of triton_fa2, final harness (commit 519
 // correct SDPA cases of B16 H96 S4096 D128 causal failed their verification (the run's exit 1);
 // runs 10-12 (machine 2) had it (5c5014a + the retry of 86c1e29, PYTORCH_CUDA_ALLOC_CONF
 // expandable segments). Each run's verdict.json is what the action said on the machine.
-const verdictOf = (name: string) =>
-  JSON.parse(readFileSync(join(ROOT, 'test/fixtures/recorded', name, 'verdict.json'), 'utf8')) as {
-    verdict: string;
-    counts: Record<string, number>;
-  };
-const perfCounts = (cases: CaseComparison[]) =>
-  ['SLOWER', 'FASTER', 'SAME', 'AMBIGUOUS'].map((v) => count(cases, v));
 const LARGE_ATTENTION = /^dtype=(fp16|bf16),B=16,H=96,S=4096,/;
 const BSR_BF16 = 'bsr_gemm/cuda_bsr_wgmma_ws/dtype=bf16,M=8192,N=8192,K=8192,block=128,topk=16';
 
@@ -303,11 +285,7 @@ describe('run 21: paired A/A of 9d2a2bf, warm', () => {
   });
 
   it('took 324 s in all, the stages named', () => {
-    expect(
-      Number(
-        readFileSync(join(ROOT, 'test/fixtures/recorded/paired-aa-h100-run21/wall_s'), 'utf8'),
-      ),
-    ).toBe(323.7);
+    expect(wallOf('paired-aa-h100-run21')).toBe(323.7);
     const s = results.run.stage_seconds!;
     expect(Object.keys(s)).toEqual(
       expect.arrayContaining([
