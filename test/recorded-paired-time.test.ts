@@ -133,7 +133,7 @@ describe('the verdicts left on identical code', () => {
     const bsr = r28.cases.find((c) => c.perf === 'SLOWER')!;
     expect([bsr.variant, bsr.ciLo! > 1.01, bsr.ratio! > 1.02]).toEqual(['triton_bsr', true, true]);
     expect(r28.paired?.controlsMoved).toEqual([]);
-    // sdpa_flash bf16 D128 (36 ms), AMBIGUOUS in seven of the eight runs: its pairs spread 1.5-3.5 %.
+    // sdpa_flash bf16 D128 (36 ms), AMBIGUOUS in six of the eight runs: its pairs spread 1.5-3.5 %.
     const runs = [23, 24, 26, 27, 28, 29, 30, 31].map((n) =>
       compare(loadGz(`paired-aa-h100-run${n}`), undefined, config),
     );

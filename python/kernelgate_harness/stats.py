@@ -143,7 +143,8 @@ class PairedStopRule:
     # the change it is judged against, its minimum detectable change. SLOWER and FASTER stop as
     # soon as the interval clears the threshold. 0.4 (runs 8-26) held the median half-width of
     # the cases >= 1 ms at 0.36-0.39 %; replayed on the recorded blocks of runs 16-26, 0.5 stops
-    # 7-17 s of pairs earlier per run at a median of 0.43-0.46 % (docs/notes/paired-ab.md).
+    # 12-28 s of pairs earlier per run at a median of 0.43-0.46 % (docs/notes/paired-ab.md); runs
+    # 27-31 on the H100 read 0.46-0.48 %.
     same_ci_share: float = 0.5
     # The A/A runs on the H100 (docs/notes/paired-ab.md, runs 8-11) ended 1-3 % of the cases
     # AMBIGUOUS, nearly all of them large attention cases at their 3 s cap with the interval across
