@@ -12,26 +12,20 @@
 import { describe, expect, it } from 'vitest';
 import { compare } from '../src/judge/index.js';
 import { loadConfig } from '../src/config/index.js';
-import type { KernelgateResults } from '../src/results/index.js';
-import { loadGz, perfCounts, ROOT, verdictOf, wallOf } from './support/recorded.js';
+import {
+  expectAsOnTheMachine,
+  loadGz,
+  medianHalfWidth,
+  perfCounts,
+  ROOT,
+  verdictOf,
+  wallOf,
+} from './support/recorded.js';
 
 const config = loadConfig(ROOT);
 const LARGE = 'B=16,H=96,S=4096';
 const key = (kv: string, dtype: string, d: number, causal: boolean) =>
   `attention/${kv}/dtype=${dtype},${LARGE},D=${d},causal=${causal}`;
-
-/** Median of the 99 % half-widths (paired.mdc_pct) of the cases of 1 ms or more. */
-function medianHalfWidth(results: KernelgateResults): number {
-  const half = results.cases
-    .filter(
-      (c) =>
-        c.status === 'ok' && (c.timing?.median_ms ?? 0) >= 1 && c.paired?.mdc_pct !== undefined,
-    )
-    .map((c) => c.paired!.mdc_pct!)
-    .sort((a, b) => a - b);
-  expect(half.length).toBeGreaterThan(60);
-  return half[Math.floor(half.length / 2)]!;
-}
 
 describe.each([
   // name, [SLOWER, FASTER, SAME, AMBIGUOUS], the keys not SAME, wall s
@@ -98,15 +92,7 @@ describe.each([
   const judged = compare(results, undefined, config);
 
   it('is judged here as the action judged it on the machine, with no error', () => {
-    expect(perfCounts(judged.cases)).toEqual(perf);
-    const v = verdictOf(name);
-    expect([v.counts.slower, v.counts.faster, v.counts.ambiguous]).toEqual([
-      perf[0],
-      perf[1],
-      perf[3],
-    ]);
-    expect(v.verdict).toBe('pass');
-    expect(results.cases.filter((c) => c.status === 'error')).toHaveLength(0);
+    expectAsOnTheMachine(name, results, judged, perf);
     expect(wallOf(name)).toBe(wall);
   });
 

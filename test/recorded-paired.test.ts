@@ -5,7 +5,17 @@
 import { describe, expect, it } from 'vitest';
 import { compare } from '../src/judge/index.js';
 import { loadConfig } from '../src/config/index.js';
-import { count, load, loadGz, perfCounts, ROOT, verdictOf, wallOf } from './support/recorded.js';
+import {
+  count,
+  expectAsOnTheMachine,
+  load,
+  loadGz,
+  medianHalfWidth,
+  perfCounts,
+  ROOT,
+  verdictOf,
+  wallOf,
+} from './support/recorded.js';
 
 const config = loadConfig(ROOT);
 const HEADLINE = 'dtype=fp16,B=16,H=96,S=4096,D=128,causal=false';
@@ -111,15 +121,7 @@ describe.each([
   const judged = compare(results, undefined, config);
 
   it('has no false SLOWER or FASTER, as the action said on the machine', () => {
-    expect(perfCounts(judged.cases)).toEqual(perf);
-    const v = verdictOf(name);
-    expect([v.counts.slower, v.counts.faster, v.counts.ambiguous]).toEqual([
-      perf[0],
-      perf[1],
-      perf[3],
-    ]);
-    expect(results.cases.filter((c) => c.status === 'error')).toHaveLength(errors);
-    expect(v.verdict).toBe(errors ? 'fail' : 'pass');
+    expectAsOnTheMachine(name, results, judged, perf, errors);
   });
 
   it('is AMBIGUOUS only on the large attention cases, whose pairs spread 1-2 % at the power cap', () => {
@@ -214,23 +216,11 @@ describe.each([
   const judged = compare(results, undefined, config);
 
   it('has no SLOWER, FASTER or AMBIGUOUS case, as the action said on the machine', () => {
-    expect(perfCounts(judged.cases)).toEqual([0, 0, 216, 0]);
-    const v = verdictOf(name);
-    expect([v.counts.slower, v.counts.faster, v.counts.ambiguous]).toEqual([0, 0, 0]);
-    expect(v.verdict).toBe('pass');
-    expect(results.cases.filter((c) => c.status === 'error')).toHaveLength(0);
+    expectAsOnTheMachine(name, results, judged, [0, 0, 216, 0]);
   });
 
   it('narrows the cases of 1 ms or more to a median half-width under 0.5 %', () => {
-    const half = results.cases
-      .filter(
-        (c) =>
-          c.status === 'ok' && (c.timing?.median_ms ?? 0) >= 1 && c.paired?.mdc_pct !== undefined,
-      )
-      .map((c) => c.paired!.mdc_pct!)
-      .sort((a, b) => a - b);
-    expect(half.length).toBeGreaterThan(60);
-    expect(half[Math.floor(half.length / 2)]).toBeLessThan(0.4);
+    expect(medianHalfWidth(results)).toBeLessThan(0.4);
   });
 
   it('gave the straddling variants one cap more, and each was judged SAME', () => {

@@ -3,8 +3,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { expect } from 'vitest';
 import type { CaseComparison } from '../../src/judge/index.js';
-import { loadResults, validateResults } from '../../src/results/index.js';
+import { loadResults, validateResults, type KernelgateResults } from '../../src/results/index.js';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
 export const RECORDED = join(ROOT, 'test/fixtures/recorded');
@@ -35,3 +36,39 @@ export const count = (cases: CaseComparison[], v: string) =>
 /** [SLOWER, FASTER, SAME, AMBIGUOUS] */
 export const perfCounts = (cases: CaseComparison[]) =>
   ['SLOWER', 'FASTER', 'SAME', 'AMBIGUOUS'].map((v) => count(cases, v));
+
+/**
+ * Asserts that `judged` (compare over the recorded `results`) counts SLOWER, FASTER, SAME and
+ * AMBIGUOUS as `perf`, that the action said the same counts on the machine (verdict.json), and
+ * that the run had `errors` cases in error, its gate failing exactly when it had any.
+ */
+export function expectAsOnTheMachine(
+  name: string,
+  results: KernelgateResults,
+  judged: { cases: CaseComparison[] },
+  perf: readonly number[],
+  errors = 0,
+) {
+  expect(perfCounts(judged.cases)).toEqual(perf);
+  const v = verdictOf(name);
+  expect([v.counts.slower, v.counts.faster, v.counts.ambiguous]).toEqual([
+    perf[0],
+    perf[1],
+    perf[3],
+  ]);
+  expect(results.cases.filter((c) => c.status === 'error')).toHaveLength(errors);
+  expect(v.verdict).toBe(errors ? 'fail' : 'pass');
+}
+
+/** Median of the 99 % half-widths (paired.mdc_pct) of the cases of 1 ms or more (over 60 of them). */
+export function medianHalfWidth(results: KernelgateResults): number {
+  const half = results.cases
+    .filter(
+      (c) =>
+        c.status === 'ok' && (c.timing?.median_ms ?? 0) >= 1 && c.paired?.mdc_pct !== undefined,
+    )
+    .map((c) => c.paired!.mdc_pct!)
+    .sort((a, b) => a - b);
+  expect(half.length).toBeGreaterThan(60);
+  return half[Math.floor(half.length / 2)]!;
+}
