@@ -6,7 +6,6 @@ restarted, so one bad kernel fails its own cases and the others still run and ar
 
 import argparse
 import datetime
-import multiprocessing
 import os
 import platform
 import shlex
@@ -18,8 +17,6 @@ import threading
 import time
 
 from . import HARNESS_VERSION, faults, lanes
-from . import worker as worker_module
-from .device import EXIT_CONTEXT_LOST
 from .manifest import ManifestError, discover, format_value, load_manifest, matches
 from .paired import ORDER, PairedCase, PairedFatal, ready_together, untimed
 from .results import (
@@ -32,6 +29,7 @@ from .results import (
     throughput,
     write_atomic,
 )
+from .workers import EXIT_CONTEXT_LOST, WorkerDied, WorkerHandle, WorkerTimeout, exit_description
 
 PREFIX = "[kernelgate]"
 # Importing torch and a kernel module in a fresh worker can take a while on a cold machine.
@@ -48,123 +46,6 @@ def now_iso():
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-START_LOCK = threading.Lock()
-
-
-class WorkerTimeout(Exception):
-    def __init__(self, current, waited_s):
-        super().__init__(current)
-        self.current = current
-        self.waited_s = waited_s
-
-
-class WorkerDied(Exception):
-    def __init__(self, current, exitcode):
-        super().__init__(current)
-        self.current = current
-        self.exitcode = exitcode
-
-
-class WorkerHandle:
-    """One worker process for one kernel; started lazily, killed on a timeout, restarted on demand."""
-
-    def __init__(self, manifest, options):
-        self.manifest = {"name": manifest.name, "module": manifest.module, "tolerance": manifest.tolerance, "path": manifest.path}
-        self.options = options
-        self.mp = multiprocessing.get_context("spawn")
-        self.proc = None
-        self.ready = False  # the worker has imported the kernel module ("init" answered)
-
-    def start(self):
-        self.ready = False
-        self.conn, child = self.mp.Pipe()
-        self.current = self.mp.Array("c", 256, lock=False)
-        self.proc = self.mp.Process(target=worker_module.main, args=(child, self.current, self.manifest, self.options), daemon=True)
-        visible = self.options.get("visible_device")
-        with START_LOCK:
-            # A lane's worker sees its GPU alone (lanes.py); the spawned process takes the
-            # environment as it is at its start, so the lanes start their workers one at a time.
-            saved = os.environ.get("CUDA_VISIBLE_DEVICES")
-            if visible is not None:
-                os.environ["CUDA_VISIBLE_DEVICES"] = visible
-            try:
-                self.proc.start()
-            finally:
-                if visible is not None:
-                    if saved is None:
-                        os.environ.pop("CUDA_VISIBLE_DEVICES", None)
-                    else:
-                        os.environ["CUDA_VISIBLE_DEVICES"] = saved
-        child.close()
-
-    def what(self):
-        """(variant, phase) the worker last marked; after a lost CUDA context, (variant, phase, error)."""
-        raw = bytes(self.current.value).decode(errors="replace") if self.proc else ""
-        parts = raw.split("\t")
-        variant, phase = parts[0], parts[1] if len(parts) > 1 else ""
-        return (variant, phase, parts[2]) if len(parts) > 2 else (variant, phase)
-
-    def request(self, msg, timeout_s, stall_s=None):
-        self.send(msg)
-        return self.wait(timeout_s, stall_s)
-
-    def send(self, msg):
-        if self.proc is None or not self.proc.is_alive():
-            self.start()
-        self.current.value = b""
-        self.conn.send(msg)
-
-    def wait(self, timeout_s, stall_s=None):
-        """The worker's reply, or WorkerDied / WorkerTimeout: past `timeout_s` in all, or, with
-        `stall_s`, once the worker has stayed that long in one variant's one phase (its mark), so
-        a variant that stalls in a case of many costs its own time-out, not all of theirs (a stalled
-        tuning on the H100 held a case of 9 variants for 7 minutes, docs/notes/paired-ab.md run 19)."""
-        deadline = time.monotonic() + timeout_s
-        t0 = time.monotonic()
-        mark, since = self.what(), t0
-        while True:
-            if self.conn.poll(0.05):
-                try:
-                    return self.conn.recv()
-                except EOFError:
-                    pass
-            if not self.proc.is_alive():
-                self.proc.join()
-                current, code = self.what(), self.proc.exitcode
-                self.proc = None
-                raise WorkerDied(current, code)
-            now = time.monotonic()
-            if stall_s is not None:
-                current = self.what()
-                if current != mark:
-                    mark, since = current, now
-                elif now - since > stall_s:
-                    self.kill()
-                    raise WorkerTimeout(current, now - t0)
-            if now > deadline:
-                current = self.what()
-                self.kill()
-                raise WorkerTimeout(current, now - t0)
-
-    def kill(self):
-        if self.proc is not None:
-            self.proc.kill()
-            self.proc.join()
-            self.proc = None
-
-    def stop(self):
-        if self.proc is not None and self.proc.is_alive():
-            try:
-                self.conn.send({"op": "quit"})
-                self.proc.join(10)
-            except (BrokenPipeError, OSError):
-                pass
-        self.kill()
-
-    def is_alive(self):
-        return self.proc is not None and self.proc.is_alive()
-
-
 def case_seconds(phase_s):
     """A paired case's time by stage, for its progress line: 'verify 1.2 s (base 0.4 s), ...'."""
     t = lambda k: phase_s.get(k, 0.0)  # noqa: E731
@@ -172,22 +53,6 @@ def case_seconds(phase_s):
     base = t("base setup") + t("base verify") + t("base prepare")
     warm = t("bench warm-up")
     return f"time: set-up and verification {head:.1f} s (base {base:.1f} s), warm-ups {warm:.1f} s, pairs {t('bench') - warm:.1f} s, finish {t('finish'):.1f} s"
-
-
-def exit_description(code, current=()):
-    if code == EXIT_CONTEXT_LOST:
-        error = current[2] if len(current) > 2 else "a sticky CUDA error"
-        return f"the CUDA context was lost: {error}"
-    if code is None:
-        return "unknown exit status"
-    if code < 0:
-        import signal
-
-        try:
-            return f"killed by signal {signal.Signals(-code).name}"
-        except ValueError:
-            return f"killed by signal {-code}"
-    return f"exit code {code}"
 
 
 class Harness:

@@ -11,7 +11,7 @@ HARNESS = os.path.dirname(worker.__file__)
 PARTS = ["device", "verify", "graphs", "timing", "timed_output"]
 # The parent's modules and the worker itself: a part that imported one would tie the steps to the
 # process that drives them.
-ABOVE = {"worker", "cli", "lanes", "paired", "__main__"}
+ABOVE = {"worker", "workers", "cli", "lanes", "paired", "__main__"}
 
 
 def test_each_step_is_defined_in_one_part_of_the_worker():
