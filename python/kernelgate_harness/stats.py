@@ -150,8 +150,9 @@ class PairedStopRule:
     # AMBIGUOUS, nearly all of them large attention cases at their 3 s cap with the interval across
     # ±1 %; more caps for those few cost seconds, where a longer cap for all would cost minutes.
     # Two more (three caps in all): with one, runs 24 and 26 on a noisier H100 still ended 3 of
-    # 216 AMBIGUOUS each, all references of 19-39 ms (sdpa_flash, sdpa_efficient) whose pairs
-    # spread 1.5-3.5 % (docs/notes/paired-ab.md).
+    # 216 AMBIGUOUS each, all references of 19-39 ms (sdpa_flash, sdpa_efficient): wide intervals
+    # of pairs spread 1.5-3.5 %, and one offset between the processes (docs/notes/paired-ab.md).
+    # With two (runs 27-31): 0-3 of 216.
     straddle_extra: float = 2.0
     # SLOWER or FASTER, the verdicts that fail or praise a pull request, wait for at least this many
     # blocks: in an A/A run on the H100 (run 21) the six blocks of a reference's first look all
