@@ -14,6 +14,7 @@ import { harnessOnly, sanitizerTargets } from '../src/deep/index.js';
 import { compare, evaluateTiers, gate } from '../src/judge/index.js';
 import { scriptedExec } from '../src/lib/index.js';
 import { renderReport } from '../src/report/index.js';
+import { PLANTED_OOB_FINDING } from './support/deep.js';
 import {
   type KernelgateResults,
   loadResults,
@@ -74,17 +75,7 @@ describe('the planted out-of-bounds write (deep22)', { timeout: 120_000 }, () =>
     expect(JSON.parse(json ?? '')).toEqual({
       status: 'findings',
       errors: 5,
-      first: {
-        what: 'Invalid __global__ write of size 4 bytes',
-        kernel: 'oob_tail',
-        detail: [
-          'at oob_tail+0x130 in faulty_bench.py:286',
-          'by thread (32,0,0) in block (31,0,0)',
-          'Access to 0x7f90e280a880 is out of bounds',
-          'and is 1 bytes after the nearest allocation at 0x7f90e2806a00 of size 16,000 bytes',
-        ].join('\n'),
-        python_frame: '__call__ in driver.py:713',
-      },
+      first: PLANTED_OOB_FINDING,
     });
   });
 

@@ -27,13 +27,25 @@ import {
   slowerTargets,
   summarizeNcu,
 } from '../src/deep/index.js';
-import { deepCommand } from '../src/cli/index.js';
+import { deepCommand, runCli } from '../src/cli/index.js';
 import { compare, evaluateTiers, gate } from '../src/judge/index.js';
 import { scriptedExec } from '../src/lib/index.js';
 import { renderReport } from '../src/report/index.js';
 import { loadResults, type KernelgateResults, validateResults } from '../src/results/index.js';
+import { PLANTED_OOB_FINDING } from './support/deep.js';
 
 const ROOT = join(import.meta.dirname, '..');
+
+/** `kernelgate deep ARGS` through the CLI, its exit status and what it wrote to stderr. */
+async function deepCli(args: string[]) {
+  let stderr = '';
+  const status = await runCli(['deep', ...args], {
+    stdout: () => undefined,
+    stderr: (t) => (stderr += t),
+    cwd: ROOT,
+  });
+  return { status, stderr };
+}
 const FIXTURES = join(ROOT, 'test/fixtures/deep');
 const fixture = (name: string) => readFileSync(join(FIXTURES, name), 'utf8');
 const config = loadConfig(ROOT);
@@ -45,18 +57,7 @@ describe('compute-sanitizer output', () => {
     // every CUDA call fails with the launch failure it left.
     const r = parseSanitizer(fixture('memcheck-oob.txt'));
     expect(r.errors).toBe(5);
-    expect(r.findings[0]).toEqual({
-      what: 'Invalid __global__ write of size 4 bytes',
-      kernel: 'oob_tail',
-      detail: [
-        'at oob_tail+0x130 in faulty_bench.py:286',
-        'by thread (32,0,0) in block (31,0,0)',
-        'Access to 0x7f90e280a880 is out of bounds',
-        'and is 1 bytes after the nearest allocation at 0x7f90e2806a00 of size 16,000 bytes',
-      ].join('\n'),
-      // The innermost Python frame of the launch: Triton's launcher, under faulty_bench.py:306.
-      python_frame: '__call__ in driver.py:713',
-    });
+    expect(r.findings[0]).toEqual(PLANTED_OOB_FINDING);
     const failure = (call: string) =>
       `Program hit cudaErrorLaunchFailure (error 719) due to "unspecified launch failure" on CUDA API call to ${call}.`;
     expect(r.findings.slice(1)).toEqual([
@@ -649,22 +650,18 @@ describe("findings in the harness's own code", () => {
     expect(g.verdict).toBe('fail');
   });
 
+  /** The recorded initcheck log with its findings launched from `frame` instead of the harness's fingerprint. */
+  const launchedFrom = (frame: string) =>
+    initcheck(fixture('initcheck-uninit.txt').replaceAll('fingerprint in worker.py:253', frame));
+
   it("are the variant's when the harness replays the variant's captured graph", async () => {
-    const log = fixture('initcheck-uninit.txt').replaceAll(
-      'fingerprint in worker.py:253',
-      'check_late_work in timed_output.py:45',
-    );
-    const { run, g } = await initcheck(log);
+    const { run, g } = await launchedFrom('check_late_work in timed_output.py:45');
     expect(run?.findings?.map((f) => f.harness)).toEqual([undefined, undefined]);
     expect(g.verdict).toBe('fail');
   });
 
   it("fail the gate when the variant's own module launched them", async () => {
-    const log = fixture('initcheck-uninit.txt').replaceAll(
-      'fingerprint in worker.py:253',
-      'launch in triton_bsr.py:88',
-    );
-    const { run, g } = await initcheck(log);
+    const { run, g } = await launchedFrom('launch in triton_bsr.py:88');
     expect(run?.findings?.map((f) => [f.python_frame, f.harness])).toEqual([
       ['launch in triton_bsr.py:88', undefined],
       ['launch in triton_bsr.py:88', undefined],
@@ -1019,13 +1016,7 @@ describe('kernelgate deep', { timeout: 120_000 }, () => {
       expect(limit).toBeGreaterThan(250);
       expect(limit).toBeLessThanOrEqual(300);
     }
-    const { runCli } = await import('../src/cli/index.js');
-    let stderr = '';
-    const status = await runCli(['deep', '--time-box', '0'], {
-      stdout: () => undefined,
-      stderr: (t) => (stderr += t),
-      cwd: ROOT,
-    });
+    const { status, stderr } = await deepCli(['--time-box', '0']);
     expect(status).toBe(2);
     expect(stderr).toContain(
       'kernelgate deep: --time-box must be a number of seconds above 0, got "0"',
@@ -1033,13 +1024,7 @@ describe('kernelgate deep', { timeout: 120_000 }, () => {
   });
 
   it('refuses an unknown check by name', async () => {
-    const { runCli } = await import('../src/cli/index.js');
-    let stderr = '';
-    const status = await runCli(['deep', '--checks', 'asan'], {
-      stdout: () => undefined,
-      stderr: (t) => (stderr += t),
-      cwd: ROOT,
-    });
+    const { status, stderr } = await deepCli(['--checks', 'asan']);
     expect(status).toBe(2);
     expect(stderr).toContain(
       "kernelgate deep: --checks: unknown deep check 'asan'; expected sanitizer, ncu, ncu-slower, or any of memcheck, racecheck, synccheck, initcheck",
@@ -1147,13 +1132,7 @@ describe('ncu-slower: the cases a run is judged SLOWER in', { timeout: 120_000 }
   });
 
   it('needs the run it profiles', async () => {
-    const { runCli } = await import('../src/cli/index.js');
-    let stderr = '';
-    const status = await runCli(['deep', '--checks', 'ncu-slower'], {
-      stdout: () => undefined,
-      stderr: (t) => (stderr += t),
-      cwd: ROOT,
-    });
+    const { status, stderr } = await deepCli(['--checks', 'ncu-slower']);
     expect(status).toBe(2);
     expect(stderr).toContain(
       'kernelgate deep: --checks ncu-slower needs --results FILE: the run whose SLOWER cases ncu profiles',

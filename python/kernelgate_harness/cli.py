@@ -46,15 +46,6 @@ def now_iso():
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def case_seconds(phase_s):
-    """A paired case's time by stage, for its progress line: 'verify 1.2 s (base 0.4 s), ...'."""
-    t = lambda k: phase_s.get(k, 0.0)  # noqa: E731
-    head = t("setup") + t("verify") + t("prepare")
-    base = t("base setup") + t("base verify") + t("base prepare")
-    warm = t("bench warm-up")
-    return f"time: set-up and verification {head:.1f} s (base {base:.1f} s), warm-ups {warm:.1f} s, pairs {t('bench') - warm:.1f} s, finish {t('finish'):.1f} s"
-
-
 class Harness:
     # The lanes' threads (lanes.py) add to the document under this lock; one harness a process.
     lock = threading.RLock()
@@ -456,7 +447,7 @@ class Harness:
                 rec["paired"] = untimed("error", f"paired timing stopped: {why}")
             return records
         self.add_stage_seconds(pc.phase_s)
-        say(f"{m.name} {case.id}: {case_seconds(pc.phase_s)}")
+        say(f"{m.name} {case.id}: {pc.time_line()}")
         return records
 
     @staticmethod

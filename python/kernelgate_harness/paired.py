@@ -174,6 +174,18 @@ class PairedCase:
         self.phase_s["finish"] = time.perf_counter() - t0
         return self.records(fin, samples, stops, spent)
 
+    def time_line(self):
+        """The case's time by stage, for its progress line: 'time: set-up and verification 1.2 s
+        (base 0.4 s), warm-ups …, pairs …, finish …' (the keys of phase_s run() filled)."""
+        t = lambda k: self.phase_s.get(k, 0.0)  # noqa: E731
+        head = t("setup") + t("verify") + t("prepare")
+        base = t("base setup") + t("base verify") + t("base prepare")
+        warm = t("bench warm-up")
+        return (
+            f"time: set-up and verification {head:.1f} s (base {base:.1f} s), warm-ups {warm:.1f} s, pairs {t('bench') - warm:.1f} s, "
+            f"finish {t('finish'):.1f} s"
+        )
+
     def warm(self, h_timed, b_paired):
         """The case-wide warm-up of a kernel's first case: untimed rounds of the variants, one arm
         after the other, for warm_s and at least MIN_WARM_ROUNDS rounds in all."""
