@@ -79,10 +79,14 @@ def test_unchanged_code_pairs_to_one(paired_run):
 
 def test_the_base_revisions_own_code_is_timed(paired_run):
     # Head spins 2 ms, the base's copy of the module 3 ms: the base worker imported the base.
-    p = case(paired_run[0], "changed")["paired"]
-    assert 0.6 < p["median_ratio"] < 0.72 and p["ci_hi"] < 0.99
+    # A loaded CPU stretches both arms by the same few hundred microseconds, so the ratio sits
+    # between 2/3 and 1 (0.70 seen on a busy CI machine); the base arm stays clearly the slower.
+    c = case(paired_run[0], "changed")
+    p = c["paired"]
+    assert 0.6 < p["median_ratio"] < 0.8 and p["ci_hi"] < 0.9
     assert p["stop_reason"] == "decided"
-    assert 2.7 < p["base_timing"]["median_ms"] < 3.6
+    assert p["base_timing"]["median_ms"] >= 2.7
+    assert p["base_timing"]["median_ms"] > 1.25 * c["timing"]["median_ms"]
 
 
 def test_a_planted_slowdown_lands_on_the_head_only(paired_run):
@@ -110,8 +114,14 @@ def test_a_base_that_fails_verification_leaves_the_head_timed_alone(paired_run):
 
 
 def test_progress_lines_show_the_pair(paired_run):
+    # The line carries the recorded ratio and its interval, pairs and blocks, as the JSON has them.
+    p = case(paired_run[0], "changed")["paired"]
     line = next(x for x in paired_run[1].splitlines() if "sleepy/changed" in x)
-    assert " | vs base ×0.6" in line and "blocks decided" in line
+    want = (
+        f" | vs base ×{p['median_ratio']:.4f} [{p['ci_lo']:.4f}, {p['ci_hi']:.4f}]"
+        f" {p['n_pairs']} pairs {len(p['log_ratios'])} blocks decided"
+    )
+    assert line.endswith(want), line
     # Each case ends with its time by stage, the base's verification apart.
     times = [x for x in paired_run[1].splitlines() if x.startswith(f"[kernelgate] sleepy {CASE}: time: ")]
     assert len(times) == 1
