@@ -14935,6 +14935,35 @@ var results_schema_default = {
           type: "number",
           minimum: 0,
           description: "wall seconds spent sampling this variant's pairs"
+        },
+        confirm: {
+          type: "object",
+          additionalProperties: false,
+          description: "the same variant measured again in a fresh pair of worker processes (harness --paired-confirm), because the first interval cleared the threshold: a SLOWER or FASTER verdict stands only when this one agrees",
+          required: ["status"],
+          properties: {
+            status: {
+              enum: ["ok", "error"],
+              description: "error: the second pair of processes could not be measured (reason says why)"
+            },
+            reason: { type: "string" },
+            n_pairs: { type: "integer", minimum: 0 },
+            log_ratios: {
+              type: "array",
+              items: { type: "number" },
+              description: "one per ABBA block, as the case's own log_ratios"
+            },
+            median_ratio: { type: "number", minimum: 0 },
+            ci_lo: { type: "number", minimum: 0 },
+            ci_hi: { type: "number", minimum: 0 },
+            mdc_pct: { type: "number", minimum: 0 },
+            stop_reason: { enum: ["decided", "time_cap", "max_pairs", "untimed"] },
+            seconds: {
+              type: "number",
+              minimum: 0,
+              description: "wall seconds spent sampling this variant's pairs in the second pair of processes"
+            }
+          }
         }
       }
     },
@@ -16638,7 +16667,7 @@ function judgePaired(key, current, paired, config) {
   });
   const lo = Math.exp(ci.lo);
   const hi = Math.exp(ci.hi);
-  return {
+  const judged = {
     ...common,
     perf: verdictOf(lo, hi, thresholdPct),
     ratio: Math.exp(ci.median),
@@ -16646,6 +16675,35 @@ function judgePaired(key, current, paired, config) {
     ciHi: hi,
     confidence: ci.confidence,
     mdcPct: 100 * (hi - lo) / 2
+  };
+  return paired.confirm ? judgeConfirmed(key, judged, paired.confirm, config) : judged;
+}
+function intervalText(ratio, lo, hi) {
+  return `×${ratio.toFixed(4)} [${lo.toFixed(4)}, ${hi.toFixed(4)}]`;
+}
+function judgeConfirmed(key, first, confirm, config) {
+  if (first.perf !== "SLOWER" && first.perf !== "FASTER") return first;
+  const firstText = intervalText(first.ratio ?? NaN, first.ciLo ?? NaN, first.ciHi ?? NaN);
+  const logs = confirm.log_ratios ?? [];
+  if (confirm.status !== "ok" || logs.length < MIN_SAMPLES_FOR_VERDICT) {
+    const why = confirm.status !== "ok" ? confirm.reason ?? "no reason given" : `too few pairs for an interval (${logs.length}; need ${MIN_SAMPLES_FOR_VERDICT})`;
+    return { ...first, perfNote: `not confirmed in a second pair of worker processes: ${why}` };
+  }
+  const ci = bootstrapMedian(logs, {
+    confidence: config.compare.confidence,
+    resamples: config.compare.resamples,
+    seed: (config.compare.seed ^ hashString(`${key}\0confirm`)) >>> 0
+  });
+  const [lo, hi] = [Math.exp(ci.lo), Math.exp(ci.hi)];
+  const again = intervalText(Math.exp(ci.median), lo, hi);
+  const second = verdictOf(lo, hi, first.thresholdPct);
+  if (second === first.perf) {
+    return { ...first, perfNote: `confirmed in a second pair of worker processes: ${again}` };
+  }
+  return {
+    ...first,
+    perf: "AMBIGUOUS",
+    perfNote: `was ${first.perf} ${firstText}, but a second pair of worker processes read ${again} (${second}): the first reading did not repeat`
   };
 }
 function unpairedReason(paired) {
@@ -18816,6 +18874,10 @@ var config_schema_default = {
             enabled: {
               type: "boolean",
               description: "judge cases by their pairs where the results have them; false: against the stored baseline only; default true"
+            },
+            confirm: {
+              type: "boolean",
+              description: "measure each variant whose pairs cleared the threshold again in a fresh pair of worker processes (harness --paired-confirm): SLOWER or FASTER stands only when both measurements say so; default false (not yet measured on the H100)"
             }
           }
         }
@@ -20912,7 +20974,8 @@ function configFromRaw(raw, root, configFile, kernels, benchmarks) {
       paired: {
         thresholdPct: raw.compare?.paired?.threshold_pct ?? DEFAULT_PAIRED_THRESHOLD_PCT,
         minChangeMs: raw.compare?.paired?.min_change_ms ?? DEFAULT_PAIRED_MIN_CHANGE_MS,
-        enabled: raw.compare?.paired?.enabled ?? true
+        enabled: raw.compare?.paired?.enabled ?? true,
+        confirm: raw.compare?.paired?.confirm ?? false
       }
     },
     correctness: {
@@ -30748,6 +30811,7 @@ function pairedArgs(paired, config) {
     String(config.compare.paired.minChangeMs)
   ];
   if (paired.base.ref !== void 0) args.push("--base-ref", paired.base.ref);
+  if (config.compare.paired.confirm) args.push("--paired-confirm");
   return args;
 }
 

@@ -12,7 +12,9 @@
 #   slow1    the same with 1 %
 # Pull requests are paired A/B runs (the action checks out the base commit as a git worktree; on a
 # copy of the tree without .git the script first commits it to a fresh repository); KG_PAIRED=false
-# judges them against the stored baseline only.
+# judges them against the stored baseline only; KG_PAIRED_CONFIRM=1 sets compare.paired.confirm
+# in the checkout's kernelgate.yml (a variant that cleared the threshold is measured again in a
+# fresh pair of worker processes; docs/judging.md).
 #   nightly  schedule on main: judged against main's newest baseline, the nightly report issue
 # Usage: scripts/gpu-e2e.sh OUTDIR SCENARIO...   (node must be on PATH; see docs/gpu-runs.md)
 # Needs .carry/standin/ (the stand-in bundle: scripts/pack-standin.sh) next to the checkout.
@@ -55,6 +57,14 @@ JSON
 # harness only), so the base commit must hold exactly the tree being run: a copy without .git is
 # committed to a fresh repository, and uncommitted changes (the GPU machine's copy of a working
 # tree) are committed on top of its HEAD.
+if [[ ${KG_PAIRED_CONFIRM:-} == 1 ]]; then
+  if grep -q '^  paired:' "$root/kernelgate.yml"; then
+    echo "KG_PAIRED_CONFIRM: kernelgate.yml has its own compare.paired; set confirm: true there" >&2
+    exit 2
+  fi
+  sed -i 's/^compare:$/compare:\n  paired: { confirm: true }/' "$root/kernelgate.yml"
+  grep -q '^  paired: { confirm: true }$' "$root/kernelgate.yml" || { echo "KG_PAIRED_CONFIRM: no compare: in kernelgate.yml" >&2; exit 2; }
+fi
 if ! git -C "$root" rev-parse --verify -q HEAD >/dev/null 2>&1; then
   git -C "$root" init -q
 fi

@@ -10,7 +10,7 @@ import {
 } from '../src/judge/index.js';
 import { loadConfig, type Config } from '../src/config/index.js';
 import { loadResults, validateResults } from '../src/results/index.js';
-import type { KernelgateResults } from '../src/results/index.js';
+import type { KernelgateResults, Paired } from '../src/results/index.js';
 import { BASE_SHA, PAIRS, logRatios, pair, pairedRun as makePairedRun } from './support/paired.js';
 
 const dir = join(import.meta.dirname, 'fixtures', 'results');
@@ -489,6 +489,66 @@ describe('paired A/B verdicts', () => {
     expect(byKey(compare(bare, undefined, config).cases, CUDA).perfNote).toBe(
       'not in the base revision',
     );
+  });
+
+  describe('a second measurement in fresh processes (compare.paired.confirm)', () => {
+    const confirm = (r: number, extra: object = {}) => ({
+      status: 'ok' as const,
+      n_pairs: PAIRS * 2,
+      log_ratios: logRatios(r),
+      stop_reason: 'decided' as const,
+      ...extra,
+    });
+    const judge = (first: number, again: ReturnType<typeof confirm> | object) => {
+      const doc = pair(pairedRun(), TRITON, first, { confirm: again as Paired['confirm'] });
+      expect(() => validateResults(JSON.parse(JSON.stringify(doc)), 'paired.json')).not.toThrow();
+      return byKey(compare(doc, baseline, config).cases, TRITON);
+    };
+
+    it('lets SLOWER or FASTER stand when the second interval says the same', () => {
+      const slower = judge(1.03, confirm(1.025));
+      expect(slower.perf).toBe('SLOWER');
+      expect(slower.perfNote).toMatch(
+        /^confirmed in a second pair of worker processes: ×1\.025\d \[1\.02\d\d, 1\.02\d\d\]$/,
+      );
+      expect(judge(0.97, confirm(0.975)).perf).toBe('FASTER');
+    });
+
+    it('makes a reading that did not repeat AMBIGUOUS, both intervals in the note', () => {
+      const c = judge(1.03, confirm(1.002));
+      expect(c.perf).toBe('AMBIGUOUS');
+      expect(c.ratio).toBeCloseTo(1.03, 10);
+      expect(c.perfNote).toMatch(
+        /^was SLOWER ×1\.0300 \[1\.02\d\d, 1\.03\d\d\], but a second pair of worker processes read ×1\.0020 \[\d\.\d{4}, 1\.00\d\d\] \(SAME\): the first reading did not repeat$/,
+      );
+      // The other way round, and a second reading that straddles the threshold.
+      expect(judge(0.97, confirm(1.03)).perfNote).toMatch(/^was FASTER .* \(SLOWER\): the first/);
+      expect(judge(1.03, confirm(1.01)).perf).toBe('AMBIGUOUS');
+    });
+
+    it('keeps the verdict when the second measurement could not be made, and says why', () => {
+      const why = "no pairs in the second pair of processes (the base revision's worker died)";
+      expect(judge(1.03, { status: 'error', reason: why })).toMatchObject({
+        perf: 'SLOWER',
+        perfNote: `not confirmed in a second pair of worker processes: ${why}`,
+      });
+      expect(judge(1.03, confirm(1.03, { log_ratios: logRatios(1.03, 3) }))).toMatchObject({
+        perf: 'SLOWER',
+        perfNote:
+          'not confirmed in a second pair of worker processes: too few pairs for an interval (3; need 5)',
+      });
+    });
+
+    it('leaves SAME and AMBIGUOUS as they were', () => {
+      for (const [first, want] of [
+        [1.0, 'SAME'],
+        [1.01, 'AMBIGUOUS'],
+      ] as const) {
+        const c = judge(first, confirm(1.05));
+        expect(c.perf).toBe(want);
+        expect(c.perfNote).toBeUndefined();
+      }
+    });
   });
 
   it('is AMBIGUOUS with too few pairs, or when the arms were timed differently', () => {

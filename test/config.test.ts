@@ -41,7 +41,7 @@ describe('loadConfig', () => {
       seed: 1,
       noisePct: {},
       minChangeMs: 0.001,
-      paired: { thresholdPct: 1, minChangeMs: 0.0008, enabled: true },
+      paired: { thresholdPct: 1, minChangeMs: 0.0008, enabled: true, confirm: false },
     });
     expect(config.policy).toEqual({
       failOnSlower: false,
@@ -84,7 +84,7 @@ describe('loadConfig', () => {
   it('reads compare.paired, field by field over the defaults', () => {
     const root = repo({
       'kernelgate.yml':
-        'compare:\n  threshold_pct: 5\n  paired: { threshold_pct: 0.5, enabled: false }\n',
+        'compare:\n  threshold_pct: 5\n  paired: { threshold_pct: 0.5, enabled: false, confirm: true }\n',
     });
     const config = loadConfig(root);
     expect(config.compare.thresholdPct).toBe(5);
@@ -92,11 +92,17 @@ describe('loadConfig', () => {
       thresholdPct: 0.5,
       minChangeMs: 0.0008,
       enabled: false,
+      confirm: true,
     });
     const floor = loadConfig(
       repo({ 'kernelgate.yml': 'compare: { paired: { min_change_ms: 0 } }\n' }),
     );
-    expect(floor.compare.paired).toEqual({ thresholdPct: 1, minChangeMs: 0, enabled: true });
+    expect(floor.compare.paired).toEqual({
+      thresholdPct: 1,
+      minChangeMs: 0,
+      enabled: true,
+      confirm: false,
+    });
   });
 
   it('accepts an explicit config file, and says so when it is absent', () => {
@@ -177,7 +183,7 @@ describe('loadConfig', () => {
     [
       'an unknown paired key',
       { 'kernelgate.yml': 'compare: { paired: { threshold: 1 } }\n' },
-      'kernelgate.yml: compare.paired.threshold is not a known field (known: threshold_pct, min_change_ms, enabled)',
+      'kernelgate.yml: compare.paired.threshold is not a known field (known: threshold_pct, min_change_ms, enabled, confirm)',
     ],
     [
       'a paired block that is not a mapping',

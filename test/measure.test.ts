@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
 import { scriptedExec } from '../src/lib/index.js';
 import type { LineExec, ProgressLog } from '../src/measure/index.js';
-import { measure, mergeEnvironment } from '../src/measure/index.js';
+import { measure, mergeEnvironment, pairedArgs } from '../src/measure/index.js';
 import type { KernelgateResults } from '../src/results/index.js';
 
 const H200_SMI = readFileSync('test/fixtures/env/h200-2026-11-21/nvidia-smi-q-x.xml', 'utf8');
@@ -140,5 +140,35 @@ describe('measure', () => {
     expect(mergeEnvironment(cpu, { gpu: { name: 'none', sku: 'none', count: 0 } }).gpu).toEqual(
       cpu.gpu,
     );
+  });
+});
+
+describe('pairedArgs', () => {
+  it("passes compare.paired's threshold, floor and confirmation to the harness", () => {
+    const dir = workspace();
+    const paired = {
+      base: { root: '/w/base', sha: 'b'.repeat(40), ref: 'main' },
+      kernelsDir: '/w/base/kernels',
+      buildsPath: '/w/out/base-builds.json',
+    };
+    const plain = pairedArgs(paired, loadConfig(dir));
+    expect(plain).toEqual([
+      '--base-root',
+      '/w/base',
+      '--base-kernels',
+      '/w/base/kernels',
+      '--base-builds',
+      '/w/out/base-builds.json',
+      '--base-sha',
+      'b'.repeat(40),
+      '--paired-threshold-pct',
+      '1',
+      '--paired-min-change-ms',
+      '0.0008',
+      '--base-ref',
+      'main',
+    ]);
+    writeFileSync(join(dir, 'kernelgate.yml'), 'compare: { paired: { confirm: true } }\n');
+    expect(pairedArgs(paired, loadConfig(dir))).toEqual([...plain, '--paired-confirm']);
   });
 });

@@ -18,7 +18,7 @@ import time
 
 from . import HARNESS_VERSION, faults, lanes
 from .manifest import ManifestError, discover, format_value, load_manifest, matches
-from .paired import ORDER, PairedCase, PairedFatal, ready_together, untimed
+from .paired import ORDER, PairedCase, PairedFatal, change_of, confirm_record, ready_together, untimed
 from .results import (
     SCHEMA_ID,
     add_ceiling_percentages,
@@ -448,7 +448,48 @@ class Harness:
             return records
         self.add_stage_seconds(pc.phase_s)
         say(f"{m.name} {case.id}: {pc.time_line()}")
+        if self.args.paired_confirm:
+            self.confirm_paired(head, base, m, case, records, timeout_s)
         return records
+
+    def confirm_paired(self, head, base, m, case, records, timeout_s):
+        """--paired-confirm: each variant whose interval cleared the threshold is measured again in
+        a fresh pair of worker processes (set up anew, verified on the first seed, warmed, sampled by
+        the same stop rule), its result in paired.confirm; the judge lets SLOWER or FASTER stand only
+        when the second interval says the same. Identical code in two processes can read a steady
+        offset that more pairs do not remove (docs/notes/paired-ab.md, runs 23 and 28)."""
+        opt = self.options()
+        pct, floor = opt["paired_threshold_pct"], opt["paired_min_change_ms"]
+        movers = [v for v, rec in records.items() if change_of(rec.get("paired"), pct, floor)]
+        if not movers:
+            return
+        say(f"{m.name} {case.id}: {', '.join(movers)} cleared ±{pct:g} %: measured again in a fresh pair of worker processes")
+        t0 = time.perf_counter()
+        head.stop()
+        base.stop()
+        seed = opt["seeds"][:1]
+        pc = PairedCase(head, base, case, movers, movers, timeout_s, {**opt, "seeds": seed, "paired_base_seeds": seed}, 0.0, say)
+        pc.light = True
+        try:
+            again = pc.run(lambda *arms: ready_together(arms, WORKER_START_TIMEOUT_S))
+        except (WorkerTimeout, WorkerDied, PairedFatal) as e:
+            why = self.paired_failure(e, head, base)
+            head.kill()
+            base.kill()
+            again = {v: {"status": "ok", "paired": {"base_status": "error", "base_reason": why}} for v in movers}
+        self.add_stage_seconds({"confirm": time.perf_counter() - t0})
+        for v in movers:
+            p = records[v]["paired"]
+            c = p["confirm"] = confirm_record(again[v])
+            if c["status"] != "ok":
+                say(f"{m.name}/{v} {case.id}: not confirmed: {c['reason']}")
+                continue
+            first = change_of(p, pct, floor)
+            second = change_of(p, pct, floor, (c["ci_lo"], c["ci_hi"])) if c.get("ci_lo") is not None else None
+            said = f"{first} again" if second == first else "the first reading did not repeat"
+            interval = f"×{c['median_ratio']:.4f} [{c['ci_lo']:.4f}, {c['ci_hi']:.4f}]" if c.get("ci_lo") is not None else "no interval"
+            say(f"{m.name}/{v} {case.id} confirm: {interval} {c['n_pairs']} pairs {len(c['log_ratios'])} blocks {c['stop_reason']}: {said}")
+        say(f"{m.name} {case.id}: confirmation {time.perf_counter() - t0:.1f} s")
 
     @staticmethod
     def paired_failure(e, head, base):
@@ -638,6 +679,11 @@ def progress_line(c):
     if p and p.get("median_ratio") is not None:
         interval = f"×{p['median_ratio']:.4f} [{p['ci_lo']:.4f}, {p['ci_hi']:.4f}]"
         line += f" | vs base {interval} {p['n_pairs']} pairs {len(p['log_ratios'])} blocks {p['stop_reason']}"
+        again = p.get("confirm")
+        if again and again.get("ci_lo") is not None:
+            line += f" | again ×{again['median_ratio']:.4f} [{again['ci_lo']:.4f}, {again['ci_hi']:.4f}]"
+        elif again:
+            line += " | again: not measured"
     elif p:
         line += f" | base {p['base_status']}: not paired"
     return line
@@ -718,6 +764,10 @@ def parse_args(argv):
     g.add_argument("--paired-base-seeds", type=int, default=1, help=(
         "input seeds verified on the base revision (default 1: it is the target branch's code, verified with --seeds on its own push; its timed "
         "outputs are still checked)"
+    ))
+    g.add_argument("--paired-confirm", action="store_true", help=(
+        "measure each variant whose interval clears the threshold again, in a fresh pair of worker processes; SLOWER or FASTER "
+        "stands only when both say so (off by default: not yet measured on the H100, docs/notes/paired-ab.md)"
     ))
     g.add_argument("--paired-change-min-blocks", type=int, default=12, help=(
         "ABBA blocks before a variant may stop SLOWER or FASTER (default 12, twice --paired-min-pairs: a disturbance of a second or so "

@@ -122,8 +122,41 @@ def base_reason(rec):
     return rec.get("reason", rec.get("status", ""))
 
 
+def change_of(p, threshold_pct, min_change_ms, interval=None):
+    """SLOWER or FASTER when a paired record's interval (or `interval`, (lo, hi), judged against the
+    record's threshold) clears the threshold, else None. The threshold is the larger of
+    threshold_pct and the absolute floor as a share of the base median (PairedCase.threshold; the
+    TypeScript judge's rule)."""
+    if not p or p.get("base_status") != "ok" or p.get("ci_lo") is None or p.get("ci_hi") is None:
+        return None
+    med = (p.get("base_timing") or {}).get("median_ms") or 0.0
+    pct = max(threshold_pct, 100 * min_change_ms / med if med > 0 else 0.0)
+    lo, hi = interval or (p["ci_lo"], p["ci_hi"])
+    if lo > 1 + pct / 100:
+        return "SLOWER"
+    if hi < 1 - pct / 100:
+        return "FASTER"
+    return None
+
+
+def confirm_record(rec):
+    """The `confirm` record (paired.confirm in the schema) of a variant measured again, from the
+    head's record of that second measurement."""
+    if rec.get("status") != "ok":
+        return {"status": "error", "reason": f"the head revision's variant ended {rec.get('status')} in the second pair of processes: {base_reason(rec)}"}
+    p = rec.get("paired")
+    if not p or p.get("base_status") != "ok" or not p.get("log_ratios"):
+        why = (p or {}).get("base_reason") or f"base revision: {(p or {}).get('base_status', 'no record')}"
+        return {"status": "error", "reason": f"no pairs in the second pair of processes ({why})"}
+    keys = ("n_pairs", "log_ratios", "median_ratio", "ci_lo", "ci_hi", "mdc_pct", "stop_reason", "seconds")
+    return {"status": "ok", **{k: p[k] for k in keys if k in p}}
+
+
 class PairedCase:
-    """One case of one kernel, head against base. `opt` holds the harness's options."""
+    """One case of one kernel, head against base. `opt` holds the harness's options. `light`:
+    verification without the stress inputs and the stream checks (a confirmation's, cli.py)."""
+
+    light = False
 
     def __init__(self, head, base, case, variants, base_variants, timeout_s, opt, warm_s, say):
         self.head, self.base = head, base
@@ -155,7 +188,10 @@ class PairedCase:
         # thing here, timed outputs included, so that its times mean what the head's do.
         replies = {}
         for arm, handle, names in (("head", self.head, self.variants), ("base", self.base, self.base_variants)):
-            handle.send({"op": "pverify", "params": self.case.params, "seeds": seeds[arm], "variants": names})
+            msg = {"op": "pverify", "params": self.case.params, "seeds": seeds[arm], "variants": names}
+            if self.light:
+                msg["light"] = True
+            handle.send(msg)
             reply = handle.wait(self.timeout_s * max(len(names), 1), stall_s=self.timeout_s)
             if reply.get("op") == "fatal":
                 raise PairedFatal(arm, reply["error"])

@@ -86,6 +86,8 @@ export interface Config {
       minChangeMs: number;
       /** false: ignore pairs, judge against the stored baseline only */
       enabled: boolean;
+      /** the harness measures a variant whose pairs cleared the threshold again in fresh processes */
+      confirm: boolean;
     };
   };
   correctness: { driftFactor: number; driftFloorRelL2: number };
@@ -137,7 +139,12 @@ interface RawConfig {
     seed?: number;
     noise_pct?: Record<string, number>;
     min_change_ms?: number;
-    paired?: { threshold_pct?: number; min_change_ms?: number; enabled?: boolean };
+    paired?: {
+      threshold_pct?: number;
+      min_change_ms?: number;
+      enabled?: boolean;
+      confirm?: boolean;
+    };
   };
   correctness?: { drift_factor?: number; drift_floor_rel_l2?: number };
   policy?: {
@@ -283,6 +290,7 @@ function configFromRaw(
         thresholdPct: raw.compare?.paired?.threshold_pct ?? DEFAULT_PAIRED_THRESHOLD_PCT,
         minChangeMs: raw.compare?.paired?.min_change_ms ?? DEFAULT_PAIRED_MIN_CHANGE_MS,
         enabled: raw.compare?.paired?.enabled ?? true,
+        confirm: raw.compare?.paired?.confirm ?? false,
       },
     },
     correctness: {

@@ -230,7 +230,7 @@ export function judgePaired(
   });
   const lo = Math.exp(ci.lo);
   const hi = Math.exp(ci.hi);
-  return {
+  const judged: PairedJudgement = {
     ...common,
     perf: verdictOf(lo, hi, thresholdPct),
     ratio: Math.exp(ci.median),
@@ -238,6 +238,56 @@ export function judgePaired(
     ciHi: hi,
     confidence: ci.confidence,
     mdcPct: (100 * (hi - lo)) / 2,
+  };
+  return paired.confirm ? judgeConfirmed(key, judged, paired.confirm, config) : judged;
+}
+
+/** ×1.0213 [1.0150, 1.0270]: a paired interval as the notes print it. */
+function intervalText(ratio: number, lo: number, hi: number): string {
+  return `×${ratio.toFixed(4)} [${lo.toFixed(4)}, ${hi.toFixed(4)}]`;
+}
+
+/**
+ * A SLOWER or FASTER paired verdict against the harness's second measurement of the variant in a
+ * fresh pair of worker processes (--paired-confirm): identical code in two processes can read a
+ * steady offset of a few per cent (H100 A/A runs 23 and 28, docs/notes/paired-ab.md) that more
+ * pairs do not remove. The verdict stands when the second interval, judged against the same
+ * threshold, says the same; otherwise it is AMBIGUOUS. A second measurement that could not be
+ * made leaves the verdict as it was, and says so.
+ */
+function judgeConfirmed(
+  key: string,
+  first: PairedJudgement,
+  confirm: NonNullable<Paired['confirm']>,
+  config: Config,
+): PairedJudgement {
+  if (first.perf !== 'SLOWER' && first.perf !== 'FASTER') return first;
+  const firstText = intervalText(first.ratio ?? NaN, first.ciLo ?? NaN, first.ciHi ?? NaN);
+  const logs = confirm.log_ratios ?? [];
+  if (confirm.status !== 'ok' || logs.length < MIN_SAMPLES_FOR_VERDICT) {
+    const why =
+      confirm.status !== 'ok'
+        ? (confirm.reason ?? 'no reason given')
+        : `too few pairs for an interval (${logs.length}; need ${MIN_SAMPLES_FOR_VERDICT})`;
+    return { ...first, perfNote: `not confirmed in a second pair of worker processes: ${why}` };
+  }
+  const ci = bootstrapMedian(logs, {
+    confidence: config.compare.confidence,
+    resamples: config.compare.resamples,
+    seed: (config.compare.seed ^ hashString(`${key}\u0000confirm`)) >>> 0,
+  });
+  const [lo, hi] = [Math.exp(ci.lo), Math.exp(ci.hi)];
+  const again = intervalText(Math.exp(ci.median), lo, hi);
+  const second = verdictOf(lo, hi, first.thresholdPct);
+  if (second === first.perf) {
+    return { ...first, perfNote: `confirmed in a second pair of worker processes: ${again}` };
+  }
+  return {
+    ...first,
+    perf: 'AMBIGUOUS',
+    perfNote:
+      `was ${first.perf} ${firstText}, but a second pair of worker processes read ${again} ` +
+      `(${second}): the first reading did not repeat`,
   };
 }
 

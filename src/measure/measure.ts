@@ -416,5 +416,6 @@ export function pairedArgs(paired: PairedArgs, config: Config): string[] {
     String(config.compare.paired.minChangeMs),
   ];
   if (paired.base.ref !== undefined) args.push('--base-ref', paired.base.ref);
+  if (config.compare.paired.confirm) args.push('--paired-confirm');
   return args;
 }

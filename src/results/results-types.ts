@@ -463,6 +463,30 @@ export interface Paired {
    * wall seconds spent sampling this variant's pairs
    */
   seconds?: number;
+  /**
+   * the same variant measured again in a fresh pair of worker processes (harness --paired-confirm), because the first interval cleared the threshold: a SLOWER or FASTER verdict stands only when this one agrees
+   */
+  confirm?: {
+    /**
+     * error: the second pair of processes could not be measured (reason says why)
+     */
+    status: 'ok' | 'error';
+    reason?: string;
+    n_pairs?: number;
+    /**
+     * one per ABBA block, as the case's own log_ratios
+     */
+    log_ratios?: number[];
+    median_ratio?: number;
+    ci_lo?: number;
+    ci_hi?: number;
+    mdc_pct?: number;
+    stop_reason?: 'decided' | 'time_cap' | 'max_pairs' | 'untimed';
+    /**
+     * wall seconds of the second measurement: the processes' start, set-up and verification (one seed) and the pairs
+     */
+    seconds?: number;
+  };
 }
 /**
  * the nightly's deep checks: compute-sanitizer over every variant on a small case, Nsight Compute metrics of headline cases (docs/scaling.md)

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from kernelgate_harness.paired import PairedCase, PairedFatal, ready_together
+from kernelgate_harness.paired import PairedCase, PairedFatal, change_of, confirm_record, ready_together
 from kernelgate_harness.timing import Timer
 from kernelgate_harness.verify import Verifier
 
@@ -218,3 +218,49 @@ def test_a_microsecond_variant_warms_for_the_short_time_in_its_own_worker():
     assert StubTimer(0.005).took(0.1, **short) >= 0.1
     # Without short_seconds every variant warms for `seconds`.
     assert StubTimer(0.0002).took(0.05) >= 0.05
+
+
+def test_a_confirmations_case_verifies_lightly_in_both_arms():
+    pc, _ = paired_case(warm_s=0.0)
+    pc.run(lambda *arms: ready_together(arms, 300))
+    assert [m for m in pc.head.sent + pc.base.sent if m["op"] == "pverify" and "light" in m] == []
+    pc, _ = paired_case(warm_s=0.0)
+    pc.light = True
+    pc.run(lambda *arms: ready_together(arms, 300))
+    assert [m.get("light") for m in pc.head.sent + pc.base.sent if m["op"] == "pverify"] == [True, True]
+
+
+def paired_record(lo, hi, base_ms=10.0):
+    return {"base_status": "ok", "ci_lo": lo, "ci_hi": hi, "base_timing": {"median_ms": base_ms}}
+
+
+def test_a_change_is_an_interval_clear_of_the_threshold_or_the_floor():
+    assert change_of(paired_record(1.011, 1.03), 1.0, 0.0008) == "SLOWER"
+    assert change_of(paired_record(0.95, 0.989), 1.0, 0.0008) == "FASTER"
+    assert change_of(paired_record(1.009, 1.03), 1.0, 0.0008) is None
+    assert change_of(paired_record(0.99, 1.01), 1.0, 0.0008) is None
+    # A 40 us case: the 0.8 us floor is 2 %, above the 1 % threshold.
+    assert change_of(paired_record(1.015, 1.03, base_ms=0.04), 1.0, 0.0008) is None
+    assert change_of(paired_record(1.021, 1.03, base_ms=0.04), 1.0, 0.0008) == "SLOWER"
+    # Another interval judged against the record's threshold (the confirmation's).
+    assert change_of(paired_record(1.02, 1.03), 1.0, 0.0008, (0.995, 1.004)) is None
+    # Nothing to judge without the base's timing or an interval.
+    assert change_of({"base_status": "fail"}, 1.0, 0.0008) is None
+    assert change_of(None, 1.0, 0.0008) is None
+
+
+def test_a_confirmation_that_could_not_be_measured_says_why():
+    failed = {"status": "fail", "correctness": {"status": "FAIL", "message": "seed 0: rel_l2 3.1e-01 over 1.0e-03"}}
+    assert confirm_record(failed) == {
+        "status": "error",
+        "reason": "the head revision's variant ended fail in the second pair of processes: seed 0: rel_l2 3.1e-01 over 1.0e-03",
+    }
+    died = {"status": "ok", "paired": {"base_status": "error", "base_reason": "the base revision's worker died (SIGSEGV) during timing of v"}}
+    assert confirm_record(died) == {
+        "status": "error",
+        "reason": "no pairs in the second pair of processes (the base revision's worker died (SIGSEGV) during timing of v)",
+    }
+    kept = {"n_pairs": 24, "log_ratios": [0.01] * 12, "median_ratio": 1.01, "ci_lo": 1.0, "ci_hi": 1.02, "stop_reason": "decided", "seconds": 1.5}
+    # The second measurement's own base timing and correctness are not kept: the first's stand.
+    ok = {"status": "ok", "paired": {"base_status": "ok", **kept, "base_timing": {}, "base_correctness": {}}}
+    assert confirm_record(ok) == {"status": "ok", **kept}
