@@ -435,12 +435,8 @@ class Harness:
         # every variant still about 10 s of run 21's 324 s.
         warm_s = self.args.first_warmup_s if first else 0.0
         pc = PairedCase(head, base, case, variants, base_variants, timeout_s, self.options(), warm_s, say)
-        try:
-            records = pc.run(lambda *arms: ready_together(arms, WORKER_START_TIMEOUT_S))
-        except (WorkerTimeout, WorkerDied, PairedFatal) as e:
-            why = self.paired_failure(e, head, base)
-            head.kill()
-            base.kill()
+        records, why = self.attempt(pc)
+        if why:
             say(f"{m.name} {case.id}: paired timing stopped ({why}); the case is timed on the head alone")
             records = self.run_case(head, m, case, variants, timeout_s)
             for rec in records.values():
@@ -470,12 +466,8 @@ class Harness:
         seed = opt["seeds"][:1]
         pc = PairedCase(head, base, case, movers, movers, timeout_s, {**opt, "seeds": seed, "paired_base_seeds": seed}, 0.0, say)
         pc.light = True
-        try:
-            again = pc.run(lambda *arms: ready_together(arms, WORKER_START_TIMEOUT_S))
-        except (WorkerTimeout, WorkerDied, PairedFatal) as e:
-            why = self.paired_failure(e, head, base)
-            head.kill()
-            base.kill()
+        again, why = self.attempt(pc)
+        if why:
             again = {v: {"status": "ok", "paired": {"base_status": "error", "base_reason": why}} for v in movers}
         self.add_stage_seconds({"confirm": time.perf_counter() - t0})
         for v in movers:
@@ -490,6 +482,17 @@ class Harness:
             interval = f"×{c['median_ratio']:.4f} [{c['ci_lo']:.4f}, {c['ci_hi']:.4f}]" if c.get("ci_lo") is not None else "no interval"
             say(f"{m.name}/{v} {case.id} confirm: {interval} {c['n_pairs']} pairs {len(c['log_ratios'])} blocks {c['stop_reason']}: {said}")
         say(f"{m.name} {case.id}: confirmation {time.perf_counter() - t0:.1f} s")
+
+    def attempt(self, pc):
+        """pc.run with the arms' workers started together: (records, None), or (None, why) when
+        either arm crashed, hung or failed (both workers are then killed)."""
+        try:
+            return pc.run(lambda *arms: ready_together(arms, WORKER_START_TIMEOUT_S)), None
+        except (WorkerTimeout, WorkerDied, PairedFatal) as e:
+            why = self.paired_failure(e, pc.head, pc.base)
+            pc.head.kill()
+            pc.base.kill()
+            return None, why
 
     @staticmethod
     def paired_failure(e, head, base):

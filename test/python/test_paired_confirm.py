@@ -101,3 +101,68 @@ def test_without_the_option_nothing_is_measured_again(tmp_path):
     doc, out = run_paired(tmp_path, base, fault="sleepy.planted:slow:20", extra=["--variants", "planted"])
     assert case(doc, "planted")["paired"]["ci_lo"] > 1.01
     assert "confirm" not in case(doc, "planted")["paired"] and "measured again" not in out
+
+
+DIES_AGAIN = '''
+
+# test_paired_confirm.py: `changed` ends its worker process in every process of this checkout but
+# the first that imports the module.
+import os as _os
+
+try:
+    _os.close(_os.open({mark!r}, _os.O_CREAT | _os.O_EXCL))
+except FileExistsError:
+
+    def _dies(params, ctx):
+        def run(inputs, out):
+            _os._exit(3)
+
+        return run
+
+    VARIANTS["changed"] = _dies
+'''
+
+
+def run_with_base(tmp, base, extra):
+    head = make_repo(tmp / "head")
+    out = tmp / "results.json"
+    env = harness_env()
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(REPO, "python"), str(head)])
+    cmd = [
+        sys.executable, "-m", "kernelgate_harness", "--kernels", "kernels", "--out", str(out), "--device", "cpu", "--seeds", "1",
+        "--base-root", str(base), "--base-sha", "b" * 40, "--first-warmup-s", "0.1", "--warmup-s", "0.1", *extra,
+    ]
+    proc = subprocess.run(cmd, cwd=head, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
+    with open(out) as f:
+        return json.load(f), proc.stdout
+
+
+def test_a_confirmation_whose_base_dies_keeps_the_first_reading_and_says_why(tmp_path):
+    # The base's `changed` spins 3 ms against the head's 2 (FASTER), and dies in the base's second process.
+    base = make_repo(tmp_path / "base", delays={"changed": 3.0})
+    with open(base / "sleepy_bench.py", "a") as f:
+        f.write(DIES_AGAIN.format(mark=str(tmp_path / "base-first.mark")))
+    doc, out = run_with_base(tmp_path, base, ["--variants", "steady,changed", "--paired-confirm"])
+    p = case(doc, "changed")["paired"]
+    assert p["ci_hi"] < 0.99
+    why = "the base revision's worker died (exit code 3) during verify seed 0 of changed"
+    assert p["confirm"] == {"status": "error", "reason": f"no pairs in the second pair of processes ({why})"}
+    assert f"[kernelgate] sleepy/changed {CASE}: not confirmed: no pairs in the second pair of processes ({why})" in out
+    assert next(x for x in out.splitlines() if f"sleepy/changed {CASE} PASS" in x).endswith(" | again: not measured")
+    # The case after the failed confirmation starts on fresh workers: nothing else was lost.
+    assert case(doc, "steady")["paired"]["base_status"] == "ok"
+
+
+def test_a_base_that_dies_while_paired_leaves_the_case_timed_on_the_head_alone(tmp_path):
+    base = make_repo(tmp_path / "base")
+    with open(base / "sleepy_bench.py", "a") as f:
+        # No mark can be made in a folder that does not exist: every base process dies in `changed`.
+        f.write(DIES_AGAIN.format(mark=str(tmp_path / "no-such-folder" / "mark")).replace("except FileExistsError:", "except OSError:"))
+    doc, out = run_with_base(tmp_path, base, ["--variants", "steady,changed"])
+    why = "the base revision's worker died (exit code 3) during verify seed 0 of changed"
+    assert f"[kernelgate] sleepy {CASE}: paired timing stopped ({why}); the case is timed on the head alone" in out
+    for v in ("steady", "changed"):
+        c = case(doc, v)
+        assert c["status"] == "ok" and c["timing"]["n_samples"] >= 10
+        assert c["paired"] == {"base_status": "error", "base_reason": f"paired timing stopped: {why}", "n_pairs": 0, "log_ratios": [], "stop_reason": "untimed"}
