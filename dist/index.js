@@ -40280,7 +40280,11 @@ function judgeConfirmed(key, first, confirm, config) {
   const logs = confirm.log_ratios ?? [];
   if (confirm.status !== "ok" || logs.length < MIN_SAMPLES_FOR_VERDICT) {
     const why = confirm.status !== "ok" ? confirm.reason ?? "no reason given" : `too few pairs for an interval (${logs.length}; need ${MIN_SAMPLES_FOR_VERDICT})`;
-    return { ...first, perfNote: `not confirmed in a second pair of worker processes: ${why}` };
+    return {
+      ...first,
+      confirmed: "unmeasured",
+      perfNote: `not confirmed in a second pair of worker processes: ${why}`
+    };
   }
   const ci = bootstrapMedian(logs, {
     confidence: config.compare.confidence,
@@ -40291,11 +40295,16 @@ function judgeConfirmed(key, first, confirm, config) {
   const again = intervalText(Math.exp(ci.median), lo, hi);
   const second = verdictOf(lo, hi, first.thresholdPct);
   if (second === first.perf) {
-    return { ...first, perfNote: `confirmed in a second pair of worker processes: ${again}` };
+    return {
+      ...first,
+      confirmed: "confirmed",
+      perfNote: `confirmed in a second pair of worker processes: ${again}`
+    };
   }
   return {
     ...first,
     perf: "AMBIGUOUS",
+    confirmed: "not-repeated",
     perfNote: `was ${first.perf} ${firstText}, but a second pair of worker processes read ${again} (${second}): the first reading did not repeat`
   };
 }
@@ -40562,13 +40571,16 @@ function pairedNotes(results, config, controls, demoted) {
 function pairedSummary(run2, cases, controls) {
   const pairedCases = cases.filter((c) => c.method === "paired");
   const mdcs = pairedCases.map((c) => c.mdcPct).filter((x) => x !== void 0);
+  const confirm = { confirmed: 0, "not-repeated": 0, unmeasured: 0 };
+  for (const c of pairedCases) if (c.confirmed) confirm[c.confirmed] += 1;
   return {
     ...run2.baseSha !== void 0 ? { baseSha: run2.baseSha } : {},
     cases: pairedCases.length,
     baselineCases: cases.filter((c) => c.method === "baseline" && c.perf !== "MISSING").length,
     thresholdPct: run2.config.compare.paired.thresholdPct,
     ...mdcs.length ? { medianMdcPct: median(mdcs) } : {},
-    controlsMoved: controls.map((c) => c.label)
+    controlsMoved: controls.map((c) => c.label),
+    ...pairedCases.some((c) => c.confirmed) ? { confirm } : {}
   };
 }
 function compare(results, baseline, config) {
@@ -43562,7 +43574,8 @@ function judgedView(input) {
     stored: paired.baselineCases,
     storedCompared: state === "compared",
     storedOtherGpu: state === "other-gpu",
-    storedNone: state === "none"
+    storedNone: state === "none",
+    confirm: paired.confirm
   };
 }
 function outcomeText(input, changes) {

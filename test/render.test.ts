@@ -589,6 +589,38 @@ describe('paired A/B in the report', () => {
     );
   });
 
+  it('says how the verdicts measured again in fresh processes came out, and the notes why', () => {
+    const doc = pairedDoc();
+    const again = (r: number) => ({
+      status: 'ok' as const,
+      n_pairs: 90,
+      log_ratios: Array.from({ length: 45 }, (_, i) => Math.log(r) + ((i % 9) - 4) * 0.0005),
+      stop_reason: 'decided' as const,
+    });
+    pair(doc, `attention/triton_fa2/${H}`, 1.05, { confirm: again(1.05) });
+    pair(doc, `attention/cuda_fa2/${H}`, 1.03, { confirm: again(1.0) });
+    pair(doc, `attention/triton_fa2/${H.replace('causal=false', 'causal=true')}`, 0.95, {
+      confirm: { status: 'error', reason: 'no pairs in the second pair of processes (<b>x</b>)' },
+    });
+    const rendered = input(doc, baseline);
+    expect(rendered.comparison.paired?.confirm).toEqual({
+      confirmed: 1,
+      'not-repeated': 1,
+      unmeasured: 1,
+    });
+    const { full } = renderReport(rendered);
+    expect(full).toContain(
+      ' Measured again in a fresh pair of worker processes: 1 confirmed, 1 did not repeat (now ambiguous), 1 could not be measured.\n',
+    );
+    expect(rowOf(full, 'cuda\\_fa2')).toMatch(
+      / 🟡 AMBIGUOUS \|.*was SLOWER ×1\.0300 .*the first reading did not repeat \|$/,
+    );
+    // The harness's reason is kernel-side text: escaped like any other.
+    expect(full).toContain('(&lt;b&gt;x&lt;/b&gt;)');
+    // Nothing of it when no verdict was measured again.
+    expect(renderReport(input(pairedDoc(), baseline)).full).not.toContain('Measured again');
+  });
+
   it('marks each judged row paired or vs baseline, in the Δ cell, with no new column', () => {
     const { full } = renderReport(input(pairedDoc(), baseline));
     expect(rowOf(full, 'triton\\_fa2')).toMatch(

@@ -231,6 +231,8 @@ function pairedSummary(
 ): Comparison['paired'] {
   const pairedCases = cases.filter((c) => c.method === 'paired');
   const mdcs = pairedCases.map((c) => c.mdcPct).filter((x): x is number => x !== undefined);
+  const confirm = { confirmed: 0, 'not-repeated': 0, unmeasured: 0 };
+  for (const c of pairedCases) if (c.confirmed) confirm[c.confirmed] += 1;
   return {
     ...(run.baseSha !== undefined ? { baseSha: run.baseSha } : {}),
     cases: pairedCases.length,
@@ -238,6 +240,7 @@ function pairedSummary(
     thresholdPct: run.config.compare.paired.thresholdPct,
     ...(mdcs.length ? { medianMdcPct: median(mdcs) } : {}),
     controlsMoved: controls.map((c) => c.label),
+    ...(pairedCases.some((c) => c.confirmed) ? { confirm } : {}),
   };
 }
 

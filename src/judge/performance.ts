@@ -16,6 +16,7 @@ import type { CaseResult, KernelgateResults, Paired } from '../results/index.js'
 import {
   type BaselineState,
   type CaseComparison,
+  type ConfirmOutcome,
   CONTROL_NOTE,
   type JudgeMethod,
   MIN_SAMPLES_FOR_VERDICT,
@@ -50,6 +51,7 @@ interface PairedJudgement extends PerfJudgement {
   thresholdPct: number;
   nPairs: number;
   mdcPct?: number;
+  confirmed?: ConfirmOutcome;
 }
 
 /** SLOWER / FASTER / SAME / AMBIGUOUS from an interval of a ratio and a threshold in %. */
@@ -269,7 +271,11 @@ function judgeConfirmed(
       confirm.status !== 'ok'
         ? (confirm.reason ?? 'no reason given')
         : `too few pairs for an interval (${logs.length}; need ${MIN_SAMPLES_FOR_VERDICT})`;
-    return { ...first, perfNote: `not confirmed in a second pair of worker processes: ${why}` };
+    return {
+      ...first,
+      confirmed: 'unmeasured',
+      perfNote: `not confirmed in a second pair of worker processes: ${why}`,
+    };
   }
   const ci = bootstrapMedian(logs, {
     confidence: config.compare.confidence,
@@ -280,11 +286,16 @@ function judgeConfirmed(
   const again = intervalText(Math.exp(ci.median), lo, hi);
   const second = verdictOf(lo, hi, first.thresholdPct);
   if (second === first.perf) {
-    return { ...first, perfNote: `confirmed in a second pair of worker processes: ${again}` };
+    return {
+      ...first,
+      confirmed: 'confirmed',
+      perfNote: `confirmed in a second pair of worker processes: ${again}`,
+    };
   }
   return {
     ...first,
     perf: 'AMBIGUOUS',
+    confirmed: 'not-repeated',
     perfNote:
       `was ${first.perf} ${firstText}, but a second pair of worker processes read ${again} ` +
       `(${second}): the first reading did not repeat`,

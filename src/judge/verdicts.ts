@@ -77,6 +77,11 @@ export interface CaseComparison {
   mdcPct?: number;
   /** paired: the base revision's commit (results run.paired_base.git_sha) */
   baseSha?: string;
+  /**
+   * paired SLOWER or FASTER measured again in fresh worker processes (results paired.confirm):
+   * said the same, did not repeat (now AMBIGUOUS), or could not be measured (the verdict stands)
+   */
+  confirmed?: ConfirmOutcome;
   correctness: CorrectnessVerdict;
   correctnessReason?: string;
   relL2?: number | null;
@@ -87,6 +92,8 @@ export interface CaseComparison {
 }
 
 export type BaselineState = 'none' | 'compared' | 'other-gpu';
+
+export type ConfirmOutcome = 'confirmed' | 'not-repeated' | 'unmeasured';
 
 export interface Comparison {
   cases: CaseComparison[];
@@ -107,6 +114,8 @@ export interface Comparison {
     medianMdcPct?: number;
     /** reference variants whose paired verdict was FASTER or SLOWER (labels) */
     controlsMoved: string[];
+    /** SLOWER or FASTER verdicts measured again in fresh processes, by outcome (only when any was) */
+    confirm?: Record<ConfirmOutcome, number>;
   };
 }
 

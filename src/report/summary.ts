@@ -30,6 +30,7 @@ export function judgedView(input: ReportInput) {
     storedCompared: state === 'compared',
     storedOtherGpu: state === 'other-gpu',
     storedNone: state === 'none',
+    confirm: paired.confirm,
   };
 }
 
