@@ -483,7 +483,7 @@ export interface Paired {
     mdc_pct?: number;
     stop_reason?: 'decided' | 'time_cap' | 'max_pairs' | 'untimed';
     /**
-     * wall seconds of the second measurement: the processes' start, set-up and verification (one seed) and the pairs
+     * wall seconds spent sampling this variant's pairs in the second pair of processes
      */
     seconds?: number;
   };
