@@ -781,6 +781,8 @@ def parse_args(argv):
         p.error(f"--seeds must be at least 1, got {args.seeds}")
     if args.base_builds and not args.base_root:
         p.error("--base-builds needs --base-root (the base revision's checkout)")
+    if args.paired_confirm and not args.base_root:
+        p.error("--paired-confirm needs --base-root (it measures again what a paired run measured)")
     if not 0 < args.paired_same_ci_share <= 1:
         p.error(f"--paired-same-ci-share must be in (0, 1], got {args.paired_same_ci_share:g}")
     if args.paired_straddle_extra < 0:

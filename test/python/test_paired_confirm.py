@@ -166,3 +166,13 @@ def test_a_base_that_dies_while_paired_leaves_the_case_timed_on_the_head_alone(t
         c = case(doc, v)
         assert c["status"] == "ok" and c["timing"]["n_samples"] >= 10
         assert c["paired"] == {"base_status": "error", "base_reason": f"paired timing stopped: {why}", "n_pairs": 0, "log_ratios": [], "stop_reason": "untimed"}
+
+
+def test_the_option_without_a_base_revision_is_refused(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "kernelgate_harness", "--kernels", "kernels", "--out", str(tmp_path / "r.json"), "--device", "cpu", "--paired-confirm"],
+        cwd=REPO, env=harness_env(), capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1].endswith("error: --paired-confirm needs --base-root (it measures again what a paired run measured)")
+    assert not (tmp_path / "r.json").exists()
