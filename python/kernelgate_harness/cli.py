@@ -18,7 +18,7 @@ import time
 
 from . import HARNESS_VERSION, faults, lanes
 from .manifest import ManifestError, discover, format_value, load_manifest, matches
-from .paired import ORDER, PairedCase, PairedFatal, change_of, confirm_record, ready_together, untimed
+from .paired import ORDER, PairedCase, attempt, confirm_movers, untimed
 from .results import (
     SCHEMA_ID,
     add_ceiling_percentages,
@@ -29,11 +29,9 @@ from .results import (
     throughput,
     write_atomic,
 )
-from .workers import EXIT_CONTEXT_LOST, WorkerDied, WorkerHandle, WorkerTimeout, exit_description
+from .workers import EXIT_CONTEXT_LOST, WORKER_START_TIMEOUT_S, WorkerDied, WorkerHandle, WorkerTimeout, exit_description
 
 PREFIX = "[kernelgate]"
-# Importing torch and a kernel module in a fresh worker can take a while on a cold machine.
-WORKER_START_TIMEOUT_S = 300
 # The per-case timeout covers set-up, verification and timing of one variant; a case runs all its
 # variants in one worker job, so its deadline is this per-variant allowance times their number.
 
@@ -435,7 +433,7 @@ class Harness:
         # every variant still about 10 s of run 21's 324 s.
         warm_s = self.args.first_warmup_s if first else 0.0
         pc = PairedCase(head, base, case, variants, base_variants, timeout_s, self.options(), warm_s, say)
-        records, why = self.attempt(pc)
+        records, why = attempt(pc, WORKER_START_TIMEOUT_S)
         if why:
             say(f"{m.name} {case.id}: paired timing stopped ({why}); the case is timed on the head alone")
             records = self.run_case(head, m, case, variants, timeout_s)
@@ -449,59 +447,11 @@ class Harness:
         return records
 
     def confirm_paired(self, head, base, m, case, records, timeout_s):
-        """--paired-confirm: each variant whose interval cleared the threshold is measured again in
-        a fresh pair of worker processes (set up anew, verified on the first seed, warmed, sampled by
-        the same stop rule), its result in paired.confirm; the judge lets SLOWER or FASTER stand only
-        when the second interval says the same. Identical code in two processes can read a steady
-        offset that more pairs do not remove (docs/notes/paired-ab.md, runs 23 and 28)."""
-        opt = self.options()
-        pct, floor = opt["paired_threshold_pct"], opt["paired_min_change_ms"]
-        movers = [v for v, rec in records.items() if change_of(rec.get("paired"), pct, floor)]
-        if not movers:
-            return
-        say(f"{m.name} {case.id}: {', '.join(movers)} cleared ±{pct:g} %: measured again in a fresh pair of worker processes")
-        t0 = time.perf_counter()
-        head.stop()
-        base.stop()
-        seed = opt["seeds"][:1]
-        pc = PairedCase(head, base, case, movers, movers, timeout_s, {**opt, "seeds": seed, "paired_base_seeds": seed}, 0.0, say)
-        pc.light = True
-        again, why = self.attempt(pc)
-        if why:
-            again = {v: {"status": "ok", "paired": {"base_status": "error", "base_reason": why}} for v in movers}
-        self.add_stage_seconds({"confirm": time.perf_counter() - t0})
-        for v in movers:
-            p = records[v]["paired"]
-            c = p["confirm"] = confirm_record(again[v])
-            if c["status"] != "ok":
-                say(f"{m.name}/{v} {case.id}: not confirmed: {c['reason']}")
-                continue
-            first = change_of(p, pct, floor)
-            second = change_of(p, pct, floor, (c["ci_lo"], c["ci_hi"])) if c.get("ci_lo") is not None else None
-            said = f"{first} again" if second == first else "the first reading did not repeat"
-            interval = f"×{c['median_ratio']:.4f} [{c['ci_lo']:.4f}, {c['ci_hi']:.4f}]" if c.get("ci_lo") is not None else "no interval"
-            say(f"{m.name}/{v} {case.id} confirm: {interval} {c['n_pairs']} pairs {len(c['log_ratios'])} blocks {c['stop_reason']}: {said}")
-        say(f"{m.name} {case.id}: confirmation {time.perf_counter() - t0:.1f} s")
-
-    def attempt(self, pc):
-        """pc.run with the arms' workers started together: (records, None), or (None, why) when
-        either arm crashed, hung or failed (both workers are then killed)."""
-        try:
-            return pc.run(lambda *arms: ready_together(arms, WORKER_START_TIMEOUT_S)), None
-        except (WorkerTimeout, WorkerDied, PairedFatal) as e:
-            why = self.paired_failure(e, pc.head, pc.base)
-            pc.head.kill()
-            pc.base.kill()
-            return None, why
-
-    @staticmethod
-    def paired_failure(e, head, base):
-        if isinstance(e, PairedFatal):
-            return f"the {e.arm} revision's worker failed: {e.error.get('message', '')}"
-        arm = "head" if head.proc is None else "base"
-        culprit, phase = e.current[0], e.current[1]
-        what = "hung" if isinstance(e, WorkerTimeout) else f"died ({exit_description(e.exitcode, e.current)})"
-        return f"the {arm} revision's worker {what} during {phase or 'start-up'} of {culprit or 'its case'}"
+        """--paired-confirm (paired.confirm_movers): each variant whose interval cleared the
+        threshold is measured again in a fresh pair of worker processes."""
+        spent = confirm_movers(head, base, m.name, case, records, self.options(), timeout_s, say)
+        if spent is not None:
+            self.add_stage_seconds({"confirm": spent})
 
     def run_case(self, handle, m, case, variants, timeout_s):
         """Records by variant. The variants run together in one worker; when it dies, hangs or

@@ -13,6 +13,7 @@ import time
 
 from .stats import THROTTLED_BELOW, PairedStopRule, StopRule, drop_throttled, paired_summary, summarize
 from .timing import refuse_zero_time
+from .workers import WORKER_START_TIMEOUT_S, WorkerDied, WorkerTimeout, exit_description
 
 ORDER = "ABBA"
 CONFIDENCE = 0.99
@@ -355,3 +356,64 @@ class PairedCase:
         for rec in head_recs.values():
             refuse_zero_time(rec)
         return head_recs
+
+
+def failure(e, head, base):
+    """Why a paired case stopped: the arm whose worker failed, hung or died, and where."""
+    if isinstance(e, PairedFatal):
+        return f"the {e.arm} revision's worker failed: {e.error.get('message', '')}"
+    arm = "head" if head.proc is None else "base"
+    culprit, phase = e.current[0], e.current[1]
+    what = "hung" if isinstance(e, WorkerTimeout) else f"died ({exit_description(e.exitcode, e.current)})"
+    return f"the {arm} revision's worker {what} during {phase or 'start-up'} of {culprit or 'its case'}"
+
+
+def attempt(pc, start_timeout_s=WORKER_START_TIMEOUT_S):
+    """pc.run with the arms' workers started together: (records, None), or (None, why) when
+    either arm crashed, hung or failed (both workers are then killed)."""
+    try:
+        return pc.run(lambda *arms: ready_together(arms, start_timeout_s)), None
+    except (WorkerTimeout, WorkerDied, PairedFatal) as e:
+        why = failure(e, pc.head, pc.base)
+        pc.head.kill()
+        pc.base.kill()
+        return None, why
+
+
+def confirm_movers(head, base, kernel, case, records, opt, timeout_s, say):
+    """--paired-confirm: each variant of `records` whose interval cleared the threshold is measured
+    again in a fresh pair of worker processes (both stopped and started anew, the case set up and
+    verified on the first seed without stress inputs and stream checks, each burst warmed, the same
+    stop rule), its result in paired.confirm; the judge lets SLOWER or FASTER stand only when the
+    second interval says the same. Identical code can read an offset on one
+    variant in one case that more pairs in the same burst do not remove (docs/notes/paired-ab.md).
+    Returns the seconds it took, or None when no variant had cleared the threshold."""
+    label = f"{kernel} {case.id}"
+    pct, floor = opt["paired_threshold_pct"], opt["paired_min_change_ms"]
+    movers = [v for v, rec in records.items() if change_of(rec.get("paired"), pct, floor)]
+    if not movers:
+        return None
+    say(f"{label}: {', '.join(movers)} cleared ±{pct:g} %: measured again in a fresh pair of worker processes")
+    t0 = time.perf_counter()
+    head.stop()
+    base.stop()
+    seed = opt["seeds"][:1]
+    pc = PairedCase(head, base, case, movers, movers, timeout_s, {**opt, "seeds": seed, "paired_base_seeds": seed}, 0.0, say)
+    pc.light = True
+    again, why = attempt(pc)
+    if why:
+        again = {v: {"status": "ok", "paired": {"base_status": "error", "base_reason": why}} for v in movers}
+    for v in movers:
+        p = records[v]["paired"]
+        c = p["confirm"] = confirm_record(again[v])
+        if c["status"] != "ok":
+            say(f"{kernel}/{v} {case.id}: not confirmed: {c['reason']}")
+            continue
+        first = change_of(p, pct, floor)
+        second = change_of(p, pct, floor, (c["ci_lo"], c["ci_hi"])) if c.get("ci_lo") is not None else None
+        said = f"{first} again" if second == first else "the first reading did not repeat"
+        interval = f"×{c['median_ratio']:.4f} [{c['ci_lo']:.4f}, {c['ci_hi']:.4f}]" if c.get("ci_lo") is not None else "no interval"
+        say(f"{kernel}/{v} {case.id} confirm: {interval} {c['n_pairs']} pairs {len(c['log_ratios'])} blocks {c['stop_reason']}: {said}")
+    spent = time.perf_counter() - t0
+    say(f"{label}: confirmation {spent:.1f} s")
+    return spent

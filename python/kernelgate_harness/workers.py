@@ -9,6 +9,9 @@ import time
 from . import worker as worker_module
 from .device import EXIT_CONTEXT_LOST
 
+# Importing torch and a kernel module in a fresh worker can take a while on a cold machine.
+WORKER_START_TIMEOUT_S = 300
+
 START_LOCK = threading.Lock()
 
 
