@@ -40247,52 +40247,52 @@ function judgePaired(key, current, paired, config) {
     }
   }
   if (nPairs < MIN_SAMPLES_FOR_VERDICT) {
-    return {
-      ...common,
-      perf: "AMBIGUOUS",
-      perfNote: `too few pairs for an interval (${nPairs}; need ${MIN_SAMPLES_FOR_VERDICT})`
-    };
+    return { ...common, perf: "AMBIGUOUS", perfNote: tooFewPairs(nPairs) };
   }
-  const ci = bootstrapMedian(logs, {
-    confidence: config.compare.confidence,
-    resamples: config.compare.resamples,
-    seed: (config.compare.seed ^ hashString(key)) >>> 0
-  });
-  const lo = Math.exp(ci.lo);
-  const hi = Math.exp(ci.hi);
+  const { ratio, lo, hi, confidence } = pairedInterval(logs, key, config);
   const judged = {
     ...common,
     perf: verdictOf(lo, hi, thresholdPct),
-    ratio: Math.exp(ci.median),
+    ratio,
     ciLo: lo,
     ciHi: hi,
-    confidence: ci.confidence,
+    confidence,
     mdcPct: 100 * (hi - lo) / 2
   };
   return paired.confirm ? judgeConfirmed(key, judged, paired.confirm, config) : judged;
+}
+function tooFewPairs(n) {
+  return `too few pairs for an interval (${n}; need ${MIN_SAMPLES_FOR_VERDICT})`;
+}
+function pairedInterval(logs, seedKey, config) {
+  const ci = bootstrapMedian(logs, {
+    confidence: config.compare.confidence,
+    resamples: config.compare.resamples,
+    seed: (config.compare.seed ^ hashString(seedKey)) >>> 0
+  });
+  return {
+    ratio: Math.exp(ci.median),
+    lo: Math.exp(ci.lo),
+    hi: Math.exp(ci.hi),
+    confidence: ci.confidence
+  };
 }
 function intervalText(ratio, lo, hi) {
   return `×${ratio.toFixed(4)} [${lo.toFixed(4)}, ${hi.toFixed(4)}]`;
 }
 function judgeConfirmed(key, first, confirm, config) {
   if (first.perf !== "SLOWER" && first.perf !== "FASTER") return first;
-  const firstText = intervalText(first.ratio ?? NaN, first.ciLo ?? NaN, first.ciHi ?? NaN);
   const logs = confirm.log_ratios ?? [];
   if (confirm.status !== "ok" || logs.length < MIN_SAMPLES_FOR_VERDICT) {
-    const why = confirm.status !== "ok" ? confirm.reason ?? "no reason given" : `too few pairs for an interval (${logs.length}; need ${MIN_SAMPLES_FOR_VERDICT})`;
+    const why = confirm.status !== "ok" ? confirm.reason ?? "no reason given" : tooFewPairs(logs.length);
     return {
       ...first,
       confirmed: "unmeasured",
       perfNote: `not confirmed in a second pair of worker processes: ${why}`
     };
   }
-  const ci = bootstrapMedian(logs, {
-    confidence: config.compare.confidence,
-    resamples: config.compare.resamples,
-    seed: (config.compare.seed ^ hashString(`${key}\0confirm`)) >>> 0
-  });
-  const [lo, hi] = [Math.exp(ci.lo), Math.exp(ci.hi)];
-  const again = intervalText(Math.exp(ci.median), lo, hi);
+  const { ratio, lo, hi } = pairedInterval(logs, `${key}\0confirm`, config);
+  const again = intervalText(ratio, lo, hi);
   const second = verdictOf(lo, hi, first.thresholdPct);
   if (second === first.perf) {
     return {
@@ -40305,7 +40305,7 @@ function judgeConfirmed(key, first, confirm, config) {
     ...first,
     perf: "AMBIGUOUS",
     confirmed: "not-repeated",
-    perfNote: `was ${first.perf} ${firstText}, but a second pair of worker processes read ${again} (${second}): the first reading did not repeat`
+    perfNote: `was ${first.perf} ${intervalText(first.ratio ?? NaN, first.ciLo ?? NaN, first.ciHi ?? NaN)}, but a second pair of worker processes read ${again} (${second}): the first reading did not repeat`
   };
 }
 function unpairedReason(paired) {

@@ -18,7 +18,7 @@ import time
 
 from . import HARNESS_VERSION, faults, lanes
 from .manifest import ManifestError, discover, format_value, load_manifest, matches
-from .paired import ORDER, PairedCase, attempt, confirm_movers, untimed
+from .paired import ORDER, PairedCase, attempt, confirm_movers, interval_text, untimed
 from .results import (
     SCHEMA_ID,
     add_ceiling_percentages,
@@ -433,7 +433,7 @@ class Harness:
         # every variant still about 10 s of run 21's 324 s.
         warm_s = self.args.first_warmup_s if first else 0.0
         pc = PairedCase(head, base, case, variants, base_variants, timeout_s, self.options(), warm_s, say)
-        records, why = attempt(pc, WORKER_START_TIMEOUT_S)
+        records, why = attempt(pc)
         if why:
             say(f"{m.name} {case.id}: paired timing stopped ({why}); the case is timed on the head alone")
             records = self.run_case(head, m, case, variants, timeout_s)
@@ -443,15 +443,11 @@ class Harness:
         self.add_stage_seconds(pc.phase_s)
         say(f"{m.name} {case.id}: {pc.time_line()}")
         if self.args.paired_confirm:
-            self.confirm_paired(head, base, m, case, records, timeout_s)
+            # Each variant whose interval cleared the threshold, again in fresh worker processes.
+            spent = confirm_movers(head, base, m.name, case, records, self.options(), timeout_s, say)
+            if spent is not None:
+                self.add_stage_seconds({"confirm": spent})
         return records
-
-    def confirm_paired(self, head, base, m, case, records, timeout_s):
-        """--paired-confirm (paired.confirm_movers): each variant whose interval cleared the
-        threshold is measured again in a fresh pair of worker processes."""
-        spent = confirm_movers(head, base, m.name, case, records, self.options(), timeout_s, say)
-        if spent is not None:
-            self.add_stage_seconds({"confirm": spent})
 
     def run_case(self, handle, m, case, variants, timeout_s):
         """Records by variant. The variants run together in one worker; when it dies, hangs or
@@ -630,11 +626,11 @@ def progress_line(c):
     line = f"{head} {verdict} | {t['median_ms']:.3f} ms{rate} n={t['n_samples']} {t['stop_reason']}"
     p = c.get("paired")
     if p and p.get("median_ratio") is not None:
-        interval = f"×{p['median_ratio']:.4f} [{p['ci_lo']:.4f}, {p['ci_hi']:.4f}]"
+        interval = interval_text(p["median_ratio"], p["ci_lo"], p["ci_hi"])
         line += f" | vs base {interval} {p['n_pairs']} pairs {len(p['log_ratios'])} blocks {p['stop_reason']}"
         again = p.get("confirm")
         if again and again.get("ci_lo") is not None:
-            line += f" | again ×{again['median_ratio']:.4f} [{again['ci_lo']:.4f}, {again['ci_hi']:.4f}]"
+            line += f" | again {interval_text(again['median_ratio'], again['ci_lo'], again['ci_hi'])}"
         elif again:
             line += " | again: not measured"
     elif p:

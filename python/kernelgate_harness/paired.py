@@ -123,15 +123,23 @@ def base_reason(rec):
     return rec.get("reason", rec.get("status", ""))
 
 
+def case_threshold_pct(threshold_pct, min_change_ms, base_median_ms):
+    """The threshold a paired variant is judged against, in %: the larger of threshold_pct and the
+    absolute floor as a share of the base arm's median (the TypeScript judge's rule)."""
+    return max(threshold_pct, 100 * min_change_ms / base_median_ms if base_median_ms and base_median_ms > 0 else 0.0)
+
+
+def interval_text(ratio, lo, hi):
+    """×1.0213 [1.0150, 1.0270]: a paired interval as the progress lines print it."""
+    return f"×{ratio:.4f} [{lo:.4f}, {hi:.4f}]"
+
+
 def change_of(p, threshold_pct, min_change_ms, interval=None):
     """SLOWER or FASTER when a paired record's interval (or `interval`, (lo, hi), judged against the
-    record's threshold) clears the threshold, else None. The threshold is the larger of
-    threshold_pct and the absolute floor as a share of the base median (PairedCase.threshold; the
-    TypeScript judge's rule)."""
+    record's threshold) clears its threshold (case_threshold_pct), else None."""
     if not p or p.get("base_status") != "ok" or p.get("ci_lo") is None or p.get("ci_hi") is None:
         return None
-    med = (p.get("base_timing") or {}).get("median_ms") or 0.0
-    pct = max(threshold_pct, 100 * min_change_ms / med if med > 0 else 0.0)
+    pct = case_threshold_pct(threshold_pct, min_change_ms, (p.get("base_timing") or {}).get("median_ms"))
     lo, hi = interval or (p["ci_lo"], p["ci_hi"])
     if lo > 1 + pct / 100:
         return "SLOWER"
@@ -311,9 +319,7 @@ class PairedCase:
     def threshold(self, base, keep):
         """ln(1 + the larger of the threshold and the absolute floor, as a share of the base median)."""
         ms = sorted(base["ms"][i] for i in keep)
-        pct = self.opt["paired_threshold_pct"]
-        if ms and ms[len(ms) // 2] > 0:
-            pct = max(pct, 100 * self.opt["paired_min_change_ms"] / ms[len(ms) // 2])
+        pct = case_threshold_pct(self.opt["paired_threshold_pct"], self.opt["paired_min_change_ms"], ms[len(ms) // 2] if ms else None)
         return math.log1p(pct / 100)
 
     def records(self, fin, samples, stops, spent):
@@ -390,7 +396,8 @@ def confirm_movers(head, base, kernel, case, records, opt, timeout_s, say):
     Returns the seconds it took, or None when no variant had cleared the threshold."""
     label = f"{kernel} {case.id}"
     pct, floor = opt["paired_threshold_pct"], opt["paired_min_change_ms"]
-    movers = [v for v, rec in records.items() if change_of(rec.get("paired"), pct, floor)]
+    firsts = {v: change_of(rec.get("paired"), pct, floor) for v, rec in records.items()}
+    movers = [v for v, first in firsts.items() if first]
     if not movers:
         return None
     say(f"{label}: {', '.join(movers)} cleared ±{pct:g} %: measured again in a fresh pair of worker processes")
@@ -409,10 +416,10 @@ def confirm_movers(head, base, kernel, case, records, opt, timeout_s, say):
         if c["status"] != "ok":
             say(f"{kernel}/{v} {case.id}: not confirmed: {c['reason']}")
             continue
-        first = change_of(p, pct, floor)
-        second = change_of(p, pct, floor, (c["ci_lo"], c["ci_hi"])) if c.get("ci_lo") is not None else None
-        said = f"{first} again" if second == first else "the first reading did not repeat"
-        interval = f"×{c['median_ratio']:.4f} [{c['ci_lo']:.4f}, {c['ci_hi']:.4f}]" if c.get("ci_lo") is not None else "no interval"
+        measured = c.get("ci_lo") is not None
+        second = change_of(p, pct, floor, (c["ci_lo"], c["ci_hi"])) if measured else None
+        said = f"{firsts[v]} again" if second == firsts[v] else "the first reading did not repeat"
+        interval = interval_text(c["median_ratio"], c["ci_lo"], c["ci_hi"]) if measured else "no interval"
         say(f"{kernel}/{v} {case.id} confirm: {interval} {c['n_pairs']} pairs {len(c['log_ratios'])} blocks {c['stop_reason']}: {said}")
     spent = time.perf_counter() - t0
     say(f"{label}: confirmation {spent:.1f} s")
