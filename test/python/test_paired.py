@@ -53,6 +53,11 @@ def case(doc, variant):
     return next(c for c in doc["cases"] if c["variant"] == variant and c["case"] == CASE)
 
 
+# slow:20 spins 20 % of each call's own time after it: ×1.2 on a quiet CPU; an overloaded one preempts
+# a spin now and then (×1.56 seen with two CPU hogs on two cores), never below the slowdown itself.
+PLANTED_LO, PLANTED_HI = 1.12, 1.7
+
+
 @pytest.fixture(scope="module")
 def paired_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("paired")
@@ -80,10 +85,11 @@ def test_unchanged_code_pairs_to_one(paired_run):
 def test_the_base_revisions_own_code_is_timed(paired_run):
     # Head spins 2 ms, the base's copy of the module 3 ms: the base worker imported the base.
     # A loaded CPU stretches both arms by the same few hundred microseconds, so the ratio sits
-    # between 2/3 and 1 (0.70 seen on a busy CI machine); the base arm stays clearly the slower.
+    # between 2/3 and 1 (0.70 seen on a busy CI machine), and an overloaded one preempts either arm's
+    # spin (0.50 seen with two CPU hogs on two cores); the base arm stays clearly the slower.
     c = case(paired_run[0], "changed")
     p = c["paired"]
-    assert 0.6 < p["median_ratio"] < 0.8 and p["ci_hi"] < 0.9
+    assert p["median_ratio"] < 0.8 and p["ci_hi"] < 0.9
     assert p["stop_reason"] == "decided"
     assert p["base_timing"]["median_ms"] >= 2.7
     assert p["base_timing"]["median_ms"] > 1.25 * c["timing"]["median_ms"]
@@ -91,7 +97,7 @@ def test_the_base_revisions_own_code_is_timed(paired_run):
 
 def test_a_planted_slowdown_lands_on_the_head_only(paired_run):
     p = case(paired_run[0], "planted")["paired"]
-    assert 1.12 < p["median_ratio"] < 1.3 and p["ci_lo"] > 1.01
+    assert PLANTED_LO < p["median_ratio"] < PLANTED_HI and p["ci_lo"] > 1.01
 
 
 def test_the_base_is_verified_on_one_seed_the_head_on_all(paired_run):

@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from test_paired import CASE, case, make_repo
+from test_paired import CASE, PLANTED_HI, PLANTED_LO, case, make_repo
 
 from conftest import REPO, harness_env
 
@@ -45,6 +45,11 @@ def make_confirm_repo(path, mark):
     return path
 
 
+# A CPU "kernel" is no H100: a loaded CI machine has put identical 2 ms spins in two processes more
+# than 1 % apart. The planted 20 % and the first process's 50 % clear 5 % with room; steady does not.
+THRESHOLD_PCT = 5.0
+
+
 @pytest.fixture(scope="module")
 def confirm_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("confirm")
@@ -56,7 +61,7 @@ def confirm_run(tmp_path_factory):
     cmd = [
         sys.executable, "-m", "kernelgate_harness", "--kernels", "kernels", "--out", str(out), "--device", "cpu", "--seeds", "2",
         "--base-root", str(base), "--base-sha", "b" * 40, "--first-warmup-s", "0.1", "--warmup-s", "0.1",
-        "--variants", "steady,planted,first_slow", "--paired-confirm",
+        "--variants", "steady,planted,first_slow", "--paired-confirm", "--paired-threshold-pct", str(THRESHOLD_PCT),
     ]
     proc = subprocess.run(cmd, cwd=head, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
@@ -66,10 +71,10 @@ def confirm_run(tmp_path_factory):
 
 def test_a_slowdown_of_every_process_is_slower_again(confirm_run):
     p = case(confirm_run[0], "planted")["paired"]
-    assert p["ci_lo"] > 1.01
+    assert p["ci_lo"] > 1 + THRESHOLD_PCT / 100
     c = p["confirm"]
     assert c["status"] == "ok" and c["n_pairs"] >= 12 and len(c["log_ratios"]) == c["n_pairs"] // 2
-    assert 1.12 < c["median_ratio"] < 1.3 and c["ci_lo"] > 1.01
+    assert PLANTED_LO < c["median_ratio"] < PLANTED_HI and c["ci_lo"] > 1 + THRESHOLD_PCT / 100
     line = next(x for x in confirm_run[1].splitlines() if x.startswith(f"[kernelgate] sleepy/planted {CASE} confirm: "))
     assert line.endswith(": SLOWER again"), line
 
@@ -79,7 +84,7 @@ def test_an_offset_of_one_process_does_not_repeat(confirm_run):
     # The first head process spun 3 ms against the base's 2: the first reading is SLOWER.
     assert p["ci_lo"] > 1.2
     c = p["confirm"]
-    assert c["status"] == "ok" and 0.9 < c["median_ratio"] < 1.1 and c["ci_lo"] < 1.01
+    assert c["status"] == "ok" and 0.9 < c["median_ratio"] < 1.1 and c["ci_lo"] < 1 + THRESHOLD_PCT / 100
     line = next(x for x in confirm_run[1].splitlines() if x.startswith(f"[kernelgate] sleepy/first_slow {CASE} confirm: "))
     assert line.endswith(": the first reading did not repeat"), line
     want = f" | again ×{c['median_ratio']:.4f} [{c['ci_lo']:.4f}, {c['ci_hi']:.4f}]"
@@ -87,11 +92,16 @@ def test_an_offset_of_one_process_does_not_repeat(confirm_run):
 
 
 def test_only_the_variants_that_cleared_the_threshold_are_measured_again(confirm_run):
-    assert "confirm" not in case(confirm_run[0], "steady")["paired"]
-    out = confirm_run[1]
-    assert f"[kernelgate] sleepy {CASE}: planted, first_slow cleared ±1 %: measured again in a fresh pair of worker processes" in out
+    doc, out = confirm_run
+    lo, hi = 1 - THRESHOLD_PCT / 100, 1 + THRESHOLD_PCT / 100
+    steady = case(doc, "steady")["paired"]
+    # steady's interval did not clear ±5 % (it may lean but not lie wholly past either side) ...
+    assert steady["ci_lo"] <= hi and steady["ci_hi"] >= lo, steady
+    # ... so it was not measured again.
+    assert "confirm" not in steady
+    assert f"[kernelgate] sleepy {CASE}: planted, first_slow cleared ±5 %: measured again in a fresh pair of worker processes" in out
     assert re.search(rf"\[kernelgate\] sleepy {CASE}: confirmation \d+\.\d s\n", out)
-    assert confirm_run[0]["run"]["stage_seconds"]["confirm"] > 0
+    assert doc["run"]["stage_seconds"]["confirm"] > 0
 
 
 def test_without_the_option_nothing_is_measured_again(tmp_path):
