@@ -109,7 +109,7 @@ describe.each([
 });
 
 describe('the verdicts left on identical code', () => {
-  it('are per-process offsets, narrow intervals off 1.0, or wide intervals of 19-39 ms references', () => {
+  it('are offsets of one variant in one case, narrow intervals off 1.0, or wide intervals of 19-39 ms references', () => {
     // Run 27: sdpa_efficient fp16 D64 read +1.0 % on identical code, its interval ±0.2 % wide.
     const r27 = compare(loadGz('paired-aa-h100-run27'), undefined, config);
     const eff = r27.cases.find((c) => c.key === key('sdpa_efficient', 'fp16', 64, false))!;

@@ -148,6 +148,11 @@ def change_of(p, threshold_pct, min_change_ms, interval=None):
     return None
 
 
+def no_pairs(why):
+    """The `confirm` record of a variant whose second pair of processes gave no pairs, and why."""
+    return {"status": "error", "reason": f"no pairs in the second pair of processes ({why})"}
+
+
 def confirm_record(rec):
     """The `confirm` record (paired.confirm in the schema) of a variant measured again, from the
     head's record of that second measurement."""
@@ -155,20 +160,18 @@ def confirm_record(rec):
         return {"status": "error", "reason": f"the head revision's variant ended {rec.get('status')} in the second pair of processes: {base_reason(rec)}"}
     p = rec.get("paired")
     if not p or p.get("base_status") != "ok" or not p.get("log_ratios"):
-        why = (p or {}).get("base_reason") or f"base revision: {(p or {}).get('base_status', 'no record')}"
-        return {"status": "error", "reason": f"no pairs in the second pair of processes ({why})"}
+        return no_pairs((p or {}).get("base_reason") or f"base revision: {(p or {}).get('base_status', 'no record')}")
     keys = ("n_pairs", "log_ratios", "median_ratio", "ci_lo", "ci_hi", "mdc_pct", "stop_reason", "seconds")
     return {"status": "ok", **{k: p[k] for k in keys if k in p}}
 
 
 class PairedCase:
     """One case of one kernel, head against base. `opt` holds the harness's options. `light`:
-    verification without the stress inputs and the stream checks (a confirmation's, cli.py)."""
+    verification without the stress inputs and the stream checks (a confirmation's, confirm_movers)."""
 
-    light = False
-
-    def __init__(self, head, base, case, variants, base_variants, timeout_s, opt, warm_s, say):
+    def __init__(self, head, base, case, variants, base_variants, timeout_s, opt, warm_s, say, light=False):
         self.head, self.base = head, base
+        self.light = light
         self.case = case
         self.variants, self.base_variants = variants, base_variants
         self.timeout_s = timeout_s
@@ -405,14 +408,11 @@ def confirm_movers(head, base, kernel, case, records, opt, timeout_s, say):
     head.stop()
     base.stop()
     seed = opt["seeds"][:1]
-    pc = PairedCase(head, base, case, movers, movers, timeout_s, {**opt, "seeds": seed, "paired_base_seeds": seed}, 0.0, say)
-    pc.light = True
+    pc = PairedCase(head, base, case, movers, movers, timeout_s, {**opt, "seeds": seed, "paired_base_seeds": seed}, 0.0, say, light=True)
     again, why = attempt(pc)
-    if why:
-        again = {v: {"status": "ok", "paired": {"base_status": "error", "base_reason": why}} for v in movers}
     for v in movers:
         p = records[v]["paired"]
-        c = p["confirm"] = confirm_record(again[v])
+        c = p["confirm"] = no_pairs(why) if why else confirm_record(again[v])
         if c["status"] != "ok":
             say(f"{kernel}/{v} {case.id}: not confirmed: {c['reason']}")
             continue

@@ -260,9 +260,9 @@ function intervalText(ratio: number, lo: number, hi: number): string {
 
 /**
  * A SLOWER or FASTER paired verdict against the harness's second measurement of the variant in a
- * fresh pair of worker processes (--paired-confirm): identical code in two processes can read a
- * steady offset of a few per cent (H100 A/A runs 23 and 28, docs/notes/paired-ab.md) that more
- * pairs do not remove. The verdict stands when the second interval, judged against the same
+ * fresh pair of worker processes (--paired-confirm): identical code can read an offset on one
+ * variant in one case (H100 A/A runs 23 and 28, docs/notes/paired-ab.md) that more pairs in the
+ * same burst do not remove. The verdict stands when the second interval, judged against the same
  * threshold, says the same; otherwise it is AMBIGUOUS. A second measurement that could not be
  * made leaves the verdict as it was, and says so.
  */

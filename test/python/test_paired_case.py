@@ -78,10 +78,10 @@ class Case:
     params = {"n": 1}
 
 
-def paired_case(warm_s, variants=("a", "b", "c")):
+def paired_case(warm_s, variants=("a", "b", "c"), light=False):
     log = []
     head, base = ScriptedWorker("head", log, list(variants)), ScriptedWorker("base", log, list(variants))
-    pc = PairedCase(head, base, Case(), list(variants), list(variants), 10.0, OPT, warm_s, lambda line: None)
+    pc = PairedCase(head, base, Case(), list(variants), list(variants), 10.0, OPT, warm_s, lambda line: None, light=light)
     return pc, log
 
 
@@ -224,8 +224,7 @@ def test_a_confirmations_case_verifies_lightly_in_both_arms():
     pc, _ = paired_case(warm_s=0.0)
     pc.run(lambda *arms: ready_together(arms, 300))
     assert [m for m in pc.head.sent + pc.base.sent if m["op"] == "pverify" and "light" in m] == []
-    pc, _ = paired_case(warm_s=0.0)
-    pc.light = True
+    pc, _ = paired_case(warm_s=0.0, light=True)
     pc.run(lambda *arms: ready_together(arms, 300))
     assert [m.get("light") for m in pc.head.sent + pc.base.sent if m["op"] == "pverify"] == [True, True]
 
