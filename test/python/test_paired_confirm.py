@@ -1,8 +1,8 @@
 """--paired-confirm (cli.Harness.confirm_paired): a variant whose pairs clear the threshold is
 measured again in a fresh pair of worker processes. The fixture's `first_slow` variant is slow only
-in the first head process that imports it (an offset of one process, as the H100 showed on identical
-code), the planted slowdown in every head process: the first reading does not repeat, the second
-does."""
+in the first head process that imports it (an offset that one pair of processes reads and a fresh
+pair does not), the planted slowdown in every head process: the first reading does not repeat, the
+second does."""
 
 import json
 import os
