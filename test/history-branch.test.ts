@@ -92,10 +92,29 @@ describe('data-branch store', () => {
     expect(verdict.verdict).toBe('pass');
   });
 
+  it('refuses a record from the future by name, and keeps the judgement of each record', async () => {
+    const { remote } = bareRemote();
+    const { s, warnings } = store(remote, { runId: '7' });
+    const good = rerun(PUSH, '2026-11-20T03:17:00Z', 'a'.repeat(40));
+    await s.save(KEY, good, { event: 'push', verdict: 'pass' });
+    const pinned = await s.save(KEY, rerun(PUSH, '2099-01-01T00:00:00Z', 'b'.repeat(40)), {
+      event: 'push',
+      verdict: 'pass',
+    });
+    const newest = await s.latest(KEY);
+    expect(newest?.results.run.git_sha).toBe('a'.repeat(40));
+    expect(newest?.judged).toEqual({ verdict: 'pass', slower: [], event: 'push' });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(
+      `kernelgate history: refused ${pinned.slice(BRANCH.length + 1)}: it says it started at ` +
+        "2099-01-01T00:00:00Z, after this machine's clock (",
+    );
+  });
+
   it('eight writers storing at once leave eight records and no forced update', async () => {
     const { remote } = bareRemote();
     const runs = Array.from({ length: 8 }, (_, i) =>
-      rerun(PUSH, `2026-11-2${i}T03:17:00Z`, `${i}`.repeat(40), `${900 + i}`),
+      rerun(PUSH, `2026-11-1${i}T03:17:00Z`, `${i}`.repeat(40), `${900 + i}`),
     );
     const writers = runs.map(() => store(remote).s);
     const saved = await Promise.all(writers.map((w, i) => w.save(KEY, runs[i]!, {})));

@@ -80,7 +80,9 @@ export function actionStore(
   inWorkspace: (path: string) => string,
   deps: StoreDeps,
 ): BaselineStore {
-  if (inputs.history.kind === 'dir') return fileBaselineStore(inWorkspace(inputs.baselineDir));
+  if (inputs.history.kind === 'dir') {
+    return fileBaselineStore(inWorkspace(inputs.baselineDir), { warn: deps.warning });
+  }
   const server = (env['GITHUB_SERVER_URL'] ?? 'https://github.com').replace(/\/+$/, '');
   const remote = inputs.history.remote ?? `${server}/${env['GITHUB_REPOSITORY'] ?? ''}.git`;
   const gitEnv = gitAuthEnv(remote, inputs.token, server);

@@ -13,16 +13,24 @@
 // The git side (the cache repository, fetching the tip and the records) is branch-git.ts; the
 // records' paths and the append are branch-write.ts; this module reads and is the store.
 import {
+  fromTheFuture,
   safeSegment,
   StoreError,
   type BaselineKey,
   type BaselineStore,
   type SaveContext,
   type StoredBaseline,
+  type StoredJudgement,
 } from '../store/index.js';
 import type { Exec } from '../lib/index.js';
 import type { KernelgateResults } from '../results/index.js';
-import { parseRecord, RecordError, recordToResults, type HistoryRecord } from './record.js';
+import {
+  parseRecord,
+  recordCases,
+  RecordError,
+  recordToResults,
+  type HistoryRecord,
+} from './record.js';
 import { type BranchGit, branchGit, fetchTip, listPaths, readPaths } from './branch-git.js';
 import { recordDir, saveRecords, type WriteOptions } from './branch-write.js';
 
@@ -118,6 +126,8 @@ function usable(
           'foreign',
         );
       }
+      const future = fromTheFuture(record.run.started_at, Date.now());
+      if (future !== undefined) throw new RecordError(future, 'newer');
       found.push({ path, record });
     } catch (error) {
       if (!(error instanceof RecordError)) throw error;
@@ -168,6 +178,24 @@ async function readRecords(
   return found;
 }
 
+/** A record's run as the store hands it out: the results, where it is, what the gate said. */
+function storedOf(dataBranch: string, stored: StoredRecord): StoredBaseline {
+  const { record } = stored;
+  const judged: StoredJudgement = {
+    ...(record.run.verdict ? { verdict: record.run.verdict } : {}),
+    slower: recordCases(record)
+      .filter((c) => c.verdict === 'SLOWER')
+      .map((c) => `${c.kernel}/${c.variant}/${c.case}`)
+      .sort(),
+    ...(record.run.event ? { event: record.run.event } : {}),
+  };
+  return {
+    results: recordToResults(record),
+    path: `${dataBranch}:${stored.path}`,
+    ...(record.run.verdict !== undefined ? { judged } : {}),
+  };
+}
+
 export function branchStore(options: BranchStoreOptions): BranchStore {
   const dataBranch = options.branch ?? DEFAULT_DATA_BRANCH;
   const g = branchGit(options, dataBranch);
@@ -195,20 +223,10 @@ export function branchStore(options: BranchStoreOptions): BranchStore {
     latest: (key) =>
       serial(async () => {
         const [newest] = await readKey(key, 1);
-        return newest === undefined
-          ? undefined
-          : {
-              results: recordToResults(newest.record),
-              path: `${dataBranch}:${newest.path}`,
-            };
+        return newest === undefined ? undefined : storedOf(dataBranch, newest);
       }),
     history: (key, limit) =>
-      serial(async () =>
-        (await readKey(key, limit)).map((r) => ({
-          results: recordToResults(r.record),
-          path: `${dataBranch}:${r.path}`,
-        })),
-      ),
+      serial(async () => (await readKey(key, limit)).map((r) => storedOf(dataBranch, r))),
     records: (key, limit) => serial(() => readKey(key, limit)),
     allRecords: () =>
       serial(async () => {

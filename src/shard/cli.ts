@@ -83,7 +83,7 @@ export async function mergeCommand(
     cwd: io.cwd,
     outDir: resolve(io.cwd, values['out-dir']),
     baselinePath: values.baseline === undefined ? undefined : resolve(io.cwd, values.baseline),
-    store: fileBaselineStore(resolve(io.cwd, values['baseline-dir'])),
+    store: fileBaselineStore(resolve(io.cwd, values['baseline-dir']), { warn: log.warning }),
     baselineBranch: values.base ?? values.branch,
     saveBranch: undefined,
     ...log,

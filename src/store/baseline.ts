@@ -2,7 +2,14 @@
 // with history for trend charts. PR runs only read it, so fork PRs need no write access. Two
 // stores sit behind one interface: a directory of full results files (this file; the command
 // line's default) and a git data branch of compact records (src/history/branch-store.ts).
-import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { loadResults } from '../results/index.js';
 import type { KernelgateResults } from '../results/index.js';
@@ -18,6 +25,49 @@ export interface StoredBaseline {
   results: KernelgateResults;
   /** Where it came from, for the report ("baseline: main @ 1a2b3c4, 2026-11-21"). */
   path: string;
+  /**
+   * What the judge said of the run when it was stored: its gate verdict and the cases it found
+   * SLOWER. Undefined where the store kept no such record (a results file stored before 0.1.1).
+   */
+  judged?: StoredJudgement;
+}
+
+/** The gate's verdict on a stored run and its SLOWER cases ("kernel/variant/case"). */
+export interface StoredJudgement {
+  verdict?: 'pass' | 'fail';
+  slower: string[];
+  event?: string;
+}
+
+/** The judgement a store keeps beside a run, from what the judge knew when it was stored. */
+export function judgementOf(context: SaveContext): StoredJudgement {
+  const slower = Object.entries(context.verdicts ?? {})
+    .filter(([, verdict]) => verdict === 'SLOWER')
+    .map(([id]) => id)
+    .sort();
+  return {
+    ...(context.verdict ? { verdict: context.verdict } : {}),
+    slower,
+    ...(context.event ? { event: context.event } : {}),
+  };
+}
+
+/** How far past this machine's clock a stored run may say it started (clocks disagree a little). */
+export const CLOCK_SKEW_MS = 10 * 60 * 1000;
+
+/**
+ * Why a stored run cannot be trusted to be newer than the ones before it: it says it started
+ * after this machine's clock (a runner whose clock was wrong, or a record written to pin the
+ * baseline). Undefined when it is fine.
+ */
+export function fromTheFuture(startedAt: string, nowMs: number): string | undefined {
+  const t = Date.parse(startedAt);
+  if (Number.isNaN(t)) return `its start time ${JSON.stringify(startedAt)} is not a date`;
+  if (t <= nowMs + CLOCK_SKEW_MS) return undefined;
+  return (
+    `it says it started at ${startedAt}, after this machine's clock (${new Date(nowMs).toISOString()}); ` +
+    'a record from the future would stay the newest baseline until then'
+  );
 }
 
 /** A value now (the directory store) or later (the data-branch store, which runs git). */
@@ -71,12 +121,50 @@ export function safeSegment(value: string, field: string): string {
   return cleaned;
 }
 
+/** The directory store's options: its clock, and where it says which stored runs it refused. */
+export interface FileStoreOptions {
+  now?: () => number;
+  warn?: (message: string) => void;
+}
+
+/** The judgement kept beside a stored results file (`<file>.judged`), when there is one. */
+function readJudgement(path: string): StoredJudgement | undefined {
+  const side = `${path}.judged`;
+  if (!existsSync(side)) return undefined;
+  try {
+    const parsed = JSON.parse(readFileSync(side, 'utf8')) as Partial<StoredJudgement>;
+    return {
+      ...(parsed.verdict === 'pass' || parsed.verdict === 'fail'
+        ? { verdict: parsed.verdict }
+        : {}),
+      slower: Array.isArray(parsed.slower) ? parsed.slower.map(String) : [],
+      ...(typeof parsed.event === 'string' ? { event: parsed.event } : {}),
+    };
+  } catch {
+    return { verdict: 'fail', slower: [], event: `unreadable ${side}` };
+  }
+}
+
+function writeAtomically(path: string, text: string): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, text);
+  renameSync(tmp, path);
+}
+
 /**
- * A directory store: `<root>/<branch>/<sku>/<started_at>-<sha>.json`, one file per trusted run.
- * Writes go to a temporary name and are renamed into place, so a reader never sees half a file and
+ * A directory store: `<root>/<branch>/<sku>/<started_at>-<sha>.json`, one file per trusted run,
+ * and beside it `<file>.judged`, the gate's verdict and SLOWER cases when it was stored. Writes go
+ * to a temporary name and are renamed into place, so a reader never sees half a file and
  * concurrent writers (matrix jobs) each add their own file instead of clobbering one `latest.json`.
+ * Newest is by the run's start time; a run that says it started after this machine's clock is
+ * refused by name (it would otherwise stay the newest until then).
  */
-export function fileBaselineStore(root: string): DirectoryBaselineStore {
+export function fileBaselineStore(
+  root: string,
+  options: FileStoreOptions = {},
+): DirectoryBaselineStore {
+  const now = options.now ?? Date.now;
+  const warn = options.warn ?? (() => undefined);
   const dirOf = (key: BaselineKey) =>
     join(root, safeSegment(key.branch, 'branch'), safeSegment(key.sku, 'GPU SKU'));
 
@@ -90,25 +178,37 @@ export function fileBaselineStore(root: string): DirectoryBaselineStore {
       .map((name) => join(dir, name));
   };
 
+  /** Up to `limit` stored runs, newest first, those from the future refused by name. */
+  const stored = (key: BaselineKey, limit: number): StoredBaseline[] => {
+    const found: StoredBaseline[] = [];
+    for (const path of entries(key)) {
+      if (found.length >= limit) break;
+      const results = loadResults(path);
+      const future = fromTheFuture(results.run.started_at, now());
+      if (future !== undefined) {
+        warn(`baseline store: refused ${path}: ${future}.`);
+        continue;
+      }
+      const judged = readJudgement(path);
+      found.push({ results, path, ...(judged ? { judged } : {}) });
+    }
+    return found;
+  };
+
   return {
-    latest(key) {
-      const [newest] = entries(key);
-      return newest === undefined ? undefined : { results: loadResults(newest), path: newest };
-    },
-    history(key, limit) {
-      return entries(key)
-        .slice(0, limit)
-        .map((path) => ({ results: loadResults(path), path }));
-    },
-    save(key, results) {
+    latest: (key) => stored(key, 1)[0],
+    history: (key, limit) => stored(key, limit),
+    save(key, results, context) {
       const dir = dirOf(key);
       mkdirSync(dir, { recursive: true });
       const stamp = results.run.started_at.replace(/[^0-9A-Za-z]/g, '');
       const sha = safeSegment((results.run.git_sha ?? 'nosha').slice(0, 12), 'git sha');
       const path = join(dir, `${stamp}-${sha}.json`);
-      const tmp = `${path}.${process.pid}.tmp`;
-      writeFileSync(tmp, JSON.stringify(results, null, 2) + '\n');
-      renameSync(tmp, path);
+      // The judgement first: a reader that sees the results file sees what was said of it.
+      if (context !== undefined) {
+        writeAtomically(`${path}.judged`, JSON.stringify(judgementOf(context), null, 2) + '\n');
+      }
+      writeAtomically(path, JSON.stringify(results, null, 2) + '\n');
       return path;
     },
   };
