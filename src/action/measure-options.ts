@@ -58,6 +58,9 @@ export function measureOptions(
     store: storeOf(inputs, env, core),
     baselinePath: inputs.baseline === undefined ? undefined : inWorkspace(env, inputs.baseline),
     saveBaseline: mode !== 'pr' && !pullRequestEvent(event) && inputs.saveBaseline !== 'false',
+    // The nightly is timed beside the last good run, as a pull request is beside its base.
+    pairedWithLastGood:
+      mode === 'schedule' && inputs.paired !== 'false' && config.compare.paired.enabled,
   };
 }
 

@@ -98,15 +98,20 @@ export const run: Command = async (args, io) => {
     outDir: resolve(io.cwd, values['out-dir']),
     ...(only !== undefined ? { only } : {}),
     run: { command: `kernelgate run ${args.join(' ')}`.trim() },
-    mode: values.base !== undefined ? 'pr' : 'push',
+    mode: values.base !== undefined ? 'pr' : kind === 'nightly' ? 'schedule' : 'push',
     branch: values.branch,
     baseBranch: values.base,
-    store: fileBaselineStore(resolve(io.cwd, values['baseline-dir'])),
+    store: fileBaselineStore(resolve(io.cwd, values['baseline-dir']), {
+      warn: (line) => io.stderr(`warning: ${line}\n`),
+    }),
     baselinePath: values.baseline === undefined ? undefined : resolve(io.cwd, values.baseline),
     saveBaseline: values['save-baseline'],
     ...(values['base-sha'] !== undefined
       ? { pairedBase: { sha: values['base-sha'], ...(values.base ? { ref: values.base } : {}) } }
       : {}),
+    // --kind nightly: timed beside the newest good stored run of --branch (paired A/B)
+    pairedWithLastGood:
+      kind === 'nightly' && values['base-sha'] === undefined && config.compare.paired.enabled,
   };
   const log = terminalLog(io);
   if (shard !== undefined) {

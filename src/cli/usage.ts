@@ -39,6 +39,9 @@ kernelgate run [--config DIR_OR_FILE] [--only K1,K2] [--out-dir DIR] [--baseline
   --baseline-dir DIR    the baseline store (default: .kernelgate/baselines)
   --base NAME           judge as a pull request against branch NAME's newest stored results
   --branch NAME         this run's branch; with --save-baseline, store the results as its newest
+  --kind nightly        time this commit beside the newest good stored run of --branch on this
+                        GPU model (paired A/B; a run whose gate failed or that found a case
+                        SLOWER is never the base), else judge against the stored baseline
 
 kernelgate doctor [--config DIR_OR_FILE]           exit status 1 when a finding is an error
 kernelgate build [--config DIR_OR_FILE] [--only K1,K2] [--cache-dir DIR]

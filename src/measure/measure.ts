@@ -34,6 +34,11 @@ export interface MeasureOptions {
   /** a checked-out base revision: every case is timed against it, pair by pair (paired A/B) */
   base?: BaseRevision;
   /**
+   * Finds the base revision once the doctor has read the GPU (the nightly's: the newest good run
+   * stored for this GPU model); undefined: the run is not paired. Not called when `base` is set.
+   */
+  resolveBase?: (environment: Environment) => Promise<{ base?: BaseRevision; note?: string }>;
+  /**
    * Picks the cases to run (kernel/case ids) once the doctor has read the GPU: a shard of a split
    * run (src/shard). Undefined: every case of the selected kernels.
    */
@@ -265,6 +270,34 @@ function caseDiagnostics(results: KernelgateResults): Diagnostic[] {
   return found;
 }
 
+/** The base revision (given, or found once the doctor has named the GPU) and its build. */
+async function pairedStage(
+  options: MeasureOptions,
+  at: {
+    cacheDir: string;
+    outDir: string;
+    stageSeconds: Record<string, number>;
+    environment: Environment;
+  },
+  deps: MeasureDeps,
+): Promise<{ base?: BaseRevision; paired?: PairedArgs; notes: string[] }> {
+  const notes: string[] = [];
+  const resolved = options.base
+    ? { base: options.base }
+    : await options.resolveBase?.(at.environment);
+  if (resolved?.note !== undefined) notes.push(resolved.note);
+  const base = resolved?.base;
+  if (base === undefined) return { notes };
+  const paired = await stage(
+    'build_base',
+    `kernelgate build (base revision ${base.sha.slice(0, 12)})`,
+    deps,
+    at.stageSeconds,
+    () => buildBase(base, options, options.config, at.cacheDir, at.outDir, deps, notes),
+  );
+  return { base, ...(paired ? { paired } : {}), notes };
+}
+
 export async function measure(options: MeasureOptions, deps: MeasureDeps): Promise<Measured> {
   const now = deps.now ?? Date.now;
   const { config } = options;
@@ -293,18 +326,11 @@ export async function measure(options: MeasureOptions, deps: MeasureDeps): Promi
     copyFileSync(built.buildsJsonPath, buildsPath);
     return built;
   });
-  const notes: string[] = [];
-  const base = options.base;
-  const paired: PairedArgs | undefined =
-    base === undefined
-      ? undefined
-      : await stage(
-          'build_base',
-          `kernelgate build (base revision ${base.sha.slice(0, 12)})`,
-          deps,
-          stageSeconds,
-          () => buildBase(base, options, config, cacheDir, outDir, deps, notes),
-        );
+  const { base, paired, notes } = await pairedStage(
+    options,
+    { cacheDir, outDir, stageSeconds, environment: doctor.environment },
+    deps,
+  );
   const selectArgs = await casesArgs(options, doctor.environment, outDir);
 
   const resultsPath = join(outDir, 'results.json');

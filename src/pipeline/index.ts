@@ -3,3 +3,4 @@
 export * from './judge.js';
 export * from './run.js';
 export * from './slower.js';
+export * from './nightly-base.js';

@@ -10,6 +10,7 @@ import {
   StoreError,
 } from '../store/index.js';
 import { materialiseBase } from '../measure/index.js';
+import { lastGoodBase } from './nightly-base.js';
 import { measure, type MeasureDeps, type MeasureOptions } from '../measure/index.js';
 import type { KernelgateResults } from '../results/index.js';
 
@@ -31,6 +32,11 @@ export interface FullRunOptions extends MeasureOptions {
    * a checkout of it that already exists (else a git worktree is made at `dir`).
    */
   pairedBase?: { sha: string; ref?: string; dir?: string; root?: string };
+  /**
+   * The nightly: time this commit beside the newest good stored run of `branch` on this GPU model
+   * (paired A/B against the last good night or push); without one, the stored baseline alone.
+   */
+  pairedWithLastGood?: boolean;
 }
 
 export interface FullRun {
@@ -63,8 +69,52 @@ export async function fullRun(options: FullRunOptions, deps: MeasureDeps): Promi
       );
     }
   }
-  const measured = await measure({ ...options, ...(base !== undefined ? { base } : {}) }, deps);
+  const resolveBase =
+    base === undefined && options.pairedBase === undefined && options.pairedWithLastGood
+      ? nightlyBase(options, deps)
+      : undefined;
+  const measured = await measure(
+    {
+      ...options,
+      ...(base !== undefined ? { base } : {}),
+      ...(resolveBase !== undefined ? { resolveBase } : {}),
+    },
+    deps,
+  );
   return withStoredBaseline(options, measured, notes, deps.log);
+}
+
+/**
+ * The nightly's base, found once the doctor has named the GPU: the newest good stored run of the
+ * branch on that model, checked out as a worktree. Without one, a note says why the night is
+ * judged against the stored baseline alone.
+ */
+function nightlyBase(
+  options: FullRunOptions,
+  deps: MeasureDeps,
+): NonNullable<MeasureOptions['resolveBase']> {
+  return async (environment) => {
+    const unpaired = (why: string) => ({
+      note: `The nightly is not paired: ${why}. Every case is judged against the stored baseline.`,
+    });
+    if (options.branch === undefined) return unpaired('the branch of this run is not known');
+    const key = { branch: options.branch, sku: environment.gpu.sku ?? 'unknown' };
+    let found;
+    try {
+      found = await lastGoodBase(options.store, key, options.workspace, deps.exec);
+    } catch (error) {
+      return unpaired(`the stored runs could not be read (${(error as Error).message})`);
+    }
+    for (const line of found.passedOver)
+      deps.log.info(`kernelgate: nightly base: passed over ${line}`);
+    if (!found.ok) return unpaired(found.reason);
+    deps.log.info(`kernelgate: tonight is timed beside ${found.base.line}`);
+    const got = await materialiseBase(options.workspace, found.base.sha, deps.exec, {
+      ref: options.branch,
+      log: (line) => deps.log.info(line),
+    });
+    return got.ok ? { base: got.base } : unpaired(got.reason);
+  };
 }
 
 /**
