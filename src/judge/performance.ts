@@ -8,6 +8,7 @@ import {
   bootstrapRatioOfMedians,
   formatRatioPct,
   hashString,
+  MAX_BOOTSTRAP_SAMPLES,
   median,
   normalQuantile,
   spread,
@@ -61,6 +62,22 @@ function verdictOf(lo: number, hi: number, thresholdPct: number): PerfVerdict {
   if (hi < 1 - t) return 'FASTER';
   if (lo >= 1 - t && hi <= 1 + t) return 'SAME';
   return 'AMBIGUOUS';
+}
+
+/**
+ * The note of an interval bootstrapped from a strided subsample (a side of more than
+ * MAX_BOOTSTRAP_SAMPLES): "interval from an evenly strided 10,000 of this run's 2,600,000
+ * samples (at most 10,000 a side are bootstrapped)"; undefined when every one was used.
+ */
+export function subsampleNote(
+  unit: string,
+  sides: { of: string; used: number; total: number }[],
+): string | undefined {
+  const count = (n: number) => n.toLocaleString('en-US');
+  const cut = sides.filter((s) => s.used < s.total);
+  if (cut.length === 0) return undefined;
+  const parts = cut.map((s) => `${count(s.used)} of ${s.of} ${count(s.total)} ${unit}`);
+  return `interval from an evenly strided ${parts.join(' and ')} (at most ${count(MAX_BOOTSTRAP_SAMPLES)} a side are bootstrapped)`;
 }
 
 /** A timing method without its counts: "events, graph(23 launches)" and "(34 launches)" are one kind. */
@@ -122,8 +139,13 @@ export function judgePerf(
     resamples: config.compare.resamples,
     seed: (config.compare.seed ^ hashString(key)) >>> 0,
   });
+  const note = subsampleNote('samples', [
+    { of: "this run's", used: ci.bootstrapped.current, total: cur.length },
+    { of: "the baseline's", used: ci.bootstrapped.baseline, total: base.length },
+  ]);
   return {
     perf: verdictOf(ci.lo, ci.hi, thresholdPct),
+    ...(note !== undefined ? { perfNote: note } : {}),
     ratio: ci.ratio,
     ciLo: ci.lo,
     ciHi: ci.hi,
@@ -161,8 +183,12 @@ function judgeAgainstSummary(
   const ratio = own.median / base.median_ms;
   const ciLo = ratio * Math.exp(-halfWidth);
   const ciHi = ratio * Math.exp(halfWidth);
+  const note = subsampleNote('samples', [
+    { of: "this run's", used: own.bootstrapped, total: cur.length },
+  ]);
   return {
     perf: verdictOf(ciLo, ciHi, thresholdPct),
+    ...(note !== undefined ? { perfNote: note } : {}),
     ratio,
     ciLo,
     ciHi,
@@ -221,7 +247,7 @@ export function judgePaired(
   if (nPairs < MIN_SAMPLES_FOR_VERDICT) {
     return { ...common, perf: 'AMBIGUOUS', perfNote: tooFewPairs(nPairs) };
   }
-  const { ratio, lo, hi, confidence } = pairedInterval(logs, key, config);
+  const { ratio, lo, hi, confidence, bootstrapped } = pairedInterval(logs, key, config);
   const judged: PairedJudgement = {
     ...common,
     perf: verdictOf(lo, hi, thresholdPct),
@@ -231,7 +257,10 @@ export function judgePaired(
     confidence,
     mdcPct: (100 * (hi - lo)) / 2,
   };
-  return paired.confirm ? judgeConfirmed(key, judged, paired.confirm, config) : judged;
+  const out = paired.confirm ? judgeConfirmed(key, judged, paired.confirm, config) : judged;
+  const note = subsampleNote('blocks of pairs', [{ of: 'the', used: bootstrapped, total: nPairs }]);
+  if (note === undefined) return out;
+  return { ...out, perfNote: [out.perfNote, note].filter(Boolean).join('; ') };
 }
 
 function tooFewPairs(n: number): string {
@@ -250,6 +279,7 @@ function pairedInterval(logs: number[], seedKey: string, config: Config) {
     lo: Math.exp(ci.lo),
     hi: Math.exp(ci.hi),
     confidence: ci.confidence,
+    bootstrapped: ci.bootstrapped,
   };
 }
 

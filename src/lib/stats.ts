@@ -15,12 +15,35 @@ export function quantileSorted(sorted: ArrayLike<number>, q: number): number {
   return a + (b - a) * frac;
 }
 
+/** The samples sorted ascending, in a new array (a typed sort: no comparator call per pair). */
 export function sortedCopy(samples: readonly number[]): number[] {
-  return [...samples].sort((a, b) => a - b);
+  return Array.from(Float64Array.from(samples).sort());
+}
+
+/**
+ * Type-7 quantiles of unsorted samples, each by selection on one copy: O(n) a quantile where
+ * sorting is O(n log n) (a run's samples can number millions), and the same values as
+ * quantileSorted over the sorted samples.
+ */
+export function quantiles(samples: ArrayLike<number>, qs: readonly number[]): number[] {
+  const n = samples.length;
+  if (n === 0) throw new Error('quantile of no samples');
+  const a = Float64Array.from(samples);
+  return qs.map((q) => {
+    const pos = (n - 1) * Math.min(Math.max(q, 0), 1);
+    const lo = Math.floor(pos);
+    const low = selectInPlace(a, lo);
+    const frac = pos - lo;
+    if (frac === 0 || lo + 1 >= n) return low;
+    // After the selection everything past `lo` is at least a[lo]: its least is sorted[lo + 1].
+    let high = Infinity;
+    for (let i = lo + 1; i < n; i++) if ((a[i] as number) < high) high = a[i] as number;
+    return low + (high - low) * frac;
+  });
 }
 
 export function quantile(samples: readonly number[], q: number): number {
-  return quantileSorted(sortedCopy(samples), q);
+  return quantiles(samples, [q])[0] as number;
 }
 
 export function median(samples: readonly number[]): number {
@@ -35,10 +58,12 @@ export interface Spread {
 }
 
 export function spread(samplesMs: readonly number[]): Spread {
-  const sorted = sortedCopy(samplesMs);
-  const q1Ms = quantileSorted(sorted, 0.25);
-  const q3Ms = quantileSorted(sorted, 0.75);
-  return { medianMs: quantileSorted(sorted, 0.5), q1Ms, q3Ms, iqrMs: q3Ms - q1Ms };
+  const [q1Ms, medianMs, q3Ms] = quantiles(samplesMs, [0.25, 0.5, 0.75]) as [
+    number,
+    number,
+    number,
+  ];
+  return { medianMs, q1Ms, q3Ms, iqrMs: q3Ms - q1Ms };
 }
 
 /** mulberry32: a small, fast 32-bit PRNG; returns a function yielding floats in [0, 1). */
@@ -115,6 +140,32 @@ function resampleMedian(samples: readonly number[], scratch: Float64Array, rand:
   return medianInPlace(scratch);
 }
 
+/**
+ * The most samples one side of a bootstrap resamples. A case with more is bootstrapped from an
+ * evenly strided subsample of this many (`stridedSubsample`), so judging a case costs the same
+ * whatever the number of samples its run wrote: one case of 2.6 million samples took 307 s to
+ * judge before the cap. The point estimate stays the median of every sample; the interval from
+ * the subsample is about sqrt(n / cap) times wider than the whole set's would be: the cap costs
+ * resolution (AMBIGUOUS near the threshold), not confidence. docs/judging.md.
+ */
+export const MAX_BOOTSTRAP_SAMPLES = 10_000;
+
+/**
+ * At most `cap` of `samples`, evenly strided over the whole set in its order (samples
+ * ⌊i·n/cap⌋ for i = 0 … cap−1): deterministic, and spread over the run's start, middle and end
+ * alike. The samples themselves when there are no more than `cap`.
+ */
+export function stridedSubsample(
+  samples: readonly number[],
+  cap: number = MAX_BOOTSTRAP_SAMPLES,
+): readonly number[] {
+  const n = samples.length;
+  if (n <= cap) return samples;
+  const out = new Array<number>(cap);
+  for (let i = 0; i < cap; i++) out[i] = samples[Math.floor((i * n) / cap)] as number;
+  return out;
+}
+
 export interface RatioInterval {
   /** current median / baseline median */
   ratio: number;
@@ -122,6 +173,8 @@ export interface RatioInterval {
   hi: number;
   confidence: number;
   resamples: number;
+  /** the samples each side's resamples were drawn from: all, or MAX_BOOTSTRAP_SAMPLES of them */
+  bootstrapped: { current: number; baseline: number };
 }
 
 export interface BootstrapOptions {
@@ -132,7 +185,8 @@ export interface BootstrapOptions {
 
 /**
  * Percentile-bootstrap confidence interval of median(current) / median(baseline): both sample
- * sets are resampled independently, `resamples` times, with a PRNG seeded from `seed`.
+ * sets are resampled independently, `resamples` times, with a PRNG seeded from `seed`; a side
+ * of more than MAX_BOOTSTRAP_SAMPLES is resampled from its strided subsample.
  */
 export function bootstrapRatioOfMedians(
   currentMs: readonly number[],
@@ -142,13 +196,15 @@ export function bootstrapRatioOfMedians(
   if (currentMs.length === 0 || baselineMs.length === 0) {
     throw new Error('bootstrap needs at least one sample on each side');
   }
+  const current = stridedSubsample(currentMs);
+  const baseline = stridedSubsample(baselineMs);
   const rand = seededRandom(options.seed);
-  const currentScratch = new Float64Array(currentMs.length);
-  const baselineScratch = new Float64Array(baselineMs.length);
+  const currentScratch = new Float64Array(current.length);
+  const baselineScratch = new Float64Array(baseline.length);
   const ratios = new Float64Array(options.resamples);
   for (let r = 0; r < options.resamples; r++) {
-    const cur = resampleMedian(currentMs, currentScratch, rand);
-    const base = resampleMedian(baselineMs, baselineScratch, rand);
+    const cur = resampleMedian(current, currentScratch, rand);
+    const base = resampleMedian(baseline, baselineScratch, rand);
     ratios[r] = cur / base;
   }
   ratios.sort();
@@ -159,6 +215,7 @@ export function bootstrapRatioOfMedians(
     hi: quantileSorted(ratios, 1 - alpha / 2),
     confidence: options.confidence,
     resamples: options.resamples,
+    bootstrapped: { current: current.length, baseline: baseline.length },
   };
 }
 
@@ -169,21 +226,25 @@ export interface MedianInterval {
   hi: number;
   confidence: number;
   resamples: number;
+  /** the samples the resamples were drawn from: all, or MAX_BOOTSTRAP_SAMPLES of them */
+  bootstrapped: number;
 }
 
 /**
  * Percentile-bootstrap confidence interval of the median of one sample set (paired A/B: the
- * per-pair log ratios ln(head/base)), `resamples` times, with a PRNG seeded from `seed`.
+ * per-pair log ratios ln(head/base)), `resamples` times, with a PRNG seeded from `seed`; more
+ * than MAX_BOOTSTRAP_SAMPLES are resampled from their strided subsample.
  */
 export function bootstrapMedian(
   samples: readonly number[],
   options: BootstrapOptions,
 ): MedianInterval {
   if (samples.length === 0) throw new Error('bootstrap needs at least one sample');
+  const drawn = stridedSubsample(samples);
   const rand = seededRandom(options.seed);
-  const scratch = new Float64Array(samples.length);
+  const scratch = new Float64Array(drawn.length);
   const medians = new Float64Array(options.resamples);
-  for (let r = 0; r < options.resamples; r++) medians[r] = resampleMedian(samples, scratch, rand);
+  for (let r = 0; r < options.resamples; r++) medians[r] = resampleMedian(drawn, scratch, rand);
   medians.sort();
   const alpha = 1 - options.confidence;
   return {
@@ -192,6 +253,7 @@ export function bootstrapMedian(
     hi: quantileSorted(medians, 1 - alpha / 2),
     confidence: options.confidence,
     resamples: options.resamples,
+    bootstrapped: drawn.length,
   };
 }
 
