@@ -15,7 +15,14 @@
 # judges them against the stored baseline only; KG_PAIRED_CONFIRM=1 sets compare.paired.confirm
 # in the checkout's kernelgate.yml (a variant that cleared the threshold is measured again in a
 # fresh pair of worker processes; docs/judging.md).
-#   nightly  schedule on main: judged against main's newest baseline, the nightly report issue
+#   nightly  schedule on main: a new commit on top with the same kernel code ("tonight"), timed
+#            pair by pair beside the newest good stored run of main (paired A/B; the last good
+#            push or night), the nightly report issue; every case SAME expected
+#   nightly-slow2, nightly-slow1
+#            the same with a planted 2 % / 1 % slowdown in tonight's harness only
+# Push and nightly runs record the commit the checkout is at (the store's records must name
+# commits of this repository: the nightly checks out the last good one); KG_SHA, the commit the
+# copy came from, is written to OUTDIR/source_sha.
 # Usage: scripts/gpu-e2e.sh OUTDIR SCENARIO...   (node must be on PATH; see docs/gpu-runs.md)
 # Needs .carry/standin/ (the stand-in bundle: scripts/pack-standin.sh) next to the checkout.
 set -uo pipefail
@@ -73,6 +80,14 @@ if ! git -C "$root" rev-parse --verify -q HEAD >/dev/null 2>&1 || [[ -n $(git -C
     git -C "$root" -c user.name=kernelgate -c user.email=kernelgate@localhost commit -qm "snapshot for paired A/B"
 fi
 base_sha=$(git -C "$root" rev-parse --verify -q HEAD 2>/dev/null || echo "$sha")
+echo "$sha" >"$out/source_sha"
+
+# A nightly's commit: an empty commit on top of the checkout (the same kernel code as the last
+# good run, another commit), printed.
+tonight() {
+  git -C "$root" -c user.name=kernelgate -c user.email=kernelgate@localhost \
+    commit -q --allow-empty -m "tonight: $1" && git -C "$root" rev-parse HEAD
+}
 
 event_pr() {
   cat <<JSON
@@ -85,11 +100,12 @@ JSON
 }
 
 run_scenario() {
-  local name=$1 event_name ref fault=""
+  local name=$1 event_name ref fault="" run_sha=$sha
   local dir="$out/$name"
   mkdir -p "$dir"
   case $name in
-    push) event_name=push; ref=refs/heads/main; event_push >"$dir/event.json" ;;
+    push) event_name=push; ref=refs/heads/main; run_sha=$(git -C "$root" rev-parse HEAD)
+      sha=$run_sha event_push >"$dir/event.json" ;;
     aa) event_name=pull_request; ref=refs/pull/42/merge; event_pr "A/A: same code as main" >"$dir/event.json" ;;
     broken) event_name=pull_request; ref=refs/pull/42/merge; fault="$fault_target:wrong"
       event_pr "planted fault: $fault" >"$dir/event.json" ;;
@@ -97,7 +113,11 @@ run_scenario() {
       event_pr "planted fault: $fault" >"$dir/event.json" ;;
     slow2|slow1) event_name=pull_request; ref=refs/pull/42/merge; fault="$fault_target:slow:${name#slow}"
       event_pr "planted fault: $fault" >"$dir/event.json" ;;
-    nightly) event_name=schedule; ref=refs/heads/main; event_schedule >"$dir/event.json" ;;
+    nightly|nightly[0-9]*) event_name=schedule; ref=refs/heads/main; run_sha=$(tonight "$name")
+      event_schedule >"$dir/event.json" ;;
+    nightly-slow2*|nightly-slow1*) event_name=schedule; ref=refs/heads/main; run_sha=$(tonight "$name")
+      fault="$fault_target:slow:$(sed -E 's/^nightly-slow([12]).*/\1/' <<<"$name")"
+      event_schedule >"$dir/event.json" ;;
     *) echo "unknown scenario $name" >&2; return 2 ;;
   esac
   : >"$dir/github_output"; : >"$dir/summary.md"; : >"$dir/state"; : >"$dir/env"
@@ -109,7 +129,7 @@ run_scenario() {
     CUDA_HOME="${CUDA_HOME:-}" TRITON_INTERPRET="${TRITON_INTERPRET:-}" KERNELGATE_FAULT="$fault" \
     GITHUB_ACTIONS=true CI=true RUNNER_OS=Linux RUNNER_TEMP="$dir" \
     GITHUB_EVENT_NAME="$event_name" GITHUB_EVENT_PATH="$dir/event.json" \
-    GITHUB_REPOSITORY="$repo" GITHUB_SHA="$sha" GITHUB_REF="$ref" GITHUB_RUN_ID="$name" \
+    GITHUB_REPOSITORY="$repo" GITHUB_SHA="$run_sha" GITHUB_REF="$ref" GITHUB_RUN_ID="$name" \
     GITHUB_WORKSPACE="$root" GITHUB_API_URL="$api_url" GITHUB_SERVER_URL=https://github.com \
     GITHUB_OUTPUT="$dir/github_output" GITHUB_STEP_SUMMARY="$dir/summary.md" \
     GITHUB_STATE="$dir/state" GITHUB_ENV="$dir/env" \
