@@ -64,6 +64,7 @@ describe('the shipped workflows', () => {
     expect(jobs['measure']?.steps[0]?.with).toEqual({
       ref: '${{ needs.approve.outputs.sha }}',
       'persist-credentials': false,
+      'allow-unsafe-pr-checkout': true,
     });
     expect(jobs['approve']?.steps[0]?.with).toEqual({ 'trust-only': 'true' });
     // The job that can write runs no code from the pull request: it checks out the base.
@@ -215,6 +216,8 @@ describe('each rule catches the workflow that breaks it', () => {
     ).toEqual([
       `${EXAMPLE}: job 'measure' runs the pull request's code with a token that has permissions ` +
         `{"contents":"read"}; it needs permissions: {}.`,
+      `${EXAMPLE}: job 'measure' sets allow-unsafe-pr-checkout in steps[0] with a token that has permissions ` +
+        `{"contents":"read"}; only a job with permissions: {} may check out a fork's code.`,
     ]);
     expect(
       mutated((w) => {
@@ -227,6 +230,8 @@ describe('each rule catches the workflow that breaks it', () => {
         `give it if: github.event_name != 'pull_request_target'.`,
       `${EXAMPLE}: job 'measure' runs the pull request's code with a token that has permissions ` +
         `"the repository default"; it needs permissions: {}.`,
+      `${EXAMPLE}: job 'measure' sets allow-unsafe-pr-checkout in steps[0] with a token that has permissions ` +
+        `"the repository default"; only a job with permissions: {} may check out a fork's code.`,
     ]);
   });
 
@@ -272,6 +277,21 @@ describe('each rule catches the workflow that breaks it', () => {
     ).toEqual([
       `${EXAMPLE}: job 'judge' has a token that can write and checks out '\${{ github.event.pull_request.head.sha }}' ` +
         `in steps[0], the pull request's code; publish from a job that runs none.`,
+    ]);
+  });
+
+  test("a job with a token that lets actions/checkout take a fork's code", () => {
+    expect(
+      mutated((w) => {
+        w.jobs['judge']!.steps[0]!.with = {
+          'persist-credentials': false,
+          'allow-unsafe-pr-checkout': true,
+        };
+      }),
+    ).toEqual([
+      `${EXAMPLE}: job 'judge' sets allow-unsafe-pr-checkout in steps[0] with a token that has permissions ` +
+        `{"contents":"read","pull-requests":"write","issues":"write"}; only a job with permissions: {} may check ` +
+        `out a fork's code.`,
     ]);
   });
 

@@ -245,6 +245,23 @@ export function workflowPolicyViolations(workflowYaml: Yaml, file: string): stri
     });
   }
 
+  // actions/checkout refuses a fork's head under pull_request_target unless told
+  // (allow-unsafe-pr-checkout): only a job whose token can do nothing may tell it.
+  for (const [id, jobYaml] of Object.entries(jobs)) {
+    const job = asMapping(jobYaml);
+    const permissions = permissionsOf(workflow, job);
+    if (isMapping(permissions) && Object.keys(permissions).length === 0) continue;
+    steps(job).forEach((step, i) => {
+      const allow = asMapping(step['with'])['allow-unsafe-pr-checkout'];
+      if (!isCheckout(step) || (allow !== true && allow !== 'true')) return;
+      say(
+        `job '${id}' sets allow-unsafe-pr-checkout in steps[${i}] with a token that has permissions ` +
+          `${JSON.stringify(permissions ?? 'the repository default')}; only a job with permissions: {} may check out ` +
+          `a fork's code.`,
+      );
+    });
+  }
+
   // Jobs that can write run no code from the pull request.
   for (const [id, jobYaml] of Object.entries(jobs)) {
     const job = asMapping(jobYaml);
