@@ -130,7 +130,7 @@ describe('kernelgate report', () => {
     const { status, stderr } = await cli('report', '--results', path, '--config', validConfig);
     expect(status).toBe(EXIT_USAGE);
     expect(stderr).toBe(
-      `kernelgate report: ${path}: cases[2].status must be one of "ok", "fail", "error", "timeout", "skipped" (got "great")\n`,
+      `kernelgate report: ${path}: cases[2].status (attention/sdpa_flash dtype=fp16,B=16,H=96,S=4096,D=128,causal=false) must be one of "ok", "fail", "error", "timeout", "skipped" (got "great")\n`,
     );
   });
 

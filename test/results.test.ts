@@ -50,7 +50,7 @@ describe('loadResults', () => {
     const doc = baseline() as { cases: { timing: { median_ms: unknown } }[] };
     (doc.cases[3] as { timing: { median_ms: unknown } }).timing.median_ms = 'fast';
     expect(() => validateResults(doc, 'results.json')).toThrow(
-      'results.json: cases[3].timing.median_ms must be number (got "fast")',
+      'results.json: cases[3].timing.median_ms (attention/sdpa_cudnn dtype=fp16,B=16,H=96,S=4096,D=128,causal=false) must be number (got "fast")',
     );
   });
 
@@ -65,22 +65,22 @@ describe('loadResults', () => {
     [
       'a bad case status',
       (d) => (d.cases[0].status = 'passed'),
-      'cases[0].status must be one of "ok", "fail", "error", "timeout", "skipped" (got "passed")',
+      'cases[0].status (attention/triton_fa2 dtype=fp16,B=16,H=96,S=4096,D=128,causal=false) must be one of "ok", "fail", "error", "timeout", "skipped" (got "passed")',
     ],
     [
       'a negative sample',
       (d) => (d.cases[1].timing.samples_ms[2] = -1),
-      'cases[1].timing.samples_ms[2] must be >= 0 (got -1)',
+      'cases[1].timing.samples_ms[2] (attention/cuda_fa2 dtype=fp16,B=16,H=96,S=4096,D=128,causal=false) must be >= 0.000001 (got -1)',
     ],
     [
       'a misspelled field',
       (d) => (d.cases[0].timing.medain_ms = 1),
-      'cases[0].timing.medain_ms is not a known field (known: method, samples_ms, sm_clock_mhz, power_w, median_ms, q1_ms, q3_ms, min_ms, mean_ms, rel_std, median_ci_rel, n_samples, n_discarded_throttled, stop_reason, warmup_ms, l2_flush, input_sets)',
+      'cases[0].timing.medain_ms (attention/triton_fa2 dtype=fp16,B=16,H=96,S=4096,D=128,causal=false) is not a known field (known: method, samples_ms, sm_clock_mhz, power_w, median_ms, q1_ms, q3_ms, min_ms, mean_ms, rel_std, median_ci_rel, n_samples, n_discarded_throttled, stop_reason, warmup_ms, l2_flush, input_sets)',
     ],
     [
       'a rel_l2 that is a string',
       (d) => (d.cases[0].correctness.rel_l2 = '3e-4'),
-      'cases[0].correctness.rel_l2 must be number or null (got "3e-4")',
+      'cases[0].correctness.rel_l2 (attention/triton_fa2 dtype=fp16,B=16,H=96,S=4096,D=128,causal=false) must be number or null (got "3e-4")',
     ],
     [
       'a bad diagnostic code',
@@ -98,6 +98,75 @@ describe('loadResults', () => {
     const doc = baseline();
     mutate(doc);
     expect(() => validateResults(doc, 'r.json')).toThrow(`r.json: ${message}`);
+  });
+
+  // Issue 26: times no call can take were judged (0 ms and 1e-300 ms FASTER, 1e308 ms AMBIGUOUS).
+  const C3 = 'attention/sdpa_cudnn dtype=fp16,B=16,H=96,S=4096,D=128,causal=false';
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- mutators poke into untyped JSON
+  const impossible: [string, (doc: any) => void, string][] = [
+    [
+      'a median of 0 ms',
+      (d) => (d.cases[3].timing.median_ms = 0),
+      `cases[3].timing.median_ms (${C3}) must be >= 0.000001 (got 0)`,
+    ],
+    [
+      'a median of 1e-300 ms',
+      (d) => (d.cases[3].timing.median_ms = 1e-300),
+      `cases[3].timing.median_ms (${C3}) must be >= 0.000001 (got 1e-300)`,
+    ],
+    [
+      'a median of 1e308 ms',
+      (d) => (d.cases[3].timing.median_ms = 1e308),
+      `cases[3].timing.median_ms (${C3}) must be <= 3600000 (got 1e+308)`,
+    ],
+    [
+      'a sample of 0 ms',
+      (d) => (d.cases[3].timing.samples_ms[4] = 0),
+      `cases[3].timing.samples_ms[4] (${C3}) must be >= 0.000001 (got 0)`,
+    ],
+    [
+      'a sample of more than an hour',
+      (d) => (d.cases[3].timing.samples_ms[0] = 3_600_001),
+      `cases[3].timing.samples_ms[0] (${C3}) must be <= 3600000 (got 3600001)`,
+    ],
+    [
+      'an infinite sample',
+      (d) => (d.cases[3].timing.samples_ms[1] = Infinity),
+      `cases[3].timing.samples_ms[1] (${C3}) must be a finite number (got Infinity)`,
+    ],
+    [
+      'a sample that is not a number',
+      (d) => (d.cases[3].timing.samples_ms[1] = NaN),
+      `cases[3].timing.samples_ms[1] (${C3}) must be a finite number (got NaN)`,
+    ],
+    [
+      'a paired log ratio of 1e308',
+      (d) =>
+        (d.cases[3].paired = {
+          base_status: 'ok',
+          n_pairs: 2,
+          log_ratios: [0.01, 1e308],
+          stop_reason: 'decided',
+        }),
+      `cases[3].paired.log_ratios[1] (${C3}) must be <= 30 (got 1e+308)`,
+    ],
+  ];
+
+  it.each(impossible)(
+    'refuses %s, naming the file, the case, the field and the value',
+    (_w, mutate, message) => {
+      const doc = baseline();
+      mutate(doc);
+      expect(() => validateResults(doc, 'r.json')).toThrow(`r.json: ${message}`);
+    },
+  );
+
+  it('refuses a sample the JSON text makes infinite (1e999)', () => {
+    const text = readFileSync(join(dir, 'baseline.json'), 'utf8').replace('40.1707', '1e999');
+    const path = tempFile('results.json', text);
+    expect(() => loadResults(path)).toThrow(
+      `${path}: cases[0].timing.samples_ms[0] (attention/triton_fa2 dtype=fp16,B=16,H=96,S=4096,D=128,causal=false) must be a finite number (got Infinity)`,
+    );
   });
 
   it('reports every error, the first five in the message and a count of the rest', () => {

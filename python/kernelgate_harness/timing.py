@@ -81,19 +81,44 @@ class Bench:
         self.sets = self.outs = self.flush = self.graphs = self.last_res = self.ref0 = self.graph_out = None
 
 
+# The times one call can take, ms (schema/results.schema.json, Timing): a nanosecond to an hour.
+# The judge refuses a document with a time outside them (src/results/results.ts).
+MIN_CALL_MS = 1e-6
+MAX_CALL_MS = 3_600_000
+
+
 def refuse_zero_time(rec):
     """A median of 0 ms is no measurement: no throughput follows from it, and the above-peak check
-    could not run. The case is an error that says why."""
+    could not run. Nor is any time outside MIN_CALL_MS … MAX_CALL_MS. The case is an error that
+    says why, and its timing goes (the contract refuses such times: the document would be)."""
     t = rec.get("timing")
-    if t and rec.get("status") == "ok" and not t.get("median_ms", 0) > 0:
-        rec["status"] = "error"
-        rec["error"] = {
-            "kind": "zero_time",
-            "message": (
-                f"timed at {t.get('median_ms', 0):g} ms (median of {t.get('n_samples', 0)} samples): the events around the call saw no work on "
-                "the timed stream (the work ran elsewhere, or none was done); no throughput follows and the above-peak check cannot run"
-            ),
-        }
+    if not t or rec.get("status") != "ok":
+        return
+    if not t.get("median_ms", 0) > 0:
+        message = (
+            f"timed at {t.get('median_ms', 0):g} ms (median of {t.get('n_samples', 0)} samples): the events around the call saw no work on "
+            "the timed stream (the work ran elsewhere, or none was done); no throughput follows and the above-peak check cannot run"
+        )
+        rec.update(status="error", error={"kind": "zero_time", "message": message})
+    elif (bad := impossible_time(t)) is not None:
+        field, value = bad
+        message = f"timed at {field} = {value:g} ms, not a time one call can take ({MIN_CALL_MS:g} to {MAX_CALL_MS:g} ms): no measurement"
+        rec.update(status="error", error={"kind": "impossible_time", "message": message})
+    else:
+        return
+    del rec["timing"]
+
+
+def impossible_time(t):
+    """The first of a timing's times outside MIN_CALL_MS … MAX_CALL_MS, as (field, value), or None."""
+    for field in ("median_ms", "q1_ms", "q3_ms", "min_ms", "mean_ms"):
+        value = t.get(field)
+        if value is not None and not MIN_CALL_MS <= value <= MAX_CALL_MS:
+            return field, value
+    for i, value in enumerate(t.get("samples_ms") or []):
+        if not MIN_CALL_MS <= value <= MAX_CALL_MS:
+            return f"samples_ms[{i}]", value
+    return None
 
 
 def fail_untimed(records, error):

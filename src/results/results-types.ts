@@ -400,7 +400,7 @@ export interface Timing {
    */
   method: string;
   /**
-   * kept samples, in order
+   * kept samples, in order: ms of one call each. A time outside 1e-6 (a nanosecond) … 3600000 (an hour) is not one a call can take, and the document is refused
    */
   samples_ms: number[];
   /**
@@ -408,6 +408,9 @@ export interface Timing {
    */
   sm_clock_mhz?: number[];
   power_w?: number[];
+  /**
+   * ms of one call, as samples_ms: a nanosecond to an hour
+   */
   median_ms: number;
   q1_ms?: number;
   q3_ms?: number;
@@ -441,7 +444,7 @@ export interface Paired {
   base_timing?: Timing;
   n_pairs: number;
   /**
-   * one per ABBA block of two pairs (the head first in one, second in the other), in order: the mean of the block's two ln(head sample / base sample), so which arm ran first cancels
+   * one per ABBA block of two pairs (the head first in one, second in the other), in order: the mean of the block's two ln(head sample / base sample), so which arm ran first cancels. Two possible times (timing.samples_ms) are at most a factor e^28.9 apart, so |ln| > 30 is refused
    */
   log_ratios: number[];
   /**

@@ -73,6 +73,8 @@ export function readablePath(instancePath: string, extra?: string): string {
 export function showValue(value: unknown): string {
   let text: string;
   if (value === undefined) text = 'nothing';
+  // JSON has no Infinity or NaN (it would print them as null), but 1e999 parses to Infinity.
+  else if (typeof value === 'number' && !Number.isFinite(value)) text = String(value);
   else {
     try {
       text = JSON.stringify(value) ?? String(value);
@@ -86,9 +88,13 @@ export function showValue(value: unknown): string {
 /**
  * Turns ajv's errors (created with allErrors and verbose) into readable lines such as
  * `cases[3].timing.median_ms must be number (got "fast")`. Branch errors of a failed anyOf are
- * folded into one line for the anyOf itself.
+ * folded into one line for the anyOf itself. `subject` names what a path is about, shown after
+ * it: `cases[3].timing.median_ms (attention/triton_fa2 dtype=fp16,…) must be >= …`.
  */
-export function formatAjvErrors(errors: readonly ErrorObject[]): string[] {
+export function formatAjvErrors(
+  errors: readonly ErrorObject[],
+  subject?: (instancePath: string) => string | undefined,
+): string[] {
   const anyOfPaths = errors
     .filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf')
     .map((e) => e.schemaPath);
@@ -98,25 +104,29 @@ export function formatAjvErrors(errors: readonly ErrorObject[]): string[] {
       e.keyword !== 'propertyNames' &&
       !anyOfPaths.some((p) => e.schemaPath !== p && e.schemaPath.startsWith(`${p}/`)),
   );
-  const lines = kept.map(formatAjvError);
+  const lines = kept.map((e) => formatAjvError(e, subject?.(e.instancePath)));
   return [...new Set(lines)];
 }
 
-function formatAjvError(error: ErrorObject): string {
+function formatAjvError(error: ErrorObject, subject: string | undefined): string {
   const params = error.params as Record<string, unknown>;
-  const at = readablePath(error.instancePath) || 'the document';
+  const of = subject !== undefined ? ` (${subject})` : '';
+  const at = (readablePath(error.instancePath) || 'the document') + of;
   const got = ` (got ${showValue(error.data)})`;
   switch (error.keyword) {
     case 'required':
-      return `${readablePath(error.instancePath, String(params.missingProperty))} is required`;
+      return `${readablePath(error.instancePath, String(params.missingProperty))}${of} is required`;
     case 'additionalProperties': {
       const known = Object.keys(
         ((error.parentSchema as Record<string, unknown> | undefined)?.properties ?? {}) as object,
       );
-      const name = readablePath(error.instancePath, String(params.additionalProperty));
+      const name = readablePath(error.instancePath, String(params.additionalProperty)) + of;
       return `${name} is not a known field${known.length ? ` (known: ${known.join(', ')})` : ''}`;
     }
     case 'type':
+      if (typeof error.data === 'number' && String(params.type).includes('number')) {
+        return `${at} must be a finite number${got}`;
+      }
       return `${at} must be ${String(params.type).split(',').join(' or ')}${got}`;
     case 'enum':
       return `${at} must be one of ${(params.allowedValues as unknown[]).map((v) => showValue(v)).join(', ')}${got}`;
@@ -144,18 +154,42 @@ function formatAjvError(error: ErrorObject): string {
   }
 }
 
-/** One Ajv instance for all of kernelgate's schemas (allErrors: every problem at once). */
+/**
+ * One Ajv instance for all of kernelgate's schemas (allErrors: every problem at once;
+ * strictNumbers: Infinity and NaN are no numbers, as JSON has none, though 1e999 parses to
+ * Infinity and YAML's .inf and .nan load as such).
+ */
 export function newAjv(): Ajv {
-  return new Ajv({ allErrors: true, verbose: true, strict: false });
+  return new Ajv({ allErrors: true, verbose: true, strict: false, strictNumbers: true });
 }
 
 let resultsValidator: ValidateFunction | undefined;
 
-/** Validates a parsed results document; `file` names it in the messages. */
+/**
+ * The case a path inside a results document is about, `kernel/variant case`, so a problem in
+ * one of thousands of cases names it: undefined for paths outside `cases`.
+ */
+function caseSubject(data: unknown): (instancePath: string) => string | undefined {
+  return (instancePath) => {
+    const m = /^\/cases\/(\d+)(\/|$)/.exec(instancePath);
+    const cases = (data as { cases?: unknown } | null)?.cases;
+    if (!m || !Array.isArray(cases)) return undefined;
+    const c = cases[Number(m[1])] as Record<string, unknown> | null | undefined;
+    const text = (v: unknown) => (typeof v === 'string' ? v : '?');
+    if (c === null || typeof c !== 'object') return undefined;
+    return `${text(c.kernel)}/${text(c.variant)} ${text(c.case)}`;
+  };
+}
+
+/**
+ * Validates a parsed results document; `file` names it in the messages, and a problem in a case
+ * names the case. Times no call can take (0 ms, 1e-300 ms, 1e308 ms; schema: timing) are refused
+ * here, before anything is judged.
+ */
 export function validateResults(data: unknown, file: string): KernelgateResults {
   resultsValidator ??= newAjv().compile(resultsSchema);
   if (!resultsValidator(data)) {
-    throw problemsError(file, formatAjvErrors(resultsValidator.errors ?? []));
+    throw problemsError(file, formatAjvErrors(resultsValidator.errors ?? [], caseSubject(data)));
   }
   return data as KernelgateResults;
 }

@@ -336,9 +336,24 @@ def test_a_median_of_zero_ms_is_an_error_not_a_result():
         "timed at 0 ms (median of 12 samples): the events around the call saw no work on the timed stream (the work ran "
         "elsewhere, or none was done); no throughput follows and the above-peak check cannot run"
     )
+    assert "timing" not in rec  # the contract refuses a time of 0 ms: the whole document would be
     fine = {"status": "ok", "timing": {"median_ms": 0.004, "n_samples": 12}}
     refuse_zero_time(fine)
     assert fine["status"] == "ok" and "error" not in fine
+
+
+def test_a_sample_no_call_can_take_is_an_error_not_a_result():
+    from kernelgate_harness.timing import refuse_zero_time
+
+    rec = {"status": "ok", "timing": {"median_ms": 0.004, "n_samples": 3, "samples_ms": [0.004, 0.0, 0.005]}}
+    refuse_zero_time(rec)
+    assert rec == {
+        "status": "error",
+        "error": {
+            "kind": "impossible_time",
+            "message": "timed at samples_ms[1] = 0 ms, not a time one call can take (1e-06 to 3.6e+06 ms): no measurement",
+        },
+    }
 
 
 @pytest.mark.gpu
