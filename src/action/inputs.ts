@@ -11,6 +11,7 @@ import {
   DEFAULT_REQUEST_TIMEOUT_MS,
 } from '../publish/index.js';
 import { readShardInputs, type ShardInputs } from '../shard/index.js';
+import { DEFAULT_GIT_TIMEOUT_S } from '../lib/index.js';
 import { DEFAULT_APPROVAL_LABEL } from './trust.js';
 
 export const MODES = ['auto', 'pr', 'push', 'schedule'] as const;
@@ -51,6 +52,8 @@ export interface ActionInputs {
   trustOnly: boolean;
   /** Each GitHub request's deadline, connecting included ('request-timeout', seconds). */
   requestTimeoutMs: number;
+  /** Each git command's deadline: the data branch's fetch and push, the base's fetch ('git-timeout'). */
+  gitTimeoutMs: number;
   /** All of publishing: finding the PR, the comment or issue, retries and waits ('publish-timeout'). */
   publishTimeoutMs: number;
   /** true: a publishing failure fails the step; false (default): a warning, the verdict decides. */
@@ -132,6 +135,7 @@ export function readInputs(getInput: (name: string) => string): ActionInputs {
     prNumber: prText === undefined ? undefined : Number(prText),
     trustOnly,
     requestTimeoutMs: secondsInput('request-timeout', DEFAULT_REQUEST_TIMEOUT_MS),
+    gitTimeoutMs: secondsInput('git-timeout', DEFAULT_GIT_TIMEOUT_S * 1000),
     publishTimeoutMs: secondsInput('publish-timeout', DEFAULT_PUBLISH_BUDGET_MS),
     failOnPublishError: bool('fail-on-publish-error', false),
     shard: readShardInputs(getInput),

@@ -61,6 +61,7 @@ export function measureOptions(
     // The nightly is timed beside the last good run, as a pull request is beside its base.
     pairedWithLastGood:
       mode === 'schedule' && inputs.paired !== 'false' && config.compare.paired.enabled,
+    gitTimeoutS: inputs.gitTimeoutMs / 1000,
   };
 }
 

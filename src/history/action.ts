@@ -75,7 +75,13 @@ export interface StoreDeps {
 
 /** The store the action reads baselines from and writes trusted runs to. */
 export function actionStore(
-  inputs: { history: HistoryInputs; baselineDir: string; token: string | undefined },
+  inputs: {
+    history: HistoryInputs;
+    baselineDir: string;
+    token: string | undefined;
+    /** each git command's deadline (the 'git-timeout' input); default 120 s */
+    gitTimeoutMs?: number;
+  },
   env: Record<string, string | undefined>,
   inWorkspace: (path: string) => string,
   deps: StoreDeps,
@@ -97,6 +103,7 @@ export function actionStore(
     warn: deps.warning,
     info: deps.info,
     gitEnv,
+    ...(inputs.gitTimeoutMs !== undefined ? { timeoutS: inputs.gitTimeoutMs / 1000 } : {}),
     kernelgateVersion: KERNELGATE_VERSION,
     ...(runId ? { runId: attempt ? `${runId}-${attempt}` : runId } : {}),
   });

@@ -4,7 +4,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Exec, ExecResult } from '../lib/index.js';
+import { DEFAULT_GIT_TIMEOUT_S, type Exec, type ExecResult } from '../lib/index.js';
 import { StoreError } from '../store/index.js';
 
 /** The local name of the remote inside the cache repository, and where its tip is kept. */
@@ -17,6 +17,8 @@ export interface BranchGitOptions {
   cacheDir: string;
   exec: Exec;
   gitEnv?: Record<string, string>;
+  /** each git command's deadline in seconds (default DEFAULT_GIT_TIMEOUT_S) */
+  timeoutS?: number;
 }
 
 /** The cache repository of one data branch, and how to run git in it. */
@@ -29,7 +31,9 @@ export interface BranchGit {
   prefix: string;
   exec: Exec;
   remote: string;
-  /** git in the cache repository, as kernelgate (author and committer) */
+  /** each git command's deadline, in seconds */
+  timeoutS: number;
+  /** git in the cache repository, as kernelgate (author and committer), within timeoutS */
   run(args: string[], env?: Record<string, string>): Promise<ExecResult>;
   /** the same, its output; a failure throws a StoreError with git's reason */
   ok(args: string[], env?: Record<string, string>): Promise<string>;
@@ -42,13 +46,21 @@ export function showRemote(remote: string): string {
   return remote.replace(/\/\/[^/@]*@/, '//***@');
 }
 
-/** git's own explanation: its first fatal/error line, else its last line. */
+/** What a git command stopped at its deadline says, as its own `fatal:` line would. */
+export function gitTimedOut(command: string, timeoutS: number): string {
+  return `git ${command} did not finish within ${timeoutS} s ('git-timeout') and was stopped`;
+}
+
+/**
+ * git's own explanation: its first fatal/error line, else its last line; for a command stopped at
+ * its deadline (BranchGit.run), the deadline.
+ */
 export function gitReason(result: ExecResult): string {
   const lines = result.stderr
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l !== '');
-  const fatal = lines.find((l) => /^(fatal|error):/.test(l));
+  const fatal = result.timedOut ? lines[0] : lines.find((l) => /^(fatal|error):/.test(l));
   return (fatal ?? lines.at(-1) ?? `git exited with status ${result.exitCode}`).replace(
     /\/\/[^/@\s]*@/g,
     '//***@',
@@ -58,8 +70,9 @@ export function gitReason(result: ExecResult): string {
 export function branchGit(options: BranchGitOptions, dataBranch: string): BranchGit {
   const gitDir = options.cacheDir;
   const prefix = 'kernelgate history';
-  const run = (args: string[], env: Record<string, string> = {}) =>
-    options.exec.run('git', ['--git-dir', gitDir, ...args], {
+  const timeoutS = options.timeoutS ?? DEFAULT_GIT_TIMEOUT_S;
+  const run = async (args: string[], env: Record<string, string> = {}) => {
+    const result = await options.exec.run('git', ['--git-dir', gitDir, ...args], {
       env: {
         GIT_TERMINAL_PROMPT: '0',
         GIT_AUTHOR_NAME: 'kernelgate',
@@ -69,7 +82,14 @@ export function branchGit(options: BranchGitOptions, dataBranch: string): Branch
         ...options.gitEnv,
         ...env,
       },
+      timeoutS,
     });
+    if (!result.timedOut) return result;
+    // The deadline's reason on the first line, where gitReason() looks: a stalled server says
+    // nothing.
+    const command = args.find((a) => /^[a-z][a-z-]*$/.test(a)) ?? 'git';
+    return { ...result, stderr: `${gitTimedOut(command, timeoutS)}\n${result.stderr}` };
+  };
   return {
     dataBranch,
     gitDir,
@@ -77,6 +97,7 @@ export function branchGit(options: BranchGitOptions, dataBranch: string): Branch
     prefix,
     exec: options.exec,
     remote: options.remote,
+    timeoutS,
     run,
     ok: async (args, env) => {
       const result = await run(args, env);
@@ -93,7 +114,9 @@ async function ensureCache(g: BranchGit): Promise<void> {
   if (g.ready) return;
   if (!existsSync(join(g.gitDir, 'HEAD'))) {
     mkdirSync(g.gitDir, { recursive: true });
-    const init = await g.exec.run('git', ['init', '--quiet', '--bare', g.gitDir]);
+    const init = await g.exec.run('git', ['init', '--quiet', '--bare', g.gitDir], {
+      timeoutS: g.timeoutS,
+    });
     if (init.exitCode !== 0) {
       throw new StoreError(`${g.prefix}: cannot make ${g.gitDir}: ${gitReason(init)}`);
     }

@@ -52,6 +52,8 @@ export interface BranchStoreOptions {
   info?: (message: string) => void;
   /** added to git's environment, e.g. GIT_CONFIG_* carrying an authorisation header */
   gitEnv?: Record<string, string>;
+  /** each git command's deadline in seconds, the 'git-timeout' input (default 120) */
+  timeoutS?: number;
   /** written into each record */
   kernelgateVersion: string;
   /** tries of a push that loses a race before giving up (default 12) */
@@ -158,22 +160,21 @@ async function readRecords(
   }
   if (fetched.tip === undefined) return [];
   const tip = fetched.tip;
-  const paths = await listPaths(g, tip, recordDir(key));
   const found: StoredRecord[] = [];
-  // Read the newest `limit`; each record skipped brings in the next older one.
-  let start = 0;
-  while (found.length < limit && start < paths.length) {
-    const batch = paths.slice(start, start + (limit - found.length));
-    start += batch.length;
-    let texts: Map<string, string>;
-    try {
-      texts = await readPaths(g, tip, batch);
-    } catch (error) {
-      if (!(error instanceof StoreError)) throw error;
-      warn(`${error.message}. No baseline or trend is taken from the history in this run.`);
-      return [];
+  try {
+    const paths = await listPaths(g, tip, recordDir(key));
+    // Read the newest `limit`; each record skipped brings in the next older one.
+    let start = 0;
+    while (found.length < limit && start < paths.length) {
+      const batch = paths.slice(start, start + (limit - found.length));
+      start += batch.length;
+      const texts = await readPaths(g, tip, batch);
+      found.push(...usable(g, warn, texts, batch, key, limit - found.length).found);
     }
-    found.push(...usable(g, warn, texts, batch, key, limit - found.length).found);
+  } catch (error) {
+    if (!(error instanceof StoreError)) throw error;
+    warn(`${error.message}. No baseline or trend is taken from the history in this run.`);
+    return [];
   }
   return found;
 }

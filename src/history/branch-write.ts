@@ -206,6 +206,10 @@ export async function saveRecords(
         return paths;
       }
       lastReason = gitReason(pushed);
+      if (pushed.timedOut) {
+        // The remote may or may not have taken it; a later run finds it there and adds nothing.
+        throw notStored(lastReason);
+      }
       if (!LOST_RACE.test(`${pushed.stdout}\n${pushed.stderr}`)) {
         throw notStored(`git push failed: ${lastReason}`);
       }

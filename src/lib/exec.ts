@@ -33,6 +33,13 @@ export const NOT_FOUND_EXIT_CODE = 127;
 export const TIMED_OUT_EXIT_CODE = 124;
 /** Seconds between SIGTERM and SIGKILL for a command stopped at its time limit. */
 export const KILL_AFTER_S = 5;
+/**
+ * Seconds one git command that may reach a remote may take (the 'git-timeout' input): the data
+ * branch's fetch and push, the paired base revision's fetch. More than one GitHub API request's
+ * 30 s ('request-timeout'): a fetch may have a long history to negotiate. A stalled server would
+ * otherwise hang the step for good: git itself waits forever.
+ */
+export const DEFAULT_GIT_TIMEOUT_S = 120;
 
 /** Process groups of timed commands still running: stopped when this process is told to stop. */
 const liveGroups = new Set<number>();

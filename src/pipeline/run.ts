@@ -37,6 +37,8 @@ export interface FullRunOptions extends MeasureOptions {
    * (paired A/B against the last good night or push); without one, the stored baseline alone.
    */
   pairedWithLastGood?: boolean;
+  /** each git command's deadline in seconds (the base revision's fetch); default 120 */
+  gitTimeoutS?: number;
 }
 
 export interface FullRun {
@@ -60,6 +62,7 @@ export async function fullRun(options: FullRunOptions, deps: MeasureDeps): Promi
     const got = await materialiseBase(options.workspace, options.pairedBase.sha, deps.exec, {
       ...(options.pairedBase.dir !== undefined ? { dir: options.pairedBase.dir } : {}),
       ...(options.pairedBase.ref !== undefined ? { ref: options.pairedBase.ref } : {}),
+      ...(options.gitTimeoutS !== undefined ? { timeoutS: options.gitTimeoutS } : {}),
       log: (line) => deps.log.info(line),
     });
     if (got.ok) base = got.base;
@@ -111,6 +114,7 @@ function nightlyBase(
     deps.log.info(`kernelgate: tonight is timed beside ${found.base.line}`);
     const got = await materialiseBase(options.workspace, found.base.sha, deps.exec, {
       ref: options.branch,
+      ...(options.gitTimeoutS !== undefined ? { timeoutS: options.gitTimeoutS } : {}),
       log: (line) => deps.log.info(line),
     });
     return got.ok ? { base: got.base } : unpaired(got.reason);

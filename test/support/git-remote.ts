@@ -4,6 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { KernelgateResults } from '../../src/results/index.js';
 
@@ -93,5 +94,34 @@ export function rerun(
   return {
     ...results,
     run: { ...results.run, started_at: startedAt, git_sha: sha, ...(id ? { id } : {}) },
+  };
+}
+
+/**
+ * A git server that has stalled: it accepts every connection and never answers, as a remote whose
+ * server hangs does (git itself waits for ever). `url(path)` is a git:// address on it.
+ */
+export async function stalledGitServer(): Promise<{
+  url: (path: string) => string;
+  connections: () => number;
+  close: () => Promise<void>;
+}> {
+  const sockets = new Set<Socket>();
+  let accepted = 0;
+  const server = createServer((socket) => {
+    accepted++;
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: (path) => `git://127.0.0.1:${port}/${path}`,
+    connections: () => accepted,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   };
 }
