@@ -570,6 +570,10 @@ describe('inputs and event, in process', () => {
       "Input 'request-timeout' must be a number of seconds greater than 0, got '0'.",
     ],
     [
+      { 'git-timeout': 'never' },
+      "Input 'git-timeout' must be a number of seconds greater than 0, got 'never'.",
+    ],
+    [
       { 'publish-timeout': '2m' },
       "Input 'publish-timeout' must be a number of seconds greater than 0, got '2m'.",
     ],
@@ -601,6 +605,7 @@ describe('inputs and event, in process', () => {
       paired: 'auto',
       basePath: undefined,
       requestTimeoutMs: 30_000,
+      gitTimeoutMs: 120_000,
       publishTimeoutMs: 120_000,
       failOnPublishError: false,
       shard: { shard: undefined, balance: 'baseline', merge: undefined, shards: undefined },
