@@ -349,8 +349,8 @@ describe('comments that carry the marker', () => {
     expect(server.calls('issues/delete-comment')).toEqual([]);
     expect(sink.warnings).toEqual([
       `Comment ${forged.id} on pull request #42, by 'mallory', starts with the marker ${MARKER} but was not ` +
-        `written by this token's account (a GitHub App, as for GITHUB_TOKEN or any app installation token); ` +
-        `kernelgate neither edits nor deletes it, and keeps its report in one of its own.`,
+        `written by this token's account ('github-actions[bot]'); kernelgate neither edits nor deletes it, and ` +
+        `keeps its report in one of its own.`,
     ]);
   });
 
@@ -413,8 +413,8 @@ describe('comments that carry the marker', () => {
     expect(server.calls('issues/create')).toHaveLength(1);
     expect(sink.warnings).toEqual([
       `Issue #7, by 'mallory', starts with the marker ${NIGHTLY_MARKER} but was not written by this token's ` +
-        `account (a GitHub App, as for GITHUB_TOKEN or any app installation token); kernelgate neither edits nor ` +
-        `deletes it, and keeps its report in one of its own.`,
+        `account ('github-actions[bot]'); kernelgate neither edits nor deletes it, and keeps its report in one of ` +
+        `its own.`,
     ]);
   });
 });

@@ -195,6 +195,12 @@ function shownUrl(url: string): string {
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE']);
 
+/** A request that may be sent again as it is: by its method, or a GraphQL query (not a mutation). */
+function idempotent(options: { method: string; url: string; query?: unknown }): boolean {
+  if (IDEMPOTENT.has(options.method)) return true;
+  return options.url === '/graphql' && !/^\s*mutation\b/.test(String(options.query ?? ''));
+}
+
 /** Why an attempt failed, and what that means for trying again. */
 interface AttemptFailure {
   /** A clause: "GitHub answered 500 to GET /x", "GitHub did not answer GET /x within 30 s …". */
@@ -316,7 +322,7 @@ export function createGitHubClient(options: ClientOptions): GitHubClient {
         if (error instanceof GitHubDeadlineError && error.budgetSpent) throw error;
         const failure = attemptFailure(error, what, attempt, policy, options.nowMs());
         let checked = '';
-        if (failure.outcomeUnknown && !IDEMPOTENT.has(requestOptions.method)) {
+        if (failure.outcomeUnknown && !idempotent(requestOptions)) {
           // Sending it again might do it twice (two comments): only after looking.
           if (findCreated === undefined) throw error;
           const found = await findCreated();

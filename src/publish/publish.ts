@@ -2,24 +2,37 @@
 // job summary, the step outputs, and last the sticky PR comment or the nightly issue.
 import { join } from 'node:path';
 import { describeGitHubError, type GitHubClient, isIntegrationForbidden } from './github.js';
+import {
+  BODY_LIMIT_CHARS,
+  DEFAULT_COMMENT_KEY,
+  NIGHTLY_LABEL,
+  type OutputSink,
+  PAGE_SIZE,
+  reportMarker,
+  withMarker,
+} from './marker.js';
 import { postAlert, upsertComment, upsertNightlyIssue } from './sticky.js';
+
+// What sticky.ts shares with this module lives in marker.ts (neither imports the other); its
+// names stay exported from here, as they always were.
+export {
+  BODY_LIMIT_CHARS,
+  DEFAULT_COMMENT_KEY,
+  NIGHTLY_LABEL,
+  type OutputSink,
+  PAGE_SIZE,
+  reportMarker,
+  withMarker,
+};
 
 export const PUBLISH_MODES = ['pr', 'push', 'schedule'] as const;
 
 export type PublishMode = (typeof PUBLISH_MODES)[number];
 
-/** GitHub's limits: a comment or issue body, and the job summary of one step. */
-export const BODY_LIMIT_CHARS = 65_536;
-
+/** GitHub's limit on the job summary of one step. */
 export const SUMMARY_LIMIT_BYTES = 1024 * 1024;
 
-export const NIGHTLY_LABEL = 'kernelgate-nightly';
-
-export const DEFAULT_COMMENT_KEY = 'default';
-
 const COMMENT_KEY_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
-
-export const PAGE_SIZE = 100;
 
 export const COUNT_NAMES = [
   'failed',
@@ -59,14 +72,6 @@ export interface PublishOptions {
   reportDir: string;
 }
 
-export interface OutputSink {
-  setOutput(name: string, value: string): void;
-  /** Appends Markdown to this step's job summary. */
-  appendSummary(markdown: string): Promise<void>;
-  warning(message: string): void;
-  info(message: string): void;
-}
-
 export interface PublishFs {
   mkdir(path: string, options: { recursive: true }): Promise<unknown>;
   writeFile(path: string, data: string): Promise<void>;
@@ -86,10 +91,6 @@ export interface PublishOutcome {
   summary: 'full' | 'short' | 'none';
   /** The comment's or the issue's address, when one was written. */
   url: string | undefined;
-}
-
-export function reportMarker(kind: 'report' | 'nightly' | 'alert', key: string): string {
-  return `<!-- kernelgate:${kind}:${key} -->`;
 }
 
 /** Characters left for the short report once the hidden marker line is prepended (either marker). */
@@ -167,17 +168,6 @@ function splitRepository(repository: string): { owner: string; repo: string } {
     throw new Error(`GITHUB_REPOSITORY must look like 'owner/name', got '${repository}'.`);
   }
   return { owner, repo };
-}
-
-export function withMarker(marker: string, comment: string): string {
-  const body = `${marker}\n${comment}`;
-  if (body.length > BODY_LIMIT_CHARS) {
-    throw new Error(
-      `The short report is ${comment.length} characters; with its marker that is over GitHub's body limit of ` +
-        `${BODY_LIMIT_CHARS}. The renderer must keep it within commentBudgetChars() = ${BODY_LIMIT_CHARS - marker.length - 1}.`,
-    );
-  }
-  return body;
 }
 
 async function post(

@@ -1,12 +1,13 @@
 // The sticky items kernelgate keeps on GitHub: one comment per pull request (and key), one open
-// nightly issue, found by a hidden marker among the items the token's account wrote; duplicates
-// a lost answer left behind are removed.
+// nightly issue, found by a hidden marker among the items the token's account wrote (identity.ts
+// says which account that is); duplicates a lost answer left behind are removed.
 import {
+  describeGitHubError,
   type GitHubClient,
   httpFailure,
-  isIntegrationForbidden,
   lookBeforeRetrying,
 } from './github.js';
+import { type TokenIdentity, tokenIdentity } from './identity.js';
 import {
   DEFAULT_COMMENT_KEY,
   NIGHTLY_LABEL,
@@ -14,7 +15,7 @@ import {
   PAGE_SIZE,
   reportMarker,
   withMarker,
-} from './publish.js';
+} from './marker.js';
 
 interface Dated {
   id: number;
@@ -31,61 +32,57 @@ function oldestFirst<T extends Dated>(items: T[]): T[] {
 }
 
 /**
- * The account this token writes as: a person's (a personal access token), or a GitHub App's bot
- * (an installation token: GITHUB_TOKEN, or a GitHub App's), which GitHub does not let read /user.
- */
-type Account = { login: string } | { app: true };
-
-async function tokenAccount(client: GitHubClient): Promise<Account> {
-  try {
-    return { login: (await client.rest.users.getAuthenticated()).data.login };
-  } catch (error) {
-    if (isIntegrationForbidden(error)) return { app: true };
-    throw error;
-  }
-}
-
-function writtenBy(account: Account, item: Authored): boolean {
-  return 'login' in account ? item.user?.login === account.login : item.user?.type === 'Bot';
-}
-
-function describeAccount(account: Account): string {
-  return 'login' in account
-    ? `'${account.login}'`
-    : 'a GitHub App, as for GITHUB_TOKEN or any app installation token';
-}
-
-/**
  * The comments or issues that carry the marker and were written by this token's account, oldest
- * first. One that carries it but was written by anyone else is never edited or deleted: a person
- * could have pasted the marker to have kernelgate's report appear under their name, or to have it
- * deleted. Each is named once in a warning.
+ * first. One that carries it but was written by anyone else (a person, another app) is never
+ * edited or deleted: it could have been pasted to have kernelgate's report appear under another
+ * name, or to have it deleted. Each is named once in a warning. While the account is unknown (its
+ * lookup failed) none is.
  */
 function markedItems<T extends Authored>(
-  client: GitHubClient,
+  identity: TokenIdentity,
   marker: string,
   list: () => Promise<T[]>,
   describe: (item: T) => string,
   sink: OutputSink,
 ): () => Promise<T[]> {
-  let account: Promise<Account> | undefined;
   const warned = new Set<number>();
   return async () => {
     const marked = (await list()).filter((item) => (item.body ?? '').startsWith(marker));
     if (marked.length === 0) return [];
-    account ??= tokenAccount(client);
-    const self = await account;
+    const self = await identity.login();
+    if (self === undefined) return [];
     for (const item of marked) {
-      if (writtenBy(self, item) || warned.has(item.id)) continue;
+      if (identity.owns(self, item.user) || warned.has(item.id)) continue;
       warned.add(item.id);
       sink.warning(
         `${describe(item)}, by '${item.user?.login ?? 'a deleted account'}', starts with the marker ${marker} but ` +
-          `was not written by this token's account (${describeAccount(self)}); kernelgate neither edits nor deletes ` +
-          `it, and keeps its report in one of its own.`,
+          `was not written by this token's account ('${self}'); kernelgate neither edits nor deletes it, and keeps ` +
+          `its report in one of its own.`,
       );
     }
-    return oldestFirst(marked.filter((item) => writtenBy(self, item)));
+    return oldestFirst(marked.filter((item) => identity.owns(self, item.user)));
   };
+}
+
+/**
+ * The items listed again after a write that succeeded, to keep one where a parallel job wrote
+ * too; a failure to list is a warning that names what was written, never the write's failure.
+ */
+async function listAgain<T>(
+  ours: () => Promise<T[]>,
+  written: string,
+  items: string,
+  sink: OutputSink,
+): Promise<T[] | undefined> {
+  try {
+    return await ours();
+  } catch (error) {
+    sink.warning(
+      `${written}, but could not list ${items} again to remove a duplicate a parallel job may have ` +
+        `written (${describeGitHubError(error).replace(/\.$/, '')}).`,
+    );
+    return undefined;
+  }
 }
 
 export async function upsertComment(
@@ -97,8 +94,9 @@ export async function upsertComment(
 ): Promise<string> {
   const marker = reportMarker('report', key);
   const body = withMarker(marker, comment);
+  const identity = tokenIdentity(client, (message) => sink.warning(message));
   const ours = markedItems(
-    client,
+    identity,
     marker,
     () => client.paginate(client.rest.issues.listComments, { ...issue, per_page: PAGE_SIZE }),
     (c) => `Comment ${c.id} on pull request #${issue.issue_number}`,
@@ -113,12 +111,17 @@ export async function upsertComment(
       // A POST whose answer was lost may have created the comment: look for it before posting again.
       ...lookBeforeRetrying(async () => (await ours()).find((c) => c.body === body)),
     });
+    // Its author is this token's account: no lookup needed, none that can fail a posted report.
+    identity.learn(created.data.user);
+    const url = created.data.html_url;
     // Parallel jobs may have created theirs at the same moment: look again and keep one.
-    existing = await ours();
+    const again = await listAgain(ours, `Created the report comment ${url}`, 'the comments', sink);
+    if (again === undefined) return url;
+    existing = again;
     if (existing.length <= 1 || existing[0]?.id === created.data.id) {
       await deleteDuplicates(client, issue, created.data, existing.slice(1), sink);
-      sink.info(`Created the report comment ${created.data.html_url}.`);
-      return created.data.html_url;
+      sink.info(`Created the report comment ${url}.`);
+      return url;
     }
   }
   const [keep, ...duplicates] = existing;
@@ -196,8 +199,9 @@ export async function upsertNightlyIssue(
 ): Promise<{ url: string; number: number }> {
   const marker = reportMarker('nightly', key);
   const body = withMarker(marker, comment);
+  const identity = tokenIdentity(client, (message) => sink.warning(message));
   const ours = markedItems(
-    client,
+    identity,
     marker,
     async () =>
       (
@@ -225,11 +229,20 @@ export async function upsertNightlyIssue(
       labels: [NIGHTLY_LABEL],
       ...lookBeforeRetrying(async () => (await ours()).find((i) => i.body === body)),
     });
-    existing = await ours();
+    identity.learn(created.data.user);
+    const made = { url: created.data.html_url, number: created.data.number };
+    const again = await listAgain(
+      ours,
+      `Created the nightly report issue ${made.url}`,
+      'the open nightly issues',
+      sink,
+    );
+    if (again === undefined) return made;
+    existing = again;
     if (existing.length <= 1 || existing[0]?.number === created.data.number) {
       await closeDuplicates(client, repo, existing.slice(1), sink);
-      sink.info(`Created the nightly report issue ${created.data.html_url}.`);
-      return { url: created.data.html_url, number: created.data.number };
+      sink.info(`Created the nightly report issue ${made.url}.`);
+      return made;
     }
   }
   const [keep, ...duplicates] = existing;

@@ -484,6 +484,10 @@ export class GitHubServer {
       send(res, status, payload, headers);
     };
 
+    if (method === 'POST' && url.pathname === '/graphql') {
+      this.answerGraphql(record, raw, reply);
+      return;
+    }
     const validator = this.validator;
     if (!validator) throw new Error('validator missing');
     const matched = validator.match(method, url.pathname);
@@ -555,6 +559,45 @@ export class GitHubServer {
       return;
     }
     reply(status, payload, headers);
+  }
+
+  /**
+   * GraphQL (not in the REST description): only the query kernelgate sends, `viewer { login }`,
+   * which GitHub answers for every kind of token, an app installation token's with its bot
+   * ('github-actions[bot]' for GITHUB_TOKEN). Error faults with operationId 'graphql' apply; any
+   * other query is a violation.
+   */
+  private answerGraphql(
+    record: RecordedRequest,
+    raw: string,
+    reply: (status: number, payload: unknown, headers?: Record<string, string>) => void,
+  ): void {
+    record.operationId = 'graphql';
+    let query = '';
+    try {
+      query = String((JSON.parse(raw) as { query?: unknown }).query ?? '');
+    } catch {
+      // an unreadable body: the query check below says so
+    }
+    record.body = { query };
+    const auth = record.authorization;
+    if (!/^\s*(query\s*)?\{\s*viewer\s*\{\s*login\s*\}\s*\}\s*$/.test(query) || !auth) {
+      this.violations.push(`POST /graphql: not the viewer query, or no authorization: '${raw}'`);
+      reply(200, { errors: [{ message: 'the stand-in answers only { viewer { login } }' }] });
+      return;
+    }
+    const fault = this.takeFault('POST', 'graphql');
+    if (fault) record.fault = fault.kind;
+    if (fault?.kind === 'hang' || fault?.kind === 'stall' || fault?.kind === 'lost-answer') {
+      throw new Error(`the stand-in's GraphQL answers no '${fault.kind}' fault`);
+    }
+    if (fault) {
+      const [status, headers, payload] = faultResponse({ ...fault, kind: fault.kind });
+      reply(status, payload, headers);
+      return;
+    }
+    const user = this.tokenUsers.get(auth.split(' ')[1] ?? '') ?? BOT_USER;
+    reply(200, { data: { viewer: { login: user.login } } });
   }
 
   private takeFault(method: string, operationId: string): Fault | undefined {
