@@ -25,6 +25,7 @@ from .results import (
     case_diagnostics,
     ceilings_from,
     kernel_info,
+    run_selection,
     schema_errors,
     throughput,
     write_atomic,
@@ -72,6 +73,7 @@ class Harness:
         self.stage_s = {}
         self.base_manifests = self._base_manifests()
         self.selected = self._read_cases(args.cases)
+        self.doc["run"]["selection"] = run_selection(args, self.selected)
         self.selected_seen = set()
         self.base_builds = self._read_builds(args.base_builds) if args.base_root else []
         # --gpus: one lane per chosen GPU (lanes.py); [] is one lane without a device (the CPU).

@@ -12,6 +12,23 @@ SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "..", "..", "schema", "res
 CLOCK_SPREAD_FLAG = 0.10
 
 
+def run_selection(args, cases):
+    """run.selection: what the run was asked to measure (--only, --ci, --variants, --case-params,
+    and `cases`, the ids of --cases), so the judge can tell a run cut short from a chosen subset
+    (src/judge/coverage.ts). Written before the first case: a harness killed later leaves it."""
+    only, variants = ([x for x in (value or "").split(",") if x] for value in (args.only, args.variants))
+    selection = {"ci": bool(args.ci)}
+    if only:
+        selection["kernels"] = only
+    if variants:
+        selection["variants"] = variants
+    if args.case_params:
+        selection["case_params"] = args.case_params
+    if cases is not None:
+        selection["cases"] = sorted(cases)
+    return selection
+
+
 def throughput(case):
     """tflops and gbps of one timed case (copy-ceiling % is added by add_ceiling_percentages once
     the ceilings are known)."""

@@ -61,6 +61,31 @@ export interface Run {
   stage_seconds?: {
     [k: string]: number;
   };
+  /**
+   * what the run was asked to measure: every case of every configured kernel (kernels_dir's kernel.yml files), each variant, narrowed by the fields set here. The judge holds the document to it: a case it selected and has no record of fails the gate (docs/judging.md). Written by the harness; `kernels: []` where no kernel was measured (other tools' benchmarks alone). A document without it (written before it, or by hand) is held to having a case at all
+   */
+  selection?: {
+    /**
+     * --only: these kernels; absent: every kernel
+     */
+    kernels?: string[];
+    /**
+     * --ci: each manifest's ci_cases instead of its cases
+     */
+    ci: boolean;
+    /**
+     * --variants: these variants only
+     */
+    variants?: string[];
+    /**
+     * --case-params: only cases whose params include these, e.g. dtype=fp16,D=128
+     */
+    case_params?: string;
+    /**
+     * --cases: these kernel/case ids only (a shard's list)
+     */
+    cases?: string[];
+  };
   shard?: Shard;
   /**
    * set by `kernelgate merge`: every shard of the split, whether it reported, and what it owned

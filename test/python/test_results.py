@@ -2,8 +2,9 @@
 
 import pytest
 
+from kernelgate_harness.cli import parse_args
 from kernelgate_harness.gpus import model_of
-from kernelgate_harness.results import add_ceiling_percentages, case_diagnostics, ceilings_from, schema_errors, throughput
+from kernelgate_harness.results import add_ceiling_percentages, case_diagnostics, ceilings_from, run_selection, schema_errors, throughput
 
 
 def timed_case(median_ms, flops, nbytes=1e9, clocks=None, dtype="fp16", kernel="attention", variant="triton_fa2"):
@@ -79,3 +80,20 @@ def test_schema_errors_name_the_field():
         "kernels": [], "cases": [{"kernel": "k", "variant": "v", "case": "c", "params": {}, "status": "passed"}],
     }
     assert schema_errors(doc) == ["cases/0/status: 'passed' is not one of ['ok', 'fail', 'error', 'timeout', 'skipped']"]
+
+
+@pytest.mark.parametrize(
+    "argv, cases, selection",
+    [
+        ([], None, {"ci": False}),
+        (["--only", "attention,gemm", "--ci"], None, {"ci": True, "kernels": ["attention", "gemm"]}),
+        (
+            ["--variants", "triton_fa2", "--case-params", "dtype=fp16,D=64"],
+            {"attention/b", "attention/a"},
+            {"ci": False, "variants": ["triton_fa2"], "case_params": "dtype=fp16,D=64", "cases": ["attention/a", "attention/b"]},
+        ),
+    ],
+)
+def test_run_selection_says_what_the_run_was_asked_to_measure(argv, cases, selection):
+    """run.selection: the judge holds the document to it, so a run cut short is told from a chosen subset."""
+    assert run_selection(parse_args(["--out", "r.json", *argv]), cases) == selection
