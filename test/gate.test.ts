@@ -161,18 +161,27 @@ describe('a harness that did not finish', () => {
     expect(result.verdict).toBe('fail');
     expect(result.reasons).toEqual([
       "the harness did not finish: The harness exited with status 1; the cases it finished are judged. Its last line: TypeError: throughput() missing 1 required positional argument: 'env'",
+      'the results hold no case: nothing was measured; a run that measured nothing is no pass',
     ]);
     expect(result.warnings.filter((w) => w.includes('harness.exit'))).toEqual([]);
   });
 
-  it('is a warning under policy.fail_on_error: false', () => {
-    const results = crashed();
+  it('is a warning under policy.fail_on_error: false, but a run with no case fails whatever the policy', () => {
     const lenient = { ...config, policy: { ...config.policy, failOnError: false } };
-    const result = gate(compare(results, undefined, lenient), [], results, lenient);
+    const stopped =
+      "the harness did not finish: The harness exited with status 1; the cases it finished are judged. Its last line: TypeError: throughput() missing 1 required positional argument: 'env'";
+    // The cases it finished (a document that does not say what it selected: held to having some).
+    const some = { ...crashed(), cases: load('aa-current.json').cases };
+    const result = gate(compare(some, undefined, lenient), [], some, lenient);
     expect(result.verdict).toBe('pass');
-    expect(result.warnings).toContain(
-      "the harness did not finish: The harness exited with status 1; the cases it finished are judged. Its last line: TypeError: throughput() missing 1 required positional argument: 'env'",
-    );
+    expect(result.warnings).toContain(stopped);
+    const none = crashed();
+    const empty = gate(compare(none, undefined, lenient), [], none, lenient);
+    expect(empty.verdict).toBe('fail');
+    expect(empty.reasons).toEqual([
+      'the results hold no case: nothing was measured; a run that measured nothing is no pass',
+    ]);
+    expect(empty.warnings).toContain(stopped);
   });
 });
 

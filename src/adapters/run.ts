@@ -158,6 +158,8 @@ export function resultsOf(
       ...(options.id !== undefined ? { id: options.id } : {}),
       started_at: startedAt,
       harness: `${ADAPTERS_HARNESS} (${formats})`,
+      // Other tools' cases only: no kernel of kernels_dir is measured (src/judge/coverage.ts).
+      selection: { kernels: [], ci: false },
       ...(options.command !== undefined ? { command: options.command } : {}),
       ...(gitSha !== undefined ? { git_sha: gitSha } : {}),
       ...(options.gitRef !== undefined ? { git_ref: options.gitRef } : {}),

@@ -6,6 +6,7 @@ import { fixed, formatMs, formatRatioPct } from '../lib/index.js';
 import { HARNESS_STOPPED_CODES, type KernelgateResults } from '../results/index.js';
 import { deepProblems } from '../deep/index.js';
 import { shardProblems } from '../shard/index.js';
+import { coverage } from './coverage.js';
 import { findMeasurementErrors, type MeasurementError } from './throughput.js';
 import type { TierStatus } from './tiers.js';
 
@@ -57,6 +58,11 @@ export interface GateResult {
   sites: GateSite[];
   counts: GateCounts;
   measurementErrors: MeasurementError[];
+  /**
+   * set when the results hold no case, or fewer than the run selected (src/judge/coverage.ts):
+   * the reason's line. Such a run fails whatever the policy and is never stored as a baseline.
+   */
+  incomplete?: string;
 }
 
 /**
@@ -151,6 +157,36 @@ function gateCounts(
   };
 }
 
+/**
+ * The warnings that never fail the gate: AMBIGUOUS and UNCHECKED counts, tier problems, and the
+ * doctor's and harness's errors (they usually surface as failed cases too; listed so the summary
+ * names the cause, but only the policy's categories decide the verdict).
+ */
+function advice(
+  cases: CaseComparison[],
+  tiers: TierStatus[],
+  results: KernelgateResults,
+  add: (fails: boolean, line: string, ...of: SiteOf[]) => void,
+): void {
+  const ambiguous = cases.filter((c) => c.perf === 'AMBIGUOUS').length;
+  if (ambiguous) {
+    add(
+      false,
+      `${ambiguous} case(s) AMBIGUOUS: the data cannot tell a change from noise (rerun, or more samples)`,
+    );
+  }
+  const unchecked = cases.filter((c) => c.correctness === 'UNCHECKED').length;
+  if (unchecked) add(false, `${unchecked} timed case(s) carry no correctness record: UNCHECKED`);
+  for (const t of tiers) if (t.problem) add(false, `${t.kernel} tiers: ${t.problem}`);
+  for (const d of results.diagnostics.filter(
+    (x) => x.level === 'error' && !HARNESS_STOPPED_CODES.has(x.code),
+  )) {
+    const line = `diagnostic ${d.code}: ${d.message}${d.fix ? ` (fix: ${d.fix})` : ''}`;
+    const title = `diagnostic ${d.code}`;
+    add(false, line, ...(d.kernel ? [{ title, kernel: d.kernel, variant: d.variant ?? '' }] : []));
+  }
+}
+
 /** Decides pass or fail from the comparison, the tier status, the results and the policy. */
 export function gate(
   comparison: Comparison,
@@ -188,6 +224,9 @@ export function gate(
   // A harness that crashed or stopped early left cases unmeasured that no case record names: even
   // with no case failed (a crash before the first case), that is no pass.
   for (const line of harnessStopped(results)) (policy.failOnError ? reasons : warnings).push(line);
+  // Whatever the policy, a document that holds no case, or fewer than its run selected, fails.
+  const incomplete = coverage(results, config).problem;
+  if (incomplete !== undefined) reasons.push(incomplete);
   for (const { line, sites: of } of builds) add(policy.failOnBuildFailure, line, ...of);
   const deep = deepProblems(results, policy.failOnSanitizer);
   reasons.push(...deep.reasons);
@@ -208,26 +247,7 @@ export function gate(
   for (const c of byPerf('MISSING')) {
     (policy.failOnMissing ? reasons : warnings).push(`${c.label}: MISSING: ${c.perfNote}`);
   }
-  const ambiguous = byPerf('AMBIGUOUS');
-  if (ambiguous.length) {
-    warnings.push(
-      `${ambiguous.length} case(s) AMBIGUOUS: the data cannot tell a change from noise (rerun, or more samples)`,
-    );
-  }
-  const unchecked = byCorrectness('UNCHECKED');
-  if (unchecked.length) {
-    warnings.push(`${unchecked.length} timed case(s) carry no correctness record: UNCHECKED`);
-  }
-  for (const t of tiers) if (t.problem) warnings.push(`${t.kernel} tiers: ${t.problem}`);
-  // Doctor and harness errors usually surface as failed cases too; they are listed here so the
-  // summary names the cause, but only the policy's categories decide the verdict.
-  for (const d of results.diagnostics.filter(
-    (x) => x.level === 'error' && !HARNESS_STOPPED_CODES.has(x.code),
-  )) {
-    const line = `diagnostic ${d.code}: ${d.message}${d.fix ? ` (fix: ${d.fix})` : ''}`;
-    const title = `diagnostic ${d.code}`;
-    add(false, line, ...(d.kernel ? [{ title, kernel: d.kernel, variant: d.variant ?? '' }] : []));
-  }
+  advice(cases, tiers, results, add);
 
   const counts = gateCounts(cases, measurementErrors.length, builds.length);
   return {
@@ -237,5 +257,6 @@ export function gate(
     sites,
     counts,
     measurementErrors,
+    ...(incomplete !== undefined ? { incomplete } : {}),
   };
 }

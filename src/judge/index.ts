@@ -3,6 +3,7 @@
 // thresholds from A/A runs). The only door.
 export * from './calibrate.js';
 export { compare, environmentNotes } from './compare.js';
+export { coverage, selectedUnits, type Coverage, type CoverageGap } from './coverage.js';
 export { minChangePct, noisePctFor, timingMethodKind } from './performance.js';
 export * from './gate.js';
 export * from './throughput.js';

@@ -265,7 +265,8 @@ const NO_HARNESS = 'none: no kernel selected, benchmarks only';
 export function noHarness(startedAt: string, environment: Environment): KernelgateResults {
   return {
     schema: 'kernelgate/results@1',
-    run: { started_at: startedAt, harness: NO_HARNESS },
+    // No kernel selected: the gate holds the run to its benchmarks' cases alone.
+    run: { started_at: startedAt, harness: NO_HARNESS, selection: { kernels: [], ci: false } },
     environment,
     diagnostics: [],
     kernels: [],

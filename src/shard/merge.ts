@@ -265,8 +265,21 @@ function mergedRunRecord(
     ...(first?.run.git_ref !== undefined ? { git_ref: first.run.git_ref } : {}),
     ...(first?.run.paired_base !== undefined ? { paired_base: first.run.paired_base } : {}),
     ...(docsInOrder.some((d) => d.run.synthetic) ? { synthetic: true } : {}),
+    ...mergedSelection(first),
     shards,
   };
+}
+
+/**
+ * What the shards were asked to measure (the first's --only, --ci, --variants, --case-params),
+ * less its own case list: the merged run answers for what every shard owned (run.shards).
+ */
+function mergedSelection(first: KernelgateResults | undefined) {
+  const selection = first?.run.selection;
+  if (selection === undefined) return {};
+  const rest = { ...selection };
+  delete rest.cases;
+  return { selection: rest };
 }
 
 /**
