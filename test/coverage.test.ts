@@ -2,6 +2,8 @@
 // judged a pass and stored as the next baseline. It fails the gate with a reason that names what
 // is missing, and is never stored; the subsets a run may choose (--only, a shard, --variants,
 // --case-params, --cases) and the cases the harness skipped are not gaps.
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../src/config/index.js';
@@ -14,6 +16,8 @@ import {
   splitResults,
   unitsOfResults,
 } from '../src/shard/index.js';
+import { storeBaseline, storeRun, type FullRun } from '../src/pipeline/index.js';
+import { fileBaselineStore } from '../src/store/index.js';
 
 const config = loadConfig(join(import.meta.dirname, 'fixtures', 'config', 'valid'));
 const ALL = 48; // gemm 2 cases × 2 variants, attention 8 × 5, bsr_gemm 1 × 4
@@ -255,5 +259,57 @@ describe('the recorded push run (H200, 217 cases), cut short as a killed harness
         'attention 49 of 196 (sdpa_cudnn 7, sdpa_default 7, cuda_fa2 7, cuda_fa_wgmma 7, cublas_attn 7, triton_fa2 6, 2 more variants), ' +
         'bsr_gemm all 18. The run stopped early or its results were cut short: a partial run is no pass',
     );
+  });
+});
+
+describe('an incomplete run is never stored as a baseline', () => {
+  /** A push run waiting to be stored in a fresh directory store. */
+  function pending(results: KernelgateResults) {
+    const dir = mkdtempSync(join(tmpdir(), 'kg-coverage-'));
+    const run: FullRun = {
+      results,
+      resultsPath: 'results.json',
+      baseline: undefined,
+      pendingBaseline: { store: fileBaselineStore(dir), branch: 'main', sku: 'H100-SXM' },
+      notes: [],
+    };
+    return {
+      run,
+      stored: () =>
+        readdirSync(dir, { recursive: true }).filter((f) => String(f).endsWith('.json')),
+    };
+  }
+  const cut = { ...complete({ ci: false }), cases: complete().cases.slice(0, 20) };
+  const NOTE =
+    'Not stored as a baseline, whatever save-baseline says: the results are incomplete: 28 of the 48 cases the run selected have no record: ' +
+    'attention 24 of 40 (cuda_fa2 5, sdpa_flash 5, sdpa_cudnn 5, sdpa_default 5, triton_fa2 4), bsr_gemm all 4. ' +
+    'The run stopped early or its results were cut short: a partial run is no pass';
+
+  it('not even with save-baseline: always (storeRun, the action)', async () => {
+    const { run, stored } = pending(cut);
+    expect(await storeRun(run, judged(cut), 'always')).toEqual({ note: NOTE });
+    expect(stored()).toEqual([]);
+  });
+
+  it('not even with always (storeBaseline, the command line)', () => {
+    const { run, stored } = pending(cut);
+    expect(storeBaseline(run, judged(cut), 'always')).toEqual({ note: NOTE });
+    expect(stored()).toEqual([]);
+  });
+
+  it('a document with no case, even when only the verdict is passed', async () => {
+    const { run, stored } = pending({ ...cut, cases: [] });
+    const note = 'Not stored as a baseline, whatever save-baseline says: the results hold no case';
+    expect(await storeRun(run, 'fail', 'always')).toEqual({ note });
+    expect(storeBaseline(run, 'fail', 'always')).toEqual({ note });
+    expect(stored()).toEqual([]);
+  });
+
+  it('a complete run that failed is still stored with always, as before', async () => {
+    const full = complete({ ci: false });
+    const { run, stored } = pending(full);
+    const saved = await storeRun(run, { verdict: 'fail' }, 'always');
+    expect(saved.saved).toBeDefined();
+    expect(stored()).toHaveLength(1);
   });
 });

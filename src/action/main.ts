@@ -240,9 +240,10 @@ async function afterGate(
   );
   if (got.measured !== undefined) {
     // After the gate: a baseline is what later pull requests are compared with (known good).
+    // The gate's verdict and whether the run was incomplete (never stored, whatever the policy).
     const stored = await storeRun(
       got.measured,
-      outcome.gate.verdict,
+      outcome.gate,
       inputs.saveBaseline === 'always' ? 'always' : 'passing',
       saveContext(config, event.name, context.runUrl, outcome.comparison),
     );

@@ -184,17 +184,24 @@ const NOT_STORED_FAILING =
 /**
  * Stores a trusted run as its branch's newest baseline once the gate has judged it: a run whose
  * gate failed is kept out unless the policy says `always` (a baseline is what the next pull
- * request is compared with, so it must be known good). For a store that answers at once (the
- * directory store); storeRun() takes any store.
+ * request is compared with, so it must be known good). A run that holds no case, or fewer than it
+ * selected (the gate's `incomplete`), is kept out whatever the policy: as a baseline it had made
+ * the next pull request's 24 SLOWER cases 36 NEW (issue 26). For a store that answers at once
+ * (the directory store); storeRun() takes any store.
  */
 export function storeBaseline(
   run: FullRun,
-  gate: 'pass' | 'fail',
+  gate: 'pass' | 'fail' | { verdict: 'pass' | 'fail'; incomplete?: string },
   policy: StorePolicy,
 ): { saved?: string; note?: string } {
   const pending = run.pendingBaseline;
   if (pending === undefined) return {};
-  if (gate === 'fail' && policy !== 'always') return { note: NOT_STORED_FAILING };
+  const { verdict, incomplete } = typeof gate === 'string' ? { verdict: gate } : gate;
+  const partial = incomplete ?? (run.results.cases.length ? undefined : 'the results hold no case');
+  if (partial !== undefined) {
+    return { note: `Not stored as a baseline, whatever save-baseline says: ${partial}` };
+  }
+  if (verdict === 'fail' && policy !== 'always') return { note: NOT_STORED_FAILING };
   const saved = pending.store.save({ branch: pending.branch, sku: pending.sku }, run.results);
   if (typeof saved !== 'string') {
     throw new Error('storeBaseline: this store answers later (a data branch): use storeRun');
@@ -204,23 +211,29 @@ export function storeBaseline(
 
 /**
  * storeBaseline() for any store, with what the judge knew about the run (the gate's verdict, per
- * case verdicts, the run's page). A store that cannot write (StoreError: the data branch
- * unreachable, the push refused) leaves a note, never a different verdict.
+ * case verdicts, the run's page); an incomplete run is kept out whatever the policy, as there. A
+ * store that cannot write (StoreError: the data branch unreachable, the push refused) leaves a
+ * note, never a different verdict.
  */
 export async function storeRun(
   run: FullRun,
-  gate: 'pass' | 'fail',
+  gate: 'pass' | 'fail' | { verdict: 'pass' | 'fail'; incomplete?: string },
   policy: StorePolicy,
   context: SaveContext = {},
 ): Promise<{ saved?: string; note?: string }> {
   const pending = run.pendingBaseline;
   if (pending === undefined) return {};
-  if (gate === 'fail' && policy !== 'always') return { note: NOT_STORED_FAILING };
+  const { verdict, incomplete } = typeof gate === 'string' ? { verdict: gate } : gate;
+  const partial = incomplete ?? (run.results.cases.length ? undefined : 'the results hold no case');
+  if (partial !== undefined) {
+    return { note: `Not stored as a baseline, whatever save-baseline says: ${partial}` };
+  }
+  if (verdict === 'fail' && policy !== 'always') return { note: NOT_STORED_FAILING };
   try {
     const saved = await pending.store.save(
       { branch: pending.branch, sku: pending.sku },
       run.results,
-      { verdict: gate, ...context },
+      { verdict, ...context },
     );
     return { saved };
   } catch (error) {
