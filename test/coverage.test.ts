@@ -134,6 +134,36 @@ describe('a document cut short', () => {
     );
   });
 
+  it('matches a record by its params, not by the text of its id (Python writes 1.0 as "1.0")', () => {
+    const kernel = {
+      manifest: {
+        name: 'scale',
+        module: 'kernels.scale',
+        cases: [{ alpha: [1, 2.5] }],
+        tolerance: {},
+        variants: [{ name: 'v', role: 'candidate' as const }],
+      },
+      dir: '/nowhere',
+      file: 'kernels/scale/kernel.yml',
+    };
+    const c: Config = { ...config, kernels: [kernel] };
+    const record = (id: string, alpha: number): CaseResult => ({
+      kernel: 'scale',
+      variant: 'v',
+      case: id,
+      params: { alpha },
+      status: 'skipped',
+    });
+    const doc = {
+      ...complete({ ci: false }),
+      cases: [record('alpha=1.0', 1), record('alpha=2.5', 2.5)],
+    };
+    expect(coverage(doc, c)).toMatchObject({ selected: 2, gaps: [] });
+    expect(coverage({ ...doc, cases: [record('alpha=1.0', 1)] }, c).gaps).toEqual([
+      { kernel: 'scale', selected: 2, missing: [{ variant: 'v', caseId: 'alpha=2.5' }] },
+    ]);
+  });
+
   it('holds a document that does not say what it selected to having a case at all', () => {
     // Written before run.selection, or by hand: what it was meant to cover is not known.
     const legacy = without(complete(), (c) => c.kernel === 'bsr_gemm');

@@ -129,11 +129,22 @@ function problemOf(results: KernelgateResults, coverage: Omit<Coverage, 'problem
 }
 
 /**
+ * A record's kernel, variant and params, keys sorted: matched by value, not by the case id's text
+ * (Python writes a YAML 1.0 as "1.0" in an id, JavaScript as "1"; the JSON values agree).
+ */
+function recordKey(kernel: string, variant: string, params: Record<string, Scalar>): string {
+  const sorted = Object.keys(params)
+    .sort()
+    .map((k) => [k, params[k]]);
+  return JSON.stringify([kernel, variant, sorted]);
+}
+
+/**
  * Which of the selected variant-cases the document has a record of (any status), per kernel,
  * and the gate's line when it lacks any or holds no case at all.
  */
 export function coverage(results: KernelgateResults, config: Config): Coverage {
-  const have = new Set(results.cases.map((c) => `${c.kernel}/${c.variant}/${c.case}`));
+  const have = new Set(results.cases.map((c) => recordKey(c.kernel, c.variant, c.params)));
   const byKernel = new Map<string, CoverageGap>();
   let selected = 0;
   const units = selectedUnits(results, config);
@@ -143,7 +154,7 @@ export function coverage(results: KernelgateResults, config: Config): Coverage {
     for (const variant of u.variants) {
       gap.selected += 1;
       selected += 1;
-      if (!have.has(`${u.kernel}/${variant}/${u.caseId}`)) {
+      if (!have.has(recordKey(u.kernel, variant, u.params))) {
         gap.missing.push({ variant, caseId: u.caseId });
       }
     }
