@@ -676,7 +676,7 @@ describe('paired A/B verdicts', () => {
     ]);
   });
 
-  it('does not treat a quiet control, or a reference judged against the stored baseline, as moved', () => {
+  it('does not treat a quiet control as moved, nor let a stored-baseline control demote a paired verdict', () => {
     const doc = pairedRun();
     pair(doc, FLASH, 1.0);
     pair(doc, TRITON, 1.05);
@@ -684,9 +684,17 @@ describe('paired A/B verdicts', () => {
     const c = doc.cases.find((x) => caseKey(x.kernel, x.variant, x.case) === CUDNN)!;
     c.timing!.samples_ms = c.timing!.samples_ms.map((x) => x * 1.1);
     const comparison = compare(doc, baseline, config);
-    expect(byKey(comparison.cases, CUDNN)).toMatchObject({ perf: 'SLOWER', method: 'baseline' });
+    expect(byKey(comparison.cases, CUDNN)).toMatchObject({
+      perf: 'SLOWER',
+      method: 'baseline',
+      control: 'stored',
+    });
     expect(byKey(comparison.cases, TRITON).perf).toBe('SLOWER');
-    expect(comparison.notes.some((n) => n.startsWith('A/A control'))).toBe(false);
+    expect(comparison.notes.some((n) => n.startsWith('A/A control moved:'))).toBe(false);
+    expect(comparison.notes.filter((n) => n.startsWith('A/A control'))).toEqual([
+      `A/A control moved against the stored run: attention/sdpa_cudnn ${HEADLINE} SLOWER +10.0 %. ` +
+        "Reference variants' code did not change: the machine or the night moved while they were timed.",
+    ]);
     expect(comparison.paired?.controlsMoved).toEqual([]);
   });
 

@@ -7,8 +7,8 @@ import type { SummaryTiming } from '../history/index.js';
 import { formatRatioPct, median, spread } from '../lib/index.js';
 import type { CaseResult, Environment, KernelgateResults } from '../results/index.js';
 import { driftReference, judgeCorrectness } from './correctness.js';
+import { applyControls, applyStoredControls, machineText, markBelowFloor } from './controls.js';
 import {
-  applyControls,
   fallbackNote,
   isTimed,
   JUDGED,
@@ -90,24 +90,32 @@ function judgeCasePerf(
 ): {
   perf: PerfJudgement & { thresholdPct: number; nPairs?: number; mdcPct?: number };
   method: JudgeMethod;
+  /** the threshold without the absolute floor, and the floor (ms): see markBelowFloor */
+  rule: { thresholdPct: number; floorMs: number };
 } {
   const { config } = run;
   const paired = run.pairedOn ? current.paired : undefined;
   if (isTimed(current) && paired?.base_status === 'ok' && paired.log_ratios.length > 0) {
-    return { perf: judgePaired(key, current, paired, config), method: 'paired' };
+    const { thresholdPct, minChangeMs } = config.compare.paired;
+    return {
+      perf: judgePaired(key, current, paired, config),
+      method: 'paired',
+      rule: { thresholdPct, floorMs: minChangeMs },
+    };
   }
-  const thresholdPct = Math.max(
+  const rulePct = Math.max(
     config.compare.thresholdPct,
     noisePctFor(config, current.kernel, current.variant, current.case),
-    minChangePct(config, base),
   );
+  const rule = { thresholdPct: rulePct, floorMs: config.compare.minChangeMs };
+  const thresholdPct = Math.max(rulePct, minChangePct(config, base));
   const stored = judgePerf(key, current, base, run.comparable, thresholdPct, config);
   const method: JudgeMethod = JUDGED.includes(stored.perf) ? 'baseline' : 'none';
   const perf = { ...stored, thresholdPct };
   if (run.pairedOn && isTimed(current)) {
     perf.perfNote = fallbackNote(paired, stored, method, run.state);
   }
-  return { perf, method };
+  return { perf, method, rule };
 }
 
 function compareCase(current: CaseResult, run: RunContext): CaseComparison {
@@ -116,9 +124,9 @@ function compareCase(current: CaseResult, run: RunContext): CaseComparison {
   const paired = run.pairedOn ? current.paired : undefined;
   const samples = current.timing?.samples_ms ?? [];
   const s = samples.length ? spread(samples) : undefined;
-  const { perf, method } = judgeCasePerf(key, current, base, run);
+  const { perf, method, rule } = judgeCasePerf(key, current, base, run);
   const drift = driftReference(paired, base);
-  return {
+  const judged: CaseComparison = {
     key,
     label: caseLabel(current),
     kernel: current.kernel,
@@ -139,6 +147,8 @@ function compareCase(current: CaseResult, run: RunContext): CaseComparison {
     current,
     baseline: base,
   };
+  markBelowFloor(judged, rule.thresholdPct, rule.floorMs);
+  return judged;
 }
 
 /** The baseline's cases this run does not have (skipped ones aside). */
@@ -196,6 +206,31 @@ function baselineNotes(
     ];
   }
   return ['No baseline was given: every case is NEW.'];
+}
+
+/** Notes on the references judged against the stored run: the machine moved, or some controls. */
+function storedControlNotes(stored: ReturnType<typeof applyStoredControls>): string[] {
+  const n = stored.demoted.length;
+  const verdicts = `${n} FASTER or SLOWER verdict${n === 1 ? '' : 's'} of kernels`;
+  if (stored.machine) {
+    const m = machineText(stored.machine);
+    return [
+      `${m[0]!.toUpperCase()}${m.slice(1)}: this run is not timed like the stored one, so no kernel is blamed for a move that size; ${verdicts} in that direction are AMBIGUOUS instead. Pairs (the nightly's and a pull request's paired A/B) do not have this problem.`,
+    ];
+  }
+  if (stored.controls.length === 0) return [];
+  const shown = stored.controls
+    .slice(0, 5)
+    .map((c) => `${c.label} ${c.perf} ${formatRatioPct(c.ratio)}`);
+  const more = stored.controls.length - shown.length;
+  const list = more > 0 ? [...shown, `and ${more} more`] : shown;
+  const then =
+    n === 0
+      ? ': the machine or the night moved while they were timed.'
+      : `, so ${verdicts} in the same direction and case are AMBIGUOUS instead.`;
+  return [
+    `A/A control${list.length > 1 ? 's' : ''} moved against the stored run: ${list.join(', ')}. Reference variants' code did not change${then}`,
+  ];
 }
 
 /** Notes on the paired run: A/A controls that moved, pairs left unused by the config. */
@@ -274,6 +309,7 @@ export function compare(
   const { controls, demoted } = run.pairedOn
     ? applyControls(cases, results)
     : { controls: [], demoted: [] };
+  const stored = applyStoredControls(cases, results);
   const pairedCases = cases.filter((c) => c.method === 'paired').length;
   return {
     cases,
@@ -281,7 +317,9 @@ export function compare(
     notes: [
       ...baselineNotes(results, baseline, judged, pairedCases),
       ...pairedNotes(results, config, controls, demoted.length),
+      ...storedControlNotes(stored),
     ],
+    ...(stored.machine ? { machineMoved: stored.machine } : {}),
     baselineRun: baseline
       ? {
           id: baseline.run.id,

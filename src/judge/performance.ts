@@ -1,24 +1,21 @@
 // The performance verdict of one case: against the stored baseline (bootstrap CI of the ratio of
 // medians, or the two medians' intervals for a history record) or against the base revision
-// timed in the same job (the per-pair ratios), and the A/A controls of a paired run.
+// timed in the same job (the per-pair ratios). The A/A controls are controls.ts.
 import type { Config } from '../config/index.js';
 import type { SummaryTiming } from '../history/index.js';
 import {
   bootstrapMedian,
   bootstrapRatioOfMedians,
-  formatRatioPct,
   hashString,
   MAX_BOOTSTRAP_SAMPLES,
   median,
   normalQuantile,
   spread,
 } from '../lib/index.js';
-import type { CaseResult, KernelgateResults, Paired } from '../results/index.js';
+import type { CaseResult, Paired } from '../results/index.js';
 import {
   type BaselineState,
-  type CaseComparison,
   type ConfirmOutcome,
-  CONTROL_NOTE,
   type JudgeMethod,
   MIN_SAMPLES_FOR_VERDICT,
   type PerfVerdict,
@@ -364,49 +361,6 @@ export function fallbackNote(
 }
 
 export const JUDGED: readonly PerfVerdict[] = ['SLOWER', 'FASTER', 'SAME', 'AMBIGUOUS', 'MISSING'];
-
-/**
- * References are a built-in A/A control: a reference variant runs the same code in both arms of
- * a pair, so its paired verdict must be SAME (or AMBIGUOUS). When one is FASTER or SLOWER the
- * machine was not quiet while that case was timed, and every other FASTER or SLOWER paired
- * verdict of the same case (kernel and case id) becomes AMBIGUOUS: the PR is not blamed for it.
- * Returns the controls that moved and the verdicts made AMBIGUOUS because of them.
- */
-export function applyControls(
-  cases: CaseComparison[],
-  results: KernelgateResults,
-): { controls: CaseComparison[]; demoted: CaseComparison[] } {
-  const roles = new Map<string, string>();
-  for (const k of results.kernels) {
-    for (const v of k.variants) roles.set(`${k.name}/${v.name}`, v.role);
-  }
-  const moves = (c: CaseComparison) =>
-    c.method === 'paired' && (c.perf === 'FASTER' || c.perf === 'SLOWER');
-  const controls = cases.filter(
-    (c) => moves(c) && roles.get(`${c.kernel}/${c.variant}`) === 'reference',
-  );
-  const byCase = new Map<string, CaseComparison[]>();
-  for (const c of controls) {
-    const at = `${c.kernel}\u0000${c.caseId}`;
-    byCase.set(at, [...(byCase.get(at) ?? []), c]);
-  }
-  const demoted: CaseComparison[] = [];
-  for (const c of cases) {
-    if (!moves(c) || controls.includes(c)) continue;
-    const moved = byCase.get(`${c.kernel}\u0000${c.caseId}`);
-    if (!moved) continue;
-    const names = moved.map((m) => `${m.variant} ${formatRatioPct(m.ratio)}`).join(', ');
-    const which =
-      moved.length === 1
-        ? `the A/A control ${names} (a reference: identical code in both arms) moved`
-        : `the A/A controls ${names} (references: identical code in both arms) moved`;
-    c.perfNote = `was ${c.perf} ${formatRatioPct(c.ratio)}, but ${which} in the same case: the machine was not quiet`;
-    c.perf = 'AMBIGUOUS';
-    demoted.push(c);
-  }
-  for (const c of controls) c.perfNote = CONTROL_NOTE;
-  return { controls, demoted };
-}
 
 /**
  * `compare.min_change_ms` as a percentage of the baseline's median: below a few microseconds a

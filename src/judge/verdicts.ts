@@ -82,6 +82,13 @@ export interface CaseComparison {
    * said the same, did not repeat (now AMBIGUOUS), or could not be measured (the verdict stands)
    */
   confirmed?: ConfirmOutcome;
+  /**
+   * a reference variant that moved, the run's A/A control: `paired`, identical code in both arms;
+   * `stored`, its code is the stored run's (controls.ts). The machine moved, not the code.
+   */
+  control?: 'paired' | 'stored';
+  /** SAME only because of the absolute floor: the interval cleared the threshold without it */
+  belowFloor?: boolean;
   correctness: CorrectnessVerdict;
   correctnessReason?: string;
   relL2?: number | null;
@@ -101,6 +108,11 @@ export interface Comparison {
   /** environment differences and other facts the reader must see */
   notes: string[];
   baselineRun?: { id?: string; gitSha?: string; startedAt: string; gpu: string };
+  /**
+   * Without pairs: at least half of the reference cases (at least three) moved one way against
+   * the stored run, so the machine or the night moved (controls.ts applyStoredControls).
+   */
+  machineMoved?: { direction: 'SLOWER' | 'FASTER'; moved: number; of: number; medianPct: number };
   /** set when the results carry pairs with a base revision and compare.paired.enabled */
   paired?: {
     baseSha?: string;

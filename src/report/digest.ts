@@ -2,7 +2,7 @@
 // (and by how much), the findings grouped by variant and pattern rather than listed case by case,
 // the outcome the report's title states, and the headline ratios. No Markdown here: render.ts
 // turns these into text and escapes what came from results, config or the pull request.
-import { CONTROL_NOTE, type CaseComparison } from '../judge/index.js';
+import type { CaseComparison } from '../judge/index.js';
 import type { Config } from '../config/index.js';
 import type { GateResult } from '../judge/index.js';
 import type { KernelgateResults } from '../results/index.js';
@@ -232,11 +232,11 @@ export function groupCases(
 export type Outcome = 'pass' | 'regression' | 'fail';
 
 /**
- * A reference variant judged by pairs runs the same code in both arms: when it moves, the machine
- * was not quiet (compare.ts applyControls), which says nothing about the pull request.
+ * A reference variant that moved, paired (identical code in both arms) or against the stored run
+ * (its code not changed): the machine moved (judge/controls.ts), which says nothing of the change.
  */
 export function isControl(c: CaseComparison): boolean {
-  return c.perfNote === CONTROL_NOTE;
+  return c.control !== undefined;
 }
 
 /**

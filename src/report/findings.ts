@@ -234,7 +234,9 @@ function slowerFindings(f: Finder): void {
     if (!slower.length) continue;
     const d = ratioSpread(slower.map((c) => c.ratio ?? NaN));
     const paired = slower.every(isControl)
-      ? ': a reference, the same code in both arms, so the machine was not quiet (not this PR); rerun'
+      ? slower.some((c) => c.control === 'stored')
+        ? ': a reference, its code not changed since the stored run, so the machine or the night moved, not the code'
+        : ': a reference, the same code in both arms, so the machine was not quiet (not this PR); rerun'
       : slower.every((c) => c.method === 'paired')
         ? ', paired against the base revision'
         : '';
