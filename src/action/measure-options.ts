@@ -4,7 +4,7 @@ import * as actionsCore from '@actions/core';
 import { join } from 'node:path';
 import type { Config } from '../config/index.js';
 import { actionStore, pullRequestEvent } from '../history/index.js';
-import type { FullRunOptions } from '../pipeline/index.js';
+import { DEFAULT_BISECT_TIME_BOX_S, type FullRunOptions } from '../pipeline/index.js';
 import type { PublishMode } from '../publish/index.js';
 import type { ActionCore } from './deps.js';
 import { branchesOf, field } from './event.js';
@@ -61,6 +61,8 @@ export function measureOptions(
     // The nightly is timed beside the last good run, as a pull request is beside its base.
     pairedWithLastGood:
       mode === 'schedule' && inputs.paired !== 'false' && config.compare.paired.enabled,
+    // and a variant it finds SLOWER is traced to its first bad commit, time-boxed
+    bisectTimeBoxS: DEFAULT_BISECT_TIME_BOX_S,
     gitTimeoutS: inputs.gitTimeoutMs / 1000,
   };
 }

@@ -3,7 +3,12 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { actionsExec } from '../lib/index.js';
 import { buildKernels, buildTargets, describeDoctor, runDoctor } from '../measure/index.js';
-import { fullRun, type FullRunOptions, storeBaseline } from '../pipeline/index.js';
+import {
+  DEFAULT_BISECT_TIME_BOX_S,
+  fullRun,
+  type FullRunOptions,
+  storeBaseline,
+} from '../pipeline/index.js';
 import { SHARD_BALANCE, type ShardBalance, shardedOptions } from '../shard/index.js';
 import { fileBaselineStore } from '../store/index.js';
 import { UsageError } from './cli.js';
@@ -57,6 +62,12 @@ export const build: Command = async (args, io) => {
   return built.records.every((r) => r.status === 'ok') ? EXIT_PASS : EXIT_GATE_FAILED;
 };
 
+/** --kind nightly: timed beside the newest good stored run of --branch (paired A/B), bisected. */
+function nightlyOptions(nightly: boolean, config: FullRunOptions['config']) {
+  if (!nightly || !config.compare.paired.enabled) return {};
+  return { pairedWithLastGood: true, bisectTimeBoxS: DEFAULT_BISECT_TIME_BOX_S };
+}
+
 export const run: Command = async (args, io) => {
   const { values } = parseArgs({
     args,
@@ -109,9 +120,7 @@ export const run: Command = async (args, io) => {
     ...(values['base-sha'] !== undefined
       ? { pairedBase: { sha: values['base-sha'], ...(values.base ? { ref: values.base } : {}) } }
       : {}),
-    // --kind nightly: timed beside the newest good stored run of --branch (paired A/B)
-    pairedWithLastGood:
-      kind === 'nightly' && values['base-sha'] === undefined && config.compare.paired.enabled,
+    ...nightlyOptions(kind === 'nightly' && values['base-sha'] === undefined, config),
   };
   const log = terminalLog(io);
   if (shard !== undefined) {

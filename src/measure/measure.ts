@@ -31,6 +31,8 @@ export interface MeasureOptions {
   run?: { id?: string; git_sha?: string; git_ref?: string; command?: string };
   /** environment for the harness (e.g. KERNELGATE_FAULT for the planted-fault proof runs) */
   harnessEnv?: Record<string, string>;
+  /** more harness arguments (the nightly's bisection: --variants NAME) */
+  harnessArgs?: string[];
   /** a checked-out base revision: every case is timed against it, pair by pair (paired A/B) */
   base?: BaseRevision;
   /**
@@ -338,7 +340,7 @@ export async function measure(options: MeasureOptions, deps: MeasureDeps): Promi
     options,
     deps,
     { resultsPath, outDir, buildsPath, cacheDir },
-    [...selectArgs, ...(paired ? pairedArgs(paired, config) : [])],
+    [...selectArgs, ...(paired ? pairedArgs(paired, config) : []), ...(options.harnessArgs ?? [])],
     { stageSeconds, environment: doctor.environment, startedAt },
   );
   // kernelgate.yml's benchmarks after the harness, in the same job (src/measure/benchmarks.ts)

@@ -4,3 +4,5 @@ export * from './judge.js';
 export * from './run.js';
 export * from './slower.js';
 export * from './nightly-base.js';
+export * from './bisect.js';
+export * from './nightly-bisect.js';

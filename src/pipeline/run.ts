@@ -1,7 +1,7 @@
 // A full run on the GPU runner: for a pull request, the base revision checked out beside it (paired
 // A/B); measure (doctor → build → harness); pick the stored baseline the mode calls for. Trusted
 // runs are stored as the branch's newest baseline only after the gate has judged them.
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import {
   explicitBaseline,
   type BaselineStore,
@@ -11,6 +11,7 @@ import {
 } from '../store/index.js';
 import { materialiseBase } from '../measure/index.js';
 import { lastGoodBase } from './nightly-base.js';
+import { bisectNight } from './nightly-bisect.js';
 import { measure, type MeasureDeps, type MeasureOptions } from '../measure/index.js';
 import type { KernelgateResults } from '../results/index.js';
 
@@ -39,6 +40,11 @@ export interface FullRunOptions extends MeasureOptions {
   pairedWithLastGood?: boolean;
   /** each git command's deadline in seconds (the base revision's fetch); default 120 */
   gitTimeoutS?: number;
+  /**
+   * With pairedWithLastGood: seconds the night may spend tracing each variant its pairs found
+   * SLOWER to its first bad commit (nightly-bisect.ts); 0 or unset: no bisection.
+   */
+  bisectTimeBoxS?: number;
 }
 
 export interface FullRun {
@@ -84,7 +90,26 @@ export async function fullRun(options: FullRunOptions, deps: MeasureDeps): Promi
     },
     deps,
   );
+  await bisected(options, deps, measured);
   return withStoredBaseline(options, measured, notes, deps.log);
+}
+
+/** The nightly's slowed variants traced to their commits, written into its results. */
+async function bisected(
+  options: FullRunOptions,
+  deps: MeasureDeps,
+  measured: { results: KernelgateResults; resultsPath: string },
+): Promise<void> {
+  const box = options.bisectTimeBoxS ?? 0;
+  if (!options.pairedWithLastGood || box <= 0) return;
+  const now = deps.now ?? Date.now;
+  const started = now();
+  const found = await bisectNight(options, deps, measured.results, box);
+  if (found.length === 0) return;
+  const { results } = measured;
+  results.diagnostics.push(...found);
+  results.run.stage_seconds = { ...results.run.stage_seconds, bisect: (now() - started) / 1000 };
+  writeFileSync(measured.resultsPath, JSON.stringify(results, null, 2) + '\n');
 }
 
 /**
