@@ -20,6 +20,10 @@
 #            push or night), the nightly report issue; every case SAME expected
 #   nightly-slow2, nightly-slow1
 #            the same with a planted 2 % / 1 % slowdown in tonight's harness only
+#   nightly-bisect
+#            eight commits on top: the 2nd and 6th touch kernels/attention/NOTES.md, the 4th
+#            makes triton_fa2 launch its kernel twice (OUTDIR/planted_sha), the others touch
+#            NIGHTS.txt; tonight is the 8th: triton_fa2 SLOWER, bisected to the 4th
 # Push and nightly runs record the commit the checkout is at (the store's records must name
 # commits of this repository: the nightly checks out the last good one); KG_SHA, the commit the
 # copy came from, is written to OUTDIR/source_sha.
@@ -82,6 +86,34 @@ fi
 base_sha=$(git -C "$root" rev-parse --verify -q HEAD 2>/dev/null || echo "$sha")
 echo "$sha" >"$out/source_sha"
 
+# Eight commits on top, the 4th a planted regression of triton_fa2 (it launches twice); prints the
+# 8th and writes the 4th to OUTDIR/planted_sha.
+planted_commits() {
+  local i
+  for i in 1 2 3 4 5 6 7 8; do
+    case $i in
+      2|6) echo "touched by commit $i" >>"$root/kernels/attention/NOTES.md" ;;
+      4) cat >>"$root/kernels/attention/triton_fa2.py" <<'PY'
+
+
+# Planted by scripts/gpu-e2e.sh nightly-bisect: every launch runs the kernel twice.
+_kg_launch_once = launch
+
+
+def launch(q, k, v, out, causal, config):
+    _kg_launch_once(q, k, v, out, causal, config)
+    return _kg_launch_once(q, k, v, out, causal, config)
+PY
+        ;;
+      *) echo "night $i" >>"$root/NIGHTS.txt" ;;
+    esac
+    git -C "$root" add -A >/dev/null &&
+      git -C "$root" -c user.name=kernelgate -c user.email=kernelgate@localhost commit -qm "bisect: commit $i"
+    [[ $i == 4 ]] && git -C "$root" rev-parse HEAD >"$out/planted_sha"
+  done
+  git -C "$root" rev-parse HEAD
+}
+
 # A nightly's commit: an empty commit on top of the checkout (the same kernel code as the last
 # good run, another commit), printed.
 tonight() {
@@ -114,6 +146,8 @@ run_scenario() {
     slow2|slow1) event_name=pull_request; ref=refs/pull/42/merge; fault="$fault_target:slow:${name#slow}"
       event_pr "planted fault: $fault" >"$dir/event.json" ;;
     nightly|nightly[0-9]*) event_name=schedule; ref=refs/heads/main; run_sha=$(tonight "$name")
+      event_schedule >"$dir/event.json" ;;
+    nightly-bisect*) event_name=schedule; ref=refs/heads/main; run_sha=$(planted_commits)
       event_schedule >"$dir/event.json" ;;
     nightly-slow2*|nightly-slow1*) event_name=schedule; ref=refs/heads/main; run_sha=$(tonight "$name")
       fault="$fault_target:slow:$(sed -E 's/^nightly-slow([12]).*/\1/' <<<"$name")"
