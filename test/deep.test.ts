@@ -342,7 +342,7 @@ describe('running the tools', () => {
     ]);
     const out = await runDeep(config, { ...base, checks: ['memcheck'] }, exec);
     expect(exec.calls[0]).toBe(
-      `${sanitizer} --tool memcheck --target-processes all python3 -m kernelgate_harness --kernels kernels --out ${dir}/sanitizer/memcheck/attention-triton_fa2.json --only attention --variants triton_fa2 --case-params dtype=fp16,B=2,H=3,S=77,D=64,causal=false --no-timing --seeds 1 --gpus 1 --timeout-per-case 900`,
+      `${sanitizer} --tool memcheck --target-processes all python3 ${ROOT}/python/kernelgate_launch.py kernelgate_harness --kernels kernels --out ${dir}/sanitizer/memcheck/attention-triton_fa2.json --only attention --variants triton_fa2 --case-params dtype=fp16,B=2,H=3,S=77,D=64,causal=false --no-timing --seeds 1 --gpus 1 --timeout-per-case 900`,
     );
     const runs = out.deep.sanitizer ?? [];
     const [, ...others] = sanitizerTargets(config, ['attention']).map((t) => t.variant);
@@ -377,7 +377,7 @@ describe('running the tools', () => {
       '--target-processes all --profile-from-start off --metrics gpu__time_duration.sum,',
     );
     expect(exec.calls[0]).toContain(
-      'python3 -m kernelgate_harness.profile_one --kernels kernels --kernel attention --variant triton_fa2 --case-params dtype=fp16,B=16,H=96,S=4096,D=128,causal=false',
+      `python3 ${ROOT}/python/kernelgate_launch.py kernelgate_harness.profile_one --kernels kernels --kernel attention --variant triton_fa2 --case-params dtype=fp16,B=16,H=96,S=4096,D=128,causal=false`,
     );
     const runs = out.deep.ncu ?? [];
     expect(runs[0]).toMatchObject({

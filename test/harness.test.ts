@@ -1,8 +1,12 @@
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { harnessArgs, runHarness, type ProgressLog } from '../src/measure/index.js';
+import type { KernelgateResults } from '../src/results/index.js';
+import { describeWithVenv, VENV_PYTHON } from './support/venv.js';
+
+const REPO = resolve(import.meta.dirname, '..');
 
 function recordingLog() {
   const events: string[] = [];
@@ -51,7 +55,7 @@ describe('harness', () => {
         timeoutPerCaseS: 90,
       }),
     ).toEqual([
-      '-m',
+      '/opt/kernelgate/python/kernelgate_launch.py',
       'kernelgate_harness',
       '--kernels',
       'kernels',
@@ -66,7 +70,7 @@ describe('harness', () => {
     ]);
   });
 
-  it('streams lines grouped per kernel, keeps the whole log, and sets PYTHONPATH', async () => {
+  it('streams lines grouped per kernel, keeps the whole log, and sets PYTHONPATH without the workspace', async () => {
     const { events, log } = recordingLog();
     const run = await runHarness(base, log);
     expect(run.exitCode).toBe(0);
@@ -79,7 +83,7 @@ describe('harness', () => {
       'endgroup',
       'group == gemm (1 variants, 1 cases) ==',
       'info [kernelgate] gemm/cublas dtype=bf16 PASS | 1.4 ms',
-      `info PYTHONPATH=/opt/kernelgate/python:${dir}${process.env.PYTHONPATH ? ':' + process.env.PYTHONPATH : ''}`,
+      `info PYTHONPATH=/opt/kernelgate/python${process.env.PYTHONPATH ? ':' + process.env.PYTHONPATH : ''}`,
       'endgroup',
     ]);
     expect(shown).toContain('info a warning on stderr');
@@ -96,4 +100,55 @@ describe('harness', () => {
     expect(run.wroteResults).toBe(false);
     expect(run.logTail).toContain('[kernelgate] gemm/cublas dtype=bf16 PASS | 1.4 ms');
   });
+});
+
+// A pull request that ships its own `kernelgate_harness/` (and a sitecustomize.py) must not replace
+// the harness that measures it (issue 26): `python -m kernelgate_harness` in the workspace imported
+// the workspace's package, which printed what it liked and exited 0.
+const SHADOW_MAIN = `import sys
+print("SHADOWED: the pull request's kernelgate_harness ran")
+sys.exit(0)
+`;
+
+describeWithVenv('harness: the action’s copy, never the workspace’s', () => {
+  it(
+    'runs the real harness in a workspace with its own kernelgate_harness/ and sitecustomize.py',
+    { timeout: 300_000 },
+    async () => {
+      const workspace = mkdtempSync(join(tmpdir(), 'kg-shadow-'));
+      cpSync(join(REPO, 'test', 'fixtures', 'user-repo'), workspace, { recursive: true });
+      mkdirSync(join(workspace, 'kernelgate_harness'));
+      writeFileSync(join(workspace, 'kernelgate_harness', '__init__.py'), SHADOW_MAIN);
+      writeFileSync(join(workspace, 'kernelgate_harness', '__main__.py'), SHADOW_MAIN);
+      writeFileSync(join(workspace, 'sitecustomize.py'), SHADOW_MAIN);
+      const { events, log } = recordingLog();
+      const resultsPath = join(workspace, 'out', 'results.json');
+      const run = await runHarness(
+        {
+          workspace,
+          harnessRoot: REPO,
+          python: VENV_PYTHON,
+          kernelsDir: 'kernels',
+          resultsPath,
+          logPath: join(workspace, 'out', 'harness.log'),
+          extraArgs: ['--time-cap-s', '0.2', '--seeds', '1', '--min-samples', '3'],
+          env: { TRITON_INTERPRET: '1' },
+        },
+        log,
+      );
+      expect(run.log).not.toContain('SHADOWED');
+      expect(run.exitCode, run.logTail).toBe(0);
+      expect(events[0]).toBe(
+        `info kernelgate: ${VENV_PYTHON} ${REPO}/python/kernelgate_launch.py kernelgate_harness --kernels kernels --out ${resultsPath} --time-cap-s 0.2 --seeds 1 --min-samples 3`,
+      );
+      // The workspace's own kernels/ package was imported by the workers, as before.
+      const results = JSON.parse(readFileSync(resultsPath, 'utf8')) as KernelgateResults;
+      expect(results.cases.map((c) => `${c.variant} ${c.case} ${c.correctness?.status}`)).toEqual([
+        'torch_axpb dtype=fp32,N=1000 PASS',
+        'triton_axpb dtype=fp32,N=1000 PASS',
+        'torch_axpb dtype=fp32,N=4096 PASS',
+        'triton_axpb dtype=fp32,N=4096 PASS',
+      ]);
+    },
+  );
 });

@@ -3,7 +3,7 @@
 // kernel and its own kernelgate.yml. The bundled action runs on it exactly as a runner would —
 // INPUT_* variables, a push event, the GitHub REST stand-in — and measures it with the harness
 // that ships with the action (python/kernelgate_harness), on the CPU under TRITON_INTERPRET=1.
-import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -47,6 +47,14 @@ describeWithVenv('a user repository through the bundled action', () => {
     { timeout: 600_000 },
     async () => {
       const workspace = checkout();
+      // The pull request's own kernelgate_harness/ must not replace the action's (issue 26).
+      mkdirSync(join(workspace, 'kernelgate_harness'));
+      for (const file of ['__init__.py', '__main__.py']) {
+        writeFileSync(
+          join(workspace, 'kernelgate_harness', file),
+          'import sys\nprint("SHADOWED")\nsys.exit(0)\n',
+        );
+      }
       const run = await runBundledAction({
         bundleDir,
         apiUrl: server.url,
@@ -68,10 +76,12 @@ describeWithVenv('a user repository through the bundled action', () => {
       });
       expect(run.code, run.stdout + run.stderr).toBe(0);
       expect(annotations(run.stdout, 'error')).toEqual([]);
-      // The harness ran from the action's python/ folder and found the workspace's kernels.
+      // The harness ran from the action's python/ folder, started by file (not `-m`, which put
+      // the workspace and its kernelgate_harness/ first), and found the workspace's kernels.
       expect(run.stdout).toContain(
-        `kernelgate: ${VENV_PYTHON} -m kernelgate_harness --kernels kernels --out`,
+        `kernelgate: ${VENV_PYTHON} ${join(bundleDir, 'python', 'kernelgate_launch.py')} kernelgate_harness --kernels kernels --out`,
       );
+      expect(run.stdout).not.toContain('SHADOWED');
       expect(run.stdout).not.toContain('No module named');
       const resultsPath = join(workspace, '.kernelgate', 'report', 'results.json');
       expect(existsSync(resultsPath)).toBe(true);

@@ -13,7 +13,7 @@ import sys
 
 from . import NotBuilt, Unsupported
 from .manifest import ManifestError, format_value, load_manifest, matches
-from .worker import Ctx
+from .worker import Ctx, checkout_on_path
 
 PREFIX = "[kernelgate profile]"
 
@@ -59,6 +59,7 @@ def main(argv=None):
         builds = data.get("builds", []) if isinstance(data, dict) else data
     import torch
 
+    checkout_on_path()  # the kernels' modules from the checkout (kernelgate_launch.py leaves it off)
     module = importlib.import_module(manifest.module)
     params = dict(case.params)
     try:

@@ -183,10 +183,21 @@ def import_root(module, root):
         pkg.__path__.insert(0, where)
 
 
+def checkout_on_path():
+    """Puts the current directory, the checkout being measured, first on sys.path for the kernels'
+    imports, as `python -m` did. The harness's own process leaves it off (kernelgate_launch.py):
+    there a `kernelgate_harness/` of the checkout would shadow the harness. Here the harness's
+    package is imported already, from where the parent found it."""
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+
+
 def main(conn, current, manifest, options):
     # Kernel code may print; keep the parent's stdout for the progress lines.
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    checkout_on_path()
     if options.get("import_root"):
         import_root(manifest["module"], options["import_root"])
     CURRENT["array"] = current

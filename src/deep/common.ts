@@ -66,11 +66,22 @@ export async function pool<T>(items: T[], jobs: number, work: (item: T) => Promi
 export const slug = (t: DeepTarget) => `${t.kernel}-${t.variant}`.replace(/[^\w.-]+/g, '_');
 export const both = (r: ExecResult) => `${r.stdout}${r.stdout && r.stderr ? '\n' : ''}${r.stderr}`;
 
+/**
+ * A module of the harness started by file (python/kernelgate_launch.py), as measuring starts it:
+ * `python -m` would put the workspace first on sys.path, where a pull request's own
+ * `kernelgate_harness/` shadows the action's (issue 26).
+ */
+export function harnessLaunch(o: DeepOptions, module: string): string[] {
+  return [join(o.harnessRoot, 'python', 'kernelgate_launch.py'), module];
+}
+
 export function harnessEnv(o: DeepOptions): Record<string, string> {
   const parent = o.env ?? process.env;
   return {
-    // the harness package alone from the action (python/), the kernels from the workspace
-    PYTHONPATH: [join(o.harnessRoot, 'python'), o.workspace, parent.PYTHONPATH]
+    // The harness package alone from the action (python/); the workspace is not on the harness's
+    // path (a sitecustomize.py of it would run there): the processes that run a kernel put it
+    // first on theirs (worker.py, profile_one.py: checkout_on_path).
+    PYTHONPATH: [join(o.harnessRoot, 'python'), parent.PYTHONPATH]
       .filter((p): p is string => Boolean(p))
       .join(delimiter),
     PYTHONUNBUFFERED: '1',

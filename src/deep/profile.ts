@@ -6,7 +6,16 @@ import { join } from 'node:path';
 import type { Config } from '../config/index.js';
 import type { Exec } from '../lib/index.js';
 import type { Diagnostic, NcuRun } from '../results/index.js';
-import { both, boxOf, boxText, type DeepOptions, harnessEnv, left, slug } from './common.js';
+import {
+  both,
+  boxOf,
+  boxText,
+  type DeepOptions,
+  harnessEnv,
+  harnessLaunch,
+  left,
+  slug,
+} from './common.js';
 import { ncuMetricsArg, ncuProblem, NcuFormatError, parseNcuCsv, summarizeNcu } from './ncu.js';
 import { caseParamsArg, type DeepTarget, ncuTargets } from './plan.js';
 
@@ -22,8 +31,7 @@ function ncuArgs(o: DeepOptions, t: DeepTarget, metrics: string[], report: strin
     report,
     '--force-overwrite',
     o.python,
-    '-m',
-    'kernelgate_harness.profile_one',
+    ...harnessLaunch(o, 'kernelgate_harness.profile_one'),
     '--kernels',
     o.kernelsDir,
     '--kernel',

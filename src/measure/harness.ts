@@ -58,10 +58,18 @@ export interface HarnessRun {
 const KERNEL_HEADER = /^\[kernelgate\] == (\S+)/;
 const TAIL_LINES = 40;
 
+/**
+ * The harness started by file (python/kernelgate_launch.py), not with `-m`: `python -m` puts the
+ * current directory, the checkout measured, first on sys.path, where a pull request's own
+ * `kernelgate_harness/` was imported instead of the action's (issue 26).
+ */
+export function launcherArgs(harnessRoot: string, module: string): string[] {
+  return [join(harnessRoot, 'python', 'kernelgate_launch.py'), module];
+}
+
 export function harnessArgs(options: HarnessOptions): string[] {
   const args = [
-    '-m',
-    'kernelgate_harness',
+    ...launcherArgs(options.harnessRoot, 'kernelgate_harness'),
     '--kernels',
     options.kernelsDir,
     '--out',
@@ -85,9 +93,11 @@ export async function runHarness(
   writeFileSync(options.logPath, '');
   const env = childEnv(options.env);
   // The harness package ships with the action, alone in its python/ folder, so nothing of the
-  // action's own repository (its kernels/ package) shadows the workspace's: the kernels' modules
-  // are imported from the workspace.
-  env.PYTHONPATH = [join(options.harnessRoot, 'python'), options.workspace, env.PYTHONPATH]
+  // action's own repository (its kernels/ package) shadows the workspace's. The workspace is not
+  // on the harness's path at all: a `kernelgate_harness/` or `sitecustomize.py` of the pull
+  // request would run in the harness's own process. The kernel workers put it first on theirs
+  // (worker.py), and import the kernels' modules from it.
+  env.PYTHONPATH = [join(options.harnessRoot, 'python'), env.PYTHONPATH]
     .filter((part) => part !== undefined && part !== '')
     .join(delimiter);
   env.PYTHONUNBUFFERED = '1';
