@@ -11,12 +11,14 @@
 // `… bash scripts/gpu-e2e.sh /tmp/n2 push nightly nightly2`: run 36 (nightly) beside the push's
 // commit, run 37 (nightly2) beside run 36's.
 // Judged again here as the action judges a schedule event; docs/judging.md gives the runs.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
-import { judge } from '../src/pipeline/index.js';
+import { compare } from '../src/judge/index.js';
+import { judge, stepVerdict } from '../src/pipeline/index.js';
+import { validateResults } from '../src/results/index.js';
 import { expectAsOnTheMachine, loadGz, RECORDED, ROOT, wallOf } from './support/recorded.js';
 
 const config = loadConfig(ROOT);
@@ -133,5 +135,50 @@ describe('the chain of nights: each timed beside the newest good one', () => {
     expect(log).toContain(
       `kernelgate: tonight is timed beside ${n32.sha.slice(0, 12)} (schedule run of 2026-11-26T03:18:47Z), the newest good run of main on H100-SXM`,
     );
+  });
+});
+
+// Run 39 (machine 12, serial 1752624019654, 2026-11-26 04:01-04:12 UTC, d13c4ee): `KG_SHA=d13c4ee…
+// KG_BASELINE_DIR=/tmp/kgstore bash scripts/gpu-e2e.sh /tmp/n3 push nightly-bisect`: eight commits
+// after the push, the 4th making triton_fa2 launch twice; tonight (the 8th) bisected on the H100.
+describe('nightly-bisect-h100-run39: a planted regression bisected to its commit', () => {
+  const name = 'nightly-bisect-h100-run39';
+  const dir = join(RECORDED, name);
+  const planted = readFileSync(join(dir, 'planted_sha'), 'utf8').trim();
+  const results = loadGz(name);
+  const gz = (file: string) => gunzipSync(readFileSync(join(dir, file))).toString('utf8');
+
+  it('finds triton_fa2 SLOWER and names the 4th commit, measuring two of the three that changed the kernel', () => {
+    const judged = judge(results, undefined, config, 'nightly');
+    expectAsOnTheMachine(name, results, judged.comparison, [26, 0, 189, 1]);
+    const found = results.diagnostics.filter((d) => d.code === 'nightly.bisect');
+    expect(found).toHaveLength(1);
+    expect(found[0]!.message).toMatch(
+      new RegExp(
+        `^attention/triton_fa2 became slower at ${planted}: the first bad commit of 8 commits since the last good run ` +
+          `\\(3 commits changed the kernel's folder; 2 commits measured: [0-9a-f]{12} good \\(SLOWER on 0 of 26 cases, median ×1\\.000\\d\\); ` +
+          `${planted.slice(0, 12)} bad \\(SLOWER on 26 of 26 cases, median ×1\\.99\\d\\d\\)\\)$`,
+      ),
+    );
+    expect(results.run.stage_seconds?.['bisect']).toBe(96.087);
+    expect(wallOf(name)).toBe(368.3);
+  });
+
+  it('each step judged again says what it said on the machine', () => {
+    const steps = readdirSync(dir)
+      .filter((f) => f.startsWith('bisect-'))
+      .sort();
+    const verdicts = steps.map((f) => {
+      const r = validateResults(JSON.parse(gz(f)), f);
+      const cases = compare(r, undefined, config).cases.filter((c) => c.variant === 'triton_fa2');
+      return `${f.slice(7, 19)} ${stepVerdict(cases).verdict}`;
+    });
+    expect(verdicts).toContain(`${planted.slice(0, 12)} bad`);
+    expect(verdicts.filter((v) => v.endsWith(' good'))).toHaveLength(1);
+  });
+
+  it('the nightly issue names the commit', () => {
+    expect(gz('standin-state.json.gz')).toContain(`became slower at ${planted}`);
+    expect(gz('report.md.gz')).toContain(`became slower at ${planted}`);
   });
 });
