@@ -3,20 +3,14 @@
 // in the 2nd, 4th and 6th; the 4th makes triton_axpb sleep 5 ms a call), and the schedule event
 // finds triton_axpb SLOWER beside the good run and traces it to the 4th commit, measuring the
 // 2nd and the 4th only. The repository's paired threshold is 25 %: a busy CPU is no H100.
-import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { KernelgateResults } from '../src/results/index.js';
-import { buildBundle, runBundledAction } from './support/bundled-action.js';
+import { buildBundle } from './support/bundled-action.js';
 import { GitHubServer } from './support/github-server.js';
-import { describeWithVenv, VENV_PYTHON } from './support/venv.js';
+import { REPO_ROOT, reportOf, runOnCheckout, userRepoCheckout } from './support/user-repo.js';
+import { describeWithVenv } from './support/venv.js';
 
-const repoRoot = fileURLToPath(new URL('..', import.meta.url));
-const FIXTURE = join(repoRoot, 'test', 'fixtures', 'user-repo');
-const EVENTS = join(repoRoot, 'test', 'fixtures', 'events');
 const LAUNCH = '        _axpb[(triton.cdiv(n, BLOCK),)](inputs["x"], out, n, A, B, BLOCK=BLOCK)';
 
 describeWithVenv('the nightly bisects a regression to its commit', () => {
@@ -24,7 +18,7 @@ describeWithVenv('the nightly bisects a regression to its commit', () => {
   let server: GitHubServer;
 
   beforeAll(async () => {
-    bundleDir = await buildBundle(repoRoot);
+    bundleDir = await buildBundle(REPO_ROOT);
     server = new GitHubServer();
     await server.start();
   }, 180_000);
@@ -32,53 +26,11 @@ describeWithVenv('the nightly bisects a regression to its commit', () => {
   afterAll(async () => {
     await server.close();
   });
-
-  function checkout() {
-    const workspace = mkdtempSync(join(tmpdir(), 'kg-bisect-'));
-    cpSync(FIXTURE, workspace, { recursive: true });
-    const config = join(workspace, 'kernelgate.yml');
-    writeFileSync(
-      config,
-      readFileSync(config, 'utf8').replace('python: python3', `python: ${VENV_PYTHON}`) +
-        'compare:\n  paired: { threshold_pct: 25 }\n',
-    );
-    writeFileSync(join(workspace, '.gitignore'), '.kernelgate/\n__pycache__/\n');
-    const git = (...args: string[]) =>
-      execFileSync('git', ['-C', workspace, '-c', 'user.name=t', '-c', 'user.email=t@t', ...args], {
-        encoding: 'utf8',
-      }).trim();
-    git('init', '-q', '-b', 'main');
-    git('add', '-A');
-    git('commit', '-qm', 'kernels');
-    return { workspace, git, store: mkdtempSync(join(tmpdir(), 'kg-bisect-store-')) };
-  }
-
-  function action(ws: ReturnType<typeof checkout>, eventName: 'push' | 'schedule', runId: string) {
-    return runBundledAction({
-      bundleDir,
-      apiUrl: server.url,
-      eventName,
-      eventFile: join(EVENTS, eventName === 'push' ? 'push.main.json' : 'schedule.json'),
-      ref: 'refs/heads/main',
-      sha: ws.git('rev-parse', 'HEAD'),
-      runId,
-      workspace: ws.workspace,
-      env: { TRITON_INTERPRET: '1' },
-      inputs: {
-        token: 'write-token',
-        config: '.',
-        mode: 'auto',
-        comment: 'false',
-        'comment-key': 'default',
-        'report-dir': `.kernelgate/report-${runId}`,
-        'baseline-dir': ws.store,
-      },
-    });
-  }
+  const at = () => ({ bundleDir, apiUrl: server.url });
 
   it('names the fourth of eight commits, having measured two', { timeout: 900_000 }, async () => {
-    const ws = checkout();
-    const push = await action(ws, 'push', '9001');
+    const ws = userRepoCheckout('compare:\n  paired: { threshold_pct: 25 }\n');
+    const push = await runOnCheckout(at(), ws, 'push', '9001');
     expect(push.code, push.stdout + push.stderr).toBe(0);
 
     const bench = join(ws.workspace, 'kernels', 'scale', 'bench.py');
@@ -101,11 +53,9 @@ describeWithVenv('the nightly bisects a regression to its commit', () => {
       shas.push(ws.git('rev-parse', 'HEAD'));
     }
 
-    const night = await action(ws, 'schedule', '9002');
+    const night = await runOnCheckout(at(), ws, 'schedule', '9002');
     expect(night.code, night.stdout + night.stderr).toBe(0);
-    const results = JSON.parse(
-      readFileSync(join(ws.workspace, '.kernelgate', 'report-9002', 'results.json'), 'utf8'),
-    ) as KernelgateResults;
+    const { results, report } = reportOf(ws, '9002');
     const found = results.diagnostics.filter((d) => d.code === 'nightly.bisect');
     expect(found).toHaveLength(1);
     expect(found[0]).toMatchObject({ level: 'warning', kernel: 'scale', variant: 'triton_axpb' });
@@ -119,10 +69,6 @@ describeWithVenv('the nightly bisects a regression to its commit', () => {
     );
     expect(night.stdout).toContain(`kernelgate: bisect: ${found[0]!.message}`);
     expect(results.run.stage_seconds?.['bisect']).toBeGreaterThan(0);
-    const report = readFileSync(
-      join(ws.workspace, '.kernelgate', 'report-9002', 'report.md'),
-      'utf8',
-    );
     expect(report).toContain(`became slower at ${shas[3]}`);
   });
 });
