@@ -199,6 +199,7 @@ describe('data-branch store', () => {
     const stored = await storeRun(run, 'pass', 'passing');
     expect(stored).toEqual({
       note: `kernelgate history: this run was not stored on branch kernelgate-data of ${remote}: cannot read it (fatal: '${remote}' does not appear to be a git repository)`,
+      failed: true,
     });
     await expect(s.save(KEY, PR, {})).rejects.toBeInstanceOf(StoreError);
 

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { pullRequestEvent, saveContext, trendRuns, writeExports } from '../history/index.js';
 import { type FullRun, storeRun, withStoredBaseline } from '../pipeline/index.js';
 import type { Config } from '../config/index.js';
+import { escapeMarkdown } from '../lib/index.js';
 import {
   describeGitHubError,
   TimeBudget,
@@ -238,22 +239,40 @@ async function afterGate(
   }).catch((error: unknown) =>
     core.warning(`kernelgate: the exports were not written: ${(error as Error).message}`),
   );
-  if (got.measured !== undefined) {
-    // After the gate: a baseline is what later pull requests are compared with (known good).
-    // The gate's verdict and whether the run was incomplete (never stored, whatever the policy).
-    const stored = await storeRun(
-      got.measured,
-      outcome.gate,
-      inputs.saveBaseline === 'always' ? 'always' : 'passing',
-      saveContext(config, event.name, context.runUrl, outcome.comparison),
-    );
-    if (stored.saved) core.info(`Stored as the newest baseline: ${stored.saved}`);
-    if (stored.note) core.warning(stored.note);
-  }
+  // After the gate: a baseline is what later pull requests are compared with (known good).
+  // The gate's verdict and whether the run was incomplete (never stored, whatever the policy).
+  const stored =
+    got.measured === undefined
+      ? {}
+      : await storeRun(
+          got.measured,
+          outcome.gate,
+          inputs.saveBaseline === 'always' ? 'always' : 'passing',
+          saveContext(config, event.name, context.runUrl, outcome.comparison),
+        );
+  if (stored.saved) core.info(`Stored as the newest baseline: ${stored.saved}`);
+  if (stored.note) core.warning(stored.note);
+  core.setOutput('stored', stored.saved ?? '');
+  core.setOutput('store-error', stored.failed ? (stored.note ?? '') : '');
+  // A run that was to be stored and was not: in the summary too, where a warning is not missed.
+  if (stored.failed) await core.appendSummary(unstoredSummary(stored.note ?? ''));
   const warning = publishWarning(outcome, inputs.failOnPublishError);
   if (warning !== undefined) core.warning(warning);
   const failure = failureMessage(outcome, inputs.failOnPublishError);
   if (failure !== undefined) core.setFailed(failure);
+}
+
+/** The job summary's section for a run the store refused: the store's message, line by line. */
+export function unstoredSummary(message: string): string {
+  const quoted = message
+    .split('\n')
+    .map((line) => `> ${escapeMarkdown(line)}`)
+    .join('<br>\n');
+  return (
+    `\n### ⚠️ kernelgate: this run was not stored in the history\n\n${quoted}\n\n` +
+    'The verdict above stands. Later runs are compared with the newest run that was stored; ' +
+    'this one is missing from the trend.\n'
+  );
 }
 
 function workspaceOf(env: Record<string, string | undefined>): string {

@@ -51,6 +51,9 @@ export function gitTimedOut(command: string, timeoutS: number): string {
   return `git ${command} did not finish within ${timeoutS} s ('git-timeout') and was stopped`;
 }
 
+/** user:password@ or token@ in a URL git printed: never shown. */
+const CREDENTIALS = /\/\/[^/@\s]*@/g;
+
 /**
  * git's own explanation: its first fatal/error line, else its last line; for a command stopped at
  * its deadline (BranchGit.run), the deadline.
@@ -62,9 +65,34 @@ export function gitReason(result: ExecResult): string {
     .filter((l) => l !== '');
   const fatal = result.timedOut ? lines[0] : lines.find((l) => /^(fatal|error):/.test(l));
   return (fatal ?? lines.at(-1) ?? `git exited with status ${result.exitCode}`).replace(
-    /\/\/[^/@\s]*@/g,
+    CREDENTIALS,
     '//***@',
   );
+}
+
+/**
+ * Why the server refused a push, in its own words: git's `remote:` lines (a ruleset's `GH013:
+ * Repository rule violations found for …`, a pre-receive hook's reason) and the ref's status from
+ * `--porcelain` (`[remote rejected] (push declined due to repository rule violations)`).
+ * Undefined when the server said nothing: then git's own line (gitReason) is the reason.
+ */
+export function pushRefusal(result: ExecResult): string | undefined {
+  const said = result.stderr
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .filter((l) => /^remote:\s*\S/.test(l));
+  if (said.length === 0) return undefined;
+  const status = /^!\t[^\t]*\t(.*)$/m.exec(result.stdout)?.[1]?.trim();
+  const head = status ? `git push was refused: ${status}` : 'git push was refused';
+  return `${head}. The server said:\n${said.join('\n')}`.replace(CREDENTIALS, '//***@');
+}
+
+/** git's `remote:` lines left out: what the local git said, for telling a lost race. */
+export function localLines(result: ExecResult): string {
+  return `${result.stdout}\n${result.stderr}`
+    .split('\n')
+    .filter((l) => !l.startsWith('remote:'))
+    .join('\n');
 }
 
 export function branchGit(options: BranchGitOptions, dataBranch: string): BranchGit {

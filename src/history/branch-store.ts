@@ -38,6 +38,11 @@ export { showRemote } from './branch-git.js';
 export { recordDir, recordPath } from './branch-write.js';
 
 export const DEFAULT_DATA_BRANCH = 'kernelgate-data';
+/**
+ * How long a write keeps losing races before the run is left unstored: five minutes. Sixteen
+ * writers at once need about sixteen rounds of fetch and push; a fixed 12 tries had dropped one.
+ */
+export const DEFAULT_RACE_BUDGET_MS = 300_000;
 
 export interface BranchStoreOptions {
   /** the repository holding the data branch: a URL or a path */
@@ -56,8 +61,13 @@ export interface BranchStoreOptions {
   timeoutS?: number;
   /** written into each record */
   kernelgateVersion: string;
-  /** tries of a push that loses a race before giving up (default 12) */
-  attempts?: number;
+  /**
+   * how long a write keeps trying while other writers win the race (default
+   * DEFAULT_RACE_BUDGET_MS); each try's git commands have their own deadline (timeoutS)
+   */
+  raceBudgetMs?: number;
+  /** the clock of the race budget (tests) */
+  nowMs?: () => number;
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
   /** what every save knows (the run's page, the event, the references), merged under its own */
@@ -205,7 +215,8 @@ export function branchStore(options: BranchStoreOptions): BranchStore {
     kernelgateVersion: options.kernelgateVersion,
     ...(options.defaults ? { defaults: options.defaults } : {}),
     ...(options.runId !== undefined ? { runId: options.runId } : {}),
-    attempts: options.attempts ?? 12,
+    raceBudgetMs: options.raceBudgetMs ?? DEFAULT_RACE_BUDGET_MS,
+    nowMs: options.nowMs ?? Date.now,
     sleep: options.sleep ?? ((ms: number) => new Promise((done) => setTimeout(done, ms))),
     random: options.random ?? Math.random,
     ...(options.info ? { info: options.info } : {}),

@@ -7,7 +7,15 @@ import { dirname, join } from 'node:path';
 import { safeSegment, StoreError, type BaselineKey, type SaveContext } from '../store/index.js';
 import type { KernelgateResults } from '../results/index.js';
 import { buildRecord, HISTORY_FORMAT, serializeRecord, type HistoryRecord } from './record.js';
-import { type BranchGit, fetchTip, gitReason, REMOTE } from './branch-git.js';
+import type { ExecResult } from '../lib/index.js';
+import {
+  type BranchGit,
+  fetchTip,
+  gitReason,
+  localLines,
+  pushRefusal,
+  REMOTE,
+} from './branch-git.js';
 
 /** The folder of a branch's records on one SKU. */
 export function recordDir(key: BaselineKey): string {
@@ -52,7 +60,9 @@ export interface WriteOptions {
   kernelgateVersion: string;
   defaults?: SaveContext;
   runId?: string;
-  attempts: number;
+  /** how long a write may keep losing races to other writers before it gives up */
+  raceBudgetMs: number;
+  nowMs: () => number;
   sleep: (ms: number) => Promise<void>;
   random: () => number;
   info?: (message: string) => void;
@@ -64,6 +74,8 @@ interface Prepared {
   record: HistoryRecord;
   file: string;
   basePath: string;
+  /** its blob, once hashed */
+  blob?: string;
 }
 
 function prepare(entries: Entry[], options: WriteOptions, work: string): Prepared[] {
@@ -100,15 +112,12 @@ async function stage(
   env: Record<string, string>,
   work: string,
 ): Promise<{ before: number; added: number; paths: string[] }> {
-  let before: number;
   if (tip !== undefined) {
     await g.ok(['read-tree', tip], env);
-    before = (await g.ok(['ls-files'], env)).split('\n').filter(Boolean).length;
   } else {
     const readme = (await g.ok(['hash-object', '-w', '--', writeReadme(work)])).trim();
     await g.ok(['read-tree', '--empty'], env);
     await g.ok(['update-index', '--add', '--cacheinfo', `100644,${readme},README.md`], env);
-    before = 1;
   }
   const existing = new Map(
     (await g.ok(['ls-files', '--stage'], env))
@@ -119,10 +128,13 @@ async function stage(
         return [name, meta.split(' ')[1] ?? ''] as const;
       }),
   );
+  const before = existing.size;
   const paths: string[] = [];
   let added = 0;
   for (const p of prepared) {
-    const blob = (await g.ok(['hash-object', '-w', '--', p.file])).trim();
+    // The same bytes on every try: hashed (and written to the cache repository) once.
+    p.blob ??= (await g.ok(['hash-object', '-w', '--', p.file])).trim();
+    const blob = p.blob;
     let path = p.basePath;
     let stored = false;
     for (let n = 2; existing.has(path); n++) {
@@ -145,10 +157,71 @@ async function stage(
 const LOST_RACE =
   /non-fast-forward|fetch first|\[rejected\]|stale info|cannot lock ref|failed to update ref|failed to lock|incorrect old value|reference already exists/i;
 
+/** One try: stored (the paths), nothing to add (the paths), or the push's result. */
+type Try =
+  | { done: true; paths: string[]; commit?: string; added: number }
+  | { done: false; pushed: ExecResult };
+
+/** Builds the commit on the tip just fetched and pushes it without force. */
+async function tryOnce(
+  g: BranchGit,
+  prepared: Prepared[],
+  work: string,
+  attempt: number,
+  notStored: (why: string) => StoreError,
+): Promise<Try> {
+  const fetched = await fetchTip(g);
+  if (!fetched.ok) {
+    // Without the tip there is nothing to append to: write nothing.
+    throw notStored(`cannot read it (${fetched.reason})`);
+  }
+  const tip = fetched.tip;
+  const env = { GIT_INDEX_FILE: join(work, `index-${attempt}`) };
+  const { before, added, paths } = await stage(g, tip, prepared, env, work);
+  if (added === 0) return { done: true, paths, added };
+  const after = (await g.ok(['ls-files'], env)).split('\n').filter(Boolean).length;
+  if (after !== before + added) {
+    // Never reached by construction; a guard so that no bug can push a smaller tree.
+    throw notStored(
+      `the new tree would hold ${after} files, the tip ${before} and ${added} new; not pushed`,
+    );
+  }
+  // --missing-ok: the other records' blobs are on the remote, not here (a partial clone);
+  // without it git would fetch every one of them to check.
+  const tree = (await g.ok(['write-tree', '--missing-ok'], env)).trim();
+  const first = prepared[0]!;
+  const run = first.record.run;
+  const message =
+    prepared.length === 1
+      ? `kernelgate: ${run.event ?? 'run'} ${run.commit?.slice(0, 12) ?? ''} on ${first.entry.key.branch}, ${first.entry.key.sku}\n\n${paths[0]}\n`
+      : `kernelgate: ${added} runs imported\n\n${paths.join('\n')}\n`;
+  const commit = (
+    await g.ok(['commit-tree', tree, ...(tip ? ['-p', tip] : []), '-m', message])
+  ).trim();
+  // No '+' and no --force: the remote takes it only as a fast-forward of the tip we built on.
+  const pushed = await g.run([
+    'push',
+    '--quiet',
+    '--porcelain',
+    REMOTE,
+    `${commit}:refs/heads/${g.dataBranch}`,
+  ]);
+  return pushed.exitCode === 0 ? { done: true, paths, commit, added } : { done: false, pushed };
+}
+
+/**
+ * The wait before try `attempt + 1`: 0.5 s doubling to at most 8 s, times 0.5 to 1.5 at random,
+ * so that writers who lost together do not come back together.
+ */
+export function backoffMs(attempt: number, random: () => number): number {
+  return Math.min(8000, 500 * 2 ** Math.min(attempt - 1, 4)) * (0.5 + random());
+}
+
 /**
  * Appends records in one commit and pushes it without force; a lost race builds the commit again
- * on the new tip. Returns each entry's path; an entry whose file the tip already holds with the
- * same bytes (a retried step) is not added again.
+ * on the new tip, with a jittered backoff, until `raceBudgetMs` has passed (not a number of tries:
+ * sixteen writers at once had dropped a record after 12). Returns each entry's path; an entry
+ * whose file the tip already holds with the same bytes (a retried step) is not added again.
  */
 export async function saveRecords(
   g: BranchGit,
@@ -158,71 +231,42 @@ export async function saveRecords(
   const work = mkdtempSync(join(tmpdir(), 'kg-history-write-'));
   try {
     const prepared = prepare(entries, options, work);
-    const first = prepared[0];
     const what = prepared.length === 1 ? 'this run was' : `these ${prepared.length} runs were`;
     const notStored = (why: string) =>
       new StoreError(`${g.prefix}: ${what} not stored on ${g.where}: ${why}`);
-    let lastReason = '';
-    for (let attempt = 1; attempt <= options.attempts; attempt++) {
-      const fetched = await fetchTip(g);
-      if (!fetched.ok) {
-        // Without the tip there is nothing to append to: write nothing.
-        throw notStored(`cannot read it (${fetched.reason})`);
+    const startMs = options.nowMs();
+    for (let attempt = 1; ; attempt++) {
+      const tried = await tryOnce(g, prepared, work, attempt, notStored);
+      if (tried.done) {
+        if (tried.commit !== undefined) {
+          options.info?.(
+            `${g.prefix}: stored ${tried.added === 1 ? tried.paths[0] : `${tried.added} records`} on ${g.where} (${tried.commit.slice(0, 12)})`,
+          );
+        }
+        return tried.paths;
       }
-      const tip = fetched.tip;
-      const env = { GIT_INDEX_FILE: join(work, `index-${attempt}`) };
-      const { before, added, paths } = await stage(g, tip, prepared, env, work);
-      if (added === 0) return paths;
-      const after = (await g.ok(['ls-files'], env)).split('\n').filter(Boolean).length;
-      if (after !== before + added) {
-        // Never reached by construction; a guard so that no bug can push a smaller tree.
-        throw notStored(
-          `the new tree would hold ${after} files, the tip ${before} and ${added} new; not pushed`,
-        );
-      }
-      // --missing-ok: the other records' blobs are on the remote, not here (a partial clone);
-      // without it git would fetch every one of them to check.
-      const tree = (await g.ok(['write-tree', '--missing-ok'], env)).trim();
-      const run = first!.record.run;
-      const message =
-        prepared.length === 1
-          ? `kernelgate: ${run.event ?? 'run'} ${run.commit?.slice(0, 12) ?? ''} on ${first!.entry.key.branch}, ${first!.entry.key.sku}\n\n${paths[0]}\n`
-          : `kernelgate: ${added} runs imported\n\n${paths.join('\n')}\n`;
-      const commit = (
-        await g.ok(['commit-tree', tree, ...(tip ? ['-p', tip] : []), '-m', message])
-      ).trim();
-      // No '+' and no --force: the remote takes it only as a fast-forward of the tip we built on.
-      const pushed = await g.run([
-        'push',
-        '--quiet',
-        '--porcelain',
-        REMOTE,
-        `${commit}:refs/heads/${g.dataBranch}`,
-      ]);
-      if (pushed.exitCode === 0) {
-        options.info?.(
-          `${g.prefix}: stored ${added === 1 ? paths[0] : `${added} records`} on ${g.where} (${commit.slice(0, 12)})`,
-        );
-        return paths;
-      }
-      lastReason = gitReason(pushed);
+      const { pushed } = tried;
       if (pushed.timedOut) {
         // The remote may or may not have taken it; a later run finds it there and adds nothing.
-        throw notStored(lastReason);
+        throw notStored(gitReason(pushed));
       }
-      if (!LOST_RACE.test(`${pushed.stdout}\n${pushed.stderr}`)) {
-        throw notStored(`git push failed: ${lastReason}`);
+      if (!LOST_RACE.test(localLines(pushed))) {
+        throw notStored(pushRefusal(pushed) ?? `git push failed: ${gitReason(pushed)}`);
       }
       // Another writer moved the tip: back off (with jitter), then build on the new tip.
-      const wait = Math.min(2000, 50 * 2 ** Math.min(attempt, 6)) * (0.5 + options.random());
+      const wait = backoffMs(attempt, options.random);
+      const spentS = (options.nowMs() - startMs) / 1000;
+      if (spentS + wait / 1000 > options.raceBudgetMs / 1000) {
+        throw notStored(
+          `the tip kept moving: ${attempt} attempts in ${Math.round(spentS)} s lost the race to other writers ` +
+            `(${gitReason(pushed)}); kernelgate tries for ${options.raceBudgetMs / 1000} s`,
+        );
+      }
       options.info?.(
-        `${g.prefix}: the tip moved while storing (attempt ${attempt} of ${options.attempts}); retrying in ${Math.round(wait)} ms`,
+        `${g.prefix}: the tip moved while storing (attempt ${attempt}); retrying in ${Math.round(wait)} ms`,
       );
       await options.sleep(wait);
     }
-    throw notStored(
-      `the tip kept moving: ${options.attempts} attempts lost the race (${lastReason})`,
-    );
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

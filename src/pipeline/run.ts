@@ -237,15 +237,16 @@ export function storeBaseline(
 /**
  * storeBaseline() for any store, with what the judge knew about the run (the gate's verdict, per
  * case verdicts, the run's page); an incomplete run is kept out whatever the policy, as there. A
- * store that cannot write (StoreError: the data branch unreachable, the push refused) leaves a
- * note, never a different verdict.
+ * store that cannot write (StoreError: the data branch unreachable, the push refused, the race
+ * lost for too long) leaves a note and `failed` (the run was to be stored and was not: the action
+ * says so in its summary and outputs), never a different verdict.
  */
 export async function storeRun(
   run: FullRun,
   gate: 'pass' | 'fail' | { verdict: 'pass' | 'fail'; incomplete?: string },
   policy: StorePolicy,
   context: SaveContext = {},
-): Promise<{ saved?: string; note?: string }> {
+): Promise<{ saved?: string; note?: string; failed?: true }> {
   const pending = run.pendingBaseline;
   if (pending === undefined) return {};
   const { verdict, incomplete } = typeof gate === 'string' ? { verdict: gate } : gate;
@@ -262,7 +263,7 @@ export async function storeRun(
     );
     return { saved };
   } catch (error) {
-    if (error instanceof StoreError) return { note: error.message };
+    if (error instanceof StoreError) return { note: error.message, failed: true };
     throw error;
   }
 }
