@@ -44,12 +44,19 @@ export interface RunDeps {
   deep?(config: Config, options: DeepOptions): Promise<DeepOutcome>;
 }
 
-export function defaultDeps(): RunDeps {
+/**
+ * The runner's deps. `token`: the 'token' input as the relaunched image carried it
+ * (src/action/relaunch.ts), no longer in the environment where @actions/core reads inputs.
+ */
+export function defaultDeps(carried: { token?: string } = {}): RunDeps {
   const env = process.env;
   return {
     env,
     core: {
-      getInput: (name) => actionsCore.getInput(name),
+      getInput: (name) =>
+        name === 'token' && carried.token !== undefined
+          ? carried.token.trim()
+          : actionsCore.getInput(name),
       setOutput: (name, value) => actionsCore.setOutput(name, value),
       setFailed: (message) => actionsCore.setFailed(message),
       warning: (message) => actionsCore.warning(message),

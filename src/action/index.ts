@@ -11,6 +11,13 @@ export {
   type Mode,
 } from './inputs.js';
 export { run } from './main.js';
+export {
+  relaunchWithoutCredentials,
+  RELAUNCHED_VARIABLE,
+  TOKEN_FILE_VARIABLE,
+  type Relaunch,
+  type RelaunchProcess,
+} from './relaunch.js';
 export { ACTION_ROOT, pairedBaseOf } from './measure-options.js';
 export {
   failureMessage,

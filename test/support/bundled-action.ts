@@ -105,6 +105,8 @@ export async function runBundledAction(opts: {
   workspace?: string;
   /** more of the runner's environment (e.g. TRITON_INTERPRET) */
   env?: Record<string, string>;
+  /** the node that runs the bundle (default: this one) */
+  node?: string;
 }): Promise<ActionRun> {
   const workspace = opts.workspace ?? mkdtempSync(join(tmpdir(), 'kg-workspace-'));
   const runnerTemp = mkdtempSync(join(tmpdir(), 'kg-runner-temp-'));
@@ -137,10 +139,11 @@ export async function runBundledAction(opts: {
   }
   for (const [name, value] of Object.entries(opts.inputs))
     env[`INPUT_${name.toUpperCase()}`] = value;
-  const finished = await runFile(process.execPath, [join(opts.bundleDir, 'dist', 'index.js')], {
-    cwd: workspace,
-    env,
-  });
+  const finished = await runFile(
+    opts.node ?? process.execPath,
+    [join(opts.bundleDir, 'dist', 'index.js')],
+    { cwd: workspace, env },
+  );
   return {
     ...finished,
     outputs: parseOutputs(readFileSync(env['GITHUB_OUTPUT']!, 'utf8')),
