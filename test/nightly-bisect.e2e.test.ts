@@ -1,8 +1,10 @@
 // The nightly's bisection through the bundled action (issue 25), on the CPU user repository under
 // TRITON_INTERPRET=1: a push stores the good run, eight commits land (the kernel's folder changes
-// in the 2nd, 4th and 6th; the 4th makes triton_axpb sleep 5 ms a call), and the schedule event
+// in the 2nd, 4th and 6th; the 4th makes triton_axpb sleep 50 ms a call), and the schedule event
 // finds triton_axpb SLOWER beside the good run and traces it to the 4th commit, measuring the
-// 2nd and the 4th only. The repository's paired threshold is 25 %: a busy CPU is no H100.
+// 2nd and the 4th only. The repository's paired threshold is 100 % (the plant is several times slower): a busy CPU is no H100 (and on a
+// loaded machine one of the two cases may get too few pairs tonight to be called: then the steps
+// measure the one that was SLOWER).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -29,7 +31,7 @@ describeWithVenv('the nightly bisects a regression to its commit', () => {
   const at = () => ({ bundleDir, apiUrl: server.url });
 
   it('names the fourth of eight commits, having measured two', { timeout: 900_000 }, async () => {
-    const ws = userRepoCheckout('compare:\n  paired: { threshold_pct: 25 }\n');
+    const ws = userRepoCheckout('compare:\n  paired: { threshold_pct: 100 }\n');
     const push = await runOnCheckout(at(), ws, 'push', '9001');
     expect(push.code, push.stdout + push.stderr).toBe(0);
 
@@ -45,7 +47,7 @@ describeWithVenv('the nightly bisects a regression to its commit', () => {
           bench,
           text
             .replace('import torch\n', 'import time\n\nimport torch\n')
-            .replace(LAUNCH, `${LAUNCH}\n        time.sleep(0.005)`),
+            .replace(LAUNCH, `${LAUNCH}\n        time.sleep(0.05)`),
         );
       } else writeFileSync(join(ws.workspace, 'README.md'), `night ${i}\n`);
       ws.git('add', '-A');
@@ -63,8 +65,8 @@ describeWithVenv('the nightly bisects a regression to its commit', () => {
     expect(found[0]!.message).toMatch(
       new RegExp(
         `^scale/triton_axpb became slower at ${shas[3]}: the first bad commit of 8 commits since the last good run ` +
-          `\\(3 commits changed the kernel's folder; 2 commits measured: ${short(shas[1]!)} good \\(SLOWER on 0 of 2 cases, median ×[0-9.]+\\); ` +
-          `${short(shas[3]!)} bad \\(SLOWER on 2 of 2 cases, median ×[0-9.]+\\)\\)$`,
+          `\\(3 commits changed the kernel's folder; 2 commits measured: ${short(shas[1]!)} good \\(SLOWER on 0 of (1 case|2 cases), median ×[0-9.]+\\); ` +
+          `${short(shas[3]!)} bad \\(SLOWER on (1 of 1 case|2 of 2 cases), median ×[0-9.]+\\)\\)$`,
       ),
     );
     expect(night.stdout).toContain(`kernelgate: bisect: ${found[0]!.message}`);
