@@ -102,6 +102,8 @@ beforeEach(async () => {
     labels: ['kernelgate-approved'],
   });
   server.permissions.set('maintainer-maya', 'write');
+  // The maintainer who applies the label approved the head in a review (src/action/binding.ts).
+  server.addReview(42, { login: 'maintainer-maya', state: 'APPROVED', commitId: SHA });
 });
 
 afterEach(async () => {
@@ -696,10 +698,39 @@ describe('trust-only', { timeout: 60_000 }, () => {
     });
     expect(result.code, result.stdout).toBe(0);
     expect(result.stdout).toContain(
-      "Trusted: pull request #42 from the fork 'mallory/kernels' was approved by 'maintainer-maya' (write) for this commit.",
+      "Trusted: pull request #42 from the fork 'mallory/kernels' was approved by 'maintainer-maya' (write) for this commit, " +
+        'approved in a review of 4bd3c1e.',
     );
     expect(result.outputs).toEqual({ trusted: 'true', 'approved-sha': SHA });
     expect(server.calls('repos/get-collaborator-permission-level')).toHaveLength(1);
+    expect(server.calls('pulls/list-reviews').map((r) => r.path)).toEqual([
+      '/repos/acme/kernels/pulls/42/reviews',
+    ]);
+  });
+
+  test('a push seconds before the label is not approved unseen: refused, the approved commit named', async () => {
+    // The maintainer approved SHA in a review; the fork pushed PUSHED; the label came after it.
+    const PUSHED = '9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a291807';
+    const payload = JSON.parse(
+      readFileSync(event('pull_request_target.fork.labeled.json'), 'utf8'),
+    );
+    payload.pull_request.head.sha = PUSHED;
+    const file = join(mkdtempSync(join(tmpdir(), 'kg-event-')), 'event.json');
+    writeFileSync(file, JSON.stringify(payload));
+    const result = await action({
+      eventName: 'pull_request_target',
+      eventFile: file,
+      inputs: { 'trust-only': 'true' },
+    });
+    expect(result.code).toBe(1);
+    expect(annotations(result.stdout, 'error')).toEqual([
+      "Refusing to run: the label 'kernelgate-approved' was applied to pull request #42 by 'maintainer-maya' while its " +
+        "head was 9e8d7c6, but 'maintainer-maya' approved 4bd3c1e in a review, not 9e8d7c6; an approval covers only the " +
+        'commit its maintainer reviewed, and a commit pushed moments before the label would run unreviewed. ' +
+        `'maintainer-maya' should review the newest commit, ${PUSHED}, approve it in a review of the pull request (or ` +
+        `comment 'kernelgate-approve ${PUSHED}'), then remove and re-apply the label 'kernelgate-approved'.`,
+    ]);
+    expect(result.outputs).toEqual({ trusted: 'false' });
   });
 
   test('a new push to an approved fork PR is refused and the stale label removed', async () => {

@@ -31,8 +31,8 @@ const NIGHTLY: Scenario['github'] = { event_name: 'schedule', event: {} };
 
 const FAIL_CLOSED =
   "this check passes only when all three succeeded. A skipped job did not run: the commit was not approved (a fork's " +
-  "pull request runs once a maintainer applies the label 'kernelgate-approved' to this very commit; a later push or " +
-  'another label starts a run without it) or a job it needs failed.';
+  "pull request runs once a maintainer approves this very commit in a review and applies the label 'kernelgate-approved'; " +
+  'a later push or another label starts a run without it) or a job it needs failed.';
 const refused = (approve: string, measure: string, job: string, judged: string) =>
   `::error title=kernelgate did not pass::approve ${approve}, measure ${measure}, ${job} ${judged}; ${FAIL_CLOSED}\n`;
 

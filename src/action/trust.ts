@@ -1,8 +1,10 @@
 // Decides whether this run may execute the pull request's code on the GPU runner: code from a
 // fork runs only after someone with write access applies the approval label, and only for the
-// commit the label was applied to.
+// commit the label was applied to, which that person must have approved in a review or named in a
+// comment (binding.ts).
 import type { GitHubClient } from '../publish/index.js';
 import { httpFailure, isIntegrationForbidden } from '../publish/index.js';
+import { reviewedHead } from './binding.js';
 
 export const DEFAULT_APPROVAL_LABEL = 'kernelgate-approved';
 
@@ -32,12 +34,19 @@ interface PullRequestFacts {
 export type TrustAssessment =
   | { kind: 'trusted'; reason: string }
   | { kind: 'refused'; message: string; staleLabel?: { prNumber: number; label: string } }
-  | { kind: 'check-approver'; prNumber: number; approver: string; label: string; headRepo: string };
+  | {
+      kind: 'check-approver';
+      prNumber: number;
+      approver: string;
+      label: string;
+      headRepo: string;
+      headSha: string;
+    };
 
 export type TrustDecision = { trusted: true; reason: string } | { trusted: false; message: string };
 
 export interface TrustDeps {
-  client: Pick<GitHubClient, 'rest'> | undefined;
+  client: Pick<GitHubClient, 'rest' | 'paginate'> | undefined;
   warning: (message: string) => void;
   info: (message: string) => void;
 }
@@ -119,6 +128,7 @@ export function assessTrust(event: EventContext, approvalLabel: string): TrustAs
       approver: pr.sender,
       label: approvalLabel,
       headRepo: fork,
+      headSha: pr.headSha,
     };
   }
   if (hasLabel) {
@@ -202,9 +212,18 @@ async function checkApprover(
         `who has '${permission}' permission on ${owner}/${repo}; an approval needs write, maintain or admin.`,
     };
   }
+  const binding = await reviewedHead(deps.client, {
+    owner,
+    repo,
+    prNumber: assessment.prNumber,
+    approver: assessment.approver,
+    label: assessment.label,
+    headSha: assessment.headSha,
+  });
+  if (!binding.bound) return { trusted: false, message: binding.message };
   return {
     trusted: true,
-    reason: `pull request #${assessment.prNumber} from the fork '${assessment.headRepo}' was approved by ${who} (${permission}) for this commit.`,
+    reason: `pull request #${assessment.prNumber} from the fork '${assessment.headRepo}' was approved by ${who} (${permission}) for this commit, ${binding.how}.`,
   };
 }
 

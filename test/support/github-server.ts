@@ -75,6 +75,17 @@ export interface StoredIssue {
   user?: StoredUser;
 }
 
+/** A pull request review: who submitted it, on which commit (GitHub keeps it), and its body. */
+export interface StoredReview {
+  id: number;
+  prNumber: number;
+  user: StoredUser;
+  state: 'APPROVED' | 'COMMENTED' | 'CHANGES_REQUESTED' | 'DISMISSED';
+  commitId: string;
+  body: string;
+  submittedAt: string;
+}
+
 /**
  * A scripted failure: the next `times` requests that match answer with this instead. Beside the
  * error answers: `hang` never answers (the connection stays open), `stall` sends the status and
@@ -350,6 +361,7 @@ export class GitHubServer {
   readonly violations: string[] = [];
   readonly comments: StoredComment[] = [];
   readonly issues: StoredIssue[] = [];
+  readonly reviews: StoredReview[] = [];
   readonly faults: Fault[] = [];
   /** Tokens that may only read, as a fork PR's GITHUB_TOKEN. */
   readonly readOnlyTokens = new Set<string>();
@@ -443,6 +455,24 @@ export class GitHubServer {
     };
     this.comments.push(comment);
     return comment;
+  }
+
+  /** A review of a pull request by `login` (a user) on commit `commitId`. */
+  addReview(
+    prNumber: number,
+    review: { login: string; state: StoredReview['state']; commitId: string; body?: string },
+  ): StoredReview {
+    const stored: StoredReview = {
+      id: this.nextId++,
+      prNumber,
+      user: { login: review.login, id: 7000 + this.nextId, type: 'User' },
+      state: review.state,
+      commitId: review.commitId,
+      body: review.body ?? '',
+      submittedAt: this.tick(),
+    };
+    this.reviews.push(stored);
+    return stored;
   }
 
   commentsOn(issueNumber: number): StoredComment[] {
@@ -778,6 +808,28 @@ export class GitHubServer {
         200,
         { permission, role_name: permission, user: { login: p['username']!, id: 1, type: 'User' } },
       ];
+    },
+    'pulls/list-reviews': (p, q) => {
+      const pr = this.issue(p['pull_number']);
+      if (!pr?.isPullRequest) return [404, { message: 'Not Found' }];
+      const { owner, repo } = { owner: p['owner']!, repo: p['repo']! };
+      const all = this.reviews
+        .filter((r) => r.prNumber === pr.number)
+        .map((r) => ({
+          id: r.id,
+          node_id: `PRR_${r.id}`,
+          user: { login: r.user.login, id: r.user.id, type: r.user.type },
+          body: r.body,
+          state: r.state,
+          html_url: `https://github.com/${owner}/${repo}/pull/${pr.number}#pullrequestreview-${r.id}`,
+          pull_request_url: `${this.baseUrl}/repos/${owner}/${repo}/pulls/${pr.number}`,
+          commit_id: r.commitId,
+          submitted_at: r.submittedAt,
+          author_association: 'MEMBER',
+        }));
+      const path = `/repos/${owner}/${repo}/pulls/${pr.number}/reviews`;
+      const [items, headers] = this.paginate(all, q, path);
+      return [200, items, headers];
     },
     'pulls/list': (p, q) => {
       const selected = this.issues
