@@ -1688,7 +1688,7 @@ var require_request = __commonJS({
         body,
         headers,
         query,
-        idempotent,
+        idempotent: idempotent2,
         blocking,
         upgrade,
         headersTimeout,
@@ -1770,7 +1770,7 @@ var require_request = __commonJS({
         this.upgrade = upgrade || null;
         this.path = query ? buildURL(path11, query) : path11;
         this.origin = origin;
-        this.idempotent = idempotent == null ? method === "HEAD" || method === "GET" : idempotent;
+        this.idempotent = idempotent2 == null ? method === "HEAD" || method === "GET" : idempotent2;
         this.blocking = blocking == null ? false : blocking;
         this.reset = reset == null ? null : reset;
         this.host = null;
@@ -11241,11 +11241,11 @@ var require_pluralizer = __commonJS({
         this.singular = singular;
         this.plural = plural2;
       }
-      pluralize(count) {
-        const one = count === 1;
+      pluralize(count2) {
+        const one = count2 === 1;
         const keys = one ? singulars : plurals;
         const noun = one ? this.singular : this.plural;
-        return { ...keys, count, noun };
+        return { ...keys, count: count2, noun };
       }
     };
   }
@@ -18664,15 +18664,15 @@ ${value}`;
           pos = 0;
         }
       }
-      discardLeadingBytes(count) {
-        while (count > 0 && this.lineChunkIndex < this.chunks.length) {
+      discardLeadingBytes(count2) {
+        while (count2 > 0 && this.lineChunkIndex < this.chunks.length) {
           const chunk = this.chunks[this.lineChunkIndex];
           const remaining = chunk.length - this.linePos;
-          if (count < remaining) {
-            this.linePos += count;
-            count = 0;
+          if (count2 < remaining) {
+            this.linePos += count2;
+            count2 = 0;
           } else {
-            count -= remaining;
+            count2 -= remaining;
             this.lineChunkIndex++;
             this.linePos = 0;
           }
@@ -21341,20 +21341,20 @@ var require_resolve = __commonJS({
       return false;
     }
     function countKeys(schema) {
-      let count = 0;
+      let count2 = 0;
       for (const key in schema) {
         if (key === "$ref")
           return Infinity;
-        count++;
+        count2++;
         if (SIMPLE_INLINED.has(key))
           continue;
         if (typeof schema[key] == "object") {
-          (0, util_1.eachItem)(schema[key], (sch) => count += countKeys(sch));
+          (0, util_1.eachItem)(schema[key], (sch) => count2 += countKeys(sch));
         }
-        if (count === Infinity)
+        if (count2 === Infinity)
           return Infinity;
       }
-      return count;
+      return count2;
     }
     function getFullPath(resolver, id = "", normalize) {
       if (normalize !== false)
@@ -23032,50 +23032,50 @@ var require_fast_uri = __commonJS({
       schemelessOptions.skipEscape = true;
       return serialize2(resolved, schemelessOptions);
     }
-    function resolveComponent(base, relative8, options, skipNormalization) {
+    function resolveComponent(base, relative9, options, skipNormalization) {
       const target = {};
       if (!skipNormalization) {
         base = parse8(serialize2(base, options), options);
-        relative8 = parse8(serialize2(relative8, options), options);
+        relative9 = parse8(serialize2(relative9, options), options);
       }
       options = options || {};
-      if (!options.tolerant && relative8.scheme) {
-        target.scheme = relative8.scheme;
-        target.userinfo = relative8.userinfo;
-        target.host = relative8.host;
-        target.port = relative8.port;
-        target.path = removeDotSegments(relative8.path || "");
-        target.query = relative8.query;
+      if (!options.tolerant && relative9.scheme) {
+        target.scheme = relative9.scheme;
+        target.userinfo = relative9.userinfo;
+        target.host = relative9.host;
+        target.port = relative9.port;
+        target.path = removeDotSegments(relative9.path || "");
+        target.query = relative9.query;
       } else {
-        if (relative8.userinfo !== void 0 || relative8.host !== void 0 || relative8.port !== void 0) {
-          target.userinfo = relative8.userinfo;
-          target.host = relative8.host;
-          target.port = relative8.port;
-          target.path = removeDotSegments(relative8.path || "");
-          target.query = relative8.query;
+        if (relative9.userinfo !== void 0 || relative9.host !== void 0 || relative9.port !== void 0) {
+          target.userinfo = relative9.userinfo;
+          target.host = relative9.host;
+          target.port = relative9.port;
+          target.path = removeDotSegments(relative9.path || "");
+          target.query = relative9.query;
         } else {
-          if (!relative8.path) {
+          if (!relative9.path) {
             target.path = base.path;
-            if (relative8.query !== void 0) {
-              target.query = relative8.query;
+            if (relative9.query !== void 0) {
+              target.query = relative9.query;
             } else {
               target.query = base.query;
             }
           } else {
-            if (relative8.path[0] === "/") {
-              target.path = removeDotSegments(relative8.path);
+            if (relative9.path[0] === "/") {
+              target.path = removeDotSegments(relative9.path);
             } else {
               const baseHasAuthority = base.userinfo !== void 0 || base.host !== void 0 || base.port !== void 0;
               if (baseHasAuthority && !base.path) {
-                target.path = "/" + relative8.path;
+                target.path = "/" + relative9.path;
               } else if (!base.path) {
-                target.path = relative8.path;
+                target.path = relative9.path;
               } else {
-                target.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative8.path;
+                target.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative9.path;
               }
               target.path = base.scheme === void 0 && !baseHasAuthority && target.path[0] !== "/" ? removeDotSegmentsRelative(target.path) : removeDotSegments(target.path);
             }
-            target.query = relative8.query;
+            target.query = relative9.query;
           }
           target.userinfo = base.userinfo;
           target.host = base.host;
@@ -23083,7 +23083,7 @@ var require_fast_uri = __commonJS({
         }
         target.scheme = base.scheme;
       }
-      target.fragment = relative8.fragment;
+      target.fragment = relative9.fragment;
       return target;
     }
     function equal(uriA, uriB, options) {
@@ -24892,8 +24892,8 @@ var require_contains = __commonJS({
         cxt.result(valid, () => cxt.reset());
         function validateItemsWithCount() {
           const schValid = gen.name("_valid");
-          const count = gen.let("count", 0);
-          validateItems(schValid, () => gen.if(schValid, () => checkLimits(count)));
+          const count2 = gen.let("count", 0);
+          validateItems(schValid, () => gen.if(schValid, () => checkLimits(count2)));
         }
         function validateItems(_valid, block) {
           gen.forRange("i", 0, len, (i) => {
@@ -24906,16 +24906,16 @@ var require_contains = __commonJS({
             block();
           });
         }
-        function checkLimits(count) {
-          gen.code((0, codegen_1._)`${count}++`);
+        function checkLimits(count2) {
+          gen.code((0, codegen_1._)`${count2}++`);
           if (max === void 0) {
-            gen.if((0, codegen_1._)`${count} >= ${min}`, () => gen.assign(valid, true).break());
+            gen.if((0, codegen_1._)`${count2} >= ${min}`, () => gen.assign(valid, true).break());
           } else {
-            gen.if((0, codegen_1._)`${count} > ${max}`, () => gen.assign(valid, false).break());
+            gen.if((0, codegen_1._)`${count2} > ${max}`, () => gen.assign(valid, false).break());
             if (min === 1)
               gen.assign(valid, true);
             else
-              gen.if((0, codegen_1._)`${count} >= ${min}`, () => gen.assign(valid, true));
+              gen.if((0, codegen_1._)`${count2} >= ${min}`, () => gen.assign(valid, true));
           }
         }
       }
@@ -26627,8 +26627,8 @@ var require_Node = __commonJS({
         };
         const res = toJS.toJS(this, "", ctx);
         if (typeof onAnchor === "function")
-          for (const { count, res: res2 } of ctx.anchors.values())
-            onAnchor(res2, count);
+          for (const { count: count2, res: res2 } of ctx.anchors.values())
+            onAnchor(res2, count2);
         return typeof reviver === "function" ? applyReviver.applyReviver(reviver, { "": res }, "", res) : res;
       }
     };
@@ -26736,13 +26736,13 @@ var require_Alias = __commonJS({
         const anchor = anchors2 && source && anchors2.get(source);
         return anchor ? anchor.count * anchor.aliasCount : 0;
       } else if (identity.isCollection(node2)) {
-        let count = 0;
+        let count2 = 0;
         for (const item of node2.items) {
           const c = getAliasCount(doc, item, anchors2);
-          if (c > count)
-            count = c;
+          if (c > count2)
+            count2 = c;
         }
-        return count;
+        return count2;
       } else if (identity.isPair(node2)) {
         const kc = getAliasCount(doc, node2.key, anchors2);
         const vc = getAliasCount(doc, node2.value, anchors2);
@@ -29695,8 +29695,8 @@ var require_Document = __commonJS({
         };
         const res = toJS.toJS(this.contents, jsonArg ?? "", ctx);
         if (typeof onAnchor === "function")
-          for (const { count, res: res2 } of ctx.anchors.values())
-            onAnchor(res2, count);
+          for (const { count: count2, res: res2 } of ctx.anchors.values())
+            onAnchor(res2, count2);
         return typeof reviver === "function" ? applyReviver.applyReviver(reviver, { "": res }, "", res) : res;
       }
       /**
@@ -29773,12 +29773,12 @@ var require_errors3 = __commonJS({
         lineStr = prev + lineStr;
       }
       if (/[^ ]/.test(lineStr)) {
-        let count = 1;
+        let count2 = 1;
         const end = error2.linePos[1];
         if (end?.line === line && end.col > col) {
-          count = Math.max(1, Math.min(end.col - col, 80 - ci));
+          count2 = Math.max(1, Math.min(end.col - col, 80 - ci));
         }
-        const pointer = " ".repeat(ci) + "^".repeat(count);
+        const pointer = " ".repeat(ci) + "^".repeat(count2);
         error2.message += `:
 
 ${lineStr}
@@ -36442,6 +36442,7 @@ import { spawn as spawn2 } from "node:child_process";
 var NOT_FOUND_EXIT_CODE = 127;
 var TIMED_OUT_EXIT_CODE = 124;
 var KILL_AFTER_S = 5;
+var DEFAULT_GIT_TIMEOUT_S = 120;
 var liveGroups = /* @__PURE__ */ new Set();
 function stopGroup(pid, signal) {
   try {
@@ -36786,19 +36787,32 @@ function quantileSorted(sorted, q) {
   return a + (b - a) * frac;
 }
 function sortedCopy(samples) {
-  return [...samples].sort((a, b) => a - b);
+  return Array.from(Float64Array.from(samples).sort());
+}
+function quantiles(samples, qs) {
+  const n = samples.length;
+  if (n === 0) throw new Error("quantile of no samples");
+  const a = Float64Array.from(samples);
+  return qs.map((q) => {
+    const pos = (n - 1) * Math.min(Math.max(q, 0), 1);
+    const lo = Math.floor(pos);
+    const low = selectInPlace(a, lo);
+    const frac = pos - lo;
+    if (frac === 0 || lo + 1 >= n) return low;
+    let high = Infinity;
+    for (let i = lo + 1; i < n; i++) if (a[i] < high) high = a[i];
+    return low + (high - low) * frac;
+  });
 }
 function quantile(samples, q) {
-  return quantileSorted(sortedCopy(samples), q);
+  return quantiles(samples, [q])[0];
 }
 function median(samples) {
   return quantile(samples, 0.5);
 }
 function spread(samplesMs) {
-  const sorted = sortedCopy(samplesMs);
-  const q1Ms = quantileSorted(sorted, 0.25);
-  const q3Ms = quantileSorted(sorted, 0.75);
-  return { medianMs: quantileSorted(sorted, 0.5), q1Ms, q3Ms, iqrMs: q3Ms - q1Ms };
+  const [q1Ms, medianMs, q3Ms] = quantiles(samplesMs, [0.25, 0.5, 0.75]);
+  return { medianMs, q1Ms, q3Ms, iqrMs: q3Ms - q1Ms };
 }
 function seededRandom(seed) {
   let state = seed >>> 0;
@@ -36860,17 +36874,27 @@ function resampleMedian(samples, scratch, rand) {
   for (let i = 0; i < n; i++) scratch[i] = samples[Math.floor(rand() * n)];
   return medianInPlace(scratch);
 }
+var MAX_BOOTSTRAP_SAMPLES = 1e4;
+function stridedSubsample(samples, cap = MAX_BOOTSTRAP_SAMPLES) {
+  const n = samples.length;
+  if (n <= cap) return samples;
+  const out = new Array(cap);
+  for (let i = 0; i < cap; i++) out[i] = samples[Math.floor(i * n / cap)];
+  return out;
+}
 function bootstrapRatioOfMedians(currentMs, baselineMs, options) {
   if (currentMs.length === 0 || baselineMs.length === 0) {
     throw new Error("bootstrap needs at least one sample on each side");
   }
+  const current = stridedSubsample(currentMs);
+  const baseline = stridedSubsample(baselineMs);
   const rand = seededRandom(options.seed);
-  const currentScratch = new Float64Array(currentMs.length);
-  const baselineScratch = new Float64Array(baselineMs.length);
+  const currentScratch = new Float64Array(current.length);
+  const baselineScratch = new Float64Array(baseline.length);
   const ratios = new Float64Array(options.resamples);
   for (let r = 0; r < options.resamples; r++) {
-    const cur = resampleMedian(currentMs, currentScratch, rand);
-    const base = resampleMedian(baselineMs, baselineScratch, rand);
+    const cur = resampleMedian(current, currentScratch, rand);
+    const base = resampleMedian(baseline, baselineScratch, rand);
     ratios[r] = cur / base;
   }
   ratios.sort();
@@ -36880,15 +36904,17 @@ function bootstrapRatioOfMedians(currentMs, baselineMs, options) {
     lo: quantileSorted(ratios, alpha / 2),
     hi: quantileSorted(ratios, 1 - alpha / 2),
     confidence: options.confidence,
-    resamples: options.resamples
+    resamples: options.resamples,
+    bootstrapped: { current: current.length, baseline: baseline.length }
   };
 }
 function bootstrapMedian(samples, options) {
   if (samples.length === 0) throw new Error("bootstrap needs at least one sample");
+  const drawn = stridedSubsample(samples);
   const rand = seededRandom(options.seed);
-  const scratch = new Float64Array(samples.length);
+  const scratch = new Float64Array(drawn.length);
   const medians = new Float64Array(options.resamples);
-  for (let r = 0; r < options.resamples; r++) medians[r] = resampleMedian(samples, scratch, rand);
+  for (let r = 0; r < options.resamples; r++) medians[r] = resampleMedian(drawn, scratch, rand);
   medians.sort();
   const alpha = 1 - options.confidence;
   return {
@@ -36896,7 +36922,8 @@ function bootstrapMedian(samples, options) {
     lo: quantileSorted(medians, alpha / 2),
     hi: quantileSorted(medians, 1 - alpha / 2),
     confidence: options.confidence,
-    resamples: options.resamples
+    resamples: options.resamples,
+    bootstrapped: drawn.length
   };
 }
 function normalQuantile(p) {
@@ -37032,6 +37059,37 @@ var results_schema_default = {
           type: "object",
           description: "wall time of harness phases, e.g. verify, bench, ceilings",
           additionalProperties: { type: "number", minimum: 0 }
+        },
+        selection: {
+          type: "object",
+          additionalProperties: false,
+          required: ["ci"],
+          description: "what the run was asked to measure: every case of every configured kernel (kernels_dir's kernel.yml files), each variant, narrowed by the fields set here. The judge holds the document to it: a case it selected and has no record of fails the gate (docs/judging.md). Written by the harness; `kernels: []` where no kernel was measured (other tools' benchmarks alone). A document without it (written before it, or by hand) is held to having a case at all",
+          properties: {
+            kernels: {
+              type: "array",
+              items: { type: "string" },
+              description: "--only: these kernels; absent: every kernel"
+            },
+            ci: {
+              type: "boolean",
+              description: "--ci: each manifest's ci_cases instead of its cases"
+            },
+            variants: {
+              type: "array",
+              items: { type: "string" },
+              description: "--variants: these variants only"
+            },
+            case_params: {
+              type: "string",
+              description: "--case-params: only cases whose params include these, e.g. dtype=fp16,D=128"
+            },
+            cases: {
+              type: "array",
+              items: { type: "string" },
+              description: "--cases: these kernel/case ids only (a shard's list)"
+            }
+          }
         },
         shard: { $ref: "#/definitions/Shard" },
         shards: {
@@ -37540,8 +37598,8 @@ var results_schema_default = {
         n_pairs: { type: "integer", minimum: 0 },
         log_ratios: {
           type: "array",
-          items: { type: "number" },
-          description: "one per ABBA block of two pairs (the head first in one, second in the other), in order: the mean of the block's two ln(head sample / base sample), so which arm ran first cancels"
+          items: { type: "number", minimum: -30, maximum: 30 },
+          description: "one per ABBA block of two pairs (the head first in one, second in the other), in order: the mean of the block's two ln(head sample / base sample), so which arm ran first cancels. Two possible times (timing.samples_ms) are at most a factor e^28.9 apart, so |ln| > 30 is refused"
         },
         median_ratio: {
           type: "number",
@@ -37579,7 +37637,7 @@ var results_schema_default = {
             n_pairs: { type: "integer", minimum: 0 },
             log_ratios: {
               type: "array",
-              items: { type: "number" },
+              items: { type: "number", minimum: -30, maximum: 30 },
               description: "one per ABBA block, as the case's own log_ratios"
             },
             median_ratio: { type: "number", minimum: 0 },
@@ -37663,8 +37721,8 @@ var results_schema_default = {
         },
         samples_ms: {
           type: "array",
-          items: { type: "number", minimum: 0 },
-          description: "kept samples, in order"
+          items: { type: "number", minimum: 1e-6, maximum: 36e5 },
+          description: "kept samples, in order: ms of one call each. A time outside 1e-6 (a nanosecond) … 3600000 (an hour) is not one a call can take, and the document is refused"
         },
         sm_clock_mhz: {
           type: "array",
@@ -37672,11 +37730,16 @@ var results_schema_default = {
           description: "one reading per kept sample, when NVML is available"
         },
         power_w: { type: "array", items: { type: "number", minimum: 0 } },
-        median_ms: { type: "number", minimum: 0 },
-        q1_ms: { type: "number", minimum: 0 },
-        q3_ms: { type: "number", minimum: 0 },
-        min_ms: { type: "number", minimum: 0 },
-        mean_ms: { type: "number", minimum: 0 },
+        median_ms: {
+          type: "number",
+          minimum: 1e-6,
+          maximum: 36e5,
+          description: "ms of one call, as samples_ms: a nanosecond to an hour"
+        },
+        q1_ms: { type: "number", minimum: 1e-6, maximum: 36e5 },
+        q3_ms: { type: "number", minimum: 1e-6, maximum: 36e5 },
+        min_ms: { type: "number", minimum: 1e-6, maximum: 36e5 },
+        mean_ms: { type: "number", minimum: 1e-6, maximum: 36e5 },
         rel_std: { type: "number", minimum: 0 },
         median_ci_rel: {
           type: "number",
@@ -37731,6 +37794,7 @@ function readablePath(instancePath, extra2) {
 function showValue(value) {
   let text3;
   if (value === void 0) text3 = "nothing";
+  else if (typeof value === "number" && !Number.isFinite(value)) text3 = String(value);
   else {
     try {
       text3 = JSON.stringify(value) ?? String(value);
@@ -37740,29 +37804,33 @@ function showValue(value) {
   }
   return text3.length > 80 ? `${text3.slice(0, 77)}...` : text3;
 }
-function formatAjvErrors(errors) {
+function formatAjvErrors(errors, subject) {
   const anyOfPaths = errors.filter((e) => e.keyword === "anyOf" || e.keyword === "oneOf").map((e) => e.schemaPath);
   const kept = errors.filter(
     (e) => e.keyword !== "propertyNames" && !anyOfPaths.some((p) => e.schemaPath !== p && e.schemaPath.startsWith(`${p}/`))
   );
-  const lines = kept.map(formatAjvError);
+  const lines = kept.map((e) => formatAjvError(e, subject?.(e.instancePath)));
   return [...new Set(lines)];
 }
-function formatAjvError(error2) {
+function formatAjvError(error2, subject) {
   const params = error2.params;
-  const at = readablePath(error2.instancePath) || "the document";
+  const of = subject !== void 0 ? ` (${subject})` : "";
+  const at = (readablePath(error2.instancePath) || "the document") + of;
   const got = ` (got ${showValue(error2.data)})`;
   switch (error2.keyword) {
     case "required":
-      return `${readablePath(error2.instancePath, String(params.missingProperty))} is required`;
+      return `${readablePath(error2.instancePath, String(params.missingProperty))}${of} is required`;
     case "additionalProperties": {
       const known = Object.keys(
         error2.parentSchema?.properties ?? {}
       );
-      const name = readablePath(error2.instancePath, String(params.additionalProperty));
+      const name = readablePath(error2.instancePath, String(params.additionalProperty)) + of;
       return `${name} is not a known field${known.length ? ` (known: ${known.join(", ")})` : ""}`;
     }
     case "type":
+      if (typeof error2.data === "number" && String(params.type).includes("number")) {
+        return `${at} must be a finite number${got}`;
+      }
       return `${at} must be ${String(params.type).split(",").join(" or ")}${got}`;
     case "enum":
       return `${at} must be one of ${params.allowedValues.map((v) => showValue(v)).join(", ")}${got}`;
@@ -37790,13 +37858,24 @@ function formatAjvError(error2) {
   }
 }
 function newAjv() {
-  return new import_ajv.Ajv({ allErrors: true, verbose: true, strict: false });
+  return new import_ajv.Ajv({ allErrors: true, verbose: true, strict: false, strictNumbers: true });
 }
 var resultsValidator;
+function caseSubject(data) {
+  return (instancePath) => {
+    const m = /^\/cases\/(\d+)(\/|$)/.exec(instancePath);
+    const cases2 = data?.cases;
+    if (!m || !Array.isArray(cases2)) return void 0;
+    const c = cases2[Number(m[1])];
+    const text3 = (v) => typeof v === "string" ? v : "?";
+    if (c === null || typeof c !== "object") return void 0;
+    return `${text3(c.kernel)}/${text3(c.variant)} ${text3(c.case)}`;
+  };
+}
 function validateResults(data, file) {
   resultsValidator ??= newAjv().compile(results_schema_default);
   if (!resultsValidator(data)) {
-    throw problemsError(file, formatAjvErrors(resultsValidator.errors ?? []));
+    throw problemsError(file, formatAjvErrors(resultsValidator.errors ?? [], caseSubject(data)));
   }
   return data;
 }
@@ -38066,8 +38145,8 @@ async function runOnce(run2, arm, which2) {
   const { spec } = run2;
   run2.log?.(`${run2.kernel}/${run2.label}: ${arm.command}${which2 === "base" ? " (base)" : ""}`);
   const out = await run2.runner(arm.command, { cwd: arm.cwd, timeoutMs: spec.timeoutS * 1e3 });
-  const fail = (status, why) => {
-    const reason = status === "fail" ? why : `${arm.command}: ${why}`;
+  const fail = (status, why2) => {
+    const reason = status === "fail" ? why2 : `${arm.command}: ${why2}`;
     arm.failure = { status, reason, log: tail(out.output) };
   };
   if (out.timedOut) return fail("timeout", `exceeded ${spec.timeoutS} s`);
@@ -38132,7 +38211,7 @@ function failedCase(base0, variant, head) {
   };
 }
 async function runCommands(kernel, spec, options) {
-  const cases = [];
+  const cases2 = [];
   const variants = [];
   const outputs = [];
   const addVariant = (v) => void (variants.includes(v) || variants.push(v));
@@ -38164,7 +38243,7 @@ async function runCommands(kernel, spec, options) {
       const base0 = { kernel, case: caseIdOf(params), params };
       if (head.failure || subs.size === 0) {
         addVariant(variantName);
-        cases.push(failedCase(base0, variantName, head));
+        cases2.push(failedCase(base0, variantName, head));
         continue;
       }
       for (const sub of subs) {
@@ -38172,7 +38251,7 @@ async function runCommands(kernel, spec, options) {
         addVariant(variant);
         const samples = head.runs.map((r) => r.get(sub)).filter((x) => x !== void 0);
         const paired = base ? pairedOf(head, base, sub, method) : void 0;
-        cases.push({
+        cases2.push({
           result: {
             ...base0,
             variant,
@@ -38186,7 +38265,7 @@ async function runCommands(kernel, spec, options) {
       }
     }
   }
-  return { cases, variants, outputs };
+  return { cases: cases2, variants, outputs };
 }
 function selfCheck(check, runs) {
   return {
@@ -38274,9 +38353,9 @@ function splitRunName(runName) {
       clock = part;
       continue;
     }
-    const named = /^([A-Za-z_][A-Za-z0-9_]*):(.*)$/.exec(part);
-    if (named) {
-      const [, key = "", value = ""] = named;
+    const named2 = /^([A-Za-z_][A-Za-z0-9_]*):(.*)$/.exec(part);
+    if (named2) {
+      const [, key = "", value = ""] = named2;
       if (!SETTINGS.has(key)) params[key] = scalarOf(value);
       continue;
     }
@@ -39399,7 +39478,7 @@ function parse2({ text: text3, file, kernel, readSidecar }) {
   const devices = root.devices === void 0 ? [] : read.array(root.devices, "devices");
   const benches = read.array(root.benchmarks, "benchmarks");
   const diagnostics = [];
-  const cases = [];
+  const cases2 = [];
   const variants = [];
   let device;
   let dropped = 0;
@@ -39420,13 +39499,13 @@ function parse2({ text: text3, file, kernel, readSidecar }) {
       }
       if (!variants.includes(variant)) variants.push(variant);
       const one = caseOfState(read, state, sat, { kernel, variant, readSidecar, diagnostics });
-      cases.push(one.adapted);
+      cases2.push(one.adapted);
       if (one.summaryOnly) summaryOnly++;
     });
   });
   diagnostics.push(...runDiagnostics(file, kernel, { dropped, device, summaryOnly }));
   return {
-    cases,
+    cases: cases2,
     variants,
     tool: toolOf(read, root),
     ...device !== void 0 ? { environment: environmentOf(devices, device, read) } : {},
@@ -39789,8 +39868,8 @@ function benchmarksFromRaw(raw, root, kernelNames) {
   });
   return { benchmarks, problems };
 }
-function reservedParams(cases, at, problems) {
-  cases.forEach((c, j) => {
+function reservedParams(cases2, at, problems) {
+  cases2.forEach((c, j) => {
     for (const name of BUILTIN_PLACEHOLDERS) {
       if (c[name] === void 0) continue;
       const what = name === "root" ? "the checkout's root (the head's, or the base revision's)" : "the case's id";
@@ -39809,7 +39888,7 @@ function commandFromRaw(b, at, work, problems) {
   }
   if (b.variants === void 0 || b.metric === void 0) return void 0;
   const metric = b.metric;
-  const cases = b.cases ?? [{}];
+  const cases2 = b.cases ?? [{}];
   let regex;
   if (metric.regex === void 0 === (metric.json === void 0)) {
     problems.push(`${at}.metric needs exactly one of regex and json (got ${showValue(metric)})`);
@@ -39830,16 +39909,16 @@ function commandFromRaw(b, at, work, problems) {
     }
   }
   const check = b.check ? compileRegex(b.check.regex, `${at}.check.regex`, problems) : void 0;
-  reservedParams(cases, at, problems);
+  reservedParams(cases2, at, problems);
   const used = /* @__PURE__ */ new Set();
   for (const [variant, template] of Object.entries(b.variants)) {
     for (const name of placeholders(template)) {
       used.add(name);
       if (BUILTIN_PLACEHOLDERS.includes(name)) continue;
-      const missing = cases.findIndex((c) => c[name] === void 0);
+      const missing = cases2.findIndex((c) => c[name] === void 0);
       if (missing >= 0) {
         problems.push(
-          `${at}.variants.${variant} uses {${name}}, which ${at}.cases[${missing}] does not set (got ${showValue(cases[missing])})`
+          `${at}.variants.${variant} uses {${name}}, which ${at}.cases[${missing}] does not set (got ${showValue(cases2[missing])})`
         );
       }
     }
@@ -39848,17 +39927,17 @@ function commandFromRaw(b, at, work, problems) {
     const formula = work[key];
     if (!formula) continue;
     for (const name of formula.names) {
-      const missing = cases.findIndex((c) => c[name] === void 0);
+      const missing = cases2.findIndex((c) => c[name] === void 0);
       if (missing >= 0) {
         problems.push(
-          `${at}.work.${key} uses ${name}, which ${at}.cases[${missing}] does not set (got ${showValue(cases[missing])})`
+          `${at}.work.${key} uses ${name}, which ${at}.cases[${missing}] does not set (got ${showValue(cases2[missing])})`
         );
       }
     }
   }
   return {
     variants: b.variants,
-    cases,
+    cases: cases2,
     repeat: b.repeat ?? DEFAULT_REPEAT,
     metric: {
       ...regex ? { regex } : {},
@@ -39917,7 +39996,7 @@ import { existsSync as existsSync4, readFileSync as readFileSync4 } from "node:f
 import { dirname as dirname4, isAbsolute, join as join5, relative as relative3, resolve as resolve4 } from "node:path";
 var ADAPTERS_HARNESS = "kernelgate adapters 0.1.0";
 function finishKernel(adapter, kernel, adapted, options = {}) {
-  const cases = adapted.cases.map(({ result, work }) => {
+  const cases2 = adapted.cases.map(({ result, work }) => {
     const fromConfig = options.work ? workOf(options.work, result.params) : {};
     const amounts = { ...work, ...fromConfig };
     if (fromConfig.flops !== void 0 || fromConfig.bytes !== void 0) {
@@ -39926,7 +40005,7 @@ function finishKernel(adapter, kernel, adapted, options = {}) {
     if (result.status !== "ok" || !result.timing) return result;
     return { ...result, ...workFields(amounts, result.timing.median_ms) };
   });
-  const timed = cases.filter((c) => c.status === "ok" && c.timing);
+  const timed = cases2.filter((c) => c.status === "ok" && c.timing);
   const withSamples = timed.filter((c) => (c.timing?.samples_ms.length ?? 0) > 0).length;
   const samples = timed.length === 0 ? adapter.capabilities.samples === "summary" ? "summary" : "raw" : withSamples === timed.length ? "raw" : withSamples === 0 ? "summary" : "mixed";
   const info2 = kernelInfo(
@@ -39936,16 +40015,16 @@ function finishKernel(adapter, kernel, adapted, options = {}) {
       format: adapter.format,
       ...adapted.tool !== void 0 ? { tool: adapted.tool } : {},
       samples,
-      work: cases.some((c) => c.work !== void 0 || c.throughput !== void 0),
-      correctness: cases.some((c) => c.correctness !== void 0) ? "self_check" : "none",
-      paired: cases.some((c) => c.paired !== void 0)
+      work: cases2.some((c) => c.work !== void 0 || c.throughput !== void 0),
+      correctness: cases2.some((c) => c.correctness !== void 0) ? "self_check" : "none",
+      paired: cases2.some((c) => c.paired !== void 0)
     },
     options.references,
     options.description
   );
   return {
     info: info2,
-    cases,
+    cases: cases2,
     ...adapted.environment ? { environment: adapted.environment } : {},
     run: adapted.run,
     diagnostics: adapted.diagnostics
@@ -40037,8 +40116,8 @@ async function runBenchmark(bench, options) {
   }
   const shown = relativeShown(options.root, output);
   if (!existsSync4(output)) {
-    const why = bench.run !== void 0 ? `it wrote no ${shown}` : `there is no ${shown} (no run command: an earlier step must write it)`;
-    return failedBenchmark(adapter, bench, why, printed);
+    const why2 = bench.run !== void 0 ? `it wrote no ${shown}` : `there is no ${shown} (no run command: an earlier step must write it)`;
+    return failedBenchmark(adapter, bench, why2, printed);
   }
   let adapted;
   try {
@@ -40062,8 +40141,8 @@ function relativeShown(root, path11) {
   const rel = relative3(root, path11);
   return rel === "" || rel.startsWith("..") || isAbsolute(rel) ? path11 : rel;
 }
-function failedBenchmark(adapter, bench, why, output) {
-  const message = bench.run !== void 0 ? `${bench.run}: ${why}` : why;
+function failedBenchmark(adapter, bench, why2, output) {
+  const message = bench.run !== void 0 ? `${bench.run}: ${why2}` : why2;
   const logTail = lastLines(output);
   return finishKernel(
     adapter,
@@ -40144,6 +40223,13 @@ function verdictOf(lo, hi, thresholdPct) {
   if (lo >= 1 - t && hi <= 1 + t) return "SAME";
   return "AMBIGUOUS";
 }
+function subsampleNote(unit, sides) {
+  const count2 = (n) => n.toLocaleString("en-US");
+  const cut = sides.filter((s) => s.used < s.total);
+  if (cut.length === 0) return void 0;
+  const parts = cut.map((s) => `${count2(s.used)} of ${s.of} ${count2(s.total)} ${unit}`);
+  return `interval from an evenly strided ${parts.join(" and ")} (at most ${count2(MAX_BOOTSTRAP_SAMPLES)} a side are bootstrapped)`;
+}
 function timingMethodKind(method) {
   return method.replace(/\(\d+ launches\)/g, "(N launches)").replace(/\d+ calls back to back/g, "N calls back to back");
 }
@@ -40185,8 +40271,13 @@ function judgePerf(key, current, baseline, comparable, thresholdPct, config) {
     resamples: config.compare.resamples,
     seed: (config.compare.seed ^ hashString(key)) >>> 0
   });
+  const note = subsampleNote("samples", [
+    { of: "this run's", used: ci.bootstrapped.current, total: cur.length },
+    { of: "the baseline's", used: ci.bootstrapped.baseline, total: base.length }
+  ]);
   return {
     perf: verdictOf(ci.lo, ci.hi, thresholdPct),
+    ...note !== void 0 ? { perfNote: note } : {},
     ratio: ci.ratio,
     ciLo: ci.lo,
     ciHi: ci.hi,
@@ -40211,8 +40302,12 @@ function judgeAgainstSummary(key, cur, base, thresholdPct, config) {
   const ratio = own.median / base.median_ms;
   const ciLo = ratio * Math.exp(-halfWidth);
   const ciHi = ratio * Math.exp(halfWidth);
+  const note = subsampleNote("samples", [
+    { of: "this run's", used: own.bootstrapped, total: cur.length }
+  ]);
   return {
     perf: verdictOf(ciLo, ciHi, thresholdPct),
+    ...note !== void 0 ? { perfNote: note } : {},
     ratio,
     ciLo,
     ciHi,
@@ -40249,7 +40344,7 @@ function judgePaired(key, current, paired, config) {
   if (nPairs < MIN_SAMPLES_FOR_VERDICT) {
     return { ...common, perf: "AMBIGUOUS", perfNote: tooFewPairs(nPairs) };
   }
-  const { ratio, lo, hi, confidence } = pairedInterval(logs, key, config);
+  const { ratio, lo, hi, confidence, bootstrapped } = pairedInterval(logs, key, config);
   const judged = {
     ...common,
     perf: verdictOf(lo, hi, thresholdPct),
@@ -40259,7 +40354,10 @@ function judgePaired(key, current, paired, config) {
     confidence,
     mdcPct: 100 * (hi - lo) / 2
   };
-  return paired.confirm ? judgeConfirmed(key, judged, paired.confirm, config) : judged;
+  const out = paired.confirm ? judgeConfirmed(key, judged, paired.confirm, config) : judged;
+  const note = subsampleNote("blocks of pairs", [{ of: "the", used: bootstrapped, total: nPairs }]);
+  if (note === void 0) return out;
+  return { ...out, perfNote: [out.perfNote, note].filter(Boolean).join("; ") };
 }
 function tooFewPairs(n) {
   return `too few pairs for an interval (${n}; need ${MIN_SAMPLES_FOR_VERDICT})`;
@@ -40274,7 +40372,8 @@ function pairedInterval(logs, seedKey, config) {
     ratio: Math.exp(ci.median),
     lo: Math.exp(ci.lo),
     hi: Math.exp(ci.hi),
-    confidence: ci.confidence
+    confidence: ci.confidence,
+    bootstrapped: ci.bootstrapped
   };
 }
 function intervalText(ratio, lo, hi) {
@@ -40284,11 +40383,11 @@ function judgeConfirmed(key, first, confirm, config) {
   if (first.perf !== "SLOWER" && first.perf !== "FASTER") return first;
   const logs = confirm.log_ratios ?? [];
   if (confirm.status !== "ok" || logs.length < MIN_SAMPLES_FOR_VERDICT) {
-    const why = confirm.status !== "ok" ? confirm.reason ?? "no reason given" : tooFewPairs(logs.length);
+    const why2 = confirm.status !== "ok" ? confirm.reason ?? "no reason given" : tooFewPairs(logs.length);
     return {
       ...first,
       confirmed: "unmeasured",
-      perfNote: `not confirmed in a second pair of worker processes: ${why}`
+      perfNote: `not confirmed in a second pair of worker processes: ${why2}`
     };
   }
   const { ratio, lo, hi } = pairedInterval(logs, `${key}\0confirm`, config);
@@ -40317,42 +40416,14 @@ function fallbackNote(paired, stored, method, state) {
   if (method === "baseline") {
     return `${unpairedReason(paired)}; judged against the stored baseline${stored.perfNote ? `; ${stored.perfNote}` : ""}`;
   }
-  const why = stored.perfNote ?? (state === "other-gpu" ? "the stored baseline ran on another GPU" : "no stored baseline");
+  const why2 = stored.perfNote ?? (state === "other-gpu" ? "the stored baseline ran on another GPU" : "no stored baseline");
   if (paired?.base_status === "missing") {
     const reason = paired.base_reason ? ` (${paired.base_reason})` : "";
-    return `not in the base revision${reason}${state === "compared" ? `; ${why}` : ""}`;
+    return `not in the base revision${reason}${state === "compared" ? `; ${why2}` : ""}`;
   }
-  return `${unpairedReason(paired)}; ${why}`;
+  return `${unpairedReason(paired)}; ${why2}`;
 }
 var JUDGED = ["SLOWER", "FASTER", "SAME", "AMBIGUOUS", "MISSING"];
-function applyControls(cases, results) {
-  const roles = /* @__PURE__ */ new Map();
-  for (const k of results.kernels) {
-    for (const v of k.variants) roles.set(`${k.name}/${v.name}`, v.role);
-  }
-  const moves = (c) => c.method === "paired" && (c.perf === "FASTER" || c.perf === "SLOWER");
-  const controls = cases.filter(
-    (c) => moves(c) && roles.get(`${c.kernel}/${c.variant}`) === "reference"
-  );
-  const byCase = /* @__PURE__ */ new Map();
-  for (const c of controls) {
-    const at = `${c.kernel}\0${c.caseId}`;
-    byCase.set(at, [...byCase.get(at) ?? [], c]);
-  }
-  const demoted = [];
-  for (const c of cases) {
-    if (!moves(c) || controls.includes(c)) continue;
-    const moved = byCase.get(`${c.kernel}\0${c.caseId}`);
-    if (!moved) continue;
-    const names = moved.map((m) => `${m.variant} ${formatRatioPct(m.ratio)}`).join(", ");
-    const which2 = moved.length === 1 ? `the A/A control ${names} (a reference: identical code in both arms) moved` : `the A/A controls ${names} (references: identical code in both arms) moved`;
-    c.perfNote = `was ${c.perf} ${formatRatioPct(c.ratio)}, but ${which2} in the same case: the machine was not quiet`;
-    c.perf = "AMBIGUOUS";
-    demoted.push(c);
-  }
-  for (const c of controls) c.perfNote = CONTROL_NOTE;
-  return { controls, demoted };
-}
 function minChangePct(config, baseline) {
   const floorMs = config.compare.minChangeMs;
   const medianMs = baseline?.timing?.median_ms;
@@ -40429,6 +40500,108 @@ function judgeCorrectness(current, reference, config) {
   return { correctness: "PASS" };
 }
 
+// src/judge/controls.ts
+var moved = (c) => c.perf === "FASTER" || c.perf === "SLOWER";
+function referenceOf(results) {
+  const roles = /* @__PURE__ */ new Map();
+  for (const k of results.kernels) {
+    for (const v of k.variants) roles.set(`${k.name}/${v.name}`, v.role);
+  }
+  return (c) => roles.get(`${c.kernel}/${c.variant}`) === "reference";
+}
+function byCase(controls) {
+  const map = /* @__PURE__ */ new Map();
+  for (const c of controls) {
+    const at = `${c.kernel}\0${c.caseId}`;
+    map.set(at, [...map.get(at) ?? [], c]);
+  }
+  return map;
+}
+var named = (controls) => controls.map((m) => `${m.variant} ${formatRatioPct(m.ratio)}`).join(", ");
+function applyControls(cases2, results) {
+  const isReference = referenceOf(results);
+  const pairedMove = (c) => c.method === "paired" && moved(c);
+  const controls = cases2.filter((c) => pairedMove(c) && isReference(c));
+  const at = byCase(controls);
+  const demoted = [];
+  for (const c of cases2) {
+    if (!pairedMove(c) || controls.includes(c)) continue;
+    const same = at.get(`${c.kernel}\0${c.caseId}`);
+    if (!same) continue;
+    const which2 = same.length === 1 ? `the A/A control ${named(same)} (a reference: identical code in both arms) moved` : `the A/A controls ${named(same)} (references: identical code in both arms) moved`;
+    c.perfNote = `was ${c.perf} ${formatRatioPct(c.ratio)}, but ${which2} in the same case: the machine was not quiet`;
+    c.perf = "AMBIGUOUS";
+    demoted.push(c);
+  }
+  for (const c of controls) {
+    c.perfNote = CONTROL_NOTE;
+    c.control = "paired";
+  }
+  return { controls, demoted };
+}
+var STORED_CONTROL_NOTE = "reference: code unchanged since the stored run";
+function applyStoredControls(cases2, results) {
+  const isReference = referenceOf(results);
+  const stored = cases2.filter((c) => c.method === "baseline" && c.perf !== "MISSING");
+  const references = stored.filter(isReference);
+  const controls = references.filter(moved);
+  for (const c of controls) {
+    c.control = "stored";
+    c.perfNote = c.perfNote ? `${STORED_CONTROL_NOTE}; ${c.perfNote}` : STORED_CONTROL_NOTE;
+  }
+  const machine = machineMove(references, controls);
+  const at = byCase(controls);
+  const demoted = [];
+  for (const c of stored) {
+    if (!moved(c) || c.control !== void 0) continue;
+    const same = (at.get(`${c.kernel}\0${c.caseId}`) ?? []).filter((m) => m.perf === c.perf);
+    let why2;
+    if (machine !== void 0 && c.perf === machine.direction) why2 = machineText(machine);
+    else if (same.length > 0) {
+      why2 = `the A/A control ${named(same)} (a reference, not changed) moved the same way in the same case: the machine or the night moved, not the code`;
+    }
+    if (why2 === void 0) continue;
+    c.perfNote = `was ${c.perf} ${formatRatioPct(c.ratio)}, but ${why2}`;
+    c.perf = "AMBIGUOUS";
+    demoted.push(c);
+  }
+  return { ...machine ? { machine } : {}, controls, demoted };
+}
+function machineMove(references, controls) {
+  if (references.length < 3) return void 0;
+  for (const direction of ["SLOWER", "FASTER"]) {
+    const these = controls.filter((c) => c.perf === direction);
+    if (these.length * 2 < references.length) continue;
+    const ratios = these.map((c) => c.ratio).filter((r) => r !== void 0);
+    return {
+      direction,
+      moved: these.length,
+      of: references.length,
+      medianPct: ratios.length ? 100 * (median(ratios) - 1) : 0
+    };
+  }
+  return void 0;
+}
+function machineText(m) {
+  const sign = m.medianPct >= 0 ? "+" : "−";
+  return `the machine moved: ${m.moved} of ${m.of} reference cases (code not changed) were ${m.direction} against the stored run, median ${sign}${Math.abs(m.medianPct).toFixed(1)} %`;
+}
+function markBelowFloor(c, ruleThresholdPct, floorMs) {
+  if (c.perf !== "SAME" || c.ciLo === void 0 || c.ciHi === void 0) return;
+  if (!(c.thresholdPct > ruleThresholdPct)) return;
+  const up = 100 * (c.ciLo - 1) > ruleThresholdPct;
+  const down = 100 * (1 - c.ciHi) > ruleThresholdPct;
+  if (!up && !down) return;
+  c.belowFloor = true;
+  const base = c.baselineMedianMs;
+  const us = base !== void 0 && c.ratio !== void 0 ? ` (${(1e3 * Math.abs(c.ratio - 1) * base).toFixed(2)} µs)` : "";
+  const note = `below the ${fmtFloor(floorMs)} floor: ${formatRatioPct(c.ratio)} in [${formatRatioPct(c.ciLo)}, ${formatRatioPct(c.ciHi)}]${us} is a real change, but smaller than the floor, so it is not called ${up ? "SLOWER" : "FASTER"}`;
+  c.perfNote = c.perfNote ? `${note}; ${c.perfNote}` : note;
+}
+function fmtFloor(ms) {
+  return ms >= 1 ? `${ms} ms` : `${Number((ms * 1e3).toPrecision(3))} µs`;
+}
+
 // src/judge/compare.ts
 function gpuOf(env) {
   return env.gpu.sku && env.gpu.sku !== "unknown" ? env.gpu.sku : env.gpu.name;
@@ -40464,20 +40637,26 @@ function judgeCasePerf(key, current, base, run2) {
   const { config } = run2;
   const paired = run2.pairedOn ? current.paired : void 0;
   if (isTimed(current) && paired?.base_status === "ok" && paired.log_ratios.length > 0) {
-    return { perf: judgePaired(key, current, paired, config), method: "paired" };
+    const { thresholdPct: thresholdPct2, minChangeMs } = config.compare.paired;
+    return {
+      perf: judgePaired(key, current, paired, config),
+      method: "paired",
+      rule: { thresholdPct: thresholdPct2, floorMs: minChangeMs }
+    };
   }
-  const thresholdPct = Math.max(
+  const rulePct = Math.max(
     config.compare.thresholdPct,
-    noisePctFor(config, current.kernel, current.variant, current.case),
-    minChangePct(config, base)
+    noisePctFor(config, current.kernel, current.variant, current.case)
   );
+  const rule = { thresholdPct: rulePct, floorMs: config.compare.minChangeMs };
+  const thresholdPct = Math.max(rulePct, minChangePct(config, base));
   const stored = judgePerf(key, current, base, run2.comparable, thresholdPct, config);
   const method = JUDGED.includes(stored.perf) ? "baseline" : "none";
   const perf = { ...stored, thresholdPct };
   if (run2.pairedOn && isTimed(current)) {
     perf.perfNote = fallbackNote(paired, stored, method, run2.state);
   }
-  return { perf, method };
+  return { perf, method, rule };
 }
 function compareCase(current, run2) {
   const key = caseKey(current.kernel, current.variant, current.case);
@@ -40485,9 +40664,9 @@ function compareCase(current, run2) {
   const paired = run2.pairedOn ? current.paired : void 0;
   const samples = current.timing?.samples_ms ?? [];
   const s = samples.length ? spread(samples) : void 0;
-  const { perf, method } = judgeCasePerf(key, current, base, run2);
+  const { perf, method, rule } = judgeCasePerf(key, current, base, run2);
   const drift = driftReference(paired, base);
-  return {
+  const judged = {
     key,
     label: caseLabel(current),
     kernel: current.kernel,
@@ -40508,6 +40687,8 @@ function compareCase(current, run2) {
     current,
     baseline: base
   };
+  markBelowFloor(judged, rule.thresholdPct, rule.floorMs);
+  return judged;
 }
 function missingCases(run2, seen) {
   if (!run2.comparable) return [];
@@ -40552,6 +40733,24 @@ function baselineNotes(results, baseline, judged, pairedCases) {
   }
   return ["No baseline was given: every case is NEW."];
 }
+function storedControlNotes(stored) {
+  const n = stored.demoted.length;
+  const verdicts = `${n} FASTER or SLOWER verdict${n === 1 ? "" : "s"} of kernels`;
+  if (stored.machine) {
+    const m = machineText(stored.machine);
+    return [
+      `${m[0].toUpperCase()}${m.slice(1)}: this run is not timed like the stored one, so no kernel is blamed for a move that size; ${verdicts} in that direction are AMBIGUOUS instead. Pairs (the nightly's and a pull request's paired A/B) do not have this problem.`
+    ];
+  }
+  if (stored.controls.length === 0) return [];
+  const shown = stored.controls.slice(0, 5).map((c) => `${c.label} ${c.perf} ${formatRatioPct(c.ratio)}`);
+  const more = stored.controls.length - shown.length;
+  const list = more > 0 ? [...shown, `and ${more} more`] : shown;
+  const then = n === 0 ? ": the machine or the night moved while they were timed." : `, so ${verdicts} in the same direction and case are AMBIGUOUS instead.`;
+  return [
+    `A/A control${list.length > 1 ? "s" : ""} moved against the stored run: ${list.join(", ")}. Reference variants' code did not change${then}`
+  ];
+}
 function pairedNotes(results, config, controls, demoted) {
   const notes = [];
   if (controls.length) {
@@ -40568,15 +40767,15 @@ function pairedNotes(results, config, controls, demoted) {
   }
   return notes;
 }
-function pairedSummary(run2, cases, controls) {
-  const pairedCases = cases.filter((c) => c.method === "paired");
+function pairedSummary(run2, cases2, controls) {
+  const pairedCases = cases2.filter((c) => c.method === "paired");
   const mdcs = pairedCases.map((c) => c.mdcPct).filter((x) => x !== void 0);
   const confirm = { confirmed: 0, "not-repeated": 0, unmeasured: 0 };
   for (const c of pairedCases) if (c.confirmed) confirm[c.confirmed] += 1;
   return {
     ...run2.baseSha !== void 0 ? { baseSha: run2.baseSha } : {},
     cases: pairedCases.length,
-    baselineCases: cases.filter((c) => c.method === "baseline" && c.perf !== "MISSING").length,
+    baselineCases: cases2.filter((c) => c.method === "baseline" && c.perf !== "MISSING").length,
     thresholdPct: run2.config.compare.paired.thresholdPct,
     ...mdcs.length ? { medianMdcPct: median(mdcs) } : {},
     controlsMoved: controls.map((c) => c.label),
@@ -40596,25 +40795,826 @@ function compare(results, baseline, config) {
       (baseline?.cases ?? []).map((c) => [caseKey(c.kernel, c.variant, c.case), c])
     )
   };
-  const cases = results.cases.map((current) => compareCase(current, run2));
-  cases.push(...missingCases(run2, new Set(cases.map((c) => c.key))));
-  const { controls, demoted } = run2.pairedOn ? applyControls(cases, results) : { controls: [], demoted: [] };
-  const pairedCases = cases.filter((c) => c.method === "paired").length;
+  const cases2 = results.cases.map((current) => compareCase(current, run2));
+  cases2.push(...missingCases(run2, new Set(cases2.map((c) => c.key))));
+  const { controls, demoted } = run2.pairedOn ? applyControls(cases2, results) : { controls: [], demoted: [] };
+  const stored = applyStoredControls(cases2, results);
+  const pairedCases = cases2.filter((c) => c.method === "paired").length;
   return {
-    cases,
+    cases: cases2,
     baseline: judged.state,
     notes: [
       ...baselineNotes(results, baseline, judged, pairedCases),
-      ...pairedNotes(results, config, controls, demoted.length)
+      ...pairedNotes(results, config, controls, demoted.length),
+      ...storedControlNotes(stored)
     ],
+    ...stored.machine ? { machineMoved: stored.machine } : {},
     baselineRun: baseline ? {
       id: baseline.run.id,
       gitSha: baseline.run.git_sha,
       startedAt: baseline.run.started_at,
       gpu: gpuDescription(baseline.environment)
     } : void 0,
-    ...run2.pairedOn ? { paired: pairedSummary(run2, cases, controls) } : {}
+    ...run2.pairedOn ? { paired: pairedSummary(run2, cases2, controls) } : {}
   };
+}
+
+// src/shard/plan.ts
+import { createHash } from "node:crypto";
+var MAX_SHARDS = 256;
+function parseShardSpec(text3, where3) {
+  const m = /^\s*(\d{1,4})\s*\/\s*(\d{1,4})\s*$/.exec(text3);
+  if (!m) {
+    throw new Error(`${where3} must be i/n (shard i of n, counted from 1), got '${text3}'.`);
+  }
+  const index = Number(m[1]);
+  const count2 = Number(m[2]);
+  if (count2 < 1 || count2 > MAX_SHARDS) {
+    throw new Error(`${where3}: n must be 1 to ${MAX_SHARDS}, got '${text3}'.`);
+  }
+  if (index < 1 || index > count2) {
+    throw new Error(`${where3}: i must be 1 to n (${count2}), got '${text3}'.`);
+  }
+  return { index, count: count2 };
+}
+function formatValue(value) {
+  if (typeof value === "boolean") return value ? "true" : "false";
+  return String(value);
+}
+function expandGroup(group2) {
+  let out = [{}];
+  for (const [key, value] of Object.entries(group2)) {
+    const axis = Array.isArray(value) ? value : [value];
+    out = out.flatMap((partial) => axis.map((v) => ({ ...partial, [key]: v })));
+  }
+  return out;
+}
+function caseIdOf2(params) {
+  return Object.entries(params).map(([k, v]) => `${k}=${formatValue(v)}`).join(",");
+}
+function matchesOnly(params, only) {
+  for (const [key, want] of Object.entries(only ?? {})) {
+    const options = Array.isArray(want) ? want : [want];
+    if (!options.includes(params[key])) return false;
+  }
+  return true;
+}
+function shardUnits(kernels, options = {}) {
+  const chosen2 = kernels.filter((k) => !options.only?.length || options.only.includes(k.manifest.name)).sort((a, b) => {
+    const ka = [a.manifest.name !== "gemm", a.manifest.name];
+    const kb = [b.manifest.name !== "gemm", b.manifest.name];
+    return ka[0] === kb[0] ? ka[1] < kb[1] ? -1 : ka[1] > kb[1] ? 1 : 0 : ka[0] ? 1 : -1;
+  });
+  const units = [];
+  for (const k of chosen2) {
+    const groups = (options.ci ? k.manifest.ci_cases : k.manifest.cases) ?? [];
+    for (const params of groups.flatMap(expandGroup)) {
+      const variants = k.manifest.variants.filter((v) => matchesOnly(params, v.only)).map((v) => v.name);
+      if (variants.length === 0) continue;
+      const caseId = caseIdOf2(params);
+      units.push({
+        id: `${k.manifest.name}/${caseId}`,
+        kernel: k.manifest.name,
+        caseId,
+        params,
+        variants
+      });
+    }
+  }
+  return units;
+}
+var VARIANT_OVERHEAD_S = 1;
+var ESTIMATE_S_PER_ELEMENT = 1e-9;
+function measuredSeconds(unit, records) {
+  let seconds2 = 0;
+  let timed = 0;
+  for (const r of records) {
+    if (!r.timing) continue;
+    const samples = (xs) => (xs ?? []).reduce((s, x) => s + x, 0);
+    const base = r.paired?.base_timing;
+    const ms = samples(r.timing.samples_ms) + (r.timing.warmup_ms ?? 0) + (base ? samples(base.samples_ms) + (base.warmup_ms ?? 0) : 0);
+    seconds2 += ms / 1e3 + VARIANT_OVERHEAD_S;
+    timed += 1;
+  }
+  if (timed === 0) return void 0;
+  return seconds2 + Math.max(0, unit.variants.length - timed) * VARIANT_OVERHEAD_S;
+}
+function estimatedSeconds(unit) {
+  const size = Object.values(unit.params).filter((v) => typeof v === "number" && v > 0).reduce((p, v) => p * v, 1);
+  return unit.variants.length * (VARIANT_OVERHEAD_S + size * ESTIMATE_S_PER_ELEMENT);
+}
+function planShards(units, count2, baseline) {
+  const byUnit = /* @__PURE__ */ new Map();
+  for (const c of baseline?.results.cases ?? []) {
+    const id = `${c.kernel}/${c.case}`;
+    byUnit.set(id, [...byUnit.get(id) ?? [], c]);
+  }
+  let measured = 0;
+  const cost = /* @__PURE__ */ new Map();
+  for (const u of units) {
+    const got = measuredSeconds(u, byUnit.get(u.id) ?? []);
+    if (got !== void 0) measured += 1;
+    cost.set(u.id, got ?? estimatedSeconds(u));
+  }
+  const order = units.map((u, i) => ({ u, i, s: cost.get(u.id) })).sort((a, b) => b.s - a.s || a.i - b.i);
+  const load = Array.from({ length: count2 }, () => 0);
+  const owner = /* @__PURE__ */ new Map();
+  for (const { u, s } of order) {
+    let best = 0;
+    for (let k = 1; k < count2; k++) if (load[k] < load[best]) best = k;
+    load[best] = load[best] + s;
+    owner.set(u.id, best);
+  }
+  const shards = Array.from(
+    { length: count2 },
+    (_, k) => units.filter((u) => owner.get(u.id) === k).map((u) => u.id)
+  );
+  const seconds2 = load.map((s) => Math.round(s * 10) / 10);
+  const source = measured > 0 ? "baseline" : "estimate";
+  return {
+    count: count2,
+    shards,
+    seconds: seconds2,
+    source,
+    ...source === "baseline" && baseline ? { baseline: baseline.path } : {},
+    digest: planDigest(shards)
+  };
+}
+function planDigest(shards) {
+  return createHash("sha256").update(JSON.stringify(shards)).digest("hex").slice(0, 16);
+}
+function shardRecord(plan, index, gpu) {
+  return {
+    index,
+    count: plan.count,
+    cases: plan.shards[index - 1] ?? [],
+    plan: {
+      digest: plan.digest,
+      source: plan.source,
+      ...plan.baseline !== void 0 ? { baseline: plan.baseline } : {},
+      shards: plan.shards,
+      seconds: plan.seconds
+    },
+    ...gpu ? { gpu } : {}
+  };
+}
+function configUnits(config, only) {
+  return shardUnits(config.kernels, only !== void 0 ? { only } : {});
+}
+
+// src/shard/merge.ts
+import { existsSync as existsSync5, readdirSync as readdirSync2, statSync as statSync2 } from "node:fs";
+import { join as join6, relative as relative4 } from "node:path";
+var NAMED_CASES = 6;
+function caseList(ids) {
+  const shown = ids.slice(0, NAMED_CASES).join(", ");
+  return ids.length > NAMED_CASES ? `${shown} and ${ids.length - NAMED_CASES} more` : shown;
+}
+function findShardFiles(dirs, name = "results.json") {
+  const found = [];
+  const walk = (dir, depth) => {
+    for (const entry of readdirSync2(dir, { withFileTypes: true }).sort(
+      (a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0
+    )) {
+      const path11 = join6(dir, entry.name);
+      if (entry.isDirectory() && depth < 4) walk(path11, depth + 1);
+      else if (entry.isFile() && entry.name === name) found.push(path11);
+    }
+  };
+  for (const dir of dirs) {
+    if (!existsSync5(dir)) {
+      throw new InputError(`${dir}: no such folder (the shards' downloaded results)`);
+    }
+    if (statSync2(dir).isFile()) found.push(dir);
+    else walk(dir, 0);
+  }
+  return found;
+}
+function readShardDocuments(files, cwd) {
+  return files.map((path11) => {
+    const file = relative4(cwd, path11) || path11;
+    const results = loadResults(path11);
+    if (results.run.shard === void 0) {
+      throw new InputError(
+        `${file}: run.shard is absent: these results are not one shard's (made by \`kernelgate run --shard i/n\` or the action's shard input).`
+      );
+    }
+    return { file, results };
+  });
+}
+function gpuOf2(doc) {
+  if (doc.run.shard?.gpu) return doc.run.shard.gpu;
+  const g = doc.environment.gpu;
+  return {
+    name: g.name,
+    ...g.sku !== void 0 ? { sku: g.sku } : {},
+    ...doc.run.host !== void 0 ? { host: doc.run.host } : {}
+  };
+}
+function skuOf(gpu) {
+  return gpu.sku && gpu.sku !== "unknown" ? gpu.sku : gpu.name;
+}
+function indexShards(docs, count2) {
+  const byIndex = /* @__PURE__ */ new Map();
+  for (const d of docs) {
+    const s = d.results.run.shard;
+    if (s.count !== count2) {
+      throw new InputError(
+        `${d.file}: run.shard.count is ${s.count}, but the merge expects ${count2} shards (the matrix and the merge disagree).`
+      );
+    }
+    const seen = byIndex.get(s.index);
+    if (seen !== void 0) {
+      throw new InputError(
+        `${d.file} and ${seen.file} both say they are shard ${s.index}/${count2}: keep one (a re-run job uploads its artifact again).`
+      );
+    }
+    byIndex.set(s.index, d);
+  }
+  return byIndex;
+}
+function reportedShard(doc, index, count2) {
+  const record = doc.results.run.shard;
+  const reported = new Set(doc.results.cases.map((c) => `${c.kernel}/${c.case}`));
+  const unreported = record.cases.filter((id) => !reported.has(id));
+  const harness = doc.results.diagnostics.filter((d) => HARNESS_STOPPED_CODES.has(d.code));
+  const problems = [];
+  for (const h of harness) {
+    problems.push(h.message.split("\n")[0].replace(/\s*Last lines:\s*$/, ""));
+  }
+  if (unreported.length) problems.push(`no results for cases ${caseList(unreported)}`);
+  return {
+    index,
+    count: count2,
+    status: problems.length ? "failed" : "ok",
+    cases: record.cases,
+    ...unreported.length ? { unreported } : {},
+    ...problems.length ? { message: `shard ${index}/${count2} failed: ${problems.join("; ")}` } : {},
+    file: doc.file,
+    gpu: gpuOf2(doc.results),
+    ...doc.results.run.duration_s !== void 0 ? { duration_s: doc.results.run.duration_s } : {}
+  };
+}
+function shardStatuses(byIndex, count2, reference, owned) {
+  const shards = [];
+  for (let index = 1; index <= count2; index++) {
+    const doc = byIndex.get(index);
+    if (doc === void 0) {
+      const name = `shard ${index}/${count2}`;
+      const cases2 = reference?.plan.shards[index - 1] ?? [];
+      cases2.forEach((id) => owned.add(id));
+      const message = cases2.length ? `${name} did not report: no results for cases ${caseList(cases2)}` : `${name} did not report${reference ? " (it owned no case)" : ", and no shard reported its split"}`;
+      shards.push({ index, count: count2, status: "missing", cases: cases2, unreported: cases2, message });
+      continue;
+    }
+    doc.results.run.shard.cases.forEach((id) => owned.add(id));
+    shards.push(reportedShard(doc, index, count2));
+  }
+  return shards;
+}
+function shardDiagnostic(s) {
+  return {
+    level: "error",
+    code: s.status === "missing" ? "shard.missing" : "shard.failed",
+    message: s.message,
+    fix: s.status === "missing" ? `Open the matrix job of shard ${s.index}: it failed before uploading its results or was cancelled. Re-run it, then the merge.` : `Read shard ${s.index}'s harness.log (in its artifact); re-run the job once the cause is fixed.`,
+    source: "merge"
+  };
+}
+function joinCases(byIndex, reporting, count2) {
+  const cases2 = [];
+  const seenCase = /* @__PURE__ */ new Set();
+  const twice = [];
+  const skus = /* @__PURE__ */ new Map();
+  for (const index of reporting) {
+    const doc = byIndex.get(index);
+    const gpu = gpuOf2(doc.results);
+    const sku = skuOf(gpu);
+    skus.set(sku, [...skus.get(sku) ?? [], index]);
+    for (const c of doc.results.cases) {
+      const key = `${c.kernel}/${c.variant}/${c.case}`;
+      if (seenCase.has(key)) {
+        twice.push(`${key} (shard ${index}/${count2})`);
+        continue;
+      }
+      seenCase.add(key);
+      cases2.push(c.device ? c : { ...c, device: gpu });
+    }
+  }
+  return { cases: cases2, twice, skus };
+}
+function joinDiagnostics(byIndex, reporting, count2, { twice, owned, skus }) {
+  const diagnostics = [];
+  if (twice.length) {
+    diagnostics.push({
+      level: "warning",
+      code: "shard.duplicate_case",
+      message: `Measured by more than one shard; the lower shard's result is kept: ${caseList(twice)}`,
+      source: "merge"
+    });
+  }
+  const allPlanned = /* @__PURE__ */ new Set();
+  for (const index of reporting) {
+    for (const list of byIndex.get(index)?.results.run.shard?.plan.shards ?? []) {
+      list.forEach((id) => allPlanned.add(id));
+    }
+  }
+  const orphaned = [...allPlanned].filter((id) => !owned.has(id));
+  if (orphaned.length) {
+    diagnostics.push({
+      level: "error",
+      code: "shard.unowned",
+      message: `No shard owned cases ${caseList(orphaned)}: the shards' splits disagree`,
+      fix: "Let every shard read the same baseline (or none): docs/scaling.md.",
+      source: "merge"
+    });
+  }
+  if (skus.size > 1) {
+    diagnostics.push({
+      level: "info",
+      code: "shard.skus",
+      message: `The shards ran on ${[...skus].map(([sku, idx]) => `${sku} (shard ${idx.map((i) => `${i}/${count2}`).join(", ")})`).join(" and ")}: each case is compared with the baseline of its own GPU SKU.`,
+      source: "merge"
+    });
+  }
+  return diagnostics;
+}
+function mergedRunRecord(docsInOrder, count2, shards) {
+  const first = docsInOrder[0];
+  const starts = docsInOrder.map((d) => d.run.started_at).sort();
+  const ends = docsInOrder.map((d) => d.run.finished_at).filter((x) => x !== void 0).sort();
+  return {
+    started_at: starts[0] ?? (/* @__PURE__ */ new Date(0)).toISOString(),
+    ...ends.length ? { finished_at: ends[ends.length - 1] } : {},
+    harness: first?.run.harness ?? "none: no shard reported",
+    command: `kernelgate merge (${docsInOrder.length} of ${count2} shards reported)`,
+    ...first?.run.id !== void 0 ? { id: first.run.id } : {},
+    ...first?.run.git_sha !== void 0 ? { git_sha: first.run.git_sha } : {},
+    ...first?.run.git_ref !== void 0 ? { git_ref: first.run.git_ref } : {},
+    ...first?.run.paired_base !== void 0 ? { paired_base: first.run.paired_base } : {},
+    ...docsInOrder.some((d) => d.run.synthetic) ? { synthetic: true } : {},
+    ...mergedSelection(first),
+    shards
+  };
+}
+function mergedSelection(first) {
+  const selection = first?.run.selection;
+  if (selection === void 0) return {};
+  const rest = { ...selection };
+  delete rest.cases;
+  return { selection: rest };
+}
+function mergeShards(docs, count2) {
+  if (!Number.isInteger(count2) || count2 < 1) {
+    throw new InputError(`shards must be a whole number of at least 1, got ${count2}`);
+  }
+  const byIndex = indexShards(docs, count2);
+  const reporting = [...byIndex.keys()].sort((a, b) => a - b);
+  const diagnostics = [];
+  const reference = reporting.length ? byIndex.get(reporting[0]).results.run.shard : void 0;
+  const digests = new Set(reporting.map((i) => byIndex.get(i)?.results.run.shard?.plan.digest));
+  if (digests.size > 1) {
+    diagnostics.push({
+      level: "warning",
+      code: "shard.plan_mismatch",
+      message: `The shards computed different splits (${[...digests].join(", ")}): each reporting shard's own case list is used, and cases no shard measured are listed below. Shards agree when they read the same stored baseline; a matrix over several GPU SKUs balances by estimate (docs/scaling.md).`,
+      source: "merge"
+    });
+  }
+  const owned = /* @__PURE__ */ new Set();
+  const shards = shardStatuses(byIndex, count2, reference, owned);
+  diagnostics.push(...shards.filter((s) => s.status !== "ok").map(shardDiagnostic));
+  const { cases: cases2, twice, skus } = joinCases(byIndex, reporting, count2);
+  diagnostics.push(...joinDiagnostics(byIndex, reporting, count2, { twice, owned, skus }));
+  const docsInOrder = reporting.map((i) => byIndex.get(i).results);
+  const first = docsInOrder[0];
+  const merged = {
+    schema: "kernelgate/results@1",
+    run: mergedRunRecord(docsInOrder, count2, shards),
+    environment: first?.environment ?? { gpu: { name: "unknown", sku: "unknown" } },
+    diagnostics: [...diagnostics, ...dedupeDiagnostics(docsInOrder.flatMap((d) => d.diagnostics))],
+    ...docsInOrder.some((d) => d.builds) ? {
+      builds: dedupeBy(
+        docsInOrder.flatMap((d) => d.builds ?? []),
+        (b) => `${b.kernel}/${b.variant}`
+      )
+    } : {},
+    kernels: mergeKernels(docsInOrder.flatMap((d) => d.kernels)),
+    cases: cases2,
+    ...docsInOrder.some((d) => d.deep) ? {
+      deep: {
+        sanitizer: docsInOrder.flatMap((d) => d.deep?.sanitizer ?? []),
+        ncu: docsInOrder.flatMap((d) => d.deep?.ncu ?? [])
+      }
+    } : {}
+  };
+  return { results: merged, shards, skus };
+}
+function dedupeBy(items, key) {
+  const seen = /* @__PURE__ */ new Set();
+  return items.filter((t) => {
+    const k = key(t);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+function dedupeDiagnostics(items) {
+  return dedupeBy(
+    items,
+    (d) => `${d.code}\0${d.kernel ?? ""}\0${d.variant ?? ""}\0${d.message}`
+  );
+}
+function mergeKernels(infos) {
+  const rank = (s) => s === "error" ? 3 : s === "ok" ? 2 : s === "skipped" ? 1 : 0;
+  const out = /* @__PURE__ */ new Map();
+  for (const k of infos) {
+    const seen = out.get(k.name);
+    if (seen === void 0) {
+      out.set(k.name, { ...k, variants: k.variants.map((v) => ({ ...v })) });
+      continue;
+    }
+    for (const v of k.variants) {
+      const i = seen.variants.findIndex((x) => x.name === v.name);
+      if (i < 0) seen.variants.push({ ...v });
+      else if (rank(v.status) > rank(seen.variants[i]?.status)) seen.variants[i] = { ...v };
+    }
+  }
+  return [...out.values()];
+}
+function shardProblems(results) {
+  const lines = (results.run.shards ?? []).filter((s) => s.status !== "ok").map((s) => s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
+  for (const d of results.diagnostics) if (d.code === "shard.unowned") lines.push(d.message);
+  return lines;
+}
+async function compositeBaseline(merged, latest) {
+  const parts = [];
+  for (const [sku, indices] of merged.skus) {
+    const got = await latest(sku);
+    if (got === void 0) continue;
+    const ids = new Set(
+      merged.shards.filter((s) => indices.includes(s.index)).flatMap((s) => s.cases)
+    );
+    parts.push({ sku, ids, got });
+  }
+  if (parts.length === 0) return void 0;
+  const first = parts[0];
+  if (merged.skus.size === 1) return first.got;
+  const cases2 = parts.flatMap(
+    (p) => p.got.results.cases.filter((c) => p.ids.has(`${c.kernel}/${c.case}`))
+  );
+  return {
+    path: parts.map((p) => `${p.sku}: ${p.got.path}`).join("; "),
+    results: {
+      ...first.got.results,
+      // The comparison checks the GPU: the composite stands for the merged run's own.
+      environment: { ...first.got.results.environment, gpu: merged.results.environment.gpu },
+      cases: cases2
+    }
+  };
+}
+function shardTitleParts(results) {
+  return (results.run.shards ?? []).filter((s) => s.status !== "ok").map(
+    (s) => `shard ${s.index}/${s.count} ${s.status === "missing" ? "did not report" : "failed"}`
+  );
+}
+
+// src/shard/run.ts
+import { existsSync as existsSync7, writeFileSync as writeFileSync2 } from "node:fs";
+
+// src/store/baseline.ts
+import {
+  existsSync as existsSync6,
+  mkdirSync,
+  readdirSync as readdirSync3,
+  readFileSync as readFileSync5,
+  renameSync,
+  writeFileSync
+} from "node:fs";
+import { join as join7 } from "node:path";
+function judgementOf(context3) {
+  const slower = Object.entries(context3.verdicts ?? {}).filter(([, verdict]) => verdict === "SLOWER").map(([id]) => id).sort();
+  return {
+    ...context3.verdict ? { verdict: context3.verdict } : {},
+    slower,
+    ...context3.event ? { event: context3.event } : {}
+  };
+}
+var CLOCK_SKEW_MS = 10 * 60 * 1e3;
+function fromTheFuture(startedAt, nowMs) {
+  const t = Date.parse(startedAt);
+  if (Number.isNaN(t)) return `its start time ${JSON.stringify(startedAt)} is not a date`;
+  if (t <= nowMs + CLOCK_SKEW_MS) return void 0;
+  return `it says it started at ${startedAt}, after this machine's clock (${new Date(nowMs).toISOString()}); a record from the future would stay the newest baseline until then`;
+}
+var StoreError = class extends Error {
+};
+function safeSegment(value, field3) {
+  const cleaned = value.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^\.+/, "_");
+  if (cleaned === "" || cleaned === "_") {
+    throw new Error(`baseline store: ${field3} ${JSON.stringify(value)} is not usable as a name`);
+  }
+  return cleaned;
+}
+function readJudgement(path11) {
+  const side = `${path11}.judged`;
+  if (!existsSync6(side)) return void 0;
+  try {
+    const parsed = JSON.parse(readFileSync5(side, "utf8"));
+    return {
+      ...parsed.verdict === "pass" || parsed.verdict === "fail" ? { verdict: parsed.verdict } : {},
+      slower: Array.isArray(parsed.slower) ? parsed.slower.map(String) : [],
+      ...typeof parsed.event === "string" ? { event: parsed.event } : {}
+    };
+  } catch {
+    return { verdict: "fail", slower: [], event: `unreadable ${side}` };
+  }
+}
+function writeAtomically(path11, text3) {
+  const tmp = `${path11}.${process.pid}.tmp`;
+  writeFileSync(tmp, text3);
+  renameSync(tmp, path11);
+}
+function fileBaselineStore(root, options = {}) {
+  const now = options.now ?? Date.now;
+  const warn = options.warn ?? (() => void 0);
+  const dirOf = (key) => join7(root, safeSegment(key.branch, "branch"), safeSegment(key.sku, "GPU SKU"));
+  const entries = (key) => {
+    const dir = dirOf(key);
+    if (!existsSync6(dir)) return [];
+    return readdirSync3(dir).filter((name) => name.endsWith(".json")).sort().reverse().map((name) => join7(dir, name));
+  };
+  const stored = (key, limit) => {
+    const found = [];
+    for (const path11 of entries(key)) {
+      if (found.length >= limit) break;
+      const results = loadResults(path11);
+      const future = fromTheFuture(results.run.started_at, now());
+      if (future !== void 0) {
+        warn(`baseline store: refused ${path11}: ${future}.`);
+        continue;
+      }
+      const judged = readJudgement(path11);
+      found.push({ results, path: path11, ...judged ? { judged } : {} });
+    }
+    return found;
+  };
+  return {
+    latest: (key) => stored(key, 1)[0],
+    history: (key, limit) => stored(key, limit),
+    save(key, results, context3) {
+      const dir = dirOf(key);
+      mkdirSync(dir, { recursive: true });
+      const stamp = results.run.started_at.replace(/[^0-9A-Za-z]/g, "");
+      const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
+      const path11 = join7(dir, `${stamp}-${sha}.json`);
+      if (context3 !== void 0) {
+        writeAtomically(`${path11}.judged`, JSON.stringify(judgementOf(context3), null, 2) + "\n");
+      }
+      writeAtomically(path11, JSON.stringify(results, null, 2) + "\n");
+      return path11;
+    }
+  };
+}
+function explicitBaseline(path11) {
+  if (!existsSync6(path11)) {
+    throw new Error(`baseline ${path11}: no such file`);
+  }
+  return { results: loadResults(path11), path: path11 };
+}
+
+// src/shard/run.ts
+var SHARD_BALANCE = ["baseline", "estimate"];
+function shardedOptions(options, spec, balance, log) {
+  let plan;
+  const timings = async (environment) => {
+    if (balance === "estimate") return void 0;
+    if (options.baselinePath !== void 0) {
+      if (existsSync7(options.baselinePath)) return explicitBaseline(options.baselinePath);
+      log.info(
+        `shard: no baseline at ${options.baselinePath} yet: the split is balanced by estimate.`
+      );
+      return void 0;
+    }
+    const branch = options.mode === "pr" ? options.baseBranch : options.branch;
+    if (branch === void 0) return void 0;
+    try {
+      return await options.store.latest({ branch, sku: skuOf(environment.gpu) });
+    } catch (error2) {
+      if (!(error2 instanceof StoreError)) throw error2;
+      log.warning(
+        `shard: the stored baseline could not be read (${error2.message}): the split is balanced by estimate.`
+      );
+      return void 0;
+    }
+  };
+  const selectCases = async (environment) => {
+    const units = configUnits(options.config, options.only);
+    plan = planShards(units, spec.count, await timings(environment));
+    const mine = plan.shards[spec.index - 1] ?? [];
+    log.info(
+      `shard ${spec.index}/${spec.count}: ${mine.length} of ${units.length} cases, about ${plan.seconds[spec.index - 1] ?? 0} s by ${plan.source === "baseline" ? `the timings of ${plan.baseline}` : "the cases' sizes (no stored timings)"}; split ${plan.digest}`
+    );
+    return mine;
+  };
+  return {
+    // A shard holds part of the cases: only the merged run may become a baseline.
+    // A shard judges nothing: its baseline is read for the split's timings only.
+    options: { ...options, selectCases, saveBaseline: false, baselinePath: void 0 },
+    finish(run2) {
+      if (plan === void 0) return run2;
+      const gpu = run2.results.environment.gpu;
+      const results = {
+        ...run2.results,
+        run: {
+          ...run2.results.run,
+          shard: shardRecord(plan, spec.index, {
+            name: gpu.name,
+            ...gpu.sku !== void 0 ? { sku: gpu.sku } : {},
+            ...run2.results.run.host !== void 0 ? { host: run2.results.run.host } : {}
+          })
+        }
+      };
+      writeFileSync2(run2.resultsPath, JSON.stringify(results, null, 2) + "\n");
+      return { ...run2, results };
+    }
+  };
+}
+
+// src/shard/action.ts
+import { existsSync as existsSync8, mkdirSync as mkdirSync2, writeFileSync as writeFileSync3 } from "node:fs";
+import { join as join8 } from "node:path";
+function readShardInputs(getInput2) {
+  const text3 = (name) => {
+    const value = getInput2(name).trim();
+    return value === "" ? void 0 : value;
+  };
+  const shardText = text3("shard");
+  const shard = shardText === void 0 ? void 0 : parseShardSpec(shardText, "Input 'shard'");
+  const balance = text3("shard-balance") ?? "baseline";
+  if (!SHARD_BALANCE.includes(balance)) {
+    throw new Error(
+      `Input 'shard-balance' must be one of ${SHARD_BALANCE.join(", ")}; got '${balance}'.`
+    );
+  }
+  const merge2 = text3("merge");
+  const shardsText = text3("shards");
+  if (shardsText !== void 0 && (!/^\d{1,4}$/.test(shardsText) || Number(shardsText) < 1 || Number(shardsText) > MAX_SHARDS)) {
+    throw new Error(
+      `Input 'shards' must be a whole number from 1 to ${MAX_SHARDS}; got '${shardsText}'.`
+    );
+  }
+  const shards = shardsText === void 0 ? void 0 : Number(shardsText);
+  if (merge2 !== void 0 && shards === void 0) {
+    throw new Error(
+      `Input 'merge' is '${merge2}', but 'shards' is empty: the merge must know how many shards to expect, or a shard that never reported would go unnoticed.`
+    );
+  }
+  if (merge2 !== void 0 && shard !== void 0) {
+    throw new Error(
+      `Inputs 'shard' and 'merge' are both set: a step either measures a shard or merges them.`
+    );
+  }
+  return { shard, balance, merge: merge2, shards };
+}
+async function mergedRun(ctx) {
+  const files = findShardFiles(ctx.dirs);
+  const docs = readShardDocuments(files, ctx.cwd);
+  const merged = mergeShards(docs, ctx.shards);
+  for (const s of merged.shards) {
+    if (s.status === "ok")
+      ctx.info(`${`shard ${s.index}/${s.count}`}: ${s.cases.length} cases from ${s.file ?? "?"}`);
+    else ctx.warning(s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
+  }
+  mkdirSync2(ctx.outDir, { recursive: true });
+  const resultsPath = join8(ctx.outDir, "results.json");
+  writeFileSync3(resultsPath, JSON.stringify(merged.results, null, 2) + "\n");
+  const notes = [];
+  let baseline;
+  if (ctx.baselinePath !== void 0) {
+    if (existsSync8(ctx.baselinePath)) baseline = explicitBaseline(ctx.baselinePath);
+    else {
+      notes.push(
+        `The baseline ${ctx.baselinePath} does not exist: every case is NEW. Baselines are written by trusted runs (push, schedule); run one first.`
+      );
+    }
+  } else if (ctx.baselineBranch !== void 0) {
+    const branch = ctx.baselineBranch;
+    baseline = await compositeBaseline(
+      merged,
+      async (sku) => await ctx.store.latest({ branch, sku })
+    );
+    if (baseline === void 0) {
+      notes.push(
+        `No stored baseline for branch ${branch} on ${[...merged.skus.keys()].join(", ") || "any GPU"}: every case is NEW.`
+      );
+    }
+  }
+  let pendingBaseline;
+  if (ctx.saveBranch !== void 0) {
+    if (merged.skus.size === 1) {
+      pendingBaseline = {
+        store: ctx.store,
+        branch: ctx.saveBranch,
+        sku: [...merged.skus.keys()][0]
+      };
+    } else if (merged.skus.size > 1) {
+      notes.push(
+        "Not stored as a baseline: the shards ran on several GPU SKUs, and a stored run holds one SKU's results."
+      );
+    }
+  }
+  for (const note of notes) ctx.warning(note);
+  return { results: merged.results, resultsPath, baseline, pendingBaseline, notes };
+}
+function shardDone(spec, results, resultsPath) {
+  const owned = results.run.shard?.cases.length ?? 0;
+  return `kernelgate: shard ${spec.index}/${spec.count} measured ${results.cases.length} results of its ${owned} cases: ${resultsPath}. Upload it as an artifact; the merge job judges every shard at once.`;
+}
+
+// src/judge/coverage.ts
+var DEEP_HARNESS = "kernelgate deep";
+function ownedIds(results) {
+  const merged = results.run.shards;
+  if (merged?.length) {
+    const named2 = new Set(
+      merged.filter((s) => s.status !== "ok").flatMap((s) => s.unreported ?? [])
+    );
+    return new Set(merged.flatMap((s) => s.cases).filter((id) => !named2.has(id)));
+  }
+  return results.run.shard ? new Set(results.run.shard.cases) : void 0;
+}
+function paramsMatch(selection) {
+  const wanted = (selection?.case_params ?? "").split(",").filter(Boolean).map((kv) => {
+    const at = kv.indexOf("=");
+    return at < 0 ? [kv, ""] : [kv.slice(0, at), kv.slice(at + 1)];
+  });
+  return (params) => wanted.every(
+    ([k, v]) => k in params && caseIdOf2({ [k]: params[k] }) === `${k}=${v}`
+  );
+}
+function selectedUnits(results, config) {
+  const selection = results.run.selection;
+  const owned = ownedIds(results);
+  if (selection === void 0 && owned === void 0) return void 0;
+  if (selection?.kernels?.length === 0) return [];
+  const units = shardUnits(config.kernels, {
+    ...selection?.kernels ? { only: selection.kernels } : {},
+    ci: selection?.ci === true
+  });
+  const listed = selection?.cases ? new Set(selection.cases) : void 0;
+  const matches2 = paramsMatch(selection);
+  const variants = selection?.variants;
+  return units.filter((u) => (owned?.has(u.id) ?? true) && (listed?.has(u.id) ?? true) && matches2(u.params)).map((u) => variants ? { ...u, variants: u.variants.filter((v) => variants.includes(v)) } : u).filter((u) => u.variants.length > 0);
+}
+var count = (n) => n.toLocaleString("en-US");
+function cases(n) {
+  return `${count(n)} ${n === 1 ? "case" : "cases"}`;
+}
+function gapText(gap) {
+  if (gap.missing.length === gap.selected) return `${gap.kernel} all ${gap.selected}`;
+  const byVariant = /* @__PURE__ */ new Map();
+  for (const m of gap.missing) byVariant.set(m.variant, (byVariant.get(m.variant) ?? 0) + 1);
+  const shown = [...byVariant].slice(0, 6).map(([v, n]) => `${v} ${n}`);
+  const more = byVariant.size - shown.length;
+  if (more > 0) shown.push(`${more} more ${more === 1 ? "variant" : "variants"}`);
+  return `${gap.kernel} ${gap.missing.length} of ${gap.selected} (${shown.join(", ")})`;
+}
+function problemOf(results, coverage2) {
+  const { selected, kernels, gaps } = coverage2;
+  if (results.cases.length === 0) {
+    if (results.deep !== void 0 && results.run.harness === DEEP_HARNESS) return;
+    const what = selected ? `the run selected ${cases(selected)} of ${kernels.join(", ")} and has a record of none` : "nothing was measured";
+    return `the results hold no case: ${what}; a run that measured nothing is no pass`;
+  }
+  const missing = gaps.reduce((n, g) => n + g.missing.length, 0);
+  if (missing === 0) return;
+  return `the results are incomplete: ${count(missing)} of the ${cases(selected)} the run selected have no record: ${gaps.map(gapText).join(", ")}. The run stopped early or its results were cut short: a partial run is no pass`;
+}
+function recordKey(kernel, variant, params) {
+  const sorted = Object.keys(params).sort().map((k) => [k, params[k]]);
+  return JSON.stringify([kernel, variant, sorted]);
+}
+function coverage(results, config) {
+  const have = new Set(results.cases.map((c) => recordKey(c.kernel, c.variant, c.params)));
+  const byKernel = /* @__PURE__ */ new Map();
+  let selected = 0;
+  const units = selectedUnits(results, config);
+  for (const u of units ?? []) {
+    const gap = byKernel.get(u.kernel) ?? { kernel: u.kernel, selected: 0, missing: [] };
+    byKernel.set(u.kernel, gap);
+    for (const variant of u.variants) {
+      gap.selected += 1;
+      selected += 1;
+      if (!have.has(recordKey(u.kernel, variant, u.params))) {
+        gap.missing.push({ variant, caseId: u.caseId });
+      }
+    }
+  }
+  const gaps = [...byKernel.values()].filter((g) => g.missing.length > 0);
+  const found = { known: units !== void 0, selected, kernels: [...byKernel.keys()], gaps };
+  const problem = problemOf(results, found);
+  return { ...found, ...problem !== void 0 ? { problem } : {} };
 }
 
 // src/deep/gate.ts
@@ -40626,11 +41626,11 @@ function sanitizerLine(s) {
   if (s.status === "error") return `${where(s)}: did not run to the end`;
   const first = s.findings?.[0];
   const what = first ? `: ${first.what}${first.kernel ? ` in ${first.kernel}` : ""}` : "";
-  const count = `${s.errors} error${s.errors === 1 ? "" : "s"}`;
+  const count2 = `${s.errors} error${s.errors === 1 ? "" : "s"}`;
   if (harnessOnly(s)) {
-    return `${where(s)}: ${count} in the harness's own code (${first?.python_frame}), not the variant's${what}`;
+    return `${where(s)}: ${count2} in the harness's own code (${first?.python_frame}), not the variant's${what}`;
   }
-  return `${where(s)}: ${count}${what}`;
+  return `${where(s)}: ${count2}${what}`;
 }
 function harnessOnly(s) {
   return s.status === "findings" && (s.findings ?? []).length > 0 && s.findings.every((f) => f.harness);
@@ -40832,657 +41832,6 @@ function ncuProblem(output) {
   return error2 ? `ncu: ${error2[1].trim()}` : void 0;
 }
 
-// src/shard/plan.ts
-import { createHash } from "node:crypto";
-var MAX_SHARDS = 256;
-function parseShardSpec(text3, where3) {
-  const m = /^\s*(\d{1,4})\s*\/\s*(\d{1,4})\s*$/.exec(text3);
-  if (!m) {
-    throw new Error(`${where3} must be i/n (shard i of n, counted from 1), got '${text3}'.`);
-  }
-  const index = Number(m[1]);
-  const count = Number(m[2]);
-  if (count < 1 || count > MAX_SHARDS) {
-    throw new Error(`${where3}: n must be 1 to ${MAX_SHARDS}, got '${text3}'.`);
-  }
-  if (index < 1 || index > count) {
-    throw new Error(`${where3}: i must be 1 to n (${count}), got '${text3}'.`);
-  }
-  return { index, count };
-}
-function formatValue(value) {
-  if (typeof value === "boolean") return value ? "true" : "false";
-  return String(value);
-}
-function expandGroup(group2) {
-  let out = [{}];
-  for (const [key, value] of Object.entries(group2)) {
-    const axis = Array.isArray(value) ? value : [value];
-    out = out.flatMap((partial) => axis.map((v) => ({ ...partial, [key]: v })));
-  }
-  return out;
-}
-function caseIdOf2(params) {
-  return Object.entries(params).map(([k, v]) => `${k}=${formatValue(v)}`).join(",");
-}
-function matchesOnly(params, only) {
-  for (const [key, want] of Object.entries(only ?? {})) {
-    const options = Array.isArray(want) ? want : [want];
-    if (!options.includes(params[key])) return false;
-  }
-  return true;
-}
-function shardUnits(kernels, options = {}) {
-  const chosen2 = kernels.filter((k) => !options.only?.length || options.only.includes(k.manifest.name)).sort((a, b) => {
-    const ka = [a.manifest.name !== "gemm", a.manifest.name];
-    const kb = [b.manifest.name !== "gemm", b.manifest.name];
-    return ka[0] === kb[0] ? ka[1] < kb[1] ? -1 : ka[1] > kb[1] ? 1 : 0 : ka[0] ? 1 : -1;
-  });
-  const units = [];
-  for (const k of chosen2) {
-    const groups = (options.ci ? k.manifest.ci_cases : k.manifest.cases) ?? [];
-    for (const params of groups.flatMap(expandGroup)) {
-      const variants = k.manifest.variants.filter((v) => matchesOnly(params, v.only)).map((v) => v.name);
-      if (variants.length === 0) continue;
-      const caseId = caseIdOf2(params);
-      units.push({
-        id: `${k.manifest.name}/${caseId}`,
-        kernel: k.manifest.name,
-        caseId,
-        params,
-        variants
-      });
-    }
-  }
-  return units;
-}
-var VARIANT_OVERHEAD_S = 1;
-var ESTIMATE_S_PER_ELEMENT = 1e-9;
-function measuredSeconds(unit, records) {
-  let seconds2 = 0;
-  let timed = 0;
-  for (const r of records) {
-    if (!r.timing) continue;
-    const samples = (xs) => (xs ?? []).reduce((s, x) => s + x, 0);
-    const base = r.paired?.base_timing;
-    const ms = samples(r.timing.samples_ms) + (r.timing.warmup_ms ?? 0) + (base ? samples(base.samples_ms) + (base.warmup_ms ?? 0) : 0);
-    seconds2 += ms / 1e3 + VARIANT_OVERHEAD_S;
-    timed += 1;
-  }
-  if (timed === 0) return void 0;
-  return seconds2 + Math.max(0, unit.variants.length - timed) * VARIANT_OVERHEAD_S;
-}
-function estimatedSeconds(unit) {
-  const size = Object.values(unit.params).filter((v) => typeof v === "number" && v > 0).reduce((p, v) => p * v, 1);
-  return unit.variants.length * (VARIANT_OVERHEAD_S + size * ESTIMATE_S_PER_ELEMENT);
-}
-function planShards(units, count, baseline) {
-  const byUnit = /* @__PURE__ */ new Map();
-  for (const c of baseline?.results.cases ?? []) {
-    const id = `${c.kernel}/${c.case}`;
-    byUnit.set(id, [...byUnit.get(id) ?? [], c]);
-  }
-  let measured = 0;
-  const cost = /* @__PURE__ */ new Map();
-  for (const u of units) {
-    const got = measuredSeconds(u, byUnit.get(u.id) ?? []);
-    if (got !== void 0) measured += 1;
-    cost.set(u.id, got ?? estimatedSeconds(u));
-  }
-  const order = units.map((u, i) => ({ u, i, s: cost.get(u.id) })).sort((a, b) => b.s - a.s || a.i - b.i);
-  const load = Array.from({ length: count }, () => 0);
-  const owner = /* @__PURE__ */ new Map();
-  for (const { u, s } of order) {
-    let best = 0;
-    for (let k = 1; k < count; k++) if (load[k] < load[best]) best = k;
-    load[best] = load[best] + s;
-    owner.set(u.id, best);
-  }
-  const shards = Array.from(
-    { length: count },
-    (_, k) => units.filter((u) => owner.get(u.id) === k).map((u) => u.id)
-  );
-  const seconds2 = load.map((s) => Math.round(s * 10) / 10);
-  const source = measured > 0 ? "baseline" : "estimate";
-  return {
-    count,
-    shards,
-    seconds: seconds2,
-    source,
-    ...source === "baseline" && baseline ? { baseline: baseline.path } : {},
-    digest: planDigest(shards)
-  };
-}
-function planDigest(shards) {
-  return createHash("sha256").update(JSON.stringify(shards)).digest("hex").slice(0, 16);
-}
-function shardRecord(plan, index, gpu) {
-  return {
-    index,
-    count: plan.count,
-    cases: plan.shards[index - 1] ?? [],
-    plan: {
-      digest: plan.digest,
-      source: plan.source,
-      ...plan.baseline !== void 0 ? { baseline: plan.baseline } : {},
-      shards: plan.shards,
-      seconds: plan.seconds
-    },
-    ...gpu ? { gpu } : {}
-  };
-}
-function configUnits(config, only) {
-  return shardUnits(config.kernels, only !== void 0 ? { only } : {});
-}
-
-// src/shard/merge.ts
-import { existsSync as existsSync5, readdirSync as readdirSync2, statSync as statSync2 } from "node:fs";
-import { join as join6, relative as relative4 } from "node:path";
-var NAMED_CASES = 6;
-function caseList(ids) {
-  const shown = ids.slice(0, NAMED_CASES).join(", ");
-  return ids.length > NAMED_CASES ? `${shown} and ${ids.length - NAMED_CASES} more` : shown;
-}
-function findShardFiles(dirs, name = "results.json") {
-  const found = [];
-  const walk = (dir, depth) => {
-    for (const entry of readdirSync2(dir, { withFileTypes: true }).sort(
-      (a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0
-    )) {
-      const path11 = join6(dir, entry.name);
-      if (entry.isDirectory() && depth < 4) walk(path11, depth + 1);
-      else if (entry.isFile() && entry.name === name) found.push(path11);
-    }
-  };
-  for (const dir of dirs) {
-    if (!existsSync5(dir)) {
-      throw new InputError(`${dir}: no such folder (the shards' downloaded results)`);
-    }
-    if (statSync2(dir).isFile()) found.push(dir);
-    else walk(dir, 0);
-  }
-  return found;
-}
-function readShardDocuments(files, cwd) {
-  return files.map((path11) => {
-    const file = relative4(cwd, path11) || path11;
-    const results = loadResults(path11);
-    if (results.run.shard === void 0) {
-      throw new InputError(
-        `${file}: run.shard is absent: these results are not one shard's (made by \`kernelgate run --shard i/n\` or the action's shard input).`
-      );
-    }
-    return { file, results };
-  });
-}
-function gpuOf2(doc) {
-  if (doc.run.shard?.gpu) return doc.run.shard.gpu;
-  const g = doc.environment.gpu;
-  return {
-    name: g.name,
-    ...g.sku !== void 0 ? { sku: g.sku } : {},
-    ...doc.run.host !== void 0 ? { host: doc.run.host } : {}
-  };
-}
-function skuOf(gpu) {
-  return gpu.sku && gpu.sku !== "unknown" ? gpu.sku : gpu.name;
-}
-function indexShards(docs, count) {
-  const byIndex = /* @__PURE__ */ new Map();
-  for (const d of docs) {
-    const s = d.results.run.shard;
-    if (s.count !== count) {
-      throw new InputError(
-        `${d.file}: run.shard.count is ${s.count}, but the merge expects ${count} shards (the matrix and the merge disagree).`
-      );
-    }
-    const seen = byIndex.get(s.index);
-    if (seen !== void 0) {
-      throw new InputError(
-        `${d.file} and ${seen.file} both say they are shard ${s.index}/${count}: keep one (a re-run job uploads its artifact again).`
-      );
-    }
-    byIndex.set(s.index, d);
-  }
-  return byIndex;
-}
-function reportedShard(doc, index, count) {
-  const record = doc.results.run.shard;
-  const reported = new Set(doc.results.cases.map((c) => `${c.kernel}/${c.case}`));
-  const unreported = record.cases.filter((id) => !reported.has(id));
-  const harness = doc.results.diagnostics.filter((d) => HARNESS_STOPPED_CODES.has(d.code));
-  const problems = [];
-  for (const h of harness) {
-    problems.push(h.message.split("\n")[0].replace(/\s*Last lines:\s*$/, ""));
-  }
-  if (unreported.length) problems.push(`no results for cases ${caseList(unreported)}`);
-  return {
-    index,
-    count,
-    status: problems.length ? "failed" : "ok",
-    cases: record.cases,
-    ...unreported.length ? { unreported } : {},
-    ...problems.length ? { message: `shard ${index}/${count} failed: ${problems.join("; ")}` } : {},
-    file: doc.file,
-    gpu: gpuOf2(doc.results),
-    ...doc.results.run.duration_s !== void 0 ? { duration_s: doc.results.run.duration_s } : {}
-  };
-}
-function shardStatuses(byIndex, count, reference, owned) {
-  const shards = [];
-  for (let index = 1; index <= count; index++) {
-    const doc = byIndex.get(index);
-    if (doc === void 0) {
-      const name = `shard ${index}/${count}`;
-      const cases = reference?.plan.shards[index - 1] ?? [];
-      cases.forEach((id) => owned.add(id));
-      const message = cases.length ? `${name} did not report: no results for cases ${caseList(cases)}` : `${name} did not report${reference ? " (it owned no case)" : ", and no shard reported its split"}`;
-      shards.push({ index, count, status: "missing", cases, unreported: cases, message });
-      continue;
-    }
-    doc.results.run.shard.cases.forEach((id) => owned.add(id));
-    shards.push(reportedShard(doc, index, count));
-  }
-  return shards;
-}
-function shardDiagnostic(s) {
-  return {
-    level: "error",
-    code: s.status === "missing" ? "shard.missing" : "shard.failed",
-    message: s.message,
-    fix: s.status === "missing" ? `Open the matrix job of shard ${s.index}: it failed before uploading its results or was cancelled. Re-run it, then the merge.` : `Read shard ${s.index}'s harness.log (in its artifact); re-run the job once the cause is fixed.`,
-    source: "merge"
-  };
-}
-function joinCases(byIndex, reporting, count) {
-  const cases = [];
-  const seenCase = /* @__PURE__ */ new Set();
-  const twice = [];
-  const skus = /* @__PURE__ */ new Map();
-  for (const index of reporting) {
-    const doc = byIndex.get(index);
-    const gpu = gpuOf2(doc.results);
-    const sku = skuOf(gpu);
-    skus.set(sku, [...skus.get(sku) ?? [], index]);
-    for (const c of doc.results.cases) {
-      const key = `${c.kernel}/${c.variant}/${c.case}`;
-      if (seenCase.has(key)) {
-        twice.push(`${key} (shard ${index}/${count})`);
-        continue;
-      }
-      seenCase.add(key);
-      cases.push(c.device ? c : { ...c, device: gpu });
-    }
-  }
-  return { cases, twice, skus };
-}
-function joinDiagnostics(byIndex, reporting, count, { twice, owned, skus }) {
-  const diagnostics = [];
-  if (twice.length) {
-    diagnostics.push({
-      level: "warning",
-      code: "shard.duplicate_case",
-      message: `Measured by more than one shard; the lower shard's result is kept: ${caseList(twice)}`,
-      source: "merge"
-    });
-  }
-  const allPlanned = /* @__PURE__ */ new Set();
-  for (const index of reporting) {
-    for (const list of byIndex.get(index)?.results.run.shard?.plan.shards ?? []) {
-      list.forEach((id) => allPlanned.add(id));
-    }
-  }
-  const orphaned = [...allPlanned].filter((id) => !owned.has(id));
-  if (orphaned.length) {
-    diagnostics.push({
-      level: "error",
-      code: "shard.unowned",
-      message: `No shard owned cases ${caseList(orphaned)}: the shards' splits disagree`,
-      fix: "Let every shard read the same baseline (or none): docs/scaling.md.",
-      source: "merge"
-    });
-  }
-  if (skus.size > 1) {
-    diagnostics.push({
-      level: "info",
-      code: "shard.skus",
-      message: `The shards ran on ${[...skus].map(([sku, idx]) => `${sku} (shard ${idx.map((i) => `${i}/${count}`).join(", ")})`).join(" and ")}: each case is compared with the baseline of its own GPU SKU.`,
-      source: "merge"
-    });
-  }
-  return diagnostics;
-}
-function mergedRunRecord(docsInOrder, count, shards) {
-  const first = docsInOrder[0];
-  const starts = docsInOrder.map((d) => d.run.started_at).sort();
-  const ends = docsInOrder.map((d) => d.run.finished_at).filter((x) => x !== void 0).sort();
-  return {
-    started_at: starts[0] ?? (/* @__PURE__ */ new Date(0)).toISOString(),
-    ...ends.length ? { finished_at: ends[ends.length - 1] } : {},
-    harness: first?.run.harness ?? "none: no shard reported",
-    command: `kernelgate merge (${docsInOrder.length} of ${count} shards reported)`,
-    ...first?.run.id !== void 0 ? { id: first.run.id } : {},
-    ...first?.run.git_sha !== void 0 ? { git_sha: first.run.git_sha } : {},
-    ...first?.run.git_ref !== void 0 ? { git_ref: first.run.git_ref } : {},
-    ...first?.run.paired_base !== void 0 ? { paired_base: first.run.paired_base } : {},
-    ...docsInOrder.some((d) => d.run.synthetic) ? { synthetic: true } : {},
-    shards
-  };
-}
-function mergeShards(docs, count) {
-  if (!Number.isInteger(count) || count < 1) {
-    throw new InputError(`shards must be a whole number of at least 1, got ${count}`);
-  }
-  const byIndex = indexShards(docs, count);
-  const reporting = [...byIndex.keys()].sort((a, b) => a - b);
-  const diagnostics = [];
-  const reference = reporting.length ? byIndex.get(reporting[0]).results.run.shard : void 0;
-  const digests = new Set(reporting.map((i) => byIndex.get(i)?.results.run.shard?.plan.digest));
-  if (digests.size > 1) {
-    diagnostics.push({
-      level: "warning",
-      code: "shard.plan_mismatch",
-      message: `The shards computed different splits (${[...digests].join(", ")}): each reporting shard's own case list is used, and cases no shard measured are listed below. Shards agree when they read the same stored baseline; a matrix over several GPU SKUs balances by estimate (docs/scaling.md).`,
-      source: "merge"
-    });
-  }
-  const owned = /* @__PURE__ */ new Set();
-  const shards = shardStatuses(byIndex, count, reference, owned);
-  diagnostics.push(...shards.filter((s) => s.status !== "ok").map(shardDiagnostic));
-  const { cases, twice, skus } = joinCases(byIndex, reporting, count);
-  diagnostics.push(...joinDiagnostics(byIndex, reporting, count, { twice, owned, skus }));
-  const docsInOrder = reporting.map((i) => byIndex.get(i).results);
-  const first = docsInOrder[0];
-  const merged = {
-    schema: "kernelgate/results@1",
-    run: mergedRunRecord(docsInOrder, count, shards),
-    environment: first?.environment ?? { gpu: { name: "unknown", sku: "unknown" } },
-    diagnostics: [...diagnostics, ...dedupeDiagnostics(docsInOrder.flatMap((d) => d.diagnostics))],
-    ...docsInOrder.some((d) => d.builds) ? {
-      builds: dedupeBy(
-        docsInOrder.flatMap((d) => d.builds ?? []),
-        (b) => `${b.kernel}/${b.variant}`
-      )
-    } : {},
-    kernels: mergeKernels(docsInOrder.flatMap((d) => d.kernels)),
-    cases,
-    ...docsInOrder.some((d) => d.deep) ? {
-      deep: {
-        sanitizer: docsInOrder.flatMap((d) => d.deep?.sanitizer ?? []),
-        ncu: docsInOrder.flatMap((d) => d.deep?.ncu ?? [])
-      }
-    } : {}
-  };
-  return { results: merged, shards, skus };
-}
-function dedupeBy(items, key) {
-  const seen = /* @__PURE__ */ new Set();
-  return items.filter((t) => {
-    const k = key(t);
-    if (seen.has(k)) return false;
-    seen.add(k);
-    return true;
-  });
-}
-function dedupeDiagnostics(items) {
-  return dedupeBy(
-    items,
-    (d) => `${d.code}\0${d.kernel ?? ""}\0${d.variant ?? ""}\0${d.message}`
-  );
-}
-function mergeKernels(infos) {
-  const rank = (s) => s === "error" ? 3 : s === "ok" ? 2 : s === "skipped" ? 1 : 0;
-  const out = /* @__PURE__ */ new Map();
-  for (const k of infos) {
-    const seen = out.get(k.name);
-    if (seen === void 0) {
-      out.set(k.name, { ...k, variants: k.variants.map((v) => ({ ...v })) });
-      continue;
-    }
-    for (const v of k.variants) {
-      const i = seen.variants.findIndex((x) => x.name === v.name);
-      if (i < 0) seen.variants.push({ ...v });
-      else if (rank(v.status) > rank(seen.variants[i]?.status)) seen.variants[i] = { ...v };
-    }
-  }
-  return [...out.values()];
-}
-function shardProblems(results) {
-  const lines = (results.run.shards ?? []).filter((s) => s.status !== "ok").map((s) => s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
-  for (const d of results.diagnostics) if (d.code === "shard.unowned") lines.push(d.message);
-  return lines;
-}
-async function compositeBaseline(merged, latest) {
-  const parts = [];
-  for (const [sku, indices] of merged.skus) {
-    const got = await latest(sku);
-    if (got === void 0) continue;
-    const ids = new Set(
-      merged.shards.filter((s) => indices.includes(s.index)).flatMap((s) => s.cases)
-    );
-    parts.push({ sku, ids, got });
-  }
-  if (parts.length === 0) return void 0;
-  const first = parts[0];
-  if (merged.skus.size === 1) return first.got;
-  const cases = parts.flatMap(
-    (p) => p.got.results.cases.filter((c) => p.ids.has(`${c.kernel}/${c.case}`))
-  );
-  return {
-    path: parts.map((p) => `${p.sku}: ${p.got.path}`).join("; "),
-    results: {
-      ...first.got.results,
-      // The comparison checks the GPU: the composite stands for the merged run's own.
-      environment: { ...first.got.results.environment, gpu: merged.results.environment.gpu },
-      cases
-    }
-  };
-}
-function shardTitleParts(results) {
-  return (results.run.shards ?? []).filter((s) => s.status !== "ok").map(
-    (s) => `shard ${s.index}/${s.count} ${s.status === "missing" ? "did not report" : "failed"}`
-  );
-}
-
-// src/shard/run.ts
-import { existsSync as existsSync7, writeFileSync as writeFileSync2 } from "node:fs";
-
-// src/store/baseline.ts
-import { existsSync as existsSync6, mkdirSync, readdirSync as readdirSync3, renameSync, writeFileSync } from "node:fs";
-import { join as join7 } from "node:path";
-var StoreError = class extends Error {
-};
-function safeSegment(value, field3) {
-  const cleaned = value.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^\.+/, "_");
-  if (cleaned === "" || cleaned === "_") {
-    throw new Error(`baseline store: ${field3} ${JSON.stringify(value)} is not usable as a name`);
-  }
-  return cleaned;
-}
-function fileBaselineStore(root) {
-  const dirOf = (key) => join7(root, safeSegment(key.branch, "branch"), safeSegment(key.sku, "GPU SKU"));
-  const entries = (key) => {
-    const dir = dirOf(key);
-    if (!existsSync6(dir)) return [];
-    return readdirSync3(dir).filter((name) => name.endsWith(".json")).sort().reverse().map((name) => join7(dir, name));
-  };
-  return {
-    latest(key) {
-      const [newest] = entries(key);
-      return newest === void 0 ? void 0 : { results: loadResults(newest), path: newest };
-    },
-    history(key, limit) {
-      return entries(key).slice(0, limit).map((path11) => ({ results: loadResults(path11), path: path11 }));
-    },
-    save(key, results) {
-      const dir = dirOf(key);
-      mkdirSync(dir, { recursive: true });
-      const stamp = results.run.started_at.replace(/[^0-9A-Za-z]/g, "");
-      const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
-      const path11 = join7(dir, `${stamp}-${sha}.json`);
-      const tmp = `${path11}.${process.pid}.tmp`;
-      writeFileSync(tmp, JSON.stringify(results, null, 2) + "\n");
-      renameSync(tmp, path11);
-      return path11;
-    }
-  };
-}
-function explicitBaseline(path11) {
-  if (!existsSync6(path11)) {
-    throw new Error(`baseline ${path11}: no such file`);
-  }
-  return { results: loadResults(path11), path: path11 };
-}
-
-// src/shard/run.ts
-var SHARD_BALANCE = ["baseline", "estimate"];
-function shardedOptions(options, spec, balance, log) {
-  let plan;
-  const timings = async (environment) => {
-    if (balance === "estimate") return void 0;
-    if (options.baselinePath !== void 0) {
-      if (existsSync7(options.baselinePath)) return explicitBaseline(options.baselinePath);
-      log.info(
-        `shard: no baseline at ${options.baselinePath} yet: the split is balanced by estimate.`
-      );
-      return void 0;
-    }
-    const branch = options.mode === "pr" ? options.baseBranch : options.branch;
-    if (branch === void 0) return void 0;
-    try {
-      return await options.store.latest({ branch, sku: skuOf(environment.gpu) });
-    } catch (error2) {
-      if (!(error2 instanceof StoreError)) throw error2;
-      log.warning(
-        `shard: the stored baseline could not be read (${error2.message}): the split is balanced by estimate.`
-      );
-      return void 0;
-    }
-  };
-  const selectCases = async (environment) => {
-    const units = configUnits(options.config, options.only);
-    plan = planShards(units, spec.count, await timings(environment));
-    const mine = plan.shards[spec.index - 1] ?? [];
-    log.info(
-      `shard ${spec.index}/${spec.count}: ${mine.length} of ${units.length} cases, about ${plan.seconds[spec.index - 1] ?? 0} s by ${plan.source === "baseline" ? `the timings of ${plan.baseline}` : "the cases' sizes (no stored timings)"}; split ${plan.digest}`
-    );
-    return mine;
-  };
-  return {
-    // A shard holds part of the cases: only the merged run may become a baseline.
-    // A shard judges nothing: its baseline is read for the split's timings only.
-    options: { ...options, selectCases, saveBaseline: false, baselinePath: void 0 },
-    finish(run2) {
-      if (plan === void 0) return run2;
-      const gpu = run2.results.environment.gpu;
-      const results = {
-        ...run2.results,
-        run: {
-          ...run2.results.run,
-          shard: shardRecord(plan, spec.index, {
-            name: gpu.name,
-            ...gpu.sku !== void 0 ? { sku: gpu.sku } : {},
-            ...run2.results.run.host !== void 0 ? { host: run2.results.run.host } : {}
-          })
-        }
-      };
-      writeFileSync2(run2.resultsPath, JSON.stringify(results, null, 2) + "\n");
-      return { ...run2, results };
-    }
-  };
-}
-
-// src/shard/action.ts
-import { existsSync as existsSync8, mkdirSync as mkdirSync2, writeFileSync as writeFileSync3 } from "node:fs";
-import { join as join8 } from "node:path";
-function readShardInputs(getInput2) {
-  const text3 = (name) => {
-    const value = getInput2(name).trim();
-    return value === "" ? void 0 : value;
-  };
-  const shardText = text3("shard");
-  const shard = shardText === void 0 ? void 0 : parseShardSpec(shardText, "Input 'shard'");
-  const balance = text3("shard-balance") ?? "baseline";
-  if (!SHARD_BALANCE.includes(balance)) {
-    throw new Error(
-      `Input 'shard-balance' must be one of ${SHARD_BALANCE.join(", ")}; got '${balance}'.`
-    );
-  }
-  const merge2 = text3("merge");
-  const shardsText = text3("shards");
-  if (shardsText !== void 0 && (!/^\d{1,4}$/.test(shardsText) || Number(shardsText) < 1 || Number(shardsText) > MAX_SHARDS)) {
-    throw new Error(
-      `Input 'shards' must be a whole number from 1 to ${MAX_SHARDS}; got '${shardsText}'.`
-    );
-  }
-  const shards = shardsText === void 0 ? void 0 : Number(shardsText);
-  if (merge2 !== void 0 && shards === void 0) {
-    throw new Error(
-      `Input 'merge' is '${merge2}', but 'shards' is empty: the merge must know how many shards to expect, or a shard that never reported would go unnoticed.`
-    );
-  }
-  if (merge2 !== void 0 && shard !== void 0) {
-    throw new Error(
-      `Inputs 'shard' and 'merge' are both set: a step either measures a shard or merges them.`
-    );
-  }
-  return { shard, balance, merge: merge2, shards };
-}
-async function mergedRun(ctx) {
-  const files = findShardFiles(ctx.dirs);
-  const docs = readShardDocuments(files, ctx.cwd);
-  const merged = mergeShards(docs, ctx.shards);
-  for (const s of merged.shards) {
-    if (s.status === "ok")
-      ctx.info(`${`shard ${s.index}/${s.count}`}: ${s.cases.length} cases from ${s.file ?? "?"}`);
-    else ctx.warning(s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
-  }
-  mkdirSync2(ctx.outDir, { recursive: true });
-  const resultsPath = join8(ctx.outDir, "results.json");
-  writeFileSync3(resultsPath, JSON.stringify(merged.results, null, 2) + "\n");
-  const notes = [];
-  let baseline;
-  if (ctx.baselinePath !== void 0) {
-    if (existsSync8(ctx.baselinePath)) baseline = explicitBaseline(ctx.baselinePath);
-    else {
-      notes.push(
-        `The baseline ${ctx.baselinePath} does not exist: every case is NEW. Baselines are written by trusted runs (push, schedule); run one first.`
-      );
-    }
-  } else if (ctx.baselineBranch !== void 0) {
-    const branch = ctx.baselineBranch;
-    baseline = await compositeBaseline(
-      merged,
-      async (sku) => await ctx.store.latest({ branch, sku })
-    );
-    if (baseline === void 0) {
-      notes.push(
-        `No stored baseline for branch ${branch} on ${[...merged.skus.keys()].join(", ") || "any GPU"}: every case is NEW.`
-      );
-    }
-  }
-  let pendingBaseline;
-  if (ctx.saveBranch !== void 0) {
-    if (merged.skus.size === 1) {
-      pendingBaseline = {
-        store: ctx.store,
-        branch: ctx.saveBranch,
-        sku: [...merged.skus.keys()][0]
-      };
-    } else if (merged.skus.size > 1) {
-      notes.push(
-        "Not stored as a baseline: the shards ran on several GPU SKUs, and a stored run holds one SKU's results."
-      );
-    }
-  }
-  for (const note of notes) ctx.warning(note);
-  return { results: merged.results, resultsPath, baseline, pendingBaseline, notes };
-}
-function shardDone(spec, results, resultsPath) {
-  const owned = results.run.shard?.cases.length ?? 0;
-  return `kernelgate: shard ${spec.index}/${spec.count} measured ${results.cases.length} results of its ${owned} cases: ${resultsPath}. Upload it as an artifact; the merge job judges every shard at once.`;
-}
-
 // src/deep/plan.ts
 var DEEP_BACKENDS = ["cuda", "triton"];
 var SANITIZER_FALLBACK_GROWTH = 8;
@@ -41508,10 +41857,10 @@ function chosen(config, only) {
 function sanitizerTargets(config, only) {
   const out = [];
   for (const k of chosen(config, only)) {
-    const cases = k.manifest.cases.flatMap(expandGroup);
+    const cases2 = k.manifest.cases.flatMap(expandGroup);
     for (const v of deepVariants(k)) {
       const seen = /* @__PURE__ */ new Set();
-      const mine = cases.filter((params) => matchesOnly2(params, v.only)).map((params, i) => ({ params, caseId: caseIdOf2(params), size: caseSize(params), i })).filter((c) => !seen.has(c.caseId) && Boolean(seen.add(c.caseId))).sort((a, b) => a.size - b.size || a.i - b.i);
+      const mine = cases2.filter((params) => matchesOnly2(params, v.only)).map((params, i) => ({ params, caseId: caseIdOf2(params), size: caseSize(params), i })).filter((c) => !seen.has(c.caseId) && Boolean(seen.add(c.caseId))).sort((a, b) => a.size - b.size || a.i - b.i);
       const [best, ...rest] = mine;
       if (!best) continue;
       const limit = best.size * SANITIZER_FALLBACK_GROWTH;
@@ -41553,8 +41902,8 @@ function ncuTargets(config, only) {
 function caseParamsArg(params) {
   return caseIdOf2(params);
 }
-function slowerTargets(cases) {
-  return cases.map((c, i) => ({ c, i })).sort((a, b) => b.c.ratio - a.c.ratio || a.i - b.i).map(({ c }) => ({ kernel: c.kernel, variant: c.variant, caseId: c.caseId, params: c.params }));
+function slowerTargets(cases2) {
+  return cases2.map((c, i) => ({ c, i })).sort((a, b) => b.c.ratio - a.c.ratio || a.i - b.i).map(({ c }) => ({ kernel: c.kernel, variant: c.variant, caseId: c.caseId, params: c.params }));
 }
 
 // src/deep/run.ts
@@ -41673,11 +42022,16 @@ async function pool(items, jobs, work) {
 }
 var slug = (t) => `${t.kernel}-${t.variant}`.replace(/[^\w.-]+/g, "_");
 var both = (r) => `${r.stdout}${r.stdout && r.stderr ? "\n" : ""}${r.stderr}`;
+function harnessLaunch(o, module) {
+  return [join9(o.harnessRoot, "python", "kernelgate_launch.py"), module];
+}
 function harnessEnv(o) {
   const parent = o.env ?? process.env;
   return {
-    // the harness package alone from the action (python/), the kernels from the workspace
-    PYTHONPATH: [join9(o.harnessRoot, "python"), o.workspace, parent.PYTHONPATH].filter((p) => Boolean(p)).join(delimiter3),
+    // The harness package alone from the action (python/); the workspace is not on the harness's
+    // path (a sitecustomize.py of it would run there): the processes that run a kernel put it
+    // first on theirs (worker.py, profile_one.py: checkout_on_path).
+    PYTHONPATH: [join9(o.harnessRoot, "python"), parent.PYTHONPATH].filter((p) => Boolean(p)).join(delimiter3),
     PYTHONUNBUFFERED: "1",
     // Each tensor its own allocation: the sanitizer then sees a write past a tensor's end (in
     // PyTorch's cached pool it lands in the pool's own memory and goes unseen).
@@ -41709,8 +42063,7 @@ function ncuArgs(o, t, metrics, report) {
     report,
     "--force-overwrite",
     o.python,
-    "-m",
-    "kernelgate_harness.profile_one",
+    ...harnessLaunch(o, "kernelgate_harness.profile_one"),
     "--kernels",
     o.kernelsDir,
     "--kernel",
@@ -41769,8 +42122,8 @@ async function runNcu(exec2, o, ncu, t, metrics, dropped) {
   const problem = ncuProblem(profiled);
   if (r.exitCode !== 0 || problem) {
     const skipped = /\[kernelgate profile\] .*: skipped: (.*)/.exec(profiled);
-    const why = skipped ? `the variant cannot run the case: ${skipped[1]}` : problem ?? `ncu exited with status ${r.exitCode}: ${profiled.split("\n").filter(Boolean).slice(-3).join(" / ")}`;
-    return { ...base, status: "error", message: why, seconds: seconds2() };
+    const why2 = skipped ? `the variant cannot run the case: ${skipped[1]}` : problem ?? `ncu exited with status ${r.exitCode}: ${profiled.split("\n").filter(Boolean).slice(-3).join(" / ")}`;
+    return { ...base, status: "error", message: why2, seconds: seconds2() };
   }
   return { ...base, ...await readReport(exec2, o, ncu, report), seconds: seconds2() };
 }
@@ -41839,12 +42192,12 @@ async function runNcus(targets, o, exec2, ncu, diagnostics) {
 }
 
 // src/deep/sanitize.ts
-import { existsSync as existsSync9, mkdirSync as mkdirSync4, readdirSync as readdirSync4, readFileSync as readFileSync5, writeFileSync as writeFileSync5 } from "node:fs";
+import { existsSync as existsSync9, mkdirSync as mkdirSync4, readdirSync as readdirSync4, readFileSync as readFileSync6, writeFileSync as writeFileSync5 } from "node:fs";
 import { basename as basename3, join as join11, resolve as resolve5 } from "node:path";
 function harnessCaseProblem(resultsPath, t, caseId) {
   if (!existsSync9(resultsPath)) return { kind: "missing", message: "the harness wrote no results" };
   try {
-    const doc = JSON.parse(readFileSync5(resultsPath, "utf8"));
+    const doc = JSON.parse(readFileSync6(resultsPath, "utf8"));
     const c = doc.cases?.find(
       (x) => x.kernel === t.kernel && x.variant === t.variant && x.case === caseId
     );
@@ -41883,8 +42236,7 @@ async function sanitizeCase(exec2, o, tool, sanitizer, t, c, box) {
     "--target-processes",
     "all",
     o.python,
-    "-m",
-    "kernelgate_harness",
+    ...harnessLaunch(o, "kernelgate_harness"),
     "--kernels",
     o.kernelsDir,
     "--out",
@@ -41920,15 +42272,15 @@ async function sanitizeCase(exec2, o, tool, sanitizer, t, c, box) {
 }
 var caseSlug = (caseId) => caseId.replace(/[^\w.-]+/g, "_");
 async function runSanitizer(exec2, o, tool, sanitizer, t, box) {
-  const cases = [{ caseId: t.caseId, params: t.params }, ...t.fallbacks ?? []];
+  const cases2 = [{ caseId: t.caseId, params: t.params }, ...t.fallbacks ?? []];
   const skips = [];
   let spent = 0;
   let everyCase = false;
-  for (const c of cases) {
+  for (const c of cases2) {
     const remaining = left(box);
     if (remaining !== void 0 && remaining <= 0) {
-      const why = skips.length ? `the harness skipped it on ${skips.join("; ")}; ${boxText(box)} ran out before its next case` : `${boxText(box)} ran out before this run started`;
-      return skippedRun(tool, t, why, spent);
+      const why2 = skips.length ? `the harness skipped it on ${skips.join("; ")}; ${boxText(box)} ran out before its next case` : `${boxText(box)} ran out before this run started`;
+      return skippedRun(tool, t, why2, spent);
     }
     const run2 = await sanitizeCase(exec2, o, tool, sanitizer, t, c, box);
     spent = Math.round((spent + run2.seconds) * 10) / 10;
@@ -42214,11 +42566,11 @@ function harnessStopped(results) {
     return `the harness did not finish: ${first}${last}`;
   });
 }
-function gateCounts(cases, measurementErrors, buildFailures) {
-  const byCorrectness = (v) => cases.filter((c) => c.correctness === v).length;
-  const byPerf = (v) => cases.filter((c) => c.perf === v).length;
+function gateCounts(cases2, measurementErrors, buildFailures) {
+  const byCorrectness = (v) => cases2.filter((c) => c.correctness === v).length;
+  const byPerf = (v) => cases2.filter((c) => c.perf === v).length;
   return {
-    cases: cases.length,
+    cases: cases2.length,
     passed: byCorrectness("PASS"),
     failed: byCorrectness("FAIL"),
     drift: byCorrectness("DRIFT"),
@@ -42236,6 +42588,25 @@ function gateCounts(cases, measurementErrors, buildFailures) {
     buildFailures
   };
 }
+function advice(cases2, tiers, results, add) {
+  const ambiguous = cases2.filter((c) => c.perf === "AMBIGUOUS").length;
+  if (ambiguous) {
+    add(
+      false,
+      `${ambiguous} case(s) AMBIGUOUS: the data cannot tell a change from noise (rerun, or more samples)`
+    );
+  }
+  const unchecked = cases2.filter((c) => c.correctness === "UNCHECKED").length;
+  if (unchecked) add(false, `${unchecked} timed case(s) carry no correctness record: UNCHECKED`);
+  for (const t of tiers) if (t.problem) add(false, `${t.kernel} tiers: ${t.problem}`);
+  for (const d of results.diagnostics.filter(
+    (x) => x.level === "error" && !HARNESS_STOPPED_CODES.has(x.code)
+  )) {
+    const line = `diagnostic ${d.code}: ${d.message}${d.fix ? ` (fix: ${d.fix})` : ""}`;
+    const title = `diagnostic ${d.code}`;
+    add(false, line, ...d.kernel ? [{ title, kernel: d.kernel, variant: d.variant ?? "" }] : []);
+  }
+}
 function gate(comparison, tiers, results, config) {
   const { policy } = config;
   const reasons = [];
@@ -42245,9 +42616,9 @@ function gate(comparison, tiers, results, config) {
     (fails ? reasons : warnings).push(line);
     for (const site of of) sites.push({ line, fails, message: line, ...site });
   };
-  const cases = comparison.cases;
-  const byCorrectness = (v) => cases.filter((c) => c.correctness === v);
-  const byPerf = (v) => cases.filter((c) => c.perf === v);
+  const cases2 = comparison.cases;
+  const byCorrectness = (v) => cases2.filter((c) => c.correctness === v);
+  const byPerf = (v) => cases2.filter((c) => c.perf === v);
   const measurementErrors = findMeasurementErrors(results, config);
   const builds = buildProblems(results);
   reasons.push(...shardProblems(results));
@@ -42261,6 +42632,8 @@ function gate(comparison, tiers, results, config) {
     add(policy.failOnError, `${c.label}: ${c.correctnessReason}`, about(c, "case error"));
   }
   for (const line of harnessStopped(results)) (policy.failOnError ? reasons : warnings).push(line);
+  const incomplete = coverage(results, config).problem;
+  if (incomplete !== void 0) reasons.push(incomplete);
   for (const { line, sites: of } of builds) add(policy.failOnBuildFailure, line, ...of);
   const deep = deepProblems(results, policy.failOnSanitizer);
   reasons.push(...deep.reasons);
@@ -42279,32 +42652,16 @@ function gate(comparison, tiers, results, config) {
   for (const c of byPerf("MISSING")) {
     (policy.failOnMissing ? reasons : warnings).push(`${c.label}: MISSING: ${c.perfNote}`);
   }
-  const ambiguous = byPerf("AMBIGUOUS");
-  if (ambiguous.length) {
-    warnings.push(
-      `${ambiguous.length} case(s) AMBIGUOUS: the data cannot tell a change from noise (rerun, or more samples)`
-    );
-  }
-  const unchecked = byCorrectness("UNCHECKED");
-  if (unchecked.length) {
-    warnings.push(`${unchecked.length} timed case(s) carry no correctness record: UNCHECKED`);
-  }
-  for (const t of tiers) if (t.problem) warnings.push(`${t.kernel} tiers: ${t.problem}`);
-  for (const d of results.diagnostics.filter(
-    (x) => x.level === "error" && !HARNESS_STOPPED_CODES.has(x.code)
-  )) {
-    const line = `diagnostic ${d.code}: ${d.message}${d.fix ? ` (fix: ${d.fix})` : ""}`;
-    const title = `diagnostic ${d.code}`;
-    add(false, line, ...d.kernel ? [{ title, kernel: d.kernel, variant: d.variant ?? "" }] : []);
-  }
-  const counts = gateCounts(cases, measurementErrors.length, builds.length);
+  advice(cases2, tiers, results, add);
+  const counts = gateCounts(cases2, measurementErrors.length, builds.length);
   return {
     verdict: reasons.length ? "fail" : "pass",
     reasons,
     warnings,
     sites,
     counts,
-    measurementErrors
+    measurementErrors,
+    ...incomplete !== void 0 ? { incomplete } : {}
   };
 }
 
@@ -42334,7 +42691,7 @@ function denseFlops(c) {
   return 2 * M * N * K;
 }
 function baseArmResults(results) {
-  const cases = [];
+  const cases2 = [];
   for (const c of results.cases) {
     const p = c.paired;
     if (!p) continue;
@@ -42342,7 +42699,7 @@ function baseArmResults(results) {
     delete rest.paired;
     delete rest.throughput;
     if (p.base_status === "ok" && p.base_timing) {
-      cases.push({
+      cases2.push({
         ...rest,
         status: "ok",
         timing: p.base_timing,
@@ -42350,11 +42707,11 @@ function baseArmResults(results) {
       });
     } else if (p.base_status !== "missing") {
       delete rest.timing;
-      cases.push({ ...rest, status: p.base_status });
+      cases2.push({ ...rest, status: p.base_status });
     }
   }
-  if (!cases.length) return void 0;
-  return { ...results, cases };
+  if (!cases2.length) return void 0;
+  return { ...results, cases: cases2 };
 }
 function newStatus(manifest, tiers, candidates) {
   const ladder = [...tiers.ladder].sort((a, b) => a.min - b.min);
@@ -42379,10 +42736,10 @@ function noTargetProblem(status, found, candidates) {
     status.problem = c.status !== "ok" || !c.timing ? `the headline case did not produce a timing (status ${c.status})` : `the headline case did not pass (correctness ${c.correctness?.status ?? "unchecked"})`;
   } else {
     status.caseId = found[0]?.case;
-    const why = found.map(
+    const why2 = found.map(
       (c) => `${c.variant} ${c.status === "ok" ? `correctness ${c.correctness?.status ?? "unchecked"}` : c.status}`
     );
-    status.problem = `no candidate passed on the headline case (${why.join(", ")})`;
+    status.problem = `no candidate passed on the headline case (${why2.join(", ")})`;
   }
 }
 function headlineTarget(results, config, manifest, tiers, status, candidates) {
@@ -42547,10 +42904,10 @@ function ratioSpread(ratios) {
   const geomean = Math.exp(ok.reduce((s, r) => s + Math.log(r), 0) / ok.length);
   return { geomean, lo: Math.min(...ok), hi: Math.max(...ok) };
 }
-function verdictCounts(cases, aboveChip) {
+function verdictCounts(cases2, aboveChip) {
   const counts = {};
   const add = (k) => counts[k] = (counts[k] ?? 0) + 1;
-  for (const c of cases) {
+  for (const c of cases2) {
     const kind = changeKind(c, aboveChip);
     if (kind) add(kind);
     else if (c.correctness === "SKIPPED") add("skipped");
@@ -42563,9 +42920,9 @@ function verdictCounts(cases, aboveChip) {
   }
   return counts;
 }
-function variantChanges(cases, aboveChip) {
+function variantChanges(cases2, aboveChip) {
   const byVariant = /* @__PURE__ */ new Map();
-  for (const c of cases) {
+  for (const c of cases2) {
     const key = `${c.kernel}/${c.variant}`;
     byVariant.set(key, [...byVariant.get(key) ?? [], c]);
   }
@@ -42581,13 +42938,13 @@ function variantChanges(cases, aboveChip) {
       continue;
     }
     const first = list[0];
-    const moved = hit.filter((c) => c.perf === "SLOWER" || c.perf === "FASTER");
+    const moved2 = hit.filter((c) => c.perf === "SLOWER" || c.perf === "FASTER");
     changed.push({
       kernel: first.kernel,
       variant: first.variant,
       cases: list.length,
       changed: hit,
-      delta: ratioSpread(moved.map((c) => c.ratio ?? NaN)),
+      delta: ratioSpread(moved2.map((c) => c.ratio ?? NaN)),
       counts: verdictCounts(list, aboveChip)
     });
   }
@@ -42598,7 +42955,7 @@ function variantChanges(cases, aboveChip) {
   });
   const judgedRest = rest.filter((c) => c.perf === "SAME" || c.perf === "AMBIGUOUS");
   return {
-    judged: cases.some((c) => c.method !== "none"),
+    judged: cases2.some((c) => c.method !== "none"),
     changed,
     untouched: {
       variants: restVariants,
@@ -42646,9 +43003,9 @@ function errorPattern(c) {
   const kind = c.current?.error?.kind;
   return kind && kind !== c.status ? `${c.status}: ${kind}` : String(c.status);
 }
-function groupCases(cases, all, pattern) {
+function groupCases(cases2, all, pattern) {
   const groups = /* @__PURE__ */ new Map();
-  for (const c of cases) {
+  for (const c of cases2) {
     const p = pattern(c);
     const key = `${c.kernel}\0${c.variant}\0${p}`;
     let g = groups.get(key);
@@ -42662,11 +43019,11 @@ function groupCases(cases, all, pattern) {
   return [...groups.values()].sort((a, b) => b.cases.length - a.cases.length);
 }
 function isControl(c) {
-  return c.perfNote === CONTROL_NOTE;
+  return c.control !== void 0;
 }
-function outcomeOf(gate2, cases) {
+function outcomeOf(gate2, cases2) {
   if (gate2.verdict === "fail") return "fail";
-  return cases.some((c) => c.perf === "SLOWER" && !isControl(c)) ? "regression" : "pass";
+  return cases2.some((c) => c.perf === "SLOWER" && !isControl(c)) ? "regression" : "pass";
 }
 function blockingKinds(config) {
   const p = config.policy;
@@ -42821,9 +43178,9 @@ function perfCells(c, input) {
   const mark = input.comparison.paired ? METHOD_MARK[c.method] : "";
   return [trusted(`${formatRatioPct(c.ratio)}${mark}`), verdict, trusted(`${ci}${threshold}`)];
 }
-function axisKeys(cases) {
+function axisKeys(cases2) {
   const keys = [];
-  for (const c of cases) for (const k of Object.keys(c.params)) if (!keys.includes(k)) keys.push(k);
+  for (const c of cases2) for (const k of Object.keys(c.params)) if (!keys.includes(k)) keys.push(k);
   return keys;
 }
 function axisCells(c, keys) {
@@ -42992,7 +43349,7 @@ function buildsView(input, opts) {
 }
 
 // src/report/render.ts
-import { readdirSync as readdirSync5, readFileSync as readFileSync6 } from "node:fs";
+import { readdirSync as readdirSync5, readFileSync as readFileSync7 } from "node:fs";
 import { join as join13 } from "node:path";
 
 // node_modules/mustache/mustache.mjs
@@ -43531,7 +43888,7 @@ function deepView(input, opts) {
   const variants = new Set(sanitizer.map((s) => `${s.kernel}/${s.variant}`)).size;
   const shown = opts.full ? found : found.slice(0, DEEP_FINDINGS_IN_COMMENT);
   const ncu = deep.ncu ?? [];
-  const cases = [...new Set(ncu.map((n) => `${n.kernel} ${n.case}`))];
+  const cases2 = [...new Set(ncu.map((n) => `${n.kernel} ${n.case}`))];
   return {
     sanitizer: sanitizer.length ? {
       title: `${found.length ? "❌" : unfinished.length || unchecked.length || harness.length ? "⚠️" : "✅"} ${plural(found.length, "run")} with findings, ${unfinished.length} that did not finish${unchecked.length ? `, ${unchecked.length} not checked` : ""}${harness.length ? `, ${harness.length} with findings in the harness's own code` : ""}, of ${plural(sanitizer.length, "run")} over ${plural(variants, "variant")}`,
@@ -43542,7 +43899,7 @@ function deepView(input, opts) {
       more: found.length > shown.length ? `${found.length - shown.length} more run(s) with findings: in the full report.` : void 0
     } : void 0,
     ncu: ncu.length ? {
-      title: `${plural(ncu.length, "run")} over ${plural(cases.length, "case")} (${[...new Set(ncu.map((n) => n.kernel))].map((k) => esc(k)).join(", ")})`,
+      title: `${plural(ncu.length, "run")} over ${plural(cases2.length, "case")} (${[...new Set(ncu.map((n) => n.kernel))].map((k) => esc(k)).join(", ")})`,
       table: ncuTable(ncu)
     } : void 0
   };
@@ -43595,7 +43952,7 @@ function outcomeText(input, changes) {
     }
     return parts;
   };
-  const join27 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
+  const join29 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
   if (outcome === "fail") {
     const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
     const parts = [...shardTitleParts(input.results), ...deepTitleParts(input), ...say(kinds)];
@@ -43607,15 +43964,15 @@ function outcomeText(input, changes) {
       }
     }
     const n = input.gate.reasons.length;
-    return `❌ fail: ${parts.length ? join27(parts) : plural(n, "reason")}`;
+    return `❌ fail: ${parts.length ? join29(parts) : plural(n, "reason")}`;
   }
-  if (outcome === "regression") return `⚠️ regression: ${join27(say(["slower"]))}`;
+  if (outcome === "regression") return `⚠️ regression: ${join29(say(["slower"]))}`;
   const faster = say(["faster"]);
-  const moved = changes.changed.filter((v) => v.changed.some(isControl));
-  const control = moved.length ? ` (the A/A control ${moved.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
-  if (faster.length) return `✅ pass: ${join27(faster)}${control}`;
+  const moved2 = changes.changed.filter((v) => v.changed.some(isControl));
+  const control = moved2.length ? ` (the A/A control ${moved2.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
+  if (faster.length) return `✅ pass: ${join29(faster)}${control}`;
   if (!changes.judged) return "✅ pass";
-  return `✅ pass: ${moved.length ? "no candidate" : "no case"} slower or faster${control}`;
+  return `✅ pass: ${moved2.length ? "no candidate" : "no case"} slower or faster${control}`;
 }
 
 // src/report/alert.ts
@@ -43628,14 +43985,14 @@ function nightlyAlert(input, changes) {
   const at = sha && /^[0-9a-f]{7,40}$/i.test(sha) ? ` at \`${sha.slice(0, 12)}\`` : "";
   const kinds = outcome === "regression" ? ["slower"] : CHANGE_KINDS.filter((k) => blockingKinds(input.config).has(k));
   const aboveChip = new Set(input.gate.measurementErrors.map((m) => m.key));
-  const cases = changes.changed.flatMap((v) => v.changed).filter((c) => kinds.includes(changeKind(c, aboveChip)) && !isControl(c)).sort(worstFirst(aboveChip));
-  const named = cases.slice(0, ALERT_CASES).map((c) => {
+  const cases2 = changes.changed.flatMap((v) => v.changed).filter((c) => kinds.includes(changeKind(c, aboveChip)) && !isControl(c)).sort(worstFirst(aboveChip));
+  const named2 = cases2.slice(0, ALERT_CASES).map((c) => {
     const kind = changeKind(c, aboveChip);
     const how = (kind === "slower" || kind === "faster") && c.ratio !== void 0 ? formatRatioPct(c.ratio) : KIND_WORDS[kind];
     return `${esc(c.label)} ${how}`;
   });
-  const more = cases.length > named.length ? `; and ${cases.length - named.length} more` : "";
-  const which2 = named.length ? ` ${cases.length === 1 ? "Case" : "Worst"}: ${named.join("; ")}${more}.` : "";
+  const more = cases2.length > named2.length ? `; and ${cases2.length - named2.length} more` : "";
+  const which2 = named2.length ? ` ${cases2.length === 1 ? "Case" : "Worst"}: ${named2.join("; ")}${more}.` : "";
   return {
     alert: `kernelgate nightly${at}: ${outcomeText(input, changes)}.${which2} The issue's report has the cases.`
   };
@@ -43709,10 +44066,10 @@ function gpuColumn(input) {
     cell: (c) => [deviceCell(c.current, hosts)]
   };
 }
-function resultTable(cases, input, measured) {
-  const keys = axisKeys(cases);
+function resultTable(cases2, input, measured) {
+  const keys = axisKeys(cases2);
   const gpu = gpuColumn(input);
-  const rows = cases.map((c) => {
+  const rows = cases2.map((c) => {
     const current = c.current;
     const tflops = current ? caseTflops(current) : void 0;
     const gbps = current ? caseGbps(current) : void 0;
@@ -43776,10 +44133,10 @@ function resultTable(cases, input, measured) {
   ];
   return table(header, rows, align);
 }
-function changedTable(cases, input, measured, noteMax) {
-  const keys = axisKeys(cases);
+function changedTable(cases2, input, measured, noteMax) {
+  const keys = axisKeys(cases2);
   const gpu = gpuColumn(input);
-  const rows = cases.map((c) => {
+  const rows = cases2.map((c) => {
     const [delta, verdict, ci] = perfCells(c, input);
     const bad = c.correctness !== "PASS" && c.correctness !== "SKIPPED";
     return [
@@ -44104,7 +44461,7 @@ function slowerFindings(f) {
     const slower = v.changed.filter((c) => c.perf === "SLOWER");
     if (!slower.length) continue;
     const d = ratioSpread(slower.map((c) => c.ratio ?? NaN));
-    const paired = slower.every(isControl) ? ": a reference, the same code in both arms, so the machine was not quiet (not this PR); rerun" : slower.every((c) => c.method === "paired") ? ", paired against the base revision" : "";
+    const paired = slower.every(isControl) ? slower.some((c) => c.control === "stored") ? ": a reference, its code not changed since the stored run, so the machine or the night moved, not the code" : ": a reference, the same code in both arms, so the machine was not quiet (not this PR); rerun" : slower.every((c) => c.method === "paired") ? ", paired against the base revision" : "";
     const grp = {
       kernel: v.kernel,
       variant: v.variant,
@@ -44156,12 +44513,12 @@ function diagnosticFindings(f) {
   const { input, opts, other } = f;
   const { results } = input;
   for (const d of groupDiagnostics(results)) {
-    const count = d.perCase ? `on ${plural(d.count, "case")}` : `× ${d.count}`;
+    const count2 = d.perCase ? `on ${plural(d.count, "case")}` : `× ${d.count}`;
     const place = d.where.size ? ` of ${whereText(d.where)}` : "";
     const pct2 = d.pct ? `, ${PCT_LABEL[d.code] ?? "figures"} ${d.pct.lo === d.pct.hi ? d.pct.lo : `${d.pct.lo}–${d.pct.hi}`} %` : "";
     const ex = opts.examples ? `. E.g. ${esc(clip(d.example, COMMENT_NOTE_CHARS))}` : "";
     const fix = d.fix ? `. Fix: ${esc(clip(d.fix, COMMENT_NOTE_CHARS))}` : "";
-    other.push(`${LEVEL_ICON[d.level]} ${esc(d.code)} ${count}${place}${pct2}${ex}${fix}`);
+    other.push(`${LEVEL_ICON[d.level]} ${esc(d.code)} ${count2}${place}${pct2}${ex}${fix}`);
   }
 }
 var FINDERS = [
@@ -44263,12 +44620,12 @@ function baseTiers(input) {
 // src/report/kernels.ts
 function chartsFor(kernel, input) {
   const tier = input.tiers.find((t) => t.kernel === kernel && t.caseId);
-  const cases = input.results.cases.filter((c) => c.kernel === kernel);
-  const headlineId = tier?.caseId ?? cases.find((c) => (caseTflops(c) ?? 0) >= 0.05)?.case;
+  const cases2 = input.results.cases.filter((c) => c.kernel === kernel);
+  const headlineId = tier?.caseId ?? cases2.find((c) => (caseTflops(c) ?? 0) >= 0.05)?.case;
   if (!headlineId) return [];
-  const bars = cases.filter((c) => c.case === headlineId && (caseTflops(c) ?? 0) >= 0.05).map((c) => ({ label: mermaidLabel(c.variant), tflops: caseTflops(c) }));
+  const bars = cases2.filter((c) => c.case === headlineId && (caseTflops(c) ?? 0) >= 0.05).map((c) => ({ label: mermaidLabel(c.variant), tflops: caseTflops(c) }));
   if (bars.length === 0) return [];
-  const first = cases.find((c) => c.case === headlineId);
+  const first = cases2.find((c) => c.case === headlineId);
   const peak = first ? peakTflops(input.results, input.config, caseDtype(first)) : void 0;
   const top = Math.max(peak ?? 0, ...bars.map((b) => b.tflops));
   return [
@@ -44486,14 +44843,14 @@ function defaultTemplatesDir() {
   return join13(packageRoot(), "templates");
 }
 function loadTemplates(dir, kind) {
-  const main = readFileSync6(
+  const main = readFileSync7(
     join13(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
     "utf8"
   );
   const partials = {};
   for (const file of readdirSync5(join13(dir, "partials"))) {
     const match = /^(.+)\.md\.mustache$/.exec(file);
-    if (match?.[1]) partials[match[1]] = readFileSync6(join13(dir, "partials", file), "utf8");
+    if (match?.[1]) partials[match[1]] = readFileSync7(join13(dir, "partials", file), "utf8");
   }
   return { main, partials };
 }
@@ -44584,7 +44941,7 @@ function judge(results, baseline, config, kind, context3, history) {
 }
 
 // src/pipeline/run.ts
-import { existsSync as existsSync13 } from "node:fs";
+import { existsSync as existsSync13, writeFileSync as writeFileSync8 } from "node:fs";
 
 // src/measure/base-revision.ts
 import { existsSync as existsSync11 } from "node:fs";
@@ -44594,13 +44951,20 @@ function lastLine(text3) {
   const lines = text3.trim().split("\n");
   return lines[lines.length - 1] ?? "";
 }
+function why(result, timeoutS) {
+  return result.timedOut ? `it did not finish within ${timeoutS} s ('git-timeout') and was stopped` : lastLine(result.stderr);
+}
 async function materialiseBase(workspace, sha, exec2, options = {}) {
   const log = options.log ?? (() => void 0);
   if (!SHA.test(sha)) {
     return { ok: false, reason: `the base commit '${sha}' is not a 40-character commit SHA` };
   }
   const dir = options.dir ?? join14(workspace, ".kernelgate", "base");
-  const git = (...args) => exec2.run("git", ["-C", workspace, ...args]);
+  const timeoutS = options.timeoutS ?? DEFAULT_GIT_TIMEOUT_S;
+  const git = (...args) => exec2.run("git", ["-C", workspace, ...args], {
+    env: { GIT_TERMINAL_PROMPT: "0" },
+    timeoutS
+  });
   const inside = await git("rev-parse", "--is-inside-work-tree");
   if (inside.exitCode !== 0) {
     return {
@@ -44609,7 +44973,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
     };
   }
   if (existsSync11(dir)) {
-    const at = await exec2.run("git", ["-C", dir, "rev-parse", "HEAD"]);
+    const at = await exec2.run("git", ["-C", dir, "rev-parse", "HEAD"], { timeoutS });
     if (at.exitCode === 0 && at.stdout.trim() === sha) {
       log(`kernelgate: base revision ${sha.slice(0, 12)} already checked out in ${dir}`);
       return {
@@ -44628,9 +44992,11 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
     log(`kernelgate: fetching the base revision ${sha.slice(0, 12)} (the checkout is shallow)`);
     const fetch2 = await git("fetch", "--no-tags", "--depth=1", "origin", sha);
     if (fetch2.exitCode !== 0) {
+      const url = (await git("remote", "get-url", "origin")).stdout.trim();
+      const from = url === "" ? "" : ` from ${url.replace(/\/\/[^/@\s]*@/, "//***@")}`;
       return {
         ok: false,
-        reason: `the base commit ${sha.slice(0, 12)} is not in the checkout and \`git fetch origin ${sha.slice(0, 12)}\` failed: ${lastLine(fetch2.stderr)}`
+        reason: `the base commit ${sha.slice(0, 12)} is not in the checkout and \`git fetch origin ${sha.slice(0, 12)}\`${from} failed: ${why(fetch2, timeoutS)}`
       };
     }
     fetched = true;
@@ -44639,7 +45005,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
   if (add.exitCode !== 0) {
     return {
       ok: false,
-      reason: `\`git worktree add ${dir} ${sha.slice(0, 12)}\` failed: ${lastLine(add.stderr)}`
+      reason: `\`git worktree add ${dir} ${sha.slice(0, 12)}\` failed: ${why(add, timeoutS)}`
     };
   }
   log(`kernelgate: base revision ${sha.slice(0, 12)} checked out in ${dir}`);
@@ -44780,9 +45146,9 @@ function diagnoseOutput(text3, where3) {
     if (seen) seen.count += 1;
     else found.set(failure.code, { failure, firstLine: line, count: 1 });
   }
-  return [...found.values()].map(({ failure, firstLine, count }) => {
+  return [...found.values()].map(({ failure, firstLine, count: count2 }) => {
     const quote = firstLine.length > MAX_QUOTE_CHARS ? `${firstLine.slice(0, MAX_QUOTE_CHARS - 3)}...` : firstLine;
-    const times = count === 1 ? "seen once" : `seen ${count} times`;
+    const times = count2 === 1 ? "seen once" : `seen ${count2} times`;
     const diagnostic = {
       level: failure.level,
       code: failure.code,
@@ -45043,7 +45409,7 @@ function archCheck(label, want, found) {
     return { name: `archs:${want}`, ok: true, problem: `${label}: ${want} machine code present.` };
   }
   const foundText = found.sass.length > 0 ? `found ${found.sass.join(", ")}` : found.ptx.length > 0 ? `found only PTX ${found.ptx.join(", ")}` : "found no machine code";
-  const why = ARCH_SPECIFIC_FEATURES[want];
+  const why2 = ARCH_SPECIFIC_FEATURES[want];
   const m = /^sm_(\d+)([a-z]?)$/.exec(want);
   const number = m?.[1] ?? want.replace(/^sm_/, "");
   const suffix = m?.[2] ?? "";
@@ -45051,17 +45417,17 @@ function archCheck(label, want, found) {
   return {
     name: `archs:${want}`,
     ok: false,
-    problem: `${label}: no ${want} machine code (${foundText})${why ? `; ${why}` : ""}.`,
+    problem: `${label}: no ${want} machine code (${foundText})${why2 ? `; ${why2}` : ""}.`,
     fix: `Build with -gencode=arch=compute_${number}${suffix},code=${want}${generic}.`
   };
 }
 function sassCheck(label, opcode, found, flags) {
-  const count = found.census[opcode] ?? 0;
-  if (count > 0)
+  const count2 = found.census[opcode] ?? 0;
+  if (count2 > 0)
     return {
       name: `sass:${opcode}`,
       ok: true,
-      problem: `${label}: ${opcode} x${count} in the SASS.`
+      problem: `${label}: ${opcode} x${count2} in the SASS.`
     };
   const instead = countsText2(found.census, MATH_OPCODES);
   const problem = `${label}: no ${opcode} in the SASS (found ${instead ? `instead: ${instead}` : "no MMA or FMA instructions"}).`;
@@ -45120,8 +45486,8 @@ var ABSENT_WHY = {
   HMMA: "HMMA is mma.sync, the pre-Hopper tensor-core path"
 };
 function absentCheck(label, opcode, found, functions) {
-  const count = found.census[opcode] ?? 0;
-  if (count === 0)
+  const count2 = found.census[opcode] ?? 0;
+  if (count2 === 0)
     return {
       name: `sass_absent:${opcode}`,
       ok: true,
@@ -45130,11 +45496,11 @@ function absentCheck(label, opcode, found, functions) {
   const withStack = functions.filter((f) => (f.stack_bytes ?? 0) > 0 || (f.spill_store_bytes ?? 0) > 0).map(
     (f) => `${f.name}: ${f.stack_bytes ?? 0} bytes stack, ${(f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0)} bytes spilled`
   );
-  const why = ABSENT_WHY[opcode];
+  const why2 = ABSENT_WHY[opcode];
   return {
     name: `sass_absent:${opcode}`,
     ok: false,
-    problem: `${label}: ${opcode} x${count} in the SASS (expected none)${why ? `; ${why}` : ""}.`,
+    problem: `${label}: ${opcode} x${count2} in the SASS (expected none)${why2 ? `; ${why2}` : ""}.`,
     fix: opcode === "LDL" || opcode === "STL" ? `See the stack and spill bytes per function${withStack.length > 0 ? ` (${withStack.join("; ")})` : ""}: index local arrays only with compile-time constants, or keep them in shared memory.` : `Remove the code path that emits ${opcode}.`
   };
 }
@@ -46221,9 +46587,9 @@ function validateAmpersand(xmlData, i) {
     i++;
     return validateNumberAmpersand(xmlData, i);
   }
-  let count = 0;
-  for (; i < xmlData.length; i++, count++) {
-    if (xmlData[i].match(/\w/) && count < 20)
+  let count2 = 0;
+  for (; i < xmlData.length; i++, count2++) {
+    if (xmlData[i].match(/\w/) && count2 < 20)
       continue;
     if (xmlData[i] === ";")
       break;
@@ -50715,10 +51081,10 @@ function selectedBenchmarks(config, only) {
   return config.benchmarks.filter((b) => !only?.length || only.includes(b.name));
 }
 function summary3(kernel, seconds2) {
-  const count = (s) => kernel.cases.filter((c) => c.status === s).length;
-  const parts = [`${count("ok")} ok`];
+  const count2 = (s) => kernel.cases.filter((c) => c.status === s).length;
+  const parts = [`${count2("ok")} ok`];
   for (const s of ["fail", "error", "timeout", "skipped"])
-    if (count(s)) parts.push(`${count(s)} ${s}`);
+    if (count2(s)) parts.push(`${count2(s)} ${s}`);
   const paired = kernel.cases.filter((c) => c.paired?.base_status === "ok").length;
   if (paired) parts.push(`${paired} paired with the base revision`);
   return `benchmark ${kernel.info.name}: ${kernel.cases.length} case(s): ${parts.join(", ")} (${seconds2.toFixed(1)} s)`;
@@ -50858,7 +51224,8 @@ var NO_HARNESS = "none: no kernel selected, benchmarks only";
 function noHarness(startedAt, environment) {
   return {
     schema: "kernelgate/results@1",
-    run: { started_at: startedAt, harness: NO_HARNESS },
+    // No kernel selected: the gate holds the run to its benchmarks' cases alone.
+    run: { started_at: startedAt, harness: NO_HARNESS, selection: { kernels: [], ci: false } },
     environment,
     diagnostics: [],
     kernels: [],
@@ -50878,10 +51245,12 @@ var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command,
 });
 var KERNEL_HEADER = /^\[kernelgate\] == (\S+)/;
 var TAIL_LINES2 = 40;
+function launcherArgs(harnessRoot, module) {
+  return [join16(harnessRoot, "python", "kernelgate_launch.py"), module];
+}
 function harnessArgs(options) {
   const args = [
-    "-m",
-    "kernelgate_harness",
+    ...launcherArgs(options.harnessRoot, "kernelgate_harness"),
     "--kernels",
     options.kernelsDir,
     "--out",
@@ -50899,7 +51268,7 @@ async function runHarness(options, log, run2 = streamingExec) {
   mkdirSync5(dirname5(options.logPath), { recursive: true });
   writeFileSync6(options.logPath, "");
   const env = childEnv(options.env);
-  env.PYTHONPATH = [join16(options.harnessRoot, "python"), options.workspace, env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter5);
+  env.PYTHONPATH = [join16(options.harnessRoot, "python"), env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter5);
   env.PYTHONUNBUFFERED = "1";
   const lines = [];
   let inGroup = false;
@@ -51086,6 +51455,21 @@ function caseDiagnostics(results) {
   }
   return found;
 }
+async function pairedStage(options, at, deps) {
+  const notes = [];
+  const resolved = options.base ? { base: options.base } : await options.resolveBase?.(at.environment);
+  if (resolved?.note !== void 0) notes.push(resolved.note);
+  const base = resolved?.base;
+  if (base === void 0) return { notes };
+  const paired = await stage(
+    "build_base",
+    `kernelgate build (base revision ${base.sha.slice(0, 12)})`,
+    deps,
+    at.stageSeconds,
+    () => buildBase(base, options, options.config, at.cacheDir, at.outDir, deps, notes)
+  );
+  return { base, ...paired ? { paired } : {}, notes };
+}
 async function measure(options, deps) {
   const now = deps.now ?? Date.now;
   const { config } = options;
@@ -51112,14 +51496,10 @@ async function measure(options, deps) {
     copyFileSync(built.buildsJsonPath, buildsPath);
     return built;
   });
-  const notes = [];
-  const base = options.base;
-  const paired = base === void 0 ? void 0 : await stage(
-    "build_base",
-    `kernelgate build (base revision ${base.sha.slice(0, 12)})`,
-    deps,
-    stageSeconds,
-    () => buildBase(base, options, config, cacheDir, outDir, deps, notes)
+  const { base, paired, notes } = await pairedStage(
+    options,
+    { cacheDir, outDir, stageSeconds, environment: doctor.environment },
+    deps
   );
   const selectArgs = await casesArgs(options, doctor.environment, outDir);
   const resultsPath = join17(outDir, "results.json");
@@ -51127,7 +51507,7 @@ async function measure(options, deps) {
     options,
     deps,
     { resultsPath, outDir, buildsPath, cacheDir },
-    [...selectArgs, ...paired ? pairedArgs(paired, config) : []],
+    [...selectArgs, ...paired ? pairedArgs(paired, config) : [], ...options.harnessArgs ?? []],
     { stageSeconds, environment: doctor.environment, startedAt }
   );
   const benchmarks = await runBenchmarkStage(
@@ -51210,6 +51590,240 @@ function pairedArgs(paired, config) {
   return args;
 }
 
+// src/pipeline/nightly-base.ts
+var GOOD_BASE_WINDOW = 30;
+function notGood(stored) {
+  const sha = stored.results.run.git_sha;
+  if (sha === void 0 || !/^[0-9a-f]{40}$/.test(sha)) return "it names no commit";
+  const judged = stored.judged;
+  if (judged === void 0) return void 0;
+  if (judged.verdict === "fail") return "its gate failed";
+  if (judged.slower.length > 0) {
+    const n = judged.slower.length;
+    return `it reported ${n} SLOWER case${n === 1 ? "" : "s"} (${judged.slower[0]}${n > 1 ? ", …" : ""}): a regression is never the next night's base`;
+  }
+  return void 0;
+}
+async function ancestry(workspace, sha, exec2) {
+  const r = await exec2.run("git", ["-C", workspace, "merge-base", "--is-ancestor", sha, "HEAD"], {
+    timeoutS: 60
+  });
+  if (r.exitCode === 0) return "ancestor";
+  return r.exitCode === 1 ? "not" : "unknown";
+}
+function describe(stored) {
+  const { run: run2 } = stored.results;
+  const event = stored.judged?.event ?? "stored";
+  return `${(run2.git_sha ?? "").slice(0, 12)} (${event} run of ${run2.started_at})`;
+}
+async function lastGoodBase(store, key, workspace, exec2, window2 = GOOD_BASE_WINDOW) {
+  const passedOver = [];
+  const runs = await store.history(key, window2);
+  for (const stored of runs) {
+    const why2 = notGood(stored);
+    if (why2 !== void 0) {
+      passedOver.push(`${describe(stored)}: ${why2}`);
+      continue;
+    }
+    const sha = stored.results.run.git_sha;
+    const relation = await ancestry(workspace, sha, exec2);
+    if (relation === "not") {
+      passedOver.push(
+        `${describe(stored)}: its commit is not an ancestor of tonight's (the branch was rewritten)`
+      );
+      continue;
+    }
+    const where3 = `the newest good run of ${key.branch} on ${key.sku}`;
+    const caveat = relation === "unknown" ? "; its ancestry could not be read (a shallow checkout)" : "";
+    return {
+      ok: true,
+      base: { sha, stored, line: `${describe(stored)}, ${where3}${caveat}` },
+      passedOver
+    };
+  }
+  const looked = runs.length === 0 ? "none is stored" : `none of the newest ${runs.length} is good`;
+  return {
+    ok: false,
+    reason: `no good run of ${key.branch} on ${key.sku} to time tonight's commit beside (${looked})`,
+    passedOver
+  };
+}
+
+// src/pipeline/nightly-bisect.ts
+import { join as join18, relative as relative7 } from "node:path";
+
+// src/pipeline/bisect.ts
+async function transitions(plan) {
+  const found = [];
+  let previous = plan.goodFingerprint;
+  for (const sha of plan.commits) {
+    const fp = await plan.fingerprint(sha);
+    if (fp === void 0 || fp !== previous) found.push(sha);
+    previous = fp;
+  }
+  return found;
+}
+async function bisect(plan) {
+  const commits = plan.commits.length;
+  const candidates = await transitions(plan);
+  if (candidates.length === 0) return { kind: "no-change", commits };
+  const steps = [];
+  let lo = -1;
+  let hi = candidates.length - 1;
+  while (hi - lo > 1) {
+    if (plan.outOfTime()) {
+      return narrowed(candidates, lo, hi, "the time box ran out", steps, commits);
+    }
+    const mid = Math.floor((lo + hi) / 2);
+    const step = await plan.measure(candidates[mid]);
+    steps.push(step);
+    if (step.verdict === "bad") hi = mid;
+    else if (step.verdict === "good") lo = mid;
+    else {
+      const why2 = `${step.sha.slice(0, 12)} could not be told good or bad (${step.detail})`;
+      return narrowed(candidates, lo, hi, why2, steps, commits);
+    }
+  }
+  return { kind: "found", sha: candidates[hi], steps, candidates: candidates.length, commits };
+}
+function narrowed(candidates, lo, hi, reason, steps, commits) {
+  return {
+    kind: "narrowed",
+    first: candidates[lo + 1],
+    last: candidates[hi],
+    reason,
+    steps,
+    candidates: candidates.length,
+    commits
+  };
+}
+async function commitsBetween(workspace, good, tonight, exec2) {
+  const r = await exec2.run(
+    "git",
+    ["-C", workspace, "rev-list", "--reverse", "--first-parent", `${good}..${tonight}`],
+    { timeoutS: 60 }
+  );
+  if (r.exitCode !== 0) return [];
+  return r.stdout.split("\n").filter((l) => /^[0-9a-f]{40}$/.test(l.trim()));
+}
+async function treeAt(workspace, sha, path11, exec2) {
+  const r = await exec2.run(
+    "git",
+    ["-C", workspace, "rev-parse", "--verify", "-q", `${sha}:${path11}`],
+    {
+      timeoutS: 60
+    }
+  );
+  return r.exitCode === 0 ? r.stdout.trim() : void 0;
+}
+function describeBisect(variant, outcome) {
+  const s = (n, what) => `${n} ${what}${n === 1 ? "" : "s"}`;
+  const measured = (steps, none) => steps.length === 0 ? none : `${s(steps.length, "commit")} measured: ${steps.map((x) => `${x.sha.slice(0, 12)} ${x.verdict} (${x.detail})`).join("; ")}`;
+  switch (outcome.kind) {
+    case "found":
+      return `${variant} became slower at ${outcome.sha}: the first bad commit of ${s(outcome.commits, "commit")} since the last good run (${s(outcome.candidates, "commit")} changed the kernel's folder; ${measured(outcome.steps, "no commit measured: it is the only one that changed the kernel")})`;
+    case "no-change":
+      return `${variant} is slower, but none of the ${s(outcome.commits, "commit")} since the last good run changed the kernel's folder: the change is in code it imports from elsewhere in the repository`;
+    case "narrowed":
+      return `${variant} became slower between ${outcome.first.slice(0, 12)} and ${outcome.last.slice(0, 12)} (inclusive; ${outcome.reason}; ${measured(outcome.steps, "no commit measured")})`;
+  }
+}
+
+// src/pipeline/nightly-bisect.ts
+var DEFAULT_BISECT_TIME_BOX_S = 1200;
+function slowedVariants(results, config) {
+  const byVariant = /* @__PURE__ */ new Map();
+  for (const c of compare(results, void 0, config).cases) {
+    if (c.method !== "paired" || c.perf !== "SLOWER" || c.control !== void 0) continue;
+    const key = `${c.kernel}/${c.variant}`;
+    const v = byVariant.get(key) ?? { kernel: c.kernel, variant: c.variant, cases: [] };
+    v.cases.push(c.caseId);
+    byVariant.set(key, v);
+  }
+  return [...byVariant.values()];
+}
+function stepVerdict(cases2) {
+  const n = cases2.length;
+  const slower = cases2.filter((c) => c.perf === "SLOWER").length;
+  const same = cases2.filter((c) => c.perf === "SAME").length;
+  const ratios = cases2.map((c) => c.ratio).filter((r) => r !== void 0);
+  const at = ratios.length ? `, median ×${median(ratios).toFixed(4)}` : "";
+  const detail = `SLOWER on ${slower} of ${n} case${n === 1 ? "" : "s"}${at}`;
+  if (n === 0) return { verdict: "unknown", detail: "no case was timed" };
+  if (2 * slower > n) return { verdict: "bad", detail };
+  if (slower === 0 && 2 * same >= n) return { verdict: "good", detail };
+  return { verdict: "unknown", detail };
+}
+async function measureStep(night, slowed, sha) {
+  const { options, deps } = night;
+  const ws = options.workspace;
+  const log = (line) => deps.log.info(line);
+  const at = await materialiseBase(ws, sha, deps.exec, {
+    dir: join18(ws, ".kernelgate", "bisect"),
+    log
+  });
+  const base = await materialiseBase(ws, night.good, deps.exec, {
+    ...options.branch !== void 0 ? { ref: options.branch } : {},
+    log
+  });
+  if (!at.ok || !base.ok) {
+    return { sha, verdict: "unknown", detail: !at.ok ? at.reason : base.ok ? "" : base.reason };
+  }
+  deps.log.info(`kernelgate: bisect: ${slowed.kernel}/${slowed.variant} at ${sha.slice(0, 12)}`);
+  const m = await measure(
+    {
+      config: loadConfig(at.base.root),
+      workspace: at.base.root,
+      harnessRoot: options.harnessRoot,
+      outDir: join18(options.outDir, `bisect-${sha.slice(0, 12)}`),
+      only: [slowed.kernel],
+      buildCacheDir: options.buildCacheDir ?? join18(ws, ".kernelgate", "build"),
+      base: base.base,
+      harnessArgs: ["--variants", slowed.variant],
+      selectCases: async () => slowed.cases.map((c) => `${slowed.kernel}/${c}`),
+      ...options.harnessEnv !== void 0 ? { harnessEnv: options.harnessEnv } : {}
+    },
+    deps
+  );
+  const judged = compare(m.results, void 0, options.config).cases.filter(
+    (c) => c.kernel === slowed.kernel && c.variant === slowed.variant && c.method === "paired"
+  );
+  return { sha, ...stepVerdict(judged) };
+}
+async function bisectNight(options, deps, results, timeBoxS) {
+  const good = results.run.paired_base?.git_sha;
+  if (good === void 0) return [];
+  const slowed = slowedVariants(results, options.config);
+  if (slowed.length === 0) return [];
+  const now = deps.now ?? Date.now;
+  const night = { options, deps, good, deadlineMs: now() + timeBoxS * 1e3 };
+  const ws = options.workspace;
+  const commits = await commitsBetween(ws, good, "HEAD", deps.exec);
+  const found = [];
+  for (const v of slowed) {
+    const dir = options.config.kernels.find((k) => k.manifest.name === v.kernel)?.dir;
+    const path11 = dir === void 0 ? `kernels/${v.kernel}` : relative7(ws, dir);
+    const outcome = await bisect({
+      commits,
+      fingerprint: (sha) => treeAt(ws, sha, path11, deps.exec),
+      goodFingerprint: await treeAt(ws, good, path11, deps.exec),
+      measure: (sha) => measureStep(night, v, sha),
+      outOfTime: () => now() >= night.deadlineMs
+    });
+    const message = describeBisect(`${v.kernel}/${v.variant}`, outcome);
+    deps.log.info(`kernelgate: bisect: ${message}`);
+    found.push({
+      level: "warning",
+      code: "nightly.bisect",
+      message,
+      source: "harness",
+      kernel: v.kernel,
+      variant: v.variant
+    });
+  }
+  return found;
+}
+
 // src/pipeline/run.ts
 async function fullRun(options, deps) {
   const notes = [];
@@ -51222,6 +51836,7 @@ async function fullRun(options, deps) {
     const got = await materialiseBase(options.workspace, options.pairedBase.sha, deps.exec, {
       ...options.pairedBase.dir !== void 0 ? { dir: options.pairedBase.dir } : {},
       ...options.pairedBase.ref !== void 0 ? { ref: options.pairedBase.ref } : {},
+      ...options.gitTimeoutS !== void 0 ? { timeoutS: options.gitTimeoutS } : {},
       log: (line) => deps.log.info(line)
     });
     if (got.ok) base = got.base;
@@ -51231,8 +51846,54 @@ async function fullRun(options, deps) {
       );
     }
   }
-  const measured = await measure({ ...options, ...base !== void 0 ? { base } : {} }, deps);
+  const resolveBase = base === void 0 && options.pairedBase === void 0 && options.pairedWithLastGood ? nightlyBase(options, deps) : void 0;
+  const measured = await measure(
+    {
+      ...options,
+      ...base !== void 0 ? { base } : {},
+      ...resolveBase !== void 0 ? { resolveBase } : {}
+    },
+    deps
+  );
+  await bisected(options, deps, measured);
   return withStoredBaseline(options, measured, notes, deps.log);
+}
+async function bisected(options, deps, measured) {
+  const box = options.bisectTimeBoxS ?? 0;
+  if (!options.pairedWithLastGood || box <= 0) return;
+  const now = deps.now ?? Date.now;
+  const started = now();
+  const found = await bisectNight(options, deps, measured.results, box);
+  if (found.length === 0) return;
+  const { results } = measured;
+  results.diagnostics.push(...found);
+  results.run.stage_seconds = { ...results.run.stage_seconds, bisect: (now() - started) / 1e3 };
+  writeFileSync8(measured.resultsPath, JSON.stringify(results, null, 2) + "\n");
+}
+function nightlyBase(options, deps) {
+  return async (environment) => {
+    const unpaired = (why2) => ({
+      note: `The nightly is not paired: ${why2}. Every case is judged against the stored baseline.`
+    });
+    if (options.branch === void 0) return unpaired("the branch of this run is not known");
+    const key = { branch: options.branch, sku: environment.gpu.sku ?? "unknown" };
+    let found;
+    try {
+      found = await lastGoodBase(options.store, key, options.workspace, deps.exec);
+    } catch (error2) {
+      return unpaired(`the stored runs could not be read (${error2.message})`);
+    }
+    for (const line of found.passedOver)
+      deps.log.info(`kernelgate: nightly base: passed over ${line}`);
+    if (!found.ok) return unpaired(found.reason);
+    deps.log.info(`kernelgate: tonight is timed beside ${found.base.line}`);
+    const got = await materialiseBase(options.workspace, found.base.sha, deps.exec, {
+      ref: options.branch,
+      ...options.gitTimeoutS !== void 0 ? { timeoutS: options.gitTimeoutS } : {},
+      log: (line) => deps.log.info(line)
+    });
+    return got.ok ? { base: got.base } : unpaired(got.reason);
+  };
 }
 async function withStoredBaseline(options, measured, notes, log) {
   const sku = measured.results.environment.gpu.sku ?? "unknown";
@@ -51275,16 +51936,21 @@ var NOT_STORED_FAILING = "Not stored as a baseline: the gate failed, and a basel
 async function storeRun(run2, gate2, policy, context3 = {}) {
   const pending = run2.pendingBaseline;
   if (pending === void 0) return {};
-  if (gate2 === "fail" && policy !== "always") return { note: NOT_STORED_FAILING };
+  const { verdict, incomplete } = typeof gate2 === "string" ? { verdict: gate2 } : gate2;
+  const partial = incomplete ?? (run2.results.cases.length ? void 0 : "the results hold no case");
+  if (partial !== void 0) {
+    return { note: `Not stored as a baseline, whatever save-baseline says: ${partial}` };
+  }
+  if (verdict === "fail" && policy !== "always") return { note: NOT_STORED_FAILING };
   try {
     const saved = await pending.store.save(
       { branch: pending.branch, sku: pending.sku },
       run2.results,
-      { verdict: gate2, ...context3 }
+      { verdict, ...context3 }
     );
     return { saved };
   } catch (error2) {
-    if (error2 instanceof StoreError) return { note: error2.message };
+    if (error2 instanceof StoreError) return { note: error2.message, failed: true };
     throw error2;
   }
 }
@@ -51303,7 +51969,7 @@ function slowerDeepTargets(results, baseline, config) {
 }
 
 // node_modules/@actions/github/lib/context.js
-import { readFileSync as readFileSync7, existsSync as existsSync14 } from "fs";
+import { readFileSync as readFileSync8, existsSync as existsSync14 } from "fs";
 import { EOL as EOL6 } from "os";
 var Context2 = class {
   /**
@@ -51314,7 +51980,7 @@ var Context2 = class {
     this.payload = {};
     if (process.env.GITHUB_EVENT_PATH) {
       if (existsSync14(process.env.GITHUB_EVENT_PATH)) {
-        this.payload = JSON.parse(readFileSync7(process.env.GITHUB_EVENT_PATH, { encoding: "utf8" }));
+        this.payload = JSON.parse(readFileSync8(process.env.GITHUB_EVENT_PATH, { encoding: "utf8" }));
       } else {
         const path11 = process.env.GITHUB_EVENT_PATH;
         process.stdout.write(`GITHUB_EVENT_PATH ${path11} does not exist${EOL6}`);
@@ -55525,17 +56191,17 @@ function retryDelayMs(failure, attempt, policy, nowMs) {
   const retryAfter = header("retry-after");
   const quotaExhausted = header("x-ratelimit-remaining") === "0";
   const secondaryLimit = /secondary rate limit/i.test(failure.message);
-  const backoffMs = policy.baseDelayMs * 2 ** (attempt - 1);
+  const backoffMs2 = policy.baseDelayMs * 2 ** (attempt - 1);
   let delayMs;
   if (failure.status >= 500) {
-    delayMs = backoffMs;
+    delayMs = backoffMs2;
   } else if (failure.status === 429 || failure.status === 403 && (retryAfter !== void 0 || quotaExhausted || secondaryLimit)) {
     if (retryAfter !== void 0 && /^\d+$/.test(retryAfter)) {
       delayMs = Number(retryAfter) * 1e3;
     } else if (quotaExhausted && /^\d+$/.test(header("x-ratelimit-reset") ?? "")) {
       delayMs = Math.max(0, Number(header("x-ratelimit-reset")) * 1e3 - nowMs) + 1e3;
     } else {
-      delayMs = secondaryLimit ? Math.max(backoffMs, 6e4) : backoffMs;
+      delayMs = secondaryLimit ? Math.max(backoffMs2, 6e4) : backoffMs2;
     }
   } else {
     return void 0;
@@ -55567,17 +56233,21 @@ function shownUrl(url) {
   return parsed.pathname + parsed.search;
 }
 var IDEMPOTENT = /* @__PURE__ */ new Set(["GET", "HEAD", "PUT", "PATCH", "DELETE"]);
+function idempotent(options) {
+  if (IDEMPOTENT.has(options.method)) return true;
+  return options.url === "/graphql" && !/^\s*mutation\b/.test(String(options.query ?? ""));
+}
 function attemptFailure(error2, what, attempt, policy, nowMs) {
-  const backoffMs = attempt < policy.maxAttempts ? policy.baseDelayMs * 2 ** (attempt - 1) : void 0;
+  const backoffMs2 = attempt < policy.maxAttempts ? policy.baseDelayMs * 2 ** (attempt - 1) : void 0;
   if (error2 instanceof GitHubDeadlineError) {
-    return { reason: error2.message, delayMs: backoffMs, outcomeUnknown: true };
+    return { reason: error2.message, delayMs: backoffMs2, outcomeUnknown: true };
   }
   const failure = httpFailure(error2);
   if (failure === void 0) {
     const message = error2 instanceof Error ? error2.message : String(error2);
     return {
       reason: `The connection to GitHub failed during ${what}: ${message}`,
-      delayMs: backoffMs,
+      delayMs: backoffMs2,
       outcomeUnknown: true
     };
   }
@@ -55646,7 +56316,7 @@ function createGitHubClient(options) {
         if (error2 instanceof GitHubDeadlineError && error2.budgetSpent) throw error2;
         const failure = attemptFailure(error2, what, attempt, policy, options.nowMs());
         let checked2 = "";
-        if (failure.outcomeUnknown && !IDEMPOTENT.has(requestOptions.method)) {
+        if (failure.outcomeUnknown && !idempotent(requestOptions)) {
           if (findCreated === void 0) throw error2;
           const found = await findCreated();
           if (found !== void 0) {
@@ -55678,49 +56348,94 @@ function createGitHubClient(options) {
 }
 
 // src/publish/publish.ts
-import { join as join18 } from "node:path";
+import { join as join19 } from "node:path";
+
+// src/publish/marker.ts
+var BODY_LIMIT_CHARS = 65536;
+var NIGHTLY_LABEL = "kernelgate-nightly";
+var DEFAULT_COMMENT_KEY = "default";
+var PAGE_SIZE = 100;
+function reportMarker(kind, key) {
+  return `<!-- kernelgate:${kind}:${key} -->`;
+}
+function withMarker(marker, comment) {
+  const body = `${marker}
+${comment}`;
+  if (body.length > BODY_LIMIT_CHARS) {
+    throw new Error(
+      `The short report is ${comment.length} characters; with its marker that is over GitHub's body limit of ${BODY_LIMIT_CHARS}. The renderer must keep it within commentBudgetChars() = ${BODY_LIMIT_CHARS - marker.length - 1}.`
+    );
+  }
+  return body;
+}
+
+// src/publish/identity.ts
+var VIEWER_QUERY = "query { viewer { login } }";
+async function lookUp(client) {
+  try {
+    return (await client.rest.users.getAuthenticated()).data.login;
+  } catch (error2) {
+    if (!isIntegrationForbidden(error2)) throw error2;
+  }
+  const answer = await client.graphql(VIEWER_QUERY);
+  return answer.viewer.login;
+}
+function tokenIdentity(client, warn) {
+  let known;
+  return {
+    login: () => {
+      known ??= lookUp(client).catch((error2) => {
+        warn(
+          `Could not tell which account this token writes as (${describeGitHubError(error2).replace(/\.$/, "")}): kernelgate writes its report anew, and edits or deletes a comment or issue that carries its marker only once the answer to that write names the account.`
+        );
+        return void 0;
+      });
+      return known;
+    },
+    learn: (user) => {
+      if (user?.login) known = Promise.resolve(user.login);
+    },
+    owns: (login, user) => login !== void 0 && user?.login !== void 0 && user.login.toLowerCase() === login.toLowerCase()
+  };
+}
 
 // src/publish/sticky.ts
 function oldestFirst(items) {
   return [...items].sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id - b.id);
 }
-async function tokenAccount(client) {
-  try {
-    return { login: (await client.rest.users.getAuthenticated()).data.login };
-  } catch (error2) {
-    if (isIntegrationForbidden(error2)) return { app: true };
-    throw error2;
-  }
-}
-function writtenBy(account, item) {
-  return "login" in account ? item.user?.login === account.login : item.user?.type === "Bot";
-}
-function describeAccount(account) {
-  return "login" in account ? `'${account.login}'` : "a GitHub App, as for GITHUB_TOKEN or any app installation token";
-}
-function markedItems(client, marker, list, describe, sink) {
-  let account;
+function markedItems(identity, marker, list, describe2, sink) {
   const warned = /* @__PURE__ */ new Set();
   return async () => {
     const marked = (await list()).filter((item) => (item.body ?? "").startsWith(marker));
     if (marked.length === 0) return [];
-    account ??= tokenAccount(client);
-    const self = await account;
+    const self = await identity.login();
+    if (self === void 0) return [];
     for (const item of marked) {
-      if (writtenBy(self, item) || warned.has(item.id)) continue;
+      if (identity.owns(self, item.user) || warned.has(item.id)) continue;
       warned.add(item.id);
       sink.warning(
-        `${describe(item)}, by '${item.user?.login ?? "a deleted account"}', starts with the marker ${marker} but was not written by this token's account (${describeAccount(self)}); kernelgate neither edits nor deletes it, and keeps its report in one of its own.`
+        `${describe2(item)}, by '${item.user?.login ?? "a deleted account"}', starts with the marker ${marker} but was not written by this token's account ('${self}'); kernelgate neither edits nor deletes it, and keeps its report in one of its own.`
       );
     }
-    return oldestFirst(marked.filter((item) => writtenBy(self, item)));
+    return oldestFirst(marked.filter((item) => identity.owns(self, item.user)));
   };
+}
+async function listAgain(ours, written, items, sink) {
+  try {
+    return await ours();
+  } catch (error2) {
+    sink.warning(
+      `${written}, but could not list ${items} again to remove a duplicate a parallel job may have written (${describeGitHubError(error2).replace(/\.$/, "")}).`
+    );
+    return void 0;
+  }
 }
 async function upsertComment(client, issue2, key, comment, sink) {
   const marker = reportMarker("report", key);
   const body = withMarker(marker, comment);
+  const identity = tokenIdentity(client, (message) => sink.warning(message));
   const ours = markedItems(
-    client,
+    identity,
     marker,
     () => client.paginate(client.rest.issues.listComments, { ...issue2, per_page: PAGE_SIZE }),
     (c) => `Comment ${c.id} on pull request #${issue2.issue_number}`,
@@ -55734,11 +56449,15 @@ async function upsertComment(client, issue2, key, comment, sink) {
       // A POST whose answer was lost may have created the comment: look for it before posting again.
       ...lookBeforeRetrying(async () => (await ours()).find((c) => c.body === body))
     });
-    existing = await ours();
+    identity.learn(created.data.user);
+    const url = created.data.html_url;
+    const again = await listAgain(ours, `Created the report comment ${url}`, "the comments", sink);
+    if (again === void 0) return url;
+    existing = again;
     if (existing.length <= 1 || existing[0]?.id === created.data.id) {
       await deleteDuplicates(client, issue2, created.data, existing.slice(1), sink);
-      sink.info(`Created the report comment ${created.data.html_url}.`);
-      return created.data.html_url;
+      sink.info(`Created the report comment ${url}.`);
+      return url;
     }
   }
   const [keep, ...duplicates] = existing;
@@ -55786,8 +56505,9 @@ ${alert}`;
 async function upsertNightlyIssue(client, repo, key, comment, sink) {
   const marker = reportMarker("nightly", key);
   const body = withMarker(marker, comment);
+  const identity = tokenIdentity(client, (message) => sink.warning(message));
   const ours = markedItems(
-    client,
+    identity,
     marker,
     async () => (await client.paginate(client.rest.issues.listForRepo, {
       ...repo,
@@ -55808,11 +56528,20 @@ async function upsertNightlyIssue(client, repo, key, comment, sink) {
       labels: [NIGHTLY_LABEL],
       ...lookBeforeRetrying(async () => (await ours()).find((i) => i.body === body))
     });
-    existing = await ours();
+    identity.learn(created.data.user);
+    const made = { url: created.data.html_url, number: created.data.number };
+    const again = await listAgain(
+      ours,
+      `Created the nightly report issue ${made.url}`,
+      "the open nightly issues",
+      sink
+    );
+    if (again === void 0) return made;
+    existing = again;
     if (existing.length <= 1 || existing[0]?.number === created.data.number) {
       await closeDuplicates(client, repo, existing.slice(1), sink);
-      sink.info(`Created the nightly report issue ${created.data.html_url}.`);
-      return { url: created.data.html_url, number: created.data.number };
+      sink.info(`Created the nightly report issue ${made.url}.`);
+      return made;
     }
   }
   const [keep, ...duplicates] = existing;
@@ -55835,12 +56564,8 @@ async function closeDuplicates(client, repo, duplicates, sink) {
 }
 
 // src/publish/publish.ts
-var BODY_LIMIT_CHARS = 65536;
 var SUMMARY_LIMIT_BYTES = 1024 * 1024;
-var NIGHTLY_LABEL = "kernelgate-nightly";
-var DEFAULT_COMMENT_KEY = "default";
 var COMMENT_KEY_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
-var PAGE_SIZE = 100;
 var COUNT_NAMES = [
   "failed",
   "drift",
@@ -55850,9 +56575,6 @@ var COUNT_NAMES = [
   "new",
   "missing"
 ];
-function reportMarker(kind, key) {
-  return `<!-- kernelgate:${kind}:${key} -->`;
-}
 function checkCommentKey(key) {
   if (!COMMENT_KEY_PATTERN.test(key)) {
     throw new Error(
@@ -55865,9 +56587,9 @@ async function publish(report, options, deps) {
   checkCommentKey(options.commentKey);
   const { fs: fs3, sink } = deps;
   await fs3.mkdir(options.reportDir, { recursive: true });
-  const resultsPath = join18(options.reportDir, "results.json");
-  const reportPath = join18(options.reportDir, "report.md");
-  const verdictPath = join18(options.reportDir, "verdict.json");
+  const resultsPath = join19(options.reportDir, "results.json");
+  const reportPath = join19(options.reportDir, "report.md");
+  const verdictPath = join19(options.reportDir, "verdict.json");
   await fs3.writeFile(resultsPath, JSON.stringify(report.results, null, 2) + "\n");
   await fs3.writeFile(reportPath, report.full);
   const verdict = { verdict: report.verdict, reasons: report.reasons, counts: report.counts };
@@ -55903,16 +56625,6 @@ function splitRepository(repository) {
     throw new Error(`GITHUB_REPOSITORY must look like 'owner/name', got '${repository}'.`);
   }
   return { owner, repo };
-}
-function withMarker(marker, comment) {
-  const body = `${marker}
-${comment}`;
-  if (body.length > BODY_LIMIT_CHARS) {
-    throw new Error(
-      `The short report is ${comment.length} characters; with its marker that is over GitHub's body limit of ${BODY_LIMIT_CHARS}. The renderer must keep it within commentBudgetChars() = ${BODY_LIMIT_CHARS - marker.length - 1}.`
-    );
-  }
-  return body;
 }
 async function post(report, options, deps, reportPath) {
   if (!options.post || options.mode === "push") return void 0;
@@ -55968,12 +56680,12 @@ async function post(report, options, deps, reportPath) {
 }
 
 // src/action/deps.ts
-function defaultDeps() {
+function defaultDeps(carried = {}) {
   const env = process.env;
   return {
     env,
     core: {
-      getInput: (name) => getInput(name),
+      getInput: (name) => name === "token" && carried.token !== void 0 ? carried.token.trim() : getInput(name),
       setOutput: (name, value) => setOutput(name, value),
       setFailed: (message) => setFailed(message),
       warning: (message) => warning(message),
@@ -56012,7 +56724,7 @@ function defaultDeps() {
 }
 
 // src/action/event.ts
-import { readFileSync as readFileSync8 } from "node:fs";
+import { readFileSync as readFileSync9 } from "node:fs";
 function readEvent(env) {
   const name = env["GITHUB_EVENT_NAME"];
   const repository = env["GITHUB_REPOSITORY"];
@@ -56028,7 +56740,7 @@ function readEvent(env) {
   let payload = {};
   if (path11) {
     try {
-      payload = JSON.parse(readFileSync8(path11, "utf8"));
+      payload = JSON.parse(readFileSync9(path11, "utf8"));
     } catch (error2) {
       throw new Error(
         `GITHUB_EVENT_PATH '${path11}': cannot read the event payload: ${error2.message}`,
@@ -56117,7 +56829,7 @@ import { statSync as statSync4 } from "node:fs";
 import { dirname as dirname7, isAbsolute as isAbsolute3, resolve as resolve9 } from "node:path";
 
 // src/history/action.ts
-import { join as join21 } from "node:path";
+import { join as join22 } from "node:path";
 
 // package.json
 var package_default = {
@@ -56220,8 +56932,8 @@ function medianInterval(samples, confidence) {
 function referencesOf(results, given = {}) {
   const out = {};
   for (const k of results.kernels) {
-    const named = given[k.name];
-    const ref = named ?? k.variants.find((v) => v.role === "reference")?.name;
+    const named2 = given[k.name];
+    const ref = named2 ?? k.variants.find((v) => v.role === "reference")?.name;
     if (ref !== void 0) out[k.name] = ref;
   }
   return out;
@@ -56348,7 +57060,7 @@ function parseRecord(text3) {
   }
   const run2 = d["run"];
   const fields = d["fields"];
-  const cases = d["cases"];
+  const cases2 = d["cases"];
   const env = d["environment"];
   const problems = [];
   if (typeof run2 !== "object" || run2 === null) problems.push("no run");
@@ -56367,10 +57079,10 @@ function parseRecord(text3) {
       if (!fields.includes(name)) problems.push(`fields lacks ${name}`);
     }
   }
-  if (!Array.isArray(cases)) problems.push("cases is not a list");
+  if (!Array.isArray(cases2)) problems.push("cases is not a list");
   else if (Array.isArray(fields)) {
     const statusAt = fields.indexOf("status");
-    const bad = cases.findIndex(
+    const bad = cases2.findIndex(
       (row) => !Array.isArray(row) || row.length !== fields.length || !row.every((cell) => cell === null || ["string", "number"].includes(typeof cell)) || !STATUSES.has(row[statusAt])
     );
     if (bad >= 0) problems.push(`cases[${bad}] does not match fields`);
@@ -56379,7 +57091,7 @@ function parseRecord(text3) {
   return doc;
 }
 function recordCases(record) {
-  const cases = record.cases.map((row) => {
+  const cases2 = record.cases.map((row) => {
     const out = {};
     record.fields.forEach((name, i) => {
       const cell = row[i];
@@ -56388,12 +57100,12 @@ function recordCases(record) {
     return out;
   });
   const refMedian = /* @__PURE__ */ new Map();
-  for (const c of cases) {
+  for (const c of cases2) {
     if (record.references?.[c.kernel] === c.variant && c.median_ms !== void 0) {
       refMedian.set(`${c.kernel}/${c.case}`, c.median_ms);
     }
   }
-  for (const c of cases) {
+  for (const c of cases2) {
     const m = c.median_ms;
     if (m === void 0) continue;
     if (c.lo_pct !== void 0) c.lo_ms = m * (1 - c.lo_pct / 100);
@@ -56408,7 +57120,7 @@ function recordCases(record) {
       if (w[1] > 0) c.gbps = w[1] / (m * 1e6);
     }
   }
-  return cases;
+  return cases2;
 }
 function paramsOf2(caseId) {
   const out = {};
@@ -56423,7 +57135,7 @@ function paramsOf2(caseId) {
 }
 function recordToResults(record) {
   const r = record.run;
-  const cases = recordCases(record).map((c) => {
+  const cases2 = recordCases(record).map((c) => {
     const out = {
       kernel: c.kernel,
       variant: c.variant,
@@ -56479,41 +57191,65 @@ function recordToResults(record) {
     environment: record.environment,
     diagnostics: [],
     kernels: [],
-    cases
+    cases: cases2
   };
 }
 
 // src/history/branch-git.ts
-import { existsSync as existsSync15, mkdirSync as mkdirSync7, mkdtempSync, readFileSync as readFileSync9, rmSync } from "node:fs";
+import { existsSync as existsSync15, mkdirSync as mkdirSync7, mkdtempSync, readFileSync as readFileSync10, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join as join19 } from "node:path";
+import { join as join20 } from "node:path";
 var REMOTE = "kgdata";
 var TIP_REF = "refs/kernelgate/tip";
 function showRemote(remote) {
   return remote.replace(/\/\/[^/@]*@/, "//***@");
 }
+function gitTimedOut(command, timeoutS) {
+  return `git ${command} did not finish within ${timeoutS} s ('git-timeout') and was stopped`;
+}
+var CREDENTIALS = /\/\/[^/@\s]*@/g;
 function gitReason(result) {
   const lines = result.stderr.split("\n").map((l) => l.trim()).filter((l) => l !== "");
-  const fatal = lines.find((l) => /^(fatal|error):/.test(l));
+  const fatal = result.timedOut ? lines[0] : lines.find((l) => /^(fatal|error):/.test(l));
   return (fatal ?? lines.at(-1) ?? `git exited with status ${result.exitCode}`).replace(
-    /\/\/[^/@\s]*@/g,
+    CREDENTIALS,
     "//***@"
   );
+}
+function pushRefusal(result) {
+  const said = result.stderr.split("\n").map((l) => l.trimEnd()).filter((l) => /^remote:\s*\S/.test(l));
+  if (said.length === 0) return void 0;
+  const status = /^!\t[^\t]*\t(.*)$/m.exec(result.stdout)?.[1]?.trim();
+  const head = status ? `git push was refused: ${status}` : "git push was refused";
+  return `${head}. The server said:
+${said.join("\n")}`.replace(CREDENTIALS, "//***@");
+}
+function localLines(result) {
+  return `${result.stdout}
+${result.stderr}`.split("\n").filter((l) => !l.startsWith("remote:")).join("\n");
 }
 function branchGit(options, dataBranch) {
   const gitDir = options.cacheDir;
   const prefix = "kernelgate history";
-  const run2 = (args, env = {}) => options.exec.run("git", ["--git-dir", gitDir, ...args], {
-    env: {
-      GIT_TERMINAL_PROMPT: "0",
-      GIT_AUTHOR_NAME: "kernelgate",
-      GIT_AUTHOR_EMAIL: "kernelgate@users.noreply.github.com",
-      GIT_COMMITTER_NAME: "kernelgate",
-      GIT_COMMITTER_EMAIL: "kernelgate@users.noreply.github.com",
-      ...options.gitEnv,
-      ...env
-    }
-  });
+  const timeoutS = options.timeoutS ?? DEFAULT_GIT_TIMEOUT_S;
+  const run2 = async (args, env = {}) => {
+    const result = await options.exec.run("git", ["--git-dir", gitDir, ...args], {
+      env: {
+        GIT_TERMINAL_PROMPT: "0",
+        GIT_AUTHOR_NAME: "kernelgate",
+        GIT_AUTHOR_EMAIL: "kernelgate@users.noreply.github.com",
+        GIT_COMMITTER_NAME: "kernelgate",
+        GIT_COMMITTER_EMAIL: "kernelgate@users.noreply.github.com",
+        ...options.gitEnv,
+        ...env
+      },
+      timeoutS
+    });
+    if (!result.timedOut) return result;
+    const command = args.find((a) => /^[a-z][a-z-]*$/.test(a)) ?? "git";
+    return { ...result, stderr: `${gitTimedOut(command, timeoutS)}
+${result.stderr}` };
+  };
   return {
     dataBranch,
     gitDir,
@@ -56521,6 +57257,7 @@ function branchGit(options, dataBranch) {
     prefix,
     exec: options.exec,
     remote: options.remote,
+    timeoutS,
     run: run2,
     ok: async (args, env) => {
       const result = await run2(args, env);
@@ -56534,9 +57271,11 @@ function branchGit(options, dataBranch) {
 }
 async function ensureCache(g) {
   if (g.ready) return;
-  if (!existsSync15(join19(g.gitDir, "HEAD"))) {
+  if (!existsSync15(join20(g.gitDir, "HEAD"))) {
     mkdirSync7(g.gitDir, { recursive: true });
-    const init = await g.exec.run("git", ["init", "--quiet", "--bare", g.gitDir]);
+    const init = await g.exec.run("git", ["init", "--quiet", "--bare", g.gitDir], {
+      timeoutS: g.timeoutS
+    });
     if (init.exitCode !== 0) {
       throw new StoreError(`${g.prefix}: cannot make ${g.gitDir}: ${gitReason(init)}`);
     }
@@ -56579,10 +57318,10 @@ async function listPaths(g, tip, dir) {
 async function readPaths(g, tip, paths) {
   const out = /* @__PURE__ */ new Map();
   if (paths.length === 0) return out;
-  const work = mkdtempSync(join19(tmpdir(), "kg-history-read-"));
+  const work = mkdtempSync(join20(tmpdir(), "kg-history-read-"));
   try {
-    const env = { GIT_INDEX_FILE: join19(work, "index") };
-    const tree = join19(work, "tree");
+    const env = { GIT_INDEX_FILE: join20(work, "index") };
+    const tree = join20(work, "tree");
     mkdirSync7(tree);
     const chunk = 500;
     for (let i = 0; i < paths.length; i += chunk) {
@@ -56609,7 +57348,7 @@ async function readPaths(g, tip, paths) {
     }
     for (const path11 of paths) {
       try {
-        out.set(path11, readFileSync9(join19(tree, path11), "utf8"));
+        out.set(path11, readFileSync10(join20(tree, path11), "utf8"));
       } catch {
       }
     }
@@ -56620,9 +57359,9 @@ async function readPaths(g, tip, paths) {
 }
 
 // src/history/branch-write.ts
-import { mkdirSync as mkdirSync8, mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync as writeFileSync8 } from "node:fs";
+import { mkdirSync as mkdirSync8, mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync as writeFileSync9 } from "node:fs";
 import { tmpdir as tmpdir2 } from "node:os";
-import { dirname as dirname6, join as join20 } from "node:path";
+import { dirname as dirname6, join as join21 } from "node:path";
 function recordDir(key) {
   return `records/${safeSegment(key.sku, "GPU SKU")}/${safeSegment(key.branch, "branch")}`;
 }
@@ -56642,9 +57381,9 @@ adds files and never rewrites or force-pushes this branch. Do not commit to it b
 docs/history.md in kernelgate for the layout and how to read it.
 `;
 function writeReadme(work) {
-  const path11 = join20(work, "README.md");
+  const path11 = join21(work, "README.md");
   mkdirSync8(dirname6(path11), { recursive: true });
-  writeFileSync8(path11, README);
+  writeFileSync9(path11, README);
   return path11;
 }
 function prepare2(entries, options, work) {
@@ -56663,21 +57402,18 @@ function prepare2(entries, options, work) {
       ...merged.references !== void 0 ? { references: merged.references } : {},
       ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
     });
-    const file = join20(work, `record-${i}.json`);
-    writeFileSync8(file, serializeRecord(record));
+    const file = join21(work, `record-${i}.json`);
+    writeFileSync9(file, serializeRecord(record));
     return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
   });
 }
 async function stage2(g, tip, prepared, env, work) {
-  let before;
   if (tip !== void 0) {
     await g.ok(["read-tree", tip], env);
-    before = (await g.ok(["ls-files"], env)).split("\n").filter(Boolean).length;
   } else {
     const readme = (await g.ok(["hash-object", "-w", "--", writeReadme(work)])).trim();
     await g.ok(["read-tree", "--empty"], env);
     await g.ok(["update-index", "--add", "--cacheinfo", `100644,${readme},README.md`], env);
-    before = 1;
   }
   const existing = new Map(
     (await g.ok(["ls-files", "--stage"], env)).split("\n").filter((l) => l !== "").map((l) => {
@@ -56685,10 +57421,12 @@ async function stage2(g, tip, prepared, env, work) {
       return [name, meta.split(" ")[1] ?? ""];
     })
   );
+  const before = existing.size;
   const paths = [];
   let added = 0;
   for (const p of prepared) {
-    const blob = (await g.ok(["hash-object", "-w", "--", p.file])).trim();
+    p.blob ??= (await g.ok(["hash-object", "-w", "--", p.file])).trim();
+    const blob = p.blob;
     let path11 = p.basePath;
     let stored = false;
     for (let n = 2; existing.has(path11); n++) {
@@ -56707,66 +57445,80 @@ async function stage2(g, tip, prepared, env, work) {
   return { before, added, paths };
 }
 var LOST_RACE = /non-fast-forward|fetch first|\[rejected\]|stale info|cannot lock ref|failed to update ref|failed to lock|incorrect old value|reference already exists/i;
-async function saveRecords(g, entries, options) {
-  const work = mkdtempSync2(join20(tmpdir2(), "kg-history-write-"));
-  try {
-    const prepared = prepare2(entries, options, work);
-    const first = prepared[0];
-    const what = prepared.length === 1 ? "this run was" : `these ${prepared.length} runs were`;
-    const notStored = (why) => new StoreError(`${g.prefix}: ${what} not stored on ${g.where}: ${why}`);
-    let lastReason = "";
-    for (let attempt = 1; attempt <= options.attempts; attempt++) {
-      const fetched = await fetchTip(g);
-      if (!fetched.ok) {
-        throw notStored(`cannot read it (${fetched.reason})`);
-      }
-      const tip = fetched.tip;
-      const env = { GIT_INDEX_FILE: join20(work, `index-${attempt}`) };
-      const { before, added, paths } = await stage2(g, tip, prepared, env, work);
-      if (added === 0) return paths;
-      const after = (await g.ok(["ls-files"], env)).split("\n").filter(Boolean).length;
-      if (after !== before + added) {
-        throw notStored(
-          `the new tree would hold ${after} files, the tip ${before} and ${added} new; not pushed`
-        );
-      }
-      const tree = (await g.ok(["write-tree", "--missing-ok"], env)).trim();
-      const run2 = first.record.run;
-      const message = prepared.length === 1 ? `kernelgate: ${run2.event ?? "run"} ${run2.commit?.slice(0, 12) ?? ""} on ${first.entry.key.branch}, ${first.entry.key.sku}
+async function tryOnce(g, prepared, work, attempt, notStored) {
+  const fetched = await fetchTip(g);
+  if (!fetched.ok) {
+    throw notStored(`cannot read it (${fetched.reason})`);
+  }
+  const tip = fetched.tip;
+  const env = { GIT_INDEX_FILE: join21(work, `index-${attempt}`) };
+  const { before, added, paths } = await stage2(g, tip, prepared, env, work);
+  if (added === 0) return { done: true, paths, added };
+  const after = (await g.ok(["ls-files"], env)).split("\n").filter(Boolean).length;
+  if (after !== before + added) {
+    throw notStored(
+      `the new tree would hold ${after} files, the tip ${before} and ${added} new; not pushed`
+    );
+  }
+  const tree = (await g.ok(["write-tree", "--missing-ok"], env)).trim();
+  const first = prepared[0];
+  const run2 = first.record.run;
+  const message = prepared.length === 1 ? `kernelgate: ${run2.event ?? "run"} ${run2.commit?.slice(0, 12) ?? ""} on ${first.entry.key.branch}, ${first.entry.key.sku}
 
 ${paths[0]}
 ` : `kernelgate: ${added} runs imported
 
 ${paths.join("\n")}
 `;
-      const commit = (await g.ok(["commit-tree", tree, ...tip ? ["-p", tip] : [], "-m", message])).trim();
-      const pushed = await g.run([
-        "push",
-        "--quiet",
-        "--porcelain",
-        REMOTE,
-        `${commit}:refs/heads/${g.dataBranch}`
-      ]);
-      if (pushed.exitCode === 0) {
-        options.info?.(
-          `${g.prefix}: stored ${added === 1 ? paths[0] : `${added} records`} on ${g.where} (${commit.slice(0, 12)})`
+  const commit = (await g.ok(["commit-tree", tree, ...tip ? ["-p", tip] : [], "-m", message])).trim();
+  const pushed = await g.run([
+    "push",
+    "--quiet",
+    "--porcelain",
+    REMOTE,
+    `${commit}:refs/heads/${g.dataBranch}`
+  ]);
+  return pushed.exitCode === 0 ? { done: true, paths, commit, added } : { done: false, pushed };
+}
+function backoffMs(attempt, random) {
+  return Math.min(8e3, 500 * 2 ** Math.min(attempt - 1, 4)) * (0.5 + random());
+}
+async function saveRecords(g, entries, options) {
+  const work = mkdtempSync2(join21(tmpdir2(), "kg-history-write-"));
+  try {
+    const prepared = prepare2(entries, options, work);
+    const what = prepared.length === 1 ? "this run was" : `these ${prepared.length} runs were`;
+    const notStored = (why2) => new StoreError(`${g.prefix}: ${what} not stored on ${g.where}: ${why2}`);
+    const startMs = options.nowMs();
+    for (let attempt = 1; ; attempt++) {
+      const tried = await tryOnce(g, prepared, work, attempt, notStored);
+      if (tried.done) {
+        if (tried.commit !== void 0) {
+          options.info?.(
+            `${g.prefix}: stored ${tried.added === 1 ? tried.paths[0] : `${tried.added} records`} on ${g.where} (${tried.commit.slice(0, 12)})`
+          );
+        }
+        return tried.paths;
+      }
+      const { pushed } = tried;
+      if (pushed.timedOut) {
+        throw notStored(gitReason(pushed));
+      }
+      if (!LOST_RACE.test(localLines(pushed))) {
+        throw notStored(pushRefusal(pushed) ?? `git push failed: ${gitReason(pushed)}`);
+      }
+      const wait = backoffMs(attempt, options.random);
+      const spentS = (options.nowMs() - startMs) / 1e3;
+      if (spentS + wait / 1e3 > options.raceBudgetMs / 1e3) {
+        throw notStored(
+          `the tip kept moving: ${attempt} attempts in ${Math.round(spentS)} s lost the race to other writers (${gitReason(pushed)}); kernelgate tries for ${options.raceBudgetMs / 1e3} s`
         );
-        return paths;
       }
-      lastReason = gitReason(pushed);
-      if (!LOST_RACE.test(`${pushed.stdout}
-${pushed.stderr}`)) {
-        throw notStored(`git push failed: ${lastReason}`);
-      }
-      const wait = Math.min(2e3, 50 * 2 ** Math.min(attempt, 6)) * (0.5 + options.random());
       options.info?.(
-        `${g.prefix}: the tip moved while storing (attempt ${attempt} of ${options.attempts}); retrying in ${Math.round(wait)} ms`
+        `${g.prefix}: the tip moved while storing (attempt ${attempt}); retrying in ${Math.round(wait)} ms`
       );
       await options.sleep(wait);
     }
-    throw notStored(
-      `the tip kept moving: ${options.attempts} attempts lost the race (${lastReason})`
-    );
   } finally {
     rmSync2(work, { recursive: true, force: true });
   }
@@ -56774,6 +57526,7 @@ ${pushed.stderr}`)) {
 
 // src/history/branch-store.ts
 var DEFAULT_DATA_BRANCH = "kernelgate-data";
+var DEFAULT_RACE_BUDGET_MS = 3e5;
 function usable(g, warn, texts, paths, key, limit) {
   const found = [];
   let skipped = 0;
@@ -56794,6 +57547,8 @@ function usable(g, warn, texts, paths, key, limit) {
           "foreign"
         );
       }
+      const future = fromTheFuture(record.run.started_at, Date.now());
+      if (future !== void 0) throw new RecordError(future, "newer");
       found.push({ path: path11, record });
     } catch (error2) {
       if (!(error2 instanceof RecordError)) throw error2;
@@ -56815,23 +57570,35 @@ async function readRecords(g, warn, key, limit) {
   }
   if (fetched.tip === void 0) return [];
   const tip = fetched.tip;
-  const paths = await listPaths(g, tip, recordDir(key));
   const found = [];
-  let start = 0;
-  while (found.length < limit && start < paths.length) {
-    const batch = paths.slice(start, start + (limit - found.length));
-    start += batch.length;
-    let texts;
-    try {
-      texts = await readPaths(g, tip, batch);
-    } catch (error2) {
-      if (!(error2 instanceof StoreError)) throw error2;
-      warn(`${error2.message}. No baseline or trend is taken from the history in this run.`);
-      return [];
+  try {
+    const paths = await listPaths(g, tip, recordDir(key));
+    let start = 0;
+    while (found.length < limit && start < paths.length) {
+      const batch = paths.slice(start, start + (limit - found.length));
+      start += batch.length;
+      const texts = await readPaths(g, tip, batch);
+      found.push(...usable(g, warn, texts, batch, key, limit - found.length).found);
     }
-    found.push(...usable(g, warn, texts, batch, key, limit - found.length).found);
+  } catch (error2) {
+    if (!(error2 instanceof StoreError)) throw error2;
+    warn(`${error2.message}. No baseline or trend is taken from the history in this run.`);
+    return [];
   }
   return found;
+}
+function storedOf(dataBranch, stored) {
+  const { record } = stored;
+  const judged = {
+    ...record.run.verdict ? { verdict: record.run.verdict } : {},
+    slower: recordCases(record).filter((c) => c.verdict === "SLOWER").map((c) => `${c.kernel}/${c.variant}/${c.case}`).sort(),
+    ...record.run.event ? { event: record.run.event } : {}
+  };
+  return {
+    results: recordToResults(record),
+    path: `${dataBranch}:${stored.path}`,
+    ...record.run.verdict !== void 0 ? { judged } : {}
+  };
 }
 function branchStore(options) {
   const dataBranch = options.branch ?? DEFAULT_DATA_BRANCH;
@@ -56841,7 +57608,8 @@ function branchStore(options) {
     kernelgateVersion: options.kernelgateVersion,
     ...options.defaults ? { defaults: options.defaults } : {},
     ...options.runId !== void 0 ? { runId: options.runId } : {},
-    attempts: options.attempts ?? 12,
+    raceBudgetMs: options.raceBudgetMs ?? DEFAULT_RACE_BUDGET_MS,
+    nowMs: options.nowMs ?? Date.now,
     sleep: options.sleep ?? ((ms) => new Promise((done) => setTimeout(done, ms))),
     random: options.random ?? Math.random,
     ...options.info ? { info: options.info } : {}
@@ -56857,17 +57625,9 @@ function branchStore(options) {
   return {
     latest: (key) => serial(async () => {
       const [newest] = await readKey(key, 1);
-      return newest === void 0 ? void 0 : {
-        results: recordToResults(newest.record),
-        path: `${dataBranch}:${newest.path}`
-      };
+      return newest === void 0 ? void 0 : storedOf(dataBranch, newest);
     }),
-    history: (key, limit) => serial(
-      async () => (await readKey(key, limit)).map((r) => ({
-        results: recordToResults(r.record),
-        path: `${dataBranch}:${r.path}`
-      }))
-    ),
+    history: (key, limit) => serial(async () => (await readKey(key, limit)).map((r) => storedOf(dataBranch, r))),
     records: (key, limit) => serial(() => readKey(key, limit)),
     allRecords: () => serial(async () => {
       const fetched = await fetchTip(g);
@@ -56925,7 +57685,9 @@ function gitAuthEnv(remote, token, server) {
   };
 }
 function actionStore(inputs, env, inWorkspace2, deps) {
-  if (inputs.history.kind === "dir") return fileBaselineStore(inWorkspace2(inputs.baselineDir));
+  if (inputs.history.kind === "dir") {
+    return fileBaselineStore(inWorkspace2(inputs.baselineDir), { warn: deps.warning });
+  }
   const server = (env["GITHUB_SERVER_URL"] ?? "https://github.com").replace(/\/+$/, "");
   const remote = inputs.history.remote ?? `${server}/${env["GITHUB_REPOSITORY"] ?? ""}.git`;
   const gitEnv = gitAuthEnv(remote, inputs.token, server);
@@ -56935,11 +57697,12 @@ function actionStore(inputs, env, inWorkspace2, deps) {
   return branchStore({
     remote,
     branch: inputs.history.branch,
-    cacheDir: join21(env["RUNNER_TEMP"] ?? inWorkspace2(".kernelgate"), "kernelgate-history.git"),
+    cacheDir: join22(env["RUNNER_TEMP"] ?? inWorkspace2(".kernelgate"), "kernelgate-history.git"),
     exec: deps.exec ?? actionsExec(),
     warn: deps.warning,
     info: deps.info,
     gitEnv,
+    ...inputs.gitTimeoutMs !== void 0 ? { timeoutS: inputs.gitTimeoutMs / 1e3 } : {},
     kernelgateVersion: KERNELGATE_VERSION,
     ...runId ? { runId: attempt ? `${runId}-${attempt}` : runId } : {}
   });
@@ -57143,7 +57906,7 @@ var PAGE_JS = String.raw`
 `;
 
 // src/history/export.ts
-import { join as join22, resolve as resolve8 } from "node:path";
+import { join as join23, resolve as resolve8 } from "node:path";
 var EXPORT_FORMATS = ["bmf", "gab-smaller", "gab-bigger"];
 function timedCases(results) {
   return results.cases.filter(
@@ -57236,11 +57999,62 @@ async function writeExports(results, reportDir, fs3, setOutput2, options = {}) {
   await fs3.mkdir(reportDir, { recursive: true });
   for (const format of EXPORT_FORMATS) {
     const exported = exportResults(results, format, options);
-    const count = Array.isArray(exported) ? exported.length : Object.keys(exported).length;
-    const path11 = join22(reportDir, `${format}.json`);
-    if (count > 0) await fs3.writeFile(path11, `${JSON.stringify(exported, null, 2)}
+    const count2 = Array.isArray(exported) ? exported.length : Object.keys(exported).length;
+    const path11 = join23(reportDir, `${format}.json`);
+    if (count2 > 0) await fs3.writeFile(path11, `${JSON.stringify(exported, null, 2)}
 `);
-    setOutput2(`${format}-path`, count > 0 ? path11 : "");
+    setOutput2(`${format}-path`, count2 > 0 ? path11 : "");
+  }
+}
+
+// src/action/binding.ts
+var APPROVE_COMMAND = "kernelgate-approve";
+var FULL_SHA = /^[0-9a-f]{40}$/;
+var COMMAND_LINE = new RegExp(`^\\s*${APPROVE_COMMAND}\\s+([0-9a-f]{40})\\s*$`, "gim");
+function namedCommits(body) {
+  return [...(body ?? "").matchAll(COMMAND_LINE)].map((m) => (m[1] ?? "").toLowerCase());
+}
+function unbound(q, approvedOther) {
+  const who = `'${q.approver}'`;
+  const short = q.headSha.slice(0, 7);
+  const seen = approvedOther !== void 0 ? `${who} approved ${approvedOther.slice(0, 7)} in a review, not ${short}` : `${who} approved no review of ${short} and named it in no comment`;
+  return `Refusing to run: the label '${q.label}' was applied to pull request #${q.prNumber} by ${who} while its head was ${short}, but ${seen}; an approval covers only the commit its maintainer reviewed, and a commit pushed moments before the label would run unreviewed. ${who} should review the newest commit, ${q.headSha}, approve it in a review of the pull request (or comment '${APPROVE_COMMAND} ${q.headSha}'), then remove and re-apply the label '${q.label}'.`;
+}
+async function reviewedHead(client, q) {
+  const short = q.headSha.slice(0, 7);
+  if (!FULL_SHA.test(q.headSha)) {
+    return {
+      bound: false,
+      message: `Refusing to run: the labeled event for pull request #${q.prNumber} names no head commit (pull_request.head.sha is '${q.headSha}').`
+    };
+  }
+  const by = (user) => user?.login === q.approver;
+  const where3 = { owner: q.owner, repo: q.repo, per_page: 100 };
+  let what = "reviews";
+  try {
+    const reviews = (await client.paginate(client.rest.pulls.listReviews, { ...where3, pull_number: q.prNumber })).filter((r) => by(r.user));
+    const approved = reviews.filter((r) => r.state === "APPROVED");
+    if (approved.some((r) => r.commit_id === q.headSha)) {
+      return { bound: true, how: `approved in a review of ${short}` };
+    }
+    if (reviews.some((r) => namedCommits(r.body).includes(q.headSha))) {
+      return { bound: true, how: `named in a review: ${APPROVE_COMMAND} ${short}` };
+    }
+    what = "comments";
+    const comments = await client.paginate(client.rest.issues.listComments, {
+      ...where3,
+      issue_number: q.prNumber
+    });
+    if (comments.some((c) => by(c.user) && namedCommits(c.body).includes(q.headSha))) {
+      return { bound: true, how: `named in a comment: ${APPROVE_COMMAND} ${short}` };
+    }
+    return { bound: false, message: unbound(q, approved.at(-1)?.commit_id ?? void 0) };
+  } catch (error2) {
+    const failure = httpFailure(error2);
+    return {
+      bound: false,
+      message: `Refusing to run: could not read the ${what} of pull request #${q.prNumber} to check that '${q.approver}' reviewed its head ${short} (GitHub answered ${failure?.status ?? "no status"}: ${failure?.message ?? String(error2)}).`
+    };
   }
 }
 
@@ -57315,7 +58129,8 @@ function assessTrust(event, approvalLabel) {
       prNumber: pr.number,
       approver: pr.sender,
       label: approvalLabel,
-      headRepo: fork
+      headRepo: fork,
+      headSha: pr.headSha
     };
   }
   if (hasLabel) {
@@ -57378,9 +58193,18 @@ async function checkApprover(event, assessment, deps) {
       message: `Refusing to run: the label '${assessment.label}' on pull request #${assessment.prNumber} was applied by ${who}, who has '${permission}' permission on ${owner}/${repo}; an approval needs write, maintain or admin.`
     };
   }
+  const binding = await reviewedHead(deps.client, {
+    owner,
+    repo,
+    prNumber: assessment.prNumber,
+    approver: assessment.approver,
+    label: assessment.label,
+    headSha: assessment.headSha
+  });
+  if (!binding.bound) return { trusted: false, message: binding.message };
   return {
     trusted: true,
-    reason: `pull request #${assessment.prNumber} from the fork '${assessment.headRepo}' was approved by ${who} (${permission}) for this commit.`
+    reason: `pull request #${assessment.prNumber} from the fork '${assessment.headRepo}' was approved by ${who} (${permission}) for this commit, ${binding.how}.`
   };
 }
 async function removeStaleLabel(event, stale, deps) {
@@ -57485,6 +58309,7 @@ function readInputs(getInput2) {
     prNumber: prText === void 0 ? void 0 : Number(prText),
     trustOnly,
     requestTimeoutMs: secondsInput("request-timeout", DEFAULT_REQUEST_TIMEOUT_MS),
+    gitTimeoutMs: secondsInput("git-timeout", DEFAULT_GIT_TIMEOUT_S * 1e3),
     publishTimeoutMs: secondsInput("publish-timeout", DEFAULT_PUBLISH_BUDGET_MS),
     failOnPublishError: bool("fail-on-publish-error", false),
     shard: readShardInputs(getInput2),
@@ -57501,14 +58326,14 @@ function loadConfigInput(path11) {
 
 // src/action/main.ts
 import { statSync as statSync5 } from "node:fs";
-import { join as join26 } from "node:path";
+import { join as join27 } from "node:path";
 
 // src/action/deep.ts
-import { mkdirSync as mkdirSync9, writeFileSync as writeFileSync9 } from "node:fs";
-import { join as join24 } from "node:path";
+import { mkdirSync as mkdirSync9, writeFileSync as writeFileSync10 } from "node:fs";
+import { join as join25 } from "node:path";
 
 // src/action/measure-options.ts
-import { join as join23 } from "node:path";
+import { join as join24 } from "node:path";
 var ACTION_ROOT = packageRoot();
 function measureOptions(inputs, config, mode, event, env, core) {
   const workspace = env["GITHUB_WORKSPACE"] ?? process.cwd();
@@ -57530,7 +58355,7 @@ function measureOptions(inputs, config, mode, event, env, core) {
     workspace,
     harnessRoot: ACTION_ROOT,
     ...pairedBase !== void 0 ? { pairedBase } : {},
-    outDir: inWorkspace(env, join23(inputs.reportDir, "measure")),
+    outDir: inWorkspace(env, join24(inputs.reportDir, "measure")),
     ...inputs.kernels.length > 0 ? { only: inputs.kernels } : {},
     run: {
       ...env["GITHUB_RUN_ID"] ? { id: env["GITHUB_RUN_ID"] } : {},
@@ -57543,7 +58368,12 @@ function measureOptions(inputs, config, mode, event, env, core) {
     baseBranch,
     store: storeOf(inputs, env, core),
     baselinePath: inputs.baseline === void 0 ? void 0 : inWorkspace(env, inputs.baseline),
-    saveBaseline: mode !== "pr" && !pullRequestEvent(event) && inputs.saveBaseline !== "false"
+    saveBaseline: mode !== "pr" && !pullRequestEvent(event) && inputs.saveBaseline !== "false",
+    // The nightly is timed beside the last good run, as a pull request is beside its base.
+    pairedWithLastGood: mode === "schedule" && inputs.paired !== "false" && config.compare.paired.enabled,
+    // and a variant it finds SLOWER is traced to its first bad commit, time-boxed
+    bisectTimeBoxS: DEFAULT_BISECT_TIME_BOX_S,
+    gitTimeoutS: inputs.gitTimeoutMs / 1e3
   };
 }
 function storeOf(inputs, env, core) {
@@ -57591,10 +58421,10 @@ async function withDeepChecks(got, inputs, config, deps) {
     );
     return got;
   }
-  const outDir = inWorkspace(env, join24(inputs.reportDir, "deep"));
+  const outDir = inWorkspace(env, join25(inputs.reportDir, "deep"));
   mkdirSync9(outDir, { recursive: true });
-  const buildsPath = join24(outDir, "builds.json");
-  writeFileSync9(buildsPath, `${JSON.stringify({ builds: got.results.builds ?? [] }, null, 1)}
+  const buildsPath = join25(outDir, "builds.json");
+  writeFileSync10(buildsPath, `${JSON.stringify({ builds: got.results.builds ?? [] }, null, 1)}
 `);
   core.info(`kernelgate deep: ${inputs.deep.join(", ")}; the tools' output under ${outDir}`);
   const t0 = Date.now();
@@ -57619,14 +58449,14 @@ async function withDeepChecks(got, inputs, config, deps) {
     diagnostics: [...got.results.diagnostics, ...outcome.diagnostics],
     deep: { ...got.results.deep, ...outcome.deep }
   };
-  writeFileSync9(got.measured.resultsPath, `${JSON.stringify(results, null, 1)}
+  writeFileSync10(got.measured.resultsPath, `${JSON.stringify(results, null, 1)}
 `);
   return { ...got, results, measured: { ...got.measured, results } };
 }
 
 // src/action/annotations.ts
-import { readFileSync as readFileSync10 } from "node:fs";
-import { isAbsolute as isAbsolute4, join as join25, relative as relative7, resolve as resolve10, sep as sep5 } from "node:path";
+import { readFileSync as readFileSync11 } from "node:fs";
+import { isAbsolute as isAbsolute4, join as join26, relative as relative8, resolve as resolve10, sep as sep5 } from "node:path";
 var MAX_MESSAGE_CHARS = 500;
 var MAX_TITLE_CHARS = 100;
 var MAX_ERROR_ANNOTATIONS = 9;
@@ -57635,7 +58465,7 @@ function oneLine(text3, max) {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 function workspaceFile(workspace, file) {
-  const rel = relative7(workspace, resolve10(workspace, file));
+  const rel = relative8(workspace, resolve10(workspace, file));
   if (rel === "" || rel === ".." || rel.startsWith(`..${sep5}`) || isAbsolute4(rel)) return void 0;
   return rel.split(sep5).join("/");
 }
@@ -57665,13 +58495,13 @@ var COMPILER_ERROR = /^(.+?\.(?:cu|cuh|cpp|cc|cxx|c|hpp|h))(?:\((\d+)\)|:(\d+)(?
 function siteLocator(config, results, workspace) {
   const locators = /* @__PURE__ */ new Map();
   const inManifest = (kernel, path11) => {
-    const absolute = join25(config.rootDir, kernel.file);
+    const absolute = join26(config.rootDir, kernel.file);
     const file = workspaceFile(workspace, absolute);
     if (file === void 0) return void 0;
     if (!locators.has(absolute)) {
       let text3;
       try {
-        text3 = readFileSync10(absolute, "utf8");
+        text3 = readFileSync11(absolute, "utf8");
       } catch {
         text3 = void 0;
       }
@@ -57854,7 +58684,7 @@ async function mergeShards2(step, merge2) {
     dirs: [inWorkspace(env, merge2)],
     shards: inputs.shard.shards,
     cwd: env["GITHUB_WORKSPACE"] ?? process.cwd(),
-    outDir: inWorkspace(env, join26(inputs.reportDir, "merge")),
+    outDir: inWorkspace(env, join27(inputs.reportDir, "merge")),
     baselinePath: inputs.baseline === void 0 ? void 0 : inWorkspace(env, inputs.baseline),
     store: storeOf(inputs, env, core),
     baselineBranch: mode === "pr" ? baseBranch : branch,
@@ -57923,7 +58753,7 @@ async function pullRequestOf(step, client) {
   try {
     return { prNumber: await resolvePullRequest(inputs, event, client), lookupError: void 0 };
   } catch (error2) {
-    const reportPath = join26(inWorkspace(deps.env, inputs.reportDir), "report.md");
+    const reportPath = join27(inWorkspace(deps.env, inputs.reportDir), "report.md");
     const lookupError = new Error(
       `Could not find the pull request to comment on: ${describeGitHubError(error2).replace(/\.$/, "")}. The report is in the job summary and ${reportPath}.`,
       { cause: error2 }
@@ -57980,20 +58810,31 @@ async function afterGate(step, got, { outcome, context: context3 }) {
   }).catch(
     (error2) => core.warning(`kernelgate: the exports were not written: ${error2.message}`)
   );
-  if (got.measured !== void 0) {
-    const stored = await storeRun(
-      got.measured,
-      outcome.gate.verdict,
-      inputs.saveBaseline === "always" ? "always" : "passing",
-      saveContext(config, event.name, context3.runUrl, outcome.comparison)
-    );
-    if (stored.saved) core.info(`Stored as the newest baseline: ${stored.saved}`);
-    if (stored.note) core.warning(stored.note);
-  }
+  const stored = got.measured === void 0 ? {} : await storeRun(
+    got.measured,
+    outcome.gate,
+    inputs.saveBaseline === "always" ? "always" : "passing",
+    saveContext(config, event.name, context3.runUrl, outcome.comparison)
+  );
+  if (stored.saved) core.info(`Stored as the newest baseline: ${stored.saved}`);
+  if (stored.note) core.warning(stored.note);
+  core.setOutput("stored", stored.saved ?? "");
+  core.setOutput("store-error", stored.failed ? stored.note ?? "" : "");
+  if (stored.failed) await core.appendSummary(unstoredSummary(stored.note ?? ""));
   const warning2 = publishWarning(outcome, inputs.failOnPublishError);
   if (warning2 !== void 0) core.warning(warning2);
   const failure = failureMessage(outcome, inputs.failOnPublishError);
   if (failure !== void 0) core.setFailed(failure);
+}
+function unstoredSummary(message) {
+  const quoted = message.split("\n").map((line) => `> ${escapeMarkdown(line)}`).join("<br>\n");
+  return `
+### ⚠️ kernelgate: this run was not stored in the history
+
+${quoted}
+
+The verdict above stands. Later runs are compared with the newest run that was stored; this one is missing from the trend.
+`;
 }
 function workspaceOf(env) {
   return env["GITHUB_WORKSPACE"] ?? process.cwd();
@@ -58018,6 +58859,84 @@ async function run(deps = defaultDeps()) {
   }
 }
 
+// src/action/relaunch.ts
+import { mkdtempSync as mkdtempSync3, readFileSync as readFileSync12, rmSync as rmSync3, writeFileSync as writeFileSync11 } from "node:fs";
+import { tmpdir as tmpdir3 } from "node:os";
+import { basename as basename5, dirname as dirname8, join as join28 } from "node:path";
+var TOKEN_FILE_VARIABLE = "KERNELGATE_TOKEN_FILE";
+var RELAUNCHED_VARIABLE = "KERNELGATE_RELAUNCHED";
+var FOLDER_PREFIX = "kernelgate-token-";
+function takeToken(path11) {
+  if (!path11) return void 0;
+  const folder = dirname8(path11);
+  if (!basename5(folder).startsWith(FOLDER_PREFIX)) return void 0;
+  try {
+    return readFileSync12(path11, "utf8");
+  } catch {
+    return void 0;
+  } finally {
+    rmSync3(folder, { recursive: true, force: true });
+  }
+}
+function relaunchWithoutCredentials(proc = currentProcess()) {
+  const { env } = proc;
+  if (env[RELAUNCHED_VARIABLE] === "1") {
+    return { relaunched: true, token: takeToken(env[TOKEN_FILE_VARIABLE]) };
+  }
+  const held = CREDENTIAL_VARIABLES.filter((name) => env[name] !== void 0);
+  if (held.length === 0) return { relaunched: true, token: void 0 };
+  if (proc.platform !== "linux" || typeof proc.execve !== "function") {
+    return {
+      relaunched: false,
+      why: `kernelgate: ${held.join(", ")} stay in this process's environment, which the tools it starts can read through /proc/<pid>/environ: Node.js ${proc.version} on ${proc.platform} cannot re-execute itself without them (process.execve: Node.js 22.15 and later, on Linux).`
+    };
+  }
+  const clean = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== void 0 && !CREDENTIAL_VARIABLES.includes(name)) {
+      clean[name] = value;
+    }
+  }
+  clean[RELAUNCHED_VARIABLE] = "1";
+  const token = env["INPUT_TOKEN"];
+  let folder;
+  if (token) {
+    folder = mkdtempSync3(join28(env["RUNNER_TEMP"] || tmpdir3(), FOLDER_PREFIX));
+    const file = join28(folder, "token");
+    writeFileSync11(file, token, { mode: 384, flag: "wx" });
+    clean[TOKEN_FILE_VARIABLE] = file;
+  }
+  try {
+    return proc.execve(
+      proc.execPath,
+      [proc.execPath, ...proc.execArgv, ...proc.argv.slice(1)],
+      clean
+    );
+  } catch (error2) {
+    if (folder) rmSync3(folder, { recursive: true, force: true });
+    return {
+      relaunched: false,
+      why: `kernelgate: could not re-execute without ${held.join(", ")} in the environment (${error2.message}); they stay readable through /proc/<pid>/environ to the tools this step starts.`
+    };
+  }
+}
+function currentProcess() {
+  const execve = process.execve;
+  return {
+    env: process.env,
+    platform: process.platform,
+    execPath: process.execPath,
+    execArgv: process.execArgv,
+    argv: process.argv,
+    version: process.version,
+    ...execve ? { execve: execve.bind(process) } : {}
+  };
+}
+
 // src/index.ts
-await run();
+var launch = relaunchWithoutCredentials();
+if (!launch.relaunched && launch.why !== void 0) console.log(launch.why);
+await run(
+  defaultDeps(launch.relaunched && launch.token !== void 0 ? { token: launch.token } : {})
+);
 //# sourceMappingURL=index.js.map
