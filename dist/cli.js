@@ -22400,15 +22400,20 @@ async function readRecords(g, warn, key, limit) {
 }
 function storedOf(dataBranch, stored) {
   const { record } = stored;
-  const judged = {
-    ...record.run.verdict ? { verdict: record.run.verdict } : {},
-    slower: recordCases(record).filter((c) => c.verdict === "SLOWER").map((c) => `${c.kernel}/${c.variant}/${c.case}`).sort(),
-    ...record.run.event ? { event: record.run.event } : {}
-  };
+  const verdicts = {};
+  for (const c of recordCases(record)) {
+    if (c.verdict) verdicts[`${c.kernel}/${c.variant}/${c.case}`] = c.verdict;
+  }
+  const { verdict, event } = record.run;
+  const judged = judgementOf({
+    ...verdict ? { verdict } : {},
+    ...event ? { event } : {},
+    verdicts
+  });
   return {
     results: recordToResults(record),
     path: `${dataBranch}:${stored.path}`,
-    ...record.run.verdict !== void 0 ? { judged } : {}
+    ...verdict !== void 0 ? { judged } : {}
   };
 }
 function branchStore(options) {

@@ -56347,9 +56347,6 @@ function createGitHubClient(options) {
   return client;
 }
 
-// src/publish/publish.ts
-import { join as join19 } from "node:path";
-
 // src/publish/marker.ts
 var BODY_LIMIT_CHARS = 65536;
 var NIGHTLY_LABEL = "kernelgate-nightly";
@@ -56368,6 +56365,9 @@ ${comment}`;
   }
   return body;
 }
+
+// src/publish/publish.ts
+import { join as join19 } from "node:path";
 
 // src/publish/identity.ts
 var VIEWER_QUERY = "query { viewer { login } }";
@@ -57589,15 +57589,20 @@ async function readRecords(g, warn, key, limit) {
 }
 function storedOf(dataBranch, stored) {
   const { record } = stored;
-  const judged = {
-    ...record.run.verdict ? { verdict: record.run.verdict } : {},
-    slower: recordCases(record).filter((c) => c.verdict === "SLOWER").map((c) => `${c.kernel}/${c.variant}/${c.case}`).sort(),
-    ...record.run.event ? { event: record.run.event } : {}
-  };
+  const verdicts = {};
+  for (const c of recordCases(record)) {
+    if (c.verdict) verdicts[`${c.kernel}/${c.variant}/${c.case}`] = c.verdict;
+  }
+  const { verdict, event } = record.run;
+  const judged = judgementOf({
+    ...verdict ? { verdict } : {},
+    ...event ? { event } : {},
+    verdicts
+  });
   return {
     results: recordToResults(record),
     path: `${dataBranch}:${stored.path}`,
-    ...record.run.verdict !== void 0 ? { judged } : {}
+    ...verdict !== void 0 ? { judged } : {}
   };
 }
 function branchStore(options) {

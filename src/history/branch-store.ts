@@ -14,13 +14,13 @@
 // records' paths and the append are branch-write.ts; this module reads and is the store.
 import {
   fromTheFuture,
+  judgementOf,
   safeSegment,
   StoreError,
   type BaselineKey,
   type BaselineStore,
   type SaveContext,
   type StoredBaseline,
-  type StoredJudgement,
 } from '../store/index.js';
 import type { Exec } from '../lib/index.js';
 import type { KernelgateResults } from '../results/index.js';
@@ -192,18 +192,21 @@ async function readRecords(
 /** A record's run as the store hands it out: the results, where it is, what the gate said. */
 function storedOf(dataBranch: string, stored: StoredRecord): StoredBaseline {
   const { record } = stored;
-  const judged: StoredJudgement = {
-    ...(record.run.verdict ? { verdict: record.run.verdict } : {}),
-    slower: recordCases(record)
-      .filter((c) => c.verdict === 'SLOWER')
-      .map((c) => `${c.kernel}/${c.variant}/${c.case}`)
-      .sort(),
-    ...(record.run.event ? { event: record.run.event } : {}),
-  };
+  // The same judgement the directory store keeps, from the verdicts the record holds per case.
+  const verdicts: Record<string, string> = {};
+  for (const c of recordCases(record)) {
+    if (c.verdict) verdicts[`${c.kernel}/${c.variant}/${c.case}`] = c.verdict;
+  }
+  const { verdict, event } = record.run;
+  const judged = judgementOf({
+    ...(verdict ? { verdict } : {}),
+    ...(event ? { event } : {}),
+    verdicts,
+  });
   return {
     results: recordToResults(record),
     path: `${dataBranch}:${stored.path}`,
-    ...(record.run.verdict !== undefined ? { judged } : {}),
+    ...(verdict !== undefined ? { judged } : {}),
   };
 }
 

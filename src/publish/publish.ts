@@ -2,28 +2,8 @@
 // job summary, the step outputs, and last the sticky PR comment or the nightly issue.
 import { join } from 'node:path';
 import { describeGitHubError, type GitHubClient, isIntegrationForbidden } from './github.js';
-import {
-  BODY_LIMIT_CHARS,
-  DEFAULT_COMMENT_KEY,
-  NIGHTLY_LABEL,
-  type OutputSink,
-  PAGE_SIZE,
-  reportMarker,
-  withMarker,
-} from './marker.js';
+import { BODY_LIMIT_CHARS, type OutputSink, reportMarker } from './marker.js';
 import { postAlert, upsertComment, upsertNightlyIssue } from './sticky.js';
-
-// What sticky.ts shares with this module lives in marker.ts (neither imports the other); its
-// names stay exported from here, as they always were.
-export {
-  BODY_LIMIT_CHARS,
-  DEFAULT_COMMENT_KEY,
-  NIGHTLY_LABEL,
-  type OutputSink,
-  PAGE_SIZE,
-  reportMarker,
-  withMarker,
-};
 
 export const PUBLISH_MODES = ['pr', 'push', 'schedule'] as const;
 
