@@ -128,7 +128,7 @@ def _triton_variant(module, tuning_key=lambda params: params):
         why = module.check_shapes(probe["q"], probe["k"], probe["v"], causal)
         if why:
             raise Unsupported(why)
-        config, _ = tuning.remembered(
+        config, times = tuning.remembered(
             module, tuning_key(params), ctx.device, lambda probe=probe: module.tune(probe["q"], probe["k"], probe["v"], causal, ctx.interpret)
         )
         del probe
@@ -137,6 +137,7 @@ def _triton_variant(module, tuning_key=lambda params: params):
             return module.launch(inputs["q"], inputs["k"], inputs["v"], out, causal, config)
 
         run.config = config
+        run.config_times_ms = times
         return run
 
     return factory

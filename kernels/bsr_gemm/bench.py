@@ -105,6 +105,7 @@ def _triton_bsr(params, ctx):
         return triton_bsr.launch(inputs["a_values"], inputs["a_cols"], inputs["b"], out, config)
 
     run.config = config
+    run.config_times_ms = times_ms
     return run
 
 

@@ -536,7 +536,7 @@ class Harness:
 
     def _add_case(self, m, case, variant, rec, device):
         result = {"kernel": m.name, "variant": variant, "case": case.id, "params": case.params, "status": rec["status"]}
-        for k in ("reason", "correctness", "timing", "paired", "work", "error"):
+        for k in ("reason", "correctness", "timing", "paired", "tuning", "work", "error"):
             if k in rec:
                 result[k] = rec[k]
         if result["status"] == "ok" and "timing" not in result and not self.args.no_timing:

@@ -362,6 +362,10 @@ class PairedCase:
                 mdc_pct = 100 * (math.exp(hi) - math.exp(lo)) / 2
                 p.update(median_ratio=math.exp(med), ci_lo=math.exp(lo), ci_hi=math.exp(hi), confidence=CONFIDENCE, mdc_pct=mdc_pct)
             rec["paired"] = p
+        for v in self.variants:
+            rec, brec = head_recs[v], (base_recs.get(v) if v in self.base_variants else None)
+            if brec is not None and brec.get("tuning") is not None and isinstance(rec.get("paired"), dict):
+                rec["paired"]["base_tuning"] = brec["tuning"]
         for rec in head_recs.values():
             refuse_zero_time(rec)
         return head_recs

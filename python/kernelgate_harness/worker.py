@@ -3,6 +3,7 @@ records back over a pipe. It is the only process that touches the GPU, so a hung
 takes down this process, which the parent kills and restarts, and never the harness itself."""
 
 import importlib
+import math
 import os
 import sys
 import time
@@ -88,6 +89,9 @@ class Worker(Verifier, GraphCapture, Timer, TimedOutputCheck):
             except Exception as e:
                 rec.update(status="error", error=error_record("setup", e))
                 continue
+            tuned = tuning_record(run)
+            if tuned is not None:
+                rec["tuning"] = tuned
             if self.fault and self.fault[0] == self.manifest["name"] and self.fault[1] == v:
                 run = faults.wrap(run, self.fault[2], self.device)
             runners[v] = run
@@ -170,6 +174,34 @@ class Worker(Verifier, GraphCapture, Timer, TimedOutputCheck):
                 self.torch.cuda.empty_cache()
             return {"op": "pfinished", "records": records, "info": info}
         raise ValueError(f"unknown paired op {op!r}")
+
+
+def _jsonable(value):
+    """A tuned configuration as JSON: tuples become lists; what JSON cannot hold, its str()."""
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(x) for x in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(x) for k, x in value.items()}
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    return str(value)
+
+
+def tuning_record(run):
+    """cases[].tuning: the configuration a variant's run function launches with (`run.config`,
+    set by the kernel's factory after its host-side tuner chose), and the candidates' times when
+    this process tuned (`run.config_times_ms`, {config: ms}); None for a variant without one."""
+    config = getattr(run, "config", None)
+    if config is None:
+        return None
+    rec = {"config": _jsonable(config)}
+    times = getattr(run, "config_times_ms", None) or {}
+    ranked = sorted(((c, ms) for c, ms in times.items() if isinstance(ms, (int, float)) and math.isfinite(ms) and ms >= 0), key=lambda kv: kv[1])
+    if ranked:
+        rec["candidates_ms"] = [{"config": _jsonable(c), "ms": float(ms)} for c, ms in ranked[:64]]
+    return rec
 
 
 def import_root(module, root):

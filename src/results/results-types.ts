@@ -356,6 +356,7 @@ export interface CaseResult {
   correctness?: Correctness;
   timing?: Timing;
   paired?: Paired;
+  tuning?: Tuning1;
   work?: {
     /**
      * useful floating-point operations of one call
@@ -467,6 +468,7 @@ export interface Paired {
   base_reason?: string;
   base_correctness?: Correctness;
   base_timing?: Timing;
+  base_tuning?: Tuning;
   n_pairs: number;
   /**
    * one per ABBA block of two pairs (the head first in one, second in the other), in order: the mean of the block's two ln(head sample / base sample), so which arm ran first cancels. Two possible times (timing.samples_ms) are at most a factor e^28.9 apart, so |ln| > 30 is refused
@@ -515,6 +517,46 @@ export interface Paired {
      */
     seconds?: number;
   };
+}
+/**
+ * the base arm's tuned configuration (the case's `tuning` is the head arm's): the two arms share one tuning unless the pull request changed the tuned kernel's source
+ */
+export interface Tuning {
+  /**
+   * the chosen configuration as the kernel module states it (JSON: a list, an object, a string or a number)
+   */
+  config: {
+    [k: string]: unknown;
+  };
+  /**
+   * when this process tuned: each candidate the tuner timed and its milliseconds, fastest first (absent when the choice was remembered from the tune cache or fixed)
+   *
+   * @maxItems 64
+   */
+  candidates_ms?: {
+    config: unknown;
+    ms: number;
+  }[];
+}
+/**
+ * the configuration a host-side tuner chose for this case and variant and launched with (a variant's run function's `config`, docs/kernel-modules.md), e.g. a Triton tiling [block_m, block_n, warps, stages]: two runs that chose differently measured different code paths, a re-tune rather than a regression (docs/judging.md)
+ */
+export interface Tuning1 {
+  /**
+   * the chosen configuration as the kernel module states it (JSON: a list, an object, a string or a number)
+   */
+  config: {
+    [k: string]: unknown;
+  };
+  /**
+   * when this process tuned: each candidate the tuner timed and its milliseconds, fastest first (absent when the choice was remembered from the tune cache or fixed)
+   *
+   * @maxItems 64
+   */
+  candidates_ms?: {
+    config: unknown;
+    ms: number;
+  }[];
 }
 /**
  * the nightly's deep checks: compute-sanitizer over every variant on a small case, Nsight Compute metrics of headline cases (docs/scaling.md)

@@ -19,15 +19,17 @@ FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "paired_repo")
 CASE = "dtype=fp32,n=256"
 
 
-def make_repo(path, delays=None, broken=()):
+def make_repo(path, delays=None, broken=(), tuned=None):
     shutil.copytree(FIXTURE, path)
-    if delays or broken:
+    if delays or broken or tuned:
         src = os.path.join(path, "sleepy_bench.py")
         with open(src) as f:
             text = f.read()
         for name, ms in (delays or {}).items():
             text = text.replace(f'"{name}": 2.0', f'"{name}": {ms}')
         text = text.replace("BROKEN = set()", f"BROKEN = {set(broken)!r}")
+        if tuned:
+            text = text.replace('TUNED = {"changed": ((64, 2), {(64, 2): 2.0, (32, 4): 2.5})}', f"TUNED = {tuned!r}")
         with open(src, "w") as f:
             f.write(text)
     return path
@@ -62,7 +64,8 @@ PLANTED_LO, PLANTED_HI = 1.12, 1.7
 def paired_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("paired")
     # The base revision: `changed` 1.5x slower than the head's, `broken_in_base` wrong.
-    base = make_repo(tmp / "base", delays={"changed": 3.0}, broken=["broken_in_base"])
+    # Its tuner chose another configuration for `changed`, and timed none (remembered).
+    base = make_repo(tmp / "base", delays={"changed": 3.0}, broken=["broken_in_base"], tuned={"changed": ((128, 1), {})})
     return run_paired(tmp, base, fault="sleepy.planted:slow:20")
 
 
@@ -93,6 +96,14 @@ def test_the_base_revisions_own_code_is_timed(paired_run):
     assert p["stop_reason"] == "decided"
     assert p["base_timing"]["median_ms"] >= 2.7
     assert p["base_timing"]["median_ms"] > 1.25 * c["timing"]["median_ms"]
+
+
+def test_each_arm_records_the_configuration_its_tuner_chose(paired_run):
+    c = case(paired_run[0], "changed")
+    assert c["tuning"] == {"config": [64, 2], "candidates_ms": [{"config": [64, 2], "ms": 2.0}, {"config": [32, 4], "ms": 2.5}]}
+    assert c["paired"]["base_tuning"] == {"config": [128, 1]}
+    steady = case(paired_run[0], "steady")
+    assert "tuning" not in steady and "base_tuning" not in steady["paired"]
 
 
 def test_a_planted_slowdown_lands_on_the_head_only(paired_run):
