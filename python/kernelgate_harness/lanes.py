@@ -6,10 +6,10 @@ The unit of the split is a case of a kernel with all its variants, as for shards
 (src/shard/plan.ts): a case's variants run interleaved in one worker, and both arms of a paired
 case run on the lane's GPU, so a unit is never cut. The rule is the shards' rule, twinned here:
 longest unit first onto the least loaded lane (ties: the lower lane), each lane then keeping the
-harness's order. A unit's cost is its seconds in a results document given with `--balance FILE`
-(the stored baseline, say), else the estimate: 1 s per variant plus 1e-9 s times the product of the
-case's positive numeric axes per variant (docs/scaling.md). The same units give the same split
-on every run.
+harness's order. A unit's cost is what it took in a results document given with `--balance FILE`
+(the stored run of this GPU model, which the action passes when it runs on several GPUs:
+`measured_s`), else the estimate: its variants × the time cap the run uses plus the overhead per
+variant (`estimated_s`; docs/scaling.md). The same units give the same split on every run.
 
 Every case records the GPU that measured it (`cases[].device`); the document lists cases (and the
 diagnostics raised while running them) in case order, whatever the number of lanes, so one GPU
@@ -20,9 +20,22 @@ import os
 import threading
 import traceback
 
-# The twin of src/shard/plan.ts VARIANT_OVERHEAD_S and ESTIMATE_S_PER_ELEMENT.
-VARIANT_OVERHEAD_S = 1.0
-ESTIMATE_S_PER_ELEMENT = 1e-9
+# The twins of src/shard/plan.ts VARIANT_OVERHEAD_S, VARIANT_CALLS and ESTIMATE_OVERHEAD_S
+# (docs/scaling.md), calibrated on the case lines ("time: set-up and verification … warm-ups …
+# pairs … finish …") of test/fixtures/recorded/nightly-h100-run32 (H100 80GB HBM3, 2026-11-26): a
+# unit's time outside its pairs, fitted by least squares over its variants (the kernels' first cases
+# left out: their case-wide warm-up is each lane's, not the unit's), is 0.131 s per variant plus
+# 27.8 calls of each variant's median time (verification over the seeds, the repeat and
+# timed-output checks, the burst warm-ups of both arms); warm runs 32-39 gave 0.11-0.13 s and
+# 28-32 calls. Spread evenly over the 217 variants the same time is 0.44 s a variant (run 32;
+# warm paired runs 24-39: 0.42-0.56 s), the estimate's overhead.
+VARIANT_OVERHEAD_S = 0.13
+VARIANT_CALLS = 28
+ESTIMATE_OVERHEAD_S = 0.44
+# The harness's defaults (cli.py --paired-time-cap-s, --time-cap-s): a variant's seconds of samples
+# before it stops undecided, both arms together for a paired one.
+PAIRED_TIME_CAP_S = 3.0
+TIME_CAP_S = 2.0
 # A test hook: on the CPU, pretend this many devices are visible (each lane's workers still run on
 # the CPU, with CUDA_VISIBLE_DEVICES set to the lane's number), so CI can run the lanes.
 FAKE_ENV = "KERNELGATE_FAKE_GPUS"
@@ -98,33 +111,43 @@ def device_index(name, position):
 # -- the split ---------------------------------------------------------------------------------
 
 
-def estimated_s(params, n_variants):
-    """src/shard/plan.ts estimatedSeconds: the overhead per variant plus the case's size."""
-    size = 1.0
-    for v in params.values():
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
-            continue
-        size *= v
-    return n_variants * (VARIANT_OVERHEAD_S + size * ESTIMATE_S_PER_ELEMENT)
+def estimated_s(n_variants, cap_s):
+    """src/shard/plan.ts estimatedSeconds: each variant at the time cap the run uses (paired:
+    --paired-time-cap-s, both arms; unpaired: --time-cap-s) plus the overhead per variant. Not the
+    case's size: 10⁻⁹ s per element of its axes put 6.8 million seconds on 30 of 32 cases
+    (issue 27)."""
+    return n_variants * (cap_s + ESTIMATE_OVERHEAD_S)
 
 
-def measured_s(records, n_variants):
-    """src/shard/plan.ts measuredSeconds: a unit's samples, warm-up (both arms of a paired record)
-    and the overhead per variant in an earlier results document; None when it timed none."""
-    seconds, timed = 0.0, 0
-    for r in records:
-        t = r.get("timing")
-        if not t:
-            continue
-        base = (r.get("paired") or {}).get("base_timing")
-        ms = sum(t.get("samples_ms") or []) + (t.get("warmup_ms") or 0)
+def record_s(r, paired):
+    """What one variant's record took, as its run will take it again: the seconds of its pairs
+    (`paired.seconds`, both arms' samples and the round trips between them), else its samples
+    (both arms' where it has a base arm; twice the head's when the run is paired and the record
+    was not), plus the overhead per variant and VARIANT_CALLS calls of its median time. Not
+    `warmup_ms`: a kernel's first case books its case-wide warm-up to every variant (27.6 s over the
+    first attention case of nightly-h100-run32, whose case line says 5.2 s), and that warm-up is
+    each lane's."""
+    t = r.get("timing")
+    if not t:
+        return VARIANT_OVERHEAD_S
+    p = r.get("paired") or {}
+    pairs = p.get("seconds")
+    if pairs is None:
+        base = p.get("base_timing")
+        pairs = sum(t.get("samples_ms") or []) / 1000
         if base:
-            ms += sum(base.get("samples_ms") or []) + (base.get("warmup_ms") or 0)
-        seconds += ms / 1000 + VARIANT_OVERHEAD_S
-        timed += 1
-    if timed == 0:
+            pairs += sum(base.get("samples_ms") or []) / 1000
+        elif paired:
+            pairs *= 2
+    return pairs + VARIANT_OVERHEAD_S + VARIANT_CALLS * (t.get("median_ms") or 0) / 1000
+
+
+def measured_s(records, n_variants, cap_s, paired=True):
+    """src/shard/plan.ts measuredSeconds: what a unit's records in an earlier results document
+    took (record_s), each variant they lack estimated; None when they timed none."""
+    if not any(r.get("timing") for r in records):
         return None
-    return seconds + max(0, n_variants - timed) * VARIANT_OVERHEAD_S
+    return sum(record_s(r, paired) for r in records) + max(0, n_variants - len(records)) * (cap_s + ESTIMATE_OVERHEAD_S)
 
 
 def read_balance(path):
@@ -144,21 +167,49 @@ def read_balance(path):
     return by_unit
 
 
-def plan(units, n_lanes, balance=None):
+def plan(units, n_lanes, balance=None, paired=True, cap_s=None):
     """units: [(id, params, n_variants)] in the harness's order. Returns (lane of each unit, each
-    lane's expected seconds): longest first onto the least loaded lane, ties to the lower lane."""
+    lane's expected seconds, each lane's count of units measured in `balance`): longest first onto
+    the least loaded lane, ties to the lower lane. cap_s: the run's time cap per variant (default:
+    the harness's, paired or not)."""
     balance = balance or {}
-    cost = []
-    for uid, params, n_variants in units:
-        got = measured_s(balance.get(uid, []), n_variants)
-        cost.append(estimated_s(params, n_variants) if got is None else got)
+    cap = cap_s if cap_s is not None else (PAIRED_TIME_CAP_S if paired else TIME_CAP_S)
+    cost, measured = [], []
+    for uid, _params, n_variants in units:
+        got = measured_s(balance.get(uid, []), n_variants, cap, paired)
+        measured.append(got is not None)
+        cost.append(estimated_s(n_variants, cap) if got is None else got)
     load = [0.0] * n_lanes
     owner = [0] * len(units)
     for i in sorted(range(len(units)), key=lambda i: (-cost[i], i)):
         best = min(range(n_lanes), key=lambda k: (load[k], k))
         load[best] += cost[i]
         owner[i] = best
-    return owner, load
+    counted = [sum(1 for i, o in enumerate(owner) if o == k and measured[i]) for k in range(n_lanes)]
+    return owner, load, counted
+
+
+def split_line(names, owner, load, counted, balance_path, paired, cap_s):
+    """The harness's first line on several GPUs: each lane's cases, expected seconds, and what they
+    came from (the --balance file's timings, or the estimate)."""
+    flag = "--paired-time-cap-s" if paired else "--time-cap-s"
+    rule = f"the estimate (variants × {cap_s:g} s {flag} + {ESTIMATE_OVERHEAD_S:g} s)"
+    source = f"the timings in --balance {balance_path}, else {rule}" if balance_path else rule
+    shares = []
+    for k, name in enumerate(names):
+        n = sum(1 for o in owner if o == k)
+        if not balance_path:
+            how = "estimated"
+        elif counted[k] == n:
+            how = "measured"
+        else:
+            how = f"{counted[k]} measured, {n - counted[k]} estimated"
+        shares.append(f"gpu {name}: {_cases(n)}, ~{_seconds(load[k])} ({how})")
+    return f"{len(owner)} cases over {len(names)} GPUs ({', '.join(names)}), longest first by {source}: {'; '.join(shares)}"
+
+
+def _seconds(s):
+    return f"{s:.0f} s" if s < 600 else f"{s / 60:.1f} min"
 
 
 # -- running -----------------------------------------------------------------------------------
@@ -187,11 +238,11 @@ def run(harness, manifests, variant_filter, first, names, fake, units_by_kernel)
     other lanes go on."""
     lanes = [Lane(i, n, fake) for i, n in enumerate(names)]
     flat = [(mi, ci, m, case, nv) for mi, m in enumerate(manifests) for ci, case, nv in units_by_kernel[mi]]
-    owner, load = plan([(f"{m.name}/{case.id}", case.params, nv) for _, _, m, case, nv in flat], len(lanes), harness.balance)
-    source = "the --balance results where they timed a case, else the size estimate" if harness.balance else "the size estimate"
-    gpus = ", ".join(lane.name for lane in lanes)
-    shares = "; ".join(f"gpu {lane.name}: {_cases(sum(1 for o in owner if o == lane.position))}, ~{load[lane.position]:.0f} s" for lane in lanes)
-    harness.say_lanes(f"{len(flat)} cases over {len(lanes)} GPUs ({gpus}), longest first by {source}: {shares}")
+    paired = harness.base_manifests is not None
+    cap = harness.args.paired_time_cap_s if paired else harness.args.time_cap_s
+    units = [(f"{m.name}/{case.id}", case.params, nv) for _, _, m, case, nv in flat]
+    owner, load, counted = plan(units, len(lanes), harness.balance, paired, cap)
+    harness.say_lanes(split_line([lane.name for lane in lanes], owner, load, counted, harness.args.balance if harness.balance else None, paired, cap))
     work = {lane.position: [] for lane in lanes}
     for (mi, ci, m, case, _), lane in zip(flat, owner, strict=True):
         work[lane].append((mi, ci, m, case))

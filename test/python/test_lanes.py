@@ -63,32 +63,52 @@ def test_the_index_is_the_hosts_number():
 # -- the split: the twin of src/shard/plan.ts --------------------------------------------------
 
 
-def test_the_estimate_is_the_shards_estimate():
-    # 1 s per variant plus 1e-9 s x the product of the positive numeric axes; booleans and strings out.
-    assert lanes.estimated_s({"dtype": "fp16", "B": 2, "H": 4, "S": 1000, "D": 64, "causal": True}, 3) == pytest.approx(3 * (1 + 2 * 4 * 1000 * 64 * 1e-9))
-    assert lanes.estimated_s({"dtype": "fp32"}, 2) == pytest.approx(2 * (1 + 1e-9))
+def test_the_estimate_is_variants_at_the_time_cap():
+    # Each variant at the run's cap plus 0.44 s of overhead; the case's size plays no part.
+    assert lanes.estimated_s(3, 3.0) == pytest.approx(3 * 3.44)
+    assert lanes.estimated_s(2, 2.0) == pytest.approx(2 * 2.44)
 
 
 def test_longest_first_onto_the_least_loaded_lane():
-    units = [("k/a", {"n": 1}, 1), ("k/b", {"n": 4e9}, 1), ("k/c", {"n": 2e9}, 1), ("k/d", {"n": 1.5e9}, 1), ("k/e", {"n": 1}, 1)]
-    owner, load = lanes.plan(units, 2)
-    # b (5 s) to lane 0; c (3 s) to 1; d (2.5 s) to 1 (3 < 5); a (1 s, first of the equal two) to
-    # 0 (5 < 5.5); e to 1 (5.5 < 6).
+    units = [("k/a", {}, 1), ("k/b", {}, 5), ("k/c", {}, 3), ("k/d", {}, 2), ("k/e", {}, 1)]
+    owner, load, counted = lanes.plan(units, 2, cap_s=0.56)  # 1 s a variant
+    # b (5 s) to lane 0; c (3 s) to 1; d (2 s) to 1 (3 < 5); a (1 s, first of the equal two) to
+    # 0 (5 = 5: the tie goes to the lower lane); e to 1 (5 < 6).
     assert owner == [0, 0, 1, 1, 1]
-    assert load == pytest.approx([6.0, 6.5])
-    assert lanes.plan(units, 2) == (owner, load)  # deterministic
+    assert load == pytest.approx([6.0, 6.0])
+    assert counted == [0, 0]
+    assert lanes.plan(units, 2, cap_s=0.56) == (owner, load, counted)  # deterministic
 
 
 def test_measured_seconds_from_a_results_document():
-    rec = {
-        "kernel": "k", "case": "a", "timing": {"samples_ms": [500, 500], "warmup_ms": 1000},
-        "paired": {"base_timing": {"samples_ms": [1000], "warmup_ms": 0}},
+    paired = {
+        "kernel": "k", "case": "a", "timing": {"samples_ms": [500, 500], "median_ms": 500, "warmup_ms": 30000},
+        "paired": {"base_timing": {"samples_ms": [1000]}, "seconds": 2.5},
     }
-    # 3 s of samples and warm-up, 1 s overhead, and 1 s for the variant the record lacks.
-    assert lanes.measured_s([rec], 2) == pytest.approx(5.0)
-    assert lanes.measured_s([{"kernel": "k", "case": "a", "status": "error"}], 1) is None
-    owner, _ = lanes.plan([("k/a", {"n": 1}, 2), ("k/b", {"n": 1}, 2), ("k/c", {"n": 1}, 2)], 2, balance={"k/a": [rec]})
+    # 2.5 s of pairs, 0.13 s, 28 calls of 0.5 s; warmup_ms is not counted; the variant the record
+    # lacks is estimated (3 s cap + 0.44 s).
+    assert lanes.record_s(paired, True) == pytest.approx(2.5 + 0.13 + 14.0)
+    assert lanes.measured_s([paired], 2, 3.0) == pytest.approx(2.5 + 0.13 + 14.0 + 3.44)
+    # Without paired.seconds: both arms' samples; an unpaired record in a paired run: its samples twice.
+    alone = {"kernel": "k", "case": "a", "timing": {"samples_ms": [250, 250], "median_ms": 0}}
+    assert lanes.record_s(alone, True) == pytest.approx(1.0 + 0.13)
+    assert lanes.record_s(alone, False) == pytest.approx(0.5 + 0.13)
+    assert lanes.measured_s([{"kernel": "k", "case": "a", "status": "error"}], 1, 3.0) is None
+    owner, _, counted = lanes.plan([("k/a", {}, 2), ("k/b", {}, 2), ("k/c", {}, 2)], 2, balance={"k/a": [paired]})
     assert owner == [0, 1, 1]
+    assert counted == [1, 0]
+
+
+def test_the_split_line_says_where_each_lanes_seconds_come_from():
+    owner, load, counted = [0, 1, 1], [150.4, 12.0 + 700.0], [1, 1]
+    assert lanes.split_line(["0", "1"], owner, load, counted, "/tmp/base.json", True, 3.0) == (
+        "3 cases over 2 GPUs (0, 1), longest first by the timings in --balance /tmp/base.json, else the estimate "
+        "(variants × 3 s --paired-time-cap-s + 0.44 s): gpu 0: 1 case, ~150 s (measured); gpu 1: 2 cases, ~11.9 min (1 measured, 1 estimated)"
+    )
+    assert lanes.split_line(["0", "1"], [0, 1], [7.0, 7.0], [0, 0], None, False, 2.0) == (
+        "2 cases over 2 GPUs (0, 1), longest first by the estimate (variants × 2 s --time-cap-s + 0.44 s): "
+        "gpu 0: 1 case, ~7 s (estimated); gpu 1: 1 case, ~7 s (estimated)"
+    )
 
 
 def test_a_bad_balance_file_is_named(tmp_path):
@@ -116,6 +136,12 @@ class StubHarness:
 
     balance = {}
     first_device = None
+    base_manifests = None
+
+    class args:
+        balance = None
+        time_cap_s = 2.0
+        paired_time_cap_s = 3.0
 
     def __init__(self):
         self.lock = threading.Lock()
@@ -195,9 +221,12 @@ def test_cases_split_over_two_devices_each_case_once(faulty_runs):
     # A case's variants stay on one device; the two cases went to the two devices.
     assert by_case == {N64: {0}, N100: {1}}
     assert all(c["device"]["name"] == "cpu" for c in two["cases"])
-    # n=64 runs 4 of the variants (crash only there), n=100 3: about 4 s and 3 s of estimate, the
-    # longer first, to gpu 0.
-    assert "[kernelgate] 2 cases over 2 GPUs (0, 1), longest first by the size estimate: gpu 0: 1 case, ~4 s; gpu 1: 1 case, ~3 s" in stdout
+    # n=64 runs 4 of the variants (crash only there), n=100 3: 4 and 3 × the unpaired cap and
+    # overhead, the longer first, to gpu 0.
+    assert (
+        "[kernelgate] 2 cases over 2 GPUs (0, 1), longest first by the estimate (variants × 2 s --time-cap-s + 0.44 s): "
+        "gpu 0: 1 case, ~10 s (estimated); gpu 1: 1 case, ~7 s (estimated)"
+    ) in stdout
     assert "[kernelgate] gpu 0: == faulty (4 variants, 1 cases) ==" in stdout
     assert "[kernelgate] gpu 1: == faulty (4 variants, 1 cases) ==" in stdout
 
