@@ -19,7 +19,7 @@ function pythonPlan(count: number, withBaseline: boolean): { owner: number[]; lo
     'data = json.load(sys.stdin)',
     'balance = {}',
     'for c in data["baseline"]: balance.setdefault(c["kernel"] + "/" + c["case"], []).append(c)',
-    'owner, load = lanes.plan([(u["id"], u["params"], len(u["variants"])) for u in data["units"]], data["count"], balance)',
+    'owner, load, _ = lanes.plan([(u["id"], u["params"], len(u["variants"])) for u in data["units"]], data["count"], balance)',
     'print(json.dumps({"owner": owner, "load": load}))',
   ].join('\n');
   const input = JSON.stringify({

@@ -83,7 +83,7 @@ describe('planShards', () => {
     }
   });
 
-  it('without a baseline, estimates from the cases sizes and says so', () => {
+  it('without a baseline, estimates (variants at the time cap) and says so', () => {
     const plan = planShards(units, 3);
     expect(plan.source).toBe('estimate');
     expect(plan.baseline).toBeUndefined();

@@ -1,6 +1,6 @@
 // The split of a run's cases over n shards (runners of a matrix): deterministic, and balanced by
-// how long each case took in the newest stored baseline, or by an estimate from its size when the
-// baseline does not have it. Every shard computes the same split from the same inputs and records
+// how long each case took in the newest stored baseline, or by an estimate (its variants at the
+// run's time cap) when the baseline does not have it. Every shard computes the same split from the same inputs and records
 // all of it, so a merge can name what a shard that never reported owned (docs/scaling.md).
 import { createHash } from 'node:crypto';
 import type { CaseGroup, Config, LoadedKernel, Scalar } from '../config/index.js';
@@ -109,43 +109,68 @@ export function shardUnits(
 }
 
 /**
- * The fixed cost of one variant of one case besides its timed samples: worker set-up, the oracle
- * and verification over the seeds, the warm-up. One second, an estimate (docs/scaling.md).
+ * The twins of python/kernelgate_harness/lanes.py VARIANT_OVERHEAD_S, VARIANT_CALLS and
+ * ESTIMATE_OVERHEAD_S, calibrated on the case lines of test/fixtures/recorded/nightly-h100-run32
+ * (H100 80GB HBM3, 2026-11-26): a unit's time outside its pairs is 0.131 s per variant plus 27.8
+ * calls of each variant's median time (verification over the seeds, the repeat and timed-output
+ * checks, both arms' burst warm-ups; least squares, the kernels' first cases left out), and 0.44 s
+ * a variant spread evenly over its 217 (warm paired runs 24-39: 0.42-0.56 s). docs/scaling.md.
  */
-export const VARIANT_OVERHEAD_S = 1;
-/** The size estimate's scale: seconds per unit of a case's numeric axes multiplied together. */
-export const ESTIMATE_S_PER_ELEMENT = 1e-9;
+export const VARIANT_OVERHEAD_S = 0.13;
+export const VARIANT_CALLS = 28;
+export const ESTIMATE_OVERHEAD_S = 0.44;
+/** The harness's defaults (--paired-time-cap-s: both arms; --time-cap-s). */
+export const PAIRED_TIME_CAP_S = 3;
+export const TIME_CAP_S = 2;
+
+/** How the run will time its cases: paired or not, and its time cap per variant. */
+export interface CostRule {
+  paired: boolean;
+  capS: number;
+}
+export const PAIRED_RULE: CostRule = { paired: true, capS: PAIRED_TIME_CAP_S };
 
 /**
- * Seconds a unit took in the baseline: for each variant, its samples (and its base arm's, for a
- * paired record) plus its warm-up, plus the fixed overhead. Undefined when the baseline has none
- * of the unit's variants timed.
+ * What one variant's record took, as the run will take it again: its pairs' seconds
+ * (`paired.seconds`, both arms and the round trips), else its samples (both arms', or twice the
+ * head's when the run is paired and the record was not), plus the overhead and VARIANT_CALLS calls
+ * of its median. Not `warmup_ms`: a kernel's first case books its case-wide warm-up to every
+ * variant (27.6 s over nightly-h100-run32's first attention case, whose case line says 5.2 s).
  */
-export function measuredSeconds(unit: ShardUnit, records: CaseResult[]): number | undefined {
-  let seconds = 0;
-  let timed = 0;
-  for (const r of records) {
-    if (!r.timing) continue;
-    const samples = (xs: number[] | undefined) => (xs ?? []).reduce((s, x) => s + x, 0);
+export function recordSeconds(r: CaseResult, paired: boolean): number {
+  if (!r.timing) return VARIANT_OVERHEAD_S;
+  const sum = (xs: number[] | undefined) => (xs ?? []).reduce((s, x) => s + x, 0) / 1000;
+  let pairs = r.paired?.seconds;
+  if (pairs === undefined) {
     const base = r.paired?.base_timing;
-    const ms =
-      samples(r.timing.samples_ms) +
-      (r.timing.warmup_ms ?? 0) +
-      (base ? samples(base.samples_ms) + (base.warmup_ms ?? 0) : 0);
-    seconds += ms / 1000 + VARIANT_OVERHEAD_S;
-    timed += 1;
+    pairs =
+      sum(r.timing.samples_ms) * (base ? 1 : paired ? 2 : 1) + (base ? sum(base.samples_ms) : 0);
   }
-  if (timed === 0) return undefined;
-  // Variants the baseline did not time (new since) cost the overhead at least.
-  return seconds + Math.max(0, unit.variants.length - timed) * VARIANT_OVERHEAD_S;
+  return pairs + VARIANT_OVERHEAD_S + (VARIANT_CALLS * (r.timing.median_ms ?? 0)) / 1000;
 }
 
-/** Without a measurement: the overhead per variant plus the product of the case's numeric axes. */
-export function estimatedSeconds(unit: ShardUnit): number {
-  const size = Object.values(unit.params)
-    .filter((v): v is number => typeof v === 'number' && v > 0)
-    .reduce((p, v) => p * v, 1);
-  return unit.variants.length * (VARIANT_OVERHEAD_S + size * ESTIMATE_S_PER_ELEMENT);
+/**
+ * Seconds a unit took in the baseline (recordSeconds of each record; variants it lacks estimated).
+ * Undefined when the baseline has none of the unit's variants timed.
+ */
+export function measuredSeconds(
+  unit: ShardUnit,
+  records: CaseResult[],
+  rule: CostRule = PAIRED_RULE,
+): number | undefined {
+  if (!records.some((r) => r.timing)) return undefined;
+  const seconds = records.reduce((s, r) => s + recordSeconds(r, rule.paired), 0);
+  return (
+    seconds + Math.max(0, unit.variants.length - records.length) * (rule.capS + ESTIMATE_OVERHEAD_S)
+  );
+}
+
+/**
+ * Without a measurement: each variant at the run's time cap plus the overhead. Not the case's size:
+ * 10⁻⁹ s per element of its axes put 6.8 million seconds on 30 of 32 cases (issue 27).
+ */
+export function estimatedSeconds(unit: ShardUnit, rule: CostRule = PAIRED_RULE): number {
+  return unit.variants.length * (rule.capS + ESTIMATE_OVERHEAD_S);
 }
 
 export interface ShardPlan {
@@ -169,6 +194,7 @@ export function planShards(
   units: ShardUnit[],
   count: number,
   baseline?: { results: KernelgateResults; path: string },
+  rule: CostRule = PAIRED_RULE,
 ): ShardPlan {
   const byUnit = new Map<string, CaseResult[]>();
   for (const c of baseline?.results.cases ?? []) {
@@ -178,9 +204,9 @@ export function planShards(
   let measured = 0;
   const cost = new Map<string, number>();
   for (const u of units) {
-    const got = measuredSeconds(u, byUnit.get(u.id) ?? []);
+    const got = measuredSeconds(u, byUnit.get(u.id) ?? [], rule);
     if (got !== undefined) measured += 1;
-    cost.set(u.id, got ?? estimatedSeconds(u));
+    cost.set(u.id, got ?? estimatedSeconds(u, rule));
   }
   const order = units
     .map((u, i) => ({ u, i, s: cost.get(u.id) as number }))

@@ -6,9 +6,17 @@ import { explicitBaseline, StoreError, type StoredBaseline } from '../store/inde
 import type { Environment } from '../results/index.js';
 import type { FullRun, FullRunOptions } from '../pipeline/index.js';
 import { skuOf } from './merge.js';
-import { configUnits, planShards, shardRecord, type ShardPlan, type ShardSpec } from './plan.js';
+import {
+  configUnits,
+  PAIRED_TIME_CAP_S,
+  planShards,
+  shardRecord,
+  TIME_CAP_S,
+  type ShardPlan,
+  type ShardSpec,
+} from './plan.js';
 
-/** baseline: balanced by the stored baseline's timings (an estimate where it has none); estimate: by size only. */
+/** baseline: balanced by the stored baseline's timings (an estimate where it has none); estimate: by the estimate only. */
 export const SHARD_BALANCE = ['baseline', 'estimate'] as const;
 export type ShardBalance = (typeof SHARD_BALANCE)[number];
 
@@ -49,11 +57,15 @@ export function shardedOptions(
   };
   const selectCases = async (environment: Environment): Promise<string[]> => {
     const units = configUnits(options.config, options.only);
-    plan = planShards(units, spec.count, await timings(environment));
+    const paired = options.pairedBase !== undefined || options.pairedWithLastGood === true;
+    plan = planShards(units, spec.count, await timings(environment), {
+      paired,
+      capS: paired ? PAIRED_TIME_CAP_S : TIME_CAP_S,
+    });
     const mine = plan.shards[spec.index - 1] ?? [];
     log.info(
       `shard ${spec.index}/${spec.count}: ${mine.length} of ${units.length} cases, about ` +
-        `${plan.seconds[spec.index - 1] ?? 0} s by ${plan.source === 'baseline' ? `the timings of ${plan.baseline}` : "the cases' sizes (no stored timings)"}; split ${plan.digest}`,
+        `${plan.seconds[spec.index - 1] ?? 0} s by ${plan.source === 'baseline' ? `the timings of ${plan.baseline}` : 'the estimate (no stored timings: variants × the time cap + overhead)'}; split ${plan.digest}`,
     );
     return mine;
   };
