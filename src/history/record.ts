@@ -461,6 +461,9 @@ export function recordToResults(record: HistoryRecord): KernelgateResults {
       harness: r.harness,
       ...(r.commit !== undefined ? { git_sha: r.commit } : {}),
       ...(r.ref !== undefined ? { git_ref: r.ref } : {}),
+      // A paired run stays one (the trend keeps paired nights apart from single-revision runs);
+      // the record keeps the base's commit, not the checkout it was timed from.
+      ...(r.paired_base !== undefined ? { paired_base: { root: '', git_sha: r.paired_base } } : {}),
       command: `kernelgate history record (${r.event ?? 'run'} on ${r.branch})`,
     },
     environment: record.environment,

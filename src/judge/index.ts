@@ -9,3 +9,5 @@ export * from './gate.js';
 export * from './throughput.js';
 export * from './tiers.js';
 export * from './verdicts.js';
+export * from './steps.js';
+export * from './trend.js';

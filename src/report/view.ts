@@ -10,6 +10,7 @@ import { variantChanges } from './digest.js';
 import { environmentView } from './environment.js';
 import { findingsView } from './findings.js';
 import { baseTiers, headlineView } from './headline.js';
+import { historyView } from './history.js';
 import { kernelViews } from './kernels.js';
 import { judgedView, outcomeText } from './summary.js';
 import { tierViews } from './tiers.js';
@@ -61,6 +62,7 @@ export function buildView(input: ReportInput, opts: ViewOptions, digest: Digest)
     deep: deepView(input, opts),
     headline,
     trends: trendsView(input, opts),
+    history: historyView(input, opts),
     notes: comparison.notes,
     hasNotes: comparison.notes.length > 0 || input.baseline?.run.synthetic === true,
     kernels: opts.full ? kernelViews(input) : [],
