@@ -1,5 +1,6 @@
 // Measuring on the runner: the doctor, the build, the Python harness, the paired base revision,
 // merged into one results document. The folder's only door.
+export * from './balance.js';
 export * from './base-revision.js';
 export * from './benchmarks.js';
 export * from './build/index.js';

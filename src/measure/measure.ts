@@ -6,6 +6,7 @@ import { buildKernels, type BuildTarget, type VariantBuild } from './build/index
 import type { BaseRevision } from './base-revision.js';
 import { harnessSelection, noHarness, runBenchmarkStage, withBenchmarks } from './benchmarks.js';
 import { loadConfig, type Config } from '../config/index.js';
+import { lanesBalance, type BalanceSource } from './balance.js';
 import { diagnoseOutput } from './diagnose.js';
 import { runDoctor } from './doctor/index.js';
 import type { CommandRunner } from '../adapters/index.js';
@@ -45,6 +46,8 @@ export interface MeasureOptions {
    * run (src/shard). Undefined: every case of the selected kernels.
    */
   selectCases?: (environment: Environment) => Promise<string[] | undefined>;
+  /** On several GPUs: the stored run of this GPU model whose timings balance the harness's lanes. */
+  balance?: (environment: Environment) => Promise<BalanceSource | undefined>;
 }
 
 export interface MeasureDeps {
@@ -334,13 +337,20 @@ export async function measure(options: MeasureOptions, deps: MeasureDeps): Promi
     deps,
   );
   const selectArgs = await casesArgs(options, doctor.environment, outDir);
+  const moreArgs = [
+    ...selectArgs,
+    ...(paired ? pairedArgs(paired, config) : []),
+    ...(options.harnessArgs ?? []),
+  ];
+  const lanesArgs = [...config.harness.args, ...moreArgs];
+  const lanes = await lanesBalance(options.balance, doctor.environment, lanesArgs, outDir, log);
 
   const resultsPath = join(outDir, 'results.json');
   const { measured, diagnostics: harnessDiagnostics } = await harnessStage(
     options,
     deps,
     { resultsPath, outDir, buildsPath, cacheDir },
-    [...selectArgs, ...(paired ? pairedArgs(paired, config) : []), ...(options.harnessArgs ?? [])],
+    [...moreArgs, ...lanes],
     { stageSeconds, environment: doctor.environment, startedAt },
   );
   // kernelgate.yml's benchmarks after the harness, in the same job (src/measure/benchmarks.ts)

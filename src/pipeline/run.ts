@@ -11,6 +11,7 @@ import {
 } from '../store/index.js';
 import { materialiseBase } from '../measure/index.js';
 import { lastGoodBase } from './nightly-base.js';
+import { storedBalance } from './balance.js';
 import { bisectNight } from './nightly-bisect.js';
 import { measure, type MeasureDeps, type MeasureOptions } from '../measure/index.js';
 import type { KernelgateResults } from '../results/index.js';
@@ -87,6 +88,7 @@ export async function fullRun(options: FullRunOptions, deps: MeasureDeps): Promi
       ...options,
       ...(base !== undefined ? { base } : {}),
       ...(resolveBase !== undefined ? { resolveBase } : {}),
+      balance: storedBalance(options, deps.log),
     },
     deps,
   );
