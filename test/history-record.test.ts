@@ -80,6 +80,22 @@ describe('history record', () => {
     expect(serializeRecord(buildRecord(PUSH, OPTIONS))).toBe(text);
   });
 
+  it('keeps the configuration each case was tuned to, and gives it back as the case\'s tuning', () => {
+    const tuned = structuredClone(PUSH);
+    const c = tuned.cases.find((x) => x.variant === 'triton_fa2' && x.status === 'ok')!;
+    c.tuning = { config: [128, 64, 4, 3], candidates_ms: [{ config: [128, 64, 4, 3], ms: 1.5 }] };
+    const record = parseRecord(serializeRecord(buildRecord(tuned, OPTIONS)));
+    const row = recordCases(record).find((x) => x.variant === c.variant && x.case === c.case)!;
+    expect(row.tuning).toBe('[128,64,4,3]');
+    const back = recordToResults(record).cases.find(
+      (x) => x.variant === c.variant && x.case === c.case,
+    )!;
+    // The record keeps the choice, not the tuner's table of candidates.
+    expect(back.tuning).toEqual({ config: [128, 64, 4, 3] });
+    const untuned = recordToResults(record).cases.find((x) => x.variant === 'sdpa_flash')!;
+    expect(untuned.tuning).toBeUndefined();
+  });
+
   it('says what is wrong with a file that is not a usable record', () => {
     const good = JSON.parse(serializeRecord(buildRecord(PUSH, OPTIONS)));
     const problem = (text: string) => {

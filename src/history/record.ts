@@ -31,6 +31,7 @@ export const CASE_FIELDS = [
   'rel_l2',
   'tol_rel_l2',
   'verdict',
+  'tuning',
 ] as const;
 export type CaseField = (typeof CASE_FIELDS)[number];
 type Cell = string | number | null;
@@ -94,6 +95,8 @@ export interface HistoryCase {
   rel_l2?: number | null;
   tol_rel_l2?: number;
   verdict?: string;
+  /** the configuration the kernel's tuner chose (cases[].tuning.config), as JSON text */
+  tuning?: string;
   /** derived: the interval in ms */
   lo_ms?: number;
   hi_ms?: number;
@@ -199,6 +202,7 @@ export function buildRecord(results: KernelgateResults, options: RecordOptions):
       rel_l2: sig(c.correctness?.rel_l2, 3),
       tol_rel_l2: sig(c.correctness?.tol_rel_l2, 3),
       verdict: verdict ?? null,
+      tuning: c.tuning !== undefined ? JSON.stringify(c.tuning.config) : null,
     };
     return CASE_FIELDS.map((f) => cells[f]);
   });
@@ -401,6 +405,17 @@ export interface SummaryTiming extends Timing {
   median_ci_confidence?: number;
 }
 
+/** A record's tuning cell as the results' `tuning` (a cell that is not JSON: its text). */
+function tuningOf(cell: string | undefined): CaseResult['tuning'] {
+  if (cell === undefined) return undefined;
+  try {
+    const config = JSON.parse(cell) as NonNullable<CaseResult['tuning']>['config'] | null;
+    return { config: config ?? cell };
+  } catch {
+    return { config: cell };
+  }
+}
+
 /**
  * A record as a results document, for judging a run against it. It carries summaries only: each
  * timed case its median and that median's interval ([lo_ms, hi_ms] at `interval_confidence`),
@@ -445,6 +460,8 @@ export function recordToResults(record: HistoryRecord): KernelgateResults {
           : {}),
       } satisfies SummaryTiming;
     }
+    const tuning = tuningOf(c.tuning);
+    if (tuning !== undefined) out.tuning = tuning;
     if (c.tflops !== undefined || c.gbps !== undefined) {
       out.throughput = {
         ...(c.tflops !== undefined ? { tflops: c.tflops } : {}),

@@ -255,6 +255,10 @@ export interface BuildRecord {
    * path of the built shared library
    */
   library?: string;
+  /**
+   * SHA-256 of the built shared library's bytes (device code and the host code that launches it): a variant whose library is byte-identical in base and head has identical build outputs (docs/judging.md, identity before timing)
+   */
+  library_sha256?: string;
   duration_s?: number;
   archs?: {
     /**
@@ -356,6 +360,12 @@ export interface CaseResult {
   correctness?: Correctness;
   timing?: Timing;
   paired?: Paired;
+  /**
+   * a pull request's paired run found this variant identical in base and head (build outputs, module sources, manifest entry, harness, libraries: --identical): verified as always, not timed; judged SAME by identity (docs/judging.md)
+   */
+  identical?: {
+    reason: string;
+  };
   tuning?: Tuning1;
   work?: {
     /**
@@ -525,16 +535,14 @@ export interface Tuning {
   /**
    * the chosen configuration as the kernel module states it (JSON: a list, an object, a string or a number)
    */
-  config: {
-    [k: string]: unknown;
-  };
+  config: unknown[] | {} | string | number | boolean;
   /**
    * when this process tuned: each candidate the tuner timed and its milliseconds, fastest first (absent when the choice was remembered from the tune cache or fixed)
    *
    * @maxItems 64
    */
   candidates_ms?: {
-    config: unknown;
+    config: unknown[] | {} | string | number | boolean;
     ms: number;
   }[];
 }
@@ -545,16 +553,14 @@ export interface Tuning1 {
   /**
    * the chosen configuration as the kernel module states it (JSON: a list, an object, a string or a number)
    */
-  config: {
-    [k: string]: unknown;
-  };
+  config: unknown[] | {} | string | number | boolean;
   /**
    * when this process tuned: each candidate the tuner timed and its milliseconds, fastest first (absent when the choice was remembered from the tune cache or fixed)
    *
    * @maxItems 64
    */
   candidates_ms?: {
-    config: unknown;
+    config: unknown[] | {} | string | number | boolean;
     ms: number;
   }[];
 }
