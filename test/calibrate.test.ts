@@ -12,6 +12,16 @@ const recorded = (run: string) =>
   loadResults(join(ROOT, 'test/fixtures/recorded', run, 'results.json'));
 const options = { margin: 2, floorPct: 3, exclude: [] as string[] };
 
+/** The message of what `fn` throws, whole, so a test asserts exactly what the user reads. */
+function messageOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error('it did not throw');
+}
+
 function withMedian(doc: KernelgateResults, index: number, factor: number, method?: string) {
   const copy = structuredClone(doc);
   const timing = copy.cases[index]!.timing!;
@@ -57,14 +67,22 @@ describe('calibrate', () => {
     expect(excluded.entries).toEqual([]);
   });
 
-  it('refuses one run, and runs from different GPUs', () => {
+  it('refuses one run, runs of different GPU models, and a GPU the table does not list', () => {
     expect(() => calibrate([push], options)).toThrow(
       'calibrate needs at least two runs of the same code',
     );
     const h100 = structuredClone(push);
     h100.environment.gpu.sku = 'H100-SXM';
-    expect(() => calibrate([push, h100], options)).toThrow(
-      `calibrate needs runs on one GPU SKU; these ran on ${push.environment.gpu.sku}, H100-SXM`,
+    expect(
+      messageOf(() => calibrate([push, h100, push], options, ['a.json', 'b.json', 'c.json'])),
+    ).toBe(
+      'calibrate needs A/A runs of one GPU model (noise figures never cross models); these ran on H200 (a.json, c.json) and H100-SXM (b.json)',
+    );
+    const odd = structuredClone(push);
+    odd.environment.gpu.sku = 'unknown';
+    odd.environment.gpu.name = 'NVIDIA Quadro X';
+    expect(messageOf(() => calibrate([push, odd], options))).toBe(
+      'calibrate needs runs on a GPU model of data/gpus.json, as compare.noise_pct is keyed by it: run 2 ran on "NVIDIA Quadro X", which the table does not list',
     );
   });
 
@@ -73,12 +91,13 @@ describe('calibrate', () => {
       calibrate([push, withMedian(push, first, 1.1)], options),
       'a test',
     );
-    expect(yaml.split('\n').slice(0, 3)).toEqual([
-      '  # Calibrated by `kernelgate calibrate` from 2 A/A runs (a test):',
+    expect(yaml.split('\n').slice(0, 4)).toEqual([
+      '  # Calibrated by `kernelgate calibrate` from 2 A/A runs on H200 (a test):',
       `  # ${calibrate([push, push], options).compared} cases compared, 1 moved more than the threshold.`,
       '  noise_pct:',
+      '    H200:',
     ]);
-    expect(yaml).toContain(`    ${JSON.stringify(key)}: 21\n`);
+    expect(yaml).toContain(`      ${JSON.stringify(key)}: 21\n`);
   });
 
   it('--write replaces the per-case entries of kernelgate.yml and keeps everything else', async () => {
@@ -90,12 +109,18 @@ describe('calibrate', () => {
       '  threshold_pct: 3',
       '  # why the noise',
       '  noise_pct:',
-      '    # kernel-wide, from MEASUREMENT.md',
-      '    gemm: 10',
-      '    attention/sdpa_flash: 4',
+      '    H100-SXM:',
+      '      "attention/other/dtype=fp16": 30',
+      '    H200:',
+      '      # kernel-wide, from MEASUREMENT.md',
+      '      gemm: 10',
+      '      attention/sdpa_flash: 4',
     ];
     const tail = ['policy:', '  fail_on_slower: false', ''];
-    const stale = ['    # medians 1 / 2 ms: spread 100.0 %', '    "attention/old/dtype=fp16": 200'];
+    const stale = [
+      '      # medians 1 / 2 ms: spread 100.0 %',
+      '      "attention/old/dtype=fp16": 200',
+    ];
     const config = [...head, ...stale, ...tail].join('\n');
     const dir = mkdtempSync(join(tmpdir(), 'kg-calibrate-'));
     const file = join(dir, 'kernelgate.yml');
@@ -112,16 +137,16 @@ describe('calibrate', () => {
     expect(status).toBe(0);
     const compared = calibrate([push, push], options).compared;
     expect(stderr).toContain(
-      `${file}: compare.noise_pct now has 1 per-case entries (${compared} cases compared)\n`,
+      `${file}: compare.noise_pct.H200 now has 1 per-case entries (${compared} cases compared)\n`,
     );
     const median = push.cases[first]!.timing!.median_ms;
     expect(readFileSync(file, 'utf8')).toBe(
       [
         ...head,
-        '    # Calibrated by `kernelgate calibrate` from 2 A/A runs (two test runs):',
-        `    # ${compared} cases compared, 1 moved more than the threshold.`,
-        `    # medians ${median.toPrecision(3)} / ${(median * 1.1).toPrecision(3)} ms: spread 10.0 %`,
-        `    ${JSON.stringify(key)}: 21`,
+        '      # Calibrated by `kernelgate calibrate` from 2 A/A runs on H200 (two test runs):',
+        `      # ${compared} cases compared, 1 moved more than the threshold.`,
+        `      # medians ${median.toPrecision(3)} / ${(median * 1.1).toPrecision(3)} ms: spread 10.0 %`,
+        `      ${JSON.stringify(key)}: 21`,
         ...tail,
       ].join('\n'),
     );

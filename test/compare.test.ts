@@ -266,15 +266,22 @@ describe('verdict rule', () => {
 });
 
 describe('noisePctFor', () => {
-  it('takes the most specific key', () => {
+  it("takes the most specific key of the run's GPU model, and nothing of another model", () => {
     const c = {
       ...config,
-      compare: { ...config.compare, noisePct: { a: 1, 'a/v': 2, 'a/v/x=1': 3 } },
+      compare: {
+        ...config.compare,
+        noisePct: { 'H100-SXM': { a: 1, 'a/v': 2, 'a/v/x=1': 3 }, H200: { b: 9 } },
+      },
     };
-    expect(noisePctFor(c, 'a', 'v', 'x=1')).toBe(3);
-    expect(noisePctFor(c, 'a', 'v', 'x=2')).toBe(2);
-    expect(noisePctFor(c, 'a', 'w', 'x=2')).toBe(1);
-    expect(noisePctFor(c, 'b', 'w', 'x=2')).toBe(0);
+    expect(noisePctFor(c, 'H100-SXM', 'a', 'v', 'x=1')).toBe(3);
+    expect(noisePctFor(c, 'H100-SXM', 'a', 'v', 'x=2')).toBe(2);
+    expect(noisePctFor(c, 'H100-SXM', 'a', 'w', 'x=2')).toBe(1);
+    expect(noisePctFor(c, 'H100-SXM', 'b', 'w', 'x=2')).toBe(0);
+    expect(noisePctFor(c, 'H200', 'b', 'w', 'x=2')).toBe(9);
+    expect(noisePctFor(c, 'H200', 'a', 'v', 'x=1')).toBe(0);
+    expect(noisePctFor(c, 'L4', 'a', 'v', 'x=1')).toBe(0);
+    expect(noisePctFor(c, undefined, 'a', 'v', 'x=1')).toBe(0);
   });
 });
 

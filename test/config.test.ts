@@ -65,7 +65,9 @@ describe('loadConfig', () => {
     const config = loadConfig(join(fixtures, 'valid'));
     expect(config.kernels.map((k) => k.manifest.name)).toEqual(['attention', 'bsr_gemm', 'gemm']);
     expect(config.kernels[0]?.file).toBe(join('kernels', 'attention', 'kernel.yml'));
-    expect(config.compare.noisePct).toEqual({ gemm: 10, bsr_gemm: 6, 'attention/sdpa_default': 4 });
+    expect(config.compare.noisePct).toEqual({
+      'H100-SXM': { gemm: 10, bsr_gemm: 6, 'attention/sdpa_default': 4 },
+    });
     expect(config.compare.resamples).toBe(1000);
     expect(config.peaks['H100-SXM']?.tflops).toEqual({
       ...DEFAULT_PEAKS['H100-SXM']?.tflops,
@@ -157,8 +159,8 @@ describe('loadConfig', () => {
     ],
     [
       'a negative noise',
-      { 'kernelgate.yml': 'compare: { noise_pct: { gemm: -1 } }\n' },
-      'kernelgate.yml: compare.noise_pct.gemm must be >= 0 (got -1)',
+      { 'kernelgate.yml': 'compare: { noise_pct: { H100-SXM: { gemm: -1 } } }\n' },
+      'kernelgate.yml: compare.noise_pct.H100-SXM.gemm must be >= 0 (got -1)',
     ],
     [
       'a negative paired threshold',
@@ -192,8 +194,8 @@ describe('loadConfig', () => {
     ],
     [
       'a noise key that names no kernel',
-      { 'kernelgate.yml': 'compare:\n  noise_pct:\n    "Bad Key": 3\n' },
-      'kernelgate.yml: compare.noise_pct has a key that must match ^[a-z0-9_]+(/[a-z0-9_]+(/.+)?)?$ (got "Bad Key")',
+      { 'kernelgate.yml': 'compare:\n  noise_pct:\n    H200:\n      "Bad Key": 3\n' },
+      'kernelgate.yml: compare.noise_pct.H200 has a key that must match ^[a-z0-9_]+(/[a-z0-9_]+(/.+)?)?$ (got "Bad Key")',
     ],
     [
       'a kernels_dir that does not exist',

@@ -126,9 +126,10 @@ describe('recorded GPU runs', { timeout: 60_000 }, () => {
     );
     const written = (
       parse(readFileSync(join(ROOT, 'kernelgate.yml'), 'utf8')) as {
-        compare: { noise_pct: Record<string, number> };
+        compare: { noise_pct: Record<string, Record<string, number>> };
       }
-    ).compare.noise_pct;
+    ).compare.noise_pct.H200!;
+    expect(calibration.model).toBe('H200');
     const perCase = Object.fromEntries(
       Object.entries(written).filter(([key]) => key.split('/').length >= 3),
     );

@@ -52,7 +52,7 @@ describe('recorded H100 runs of identical code judged one against another, witho
     expect(falseAlarms(pairs)).toEqual({ all: 5, kernels: 0, regressionTitles: 0 });
   }, 60_000);
 
-  it('across machines and harnesses: 18 false SLOWER/FASTER in 6 pairs, 5 left on kernels', () => {
+  it('across machines and harnesses: 20 false SLOWER/FASTER in 6 pairs, 5 left on kernels', () => {
     const pairs: [number, number][] = [
       [18, 23],
       [26, 27],
@@ -62,8 +62,9 @@ describe('recorded H100 runs of identical code judged one against another, witho
       [16, 31],
     ];
     // What remains is triton_fa2's large cases (autotuning chose other tiles: a re-tune, not yet
-    // told apart) and one microsecond BSR tail: the nightly is paired for this reason.
-    expect(falseAlarms(pairs)).toEqual({ all: 18, kernels: 5, regressionTitles: 2 });
+    // told apart) and one microsecond BSR tail: the nightly is paired for this reason. (18 while
+    // kernelgate.yml's H200 noise figures were applied to these H100 runs: 2 references fewer.)
+    expect(falseAlarms(pairs)).toEqual({ all: 20, kernels: 5, regressionTitles: 2 });
   }, 60_000);
 });
 

@@ -36,7 +36,7 @@ export const calibrateCommand: Command = async (args, io) => {
     exclude: values.exclude.split(',').filter((e) => e !== ''),
   };
   const runs = positionals.map((p) => loadResults(resolve(io.cwd, p)));
-  const calibration = calibrate(runs, calibrationOptions);
+  const calibration = calibrate(runs, calibrationOptions, positionals);
   if (values.write !== undefined) {
     const file = resolve(io.cwd, values.write);
     let text: string;
@@ -47,7 +47,7 @@ export const calibrateCommand: Command = async (args, io) => {
     }
     writeFileSync(file, writeCalibration(text, calibration, values.provenance, file));
     io.stderr(
-      `${file}: compare.noise_pct now has ${calibration.entries.length} per-case entries (${calibration.compared} cases compared)\n`,
+      `${file}: compare.noise_pct.${calibration.model} now has ${calibration.entries.length} per-case entries (${calibration.compared} cases compared)\n`,
     );
   } else {
     io.stdout(calibrationYaml(calibration, values.provenance));

@@ -50,9 +50,11 @@ kernelgate build [--config DIR_OR_FILE] [--only K1,K2] [--cache-dir DIR]
 
 kernelgate calibrate RUN.json RUN.json [...] [--margin 2] [--floor-pct 3]
                      [--exclude KERNEL/VARIANT,...] [--provenance TEXT] [--write FILE]
-  prints a compare.noise_pct block for kernelgate.yml: each case whose median moved more than
-  --floor-pct between the runs gets margin × its spread; --write FILE replaces the per-case
-  entries of FILE's compare.noise_pct instead (kernel- and variant-wide entries are kept)
+  prints a compare.noise_pct block for kernelgate.yml, keyed by the runs' GPU model (runs of
+  several models are refused): each case whose median moved more than --floor-pct between the
+  runs gets margin × its spread; --write FILE replaces the per-case entries of that model's block
+  in FILE's compare.noise_pct instead (its kernel- and variant-wide entries, other models' blocks
+  are kept). Stored runs are results files too: BASELINE_DIR/BRANCH/MODEL/*.json of identical code
 
 kernelgate export --results FILE --format bmf|gab-smaller|gab-bigger [--out FILE]
                   [--confidence 0.99] [--prefix NAME]

@@ -10,6 +10,7 @@ import { InputError, formatAjvErrors, newAjv, problemsError, showValue } from '.
 import { benchmarksFromRaw, type BenchmarkConfig, type RawBenchmark } from '../adapters/index.js';
 import { DATASHEET_PEAKS, type PeakSpec } from './gpus.js';
 import { leadingFieldPath, yamlLocator } from './locate.js';
+import { type NoiseByModel, noiseProblems } from './noise.js';
 
 export type { PeakSpec };
 
@@ -74,8 +75,8 @@ export interface Config {
     confidence: number;
     resamples: number;
     seed: number;
-    /** by "kernel", "kernel/variant" or "kernel/variant/case" */
-    noisePct: Record<string, number>;
+    /** by GPU model (data/gpus.json), then "kernel", "kernel/variant" or "kernel/variant/case" */
+    noisePct: NoiseByModel;
     /** smallest change of a median (ms) that can be SLOWER or FASTER */
     minChangeMs: number;
     /** cases timed against the base revision in the same job (results cases[].paired) */
@@ -137,7 +138,7 @@ interface RawConfig {
     confidence?: number;
     resamples?: number;
     seed?: number;
-    noise_pct?: Record<string, number>;
+    noise_pct?: NoiseByModel;
     min_change_ms?: number;
     paired?: {
       threshold_pct?: number;
@@ -317,6 +318,8 @@ function configFromRaw(
 
 function validateConfigData(data: unknown, file: string, path: string, text: string): RawConfig {
   const { config: validate } = getValidators();
+  const noise = noiseProblems(data);
+  if (noise.length) throw fieldProblems(file, path, text, noise);
   if (!validate(data))
     throw fieldProblems(file, path, text, formatAjvErrors(validate.errors ?? []));
   const raw = data as RawConfig;

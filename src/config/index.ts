@@ -4,3 +4,4 @@
 export * from './config.js';
 export * from './gpus.js';
 export * from './locate.js';
+export * from './noise.js';

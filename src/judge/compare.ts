@@ -26,6 +26,7 @@ import {
   type Comparison,
   type JudgeMethod,
 } from './verdicts.js';
+import { noiseModelOf, noiseNote } from './noise.js';
 
 function gpuOf(env: Environment): string {
   return env.gpu.sku && env.gpu.sku !== 'unknown' ? env.gpu.sku : env.gpu.name;
@@ -79,6 +80,8 @@ interface RunContext {
   pairedOn: boolean;
   baseSha: string | undefined;
   baselineByKey: Map<string, CaseResult>;
+  /** the run's GPU model, as compare.noise_pct is keyed */
+  gpuModel: string | undefined;
 }
 
 /** The performance verdict of one case: by its pairs when it has them, else the stored baseline. */
@@ -105,7 +108,7 @@ function judgeCasePerf(
   }
   const rulePct = Math.max(
     config.compare.thresholdPct,
-    noisePctFor(config, current.kernel, current.variant, current.case),
+    noisePctFor(config, run.gpuModel, current.kernel, current.variant, current.case),
   );
   const rule = { thresholdPct: rulePct, floorMs: config.compare.minChangeMs };
   const thresholdPct = Math.max(rulePct, minChangePct(config, base));
@@ -300,6 +303,7 @@ export function compare(
     comparable: judged.state === 'compared',
     pairedOn: config.compare.paired.enabled && pairedRun,
     baseSha: results.run.paired_base?.git_sha,
+    gpuModel: noiseModelOf(results),
     baselineByKey: new Map(
       (baseline?.cases ?? []).map((c) => [caseKey(c.kernel, c.variant, c.case), c]),
     ),
@@ -318,6 +322,9 @@ export function compare(
       ...baselineNotes(results, baseline, judged, pairedCases),
       ...pairedNotes(results, config, controls, demoted.length),
       ...storedControlNotes(stored),
+      ...[noiseNote(config, results, cases.filter((c) => c.method === 'baseline').length)].filter(
+        (n) => n !== undefined,
+      ),
     ],
     ...(stored.machine ? { machineMoved: stored.machine } : {}),
     baselineRun: baseline

@@ -21,9 +21,20 @@ import {
   type PerfVerdict,
 } from './verdicts.js';
 
-/** The run-to-run noise configured for a case: the most specific noise_pct key wins. */
-export function noisePctFor(config: Config, kernel: string, variant: string, caseId: string) {
-  const noise = config.compare.noisePct;
+/**
+ * The run-to-run noise configured for a case on the run's GPU model: the most specific key of
+ * that model's compare.noise_pct block wins; 0 when the model has none (a figure measured on
+ * another model is never carried over).
+ */
+export function noisePctFor(
+  config: Config,
+  model: string | undefined,
+  kernel: string,
+  variant: string,
+  caseId: string,
+): number {
+  const noise = model === undefined ? undefined : config.compare.noisePct[model];
+  if (noise === undefined) return 0;
   return (
     noise[`${kernel}/${variant}/${caseId}`] ?? noise[`${kernel}/${variant}`] ?? noise[kernel] ?? 0
   );
