@@ -18,6 +18,7 @@ import {
   noisePctFor,
   type PerfJudgement,
 } from './performance.js';
+import { applyTuning } from './tuning.js';
 import {
   type BaselineState,
   type CaseComparison,
@@ -310,6 +311,7 @@ export function compare(
   };
   const cases = results.cases.map((current) => compareCase(current, run));
   cases.push(...missingCases(run, new Set(cases.map((c) => c.key))));
+  applyTuning(cases);
   const { controls, demoted } = run.pairedOn
     ? applyControls(cases, results)
     : { controls: [], demoted: [] };

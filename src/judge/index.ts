@@ -5,6 +5,7 @@ export * from './calibrate.js';
 export { compare, environmentNotes } from './compare.js';
 export { coverage, selectedUnits, type Coverage, type CoverageGap } from './coverage.js';
 export { minChangePct, noisePctFor, timingMethodKind } from './performance.js';
+export { applyTuning, retuneText, tuningText } from './tuning.js';
 export * from './gate.js';
 export * from './throughput.js';
 export * from './tiers.js';

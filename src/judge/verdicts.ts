@@ -89,6 +89,12 @@ export interface CaseComparison {
   control?: 'paired' | 'stored';
   /** SAME only because of the absolute floor: the interval cleared the threshold without it */
   belowFloor?: boolean;
+  /**
+   * the tuner's configuration differs (tuning.ts): from the stored run's (`stored`), or between
+   * the two arms of a pair (`arms`, the change altered the tuner's source); both as JSON text,
+   * with the tuner's own times of both where it timed them
+   */
+  retune?: { against: 'stored' | 'arms'; from: string; to: string; fromMs?: number; toMs?: number };
   correctness: CorrectnessVerdict;
   correctnessReason?: string;
   relL2?: number | null;

@@ -1,5 +1,5 @@
 // Section `findings` (partials/findings.md.mustache): findings grouped by variant and pattern.
-import type { CaseComparison, MeasurementError } from '../judge/index.js';
+import { type CaseComparison, type MeasurementError, retuneText } from '../judge/index.js';
 import { fixed, formatRatioPct, formatSci } from '../lib/index.js';
 import { harnessOnly, sanitizerLine } from '../deep/index.js';
 import { shardProblems } from '../shard/index.js';
@@ -254,9 +254,41 @@ function slowerFindings(f: Finder): void {
   }
 }
 
+/** Cases whose tuner chose another configuration than the stored run, or than the base arm. */
+function retuneFindings(f: Finder): void {
+  const { all, other, name } = f;
+  const retuned = all.filter((c) => c.retune !== undefined);
+  const byVariant = new Map<string, CaseComparison[]>();
+  for (const c of retuned) {
+    const at = `${c.kernel}/${c.variant}`;
+    byVariant.set(at, [...(byVariant.get(at) ?? []), c]);
+  }
+  for (const cases of byVariant.values()) {
+    const first = cases[0]!;
+    const of = all.filter((c) => c.kernel === first.kernel && c.variant === first.variant).length;
+    const r = first.retune!;
+    const shown = cases
+      .slice(0, 3)
+      .map((c) => `${esc(c.caseId)}: ${esc(clip(retuneText(c.retune!), COMMENT_NOTE_CHARS))}`);
+    const more = cases.length > 3 ? `; and ${plural(cases.length - 3, 'more case')}` : '';
+    const movedText = (() => {
+      const n = cases.filter((c) => c.perf === 'AMBIGUOUS' && c.method !== 'paired').length;
+      return n ? `; ${n} of them moved, AMBIGUOUS rather than a verdict on the code` : '';
+    })();
+    const lead =
+      r.against === 'arms'
+        ? `the arms launched different tunings on ${cases.length} of ${of} cases (the change altered the tuner's source; the pairs judge what it did)`
+        : `re-tuned since the stored run on ${cases.length} of ${of} cases: the tuner chose another configuration, a re-tune, not a regression${cases.some((c) => c.method === 'paired') ? ' (both arms of tonight\'s pairs launched the new one)' : ''}`;
+    other.push(`🎛️ ${name(first)} ${lead}${movedText}. ${shown.join('; ')}${more}`);
+  }
+}
+
 function ambiguousFindings(f: Finder): void {
   const { all, other } = f;
-  const ambiguous = all.filter((c) => c.perf === 'AMBIGUOUS');
+  // A re-tune that moved is AMBIGUOUS, said by its own finding.
+  const ambiguous = all.filter(
+    (c) => c.perf === 'AMBIGUOUS' && !(c.retune?.against === 'stored' && c.method !== 'paired'),
+  );
   if (ambiguous.length) {
     const groups = groupCases(ambiguous, all, () => '');
     const shown = groups
@@ -322,6 +354,7 @@ const FINDERS: readonly ((f: Finder) => void)[] = [
   aboveChipFindings,
   missingFindings,
   slowerFindings,
+  retuneFindings,
   ambiguousFindings,
   uncheckedFindings,
   tierFindings,
