@@ -8,6 +8,7 @@ import argparse
 import datetime
 import os
 import platform
+import re
 import shlex
 import shutil
 import subprocess
@@ -18,7 +19,7 @@ import time
 
 from . import HARNESS_VERSION, faults, lanes
 from .manifest import ManifestError, discover, format_value, load_manifest, matches
-from .paired import ORDER, PairedCase, attempt, confirm_movers, interval_text, untimed
+from .paired import IDENTICAL_REASON, ORDER, PairedCase, attempt, confirm_movers, interval_text, untimed
 from .results import (
     SCHEMA_ID,
     add_ceiling_percentages,
@@ -76,6 +77,8 @@ class Harness:
         self.doc["run"]["selection"] = run_selection(args, self.selected)
         self.selected_seen = set()
         self.base_builds = self._read_builds(args.base_builds) if args.base_root else []
+        # --identical: (kernel, variant) pairs the same in base and head, verified but not timed.
+        self.identical = {tuple(n.split(".", 1)) for n in (args.identical or "").split(",") if n}
         # --gpus: one lane per chosen GPU (lanes.py); [] is one lane without a device (the CPU).
         self.visible = lanes.visible_devices(self.device)
         self.gpus = lanes.choose(args.gpus, self.visible)
@@ -434,7 +437,10 @@ class Harness:
         # the case-wide 0.5 s took about 20 s of a 350 s A/A run, and its two rounds per arm of
         # every variant still about 10 s of run 21's 324 s.
         warm_s = self.args.first_warmup_s if first else 0.0
-        pc = PairedCase(head, base, case, variants, base_variants, timeout_s, self.options(), warm_s, say)
+        same = self.identical_variants(m, variants, base_variants)
+        if same:
+            say(f"{m.name} {case.id}: {', '.join(same)}: {IDENTICAL_REASON} in base and head: verified, not timed")
+        pc = PairedCase(head, base, case, variants, base_variants, timeout_s, self.options(), warm_s, say, identical=same)
         records, why = attempt(pc)
         if why:
             say(f"{m.name} {case.id}: paired timing stopped ({why}); the case is timed on the head alone")
@@ -450,6 +456,12 @@ class Harness:
             if spent is not None:
                 self.add_stage_seconds({"confirm": spent})
         return records
+
+    def identical_variants(self, m, variants, base_variants):
+        """The variants of a paired case named by --identical that the base has for this case too;
+        never a reference variant: the references stay timed as the run's A/A control."""
+        roles = {v["name"]: v.get("role") for v in m.variants}
+        return [v for v in variants if (m.name, v) in self.identical and v in base_variants and roles.get(v) != "reference"]
 
     def run_case(self, handle, m, case, variants, timeout_s):
         """Records by variant. The variants run together in one worker; when it dies, hangs or
@@ -536,10 +548,10 @@ class Harness:
 
     def _add_case(self, m, case, variant, rec, device):
         result = {"kernel": m.name, "variant": variant, "case": case.id, "params": case.params, "status": rec["status"]}
-        for k in ("reason", "correctness", "timing", "paired", "tuning", "work", "error"):
+        for k in ("reason", "correctness", "timing", "paired", "identical", "tuning", "work", "error"):
             if k in rec:
                 result[k] = rec[k]
-        if result["status"] == "ok" and "timing" not in result and not self.args.no_timing:
+        if result["status"] == "ok" and "timing" not in result and "identical" not in result and not self.args.no_timing:
             result["status"] = "error"
             result["error"] = {"kind": "no-timing", "message": "verified but not timed"}
         if device:
@@ -622,7 +634,8 @@ def progress_line(c):
         return f"{head} {verdict} {corr.get('message', '')}"
     t = c.get("timing")
     if not t:
-        return f"{head} {verdict}"
+        same = c.get("identical")
+        return f"{head} {verdict} | not timed: {same['reason']}" if same else f"{head} {verdict}"
     tp = c.get("throughput") or {}
     rate = f" {tp['tflops']:.4g} TFLOPS" if tp.get("tflops") else (f" {tp['gbps']:.0f} GB/s" if tp.get("gbps") else "")
     line = f"{head} {verdict} | {t['median_ms']:.3f} ms{rate} n={t['n_samples']} {t['stop_reason']}"
@@ -720,6 +733,11 @@ def parse_args(argv):
         "measure each variant whose interval clears the threshold again, in a fresh pair of worker processes; SLOWER or FASTER "
         "stands only when both say so (off by default: not yet measured on the H100, docs/notes/paired-ab.md)"
     ))
+    g.add_argument("--identical", help=(
+        "comma-separated kernel.variant names whose build, sources, manifest entry, harness and libraries are identical in base and head "
+        "(the action computes this): their cases are verified on the head as always but not timed, and each record says so "
+        "(identical.reason); reference variants stay timed as the run's A/A control"
+    ))
     g.add_argument("--paired-change-min-blocks", type=int, default=12, help=(
         "ABBA blocks before a variant may stop SLOWER or FASTER (default 12, twice --paired-min-pairs: a disturbance of a second or so "
         "does not decide alone)"
@@ -729,6 +747,11 @@ def parse_args(argv):
         p.error(f"--seeds must be at least 1, got {args.seeds}")
     if args.base_builds and not args.base_root:
         p.error("--base-builds needs --base-root (the base revision's checkout)")
+    if args.identical and not args.base_root:
+        p.error("--identical needs --base-root (identical means identical in base and head)")
+    for name in (args.identical or "").split(","):
+        if name and not re.fullmatch(r"[^.,\s]+\.[^.,\s]+", name):
+            p.error(f"--identical takes kernel.variant names, got {name!r}")
     if args.paired_confirm and not args.base_root:
         p.error("--paired-confirm needs --base-root (it measures again what a paired run measured)")
     if not 0 < args.paired_same_ci_share <= 1:

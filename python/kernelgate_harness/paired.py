@@ -33,6 +33,9 @@ BURST_WARM_ROUNDS = 4
 SHORT_BURST_WARM_S = 0.02
 SHORT_CALL_S = 0.00005
 STOP_AS_TIMING = {"decided": "converged", "max_pairs": "max_samples", "time_cap": "time_cap"}
+# The record of a variant that --identical names (cases[].identical.reason): its build, sources,
+# manifest entry, harness and libraries are the same in base and head (src/measure/identity.ts).
+IDENTICAL_REASON = "identical build and sources"
 
 
 class PairedFatal(Exception):
@@ -167,11 +170,14 @@ def confirm_record(rec):
 
 class PairedCase:
     """One case of one kernel, head against base. `opt` holds the harness's options. `light`:
-    verification without the stress inputs and the stream checks (a confirmation's, confirm_movers)."""
+    verification without the stress inputs and the stream checks (a confirmation's, confirm_movers).
+    `identical`: variants the same in base and head (--identical): verified on the head as always,
+    not on the base and not timed; their records say so (`identical`)."""
 
-    def __init__(self, head, base, case, variants, base_variants, timeout_s, opt, warm_s, say, light=False):
+    def __init__(self, head, base, case, variants, base_variants, timeout_s, opt, warm_s, say, light=False, identical=()):
         self.head, self.base = head, base
         self.light = light
+        self.identical = list(identical)
         self.case = case
         self.variants, self.base_variants = variants, base_variants
         self.timeout_s = timeout_s
@@ -199,10 +205,14 @@ class PairedCase:
         # verified with every seed on its own push; it must only be shown to compute the same
         # thing here, timed outputs included, so that its times mean what the head's do.
         replies = {}
-        for arm, handle, names in (("head", self.head, self.variants), ("base", self.base, self.base_variants)):
+        base_names = [v for v in self.base_variants if v not in self.identical]
+        for arm, handle, names in (("head", self.head, self.variants), ("base", self.base, base_names)):
             msg = {"op": "pverify", "params": self.case.params, "seeds": seeds[arm], "variants": names}
             if self.light:
                 msg["light"] = True
+            if arm == "head" and self.identical:
+                # verified as always, but no timing state is prepared for them (worker.paired)
+                msg["untimed"] = self.identical
             handle.send(msg)
             reply = handle.wait(self.timeout_s * max(len(names), 1), stall_s=self.timeout_s)
             if reply.get("op") == "fatal":
@@ -330,6 +340,10 @@ class PairedCase:
         info_h, info_b = fin["head"]["info"], fin["base"]["info"]
         for v in self.variants:
             rec = head_recs[v]
+            if v in self.identical:
+                if rec.get("status") == "ok":
+                    rec["identical"] = {"reason": IDENTICAL_REASON}
+                continue
             brec = base_recs.get(v) if v in self.base_variants else None
             if brec is None:
                 rec["paired"] = untimed("missing", "the base revision has no such variant for this case")

@@ -146,6 +146,8 @@ class Worker(Verifier, GraphCapture, Timer, TimedOutputCheck):
             finally:
                 self.opt = saved
             self.pcase = {"records": records, "bench": None}
+            # Variants identical in base and head (--identical) are verified, never timed.
+            runners = {v: r for v, r in runners.items() if v not in msg.get("untimed", ())}
             if runners:
                 t0 = time.perf_counter()
                 self.pcase["bench"] = self.prepare(msg["params"], records, runners, ref0, idx)

@@ -1,0 +1,101 @@
+"""Identity before timing (issue 27): `--identical kernel.variant,...` names variants whose build and
+sources are the same in base and head. A paired run verifies them on the head as always, does not
+time them, and writes `identical.reason` into their records; reference variants stay timed (the run's
+A/A control) even when named. Two copies of the sleepy fixture repository as head and base, on the CPU."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO, harness_env
+
+FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "paired_repo")
+CASE = "dtype=fp32,n=256"
+
+
+def make_repo(path, broken=()):
+    shutil.copytree(FIXTURE, path)
+    src = os.path.join(path, "sleepy_bench.py")
+    with open(src) as f:
+        text = f.read()
+    with open(src, "w") as f:
+        f.write(text.replace("BROKEN = set()", f"BROKEN = {set(broken)!r}"))
+    return path
+
+
+def harness(head, out, *extra):
+    env = harness_env()
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(REPO, "python"), str(head)])
+    cmd = [sys.executable, "-m", "kernelgate_harness", "--kernels", "kernels", "--out", str(out), "--device", "cpu", "--seeds", "2",
+           "--first-warmup-s", "0.1", "--warmup-s", "0.1", *extra]
+    return subprocess.run(cmd, cwd=head, env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def identical_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("identical")
+    # `broken_in_base` is wrong in the head here: named identical, it must still fail its verification.
+    head = make_repo(tmp / "head", broken=["broken_in_base"])
+    base = make_repo(tmp / "base")
+    out = tmp / "results.json"
+    proc = harness(head, out, "--base-root", str(base), "--base-sha", "b" * 40,
+                   "--identical", "sleepy.planted,sleepy.steady,sleepy.broken_in_base")
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
+    with open(out) as f:
+        return json.load(f), proc.stdout
+
+
+def case(doc, variant):
+    return next(c for c in doc["cases"] if c["variant"] == variant and c["case"] == CASE)
+
+
+def test_an_identical_variant_is_verified_and_not_timed(identical_run):
+    doc, out = identical_run
+    c = case(doc, "planted")
+    assert c["status"] == "ok"
+    assert c["identical"] == {"reason": "identical build and sources"}
+    assert c["correctness"]["status"] == "PASS" and c["correctness"]["seeds"] == [0, 1]
+    assert "timing" not in c and "paired" not in c
+    assert f"sleepy/planted {CASE} PASS" in out
+    assert f"sleepy/planted {CASE} PASS rel_l2=0.0e+00 | not timed: identical build and sources" in out
+    assert f"sleepy {CASE}: planted, broken_in_base: identical build and sources in base and head: verified, not timed" in out
+
+
+def test_a_reference_named_identical_stays_timed_against_the_base(identical_run):
+    doc, out = identical_run
+    c = case(doc, "steady")
+    assert "identical" not in c
+    assert c["timing"]["n_samples"] > 0
+    assert c["paired"]["base_status"] == "ok" and c["paired"]["n_pairs"] > 0
+
+
+def test_a_variant_not_named_is_timed_against_the_base(identical_run):
+    doc, _ = identical_run
+    c = case(doc, "changed")
+    assert "identical" not in c and c["paired"]["base_status"] == "ok" and c["paired"]["n_pairs"] > 0
+
+
+def test_an_identical_variant_that_is_wrong_still_fails(identical_run):
+    doc, _ = identical_run
+    c = case(doc, "broken_in_base")
+    assert c["status"] == "fail" and "identical" not in c and "timing" not in c
+
+
+def test_identical_needs_a_base_revision(tmp_path):
+    head = make_repo(tmp_path / "head")
+    proc = harness(head, tmp_path / "r.json", "--identical", "sleepy.planted")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1] == (
+        "python -m kernelgate_harness: error: --identical needs --base-root (identical means identical in base and head)"
+    )
+
+
+def test_identical_takes_kernel_dot_variant_names(tmp_path):
+    head = make_repo(tmp_path / "head")
+    proc = harness(head, tmp_path / "r.json", "--base-root", str(head), "--identical", "planted")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1] == "python -m kernelgate_harness: error: --identical takes kernel.variant names, got 'planted'"
