@@ -20,6 +20,10 @@
 #            push or night), the nightly report issue; every case SAME expected
 #   nightly-slow2, nightly-slow1
 #            the same with a planted 2 % / 1 % slowdown in tonight's harness only
+#   nightly-retune
+#            tonight's tune cache holds the tuner's runner-up tiling for every triton_fa2 case the
+#            push before tuned (scripts/plant-retune.py; OUTDIR/nightly-retune/planted.txt): a
+#            re-tune, reported as one, not a regression
 #   nightly-bisect
 #            eight commits on top: the 2nd and 6th touch kernels/attention/NOTES.md, the 4th
 #            makes triton_fa2 launch its kernel twice (OUTDIR/planted_sha), the others touch
@@ -148,6 +152,13 @@ run_scenario() {
     nightly|nightly[0-9]*) event_name=schedule; ref=refs/heads/main; run_sha=$(tonight "$name")
       event_schedule >"$dir/event.json" ;;
     nightly-bisect*) event_name=schedule; ref=refs/heads/main; run_sha=$(planted_commits)
+      event_schedule >"$dir/event.json" ;;
+    nightly-retune*) event_name=schedule; ref=refs/heads/main; run_sha=$(tonight "$name")
+      # The push before tuned afresh (its results carry the tuner's tables): tonight's tune cache
+      # holds the runner-up tiling of every tuned triton_fa2 case instead of the tuner's choice.
+      python3 "$root/scripts/plant-retune.py" "$out/push/report/results.json" "$root/.kernelgate/build/tune" \
+        attention/triton_fa2 kernels.attention.triton_fa2 >"$dir/planted.txt" 2>&1 || {
+        cat "$dir/planted.txt" >&2; echo "nightly-retune: nothing planted (run push first, on a cold tune cache)" >&2; return 2; }
       event_schedule >"$dir/event.json" ;;
     nightly-slow2*|nightly-slow1*) event_name=schedule; ref=refs/heads/main; run_sha=$(tonight "$name")
       fault="$fault_target:slow:$(sed -E 's/^nightly-slow([12]).*/\1/' <<<"$name")"
