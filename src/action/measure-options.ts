@@ -64,7 +64,14 @@ export function measureOptions(
     // and a variant it finds SLOWER is traced to its first bad commit, time-boxed
     bisectTimeBoxS: DEFAULT_BISECT_TIME_BOX_S,
     gitTimeoutS: inputs.gitTimeoutMs / 1000,
+    ...prBaseSha(mode, event),
   };
+}
+
+/** A pull request's base commit: its nearest stored ancestor is the stored baseline. */
+function prBaseSha(mode: PublishMode, event: EventContext): { baseSha?: string } {
+  const sha = field(event.payload, 'pull_request', 'base', 'sha');
+  return mode === 'pr' && typeof sha === 'string' ? { baseSha: sha } : {};
 }
 
 /** baseline-dir, or the data branch (history: branch): src/history/action.ts. */

@@ -11,6 +11,7 @@ import {
 } from '../store/index.js';
 import { materialiseBase } from '../measure/index.js';
 import { lastGoodBase } from './nightly-base.js';
+import { type AncestryCheck, ancestorBaseline } from './pr-baseline.js';
 import { storedBalance } from './balance.js';
 import { bisectNight } from './nightly-bisect.js';
 import { measure, type MeasureDeps, type MeasureOptions } from '../measure/index.js';
@@ -41,6 +42,11 @@ export interface FullRunOptions extends MeasureOptions {
   pairedWithLastGood?: boolean;
   /** each git command's deadline in seconds (the base revision's fetch); default 120 */
   gitTimeoutS?: number;
+  /**
+   * a pull request's base commit (pull_request.base.sha), also when it is not timed beside the
+   * head: its nearest stored ancestor is the stored baseline (pr-baseline.ts)
+   */
+  baseSha?: string;
   /**
    * With pairedWithLastGood: seconds the night may spend tracing each variant its pairs found
    * SLOWER to its first bad commit (nightly-bisect.ts); 0 or unset: no bisection.
@@ -93,7 +99,17 @@ export async function fullRun(options: FullRunOptions, deps: MeasureDeps): Promi
     deps,
   );
   await bisected(options, deps, measured);
-  return withStoredBaseline(options, measured, notes, deps.log);
+  const baseSha = options.mode === 'pr' ? (options.baseSha ?? options.pairedBase?.sha) : undefined;
+  const ancestry =
+    baseSha === undefined
+      ? undefined
+      : {
+          baseSha,
+          workspace: options.workspace,
+          exec: deps.exec,
+          ...(options.gitTimeoutS !== undefined ? { gitTimeoutS: options.gitTimeoutS } : {}),
+        };
+  return withStoredBaseline({ ...options, ancestry }, measured, notes, deps.log);
 }
 
 /** The nightly's slowed variants traced to their commits, written into its results. */
@@ -156,10 +172,13 @@ export async function withStoredBaseline(
   options: Pick<
     FullRunOptions,
     'mode' | 'branch' | 'baseBranch' | 'store' | 'baselinePath' | 'saveBaseline'
-  >,
+  > & {
+    /** a pull request's base commit and a checkout: the stored baseline by ancestry */
+    ancestry?: AncestryCheck | undefined;
+  },
   measured: { results: KernelgateResults; resultsPath: string },
   notes: string[],
-  log: Pick<MeasureDeps['log'], 'warning'>,
+  log: Pick<MeasureDeps['log'], 'warning'> & Partial<Pick<MeasureDeps['log'], 'info'>>,
 ): Promise<FullRun> {
   const sku = measured.results.environment.gpu.sku ?? 'unknown';
 
@@ -173,8 +192,8 @@ export async function withStoredBaseline(
         'No branch is known for this run, so no stored baseline was looked up: every case is NEW.',
       );
     } else {
-      baseline = await options.store.latest({ branch, sku });
-      if (baseline === undefined) {
+      baseline = await storedBaseline(options, { branch, sku }, notes, log);
+      if (baseline === undefined && !notes.some((n) => n.startsWith(NO_ANCESTOR))) {
         notes.push(
           `No stored baseline for branch ${branch} on ${sku}: every case is NEW. ` +
             'Baselines are written by trusted runs (push to the branch, schedule); run one first.',
@@ -199,6 +218,31 @@ export async function withStoredBaseline(
     pendingBaseline,
     notes,
   };
+}
+
+const NO_ANCESTOR = 'No stored run of branch';
+
+/**
+ * The stored run a run is judged against: for a pull request whose base commit is known, the
+ * nearest stored ancestor of it (pr-baseline.ts, its lines in the log); else the newest stored run.
+ */
+async function storedBaseline(
+  options: Pick<FullRunOptions, 'mode' | 'store'> & { ancestry?: AncestryCheck | undefined },
+  key: { branch: string; sku: string },
+  notes: string[],
+  log: Partial<Pick<MeasureDeps['log'], 'info'>>,
+): Promise<StoredBaseline | undefined> {
+  if (options.mode !== 'pr' || options.ancestry === undefined) return options.store.latest(key);
+  const found = await ancestorBaseline(options.store, key, options.ancestry);
+  for (const line of found.lines) log.info?.(line);
+  if (found.stored === undefined && found.lines.length > 0) {
+    notes.push(
+      `${NO_ANCESTOR} ${key.branch} on ${key.sku} is an ancestor of the pull request's base ` +
+        `${options.ancestry.baseSha.slice(0, 12)} (the log names those passed over): every case ` +
+        'not timed beside the base is NEW.',
+    );
+  }
+  return found.stored;
 }
 
 /** `always` stores a run whatever the gate said; otherwise a baseline means "known good". */
