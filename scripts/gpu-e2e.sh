@@ -10,6 +10,15 @@
 #   slowed   pull request with a planted slowdown (KERNELGATE_FAULT=...:slow, the kernel twice)
 #   slow2    pull request with a planted 2 % slowdown (KERNELGATE_FAULT=...:slow:2), paired
 #   slow1    the same with 1 %
+#   one-variant
+#            pull request that changes one variant of one kernel: a commit on top adds a comment to
+#            ${KG_ONE_VARIANT_FILE:-kernels/bsr_gemm/triton_bsr.py}; identity before timing on
+#            (run.skip_identical, docs/judging.md): the variants identical in base and head are
+#            verified, not timed, the references and that kernel's variants are timed. Run it last:
+#            its commit stays (later pull requests then differ from their base by the comment)
+# aa, broken, slowed, slow2, slow1 time the whole set: aa runs with a copy of the configuration
+# that sets run.skip_identical: false (kernelgate.whole-set.yml at the root, removed after), the
+# planted faults force it (a fault in the head's arm is never identical).
 # Pull requests are paired A/B runs (the action checks out the base commit as a git worktree; on a
 # copy of the tree without .git the script first commits it to a fresh repository); KG_PAIRED=false
 # judges them against the stored baseline only; KG_PAIRED_CONFIRM=1 sets compare.paired.confirm
@@ -125,6 +134,25 @@ tonight() {
     commit -q --allow-empty -m "tonight: $1" && git -C "$root" rev-parse HEAD
 }
 
+# The whole set timed for an A/A pull request: the configuration with run.skip_identical: false,
+# as a file at the root (a config file's folder is the root), printed as the config input.
+whole_set_config() {
+  local src="$root/${KG_CONFIG:-.}"
+  [[ -d $src ]] && src="$src/kernelgate.yml"
+  if grep -q '^run:' "$src" 2>/dev/null; then echo "${KG_CONFIG:-.}"; return; fi
+  { cat "$src" 2>/dev/null; printf '\nrun:\n  skip_identical: false\n'; } >"$root/kernelgate.whole-set.yml"
+  echo kernelgate.whole-set.yml
+}
+
+# A commit on top that changes one variant's file by a comment; prints it.
+one_variant_commit() {
+  local file=${KG_ONE_VARIANT_FILE:-kernels/bsr_gemm/triton_bsr.py}
+  printf '\n# touched by scripts/gpu-e2e.sh one-variant: a comment, the code is the same\n' >>"$root/$file"
+  git -C "$root" add "$file" >/dev/null &&
+    git -C "$root" -c user.name=kernelgate -c user.email=kernelgate@localhost commit -qm "one variant: a comment in $file" &&
+    git -C "$root" rev-parse HEAD
+}
+
 event_pr() {
   cat <<JSON
 {"action": "synchronize", "number": 42,
@@ -136,13 +164,16 @@ JSON
 }
 
 run_scenario() {
-  local name=$1 event_name ref fault="" run_sha=$sha
+  local name=$1 event_name ref fault="" run_sha=$sha config_input=${KG_CONFIG:-.}
   local dir="$out/$name"
   mkdir -p "$dir"
   case $name in
     push) event_name=push; ref=refs/heads/main; run_sha=$(git -C "$root" rev-parse HEAD)
       sha=$run_sha event_push >"$dir/event.json" ;;
-    aa) event_name=pull_request; ref=refs/pull/42/merge; event_pr "A/A: same code as main" >"$dir/event.json" ;;
+    aa) event_name=pull_request; ref=refs/pull/42/merge; config_input=$(whole_set_config)
+      event_pr "A/A: same code as main" >"$dir/event.json" ;;
+    one-variant) event_name=pull_request; ref=refs/pull/42/merge; run_sha=$(one_variant_commit)
+      sha=$run_sha event_pr "one variant: a comment in ${KG_ONE_VARIANT_FILE:-kernels/bsr_gemm/triton_bsr.py}" >"$dir/event.json" ;;
     broken) event_name=pull_request; ref=refs/pull/42/merge; fault="$fault_target:wrong"
       event_pr "planted fault: $fault" >"$dir/event.json" ;;
     slowed) event_name=pull_request; ref=refs/pull/42/merge; fault="$fault_target:slow"
@@ -178,12 +209,13 @@ run_scenario() {
     GITHUB_WORKSPACE="$root" GITHUB_API_URL="$api_url" GITHUB_SERVER_URL=https://github.com \
     GITHUB_OUTPUT="$dir/github_output" GITHUB_STEP_SUMMARY="$dir/summary.md" \
     GITHUB_STATE="$dir/state" GITHUB_ENV="$dir/env" \
-    INPUT_TOKEN=ghs_standin_token INPUT_MODE=auto INPUT_COMMENT=true INPUT_CONFIG="${KG_CONFIG:-.}" \
+    INPUT_TOKEN=ghs_standin_token INPUT_MODE=auto INPUT_COMMENT=true INPUT_CONFIG="$config_input" \
     "INPUT_COMMENT-KEY=default" "INPUT_REPORT-DIR=$dir/report" "INPUT_BASELINE-DIR=$store" \
     "INPUT_SAVE-BASELINE=auto" "INPUT_APPROVAL-LABEL=kernelgate-approved" "INPUT_KERNELS=${KG_KERNELS:-}" \
     "INPUT_PAIRED=${KG_PAIRED:-auto}" \
     node "$root/dist/index.js" >"$dir/action.log" 2>&1
   local status=$?
+  rm -f "$root/kernelgate.whole-set.yml"
   local ended=$(date +%s.%N)
   echo "$status" >"$dir/exit_status"
   awk -v a="$started" -v b="$ended" 'BEGIN { printf "%.1f\n", b - a }' >"$dir/wall_s"

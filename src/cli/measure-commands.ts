@@ -121,6 +121,8 @@ export const run: Command = async (args, io) => {
       ? { pairedBase: { sha: values['base-sha'], ...(values.base ? { ref: values.base } : {}) } }
       : {}),
     ...nightlyOptions(kind === 'nightly' && values['base-sha'] === undefined, config),
+    // --kind pr with --base-sha: a pull request's paired run, identical variants untimed
+    skipIdentical: kind === 'pr',
   };
   const log = terminalLog(io);
   if (shard !== undefined) {

@@ -38,6 +38,9 @@ kernelgate run [--config DIR_OR_FILE] [--only K1,K2] [--out-dir DIR] [--baseline
                         shard's results for \`kernelgate merge\` and judges nothing
   --baseline-dir DIR    the baseline store (default: .kernelgate/baselines)
   --base NAME           judge as a pull request against branch NAME's newest stored results
+  --base-sha SHA        time every case against this commit, pair by pair (paired A/B); with
+                        --kind pr, variants identical in both are verified but not timed
+                        (kernelgate.yml run.skip_identical; never with --save-baseline)
   --branch NAME         this run's branch; with --save-baseline, store the results as its newest
   --kind nightly        time this commit beside the newest good stored run of --branch on this
                         GPU model (paired A/B; a run whose gate failed or that found a case

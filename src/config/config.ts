@@ -103,6 +103,8 @@ export interface Config {
   };
   peaks: Record<string, PeakSpec>;
   report: { title: string; maxRows: number };
+  /** a pull request's paired run: variants identical in base and head are verified, not timed */
+  run: { skipIdentical: boolean };
   kernels: LoadedKernel[];
   /** other tools' benchmarks judged beside the kernels (docs/adapters.md) */
   benchmarks: BenchmarkConfig[];
@@ -160,6 +162,7 @@ interface RawConfig {
   };
   peaks?: Record<string, { tflops?: Record<string, number>; gbps?: number }>;
   report?: { title?: string; max_rows?: number };
+  run?: { skip_identical?: boolean };
   benchmarks?: RawBenchmark[];
 }
 
@@ -311,6 +314,7 @@ function configFromRaw(
       title: raw.report?.title ?? 'kernelgate',
       maxRows: raw.report?.max_rows ?? 100,
     },
+    run: { skipIdentical: raw.run?.skip_identical ?? true },
     kernels,
     benchmarks,
   };

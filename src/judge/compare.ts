@@ -8,6 +8,7 @@ import { formatRatioPct, median, spread } from '../lib/index.js';
 import type { CaseResult, Environment, KernelgateResults } from '../results/index.js';
 import { driftReference, judgeCorrectness } from './correctness.js';
 import { applyControls, applyStoredControls, machineText, markBelowFloor } from './controls.js';
+import { isIdentical, judgeIdentical } from './identity.js';
 import {
   fallbackNote,
   isTimed,
@@ -98,6 +99,7 @@ function judgeCasePerf(
   rule: { thresholdPct: number; floorMs: number };
 } {
   const { config } = run;
+  if (isIdentical(current)) return judgeIdentical(config);
   const paired = run.pairedOn ? current.paired : undefined;
   if (isTimed(current) && paired?.base_status === 'ok' && paired.log_ratios.length > 0) {
     const { thresholdPct, minChangeMs } = config.compare.paired;
@@ -276,6 +278,9 @@ function pairedSummary(
     ...(run.baseSha !== undefined ? { baseSha: run.baseSha } : {}),
     cases: pairedCases.length,
     baselineCases: cases.filter((c) => c.method === 'baseline' && c.perf !== 'MISSING').length,
+    ...(cases.some((c) => c.method === 'identical')
+      ? { identical: cases.filter((c) => c.method === 'identical').length }
+      : {}),
     thresholdPct: run.config.compare.paired.thresholdPct,
     ...(mdcs.length ? { medianMdcPct: median(mdcs) } : {}),
     controlsMoved: controls.map((c) => c.label),

@@ -35,10 +35,11 @@ export const MIN_SAMPLES_FOR_VERDICT = 5;
 
 /**
  * How a case's performance verdict was reached. paired: its pairs with the base revision, timed
- * in this job (results cases[].paired); baseline: the stored baseline run; none: nothing to
- * compare with (NEW, UNTIMED).
+ * in this job (results cases[].paired); baseline: the stored baseline run; identical: SAME by
+ * identity, the variant's build and sources are the base revision's (results cases[].identical),
+ * verified, not timed; none: nothing to compare with (NEW, UNTIMED).
  */
-export type JudgeMethod = 'paired' | 'baseline' | 'none';
+export type JudgeMethod = 'paired' | 'baseline' | 'identical' | 'none';
 
 /** Paired perfNote of a reference variant that moved: it runs the same code in both arms. */
 export const CONTROL_NOTE = 'reference: identical code in both arms';
@@ -126,6 +127,8 @@ export interface Comparison {
     cases: number;
     /** timed cases judged against the stored baseline instead */
     baselineCases: number;
+    /** cases SAME by identity: identical build and sources in base and head, not timed */
+    identical?: number;
     /** compare.paired.threshold_pct */
     thresholdPct: number;
     /** median of the paired cases' minimum detectable change, % */

@@ -2,10 +2,10 @@
 // results document written to disk before anything is judged or posted. It judges nothing.
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { buildKernels, type BuildTarget, type VariantBuild } from './build/index.js';
+import { buildKernels } from './build/index.js';
 import type { BaseRevision } from './base-revision.js';
 import { harnessSelection, noHarness, runBenchmarkStage, withBenchmarks } from './benchmarks.js';
-import { loadConfig, type Config } from '../config/index.js';
+import { type Config } from '../config/index.js';
 import { lanesBalance, type BalanceSource } from './balance.js';
 import { diagnoseOutput } from './diagnose.js';
 import { runDoctor } from './doctor/index.js';
@@ -13,6 +13,8 @@ import type { CommandRunner } from '../adapters/index.js';
 import type { Exec } from '../lib/index.js';
 import { gpuModel } from '../config/index.js';
 import { runHarness, streamingExec, type LineExec, type ProgressLog } from './harness.js';
+import { pullRequestIdentity } from './identity.js';
+import { buildBase, buildTargets, pairedArgs, type PairedArgs } from './base-build.js';
 import type { BuildRecord, Diagnostic, Environment, KernelgateResults } from '../results/index.js';
 import { loadResults } from '../results/index.js';
 
@@ -36,6 +38,11 @@ export interface MeasureOptions {
   harnessArgs?: string[];
   /** a checked-out base revision: every case is timed against it, pair by pair (paired A/B) */
   base?: BaseRevision;
+  /**
+   * A pull request's run: variants identical in `base` and head (identity.ts) are verified but not
+   * timed. Never for a run that may be stored (push, nightly): history keeps every timing.
+   */
+  skipIdentical?: boolean;
   /**
    * Finds the base revision once the doctor has read the GPU (the nightly's: the newest good run
    * stored for this GPU model); undefined: the run is not paired. Not called when `base` is set.
@@ -64,19 +71,6 @@ export interface Measured {
   resultsPath: string;
   /** wall seconds of doctor, build and harness */
   stageSeconds: Record<string, number>;
-}
-
-export function buildTargets(config: Config, only?: string[]): BuildTarget[] {
-  return config.kernels
-    .filter((k) => only === undefined || only.length === 0 || only.includes(k.manifest.name))
-    .map((k) => ({
-      kernel: k.manifest.name,
-      dir: k.dir,
-      variants: k.manifest.variants.map((v) => ({
-        name: v.name,
-        ...(v.build !== undefined ? { build: v.build as VariantBuild } : {}),
-      })),
-    }));
 }
 
 /**
@@ -303,6 +297,33 @@ async function pairedStage(
   return { base, ...(paired ? { paired } : {}), notes };
 }
 
+/**
+ * The harness's arguments beyond the usual: a shard's cases, the paired base revision, the
+ * variants identical in base and head (a pull request's run: identity.ts), the caller's.
+ */
+async function harnessMoreArgs(
+  options: MeasureOptions,
+  paired: PairedArgs | undefined,
+  builds: BuildRecord[],
+  environment: Environment,
+  log: MeasureDeps['log'],
+): Promise<string[]> {
+  const outDir = resolve(options.outDir);
+  const selectArgs = await casesArgs(options, environment, outDir);
+  const identical =
+    paired && options.skipIdentical && options.base !== undefined
+      ? pullRequestIdentity(options, builds, paired, environment, outDir, log)
+      : [];
+  const args = [
+    ...selectArgs,
+    ...(paired ? pairedArgs(paired, options.config) : []),
+    ...identical,
+    ...(options.harnessArgs ?? []),
+  ];
+  const lanes = [...options.config.harness.args, ...args];
+  return [...args, ...(await lanesBalance(options.balance, environment, lanes, outDir, log))];
+}
+
 export async function measure(options: MeasureOptions, deps: MeasureDeps): Promise<Measured> {
   const now = deps.now ?? Date.now;
   const { config } = options;
@@ -336,21 +357,14 @@ export async function measure(options: MeasureOptions, deps: MeasureDeps): Promi
     { cacheDir, outDir, stageSeconds, environment: doctor.environment },
     deps,
   );
-  const selectArgs = await casesArgs(options, doctor.environment, outDir);
-  const moreArgs = [
-    ...selectArgs,
-    ...(paired ? pairedArgs(paired, config) : []),
-    ...(options.harnessArgs ?? []),
-  ];
-  const lanesArgs = [...config.harness.args, ...moreArgs];
-  const lanes = await lanesBalance(options.balance, doctor.environment, lanesArgs, outDir, log);
+  const moreArgs = await harnessMoreArgs(options, paired, build.records, doctor.environment, log);
 
   const resultsPath = join(outDir, 'results.json');
   const { measured, diagnostics: harnessDiagnostics } = await harnessStage(
     options,
     deps,
     { resultsPath, outDir, buildsPath, cacheDir },
-    [...moreArgs, ...lanes],
+    moreArgs,
     { stageSeconds, environment: doctor.environment, startedAt },
   );
   // kernelgate.yml's benchmarks after the harness, in the same job (src/measure/benchmarks.ts)
@@ -387,73 +401,4 @@ export async function measure(options: MeasureOptions, deps: MeasureDeps): Promi
   const results = withBenchmarks(assembled, benchmarks, base, config);
   writeFileSync(resultsPath, JSON.stringify(results, null, 2) + '\n');
   return { results, resultsPath, stageSeconds };
-}
-
-interface PairedArgs {
-  base: BaseRevision;
-  kernelsDir: string;
-  buildsPath: string;
-}
-
-/**
- * Builds the base revision's CUDA variants from its own kernelgate.yml (the build cache is keyed by
- * content, so code unchanged since main's last build is a cache hit). A base that cannot be read
- * is a note, and the run goes on unpaired.
- */
-async function buildBase(
-  base: BaseRevision,
-  options: MeasureOptions,
-  config: Config,
-  cacheDir: string,
-  outDir: string,
-  deps: MeasureDeps,
-  notes: string[],
-): Promise<PairedArgs | undefined> {
-  let baseConfig: Config;
-  try {
-    baseConfig = loadConfig(base.root);
-  } catch (error) {
-    notes.push(
-      `The base revision ${base.sha.slice(0, 12)} has no usable kernelgate configuration (${(error as Error).message}): ` +
-        'its cases are judged against the stored baseline instead of paired.',
-    );
-    return undefined;
-  }
-  const build = await buildKernels(buildTargets(baseConfig, options.only), {
-    exec: deps.exec,
-    cacheDir,
-    python: config.harness.python,
-    log: (line) => deps.log.info(`base: ${line}`),
-    ...(deps.now !== undefined ? { now: deps.now } : {}),
-  });
-  const buildsPath = join(outDir, 'base-builds.json');
-  copyFileSync(build.buildsJsonPath, buildsPath);
-  const failed = build.records.filter((r) => r.status !== 'ok');
-  for (const r of failed) {
-    deps.log.info(
-      `base: ${r.kernel}/${r.variant} did not build (${r.status}): its cases are not paired`,
-    );
-  }
-  return { base, kernelsDir: join(base.root, baseConfig.kernelsDir), buildsPath };
-}
-
-/** The harness's paired A/B options (python/kernelgate_harness/cli.py, "paired A/B"). */
-export function pairedArgs(paired: PairedArgs, config: Config): string[] {
-  const args = [
-    '--base-root',
-    paired.base.root,
-    '--base-kernels',
-    paired.kernelsDir,
-    '--base-builds',
-    paired.buildsPath,
-    '--base-sha',
-    paired.base.sha,
-    '--paired-threshold-pct',
-    String(config.compare.paired.thresholdPct),
-    '--paired-min-change-ms',
-    String(config.compare.paired.minChangeMs),
-  ];
-  if (paired.base.ref !== undefined) args.push('--base-ref', paired.base.ref);
-  if (config.compare.paired.confirm) args.push('--paired-confirm');
-  return args;
 }

@@ -93,6 +93,7 @@ export async function fullRun(options: FullRunOptions, deps: MeasureDeps): Promi
     {
       ...options,
       ...(base !== undefined ? { base } : {}),
+      skipIdentical: skipsIdentical(options),
       ...(resolveBase !== undefined ? { resolveBase } : {}),
       balance: storedBalance(options, deps.log),
     },
@@ -110,6 +111,16 @@ export async function fullRun(options: FullRunOptions, deps: MeasureDeps): Promi
           ...(options.gitTimeoutS !== undefined ? { gitTimeoutS: options.gitTimeoutS } : {}),
         };
   return withStoredBaseline({ ...options, ancestry }, measured, notes, deps.log);
+}
+
+/**
+ * Whether variants identical in base and head go untimed: only a pull request's run (the CLI's
+ * `--kind pr` says so itself), never one that may be stored, and as kernelgate.yml's
+ * run.skip_identical says (default true). Push and nightly runs are history: they time everything.
+ */
+export function skipsIdentical(options: FullRunOptions): boolean {
+  const pullRequest = options.skipIdentical ?? options.mode === 'pr';
+  return pullRequest && !options.saveBaseline && options.config.run.skipIdentical;
 }
 
 /** The nightly's slowed variants traced to their commits, written into its results. */

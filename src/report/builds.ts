@@ -1,5 +1,6 @@
 // Section `builds` (partials/builds.md.mustache): each variant's build, and the stages' wall time.
 import { type Cell, codeBlock, escapeMarkdown, fixed, table } from '../lib/index.js';
+import { isIdentical } from '../judge/index.js';
 import type { KernelgateResults } from '../results/index.js';
 import { trusted } from './cells.js';
 import type { ReportInput, ViewOptions } from './types.js';
@@ -56,7 +57,14 @@ export function stagesLine(results: KernelgateResults): string {
   if (!stages.some(([k]) => k === 'harness') && inner) parts.push(inner);
   parts.push(...other.map((k) => `${escapeMarkdown(k)} ${s(k)}`));
   const total = stages.reduce((sum, [k]) => sum + (secs[k] ?? 0), 0);
-  return `Time of each stage${stages.length ? ` (${fixed(total, 0)} s in all)` : ''}: ${parts.join(' · ')}.`;
+  return `Time of each stage${stages.length ? ` (${fixed(total, 0)} s in all)` : ''}: ${parts.join(' · ')}.${identitySkipped(results)}`;
+}
+
+/** " Identity skipped the timing of N variant-cases (…)." when a pull request's run had any. */
+function identitySkipped(results: KernelgateResults): string {
+  const n = results.cases.filter(isIdentical).length;
+  if (n === 0) return '';
+  return ` Identity skipped the timing of ${n} variant-case${n === 1 ? '' : 's'} (identical build and sources in base and head: verified, not timed).`;
 }
 
 /** Opcodes worth a reader's attention in a SASS census: tensor cores, async copies, local memory. */

@@ -59,6 +59,7 @@ export function errorCell(c: CaseComparison): Cell {
 const METHOD_MARK: Record<CaseComparison['method'], string> = {
   paired: ' · paired',
   baseline: ' · vs baseline',
+  identical: '',
   none: '',
 };
 

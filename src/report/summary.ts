@@ -27,6 +27,7 @@ export function judgedView(input: ReportInput) {
     thresholdPct: fixed(paired.thresholdPct, 1),
     mdcPct: paired.medianMdcPct === undefined ? undefined : fixed(paired.medianMdcPct, 2),
     stored: paired.baselineCases,
+    identical: paired.identical,
     storedCompared: state === 'compared',
     storedOtherGpu: state === 'other-gpu',
     storedNone: state === 'none',

@@ -328,7 +328,13 @@ export async function buildVariant(
   try {
     await prepare(job);
     const { stored, cached } = await builtOrCached(job, started);
-    return checked(job, stored, cached, started);
+    const record = checked(job, stored, cached, started);
+    // The library's bytes, device and host code: base and head built alike (docs/judging.md).
+    if (record.library !== undefined)
+      record.library_sha256 = createHash('sha256')
+        .update(await readFile(record.library))
+        .digest('hex');
+    return record;
   } catch (error) {
     if (error instanceof BuildFailure) return failedRecord(job, error, started);
     throw error;

@@ -1,0 +1,313 @@
+// Identity before timing (issue 27): before a pull request's paired run, each kernel variant of the
+// head and of the base revision gets a key: its build output (the CUDA library's bytes), its module
+// sources (the kernel's folder and every repository file its Python module imports), its manifest
+// entry, the harness that measures it and the library versions. A variant whose key is the same in
+// both is identical: the harness verifies it as always and does not time it (--identical). The
+// reference variants are always timed: they are the run's A/A control. Conservative throughout:
+// whatever cannot be known for certain (an import resolved at run time, a build without its
+// library's hash) makes the variant differ, so it is timed.
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { isAbsolute, join, relative } from 'node:path';
+import { parse } from 'yaml';
+import type { Config, LoadedKernel } from '../config/index.js';
+import type { BuildRecord, Environment } from '../results/index.js';
+import { importClosure } from './python-imports.js';
+
+/** What the harness writes into an identical case (cases[].identical.reason) and the report says. */
+export const IDENTICAL_REASON = 'identical build and sources';
+
+/** One revision as measured: its checkout, configuration, build records and harness. */
+export interface IdentitySide {
+  root: string;
+  config: Config;
+  builds: BuildRecord[];
+  /** the folder whose python/ holds the harness that measures this revision; undefined: unknown */
+  harnessRoot: string | undefined;
+}
+
+export interface VariantIdentity {
+  kernel: string;
+  variant: string;
+  role: 'candidate' | 'reference';
+  /** sha256 over every part */
+  key: string;
+  parts: {
+    manifest: string;
+    /** repository file → sha256 */
+    sources: Record<string, string>;
+    build: string | null;
+    harness: string;
+    libraries: string;
+  };
+  /** imports that could not be resolved with certainty */
+  unresolved: string[];
+}
+
+export interface IdentityVerdict {
+  kernel: string;
+  variant: string;
+  identical: boolean;
+  /** why not (or IDENTICAL_REASON) */
+  why: string;
+}
+
+const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
+
+/** JSON with object keys sorted, so that equal values give equal text. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** Every file under `dir` (links followed), caches of the interpreter left out. */
+function treeFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  const out: string[] = [];
+  for (const name of readdirSync(dir).sort()) {
+    if (name === '__pycache__' || /\.py[co]$/.test(name)) continue;
+    const path = join(dir, name);
+    const stat = statSync(path);
+    if (stat.isDirectory()) out.push(...treeFiles(path));
+    else if (stat.isFile()) out.push(path);
+  }
+  return out;
+}
+
+/** The harness's sources (python/kernelgate_harness and its launcher) as one hash. */
+export function harnessVersion(harnessRoot: string | undefined): string {
+  if (harnessRoot === undefined) return 'unknown';
+  const python = join(harnessRoot, 'python');
+  const files = [
+    ...treeFiles(join(python, 'kernelgate_harness')),
+    join(python, 'kernelgate_launch.py'),
+  ].filter((f) => existsSync(f));
+  if (files.length === 0) return 'absent';
+  const h = createHash('sha256');
+  for (const f of files) h.update(`\0${relative(python, f)}\0`).update(readFileSync(f));
+  return h.digest('hex');
+}
+
+/** The versions of what the variants run on (one environment for both arms of one run). */
+export function librariesKey(environment: Environment): string {
+  return canonicalJson({
+    driver: environment.driver_version,
+    cuda_runtime: environment.cuda_runtime_version,
+    cuda_toolkit: environment.cuda_toolkit_version,
+    libraries: environment.libraries ?? {},
+  });
+}
+
+/** Each variant's manifest entry: the kernel.yml as written, with that variant alone. */
+function manifestEntries(root: string, kernel: LoadedKernel): Map<string, string> {
+  const raw = parse(readFileSync(join(root, kernel.file), 'utf8')) as Record<string, unknown>;
+  const { variants, ...rest } = raw;
+  const entries = new Map<string, string>();
+  for (const v of (variants ?? []) as { name: string }[]) {
+    entries.set(v.name, canonicalJson({ ...rest, variant: v }));
+  }
+  return entries;
+}
+
+/** The kernel's folder and its module's imports: repository file → sha256, and what is unknown. */
+function kernelSources(root: string, kernel: LoadedKernel) {
+  const closure = importClosure(root, kernel.manifest.module);
+  // kernel.yml itself is each variant's manifest part: one variant's entry is not the others' source
+  const folder = treeFiles(kernel.dir)
+    .map((f) => relative(root, f))
+    .filter((f) => f !== kernel.file);
+  const files = new Set([...folder, ...closure.files]);
+  const sources: Record<string, string> = {};
+  for (const f of [...files].sort())
+    sources[f.split('\\').join('/')] = sha256(readFileSync(join(root, f)));
+  return { sources, unresolved: closure.unresolved };
+}
+
+/** The build part of a variant: its library's hash, or why there is none ('' when it builds nothing). */
+function buildPart(record: BuildRecord | undefined, builds: boolean): string | null {
+  if (!builds) return null;
+  if (record === undefined) return 'no build record';
+  if (record.status !== 'ok') return `build ${record.status}`;
+  return record.library_sha256 ?? 'no library hash';
+}
+
+/** Every variant's identity in one revision, by kernel/variant. */
+export function variantIdentities(
+  side: IdentitySide,
+  environment: Environment,
+): Map<string, VariantIdentity> {
+  const harness = harnessVersion(side.harnessRoot);
+  const libraries = librariesKey(environment);
+  const out = new Map<string, VariantIdentity>();
+  for (const kernel of side.config.kernels) {
+    const entries = manifestEntries(side.root, kernel);
+    const { sources, unresolved } = kernelSources(side.root, kernel);
+    for (const v of kernel.manifest.variants) {
+      const name = kernel.manifest.name;
+      const record = side.builds.find((b) => b.kernel === name && b.variant === v.name);
+      const parts = {
+        manifest: entries.get(v.name) ?? '',
+        sources,
+        build: buildPart(record, v.build !== undefined),
+        harness,
+        libraries,
+      };
+      out.set(`${name}/${v.name}`, {
+        kernel: name,
+        variant: v.name,
+        role: v.role,
+        key: sha256(canonicalJson(parts)),
+        parts,
+        unresolved,
+      });
+    }
+  }
+  return out;
+}
+
+/** The first part in which two identities differ, in words. */
+function difference(head: VariantIdentity, base: VariantIdentity): string | undefined {
+  const unresolved = head.unresolved[0] ?? base.unresolved[0];
+  if (unresolved !== undefined) {
+    return `an import cannot be resolved with certainty (${unresolved})`;
+  }
+  if (head.parts.harness !== base.parts.harness) return 'the harness differs';
+  if (head.parts.manifest !== base.parts.manifest) return 'its manifest entry differs';
+  const files = new Set([...Object.keys(head.parts.sources), ...Object.keys(base.parts.sources)]);
+  const changed = [...files].filter((f) => head.parts.sources[f] !== base.parts.sources[f]);
+  if (changed.length) {
+    const shown = changed.slice(0, 3).join(', ');
+    return `sources differ: ${shown}${changed.length > 3 ? ` and ${changed.length - 3} more` : ''}`;
+  }
+  // a build that failed or has no library hash is never the same as anything, itself included
+  const unknown = [head.parts.build, base.parts.build].find(
+    (b) => b !== null && !/^[0-9a-f]{64}$/.test(b),
+  );
+  if (unknown !== undefined) return `its build cannot be compared (${unknown})`;
+  if (head.parts.build !== base.parts.build) return 'its build output differs';
+  if (head.parts.libraries !== base.parts.libraries) return 'library versions differ';
+  return head.key === base.key ? undefined : 'its identity differs';
+}
+
+/** Each head variant: identical in the base revision or not, and why. References never are. */
+export function compareIdentities(
+  head: Map<string, VariantIdentity>,
+  base: Map<string, VariantIdentity>,
+): IdentityVerdict[] {
+  return [...head.values()].map((h) => {
+    const b = base.get(`${h.kernel}/${h.variant}`);
+    const why =
+      h.role === 'reference'
+        ? 'a reference variant: timed as the A/A control'
+        : b === undefined
+          ? 'not in the base revision'
+          : difference(h, b);
+    return {
+      kernel: h.kernel,
+      variant: h.variant,
+      identical: why === undefined,
+      why: why ?? IDENTICAL_REASON,
+    };
+  });
+}
+
+/**
+ * The harness's `--identical` argument for a pull request's paired run, with each variant's
+ * verdict written to `<outDir>/identity.json` and said in the log. [] when nothing is identical.
+ */
+export function identicalArgs(
+  head: IdentitySide,
+  base: IdentitySide,
+  environment: Environment,
+  outDir: string,
+  log: (line: string) => void,
+): string[] {
+  let verdicts: IdentityVerdict[];
+  try {
+    verdicts = compareIdentities(
+      variantIdentities(head, environment),
+      variantIdentities(base, environment),
+    );
+  } catch (error) {
+    log(`kernelgate: identity: not computed (${(error as Error).message}); every variant is timed`);
+    return [];
+  }
+  // the harness's list is kernel.variant, comma-separated: a name that cannot be written so is timed
+  for (const v of verdicts) {
+    if (v.identical && /[.,\s]/.test(`${v.kernel}${v.variant}`)) {
+      Object.assign(v, { identical: false, why: 'its name cannot be passed to --identical' });
+    }
+  }
+  writeFileSync(join(outDir, 'identity.json'), JSON.stringify(verdicts, null, 2) + '\n');
+  const same = verdicts.filter((v) => v.identical);
+  log(
+    `kernelgate: identity: ${same.length} of ${verdicts.length} variant(s) identical in base and head, verified but not timed` +
+      (same.length ? `: ${same.map((v) => `${v.kernel}/${v.variant}`).join(', ')}` : ''),
+  );
+  for (const v of verdicts.filter((x) => !x.identical)) {
+    log(`kernelgate: identity: ${v.kernel}/${v.variant} is timed: ${v.why}`);
+  }
+  return same.length ? ['--identical', same.map((v) => `${v.kernel}.${v.variant}`).join(',')] : [];
+}
+
+/**
+ * The harness that would measure the base revision: the base checkout's own when the harness is
+ * part of the repository measured (kernelgate's own pull requests), else the same one as the head's.
+ */
+export function baseHarnessRoot(workspace: string, harnessRoot: string, baseRoot: string): string {
+  const rel = relative(workspace, harnessRoot);
+  return rel.startsWith('..') || isAbsolute(rel) ? harnessRoot : join(baseRoot, rel);
+}
+
+/**
+ * `--identical` for a pull request's paired run: the head (the workspace, its build records, the
+ * action's harness) against the base revision (its checkout, configuration and build records).
+ */
+export function pullRequestIdentity(
+  head: {
+    workspace: string;
+    harnessRoot: string;
+    config: Config;
+    harnessEnv?: Record<string, string>;
+    harnessArgs?: string[];
+  },
+  headBuilds: BuildRecord[],
+  base: { base: { root: string }; config: Config; records: BuildRecord[] },
+  environment: Environment,
+  outDir: string,
+  log: { info(line: string): void },
+): string[] {
+  // A planted fault (KERNELGATE_FAULT, --fault) runs in the head's arm only: the code is the same,
+  // what is measured is not.
+  const fault = head.harnessEnv?.['KERNELGATE_FAULT'] ?? process.env['KERNELGATE_FAULT'];
+  const args = [...head.config.harness.args, ...(head.harnessArgs ?? [])];
+  if ((fault ?? '') !== '' || args.some((a) => a.startsWith('--fault'))) {
+    log.info(
+      'kernelgate: identity: a fault is planted in the head (KERNELGATE_FAULT or --fault): every variant is timed',
+    );
+    return [];
+  }
+  return identicalArgs(
+    {
+      root: head.workspace,
+      config: head.config,
+      builds: headBuilds,
+      harnessRoot: head.harnessRoot,
+    },
+    {
+      root: base.base.root,
+      config: base.config,
+      builds: base.records,
+      harnessRoot: baseHarnessRoot(head.workspace, head.harnessRoot, base.base.root),
+    },
+    environment,
+    outDir,
+    (line) => log.info(line),
+  );
+}

@@ -1,0 +1,149 @@
+// SAME by identity (issue 27): a pull request's case whose variant is identical in base and head
+// (results cases[].identical) was verified, not timed. The judge calls it SAME with the note, the
+// coverage gate counts it, the report says so per case, in the Judged line and in the time line;
+// and only a pull request's run ever skips (push and nightly runs keep timing everything).
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig, type Config } from '../src/config/index.js';
+import { compare, coverage, evaluateTiers, gate, IDENTICAL_NOTE } from '../src/judge/index.js';
+import { skipsIdentical, type FullRunOptions } from '../src/pipeline/index.js';
+import { renderReport, stagesLine } from '../src/report/index.js';
+import { loadResults, type KernelgateResults } from '../src/results/index.js';
+import { caseKey } from '../src/judge/index.js';
+import { pair, pairedRun } from './support/paired.js';
+
+const load = (name: string) => loadResults(join(import.meta.dirname, 'fixtures', 'results', name));
+const config = loadConfig(join(import.meta.dirname, 'fixtures', 'config', 'valid'));
+const baseline = load('baseline.json');
+
+/** The baseline fixture as a PR's paired run: triton_fa2 identical (untimed), the rest paired ×1.0. */
+function identicalRun(): KernelgateResults {
+  const doc = pairedRun(baseline);
+  for (const c of doc.cases) {
+    if (c.status !== 'ok' || !c.timing) continue;
+    if (c.variant === 'triton_fa2') {
+      delete c.timing;
+      delete c.throughput;
+      c.identical = { reason: 'identical build and sources' };
+    } else {
+      pair(doc, caseKey(c.kernel, c.variant, c.case), 1.0);
+    }
+  }
+  doc.run.stage_seconds = { build: 2, harness: 40, bench: 30 };
+  return doc;
+}
+
+function judged(results: KernelgateResults, cfg: Config = config) {
+  const comparison = compare(results, baseline, cfg);
+  const tiers = evaluateTiers(results, cfg);
+  return { comparison, tiers, gate: gate(comparison, tiers, results, cfg) };
+}
+
+describe('SAME by identity', () => {
+  it('judges an identical case SAME with the note, and counts it as covered', () => {
+    const results = identicalRun();
+    const identical = results.cases.filter((c) => c.identical !== undefined);
+    expect(identical).toHaveLength(5);
+    const { comparison, gate: g } = judged(results);
+    for (const c of comparison.cases.filter((x) => x.variant === 'triton_fa2')) {
+      expect(c).toMatchObject({
+        perf: 'SAME',
+        method: 'identical',
+        perfNote: 'identical build and sources',
+        correctness: 'PASS',
+      });
+      expect(c.ratio).toBeUndefined();
+    }
+    expect(IDENTICAL_NOTE).toBe('identical build and sources');
+    expect(comparison.paired?.identical).toBe(5);
+    expect(coverage(results, config).problem).toBeUndefined();
+    expect(g.verdict).toBe('pass');
+    expect(g.reasons).toEqual([]);
+    expect(g.counts.untimed).toBe(0);
+    // the A/A controls stay timed and paired
+    expect(comparison.cases.find((c) => c.variant === 'sdpa_flash')?.method).toBe('paired');
+  });
+
+  it('an identical case that failed its verification is a FAIL, not SAME', () => {
+    const results = identicalRun();
+    const c = results.cases.find((x) => x.variant === 'triton_fa2')!;
+    c.status = 'fail';
+    c.correctness = { ...c.correctness!, status: 'FAIL', message: 'rel_l2 3e-1 > tol 2e-3' };
+    const { comparison, gate: g } = judged(results);
+    const judgedCase = comparison.cases.find((x) => x.key === caseKey(c.kernel, c.variant, c.case));
+    expect(judgedCase?.correctness).toBe('FAIL');
+    expect(judgedCase?.perf).toBe('UNTIMED');
+    expect(g.verdict).toBe('fail');
+  });
+
+  it('the report says it per case, in the Judged line and in the time line', () => {
+    const results = identicalRun();
+    const { full } = renderReport({ kind: 'pr', results, baseline, config, ...judged(results) });
+    const row = full
+      .slice(full.indexOf('### All results'))
+      .split('\n')
+      .find((l) => l.startsWith('| triton\\_fa2 |') && l.includes('| 4096 | 128 | false |'));
+    expect(row).toMatch(
+      /^\| triton\\_fa2 \| \| ⚪ SAME \| .* \| n\/a \| .*\| ✅ PASS \| .* \| identical build and sources \|$/,
+    );
+    expect(full).toContain(
+      ' 5 SAME by identity: identical build and sources in base and head, verified but not timed.',
+    );
+    expect(stagesLine(results)).toBe(
+      'Time of each stage (42 s in all): build 2 s · harness 40 s (timing 30 s). Identity skipped the timing of 5 variant-cases (identical build and sources in base and head: verified, not timed).',
+    );
+    expect(full).toContain('Identity skipped the timing of 5 variant-cases');
+    // a run with no identical case says nothing of it
+    expect(stagesLine({ ...results, cases: baseline.cases })).not.toContain('Identity');
+  });
+});
+
+describe('which runs skip identical variants', () => {
+  const options = (over: Partial<FullRunOptions>): FullRunOptions =>
+    ({ config, mode: 'pr', saveBaseline: false, ...over }) as FullRunOptions;
+  const off: Config = { ...config, run: { skipIdentical: false } };
+
+  it('a pull request does, as run.skip_identical says (default true)', () => {
+    expect(config.run.skipIdentical).toBe(true);
+    expect(skipsIdentical(options({}))).toBe(true);
+    expect(skipsIdentical(options({ config: off }))).toBe(false);
+  });
+
+  it('a push and a nightly never do: they are history and time everything', () => {
+    expect(skipsIdentical(options({ mode: 'push', saveBaseline: true }))).toBe(false);
+    expect(skipsIdentical(options({ mode: 'push' }))).toBe(false);
+    expect(skipsIdentical(options({ mode: 'schedule', pairedWithLastGood: true }))).toBe(false);
+  });
+
+  it("the CLI's --kind pr asks for it, but never for a run it may store", () => {
+    expect(skipsIdentical(options({ mode: 'push', skipIdentical: true }))).toBe(true);
+    expect(skipsIdentical(options({ mode: 'push', skipIdentical: true, saveBaseline: true }))).toBe(
+      false,
+    );
+    expect(skipsIdentical(options({ mode: 'pr', skipIdentical: false }))).toBe(false);
+  });
+});
+
+describe('run.skip_identical in kernelgate.yml', () => {
+  const load = (yml: string) => {
+    const dir = mkdtempSync(join(tmpdir(), 'kg-skip-identical-'));
+    writeFileSync(join(dir, 'kernelgate.yml'), yml);
+    return () => loadConfig(dir);
+  };
+
+  it('reads the switch', () => {
+    expect(load('run: { skip_identical: false }\n')().run.skipIdentical).toBe(false);
+    expect(load('report: { title: x }\n')().run.skipIdentical).toBe(true);
+  });
+
+  it('names the file, the field and the value of a bad one', () => {
+    expect(load('run: { skip_identical: "no" }\n')).toThrow(
+      'kernelgate.yml: run.skip_identical must be boolean (got "no")',
+    );
+    expect(load('run: { skip: true }\n')).toThrow(
+      'kernelgate.yml: run.skip is not a known field (known: skip_identical)',
+    );
+  });
+});

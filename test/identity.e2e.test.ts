@@ -1,0 +1,105 @@
+// Identity before timing (issue 27) end to end: `kernelgate run --kind pr --base main --base-sha`
+// on a user repository (a git checkout of test/fixtures/user-repo), the base checked out as a
+// worktree, the real harness on the CPU under TRITON_INTERPRET=1. A pull request that touches no
+// kernel: the candidate is verified but not timed (SAME by identity), the reference is timed in
+// pairs as the run's A/A control; one that touches the kernel's module times both.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { runCli, type CliIo } from '../src/cli/index.js';
+import type { KernelgateResults } from '../src/results/index.js';
+import { userRepoCheckout } from './support/user-repo.js';
+import { describeWithVenv } from './support/venv.js';
+
+function capture(cwd: string) {
+  const out = { stdout: '', stderr: '' };
+  const io: CliIo = {
+    stdout: (t) => void (out.stdout += t),
+    stderr: (t) => void (out.stderr += t),
+    cwd,
+  };
+  return { out, io };
+}
+
+describeWithVenv('identity before timing through kernelgate run', () => {
+  it(
+    'a pull request that changes no kernel times only the references; one that changes the kernel times it',
+    { timeout: 600_000 },
+    async () => {
+      process.env.TRITON_INTERPRET = '1';
+      const ws = userRepoCheckout();
+      const base = ws.git('rev-parse', 'HEAD');
+      writeFileSync(join(ws.workspace, 'README.md'), 'a pull request that edits the README\n');
+      ws.git('commit', '-qam', 'docs');
+
+      const run = async (dir: string) => {
+        const { out, io } = capture(ws.workspace);
+        const status = await runCli(
+          [
+            'run',
+            '--kind',
+            'pr',
+            '--base',
+            'main',
+            '--base-sha',
+            base,
+            '--out-dir',
+            dir,
+            '--out',
+            `${dir}.md`,
+          ],
+          io,
+        );
+        const results = JSON.parse(
+          readFileSync(join(ws.workspace, dir, 'results.json'), 'utf8'),
+        ) as KernelgateResults;
+        return {
+          status,
+          out,
+          results,
+          report: readFileSync(join(ws.workspace, `${dir}.md`), 'utf8'),
+        };
+      };
+
+      const docs = await run('docs');
+      expect(docs.status, docs.out.stderr).toBe(0);
+      expect(docs.out.stderr).toContain(
+        'kernelgate: identity: 1 of 2 variant(s) identical in base and head, verified but not timed: scale/triton_axpb',
+      );
+      const triton = docs.results.cases.filter((c) => c.variant === 'triton_axpb');
+      expect(triton).toHaveLength(2);
+      for (const c of triton) {
+        expect(c.status).toBe('ok');
+        expect(c.correctness?.status).toBe('PASS');
+        expect(c.identical).toEqual({ reason: 'identical build and sources' });
+        expect(c.timing).toBeUndefined();
+      }
+      for (const c of docs.results.cases.filter((x) => x.variant === 'torch_axpb')) {
+        expect(c.identical).toBeUndefined();
+        expect(c.paired?.base_status).toBe('ok');
+        expect(c.paired?.n_pairs).toBeGreaterThan(0);
+      }
+      expect(docs.report).toContain(
+        ' 2 SAME by identity: identical build and sources in base and head, verified but not timed.',
+      );
+      expect(docs.report).toContain('Identity skipped the timing of 2 variant-cases');
+      expect(docs.report).toMatch(
+        /\| triton\\_axpb \| \| ⚪ SAME \| .* \| identical build and sources \|/,
+      );
+
+      // The kernel's module changed (a comment): nothing is identical, everything is paired.
+      const bench = join(ws.workspace, 'kernels', 'scale', 'bench.py');
+      writeFileSync(bench, readFileSync(bench, 'utf8') + '# a comment\n');
+      ws.git('commit', '-qam', 'kernel');
+      const kernel = await run('kernel');
+      expect(kernel.status, kernel.out.stderr).toBe(0);
+      expect(kernel.out.stderr).toContain(
+        'kernelgate: identity: scale/triton_axpb is timed: sources differ: kernels/scale/bench.py',
+      );
+      expect(kernel.results.cases.filter((c) => c.identical !== undefined)).toEqual([]);
+      expect(
+        kernel.results.cases.every((c) => c.paired?.base_status === 'ok' && c.timing !== undefined),
+      ).toBe(true);
+    },
+  );
+});

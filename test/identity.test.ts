@@ -1,0 +1,395 @@
+// Identity before timing (issue 27): each variant's key in the head and in the base revision,
+// computed from two real checkouts of a small git repository (the base as the git worktree a pull
+// request's run makes, src/measure/base-revision.ts). Only what a change reaches differs.
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config/index.js';
+import { actionsExec, scriptedExec } from '../src/lib/index.js';
+import {
+  baseHarnessRoot,
+  compareIdentities,
+  identicalArgs,
+  importClosure,
+  materialiseBase,
+  measure,
+  variantIdentities,
+  type LineExec,
+  type IdentitySide,
+} from '../src/measure/index.js';
+import type { BuildRecord, Environment } from '../src/results/index.js';
+
+const ENV: Environment = {
+  gpu: { name: 'NVIDIA H100 80GB HBM3', sku: 'H100-SXM' },
+  driver_version: '580.159.04',
+  libraries: { torch: '2.11.0+cu130', triton: '3.6.0' },
+};
+
+const manifest = (name: string, variants: string) =>
+  [
+    `name: ${name}`,
+    `module: kernels.${name}.bench`,
+    'cases: [{dtype: fp16, n: [64, 128]}]',
+    'tolerance: {fp16: {rel_l2: 0.002}}',
+    `variants: ${variants}`,
+    '',
+  ].join('\n');
+
+/** attention and bsr import kernels/common/shared.py; scale imports kernels/common/other.py. */
+const FILES: Record<string, string> = {
+  'kernels/__init__.py': '',
+  'kernels/common/__init__.py': '',
+  'kernels/common/shared.py': 'import math\nTILE = 64\n',
+  'kernels/common/other.py': 'import torch\nfrom . import shared_helpers\n',
+  'kernels/common/shared_helpers.py': 'X = 1\n',
+  'kernels/attention/kernel.yml': manifest(
+    'attention',
+    '[{name: fa2, role: candidate}, {name: fa3, role: candidate}, {name: sdpa, role: reference}]',
+  ),
+  'kernels/attention/bench.py':
+    'import torch\nfrom kernels.common import shared\nfrom kernels.attention import fa2_impl\n',
+  'kernels/attention/fa2_impl.py': 'def run():\n    return 1\n',
+  'kernels/bsr/kernel.yml': manifest('bsr', '[{name: bsr_triton, role: candidate}]'),
+  'kernels/bsr/bench.py': 'from kernels.common.shared import TILE\n',
+  'kernels/scale/kernel.yml': manifest('scale', '[{name: axpb, role: candidate}]'),
+  'kernels/scale/bench.py': 'import kernels.common.other as other\n',
+  'python/kernelgate_harness/__init__.py': 'HARNESS_VERSION = "1"\n',
+  'python/kernelgate_launch.py': '',
+  'README.md': 'a repository\n',
+};
+
+function git(dir: string, ...args: string[]) {
+  return execFileSync('git', ['-C', dir, '-c', 'user.name=t', '-c', 'user.email=t@t', ...args], {
+    encoding: 'utf8',
+  }).trim();
+}
+
+function write(root: string, files: Record<string, string>) {
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), text);
+  }
+}
+
+/** The base commit, then `change` applied and committed as the head; the base as a worktree. */
+async function checkouts(change: Record<string, string> = {}) {
+  const ws = mkdtempSync(join(tmpdir(), 'kg-identity-'));
+  write(ws, FILES);
+  writeFileSync(join(ws, '.gitignore'), '.kernelgate/\n');
+  git(ws, 'init', '-q', '-b', 'main');
+  git(ws, 'add', '-A');
+  git(ws, 'commit', '-qm', 'base');
+  const sha = git(ws, 'rev-parse', 'HEAD');
+  write(ws, change);
+  git(ws, 'add', '-A');
+  git(ws, 'commit', '-qm', 'head', '--allow-empty');
+  const got = await materialiseBase(ws, sha, actionsExec());
+  if (!got.ok) throw new Error(got.reason);
+  return { ws, baseRoot: got.base.root };
+}
+
+function sides(
+  at: { ws: string; baseRoot: string },
+  builds: { head?: BuildRecord[]; base?: BuildRecord[] } = {},
+): { head: IdentitySide; base: IdentitySide } {
+  return {
+    head: { root: at.ws, config: loadConfig(at.ws), builds: builds.head ?? [], harnessRoot: at.ws },
+    base: {
+      root: at.baseRoot,
+      config: loadConfig(at.baseRoot),
+      builds: builds.base ?? [],
+      harnessRoot: baseHarnessRoot(at.ws, at.ws, at.baseRoot),
+    },
+  };
+}
+
+/** kernel/variant → why (IDENTICAL_REASON when identical). */
+function verdicts(s: { head: IdentitySide; base: IdentitySide }): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const v of compareIdentities(
+    variantIdentities(s.head, ENV),
+    variantIdentities(s.base, ENV),
+  )) {
+    out[`${v.kernel}/${v.variant}`] = v.identical ? 'identical' : v.why;
+  }
+  return out;
+}
+
+const REFERENCE = 'a reference variant: timed as the A/A control';
+
+describe('identity of base and head', () => {
+  it('a change outside the kernels leaves every candidate identical; references are always timed', async () => {
+    const at = await checkouts({ 'README.md': 'edited\n' });
+    expect(verdicts(sides(at))).toEqual({
+      'attention/fa2': 'identical',
+      'attention/fa3': 'identical',
+      'attention/sdpa': REFERENCE,
+      'bsr/bsr_triton': 'identical',
+      'scale/axpb': 'identical',
+    });
+  });
+
+  it("changing one kernel's file makes only that kernel's variants differ", async () => {
+    const at = await checkouts({ 'kernels/attention/fa2_impl.py': 'def run():\n    return 2\n' });
+    expect(verdicts(sides(at))).toEqual({
+      'attention/fa2': 'sources differ: kernels/attention/fa2_impl.py',
+      'attention/fa3': 'sources differ: kernels/attention/fa2_impl.py',
+      'attention/sdpa': REFERENCE,
+      'bsr/bsr_triton': 'identical',
+      'scale/axpb': 'identical',
+    });
+  });
+
+  it('changing a shared file makes every kernel that imports it differ, and only those', async () => {
+    const at = await checkouts({ 'kernels/common/shared.py': 'import math\nTILE = 128\n' });
+    const v = verdicts(sides(at));
+    expect(v['attention/fa2']).toBe('sources differ: kernels/common/shared.py');
+    expect(v['bsr/bsr_triton']).toBe('sources differ: kernels/common/shared.py');
+    expect(v['scale/axpb']).toBe('identical');
+    // a relative import of a package's module is followed too
+    const helpers = await checkouts({ 'kernels/common/shared_helpers.py': 'X = 2\n' });
+    const w = verdicts(sides(helpers));
+    expect(w['scale/axpb']).toBe('sources differ: kernels/common/shared_helpers.py');
+    expect(w['bsr/bsr_triton']).toBe('identical');
+  });
+
+  it("changing one variant's manifest entry makes only that variant differ; the cases make all differ", async () => {
+    const one = await checkouts({
+      'kernels/attention/kernel.yml': manifest(
+        'attention',
+        '[{name: fa2, role: candidate, only: {n: 64}}, {name: fa3, role: candidate}, {name: sdpa, role: reference}]',
+      ),
+    });
+    const v = verdicts(sides(one));
+    expect(v['attention/fa2']).toBe('its manifest entry differs');
+    expect(v['attention/fa3']).toBe('identical');
+    const cases = await checkouts({
+      'kernels/attention/kernel.yml': manifest(
+        'attention',
+        '[{name: fa2, role: candidate}, {name: fa3, role: candidate}, {name: sdpa, role: reference}]',
+      ).replace('n: [64, 128]', 'n: [64, 256]'),
+    });
+    const w = verdicts(sides(cases));
+    expect(w['attention/fa2']).toBe('its manifest entry differs');
+    expect(w['attention/fa3']).toBe('its manifest entry differs');
+    expect(w['bsr/bsr_triton']).toBe('identical');
+  });
+
+  it('a change of the harness makes every variant differ', async () => {
+    const at = await checkouts({
+      'python/kernelgate_harness/__init__.py': 'HARNESS_VERSION = "2"\n',
+    });
+    const v = verdicts(sides(at));
+    expect(v['bsr/bsr_triton']).toBe('the harness differs');
+    expect(v['scale/axpb']).toBe('the harness differs');
+    // a harness outside the repository measured (the action's own) measures both arms alike
+    const outside = mkdtempSync(join(tmpdir(), 'kg-action-'));
+    expect(baseHarnessRoot(at.ws, outside, at.baseRoot)).toBe(outside);
+  });
+
+  it('an import that cannot be resolved with certainty makes the kernel differ, changed or not', async () => {
+    const at = await checkouts({
+      'kernels/bsr/bench.py':
+        'import importlib\nfrom kernels.common.shared import TILE\nimpl = importlib.import_module("kernels.bsr.impl")\n',
+    });
+    expect(verdicts(sides(at))['bsr/bsr_triton']).toBe(
+      'an import cannot be resolved with certainty (kernels/bsr/bench.py:1: importlib)',
+    );
+    // the same code in both revisions is still not known to be the same
+    const both = mkdtempSync(join(tmpdir(), 'kg-identity-same-'));
+    write(both, { ...FILES, 'kernels/bsr/bench.py': 'import kernels.common.missing\n' });
+    const side = { root: both, config: loadConfig(both), builds: [], harnessRoot: both };
+    expect(verdicts({ head: side, base: side })['bsr/bsr_triton']).toBe(
+      'an import cannot be resolved with certainty (kernels/bsr/bench.py:1: kernels.common.missing: no such module in the repository)',
+    );
+  });
+
+  it("a CUDA variant is identical only when its library's bytes are", async () => {
+    const at = await checkouts({
+      'kernels/bsr/kernel.yml': manifest(
+        'bsr',
+        '[{name: bsr_triton, role: candidate}, {name: bsr_cuda, role: candidate, build: {sources: [bsr.cu]}}]',
+      ),
+    });
+    // a variant the base's manifest lacks
+    expect(verdicts(sides(at))['bsr/bsr_cuda']).toBe('not in the base revision');
+    const cuda = (sha: string | undefined, status: BuildRecord['status'] = 'ok'): BuildRecord => ({
+      kernel: 'bsr',
+      variant: 'bsr_cuda',
+      status,
+      ...(sha !== undefined ? { library_sha256: sha } : {}),
+    });
+    const same = mkdtempSync(join(tmpdir(), 'kg-identity-cuda-'));
+    write(same, {
+      ...FILES,
+      'kernels/bsr/kernel.yml': manifest(
+        'bsr',
+        '[{name: bsr_triton, role: candidate}, {name: bsr_cuda, role: candidate, build: {sources: [bsr.cu]}}]',
+      ),
+    });
+    const side = (builds: BuildRecord[]): IdentitySide => ({
+      root: same,
+      config: loadConfig(same),
+      builds,
+      harnessRoot: same,
+    });
+    const of = (head: BuildRecord[], base: BuildRecord[]) =>
+      verdicts({ head: side(head), base: side(base) })['bsr/bsr_cuda'];
+    expect(of([cuda('a'.repeat(64))], [cuda('a'.repeat(64))])).toBe('identical');
+    expect(of([cuda('a'.repeat(64))], [cuda('b'.repeat(64))])).toBe('its build output differs');
+    expect(of([cuda('a'.repeat(64))], [cuda(undefined, 'failed')])).toBe(
+      'its build cannot be compared (build failed)',
+    );
+    expect(of([cuda(undefined)], [cuda(undefined)])).toBe(
+      'its build cannot be compared (no library hash)',
+    );
+    expect(of([], [])).toBe('its build cannot be compared (no build record)');
+  });
+
+  it('hands the harness the identical variants and writes every verdict to identity.json', async () => {
+    const at = await checkouts({ 'kernels/scale/bench.py': 'import kernels.common.other as o\n' });
+    const out = mkdtempSync(join(tmpdir(), 'kg-identity-out-'));
+    const lines: string[] = [];
+    const s = sides(at);
+    expect(identicalArgs(s.head, s.base, ENV, out, (l) => lines.push(l))).toEqual([
+      '--identical',
+      'attention.fa2,attention.fa3,bsr.bsr_triton',
+    ]);
+    expect(lines).toEqual([
+      'kernelgate: identity: 3 of 5 variant(s) identical in base and head, verified but not timed: attention/fa2, attention/fa3, bsr/bsr_triton',
+      `kernelgate: identity: attention/sdpa is timed: ${REFERENCE}`,
+      'kernelgate: identity: scale/axpb is timed: sources differ: kernels/scale/bench.py',
+    ]);
+    const written = JSON.parse(readFileSync(join(out, 'identity.json'), 'utf8')) as unknown[];
+    expect(written).toHaveLength(5);
+    expect(written[4]).toEqual({
+      kernel: 'scale',
+      variant: 'axpb',
+      identical: false,
+      why: 'sources differ: kernels/scale/bench.py',
+    });
+  });
+});
+
+describe('the import closure of a kernel module', () => {
+  it("follows the repository's own imports, leaves libraries out and sees imports in strings", () => {
+    const root = mkdtempSync(join(tmpdir(), 'kg-imports-'));
+    write(root, {
+      ...FILES,
+      'kernels/attention/bench.py': [
+        'import os, torch',
+        'from kernels.common import (shared,',
+        '    other)',
+        'def f():',
+        '    from kernels.attention import fa2_impl as impl',
+        'CHILD = """',
+        'from kernels.bsr import bench',
+        '"""',
+        'x = {"a": 1}; import triton.language as tl',
+        '',
+      ].join('\n'),
+    });
+    expect(importClosure(root, 'kernels.attention.bench')).toEqual({
+      files: [
+        'kernels/__init__.py',
+        'kernels/attention/bench.py',
+        'kernels/attention/fa2_impl.py',
+        'kernels/bsr/bench.py',
+        'kernels/common/__init__.py',
+        'kernels/common/other.py',
+        'kernels/common/shared.py',
+        'kernels/common/shared_helpers.py',
+      ],
+      unresolved: [],
+    });
+  });
+
+  it('names what it cannot resolve: run-time imports, sys.path edits, missing modules, relative imports above the root', () => {
+    const root = mkdtempSync(join(tmpdir(), 'kg-imports-bad-'));
+    write(root, {
+      ...FILES,
+      'kernels/attention/bench.py': [
+        'import sys',
+        'sys.path.insert(0, "/somewhere")',
+        'mod = __import__("kernels.attention.fa2_impl")',
+        'from kernels.attention import fa2_impl',
+        'import kernels.attention.nothing',
+        'from .... import far',
+        'PATHS = [p for p in sys.path if p]',
+        '',
+      ].join('\n'),
+    });
+    expect(importClosure(root, 'kernels.attention.bench').unresolved).toEqual([
+      'kernels/attention/bench.py:2: sys.path changed',
+      'kernels/attention/bench.py:3: __import__',
+      'kernels/attention/bench.py:5: kernels.attention.nothing: no such module in the repository',
+      'kernels/attention/bench.py:6: ....: above the repository',
+    ]);
+  });
+});
+
+describe('measure: identity only where the run asks for it', () => {
+  async function harnessArgs(skipIdentical: boolean | undefined) {
+    const at = await checkouts({ 'kernels/scale/bench.py': 'import kernels.common.other as o\n' });
+    let args: string[] = [];
+    const fake: LineExec = async (_cmd, a) => {
+      args = a;
+      copyFileSync('test/fixtures/results/aa-current.json', a[a.indexOf('--out') + 1]!);
+      return 0;
+    };
+    const lines: string[] = [];
+    const log = {
+      info: (l: string) => lines.push(l),
+      startGroup: () => undefined,
+      endGroup: () => undefined,
+      warning: (m: string) => lines.push(m),
+    };
+    await measure(
+      {
+        config: loadConfig(at.ws),
+        workspace: at.ws,
+        harnessRoot: at.ws,
+        outDir: join(at.ws, 'out'),
+        base: { root: at.baseRoot, sha: 'b'.repeat(40) },
+        ...(skipIdentical !== undefined ? { skipIdentical } : {}),
+      },
+      { exec: scriptedExec([]), lineExec: fake, log },
+    );
+    return { args, lines };
+  }
+
+  it("a pull request's paired run hands the harness the identical variants", async () => {
+    const { args, lines } = await harnessArgs(true);
+    expect(args.slice(args.indexOf('--identical'), args.indexOf('--identical') + 2)).toEqual([
+      '--identical',
+      'attention.fa2,attention.fa3,bsr.bsr_triton',
+    ]);
+    expect(args).toContain('--base-root');
+    expect(lines).toContain(
+      'kernelgate: identity: scale/axpb is timed: sources differ: kernels/scale/bench.py',
+    );
+  });
+
+  it('a planted fault makes every variant timed: the code is the same, the head arm is not', async () => {
+    process.env['KERNELGATE_FAULT'] = 'bsr.bsr_triton:slow:1';
+    try {
+      const { args, lines } = await harnessArgs(true);
+      expect(args).not.toContain('--identical');
+      expect(lines).toContain(
+        'kernelgate: identity: a fault is planted in the head (KERNELGATE_FAULT or --fault): every variant is timed',
+      );
+    } finally {
+      delete process.env['KERNELGATE_FAULT'];
+    }
+  });
+
+  it('a paired run that does not ask (a push, the nightly) times every variant', async () => {
+    for (const skip of [false, undefined]) {
+      const { args } = await harnessArgs(skip);
+      expect(args).toContain('--base-root');
+      expect(args).not.toContain('--identical');
+    }
+  });
+});
