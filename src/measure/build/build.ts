@@ -17,7 +17,11 @@ import {
 } from './types.js';
 import { buildVariant } from './variant.js';
 
-/** nvcc and cuobjdump, with a diagnostic for each that is missing. */
+/**
+ * nvcc (its `--version` is the toolkit's identity in every cache key) and a lookup of cuobjdump
+ * that runs on the first variant that needs it: a build whose variants are all cached runs no
+ * inspection tool. Each missing tool is a diagnostic.
+ */
 async function findTools(deps: BuildDeps, diagnostics: Diagnostic[], log: (line: string) => void) {
   const env = deps.env ?? process.env;
   const nvcc: Tool | undefined = await findNvcc(deps.exec, env);
@@ -31,20 +35,24 @@ async function findTools(deps: BuildDeps, diagnostics: Diagnostic[], log: (line:
       source: 'build',
     });
   }
-  const cuobjdump = await findCuobjdump(deps.exec, env, deps.python ?? 'python3');
-  if (!cuobjdump) {
-    diagnostics.push({
-      level: 'warning',
-      code: 'build.cuobjdump_not_found',
-      message:
-        'cuobjdump not found on PATH, in $CUDA_HOME/bin or in the Triton wheel of the configured python: embedded architectures and the SASS census are not recorded, and the archs/sass/sass_absent expectations are not checked.',
-      fix: 'Install the CUDA toolkit, set CUDA_HOME, or install triton into the python kernelgate uses (its wheel carries cuobjdump).',
-      source: 'build',
-    });
-  } else {
-    log(`build: cuobjdump ${cuobjdump.path}`);
-  }
-  return { nvcc, cuobjdump };
+  let cuobjdump: Promise<Tool | undefined> | undefined;
+  const lookup = async () => {
+    const tool = await findCuobjdump(deps.exec, env, deps.python ?? 'python3');
+    if (!tool) {
+      diagnostics.push({
+        level: 'warning',
+        code: 'build.cuobjdump_not_found',
+        message:
+          'cuobjdump not found on PATH, in $CUDA_HOME/bin or in the Triton wheel of the configured python: embedded architectures and the SASS census are not recorded, and the archs/sass/sass_absent expectations are not checked.',
+        fix: 'Install the CUDA toolkit, set CUDA_HOME, or install triton into the python kernelgate uses (its wheel carries cuobjdump).',
+        source: 'build',
+      });
+    } else {
+      log(`build: cuobjdump ${tool.path}`);
+    }
+    return tool;
+  };
+  return { nvcc, cuobjdump: () => (cuobjdump ??= lookup()) };
 }
 
 /** A variant whose build threw something unforeseen: failed, the others go on. */
@@ -94,14 +102,13 @@ export async function buildKernels(
       .filter((v) => v.build !== undefined)
       .map((v) => ({ target: t, name: v.name, build: v.build as VariantBuild })),
   );
-  const tools = jobs.length > 0 ? await findTools(deps, diagnostics, log) : {};
+  const tools = jobs.length > 0 ? await findTools(deps, diagnostics, log) : undefined;
   for (const job of jobs) {
     const context = {
       exec: deps.exec,
       cacheDir,
-      nvcc: undefined,
-      cuobjdump: undefined,
-      ...tools,
+      nvcc: tools?.nvcc,
+      cuobjdump: tools?.cuobjdump ?? (async () => undefined),
       log,
       now,
       diagnostics,

@@ -9,14 +9,46 @@ export interface Tool {
   version: string;
 }
 
+/**
+ * What was found, per Exec and lookup (one Exec is one run's): the doctor, the head's build and the
+ * base revision's build of a paired run ask `nvcc --version` once between them, and the Triton
+ * wheel's python once. A WeakMap: an Exec that is gone takes its answers with it.
+ */
+const probed = new WeakMap<Exec, Map<string, Promise<Tool | undefined>>>();
+
+function once(
+  exec: Exec,
+  key: string,
+  find: () => Promise<Tool | undefined>,
+): Promise<Tool | undefined> {
+  let answers = probed.get(exec);
+  if (!answers) {
+    answers = new Map();
+    probed.set(exec, answers);
+  }
+  let found = answers.get(key);
+  if (!found) {
+    found = find();
+    answers.set(key, found);
+  }
+  return found;
+}
+
 async function probeTool(exec: Exec, candidate: string): Promise<Tool | undefined> {
   const out = await exec.run(candidate, ['--version']).catch(() => undefined);
   if (!out || out.exitCode === NOT_FOUND_EXIT_CODE || out.exitCode !== 0) return undefined;
   return { path: candidate, version: `${out.stdout}${out.stderr}`.trim() };
 }
 
-/** nvcc: PATH, then $CUDA_HOME/bin/nvcc, then /usr/local/cuda/bin/nvcc. */
-export async function findNvcc(
+/** nvcc: PATH, then $CUDA_HOME/bin/nvcc, then /usr/local/cuda/bin/nvcc; probed once per Exec. */
+export function findNvcc(
+  exec: Exec,
+  env: Record<string, string | undefined>,
+): Promise<Tool | undefined> {
+  return once(exec, `nvcc\0${env.CUDA_HOME ?? ''}`, () => lookForNvcc(exec, env));
+}
+
+async function lookForNvcc(
   exec: Exec,
   env: Record<string, string | undefined>,
 ): Promise<Tool | undefined> {
@@ -30,8 +62,21 @@ export async function findNvcc(
   return undefined;
 }
 
-/** cuobjdump: PATH, then $CUDA_HOME/bin, then the copy inside the Triton wheel of `python`. */
-export async function findCuobjdump(
+/**
+ * cuobjdump: PATH, then $CUDA_HOME/bin, then the copy inside the Triton wheel of `python`; probed
+ * once per Exec.
+ */
+export function findCuobjdump(
+  exec: Exec,
+  env: Record<string, string | undefined>,
+  python: string,
+): Promise<Tool | undefined> {
+  return once(exec, `cuobjdump\0${env.CUDA_HOME ?? ''}\0${python}`, () =>
+    lookForCuobjdump(exec, env, python),
+  );
+}
+
+async function lookForCuobjdump(
   exec: Exec,
   env: Record<string, string | undefined>,
   python: string,

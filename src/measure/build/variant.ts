@@ -7,7 +7,14 @@ import path from 'node:path';
 import type { Exec } from '../../lib/index.js';
 import type { BuildRecord, Diagnostic } from '../../results/index.js';
 import { diagnoseOutput } from '../diagnose.js';
-import { exists, sourceClosure, type StoredBuild } from './cache.js';
+import {
+  exists,
+  missReason,
+  sourceClosure,
+  storedEntry,
+  type CacheInputs,
+  type StoredBuild,
+} from './cache.js';
 import { checkExpectations, compiledFromGenericPtx } from './expectations.js';
 import {
   parsePtxasInfo,
@@ -30,7 +37,8 @@ export interface VariantContext {
   exec: Exec;
   cacheDir: string;
   nvcc: Tool | undefined;
-  cuobjdump: Tool | undefined;
+  /** Looked for on the first variant that needs it (a compile, an entry without SASS), once. */
+  cuobjdump: () => Promise<Tool | undefined>;
   log: (line: string) => void;
   now: () => number;
   diagnostics: Diagnostic[];
@@ -113,30 +121,44 @@ async function prepare(job: Job): Promise<void> {
   }
 }
 
-/** The cache entry of this variant's inputs: the sources and local headers, flags, toolkit. */
+/**
+ * The cache entry of this variant's inputs: the sources and local headers, flags, toolkit. Only
+ * files are read here; no tool runs (the toolkit's identity is the run's one `nvcc --version`).
+ */
 async function cacheEntry(job: Job) {
   const { target, variant, build, kernelDir, flags, libs, ctx } = job;
   const files = await sourceClosure(job.sources, kernelDir, flags);
+  const inputs: CacheInputs = {
+    format: CACHE_FORMAT,
+    flags,
+    libs,
+    command: build.command ?? null,
+    toolkit: ctx.nvcc?.version ?? null,
+    files: {},
+  };
   const hasher = createHash('sha256');
   hasher.update(
     JSON.stringify({
-      format: CACHE_FORMAT,
+      format: inputs.format,
       kernel: target.kernel,
       variant,
       flags,
       libs,
-      command: build.command ?? null,
-      toolkit: ctx.nvcc?.version ?? null,
+      command: inputs.command,
+      toolkit: inputs.toolkit,
     }),
   );
   for (const file of files) {
+    const bytes = await readFile(file);
     hasher.update(`\0${path.relative(kernelDir, file)}\0`);
-    hasher.update(await readFile(file));
+    hasher.update(bytes);
+    inputs.files[path.relative(kernelDir, file)] = createHash('sha256').update(bytes).digest('hex');
   }
   const hash = hasher.digest('hex').slice(0, HASH_CHARS);
   const outDir = path.join(ctx.cacheDir, target.kernel, variant, hash);
   return {
     hash,
+    inputs,
     outDir,
     library: path.join(outDir, `lib${target.kernel}_${variant}.so`),
     recordFile: path.join(outDir, 'record.json'),
@@ -196,7 +218,8 @@ async function compile(job: Job, tmpDir: string, tmpLibrary: string): Promise<st
 
 /** The SASS listing of the library, when cuobjdump is there and can read it. */
 async function sassOf(job: Job, library: string, record: BuildRecord) {
-  const { cuobjdump, exec } = job.ctx;
+  const { exec } = job.ctx;
+  const cuobjdump = await job.ctx.cuobjdump();
   if (!cuobjdump) return undefined;
   const dump = await exec.run(cuobjdump.path, ['-sass', library]);
   if (dump.exitCode !== 0) {
@@ -240,17 +263,46 @@ async function inspect(
   return { record, flags: job.flags, sassFunctions, displayNames, performanceNotes };
 }
 
-/** The stored build of these inputs: from the cache, else compiled, inspected and stored. */
+/**
+ * A cached entry made without cuobjdump has no SASS listing, so the archs/sass checks a build
+ * makes today would be skipped on every hit: when cuobjdump is there now, the cached library is
+ * read once and the entry completed (no compile).
+ */
+async function completed(
+  job: Job,
+  entry: { recordFile: string; library: string },
+  stored: StoredBuild,
+): Promise<StoredBuild> {
+  if (stored.record.archs !== undefined) return stored;
+  const sassFunctions = await sassOf(job, entry.library, stored.record);
+  if (!sassFunctions) return stored;
+  const names = await demangle(
+    job.ctx.exec,
+    sassFunctions.map((f) => f.name),
+  );
+  const done = { ...stored, sassFunctions, displayNames: { ...stored.displayNames, ...names } };
+  job.ctx.log(`build ${job.label}: cached entry had no SASS listing; read it with cuobjdump`);
+  await writeFile(`${entry.recordFile}.tmp-${process.pid}`, `${JSON.stringify(done, null, 2)}\n`);
+  await rename(`${entry.recordFile}.tmp-${process.pid}`, entry.recordFile);
+  return done;
+}
+
+/**
+ * The stored build of these inputs: from the cache (decided from the inputs' hash alone: no tool
+ * runs on a hit), else compiled, inspected and stored, after a line that says why.
+ */
 async function builtOrCached(job: Job, started: number) {
   const entry = await cacheEntry(job);
-  if ((await exists(entry.recordFile)) && (await exists(entry.library))) {
-    const stored = JSON.parse(await readFile(entry.recordFile, 'utf8')) as StoredBuild;
-    return { stored, cached: true };
-  }
+  const hit = await storedEntry(entry);
+  if (hit) return { stored: await completed(job, entry, hit), cached: true };
+  await job.ctx.cuobjdump(); // its line before the first compile's
+  const reason = await missReason(path.dirname(entry.outDir), entry.hash, entry.inputs);
+  job.ctx.log(`build ${job.label}: not cached: ${reason}`);
   const tmpDir = `${entry.outDir}.tmp-${process.pid}`;
   const tmpLibrary = path.join(tmpDir, path.basename(entry.library));
   const logText = await compile(job, tmpDir, tmpLibrary);
   const stored = await inspect(job, entry, tmpLibrary, logText);
+  stored.inputs = entry.inputs;
   stored.record.duration_s = (job.ctx.now() - started) / 1000;
   await writeFile(path.join(tmpDir, 'build.log'), logText);
   await writeFile(path.join(tmpDir, 'record.json'), `${JSON.stringify(stored, null, 2)}\n`);
