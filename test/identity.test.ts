@@ -120,12 +120,12 @@ function verdicts(s: { head: IdentitySide; base: IdentitySide }): Record<string,
 const REFERENCE = 'a reference variant: timed as the A/A control';
 
 describe('identity of base and head', () => {
-  it('a change outside the kernels leaves every candidate identical; references are always timed', async () => {
+  it('a change outside the kernels leaves every variant identical: with no candidate timed, no reference is either', async () => {
     const at = await checkouts({ 'README.md': 'edited\n' });
     expect(verdicts(sides(at))).toEqual({
       'attention/fa2': 'identical',
       'attention/fa3': 'identical',
-      'attention/sdpa': REFERENCE,
+      'attention/sdpa': 'identical',
       'bsr/bsr_triton': 'identical',
       'scale/axpb': 'identical',
     });
@@ -253,13 +253,13 @@ describe('identity of base and head', () => {
     const out = mkdtempSync(join(tmpdir(), 'kg-identity-out-'));
     const lines: string[] = [];
     const s = sides(at);
+    // attention's candidates are identical, so its reference has nothing to control there
     expect(identicalArgs(s.head, s.base, ENV, out, (l) => lines.push(l))).toEqual([
       '--identical',
-      'attention.fa2,attention.fa3,bsr.bsr_triton',
+      'attention.fa2,attention.fa3,attention.sdpa,bsr.bsr_triton',
     ]);
     expect(lines).toEqual([
-      'kernelgate: identity: 3 of 5 variant(s) identical in base and head, verified but not timed: attention/fa2, attention/fa3, bsr/bsr_triton',
-      `kernelgate: identity: attention/sdpa is timed: ${REFERENCE}`,
+      'kernelgate: identity: 4 of 5 variant(s) identical in base and head, verified but not timed: attention/fa2, attention/fa3, attention/sdpa, bsr/bsr_triton',
       'kernelgate: identity: scale/axpb is timed: sources differ: kernels/scale/bench.py',
     ]);
     const written = JSON.parse(readFileSync(join(out, 'identity.json'), 'utf8')) as unknown[];
@@ -364,7 +364,7 @@ describe('measure: identity only where the run asks for it', () => {
     const { args, lines } = await harnessArgs(true);
     expect(args.slice(args.indexOf('--identical'), args.indexOf('--identical') + 2)).toEqual([
       '--identical',
-      'attention.fa2,attention.fa3,bsr.bsr_triton',
+      'attention.fa2,attention.fa3,attention.sdpa,bsr.bsr_triton',
     ]);
     expect(args).toContain('--base-root');
     expect(lines).toContain(

@@ -458,10 +458,13 @@ class Harness:
         return records
 
     def identical_variants(self, m, variants, base_variants):
-        """The variants of a paired case named by --identical that the base has for this case too;
-        never a reference variant: the references stay timed as the run's A/A control."""
+        """The variants of a paired case named by --identical that the base has for this case too.
+        A reference variant is the A/A control of the case's timed candidates: it stays timed while
+        one of them is timed, and is left untimed only when none is (nothing to control)."""
         roles = {v["name"]: v.get("role") for v in m.variants}
-        return [v for v in variants if (m.name, v) in self.identical and v in base_variants and roles.get(v) != "reference"]
+        named = [v for v in variants if (m.name, v) in self.identical and v in base_variants]
+        candidate_timed = any(roles.get(v) != "reference" and v not in named for v in variants)
+        return [v for v in named if roles.get(v) != "reference" or not candidate_timed]
 
     def run_case(self, handle, m, case, variants, timeout_s):
         """Records by variant. The variants run together in one worker; when it dies, hangs or
@@ -736,7 +739,7 @@ def parse_args(argv):
     g.add_argument("--identical", help=(
         "comma-separated kernel.variant names whose build, sources, manifest entry, harness and libraries are identical in base and head "
         "(the action computes this): their cases are verified on the head as always but not timed, and each record says so "
-        "(identical.reason); reference variants stay timed as the run's A/A control"
+        "(identical.reason); a reference variant stays timed as the A/A control while a candidate of its case is timed"
     ))
     g.add_argument("--paired-change-min-blocks", type=int, default=12, help=(
         "ABBA blocks before a variant may stop SLOWER or FASTER (default 12, twice --paired-min-pairs: a disturbance of a second or so "

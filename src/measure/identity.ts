@@ -3,9 +3,9 @@
 // sources (the kernel's folder and every repository file its Python module imports), its manifest
 // entry, the harness that measures it and the library versions. A variant whose key is the same in
 // both is identical: the harness verifies it as always and does not time it (--identical). The
-// reference variants are always timed: they are the run's A/A control. Conservative throughout:
-// whatever cannot be known for certain (an import resolved at run time, a build without its
-// library's hash) makes the variant differ, so it is timed.
+// reference variants are the A/A control of their kernel's timed candidates: timed whenever one
+// is. Conservative throughout: whatever cannot be known for certain (an import resolved at run
+// time, a build without its library's hash) makes the variant differ, so it is timed.
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';
@@ -195,19 +195,28 @@ function difference(head: VariantIdentity, base: VariantIdentity): string | unde
   return head.key === base.key ? undefined : 'its identity differs';
 }
 
-/** Each head variant: identical in the base revision or not, and why. References never are. */
+/**
+ * Each head variant: identical in the base revision or not, and why. A reference variant is the
+ * A/A control of its kernel's timed candidates: it is timed whenever one of them is, and skipped
+ * with them (when identical itself) only when none is: there is then nothing for it to control.
+ */
 export function compareIdentities(
   head: Map<string, VariantIdentity>,
   base: Map<string, VariantIdentity>,
 ): IdentityVerdict[] {
-  return [...head.values()].map((h) => {
+  const whyOf = (h: VariantIdentity) => {
     const b = base.get(`${h.kernel}/${h.variant}`);
+    return b === undefined ? 'not in the base revision' : difference(h, b);
+  };
+  const heads = [...head.values()];
+  const timedCandidate = new Set(
+    heads.filter((h) => h.role !== 'reference' && whyOf(h) !== undefined).map((h) => h.kernel),
+  );
+  return heads.map((h) => {
     const why =
-      h.role === 'reference'
+      h.role === 'reference' && timedCandidate.has(h.kernel)
         ? 'a reference variant: timed as the A/A control'
-        : b === undefined
-          ? 'not in the base revision'
-          : difference(h, b);
+        : whyOf(h);
     return {
       kernel: h.kernel,
       variant: h.variant,

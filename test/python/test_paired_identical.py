@@ -1,7 +1,7 @@
 """Identity before timing (issue 27): `--identical kernel.variant,...` names variants whose build and
 sources are the same in base and head. A paired run verifies them on the head as always, does not
 time them, and writes `identical.reason` into their records; reference variants stay timed (the run's
-A/A control) even when named. Two copies of the sleepy fixture repository as head and base, on the CPU."""
+A/A control) even when named, while a candidate of their case is timed. Two copies of the sleepy fixture repository as head and base, on the CPU."""
 
 import json
 import os
@@ -71,6 +71,19 @@ def test_a_reference_named_identical_stays_timed_against_the_base(identical_run)
     assert "identical" not in c
     assert c["timing"]["n_samples"] > 0
     assert c["paired"]["base_status"] == "ok" and c["paired"]["n_pairs"] > 0
+
+
+def test_a_reference_is_left_untimed_only_when_no_candidate_of_its_case_is_timed(tmp_path):
+    head, base = make_repo(tmp_path / "head"), make_repo(tmp_path / "base")
+    out = tmp_path / "results.json"
+    every = ",".join(f"sleepy.{v}" for v in ("steady", "changed", "planted", "broken_in_base"))
+    proc = harness(head, out, "--base-root", str(base), "--base-sha", "b" * 40, "--identical", every)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
+    doc = json.loads(out.read_text())
+    for v in ("steady", "changed", "planted", "broken_in_base"):
+        c = case(doc, v)
+        assert c["identical"] == {"reason": "identical build and sources"} and "timing" not in c, v
+        assert c["correctness"]["status"] == "PASS", v
 
 
 def test_a_variant_not_named_is_timed_against_the_base(identical_run):
