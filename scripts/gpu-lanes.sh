@@ -52,6 +52,6 @@ node -e '
   for (const [k, n] of Object.entries(by)) console.log(`${k}: ${n} case records`);
   console.log(`stage seconds: ${JSON.stringify(doc.run.stage_seconds)}`);
 ' "$out/lanes/results.json" >"$out/lanes-devices.txt" 2>&1
-grep -h "cases over 2 GPUs" "$out/two_gpu_lanes.log" >>"$out/lanes-devices.txt"
+grep -hE "cases over 2 GPUs|\] lanes: gpu" "$out/two_gpu_lanes.log" >>"$out/lanes-devices.txt"
 cat "$out/times.txt" "$out/exits.txt" "$out/one-warm-alone.txt" "$out/lanes-alone.txt" \
   "$out/lanes-devices.txt"

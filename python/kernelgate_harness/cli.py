@@ -370,8 +370,9 @@ class Harness:
 
     def lane_failed(self, m, case, mi, ci, lane, message):
         lanes.set_case((mi, ci))
+        device = lane.device if lane is not None else None  # None: no lane took the case
         for v in self.variants_of(m, case, self._list(self.args.variants)):
-            self.add_case(m, case, v["name"], {"status": "error", "error": {"kind": "harness", "message": message}}, device=lane.device)
+            self.add_case(m, case, v["name"], {"status": "error", "error": {"kind": "harness", "message": message}}, device=device)
 
     def cases_of(self, m):
         cases = m.ci_cases if self.args.ci else m.cases
@@ -384,42 +385,50 @@ class Harness:
         want = dict(kv.partition("=")[::2] for kv in self.args.case_params.split(","))
         return [c for c in cases if all(k in c.params and format_value(c.params[k]) == v for k, v in want.items())]
 
-    def run_kernel(self, m, variant_filter, handle, cases=None, lane=None, mi=0, on_done=None):
-        """A kernel's cases in one worker (and the base revision's beside it): all of them, or a
-        lane's [(index, case)] on its GPU (lanes.py)."""
-        cases = list(enumerate(self.cases_of(m))) if cases is None else cases
-        device = lane.device if lane is not None else self.first_device
+    def run_kernel(self, m, variant_filter, handle, mi=0):
+        """A kernel's cases in one worker (and the base revision's beside it), in the harness's
+        order: one GPU without lanes (several GPUs: lanes.py takes them case by case, run_unit)."""
+        cases = list(enumerate(self.cases_of(m)))
         names = [v["name"] for v in m.variants if not variant_filter or v["name"] in variant_filter]
         say(f"== {m.name} ({len(names)} variants, {len(cases)} cases) ==")
         if not cases:
             say(f"{m.name}: no {'ci_cases' if self.args.ci else 'cases'} in {m.path}")
-        timeout = self.args.timeout_per_case or m.timeout_s
-        bm = (self.base_manifests or {}).get(m.name)
-        base = self.worker_handle(bm, lane, base=True) if bm else None
-        if self.base_manifests is not None and bm is None:
-            say(f"{m.name}: the base revision has no such kernel: its cases are timed on the head alone")
+        base = self.base_worker(m, None)
         try:
             first = True
             for ci, case in cases:
                 lanes.set_case((mi, ci))
-                variants = [v for v in m.variants if v["name"] in names and matches(case.params, v.get("only"))]
-                if not variants:
-                    continue
-                vnames = [v["name"] for v in variants]
-                if base is not None:
-                    records = self.run_paired_case(handle, base, m, bm, case, vnames, timeout, first)
-                else:
-                    records = self.run_case(handle, m, case, vnames, timeout)
-                first = False
-                for v in variants:
-                    self.add_case(m, case, v["name"], records[v["name"]], device=device)
-                if on_done:
-                    on_done((mi, ci))
-                self.write()
+                if self.run_unit(m, variant_filter, case, handle, base, self.first_device, first):
+                    first = False
+                    self.write()
         finally:
             handle.stop()
             if base is not None:
                 base.stop()
+
+    def base_worker(self, m, lane):
+        """The base revision's worker for kernel m on the lane's GPU (a paired run), else None."""
+        bm = (self.base_manifests or {}).get(m.name)
+        if self.base_manifests is not None and bm is None:
+            say(f"{m.name}: the base revision has no such kernel: its cases are timed on the head alone")
+        return self.worker_handle(bm, lane, base=True) if bm else None
+
+    def run_unit(self, m, variant_filter, case, handle, base, device, first):
+        """One case of kernel m with all its variants in these workers, which go on running; its
+        records added to the document, naming the device. False when no variant runs on it.
+        first: the kernel's first case on this GPU, which gets --first-warmup-s (paired; an
+        unpaired worker warms up longer on its own first case, timing.py)."""
+        variants = [v["name"] for v in self.variants_of(m, case, variant_filter)]
+        if not variants:
+            return False
+        timeout = self.args.timeout_per_case or m.timeout_s
+        if base is not None:
+            records = self.run_paired_case(handle, base, m, self.base_manifests[m.name], case, variants, timeout, first)
+        else:
+            records = self.run_case(handle, m, case, variants, timeout)
+        for v in variants:
+            self.add_case(m, case, v, records[v], device=device)
+        return True
 
     def run_paired_case(self, head, base, m, bm, case, variants, timeout_s, first):
         """One case head against base (paired.py). A crash, hang or error of either arm costs both
@@ -693,8 +702,8 @@ def parse_args(argv):
         "(default), a count N (the first N), or positions in the visible list such as 0,1; the CPU is one lane (python/kernelgate_harness/lanes.py)"
     ))
     p.add_argument("--balance", help=(
-        "an earlier results document (the stored baseline): with several GPUs, cases are spread by their seconds in it, the ones it did not time by "
-        "the size estimate"
+        "an earlier results document (the stored baseline): with several GPUs, the lanes take the cases from one queue, longest first by their "
+        "seconds in it, the ones it did not time by the estimate (variants × the time cap + 0.44 s)"
     ))
     p.add_argument("--cases", help="a file of kernel/case ids, one a line: run only those cases (a shard's list, written by kernelgate run --shard i/n)")
     p.add_argument("--case-params", help="run only cases whose params include these, e.g. dtype=fp16,D=128,causal=false")

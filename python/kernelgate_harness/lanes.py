@@ -2,22 +2,30 @@
 that drives its own worker processes (one per kernel, and for a paired run the base revision's
 worker beside it) pinned to its GPU by CUDA_VISIBLE_DEVICES. The parent still never touches a GPU.
 
-The unit of the split is a case of a kernel with all its variants, as for shards over runners
+The unit is a case of a kernel with all its variants, as for shards over runners
 (src/shard/plan.ts): a case's variants run interleaved in one worker, and both arms of a paired
-case run on the lane's GPU, so a unit is never cut. The rule is the shards' rule, twinned here:
-longest unit first onto the least loaded lane (ties: the lower lane), each lane then keeping the
-harness's order. A unit's cost is what it took in a results document given with `--balance FILE`
+case run on the lane's GPU, so a unit is never cut. The lanes share one queue of the units: each
+lane takes the next when it has finished one, so they finish within about one unit of each other
+whatever the units turn out to cost. The queue is ordered longest first (ties: the harness's
+order) by the shards' cost rule: what a unit took in a results document given with `--balance FILE`
 (the stored run of this GPU model, which the action passes when it runs on several GPUs:
 `measured_s`), else the estimate: its variants × the time cap the run uses plus the overhead per
-variant (`estimated_s`; docs/scaling.md). The same units give the same split on every run.
+variant (`estimated_s`; docs/scaling.md). A fixed split by the same rule (`plan`, the twin of the
+shards') was 1.9-12.1 % apart on the recorded nights at best: eight cases are 80 % of a night and
+each moves 10-30 % between nights. Which GPU measures a case may change from run to run.
 
-Every case records the GPU that measured it (`cases[].device`); the document lists cases (and the
-diagnostics raised while running them) in case order, whatever the number of lanes, so one GPU
-and two give the same document apart from the devices and the times."""
+A lane keeps a kernel's workers while the queue holds cases of that kernel, so a worker starts
+once per kernel and lane; the kernel's first case on a lane gets the first-case warm-up. Every
+case records the GPU that measured it (`cases[].device`); the document lists cases (and the
+diagnostics raised while running them) in case order, whatever the number of lanes and the order
+they finished in, so one GPU and two give the same document apart from the devices and the times.
+`run.lanes` records what each lane took and how long it was busy."""
 
+import collections
 import json
 import os
 import threading
+import time
 import traceback
 
 # The twins of src/shard/plan.ts VARIANT_OVERHEAD_S, VARIANT_CALLS and ESTIMATE_OVERHEAD_S
@@ -167,11 +175,11 @@ def read_balance(path):
     return by_unit
 
 
-def plan(units, n_lanes, balance=None, paired=True, cap_s=None):
-    """units: [(id, params, n_variants)] in the harness's order. Returns (lane of each unit, each
-    lane's expected seconds, each lane's count of units measured in `balance`): longest first onto
-    the least loaded lane, ties to the lower lane. cap_s: the run's time cap per variant (default:
-    the harness's, paired or not)."""
+
+def costs(units, balance=None, paired=True, cap_s=None):
+    """units: [(id, params, n_variants)]. Each unit's expected seconds (measured_s from `balance`,
+    else estimated_s) and whether `balance` measured it. cap_s: the run's time cap per variant
+    (default: the harness's, paired or not)."""
     balance = balance or {}
     cap = cap_s if cap_s is not None else (PAIRED_TIME_CAP_S if paired else TIME_CAP_S)
     cost, measured = [], []
@@ -179,6 +187,16 @@ def plan(units, n_lanes, balance=None, paired=True, cap_s=None):
         got = measured_s(balance.get(uid, []), n_variants, cap, paired)
         measured.append(got is not None)
         cost.append(estimated_s(n_variants, cap) if got is None else got)
+    return cost, measured
+
+
+def plan(units, n_lanes, balance=None, paired=True, cap_s=None):
+    """The shards' fixed split (src/shard/plan.ts planShards), twinned: (the lane of each unit, each
+    lane's expected seconds, each lane's count of units measured in `balance`), longest first onto
+    the least loaded lane, ties to the lower lane. The lanes no longer split up front (they share
+    the queue, `queue_order`); this stays to check the cost rule against the shards' and to score
+    fixed splits on the recorded nights (test/python/test_lanes_balance.py)."""
+    cost, measured = costs(units, balance, paired, cap_s)
     load = [0.0] * n_lanes
     owner = [0] * len(units)
     for i in sorted(range(len(units)), key=lambda i: (-cost[i], i)):
@@ -189,27 +207,74 @@ def plan(units, n_lanes, balance=None, paired=True, cap_s=None):
     return owner, load, counted
 
 
-def split_line(names, owner, load, counted, balance_path, paired, cap_s):
-    """The harness's first line on several GPUs: each lane's cases, expected seconds, and what they
-    came from (the --balance file's timings, or the estimate)."""
+def queue_order(cost, n_lanes):
+    """The order the lanes take the units in: longest first, ties in the harness's order. One
+    lane has nothing to balance and keeps the harness's order."""
+    if n_lanes < 2:
+        return list(range(len(cost)))
+    return sorted(range(len(cost)), key=lambda i: (-cost[i], i))
+
+
+def queue_line(names, cost, measured, balance_path, paired, cap_s):
+    """The harness's first line on several GPUs: the queue's order and where its seconds come
+    from (the --balance file's timings, or the estimate)."""
+    if len(names) < 2:
+        return f"{_cases(len(cost))} on GPU {names[0]}, in the harness's order"
     flag = "--paired-time-cap-s" if paired else "--time-cap-s"
     rule = f"the estimate (variants × {cap_s:g} s {flag} + {ESTIMATE_OVERHEAD_S:g} s)"
     source = f"the timings in --balance {balance_path}, else {rule}" if balance_path else rule
+    n = sum(measured)
+    how = "estimated" if not balance_path else ("measured" if n == len(cost) else f"{n} measured, {len(cost) - n} estimated")
+    return (
+        f"{_cases(len(cost))} over {len(names)} GPUs ({', '.join(names)}) from one queue, longest first by {source}: "
+        f"~{_seconds(sum(cost))} in all ({how}); each GPU takes the next case when it finishes one"
+    )
+
+
+def lanes_line(lanes):
+    """The harness's line once the lanes are done: what each took and how long it was busy, and
+    how far apart the busiest and the least busy are (of the busiest)."""
     shares = []
-    for k, name in enumerate(names):
-        n = sum(1 for o in owner if o == k)
-        if not balance_path:
-            how = "estimated"
-        elif counted[k] == n:
-            how = "measured"
-        else:
-            how = f"{counted[k]} measured, {n - counted[k]} estimated"
-        shares.append(f"gpu {name}: {_cases(n)}, ~{_seconds(load[k])} ({how})")
-    return f"{len(owner)} cases over {len(names)} GPUs ({', '.join(names)}), longest first by {source}: {'; '.join(shares)}"
+    for lane in lanes:
+        failed = ", then failed" if lane.failed else ""
+        shares.append(f"gpu {lane.name}: {_cases(lane.taken)}, {_busy(lane.busy_s)} busy{failed}")
+    return f"lanes: {'; '.join(shares)} ({apart_pct(lanes):.1f} % apart)"
+
+
+def apart_pct(lanes):
+    most = max(lane.busy_s for lane in lanes)
+    return 100 * (most - min(lane.busy_s for lane in lanes)) / most if most > 0 else 0.0
+
+
+def lanes_record(lanes, measured, balance_path):
+    """run.lanes (schema/results.schema.json): the queue's order and source, and each lane's share."""
+    record = {
+        "order": "longest first" if len(lanes) > 1 else "harness",
+        "source": "balance" if balance_path else "estimate",
+        "measured_cases": sum(measured),
+        "lanes": [],
+        "apart_pct": round(apart_pct(lanes), 1),
+    }
+    if balance_path:
+        record["balance"] = balance_path
+    for lane in lanes:
+        share = {"gpu": lane.name, "index": device_index(lane.name, lane.position), "cases": lane.taken, "busy_s": round(lane.busy_s, 3)}
+        if lane.failed:
+            share["failed"] = lane.failed
+        record["lanes"].append(share)
+    return record
 
 
 def _seconds(s):
     return f"{s:.0f} s" if s < 600 else f"{s / 60:.1f} min"
+
+
+def _busy(s):
+    return f"{s:.1f} s" if s < 10 else _seconds(s)
+
+
+def _cases(n):
+    return f"{n} case" if n == 1 else f"{n} cases"
 
 
 # -- running -----------------------------------------------------------------------------------
@@ -221,6 +286,40 @@ class Lane:
         self.name = name  # as CUDA_VISIBLE_DEVICES names it
         self.fake = fake
         self.device = None  # cases[].device, asked of the lane's first worker
+        self.taken = 0  # units it took from the queue
+        self.busy_s = 0.0  # the seconds it spent on them, its workers' start-ups included
+        self.failed = None  # why it stopped taking units, when it failed outside its workers
+
+
+class Queue:
+    """The units in the order the lanes take them, each taken once."""
+
+    def __init__(self, order, kernel_of):
+        self.lock = threading.Lock()
+        self.pending = collections.deque(order)
+        self.left = collections.Counter(kernel_of[i] for i in order)  # units not yet taken, by kernel
+        self.kernel_of = kernel_of
+
+    def take(self):
+        """The next unit's index, or None when every unit has been taken."""
+        with self.lock:
+            if not self.pending:
+                return None
+            i = self.pending.popleft()
+            self.left[self.kernel_of[i]] -= 1
+            return i
+
+    def holds(self, kernel):
+        """Whether a unit of this kernel is still to be taken."""
+        with self.lock:
+            return self.left[kernel] > 0
+
+    def drain(self):
+        """The units no lane took (every lane failed), emptying the queue."""
+        with self.lock:
+            rest = list(self.pending)
+            self.pending.clear()
+            return rest
 
 
 def set_case(key):
@@ -233,23 +332,23 @@ def current_case():
 
 
 def run(harness, manifests, variant_filter, first, names, fake, units_by_kernel):
-    """Runs the units over one lane per device name, a thread each, and waits for all. A lane
-    that fails outside its workers' containment records its remaining cases as errors; the
-    other lanes go on."""
+    """Runs the units over one lane per device name, a thread each, from one queue, and waits for
+    all. A lane that fails outside its workers' containment records the case it was running as an
+    error and takes no more; the other lanes take the rest. first: the environment probe's
+    worker, lane 0's worker of the first kernel."""
     lanes = [Lane(i, n, fake) for i, n in enumerate(names)]
-    flat = [(mi, ci, m, case, nv) for mi, m in enumerate(manifests) for ci, case, nv in units_by_kernel[mi]]
+    flat = [(mi, ci, m, case) for mi, m in enumerate(manifests) for ci, case, _ in units_by_kernel[mi]]
     paired = harness.base_manifests is not None
     cap = harness.args.paired_time_cap_s if paired else harness.args.time_cap_s
-    units = [(f"{m.name}/{case.id}", case.params, nv) for _, _, m, case, nv in flat]
-    owner, load, counted = plan(units, len(lanes), harness.balance, paired, cap)
-    harness.say_lanes(split_line([lane.name for lane in lanes], owner, load, counted, harness.args.balance if harness.balance else None, paired, cap))
-    work = {lane.position: [] for lane in lanes}
-    for (mi, ci, m, case, _), lane in zip(flat, owner, strict=True):
-        work[lane].append((mi, ci, m, case))
+    units = [(f"{m.name}/{case.id}", case.params, nv) for mi, m in enumerate(manifests) for _, case, nv in units_by_kernel[mi]]
+    cost, measured = costs(units, harness.balance, paired, cap)
+    balance_path = harness.args.balance if harness.balance else None
+    harness.say_lanes(queue_line(names, cost, measured, balance_path, paired, cap))
+    queue = Queue(queue_order(cost, len(lanes)), [u[0] for u in flat])
     threads = [
         threading.Thread(
             target=_lane_main,
-            args=(harness, lane, work[lane.position], variant_filter, first if lane.position == 0 else None),
+            args=(harness, lane, queue, flat, variant_filter, first if lane.position == 0 else None),
             name=f"lane-{lane.name}",
             daemon=True,
         )
@@ -259,33 +358,64 @@ def run(harness, manifests, variant_filter, first, names, fake, units_by_kernel)
         t.start()
     for t in threads:
         t.join()
+    rest = queue.drain()
+    if rest:
+        harness.say_lanes(f"every lane failed: {_cases(len(rest))} no lane took are recorded as errors")
+        for i in rest:
+            mi, ci, m, case = flat[i]
+            harness.lane_failed(m, case, mi, ci, None, "every lane of the harness failed before this case (the harness's log says why)")
+    with harness.lock:
+        harness.doc["run"]["lanes"] = lanes_record(lanes, measured, balance_path)
+    harness.say_lanes(lanes_line(lanes))
     return lanes
 
 
-def _cases(n):
-    return f"{n} case" if n == 1 else f"{n} cases"
-
-
-def _lane_main(harness, lane, units, variant_filter, first):
+def _lane_main(harness, lane, queue, units, variant_filter, first):
     _local.prefix = f"gpu {lane.name}: "
-    done = set()
+    workers = {}  # kernel index -> (head, base): kept while the queue holds cases of the kernel
+    warmed = set()  # kernels whose first case on this lane has run (the first-case warm-up)
+    current = None
     try:
-        by_kernel = []
-        for mi, ci, m, case in units:
-            if by_kernel and by_kernel[-1][0] == mi:
-                by_kernel[-1][2].append((ci, case))
-            else:
-                by_kernel.append((mi, m, [(ci, case)]))
-        for mi, m, cases in by_kernel:
-            handle = first if (first is not None and mi == 0) else harness.worker_handle(m, lane)
+        while (i := queue.take()) is not None:
+            current, t0 = units[i], time.time()
+            mi, ci, m, case = current
+            lane.taken += 1
+            if mi not in workers:
+                head = first if (first is not None and mi == 0) else harness.worker_handle(m, lane)
+                workers[mi] = (head, harness.base_worker(m, lane))
+            head, base = workers[mi]
             if lane.device is None:
-                lane.device = harness.first_device if (lane.position == 0 and harness.first_device) else harness.ask_device(handle, lane)
-            harness.run_kernel(m, variant_filter, handle, cases=cases, lane=lane, mi=mi, on_done=done.add)
-        if first is not None and not any(mi == 0 for mi, _, _ in by_kernel):
-            first.stop()
-    except BaseException as e:  # a bug of the lane itself: its other cases are errors, the rest go on
+                lane.device = harness.first_device if (lane.position == 0 and harness.first_device) else harness.ask_device(head, lane)
+            set_case((mi, ci))
+            harness.say_lanes(f"== {m.name} {case.id} ==")
+            harness.run_unit(m, variant_filter, case, head, base, lane.device, mi not in warmed)
+            current = None
+            warmed.add(mi)
+            harness.write()
+            lane.busy_s += time.time() - t0
+            if not queue.holds(mi):
+                _stop(workers.pop(mi))
+    except BaseException as e:  # a bug of the lane itself: its case is an error, the other lanes go on
         detail = "".join(traceback.format_exception_only(type(e), e)).strip()
-        harness.say_lanes(f"the lane of gpu {lane.name} failed: {detail}; its remaining cases are recorded as errors")
-        for mi, ci, m, case in units:
-            if (mi, ci) not in done:
-                harness.lane_failed(m, case, mi, ci, lane, f"the harness's lane for GPU {lane.name} failed before this case: {detail}")
+        lane.failed = detail
+        if current is None:
+            harness.say_lanes(f"the lane of gpu {lane.name} failed: {detail}; it takes no more cases, the other lanes take the rest")
+        else:
+            mi, ci, m, case = current
+            lane.busy_s += time.time() - t0
+            harness.say_lanes(
+                f"the lane of gpu {lane.name} failed: {detail}; its case {m.name}/{case.id} is recorded as an error, "
+                "it takes no more cases, the other lanes take the rest"
+            )
+            harness.lane_failed(m, case, mi, ci, lane, f"the harness's lane for GPU {lane.name} failed while running this case: {detail}")
+    finally:
+        for pair in workers.values():
+            _stop(pair)
+        if first is not None:
+            first.stop()  # lane 0 may have taken no case of the first kernel (a stopped worker stops again idly)
+
+
+def _stop(pair):
+    for handle in pair:
+        if handle is not None:
+            handle.stop()

@@ -86,11 +86,59 @@ export interface Run {
      */
     cases?: string[];
   };
+  lanes?: Lanes;
   shard?: Shard;
   /**
    * set by `kernelgate merge`: every shard of the split, whether it reported, and what it owned
    */
   shards?: MergedShard[];
+}
+/**
+ * set when the harness ran its cases in lanes (`--gpus`: several GPUs, or one that is not the first visible): the lanes took the cases from one queue, each the next when it had finished one (python/kernelgate_harness/lanes.py, docs/scaling.md); what each lane took and how long it was busy, the measured balance
+ */
+export interface Lanes {
+  /**
+   * the queue's order: longest first by each case's expected seconds (ties in the harness's order); one lane keeps the harness's order
+   */
+  order: 'longest first' | 'harness';
+  /**
+   * where the expected seconds came from: balance: what each case took in the --balance results document (a case it lacks estimated); estimate: its variants × the run's time cap plus the overhead
+   */
+  source: 'balance' | 'estimate';
+  /**
+   * the --balance file
+   */
+  balance?: string;
+  /**
+   * the cases whose expected seconds came from the --balance file
+   */
+  measured_cases: number;
+  lanes: {
+    /**
+     * the lane's GPU as CUDA_VISIBLE_DEVICES names it (a number or a UUID)
+     */
+    gpu: string;
+    /**
+     * cases[].device.index of the lane's GPU
+     */
+    index: number;
+    /**
+     * the cases the lane took from the queue
+     */
+    cases: number;
+    /**
+     * wall seconds the lane spent on its cases, its workers' start-ups included
+     */
+    busy_s: number;
+    /**
+     * why the lane stopped taking cases: it failed outside its workers' containment; the case it was running is an error
+     */
+    failed?: string;
+  }[];
+  /**
+   * (the busiest lane's seconds − the least busy's) / the busiest's, in %
+   */
+  apart_pct: number;
 }
 /**
  * this run measured shard `index` of `count` (`kernelgate run --shard i/n`, the action's `shard` input); docs/scaling.md

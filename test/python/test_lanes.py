@@ -4,10 +4,12 @@ the CPU with CUDA_VISIBLE_DEVICES set to the lane's number)."""
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -99,16 +101,41 @@ def test_measured_seconds_from_a_results_document():
     assert counted == [1, 0]
 
 
-def test_the_split_line_says_where_each_lanes_seconds_come_from():
-    owner, load, counted = [0, 1, 1], [150.4, 12.0 + 700.0], [1, 1]
-    assert lanes.split_line(["0", "1"], owner, load, counted, "/tmp/base.json", True, 3.0) == (
-        "3 cases over 2 GPUs (0, 1), longest first by the timings in --balance /tmp/base.json, else the estimate "
-        "(variants × 3 s --paired-time-cap-s + 0.44 s): gpu 0: 1 case, ~150 s (measured); gpu 1: 2 cases, ~11.9 min (1 measured, 1 estimated)"
+def test_the_queue_is_longest_first_and_one_lane_keeps_the_harness_order():
+    cost = [1.0, 5.0, 3.0, 5.0, 1.0]
+    assert lanes.queue_order(cost, 2) == [1, 3, 2, 0, 4]  # ties in the harness's order
+    assert lanes.queue_order(cost, 1) == [0, 1, 2, 3, 4]
+
+
+def test_the_queue_line_says_its_order_and_where_its_seconds_come_from():
+    assert lanes.queue_line(["0", "1"], [150.4, 700.0, 12.0], [True, True, False], "/tmp/base.json", True, 3.0) == (
+        "3 cases over 2 GPUs (0, 1) from one queue, longest first by the timings in --balance /tmp/base.json, else the estimate "
+        "(variants × 3 s --paired-time-cap-s + 0.44 s): ~14.4 min in all (2 measured, 1 estimated); each GPU takes the next case when it finishes one"
     )
-    assert lanes.split_line(["0", "1"], [0, 1], [7.0, 7.0], [0, 0], None, False, 2.0) == (
-        "2 cases over 2 GPUs (0, 1), longest first by the estimate (variants × 2 s --time-cap-s + 0.44 s): "
-        "gpu 0: 1 case, ~7 s (estimated); gpu 1: 1 case, ~7 s (estimated)"
+    assert lanes.queue_line(["0", "1"], [7.0, 7.0], [False, False], None, False, 2.0) == (
+        "2 cases over 2 GPUs (0, 1) from one queue, longest first by the estimate (variants × 2 s --time-cap-s + 0.44 s): "
+        "~14 s in all (estimated); each GPU takes the next case when it finishes one"
     )
+    assert lanes.queue_line(["1"], [7.0, 7.0], [False, False], None, False, 2.0) == "2 cases on GPU 1, in the harness's order"
+
+
+def test_the_lanes_line_and_record_give_each_lanes_share():
+    a, b = lanes.Lane(0, "0", True), lanes.Lane(1, "GPU-8f2c", True)
+    a.taken, a.busy_s, b.taken, b.busy_s = 14, 131.2, 18, 128.2
+    assert lanes.lanes_line([a, b]) == "lanes: gpu 0: 14 cases, 131 s busy; gpu GPU-8f2c: 18 cases, 128 s busy (2.3 % apart)"
+    b.failed, b.taken, b.busy_s = "RuntimeError: boom", 1, 4.25
+    assert lanes.lanes_line([a, b]) == "lanes: gpu 0: 14 cases, 131 s busy; gpu GPU-8f2c: 1 case, 4.2 s busy, then failed (96.8 % apart)"
+    assert lanes.lanes_record([a, b], [True, False], "/tmp/base.json") == {
+        "order": "longest first",
+        "source": "balance",
+        "balance": "/tmp/base.json",
+        "measured_cases": 1,
+        "lanes": [
+            {"gpu": "0", "index": 0, "cases": 14, "busy_s": 131.2},
+            {"gpu": "GPU-8f2c", "index": 1, "cases": 1, "busy_s": 4.25, "failed": "RuntimeError: boom"},
+        ],
+        "apart_pct": 96.8,
+    }
 
 
 def test_a_bad_balance_file_is_named(tmp_path):
@@ -119,7 +146,7 @@ def test_a_bad_balance_file_is_named(tmp_path):
     assert str(e.value) == f"--balance {bad}: cannot read a results document's cases: 'cases'"
 
 
-# -- a lane that fails outside its workers' containment ------------------------------------------
+# -- the queue, with a stand-in harness ---------------------------------------------------------
 
 
 class StubCase:
@@ -128,13 +155,22 @@ class StubCase:
 
 
 class StubManifest:
-    name = "k"
+    def __init__(self, name):
+        self.name = name
+
+
+class StubHandle:
+    def __init__(self, lane, kernel):
+        self.lane, self.kernel, self.stops = lane, kernel, 0
+
+    def stop(self):
+        self.stops += 1
 
 
 class StubHarness:
-    """Runs lane 1's kernel but raises in lane 0's: lane 1's cases are kept, lane 0's are errors."""
+    """lanes.run's side of the harness: run_unit sleeps for the case's seconds (time.sleep, not CPU
+    work) and records what it ran where; a lane raises at its `fail_at`-th case."""
 
-    balance = {}
     first_device = None
     base_manifests = None
 
@@ -143,46 +179,140 @@ class StubHarness:
         time_cap_s = 2.0
         paired_time_cap_s = 3.0
 
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.records, self.lines = [], []
+    def __init__(self, seconds=None, fail_at=None, late=None):
+        self.balance = {}
+        self.lock = threading.RLock()
+        self.doc = {"run": {}}
+        self.seconds = seconds or {}
+        self.fail_at = fail_at or {}  # lane -> raise at its n-th case (1-based)
+        self.late = late or {}  # lane -> seconds its first worker takes to say its device
+        self.ran, self.failed, self.lines, self.handles = [], [], [], []
+        self.count = {}
 
     def say_lanes(self, line):
         self.lines.append(line)
 
     def worker_handle(self, m, lane):
+        h = StubHandle(lane.position, m.name)
+        with self.lock:
+            self.handles.append(h)
+        return h
+
+    def base_worker(self, m, lane):
         return None
 
     def ask_device(self, handle, lane):
+        time.sleep(self.late.get(lane.position, 0))
         return {"name": "cpu", "index": lane.position}
 
-    def run_kernel(self, m, variant_filter, handle, cases, lane, mi, on_done):
-        for ci, case in cases:
-            if lane.position == 0 and ci > 0:
+    def run_unit(self, m, variant_filter, case, handle, base, device, first):
+        lane = device["index"]
+        with self.lock:
+            self.count[lane] = self.count.get(lane, 0) + 1
+            if self.count[lane] == self.fail_at.get(lane):
                 raise RuntimeError("boom")
-            with self.lock:
-                self.records.append((case.id, "ok", lane.position))
-            on_done((mi, ci))
+        t0 = time.time()
+        time.sleep(self.seconds.get(f"{m.name}/{case.id}", 0))
+        with self.lock:
+            self.ran.append({"unit": f"{m.name}/{case.id}", "lane": lane, "first": first, "handle": handle, "s": time.time() - t0})
+        return True
+
+    def write(self):
+        pass
 
     def lane_failed(self, m, case, mi, ci, lane, message):
         with self.lock:
-            self.records.append((case.id, message, lane.position))
+            self.failed.append((f"{m.name}/{case.id}", message, lane.position if lane else None))
 
 
-def test_a_failed_lane_loses_none_of_the_other_lanes_cases():
-    h = StubHarness()
-    cases = [StubCase(c) for c in "abcd"]
-    units = [[(i, c, 1) for i, c in enumerate(cases)]]
-    lanes.run(h, [StubManifest()], None, None, ["0", "1"], True, units)
-    got = sorted(h.records)
-    assert [r[0] for r in got] == ["a", "b", "c", "d"]  # every case once
-    by_lane = {r[0]: r[2] for r in got}
-    assert {by_lane["a"], by_lane["b"]} == {0, 1}  # split over both
-    failed = [r for r in got if r[1] != "ok"]
-    assert failed and all(r[2] == 0 for r in failed)
-    assert failed[0][1] == "the harness's lane for GPU 0 failed before this case: RuntimeError: boom"
-    assert all(r[1] == "ok" for r in got if r[2] == 1)
-    assert "the lane of gpu 0 failed: RuntimeError: boom; its remaining cases are recorded as errors" in h.lines
+def units_of(*kernels):
+    """[(manifest, [(index, case, variants)])] as cli.run hands them to lanes.run."""
+    return [StubManifest(k) for k, _ in kernels], [[(i, StubCase(c), nv) for i, (c, nv) in enumerate(cases)] for _, cases in kernels]
+
+
+def test_uneven_units_the_lanes_finish_within_about_one_unit():
+    # Eleven cases of one size to the estimate, one of them 2 s and ten 0.1 s: the lane that takes
+    # the long one takes fewer, and neither waits on the other for more than one case.
+    cases = [(c, 2) for c in "abcdefghijk"]
+    manifests, units = units_of(("k", cases))
+    h = StubHarness(seconds={"k/a": 2.0, **{f"k/{c}": 0.1 for c in "bcdefghijk"}})
+    got = lanes.run(h, manifests, None, None, ["0", "1"], True, units)
+    assert sorted(r["unit"] for r in h.ran) == [f"k/{c}" for c in "abcdefghijk"]  # each case once
+    taken = {k: sum(1 for r in h.ran if r["lane"] == k) for k in (0, 1)}
+    slow = next(r["lane"] for r in h.ran if r["unit"] == "k/a")
+    assert taken[slow] < taken[1 - slow]
+    assert [lane.taken for lane in got] == [taken[0], taken[1]]
+    longest = max(r["s"] for r in h.ran)
+    assert abs(got[0].busy_s - got[1].busy_s) <= longest + 0.5  # within one case (and the threads' jitter)
+    record = h.doc["run"]["lanes"]
+    assert record["order"] == "longest first" and record["source"] == "estimate" and record["measured_cases"] == 0
+    assert [(x["gpu"], x["cases"]) for x in record["lanes"]] == [("0", taken[0]), ("1", taken[1])]
+    assert h.lines[0] == (
+        "11 cases over 2 GPUs (0, 1) from one queue, longest first by the estimate (variants × 2 s --time-cap-s + 0.44 s): "
+        "~54 s in all (estimated); each GPU takes the next case when it finishes one"
+    )
+    shares = [f"gpu {k}: {lanes._cases(taken[k])}, [\\d.]+ s busy" for k in (0, 1)]
+    assert re.fullmatch(rf"lanes: {shares[0]}; {shares[1]} \([\d.]+ % apart\)", h.lines[-1])
+
+
+def test_the_first_case_warm_up_once_per_kernel_and_lane_and_one_worker_each():
+    # Two kernels whose cases alternate in the queue (variants 6, 5, 4, 3, 2, 1). k1/a takes 0.7 s,
+    # k1/c 1.5 s, the others 0.1 s: lane 0 takes k1/a, lane 1 k2/a, k1/b, k2/b and k1/c meanwhile,
+    # lane 0 then k2/c. Each lane runs cases of both kernels, and its first of each kernel is the
+    # one that warms up.
+    manifests, units = units_of(("k1", [("a", 6), ("b", 4), ("c", 2)]), ("k2", [("a", 5), ("b", 3), ("c", 1)]))
+    h = StubHarness(seconds={"k1/a": 0.7, "k1/c": 1.5, **dict.fromkeys(("k1/b", "k2/a", "k2/b", "k2/c"), 0.1)})
+    probe = StubHandle(0, "k1")
+    lanes.run(h, manifests, None, probe, ["0", "1"], True, units)
+    assert sorted(r["unit"] for r in h.ran) == ["k1/a", "k1/b", "k1/c", "k2/a", "k2/b", "k2/c"]
+    for lane in (0, 1):
+        for kernel in ("k1", "k2"):
+            mine = [r for r in h.ran if r["lane"] == lane and r["unit"].startswith(kernel + "/")]
+            assert mine, (lane, kernel)
+            assert [r["first"] for r in mine] == [True] + [False] * (len(mine) - 1), (lane, kernel)
+            # One worker for all of them: the probe's for lane 0's first kernel, else one started once.
+            assert len({id(r["handle"]) for r in mine}) == 1
+            if (lane, kernel) == (0, "k1"):
+                assert mine[0]["handle"] is probe
+    started = [(x.lane, x.kernel) for x in h.handles]
+    assert len(started) == len(set(started)) and (0, "k1") not in started
+    assert all(x.stops >= 1 for x in [*h.handles, probe])  # every worker stopped, the probe's too
+
+
+def test_a_failed_lane_records_its_case_and_the_other_lane_takes_the_rest():
+    # Lane 1's first worker is slow to answer, so lane 0 takes two cases and fails at its second;
+    # lane 1 then takes every case left, the failed case is the one error.
+    manifests, units = units_of(("k", [(c, 1) for c in "abcd"]))
+    h = StubHarness(fail_at={0: 2}, late={1: 0.5})
+    got = lanes.run(h, manifests, None, None, ["0", "1"], True, units)
+    assert len(h.failed) == 1
+    failed, message, lane = h.failed[0]
+    assert lane == 0 and message == "the harness's lane for GPU 0 failed while running this case: RuntimeError: boom"
+    ok = [r["unit"] for r in h.ran]
+    assert sorted([*ok, failed]) == ["k/a", "k/b", "k/c", "k/d"]  # every case once
+    assert [r["lane"] for r in h.ran].count(0) == 1 and [r["lane"] for r in h.ran].count(1) == 2
+    assert (got[0].taken, got[1].taken) == (2, 2) and got[0].failed == "RuntimeError: boom" and got[1].failed is None
+    assert (
+        f"the lane of gpu 0 failed: RuntimeError: boom; its case {failed} is recorded as an error, it takes no more cases, the other lanes take the rest"
+    ) in h.lines
+    assert h.doc["run"]["lanes"]["lanes"][0]["failed"] == "RuntimeError: boom"
+    assert re.fullmatch(r"lanes: gpu 0: 2 cases, [\d.]+ s busy, then failed; gpu 1: 2 cases, [\d.]+ s busy \([\d.]+ % apart\)", h.lines[-1])
+
+
+def test_when_every_lane_failed_the_cases_left_are_errors():
+    manifests, units = units_of(("k", [(c, 1) for c in "abcd"]))
+    h = StubHarness(fail_at={0: 1, 1: 1})
+    lanes.run(h, manifests, None, None, ["0", "1"], True, units)
+    assert h.ran == []
+    by_lane = sorted((lane if lane is not None else -1, msg) for _, msg, lane in h.failed)
+    assert by_lane == [
+        (-1, "every lane of the harness failed before this case (the harness's log says why)"),
+        (-1, "every lane of the harness failed before this case (the harness's log says why)"),
+        (0, "the harness's lane for GPU 0 failed while running this case: RuntimeError: boom"),
+        (1, "the harness's lane for GPU 1 failed while running this case: RuntimeError: boom"),
+    ]
+    assert sorted(u for u, _, _ in h.failed) == ["k/a", "k/b", "k/c", "k/d"]
+    assert "every lane failed: 2 cases no lane took are recorded as errors" in h.lines
 
 
 # -- end to end on two fake devices ------------------------------------------------------------
@@ -218,17 +348,24 @@ def test_cases_split_over_two_devices_each_case_once(faulty_runs):
     by_case = {}
     for c in two["cases"]:
         by_case.setdefault(c["case"], set()).add(c["device"]["index"])
-    # A case's variants stay on one device; the two cases went to the two devices.
-    assert by_case == {N64: {0}, N100: {1}}
+    # A case's variants stay on one device; the two cases went to the two devices (each lane took
+    # one from the queue, whichever came first).
+    assert sorted(by_case) == [N100, N64] and all(len(d) == 1 for d in by_case.values())
+    assert {d for ds in by_case.values() for d in ds} == {0, 1}
     assert all(c["device"]["name"] == "cpu" for c in two["cases"])
     # n=64 runs 4 of the variants (crash only there), n=100 3: 4 and 3 × the unpaired cap and
-    # overhead, the longer first, to gpu 0.
+    # overhead.
     assert (
-        "[kernelgate] 2 cases over 2 GPUs (0, 1), longest first by the estimate (variants × 2 s --time-cap-s + 0.44 s): "
-        "gpu 0: 1 case, ~10 s (estimated); gpu 1: 1 case, ~7 s (estimated)"
+        "[kernelgate] 2 cases over 2 GPUs (0, 1) from one queue, longest first by the estimate (variants × 2 s --time-cap-s + 0.44 s): "
+        "~17 s in all (estimated); each GPU takes the next case when it finishes one"
     ) in stdout
-    assert "[kernelgate] gpu 0: == faulty (4 variants, 1 cases) ==" in stdout
-    assert "[kernelgate] gpu 1: == faulty (4 variants, 1 cases) ==" in stdout
+    lane64, lane100 = by_case[N64].pop(), by_case[N100].pop()
+    assert f"[kernelgate] gpu {lane64}: == faulty {N64} ==" in stdout
+    assert f"[kernelgate] gpu {lane100}: == faulty {N100} ==" in stdout
+    assert re.search(r"^\[kernelgate\] lanes: gpu 0: 1 case, [\d.]+ s busy; gpu 1: 1 case, [\d.]+ s busy \([\d.]+ % apart\)$", stdout, re.M)
+    record = two["run"]["lanes"]
+    assert [(x["gpu"], x["index"], x["cases"]) for x in record["lanes"]] == [("0", 0, 1), ("1", 1, 1)]
+    assert (record["order"], record["source"], record["measured_cases"]) == ("longest first", "estimate", 0)
 
 
 def test_the_document_is_the_same_whatever_the_gpu_count(faulty_runs):
@@ -265,6 +402,7 @@ def test_more_gpus_than_visible_is_refused(tmp_path):
 LOG_HOOK = '''
 
 import os as _os
+import time as _time
 
 _make = make
 
@@ -276,6 +414,8 @@ def make(name):
         run = inner(params, ctx)
         with open(_os.environ["LANE_LOG"], "a") as f:
             f.write(f"{REVISION} {params['n']} {_os.environ.get('CUDA_VISIBLE_DEVICES')} {_os.getpid()}\\n")
+        if REVISION == "head":
+            _time.sleep(SLOW_S.get(params["n"], 0))  # the case's set-up: a sleep, no CPU work
         return run
 
     return factory
@@ -283,31 +423,46 @@ def make(name):
 
 VARIANTS = {name: make(name) for name in DELAY_MS}
 '''
+SIZES = (256, 512, 1024, 2048, 4096, 8192)
+SLOW_S = {256: 6.0}  # the first case in the harness's order, longer than the five others together
 
 
 def make_repo(path, revision):
     shutil.copytree(PAIRED_FIXTURE, path)
     yml = path / "kernels" / "sleepy" / "kernel.yml"
-    yml.write_text(yml.read_text().replace("n: [256]", "n: [256, 512, 1024, 2048]"))
+    yml.write_text(yml.read_text().replace("n: [256]", f"n: [{', '.join(map(str, SIZES))}]"))
     src = path / "sleepy_bench.py"
-    src.write_text(src.read_text() + f"\nREVISION = {revision!r}\n" + LOG_HOOK)
+    src.write_text(src.read_text() + f"\nREVISION = {revision!r}\nSLOW_S = {SLOW_S!r}\n" + LOG_HOOK)
     return path
 
 
-def test_paired_arms_run_on_the_same_device(tmp_path):
-    head, base = make_repo(tmp_path / "head", "head"), make_repo(tmp_path / "base", "base")
-    log = tmp_path / "lanes.log"
+FIRST_WARMUP_S = 1.5
+WARM_UPS = re.compile(r"^\[kernelgate\] gpu (\d): sleepy (\S+): time: .*, warm-ups ([\d.]+) s, ", re.M)
+
+
+@pytest.fixture(scope="module")
+def paired_lanes(tmp_path_factory):
+    """Six paired cases of one kernel on two fake devices, all of one cost to the estimate; the
+    first (n=256) takes 6 s longer, its head's set-up sleeping."""
+    tmp = tmp_path_factory.mktemp("paired-lanes")
+    head, base = make_repo(tmp / "head", "head"), make_repo(tmp / "base", "base")
+    log = tmp / "lanes.log"
     env = {"PYTHONPATH": os.pathsep.join([os.path.join(REPO, "python"), str(head)]), "LANE_LOG": str(log)}
     args = (
-        "--seeds", "1", "--variants", "steady", "--base-root", str(base), "--first-warmup-s", "0.05", "--warmup-s", "0.05", "--paired-time-cap-s", "0.3",
-        "--paired-max-time-cap-s", "0.3", "--time-cap-s", "0.2",
+        "--seeds", "1", "--variants", "steady", "--base-root", str(base), "--first-warmup-s", str(FIRST_WARMUP_S), "--warmup-s", "0.05",
+        "--paired-time-cap-s", "0.3", "--paired-max-time-cap-s", "0.3", "--time-cap-s", "0.2",
     )
-    doc, _ = harness(tmp_path, *args, gpus=2, kernels="kernels", cwd=head, env=env)
+    doc, proc = harness(tmp, *args, gpus=2, kernels="kernels", cwd=head, env=env)
     seen = {}
     for line in log.read_text().splitlines():
         revision, n, visible, pid = line.split()
         seen.setdefault(int(n), {}).setdefault(revision, set()).add((visible, pid))
-    assert sorted(seen) == [256, 512, 1024, 2048]
+    return doc, proc.stdout, seen
+
+
+def test_paired_arms_run_on_the_same_device(paired_lanes):
+    doc, _, seen = paired_lanes
+    assert sorted(seen) == list(SIZES)
     for n, arms in seen.items():
         assert set(arms) == {"head", "base"}, n
         devices = {v for arm in arms.values() for v, _ in arm}
@@ -315,11 +470,51 @@ def test_paired_arms_run_on_the_same_device(tmp_path):
         # Two worker processes, one per revision.
         assert len({p for arm in arms.values() for _, p in arm}) == 2
     assert {next(iter({v for arm in arms.values() for v, _ in arm})) for arms in seen.values()} == {"0", "1"}
-    cases = [c for c in doc["cases"] if c["variant"] == "steady"]
-    assert [c["case"] for c in cases] == [f"dtype=fp32,n={n}" for n in (256, 512, 1024, 2048)]  # case order
-    for c in cases:
+    for c in doc["cases"]:
         assert c["paired"]["base_status"] == "ok", c["paired"]
         assert str(c["device"]["index"]) == next(iter({v for arm in seen[c["params"]["n"]].values() for v, _ in arm}))
+
+
+def test_a_lane_keeps_its_workers_from_case_to_case(paired_lanes):
+    _, _, seen = paired_lanes
+    # Each lane started one head and one base worker for the kernel, whatever number of cases it took.
+    pids = {}
+    for arms in seen.values():
+        for revision, runs in arms.items():
+            for visible, pid in runs:
+                pids.setdefault((visible, revision), set()).add(pid)
+    assert sorted(pids) == [("0", "base"), ("0", "head"), ("1", "base"), ("1", "head")]
+    assert all(len(p) == 1 for p in pids.values()), pids
+
+
+def test_the_queue_evens_out_a_case_the_estimate_did_not_see(paired_lanes):
+    doc, stdout, _ = paired_lanes
+    # The document keeps the harness's order, whatever order the lanes finished the cases in.
+    assert [c["case"] for c in doc["cases"]] == [f"dtype=fp32,n={n}" for n in SIZES]
+    lane_of = {c["params"]["n"]: c["device"]["index"] for c in doc["cases"]}
+    taken = {k: sum(1 for v in lane_of.values() if v == k) for k in (0, 1)}
+    slow = lane_of[256]
+    # The lane that took the long case took fewer: a fixed split by the estimate gives each three.
+    assert taken[slow] < taken[1 - slow]
+    record = doc["run"]["lanes"]
+    assert [(x["gpu"], x["cases"]) for x in record["lanes"]] == [("0", taken[0]), ("1", taken[1])]
+    assert record["lanes"][slow]["busy_s"] >= SLOW_S[256]
+    line = re.search(r"^\[kernelgate\] lanes: gpu 0: (\d+) cases?, [\d.]+ s busy; gpu 1: (\d+) cases?, [\d.]+ s busy \(([\d.]+) % apart\)$", stdout, re.M)
+    assert line and (int(line[1]), int(line[2])) == (taken[0], taken[1])
+    assert float(line[3]) == record["apart_pct"]
+
+
+def test_the_first_case_warm_up_once_per_lane(paired_lanes):
+    doc, stdout, _ = paired_lanes
+    # A case's warm-ups are its bursts' (0.2 s a variant) plus, on the kernel's first case on
+    # each lane, the case-wide --first-warmup-s: one case per lane, the first that lane took.
+    lines = WARM_UPS.findall(stdout)
+    assert sorted(case for _, case, _ in lines) == sorted(c["case"] for c in doc["cases"])
+    for lane in ("0", "1"):
+        mine = [(case, float(s)) for k, case, s in lines if k == lane]
+        assert mine, lane
+        assert mine[0][1] >= FIRST_WARMUP_S, mine
+        assert all(s < FIRST_WARMUP_S for _, s in mine[1:]), mine
 
 
 def test_a_devices_facts_as_nvidia_smi_writes_them():
