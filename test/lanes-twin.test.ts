@@ -1,6 +1,7 @@
-// The harness's lanes (python/kernelgate_harness/lanes.py: several GPUs in one runner) split the
-// cases by the shards' rule (src/shard/plan.ts), twinned in Python: the same units and baseline
-// must give the same split in both, on the recorded paired H100 run (217 units).
+// The harness's lanes (python/kernelgate_harness/lanes.py: several GPUs in one runner) order their
+// shared queue by the shards' cost rule (src/shard/plan.ts), twinned in Python; lanes.plan, the
+// shards' fixed split in Python, checks the twin: the same units and baseline must give the same
+// split in both, on the recorded paired H100 run (217 units).
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -35,7 +36,7 @@ function pythonPlan(count: number, withBaseline: boolean): { owner: number[]; lo
   return JSON.parse(out) as { owner: number[]; load: number[] };
 }
 
-describe("the lanes' split is the shards' split", () => {
+describe("the lanes' cost rule splits as the shards' does", () => {
   it.each([
     [2, false],
     [3, false],

@@ -1,7 +1,7 @@
-// --balance for the harness's lanes (issue 27): on more than one GPU the harness splits the cases
-// over its lanes by what each took in an earlier run of this GPU model (python/kernelgate_harness/
-// lanes.py); without one, by its estimate. This passes the stored run's results when there is
-// one and says in the log which source balanced the lanes.
+// --balance for the harness's lanes (issue 27): on more than one GPU the harness's lanes take the
+// cases from one queue, longest first by what each took in an earlier run of this GPU model
+// (python/kernelgate_harness/lanes.py); without one, by its estimate. This passes the stored run's
+// results when there is one and says in the log which source balanced the lanes.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Environment, KernelgateResults } from '../results/index.js';

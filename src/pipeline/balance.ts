@@ -30,7 +30,7 @@ export function storedBalance(
     } catch (error) {
       if (!(error instanceof StoreError)) throw error;
       log.info(
-        `kernelgate: the stored runs could not be read for the lanes' split: ${error.message}`,
+        `kernelgate: the stored runs could not be read for the lanes' order: ${error.message}`,
       );
       return undefined;
     }

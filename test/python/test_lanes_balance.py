@@ -1,7 +1,8 @@
-"""The lanes' split on the recorded paired H100 nights (issue 27): planned as the harness plans it,
-by the timings of the run the store held before each night (what the action now passes as
---balance on several GPUs) or by the estimate alone, then scored by what each case really took
-that night: the seconds its case line gives ("time: set-up and verification … (base …), warm-ups
+"""The lanes' balance on the recorded paired H100 nights (issue 27): the fixed split (`lanes.plan`,
+the shards' rule, which the lanes used before their shared queue) and the shared queue
+(`lanes.queue_order`, replayed), each by the timings of the run the store held before each night
+(what the action passes as --balance on several GPUs) or by the estimate alone, then scored by
+what each case really took that night: the seconds its case line gives ("time: set-up and verification … (base …), warm-ups
 …, pairs …, finish …", harness.log.gz). No CPU timing: every figure is read from the fixtures.
 
 The nights (test/fixtures/recorded/README.md): runs 32-35 on one H100 80GB HBM3 (machine 10),
