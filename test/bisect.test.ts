@@ -1,7 +1,16 @@
 // The nightly's bisection search (src/pipeline/bisect.ts): only commits that change the kernel's
 // folder are candidates; they are searched in halves; a time box or a step that cannot tell
-// narrows the range and says why.
+// narrows the range and says why; the steps it measured are kept, and the next night goes on.
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import {
+  bisectMemoryPath,
+  knownSteps,
+  rememberStep,
+  searchKey,
+} from '../src/pipeline/bisect-memory.js';
 import { bisect, type BisectPlan, describeBisect } from '../src/pipeline/index.js';
 
 const sha = (i: number) => `${i}`.repeat(40).slice(0, 40);
@@ -85,5 +94,58 @@ describe('bisect', () => {
     expect(describeBisect('k/v', outcome)).toContain(
       `(inclusive; ${sha(2).slice(0, 12)} could not be told good or bad (SLOWER on 1 of 2 cases); 1 commit measured: ${sha(2).slice(0, 12)} unknown (SLOWER on 1 of 2 cases))`,
     );
+  });
+});
+
+describe('a bisection the time box stopped goes on the next night', () => {
+  const GOOD = 'a'.repeat(40);
+  const key = searchKey(GOOD, 'scale/triton_axpb');
+
+  it('night 1 measures one step and keeps it; night 2 takes it and measures only the rest', async () => {
+    const file = bisectMemoryPath(mkdtempSync(join(tmpdir(), 'kg-bisect-')));
+    const lines: string[] = [];
+    const log = (l: string) => lines.push(l);
+    // Night 1: the box allows one step.
+    let budget = 1;
+    const first = plan({ outOfTime: () => budget-- <= 0 });
+    const remembering = (p: BisectPlan): BisectPlan => ({
+      ...p,
+      measure: async (s) => {
+        const step = await p.measure(s);
+        rememberStep(file, key, step, log);
+        return step;
+      },
+    });
+    const night1 = await bisect(remembering(first.p));
+    expect(night1).toMatchObject({ kind: 'narrowed', first: sha(4), last: sha(6) });
+    expect(first.measured).toEqual([sha(2)]);
+    // Night 2: the same good run, the step measured before taken as it was.
+    const known = knownSteps(file, key, log);
+    expect([...known.keys()]).toEqual([sha(2)]);
+    const second = plan({ known });
+    const night2 = await bisect(remembering(second.p));
+    expect(night2).toMatchObject({ kind: 'found', sha: sha(4) });
+    expect(second.measured).toEqual([sha(4)]);
+    expect(describeBisect('scale/triton_axpb', night2)).toContain(
+      `2 commits measured: ${sha(2).slice(0, 12)} good (SLOWER on 0 of 2 cases, measured on an earlier night); ${sha(4).slice(0, 12)} bad (SLOWER on 2 of 2 cases)`,
+    );
+    // Another good run, or another variant, starts afresh.
+    expect(knownSteps(file, searchKey('b'.repeat(40), 'scale/triton_axpb'), log).size).toBe(0);
+    expect(knownSteps(file, searchKey(GOOD, 'scale/torch_axpb'), log).size).toBe(0);
+    expect(lines).toEqual([]);
+  });
+
+  it('keeps no step that could not tell, and ignores a file that is not its record', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kg-bisect-'));
+    const file = bisectMemoryPath(dir);
+    const lines: string[] = [];
+    rememberStep(file, key, { sha: sha(2), verdict: 'unknown', detail: 'x' }, (l) => lines.push(l));
+    expect(knownSteps(file, key, (l) => lines.push(l)).size).toBe(0);
+    mkdirSync(join(dir, 'bisect'), { recursive: true });
+    writeFileSync(file, '{"format": "something/else@1", "searches": {}}');
+    expect(knownSteps(file, key, (l) => lines.push(l)).size).toBe(0);
+    expect(lines).toEqual([
+      `kernelgate: bisect: ${file} is not a record of earlier steps (format "something/else@1", expected kernelgate/bisect-steps@1): not used`,
+    ]);
   });
 });

@@ -3,7 +3,9 @@
 // commit whose kernel sources are those of the one before it gives the same code, so the same
 // time), so those are the candidates; they are searched in halves, each step a paired run of that
 // variant's slowed cases, the commit against the good base, in a worktree. Time-boxed: when the
-// box runs out the report names the range it narrowed the search to.
+// box runs out the report names the range it narrowed the search to, and the steps measured are
+// kept (nightly-bisect.ts), so the next night, still slower against the same good run, goes on
+// from there instead of measuring them again.
 import type { Exec } from '../lib/index.js';
 
 export type StepVerdict = 'bad' | 'good' | 'unknown';
@@ -41,6 +43,11 @@ export interface BisectPlan {
   measure: (sha: string) => Promise<BisectStep>;
   /** true once no further step may start */
   outOfTime: () => boolean;
+  /**
+   * steps an earlier night measured against the same good run (their verdict good or bad): taken
+   * as they are, not measured again, so a search the time box stopped goes on the next night
+   */
+  known?: ReadonlyMap<string, BisectStep>;
 }
 
 /** The commits where the kernel's sources change: only these can have made it slower. */
@@ -67,11 +74,14 @@ export async function bisect(plan: BisectPlan): Promise<BisectOutcome> {
   let lo = -1; // index of the last candidate known good (-1: the good run)
   let hi = candidates.length - 1; // index of the first candidate known bad
   while (hi - lo > 1) {
-    if (plan.outOfTime()) {
+    const mid = Math.floor((lo + hi) / 2);
+    const earlier = plan.known?.get(candidates[mid]!);
+    if (earlier === undefined && plan.outOfTime()) {
       return narrowed(candidates, lo, hi, 'the time box ran out', steps, commits);
     }
-    const mid = Math.floor((lo + hi) / 2);
-    const step = await plan.measure(candidates[mid]!);
+    const step = earlier
+      ? { ...earlier, detail: `${earlier.detail}, measured on an earlier night` }
+      : await plan.measure(candidates[mid]!);
     steps.push(step);
     if (step.verdict === 'bad') hi = mid;
     else if (step.verdict === 'good') lo = mid;

@@ -16,6 +16,7 @@ import {
   type StepVerdict,
   treeAt,
 } from './bisect.js';
+import { bisectMemoryPath, knownSteps, rememberStep, searchKey } from './bisect-memory.js';
 import type { FullRunOptions } from './run.js';
 
 /** Seconds the nightly may spend bisecting, all variants together (FullRunOptions.bisect). */
@@ -121,16 +122,30 @@ export async function bisectNight(
   const night: Night = { options, deps, good, deadlineMs: now() + timeBoxS * 1000 };
   const ws = options.workspace;
   const commits = await commitsBetween(ws, good, 'HEAD', deps.exec);
+  const memory = bisectMemoryPath(options.buildCacheDir ?? join(ws, '.kernelgate', 'build'));
+  const log = (line: string) => deps.log.info(line);
   const found: Diagnostic[] = [];
   for (const v of slowed) {
     const dir = options.config.kernels.find((k) => k.manifest.name === v.kernel)?.dir;
     const path = dir === undefined ? `kernels/${v.kernel}` : relative(ws, dir);
+    const key = searchKey(good, `${v.kernel}/${v.variant}`);
+    const known = knownSteps(memory, key, log);
+    if (known.size) {
+      log(
+        `kernelgate: bisect: ${v.kernel}/${v.variant}: going on from ${known.size} step(s) an earlier night measured against ${good.slice(0, 12)}`,
+      );
+    }
     const outcome = await bisect({
       commits,
       fingerprint: (sha) => treeAt(ws, sha, path, deps.exec),
       goodFingerprint: await treeAt(ws, good, path, deps.exec),
-      measure: (sha) => measureStep(night, v, sha),
+      measure: async (sha) => {
+        const step = await measureStep(night, v, sha);
+        rememberStep(memory, key, step, log);
+        return step;
+      },
       outOfTime: () => now() >= night.deadlineMs,
+      known,
     });
     const message = describeBisect(`${v.kernel}/${v.variant}`, outcome);
     deps.log.info(`kernelgate: bisect: ${message}`);
