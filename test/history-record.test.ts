@@ -13,7 +13,7 @@ import {
   serializeRecord,
 } from '../src/history/record.js';
 import { judge } from '../src/pipeline/index.js';
-import { loadResults } from '../src/results/index.js';
+import { loadResults, validateResults } from '../src/results/index.js';
 import { normalQuantile } from '../src/lib/index.js';
 
 const PUSH = loadResults('test/fixtures/recorded/push/results.json');
@@ -80,7 +80,7 @@ describe('history record', () => {
     expect(serializeRecord(buildRecord(PUSH, OPTIONS))).toBe(text);
   });
 
-  it('keeps the configuration each case was tuned to, and gives it back as the case\'s tuning', () => {
+  it("keeps the configuration each case was tuned to, and gives it back as the case's tuning", () => {
     const tuned = structuredClone(PUSH);
     const c = tuned.cases.find((x) => x.variant === 'triton_fa2' && x.status === 'ok')!;
     c.tuning = { config: [128, 64, 4, 3], candidates_ms: [{ config: [128, 64, 4, 3], ms: 1.5 }] };
@@ -94,6 +94,30 @@ describe('history record', () => {
     expect(back.tuning).toEqual({ config: [128, 64, 4, 3] });
     const untuned = recordToResults(record).cases.find((x) => x.variant === 'sdpa_flash')!;
     expect(untuned.tuning).toBeUndefined();
+  });
+
+  it('gives back a results document the schema accepts, with the intervals of the medians', () => {
+    const record = parseRecord(serializeRecord(buildRecord(PUSH, OPTIONS)));
+    const back = recordToResults(record);
+    expect(validateResults(JSON.parse(JSON.stringify(back)), 'record.json')).toEqual(back);
+    const fa2 = back.cases.find(
+      (c) =>
+        c.variant === 'triton_fa2' && c.case === 'dtype=fp16,B=16,H=96,S=4096,D=128,causal=false',
+    )!;
+    // 30.585 ms, 4.6 % below and 1.1 % above at 99 % (see the first test).
+    expect(fa2.timing).toMatchObject({
+      samples_ms: [],
+      median_ms: 30.585,
+      median_ci_confidence: 0.99,
+    });
+    expect(fa2.timing?.median_ci_lo_ms).toBeCloseTo(30.585 * (1 - 0.046), 6);
+    expect(fa2.timing?.median_ci_hi_ms).toBeCloseTo(30.585 * (1 + 0.011), 6);
+    // The schema still refuses a field it does not name.
+    const extra = structuredClone(back);
+    (extra.cases[0].timing as unknown as Record<string, unknown>).median_ci_mid_ms = 1;
+    expect(() => validateResults(extra, 'record.json')).toThrow(
+      'record.json: cases[0].timing.median_ci_mid_ms (gemm/cublas op=matmul,dtype=bf16,M=8192,N=8192,K=8192) is not a known field (known: method, samples_ms, sm_clock_mhz, power_w, median_ms, q1_ms, q3_ms, min_ms, mean_ms, rel_std, median_ci_rel, median_ci_lo_ms, median_ci_hi_ms, median_ci_confidence, n_samples, n_discarded_throttled, stop_reason, warmup_ms, l2_flush, input_sets)',
+    );
   });
 
   it('says what is wrong with a file that is not a usable record', () => {

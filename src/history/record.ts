@@ -395,16 +395,6 @@ export function paramsOf(caseId: string): CaseResult['params'] {
   return out;
 }
 
-/**
- * A baseline case's timing read from a record: no samples, and the interval of its median in ms
- * at a stated confidence (compare.ts judges against it from the two medians' intervals).
- */
-export interface SummaryTiming extends Timing {
-  median_ci_lo_ms?: number;
-  median_ci_hi_ms?: number;
-  median_ci_confidence?: number;
-}
-
 /** A record's tuning cell as the results' `tuning` (a cell that is not JSON: its text). */
 function tuningOf(cell: string | undefined): CaseResult['tuning'] {
   if (cell === undefined) return undefined;
@@ -458,7 +448,7 @@ export function recordToResults(record: HistoryRecord): KernelgateResults {
               median_ci_confidence: r.interval_confidence,
             }
           : {}),
-      } satisfies SummaryTiming;
+      } satisfies Timing;
     }
     const tuning = tuningOf(c.tuning);
     if (tuning !== undefined) out.tuning = tuning;

@@ -3,7 +3,6 @@
 // per-pair ratio against the base revision timed in the same job) and a correctness verdict
 // (PASS/FAIL/DRIFT).
 import type { Config } from '../config/index.js';
-import type { SummaryTiming } from '../history/index.js';
 import { formatRatioPct, median, spread } from '../lib/index.js';
 import type { CaseResult, Environment, KernelgateResults } from '../results/index.js';
 import { driftReference, judgeCorrectness } from './correctness.js';
@@ -198,7 +197,7 @@ function baselineNotes(
   }
   if (judged.state === 'compared' && baseline) {
     const notes = environmentNotes(results.environment, baseline.environment);
-    if (baseline.cases.some((c) => (c.timing as SummaryTiming | undefined)?.median_ci_lo_ms)) {
+    if (baseline.cases.some((c) => c.timing?.median_ci_lo_ms)) {
       notes.push(
         'The baseline is a record of the history (medians and their intervals, no samples): ' +
           "cases not judged by pairs are judged from the two medians' intervals.",

@@ -2,7 +2,6 @@
 // medians, or the two medians' intervals for a history record) or against the base revision
 // timed in the same job (the per-pair ratios). The A/A controls are controls.ts.
 import type { Config } from '../config/index.js';
-import type { SummaryTiming } from '../history/index.js';
 import {
   bootstrapMedian,
   bootstrapRatioOfMedians,
@@ -12,7 +11,7 @@ import {
   normalQuantile,
   spread,
 } from '../lib/index.js';
-import type { CaseResult, Paired } from '../results/index.js';
+import type { CaseResult, Paired, Timing } from '../results/index.js';
 import {
   type BaselineState,
   type ConfirmOutcome,
@@ -123,15 +122,14 @@ export function judgePerf(
       baselineMedianMs,
     };
   }
-  const summary = baseline.timing as SummaryTiming;
   if (
     base.length === 0 &&
-    summary.median_ci_lo_ms !== undefined &&
-    summary.median_ci_hi_ms !== undefined &&
+    baseline.timing.median_ci_lo_ms !== undefined &&
+    baseline.timing.median_ci_hi_ms !== undefined &&
     cur.length >= MIN_SAMPLES_FOR_VERDICT &&
     (baseline.timing.n_samples ?? 0) >= MIN_SAMPLES_FOR_VERDICT
   ) {
-    return judgeAgainstSummary(key, cur, summary, thresholdPct, config);
+    return judgeAgainstSummary(key, cur, baseline.timing, thresholdPct, config);
   }
   if (cur.length < MIN_SAMPLES_FOR_VERDICT || base.length < MIN_SAMPLES_FOR_VERDICT) {
     const medianMs = cur.length ? spread(cur).medianMs : current.timing.median_ms;
@@ -171,7 +169,7 @@ export function judgePerf(
 function judgeAgainstSummary(
   key: string,
   cur: readonly number[],
-  base: SummaryTiming,
+  base: Timing,
   thresholdPct: number,
   config: Config,
 ): PerfJudgement {

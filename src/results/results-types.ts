@@ -505,6 +505,18 @@ export interface Timing {
    * half-width of the median's confidence interval, relative
    */
   median_ci_rel?: number;
+  /**
+   * a history record's timing only (no samples): the lower end of the median's interval, in ms, at median_ci_confidence
+   */
+  median_ci_lo_ms?: number;
+  /**
+   * a history record's timing only (no samples): the upper end of the median's interval, in ms, at median_ci_confidence
+   */
+  median_ci_hi_ms?: number;
+  /**
+   * a history record's timing only: the confidence of [median_ci_lo_ms, median_ci_hi_ms], e.g. 0.95
+   */
+  median_ci_confidence?: number;
   n_samples: number;
   n_discarded_throttled?: number;
   stop_reason: 'converged' | 'time_cap' | 'max_samples';
