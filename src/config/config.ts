@@ -1,7 +1,7 @@
 // Loads kernelgate.yml (optional) and every kernels/*/kernel.yml into one typed Config.
 // Every problem is reported with its file, its field and the bad value.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { ValidateFunction } from 'ajv';
 import configSchema from '../../schema/config.schema.json' with { type: 'json' };
@@ -11,6 +11,7 @@ import { benchmarksFromRaw, type BenchmarkConfig, type RawBenchmark } from '../a
 import { DATASHEET_PEAKS, type PeakSpec } from './gpus.js';
 import { leadingFieldPath, yamlLocator } from './locate.js';
 import { type NoiseByModel, noiseProblems } from './noise.js';
+import { ownsProblems } from './owns.js';
 
 export type { PeakSpec };
 
@@ -39,6 +40,8 @@ export interface ManifestVariant {
   backend?: string;
   description?: string;
   only?: CaseGroup;
+  /** the kernel folder's files that are this variant's alone (src/config/owns.ts) */
+  owns?: string[];
   build?: Record<string, unknown>;
 }
 
@@ -362,8 +365,10 @@ function loadKernels(root: string, kernelsPath: string): LoadedKernel[] {
     if (!validate(data)) throw invalid(formatAjvErrors(validate.errors ?? []));
     const manifest = data as KernelManifest;
     const problems = crossCheckManifest(manifest, folder);
+    const dir = join(kernelsPath, folder);
+    problems.push(...ownsProblems(manifest, dir, dirname(shown).split('\\').join('/')));
     if (problems.length) throw invalid(problems);
-    kernels.push({ manifest, dir: join(kernelsPath, folder), file: shown });
+    kernels.push({ manifest, dir, file: shown });
   }
   return kernels;
 }

@@ -5,3 +5,4 @@ export * from './config.js';
 export * from './gpus.js';
 export * from './locate.js';
 export * from './noise.js';
+export * from './owns.js';

@@ -1,6 +1,7 @@
 // Identity before timing (issue 27): before a pull request's paired run, each kernel variant of the
 // head and of the base revision gets a key: its build output (the CUDA library's bytes), its module
-// sources (the kernel's folder and every repository file its Python module imports), its manifest
+// sources (the kernel's folder and every repository file its Python module imports, but the files
+// other variants own: `owns`, `build.sources`, src/config/owns.ts), its manifest
 // entry, the harness that measures it and the library versions. A variant whose key is the same in
 // both is identical: the harness verifies it as always and does not time it (--identical). The
 // reference variants are the A/A control of their kernel's timed candidates: timed whenever one
@@ -10,9 +11,9 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';
 import { parse } from 'yaml';
-import type { Config, LoadedKernel } from '../config/index.js';
+import { ownedPath, variantClaims, type Config, type LoadedKernel } from '../config/index.js';
 import type { BuildRecord, Environment } from '../results/index.js';
-import { importClosure } from './python-imports.js';
+import { fileImportClosure, importClosure } from './python-imports.js';
 
 /** What the harness writes into an identical case (cases[].identical.reason) and the report says. */
 export const IDENTICAL_REASON = 'identical build and sources';
@@ -42,6 +43,12 @@ export interface VariantIdentity {
   };
   /** imports that could not be resolved with certainty */
   unresolved: string[];
+  /** its own files (`owns`, `build.sources`), relative to the root */
+  owns: string[];
+  /** files of the kernel left out of the key because other variants own them: file → sha256 */
+  leftOut: Record<string, string>;
+  /** file → the variants that own it, for the files in leftOut */
+  owners: Record<string, string[]>;
 }
 
 export interface IdentityVerdict {
@@ -50,6 +57,8 @@ export interface IdentityVerdict {
   identical: boolean;
   /** why not (or IDENTICAL_REASON) */
   why: string;
+  /** an identical variant whose kernel changed in files other variants own: which, and whose */
+  note?: string;
 }
 
 const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
@@ -115,18 +124,63 @@ function manifestEntries(root: string, kernel: LoadedKernel): Map<string, string
   return entries;
 }
 
-/** The kernel's folder and its module's imports: repository file → sha256, and what is unknown. */
-function kernelSources(root: string, kernel: LoadedKernel) {
+/** The kernel's folder and its module's imports (repository files), and what is unknown. */
+function kernelClosure(root: string, kernel: LoadedKernel) {
   const closure = importClosure(root, kernel.manifest.module);
   // kernel.yml itself is each variant's manifest part: one variant's entry is not the others' source
   const folder = treeFiles(kernel.dir)
-    .map((f) => relative(root, f))
-    .filter((f) => f !== kernel.file);
-  const files = new Set([...folder, ...closure.files]);
+    .map((f) => relative(root, f).split('\\').join('/'))
+    .filter((f) => f !== kernel.file.split('\\').join('/'));
+  return { files: new Set([...folder, ...closure.files]), unresolved: closure.unresolved };
+}
+
+/** Each variant's own files (`owns`, `build.sources`) that exist, relative to the root. */
+function claimsOf(root: string, kernel: LoadedKernel): Map<string, string[]> {
+  const claims = new Map<string, string[]>();
+  for (const v of kernel.manifest.variants) {
+    const own = new Set<string>();
+    for (const { path } of variantClaims(v)) {
+      const at = ownedPath(path);
+      const file = at === undefined ? undefined : join(kernel.dir, at);
+      if (file !== undefined && existsSync(file) && statSync(file).isFile())
+        own.add(relative(root, file).split('\\').join('/'));
+    }
+    claims.set(v.name, [...own].sort());
+  }
+  return claims;
+}
+
+/**
+ * One variant's sources: every file of its kernel's closure but those other variants own and it
+ * does not, and its own files with everything they import (another variant's file included).
+ */
+function variantSources(
+  root: string,
+  closure: { files: Set<string>; unresolved: string[] },
+  claims: Map<string, string[]>,
+  variant: string,
+) {
+  const own = claims.get(variant) ?? [];
+  const owners = new Map<string, string[]>();
+  for (const [name, files] of claims) {
+    for (const f of files) owners.set(f, [...(owners.get(f) ?? []), name]);
+  }
+  const ownClosure = fileImportClosure(root, own);
+  const keep = new Set([...own, ...ownClosure.files]);
   const sources: Record<string, string> = {};
-  for (const f of [...files].sort())
-    sources[f.split('\\').join('/')] = sha256(readFileSync(join(root, f)));
-  return { sources, unresolved: closure.unresolved };
+  const leftOut: Record<string, string> = {};
+  const leftOwners: Record<string, string[]> = {};
+  for (const f of [...new Set([...closure.files, ...keep])].sort()) {
+    const hash = sha256(readFileSync(join(root, f)));
+    const by = owners.get(f);
+    if (keep.has(f) || by === undefined) sources[f] = hash;
+    else {
+      leftOut[f] = hash;
+      leftOwners[f] = by;
+    }
+  }
+  const unresolved = [...closure.unresolved, ...ownClosure.unresolved];
+  return { sources, unresolved, own, leftOut, owners: leftOwners };
 }
 
 /** The build part of a variant: its library's hash, or why there is none ('' when it builds nothing). */
@@ -147,9 +201,16 @@ export function variantIdentities(
   const out = new Map<string, VariantIdentity>();
   for (const kernel of side.config.kernels) {
     const entries = manifestEntries(side.root, kernel);
-    const { sources, unresolved } = kernelSources(side.root, kernel);
+    const closure = kernelClosure(side.root, kernel);
+    const claims = claimsOf(side.root, kernel);
     for (const v of kernel.manifest.variants) {
       const name = kernel.manifest.name;
+      const { sources, unresolved, own, leftOut, owners } = variantSources(
+        side.root,
+        closure,
+        claims,
+        v.name,
+      );
       const record = side.builds.find((b) => b.kernel === name && b.variant === v.name);
       const parts = {
         manifest: entries.get(v.name) ?? '',
@@ -164,7 +225,10 @@ export function variantIdentities(
         role: v.role,
         key: sha256(canonicalJson(parts)),
         parts,
-        unresolved,
+        unresolved: [...new Set(unresolved)],
+        owns: own,
+        leftOut,
+        owners,
       });
     }
   }
@@ -182,7 +246,10 @@ function difference(head: VariantIdentity, base: VariantIdentity): string | unde
   const files = new Set([...Object.keys(head.parts.sources), ...Object.keys(base.parts.sources)]);
   const changed = [...files].filter((f) => head.parts.sources[f] !== base.parts.sources[f]);
   if (changed.length) {
-    const shown = changed.slice(0, 3).join(', ');
+    const shown = changed
+      .slice(0, 3)
+      .map((f) => (head.owns.includes(f) || base.owns.includes(f) ? `${f} (its own)` : f))
+      .join(', ');
     return `sources differ: ${shown}${changed.length > 3 ? ` and ${changed.length - 3} more` : ''}`;
   }
   // a build that failed or has no library hash is never the same as anything, itself included
@@ -217,13 +284,26 @@ export function compareIdentities(
       h.role === 'reference' && timedCandidate.has(h.kernel)
         ? 'a reference variant: timed as the A/A control'
         : whyOf(h);
+    const note = why === undefined ? othersOwnChanged(h, base.get(`${h.kernel}/${h.variant}`)) : '';
     return {
       kernel: h.kernel,
       variant: h.variant,
       identical: why === undefined,
       why: why ?? IDENTICAL_REASON,
+      ...(note ? { note } : {}),
     };
   });
+}
+
+/** The files of its kernel that changed but other variants own, with their owners; '' if none. */
+function othersOwnChanged(head: VariantIdentity, base: VariantIdentity | undefined): string {
+  if (base === undefined) return '';
+  const files = [...new Set([...Object.keys(head.leftOut), ...Object.keys(base.leftOut)])].sort();
+  const changed = files.filter((f) => head.leftOut[f] !== base.leftOut[f]);
+  if (!changed.length) return '';
+  const whose = (f: string) =>
+    (head.owners[f] ?? base.owners[f] ?? []).map((v) => `${head.kernel}/${v}`).join(', ');
+  return `what changed in ${head.kernel} is other variants' own: ${changed.map((f) => `${f} (${whose(f)})`).join(', ')}`;
 }
 
 /**
@@ -261,6 +341,9 @@ export function identicalArgs(
   );
   for (const v of verdicts.filter((x) => !x.identical)) {
     log(`kernelgate: identity: ${v.kernel}/${v.variant} is timed: ${v.why}`);
+  }
+  for (const v of same.filter((x) => x.note !== undefined)) {
+    log(`kernelgate: identity: ${v.kernel}/${v.variant} is not timed: ${v.note}`);
   }
   return same.length ? ['--identical', same.map((v) => `${v.kernel}.${v.variant}`).join(',')] : [];
 }

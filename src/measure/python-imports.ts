@@ -181,7 +181,25 @@ function resolveStatement(root: string, file: string, s: Statement): Resolved {
  * checkout at `root`, and what in them could not be resolved with certainty.
  */
 export function importClosure(root: string, module: string): ImportClosure {
-  const unresolved: string[] = [];
+  const entry = DOTTED.test(module)
+    ? resolveBelow(root, module.split('.'), module)
+    : ({ ok: false, why: `module ${JSON.stringify(module)} is not a dotted name` } as const);
+  return entry.ok ? closureOf(root, entry.files, []) : closureOf(root, [], [entry.why]);
+}
+
+/**
+ * The repository files (relative to `root`) and every repository file they import, followed to the
+ * end: a variant's own files (`owns`) and what they run.
+ */
+export function fileImportClosure(root: string, files: string[]): ImportClosure {
+  return closureOf(
+    root,
+    files.map((f) => join(root, f)),
+    [],
+  );
+}
+
+function closureOf(root: string, start: string[], unresolved: string[]): ImportClosure {
   const seen = new Set<string>();
   const queue: string[] = [];
   const rel = (p: string) => relative(root, p).split('\\').join('/');
@@ -193,11 +211,7 @@ export function importClosure(root: string, module: string): ImportClosure {
       }
     }
   };
-  const entry = DOTTED.test(module)
-    ? resolveBelow(root, module.split('.'), module)
-    : ({ ok: false, why: `module ${JSON.stringify(module)} is not a dotted name` } as const);
-  if (entry.ok) add(entry.files);
-  else unresolved.push(entry.why);
+  add(start);
   while (queue.length) {
     const file = queue.shift()!;
     if (!file.endsWith('.py')) continue;
