@@ -3,7 +3,7 @@
 // keeps a reflog of every update). Eight trusted runs storing at the same moment (a matrix, a push
 // and the nightly) leave eight records and no forced update; a corrupt record on the branch leaves
 // a warning naming it, the same verdict and every earlier record byte-identical.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +25,8 @@ import {
   treeOf,
 } from './support/git-remote.js';
 import { GitHubServer } from './support/github-server.js';
+import { userRepoCheckout } from './support/user-repo.js';
+import { planShards, splitResults, unitsOfResults } from '../src/shard/index.js';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const recorded = (run: string): KernelgateResults =>
@@ -59,6 +61,7 @@ function action(
   results: KernelgateResults,
   runId: string,
   remote: string,
+  at: { workspace?: string; eventFile?: string } = {},
 ): Promise<ActionRun> {
   const file = join(scratch, `${runId}.json`);
   writeFileSync(file, JSON.stringify(results));
@@ -66,7 +69,10 @@ function action(
     bundleDir,
     apiUrl: server.url,
     eventName: kind,
-    eventFile: event(kind === 'push' ? 'push.main.json' : 'pull_request.same-repo.opened.json'),
+    eventFile:
+      at.eventFile ??
+      event(kind === 'push' ? 'push.main.json' : 'pull_request.same-repo.opened.json'),
+    ...(at.workspace !== undefined ? { workspace: at.workspace } : {}),
     ref: kind === 'push' ? 'refs/heads/main' : 'refs/pull/41/merge',
     sha: results.run.git_sha ?? '0'.repeat(40),
     runId,
@@ -165,5 +171,101 @@ describe('the bundled action with history: branch', () => {
     for (const [path, blob] of before) expect(after.get(path)).toBe(blob);
     expect(after.size).toBe(before.size + 1);
     expect(neverForced(remote, BRANCH)).toBe(true);
+  }, 300_000);
+});
+
+/**
+ * Issue 26: a pull request judged from a results file an earlier job wrote (the split workflow's
+ * `judge` job), and the merged matrix run, take the nearest stored ancestor of the pull request's
+ * base commit as their stored baseline, not the newest record by a runner's clock. The workspace
+ * is a real git checkout (test/support/user-repo.ts) with a second line of history beside main.
+ */
+describe('a pull request judged from stored records: the baseline by commit ancestry', () => {
+  const ws = userRepoCheckout();
+  const c2 = (ws.git('commit', '-q', '--allow-empty', '-m', 'c2'), ws.git('rev-parse', 'HEAD'));
+  ws.git('checkout', '-q', '-b', 'old', 'HEAD~1');
+  const other =
+    (ws.git('commit', '-q', '--allow-empty', '-m', 'rewritten'), ws.git('rev-parse', 'HEAD'));
+  ws.git('checkout', '-q', 'main');
+  const c3 = (ws.git('commit', '-q', '--allow-empty', '-m', 'c3'), ws.git('rev-parse', 'HEAD'));
+  const short = (sha: string) => sha.slice(0, 12);
+  // The pull request's base is c3 on main.
+  const payload = JSON.parse(readFileSync(event('pull_request.same-repo.opened.json'), 'utf8'));
+  payload.pull_request.base.sha = c3;
+  const eventFile = join(scratch, 'pull_request.base-c3.json');
+  writeFileSync(eventFile, JSON.stringify(payload));
+
+  /** The data branch: a run of c2, then a newer-by-clock run of the other line. */
+  async function seeded() {
+    const { remote } = bareRemote();
+    for (const [sha, at, runId] of [
+      [c2, '2026-11-20T10:00:00Z', '950'],
+      [other, '2026-11-22T10:00:00Z', '951'],
+    ] as const) {
+      const stored = await action('push', rerun(PUSH, at, sha), runId, remote);
+      expect(stored.code, stored.stdout + stored.stderr).toBe(0);
+    }
+    const record = (sha: string, at: string, runId: string) =>
+      `${BRANCH}:records/H200/main/2026-11/${at}-${short(sha)}-${runId}-1.json`;
+    const ancestor = record(c2, '20261120T100000Z', '950');
+    const newer = record(other, '20261122T100000Z', '951');
+    return {
+      remote,
+      ancestor,
+      lines: [
+        `kernelgate: stored baseline: passed over ${short(other)} (run of 2026-11-22T10:00:00Z, ${newer}): its commit is not an ancestor of the pull request's base ${short(c3)} (a force-pushed branch or another line of history)`,
+        `kernelgate: stored baseline: ${short(c2)} (run of 2026-11-20T10:00:00Z, ${ancestor}), the nearest stored ancestor of the pull request's base ${short(c3)} of main on H200`,
+      ],
+    };
+  }
+  const infoLines = (stdout: string) =>
+    stdout.split('\n').filter((l) => l.startsWith('kernelgate: stored baseline:'));
+
+  it('results: an earlier job wrote, with history: branch', async () => {
+    const { remote, ancestor, lines } = await seeded();
+    const pr = await action('pull_request', PR, '952', remote, {
+      workspace: ws.workspace,
+      eventFile,
+    });
+    expect(pr.code, pr.stdout + pr.stderr).toBe(0);
+    expect(infoLines(pr.stdout)).toEqual(lines);
+    expect(pr.stdout).toContain(`Baseline: ${ancestor}\n`);
+  }, 300_000);
+
+  it('the merged matrix run', async () => {
+    const { remote, ancestor, lines } = await seeded();
+    const plan = planShards(unitsOfResults(PR), 2, { results: PR, path: 'pr.json' });
+    const dir = mkdtempSync(join(tmpdir(), 'kg-shards-'));
+    for (const index of [1, 2]) {
+      mkdirSync(join(dir, `kernelgate-shard-${index}`));
+      writeFileSync(
+        join(dir, `kernelgate-shard-${index}`, 'results.json'),
+        JSON.stringify(splitResults(PR, plan, index)),
+      );
+    }
+    const merged = await runBundledAction({
+      bundleDir,
+      apiUrl: server.url,
+      eventName: 'pull_request',
+      eventFile,
+      workspace: ws.workspace,
+      ref: 'refs/pull/41/merge',
+      sha: PR.run.git_sha ?? '0'.repeat(40),
+      runId: '953',
+      inputs: {
+        token: 'write-token',
+        config: repoRoot,
+        mode: 'auto',
+        comment: 'false',
+        'report-dir': '.kernelgate/report-merge',
+        merge: dir,
+        shards: '2',
+        history: 'branch',
+        'history-remote': remote,
+      },
+    });
+    expect(merged.code, merged.stdout + merged.stderr).toBe(0);
+    expect(infoLines(merged.stdout)).toEqual(lines);
+    expect(merged.stdout).toContain(`Baseline: ${ancestor}\n`);
   }, 300_000);
 });

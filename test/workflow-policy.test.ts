@@ -67,9 +67,13 @@ describe('the shipped workflows', () => {
       'allow-unsafe-pr-checkout': true,
     });
     expect(jobs['approve']?.steps[0]?.with).toEqual({ 'trust-only': 'true' });
-    // The job that can write runs no code from the pull request: it checks out the base.
+    // The job that can write runs no code from the pull request: it checks out the base (no
+    // ref), with its whole history for the stored baseline chosen by commit ancestry.
     expect(jobs['judge']?.['runs-on']).toBe('ubuntu-latest');
-    expect(jobs['judge']?.steps[0]?.with).toEqual({ 'persist-credentials': false });
+    expect(jobs['judge']?.steps[0]?.with).toEqual({
+      'persist-credentials': false,
+      'fetch-depth': 0,
+    });
   });
 
   test('the example keeps its history on the data branch, written from one trusted job only', () => {

@@ -26,7 +26,7 @@ import {
 import { inWorkspace, loadConfigInput, readInputs, type ActionInputs } from './inputs.js';
 import { withDeepChecks } from './deep.js';
 import { configAnnotations, gateAnnotations } from './annotations.js';
-import { measureOptions, storeOf } from './measure-options.js';
+import { measureOptions, prAncestry, storeOf } from './measure-options.js';
 import { failureMessage, pipeline, publishWarning } from './pipeline.js';
 import { checkTrust, type EventContext } from './trust.js';
 
@@ -93,6 +93,8 @@ async function mergeShards(step: Step, merge: string): Promise<Obtained> {
     baselinePath: inputs.baseline === undefined ? undefined : inWorkspace(env, inputs.baseline),
     store: storeOf(inputs, env, core),
     baselineBranch: mode === 'pr' ? baseBranch : branch,
+    // a pull request's stored baseline: the nearest stored ancestor of its base commit
+    ancestry: prAncestry(inputs, mode, event, env),
     saveBranch: savesBaseline(step) ? branch : undefined,
     warning: core.warning,
     info: core.info,
@@ -115,6 +117,8 @@ async function readGiven(step: Step, resultsInput: string): Promise<Obtained> {
         store: storeOf(inputs, env, core),
         baselinePath: undefined,
         saveBaseline: savesBaseline(step),
+        // a pull request's stored baseline: the nearest stored ancestor of its base commit
+        ancestry: prAncestry(inputs, mode, event, env),
       },
       { results, resultsPath: inWorkspace(env, resultsInput) },
       [],

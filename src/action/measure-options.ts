@@ -4,13 +4,17 @@ import * as actionsCore from '@actions/core';
 import { join } from 'node:path';
 import type { Config } from '../config/index.js';
 import { actionStore, pullRequestEvent } from '../history/index.js';
-import { DEFAULT_BISECT_TIME_BOX_S, type FullRunOptions } from '../pipeline/index.js';
+import {
+  type AncestryCheck,
+  DEFAULT_BISECT_TIME_BOX_S,
+  type FullRunOptions,
+} from '../pipeline/index.js';
 import type { PublishMode } from '../publish/index.js';
 import type { ActionCore } from './deps.js';
 import { branchesOf, field } from './event.js';
 import { type ActionInputs, inWorkspace } from './inputs.js';
 import type { EventContext } from './trust.js';
-import { packageRoot } from '../lib/index.js';
+import { actionsExec, type Exec, packageRoot } from '../lib/index.js';
 
 /** The action's own checkout (the folder of its package.json): it holds the harness. */
 export const ACTION_ROOT = packageRoot();
@@ -72,6 +76,25 @@ export function measureOptions(
 function prBaseSha(mode: PublishMode, event: EventContext): { baseSha?: string } {
   const sha = field(event.payload, 'pull_request', 'base', 'sha');
   return mode === 'pr' && typeof sha === 'string' ? { baseSha: sha } : {};
+}
+
+/**
+ * A pull request's stored baseline by commit ancestry where the action does not measure (a results
+ * file an earlier job wrote, the merged matrix run): its base commit and the workspace's checkout,
+ * each git command under the 'git-timeout' deadline (src/pipeline/pr-baseline.ts). Undefined for
+ * any other run, or an event that names no base commit (then the newest stored run, as before).
+ */
+export function prAncestry(
+  inputs: ActionInputs,
+  mode: PublishMode,
+  event: EventContext,
+  env: Record<string, string | undefined>,
+  exec: Exec = actionsExec(),
+): AncestryCheck | undefined {
+  const { baseSha } = prBaseSha(mode, event);
+  if (baseSha === undefined) return undefined;
+  const workspace = env['GITHUB_WORKSPACE'] ?? process.cwd();
+  return { baseSha, workspace, exec, gitTimeoutS: inputs.gitTimeoutMs / 1000 };
 }
 
 /** baseline-dir, or the data branch (history: branch): src/history/action.ts. */

@@ -6,3 +6,4 @@ export * from './slower.js';
 export * from './nightly-base.js';
 export * from './bisect.js';
 export * from './nightly-bisect.js';
+export * from './pr-baseline.js';

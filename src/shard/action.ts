@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { explicitBaseline, type BaselineStore, type StoredBaseline } from '../store/index.js';
 import type { KernelgateResults } from '../results/index.js';
-import type { FullRun } from '../pipeline/index.js';
+import { type AncestryCheck, ancestorBaseline, type FullRun } from '../pipeline/index.js';
 import { compositeBaseline, findShardFiles, mergeShards, readShardDocuments } from './merge.js';
 import { MAX_SHARDS, parseShardSpec, type ShardSpec } from './plan.js';
 import { SHARD_BALANCE, type ShardBalance } from './run.js';
@@ -72,6 +72,11 @@ export interface MergeContext {
   store: BaselineStore;
   /** the branch whose baseline judges the run (a PR's base branch) */
   baselineBranch: string | undefined;
+  /**
+   * a pull request's base commit and a checkout: each GPU model's stored baseline is the nearest
+   * stored ancestor of it (src/pipeline/pr-baseline.ts); undefined: the newest stored run
+   */
+  ancestry?: AncestryCheck | undefined;
   /** the branch the run is stored under when trusted; undefined: not stored */
   saveBranch: string | undefined;
   warning(message: string): void;
@@ -105,11 +110,8 @@ export async function mergedRun(ctx: MergeContext): Promise<FullRun> {
     }
   } else if (ctx.baselineBranch !== undefined) {
     const branch = ctx.baselineBranch;
-    baseline = await compositeBaseline(
-      merged,
-      async (sku) => await ctx.store.latest({ branch, sku }),
-    );
-    if (baseline === undefined) {
+    baseline = await compositeBaseline(merged, (sku) => storedOf(ctx, { branch, sku }, notes));
+    if (baseline === undefined && !notes.some((n) => n.startsWith(NO_ANCESTOR))) {
       notes.push(
         `No stored baseline for branch ${branch} on ${[...merged.skus.keys()].join(', ') || 'any GPU'}: every case is NEW.`,
       );
@@ -131,6 +133,30 @@ export async function mergedRun(ctx: MergeContext): Promise<FullRun> {
   }
   for (const note of notes) ctx.warning(note);
   return { results: merged.results, resultsPath, baseline, pendingBaseline, notes };
+}
+
+const NO_ANCESTOR = 'No stored run of branch';
+
+/**
+ * One GPU model's stored baseline of the merged run: for a pull request whose base commit is
+ * known, the nearest stored ancestor of it (the lines in the log, a note when none is); else the
+ * newest stored run.
+ */
+async function storedOf(
+  ctx: MergeContext,
+  key: { branch: string; sku: string },
+  notes: string[],
+): Promise<StoredBaseline | undefined> {
+  if (ctx.ancestry === undefined) return ctx.store.latest(key);
+  const found = await ancestorBaseline(ctx.store, key, ctx.ancestry);
+  for (const line of found.lines) ctx.info(line);
+  if (found.stored === undefined && found.lines.length > 0) {
+    notes.push(
+      `${NO_ANCESTOR} ${key.branch} on ${key.sku} is an ancestor of the pull request's base ` +
+        `${ctx.ancestry.baseSha.slice(0, 12)} (the log names those passed over): every case on it not timed beside the base is NEW.`,
+    );
+  }
+  return found.stored;
 }
 
 /** The shard's step ends here: its results are written, the merge judges them. */
