@@ -9,9 +9,9 @@ import {
   parseRecord,
   recordCases,
   RecordError,
-  recordToResults,
   serializeRecord,
 } from '../src/history/record.js';
+import { recordToResults } from '../src/history/record-results.js';
 import { judge } from '../src/pipeline/index.js';
 import { loadResults, validateResults } from '../src/results/index.js';
 import { normalQuantile } from '../src/lib/index.js';
@@ -114,7 +114,7 @@ describe('history record', () => {
     expect(fa2.timing?.median_ci_hi_ms).toBeCloseTo(30.585 * (1 + 0.011), 6);
     // The schema still refuses a field it does not name.
     const extra = structuredClone(back);
-    (extra.cases[0].timing as unknown as Record<string, unknown>).median_ci_mid_ms = 1;
+    (extra.cases[0]!.timing as unknown as Record<string, unknown>).median_ci_mid_ms = 1;
     expect(() => validateResults(extra, 'record.json')).toThrow(
       'record.json: cases[0].timing.median_ci_mid_ms (gemm/cublas op=matmul,dtype=bf16,M=8192,N=8192,K=8192) is not a known field (known: method, samples_ms, sm_clock_mhz, power_w, median_ms, q1_ms, q3_ms, min_ms, mean_ms, rel_std, median_ci_rel, median_ci_lo_ms, median_ci_hi_ms, median_ci_confidence, n_samples, n_discarded_throttled, stop_reason, warmup_ms, l2_flush, input_sets)',
     );

@@ -24,13 +24,8 @@ import {
 } from '../store/index.js';
 import type { Exec } from '../lib/index.js';
 import type { KernelgateResults } from '../results/index.js';
-import {
-  parseRecord,
-  recordCases,
-  RecordError,
-  recordToResults,
-  type HistoryRecord,
-} from './record.js';
+import { parseRecord, recordCases, RecordError, type HistoryRecord } from './record.js';
+import { recordToResults } from './record-results.js';
 import { type BranchGit, branchGit, fetchTip, listPaths, readPaths } from './branch-git.js';
 import { recordDir, saveRecords, type WriteOptions } from './branch-write.js';
 

@@ -8,3 +8,4 @@ export * from './dashboard.js';
 export * from './export.js';
 export * from './migrate.js';
 export * from './record.js';
+export * from './record-results.js';
