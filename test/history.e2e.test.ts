@@ -232,8 +232,8 @@ describe('a pull request judged from stored records: the baseline by commit ance
     expect(pr.stdout).toContain(`Baseline: ${ancestor}\n`);
   }, 300_000);
 
-  it('the merged matrix run', async () => {
-    const { remote, ancestor, lines } = await seeded();
+  /** The merge of PR's results in two shards, judged against the data branch of `remote`. */
+  function merge(remote: string, runId: string) {
     const plan = planShards(unitsOfResults(PR), 2, { results: PR, path: 'pr.json' });
     const dir = mkdtempSync(join(tmpdir(), 'kg-shards-'));
     for (const index of [1, 2]) {
@@ -243,7 +243,7 @@ describe('a pull request judged from stored records: the baseline by commit ance
         JSON.stringify(splitResults(PR, plan, index)),
       );
     }
-    const merged = await runBundledAction({
+    return runBundledAction({
       bundleDir,
       apiUrl: server.url,
       eventName: 'pull_request',
@@ -251,7 +251,7 @@ describe('a pull request judged from stored records: the baseline by commit ance
       workspace: ws.workspace,
       ref: 'refs/pull/41/merge',
       sha: PR.run.git_sha ?? '0'.repeat(40),
-      runId: '953',
+      runId,
       inputs: {
         token: 'write-token',
         config: repoRoot,
@@ -264,8 +264,26 @@ describe('a pull request judged from stored records: the baseline by commit ance
         'history-remote': remote,
       },
     });
+  }
+
+  it('the merged matrix run', async () => {
+    const { remote, ancestor, lines } = await seeded();
+    const merged = await merge(remote, '953');
     expect(merged.code, merged.stdout + merged.stderr).toBe(0);
     expect(infoLines(merged.stdout)).toEqual(lines);
     expect(merged.stdout).toContain(`Baseline: ${ancestor}\n`);
+  }, 300_000);
+
+  it('the merged matrix run with no stored ancestor: no stored baseline, and a warning says why', async () => {
+    const { remote } = bareRemote();
+    const stored = await action('push', rerun(PUSH, '2026-11-22T10:00:00Z', other), '954', remote);
+    expect(stored.code, stored.stdout + stored.stderr).toBe(0);
+    const merged = await merge(remote, '955');
+    expect(annotations(merged.stdout, 'warning')).toContain(
+      `No stored run of branch main on H200 is an ancestor of the pull request's base ${short(c3)} (the log names those passed over): every case on it not timed beside the base is NEW.`,
+    );
+    expect(merged.stdout).not.toContain('Baseline: ');
+    // every timed case is NEW (the one skipped case is not timed)
+    expect(Number(merged.outputs['new'])).toBe(PR.cases.filter((c) => c.status === 'ok').length);
   }, 300_000);
 });
