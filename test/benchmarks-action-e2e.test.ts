@@ -243,8 +243,14 @@ describe.runIf(RUN)('the bundled action measures benchmarks beside the kernel se
       expect(summary).toMatch(
         /not timed against the base revision: pytest-benchmark [\d.]+ output is read once, from the head \(only command benchmarks run in both trees\)/,
       );
-      // the kernel set's own cases were paired and judged beside them
-      expect(summary).toMatch(/^\| triton\\_fa2 \|[^\n]*· paired/m);
+      // the pull request changes no kernel: the kernel set's own cases are SAME by identity
+      // (identical build and sources in base and head), verified and judged beside them
+      expect(summary).toMatch(
+        /^\| triton\\_fa2 \| \| ⚪ SAME \| .* \| identical build and sources \|/m,
+      );
+      expect(results.cases.filter((c) => c.kernel === 'attention').every((c) => c.identical)).toBe(
+        true,
+      );
     },
   );
 });
