@@ -489,6 +489,7 @@ describe('what the report says about a tool per case', () => {
       (x) => x.key === 'nvbench/copy_sweep/BlockSize=256,NumBlocks=64',
     );
     expect(c?.perf).toBe('AMBIGUOUS');
+    expect(c?.tooFewSamples).toBe(true);
     expect(c?.perfNote).toBe(
       'summary only: nvbench 0.1.0 gave statistics of 90 samples, not the samples, so no interval and no paired verdict',
     );

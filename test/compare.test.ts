@@ -438,7 +438,9 @@ describe('paired A/B verdicts', () => {
     expect(byKey(other.cases, CUDA)).toMatchObject({
       perf: 'NEW',
       perfNote: 'not timed against the base revision; the stored baseline ran on another GPU',
+      unpaired: 'not-timed',
     });
+    expect(byKey(other.cases, TRITON).unpaired).toBeUndefined();
     expect(other.notes[0]).toBe(
       'The baseline ran on H200 (NVIDIA H200), this run on H100-SXM (NVIDIA H100 80GB HBM3): ' +
         'timings and correctness drift are not compared across GPUs; the 1 case(s) timed against ' +
@@ -471,11 +473,13 @@ describe('paired A/B verdicts', () => {
       method: 'baseline',
       thresholdPct: 3,
       perfNote: 'base revision: fail (rel_l2 3e-1 > tol 2e-3); judged against the stored baseline',
+      unpaired: 'base-failed',
     });
     expect(byKey(stored, TRITON).nPairs).toBeUndefined();
     expect(byKey(stored, CUDA)).toMatchObject({
       perf: 'SAME',
       method: 'baseline',
+      unpaired: 'not-in-base',
       perfNote:
         'base revision: missing (no variant cuda_fa2 in the base revision); judged against the stored baseline',
     });
@@ -485,6 +489,7 @@ describe('paired A/B verdicts', () => {
       perf: 'NEW',
       method: 'none',
       perfNote: 'not in the base revision (no variant cuda_fa2 in the base revision)',
+      unpaired: 'not-in-base',
     });
     expect(byKey(alone, TRITON)).toMatchObject({
       perf: 'NEW',
@@ -496,6 +501,12 @@ describe('paired A/B verdicts', () => {
     expect(byKey(compare(bare, undefined, config).cases, CUDA).perfNote).toBe(
       'not in the base revision',
     );
+    pair(bare, TRITON, 1, { base_status: 'ok', log_ratios: [], n_pairs: 0 });
+    expect(byKey(compare(bare, undefined, config).cases, TRITON)).toMatchObject({
+      perf: 'NEW',
+      unpaired: 'no-pairs',
+      perfNote: 'base revision: ok, but no pairs were timed; no stored baseline',
+    });
   });
 
   describe('a second measurement in fresh processes (compare.paired.confirm)', () => {

@@ -337,9 +337,15 @@ describe('paired A/B through the command adapter in the measuring run', () => {
     );
     expect(results.cases.find((c) => c.kernel === 'new_one')?.paired).toBeUndefined();
     const { comparison } = judge(results, undefined, config, 'pr');
-    expect(comparison.cases.find((c) => c.kernel === 'new_one')?.perfNote).toBe(
+    const newOne = comparison.cases.find((c) => c.kernel === 'new_one');
+    // The typed field says it (annotateAdapted reads it), the note says it in words.
+    expect(newOne?.unpaired).toBe('not-timed');
+    expect(newOne?.perfNote).toBe(
       'not timed against the base revision: its folder is not in the base revision; no stored baseline',
     );
+    const rooted = comparison.cases.find((c) => c.kernel === 'rooted');
+    expect(rooted?.method).toBe('paired');
+    expect(rooted?.unpaired).toBeUndefined();
   }, 60_000);
 });
 

@@ -6,7 +6,10 @@ import type { KernelgateResults } from '../results/index.js';
 
 type AdapterInfo = NonNullable<KernelgateResults['kernels'][number]['adapter']>;
 
-/** compare()'s note on a case a paired run did not pair (src/judge/performance.ts). */
+/**
+ * The words compare() writes for a case with no paired record (`unpaired: 'not-timed'`,
+ * src/judge/performance.ts); the note here says why, after them.
+ */
 const UNPAIRED = 'not timed against the base revision';
 
 function toolName(a: AdapterInfo): string {
@@ -25,7 +28,7 @@ export function annotateAdapted(comparison: Comparison, results: KernelgateResul
       c.correctnessReason = `not verified: ${toolName(a)} checks no results, so this case cannot PASS`;
     }
     // A paired run pairs only what kernelgate runs in both trees: a tool's file is the head's alone.
-    if (!c.current.paired && c.perfNote?.startsWith(UNPAIRED)) {
+    if (c.unpaired === 'not-timed' && c.perfNote !== undefined) {
       c.perfNote = c.perfNote.replace(
         UNPAIRED,
         a.format === 'command'
@@ -38,10 +41,9 @@ export function annotateAdapted(comparison: Comparison, results: KernelgateResul
       const note =
         `summary only: ${toolName(a)} gave statistics of ${timing.n_samples} samples, not the ` +
         'samples, so no interval and no paired verdict';
-      c.perfNote =
-        c.perfNote === undefined || c.perfNote.startsWith('too few samples')
-          ? note
-          : `${note}; ${c.perfNote}`;
+      // Too few samples is what "no interval" already says, unless a paired run's note wraps it.
+      const onlyTooFew = c.tooFewSamples === true && c.unpaired === undefined;
+      c.perfNote = c.perfNote === undefined || onlyTooFew ? note : `${note}; ${c.perfNote}`;
     }
   }
   return comparison;

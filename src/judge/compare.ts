@@ -17,6 +17,7 @@ import {
   minChangePct,
   noisePctFor,
   type PerfJudgement,
+  unpairedKind,
 } from './performance.js';
 import { applyTuning } from './tuning.js';
 import {
@@ -26,6 +27,7 @@ import {
   caseLabel,
   type Comparison,
   type JudgeMethod,
+  type Unpaired,
 } from './verdicts.js';
 import { noiseModelOf, noiseNote } from './noise.js';
 
@@ -92,7 +94,12 @@ function judgeCasePerf(
   base: CaseResult | undefined,
   run: RunContext,
 ): {
-  perf: PerfJudgement & { thresholdPct: number; nPairs?: number; mdcPct?: number };
+  perf: PerfJudgement & {
+    thresholdPct: number;
+    nPairs?: number;
+    mdcPct?: number;
+    unpaired?: Unpaired;
+  };
   method: JudgeMethod;
   /** the threshold without the absolute floor, and the floor (ms): see markBelowFloor */
   rule: { thresholdPct: number; floorMs: number };
@@ -116,11 +123,15 @@ function judgeCasePerf(
   const thresholdPct = Math.max(rulePct, minChangePct(config, base));
   const stored = judgePerf(key, current, base, run.comparable, thresholdPct, config);
   const method: JudgeMethod = JUDGED.includes(stored.perf) ? 'baseline' : 'none';
-  const perf = { ...stored, thresholdPct };
   if (run.pairedOn && isTimed(current)) {
-    perf.perfNote = fallbackNote(paired, stored, method, run.state);
+    const perfNote = fallbackNote(paired, stored, method, run.state);
+    return {
+      perf: { ...stored, thresholdPct, perfNote, unpaired: unpairedKind(paired) },
+      method,
+      rule,
+    };
   }
-  return { perf, method, rule };
+  return { perf: { ...stored, thresholdPct }, method, rule };
 }
 
 function compareCase(current: CaseResult, run: RunContext): CaseComparison {

@@ -18,6 +18,7 @@ import {
   type JudgeMethod,
   MIN_SAMPLES_FOR_VERDICT,
   type PerfVerdict,
+  type Unpaired,
 } from './verdicts.js';
 
 /**
@@ -48,6 +49,7 @@ export function isTimed(
 export interface PerfJudgement {
   perf: PerfVerdict;
   perfNote?: string;
+  tooFewSamples?: true;
   ratio?: number;
   ciLo?: number;
   ciHi?: number;
@@ -136,6 +138,7 @@ export function judgePerf(
     return {
       perf: 'AMBIGUOUS',
       perfNote: `too few samples for an interval (current ${cur.length}, baseline ${base.length}; need ${MIN_SAMPLES_FOR_VERDICT})`,
+      tooFewSamples: true,
       ratio: medianMs / baselineMedianMs,
       baselineMedianMs,
     };
@@ -339,7 +342,14 @@ function judgeConfirmed(
   };
 }
 
-/** Why a timed case of a paired run was not judged by pairs. */
+/** Why a timed case of a paired run was not judged by pairs (its perfNote says it in words). */
+export function unpairedKind(paired: Paired | undefined): Unpaired {
+  if (!paired) return 'not-timed';
+  if (paired.base_status === 'ok') return 'no-pairs';
+  return paired.base_status === 'missing' ? 'not-in-base' : 'base-failed';
+}
+
+/** Why a timed case of a paired run was not judged by pairs, in words. */
 function unpairedReason(paired: Paired | undefined): string {
   if (!paired) return 'not timed against the base revision';
   if (paired.base_status === 'ok') return 'base revision: ok, but no pairs were timed';

@@ -55,8 +55,18 @@ export interface CaseComparison {
   params: Record<string, string | number | boolean>;
   status: CaseResult['status'] | 'missing';
   perf: PerfVerdict;
+  /** words for people: what the report and the gate's lines say; no code reads it */
   perfNote?: string;
   method: JudgeMethod;
+  /**
+   * a timed case of a paired run judged without pairs, and why (the perfNote says it in words):
+   * `not-timed`, no paired record (the harness did not time it against the base revision);
+   * `no-pairs`, the base ran but no pairs were timed; `base-failed`, the base revision's case
+   * failed, errored, timed out or was skipped; `not-in-base`, the base revision lacks the case
+   */
+  unpaired?: Unpaired;
+  /** AMBIGUOUS against the stored baseline: a side has fewer than MIN_SAMPLES_FOR_VERDICT samples */
+  tooFewSamples?: true;
   medianMs?: number;
   iqrMs?: number;
   nSamples?: number;
@@ -104,6 +114,8 @@ export interface CaseComparison {
   current?: CaseResult;
   baseline?: CaseResult;
 }
+
+export type Unpaired = 'not-timed' | 'no-pairs' | 'base-failed' | 'not-in-base';
 
 export type BaselineState = 'none' | 'compared' | 'other-gpu';
 
