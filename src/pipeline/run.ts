@@ -203,8 +203,9 @@ export async function withStoredBaseline(
         'No branch is known for this run, so no stored baseline was looked up: every case is NEW.',
       );
     } else {
-      baseline = await storedBaseline(options, { branch, sku }, notes, log);
-      if (baseline === undefined && !notes.some((n) => n.startsWith(NO_ANCESTOR))) {
+      const found = await storedBaseline(options, { branch, sku }, notes, log);
+      baseline = found.stored;
+      if (baseline === undefined && !found.passedOver) {
         notes.push(
           `No stored baseline for branch ${branch} on ${sku}: every case is NEW. ` +
             'Baselines are written by trusted runs (push to the branch, schedule); run one first.',
@@ -231,29 +232,31 @@ export async function withStoredBaseline(
   };
 }
 
-const NO_ANCESTOR = 'No stored run of branch';
-
 /**
  * The stored run a run is judged against: for a pull request whose base commit is known, the
  * nearest stored ancestor of it (pr-baseline.ts, its lines in the log); else the newest stored run.
+ * `passedOver`: stored runs there were, none an ancestor (a note says so).
  */
 async function storedBaseline(
   options: Pick<FullRunOptions, 'mode' | 'store'> & { ancestry?: AncestryCheck | undefined },
   key: { branch: string; sku: string },
   notes: string[],
   log: Partial<Pick<MeasureDeps['log'], 'info'>>,
-): Promise<StoredBaseline | undefined> {
-  if (options.mode !== 'pr' || options.ancestry === undefined) return options.store.latest(key);
+): Promise<{ stored: StoredBaseline | undefined; passedOver: boolean }> {
+  if (options.mode !== 'pr' || options.ancestry === undefined) {
+    return { stored: await options.store.latest(key), passedOver: false };
+  }
   const found = await ancestorBaseline(options.store, key, options.ancestry);
   for (const line of found.lines) log.info?.(line);
-  if (found.stored === undefined && found.lines.length > 0) {
+  const passedOver = found.stored === undefined && found.lines.length > 0;
+  if (passedOver) {
     notes.push(
-      `${NO_ANCESTOR} ${key.branch} on ${key.sku} is an ancestor of the pull request's base ` +
+      `No stored run of branch ${key.branch} on ${key.sku} is an ancestor of the pull request's base ` +
         `${options.ancestry.baseSha.slice(0, 12)} (the log names those passed over): every case ` +
         'not timed beside the base is NEW.',
     );
   }
-  return found.stored;
+  return { stored: found.stored, passedOver };
 }
 
 /** `always` stores a run whatever the gate said; otherwise a baseline means "known good". */

@@ -110,8 +110,11 @@ export async function mergedRun(ctx: MergeContext): Promise<FullRun> {
     }
   } else if (ctx.baselineBranch !== undefined) {
     const branch = ctx.baselineBranch;
-    baseline = await compositeBaseline(merged, (sku) => storedOf(ctx, { branch, sku }, notes));
-    if (baseline === undefined && !notes.some((n) => n.startsWith(NO_ANCESTOR))) {
+    const seen = { passedOver: false };
+    baseline = await compositeBaseline(merged, (sku) =>
+      storedOf(ctx, { branch, sku }, notes, seen),
+    );
+    if (baseline === undefined && !seen.passedOver) {
       notes.push(
         `No stored baseline for branch ${branch} on ${[...merged.skus.keys()].join(', ') || 'any GPU'}: every case is NEW.`,
       );
@@ -135,24 +138,24 @@ export async function mergedRun(ctx: MergeContext): Promise<FullRun> {
   return { results: merged.results, resultsPath, baseline, pendingBaseline, notes };
 }
 
-const NO_ANCESTOR = 'No stored run of branch';
-
 /**
  * One GPU model's stored baseline of the merged run: for a pull request whose base commit is
- * known, the nearest stored ancestor of it (the lines in the log, a note when none is); else the
- * newest stored run.
+ * known, the nearest stored ancestor of it (the lines in the log, a note when none is, and
+ * `seen.passedOver` set); else the newest stored run.
  */
 async function storedOf(
   ctx: MergeContext,
   key: { branch: string; sku: string },
   notes: string[],
+  seen: { passedOver: boolean },
 ): Promise<StoredBaseline | undefined> {
   if (ctx.ancestry === undefined) return ctx.store.latest(key);
   const found = await ancestorBaseline(ctx.store, key, ctx.ancestry);
   for (const line of found.lines) ctx.info(line);
   if (found.stored === undefined && found.lines.length > 0) {
+    seen.passedOver = true;
     notes.push(
-      `${NO_ANCESTOR} ${key.branch} on ${key.sku} is an ancestor of the pull request's base ` +
+      `No stored run of branch ${key.branch} on ${key.sku} is an ancestor of the pull request's base ` +
         `${ctx.ancestry.baseSha.slice(0, 12)} (the log names those passed over): every case on it not timed beside the base is NEW.`,
     );
   }
