@@ -3875,7 +3875,7 @@ var require_fast_uri = __commonJS({
         normalizeString(uri, options);
       } else if (typeof uri === "object") {
         uri = /** @type {T} */
-        parse6(serialize2(uri, options), options);
+        parse7(serialize2(uri, options), options);
       }
       return uri;
     }
@@ -3915,50 +3915,50 @@ var require_fast_uri = __commonJS({
       schemelessOptions.skipEscape = true;
       return serialize2(resolved, schemelessOptions);
     }
-    function resolveComponent(base, relative8, options, skipNormalization) {
+    function resolveComponent(base, relative10, options, skipNormalization) {
       const target = {};
       if (!skipNormalization) {
-        base = parse6(serialize2(base, options), options);
-        relative8 = parse6(serialize2(relative8, options), options);
+        base = parse7(serialize2(base, options), options);
+        relative10 = parse7(serialize2(relative10, options), options);
       }
       options = options || {};
-      if (!options.tolerant && relative8.scheme) {
-        target.scheme = relative8.scheme;
-        target.userinfo = relative8.userinfo;
-        target.host = relative8.host;
-        target.port = relative8.port;
-        target.path = removeDotSegments(relative8.path || "");
-        target.query = relative8.query;
+      if (!options.tolerant && relative10.scheme) {
+        target.scheme = relative10.scheme;
+        target.userinfo = relative10.userinfo;
+        target.host = relative10.host;
+        target.port = relative10.port;
+        target.path = removeDotSegments(relative10.path || "");
+        target.query = relative10.query;
       } else {
-        if (relative8.userinfo !== void 0 || relative8.host !== void 0 || relative8.port !== void 0) {
-          target.userinfo = relative8.userinfo;
-          target.host = relative8.host;
-          target.port = relative8.port;
-          target.path = removeDotSegments(relative8.path || "");
-          target.query = relative8.query;
+        if (relative10.userinfo !== void 0 || relative10.host !== void 0 || relative10.port !== void 0) {
+          target.userinfo = relative10.userinfo;
+          target.host = relative10.host;
+          target.port = relative10.port;
+          target.path = removeDotSegments(relative10.path || "");
+          target.query = relative10.query;
         } else {
-          if (!relative8.path) {
+          if (!relative10.path) {
             target.path = base.path;
-            if (relative8.query !== void 0) {
-              target.query = relative8.query;
+            if (relative10.query !== void 0) {
+              target.query = relative10.query;
             } else {
               target.query = base.query;
             }
           } else {
-            if (relative8.path[0] === "/") {
-              target.path = removeDotSegments(relative8.path);
+            if (relative10.path[0] === "/") {
+              target.path = removeDotSegments(relative10.path);
             } else {
               const baseHasAuthority = base.userinfo !== void 0 || base.host !== void 0 || base.port !== void 0;
               if (baseHasAuthority && !base.path) {
-                target.path = "/" + relative8.path;
+                target.path = "/" + relative10.path;
               } else if (!base.path) {
-                target.path = relative8.path;
+                target.path = relative10.path;
               } else {
-                target.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative8.path;
+                target.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative10.path;
               }
               target.path = base.scheme === void 0 && !baseHasAuthority && target.path[0] !== "/" ? removeDotSegmentsRelative(target.path) : removeDotSegments(target.path);
             }
-            target.query = relative8.query;
+            target.query = relative10.query;
           }
           target.userinfo = base.userinfo;
           target.host = base.host;
@@ -3966,7 +3966,7 @@ var require_fast_uri = __commonJS({
         }
         target.scheme = base.scheme;
       }
-      target.fragment = relative8.fragment;
+      target.fragment = relative10.fragment;
       return target;
     }
     function equal(uriA, uriB, options) {
@@ -4237,7 +4237,7 @@ var require_fast_uri = __commonJS({
       }
       return { parsed, malformedAuthorityOrPort, malformedPercentEncoding, malformedSchemeSpecific, malformedHost, malformedScheme };
     }
-    function parse6(uri, opts) {
+    function parse7(uri, opts) {
       return parseWithStatus(uri, opts).parsed;
     }
     function normalizeString(uri, opts) {
@@ -4274,7 +4274,7 @@ var require_fast_uri = __commonJS({
       resolveComponent,
       equal,
       serialize: serialize2,
-      parse: parse6
+      parse: parse7
     };
     module.exports = fastUri;
     module.exports.default = fastUri;
@@ -10032,9 +10032,9 @@ var require_timestamp = __commonJS({
         const match = str.match(timestamp.test);
         if (!match)
           throw new Error("!!timestamp expects a date, starting with yyyy-mm-dd");
-        const [, year, month, day, hour, minute, second] = match.map(Number);
+        const [, year, month, day2, hour, minute, second] = match.map(Number);
         const millisec = match[7] ? Number((match[7] + "00").substr(1, 3)) : 0;
-        let date = Date.UTC(year, month - 1, day, hour || 0, minute || 0, second || 0, millisec);
+        let date = Date.UTC(year, month - 1, day2, hour || 0, minute || 0, second || 0, millisec);
         const tz = match[8];
         if (tz && tz !== "Z") {
           let d = parseSexagesimal(tz, false);
@@ -14172,7 +14172,7 @@ var require_public_api = __commonJS({
       }
       return doc;
     }
-    function parse6(src, reviver, options) {
+    function parse7(src, reviver, options) {
       let _reviver = void 0;
       if (typeof reviver === "function") {
         _reviver = reviver;
@@ -14213,7 +14213,7 @@ var require_public_api = __commonJS({
         return value.toString(options);
       return new Document.Document(value, _replacer, options).toString(options);
     }
-    exports2.parse = parse6;
+    exports2.parse = parse7;
     exports2.parseAllDocuments = parseAllDocuments;
     exports2.parseDocument = parseDocument4;
     exports2.stringify = stringify;
@@ -14442,11 +14442,72 @@ var results_schema_default = {
             }
           }
         },
+        lanes: { $ref: "#/definitions/Lanes" },
         shard: { $ref: "#/definitions/Shard" },
         shards: {
           type: "array",
           description: "set by `kernelgate merge`: every shard of the split, whether it reported, and what it owned",
           items: { $ref: "#/definitions/MergedShard" }
+        }
+      }
+    },
+    Lanes: {
+      type: "object",
+      additionalProperties: false,
+      required: ["order", "source", "measured_cases", "lanes", "apart_pct"],
+      description: "set when the harness ran its cases in lanes (`--gpus`: several GPUs, or one that is not the first visible): the lanes took the cases from one queue, each the next when it had finished one (python/kernelgate_harness/lanes.py, docs/scaling.md); what each lane took and how long it was busy, the measured balance",
+      properties: {
+        order: {
+          enum: ["longest first", "harness"],
+          description: "the queue's order: longest first by each case's expected seconds (ties in the harness's order); one lane keeps the harness's order"
+        },
+        source: {
+          enum: ["balance", "estimate"],
+          description: "where the expected seconds came from: balance: what each case took in the --balance results document (a case it lacks estimated); estimate: its variants × the run's time cap plus the overhead"
+        },
+        balance: { type: "string", description: "the --balance file" },
+        measured_cases: {
+          type: "integer",
+          minimum: 0,
+          description: "the cases whose expected seconds came from the --balance file"
+        },
+        lanes: {
+          type: "array",
+          items: {
+            type: "object",
+            additionalProperties: false,
+            required: ["gpu", "index", "cases", "busy_s"],
+            properties: {
+              gpu: {
+                type: "string",
+                description: "the lane's GPU as CUDA_VISIBLE_DEVICES names it (a number or a UUID)"
+              },
+              index: {
+                type: "integer",
+                minimum: 0,
+                description: "cases[].device.index of the lane's GPU"
+              },
+              cases: {
+                type: "integer",
+                minimum: 0,
+                description: "the cases the lane took from the queue"
+              },
+              busy_s: {
+                type: "number",
+                minimum: 0,
+                description: "wall seconds the lane spent on its cases, its workers' start-ups included"
+              },
+              failed: {
+                type: "string",
+                description: "why the lane stopped taking cases: it failed outside its workers' containment; the case it was running is an error"
+              }
+            }
+          }
+        },
+        apart_pct: {
+          type: "number",
+          minimum: 0,
+          description: "(the busiest lane's seconds − the least busy's) / the busiest's, in %"
         }
       }
     },
@@ -14643,6 +14704,11 @@ var results_schema_default = {
         cached: { type: "boolean" },
         hash: { type: "string" },
         library: { type: "string", description: "path of the built shared library" },
+        library_sha256: {
+          type: "string",
+          pattern: "^[0-9a-f]{64}$",
+          description: "SHA-256 of the built shared library's bytes (device code and the host code that launches it): a variant whose library is byte-identical in base and head has identical build outputs (docs/judging.md, identity before timing)"
+        },
         duration_s: { type: "number", minimum: 0 },
         archs: {
           type: "object",
@@ -14758,6 +14824,32 @@ var results_schema_default = {
         }
       }
     },
+    Tuning: {
+      type: "object",
+      additionalProperties: false,
+      required: ["config"],
+      description: "the configuration a host-side tuner chose for this case and variant and launched with (a variant's run function's `config`, docs/kernel-modules.md), e.g. a Triton tiling [block_m, block_n, warps, stages]: two runs that chose differently measured different code paths, a re-tune rather than a regression (docs/judging.md)",
+      properties: {
+        config: {
+          type: ["array", "object", "string", "number", "boolean"],
+          description: "the chosen configuration as the kernel module states it (JSON: a list, an object, a string or a number)"
+        },
+        candidates_ms: {
+          type: "array",
+          maxItems: 64,
+          description: "when this process tuned: each candidate the tuner timed and its milliseconds, fastest first (absent when the choice was remembered from the tune cache or fixed)",
+          items: {
+            type: "object",
+            additionalProperties: false,
+            required: ["config", "ms"],
+            properties: {
+              config: { type: ["array", "object", "string", "number", "boolean"] },
+              ms: { type: "number", minimum: 0 }
+            }
+          }
+        }
+      }
+    },
     CaseResult: {
       type: "object",
       additionalProperties: false,
@@ -14781,6 +14873,14 @@ var results_schema_default = {
         correctness: { $ref: "#/definitions/Correctness" },
         timing: { $ref: "#/definitions/Timing" },
         paired: { $ref: "#/definitions/Paired" },
+        identical: {
+          type: "object",
+          additionalProperties: false,
+          required: ["reason"],
+          properties: { reason: { type: "string" } },
+          description: "a pull request's paired run found this variant identical in base and head (build outputs, module sources, manifest entry, harness, libraries: --identical): verified as always, not timed; judged SAME by identity (docs/judging.md)"
+        },
+        tuning: { $ref: "#/definitions/Tuning" },
         work: {
           type: "object",
           additionalProperties: false,
@@ -14946,6 +15046,10 @@ var results_schema_default = {
         },
         base_correctness: { $ref: "#/definitions/Correctness" },
         base_timing: { $ref: "#/definitions/Timing" },
+        base_tuning: {
+          $ref: "#/definitions/Tuning",
+          description: "the base arm's tuned configuration (the case's `tuning` is the head arm's): the two arms share one tuning unless the pull request changed the tuned kernel's source"
+        },
         n_pairs: { type: "integer", minimum: 0 },
         log_ratios: {
           type: "array",
@@ -15096,6 +15200,22 @@ var results_schema_default = {
           type: "number",
           minimum: 0,
           description: "half-width of the median's confidence interval, relative"
+        },
+        median_ci_lo_ms: {
+          type: "number",
+          minimum: 0,
+          description: "a history record's timing only (no samples): the lower end of the median's interval, in ms, at median_ci_confidence"
+        },
+        median_ci_hi_ms: {
+          type: "number",
+          minimum: 0,
+          description: "a history record's timing only (no samples): the upper end of the median's interval, in ms, at median_ci_confidence"
+        },
+        median_ci_confidence: {
+          type: "number",
+          exclusiveMinimum: 0,
+          exclusiveMaximum: 1,
+          description: "a history record's timing only: the confidence of [median_ci_lo_ms, median_ci_hi_ms], e.g. 0.95"
         },
         n_samples: { type: "integer", minimum: 0 },
         n_discarded_throttled: { type: "integer", minimum: 0 },
@@ -16657,7 +16777,7 @@ function isKernelgate(manifest) {
 }
 
 // src/judge/calibrate.ts
-var import_yaml = __toESM(require_dist(), 1);
+var import_yaml3 = __toESM(require_dist(), 1);
 
 // src/judge/verdicts.ts
 var MIN_SAMPLES_FOR_VERDICT = 5;
@@ -16670,8 +16790,9 @@ function caseLabel(c) {
 }
 
 // src/judge/performance.ts
-function noisePctFor(config, kernel, variant, caseId) {
-  const noise = config.compare.noisePct;
+function noisePctFor(config, model, kernel, variant, caseId) {
+  const noise = model === void 0 ? void 0 : config.compare.noisePct[model];
+  if (noise === void 0) return 0;
   return noise[`${kernel}/${variant}/${caseId}`] ?? noise[`${kernel}/${variant}`] ?? noise[kernel] ?? 0;
 }
 function isTimed(c) {
@@ -16714,15 +16835,15 @@ function judgePerf(key, current, baseline, comparable, thresholdPct, config) {
       baselineMedianMs
     };
   }
-  const summary3 = baseline.timing;
-  if (base.length === 0 && summary3.median_ci_lo_ms !== void 0 && summary3.median_ci_hi_ms !== void 0 && cur.length >= MIN_SAMPLES_FOR_VERDICT && (baseline.timing.n_samples ?? 0) >= MIN_SAMPLES_FOR_VERDICT) {
-    return judgeAgainstSummary(key, cur, summary3, thresholdPct, config);
+  if (base.length === 0 && baseline.timing.median_ci_lo_ms !== void 0 && baseline.timing.median_ci_hi_ms !== void 0 && cur.length >= MIN_SAMPLES_FOR_VERDICT && (baseline.timing.n_samples ?? 0) >= MIN_SAMPLES_FOR_VERDICT) {
+    return judgeAgainstSummary(key, cur, baseline.timing, thresholdPct, config);
   }
   if (cur.length < MIN_SAMPLES_FOR_VERDICT || base.length < MIN_SAMPLES_FOR_VERDICT) {
     const medianMs = cur.length ? spread(cur).medianMs : current.timing.median_ms;
     return {
       perf: "AMBIGUOUS",
       perfNote: `too few samples for an interval (current ${cur.length}, baseline ${base.length}; need ${MIN_SAMPLES_FOR_VERDICT})`,
+      tooFewSamples: true,
       ratio: medianMs / baselineMedianMs,
       baselineMedianMs
     };
@@ -16776,10 +16897,10 @@ function judgeAgainstSummary(key, cur, base, thresholdPct, config) {
     baselineMedianMs: base.median_ms
   };
 }
-function judgePaired(key, current, paired, config) {
-  const logs = paired.log_ratios;
+function judgePaired(key, current, paired2, config) {
+  const logs = paired2.log_ratios;
   const nPairs = logs.length;
-  const baseTiming = paired.base_timing;
+  const baseTiming = paired2.base_timing;
   const baseSamples = baseTiming?.samples_ms ?? [];
   const baselineMedianMs = baseTiming ? baseSamples.length ? spread(baseSamples).medianMs : baseTiming.median_ms : void 0;
   const headSamples = current.timing.samples_ms;
@@ -16815,7 +16936,7 @@ function judgePaired(key, current, paired, config) {
     confidence,
     mdcPct: 100 * (hi - lo) / 2
   };
-  const out = paired.confirm ? judgeConfirmed(key, judged, paired.confirm, config) : judged;
+  const out = paired2.confirm ? judgeConfirmed(key, judged, paired2.confirm, config) : judged;
   const note = subsampleNote("blocks of pairs", [{ of: "the", used: bootstrapped, total: nPairs }]);
   if (note === void 0) return out;
   return { ...out, perfNote: [out.perfNote, note].filter(Boolean).join("; ") };
@@ -16868,21 +16989,26 @@ function judgeConfirmed(key, first, confirm, config) {
     perfNote: `was ${first.perf} ${intervalText(first.ratio ?? NaN, first.ciLo ?? NaN, first.ciHi ?? NaN)}, but a second pair of worker processes read ${again} (${second}): the first reading did not repeat`
   };
 }
-function unpairedReason(paired) {
-  if (!paired) return "not timed against the base revision";
-  if (paired.base_status === "ok") return "base revision: ok, but no pairs were timed";
-  return `base revision: ${paired.base_status}${paired.base_reason ? ` (${paired.base_reason})` : ""}`;
+function unpairedKind(paired2) {
+  if (!paired2) return "not-timed";
+  if (paired2.base_status === "ok") return "no-pairs";
+  return paired2.base_status === "missing" ? "not-in-base" : "base-failed";
 }
-function fallbackNote(paired, stored, method, state) {
+function unpairedReason(paired2) {
+  if (!paired2) return "not timed against the base revision";
+  if (paired2.base_status === "ok") return "base revision: ok, but no pairs were timed";
+  return `base revision: ${paired2.base_status}${paired2.base_reason ? ` (${paired2.base_reason})` : ""}`;
+}
+function fallbackNote(paired2, stored, method, state) {
   if (method === "baseline") {
-    return `${unpairedReason(paired)}; judged against the stored baseline${stored.perfNote ? `; ${stored.perfNote}` : ""}`;
+    return `${unpairedReason(paired2)}; judged against the stored baseline${stored.perfNote ? `; ${stored.perfNote}` : ""}`;
   }
   const why2 = stored.perfNote ?? (state === "other-gpu" ? "the stored baseline ran on another GPU" : "no stored baseline");
-  if (paired?.base_status === "missing") {
-    const reason = paired.base_reason ? ` (${paired.base_reason})` : "";
+  if (paired2?.base_status === "missing") {
+    const reason = paired2.base_reason ? ` (${paired2.base_reason})` : "";
     return `not in the base revision${reason}${state === "compared" ? `; ${why2}` : ""}`;
   }
-  return `${unpairedReason(paired)}; ${why2}`;
+  return `${unpairedReason(paired2)}; ${why2}`;
 }
 var JUDGED = ["SLOWER", "FASTER", "SAME", "AMBIGUOUS", "MISSING"];
 function minChangePct(config, baseline) {
@@ -16892,15 +17018,2490 @@ function minChangePct(config, baseline) {
   return 100 * floorMs / medianMs;
 }
 
-// src/judge/calibrate.ts
-function calibrate(runs, options) {
-  if (runs.length < 2) throw new InputError("calibrate needs at least two runs of the same code");
-  const skus = new Set(runs.map((r) => r.environment.gpu.sku ?? r.environment.gpu.name));
-  if (skus.size > 1) {
-    throw new InputError(
-      `calibrate needs runs on one GPU SKU; these ran on ${[...skus].join(", ")}`
+// src/config/config.ts
+var import_yaml2 = __toESM(require_dist(), 1);
+import { existsSync as existsSync5, readdirSync as readdirSync2, readFileSync as readFileSync5, statSync as statSync2 } from "node:fs";
+import { dirname as dirname5, join as join7, relative as relative3, resolve as resolve4 } from "node:path";
+
+// schema/config.schema.json
+var config_schema_default = {
+  $schema: "http://json-schema.org/draft-07/schema#",
+  $id: "https://kernelgate.dev/schema/config-1.json",
+  title: "KernelgateConfig",
+  description: "kernelgate.yml at the repository root: where the kernels are, how to run the harness, how to judge. Every field is optional; docs/configuration.md lists the defaults.",
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    kernels_dir: {
+      type: "string",
+      minLength: 1,
+      description: "folder holding one sub-folder per kernel, each with a kernel.yml; default kernels"
+    },
+    harness: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        python: {
+          type: "string",
+          minLength: 1,
+          description: "python command that runs the harness; default python3"
+        },
+        timeout_s: {
+          type: "number",
+          exclusiveMinimum: 0,
+          description: "per case (verify + bench), unless a kernel.yml says otherwise; default 300"
+        },
+        args: {
+          type: "array",
+          items: { type: "string" },
+          description: "extra harness arguments"
+        }
+      }
+    },
+    compare: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        threshold_pct: {
+          type: "number",
+          minimum: 0,
+          description: "smallest change worth reporting, in %; default 3"
+        },
+        confidence: {
+          type: "number",
+          exclusiveMinimum: 0,
+          exclusiveMaximum: 1,
+          description: "bootstrap confidence level; default 0.99"
+        },
+        resamples: {
+          type: "integer",
+          minimum: 100,
+          description: "bootstrap resamples; default 2000"
+        },
+        seed: {
+          type: "integer",
+          minimum: 0,
+          description: "bootstrap PRNG seed; default 1"
+        },
+        noise_pct: {
+          type: "object",
+          description: "run-to-run noise in %, keyed by the GPU model it was measured on (a model of data/gpus.json, e.g. H100-SXM), then by kernel, kernel/variant or kernel/variant/case id; it applies only to runs on that model, the most specific key wins and the threshold is max(threshold_pct, noise)",
+          additionalProperties: {
+            type: "object",
+            propertyNames: { pattern: "^[a-z0-9_]+(/[a-z0-9_]+(/.+)?)?$" },
+            additionalProperties: { type: "number", minimum: 0 }
+          }
+        },
+        min_change_ms: {
+          type: "number",
+          minimum: 0,
+          description: "smallest change of a case's median, in ms, that can be SLOWER or FASTER (it raises the case's threshold to this share of the baseline median); default 0.001"
+        },
+        paired: {
+          type: "object",
+          additionalProperties: false,
+          description: "judging cases timed against the base revision in the same job, pair by pair (results cases[].paired); noise_pct and threshold_pct do not apply to them",
+          properties: {
+            threshold_pct: {
+              type: "number",
+              minimum: 0,
+              description: "smallest change worth a paired verdict, in %; default 1"
+            },
+            min_change_ms: {
+              type: "number",
+              minimum: 0,
+              description: "smallest change of a paired case's median, in ms, that can be SLOWER or FASTER (it raises the threshold to this share of the base arm's median); default 0.0008"
+            },
+            enabled: {
+              type: "boolean",
+              description: "judge cases by their pairs where the results have them; false: against the stored baseline only; default true"
+            },
+            confirm: {
+              type: "boolean",
+              description: "measure each variant whose pairs cleared the threshold again in a fresh pair of worker processes (harness --paired-confirm): SLOWER or FASTER stands only when both measurements say so; default false (not yet measured on the H100)"
+            }
+          }
+        }
+      }
+    },
+    correctness: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        drift_factor: {
+          type: "number",
+          exclusiveMinimum: 1,
+          description: "DRIFT when current rel_l2 > factor × baseline rel_l2; default 2"
+        },
+        drift_floor_rel_l2: {
+          type: "number",
+          minimum: 0,
+          description: "…and current rel_l2 > this floor; default 1e-4"
+        }
+      }
+    },
+    policy: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        fail_on_slower: {
+          type: "boolean",
+          description: "fail the gate on a SLOWER case; default false"
+        },
+        fail_on_missing: {
+          type: "boolean",
+          description: "fail on a baseline case absent from this run; default false"
+        },
+        fail_on_build_failure: {
+          type: "boolean",
+          description: "fail on a failed build or unmet build expectation; default true"
+        },
+        fail_on_error: {
+          type: "boolean",
+          description: "fail on a case that raised, crashed or timed out; default true"
+        },
+        fail_on_measurement_error: {
+          type: "boolean",
+          description: "fail on a throughput above the physical limit; default true"
+        },
+        fail_on_sanitizer: {
+          type: "boolean",
+          description: "fail on a compute-sanitizer finding of the deep checks (kernelgate deep, the action's deep input); default true"
+        },
+        fail_on_correctness: {
+          type: "boolean",
+          description: "always true: correctness FAIL always fails"
+        },
+        fail_on_drift: { type: "boolean", description: "always true: DRIFT always fails" }
+      }
+    },
+    peaks: {
+      type: "object",
+      description: "datasheet peaks by GPU SKU (as results environment.gpu.sku); merged over the built-in table",
+      additionalProperties: {
+        type: "object",
+        additionalProperties: false,
+        properties: {
+          tflops: {
+            type: "object",
+            description: "dense tensor-core TFLOPS by dtype",
+            additionalProperties: { type: "number", exclusiveMinimum: 0 }
+          },
+          gbps: {
+            type: "number",
+            exclusiveMinimum: 0,
+            description: "memory bandwidth, GB/s"
+          }
+        }
+      }
+    },
+    benchmarks: {
+      type: "array",
+      description: "benchmarks of other tools (Google Benchmark, pytest-benchmark, nvbench, any command) judged beside the kernels; docs/adapters.md",
+      items: {
+        type: "object",
+        additionalProperties: false,
+        required: ["name", "format"],
+        properties: {
+          name: {
+            type: "string",
+            pattern: "^[a-z0-9_]+$",
+            description: "the kernel name its cases get in the results (lower case, digits, _)"
+          },
+          format: {
+            type: "string",
+            description: "gbench, pytest-benchmark, nvbench or command (src/adapters/index.ts)"
+          },
+          description: { type: "string" },
+          run: {
+            type: "string",
+            minLength: 1,
+            description: "file formats: the shell command that writes `output` (none: an earlier step wrote it)"
+          },
+          output: {
+            type: "string",
+            minLength: 1,
+            description: "file formats: the tool's JSON, relative to the repository root"
+          },
+          cwd: {
+            type: "string",
+            minLength: 1,
+            description: "folder the commands run in, relative to the repository root; default the root"
+          },
+          timeout_s: {
+            type: "number",
+            exclusiveMinimum: 0,
+            description: "per command; default 600"
+          },
+          references: {
+            type: "array",
+            items: { type: "string", minLength: 1 },
+            description: "variants that are references (a library to compare with), not candidates"
+          },
+          work: {
+            type: "object",
+            additionalProperties: false,
+            description: `FLOPs and bytes of one call, formulas over the case's parameters (e.g. "2*M*N*K"); they win over what the tool reports`,
+            properties: {
+              flops: { type: ["string", "number"] },
+              bytes: { type: ["string", "number"] }
+            }
+          },
+          variants: {
+            type: "object",
+            minProperties: 1,
+            description: "command: variant name to the command line, with {param} placeholders, {case} (the case id) and {root} (the checkout it runs for: the head, or the base revision in paired A/B) ({{ and }} for braces)",
+            additionalProperties: { type: "string", minLength: 1 }
+          },
+          cases: {
+            type: "array",
+            minItems: 1,
+            description: "command: the parameters of each case; default one case with none",
+            items: {
+              type: "object",
+              additionalProperties: { type: ["string", "number", "boolean"] }
+            }
+          },
+          repeat: {
+            type: "integer",
+            minimum: 1,
+            description: "command: runs per case and variant, one sample each; default 10"
+          },
+          metric: {
+            type: "object",
+            additionalProperties: false,
+            required: ["unit"],
+            description: "command: where each run's reading is: a regular expression (its `value` group or first group; a `variant` group splits one run into variants) or a field of a JSON line",
+            properties: {
+              regex: { type: "string", minLength: 1 },
+              json: { type: "string", minLength: 1 },
+              unit: { enum: ["s", "ms", "us", "ns", "tflops", "gflops", "gbps"] }
+            }
+          },
+          check: {
+            type: "object",
+            additionalProperties: false,
+            required: ["regex"],
+            description: `command: the benchmark's own correctness check: every run's output must match (e.g. "Disposition: Passed")`,
+            properties: { regex: { type: "string", minLength: 1 } }
+          }
+        }
+      }
+    },
+    report: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        title: {
+          type: "string",
+          minLength: 1,
+          description: "report heading; default kernelgate"
+        },
+        max_rows: {
+          type: "integer",
+          minimum: 1,
+          description: "most result rows per kernel in the PR comment; default 100"
+        }
+      }
+    },
+    run: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        skip_identical: {
+          type: "boolean",
+          description: "a pull request's paired run verifies but does not time the variants identical in base and head (build outputs, module sources, manifest entry, harness, libraries): SAME by identity; push and nightly runs always time everything. Default true"
+        }
+      }
+    }
+  }
+};
+
+// schema/kernel.schema.json
+var kernel_schema_default = {
+  $schema: "http://json-schema.org/draft-07/schema#",
+  $id: "https://kernelgate.dev/schema/kernel-1.json",
+  title: "KernelManifest",
+  description: "kernels/<name>/kernel.yml: one kernel, its variants, cases, tolerances, build and tiers. Read by the TypeScript config stage and by the Python harness.",
+  type: "object",
+  additionalProperties: false,
+  required: ["name", "module", "variants", "cases", "tolerance"],
+  properties: {
+    name: { type: "string", pattern: "^[a-z0-9_]+$", description: "must equal the folder name" },
+    description: { type: "string" },
+    module: {
+      type: "string",
+      description: "Python module (dotted, importable from the repository root) that implements the kernel's variants, inputs, oracle and work formulas"
+    },
+    flops_formula: { type: "string", description: "documentation of the FLOP count the module computes" },
+    bytes_formula: { type: "string" },
+    cases: {
+      type: "array",
+      minItems: 1,
+      description: "groups of axes; a list value is an axis to cross, a scalar is fixed. Case id: key=value joined by ',' in the group's key order",
+      items: { $ref: "#/definitions/CaseGroup" }
+    },
+    ci_cases: {
+      type: "array",
+      description: "tiny shapes run on the CPU under TRITON_INTERPRET=1 (tails included)",
+      items: { $ref: "#/definitions/CaseGroup" }
+    },
+    tolerance: {
+      type: "object",
+      description: "by dtype name: relative L2 (and optional max abs) error allowed against the oracle",
+      minProperties: 1,
+      additionalProperties: {
+        type: "object",
+        additionalProperties: false,
+        required: ["rel_l2"],
+        properties: {
+          rel_l2: { type: "number", exclusiveMinimum: 0 },
+          max_abs: { type: "number", exclusiveMinimum: 0 },
+          why: { type: "string" }
+        }
+      }
+    },
+    timeout_s: { type: "number", exclusiveMinimum: 0, description: "per case, verify and bench together" },
+    speed_reference: { type: "string", description: "variant name the speedups are measured against" },
+    variants: {
+      type: "array",
+      minItems: 1,
+      items: { $ref: "#/definitions/Variant" }
+    },
+    tiers: { $ref: "#/definitions/Tiers" }
+  },
+  definitions: {
+    Scalar: { type: ["string", "number", "boolean"] },
+    CaseGroup: {
+      type: "object",
+      minProperties: 1,
+      additionalProperties: {
+        anyOf: [
+          { $ref: "#/definitions/Scalar" },
+          { type: "array", minItems: 1, items: { $ref: "#/definitions/Scalar" } }
+        ]
+      }
+    },
+    Variant: {
+      type: "object",
+      additionalProperties: false,
+      required: ["name", "role"],
+      properties: {
+        name: { type: "string", pattern: "^[a-z0-9_]+$" },
+        role: { enum: ["candidate", "reference"] },
+        backend: { type: "string", description: "triton, cuda, torch, cublas, ..." },
+        description: { type: "string" },
+        only: {
+          $ref: "#/definitions/CaseGroup",
+          description: "run only on cases whose params match (a list value means any of)"
+        },
+        owns: {
+          type: "array",
+          minItems: 1,
+          uniqueItems: true,
+          items: { type: "string", minLength: 1 },
+          description: "the files of the kernel folder that are this variant's alone (relative to the kernel folder, e.g. triton_fa2.py): a change to one of them makes only this variant differ in a pull request's identity check (its build.sources count as its own too); a file may be owned by one variant only, and unowned files (bench.py, shared helpers) belong to every variant"
+        },
+        build: { $ref: "#/definitions/Build" }
+      }
+    },
+    Build: {
+      type: "object",
+      additionalProperties: false,
+      description: 'CUDA sources compiled into a shared library with an extern "C" entry, loaded by the harness with ctypes',
+      properties: {
+        sources: { type: "array", minItems: 1, items: { type: "string" }, description: "relative to the kernel folder" },
+        flags: { type: "array", items: { type: "string" }, description: "nvcc flags, e.g. -gencode=arch=compute_90a,code=sm_90a" },
+        libs: { type: "array", items: { type: "string" }, description: "link libraries, e.g. cublas" },
+        command: { type: "string", description: "a user's own build command instead of nvcc; must write $KG_OUT_LIB" },
+        expect: { $ref: "#/definitions/Expect" }
+      }
+    },
+    Expect: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        archs: { type: "array", items: { type: "string" }, description: "cubin targets that must be present, e.g. sm_90a" },
+        sass: { type: "array", items: { type: "string" }, description: "opcodes that must appear, e.g. HGMMA" },
+        sass_absent: { type: "array", items: { type: "string" }, description: "opcodes that must not appear, e.g. LDL" },
+        spills: { type: "integer", minimum: 0, description: "most spill bytes (store + load) allowed per function" },
+        stack_max: { type: "integer", minimum: 0 },
+        smem_max: { type: "integer", minimum: 0, description: "static shared memory bytes per function" },
+        registers_max: { type: "integer", minimum: 0 }
+      }
+    },
+    Tiers: {
+      type: "object",
+      additionalProperties: false,
+      required: ["metric", "case", "ladder"],
+      properties: {
+        metric: {
+          enum: ["speedup", "pct_peak", "gemm_ceiling_ratio"],
+          description: "speedup: the reference's median / the candidate's median; pct_peak: % of the datasheet dense peak; gemm_ceiling_ratio: the candidate's useful TFLOPS / dense cuBLAS TFLOPS (the reference variant's dense rate, 2·M·N·K over its median, when tiers.reference is set; else the measured cuBLAS ceiling of the run)"
+        },
+        variant: { type: "string", description: "pins the candidate judged; default: the fastest candidate that passed on the headline case" },
+        reference: { type: "string", description: "the variant the ladder is measured against (speedup: default speed_reference; gemm_ceiling_ratio: a dense cuBLAS variant on the same problem)" },
+        reference_pct_peak: { type: "number", exclusiveMinimum: 0, maximum: 100, description: "the share of the chip's datasheet peak the reference reaches on the headline case (from a recorded run): a rung needs min × this % of the peak, so a rung above 100 / this is unreachable; required when a speedup or gemm_ceiling_ratio rung is above 1" },
+        case: { $ref: "#/definitions/CaseGroup", description: "params of the headline case" },
+        ladder: {
+          type: "array",
+          minItems: 1,
+          items: {
+            type: "object",
+            additionalProperties: false,
+            required: ["name", "min"],
+            properties: {
+              name: { type: "string" },
+              grade: { type: "string" },
+              min: { type: "number", exclusiveMinimum: 0, description: "threshold in the metric's unit (× for speedup and ratio, % for pct_peak)" }
+            }
+          }
+        }
+      }
+    }
+  }
+};
+
+// src/adapters/command.ts
+import { spawn as spawn3 } from "node:child_process";
+import { constants as constants2 } from "node:os";
+
+// src/adapters/types.ts
+var NO_PARAMS_CASE = "default";
+function caseIdOf(params) {
+  const parts = Object.entries(params).map(([k, v]) => `${k}=${String(v)}`);
+  return parts.length ? parts.join(",") : NO_PARAMS_CASE;
+}
+function scalarOf(text2) {
+  if (text2 === "true") return true;
+  if (text2 === "false") return false;
+  if (/^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text2)) {
+    const n = Number(text2);
+    if (Number.isFinite(n)) return n;
+  }
+  return text2;
+}
+function timingFromSamples(samplesMs, method) {
+  const sorted = sortedCopy(samplesMs);
+  const n = sorted.length;
+  const mean = samplesMs.reduce((a, b) => a + b, 0) / n;
+  const variance = n > 1 ? samplesMs.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1) : 0;
+  return {
+    method,
+    samples_ms: samplesMs,
+    median_ms: quantileSorted(sorted, 0.5),
+    q1_ms: quantileSorted(sorted, 0.25),
+    q3_ms: quantileSorted(sorted, 0.75),
+    min_ms: sorted[0],
+    mean_ms: mean,
+    ...mean > 0 ? { rel_std: Math.sqrt(variance) / mean } : {},
+    n_samples: n,
+    stop_reason: "max_samples"
+  };
+}
+function summaryTiming(summary3) {
+  const ok = (x) => x !== void 0 && Number.isFinite(x) && x >= 0;
+  return {
+    method: summary3.method,
+    samples_ms: [],
+    median_ms: summary3.medianMs,
+    ...ok(summary3.q1Ms) ? { q1_ms: summary3.q1Ms } : {},
+    ...ok(summary3.q3Ms) ? { q3_ms: summary3.q3Ms } : {},
+    ...ok(summary3.minMs) ? { min_ms: summary3.minMs } : {},
+    ...ok(summary3.meanMs) ? { mean_ms: summary3.meanMs } : {},
+    ...ok(summary3.relStd) ? { rel_std: summary3.relStd } : {},
+    n_samples: summary3.nSamples,
+    stop_reason: "max_samples"
+  };
+}
+function workFields(work, medianMs) {
+  const { flops, bytes } = work;
+  if (flops !== void 0 && bytes !== void 0) {
+    return { work: { flops, bytes, ...work.note ? { note: work.note } : {} } };
+  }
+  if (medianMs === void 0 || !(medianMs > 0)) return {};
+  const seconds = medianMs * 1e-3;
+  if (flops !== void 0) return { throughput: { tflops: flops / seconds / 1e12 } };
+  if (bytes !== void 0) return { throughput: { gbps: bytes / seconds / 1e9 } };
+  return {};
+}
+function noGpuEnvironment(libraries = {}) {
+  return {
+    gpu: { name: "none", sku: "none" },
+    ...Object.keys(libraries).length ? { libraries } : {}
+  };
+}
+function kernelInfo(kernel, variants, adapter, references = [], description) {
+  return {
+    name: kernel,
+    ...description !== void 0 ? { description } : {},
+    adapter,
+    variants: variants.map((name) => ({
+      name,
+      role: references.includes(name) ? "reference" : "candidate"
+    }))
+  };
+}
+var JsonReader = class {
+  constructor(file) {
+    this.file = file;
+  }
+  file;
+  error(path9, what, value) {
+    return new InputError(`${this.file}: ${path9} ${what} (got ${showValue(value)})`);
+  }
+  object(value, path9) {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      throw this.error(path9, "must be object", value);
+    }
+    return value;
+  }
+  array(value, path9) {
+    if (!Array.isArray(value)) throw this.error(path9, "must be array", value);
+    return value;
+  }
+  string(value, path9) {
+    if (typeof value !== "string") throw this.error(path9, "must be string", value);
+    return value;
+  }
+  number(value, path9) {
+    if (typeof value !== "number" || !Number.isFinite(value))
+      throw this.error(path9, "must be number", value);
+    return value;
+  }
+  optionalNumber(value, path9) {
+    return value === void 0 || value === null ? void 0 : this.number(value, path9);
+  }
+  optionalString(value, path9) {
+    return value === void 0 || value === null ? void 0 : this.string(value, path9);
+  }
+};
+function isoUtc(text2) {
+  if (text2 === void 0) return void 0;
+  const t = Date.parse(text2);
+  return Number.isNaN(t) ? void 0 : new Date(t).toISOString();
+}
+
+// src/adapters/command.ts
+var TIME_UNITS = { s: 1e3, ms: 1, us: 1e-3, ns: 1e-6 };
+var RATE_UNITS = { tflops: 1e12, gflops: 1e9, gbps: 1e9 };
+function signalName(n) {
+  return Object.entries(constants2.signals).find(([, v]) => v === n)?.[0];
+}
+function exitReason(out) {
+  if (out.exitCode === null) {
+    return out.signal ? `killed by signal ${out.signal}` : "killed by a signal";
+  }
+  const signal = out.exitCode > 128 ? signalName(out.exitCode - 128) : void 0;
+  return signal ? `exit status ${out.exitCode} (128 + ${out.exitCode - 128}: ${signal})` : `exit status ${out.exitCode}`;
+}
+var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve19) => {
+  const child2 = spawn3("bash", ["-c", command], {
+    cwd,
+    env: childEnv(),
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"]
+  });
+  let output = "";
+  let timedOut = false;
+  const add = (chunk) => {
+    output += chunk.toString("utf8");
+  };
+  child2.stdout.on("data", add);
+  child2.stderr.on("data", add);
+  const timer = setTimeout(() => {
+    timedOut = true;
+    if (child2.pid !== void 0) {
+      try {
+        process.kill(-child2.pid, "SIGKILL");
+      } catch {
+        child2.kill("SIGKILL");
+      }
+    }
+  }, timeoutMs);
+  child2.on("error", (err) => {
+    clearTimeout(timer);
+    resolve19({ exitCode: 127, output: `${output}${err.message}`, timedOut });
+  });
+  child2.on("close", (code, signal) => {
+    clearTimeout(timer);
+    resolve19({ exitCode: code, signal, output, timedOut });
+  });
+});
+function shellQuote(value) {
+  return /^[A-Za-z0-9_.,:=+\-/@%]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+function placeholders(template) {
+  const names = [];
+  for (const m of template.replace(/\{\{|\}\}/g, "").matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) {
+    if (m[1] !== void 0 && !names.includes(m[1])) names.push(m[1]);
+  }
+  return names;
+}
+var BUILTIN_PLACEHOLDERS = ["case", "root"];
+function fillTemplate(template, params, root) {
+  return template.replace(/\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name) => {
+    if (whole === "{{") return "{";
+    if (whole === "}}") return "}";
+    const value = name === "case" ? caseIdOf(params) : name === "root" ? root : params[name];
+    return value === void 0 ? whole : shellQuote(String(value));
+  });
+}
+function atPath(value, path9) {
+  let cur = value;
+  for (const key of path9.split(".")) {
+    if (typeof cur !== "object" || cur === null) return void 0;
+    cur = cur[key];
+  }
+  return cur;
+}
+function readMetric(output, metric) {
+  const found = /* @__PURE__ */ new Map();
+  const add = (sub, text2) => {
+    const value = typeof text2 === "number" ? text2 : Number(text2);
+    if (!Number.isFinite(value)) return;
+    found.set(sub, [...found.get(sub) ?? [], value]);
+  };
+  if (metric.regex) {
+    const re = new RegExp(
+      metric.regex.source,
+      metric.regex.flags.includes("g") ? metric.regex.flags : `${metric.regex.flags}g`
+    );
+    for (const m of output.matchAll(re)) {
+      add(m.groups?.variant?.trim() ?? "", m.groups?.value ?? m[1]);
+    }
+  } else if (metric.json) {
+    for (const line of output.split(/\r?\n/)) {
+      const t = line.trim();
+      if (!t.startsWith("{")) continue;
+      try {
+        add("", atPath(JSON.parse(t), metric.json));
+      } catch {
+      }
+    }
+  }
+  return found;
+}
+function toMs(value, unit, work) {
+  if (unit in TIME_UNITS) return value * TIME_UNITS[unit];
+  const amount = unit === "gbps" ? work.bytes : work.flops;
+  if (amount === void 0) throw new Error(`a ${unit} metric needs the case's work`);
+  return amount / (value * RATE_UNITS[unit]) * 1e3;
+}
+function tail(text2, lines = 20) {
+  return text2.trimEnd().split(/\r?\n/).slice(-lines).join("\n");
+}
+var KEPT_OUTPUT_LINES = 400;
+async function runOnce(run2, arm, which2) {
+  if (arm.failure) return;
+  const { spec } = run2;
+  run2.log?.(`${run2.kernel}/${run2.label}: ${arm.command}${which2 === "base" ? " (base)" : ""}`);
+  const out = await run2.runner(arm.command, { cwd: arm.cwd, timeoutMs: spec.timeoutS * 1e3 });
+  const fail = (status, why2) => {
+    const reason = status === "fail" ? why2 : `${arm.command}: ${why2}`;
+    arm.failure = { status, reason, log: tail(out.output) };
+  };
+  if (out.timedOut) return fail("timeout", `exceeded ${spec.timeoutS} s`);
+  if (out.exitCode !== 0) return fail("error", exitReason(out));
+  if (spec.check && !spec.check.test(out.output)) {
+    return fail(
+      "fail",
+      `the benchmark's own check failed: its output did not match /${spec.check.source}/`
     );
   }
+  const readings = readMetric(out.output, spec.metric);
+  if (readings.size === 0) {
+    return fail(
+      "error",
+      `no ${run2.source} in its output${out.output.trim() ? "" : " (it printed nothing)"}`
+    );
+  }
+  const reading = /* @__PURE__ */ new Map();
+  for (const [sub, values] of readings) {
+    const value = median(values);
+    const ms = toMs(value, spec.metric.unit, run2.work);
+    if (!(ms > 0 && Number.isFinite(ms))) {
+      const what = spec.metric.unit in TIME_UNITS ? "a time" : "a rate";
+      const forSub = sub === "" ? "" : ` for ${sub}`;
+      return fail(
+        "error",
+        `it printed ${what} of ${value} ${spec.metric.unit}${forSub}: ${what} must be above zero to be timed`
+      );
+    }
+    reading.set(sub, ms);
+  }
+  arm.runs.push(reading);
+  arm.firstOutput ??= tail(out.output, KEPT_OUTPUT_LINES);
+}
+async function runArms(run2, head, base) {
+  if (base === void 0) {
+    for (let r = 0; r < run2.spec.repeat; r++) await runOnce(run2, head, "head");
+    return;
+  }
+  const blocks = Math.ceil(run2.spec.repeat / 2);
+  for (let b = 0; b < blocks; b++) {
+    await runOnce(run2, head, "head");
+    await runOnce(run2, base, "base");
+    await runOnce(run2, base, "base");
+    await runOnce(run2, head, "head");
+  }
+}
+function failedCase(base0, variant, head) {
+  const f = head.failure ?? {
+    status: "error",
+    reason: `${head.command}: no runs`,
+    log: ""
+  };
+  return {
+    result: {
+      ...base0,
+      variant,
+      status: f.status,
+      reason: f.reason,
+      ...f.status === "fail" ? {} : { error: { kind: "command", message: f.reason, ...f.log ? { log_tail: f.log } : {} } }
+    }
+  };
+}
+async function runCommands(kernel, spec, options) {
+  const cases2 = [];
+  const variants = [];
+  const outputs = [];
+  const addVariant = (v) => void (variants.includes(v) || variants.push(v));
+  const source = spec.metric.regex ? `/${spec.metric.regex.source}/` : `JSON field ${String(spec.metric.json)}`;
+  const method = `command: ${spec.metric.unit} from ${source}, one sample per run`;
+  for (const [variantName, template] of Object.entries(spec.variants)) {
+    for (const params of spec.cases) {
+      const run2 = {
+        kernel,
+        label: `${variantName} ${caseIdOf(params)}`,
+        spec,
+        work: spec.workFor(params),
+        source,
+        runner: options.runner ?? shellRunner,
+        ...options.log ? { log: options.log } : {}
+      };
+      const arm = (cwd, root) => ({
+        command: fillTemplate(template, params, root),
+        cwd,
+        runs: []
+      });
+      const head = arm(options.cwd, options.root);
+      const base = options.baseCwd === void 0 ? void 0 : arm(options.baseCwd, options.baseRoot);
+      await runArms(run2, head, base);
+      const text2 = head.firstOutput ?? head.failure?.log;
+      if (text2) outputs.push({ variant: variantName, case: caseIdOf(params), text: text2 });
+      const subs = /* @__PURE__ */ new Set();
+      for (const r of head.runs) for (const sub of r.keys()) subs.add(sub);
+      const base0 = { kernel, case: caseIdOf(params), params };
+      if (head.failure || subs.size === 0) {
+        addVariant(variantName);
+        cases2.push(failedCase(base0, variantName, head));
+        continue;
+      }
+      for (const sub of subs) {
+        const variant = sub === "" ? variantName : `${variantName}:${sub}`;
+        addVariant(variant);
+        const samples = head.runs.map((r) => r.get(sub)).filter((x) => x !== void 0);
+        const paired2 = base ? pairedOf(head, base, sub, method) : void 0;
+        cases2.push({
+          result: {
+            ...base0,
+            variant,
+            status: "ok",
+            timing: timingFromSamples(samples, method),
+            ...spec.check ? { correctness: selfCheck(spec.check, head.runs.length) } : {},
+            ...paired2 ? { paired: paired2 } : {}
+          },
+          work: run2.work
+        });
+      }
+    }
+  }
+  return { cases: cases2, variants, outputs };
+}
+function selfCheck(check, runs) {
+  return {
+    status: "PASS",
+    rel_l2: null,
+    max_abs: null,
+    nan_count: 0,
+    inf_count: 0,
+    unwritten_count: 0,
+    seeds: [],
+    tol_rel_l2: 0,
+    oracle: `the benchmark's own check (its output matched /${check.source}/)`,
+    message: `all ${runs} runs passed the benchmark's own check`
+  };
+}
+function pairedOf(head, base, sub, method) {
+  if (base.failure) {
+    return {
+      base_status: base.failure.status,
+      base_reason: base.failure.reason,
+      n_pairs: 0,
+      log_ratios: [],
+      stop_reason: "untimed"
+    };
+  }
+  const h = head.runs.map((r) => r.get(sub));
+  const b = base.runs.map((r) => r.get(sub));
+  if (b.every((x) => x === void 0)) {
+    return {
+      base_status: "missing",
+      base_reason: "the base revision printed no reading for this variant",
+      n_pairs: 0,
+      log_ratios: [],
+      stop_reason: "untimed"
+    };
+  }
+  const logRatios = [];
+  for (let k = 0; k + 1 < Math.min(h.length, b.length); k += 2) {
+    const [h1, h2, b1, b2] = [h[k], h[k + 1], b[k], b[k + 1]];
+    if (h1 === void 0 || h2 === void 0 || b1 === void 0 || b2 === void 0) continue;
+    logRatios.push((Math.log(h1 / b1) + Math.log(h2 / b2)) / 2);
+  }
+  const baseSamples = b.filter((x) => x !== void 0);
+  const baseTiming = timingFromSamples(baseSamples, method);
+  const ratios = [...logRatios].sort((x, y) => x - y);
+  return {
+    base_status: "ok",
+    base_timing: baseTiming,
+    n_pairs: 2 * logRatios.length,
+    log_ratios: logRatios,
+    ...ratios.length ? { median_ratio: Math.exp(median(ratios)) } : {},
+    stop_reason: "max_pairs"
+  };
+}
+var COMMAND_CAPABILITIES = {
+  samples: "raw",
+  work: "config",
+  correctness: "self_check",
+  paired: true,
+  notes: {
+    samples: "one sample per run of the command (the median of the readings that run printed); `repeat` runs per case",
+    work: "kernelgate.yml's `work` formulas over the case's parameters; a rate metric (tflops, gflops, gbps) is turned into a time through them",
+    correctness: 'self_check when `check.regex` is set (e.g. CUTLASS\'s "Disposition: Passed"): every run must match it or the case FAILS; without it none, so no case is PASS'
+  }
+};
+var commandAdapter = {
+  kind: "command",
+  format: "command",
+  title: "any command (regex or JSON line)",
+  produce: "kernelgate.yml: benchmarks[].variants, cases, repeat, metric (and check)",
+  capabilities: COMMAND_CAPABILITIES
+};
+
+// src/adapters/gbench.ts
+var MS_PER_UNIT = { ns: 1e-6, us: 1e-3, ms: 1, s: 1e3 };
+var SETTINGS = /* @__PURE__ */ new Set(["min_time", "min_warmup_time", "repeats", "iterations"]);
+var CLOCKS = /* @__PURE__ */ new Set(["real_time", "manual_time", "process_time"]);
+function splitRunName(runName) {
+  const [variant = runName, ...parts] = runName.split("/");
+  const params = {};
+  let clock = "cpu_time";
+  let positional = 0;
+  for (const part of parts) {
+    if (CLOCKS.has(part)) {
+      clock = part;
+      continue;
+    }
+    const named2 = /^([A-Za-z_][A-Za-z0-9_]*):(.*)$/.exec(part);
+    if (named2) {
+      const [, key = "", value = ""] = named2;
+      if (!SETTINGS.has(key)) params[key] = scalarOf(value);
+      continue;
+    }
+    params[`arg${positional++}`] = scalarOf(part);
+  }
+  return { variant, params, clock };
+}
+function readInstances(read2, runs) {
+  const instances = /* @__PURE__ */ new Map();
+  runs.forEach((value, i) => {
+    const at = `benchmarks[${i}]`;
+    const run2 = read2.object(value, at);
+    if (run2.run_type === "aggregate") return;
+    const runName = read2.string(run2.run_name ?? run2.name, `${at}.run_name`);
+    let inst = instances.get(runName);
+    if (!inst) {
+      inst = { ...splitRunName(runName), samplesMs: [] };
+      instances.set(runName, inst);
+    }
+    if (run2.error_occurred === true) {
+      inst.error = String(run2.error_message ?? "error_occurred, with no message");
+      return;
+    }
+    if (run2.skipped === true) {
+      inst.skipped = String(run2.skip_message ?? "skipped, with no message");
+      return;
+    }
+    const unit = read2.string(run2.time_unit, `${at}.time_unit`);
+    const perUnit = MS_PER_UNIT[unit];
+    if (perUnit === void 0)
+      throw read2.error(`${at}.time_unit`, "must be one of ns, us, ms, s", unit);
+    const clockField = inst.clock === "cpu_time" ? "cpu_time" : "real_time";
+    const timeMs = read2.number(run2[clockField], `${at}.${clockField}`) * perUnit;
+    inst.samplesMs.push(timeMs);
+    if (inst.samplesMs.length === 1) {
+      const flops = read2.optionalNumber(run2.flops, `${at}.flops`);
+      const bytes = read2.optionalNumber(run2.bytes, `${at}.bytes`);
+      const rate = read2.optionalNumber(run2.bytes_per_second, `${at}.bytes_per_second`);
+      if (flops !== void 0) inst.flops = flops;
+      if (bytes !== void 0) inst.bytes = bytes;
+      else if (rate !== void 0) inst.bytes = Math.round(rate * timeMs * 1e-3);
+    }
+  });
+  return instances;
+}
+function caseOf(inst, kernel) {
+  const base = {
+    kernel,
+    variant: inst.variant,
+    case: caseIdOf(inst.params),
+    params: inst.params
+  };
+  if (inst.error !== void 0) {
+    return {
+      result: {
+        ...base,
+        status: "error",
+        reason: inst.error,
+        error: { kind: "gbench", message: inst.error }
+      }
+    };
+  }
+  if (inst.skipped !== void 0) {
+    return { result: { ...base, status: "skipped", reason: inst.skipped } };
+  }
+  const clock = inst.clock === "cpu_time" ? "CPU time" : inst.clock.replace("_", " ");
+  const timing = timingFromSamples(
+    inst.samplesMs,
+    `gbench ${clock} per iteration (one sample per repetition)`
+  );
+  return {
+    result: { ...base, status: "ok", timing },
+    work: {
+      ...inst.flops !== void 0 ? { flops: inst.flops } : {},
+      ...inst.bytes !== void 0 ? { bytes: inst.bytes } : {},
+      note: "per iteration, from the benchmark counters"
+    }
+  };
+}
+function fromContext(context, file, kernel) {
+  const diagnostics = [];
+  if (context.cpu_scaling_enabled === true) {
+    diagnostics.push({
+      level: "warning",
+      code: "adapter.gbench.cpu_scaling",
+      message: `${file}: CPU frequency scaling was on while ${kernel} ran: its times move with the clock`,
+      fix: "set the CPU governor to performance on the benchmark machine",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+  }
+  const version = typeof context.library_version === "string" ? ` ${context.library_version}` : "";
+  const build2 = typeof context.library_build_type === "string" ? ` (library built as ${context.library_build_type})` : "";
+  const startedAt = isoUtc(typeof context.date === "string" ? context.date : void 0);
+  return {
+    tool: `Google Benchmark${version}${build2}`,
+    run: {
+      ...startedAt ? { started_at: startedAt } : {},
+      ...typeof context.host_name === "string" ? { host: context.host_name } : {}
+    },
+    diagnostics
+  };
+}
+function parse({ text: text2, file, kernel }) {
+  const read2 = new JsonReader(file);
+  const root = read2.object(parseJson(text2, file), "the document");
+  const context = read2.object(root.context ?? {}, "context");
+  const instances = [...readInstances(read2, read2.array(root.benchmarks, "benchmarks")).values()];
+  const { tool, run: run2, diagnostics } = fromContext(context, file, kernel);
+  return {
+    cases: instances.map((inst) => caseOf(inst, kernel)),
+    variants: [...new Set(instances.map((inst) => inst.variant))],
+    tool,
+    environment: noGpuEnvironment(),
+    run: run2,
+    diagnostics
+  };
+}
+var gbenchAdapter = {
+  kind: "file",
+  format: "gbench",
+  title: "Google Benchmark JSON",
+  produce: "BINARY --benchmark_format=json --benchmark_repetitions=10 > out.json",
+  capabilities: {
+    samples: "raw",
+    work: "tool",
+    correctness: "none",
+    paired: false,
+    notes: {
+      samples: "one sample per repetition (the mean time of one iteration in it, on the clock the benchmark uses: CPU time, or real/manual time); without --benchmark_repetitions there is one sample, too few for an interval",
+      work: "the user counters `flops` and `bytes` (per iteration, Counter::kAvgIterations), else bytes from SetBytesProcessed (bytes_per_second × the time of one iteration)",
+      correctness: "none: Google Benchmark only times; an error (SkipWithError) is an ERROR case"
+    }
+  },
+  parse
+};
+
+// src/adapters/nvbench.ts
+function namedValue(entry) {
+  const value = entry.value;
+  if (entry.type === "int64" || entry.type === "float64") {
+    if (typeof value === "number") return value;
+    if (typeof value !== "string") return void 0;
+    const n = Number(value);
+    return Number.isFinite(n) ? n : void 0;
+  }
+  return typeof value === "string" ? value : void 0;
+}
+function numberIn(summaries, tag, name = "value") {
+  const v = summaries.find((x) => x.tag === tag)?.values.get(name);
+  return typeof v === "number" ? v : void 0;
+}
+var TIMERS = [
+  { prefix: "nv/cold", time: "nv/cold/time/gpu", what: "cold GPU time (CUDA events)" },
+  { prefix: "nv/cpu_only", time: "nv/cpu_only/time/cpu", what: "CPU-only time" }
+];
+function paramsOf(read2, state, sat) {
+  const params = {};
+  const axes = state.axis_values === null ? [] : read2.array(state.axis_values ?? [], `${sat}.axis_values`);
+  axes.forEach((axisValue, a) => {
+    const axis = read2.object(axisValue, `${sat}.axis_values[${a}]`);
+    const name = read2.string(axis.name, `${sat}.axis_values[${a}].name`);
+    const v = namedValue(axis);
+    if (v === void 0)
+      throw read2.error(`${sat}.axis_values[${a}].value`, "must be a value", axis.value);
+    params[name] = typeof v === "string" ? scalarOf(v) : v;
+  });
+  return params;
+}
+function summariesOf(read2, state, sat) {
+  const list = state.summaries === null ? [] : read2.array(state.summaries ?? [], `${sat}.summaries`);
+  return list.map((sv, k) => {
+    const summ = read2.object(sv, `${sat}.summaries[${k}]`);
+    const values = /* @__PURE__ */ new Map();
+    const data = summ.data === void 0 ? [] : read2.array(summ.data, `${sat}.summaries[${k}].data`);
+    data.forEach((d, j) => {
+      const entry = read2.object(d, `${sat}.summaries[${k}].data[${j}]`);
+      values.set(
+        read2.string(entry.name, `${sat}.summaries[${k}].data[${j}].name`),
+        namedValue(entry)
+      );
+    });
+    return { tag: read2.string(summ.tag, `${sat}.summaries[${k}].tag`), values };
+  });
+}
+function timingOf(summaries, timer, sat, ctx) {
+  const get = (tag) => numberIn(summaries, tag);
+  const meanS = get(`${timer.time}/mean`);
+  const samplesFile = summaries.find((x) => x.tag === `nv/json/bin:${timer.prefix}/sample_times`);
+  const samplesMs = samplesFile ? readSamples(samplesFile, ctx.readSidecar, sat, ctx.diagnostics, ctx.kernel) : void 0;
+  if (samplesMs !== void 0 && samplesMs.length > 0) {
+    const timing2 = timingFromSamples(samplesMs, `nvbench ${timer.what}, one sample per launch`);
+    return { timing: timing2, summaryOnly: false };
+  }
+  const median2 = get(`${timer.time}/median`);
+  const timing = summaryTiming({
+    method: median2 !== void 0 ? `nvbench ${timer.what}, summary only` : `nvbench ${timer.what}, summary only (median_ms is nvbench's mean: it reports no median)`,
+    medianMs: (median2 ?? meanS) * 1e3,
+    nSamples: get(`${timer.prefix}/sample_size`) ?? 0,
+    q1Ms: mul(get(`${timer.time}/q1`), 1e3),
+    q3Ms: mul(get(`${timer.time}/q3`), 1e3),
+    minMs: mul(get(`${timer.time}/min`), 1e3),
+    meanMs: meanS * 1e3,
+    relStd: get(`${timer.time}/stdev/relative`)
+  });
+  return { timing, summaryOnly: true };
+}
+function caseOfState(read2, state, sat, ctx) {
+  const params = paramsOf(read2, state, sat);
+  const base = { kernel: ctx.kernel, variant: ctx.variant, case: caseIdOf(params), params };
+  if (state.is_skipped === true) {
+    const reason = typeof state.skip_reason === "string" ? state.skip_reason : "skipped by nvbench";
+    return { adapted: { result: { ...base, status: "skipped", reason } }, summaryOnly: false };
+  }
+  const summaries = summariesOf(read2, state, sat);
+  const get = (tag) => numberIn(summaries, tag);
+  const timer = TIMERS.find((t) => get(`${t.time}/mean`) !== void 0);
+  if (timer === void 0) {
+    const result = {
+      ...base,
+      status: "error",
+      reason: "nvbench recorded no time for this state (timed out, or every sample discarded)",
+      error: { kind: "nvbench", message: "no time summary in the state" }
+    };
+    return { adapted: { result }, summaryOnly: false };
+  }
+  const { timing, summaryOnly } = timingOf(summaries, timer, sat, ctx);
+  const bw = get(`${timer.prefix}/bw/global/bytes_per_second`);
+  const meanS = get(`${timer.time}/mean`);
+  const bytes = bw === void 0 ? void 0 : Math.round(bw * meanS);
+  const adapted = {
+    result: { ...base, status: "ok", timing },
+    work: {
+      ...bytes !== void 0 ? { bytes } : {},
+      note: "bytes from nvbench global memory reads and writes"
+    }
+  };
+  return { adapted, summaryOnly };
+}
+function runDiagnostics(file, kernel, { dropped, device, summaryOnly }) {
+  const diagnostics = [];
+  if (dropped > 0) {
+    diagnostics.push({
+      level: "warning",
+      code: "adapter.nvbench.other_devices",
+      message: `${file}: nvbench ran on several GPUs; kernelgate judges one per results document, so the ${dropped} state(s) of devices other than ${String(device)} were left out`,
+      fix: "run the benchmark with --devices N, one results document per GPU",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+  }
+  if (summaryOnly > 0) {
+    diagnostics.push({
+      level: "info",
+      code: "adapter.nvbench.no_samples",
+      message: `${file}: ${summaryOnly} state(s) carry nvbench's summaries only: they get no interval and no paired verdict`,
+      fix: "run the benchmark with --jsonbin FILE instead of --json FILE: the samples go beside the JSON",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+  }
+  return diagnostics;
+}
+function toolOf(read2, root) {
+  const meta = root.meta === void 0 ? {} : read2.object(root.meta, "meta");
+  const version = meta.version === void 0 ? {} : read2.object(meta.version, "meta.version");
+  const nv = version.nvbench === void 0 ? {} : read2.object(version.nvbench, "meta.version.nvbench");
+  return typeof nv.string === "string" ? `nvbench ${nv.string}` : "nvbench";
+}
+function parse2({ text: text2, file, kernel, readSidecar }) {
+  const read2 = new JsonReader(file);
+  const root = read2.object(parseJson(text2, file), "the document");
+  const devices = root.devices === void 0 ? [] : read2.array(root.devices, "devices");
+  const benches = read2.array(root.benchmarks, "benchmarks");
+  const diagnostics = [];
+  const cases2 = [];
+  const variants = [];
+  let device;
+  let dropped = 0;
+  let summaryOnly = 0;
+  benches.forEach((value, b) => {
+    const at = `benchmarks[${b}]`;
+    const bench2 = read2.object(value, at);
+    const variant = read2.string(bench2.name, `${at}.name`);
+    const states = bench2.states === null ? [] : read2.array(bench2.states, `${at}.states`);
+    states.forEach((stateValue, s) => {
+      const sat = `${at}.states[${s}]`;
+      const state = read2.object(stateValue, sat);
+      const stateDevice = read2.optionalNumber(state.device, `${sat}.device`) ?? 0;
+      device ??= stateDevice;
+      if (stateDevice !== device) {
+        dropped++;
+        return;
+      }
+      if (!variants.includes(variant)) variants.push(variant);
+      const one = caseOfState(read2, state, sat, { kernel, variant, readSidecar, diagnostics });
+      cases2.push(one.adapted);
+      if (one.summaryOnly) summaryOnly++;
+    });
+  });
+  diagnostics.push(...runDiagnostics(file, kernel, { dropped, device, summaryOnly }));
+  return {
+    cases: cases2,
+    variants,
+    tool: toolOf(read2, root),
+    ...device !== void 0 ? { environment: environmentOf(devices, device, read2) } : {},
+    run: {},
+    diagnostics
+  };
+}
+function mul(x, k) {
+  return x === void 0 ? void 0 : x * k;
+}
+function readSamples(summary3, readSidecar, at, diagnostics, kernel) {
+  const filename = summary3.values.get("filename");
+  if (typeof filename !== "string" || readSidecar === void 0) return void 0;
+  let bytes;
+  try {
+    bytes = readSidecar(filename);
+  } catch (err) {
+    diagnostics.push({
+      level: "warning",
+      code: "adapter.nvbench.samples_unreadable",
+      message: `${at}: its sample file ${filename} cannot be read (${err.message}): judged from the summaries`,
+      fix: "keep the folder nvbench wrote beside the JSON (FILE-bin/) with it",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+    return void 0;
+  }
+  const n = Math.floor(bytes.length / 4);
+  const samples = [];
+  for (let i = 0; i < n; i++) samples.push(bytes.readFloatLE(i * 4) * 1e3);
+  return samples;
+}
+function environmentOf(devices, id, read2) {
+  const found = devices.map((d, i) => read2.object(d, `devices[${i}]`)).find((d) => d.id === id);
+  if (!found) return { gpu: { name: `device ${id}` } };
+  const name = read2.string(found.name, "devices[].name");
+  const sm = typeof found.sm_version === "number" ? found.sm_version : void 0;
+  const int = (x) => typeof x === "number" && Number.isInteger(x) && x >= 0 ? x : void 0;
+  const gpu = { name, sku: gpuModel(name), count: devices.length };
+  if (sm !== void 0)
+    gpu.compute_capability = `${Math.floor(sm / 100)}.${Math.floor(sm % 100 / 10)}`;
+  const smCount = int(found.number_of_sms);
+  if (smCount !== void 0) gpu.sm_count = smCount;
+  const memory = int(found.global_memory_size);
+  if (memory !== void 0) gpu.memory_bytes = memory;
+  const l2 = int(found.l2_cache_size);
+  if (l2 !== void 0) gpu.l2_bytes = l2;
+  return { gpu };
+}
+var nvbenchAdapter = {
+  kind: "file",
+  format: "nvbench",
+  title: "nvbench JSON",
+  produce: "BINARY --jsonbin out.json (or --json out.json: summaries only)",
+  capabilities: {
+    samples: "either",
+    work: "tool",
+    correctness: "none",
+    paired: false,
+    notes: {
+      samples: "with --jsonbin, every cold launch (the float32 sample file nvbench writes beside the JSON); with --json, nvbench's summaries (median and quartiles where the version writes them, else the mean) and its noise (relative standard deviation): no interval, no paired verdict",
+      work: "bytes from add_global_memory_reads/writes (nvbench's bandwidth × mean time); nvbench has no FLOP count: give one with `work.flops` in kernelgate.yml",
+      correctness: "none: nvbench only times; a skipped state (state.skip) is SKIPPED with its reason"
+    }
+  },
+  parse: parse2
+};
+
+// src/adapters/pytest-benchmark.ts
+function paramValue(value) {
+  if (typeof value === "string" || typeof value === "boolean") return value;
+  if (typeof value === "number" && Number.isFinite(value)) return value;
+  return JSON.stringify(value) ?? String(value);
+}
+function timingOf2(read2, stats, at) {
+  const data = stats.data === void 0 ? void 0 : read2.array(stats.data, `${at}.stats.data`);
+  const method = "pytest-benchmark time per call (one sample per round)";
+  if (data !== void 0 && data.length > 0) {
+    const samplesMs = data.map((x, j) => read2.number(x, `${at}.stats.data[${j}]`) * 1e3);
+    return { timing: timingFromSamples(samplesMs, method), summaryOnly: false };
+  }
+  const sec = (key) => {
+    const x = read2.optionalNumber(stats[key], `${at}.stats.${key}`);
+    return x === void 0 ? void 0 : x * 1e3;
+  };
+  const mean = read2.number(stats.mean, `${at}.stats.mean`);
+  const stddev = read2.optionalNumber(stats.stddev, `${at}.stats.stddev`);
+  const timing = summaryTiming({
+    method: `${method}, summary only`,
+    medianMs: read2.number(stats.median, `${at}.stats.median`) * 1e3,
+    nSamples: read2.number(stats.rounds, `${at}.stats.rounds`),
+    q1Ms: sec("q1"),
+    q3Ms: sec("q3"),
+    minMs: sec("min"),
+    meanMs: mean * 1e3,
+    ...stddev !== void 0 && mean > 0 ? { relStd: stddev / mean } : {}
+  });
+  return { timing, summaryOnly: true };
+}
+function caseOf2(read2, value, i, kernel) {
+  const at = `benchmarks[${i}]`;
+  const b = read2.object(value, at);
+  const name = read2.string(b.name, `${at}.name`);
+  const variant = name.replace(/\[.*\]$/, "");
+  const params = {};
+  if (b.params !== void 0 && b.params !== null) {
+    for (const [k, v] of Object.entries(read2.object(b.params, `${at}.params`))) {
+      params[k] = paramValue(v);
+    }
+  } else if (typeof b.param === "string") {
+    params.param = b.param;
+  }
+  const { timing, summaryOnly } = timingOf2(read2, read2.object(b.stats, `${at}.stats`), at);
+  const extra2 = b.extra_info === void 0 ? {} : read2.object(b.extra_info, `${at}.extra_info`);
+  const flops = read2.optionalNumber(extra2.flops, `${at}.extra_info.flops`);
+  const bytes = read2.optionalNumber(extra2.bytes, `${at}.extra_info.bytes`);
+  const adapted = {
+    result: { kernel, variant, case: caseIdOf(params), params, status: "ok", timing },
+    work: {
+      ...flops !== void 0 ? { flops } : {},
+      ...bytes !== void 0 ? { bytes } : {},
+      note: "per call, from the test's extra_info"
+    }
+  };
+  return { adapted, variant, summaryOnly };
+}
+function parse3({ text: text2, file, kernel }) {
+  const read2 = new JsonReader(file);
+  const root = read2.object(parseJson(text2, file), "the document");
+  const benchmarks = read2.array(root.benchmarks, "benchmarks");
+  const parsed = benchmarks.map((value, i) => caseOf2(read2, value, i, kernel));
+  const summaryOnly = parsed.filter((c) => c.summaryOnly).length;
+  const diagnostics = [];
+  if (summaryOnly > 0) {
+    diagnostics.push({
+      level: "info",
+      code: "adapter.pytest_benchmark.no_data",
+      message: `${file}: ${summaryOnly} benchmark(s) carry statistics only: they get no interval and no paired verdict`,
+      fix: "run pytest with --benchmark-save-data so the JSON keeps every round",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+  }
+  const machine = root.machine_info === void 0 ? {} : read2.object(root.machine_info, "machine_info");
+  const commit = root.commit_info === void 0 ? {} : read2.object(root.commit_info, "commit_info");
+  const libraries = {};
+  if (typeof machine.python_version === "string") libraries.python = machine.python_version;
+  const version = typeof root.version === "string" ? ` ${root.version}` : "";
+  const startedAt = isoUtc(typeof root.datetime === "string" ? root.datetime : void 0);
+  return {
+    cases: parsed.map((c) => c.adapted),
+    variants: [...new Set(parsed.map((c) => c.variant))],
+    tool: `pytest-benchmark${version}`,
+    environment: noGpuEnvironment(libraries),
+    run: {
+      ...startedAt ? { started_at: startedAt } : {},
+      ...typeof commit.id === "string" ? { git_sha: commit.id } : {},
+      ...typeof machine.node === "string" ? { host: machine.node } : {}
+    },
+    diagnostics
+  };
+}
+var pytestBenchmarkAdapter = {
+  kind: "file",
+  format: "pytest-benchmark",
+  title: "pytest-benchmark JSON",
+  produce: "pytest BENCH_DIR --benchmark-json=out.json --benchmark-save-data",
+  capabilities: {
+    samples: "either",
+    work: "tool",
+    correctness: "none",
+    paired: false,
+    notes: {
+      samples: "with --benchmark-save-data, one sample per round (its time per call); without it the statistics only (median, quartiles, mean, stddev): no interval, no paired verdict",
+      work: "`benchmark.extra_info['flops']` and `['bytes']` set by the test (per call)",
+      correctness: "none: the JSON has no verdict — a test whose assertion failed after timing is still in it, so no case is PASS (run pytest as its own CI step to fail on assertions)"
+    }
+  },
+  parse: parse3
+};
+
+// src/adapters/config.ts
+import { resolve as resolve2 } from "node:path";
+
+// src/adapters/work.ts
+function tokenize(text2) {
+  const tokens = [];
+  const re = /\s*(?:(\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)|([A-Za-z_][A-Za-z0-9_]*)|(\*\*|[-+*/()]))/y;
+  let pos = 0;
+  while (pos < text2.length) {
+    if (/^\s*$/.test(text2.slice(pos))) break;
+    re.lastIndex = pos;
+    const m = re.exec(text2);
+    if (!m) throw new Error(`unexpected ${JSON.stringify(text2.slice(pos).trim()[0])}`);
+    if (m[1] !== void 0) tokens.push({ kind: "num", value: Number(m[1]) });
+    else if (m[2] !== void 0) tokens.push({ kind: "name", value: m[2] });
+    else tokens.push({ kind: "op", value: m[3] });
+    pos = re.lastIndex;
+  }
+  return tokens;
+}
+function parseFormula(text2) {
+  const tokens = tokenize(text2);
+  let i = 0;
+  const names = /* @__PURE__ */ new Set();
+  const peek = () => tokens[i];
+  const take = (op) => {
+    const t = tokens[i];
+    if (t?.kind === "op" && t.value === op) {
+      i++;
+      return true;
+    }
+    return false;
+  };
+  const expr = () => {
+    let left2 = term();
+    for (; ; ) {
+      if (take("+")) {
+        const [a, b] = [left2, term()];
+        left2 = (p) => a(p) + b(p);
+      } else if (take("-")) {
+        const [a, b] = [left2, term()];
+        left2 = (p) => a(p) - b(p);
+      } else return left2;
+    }
+  };
+  const term = () => {
+    let left2 = power();
+    for (; ; ) {
+      if (take("*")) {
+        const [a, b] = [left2, power()];
+        left2 = (p) => a(p) * b(p);
+      } else if (take("/")) {
+        const [a, b] = [left2, power()];
+        left2 = (p) => a(p) / b(p);
+      } else return left2;
+    }
+  };
+  const power = () => {
+    const base = unary();
+    if (take("**")) {
+      const exponent = power();
+      return (p) => base(p) ** exponent(p);
+    }
+    return base;
+  };
+  const unary = () => {
+    if (take("-")) {
+      const inner = unary();
+      return (p) => -inner(p);
+    }
+    const t = peek();
+    if (t === void 0) throw new Error("ends too early");
+    i++;
+    if (t.kind === "num") return () => t.value;
+    if (t.kind === "name") {
+      names.add(t.value);
+      return (p) => {
+        const v = p[t.value];
+        if (typeof v === "number") return v;
+        if (typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v)))
+          return Number(v);
+        throw new Error(
+          `parameter ${t.value} is ${v === void 0 ? "not set" : `not a number (${JSON.stringify(v)})`}`
+        );
+      };
+    }
+    if (t.value === "(") {
+      const inner = expr();
+      if (!take(")")) throw new Error('a "(" is not closed');
+      return inner;
+    }
+    throw new Error(`unexpected ${JSON.stringify(t.value)}`);
+  };
+  const root = expr();
+  if (i < tokens.length) throw new Error(`unexpected ${JSON.stringify(String(tokens[i]?.value))}`);
+  return { names: [...names], evaluate: (params) => root(params) };
+}
+
+// src/adapters/config.ts
+var DEFAULT_BENCHMARK_TIMEOUT_S = 600;
+var DEFAULT_REPEAT = 10;
+var COMMAND_ONLY = ["variants", "cases", "repeat", "metric", "check"];
+var FILE_ONLY = ["run", "output"];
+function compileRegex(text2, field, problems) {
+  try {
+    return new RegExp(text2, "m");
+  } catch (err) {
+    problems.push(
+      `${field} is not a valid regular expression: ${err.message} (got ${showValue(text2)})`
+    );
+    return void 0;
+  }
+}
+function benchmarksFromRaw(raw, root, kernelNames) {
+  const problems = [];
+  const benchmarks = [];
+  const seen = /* @__PURE__ */ new Set();
+  raw.forEach((b, i) => {
+    const at = `benchmarks[${i}]`;
+    const before = problems.length;
+    if (seen.has(b.name)) problems.push(`${at}.name is a duplicate (got ${showValue(b.name)})`);
+    seen.add(b.name);
+    if (kernelNames.includes(b.name)) {
+      problems.push(
+        `${at}.name is already a kernel's name under kernels_dir (got ${showValue(b.name)})`
+      );
+    }
+    const adapter = adapterFor(b.format);
+    if (!adapter) {
+      problems.push(
+        `${at}.format must be one of ${ADAPTER_FORMATS.map((f) => showValue(f)).join(", ")} (got ${showValue(b.format)})`
+      );
+      return;
+    }
+    const onlyFor = (fields, which2) => {
+      for (const field of fields) {
+        if (b[field] !== void 0) {
+          problems.push(`${at}.${field} is only for ${which2} (got ${showValue(b[field])})`);
+        }
+      }
+    };
+    const work = {};
+    for (const key of ["flops", "bytes"]) {
+      const text2 = b.work?.[key];
+      if (text2 === void 0) continue;
+      try {
+        work[key] = parseFormula(String(text2));
+      } catch (err) {
+        problems.push(
+          `${at}.work.${key} is not a formula: ${err.message} (got ${showValue(text2)})`
+        );
+      }
+    }
+    let command;
+    if (adapter.kind === "command") {
+      onlyFor(FILE_ONLY, "file formats (gbench, pytest-benchmark, nvbench)");
+      command = commandFromRaw(b, at, work, problems);
+    } else {
+      onlyFor(COMMAND_ONLY, 'format "command"');
+      if (b.output === void 0) {
+        problems.push(`${at}.output is required for format ${showValue(b.format)} (got nothing)`);
+      }
+    }
+    if (problems.length > before) return;
+    const cwdRelative = b.cwd ?? ".";
+    benchmarks.push({
+      name: b.name,
+      format: b.format,
+      ...b.description !== void 0 ? { description: b.description } : {},
+      ...b.run !== void 0 ? { run: b.run } : {},
+      ...b.output !== void 0 ? { output: resolve2(root, b.output) } : {},
+      cwd: resolve2(root, cwdRelative),
+      cwdRelative,
+      timeoutS: b.timeout_s ?? DEFAULT_BENCHMARK_TIMEOUT_S,
+      references: b.references ?? [],
+      work,
+      ...command ? { command } : {}
+    });
+  });
+  return { benchmarks, problems };
+}
+function reservedParams(cases2, at, problems) {
+  cases2.forEach((c, j) => {
+    for (const name of BUILTIN_PLACEHOLDERS) {
+      if (c[name] === void 0) continue;
+      const what = name === "root" ? "the checkout's root (the head's, or the base revision's)" : "the case's id";
+      problems.push(
+        `${at}.cases[${j}].${name} is reserved: {${name}} is ${what} (got ${showValue(c[name])})`
+      );
+    }
+  });
+}
+function commandFromRaw(b, at, work, problems) {
+  if (b.variants === void 0) {
+    problems.push(`${at}.variants is required for format "command" (got nothing)`);
+  }
+  if (b.metric === void 0) {
+    problems.push(`${at}.metric is required for format "command" (got nothing)`);
+  }
+  if (b.variants === void 0 || b.metric === void 0) return void 0;
+  const metric = b.metric;
+  const cases2 = b.cases ?? [{}];
+  let regex;
+  if (metric.regex === void 0 === (metric.json === void 0)) {
+    problems.push(`${at}.metric needs exactly one of regex and json (got ${showValue(metric)})`);
+  } else if (metric.regex !== void 0) {
+    regex = compileRegex(metric.regex, `${at}.metric.regex`, problems);
+    if (regex && (new RegExp(`${regex.source}|`).exec("")?.length ?? 1) < 2) {
+      problems.push(
+        `${at}.metric.regex needs a group that captures the reading (got ${showValue(metric.regex)})`
+      );
+    }
+  }
+  if (metric.unit in RATE_UNITS) {
+    const need = metric.unit === "gbps" ? "bytes" : "flops";
+    if (work[need] === void 0) {
+      problems.push(
+        `${at}.metric.unit ${showValue(metric.unit)} needs work.${need}: a rate becomes a time through the work of one call (got nothing)`
+      );
+    }
+  }
+  const check = b.check ? compileRegex(b.check.regex, `${at}.check.regex`, problems) : void 0;
+  reservedParams(cases2, at, problems);
+  const used = /* @__PURE__ */ new Set();
+  for (const [variant, template] of Object.entries(b.variants)) {
+    for (const name of placeholders(template)) {
+      used.add(name);
+      if (BUILTIN_PLACEHOLDERS.includes(name)) continue;
+      const missing = cases2.findIndex((c) => c[name] === void 0);
+      if (missing >= 0) {
+        problems.push(
+          `${at}.variants.${variant} uses {${name}}, which ${at}.cases[${missing}] does not set (got ${showValue(cases2[missing])})`
+        );
+      }
+    }
+  }
+  for (const key of ["flops", "bytes"]) {
+    const formula = work[key];
+    if (!formula) continue;
+    for (const name of formula.names) {
+      const missing = cases2.findIndex((c) => c[name] === void 0);
+      if (missing >= 0) {
+        problems.push(
+          `${at}.work.${key} uses ${name}, which ${at}.cases[${missing}] does not set (got ${showValue(cases2[missing])})`
+        );
+      }
+    }
+  }
+  return {
+    variants: b.variants,
+    cases: cases2,
+    repeat: b.repeat ?? DEFAULT_REPEAT,
+    metric: {
+      ...regex ? { regex } : {},
+      ...metric.json !== void 0 ? { json: metric.json } : {},
+      unit: metric.unit
+    },
+    ...check ? { check } : {}
+  };
+}
+function workOf(work, params) {
+  const out = {};
+  for (const key of ["flops", "bytes"]) {
+    const formula = work[key];
+    if (!formula) continue;
+    try {
+      const value = formula.evaluate(params);
+      if (Number.isFinite(value) && value >= 0) out[key] = value;
+    } catch {
+    }
+  }
+  return out;
+}
+
+// src/adapters/notes.ts
+var UNPAIRED = "not timed against the base revision";
+function toolName(a) {
+  return a.tool ?? a.format;
+}
+function annotateAdapted(comparison, results) {
+  const adapters = /* @__PURE__ */ new Map();
+  for (const k of results.kernels) if (k.adapter) adapters.set(k.name, k.adapter);
+  if (adapters.size === 0) return comparison;
+  for (const c of comparison.cases) {
+    const a = adapters.get(c.kernel);
+    if (!a || !c.current) continue;
+    if (c.correctness === "UNCHECKED") {
+      c.correctnessReason = `not verified: ${toolName(a)} checks no results, so this case cannot PASS`;
+    }
+    if (c.unpaired === "not-timed" && c.perfNote !== void 0) {
+      c.perfNote = c.perfNote.replace(
+        UNPAIRED,
+        a.format === "command" ? `${UNPAIRED}: its folder is not in the base revision` : `${UNPAIRED}: ${toolName(a)} output is read once, from the head (only command benchmarks run in both trees)`
+      );
+    }
+    const timing = c.current.status === "ok" ? c.current.timing : void 0;
+    if (timing && timing.samples_ms.length === 0) {
+      const note = `summary only: ${toolName(a)} gave statistics of ${timing.n_samples} samples, not the samples, so no interval and no paired verdict`;
+      const onlyTooFew = c.tooFewSamples === true && c.unpaired === void 0;
+      c.perfNote = c.perfNote === void 0 || onlyTooFew ? note : `${note}; ${c.perfNote}`;
+    }
+  }
+  return comparison;
+}
+
+// src/adapters/run.ts
+import { existsSync as existsSync3, readFileSync as readFileSync4 } from "node:fs";
+import { dirname as dirname4, isAbsolute, join as join5, relative as relative2, resolve as resolve3 } from "node:path";
+var ADAPTERS_HARNESS = "kernelgate adapters 0.1.0";
+function finishKernel(adapter, kernel, adapted, options = {}) {
+  const cases2 = adapted.cases.map(({ result, work }) => {
+    const fromConfig = options.work ? workOf(options.work, result.params) : {};
+    const amounts = { ...work, ...fromConfig };
+    if (fromConfig.flops !== void 0 || fromConfig.bytes !== void 0) {
+      amounts.note = fromConfig.flops !== void 0 && fromConfig.bytes !== void 0 ? "kernelgate.yml's work formulas" : `${work?.note ?? "from the tool"}; kernelgate.yml's work formulas for ${fromConfig.flops !== void 0 ? "flops" : "bytes"}`;
+    }
+    if (result.status !== "ok" || !result.timing) return result;
+    return { ...result, ...workFields(amounts, result.timing.median_ms) };
+  });
+  const timed = cases2.filter((c) => c.status === "ok" && c.timing);
+  const withSamples = timed.filter((c) => (c.timing?.samples_ms.length ?? 0) > 0).length;
+  const samples = timed.length === 0 ? adapter.capabilities.samples === "summary" ? "summary" : "raw" : withSamples === timed.length ? "raw" : withSamples === 0 ? "summary" : "mixed";
+  const info = kernelInfo(
+    kernel,
+    adapted.variants,
+    {
+      format: adapter.format,
+      ...adapted.tool !== void 0 ? { tool: adapted.tool } : {},
+      samples,
+      work: cases2.some((c) => c.work !== void 0 || c.throughput !== void 0),
+      correctness: cases2.some((c) => c.correctness !== void 0) ? "self_check" : "none",
+      paired: cases2.some((c) => c.paired !== void 0)
+    },
+    options.references,
+    options.description
+  );
+  return {
+    info,
+    cases: cases2,
+    ...adapted.environment ? { environment: adapted.environment } : {},
+    run: adapted.run,
+    diagnostics: adapted.diagnostics
+  };
+}
+function adaptFile(adapter, path9, options) {
+  const shown = options.shown ?? path9;
+  const text2 = readInputFile(path9, shown);
+  const adapted = adapter.parse({
+    text: text2,
+    file: shown,
+    kernel: options.kernel,
+    readSidecar: (rel) => readFileSync4(isAbsolute(rel) ? rel : join5(dirname4(path9), rel))
+  });
+  return finishKernel(adapter, options.kernel, adapted, options);
+}
+function environmentOf2(kernels, given) {
+  if (given) return given;
+  const envs = kernels.map((k) => k.environment).filter((e) => e !== void 0);
+  const gpu = envs.find((e) => !["none", "unknown"].includes(e.gpu.name));
+  return gpu ?? envs[0] ?? { gpu: { name: "unknown", sku: "unknown" } };
+}
+function resultsOf(kernels, options = {}) {
+  const starts = kernels.map((k) => k.run?.started_at).filter((s) => s !== void 0);
+  const startedAt = options.startedAt ?? starts.sort()[0] ?? (/* @__PURE__ */ new Date()).toISOString();
+  const gitSha = options.gitSha ?? kernels.find((k) => k.run?.git_sha)?.run?.git_sha;
+  const host = kernels.find((k) => k.run?.host)?.run?.host;
+  const formats = [...new Set(kernels.map((k) => k.info.adapter?.format ?? ""))].join(", ");
+  return {
+    schema: "kernelgate/results@1",
+    run: {
+      ...options.id !== void 0 ? { id: options.id } : {},
+      started_at: startedAt,
+      harness: `${ADAPTERS_HARNESS} (${formats})`,
+      // Other tools' cases only: no kernel of kernels_dir is measured (src/judge/coverage.ts).
+      selection: { kernels: [], ci: false },
+      ...options.command !== void 0 ? { command: options.command } : {},
+      ...gitSha !== void 0 ? { git_sha: gitSha } : {},
+      ...options.gitRef !== void 0 ? { git_ref: options.gitRef } : {},
+      ...host !== void 0 ? { host } : {},
+      ...options.pairedBase ? { paired_base: options.pairedBase } : {}
+    },
+    environment: environmentOf2(kernels, options.environment),
+    diagnostics: [...options.diagnostics ?? [], ...kernels.flatMap((k) => k.diagnostics)],
+    kernels: kernels.map((k) => k.info),
+    cases: kernels.flatMap((k) => k.cases)
+  };
+}
+var TAIL_LINES = 20;
+function lastLines(output) {
+  return output.trimEnd().split(/\r?\n/).slice(-TAIL_LINES).join("\n");
+}
+function whereShown(bench2) {
+  return bench2.cwdRelative === "." ? "the repository root" : bench2.cwdRelative;
+}
+async function runCommandBenchmark(adapter, bench2, options, common) {
+  const spec = bench2.command;
+  if (!spec) throw new InputError(`benchmarks: ${bench2.name} has no command settings`);
+  const baseCwd = options.baseRoot === void 0 ? void 0 : resolve3(options.baseRoot, bench2.cwdRelative);
+  const paired2 = baseCwd !== void 0 && existsSync3(baseCwd);
+  if (baseCwd !== void 0 && !paired2) {
+    options.log?.(
+      `${bench2.name}: not paired: the base revision has no ${bench2.cwdRelative} (its commands run in the head only)`
+    );
+  }
+  const ran = await runCommands(
+    bench2.name,
+    { ...spec, timeoutS: bench2.timeoutS, workFor: (params) => workOf(bench2.work, params) },
+    {
+      cwd: bench2.cwd,
+      root: options.root,
+      ...paired2 ? { baseCwd, baseRoot: options.baseRoot } : {},
+      runner: options.runner ?? shellRunner,
+      ...options.log ? { log: options.log } : {}
+    }
+  );
+  const diagnostics = ran.cases.map((c) => c.result).filter((c) => c.status === "error" || c.status === "timeout").map((c) => ({
+    level: "error",
+    code: "adapter.command_failed",
+    message: `benchmark ${bench2.name} (${c.variant} ${c.case}, in ${whereShown(bench2)}): ${c.reason ?? c.status}` + (c.error?.log_tail ? `. Last lines:
+${c.error.log_tail}` : ". It printed nothing."),
+    fix: `run the command by hand in ${whereShown(bench2)}; metric must match what it prints`,
+    source: `kernel:${bench2.name}`,
+    kernel: bench2.name,
+    variant: c.variant
+  }));
+  return {
+    ...finishKernel(
+      adapter,
+      bench2.name,
+      { cases: ran.cases, variants: ran.variants, run: {}, diagnostics },
+      common
+    ),
+    outputs: ran.outputs
+  };
+}
+async function runBenchmark(bench2, options) {
+  const adapter = adapterFor(bench2.format);
+  if (!adapter) throw new InputError(`benchmarks: unknown format ${JSON.stringify(bench2.format)}`);
+  const common = {
+    work: bench2.work,
+    references: bench2.references,
+    ...bench2.description !== void 0 ? { description: bench2.description } : {}
+  };
+  if (adapter.kind === "command") return runCommandBenchmark(adapter, bench2, options, common);
+  const runner = options.runner ?? shellRunner;
+  const output = bench2.output;
+  let printed = "";
+  if (bench2.run !== void 0) {
+    options.log?.(`${bench2.name}: ${bench2.run}`);
+    const out = await runner(bench2.run, { cwd: bench2.cwd, timeoutMs: bench2.timeoutS * 1e3 });
+    printed = out.output;
+    if (out.timedOut || out.exitCode !== 0) {
+      return failedBenchmark(
+        adapter,
+        bench2,
+        out.timedOut ? `exceeded ${bench2.timeoutS} s` : exitReason(out),
+        out.output
+      );
+    }
+  }
+  const shown = relativeShown(options.root, output);
+  if (!existsSync3(output)) {
+    const why2 = bench2.run !== void 0 ? `it wrote no ${shown}` : `there is no ${shown} (no run command: an earlier step must write it)`;
+    return failedBenchmark(adapter, bench2, why2, printed);
+  }
+  let adapted;
+  try {
+    adapted = adaptFile(adapter, output, { kernel: bench2.name, shown, ...common });
+  } catch (error) {
+    if (!(error instanceof InputError)) throw error;
+    return failedBenchmark(
+      adapter,
+      bench2,
+      `its output is not ${adapter.title}: ${error.message}`,
+      printed
+    );
+  }
+  if (adapted.cases.length === 0) {
+    return failedBenchmark(adapter, bench2, `${shown} holds no benchmark`, printed);
+  }
+  const text2 = lastLines(printed);
+  return text2 ? { ...adapted, outputs: [{ variant: bench2.format, case: "run", text: text2 }] } : adapted;
+}
+function relativeShown(root, path9) {
+  const rel = relative2(root, path9);
+  return rel === "" || rel.startsWith("..") || isAbsolute(rel) ? path9 : rel;
+}
+function failedBenchmark(adapter, bench2, why2, output) {
+  const message = bench2.run !== void 0 ? `${bench2.run}: ${why2}` : why2;
+  const logTail = lastLines(output);
+  return finishKernel(
+    adapter,
+    bench2.name,
+    {
+      cases: [
+        {
+          result: {
+            kernel: bench2.name,
+            variant: bench2.format,
+            case: "run",
+            params: {},
+            status: "error",
+            reason: message,
+            error: {
+              kind: "benchmark command",
+              message,
+              ...logTail ? { log_tail: logTail } : {}
+            }
+          }
+        }
+      ],
+      variants: [bench2.format],
+      run: {},
+      diagnostics: [
+        {
+          level: "error",
+          code: "adapter.run_failed",
+          message: `benchmark ${bench2.name} (in ${whereShown(bench2)}): ${message}` + (logTail ? `. Last lines:
+${logTail}` : ""),
+          fix: `run the command by hand in ${whereShown(bench2)}; kernelgate judges what it writes`,
+          source: `kernel:${bench2.name}`,
+          kernel: bench2.name
+        }
+      ]
+    },
+    { references: bench2.references }
+  );
+}
+async function runBenchmarks(benchmarks, options) {
+  const chosen2 = benchmarks.filter((b) => !options.only?.length || options.only.includes(b.name));
+  const startedAt = (/* @__PURE__ */ new Date()).toISOString();
+  const kernels = [];
+  for (const bench2 of chosen2) kernels.push(await runBenchmark(bench2, options));
+  const paired2 = kernels.some((k) => k.info.adapter?.paired);
+  const findings = options.findings ? await options.findings(kernels, chosen2) : [];
+  const diagnostics = [...options.diagnostics ?? [], ...findings];
+  return resultsOf(kernels, {
+    startedAt,
+    ...options.command !== void 0 ? { command: options.command } : {},
+    ...options.environment ? { environment: options.environment } : {},
+    ...diagnostics.length ? { diagnostics } : {},
+    ...options.gitSha !== void 0 ? { gitSha: options.gitSha } : {},
+    ...paired2 && options.baseRoot !== void 0 ? {
+      pairedBase: {
+        root: options.baseRoot,
+        ...options.baseSha !== void 0 ? { git_sha: options.baseSha } : {},
+        order: "ABBA"
+      }
+    } : {}
+  });
+}
+
+// src/adapters/index.ts
+var ADAPTERS = [
+  gbenchAdapter,
+  pytestBenchmarkAdapter,
+  nvbenchAdapter,
+  commandAdapter
+];
+var ADAPTER_FORMATS = ADAPTERS.map((a) => a.format);
+function adapterFor(format) {
+  return ADAPTERS.find((a) => a.format === format);
+}
+function fileAdapterFor(format) {
+  const adapter = adapterFor(format);
+  return adapter?.kind === "file" ? adapter : void 0;
+}
+
+// data/gpus.json
+var gpus_default = {
+  $comment: [
+    "The one GPU table of kernelgate, read by the TypeScript doctor and judge (src/config/gpus.ts, bundled into dist/) and by the Python harness (python/kernelgate_harness/gpus.py).",
+    "A GPU's model is the first entry whose pci_device_ids holds its PCI device id (nvidia-smi's pci_device_id 0x233010DE -> 2330), else the first entry one of whose names (regular expressions, case-insensitive, the same in JavaScript and Python) matches the driver's product name, else unknown.",
+    "peaks: datasheet dense tensor-core TFLOPS per dtype (no sparsity: half the datasheet's sparse figure) and memory bandwidth in GB/s. A model whose name covers boards of different bandwidths has no gbps, rather than a wrong one. kernelgate.yml's peaks: section overrides or adds entries.",
+    "Add a GPU: an entry here, in the order that keeps more specific names first (GH200 before H200), and a case in test/gpus.test.ts."
+  ],
+  models: [
+    {
+      model: "GH200",
+      names: ["GH200"],
+      pci_device_ids: ["2342"],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 } },
+      source: "NVIDIA GH200 Grace Hopper Superchip datasheet; no gbps: 96 GB HBM3 (4.0 TB/s) and 144 GB HBM3e (4.9 TB/s) boards share the name"
+    },
+    {
+      model: "H200-NVL",
+      names: ["H200 NVL"],
+      pci_device_ids: [],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 835.5, bf16: 835.5, tf32: 417.5, fp8: 1670.5 }, gbps: 4800 },
+      source: "NVIDIA H200 NVL datasheet (1,671 / 835 / 3,341 TFLOPS with sparsity)"
+    },
+    {
+      model: "H200",
+      names: ["H200"],
+      pci_device_ids: ["2335"],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 4800 },
+      source: "NVIDIA H200 SXM datasheet: the H100 SXM's compute, more bandwidth"
+    },
+    {
+      model: "H100-NVL",
+      names: ["H100 NVL"],
+      pci_device_ids: ["2321"],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 835.5, bf16: 835.5, tf32: 417.5, fp8: 1670.5 }, gbps: 3900 },
+      source: "NVIDIA H100 NVL datasheet (1,671 / 835 / 3,341 TFLOPS with sparsity)"
+    },
+    {
+      model: "H100-PCIe",
+      names: ["H100.*PCIe"],
+      pci_device_ids: ["2331"],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 756, bf16: 756, tf32: 378, fp8: 1513 }, gbps: 2039 },
+      source: "NVIDIA H100 PCIe datasheet"
+    },
+    {
+      model: "H100-SXM",
+      names: ["H100"],
+      pci_device_ids: ["2330"],
+      compute_capability: "9.0",
+      peaks: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 3352 },
+      source: "NVIDIA H100 SXM datasheet"
+    },
+    {
+      model: "H800",
+      names: ["H800"],
+      pci_device_ids: [],
+      compute_capability: "9.0"
+    },
+    {
+      model: "B200",
+      names: ["B200"],
+      pci_device_ids: [],
+      compute_capability: "10.0"
+    },
+    {
+      model: "L40S",
+      names: ["L40S"],
+      pci_device_ids: ["26b9"],
+      compute_capability: "8.9",
+      peaks: { tflops: { fp16: 362.05, bf16: 362.05, tf32: 183, fp8: 733 }, gbps: 864 },
+      source: "NVIDIA L40S datasheet (733 / 366 / 1,466 TFLOPS with sparsity)"
+    },
+    {
+      model: "L40",
+      names: ["L40\\b"],
+      pci_device_ids: [],
+      compute_capability: "8.9"
+    },
+    {
+      model: "L4",
+      names: ["\\bL4\\b"],
+      pci_device_ids: ["27b8"],
+      compute_capability: "8.9",
+      peaks: { tflops: { fp16: 121, bf16: 121, tf32: 60, fp8: 242.5 }, gbps: 300 },
+      source: "NVIDIA L4 datasheet"
+    },
+    {
+      model: "A100-PCIe",
+      names: ["A100.*PCIe"],
+      pci_device_ids: ["20b5", "20f1"],
+      compute_capability: "8.0"
+    },
+    {
+      model: "A100-SXM",
+      names: ["A100"],
+      pci_device_ids: ["20b0", "20b2"],
+      compute_capability: "8.0"
+    }
+  ]
+};
+
+// src/config/gpus.ts
+var GPU_MODELS = gpus_default.models;
+var NAME_PATTERNS = GPU_MODELS.flatMap(
+  (m) => m.names.map((pattern) => [new RegExp(pattern, "i"), m])
+);
+function pciDevice(pciDeviceId) {
+  const device = pciDeviceId?.trim().toLowerCase().replace(/^0x/, "").slice(0, 4);
+  return device === void 0 || device === "" ? void 0 : device;
+}
+function gpuModelEntry(name, pciDeviceId) {
+  const device = pciDevice(pciDeviceId);
+  const byId = device === void 0 ? void 0 : GPU_MODELS.find((m) => m.pci_device_ids.includes(device));
+  return byId ?? NAME_PATTERNS.find(([re]) => re.test(name))?.[1];
+}
+function gpuModel(name, pciDeviceId) {
+  return gpuModelEntry(name, pciDeviceId)?.model ?? "unknown";
+}
+function modelCapability(model) {
+  return GPU_MODELS.find((m) => m.model === model)?.compute_capability;
+}
+var DATASHEET_PEAKS = Object.fromEntries(
+  GPU_MODELS.filter((m) => m.peaks !== void 0).map((m) => [m.model, m.peaks])
+);
+
+// src/config/locate.ts
+var import_yaml = __toESM(require_dist(), 1);
+function yamlLocator(text2) {
+  const lines = new import_yaml.LineCounter();
+  const doc = (0, import_yaml.parseDocument)(text2, { lineCounter: lines });
+  const position = (offset) => {
+    const { line, col } = lines.linePos(offset);
+    return { line, column: col };
+  };
+  return {
+    locate(path9) {
+      let node2 = doc.contents;
+      let offset = doc.contents?.range?.[0] ?? 0;
+      for (const part of path9) {
+        if ((0, import_yaml.isMap)(node2)) {
+          const pair = node2.items.find((p) => (0, import_yaml.isScalar)(p.key) && String(p.key.value) === `${part}`);
+          if (!pair || !(0, import_yaml.isScalar)(pair.key) || !pair.key.range) break;
+          offset = pair.key.range[0];
+          node2 = pair.value;
+        } else if ((0, import_yaml.isSeq)(node2) && typeof part === "number") {
+          const item = node2.items[part];
+          if (!item?.range) break;
+          offset = item.range[0];
+          node2 = item;
+        } else break;
+      }
+      return position(offset);
+    }
+  };
+}
+function leadingFieldPath(problem) {
+  const head = /^(?:[A-Za-z_][A-Za-z0-9_-]*|\[(?:\d+|"(?:[^"\\]|\\.)*")\])(?:\.[A-Za-z_][A-Za-z0-9_-]*|\[(?:\d+|"(?:[^"\\]|\\.)*")\])*/.exec(
+    problem
+  );
+  if (!head) return [];
+  const parts = [];
+  for (const m of head[0].matchAll(
+    /([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]/g
+  )) {
+    if (m[1] !== void 0) parts.push(m[1]);
+    else if (m[2] !== void 0) parts.push(Number(m[2]));
+    else parts.push(JSON.parse(m[3]));
+  }
+  return parts;
+}
+
+// src/config/noise.ts
+function noiseModels() {
+  return GPU_MODELS.map((m) => m.model);
+}
+function isMapping(value) {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+function noiseProblems(data) {
+  if (!isMapping(data) || !isMapping(data["compare"])) return [];
+  const noise = data["compare"]["noise_pct"];
+  if (!isMapping(noise)) return [];
+  const models = noiseModels();
+  const known = `one of ${models.join(", ")}`;
+  const problems = [];
+  for (const [key, value] of Object.entries(noise)) {
+    if (!isMapping(value)) {
+      problems.push(
+        `compare.noise_pct.${key} is not under a GPU model (got ${showValue(value)}): noise figures apply only to the GPU model they were measured on; write it under that model, e.g. compare.noise_pct.H100-SXM.${key} (the models: ${models.join(", ")})`
+      );
+    } else if (!models.includes(key)) {
+      const derived = gpuModel(key);
+      const hint = derived === "unknown" ? "" : `: the GPU named ${key} is the model ${derived}`;
+      problems.push(
+        `compare.noise_pct has a key that must be a GPU model of data/gpus.json (${known}) (got ${showValue(key)})${hint}`
+      );
+    }
+  }
+  return problems;
+}
+
+// src/config/owns.ts
+import { existsSync as existsSync4, statSync } from "node:fs";
+import { isAbsolute as isAbsolute2, join as join6, posix } from "node:path";
+function ownedPath(path9) {
+  if (isAbsolute2(path9) || /^[A-Za-z]:[\\/]/.test(path9)) return void 0;
+  const normal = posix.normalize(path9.split("\\").join("/"));
+  if (normal === "." || normal === ".." || normal.startsWith("../")) return void 0;
+  return normal;
+}
+function variantClaims(variant) {
+  const build2 = variant.build?.["sources"];
+  return [
+    ...(variant.owns ?? []).map((path9, j) => ({ field: `owns[${j}]`, path: path9 })),
+    ...(Array.isArray(build2) ? build2 : []).map((path9, j) => ({
+      field: `build.sources[${j}]`,
+      path: path9
+    }))
+  ];
+}
+function ownsProblems(manifest, dir, shownDir) {
+  const problems = [];
+  const claimed = /* @__PURE__ */ new Map();
+  manifest.variants.forEach((v, i) => {
+    for (const { field, path: path9 } of variantClaims(v).filter((c) => c.field.startsWith("build."))) {
+      const at = ownedPath(path9);
+      if (at !== void 0 && !claimed.has(at))
+        claimed.set(at, { variant: v.name, field: `variants[${i}].${field}` });
+    }
+  });
+  manifest.variants.forEach((v, i) => {
+    (v.owns ?? []).forEach((path9, j) => {
+      const field = `variants[${i}].owns[${j}]`;
+      const at = ownedPath(path9);
+      if (at === void 0) {
+        problems.push(
+          `${field} must be a path inside the kernel folder ${shownDir} (got ${showValue(path9)})`
+        );
+        return;
+      }
+      const full = join6(dir, at);
+      if (!existsSync4(full) || !statSync(full).isFile()) {
+        problems.push(`${field} is not a file in ${shownDir} (got ${showValue(path9)})`);
+        return;
+      }
+      const first = claimed.get(at);
+      if (first !== void 0 && first.variant !== v.name) {
+        problems.push(
+          `${field} is already claimed by variant ${first.variant} (${first.field}): a file is one variant's own or every variant's (got ${showValue(path9)})`
+        );
+        return;
+      }
+      if (first === void 0) claimed.set(at, { variant: v.name, field });
+    });
+  });
+  return problems;
+}
+
+// src/config/config.ts
+var DEFAULT_PEAKS = DATASHEET_PEAKS;
+var CONFIG_FILE_NAME = "kernelgate.yml";
+var DEFAULT_KERNELS_DIR = "kernels";
+var DEFAULT_MIN_CHANGE_MS = 1e-3;
+var DEFAULT_PAIRED_THRESHOLD_PCT = 1;
+var DEFAULT_PAIRED_MIN_CHANGE_MS = 8e-4;
+var validators;
+function getValidators() {
+  if (!validators) {
+    const ajv = newAjv();
+    validators = { config: ajv.compile(config_schema_default), kernel: ajv.compile(kernel_schema_default) };
+  }
+  return validators;
+}
+function parseYaml(text2, file, path9) {
+  const doc = (0, import_yaml2.parseDocument)(text2, { prettyErrors: true });
+  const first = doc.errors[0];
+  if (first) {
+    const pos = first.linePos?.[0];
+    const where3 = pos ? `${file}:${pos.line}:${pos.col}` : file;
+    const what = (first.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
+    const message = `${where3}: YAML syntax error: ${what}`;
+    const at = pos ? { line: pos.line, column: pos.col } : {};
+    throw new InputError(message, [message], path9 ? [{ file: path9, ...at, message }] : []);
+  }
+  return doc.toJS();
+}
+function fieldProblems(shown, path9, text2, problems) {
+  const { locate } = yamlLocator(text2);
+  return problemsError(shown, problems, { path: path9, locate: (p) => locate(leadingFieldPath(p)) });
+}
+function readText(path9, shown) {
+  try {
+    return readFileSync5(path9, "utf8");
+  } catch (err) {
+    throw new InputError(`${shown}: cannot read: ${err.message}`);
+  }
+}
+function loadConfig(rootDir, opts = {}) {
+  const root = resolve4(rootDir);
+  const configPath = opts.configFile ? resolve4(opts.configFile) : join7(root, CONFIG_FILE_NAME);
+  const shownConfig = relative3(root, configPath) || CONFIG_FILE_NAME;
+  let raw = {};
+  let configFile;
+  let configText = "";
+  if (existsSync5(configPath)) {
+    configText = readText(configPath, shownConfig);
+    const data = parseYaml(configText, shownConfig, configPath) ?? {};
+    raw = validateConfigData(data, shownConfig, configPath, configText);
+    configFile = configPath;
+  } else if (opts.configFile) {
+    throw new InputError(`${shownConfig}: no such config file`);
+  }
+  const kernelsDir = raw.kernels_dir ?? DEFAULT_KERNELS_DIR;
+  const kernelsPath = resolve4(root, kernelsDir);
+  let kernels = [];
+  if (existsSync5(kernelsPath) && statSync2(kernelsPath).isDirectory()) {
+    kernels = loadKernels(root, kernelsPath);
+  } else if (raw.kernels_dir !== void 0) {
+    const problem = `kernels_dir must be a folder (got ${showValue(raw.kernels_dir)}, which does not exist)`;
+    throw fieldProblems(shownConfig, configPath, configText, [problem]);
+  }
+  const { benchmarks, problems } = benchmarksFromRaw(
+    raw.benchmarks ?? [],
+    root,
+    kernels.map((k) => k.manifest.name)
+  );
+  if (problems.length) throw fieldProblems(shownConfig, configPath, configText, problems);
+  return configFromRaw(raw, root, configFile, kernels, benchmarks);
+}
+function configFromRaw(raw, root, configFile, kernels, benchmarks) {
+  const peaks = {};
+  for (const [sku, spec] of Object.entries(DEFAULT_PEAKS)) {
+    peaks[sku] = { tflops: { ...spec.tflops }, gbps: spec.gbps };
+  }
+  for (const [sku, spec] of Object.entries(raw.peaks ?? {})) {
+    const base = peaks[sku] ?? { tflops: {} };
+    peaks[sku] = { tflops: { ...base.tflops, ...spec.tflops }, gbps: spec.gbps ?? base.gbps };
+  }
+  return {
+    rootDir: root,
+    configFile,
+    kernelsDir: raw.kernels_dir ?? DEFAULT_KERNELS_DIR,
+    harness: {
+      python: raw.harness?.python ?? "python3",
+      timeoutS: raw.harness?.timeout_s ?? 300,
+      args: raw.harness?.args ?? []
+    },
+    compare: {
+      thresholdPct: raw.compare?.threshold_pct ?? 3,
+      confidence: raw.compare?.confidence ?? 0.99,
+      resamples: raw.compare?.resamples ?? 2e3,
+      seed: raw.compare?.seed ?? 1,
+      noisePct: raw.compare?.noise_pct ?? {},
+      minChangeMs: raw.compare?.min_change_ms ?? DEFAULT_MIN_CHANGE_MS,
+      paired: {
+        thresholdPct: raw.compare?.paired?.threshold_pct ?? DEFAULT_PAIRED_THRESHOLD_PCT,
+        minChangeMs: raw.compare?.paired?.min_change_ms ?? DEFAULT_PAIRED_MIN_CHANGE_MS,
+        enabled: raw.compare?.paired?.enabled ?? true,
+        confirm: raw.compare?.paired?.confirm ?? false
+      }
+    },
+    correctness: {
+      driftFactor: raw.correctness?.drift_factor ?? 2,
+      driftFloorRelL2: raw.correctness?.drift_floor_rel_l2 ?? 1e-4
+    },
+    policy: {
+      failOnSlower: raw.policy?.fail_on_slower ?? false,
+      failOnMissing: raw.policy?.fail_on_missing ?? false,
+      failOnBuildFailure: raw.policy?.fail_on_build_failure ?? true,
+      failOnError: raw.policy?.fail_on_error ?? true,
+      failOnMeasurementError: raw.policy?.fail_on_measurement_error ?? true,
+      failOnSanitizer: raw.policy?.fail_on_sanitizer ?? true
+    },
+    peaks,
+    report: {
+      title: raw.report?.title ?? "kernelgate",
+      maxRows: raw.report?.max_rows ?? 100
+    },
+    run: { skipIdentical: raw.run?.skip_identical ?? true },
+    kernels,
+    benchmarks
+  };
+}
+function validateConfigData(data, file, path9, text2) {
+  const { config: validate2 } = getValidators();
+  const noise = noiseProblems(data);
+  if (noise.length) throw fieldProblems(file, path9, text2, noise);
+  if (!validate2(data))
+    throw fieldProblems(file, path9, text2, formatAjvErrors(validate2.errors ?? []));
+  const raw = data;
+  const problems = [];
+  for (const key of ["fail_on_correctness", "fail_on_drift"]) {
+    if (raw.policy?.[key] === false) {
+      problems.push(
+        `policy.${key} cannot be switched off: correctness FAIL and DRIFT always fail the gate (got false)`
+      );
+    }
+  }
+  if (problems.length) throw fieldProblems(file, path9, text2, problems);
+  return raw;
+}
+function loadKernels(root, kernelsPath) {
+  const kernels = [];
+  const folders = readdirSync2(kernelsPath, { withFileTypes: true }).filter(
+    (d) => d.isDirectory() || d.isSymbolicLink() && statSync2(join7(kernelsPath, d.name), { throwIfNoEntry: false })?.isDirectory()
+  ).map((d) => d.name).sort();
+  for (const folder of folders) {
+    const manifestPath = join7(kernelsPath, folder, "kernel.yml");
+    if (!existsSync5(manifestPath)) continue;
+    const shown = relative3(root, manifestPath);
+    const text2 = readText(manifestPath, shown);
+    const data = parseYaml(text2, shown, manifestPath);
+    const { kernel: validate2 } = getValidators();
+    const invalid = (problems2) => fieldProblems(shown, manifestPath, text2, problems2);
+    if (!validate2(data)) throw invalid(formatAjvErrors(validate2.errors ?? []));
+    const manifest = data;
+    const problems = crossCheckManifest(manifest, folder);
+    const dir = join7(kernelsPath, folder);
+    problems.push(...ownsProblems(manifest, dir, dirname5(shown).split("\\").join("/")));
+    if (problems.length) throw invalid(problems);
+    kernels.push({ manifest, dir, file: shown });
+  }
+  return kernels;
+}
+function crossCheckManifest(manifest, folder) {
+  const problems = [];
+  if (manifest.name !== folder) {
+    problems.push(
+      `name must equal its folder name ${showValue(folder)} (got ${showValue(manifest.name)})`
+    );
+  }
+  const names = manifest.variants.map((v) => v.name);
+  const seen = /* @__PURE__ */ new Set();
+  manifest.variants.forEach((v, i) => {
+    if (seen.has(v.name))
+      problems.push(`variants[${i}].name is a duplicate (got ${showValue(v.name)})`);
+    seen.add(v.name);
+  });
+  const known = `(one of ${names.join(", ")})`;
+  if (manifest.speed_reference !== void 0 && !seen.has(manifest.speed_reference)) {
+    problems.push(
+      `speed_reference must name a variant ${known} (got ${showValue(manifest.speed_reference)})`
+    );
+  }
+  const tiers = manifest.tiers;
+  if (tiers) {
+    if (tiers.variant !== void 0 && !seen.has(tiers.variant)) {
+      problems.push(`tiers.variant must name a variant ${known} (got ${showValue(tiers.variant)})`);
+    }
+    if (tiers.variant === void 0 && !manifest.variants.some((v) => v.role === "candidate")) {
+      problems.push("tiers.variant is required when no variant has role candidate (got nothing)");
+    }
+    if (tiers.reference !== void 0 && !seen.has(tiers.reference)) {
+      problems.push(
+        `tiers.reference must name a variant ${known} (got ${showValue(tiers.reference)})`
+      );
+    }
+    if (tiers.metric === "speedup" && tiers.reference === void 0 && manifest.speed_reference === void 0) {
+      problems.push(
+        'tiers.metric "speedup" needs tiers.reference or speed_reference to name the reference variant (got nothing)'
+      );
+    }
+    problems.push(...unreachableRungs(tiers, manifest));
+  }
+  return problems;
+}
+function ladderReference(tiers, manifest) {
+  if (tiers.metric === "gemm_ceiling_ratio") return tiers.reference ?? "the measured cuBLAS rate";
+  return tiers.reference ?? manifest.speed_reference ?? "the reference";
+}
+function unreachableRungs(tiers, manifest) {
+  const problems = [];
+  const pct2 = (x) => `${Number(x.toFixed(1))} %`;
+  if (tiers.metric === "pct_peak") {
+    tiers.ladder.forEach((rung, i) => {
+      if (rung.min > 100) {
+        problems.push(
+          `tiers.ladder[${i}].min needs ${pct2(rung.min)} of the chip's datasheet peak: unreachable on any GPU (got ${showValue(rung.min)})`
+        );
+      }
+    });
+    return problems;
+  }
+  const reference = ladderReference(tiers, manifest);
+  const share = tiers.reference_pct_peak;
+  const above = tiers.ladder.map((rung, i) => ({ rung, i })).filter(({ rung }) => rung.min > 1);
+  if (share === void 0) {
+    const first = above[0];
+    if (first) {
+      problems.push(
+        `tiers.reference_pct_peak is required when a rung is above 1× (tiers.ladder[${first.i}].min is ${showValue(first.rung.min)}): the share of the chip's peak ${reference} reaches on the headline case decides whether the rung can be reached (got nothing)`
+      );
+    }
+    return problems;
+  }
+  for (const { rung, i } of above) {
+    const needs = rung.min * share;
+    if (needs > 100) {
+      problems.push(
+        `tiers.ladder[${i}].min asks ${rung.min}× ${reference}, which runs at ${pct2(share)} of the chip's peak (tiers.reference_pct_peak): it needs ${pct2(needs)} of the peak, unreachable (got ${showValue(rung.min)})`
+      );
+    }
+  }
+  return problems;
+}
+function tierCandidates(manifest) {
+  if (manifest.tiers?.variant !== void 0) return [manifest.tiers.variant];
+  return manifest.variants.filter((v) => v.role === "candidate").map((v) => v.name);
+}
+
+// src/judge/calibrate.ts
+function calibrationModel(runs, names = []) {
+  const named2 = runs.map((r, i) => ({
+    name: names[i] ?? `run ${i + 1}`,
+    sku: r.environment.gpu.sku,
+    gpu: r.environment.gpu.name
+  }));
+  const unlisted = named2.find((r) => r.sku === void 0 || r.sku === "unknown");
+  if (unlisted !== void 0) {
+    throw new InputError(
+      `calibrate needs runs on a GPU model of data/gpus.json, as compare.noise_pct is keyed by it: ${unlisted.name} ran on ${JSON.stringify(unlisted.gpu)}, which the table does not list`
+    );
+  }
+  const models = [...new Set(named2.map((r) => r.sku))];
+  if (models.length > 1) {
+    const which2 = models.map(
+      (m) => `${m} (${named2.filter((r) => r.sku === m).map((r) => r.name).join(", ")})`
+    );
+    throw new InputError(
+      `calibrate needs A/A runs of one GPU model (noise figures never cross models); these ran on ${which2.join(" and ")}`
+    );
+  }
+  return models[0];
+}
+function calibrate(runs, options, names = []) {
+  if (runs.length < 2) throw new InputError("calibrate needs at least two runs of the same code");
+  const model = calibrationModel(runs, names);
   const [first, ...rest] = runs;
   const entries = [];
   const skipped = [];
@@ -16931,11 +19532,11 @@ function calibrate(runs, options) {
     }
   }
   entries.sort((a, b) => a.key.localeCompare(b.key));
-  return { runs: runs.length, entries, compared, skipped };
+  return { runs: runs.length, model, entries, compared, skipped };
 }
 function provenanceComment(calibration, provenance) {
   return [
-    `Calibrated by \`kernelgate calibrate\` from ${calibration.runs} A/A runs (${provenance}):`,
+    `Calibrated by \`kernelgate calibrate\` from ${calibration.runs} A/A runs on ${calibration.model} (${provenance}):`,
     `${calibration.compared} cases compared, ${calibration.entries.length} moved more than the threshold.`
   ];
 }
@@ -16946,35 +19547,39 @@ function entryComment(e) {
 function calibrationYaml(calibration, provenance) {
   const lines = [
     ...provenanceComment(calibration, provenance).map((l) => `  # ${l}`),
-    "  noise_pct:"
+    "  noise_pct:",
+    `    ${calibration.model}:${calibration.entries.length === 0 ? " {}" : ""}`
   ];
   for (const e of calibration.entries) {
-    lines.push(`    # ${entryComment(e)}`);
-    lines.push(`    ${JSON.stringify(e.key)}: ${e.noisePct}`);
+    lines.push(`      # ${entryComment(e)}`);
+    lines.push(`      ${JSON.stringify(e.key)}: ${e.noisePct}`);
   }
   return lines.join("\n") + "\n";
 }
+function mappingAt(doc, parent, key, field, file) {
+  let node2 = parent.get(key, true);
+  if (node2 === void 0 || node2 === null) {
+    parent.set(key, doc.createNode({}));
+    node2 = parent.get(key, true);
+  }
+  if (!(0, import_yaml3.isMap)(node2)) throw new InputError(`${file}: ${field} must be a mapping`);
+  return node2;
+}
 function writeCalibration(configText, calibration, provenance, file) {
-  const doc = (0, import_yaml.parseDocument)(configText);
+  const doc = (0, import_yaml3.parseDocument)(configText);
   if (doc.errors.length > 0) {
     throw new InputError(`${file}: not valid YAML: ${doc.errors[0]?.message ?? ""}`);
   }
+  const problems = noiseProblems(doc.toJS());
+  if (problems.length > 0) throw new InputError(problems.map((p) => `${file}: ${p}`).join("\n"));
   if (doc.contents === null) doc.contents = doc.createNode({});
-  if (!(0, import_yaml.isMap)(doc.contents)) throw new InputError(`${file}: the top level must be a mapping`);
-  let compare2 = doc.contents.get("compare", true);
-  if (compare2 === void 0 || compare2 === null) {
-    doc.contents.set("compare", doc.createNode({}));
-    compare2 = doc.contents.get("compare", true);
-  }
-  if (!(0, import_yaml.isMap)(compare2)) throw new InputError(`${file}: compare must be a mapping`);
-  let noise = compare2.get("noise_pct", true);
-  if (noise === void 0 || noise === null) {
-    compare2.set("noise_pct", doc.createNode({}));
-    noise = compare2.get("noise_pct", true);
-  }
-  if (!(0, import_yaml.isMap)(noise)) throw new InputError(`${file}: compare.noise_pct must be a mapping`);
-  noise.items = noise.items.filter((pair) => {
-    const key = (0, import_yaml.isScalar)(pair.key) ? String(pair.key.value) : String(pair.key);
+  if (!(0, import_yaml3.isMap)(doc.contents)) throw new InputError(`${file}: the top level must be a mapping`);
+  const compare2 = mappingAt(doc, doc.contents, "compare", "compare", file);
+  const noise = mappingAt(doc, compare2, "noise_pct", "compare.noise_pct", file);
+  const { model } = calibration;
+  const block = mappingAt(doc, noise, model, `compare.noise_pct.${model}`, file);
+  block.items = block.items.filter((pair) => {
+    const key = (0, import_yaml3.isScalar)(pair.key) ? String(pair.key.value) : String(pair.key);
     return key.split("/").length < 3;
   });
   const header = provenanceComment(calibration, provenance);
@@ -16984,7 +19589,7 @@ function writeCalibration(configText, calibration, provenance, file) {
     key.type = "QUOTE_DOUBLE";
     const lines = i === 0 ? [...header, entryComment(e)] : [entryComment(e)];
     key.commentBefore = lines.map((l) => ` ${l}`).join("\n");
-    noise.items.push(pair);
+    block.items.push(pair);
   }
   return doc.toString({ lineWidth: 0, flowCollectionPadding: false });
 }
@@ -17021,8 +19626,8 @@ function errorReason(c) {
   const what = c.error ? `${c.error.kind}: ${c.error.message}` : c.reason ?? "no detail";
   return `${c.status}: ${what}`;
 }
-function driftReference(paired, baseline) {
-  const k = paired?.base_correctness;
+function driftReference(paired2, baseline) {
+  const k = paired2?.base_correctness;
   if (k?.status === "PASS" && typeof k.rel_l2 === "number") {
     return { correctness: k, what: "base revision", suffix: " on the same inputs" };
   }
@@ -17160,6 +19765,93 @@ function fmtFloor(ms) {
   return ms >= 1 ? `${ms} ms` : `${Number((ms * 1e3).toPrecision(3))} µs`;
 }
 
+// src/judge/identity.ts
+var IDENTICAL_NOTE = "identical build and sources";
+function isIdentical(c) {
+  return c.identical !== void 0 && c.status === "ok" && c.timing === void 0;
+}
+function judgeIdentical(config) {
+  const { thresholdPct, minChangeMs } = config.compare.paired;
+  return {
+    perf: { perf: "SAME", perfNote: IDENTICAL_NOTE, thresholdPct },
+    method: "identical",
+    rule: { thresholdPct, floorMs: minChangeMs }
+  };
+}
+
+// src/judge/tuning.ts
+function tuningText(config) {
+  return typeof config === "string" ? config : JSON.stringify(config);
+}
+function timedMs(table2, config) {
+  return table2?.candidates_ms?.find((c) => tuningText(c.config) === config)?.ms;
+}
+function retuneOf(before, after, against) {
+  const from = tuningText(before.config);
+  const to = tuningText(after.config);
+  if (from === to) return void 0;
+  const fromMs = timedMs(after, from) ?? timedMs(before, from);
+  const toMs2 = timedMs(after, to) ?? timedMs(before, to);
+  return {
+    against,
+    from,
+    to,
+    ...fromMs !== void 0 && toMs2 !== void 0 ? { fromMs, toMs: toMs2 } : {}
+  };
+}
+var moved2 = (c) => c.perf === "SLOWER" || c.perf === "FASTER";
+function retuneText(r) {
+  const timed = r.fromMs !== void 0 && r.toMs !== void 0 ? ` (the tuner timed them at ${r.fromMs.toFixed(3)} ms and ${r.toMs.toFixed(3)} ms)` : "";
+  return `${r.from} → ${r.to}${timed}`;
+}
+function applyTuning(cases2) {
+  const marked = [];
+  for (const c of cases2) {
+    const now = c.current?.tuning;
+    if (now === void 0) continue;
+    const arm = c.method === "paired" ? c.current?.paired?.base_tuning : void 0;
+    const armMove = arm !== void 0 ? retuneOf(arm, now, "arms") : void 0;
+    const stored = c.baseline?.tuning;
+    const storedMove = stored !== void 0 && !armMove ? retuneOf(stored, now, "stored") : void 0;
+    const retune = armMove ?? storedMove;
+    if (!retune) continue;
+    c.retune = retune;
+    marked.push(c);
+    if (retune.against === "arms") {
+      c.perfNote = joinNote(
+        c.perfNote,
+        `the arms launched different tunings (base ${retuneText(retune)}): the change altered the tuner's source, so its choice is part of what it did`
+      );
+    } else if (c.method !== "paired" && moved2(c)) {
+      c.perfNote = `was ${c.perf} ${formatRatioPct(c.ratio)}, but the tuner chose differently than in the stored run (${retuneText(retune)}): a re-tune, not a change of the code`;
+      c.perf = "AMBIGUOUS";
+    } else {
+      c.perfNote = joinNote(
+        c.perfNote,
+        `re-tuned since the stored run (${retuneText(retune)})${c.method === "paired" ? "; both arms launched the new tuning" : ""}`
+      );
+    }
+  }
+  return marked;
+}
+function joinNote(note, more) {
+  return note ? `${note}; ${more}` : more;
+}
+
+// src/judge/noise.ts
+function noiseModelOf(results) {
+  const sku = results.environment.gpu.sku;
+  return sku === void 0 || sku === "unknown" ? void 0 : sku;
+}
+function noiseNote(config, results, storedCases) {
+  const models = Object.keys(config.compare.noisePct);
+  const model = noiseModelOf(results);
+  if (storedCases === 0 || models.length === 0) return void 0;
+  if (model !== void 0 && models.includes(model)) return void 0;
+  const gpu = model ?? `${results.environment.gpu.name} (a GPU data/gpus.json does not list)`;
+  return `compare.noise_pct has figures for ${models.join(", ")}, none for this run's GPU ${gpu}: the ${storedCases} case(s) judged against the stored baseline are judged without a noise figure (one measured on another GPU model is never applied); run 'kernelgate calibrate' on A/A runs of this model to give it its own.`;
+}
+
 // src/judge/compare.ts
 function gpuOf(env) {
   return env.gpu.sku && env.gpu.sku !== "unknown" ? env.gpu.sku : env.gpu.name;
@@ -17193,37 +19885,42 @@ function baselineState(results, baseline) {
 }
 function judgeCasePerf(key, current, base, run2) {
   const { config } = run2;
-  const paired = run2.pairedOn ? current.paired : void 0;
-  if (isTimed(current) && paired?.base_status === "ok" && paired.log_ratios.length > 0) {
+  if (isIdentical(current)) return judgeIdentical(config);
+  const paired2 = run2.pairedOn ? current.paired : void 0;
+  if (isTimed(current) && paired2?.base_status === "ok" && paired2.log_ratios.length > 0) {
     const { thresholdPct: thresholdPct2, minChangeMs } = config.compare.paired;
     return {
-      perf: judgePaired(key, current, paired, config),
+      perf: judgePaired(key, current, paired2, config),
       method: "paired",
       rule: { thresholdPct: thresholdPct2, floorMs: minChangeMs }
     };
   }
   const rulePct = Math.max(
     config.compare.thresholdPct,
-    noisePctFor(config, current.kernel, current.variant, current.case)
+    noisePctFor(config, run2.gpuModel, current.kernel, current.variant, current.case)
   );
   const rule = { thresholdPct: rulePct, floorMs: config.compare.minChangeMs };
   const thresholdPct = Math.max(rulePct, minChangePct(config, base));
   const stored = judgePerf(key, current, base, run2.comparable, thresholdPct, config);
   const method = JUDGED.includes(stored.perf) ? "baseline" : "none";
-  const perf = { ...stored, thresholdPct };
   if (run2.pairedOn && isTimed(current)) {
-    perf.perfNote = fallbackNote(paired, stored, method, run2.state);
+    const perfNote = fallbackNote(paired2, stored, method, run2.state);
+    return {
+      perf: { ...stored, thresholdPct, perfNote, unpaired: unpairedKind(paired2) },
+      method,
+      rule
+    };
   }
-  return { perf, method, rule };
+  return { perf: { ...stored, thresholdPct }, method, rule };
 }
 function compareCase(current, run2) {
   const key = caseKey(current.kernel, current.variant, current.case);
   const base = run2.comparable ? run2.baselineByKey.get(key) : void 0;
-  const paired = run2.pairedOn ? current.paired : void 0;
+  const paired2 = run2.pairedOn ? current.paired : void 0;
   const samples = current.timing?.samples_ms ?? [];
   const s = samples.length ? spread(samples) : void 0;
   const { perf, method, rule } = judgeCasePerf(key, current, base, run2);
-  const drift = driftReference(paired, base);
+  const drift = driftReference(paired2, base);
   const judged = {
     key,
     label: caseLabel(current),
@@ -17334,6 +20031,7 @@ function pairedSummary(run2, cases2, controls) {
     ...run2.baseSha !== void 0 ? { baseSha: run2.baseSha } : {},
     cases: pairedCases.length,
     baselineCases: cases2.filter((c) => c.method === "baseline" && c.perf !== "MISSING").length,
+    ...cases2.some((c) => c.method === "identical") ? { identical: cases2.filter((c) => c.method === "identical").length } : {},
     thresholdPct: run2.config.compare.paired.thresholdPct,
     ...mdcs.length ? { medianMdcPct: median(mdcs) } : {},
     controlsMoved: controls.map((c) => c.label),
@@ -17349,12 +20047,14 @@ function compare(results, baseline, config) {
     comparable: judged.state === "compared",
     pairedOn: config.compare.paired.enabled && pairedRun,
     baseSha: results.run.paired_base?.git_sha,
+    gpuModel: noiseModelOf(results),
     baselineByKey: new Map(
       (baseline?.cases ?? []).map((c) => [caseKey(c.kernel, c.variant, c.case), c])
     )
   };
   const cases2 = results.cases.map((current) => compareCase(current, run2));
   cases2.push(...missingCases(run2, new Set(cases2.map((c) => c.key))));
+  applyTuning(cases2);
   const { controls, demoted } = run2.pairedOn ? applyControls(cases2, results) : { controls: [], demoted: [] };
   const stored = applyStoredControls(cases2, results);
   const pairedCases = cases2.filter((c) => c.method === "paired").length;
@@ -17364,7 +20064,10 @@ function compare(results, baseline, config) {
     notes: [
       ...baselineNotes(results, baseline, judged, pairedCases),
       ...pairedNotes(results, config, controls, demoted.length),
-      ...storedControlNotes(stored)
+      ...storedControlNotes(stored),
+      ...[noiseNote(config, results, cases2.filter((c) => c.method === "baseline").length)].filter(
+        (n) => n !== void 0
+      )
     ],
     ...stored.machine ? { machineMoved: stored.machine } : {},
     baselineRun: baseline ? {
@@ -17407,7 +20110,7 @@ function expandGroup(group) {
   }
   return out;
 }
-function caseIdOf(params) {
+function caseIdOf2(params) {
   return Object.entries(params).map(([k, v]) => `${k}=${formatValue(v)}`).join(",");
 }
 function matchesOnly(params, only) {
@@ -17429,7 +20132,7 @@ function shardUnits(kernels, options = {}) {
     for (const params of groups.flatMap(expandGroup)) {
       const variants = k.manifest.variants.filter((v) => matchesOnly(params, v.only)).map((v) => v.name);
       if (variants.length === 0) continue;
-      const caseId = caseIdOf(params);
+      const caseId = caseIdOf2(params);
       units.push({
         id: `${k.manifest.name}/${caseId}`,
         kernel: k.manifest.name,
@@ -17441,27 +20144,31 @@ function shardUnits(kernels, options = {}) {
   }
   return units;
 }
-var VARIANT_OVERHEAD_S = 1;
-var ESTIMATE_S_PER_ELEMENT = 1e-9;
-function measuredSeconds(unit, records) {
-  let seconds = 0;
-  let timed = 0;
-  for (const r of records) {
-    if (!r.timing) continue;
-    const samples = (xs) => (xs ?? []).reduce((s, x) => s + x, 0);
+var VARIANT_OVERHEAD_S = 0.13;
+var VARIANT_CALLS = 28;
+var ESTIMATE_OVERHEAD_S = 0.44;
+var PAIRED_TIME_CAP_S = 3;
+var TIME_CAP_S = 2;
+var PAIRED_RULE = { paired: true, capS: PAIRED_TIME_CAP_S };
+function recordSeconds(r, paired2) {
+  if (!r.timing) return VARIANT_OVERHEAD_S;
+  const sum = (xs) => (xs ?? []).reduce((s, x) => s + x, 0) / 1e3;
+  let pairs = r.paired?.seconds;
+  if (pairs === void 0) {
     const base = r.paired?.base_timing;
-    const ms = samples(r.timing.samples_ms) + (r.timing.warmup_ms ?? 0) + (base ? samples(base.samples_ms) + (base.warmup_ms ?? 0) : 0);
-    seconds += ms / 1e3 + VARIANT_OVERHEAD_S;
-    timed += 1;
+    pairs = sum(r.timing.samples_ms) * (base ? 1 : paired2 ? 2 : 1) + (base ? sum(base.samples_ms) : 0);
   }
-  if (timed === 0) return void 0;
-  return seconds + Math.max(0, unit.variants.length - timed) * VARIANT_OVERHEAD_S;
+  return pairs + VARIANT_OVERHEAD_S + VARIANT_CALLS * (r.timing.median_ms ?? 0) / 1e3;
 }
-function estimatedSeconds(unit) {
-  const size = Object.values(unit.params).filter((v) => typeof v === "number" && v > 0).reduce((p, v) => p * v, 1);
-  return unit.variants.length * (VARIANT_OVERHEAD_S + size * ESTIMATE_S_PER_ELEMENT);
+function measuredSeconds(unit, records, rule = PAIRED_RULE) {
+  if (!records.some((r) => r.timing)) return void 0;
+  const seconds = records.reduce((s, r) => s + recordSeconds(r, rule.paired), 0);
+  return seconds + Math.max(0, unit.variants.length - records.length) * (rule.capS + ESTIMATE_OVERHEAD_S);
 }
-function planShards(units, count2, baseline) {
+function estimatedSeconds(unit, rule = PAIRED_RULE) {
+  return unit.variants.length * (rule.capS + ESTIMATE_OVERHEAD_S);
+}
+function planShards(units, count2, baseline, rule = PAIRED_RULE) {
   const byUnit = /* @__PURE__ */ new Map();
   for (const c of baseline?.results.cases ?? []) {
     const id = `${c.kernel}/${c.case}`;
@@ -17470,9 +20177,9 @@ function planShards(units, count2, baseline) {
   let measured = 0;
   const cost = /* @__PURE__ */ new Map();
   for (const u of units) {
-    const got = measuredSeconds(u, byUnit.get(u.id) ?? []);
+    const got = measuredSeconds(u, byUnit.get(u.id) ?? [], rule);
     if (got !== void 0) measured += 1;
-    cost.set(u.id, got ?? estimatedSeconds(u));
+    cost.set(u.id, got ?? estimatedSeconds(u, rule));
   }
   const order = units.map((u, i) => ({ u, i, s: cost.get(u.id) })).sort((a, b) => b.s - a.s || a.i - b.i);
   const load = Array.from({ length: count2 }, () => 0);
@@ -17521,8 +20228,8 @@ function configUnits(config, only) {
 }
 
 // src/shard/merge.ts
-import { existsSync as existsSync3, readdirSync as readdirSync2, statSync } from "node:fs";
-import { join as join5, relative as relative2 } from "node:path";
+import { existsSync as existsSync6, readdirSync as readdirSync3, statSync as statSync3 } from "node:fs";
+import { join as join8, relative as relative4 } from "node:path";
 var NAMED_CASES = 6;
 function caseList(ids) {
   const shown = ids.slice(0, NAMED_CASES).join(", ");
@@ -17531,26 +20238,26 @@ function caseList(ids) {
 function findShardFiles(dirs, name = "results.json") {
   const found = [];
   const walk = (dir, depth) => {
-    for (const entry of readdirSync2(dir, { withFileTypes: true }).sort(
+    for (const entry of readdirSync3(dir, { withFileTypes: true }).sort(
       (a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0
     )) {
-      const path9 = join5(dir, entry.name);
+      const path9 = join8(dir, entry.name);
       if (entry.isDirectory() && depth < 4) walk(path9, depth + 1);
       else if (entry.isFile() && entry.name === name) found.push(path9);
     }
   };
   for (const dir of dirs) {
-    if (!existsSync3(dir)) {
+    if (!existsSync6(dir)) {
       throw new InputError(`${dir}: no such folder (the shards' downloaded results)`);
     }
-    if (statSync(dir).isFile()) found.push(dir);
+    if (statSync3(dir).isFile()) found.push(dir);
     else walk(dir, 0);
   }
   return found;
 }
 function readShardDocuments(files, cwd) {
   return files.map((path9) => {
-    const file = relative2(cwd, path9) || path9;
+    const file = relative4(cwd, path9) || path9;
     const results = loadResults(path9);
     if (results.run.shard === void 0) {
       throw new InputError(
@@ -17838,14 +20545,14 @@ function shardTitleParts(results) {
 }
 
 // src/shard/run.ts
-import { existsSync as existsSync4, writeFileSync as writeFileSync2 } from "node:fs";
+import { existsSync as existsSync7, writeFileSync as writeFileSync2 } from "node:fs";
 var SHARD_BALANCE = ["baseline", "estimate"];
 function shardedOptions(options, spec, balance, log) {
   let plan;
   const timings = async (environment) => {
     if (balance === "estimate") return void 0;
     if (options.baselinePath !== void 0) {
-      if (existsSync4(options.baselinePath)) return explicitBaseline(options.baselinePath);
+      if (existsSync7(options.baselinePath)) return explicitBaseline(options.baselinePath);
       log.info(
         `shard: no baseline at ${options.baselinePath} yet: the split is balanced by estimate.`
       );
@@ -17865,10 +20572,14 @@ function shardedOptions(options, spec, balance, log) {
   };
   const selectCases = async (environment) => {
     const units = configUnits(options.config, options.only);
-    plan = planShards(units, spec.count, await timings(environment));
+    const paired2 = options.pairedBase !== void 0 || options.pairedWithLastGood === true;
+    plan = planShards(units, spec.count, await timings(environment), {
+      paired: paired2,
+      capS: paired2 ? PAIRED_TIME_CAP_S : TIME_CAP_S
+    });
     const mine = plan.shards[spec.index - 1] ?? [];
     log.info(
-      `shard ${spec.index}/${spec.count}: ${mine.length} of ${units.length} cases, about ${plan.seconds[spec.index - 1] ?? 0} s by ${plan.source === "baseline" ? `the timings of ${plan.baseline}` : "the cases' sizes (no stored timings)"}; split ${plan.digest}`
+      `shard ${spec.index}/${spec.count}: ${mine.length} of ${units.length} cases, about ${plan.seconds[spec.index - 1] ?? 0} s by ${plan.source === "baseline" ? `the timings of ${plan.baseline}` : "the estimate (no stored timings: variants × the time cap + overhead)"}; split ${plan.digest}`
     );
     return mine;
   };
@@ -17897,4587 +20608,8 @@ function shardedOptions(options, spec, balance, log) {
 }
 
 // src/shard/action.ts
-import { existsSync as existsSync5, mkdirSync as mkdirSync2, writeFileSync as writeFileSync3 } from "node:fs";
-import { join as join6 } from "node:path";
-async function mergedRun(ctx) {
-  const files = findShardFiles(ctx.dirs);
-  const docs = readShardDocuments(files, ctx.cwd);
-  const merged = mergeShards(docs, ctx.shards);
-  for (const s of merged.shards) {
-    if (s.status === "ok")
-      ctx.info(`${`shard ${s.index}/${s.count}`}: ${s.cases.length} cases from ${s.file ?? "?"}`);
-    else ctx.warning(s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
-  }
-  mkdirSync2(ctx.outDir, { recursive: true });
-  const resultsPath = join6(ctx.outDir, "results.json");
-  writeFileSync3(resultsPath, JSON.stringify(merged.results, null, 2) + "\n");
-  const notes = [];
-  let baseline;
-  if (ctx.baselinePath !== void 0) {
-    if (existsSync5(ctx.baselinePath)) baseline = explicitBaseline(ctx.baselinePath);
-    else {
-      notes.push(
-        `The baseline ${ctx.baselinePath} does not exist: every case is NEW. Baselines are written by trusted runs (push, schedule); run one first.`
-      );
-    }
-  } else if (ctx.baselineBranch !== void 0) {
-    const branch = ctx.baselineBranch;
-    baseline = await compositeBaseline(
-      merged,
-      async (sku) => await ctx.store.latest({ branch, sku })
-    );
-    if (baseline === void 0) {
-      notes.push(
-        `No stored baseline for branch ${branch} on ${[...merged.skus.keys()].join(", ") || "any GPU"}: every case is NEW.`
-      );
-    }
-  }
-  let pendingBaseline;
-  if (ctx.saveBranch !== void 0) {
-    if (merged.skus.size === 1) {
-      pendingBaseline = {
-        store: ctx.store,
-        branch: ctx.saveBranch,
-        sku: [...merged.skus.keys()][0]
-      };
-    } else if (merged.skus.size > 1) {
-      notes.push(
-        "Not stored as a baseline: the shards ran on several GPU SKUs, and a stored run holds one SKU's results."
-      );
-    }
-  }
-  for (const note of notes) ctx.warning(note);
-  return { results: merged.results, resultsPath, baseline, pendingBaseline, notes };
-}
-
-// src/shard/cli.ts
-import { resolve as resolve2 } from "node:path";
-import { parseArgs } from "node:util";
-var MERGE_USAGE = `kernelgate merge DIR [DIR...] --shards N [--config DIR_OR_FILE] [--out-dir DIR]
-                 [--baseline FILE | --baseline-dir DIR (--branch NAME | --base NAME)]
-                 [--kind pr|nightly] [--out FILE]
-  joins the results.json of each shard (kernelgate run --shard i/N) found under the folders into
-  one (--out-dir, default .kernelgate/report/merge), then judges and reports it like \`report\`;
-  a shard that did not report or failed fails the gate, named with the cases it owned
-  --base NAME           judge against branch NAME's newest stored results on each shard's GPU SKU
-  --branch NAME         the branch that ran (its newest stored results are the baseline)
-`;
-async function mergeCommand(args, io, deps) {
-  const { values, positionals } = parseArgs({
-    args,
-    options: {
-      shards: { type: "string" },
-      config: { type: "string" },
-      "out-dir": { type: "string", default: ".kernelgate/report/merge" },
-      baseline: { type: "string" },
-      "baseline-dir": { type: "string", default: ".kernelgate/baselines" },
-      branch: { type: "string" },
-      base: { type: "string" },
-      kind: { type: "string", default: "pr" },
-      out: { type: "string" }
-    },
-    strict: true,
-    allowPositionals: true
-  });
-  if (positionals.length === 0) {
-    throw new InputError("merge needs the folders holding the shards' results.json");
-  }
-  const shardsText = values.shards;
-  if (shardsText === void 0 || !/^\d{1,4}$/.test(shardsText) || Number(shardsText) < 1 || Number(shardsText) > MAX_SHARDS) {
-    throw new InputError(
-      `--shards must be the number of shards of the split, 1 to ${MAX_SHARDS} (got ${shardsText === void 0 ? "nothing" : JSON.stringify(shardsText)}): without it a shard that never reported would go unnoticed`
-    );
-  }
-  const kind = values.kind;
-  if (kind !== "pr" && kind !== "nightly") {
-    throw new InputError(`--kind must be pr or nightly (got ${JSON.stringify(kind)})`);
-  }
-  const config = deps.configFrom(values.config, io.cwd);
-  const dirs = positionals.map((p) => resolve2(io.cwd, p));
-  const log = {
-    info: (line) => io.stderr(`${line}
-`),
-    warning: (line) => io.stderr(`warning: ${line}
-`)
-  };
-  const run2 = await mergedRun({
-    dirs,
-    shards: Number(shardsText),
-    cwd: io.cwd,
-    outDir: resolve2(io.cwd, values["out-dir"]),
-    baselinePath: values.baseline === void 0 ? void 0 : resolve2(io.cwd, values.baseline),
-    store: fileBaselineStore(resolve2(io.cwd, values["baseline-dir"]), { warn: log.warning }),
-    baselineBranch: values.base ?? values.branch,
-    saveBranch: void 0,
-    ...log
-  });
-  io.stderr(`merged results: ${run2.resultsPath}
-`);
-  return deps.judgeAndPrint(run2.results, run2.baseline?.results, config, kind, values.out, io);
-}
-
-// src/judge/coverage.ts
-var DEEP_HARNESS = "kernelgate deep";
-function ownedIds(results) {
-  const merged = results.run.shards;
-  if (merged?.length) {
-    const named2 = new Set(
-      merged.filter((s) => s.status !== "ok").flatMap((s) => s.unreported ?? [])
-    );
-    return new Set(merged.flatMap((s) => s.cases).filter((id) => !named2.has(id)));
-  }
-  return results.run.shard ? new Set(results.run.shard.cases) : void 0;
-}
-function paramsMatch(selection) {
-  const wanted = (selection?.case_params ?? "").split(",").filter(Boolean).map((kv) => {
-    const at = kv.indexOf("=");
-    return at < 0 ? [kv, ""] : [kv.slice(0, at), kv.slice(at + 1)];
-  });
-  return (params) => wanted.every(
-    ([k, v]) => k in params && caseIdOf({ [k]: params[k] }) === `${k}=${v}`
-  );
-}
-function selectedUnits(results, config) {
-  const selection = results.run.selection;
-  const owned = ownedIds(results);
-  if (selection === void 0 && owned === void 0) return void 0;
-  if (selection?.kernels?.length === 0) return [];
-  const units = shardUnits(config.kernels, {
-    ...selection?.kernels ? { only: selection.kernels } : {},
-    ci: selection?.ci === true
-  });
-  const listed = selection?.cases ? new Set(selection.cases) : void 0;
-  const matches2 = paramsMatch(selection);
-  const variants = selection?.variants;
-  return units.filter((u) => (owned?.has(u.id) ?? true) && (listed?.has(u.id) ?? true) && matches2(u.params)).map((u) => variants ? { ...u, variants: u.variants.filter((v) => variants.includes(v)) } : u).filter((u) => u.variants.length > 0);
-}
-var count = (n) => n.toLocaleString("en-US");
-function cases(n) {
-  return `${count(n)} ${n === 1 ? "case" : "cases"}`;
-}
-function gapText(gap) {
-  if (gap.missing.length === gap.selected) return `${gap.kernel} all ${gap.selected}`;
-  const byVariant = /* @__PURE__ */ new Map();
-  for (const m of gap.missing) byVariant.set(m.variant, (byVariant.get(m.variant) ?? 0) + 1);
-  const shown = [...byVariant].slice(0, 6).map(([v, n]) => `${v} ${n}`);
-  const more = byVariant.size - shown.length;
-  if (more > 0) shown.push(`${more} more ${more === 1 ? "variant" : "variants"}`);
-  return `${gap.kernel} ${gap.missing.length} of ${gap.selected} (${shown.join(", ")})`;
-}
-function problemOf(results, coverage2) {
-  const { selected, kernels, gaps } = coverage2;
-  if (results.cases.length === 0) {
-    if (results.deep !== void 0 && results.run.harness === DEEP_HARNESS) return;
-    const what = selected ? `the run selected ${cases(selected)} of ${kernels.join(", ")} and has a record of none` : "nothing was measured";
-    return `the results hold no case: ${what}; a run that measured nothing is no pass`;
-  }
-  const missing = gaps.reduce((n, g) => n + g.missing.length, 0);
-  if (missing === 0) return;
-  return `the results are incomplete: ${count(missing)} of the ${cases(selected)} the run selected have no record: ${gaps.map(gapText).join(", ")}. The run stopped early or its results were cut short: a partial run is no pass`;
-}
-function recordKey(kernel, variant, params) {
-  const sorted = Object.keys(params).sort().map((k) => [k, params[k]]);
-  return JSON.stringify([kernel, variant, sorted]);
-}
-function coverage(results, config) {
-  const have = new Set(results.cases.map((c) => recordKey(c.kernel, c.variant, c.params)));
-  const byKernel = /* @__PURE__ */ new Map();
-  let selected = 0;
-  const units = selectedUnits(results, config);
-  for (const u of units ?? []) {
-    const gap = byKernel.get(u.kernel) ?? { kernel: u.kernel, selected: 0, missing: [] };
-    byKernel.set(u.kernel, gap);
-    for (const variant of u.variants) {
-      gap.selected += 1;
-      selected += 1;
-      if (!have.has(recordKey(u.kernel, variant, u.params))) {
-        gap.missing.push({ variant, caseId: u.caseId });
-      }
-    }
-  }
-  const gaps = [...byKernel.values()].filter((g) => g.missing.length > 0);
-  const found = { known: units !== void 0, selected, kernels: [...byKernel.keys()], gaps };
-  const problem = problemOf(results, found);
-  return { ...found, ...problem !== void 0 ? { problem } : {} };
-}
-
-// src/deep/gate.ts
-function where(s) {
-  return `sanitizer ${s.tool}: ${s.kernel}/${s.variant} ${s.case}`;
-}
-function sanitizerLine(s) {
-  if (s.status === "skipped") return `${where(s)}: not checked`;
-  if (s.status === "error") return `${where(s)}: did not run to the end`;
-  const first = s.findings?.[0];
-  const what = first ? `: ${first.what}${first.kernel ? ` in ${first.kernel}` : ""}` : "";
-  const count2 = `${s.errors} error${s.errors === 1 ? "" : "s"}`;
-  if (harnessOnly(s)) {
-    return `${where(s)}: ${count2} in the harness's own code (${first?.python_frame}), not the variant's${what}`;
-  }
-  return `${where(s)}: ${count2}${what}`;
-}
-function harnessOnly(s) {
-  return s.status === "findings" && (s.findings ?? []).length > 0 && s.findings.every((f) => f.harness);
-}
-function deepProblems(results, failOnSanitizer) {
-  const reasons = [];
-  const warnings = [];
-  for (const s of results.deep?.sanitizer ?? []) {
-    if (harnessOnly(s)) warnings.push(sanitizerLine(s));
-    else if (s.status === "findings") {
-      (failOnSanitizer ? reasons : warnings).push(sanitizerLine(s));
-    } else if (s.status === "error") {
-      const line = (s.first_lines ?? "").split("\n")[0] ?? "";
-      warnings.push(`${where(s)}: did not run to the end${line ? `: ${line}` : ""}`);
-    } else if (s.status === "skipped") {
-      warnings.push(`${where(s)}: not checked: ${s.reason ?? "no reason recorded"}`);
-    }
-  }
-  return { reasons, warnings };
-}
-
-// src/deep/ncu.ts
-var NCU_METRICS = {
-  duration: "gpu__time_duration.sum",
-  sm: "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-  /** mma.sync tensor work (Ampere and later) */
-  tensorHmma: "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
-  /** Hopper's warpgroup MMA (wgmma) */
-  tensorGmma: "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active",
-  occupancy: "sm__warps_active.avg.pct_of_peak_sustained_active",
-  dram: "dram__throughput.avg.pct_of_peak_sustained_elapsed"
-};
-var NCU_STALL_PREFIX = "smsp__pcsamp_warps_issue_stalled_";
-var NCU_STALLS_SHOWN = 3;
-function ncuMetricsArg(computeCapability) {
-  const major = Number((computeCapability ?? "").split(".")[0]);
-  const names = [
-    NCU_METRICS.duration,
-    NCU_METRICS.sm,
-    NCU_METRICS.tensorHmma,
-    ...major >= 9 ? [NCU_METRICS.tensorGmma] : [],
-    NCU_METRICS.occupancy,
-    NCU_METRICS.dram,
-    `regex:^${NCU_STALL_PREFIX}`
-  ];
-  return names.join(",");
-}
-function csvFields(line) {
-  const out = [];
-  let field = "";
-  let quoted = false;
-  for (let i = 0; i < line.length; i++) {
-    const ch = line[i];
-    if (quoted) {
-      if (ch === '"' && line[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (ch === '"') quoted = false;
-      else field += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === ",") {
-      out.push(field);
-      field = "";
-    } else field += ch;
-  }
-  out.push(field);
-  return out;
-}
-function numberOf(text2) {
-  const t = text2.replace(/,/g, "").trim();
-  if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(t)) return void 0;
-  return Number(t);
-}
-var NcuFormatError = class extends Error {
-};
-function parseNcuCsv(text2) {
-  const lines = text2.split(/\r?\n/).filter((l) => l.startsWith('"'));
-  const headerAt = lines.findIndex((l) => l.startsWith('"ID"'));
-  if (headerAt < 0) {
-    throw new NcuFormatError('no "ID",... header row: this is not ncu --csv --page raw output');
-  }
-  const header = csvFields(lines[headerAt]);
-  const unitsRow = lines[headerAt + 1];
-  if (unitsRow === void 0) throw new NcuFormatError("no units row under the header");
-  const units = csvFields(unitsRow);
-  const nameAt = ["Kernel Name", "Function Name", "Demangled Name"].map((h) => header.indexOf(h)).find((i) => i >= 0);
-  if (nameAt === void 0) throw new NcuFormatError('no "Kernel Name" column');
-  const metricCols = header.map((h, i) => ({ h, i })).filter(({ h }) => /^[a-z0-9]+__/.test(h));
-  return lines.slice(headerAt + 2).map((row) => {
-    const fields = csvFields(row);
-    const values = {};
-    const unitOf = {};
-    for (const { h, i } of metricCols) {
-      const v = numberOf(fields[i] ?? "");
-      if (v !== void 0) {
-        values[h] = v;
-        unitOf[h] = units[i] ?? "";
-      }
-    }
-    return { kernel: fields[nameAt] ?? "", values, units: unitOf };
-  });
-}
-var TIME_TO_MS = {
-  nsecond: 1e-6,
-  ns: 1e-6,
-  usecond: 1e-3,
-  us: 1e-3,
-  msecond: 1,
-  ms: 1,
-  second: 1e3,
-  s: 1e3
-};
-var round = (x, digits) => Math.round(x * 10 ** digits) / 10 ** digits;
-function summarizeNcu(launches) {
-  if (launches.length === 0) throw new NcuFormatError("the table has no profiled launch");
-  const durations = launches.map((l) => {
-    const v = l.values[NCU_METRICS.duration];
-    if (v === void 0) return void 0;
-    const scale = TIME_TO_MS[l.units[NCU_METRICS.duration] ?? "nsecond"];
-    if (scale === void 0) {
-      throw new NcuFormatError(
-        `unknown time unit '${l.units[NCU_METRICS.duration]}' of ${NCU_METRICS.duration}`
-      );
-    }
-    return v * scale;
-  });
-  const known = durations.filter((d) => d !== void 0);
-  const total = known.reduce((a, b) => a + b, 0);
-  const weights = durations.map(
-    (d) => total > 0 && d !== void 0 ? d / total : 1 / launches.length
-  );
-  const mean = (pick) => {
-    let sum = 0;
-    let weight = 0;
-    launches.forEach((l, i) => {
-      const v = pick(l);
-      if (v === void 0) return;
-      sum += v * weights[i];
-      weight += weights[i];
-    });
-    return weight > 0 ? round(sum / weight, 2) : void 0;
-  };
-  const tensor = (l) => {
-    const a = l.values[NCU_METRICS.tensorHmma];
-    const b = l.values[NCU_METRICS.tensorGmma];
-    return a === void 0 && b === void 0 ? void 0 : Math.max(a ?? 0, b ?? 0);
-  };
-  const metrics = {};
-  const put = (key, v) => {
-    if (v !== void 0) metrics[key] = v;
-  };
-  put("duration_ms", known.length ? round(total, 6) : void 0);
-  put(
-    "sm_throughput_pct",
-    mean((l) => l.values[NCU_METRICS.sm])
-  );
-  put("tensor_pipe_pct", mean(tensor));
-  put(
-    "achieved_occupancy_pct",
-    mean((l) => l.values[NCU_METRICS.occupancy])
-  );
-  put(
-    "dram_throughput_pct",
-    mean((l) => l.values[NCU_METRICS.dram])
-  );
-  const stallSum = /* @__PURE__ */ new Map();
-  for (const l of launches) {
-    for (const [name, v] of Object.entries(l.values)) {
-      if (!name.startsWith(NCU_STALL_PREFIX)) continue;
-      const reason = name.slice(NCU_STALL_PREFIX.length);
-      if (reason === "selected" || reason.endsWith("_not_issued")) continue;
-      stallSum.set(reason, (stallSum.get(reason) ?? 0) + v);
-    }
-  }
-  const stalls = [...stallSum.entries()].filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, NCU_STALLS_SHOWN).map(([reason, value]) => ({ reason, value }));
-  let longest = 0;
-  durations.forEach((d, i) => {
-    if ((d ?? 0) > (durations[longest] ?? 0)) longest = i;
-  });
-  const names = new Set(launches.map((l) => l.kernel));
-  const main = launches[longest].kernel;
-  return {
-    deviceKernel: names.size > 1 ? `${main} + ${names.size - 1} more` : main,
-    metrics,
-    stalls,
-    launches: launches.length
-  };
-}
-function ncuProblem(output) {
-  if (/ERR_NVGPUCTRPERM/.test(output)) {
-    return "ncu may not read the GPU performance counters (ERR_NVGPUCTRPERM): run the job as root, or load the NVIDIA driver with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)";
-  }
-  const metric = /==ERROR== Failed to find metric (\S+)/.exec(output);
-  if (metric) return `ncu on this GPU has no metric ${metric[1]}`;
-  if (/==WARNING== No kernels were profiled/.test(output)) {
-    return "ncu profiled no kernel: the variant launched nothing between the profiler start and stop";
-  }
-  const error = /==ERROR== (.*)/.exec(output);
-  return error ? `ncu: ${error[1].trim()}` : void 0;
-}
-
-// src/deep/plan.ts
-var DEEP_BACKENDS = ["cuda", "triton"];
-var SANITIZER_FALLBACK_GROWTH = 8;
-var SANITIZER_MAX_FALLBACKS = 2;
-function matchesOnly2(params, only) {
-  for (const [key, want] of Object.entries(only ?? {})) {
-    const options = Array.isArray(want) ? want : [want];
-    if (!options.includes(params[key])) return false;
-  }
-  return true;
-}
-function caseSize(params) {
-  return Object.values(params).filter((v) => typeof v === "number" && v > 0).reduce((p, v) => p * v, 1);
-}
-function deepVariants(k) {
-  return k.manifest.variants.filter(
-    (v) => DEEP_BACKENDS.includes(v.backend ?? "")
-  );
-}
-function chosen(config, only) {
-  return config.kernels.filter((k) => !only?.length || only.includes(k.manifest.name));
-}
-function sanitizerTargets(config, only) {
-  const out = [];
-  for (const k of chosen(config, only)) {
-    const cases2 = k.manifest.cases.flatMap(expandGroup);
-    for (const v of deepVariants(k)) {
-      const seen = /* @__PURE__ */ new Set();
-      const mine = cases2.filter((params) => matchesOnly2(params, v.only)).map((params, i) => ({ params, caseId: caseIdOf(params), size: caseSize(params), i })).filter((c) => !seen.has(c.caseId) && Boolean(seen.add(c.caseId))).sort((a, b) => a.size - b.size || a.i - b.i);
-      const [best, ...rest] = mine;
-      if (!best) continue;
-      const limit = best.size * SANITIZER_FALLBACK_GROWTH;
-      const within = rest.filter((c) => c.size <= limit);
-      const fallbacks = within.slice(0, SANITIZER_MAX_FALLBACKS);
-      const untried = within.length - fallbacks.length;
-      const past = rest.find((c) => c.size > limit);
-      out.push({
-        kernel: k.manifest.name,
-        variant: v.name,
-        caseId: best.caseId,
-        params: best.params,
-        ...fallbacks.length ? { fallbacks: fallbacks.map((c) => ({ caseId: c.caseId, params: c.params })) } : {},
-        ...past ? { pastLimit: { caseId: past.caseId, times: past.size / best.size } } : {},
-        ...untried ? { untried } : {}
-      });
-    }
-  }
-  return out;
-}
-function ncuTargets(config, only) {
-  const out = [];
-  for (const k of chosen(config, only)) {
-    const tiers = k.manifest.tiers;
-    if (!tiers) continue;
-    const headline = expandGroup(tiers.case)[0];
-    if (!headline) continue;
-    const reference = tiers.reference ?? k.manifest.speed_reference;
-    const variants = k.manifest.variants.filter(
-      (v) => (DEEP_BACKENDS.includes(v.backend ?? "") || v.name === reference) && matchesOnly2(headline, v.only)
-    );
-    const caseId = caseIdOf(headline);
-    for (const v of variants) {
-      out.push({ kernel: k.manifest.name, variant: v.name, caseId, params: headline });
-    }
-  }
-  return out;
-}
-function caseParamsArg(params) {
-  return caseIdOf(params);
-}
-function slowerTargets(cases2) {
-  return cases2.map((c, i) => ({ c, i })).sort((a, b) => b.c.ratio - a.c.ratio || a.i - b.i).map(({ c }) => ({ kernel: c.kernel, variant: c.variant, caseId: c.caseId, params: c.params }));
-}
-
-// src/deep/run.ts
-import { existsSync as existsSync7 } from "node:fs";
-import { delimiter as delimiter3, join as join10 } from "node:path";
-
-// src/deep/common.ts
-import { delimiter as delimiter2, join as join7 } from "node:path";
-
-// src/deep/sanitizer.ts
-var SANITIZER_TOOLS = ["memcheck", "racecheck", "synccheck", "initcheck"];
-var PYTHON_FRAME = /^\s*Host Frame:\s*(\S+) in (\S+\.py):(\d+)\s*$/;
-var PREFIX = /^=========(?: (.*))?$/;
-var SUMMARY = /^ERROR SUMMARY: ([\d,]+) errors?$/;
-var RACECHECK_SUMMARY = /^RACECHECK SUMMARY: .*\(([\d,]+) errors?\b/;
-var NOT_A_FINDING = /^(COMPUTE-SANITIZER|ERROR SUMMARY:|RACECHECK SUMMARY:|LEAK SUMMARY:|Target application returned an error|Error: Target application terminated|Error: process didn't terminate|Warning: |Note: )/;
-var MAX_FINDINGS = 20;
-var DETAIL_LINES = 4;
-var DETAIL_CHARS = 400;
-var FIRST_LINES = 12;
-var FIRST_LINES_CHARS = 2e3;
-var MAX_NAME = 160;
-function deviceFunction(line) {
-  const m = /\bat (.+)$/.exec(line.trim());
-  if (!m) return void 0;
-  let where3 = m[1].replace(/ \[\d[\d,]* hazards?\]$/, "");
-  const old = /^0x[0-9a-f]+ in (.+)$/i.exec(where3);
-  if (old) {
-    where3 = old[1];
-    const paren = where3.indexOf("(");
-    const head = paren >= 0 ? where3.slice(0, paren) : where3;
-    const colon = head.lastIndexOf(":");
-    where3 = colon >= 0 ? where3.slice(colon + 1) : where3;
-  } else {
-    where3 = where3.replace(/ in \S+$/, "");
-  }
-  const name = withoutArguments(where3.replace(/\+0x[0-9a-f]+$/i, "").trim());
-  return name ? clipLine(name, MAX_NAME) : void 0;
-}
-function withoutArguments(name) {
-  if (!name.endsWith(")")) {
-    const open2 = name.indexOf("(");
-    return (open2 >= 0 ? name.slice(0, open2) : name).trim();
-  }
-  let depth = 0;
-  for (let i = name.length - 1; i >= 0; i--) {
-    if (name[i] === ")") depth++;
-    else if (name[i] === "(" && --depth === 0) return name.slice(0, i).trim();
-  }
-  return name;
-}
-function clipLine(line, max) {
-  return line.length <= max ? line : `${line.slice(0, max - 1)}…`;
-}
-function parseSanitizer(text2) {
-  const own = [];
-  for (const raw of text2.split(/\r?\n/)) {
-    const m = PREFIX.exec(raw);
-    if (m) own.push(m[1] ?? "");
-  }
-  let errors;
-  let racecheckErrors;
-  const findings = [];
-  let current;
-  const close = () => {
-    if (!current) return;
-    const at = current.lines.find((l) => /^\s*(at|and \w+ access at) /.test(l));
-    const race = /^Error: Race reported between \w+ access (at .*)$/.exec(current.what);
-    const kernel = race ? deviceFunction(race[1]) : at ? deviceFunction(at) : void 0;
-    const detail = current.lines.map((l) => l.trim()).filter((l) => l !== "" && !/^(Saved host backtrace|Host Frame:|in \/)/.test(l)).slice(0, DETAIL_LINES).map((l) => clipLine(l, DETAIL_CHARS)).join("\n");
-    const frame = current.lines.map((l) => PYTHON_FRAME.exec(l)).find(Boolean);
-    if (findings.length < MAX_FINDINGS) {
-      findings.push({
-        what: clipLine(current.what, DETAIL_CHARS),
-        ...kernel ? { kernel } : {},
-        ...detail ? { detail } : {},
-        ...frame ? { python_frame: `${frame[1]} in ${frame[2]}:${frame[3]}` } : {}
-      });
-    }
-    current = void 0;
-  };
-  for (const line of own) {
-    const summary3 = SUMMARY.exec(line);
-    if (summary3) errors = Number(summary3[1].replace(/,/g, ""));
-    const race = RACECHECK_SUMMARY.exec(line);
-    if (race) racecheckErrors = Number(race[1].replace(/,/g, ""));
-    if (line.trim() === "") {
-      close();
-      continue;
-    }
-    if (/^\s/.test(line)) {
-      current?.lines.push(line);
-      continue;
-    }
-    close();
-    if (!NOT_A_FINDING.test(line)) current = { what: line.trim(), lines: [] };
-  }
-  close();
-  const firstLines = own.filter((l) => l.trim() !== "" && !/^COMPUTE-SANITIZER$/.test(l.trim())).slice(0, FIRST_LINES).join("\n");
-  return {
-    ...errors !== void 0 ? { errors } : racecheckErrors !== void 0 ? { errors: racecheckErrors } : {},
-    findings,
-    firstLines: clipLine(firstLines, FIRST_LINES_CHARS)
-  };
-}
-
-// src/deep/common.ts
-var DEEP_CHECKS = [...SANITIZER_TOOLS, "ncu", "ncu-slower"];
-var SANITIZER_CASE_TIMEOUT_S = 900;
-async function pool(items, jobs, work) {
-  let next = 0;
-  const lanes = Array.from({ length: Math.max(1, Math.min(jobs, items.length)) }, async () => {
-    while (next < items.length) await work(items[next++]);
-  });
-  await Promise.all(lanes);
-}
-var slug = (t) => `${t.kernel}-${t.variant}`.replace(/[^\w.-]+/g, "_");
-var both = (r) => `${r.stdout}${r.stdout && r.stderr ? "\n" : ""}${r.stderr}`;
-function harnessLaunch(o, module) {
-  return [join7(o.harnessRoot, "python", "kernelgate_launch.py"), module];
-}
-function harnessEnv(o) {
-  const parent = o.env ?? process.env;
-  return {
-    // The harness package alone from the action (python/); the workspace is not on the harness's
-    // path (a sitecustomize.py of it would run there): the processes that run a kernel put it
-    // first on theirs (worker.py, profile_one.py: checkout_on_path).
-    PYTHONPATH: [join7(o.harnessRoot, "python"), parent.PYTHONPATH].filter((p) => Boolean(p)).join(delimiter2),
-    PYTHONUNBUFFERED: "1",
-    // Each tensor its own allocation: the sanitizer then sees a write past a tensor's end (in
-    // PyTorch's cached pool it lands in the pool's own memory and goes unseen).
-    PYTORCH_NO_CUDA_MEMORY_CACHING: "1"
-  };
-}
-function boxOf(o) {
-  return {
-    clock: o.clock ?? (() => Date.now() / 1e3),
-    ...o.deadline === void 0 ? {} : { deadline: o.deadline },
-    ...o.timeBoxS === void 0 ? {} : { seconds: o.timeBoxS }
-  };
-}
-var left = (box) => box.deadline === void 0 ? void 0 : box.deadline - box.clock();
-var boxText = (box) => box.seconds === void 0 ? "the time box" : `the time box (${box.seconds} s)`;
-
-// src/deep/profile.ts
-import { mkdirSync as mkdirSync3, writeFileSync as writeFileSync4 } from "node:fs";
-import { join as join8 } from "node:path";
-function ncuArgs(o, t, metrics, report2) {
-  return [
-    "--target-processes",
-    "all",
-    "--profile-from-start",
-    "off",
-    "--metrics",
-    metrics.join(","),
-    "--export",
-    report2,
-    "--force-overwrite",
-    o.python,
-    ...harnessLaunch(o, "kernelgate_harness.profile_one"),
-    "--kernels",
-    o.kernelsDir,
-    "--kernel",
-    t.kernel,
-    "--variant",
-    t.variant,
-    "--case-params",
-    caseParamsArg(t.params),
-    ...o.buildsPath ? ["--builds", o.buildsPath] : []
-  ];
-}
-async function runNcu(exec2, o, ncu, t, metrics, dropped) {
-  const dir = join8(o.outDir, "ncu");
-  mkdirSync3(dir, { recursive: true });
-  const report2 = join8(dir, slug(t));
-  const box = boxOf(o);
-  const clock = box.clock;
-  const t0 = clock();
-  const base = { kernel: t.kernel, variant: t.variant, case: t.caseId };
-  const seconds = () => Math.round((clock() - t0) * 10) / 10;
-  const timed = () => {
-    const timeoutS = left(box);
-    return timeoutS === void 0 ? {} : { timeoutS };
-  };
-  const before = left(box);
-  if (before !== void 0 && before <= 0) {
-    return { ...base, status: "skipped", message: `${boxText(box)} ran out before it` };
-  }
-  let r = await exec2.run(ncu, ncuArgs(o, t, metrics, report2), {
-    cwd: o.workspace,
-    env: harnessEnv(o),
-    ...timed()
-  });
-  for (let tries = 0; tries < 3; tries++) {
-    const unknown = /==ERROR== Failed to find metric (\S+)/.exec(both(r))?.[1];
-    const at = unknown === void 0 ? -1 : metrics.indexOf(unknown);
-    if (at < 1) break;
-    metrics.splice(at, 1);
-    dropped(unknown);
-    r = await exec2.run(ncu, ncuArgs(o, t, metrics, report2), {
-      cwd: o.workspace,
-      env: harnessEnv(o),
-      ...timed()
-    });
-  }
-  const profiled = both(r);
-  writeFileSync4(join8(dir, `${slug(t)}.log`), profiled);
-  if (r.timedOut) {
-    return {
-      ...base,
-      status: "error",
-      message: `ncu was stopped after ${seconds()} s: ${boxText(box)} ran out`,
-      seconds: seconds()
-    };
-  }
-  const problem = ncuProblem(profiled);
-  if (r.exitCode !== 0 || problem) {
-    const skipped = /\[kernelgate profile\] .*: skipped: (.*)/.exec(profiled);
-    const why2 = skipped ? `the variant cannot run the case: ${skipped[1]}` : problem ?? `ncu exited with status ${r.exitCode}: ${profiled.split("\n").filter(Boolean).slice(-3).join(" / ")}`;
-    return { ...base, status: "error", message: why2, seconds: seconds() };
-  }
-  return { ...base, ...await readReport(exec2, o, ncu, report2), seconds: seconds() };
-}
-async function readReport(exec2, o, ncu, report2) {
-  const imported = await exec2.run(
-    ncu,
-    ["--import", `${report2}.ncu-rep`, "--csv", "--page", "raw", "--print-units", "base"],
-    { cwd: o.workspace }
-  );
-  writeFileSync4(`${report2}.csv`, imported.stdout);
-  try {
-    const summary3 = summarizeNcu(parseNcuCsv(imported.stdout));
-    return {
-      status: "ok",
-      device_kernel: summary3.deviceKernel,
-      metrics: summary3.metrics,
-      ...summary3.stalls.length ? { stalls: summary3.stalls } : {},
-      report: `${report2}.ncu-rep`
-    };
-  } catch (error) {
-    if (!(error instanceof NcuFormatError)) throw error;
-    return {
-      status: "error",
-      message: `ncu --import ${report2}.ncu-rep --csv --page raw: ${error.message}`
-    };
-  }
-}
-var MAX_SLOWER_PROFILED = 6;
-var PERMISSION = {
-  level: "warning",
-  code: "deep.ncu_permission",
-  source: "deep",
-  message: `ncu could not read the GPU's performance counters (ERR_NVGPUCTRPERM): no Nsight Compute summary`,
-  fix: "run the job as root, or load the NVIDIA driver with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)"
-};
-function ncuPlan(config, o) {
-  const targets = [
-    ...o.checks.includes("ncu") ? ncuTargets(config, o.only) : [],
-    ...o.checks.includes("ncu-slower") ? (o.slower ?? []).slice(0, MAX_SLOWER_PROFILED) : []
-  ];
-  const seen = /* @__PURE__ */ new Set();
-  return targets.filter((t) => {
-    const key = `${t.kernel}/${t.variant} ${t.caseId}`;
-    return !seen.has(key) && Boolean(seen.add(key));
-  });
-}
-async function runNcus(targets, o, exec2, ncu, diagnostics) {
-  const runs = [];
-  const metrics = ncuMetricsArg(o.computeCapability).split(",");
-  const dropped = (metric) => diagnostics.push({
-    level: "warning",
-    code: "deep.ncu_metric_missing",
-    source: "deep",
-    message: `ncu on this GPU has no metric ${metric}: the Nsight Compute summaries go without it`,
-    fix: "a newer Nsight Compute, or a GPU that has the metric (ncu --query-metrics lists them)"
-  });
-  for (const t of targets) {
-    const run2 = await runNcu(exec2, o, ncu, t, metrics, dropped);
-    runs.push(run2);
-    if (run2.status === "error" && /ERR_NVGPUCTRPERM/.test(run2.message ?? "")) {
-      diagnostics.push(PERMISSION);
-      break;
-    }
-  }
-  return runs;
-}
-
-// src/deep/sanitize.ts
-import { existsSync as existsSync6, mkdirSync as mkdirSync4, readdirSync as readdirSync3, readFileSync as readFileSync4, writeFileSync as writeFileSync5 } from "node:fs";
-import { basename as basename3, join as join9, resolve as resolve3 } from "node:path";
-function harnessCaseProblem(resultsPath, t, caseId) {
-  if (!existsSync6(resultsPath)) return { kind: "missing", message: "the harness wrote no results" };
-  try {
-    const doc = JSON.parse(readFileSync4(resultsPath, "utf8"));
-    const c = doc.cases?.find(
-      (x) => x.kernel === t.kernel && x.variant === t.variant && x.case === caseId
-    );
-    if (!c) {
-      return {
-        kind: "missing",
-        message: `the harness has no result for ${t.kernel}/${t.variant} ${caseId}`
-      };
-    }
-    if (c.status === "skipped") return { kind: "skipped", reason: c.reason ?? "" };
-    return void 0;
-  } catch (error) {
-    return { kind: "missing", message: `the harness's results cannot be read: ${String(error)}` };
-  }
-}
-function harnessModules(o) {
-  const py = (dir, recursive) => existsSync6(dir) ? readdirSync3(dir, { recursive }).map((f) => basename3(String(f))).filter((f) => f.endsWith(".py")) : [];
-  const kernels = new Set(py(resolve3(o.workspace, o.kernelsDir), true));
-  const own = py(join9(o.harnessRoot, "python", "kernelgate_harness"), false);
-  return new Set(own.filter((f) => !kernels.has(f) && !REPLAYS_VARIANT_WORK.has(f)));
-}
-var REPLAYS_VARIANT_WORK = /* @__PURE__ */ new Set(["graphs.py", "timing.py", "timed_output.py"]);
-function attributed(f, modules) {
-  const file = /^\S+ in (\S+\.py):\d+$/.exec(f.python_frame ?? "")?.[1];
-  return file !== void 0 && modules.has(file) ? { ...f, harness: true } : f;
-}
-var SAME_ON_EVERY_CASE = /^(no library for |build of |build record of |CUDA variant; this run is on )/;
-async function sanitizeCase(exec2, o, tool, sanitizer, t, c, box) {
-  const dir = join9(o.outDir, "sanitizer", tool);
-  mkdirSync4(dir, { recursive: true });
-  const name = c.caseId === t.caseId ? slug(t) : `${slug(t)}-${caseSlug(c.caseId)}`;
-  const results = join9(dir, `${name}.json`);
-  const args = [
-    "--tool",
-    tool,
-    "--target-processes",
-    "all",
-    o.python,
-    ...harnessLaunch(o, "kernelgate_harness"),
-    "--kernels",
-    o.kernelsDir,
-    "--out",
-    results,
-    "--only",
-    t.kernel,
-    "--variants",
-    t.variant,
-    "--case-params",
-    caseParamsArg(c.params),
-    "--no-timing",
-    "--seeds",
-    "1",
-    "--gpus",
-    "1",
-    "--timeout-per-case",
-    String(SANITIZER_CASE_TIMEOUT_S),
-    ...o.buildsPath ? ["--builds", o.buildsPath] : []
-  ];
-  const t0 = box.clock();
-  const timeoutS = left(box);
-  const r = await exec2.run(sanitizer, args, {
-    cwd: o.workspace,
-    env: harnessEnv(o),
-    ...timeoutS === void 0 ? {} : { timeoutS }
-  });
-  const seconds = Math.round((box.clock() - t0) * 10) / 10;
-  const output = both(r);
-  writeFileSync5(join9(dir, `${name}.log`), output);
-  const parsed = parseSanitizer(output);
-  const problem = parsed.errors === 0 && !r.timedOut ? harnessCaseProblem(results, t, c.caseId) : void 0;
-  return { r, output, parsed, problem, seconds, command: [sanitizer, ...args].join(" ") };
-}
-var caseSlug = (caseId) => caseId.replace(/[^\w.-]+/g, "_");
-async function runSanitizer(exec2, o, tool, sanitizer, t, box) {
-  const cases2 = [{ caseId: t.caseId, params: t.params }, ...t.fallbacks ?? []];
-  const skips = [];
-  let spent = 0;
-  let everyCase = false;
-  for (const c of cases2) {
-    const remaining = left(box);
-    if (remaining !== void 0 && remaining <= 0) {
-      const why2 = skips.length ? `the harness skipped it on ${skips.join("; ")}; ${boxText(box)} ran out before its next case` : `${boxText(box)} ran out before this run started`;
-      return skippedRun(tool, t, why2, spent);
-    }
-    const run2 = await sanitizeCase(exec2, o, tool, sanitizer, t, c, box);
-    spent = Math.round((spent + run2.seconds) * 10) / 10;
-    const { r, output, parsed, problem } = run2;
-    if (problem?.kind === "skipped") {
-      skips.push(`${c.caseId} (${problem.reason})`);
-      everyCase = SAME_ON_EVERY_CASE.test(problem.reason);
-      if (everyCase) break;
-      continue;
-    }
-    const base = {
-      tool,
-      kernel: t.kernel,
-      variant: t.variant,
-      case: c.caseId,
-      seconds: spent,
-      command: run2.command,
-      ...skips.length ? {
-        reason: `checked on the smallest case it takes: the harness skipped it on ${skips.join("; ")}`
-      } : {}
-    };
-    const findings = parsed.findings.length ? { findings: parsed.findings.map((f) => attributed(f, harnessModules(o))) } : {};
-    if (parsed.errors === void 0) {
-      const tail3 = output.split("\n").filter(Boolean).slice(-8).join("\n");
-      const head = r.timedOut ? `${tool} was stopped after ${run2.seconds} s: ${boxText(box)} ran out; it printed no ERROR SUMMARY` : `${tool} printed no ERROR SUMMARY (exit status ${r.exitCode})`;
-      return {
-        ...base,
-        status: "error",
-        errors: 0,
-        ...findings,
-        first_lines: `${head}; the output's last lines:
-${tail3}`.slice(0, 2e3)
-      };
-    }
-    const missing = problem?.kind === "missing" ? problem.message : void 0;
-    return {
-      ...base,
-      status: parsed.errors > 0 ? "findings" : missing ? "error" : "clean",
-      errors: parsed.errors,
-      ...findings,
-      ...missing ? { first_lines: `${tool} saw nothing of the variant: ${missing}` } : parsed.firstLines ? { first_lines: parsed.firstLines } : {}
-    };
-  }
-  const tail2 = everyCase ? "" : t.untried ? `; its ${t.untried} other case(s) within ${SANITIZER_FALLBACK_GROWTH}× the size are not tried (at most ${SANITIZER_MAX_FALLBACKS} are)` : t.pastLimit ? `; its next case, ${t.pastLimit.caseId}, is ${Math.round(t.pastLimit.times)}× the size, past the sanitizer's limit of ${SANITIZER_FALLBACK_GROWTH}×` : "; its kernel has no other case it could run";
-  return skippedRun(tool, t, `the harness skipped it on ${skips.join("; ")}${tail2}`, spent);
-}
-function skippedRun(tool, t, reason, seconds) {
-  return {
-    tool,
-    kernel: t.kernel,
-    variant: t.variant,
-    case: t.caseId,
-    status: "skipped",
-    errors: 0,
-    reason,
-    seconds
-  };
-}
-async function runSanitizers(config, o, exec2, tools, sanitizer) {
-  const targets = sanitizerTargets(config, o.only);
-  const jobs = tools.flatMap((tool) => targets.map((t) => ({ tool, t })));
-  const runs = /* @__PURE__ */ new Map();
-  const box = boxOf(o);
-  const started = jobs.map((j, i) => ({ ...j, i })).sort((a, b) => caseSize(b.t.params) - caseSize(a.t.params) || a.i - b.i);
-  await pool(started, o.jobs ?? 4, async ({ tool, t, i }) => {
-    runs.set(i, await runSanitizer(exec2, o, tool, sanitizer, t, box));
-  });
-  return jobs.map((_, i) => runs.get(i));
-}
-
-// src/deep/run.ts
-function parseDeepChecks(text2, where3) {
-  const out = /* @__PURE__ */ new Set();
-  for (const raw of text2.split(",").map((s) => s.trim())) {
-    if (raw === "") continue;
-    if (raw === "sanitizer") SANITIZER_TOOLS.forEach((t) => out.add(t));
-    else if (DEEP_CHECKS.includes(raw)) out.add(raw);
-    else {
-      throw new Error(
-        `${where3}: unknown deep check '${raw}'; expected sanitizer, ncu, ncu-slower, or any of ${SANITIZER_TOOLS.join(", ")}`
-      );
-    }
-  }
-  return DEEP_CHECKS.filter((c) => out.has(c));
-}
-function findTool(name, env, given, exists3 = existsSync7) {
-  if (given) return exists3(given) ? given : void 0;
-  const dirs = [
-    ...(env.PATH ?? "").split(delimiter3).filter(Boolean),
-    ...env.CUDA_HOME ? [join10(env.CUDA_HOME, "bin")] : [],
-    "/usr/local/cuda/bin"
-  ];
-  for (const dir of dirs) {
-    const path9 = join10(dir, name);
-    if (exists3(path9)) return path9;
-  }
-  return void 0;
-}
-var TOOL_FIX = {
-  "compute-sanitizer": "install the CUDA toolkit's compute-sanitizer (the cuda-sanitizer package of your CUDA version) and put its folder (usually /usr/local/cuda/bin) on PATH",
-  ncu: "install Nsight Compute (the nsight-compute package of your CUDA version, or the CUDA toolkit) and put its folder (e.g. /usr/local/cuda/bin or /opt/nvidia/nsight-compute/<version>) on PATH"
-};
-function missingTool(tool, given) {
-  const where3 = given ? `at ${given}` : "on PATH, in $CUDA_HOME/bin or in /usr/local/cuda/bin";
-  const what = tool === "ncu" ? "the Nsight Compute summaries" : "the sanitizer checks (memcheck, racecheck, synccheck, initcheck)";
-  return {
-    level: "error",
-    code: "deep.tool_missing",
-    source: "deep",
-    message: `${tool} was not found ${where3}: ${what} did not run`,
-    fix: TOOL_FIX[tool]
-  };
-}
-async function runDeep(config, o, exec2) {
-  const env = o.env ?? process.env;
-  const diagnostics = [];
-  const deep = {};
-  const tools = o.checks.filter(
-    (c) => SANITIZER_TOOLS.includes(c)
-  );
-  if (tools.length) {
-    const sanitizer = findTool("compute-sanitizer", env, o.sanitizerPath);
-    if (!sanitizer) diagnostics.push(missingTool("compute-sanitizer", o.sanitizerPath));
-    else deep.sanitizer = await runSanitizers(config, o, exec2, tools, sanitizer);
-  }
-  if (o.checks.includes("ncu") || o.checks.includes("ncu-slower")) {
-    const ncu = findTool("ncu", env, o.ncuPath);
-    const targets = ncuPlan(config, o);
-    if (!ncu) diagnostics.push({ ...missingTool("ncu", o.ncuPath), level: "warning" });
-    else if (targets.length) deep.ncu = await runNcus(targets, o, exec2, ncu, diagnostics);
-  }
-  return { deep, diagnostics };
-}
-
-// src/judge/throughput.ts
-var DTYPE_ALIASES = {
-  fp16: "fp16",
-  float16: "fp16",
-  half: "fp16",
-  bf16: "bf16",
-  bfloat16: "bf16",
-  fp32: "fp32",
-  float32: "fp32",
-  float: "fp32",
-  tf32: "tf32",
-  fp8: "fp8",
-  e4m3: "fp8",
-  float8_e4m3fn: "fp8"
-};
-function caseDtype(c) {
-  const raw = c.params.dtype;
-  if (typeof raw !== "string") return void 0;
-  return DTYPE_ALIASES[raw.toLowerCase()] ?? raw.toLowerCase();
-}
-function peakTflops(results, config, dtype) {
-  if (dtype === void 0) return void 0;
-  const sku = results.environment.gpu.sku;
-  const fromConfig = sku ? config.peaks[sku]?.tflops[dtype] : void 0;
-  return fromConfig ?? results.environment.ceilings?.peak_tflops?.[dtype];
-}
-function peakGbps(results, config) {
-  const sku = results.environment.gpu.sku;
-  return (sku ? config.peaks[sku]?.gbps : void 0) ?? results.environment.ceilings?.peak_gbps;
-}
-function caseTflops(c) {
-  if (c.status !== "ok") return void 0;
-  if (c.throughput?.tflops !== void 0) return c.throughput.tflops;
-  const medianMs = c.timing?.median_ms;
-  if (!c.work || !medianMs) return void 0;
-  return c.work.flops / (medianMs * 1e-3) / 1e12;
-}
-function caseGbps(c) {
-  if (c.status !== "ok") return void 0;
-  if (c.throughput?.gbps !== void 0) return c.throughput.gbps;
-  const medianMs = c.timing?.median_ms;
-  if (!c.work || !medianMs) return void 0;
-  return c.work.bytes / (medianMs * 1e-3) / 1e9;
-}
-function casePctPeak(c, results, config) {
-  const tflops = caseTflops(c);
-  const peak = peakTflops(results, config, caseDtype(c));
-  return tflops !== void 0 && peak ? tflops / peak * 100 : void 0;
-}
-var COPY_CEILING_MARGIN = 0.05;
-function findMeasurementErrors(results, config) {
-  const errors = [];
-  const sku = results.environment.gpu.sku ?? results.environment.gpu.name;
-  const datasheetGbps = peakGbps(results, config);
-  const copyGbps = results.environment.ceilings?.copy_gbps;
-  for (const c of results.cases) {
-    const base = {
-      key: caseKey(c.kernel, c.variant, c.case),
-      label: caseLabel(c),
-      kernel: c.kernel,
-      variant: c.variant,
-      caseId: c.case
-    };
-    const tflops = caseTflops(c);
-    const dtype = caseDtype(c);
-    const peak = peakTflops(results, config, dtype);
-    if (tflops !== void 0 && peak !== void 0 && tflops > peak) {
-      const limitName = `datasheet peak (${sku} ${dtype})`;
-      errors.push({
-        ...base,
-        quantity: "tflops",
-        value: tflops,
-        limit: peak,
-        limitName,
-        message: `${fixed(tflops, 1)} TFLOPS > ${fixed(peak, 1)} TFLOPS ${limitName}: a measurement error, not a result (check the FLOP count, e.g. causal halving, and the timing)`
-      });
-    }
-    const gbps = caseGbps(c);
-    if (gbps === void 0) continue;
-    const limits = [
-      [datasheetGbps, `datasheet bandwidth (${sku})`],
-      [
-        copyGbps === void 0 ? void 0 : copyGbps * (1 + COPY_CEILING_MARGIN),
-        "measured copy ceiling + 5 %"
-      ]
-    ];
-    const broken = limits.find(([limit]) => limit !== void 0 && gbps > limit);
-    if (broken && broken[0] !== void 0) {
-      errors.push({
-        ...base,
-        quantity: "gbps",
-        value: gbps,
-        limit: broken[0],
-        limitName: broken[1],
-        message: `${fixed(gbps, 0)} GB/s > ${fixed(broken[0], 0)} GB/s ${broken[1]}: a measurement error, not a result (check the byte count and the timing; is the data in L2?)`
-      });
-    }
-  }
-  return errors;
-}
-
-// src/judge/gate.ts
-function describeChange(c) {
-  const parts = [];
-  if (c.ciLo !== void 0 && c.ciHi !== void 0) {
-    parts.push(
-      `${fixed((c.confidence ?? 0) * 100, 0)} % CI ${formatRatioPct(c.ciLo)} … ${formatRatioPct(c.ciHi)}`,
-      `threshold ${fixed(c.thresholdPct, 1)} %`
-    );
-  }
-  if (c.method === "paired") parts.push(`${c.nPairs ?? 0} pairs against the base revision`);
-  const detail = parts.length ? ` (${parts.join(", ")})` : "";
-  return `${c.perf} ${formatRatioPct(c.ratio)}${detail}: ${formatMs(c.medianMs)} ms vs ${formatMs(c.baselineMedianMs)} ms`;
-}
-function about(c, title) {
-  return { title, kernel: c.kernel, variant: c.variant };
-}
-function buildProblems(results) {
-  const problems = [];
-  for (const b of results.builds ?? []) {
-    const variant = { kernel: b.kernel, variant: b.variant };
-    if (b.status === "failed") {
-      const lastLine2 = (b.log_tail ?? "").trim().split("\n").filter(Boolean).pop();
-      const line = `${b.kernel}/${b.variant}: build failed${lastLine2 ? `: ${lastLine2}` : ""}`;
-      problems.push({ line, sites: [{ title: "build failed", ...variant }] });
-    } else if (b.status === "expectation_failed") {
-      const unmet = (b.expectations ?? []).filter((e) => !e.ok);
-      const line = `${b.kernel}/${b.variant}: build expectation unmet: ${unmet.map((e) => `${e.name}: ${e.message}`).join("; ") || "no detail"}`;
-      const title = "build expectation unmet";
-      const sites = unmet.map((e) => ({
-        title,
-        ...variant,
-        expectation: e.name,
-        message: `${b.kernel}/${b.variant}: build expectation unmet: ${e.name}: ${e.message}`
-      }));
-      problems.push({ line, sites: sites.length ? sites : [{ title, ...variant }] });
-    }
-  }
-  return problems;
-}
-function harnessStopped(results) {
-  const stopped = results.diagnostics.filter(
-    (d) => d.level === "error" && HARNESS_STOPPED_CODES.has(d.code)
-  );
-  return stopped.map((d) => {
-    const lines = d.message.split("\n").filter((l) => l.trim());
-    const first = (lines[0] ?? "").replace(/ Last lines:$/, "");
-    const last = lines.length > 1 ? ` Its last line: ${lines[lines.length - 1].trim()}` : "";
-    return `the harness did not finish: ${first}${last}`;
-  });
-}
-function gateCounts(cases2, measurementErrors, buildFailures) {
-  const byCorrectness = (v) => cases2.filter((c) => c.correctness === v).length;
-  const byPerf = (v) => cases2.filter((c) => c.perf === v).length;
-  return {
-    cases: cases2.length,
-    passed: byCorrectness("PASS"),
-    failed: byCorrectness("FAIL"),
-    drift: byCorrectness("DRIFT"),
-    errors: byCorrectness("ERROR"),
-    skipped: byCorrectness("SKIPPED"),
-    unchecked: byCorrectness("UNCHECKED"),
-    faster: byPerf("FASTER"),
-    slower: byPerf("SLOWER"),
-    same: byPerf("SAME"),
-    ambiguous: byPerf("AMBIGUOUS"),
-    new: byPerf("NEW"),
-    missing: byPerf("MISSING"),
-    untimed: byPerf("UNTIMED"),
-    measurementErrors,
-    buildFailures
-  };
-}
-function advice(cases2, tiers, results, add) {
-  const ambiguous = cases2.filter((c) => c.perf === "AMBIGUOUS").length;
-  if (ambiguous) {
-    add(
-      false,
-      `${ambiguous} case(s) AMBIGUOUS: the data cannot tell a change from noise (rerun, or more samples)`
-    );
-  }
-  const unchecked = cases2.filter((c) => c.correctness === "UNCHECKED").length;
-  if (unchecked) add(false, `${unchecked} timed case(s) carry no correctness record: UNCHECKED`);
-  for (const t of tiers) if (t.problem) add(false, `${t.kernel} tiers: ${t.problem}`);
-  for (const d of results.diagnostics.filter(
-    (x) => x.level === "error" && !HARNESS_STOPPED_CODES.has(x.code)
-  )) {
-    const line = `diagnostic ${d.code}: ${d.message}${d.fix ? ` (fix: ${d.fix})` : ""}`;
-    const title = `diagnostic ${d.code}`;
-    add(false, line, ...d.kernel ? [{ title, kernel: d.kernel, variant: d.variant ?? "" }] : []);
-  }
-}
-function gate(comparison, tiers, results, config) {
-  const { policy } = config;
-  const reasons = [];
-  const warnings = [];
-  const sites = [];
-  const add = (fails, line, ...of) => {
-    (fails ? reasons : warnings).push(line);
-    for (const site of of) sites.push({ line, fails, message: line, ...site });
-  };
-  const cases2 = comparison.cases;
-  const byCorrectness = (v) => cases2.filter((c) => c.correctness === v);
-  const byPerf = (v) => cases2.filter((c) => c.perf === v);
-  const measurementErrors = findMeasurementErrors(results, config);
-  const builds = buildProblems(results);
-  reasons.push(...shardProblems(results));
-  for (const c of byCorrectness("FAIL"))
-    add(true, `${c.label}: correctness FAIL: ${c.correctnessReason}`, about(c, "correctness FAIL"));
-  for (const c of byCorrectness("DRIFT")) {
-    const line = `${c.label}: correctness DRIFT: ${c.correctnessReason}`;
-    add(true, line, about(c, "correctness DRIFT"));
-  }
-  for (const c of byCorrectness("ERROR")) {
-    add(policy.failOnError, `${c.label}: ${c.correctnessReason}`, about(c, "case error"));
-  }
-  for (const line of harnessStopped(results)) (policy.failOnError ? reasons : warnings).push(line);
-  const incomplete = coverage(results, config).problem;
-  if (incomplete !== void 0) reasons.push(incomplete);
-  for (const { line, sites: of } of builds) add(policy.failOnBuildFailure, line, ...of);
-  const deep = deepProblems(results, policy.failOnSanitizer);
-  reasons.push(...deep.reasons);
-  warnings.push(...deep.warnings);
-  for (const m of measurementErrors) {
-    (policy.failOnMeasurementError ? reasons : warnings).push(
-      `${m.label}: measurement error: ${m.message}`
-    );
-  }
-  for (const c of byPerf("SLOWER")) {
-    const note = c.perfNote ? ` (${c.perfNote})` : "";
-    const line = `${c.label}: ${describeChange(c)}${note}`;
-    if (policy.failOnSlower) add(true, line, about(c, "SLOWER"));
-    else add(false, line);
-  }
-  for (const c of byPerf("MISSING")) {
-    (policy.failOnMissing ? reasons : warnings).push(`${c.label}: MISSING: ${c.perfNote}`);
-  }
-  advice(cases2, tiers, results, add);
-  const counts = gateCounts(cases2, measurementErrors.length, builds.length);
-  return {
-    verdict: reasons.length ? "fail" : "pass",
-    reasons,
-    warnings,
-    sites,
-    counts,
-    measurementErrors,
-    ...incomplete !== void 0 ? { incomplete } : {}
-  };
-}
-
-// src/config/config.ts
-var import_yaml3 = __toESM(require_dist(), 1);
-import { existsSync as existsSync9, readdirSync as readdirSync4, readFileSync as readFileSync6, statSync as statSync2 } from "node:fs";
-import { join as join12, relative as relative4, resolve as resolve6 } from "node:path";
-
-// schema/config.schema.json
-var config_schema_default = {
-  $schema: "http://json-schema.org/draft-07/schema#",
-  $id: "https://kernelgate.dev/schema/config-1.json",
-  title: "KernelgateConfig",
-  description: "kernelgate.yml at the repository root: where the kernels are, how to run the harness, how to judge. Every field is optional; docs/configuration.md lists the defaults.",
-  type: "object",
-  additionalProperties: false,
-  properties: {
-    kernels_dir: {
-      type: "string",
-      minLength: 1,
-      description: "folder holding one sub-folder per kernel, each with a kernel.yml; default kernels"
-    },
-    harness: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        python: {
-          type: "string",
-          minLength: 1,
-          description: "python command that runs the harness; default python3"
-        },
-        timeout_s: {
-          type: "number",
-          exclusiveMinimum: 0,
-          description: "per case (verify + bench), unless a kernel.yml says otherwise; default 300"
-        },
-        args: {
-          type: "array",
-          items: { type: "string" },
-          description: "extra harness arguments"
-        }
-      }
-    },
-    compare: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        threshold_pct: {
-          type: "number",
-          minimum: 0,
-          description: "smallest change worth reporting, in %; default 3"
-        },
-        confidence: {
-          type: "number",
-          exclusiveMinimum: 0,
-          exclusiveMaximum: 1,
-          description: "bootstrap confidence level; default 0.99"
-        },
-        resamples: {
-          type: "integer",
-          minimum: 100,
-          description: "bootstrap resamples; default 2000"
-        },
-        seed: {
-          type: "integer",
-          minimum: 0,
-          description: "bootstrap PRNG seed; default 1"
-        },
-        noise_pct: {
-          type: "object",
-          description: "run-to-run noise in % by kernel, kernel/variant or kernel/variant/case id; the most specific key wins and the threshold is max(threshold_pct, noise)",
-          propertyNames: { pattern: "^[a-z0-9_]+(/[a-z0-9_]+(/.+)?)?$" },
-          additionalProperties: { type: "number", minimum: 0 }
-        },
-        min_change_ms: {
-          type: "number",
-          minimum: 0,
-          description: "smallest change of a case's median, in ms, that can be SLOWER or FASTER (it raises the case's threshold to this share of the baseline median); default 0.001"
-        },
-        paired: {
-          type: "object",
-          additionalProperties: false,
-          description: "judging cases timed against the base revision in the same job, pair by pair (results cases[].paired); noise_pct and threshold_pct do not apply to them",
-          properties: {
-            threshold_pct: {
-              type: "number",
-              minimum: 0,
-              description: "smallest change worth a paired verdict, in %; default 1"
-            },
-            min_change_ms: {
-              type: "number",
-              minimum: 0,
-              description: "smallest change of a paired case's median, in ms, that can be SLOWER or FASTER (it raises the threshold to this share of the base arm's median); default 0.0008"
-            },
-            enabled: {
-              type: "boolean",
-              description: "judge cases by their pairs where the results have them; false: against the stored baseline only; default true"
-            },
-            confirm: {
-              type: "boolean",
-              description: "measure each variant whose pairs cleared the threshold again in a fresh pair of worker processes (harness --paired-confirm): SLOWER or FASTER stands only when both measurements say so; default false (not yet measured on the H100)"
-            }
-          }
-        }
-      }
-    },
-    correctness: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        drift_factor: {
-          type: "number",
-          exclusiveMinimum: 1,
-          description: "DRIFT when current rel_l2 > factor × baseline rel_l2; default 2"
-        },
-        drift_floor_rel_l2: {
-          type: "number",
-          minimum: 0,
-          description: "…and current rel_l2 > this floor; default 1e-4"
-        }
-      }
-    },
-    policy: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        fail_on_slower: {
-          type: "boolean",
-          description: "fail the gate on a SLOWER case; default false"
-        },
-        fail_on_missing: {
-          type: "boolean",
-          description: "fail on a baseline case absent from this run; default false"
-        },
-        fail_on_build_failure: {
-          type: "boolean",
-          description: "fail on a failed build or unmet build expectation; default true"
-        },
-        fail_on_error: {
-          type: "boolean",
-          description: "fail on a case that raised, crashed or timed out; default true"
-        },
-        fail_on_measurement_error: {
-          type: "boolean",
-          description: "fail on a throughput above the physical limit; default true"
-        },
-        fail_on_sanitizer: {
-          type: "boolean",
-          description: "fail on a compute-sanitizer finding of the deep checks (kernelgate deep, the action's deep input); default true"
-        },
-        fail_on_correctness: {
-          type: "boolean",
-          description: "always true: correctness FAIL always fails"
-        },
-        fail_on_drift: { type: "boolean", description: "always true: DRIFT always fails" }
-      }
-    },
-    peaks: {
-      type: "object",
-      description: "datasheet peaks by GPU SKU (as results environment.gpu.sku); merged over the built-in table",
-      additionalProperties: {
-        type: "object",
-        additionalProperties: false,
-        properties: {
-          tflops: {
-            type: "object",
-            description: "dense tensor-core TFLOPS by dtype",
-            additionalProperties: { type: "number", exclusiveMinimum: 0 }
-          },
-          gbps: {
-            type: "number",
-            exclusiveMinimum: 0,
-            description: "memory bandwidth, GB/s"
-          }
-        }
-      }
-    },
-    benchmarks: {
-      type: "array",
-      description: "benchmarks of other tools (Google Benchmark, pytest-benchmark, nvbench, any command) judged beside the kernels; docs/adapters.md",
-      items: {
-        type: "object",
-        additionalProperties: false,
-        required: ["name", "format"],
-        properties: {
-          name: {
-            type: "string",
-            pattern: "^[a-z0-9_]+$",
-            description: "the kernel name its cases get in the results (lower case, digits, _)"
-          },
-          format: {
-            type: "string",
-            description: "gbench, pytest-benchmark, nvbench or command (src/adapters/index.ts)"
-          },
-          description: { type: "string" },
-          run: {
-            type: "string",
-            minLength: 1,
-            description: "file formats: the shell command that writes `output` (none: an earlier step wrote it)"
-          },
-          output: {
-            type: "string",
-            minLength: 1,
-            description: "file formats: the tool's JSON, relative to the repository root"
-          },
-          cwd: {
-            type: "string",
-            minLength: 1,
-            description: "folder the commands run in, relative to the repository root; default the root"
-          },
-          timeout_s: {
-            type: "number",
-            exclusiveMinimum: 0,
-            description: "per command; default 600"
-          },
-          references: {
-            type: "array",
-            items: { type: "string", minLength: 1 },
-            description: "variants that are references (a library to compare with), not candidates"
-          },
-          work: {
-            type: "object",
-            additionalProperties: false,
-            description: `FLOPs and bytes of one call, formulas over the case's parameters (e.g. "2*M*N*K"); they win over what the tool reports`,
-            properties: {
-              flops: { type: ["string", "number"] },
-              bytes: { type: ["string", "number"] }
-            }
-          },
-          variants: {
-            type: "object",
-            minProperties: 1,
-            description: "command: variant name to the command line, with {param} placeholders, {case} (the case id) and {root} (the checkout it runs for: the head, or the base revision in paired A/B) ({{ and }} for braces)",
-            additionalProperties: { type: "string", minLength: 1 }
-          },
-          cases: {
-            type: "array",
-            minItems: 1,
-            description: "command: the parameters of each case; default one case with none",
-            items: {
-              type: "object",
-              additionalProperties: { type: ["string", "number", "boolean"] }
-            }
-          },
-          repeat: {
-            type: "integer",
-            minimum: 1,
-            description: "command: runs per case and variant, one sample each; default 10"
-          },
-          metric: {
-            type: "object",
-            additionalProperties: false,
-            required: ["unit"],
-            description: "command: where each run's reading is: a regular expression (its `value` group or first group; a `variant` group splits one run into variants) or a field of a JSON line",
-            properties: {
-              regex: { type: "string", minLength: 1 },
-              json: { type: "string", minLength: 1 },
-              unit: { enum: ["s", "ms", "us", "ns", "tflops", "gflops", "gbps"] }
-            }
-          },
-          check: {
-            type: "object",
-            additionalProperties: false,
-            required: ["regex"],
-            description: `command: the benchmark's own correctness check: every run's output must match (e.g. "Disposition: Passed")`,
-            properties: { regex: { type: "string", minLength: 1 } }
-          }
-        }
-      }
-    },
-    report: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        title: {
-          type: "string",
-          minLength: 1,
-          description: "report heading; default kernelgate"
-        },
-        max_rows: {
-          type: "integer",
-          minimum: 1,
-          description: "most result rows per kernel in the PR comment; default 100"
-        }
-      }
-    }
-  }
-};
-
-// schema/kernel.schema.json
-var kernel_schema_default = {
-  $schema: "http://json-schema.org/draft-07/schema#",
-  $id: "https://kernelgate.dev/schema/kernel-1.json",
-  title: "KernelManifest",
-  description: "kernels/<name>/kernel.yml: one kernel, its variants, cases, tolerances, build and tiers. Read by the TypeScript config stage and by the Python harness.",
-  type: "object",
-  additionalProperties: false,
-  required: ["name", "module", "variants", "cases", "tolerance"],
-  properties: {
-    name: { type: "string", pattern: "^[a-z0-9_]+$", description: "must equal the folder name" },
-    description: { type: "string" },
-    module: {
-      type: "string",
-      description: "Python module (dotted, importable from the repository root) that implements the kernel's variants, inputs, oracle and work formulas"
-    },
-    flops_formula: { type: "string", description: "documentation of the FLOP count the module computes" },
-    bytes_formula: { type: "string" },
-    cases: {
-      type: "array",
-      minItems: 1,
-      description: "groups of axes; a list value is an axis to cross, a scalar is fixed. Case id: key=value joined by ',' in the group's key order",
-      items: { $ref: "#/definitions/CaseGroup" }
-    },
-    ci_cases: {
-      type: "array",
-      description: "tiny shapes run on the CPU under TRITON_INTERPRET=1 (tails included)",
-      items: { $ref: "#/definitions/CaseGroup" }
-    },
-    tolerance: {
-      type: "object",
-      description: "by dtype name: relative L2 (and optional max abs) error allowed against the oracle",
-      minProperties: 1,
-      additionalProperties: {
-        type: "object",
-        additionalProperties: false,
-        required: ["rel_l2"],
-        properties: {
-          rel_l2: { type: "number", exclusiveMinimum: 0 },
-          max_abs: { type: "number", exclusiveMinimum: 0 },
-          why: { type: "string" }
-        }
-      }
-    },
-    timeout_s: { type: "number", exclusiveMinimum: 0, description: "per case, verify and bench together" },
-    speed_reference: { type: "string", description: "variant name the speedups are measured against" },
-    variants: {
-      type: "array",
-      minItems: 1,
-      items: { $ref: "#/definitions/Variant" }
-    },
-    tiers: { $ref: "#/definitions/Tiers" }
-  },
-  definitions: {
-    Scalar: { type: ["string", "number", "boolean"] },
-    CaseGroup: {
-      type: "object",
-      minProperties: 1,
-      additionalProperties: {
-        anyOf: [
-          { $ref: "#/definitions/Scalar" },
-          { type: "array", minItems: 1, items: { $ref: "#/definitions/Scalar" } }
-        ]
-      }
-    },
-    Variant: {
-      type: "object",
-      additionalProperties: false,
-      required: ["name", "role"],
-      properties: {
-        name: { type: "string", pattern: "^[a-z0-9_]+$" },
-        role: { enum: ["candidate", "reference"] },
-        backend: { type: "string", description: "triton, cuda, torch, cublas, ..." },
-        description: { type: "string" },
-        only: {
-          $ref: "#/definitions/CaseGroup",
-          description: "run only on cases whose params match (a list value means any of)"
-        },
-        build: { $ref: "#/definitions/Build" }
-      }
-    },
-    Build: {
-      type: "object",
-      additionalProperties: false,
-      description: 'CUDA sources compiled into a shared library with an extern "C" entry, loaded by the harness with ctypes',
-      properties: {
-        sources: { type: "array", minItems: 1, items: { type: "string" }, description: "relative to the kernel folder" },
-        flags: { type: "array", items: { type: "string" }, description: "nvcc flags, e.g. -gencode=arch=compute_90a,code=sm_90a" },
-        libs: { type: "array", items: { type: "string" }, description: "link libraries, e.g. cublas" },
-        command: { type: "string", description: "a user's own build command instead of nvcc; must write $KG_OUT_LIB" },
-        expect: { $ref: "#/definitions/Expect" }
-      }
-    },
-    Expect: {
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        archs: { type: "array", items: { type: "string" }, description: "cubin targets that must be present, e.g. sm_90a" },
-        sass: { type: "array", items: { type: "string" }, description: "opcodes that must appear, e.g. HGMMA" },
-        sass_absent: { type: "array", items: { type: "string" }, description: "opcodes that must not appear, e.g. LDL" },
-        spills: { type: "integer", minimum: 0, description: "most spill bytes (store + load) allowed per function" },
-        stack_max: { type: "integer", minimum: 0 },
-        smem_max: { type: "integer", minimum: 0, description: "static shared memory bytes per function" },
-        registers_max: { type: "integer", minimum: 0 }
-      }
-    },
-    Tiers: {
-      type: "object",
-      additionalProperties: false,
-      required: ["metric", "case", "ladder"],
-      properties: {
-        metric: {
-          enum: ["speedup", "pct_peak", "gemm_ceiling_ratio"],
-          description: "speedup: the reference's median / the candidate's median; pct_peak: % of the datasheet dense peak; gemm_ceiling_ratio: the candidate's useful TFLOPS / dense cuBLAS TFLOPS (the reference variant's dense rate, 2·M·N·K over its median, when tiers.reference is set; else the measured cuBLAS ceiling of the run)"
-        },
-        variant: { type: "string", description: "pins the candidate judged; default: the fastest candidate that passed on the headline case" },
-        reference: { type: "string", description: "the variant the ladder is measured against (speedup: default speed_reference; gemm_ceiling_ratio: a dense cuBLAS variant on the same problem)" },
-        reference_pct_peak: { type: "number", exclusiveMinimum: 0, maximum: 100, description: "the share of the chip's datasheet peak the reference reaches on the headline case (from a recorded run): a rung needs min × this % of the peak, so a rung above 100 / this is unreachable; required when a speedup or gemm_ceiling_ratio rung is above 1" },
-        case: { $ref: "#/definitions/CaseGroup", description: "params of the headline case" },
-        ladder: {
-          type: "array",
-          minItems: 1,
-          items: {
-            type: "object",
-            additionalProperties: false,
-            required: ["name", "min"],
-            properties: {
-              name: { type: "string" },
-              grade: { type: "string" },
-              min: { type: "number", exclusiveMinimum: 0, description: "threshold in the metric's unit (× for speedup and ratio, % for pct_peak)" }
-            }
-          }
-        }
-      }
-    }
-  }
-};
-
-// src/adapters/command.ts
-import { spawn as spawn3 } from "node:child_process";
-import { constants as constants2 } from "node:os";
-
-// src/adapters/types.ts
-var NO_PARAMS_CASE = "default";
-function caseIdOf2(params) {
-  const parts = Object.entries(params).map(([k, v]) => `${k}=${String(v)}`);
-  return parts.length ? parts.join(",") : NO_PARAMS_CASE;
-}
-function scalarOf(text2) {
-  if (text2 === "true") return true;
-  if (text2 === "false") return false;
-  if (/^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text2)) {
-    const n = Number(text2);
-    if (Number.isFinite(n)) return n;
-  }
-  return text2;
-}
-function timingFromSamples(samplesMs, method) {
-  const sorted = sortedCopy(samplesMs);
-  const n = sorted.length;
-  const mean = samplesMs.reduce((a, b) => a + b, 0) / n;
-  const variance = n > 1 ? samplesMs.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1) : 0;
-  return {
-    method,
-    samples_ms: samplesMs,
-    median_ms: quantileSorted(sorted, 0.5),
-    q1_ms: quantileSorted(sorted, 0.25),
-    q3_ms: quantileSorted(sorted, 0.75),
-    min_ms: sorted[0],
-    mean_ms: mean,
-    ...mean > 0 ? { rel_std: Math.sqrt(variance) / mean } : {},
-    n_samples: n,
-    stop_reason: "max_samples"
-  };
-}
-function summaryTiming(summary3) {
-  const ok = (x) => x !== void 0 && Number.isFinite(x) && x >= 0;
-  return {
-    method: summary3.method,
-    samples_ms: [],
-    median_ms: summary3.medianMs,
-    ...ok(summary3.q1Ms) ? { q1_ms: summary3.q1Ms } : {},
-    ...ok(summary3.q3Ms) ? { q3_ms: summary3.q3Ms } : {},
-    ...ok(summary3.minMs) ? { min_ms: summary3.minMs } : {},
-    ...ok(summary3.meanMs) ? { mean_ms: summary3.meanMs } : {},
-    ...ok(summary3.relStd) ? { rel_std: summary3.relStd } : {},
-    n_samples: summary3.nSamples,
-    stop_reason: "max_samples"
-  };
-}
-function workFields(work, medianMs) {
-  const { flops, bytes } = work;
-  if (flops !== void 0 && bytes !== void 0) {
-    return { work: { flops, bytes, ...work.note ? { note: work.note } : {} } };
-  }
-  if (medianMs === void 0 || !(medianMs > 0)) return {};
-  const seconds = medianMs * 1e-3;
-  if (flops !== void 0) return { throughput: { tflops: flops / seconds / 1e12 } };
-  if (bytes !== void 0) return { throughput: { gbps: bytes / seconds / 1e9 } };
-  return {};
-}
-function noGpuEnvironment(libraries = {}) {
-  return {
-    gpu: { name: "none", sku: "none" },
-    ...Object.keys(libraries).length ? { libraries } : {}
-  };
-}
-function kernelInfo(kernel, variants, adapter, references = [], description) {
-  return {
-    name: kernel,
-    ...description !== void 0 ? { description } : {},
-    adapter,
-    variants: variants.map((name) => ({
-      name,
-      role: references.includes(name) ? "reference" : "candidate"
-    }))
-  };
-}
-var JsonReader = class {
-  constructor(file) {
-    this.file = file;
-  }
-  file;
-  error(path9, what, value) {
-    return new InputError(`${this.file}: ${path9} ${what} (got ${showValue(value)})`);
-  }
-  object(value, path9) {
-    if (typeof value !== "object" || value === null || Array.isArray(value)) {
-      throw this.error(path9, "must be object", value);
-    }
-    return value;
-  }
-  array(value, path9) {
-    if (!Array.isArray(value)) throw this.error(path9, "must be array", value);
-    return value;
-  }
-  string(value, path9) {
-    if (typeof value !== "string") throw this.error(path9, "must be string", value);
-    return value;
-  }
-  number(value, path9) {
-    if (typeof value !== "number" || !Number.isFinite(value))
-      throw this.error(path9, "must be number", value);
-    return value;
-  }
-  optionalNumber(value, path9) {
-    return value === void 0 || value === null ? void 0 : this.number(value, path9);
-  }
-  optionalString(value, path9) {
-    return value === void 0 || value === null ? void 0 : this.string(value, path9);
-  }
-};
-function isoUtc(text2) {
-  if (text2 === void 0) return void 0;
-  const t = Date.parse(text2);
-  return Number.isNaN(t) ? void 0 : new Date(t).toISOString();
-}
-
-// src/adapters/command.ts
-var TIME_UNITS = { s: 1e3, ms: 1, us: 1e-3, ns: 1e-6 };
-var RATE_UNITS = { tflops: 1e12, gflops: 1e9, gbps: 1e9 };
-function signalName(n) {
-  return Object.entries(constants2.signals).find(([, v]) => v === n)?.[0];
-}
-function exitReason(out) {
-  if (out.exitCode === null) {
-    return out.signal ? `killed by signal ${out.signal}` : "killed by a signal";
-  }
-  const signal = out.exitCode > 128 ? signalName(out.exitCode - 128) : void 0;
-  return signal ? `exit status ${out.exitCode} (128 + ${out.exitCode - 128}: ${signal})` : `exit status ${out.exitCode}`;
-}
-var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve19) => {
-  const child2 = spawn3("bash", ["-c", command], {
-    cwd,
-    env: childEnv(),
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"]
-  });
-  let output = "";
-  let timedOut = false;
-  const add = (chunk) => {
-    output += chunk.toString("utf8");
-  };
-  child2.stdout.on("data", add);
-  child2.stderr.on("data", add);
-  const timer = setTimeout(() => {
-    timedOut = true;
-    if (child2.pid !== void 0) {
-      try {
-        process.kill(-child2.pid, "SIGKILL");
-      } catch {
-        child2.kill("SIGKILL");
-      }
-    }
-  }, timeoutMs);
-  child2.on("error", (err) => {
-    clearTimeout(timer);
-    resolve19({ exitCode: 127, output: `${output}${err.message}`, timedOut });
-  });
-  child2.on("close", (code, signal) => {
-    clearTimeout(timer);
-    resolve19({ exitCode: code, signal, output, timedOut });
-  });
-});
-function shellQuote(value) {
-  return /^[A-Za-z0-9_.,:=+\-/@%]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
-}
-function placeholders(template) {
-  const names = [];
-  for (const m of template.replace(/\{\{|\}\}/g, "").matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) {
-    if (m[1] !== void 0 && !names.includes(m[1])) names.push(m[1]);
-  }
-  return names;
-}
-var BUILTIN_PLACEHOLDERS = ["case", "root"];
-function fillTemplate(template, params, root) {
-  return template.replace(/\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name) => {
-    if (whole === "{{") return "{";
-    if (whole === "}}") return "}";
-    const value = name === "case" ? caseIdOf2(params) : name === "root" ? root : params[name];
-    return value === void 0 ? whole : shellQuote(String(value));
-  });
-}
-function atPath(value, path9) {
-  let cur = value;
-  for (const key of path9.split(".")) {
-    if (typeof cur !== "object" || cur === null) return void 0;
-    cur = cur[key];
-  }
-  return cur;
-}
-function readMetric(output, metric) {
-  const found = /* @__PURE__ */ new Map();
-  const add = (sub, text2) => {
-    const value = typeof text2 === "number" ? text2 : Number(text2);
-    if (!Number.isFinite(value)) return;
-    found.set(sub, [...found.get(sub) ?? [], value]);
-  };
-  if (metric.regex) {
-    const re = new RegExp(
-      metric.regex.source,
-      metric.regex.flags.includes("g") ? metric.regex.flags : `${metric.regex.flags}g`
-    );
-    for (const m of output.matchAll(re)) {
-      add(m.groups?.variant?.trim() ?? "", m.groups?.value ?? m[1]);
-    }
-  } else if (metric.json) {
-    for (const line of output.split(/\r?\n/)) {
-      const t = line.trim();
-      if (!t.startsWith("{")) continue;
-      try {
-        add("", atPath(JSON.parse(t), metric.json));
-      } catch {
-      }
-    }
-  }
-  return found;
-}
-function toMs(value, unit, work) {
-  if (unit in TIME_UNITS) return value * TIME_UNITS[unit];
-  const amount = unit === "gbps" ? work.bytes : work.flops;
-  if (amount === void 0) throw new Error(`a ${unit} metric needs the case's work`);
-  return amount / (value * RATE_UNITS[unit]) * 1e3;
-}
-function tail(text2, lines = 20) {
-  return text2.trimEnd().split(/\r?\n/).slice(-lines).join("\n");
-}
-var KEPT_OUTPUT_LINES = 400;
-async function runOnce(run2, arm, which2) {
-  if (arm.failure) return;
-  const { spec } = run2;
-  run2.log?.(`${run2.kernel}/${run2.label}: ${arm.command}${which2 === "base" ? " (base)" : ""}`);
-  const out = await run2.runner(arm.command, { cwd: arm.cwd, timeoutMs: spec.timeoutS * 1e3 });
-  const fail = (status, why2) => {
-    const reason = status === "fail" ? why2 : `${arm.command}: ${why2}`;
-    arm.failure = { status, reason, log: tail(out.output) };
-  };
-  if (out.timedOut) return fail("timeout", `exceeded ${spec.timeoutS} s`);
-  if (out.exitCode !== 0) return fail("error", exitReason(out));
-  if (spec.check && !spec.check.test(out.output)) {
-    return fail(
-      "fail",
-      `the benchmark's own check failed: its output did not match /${spec.check.source}/`
-    );
-  }
-  const readings = readMetric(out.output, spec.metric);
-  if (readings.size === 0) {
-    return fail(
-      "error",
-      `no ${run2.source} in its output${out.output.trim() ? "" : " (it printed nothing)"}`
-    );
-  }
-  const reading = /* @__PURE__ */ new Map();
-  for (const [sub, values] of readings) {
-    const value = median(values);
-    const ms = toMs(value, spec.metric.unit, run2.work);
-    if (!(ms > 0 && Number.isFinite(ms))) {
-      const what = spec.metric.unit in TIME_UNITS ? "a time" : "a rate";
-      const forSub = sub === "" ? "" : ` for ${sub}`;
-      return fail(
-        "error",
-        `it printed ${what} of ${value} ${spec.metric.unit}${forSub}: ${what} must be above zero to be timed`
-      );
-    }
-    reading.set(sub, ms);
-  }
-  arm.runs.push(reading);
-  arm.firstOutput ??= tail(out.output, KEPT_OUTPUT_LINES);
-}
-async function runArms(run2, head, base) {
-  if (base === void 0) {
-    for (let r = 0; r < run2.spec.repeat; r++) await runOnce(run2, head, "head");
-    return;
-  }
-  const blocks = Math.ceil(run2.spec.repeat / 2);
-  for (let b = 0; b < blocks; b++) {
-    await runOnce(run2, head, "head");
-    await runOnce(run2, base, "base");
-    await runOnce(run2, base, "base");
-    await runOnce(run2, head, "head");
-  }
-}
-function failedCase(base0, variant, head) {
-  const f = head.failure ?? {
-    status: "error",
-    reason: `${head.command}: no runs`,
-    log: ""
-  };
-  return {
-    result: {
-      ...base0,
-      variant,
-      status: f.status,
-      reason: f.reason,
-      ...f.status === "fail" ? {} : { error: { kind: "command", message: f.reason, ...f.log ? { log_tail: f.log } : {} } }
-    }
-  };
-}
-async function runCommands(kernel, spec, options) {
-  const cases2 = [];
-  const variants = [];
-  const outputs = [];
-  const addVariant = (v) => void (variants.includes(v) || variants.push(v));
-  const source = spec.metric.regex ? `/${spec.metric.regex.source}/` : `JSON field ${String(spec.metric.json)}`;
-  const method = `command: ${spec.metric.unit} from ${source}, one sample per run`;
-  for (const [variantName, template] of Object.entries(spec.variants)) {
-    for (const params of spec.cases) {
-      const run2 = {
-        kernel,
-        label: `${variantName} ${caseIdOf2(params)}`,
-        spec,
-        work: spec.workFor(params),
-        source,
-        runner: options.runner ?? shellRunner,
-        ...options.log ? { log: options.log } : {}
-      };
-      const arm = (cwd, root) => ({
-        command: fillTemplate(template, params, root),
-        cwd,
-        runs: []
-      });
-      const head = arm(options.cwd, options.root);
-      const base = options.baseCwd === void 0 ? void 0 : arm(options.baseCwd, options.baseRoot);
-      await runArms(run2, head, base);
-      const text2 = head.firstOutput ?? head.failure?.log;
-      if (text2) outputs.push({ variant: variantName, case: caseIdOf2(params), text: text2 });
-      const subs = /* @__PURE__ */ new Set();
-      for (const r of head.runs) for (const sub of r.keys()) subs.add(sub);
-      const base0 = { kernel, case: caseIdOf2(params), params };
-      if (head.failure || subs.size === 0) {
-        addVariant(variantName);
-        cases2.push(failedCase(base0, variantName, head));
-        continue;
-      }
-      for (const sub of subs) {
-        const variant = sub === "" ? variantName : `${variantName}:${sub}`;
-        addVariant(variant);
-        const samples = head.runs.map((r) => r.get(sub)).filter((x) => x !== void 0);
-        const paired = base ? pairedOf(head, base, sub, method) : void 0;
-        cases2.push({
-          result: {
-            ...base0,
-            variant,
-            status: "ok",
-            timing: timingFromSamples(samples, method),
-            ...spec.check ? { correctness: selfCheck(spec.check, head.runs.length) } : {},
-            ...paired ? { paired } : {}
-          },
-          work: run2.work
-        });
-      }
-    }
-  }
-  return { cases: cases2, variants, outputs };
-}
-function selfCheck(check, runs) {
-  return {
-    status: "PASS",
-    rel_l2: null,
-    max_abs: null,
-    nan_count: 0,
-    inf_count: 0,
-    unwritten_count: 0,
-    seeds: [],
-    tol_rel_l2: 0,
-    oracle: `the benchmark's own check (its output matched /${check.source}/)`,
-    message: `all ${runs} runs passed the benchmark's own check`
-  };
-}
-function pairedOf(head, base, sub, method) {
-  if (base.failure) {
-    return {
-      base_status: base.failure.status,
-      base_reason: base.failure.reason,
-      n_pairs: 0,
-      log_ratios: [],
-      stop_reason: "untimed"
-    };
-  }
-  const h = head.runs.map((r) => r.get(sub));
-  const b = base.runs.map((r) => r.get(sub));
-  if (b.every((x) => x === void 0)) {
-    return {
-      base_status: "missing",
-      base_reason: "the base revision printed no reading for this variant",
-      n_pairs: 0,
-      log_ratios: [],
-      stop_reason: "untimed"
-    };
-  }
-  const logRatios = [];
-  for (let k = 0; k + 1 < Math.min(h.length, b.length); k += 2) {
-    const [h1, h2, b1, b2] = [h[k], h[k + 1], b[k], b[k + 1]];
-    if (h1 === void 0 || h2 === void 0 || b1 === void 0 || b2 === void 0) continue;
-    logRatios.push((Math.log(h1 / b1) + Math.log(h2 / b2)) / 2);
-  }
-  const baseSamples = b.filter((x) => x !== void 0);
-  const baseTiming = timingFromSamples(baseSamples, method);
-  const ratios = [...logRatios].sort((x, y) => x - y);
-  return {
-    base_status: "ok",
-    base_timing: baseTiming,
-    n_pairs: 2 * logRatios.length,
-    log_ratios: logRatios,
-    ...ratios.length ? { median_ratio: Math.exp(median(ratios)) } : {},
-    stop_reason: "max_pairs"
-  };
-}
-var COMMAND_CAPABILITIES = {
-  samples: "raw",
-  work: "config",
-  correctness: "self_check",
-  paired: true,
-  notes: {
-    samples: "one sample per run of the command (the median of the readings that run printed); `repeat` runs per case",
-    work: "kernelgate.yml's `work` formulas over the case's parameters; a rate metric (tflops, gflops, gbps) is turned into a time through them",
-    correctness: 'self_check when `check.regex` is set (e.g. CUTLASS\'s "Disposition: Passed"): every run must match it or the case FAILS; without it none, so no case is PASS'
-  }
-};
-var commandAdapter = {
-  kind: "command",
-  format: "command",
-  title: "any command (regex or JSON line)",
-  produce: "kernelgate.yml: benchmarks[].variants, cases, repeat, metric (and check)",
-  capabilities: COMMAND_CAPABILITIES
-};
-
-// src/adapters/gbench.ts
-var MS_PER_UNIT = { ns: 1e-6, us: 1e-3, ms: 1, s: 1e3 };
-var SETTINGS = /* @__PURE__ */ new Set(["min_time", "min_warmup_time", "repeats", "iterations"]);
-var CLOCKS = /* @__PURE__ */ new Set(["real_time", "manual_time", "process_time"]);
-function splitRunName(runName) {
-  const [variant = runName, ...parts] = runName.split("/");
-  const params = {};
-  let clock = "cpu_time";
-  let positional = 0;
-  for (const part of parts) {
-    if (CLOCKS.has(part)) {
-      clock = part;
-      continue;
-    }
-    const named2 = /^([A-Za-z_][A-Za-z0-9_]*):(.*)$/.exec(part);
-    if (named2) {
-      const [, key = "", value = ""] = named2;
-      if (!SETTINGS.has(key)) params[key] = scalarOf(value);
-      continue;
-    }
-    params[`arg${positional++}`] = scalarOf(part);
-  }
-  return { variant, params, clock };
-}
-function readInstances(read, runs) {
-  const instances = /* @__PURE__ */ new Map();
-  runs.forEach((value, i) => {
-    const at = `benchmarks[${i}]`;
-    const run2 = read.object(value, at);
-    if (run2.run_type === "aggregate") return;
-    const runName = read.string(run2.run_name ?? run2.name, `${at}.run_name`);
-    let inst = instances.get(runName);
-    if (!inst) {
-      inst = { ...splitRunName(runName), samplesMs: [] };
-      instances.set(runName, inst);
-    }
-    if (run2.error_occurred === true) {
-      inst.error = String(run2.error_message ?? "error_occurred, with no message");
-      return;
-    }
-    if (run2.skipped === true) {
-      inst.skipped = String(run2.skip_message ?? "skipped, with no message");
-      return;
-    }
-    const unit = read.string(run2.time_unit, `${at}.time_unit`);
-    const perUnit = MS_PER_UNIT[unit];
-    if (perUnit === void 0)
-      throw read.error(`${at}.time_unit`, "must be one of ns, us, ms, s", unit);
-    const clockField = inst.clock === "cpu_time" ? "cpu_time" : "real_time";
-    const timeMs = read.number(run2[clockField], `${at}.${clockField}`) * perUnit;
-    inst.samplesMs.push(timeMs);
-    if (inst.samplesMs.length === 1) {
-      const flops = read.optionalNumber(run2.flops, `${at}.flops`);
-      const bytes = read.optionalNumber(run2.bytes, `${at}.bytes`);
-      const rate = read.optionalNumber(run2.bytes_per_second, `${at}.bytes_per_second`);
-      if (flops !== void 0) inst.flops = flops;
-      if (bytes !== void 0) inst.bytes = bytes;
-      else if (rate !== void 0) inst.bytes = Math.round(rate * timeMs * 1e-3);
-    }
-  });
-  return instances;
-}
-function caseOf(inst, kernel) {
-  const base = {
-    kernel,
-    variant: inst.variant,
-    case: caseIdOf2(inst.params),
-    params: inst.params
-  };
-  if (inst.error !== void 0) {
-    return {
-      result: {
-        ...base,
-        status: "error",
-        reason: inst.error,
-        error: { kind: "gbench", message: inst.error }
-      }
-    };
-  }
-  if (inst.skipped !== void 0) {
-    return { result: { ...base, status: "skipped", reason: inst.skipped } };
-  }
-  const clock = inst.clock === "cpu_time" ? "CPU time" : inst.clock.replace("_", " ");
-  const timing = timingFromSamples(
-    inst.samplesMs,
-    `gbench ${clock} per iteration (one sample per repetition)`
-  );
-  return {
-    result: { ...base, status: "ok", timing },
-    work: {
-      ...inst.flops !== void 0 ? { flops: inst.flops } : {},
-      ...inst.bytes !== void 0 ? { bytes: inst.bytes } : {},
-      note: "per iteration, from the benchmark counters"
-    }
-  };
-}
-function fromContext(context, file, kernel) {
-  const diagnostics = [];
-  if (context.cpu_scaling_enabled === true) {
-    diagnostics.push({
-      level: "warning",
-      code: "adapter.gbench.cpu_scaling",
-      message: `${file}: CPU frequency scaling was on while ${kernel} ran: its times move with the clock`,
-      fix: "set the CPU governor to performance on the benchmark machine",
-      source: `kernel:${kernel}`,
-      kernel
-    });
-  }
-  const version = typeof context.library_version === "string" ? ` ${context.library_version}` : "";
-  const build2 = typeof context.library_build_type === "string" ? ` (library built as ${context.library_build_type})` : "";
-  const startedAt = isoUtc(typeof context.date === "string" ? context.date : void 0);
-  return {
-    tool: `Google Benchmark${version}${build2}`,
-    run: {
-      ...startedAt ? { started_at: startedAt } : {},
-      ...typeof context.host_name === "string" ? { host: context.host_name } : {}
-    },
-    diagnostics
-  };
-}
-function parse({ text: text2, file, kernel }) {
-  const read = new JsonReader(file);
-  const root = read.object(parseJson(text2, file), "the document");
-  const context = read.object(root.context ?? {}, "context");
-  const instances = [...readInstances(read, read.array(root.benchmarks, "benchmarks")).values()];
-  const { tool, run: run2, diagnostics } = fromContext(context, file, kernel);
-  return {
-    cases: instances.map((inst) => caseOf(inst, kernel)),
-    variants: [...new Set(instances.map((inst) => inst.variant))],
-    tool,
-    environment: noGpuEnvironment(),
-    run: run2,
-    diagnostics
-  };
-}
-var gbenchAdapter = {
-  kind: "file",
-  format: "gbench",
-  title: "Google Benchmark JSON",
-  produce: "BINARY --benchmark_format=json --benchmark_repetitions=10 > out.json",
-  capabilities: {
-    samples: "raw",
-    work: "tool",
-    correctness: "none",
-    paired: false,
-    notes: {
-      samples: "one sample per repetition (the mean time of one iteration in it, on the clock the benchmark uses: CPU time, or real/manual time); without --benchmark_repetitions there is one sample, too few for an interval",
-      work: "the user counters `flops` and `bytes` (per iteration, Counter::kAvgIterations), else bytes from SetBytesProcessed (bytes_per_second × the time of one iteration)",
-      correctness: "none: Google Benchmark only times; an error (SkipWithError) is an ERROR case"
-    }
-  },
-  parse
-};
-
-// src/adapters/nvbench.ts
-function namedValue(entry) {
-  const value = entry.value;
-  if (entry.type === "int64" || entry.type === "float64") {
-    if (typeof value === "number") return value;
-    if (typeof value !== "string") return void 0;
-    const n = Number(value);
-    return Number.isFinite(n) ? n : void 0;
-  }
-  return typeof value === "string" ? value : void 0;
-}
-function numberIn(summaries, tag, name = "value") {
-  const v = summaries.find((x) => x.tag === tag)?.values.get(name);
-  return typeof v === "number" ? v : void 0;
-}
-var TIMERS = [
-  { prefix: "nv/cold", time: "nv/cold/time/gpu", what: "cold GPU time (CUDA events)" },
-  { prefix: "nv/cpu_only", time: "nv/cpu_only/time/cpu", what: "CPU-only time" }
-];
-function paramsOf(read, state, sat) {
-  const params = {};
-  const axes = state.axis_values === null ? [] : read.array(state.axis_values ?? [], `${sat}.axis_values`);
-  axes.forEach((axisValue, a) => {
-    const axis = read.object(axisValue, `${sat}.axis_values[${a}]`);
-    const name = read.string(axis.name, `${sat}.axis_values[${a}].name`);
-    const v = namedValue(axis);
-    if (v === void 0)
-      throw read.error(`${sat}.axis_values[${a}].value`, "must be a value", axis.value);
-    params[name] = typeof v === "string" ? scalarOf(v) : v;
-  });
-  return params;
-}
-function summariesOf(read, state, sat) {
-  const list = state.summaries === null ? [] : read.array(state.summaries ?? [], `${sat}.summaries`);
-  return list.map((sv, k) => {
-    const summ = read.object(sv, `${sat}.summaries[${k}]`);
-    const values = /* @__PURE__ */ new Map();
-    const data = summ.data === void 0 ? [] : read.array(summ.data, `${sat}.summaries[${k}].data`);
-    data.forEach((d, j) => {
-      const entry = read.object(d, `${sat}.summaries[${k}].data[${j}]`);
-      values.set(
-        read.string(entry.name, `${sat}.summaries[${k}].data[${j}].name`),
-        namedValue(entry)
-      );
-    });
-    return { tag: read.string(summ.tag, `${sat}.summaries[${k}].tag`), values };
-  });
-}
-function timingOf(summaries, timer, sat, ctx) {
-  const get = (tag) => numberIn(summaries, tag);
-  const meanS = get(`${timer.time}/mean`);
-  const samplesFile = summaries.find((x) => x.tag === `nv/json/bin:${timer.prefix}/sample_times`);
-  const samplesMs = samplesFile ? readSamples(samplesFile, ctx.readSidecar, sat, ctx.diagnostics, ctx.kernel) : void 0;
-  if (samplesMs !== void 0 && samplesMs.length > 0) {
-    const timing2 = timingFromSamples(samplesMs, `nvbench ${timer.what}, one sample per launch`);
-    return { timing: timing2, summaryOnly: false };
-  }
-  const median2 = get(`${timer.time}/median`);
-  const timing = summaryTiming({
-    method: median2 !== void 0 ? `nvbench ${timer.what}, summary only` : `nvbench ${timer.what}, summary only (median_ms is nvbench's mean: it reports no median)`,
-    medianMs: (median2 ?? meanS) * 1e3,
-    nSamples: get(`${timer.prefix}/sample_size`) ?? 0,
-    q1Ms: mul(get(`${timer.time}/q1`), 1e3),
-    q3Ms: mul(get(`${timer.time}/q3`), 1e3),
-    minMs: mul(get(`${timer.time}/min`), 1e3),
-    meanMs: meanS * 1e3,
-    relStd: get(`${timer.time}/stdev/relative`)
-  });
-  return { timing, summaryOnly: true };
-}
-function caseOfState(read, state, sat, ctx) {
-  const params = paramsOf(read, state, sat);
-  const base = { kernel: ctx.kernel, variant: ctx.variant, case: caseIdOf2(params), params };
-  if (state.is_skipped === true) {
-    const reason = typeof state.skip_reason === "string" ? state.skip_reason : "skipped by nvbench";
-    return { adapted: { result: { ...base, status: "skipped", reason } }, summaryOnly: false };
-  }
-  const summaries = summariesOf(read, state, sat);
-  const get = (tag) => numberIn(summaries, tag);
-  const timer = TIMERS.find((t) => get(`${t.time}/mean`) !== void 0);
-  if (timer === void 0) {
-    const result = {
-      ...base,
-      status: "error",
-      reason: "nvbench recorded no time for this state (timed out, or every sample discarded)",
-      error: { kind: "nvbench", message: "no time summary in the state" }
-    };
-    return { adapted: { result }, summaryOnly: false };
-  }
-  const { timing, summaryOnly } = timingOf(summaries, timer, sat, ctx);
-  const bw = get(`${timer.prefix}/bw/global/bytes_per_second`);
-  const meanS = get(`${timer.time}/mean`);
-  const bytes = bw === void 0 ? void 0 : Math.round(bw * meanS);
-  const adapted = {
-    result: { ...base, status: "ok", timing },
-    work: {
-      ...bytes !== void 0 ? { bytes } : {},
-      note: "bytes from nvbench global memory reads and writes"
-    }
-  };
-  return { adapted, summaryOnly };
-}
-function runDiagnostics(file, kernel, { dropped, device, summaryOnly }) {
-  const diagnostics = [];
-  if (dropped > 0) {
-    diagnostics.push({
-      level: "warning",
-      code: "adapter.nvbench.other_devices",
-      message: `${file}: nvbench ran on several GPUs; kernelgate judges one per results document, so the ${dropped} state(s) of devices other than ${String(device)} were left out`,
-      fix: "run the benchmark with --devices N, one results document per GPU",
-      source: `kernel:${kernel}`,
-      kernel
-    });
-  }
-  if (summaryOnly > 0) {
-    diagnostics.push({
-      level: "info",
-      code: "adapter.nvbench.no_samples",
-      message: `${file}: ${summaryOnly} state(s) carry nvbench's summaries only: they get no interval and no paired verdict`,
-      fix: "run the benchmark with --jsonbin FILE instead of --json FILE: the samples go beside the JSON",
-      source: `kernel:${kernel}`,
-      kernel
-    });
-  }
-  return diagnostics;
-}
-function toolOf(read, root) {
-  const meta = root.meta === void 0 ? {} : read.object(root.meta, "meta");
-  const version = meta.version === void 0 ? {} : read.object(meta.version, "meta.version");
-  const nv = version.nvbench === void 0 ? {} : read.object(version.nvbench, "meta.version.nvbench");
-  return typeof nv.string === "string" ? `nvbench ${nv.string}` : "nvbench";
-}
-function parse2({ text: text2, file, kernel, readSidecar }) {
-  const read = new JsonReader(file);
-  const root = read.object(parseJson(text2, file), "the document");
-  const devices = root.devices === void 0 ? [] : read.array(root.devices, "devices");
-  const benches = read.array(root.benchmarks, "benchmarks");
-  const diagnostics = [];
-  const cases2 = [];
-  const variants = [];
-  let device;
-  let dropped = 0;
-  let summaryOnly = 0;
-  benches.forEach((value, b) => {
-    const at = `benchmarks[${b}]`;
-    const bench2 = read.object(value, at);
-    const variant = read.string(bench2.name, `${at}.name`);
-    const states = bench2.states === null ? [] : read.array(bench2.states, `${at}.states`);
-    states.forEach((stateValue, s) => {
-      const sat = `${at}.states[${s}]`;
-      const state = read.object(stateValue, sat);
-      const stateDevice = read.optionalNumber(state.device, `${sat}.device`) ?? 0;
-      device ??= stateDevice;
-      if (stateDevice !== device) {
-        dropped++;
-        return;
-      }
-      if (!variants.includes(variant)) variants.push(variant);
-      const one = caseOfState(read, state, sat, { kernel, variant, readSidecar, diagnostics });
-      cases2.push(one.adapted);
-      if (one.summaryOnly) summaryOnly++;
-    });
-  });
-  diagnostics.push(...runDiagnostics(file, kernel, { dropped, device, summaryOnly }));
-  return {
-    cases: cases2,
-    variants,
-    tool: toolOf(read, root),
-    ...device !== void 0 ? { environment: environmentOf(devices, device, read) } : {},
-    run: {},
-    diagnostics
-  };
-}
-function mul(x, k) {
-  return x === void 0 ? void 0 : x * k;
-}
-function readSamples(summary3, readSidecar, at, diagnostics, kernel) {
-  const filename = summary3.values.get("filename");
-  if (typeof filename !== "string" || readSidecar === void 0) return void 0;
-  let bytes;
-  try {
-    bytes = readSidecar(filename);
-  } catch (err) {
-    diagnostics.push({
-      level: "warning",
-      code: "adapter.nvbench.samples_unreadable",
-      message: `${at}: its sample file ${filename} cannot be read (${err.message}): judged from the summaries`,
-      fix: "keep the folder nvbench wrote beside the JSON (FILE-bin/) with it",
-      source: `kernel:${kernel}`,
-      kernel
-    });
-    return void 0;
-  }
-  const n = Math.floor(bytes.length / 4);
-  const samples = [];
-  for (let i = 0; i < n; i++) samples.push(bytes.readFloatLE(i * 4) * 1e3);
-  return samples;
-}
-function environmentOf(devices, id, read) {
-  const found = devices.map((d, i) => read.object(d, `devices[${i}]`)).find((d) => d.id === id);
-  if (!found) return { gpu: { name: `device ${id}` } };
-  const name = read.string(found.name, "devices[].name");
-  const sm = typeof found.sm_version === "number" ? found.sm_version : void 0;
-  const int = (x) => typeof x === "number" && Number.isInteger(x) && x >= 0 ? x : void 0;
-  const gpu = { name, sku: gpuModel(name), count: devices.length };
-  if (sm !== void 0)
-    gpu.compute_capability = `${Math.floor(sm / 100)}.${Math.floor(sm % 100 / 10)}`;
-  const smCount = int(found.number_of_sms);
-  if (smCount !== void 0) gpu.sm_count = smCount;
-  const memory = int(found.global_memory_size);
-  if (memory !== void 0) gpu.memory_bytes = memory;
-  const l2 = int(found.l2_cache_size);
-  if (l2 !== void 0) gpu.l2_bytes = l2;
-  return { gpu };
-}
-var nvbenchAdapter = {
-  kind: "file",
-  format: "nvbench",
-  title: "nvbench JSON",
-  produce: "BINARY --jsonbin out.json (or --json out.json: summaries only)",
-  capabilities: {
-    samples: "either",
-    work: "tool",
-    correctness: "none",
-    paired: false,
-    notes: {
-      samples: "with --jsonbin, every cold launch (the float32 sample file nvbench writes beside the JSON); with --json, nvbench's summaries (median and quartiles where the version writes them, else the mean) and its noise (relative standard deviation): no interval, no paired verdict",
-      work: "bytes from add_global_memory_reads/writes (nvbench's bandwidth × mean time); nvbench has no FLOP count: give one with `work.flops` in kernelgate.yml",
-      correctness: "none: nvbench only times; a skipped state (state.skip) is SKIPPED with its reason"
-    }
-  },
-  parse: parse2
-};
-
-// src/adapters/pytest-benchmark.ts
-function paramValue(value) {
-  if (typeof value === "string" || typeof value === "boolean") return value;
-  if (typeof value === "number" && Number.isFinite(value)) return value;
-  return JSON.stringify(value) ?? String(value);
-}
-function timingOf2(read, stats, at) {
-  const data = stats.data === void 0 ? void 0 : read.array(stats.data, `${at}.stats.data`);
-  const method = "pytest-benchmark time per call (one sample per round)";
-  if (data !== void 0 && data.length > 0) {
-    const samplesMs = data.map((x, j) => read.number(x, `${at}.stats.data[${j}]`) * 1e3);
-    return { timing: timingFromSamples(samplesMs, method), summaryOnly: false };
-  }
-  const sec = (key) => {
-    const x = read.optionalNumber(stats[key], `${at}.stats.${key}`);
-    return x === void 0 ? void 0 : x * 1e3;
-  };
-  const mean = read.number(stats.mean, `${at}.stats.mean`);
-  const stddev = read.optionalNumber(stats.stddev, `${at}.stats.stddev`);
-  const timing = summaryTiming({
-    method: `${method}, summary only`,
-    medianMs: read.number(stats.median, `${at}.stats.median`) * 1e3,
-    nSamples: read.number(stats.rounds, `${at}.stats.rounds`),
-    q1Ms: sec("q1"),
-    q3Ms: sec("q3"),
-    minMs: sec("min"),
-    meanMs: mean * 1e3,
-    ...stddev !== void 0 && mean > 0 ? { relStd: stddev / mean } : {}
-  });
-  return { timing, summaryOnly: true };
-}
-function caseOf2(read, value, i, kernel) {
-  const at = `benchmarks[${i}]`;
-  const b = read.object(value, at);
-  const name = read.string(b.name, `${at}.name`);
-  const variant = name.replace(/\[.*\]$/, "");
-  const params = {};
-  if (b.params !== void 0 && b.params !== null) {
-    for (const [k, v] of Object.entries(read.object(b.params, `${at}.params`))) {
-      params[k] = paramValue(v);
-    }
-  } else if (typeof b.param === "string") {
-    params.param = b.param;
-  }
-  const { timing, summaryOnly } = timingOf2(read, read.object(b.stats, `${at}.stats`), at);
-  const extra2 = b.extra_info === void 0 ? {} : read.object(b.extra_info, `${at}.extra_info`);
-  const flops = read.optionalNumber(extra2.flops, `${at}.extra_info.flops`);
-  const bytes = read.optionalNumber(extra2.bytes, `${at}.extra_info.bytes`);
-  const adapted = {
-    result: { kernel, variant, case: caseIdOf2(params), params, status: "ok", timing },
-    work: {
-      ...flops !== void 0 ? { flops } : {},
-      ...bytes !== void 0 ? { bytes } : {},
-      note: "per call, from the test's extra_info"
-    }
-  };
-  return { adapted, variant, summaryOnly };
-}
-function parse3({ text: text2, file, kernel }) {
-  const read = new JsonReader(file);
-  const root = read.object(parseJson(text2, file), "the document");
-  const benchmarks = read.array(root.benchmarks, "benchmarks");
-  const parsed = benchmarks.map((value, i) => caseOf2(read, value, i, kernel));
-  const summaryOnly = parsed.filter((c) => c.summaryOnly).length;
-  const diagnostics = [];
-  if (summaryOnly > 0) {
-    diagnostics.push({
-      level: "info",
-      code: "adapter.pytest_benchmark.no_data",
-      message: `${file}: ${summaryOnly} benchmark(s) carry statistics only: they get no interval and no paired verdict`,
-      fix: "run pytest with --benchmark-save-data so the JSON keeps every round",
-      source: `kernel:${kernel}`,
-      kernel
-    });
-  }
-  const machine = root.machine_info === void 0 ? {} : read.object(root.machine_info, "machine_info");
-  const commit = root.commit_info === void 0 ? {} : read.object(root.commit_info, "commit_info");
-  const libraries = {};
-  if (typeof machine.python_version === "string") libraries.python = machine.python_version;
-  const version = typeof root.version === "string" ? ` ${root.version}` : "";
-  const startedAt = isoUtc(typeof root.datetime === "string" ? root.datetime : void 0);
-  return {
-    cases: parsed.map((c) => c.adapted),
-    variants: [...new Set(parsed.map((c) => c.variant))],
-    tool: `pytest-benchmark${version}`,
-    environment: noGpuEnvironment(libraries),
-    run: {
-      ...startedAt ? { started_at: startedAt } : {},
-      ...typeof commit.id === "string" ? { git_sha: commit.id } : {},
-      ...typeof machine.node === "string" ? { host: machine.node } : {}
-    },
-    diagnostics
-  };
-}
-var pytestBenchmarkAdapter = {
-  kind: "file",
-  format: "pytest-benchmark",
-  title: "pytest-benchmark JSON",
-  produce: "pytest BENCH_DIR --benchmark-json=out.json --benchmark-save-data",
-  capabilities: {
-    samples: "either",
-    work: "tool",
-    correctness: "none",
-    paired: false,
-    notes: {
-      samples: "with --benchmark-save-data, one sample per round (its time per call); without it the statistics only (median, quartiles, mean, stddev): no interval, no paired verdict",
-      work: "`benchmark.extra_info['flops']` and `['bytes']` set by the test (per call)",
-      correctness: "none: the JSON has no verdict — a test whose assertion failed after timing is still in it, so no case is PASS (run pytest as its own CI step to fail on assertions)"
-    }
-  },
-  parse: parse3
-};
-
-// src/adapters/config.ts
-import { resolve as resolve4 } from "node:path";
-
-// src/adapters/work.ts
-function tokenize(text2) {
-  const tokens = [];
-  const re = /\s*(?:(\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)|([A-Za-z_][A-Za-z0-9_]*)|(\*\*|[-+*/()]))/y;
-  let pos = 0;
-  while (pos < text2.length) {
-    if (/^\s*$/.test(text2.slice(pos))) break;
-    re.lastIndex = pos;
-    const m = re.exec(text2);
-    if (!m) throw new Error(`unexpected ${JSON.stringify(text2.slice(pos).trim()[0])}`);
-    if (m[1] !== void 0) tokens.push({ kind: "num", value: Number(m[1]) });
-    else if (m[2] !== void 0) tokens.push({ kind: "name", value: m[2] });
-    else tokens.push({ kind: "op", value: m[3] });
-    pos = re.lastIndex;
-  }
-  return tokens;
-}
-function parseFormula(text2) {
-  const tokens = tokenize(text2);
-  let i = 0;
-  const names = /* @__PURE__ */ new Set();
-  const peek = () => tokens[i];
-  const take = (op) => {
-    const t = tokens[i];
-    if (t?.kind === "op" && t.value === op) {
-      i++;
-      return true;
-    }
-    return false;
-  };
-  const expr = () => {
-    let left2 = term();
-    for (; ; ) {
-      if (take("+")) {
-        const [a, b] = [left2, term()];
-        left2 = (p) => a(p) + b(p);
-      } else if (take("-")) {
-        const [a, b] = [left2, term()];
-        left2 = (p) => a(p) - b(p);
-      } else return left2;
-    }
-  };
-  const term = () => {
-    let left2 = power();
-    for (; ; ) {
-      if (take("*")) {
-        const [a, b] = [left2, power()];
-        left2 = (p) => a(p) * b(p);
-      } else if (take("/")) {
-        const [a, b] = [left2, power()];
-        left2 = (p) => a(p) / b(p);
-      } else return left2;
-    }
-  };
-  const power = () => {
-    const base = unary();
-    if (take("**")) {
-      const exponent = power();
-      return (p) => base(p) ** exponent(p);
-    }
-    return base;
-  };
-  const unary = () => {
-    if (take("-")) {
-      const inner = unary();
-      return (p) => -inner(p);
-    }
-    const t = peek();
-    if (t === void 0) throw new Error("ends too early");
-    i++;
-    if (t.kind === "num") return () => t.value;
-    if (t.kind === "name") {
-      names.add(t.value);
-      return (p) => {
-        const v = p[t.value];
-        if (typeof v === "number") return v;
-        if (typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v)))
-          return Number(v);
-        throw new Error(
-          `parameter ${t.value} is ${v === void 0 ? "not set" : `not a number (${JSON.stringify(v)})`}`
-        );
-      };
-    }
-    if (t.value === "(") {
-      const inner = expr();
-      if (!take(")")) throw new Error('a "(" is not closed');
-      return inner;
-    }
-    throw new Error(`unexpected ${JSON.stringify(t.value)}`);
-  };
-  const root = expr();
-  if (i < tokens.length) throw new Error(`unexpected ${JSON.stringify(String(tokens[i]?.value))}`);
-  return { names: [...names], evaluate: (params) => root(params) };
-}
-
-// src/adapters/config.ts
-var DEFAULT_BENCHMARK_TIMEOUT_S = 600;
-var DEFAULT_REPEAT = 10;
-var COMMAND_ONLY = ["variants", "cases", "repeat", "metric", "check"];
-var FILE_ONLY = ["run", "output"];
-function compileRegex(text2, field, problems) {
-  try {
-    return new RegExp(text2, "m");
-  } catch (err) {
-    problems.push(
-      `${field} is not a valid regular expression: ${err.message} (got ${showValue(text2)})`
-    );
-    return void 0;
-  }
-}
-function benchmarksFromRaw(raw, root, kernelNames) {
-  const problems = [];
-  const benchmarks = [];
-  const seen = /* @__PURE__ */ new Set();
-  raw.forEach((b, i) => {
-    const at = `benchmarks[${i}]`;
-    const before = problems.length;
-    if (seen.has(b.name)) problems.push(`${at}.name is a duplicate (got ${showValue(b.name)})`);
-    seen.add(b.name);
-    if (kernelNames.includes(b.name)) {
-      problems.push(
-        `${at}.name is already a kernel's name under kernels_dir (got ${showValue(b.name)})`
-      );
-    }
-    const adapter = adapterFor(b.format);
-    if (!adapter) {
-      problems.push(
-        `${at}.format must be one of ${ADAPTER_FORMATS.map((f) => showValue(f)).join(", ")} (got ${showValue(b.format)})`
-      );
-      return;
-    }
-    const onlyFor = (fields, which2) => {
-      for (const field of fields) {
-        if (b[field] !== void 0) {
-          problems.push(`${at}.${field} is only for ${which2} (got ${showValue(b[field])})`);
-        }
-      }
-    };
-    const work = {};
-    for (const key of ["flops", "bytes"]) {
-      const text2 = b.work?.[key];
-      if (text2 === void 0) continue;
-      try {
-        work[key] = parseFormula(String(text2));
-      } catch (err) {
-        problems.push(
-          `${at}.work.${key} is not a formula: ${err.message} (got ${showValue(text2)})`
-        );
-      }
-    }
-    let command;
-    if (adapter.kind === "command") {
-      onlyFor(FILE_ONLY, "file formats (gbench, pytest-benchmark, nvbench)");
-      command = commandFromRaw(b, at, work, problems);
-    } else {
-      onlyFor(COMMAND_ONLY, 'format "command"');
-      if (b.output === void 0) {
-        problems.push(`${at}.output is required for format ${showValue(b.format)} (got nothing)`);
-      }
-    }
-    if (problems.length > before) return;
-    const cwdRelative = b.cwd ?? ".";
-    benchmarks.push({
-      name: b.name,
-      format: b.format,
-      ...b.description !== void 0 ? { description: b.description } : {},
-      ...b.run !== void 0 ? { run: b.run } : {},
-      ...b.output !== void 0 ? { output: resolve4(root, b.output) } : {},
-      cwd: resolve4(root, cwdRelative),
-      cwdRelative,
-      timeoutS: b.timeout_s ?? DEFAULT_BENCHMARK_TIMEOUT_S,
-      references: b.references ?? [],
-      work,
-      ...command ? { command } : {}
-    });
-  });
-  return { benchmarks, problems };
-}
-function reservedParams(cases2, at, problems) {
-  cases2.forEach((c, j) => {
-    for (const name of BUILTIN_PLACEHOLDERS) {
-      if (c[name] === void 0) continue;
-      const what = name === "root" ? "the checkout's root (the head's, or the base revision's)" : "the case's id";
-      problems.push(
-        `${at}.cases[${j}].${name} is reserved: {${name}} is ${what} (got ${showValue(c[name])})`
-      );
-    }
-  });
-}
-function commandFromRaw(b, at, work, problems) {
-  if (b.variants === void 0) {
-    problems.push(`${at}.variants is required for format "command" (got nothing)`);
-  }
-  if (b.metric === void 0) {
-    problems.push(`${at}.metric is required for format "command" (got nothing)`);
-  }
-  if (b.variants === void 0 || b.metric === void 0) return void 0;
-  const metric = b.metric;
-  const cases2 = b.cases ?? [{}];
-  let regex;
-  if (metric.regex === void 0 === (metric.json === void 0)) {
-    problems.push(`${at}.metric needs exactly one of regex and json (got ${showValue(metric)})`);
-  } else if (metric.regex !== void 0) {
-    regex = compileRegex(metric.regex, `${at}.metric.regex`, problems);
-    if (regex && (new RegExp(`${regex.source}|`).exec("")?.length ?? 1) < 2) {
-      problems.push(
-        `${at}.metric.regex needs a group that captures the reading (got ${showValue(metric.regex)})`
-      );
-    }
-  }
-  if (metric.unit in RATE_UNITS) {
-    const need = metric.unit === "gbps" ? "bytes" : "flops";
-    if (work[need] === void 0) {
-      problems.push(
-        `${at}.metric.unit ${showValue(metric.unit)} needs work.${need}: a rate becomes a time through the work of one call (got nothing)`
-      );
-    }
-  }
-  const check = b.check ? compileRegex(b.check.regex, `${at}.check.regex`, problems) : void 0;
-  reservedParams(cases2, at, problems);
-  const used = /* @__PURE__ */ new Set();
-  for (const [variant, template] of Object.entries(b.variants)) {
-    for (const name of placeholders(template)) {
-      used.add(name);
-      if (BUILTIN_PLACEHOLDERS.includes(name)) continue;
-      const missing = cases2.findIndex((c) => c[name] === void 0);
-      if (missing >= 0) {
-        problems.push(
-          `${at}.variants.${variant} uses {${name}}, which ${at}.cases[${missing}] does not set (got ${showValue(cases2[missing])})`
-        );
-      }
-    }
-  }
-  for (const key of ["flops", "bytes"]) {
-    const formula = work[key];
-    if (!formula) continue;
-    for (const name of formula.names) {
-      const missing = cases2.findIndex((c) => c[name] === void 0);
-      if (missing >= 0) {
-        problems.push(
-          `${at}.work.${key} uses ${name}, which ${at}.cases[${missing}] does not set (got ${showValue(cases2[missing])})`
-        );
-      }
-    }
-  }
-  return {
-    variants: b.variants,
-    cases: cases2,
-    repeat: b.repeat ?? DEFAULT_REPEAT,
-    metric: {
-      ...regex ? { regex } : {},
-      ...metric.json !== void 0 ? { json: metric.json } : {},
-      unit: metric.unit
-    },
-    ...check ? { check } : {}
-  };
-}
-function workOf(work, params) {
-  const out = {};
-  for (const key of ["flops", "bytes"]) {
-    const formula = work[key];
-    if (!formula) continue;
-    try {
-      const value = formula.evaluate(params);
-      if (Number.isFinite(value) && value >= 0) out[key] = value;
-    } catch {
-    }
-  }
-  return out;
-}
-
-// src/adapters/notes.ts
-var UNPAIRED = "not timed against the base revision";
-function toolName(a) {
-  return a.tool ?? a.format;
-}
-function annotateAdapted(comparison, results) {
-  const adapters = /* @__PURE__ */ new Map();
-  for (const k of results.kernels) if (k.adapter) adapters.set(k.name, k.adapter);
-  if (adapters.size === 0) return comparison;
-  for (const c of comparison.cases) {
-    const a = adapters.get(c.kernel);
-    if (!a || !c.current) continue;
-    if (c.correctness === "UNCHECKED") {
-      c.correctnessReason = `not verified: ${toolName(a)} checks no results, so this case cannot PASS`;
-    }
-    if (!c.current.paired && c.perfNote?.startsWith(UNPAIRED)) {
-      c.perfNote = c.perfNote.replace(
-        UNPAIRED,
-        a.format === "command" ? `${UNPAIRED}: its folder is not in the base revision` : `${UNPAIRED}: ${toolName(a)} output is read once, from the head (only command benchmarks run in both trees)`
-      );
-    }
-    const timing = c.current.status === "ok" ? c.current.timing : void 0;
-    if (timing && timing.samples_ms.length === 0) {
-      const note = `summary only: ${toolName(a)} gave statistics of ${timing.n_samples} samples, not the samples, so no interval and no paired verdict`;
-      c.perfNote = c.perfNote === void 0 || c.perfNote.startsWith("too few samples") ? note : `${note}; ${c.perfNote}`;
-    }
-  }
-  return comparison;
-}
-
-// src/adapters/run.ts
-import { existsSync as existsSync8, readFileSync as readFileSync5 } from "node:fs";
-import { dirname as dirname4, isAbsolute, join as join11, relative as relative3, resolve as resolve5 } from "node:path";
-var ADAPTERS_HARNESS = "kernelgate adapters 0.1.0";
-function finishKernel(adapter, kernel, adapted, options = {}) {
-  const cases2 = adapted.cases.map(({ result, work }) => {
-    const fromConfig = options.work ? workOf(options.work, result.params) : {};
-    const amounts = { ...work, ...fromConfig };
-    if (fromConfig.flops !== void 0 || fromConfig.bytes !== void 0) {
-      amounts.note = fromConfig.flops !== void 0 && fromConfig.bytes !== void 0 ? "kernelgate.yml's work formulas" : `${work?.note ?? "from the tool"}; kernelgate.yml's work formulas for ${fromConfig.flops !== void 0 ? "flops" : "bytes"}`;
-    }
-    if (result.status !== "ok" || !result.timing) return result;
-    return { ...result, ...workFields(amounts, result.timing.median_ms) };
-  });
-  const timed = cases2.filter((c) => c.status === "ok" && c.timing);
-  const withSamples = timed.filter((c) => (c.timing?.samples_ms.length ?? 0) > 0).length;
-  const samples = timed.length === 0 ? adapter.capabilities.samples === "summary" ? "summary" : "raw" : withSamples === timed.length ? "raw" : withSamples === 0 ? "summary" : "mixed";
-  const info = kernelInfo(
-    kernel,
-    adapted.variants,
-    {
-      format: adapter.format,
-      ...adapted.tool !== void 0 ? { tool: adapted.tool } : {},
-      samples,
-      work: cases2.some((c) => c.work !== void 0 || c.throughput !== void 0),
-      correctness: cases2.some((c) => c.correctness !== void 0) ? "self_check" : "none",
-      paired: cases2.some((c) => c.paired !== void 0)
-    },
-    options.references,
-    options.description
-  );
-  return {
-    info,
-    cases: cases2,
-    ...adapted.environment ? { environment: adapted.environment } : {},
-    run: adapted.run,
-    diagnostics: adapted.diagnostics
-  };
-}
-function adaptFile(adapter, path9, options) {
-  const shown = options.shown ?? path9;
-  const text2 = readInputFile(path9, shown);
-  const adapted = adapter.parse({
-    text: text2,
-    file: shown,
-    kernel: options.kernel,
-    readSidecar: (rel) => readFileSync5(isAbsolute(rel) ? rel : join11(dirname4(path9), rel))
-  });
-  return finishKernel(adapter, options.kernel, adapted, options);
-}
-function environmentOf2(kernels, given) {
-  if (given) return given;
-  const envs = kernels.map((k) => k.environment).filter((e) => e !== void 0);
-  const gpu = envs.find((e) => !["none", "unknown"].includes(e.gpu.name));
-  return gpu ?? envs[0] ?? { gpu: { name: "unknown", sku: "unknown" } };
-}
-function resultsOf(kernels, options = {}) {
-  const starts = kernels.map((k) => k.run?.started_at).filter((s) => s !== void 0);
-  const startedAt = options.startedAt ?? starts.sort()[0] ?? (/* @__PURE__ */ new Date()).toISOString();
-  const gitSha = options.gitSha ?? kernels.find((k) => k.run?.git_sha)?.run?.git_sha;
-  const host = kernels.find((k) => k.run?.host)?.run?.host;
-  const formats = [...new Set(kernels.map((k) => k.info.adapter?.format ?? ""))].join(", ");
-  return {
-    schema: "kernelgate/results@1",
-    run: {
-      ...options.id !== void 0 ? { id: options.id } : {},
-      started_at: startedAt,
-      harness: `${ADAPTERS_HARNESS} (${formats})`,
-      // Other tools' cases only: no kernel of kernels_dir is measured (src/judge/coverage.ts).
-      selection: { kernels: [], ci: false },
-      ...options.command !== void 0 ? { command: options.command } : {},
-      ...gitSha !== void 0 ? { git_sha: gitSha } : {},
-      ...options.gitRef !== void 0 ? { git_ref: options.gitRef } : {},
-      ...host !== void 0 ? { host } : {},
-      ...options.pairedBase ? { paired_base: options.pairedBase } : {}
-    },
-    environment: environmentOf2(kernels, options.environment),
-    diagnostics: [...options.diagnostics ?? [], ...kernels.flatMap((k) => k.diagnostics)],
-    kernels: kernels.map((k) => k.info),
-    cases: kernels.flatMap((k) => k.cases)
-  };
-}
-var TAIL_LINES = 20;
-function lastLines(output) {
-  return output.trimEnd().split(/\r?\n/).slice(-TAIL_LINES).join("\n");
-}
-function whereShown(bench2) {
-  return bench2.cwdRelative === "." ? "the repository root" : bench2.cwdRelative;
-}
-async function runCommandBenchmark(adapter, bench2, options, common) {
-  const spec = bench2.command;
-  if (!spec) throw new InputError(`benchmarks: ${bench2.name} has no command settings`);
-  const baseCwd = options.baseRoot === void 0 ? void 0 : resolve5(options.baseRoot, bench2.cwdRelative);
-  const paired = baseCwd !== void 0 && existsSync8(baseCwd);
-  if (baseCwd !== void 0 && !paired) {
-    options.log?.(
-      `${bench2.name}: not paired: the base revision has no ${bench2.cwdRelative} (its commands run in the head only)`
-    );
-  }
-  const ran = await runCommands(
-    bench2.name,
-    { ...spec, timeoutS: bench2.timeoutS, workFor: (params) => workOf(bench2.work, params) },
-    {
-      cwd: bench2.cwd,
-      root: options.root,
-      ...paired ? { baseCwd, baseRoot: options.baseRoot } : {},
-      runner: options.runner ?? shellRunner,
-      ...options.log ? { log: options.log } : {}
-    }
-  );
-  const diagnostics = ran.cases.map((c) => c.result).filter((c) => c.status === "error" || c.status === "timeout").map((c) => ({
-    level: "error",
-    code: "adapter.command_failed",
-    message: `benchmark ${bench2.name} (${c.variant} ${c.case}, in ${whereShown(bench2)}): ${c.reason ?? c.status}` + (c.error?.log_tail ? `. Last lines:
-${c.error.log_tail}` : ". It printed nothing."),
-    fix: `run the command by hand in ${whereShown(bench2)}; metric must match what it prints`,
-    source: `kernel:${bench2.name}`,
-    kernel: bench2.name,
-    variant: c.variant
-  }));
-  return {
-    ...finishKernel(
-      adapter,
-      bench2.name,
-      { cases: ran.cases, variants: ran.variants, run: {}, diagnostics },
-      common
-    ),
-    outputs: ran.outputs
-  };
-}
-async function runBenchmark(bench2, options) {
-  const adapter = adapterFor(bench2.format);
-  if (!adapter) throw new InputError(`benchmarks: unknown format ${JSON.stringify(bench2.format)}`);
-  const common = {
-    work: bench2.work,
-    references: bench2.references,
-    ...bench2.description !== void 0 ? { description: bench2.description } : {}
-  };
-  if (adapter.kind === "command") return runCommandBenchmark(adapter, bench2, options, common);
-  const runner = options.runner ?? shellRunner;
-  const output = bench2.output;
-  let printed = "";
-  if (bench2.run !== void 0) {
-    options.log?.(`${bench2.name}: ${bench2.run}`);
-    const out = await runner(bench2.run, { cwd: bench2.cwd, timeoutMs: bench2.timeoutS * 1e3 });
-    printed = out.output;
-    if (out.timedOut || out.exitCode !== 0) {
-      return failedBenchmark(
-        adapter,
-        bench2,
-        out.timedOut ? `exceeded ${bench2.timeoutS} s` : exitReason(out),
-        out.output
-      );
-    }
-  }
-  const shown = relativeShown(options.root, output);
-  if (!existsSync8(output)) {
-    const why2 = bench2.run !== void 0 ? `it wrote no ${shown}` : `there is no ${shown} (no run command: an earlier step must write it)`;
-    return failedBenchmark(adapter, bench2, why2, printed);
-  }
-  let adapted;
-  try {
-    adapted = adaptFile(adapter, output, { kernel: bench2.name, shown, ...common });
-  } catch (error) {
-    if (!(error instanceof InputError)) throw error;
-    return failedBenchmark(
-      adapter,
-      bench2,
-      `its output is not ${adapter.title}: ${error.message}`,
-      printed
-    );
-  }
-  if (adapted.cases.length === 0) {
-    return failedBenchmark(adapter, bench2, `${shown} holds no benchmark`, printed);
-  }
-  const text2 = lastLines(printed);
-  return text2 ? { ...adapted, outputs: [{ variant: bench2.format, case: "run", text: text2 }] } : adapted;
-}
-function relativeShown(root, path9) {
-  const rel = relative3(root, path9);
-  return rel === "" || rel.startsWith("..") || isAbsolute(rel) ? path9 : rel;
-}
-function failedBenchmark(adapter, bench2, why2, output) {
-  const message = bench2.run !== void 0 ? `${bench2.run}: ${why2}` : why2;
-  const logTail = lastLines(output);
-  return finishKernel(
-    adapter,
-    bench2.name,
-    {
-      cases: [
-        {
-          result: {
-            kernel: bench2.name,
-            variant: bench2.format,
-            case: "run",
-            params: {},
-            status: "error",
-            reason: message,
-            error: {
-              kind: "benchmark command",
-              message,
-              ...logTail ? { log_tail: logTail } : {}
-            }
-          }
-        }
-      ],
-      variants: [bench2.format],
-      run: {},
-      diagnostics: [
-        {
-          level: "error",
-          code: "adapter.run_failed",
-          message: `benchmark ${bench2.name} (in ${whereShown(bench2)}): ${message}` + (logTail ? `. Last lines:
-${logTail}` : ""),
-          fix: `run the command by hand in ${whereShown(bench2)}; kernelgate judges what it writes`,
-          source: `kernel:${bench2.name}`,
-          kernel: bench2.name
-        }
-      ]
-    },
-    { references: bench2.references }
-  );
-}
-async function runBenchmarks(benchmarks, options) {
-  const chosen2 = benchmarks.filter((b) => !options.only?.length || options.only.includes(b.name));
-  const startedAt = (/* @__PURE__ */ new Date()).toISOString();
-  const kernels = [];
-  for (const bench2 of chosen2) kernels.push(await runBenchmark(bench2, options));
-  const paired = kernels.some((k) => k.info.adapter?.paired);
-  const findings = options.findings ? await options.findings(kernels, chosen2) : [];
-  const diagnostics = [...options.diagnostics ?? [], ...findings];
-  return resultsOf(kernels, {
-    startedAt,
-    ...options.command !== void 0 ? { command: options.command } : {},
-    ...options.environment ? { environment: options.environment } : {},
-    ...diagnostics.length ? { diagnostics } : {},
-    ...options.gitSha !== void 0 ? { gitSha: options.gitSha } : {},
-    ...paired && options.baseRoot !== void 0 ? {
-      pairedBase: {
-        root: options.baseRoot,
-        ...options.baseSha !== void 0 ? { git_sha: options.baseSha } : {},
-        order: "ABBA"
-      }
-    } : {}
-  });
-}
-
-// src/adapters/index.ts
-var ADAPTERS = [
-  gbenchAdapter,
-  pytestBenchmarkAdapter,
-  nvbenchAdapter,
-  commandAdapter
-];
-var ADAPTER_FORMATS = ADAPTERS.map((a) => a.format);
-function adapterFor(format) {
-  return ADAPTERS.find((a) => a.format === format);
-}
-function fileAdapterFor(format) {
-  const adapter = adapterFor(format);
-  return adapter?.kind === "file" ? adapter : void 0;
-}
-
-// data/gpus.json
-var gpus_default = {
-  $comment: [
-    "The one GPU table of kernelgate, read by the TypeScript doctor and judge (src/config/gpus.ts, bundled into dist/) and by the Python harness (python/kernelgate_harness/gpus.py).",
-    "A GPU's model is the first entry whose pci_device_ids holds its PCI device id (nvidia-smi's pci_device_id 0x233010DE -> 2330), else the first entry one of whose names (regular expressions, case-insensitive, the same in JavaScript and Python) matches the driver's product name, else unknown.",
-    "peaks: datasheet dense tensor-core TFLOPS per dtype (no sparsity: half the datasheet's sparse figure) and memory bandwidth in GB/s. A model whose name covers boards of different bandwidths has no gbps, rather than a wrong one. kernelgate.yml's peaks: section overrides or adds entries.",
-    "Add a GPU: an entry here, in the order that keeps more specific names first (GH200 before H200), and a case in test/gpus.test.ts."
-  ],
-  models: [
-    {
-      model: "GH200",
-      names: ["GH200"],
-      pci_device_ids: ["2342"],
-      compute_capability: "9.0",
-      peaks: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 } },
-      source: "NVIDIA GH200 Grace Hopper Superchip datasheet; no gbps: 96 GB HBM3 (4.0 TB/s) and 144 GB HBM3e (4.9 TB/s) boards share the name"
-    },
-    {
-      model: "H200-NVL",
-      names: ["H200 NVL"],
-      pci_device_ids: [],
-      compute_capability: "9.0",
-      peaks: { tflops: { fp16: 835.5, bf16: 835.5, tf32: 417.5, fp8: 1670.5 }, gbps: 4800 },
-      source: "NVIDIA H200 NVL datasheet (1,671 / 835 / 3,341 TFLOPS with sparsity)"
-    },
-    {
-      model: "H200",
-      names: ["H200"],
-      pci_device_ids: ["2335"],
-      compute_capability: "9.0",
-      peaks: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 4800 },
-      source: "NVIDIA H200 SXM datasheet: the H100 SXM's compute, more bandwidth"
-    },
-    {
-      model: "H100-NVL",
-      names: ["H100 NVL"],
-      pci_device_ids: ["2321"],
-      compute_capability: "9.0",
-      peaks: { tflops: { fp16: 835.5, bf16: 835.5, tf32: 417.5, fp8: 1670.5 }, gbps: 3900 },
-      source: "NVIDIA H100 NVL datasheet (1,671 / 835 / 3,341 TFLOPS with sparsity)"
-    },
-    {
-      model: "H100-PCIe",
-      names: ["H100.*PCIe"],
-      pci_device_ids: ["2331"],
-      compute_capability: "9.0",
-      peaks: { tflops: { fp16: 756, bf16: 756, tf32: 378, fp8: 1513 }, gbps: 2039 },
-      source: "NVIDIA H100 PCIe datasheet"
-    },
-    {
-      model: "H100-SXM",
-      names: ["H100"],
-      pci_device_ids: ["2330"],
-      compute_capability: "9.0",
-      peaks: { tflops: { fp16: 989.4, bf16: 989.4, tf32: 494.7, fp8: 1978.9 }, gbps: 3352 },
-      source: "NVIDIA H100 SXM datasheet"
-    },
-    {
-      model: "H800",
-      names: ["H800"],
-      pci_device_ids: [],
-      compute_capability: "9.0"
-    },
-    {
-      model: "B200",
-      names: ["B200"],
-      pci_device_ids: [],
-      compute_capability: "10.0"
-    },
-    {
-      model: "L40S",
-      names: ["L40S"],
-      pci_device_ids: ["26b9"],
-      compute_capability: "8.9",
-      peaks: { tflops: { fp16: 362.05, bf16: 362.05, tf32: 183, fp8: 733 }, gbps: 864 },
-      source: "NVIDIA L40S datasheet (733 / 366 / 1,466 TFLOPS with sparsity)"
-    },
-    {
-      model: "L40",
-      names: ["L40\\b"],
-      pci_device_ids: [],
-      compute_capability: "8.9"
-    },
-    {
-      model: "L4",
-      names: ["\\bL4\\b"],
-      pci_device_ids: ["27b8"],
-      compute_capability: "8.9",
-      peaks: { tflops: { fp16: 121, bf16: 121, tf32: 60, fp8: 242.5 }, gbps: 300 },
-      source: "NVIDIA L4 datasheet"
-    },
-    {
-      model: "A100-PCIe",
-      names: ["A100.*PCIe"],
-      pci_device_ids: ["20b5", "20f1"],
-      compute_capability: "8.0"
-    },
-    {
-      model: "A100-SXM",
-      names: ["A100"],
-      pci_device_ids: ["20b0", "20b2"],
-      compute_capability: "8.0"
-    }
-  ]
-};
-
-// src/config/gpus.ts
-var GPU_MODELS = gpus_default.models;
-var NAME_PATTERNS = GPU_MODELS.flatMap(
-  (m) => m.names.map((pattern) => [new RegExp(pattern, "i"), m])
-);
-function pciDevice(pciDeviceId) {
-  const device = pciDeviceId?.trim().toLowerCase().replace(/^0x/, "").slice(0, 4);
-  return device === void 0 || device === "" ? void 0 : device;
-}
-function gpuModelEntry(name, pciDeviceId) {
-  const device = pciDevice(pciDeviceId);
-  const byId = device === void 0 ? void 0 : GPU_MODELS.find((m) => m.pci_device_ids.includes(device));
-  return byId ?? NAME_PATTERNS.find(([re]) => re.test(name))?.[1];
-}
-function gpuModel(name, pciDeviceId) {
-  return gpuModelEntry(name, pciDeviceId)?.model ?? "unknown";
-}
-function modelCapability(model) {
-  return GPU_MODELS.find((m) => m.model === model)?.compute_capability;
-}
-var DATASHEET_PEAKS = Object.fromEntries(
-  GPU_MODELS.filter((m) => m.peaks !== void 0).map((m) => [m.model, m.peaks])
-);
-
-// src/config/locate.ts
-var import_yaml2 = __toESM(require_dist(), 1);
-function yamlLocator(text2) {
-  const lines = new import_yaml2.LineCounter();
-  const doc = (0, import_yaml2.parseDocument)(text2, { lineCounter: lines });
-  const position = (offset) => {
-    const { line, col } = lines.linePos(offset);
-    return { line, column: col };
-  };
-  return {
-    locate(path9) {
-      let node2 = doc.contents;
-      let offset = doc.contents?.range?.[0] ?? 0;
-      for (const part of path9) {
-        if ((0, import_yaml2.isMap)(node2)) {
-          const pair = node2.items.find((p) => (0, import_yaml2.isScalar)(p.key) && String(p.key.value) === `${part}`);
-          if (!pair || !(0, import_yaml2.isScalar)(pair.key) || !pair.key.range) break;
-          offset = pair.key.range[0];
-          node2 = pair.value;
-        } else if ((0, import_yaml2.isSeq)(node2) && typeof part === "number") {
-          const item = node2.items[part];
-          if (!item?.range) break;
-          offset = item.range[0];
-          node2 = item;
-        } else break;
-      }
-      return position(offset);
-    }
-  };
-}
-function leadingFieldPath(problem) {
-  const head = /^(?:[A-Za-z_][A-Za-z0-9_-]*|\[(?:\d+|"(?:[^"\\]|\\.)*")\])(?:\.[A-Za-z_][A-Za-z0-9_-]*|\[(?:\d+|"(?:[^"\\]|\\.)*")\])*/.exec(
-    problem
-  );
-  if (!head) return [];
-  const parts = [];
-  for (const m of head[0].matchAll(
-    /([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]/g
-  )) {
-    if (m[1] !== void 0) parts.push(m[1]);
-    else if (m[2] !== void 0) parts.push(Number(m[2]));
-    else parts.push(JSON.parse(m[3]));
-  }
-  return parts;
-}
-
-// src/config/config.ts
-var DEFAULT_PEAKS = DATASHEET_PEAKS;
-var CONFIG_FILE_NAME = "kernelgate.yml";
-var DEFAULT_KERNELS_DIR = "kernels";
-var DEFAULT_MIN_CHANGE_MS = 1e-3;
-var DEFAULT_PAIRED_THRESHOLD_PCT = 1;
-var DEFAULT_PAIRED_MIN_CHANGE_MS = 8e-4;
-var validators;
-function getValidators() {
-  if (!validators) {
-    const ajv = newAjv();
-    validators = { config: ajv.compile(config_schema_default), kernel: ajv.compile(kernel_schema_default) };
-  }
-  return validators;
-}
-function parseYaml(text2, file, path9) {
-  const doc = (0, import_yaml3.parseDocument)(text2, { prettyErrors: true });
-  const first = doc.errors[0];
-  if (first) {
-    const pos = first.linePos?.[0];
-    const where3 = pos ? `${file}:${pos.line}:${pos.col}` : file;
-    const what = (first.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, "");
-    const message = `${where3}: YAML syntax error: ${what}`;
-    const at = pos ? { line: pos.line, column: pos.col } : {};
-    throw new InputError(message, [message], path9 ? [{ file: path9, ...at, message }] : []);
-  }
-  return doc.toJS();
-}
-function fieldProblems(shown, path9, text2, problems) {
-  const { locate } = yamlLocator(text2);
-  return problemsError(shown, problems, { path: path9, locate: (p) => locate(leadingFieldPath(p)) });
-}
-function readText(path9, shown) {
-  try {
-    return readFileSync6(path9, "utf8");
-  } catch (err) {
-    throw new InputError(`${shown}: cannot read: ${err.message}`);
-  }
-}
-function loadConfig(rootDir, opts = {}) {
-  const root = resolve6(rootDir);
-  const configPath = opts.configFile ? resolve6(opts.configFile) : join12(root, CONFIG_FILE_NAME);
-  const shownConfig = relative4(root, configPath) || CONFIG_FILE_NAME;
-  let raw = {};
-  let configFile;
-  let configText = "";
-  if (existsSync9(configPath)) {
-    configText = readText(configPath, shownConfig);
-    const data = parseYaml(configText, shownConfig, configPath) ?? {};
-    raw = validateConfigData(data, shownConfig, configPath, configText);
-    configFile = configPath;
-  } else if (opts.configFile) {
-    throw new InputError(`${shownConfig}: no such config file`);
-  }
-  const kernelsDir = raw.kernels_dir ?? DEFAULT_KERNELS_DIR;
-  const kernelsPath = resolve6(root, kernelsDir);
-  let kernels = [];
-  if (existsSync9(kernelsPath) && statSync2(kernelsPath).isDirectory()) {
-    kernels = loadKernels(root, kernelsPath);
-  } else if (raw.kernels_dir !== void 0) {
-    const problem = `kernels_dir must be a folder (got ${showValue(raw.kernels_dir)}, which does not exist)`;
-    throw fieldProblems(shownConfig, configPath, configText, [problem]);
-  }
-  const { benchmarks, problems } = benchmarksFromRaw(
-    raw.benchmarks ?? [],
-    root,
-    kernels.map((k) => k.manifest.name)
-  );
-  if (problems.length) throw fieldProblems(shownConfig, configPath, configText, problems);
-  return configFromRaw(raw, root, configFile, kernels, benchmarks);
-}
-function configFromRaw(raw, root, configFile, kernels, benchmarks) {
-  const peaks = {};
-  for (const [sku, spec] of Object.entries(DEFAULT_PEAKS)) {
-    peaks[sku] = { tflops: { ...spec.tflops }, gbps: spec.gbps };
-  }
-  for (const [sku, spec] of Object.entries(raw.peaks ?? {})) {
-    const base = peaks[sku] ?? { tflops: {} };
-    peaks[sku] = { tflops: { ...base.tflops, ...spec.tflops }, gbps: spec.gbps ?? base.gbps };
-  }
-  return {
-    rootDir: root,
-    configFile,
-    kernelsDir: raw.kernels_dir ?? DEFAULT_KERNELS_DIR,
-    harness: {
-      python: raw.harness?.python ?? "python3",
-      timeoutS: raw.harness?.timeout_s ?? 300,
-      args: raw.harness?.args ?? []
-    },
-    compare: {
-      thresholdPct: raw.compare?.threshold_pct ?? 3,
-      confidence: raw.compare?.confidence ?? 0.99,
-      resamples: raw.compare?.resamples ?? 2e3,
-      seed: raw.compare?.seed ?? 1,
-      noisePct: raw.compare?.noise_pct ?? {},
-      minChangeMs: raw.compare?.min_change_ms ?? DEFAULT_MIN_CHANGE_MS,
-      paired: {
-        thresholdPct: raw.compare?.paired?.threshold_pct ?? DEFAULT_PAIRED_THRESHOLD_PCT,
-        minChangeMs: raw.compare?.paired?.min_change_ms ?? DEFAULT_PAIRED_MIN_CHANGE_MS,
-        enabled: raw.compare?.paired?.enabled ?? true,
-        confirm: raw.compare?.paired?.confirm ?? false
-      }
-    },
-    correctness: {
-      driftFactor: raw.correctness?.drift_factor ?? 2,
-      driftFloorRelL2: raw.correctness?.drift_floor_rel_l2 ?? 1e-4
-    },
-    policy: {
-      failOnSlower: raw.policy?.fail_on_slower ?? false,
-      failOnMissing: raw.policy?.fail_on_missing ?? false,
-      failOnBuildFailure: raw.policy?.fail_on_build_failure ?? true,
-      failOnError: raw.policy?.fail_on_error ?? true,
-      failOnMeasurementError: raw.policy?.fail_on_measurement_error ?? true,
-      failOnSanitizer: raw.policy?.fail_on_sanitizer ?? true
-    },
-    peaks,
-    report: {
-      title: raw.report?.title ?? "kernelgate",
-      maxRows: raw.report?.max_rows ?? 100
-    },
-    kernels,
-    benchmarks
-  };
-}
-function validateConfigData(data, file, path9, text2) {
-  const { config: validate2 } = getValidators();
-  if (!validate2(data))
-    throw fieldProblems(file, path9, text2, formatAjvErrors(validate2.errors ?? []));
-  const raw = data;
-  const problems = [];
-  for (const key of ["fail_on_correctness", "fail_on_drift"]) {
-    if (raw.policy?.[key] === false) {
-      problems.push(
-        `policy.${key} cannot be switched off: correctness FAIL and DRIFT always fail the gate (got false)`
-      );
-    }
-  }
-  if (problems.length) throw fieldProblems(file, path9, text2, problems);
-  return raw;
-}
-function loadKernels(root, kernelsPath) {
-  const kernels = [];
-  const folders = readdirSync4(kernelsPath, { withFileTypes: true }).filter(
-    (d) => d.isDirectory() || d.isSymbolicLink() && statSync2(join12(kernelsPath, d.name), { throwIfNoEntry: false })?.isDirectory()
-  ).map((d) => d.name).sort();
-  for (const folder of folders) {
-    const manifestPath = join12(kernelsPath, folder, "kernel.yml");
-    if (!existsSync9(manifestPath)) continue;
-    const shown = relative4(root, manifestPath);
-    const text2 = readText(manifestPath, shown);
-    const data = parseYaml(text2, shown, manifestPath);
-    const { kernel: validate2 } = getValidators();
-    const invalid = (problems2) => fieldProblems(shown, manifestPath, text2, problems2);
-    if (!validate2(data)) throw invalid(formatAjvErrors(validate2.errors ?? []));
-    const manifest = data;
-    const problems = crossCheckManifest(manifest, folder);
-    if (problems.length) throw invalid(problems);
-    kernels.push({ manifest, dir: join12(kernelsPath, folder), file: shown });
-  }
-  return kernels;
-}
-function crossCheckManifest(manifest, folder) {
-  const problems = [];
-  if (manifest.name !== folder) {
-    problems.push(
-      `name must equal its folder name ${showValue(folder)} (got ${showValue(manifest.name)})`
-    );
-  }
-  const names = manifest.variants.map((v) => v.name);
-  const seen = /* @__PURE__ */ new Set();
-  manifest.variants.forEach((v, i) => {
-    if (seen.has(v.name))
-      problems.push(`variants[${i}].name is a duplicate (got ${showValue(v.name)})`);
-    seen.add(v.name);
-  });
-  const known = `(one of ${names.join(", ")})`;
-  if (manifest.speed_reference !== void 0 && !seen.has(manifest.speed_reference)) {
-    problems.push(
-      `speed_reference must name a variant ${known} (got ${showValue(manifest.speed_reference)})`
-    );
-  }
-  const tiers = manifest.tiers;
-  if (tiers) {
-    if (tiers.variant !== void 0 && !seen.has(tiers.variant)) {
-      problems.push(`tiers.variant must name a variant ${known} (got ${showValue(tiers.variant)})`);
-    }
-    if (tiers.variant === void 0 && !manifest.variants.some((v) => v.role === "candidate")) {
-      problems.push("tiers.variant is required when no variant has role candidate (got nothing)");
-    }
-    if (tiers.reference !== void 0 && !seen.has(tiers.reference)) {
-      problems.push(
-        `tiers.reference must name a variant ${known} (got ${showValue(tiers.reference)})`
-      );
-    }
-    if (tiers.metric === "speedup" && tiers.reference === void 0 && manifest.speed_reference === void 0) {
-      problems.push(
-        'tiers.metric "speedup" needs tiers.reference or speed_reference to name the reference variant (got nothing)'
-      );
-    }
-    problems.push(...unreachableRungs(tiers, manifest));
-  }
-  return problems;
-}
-function ladderReference(tiers, manifest) {
-  if (tiers.metric === "gemm_ceiling_ratio") return tiers.reference ?? "the measured cuBLAS rate";
-  return tiers.reference ?? manifest.speed_reference ?? "the reference";
-}
-function unreachableRungs(tiers, manifest) {
-  const problems = [];
-  const pct2 = (x) => `${Number(x.toFixed(1))} %`;
-  if (tiers.metric === "pct_peak") {
-    tiers.ladder.forEach((rung, i) => {
-      if (rung.min > 100) {
-        problems.push(
-          `tiers.ladder[${i}].min needs ${pct2(rung.min)} of the chip's datasheet peak: unreachable on any GPU (got ${showValue(rung.min)})`
-        );
-      }
-    });
-    return problems;
-  }
-  const reference = ladderReference(tiers, manifest);
-  const share = tiers.reference_pct_peak;
-  const above = tiers.ladder.map((rung, i) => ({ rung, i })).filter(({ rung }) => rung.min > 1);
-  if (share === void 0) {
-    const first = above[0];
-    if (first) {
-      problems.push(
-        `tiers.reference_pct_peak is required when a rung is above 1× (tiers.ladder[${first.i}].min is ${showValue(first.rung.min)}): the share of the chip's peak ${reference} reaches on the headline case decides whether the rung can be reached (got nothing)`
-      );
-    }
-    return problems;
-  }
-  for (const { rung, i } of above) {
-    const needs = rung.min * share;
-    if (needs > 100) {
-      problems.push(
-        `tiers.ladder[${i}].min asks ${rung.min}× ${reference}, which runs at ${pct2(share)} of the chip's peak (tiers.reference_pct_peak): it needs ${pct2(needs)} of the peak, unreachable (got ${showValue(rung.min)})`
-      );
-    }
-  }
-  return problems;
-}
-function tierCandidates(manifest) {
-  if (manifest.tiers?.variant !== void 0) return [manifest.tiers.variant];
-  return manifest.variants.filter((v) => v.role === "candidate").map((v) => v.name);
-}
-
-// src/judge/tiers.ts
-function formatGroup(group) {
-  return Object.entries(group).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join("|") : String(v)}`).join(",");
-}
-function matches(c, group) {
-  return Object.entries(group).every(([k, want]) => {
-    const have = c.params[k];
-    if (have === void 0) return false;
-    const options = Array.isArray(want) ? want : [want];
-    return options.some((o) => String(o) === String(have));
-  });
-}
-function findCase(results, kernel, variant, group) {
-  return results.cases.find(
-    (c) => c.kernel === kernel && c.variant === variant && matches(c, group)
-  );
-}
-function passed(c) {
-  return c.status === "ok" && c.timing !== void 0 && c.correctness?.status === "PASS";
-}
-function denseFlops(c) {
-  const { M, N, K } = c.params;
-  if (typeof M !== "number" || typeof N !== "number" || typeof K !== "number") return void 0;
-  return 2 * M * N * K;
-}
-function baseArmResults(results) {
-  const cases2 = [];
-  for (const c of results.cases) {
-    const p = c.paired;
-    if (!p) continue;
-    const rest = { ...c };
-    delete rest.paired;
-    delete rest.throughput;
-    if (p.base_status === "ok" && p.base_timing) {
-      cases2.push({
-        ...rest,
-        status: "ok",
-        timing: p.base_timing,
-        ...p.base_correctness ? { correctness: p.base_correctness } : {}
-      });
-    } else if (p.base_status !== "missing") {
-      delete rest.timing;
-      cases2.push({ ...rest, status: p.base_status });
-    }
-  }
-  if (!cases2.length) return void 0;
-  return { ...results, cases: cases2 };
-}
-function newStatus(manifest, tiers, candidates) {
-  const ladder = [...tiers.ladder].sort((a, b) => a.min - b.min);
-  return {
-    kernel: manifest.name,
-    variant: candidates[0],
-    pinned: tiers.variant !== void 0,
-    passing: [],
-    metric: tiers.metric,
-    unit: tiers.metric === "pct_peak" ? "%" : "×",
-    headline: formatGroup(tiers.case),
-    ladder: ladder.map((t) => ({ name: t.name, grade: t.grade, min: t.min, achieved: false })),
-    ...tiers.reference_pct_peak !== void 0 ? { declaredReferencePctPeak: tiers.reference_pct_peak } : {}
-  };
-}
-function noTargetProblem(status, found, candidates) {
-  if (!found.length) {
-    status.problem = status.pinned ? `the headline case (${status.headline}) of ${status.variant} is not in the results` : `no candidate (${candidates.join(", ")}) has the headline case (${status.headline}) in the results`;
-  } else if (status.pinned) {
-    const c = found[0];
-    status.caseId = c.case;
-    status.problem = c.status !== "ok" || !c.timing ? `the headline case did not produce a timing (status ${c.status})` : `the headline case did not pass (correctness ${c.correctness?.status ?? "unchecked"})`;
-  } else {
-    status.caseId = found[0]?.case;
-    const why2 = found.map(
-      (c) => `${c.variant} ${c.status === "ok" ? `correctness ${c.correctness?.status ?? "unchecked"}` : c.status}`
-    );
-    status.problem = `no candidate passed on the headline case (${why2.join(", ")})`;
-  }
-}
-function headlineTarget(results, config, manifest, tiers, status, candidates) {
-  const found = candidates.map((v) => findCase(results, manifest.name, v, tiers.case)).filter((c) => c !== void 0);
-  const aboveChip = new Set(findMeasurementErrors(results, config).map((m) => m.key));
-  const good = found.filter((c) => passed(c) && !aboveChip.has(caseKey(c.kernel, c.variant, c.case))).sort((a, b) => (a.timing?.median_ms ?? 0) - (b.timing?.median_ms ?? 0));
-  status.passing = good.map((c) => ({ variant: c.variant, medianMs: c.timing?.median_ms ?? 0 }));
-  if (!good[0]) noTargetProblem(status, found, candidates);
-  return good[0];
-}
-function referenceCase(g, name) {
-  return g.results.cases.find(
-    (c) => c.kernel === g.manifest.name && c.variant === name && c.case === g.target.case
-  ) ?? findCase(g.results, g.manifest.name, name, g.tiers.case);
-}
-var speedup = (g) => {
-  const { status } = g;
-  const refName = g.tiers.reference ?? g.manifest.speed_reference;
-  status.referenceVariant = refName;
-  const refCase = referenceCase(g, refName);
-  if (!refCase || refCase.status !== "ok" || !refCase.timing) {
-    status.problem = `the reference ${refName} has no timing for the headline case`;
-    return void 0;
-  }
-  const refMs = refCase.timing.median_ms;
-  status.referenceMedianMs = refMs;
-  status.referenceTflops = caseTflops(refCase);
-  status.value = refMs / g.medianMs;
-  if (status.referenceTflops !== void 0 && g.peak) {
-    status.measuredReferencePctPeak = 100 * status.referenceTflops / g.peak;
-  }
-  return (min) => refMs / min;
-};
-var pctPeak = (g) => {
-  const { status, peak } = g;
-  if (peak === void 0 || status.tflops === void 0) {
-    status.problem = `no datasheet peak for dtype ${g.dtype ?? "(none)"} on this GPU, or no FLOP count`;
-    return void 0;
-  }
-  status.value = status.tflops / peak * 100;
-  return (min) => g.msFor(min / 100 * peak);
-};
-function gemmRate(g) {
-  const { status, tiers } = g;
-  if (tiers.reference === void 0) {
-    return g.dtype ? g.results.environment.ceilings?.gemm_tflops?.[g.dtype] : void 0;
-  }
-  const refName = tiers.reference;
-  status.referenceVariant = refName;
-  const refCase = referenceCase(g, refName);
-  if (!refCase || refCase.status !== "ok" || !refCase.timing) {
-    status.problem = `the reference ${refName} has no timing for the headline case`;
-    return void 0;
-  }
-  const dense = denseFlops(refCase);
-  if (dense === void 0) {
-    status.problem = `the headline case of ${refName} has no numeric M, N and K: its dense work is unknown`;
-    return void 0;
-  }
-  const refMs = refCase.timing.median_ms;
-  status.referenceMedianMs = refMs;
-  status.referenceTflops = dense / (refMs * 1e-3) / 1e12;
-  status.wallClockRatio = refMs / g.medianMs;
-  return status.referenceTflops;
-}
-var gemmCeilingRatio = (g) => {
-  const { status } = g;
-  const gemm = gemmRate(g);
-  if (status.problem) return void 0;
-  if (gemm === void 0 || status.tflops === void 0) {
-    status.problem = `no measured GEMM ceiling for dtype ${g.dtype ?? "(none)"}, or no FLOP count`;
-    return void 0;
-  }
-  status.gemmTflops = gemm;
-  if (g.peak) status.measuredReferencePctPeak = 100 * gemm / g.peak;
-  status.value = status.tflops / gemm;
-  return (min) => g.msFor(min * gemm);
-};
-var METRICS = {
-  speedup,
-  pct_peak: pctPeak,
-  gemm_ceiling_ratio: gemmCeilingRatio
-};
-function gradeLadder(g, requiredMs) {
-  const { status, peak } = g;
-  const flops = g.target.work?.flops;
-  const impliedTflops = (ms) => flops ? flops / (ms * 1e-3) / 1e12 : void 0;
-  const value = status.value;
-  for (const milestone of status.ladder) {
-    milestone.achieved = value >= milestone.min;
-    milestone.requiredMs = requiredMs(milestone.min);
-    milestone.impliedTflops = milestone.requiredMs === void 0 ? void 0 : impliedTflops(milestone.requiredMs);
-    if (milestone.impliedTflops !== void 0 && peak !== void 0) {
-      milestone.reachable = milestone.impliedTflops <= peak;
-    }
-    if (milestone.achieved) status.current = { name: milestone.name, grade: milestone.grade };
-  }
-  status.next = status.ladder.find((m) => !m.achieved);
-  if (status.next?.requiredMs !== void 0) {
-    status.speedupNeeded = g.medianMs / status.next.requiredMs;
-  }
-}
-function gradeKernel(results, config, manifest) {
-  const tiers = manifest.tiers;
-  const candidates = tierCandidates(manifest);
-  if (!tiers || !candidates.length) return void 0;
-  const status = newStatus(manifest, tiers, candidates);
-  const target = headlineTarget(results, config, manifest, tiers, status, candidates);
-  if (!target) return status;
-  status.variant = target.variant;
-  status.caseId = target.case;
-  const medianMs = target.timing?.median_ms;
-  const dtype = caseDtype(target);
-  const peak = peakTflops(results, config, dtype);
-  status.medianMs = medianMs;
-  status.tflops = caseTflops(target);
-  status.peakTflops = peak;
-  const flops = target.work?.flops;
-  const msFor = (tflops) => flops ? flops / (tflops * 1e12) * 1e3 : void 0;
-  const g = { results, manifest, tiers, status, target, medianMs, dtype, peak, msFor };
-  const requiredMs = METRICS[tiers.metric](g);
-  if (requiredMs) gradeLadder(g, requiredMs);
-  return status;
-}
-function evaluateTiers(results, config) {
-  return config.kernels.map(({ manifest }) => gradeKernel(results, config, manifest)).filter((s) => s !== void 0);
-}
-
-// src/history/record.ts
-var HISTORY_FORMAT_NAME = "kernelgate/history";
-var HISTORY_FORMAT_VERSION = 1;
-var HISTORY_FORMAT = `${HISTORY_FORMAT_NAME}@${HISTORY_FORMAT_VERSION}`;
-var CASE_FIELDS = [
-  "kernel",
-  "variant",
-  "case",
-  "status",
-  "method",
-  "stop",
-  "median_ms",
-  "lo_pct",
-  "hi_pct",
-  "n",
-  "sm_mhz",
-  "power_w",
-  "throttled",
-  "correct",
-  "rel_l2",
-  "tol_rel_l2",
-  "verdict"
-];
-function sig(value, digits) {
-  if (value === null || value === void 0 || !Number.isFinite(value)) return null;
-  if (value === 0) return 0;
-  return Number(value.toPrecision(digits));
-}
-function medianInterval(samples, confidence) {
-  const sorted = sortedCopy(samples);
-  const n = sorted.length;
-  const alpha = (1 - confidence) / 2;
-  let index = 0;
-  let cdf = 0;
-  let logC = 0;
-  for (let k = 0; k < n; k++) {
-    if (k > 0) logC += Math.log((n - k + 1) / k);
-    cdf += Math.exp(logC - n * Math.LN2);
-    if (cdf > alpha) break;
-    index = k;
-  }
-  const j = Math.min(index, Math.floor((n - 1) / 2));
-  return { lo: sorted[j], hi: sorted[n - 1 - j] };
-}
-function referencesOf(results, given = {}) {
-  const out = {};
-  for (const k of results.kernels) {
-    const named2 = given[k.name];
-    const ref = named2 ?? k.variants.find((v) => v.role === "reference")?.name;
-    if (ref !== void 0) out[k.name] = ref;
-  }
-  return out;
-}
-function buildRecord(results, options) {
-  const confidence = options.confidence ?? 0.99;
-  const references = referencesOf(results, options.references);
-  const work = {};
-  const rows = results.cases.map((c) => {
-    const t = c.status === "ok" ? c.timing : void 0;
-    const ci = t && t.samples_ms.length >= 2 ? medianInterval(t.samples_ms, confidence) : void 0;
-    const m = t?.median_ms;
-    if (c.work) (work[c.kernel] ??= {})[c.case] = [c.work.flops, c.work.bytes];
-    const verdict = options.verdicts?.[`${c.kernel}/${c.variant}/${c.case}`];
-    const cells = {
-      kernel: c.kernel,
-      variant: c.variant,
-      case: c.case,
-      status: c.status,
-      method: t ? timingMethodKind(t.method) : null,
-      stop: t?.stop_reason ?? null,
-      median_ms: sig(m, 5),
-      lo_pct: ci && m ? sig(100 * (m - ci.lo) / m, 2) : null,
-      hi_pct: ci && m ? sig(100 * (ci.hi - m) / m, 2) : null,
-      n: t?.n_samples ?? null,
-      sm_mhz: t?.sm_clock_mhz?.length ? sig(median(t.sm_clock_mhz), 4) : null,
-      power_w: t?.power_w?.length ? sig(median(t.power_w), 4) : null,
-      throttled: t?.n_discarded_throttled ?? null,
-      correct: c.correctness?.status ?? null,
-      rel_l2: sig(c.correctness?.rel_l2, 3),
-      tol_rel_l2: sig(c.correctness?.tol_rel_l2, 3),
-      verdict: verdict ?? null
-    };
-    return CASE_FIELDS.map((f) => cells[f]);
-  });
-  const env = results.environment;
-  const run2 = {
-    ...options.runId ?? results.run.id ? { id: options.runId ?? results.run.id } : {},
-    ...results.run.git_sha ? { commit: results.run.git_sha } : {},
-    ...results.run.git_ref ? { ref: results.run.git_ref } : {},
-    branch: options.branch,
-    ...options.event ? { event: options.event } : {},
-    started_at: results.run.started_at,
-    ...results.run.finished_at ? { finished_at: results.run.finished_at } : {},
-    sku: options.sku,
-    gpu: env.gpu.name,
-    ...env.driver_version ? { driver: env.driver_version } : {},
-    ...env.cuda_runtime_version ? { cuda: env.cuda_runtime_version } : {},
-    kernelgate: options.kernelgateVersion,
-    harness: results.run.harness,
-    ...options.artifact ? { artifact: options.artifact } : {},
-    ...options.verdict ? { verdict: options.verdict } : {},
-    interval_confidence: confidence,
-    ...results.run.paired_base?.git_sha ? { paired_base: results.run.paired_base.git_sha } : {}
-  };
-  const environment = {
-    gpu: env.gpu,
-    ...env.driver_version ? { driver_version: env.driver_version } : {},
-    ...env.driver_cuda_version ? { driver_cuda_version: env.driver_cuda_version } : {},
-    ...env.cuda_runtime_version ? { cuda_runtime_version: env.cuda_runtime_version } : {},
-    ...env.cuda_toolkit_version ? { cuda_toolkit_version: env.cuda_toolkit_version } : {},
-    ...env.libraries ? { libraries: env.libraries } : {},
-    // measured ceilings and datasheet peaks: what tiers grade a headline against
-    ...env.ceilings ? { ceilings: env.ceilings } : {}
-  };
-  return {
-    format: HISTORY_FORMAT,
-    run: run2,
-    environment,
-    references,
-    work,
-    fields: [...CASE_FIELDS],
-    cases: rows
-  };
-}
-function serializeRecord(record) {
-  const head = JSON.stringify({
-    format: record.format,
-    run: record.run,
-    environment: record.environment,
-    references: record.references,
-    work: record.work,
-    fields: record.fields
-  });
-  const rows = record.cases.map((row) => JSON.stringify(row)).join(",\n");
-  return `${head.slice(0, -1)},"cases":[
-${rows}
-]}
-`;
-}
-var RecordError = class extends Error {
-  constructor(message, kind) {
-    super(message);
-    this.kind = kind;
-  }
-  kind;
-};
-var STATUSES = /* @__PURE__ */ new Set(["ok", "fail", "error", "timeout", "skipped"]);
-function parseRecord(text2) {
-  let doc;
-  try {
-    doc = JSON.parse(text2);
-  } catch (error) {
-    throw new RecordError(`not valid JSON (${error.message})`, "corrupt");
-  }
-  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) {
-    throw new RecordError("not a JSON object", "foreign");
-  }
-  const d = doc;
-  const format = d["format"];
-  const match = typeof format === "string" ? /^kernelgate\/history@(\d+)$/.exec(format) : null;
-  if (!match) {
-    throw new RecordError(
-      `not a kernelgate history record (format ${JSON.stringify(format ?? null)}, expected ${HISTORY_FORMAT})`,
-      "foreign"
-    );
-  }
-  const version = Number(match[1]);
-  if (version > HISTORY_FORMAT_VERSION) {
-    throw new RecordError(
-      `format ${format} is newer than this kernelgate reads (${HISTORY_FORMAT}): not used; update kernelgate to read it`,
-      "newer"
-    );
-  }
-  const run2 = d["run"];
-  const fields = d["fields"];
-  const cases2 = d["cases"];
-  const env = d["environment"];
-  const problems = [];
-  if (typeof run2 !== "object" || run2 === null) problems.push("no run");
-  else {
-    for (const name of ["branch", "started_at", "sku", "gpu", "kernelgate", "harness"]) {
-      if (typeof run2[name] !== "string") problems.push(`run.${name} is not a string`);
-    }
-  }
-  if (typeof env !== "object" || env === null || typeof env["gpu"] !== "object") {
-    problems.push("no environment.gpu");
-  }
-  if (!Array.isArray(fields) || !fields.every((f) => typeof f === "string")) {
-    problems.push("fields is not a list of names");
-  } else {
-    for (const name of ["kernel", "variant", "case", "status"]) {
-      if (!fields.includes(name)) problems.push(`fields lacks ${name}`);
-    }
-  }
-  if (!Array.isArray(cases2)) problems.push("cases is not a list");
-  else if (Array.isArray(fields)) {
-    const statusAt = fields.indexOf("status");
-    const bad = cases2.findIndex(
-      (row) => !Array.isArray(row) || row.length !== fields.length || !row.every((cell) => cell === null || ["string", "number"].includes(typeof cell)) || !STATUSES.has(row[statusAt])
-    );
-    if (bad >= 0) problems.push(`cases[${bad}] does not match fields`);
-  }
-  if (problems.length > 0) throw new RecordError(problems.slice(0, 3).join("; "), "corrupt");
-  return doc;
-}
-function recordCases(record) {
-  const cases2 = record.cases.map((row) => {
-    const out = {};
-    record.fields.forEach((name, i) => {
-      const cell = row[i];
-      if (cell !== null && cell !== void 0) out[name] = cell;
-    });
-    return out;
-  });
-  const refMedian = /* @__PURE__ */ new Map();
-  for (const c of cases2) {
-    if (record.references?.[c.kernel] === c.variant && c.median_ms !== void 0) {
-      refMedian.set(`${c.kernel}/${c.case}`, c.median_ms);
-    }
-  }
-  for (const c of cases2) {
-    const m = c.median_ms;
-    if (m === void 0) continue;
-    if (c.lo_pct !== void 0) c.lo_ms = m * (1 - c.lo_pct / 100);
-    if (c.hi_pct !== void 0) c.hi_ms = m * (1 + c.hi_pct / 100);
-    const ref = refMedian.get(`${c.kernel}/${c.case}`);
-    if (ref !== void 0 && ref > 0 && record.references[c.kernel] !== c.variant) {
-      c.ref_ratio = m / ref;
-    }
-    const w = record.work?.[c.kernel]?.[c.case];
-    if (w && m > 0) {
-      if (w[0] > 0) c.tflops = w[0] / (m * 1e9);
-      if (w[1] > 0) c.gbps = w[1] / (m * 1e6);
-    }
-  }
-  return cases2;
-}
-function paramsOf2(caseId) {
-  const out = {};
-  for (const part of caseId.split(",")) {
-    const at = part.indexOf("=");
-    if (at <= 0) continue;
-    const key = part.slice(0, at);
-    const raw = part.slice(at + 1);
-    out[key] = raw === "true" ? true : raw === "false" ? false : /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
-  }
-  return out;
-}
-function recordToResults(record) {
-  const r = record.run;
-  const cases2 = recordCases(record).map((c) => {
-    const out = {
-      kernel: c.kernel,
-      variant: c.variant,
-      case: c.case,
-      params: paramsOf2(c.case),
-      status: c.status
-    };
-    if (c.correct !== void 0) {
-      out.correctness = {
-        status: c.correct,
-        rel_l2: c.rel_l2 ?? null,
-        max_abs: null,
-        nan_count: 0,
-        inf_count: 0,
-        unwritten_count: 0,
-        seeds: [],
-        tol_rel_l2: c.tol_rel_l2 ?? 0
-      };
-    }
-    if (c.status === "ok" && c.median_ms !== void 0) {
-      out.timing = {
-        method: c.method ?? "unknown",
-        samples_ms: [],
-        median_ms: c.median_ms,
-        n_samples: c.n ?? 0,
-        stop_reason: c.stop ?? "converged",
-        ...c.lo_ms !== void 0 && c.hi_ms !== void 0 ? {
-          median_ci_rel: (c.hi_ms - c.lo_ms) / 2 / c.median_ms,
-          median_ci_lo_ms: c.lo_ms,
-          median_ci_hi_ms: c.hi_ms,
-          median_ci_confidence: r.interval_confidence
-        } : {}
-      };
-    }
-    if (c.tflops !== void 0 || c.gbps !== void 0) {
-      out.throughput = {
-        ...c.tflops !== void 0 ? { tflops: c.tflops } : {},
-        ...c.gbps !== void 0 ? { gbps: c.gbps } : {}
-      };
-    }
-    return out;
-  });
-  return {
-    schema: "kernelgate/results@1",
-    run: {
-      ...r.id !== void 0 ? { id: r.id } : {},
-      started_at: r.started_at,
-      harness: r.harness,
-      ...r.commit !== void 0 ? { git_sha: r.commit } : {},
-      ...r.ref !== void 0 ? { git_ref: r.ref } : {},
-      command: `kernelgate history record (${r.event ?? "run"} on ${r.branch})`
-    },
-    environment: record.environment,
-    diagnostics: [],
-    kernels: [],
-    cases: cases2
-  };
-}
-
-// src/history/branch-git.ts
-import { existsSync as existsSync10, mkdirSync as mkdirSync5, mkdtempSync, readFileSync as readFileSync7, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join as join13 } from "node:path";
-var REMOTE = "kgdata";
-var TIP_REF = "refs/kernelgate/tip";
-function showRemote(remote) {
-  return remote.replace(/\/\/[^/@]*@/, "//***@");
-}
-function gitTimedOut(command, timeoutS) {
-  return `git ${command} did not finish within ${timeoutS} s ('git-timeout') and was stopped`;
-}
-var CREDENTIALS = /\/\/[^/@\s]*@/g;
-function gitReason(result) {
-  const lines = result.stderr.split("\n").map((l) => l.trim()).filter((l) => l !== "");
-  const fatal = result.timedOut ? lines[0] : lines.find((l) => /^(fatal|error):/.test(l));
-  return (fatal ?? lines.at(-1) ?? `git exited with status ${result.exitCode}`).replace(
-    CREDENTIALS,
-    "//***@"
-  );
-}
-function pushRefusal(result) {
-  const said = result.stderr.split("\n").map((l) => l.trimEnd()).filter((l) => /^remote:\s*\S/.test(l));
-  if (said.length === 0) return void 0;
-  const status = /^!\t[^\t]*\t(.*)$/m.exec(result.stdout)?.[1]?.trim();
-  const head = status ? `git push was refused: ${status}` : "git push was refused";
-  return `${head}. The server said:
-${said.join("\n")}`.replace(CREDENTIALS, "//***@");
-}
-function localLines(result) {
-  return `${result.stdout}
-${result.stderr}`.split("\n").filter((l) => !l.startsWith("remote:")).join("\n");
-}
-function branchGit(options, dataBranch) {
-  const gitDir = options.cacheDir;
-  const prefix = "kernelgate history";
-  const timeoutS = options.timeoutS ?? DEFAULT_GIT_TIMEOUT_S;
-  const run2 = async (args, env = {}) => {
-    const result = await options.exec.run("git", ["--git-dir", gitDir, ...args], {
-      env: {
-        GIT_TERMINAL_PROMPT: "0",
-        GIT_AUTHOR_NAME: "kernelgate",
-        GIT_AUTHOR_EMAIL: "kernelgate@users.noreply.github.com",
-        GIT_COMMITTER_NAME: "kernelgate",
-        GIT_COMMITTER_EMAIL: "kernelgate@users.noreply.github.com",
-        ...options.gitEnv,
-        ...env
-      },
-      timeoutS
-    });
-    if (!result.timedOut) return result;
-    const command = args.find((a) => /^[a-z][a-z-]*$/.test(a)) ?? "git";
-    return { ...result, stderr: `${gitTimedOut(command, timeoutS)}
-${result.stderr}` };
-  };
-  return {
-    dataBranch,
-    gitDir,
-    where: `branch ${dataBranch} of ${showRemote(options.remote)}`,
-    prefix,
-    exec: options.exec,
-    remote: options.remote,
-    timeoutS,
-    run: run2,
-    ok: async (args, env) => {
-      const result = await run2(args, env);
-      if (result.exitCode !== 0) {
-        throw new StoreError(`${prefix}: git ${args[0]} failed in ${gitDir}: ${gitReason(result)}`);
-      }
-      return result.stdout;
-    },
-    ready: false
-  };
-}
-async function ensureCache(g) {
-  if (g.ready) return;
-  if (!existsSync10(join13(g.gitDir, "HEAD"))) {
-    mkdirSync5(g.gitDir, { recursive: true });
-    const init = await g.exec.run("git", ["init", "--quiet", "--bare", g.gitDir], {
-      timeoutS: g.timeoutS
-    });
-    if (init.exitCode !== 0) {
-      throw new StoreError(`${g.prefix}: cannot make ${g.gitDir}: ${gitReason(init)}`);
-    }
-  }
-  await g.ok(["config", `remote.${REMOTE}.url`, g.remote]);
-  await g.ok(["config", `remote.${REMOTE}.promisor`, "true"]);
-  await g.ok(["config", `remote.${REMOTE}.partialclonefilter`, "blob:none"]);
-  await g.ok(["config", "core.logAllRefUpdates", "false"]);
-  g.ready = true;
-}
-async function fetchTip(g) {
-  try {
-    await ensureCache(g);
-  } catch (error) {
-    return { ok: false, reason: error.message };
-  }
-  const fetched = await g.run([
-    "fetch",
-    "--quiet",
-    "--no-tags",
-    "--depth=1",
-    "--filter=blob:none",
-    REMOTE,
-    `+refs/heads/${g.dataBranch}:${TIP_REF}`
-  ]);
-  if (fetched.exitCode === 0) {
-    const tip = (await g.ok(["rev-parse", "--verify", `${TIP_REF}^{commit}`])).trim();
-    return { ok: true, tip };
-  }
-  if (/couldn't find remote ref/i.test(fetched.stderr)) {
-    await g.run(["update-ref", "-d", TIP_REF]);
-    return { ok: true, tip: void 0 };
-  }
-  return { ok: false, reason: gitReason(fetched) };
-}
-async function listPaths(g, tip, dir) {
-  const out = await g.ok(["ls-tree", "-r", "--name-only", tip, "--", `${dir}/`]);
-  return out.split("\n").filter((p) => p.endsWith(".json")).sort().reverse();
-}
-async function readPaths(g, tip, paths) {
-  const out = /* @__PURE__ */ new Map();
-  if (paths.length === 0) return out;
-  const work = mkdtempSync(join13(tmpdir(), "kg-history-read-"));
-  try {
-    const env = { GIT_INDEX_FILE: join13(work, "index") };
-    const tree = join13(work, "tree");
-    mkdirSync5(tree);
-    const chunk = 500;
-    for (let i = 0; i < paths.length; i += chunk) {
-      const part = paths.slice(i, i + chunk);
-      const oids = (await g.ok(["ls-tree", tip, "--", ...part])).split("\n").map((line) => line.split(/\s+/)[2]).filter((oid) => oid !== void 0 && /^[0-9a-f]{40,64}$/.test(oid));
-      await g.run([
-        "-c",
-        "fetch.negotiationAlgorithm=noop",
-        "fetch",
-        "--quiet",
-        "--no-tags",
-        "--no-write-fetch-head",
-        "--recurse-submodules=no",
-        "--filter=blob:none",
-        REMOTE,
-        ...oids
-      ]);
-      const result = await g.run(["--work-tree", tree, "checkout", tip, "--", ...part], env);
-      if (result.exitCode !== 0) {
-        throw new StoreError(
-          `${g.prefix}: cannot read records of ${g.where}: ${gitReason(result)}`
-        );
-      }
-    }
-    for (const path9 of paths) {
-      try {
-        out.set(path9, readFileSync7(join13(tree, path9), "utf8"));
-      } catch {
-      }
-    }
-  } finally {
-    rmSync(work, { recursive: true, force: true });
-  }
-  return out;
-}
-
-// src/history/branch-write.ts
-import { mkdirSync as mkdirSync6, mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync as writeFileSync6 } from "node:fs";
-import { tmpdir as tmpdir2 } from "node:os";
-import { dirname as dirname5, join as join14 } from "node:path";
-function recordDir(key) {
-  return `records/${safeSegment(key.sku, "GPU SKU")}/${safeSegment(key.branch, "branch")}`;
-}
-function recordPath(key, results, runId) {
-  const started = results.run.started_at;
-  const month = /^(\d{4})-(\d{2})/.exec(started);
-  const stamp = started.replace(/[^0-9A-Za-z]/g, "").replace(/^(\d{8})(\d{6})\d*/, "$1T$2");
-  const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
-  const id = safeSegment(runId ?? results.run.id ?? "local", "run id");
-  return `${recordDir(key)}/${month ? `${month[1]}-${month[2]}` : "undated"}/${safeSegment(stamp, "start time")}-${sha}-${id}.json`;
-}
-var README = `# kernelgate history
-
-Written by kernelgate (https://github.com/kernelgate/kernelgate): one compact record per trusted
-run (${HISTORY_FORMAT}), under records/<GPU SKU>/<branch>/<yyyy-mm>/. Append-only: kernelgate
-adds files and never rewrites or force-pushes this branch. Do not commit to it by hand; see
-docs/history.md in kernelgate for the layout and how to read it.
-`;
-function writeReadme(work) {
-  const path9 = join14(work, "README.md");
-  mkdirSync6(dirname5(path9), { recursive: true });
-  writeFileSync6(path9, README);
-  return path9;
-}
-function prepare(entries, options, work) {
-  return entries.map((entry, i) => {
-    const merged = { ...options.defaults, ...entry.context };
-    const runId = entry.runId ?? options.runId;
-    const record = buildRecord(entry.results, {
-      branch: entry.key.branch,
-      sku: entry.key.sku,
-      kernelgateVersion: options.kernelgateVersion,
-      ...runId !== void 0 ? { runId } : {},
-      ...merged.event !== void 0 ? { event: merged.event } : {},
-      ...merged.artifact !== void 0 ? { artifact: merged.artifact } : {},
-      ...merged.verdict !== void 0 ? { verdict: merged.verdict } : {},
-      ...merged.verdicts !== void 0 ? { verdicts: merged.verdicts } : {},
-      ...merged.references !== void 0 ? { references: merged.references } : {},
-      ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
-    });
-    const file = join14(work, `record-${i}.json`);
-    writeFileSync6(file, serializeRecord(record));
-    return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
-  });
-}
-async function stage(g, tip, prepared, env, work) {
-  if (tip !== void 0) {
-    await g.ok(["read-tree", tip], env);
-  } else {
-    const readme = (await g.ok(["hash-object", "-w", "--", writeReadme(work)])).trim();
-    await g.ok(["read-tree", "--empty"], env);
-    await g.ok(["update-index", "--add", "--cacheinfo", `100644,${readme},README.md`], env);
-  }
-  const existing = new Map(
-    (await g.ok(["ls-files", "--stage"], env)).split("\n").filter((l) => l !== "").map((l) => {
-      const [meta = "", name = ""] = l.split("	");
-      return [name, meta.split(" ")[1] ?? ""];
-    })
-  );
-  const before = existing.size;
-  const paths = [];
-  let added = 0;
-  for (const p of prepared) {
-    p.blob ??= (await g.ok(["hash-object", "-w", "--", p.file])).trim();
-    const blob = p.blob;
-    let path9 = p.basePath;
-    let stored = false;
-    for (let n = 2; existing.has(path9); n++) {
-      if (existing.get(path9) === blob) {
-        stored = true;
-        break;
-      }
-      path9 = p.basePath.replace(/\.json$/, `-${n}.json`);
-    }
-    paths.push(path9);
-    if (stored) continue;
-    existing.set(path9, blob);
-    await g.ok(["update-index", "--add", "--cacheinfo", `100644,${blob},${path9}`], env);
-    added++;
-  }
-  return { before, added, paths };
-}
-var LOST_RACE = /non-fast-forward|fetch first|\[rejected\]|stale info|cannot lock ref|failed to update ref|failed to lock|incorrect old value|reference already exists/i;
-async function tryOnce(g, prepared, work, attempt, notStored) {
-  const fetched = await fetchTip(g);
-  if (!fetched.ok) {
-    throw notStored(`cannot read it (${fetched.reason})`);
-  }
-  const tip = fetched.tip;
-  const env = { GIT_INDEX_FILE: join14(work, `index-${attempt}`) };
-  const { before, added, paths } = await stage(g, tip, prepared, env, work);
-  if (added === 0) return { done: true, paths, added };
-  const after = (await g.ok(["ls-files"], env)).split("\n").filter(Boolean).length;
-  if (after !== before + added) {
-    throw notStored(
-      `the new tree would hold ${after} files, the tip ${before} and ${added} new; not pushed`
-    );
-  }
-  const tree = (await g.ok(["write-tree", "--missing-ok"], env)).trim();
-  const first = prepared[0];
-  const run2 = first.record.run;
-  const message = prepared.length === 1 ? `kernelgate: ${run2.event ?? "run"} ${run2.commit?.slice(0, 12) ?? ""} on ${first.entry.key.branch}, ${first.entry.key.sku}
-
-${paths[0]}
-` : `kernelgate: ${added} runs imported
-
-${paths.join("\n")}
-`;
-  const commit = (await g.ok(["commit-tree", tree, ...tip ? ["-p", tip] : [], "-m", message])).trim();
-  const pushed = await g.run([
-    "push",
-    "--quiet",
-    "--porcelain",
-    REMOTE,
-    `${commit}:refs/heads/${g.dataBranch}`
-  ]);
-  return pushed.exitCode === 0 ? { done: true, paths, commit, added } : { done: false, pushed };
-}
-function backoffMs(attempt, random) {
-  return Math.min(8e3, 500 * 2 ** Math.min(attempt - 1, 4)) * (0.5 + random());
-}
-async function saveRecords(g, entries, options) {
-  const work = mkdtempSync2(join14(tmpdir2(), "kg-history-write-"));
-  try {
-    const prepared = prepare(entries, options, work);
-    const what = prepared.length === 1 ? "this run was" : `these ${prepared.length} runs were`;
-    const notStored = (why2) => new StoreError(`${g.prefix}: ${what} not stored on ${g.where}: ${why2}`);
-    const startMs = options.nowMs();
-    for (let attempt = 1; ; attempt++) {
-      const tried = await tryOnce(g, prepared, work, attempt, notStored);
-      if (tried.done) {
-        if (tried.commit !== void 0) {
-          options.info?.(
-            `${g.prefix}: stored ${tried.added === 1 ? tried.paths[0] : `${tried.added} records`} on ${g.where} (${tried.commit.slice(0, 12)})`
-          );
-        }
-        return tried.paths;
-      }
-      const { pushed } = tried;
-      if (pushed.timedOut) {
-        throw notStored(gitReason(pushed));
-      }
-      if (!LOST_RACE.test(localLines(pushed))) {
-        throw notStored(pushRefusal(pushed) ?? `git push failed: ${gitReason(pushed)}`);
-      }
-      const wait = backoffMs(attempt, options.random);
-      const spentS = (options.nowMs() - startMs) / 1e3;
-      if (spentS + wait / 1e3 > options.raceBudgetMs / 1e3) {
-        throw notStored(
-          `the tip kept moving: ${attempt} attempts in ${Math.round(spentS)} s lost the race to other writers (${gitReason(pushed)}); kernelgate tries for ${options.raceBudgetMs / 1e3} s`
-        );
-      }
-      options.info?.(
-        `${g.prefix}: the tip moved while storing (attempt ${attempt}); retrying in ${Math.round(wait)} ms`
-      );
-      await options.sleep(wait);
-    }
-  } finally {
-    rmSync2(work, { recursive: true, force: true });
-  }
-}
-
-// src/history/branch-store.ts
-var DEFAULT_DATA_BRANCH = "kernelgate-data";
-var DEFAULT_RACE_BUDGET_MS = 3e5;
-function usable(g, warn, texts, paths, key, limit) {
-  const found = [];
-  let skipped = 0;
-  for (const path9 of paths) {
-    if (found.length >= limit) break;
-    const text2 = texts.get(path9);
-    if (text2 === void 0) {
-      warn(`${g.prefix}: skipped ${path9}: it could not be read from ${g.where}`);
-      skipped++;
-      continue;
-    }
-    try {
-      const record = parseRecord(text2);
-      const [, sku, branch] = path9.split("/");
-      if (key && (record.run.sku !== key.sku || record.run.branch !== key.branch) || safeSegment(record.run.sku, "GPU SKU") !== sku || safeSegment(record.run.branch, "branch") !== branch) {
-        throw new RecordError(
-          `its run is ${record.run.branch} on ${record.run.sku}, not what its folder says`,
-          "foreign"
-        );
-      }
-      const future = fromTheFuture(record.run.started_at, Date.now());
-      if (future !== void 0) throw new RecordError(future, "newer");
-      found.push({ path: path9, record });
-    } catch (error) {
-      if (!(error instanceof RecordError)) throw error;
-      skipped++;
-      warn(
-        error.kind === "newer" ? `${g.prefix}: refused ${path9}: ${error.message}` : `${g.prefix}: skipped ${path9}: ${error.message}`
-      );
-    }
-  }
-  return { found, skipped };
-}
-async function readRecords(g, warn, key, limit) {
-  const fetched = await fetchTip(g);
-  if (!fetched.ok) {
-    warn(
-      `${g.prefix}: cannot read ${g.where}: ${fetched.reason}. No baseline or trend is taken from the history in this run.`
-    );
-    return [];
-  }
-  if (fetched.tip === void 0) return [];
-  const tip = fetched.tip;
-  const found = [];
-  try {
-    const paths = await listPaths(g, tip, recordDir(key));
-    let start = 0;
-    while (found.length < limit && start < paths.length) {
-      const batch = paths.slice(start, start + (limit - found.length));
-      start += batch.length;
-      const texts = await readPaths(g, tip, batch);
-      found.push(...usable(g, warn, texts, batch, key, limit - found.length).found);
-    }
-  } catch (error) {
-    if (!(error instanceof StoreError)) throw error;
-    warn(`${error.message}. No baseline or trend is taken from the history in this run.`);
-    return [];
-  }
-  return found;
-}
-function storedOf(dataBranch, stored) {
-  const { record } = stored;
-  const verdicts = {};
-  for (const c of recordCases(record)) {
-    if (c.verdict) verdicts[`${c.kernel}/${c.variant}/${c.case}`] = c.verdict;
-  }
-  const { verdict, event } = record.run;
-  const judged = judgementOf({
-    ...verdict ? { verdict } : {},
-    ...event ? { event } : {},
-    verdicts
-  });
-  return {
-    results: recordToResults(record),
-    path: `${dataBranch}:${stored.path}`,
-    ...verdict !== void 0 ? { judged } : {}
-  };
-}
-function branchStore(options) {
-  const dataBranch = options.branch ?? DEFAULT_DATA_BRANCH;
-  const g = branchGit(options, dataBranch);
-  const { prefix, where: where3 } = g;
-  const writing = {
-    kernelgateVersion: options.kernelgateVersion,
-    ...options.defaults ? { defaults: options.defaults } : {},
-    ...options.runId !== void 0 ? { runId: options.runId } : {},
-    raceBudgetMs: options.raceBudgetMs ?? DEFAULT_RACE_BUDGET_MS,
-    nowMs: options.nowMs ?? Date.now,
-    sleep: options.sleep ?? ((ms) => new Promise((done) => setTimeout(done, ms))),
-    random: options.random ?? Math.random,
-    ...options.info ? { info: options.info } : {}
-  };
-  let queue = Promise.resolve();
-  const serial = (work) => {
-    const next = queue.then(work, work);
-    queue = next.catch(() => void 0);
-    return next;
-  };
-  const readKey = (key, limit) => readRecords(g, options.warn, key, limit);
-  const save = (entries) => saveRecords(g, entries, writing);
-  return {
-    latest: (key) => serial(async () => {
-      const [newest] = await readKey(key, 1);
-      return newest === void 0 ? void 0 : storedOf(dataBranch, newest);
-    }),
-    history: (key, limit) => serial(async () => (await readKey(key, limit)).map((r) => storedOf(dataBranch, r))),
-    records: (key, limit) => serial(() => readKey(key, limit)),
-    allRecords: () => serial(async () => {
-      const fetched = await fetchTip(g);
-      if (!fetched.ok) {
-        options.warn(`${prefix}: cannot read ${where3}: ${fetched.reason}.`);
-        return [];
-      }
-      if (fetched.tip === void 0) return [];
-      const paths = await listPaths(g, fetched.tip, "records");
-      const texts = await readPaths(g, fetched.tip, paths);
-      return usable(g, options.warn, texts, paths, void 0, paths.length).found;
-    }),
-    save: (key, results, context = {}) => serial(async () => {
-      const [path9] = await save([{ key, results, context }]);
-      return `${dataBranch}:${path9}`;
-    }),
-    saveMany: (entries) => serial(
-      async () => entries.length === 0 ? [] : (await save(entries)).map((path9) => `${dataBranch}:${path9}`)
-    ),
-    tip: () => serial(async () => {
-      const fetched = await fetchTip(g);
-      return fetched.ok ? fetched.tip : void 0;
-    })
-  };
-}
-
-// src/history/action.ts
-var KERNELGATE_VERSION = package_default.version;
-
-// src/history/dashboard-cli.ts
-import { mkdtempSync as mkdtempSync3, rmSync as rmSync3, writeFileSync as writeFileSync10 } from "node:fs";
-import { tmpdir as tmpdir3 } from "node:os";
-import { join as join22, resolve as resolve10 } from "node:path";
-import { parseArgs as parseArgs2 } from "node:util";
+import { existsSync as existsSync16, mkdirSync as mkdirSync7, writeFileSync as writeFileSync11 } from "node:fs";
+import { join as join24 } from "node:path";
 
 // src/report/digest.ts
 var CHANGE_KINDS = [
@@ -22549,13 +20681,13 @@ function variantChanges(cases2, aboveChip) {
       continue;
     }
     const first = list[0];
-    const moved2 = hit.filter((c) => c.perf === "SLOWER" || c.perf === "FASTER");
+    const moved3 = hit.filter((c) => c.perf === "SLOWER" || c.perf === "FASTER");
     changed.push({
       kernel: first.kernel,
       variant: first.variant,
       cases: list.length,
       changed: hit,
-      delta: ratioSpread(moved2.map((c) => c.ratio ?? NaN)),
+      delta: ratioSpread(moved3.map((c) => c.ratio ?? NaN)),
       counts: verdictCounts(list, aboveChip)
     });
   }
@@ -22777,6 +20909,7 @@ function errorCell(c) {
 var METHOD_MARK = {
   paired: " · paired",
   baseline: " · vs baseline",
+  identical: "",
   none: ""
 };
 function perfCells(c, input) {
@@ -22903,7 +21036,12 @@ function stagesLine(results) {
   if (!stages.some(([k]) => k === "harness") && inner) parts.push(inner);
   parts.push(...other.map((k) => `${escapeMarkdown(k)} ${s(k)}`));
   const total = stages.reduce((sum, [k]) => sum + (secs[k] ?? 0), 0);
-  return `Time of each stage${stages.length ? ` (${fixed(total, 0)} s in all)` : ""}: ${parts.join(" · ")}.`;
+  return `Time of each stage${stages.length ? ` (${fixed(total, 0)} s in all)` : ""}: ${parts.join(" · ")}.${identitySkipped(results)}`;
+}
+function identitySkipped(results) {
+  const n = results.cases.filter(isIdentical).length;
+  if (n === 0) return "";
+  return ` Identity skipped the timing of ${n} variant-case${n === 1 ? "" : "s"} (identical build and sources in base and head: verified, not timed).`;
 }
 var SASS_HIGHLIGHTS = ["HGMMA", "HMMA", "LDSM", "LDGSTS", "UTMALDG", "LDL", "STL"];
 function buildsView(input, opts) {
@@ -22960,8 +21098,8 @@ function buildsView(input, opts) {
 }
 
 // src/report/render.ts
-import { readdirSync as readdirSync5, readFileSync as readFileSync8 } from "node:fs";
-import { join as join15 } from "node:path";
+import { readdirSync as readdirSync5, readFileSync as readFileSync7 } from "node:fs";
+import { join as join13 } from "node:path";
 
 // node_modules/mustache/mustache.mjs
 var objectToString = Object.prototype.toString;
@@ -23417,6 +21555,804 @@ mustache.Context = Context;
 mustache.Writer = Writer;
 var mustache_default = mustache;
 
+// src/deep/gate.ts
+function where(s) {
+  return `sanitizer ${s.tool}: ${s.kernel}/${s.variant} ${s.case}`;
+}
+function sanitizerLine(s) {
+  if (s.status === "skipped") return `${where(s)}: not checked`;
+  if (s.status === "error") return `${where(s)}: did not run to the end`;
+  const first = s.findings?.[0];
+  const what = first ? `: ${first.what}${first.kernel ? ` in ${first.kernel}` : ""}` : "";
+  const count2 = `${s.errors} error${s.errors === 1 ? "" : "s"}`;
+  if (harnessOnly(s)) {
+    return `${where(s)}: ${count2} in the harness's own code (${first?.python_frame}), not the variant's${what}`;
+  }
+  return `${where(s)}: ${count2}${what}`;
+}
+function harnessOnly(s) {
+  return s.status === "findings" && (s.findings ?? []).length > 0 && s.findings.every((f) => f.harness);
+}
+function deepProblems(results, failOnSanitizer) {
+  const reasons = [];
+  const warnings = [];
+  for (const s of results.deep?.sanitizer ?? []) {
+    if (harnessOnly(s)) warnings.push(sanitizerLine(s));
+    else if (s.status === "findings") {
+      (failOnSanitizer ? reasons : warnings).push(sanitizerLine(s));
+    } else if (s.status === "error") {
+      const line = (s.first_lines ?? "").split("\n")[0] ?? "";
+      warnings.push(`${where(s)}: did not run to the end${line ? `: ${line}` : ""}`);
+    } else if (s.status === "skipped") {
+      warnings.push(`${where(s)}: not checked: ${s.reason ?? "no reason recorded"}`);
+    }
+  }
+  return { reasons, warnings };
+}
+
+// src/deep/ncu.ts
+var NCU_METRICS = {
+  duration: "gpu__time_duration.sum",
+  sm: "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+  /** mma.sync tensor work (Ampere and later) */
+  tensorHmma: "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+  /** Hopper's warpgroup MMA (wgmma) */
+  tensorGmma: "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active",
+  occupancy: "sm__warps_active.avg.pct_of_peak_sustained_active",
+  dram: "dram__throughput.avg.pct_of_peak_sustained_elapsed"
+};
+var NCU_STALL_PREFIX = "smsp__pcsamp_warps_issue_stalled_";
+var NCU_STALLS_SHOWN = 3;
+function ncuMetricsArg(computeCapability) {
+  const major = Number((computeCapability ?? "").split(".")[0]);
+  const names = [
+    NCU_METRICS.duration,
+    NCU_METRICS.sm,
+    NCU_METRICS.tensorHmma,
+    ...major >= 9 ? [NCU_METRICS.tensorGmma] : [],
+    NCU_METRICS.occupancy,
+    NCU_METRICS.dram,
+    `regex:^${NCU_STALL_PREFIX}`
+  ];
+  return names.join(",");
+}
+function csvFields(line) {
+  const out = [];
+  let field = "";
+  let quoted = false;
+  for (let i = 0; i < line.length; i++) {
+    const ch = line[i];
+    if (quoted) {
+      if (ch === '"' && line[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (ch === '"') quoted = false;
+      else field += ch;
+    } else if (ch === '"') quoted = true;
+    else if (ch === ",") {
+      out.push(field);
+      field = "";
+    } else field += ch;
+  }
+  out.push(field);
+  return out;
+}
+function numberOf(text2) {
+  const t = text2.replace(/,/g, "").trim();
+  if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(t)) return void 0;
+  return Number(t);
+}
+var NcuFormatError = class extends Error {
+};
+function parseNcuCsv(text2) {
+  const lines = text2.split(/\r?\n/).filter((l) => l.startsWith('"'));
+  const headerAt = lines.findIndex((l) => l.startsWith('"ID"'));
+  if (headerAt < 0) {
+    throw new NcuFormatError('no "ID",... header row: this is not ncu --csv --page raw output');
+  }
+  const header = csvFields(lines[headerAt]);
+  const unitsRow = lines[headerAt + 1];
+  if (unitsRow === void 0) throw new NcuFormatError("no units row under the header");
+  const units = csvFields(unitsRow);
+  const nameAt = ["Kernel Name", "Function Name", "Demangled Name"].map((h) => header.indexOf(h)).find((i) => i >= 0);
+  if (nameAt === void 0) throw new NcuFormatError('no "Kernel Name" column');
+  const metricCols = header.map((h, i) => ({ h, i })).filter(({ h }) => /^[a-z0-9]+__/.test(h));
+  return lines.slice(headerAt + 2).map((row) => {
+    const fields = csvFields(row);
+    const values = {};
+    const unitOf = {};
+    for (const { h, i } of metricCols) {
+      const v = numberOf(fields[i] ?? "");
+      if (v !== void 0) {
+        values[h] = v;
+        unitOf[h] = units[i] ?? "";
+      }
+    }
+    return { kernel: fields[nameAt] ?? "", values, units: unitOf };
+  });
+}
+var TIME_TO_MS = {
+  nsecond: 1e-6,
+  ns: 1e-6,
+  usecond: 1e-3,
+  us: 1e-3,
+  msecond: 1,
+  ms: 1,
+  second: 1e3,
+  s: 1e3
+};
+var round = (x, digits) => Math.round(x * 10 ** digits) / 10 ** digits;
+function summarizeNcu(launches) {
+  if (launches.length === 0) throw new NcuFormatError("the table has no profiled launch");
+  const durations = launches.map((l) => {
+    const v = l.values[NCU_METRICS.duration];
+    if (v === void 0) return void 0;
+    const scale = TIME_TO_MS[l.units[NCU_METRICS.duration] ?? "nsecond"];
+    if (scale === void 0) {
+      throw new NcuFormatError(
+        `unknown time unit '${l.units[NCU_METRICS.duration]}' of ${NCU_METRICS.duration}`
+      );
+    }
+    return v * scale;
+  });
+  const known = durations.filter((d) => d !== void 0);
+  const total = known.reduce((a, b) => a + b, 0);
+  const weights = durations.map(
+    (d) => total > 0 && d !== void 0 ? d / total : 1 / launches.length
+  );
+  const mean = (pick) => {
+    let sum = 0;
+    let weight = 0;
+    launches.forEach((l, i) => {
+      const v = pick(l);
+      if (v === void 0) return;
+      sum += v * weights[i];
+      weight += weights[i];
+    });
+    return weight > 0 ? round(sum / weight, 2) : void 0;
+  };
+  const tensor = (l) => {
+    const a = l.values[NCU_METRICS.tensorHmma];
+    const b = l.values[NCU_METRICS.tensorGmma];
+    return a === void 0 && b === void 0 ? void 0 : Math.max(a ?? 0, b ?? 0);
+  };
+  const metrics = {};
+  const put = (key, v) => {
+    if (v !== void 0) metrics[key] = v;
+  };
+  put("duration_ms", known.length ? round(total, 6) : void 0);
+  put(
+    "sm_throughput_pct",
+    mean((l) => l.values[NCU_METRICS.sm])
+  );
+  put("tensor_pipe_pct", mean(tensor));
+  put(
+    "achieved_occupancy_pct",
+    mean((l) => l.values[NCU_METRICS.occupancy])
+  );
+  put(
+    "dram_throughput_pct",
+    mean((l) => l.values[NCU_METRICS.dram])
+  );
+  const stallSum = /* @__PURE__ */ new Map();
+  for (const l of launches) {
+    for (const [name, v] of Object.entries(l.values)) {
+      if (!name.startsWith(NCU_STALL_PREFIX)) continue;
+      const reason = name.slice(NCU_STALL_PREFIX.length);
+      if (reason === "selected" || reason.endsWith("_not_issued")) continue;
+      stallSum.set(reason, (stallSum.get(reason) ?? 0) + v);
+    }
+  }
+  const stalls = [...stallSum.entries()].filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, NCU_STALLS_SHOWN).map(([reason, value]) => ({ reason, value }));
+  let longest = 0;
+  durations.forEach((d, i) => {
+    if ((d ?? 0) > (durations[longest] ?? 0)) longest = i;
+  });
+  const names = new Set(launches.map((l) => l.kernel));
+  const main = launches[longest].kernel;
+  return {
+    deviceKernel: names.size > 1 ? `${main} + ${names.size - 1} more` : main,
+    metrics,
+    stalls,
+    launches: launches.length
+  };
+}
+function ncuProblem(output) {
+  if (/ERR_NVGPUCTRPERM/.test(output)) {
+    return "ncu may not read the GPU performance counters (ERR_NVGPUCTRPERM): run the job as root, or load the NVIDIA driver with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)";
+  }
+  const metric = /==ERROR== Failed to find metric (\S+)/.exec(output);
+  if (metric) return `ncu on this GPU has no metric ${metric[1]}`;
+  if (/==WARNING== No kernels were profiled/.test(output)) {
+    return "ncu profiled no kernel: the variant launched nothing between the profiler start and stop";
+  }
+  const error = /==ERROR== (.*)/.exec(output);
+  return error ? `ncu: ${error[1].trim()}` : void 0;
+}
+
+// src/deep/plan.ts
+var DEEP_BACKENDS = ["cuda", "triton"];
+var SANITIZER_FALLBACK_GROWTH = 8;
+var SANITIZER_MAX_FALLBACKS = 2;
+function matchesOnly2(params, only) {
+  for (const [key, want] of Object.entries(only ?? {})) {
+    const options = Array.isArray(want) ? want : [want];
+    if (!options.includes(params[key])) return false;
+  }
+  return true;
+}
+function caseSize(params) {
+  return Object.values(params).filter((v) => typeof v === "number" && v > 0).reduce((p, v) => p * v, 1);
+}
+function deepVariants(k) {
+  return k.manifest.variants.filter(
+    (v) => DEEP_BACKENDS.includes(v.backend ?? "")
+  );
+}
+function chosen(config, only) {
+  return config.kernels.filter((k) => !only?.length || only.includes(k.manifest.name));
+}
+function sanitizerTargets(config, only) {
+  const out = [];
+  for (const k of chosen(config, only)) {
+    const cases2 = k.manifest.cases.flatMap(expandGroup);
+    for (const v of deepVariants(k)) {
+      const seen = /* @__PURE__ */ new Set();
+      const mine = cases2.filter((params) => matchesOnly2(params, v.only)).map((params, i) => ({ params, caseId: caseIdOf2(params), size: caseSize(params), i })).filter((c) => !seen.has(c.caseId) && Boolean(seen.add(c.caseId))).sort((a, b) => a.size - b.size || a.i - b.i);
+      const [best, ...rest] = mine;
+      if (!best) continue;
+      const limit = best.size * SANITIZER_FALLBACK_GROWTH;
+      const within = rest.filter((c) => c.size <= limit);
+      const fallbacks = within.slice(0, SANITIZER_MAX_FALLBACKS);
+      const untried = within.length - fallbacks.length;
+      const past = rest.find((c) => c.size > limit);
+      out.push({
+        kernel: k.manifest.name,
+        variant: v.name,
+        caseId: best.caseId,
+        params: best.params,
+        ...fallbacks.length ? { fallbacks: fallbacks.map((c) => ({ caseId: c.caseId, params: c.params })) } : {},
+        ...past ? { pastLimit: { caseId: past.caseId, times: past.size / best.size } } : {},
+        ...untried ? { untried } : {}
+      });
+    }
+  }
+  return out;
+}
+function ncuTargets(config, only) {
+  const out = [];
+  for (const k of chosen(config, only)) {
+    const tiers = k.manifest.tiers;
+    if (!tiers) continue;
+    const headline = expandGroup(tiers.case)[0];
+    if (!headline) continue;
+    const reference = tiers.reference ?? k.manifest.speed_reference;
+    const variants = k.manifest.variants.filter(
+      (v) => (DEEP_BACKENDS.includes(v.backend ?? "") || v.name === reference) && matchesOnly2(headline, v.only)
+    );
+    const caseId = caseIdOf2(headline);
+    for (const v of variants) {
+      out.push({ kernel: k.manifest.name, variant: v.name, caseId, params: headline });
+    }
+  }
+  return out;
+}
+function caseParamsArg(params) {
+  return caseIdOf2(params);
+}
+function slowerTargets(cases2) {
+  return cases2.map((c, i) => ({ c, i })).sort((a, b) => b.c.ratio - a.c.ratio || a.i - b.i).map(({ c }) => ({ kernel: c.kernel, variant: c.variant, caseId: c.caseId, params: c.params }));
+}
+
+// src/deep/run.ts
+import { existsSync as existsSync9 } from "node:fs";
+import { delimiter as delimiter3, join as join12 } from "node:path";
+
+// src/deep/common.ts
+import { delimiter as delimiter2, join as join9 } from "node:path";
+
+// src/deep/sanitizer.ts
+var SANITIZER_TOOLS = ["memcheck", "racecheck", "synccheck", "initcheck"];
+var PYTHON_FRAME = /^\s*Host Frame:\s*(\S+) in (\S+\.py):(\d+)\s*$/;
+var PREFIX = /^=========(?: (.*))?$/;
+var SUMMARY = /^ERROR SUMMARY: ([\d,]+) errors?$/;
+var RACECHECK_SUMMARY = /^RACECHECK SUMMARY: .*\(([\d,]+) errors?\b/;
+var NOT_A_FINDING = /^(COMPUTE-SANITIZER|ERROR SUMMARY:|RACECHECK SUMMARY:|LEAK SUMMARY:|Target application returned an error|Error: Target application terminated|Error: process didn't terminate|Warning: |Note: )/;
+var MAX_FINDINGS = 20;
+var DETAIL_LINES = 4;
+var DETAIL_CHARS = 400;
+var FIRST_LINES = 12;
+var FIRST_LINES_CHARS = 2e3;
+var MAX_NAME = 160;
+function deviceFunction(line) {
+  const m = /\bat (.+)$/.exec(line.trim());
+  if (!m) return void 0;
+  let where3 = m[1].replace(/ \[\d[\d,]* hazards?\]$/, "");
+  const old = /^0x[0-9a-f]+ in (.+)$/i.exec(where3);
+  if (old) {
+    where3 = old[1];
+    const paren = where3.indexOf("(");
+    const head = paren >= 0 ? where3.slice(0, paren) : where3;
+    const colon = head.lastIndexOf(":");
+    where3 = colon >= 0 ? where3.slice(colon + 1) : where3;
+  } else {
+    where3 = where3.replace(/ in \S+$/, "");
+  }
+  const name = withoutArguments(where3.replace(/\+0x[0-9a-f]+$/i, "").trim());
+  return name ? clipLine(name, MAX_NAME) : void 0;
+}
+function withoutArguments(name) {
+  if (!name.endsWith(")")) {
+    const open2 = name.indexOf("(");
+    return (open2 >= 0 ? name.slice(0, open2) : name).trim();
+  }
+  let depth = 0;
+  for (let i = name.length - 1; i >= 0; i--) {
+    if (name[i] === ")") depth++;
+    else if (name[i] === "(" && --depth === 0) return name.slice(0, i).trim();
+  }
+  return name;
+}
+function clipLine(line, max) {
+  return line.length <= max ? line : `${line.slice(0, max - 1)}…`;
+}
+function parseSanitizer(text2) {
+  const own = [];
+  for (const raw of text2.split(/\r?\n/)) {
+    const m = PREFIX.exec(raw);
+    if (m) own.push(m[1] ?? "");
+  }
+  let errors;
+  let racecheckErrors;
+  const findings = [];
+  let current;
+  const close = () => {
+    if (!current) return;
+    const at = current.lines.find((l) => /^\s*(at|and \w+ access at) /.test(l));
+    const race = /^Error: Race reported between \w+ access (at .*)$/.exec(current.what);
+    const kernel = race ? deviceFunction(race[1]) : at ? deviceFunction(at) : void 0;
+    const detail = current.lines.map((l) => l.trim()).filter((l) => l !== "" && !/^(Saved host backtrace|Host Frame:|in \/)/.test(l)).slice(0, DETAIL_LINES).map((l) => clipLine(l, DETAIL_CHARS)).join("\n");
+    const frame = current.lines.map((l) => PYTHON_FRAME.exec(l)).find(Boolean);
+    if (findings.length < MAX_FINDINGS) {
+      findings.push({
+        what: clipLine(current.what, DETAIL_CHARS),
+        ...kernel ? { kernel } : {},
+        ...detail ? { detail } : {},
+        ...frame ? { python_frame: `${frame[1]} in ${frame[2]}:${frame[3]}` } : {}
+      });
+    }
+    current = void 0;
+  };
+  for (const line of own) {
+    const summary3 = SUMMARY.exec(line);
+    if (summary3) errors = Number(summary3[1].replace(/,/g, ""));
+    const race = RACECHECK_SUMMARY.exec(line);
+    if (race) racecheckErrors = Number(race[1].replace(/,/g, ""));
+    if (line.trim() === "") {
+      close();
+      continue;
+    }
+    if (/^\s/.test(line)) {
+      current?.lines.push(line);
+      continue;
+    }
+    close();
+    if (!NOT_A_FINDING.test(line)) current = { what: line.trim(), lines: [] };
+  }
+  close();
+  const firstLines = own.filter((l) => l.trim() !== "" && !/^COMPUTE-SANITIZER$/.test(l.trim())).slice(0, FIRST_LINES).join("\n");
+  return {
+    ...errors !== void 0 ? { errors } : racecheckErrors !== void 0 ? { errors: racecheckErrors } : {},
+    findings,
+    firstLines: clipLine(firstLines, FIRST_LINES_CHARS)
+  };
+}
+
+// src/deep/common.ts
+var DEEP_CHECKS = [...SANITIZER_TOOLS, "ncu", "ncu-slower"];
+var SANITIZER_CASE_TIMEOUT_S = 900;
+async function pool(items, jobs, work) {
+  let next = 0;
+  const lanes = Array.from({ length: Math.max(1, Math.min(jobs, items.length)) }, async () => {
+    while (next < items.length) await work(items[next++]);
+  });
+  await Promise.all(lanes);
+}
+var slug = (t) => `${t.kernel}-${t.variant}`.replace(/[^\w.-]+/g, "_");
+var both = (r) => `${r.stdout}${r.stdout && r.stderr ? "\n" : ""}${r.stderr}`;
+function harnessLaunch(o, module) {
+  return [join9(o.harnessRoot, "python", "kernelgate_launch.py"), module];
+}
+function harnessEnv(o) {
+  const parent = o.env ?? process.env;
+  return {
+    // The harness package alone from the action (python/); the workspace is not on the harness's
+    // path (a sitecustomize.py of it would run there): the processes that run a kernel put it
+    // first on theirs (worker.py, profile_one.py: checkout_on_path).
+    PYTHONPATH: [join9(o.harnessRoot, "python"), parent.PYTHONPATH].filter((p) => Boolean(p)).join(delimiter2),
+    PYTHONUNBUFFERED: "1",
+    // Each tensor its own allocation: the sanitizer then sees a write past a tensor's end (in
+    // PyTorch's cached pool it lands in the pool's own memory and goes unseen).
+    PYTORCH_NO_CUDA_MEMORY_CACHING: "1"
+  };
+}
+function boxOf(o) {
+  return {
+    clock: o.clock ?? (() => Date.now() / 1e3),
+    ...o.deadline === void 0 ? {} : { deadline: o.deadline },
+    ...o.timeBoxS === void 0 ? {} : { seconds: o.timeBoxS }
+  };
+}
+var left = (box) => box.deadline === void 0 ? void 0 : box.deadline - box.clock();
+var boxText = (box) => box.seconds === void 0 ? "the time box" : `the time box (${box.seconds} s)`;
+
+// src/deep/profile.ts
+import { mkdirSync as mkdirSync2, writeFileSync as writeFileSync3 } from "node:fs";
+import { join as join10 } from "node:path";
+function ncuArgs(o, t, metrics, report2) {
+  return [
+    "--target-processes",
+    "all",
+    "--profile-from-start",
+    "off",
+    "--metrics",
+    metrics.join(","),
+    "--export",
+    report2,
+    "--force-overwrite",
+    o.python,
+    ...harnessLaunch(o, "kernelgate_harness.profile_one"),
+    "--kernels",
+    o.kernelsDir,
+    "--kernel",
+    t.kernel,
+    "--variant",
+    t.variant,
+    "--case-params",
+    caseParamsArg(t.params),
+    ...o.buildsPath ? ["--builds", o.buildsPath] : []
+  ];
+}
+async function runNcu(exec2, o, ncu, t, metrics, dropped) {
+  const dir = join10(o.outDir, "ncu");
+  mkdirSync2(dir, { recursive: true });
+  const report2 = join10(dir, slug(t));
+  const box = boxOf(o);
+  const clock = box.clock;
+  const t0 = clock();
+  const base = { kernel: t.kernel, variant: t.variant, case: t.caseId };
+  const seconds = () => Math.round((clock() - t0) * 10) / 10;
+  const timed = () => {
+    const timeoutS = left(box);
+    return timeoutS === void 0 ? {} : { timeoutS };
+  };
+  const before = left(box);
+  if (before !== void 0 && before <= 0) {
+    return { ...base, status: "skipped", message: `${boxText(box)} ran out before it` };
+  }
+  let r = await exec2.run(ncu, ncuArgs(o, t, metrics, report2), {
+    cwd: o.workspace,
+    env: harnessEnv(o),
+    ...timed()
+  });
+  for (let tries = 0; tries < 3; tries++) {
+    const unknown = /==ERROR== Failed to find metric (\S+)/.exec(both(r))?.[1];
+    const at = unknown === void 0 ? -1 : metrics.indexOf(unknown);
+    if (at < 1) break;
+    metrics.splice(at, 1);
+    dropped(unknown);
+    r = await exec2.run(ncu, ncuArgs(o, t, metrics, report2), {
+      cwd: o.workspace,
+      env: harnessEnv(o),
+      ...timed()
+    });
+  }
+  const profiled = both(r);
+  writeFileSync3(join10(dir, `${slug(t)}.log`), profiled);
+  if (r.timedOut) {
+    return {
+      ...base,
+      status: "error",
+      message: `ncu was stopped after ${seconds()} s: ${boxText(box)} ran out`,
+      seconds: seconds()
+    };
+  }
+  const problem = ncuProblem(profiled);
+  if (r.exitCode !== 0 || problem) {
+    const skipped = /\[kernelgate profile\] .*: skipped: (.*)/.exec(profiled);
+    const why2 = skipped ? `the variant cannot run the case: ${skipped[1]}` : problem ?? `ncu exited with status ${r.exitCode}: ${profiled.split("\n").filter(Boolean).slice(-3).join(" / ")}`;
+    return { ...base, status: "error", message: why2, seconds: seconds() };
+  }
+  return { ...base, ...await readReport(exec2, o, ncu, report2), seconds: seconds() };
+}
+async function readReport(exec2, o, ncu, report2) {
+  const imported = await exec2.run(
+    ncu,
+    ["--import", `${report2}.ncu-rep`, "--csv", "--page", "raw", "--print-units", "base"],
+    { cwd: o.workspace }
+  );
+  writeFileSync3(`${report2}.csv`, imported.stdout);
+  try {
+    const summary3 = summarizeNcu(parseNcuCsv(imported.stdout));
+    return {
+      status: "ok",
+      device_kernel: summary3.deviceKernel,
+      metrics: summary3.metrics,
+      ...summary3.stalls.length ? { stalls: summary3.stalls } : {},
+      report: `${report2}.ncu-rep`
+    };
+  } catch (error) {
+    if (!(error instanceof NcuFormatError)) throw error;
+    return {
+      status: "error",
+      message: `ncu --import ${report2}.ncu-rep --csv --page raw: ${error.message}`
+    };
+  }
+}
+var MAX_SLOWER_PROFILED = 6;
+var PERMISSION = {
+  level: "warning",
+  code: "deep.ncu_permission",
+  source: "deep",
+  message: `ncu could not read the GPU's performance counters (ERR_NVGPUCTRPERM): no Nsight Compute summary`,
+  fix: "run the job as root, or load the NVIDIA driver with NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)"
+};
+function ncuPlan(config, o) {
+  const targets = [
+    ...o.checks.includes("ncu") ? ncuTargets(config, o.only) : [],
+    ...o.checks.includes("ncu-slower") ? (o.slower ?? []).slice(0, MAX_SLOWER_PROFILED) : []
+  ];
+  const seen = /* @__PURE__ */ new Set();
+  return targets.filter((t) => {
+    const key = `${t.kernel}/${t.variant} ${t.caseId}`;
+    return !seen.has(key) && Boolean(seen.add(key));
+  });
+}
+async function runNcus(targets, o, exec2, ncu, diagnostics) {
+  const runs = [];
+  const metrics = ncuMetricsArg(o.computeCapability).split(",");
+  const dropped = (metric) => diagnostics.push({
+    level: "warning",
+    code: "deep.ncu_metric_missing",
+    source: "deep",
+    message: `ncu on this GPU has no metric ${metric}: the Nsight Compute summaries go without it`,
+    fix: "a newer Nsight Compute, or a GPU that has the metric (ncu --query-metrics lists them)"
+  });
+  for (const t of targets) {
+    const run2 = await runNcu(exec2, o, ncu, t, metrics, dropped);
+    runs.push(run2);
+    if (run2.status === "error" && /ERR_NVGPUCTRPERM/.test(run2.message ?? "")) {
+      diagnostics.push(PERMISSION);
+      break;
+    }
+  }
+  return runs;
+}
+
+// src/deep/sanitize.ts
+import { existsSync as existsSync8, mkdirSync as mkdirSync3, readdirSync as readdirSync4, readFileSync as readFileSync6, writeFileSync as writeFileSync4 } from "node:fs";
+import { basename as basename3, join as join11, resolve as resolve5 } from "node:path";
+function harnessCaseProblem(resultsPath, t, caseId) {
+  if (!existsSync8(resultsPath)) return { kind: "missing", message: "the harness wrote no results" };
+  try {
+    const doc = JSON.parse(readFileSync6(resultsPath, "utf8"));
+    const c = doc.cases?.find(
+      (x) => x.kernel === t.kernel && x.variant === t.variant && x.case === caseId
+    );
+    if (!c) {
+      return {
+        kind: "missing",
+        message: `the harness has no result for ${t.kernel}/${t.variant} ${caseId}`
+      };
+    }
+    if (c.status === "skipped") return { kind: "skipped", reason: c.reason ?? "" };
+    return void 0;
+  } catch (error) {
+    return { kind: "missing", message: `the harness's results cannot be read: ${String(error)}` };
+  }
+}
+function harnessModules(o) {
+  const py = (dir, recursive) => existsSync8(dir) ? readdirSync4(dir, { recursive }).map((f) => basename3(String(f))).filter((f) => f.endsWith(".py")) : [];
+  const kernels = new Set(py(resolve5(o.workspace, o.kernelsDir), true));
+  const own = py(join11(o.harnessRoot, "python", "kernelgate_harness"), false);
+  return new Set(own.filter((f) => !kernels.has(f) && !REPLAYS_VARIANT_WORK.has(f)));
+}
+var REPLAYS_VARIANT_WORK = /* @__PURE__ */ new Set(["graphs.py", "timing.py", "timed_output.py"]);
+function attributed(f, modules) {
+  const file = /^\S+ in (\S+\.py):\d+$/.exec(f.python_frame ?? "")?.[1];
+  return file !== void 0 && modules.has(file) ? { ...f, harness: true } : f;
+}
+var SAME_ON_EVERY_CASE = /^(no library for |build of |build record of |CUDA variant; this run is on )/;
+async function sanitizeCase(exec2, o, tool, sanitizer, t, c, box) {
+  const dir = join11(o.outDir, "sanitizer", tool);
+  mkdirSync3(dir, { recursive: true });
+  const name = c.caseId === t.caseId ? slug(t) : `${slug(t)}-${caseSlug(c.caseId)}`;
+  const results = join11(dir, `${name}.json`);
+  const args = [
+    "--tool",
+    tool,
+    "--target-processes",
+    "all",
+    o.python,
+    ...harnessLaunch(o, "kernelgate_harness"),
+    "--kernels",
+    o.kernelsDir,
+    "--out",
+    results,
+    "--only",
+    t.kernel,
+    "--variants",
+    t.variant,
+    "--case-params",
+    caseParamsArg(c.params),
+    "--no-timing",
+    "--seeds",
+    "1",
+    "--gpus",
+    "1",
+    "--timeout-per-case",
+    String(SANITIZER_CASE_TIMEOUT_S),
+    ...o.buildsPath ? ["--builds", o.buildsPath] : []
+  ];
+  const t0 = box.clock();
+  const timeoutS = left(box);
+  const r = await exec2.run(sanitizer, args, {
+    cwd: o.workspace,
+    env: harnessEnv(o),
+    ...timeoutS === void 0 ? {} : { timeoutS }
+  });
+  const seconds = Math.round((box.clock() - t0) * 10) / 10;
+  const output = both(r);
+  writeFileSync4(join11(dir, `${name}.log`), output);
+  const parsed = parseSanitizer(output);
+  const problem = parsed.errors === 0 && !r.timedOut ? harnessCaseProblem(results, t, c.caseId) : void 0;
+  return { r, output, parsed, problem, seconds, command: [sanitizer, ...args].join(" ") };
+}
+var caseSlug = (caseId) => caseId.replace(/[^\w.-]+/g, "_");
+async function runSanitizer(exec2, o, tool, sanitizer, t, box) {
+  const cases2 = [{ caseId: t.caseId, params: t.params }, ...t.fallbacks ?? []];
+  const skips = [];
+  let spent = 0;
+  let everyCase = false;
+  for (const c of cases2) {
+    const remaining = left(box);
+    if (remaining !== void 0 && remaining <= 0) {
+      const why2 = skips.length ? `the harness skipped it on ${skips.join("; ")}; ${boxText(box)} ran out before its next case` : `${boxText(box)} ran out before this run started`;
+      return skippedRun(tool, t, why2, spent);
+    }
+    const run2 = await sanitizeCase(exec2, o, tool, sanitizer, t, c, box);
+    spent = Math.round((spent + run2.seconds) * 10) / 10;
+    const { r, output, parsed, problem } = run2;
+    if (problem?.kind === "skipped") {
+      skips.push(`${c.caseId} (${problem.reason})`);
+      everyCase = SAME_ON_EVERY_CASE.test(problem.reason);
+      if (everyCase) break;
+      continue;
+    }
+    const base = {
+      tool,
+      kernel: t.kernel,
+      variant: t.variant,
+      case: c.caseId,
+      seconds: spent,
+      command: run2.command,
+      ...skips.length ? {
+        reason: `checked on the smallest case it takes: the harness skipped it on ${skips.join("; ")}`
+      } : {}
+    };
+    const findings = parsed.findings.length ? { findings: parsed.findings.map((f) => attributed(f, harnessModules(o))) } : {};
+    if (parsed.errors === void 0) {
+      const tail3 = output.split("\n").filter(Boolean).slice(-8).join("\n");
+      const head = r.timedOut ? `${tool} was stopped after ${run2.seconds} s: ${boxText(box)} ran out; it printed no ERROR SUMMARY` : `${tool} printed no ERROR SUMMARY (exit status ${r.exitCode})`;
+      return {
+        ...base,
+        status: "error",
+        errors: 0,
+        ...findings,
+        first_lines: `${head}; the output's last lines:
+${tail3}`.slice(0, 2e3)
+      };
+    }
+    const missing = problem?.kind === "missing" ? problem.message : void 0;
+    return {
+      ...base,
+      status: parsed.errors > 0 ? "findings" : missing ? "error" : "clean",
+      errors: parsed.errors,
+      ...findings,
+      ...missing ? { first_lines: `${tool} saw nothing of the variant: ${missing}` } : parsed.firstLines ? { first_lines: parsed.firstLines } : {}
+    };
+  }
+  const tail2 = everyCase ? "" : t.untried ? `; its ${t.untried} other case(s) within ${SANITIZER_FALLBACK_GROWTH}× the size are not tried (at most ${SANITIZER_MAX_FALLBACKS} are)` : t.pastLimit ? `; its next case, ${t.pastLimit.caseId}, is ${Math.round(t.pastLimit.times)}× the size, past the sanitizer's limit of ${SANITIZER_FALLBACK_GROWTH}×` : "; its kernel has no other case it could run";
+  return skippedRun(tool, t, `the harness skipped it on ${skips.join("; ")}${tail2}`, spent);
+}
+function skippedRun(tool, t, reason, seconds) {
+  return {
+    tool,
+    kernel: t.kernel,
+    variant: t.variant,
+    case: t.caseId,
+    status: "skipped",
+    errors: 0,
+    reason,
+    seconds
+  };
+}
+async function runSanitizers(config, o, exec2, tools, sanitizer) {
+  const targets = sanitizerTargets(config, o.only);
+  const jobs = tools.flatMap((tool) => targets.map((t) => ({ tool, t })));
+  const runs = /* @__PURE__ */ new Map();
+  const box = boxOf(o);
+  const started = jobs.map((j, i) => ({ ...j, i })).sort((a, b) => caseSize(b.t.params) - caseSize(a.t.params) || a.i - b.i);
+  await pool(started, o.jobs ?? 4, async ({ tool, t, i }) => {
+    runs.set(i, await runSanitizer(exec2, o, tool, sanitizer, t, box));
+  });
+  return jobs.map((_, i) => runs.get(i));
+}
+
+// src/deep/run.ts
+function parseDeepChecks(text2, where3) {
+  const out = /* @__PURE__ */ new Set();
+  for (const raw of text2.split(",").map((s) => s.trim())) {
+    if (raw === "") continue;
+    if (raw === "sanitizer") SANITIZER_TOOLS.forEach((t) => out.add(t));
+    else if (DEEP_CHECKS.includes(raw)) out.add(raw);
+    else {
+      throw new Error(
+        `${where3}: unknown deep check '${raw}'; expected sanitizer, ncu, ncu-slower, or any of ${SANITIZER_TOOLS.join(", ")}`
+      );
+    }
+  }
+  return DEEP_CHECKS.filter((c) => out.has(c));
+}
+function findTool(name, env, given, exists3 = existsSync9) {
+  if (given) return exists3(given) ? given : void 0;
+  const dirs = [
+    ...(env.PATH ?? "").split(delimiter3).filter(Boolean),
+    ...env.CUDA_HOME ? [join12(env.CUDA_HOME, "bin")] : [],
+    "/usr/local/cuda/bin"
+  ];
+  for (const dir of dirs) {
+    const path9 = join12(dir, name);
+    if (exists3(path9)) return path9;
+  }
+  return void 0;
+}
+var TOOL_FIX = {
+  "compute-sanitizer": "install the CUDA toolkit's compute-sanitizer (the cuda-sanitizer package of your CUDA version) and put its folder (usually /usr/local/cuda/bin) on PATH",
+  ncu: "install Nsight Compute (the nsight-compute package of your CUDA version, or the CUDA toolkit) and put its folder (e.g. /usr/local/cuda/bin or /opt/nvidia/nsight-compute/<version>) on PATH"
+};
+function missingTool(tool, given) {
+  const where3 = given ? `at ${given}` : "on PATH, in $CUDA_HOME/bin or in /usr/local/cuda/bin";
+  const what = tool === "ncu" ? "the Nsight Compute summaries" : "the sanitizer checks (memcheck, racecheck, synccheck, initcheck)";
+  return {
+    level: "error",
+    code: "deep.tool_missing",
+    source: "deep",
+    message: `${tool} was not found ${where3}: ${what} did not run`,
+    fix: TOOL_FIX[tool]
+  };
+}
+async function runDeep(config, o, exec2) {
+  const env = o.env ?? process.env;
+  const diagnostics = [];
+  const deep = {};
+  const tools = o.checks.filter(
+    (c) => SANITIZER_TOOLS.includes(c)
+  );
+  if (tools.length) {
+    const sanitizer = findTool("compute-sanitizer", env, o.sanitizerPath);
+    if (!sanitizer) diagnostics.push(missingTool("compute-sanitizer", o.sanitizerPath));
+    else deep.sanitizer = await runSanitizers(config, o, exec2, tools, sanitizer);
+  }
+  if (o.checks.includes("ncu") || o.checks.includes("ncu-slower")) {
+    const ncu = findTool("ncu", env, o.ncuPath);
+    const targets = ncuPlan(config, o);
+    if (!ncu) diagnostics.push({ ...missingTool("ncu", o.ncuPath), level: "warning" });
+    else if (targets.length) deep.ncu = await runNcus(targets, o, exec2, ncu, diagnostics);
+  }
+  return { deep, diagnostics };
+}
+
 // src/report/deep.ts
 var TOOLS = ["memcheck", "racecheck", "synccheck", "initcheck"];
 var DEEP_FINDINGS_IN_COMMENT = 8;
@@ -23530,20 +22466,21 @@ function deepTitleParts(input) {
 
 // src/report/summary.ts
 function judgedView(input) {
-  const paired = input.comparison.paired;
-  if (!paired) return void 0;
+  const paired2 = input.comparison.paired;
+  if (!paired2) return void 0;
   const state = input.comparison.baseline;
   return {
-    paired: paired.cases,
+    paired: paired2.cases,
     // Shown as code: only a commit id (hex) can be, anything else is left out.
-    baseSha: /^[0-9a-f]{4,64}$/i.test(paired.baseSha ?? "") ? paired.baseSha?.slice(0, 12) : void 0,
-    thresholdPct: fixed(paired.thresholdPct, 1),
-    mdcPct: paired.medianMdcPct === void 0 ? void 0 : fixed(paired.medianMdcPct, 2),
-    stored: paired.baselineCases,
+    baseSha: /^[0-9a-f]{4,64}$/i.test(paired2.baseSha ?? "") ? paired2.baseSha?.slice(0, 12) : void 0,
+    thresholdPct: fixed(paired2.thresholdPct, 1),
+    mdcPct: paired2.medianMdcPct === void 0 ? void 0 : fixed(paired2.medianMdcPct, 2),
+    stored: paired2.baselineCases,
+    identical: paired2.identical,
     storedCompared: state === "compared",
     storedOtherGpu: state === "other-gpu",
     storedNone: state === "none",
-    confirm: paired.confirm
+    confirm: paired2.confirm
   };
 }
 function outcomeText(input, changes) {
@@ -23563,7 +22500,7 @@ function outcomeText(input, changes) {
     }
     return parts;
   };
-  const join28 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
+  const join34 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
   if (outcome === "fail") {
     const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
     const parts = [...shardTitleParts(input.results), ...deepTitleParts(input), ...say(kinds)];
@@ -23575,15 +22512,15 @@ function outcomeText(input, changes) {
       }
     }
     const n = input.gate.reasons.length;
-    return `❌ fail: ${parts.length ? join28(parts) : plural(n, "reason")}`;
+    return `❌ fail: ${parts.length ? join34(parts) : plural(n, "reason")}`;
   }
-  if (outcome === "regression") return `⚠️ regression: ${join28(say(["slower"]))}`;
+  if (outcome === "regression") return `⚠️ regression: ${join34(say(["slower"]))}`;
   const faster = say(["faster"]);
-  const moved2 = changes.changed.filter((v) => v.changed.some(isControl));
-  const control = moved2.length ? ` (the A/A control ${moved2.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
-  if (faster.length) return `✅ pass: ${join28(faster)}${control}`;
+  const moved3 = changes.changed.filter((v) => v.changed.some(isControl));
+  const control = moved3.length ? ` (the A/A control ${moved3.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
+  if (faster.length) return `✅ pass: ${join34(faster)}${control}`;
   if (!changes.judged) return "✅ pass";
-  return `✅ pass: ${moved2.length ? "no candidate" : "no case"} slower or faster${control}`;
+  return `✅ pass: ${moved3.length ? "no candidate" : "no case"} slower or faster${control}`;
 }
 
 // src/report/alert.ts
@@ -24072,7 +23009,7 @@ function slowerFindings(f) {
     const slower = v.changed.filter((c) => c.perf === "SLOWER");
     if (!slower.length) continue;
     const d = ratioSpread(slower.map((c) => c.ratio ?? NaN));
-    const paired = slower.every(isControl) ? slower.some((c) => c.control === "stored") ? ": a reference, its code not changed since the stored run, so the machine or the night moved, not the code" : ": a reference, the same code in both arms, so the machine was not quiet (not this PR); rerun" : slower.every((c) => c.method === "paired") ? ", paired against the base revision" : "";
+    const paired2 = slower.every(isControl) ? slower.some((c) => c.control === "stored") ? ": a reference, its code not changed since the stored run, so the machine or the night moved, not the code" : ": a reference, the same code in both arms, so the machine was not quiet (not this PR); rerun" : slower.every((c) => c.method === "paired") ? ", paired against the base revision" : "";
     const grp = {
       kernel: v.kernel,
       variant: v.variant,
@@ -24082,13 +23019,37 @@ function slowerFindings(f) {
     };
     put(
       "slower",
-      `🔴 ${name(v)} slower on ${ofCases(grp)}${where3(grp)}: ${rangeText(d)} (geomean ${formatRatioPct(d?.geomean)})${paired}`
+      `🔴 ${name(v)} slower on ${ofCases(grp)}${where3(grp)}: ${rangeText(d)} (geomean ${formatRatioPct(d?.geomean)})${paired2}`
     );
+  }
+}
+function retuneFindings(f) {
+  const { all, other, name } = f;
+  const retuned = all.filter((c) => c.retune !== void 0);
+  const byVariant = /* @__PURE__ */ new Map();
+  for (const c of retuned) {
+    const at = `${c.kernel}/${c.variant}`;
+    byVariant.set(at, [...byVariant.get(at) ?? [], c]);
+  }
+  for (const cases2 of byVariant.values()) {
+    const first = cases2[0];
+    const of = all.filter((c) => c.kernel === first.kernel && c.variant === first.variant).length;
+    const r = first.retune;
+    const shown = cases2.slice(0, 3).map((c) => `${esc(c.caseId)}: ${esc(clip(retuneText(c.retune), COMMENT_NOTE_CHARS))}`);
+    const more = cases2.length > 3 ? `; and ${plural(cases2.length - 3, "more case")}` : "";
+    const movedText = (() => {
+      const n = cases2.filter((c) => c.perf === "AMBIGUOUS" && c.method !== "paired").length;
+      return n ? `; ${n} of them moved, AMBIGUOUS rather than a verdict on the code` : "";
+    })();
+    const lead = r.against === "arms" ? `the arms launched different tunings on ${cases2.length} of ${of} cases (the change altered the tuner's source; the pairs judge what it did)` : `re-tuned since the stored run on ${cases2.length} of ${of} cases: the tuner chose another configuration, a re-tune, not a regression${cases2.some((c) => c.method === "paired") ? " (both arms of tonight's pairs launched the new one)" : ""}`;
+    other.push(`🎛️ ${name(first)} ${lead}${movedText}. ${shown.join("; ")}${more}`);
   }
 }
 function ambiguousFindings(f) {
   const { all, other } = f;
-  const ambiguous = all.filter((c) => c.perf === "AMBIGUOUS");
+  const ambiguous = all.filter(
+    (c) => c.perf === "AMBIGUOUS" && !(c.retune?.against === "stored" && c.method !== "paired")
+  );
   if (ambiguous.length) {
     const groups = groupCases(ambiguous, all, () => "");
     const shown = groups.slice(0, 4).map((grp) => `${esc(`${grp.kernel}/${grp.variant}`)} ${grp.cases.length}`);
@@ -24142,6 +23103,7 @@ var FINDERS = [
   aboveChipFindings,
   missingFindings,
   slowerFindings,
+  retuneFindings,
   ambiguousFindings,
   uncheckedFindings,
   tierFindings,
@@ -24199,8 +23161,8 @@ function headlineView(input, base) {
       trusted(against)
     ];
   });
-  const paired = input.comparison.paired !== void 0;
-  const baseHeader = paired ? "base (same job)" : "baseline";
+  const paired2 = input.comparison.paired !== void 0;
+  const baseHeader = paired2 ? "base (same job)" : "baseline";
   const now = input.kind === "pr" ? "this PR" : "this run";
   return {
     table: table(
@@ -24226,6 +23188,83 @@ function baseTiers(input) {
     return evaluateTiers(input.baseline, input.config);
   }
   return void 0;
+}
+
+// src/report/history.ts
+var HISTORY_COMMENT_ROWS = 15;
+var day = (iso) => iso.slice(0, 10);
+var shortSha = (sha) => sha ? ` (${esc(sha.slice(0, 12))})` : "";
+var signed = (pct2) => `${pct2 >= 0 ? "+" : "−"}${fixed(Math.abs(pct2), 1)} %`;
+var CONTROL_TEXT = {
+  reference: "a reference (its code does not change)",
+  paired: "that night's pairs beside the good base saw no change",
+  machine: "half the references moved with it",
+  "same-case": "its case's reference moved the same way"
+};
+function boundaryLine(b) {
+  const what = b.cases ? `${esc(b.field)} of ${plural(b.cases.length, "case")} (${esc(b.cases[0])}${b.cases.length > 1 ? ", …" : ""})` : esc(b.field);
+  return `${what}: ${esc(b.from)} → ${esc(b.to)} on ${esc(day(b.startedAt))}${shortSha(b.commit)}: series restarted`;
+}
+function findingRow(t, control) {
+  const f = t.finding;
+  return [
+    t.key,
+    trusted(`${esc(day(f.startedAt))}${shortSha(f.commit)}`),
+    trusted(`${formatMs(f.fromMs)} → ${formatMs(f.toMs)} ms`),
+    trusted(`${f.direction === "SLOWER" ? "🔴" : "🟢"} ${signed(f.changePct)}`),
+    trusted(`${fixed(f.thresholdPct, 1)} %`),
+    trusted(String(f.nights)),
+    ...control ? [trusted(CONTROL_TEXT[f.control])] : []
+  ];
+}
+function findingTable(rows, opts, control = false) {
+  if (!rows.length) return void 0;
+  const shown = opts.full ? rows : rows.slice(0, HISTORY_COMMENT_ROWS);
+  const header = ["case", "since", "before → after (medians)", "change", "threshold", "nights"];
+  const text2 = table(
+    control ? [...header, "why not the code"] : header,
+    shown.map((t) => findingRow(t, control)),
+    ["l", "l", "r", "r", "r", "r", ...control ? ["l"] : []]
+  );
+  const more = rows.length - shown.length;
+  return more > 0 ? `${text2}
+
+… and ${more} more in the full report.` : text2;
+}
+var bySize = (a, b) => Math.abs(b.finding.changePct) - Math.abs(a.finding.changePct) || a.key.localeCompare(b.key);
+function historyView(input, opts) {
+  if (input.kind !== "nightly" || input.history === void 0) return void 0;
+  const trend = historyTrend(input.history, input.results, {
+    floorPct: input.config.compare.paired.thresholdPct,
+    floorMs: input.config.compare.paired.minChangeMs
+  });
+  if (trend.runs === 0 && trend.leftOut === 0) return void 0;
+  const code = trend.cases.filter((t) => t.finding.control === void 0).sort(bySize);
+  const controlled = trend.cases.filter((t) => t.finding.control !== void 0).sort(bySize);
+  const steps = code.filter((t) => t.finding.kind === "step");
+  const watches = code.filter((t) => t.finding.kind === "watch");
+  const count2 = (rows, kind) => rows.filter((t) => t.finding.kind === kind).length;
+  return {
+    runs: trend.runs,
+    since: trend.since ? day(trend.since) : "",
+    window: trend.window,
+    spreads: STEP_SPREADS,
+    nights: STEP_MIN_NIGHTS,
+    floorPct: fixed(input.config.compare.paired.thresholdPct, 1),
+    floorUs: fixed(input.config.compare.paired.minChangeMs * 1e3, 1),
+    mode: trend.mode === "paired" ? "paired" : "single-revision",
+    leftOut: trend.leftOut > 0 ? `${plural(trend.leftOut, "stored run")} timed ${trend.mode === "paired" ? "without pairs" : "in pairs"} (not like tonight's) left out of the series.` : void 0,
+    boundaries: trend.boundaries.map(boundaryLine),
+    hasBoundaries: trend.boundaries.length > 0,
+    steps: findingTable(steps, opts),
+    watches: findingTable(watches, opts),
+    machine: trend.machine.map(
+      (m) => `the machine moved on ${esc(day(m.startedAt))}: ${m.moved} of ${m.of} reference cases ${m.direction} from that night on, median ${signed(m.medianPct)}`
+    ),
+    controlledLine: controlled.length ? `${plural(count2(controlled, "step"), "step")} and ${plural(count2(controlled, "watch"), "watch", "watches")} moved with the machine or the night, not the code:` : void 0,
+    controlled: opts.full ? findingTable(controlled, opts, true) : void 0,
+    none: !code.length
+  };
 }
 
 // src/report/kernels.ts
@@ -24429,6 +23468,7 @@ function buildView(input, opts, digest) {
     deep: deepView(input, opts),
     headline,
     trends: trendsView(input, opts),
+    history: historyView(input, opts),
     notes: comparison.notes,
     hasNotes: comparison.notes.length > 0 || input.baseline?.run.synthetic === true,
     kernels: opts.full ? kernelViews(input) : [],
@@ -24451,17 +23491,17 @@ function buildView(input, opts, digest) {
 
 // src/report/render.ts
 function defaultTemplatesDir() {
-  return join15(packageRoot(), "templates");
+  return join13(packageRoot(), "templates");
 }
 function loadTemplates(dir, kind) {
-  const main = readFileSync8(
-    join15(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
+  const main = readFileSync7(
+    join13(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
     "utf8"
   );
   const partials = {};
-  for (const file of readdirSync5(join15(dir, "partials"))) {
+  for (const file of readdirSync5(join13(dir, "partials"))) {
     const match = /^(.+)\.md\.mustache$/.exec(file);
-    if (match?.[1]) partials[match[1]] = readFileSync8(join15(dir, "partials", file), "utf8");
+    if (match?.[1]) partials[match[1]] = readFileSync7(join13(dir, "partials", file), "utf8");
   }
   return { main, partials };
 }
@@ -24552,430 +23592,11 @@ function judge(results, baseline, config, kind, context, history) {
 }
 
 // src/pipeline/run.ts
-import { existsSync as existsSync13, writeFileSync as writeFileSync9 } from "node:fs";
+import { existsSync as existsSync15, writeFileSync as writeFileSync10 } from "node:fs";
 
-// src/measure/base-revision.ts
-import { existsSync as existsSync11 } from "node:fs";
-import { join as join16 } from "node:path";
-var SHA = /^[0-9a-f]{40}$/;
-function lastLine(text2) {
-  const lines = text2.trim().split("\n");
-  return lines[lines.length - 1] ?? "";
-}
-function why(result, timeoutS) {
-  return result.timedOut ? `it did not finish within ${timeoutS} s ('git-timeout') and was stopped` : lastLine(result.stderr);
-}
-async function materialiseBase(workspace, sha, exec2, options = {}) {
-  const log = options.log ?? (() => void 0);
-  if (!SHA.test(sha)) {
-    return { ok: false, reason: `the base commit '${sha}' is not a 40-character commit SHA` };
-  }
-  const dir = options.dir ?? join16(workspace, ".kernelgate", "base");
-  const timeoutS = options.timeoutS ?? DEFAULT_GIT_TIMEOUT_S;
-  const git = (...args) => exec2.run("git", ["-C", workspace, ...args], {
-    env: { GIT_TERMINAL_PROMPT: "0" },
-    timeoutS
-  });
-  const inside = await git("rev-parse", "--is-inside-work-tree");
-  if (inside.exitCode !== 0) {
-    return {
-      ok: false,
-      reason: `${workspace} is not a git checkout (${lastLine(inside.stderr) || `git exit ${inside.exitCode}`})`
-    };
-  }
-  if (existsSync11(dir)) {
-    const at = await exec2.run("git", ["-C", dir, "rev-parse", "HEAD"], { timeoutS });
-    if (at.exitCode === 0 && at.stdout.trim() === sha) {
-      log(`kernelgate: base revision ${sha.slice(0, 12)} already checked out in ${dir}`);
-      return {
-        ok: true,
-        base: withRef({ root: dir, sha }, options.ref),
-        fetched: false,
-        reused: true
-      };
-    }
-    await git("worktree", "remove", "--force", dir);
-  }
-  await git("worktree", "prune");
-  let fetched = false;
-  const has = await git("cat-file", "-e", `${sha}^{commit}`);
-  if (has.exitCode !== 0) {
-    log(`kernelgate: fetching the base revision ${sha.slice(0, 12)} (the checkout is shallow)`);
-    const fetch = await git("fetch", "--no-tags", "--depth=1", "origin", sha);
-    if (fetch.exitCode !== 0) {
-      const url = (await git("remote", "get-url", "origin")).stdout.trim();
-      const from = url === "" ? "" : ` from ${url.replace(/\/\/[^/@\s]*@/, "//***@")}`;
-      return {
-        ok: false,
-        reason: `the base commit ${sha.slice(0, 12)} is not in the checkout and \`git fetch origin ${sha.slice(0, 12)}\`${from} failed: ${why(fetch, timeoutS)}`
-      };
-    }
-    fetched = true;
-  }
-  const add = await git("worktree", "add", "--detach", "--force", dir, sha);
-  if (add.exitCode !== 0) {
-    return {
-      ok: false,
-      reason: `\`git worktree add ${dir} ${sha.slice(0, 12)}\` failed: ${why(add, timeoutS)}`
-    };
-  }
-  log(`kernelgate: base revision ${sha.slice(0, 12)} checked out in ${dir}`);
-  return { ok: true, base: withRef({ root: dir, sha }, options.ref), fetched, reused: false };
-}
-function withRef(base, ref) {
-  return ref === void 0 ? base : { ...base, ref };
-}
-
-// src/measure/benchmarks.ts
-import { join as join17, relative as relative6 } from "node:path";
-
-// src/measure/diagnose.ts
-var KNOWN_FAILURES = [
-  {
-    code: "cuda.arch_conditional_mma",
-    level: "error",
-    pattern: /Arch conditional MMA instruction used without targeting/i,
-    cause: "the sm_90a-only tensor-core path (wgmma) was compiled out: the code was compiled from compute_90 PTX, not compute_90a, so __CUDA_ARCH_FEAT_SM90_ALL was undefined and the kernel hit its arch-conditional trap. Any result it still prints comes from a fallback path and its timings are meaningless (seed 000 ran 10,000x slower).",
-    fix: "Compile with -gencode=arch=compute_90a,code=sm_90a (CMake: CMAKE_CUDA_ARCHITECTURES=90a, and no --generate-code=arch=compute_90,code=sm_90a), then check that `cuobjdump -sass` shows HGMMA."
-  },
-  {
-    code: "cuda.no_kernel_image",
-    level: "error",
-    pattern: /no kernel image is available for execution on the device|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorNoKernelImageForDevice/i,
-    cause: "the library holds no machine code for this GPU's architecture and no PTX the driver can compile for it (an sm_90a cubin runs only on compute capability 9.0: not on 8.9, not on 10.0).",
-    fix: "Build for the GPU that runs it (`kernelgate doctor` prints its compute capability), e.g. -gencode=arch=compute_90a,code=sm_90a for H100/H200."
-  },
-  {
-    code: "cuda.driver_too_old",
-    level: "error",
-    pattern: /CUDA driver version is insufficient for CUDA runtime version|NVIDIA driver on your system is too old|CUDA_ERROR_INSUFFICIENT_DRIVER|cudaErrorInsufficientDriver/i,
-    cause: "the CUDA runtime is newer than the installed driver supports (for example a CUDA 13.0 runtime on driver 570, which supports CUDA 12.8 at most).",
-    fix: "Install a driver that supports the runtime (CUDA 13.x needs driver >= 580), or use a toolkit and torch built for the CUDA version the driver reports in nvidia-smi. Forward compatibility (cuda-compat) works only on data-center GPUs and only for processes whose LD_LIBRARY_PATH starts with its compat directory."
-  },
-  {
-    code: "cuda.compat_unsupported_gpu",
-    level: "error",
-    pattern: /forward compatibility was attempted on non supported HW|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|cudaErrorCompatNotSupportedOnDevice/i,
-    cause: "the cuda-compat libraries (forward compatibility) were loaded, but this GPU does not support forward compatibility: only data-center GPUs (and a few NGC-ready RTX boards) do.",
-    fix: "Remove the cuda-compat directory from LD_LIBRARY_PATH and install a driver new enough for the runtime, or use a toolkit that matches the driver."
-  },
-  {
-    code: "cuda.compat_driver_mismatch",
-    level: "error",
-    pattern: /system has unsupported display driver \/ cuda driver combination|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|cudaErrorSystemDriverMismatch/i,
-    cause: "the user-mode libcuda (usually from a cuda-compat directory in LD_LIBRARY_PATH) does not match the loaded kernel driver, for example compat libraries older than the driver itself.",
-    fix: "Take the cuda-compat directory out of LD_LIBRARY_PATH when the driver already supports the runtime; otherwise install the cuda-compat package whose version is newer than the kernel driver (cat /proc/driver/nvidia/version)."
-  },
-  {
-    code: "cuda.unsupported_ptx",
-    level: "error",
-    pattern: /provided PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|cudaErrorUnsupportedPtxVersion/i,
-    cause: "the library only carries PTX for this GPU, made by a toolkit newer than the driver, so the driver cannot JIT it (minor-version compatibility does not cover PTX).",
-    fix: "Embed machine code for the GPU (code=sm_90a, not only code=compute_90a) or update the driver to the toolkit's version."
-  },
-  {
-    code: "cuda.too_many_resources",
-    level: "error",
-    pattern: /too many resources requested for launch|CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES|cudaErrorLaunchOutOfResources/i,
-    cause: "the launch asks for more than one SM holds: registers per thread x threads per block above 65,536, or more threads per block than the kernel was compiled for.",
-    fix: "Compare the build record (registers per function) with the block size; cap registers with __launch_bounds__(threads) or launch fewer threads per block."
-  },
-  {
-    code: "cuda.smem_too_large",
-    level: "error",
-    pattern: /uses too much shared data|out of resource: shared memory|cudaErrorInvalidValue.*shared|exceeds.*shared memory/i,
-    cause: "the kernel needs more shared memory than the GPU allows per block (48 KiB static; up to 227 KiB dynamic on H100/H200 after opting in, 99 KiB on L4).",
-    fix: "Shrink the tile or the number of pipeline stages, or move the buffer to dynamic shared memory and call cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) before launching."
-  },
-  {
-    code: "cuda.illegal_address",
-    level: "error",
-    pattern: /an illegal memory access was encountered|CUDA_ERROR_ILLEGAL_ADDRESS|cudaErrorIllegalAddress/i,
-    cause: "the kernel read or wrote outside its buffers (often the tail tile of a size that is not a multiple of the block). The CUDA context is dead afterwards: every later call in the process fails too.",
-    fix: "Run the case under `compute-sanitizer --tool memcheck`; check bounds on tail tiles and the sizes and strides passed to the launch function."
-  },
-  {
-    code: "cuda.misaligned_address",
-    level: "error",
-    pattern: /misaligned address|CUDA_ERROR_MISALIGNED_ADDRESS|cudaErrorMisalignedAddress/i,
-    cause: "a vector access (float4, 16-byte cp.async, TMA) used an address that is not aligned to its width, for example a tensor view with an odd offset or a row stride that is not a multiple of 8 halves.",
-    fix: "Check the alignment of every base pointer and leading dimension the kernel vectorises over; fall back to scalar loads when they are not aligned."
-  },
-  {
-    code: "cuda.illegal_instruction",
-    level: "error",
-    pattern: /an illegal instruction was encountered|CUDA_ERROR_ILLEGAL_INSTRUCTION|cudaErrorIllegalInstruction/i,
-    cause: "the GPU met an instruction it cannot execute here: arch-specific code (wgmma, setmaxnreg) issued by a partial warpgroup, or built for another architecture.",
-    fix: "Check that wgmma/setmaxnreg run in full, aligned warpgroups of 128 threads and that the library was built for this GPU."
-  },
-  {
-    code: "cuda.launch_failure",
-    level: "error",
-    pattern: /unspecified launch failure|CUDA_ERROR_LAUNCH_FAILED|cudaErrorLaunchFailure/i,
-    cause: "the kernel crashed without a more precise reason; a device-side stack overflow (large local arrays, deep calls) is a common one.",
-    fix: "Run under `compute-sanitizer`; check the build record for stack bytes per function and remove run-time-indexed local arrays."
-  },
-  {
-    code: "cuda.out_of_memory",
-    level: "error",
-    pattern: /CUDA out of memory|out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|OutOfMemoryError/i,
-    cause: "a GPU allocation failed: the case is too large for the free memory, or another process holds memory on the GPU.",
-    fix: "Check the other processes `kernelgate doctor` lists on the GPU, and the case sizes (inputs, outputs, the fp32 oracle and the L2-flush buffer all live on the GPU at once)."
-  },
-  {
-    code: "cuda.device_assert",
-    level: "error",
-    pattern: /device-side assert triggered|CUDA_ERROR_ASSERT|cudaErrorAssert/i,
-    cause: "an assert() in device code failed; the CUDA context is unusable afterwards.",
-    fix: "Rerun the case alone with CUDA_LAUNCH_BLOCKING=1 to see which assert fired."
-  },
-  {
-    code: "cuda.no_device",
-    level: "error",
-    pattern: /no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice|Found no NVIDIA driver on your system/i,
-    cause: "no GPU is visible to the process.",
-    fix: "Check CUDA_VISIBLE_DEVICES and that the runner (or container) has the GPU mapped in (`nvidia-smi` works in the same environment)."
-  },
-  {
-    code: "cublas.invalid_value",
-    level: "error",
-    pattern: /parameter number \d+ had an illegal value/i,
-    cause: "cuBLAS rejected an argument: usually a leading dimension smaller than the row length, or m/n/k in the wrong order for the layout.",
-    fix: "cuBLAS is column-major: for row-major A (m x k) pass lda >= k and swap the operands (C^T = B^T A^T)."
-  }
-];
-var MAX_QUOTE_CHARS = 160;
-function diagnoseOutput(text2, where3) {
-  const place = typeof where3 === "string" ? { source: where3 } : where3;
-  const found = /* @__PURE__ */ new Map();
-  for (const rawLine of text2.split(/\r?\n/)) {
-    const line = rawLine.trim();
-    if (line === "") continue;
-    const failure = KNOWN_FAILURES.find((f) => f.pattern.test(line));
-    if (!failure) continue;
-    const seen = found.get(failure.code);
-    if (seen) seen.count += 1;
-    else found.set(failure.code, { failure, firstLine: line, count: 1 });
-  }
-  return [...found.values()].map(({ failure, firstLine, count: count2 }) => {
-    const quote = firstLine.length > MAX_QUOTE_CHARS ? `${firstLine.slice(0, MAX_QUOTE_CHARS - 3)}...` : firstLine;
-    const times = count2 === 1 ? "seen once" : `seen ${count2} times`;
-    const diagnostic = {
-      level: failure.level,
-      code: failure.code,
-      message: `"${quote}" (${times}): ${failure.cause}`,
-      fix: failure.fix,
-      source: place.source
-    };
-    if (place.kernel !== void 0) diagnostic.kernel = place.kernel;
-    if (place.variant !== void 0) diagnostic.variant = place.variant;
-    return diagnostic;
-  });
-}
-
-// src/measure/doctor/checks-benchmarks.ts
-import { closeSync, openSync, readSync, realpathSync, statSync as statSync3 } from "node:fs";
-import { basename as basename4, isAbsolute as isAbsolute2, relative as relative5, resolve as resolve7 } from "node:path";
-
-// src/measure/doctor/versions.ts
-var MIN_DRIVER_FOR_CUDA = [
-  ["13.1", "590.44.01"],
-  ["13.0", "580.65.06"],
-  ["12.9", "575.51.03"],
-  ["12.8", "570.26"],
-  ["12.6", "560.28.03"],
-  ["12.5", "555.42.02"],
-  ["12.4", "550.54.14"],
-  ["12.3", "545.23.06"],
-  ["12.2", "535.54.03"],
-  ["12.1", "530.30.02"],
-  ["12.0", "525.60.13"],
-  ["11.8", "520.61.05"]
-];
-function compareVersions(a, b) {
-  const pa = a.split(".").map(Number);
-  const pb = b.split(".").map(Number);
-  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
-    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
-    if (d !== 0) return d;
-  }
-  return 0;
-}
-function majorMinor(version) {
-  return version.split(".").slice(0, 2).join(".");
-}
-function cudaForDriver(driverVersion) {
-  return MIN_DRIVER_FOR_CUDA.find(([, min]) => compareVersions(driverVersion, min) >= 0)?.[0];
-}
-function minDriverFor(cuda) {
-  return MIN_DRIVER_FOR_CUDA.find(([release]) => release === majorMinor(cuda))?.[1];
-}
-function libcudaVersionIn(entries) {
-  for (const entry of entries) {
-    const m = /^libcuda\.so\.(\d+\.\d+(?:\.\d+)?)$/.exec(entry);
-    if (m?.[1]) return m[1];
-  }
-  return void 0;
-}
-function cudnnVersion(code) {
-  if (code >= 1e4)
-    return `${Math.floor(code / 1e4)}.${Math.floor(code % 1e4 / 100)}.${code % 100}`;
-  return `${Math.floor(code / 1e3)}.${Math.floor(code % 1e3 / 100)}.${code % 100}`;
-}
-
-// src/measure/doctor/checks-benchmarks.ts
-var ELF_MAGIC = Buffer.from([127, 69, 76, 70]);
-var MAX_SCAN_BYTES = 1 << 30;
-var TOOLKIT_NOTE = /Cuda compilation tools, release (\d+\.\d+), V(\d+\.\d+(?:\.\d+)?)/;
-var STATIC_CUDART = "libcudart_static";
-function readHead(path9, bytes) {
-  const fd = openSync(path9, "r");
-  try {
-    const buf = Buffer.alloc(bytes);
-    const n = readSync(fd, buf, 0, bytes, 0);
-    return buf.subarray(0, n);
-  } finally {
-    closeSync(fd);
-  }
-}
-function isElf(path9) {
-  try {
-    return statSync3(path9).isFile() && readHead(path9, 4).equals(ELF_MAGIC);
-  } catch {
-    return false;
-  }
-}
-function commandBinaries(command, cwd) {
-  const words = command.split(/[\s;&|()<>]+/).map((w) => w.replace(/^['"]|['"]$/g, "")).filter((w) => w.includes("/") && !w.startsWith("-") && !w.includes("="));
-  const found = [];
-  for (const word of words) {
-    const path9 = isAbsolute2(word) ? word : resolve7(cwd, word);
-    if (!found.includes(path9) && isElf(path9)) found.push(path9);
-  }
-  return found;
-}
-function linkedRuntime(lddOutput) {
-  const m = /^\s*(libcudart\.so\.(\d+))\s+=>\s+(\S+)/m.exec(lddOutput);
-  if (!m?.[1] || !m[2] || !m[3] || m[3] === "not") return void 0;
-  let real = m[3];
-  try {
-    real = realpathSync(m[3]);
-  } catch {
-  }
-  const full = /^libcudart\.so\.(\d+\.\d+(?:\.\d+)?)$/.exec(basename4(real))?.[1];
-  const via = real === m[3] ? `${m[1]} → ${m[3]}` : `${m[1]} → ${real}`;
-  return { version: full ?? m[2], via };
-}
-function staticRuntime(path9) {
-  const size = statSync3(path9).size;
-  if (size > MAX_SCAN_BYTES) return void 0;
-  const text2 = readHead(path9, size).toString("latin1");
-  if (!text2.includes(STATIC_CUDART)) return void 0;
-  const m = TOOLKIT_NOTE.exec(text2);
-  if (!m?.[2]) return void 0;
-  return { version: m[2], via: `static libcudart, linked by CUDA ${m[2]}'s nvcc` };
-}
-async function binaryRuntime(path9, exec2) {
-  const ldd = await exec2.run("ldd", [path9]).catch(() => void 0);
-  const linked = ldd && ldd.exitCode === 0 ? linkedRuntime(ldd.stdout) : void 0;
-  return linked ?? staticRuntime(path9);
-}
-function commandsOf(bench2, root) {
-  if (bench2.command) {
-    const params = bench2.command.cases[0] ?? {};
-    return Object.values(bench2.command.variants).map((t) => fillTemplate(t, params, root));
-  }
-  return bench2.run !== void 0 ? [bench2.run] : [];
-}
-function runtimeDiagnostic(bench2, shown, runtime, environment) {
-  const driverCuda = environment.driver_cuda_version;
-  const driver = environment.driver_version ?? "of this machine";
-  if (driverCuda === void 0) return void 0;
-  const needs = majorMinor(
-    runtime.version.includes(".") ? runtime.version : `${runtime.version}.0`
-  );
-  if (compareVersions(needs, driverCuda) <= 0) return void 0;
-  const minDriver = minDriverFor(needs);
-  const compat = environment.libraries?.["cuda_compat"];
-  const sameMajor = needs.split(".")[0] === driverCuda.split(".")[0];
-  const how = compat ? `It can run only through the forward-compat libcuda ${compat} in LD_LIBRARY_PATH, and seed 000's CUTLASS Example 88 did so at 0.02 TFLOPS: a binary that starts is no proof that its fast path runs.` : sameMajor ? "It runs through minor-version compatibility: its machine code works, but PTX it carries cannot be JIT-compiled and newer features fall back or fail." : 'Its CUDA calls fail with "CUDA driver version is insufficient for CUDA runtime version"; a benchmark that catches the error may go on and print numbers from a slow or empty path.';
-  return {
-    level: compat || sameMajor ? "warning" : "error",
-    code: "benchmark.cuda_runtime_too_new",
-    message: `benchmark ${bench2.name}: ${shown} carries CUDA runtime ${runtime.version} (${runtime.via}), but driver ${driver} supports CUDA <= ${driverCuda}. ${how}`,
-    fix: `Install driver >= ${minDriver ?? `one for CUDA ${needs}`}${compat ? " and take the compat folder out of LD_LIBRARY_PATH" : ""}, or rebuild ${basename4(shown)} with a CUDA ${driverCuda} toolkit (CMake: -DCMAKE_CUDA_COMPILER=/usr/local/cuda-${driverCuda}/bin/nvcc).`,
-    source: "doctor",
-    kernel: bench2.name
-  };
-}
-async function benchmarkBinaryChecks(benchmarks, environment, root, exec2) {
-  if (environment.driver_cuda_version === void 0) return [];
-  const found = [];
-  for (const bench2 of benchmarks) {
-    const binaries = new Set(commandsOf(bench2, root).flatMap((c) => commandBinaries(c, bench2.cwd)));
-    for (const path9 of binaries) {
-      const runtime = await binaryRuntime(path9, exec2);
-      if (!runtime) continue;
-      const rel = relative5(root, path9);
-      const shown = rel.startsWith("..") || isAbsolute2(rel) ? path9 : rel;
-      const d = runtimeDiagnostic(bench2, shown, runtime, environment);
-      if (d) found.push(d);
-    }
-  }
-  return found;
-}
-var SLOW_PATH_SHARE = 1e-3;
-var SLOW_PATH_MIN_MS = 0.05;
-function peakFor(tflops, dtype) {
-  for (const key of [dtype, "bf16", "fp16"]) {
-    const value = key === void 0 ? void 0 : tflops[key];
-    if (key !== void 0 && value !== void 0) return { value, dtype: key };
-  }
-  return void 0;
-}
-function slowPathChecks(results, benchmarks, config) {
-  const sku = results.environment.gpu.sku;
-  const peaks = sku ? config.peaks[sku] : void 0;
-  if (!peaks) return [];
-  const worst = /* @__PURE__ */ new Map();
-  for (const c of results.cases) {
-    if (!benchmarks.includes(c.kernel) || c.status !== "ok") continue;
-    if ((c.timing?.median_ms ?? 0) < SLOW_PATH_MIN_MS) continue;
-    const tflops = caseTflops(c);
-    const peak = peakFor(peaks.tflops, caseDtype(c));
-    const gbps = caseGbps(c);
-    const readings = [
-      tflops !== void 0 && peak ? {
-        share: tflops / peak.value,
-        text: `${fixed(tflops, 4)} TFLOPS of ${sku}'s ${fixed(peak.value, 1)} TFLOPS ${peak.dtype} peak`
-      } : void 0,
-      gbps !== void 0 && peaks.gbps ? {
-        share: gbps / peaks.gbps,
-        text: `${fixed(gbps, 3)} GB/s of ${sku}'s ${fixed(peaks.gbps, 0)} GB/s`
-      } : void 0
-    ].filter((r) => r !== void 0);
-    const best = readings.sort((a, b) => b.share - a.share)[0];
-    if (!best || best.share >= SLOW_PATH_SHARE) continue;
-    const key = `${c.kernel}/${c.variant}`;
-    const text2 = `${caseLabel(c)} reads ${best.text} (${fixed(best.share * 100, 4)} %)`;
-    if (!worst.has(key) || (worst.get(key)?.share ?? 1) > best.share) {
-      worst.set(key, { share: best.share, text: text2, kernel: c.kernel, variant: c.variant });
-    }
-  }
-  return [...worst.values()].map((w) => ({
-    level: "warning",
-    code: "benchmark.slow_path",
-    message: `benchmark ${w.text}: under ${fixed(SLOW_PATH_SHARE * 100, 1)} % of the datasheet peak over ${SLOW_PATH_MIN_MS * 1e3} µs or more is no tuning gap but a fallback path (seed 000: CUTLASS Example 88 at 0.0193 TFLOPS on an H100, a CUDA 13 runtime on a CUDA 12.8 driver through cuda-compat, "Arch conditional MMA instruction used without targeting appropriate compute capability" in its output).`,
-    fix: "Read the benchmark's output for CUDA errors and arch messages (kernelgate names the known ones above), compare its CUDA runtime with the driver's (benchmark.cuda_runtime_too_new), and build its device code for this GPU (sm_90a for H100/H200: -gencode=arch=compute_90a,code=sm_90a).",
-    source: "doctor",
-    kernel: w.kernel,
-    variant: w.variant
-  }));
-}
-
-// src/measure/doctor/machine.ts
-import { readdir as readdir2, readFile as readFile3 } from "node:fs/promises";
-import path8 from "node:path";
+// src/measure/base-build.ts
+import { copyFileSync } from "node:fs";
+import { join as join14 } from "node:path";
 
 // src/measure/build/build.ts
 import { mkdir as mkdir3, writeFile as writeFile2 } from "node:fs/promises";
@@ -25366,12 +23987,29 @@ ${kept}` : kept;
 }
 
 // src/measure/build/tools.ts
+var probed = /* @__PURE__ */ new WeakMap();
+function once(exec2, key, find) {
+  let answers = probed.get(exec2);
+  if (!answers) {
+    answers = /* @__PURE__ */ new Map();
+    probed.set(exec2, answers);
+  }
+  let found = answers.get(key);
+  if (!found) {
+    found = find();
+    answers.set(key, found);
+  }
+  return found;
+}
 async function probeTool(exec2, candidate) {
   const out = await exec2.run(candidate, ["--version"]).catch(() => void 0);
   if (!out || out.exitCode === NOT_FOUND_EXIT_CODE || out.exitCode !== 0) return void 0;
   return { path: candidate, version: `${out.stdout}${out.stderr}`.trim() };
 }
-async function findNvcc(exec2, env) {
+function findNvcc(exec2, env) {
+  return once(exec2, `nvcc\0${env.CUDA_HOME ?? ""}`, () => lookForNvcc(exec2, env));
+}
+async function lookForNvcc(exec2, env) {
   const candidates = ["nvcc"];
   if (env.CUDA_HOME) candidates.push(path4.join(env.CUDA_HOME, "bin", "nvcc"));
   candidates.push("/usr/local/cuda/bin/nvcc");
@@ -25381,7 +24019,14 @@ async function findNvcc(exec2, env) {
   }
   return void 0;
 }
-async function findCuobjdump(exec2, env, python) {
+function findCuobjdump(exec2, env, python) {
+  return once(
+    exec2,
+    `cuobjdump\0${env.CUDA_HOME ?? ""}\0${python}`,
+    () => lookForCuobjdump(exec2, env, python)
+  );
+}
+async function lookForCuobjdump(exec2, env, python) {
   const candidates = ["cuobjdump"];
   if (env.CUDA_HOME) candidates.push(path4.join(env.CUDA_HOME, "bin", "cuobjdump"));
   for (const candidate of candidates) {
@@ -25410,8 +24055,152 @@ import { createHash as createHash2 } from "node:crypto";
 import { mkdir as mkdir2, readFile as readFile2, rename as rename2, rm as rm2, writeFile } from "node:fs/promises";
 import path6 from "node:path";
 
+// src/measure/diagnose.ts
+var KNOWN_FAILURES = [
+  {
+    code: "cuda.arch_conditional_mma",
+    level: "error",
+    pattern: /Arch conditional MMA instruction used without targeting/i,
+    cause: "the sm_90a-only tensor-core path (wgmma) was compiled out: the code was compiled from compute_90 PTX, not compute_90a, so __CUDA_ARCH_FEAT_SM90_ALL was undefined and the kernel hit its arch-conditional trap. Any result it still prints comes from a fallback path and its timings are meaningless (seed 000 ran 10,000x slower).",
+    fix: "Compile with -gencode=arch=compute_90a,code=sm_90a (CMake: CMAKE_CUDA_ARCHITECTURES=90a, and no --generate-code=arch=compute_90,code=sm_90a), then check that `cuobjdump -sass` shows HGMMA."
+  },
+  {
+    code: "cuda.no_kernel_image",
+    level: "error",
+    pattern: /no kernel image is available for execution on the device|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorNoKernelImageForDevice/i,
+    cause: "the library holds no machine code for this GPU's architecture and no PTX the driver can compile for it (an sm_90a cubin runs only on compute capability 9.0: not on 8.9, not on 10.0).",
+    fix: "Build for the GPU that runs it (`kernelgate doctor` prints its compute capability), e.g. -gencode=arch=compute_90a,code=sm_90a for H100/H200."
+  },
+  {
+    code: "cuda.driver_too_old",
+    level: "error",
+    pattern: /CUDA driver version is insufficient for CUDA runtime version|NVIDIA driver on your system is too old|CUDA_ERROR_INSUFFICIENT_DRIVER|cudaErrorInsufficientDriver/i,
+    cause: "the CUDA runtime is newer than the installed driver supports (for example a CUDA 13.0 runtime on driver 570, which supports CUDA 12.8 at most).",
+    fix: "Install a driver that supports the runtime (CUDA 13.x needs driver >= 580), or use a toolkit and torch built for the CUDA version the driver reports in nvidia-smi. Forward compatibility (cuda-compat) works only on data-center GPUs and only for processes whose LD_LIBRARY_PATH starts with its compat directory."
+  },
+  {
+    code: "cuda.compat_unsupported_gpu",
+    level: "error",
+    pattern: /forward compatibility was attempted on non supported HW|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|cudaErrorCompatNotSupportedOnDevice/i,
+    cause: "the cuda-compat libraries (forward compatibility) were loaded, but this GPU does not support forward compatibility: only data-center GPUs (and a few NGC-ready RTX boards) do.",
+    fix: "Remove the cuda-compat directory from LD_LIBRARY_PATH and install a driver new enough for the runtime, or use a toolkit that matches the driver."
+  },
+  {
+    code: "cuda.compat_driver_mismatch",
+    level: "error",
+    pattern: /system has unsupported display driver \/ cuda driver combination|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|cudaErrorSystemDriverMismatch/i,
+    cause: "the user-mode libcuda (usually from a cuda-compat directory in LD_LIBRARY_PATH) does not match the loaded kernel driver, for example compat libraries older than the driver itself.",
+    fix: "Take the cuda-compat directory out of LD_LIBRARY_PATH when the driver already supports the runtime; otherwise install the cuda-compat package whose version is newer than the kernel driver (cat /proc/driver/nvidia/version)."
+  },
+  {
+    code: "cuda.unsupported_ptx",
+    level: "error",
+    pattern: /provided PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|cudaErrorUnsupportedPtxVersion/i,
+    cause: "the library only carries PTX for this GPU, made by a toolkit newer than the driver, so the driver cannot JIT it (minor-version compatibility does not cover PTX).",
+    fix: "Embed machine code for the GPU (code=sm_90a, not only code=compute_90a) or update the driver to the toolkit's version."
+  },
+  {
+    code: "cuda.too_many_resources",
+    level: "error",
+    pattern: /too many resources requested for launch|CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES|cudaErrorLaunchOutOfResources/i,
+    cause: "the launch asks for more than one SM holds: registers per thread x threads per block above 65,536, or more threads per block than the kernel was compiled for.",
+    fix: "Compare the build record (registers per function) with the block size; cap registers with __launch_bounds__(threads) or launch fewer threads per block."
+  },
+  {
+    code: "cuda.smem_too_large",
+    level: "error",
+    pattern: /uses too much shared data|out of resource: shared memory|cudaErrorInvalidValue.*shared|exceeds.*shared memory/i,
+    cause: "the kernel needs more shared memory than the GPU allows per block (48 KiB static; up to 227 KiB dynamic on H100/H200 after opting in, 99 KiB on L4).",
+    fix: "Shrink the tile or the number of pipeline stages, or move the buffer to dynamic shared memory and call cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) before launching."
+  },
+  {
+    code: "cuda.illegal_address",
+    level: "error",
+    pattern: /an illegal memory access was encountered|CUDA_ERROR_ILLEGAL_ADDRESS|cudaErrorIllegalAddress/i,
+    cause: "the kernel read or wrote outside its buffers (often the tail tile of a size that is not a multiple of the block). The CUDA context is dead afterwards: every later call in the process fails too.",
+    fix: "Run the case under `compute-sanitizer --tool memcheck`; check bounds on tail tiles and the sizes and strides passed to the launch function."
+  },
+  {
+    code: "cuda.misaligned_address",
+    level: "error",
+    pattern: /misaligned address|CUDA_ERROR_MISALIGNED_ADDRESS|cudaErrorMisalignedAddress/i,
+    cause: "a vector access (float4, 16-byte cp.async, TMA) used an address that is not aligned to its width, for example a tensor view with an odd offset or a row stride that is not a multiple of 8 halves.",
+    fix: "Check the alignment of every base pointer and leading dimension the kernel vectorises over; fall back to scalar loads when they are not aligned."
+  },
+  {
+    code: "cuda.illegal_instruction",
+    level: "error",
+    pattern: /an illegal instruction was encountered|CUDA_ERROR_ILLEGAL_INSTRUCTION|cudaErrorIllegalInstruction/i,
+    cause: "the GPU met an instruction it cannot execute here: arch-specific code (wgmma, setmaxnreg) issued by a partial warpgroup, or built for another architecture.",
+    fix: "Check that wgmma/setmaxnreg run in full, aligned warpgroups of 128 threads and that the library was built for this GPU."
+  },
+  {
+    code: "cuda.launch_failure",
+    level: "error",
+    pattern: /unspecified launch failure|CUDA_ERROR_LAUNCH_FAILED|cudaErrorLaunchFailure/i,
+    cause: "the kernel crashed without a more precise reason; a device-side stack overflow (large local arrays, deep calls) is a common one.",
+    fix: "Run under `compute-sanitizer`; check the build record for stack bytes per function and remove run-time-indexed local arrays."
+  },
+  {
+    code: "cuda.out_of_memory",
+    level: "error",
+    pattern: /CUDA out of memory|out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|OutOfMemoryError/i,
+    cause: "a GPU allocation failed: the case is too large for the free memory, or another process holds memory on the GPU.",
+    fix: "Check the other processes `kernelgate doctor` lists on the GPU, and the case sizes (inputs, outputs, the fp32 oracle and the L2-flush buffer all live on the GPU at once)."
+  },
+  {
+    code: "cuda.device_assert",
+    level: "error",
+    pattern: /device-side assert triggered|CUDA_ERROR_ASSERT|cudaErrorAssert/i,
+    cause: "an assert() in device code failed; the CUDA context is unusable afterwards.",
+    fix: "Rerun the case alone with CUDA_LAUNCH_BLOCKING=1 to see which assert fired."
+  },
+  {
+    code: "cuda.no_device",
+    level: "error",
+    pattern: /no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice|Found no NVIDIA driver on your system/i,
+    cause: "no GPU is visible to the process.",
+    fix: "Check CUDA_VISIBLE_DEVICES and that the runner (or container) has the GPU mapped in (`nvidia-smi` works in the same environment)."
+  },
+  {
+    code: "cublas.invalid_value",
+    level: "error",
+    pattern: /parameter number \d+ had an illegal value/i,
+    cause: "cuBLAS rejected an argument: usually a leading dimension smaller than the row length, or m/n/k in the wrong order for the layout.",
+    fix: "cuBLAS is column-major: for row-major A (m x k) pass lda >= k and swap the operands (C^T = B^T A^T)."
+  }
+];
+var MAX_QUOTE_CHARS = 160;
+function diagnoseOutput(text2, where3) {
+  const place = typeof where3 === "string" ? { source: where3 } : where3;
+  const found = /* @__PURE__ */ new Map();
+  for (const rawLine of text2.split(/\r?\n/)) {
+    const line = rawLine.trim();
+    if (line === "") continue;
+    const failure = KNOWN_FAILURES.find((f) => f.pattern.test(line));
+    if (!failure) continue;
+    const seen = found.get(failure.code);
+    if (seen) seen.count += 1;
+    else found.set(failure.code, { failure, firstLine: line, count: 1 });
+  }
+  return [...found.values()].map(({ failure, firstLine, count: count2 }) => {
+    const quote = firstLine.length > MAX_QUOTE_CHARS ? `${firstLine.slice(0, MAX_QUOTE_CHARS - 3)}...` : firstLine;
+    const times = count2 === 1 ? "seen once" : `seen ${count2} times`;
+    const diagnostic = {
+      level: failure.level,
+      code: failure.code,
+      message: `"${quote}" (${times}): ${failure.cause}`,
+      fix: failure.fix,
+      source: place.source
+    };
+    if (place.kernel !== void 0) diagnostic.kernel = place.kernel;
+    if (place.variant !== void 0) diagnostic.variant = place.variant;
+    return diagnostic;
+  });
+}
+
 // src/measure/build/cache.ts
-import { access, readFile } from "node:fs/promises";
+import { access, readdir as readdir2, readFile, stat as stat2 } from "node:fs/promises";
 import path5 from "node:path";
 async function exists2(file) {
   return access(file).then(
@@ -25441,6 +24230,69 @@ async function sourceClosure(sources, kernelDir, flags) {
   }
   return [...seen].sort();
 }
+async function storedEntry(entry) {
+  if (!await exists2(entry.recordFile) || !await exists2(entry.library)) return void 0;
+  try {
+    return JSON.parse(await readFile(entry.recordFile, "utf8"));
+  } catch {
+    return void 0;
+  }
+}
+function firstDifference(before, now) {
+  const a = (before ?? "(no nvcc)").split(/\r?\n/);
+  const b = (now ?? "(no nvcc)").split(/\r?\n/);
+  const i = a.findIndex((line, k) => line !== b[k]);
+  const at = i === -1 ? a.length : i;
+  return `"${a[at] ?? ""}" → "${b[at] ?? ""}"`;
+}
+var listed = (items) => items.length > 0 ? items.join(" ") : "(none)";
+function changedInputs(before, now) {
+  const changes = [];
+  if (before.format !== now.format)
+    changes.push(`cache format changed: ${before.format} → ${now.format}`);
+  if (before.toolkit !== now.toolkit)
+    changes.push(`toolkit changed: ${firstDifference(before.toolkit, now.toolkit)}`);
+  if (listed(before.flags) !== listed(now.flags))
+    changes.push(`flags changed: ${listed(before.flags)} → ${listed(now.flags)}`);
+  if (listed(before.libs) !== listed(now.libs))
+    changes.push(`libs changed: ${listed(before.libs)} → ${listed(now.libs)}`);
+  if (before.command !== now.command) changes.push("command changed");
+  const names = Object.keys(now.files);
+  const edited = names.filter((f) => f in before.files && before.files[f] !== now.files[f]);
+  const added = names.filter((f) => !(f in before.files));
+  const removed = Object.keys(before.files).filter((f) => !(f in now.files));
+  if (edited.length > 0) changes.push(`source changed: ${edited.join(", ")}`);
+  if (added.length > 0) changes.push(`source added: ${added.join(", ")}`);
+  if (removed.length > 0) changes.push(`source removed: ${removed.join(", ")}`);
+  return changes;
+}
+async function entriesNewestFirst(variantDir) {
+  const names = await readdir2(variantDir).catch(() => []);
+  const entries = [];
+  for (const hash of names.filter((n) => !n.includes(".tmp-"))) {
+    const file = path5.join(variantDir, hash, "record.json");
+    const info = await stat2(file).catch(() => void 0);
+    if (info) entries.push({ hash, file, mtime: info.mtimeMs });
+  }
+  return entries.sort((a, b) => b.mtime - a.mtime || a.hash.localeCompare(b.hash));
+}
+async function missReason(variantDir, hash, inputs) {
+  if (await exists2(path5.join(variantDir, hash)))
+    return `the entry ${hash} is incomplete (its record.json is missing or unreadable, or its library is missing)`;
+  const [newest] = await entriesNewestFirst(variantDir);
+  if (!newest) return `no entry in ${variantDir}`;
+  let stored;
+  try {
+    stored = JSON.parse(await readFile(newest.file, "utf8"));
+  } catch {
+    return `the newest entry ${newest.hash} has an unreadable record.json`;
+  }
+  if (!stored.inputs)
+    return `the newest entry ${newest.hash} predates the record of its inputs (what changed is unknown)`;
+  const changes = changedInputs(stored.inputs, inputs);
+  if (changes.length === 0) return `no entry of these inputs (newest entry ${newest.hash})`;
+  return `${changes.join("; ")} (newest entry ${newest.hash})`;
+}
 
 // src/measure/build/variant.ts
 var BuildFailure = class extends Error {
@@ -25465,7 +24317,7 @@ function jobOf(target, variant, build2, ctx) {
     report: (d) => ctx.diagnostics.push({ ...d, kernel: target.kernel, variant })
   };
 }
-async function prepare2(job) {
+async function prepare(job) {
   const { build: build2, sources, label } = job;
   if (!build2.sources?.length && build2.command === void 0) {
     throw new BuildFailure("build needs `sources` (compiled with nvcc) or a `command`.");
@@ -25494,26 +24346,37 @@ async function prepare2(job) {
 async function cacheEntry(job) {
   const { target, variant, build: build2, kernelDir, flags, libs, ctx } = job;
   const files = await sourceClosure(job.sources, kernelDir, flags);
+  const inputs = {
+    format: CACHE_FORMAT,
+    flags,
+    libs,
+    command: build2.command ?? null,
+    toolkit: ctx.nvcc?.version ?? null,
+    files: {}
+  };
   const hasher = createHash2("sha256");
   hasher.update(
     JSON.stringify({
-      format: CACHE_FORMAT,
+      format: inputs.format,
       kernel: target.kernel,
       variant,
       flags,
       libs,
-      command: build2.command ?? null,
-      toolkit: ctx.nvcc?.version ?? null
+      command: inputs.command,
+      toolkit: inputs.toolkit
     })
   );
   for (const file of files) {
+    const bytes = await readFile2(file);
     hasher.update(`\0${path6.relative(kernelDir, file)}\0`);
-    hasher.update(await readFile2(file));
+    hasher.update(bytes);
+    inputs.files[path6.relative(kernelDir, file)] = createHash2("sha256").update(bytes).digest("hex");
   }
   const hash = hasher.digest("hex").slice(0, HASH_CHARS);
   const outDir = path6.join(ctx.cacheDir, target.kernel, variant, hash);
   return {
     hash,
+    inputs,
     outDir,
     library: path6.join(outDir, `lib${target.kernel}_${variant}.so`),
     recordFile: path6.join(outDir, "record.json")
@@ -25565,7 +24428,8 @@ async function compile(job, tmpDir, tmpLibrary) {
   return logText;
 }
 async function sassOf(job, library, record) {
-  const { cuobjdump, exec: exec2 } = job.ctx;
+  const { exec: exec2 } = job.ctx;
+  const cuobjdump = await job.ctx.cuobjdump();
   if (!cuobjdump) return void 0;
   const dump = await exec2.run(cuobjdump.path, ["-sass", library]);
   if (dump.exitCode !== 0) {
@@ -25601,16 +24465,33 @@ async function inspect(job, entry, tmpLibrary, logText) {
   ]);
   return { record, flags: job.flags, sassFunctions, displayNames, performanceNotes };
 }
+async function completed(job, entry, stored) {
+  if (stored.record.archs !== void 0) return stored;
+  const sassFunctions = await sassOf(job, entry.library, stored.record);
+  if (!sassFunctions) return stored;
+  const names = await demangle(
+    job.ctx.exec,
+    sassFunctions.map((f) => f.name)
+  );
+  const done = { ...stored, sassFunctions, displayNames: { ...stored.displayNames, ...names } };
+  job.ctx.log(`build ${job.label}: cached entry had no SASS listing; read it with cuobjdump`);
+  await writeFile(`${entry.recordFile}.tmp-${process.pid}`, `${JSON.stringify(done, null, 2)}
+`);
+  await rename2(`${entry.recordFile}.tmp-${process.pid}`, entry.recordFile);
+  return done;
+}
 async function builtOrCached(job, started) {
   const entry = await cacheEntry(job);
-  if (await exists2(entry.recordFile) && await exists2(entry.library)) {
-    const stored2 = JSON.parse(await readFile2(entry.recordFile, "utf8"));
-    return { stored: stored2, cached: true };
-  }
+  const hit = await storedEntry(entry);
+  if (hit) return { stored: await completed(job, entry, hit), cached: true };
+  await job.ctx.cuobjdump();
+  const reason = await missReason(path6.dirname(entry.outDir), entry.hash, entry.inputs);
+  job.ctx.log(`build ${job.label}: not cached: ${reason}`);
   const tmpDir = `${entry.outDir}.tmp-${process.pid}`;
   const tmpLibrary = path6.join(tmpDir, path6.basename(entry.library));
   const logText = await compile(job, tmpDir, tmpLibrary);
   const stored = await inspect(job, entry, tmpLibrary, logText);
+  stored.inputs = entry.inputs;
   stored.record.duration_s = (job.ctx.now() - started) / 1e3;
   await writeFile(path6.join(tmpDir, "build.log"), logText);
   await writeFile(path6.join(tmpDir, "record.json"), `${JSON.stringify(stored, null, 2)}
@@ -25674,9 +24555,12 @@ async function buildVariant(target, variant, build2, ctx) {
   const started = ctx.now();
   const job = jobOf(target, variant, build2, ctx);
   try {
-    await prepare2(job);
+    await prepare(job);
     const { stored, cached } = await builtOrCached(job, started);
-    return checked(job, stored, cached, started);
+    const record = checked(job, stored, cached, started);
+    if (record.library !== void 0)
+      record.library_sha256 = createHash2("sha256").update(await readFile2(record.library)).digest("hex");
+    return record;
   } catch (error) {
     if (error instanceof BuildFailure) return failedRecord(job, error, started);
     throw error;
@@ -25696,19 +24580,23 @@ async function findTools(deps, diagnostics, log) {
       source: "build"
     });
   }
-  const cuobjdump = await findCuobjdump(deps.exec, env, deps.python ?? "python3");
-  if (!cuobjdump) {
-    diagnostics.push({
-      level: "warning",
-      code: "build.cuobjdump_not_found",
-      message: "cuobjdump not found on PATH, in $CUDA_HOME/bin or in the Triton wheel of the configured python: embedded architectures and the SASS census are not recorded, and the archs/sass/sass_absent expectations are not checked.",
-      fix: "Install the CUDA toolkit, set CUDA_HOME, or install triton into the python kernelgate uses (its wheel carries cuobjdump).",
-      source: "build"
-    });
-  } else {
-    log(`build: cuobjdump ${cuobjdump.path}`);
-  }
-  return { nvcc, cuobjdump };
+  let cuobjdump;
+  const lookup2 = async () => {
+    const tool = await findCuobjdump(deps.exec, env, deps.python ?? "python3");
+    if (!tool) {
+      diagnostics.push({
+        level: "warning",
+        code: "build.cuobjdump_not_found",
+        message: "cuobjdump not found on PATH, in $CUDA_HOME/bin or in the Triton wheel of the configured python: embedded architectures and the SASS census are not recorded, and the archs/sass/sass_absent expectations are not checked.",
+        fix: "Install the CUDA toolkit, set CUDA_HOME, or install triton into the python kernelgate uses (its wheel carries cuobjdump).",
+        source: "build"
+      });
+    } else {
+      log(`build: cuobjdump ${tool.path}`);
+    }
+    return tool;
+  };
+  return { nvcc, cuobjdump: () => cuobjdump ??= lookup2() };
 }
 function stoppedRecord(target, variant, error, ms, diagnostics, log) {
   const label = `${target.kernel}/${variant}`;
@@ -25739,14 +24627,13 @@ async function buildKernels(targets, deps) {
   const jobs = targets.flatMap(
     (t) => t.variants.filter((v) => v.build !== void 0).map((v) => ({ target: t, name: v.name, build: v.build }))
   );
-  const tools = jobs.length > 0 ? await findTools(deps, diagnostics, log) : {};
+  const tools = jobs.length > 0 ? await findTools(deps, diagnostics, log) : void 0;
   for (const job of jobs) {
     const context = {
       exec: deps.exec,
       cacheDir,
-      nvcc: void 0,
-      cuobjdump: void 0,
-      ...tools,
+      nvcc: tools?.nvcc,
+      cuobjdump: tools?.cuobjdump ?? (async () => void 0),
       log,
       now,
       diagnostics
@@ -25793,6 +24680,384 @@ function summary(record) {
     parts.push(`${failedChecks} expectation${failedChecks === 1 ? "" : "s"} FAILED`);
   return parts.join("; ");
 }
+
+// src/measure/base-build.ts
+function buildTargets(config, only) {
+  return config.kernels.filter((k) => only === void 0 || only.length === 0 || only.includes(k.manifest.name)).map((k) => ({
+    kernel: k.manifest.name,
+    dir: k.dir,
+    variants: k.manifest.variants.map((v) => ({
+      name: v.name,
+      ...v.build !== void 0 ? { build: v.build } : {}
+    }))
+  }));
+}
+async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
+  let baseConfig;
+  try {
+    baseConfig = loadConfig(base.root);
+  } catch (error) {
+    notes.push(
+      `The base revision ${base.sha.slice(0, 12)} has no usable kernelgate configuration (${error.message}): its cases are judged against the stored baseline instead of paired.`
+    );
+    return void 0;
+  }
+  const build2 = await buildKernels(buildTargets(baseConfig, options.only), {
+    exec: deps.exec,
+    cacheDir,
+    python: config.harness.python,
+    log: (line) => deps.log.info(`base: ${line}`),
+    ...deps.now !== void 0 ? { now: deps.now } : {}
+  });
+  const buildsPath = join14(outDir, "base-builds.json");
+  copyFileSync(build2.buildsJsonPath, buildsPath);
+  const failed = build2.records.filter((r) => r.status !== "ok");
+  for (const r of failed) {
+    deps.log.info(
+      `base: ${r.kernel}/${r.variant} did not build (${r.status}): its cases are not paired`
+    );
+  }
+  return {
+    base,
+    kernelsDir: join14(base.root, baseConfig.kernelsDir),
+    buildsPath,
+    config: baseConfig,
+    records: build2.records
+  };
+}
+function pairedArgs(paired2, config) {
+  const args = [
+    "--base-root",
+    paired2.base.root,
+    "--base-kernels",
+    paired2.kernelsDir,
+    "--base-builds",
+    paired2.buildsPath,
+    "--base-sha",
+    paired2.base.sha,
+    "--paired-threshold-pct",
+    String(config.compare.paired.thresholdPct),
+    "--paired-min-change-ms",
+    String(config.compare.paired.minChangeMs)
+  ];
+  if (paired2.base.ref !== void 0) args.push("--base-ref", paired2.base.ref);
+  if (config.compare.paired.confirm) args.push("--paired-confirm");
+  return args;
+}
+
+// src/measure/balance.ts
+import { writeFileSync as writeFileSync5 } from "node:fs";
+import { join as join15 } from "node:path";
+function lanesOf(environment, args, env) {
+  const named2 = (env.CUDA_VISIBLE_DEVICES ?? "").split(",").filter((x) => x.trim() !== "");
+  const visible = env.CUDA_VISIBLE_DEVICES !== void 0 ? named2.length : environment.gpu.count ?? 1;
+  const at = args.lastIndexOf("--gpus");
+  const spec = at >= 0 ? (args[at + 1] ?? "all").trim() : "all";
+  if (spec === "all") return visible;
+  if (/^\d+$/.test(spec)) return Math.min(Number(spec), visible);
+  return spec.split(",").filter((x) => x.trim() !== "").length;
+}
+function balanceArgs(gpus, source, outDir) {
+  if (gpus <= 1) return { args: [] };
+  if (source === void 0) {
+    return {
+      args: [],
+      line: `kernelgate: ${gpus} GPUs: no stored run of this GPU model, so the harness balances its lanes by its estimate (each variant at the time cap, plus the overhead)`
+    };
+  }
+  const path9 = join15(outDir, "balance.json");
+  writeFileSync5(path9, JSON.stringify({ cases: source.results.cases }) + "\n");
+  return {
+    args: ["--balance", path9],
+    line: `kernelgate: ${gpus} GPUs: the harness balances its lanes by what each case took in ${source.label} (--balance ${path9})`
+  };
+}
+async function lanesBalance(lookup2, environment, args, outDir, log, env = process.env) {
+  const gpus = lanesOf(environment, args, env);
+  const source = gpus > 1 && lookup2 ? await lookup2(environment) : void 0;
+  const { args: balance, line } = balanceArgs(gpus, source, outDir);
+  if (line !== void 0) log.info(line);
+  return balance;
+}
+
+// src/measure/base-revision.ts
+import { existsSync as existsSync10 } from "node:fs";
+import { join as join16 } from "node:path";
+var SHA = /^[0-9a-f]{40}$/;
+function lastLine(text2) {
+  const lines = text2.trim().split("\n");
+  return lines[lines.length - 1] ?? "";
+}
+function why(result, timeoutS) {
+  return result.timedOut ? `it did not finish within ${timeoutS} s ('git-timeout') and was stopped` : lastLine(result.stderr);
+}
+async function materialiseBase(workspace, sha, exec2, options = {}) {
+  const log = options.log ?? (() => void 0);
+  if (!SHA.test(sha)) {
+    return { ok: false, reason: `the base commit '${sha}' is not a 40-character commit SHA` };
+  }
+  const dir = options.dir ?? join16(workspace, ".kernelgate", "base");
+  const timeoutS = options.timeoutS ?? DEFAULT_GIT_TIMEOUT_S;
+  const git = (...args) => exec2.run("git", ["-C", workspace, ...args], {
+    env: { GIT_TERMINAL_PROMPT: "0" },
+    timeoutS
+  });
+  const inside = await git("rev-parse", "--is-inside-work-tree");
+  if (inside.exitCode !== 0) {
+    return {
+      ok: false,
+      reason: `${workspace} is not a git checkout (${lastLine(inside.stderr) || `git exit ${inside.exitCode}`})`
+    };
+  }
+  if (existsSync10(dir)) {
+    const at = await exec2.run("git", ["-C", dir, "rev-parse", "HEAD"], { timeoutS });
+    if (at.exitCode === 0 && at.stdout.trim() === sha) {
+      log(`kernelgate: base revision ${sha.slice(0, 12)} already checked out in ${dir}`);
+      return {
+        ok: true,
+        base: withRef({ root: dir, sha }, options.ref),
+        fetched: false,
+        reused: true
+      };
+    }
+    await git("worktree", "remove", "--force", dir);
+  }
+  await git("worktree", "prune");
+  let fetched = false;
+  const has = await git("cat-file", "-e", `${sha}^{commit}`);
+  if (has.exitCode !== 0) {
+    log(`kernelgate: fetching the base revision ${sha.slice(0, 12)} (the checkout is shallow)`);
+    const fetch = await git("fetch", "--no-tags", "--depth=1", "origin", sha);
+    if (fetch.exitCode !== 0) {
+      const url = (await git("remote", "get-url", "origin")).stdout.trim();
+      const from = url === "" ? "" : ` from ${url.replace(/\/\/[^/@\s]*@/, "//***@")}`;
+      return {
+        ok: false,
+        reason: `the base commit ${sha.slice(0, 12)} is not in the checkout and \`git fetch origin ${sha.slice(0, 12)}\`${from} failed: ${why(fetch, timeoutS)}`
+      };
+    }
+    fetched = true;
+  }
+  const add = await git("worktree", "add", "--detach", "--force", dir, sha);
+  if (add.exitCode !== 0) {
+    return {
+      ok: false,
+      reason: `\`git worktree add ${dir} ${sha.slice(0, 12)}\` failed: ${why(add, timeoutS)}`
+    };
+  }
+  log(`kernelgate: base revision ${sha.slice(0, 12)} checked out in ${dir}`);
+  return { ok: true, base: withRef({ root: dir, sha }, options.ref), fetched, reused: false };
+}
+function withRef(base, ref) {
+  return ref === void 0 ? base : { ...base, ref };
+}
+
+// src/measure/benchmarks.ts
+import { join as join17, relative as relative6 } from "node:path";
+
+// src/measure/doctor/checks-benchmarks.ts
+import { closeSync, openSync, readSync, realpathSync, statSync as statSync4 } from "node:fs";
+import { basename as basename4, isAbsolute as isAbsolute3, relative as relative5, resolve as resolve6 } from "node:path";
+
+// src/measure/doctor/versions.ts
+var MIN_DRIVER_FOR_CUDA = [
+  ["13.1", "590.44.01"],
+  ["13.0", "580.65.06"],
+  ["12.9", "575.51.03"],
+  ["12.8", "570.26"],
+  ["12.6", "560.28.03"],
+  ["12.5", "555.42.02"],
+  ["12.4", "550.54.14"],
+  ["12.3", "545.23.06"],
+  ["12.2", "535.54.03"],
+  ["12.1", "530.30.02"],
+  ["12.0", "525.60.13"],
+  ["11.8", "520.61.05"]
+];
+function compareVersions(a, b) {
+  const pa = a.split(".").map(Number);
+  const pb = b.split(".").map(Number);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+function majorMinor(version) {
+  return version.split(".").slice(0, 2).join(".");
+}
+function cudaForDriver(driverVersion) {
+  return MIN_DRIVER_FOR_CUDA.find(([, min]) => compareVersions(driverVersion, min) >= 0)?.[0];
+}
+function minDriverFor(cuda) {
+  return MIN_DRIVER_FOR_CUDA.find(([release]) => release === majorMinor(cuda))?.[1];
+}
+function libcudaVersionIn(entries) {
+  for (const entry of entries) {
+    const m = /^libcuda\.so\.(\d+\.\d+(?:\.\d+)?)$/.exec(entry);
+    if (m?.[1]) return m[1];
+  }
+  return void 0;
+}
+function cudnnVersion(code) {
+  if (code >= 1e4)
+    return `${Math.floor(code / 1e4)}.${Math.floor(code % 1e4 / 100)}.${code % 100}`;
+  return `${Math.floor(code / 1e3)}.${Math.floor(code % 1e3 / 100)}.${code % 100}`;
+}
+
+// src/measure/doctor/checks-benchmarks.ts
+var ELF_MAGIC = Buffer.from([127, 69, 76, 70]);
+var MAX_SCAN_BYTES = 1 << 30;
+var TOOLKIT_NOTE = /Cuda compilation tools, release (\d+\.\d+), V(\d+\.\d+(?:\.\d+)?)/;
+var STATIC_CUDART = "libcudart_static";
+function readHead(path9, bytes) {
+  const fd = openSync(path9, "r");
+  try {
+    const buf = Buffer.alloc(bytes);
+    const n = readSync(fd, buf, 0, bytes, 0);
+    return buf.subarray(0, n);
+  } finally {
+    closeSync(fd);
+  }
+}
+function isElf(path9) {
+  try {
+    return statSync4(path9).isFile() && readHead(path9, 4).equals(ELF_MAGIC);
+  } catch {
+    return false;
+  }
+}
+function commandBinaries(command, cwd) {
+  const words = command.split(/[\s;&|()<>]+/).map((w) => w.replace(/^['"]|['"]$/g, "")).filter((w) => w.includes("/") && !w.startsWith("-") && !w.includes("="));
+  const found = [];
+  for (const word of words) {
+    const path9 = isAbsolute3(word) ? word : resolve6(cwd, word);
+    if (!found.includes(path9) && isElf(path9)) found.push(path9);
+  }
+  return found;
+}
+function linkedRuntime(lddOutput) {
+  const m = /^\s*(libcudart\.so\.(\d+))\s+=>\s+(\S+)/m.exec(lddOutput);
+  if (!m?.[1] || !m[2] || !m[3] || m[3] === "not") return void 0;
+  let real = m[3];
+  try {
+    real = realpathSync(m[3]);
+  } catch {
+  }
+  const full = /^libcudart\.so\.(\d+\.\d+(?:\.\d+)?)$/.exec(basename4(real))?.[1];
+  const via = real === m[3] ? `${m[1]} → ${m[3]}` : `${m[1]} → ${real}`;
+  return { version: full ?? m[2], via };
+}
+function staticRuntime(path9) {
+  const size = statSync4(path9).size;
+  if (size > MAX_SCAN_BYTES) return void 0;
+  const text2 = readHead(path9, size).toString("latin1");
+  if (!text2.includes(STATIC_CUDART)) return void 0;
+  const m = TOOLKIT_NOTE.exec(text2);
+  if (!m?.[2]) return void 0;
+  return { version: m[2], via: `static libcudart, linked by CUDA ${m[2]}'s nvcc` };
+}
+async function binaryRuntime(path9, exec2) {
+  const ldd = await exec2.run("ldd", [path9]).catch(() => void 0);
+  const linked = ldd && ldd.exitCode === 0 ? linkedRuntime(ldd.stdout) : void 0;
+  return linked ?? staticRuntime(path9);
+}
+function commandsOf(bench2, root) {
+  if (bench2.command) {
+    const params = bench2.command.cases[0] ?? {};
+    return Object.values(bench2.command.variants).map((t) => fillTemplate(t, params, root));
+  }
+  return bench2.run !== void 0 ? [bench2.run] : [];
+}
+function runtimeDiagnostic(bench2, shown, runtime, environment) {
+  const driverCuda = environment.driver_cuda_version;
+  const driver = environment.driver_version ?? "of this machine";
+  if (driverCuda === void 0) return void 0;
+  const needs = majorMinor(
+    runtime.version.includes(".") ? runtime.version : `${runtime.version}.0`
+  );
+  if (compareVersions(needs, driverCuda) <= 0) return void 0;
+  const minDriver = minDriverFor(needs);
+  const compat = environment.libraries?.["cuda_compat"];
+  const sameMajor = needs.split(".")[0] === driverCuda.split(".")[0];
+  const how = compat ? `It can run only through the forward-compat libcuda ${compat} in LD_LIBRARY_PATH, and seed 000's CUTLASS Example 88 did so at 0.02 TFLOPS: a binary that starts is no proof that its fast path runs.` : sameMajor ? "It runs through minor-version compatibility: its machine code works, but PTX it carries cannot be JIT-compiled and newer features fall back or fail." : 'Its CUDA calls fail with "CUDA driver version is insufficient for CUDA runtime version"; a benchmark that catches the error may go on and print numbers from a slow or empty path.';
+  return {
+    level: compat || sameMajor ? "warning" : "error",
+    code: "benchmark.cuda_runtime_too_new",
+    message: `benchmark ${bench2.name}: ${shown} carries CUDA runtime ${runtime.version} (${runtime.via}), but driver ${driver} supports CUDA <= ${driverCuda}. ${how}`,
+    fix: `Install driver >= ${minDriver ?? `one for CUDA ${needs}`}${compat ? " and take the compat folder out of LD_LIBRARY_PATH" : ""}, or rebuild ${basename4(shown)} with a CUDA ${driverCuda} toolkit (CMake: -DCMAKE_CUDA_COMPILER=/usr/local/cuda-${driverCuda}/bin/nvcc).`,
+    source: "doctor",
+    kernel: bench2.name
+  };
+}
+async function benchmarkBinaryChecks(benchmarks, environment, root, exec2) {
+  if (environment.driver_cuda_version === void 0) return [];
+  const found = [];
+  for (const bench2 of benchmarks) {
+    const binaries = new Set(commandsOf(bench2, root).flatMap((c) => commandBinaries(c, bench2.cwd)));
+    for (const path9 of binaries) {
+      const runtime = await binaryRuntime(path9, exec2);
+      if (!runtime) continue;
+      const rel = relative5(root, path9);
+      const shown = rel.startsWith("..") || isAbsolute3(rel) ? path9 : rel;
+      const d = runtimeDiagnostic(bench2, shown, runtime, environment);
+      if (d) found.push(d);
+    }
+  }
+  return found;
+}
+var SLOW_PATH_SHARE = 1e-3;
+var SLOW_PATH_MIN_MS = 0.05;
+function peakFor(tflops, dtype) {
+  for (const key of [dtype, "bf16", "fp16"]) {
+    const value = key === void 0 ? void 0 : tflops[key];
+    if (key !== void 0 && value !== void 0) return { value, dtype: key };
+  }
+  return void 0;
+}
+function slowPathChecks(results, benchmarks, config) {
+  const sku = results.environment.gpu.sku;
+  const peaks = sku ? config.peaks[sku] : void 0;
+  if (!peaks) return [];
+  const worst = /* @__PURE__ */ new Map();
+  for (const c of results.cases) {
+    if (!benchmarks.includes(c.kernel) || c.status !== "ok") continue;
+    if ((c.timing?.median_ms ?? 0) < SLOW_PATH_MIN_MS) continue;
+    const tflops = caseTflops(c);
+    const peak = peakFor(peaks.tflops, caseDtype(c));
+    const gbps = caseGbps(c);
+    const readings = [
+      tflops !== void 0 && peak ? {
+        share: tflops / peak.value,
+        text: `${fixed(tflops, 4)} TFLOPS of ${sku}'s ${fixed(peak.value, 1)} TFLOPS ${peak.dtype} peak`
+      } : void 0,
+      gbps !== void 0 && peaks.gbps ? {
+        share: gbps / peaks.gbps,
+        text: `${fixed(gbps, 3)} GB/s of ${sku}'s ${fixed(peaks.gbps, 0)} GB/s`
+      } : void 0
+    ].filter((r) => r !== void 0);
+    const best = readings.sort((a, b) => b.share - a.share)[0];
+    if (!best || best.share >= SLOW_PATH_SHARE) continue;
+    const key = `${c.kernel}/${c.variant}`;
+    const text2 = `${caseLabel(c)} reads ${best.text} (${fixed(best.share * 100, 4)} %)`;
+    if (!worst.has(key) || (worst.get(key)?.share ?? 1) > best.share) {
+      worst.set(key, { share: best.share, text: text2, kernel: c.kernel, variant: c.variant });
+    }
+  }
+  return [...worst.values()].map((w) => ({
+    level: "warning",
+    code: "benchmark.slow_path",
+    message: `benchmark ${w.text}: under ${fixed(SLOW_PATH_SHARE * 100, 1)} % of the datasheet peak over ${SLOW_PATH_MIN_MS * 1e3} µs or more is no tuning gap but a fallback path (seed 000: CUTLASS Example 88 at 0.0193 TFLOPS on an H100, a CUDA 13 runtime on a CUDA 12.8 driver through cuda-compat, "Arch conditional MMA instruction used without targeting appropriate compute capability" in its output).`,
+    fix: "Read the benchmark's output for CUDA errors and arch messages (kernelgate names the known ones above), compare its CUDA runtime with the driver's (benchmark.cuda_runtime_too_new), and build its device code for this GPU (sm_90a for H100/H200: -gencode=arch=compute_90a,code=sm_90a).",
+    source: "doctor",
+    kernel: w.kernel,
+    variant: w.variant
+  }));
+}
+
+// src/measure/doctor/machine.ts
+import { readdir as readdir3, readFile as readFile3 } from "node:fs/promises";
+import path8 from "node:path";
 
 // src/measure/doctor/probe.ts
 var PYTHON_PROBE = `
@@ -30144,7 +29409,7 @@ async function defaultReadFile(file) {
   return readFile3(file, "utf8").catch(() => void 0);
 }
 async function defaultListDir(dir) {
-  return readdir2(dir).catch(() => void 0);
+  return readdir3(dir).catch(() => void 0);
 }
 async function readSmi(deps, add) {
   const smi = await deps.exec.run("nvidia-smi", ["-q", "-x"]).catch(() => void 0);
@@ -30758,8 +30023,8 @@ function summary2(kernel, seconds) {
   const parts = [`${count2("ok")} ok`];
   for (const s of ["fail", "error", "timeout", "skipped"])
     if (count2(s)) parts.push(`${count2(s)} ${s}`);
-  const paired = kernel.cases.filter((c) => c.paired?.base_status === "ok").length;
-  if (paired) parts.push(`${paired} paired with the base revision`);
+  const paired2 = kernel.cases.filter((c) => c.paired?.base_status === "ok").length;
+  if (paired2) parts.push(`${paired2} paired with the base revision`);
   return `benchmark ${kernel.info.name}: ${kernel.cases.length} case(s): ${parts.join(", ")} (${seconds.toFixed(1)} s)`;
 }
 async function runBenchmarkStage(options, deps) {
@@ -30817,8 +30082,8 @@ async function runEach(benchmarks, options, deps) {
     config.rootDir,
     deps.exec
   );
-  const paired = kernels.some((k) => k.cases.some((c) => c.paired !== void 0));
-  return { kernels, diagnostics, ...paired && baseRoot ? { pairedRoot: baseRoot } : {} };
+  const paired2 = kernels.some((k) => k.cases.some((c) => c.paired !== void 0));
+  return { kernels, diagnostics, ...paired2 && baseRoot ? { pairedRoot: baseRoot } : {} };
 }
 async function benchmarkFindings(kernels, benchmarks, environment, root, exec2) {
   return [
@@ -30907,7 +30172,7 @@ function noHarness(startedAt, environment) {
 }
 
 // src/measure/harness.ts
-import { appendFileSync, existsSync as existsSync12, mkdirSync as mkdirSync7, writeFileSync as writeFileSync7 } from "node:fs";
+import { appendFileSync, existsSync as existsSync11, mkdirSync as mkdirSync4, writeFileSync as writeFileSync6 } from "node:fs";
 import { delimiter as delimiter4, dirname as dirname6, join as join18 } from "node:path";
 var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
   cwd,
@@ -30938,8 +30203,8 @@ function harnessArgs(options) {
   return [...args, ...options.extraArgs ?? []];
 }
 async function runHarness(options, log, run2 = streamingExec) {
-  mkdirSync7(dirname6(options.logPath), { recursive: true });
-  writeFileSync7(options.logPath, "");
+  mkdirSync4(dirname6(options.logPath), { recursive: true });
+  writeFileSync6(options.logPath, "");
   const env = childEnv(options.env);
   env.PYTHONPATH = [join18(options.harnessRoot, "python"), env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter4);
   env.PYTHONUNBUFFERED = "1";
@@ -30963,25 +30228,431 @@ async function runHarness(options, log, run2 = streamingExec) {
   if (inGroup) log.endGroup();
   return {
     exitCode,
-    wroteResults: existsSync12(options.resultsPath),
+    wroteResults: existsSync11(options.resultsPath),
     logTail: lines.slice(-TAIL_LINES2).join("\n"),
     log: lines.join("\n")
   };
 }
 
-// src/measure/measure.ts
-import { copyFileSync, mkdirSync as mkdirSync8, writeFileSync as writeFileSync8 } from "node:fs";
-import { join as join19, resolve as resolve8 } from "node:path";
-function buildTargets(config, only) {
-  return config.kernels.filter((k) => only === void 0 || only.length === 0 || only.includes(k.manifest.name)).map((k) => ({
-    kernel: k.manifest.name,
-    dir: k.dir,
-    variants: k.manifest.variants.map((v) => ({
-      name: v.name,
-      ...v.build !== void 0 ? { build: v.build } : {}
-    }))
-  }));
+// src/measure/identity.ts
+var import_yaml4 = __toESM(require_dist(), 1);
+import { createHash as createHash3 } from "node:crypto";
+import { existsSync as existsSync13, readdirSync as readdirSync7, readFileSync as readFileSync9, statSync as statSync6, writeFileSync as writeFileSync7 } from "node:fs";
+import { isAbsolute as isAbsolute4, join as join20, relative as relative8 } from "node:path";
+
+// src/measure/python-imports.ts
+import { existsSync as existsSync12, readdirSync as readdirSync6, readFileSync as readFileSync8, statSync as statSync5 } from "node:fs";
+import { dirname as dirname7, join as join19, relative as relative7 } from "node:path";
+var DYNAMIC = [
+  [/\b__import__\b/, "__import__"],
+  [/\bimportlib\b/, "importlib"],
+  [/\bimport_module\b/, "import_module"],
+  [/\brunpy\b/, "runpy"],
+  [/\bpkgutil\b/, "pkgutil"],
+  [/\bSourceFileLoader\b|\bspec_from_file_location\b/, "a module loaded from a file"],
+  [/(?<![.\w])exec\s*\(/, "exec()"],
+  [/(?<![.\w])eval\s*\(/, "eval()"],
+  [
+    /\bsys\s*\.\s*path\s*(?:\.\s*(?:insert|append|extend|remove|pop|clear)\b|\[[^\]]*\]\s*=|\+=|=(?!=))/,
+    "sys.path changed"
+  ]
+];
+var DOTTED = /^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$/;
+function logicalLines(text2) {
+  const out = [];
+  const lines = text2.split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    const start = i;
+    let joined = lines[i];
+    while (i + 1 < lines.length && (/\\$/.test(joined) || openParen(joined))) {
+      joined = joined.replace(/\\$/, "") + " " + lines[++i];
+      if (i - start > 50) break;
+    }
+    out.push({ line: start + 1, text: joined });
+  }
+  return out;
 }
+function openParen(text2) {
+  const m = /\bimport\s*\(([^)]*)$/.exec(text2);
+  return m !== null;
+}
+function firstToken(part) {
+  return part.trim().replace(/^\(/, "").trim().split(/\s+/)[0] ?? "";
+}
+function importStatements(text2) {
+  const statements = [];
+  const dynamic = [];
+  for (const { line, text: l } of logicalLines(text2)) {
+    for (const [pattern, what] of DYNAMIC) if (pattern.test(l)) dynamic.push(`${line}: ${what}`);
+    for (const piece of l.split(/[;:]/)) {
+      const from = /^\s*from\s+(\.*)([\w.]*)\s+import\s+(.+)$/.exec(piece);
+      if (from) {
+        const names = from[3].replace(/[()]/g, " ").split(",").map(firstToken).filter((n) => /^[A-Za-z_]\w*$/.test(n));
+        const module = from[2];
+        if (module === "" || DOTTED.test(module)) {
+          statements.push({ line, module, level: from[1].length, names });
+        }
+        continue;
+      }
+      const plain = /^\s*import\s+(.+)$/.exec(piece);
+      if (!plain) continue;
+      for (const part of plain[1].split(",")) {
+        const module = firstToken(part);
+        if (DOTTED.test(module)) statements.push({ line, module, level: 0, names: [] });
+      }
+    }
+  }
+  return { statements, dynamic };
+}
+var isDir = (p) => existsSync12(p) && statSync5(p).isDirectory();
+var isFile = (p) => existsSync12(p) && statSync5(p).isFile();
+function extensionOf(dir, name) {
+  if (!isDir(dir)) return void 0;
+  const found = readdirSync6(dir).find(
+    (f) => f.startsWith(`${name}.`) && /\.(so|pyd)$/.test(f) && isFile(join19(dir, f))
+  );
+  return found === void 0 ? void 0 : join19(dir, found);
+}
+function resolveBelow(dir, parts, shown) {
+  const files = [];
+  let at = dir;
+  for (const [i, part] of parts.entries()) {
+    const last = i === parts.length - 1;
+    const folder = join19(at, part);
+    if (isDir(folder)) {
+      if (isFile(join19(folder, "__init__.py"))) files.push(join19(folder, "__init__.py"));
+      at = folder;
+      if (last) return { ok: true, files, package: folder };
+      continue;
+    }
+    const file = isFile(`${folder}.py`) ? `${folder}.py` : extensionOf(at, part);
+    if (file !== void 0 && last) return { ok: true, files: [...files, file] };
+    return {
+      ok: false,
+      why: `${shown}: ${file === void 0 ? "no such module in the repository" : `${part} is a module, not a package`}`
+    };
+  }
+  return { ok: true, files };
+}
+function inRepository(root, top) {
+  return isDir(join19(root, top)) || isFile(join19(root, `${top}.py`)) || !!extensionOf(root, top);
+}
+function resolveStatement(root, file, s) {
+  let dir = root;
+  const parts = s.module === "" ? [] : s.module.split(".");
+  const shown = `${".".repeat(s.level)}${s.module}`;
+  if (s.level > 0) {
+    dir = dirname7(file);
+    for (let up = 1; up < s.level; up++) dir = dirname7(dir);
+    if (relative7(root, dir).startsWith("..")) {
+      return { ok: false, why: `${shown}: above the repository` };
+    }
+  } else if (!inRepository(root, parts[0])) {
+    return { ok: true, files: [] };
+  }
+  const module = parts.length ? resolveBelow(dir, parts, shown) : { ok: true, files: [], package: dir };
+  if (!module.ok || module.package === void 0) return module;
+  const files = [...module.files];
+  for (const name of s.names) {
+    if (isDir(join19(module.package, name)) || isFile(join19(module.package, `${name}.py`))) {
+      const sub = resolveBelow(module.package, [name], `${shown}.${name}`);
+      if (!sub.ok) return sub;
+      files.push(...sub.files);
+    }
+  }
+  return { ok: true, files };
+}
+function importClosure(root, module) {
+  const entry = DOTTED.test(module) ? resolveBelow(root, module.split("."), module) : { ok: false, why: `module ${JSON.stringify(module)} is not a dotted name` };
+  return entry.ok ? closureOf(root, entry.files, []) : closureOf(root, [], [entry.why]);
+}
+function fileImportClosure(root, files) {
+  return closureOf(
+    root,
+    files.map((f) => join19(root, f)),
+    []
+  );
+}
+function closureOf(root, start, unresolved) {
+  const seen = /* @__PURE__ */ new Set();
+  const queue = [];
+  const rel = (p) => relative7(root, p).split("\\").join("/");
+  const add = (files) => {
+    for (const f of files) {
+      if (!seen.has(f)) {
+        seen.add(f);
+        queue.push(f);
+      }
+    }
+  };
+  add(start);
+  while (queue.length) {
+    const file = queue.shift();
+    if (!file.endsWith(".py")) continue;
+    const { statements, dynamic } = importStatements(readFileSync8(file, "utf8"));
+    for (const d of dynamic) unresolved.push(`${rel(file)}:${d}`);
+    for (const s of statements) {
+      const got = resolveStatement(root, file, s);
+      if (got.ok) add(got.files);
+      else unresolved.push(`${rel(file)}:${s.line}: ${got.why}`);
+    }
+  }
+  return { files: [...seen].map(rel).sort(), unresolved };
+}
+
+// src/measure/identity.ts
+var IDENTICAL_REASON = "identical build and sources";
+var sha256 = (data) => createHash3("sha256").update(data).digest("hex");
+function canonicalJson(value) {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value).filter(([, v]) => v !== void 0).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0);
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+function treeFiles(dir) {
+  if (!existsSync13(dir)) return [];
+  const out = [];
+  for (const name of readdirSync7(dir).sort()) {
+    if (name === "__pycache__" || /\.py[co]$/.test(name)) continue;
+    const path9 = join20(dir, name);
+    const stat3 = statSync6(path9);
+    if (stat3.isDirectory()) out.push(...treeFiles(path9));
+    else if (stat3.isFile()) out.push(path9);
+  }
+  return out;
+}
+function harnessVersion(harnessRoot) {
+  if (harnessRoot === void 0) return "unknown";
+  const python = join20(harnessRoot, "python");
+  const files = [
+    ...treeFiles(join20(python, "kernelgate_harness")),
+    join20(python, "kernelgate_launch.py")
+  ].filter((f) => existsSync13(f));
+  if (files.length === 0) return "absent";
+  const h = createHash3("sha256");
+  for (const f of files) h.update(`\0${relative8(python, f)}\0`).update(readFileSync9(f));
+  return h.digest("hex");
+}
+function librariesKey(environment) {
+  return canonicalJson({
+    driver: environment.driver_version,
+    cuda_runtime: environment.cuda_runtime_version,
+    cuda_toolkit: environment.cuda_toolkit_version,
+    libraries: environment.libraries ?? {}
+  });
+}
+function manifestEntries(root, kernel) {
+  const raw = (0, import_yaml4.parse)(readFileSync9(join20(root, kernel.file), "utf8"));
+  const { variants, ...rest } = raw;
+  const entries = /* @__PURE__ */ new Map();
+  for (const v of variants ?? []) {
+    entries.set(v.name, canonicalJson({ ...rest, variant: v }));
+  }
+  return entries;
+}
+function kernelClosure(root, kernel) {
+  const closure = importClosure(root, kernel.manifest.module);
+  const folder = treeFiles(kernel.dir).map((f) => relative8(root, f).split("\\").join("/")).filter((f) => f !== kernel.file.split("\\").join("/"));
+  return { files: /* @__PURE__ */ new Set([...folder, ...closure.files]), unresolved: closure.unresolved };
+}
+function claimsOf(root, kernel) {
+  const claims = /* @__PURE__ */ new Map();
+  for (const v of kernel.manifest.variants) {
+    const own = /* @__PURE__ */ new Set();
+    for (const { path: path9 } of variantClaims(v)) {
+      const at = ownedPath(path9);
+      const file = at === void 0 ? void 0 : join20(kernel.dir, at);
+      if (file !== void 0 && existsSync13(file) && statSync6(file).isFile())
+        own.add(relative8(root, file).split("\\").join("/"));
+    }
+    claims.set(v.name, [...own].sort());
+  }
+  return claims;
+}
+function variantSources(root, closure, claims, variant) {
+  const own = claims.get(variant) ?? [];
+  const owners = /* @__PURE__ */ new Map();
+  for (const [name, files] of claims) {
+    for (const f of files) owners.set(f, [...owners.get(f) ?? [], name]);
+  }
+  const ownClosure = fileImportClosure(root, own);
+  const keep = /* @__PURE__ */ new Set([...own, ...ownClosure.files]);
+  const sources = {};
+  const leftOut = {};
+  const leftOwners = {};
+  for (const f of [.../* @__PURE__ */ new Set([...closure.files, ...keep])].sort()) {
+    const hash = sha256(readFileSync9(join20(root, f)));
+    const by = owners.get(f);
+    if (keep.has(f) || by === void 0) sources[f] = hash;
+    else {
+      leftOut[f] = hash;
+      leftOwners[f] = by;
+    }
+  }
+  const unresolved = [...closure.unresolved, ...ownClosure.unresolved];
+  return { sources, unresolved, own, leftOut, owners: leftOwners };
+}
+function buildPart(record, builds) {
+  if (!builds) return null;
+  if (record === void 0) return "no build record";
+  if (record.status !== "ok") return `build ${record.status}`;
+  return record.library_sha256 ?? "no library hash";
+}
+function variantIdentities(side, environment) {
+  const harness = harnessVersion(side.harnessRoot);
+  const libraries = librariesKey(environment);
+  const out = /* @__PURE__ */ new Map();
+  for (const kernel of side.config.kernels) {
+    const entries = manifestEntries(side.root, kernel);
+    const closure = kernelClosure(side.root, kernel);
+    const claims = claimsOf(side.root, kernel);
+    for (const v of kernel.manifest.variants) {
+      const name = kernel.manifest.name;
+      const { sources, unresolved, own, leftOut, owners } = variantSources(
+        side.root,
+        closure,
+        claims,
+        v.name
+      );
+      const record = side.builds.find((b) => b.kernel === name && b.variant === v.name);
+      const parts = {
+        manifest: entries.get(v.name) ?? "",
+        sources,
+        build: buildPart(record, v.build !== void 0),
+        harness,
+        libraries
+      };
+      out.set(`${name}/${v.name}`, {
+        kernel: name,
+        variant: v.name,
+        role: v.role,
+        key: sha256(canonicalJson(parts)),
+        parts,
+        unresolved: [...new Set(unresolved)],
+        owns: own,
+        leftOut,
+        owners
+      });
+    }
+  }
+  return out;
+}
+function difference(head, base) {
+  const unresolved = head.unresolved[0] ?? base.unresolved[0];
+  if (unresolved !== void 0) {
+    return `an import cannot be resolved with certainty (${unresolved})`;
+  }
+  if (head.parts.harness !== base.parts.harness) return "the harness differs";
+  if (head.parts.manifest !== base.parts.manifest) return "its manifest entry differs";
+  const files = /* @__PURE__ */ new Set([...Object.keys(head.parts.sources), ...Object.keys(base.parts.sources)]);
+  const changed = [...files].filter((f) => head.parts.sources[f] !== base.parts.sources[f]);
+  if (changed.length) {
+    const shown = changed.slice(0, 3).map((f) => head.owns.includes(f) || base.owns.includes(f) ? `${f} (its own)` : f).join(", ");
+    return `sources differ: ${shown}${changed.length > 3 ? ` and ${changed.length - 3} more` : ""}`;
+  }
+  const unknown = [head.parts.build, base.parts.build].find(
+    (b) => b !== null && !/^[0-9a-f]{64}$/.test(b)
+  );
+  if (unknown !== void 0) return `its build cannot be compared (${unknown})`;
+  if (head.parts.build !== base.parts.build) return "its build output differs";
+  if (head.parts.libraries !== base.parts.libraries) return "library versions differ";
+  return head.key === base.key ? void 0 : "its identity differs";
+}
+function compareIdentities(head, base) {
+  const whyOf = (h) => {
+    const b = base.get(`${h.kernel}/${h.variant}`);
+    return b === void 0 ? "not in the base revision" : difference(h, b);
+  };
+  const heads = [...head.values()];
+  const timedCandidate = new Set(
+    heads.filter((h) => h.role !== "reference" && whyOf(h) !== void 0).map((h) => h.kernel)
+  );
+  return heads.map((h) => {
+    const why2 = h.role === "reference" && timedCandidate.has(h.kernel) ? "a reference variant: timed as the A/A control" : whyOf(h);
+    const note = why2 === void 0 ? othersOwnChanged(h, base.get(`${h.kernel}/${h.variant}`)) : "";
+    return {
+      kernel: h.kernel,
+      variant: h.variant,
+      identical: why2 === void 0,
+      why: why2 ?? IDENTICAL_REASON,
+      ...note ? { note } : {}
+    };
+  });
+}
+function othersOwnChanged(head, base) {
+  if (base === void 0) return "";
+  const files = [.../* @__PURE__ */ new Set([...Object.keys(head.leftOut), ...Object.keys(base.leftOut)])].sort();
+  const changed = files.filter((f) => head.leftOut[f] !== base.leftOut[f]);
+  if (!changed.length) return "";
+  const whose = (f) => (head.owners[f] ?? base.owners[f] ?? []).map((v) => `${head.kernel}/${v}`).join(", ");
+  return `what changed in ${head.kernel} is other variants' own: ${changed.map((f) => `${f} (${whose(f)})`).join(", ")}`;
+}
+function identicalArgs(head, base, environment, outDir, log) {
+  let verdicts;
+  try {
+    verdicts = compareIdentities(
+      variantIdentities(head, environment),
+      variantIdentities(base, environment)
+    );
+  } catch (error) {
+    log(`kernelgate: identity: not computed (${error.message}); every variant is timed`);
+    return [];
+  }
+  for (const v of verdicts) {
+    if (v.identical && /[.,\s]/.test(`${v.kernel}${v.variant}`)) {
+      Object.assign(v, { identical: false, why: "its name cannot be passed to --identical" });
+    }
+  }
+  writeFileSync7(join20(outDir, "identity.json"), JSON.stringify(verdicts, null, 2) + "\n");
+  const same = verdicts.filter((v) => v.identical);
+  log(
+    `kernelgate: identity: ${same.length} of ${verdicts.length} variant(s) identical in base and head, verified but not timed` + (same.length ? `: ${same.map((v) => `${v.kernel}/${v.variant}`).join(", ")}` : "")
+  );
+  for (const v of verdicts.filter((x) => !x.identical)) {
+    log(`kernelgate: identity: ${v.kernel}/${v.variant} is timed: ${v.why}`);
+  }
+  for (const v of same.filter((x) => x.note !== void 0)) {
+    log(`kernelgate: identity: ${v.kernel}/${v.variant} is not timed: ${v.note}`);
+  }
+  return same.length ? ["--identical", same.map((v) => `${v.kernel}.${v.variant}`).join(",")] : [];
+}
+function baseHarnessRoot(workspace, harnessRoot, baseRoot) {
+  const rel = relative8(workspace, harnessRoot);
+  return rel.startsWith("..") || isAbsolute4(rel) ? harnessRoot : join20(baseRoot, rel);
+}
+function pullRequestIdentity(head, headBuilds, base, environment, outDir, log) {
+  const fault = head.harnessEnv?.["KERNELGATE_FAULT"] ?? process.env["KERNELGATE_FAULT"];
+  const args = [...head.config.harness.args, ...head.harnessArgs ?? []];
+  if ((fault ?? "") !== "" || args.some((a) => a.startsWith("--fault"))) {
+    log.info(
+      "kernelgate: identity: a fault is planted in the head (KERNELGATE_FAULT or --fault): every variant is timed"
+    );
+    return [];
+  }
+  return identicalArgs(
+    {
+      root: head.workspace,
+      config: head.config,
+      builds: headBuilds,
+      harnessRoot: head.harnessRoot
+    },
+    {
+      root: base.base.root,
+      config: base.config,
+      builds: base.records,
+      harnessRoot: baseHarnessRoot(head.workspace, head.harnessRoot, base.base.root)
+    },
+    environment,
+    outDir,
+    (line) => log.info(line)
+  );
+}
+
+// src/measure/measure.ts
+import { copyFileSync as copyFileSync2, mkdirSync as mkdirSync5, writeFileSync as writeFileSync8 } from "node:fs";
+import { join as join21, resolve as resolve7 } from "node:path";
 function mergeEnvironment(fromHarness, fromDoctor) {
   if (fromHarness === void 0) return fromDoctor;
   const gpu = { ...fromDoctor.gpu, ...fromHarness.gpu };
@@ -30993,7 +30664,7 @@ function mergeEnvironment(fromHarness, fromDoctor) {
     libraries: { ...fromDoctor.libraries, ...fromHarness.libraries }
   };
 }
-async function stage2(name, group, deps, seconds, body) {
+async function stage(name, group, deps, seconds, body) {
   const now = deps.now ?? Date.now;
   if (group) deps.log.startGroup(group);
   const t = now();
@@ -31007,7 +30678,7 @@ async function stage2(name, group, deps, seconds, body) {
 async function casesArgs(options, environment, outDir) {
   const selected = options.selectCases ? await options.selectCases(environment) : void 0;
   if (selected === void 0) return [];
-  const casesPath = join19(outDir, "cases.txt");
+  const casesPath = join21(outDir, "cases.txt");
   writeFileSync8(casesPath, selected.map((id) => `${id}
 `).join(""));
   return ["--cases", casesPath];
@@ -31056,7 +30727,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       python: config.harness.python,
       kernelsDir: config.kernelsDir,
       resultsPath: paths.resultsPath,
-      logPath: join19(paths.outDir, "harness.log"),
+      logPath: join21(paths.outDir, "harness.log"),
       buildsPath: paths.buildsPath,
       ...options.only !== void 0 ? { only: options.only } : {},
       timeoutPerCaseS: config.harness.timeoutS,
@@ -31065,7 +30736,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       extraArgs: [
         ...config.harness.args,
         "--tune-cache",
-        join19(paths.cacheDir, "tune"),
+        join21(paths.cacheDir, "tune"),
         ...moreArgs
       ],
       ...options.harnessEnv !== void 0 ? { env: options.harnessEnv } : {}
@@ -31077,7 +30748,7 @@ function harnessRun(options, deps, paths, moreArgs) {
 async function harnessStage(options, deps, paths, moreArgs, run2) {
   const kernels = harnessSelection(options.config, options.only);
   if (!kernels.run) return { measured: noHarness(run2.startedAt, run2.environment), diagnostics: [] };
-  const harness = await stage2(
+  const harness = await stage(
     "harness",
     void 0,
     deps,
@@ -31134,31 +30805,44 @@ async function pairedStage(options, at, deps) {
   if (resolved?.note !== void 0) notes.push(resolved.note);
   const base = resolved?.base;
   if (base === void 0) return { notes };
-  const paired = await stage2(
+  const paired2 = await stage(
     "build_base",
     `kernelgate build (base revision ${base.sha.slice(0, 12)})`,
     deps,
     at.stageSeconds,
     () => buildBase(base, options, options.config, at.cacheDir, at.outDir, deps, notes)
   );
-  return { base, ...paired ? { paired } : {}, notes };
+  return { base, ...paired2 ? { paired: paired2 } : {}, notes };
+}
+async function harnessMoreArgs(options, paired2, builds, environment, log) {
+  const outDir = resolve7(options.outDir);
+  const selectArgs = await casesArgs(options, environment, outDir);
+  const identical = paired2 && options.skipIdentical && options.base !== void 0 ? pullRequestIdentity(options, builds, paired2, environment, outDir, log) : [];
+  const args = [
+    ...selectArgs,
+    ...paired2 ? pairedArgs(paired2, options.config) : [],
+    ...identical,
+    ...options.harnessArgs ?? []
+  ];
+  const lanes = [...options.config.harness.args, ...args];
+  return [...args, ...await lanesBalance(options.balance, environment, lanes, outDir, log)];
 }
 async function measure(options, deps) {
   const now = deps.now ?? Date.now;
   const { config } = options;
   const { log } = deps;
-  const outDir = resolve8(options.outDir);
-  mkdirSync8(outDir, { recursive: true });
+  const outDir = resolve7(options.outDir);
+  mkdirSync5(outDir, { recursive: true });
   const stageSeconds = {};
   const startedAt = new Date(now()).toISOString();
-  const doctor2 = await stage2("doctor", "kernelgate doctor", deps, stageSeconds, async () => {
+  const doctor2 = await stage("doctor", "kernelgate doctor", deps, stageSeconds, async () => {
     const report2 = await runDoctor({ exec: deps.exec, python: config.harness.python });
     for (const d of report2.diagnostics) log.info(`doctor: ${d.level}: ${d.message}`);
     return report2;
   });
-  const cacheDir = options.buildCacheDir ?? join19(options.workspace, ".kernelgate", "build");
-  const buildsPath = join19(outDir, "builds.json");
-  const build2 = await stage2("build", "kernelgate build", deps, stageSeconds, async () => {
+  const cacheDir = options.buildCacheDir ?? join21(options.workspace, ".kernelgate", "build");
+  const buildsPath = join21(outDir, "builds.json");
+  const build2 = await stage("build", "kernelgate build", deps, stageSeconds, async () => {
     const built = await buildKernels(buildTargets(config, options.only), {
       exec: deps.exec,
       cacheDir,
@@ -31166,21 +30850,21 @@ async function measure(options, deps) {
       log: (line) => log.info(line),
       now
     });
-    copyFileSync(built.buildsJsonPath, buildsPath);
+    copyFileSync2(built.buildsJsonPath, buildsPath);
     return built;
   });
-  const { base, paired, notes } = await pairedStage(
+  const { base, paired: paired2, notes } = await pairedStage(
     options,
     { cacheDir, outDir, stageSeconds, environment: doctor2.environment },
     deps
   );
-  const selectArgs = await casesArgs(options, doctor2.environment, outDir);
-  const resultsPath = join19(outDir, "results.json");
+  const moreArgs = await harnessMoreArgs(options, paired2, build2.records, doctor2.environment, log);
+  const resultsPath = join21(outDir, "results.json");
   const { measured, diagnostics: harnessDiagnostics } = await harnessStage(
     options,
     deps,
     { resultsPath, outDir, buildsPath, cacheDir },
-    [...selectArgs, ...paired ? pairedArgs(paired, config) : [], ...options.harnessArgs ?? []],
+    moreArgs,
     { stageSeconds, environment: doctor2.environment, startedAt }
   );
   const benchmarks = await runBenchmarkStage(
@@ -31215,52 +30899,6 @@ async function measure(options, deps) {
   const results = withBenchmarks(assembled, benchmarks, base, config);
   writeFileSync8(resultsPath, JSON.stringify(results, null, 2) + "\n");
   return { results, resultsPath, stageSeconds };
-}
-async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
-  let baseConfig;
-  try {
-    baseConfig = loadConfig(base.root);
-  } catch (error) {
-    notes.push(
-      `The base revision ${base.sha.slice(0, 12)} has no usable kernelgate configuration (${error.message}): its cases are judged against the stored baseline instead of paired.`
-    );
-    return void 0;
-  }
-  const build2 = await buildKernels(buildTargets(baseConfig, options.only), {
-    exec: deps.exec,
-    cacheDir,
-    python: config.harness.python,
-    log: (line) => deps.log.info(`base: ${line}`),
-    ...deps.now !== void 0 ? { now: deps.now } : {}
-  });
-  const buildsPath = join19(outDir, "base-builds.json");
-  copyFileSync(build2.buildsJsonPath, buildsPath);
-  const failed = build2.records.filter((r) => r.status !== "ok");
-  for (const r of failed) {
-    deps.log.info(
-      `base: ${r.kernel}/${r.variant} did not build (${r.status}): its cases are not paired`
-    );
-  }
-  return { base, kernelsDir: join19(base.root, baseConfig.kernelsDir), buildsPath };
-}
-function pairedArgs(paired, config) {
-  const args = [
-    "--base-root",
-    paired.base.root,
-    "--base-kernels",
-    paired.kernelsDir,
-    "--base-builds",
-    paired.buildsPath,
-    "--base-sha",
-    paired.base.sha,
-    "--paired-threshold-pct",
-    String(config.compare.paired.thresholdPct),
-    "--paired-min-change-ms",
-    String(config.compare.paired.minChangeMs)
-  ];
-  if (paired.base.ref !== void 0) args.push("--base-ref", paired.base.ref);
-  if (config.compare.paired.confirm) args.push("--paired-confirm");
-  return args;
 }
 
 // src/pipeline/nightly-base.ts
@@ -31322,8 +30960,107 @@ async function lastGoodBase(store, key, workspace, exec2, window2 = GOOD_BASE_WI
   };
 }
 
+// src/pipeline/pr-baseline.ts
+var PREFIX2 = "kernelgate: stored baseline:";
+function describe2(stored) {
+  const { run: run2 } = stored.results;
+  return `${(run2.git_sha ?? "no commit").slice(0, 12)} (run of ${run2.started_at}, ${stored.path})`;
+}
+async function isAncestor(check, sha, of) {
+  const timeoutS = check.gitTimeoutS ?? DEFAULT_GIT_TIMEOUT_S;
+  const r = await check.exec.run(
+    "git",
+    ["-C", check.workspace, "merge-base", "--is-ancestor", sha, of],
+    { timeoutS }
+  );
+  if (r.timedOut) return { unknown: `git merge-base did not finish within ${timeoutS} s` };
+  if (r.exitCode === 0) return "ancestor";
+  if (r.exitCode === 1) {
+    const shallow = await check.exec.run(
+      "git",
+      ["-C", check.workspace, "rev-parse", "--is-shallow-repository"],
+      { timeoutS }
+    );
+    if (shallow.exitCode === 0 && shallow.stdout.trim() === "false") return "not";
+    return { unknown: "the checkout is shallow (its history is cut off)" };
+  }
+  const why2 = (r.stderr || r.stdout).trim().split("\n")[0] ?? "";
+  return { unknown: `git merge-base exited ${r.exitCode}${why2 ? `: ${why2}` : ""}` };
+}
+async function ancestorBaseline(store, key, check, window2 = GOOD_BASE_WINDOW) {
+  const runs = await store.history(key, window2);
+  const base = check.baseSha.slice(0, 12);
+  const lines = [];
+  const fallBack = (sha, why2) => ({
+    stored: runs[0],
+    lines: [
+      ...lines,
+      `${PREFIX2} git cannot tell whether ${sha.slice(0, 12)} is an ancestor of the pull request's base ${base} (${why2}): the newest stored run by its start time is the baseline${runs[0] ? `, ${describe2(runs[0])}` : ""}`
+    ],
+    fellBack: true
+  });
+  const ancestors = [];
+  for (const stored of runs) {
+    const sha = stored.results.run.git_sha;
+    if (sha === void 0 || !/^[0-9a-f]{40}$/.test(sha)) {
+      lines.push(`${PREFIX2} passed over ${describe2(stored)}: it names no commit`);
+      continue;
+    }
+    const relation = await isAncestor(check, sha, check.baseSha);
+    if (typeof relation === "object") return fallBack(sha, relation.unknown);
+    if (relation === "ancestor") ancestors.push(stored);
+    else {
+      lines.push(
+        `${PREFIX2} passed over ${describe2(stored)}: its commit is not an ancestor of the pull request's base ${base} (a force-pushed branch or another line of history)`
+      );
+    }
+  }
+  let best = ancestors[0];
+  for (const next of ancestors.slice(1)) {
+    const [a, b] = [best.results.run.git_sha, next.results.run.git_sha];
+    if (a === b) continue;
+    const relation = await isAncestor(check, a, b);
+    if (typeof relation === "object") return fallBack(b, relation.unknown);
+    if (relation === "ancestor") best = next;
+  }
+  if (best === void 0) return { stored: void 0, lines, fellBack: false };
+  lines.push(
+    `${PREFIX2} ${describe2(best)}, the nearest stored ancestor of the pull request's base ${base} of ${key.branch} on ${key.sku}`
+  );
+  return { stored: best, lines, fellBack: false };
+}
+
+// src/pipeline/balance.ts
+import { existsSync as existsSync14 } from "node:fs";
+function storedBalance(options, log) {
+  return async (environment) => {
+    if (options.baselinePath !== void 0) {
+      if (!existsSync14(options.baselinePath)) return void 0;
+      const given = explicitBaseline(options.baselinePath);
+      return { results: given.results, label: `the baseline ${options.baselinePath}` };
+    }
+    const branch = options.mode === "pr" ? options.baseBranch : options.branch;
+    if (branch === void 0) return void 0;
+    const sku = environment.gpu.sku ?? "unknown";
+    try {
+      const stored = await options.store.latest({ branch, sku });
+      if (stored === void 0) return void 0;
+      return {
+        results: stored.results,
+        label: `the stored run ${stored.path} (${branch}, ${sku})`
+      };
+    } catch (error) {
+      if (!(error instanceof StoreError)) throw error;
+      log.info(
+        `kernelgate: the stored runs could not be read for the lanes' order: ${error.message}`
+      );
+      return void 0;
+    }
+  };
+}
+
 // src/pipeline/nightly-bisect.ts
-import { join as join20, relative as relative7 } from "node:path";
+import { join as join23, relative as relative9 } from "node:path";
 
 // src/pipeline/bisect.ts
 async function transitions(plan) {
@@ -31344,11 +31081,12 @@ async function bisect(plan) {
   let lo = -1;
   let hi = candidates.length - 1;
   while (hi - lo > 1) {
-    if (plan.outOfTime()) {
+    const mid = Math.floor((lo + hi) / 2);
+    const earlier = plan.known?.get(candidates[mid]);
+    if (earlier === void 0 && plan.outOfTime()) {
       return narrowed(candidates, lo, hi, "the time box ran out", steps, commits);
     }
-    const mid = Math.floor((lo + hi) / 2);
-    const step = await plan.measure(candidates[mid]);
+    const step = earlier ? { ...earlier, detail: `${earlier.detail}, measured on an earlier night` } : await plan.measure(candidates[mid]);
     steps.push(step);
     if (step.verdict === "bad") hi = mid;
     else if (step.verdict === "good") lo = mid;
@@ -31402,6 +31140,72 @@ function describeBisect(variant, outcome) {
   }
 }
 
+// src/pipeline/bisect-memory.ts
+import { mkdirSync as mkdirSync6, readFileSync as readFileSync10, renameSync as renameSync2, writeFileSync as writeFileSync9 } from "node:fs";
+import { dirname as dirname8, join as join22 } from "node:path";
+var BISECT_MEMORY_FORMAT = "kernelgate/bisect-steps@1";
+var KEPT_SEARCHES = 20;
+function bisectMemoryPath(cacheDir) {
+  return join22(cacheDir, "bisect", "steps.json");
+}
+var searchKey = (good, variant) => `${good}:${variant}`;
+var isStep = (x) => {
+  const s = x;
+  return typeof s === "object" && s !== null && typeof s.sha === "string" && /^[0-9a-f]{40}$/.test(s.sha) && (s.verdict === "good" || s.verdict === "bad") && typeof s.detail === "string";
+};
+function read(file, log) {
+  let text2;
+  try {
+    text2 = readFileSync10(file, "utf8");
+  } catch {
+    return { format: BISECT_MEMORY_FORMAT, searches: {} };
+  }
+  try {
+    const doc = JSON.parse(text2);
+    if (doc.format !== BISECT_MEMORY_FORMAT || typeof doc.searches !== "object" || !doc.searches) {
+      throw new Error(
+        `format ${JSON.stringify(doc.format ?? null)}, expected ${BISECT_MEMORY_FORMAT}`
+      );
+    }
+    const searches = {};
+    for (const [key, steps] of Object.entries(doc.searches)) {
+      if (Array.isArray(steps)) searches[key] = steps.filter(isStep);
+    }
+    return { format: BISECT_MEMORY_FORMAT, searches };
+  } catch (error) {
+    log(
+      `kernelgate: bisect: ${file} is not a record of earlier steps (${error.message}): not used`
+    );
+    return { format: BISECT_MEMORY_FORMAT, searches: {} };
+  }
+}
+function knownSteps(file, key, log) {
+  const steps = read(file, log).searches[key] ?? [];
+  return new Map(steps.map((s) => [s.sha, s]));
+}
+function rememberStep(file, key, step, log) {
+  if (step.verdict !== "good" && step.verdict !== "bad") return;
+  const memory = read(file, () => {
+  });
+  const steps = (memory.searches[key] ?? []).filter((s) => s.sha !== step.sha);
+  delete memory.searches[key];
+  const kept = Object.entries(memory.searches).slice(-(KEPT_SEARCHES - 1));
+  const next = {
+    format: BISECT_MEMORY_FORMAT,
+    searches: Object.fromEntries([...kept, [key, [...steps, step]]])
+  };
+  try {
+    mkdirSync6(dirname8(file), { recursive: true });
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync9(tmp, JSON.stringify(next, null, 2) + "\n");
+    renameSync2(tmp, file);
+  } catch (error) {
+    log(
+      `kernelgate: bisect: could not keep the step in ${file} (${error.message}): the next night measures it again`
+    );
+  }
+}
+
 // src/pipeline/nightly-bisect.ts
 var DEFAULT_BISECT_TIME_BOX_S = 1200;
 function slowedVariants(results, config) {
@@ -31432,7 +31236,7 @@ async function measureStep(night, slowed, sha) {
   const ws = options.workspace;
   const log = (line) => deps.log.info(line);
   const at = await materialiseBase(ws, sha, deps.exec, {
-    dir: join20(ws, ".kernelgate", "bisect"),
+    dir: join23(ws, ".kernelgate", "bisect"),
     log
   });
   const base = await materialiseBase(ws, night.good, deps.exec, {
@@ -31448,9 +31252,9 @@ async function measureStep(night, slowed, sha) {
       config: loadConfig(at.base.root),
       workspace: at.base.root,
       harnessRoot: options.harnessRoot,
-      outDir: join20(options.outDir, `bisect-${sha.slice(0, 12)}`),
+      outDir: join23(options.outDir, `bisect-${sha.slice(0, 12)}`),
       only: [slowed.kernel],
-      buildCacheDir: options.buildCacheDir ?? join20(ws, ".kernelgate", "build"),
+      buildCacheDir: options.buildCacheDir ?? join23(ws, ".kernelgate", "build"),
       base: base.base,
       harnessArgs: ["--variants", slowed.variant],
       selectCases: async () => slowed.cases.map((c) => `${slowed.kernel}/${c}`),
@@ -31472,16 +31276,30 @@ async function bisectNight(options, deps, results, timeBoxS) {
   const night = { options, deps, good, deadlineMs: now() + timeBoxS * 1e3 };
   const ws = options.workspace;
   const commits = await commitsBetween(ws, good, "HEAD", deps.exec);
+  const memory = bisectMemoryPath(options.buildCacheDir ?? join23(ws, ".kernelgate", "build"));
+  const log = (line) => deps.log.info(line);
   const found = [];
   for (const v of slowed) {
     const dir = options.config.kernels.find((k) => k.manifest.name === v.kernel)?.dir;
-    const path9 = dir === void 0 ? `kernels/${v.kernel}` : relative7(ws, dir);
+    const path9 = dir === void 0 ? `kernels/${v.kernel}` : relative9(ws, dir);
+    const key = searchKey(good, `${v.kernel}/${v.variant}`);
+    const known = knownSteps(memory, key, log);
+    if (known.size) {
+      log(
+        `kernelgate: bisect: ${v.kernel}/${v.variant}: going on from ${known.size} step(s) an earlier night measured against ${good.slice(0, 12)}`
+      );
+    }
     const outcome = await bisect({
       commits,
       fingerprint: (sha) => treeAt(ws, sha, path9, deps.exec),
       goodFingerprint: await treeAt(ws, good, path9, deps.exec),
-      measure: (sha) => measureStep(night, v, sha),
-      outOfTime: () => now() >= night.deadlineMs
+      measure: async (sha) => {
+        const step = await measureStep(night, v, sha);
+        rememberStep(memory, key, step, log);
+        return step;
+      },
+      outOfTime: () => now() >= night.deadlineMs,
+      known
     });
     const message = describeBisect(`${v.kernel}/${v.variant}`, outcome);
     deps.log.info(`kernelgate: bisect: ${message}`);
@@ -31503,7 +31321,7 @@ async function fullRun(options, deps) {
   let base;
   if (options.pairedBase?.root !== void 0) {
     const { root, sha, ref } = options.pairedBase;
-    if (existsSync13(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
+    if (existsSync15(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
     else notes.push(`Paired A/B is off for this run: the base checkout ${root} does not exist.`);
   } else if (options.pairedBase !== void 0) {
     const got = await materialiseBase(options.workspace, options.pairedBase.sha, deps.exec, {
@@ -31524,12 +31342,25 @@ async function fullRun(options, deps) {
     {
       ...options,
       ...base !== void 0 ? { base } : {},
-      ...resolveBase !== void 0 ? { resolveBase } : {}
+      skipIdentical: skipsIdentical(options),
+      ...resolveBase !== void 0 ? { resolveBase } : {},
+      balance: storedBalance(options, deps.log)
     },
     deps
   );
   await bisected(options, deps, measured);
-  return withStoredBaseline(options, measured, notes, deps.log);
+  const baseSha = options.mode === "pr" ? options.baseSha ?? options.pairedBase?.sha : void 0;
+  const ancestry2 = baseSha === void 0 ? void 0 : {
+    baseSha,
+    workspace: options.workspace,
+    exec: deps.exec,
+    ...options.gitTimeoutS !== void 0 ? { gitTimeoutS: options.gitTimeoutS } : {}
+  };
+  return withStoredBaseline({ ...options, ancestry: ancestry2 }, measured, notes, deps.log);
+}
+function skipsIdentical(options) {
+  const pullRequest = options.skipIdentical ?? options.mode === "pr";
+  return pullRequest && !options.saveBaseline && options.config.run.skipIdentical;
 }
 async function bisected(options, deps, measured) {
   const box = options.bisectTimeBoxS ?? 0;
@@ -31541,7 +31372,7 @@ async function bisected(options, deps, measured) {
   const { results } = measured;
   results.diagnostics.push(...found);
   results.run.stage_seconds = { ...results.run.stage_seconds, bisect: (now() - started) / 1e3 };
-  writeFileSync9(measured.resultsPath, JSON.stringify(results, null, 2) + "\n");
+  writeFileSync10(measured.resultsPath, JSON.stringify(results, null, 2) + "\n");
 }
 function nightlyBase(options, deps) {
   return async (environment) => {
@@ -31580,8 +31411,9 @@ async function withStoredBaseline(options, measured, notes, log) {
         "No branch is known for this run, so no stored baseline was looked up: every case is NEW."
       );
     } else {
-      baseline = await options.store.latest({ branch, sku });
-      if (baseline === void 0) {
+      const found = await storedBaseline(options, { branch, sku }, notes, log);
+      baseline = found.stored;
+      if (baseline === void 0 && !found.passedOver) {
         notes.push(
           `No stored baseline for branch ${branch} on ${sku}: every case is NEW. Baselines are written by trusted runs (push to the branch, schedule); run one first.`
         );
@@ -31604,6 +31436,20 @@ async function withStoredBaseline(options, measured, notes, log) {
     pendingBaseline,
     notes
   };
+}
+async function storedBaseline(options, key, notes, log) {
+  if (options.mode !== "pr" || options.ancestry === void 0) {
+    return { stored: await options.store.latest(key), passedOver: false };
+  }
+  const found = await ancestorBaseline(options.store, key, options.ancestry);
+  for (const line of found.lines) log.info?.(line);
+  const passedOver = found.stored === void 0 && found.lines.length > 0;
+  if (passedOver) {
+    notes.push(
+      `No stored run of branch ${key.branch} on ${key.sku} is an ancestor of the pull request's base ${options.ancestry.baseSha.slice(0, 12)} (the log names those passed over): every case not timed beside the base is NEW.`
+    );
+  }
+  return { stored: found.stored, passedOver };
 }
 var NOT_STORED_FAILING = "Not stored as a baseline: the gate failed, and a baseline is what later pull requests are compared with. Set save-baseline: always to store failing runs too.";
 function storeBaseline(run2, gate2, policy) {
@@ -31635,9 +31481,1722 @@ function slowerDeepTargets(results, baseline, config) {
   );
 }
 
+// src/shard/action.ts
+async function mergedRun(ctx) {
+  const files = findShardFiles(ctx.dirs);
+  const docs = readShardDocuments(files, ctx.cwd);
+  const merged = mergeShards(docs, ctx.shards);
+  for (const s of merged.shards) {
+    if (s.status === "ok")
+      ctx.info(`${`shard ${s.index}/${s.count}`}: ${s.cases.length} cases from ${s.file ?? "?"}`);
+    else ctx.warning(s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
+  }
+  mkdirSync7(ctx.outDir, { recursive: true });
+  const resultsPath = join24(ctx.outDir, "results.json");
+  writeFileSync11(resultsPath, JSON.stringify(merged.results, null, 2) + "\n");
+  const notes = [];
+  let baseline;
+  if (ctx.baselinePath !== void 0) {
+    if (existsSync16(ctx.baselinePath)) baseline = explicitBaseline(ctx.baselinePath);
+    else {
+      notes.push(
+        `The baseline ${ctx.baselinePath} does not exist: every case is NEW. Baselines are written by trusted runs (push, schedule); run one first.`
+      );
+    }
+  } else if (ctx.baselineBranch !== void 0) {
+    const branch = ctx.baselineBranch;
+    const seen = { passedOver: false };
+    baseline = await compositeBaseline(
+      merged,
+      (sku) => storedOf(ctx, { branch, sku }, notes, seen)
+    );
+    if (baseline === void 0 && !seen.passedOver) {
+      notes.push(
+        `No stored baseline for branch ${branch} on ${[...merged.skus.keys()].join(", ") || "any GPU"}: every case is NEW.`
+      );
+    }
+  }
+  let pendingBaseline;
+  if (ctx.saveBranch !== void 0) {
+    if (merged.skus.size === 1) {
+      pendingBaseline = {
+        store: ctx.store,
+        branch: ctx.saveBranch,
+        sku: [...merged.skus.keys()][0]
+      };
+    } else if (merged.skus.size > 1) {
+      notes.push(
+        "Not stored as a baseline: the shards ran on several GPU SKUs, and a stored run holds one SKU's results."
+      );
+    }
+  }
+  for (const note of notes) ctx.warning(note);
+  return { results: merged.results, resultsPath, baseline, pendingBaseline, notes };
+}
+async function storedOf(ctx, key, notes, seen) {
+  if (ctx.ancestry === void 0) return ctx.store.latest(key);
+  const found = await ancestorBaseline(ctx.store, key, ctx.ancestry);
+  for (const line of found.lines) ctx.info(line);
+  if (found.stored === void 0 && found.lines.length > 0) {
+    seen.passedOver = true;
+    notes.push(
+      `No stored run of branch ${key.branch} on ${key.sku} is an ancestor of the pull request's base ${ctx.ancestry.baseSha.slice(0, 12)} (the log names those passed over): every case on it not timed beside the base is NEW.`
+    );
+  }
+  return found.stored;
+}
+
+// src/shard/cli.ts
+import { resolve as resolve8 } from "node:path";
+import { parseArgs } from "node:util";
+var MERGE_USAGE = `kernelgate merge DIR [DIR...] --shards N [--config DIR_OR_FILE] [--out-dir DIR]
+                 [--baseline FILE | --baseline-dir DIR (--branch NAME | --base NAME)]
+                 [--kind pr|nightly] [--out FILE]
+  joins the results.json of each shard (kernelgate run --shard i/N) found under the folders into
+  one (--out-dir, default .kernelgate/report/merge), then judges and reports it like \`report\`;
+  a shard that did not report or failed fails the gate, named with the cases it owned
+  --base NAME           judge against branch NAME's newest stored results on each shard's GPU SKU
+  --branch NAME         the branch that ran (its newest stored results are the baseline)
+`;
+async function mergeCommand(args, io, deps) {
+  const { values, positionals } = parseArgs({
+    args,
+    options: {
+      shards: { type: "string" },
+      config: { type: "string" },
+      "out-dir": { type: "string", default: ".kernelgate/report/merge" },
+      baseline: { type: "string" },
+      "baseline-dir": { type: "string", default: ".kernelgate/baselines" },
+      branch: { type: "string" },
+      base: { type: "string" },
+      kind: { type: "string", default: "pr" },
+      out: { type: "string" }
+    },
+    strict: true,
+    allowPositionals: true
+  });
+  if (positionals.length === 0) {
+    throw new InputError("merge needs the folders holding the shards' results.json");
+  }
+  const shardsText = values.shards;
+  if (shardsText === void 0 || !/^\d{1,4}$/.test(shardsText) || Number(shardsText) < 1 || Number(shardsText) > MAX_SHARDS) {
+    throw new InputError(
+      `--shards must be the number of shards of the split, 1 to ${MAX_SHARDS} (got ${shardsText === void 0 ? "nothing" : JSON.stringify(shardsText)}): without it a shard that never reported would go unnoticed`
+    );
+  }
+  const kind = values.kind;
+  if (kind !== "pr" && kind !== "nightly") {
+    throw new InputError(`--kind must be pr or nightly (got ${JSON.stringify(kind)})`);
+  }
+  const config = deps.configFrom(values.config, io.cwd);
+  const dirs = positionals.map((p) => resolve8(io.cwd, p));
+  const log = {
+    info: (line) => io.stderr(`${line}
+`),
+    warning: (line) => io.stderr(`warning: ${line}
+`)
+  };
+  const run2 = await mergedRun({
+    dirs,
+    shards: Number(shardsText),
+    cwd: io.cwd,
+    outDir: resolve8(io.cwd, values["out-dir"]),
+    baselinePath: values.baseline === void 0 ? void 0 : resolve8(io.cwd, values.baseline),
+    store: fileBaselineStore(resolve8(io.cwd, values["baseline-dir"]), { warn: log.warning }),
+    baselineBranch: values.base ?? values.branch,
+    saveBranch: void 0,
+    ...log
+  });
+  io.stderr(`merged results: ${run2.resultsPath}
+`);
+  return deps.judgeAndPrint(run2.results, run2.baseline?.results, config, kind, values.out, io);
+}
+
+// src/judge/coverage.ts
+var DEEP_HARNESS = "kernelgate deep";
+function ownedIds(results) {
+  const merged = results.run.shards;
+  if (merged?.length) {
+    const named2 = new Set(
+      merged.filter((s) => s.status !== "ok").flatMap((s) => s.unreported ?? [])
+    );
+    return new Set(merged.flatMap((s) => s.cases).filter((id) => !named2.has(id)));
+  }
+  return results.run.shard ? new Set(results.run.shard.cases) : void 0;
+}
+function paramsMatch(selection) {
+  const wanted = (selection?.case_params ?? "").split(",").filter(Boolean).map((kv) => {
+    const at = kv.indexOf("=");
+    return at < 0 ? [kv, ""] : [kv.slice(0, at), kv.slice(at + 1)];
+  });
+  return (params) => wanted.every(
+    ([k, v]) => k in params && caseIdOf2({ [k]: params[k] }) === `${k}=${v}`
+  );
+}
+function selectedUnits(results, config) {
+  const selection = results.run.selection;
+  const owned = ownedIds(results);
+  if (selection === void 0 && owned === void 0) return void 0;
+  if (selection?.kernels?.length === 0) return [];
+  const units = shardUnits(config.kernels, {
+    ...selection?.kernels ? { only: selection.kernels } : {},
+    ci: selection?.ci === true
+  });
+  const listed2 = selection?.cases ? new Set(selection.cases) : void 0;
+  const matches2 = paramsMatch(selection);
+  const variants = selection?.variants;
+  return units.filter((u) => (owned?.has(u.id) ?? true) && (listed2?.has(u.id) ?? true) && matches2(u.params)).map((u) => variants ? { ...u, variants: u.variants.filter((v) => variants.includes(v)) } : u).filter((u) => u.variants.length > 0);
+}
+var count = (n) => n.toLocaleString("en-US");
+function cases(n) {
+  return `${count(n)} ${n === 1 ? "case" : "cases"}`;
+}
+function gapText(gap) {
+  if (gap.missing.length === gap.selected) return `${gap.kernel} all ${gap.selected}`;
+  const byVariant = /* @__PURE__ */ new Map();
+  for (const m of gap.missing) byVariant.set(m.variant, (byVariant.get(m.variant) ?? 0) + 1);
+  const shown = [...byVariant].slice(0, 6).map(([v, n]) => `${v} ${n}`);
+  const more = byVariant.size - shown.length;
+  if (more > 0) shown.push(`${more} more ${more === 1 ? "variant" : "variants"}`);
+  return `${gap.kernel} ${gap.missing.length} of ${gap.selected} (${shown.join(", ")})`;
+}
+function problemOf(results, coverage2) {
+  const { selected, kernels, gaps } = coverage2;
+  if (results.cases.length === 0) {
+    if (results.deep !== void 0 && results.run.harness === DEEP_HARNESS) return;
+    const what = selected ? `the run selected ${cases(selected)} of ${kernels.join(", ")} and has a record of none` : "nothing was measured";
+    return `the results hold no case: ${what}; a run that measured nothing is no pass`;
+  }
+  const missing = gaps.reduce((n, g) => n + g.missing.length, 0);
+  if (missing === 0) return;
+  return `the results are incomplete: ${count(missing)} of the ${cases(selected)} the run selected have no record: ${gaps.map(gapText).join(", ")}. The run stopped early or its results were cut short: a partial run is no pass`;
+}
+function recordKey(kernel, variant, params) {
+  const sorted = Object.keys(params).sort().map((k) => [k, params[k]]);
+  return JSON.stringify([kernel, variant, sorted]);
+}
+function coverage(results, config) {
+  const have = new Set(results.cases.map((c) => recordKey(c.kernel, c.variant, c.params)));
+  const byKernel = /* @__PURE__ */ new Map();
+  let selected = 0;
+  const units = selectedUnits(results, config);
+  for (const u of units ?? []) {
+    const gap = byKernel.get(u.kernel) ?? { kernel: u.kernel, selected: 0, missing: [] };
+    byKernel.set(u.kernel, gap);
+    for (const variant of u.variants) {
+      gap.selected += 1;
+      selected += 1;
+      if (!have.has(recordKey(u.kernel, variant, u.params))) {
+        gap.missing.push({ variant, caseId: u.caseId });
+      }
+    }
+  }
+  const gaps = [...byKernel.values()].filter((g) => g.missing.length > 0);
+  const found = { known: units !== void 0, selected, kernels: [...byKernel.keys()], gaps };
+  const problem = problemOf(results, found);
+  return { ...found, ...problem !== void 0 ? { problem } : {} };
+}
+
+// src/judge/throughput.ts
+var DTYPE_ALIASES = {
+  fp16: "fp16",
+  float16: "fp16",
+  half: "fp16",
+  bf16: "bf16",
+  bfloat16: "bf16",
+  fp32: "fp32",
+  float32: "fp32",
+  float: "fp32",
+  tf32: "tf32",
+  fp8: "fp8",
+  e4m3: "fp8",
+  float8_e4m3fn: "fp8"
+};
+function caseDtype(c) {
+  const raw = c.params.dtype;
+  if (typeof raw !== "string") return void 0;
+  return DTYPE_ALIASES[raw.toLowerCase()] ?? raw.toLowerCase();
+}
+function peakTflops(results, config, dtype) {
+  if (dtype === void 0) return void 0;
+  const sku = results.environment.gpu.sku;
+  const fromConfig = sku ? config.peaks[sku]?.tflops[dtype] : void 0;
+  return fromConfig ?? results.environment.ceilings?.peak_tflops?.[dtype];
+}
+function peakGbps(results, config) {
+  const sku = results.environment.gpu.sku;
+  return (sku ? config.peaks[sku]?.gbps : void 0) ?? results.environment.ceilings?.peak_gbps;
+}
+function caseTflops(c) {
+  if (c.status !== "ok") return void 0;
+  if (c.throughput?.tflops !== void 0) return c.throughput.tflops;
+  const medianMs = c.timing?.median_ms;
+  if (!c.work || !medianMs) return void 0;
+  return c.work.flops / (medianMs * 1e-3) / 1e12;
+}
+function caseGbps(c) {
+  if (c.status !== "ok") return void 0;
+  if (c.throughput?.gbps !== void 0) return c.throughput.gbps;
+  const medianMs = c.timing?.median_ms;
+  if (!c.work || !medianMs) return void 0;
+  return c.work.bytes / (medianMs * 1e-3) / 1e9;
+}
+function casePctPeak(c, results, config) {
+  const tflops = caseTflops(c);
+  const peak = peakTflops(results, config, caseDtype(c));
+  return tflops !== void 0 && peak ? tflops / peak * 100 : void 0;
+}
+var COPY_CEILING_MARGIN = 0.05;
+function findMeasurementErrors(results, config) {
+  const errors = [];
+  const sku = results.environment.gpu.sku ?? results.environment.gpu.name;
+  const datasheetGbps = peakGbps(results, config);
+  const copyGbps = results.environment.ceilings?.copy_gbps;
+  for (const c of results.cases) {
+    const base = {
+      key: caseKey(c.kernel, c.variant, c.case),
+      label: caseLabel(c),
+      kernel: c.kernel,
+      variant: c.variant,
+      caseId: c.case
+    };
+    const tflops = caseTflops(c);
+    const dtype = caseDtype(c);
+    const peak = peakTflops(results, config, dtype);
+    if (tflops !== void 0 && peak !== void 0 && tflops > peak) {
+      const limitName = `datasheet peak (${sku} ${dtype})`;
+      errors.push({
+        ...base,
+        quantity: "tflops",
+        value: tflops,
+        limit: peak,
+        limitName,
+        message: `${fixed(tflops, 1)} TFLOPS > ${fixed(peak, 1)} TFLOPS ${limitName}: a measurement error, not a result (check the FLOP count, e.g. causal halving, and the timing)`
+      });
+    }
+    const gbps = caseGbps(c);
+    if (gbps === void 0) continue;
+    const limits = [
+      [datasheetGbps, `datasheet bandwidth (${sku})`],
+      [
+        copyGbps === void 0 ? void 0 : copyGbps * (1 + COPY_CEILING_MARGIN),
+        "measured copy ceiling + 5 %"
+      ]
+    ];
+    const broken = limits.find(([limit]) => limit !== void 0 && gbps > limit);
+    if (broken && broken[0] !== void 0) {
+      errors.push({
+        ...base,
+        quantity: "gbps",
+        value: gbps,
+        limit: broken[0],
+        limitName: broken[1],
+        message: `${fixed(gbps, 0)} GB/s > ${fixed(broken[0], 0)} GB/s ${broken[1]}: a measurement error, not a result (check the byte count and the timing; is the data in L2?)`
+      });
+    }
+  }
+  return errors;
+}
+
+// src/judge/gate.ts
+function describeChange(c) {
+  const parts = [];
+  if (c.ciLo !== void 0 && c.ciHi !== void 0) {
+    parts.push(
+      `${fixed((c.confidence ?? 0) * 100, 0)} % CI ${formatRatioPct(c.ciLo)} … ${formatRatioPct(c.ciHi)}`,
+      `threshold ${fixed(c.thresholdPct, 1)} %`
+    );
+  }
+  if (c.method === "paired") parts.push(`${c.nPairs ?? 0} pairs against the base revision`);
+  const detail = parts.length ? ` (${parts.join(", ")})` : "";
+  return `${c.perf} ${formatRatioPct(c.ratio)}${detail}: ${formatMs(c.medianMs)} ms vs ${formatMs(c.baselineMedianMs)} ms`;
+}
+function about(c, title) {
+  return { title, kernel: c.kernel, variant: c.variant };
+}
+function buildProblems(results) {
+  const problems = [];
+  for (const b of results.builds ?? []) {
+    const variant = { kernel: b.kernel, variant: b.variant };
+    if (b.status === "failed") {
+      const lastLine2 = (b.log_tail ?? "").trim().split("\n").filter(Boolean).pop();
+      const line = `${b.kernel}/${b.variant}: build failed${lastLine2 ? `: ${lastLine2}` : ""}`;
+      problems.push({ line, sites: [{ title: "build failed", ...variant }] });
+    } else if (b.status === "expectation_failed") {
+      const unmet = (b.expectations ?? []).filter((e) => !e.ok);
+      const line = `${b.kernel}/${b.variant}: build expectation unmet: ${unmet.map((e) => `${e.name}: ${e.message}`).join("; ") || "no detail"}`;
+      const title = "build expectation unmet";
+      const sites = unmet.map((e) => ({
+        title,
+        ...variant,
+        expectation: e.name,
+        message: `${b.kernel}/${b.variant}: build expectation unmet: ${e.name}: ${e.message}`
+      }));
+      problems.push({ line, sites: sites.length ? sites : [{ title, ...variant }] });
+    }
+  }
+  return problems;
+}
+function harnessStopped(results) {
+  const stopped = results.diagnostics.filter(
+    (d) => d.level === "error" && HARNESS_STOPPED_CODES.has(d.code)
+  );
+  return stopped.map((d) => {
+    const lines = d.message.split("\n").filter((l) => l.trim());
+    const first = (lines[0] ?? "").replace(/ Last lines:$/, "");
+    const last = lines.length > 1 ? ` Its last line: ${lines[lines.length - 1].trim()}` : "";
+    return `the harness did not finish: ${first}${last}`;
+  });
+}
+function gateCounts(cases2, measurementErrors, buildFailures) {
+  const byCorrectness = (v) => cases2.filter((c) => c.correctness === v).length;
+  const byPerf = (v) => cases2.filter((c) => c.perf === v).length;
+  return {
+    cases: cases2.length,
+    passed: byCorrectness("PASS"),
+    failed: byCorrectness("FAIL"),
+    drift: byCorrectness("DRIFT"),
+    errors: byCorrectness("ERROR"),
+    skipped: byCorrectness("SKIPPED"),
+    unchecked: byCorrectness("UNCHECKED"),
+    faster: byPerf("FASTER"),
+    slower: byPerf("SLOWER"),
+    same: byPerf("SAME"),
+    ambiguous: byPerf("AMBIGUOUS"),
+    new: byPerf("NEW"),
+    missing: byPerf("MISSING"),
+    untimed: byPerf("UNTIMED"),
+    measurementErrors,
+    buildFailures
+  };
+}
+function advice(cases2, tiers, results, add) {
+  const ambiguous = cases2.filter((c) => c.perf === "AMBIGUOUS").length;
+  if (ambiguous) {
+    add(
+      false,
+      `${ambiguous} case(s) AMBIGUOUS: the data cannot tell a change from noise (rerun, or more samples)`
+    );
+  }
+  const unchecked = cases2.filter((c) => c.correctness === "UNCHECKED").length;
+  if (unchecked) add(false, `${unchecked} timed case(s) carry no correctness record: UNCHECKED`);
+  for (const t of tiers) if (t.problem) add(false, `${t.kernel} tiers: ${t.problem}`);
+  for (const d of results.diagnostics.filter(
+    (x) => x.level === "error" && !HARNESS_STOPPED_CODES.has(x.code)
+  )) {
+    const line = `diagnostic ${d.code}: ${d.message}${d.fix ? ` (fix: ${d.fix})` : ""}`;
+    const title = `diagnostic ${d.code}`;
+    add(false, line, ...d.kernel ? [{ title, kernel: d.kernel, variant: d.variant ?? "" }] : []);
+  }
+}
+function gate(comparison, tiers, results, config) {
+  const { policy } = config;
+  const reasons = [];
+  const warnings = [];
+  const sites = [];
+  const add = (fails, line, ...of) => {
+    (fails ? reasons : warnings).push(line);
+    for (const site of of) sites.push({ line, fails, message: line, ...site });
+  };
+  const cases2 = comparison.cases;
+  const byCorrectness = (v) => cases2.filter((c) => c.correctness === v);
+  const byPerf = (v) => cases2.filter((c) => c.perf === v);
+  const measurementErrors = findMeasurementErrors(results, config);
+  const builds = buildProblems(results);
+  reasons.push(...shardProblems(results));
+  for (const c of byCorrectness("FAIL"))
+    add(true, `${c.label}: correctness FAIL: ${c.correctnessReason}`, about(c, "correctness FAIL"));
+  for (const c of byCorrectness("DRIFT")) {
+    const line = `${c.label}: correctness DRIFT: ${c.correctnessReason}`;
+    add(true, line, about(c, "correctness DRIFT"));
+  }
+  for (const c of byCorrectness("ERROR")) {
+    add(policy.failOnError, `${c.label}: ${c.correctnessReason}`, about(c, "case error"));
+  }
+  for (const line of harnessStopped(results)) (policy.failOnError ? reasons : warnings).push(line);
+  const incomplete = coverage(results, config).problem;
+  if (incomplete !== void 0) reasons.push(incomplete);
+  for (const { line, sites: of } of builds) add(policy.failOnBuildFailure, line, ...of);
+  const deep = deepProblems(results, policy.failOnSanitizer);
+  reasons.push(...deep.reasons);
+  warnings.push(...deep.warnings);
+  for (const m of measurementErrors) {
+    (policy.failOnMeasurementError ? reasons : warnings).push(
+      `${m.label}: measurement error: ${m.message}`
+    );
+  }
+  for (const c of byPerf("SLOWER")) {
+    const note = c.perfNote ? ` (${c.perfNote})` : "";
+    const line = `${c.label}: ${describeChange(c)}${note}`;
+    if (policy.failOnSlower) add(true, line, about(c, "SLOWER"));
+    else add(false, line);
+  }
+  for (const c of byPerf("MISSING")) {
+    (policy.failOnMissing ? reasons : warnings).push(`${c.label}: MISSING: ${c.perfNote}`);
+  }
+  advice(cases2, tiers, results, add);
+  const counts = gateCounts(cases2, measurementErrors.length, builds.length);
+  return {
+    verdict: reasons.length ? "fail" : "pass",
+    reasons,
+    warnings,
+    sites,
+    counts,
+    measurementErrors,
+    ...incomplete !== void 0 ? { incomplete } : {}
+  };
+}
+
+// src/judge/tiers.ts
+function formatGroup(group) {
+  return Object.entries(group).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join("|") : String(v)}`).join(",");
+}
+function matches(c, group) {
+  return Object.entries(group).every(([k, want]) => {
+    const have = c.params[k];
+    if (have === void 0) return false;
+    const options = Array.isArray(want) ? want : [want];
+    return options.some((o) => String(o) === String(have));
+  });
+}
+function findCase(results, kernel, variant, group) {
+  return results.cases.find(
+    (c) => c.kernel === kernel && c.variant === variant && matches(c, group)
+  );
+}
+function passed(c) {
+  return c.status === "ok" && c.timing !== void 0 && c.correctness?.status === "PASS";
+}
+function denseFlops(c) {
+  const { M, N, K } = c.params;
+  if (typeof M !== "number" || typeof N !== "number" || typeof K !== "number") return void 0;
+  return 2 * M * N * K;
+}
+function baseArmResults(results) {
+  const cases2 = [];
+  for (const c of results.cases) {
+    const p = c.paired;
+    if (!p) continue;
+    const rest = { ...c };
+    delete rest.paired;
+    delete rest.throughput;
+    if (p.base_status === "ok" && p.base_timing) {
+      cases2.push({
+        ...rest,
+        status: "ok",
+        timing: p.base_timing,
+        ...p.base_correctness ? { correctness: p.base_correctness } : {}
+      });
+    } else if (p.base_status !== "missing") {
+      delete rest.timing;
+      cases2.push({ ...rest, status: p.base_status });
+    }
+  }
+  if (!cases2.length) return void 0;
+  return { ...results, cases: cases2 };
+}
+function newStatus(manifest, tiers, candidates) {
+  const ladder = [...tiers.ladder].sort((a, b) => a.min - b.min);
+  return {
+    kernel: manifest.name,
+    variant: candidates[0],
+    pinned: tiers.variant !== void 0,
+    passing: [],
+    metric: tiers.metric,
+    unit: tiers.metric === "pct_peak" ? "%" : "×",
+    headline: formatGroup(tiers.case),
+    ladder: ladder.map((t) => ({ name: t.name, grade: t.grade, min: t.min, achieved: false })),
+    ...tiers.reference_pct_peak !== void 0 ? { declaredReferencePctPeak: tiers.reference_pct_peak } : {}
+  };
+}
+function noTargetProblem(status, found, candidates) {
+  if (!found.length) {
+    status.problem = status.pinned ? `the headline case (${status.headline}) of ${status.variant} is not in the results` : `no candidate (${candidates.join(", ")}) has the headline case (${status.headline}) in the results`;
+  } else if (status.pinned) {
+    const c = found[0];
+    status.caseId = c.case;
+    status.problem = c.status !== "ok" || !c.timing ? `the headline case did not produce a timing (status ${c.status})` : `the headline case did not pass (correctness ${c.correctness?.status ?? "unchecked"})`;
+  } else {
+    status.caseId = found[0]?.case;
+    const why2 = found.map(
+      (c) => `${c.variant} ${c.status === "ok" ? `correctness ${c.correctness?.status ?? "unchecked"}` : c.status}`
+    );
+    status.problem = `no candidate passed on the headline case (${why2.join(", ")})`;
+  }
+}
+function headlineTarget(results, config, manifest, tiers, status, candidates) {
+  const found = candidates.map((v) => findCase(results, manifest.name, v, tiers.case)).filter((c) => c !== void 0);
+  const aboveChip = new Set(findMeasurementErrors(results, config).map((m) => m.key));
+  const good = found.filter((c) => passed(c) && !aboveChip.has(caseKey(c.kernel, c.variant, c.case))).sort((a, b) => (a.timing?.median_ms ?? 0) - (b.timing?.median_ms ?? 0));
+  status.passing = good.map((c) => ({ variant: c.variant, medianMs: c.timing?.median_ms ?? 0 }));
+  if (!good[0]) noTargetProblem(status, found, candidates);
+  return good[0];
+}
+function referenceCase(g, name) {
+  return g.results.cases.find(
+    (c) => c.kernel === g.manifest.name && c.variant === name && c.case === g.target.case
+  ) ?? findCase(g.results, g.manifest.name, name, g.tiers.case);
+}
+var speedup = (g) => {
+  const { status } = g;
+  const refName = g.tiers.reference ?? g.manifest.speed_reference;
+  status.referenceVariant = refName;
+  const refCase = referenceCase(g, refName);
+  if (!refCase || refCase.status !== "ok" || !refCase.timing) {
+    status.problem = `the reference ${refName} has no timing for the headline case`;
+    return void 0;
+  }
+  const refMs = refCase.timing.median_ms;
+  status.referenceMedianMs = refMs;
+  status.referenceTflops = caseTflops(refCase);
+  status.value = refMs / g.medianMs;
+  if (status.referenceTflops !== void 0 && g.peak) {
+    status.measuredReferencePctPeak = 100 * status.referenceTflops / g.peak;
+  }
+  return (min) => refMs / min;
+};
+var pctPeak = (g) => {
+  const { status, peak } = g;
+  if (peak === void 0 || status.tflops === void 0) {
+    status.problem = `no datasheet peak for dtype ${g.dtype ?? "(none)"} on this GPU, or no FLOP count`;
+    return void 0;
+  }
+  status.value = status.tflops / peak * 100;
+  return (min) => g.msFor(min / 100 * peak);
+};
+function gemmRate(g) {
+  const { status, tiers } = g;
+  if (tiers.reference === void 0) {
+    return g.dtype ? g.results.environment.ceilings?.gemm_tflops?.[g.dtype] : void 0;
+  }
+  const refName = tiers.reference;
+  status.referenceVariant = refName;
+  const refCase = referenceCase(g, refName);
+  if (!refCase || refCase.status !== "ok" || !refCase.timing) {
+    status.problem = `the reference ${refName} has no timing for the headline case`;
+    return void 0;
+  }
+  const dense = denseFlops(refCase);
+  if (dense === void 0) {
+    status.problem = `the headline case of ${refName} has no numeric M, N and K: its dense work is unknown`;
+    return void 0;
+  }
+  const refMs = refCase.timing.median_ms;
+  status.referenceMedianMs = refMs;
+  status.referenceTflops = dense / (refMs * 1e-3) / 1e12;
+  status.wallClockRatio = refMs / g.medianMs;
+  return status.referenceTflops;
+}
+var gemmCeilingRatio = (g) => {
+  const { status } = g;
+  const gemm = gemmRate(g);
+  if (status.problem) return void 0;
+  if (gemm === void 0 || status.tflops === void 0) {
+    status.problem = `no measured GEMM ceiling for dtype ${g.dtype ?? "(none)"}, or no FLOP count`;
+    return void 0;
+  }
+  status.gemmTflops = gemm;
+  if (g.peak) status.measuredReferencePctPeak = 100 * gemm / g.peak;
+  status.value = status.tflops / gemm;
+  return (min) => g.msFor(min * gemm);
+};
+var METRICS = {
+  speedup,
+  pct_peak: pctPeak,
+  gemm_ceiling_ratio: gemmCeilingRatio
+};
+function gradeLadder(g, requiredMs) {
+  const { status, peak } = g;
+  const flops = g.target.work?.flops;
+  const impliedTflops = (ms) => flops ? flops / (ms * 1e-3) / 1e12 : void 0;
+  const value = status.value;
+  for (const milestone of status.ladder) {
+    milestone.achieved = value >= milestone.min;
+    milestone.requiredMs = requiredMs(milestone.min);
+    milestone.impliedTflops = milestone.requiredMs === void 0 ? void 0 : impliedTflops(milestone.requiredMs);
+    if (milestone.impliedTflops !== void 0 && peak !== void 0) {
+      milestone.reachable = milestone.impliedTflops <= peak;
+    }
+    if (milestone.achieved) status.current = { name: milestone.name, grade: milestone.grade };
+  }
+  status.next = status.ladder.find((m) => !m.achieved);
+  if (status.next?.requiredMs !== void 0) {
+    status.speedupNeeded = g.medianMs / status.next.requiredMs;
+  }
+}
+function gradeKernel(results, config, manifest) {
+  const tiers = manifest.tiers;
+  const candidates = tierCandidates(manifest);
+  if (!tiers || !candidates.length) return void 0;
+  const status = newStatus(manifest, tiers, candidates);
+  const target = headlineTarget(results, config, manifest, tiers, status, candidates);
+  if (!target) return status;
+  status.variant = target.variant;
+  status.caseId = target.case;
+  const medianMs = target.timing?.median_ms;
+  const dtype = caseDtype(target);
+  const peak = peakTflops(results, config, dtype);
+  status.medianMs = medianMs;
+  status.tflops = caseTflops(target);
+  status.peakTflops = peak;
+  const flops = target.work?.flops;
+  const msFor = (tflops) => flops ? flops / (tflops * 1e12) * 1e3 : void 0;
+  const g = { results, manifest, tiers, status, target, medianMs, dtype, peak, msFor };
+  const requiredMs = METRICS[tiers.metric](g);
+  if (requiredMs) gradeLadder(g, requiredMs);
+  return status;
+}
+function evaluateTiers(results, config) {
+  return config.kernels.map(({ manifest }) => gradeKernel(results, config, manifest)).filter((s) => s !== void 0);
+}
+
+// src/judge/steps.ts
+var STEP_WINDOW = 14;
+var STEP_MIN_BEFORE = 3;
+var STEP_SPREADS = 4;
+var STEP_MIN_NIGHTS = 2;
+function madSpread(values, center) {
+  return 1.4826 * median(values.map((v) => Math.abs(v - center)));
+}
+function diffSpread(y) {
+  if (y.length < 2) return 0;
+  const d = y.slice(1).map((v, i) => Math.abs(v - y[i]));
+  return 1.4826 * median(d) / Math.SQRT2;
+}
+function testSplit(y, ms, k, opts) {
+  const before = y.slice(0, k);
+  const after = y.slice(k);
+  const m = median(before);
+  const spread2 = Math.max(madSpread(before, m), diffSpread(before));
+  const fromMs = Math.exp(m);
+  const floor = Math.log1p(Math.max(opts.floorPct / 100, opts.floorMs / fromMs));
+  const threshold = Math.max(opts.spreads * spread2 * Math.sqrt(1 + Math.PI / 2 / k), floor);
+  const d = after.map((v) => v - m);
+  const up = d.every((x) => x > threshold);
+  const down = d.every((x) => x < -threshold);
+  if (!up && !down) return void 0;
+  const toMs2 = median(ms.slice(k));
+  return {
+    kind: after.length >= STEP_MIN_NIGHTS ? "step" : "watch",
+    direction: up ? "SLOWER" : "FASTER",
+    index: k,
+    nights: after.length,
+    fromMs,
+    toMs: toMs2,
+    changePct: 100 * (toMs2 / fromMs - 1),
+    thresholdPct: 100 * Math.expm1(threshold),
+    spreadPct: 100 * spread2,
+    before: before.length
+  };
+}
+function stepTest(seriesMs, options) {
+  const opts = {
+    window: STEP_WINDOW,
+    minBefore: STEP_MIN_BEFORE,
+    spreads: STEP_SPREADS,
+    ...options
+  };
+  const ms = seriesMs.slice(-opts.window);
+  if (ms.some((v) => !(v > 0))) throw new Error("stepTest: every median must be above 0 ms");
+  const y = ms.map(Math.log);
+  for (let k = opts.minBefore; k < y.length; k++) {
+    const at = testSplit(y, ms, k, opts);
+    if (at !== void 0) return at;
+  }
+  return void 0;
+}
+
+// src/judge/trend.ts
+var RUN_IDENTITY = ["harness", "driver", "CUDA", "torch", "triton", "GPU"];
+var paired = (r) => r.run.paired_base !== void 0 || r.cases.some((c) => c.paired !== void 0);
+function runIdentity(r) {
+  const env = r.environment;
+  return {
+    harness: r.run.harness,
+    driver: env.driver_version,
+    CUDA: env.cuda_runtime_version,
+    torch: env.libraries?.["torch"],
+    triton: env.libraries?.["triton"],
+    GPU: env.gpu.name
+  };
+}
+function tuningOf(c) {
+  const config = c.tuning?.config;
+  if (config === void 0 || config === null) return void 0;
+  const stable = (v) => Array.isArray(v) ? v.map(stable) : v !== null && typeof v === "object" ? Object.fromEntries(
+    Object.keys(v).sort().map((k) => [k, stable(v[k])])
+  ) : v;
+  return JSON.stringify(stable(config));
+}
+var differ = (a, b) => a !== void 0 && b !== void 0 && a !== b;
+function runBoundaries(runs) {
+  const at = [];
+  const list = [];
+  for (let i = 1; i < runs.length; i++) {
+    const [a, b] = [runIdentity(runs[i - 1]), runIdentity(runs[i])];
+    for (const field of RUN_IDENTITY) {
+      if (!differ(a[field], b[field])) continue;
+      const run2 = runs[i].run;
+      list.push({
+        field,
+        from: a[field],
+        to: b[field],
+        startedAt: run2.started_at,
+        ...run2.git_sha ? { commit: run2.git_sha } : {}
+      });
+      if (at[at.length - 1] !== i) at.push(i);
+    }
+  }
+  return { at, list };
+}
+function caseSegment(series, runs, runCuts, own, key) {
+  let start = 0;
+  for (let i = 1; i < series.length; i++) {
+    const [a, b] = [series[i - 1], series[i]];
+    if (runCuts.some((cut) => cut > a.runIndex && cut <= b.runIndex)) start = i;
+    const run2 = runs[b.runIndex].run;
+    const fields = [
+      ["timing method", timingMethodKind(a.c.timing.method), timingMethodKind(b.c.timing.method)],
+      ["tuning", tuningOf(a.c), tuningOf(b.c)]
+    ];
+    for (const [field, from, to] of fields) {
+      if (!differ(from, to)) continue;
+      start = i;
+      const same = own.find(
+        (x) => x.field === field && x.startedAt === run2.started_at && x.from === from && x.to === to
+      );
+      if (same) same.cases.push(key);
+      else {
+        own.push({
+          field,
+          from,
+          to,
+          startedAt: run2.started_at,
+          ...run2.git_sha ? { commit: run2.git_sha } : {},
+          cases: [key]
+        });
+      }
+    }
+  }
+  return series.slice(start);
+}
+function referencesOf(results) {
+  const refs = /* @__PURE__ */ new Set();
+  for (const k of results.kernels) {
+    for (const v of k.variants) if (v.role === "reference") refs.add(`${k.name}/${v.name}`);
+  }
+  return refs;
+}
+function seriesByCase(runs) {
+  const byCase2 = /* @__PURE__ */ new Map();
+  runs.forEach((r, runIndex) => {
+    for (const c of r.cases) {
+      if (c.status !== "ok" || !(c.timing?.median_ms !== void 0 && c.timing.median_ms > 0)) {
+        continue;
+      }
+      const key = `${c.kernel}/${c.variant}/${c.case}`;
+      byCase2.set(key, [...byCase2.get(key) ?? [], { c, runIndex }]);
+    }
+  });
+  return byCase2;
+}
+function historyTrend(history, tonight, options) {
+  const window2 = options.window ?? STEP_WINDOW;
+  const mode = paired(tonight) ? "paired" : "single";
+  const earlier = history.filter((r) => r.run.started_at < tonight.run.started_at).sort((a, b) => a.run.started_at.localeCompare(b.run.started_at));
+  const same = earlier.filter((r) => (paired(r) ? "paired" : "single") === mode);
+  const runs = [...same.slice(-(window2 - 1)), tonight];
+  const { at: runCuts, list } = runBoundaries(runs);
+  const own = [];
+  const refs = referencesOf(tonight);
+  const cases2 = [];
+  const last = runs.length - 1;
+  for (const [key, series] of seriesByCase(runs)) {
+    if (series[series.length - 1].runIndex !== last) continue;
+    const segment = caseSegment(series, runs, runCuts, own, key);
+    const points = segment.map(({ c: c2, runIndex }) => ({
+      startedAt: runs[runIndex].run.started_at,
+      ...runs[runIndex].run.git_sha ? { commit: runs[runIndex].run.git_sha } : {},
+      ms: c2.timing.median_ms,
+      ...c2.paired?.median_ratio !== void 0 ? { pairedRatio: c2.paired.median_ratio } : {}
+    }));
+    const finding = stepTest(
+      points.map((p) => p.ms),
+      { floorPct: options.floorPct, floorMs: options.floorMs, window: window2 }
+    );
+    if (finding === void 0) continue;
+    const { c } = series[series.length - 1];
+    const first = points[finding.index];
+    cases2.push({
+      key,
+      kernel: c.kernel,
+      variant: c.variant,
+      caseId: c.case,
+      reference: refs.has(`${c.kernel}/${c.variant}`),
+      points,
+      finding: {
+        ...finding,
+        startedAt: first.startedAt,
+        ...first.commit ? { commit: first.commit } : {}
+      }
+    });
+  }
+  const machine = attributeToMachine(cases2, options.floorPct, seriesByCase(runs), refs, last);
+  return {
+    mode,
+    leftOut: earlier.length - same.length,
+    runs: runs.length - 1,
+    ...runs.length > 1 ? { since: runs[0].run.started_at } : {},
+    boundaries: [...list, ...own].sort((a, b) => a.startedAt.localeCompare(b.startedAt)),
+    cases: cases2,
+    machine,
+    window: window2
+  };
+}
+function attributeToMachine(cases2, floorPct, byCase2, refs, last) {
+  const isRef = (key) => refs.has(key.split("/").slice(0, 2).join("/"));
+  const timedRefs = [...byCase2.entries()].filter(
+    ([key, s]) => isRef(key) && s[s.length - 1].runIndex === last
+  ).length;
+  const moves = /* @__PURE__ */ new Map();
+  for (const t of cases2) {
+    if (!t.reference) continue;
+    t.finding.control = "reference";
+    const at = `${t.finding.startedAt}\0${t.finding.direction}`;
+    moves.set(at, [...moves.get(at) ?? [], t]);
+  }
+  const machine = [];
+  for (const [at, moved3] of moves) {
+    if (timedRefs < 3 || moved3.length * 2 < timedRefs) continue;
+    const [startedAt, direction] = at.split("\0");
+    const pcts = moved3.map((t) => t.finding.changePct).sort((a, b) => a - b);
+    const mid = pcts.length / 2;
+    const medianPct = pcts.length % 2 ? pcts[Math.floor(mid)] : (pcts[mid - 1] + pcts[mid]) / 2;
+    machine.push({ direction, startedAt, moved: moved3.length, of: timedRefs, medianPct });
+  }
+  for (const t of cases2) {
+    if (t.reference) continue;
+    const f = t.finding;
+    const ratio = t.points[f.index].pairedRatio;
+    if (ratio !== void 0) {
+      if (Math.abs(ratio - 1) * 100 < floorPct) f.control = "paired";
+      continue;
+    }
+    if (machine.some((m) => m.startedAt === f.startedAt && m.direction === f.direction)) {
+      f.control = "machine";
+    } else if (cases2.some(
+      (r) => r.reference && r.kernel === t.kernel && r.caseId === t.caseId && r.finding.startedAt === f.startedAt && r.finding.direction === f.direction
+    )) {
+      f.control = "same-case";
+    }
+  }
+  return machine;
+}
+
+// src/history/record.ts
+var HISTORY_FORMAT_NAME = "kernelgate/history";
+var HISTORY_FORMAT_VERSION = 1;
+var HISTORY_FORMAT = `${HISTORY_FORMAT_NAME}@${HISTORY_FORMAT_VERSION}`;
+var CASE_FIELDS = [
+  "kernel",
+  "variant",
+  "case",
+  "status",
+  "method",
+  "stop",
+  "median_ms",
+  "lo_pct",
+  "hi_pct",
+  "n",
+  "sm_mhz",
+  "power_w",
+  "throttled",
+  "correct",
+  "rel_l2",
+  "tol_rel_l2",
+  "verdict",
+  "tuning"
+];
+function sig(value, digits) {
+  if (value === null || value === void 0 || !Number.isFinite(value)) return null;
+  if (value === 0) return 0;
+  return Number(value.toPrecision(digits));
+}
+function medianInterval(samples, confidence) {
+  const sorted = sortedCopy(samples);
+  const n = sorted.length;
+  const alpha = (1 - confidence) / 2;
+  let index = 0;
+  let cdf = 0;
+  let logC = 0;
+  for (let k = 0; k < n; k++) {
+    if (k > 0) logC += Math.log((n - k + 1) / k);
+    cdf += Math.exp(logC - n * Math.LN2);
+    if (cdf > alpha) break;
+    index = k;
+  }
+  const j = Math.min(index, Math.floor((n - 1) / 2));
+  return { lo: sorted[j], hi: sorted[n - 1 - j] };
+}
+function referencesOf2(results, given = {}) {
+  const out = {};
+  for (const k of results.kernels) {
+    const named2 = given[k.name];
+    const ref = named2 ?? k.variants.find((v) => v.role === "reference")?.name;
+    if (ref !== void 0) out[k.name] = ref;
+  }
+  return out;
+}
+function buildRecord(results, options) {
+  const confidence = options.confidence ?? 0.99;
+  const references = referencesOf2(results, options.references);
+  const work = {};
+  const rows = results.cases.map((c) => {
+    const t = c.status === "ok" ? c.timing : void 0;
+    const ci = t && t.samples_ms.length >= 2 ? medianInterval(t.samples_ms, confidence) : void 0;
+    const m = t?.median_ms;
+    if (c.work) (work[c.kernel] ??= {})[c.case] = [c.work.flops, c.work.bytes];
+    const verdict = options.verdicts?.[`${c.kernel}/${c.variant}/${c.case}`];
+    const cells = {
+      kernel: c.kernel,
+      variant: c.variant,
+      case: c.case,
+      status: c.status,
+      method: t ? timingMethodKind(t.method) : null,
+      stop: t?.stop_reason ?? null,
+      median_ms: sig(m, 5),
+      lo_pct: ci && m ? sig(100 * (m - ci.lo) / m, 2) : null,
+      hi_pct: ci && m ? sig(100 * (ci.hi - m) / m, 2) : null,
+      n: t?.n_samples ?? null,
+      sm_mhz: t?.sm_clock_mhz?.length ? sig(median(t.sm_clock_mhz), 4) : null,
+      power_w: t?.power_w?.length ? sig(median(t.power_w), 4) : null,
+      throttled: t?.n_discarded_throttled ?? null,
+      correct: c.correctness?.status ?? null,
+      rel_l2: sig(c.correctness?.rel_l2, 3),
+      tol_rel_l2: sig(c.correctness?.tol_rel_l2, 3),
+      verdict: verdict ?? null,
+      tuning: c.tuning !== void 0 ? JSON.stringify(c.tuning.config) : null
+    };
+    return CASE_FIELDS.map((f) => cells[f]);
+  });
+  const env = results.environment;
+  const run2 = {
+    ...options.runId ?? results.run.id ? { id: options.runId ?? results.run.id } : {},
+    ...results.run.git_sha ? { commit: results.run.git_sha } : {},
+    ...results.run.git_ref ? { ref: results.run.git_ref } : {},
+    branch: options.branch,
+    ...options.event ? { event: options.event } : {},
+    started_at: results.run.started_at,
+    ...results.run.finished_at ? { finished_at: results.run.finished_at } : {},
+    sku: options.sku,
+    gpu: env.gpu.name,
+    ...env.driver_version ? { driver: env.driver_version } : {},
+    ...env.cuda_runtime_version ? { cuda: env.cuda_runtime_version } : {},
+    kernelgate: options.kernelgateVersion,
+    harness: results.run.harness,
+    ...options.artifact ? { artifact: options.artifact } : {},
+    ...options.verdict ? { verdict: options.verdict } : {},
+    interval_confidence: confidence,
+    ...results.run.paired_base?.git_sha ? { paired_base: results.run.paired_base.git_sha } : {}
+  };
+  const environment = {
+    gpu: env.gpu,
+    ...env.driver_version ? { driver_version: env.driver_version } : {},
+    ...env.driver_cuda_version ? { driver_cuda_version: env.driver_cuda_version } : {},
+    ...env.cuda_runtime_version ? { cuda_runtime_version: env.cuda_runtime_version } : {},
+    ...env.cuda_toolkit_version ? { cuda_toolkit_version: env.cuda_toolkit_version } : {},
+    ...env.libraries ? { libraries: env.libraries } : {},
+    // measured ceilings and datasheet peaks: what tiers grade a headline against
+    ...env.ceilings ? { ceilings: env.ceilings } : {}
+  };
+  return {
+    format: HISTORY_FORMAT,
+    run: run2,
+    environment,
+    references,
+    work,
+    fields: [...CASE_FIELDS],
+    cases: rows
+  };
+}
+function serializeRecord(record) {
+  const head = JSON.stringify({
+    format: record.format,
+    run: record.run,
+    environment: record.environment,
+    references: record.references,
+    work: record.work,
+    fields: record.fields
+  });
+  const rows = record.cases.map((row) => JSON.stringify(row)).join(",\n");
+  return `${head.slice(0, -1)},"cases":[
+${rows}
+]}
+`;
+}
+var RecordError = class extends Error {
+  constructor(message, kind) {
+    super(message);
+    this.kind = kind;
+  }
+  kind;
+};
+var STATUSES = /* @__PURE__ */ new Set(["ok", "fail", "error", "timeout", "skipped"]);
+function parseRecord(text2) {
+  let doc;
+  try {
+    doc = JSON.parse(text2);
+  } catch (error) {
+    throw new RecordError(`not valid JSON (${error.message})`, "corrupt");
+  }
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) {
+    throw new RecordError("not a JSON object", "foreign");
+  }
+  const d = doc;
+  const format = d["format"];
+  const match = typeof format === "string" ? /^kernelgate\/history@(\d+)$/.exec(format) : null;
+  if (!match) {
+    throw new RecordError(
+      `not a kernelgate history record (format ${JSON.stringify(format ?? null)}, expected ${HISTORY_FORMAT})`,
+      "foreign"
+    );
+  }
+  const version = Number(match[1]);
+  if (version > HISTORY_FORMAT_VERSION) {
+    throw new RecordError(
+      `format ${format} is newer than this kernelgate reads (${HISTORY_FORMAT}): not used; update kernelgate to read it`,
+      "newer"
+    );
+  }
+  const run2 = d["run"];
+  const fields = d["fields"];
+  const cases2 = d["cases"];
+  const env = d["environment"];
+  const problems = [];
+  if (typeof run2 !== "object" || run2 === null) problems.push("no run");
+  else {
+    for (const name of ["branch", "started_at", "sku", "gpu", "kernelgate", "harness"]) {
+      if (typeof run2[name] !== "string") problems.push(`run.${name} is not a string`);
+    }
+  }
+  if (typeof env !== "object" || env === null || typeof env["gpu"] !== "object") {
+    problems.push("no environment.gpu");
+  }
+  if (!Array.isArray(fields) || !fields.every((f) => typeof f === "string")) {
+    problems.push("fields is not a list of names");
+  } else {
+    for (const name of ["kernel", "variant", "case", "status"]) {
+      if (!fields.includes(name)) problems.push(`fields lacks ${name}`);
+    }
+  }
+  if (!Array.isArray(cases2)) problems.push("cases is not a list");
+  else if (Array.isArray(fields)) {
+    const statusAt = fields.indexOf("status");
+    const bad = cases2.findIndex(
+      (row) => !Array.isArray(row) || row.length !== fields.length || !row.every((cell) => cell === null || ["string", "number"].includes(typeof cell)) || !STATUSES.has(row[statusAt])
+    );
+    if (bad >= 0) problems.push(`cases[${bad}] does not match fields`);
+  }
+  if (problems.length > 0) throw new RecordError(problems.slice(0, 3).join("; "), "corrupt");
+  return doc;
+}
+function recordCases(record) {
+  const cases2 = record.cases.map((row) => {
+    const out = {};
+    record.fields.forEach((name, i) => {
+      const cell = row[i];
+      if (cell !== null && cell !== void 0) out[name] = cell;
+    });
+    return out;
+  });
+  const refMedian = /* @__PURE__ */ new Map();
+  for (const c of cases2) {
+    if (record.references?.[c.kernel] === c.variant && c.median_ms !== void 0) {
+      refMedian.set(`${c.kernel}/${c.case}`, c.median_ms);
+    }
+  }
+  for (const c of cases2) {
+    const m = c.median_ms;
+    if (m === void 0) continue;
+    if (c.lo_pct !== void 0) c.lo_ms = m * (1 - c.lo_pct / 100);
+    if (c.hi_pct !== void 0) c.hi_ms = m * (1 + c.hi_pct / 100);
+    const ref = refMedian.get(`${c.kernel}/${c.case}`);
+    if (ref !== void 0 && ref > 0 && record.references[c.kernel] !== c.variant) {
+      c.ref_ratio = m / ref;
+    }
+    const w = record.work?.[c.kernel]?.[c.case];
+    if (w && m > 0) {
+      if (w[0] > 0) c.tflops = w[0] / (m * 1e9);
+      if (w[1] > 0) c.gbps = w[1] / (m * 1e6);
+    }
+  }
+  return cases2;
+}
+
+// src/history/record-results.ts
+function paramsOf2(caseId) {
+  const out = {};
+  for (const part of caseId.split(",")) {
+    const at = part.indexOf("=");
+    if (at <= 0) continue;
+    const key = part.slice(0, at);
+    const raw = part.slice(at + 1);
+    out[key] = raw === "true" ? true : raw === "false" ? false : /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
+  }
+  return out;
+}
+function tuningOf2(cell) {
+  if (cell === void 0) return void 0;
+  try {
+    const config = JSON.parse(cell);
+    return { config: config ?? cell };
+  } catch {
+    return { config: cell };
+  }
+}
+function recordToResults(record) {
+  const r = record.run;
+  const cases2 = recordCases(record).map((c) => {
+    const out = {
+      kernel: c.kernel,
+      variant: c.variant,
+      case: c.case,
+      params: paramsOf2(c.case),
+      status: c.status
+    };
+    if (c.correct !== void 0) {
+      out.correctness = {
+        status: c.correct,
+        rel_l2: c.rel_l2 ?? null,
+        max_abs: null,
+        nan_count: 0,
+        inf_count: 0,
+        unwritten_count: 0,
+        seeds: [],
+        tol_rel_l2: c.tol_rel_l2 ?? 0
+      };
+    }
+    if (c.status === "ok" && c.median_ms !== void 0) {
+      out.timing = {
+        method: c.method ?? "unknown",
+        samples_ms: [],
+        median_ms: c.median_ms,
+        n_samples: c.n ?? 0,
+        stop_reason: c.stop ?? "converged",
+        ...c.lo_ms !== void 0 && c.hi_ms !== void 0 ? {
+          median_ci_rel: (c.hi_ms - c.lo_ms) / 2 / c.median_ms,
+          median_ci_lo_ms: c.lo_ms,
+          median_ci_hi_ms: c.hi_ms,
+          median_ci_confidence: r.interval_confidence
+        } : {}
+      };
+    }
+    const tuning = tuningOf2(c.tuning);
+    if (tuning !== void 0) out.tuning = tuning;
+    if (c.tflops !== void 0 || c.gbps !== void 0) {
+      out.throughput = {
+        ...c.tflops !== void 0 ? { tflops: c.tflops } : {},
+        ...c.gbps !== void 0 ? { gbps: c.gbps } : {}
+      };
+    }
+    return out;
+  });
+  return {
+    schema: "kernelgate/results@1",
+    run: {
+      ...r.id !== void 0 ? { id: r.id } : {},
+      started_at: r.started_at,
+      harness: r.harness,
+      ...r.commit !== void 0 ? { git_sha: r.commit } : {},
+      ...r.ref !== void 0 ? { git_ref: r.ref } : {},
+      // A paired run stays one (the trend keeps paired nights apart from single-revision runs);
+      // the record keeps the base's commit, not the checkout it was timed from.
+      ...r.paired_base !== void 0 ? { paired_base: { root: "", git_sha: r.paired_base } } : {},
+      command: `kernelgate history record (${r.event ?? "run"} on ${r.branch})`
+    },
+    environment: record.environment,
+    diagnostics: [],
+    kernels: [],
+    cases: cases2
+  };
+}
+
+// src/history/branch-git.ts
+import { existsSync as existsSync17, mkdirSync as mkdirSync8, mkdtempSync, readFileSync as readFileSync11, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join as join25 } from "node:path";
+var REMOTE = "kgdata";
+var TIP_REF = "refs/kernelgate/tip";
+function showRemote(remote) {
+  return remote.replace(/\/\/[^/@]*@/, "//***@");
+}
+function gitTimedOut(command, timeoutS) {
+  return `git ${command} did not finish within ${timeoutS} s ('git-timeout') and was stopped`;
+}
+var CREDENTIALS = /\/\/[^/@\s]*@/g;
+function gitReason(result) {
+  const lines = result.stderr.split("\n").map((l) => l.trim()).filter((l) => l !== "");
+  const fatal = result.timedOut ? lines[0] : lines.find((l) => /^(fatal|error):/.test(l));
+  return (fatal ?? lines.at(-1) ?? `git exited with status ${result.exitCode}`).replace(
+    CREDENTIALS,
+    "//***@"
+  );
+}
+function pushRefusal(result) {
+  const said = result.stderr.split("\n").map((l) => l.trimEnd()).filter((l) => /^remote:\s*\S/.test(l));
+  if (said.length === 0) return void 0;
+  const status = /^!\t[^\t]*\t(.*)$/m.exec(result.stdout)?.[1]?.trim();
+  const head = status ? `git push was refused: ${status}` : "git push was refused";
+  return `${head}. The server said:
+${said.join("\n")}`.replace(CREDENTIALS, "//***@");
+}
+function localLines(result) {
+  return `${result.stdout}
+${result.stderr}`.split("\n").filter((l) => !l.startsWith("remote:")).join("\n");
+}
+function branchGit(options, dataBranch) {
+  const gitDir = options.cacheDir;
+  const prefix = "kernelgate history";
+  const timeoutS = options.timeoutS ?? DEFAULT_GIT_TIMEOUT_S;
+  const run2 = async (args, env = {}) => {
+    const result = await options.exec.run("git", ["--git-dir", gitDir, ...args], {
+      env: {
+        GIT_TERMINAL_PROMPT: "0",
+        GIT_AUTHOR_NAME: "kernelgate",
+        GIT_AUTHOR_EMAIL: "kernelgate@users.noreply.github.com",
+        GIT_COMMITTER_NAME: "kernelgate",
+        GIT_COMMITTER_EMAIL: "kernelgate@users.noreply.github.com",
+        ...options.gitEnv,
+        ...env
+      },
+      timeoutS
+    });
+    if (!result.timedOut) return result;
+    const command = args.find((a) => /^[a-z][a-z-]*$/.test(a)) ?? "git";
+    return { ...result, stderr: `${gitTimedOut(command, timeoutS)}
+${result.stderr}` };
+  };
+  return {
+    dataBranch,
+    gitDir,
+    where: `branch ${dataBranch} of ${showRemote(options.remote)}`,
+    prefix,
+    exec: options.exec,
+    remote: options.remote,
+    timeoutS,
+    run: run2,
+    ok: async (args, env) => {
+      const result = await run2(args, env);
+      if (result.exitCode !== 0) {
+        throw new StoreError(`${prefix}: git ${args[0]} failed in ${gitDir}: ${gitReason(result)}`);
+      }
+      return result.stdout;
+    },
+    ready: false
+  };
+}
+async function ensureCache(g) {
+  if (g.ready) return;
+  if (!existsSync17(join25(g.gitDir, "HEAD"))) {
+    mkdirSync8(g.gitDir, { recursive: true });
+    const init = await g.exec.run("git", ["init", "--quiet", "--bare", g.gitDir], {
+      timeoutS: g.timeoutS
+    });
+    if (init.exitCode !== 0) {
+      throw new StoreError(`${g.prefix}: cannot make ${g.gitDir}: ${gitReason(init)}`);
+    }
+  }
+  await g.ok(["config", `remote.${REMOTE}.url`, g.remote]);
+  await g.ok(["config", `remote.${REMOTE}.promisor`, "true"]);
+  await g.ok(["config", `remote.${REMOTE}.partialclonefilter`, "blob:none"]);
+  await g.ok(["config", "core.logAllRefUpdates", "false"]);
+  g.ready = true;
+}
+async function fetchTip(g) {
+  try {
+    await ensureCache(g);
+  } catch (error) {
+    return { ok: false, reason: error.message };
+  }
+  const fetched = await g.run([
+    "fetch",
+    "--quiet",
+    "--no-tags",
+    "--depth=1",
+    "--filter=blob:none",
+    REMOTE,
+    `+refs/heads/${g.dataBranch}:${TIP_REF}`
+  ]);
+  if (fetched.exitCode === 0) {
+    const tip = (await g.ok(["rev-parse", "--verify", `${TIP_REF}^{commit}`])).trim();
+    return { ok: true, tip };
+  }
+  if (/couldn't find remote ref/i.test(fetched.stderr)) {
+    await g.run(["update-ref", "-d", TIP_REF]);
+    return { ok: true, tip: void 0 };
+  }
+  return { ok: false, reason: gitReason(fetched) };
+}
+async function listPaths(g, tip, dir) {
+  const out = await g.ok(["ls-tree", "-r", "--name-only", tip, "--", `${dir}/`]);
+  return out.split("\n").filter((p) => p.endsWith(".json")).sort().reverse();
+}
+async function readPaths(g, tip, paths) {
+  const out = /* @__PURE__ */ new Map();
+  if (paths.length === 0) return out;
+  const work = mkdtempSync(join25(tmpdir(), "kg-history-read-"));
+  try {
+    const env = { GIT_INDEX_FILE: join25(work, "index") };
+    const tree = join25(work, "tree");
+    mkdirSync8(tree);
+    const chunk = 500;
+    for (let i = 0; i < paths.length; i += chunk) {
+      const part = paths.slice(i, i + chunk);
+      const oids = (await g.ok(["ls-tree", tip, "--", ...part])).split("\n").map((line) => line.split(/\s+/)[2]).filter((oid) => oid !== void 0 && /^[0-9a-f]{40,64}$/.test(oid));
+      await g.run([
+        "-c",
+        "fetch.negotiationAlgorithm=noop",
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--no-write-fetch-head",
+        "--recurse-submodules=no",
+        "--filter=blob:none",
+        REMOTE,
+        ...oids
+      ]);
+      const result = await g.run(["--work-tree", tree, "checkout", tip, "--", ...part], env);
+      if (result.exitCode !== 0) {
+        throw new StoreError(
+          `${g.prefix}: cannot read records of ${g.where}: ${gitReason(result)}`
+        );
+      }
+    }
+    for (const path9 of paths) {
+      try {
+        out.set(path9, readFileSync11(join25(tree, path9), "utf8"));
+      } catch {
+      }
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  return out;
+}
+
+// src/history/branch-write.ts
+import { mkdirSync as mkdirSync9, mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync as writeFileSync12 } from "node:fs";
+import { tmpdir as tmpdir2 } from "node:os";
+import { dirname as dirname9, join as join26 } from "node:path";
+function recordDir(key) {
+  return `records/${safeSegment(key.sku, "GPU SKU")}/${safeSegment(key.branch, "branch")}`;
+}
+function recordPath(key, results, runId) {
+  const started = results.run.started_at;
+  const month = /^(\d{4})-(\d{2})/.exec(started);
+  const stamp = started.replace(/[^0-9A-Za-z]/g, "").replace(/^(\d{8})(\d{6})\d*/, "$1T$2");
+  const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
+  const id = safeSegment(runId ?? results.run.id ?? "local", "run id");
+  return `${recordDir(key)}/${month ? `${month[1]}-${month[2]}` : "undated"}/${safeSegment(stamp, "start time")}-${sha}-${id}.json`;
+}
+var README = `# kernelgate history
+
+Written by kernelgate (https://github.com/kernelgate/kernelgate): one compact record per trusted
+run (${HISTORY_FORMAT}), under records/<GPU SKU>/<branch>/<yyyy-mm>/. Append-only: kernelgate
+adds files and never rewrites or force-pushes this branch. Do not commit to it by hand; see
+docs/history.md in kernelgate for the layout and how to read it.
+`;
+function writeReadme(work) {
+  const path9 = join26(work, "README.md");
+  mkdirSync9(dirname9(path9), { recursive: true });
+  writeFileSync12(path9, README);
+  return path9;
+}
+function prepare2(entries, options, work) {
+  return entries.map((entry, i) => {
+    const merged = { ...options.defaults, ...entry.context };
+    const runId = entry.runId ?? options.runId;
+    const record = buildRecord(entry.results, {
+      branch: entry.key.branch,
+      sku: entry.key.sku,
+      kernelgateVersion: options.kernelgateVersion,
+      ...runId !== void 0 ? { runId } : {},
+      ...merged.event !== void 0 ? { event: merged.event } : {},
+      ...merged.artifact !== void 0 ? { artifact: merged.artifact } : {},
+      ...merged.verdict !== void 0 ? { verdict: merged.verdict } : {},
+      ...merged.verdicts !== void 0 ? { verdicts: merged.verdicts } : {},
+      ...merged.references !== void 0 ? { references: merged.references } : {},
+      ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
+    });
+    const file = join26(work, `record-${i}.json`);
+    writeFileSync12(file, serializeRecord(record));
+    return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
+  });
+}
+async function stage2(g, tip, prepared, env, work) {
+  if (tip !== void 0) {
+    await g.ok(["read-tree", tip], env);
+  } else {
+    const readme = (await g.ok(["hash-object", "-w", "--", writeReadme(work)])).trim();
+    await g.ok(["read-tree", "--empty"], env);
+    await g.ok(["update-index", "--add", "--cacheinfo", `100644,${readme},README.md`], env);
+  }
+  const existing = new Map(
+    (await g.ok(["ls-files", "--stage"], env)).split("\n").filter((l) => l !== "").map((l) => {
+      const [meta = "", name = ""] = l.split("	");
+      return [name, meta.split(" ")[1] ?? ""];
+    })
+  );
+  const before = existing.size;
+  const paths = [];
+  let added = 0;
+  for (const p of prepared) {
+    p.blob ??= (await g.ok(["hash-object", "-w", "--", p.file])).trim();
+    const blob = p.blob;
+    let path9 = p.basePath;
+    let stored = false;
+    for (let n = 2; existing.has(path9); n++) {
+      if (existing.get(path9) === blob) {
+        stored = true;
+        break;
+      }
+      path9 = p.basePath.replace(/\.json$/, `-${n}.json`);
+    }
+    paths.push(path9);
+    if (stored) continue;
+    existing.set(path9, blob);
+    await g.ok(["update-index", "--add", "--cacheinfo", `100644,${blob},${path9}`], env);
+    added++;
+  }
+  return { before, added, paths };
+}
+var LOST_RACE = /non-fast-forward|fetch first|\[rejected\]|stale info|cannot lock ref|failed to update ref|failed to lock|incorrect old value|reference already exists/i;
+async function tryOnce(g, prepared, work, attempt, notStored) {
+  const fetched = await fetchTip(g);
+  if (!fetched.ok) {
+    throw notStored(`cannot read it (${fetched.reason})`);
+  }
+  const tip = fetched.tip;
+  const env = { GIT_INDEX_FILE: join26(work, `index-${attempt}`) };
+  const { before, added, paths } = await stage2(g, tip, prepared, env, work);
+  if (added === 0) return { done: true, paths, added };
+  const after = (await g.ok(["ls-files"], env)).split("\n").filter(Boolean).length;
+  if (after !== before + added) {
+    throw notStored(
+      `the new tree would hold ${after} files, the tip ${before} and ${added} new; not pushed`
+    );
+  }
+  const tree = (await g.ok(["write-tree", "--missing-ok"], env)).trim();
+  const first = prepared[0];
+  const run2 = first.record.run;
+  const message = prepared.length === 1 ? `kernelgate: ${run2.event ?? "run"} ${run2.commit?.slice(0, 12) ?? ""} on ${first.entry.key.branch}, ${first.entry.key.sku}
+
+${paths[0]}
+` : `kernelgate: ${added} runs imported
+
+${paths.join("\n")}
+`;
+  const commit = (await g.ok(["commit-tree", tree, ...tip ? ["-p", tip] : [], "-m", message])).trim();
+  const pushed = await g.run([
+    "push",
+    "--quiet",
+    "--porcelain",
+    REMOTE,
+    `${commit}:refs/heads/${g.dataBranch}`
+  ]);
+  return pushed.exitCode === 0 ? { done: true, paths, commit, added } : { done: false, pushed };
+}
+function backoffMs(attempt, random) {
+  return Math.min(8e3, 500 * 2 ** Math.min(attempt - 1, 4)) * (0.5 + random());
+}
+async function saveRecords(g, entries, options) {
+  const work = mkdtempSync2(join26(tmpdir2(), "kg-history-write-"));
+  try {
+    const prepared = prepare2(entries, options, work);
+    const what = prepared.length === 1 ? "this run was" : `these ${prepared.length} runs were`;
+    const notStored = (why2) => new StoreError(`${g.prefix}: ${what} not stored on ${g.where}: ${why2}`);
+    const startMs = options.nowMs();
+    for (let attempt = 1; ; attempt++) {
+      const tried = await tryOnce(g, prepared, work, attempt, notStored);
+      if (tried.done) {
+        if (tried.commit !== void 0) {
+          options.info?.(
+            `${g.prefix}: stored ${tried.added === 1 ? tried.paths[0] : `${tried.added} records`} on ${g.where} (${tried.commit.slice(0, 12)})`
+          );
+        }
+        return tried.paths;
+      }
+      const { pushed } = tried;
+      if (pushed.timedOut) {
+        throw notStored(gitReason(pushed));
+      }
+      if (!LOST_RACE.test(localLines(pushed))) {
+        throw notStored(pushRefusal(pushed) ?? `git push failed: ${gitReason(pushed)}`);
+      }
+      const wait = backoffMs(attempt, options.random);
+      const spentS = (options.nowMs() - startMs) / 1e3;
+      if (spentS + wait / 1e3 > options.raceBudgetMs / 1e3) {
+        throw notStored(
+          `the tip kept moving: ${attempt} attempts in ${Math.round(spentS)} s lost the race to other writers (${gitReason(pushed)}); kernelgate tries for ${options.raceBudgetMs / 1e3} s`
+        );
+      }
+      options.info?.(
+        `${g.prefix}: the tip moved while storing (attempt ${attempt}); retrying in ${Math.round(wait)} ms`
+      );
+      await options.sleep(wait);
+    }
+  } finally {
+    rmSync2(work, { recursive: true, force: true });
+  }
+}
+
+// src/history/branch-store.ts
+var DEFAULT_DATA_BRANCH = "kernelgate-data";
+var DEFAULT_RACE_BUDGET_MS = 3e5;
+function usable(g, warn, texts, paths, key, limit) {
+  const found = [];
+  let skipped = 0;
+  for (const path9 of paths) {
+    if (found.length >= limit) break;
+    const text2 = texts.get(path9);
+    if (text2 === void 0) {
+      warn(`${g.prefix}: skipped ${path9}: it could not be read from ${g.where}`);
+      skipped++;
+      continue;
+    }
+    try {
+      const record = parseRecord(text2);
+      const [, sku, branch] = path9.split("/");
+      if (key && (record.run.sku !== key.sku || record.run.branch !== key.branch) || safeSegment(record.run.sku, "GPU SKU") !== sku || safeSegment(record.run.branch, "branch") !== branch) {
+        throw new RecordError(
+          `its run is ${record.run.branch} on ${record.run.sku}, not what its folder says`,
+          "foreign"
+        );
+      }
+      const future = fromTheFuture(record.run.started_at, Date.now());
+      if (future !== void 0) throw new RecordError(future, "newer");
+      found.push({ path: path9, record });
+    } catch (error) {
+      if (!(error instanceof RecordError)) throw error;
+      skipped++;
+      warn(
+        error.kind === "newer" ? `${g.prefix}: refused ${path9}: ${error.message}` : `${g.prefix}: skipped ${path9}: ${error.message}`
+      );
+    }
+  }
+  return { found, skipped };
+}
+async function readRecords(g, warn, key, limit) {
+  const fetched = await fetchTip(g);
+  if (!fetched.ok) {
+    warn(
+      `${g.prefix}: cannot read ${g.where}: ${fetched.reason}. No baseline or trend is taken from the history in this run.`
+    );
+    return [];
+  }
+  if (fetched.tip === void 0) return [];
+  const tip = fetched.tip;
+  const found = [];
+  try {
+    const paths = await listPaths(g, tip, recordDir(key));
+    let start = 0;
+    while (found.length < limit && start < paths.length) {
+      const batch = paths.slice(start, start + (limit - found.length));
+      start += batch.length;
+      const texts = await readPaths(g, tip, batch);
+      found.push(...usable(g, warn, texts, batch, key, limit - found.length).found);
+    }
+  } catch (error) {
+    if (!(error instanceof StoreError)) throw error;
+    warn(`${error.message}. No baseline or trend is taken from the history in this run.`);
+    return [];
+  }
+  return found;
+}
+function storedOf2(dataBranch, stored) {
+  const { record } = stored;
+  const verdicts = {};
+  for (const c of recordCases(record)) {
+    if (c.verdict) verdicts[`${c.kernel}/${c.variant}/${c.case}`] = c.verdict;
+  }
+  const { verdict, event } = record.run;
+  const judged = judgementOf({
+    ...verdict ? { verdict } : {},
+    ...event ? { event } : {},
+    verdicts
+  });
+  return {
+    results: recordToResults(record),
+    path: `${dataBranch}:${stored.path}`,
+    ...verdict !== void 0 ? { judged } : {}
+  };
+}
+function branchStore(options) {
+  const dataBranch = options.branch ?? DEFAULT_DATA_BRANCH;
+  const g = branchGit(options, dataBranch);
+  const { prefix, where: where3 } = g;
+  const writing = {
+    kernelgateVersion: options.kernelgateVersion,
+    ...options.defaults ? { defaults: options.defaults } : {},
+    ...options.runId !== void 0 ? { runId: options.runId } : {},
+    raceBudgetMs: options.raceBudgetMs ?? DEFAULT_RACE_BUDGET_MS,
+    nowMs: options.nowMs ?? Date.now,
+    sleep: options.sleep ?? ((ms) => new Promise((done) => setTimeout(done, ms))),
+    random: options.random ?? Math.random,
+    ...options.info ? { info: options.info } : {}
+  };
+  let queue = Promise.resolve();
+  const serial = (work) => {
+    const next = queue.then(work, work);
+    queue = next.catch(() => void 0);
+    return next;
+  };
+  const readKey = (key, limit) => readRecords(g, options.warn, key, limit);
+  const save = (entries) => saveRecords(g, entries, writing);
+  return {
+    latest: (key) => serial(async () => {
+      const [newest] = await readKey(key, 1);
+      return newest === void 0 ? void 0 : storedOf2(dataBranch, newest);
+    }),
+    history: (key, limit) => serial(async () => (await readKey(key, limit)).map((r) => storedOf2(dataBranch, r))),
+    records: (key, limit) => serial(() => readKey(key, limit)),
+    allRecords: () => serial(async () => {
+      const fetched = await fetchTip(g);
+      if (!fetched.ok) {
+        options.warn(`${prefix}: cannot read ${where3}: ${fetched.reason}.`);
+        return [];
+      }
+      if (fetched.tip === void 0) return [];
+      const paths = await listPaths(g, fetched.tip, "records");
+      const texts = await readPaths(g, fetched.tip, paths);
+      return usable(g, options.warn, texts, paths, void 0, paths.length).found;
+    }),
+    save: (key, results, context = {}) => serial(async () => {
+      const [path9] = await save([{ key, results, context }]);
+      return `${dataBranch}:${path9}`;
+    }),
+    saveMany: (entries) => serial(
+      async () => entries.length === 0 ? [] : (await save(entries)).map((path9) => `${dataBranch}:${path9}`)
+    ),
+    tip: () => serial(async () => {
+      const fetched = await fetchTip(g);
+      return fetched.ok ? fetched.tip : void 0;
+    })
+  };
+}
+
+// src/history/action.ts
+var KERNELGATE_VERSION = package_default.version;
+
+// src/history/dashboard-cli.ts
+import { mkdtempSync as mkdtempSync3, rmSync as rmSync3, writeFileSync as writeFileSync13 } from "node:fs";
+import { tmpdir as tmpdir3 } from "node:os";
+import { join as join28, resolve as resolve10 } from "node:path";
+import { parseArgs as parseArgs2 } from "node:util";
+
 // src/history/dashboard.ts
-import { existsSync as existsSync14, readFileSync as readFileSync9 } from "node:fs";
-import { dirname as dirname7, join as join21, resolve as resolve9 } from "node:path";
+import { existsSync as existsSync18, readFileSync as readFileSync12 } from "node:fs";
+import { dirname as dirname10, join as join27, resolve as resolve9 } from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 
 // src/history/dashboard-data.ts
@@ -31773,10 +33332,10 @@ function dashboardData(records, options = {}) {
 // src/history/dashboard.ts
 var UPLOT_VERSION = "1.6.32";
 function uplotDir() {
-  const here = dirname7(fileURLToPath2(import.meta.url));
+  const here = dirname10(fileURLToPath2(import.meta.url));
   for (const up of ["../..", "..", "."]) {
     const dir = resolve9(here, up, "vendor", "uplot");
-    if (existsSync14(join21(dir, "uPlot.iife.min.js"))) return dir;
+    if (existsSync18(join27(dir, "uPlot.iife.min.js"))) return dir;
   }
   throw new Error(
     `vendor/uplot not found above ${here}: the dashboard needs uPlot ${UPLOT_VERSION}`
@@ -31789,9 +33348,9 @@ var escapeHtml2 = (text2) => text2.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeA
 function buildDashboard(records, options = {}) {
   const data = dashboardData(records, options);
   const dir = options.vendorDir ?? uplotDir();
-  const js = readFileSync9(join21(dir, "uPlot.iife.min.js"), "utf8");
-  const css = readFileSync9(join21(dir, "uPlot.min.css"), "utf8");
-  const licence = readFileSync9(join21(dir, "LICENSE"), "utf8");
+  const js = readFileSync12(join27(dir, "uPlot.iife.min.js"), "utf8");
+  const css = readFileSync12(join27(dir, "uPlot.min.css"), "utf8");
+  const licence = readFileSync12(join27(dir, "LICENSE"), "utf8");
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -32074,12 +33633,12 @@ async function dashboardCommand(args, io) {
       config
     );
   } else {
-    const cache = mkdtempSync3(join22(tmpdir3(), "kg-dashboard-"));
+    const cache = mkdtempSync3(join28(tmpdir3(), "kg-dashboard-"));
     try {
       const store = branchStore({
         remote: /^[a-z]+:\/\//.test(remote) ? remote : resolve10(io.cwd, remote),
         branch: values["history-branch"],
-        cacheDir: join22(cache, "history.git"),
+        cacheDir: join28(cache, "history.git"),
         exec: actionsExec(),
         warn: (m) => warnings.push(m),
         kernelgateVersion: KERNELGATE_VERSION
@@ -32096,7 +33655,7 @@ async function dashboardCommand(args, io) {
     ...values.title !== void 0 ? { title: values.title } : {},
     ...values.repository !== void 0 ? { repository: values.repository } : {}
   });
-  writeFileSync10(resolve10(io.cwd, values.out), html);
+  writeFileSync13(resolve10(io.cwd, values.out), html);
   const skus = new Set(records.map((r) => r.run.sku));
   io.stderr(
     `${values.out}: ${records.length} runs on ${[...skus].join(", ")} (${Math.round(html.length / 1024)} KiB)
@@ -32106,8 +33665,8 @@ async function dashboardCommand(args, io) {
 }
 
 // src/history/export.ts
-import { writeFileSync as writeFileSync11 } from "node:fs";
-import { join as join23, resolve as resolve11 } from "node:path";
+import { writeFileSync as writeFileSync14 } from "node:fs";
+import { join as join29, resolve as resolve11 } from "node:path";
 import { parseArgs as parseArgs3 } from "node:util";
 var EXPORT_FORMATS = ["bmf", "gab-smaller", "gab-bigger"];
 function timedCases(results) {
@@ -32233,7 +33792,7 @@ async function exportCommand(args, io) {
   const text2 = `${JSON.stringify(exported, null, 2)}
 `;
   if (values.out !== void 0) {
-    writeFileSync11(resolve11(io.cwd, values.out), text2);
+    writeFileSync14(resolve11(io.cwd, values.out), text2);
     io.stderr(`${values.out}: ${count2} benchmarks (${format})
 `);
   } else {
@@ -32243,18 +33802,18 @@ async function exportCommand(args, io) {
 }
 
 // src/history/migrate.ts
-import { existsSync as existsSync15, mkdtempSync as mkdtempSync4, readdirSync as readdirSync6, rmSync as rmSync4, statSync as statSync4 } from "node:fs";
+import { existsSync as existsSync19, mkdtempSync as mkdtempSync4, readdirSync as readdirSync8, rmSync as rmSync4, statSync as statSync7 } from "node:fs";
 import { tmpdir as tmpdir4 } from "node:os";
-import { join as join24, resolve as resolve12 } from "node:path";
+import { join as join30, resolve as resolve12 } from "node:path";
 import { parseArgs as parseArgs4 } from "node:util";
 function directoryRuns(root) {
-  if (!existsSync15(root)) throw new InputError(`${root}: no such folder`);
+  if (!existsSync19(root)) throw new InputError(`${root}: no such folder`);
   const out = [];
-  const dirs = (path9) => readdirSync6(path9).filter((name) => statSync4(join24(path9, name)).isDirectory());
+  const dirs = (path9) => readdirSync8(path9).filter((name) => statSync7(join30(path9, name)).isDirectory());
   for (const branch of dirs(root)) {
-    for (const sku of dirs(join24(root, branch))) {
-      for (const name of readdirSync6(join24(root, branch, sku))) {
-        if (name.endsWith(".json")) out.push({ branch, sku, file: join24(root, branch, sku, name) });
+    for (const sku of dirs(join30(root, branch))) {
+      for (const name of readdirSync8(join30(root, branch, sku))) {
+        if (name.endsWith(".json")) out.push({ branch, sku, file: join30(root, branch, sku, name) });
       }
     }
   }
@@ -32313,13 +33872,13 @@ async function historyCommand(args, io) {
       "history import needs --baseline-dir DIR and --history-remote URL_OR_PATH"
     );
   }
-  const cache = mkdtempSync4(join24(tmpdir4(), "kg-import-"));
+  const cache = mkdtempSync4(join30(tmpdir4(), "kg-import-"));
   const warnings = [];
   try {
     const store = branchStore({
       remote: /^[a-z]+:\/\//.test(remote) || /^[^/]+@[^:]+:/.test(remote) ? remote : resolve12(io.cwd, remote),
       branch: values["history-branch"],
-      cacheDir: join24(cache, "history.git"),
+      cacheDir: join30(cache, "history.git"),
       exec: actionsExec(),
       warn: (m) => warnings.push(m),
       info: (m) => io.stderr(`${m}
@@ -32342,13 +33901,13 @@ async function historyCommand(args, io) {
 }
 
 // src/cli/adapt.ts
-import { mkdirSync as mkdirSync9, writeFileSync as writeFileSync13 } from "node:fs";
-import { join as join25, resolve as resolve14 } from "node:path";
+import { mkdirSync as mkdirSync10, writeFileSync as writeFileSync16 } from "node:fs";
+import { join as join31, resolve as resolve14 } from "node:path";
 import { parseArgs as parseArgs5 } from "node:util";
 
 // src/cli/common.ts
-import { statSync as statSync5, writeFileSync as writeFileSync12 } from "node:fs";
-import { dirname as dirname8, resolve as resolve13 } from "node:path";
+import { statSync as statSync8, writeFileSync as writeFileSync15 } from "node:fs";
+import { dirname as dirname11, resolve as resolve13 } from "node:path";
 var EXIT_PASS = 0;
 var EXIT_GATE_FAILED = 1;
 var EXIT_USAGE = 2;
@@ -32358,13 +33917,13 @@ var RECORDED_RUN = {
 };
 function configFrom(option, cwd) {
   const target = resolve13(cwd, option ?? ".");
-  let isFile;
+  let isFile2;
   try {
-    isFile = statSync5(target).isFile();
+    isFile2 = statSync8(target).isFile();
   } catch {
     throw new InputError(`--config: no such file or folder: ${option ?? "."}`);
   }
-  return isFile ? loadConfig(dirname8(target), { configFile: target }) : loadConfig(target);
+  return isFile2 ? loadConfig(dirname11(target), { configFile: target }) : loadConfig(target);
 }
 function verdictText(result) {
   const c = result.counts;
@@ -32385,7 +33944,7 @@ function reportKind(option) {
 function judgeAndPrint(results, baseline, config, kind, out, io) {
   const { verdict, rendered } = judge(results, baseline, config, kind);
   if (out) {
-    writeFileSync12(resolve13(io.cwd, out), rendered.full);
+    writeFileSync15(resolve13(io.cwd, out), rendered.full);
     io.stdout(verdictText(verdict));
   } else {
     io.stdout(rendered.full);
@@ -32462,7 +34021,7 @@ var adapt = async (args, io) => {
 `;
   if (values.out === void 0) io.stdout(text2);
   else {
-    writeFileSync13(resolve14(io.cwd, values.out), text2);
+    writeFileSync16(resolve14(io.cwd, values.out), text2);
     io.stderr(`${values.out}: ${results.cases.length} cases of ${kernel} (${adapter.title})
 `);
   }
@@ -32526,9 +34085,9 @@ var bench = async (args, io) => {
   );
   results.diagnostics.push(...slowPathChecks(results, names, config));
   const outDir = resolve14(io.cwd, values["out-dir"]);
-  mkdirSync9(outDir, { recursive: true });
-  const resultsPath = join25(outDir, "results.json");
-  writeFileSync13(resultsPath, `${JSON.stringify(results, null, 2)}
+  mkdirSync10(outDir, { recursive: true });
+  const resultsPath = join31(outDir, "results.json");
+  writeFileSync16(resultsPath, `${JSON.stringify(results, null, 2)}
 `);
   io.stderr(`results: ${resultsPath}
 `);
@@ -32537,7 +34096,7 @@ var bench = async (args, io) => {
 };
 
 // src/cli/calibrate.ts
-import { readFileSync as readFileSync10, writeFileSync as writeFileSync14 } from "node:fs";
+import { readFileSync as readFileSync13, writeFileSync as writeFileSync17 } from "node:fs";
 import { resolve as resolve15 } from "node:path";
 import { parseArgs as parseArgs6 } from "node:util";
 var calibrateCommand = async (args, io) => {
@@ -32569,18 +34128,18 @@ var calibrateCommand = async (args, io) => {
     exclude: values.exclude.split(",").filter((e) => e !== "")
   };
   const runs = positionals.map((p) => loadResults(resolve15(io.cwd, p)));
-  const calibration = calibrate(runs, calibrationOptions);
+  const calibration = calibrate(runs, calibrationOptions, positionals);
   if (values.write !== void 0) {
     const file = resolve15(io.cwd, values.write);
     let text2;
     try {
-      text2 = readFileSync10(file, "utf8");
+      text2 = readFileSync13(file, "utf8");
     } catch (e) {
       throw new InputError(`${file}: cannot read it (${e.message})`);
     }
-    writeFileSync14(file, writeCalibration(text2, calibration, values.provenance, file));
+    writeFileSync17(file, writeCalibration(text2, calibration, values.provenance, file));
     io.stderr(
-      `${file}: compare.noise_pct now has ${calibration.entries.length} per-case entries (${calibration.compared} cases compared)
+      `${file}: compare.noise_pct.${calibration.model} now has ${calibration.entries.length} per-case entries (${calibration.compared} cases compared)
 `
     );
   } else {
@@ -32592,8 +34151,8 @@ var calibrateCommand = async (args, io) => {
 };
 
 // src/cli/deep.ts
-import { existsSync as existsSync16, mkdirSync as mkdirSync10, writeFileSync as writeFileSync15 } from "node:fs";
-import { join as join26, resolve as resolve16 } from "node:path";
+import { existsSync as existsSync20, mkdirSync as mkdirSync11, writeFileSync as writeFileSync18 } from "node:fs";
+import { join as join32, resolve as resolve16 } from "node:path";
 import { parseArgs as parseArgs7 } from "node:util";
 var DEEP_USAGE = `kernelgate deep [--config DIR_OR_FILE] [--checks sanitizer,ncu] [--only K1,K2]
                 [--results FILE [--baseline FILE]] [--out-dir DIR] [--builds FILE] [--jobs N]
@@ -32685,7 +34244,7 @@ async function buildsFor(given, config, only, exec2, log) {
   if (given !== void 0) return given;
   const built = await buildKernels(buildTargets(config, only), {
     exec: exec2,
-    cacheDir: join26(config.rootDir, ".kernelgate", "build"),
+    cacheDir: join32(config.rootDir, ".kernelgate", "build"),
     python: config.harness.python,
     log
   });
@@ -32698,7 +34257,7 @@ function deepCommand(exec2 = actionsExec()) {
     const config = configFrom(values.config, io.cwd);
     const outDir = resolve16(io.cwd, values["out-dir"]);
     const log = terminalLog(io);
-    const resultsPath = values.results ? resolve16(io.cwd, values.results) : join26(outDir, "results.json");
+    const resultsPath = values.results ? resolve16(io.cwd, values.results) : join32(outDir, "results.json");
     const results = values.results ? loadResults(resultsPath) : void 0;
     const baseline = values.baseline ? loadResults(resolve16(io.cwd, values.baseline)) : void 0;
     if (checks.includes("ncu-slower") && !results) {
@@ -32714,8 +34273,8 @@ function deepCommand(exec2 = actionsExec()) {
       exec2,
       log.info
     );
-    const deepDir = join26(outDir, "deep");
-    mkdirSync10(deepDir, { recursive: true });
+    const deepDir = join32(outDir, "deep");
+    mkdirSync11(deepDir, { recursive: true });
     log.info(`kernelgate deep: ${checks.join(", ")}; the tools' output under ${deepDir}`);
     const gpu = (results?.environment ?? doctor2.environment).gpu;
     const outcome = await runDeep(
@@ -32728,7 +34287,7 @@ function deepCommand(exec2 = actionsExec()) {
         outDir: deepDir,
         checks,
         ...only ? { only } : {},
-        ...buildsPath && existsSync16(buildsPath) ? { buildsPath } : {},
+        ...buildsPath && existsSync20(buildsPath) ? { buildsPath } : {},
         ...gpu.compute_capability ? { computeCapability: gpu.compute_capability } : {},
         jobs,
         ...results && checks.includes("ncu-slower") ? { slower: slowerDeepTargets(results, baseline, config) } : {},
@@ -32750,7 +34309,7 @@ function deepCommand(exec2 = actionsExec()) {
       },
       resultsPath
     );
-    writeFileSync15(resultsPath, `${JSON.stringify(merged, null, 1)}
+    writeFileSync18(resultsPath, `${JSON.stringify(merged, null, 1)}
 `);
     io.stderr(`results with the deep section: ${resultsPath}
 `);
@@ -32759,7 +34318,7 @@ function deepCommand(exec2 = actionsExec()) {
 }
 
 // src/cli/measure-commands.ts
-import { join as join27, resolve as resolve17 } from "node:path";
+import { join as join33, resolve as resolve17 } from "node:path";
 import { parseArgs as parseArgs8 } from "node:util";
 var doctor = async (args, io) => {
   const { values } = parseArgs8({
@@ -32787,7 +34346,7 @@ var build = async (args, io) => {
   const config = configFrom(values.config, io.cwd);
   const built = await buildKernels(buildTargets(config, onlyList(values.only)), {
     exec: actionsExec(),
-    cacheDir: resolve17(io.cwd, values["cache-dir"] ?? join27(config.rootDir, ".kernelgate", "build")),
+    cacheDir: resolve17(io.cwd, values["cache-dir"] ?? join33(config.rootDir, ".kernelgate", "build")),
     python: config.harness.python,
     log: (line) => io.stderr(`${line}
 `)
@@ -32855,7 +34414,9 @@ var run = async (args, io) => {
     baselinePath: values.baseline === void 0 ? void 0 : resolve17(io.cwd, values.baseline),
     saveBaseline: values["save-baseline"],
     ...values["base-sha"] !== void 0 ? { pairedBase: { sha: values["base-sha"], ...values.base ? { ref: values.base } : {} } } : {},
-    ...nightlyOptions(kind === "nightly" && values["base-sha"] === void 0, config)
+    ...nightlyOptions(kind === "nightly" && values["base-sha"] === void 0, config),
+    // --kind pr with --base-sha: a pull request's paired run, identical variants untimed
+    skipIdentical: kind === "pr"
   };
   const log = terminalLog(io);
   if (shard !== void 0) {
@@ -32949,6 +34510,9 @@ kernelgate run [--config DIR_OR_FILE] [--only K1,K2] [--out-dir DIR] [--baseline
                         shard's results for \`kernelgate merge\` and judges nothing
   --baseline-dir DIR    the baseline store (default: .kernelgate/baselines)
   --base NAME           judge as a pull request against branch NAME's newest stored results
+  --base-sha SHA        time every case against this commit, pair by pair (paired A/B); with
+                        --kind pr, variants identical in both are verified but not timed
+                        (kernelgate.yml run.skip_identical; never with --save-baseline)
   --branch NAME         this run's branch; with --save-baseline, store the results as its newest
   --kind nightly        time this commit beside the newest good stored run of --branch on this
                         GPU model (paired A/B; a run whose gate failed or that found a case
@@ -32961,9 +34525,11 @@ kernelgate build [--config DIR_OR_FILE] [--only K1,K2] [--cache-dir DIR]
 
 kernelgate calibrate RUN.json RUN.json [...] [--margin 2] [--floor-pct 3]
                      [--exclude KERNEL/VARIANT,...] [--provenance TEXT] [--write FILE]
-  prints a compare.noise_pct block for kernelgate.yml: each case whose median moved more than
-  --floor-pct between the runs gets margin × its spread; --write FILE replaces the per-case
-  entries of FILE's compare.noise_pct instead (kernel- and variant-wide entries are kept)
+  prints a compare.noise_pct block for kernelgate.yml, keyed by the runs' GPU model (runs of
+  several models are refused): each case whose median moved more than --floor-pct between the
+  runs gets margin × its spread; --write FILE replaces the per-case entries of that model's block
+  in FILE's compare.noise_pct instead (its kernel- and variant-wide entries, other models' blocks
+  are kept). Stored runs are results files too: BASELINE_DIR/BRANCH/MODEL/*.json of identical code
 
 kernelgate export --results FILE --format bmf|gab-smaller|gab-bigger [--out FILE]
                   [--confidence 0.99] [--prefix NAME]

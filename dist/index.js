@@ -22992,7 +22992,7 @@ var require_fast_uri = __commonJS({
         normalizeString(uri, options);
       } else if (typeof uri === "object") {
         uri = /** @type {T} */
-        parse8(serialize2(uri, options), options);
+        parse9(serialize2(uri, options), options);
       }
       return uri;
     }
@@ -23032,50 +23032,50 @@ var require_fast_uri = __commonJS({
       schemelessOptions.skipEscape = true;
       return serialize2(resolved, schemelessOptions);
     }
-    function resolveComponent(base, relative9, options, skipNormalization) {
+    function resolveComponent(base, relative11, options, skipNormalization) {
       const target = {};
       if (!skipNormalization) {
-        base = parse8(serialize2(base, options), options);
-        relative9 = parse8(serialize2(relative9, options), options);
+        base = parse9(serialize2(base, options), options);
+        relative11 = parse9(serialize2(relative11, options), options);
       }
       options = options || {};
-      if (!options.tolerant && relative9.scheme) {
-        target.scheme = relative9.scheme;
-        target.userinfo = relative9.userinfo;
-        target.host = relative9.host;
-        target.port = relative9.port;
-        target.path = removeDotSegments(relative9.path || "");
-        target.query = relative9.query;
+      if (!options.tolerant && relative11.scheme) {
+        target.scheme = relative11.scheme;
+        target.userinfo = relative11.userinfo;
+        target.host = relative11.host;
+        target.port = relative11.port;
+        target.path = removeDotSegments(relative11.path || "");
+        target.query = relative11.query;
       } else {
-        if (relative9.userinfo !== void 0 || relative9.host !== void 0 || relative9.port !== void 0) {
-          target.userinfo = relative9.userinfo;
-          target.host = relative9.host;
-          target.port = relative9.port;
-          target.path = removeDotSegments(relative9.path || "");
-          target.query = relative9.query;
+        if (relative11.userinfo !== void 0 || relative11.host !== void 0 || relative11.port !== void 0) {
+          target.userinfo = relative11.userinfo;
+          target.host = relative11.host;
+          target.port = relative11.port;
+          target.path = removeDotSegments(relative11.path || "");
+          target.query = relative11.query;
         } else {
-          if (!relative9.path) {
+          if (!relative11.path) {
             target.path = base.path;
-            if (relative9.query !== void 0) {
-              target.query = relative9.query;
+            if (relative11.query !== void 0) {
+              target.query = relative11.query;
             } else {
               target.query = base.query;
             }
           } else {
-            if (relative9.path[0] === "/") {
-              target.path = removeDotSegments(relative9.path);
+            if (relative11.path[0] === "/") {
+              target.path = removeDotSegments(relative11.path);
             } else {
               const baseHasAuthority = base.userinfo !== void 0 || base.host !== void 0 || base.port !== void 0;
               if (baseHasAuthority && !base.path) {
-                target.path = "/" + relative9.path;
+                target.path = "/" + relative11.path;
               } else if (!base.path) {
-                target.path = relative9.path;
+                target.path = relative11.path;
               } else {
-                target.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative9.path;
+                target.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative11.path;
               }
               target.path = base.scheme === void 0 && !baseHasAuthority && target.path[0] !== "/" ? removeDotSegmentsRelative(target.path) : removeDotSegments(target.path);
             }
-            target.query = relative9.query;
+            target.query = relative11.query;
           }
           target.userinfo = base.userinfo;
           target.host = base.host;
@@ -23083,7 +23083,7 @@ var require_fast_uri = __commonJS({
         }
         target.scheme = base.scheme;
       }
-      target.fragment = relative9.fragment;
+      target.fragment = relative11.fragment;
       return target;
     }
     function equal(uriA, uriB, options) {
@@ -23354,7 +23354,7 @@ var require_fast_uri = __commonJS({
       }
       return { parsed, malformedAuthorityOrPort, malformedPercentEncoding, malformedSchemeSpecific, malformedHost, malformedScheme };
     }
-    function parse8(uri, opts) {
+    function parse9(uri, opts) {
       return parseWithStatus(uri, opts).parsed;
     }
     function normalizeString(uri, opts) {
@@ -23391,7 +23391,7 @@ var require_fast_uri = __commonJS({
       resolveComponent,
       equal,
       serialize: serialize2,
-      parse: parse8
+      parse: parse9
     };
     module.exports = fastUri;
     module.exports.default = fastUri;
@@ -29149,9 +29149,9 @@ var require_timestamp = __commonJS({
         const match = str.match(timestamp.test);
         if (!match)
           throw new Error("!!timestamp expects a date, starting with yyyy-mm-dd");
-        const [, year, month, day, hour, minute, second] = match.map(Number);
+        const [, year, month, day2, hour, minute, second] = match.map(Number);
         const millisec = match[7] ? Number((match[7] + "00").substr(1, 3)) : 0;
-        let date = Date.UTC(year, month - 1, day, hour || 0, minute || 0, second || 0, millisec);
+        let date = Date.UTC(year, month - 1, day2, hour || 0, minute || 0, second || 0, millisec);
         const tz = match[8];
         if (tz && tz !== "Z") {
           let d = parseSexagesimal(tz, false);
@@ -33289,7 +33289,7 @@ var require_public_api = __commonJS({
       }
       return doc;
     }
-    function parse8(src, reviver, options) {
+    function parse9(src, reviver, options) {
       let _reviver = void 0;
       if (typeof reviver === "function") {
         _reviver = reviver;
@@ -33330,7 +33330,7 @@ var require_public_api = __commonJS({
         return value.toString(options);
       return new Document.Document(value, _replacer, options).toString(options);
     }
-    exports2.parse = parse8;
+    exports2.parse = parse9;
     exports2.parseAllDocuments = parseAllDocuments;
     exports2.parseDocument = parseDocument4;
     exports2.stringify = stringify;
@@ -37091,11 +37091,72 @@ var results_schema_default = {
             }
           }
         },
+        lanes: { $ref: "#/definitions/Lanes" },
         shard: { $ref: "#/definitions/Shard" },
         shards: {
           type: "array",
           description: "set by `kernelgate merge`: every shard of the split, whether it reported, and what it owned",
           items: { $ref: "#/definitions/MergedShard" }
+        }
+      }
+    },
+    Lanes: {
+      type: "object",
+      additionalProperties: false,
+      required: ["order", "source", "measured_cases", "lanes", "apart_pct"],
+      description: "set when the harness ran its cases in lanes (`--gpus`: several GPUs, or one that is not the first visible): the lanes took the cases from one queue, each the next when it had finished one (python/kernelgate_harness/lanes.py, docs/scaling.md); what each lane took and how long it was busy, the measured balance",
+      properties: {
+        order: {
+          enum: ["longest first", "harness"],
+          description: "the queue's order: longest first by each case's expected seconds (ties in the harness's order); one lane keeps the harness's order"
+        },
+        source: {
+          enum: ["balance", "estimate"],
+          description: "where the expected seconds came from: balance: what each case took in the --balance results document (a case it lacks estimated); estimate: its variants × the run's time cap plus the overhead"
+        },
+        balance: { type: "string", description: "the --balance file" },
+        measured_cases: {
+          type: "integer",
+          minimum: 0,
+          description: "the cases whose expected seconds came from the --balance file"
+        },
+        lanes: {
+          type: "array",
+          items: {
+            type: "object",
+            additionalProperties: false,
+            required: ["gpu", "index", "cases", "busy_s"],
+            properties: {
+              gpu: {
+                type: "string",
+                description: "the lane's GPU as CUDA_VISIBLE_DEVICES names it (a number or a UUID)"
+              },
+              index: {
+                type: "integer",
+                minimum: 0,
+                description: "cases[].device.index of the lane's GPU"
+              },
+              cases: {
+                type: "integer",
+                minimum: 0,
+                description: "the cases the lane took from the queue"
+              },
+              busy_s: {
+                type: "number",
+                minimum: 0,
+                description: "wall seconds the lane spent on its cases, its workers' start-ups included"
+              },
+              failed: {
+                type: "string",
+                description: "why the lane stopped taking cases: it failed outside its workers' containment; the case it was running is an error"
+              }
+            }
+          }
+        },
+        apart_pct: {
+          type: "number",
+          minimum: 0,
+          description: "(the busiest lane's seconds − the least busy's) / the busiest's, in %"
         }
       }
     },
@@ -37292,6 +37353,11 @@ var results_schema_default = {
         cached: { type: "boolean" },
         hash: { type: "string" },
         library: { type: "string", description: "path of the built shared library" },
+        library_sha256: {
+          type: "string",
+          pattern: "^[0-9a-f]{64}$",
+          description: "SHA-256 of the built shared library's bytes (device code and the host code that launches it): a variant whose library is byte-identical in base and head has identical build outputs (docs/judging.md, identity before timing)"
+        },
         duration_s: { type: "number", minimum: 0 },
         archs: {
           type: "object",
@@ -37407,6 +37473,32 @@ var results_schema_default = {
         }
       }
     },
+    Tuning: {
+      type: "object",
+      additionalProperties: false,
+      required: ["config"],
+      description: "the configuration a host-side tuner chose for this case and variant and launched with (a variant's run function's `config`, docs/kernel-modules.md), e.g. a Triton tiling [block_m, block_n, warps, stages]: two runs that chose differently measured different code paths, a re-tune rather than a regression (docs/judging.md)",
+      properties: {
+        config: {
+          type: ["array", "object", "string", "number", "boolean"],
+          description: "the chosen configuration as the kernel module states it (JSON: a list, an object, a string or a number)"
+        },
+        candidates_ms: {
+          type: "array",
+          maxItems: 64,
+          description: "when this process tuned: each candidate the tuner timed and its milliseconds, fastest first (absent when the choice was remembered from the tune cache or fixed)",
+          items: {
+            type: "object",
+            additionalProperties: false,
+            required: ["config", "ms"],
+            properties: {
+              config: { type: ["array", "object", "string", "number", "boolean"] },
+              ms: { type: "number", minimum: 0 }
+            }
+          }
+        }
+      }
+    },
     CaseResult: {
       type: "object",
       additionalProperties: false,
@@ -37430,6 +37522,14 @@ var results_schema_default = {
         correctness: { $ref: "#/definitions/Correctness" },
         timing: { $ref: "#/definitions/Timing" },
         paired: { $ref: "#/definitions/Paired" },
+        identical: {
+          type: "object",
+          additionalProperties: false,
+          required: ["reason"],
+          properties: { reason: { type: "string" } },
+          description: "a pull request's paired run found this variant identical in base and head (build outputs, module sources, manifest entry, harness, libraries: --identical): verified as always, not timed; judged SAME by identity (docs/judging.md)"
+        },
+        tuning: { $ref: "#/definitions/Tuning" },
         work: {
           type: "object",
           additionalProperties: false,
@@ -37595,6 +37695,10 @@ var results_schema_default = {
         },
         base_correctness: { $ref: "#/definitions/Correctness" },
         base_timing: { $ref: "#/definitions/Timing" },
+        base_tuning: {
+          $ref: "#/definitions/Tuning",
+          description: "the base arm's tuned configuration (the case's `tuning` is the head arm's): the two arms share one tuning unless the pull request changed the tuned kernel's source"
+        },
         n_pairs: { type: "integer", minimum: 0 },
         log_ratios: {
           type: "array",
@@ -37745,6 +37849,22 @@ var results_schema_default = {
           type: "number",
           minimum: 0,
           description: "half-width of the median's confidence interval, relative"
+        },
+        median_ci_lo_ms: {
+          type: "number",
+          minimum: 0,
+          description: "a history record's timing only (no samples): the lower end of the median's interval, in ms, at median_ci_confidence"
+        },
+        median_ci_hi_ms: {
+          type: "number",
+          minimum: 0,
+          description: "a history record's timing only (no samples): the upper end of the median's interval, in ms, at median_ci_confidence"
+        },
+        median_ci_confidence: {
+          type: "number",
+          exclusiveMinimum: 0,
+          exclusiveMaximum: 1,
+          description: "a history record's timing only: the confidence of [median_ci_lo_ms, median_ci_hi_ms], e.g. 0.95"
         },
         n_samples: { type: "integer", minimum: 0 },
         n_discarded_throttled: { type: "integer", minimum: 0 },
@@ -38250,7 +38370,7 @@ async function runCommands(kernel, spec, options) {
         const variant = sub === "" ? variantName : `${variantName}:${sub}`;
         addVariant(variant);
         const samples = head.runs.map((r) => r.get(sub)).filter((x) => x !== void 0);
-        const paired = base ? pairedOf(head, base, sub, method) : void 0;
+        const paired2 = base ? pairedOf(head, base, sub, method) : void 0;
         cases2.push({
           result: {
             ...base0,
@@ -38258,7 +38378,7 @@ async function runCommands(kernel, spec, options) {
             status: "ok",
             timing: timingFromSamples(samples, method),
             ...spec.check ? { correctness: selfCheck(spec.check, head.runs.length) } : {},
-            ...paired ? { paired } : {}
+            ...paired2 ? { paired: paired2 } : {}
           },
           work: run2.work
         });
@@ -38363,13 +38483,13 @@ function splitRunName(runName) {
   }
   return { variant, params, clock };
 }
-function readInstances(read, runs) {
+function readInstances(read2, runs) {
   const instances = /* @__PURE__ */ new Map();
   runs.forEach((value, i) => {
     const at = `benchmarks[${i}]`;
-    const run2 = read.object(value, at);
+    const run2 = read2.object(value, at);
     if (run2.run_type === "aggregate") return;
-    const runName = read.string(run2.run_name ?? run2.name, `${at}.run_name`);
+    const runName = read2.string(run2.run_name ?? run2.name, `${at}.run_name`);
     let inst = instances.get(runName);
     if (!inst) {
       inst = { ...splitRunName(runName), samplesMs: [] };
@@ -38383,17 +38503,17 @@ function readInstances(read, runs) {
       inst.skipped = String(run2.skip_message ?? "skipped, with no message");
       return;
     }
-    const unit = read.string(run2.time_unit, `${at}.time_unit`);
+    const unit = read2.string(run2.time_unit, `${at}.time_unit`);
     const perUnit = MS_PER_UNIT[unit];
     if (perUnit === void 0)
-      throw read.error(`${at}.time_unit`, "must be one of ns, us, ms, s", unit);
+      throw read2.error(`${at}.time_unit`, "must be one of ns, us, ms, s", unit);
     const clockField = inst.clock === "cpu_time" ? "cpu_time" : "real_time";
-    const timeMs = read.number(run2[clockField], `${at}.${clockField}`) * perUnit;
+    const timeMs = read2.number(run2[clockField], `${at}.${clockField}`) * perUnit;
     inst.samplesMs.push(timeMs);
     if (inst.samplesMs.length === 1) {
-      const flops = read.optionalNumber(run2.flops, `${at}.flops`);
-      const bytes = read.optionalNumber(run2.bytes, `${at}.bytes`);
-      const rate = read.optionalNumber(run2.bytes_per_second, `${at}.bytes_per_second`);
+      const flops = read2.optionalNumber(run2.flops, `${at}.flops`);
+      const bytes = read2.optionalNumber(run2.bytes, `${at}.bytes`);
+      const rate = read2.optionalNumber(run2.bytes_per_second, `${at}.bytes_per_second`);
       if (flops !== void 0) inst.flops = flops;
       if (bytes !== void 0) inst.bytes = bytes;
       else if (rate !== void 0) inst.bytes = Math.round(rate * timeMs * 1e-3);
@@ -38460,10 +38580,10 @@ function fromContext(context3, file, kernel) {
   };
 }
 function parse({ text: text3, file, kernel }) {
-  const read = new JsonReader(file);
-  const root = read.object(parseJson(text3, file), "the document");
-  const context3 = read.object(root.context ?? {}, "context");
-  const instances = [...readInstances(read, read.array(root.benchmarks, "benchmarks")).values()];
+  const read2 = new JsonReader(file);
+  const root = read2.object(parseJson(text3, file), "the document");
+  const context3 = read2.object(root.context ?? {}, "context");
+  const instances = [...readInstances(read2, read2.array(root.benchmarks, "benchmarks")).values()];
   const { tool, run: run2, diagnostics } = fromContext(context3, file, kernel);
   return {
     cases: instances.map((inst) => caseOf(inst, kernel)),
@@ -38495,8 +38615,8 @@ var gbenchAdapter = {
 
 // src/config/config.ts
 var import_yaml2 = __toESM(require_dist(), 1);
-import { existsSync as existsSync3, readdirSync, readFileSync as readFileSync3, statSync } from "node:fs";
-import { join as join4, relative as relative2, resolve as resolve2 } from "node:path";
+import { existsSync as existsSync4, readdirSync, readFileSync as readFileSync3, statSync as statSync2 } from "node:fs";
+import { dirname as dirname4, join as join5, relative as relative2, resolve as resolve2 } from "node:path";
 
 // schema/config.schema.json
 var config_schema_default = {
@@ -38560,9 +38680,12 @@ var config_schema_default = {
         },
         noise_pct: {
           type: "object",
-          description: "run-to-run noise in % by kernel, kernel/variant or kernel/variant/case id; the most specific key wins and the threshold is max(threshold_pct, noise)",
-          propertyNames: { pattern: "^[a-z0-9_]+(/[a-z0-9_]+(/.+)?)?$" },
-          additionalProperties: { type: "number", minimum: 0 }
+          description: "run-to-run noise in %, keyed by the GPU model it was measured on (a model of data/gpus.json, e.g. H100-SXM), then by kernel, kernel/variant or kernel/variant/case id; it applies only to runs on that model, the most specific key wins and the threshold is max(threshold_pct, noise)",
+          additionalProperties: {
+            type: "object",
+            propertyNames: { pattern: "^[a-z0-9_]+(/[a-z0-9_]+(/.+)?)?$" },
+            additionalProperties: { type: "number", minimum: 0 }
+          }
         },
         min_change_ms: {
           type: "number",
@@ -38775,6 +38898,16 @@ var config_schema_default = {
           description: "most result rows per kernel in the PR comment; default 100"
         }
       }
+    },
+    run: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        skip_identical: {
+          type: "boolean",
+          description: "a pull request's paired run verifies but does not time the variants identical in base and head (build outputs, module sources, manifest entry, harness, libraries): SAME by identity; push and nightly runs always time everything. Default true"
+        }
+      }
     }
   }
 };
@@ -38856,6 +38989,13 @@ var kernel_schema_default = {
         only: {
           $ref: "#/definitions/CaseGroup",
           description: "run only on cases whose params match (a list value means any of)"
+        },
+        owns: {
+          type: "array",
+          minItems: 1,
+          uniqueItems: true,
+          items: { type: "string", minLength: 1 },
+          description: "the files of the kernel folder that are this variant's alone (relative to the kernel folder, e.g. triton_fa2.py): a change to one of them makes only this variant differ in a pull request's identity check (its build.sources count as its own too); a file may be owned by one variant only, and unowned files (bench.py, shared helpers) belong to every variant"
         },
         build: { $ref: "#/definitions/Build" }
       }
@@ -39093,6 +39233,93 @@ function leadingFieldPath(problem) {
   return parts;
 }
 
+// src/config/noise.ts
+function noiseModels() {
+  return GPU_MODELS.map((m) => m.model);
+}
+function isMapping(value) {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+function noiseProblems(data) {
+  if (!isMapping(data) || !isMapping(data["compare"])) return [];
+  const noise = data["compare"]["noise_pct"];
+  if (!isMapping(noise)) return [];
+  const models = noiseModels();
+  const known = `one of ${models.join(", ")}`;
+  const problems = [];
+  for (const [key, value] of Object.entries(noise)) {
+    if (!isMapping(value)) {
+      problems.push(
+        `compare.noise_pct.${key} is not under a GPU model (got ${showValue(value)}): noise figures apply only to the GPU model they were measured on; write it under that model, e.g. compare.noise_pct.H100-SXM.${key} (the models: ${models.join(", ")})`
+      );
+    } else if (!models.includes(key)) {
+      const derived = gpuModel(key);
+      const hint = derived === "unknown" ? "" : `: the GPU named ${key} is the model ${derived}`;
+      problems.push(
+        `compare.noise_pct has a key that must be a GPU model of data/gpus.json (${known}) (got ${showValue(key)})${hint}`
+      );
+    }
+  }
+  return problems;
+}
+
+// src/config/owns.ts
+import { existsSync as existsSync3, statSync } from "node:fs";
+import { isAbsolute, join as join4, posix } from "node:path";
+function ownedPath(path11) {
+  if (isAbsolute(path11) || /^[A-Za-z]:[\\/]/.test(path11)) return void 0;
+  const normal = posix.normalize(path11.split("\\").join("/"));
+  if (normal === "." || normal === ".." || normal.startsWith("../")) return void 0;
+  return normal;
+}
+function variantClaims(variant) {
+  const build = variant.build?.["sources"];
+  return [
+    ...(variant.owns ?? []).map((path11, j) => ({ field: `owns[${j}]`, path: path11 })),
+    ...(Array.isArray(build) ? build : []).map((path11, j) => ({
+      field: `build.sources[${j}]`,
+      path: path11
+    }))
+  ];
+}
+function ownsProblems(manifest, dir, shownDir) {
+  const problems = [];
+  const claimed = /* @__PURE__ */ new Map();
+  manifest.variants.forEach((v, i) => {
+    for (const { field: field3, path: path11 } of variantClaims(v).filter((c) => c.field.startsWith("build."))) {
+      const at = ownedPath(path11);
+      if (at !== void 0 && !claimed.has(at))
+        claimed.set(at, { variant: v.name, field: `variants[${i}].${field3}` });
+    }
+  });
+  manifest.variants.forEach((v, i) => {
+    (v.owns ?? []).forEach((path11, j) => {
+      const field3 = `variants[${i}].owns[${j}]`;
+      const at = ownedPath(path11);
+      if (at === void 0) {
+        problems.push(
+          `${field3} must be a path inside the kernel folder ${shownDir} (got ${showValue(path11)})`
+        );
+        return;
+      }
+      const full = join4(dir, at);
+      if (!existsSync3(full) || !statSync(full).isFile()) {
+        problems.push(`${field3} is not a file in ${shownDir} (got ${showValue(path11)})`);
+        return;
+      }
+      const first = claimed.get(at);
+      if (first !== void 0 && first.variant !== v.name) {
+        problems.push(
+          `${field3} is already claimed by variant ${first.variant} (${first.field}): a file is one variant's own or every variant's (got ${showValue(path11)})`
+        );
+        return;
+      }
+      if (first === void 0) claimed.set(at, { variant: v.name, field: field3 });
+    });
+  });
+  return problems;
+}
+
 // src/config/config.ts
 var DEFAULT_PEAKS = DATASHEET_PEAKS;
 var CONFIG_FILE_NAME = "kernelgate.yml";
@@ -39134,12 +39361,12 @@ function readText(path11, shown) {
 }
 function loadConfig(rootDir, opts = {}) {
   const root = resolve2(rootDir);
-  const configPath = opts.configFile ? resolve2(opts.configFile) : join4(root, CONFIG_FILE_NAME);
+  const configPath = opts.configFile ? resolve2(opts.configFile) : join5(root, CONFIG_FILE_NAME);
   const shownConfig = relative2(root, configPath) || CONFIG_FILE_NAME;
   let raw = {};
   let configFile;
   let configText = "";
-  if (existsSync3(configPath)) {
+  if (existsSync4(configPath)) {
     configText = readText(configPath, shownConfig);
     const data = parseYaml(configText, shownConfig, configPath) ?? {};
     raw = validateConfigData(data, shownConfig, configPath, configText);
@@ -39150,7 +39377,7 @@ function loadConfig(rootDir, opts = {}) {
   const kernelsDir = raw.kernels_dir ?? DEFAULT_KERNELS_DIR;
   const kernelsPath = resolve2(root, kernelsDir);
   let kernels = [];
-  if (existsSync3(kernelsPath) && statSync(kernelsPath).isDirectory()) {
+  if (existsSync4(kernelsPath) && statSync2(kernelsPath).isDirectory()) {
     kernels = loadKernels(root, kernelsPath);
   } else if (raw.kernels_dir !== void 0) {
     const problem = `kernels_dir must be a folder (got ${showValue(raw.kernels_dir)}, which does not exist)`;
@@ -39213,12 +39440,15 @@ function configFromRaw(raw, root, configFile, kernels, benchmarks) {
       title: raw.report?.title ?? "kernelgate",
       maxRows: raw.report?.max_rows ?? 100
     },
+    run: { skipIdentical: raw.run?.skip_identical ?? true },
     kernels,
     benchmarks
   };
 }
 function validateConfigData(data, file, path11, text3) {
   const { config: validate2 } = getValidators();
+  const noise = noiseProblems(data);
+  if (noise.length) throw fieldProblems(file, path11, text3, noise);
   if (!validate2(data))
     throw fieldProblems(file, path11, text3, formatAjvErrors(validate2.errors ?? []));
   const raw = data;
@@ -39236,11 +39466,11 @@ function validateConfigData(data, file, path11, text3) {
 function loadKernels(root, kernelsPath) {
   const kernels = [];
   const folders = readdirSync(kernelsPath, { withFileTypes: true }).filter(
-    (d) => d.isDirectory() || d.isSymbolicLink() && statSync(join4(kernelsPath, d.name), { throwIfNoEntry: false })?.isDirectory()
+    (d) => d.isDirectory() || d.isSymbolicLink() && statSync2(join5(kernelsPath, d.name), { throwIfNoEntry: false })?.isDirectory()
   ).map((d) => d.name).sort();
   for (const folder of folders) {
-    const manifestPath = join4(kernelsPath, folder, "kernel.yml");
-    if (!existsSync3(manifestPath)) continue;
+    const manifestPath = join5(kernelsPath, folder, "kernel.yml");
+    if (!existsSync4(manifestPath)) continue;
     const shown = relative2(root, manifestPath);
     const text3 = readText(manifestPath, shown);
     const data = parseYaml(text3, shown, manifestPath);
@@ -39249,8 +39479,10 @@ function loadKernels(root, kernelsPath) {
     if (!validate2(data)) throw invalid(formatAjvErrors(validate2.errors ?? []));
     const manifest = data;
     const problems = crossCheckManifest(manifest, folder);
+    const dir = join5(kernelsPath, folder);
+    problems.push(...ownsProblems(manifest, dir, dirname4(shown).split("\\").join("/")));
     if (problems.length) throw invalid(problems);
-    kernels.push({ manifest, dir: join4(kernelsPath, folder), file: shown });
+    kernels.push({ manifest, dir, file: shown });
   }
   return kernels;
 }
@@ -39359,33 +39591,33 @@ var TIMERS = [
   { prefix: "nv/cold", time: "nv/cold/time/gpu", what: "cold GPU time (CUDA events)" },
   { prefix: "nv/cpu_only", time: "nv/cpu_only/time/cpu", what: "CPU-only time" }
 ];
-function paramsOf(read, state, sat) {
+function paramsOf(read2, state, sat) {
   const params = {};
-  const axes = state.axis_values === null ? [] : read.array(state.axis_values ?? [], `${sat}.axis_values`);
+  const axes = state.axis_values === null ? [] : read2.array(state.axis_values ?? [], `${sat}.axis_values`);
   axes.forEach((axisValue, a) => {
-    const axis = read.object(axisValue, `${sat}.axis_values[${a}]`);
-    const name = read.string(axis.name, `${sat}.axis_values[${a}].name`);
+    const axis = read2.object(axisValue, `${sat}.axis_values[${a}]`);
+    const name = read2.string(axis.name, `${sat}.axis_values[${a}].name`);
     const v = namedValue(axis);
     if (v === void 0)
-      throw read.error(`${sat}.axis_values[${a}].value`, "must be a value", axis.value);
+      throw read2.error(`${sat}.axis_values[${a}].value`, "must be a value", axis.value);
     params[name] = typeof v === "string" ? scalarOf(v) : v;
   });
   return params;
 }
-function summariesOf(read, state, sat) {
-  const list = state.summaries === null ? [] : read.array(state.summaries ?? [], `${sat}.summaries`);
+function summariesOf(read2, state, sat) {
+  const list = state.summaries === null ? [] : read2.array(state.summaries ?? [], `${sat}.summaries`);
   return list.map((sv, k) => {
-    const summ = read.object(sv, `${sat}.summaries[${k}]`);
+    const summ = read2.object(sv, `${sat}.summaries[${k}]`);
     const values = /* @__PURE__ */ new Map();
-    const data = summ.data === void 0 ? [] : read.array(summ.data, `${sat}.summaries[${k}].data`);
+    const data = summ.data === void 0 ? [] : read2.array(summ.data, `${sat}.summaries[${k}].data`);
     data.forEach((d, j) => {
-      const entry = read.object(d, `${sat}.summaries[${k}].data[${j}]`);
+      const entry = read2.object(d, `${sat}.summaries[${k}].data[${j}]`);
       values.set(
-        read.string(entry.name, `${sat}.summaries[${k}].data[${j}].name`),
+        read2.string(entry.name, `${sat}.summaries[${k}].data[${j}].name`),
         namedValue(entry)
       );
     });
-    return { tag: read.string(summ.tag, `${sat}.summaries[${k}].tag`), values };
+    return { tag: read2.string(summ.tag, `${sat}.summaries[${k}].tag`), values };
   });
 }
 function timingOf(summaries, timer, sat, ctx) {
@@ -39410,14 +39642,14 @@ function timingOf(summaries, timer, sat, ctx) {
   });
   return { timing, summaryOnly: true };
 }
-function caseOfState(read, state, sat, ctx) {
-  const params = paramsOf(read, state, sat);
+function caseOfState(read2, state, sat, ctx) {
+  const params = paramsOf(read2, state, sat);
   const base = { kernel: ctx.kernel, variant: ctx.variant, case: caseIdOf(params), params };
   if (state.is_skipped === true) {
     const reason = typeof state.skip_reason === "string" ? state.skip_reason : "skipped by nvbench";
     return { adapted: { result: { ...base, status: "skipped", reason } }, summaryOnly: false };
   }
-  const summaries = summariesOf(read, state, sat);
+  const summaries = summariesOf(read2, state, sat);
   const get = (tag) => numberIn(summaries, tag);
   const timer = TIMERS.find((t) => get(`${t.time}/mean`) !== void 0);
   if (timer === void 0) {
@@ -39466,17 +39698,17 @@ function runDiagnostics(file, kernel, { dropped, device, summaryOnly }) {
   }
   return diagnostics;
 }
-function toolOf(read, root) {
-  const meta = root.meta === void 0 ? {} : read.object(root.meta, "meta");
-  const version = meta.version === void 0 ? {} : read.object(meta.version, "meta.version");
-  const nv = version.nvbench === void 0 ? {} : read.object(version.nvbench, "meta.version.nvbench");
+function toolOf(read2, root) {
+  const meta = root.meta === void 0 ? {} : read2.object(root.meta, "meta");
+  const version = meta.version === void 0 ? {} : read2.object(meta.version, "meta.version");
+  const nv = version.nvbench === void 0 ? {} : read2.object(version.nvbench, "meta.version.nvbench");
   return typeof nv.string === "string" ? `nvbench ${nv.string}` : "nvbench";
 }
 function parse2({ text: text3, file, kernel, readSidecar }) {
-  const read = new JsonReader(file);
-  const root = read.object(parseJson(text3, file), "the document");
-  const devices = root.devices === void 0 ? [] : read.array(root.devices, "devices");
-  const benches = read.array(root.benchmarks, "benchmarks");
+  const read2 = new JsonReader(file);
+  const root = read2.object(parseJson(text3, file), "the document");
+  const devices = root.devices === void 0 ? [] : read2.array(root.devices, "devices");
+  const benches = read2.array(root.benchmarks, "benchmarks");
   const diagnostics = [];
   const cases2 = [];
   const variants = [];
@@ -39485,20 +39717,20 @@ function parse2({ text: text3, file, kernel, readSidecar }) {
   let summaryOnly = 0;
   benches.forEach((value, b) => {
     const at = `benchmarks[${b}]`;
-    const bench = read.object(value, at);
-    const variant = read.string(bench.name, `${at}.name`);
-    const states = bench.states === null ? [] : read.array(bench.states, `${at}.states`);
+    const bench = read2.object(value, at);
+    const variant = read2.string(bench.name, `${at}.name`);
+    const states = bench.states === null ? [] : read2.array(bench.states, `${at}.states`);
     states.forEach((stateValue, s) => {
       const sat = `${at}.states[${s}]`;
-      const state = read.object(stateValue, sat);
-      const stateDevice = read.optionalNumber(state.device, `${sat}.device`) ?? 0;
+      const state = read2.object(stateValue, sat);
+      const stateDevice = read2.optionalNumber(state.device, `${sat}.device`) ?? 0;
       device ??= stateDevice;
       if (stateDevice !== device) {
         dropped++;
         return;
       }
       if (!variants.includes(variant)) variants.push(variant);
-      const one = caseOfState(read, state, sat, { kernel, variant, readSidecar, diagnostics });
+      const one = caseOfState(read2, state, sat, { kernel, variant, readSidecar, diagnostics });
       cases2.push(one.adapted);
       if (one.summaryOnly) summaryOnly++;
     });
@@ -39507,8 +39739,8 @@ function parse2({ text: text3, file, kernel, readSidecar }) {
   return {
     cases: cases2,
     variants,
-    tool: toolOf(read, root),
-    ...device !== void 0 ? { environment: environmentOf(devices, device, read) } : {},
+    tool: toolOf(read2, root),
+    ...device !== void 0 ? { environment: environmentOf(devices, device, read2) } : {},
     run: {},
     diagnostics
   };
@@ -39538,10 +39770,10 @@ function readSamples(summary4, readSidecar, at, diagnostics, kernel) {
   for (let i = 0; i < n; i++) samples.push(bytes.readFloatLE(i * 4) * 1e3);
   return samples;
 }
-function environmentOf(devices, id, read) {
-  const found = devices.map((d, i) => read.object(d, `devices[${i}]`)).find((d) => d.id === id);
+function environmentOf(devices, id, read2) {
+  const found = devices.map((d, i) => read2.object(d, `devices[${i}]`)).find((d) => d.id === id);
   if (!found) return { gpu: { name: `device ${id}` } };
-  const name = read.string(found.name, "devices[].name");
+  const name = read2.string(found.name, "devices[].name");
   const sm = typeof found.sm_version === "number" ? found.sm_version : void 0;
   const int = (x) => typeof x === "number" && Number.isInteger(x) && x >= 0 ? x : void 0;
   const gpu = { name, sku: gpuModel(name), count: devices.length };
@@ -39580,23 +39812,23 @@ function paramValue(value) {
   if (typeof value === "number" && Number.isFinite(value)) return value;
   return JSON.stringify(value) ?? String(value);
 }
-function timingOf2(read, stats, at) {
-  const data = stats.data === void 0 ? void 0 : read.array(stats.data, `${at}.stats.data`);
+function timingOf2(read2, stats, at) {
+  const data = stats.data === void 0 ? void 0 : read2.array(stats.data, `${at}.stats.data`);
   const method = "pytest-benchmark time per call (one sample per round)";
   if (data !== void 0 && data.length > 0) {
-    const samplesMs = data.map((x, j) => read.number(x, `${at}.stats.data[${j}]`) * 1e3);
+    const samplesMs = data.map((x, j) => read2.number(x, `${at}.stats.data[${j}]`) * 1e3);
     return { timing: timingFromSamples(samplesMs, method), summaryOnly: false };
   }
   const sec = (key) => {
-    const x = read.optionalNumber(stats[key], `${at}.stats.${key}`);
+    const x = read2.optionalNumber(stats[key], `${at}.stats.${key}`);
     return x === void 0 ? void 0 : x * 1e3;
   };
-  const mean = read.number(stats.mean, `${at}.stats.mean`);
-  const stddev = read.optionalNumber(stats.stddev, `${at}.stats.stddev`);
+  const mean = read2.number(stats.mean, `${at}.stats.mean`);
+  const stddev = read2.optionalNumber(stats.stddev, `${at}.stats.stddev`);
   const timing = summaryTiming({
     method: `${method}, summary only`,
-    medianMs: read.number(stats.median, `${at}.stats.median`) * 1e3,
-    nSamples: read.number(stats.rounds, `${at}.stats.rounds`),
+    medianMs: read2.number(stats.median, `${at}.stats.median`) * 1e3,
+    nSamples: read2.number(stats.rounds, `${at}.stats.rounds`),
     q1Ms: sec("q1"),
     q3Ms: sec("q3"),
     minMs: sec("min"),
@@ -39605,23 +39837,23 @@ function timingOf2(read, stats, at) {
   });
   return { timing, summaryOnly: true };
 }
-function caseOf2(read, value, i, kernel) {
+function caseOf2(read2, value, i, kernel) {
   const at = `benchmarks[${i}]`;
-  const b = read.object(value, at);
-  const name = read.string(b.name, `${at}.name`);
+  const b = read2.object(value, at);
+  const name = read2.string(b.name, `${at}.name`);
   const variant = name.replace(/\[.*\]$/, "");
   const params = {};
   if (b.params !== void 0 && b.params !== null) {
-    for (const [k, v] of Object.entries(read.object(b.params, `${at}.params`))) {
+    for (const [k, v] of Object.entries(read2.object(b.params, `${at}.params`))) {
       params[k] = paramValue(v);
     }
   } else if (typeof b.param === "string") {
     params.param = b.param;
   }
-  const { timing, summaryOnly } = timingOf2(read, read.object(b.stats, `${at}.stats`), at);
-  const extra2 = b.extra_info === void 0 ? {} : read.object(b.extra_info, `${at}.extra_info`);
-  const flops = read.optionalNumber(extra2.flops, `${at}.extra_info.flops`);
-  const bytes = read.optionalNumber(extra2.bytes, `${at}.extra_info.bytes`);
+  const { timing, summaryOnly } = timingOf2(read2, read2.object(b.stats, `${at}.stats`), at);
+  const extra2 = b.extra_info === void 0 ? {} : read2.object(b.extra_info, `${at}.extra_info`);
+  const flops = read2.optionalNumber(extra2.flops, `${at}.extra_info.flops`);
+  const bytes = read2.optionalNumber(extra2.bytes, `${at}.extra_info.bytes`);
   const adapted = {
     result: { kernel, variant, case: caseIdOf(params), params, status: "ok", timing },
     work: {
@@ -39633,10 +39865,10 @@ function caseOf2(read, value, i, kernel) {
   return { adapted, variant, summaryOnly };
 }
 function parse3({ text: text3, file, kernel }) {
-  const read = new JsonReader(file);
-  const root = read.object(parseJson(text3, file), "the document");
-  const benchmarks = read.array(root.benchmarks, "benchmarks");
-  const parsed = benchmarks.map((value, i) => caseOf2(read, value, i, kernel));
+  const read2 = new JsonReader(file);
+  const root = read2.object(parseJson(text3, file), "the document");
+  const benchmarks = read2.array(root.benchmarks, "benchmarks");
+  const parsed = benchmarks.map((value, i) => caseOf2(read2, value, i, kernel));
   const summaryOnly = parsed.filter((c) => c.summaryOnly).length;
   const diagnostics = [];
   if (summaryOnly > 0) {
@@ -39649,8 +39881,8 @@ function parse3({ text: text3, file, kernel }) {
       kernel
     });
   }
-  const machine = root.machine_info === void 0 ? {} : read.object(root.machine_info, "machine_info");
-  const commit = root.commit_info === void 0 ? {} : read.object(root.commit_info, "commit_info");
+  const machine = root.machine_info === void 0 ? {} : read2.object(root.machine_info, "machine_info");
+  const commit = root.commit_info === void 0 ? {} : read2.object(root.commit_info, "commit_info");
   const libraries = {};
   if (typeof machine.python_version === "string") libraries.python = machine.python_version;
   const version = typeof root.version === "string" ? ` ${root.version}` : "";
@@ -39976,7 +40208,7 @@ function annotateAdapted(comparison, results) {
     if (c.correctness === "UNCHECKED") {
       c.correctnessReason = `not verified: ${toolName(a)} checks no results, so this case cannot PASS`;
     }
-    if (!c.current.paired && c.perfNote?.startsWith(UNPAIRED)) {
+    if (c.unpaired === "not-timed" && c.perfNote !== void 0) {
       c.perfNote = c.perfNote.replace(
         UNPAIRED,
         a.format === "command" ? `${UNPAIRED}: its folder is not in the base revision` : `${UNPAIRED}: ${toolName(a)} output is read once, from the head (only command benchmarks run in both trees)`
@@ -39985,15 +40217,16 @@ function annotateAdapted(comparison, results) {
     const timing = c.current.status === "ok" ? c.current.timing : void 0;
     if (timing && timing.samples_ms.length === 0) {
       const note = `summary only: ${toolName(a)} gave statistics of ${timing.n_samples} samples, not the samples, so no interval and no paired verdict`;
-      c.perfNote = c.perfNote === void 0 || c.perfNote.startsWith("too few samples") ? note : `${note}; ${c.perfNote}`;
+      const onlyTooFew = c.tooFewSamples === true && c.unpaired === void 0;
+      c.perfNote = c.perfNote === void 0 || onlyTooFew ? note : `${note}; ${c.perfNote}`;
     }
   }
   return comparison;
 }
 
 // src/adapters/run.ts
-import { existsSync as existsSync4, readFileSync as readFileSync4 } from "node:fs";
-import { dirname as dirname4, isAbsolute, join as join5, relative as relative3, resolve as resolve4 } from "node:path";
+import { existsSync as existsSync5, readFileSync as readFileSync4 } from "node:fs";
+import { dirname as dirname5, isAbsolute as isAbsolute2, join as join6, relative as relative3, resolve as resolve4 } from "node:path";
 var ADAPTERS_HARNESS = "kernelgate adapters 0.1.0";
 function finishKernel(adapter, kernel, adapted, options = {}) {
   const cases2 = adapted.cases.map(({ result, work }) => {
@@ -40037,7 +40270,7 @@ function adaptFile(adapter, path11, options) {
     text: text3,
     file: shown,
     kernel: options.kernel,
-    readSidecar: (rel) => readFileSync4(isAbsolute(rel) ? rel : join5(dirname4(path11), rel))
+    readSidecar: (rel) => readFileSync4(isAbsolute2(rel) ? rel : join6(dirname5(path11), rel))
   });
   return finishKernel(adapter, options.kernel, adapted, options);
 }
@@ -40052,8 +40285,8 @@ async function runCommandBenchmark(adapter, bench, options, common) {
   const spec = bench.command;
   if (!spec) throw new InputError(`benchmarks: ${bench.name} has no command settings`);
   const baseCwd = options.baseRoot === void 0 ? void 0 : resolve4(options.baseRoot, bench.cwdRelative);
-  const paired = baseCwd !== void 0 && existsSync4(baseCwd);
-  if (baseCwd !== void 0 && !paired) {
+  const paired2 = baseCwd !== void 0 && existsSync5(baseCwd);
+  if (baseCwd !== void 0 && !paired2) {
     options.log?.(
       `${bench.name}: not paired: the base revision has no ${bench.cwdRelative} (its commands run in the head only)`
     );
@@ -40064,7 +40297,7 @@ async function runCommandBenchmark(adapter, bench, options, common) {
     {
       cwd: bench.cwd,
       root: options.root,
-      ...paired ? { baseCwd, baseRoot: options.baseRoot } : {},
+      ...paired2 ? { baseCwd, baseRoot: options.baseRoot } : {},
       runner: options.runner ?? shellRunner,
       ...options.log ? { log: options.log } : {}
     }
@@ -40115,7 +40348,7 @@ async function runBenchmark(bench, options) {
     }
   }
   const shown = relativeShown(options.root, output);
-  if (!existsSync4(output)) {
+  if (!existsSync5(output)) {
     const why2 = bench.run !== void 0 ? `it wrote no ${shown}` : `there is no ${shown} (no run command: an earlier step must write it)`;
     return failedBenchmark(adapter, bench, why2, printed);
   }
@@ -40139,7 +40372,7 @@ async function runBenchmark(bench, options) {
 }
 function relativeShown(root, path11) {
   const rel = relative3(root, path11);
-  return rel === "" || rel.startsWith("..") || isAbsolute(rel) ? path11 : rel;
+  return rel === "" || rel.startsWith("..") || isAbsolute2(rel) ? path11 : rel;
 }
 function failedBenchmark(adapter, bench, why2, output) {
   const message = bench.run !== void 0 ? `${bench.run}: ${why2}` : why2;
@@ -40209,8 +40442,9 @@ function caseLabel(c) {
 }
 
 // src/judge/performance.ts
-function noisePctFor(config, kernel, variant, caseId) {
-  const noise = config.compare.noisePct;
+function noisePctFor(config, model, kernel, variant, caseId) {
+  const noise = model === void 0 ? void 0 : config.compare.noisePct[model];
+  if (noise === void 0) return 0;
   return noise[`${kernel}/${variant}/${caseId}`] ?? noise[`${kernel}/${variant}`] ?? noise[kernel] ?? 0;
 }
 function isTimed(c) {
@@ -40253,15 +40487,15 @@ function judgePerf(key, current, baseline, comparable, thresholdPct, config) {
       baselineMedianMs
     };
   }
-  const summary4 = baseline.timing;
-  if (base.length === 0 && summary4.median_ci_lo_ms !== void 0 && summary4.median_ci_hi_ms !== void 0 && cur.length >= MIN_SAMPLES_FOR_VERDICT && (baseline.timing.n_samples ?? 0) >= MIN_SAMPLES_FOR_VERDICT) {
-    return judgeAgainstSummary(key, cur, summary4, thresholdPct, config);
+  if (base.length === 0 && baseline.timing.median_ci_lo_ms !== void 0 && baseline.timing.median_ci_hi_ms !== void 0 && cur.length >= MIN_SAMPLES_FOR_VERDICT && (baseline.timing.n_samples ?? 0) >= MIN_SAMPLES_FOR_VERDICT) {
+    return judgeAgainstSummary(key, cur, baseline.timing, thresholdPct, config);
   }
   if (cur.length < MIN_SAMPLES_FOR_VERDICT || base.length < MIN_SAMPLES_FOR_VERDICT) {
     const medianMs = cur.length ? spread(cur).medianMs : current.timing.median_ms;
     return {
       perf: "AMBIGUOUS",
       perfNote: `too few samples for an interval (current ${cur.length}, baseline ${base.length}; need ${MIN_SAMPLES_FOR_VERDICT})`,
+      tooFewSamples: true,
       ratio: medianMs / baselineMedianMs,
       baselineMedianMs
     };
@@ -40315,10 +40549,10 @@ function judgeAgainstSummary(key, cur, base, thresholdPct, config) {
     baselineMedianMs: base.median_ms
   };
 }
-function judgePaired(key, current, paired, config) {
-  const logs = paired.log_ratios;
+function judgePaired(key, current, paired2, config) {
+  const logs = paired2.log_ratios;
   const nPairs = logs.length;
-  const baseTiming = paired.base_timing;
+  const baseTiming = paired2.base_timing;
   const baseSamples = baseTiming?.samples_ms ?? [];
   const baselineMedianMs = baseTiming ? baseSamples.length ? spread(baseSamples).medianMs : baseTiming.median_ms : void 0;
   const headSamples = current.timing.samples_ms;
@@ -40354,7 +40588,7 @@ function judgePaired(key, current, paired, config) {
     confidence,
     mdcPct: 100 * (hi - lo) / 2
   };
-  const out = paired.confirm ? judgeConfirmed(key, judged, paired.confirm, config) : judged;
+  const out = paired2.confirm ? judgeConfirmed(key, judged, paired2.confirm, config) : judged;
   const note = subsampleNote("blocks of pairs", [{ of: "the", used: bootstrapped, total: nPairs }]);
   if (note === void 0) return out;
   return { ...out, perfNote: [out.perfNote, note].filter(Boolean).join("; ") };
@@ -40407,21 +40641,26 @@ function judgeConfirmed(key, first, confirm, config) {
     perfNote: `was ${first.perf} ${intervalText(first.ratio ?? NaN, first.ciLo ?? NaN, first.ciHi ?? NaN)}, but a second pair of worker processes read ${again} (${second}): the first reading did not repeat`
   };
 }
-function unpairedReason(paired) {
-  if (!paired) return "not timed against the base revision";
-  if (paired.base_status === "ok") return "base revision: ok, but no pairs were timed";
-  return `base revision: ${paired.base_status}${paired.base_reason ? ` (${paired.base_reason})` : ""}`;
+function unpairedKind(paired2) {
+  if (!paired2) return "not-timed";
+  if (paired2.base_status === "ok") return "no-pairs";
+  return paired2.base_status === "missing" ? "not-in-base" : "base-failed";
 }
-function fallbackNote(paired, stored, method, state) {
+function unpairedReason(paired2) {
+  if (!paired2) return "not timed against the base revision";
+  if (paired2.base_status === "ok") return "base revision: ok, but no pairs were timed";
+  return `base revision: ${paired2.base_status}${paired2.base_reason ? ` (${paired2.base_reason})` : ""}`;
+}
+function fallbackNote(paired2, stored, method, state) {
   if (method === "baseline") {
-    return `${unpairedReason(paired)}; judged against the stored baseline${stored.perfNote ? `; ${stored.perfNote}` : ""}`;
+    return `${unpairedReason(paired2)}; judged against the stored baseline${stored.perfNote ? `; ${stored.perfNote}` : ""}`;
   }
   const why2 = stored.perfNote ?? (state === "other-gpu" ? "the stored baseline ran on another GPU" : "no stored baseline");
-  if (paired?.base_status === "missing") {
-    const reason = paired.base_reason ? ` (${paired.base_reason})` : "";
+  if (paired2?.base_status === "missing") {
+    const reason = paired2.base_reason ? ` (${paired2.base_reason})` : "";
     return `not in the base revision${reason}${state === "compared" ? `; ${why2}` : ""}`;
   }
-  return `${unpairedReason(paired)}; ${why2}`;
+  return `${unpairedReason(paired2)}; ${why2}`;
 }
 var JUDGED = ["SLOWER", "FASTER", "SAME", "AMBIGUOUS", "MISSING"];
 function minChangePct(config, baseline) {
@@ -40463,8 +40702,8 @@ function errorReason(c) {
   const what = c.error ? `${c.error.kind}: ${c.error.message}` : c.reason ?? "no detail";
   return `${c.status}: ${what}`;
 }
-function driftReference(paired, baseline) {
-  const k = paired?.base_correctness;
+function driftReference(paired2, baseline) {
+  const k = paired2?.base_correctness;
   if (k?.status === "PASS" && typeof k.rel_l2 === "number") {
     return { correctness: k, what: "base revision", suffix: " on the same inputs" };
   }
@@ -40602,6 +40841,93 @@ function fmtFloor(ms) {
   return ms >= 1 ? `${ms} ms` : `${Number((ms * 1e3).toPrecision(3))} µs`;
 }
 
+// src/judge/identity.ts
+var IDENTICAL_NOTE = "identical build and sources";
+function isIdentical(c) {
+  return c.identical !== void 0 && c.status === "ok" && c.timing === void 0;
+}
+function judgeIdentical(config) {
+  const { thresholdPct, minChangeMs } = config.compare.paired;
+  return {
+    perf: { perf: "SAME", perfNote: IDENTICAL_NOTE, thresholdPct },
+    method: "identical",
+    rule: { thresholdPct, floorMs: minChangeMs }
+  };
+}
+
+// src/judge/tuning.ts
+function tuningText(config) {
+  return typeof config === "string" ? config : JSON.stringify(config);
+}
+function timedMs(table2, config) {
+  return table2?.candidates_ms?.find((c) => tuningText(c.config) === config)?.ms;
+}
+function retuneOf(before, after, against) {
+  const from = tuningText(before.config);
+  const to = tuningText(after.config);
+  if (from === to) return void 0;
+  const fromMs = timedMs(after, from) ?? timedMs(before, from);
+  const toMs2 = timedMs(after, to) ?? timedMs(before, to);
+  return {
+    against,
+    from,
+    to,
+    ...fromMs !== void 0 && toMs2 !== void 0 ? { fromMs, toMs: toMs2 } : {}
+  };
+}
+var moved2 = (c) => c.perf === "SLOWER" || c.perf === "FASTER";
+function retuneText(r) {
+  const timed = r.fromMs !== void 0 && r.toMs !== void 0 ? ` (the tuner timed them at ${r.fromMs.toFixed(3)} ms and ${r.toMs.toFixed(3)} ms)` : "";
+  return `${r.from} → ${r.to}${timed}`;
+}
+function applyTuning(cases2) {
+  const marked = [];
+  for (const c of cases2) {
+    const now = c.current?.tuning;
+    if (now === void 0) continue;
+    const arm = c.method === "paired" ? c.current?.paired?.base_tuning : void 0;
+    const armMove = arm !== void 0 ? retuneOf(arm, now, "arms") : void 0;
+    const stored = c.baseline?.tuning;
+    const storedMove = stored !== void 0 && !armMove ? retuneOf(stored, now, "stored") : void 0;
+    const retune = armMove ?? storedMove;
+    if (!retune) continue;
+    c.retune = retune;
+    marked.push(c);
+    if (retune.against === "arms") {
+      c.perfNote = joinNote(
+        c.perfNote,
+        `the arms launched different tunings (base ${retuneText(retune)}): the change altered the tuner's source, so its choice is part of what it did`
+      );
+    } else if (c.method !== "paired" && moved2(c)) {
+      c.perfNote = `was ${c.perf} ${formatRatioPct(c.ratio)}, but the tuner chose differently than in the stored run (${retuneText(retune)}): a re-tune, not a change of the code`;
+      c.perf = "AMBIGUOUS";
+    } else {
+      c.perfNote = joinNote(
+        c.perfNote,
+        `re-tuned since the stored run (${retuneText(retune)})${c.method === "paired" ? "; both arms launched the new tuning" : ""}`
+      );
+    }
+  }
+  return marked;
+}
+function joinNote(note, more) {
+  return note ? `${note}; ${more}` : more;
+}
+
+// src/judge/noise.ts
+function noiseModelOf(results) {
+  const sku = results.environment.gpu.sku;
+  return sku === void 0 || sku === "unknown" ? void 0 : sku;
+}
+function noiseNote(config, results, storedCases) {
+  const models = Object.keys(config.compare.noisePct);
+  const model = noiseModelOf(results);
+  if (storedCases === 0 || models.length === 0) return void 0;
+  if (model !== void 0 && models.includes(model)) return void 0;
+  const gpu = model ?? `${results.environment.gpu.name} (a GPU data/gpus.json does not list)`;
+  return `compare.noise_pct has figures for ${models.join(", ")}, none for this run's GPU ${gpu}: the ${storedCases} case(s) judged against the stored baseline are judged without a noise figure (one measured on another GPU model is never applied); run 'kernelgate calibrate' on A/A runs of this model to give it its own.`;
+}
+
 // src/judge/compare.ts
 function gpuOf(env) {
   return env.gpu.sku && env.gpu.sku !== "unknown" ? env.gpu.sku : env.gpu.name;
@@ -40635,37 +40961,42 @@ function baselineState(results, baseline) {
 }
 function judgeCasePerf(key, current, base, run2) {
   const { config } = run2;
-  const paired = run2.pairedOn ? current.paired : void 0;
-  if (isTimed(current) && paired?.base_status === "ok" && paired.log_ratios.length > 0) {
+  if (isIdentical(current)) return judgeIdentical(config);
+  const paired2 = run2.pairedOn ? current.paired : void 0;
+  if (isTimed(current) && paired2?.base_status === "ok" && paired2.log_ratios.length > 0) {
     const { thresholdPct: thresholdPct2, minChangeMs } = config.compare.paired;
     return {
-      perf: judgePaired(key, current, paired, config),
+      perf: judgePaired(key, current, paired2, config),
       method: "paired",
       rule: { thresholdPct: thresholdPct2, floorMs: minChangeMs }
     };
   }
   const rulePct = Math.max(
     config.compare.thresholdPct,
-    noisePctFor(config, current.kernel, current.variant, current.case)
+    noisePctFor(config, run2.gpuModel, current.kernel, current.variant, current.case)
   );
   const rule = { thresholdPct: rulePct, floorMs: config.compare.minChangeMs };
   const thresholdPct = Math.max(rulePct, minChangePct(config, base));
   const stored = judgePerf(key, current, base, run2.comparable, thresholdPct, config);
   const method = JUDGED.includes(stored.perf) ? "baseline" : "none";
-  const perf = { ...stored, thresholdPct };
   if (run2.pairedOn && isTimed(current)) {
-    perf.perfNote = fallbackNote(paired, stored, method, run2.state);
+    const perfNote = fallbackNote(paired2, stored, method, run2.state);
+    return {
+      perf: { ...stored, thresholdPct, perfNote, unpaired: unpairedKind(paired2) },
+      method,
+      rule
+    };
   }
-  return { perf, method, rule };
+  return { perf: { ...stored, thresholdPct }, method, rule };
 }
 function compareCase(current, run2) {
   const key = caseKey(current.kernel, current.variant, current.case);
   const base = run2.comparable ? run2.baselineByKey.get(key) : void 0;
-  const paired = run2.pairedOn ? current.paired : void 0;
+  const paired2 = run2.pairedOn ? current.paired : void 0;
   const samples = current.timing?.samples_ms ?? [];
   const s = samples.length ? spread(samples) : void 0;
   const { perf, method, rule } = judgeCasePerf(key, current, base, run2);
-  const drift = driftReference(paired, base);
+  const drift = driftReference(paired2, base);
   const judged = {
     key,
     label: caseLabel(current),
@@ -40776,6 +41107,7 @@ function pairedSummary(run2, cases2, controls) {
     ...run2.baseSha !== void 0 ? { baseSha: run2.baseSha } : {},
     cases: pairedCases.length,
     baselineCases: cases2.filter((c) => c.method === "baseline" && c.perf !== "MISSING").length,
+    ...cases2.some((c) => c.method === "identical") ? { identical: cases2.filter((c) => c.method === "identical").length } : {},
     thresholdPct: run2.config.compare.paired.thresholdPct,
     ...mdcs.length ? { medianMdcPct: median(mdcs) } : {},
     controlsMoved: controls.map((c) => c.label),
@@ -40791,12 +41123,14 @@ function compare(results, baseline, config) {
     comparable: judged.state === "compared",
     pairedOn: config.compare.paired.enabled && pairedRun,
     baseSha: results.run.paired_base?.git_sha,
+    gpuModel: noiseModelOf(results),
     baselineByKey: new Map(
       (baseline?.cases ?? []).map((c) => [caseKey(c.kernel, c.variant, c.case), c])
     )
   };
   const cases2 = results.cases.map((current) => compareCase(current, run2));
   cases2.push(...missingCases(run2, new Set(cases2.map((c) => c.key))));
+  applyTuning(cases2);
   const { controls, demoted } = run2.pairedOn ? applyControls(cases2, results) : { controls: [], demoted: [] };
   const stored = applyStoredControls(cases2, results);
   const pairedCases = cases2.filter((c) => c.method === "paired").length;
@@ -40806,7 +41140,10 @@ function compare(results, baseline, config) {
     notes: [
       ...baselineNotes(results, baseline, judged, pairedCases),
       ...pairedNotes(results, config, controls, demoted.length),
-      ...storedControlNotes(stored)
+      ...storedControlNotes(stored),
+      ...[noiseNote(config, results, cases2.filter((c) => c.method === "baseline").length)].filter(
+        (n) => n !== void 0
+      )
     ],
     ...stored.machine ? { machineMoved: stored.machine } : {},
     baselineRun: baseline ? {
@@ -40883,27 +41220,31 @@ function shardUnits(kernels, options = {}) {
   }
   return units;
 }
-var VARIANT_OVERHEAD_S = 1;
-var ESTIMATE_S_PER_ELEMENT = 1e-9;
-function measuredSeconds(unit, records) {
-  let seconds2 = 0;
-  let timed = 0;
-  for (const r of records) {
-    if (!r.timing) continue;
-    const samples = (xs) => (xs ?? []).reduce((s, x) => s + x, 0);
+var VARIANT_OVERHEAD_S = 0.13;
+var VARIANT_CALLS = 28;
+var ESTIMATE_OVERHEAD_S = 0.44;
+var PAIRED_TIME_CAP_S = 3;
+var TIME_CAP_S = 2;
+var PAIRED_RULE = { paired: true, capS: PAIRED_TIME_CAP_S };
+function recordSeconds(r, paired2) {
+  if (!r.timing) return VARIANT_OVERHEAD_S;
+  const sum = (xs) => (xs ?? []).reduce((s, x) => s + x, 0) / 1e3;
+  let pairs = r.paired?.seconds;
+  if (pairs === void 0) {
     const base = r.paired?.base_timing;
-    const ms = samples(r.timing.samples_ms) + (r.timing.warmup_ms ?? 0) + (base ? samples(base.samples_ms) + (base.warmup_ms ?? 0) : 0);
-    seconds2 += ms / 1e3 + VARIANT_OVERHEAD_S;
-    timed += 1;
+    pairs = sum(r.timing.samples_ms) * (base ? 1 : paired2 ? 2 : 1) + (base ? sum(base.samples_ms) : 0);
   }
-  if (timed === 0) return void 0;
-  return seconds2 + Math.max(0, unit.variants.length - timed) * VARIANT_OVERHEAD_S;
+  return pairs + VARIANT_OVERHEAD_S + VARIANT_CALLS * (r.timing.median_ms ?? 0) / 1e3;
 }
-function estimatedSeconds(unit) {
-  const size = Object.values(unit.params).filter((v) => typeof v === "number" && v > 0).reduce((p, v) => p * v, 1);
-  return unit.variants.length * (VARIANT_OVERHEAD_S + size * ESTIMATE_S_PER_ELEMENT);
+function measuredSeconds(unit, records, rule = PAIRED_RULE) {
+  if (!records.some((r) => r.timing)) return void 0;
+  const seconds2 = records.reduce((s, r) => s + recordSeconds(r, rule.paired), 0);
+  return seconds2 + Math.max(0, unit.variants.length - records.length) * (rule.capS + ESTIMATE_OVERHEAD_S);
 }
-function planShards(units, count2, baseline) {
+function estimatedSeconds(unit, rule = PAIRED_RULE) {
+  return unit.variants.length * (rule.capS + ESTIMATE_OVERHEAD_S);
+}
+function planShards(units, count2, baseline, rule = PAIRED_RULE) {
   const byUnit = /* @__PURE__ */ new Map();
   for (const c of baseline?.results.cases ?? []) {
     const id = `${c.kernel}/${c.case}`;
@@ -40912,9 +41253,9 @@ function planShards(units, count2, baseline) {
   let measured = 0;
   const cost = /* @__PURE__ */ new Map();
   for (const u of units) {
-    const got = measuredSeconds(u, byUnit.get(u.id) ?? []);
+    const got = measuredSeconds(u, byUnit.get(u.id) ?? [], rule);
     if (got !== void 0) measured += 1;
-    cost.set(u.id, got ?? estimatedSeconds(u));
+    cost.set(u.id, got ?? estimatedSeconds(u, rule));
   }
   const order = units.map((u, i) => ({ u, i, s: cost.get(u.id) })).sort((a, b) => b.s - a.s || a.i - b.i);
   const load = Array.from({ length: count2 }, () => 0);
@@ -40963,8 +41304,8 @@ function configUnits(config, only) {
 }
 
 // src/shard/merge.ts
-import { existsSync as existsSync5, readdirSync as readdirSync2, statSync as statSync2 } from "node:fs";
-import { join as join6, relative as relative4 } from "node:path";
+import { existsSync as existsSync6, readdirSync as readdirSync2, statSync as statSync3 } from "node:fs";
+import { join as join7, relative as relative4 } from "node:path";
 var NAMED_CASES = 6;
 function caseList(ids) {
   const shown = ids.slice(0, NAMED_CASES).join(", ");
@@ -40976,16 +41317,16 @@ function findShardFiles(dirs, name = "results.json") {
     for (const entry of readdirSync2(dir, { withFileTypes: true }).sort(
       (a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0
     )) {
-      const path11 = join6(dir, entry.name);
+      const path11 = join7(dir, entry.name);
       if (entry.isDirectory() && depth < 4) walk(path11, depth + 1);
       else if (entry.isFile() && entry.name === name) found.push(path11);
     }
   };
   for (const dir of dirs) {
-    if (!existsSync5(dir)) {
+    if (!existsSync6(dir)) {
       throw new InputError(`${dir}: no such folder (the shards' downloaded results)`);
     }
-    if (statSync2(dir).isFile()) found.push(dir);
+    if (statSync3(dir).isFile()) found.push(dir);
     else walk(dir, 0);
   }
   return found;
@@ -41280,18 +41621,18 @@ function shardTitleParts(results) {
 }
 
 // src/shard/run.ts
-import { existsSync as existsSync7, writeFileSync as writeFileSync2 } from "node:fs";
+import { existsSync as existsSync8, writeFileSync as writeFileSync2 } from "node:fs";
 
 // src/store/baseline.ts
 import {
-  existsSync as existsSync6,
+  existsSync as existsSync7,
   mkdirSync,
   readdirSync as readdirSync3,
   readFileSync as readFileSync5,
   renameSync,
   writeFileSync
 } from "node:fs";
-import { join as join7 } from "node:path";
+import { join as join8 } from "node:path";
 function judgementOf(context3) {
   const slower = Object.entries(context3.verdicts ?? {}).filter(([, verdict]) => verdict === "SLOWER").map(([id]) => id).sort();
   return {
@@ -41318,7 +41659,7 @@ function safeSegment(value, field3) {
 }
 function readJudgement(path11) {
   const side = `${path11}.judged`;
-  if (!existsSync6(side)) return void 0;
+  if (!existsSync7(side)) return void 0;
   try {
     const parsed = JSON.parse(readFileSync5(side, "utf8"));
     return {
@@ -41338,11 +41679,11 @@ function writeAtomically(path11, text3) {
 function fileBaselineStore(root, options = {}) {
   const now = options.now ?? Date.now;
   const warn = options.warn ?? (() => void 0);
-  const dirOf = (key) => join7(root, safeSegment(key.branch, "branch"), safeSegment(key.sku, "GPU SKU"));
+  const dirOf = (key) => join8(root, safeSegment(key.branch, "branch"), safeSegment(key.sku, "GPU SKU"));
   const entries = (key) => {
     const dir = dirOf(key);
-    if (!existsSync6(dir)) return [];
-    return readdirSync3(dir).filter((name) => name.endsWith(".json")).sort().reverse().map((name) => join7(dir, name));
+    if (!existsSync7(dir)) return [];
+    return readdirSync3(dir).filter((name) => name.endsWith(".json")).sort().reverse().map((name) => join8(dir, name));
   };
   const stored = (key, limit) => {
     const found = [];
@@ -41367,7 +41708,7 @@ function fileBaselineStore(root, options = {}) {
       mkdirSync(dir, { recursive: true });
       const stamp = results.run.started_at.replace(/[^0-9A-Za-z]/g, "");
       const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
-      const path11 = join7(dir, `${stamp}-${sha}.json`);
+      const path11 = join8(dir, `${stamp}-${sha}.json`);
       if (context3 !== void 0) {
         writeAtomically(`${path11}.judged`, JSON.stringify(judgementOf(context3), null, 2) + "\n");
       }
@@ -41377,7 +41718,7 @@ function fileBaselineStore(root, options = {}) {
   };
 }
 function explicitBaseline(path11) {
-  if (!existsSync6(path11)) {
+  if (!existsSync7(path11)) {
     throw new Error(`baseline ${path11}: no such file`);
   }
   return { results: loadResults(path11), path: path11 };
@@ -41390,7 +41731,7 @@ function shardedOptions(options, spec, balance, log) {
   const timings = async (environment) => {
     if (balance === "estimate") return void 0;
     if (options.baselinePath !== void 0) {
-      if (existsSync7(options.baselinePath)) return explicitBaseline(options.baselinePath);
+      if (existsSync8(options.baselinePath)) return explicitBaseline(options.baselinePath);
       log.info(
         `shard: no baseline at ${options.baselinePath} yet: the split is balanced by estimate.`
       );
@@ -41410,10 +41751,14 @@ function shardedOptions(options, spec, balance, log) {
   };
   const selectCases = async (environment) => {
     const units = configUnits(options.config, options.only);
-    plan = planShards(units, spec.count, await timings(environment));
+    const paired2 = options.pairedBase !== void 0 || options.pairedWithLastGood === true;
+    plan = planShards(units, spec.count, await timings(environment), {
+      paired: paired2,
+      capS: paired2 ? PAIRED_TIME_CAP_S : TIME_CAP_S
+    });
     const mine = plan.shards[spec.index - 1] ?? [];
     log.info(
-      `shard ${spec.index}/${spec.count}: ${mine.length} of ${units.length} cases, about ${plan.seconds[spec.index - 1] ?? 0} s by ${plan.source === "baseline" ? `the timings of ${plan.baseline}` : "the cases' sizes (no stored timings)"}; split ${plan.digest}`
+      `shard ${spec.index}/${spec.count}: ${mine.length} of ${units.length} cases, about ${plan.seconds[spec.index - 1] ?? 0} s by ${plan.source === "baseline" ? `the timings of ${plan.baseline}` : "the estimate (no stored timings: variants × the time cap + overhead)"}; split ${plan.digest}`
     );
     return mine;
   };
@@ -41442,8 +41787,8 @@ function shardedOptions(options, spec, balance, log) {
 }
 
 // src/shard/action.ts
-import { existsSync as existsSync8, mkdirSync as mkdirSync2, writeFileSync as writeFileSync3 } from "node:fs";
-import { join as join8 } from "node:path";
+import { existsSync as existsSync9, mkdirSync as mkdirSync2, writeFileSync as writeFileSync3 } from "node:fs";
+import { join as join9 } from "node:path";
 function readShardInputs(getInput2) {
   const text3 = (name) => {
     const value = getInput2(name).trim();
@@ -41487,12 +41832,12 @@ async function mergedRun(ctx) {
     else ctx.warning(s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
   }
   mkdirSync2(ctx.outDir, { recursive: true });
-  const resultsPath = join8(ctx.outDir, "results.json");
+  const resultsPath = join9(ctx.outDir, "results.json");
   writeFileSync3(resultsPath, JSON.stringify(merged.results, null, 2) + "\n");
   const notes = [];
   let baseline;
   if (ctx.baselinePath !== void 0) {
-    if (existsSync8(ctx.baselinePath)) baseline = explicitBaseline(ctx.baselinePath);
+    if (existsSync9(ctx.baselinePath)) baseline = explicitBaseline(ctx.baselinePath);
     else {
       notes.push(
         `The baseline ${ctx.baselinePath} does not exist: every case is NEW. Baselines are written by trusted runs (push, schedule); run one first.`
@@ -41500,11 +41845,12 @@ async function mergedRun(ctx) {
     }
   } else if (ctx.baselineBranch !== void 0) {
     const branch = ctx.baselineBranch;
+    const seen = { passedOver: false };
     baseline = await compositeBaseline(
       merged,
-      async (sku) => await ctx.store.latest({ branch, sku })
+      (sku) => storedOf(ctx, { branch, sku }, notes, seen)
     );
-    if (baseline === void 0) {
+    if (baseline === void 0 && !seen.passedOver) {
       notes.push(
         `No stored baseline for branch ${branch} on ${[...merged.skus.keys()].join(", ") || "any GPU"}: every case is NEW.`
       );
@@ -41526,6 +41872,18 @@ async function mergedRun(ctx) {
   }
   for (const note of notes) ctx.warning(note);
   return { results: merged.results, resultsPath, baseline, pendingBaseline, notes };
+}
+async function storedOf(ctx, key, notes, seen) {
+  if (ctx.ancestry === void 0) return ctx.store.latest(key);
+  const found = await ancestorBaseline(ctx.store, key, ctx.ancestry);
+  for (const line of found.lines) ctx.info(line);
+  if (found.stored === void 0 && found.lines.length > 0) {
+    seen.passedOver = true;
+    notes.push(
+      `No stored run of branch ${key.branch} on ${key.sku} is an ancestor of the pull request's base ${ctx.ancestry.baseSha.slice(0, 12)} (the log names those passed over): every case on it not timed beside the base is NEW.`
+    );
+  }
+  return found.stored;
 }
 function shardDone(spec, results, resultsPath) {
   const owned = results.run.shard?.cases.length ?? 0;
@@ -41562,10 +41920,10 @@ function selectedUnits(results, config) {
     ...selection?.kernels ? { only: selection.kernels } : {},
     ci: selection?.ci === true
   });
-  const listed = selection?.cases ? new Set(selection.cases) : void 0;
+  const listed2 = selection?.cases ? new Set(selection.cases) : void 0;
   const matches2 = paramsMatch(selection);
   const variants = selection?.variants;
-  return units.filter((u) => (owned?.has(u.id) ?? true) && (listed?.has(u.id) ?? true) && matches2(u.params)).map((u) => variants ? { ...u, variants: u.variants.filter((v) => variants.includes(v)) } : u).filter((u) => u.variants.length > 0);
+  return units.filter((u) => (owned?.has(u.id) ?? true) && (listed2?.has(u.id) ?? true) && matches2(u.params)).map((u) => variants ? { ...u, variants: u.variants.filter((v) => variants.includes(v)) } : u).filter((u) => u.variants.length > 0);
 }
 var count = (n) => n.toLocaleString("en-US");
 function cases(n) {
@@ -41907,11 +42265,11 @@ function slowerTargets(cases2) {
 }
 
 // src/deep/run.ts
-import { existsSync as existsSync10 } from "node:fs";
-import { delimiter as delimiter4, join as join12 } from "node:path";
+import { existsSync as existsSync11 } from "node:fs";
+import { delimiter as delimiter4, join as join13 } from "node:path";
 
 // src/deep/common.ts
-import { delimiter as delimiter3, join as join9 } from "node:path";
+import { delimiter as delimiter3, join as join10 } from "node:path";
 
 // src/deep/sanitizer.ts
 var SANITIZER_TOOLS = ["memcheck", "racecheck", "synccheck", "initcheck"];
@@ -42023,7 +42381,7 @@ async function pool(items, jobs, work) {
 var slug = (t) => `${t.kernel}-${t.variant}`.replace(/[^\w.-]+/g, "_");
 var both = (r) => `${r.stdout}${r.stdout && r.stderr ? "\n" : ""}${r.stderr}`;
 function harnessLaunch(o, module) {
-  return [join9(o.harnessRoot, "python", "kernelgate_launch.py"), module];
+  return [join10(o.harnessRoot, "python", "kernelgate_launch.py"), module];
 }
 function harnessEnv(o) {
   const parent = o.env ?? process.env;
@@ -42031,7 +42389,7 @@ function harnessEnv(o) {
     // The harness package alone from the action (python/); the workspace is not on the harness's
     // path (a sitecustomize.py of it would run there): the processes that run a kernel put it
     // first on theirs (worker.py, profile_one.py: checkout_on_path).
-    PYTHONPATH: [join9(o.harnessRoot, "python"), parent.PYTHONPATH].filter((p) => Boolean(p)).join(delimiter3),
+    PYTHONPATH: [join10(o.harnessRoot, "python"), parent.PYTHONPATH].filter((p) => Boolean(p)).join(delimiter3),
     PYTHONUNBUFFERED: "1",
     // Each tensor its own allocation: the sanitizer then sees a write past a tensor's end (in
     // PyTorch's cached pool it lands in the pool's own memory and goes unseen).
@@ -42050,7 +42408,7 @@ var boxText = (box) => box.seconds === void 0 ? "the time box" : `the time box (
 
 // src/deep/profile.ts
 import { mkdirSync as mkdirSync3, writeFileSync as writeFileSync4 } from "node:fs";
-import { join as join10 } from "node:path";
+import { join as join11 } from "node:path";
 function ncuArgs(o, t, metrics, report) {
   return [
     "--target-processes",
@@ -42076,9 +42434,9 @@ function ncuArgs(o, t, metrics, report) {
   ];
 }
 async function runNcu(exec2, o, ncu, t, metrics, dropped) {
-  const dir = join10(o.outDir, "ncu");
+  const dir = join11(o.outDir, "ncu");
   mkdirSync3(dir, { recursive: true });
-  const report = join10(dir, slug(t));
+  const report = join11(dir, slug(t));
   const box = boxOf(o);
   const clock = box.clock;
   const t0 = clock();
@@ -42110,7 +42468,7 @@ async function runNcu(exec2, o, ncu, t, metrics, dropped) {
     });
   }
   const profiled = both(r);
-  writeFileSync4(join10(dir, `${slug(t)}.log`), profiled);
+  writeFileSync4(join11(dir, `${slug(t)}.log`), profiled);
   if (r.timedOut) {
     return {
       ...base,
@@ -42192,10 +42550,10 @@ async function runNcus(targets, o, exec2, ncu, diagnostics) {
 }
 
 // src/deep/sanitize.ts
-import { existsSync as existsSync9, mkdirSync as mkdirSync4, readdirSync as readdirSync4, readFileSync as readFileSync6, writeFileSync as writeFileSync5 } from "node:fs";
-import { basename as basename3, join as join11, resolve as resolve5 } from "node:path";
+import { existsSync as existsSync10, mkdirSync as mkdirSync4, readdirSync as readdirSync4, readFileSync as readFileSync6, writeFileSync as writeFileSync5 } from "node:fs";
+import { basename as basename3, join as join12, resolve as resolve5 } from "node:path";
 function harnessCaseProblem(resultsPath, t, caseId) {
-  if (!existsSync9(resultsPath)) return { kind: "missing", message: "the harness wrote no results" };
+  if (!existsSync10(resultsPath)) return { kind: "missing", message: "the harness wrote no results" };
   try {
     const doc = JSON.parse(readFileSync6(resultsPath, "utf8"));
     const c = doc.cases?.find(
@@ -42214,9 +42572,9 @@ function harnessCaseProblem(resultsPath, t, caseId) {
   }
 }
 function harnessModules(o) {
-  const py = (dir, recursive) => existsSync9(dir) ? readdirSync4(dir, { recursive }).map((f) => basename3(String(f))).filter((f) => f.endsWith(".py")) : [];
+  const py = (dir, recursive) => existsSync10(dir) ? readdirSync4(dir, { recursive }).map((f) => basename3(String(f))).filter((f) => f.endsWith(".py")) : [];
   const kernels = new Set(py(resolve5(o.workspace, o.kernelsDir), true));
-  const own = py(join11(o.harnessRoot, "python", "kernelgate_harness"), false);
+  const own = py(join12(o.harnessRoot, "python", "kernelgate_harness"), false);
   return new Set(own.filter((f) => !kernels.has(f) && !REPLAYS_VARIANT_WORK.has(f)));
 }
 var REPLAYS_VARIANT_WORK = /* @__PURE__ */ new Set(["graphs.py", "timing.py", "timed_output.py"]);
@@ -42226,10 +42584,10 @@ function attributed(f, modules) {
 }
 var SAME_ON_EVERY_CASE = /^(no library for |build of |build record of |CUDA variant; this run is on )/;
 async function sanitizeCase(exec2, o, tool, sanitizer, t, c, box) {
-  const dir = join11(o.outDir, "sanitizer", tool);
+  const dir = join12(o.outDir, "sanitizer", tool);
   mkdirSync4(dir, { recursive: true });
   const name = c.caseId === t.caseId ? slug(t) : `${slug(t)}-${caseSlug(c.caseId)}`;
-  const results = join11(dir, `${name}.json`);
+  const results = join12(dir, `${name}.json`);
   const args = [
     "--tool",
     tool,
@@ -42265,7 +42623,7 @@ async function sanitizeCase(exec2, o, tool, sanitizer, t, c, box) {
   });
   const seconds2 = Math.round((box.clock() - t0) * 10) / 10;
   const output = both(r);
-  writeFileSync5(join11(dir, `${name}.log`), output);
+  writeFileSync5(join12(dir, `${name}.log`), output);
   const parsed = parseSanitizer(output);
   const problem = parsed.errors === 0 && !r.timedOut ? harnessCaseProblem(results, t, c.caseId) : void 0;
   return { r, output, parsed, problem, seconds: seconds2, command: [sanitizer, ...args].join(" ") };
@@ -42366,15 +42724,15 @@ function parseDeepChecks(text3, where3) {
   }
   return DEEP_CHECKS.filter((c) => out.has(c));
 }
-function findTool(name, env, given, exists3 = existsSync10) {
+function findTool(name, env, given, exists3 = existsSync11) {
   if (given) return exists3(given) ? given : void 0;
   const dirs = [
     ...(env.PATH ?? "").split(delimiter4).filter(Boolean),
-    ...env.CUDA_HOME ? [join12(env.CUDA_HOME, "bin")] : [],
+    ...env.CUDA_HOME ? [join13(env.CUDA_HOME, "bin")] : [],
     "/usr/local/cuda/bin"
   ];
   for (const dir of dirs) {
-    const path11 = join12(dir, name);
+    const path11 = join13(dir, name);
     if (exists3(path11)) return path11;
   }
   return void 0;
@@ -42868,6 +43226,249 @@ function evaluateTiers(results, config) {
   return config.kernels.map(({ manifest }) => gradeKernel(results, config, manifest)).filter((s) => s !== void 0);
 }
 
+// src/judge/steps.ts
+var STEP_WINDOW = 14;
+var STEP_MIN_BEFORE = 3;
+var STEP_SPREADS = 4;
+var STEP_MIN_NIGHTS = 2;
+function madSpread(values, center) {
+  return 1.4826 * median(values.map((v) => Math.abs(v - center)));
+}
+function diffSpread(y) {
+  if (y.length < 2) return 0;
+  const d = y.slice(1).map((v, i) => Math.abs(v - y[i]));
+  return 1.4826 * median(d) / Math.SQRT2;
+}
+function testSplit(y, ms, k, opts) {
+  const before = y.slice(0, k);
+  const after = y.slice(k);
+  const m = median(before);
+  const spread2 = Math.max(madSpread(before, m), diffSpread(before));
+  const fromMs = Math.exp(m);
+  const floor = Math.log1p(Math.max(opts.floorPct / 100, opts.floorMs / fromMs));
+  const threshold = Math.max(opts.spreads * spread2 * Math.sqrt(1 + Math.PI / 2 / k), floor);
+  const d = after.map((v) => v - m);
+  const up = d.every((x) => x > threshold);
+  const down = d.every((x) => x < -threshold);
+  if (!up && !down) return void 0;
+  const toMs2 = median(ms.slice(k));
+  return {
+    kind: after.length >= STEP_MIN_NIGHTS ? "step" : "watch",
+    direction: up ? "SLOWER" : "FASTER",
+    index: k,
+    nights: after.length,
+    fromMs,
+    toMs: toMs2,
+    changePct: 100 * (toMs2 / fromMs - 1),
+    thresholdPct: 100 * Math.expm1(threshold),
+    spreadPct: 100 * spread2,
+    before: before.length
+  };
+}
+function stepTest(seriesMs, options) {
+  const opts = {
+    window: STEP_WINDOW,
+    minBefore: STEP_MIN_BEFORE,
+    spreads: STEP_SPREADS,
+    ...options
+  };
+  const ms = seriesMs.slice(-opts.window);
+  if (ms.some((v) => !(v > 0))) throw new Error("stepTest: every median must be above 0 ms");
+  const y = ms.map(Math.log);
+  for (let k = opts.minBefore; k < y.length; k++) {
+    const at = testSplit(y, ms, k, opts);
+    if (at !== void 0) return at;
+  }
+  return void 0;
+}
+
+// src/judge/trend.ts
+var RUN_IDENTITY = ["harness", "driver", "CUDA", "torch", "triton", "GPU"];
+var paired = (r) => r.run.paired_base !== void 0 || r.cases.some((c) => c.paired !== void 0);
+function runIdentity(r) {
+  const env = r.environment;
+  return {
+    harness: r.run.harness,
+    driver: env.driver_version,
+    CUDA: env.cuda_runtime_version,
+    torch: env.libraries?.["torch"],
+    triton: env.libraries?.["triton"],
+    GPU: env.gpu.name
+  };
+}
+function tuningOf(c) {
+  const config = c.tuning?.config;
+  if (config === void 0 || config === null) return void 0;
+  const stable = (v) => Array.isArray(v) ? v.map(stable) : v !== null && typeof v === "object" ? Object.fromEntries(
+    Object.keys(v).sort().map((k) => [k, stable(v[k])])
+  ) : v;
+  return JSON.stringify(stable(config));
+}
+var differ = (a, b) => a !== void 0 && b !== void 0 && a !== b;
+function runBoundaries(runs) {
+  const at = [];
+  const list = [];
+  for (let i = 1; i < runs.length; i++) {
+    const [a, b] = [runIdentity(runs[i - 1]), runIdentity(runs[i])];
+    for (const field3 of RUN_IDENTITY) {
+      if (!differ(a[field3], b[field3])) continue;
+      const run2 = runs[i].run;
+      list.push({
+        field: field3,
+        from: a[field3],
+        to: b[field3],
+        startedAt: run2.started_at,
+        ...run2.git_sha ? { commit: run2.git_sha } : {}
+      });
+      if (at[at.length - 1] !== i) at.push(i);
+    }
+  }
+  return { at, list };
+}
+function caseSegment(series, runs, runCuts, own, key) {
+  let start = 0;
+  for (let i = 1; i < series.length; i++) {
+    const [a, b] = [series[i - 1], series[i]];
+    if (runCuts.some((cut) => cut > a.runIndex && cut <= b.runIndex)) start = i;
+    const run2 = runs[b.runIndex].run;
+    const fields = [
+      ["timing method", timingMethodKind(a.c.timing.method), timingMethodKind(b.c.timing.method)],
+      ["tuning", tuningOf(a.c), tuningOf(b.c)]
+    ];
+    for (const [field3, from, to] of fields) {
+      if (!differ(from, to)) continue;
+      start = i;
+      const same = own.find(
+        (x) => x.field === field3 && x.startedAt === run2.started_at && x.from === from && x.to === to
+      );
+      if (same) same.cases.push(key);
+      else {
+        own.push({
+          field: field3,
+          from,
+          to,
+          startedAt: run2.started_at,
+          ...run2.git_sha ? { commit: run2.git_sha } : {},
+          cases: [key]
+        });
+      }
+    }
+  }
+  return series.slice(start);
+}
+function referencesOf(results) {
+  const refs = /* @__PURE__ */ new Set();
+  for (const k of results.kernels) {
+    for (const v of k.variants) if (v.role === "reference") refs.add(`${k.name}/${v.name}`);
+  }
+  return refs;
+}
+function seriesByCase(runs) {
+  const byCase2 = /* @__PURE__ */ new Map();
+  runs.forEach((r, runIndex) => {
+    for (const c of r.cases) {
+      if (c.status !== "ok" || !(c.timing?.median_ms !== void 0 && c.timing.median_ms > 0)) {
+        continue;
+      }
+      const key = `${c.kernel}/${c.variant}/${c.case}`;
+      byCase2.set(key, [...byCase2.get(key) ?? [], { c, runIndex }]);
+    }
+  });
+  return byCase2;
+}
+function historyTrend(history, tonight, options) {
+  const window2 = options.window ?? STEP_WINDOW;
+  const mode = paired(tonight) ? "paired" : "single";
+  const earlier = history.filter((r) => r.run.started_at < tonight.run.started_at).sort((a, b) => a.run.started_at.localeCompare(b.run.started_at));
+  const same = earlier.filter((r) => (paired(r) ? "paired" : "single") === mode);
+  const runs = [...same.slice(-(window2 - 1)), tonight];
+  const { at: runCuts, list } = runBoundaries(runs);
+  const own = [];
+  const refs = referencesOf(tonight);
+  const cases2 = [];
+  const last = runs.length - 1;
+  for (const [key, series] of seriesByCase(runs)) {
+    if (series[series.length - 1].runIndex !== last) continue;
+    const segment = caseSegment(series, runs, runCuts, own, key);
+    const points = segment.map(({ c: c2, runIndex }) => ({
+      startedAt: runs[runIndex].run.started_at,
+      ...runs[runIndex].run.git_sha ? { commit: runs[runIndex].run.git_sha } : {},
+      ms: c2.timing.median_ms,
+      ...c2.paired?.median_ratio !== void 0 ? { pairedRatio: c2.paired.median_ratio } : {}
+    }));
+    const finding = stepTest(
+      points.map((p) => p.ms),
+      { floorPct: options.floorPct, floorMs: options.floorMs, window: window2 }
+    );
+    if (finding === void 0) continue;
+    const { c } = series[series.length - 1];
+    const first = points[finding.index];
+    cases2.push({
+      key,
+      kernel: c.kernel,
+      variant: c.variant,
+      caseId: c.case,
+      reference: refs.has(`${c.kernel}/${c.variant}`),
+      points,
+      finding: {
+        ...finding,
+        startedAt: first.startedAt,
+        ...first.commit ? { commit: first.commit } : {}
+      }
+    });
+  }
+  const machine = attributeToMachine(cases2, options.floorPct, seriesByCase(runs), refs, last);
+  return {
+    mode,
+    leftOut: earlier.length - same.length,
+    runs: runs.length - 1,
+    ...runs.length > 1 ? { since: runs[0].run.started_at } : {},
+    boundaries: [...list, ...own].sort((a, b) => a.startedAt.localeCompare(b.startedAt)),
+    cases: cases2,
+    machine,
+    window: window2
+  };
+}
+function attributeToMachine(cases2, floorPct, byCase2, refs, last) {
+  const isRef = (key) => refs.has(key.split("/").slice(0, 2).join("/"));
+  const timedRefs = [...byCase2.entries()].filter(
+    ([key, s]) => isRef(key) && s[s.length - 1].runIndex === last
+  ).length;
+  const moves = /* @__PURE__ */ new Map();
+  for (const t of cases2) {
+    if (!t.reference) continue;
+    t.finding.control = "reference";
+    const at = `${t.finding.startedAt}\0${t.finding.direction}`;
+    moves.set(at, [...moves.get(at) ?? [], t]);
+  }
+  const machine = [];
+  for (const [at, moved3] of moves) {
+    if (timedRefs < 3 || moved3.length * 2 < timedRefs) continue;
+    const [startedAt, direction] = at.split("\0");
+    const pcts = moved3.map((t) => t.finding.changePct).sort((a, b) => a - b);
+    const mid = pcts.length / 2;
+    const medianPct = pcts.length % 2 ? pcts[Math.floor(mid)] : (pcts[mid - 1] + pcts[mid]) / 2;
+    machine.push({ direction, startedAt, moved: moved3.length, of: timedRefs, medianPct });
+  }
+  for (const t of cases2) {
+    if (t.reference) continue;
+    const f = t.finding;
+    const ratio = t.points[f.index].pairedRatio;
+    if (ratio !== void 0) {
+      if (Math.abs(ratio - 1) * 100 < floorPct) f.control = "paired";
+      continue;
+    }
+    if (machine.some((m) => m.startedAt === f.startedAt && m.direction === f.direction)) {
+      f.control = "machine";
+    } else if (cases2.some(
+      (r) => r.reference && r.kernel === t.kernel && r.caseId === t.caseId && r.finding.startedAt === f.startedAt && r.finding.direction === f.direction
+    )) {
+      f.control = "same-case";
+    }
+  }
+  return machine;
+}
+
 // src/report/digest.ts
 var CHANGE_KINDS = [
   "wrong",
@@ -42938,13 +43539,13 @@ function variantChanges(cases2, aboveChip) {
       continue;
     }
     const first = list[0];
-    const moved2 = hit.filter((c) => c.perf === "SLOWER" || c.perf === "FASTER");
+    const moved3 = hit.filter((c) => c.perf === "SLOWER" || c.perf === "FASTER");
     changed.push({
       kernel: first.kernel,
       variant: first.variant,
       cases: list.length,
       changed: hit,
-      delta: ratioSpread(moved2.map((c) => c.ratio ?? NaN)),
+      delta: ratioSpread(moved3.map((c) => c.ratio ?? NaN)),
       counts: verdictCounts(list, aboveChip)
     });
   }
@@ -43166,6 +43767,7 @@ function errorCell(c) {
 var METHOD_MARK = {
   paired: " · paired",
   baseline: " · vs baseline",
+  identical: "",
   none: ""
 };
 function perfCells(c, input) {
@@ -43292,7 +43894,12 @@ function stagesLine(results) {
   if (!stages.some(([k]) => k === "harness") && inner) parts.push(inner);
   parts.push(...other.map((k) => `${escapeMarkdown(k)} ${s(k)}`));
   const total = stages.reduce((sum, [k]) => sum + (secs[k] ?? 0), 0);
-  return `Time of each stage${stages.length ? ` (${fixed(total, 0)} s in all)` : ""}: ${parts.join(" · ")}.`;
+  return `Time of each stage${stages.length ? ` (${fixed(total, 0)} s in all)` : ""}: ${parts.join(" · ")}.${identitySkipped(results)}`;
+}
+function identitySkipped(results) {
+  const n = results.cases.filter(isIdentical).length;
+  if (n === 0) return "";
+  return ` Identity skipped the timing of ${n} variant-case${n === 1 ? "" : "s"} (identical build and sources in base and head: verified, not timed).`;
 }
 var SASS_HIGHLIGHTS = ["HGMMA", "HMMA", "LDSM", "LDGSTS", "UTMALDG", "LDL", "STL"];
 function buildsView(input, opts) {
@@ -43350,7 +43957,7 @@ function buildsView(input, opts) {
 
 // src/report/render.ts
 import { readdirSync as readdirSync5, readFileSync as readFileSync7 } from "node:fs";
-import { join as join13 } from "node:path";
+import { join as join14 } from "node:path";
 
 // node_modules/mustache/mustache.mjs
 var objectToString = Object.prototype.toString;
@@ -43919,20 +44526,21 @@ function deepTitleParts(input) {
 
 // src/report/summary.ts
 function judgedView(input) {
-  const paired = input.comparison.paired;
-  if (!paired) return void 0;
+  const paired2 = input.comparison.paired;
+  if (!paired2) return void 0;
   const state = input.comparison.baseline;
   return {
-    paired: paired.cases,
+    paired: paired2.cases,
     // Shown as code: only a commit id (hex) can be, anything else is left out.
-    baseSha: /^[0-9a-f]{4,64}$/i.test(paired.baseSha ?? "") ? paired.baseSha?.slice(0, 12) : void 0,
-    thresholdPct: fixed(paired.thresholdPct, 1),
-    mdcPct: paired.medianMdcPct === void 0 ? void 0 : fixed(paired.medianMdcPct, 2),
-    stored: paired.baselineCases,
+    baseSha: /^[0-9a-f]{4,64}$/i.test(paired2.baseSha ?? "") ? paired2.baseSha?.slice(0, 12) : void 0,
+    thresholdPct: fixed(paired2.thresholdPct, 1),
+    mdcPct: paired2.medianMdcPct === void 0 ? void 0 : fixed(paired2.medianMdcPct, 2),
+    stored: paired2.baselineCases,
+    identical: paired2.identical,
     storedCompared: state === "compared",
     storedOtherGpu: state === "other-gpu",
     storedNone: state === "none",
-    confirm: paired.confirm
+    confirm: paired2.confirm
   };
 }
 function outcomeText(input, changes) {
@@ -43952,7 +44560,7 @@ function outcomeText(input, changes) {
     }
     return parts;
   };
-  const join29 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
+  const join35 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
   if (outcome === "fail") {
     const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
     const parts = [...shardTitleParts(input.results), ...deepTitleParts(input), ...say(kinds)];
@@ -43964,15 +44572,15 @@ function outcomeText(input, changes) {
       }
     }
     const n = input.gate.reasons.length;
-    return `❌ fail: ${parts.length ? join29(parts) : plural(n, "reason")}`;
+    return `❌ fail: ${parts.length ? join35(parts) : plural(n, "reason")}`;
   }
-  if (outcome === "regression") return `⚠️ regression: ${join29(say(["slower"]))}`;
+  if (outcome === "regression") return `⚠️ regression: ${join35(say(["slower"]))}`;
   const faster = say(["faster"]);
-  const moved2 = changes.changed.filter((v) => v.changed.some(isControl));
-  const control = moved2.length ? ` (the A/A control ${moved2.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
-  if (faster.length) return `✅ pass: ${join29(faster)}${control}`;
+  const moved3 = changes.changed.filter((v) => v.changed.some(isControl));
+  const control = moved3.length ? ` (the A/A control ${moved3.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
+  if (faster.length) return `✅ pass: ${join35(faster)}${control}`;
   if (!changes.judged) return "✅ pass";
-  return `✅ pass: ${moved2.length ? "no candidate" : "no case"} slower or faster${control}`;
+  return `✅ pass: ${moved3.length ? "no candidate" : "no case"} slower or faster${control}`;
 }
 
 // src/report/alert.ts
@@ -44461,7 +45069,7 @@ function slowerFindings(f) {
     const slower = v.changed.filter((c) => c.perf === "SLOWER");
     if (!slower.length) continue;
     const d = ratioSpread(slower.map((c) => c.ratio ?? NaN));
-    const paired = slower.every(isControl) ? slower.some((c) => c.control === "stored") ? ": a reference, its code not changed since the stored run, so the machine or the night moved, not the code" : ": a reference, the same code in both arms, so the machine was not quiet (not this PR); rerun" : slower.every((c) => c.method === "paired") ? ", paired against the base revision" : "";
+    const paired2 = slower.every(isControl) ? slower.some((c) => c.control === "stored") ? ": a reference, its code not changed since the stored run, so the machine or the night moved, not the code" : ": a reference, the same code in both arms, so the machine was not quiet (not this PR); rerun" : slower.every((c) => c.method === "paired") ? ", paired against the base revision" : "";
     const grp = {
       kernel: v.kernel,
       variant: v.variant,
@@ -44471,13 +45079,37 @@ function slowerFindings(f) {
     };
     put(
       "slower",
-      `🔴 ${name(v)} slower on ${ofCases(grp)}${where3(grp)}: ${rangeText(d)} (geomean ${formatRatioPct(d?.geomean)})${paired}`
+      `🔴 ${name(v)} slower on ${ofCases(grp)}${where3(grp)}: ${rangeText(d)} (geomean ${formatRatioPct(d?.geomean)})${paired2}`
     );
+  }
+}
+function retuneFindings(f) {
+  const { all, other, name } = f;
+  const retuned = all.filter((c) => c.retune !== void 0);
+  const byVariant = /* @__PURE__ */ new Map();
+  for (const c of retuned) {
+    const at = `${c.kernel}/${c.variant}`;
+    byVariant.set(at, [...byVariant.get(at) ?? [], c]);
+  }
+  for (const cases2 of byVariant.values()) {
+    const first = cases2[0];
+    const of = all.filter((c) => c.kernel === first.kernel && c.variant === first.variant).length;
+    const r = first.retune;
+    const shown = cases2.slice(0, 3).map((c) => `${esc(c.caseId)}: ${esc(clip(retuneText(c.retune), COMMENT_NOTE_CHARS))}`);
+    const more = cases2.length > 3 ? `; and ${plural(cases2.length - 3, "more case")}` : "";
+    const movedText = (() => {
+      const n = cases2.filter((c) => c.perf === "AMBIGUOUS" && c.method !== "paired").length;
+      return n ? `; ${n} of them moved, AMBIGUOUS rather than a verdict on the code` : "";
+    })();
+    const lead = r.against === "arms" ? `the arms launched different tunings on ${cases2.length} of ${of} cases (the change altered the tuner's source; the pairs judge what it did)` : `re-tuned since the stored run on ${cases2.length} of ${of} cases: the tuner chose another configuration, a re-tune, not a regression${cases2.some((c) => c.method === "paired") ? " (both arms of tonight's pairs launched the new one)" : ""}`;
+    other.push(`🎛️ ${name(first)} ${lead}${movedText}. ${shown.join("; ")}${more}`);
   }
 }
 function ambiguousFindings(f) {
   const { all, other } = f;
-  const ambiguous = all.filter((c) => c.perf === "AMBIGUOUS");
+  const ambiguous = all.filter(
+    (c) => c.perf === "AMBIGUOUS" && !(c.retune?.against === "stored" && c.method !== "paired")
+  );
   if (ambiguous.length) {
     const groups = groupCases(ambiguous, all, () => "");
     const shown = groups.slice(0, 4).map((grp) => `${esc(`${grp.kernel}/${grp.variant}`)} ${grp.cases.length}`);
@@ -44531,6 +45163,7 @@ var FINDERS = [
   aboveChipFindings,
   missingFindings,
   slowerFindings,
+  retuneFindings,
   ambiguousFindings,
   uncheckedFindings,
   tierFindings,
@@ -44588,8 +45221,8 @@ function headlineView(input, base) {
       trusted(against)
     ];
   });
-  const paired = input.comparison.paired !== void 0;
-  const baseHeader = paired ? "base (same job)" : "baseline";
+  const paired2 = input.comparison.paired !== void 0;
+  const baseHeader = paired2 ? "base (same job)" : "baseline";
   const now = input.kind === "pr" ? "this PR" : "this run";
   return {
     table: table(
@@ -44615,6 +45248,83 @@ function baseTiers(input) {
     return evaluateTiers(input.baseline, input.config);
   }
   return void 0;
+}
+
+// src/report/history.ts
+var HISTORY_COMMENT_ROWS = 15;
+var day = (iso) => iso.slice(0, 10);
+var shortSha = (sha) => sha ? ` (${esc(sha.slice(0, 12))})` : "";
+var signed = (pct2) => `${pct2 >= 0 ? "+" : "−"}${fixed(Math.abs(pct2), 1)} %`;
+var CONTROL_TEXT = {
+  reference: "a reference (its code does not change)",
+  paired: "that night's pairs beside the good base saw no change",
+  machine: "half the references moved with it",
+  "same-case": "its case's reference moved the same way"
+};
+function boundaryLine(b) {
+  const what = b.cases ? `${esc(b.field)} of ${plural(b.cases.length, "case")} (${esc(b.cases[0])}${b.cases.length > 1 ? ", …" : ""})` : esc(b.field);
+  return `${what}: ${esc(b.from)} → ${esc(b.to)} on ${esc(day(b.startedAt))}${shortSha(b.commit)}: series restarted`;
+}
+function findingRow(t, control) {
+  const f = t.finding;
+  return [
+    t.key,
+    trusted(`${esc(day(f.startedAt))}${shortSha(f.commit)}`),
+    trusted(`${formatMs(f.fromMs)} → ${formatMs(f.toMs)} ms`),
+    trusted(`${f.direction === "SLOWER" ? "🔴" : "🟢"} ${signed(f.changePct)}`),
+    trusted(`${fixed(f.thresholdPct, 1)} %`),
+    trusted(String(f.nights)),
+    ...control ? [trusted(CONTROL_TEXT[f.control])] : []
+  ];
+}
+function findingTable(rows, opts, control = false) {
+  if (!rows.length) return void 0;
+  const shown = opts.full ? rows : rows.slice(0, HISTORY_COMMENT_ROWS);
+  const header = ["case", "since", "before → after (medians)", "change", "threshold", "nights"];
+  const text3 = table(
+    control ? [...header, "why not the code"] : header,
+    shown.map((t) => findingRow(t, control)),
+    ["l", "l", "r", "r", "r", "r", ...control ? ["l"] : []]
+  );
+  const more = rows.length - shown.length;
+  return more > 0 ? `${text3}
+
+… and ${more} more in the full report.` : text3;
+}
+var bySize = (a, b) => Math.abs(b.finding.changePct) - Math.abs(a.finding.changePct) || a.key.localeCompare(b.key);
+function historyView(input, opts) {
+  if (input.kind !== "nightly" || input.history === void 0) return void 0;
+  const trend = historyTrend(input.history, input.results, {
+    floorPct: input.config.compare.paired.thresholdPct,
+    floorMs: input.config.compare.paired.minChangeMs
+  });
+  if (trend.runs === 0 && trend.leftOut === 0) return void 0;
+  const code = trend.cases.filter((t) => t.finding.control === void 0).sort(bySize);
+  const controlled = trend.cases.filter((t) => t.finding.control !== void 0).sort(bySize);
+  const steps = code.filter((t) => t.finding.kind === "step");
+  const watches = code.filter((t) => t.finding.kind === "watch");
+  const count2 = (rows, kind) => rows.filter((t) => t.finding.kind === kind).length;
+  return {
+    runs: trend.runs,
+    since: trend.since ? day(trend.since) : "",
+    window: trend.window,
+    spreads: STEP_SPREADS,
+    nights: STEP_MIN_NIGHTS,
+    floorPct: fixed(input.config.compare.paired.thresholdPct, 1),
+    floorUs: fixed(input.config.compare.paired.minChangeMs * 1e3, 1),
+    mode: trend.mode === "paired" ? "paired" : "single-revision",
+    leftOut: trend.leftOut > 0 ? `${plural(trend.leftOut, "stored run")} timed ${trend.mode === "paired" ? "without pairs" : "in pairs"} (not like tonight's) left out of the series.` : void 0,
+    boundaries: trend.boundaries.map(boundaryLine),
+    hasBoundaries: trend.boundaries.length > 0,
+    steps: findingTable(steps, opts),
+    watches: findingTable(watches, opts),
+    machine: trend.machine.map(
+      (m) => `the machine moved on ${esc(day(m.startedAt))}: ${m.moved} of ${m.of} reference cases ${m.direction} from that night on, median ${signed(m.medianPct)}`
+    ),
+    controlledLine: controlled.length ? `${plural(count2(controlled, "step"), "step")} and ${plural(count2(controlled, "watch"), "watch", "watches")} moved with the machine or the night, not the code:` : void 0,
+    controlled: opts.full ? findingTable(controlled, opts, true) : void 0,
+    none: !code.length
+  };
 }
 
 // src/report/kernels.ts
@@ -44818,6 +45528,7 @@ function buildView(input, opts, digest) {
     deep: deepView(input, opts),
     headline,
     trends: trendsView(input, opts),
+    history: historyView(input, opts),
     notes: comparison.notes,
     hasNotes: comparison.notes.length > 0 || input.baseline?.run.synthetic === true,
     kernels: opts.full ? kernelViews(input) : [],
@@ -44840,17 +45551,17 @@ function buildView(input, opts, digest) {
 
 // src/report/render.ts
 function defaultTemplatesDir() {
-  return join13(packageRoot(), "templates");
+  return join14(packageRoot(), "templates");
 }
 function loadTemplates(dir, kind) {
   const main = readFileSync7(
-    join13(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
+    join14(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
     "utf8"
   );
   const partials = {};
-  for (const file of readdirSync5(join13(dir, "partials"))) {
+  for (const file of readdirSync5(join14(dir, "partials"))) {
     const match = /^(.+)\.md\.mustache$/.exec(file);
-    if (match?.[1]) partials[match[1]] = readFileSync7(join13(dir, "partials", file), "utf8");
+    if (match?.[1]) partials[match[1]] = readFileSync7(join14(dir, "partials", file), "utf8");
   }
   return { main, partials };
 }
@@ -44941,430 +45652,11 @@ function judge(results, baseline, config, kind, context3, history) {
 }
 
 // src/pipeline/run.ts
-import { existsSync as existsSync13, writeFileSync as writeFileSync8 } from "node:fs";
+import { existsSync as existsSync17, writeFileSync as writeFileSync11 } from "node:fs";
 
-// src/measure/base-revision.ts
-import { existsSync as existsSync11 } from "node:fs";
-import { join as join14 } from "node:path";
-var SHA = /^[0-9a-f]{40}$/;
-function lastLine(text3) {
-  const lines = text3.trim().split("\n");
-  return lines[lines.length - 1] ?? "";
-}
-function why(result, timeoutS) {
-  return result.timedOut ? `it did not finish within ${timeoutS} s ('git-timeout') and was stopped` : lastLine(result.stderr);
-}
-async function materialiseBase(workspace, sha, exec2, options = {}) {
-  const log = options.log ?? (() => void 0);
-  if (!SHA.test(sha)) {
-    return { ok: false, reason: `the base commit '${sha}' is not a 40-character commit SHA` };
-  }
-  const dir = options.dir ?? join14(workspace, ".kernelgate", "base");
-  const timeoutS = options.timeoutS ?? DEFAULT_GIT_TIMEOUT_S;
-  const git = (...args) => exec2.run("git", ["-C", workspace, ...args], {
-    env: { GIT_TERMINAL_PROMPT: "0" },
-    timeoutS
-  });
-  const inside = await git("rev-parse", "--is-inside-work-tree");
-  if (inside.exitCode !== 0) {
-    return {
-      ok: false,
-      reason: `${workspace} is not a git checkout (${lastLine(inside.stderr) || `git exit ${inside.exitCode}`})`
-    };
-  }
-  if (existsSync11(dir)) {
-    const at = await exec2.run("git", ["-C", dir, "rev-parse", "HEAD"], { timeoutS });
-    if (at.exitCode === 0 && at.stdout.trim() === sha) {
-      log(`kernelgate: base revision ${sha.slice(0, 12)} already checked out in ${dir}`);
-      return {
-        ok: true,
-        base: withRef({ root: dir, sha }, options.ref),
-        fetched: false,
-        reused: true
-      };
-    }
-    await git("worktree", "remove", "--force", dir);
-  }
-  await git("worktree", "prune");
-  let fetched = false;
-  const has = await git("cat-file", "-e", `${sha}^{commit}`);
-  if (has.exitCode !== 0) {
-    log(`kernelgate: fetching the base revision ${sha.slice(0, 12)} (the checkout is shallow)`);
-    const fetch2 = await git("fetch", "--no-tags", "--depth=1", "origin", sha);
-    if (fetch2.exitCode !== 0) {
-      const url = (await git("remote", "get-url", "origin")).stdout.trim();
-      const from = url === "" ? "" : ` from ${url.replace(/\/\/[^/@\s]*@/, "//***@")}`;
-      return {
-        ok: false,
-        reason: `the base commit ${sha.slice(0, 12)} is not in the checkout and \`git fetch origin ${sha.slice(0, 12)}\`${from} failed: ${why(fetch2, timeoutS)}`
-      };
-    }
-    fetched = true;
-  }
-  const add = await git("worktree", "add", "--detach", "--force", dir, sha);
-  if (add.exitCode !== 0) {
-    return {
-      ok: false,
-      reason: `\`git worktree add ${dir} ${sha.slice(0, 12)}\` failed: ${why(add, timeoutS)}`
-    };
-  }
-  log(`kernelgate: base revision ${sha.slice(0, 12)} checked out in ${dir}`);
-  return { ok: true, base: withRef({ root: dir, sha }, options.ref), fetched, reused: false };
-}
-function withRef(base, ref) {
-  return ref === void 0 ? base : { ...base, ref };
-}
-
-// src/measure/benchmarks.ts
-import { join as join15, relative as relative6 } from "node:path";
-
-// src/measure/diagnose.ts
-var KNOWN_FAILURES = [
-  {
-    code: "cuda.arch_conditional_mma",
-    level: "error",
-    pattern: /Arch conditional MMA instruction used without targeting/i,
-    cause: "the sm_90a-only tensor-core path (wgmma) was compiled out: the code was compiled from compute_90 PTX, not compute_90a, so __CUDA_ARCH_FEAT_SM90_ALL was undefined and the kernel hit its arch-conditional trap. Any result it still prints comes from a fallback path and its timings are meaningless (seed 000 ran 10,000x slower).",
-    fix: "Compile with -gencode=arch=compute_90a,code=sm_90a (CMake: CMAKE_CUDA_ARCHITECTURES=90a, and no --generate-code=arch=compute_90,code=sm_90a), then check that `cuobjdump -sass` shows HGMMA."
-  },
-  {
-    code: "cuda.no_kernel_image",
-    level: "error",
-    pattern: /no kernel image is available for execution on the device|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorNoKernelImageForDevice/i,
-    cause: "the library holds no machine code for this GPU's architecture and no PTX the driver can compile for it (an sm_90a cubin runs only on compute capability 9.0: not on 8.9, not on 10.0).",
-    fix: "Build for the GPU that runs it (`kernelgate doctor` prints its compute capability), e.g. -gencode=arch=compute_90a,code=sm_90a for H100/H200."
-  },
-  {
-    code: "cuda.driver_too_old",
-    level: "error",
-    pattern: /CUDA driver version is insufficient for CUDA runtime version|NVIDIA driver on your system is too old|CUDA_ERROR_INSUFFICIENT_DRIVER|cudaErrorInsufficientDriver/i,
-    cause: "the CUDA runtime is newer than the installed driver supports (for example a CUDA 13.0 runtime on driver 570, which supports CUDA 12.8 at most).",
-    fix: "Install a driver that supports the runtime (CUDA 13.x needs driver >= 580), or use a toolkit and torch built for the CUDA version the driver reports in nvidia-smi. Forward compatibility (cuda-compat) works only on data-center GPUs and only for processes whose LD_LIBRARY_PATH starts with its compat directory."
-  },
-  {
-    code: "cuda.compat_unsupported_gpu",
-    level: "error",
-    pattern: /forward compatibility was attempted on non supported HW|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|cudaErrorCompatNotSupportedOnDevice/i,
-    cause: "the cuda-compat libraries (forward compatibility) were loaded, but this GPU does not support forward compatibility: only data-center GPUs (and a few NGC-ready RTX boards) do.",
-    fix: "Remove the cuda-compat directory from LD_LIBRARY_PATH and install a driver new enough for the runtime, or use a toolkit that matches the driver."
-  },
-  {
-    code: "cuda.compat_driver_mismatch",
-    level: "error",
-    pattern: /system has unsupported display driver \/ cuda driver combination|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|cudaErrorSystemDriverMismatch/i,
-    cause: "the user-mode libcuda (usually from a cuda-compat directory in LD_LIBRARY_PATH) does not match the loaded kernel driver, for example compat libraries older than the driver itself.",
-    fix: "Take the cuda-compat directory out of LD_LIBRARY_PATH when the driver already supports the runtime; otherwise install the cuda-compat package whose version is newer than the kernel driver (cat /proc/driver/nvidia/version)."
-  },
-  {
-    code: "cuda.unsupported_ptx",
-    level: "error",
-    pattern: /provided PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|cudaErrorUnsupportedPtxVersion/i,
-    cause: "the library only carries PTX for this GPU, made by a toolkit newer than the driver, so the driver cannot JIT it (minor-version compatibility does not cover PTX).",
-    fix: "Embed machine code for the GPU (code=sm_90a, not only code=compute_90a) or update the driver to the toolkit's version."
-  },
-  {
-    code: "cuda.too_many_resources",
-    level: "error",
-    pattern: /too many resources requested for launch|CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES|cudaErrorLaunchOutOfResources/i,
-    cause: "the launch asks for more than one SM holds: registers per thread x threads per block above 65,536, or more threads per block than the kernel was compiled for.",
-    fix: "Compare the build record (registers per function) with the block size; cap registers with __launch_bounds__(threads) or launch fewer threads per block."
-  },
-  {
-    code: "cuda.smem_too_large",
-    level: "error",
-    pattern: /uses too much shared data|out of resource: shared memory|cudaErrorInvalidValue.*shared|exceeds.*shared memory/i,
-    cause: "the kernel needs more shared memory than the GPU allows per block (48 KiB static; up to 227 KiB dynamic on H100/H200 after opting in, 99 KiB on L4).",
-    fix: "Shrink the tile or the number of pipeline stages, or move the buffer to dynamic shared memory and call cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) before launching."
-  },
-  {
-    code: "cuda.illegal_address",
-    level: "error",
-    pattern: /an illegal memory access was encountered|CUDA_ERROR_ILLEGAL_ADDRESS|cudaErrorIllegalAddress/i,
-    cause: "the kernel read or wrote outside its buffers (often the tail tile of a size that is not a multiple of the block). The CUDA context is dead afterwards: every later call in the process fails too.",
-    fix: "Run the case under `compute-sanitizer --tool memcheck`; check bounds on tail tiles and the sizes and strides passed to the launch function."
-  },
-  {
-    code: "cuda.misaligned_address",
-    level: "error",
-    pattern: /misaligned address|CUDA_ERROR_MISALIGNED_ADDRESS|cudaErrorMisalignedAddress/i,
-    cause: "a vector access (float4, 16-byte cp.async, TMA) used an address that is not aligned to its width, for example a tensor view with an odd offset or a row stride that is not a multiple of 8 halves.",
-    fix: "Check the alignment of every base pointer and leading dimension the kernel vectorises over; fall back to scalar loads when they are not aligned."
-  },
-  {
-    code: "cuda.illegal_instruction",
-    level: "error",
-    pattern: /an illegal instruction was encountered|CUDA_ERROR_ILLEGAL_INSTRUCTION|cudaErrorIllegalInstruction/i,
-    cause: "the GPU met an instruction it cannot execute here: arch-specific code (wgmma, setmaxnreg) issued by a partial warpgroup, or built for another architecture.",
-    fix: "Check that wgmma/setmaxnreg run in full, aligned warpgroups of 128 threads and that the library was built for this GPU."
-  },
-  {
-    code: "cuda.launch_failure",
-    level: "error",
-    pattern: /unspecified launch failure|CUDA_ERROR_LAUNCH_FAILED|cudaErrorLaunchFailure/i,
-    cause: "the kernel crashed without a more precise reason; a device-side stack overflow (large local arrays, deep calls) is a common one.",
-    fix: "Run under `compute-sanitizer`; check the build record for stack bytes per function and remove run-time-indexed local arrays."
-  },
-  {
-    code: "cuda.out_of_memory",
-    level: "error",
-    pattern: /CUDA out of memory|out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|OutOfMemoryError/i,
-    cause: "a GPU allocation failed: the case is too large for the free memory, or another process holds memory on the GPU.",
-    fix: "Check the other processes `kernelgate doctor` lists on the GPU, and the case sizes (inputs, outputs, the fp32 oracle and the L2-flush buffer all live on the GPU at once)."
-  },
-  {
-    code: "cuda.device_assert",
-    level: "error",
-    pattern: /device-side assert triggered|CUDA_ERROR_ASSERT|cudaErrorAssert/i,
-    cause: "an assert() in device code failed; the CUDA context is unusable afterwards.",
-    fix: "Rerun the case alone with CUDA_LAUNCH_BLOCKING=1 to see which assert fired."
-  },
-  {
-    code: "cuda.no_device",
-    level: "error",
-    pattern: /no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice|Found no NVIDIA driver on your system/i,
-    cause: "no GPU is visible to the process.",
-    fix: "Check CUDA_VISIBLE_DEVICES and that the runner (or container) has the GPU mapped in (`nvidia-smi` works in the same environment)."
-  },
-  {
-    code: "cublas.invalid_value",
-    level: "error",
-    pattern: /parameter number \d+ had an illegal value/i,
-    cause: "cuBLAS rejected an argument: usually a leading dimension smaller than the row length, or m/n/k in the wrong order for the layout.",
-    fix: "cuBLAS is column-major: for row-major A (m x k) pass lda >= k and swap the operands (C^T = B^T A^T)."
-  }
-];
-var MAX_QUOTE_CHARS = 160;
-function diagnoseOutput(text3, where3) {
-  const place = typeof where3 === "string" ? { source: where3 } : where3;
-  const found = /* @__PURE__ */ new Map();
-  for (const rawLine of text3.split(/\r?\n/)) {
-    const line = rawLine.trim();
-    if (line === "") continue;
-    const failure = KNOWN_FAILURES.find((f) => f.pattern.test(line));
-    if (!failure) continue;
-    const seen = found.get(failure.code);
-    if (seen) seen.count += 1;
-    else found.set(failure.code, { failure, firstLine: line, count: 1 });
-  }
-  return [...found.values()].map(({ failure, firstLine, count: count2 }) => {
-    const quote = firstLine.length > MAX_QUOTE_CHARS ? `${firstLine.slice(0, MAX_QUOTE_CHARS - 3)}...` : firstLine;
-    const times = count2 === 1 ? "seen once" : `seen ${count2} times`;
-    const diagnostic = {
-      level: failure.level,
-      code: failure.code,
-      message: `"${quote}" (${times}): ${failure.cause}`,
-      fix: failure.fix,
-      source: place.source
-    };
-    if (place.kernel !== void 0) diagnostic.kernel = place.kernel;
-    if (place.variant !== void 0) diagnostic.variant = place.variant;
-    return diagnostic;
-  });
-}
-
-// src/measure/doctor/checks-benchmarks.ts
-import { closeSync, openSync, readSync, realpathSync, statSync as statSync3 } from "node:fs";
-import { basename as basename4, isAbsolute as isAbsolute2, relative as relative5, resolve as resolve6 } from "node:path";
-
-// src/measure/doctor/versions.ts
-var MIN_DRIVER_FOR_CUDA = [
-  ["13.1", "590.44.01"],
-  ["13.0", "580.65.06"],
-  ["12.9", "575.51.03"],
-  ["12.8", "570.26"],
-  ["12.6", "560.28.03"],
-  ["12.5", "555.42.02"],
-  ["12.4", "550.54.14"],
-  ["12.3", "545.23.06"],
-  ["12.2", "535.54.03"],
-  ["12.1", "530.30.02"],
-  ["12.0", "525.60.13"],
-  ["11.8", "520.61.05"]
-];
-function compareVersions(a, b) {
-  const pa = a.split(".").map(Number);
-  const pb = b.split(".").map(Number);
-  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
-    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
-    if (d !== 0) return d;
-  }
-  return 0;
-}
-function majorMinor(version) {
-  return version.split(".").slice(0, 2).join(".");
-}
-function cudaForDriver(driverVersion) {
-  return MIN_DRIVER_FOR_CUDA.find(([, min]) => compareVersions(driverVersion, min) >= 0)?.[0];
-}
-function minDriverFor(cuda) {
-  return MIN_DRIVER_FOR_CUDA.find(([release]) => release === majorMinor(cuda))?.[1];
-}
-function libcudaVersionIn(entries) {
-  for (const entry of entries) {
-    const m = /^libcuda\.so\.(\d+\.\d+(?:\.\d+)?)$/.exec(entry);
-    if (m?.[1]) return m[1];
-  }
-  return void 0;
-}
-function cudnnVersion(code) {
-  if (code >= 1e4)
-    return `${Math.floor(code / 1e4)}.${Math.floor(code % 1e4 / 100)}.${code % 100}`;
-  return `${Math.floor(code / 1e3)}.${Math.floor(code % 1e3 / 100)}.${code % 100}`;
-}
-
-// src/measure/doctor/checks-benchmarks.ts
-var ELF_MAGIC = Buffer.from([127, 69, 76, 70]);
-var MAX_SCAN_BYTES = 1 << 30;
-var TOOLKIT_NOTE = /Cuda compilation tools, release (\d+\.\d+), V(\d+\.\d+(?:\.\d+)?)/;
-var STATIC_CUDART = "libcudart_static";
-function readHead(path11, bytes) {
-  const fd = openSync(path11, "r");
-  try {
-    const buf = Buffer.alloc(bytes);
-    const n = readSync(fd, buf, 0, bytes, 0);
-    return buf.subarray(0, n);
-  } finally {
-    closeSync(fd);
-  }
-}
-function isElf(path11) {
-  try {
-    return statSync3(path11).isFile() && readHead(path11, 4).equals(ELF_MAGIC);
-  } catch {
-    return false;
-  }
-}
-function commandBinaries(command, cwd) {
-  const words = command.split(/[\s;&|()<>]+/).map((w) => w.replace(/^['"]|['"]$/g, "")).filter((w) => w.includes("/") && !w.startsWith("-") && !w.includes("="));
-  const found = [];
-  for (const word of words) {
-    const path11 = isAbsolute2(word) ? word : resolve6(cwd, word);
-    if (!found.includes(path11) && isElf(path11)) found.push(path11);
-  }
-  return found;
-}
-function linkedRuntime(lddOutput) {
-  const m = /^\s*(libcudart\.so\.(\d+))\s+=>\s+(\S+)/m.exec(lddOutput);
-  if (!m?.[1] || !m[2] || !m[3] || m[3] === "not") return void 0;
-  let real = m[3];
-  try {
-    real = realpathSync(m[3]);
-  } catch {
-  }
-  const full = /^libcudart\.so\.(\d+\.\d+(?:\.\d+)?)$/.exec(basename4(real))?.[1];
-  const via = real === m[3] ? `${m[1]} → ${m[3]}` : `${m[1]} → ${real}`;
-  return { version: full ?? m[2], via };
-}
-function staticRuntime(path11) {
-  const size = statSync3(path11).size;
-  if (size > MAX_SCAN_BYTES) return void 0;
-  const text3 = readHead(path11, size).toString("latin1");
-  if (!text3.includes(STATIC_CUDART)) return void 0;
-  const m = TOOLKIT_NOTE.exec(text3);
-  if (!m?.[2]) return void 0;
-  return { version: m[2], via: `static libcudart, linked by CUDA ${m[2]}'s nvcc` };
-}
-async function binaryRuntime(path11, exec2) {
-  const ldd = await exec2.run("ldd", [path11]).catch(() => void 0);
-  const linked = ldd && ldd.exitCode === 0 ? linkedRuntime(ldd.stdout) : void 0;
-  return linked ?? staticRuntime(path11);
-}
-function commandsOf(bench, root) {
-  if (bench.command) {
-    const params = bench.command.cases[0] ?? {};
-    return Object.values(bench.command.variants).map((t) => fillTemplate(t, params, root));
-  }
-  return bench.run !== void 0 ? [bench.run] : [];
-}
-function runtimeDiagnostic(bench, shown, runtime, environment) {
-  const driverCuda = environment.driver_cuda_version;
-  const driver = environment.driver_version ?? "of this machine";
-  if (driverCuda === void 0) return void 0;
-  const needs = majorMinor(
-    runtime.version.includes(".") ? runtime.version : `${runtime.version}.0`
-  );
-  if (compareVersions(needs, driverCuda) <= 0) return void 0;
-  const minDriver = minDriverFor(needs);
-  const compat = environment.libraries?.["cuda_compat"];
-  const sameMajor = needs.split(".")[0] === driverCuda.split(".")[0];
-  const how = compat ? `It can run only through the forward-compat libcuda ${compat} in LD_LIBRARY_PATH, and seed 000's CUTLASS Example 88 did so at 0.02 TFLOPS: a binary that starts is no proof that its fast path runs.` : sameMajor ? "It runs through minor-version compatibility: its machine code works, but PTX it carries cannot be JIT-compiled and newer features fall back or fail." : 'Its CUDA calls fail with "CUDA driver version is insufficient for CUDA runtime version"; a benchmark that catches the error may go on and print numbers from a slow or empty path.';
-  return {
-    level: compat || sameMajor ? "warning" : "error",
-    code: "benchmark.cuda_runtime_too_new",
-    message: `benchmark ${bench.name}: ${shown} carries CUDA runtime ${runtime.version} (${runtime.via}), but driver ${driver} supports CUDA <= ${driverCuda}. ${how}`,
-    fix: `Install driver >= ${minDriver ?? `one for CUDA ${needs}`}${compat ? " and take the compat folder out of LD_LIBRARY_PATH" : ""}, or rebuild ${basename4(shown)} with a CUDA ${driverCuda} toolkit (CMake: -DCMAKE_CUDA_COMPILER=/usr/local/cuda-${driverCuda}/bin/nvcc).`,
-    source: "doctor",
-    kernel: bench.name
-  };
-}
-async function benchmarkBinaryChecks(benchmarks, environment, root, exec2) {
-  if (environment.driver_cuda_version === void 0) return [];
-  const found = [];
-  for (const bench of benchmarks) {
-    const binaries = new Set(commandsOf(bench, root).flatMap((c) => commandBinaries(c, bench.cwd)));
-    for (const path11 of binaries) {
-      const runtime = await binaryRuntime(path11, exec2);
-      if (!runtime) continue;
-      const rel = relative5(root, path11);
-      const shown = rel.startsWith("..") || isAbsolute2(rel) ? path11 : rel;
-      const d = runtimeDiagnostic(bench, shown, runtime, environment);
-      if (d) found.push(d);
-    }
-  }
-  return found;
-}
-var SLOW_PATH_SHARE = 1e-3;
-var SLOW_PATH_MIN_MS = 0.05;
-function peakFor(tflops, dtype) {
-  for (const key of [dtype, "bf16", "fp16"]) {
-    const value = key === void 0 ? void 0 : tflops[key];
-    if (key !== void 0 && value !== void 0) return { value, dtype: key };
-  }
-  return void 0;
-}
-function slowPathChecks(results, benchmarks, config) {
-  const sku = results.environment.gpu.sku;
-  const peaks = sku ? config.peaks[sku] : void 0;
-  if (!peaks) return [];
-  const worst = /* @__PURE__ */ new Map();
-  for (const c of results.cases) {
-    if (!benchmarks.includes(c.kernel) || c.status !== "ok") continue;
-    if ((c.timing?.median_ms ?? 0) < SLOW_PATH_MIN_MS) continue;
-    const tflops = caseTflops(c);
-    const peak = peakFor(peaks.tflops, caseDtype(c));
-    const gbps = caseGbps(c);
-    const readings = [
-      tflops !== void 0 && peak ? {
-        share: tflops / peak.value,
-        text: `${fixed(tflops, 4)} TFLOPS of ${sku}'s ${fixed(peak.value, 1)} TFLOPS ${peak.dtype} peak`
-      } : void 0,
-      gbps !== void 0 && peaks.gbps ? {
-        share: gbps / peaks.gbps,
-        text: `${fixed(gbps, 3)} GB/s of ${sku}'s ${fixed(peaks.gbps, 0)} GB/s`
-      } : void 0
-    ].filter((r) => r !== void 0);
-    const best = readings.sort((a, b) => b.share - a.share)[0];
-    if (!best || best.share >= SLOW_PATH_SHARE) continue;
-    const key = `${c.kernel}/${c.variant}`;
-    const text3 = `${caseLabel(c)} reads ${best.text} (${fixed(best.share * 100, 4)} %)`;
-    if (!worst.has(key) || (worst.get(key)?.share ?? 1) > best.share) {
-      worst.set(key, { share: best.share, text: text3, kernel: c.kernel, variant: c.variant });
-    }
-  }
-  return [...worst.values()].map((w) => ({
-    level: "warning",
-    code: "benchmark.slow_path",
-    message: `benchmark ${w.text}: under ${fixed(SLOW_PATH_SHARE * 100, 1)} % of the datasheet peak over ${SLOW_PATH_MIN_MS * 1e3} µs or more is no tuning gap but a fallback path (seed 000: CUTLASS Example 88 at 0.0193 TFLOPS on an H100, a CUDA 13 runtime on a CUDA 12.8 driver through cuda-compat, "Arch conditional MMA instruction used without targeting appropriate compute capability" in its output).`,
-    fix: "Read the benchmark's output for CUDA errors and arch messages (kernelgate names the known ones above), compare its CUDA runtime with the driver's (benchmark.cuda_runtime_too_new), and build its device code for this GPU (sm_90a for H100/H200: -gencode=arch=compute_90a,code=sm_90a).",
-    source: "doctor",
-    kernel: w.kernel,
-    variant: w.variant
-  }));
-}
-
-// src/measure/doctor/machine.ts
-import { readdir as readdir2, readFile as readFile3 } from "node:fs/promises";
-import path10 from "node:path";
+// src/measure/base-build.ts
+import { copyFileSync } from "node:fs";
+import { join as join15 } from "node:path";
 
 // src/measure/build/build.ts
 import { mkdir as mkdir3, writeFile as writeFile3 } from "node:fs/promises";
@@ -45755,12 +46047,29 @@ ${kept}` : kept;
 }
 
 // src/measure/build/tools.ts
+var probed = /* @__PURE__ */ new WeakMap();
+function once(exec2, key, find) {
+  let answers = probed.get(exec2);
+  if (!answers) {
+    answers = /* @__PURE__ */ new Map();
+    probed.set(exec2, answers);
+  }
+  let found = answers.get(key);
+  if (!found) {
+    found = find();
+    answers.set(key, found);
+  }
+  return found;
+}
 async function probeTool(exec2, candidate) {
   const out = await exec2.run(candidate, ["--version"]).catch(() => void 0);
   if (!out || out.exitCode === NOT_FOUND_EXIT_CODE || out.exitCode !== 0) return void 0;
   return { path: candidate, version: `${out.stdout}${out.stderr}`.trim() };
 }
-async function findNvcc(exec2, env) {
+function findNvcc(exec2, env) {
+  return once(exec2, `nvcc\0${env.CUDA_HOME ?? ""}`, () => lookForNvcc(exec2, env));
+}
+async function lookForNvcc(exec2, env) {
   const candidates = ["nvcc"];
   if (env.CUDA_HOME) candidates.push(path6.join(env.CUDA_HOME, "bin", "nvcc"));
   candidates.push("/usr/local/cuda/bin/nvcc");
@@ -45770,7 +46079,14 @@ async function findNvcc(exec2, env) {
   }
   return void 0;
 }
-async function findCuobjdump(exec2, env, python) {
+function findCuobjdump(exec2, env, python) {
+  return once(
+    exec2,
+    `cuobjdump\0${env.CUDA_HOME ?? ""}\0${python}`,
+    () => lookForCuobjdump(exec2, env, python)
+  );
+}
+async function lookForCuobjdump(exec2, env, python) {
   const candidates = ["cuobjdump"];
   if (env.CUDA_HOME) candidates.push(path6.join(env.CUDA_HOME, "bin", "cuobjdump"));
   for (const candidate of candidates) {
@@ -45799,8 +46115,152 @@ import { createHash as createHash2 } from "node:crypto";
 import { mkdir as mkdir2, readFile as readFile2, rename as rename2, rm as rm2, writeFile as writeFile2 } from "node:fs/promises";
 import path8 from "node:path";
 
+// src/measure/diagnose.ts
+var KNOWN_FAILURES = [
+  {
+    code: "cuda.arch_conditional_mma",
+    level: "error",
+    pattern: /Arch conditional MMA instruction used without targeting/i,
+    cause: "the sm_90a-only tensor-core path (wgmma) was compiled out: the code was compiled from compute_90 PTX, not compute_90a, so __CUDA_ARCH_FEAT_SM90_ALL was undefined and the kernel hit its arch-conditional trap. Any result it still prints comes from a fallback path and its timings are meaningless (seed 000 ran 10,000x slower).",
+    fix: "Compile with -gencode=arch=compute_90a,code=sm_90a (CMake: CMAKE_CUDA_ARCHITECTURES=90a, and no --generate-code=arch=compute_90,code=sm_90a), then check that `cuobjdump -sass` shows HGMMA."
+  },
+  {
+    code: "cuda.no_kernel_image",
+    level: "error",
+    pattern: /no kernel image is available for execution on the device|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorNoKernelImageForDevice/i,
+    cause: "the library holds no machine code for this GPU's architecture and no PTX the driver can compile for it (an sm_90a cubin runs only on compute capability 9.0: not on 8.9, not on 10.0).",
+    fix: "Build for the GPU that runs it (`kernelgate doctor` prints its compute capability), e.g. -gencode=arch=compute_90a,code=sm_90a for H100/H200."
+  },
+  {
+    code: "cuda.driver_too_old",
+    level: "error",
+    pattern: /CUDA driver version is insufficient for CUDA runtime version|NVIDIA driver on your system is too old|CUDA_ERROR_INSUFFICIENT_DRIVER|cudaErrorInsufficientDriver/i,
+    cause: "the CUDA runtime is newer than the installed driver supports (for example a CUDA 13.0 runtime on driver 570, which supports CUDA 12.8 at most).",
+    fix: "Install a driver that supports the runtime (CUDA 13.x needs driver >= 580), or use a toolkit and torch built for the CUDA version the driver reports in nvidia-smi. Forward compatibility (cuda-compat) works only on data-center GPUs and only for processes whose LD_LIBRARY_PATH starts with its compat directory."
+  },
+  {
+    code: "cuda.compat_unsupported_gpu",
+    level: "error",
+    pattern: /forward compatibility was attempted on non supported HW|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|cudaErrorCompatNotSupportedOnDevice/i,
+    cause: "the cuda-compat libraries (forward compatibility) were loaded, but this GPU does not support forward compatibility: only data-center GPUs (and a few NGC-ready RTX boards) do.",
+    fix: "Remove the cuda-compat directory from LD_LIBRARY_PATH and install a driver new enough for the runtime, or use a toolkit that matches the driver."
+  },
+  {
+    code: "cuda.compat_driver_mismatch",
+    level: "error",
+    pattern: /system has unsupported display driver \/ cuda driver combination|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|cudaErrorSystemDriverMismatch/i,
+    cause: "the user-mode libcuda (usually from a cuda-compat directory in LD_LIBRARY_PATH) does not match the loaded kernel driver, for example compat libraries older than the driver itself.",
+    fix: "Take the cuda-compat directory out of LD_LIBRARY_PATH when the driver already supports the runtime; otherwise install the cuda-compat package whose version is newer than the kernel driver (cat /proc/driver/nvidia/version)."
+  },
+  {
+    code: "cuda.unsupported_ptx",
+    level: "error",
+    pattern: /provided PTX was compiled with an unsupported toolchain|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|cudaErrorUnsupportedPtxVersion/i,
+    cause: "the library only carries PTX for this GPU, made by a toolkit newer than the driver, so the driver cannot JIT it (minor-version compatibility does not cover PTX).",
+    fix: "Embed machine code for the GPU (code=sm_90a, not only code=compute_90a) or update the driver to the toolkit's version."
+  },
+  {
+    code: "cuda.too_many_resources",
+    level: "error",
+    pattern: /too many resources requested for launch|CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES|cudaErrorLaunchOutOfResources/i,
+    cause: "the launch asks for more than one SM holds: registers per thread x threads per block above 65,536, or more threads per block than the kernel was compiled for.",
+    fix: "Compare the build record (registers per function) with the block size; cap registers with __launch_bounds__(threads) or launch fewer threads per block."
+  },
+  {
+    code: "cuda.smem_too_large",
+    level: "error",
+    pattern: /uses too much shared data|out of resource: shared memory|cudaErrorInvalidValue.*shared|exceeds.*shared memory/i,
+    cause: "the kernel needs more shared memory than the GPU allows per block (48 KiB static; up to 227 KiB dynamic on H100/H200 after opting in, 99 KiB on L4).",
+    fix: "Shrink the tile or the number of pipeline stages, or move the buffer to dynamic shared memory and call cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) before launching."
+  },
+  {
+    code: "cuda.illegal_address",
+    level: "error",
+    pattern: /an illegal memory access was encountered|CUDA_ERROR_ILLEGAL_ADDRESS|cudaErrorIllegalAddress/i,
+    cause: "the kernel read or wrote outside its buffers (often the tail tile of a size that is not a multiple of the block). The CUDA context is dead afterwards: every later call in the process fails too.",
+    fix: "Run the case under `compute-sanitizer --tool memcheck`; check bounds on tail tiles and the sizes and strides passed to the launch function."
+  },
+  {
+    code: "cuda.misaligned_address",
+    level: "error",
+    pattern: /misaligned address|CUDA_ERROR_MISALIGNED_ADDRESS|cudaErrorMisalignedAddress/i,
+    cause: "a vector access (float4, 16-byte cp.async, TMA) used an address that is not aligned to its width, for example a tensor view with an odd offset or a row stride that is not a multiple of 8 halves.",
+    fix: "Check the alignment of every base pointer and leading dimension the kernel vectorises over; fall back to scalar loads when they are not aligned."
+  },
+  {
+    code: "cuda.illegal_instruction",
+    level: "error",
+    pattern: /an illegal instruction was encountered|CUDA_ERROR_ILLEGAL_INSTRUCTION|cudaErrorIllegalInstruction/i,
+    cause: "the GPU met an instruction it cannot execute here: arch-specific code (wgmma, setmaxnreg) issued by a partial warpgroup, or built for another architecture.",
+    fix: "Check that wgmma/setmaxnreg run in full, aligned warpgroups of 128 threads and that the library was built for this GPU."
+  },
+  {
+    code: "cuda.launch_failure",
+    level: "error",
+    pattern: /unspecified launch failure|CUDA_ERROR_LAUNCH_FAILED|cudaErrorLaunchFailure/i,
+    cause: "the kernel crashed without a more precise reason; a device-side stack overflow (large local arrays, deep calls) is a common one.",
+    fix: "Run under `compute-sanitizer`; check the build record for stack bytes per function and remove run-time-indexed local arrays."
+  },
+  {
+    code: "cuda.out_of_memory",
+    level: "error",
+    pattern: /CUDA out of memory|out of memory|CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|OutOfMemoryError/i,
+    cause: "a GPU allocation failed: the case is too large for the free memory, or another process holds memory on the GPU.",
+    fix: "Check the other processes `kernelgate doctor` lists on the GPU, and the case sizes (inputs, outputs, the fp32 oracle and the L2-flush buffer all live on the GPU at once)."
+  },
+  {
+    code: "cuda.device_assert",
+    level: "error",
+    pattern: /device-side assert triggered|CUDA_ERROR_ASSERT|cudaErrorAssert/i,
+    cause: "an assert() in device code failed; the CUDA context is unusable afterwards.",
+    fix: "Rerun the case alone with CUDA_LAUNCH_BLOCKING=1 to see which assert fired."
+  },
+  {
+    code: "cuda.no_device",
+    level: "error",
+    pattern: /no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice|Found no NVIDIA driver on your system/i,
+    cause: "no GPU is visible to the process.",
+    fix: "Check CUDA_VISIBLE_DEVICES and that the runner (or container) has the GPU mapped in (`nvidia-smi` works in the same environment)."
+  },
+  {
+    code: "cublas.invalid_value",
+    level: "error",
+    pattern: /parameter number \d+ had an illegal value/i,
+    cause: "cuBLAS rejected an argument: usually a leading dimension smaller than the row length, or m/n/k in the wrong order for the layout.",
+    fix: "cuBLAS is column-major: for row-major A (m x k) pass lda >= k and swap the operands (C^T = B^T A^T)."
+  }
+];
+var MAX_QUOTE_CHARS = 160;
+function diagnoseOutput(text3, where3) {
+  const place = typeof where3 === "string" ? { source: where3 } : where3;
+  const found = /* @__PURE__ */ new Map();
+  for (const rawLine of text3.split(/\r?\n/)) {
+    const line = rawLine.trim();
+    if (line === "") continue;
+    const failure = KNOWN_FAILURES.find((f) => f.pattern.test(line));
+    if (!failure) continue;
+    const seen = found.get(failure.code);
+    if (seen) seen.count += 1;
+    else found.set(failure.code, { failure, firstLine: line, count: 1 });
+  }
+  return [...found.values()].map(({ failure, firstLine, count: count2 }) => {
+    const quote = firstLine.length > MAX_QUOTE_CHARS ? `${firstLine.slice(0, MAX_QUOTE_CHARS - 3)}...` : firstLine;
+    const times = count2 === 1 ? "seen once" : `seen ${count2} times`;
+    const diagnostic = {
+      level: failure.level,
+      code: failure.code,
+      message: `"${quote}" (${times}): ${failure.cause}`,
+      fix: failure.fix,
+      source: place.source
+    };
+    if (place.kernel !== void 0) diagnostic.kernel = place.kernel;
+    if (place.variant !== void 0) diagnostic.variant = place.variant;
+    return diagnostic;
+  });
+}
+
 // src/measure/build/cache.ts
-import { access as access2, readFile } from "node:fs/promises";
+import { access as access2, readdir as readdir2, readFile, stat as stat2 } from "node:fs/promises";
 import path7 from "node:path";
 async function exists2(file) {
   return access2(file).then(
@@ -45829,6 +46289,69 @@ async function sourceClosure(sources, kernelDir, flags) {
     }
   }
   return [...seen].sort();
+}
+async function storedEntry(entry) {
+  if (!await exists2(entry.recordFile) || !await exists2(entry.library)) return void 0;
+  try {
+    return JSON.parse(await readFile(entry.recordFile, "utf8"));
+  } catch {
+    return void 0;
+  }
+}
+function firstDifference(before, now) {
+  const a = (before ?? "(no nvcc)").split(/\r?\n/);
+  const b = (now ?? "(no nvcc)").split(/\r?\n/);
+  const i = a.findIndex((line, k) => line !== b[k]);
+  const at = i === -1 ? a.length : i;
+  return `"${a[at] ?? ""}" → "${b[at] ?? ""}"`;
+}
+var listed = (items) => items.length > 0 ? items.join(" ") : "(none)";
+function changedInputs(before, now) {
+  const changes = [];
+  if (before.format !== now.format)
+    changes.push(`cache format changed: ${before.format} → ${now.format}`);
+  if (before.toolkit !== now.toolkit)
+    changes.push(`toolkit changed: ${firstDifference(before.toolkit, now.toolkit)}`);
+  if (listed(before.flags) !== listed(now.flags))
+    changes.push(`flags changed: ${listed(before.flags)} → ${listed(now.flags)}`);
+  if (listed(before.libs) !== listed(now.libs))
+    changes.push(`libs changed: ${listed(before.libs)} → ${listed(now.libs)}`);
+  if (before.command !== now.command) changes.push("command changed");
+  const names = Object.keys(now.files);
+  const edited = names.filter((f) => f in before.files && before.files[f] !== now.files[f]);
+  const added = names.filter((f) => !(f in before.files));
+  const removed = Object.keys(before.files).filter((f) => !(f in now.files));
+  if (edited.length > 0) changes.push(`source changed: ${edited.join(", ")}`);
+  if (added.length > 0) changes.push(`source added: ${added.join(", ")}`);
+  if (removed.length > 0) changes.push(`source removed: ${removed.join(", ")}`);
+  return changes;
+}
+async function entriesNewestFirst(variantDir) {
+  const names = await readdir2(variantDir).catch(() => []);
+  const entries = [];
+  for (const hash of names.filter((n) => !n.includes(".tmp-"))) {
+    const file = path7.join(variantDir, hash, "record.json");
+    const info2 = await stat2(file).catch(() => void 0);
+    if (info2) entries.push({ hash, file, mtime: info2.mtimeMs });
+  }
+  return entries.sort((a, b) => b.mtime - a.mtime || a.hash.localeCompare(b.hash));
+}
+async function missReason(variantDir, hash, inputs) {
+  if (await exists2(path7.join(variantDir, hash)))
+    return `the entry ${hash} is incomplete (its record.json is missing or unreadable, or its library is missing)`;
+  const [newest] = await entriesNewestFirst(variantDir);
+  if (!newest) return `no entry in ${variantDir}`;
+  let stored;
+  try {
+    stored = JSON.parse(await readFile(newest.file, "utf8"));
+  } catch {
+    return `the newest entry ${newest.hash} has an unreadable record.json`;
+  }
+  if (!stored.inputs)
+    return `the newest entry ${newest.hash} predates the record of its inputs (what changed is unknown)`;
+  const changes = changedInputs(stored.inputs, inputs);
+  if (changes.length === 0) return `no entry of these inputs (newest entry ${newest.hash})`;
+  return `${changes.join("; ")} (newest entry ${newest.hash})`;
 }
 
 // src/measure/build/variant.ts
@@ -45883,26 +46406,37 @@ async function prepare(job) {
 async function cacheEntry(job) {
   const { target, variant, build, kernelDir, flags, libs, ctx } = job;
   const files = await sourceClosure(job.sources, kernelDir, flags);
+  const inputs = {
+    format: CACHE_FORMAT,
+    flags,
+    libs,
+    command: build.command ?? null,
+    toolkit: ctx.nvcc?.version ?? null,
+    files: {}
+  };
   const hasher = createHash2("sha256");
   hasher.update(
     JSON.stringify({
-      format: CACHE_FORMAT,
+      format: inputs.format,
       kernel: target.kernel,
       variant,
       flags,
       libs,
-      command: build.command ?? null,
-      toolkit: ctx.nvcc?.version ?? null
+      command: inputs.command,
+      toolkit: inputs.toolkit
     })
   );
   for (const file of files) {
+    const bytes = await readFile2(file);
     hasher.update(`\0${path8.relative(kernelDir, file)}\0`);
-    hasher.update(await readFile2(file));
+    hasher.update(bytes);
+    inputs.files[path8.relative(kernelDir, file)] = createHash2("sha256").update(bytes).digest("hex");
   }
   const hash = hasher.digest("hex").slice(0, HASH_CHARS);
   const outDir = path8.join(ctx.cacheDir, target.kernel, variant, hash);
   return {
     hash,
+    inputs,
     outDir,
     library: path8.join(outDir, `lib${target.kernel}_${variant}.so`),
     recordFile: path8.join(outDir, "record.json")
@@ -45954,7 +46488,8 @@ async function compile(job, tmpDir, tmpLibrary) {
   return logText;
 }
 async function sassOf(job, library, record) {
-  const { cuobjdump, exec: exec2 } = job.ctx;
+  const { exec: exec2 } = job.ctx;
+  const cuobjdump = await job.ctx.cuobjdump();
   if (!cuobjdump) return void 0;
   const dump = await exec2.run(cuobjdump.path, ["-sass", library]);
   if (dump.exitCode !== 0) {
@@ -45990,16 +46525,33 @@ async function inspect(job, entry, tmpLibrary, logText) {
   ]);
   return { record, flags: job.flags, sassFunctions, displayNames, performanceNotes };
 }
+async function completed(job, entry, stored) {
+  if (stored.record.archs !== void 0) return stored;
+  const sassFunctions = await sassOf(job, entry.library, stored.record);
+  if (!sassFunctions) return stored;
+  const names = await demangle(
+    job.ctx.exec,
+    sassFunctions.map((f) => f.name)
+  );
+  const done = { ...stored, sassFunctions, displayNames: { ...stored.displayNames, ...names } };
+  job.ctx.log(`build ${job.label}: cached entry had no SASS listing; read it with cuobjdump`);
+  await writeFile2(`${entry.recordFile}.tmp-${process.pid}`, `${JSON.stringify(done, null, 2)}
+`);
+  await rename2(`${entry.recordFile}.tmp-${process.pid}`, entry.recordFile);
+  return done;
+}
 async function builtOrCached(job, started) {
   const entry = await cacheEntry(job);
-  if (await exists2(entry.recordFile) && await exists2(entry.library)) {
-    const stored2 = JSON.parse(await readFile2(entry.recordFile, "utf8"));
-    return { stored: stored2, cached: true };
-  }
+  const hit = await storedEntry(entry);
+  if (hit) return { stored: await completed(job, entry, hit), cached: true };
+  await job.ctx.cuobjdump();
+  const reason = await missReason(path8.dirname(entry.outDir), entry.hash, entry.inputs);
+  job.ctx.log(`build ${job.label}: not cached: ${reason}`);
   const tmpDir = `${entry.outDir}.tmp-${process.pid}`;
   const tmpLibrary = path8.join(tmpDir, path8.basename(entry.library));
   const logText = await compile(job, tmpDir, tmpLibrary);
   const stored = await inspect(job, entry, tmpLibrary, logText);
+  stored.inputs = entry.inputs;
   stored.record.duration_s = (job.ctx.now() - started) / 1e3;
   await writeFile2(path8.join(tmpDir, "build.log"), logText);
   await writeFile2(path8.join(tmpDir, "record.json"), `${JSON.stringify(stored, null, 2)}
@@ -46065,7 +46617,10 @@ async function buildVariant(target, variant, build, ctx) {
   try {
     await prepare(job);
     const { stored, cached } = await builtOrCached(job, started);
-    return checked(job, stored, cached, started);
+    const record = checked(job, stored, cached, started);
+    if (record.library !== void 0)
+      record.library_sha256 = createHash2("sha256").update(await readFile2(record.library)).digest("hex");
+    return record;
   } catch (error2) {
     if (error2 instanceof BuildFailure) return failedRecord(job, error2, started);
     throw error2;
@@ -46085,19 +46640,23 @@ async function findTools(deps, diagnostics, log) {
       source: "build"
     });
   }
-  const cuobjdump = await findCuobjdump(deps.exec, env, deps.python ?? "python3");
-  if (!cuobjdump) {
-    diagnostics.push({
-      level: "warning",
-      code: "build.cuobjdump_not_found",
-      message: "cuobjdump not found on PATH, in $CUDA_HOME/bin or in the Triton wheel of the configured python: embedded architectures and the SASS census are not recorded, and the archs/sass/sass_absent expectations are not checked.",
-      fix: "Install the CUDA toolkit, set CUDA_HOME, or install triton into the python kernelgate uses (its wheel carries cuobjdump).",
-      source: "build"
-    });
-  } else {
-    log(`build: cuobjdump ${cuobjdump.path}`);
-  }
-  return { nvcc, cuobjdump };
+  let cuobjdump;
+  const lookup2 = async () => {
+    const tool = await findCuobjdump(deps.exec, env, deps.python ?? "python3");
+    if (!tool) {
+      diagnostics.push({
+        level: "warning",
+        code: "build.cuobjdump_not_found",
+        message: "cuobjdump not found on PATH, in $CUDA_HOME/bin or in the Triton wheel of the configured python: embedded architectures and the SASS census are not recorded, and the archs/sass/sass_absent expectations are not checked.",
+        fix: "Install the CUDA toolkit, set CUDA_HOME, or install triton into the python kernelgate uses (its wheel carries cuobjdump).",
+        source: "build"
+      });
+    } else {
+      log(`build: cuobjdump ${tool.path}`);
+    }
+    return tool;
+  };
+  return { nvcc, cuobjdump: () => cuobjdump ??= lookup2() };
 }
 function stoppedRecord(target, variant, error2, ms, diagnostics, log) {
   const label = `${target.kernel}/${variant}`;
@@ -46128,14 +46687,13 @@ async function buildKernels(targets, deps) {
   const jobs = targets.flatMap(
     (t) => t.variants.filter((v) => v.build !== void 0).map((v) => ({ target: t, name: v.name, build: v.build }))
   );
-  const tools = jobs.length > 0 ? await findTools(deps, diagnostics, log) : {};
+  const tools = jobs.length > 0 ? await findTools(deps, diagnostics, log) : void 0;
   for (const job of jobs) {
     const context3 = {
       exec: deps.exec,
       cacheDir,
-      nvcc: void 0,
-      cuobjdump: void 0,
-      ...tools,
+      nvcc: tools?.nvcc,
+      cuobjdump: tools?.cuobjdump ?? (async () => void 0),
       log,
       now,
       diagnostics
@@ -46182,6 +46740,384 @@ function summary2(record) {
     parts.push(`${failedChecks} expectation${failedChecks === 1 ? "" : "s"} FAILED`);
   return parts.join("; ");
 }
+
+// src/measure/base-build.ts
+function buildTargets(config, only) {
+  return config.kernels.filter((k) => only === void 0 || only.length === 0 || only.includes(k.manifest.name)).map((k) => ({
+    kernel: k.manifest.name,
+    dir: k.dir,
+    variants: k.manifest.variants.map((v) => ({
+      name: v.name,
+      ...v.build !== void 0 ? { build: v.build } : {}
+    }))
+  }));
+}
+async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
+  let baseConfig;
+  try {
+    baseConfig = loadConfig(base.root);
+  } catch (error2) {
+    notes.push(
+      `The base revision ${base.sha.slice(0, 12)} has no usable kernelgate configuration (${error2.message}): its cases are judged against the stored baseline instead of paired.`
+    );
+    return void 0;
+  }
+  const build = await buildKernels(buildTargets(baseConfig, options.only), {
+    exec: deps.exec,
+    cacheDir,
+    python: config.harness.python,
+    log: (line) => deps.log.info(`base: ${line}`),
+    ...deps.now !== void 0 ? { now: deps.now } : {}
+  });
+  const buildsPath = join15(outDir, "base-builds.json");
+  copyFileSync(build.buildsJsonPath, buildsPath);
+  const failed = build.records.filter((r) => r.status !== "ok");
+  for (const r of failed) {
+    deps.log.info(
+      `base: ${r.kernel}/${r.variant} did not build (${r.status}): its cases are not paired`
+    );
+  }
+  return {
+    base,
+    kernelsDir: join15(base.root, baseConfig.kernelsDir),
+    buildsPath,
+    config: baseConfig,
+    records: build.records
+  };
+}
+function pairedArgs(paired2, config) {
+  const args = [
+    "--base-root",
+    paired2.base.root,
+    "--base-kernels",
+    paired2.kernelsDir,
+    "--base-builds",
+    paired2.buildsPath,
+    "--base-sha",
+    paired2.base.sha,
+    "--paired-threshold-pct",
+    String(config.compare.paired.thresholdPct),
+    "--paired-min-change-ms",
+    String(config.compare.paired.minChangeMs)
+  ];
+  if (paired2.base.ref !== void 0) args.push("--base-ref", paired2.base.ref);
+  if (config.compare.paired.confirm) args.push("--paired-confirm");
+  return args;
+}
+
+// src/measure/balance.ts
+import { writeFileSync as writeFileSync6 } from "node:fs";
+import { join as join16 } from "node:path";
+function lanesOf(environment, args, env) {
+  const named2 = (env.CUDA_VISIBLE_DEVICES ?? "").split(",").filter((x) => x.trim() !== "");
+  const visible = env.CUDA_VISIBLE_DEVICES !== void 0 ? named2.length : environment.gpu.count ?? 1;
+  const at = args.lastIndexOf("--gpus");
+  const spec = at >= 0 ? (args[at + 1] ?? "all").trim() : "all";
+  if (spec === "all") return visible;
+  if (/^\d+$/.test(spec)) return Math.min(Number(spec), visible);
+  return spec.split(",").filter((x) => x.trim() !== "").length;
+}
+function balanceArgs(gpus, source, outDir) {
+  if (gpus <= 1) return { args: [] };
+  if (source === void 0) {
+    return {
+      args: [],
+      line: `kernelgate: ${gpus} GPUs: no stored run of this GPU model, so the harness balances its lanes by its estimate (each variant at the time cap, plus the overhead)`
+    };
+  }
+  const path11 = join16(outDir, "balance.json");
+  writeFileSync6(path11, JSON.stringify({ cases: source.results.cases }) + "\n");
+  return {
+    args: ["--balance", path11],
+    line: `kernelgate: ${gpus} GPUs: the harness balances its lanes by what each case took in ${source.label} (--balance ${path11})`
+  };
+}
+async function lanesBalance(lookup2, environment, args, outDir, log, env = process.env) {
+  const gpus = lanesOf(environment, args, env);
+  const source = gpus > 1 && lookup2 ? await lookup2(environment) : void 0;
+  const { args: balance, line } = balanceArgs(gpus, source, outDir);
+  if (line !== void 0) log.info(line);
+  return balance;
+}
+
+// src/measure/base-revision.ts
+import { existsSync as existsSync12 } from "node:fs";
+import { join as join17 } from "node:path";
+var SHA = /^[0-9a-f]{40}$/;
+function lastLine(text3) {
+  const lines = text3.trim().split("\n");
+  return lines[lines.length - 1] ?? "";
+}
+function why(result, timeoutS) {
+  return result.timedOut ? `it did not finish within ${timeoutS} s ('git-timeout') and was stopped` : lastLine(result.stderr);
+}
+async function materialiseBase(workspace, sha, exec2, options = {}) {
+  const log = options.log ?? (() => void 0);
+  if (!SHA.test(sha)) {
+    return { ok: false, reason: `the base commit '${sha}' is not a 40-character commit SHA` };
+  }
+  const dir = options.dir ?? join17(workspace, ".kernelgate", "base");
+  const timeoutS = options.timeoutS ?? DEFAULT_GIT_TIMEOUT_S;
+  const git = (...args) => exec2.run("git", ["-C", workspace, ...args], {
+    env: { GIT_TERMINAL_PROMPT: "0" },
+    timeoutS
+  });
+  const inside = await git("rev-parse", "--is-inside-work-tree");
+  if (inside.exitCode !== 0) {
+    return {
+      ok: false,
+      reason: `${workspace} is not a git checkout (${lastLine(inside.stderr) || `git exit ${inside.exitCode}`})`
+    };
+  }
+  if (existsSync12(dir)) {
+    const at = await exec2.run("git", ["-C", dir, "rev-parse", "HEAD"], { timeoutS });
+    if (at.exitCode === 0 && at.stdout.trim() === sha) {
+      log(`kernelgate: base revision ${sha.slice(0, 12)} already checked out in ${dir}`);
+      return {
+        ok: true,
+        base: withRef({ root: dir, sha }, options.ref),
+        fetched: false,
+        reused: true
+      };
+    }
+    await git("worktree", "remove", "--force", dir);
+  }
+  await git("worktree", "prune");
+  let fetched = false;
+  const has = await git("cat-file", "-e", `${sha}^{commit}`);
+  if (has.exitCode !== 0) {
+    log(`kernelgate: fetching the base revision ${sha.slice(0, 12)} (the checkout is shallow)`);
+    const fetch2 = await git("fetch", "--no-tags", "--depth=1", "origin", sha);
+    if (fetch2.exitCode !== 0) {
+      const url = (await git("remote", "get-url", "origin")).stdout.trim();
+      const from = url === "" ? "" : ` from ${url.replace(/\/\/[^/@\s]*@/, "//***@")}`;
+      return {
+        ok: false,
+        reason: `the base commit ${sha.slice(0, 12)} is not in the checkout and \`git fetch origin ${sha.slice(0, 12)}\`${from} failed: ${why(fetch2, timeoutS)}`
+      };
+    }
+    fetched = true;
+  }
+  const add = await git("worktree", "add", "--detach", "--force", dir, sha);
+  if (add.exitCode !== 0) {
+    return {
+      ok: false,
+      reason: `\`git worktree add ${dir} ${sha.slice(0, 12)}\` failed: ${why(add, timeoutS)}`
+    };
+  }
+  log(`kernelgate: base revision ${sha.slice(0, 12)} checked out in ${dir}`);
+  return { ok: true, base: withRef({ root: dir, sha }, options.ref), fetched, reused: false };
+}
+function withRef(base, ref) {
+  return ref === void 0 ? base : { ...base, ref };
+}
+
+// src/measure/benchmarks.ts
+import { join as join18, relative as relative6 } from "node:path";
+
+// src/measure/doctor/checks-benchmarks.ts
+import { closeSync, openSync, readSync, realpathSync, statSync as statSync4 } from "node:fs";
+import { basename as basename4, isAbsolute as isAbsolute3, relative as relative5, resolve as resolve6 } from "node:path";
+
+// src/measure/doctor/versions.ts
+var MIN_DRIVER_FOR_CUDA = [
+  ["13.1", "590.44.01"],
+  ["13.0", "580.65.06"],
+  ["12.9", "575.51.03"],
+  ["12.8", "570.26"],
+  ["12.6", "560.28.03"],
+  ["12.5", "555.42.02"],
+  ["12.4", "550.54.14"],
+  ["12.3", "545.23.06"],
+  ["12.2", "535.54.03"],
+  ["12.1", "530.30.02"],
+  ["12.0", "525.60.13"],
+  ["11.8", "520.61.05"]
+];
+function compareVersions(a, b) {
+  const pa = a.split(".").map(Number);
+  const pb = b.split(".").map(Number);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+function majorMinor(version) {
+  return version.split(".").slice(0, 2).join(".");
+}
+function cudaForDriver(driverVersion) {
+  return MIN_DRIVER_FOR_CUDA.find(([, min]) => compareVersions(driverVersion, min) >= 0)?.[0];
+}
+function minDriverFor(cuda) {
+  return MIN_DRIVER_FOR_CUDA.find(([release]) => release === majorMinor(cuda))?.[1];
+}
+function libcudaVersionIn(entries) {
+  for (const entry of entries) {
+    const m = /^libcuda\.so\.(\d+\.\d+(?:\.\d+)?)$/.exec(entry);
+    if (m?.[1]) return m[1];
+  }
+  return void 0;
+}
+function cudnnVersion(code) {
+  if (code >= 1e4)
+    return `${Math.floor(code / 1e4)}.${Math.floor(code % 1e4 / 100)}.${code % 100}`;
+  return `${Math.floor(code / 1e3)}.${Math.floor(code % 1e3 / 100)}.${code % 100}`;
+}
+
+// src/measure/doctor/checks-benchmarks.ts
+var ELF_MAGIC = Buffer.from([127, 69, 76, 70]);
+var MAX_SCAN_BYTES = 1 << 30;
+var TOOLKIT_NOTE = /Cuda compilation tools, release (\d+\.\d+), V(\d+\.\d+(?:\.\d+)?)/;
+var STATIC_CUDART = "libcudart_static";
+function readHead(path11, bytes) {
+  const fd = openSync(path11, "r");
+  try {
+    const buf = Buffer.alloc(bytes);
+    const n = readSync(fd, buf, 0, bytes, 0);
+    return buf.subarray(0, n);
+  } finally {
+    closeSync(fd);
+  }
+}
+function isElf(path11) {
+  try {
+    return statSync4(path11).isFile() && readHead(path11, 4).equals(ELF_MAGIC);
+  } catch {
+    return false;
+  }
+}
+function commandBinaries(command, cwd) {
+  const words = command.split(/[\s;&|()<>]+/).map((w) => w.replace(/^['"]|['"]$/g, "")).filter((w) => w.includes("/") && !w.startsWith("-") && !w.includes("="));
+  const found = [];
+  for (const word of words) {
+    const path11 = isAbsolute3(word) ? word : resolve6(cwd, word);
+    if (!found.includes(path11) && isElf(path11)) found.push(path11);
+  }
+  return found;
+}
+function linkedRuntime(lddOutput) {
+  const m = /^\s*(libcudart\.so\.(\d+))\s+=>\s+(\S+)/m.exec(lddOutput);
+  if (!m?.[1] || !m[2] || !m[3] || m[3] === "not") return void 0;
+  let real = m[3];
+  try {
+    real = realpathSync(m[3]);
+  } catch {
+  }
+  const full = /^libcudart\.so\.(\d+\.\d+(?:\.\d+)?)$/.exec(basename4(real))?.[1];
+  const via = real === m[3] ? `${m[1]} → ${m[3]}` : `${m[1]} → ${real}`;
+  return { version: full ?? m[2], via };
+}
+function staticRuntime(path11) {
+  const size = statSync4(path11).size;
+  if (size > MAX_SCAN_BYTES) return void 0;
+  const text3 = readHead(path11, size).toString("latin1");
+  if (!text3.includes(STATIC_CUDART)) return void 0;
+  const m = TOOLKIT_NOTE.exec(text3);
+  if (!m?.[2]) return void 0;
+  return { version: m[2], via: `static libcudart, linked by CUDA ${m[2]}'s nvcc` };
+}
+async function binaryRuntime(path11, exec2) {
+  const ldd = await exec2.run("ldd", [path11]).catch(() => void 0);
+  const linked = ldd && ldd.exitCode === 0 ? linkedRuntime(ldd.stdout) : void 0;
+  return linked ?? staticRuntime(path11);
+}
+function commandsOf(bench, root) {
+  if (bench.command) {
+    const params = bench.command.cases[0] ?? {};
+    return Object.values(bench.command.variants).map((t) => fillTemplate(t, params, root));
+  }
+  return bench.run !== void 0 ? [bench.run] : [];
+}
+function runtimeDiagnostic(bench, shown, runtime, environment) {
+  const driverCuda = environment.driver_cuda_version;
+  const driver = environment.driver_version ?? "of this machine";
+  if (driverCuda === void 0) return void 0;
+  const needs = majorMinor(
+    runtime.version.includes(".") ? runtime.version : `${runtime.version}.0`
+  );
+  if (compareVersions(needs, driverCuda) <= 0) return void 0;
+  const minDriver = minDriverFor(needs);
+  const compat = environment.libraries?.["cuda_compat"];
+  const sameMajor = needs.split(".")[0] === driverCuda.split(".")[0];
+  const how = compat ? `It can run only through the forward-compat libcuda ${compat} in LD_LIBRARY_PATH, and seed 000's CUTLASS Example 88 did so at 0.02 TFLOPS: a binary that starts is no proof that its fast path runs.` : sameMajor ? "It runs through minor-version compatibility: its machine code works, but PTX it carries cannot be JIT-compiled and newer features fall back or fail." : 'Its CUDA calls fail with "CUDA driver version is insufficient for CUDA runtime version"; a benchmark that catches the error may go on and print numbers from a slow or empty path.';
+  return {
+    level: compat || sameMajor ? "warning" : "error",
+    code: "benchmark.cuda_runtime_too_new",
+    message: `benchmark ${bench.name}: ${shown} carries CUDA runtime ${runtime.version} (${runtime.via}), but driver ${driver} supports CUDA <= ${driverCuda}. ${how}`,
+    fix: `Install driver >= ${minDriver ?? `one for CUDA ${needs}`}${compat ? " and take the compat folder out of LD_LIBRARY_PATH" : ""}, or rebuild ${basename4(shown)} with a CUDA ${driverCuda} toolkit (CMake: -DCMAKE_CUDA_COMPILER=/usr/local/cuda-${driverCuda}/bin/nvcc).`,
+    source: "doctor",
+    kernel: bench.name
+  };
+}
+async function benchmarkBinaryChecks(benchmarks, environment, root, exec2) {
+  if (environment.driver_cuda_version === void 0) return [];
+  const found = [];
+  for (const bench of benchmarks) {
+    const binaries = new Set(commandsOf(bench, root).flatMap((c) => commandBinaries(c, bench.cwd)));
+    for (const path11 of binaries) {
+      const runtime = await binaryRuntime(path11, exec2);
+      if (!runtime) continue;
+      const rel = relative5(root, path11);
+      const shown = rel.startsWith("..") || isAbsolute3(rel) ? path11 : rel;
+      const d = runtimeDiagnostic(bench, shown, runtime, environment);
+      if (d) found.push(d);
+    }
+  }
+  return found;
+}
+var SLOW_PATH_SHARE = 1e-3;
+var SLOW_PATH_MIN_MS = 0.05;
+function peakFor(tflops, dtype) {
+  for (const key of [dtype, "bf16", "fp16"]) {
+    const value = key === void 0 ? void 0 : tflops[key];
+    if (key !== void 0 && value !== void 0) return { value, dtype: key };
+  }
+  return void 0;
+}
+function slowPathChecks(results, benchmarks, config) {
+  const sku = results.environment.gpu.sku;
+  const peaks = sku ? config.peaks[sku] : void 0;
+  if (!peaks) return [];
+  const worst = /* @__PURE__ */ new Map();
+  for (const c of results.cases) {
+    if (!benchmarks.includes(c.kernel) || c.status !== "ok") continue;
+    if ((c.timing?.median_ms ?? 0) < SLOW_PATH_MIN_MS) continue;
+    const tflops = caseTflops(c);
+    const peak = peakFor(peaks.tflops, caseDtype(c));
+    const gbps = caseGbps(c);
+    const readings = [
+      tflops !== void 0 && peak ? {
+        share: tflops / peak.value,
+        text: `${fixed(tflops, 4)} TFLOPS of ${sku}'s ${fixed(peak.value, 1)} TFLOPS ${peak.dtype} peak`
+      } : void 0,
+      gbps !== void 0 && peaks.gbps ? {
+        share: gbps / peaks.gbps,
+        text: `${fixed(gbps, 3)} GB/s of ${sku}'s ${fixed(peaks.gbps, 0)} GB/s`
+      } : void 0
+    ].filter((r) => r !== void 0);
+    const best = readings.sort((a, b) => b.share - a.share)[0];
+    if (!best || best.share >= SLOW_PATH_SHARE) continue;
+    const key = `${c.kernel}/${c.variant}`;
+    const text3 = `${caseLabel(c)} reads ${best.text} (${fixed(best.share * 100, 4)} %)`;
+    if (!worst.has(key) || (worst.get(key)?.share ?? 1) > best.share) {
+      worst.set(key, { share: best.share, text: text3, kernel: c.kernel, variant: c.variant });
+    }
+  }
+  return [...worst.values()].map((w) => ({
+    level: "warning",
+    code: "benchmark.slow_path",
+    message: `benchmark ${w.text}: under ${fixed(SLOW_PATH_SHARE * 100, 1)} % of the datasheet peak over ${SLOW_PATH_MIN_MS * 1e3} µs or more is no tuning gap but a fallback path (seed 000: CUTLASS Example 88 at 0.0193 TFLOPS on an H100, a CUDA 13 runtime on a CUDA 12.8 driver through cuda-compat, "Arch conditional MMA instruction used without targeting appropriate compute capability" in its output).`,
+    fix: "Read the benchmark's output for CUDA errors and arch messages (kernelgate names the known ones above), compare its CUDA runtime with the driver's (benchmark.cuda_runtime_too_new), and build its device code for this GPU (sm_90a for H100/H200: -gencode=arch=compute_90a,code=sm_90a).",
+    source: "doctor",
+    kernel: w.kernel,
+    variant: w.variant
+  }));
+}
+
+// src/measure/doctor/machine.ts
+import { readdir as readdir3, readFile as readFile3 } from "node:fs/promises";
+import path10 from "node:path";
 
 // src/measure/doctor/probe.ts
 var PYTHON_PROBE = `
@@ -50533,7 +51469,7 @@ async function defaultReadFile(file) {
   return readFile3(file, "utf8").catch(() => void 0);
 }
 async function defaultListDir(dir) {
-  return readdir2(dir).catch(() => void 0);
+  return readdir3(dir).catch(() => void 0);
 }
 async function readSmi(deps, add) {
   const smi = await deps.exec.run("nvidia-smi", ["-q", "-x"]).catch(() => void 0);
@@ -51085,8 +52021,8 @@ function summary3(kernel, seconds2) {
   const parts = [`${count2("ok")} ok`];
   for (const s of ["fail", "error", "timeout", "skipped"])
     if (count2(s)) parts.push(`${count2(s)} ${s}`);
-  const paired = kernel.cases.filter((c) => c.paired?.base_status === "ok").length;
-  if (paired) parts.push(`${paired} paired with the base revision`);
+  const paired2 = kernel.cases.filter((c) => c.paired?.base_status === "ok").length;
+  if (paired2) parts.push(`${paired2} paired with the base revision`);
   return `benchmark ${kernel.info.name}: ${kernel.cases.length} case(s): ${parts.join(", ")} (${seconds2.toFixed(1)} s)`;
 }
 async function runBenchmarkStage(options, deps) {
@@ -51121,7 +52057,7 @@ async function runBenchmarkStage(options, deps) {
 async function runEach(benchmarks, options, deps) {
   const { config, base } = options;
   const now = deps.now ?? Date.now;
-  const baseRoot = base ? join15(base.root, relative6(options.workspace, config.rootDir)) : void 0;
+  const baseRoot = base ? join18(base.root, relative6(options.workspace, config.rootDir)) : void 0;
   const kernels = [];
   for (const bench of benchmarks) {
     deps.log.info(
@@ -51144,8 +52080,8 @@ async function runEach(benchmarks, options, deps) {
     config.rootDir,
     deps.exec
   );
-  const paired = kernels.some((k) => k.cases.some((c) => c.paired !== void 0));
-  return { kernels, diagnostics, ...paired && baseRoot ? { pairedRoot: baseRoot } : {} };
+  const paired2 = kernels.some((k) => k.cases.some((c) => c.paired !== void 0));
+  return { kernels, diagnostics, ...paired2 && baseRoot ? { pairedRoot: baseRoot } : {} };
 }
 async function benchmarkFindings(kernels, benchmarks, environment, root, exec2) {
   return [
@@ -51234,8 +52170,8 @@ function noHarness(startedAt, environment) {
 }
 
 // src/measure/harness.ts
-import { appendFileSync as appendFileSync2, existsSync as existsSync12, mkdirSync as mkdirSync5, writeFileSync as writeFileSync6 } from "node:fs";
-import { delimiter as delimiter5, dirname as dirname5, join as join16 } from "node:path";
+import { appendFileSync as appendFileSync2, existsSync as existsSync13, mkdirSync as mkdirSync5, writeFileSync as writeFileSync7 } from "node:fs";
+import { delimiter as delimiter5, dirname as dirname6, join as join19 } from "node:path";
 var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
   cwd,
   env,
@@ -51246,7 +52182,7 @@ var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command,
 var KERNEL_HEADER = /^\[kernelgate\] == (\S+)/;
 var TAIL_LINES2 = 40;
 function launcherArgs(harnessRoot, module) {
-  return [join16(harnessRoot, "python", "kernelgate_launch.py"), module];
+  return [join19(harnessRoot, "python", "kernelgate_launch.py"), module];
 }
 function harnessArgs(options) {
   const args = [
@@ -51265,10 +52201,10 @@ function harnessArgs(options) {
   return [...args, ...options.extraArgs ?? []];
 }
 async function runHarness(options, log, run2 = streamingExec) {
-  mkdirSync5(dirname5(options.logPath), { recursive: true });
-  writeFileSync6(options.logPath, "");
+  mkdirSync5(dirname6(options.logPath), { recursive: true });
+  writeFileSync7(options.logPath, "");
   const env = childEnv(options.env);
-  env.PYTHONPATH = [join16(options.harnessRoot, "python"), env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter5);
+  env.PYTHONPATH = [join19(options.harnessRoot, "python"), env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter5);
   env.PYTHONUNBUFFERED = "1";
   const lines = [];
   let inGroup = false;
@@ -51290,25 +52226,431 @@ async function runHarness(options, log, run2 = streamingExec) {
   if (inGroup) log.endGroup();
   return {
     exitCode,
-    wroteResults: existsSync12(options.resultsPath),
+    wroteResults: existsSync13(options.resultsPath),
     logTail: lines.slice(-TAIL_LINES2).join("\n"),
     log: lines.join("\n")
   };
 }
 
-// src/measure/measure.ts
-import { copyFileSync, mkdirSync as mkdirSync6, writeFileSync as writeFileSync7 } from "node:fs";
-import { join as join17, resolve as resolve7 } from "node:path";
-function buildTargets(config, only) {
-  return config.kernels.filter((k) => only === void 0 || only.length === 0 || only.includes(k.manifest.name)).map((k) => ({
-    kernel: k.manifest.name,
-    dir: k.dir,
-    variants: k.manifest.variants.map((v) => ({
-      name: v.name,
-      ...v.build !== void 0 ? { build: v.build } : {}
-    }))
-  }));
+// src/measure/identity.ts
+var import_yaml4 = __toESM(require_dist(), 1);
+import { createHash as createHash3 } from "node:crypto";
+import { existsSync as existsSync15, readdirSync as readdirSync7, readFileSync as readFileSync9, statSync as statSync6, writeFileSync as writeFileSync8 } from "node:fs";
+import { isAbsolute as isAbsolute4, join as join21, relative as relative8 } from "node:path";
+
+// src/measure/python-imports.ts
+import { existsSync as existsSync14, readdirSync as readdirSync6, readFileSync as readFileSync8, statSync as statSync5 } from "node:fs";
+import { dirname as dirname7, join as join20, relative as relative7 } from "node:path";
+var DYNAMIC = [
+  [/\b__import__\b/, "__import__"],
+  [/\bimportlib\b/, "importlib"],
+  [/\bimport_module\b/, "import_module"],
+  [/\brunpy\b/, "runpy"],
+  [/\bpkgutil\b/, "pkgutil"],
+  [/\bSourceFileLoader\b|\bspec_from_file_location\b/, "a module loaded from a file"],
+  [/(?<![.\w])exec\s*\(/, "exec()"],
+  [/(?<![.\w])eval\s*\(/, "eval()"],
+  [
+    /\bsys\s*\.\s*path\s*(?:\.\s*(?:insert|append|extend|remove|pop|clear)\b|\[[^\]]*\]\s*=|\+=|=(?!=))/,
+    "sys.path changed"
+  ]
+];
+var DOTTED = /^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$/;
+function logicalLines(text3) {
+  const out = [];
+  const lines = text3.split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    const start = i;
+    let joined = lines[i];
+    while (i + 1 < lines.length && (/\\$/.test(joined) || openParen(joined))) {
+      joined = joined.replace(/\\$/, "") + " " + lines[++i];
+      if (i - start > 50) break;
+    }
+    out.push({ line: start + 1, text: joined });
+  }
+  return out;
 }
+function openParen(text3) {
+  const m = /\bimport\s*\(([^)]*)$/.exec(text3);
+  return m !== null;
+}
+function firstToken(part) {
+  return part.trim().replace(/^\(/, "").trim().split(/\s+/)[0] ?? "";
+}
+function importStatements(text3) {
+  const statements = [];
+  const dynamic = [];
+  for (const { line, text: l } of logicalLines(text3)) {
+    for (const [pattern, what] of DYNAMIC) if (pattern.test(l)) dynamic.push(`${line}: ${what}`);
+    for (const piece of l.split(/[;:]/)) {
+      const from = /^\s*from\s+(\.*)([\w.]*)\s+import\s+(.+)$/.exec(piece);
+      if (from) {
+        const names = from[3].replace(/[()]/g, " ").split(",").map(firstToken).filter((n) => /^[A-Za-z_]\w*$/.test(n));
+        const module = from[2];
+        if (module === "" || DOTTED.test(module)) {
+          statements.push({ line, module, level: from[1].length, names });
+        }
+        continue;
+      }
+      const plain = /^\s*import\s+(.+)$/.exec(piece);
+      if (!plain) continue;
+      for (const part of plain[1].split(",")) {
+        const module = firstToken(part);
+        if (DOTTED.test(module)) statements.push({ line, module, level: 0, names: [] });
+      }
+    }
+  }
+  return { statements, dynamic };
+}
+var isDir = (p) => existsSync14(p) && statSync5(p).isDirectory();
+var isFile = (p) => existsSync14(p) && statSync5(p).isFile();
+function extensionOf(dir, name) {
+  if (!isDir(dir)) return void 0;
+  const found = readdirSync6(dir).find(
+    (f) => f.startsWith(`${name}.`) && /\.(so|pyd)$/.test(f) && isFile(join20(dir, f))
+  );
+  return found === void 0 ? void 0 : join20(dir, found);
+}
+function resolveBelow(dir, parts, shown) {
+  const files = [];
+  let at = dir;
+  for (const [i, part] of parts.entries()) {
+    const last = i === parts.length - 1;
+    const folder = join20(at, part);
+    if (isDir(folder)) {
+      if (isFile(join20(folder, "__init__.py"))) files.push(join20(folder, "__init__.py"));
+      at = folder;
+      if (last) return { ok: true, files, package: folder };
+      continue;
+    }
+    const file = isFile(`${folder}.py`) ? `${folder}.py` : extensionOf(at, part);
+    if (file !== void 0 && last) return { ok: true, files: [...files, file] };
+    return {
+      ok: false,
+      why: `${shown}: ${file === void 0 ? "no such module in the repository" : `${part} is a module, not a package`}`
+    };
+  }
+  return { ok: true, files };
+}
+function inRepository(root, top) {
+  return isDir(join20(root, top)) || isFile(join20(root, `${top}.py`)) || !!extensionOf(root, top);
+}
+function resolveStatement(root, file, s) {
+  let dir = root;
+  const parts = s.module === "" ? [] : s.module.split(".");
+  const shown = `${".".repeat(s.level)}${s.module}`;
+  if (s.level > 0) {
+    dir = dirname7(file);
+    for (let up = 1; up < s.level; up++) dir = dirname7(dir);
+    if (relative7(root, dir).startsWith("..")) {
+      return { ok: false, why: `${shown}: above the repository` };
+    }
+  } else if (!inRepository(root, parts[0])) {
+    return { ok: true, files: [] };
+  }
+  const module = parts.length ? resolveBelow(dir, parts, shown) : { ok: true, files: [], package: dir };
+  if (!module.ok || module.package === void 0) return module;
+  const files = [...module.files];
+  for (const name of s.names) {
+    if (isDir(join20(module.package, name)) || isFile(join20(module.package, `${name}.py`))) {
+      const sub = resolveBelow(module.package, [name], `${shown}.${name}`);
+      if (!sub.ok) return sub;
+      files.push(...sub.files);
+    }
+  }
+  return { ok: true, files };
+}
+function importClosure(root, module) {
+  const entry = DOTTED.test(module) ? resolveBelow(root, module.split("."), module) : { ok: false, why: `module ${JSON.stringify(module)} is not a dotted name` };
+  return entry.ok ? closureOf(root, entry.files, []) : closureOf(root, [], [entry.why]);
+}
+function fileImportClosure(root, files) {
+  return closureOf(
+    root,
+    files.map((f) => join20(root, f)),
+    []
+  );
+}
+function closureOf(root, start, unresolved) {
+  const seen = /* @__PURE__ */ new Set();
+  const queue = [];
+  const rel = (p) => relative7(root, p).split("\\").join("/");
+  const add = (files) => {
+    for (const f of files) {
+      if (!seen.has(f)) {
+        seen.add(f);
+        queue.push(f);
+      }
+    }
+  };
+  add(start);
+  while (queue.length) {
+    const file = queue.shift();
+    if (!file.endsWith(".py")) continue;
+    const { statements, dynamic } = importStatements(readFileSync8(file, "utf8"));
+    for (const d of dynamic) unresolved.push(`${rel(file)}:${d}`);
+    for (const s of statements) {
+      const got = resolveStatement(root, file, s);
+      if (got.ok) add(got.files);
+      else unresolved.push(`${rel(file)}:${s.line}: ${got.why}`);
+    }
+  }
+  return { files: [...seen].map(rel).sort(), unresolved };
+}
+
+// src/measure/identity.ts
+var IDENTICAL_REASON = "identical build and sources";
+var sha256 = (data) => createHash3("sha256").update(data).digest("hex");
+function canonicalJson(value) {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value).filter(([, v]) => v !== void 0).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0);
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+function treeFiles(dir) {
+  if (!existsSync15(dir)) return [];
+  const out = [];
+  for (const name of readdirSync7(dir).sort()) {
+    if (name === "__pycache__" || /\.py[co]$/.test(name)) continue;
+    const path11 = join21(dir, name);
+    const stat3 = statSync6(path11);
+    if (stat3.isDirectory()) out.push(...treeFiles(path11));
+    else if (stat3.isFile()) out.push(path11);
+  }
+  return out;
+}
+function harnessVersion(harnessRoot) {
+  if (harnessRoot === void 0) return "unknown";
+  const python = join21(harnessRoot, "python");
+  const files = [
+    ...treeFiles(join21(python, "kernelgate_harness")),
+    join21(python, "kernelgate_launch.py")
+  ].filter((f) => existsSync15(f));
+  if (files.length === 0) return "absent";
+  const h = createHash3("sha256");
+  for (const f of files) h.update(`\0${relative8(python, f)}\0`).update(readFileSync9(f));
+  return h.digest("hex");
+}
+function librariesKey(environment) {
+  return canonicalJson({
+    driver: environment.driver_version,
+    cuda_runtime: environment.cuda_runtime_version,
+    cuda_toolkit: environment.cuda_toolkit_version,
+    libraries: environment.libraries ?? {}
+  });
+}
+function manifestEntries(root, kernel) {
+  const raw = (0, import_yaml4.parse)(readFileSync9(join21(root, kernel.file), "utf8"));
+  const { variants, ...rest } = raw;
+  const entries = /* @__PURE__ */ new Map();
+  for (const v of variants ?? []) {
+    entries.set(v.name, canonicalJson({ ...rest, variant: v }));
+  }
+  return entries;
+}
+function kernelClosure(root, kernel) {
+  const closure = importClosure(root, kernel.manifest.module);
+  const folder = treeFiles(kernel.dir).map((f) => relative8(root, f).split("\\").join("/")).filter((f) => f !== kernel.file.split("\\").join("/"));
+  return { files: /* @__PURE__ */ new Set([...folder, ...closure.files]), unresolved: closure.unresolved };
+}
+function claimsOf(root, kernel) {
+  const claims = /* @__PURE__ */ new Map();
+  for (const v of kernel.manifest.variants) {
+    const own = /* @__PURE__ */ new Set();
+    for (const { path: path11 } of variantClaims(v)) {
+      const at = ownedPath(path11);
+      const file = at === void 0 ? void 0 : join21(kernel.dir, at);
+      if (file !== void 0 && existsSync15(file) && statSync6(file).isFile())
+        own.add(relative8(root, file).split("\\").join("/"));
+    }
+    claims.set(v.name, [...own].sort());
+  }
+  return claims;
+}
+function variantSources(root, closure, claims, variant) {
+  const own = claims.get(variant) ?? [];
+  const owners = /* @__PURE__ */ new Map();
+  for (const [name, files] of claims) {
+    for (const f of files) owners.set(f, [...owners.get(f) ?? [], name]);
+  }
+  const ownClosure = fileImportClosure(root, own);
+  const keep = /* @__PURE__ */ new Set([...own, ...ownClosure.files]);
+  const sources = {};
+  const leftOut2 = {};
+  const leftOwners = {};
+  for (const f of [.../* @__PURE__ */ new Set([...closure.files, ...keep])].sort()) {
+    const hash = sha256(readFileSync9(join21(root, f)));
+    const by = owners.get(f);
+    if (keep.has(f) || by === void 0) sources[f] = hash;
+    else {
+      leftOut2[f] = hash;
+      leftOwners[f] = by;
+    }
+  }
+  const unresolved = [...closure.unresolved, ...ownClosure.unresolved];
+  return { sources, unresolved, own, leftOut: leftOut2, owners: leftOwners };
+}
+function buildPart(record, builds) {
+  if (!builds) return null;
+  if (record === void 0) return "no build record";
+  if (record.status !== "ok") return `build ${record.status}`;
+  return record.library_sha256 ?? "no library hash";
+}
+function variantIdentities(side, environment) {
+  const harness = harnessVersion(side.harnessRoot);
+  const libraries = librariesKey(environment);
+  const out = /* @__PURE__ */ new Map();
+  for (const kernel of side.config.kernels) {
+    const entries = manifestEntries(side.root, kernel);
+    const closure = kernelClosure(side.root, kernel);
+    const claims = claimsOf(side.root, kernel);
+    for (const v of kernel.manifest.variants) {
+      const name = kernel.manifest.name;
+      const { sources, unresolved, own, leftOut: leftOut2, owners } = variantSources(
+        side.root,
+        closure,
+        claims,
+        v.name
+      );
+      const record = side.builds.find((b) => b.kernel === name && b.variant === v.name);
+      const parts = {
+        manifest: entries.get(v.name) ?? "",
+        sources,
+        build: buildPart(record, v.build !== void 0),
+        harness,
+        libraries
+      };
+      out.set(`${name}/${v.name}`, {
+        kernel: name,
+        variant: v.name,
+        role: v.role,
+        key: sha256(canonicalJson(parts)),
+        parts,
+        unresolved: [...new Set(unresolved)],
+        owns: own,
+        leftOut: leftOut2,
+        owners
+      });
+    }
+  }
+  return out;
+}
+function difference(head, base) {
+  const unresolved = head.unresolved[0] ?? base.unresolved[0];
+  if (unresolved !== void 0) {
+    return `an import cannot be resolved with certainty (${unresolved})`;
+  }
+  if (head.parts.harness !== base.parts.harness) return "the harness differs";
+  if (head.parts.manifest !== base.parts.manifest) return "its manifest entry differs";
+  const files = /* @__PURE__ */ new Set([...Object.keys(head.parts.sources), ...Object.keys(base.parts.sources)]);
+  const changed = [...files].filter((f) => head.parts.sources[f] !== base.parts.sources[f]);
+  if (changed.length) {
+    const shown = changed.slice(0, 3).map((f) => head.owns.includes(f) || base.owns.includes(f) ? `${f} (its own)` : f).join(", ");
+    return `sources differ: ${shown}${changed.length > 3 ? ` and ${changed.length - 3} more` : ""}`;
+  }
+  const unknown = [head.parts.build, base.parts.build].find(
+    (b) => b !== null && !/^[0-9a-f]{64}$/.test(b)
+  );
+  if (unknown !== void 0) return `its build cannot be compared (${unknown})`;
+  if (head.parts.build !== base.parts.build) return "its build output differs";
+  if (head.parts.libraries !== base.parts.libraries) return "library versions differ";
+  return head.key === base.key ? void 0 : "its identity differs";
+}
+function compareIdentities(head, base) {
+  const whyOf = (h) => {
+    const b = base.get(`${h.kernel}/${h.variant}`);
+    return b === void 0 ? "not in the base revision" : difference(h, b);
+  };
+  const heads = [...head.values()];
+  const timedCandidate = new Set(
+    heads.filter((h) => h.role !== "reference" && whyOf(h) !== void 0).map((h) => h.kernel)
+  );
+  return heads.map((h) => {
+    const why2 = h.role === "reference" && timedCandidate.has(h.kernel) ? "a reference variant: timed as the A/A control" : whyOf(h);
+    const note = why2 === void 0 ? othersOwnChanged(h, base.get(`${h.kernel}/${h.variant}`)) : "";
+    return {
+      kernel: h.kernel,
+      variant: h.variant,
+      identical: why2 === void 0,
+      why: why2 ?? IDENTICAL_REASON,
+      ...note ? { note } : {}
+    };
+  });
+}
+function othersOwnChanged(head, base) {
+  if (base === void 0) return "";
+  const files = [.../* @__PURE__ */ new Set([...Object.keys(head.leftOut), ...Object.keys(base.leftOut)])].sort();
+  const changed = files.filter((f) => head.leftOut[f] !== base.leftOut[f]);
+  if (!changed.length) return "";
+  const whose = (f) => (head.owners[f] ?? base.owners[f] ?? []).map((v) => `${head.kernel}/${v}`).join(", ");
+  return `what changed in ${head.kernel} is other variants' own: ${changed.map((f) => `${f} (${whose(f)})`).join(", ")}`;
+}
+function identicalArgs(head, base, environment, outDir, log) {
+  let verdicts;
+  try {
+    verdicts = compareIdentities(
+      variantIdentities(head, environment),
+      variantIdentities(base, environment)
+    );
+  } catch (error2) {
+    log(`kernelgate: identity: not computed (${error2.message}); every variant is timed`);
+    return [];
+  }
+  for (const v of verdicts) {
+    if (v.identical && /[.,\s]/.test(`${v.kernel}${v.variant}`)) {
+      Object.assign(v, { identical: false, why: "its name cannot be passed to --identical" });
+    }
+  }
+  writeFileSync8(join21(outDir, "identity.json"), JSON.stringify(verdicts, null, 2) + "\n");
+  const same = verdicts.filter((v) => v.identical);
+  log(
+    `kernelgate: identity: ${same.length} of ${verdicts.length} variant(s) identical in base and head, verified but not timed` + (same.length ? `: ${same.map((v) => `${v.kernel}/${v.variant}`).join(", ")}` : "")
+  );
+  for (const v of verdicts.filter((x) => !x.identical)) {
+    log(`kernelgate: identity: ${v.kernel}/${v.variant} is timed: ${v.why}`);
+  }
+  for (const v of same.filter((x) => x.note !== void 0)) {
+    log(`kernelgate: identity: ${v.kernel}/${v.variant} is not timed: ${v.note}`);
+  }
+  return same.length ? ["--identical", same.map((v) => `${v.kernel}.${v.variant}`).join(",")] : [];
+}
+function baseHarnessRoot(workspace, harnessRoot, baseRoot) {
+  const rel = relative8(workspace, harnessRoot);
+  return rel.startsWith("..") || isAbsolute4(rel) ? harnessRoot : join21(baseRoot, rel);
+}
+function pullRequestIdentity(head, headBuilds, base, environment, outDir, log) {
+  const fault = head.harnessEnv?.["KERNELGATE_FAULT"] ?? process.env["KERNELGATE_FAULT"];
+  const args = [...head.config.harness.args, ...head.harnessArgs ?? []];
+  if ((fault ?? "") !== "" || args.some((a) => a.startsWith("--fault"))) {
+    log.info(
+      "kernelgate: identity: a fault is planted in the head (KERNELGATE_FAULT or --fault): every variant is timed"
+    );
+    return [];
+  }
+  return identicalArgs(
+    {
+      root: head.workspace,
+      config: head.config,
+      builds: headBuilds,
+      harnessRoot: head.harnessRoot
+    },
+    {
+      root: base.base.root,
+      config: base.config,
+      builds: base.records,
+      harnessRoot: baseHarnessRoot(head.workspace, head.harnessRoot, base.base.root)
+    },
+    environment,
+    outDir,
+    (line) => log.info(line)
+  );
+}
+
+// src/measure/measure.ts
+import { copyFileSync as copyFileSync2, mkdirSync as mkdirSync6, writeFileSync as writeFileSync9 } from "node:fs";
+import { join as join22, resolve as resolve7 } from "node:path";
 function mergeEnvironment(fromHarness, fromDoctor) {
   if (fromHarness === void 0) return fromDoctor;
   const gpu = { ...fromDoctor.gpu, ...fromHarness.gpu };
@@ -51334,8 +52676,8 @@ async function stage(name, group2, deps, seconds2, body) {
 async function casesArgs(options, environment, outDir) {
   const selected = options.selectCases ? await options.selectCases(environment) : void 0;
   if (selected === void 0) return [];
-  const casesPath = join17(outDir, "cases.txt");
-  writeFileSync7(casesPath, selected.map((id) => `${id}
+  const casesPath = join22(outDir, "cases.txt");
+  writeFileSync9(casesPath, selected.map((id) => `${id}
 `).join(""));
   return ["--cases", casesPath];
 }
@@ -51383,7 +52725,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       python: config.harness.python,
       kernelsDir: config.kernelsDir,
       resultsPath: paths.resultsPath,
-      logPath: join17(paths.outDir, "harness.log"),
+      logPath: join22(paths.outDir, "harness.log"),
       buildsPath: paths.buildsPath,
       ...options.only !== void 0 ? { only: options.only } : {},
       timeoutPerCaseS: config.harness.timeoutS,
@@ -51392,7 +52734,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       extraArgs: [
         ...config.harness.args,
         "--tune-cache",
-        join17(paths.cacheDir, "tune"),
+        join22(paths.cacheDir, "tune"),
         ...moreArgs
       ],
       ...options.harnessEnv !== void 0 ? { env: options.harnessEnv } : {}
@@ -51461,14 +52803,27 @@ async function pairedStage(options, at, deps) {
   if (resolved?.note !== void 0) notes.push(resolved.note);
   const base = resolved?.base;
   if (base === void 0) return { notes };
-  const paired = await stage(
+  const paired2 = await stage(
     "build_base",
     `kernelgate build (base revision ${base.sha.slice(0, 12)})`,
     deps,
     at.stageSeconds,
     () => buildBase(base, options, options.config, at.cacheDir, at.outDir, deps, notes)
   );
-  return { base, ...paired ? { paired } : {}, notes };
+  return { base, ...paired2 ? { paired: paired2 } : {}, notes };
+}
+async function harnessMoreArgs(options, paired2, builds, environment, log) {
+  const outDir = resolve7(options.outDir);
+  const selectArgs = await casesArgs(options, environment, outDir);
+  const identical = paired2 && options.skipIdentical && options.base !== void 0 ? pullRequestIdentity(options, builds, paired2, environment, outDir, log) : [];
+  const args = [
+    ...selectArgs,
+    ...paired2 ? pairedArgs(paired2, options.config) : [],
+    ...identical,
+    ...options.harnessArgs ?? []
+  ];
+  const lanes = [...options.config.harness.args, ...args];
+  return [...args, ...await lanesBalance(options.balance, environment, lanes, outDir, log)];
 }
 async function measure(options, deps) {
   const now = deps.now ?? Date.now;
@@ -51483,8 +52838,8 @@ async function measure(options, deps) {
     for (const d of report.diagnostics) log.info(`doctor: ${d.level}: ${d.message}`);
     return report;
   });
-  const cacheDir = options.buildCacheDir ?? join17(options.workspace, ".kernelgate", "build");
-  const buildsPath = join17(outDir, "builds.json");
+  const cacheDir = options.buildCacheDir ?? join22(options.workspace, ".kernelgate", "build");
+  const buildsPath = join22(outDir, "builds.json");
   const build = await stage("build", "kernelgate build", deps, stageSeconds, async () => {
     const built = await buildKernels(buildTargets(config, options.only), {
       exec: deps.exec,
@@ -51493,21 +52848,21 @@ async function measure(options, deps) {
       log: (line) => log.info(line),
       now
     });
-    copyFileSync(built.buildsJsonPath, buildsPath);
+    copyFileSync2(built.buildsJsonPath, buildsPath);
     return built;
   });
-  const { base, paired, notes } = await pairedStage(
+  const { base, paired: paired2, notes } = await pairedStage(
     options,
     { cacheDir, outDir, stageSeconds, environment: doctor.environment },
     deps
   );
-  const selectArgs = await casesArgs(options, doctor.environment, outDir);
-  const resultsPath = join17(outDir, "results.json");
+  const moreArgs = await harnessMoreArgs(options, paired2, build.records, doctor.environment, log);
+  const resultsPath = join22(outDir, "results.json");
   const { measured, diagnostics: harnessDiagnostics } = await harnessStage(
     options,
     deps,
     { resultsPath, outDir, buildsPath, cacheDir },
-    [...selectArgs, ...paired ? pairedArgs(paired, config) : [], ...options.harnessArgs ?? []],
+    moreArgs,
     { stageSeconds, environment: doctor.environment, startedAt }
   );
   const benchmarks = await runBenchmarkStage(
@@ -51540,54 +52895,8 @@ async function measure(options, deps) {
     build.records
   );
   const results = withBenchmarks(assembled, benchmarks, base, config);
-  writeFileSync7(resultsPath, JSON.stringify(results, null, 2) + "\n");
+  writeFileSync9(resultsPath, JSON.stringify(results, null, 2) + "\n");
   return { results, resultsPath, stageSeconds };
-}
-async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
-  let baseConfig;
-  try {
-    baseConfig = loadConfig(base.root);
-  } catch (error2) {
-    notes.push(
-      `The base revision ${base.sha.slice(0, 12)} has no usable kernelgate configuration (${error2.message}): its cases are judged against the stored baseline instead of paired.`
-    );
-    return void 0;
-  }
-  const build = await buildKernels(buildTargets(baseConfig, options.only), {
-    exec: deps.exec,
-    cacheDir,
-    python: config.harness.python,
-    log: (line) => deps.log.info(`base: ${line}`),
-    ...deps.now !== void 0 ? { now: deps.now } : {}
-  });
-  const buildsPath = join17(outDir, "base-builds.json");
-  copyFileSync(build.buildsJsonPath, buildsPath);
-  const failed = build.records.filter((r) => r.status !== "ok");
-  for (const r of failed) {
-    deps.log.info(
-      `base: ${r.kernel}/${r.variant} did not build (${r.status}): its cases are not paired`
-    );
-  }
-  return { base, kernelsDir: join17(base.root, baseConfig.kernelsDir), buildsPath };
-}
-function pairedArgs(paired, config) {
-  const args = [
-    "--base-root",
-    paired.base.root,
-    "--base-kernels",
-    paired.kernelsDir,
-    "--base-builds",
-    paired.buildsPath,
-    "--base-sha",
-    paired.base.sha,
-    "--paired-threshold-pct",
-    String(config.compare.paired.thresholdPct),
-    "--paired-min-change-ms",
-    String(config.compare.paired.minChangeMs)
-  ];
-  if (paired.base.ref !== void 0) args.push("--base-ref", paired.base.ref);
-  if (config.compare.paired.confirm) args.push("--paired-confirm");
-  return args;
 }
 
 // src/pipeline/nightly-base.ts
@@ -51649,8 +52958,107 @@ async function lastGoodBase(store, key, workspace, exec2, window2 = GOOD_BASE_WI
   };
 }
 
+// src/pipeline/pr-baseline.ts
+var PREFIX2 = "kernelgate: stored baseline:";
+function describe2(stored) {
+  const { run: run2 } = stored.results;
+  return `${(run2.git_sha ?? "no commit").slice(0, 12)} (run of ${run2.started_at}, ${stored.path})`;
+}
+async function isAncestor(check, sha, of) {
+  const timeoutS = check.gitTimeoutS ?? DEFAULT_GIT_TIMEOUT_S;
+  const r = await check.exec.run(
+    "git",
+    ["-C", check.workspace, "merge-base", "--is-ancestor", sha, of],
+    { timeoutS }
+  );
+  if (r.timedOut) return { unknown: `git merge-base did not finish within ${timeoutS} s` };
+  if (r.exitCode === 0) return "ancestor";
+  if (r.exitCode === 1) {
+    const shallow = await check.exec.run(
+      "git",
+      ["-C", check.workspace, "rev-parse", "--is-shallow-repository"],
+      { timeoutS }
+    );
+    if (shallow.exitCode === 0 && shallow.stdout.trim() === "false") return "not";
+    return { unknown: "the checkout is shallow (its history is cut off)" };
+  }
+  const why2 = (r.stderr || r.stdout).trim().split("\n")[0] ?? "";
+  return { unknown: `git merge-base exited ${r.exitCode}${why2 ? `: ${why2}` : ""}` };
+}
+async function ancestorBaseline(store, key, check, window2 = GOOD_BASE_WINDOW) {
+  const runs = await store.history(key, window2);
+  const base = check.baseSha.slice(0, 12);
+  const lines = [];
+  const fallBack = (sha, why2) => ({
+    stored: runs[0],
+    lines: [
+      ...lines,
+      `${PREFIX2} git cannot tell whether ${sha.slice(0, 12)} is an ancestor of the pull request's base ${base} (${why2}): the newest stored run by its start time is the baseline${runs[0] ? `, ${describe2(runs[0])}` : ""}`
+    ],
+    fellBack: true
+  });
+  const ancestors = [];
+  for (const stored of runs) {
+    const sha = stored.results.run.git_sha;
+    if (sha === void 0 || !/^[0-9a-f]{40}$/.test(sha)) {
+      lines.push(`${PREFIX2} passed over ${describe2(stored)}: it names no commit`);
+      continue;
+    }
+    const relation = await isAncestor(check, sha, check.baseSha);
+    if (typeof relation === "object") return fallBack(sha, relation.unknown);
+    if (relation === "ancestor") ancestors.push(stored);
+    else {
+      lines.push(
+        `${PREFIX2} passed over ${describe2(stored)}: its commit is not an ancestor of the pull request's base ${base} (a force-pushed branch or another line of history)`
+      );
+    }
+  }
+  let best = ancestors[0];
+  for (const next of ancestors.slice(1)) {
+    const [a, b] = [best.results.run.git_sha, next.results.run.git_sha];
+    if (a === b) continue;
+    const relation = await isAncestor(check, a, b);
+    if (typeof relation === "object") return fallBack(b, relation.unknown);
+    if (relation === "ancestor") best = next;
+  }
+  if (best === void 0) return { stored: void 0, lines, fellBack: false };
+  lines.push(
+    `${PREFIX2} ${describe2(best)}, the nearest stored ancestor of the pull request's base ${base} of ${key.branch} on ${key.sku}`
+  );
+  return { stored: best, lines, fellBack: false };
+}
+
+// src/pipeline/balance.ts
+import { existsSync as existsSync16 } from "node:fs";
+function storedBalance(options, log) {
+  return async (environment) => {
+    if (options.baselinePath !== void 0) {
+      if (!existsSync16(options.baselinePath)) return void 0;
+      const given = explicitBaseline(options.baselinePath);
+      return { results: given.results, label: `the baseline ${options.baselinePath}` };
+    }
+    const branch = options.mode === "pr" ? options.baseBranch : options.branch;
+    if (branch === void 0) return void 0;
+    const sku = environment.gpu.sku ?? "unknown";
+    try {
+      const stored = await options.store.latest({ branch, sku });
+      if (stored === void 0) return void 0;
+      return {
+        results: stored.results,
+        label: `the stored run ${stored.path} (${branch}, ${sku})`
+      };
+    } catch (error2) {
+      if (!(error2 instanceof StoreError)) throw error2;
+      log.info(
+        `kernelgate: the stored runs could not be read for the lanes' order: ${error2.message}`
+      );
+      return void 0;
+    }
+  };
+}
+
 // src/pipeline/nightly-bisect.ts
-import { join as join18, relative as relative7 } from "node:path";
+import { join as join24, relative as relative9 } from "node:path";
 
 // src/pipeline/bisect.ts
 async function transitions(plan) {
@@ -51671,11 +53079,12 @@ async function bisect(plan) {
   let lo = -1;
   let hi = candidates.length - 1;
   while (hi - lo > 1) {
-    if (plan.outOfTime()) {
+    const mid = Math.floor((lo + hi) / 2);
+    const earlier = plan.known?.get(candidates[mid]);
+    if (earlier === void 0 && plan.outOfTime()) {
       return narrowed(candidates, lo, hi, "the time box ran out", steps, commits);
     }
-    const mid = Math.floor((lo + hi) / 2);
-    const step = await plan.measure(candidates[mid]);
+    const step = earlier ? { ...earlier, detail: `${earlier.detail}, measured on an earlier night` } : await plan.measure(candidates[mid]);
     steps.push(step);
     if (step.verdict === "bad") hi = mid;
     else if (step.verdict === "good") lo = mid;
@@ -51729,6 +53138,72 @@ function describeBisect(variant, outcome) {
   }
 }
 
+// src/pipeline/bisect-memory.ts
+import { mkdirSync as mkdirSync7, readFileSync as readFileSync10, renameSync as renameSync2, writeFileSync as writeFileSync10 } from "node:fs";
+import { dirname as dirname8, join as join23 } from "node:path";
+var BISECT_MEMORY_FORMAT = "kernelgate/bisect-steps@1";
+var KEPT_SEARCHES = 20;
+function bisectMemoryPath(cacheDir) {
+  return join23(cacheDir, "bisect", "steps.json");
+}
+var searchKey = (good, variant) => `${good}:${variant}`;
+var isStep = (x) => {
+  const s = x;
+  return typeof s === "object" && s !== null && typeof s.sha === "string" && /^[0-9a-f]{40}$/.test(s.sha) && (s.verdict === "good" || s.verdict === "bad") && typeof s.detail === "string";
+};
+function read(file, log) {
+  let text3;
+  try {
+    text3 = readFileSync10(file, "utf8");
+  } catch {
+    return { format: BISECT_MEMORY_FORMAT, searches: {} };
+  }
+  try {
+    const doc = JSON.parse(text3);
+    if (doc.format !== BISECT_MEMORY_FORMAT || typeof doc.searches !== "object" || !doc.searches) {
+      throw new Error(
+        `format ${JSON.stringify(doc.format ?? null)}, expected ${BISECT_MEMORY_FORMAT}`
+      );
+    }
+    const searches = {};
+    for (const [key, steps] of Object.entries(doc.searches)) {
+      if (Array.isArray(steps)) searches[key] = steps.filter(isStep);
+    }
+    return { format: BISECT_MEMORY_FORMAT, searches };
+  } catch (error2) {
+    log(
+      `kernelgate: bisect: ${file} is not a record of earlier steps (${error2.message}): not used`
+    );
+    return { format: BISECT_MEMORY_FORMAT, searches: {} };
+  }
+}
+function knownSteps(file, key, log) {
+  const steps = read(file, log).searches[key] ?? [];
+  return new Map(steps.map((s) => [s.sha, s]));
+}
+function rememberStep(file, key, step, log) {
+  if (step.verdict !== "good" && step.verdict !== "bad") return;
+  const memory = read(file, () => {
+  });
+  const steps = (memory.searches[key] ?? []).filter((s) => s.sha !== step.sha);
+  delete memory.searches[key];
+  const kept = Object.entries(memory.searches).slice(-(KEPT_SEARCHES - 1));
+  const next = {
+    format: BISECT_MEMORY_FORMAT,
+    searches: Object.fromEntries([...kept, [key, [...steps, step]]])
+  };
+  try {
+    mkdirSync7(dirname8(file), { recursive: true });
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync10(tmp, JSON.stringify(next, null, 2) + "\n");
+    renameSync2(tmp, file);
+  } catch (error2) {
+    log(
+      `kernelgate: bisect: could not keep the step in ${file} (${error2.message}): the next night measures it again`
+    );
+  }
+}
+
 // src/pipeline/nightly-bisect.ts
 var DEFAULT_BISECT_TIME_BOX_S = 1200;
 function slowedVariants(results, config) {
@@ -51759,7 +53234,7 @@ async function measureStep(night, slowed, sha) {
   const ws = options.workspace;
   const log = (line) => deps.log.info(line);
   const at = await materialiseBase(ws, sha, deps.exec, {
-    dir: join18(ws, ".kernelgate", "bisect"),
+    dir: join24(ws, ".kernelgate", "bisect"),
     log
   });
   const base = await materialiseBase(ws, night.good, deps.exec, {
@@ -51775,9 +53250,9 @@ async function measureStep(night, slowed, sha) {
       config: loadConfig(at.base.root),
       workspace: at.base.root,
       harnessRoot: options.harnessRoot,
-      outDir: join18(options.outDir, `bisect-${sha.slice(0, 12)}`),
+      outDir: join24(options.outDir, `bisect-${sha.slice(0, 12)}`),
       only: [slowed.kernel],
-      buildCacheDir: options.buildCacheDir ?? join18(ws, ".kernelgate", "build"),
+      buildCacheDir: options.buildCacheDir ?? join24(ws, ".kernelgate", "build"),
       base: base.base,
       harnessArgs: ["--variants", slowed.variant],
       selectCases: async () => slowed.cases.map((c) => `${slowed.kernel}/${c}`),
@@ -51799,16 +53274,30 @@ async function bisectNight(options, deps, results, timeBoxS) {
   const night = { options, deps, good, deadlineMs: now() + timeBoxS * 1e3 };
   const ws = options.workspace;
   const commits = await commitsBetween(ws, good, "HEAD", deps.exec);
+  const memory = bisectMemoryPath(options.buildCacheDir ?? join24(ws, ".kernelgate", "build"));
+  const log = (line) => deps.log.info(line);
   const found = [];
   for (const v of slowed) {
     const dir = options.config.kernels.find((k) => k.manifest.name === v.kernel)?.dir;
-    const path11 = dir === void 0 ? `kernels/${v.kernel}` : relative7(ws, dir);
+    const path11 = dir === void 0 ? `kernels/${v.kernel}` : relative9(ws, dir);
+    const key = searchKey(good, `${v.kernel}/${v.variant}`);
+    const known = knownSteps(memory, key, log);
+    if (known.size) {
+      log(
+        `kernelgate: bisect: ${v.kernel}/${v.variant}: going on from ${known.size} step(s) an earlier night measured against ${good.slice(0, 12)}`
+      );
+    }
     const outcome = await bisect({
       commits,
       fingerprint: (sha) => treeAt(ws, sha, path11, deps.exec),
       goodFingerprint: await treeAt(ws, good, path11, deps.exec),
-      measure: (sha) => measureStep(night, v, sha),
-      outOfTime: () => now() >= night.deadlineMs
+      measure: async (sha) => {
+        const step = await measureStep(night, v, sha);
+        rememberStep(memory, key, step, log);
+        return step;
+      },
+      outOfTime: () => now() >= night.deadlineMs,
+      known
     });
     const message = describeBisect(`${v.kernel}/${v.variant}`, outcome);
     deps.log.info(`kernelgate: bisect: ${message}`);
@@ -51830,7 +53319,7 @@ async function fullRun(options, deps) {
   let base;
   if (options.pairedBase?.root !== void 0) {
     const { root, sha, ref } = options.pairedBase;
-    if (existsSync13(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
+    if (existsSync17(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
     else notes.push(`Paired A/B is off for this run: the base checkout ${root} does not exist.`);
   } else if (options.pairedBase !== void 0) {
     const got = await materialiseBase(options.workspace, options.pairedBase.sha, deps.exec, {
@@ -51851,12 +53340,25 @@ async function fullRun(options, deps) {
     {
       ...options,
       ...base !== void 0 ? { base } : {},
-      ...resolveBase !== void 0 ? { resolveBase } : {}
+      skipIdentical: skipsIdentical(options),
+      ...resolveBase !== void 0 ? { resolveBase } : {},
+      balance: storedBalance(options, deps.log)
     },
     deps
   );
   await bisected(options, deps, measured);
-  return withStoredBaseline(options, measured, notes, deps.log);
+  const baseSha = options.mode === "pr" ? options.baseSha ?? options.pairedBase?.sha : void 0;
+  const ancestry2 = baseSha === void 0 ? void 0 : {
+    baseSha,
+    workspace: options.workspace,
+    exec: deps.exec,
+    ...options.gitTimeoutS !== void 0 ? { gitTimeoutS: options.gitTimeoutS } : {}
+  };
+  return withStoredBaseline({ ...options, ancestry: ancestry2 }, measured, notes, deps.log);
+}
+function skipsIdentical(options) {
+  const pullRequest = options.skipIdentical ?? options.mode === "pr";
+  return pullRequest && !options.saveBaseline && options.config.run.skipIdentical;
 }
 async function bisected(options, deps, measured) {
   const box = options.bisectTimeBoxS ?? 0;
@@ -51868,7 +53370,7 @@ async function bisected(options, deps, measured) {
   const { results } = measured;
   results.diagnostics.push(...found);
   results.run.stage_seconds = { ...results.run.stage_seconds, bisect: (now() - started) / 1e3 };
-  writeFileSync8(measured.resultsPath, JSON.stringify(results, null, 2) + "\n");
+  writeFileSync11(measured.resultsPath, JSON.stringify(results, null, 2) + "\n");
 }
 function nightlyBase(options, deps) {
   return async (environment) => {
@@ -51907,8 +53409,9 @@ async function withStoredBaseline(options, measured, notes, log) {
         "No branch is known for this run, so no stored baseline was looked up: every case is NEW."
       );
     } else {
-      baseline = await options.store.latest({ branch, sku });
-      if (baseline === void 0) {
+      const found = await storedBaseline(options, { branch, sku }, notes, log);
+      baseline = found.stored;
+      if (baseline === void 0 && !found.passedOver) {
         notes.push(
           `No stored baseline for branch ${branch} on ${sku}: every case is NEW. Baselines are written by trusted runs (push to the branch, schedule); run one first.`
         );
@@ -51931,6 +53434,20 @@ async function withStoredBaseline(options, measured, notes, log) {
     pendingBaseline,
     notes
   };
+}
+async function storedBaseline(options, key, notes, log) {
+  if (options.mode !== "pr" || options.ancestry === void 0) {
+    return { stored: await options.store.latest(key), passedOver: false };
+  }
+  const found = await ancestorBaseline(options.store, key, options.ancestry);
+  for (const line of found.lines) log.info?.(line);
+  const passedOver = found.stored === void 0 && found.lines.length > 0;
+  if (passedOver) {
+    notes.push(
+      `No stored run of branch ${key.branch} on ${key.sku} is an ancestor of the pull request's base ${options.ancestry.baseSha.slice(0, 12)} (the log names those passed over): every case not timed beside the base is NEW.`
+    );
+  }
+  return { stored: found.stored, passedOver };
 }
 var NOT_STORED_FAILING = "Not stored as a baseline: the gate failed, and a baseline is what later pull requests are compared with. Set save-baseline: always to store failing runs too.";
 async function storeRun(run2, gate2, policy, context3 = {}) {
@@ -51969,7 +53486,7 @@ function slowerDeepTargets(results, baseline, config) {
 }
 
 // node_modules/@actions/github/lib/context.js
-import { readFileSync as readFileSync8, existsSync as existsSync14 } from "fs";
+import { readFileSync as readFileSync11, existsSync as existsSync18 } from "fs";
 import { EOL as EOL6 } from "os";
 var Context2 = class {
   /**
@@ -51979,8 +53496,8 @@ var Context2 = class {
     var _a, _b, _c;
     this.payload = {};
     if (process.env.GITHUB_EVENT_PATH) {
-      if (existsSync14(process.env.GITHUB_EVENT_PATH)) {
-        this.payload = JSON.parse(readFileSync8(process.env.GITHUB_EVENT_PATH, { encoding: "utf8" }));
+      if (existsSync18(process.env.GITHUB_EVENT_PATH)) {
+        this.payload = JSON.parse(readFileSync11(process.env.GITHUB_EVENT_PATH, { encoding: "utf8" }));
       } else {
         const path11 = process.env.GITHUB_EVENT_PATH;
         process.stdout.write(`GITHUB_EVENT_PATH ${path11} does not exist${EOL6}`);
@@ -52441,7 +53958,7 @@ function expand(template, context3) {
     return template.replace(/\/$/, "");
   }
 }
-function parse6(options) {
+function parse7(options) {
   let method = options.method.toUpperCase();
   let url = (options.url || "/").replace(/:([a-z]\w+)/g, "{$1}");
   let headers = Object.assign({}, options.headers);
@@ -52505,7 +54022,7 @@ function parse6(options) {
   );
 }
 function endpointWithDefaults(defaults2, route, options) {
-  return parse6(merge(defaults2, route, options));
+  return parse7(merge(defaults2, route, options));
 }
 function withDefaults(oldDefaults, newDefaults) {
   const DEFAULTS2 = merge(oldDefaults, newDefaults);
@@ -52514,7 +54031,7 @@ function withDefaults(oldDefaults, newDefaults) {
     DEFAULTS: DEFAULTS2,
     defaults: withDefaults.bind(null, DEFAULTS2),
     merge: merge.bind(null, DEFAULTS2),
-    parse: parse6
+    parse: parse7
   });
 }
 var endpoint = withDefaults(null, DEFAULTS);
@@ -52560,7 +54077,7 @@ var NullObject = /* @__PURE__ */ (() => {
   C.prototype = /* @__PURE__ */ Object.create(null);
   return C;
 })();
-function parse7(header, options) {
+function parse8(header, options) {
   const stopFlags = SEMI_FLAG | (options?.comma === true ? COMMA_FLAG : 0);
   const len = header.length;
   let valueStart = options?.start ?? 0;
@@ -53196,7 +54713,7 @@ async function getResponseData(response) {
   if (!contentType) {
     return response.text().catch(noop);
   }
-  const mimetype = parse7(contentType);
+  const mimetype = parse8(contentType);
   if (isJSONResponse(mimetype)) {
     let text3 = "";
     try {
@@ -56367,7 +57884,7 @@ ${comment}`;
 }
 
 // src/publish/publish.ts
-import { join as join19 } from "node:path";
+import { join as join25 } from "node:path";
 
 // src/publish/identity.ts
 var VIEWER_QUERY = "query { viewer { login } }";
@@ -56403,7 +57920,7 @@ function tokenIdentity(client, warn) {
 function oldestFirst(items) {
   return [...items].sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id - b.id);
 }
-function markedItems(identity, marker, list, describe2, sink) {
+function markedItems(identity, marker, list, describe3, sink) {
   const warned = /* @__PURE__ */ new Set();
   return async () => {
     const marked = (await list()).filter((item) => (item.body ?? "").startsWith(marker));
@@ -56414,7 +57931,7 @@ function markedItems(identity, marker, list, describe2, sink) {
       if (identity.owns(self, item.user) || warned.has(item.id)) continue;
       warned.add(item.id);
       sink.warning(
-        `${describe2(item)}, by '${item.user?.login ?? "a deleted account"}', starts with the marker ${marker} but was not written by this token's account ('${self}'); kernelgate neither edits nor deletes it, and keeps its report in one of its own.`
+        `${describe3(item)}, by '${item.user?.login ?? "a deleted account"}', starts with the marker ${marker} but was not written by this token's account ('${self}'); kernelgate neither edits nor deletes it, and keeps its report in one of its own.`
       );
     }
     return oldestFirst(marked.filter((item) => identity.owns(self, item.user)));
@@ -56587,9 +58104,9 @@ async function publish(report, options, deps) {
   checkCommentKey(options.commentKey);
   const { fs: fs3, sink } = deps;
   await fs3.mkdir(options.reportDir, { recursive: true });
-  const resultsPath = join19(options.reportDir, "results.json");
-  const reportPath = join19(options.reportDir, "report.md");
-  const verdictPath = join19(options.reportDir, "verdict.json");
+  const resultsPath = join25(options.reportDir, "results.json");
+  const reportPath = join25(options.reportDir, "report.md");
+  const verdictPath = join25(options.reportDir, "verdict.json");
   await fs3.writeFile(resultsPath, JSON.stringify(report.results, null, 2) + "\n");
   await fs3.writeFile(reportPath, report.full);
   const verdict = { verdict: report.verdict, reasons: report.reasons, counts: report.counts };
@@ -56724,7 +58241,7 @@ function defaultDeps(carried = {}) {
 }
 
 // src/action/event.ts
-import { readFileSync as readFileSync9 } from "node:fs";
+import { readFileSync as readFileSync12 } from "node:fs";
 function readEvent(env) {
   const name = env["GITHUB_EVENT_NAME"];
   const repository = env["GITHUB_REPOSITORY"];
@@ -56740,7 +58257,7 @@ function readEvent(env) {
   let payload = {};
   if (path11) {
     try {
-      payload = JSON.parse(readFileSync9(path11, "utf8"));
+      payload = JSON.parse(readFileSync12(path11, "utf8"));
     } catch (error2) {
       throw new Error(
         `GITHUB_EVENT_PATH '${path11}': cannot read the event payload: ${error2.message}`,
@@ -56779,8 +58296,8 @@ async function resolvePullRequest(inputs, event, client) {
   const direct = field(event.payload, "pull_request", "number");
   if (typeof direct === "number") return direct;
   if (event.name !== "workflow_run") return void 0;
-  const listed = field(event.payload, "workflow_run", "pull_requests", 0, "number");
-  if (typeof listed === "number") return listed;
+  const listed2 = field(event.payload, "workflow_run", "pull_requests", 0, "number");
+  if (typeof listed2 === "number") return listed2;
   const headSha = field(event.payload, "workflow_run", "head_sha");
   const headBranch = field(event.payload, "workflow_run", "head_branch");
   const headOwner = field(event.payload, "workflow_run", "head_repository", "owner", "login");
@@ -56825,11 +58342,11 @@ function approvedSha(event, env) {
 }
 
 // src/action/inputs.ts
-import { statSync as statSync4 } from "node:fs";
-import { dirname as dirname7, isAbsolute as isAbsolute3, resolve as resolve9 } from "node:path";
+import { statSync as statSync7 } from "node:fs";
+import { dirname as dirname10, isAbsolute as isAbsolute5, resolve as resolve9 } from "node:path";
 
 // src/history/action.ts
-import { join as join22 } from "node:path";
+import { join as join28 } from "node:path";
 
 // package.json
 var package_default = {
@@ -56906,7 +58423,8 @@ var CASE_FIELDS = [
   "correct",
   "rel_l2",
   "tol_rel_l2",
-  "verdict"
+  "verdict",
+  "tuning"
 ];
 function sig(value, digits) {
   if (value === null || value === void 0 || !Number.isFinite(value)) return null;
@@ -56929,7 +58447,7 @@ function medianInterval(samples, confidence) {
   const j = Math.min(index, Math.floor((n - 1) / 2));
   return { lo: sorted[j], hi: sorted[n - 1 - j] };
 }
-function referencesOf(results, given = {}) {
+function referencesOf2(results, given = {}) {
   const out = {};
   for (const k of results.kernels) {
     const named2 = given[k.name];
@@ -56940,7 +58458,7 @@ function referencesOf(results, given = {}) {
 }
 function buildRecord(results, options) {
   const confidence = options.confidence ?? 0.99;
-  const references = referencesOf(results, options.references);
+  const references = referencesOf2(results, options.references);
   const work = {};
   const rows = results.cases.map((c) => {
     const t = c.status === "ok" ? c.timing : void 0;
@@ -56965,7 +58483,8 @@ function buildRecord(results, options) {
       correct: c.correctness?.status ?? null,
       rel_l2: sig(c.correctness?.rel_l2, 3),
       tol_rel_l2: sig(c.correctness?.tol_rel_l2, 3),
-      verdict: verdict ?? null
+      verdict: verdict ?? null,
+      tuning: c.tuning !== void 0 ? JSON.stringify(c.tuning.config) : null
     };
     return CASE_FIELDS.map((f) => cells[f]);
   });
@@ -57122,6 +58641,8 @@ function recordCases(record) {
   }
   return cases2;
 }
+
+// src/history/record-results.ts
 function paramsOf2(caseId) {
   const out = {};
   for (const part of caseId.split(",")) {
@@ -57132,6 +58653,15 @@ function paramsOf2(caseId) {
     out[key] = raw === "true" ? true : raw === "false" ? false : /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
   }
   return out;
+}
+function tuningOf2(cell) {
+  if (cell === void 0) return void 0;
+  try {
+    const config = JSON.parse(cell);
+    return { config: config ?? cell };
+  } catch {
+    return { config: cell };
+  }
 }
 function recordToResults(record) {
   const r = record.run;
@@ -57170,6 +58700,8 @@ function recordToResults(record) {
         } : {}
       };
     }
+    const tuning = tuningOf2(c.tuning);
+    if (tuning !== void 0) out.tuning = tuning;
     if (c.tflops !== void 0 || c.gbps !== void 0) {
       out.throughput = {
         ...c.tflops !== void 0 ? { tflops: c.tflops } : {},
@@ -57186,6 +58718,9 @@ function recordToResults(record) {
       harness: r.harness,
       ...r.commit !== void 0 ? { git_sha: r.commit } : {},
       ...r.ref !== void 0 ? { git_ref: r.ref } : {},
+      // A paired run stays one (the trend keeps paired nights apart from single-revision runs);
+      // the record keeps the base's commit, not the checkout it was timed from.
+      ...r.paired_base !== void 0 ? { paired_base: { root: "", git_sha: r.paired_base } } : {},
       command: `kernelgate history record (${r.event ?? "run"} on ${r.branch})`
     },
     environment: record.environment,
@@ -57196,9 +58731,9 @@ function recordToResults(record) {
 }
 
 // src/history/branch-git.ts
-import { existsSync as existsSync15, mkdirSync as mkdirSync7, mkdtempSync, readFileSync as readFileSync10, rmSync } from "node:fs";
+import { existsSync as existsSync19, mkdirSync as mkdirSync8, mkdtempSync, readFileSync as readFileSync13, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join as join20 } from "node:path";
+import { join as join26 } from "node:path";
 var REMOTE = "kgdata";
 var TIP_REF = "refs/kernelgate/tip";
 function showRemote(remote) {
@@ -57271,8 +58806,8 @@ ${result.stderr}` };
 }
 async function ensureCache(g) {
   if (g.ready) return;
-  if (!existsSync15(join20(g.gitDir, "HEAD"))) {
-    mkdirSync7(g.gitDir, { recursive: true });
+  if (!existsSync19(join26(g.gitDir, "HEAD"))) {
+    mkdirSync8(g.gitDir, { recursive: true });
     const init = await g.exec.run("git", ["init", "--quiet", "--bare", g.gitDir], {
       timeoutS: g.timeoutS
     });
@@ -57318,11 +58853,11 @@ async function listPaths(g, tip, dir) {
 async function readPaths(g, tip, paths) {
   const out = /* @__PURE__ */ new Map();
   if (paths.length === 0) return out;
-  const work = mkdtempSync(join20(tmpdir(), "kg-history-read-"));
+  const work = mkdtempSync(join26(tmpdir(), "kg-history-read-"));
   try {
-    const env = { GIT_INDEX_FILE: join20(work, "index") };
-    const tree = join20(work, "tree");
-    mkdirSync7(tree);
+    const env = { GIT_INDEX_FILE: join26(work, "index") };
+    const tree = join26(work, "tree");
+    mkdirSync8(tree);
     const chunk = 500;
     for (let i = 0; i < paths.length; i += chunk) {
       const part = paths.slice(i, i + chunk);
@@ -57348,7 +58883,7 @@ async function readPaths(g, tip, paths) {
     }
     for (const path11 of paths) {
       try {
-        out.set(path11, readFileSync10(join20(tree, path11), "utf8"));
+        out.set(path11, readFileSync13(join26(tree, path11), "utf8"));
       } catch {
       }
     }
@@ -57359,9 +58894,9 @@ async function readPaths(g, tip, paths) {
 }
 
 // src/history/branch-write.ts
-import { mkdirSync as mkdirSync8, mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync as writeFileSync9 } from "node:fs";
+import { mkdirSync as mkdirSync9, mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync as writeFileSync12 } from "node:fs";
 import { tmpdir as tmpdir2 } from "node:os";
-import { dirname as dirname6, join as join21 } from "node:path";
+import { dirname as dirname9, join as join27 } from "node:path";
 function recordDir(key) {
   return `records/${safeSegment(key.sku, "GPU SKU")}/${safeSegment(key.branch, "branch")}`;
 }
@@ -57381,9 +58916,9 @@ adds files and never rewrites or force-pushes this branch. Do not commit to it b
 docs/history.md in kernelgate for the layout and how to read it.
 `;
 function writeReadme(work) {
-  const path11 = join21(work, "README.md");
-  mkdirSync8(dirname6(path11), { recursive: true });
-  writeFileSync9(path11, README);
+  const path11 = join27(work, "README.md");
+  mkdirSync9(dirname9(path11), { recursive: true });
+  writeFileSync12(path11, README);
   return path11;
 }
 function prepare2(entries, options, work) {
@@ -57402,8 +58937,8 @@ function prepare2(entries, options, work) {
       ...merged.references !== void 0 ? { references: merged.references } : {},
       ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
     });
-    const file = join21(work, `record-${i}.json`);
-    writeFileSync9(file, serializeRecord(record));
+    const file = join27(work, `record-${i}.json`);
+    writeFileSync12(file, serializeRecord(record));
     return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
   });
 }
@@ -57451,7 +58986,7 @@ async function tryOnce(g, prepared, work, attempt, notStored) {
     throw notStored(`cannot read it (${fetched.reason})`);
   }
   const tip = fetched.tip;
-  const env = { GIT_INDEX_FILE: join21(work, `index-${attempt}`) };
+  const env = { GIT_INDEX_FILE: join27(work, `index-${attempt}`) };
   const { before, added, paths } = await stage2(g, tip, prepared, env, work);
   if (added === 0) return { done: true, paths, added };
   const after = (await g.ok(["ls-files"], env)).split("\n").filter(Boolean).length;
@@ -57484,7 +59019,7 @@ function backoffMs(attempt, random) {
   return Math.min(8e3, 500 * 2 ** Math.min(attempt - 1, 4)) * (0.5 + random());
 }
 async function saveRecords(g, entries, options) {
-  const work = mkdtempSync2(join21(tmpdir2(), "kg-history-write-"));
+  const work = mkdtempSync2(join27(tmpdir2(), "kg-history-write-"));
   try {
     const prepared = prepare2(entries, options, work);
     const what = prepared.length === 1 ? "this run was" : `these ${prepared.length} runs were`;
@@ -57587,7 +59122,7 @@ async function readRecords(g, warn, key, limit) {
   }
   return found;
 }
-function storedOf(dataBranch, stored) {
+function storedOf2(dataBranch, stored) {
   const { record } = stored;
   const verdicts = {};
   for (const c of recordCases(record)) {
@@ -57630,9 +59165,9 @@ function branchStore(options) {
   return {
     latest: (key) => serial(async () => {
       const [newest] = await readKey(key, 1);
-      return newest === void 0 ? void 0 : storedOf(dataBranch, newest);
+      return newest === void 0 ? void 0 : storedOf2(dataBranch, newest);
     }),
-    history: (key, limit) => serial(async () => (await readKey(key, limit)).map((r) => storedOf(dataBranch, r))),
+    history: (key, limit) => serial(async () => (await readKey(key, limit)).map((r) => storedOf2(dataBranch, r))),
     records: (key, limit) => serial(() => readKey(key, limit)),
     allRecords: () => serial(async () => {
       const fetched = await fetchTip(g);
@@ -57702,7 +59237,7 @@ function actionStore(inputs, env, inWorkspace2, deps) {
   return branchStore({
     remote,
     branch: inputs.history.branch,
-    cacheDir: join22(env["RUNNER_TEMP"] ?? inWorkspace2(".kernelgate"), "kernelgate-history.git"),
+    cacheDir: join28(env["RUNNER_TEMP"] ?? inWorkspace2(".kernelgate"), "kernelgate-history.git"),
     exec: deps.exec ?? actionsExec(),
     warn: deps.warning,
     info: deps.info,
@@ -57911,7 +59446,7 @@ var PAGE_JS = String.raw`
 `;
 
 // src/history/export.ts
-import { join as join23, resolve as resolve8 } from "node:path";
+import { join as join29, resolve as resolve8 } from "node:path";
 var EXPORT_FORMATS = ["bmf", "gab-smaller", "gab-bigger"];
 function timedCases(results) {
   return results.cases.filter(
@@ -58005,7 +59540,7 @@ async function writeExports(results, reportDir, fs3, setOutput2, options = {}) {
   for (const format of EXPORT_FORMATS) {
     const exported = exportResults(results, format, options);
     const count2 = Array.isArray(exported) ? exported.length : Object.keys(exported).length;
-    const path11 = join23(reportDir, `${format}.json`);
+    const path11 = join29(reportDir, `${format}.json`);
     if (count2 > 0) await fs3.writeFile(path11, `${JSON.stringify(exported, null, 2)}
 `);
     setOutput2(`${format}-path`, count2 > 0 ? path11 : "");
@@ -58114,11 +59649,11 @@ function assessTrust(event, approvalLabel) {
   }
   const fork = pr.headRepo ?? "a deleted fork";
   const hasLabel = pr.labels.includes(approvalLabel);
-  const shortSha = pr.headSha.slice(0, 7);
+  const shortSha2 = pr.headSha.slice(0, 7);
   if (pr.action === "synchronize" && hasLabel) {
     return {
       kind: "refused",
-      message: `Refusing to run: pull request #${pr.number} from the fork '${fork}' received new commits (head ${shortSha}) after the label '${approvalLabel}' was applied, so the approval is stale. A maintainer should re-review the changes and re-apply the label '${approvalLabel}'.`,
+      message: `Refusing to run: pull request #${pr.number} from the fork '${fork}' received new commits (head ${shortSha2}) after the label '${approvalLabel}' was applied, so the approval is stale. A maintainer should re-review the changes and re-apply the label '${approvalLabel}'.`,
       staleLabel: { prNumber: pr.number, label: approvalLabel }
     };
   }
@@ -58271,9 +59806,9 @@ function readInputs(getInput2) {
       `Input 'save-baseline' must be one of ${SAVE_BASELINE.join(", ")}; got '${saveBaseline}'.`
     );
   }
-  const paired = text3("paired") ?? "auto";
-  if (!PAIRED.includes(paired)) {
-    throw new Error(`Input 'paired' must be one of ${PAIRED.join(", ")}; got '${paired}'.`);
+  const paired2 = text3("paired") ?? "auto";
+  if (!PAIRED.includes(paired2)) {
+    throw new Error(`Input 'paired' must be one of ${PAIRED.join(", ")}; got '${paired2}'.`);
   }
   const mode = text3("mode") ?? "auto";
   if (!MODES.includes(mode)) {
@@ -58301,7 +59836,7 @@ function readInputs(getInput2) {
     baselineDir: text3("baseline-dir") ?? ".kernelgate/baselines",
     history: readHistoryInputs(getInput2),
     saveBaseline,
-    paired,
+    paired: paired2,
     basePath: text3("base-path"),
     baseline: text3("baseline"),
     config: text3("config") ?? ".",
@@ -58322,23 +59857,23 @@ function readInputs(getInput2) {
   };
 }
 function inWorkspace(env, path11) {
-  return isAbsolute3(path11) ? path11 : resolve9(env["GITHUB_WORKSPACE"] ?? process.cwd(), path11);
+  return isAbsolute5(path11) ? path11 : resolve9(env["GITHUB_WORKSPACE"] ?? process.cwd(), path11);
 }
 function loadConfigInput(path11) {
-  const isFile = statSync4(path11, { throwIfNoEntry: false })?.isFile() ?? false;
-  return isFile ? loadConfig(dirname7(path11), { configFile: path11 }) : loadConfig(path11);
+  const isFile2 = statSync7(path11, { throwIfNoEntry: false })?.isFile() ?? false;
+  return isFile2 ? loadConfig(dirname10(path11), { configFile: path11 }) : loadConfig(path11);
 }
 
 // src/action/main.ts
-import { statSync as statSync5 } from "node:fs";
-import { join as join27 } from "node:path";
+import { statSync as statSync8 } from "node:fs";
+import { join as join33 } from "node:path";
 
 // src/action/deep.ts
-import { mkdirSync as mkdirSync9, writeFileSync as writeFileSync10 } from "node:fs";
-import { join as join25 } from "node:path";
+import { mkdirSync as mkdirSync10, writeFileSync as writeFileSync13 } from "node:fs";
+import { join as join31 } from "node:path";
 
 // src/action/measure-options.ts
-import { join as join24 } from "node:path";
+import { join as join30 } from "node:path";
 var ACTION_ROOT = packageRoot();
 function measureOptions(inputs, config, mode, event, env, core) {
   const workspace = env["GITHUB_WORKSPACE"] ?? process.cwd();
@@ -58360,7 +59895,7 @@ function measureOptions(inputs, config, mode, event, env, core) {
     workspace,
     harnessRoot: ACTION_ROOT,
     ...pairedBase !== void 0 ? { pairedBase } : {},
-    outDir: inWorkspace(env, join24(inputs.reportDir, "measure")),
+    outDir: inWorkspace(env, join30(inputs.reportDir, "measure")),
     ...inputs.kernels.length > 0 ? { only: inputs.kernels } : {},
     run: {
       ...env["GITHUB_RUN_ID"] ? { id: env["GITHUB_RUN_ID"] } : {},
@@ -58378,8 +59913,19 @@ function measureOptions(inputs, config, mode, event, env, core) {
     pairedWithLastGood: mode === "schedule" && inputs.paired !== "false" && config.compare.paired.enabled,
     // and a variant it finds SLOWER is traced to its first bad commit, time-boxed
     bisectTimeBoxS: DEFAULT_BISECT_TIME_BOX_S,
-    gitTimeoutS: inputs.gitTimeoutMs / 1e3
+    gitTimeoutS: inputs.gitTimeoutMs / 1e3,
+    ...prBaseSha(mode, event)
   };
+}
+function prBaseSha(mode, event) {
+  const sha = field(event.payload, "pull_request", "base", "sha");
+  return mode === "pr" && typeof sha === "string" ? { baseSha: sha } : {};
+}
+function prAncestry(inputs, mode, event, env, exec2 = actionsExec()) {
+  const { baseSha } = prBaseSha(mode, event);
+  if (baseSha === void 0) return void 0;
+  const workspace = env["GITHUB_WORKSPACE"] ?? process.cwd();
+  return { baseSha, workspace, exec: exec2, gitTimeoutS: inputs.gitTimeoutMs / 1e3 };
 }
 function storeOf(inputs, env, core) {
   return actionStore(inputs, env, (path11) => inWorkspace(env, path11), {
@@ -58426,10 +59972,10 @@ async function withDeepChecks(got, inputs, config, deps) {
     );
     return got;
   }
-  const outDir = inWorkspace(env, join25(inputs.reportDir, "deep"));
-  mkdirSync9(outDir, { recursive: true });
-  const buildsPath = join25(outDir, "builds.json");
-  writeFileSync10(buildsPath, `${JSON.stringify({ builds: got.results.builds ?? [] }, null, 1)}
+  const outDir = inWorkspace(env, join31(inputs.reportDir, "deep"));
+  mkdirSync10(outDir, { recursive: true });
+  const buildsPath = join31(outDir, "builds.json");
+  writeFileSync13(buildsPath, `${JSON.stringify({ builds: got.results.builds ?? [] }, null, 1)}
 `);
   core.info(`kernelgate deep: ${inputs.deep.join(", ")}; the tools' output under ${outDir}`);
   const t0 = Date.now();
@@ -58454,14 +60000,14 @@ async function withDeepChecks(got, inputs, config, deps) {
     diagnostics: [...got.results.diagnostics, ...outcome.diagnostics],
     deep: { ...got.results.deep, ...outcome.deep }
   };
-  writeFileSync10(got.measured.resultsPath, `${JSON.stringify(results, null, 1)}
+  writeFileSync13(got.measured.resultsPath, `${JSON.stringify(results, null, 1)}
 `);
   return { ...got, results, measured: { ...got.measured, results } };
 }
 
 // src/action/annotations.ts
-import { readFileSync as readFileSync11 } from "node:fs";
-import { isAbsolute as isAbsolute4, join as join26, relative as relative8, resolve as resolve10, sep as sep5 } from "node:path";
+import { readFileSync as readFileSync14 } from "node:fs";
+import { isAbsolute as isAbsolute6, join as join32, relative as relative10, resolve as resolve10, sep as sep5 } from "node:path";
 var MAX_MESSAGE_CHARS = 500;
 var MAX_TITLE_CHARS = 100;
 var MAX_ERROR_ANNOTATIONS = 9;
@@ -58470,8 +60016,8 @@ function oneLine(text3, max) {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 function workspaceFile(workspace, file) {
-  const rel = relative8(workspace, resolve10(workspace, file));
-  if (rel === "" || rel === ".." || rel.startsWith(`..${sep5}`) || isAbsolute4(rel)) return void 0;
+  const rel = relative10(workspace, resolve10(workspace, file));
+  if (rel === "" || rel === ".." || rel.startsWith(`..${sep5}`) || isAbsolute6(rel)) return void 0;
   return rel.split(sep5).join("/");
 }
 function annotation(level, message, title, where3) {
@@ -58500,13 +60046,13 @@ var COMPILER_ERROR = /^(.+?\.(?:cu|cuh|cpp|cc|cxx|c|hpp|h))(?:\((\d+)\)|:(\d+)(?
 function siteLocator(config, results, workspace) {
   const locators = /* @__PURE__ */ new Map();
   const inManifest = (kernel, path11) => {
-    const absolute = join26(config.rootDir, kernel.file);
+    const absolute = join32(config.rootDir, kernel.file);
     const file = workspaceFile(workspace, absolute);
     if (file === void 0) return void 0;
     if (!locators.has(absolute)) {
       let text3;
       try {
-        text3 = readFileSync11(absolute, "utf8");
+        text3 = readFileSync14(absolute, "utf8");
       } catch {
         text3 = void 0;
       }
@@ -58689,10 +60235,12 @@ async function mergeShards2(step, merge2) {
     dirs: [inWorkspace(env, merge2)],
     shards: inputs.shard.shards,
     cwd: env["GITHUB_WORKSPACE"] ?? process.cwd(),
-    outDir: inWorkspace(env, join27(inputs.reportDir, "merge")),
+    outDir: inWorkspace(env, join33(inputs.reportDir, "merge")),
     baselinePath: inputs.baseline === void 0 ? void 0 : inWorkspace(env, inputs.baseline),
     store: storeOf(inputs, env, core),
     baselineBranch: mode === "pr" ? baseBranch : branch,
+    // a pull request's stored baseline: the nearest stored ancestor of its base commit
+    ancestry: prAncestry(inputs, mode, event, env),
     saveBranch: savesBaseline(step) ? branch : void 0,
     warning: core.warning,
     info: core.info
@@ -58712,7 +60260,9 @@ async function readGiven(step, resultsInput) {
         baseBranch,
         store: storeOf(inputs, env, core),
         baselinePath: void 0,
-        saveBaseline: savesBaseline(step)
+        saveBaseline: savesBaseline(step),
+        // a pull request's stored baseline: the nearest stored ancestor of its base commit
+        ancestry: prAncestry(inputs, mode, event, env)
       },
       { results, resultsPath: inWorkspace(env, resultsInput) },
       [],
@@ -58722,7 +60272,7 @@ async function readGiven(step, resultsInput) {
   }
   if (inputs.baseline === void 0) return { results, baseline: void 0, measured: void 0 };
   const baselinePath = inWorkspace(env, inputs.baseline);
-  if (statSync5(baselinePath, { throwIfNoEntry: false })?.isFile()) {
+  if (statSync8(baselinePath, { throwIfNoEntry: false })?.isFile()) {
     return { results, baseline: loadResults(baselinePath), measured: void 0 };
   }
   core.warning(
@@ -58758,7 +60308,7 @@ async function pullRequestOf(step, client) {
   try {
     return { prNumber: await resolvePullRequest(inputs, event, client), lookupError: void 0 };
   } catch (error2) {
-    const reportPath = join27(inWorkspace(deps.env, inputs.reportDir), "report.md");
+    const reportPath = join33(inWorkspace(deps.env, inputs.reportDir), "report.md");
     const lookupError = new Error(
       `Could not find the pull request to comment on: ${describeGitHubError(error2).replace(/\.$/, "")}. The report is in the job summary and ${reportPath}.`,
       { cause: error2 }
@@ -58865,18 +60415,18 @@ async function run(deps = defaultDeps()) {
 }
 
 // src/action/relaunch.ts
-import { mkdtempSync as mkdtempSync3, readFileSync as readFileSync12, rmSync as rmSync3, writeFileSync as writeFileSync11 } from "node:fs";
+import { mkdtempSync as mkdtempSync3, readFileSync as readFileSync15, rmSync as rmSync3, writeFileSync as writeFileSync14 } from "node:fs";
 import { tmpdir as tmpdir3 } from "node:os";
-import { basename as basename5, dirname as dirname8, join as join28 } from "node:path";
+import { basename as basename5, dirname as dirname11, join as join34 } from "node:path";
 var TOKEN_FILE_VARIABLE = "KERNELGATE_TOKEN_FILE";
 var RELAUNCHED_VARIABLE = "KERNELGATE_RELAUNCHED";
 var FOLDER_PREFIX = "kernelgate-token-";
 function takeToken(path11) {
   if (!path11) return void 0;
-  const folder = dirname8(path11);
+  const folder = dirname11(path11);
   if (!basename5(folder).startsWith(FOLDER_PREFIX)) return void 0;
   try {
-    return readFileSync12(path11, "utf8");
+    return readFileSync15(path11, "utf8");
   } catch {
     return void 0;
   } finally {
@@ -58906,9 +60456,9 @@ function relaunchWithoutCredentials(proc = currentProcess()) {
   const token = env["INPUT_TOKEN"];
   let folder;
   if (token) {
-    folder = mkdtempSync3(join28(env["RUNNER_TEMP"] || tmpdir3(), FOLDER_PREFIX));
-    const file = join28(folder, "token");
-    writeFileSync11(file, token, { mode: 384, flag: "wx" });
+    folder = mkdtempSync3(join34(env["RUNNER_TEMP"] || tmpdir3(), FOLDER_PREFIX));
+    const file = join34(folder, "token");
+    writeFileSync14(file, token, { mode: 384, flag: "wx" });
     clean[TOKEN_FILE_VARIABLE] = file;
   }
   try {
