@@ -2,21 +2,19 @@
 // the other variants' keys, so a pull request that changes one variant's file times that variant
 // (and its kernel's references, the A/A control), not the kernel's other variants. Computed from
 // two real checkouts of a small git repository, the base as the worktree a pull request's run makes.
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
-import { actionsExec } from '../src/lib/index.js';
 import {
   compareIdentities,
   identicalArgs,
-  materialiseBase,
   variantIdentities,
   type IdentitySide,
 } from '../src/measure/index.js';
 import type { Environment } from '../src/results/index.js';
+import { prCheckouts, write } from './support/pr-checkouts.js';
 
 const ENV: Environment = {
   gpu: { name: 'NVIDIA H100 80GB HBM3', sku: 'H100-SXM' },
@@ -59,39 +57,16 @@ const FILES: Record<string, string> = {
   'python/kernelgate_launch.py': '',
 };
 
-function git(dir: string, ...args: string[]) {
-  return execFileSync('git', ['-C', dir, '-c', 'user.name=t', '-c', 'user.email=t@t', ...args], {
-    encoding: 'utf8',
-  }).trim();
-}
-
-function write(root: string, files: Record<string, string>) {
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(root, path)), { recursive: true });
-    writeFileSync(join(root, path), text);
-  }
-}
-
 /** The base commit, then `change` committed as the head; both sides as a pull request's run has them. */
 async function sides(change: Record<string, string>) {
-  const ws = mkdtempSync(join(tmpdir(), 'kg-owns-'));
-  write(ws, FILES);
-  git(ws, 'init', '-q', '-b', 'main');
-  git(ws, 'add', '-A');
-  git(ws, 'commit', '-qm', 'base');
-  const sha = git(ws, 'rev-parse', 'HEAD');
-  write(ws, change);
-  git(ws, 'add', '-A');
-  git(ws, 'commit', '-qm', 'head', '--allow-empty');
-  const got = await materialiseBase(ws, sha, actionsExec());
-  if (!got.ok) throw new Error(got.reason);
+  const { ws, baseRoot } = await prCheckouts(FILES, change, 'kg-owns-');
   const side = (root: string): IdentitySide => ({
     root,
     config: loadConfig(root),
     builds: [],
     harnessRoot: root,
   });
-  return { head: side(ws), base: side(got.base.root) };
+  return { head: side(ws), base: side(baseRoot) };
 }
 
 /** variant → why (identical when identical), the CUDA variant's build left aside. */

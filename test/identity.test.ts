@@ -1,25 +1,24 @@
 // Identity before timing (issue 27): each variant's key in the head and in the base revision,
 // computed from two real checkouts of a small git repository (the base as the git worktree a pull
 // request's run makes, src/measure/base-revision.ts). Only what a change reaches differs.
-import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
-import { actionsExec, scriptedExec } from '../src/lib/index.js';
+import { scriptedExec } from '../src/lib/index.js';
 import {
   baseHarnessRoot,
   compareIdentities,
   identicalArgs,
   importClosure,
-  materialiseBase,
   measure,
   variantIdentities,
   type LineExec,
   type IdentitySide,
 } from '../src/measure/index.js';
 import type { BuildRecord, Environment } from '../src/results/index.js';
+import { prCheckouts, write } from './support/pr-checkouts.js';
 
 const ENV: Environment = {
   gpu: { name: 'NVIDIA H100 80GB HBM3', sku: 'H100-SXM' },
@@ -60,35 +59,8 @@ const FILES: Record<string, string> = {
   'README.md': 'a repository\n',
 };
 
-function git(dir: string, ...args: string[]) {
-  return execFileSync('git', ['-C', dir, '-c', 'user.name=t', '-c', 'user.email=t@t', ...args], {
-    encoding: 'utf8',
-  }).trim();
-}
-
-function write(root: string, files: Record<string, string>) {
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(root, path)), { recursive: true });
-    writeFileSync(join(root, path), text);
-  }
-}
-
 /** The base commit, then `change` applied and committed as the head; the base as a worktree. */
-async function checkouts(change: Record<string, string> = {}) {
-  const ws = mkdtempSync(join(tmpdir(), 'kg-identity-'));
-  write(ws, FILES);
-  writeFileSync(join(ws, '.gitignore'), '.kernelgate/\n');
-  git(ws, 'init', '-q', '-b', 'main');
-  git(ws, 'add', '-A');
-  git(ws, 'commit', '-qm', 'base');
-  const sha = git(ws, 'rev-parse', 'HEAD');
-  write(ws, change);
-  git(ws, 'add', '-A');
-  git(ws, 'commit', '-qm', 'head', '--allow-empty');
-  const got = await materialiseBase(ws, sha, actionsExec());
-  if (!got.ok) throw new Error(got.reason);
-  return { ws, baseRoot: got.base.root };
-}
+const checkouts = (change: Record<string, string> = {}) => prCheckouts(FILES, change);
 
 function sides(
   at: { ws: string; baseRoot: string },
