@@ -20,6 +20,8 @@ const BEST = {
   ],
 };
 const WORSE = { config: [64, 64, 4, 3] };
+/** The re-tune from BEST to WORSE, with the tuner's own times of both. */
+const BEST_TO_WORSE = { from: '[128,64,8,3]', to: '[64,64,4,3]', fromMs: 2.101, toMs: 2.175 };
 
 function single(n: number): KernelgateResults {
   const doc = structuredClone(loadGz(`nightly-h100-run${n}`));
@@ -61,13 +63,7 @@ describe('a re-tune against the stored run (no pairs)', () => {
     slow(at(now), 1.1);
     const c = verdictOf(compare(now, base, config).cases);
     expect(c.perf).toBe('AMBIGUOUS');
-    expect(c.retune).toEqual({
-      against: 'stored',
-      from: '[128,64,8,3]',
-      to: '[64,64,4,3]',
-      fromMs: 2.101,
-      toMs: 2.175,
-    });
+    expect(c.retune).toEqual({ against: 'stored', ...BEST_TO_WORSE });
     expect(c.perfNote).toMatch(
       /^was SLOWER \+1\d\.\d %, but the tuner chose differently than in the stored run \(\[128,64,8,3\] → \[64,64,4,3\] \(the tuner timed them at 2\.101 ms and 2\.175 ms\)\): a re-tune, not a change of the code$/,
     );
@@ -102,13 +98,7 @@ describe('tunings in a paired run', () => {
     const c = verdictOf(compare(now, base, config).cases);
     expect(c.method).toBe('paired');
     expect(c.perf).toBe('SAME');
-    expect(c.retune).toEqual({
-      against: 'stored',
-      from: '[128,64,8,3]',
-      to: '[64,64,4,3]',
-      fromMs: 2.101,
-      toMs: 2.175,
-    });
+    expect(c.retune).toEqual({ against: 'stored', ...BEST_TO_WORSE });
     expect(c.perfNote).toContain(
       're-tuned since the stored run ([128,64,8,3] → [64,64,4,3] (the tuner timed them at 2.101 ms and 2.175 ms)); both arms launched the new tuning',
     );
@@ -120,13 +110,7 @@ describe('tunings in a paired run', () => {
     at(now).paired!.base_tuning = BEST;
     const c = verdictOf(compare(now, undefined, config).cases);
     expect(c.perf).toBe('SAME');
-    expect(c.retune).toEqual({
-      against: 'arms',
-      from: '[128,64,8,3]',
-      to: '[64,64,4,3]',
-      fromMs: 2.101,
-      toMs: 2.175,
-    });
+    expect(c.retune).toEqual({ against: 'arms', ...BEST_TO_WORSE });
     expect(c.perfNote).toContain(
       "the arms launched different tunings (base [128,64,8,3] → [64,64,4,3] (the tuner timed them at 2.101 ms and 2.175 ms)): the change altered the tuner's source, so its choice is part of what it did",
     );
