@@ -13,6 +13,7 @@ import { GitHubServer } from './support/github-server.js';
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const fixture = (path: string): string => join(repoRoot, 'test', 'fixtures', path);
 const MANIFEST = 'kernels/attention/kernel.yml';
+const OWNED = 'kernels/attention/triton_fa2.py';
 
 let bundleDir: string;
 let server: GitHubServer;
@@ -27,11 +28,13 @@ afterAll(async () => {
   await server.close();
 });
 
-/** A workspace holding kernelgate's own attention kernel.yml (and `files`). */
+/** A workspace holding kernelgate's own attention kernel.yml, the file its triton_fa2 owns (and `files`). */
 function checkout(files: Record<string, string> = {}): string {
   const workspace = mkdtempSync(join(tmpdir(), 'kg-annotated-'));
   mkdirSync(join(workspace, 'kernels', 'attention'), { recursive: true });
   cpSync(join(repoRoot, MANIFEST), join(workspace, MANIFEST));
+  // the file a variant `owns` must be there for the manifest to load
+  cpSync(join(repoRoot, OWNED), join(workspace, OWNED));
   for (const [file, text] of Object.entries(files)) writeFileSync(join(workspace, file), text);
   return workspace;
 }
