@@ -1,9 +1,9 @@
 // The harness's lanes (python/kernelgate_harness/lanes.py: several GPUs in one runner) order their
-// shared queue by the shards' cost rule (src/shard/plan.ts), twinned in Python; lanes.plan, the
+// shared queue by the shards' cost rule (src/shard/plan.ts), twinned in Python; fixed_split.plan (test/python), the
 // shards' fixed split in Python, checks the twin: the same units and baseline must give the same
 // split in both, on the recorded paired H100 run (217 units).
 import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadResults } from '../src/results/index.js';
 import { planShards, unitsOfResults } from '../src/shard/index.js';
@@ -12,15 +12,15 @@ const ROOT = join(import.meta.dirname, '..');
 const results = loadResults(join(ROOT, 'test/fixtures/recorded/paired-aa-h100/results.json'));
 const units = unitsOfResults(results);
 
-/** lanes.plan in Python over the same units: the lane of each unit and each lane's seconds. */
+/** fixed_split.plan in Python over the same units: the lane of each unit and each lane's seconds. */
 function pythonPlan(count: number, withBaseline: boolean): { owner: number[]; load: number[] } {
   const script = [
     'import json, sys',
-    'from kernelgate_harness import lanes',
+    'import fixed_split',
     'data = json.load(sys.stdin)',
     'balance = {}',
     'for c in data["baseline"]: balance.setdefault(c["kernel"] + "/" + c["case"], []).append(c)',
-    'owner, load, _ = lanes.plan([(u["id"], u["params"], len(u["variants"])) for u in data["units"]], data["count"], balance)',
+    'owner, load, _ = fixed_split.plan([(u["id"], u["params"], len(u["variants"])) for u in data["units"]], data["count"], balance)',
     'print(json.dumps({"owner": owner, "load": load}))',
   ].join('\n');
   const input = JSON.stringify({
@@ -31,7 +31,10 @@ function pythonPlan(count: number, withBaseline: boolean): { owner: number[]; lo
   const out = execFileSync('python3', ['-c', script], {
     input,
     encoding: 'utf8',
-    env: { ...process.env, PYTHONPATH: join(ROOT, 'python') },
+    env: {
+      ...process.env,
+      PYTHONPATH: [join(ROOT, 'python'), join(ROOT, 'test', 'python')].join(delimiter),
+    },
   });
   return JSON.parse(out) as { owner: number[]; load: number[] };
 }

@@ -190,23 +190,6 @@ def costs(units, balance=None, paired=True, cap_s=None):
     return cost, measured
 
 
-def plan(units, n_lanes, balance=None, paired=True, cap_s=None):
-    """The shards' fixed split (src/shard/plan.ts planShards), twinned: (the lane of each unit, each
-    lane's expected seconds, each lane's count of units measured in `balance`), longest first onto
-    the least loaded lane, ties to the lower lane. The lanes no longer split up front (they share
-    the queue, `queue_order`); this stays to check the cost rule against the shards' and to score
-    fixed splits on the recorded nights (test/python/test_lanes_balance.py)."""
-    cost, measured = costs(units, balance, paired, cap_s)
-    load = [0.0] * n_lanes
-    owner = [0] * len(units)
-    for i in sorted(range(len(units)), key=lambda i: (-cost[i], i)):
-        best = min(range(n_lanes), key=lambda k: (load[k], k))
-        load[best] += cost[i]
-        owner[i] = best
-    counted = [sum(1 for i, o in enumerate(owner) if o == k and measured[i]) for k in range(n_lanes)]
-    return owner, load, counted
-
-
 def queue_order(cost, n_lanes):
     """The order the lanes take the units in: longest first, ties in the harness's order. One
     lane has nothing to balance and keeps the harness's order."""

@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 
+import fixed_split
 import pytest
 
 from conftest import FIXTURE_KERNELS, REPO, harness_env
@@ -73,13 +74,13 @@ def test_the_estimate_is_variants_at_the_time_cap():
 
 def test_longest_first_onto_the_least_loaded_lane():
     units = [("k/a", {}, 1), ("k/b", {}, 5), ("k/c", {}, 3), ("k/d", {}, 2), ("k/e", {}, 1)]
-    owner, load, counted = lanes.plan(units, 2, cap_s=0.56)  # 1 s a variant
+    owner, load, counted = fixed_split.plan(units, 2, cap_s=0.56)  # 1 s a variant
     # b (5 s) to lane 0; c (3 s) to 1; d (2 s) to 1 (3 < 5); a (1 s, first of the equal two) to
     # 0 (5 = 5: the tie goes to the lower lane); e to 1 (5 < 6).
     assert owner == [0, 0, 1, 1, 1]
     assert load == pytest.approx([6.0, 6.0])
     assert counted == [0, 0]
-    assert lanes.plan(units, 2, cap_s=0.56) == (owner, load, counted)  # deterministic
+    assert fixed_split.plan(units, 2, cap_s=0.56) == (owner, load, counted)  # deterministic
 
 
 def test_measured_seconds_from_a_results_document():
@@ -96,7 +97,7 @@ def test_measured_seconds_from_a_results_document():
     assert lanes.record_s(alone, True) == pytest.approx(1.0 + 0.13)
     assert lanes.record_s(alone, False) == pytest.approx(0.5 + 0.13)
     assert lanes.measured_s([{"kernel": "k", "case": "a", "status": "error"}], 1, 3.0) is None
-    owner, _, counted = lanes.plan([("k/a", {}, 2), ("k/b", {}, 2), ("k/c", {}, 2)], 2, balance={"k/a": [paired]})
+    owner, _, counted = fixed_split.plan([("k/a", {}, 2), ("k/b", {}, 2), ("k/c", {}, 2)], 2, balance={"k/a": [paired]})
     assert owner == [0, 1, 1]
     assert counted == [1, 0]
 

@@ -1,4 +1,4 @@
-"""The lanes' balance on the recorded paired H100 nights (issue 27): the fixed split (`lanes.plan`,
+"""The lanes' balance on the recorded paired H100 nights (issue 27): the fixed split (`fixed_split.plan`,
 the shards' rule, which the lanes used before their shared queue) and the shared queue
 (`lanes.queue_order`, replayed), each by the timings of the run the store held before each night
 (what the action passes as --balance on several GPUs) or by the estimate alone, then scored by
@@ -15,6 +15,7 @@ import json
 import re
 from pathlib import Path
 
+import fixed_split
 import pytest
 
 from kernelgate_harness import lanes
@@ -103,7 +104,7 @@ def split(night, before, n):
     doc = results(night)
     units, seconds = units_of(doc), case_seconds(night)
     balance = by_unit(results(before)) if before else {}
-    owner, load, counted = lanes.plan(units, n, balance, paired=True, cap_s=3.0)
+    owner, load, counted = fixed_split.plan(units, n, balance, paired=True, cap_s=3.0)
     return units, owner, load, counted, actual(units, owner, seconds, n)
 
 
