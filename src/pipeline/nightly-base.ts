@@ -4,6 +4,7 @@
 // nightly compares code, not one night's machine with another's.
 import type { Exec } from '../lib/index.js';
 import type { BaselineKey, BaselineStore, StoredBaseline } from '../store/index.js';
+import { isAncestor } from './ancestry.js';
 
 /** How many stored runs, newest first, the nightly looks through for a good one. */
 export const GOOD_BASE_WINDOW = 30;
@@ -39,11 +40,8 @@ async function ancestry(
   sha: string,
   exec: Exec,
 ): Promise<'ancestor' | 'not' | 'unknown'> {
-  const r = await exec.run('git', ['-C', workspace, 'merge-base', '--is-ancestor', sha, 'HEAD'], {
-    timeoutS: 60,
-  });
-  if (r.exitCode === 0) return 'ancestor';
-  return r.exitCode === 1 ? 'not' : 'unknown';
+  const r = await isAncestor({ workspace, exec, gitTimeoutS: 60 }, sha, 'HEAD');
+  return typeof r === 'string' ? r : 'unknown';
 }
 
 function describe(stored: StoredBaseline): string {

@@ -4,8 +4,9 @@
 // commit that is not an ancestor (a force-pushed branch, another line of history) is passed over
 // by name. When git cannot answer (a shallow checkout, a commit it lacks, its deadline), the newest
 // stored run by its start time is the baseline, as before, and the log says so.
-import { DEFAULT_GIT_TIMEOUT_S, type Exec } from '../lib/index.js';
+import type { Exec } from '../lib/index.js';
 import type { BaselineKey, BaselineStore, StoredBaseline } from '../store/index.js';
+import { isAncestor } from './ancestry.js';
 import { GOOD_BASE_WINDOW } from './nightly-base.js';
 
 export interface AncestryCheck {
@@ -32,32 +33,6 @@ const PREFIX = 'kernelgate: stored baseline:';
 function describe(stored: StoredBaseline): string {
   const { run } = stored.results;
   return `${(run.git_sha ?? 'no commit').slice(0, 12)} (run of ${run.started_at}, ${stored.path})`;
-}
-
-type Relation = 'ancestor' | 'not' | { unknown: string };
-
-/** Whether `sha` is an ancestor of (or is) `of`: git merge-base --is-ancestor, with a deadline. */
-async function isAncestor(check: AncestryCheck, sha: string, of: string): Promise<Relation> {
-  const timeoutS = check.gitTimeoutS ?? DEFAULT_GIT_TIMEOUT_S;
-  const r = await check.exec.run(
-    'git',
-    ['-C', check.workspace, 'merge-base', '--is-ancestor', sha, of],
-    { timeoutS },
-  );
-  if (r.timedOut) return { unknown: `git merge-base did not finish within ${timeoutS} s` };
-  if (r.exitCode === 0) return 'ancestor';
-  if (r.exitCode === 1) {
-    // In a shallow checkout a commit whose history was cut off reads as "not an ancestor".
-    const shallow = await check.exec.run(
-      'git',
-      ['-C', check.workspace, 'rev-parse', '--is-shallow-repository'],
-      { timeoutS },
-    );
-    if (shallow.exitCode === 0 && shallow.stdout.trim() === 'false') return 'not';
-    return { unknown: 'the checkout is shallow (its history is cut off)' };
-  }
-  const why = (r.stderr || r.stdout).trim().split('\n')[0] ?? '';
-  return { unknown: `git merge-base exited ${r.exitCode}${why ? `: ${why}` : ''}` };
 }
 
 /**
