@@ -30901,6 +30901,29 @@ async function measure(options, deps) {
   return { results, resultsPath, stageSeconds };
 }
 
+// src/pipeline/ancestry.ts
+async function isAncestor(check, sha, of) {
+  const timeoutS = check.gitTimeoutS ?? DEFAULT_GIT_TIMEOUT_S;
+  const r = await check.exec.run(
+    "git",
+    ["-C", check.workspace, "merge-base", "--is-ancestor", sha, of],
+    { timeoutS }
+  );
+  if (r.timedOut) return { unknown: `git merge-base did not finish within ${timeoutS} s` };
+  if (r.exitCode === 0) return "ancestor";
+  if (r.exitCode === 1) {
+    const shallow = await check.exec.run(
+      "git",
+      ["-C", check.workspace, "rev-parse", "--is-shallow-repository"],
+      { timeoutS }
+    );
+    if (shallow.exitCode === 0 && shallow.stdout.trim() === "false") return "not";
+    return { unknown: "the checkout is shallow (its history is cut off)" };
+  }
+  const why2 = (r.stderr || r.stdout).trim().split("\n")[0] ?? "";
+  return { unknown: `git merge-base exited ${r.exitCode}${why2 ? `: ${why2}` : ""}` };
+}
+
 // src/pipeline/nightly-base.ts
 var GOOD_BASE_WINDOW = 30;
 function notGood(stored) {
@@ -30916,11 +30939,8 @@ function notGood(stored) {
   return void 0;
 }
 async function ancestry(workspace, sha, exec2) {
-  const r = await exec2.run("git", ["-C", workspace, "merge-base", "--is-ancestor", sha, "HEAD"], {
-    timeoutS: 60
-  });
-  if (r.exitCode === 0) return "ancestor";
-  return r.exitCode === 1 ? "not" : "unknown";
+  const r = await isAncestor({ workspace, exec: exec2, gitTimeoutS: 60 }, sha, "HEAD");
+  return typeof r === "string" ? r : "unknown";
 }
 function describe(stored) {
   const { run: run2 } = stored.results;
@@ -30965,27 +30985,6 @@ var PREFIX2 = "kernelgate: stored baseline:";
 function describe2(stored) {
   const { run: run2 } = stored.results;
   return `${(run2.git_sha ?? "no commit").slice(0, 12)} (run of ${run2.started_at}, ${stored.path})`;
-}
-async function isAncestor(check, sha, of) {
-  const timeoutS = check.gitTimeoutS ?? DEFAULT_GIT_TIMEOUT_S;
-  const r = await check.exec.run(
-    "git",
-    ["-C", check.workspace, "merge-base", "--is-ancestor", sha, of],
-    { timeoutS }
-  );
-  if (r.timedOut) return { unknown: `git merge-base did not finish within ${timeoutS} s` };
-  if (r.exitCode === 0) return "ancestor";
-  if (r.exitCode === 1) {
-    const shallow = await check.exec.run(
-      "git",
-      ["-C", check.workspace, "rev-parse", "--is-shallow-repository"],
-      { timeoutS }
-    );
-    if (shallow.exitCode === 0 && shallow.stdout.trim() === "false") return "not";
-    return { unknown: "the checkout is shallow (its history is cut off)" };
-  }
-  const why2 = (r.stderr || r.stdout).trim().split("\n")[0] ?? "";
-  return { unknown: `git merge-base exited ${r.exitCode}${why2 ? `: ${why2}` : ""}` };
 }
 async function ancestorBaseline(store, key, check, window2 = GOOD_BASE_WINDOW) {
   const runs = await store.history(key, window2);
