@@ -12,21 +12,12 @@ import {
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli, type CliIo } from '../src/cli/index.js';
+import { runCli } from '../src/cli/index.js';
 import type { KernelgateResults } from '../src/results/index.js';
 import { describeWithVenv, VENV_PYTHON } from './support/venv.js';
+import { capture } from './support/cli-io.js';
 
 const REPO = resolve('.');
-
-function capture(cwd: string) {
-  const out = { stdout: '', stderr: '' };
-  const io: CliIo = {
-    stdout: (t) => void (out.stdout += t),
-    stderr: (t) => void (out.stderr += t),
-    cwd,
-  };
-  return { out, io };
-}
 
 describe('kernelgate run (usage)', () => {
   it.each([

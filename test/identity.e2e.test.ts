@@ -6,20 +6,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { runCli, type CliIo } from '../src/cli/index.js';
+import { runCli } from '../src/cli/index.js';
 import type { KernelgateResults } from '../src/results/index.js';
 import { userRepoCheckout } from './support/user-repo.js';
 import { describeWithVenv } from './support/venv.js';
-
-function capture(cwd: string) {
-  const out = { stdout: '', stderr: '' };
-  const io: CliIo = {
-    stdout: (t) => void (out.stdout += t),
-    stderr: (t) => void (out.stderr += t),
-    cwd,
-  };
-  return { out, io };
-}
+import { capture } from './support/cli-io.js';
 
 describeWithVenv('identity before timing through kernelgate run', () => {
   it(
