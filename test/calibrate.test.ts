@@ -6,21 +6,12 @@ import { calibrate, calibrationYaml, writeCalibration } from '../src/judge/index
 import { runCli } from '../src/cli/index.js';
 import type { KernelgateResults } from '../src/results/index.js';
 import { loadResults } from '../src/results/index.js';
+import { messageOf } from './support/throws.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const recorded = (run: string) =>
   loadResults(join(ROOT, 'test/fixtures/recorded', run, 'results.json'));
 const options = { margin: 2, floorPct: 3, exclude: [] as string[] };
-
-/** The message of what `fn` throws, whole, so a test asserts exactly what the user reads. */
-function messageOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    return (error as Error).message;
-  }
-  throw new Error('it did not throw');
-}
 
 function withMedian(doc: KernelgateResults, index: number, factor: number, method?: string) {
   const copy = structuredClone(doc);

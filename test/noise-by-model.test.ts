@@ -11,19 +11,10 @@ import { calibrate, compare, writeCalibration } from '../src/judge/index.js';
 import { runCli } from '../src/cli/index.js';
 import { loadResults, type KernelgateResults } from '../src/results/index.js';
 import { RECORDED, loadGz } from './support/recorded.js';
+import { messageOf } from './support/throws.js';
 
 const RESULTS = join(import.meta.dirname, 'fixtures', 'results');
 const HEADLINE = 'attention/triton_fa2/dtype=fp16,B=16,H=96,S=4096,D=128,causal=false';
-
-/** What `fn` throws, whole: the tests assert exactly what the user reads. */
-function messageOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    return (error as Error).message;
-  }
-  throw new Error('it did not throw');
-}
 
 function repo(kernelgateYml: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'kg-noise-'));
