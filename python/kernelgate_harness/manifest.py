@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import yaml
 
+from . import yaml12
+
 
 class ManifestError(Exception):
     """A manifest that cannot be used; the message names the file, the field and the bad value."""
@@ -90,7 +92,7 @@ def matches(params, only):
 def load_manifest(path):
     try:
         with open(path) as f:
-            raw = yaml.safe_load(f)
+            raw = yaml12.load(f)
     except yaml.YAMLError as e:
         raise ManifestError(f"{path}: not valid YAML: {e}") from e
     if not isinstance(raw, dict):
@@ -122,12 +124,56 @@ def load_manifest(path):
     )
 
 
-def _validate(raw, path):
-    """Checks the manifest against schema/kernel.schema.json when jsonschema is installed (the GPU
-    runner may lack it); the required fields are checked either way."""
+def _want(value, where, kind, positive=False):
+    """value is of the schema's `kind` (and > 0 when `positive`), else a ManifestError in
+    jsonschema's words: `tolerance.fp16.rel_l2: '1e-3' is not of type 'number'`."""
+    ok = {
+        "number": isinstance(value, (int, float)) and not isinstance(value, bool),
+        "string": isinstance(value, str),
+        "array": isinstance(value, list),
+        "object": isinstance(value, dict),
+    }[kind]
+    if not ok:
+        raise ManifestError(f"{where}: {value!r} is not of type '{kind}'")
+    if positive and value <= 0:
+        raise ManifestError(f"{where}: {value!r} is less than or equal to the minimum of 0")
+
+
+def _essential_checks(raw, path):
+    """The types the harness relies on, checked by hand so that they hold on a GPU runner without
+    jsonschema too: the required fields, the variants, the case groups' shape and the numbers
+    (tolerances, timeout_s). The messages are jsonschema's, with the file and the field."""
     for key in ("name", "module", "variants", "cases", "tolerance"):
         if key not in raw:
             raise ManifestError(f"{path}: missing required field {key!r}")
+    for key in ("name", "module", "speed_reference", "description"):
+        if key in raw:
+            _want(raw[key], f"{path}: {key}", "string")
+    for key in ("variants", "cases", "ci_cases"):
+        if key in raw:
+            _want(raw[key], f"{path}: {key}", "array")
+            for i, item in enumerate(raw[key]):
+                _want(item, f"{path}: {key}.{i}", "object")
+    for i, v in enumerate(raw["variants"]):
+        _want(v.get("name"), f"{path}: variants.{i}.name", "string")
+        if v.get("role") not in ("candidate", "reference"):
+            raise ManifestError(f"{path}: variants.{i}.role: {v.get('role')!r} is not one of ['candidate', 'reference']")
+    _want(raw["tolerance"], f"{path}: tolerance", "object")
+    for dtype, tol in raw["tolerance"].items():
+        _want(tol, f"{path}: tolerance.{dtype}", "object")
+        if "rel_l2" not in tol:
+            raise ManifestError(f"{path}: tolerance.{dtype}: 'rel_l2' is a required property")
+        for key in ("rel_l2", "max_abs"):
+            if key in tol:
+                _want(tol[key], f"{path}: tolerance.{dtype}.{key}", "number", positive=True)
+    if "timeout_s" in raw:
+        _want(raw["timeout_s"], f"{path}: timeout_s", "number", positive=True)
+
+
+def _validate(raw, path):
+    """The essential types by hand, always (_essential_checks); then the whole of
+    schema/kernel.schema.json when jsonschema is installed (the GPU runner may lack it)."""
+    _essential_checks(raw, path)
     try:
         import jsonschema
     except ImportError:

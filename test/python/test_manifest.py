@@ -4,8 +4,8 @@ import json
 import os
 
 import pytest
-import yaml
 
+from kernelgate_harness import yaml12
 from kernelgate_harness.manifest import ManifestError, case_id, discover, expand_cases, load_manifest, matches
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -52,7 +52,7 @@ def test_shipped_manifests_match_the_manifest_schema():
         schema = json.load(f)
     for name in ("attention", "bsr_gemm", "gemm"):
         with open(os.path.join(REPO, "kernels", name, "kernel.yml")) as f:
-            jsonschema.validate(yaml.safe_load(f), schema)
+            jsonschema.validate(yaml12.load(f), schema)
 
 
 def test_discover_puts_the_calibration_first_and_rejects_unknown_names():
@@ -91,3 +91,50 @@ def test_name_must_equal_folder(tmp_path):
     with pytest.raises(ManifestError) as e:
         load_manifest(str(path))
     assert str(e.value) == f"{path}: name: 'there' must equal the folder name 'here'"
+
+
+def _manifest(tmp_path, tolerance):
+    folder = tmp_path / "softmax"
+    folder.mkdir()
+    path = folder / "kernel.yml"
+    path.write_text(f"name: softmax\nmodule: m\nvariants: [{{name: a, role: candidate}}]\ncases: [{{W: [7, 100]}}]\ntolerance: {tolerance}\n")
+    return path
+
+
+def test_exponent_tolerances_are_numbers_as_the_action_reads_them(tmp_path):
+    """`rel_l2: 1e-3` is 0.001 (YAML 1.2, as the action reads it), not PyYAML's string '1e-3'."""
+    m = load_manifest(str(_manifest(tmp_path, "{fp16: {rel_l2: 1e-3, max_abs: 2e-3}, fp32: {rel_l2: .5}}")))
+    assert m.tolerance == {"fp16": {"rel_l2": 0.001, "max_abs": 0.002}, "fp32": {"rel_l2": 0.5}}
+
+
+@pytest.mark.parametrize("jsonschema_installed", [True, False])
+def test_a_quoted_tolerance_is_refused_with_or_without_jsonschema(tmp_path, monkeypatch, jsonschema_installed):
+    if not jsonschema_installed:
+        monkeypatch.setitem(__import__("sys").modules, "jsonschema", None)  # import jsonschema raises ImportError
+    path = _manifest(tmp_path, "{fp16: {rel_l2: '1e-3'}}")
+    with pytest.raises(ManifestError) as e:
+        load_manifest(str(path))
+    assert str(e.value) == f"{path}: tolerance.fp16.rel_l2: '1e-3' is not of type 'number'"
+
+
+def test_without_jsonschema_the_essential_types_are_still_checked(tmp_path, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "jsonschema", None)
+    for tolerance, message in (
+        ("{fp16: {rel_l2: 0}}", "tolerance.fp16.rel_l2: 0 is less than or equal to the minimum of 0"),
+        ("{fp16: {max_abs: 1e-2}}", "tolerance.fp16: 'rel_l2' is a required property"),
+        ("{fp16: {rel_l2: 1e-3, max_abs: [1]}}", "tolerance.fp16.max_abs: [1] is not of type 'number'"),
+        ("[fp16]", "tolerance: ['fp16'] is not of type 'object'"),
+    ):
+        sub = tmp_path / str(abs(hash(tolerance)))
+        sub.mkdir()
+        path = _manifest(sub, tolerance)
+        with pytest.raises(ManifestError) as e:
+            load_manifest(str(path))
+        assert str(e.value) == f"{path}: {message}"
+    folder = tmp_path / "roles" / "softmax"
+    folder.mkdir(parents=True)
+    path = folder / "kernel.yml"
+    path.write_text("name: softmax\nmodule: m\nvariants: [{name: a, role: candiate}]\ncases: [{W: 7}]\ntolerance: {fp32: {rel_l2: 1e-5}}\n")
+    with pytest.raises(ManifestError) as e:
+        load_manifest(str(path))
+    assert str(e.value) == f"{path}: variants.0.role: 'candiate' is not one of ['candidate', 'reference']"
