@@ -17,7 +17,7 @@ import tempfile
 import threading
 import time
 
-from . import HARNESS_VERSION, faults, lanes
+from . import HARNESS_VERSION, faults, interpreter, lanes
 from .manifest import ManifestError, discover, format_value, load_manifest, matches
 from .paired import IDENTICAL_REASON, ORDER, PairedCase, attempt, confirm_movers, interval_text, untimed
 from .results import (
@@ -801,8 +801,9 @@ def main(argv=None):
             tune_dir = tempfile.mkdtemp(prefix="kernelgate-tune-")
             os.environ["KERNELGATE_TUNE_CACHE"] = tune_dir
     try:
+        interpreter.check()
         Harness(args).run()
-    except (ManifestError, faults.FaultSpecError, lanes.GpuSpecError) as e:
+    except (ManifestError, faults.FaultSpecError, lanes.GpuSpecError, interpreter.InterpreterSetupError) as e:
         print(f"{PREFIX} error: {e}", file=sys.stderr, flush=True)
         return 2
     finally:
