@@ -25,6 +25,7 @@ import {
 } from './event.js';
 import { inWorkspace, loadConfigInput, readInputs, type ActionInputs } from './inputs.js';
 import { withDeepChecks } from './deep.js';
+import { acceptanceFor } from './accept.js';
 import { configAnnotations, gateAnnotations } from './annotations.js';
 import { measureOptions, prAncestry, storeOf } from './measure-options.js';
 import { failureMessage, pipeline, publishWarning } from './pipeline.js';
@@ -188,7 +189,7 @@ async function judgeAndPublish(step: Step, got: Obtained, client: GitHubClient |
   const { prNumber, lookupError } = await pullRequestOf(step, client);
   const context = runContext(env, event, prNumber);
   // The nightly's trends: the branch's stored runs on this GPU, before tonight's is added.
-  const history =
+  const trends =
     mode === 'schedule'
       ? await trendRuns(
           storeOf(inputs, env, core),
@@ -197,6 +198,13 @@ async function judgeAndPublish(step: Step, got: Obtained, client: GitHubClient |
           core.warning,
         )
       : undefined;
+  // A pull request's label kernelgate-accept (or, for a push, that of the pull request it merged).
+  const acceptance = await acceptanceFor(event, mode, env['GITHUB_SHA'], {
+    client,
+    warning: core.warning,
+    info: core.info,
+  });
+  const server = (env['GITHUB_SERVER_URL'] ?? 'https://github.com').replace(/\/+$/, '');
   const judgeStartMs = Date.now();
   const published = await pipeline(
     {
@@ -206,7 +214,9 @@ async function judgeAndPublish(step: Step, got: Obtained, client: GitHubClient |
       mode,
       prNumber,
       repository: event.repository,
-      ...(history ? { history } : {}),
+      ...(trends ? { history: trends.runs, acceptedSince: trends.accepted } : {}),
+      ...(acceptance ? { acceptance } : {}),
+      repoUrl: `${server}/${event.repository}`,
       // Without the pull request there is nothing to comment on: files, summary and outputs only.
       inputs: lookupError ? { ...inputs, comment: false } : inputs,
       context,
@@ -252,7 +262,13 @@ async function afterGate(
           got.measured,
           outcome.gate,
           inputs.saveBaseline === 'always' ? 'always' : 'passing',
-          saveContext(config, event.name, context.runUrl, outcome.comparison),
+          saveContext(
+            config,
+            event.name,
+            context.runUrl,
+            outcome.comparison,
+            outcome.gate.accepted,
+          ),
         );
   if (stored.saved) core.info(`Stored as the newest baseline: ${stored.saved}`);
   if (stored.note) core.warning(stored.note);

@@ -1,6 +1,7 @@
 // Judge and publish a run, and what the step's exit says about it.
 import type { Config } from '../config/index.js';
-import type { Comparison, GateResult } from '../judge/index.js';
+import type { Acceptance, Comparison, GateResult } from '../judge/index.js';
+import type { AcceptedSince } from '../report/index.js';
 import { judge } from '../pipeline/index.js';
 import {
   COUNT_NAMES,
@@ -24,6 +25,12 @@ export interface PipelineInput {
   inputs: ActionInputs;
   /** Earlier stored runs of the branch on this GPU: the nightly report's trends. */
   history?: KernelgateResults[];
+  /** A pull request's acceptance label and who applied it: SLOWER passes, said so. */
+  acceptance?: Acceptance;
+  /** The nightly's accepted regressions since the last nightly. */
+  acceptedSince?: AcceptedSince[];
+  /** The repository's web address: the report links commits. */
+  repoUrl?: string;
   /** Facts about the trigger the report shows. */
   context: { prNumber?: number; prTitle?: string; sha?: string; ref?: string; runUrl?: string };
 }
@@ -53,6 +60,11 @@ export async function pipeline(
     input.mode === 'schedule' ? 'nightly' : 'pr',
     input.context,
     input.history,
+    {
+      ...(input.acceptance ? { acceptance: input.acceptance } : {}),
+      ...(input.acceptedSince ? { acceptedSince: input.acceptedSince } : {}),
+      ...(input.repoUrl ? { repoUrl: input.repoUrl } : {}),
+    },
   );
   const sink: OutputSink = {
     setOutput: deps.core.setOutput,
@@ -73,6 +85,7 @@ export async function pipeline(
         full: rendered.full,
         comment: rendered.comment,
         ...(rendered.alert ? { alert: rendered.alert } : {}),
+        ...(verdict.accepted ? { accepted: verdict.accepted } : {}),
       },
       {
         mode: input.mode,

@@ -3,7 +3,13 @@
 // written only by trusted push and schedule runs). Kept apart from main.ts, which calls in here.
 import { join } from 'node:path';
 import pkg from '../../package.json' with { type: 'json' };
-import { fileBaselineStore, type BaselineStore, type SaveContext } from '../store/index.js';
+import {
+  fileBaselineStore,
+  type BaselineStore,
+  type SaveContext,
+  type StoredAcceptance,
+  type StoredBaseline,
+} from '../store/index.js';
 import type { Comparison } from '../judge/index.js';
 import type { Config } from '../config/index.js';
 import { actionsExec, type Exec } from '../lib/index.js';
@@ -115,6 +121,8 @@ export function saveContext(
   event: string,
   runUrl: string | undefined,
   comparison: Comparison | undefined,
+  /** the SLOWER cases the gate let through because a pull request accepted them */
+  accepted?: StoredAcceptance,
 ): SaveContext {
   const references: Record<string, string> = {};
   for (const k of config.kernels) {
@@ -128,7 +136,30 @@ export function saveContext(
     ...(comparison
       ? { verdicts: Object.fromEntries(comparison.cases.map((c) => [c.key, c.perf])) }
       : {}),
+    ...(accepted ? { accepted } : {}),
   };
+}
+
+/** A stored run whose gate let SLOWER cases through because a pull request accepted them. */
+export interface AcceptedRun extends StoredAcceptance {
+  startedAt: string;
+  sha?: string;
+}
+
+/**
+ * The accepted regressions stored since the last nightly: the stored runs (newest first) up to the
+ * newest one a schedule stored, those that carry an acceptance, newest first.
+ */
+export function acceptedSinceLastNight(stored: StoredBaseline[]): AcceptedRun[] {
+  const out: AcceptedRun[] = [];
+  for (const s of stored) {
+    if (s.judged?.event === 'schedule') break;
+    const accepted = s.judged?.accepted;
+    if (!accepted) continue;
+    const sha = s.results.run.git_sha;
+    out.push({ ...accepted, startedAt: s.results.run.started_at, ...(sha ? { sha } : {}) });
+  }
+  return out;
 }
 
 /**
@@ -157,11 +188,12 @@ export async function trendRuns(
   results: KernelgateResults,
   warn: (message: string) => void,
   limit = TREND_WINDOW,
-): Promise<KernelgateResults[] | undefined> {
+): Promise<{ runs: KernelgateResults[]; accepted: AcceptedRun[] } | undefined> {
   if (branch === undefined) return undefined;
   const sku = results.environment.gpu.sku ?? 'unknown';
   try {
-    return (await store.history({ branch, sku }, limit)).map((stored) => stored.results);
+    const stored = await store.history({ branch, sku }, limit);
+    return { runs: stored.map((s) => s.results), accepted: acceptedSinceLastNight(stored) };
   } catch (error) {
     warn(
       `No trends in the nightly report: the stored runs of ${branch} on ${sku} could not be read (${(error as Error).message}).`,

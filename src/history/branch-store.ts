@@ -14,6 +14,7 @@
 // records' paths and the append are branch-write.ts; this module reads and is the store.
 import {
   fromTheFuture,
+  acceptanceOf,
   judgementOf,
   safeSegment,
   StoreError,
@@ -193,9 +194,11 @@ function storedOf(dataBranch: string, stored: StoredRecord): StoredBaseline {
     if (c.verdict) verdicts[`${c.kernel}/${c.variant}/${c.case}`] = c.verdict;
   }
   const { verdict, event } = record.run;
+  const accepted = acceptanceOf(record.run.accepted);
   const judged = judgementOf({
     ...(verdict ? { verdict } : {}),
     ...(event ? { event } : {}),
+    ...(accepted ? { accepted } : {}),
     verdicts,
   });
   return {

@@ -91,6 +91,7 @@ function prepare(entries: Entry[], options: WriteOptions, work: string): Prepare
       ...(merged.artifact !== undefined ? { artifact: merged.artifact } : {}),
       ...(merged.verdict !== undefined ? { verdict: merged.verdict } : {}),
       ...(merged.verdicts !== undefined ? { verdicts: merged.verdicts } : {}),
+      ...(merged.accepted !== undefined ? { accepted: merged.accepted } : {}),
       ...(merged.references !== undefined ? { references: merged.references } : {}),
       ...(merged.confidence !== undefined ? { confidence: merged.confidence } : {}),
     });

@@ -6,6 +6,7 @@
 import { timingMethodKind } from '../judge/index.js';
 import { median, sortedCopy } from '../lib/index.js';
 import type { CaseResult, Environment, KernelgateResults, Timing } from '../results/index.js';
+import type { StoredAcceptance } from '../store/index.js';
 
 /** The format this kernelgate writes; it reads this one and older ones of the same name. */
 export const HISTORY_FORMAT_NAME = 'kernelgate/history';
@@ -57,6 +58,8 @@ export interface HistoryRun {
   artifact?: string;
   /** the gate's verdict on this run */
   verdict?: 'pass' | 'fail';
+  /** SLOWER cases the gate let through because a pull request accepted them (its label) */
+  accepted?: StoredAcceptance;
   /** the confidence of every case's [lo_ms, hi_ms] */
   interval_confidence: number;
   paired_base?: string;
@@ -116,6 +119,7 @@ export interface RecordOptions {
   artifact?: string;
   verdict?: 'pass' | 'fail';
   verdicts?: Record<string, string>;
+  accepted?: StoredAcceptance;
   references?: Record<string, string>;
   /** confidence of the median intervals (default 0.99, compare.confidence's default) */
   confidence?: number;
@@ -223,6 +227,7 @@ export function buildRecord(results: KernelgateResults, options: RecordOptions):
     harness: results.run.harness,
     ...(options.artifact ? { artifact: options.artifact } : {}),
     ...(options.verdict ? { verdict: options.verdict } : {}),
+    ...(options.accepted ? { accepted: options.accepted } : {}),
     interval_confidence: confidence,
     ...(results.run.paired_base?.git_sha ? { paired_base: results.run.paired_base.git_sha } : {}),
   };

@@ -48,6 +48,31 @@ export interface GateSite {
   message: string;
 }
 
+/** The label on a pull request that accepts its performance regressions (never correctness). */
+export const ACCEPT_LABEL = 'kernelgate-accept';
+
+/** A pull request's acceptance of its performance regressions: the label and who applied it. */
+export interface Acceptance {
+  label: string;
+  /** who applied the label (a GitHub login); undefined where GitHub could not say */
+  by?: string;
+  /** the pull request that carries the label */
+  pr?: number;
+}
+
+/** An acceptance that let SLOWER cases through a gate that would have failed on them. */
+export interface Accepted extends Acceptance {
+  /** how many SLOWER cases it let through */
+  cases: number;
+}
+
+/** "@alice with the label 'kernelgate-accept'", or "the label … (applied by an unknown account)". */
+export function acceptedByText(a: Acceptance): string {
+  return a.by
+    ? `@${a.by} with the label '${a.label}'`
+    : `the label '${a.label}' (GitHub did not say who applied it)`;
+}
+
 export interface GateResult {
   verdict: 'pass' | 'fail';
   /** why the gate failed, one line each, naming kernel, variant, case and numbers */
@@ -63,6 +88,8 @@ export interface GateResult {
    * the reason's line. Such a run fails whatever the policy and is never stored as a baseline.
    */
   incomplete?: string;
+  /** set when an acceptance turned SLOWER cases that would fail the gate into warnings */
+  accepted?: Accepted;
 }
 
 /**
@@ -193,6 +220,8 @@ export function gate(
   tiers: TierStatus[],
   results: KernelgateResults,
   config: Config,
+  /** a pull request's acceptance label: SLOWER then warns instead of failing (nothing else) */
+  acceptance?: Acceptance,
 ): GateResult {
   const { policy } = config;
   const reasons: string[] = [];
@@ -238,10 +267,15 @@ export function gate(
   }
   // Paired or against the stored baseline, SLOWER is SLOWER; its note (a base revision that could
   // not be paired, a reference that is the A/A control) goes with it; its site only when it fails.
+  // An acceptance lets a SLOWER case through, and says so on its line; it touches nothing else.
+  let acceptedCases = 0;
   for (const c of byPerf('SLOWER')) {
     const note = c.perfNote ? ` (${c.perfNote})` : '';
     const line = `${c.label}: ${describeChange(c)}${note}`;
-    if (policy.failOnSlower) add(true, line, about(c, 'SLOWER'));
+    if (policy.failOnSlower && acceptance) {
+      acceptedCases += 1;
+      add(false, `${line}: accepted by ${acceptedByText(acceptance)}`);
+    } else if (policy.failOnSlower) add(true, line, about(c, 'SLOWER'));
     else add(false, line);
   }
   for (const c of byPerf('MISSING')) {
@@ -258,5 +292,6 @@ export function gate(
     counts,
     measurementErrors,
     ...(incomplete !== undefined ? { incomplete } : {}),
+    ...(acceptance && acceptedCases ? { accepted: { ...acceptance, cases: acceptedCases } } : {}),
   };
 }

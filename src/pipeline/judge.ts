@@ -3,8 +3,13 @@
 import { annotateAdapted } from '../adapters/index.js';
 import { compare, type Comparison } from '../judge/index.js';
 import type { Config } from '../config/index.js';
-import { gate, type GateResult } from '../judge/index.js';
-import { renderReport, type RenderedReport, type ReportInput } from '../report/index.js';
+import { type Acceptance, gate, type GateResult } from '../judge/index.js';
+import {
+  type AcceptedSince,
+  renderReport,
+  type RenderedReport,
+  type ReportInput,
+} from '../report/index.js';
 import type { KernelgateResults } from '../results/index.js';
 import { evaluateTiers, type TierStatus } from '../judge/index.js';
 
@@ -23,10 +28,15 @@ export function judge(
   context?: ReportInput['context'],
   /** earlier stored runs of the branch, for the nightly report's trends (the store's history()) */
   history?: KernelgateResults[],
+  /**
+   * a pull request's acceptance label (SLOWER then passes, said so), the nightly's accepted
+   * regressions since the last night, the repository's address for links
+   */
+  extra: { acceptance?: Acceptance; acceptedSince?: AcceptedSince[]; repoUrl?: string } = {},
 ): Judgement {
   const comparison = annotateAdapted(compare(results, baseline, config), results);
   const tiers = evaluateTiers(results, config);
-  const verdict = gate(comparison, tiers, results, config);
+  const verdict = gate(comparison, tiers, results, config, extra.acceptance);
   const rendered = renderReport({
     kind,
     results,
@@ -37,6 +47,9 @@ export function judge(
     config,
     ...(context ? { context } : {}),
     ...(history?.length ? { history } : {}),
+    ...(extra.acceptance ? { acceptance: extra.acceptance } : {}),
+    ...(extra.acceptedSince?.length ? { acceptedSince: extra.acceptedSince } : {}),
+    ...(extra.repoUrl ? { repoUrl: extra.repoUrl } : {}),
   });
   return { comparison, tiers, verdict, rendered };
 }

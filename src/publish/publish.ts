@@ -38,6 +38,11 @@ export interface PublishReport {
   comment: string;
   /** A nightly's regression or failure in one line: posted as a new comment on the issue, which notifies. */
   alert?: string;
+  /**
+   * The acceptance that let SLOWER cases pass (the label, who applied it, the pull request, how
+   * many cases): written into verdict.json.
+   */
+  accepted?: { label: string; by?: string; pr?: number; cases: number };
 }
 
 export interface PublishOptions {
@@ -105,7 +110,12 @@ export async function publish(
   const verdictPath = join(options.reportDir, 'verdict.json');
   await fs.writeFile(resultsPath, JSON.stringify(report.results, null, 2) + '\n');
   await fs.writeFile(reportPath, report.full);
-  const verdict = { verdict: report.verdict, reasons: report.reasons, counts: report.counts };
+  const verdict = {
+    verdict: report.verdict,
+    reasons: report.reasons,
+    counts: report.counts,
+    ...(report.accepted ? { accepted: report.accepted } : {}),
+  };
   await fs.writeFile(verdictPath, JSON.stringify(verdict, null, 2) + '\n');
 
   const summary = await writeSummary(report, reportPath, sink);

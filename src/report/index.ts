@@ -10,6 +10,7 @@ export {
   COMMENT_NOTE_CHARS,
   COMMENT_ROWS_PER_VARIANT,
   GITHUB_COMMENT_LIMIT,
+  type AcceptedSince,
   type DegradeLevel,
   type RenderedReport,
   type ReportInput,

@@ -1,4 +1,5 @@
 // Section `summary` (partials/summary.md.mustache): what was judged and the outcome in words.
+import { ACCEPT_LABEL } from '../judge/index.js';
 import { fixed } from '../lib/index.js';
 import { shardTitleParts } from '../shard/index.js';
 import { esc, KIND_WORDS, plural } from './cells.js';
@@ -33,6 +34,58 @@ export function judgedView(input: ReportInput) {
     storedNone: state === 'none',
     confirm: paired.confirm,
   };
+}
+
+/**
+ * The policy on performance regressions in one line, where a candidate is SLOWER: what would block
+ * it, or that it blocks and how to accept it, or who accepted it. Undefined with nothing SLOWER.
+ */
+export function policyLine(input: ReportInput): string | undefined {
+  const slower = input.comparison.cases.filter((c) => c.perf === 'SLOWER' && !isControl(c)).length;
+  if (input.acceptance && input.gate.verdict === 'fail') {
+    return (
+      `Policy: the label \`${esc(input.acceptance.label)}\` accepts performance regressions only; ` +
+      'this run fails for the reasons below, which no label can accept.'
+    );
+  }
+  if (!slower) return undefined;
+  const cases = plural(slower, 'SLOWER case');
+  const accepted = input.gate.accepted;
+  if (accepted) {
+    return (
+      `Policy: blocking; accepted by ${acceptedMd(accepted)}, so ` +
+      `the ${cases} pass (an acceptance never covers correctness).`
+    );
+  }
+  if (!input.config.policy.failOnSlower) {
+    return `Policy: the ${cases} do not block the merge; they would block with \`fail_on_slower: true\`.`;
+  }
+  if (input.kind === 'nightly') {
+    return `Policy: blocking (\`fail_on_slower: true\`); a regression is accepted on its pull request with the label \`${ACCEPT_LABEL}\`.`;
+  }
+  return `Policy: blocking; add the label \`${ACCEPT_LABEL}\` to accept the ${cases} (performance only: correctness failures cannot be accepted).`;
+}
+
+/** "@alice with the label `kernelgate-accept`" in Markdown, the login escaped. */
+function acceptedMd(a: { label: string; by?: string }): string {
+  const label = `the label \`${esc(a.label)}\``;
+  return a.by ? `${esc(`@${a.by}`)} with ${label}` : `${label} (GitHub did not say who applied it)`;
+}
+
+/** The nightly's accepted regressions since the last night, one line each. */
+export function acceptedSinceView(input: ReportInput): string[] {
+  return (input.acceptedSince ?? []).map((a) => {
+    const pr = a.pr !== undefined ? `pull request #${a.pr}` : 'a pull request';
+    const at = a.sha ? ` at ${shaText(a.sha, input.repoUrl)}` : '';
+    return `${pr}, accepted by ${acceptedMd(a)}: ${plural(a.cases, 'SLOWER case')} passed${at} (${esc(a.startedAt)})`;
+  });
+}
+
+/** A commit as `abc123456789`, a link to it where the repository's address is known. */
+export function shaText(sha: string, repoUrl: string | undefined): string {
+  if (!/^[0-9a-f]{4,64}$/i.test(sha)) return '';
+  const short = `\`${sha.slice(0, 12)}\``;
+  return repoUrl && /^https?:\/\/[^\s()<>]+$/.test(repoUrl) ? `[${short}](${repoUrl}/commit/${sha})` : short;
 }
 
 /** The title's outcome: pass / regression / fail, and what. */
@@ -71,7 +124,10 @@ export function outcomeText(input: ReportInput, changes: Changes): string {
     const n = input.gate.reasons.length;
     return `❌ fail: ${parts.length ? join(parts) : plural(n, 'reason')}`;
   }
-  if (outcome === 'regression') return `⚠️ regression: ${join(say(['slower']))}`;
+  if (outcome === 'regression') {
+    const accepted = input.gate.accepted ? ' (accepted)' : '';
+    return `⚠️ regression${accepted}: ${join(say(['slower']))}`;
+  }
   const faster = say(['faster']);
   const moved = changes.changed.filter((v) => v.changed.some(isControl));
   const control = moved.length

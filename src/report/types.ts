@@ -31,10 +31,29 @@ export interface ReportInput {
    * nightly report shows each headline's trend across them. Runs of another GPU are left out.
    */
   history?: KernelgateResults[];
+  /**
+   * The nightly's "accepted regressions since last night": stored runs since the last nightly
+   * whose gate let SLOWER cases through because a pull request carried the acceptance label.
+   */
+  acceptedSince?: AcceptedSince[];
+  /** the pull request's acceptance label, when it carries one (the gate says what it let through) */
+  acceptance?: { label: string; by?: string; pr?: number };
+  /** the repository's web address (https://github.com/owner/repo): commits are shown as links */
+  repoUrl?: string;
   /** override the templates folder (tests) */
   templatesDir?: string;
   /** override the comment size budget (tests) */
   commentMaxChars?: number;
+}
+
+/** A stored run whose gate let SLOWER cases through because a pull request accepted them. */
+export interface AcceptedSince {
+  startedAt: string;
+  sha?: string;
+  label: string;
+  by?: string;
+  pr?: number;
+  cases: number;
 }
 
 export interface RenderedReport {

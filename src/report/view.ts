@@ -12,7 +12,7 @@ import { findingsView } from './findings.js';
 import { baseTiers, headlineView } from './headline.js';
 import { historyView } from './history.js';
 import { kernelViews } from './kernels.js';
-import { judgedView, outcomeText } from './summary.js';
+import { acceptedSinceView, judgedView, outcomeText, policyLine } from './summary.js';
 import { tierViews } from './tiers.js';
 import { trendsView } from './trends.js';
 import type { Digest, ReportInput, ViewOptions } from './types.js';
@@ -54,6 +54,8 @@ export function buildView(input: ReportInput, opts: ViewOptions, digest: Digest)
       : undefined,
     baselineCompared: comparison.baseline === 'compared',
     judged: judgedView(input),
+    policy: policyLine(input),
+    acceptedSince: acceptedSinceView(input),
     counts: g.counts,
     buildsOrMeasurement: g.counts.buildFailures > 0 || g.counts.measurementErrors > 0 || undefined,
     changes: changesView(input, digest.changes),

@@ -32,11 +32,37 @@ export interface StoredBaseline {
   judged?: StoredJudgement;
 }
 
+/**
+ * A performance regression a pull request accepted (the label `kernelgate-accept`): who applied the
+ * label, on which pull request, and how many SLOWER cases it let through.
+ */
+export interface StoredAcceptance {
+  label: string;
+  by?: string;
+  pr?: number;
+  cases: number;
+}
+
 /** The gate's verdict on a stored run and its SLOWER cases ("kernel/variant/case"). */
 export interface StoredJudgement {
   verdict?: 'pass' | 'fail';
   slower: string[];
   event?: string;
+  /** the regression this run's gate let through because a pull request accepted it */
+  accepted?: StoredAcceptance;
+}
+
+/** An acceptance as read back from a file or record: undefined unless it has a label and a count. */
+export function acceptanceOf(value: unknown): StoredAcceptance | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const v = value as Record<string, unknown>;
+  if (typeof v['label'] !== 'string' || typeof v['cases'] !== 'number') return undefined;
+  return {
+    label: v['label'],
+    cases: v['cases'],
+    ...(typeof v['by'] === 'string' ? { by: v['by'] } : {}),
+    ...(typeof v['pr'] === 'number' ? { pr: v['pr'] } : {}),
+  };
 }
 
 /** The judgement a store keeps beside a run, from what the judge knew when it was stored. */
@@ -49,6 +75,7 @@ export function judgementOf(context: SaveContext): StoredJudgement {
     ...(context.verdict ? { verdict: context.verdict } : {}),
     slower,
     ...(context.event ? { event: context.event } : {}),
+    ...(context.accepted ? { accepted: context.accepted } : {}),
   };
 }
 
@@ -87,6 +114,8 @@ export interface SaveContext {
   references?: Record<string, string>;
   /** confidence of the median intervals a compact record keeps (compare.confidence) */
   confidence?: number;
+  /** the SLOWER cases the gate let through because a pull request accepted them */
+  accepted?: StoredAcceptance;
 }
 
 export interface BaselineStore {
@@ -139,6 +168,7 @@ function readJudgement(path: string): StoredJudgement | undefined {
         : {}),
       slower: Array.isArray(parsed.slower) ? parsed.slower.map(String) : [],
       ...(typeof parsed.event === 'string' ? { event: parsed.event } : {}),
+      ...(acceptanceOf(parsed.accepted) ? { accepted: acceptanceOf(parsed.accepted) } : {}),
     };
   } catch {
     return { verdict: 'fail', slower: [], event: `unreadable ${side}` };

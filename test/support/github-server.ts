@@ -73,6 +73,19 @@ export interface StoredIssue {
   createdAt: string;
   /** Who opened it; the stand-in's bot when not said. */
   user?: StoredUser;
+  /** A pull request's merge commit, once merged: answered for the commits it brought. */
+  mergedAt?: string;
+  /** The commits a merged pull request brought (repos/list-pull-requests-associated-with-commit). */
+  commits?: string[];
+}
+
+/** An issue's timeline event the stand-in keeps: a label applied by `actor`. */
+export interface StoredLabelEvent {
+  id: number;
+  issueNumber: number;
+  label: string;
+  actor: StoredUser;
+  createdAt: string;
 }
 
 /** A pull request review: who submitted it, on which commit (GitHub keeps it), and its body. */
@@ -362,6 +375,7 @@ export class GitHubServer {
   readonly comments: StoredComment[] = [];
   readonly issues: StoredIssue[] = [];
   readonly reviews: StoredReview[] = [];
+  readonly labelEvents: StoredLabelEvent[] = [];
   readonly faults: Fault[] = [];
   /** Tokens that may only read, as a fork PR's GITHUB_TOKEN. */
   readonly readOnlyTokens = new Set<string>();
@@ -455,6 +469,21 @@ export class GitHubServer {
     };
     this.comments.push(comment);
     return comment;
+  }
+
+  /** `login` applies `label` to issue or pull request `issueNumber` (kept as its labeled event). */
+  applyLabel(issueNumber: number, label: string, login: string): StoredLabelEvent {
+    const issue = this.issues.find((i) => i.number === issueNumber);
+    if (issue && !issue.labels.includes(label)) issue.labels.push(label);
+    const event: StoredLabelEvent = {
+      id: this.nextId++,
+      issueNumber,
+      label,
+      actor: { login, id: 8000 + this.nextId, type: 'User' },
+      createdAt: this.tick(),
+    };
+    this.labelEvents.push(event);
+    return event;
   }
 
   /** A review of a pull request by `login` (a user) on commit `commitId`. */
@@ -830,6 +859,36 @@ export class GitHubServer {
       const path = `/repos/${owner}/${repo}/pulls/${pr.number}/reviews`;
       const [items, headers] = this.paginate(all, q, path);
       return [200, items, headers];
+    },
+    'issues/list-events': (p, q) => {
+      if (!this.issue(p['issue_number'])) return [404, { message: 'Not Found' }];
+      const { owner, repo } = { owner: p['owner']!, repo: p['repo']! };
+      const all = this.labelEvents
+        .filter((e) => e.issueNumber === Number(p['issue_number']))
+        .map((e) => ({
+          id: e.id,
+          node_id: `LE_${e.id}`,
+          url: `${this.baseUrl}/repos/${owner}/${repo}/issues/events/${e.id}`,
+          actor: { login: e.actor.login, id: e.actor.id, type: e.actor.type },
+          event: 'labeled',
+          commit_id: null,
+          commit_url: null,
+          created_at: e.createdAt,
+          label: { name: e.label, color: 'ededed' },
+        }));
+      const path = `/repos/${owner}/${repo}/issues/${p['issue_number']}/events`;
+      const [items, headers] = this.paginate(all, q, path);
+      return [200, items, headers];
+    },
+    'repos/list-pull-requests-associated-with-commit': (p) => {
+      const pulls = this.issues
+        .filter((i) => i.isPullRequest && (i.commits ?? []).includes(p['commit_sha']!))
+        .map((i) => ({
+          ...this.issueJson(i, p['owner']!, p['repo']!),
+          merged_at: i.mergedAt ?? null,
+          head: { sha: i.headSha ?? '', label: i.headLabel ?? '', ref: '' },
+        }));
+      return [200, pulls];
     },
     'pulls/list': (p, q) => {
       const selected = this.issues

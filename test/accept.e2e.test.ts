@@ -1,0 +1,241 @@
+// Blocking chosen knowingly (issue 32), through the action (src, in process) against the GitHub
+// stand-in and a data branch in a bare git repository: under `fail_on_slower: true` the recorded
+// planted slowdown (slowed against main-1355, H200, 26 SLOWER) fails a pull request and its comment
+// says how to accept it; the label `kernelgate-accept`, applied by alice, lets it pass and says who
+// accepted; the push of the merge reads the label from the merged pull request, passes and records
+// the acceptance on the data branch; the next nightly's issue names it. A correctness failure is
+// never accepted.
+import {
+  mkdtempSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+  type PathLike,
+} from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run, type RunDeps } from '../src/action/index.js';
+import { createGitHubClient } from '../src/publish/index.js';
+import { bareRemote, git } from './support/git-remote.js';
+import { GitHubServer } from './support/github-server.js';
+import { ROOT } from './support/recorded.js';
+
+const recorded = (name: string) => join(ROOT, 'test/fixtures/recorded', name, 'results.json');
+const events = (file: string) =>
+  JSON.parse(readFileSync(join(ROOT, 'test/fixtures/events', file), 'utf8')) as Record<
+    string,
+    unknown
+  >;
+const MERGE_SHA = '5e1f0c0ffee0000000000000000000000000beef';
+const BRANCH = 'kernelgate-data';
+
+/** kernelgate.yml with fail_on_slower: true, beside the repository's kernels (a link). */
+function blockingConfig(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'kg-accept-config-'));
+  const text = readFileSync(join(ROOT, 'kernelgate.yml'), 'utf8');
+  const blocking = text.replace('fail_on_slower: false', 'fail_on_slower: true');
+  expect(blocking).not.toBe(text);
+  writeFileSync(join(dir, 'kernelgate.yml'), blocking);
+  symlinkSync(join(ROOT, 'kernels'), join(dir, 'kernels'));
+  return dir;
+}
+
+function eventFile(payload: unknown): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'kg-accept-event-')), 'event.json');
+  writeFileSync(path, JSON.stringify(payload));
+  return path;
+}
+
+/** A same-repository pull request #41's event, with these labels and action. */
+function prEvent(labels: string[], action = 'synchronize'): string {
+  const payload = events('pull_request.same-repo.opened.json');
+  const pr = payload['pull_request'] as Record<string, unknown>;
+  return eventFile({
+    ...payload,
+    action,
+    pull_request: { ...pr, labels: labels.map((name, id) => ({ id, name })) },
+  });
+}
+
+describe('accepting a performance regression: kernelgate-accept', { timeout: 120_000 }, () => {
+  const server = new GitHubServer();
+  const config = blockingConfig();
+  let remote = '';
+
+  beforeAll(async () => {
+    await server.start();
+    remote = bareRemote().remote;
+  });
+  afterAll(() => server.close());
+
+  async function action(opts: {
+    eventName: string;
+    eventFile: PathLike;
+    ref: string;
+    sha: string;
+    results: string;
+    runId: string;
+  }) {
+    const workspace = mkdtempSync(join(tmpdir(), 'kg-accept-ws-'));
+    const outputs: Record<string, string> = {};
+    const warnings: string[] = [];
+    const failed: string[] = [];
+    const inputs: Record<string, string> = {
+      config,
+      token: 'test-token',
+      results: opts.results,
+      history: 'branch',
+      'history-remote': remote,
+      'report-dir': '.kernelgate/report',
+    };
+    const deps: RunDeps = {
+      core: {
+        getInput: (name) => inputs[name] ?? '',
+        setOutput: (name, value) => {
+          outputs[name] = value;
+        },
+        setFailed: (message) => failed.push(message),
+        warning: (message) => warnings.push(message),
+        info: () => undefined,
+        appendSummary: async () => undefined,
+        annotate: () => undefined,
+      },
+      env: {
+        GITHUB_EVENT_NAME: opts.eventName,
+        GITHUB_EVENT_PATH: String(opts.eventFile),
+        GITHUB_REPOSITORY: 'acme/kernels',
+        GITHUB_SHA: opts.sha,
+        GITHUB_REF: opts.ref,
+        GITHUB_RUN_ID: opts.runId,
+        GITHUB_RUN_ATTEMPT: '1',
+        GITHUB_SERVER_URL: 'https://github.com',
+        GITHUB_WORKSPACE: workspace,
+        RUNNER_TEMP: mkdtempSync(join(tmpdir(), 'kg-accept-temp-')),
+      },
+      createClient: (token, limits) =>
+        createGitHubClient({
+          token,
+          apiUrl: server.url,
+          requestTimeoutMs: limits.requestTimeoutMs,
+          budget: limits.budget,
+          retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+          sleep: async () => undefined,
+          nowMs: () => Date.now(),
+          log: () => undefined,
+        }),
+      fs: { mkdir, writeFile: (path, data) => writeFile(path, data, 'utf8') },
+      measure: async () => {
+        throw new Error('this test judges results given as an input');
+      },
+    };
+    await run(deps);
+    const verdict = JSON.parse(
+      readFileSync(join(workspace, '.kernelgate/report/verdict.json'), 'utf8'),
+    ) as { verdict: string; accepted?: unknown };
+    return { outputs, warnings, failed, verdict };
+  }
+
+  const pr = (labels: string[], results = recorded('slowed')) =>
+    action({
+      eventName: 'pull_request',
+      eventFile: prEvent(labels),
+      ref: 'refs/pull/41/merge',
+      sha: '4bd3c1e0a7f94c2d8e6b5a3f2c1d0e9f8a7b6c5d',
+      results,
+      runId: '201',
+    });
+  const comment = () => server.commentsOn(41).at(-1)?.body ?? '';
+
+  it('blocks, is accepted by the label, is stored as accepted, and the nightly names it', async () => {
+    server.addPullRequest({ number: 41, headSha: '4bd3c1e0a7f94c2d8e6b5a3f2c1d0e9f8a7b6c5d' });
+    const main = await action({
+      eventName: 'push',
+      eventFile: join(ROOT, 'test/fixtures/events/push.main.json'),
+      ref: 'refs/heads/main',
+      sha: '922981b55e5be865b9de1af52ee525b8949ba0e7',
+      results: recorded('main-1355'),
+      runId: '200',
+    });
+    expect(main.failed).toEqual([]);
+
+    // No label: the planted slowdown blocks, and the comment says how to accept it.
+    const blocked = await pr([]);
+    expect(blocked.outputs['verdict']).toBe('fail');
+    expect(blocked.failed[0]).toMatch(/^kernelgate: the gate failed \(26 reasons\):/);
+    expect(comment()).toContain(
+      '- Policy: blocking; add the label `kernelgate-accept` to accept the 26 SLOWER cases (performance only: correctness failures cannot be accepted).',
+    );
+
+    // alice applies the label; the next run (a push to the pull request) reads who from its events.
+    server.applyLabel(41, 'kernelgate-accept', 'alice');
+    const accepted = await pr(['kernelgate-accept']);
+    expect(accepted.failed).toEqual([]);
+    expect(accepted.outputs['verdict']).toBe('pass');
+    expect(accepted.verdict.accepted).toEqual({
+      label: 'kernelgate-accept',
+      by: 'alice',
+      pr: 41,
+      cases: 26,
+    });
+    expect(comment().split('\n')[1]).toBe(
+      '## kernelgate: ⚠️ regression (accepted): attention/triton\\_fa2 slower on 26 cases · PR #41',
+    );
+    expect(comment()).toContain(
+      '- Policy: blocking; accepted by @&#8203;alice with the label `kernelgate-accept`, so the 26 SLOWER cases pass (an acceptance never covers correctness).',
+    );
+
+    // The merge's push: its commit came from #41, which carries the label: stored as accepted.
+    const issue = server.issues.find((i) => i.number === 41)!;
+    issue.mergedAt = '2026-11-21T14:02:00Z';
+    issue.commits = [MERGE_SHA];
+    const merged = await action({
+      eventName: 'push',
+      eventFile: join(ROOT, 'test/fixtures/events/push.main.json'),
+      ref: 'refs/heads/main',
+      sha: MERGE_SHA,
+      results: recorded('slowed'),
+      runId: '202',
+    });
+    expect(merged.failed).toEqual([]);
+    expect(merged.outputs['verdict']).toBe('pass');
+    const stored = merged.outputs['stored']!.replace(`${BRANCH}:`, '');
+    const record = JSON.parse(git(['--git-dir', remote, 'show', `refs/heads/${BRANCH}:${stored}`]));
+    expect(record.run.accepted).toEqual({
+      label: 'kernelgate-accept',
+      by: 'alice',
+      pr: 41,
+      cases: 26,
+    });
+
+    // The next nightly's issue names the accepted regression.
+    const nightly = await action({
+      eventName: 'schedule',
+      eventFile: join(ROOT, 'test/fixtures/events/schedule.json'),
+      ref: 'refs/heads/main',
+      sha: MERGE_SHA,
+      results: recorded('nightly'),
+      runId: '203',
+    });
+    expect(nightly.failed).toEqual([]);
+    const body = server.issues.find((i) => i.labels.includes('kernelgate-nightly'))?.body ?? '';
+    expect(body).toContain(
+      '**Accepted regressions since last night:**\n\n' +
+        '- pull request #41, accepted by @&#8203;alice with the label `kernelgate-accept`: 26 SLOWER cases passed at ' +
+        '[`922981b55e5b`](https://github.com/acme/kernels/commit/922981b55e5be865b9de1af52ee525b8949ba0e7) (2026-11-21T14:01:11Z)\n',
+    );
+    server.assertValid();
+  });
+
+  it('never accepts a correctness failure', async () => {
+    const broken = await pr(['kernelgate-accept'], recorded('broken'));
+    expect(broken.outputs['verdict']).toBe('fail');
+    expect(broken.verdict.accepted).toBeUndefined();
+    expect(broken.failed[0]).toContain('correctness FAIL');
+    expect(comment()).toContain(
+      '- Policy: the label `kernelgate-accept` accepts performance regressions only; this run fails for the reasons below, which no label can accept.',
+    );
+    server.assertValid();
+  });
+});
