@@ -123,7 +123,7 @@ describe('renderReport', () => {
       '### Headline',
       '### Findings',
       '**Why the gate fails**',
-      '### Changed cases, worst first',
+      '### Changed cases: correctness first, then the headline case and the largest change in time',
     ];
     const rest = [
       '### Tiers',

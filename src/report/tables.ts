@@ -17,6 +17,7 @@ import {
   perfCells,
   trusted,
 } from './cells.js';
+import { compactTable } from './compact.js';
 import { deviceCell, manyHosts, severalDevices } from './devices.js';
 import type { ReportInput } from './types.js';
 
@@ -137,7 +138,7 @@ export function changedTable(
     ];
   });
   const header = ['variant', 'Δ', 'verdict', ...keys, ...gpu.header, 'ms', 'base ms', 'CI of Δ'];
-  return table([...header, 'note'], rows, [
+  return compactTable([...header, 'note'], rows, [
     'l',
     'r',
     'l',

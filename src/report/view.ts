@@ -2,7 +2,7 @@
 import { fixed, formatSci } from '../lib/index.js';
 import { buildsView } from './builds.js';
 import { gpuName, runLink } from './cells.js';
-import { changedCasesView } from './changed-cases.js';
+import { changedCasesView, changedLegend } from './changed-cases.js';
 import { changesView } from './changes.js';
 import { deepView } from './deep.js';
 import { diagnosticsView } from './diagnostics.js';
@@ -30,6 +30,7 @@ export function buildView(input: ReportInput, opts: ViewOptions, digest: Digest)
   const { gate: g, results, comparison, config } = input;
   const run = results.run;
   const headline = headlineView(input, digest.base);
+  const changedCases = changedCasesView(input, digest.changes, opts, digest.measured);
   return {
     marker: input.marker ?? '',
     title: config.report.title,
@@ -59,7 +60,8 @@ export function buildView(input: ReportInput, opts: ViewOptions, digest: Digest)
     counts: g.counts,
     buildsOrMeasurement: g.counts.buildFailures > 0 || g.counts.measurementErrors > 0 || undefined,
     changes: changesView(input, digest.changes),
-    changedCases: changedCasesView(input, digest.changes, opts, digest.measured),
+    changedCases,
+    changedLegend: changedLegend(input, changedCases),
     findings: findingsView(input, digest.changes, opts),
     deep: deepView(input, opts),
     headline,
