@@ -428,7 +428,7 @@ describe('paired A/B verdicts', () => {
       'not timed against the base revision; no stored baseline',
     );
     expect(none.notes).toEqual([
-      'No stored baseline was given: the 1 case(s) timed against the base revision in this job are judged by their pairs, the others are NEW.',
+      'No stored baseline was given: the 1 case(s) timed against the base revision in this job are judged by their pairs, 35 other case(s) are NEW.',
     ]);
     const h200 = clone(baseline);
     h200.environment.gpu = { ...h200.environment.gpu, name: 'NVIDIA H200', sku: 'H200' };
@@ -444,7 +444,7 @@ describe('paired A/B verdicts', () => {
     expect(other.notes[0]).toBe(
       'The baseline ran on H200 (NVIDIA H200), this run on H100-SXM (NVIDIA H100 80GB HBM3): ' +
         'timings and correctness drift are not compared across GPUs; the 1 case(s) timed against ' +
-        'the base revision in this job are judged by their pairs, the others are NEW.',
+        'the base revision in this job are judged by their pairs, 35 other case(s) are NEW.',
     );
   });
 

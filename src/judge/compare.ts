@@ -198,11 +198,14 @@ function baselineNotes(
   baseline: KernelgateResults | undefined,
   judged: { state: BaselineState; gpuNote?: string },
   pairedCases: number,
+  /** the cases judged NEW: a skipped or untimed case is none of them */
+  newCases: number,
 ): string[] {
+  const others = newCases ? `${newCases} other case(s) are NEW` : 'no case is NEW';
   if (judged.state === 'other-gpu') {
     return [
       pairedCases > 0
-        ? `${judged.gpuNote}; the ${pairedCases} case(s) timed against the base revision in this job are judged by their pairs, the others are NEW.`
+        ? `${judged.gpuNote}; the ${pairedCases} case(s) timed against the base revision in this job are judged by their pairs, ${others}.`
         : `${judged.gpuNote}, so every case is NEW.`,
     ];
   }
@@ -218,7 +221,7 @@ function baselineNotes(
   }
   if (pairedCases > 0) {
     return [
-      `No stored baseline was given: the ${pairedCases} case(s) timed against the base revision in this job are judged by their pairs, the others are NEW.`,
+      `No stored baseline was given: the ${pairedCases} case(s) timed against the base revision in this job are judged by their pairs, ${others}.`,
     ];
   }
   return ['No baseline was given: every case is NEW.'];
@@ -336,7 +339,13 @@ export function compare(
     cases,
     baseline: judged.state,
     notes: [
-      ...baselineNotes(results, baseline, judged, pairedCases),
+      ...baselineNotes(
+        results,
+        baseline,
+        judged,
+        pairedCases,
+        cases.filter((c) => c.perf === 'NEW').length,
+      ),
       ...pairedNotes(results, config, controls, demoted.length),
       ...storedControlNotes(stored),
       ...[noiseNote(config, results, cases.filter((c) => c.method === 'baseline').length)].filter(

@@ -206,8 +206,12 @@ export async function withStoredBaseline(
       const found = await storedBaseline(options, { branch, sku }, notes, log);
       baseline = found.stored;
       if (baseline === undefined && !found.passedOver) {
+        // A paired run judges its timed cases by their pairs: only the others are NEW.
+        const judged = measured.results.run.paired_base
+          ? 'the cases timed against the base revision in this job are judged by their pairs, any other is NEW'
+          : 'every case is NEW';
         notes.push(
-          `No stored baseline for branch ${branch} on ${sku}: every case is NEW. ` +
+          `No stored baseline for branch ${branch} on ${sku}: ${judged}. ` +
             'Baselines are written by trusted runs (push to the branch, schedule); run one first.',
         );
       }

@@ -94,10 +94,17 @@ export function axisCells(c: CaseComparison, keys: string[]): Cell[] {
   return keys.map((k) => (c.params[k] === undefined ? '' : String(c.params[k])));
 }
 
-/** A note cut to `max` characters (the full report keeps it whole). */
+/**
+ * A note cut to at most `max` characters at a word boundary, with an ellipsis (the full report
+ * keeps it whole): "… compare clock-…" never, "… compare …" instead. A text with no space in its
+ * second half is cut where it must.
+ */
 export function clip(text: string, max: number | undefined): string {
   if (max === undefined || text.length <= max) return text;
-  return `${text.slice(0, max - 1).trimEnd()}…`;
+  const head = text.slice(0, max - 1);
+  const space = head.search(/\s\S*$/);
+  const cut = space > max / 2 ? head.slice(0, space) : head;
+  return `${cut.replace(/[\s,;:.(\-–—]+$/, '')}…`;
 }
 
 export function noteOf(c: CaseComparison, measured: Map<string, MeasurementError>): string {

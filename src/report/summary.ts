@@ -25,6 +25,7 @@ export function judgedView(input: ReportInput) {
     baseSha: /^[0-9a-f]{4,64}$/i.test(paired.baseSha ?? '')
       ? paired.baseSha?.slice(0, 12)
       : undefined,
+    baseShaMd: shaText(paired.baseSha ?? '', input.repoUrl) || undefined,
     thresholdPct: fixed(paired.thresholdPct, 1),
     mdcPct: paired.medianMdcPct === undefined ? undefined : fixed(paired.medianMdcPct, 2),
     stored: paired.baselineCases,

@@ -12,7 +12,7 @@ import { findingsView } from './findings.js';
 import { baseTiers, headlineView } from './headline.js';
 import { historyView } from './history.js';
 import { kernelViews } from './kernels.js';
-import { acceptedSinceView, judgedView, outcomeText, policyLine } from './summary.js';
+import { acceptedSinceView, judgedView, outcomeText, policyLine, shaText } from './summary.js';
 import { tierViews } from './tiers.js';
 import { trendsView } from './trends.js';
 import type { Digest, ReportInput, ViewOptions } from './types.js';
@@ -47,11 +47,16 @@ export function buildView(input: ReportInput, opts: ViewOptions, digest: Digest)
       startedAt: run.started_at,
       harness: run.harness,
       sha: run.git_sha?.slice(0, 12),
+      shaMd: shaText(run.git_sha ?? '', input.repoUrl) || undefined,
       ref: run.git_ref,
       gpu: gpuName(results),
     },
     baseline: comparison.baselineRun
-      ? { ...comparison.baselineRun, gitSha: comparison.baselineRun.gitSha?.slice(0, 12) }
+      ? {
+          ...comparison.baselineRun,
+          gitSha: comparison.baselineRun.gitSha?.slice(0, 12),
+          shaMd: shaText(comparison.baselineRun.gitSha ?? '', input.repoUrl) || undefined,
+        }
       : undefined,
     baselineCompared: comparison.baseline === 'compared',
     judged: judgedView(input),
