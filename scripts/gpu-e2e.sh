@@ -16,6 +16,15 @@
 #            (run.skip_identical, docs/judging.md): the variants identical in base and head are
 #            verified, not timed, the references and that kernel's variants are timed. Run it last:
 #            its commit stays (later pull requests then differ from their base by the comment)
+#   spill    pull request whose head caps attention/cuda_fa2's registers (-maxrregcount=128 in its
+#            build flags, its no-spill expectations dropped: kernel.yml in a commit on top) until it
+#            spills; labelled kernelgate-profile: the comment names the spills as the cause and
+#            Nsight Compute compares base and head (docs/judging.md, Why it moved). The commit is
+#            reverted after the run
+#   tunespace
+#            pull request whose head narrows triton_fa2's tuning space to one small tiling
+#            (CONFIGS in kernels/attention/triton_fa2.py: BLOCK 64×32, 4 warps, 1 stage); labelled
+#            kernelgate-profile: SLOWER with the tuning named as the cause. Reverted after the run
 # aa, broken, slowed, slow2, slow1 time the whole set: aa runs with a copy of the configuration
 # that sets run.skip_identical: false (kernelgate.whole-set.yml at the root, removed after), the
 # planted faults force it (a fault in the head's arm is never identical).
@@ -153,10 +162,51 @@ one_variant_commit() {
     git -C "$root" rev-parse HEAD
 }
 
+# A commit on top that makes attention/cuda_fa2 spill: its registers capped at 128 (it uses about
+# 250), the expectations that would refuse the spilling build dropped; prints it.
+spill_commit() {
+  python3 - "$root/kernels/attention/kernel.yml" <<'PY' || return 2
+import re, sys
+path = sys.argv[1]
+text = open(path).read()
+start = text.index("  - name: cuda_fa2\n")
+end = text.index("  - name: ", start + 1)
+block = text[start:end]
+block = block.replace('flags: ["-gencode=arch=compute_90a,code=sm_90a"]', 'flags: ["-gencode=arch=compute_90a,code=sm_90a", "-maxrregcount=128"]', 1)
+block = re.sub(r"\n +(sass_absent: \[LDL, STL\]|spills: 0|stack_max: 0|registers_max: 255)(?=\n)", "", block)
+assert "-maxrregcount=128" in block, "cuda_fa2's flags not found"
+open(path, "w").write(text[:start] + block + text[end:])
+PY
+  git -C "$root" add kernels/attention/kernel.yml >/dev/null &&
+    git -C "$root" -c user.name=kernelgate -c user.email=kernelgate@localhost commit -qm "spill: cap cuda_fa2 at 128 registers" &&
+    git -C "$root" rev-parse HEAD
+}
+
+# A commit on top that narrows triton_fa2's tuning space to one small tiling; prints it.
+tunespace_commit() {
+  local file=$root/kernels/attention/triton_fa2.py
+  python3 - "$file" <<'PY' || return 2
+import re, sys
+path = sys.argv[1]
+text = open(path).read()
+new, n = re.subn(r"CONFIGS = \{\n.*?\n\}\n", "CONFIGS = {64: [(64, 32, 4, 1)], 128: [(64, 32, 4, 1)]}  # narrowed by gpu-e2e.sh tunespace\n", text, count=1, flags=re.S)
+assert n == 1, "CONFIGS not found"
+open(path, "w").write(new)
+PY
+  git -C "$root" add kernels/attention/triton_fa2.py >/dev/null &&
+    git -C "$root" -c user.name=kernelgate -c user.email=kernelgate@localhost commit -qm "tunespace: triton_fa2 tunes over one small tiling" &&
+    git -C "$root" rev-parse HEAD
+}
+
+# Undoes the scenario's commit by a commit on top (the tree is the base's again).
+revert_scenario() {
+  git -C "$root" -c user.name=kernelgate -c user.email=kernelgate@localhost revert --no-edit HEAD >/dev/null
+}
+
 event_pr() {
   cat <<JSON
 {"action": "synchronize", "number": 42,
- "pull_request": {"number": 42, "title": "$1", "labels": [],
+ "pull_request": {"number": 42, "title": "$1", "labels": ${2:-[]},
    "head": {"ref": "feature", "sha": "$sha", "repo": {"full_name": "$repo"}},
    "base": {"ref": "main", "sha": "$base_sha", "repo": {"full_name": "$repo"}}},
  "repository": {"full_name": "$repo", "default_branch": "main", "owner": {"login": "kernelgate"}, "name": "kernelgate"}}
@@ -174,6 +224,10 @@ run_scenario() {
       event_pr "A/A: same code as main" >"$dir/event.json" ;;
     one-variant) event_name=pull_request; ref=refs/pull/42/merge; run_sha=$(one_variant_commit)
       sha=$run_sha event_pr "one variant: a comment in ${KG_ONE_VARIANT_FILE:-kernels/bsr_gemm/triton_bsr.py}" >"$dir/event.json" ;;
+    spill) event_name=pull_request; ref=refs/pull/42/merge; run_sha=$(spill_commit) || return 2
+      sha=$run_sha event_pr "spill: cuda_fa2 capped at 128 registers" '[{"name": "kernelgate-profile"}]' >"$dir/event.json" ;;
+    tunespace) event_name=pull_request; ref=refs/pull/42/merge; run_sha=$(tunespace_commit) || return 2
+      sha=$run_sha event_pr "tunespace: triton_fa2 tunes over one small tiling" '[{"name": "kernelgate-profile"}]' >"$dir/event.json" ;;
     broken) event_name=pull_request; ref=refs/pull/42/merge; fault="$fault_target:wrong"
       event_pr "planted fault: $fault" >"$dir/event.json" ;;
     slowed) event_name=pull_request; ref=refs/pull/42/merge; fault="$fault_target:slow"
@@ -216,6 +270,7 @@ run_scenario() {
     node "$root/dist/index.js" >"$dir/action.log" 2>&1
   local status=$?
   rm -f "$root/kernelgate.whole-set.yml"
+  [[ $name == spill || $name == tunespace ]] && revert_scenario
   local ended=$(date +%s.%N)
   echo "$status" >"$dir/exit_status"
   awk -v a="$started" -v b="$ended" 'BEGIN { printf "%.1f\n", b - a }' >"$dir/wall_s"

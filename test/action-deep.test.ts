@@ -107,7 +107,7 @@ describe("the action's deep input", () => {
   });
 
   it('ncu-slower: hands the checks the cases the run is judged SLOWER in, the largest first', async () => {
-    const r = await nightly({ deep: 'ncu-slower' }, true, {
+    const r = await nightly({ deep: 'ncu-slower', profile: 'false' }, true, {
       results: join(ROOT, 'test/fixtures/recorded/slowed/results.json'),
       baseline: RECORDED,
     });
@@ -118,7 +118,23 @@ describe("the action's deep input", () => {
       new Set(['attention/triton_fa2']),
     );
     expect(r.asked[0]?.checks).toEqual(['ncu-slower']);
-  });
+  }, 20_000);
+
+  it('the nightly compares Nsight Compute profiles of base and head of each moved variant by default', async () => {
+    const r = await nightly({}, true, {
+      results: join(ROOT, 'test/fixtures/recorded/slowed/results.json'),
+      baseline: RECORDED,
+    });
+    expect(r.asked).toHaveLength(1);
+    expect(r.asked[0]?.checks).toEqual(['ncu-compare']);
+    // triton_fa2, SLOWER on all 26 cases: one target, its largest change.
+    expect(r.asked[0]?.compare?.map((t) => `${t.kernel}/${t.variant}`)).toEqual([
+      'attention/triton_fa2',
+    ]);
+    expect(r.asked[0]?.timeBoxS).toBe(120);
+    // Not a paired run: no base checkout to profile (runNcuCompare says so).
+    expect(r.asked[0]?.base).toBeUndefined();
+  }, 20_000);
 
   it('runs nothing without the input', async () => {
     const r = await nightly({});
@@ -137,7 +153,7 @@ describe("the action's deep input", () => {
   it('refuses an unknown check, naming the input', async () => {
     const r = await nightly({ deep: 'sanitizer,asan' });
     expect(r.failed).toEqual([
-      "Input 'deep': unknown deep check 'asan'; expected sanitizer, ncu, ncu-slower, or any of memcheck, racecheck, synccheck, initcheck",
+      "Input 'deep': unknown deep check 'asan'; expected sanitizer, ncu, ncu-slower, ncu-compare, or any of memcheck, racecheck, synccheck, initcheck",
     ]);
   });
 });

@@ -283,7 +283,7 @@ describe('what the deep checks run', () => {
     ]);
     expect(parseDeepChecks(' memcheck ', 'deep')).toEqual(['memcheck']);
     expect(() => parseDeepChecks('memcheck,asan', "input 'deep'")).toThrow(
-      "input 'deep': unknown deep check 'asan'; expected sanitizer, ncu, ncu-slower, or any of memcheck, racecheck, synccheck, initcheck",
+      "input 'deep': unknown deep check 'asan'; expected sanitizer, ncu, ncu-slower, ncu-compare, or any of memcheck, racecheck, synccheck, initcheck",
     );
   });
 });
@@ -1027,7 +1027,7 @@ describe('kernelgate deep', { timeout: 120_000 }, () => {
     const { status, stderr } = await deepCli(['--checks', 'asan']);
     expect(status).toBe(2);
     expect(stderr).toContain(
-      "kernelgate deep: --checks: unknown deep check 'asan'; expected sanitizer, ncu, ncu-slower, or any of memcheck, racecheck, synccheck, initcheck",
+      "kernelgate deep: --checks: unknown deep check 'asan'; expected sanitizer, ncu, ncu-slower, ncu-compare, or any of memcheck, racecheck, synccheck, initcheck",
     );
   });
 });

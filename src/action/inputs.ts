@@ -62,7 +62,18 @@ export interface ActionInputs {
   shard: ShardInputs;
   /** deep: the deep checks to run after measuring (src/deep), e.g. sanitizer,ncu; none when empty */
   deep: DeepCheck[];
+  /**
+   * profile: Nsight Compute over base and head of each moved variant (ncu-compare). auto: on for
+   * the nightly and for a pull request labelled PROFILE_LABEL; true: always; false: never
+   */
+  profile: 'auto' | 'true' | 'false';
+  /** profile-time-box: the comparison's seconds, all of its runs together (default 120) */
+  profileTimeBoxS: number;
 }
+
+/** A pull request with this label gets the Nsight Compute comparison under profile: auto. */
+export const PROFILE_LABEL = 'kernelgate-profile';
+export const DEFAULT_PROFILE_TIME_BOX_S = 120;
 
 /** Typed input getters: every error quotes the input's name and the bad value. */
 export function readInputs(getInput: (name: string) => string): ActionInputs {
@@ -140,7 +151,25 @@ export function readInputs(getInput: (name: string) => string): ActionInputs {
     failOnPublishError: bool('fail-on-publish-error', false),
     shard: readShardInputs(getInput),
     deep: parseDeepChecks(text('deep') ?? '', "Input 'deep'"),
+    ...readProfileInputs(getInput),
   };
+}
+
+/** profile and profile-time-box; each error quotes the input and the bad value. */
+export function readProfileInputs(
+  getInput: (name: string) => string,
+): Pick<ActionInputs, 'profile' | 'profileTimeBoxS'> {
+  const profile = getInput('profile').trim() || 'auto';
+  if (profile !== 'auto' && profile !== 'true' && profile !== 'false') {
+    throw new Error(`Input 'profile' must be one of auto, true, false; got '${profile}'.`);
+  }
+  const box = getInput('profile-time-box').trim();
+  if (box !== '' && (!/^\d+(\.\d+)?$/.test(box) || Number(box) <= 0)) {
+    throw new Error(
+      `Input 'profile-time-box' must be a number of seconds greater than 0, got '${box}'.`,
+    );
+  }
+  return { profile, profileTimeBoxS: box === '' ? DEFAULT_PROFILE_TIME_BOX_S : Number(box) };
 }
 
 export function inWorkspace(env: Record<string, string | undefined>, path: string): string {

@@ -24,7 +24,7 @@ import {
   runContext,
 } from './event.js';
 import { inWorkspace, loadConfigInput, readInputs, type ActionInputs } from './inputs.js';
-import { withDeepChecks } from './deep.js';
+import { profileWanted, withDeepChecks } from './deep.js';
 import { acceptanceFor } from './accept.js';
 import { configAnnotations, gateAnnotations } from './annotations.js';
 import { measureOptions, prAncestry, storeOf } from './measure-options.js';
@@ -313,7 +313,8 @@ export async function run(deps: RunDeps = defaultDeps()): Promise<void> {
     const config = loadConfigInput(inWorkspace(env, inputs.config));
     const step: Step = { deps, inputs, event, mode: resolveMode(inputs.mode, event), config };
     if (inputs.shard.shard !== undefined) return await measureShard(step, inputs.shard.shard);
-    const got = await withDeepChecks(await obtain(step), inputs, config, deps);
+    const profile = profileWanted(inputs, event, step.mode);
+    const got = await withDeepChecks(await obtain(step), inputs, config, deps, profile);
     budget.start();
     await afterGate(step, got, await judgeAndPublish(step, got, client));
   } catch (error) {

@@ -3,10 +3,10 @@
 import { delimiter, join } from 'node:path';
 import type { ExecResult } from '../lib/index.js';
 import type { Deep, Diagnostic } from '../results/index.js';
-import type { DeepTarget } from './plan.js';
+import type { CompareTarget, DeepTarget } from './plan.js';
 import { SANITIZER_TOOLS } from './sanitizer.js';
 
-export const DEEP_CHECKS = [...SANITIZER_TOOLS, 'ncu', 'ncu-slower'] as const;
+export const DEEP_CHECKS = [...SANITIZER_TOOLS, 'ncu', 'ncu-slower', 'ncu-compare'] as const;
 export type DeepCheck = (typeof DEEP_CHECKS)[number];
 
 export interface DeepOptions {
@@ -30,6 +30,13 @@ export interface DeepOptions {
    * slowerTargets); the first MAX_SLOWER_PROFILED are profiled
    */
   slower?: DeepTarget[];
+  /**
+   * ncu-compare: one case of each variant the run judged SLOWER or FASTER (its largest change;
+   * the caller judges: movedTargets), profiled in the head and in `base`
+   */
+  compare?: CompareTarget[];
+  /** ncu-compare: the base revision's checkout, its kernels folder and build records */
+  base?: { root: string; kernelsDir: string; buildsPath?: string };
   /** the tools, when not found on PATH or under CUDA_HOME */
   sanitizerPath?: string;
   ncuPath?: string;

@@ -1,6 +1,7 @@
 // The nightly's deep checks (docs/scaling.md): compute-sanitizer over every CUDA and Triton
 // variant on a small case and Nsight Compute over the headline cases, their output read into the
 // results' `deep` section, and the gate's rule on it. The folder's only door.
+export { MAX_COMPARED, NO_BASE, runNcuCompare } from './compare.js';
 export { deepProblems, harnessOnly, sanitizerLine } from './gate.js';
 export {
   csvFields,
@@ -15,7 +16,9 @@ export {
 } from './ncu.js';
 export {
   caseSize,
+  type CompareTarget,
   DEEP_BACKENDS,
+  movedTargets,
   ncuTargets,
   SANITIZER_FALLBACK_GROWTH,
   SANITIZER_MAX_FALLBACKS,

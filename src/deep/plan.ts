@@ -146,3 +146,31 @@ export function slowerTargets(cases: SlowerCase[]): DeepTarget[] {
     .sort((a, b) => b.c.ratio - a.c.ratio || a.i - b.i)
     .map(({ c }) => ({ kernel: c.kernel, variant: c.variant, caseId: c.caseId, params: c.params }));
 }
+
+/** ncu-compare's target: a moved variant's case and its judged change (head / base). */
+export interface CompareTarget extends DeepTarget {
+  ratio: number;
+}
+
+/**
+ * ncu-compare's targets: per variant, its case of the largest change either way (|ln ratio|;
+ * ties: the first given), the variants in that order too.
+ */
+export function movedTargets(cases: SlowerCase[]): CompareTarget[] {
+  const size = (c: SlowerCase) => Math.abs(Math.log(c.ratio));
+  const best = new Map<string, SlowerCase>();
+  for (const c of cases) {
+    const key = `${c.kernel}/${c.variant}`;
+    const had = best.get(key);
+    if (had === undefined || size(c) > size(had)) best.set(key, c);
+  }
+  return [...best.values()]
+    .sort((a, b) => size(b) - size(a))
+    .map((c) => ({
+      kernel: c.kernel,
+      variant: c.variant,
+      caseId: c.caseId,
+      params: c.params,
+      ratio: c.ratio,
+    }));
+}

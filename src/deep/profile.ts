@@ -49,7 +49,7 @@ function ncuArgs(o: DeepOptions, t: DeepTarget, metrics: string[], report: strin
  * ("Failed to find metric") is dropped from it, said once through `dropped`, and the target is
  * profiled again without it.
  */
-async function runNcu(
+export async function runNcu(
   exec: Exec,
   o: DeepOptions,
   ncu: string,
@@ -146,7 +146,7 @@ async function readReport(
 /** ncu-slower profiles at most this many of the SLOWER cases. */
 export const MAX_SLOWER_PROFILED = 6;
 
-const PERMISSION: Diagnostic = {
+export const PERMISSION: Diagnostic = {
   level: 'warning',
   code: 'deep.ncu_permission',
   source: 'deep',

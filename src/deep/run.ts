@@ -8,6 +8,7 @@ import type { Config } from '../config/index.js';
 import type { Exec } from '../lib/index.js';
 import type { Deep, Diagnostic } from '../results/index.js';
 import { type DeepCheck, type DeepOptions, type DeepOutcome, DEEP_CHECKS } from './common.js';
+import { runNcuCompare } from './compare.js';
 import { ncuPlan, runNcus } from './profile.js';
 import { runSanitizers } from './sanitize.js';
 import { SANITIZER_TOOLS, type SanitizerTool } from './sanitizer.js';
@@ -30,7 +31,7 @@ export function parseDeepChecks(text: string, where: string): DeepCheck[] {
     else if ((DEEP_CHECKS as readonly string[]).includes(raw)) out.add(raw as DeepCheck);
     else {
       throw new Error(
-        `${where}: unknown deep check '${raw}'; expected sanitizer, ncu, ncu-slower, or any of ${SANITIZER_TOOLS.join(', ')}`,
+        `${where}: unknown deep check '${raw}'; expected sanitizer, ncu, ncu-slower, ncu-compare, or any of ${SANITIZER_TOOLS.join(', ')}`,
       );
     }
   }
@@ -91,11 +92,19 @@ export async function runDeep(config: Config, o: DeepOptions, exec: Exec): Promi
     if (!sanitizer) diagnostics.push(missingTool('compute-sanitizer', o.sanitizerPath));
     else deep.sanitizer = await runSanitizers(config, o, exec, tools, sanitizer);
   }
-  if (o.checks.includes('ncu') || o.checks.includes('ncu-slower')) {
+  const profiles = o.checks.includes('ncu') || o.checks.includes('ncu-slower');
+  const compares = o.checks.includes('ncu-compare') && (o.compare ?? []).length > 0;
+  if (profiles || compares) {
     const ncu = findTool('ncu', env, o.ncuPath);
     const targets = ncuPlan(config, o);
     if (!ncu) diagnostics.push({ ...missingTool('ncu', o.ncuPath), level: 'warning' });
-    else if (targets.length) deep.ncu = await runNcus(targets, o, exec, ncu, diagnostics);
+    else {
+      if (targets.length) deep.ncu = await runNcus(targets, o, exec, ncu, diagnostics);
+      const denied = diagnostics.some((d) => d.code === 'deep.ncu_permission');
+      if (compares && !denied) {
+        deep.ncu_compare = await runNcuCompare(o.compare ?? [], o, exec, ncu, diagnostics);
+      }
+    }
   }
   return { deep, diagnostics };
 }

@@ -13,3 +13,4 @@ export * from './tiers.js';
 export * from './verdicts.js';
 export * from './steps.js';
 export * from './trend.js';
+export * from './why.js';

@@ -398,6 +398,9 @@ export async function measure(options: MeasureOptions, deps: MeasureDeps): Promi
     doctor.environment,
     build.records,
   );
+  // The base arm's build records beside the head's: the judge's base-against-head diff of what
+  // was built (src/judge/why.ts).
+  if (paired !== undefined) assembled.base_builds = paired.records;
   const results = withBenchmarks(assembled, benchmarks, base, config);
   writeFileSync(resultsPath, JSON.stringify(results, null, 2) + '\n');
   return { results, resultsPath, stageSeconds };

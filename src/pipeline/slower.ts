@@ -1,8 +1,8 @@
 // ncu-slower (src/deep): the cases a run is judged SLOWER in, as Nsight Compute targets, the
-// largest change first. Judged here as the report judges them (compare), before the deep checks
+// largest change first; ncu-compare's: each moved variant's largest change. Judged here as the report judges them (compare), before the deep checks
 // add their section.
 import type { Config } from '../config/index.js';
-import { type DeepTarget, slowerTargets } from '../deep/index.js';
+import { type CompareTarget, type DeepTarget, movedTargets, slowerTargets } from '../deep/index.js';
 import { compare } from '../judge/index.js';
 import type { KernelgateResults } from '../results/index.js';
 
@@ -14,6 +14,33 @@ export function slowerDeepTargets(
   return slowerTargets(
     compare(results, baseline, config)
       .cases.filter((c) => c.perf === 'SLOWER' && c.ratio !== undefined)
+      .map((c) => ({
+        kernel: c.kernel,
+        variant: c.variant,
+        caseId: c.caseId,
+        params: c.params,
+        ratio: c.ratio as number,
+      })),
+  );
+}
+
+/**
+ * ncu-compare's targets: each variant judged SLOWER or FASTER (A/A controls aside: their code is
+ * the same in both arms), on its case of the largest change.
+ */
+export function movedDeepTargets(
+  results: KernelgateResults,
+  baseline: KernelgateResults | undefined,
+  config: Config,
+): CompareTarget[] {
+  return movedTargets(
+    compare(results, baseline, config)
+      .cases.filter(
+        (c) =>
+          (c.perf === 'SLOWER' || c.perf === 'FASTER') &&
+          c.ratio !== undefined &&
+          c.control === undefined,
+      )
       .map((c) => ({
         kernel: c.kernel,
         variant: c.variant,

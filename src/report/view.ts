@@ -15,6 +15,7 @@ import { kernelViews } from './kernels.js';
 import { acceptedSinceView, judgedView, outcomeText, policyLine, shaText } from './summary.js';
 import { tierViews } from './tiers.js';
 import { trendsView } from './trends.js';
+import { whyView } from './why.js';
 import type { Digest, ReportInput, ViewOptions } from './types.js';
 
 export function digestOf(input: ReportInput): Digest {
@@ -65,6 +66,7 @@ export function buildView(input: ReportInput, opts: ViewOptions, digest: Digest)
     counts: g.counts,
     buildsOrMeasurement: g.counts.buildFailures > 0 || g.counts.measurementErrors > 0 || undefined,
     changes: changesView(input, digest.changes),
+    why: whyView(input, opts),
     changedCases,
     changedLegend: changedLegend(input, changedCases),
     findings: findingsView(input, digest.changes, opts),

@@ -9,6 +9,10 @@ export interface KernelgateResults {
   environment: Environment;
   diagnostics: Diagnostic[];
   builds?: BuildRecord[];
+  /**
+   * a paired run's base revision, built in the same job (base-builds.json): what the base arm ran, for the base-against-head diff of what was built (docs/judging.md, Why it moved)
+   */
+  base_builds?: BuildRecord[];
   kernels: KernelInfo[];
   cases: CaseResult[];
   deep?: Deep;
@@ -630,6 +634,10 @@ export interface Tuning1 {
 export interface Deep {
   sanitizer?: SanitizerRun[];
   ncu?: NcuRun[];
+  /**
+   * Nsight Compute over the base revision and the head on one case of each moved variant (its largest change), the profile comparison of docs/judging.md, Why it moved
+   */
+  ncu_compare?: NcuComparison[];
 }
 export interface SanitizerRun {
   tool: 'memcheck' | 'racecheck' | 'synccheck' | 'initcheck';
@@ -709,4 +717,15 @@ export interface NcuRun {
   report?: string;
   message?: string;
   seconds?: number;
+}
+export interface NcuComparison {
+  kernel: string;
+  variant: string;
+  case: string;
+  /**
+   * the case's judged change (head / base median) that chose it
+   */
+  ratio?: number;
+  base: NcuRun;
+  head: NcuRun;
 }

@@ -1,0 +1,138 @@
+// Section `why` (partials/why.md.mustache): one line per moved variant naming the likeliest cause
+// (src/judge/why.ts), then the evidence folded: what was built base against head, the tuned
+// configuration, and Nsight Compute's comparison where the run profiled both revisions. Everything
+// that came from the results (names, opcodes, configurations, stall reasons) is escaped.
+import { movedText, type WhyMoved, whyItMoved } from '../judge/index.js';
+import { type Cell, fixed, table } from '../lib/index.js';
+import type { NcuRun } from '../results/index.js';
+import { esc, trusted } from './cells.js';
+import type { ReportInput, ViewOptions } from './types.js';
+
+/** Functions listed per variant in a comment's evidence (the full report lists all). */
+const FUNCTIONS_IN_COMMENT = 6;
+/** Opcodes beyond the key ones whose counts changed, shown per variant. */
+const OTHER_OPCODES = 4;
+
+const ICON: Record<WhyMoved['verdict'], string> = { SLOWER: '🔴', FASTER: '🟢', FAIL: '❌' };
+
+/** "- 🔴 **attention/cuda\_fa2** SLOWER on 8 cases, up to +31.2 %: spills 0 → 96 bytes" */
+export function whyLine(w: WhyMoved): string {
+  return `- ${ICON[w.verdict]} **${esc(`${w.kernel}/${w.variant}`)}** ${esc(movedText(w))}: ${esc(w.cause)}`;
+}
+
+const num = (v: number | undefined, digits = 0) => (v === undefined ? '' : fixed(v, digits));
+/** The change as shown: none where the two figures read the same at these digits. */
+const change = (from: number | undefined, to: number | undefined, digits = 0) =>
+  from === undefined || to === undefined || fixed(from, digits) === fixed(to, digits)
+    ? ''
+    : `${to > from ? '+' : '−'}${fixed(Math.abs(to - from), digits)}`;
+
+function buildRows(w: WhyMoved): Cell[][] {
+  const d = w.build;
+  if (d.state !== 'compared') return [];
+  const [a, b] = [d.base ?? {}, d.head ?? {}];
+  const row = (label: string, from?: number, to?: number): Cell[] => [
+    trusted(label),
+    trusted(num(from)),
+    trusted(num(to)),
+    trusted(change(from, to)),
+  ];
+  const key = new Set(d.census.map((c) => c.opcode));
+  const others = d.opcodes.filter((o) => !key.has(o.opcode)).slice(0, OTHER_OPCODES);
+  return [
+    ['build (cache key)', d.baseHash?.slice(0, 16) ?? '', d.headHash?.slice(0, 16) ?? '', ''],
+    row('registers (most of any function)', a.registers, b.registers),
+    row('spilled bytes (stores + loads)', a.spills, b.spills),
+    row('stack bytes', a.stack, b.stack),
+    row('static shared memory bytes', a.smem, b.smem),
+    ...[...d.census, ...others].map((o): Cell[] => [
+      `SASS ${o.opcode}`,
+      trusted(String(o.from)),
+      trusted(String(o.to)),
+      trusted(change(o.from, o.to)),
+    ]),
+    ...(d.archs ? [['machine code', d.archs.from.join(', '), d.archs.to.join(', '), '']] : []),
+  ];
+}
+
+function tuningRows(w: WhyMoved): Cell[][] {
+  const t = w.tuning;
+  if (t.state === 'none') return [];
+  if (t.state === 'identical')
+    return [['tuning (every case compared)', t.config ?? '', t.config ?? '', 'same']];
+  return t.changes.map((c, i): Cell[] => [
+    i === 0 ? `tuning, ${c.caseId}` : c.caseId,
+    c.from,
+    c.to,
+    trusted('changed'),
+  ]);
+}
+
+const stalls = (n: NcuRun) => (n.stalls ?? []).map((s) => s.reason).join(', ');
+
+function profileRows(w: WhyMoved): Cell[][] {
+  const p = w.profile?.comparison;
+  if (!p) return [];
+  const [a, b] = [p.base, p.head];
+  if (a.status !== 'ok' || b.status !== 'ok') {
+    return [
+      [
+        'Nsight Compute',
+        a.status === 'ok' ? 'profiled' : (a.message ?? a.status),
+        b.status === 'ok' ? 'profiled' : (b.message ?? b.status),
+        '',
+      ],
+    ];
+  }
+  const [ma, mb] = [a.metrics ?? {}, b.metrics ?? {}];
+  const metric = (label: string, from?: number, to?: number, digits = 1): Cell[] => [
+    trusted(label),
+    trusted(num(from, digits)),
+    trusted(num(to, digits)),
+    trusted(change(from, to, digits)),
+  ];
+  return [
+    metric('ncu duration ms', ma.duration_ms, mb.duration_ms, 3),
+    metric('ncu SM throughput %', ma.sm_throughput_pct, mb.sm_throughput_pct),
+    metric('ncu tensor pipe %', ma.tensor_pipe_pct, mb.tensor_pipe_pct),
+    metric('ncu achieved occupancy %', ma.achieved_occupancy_pct, mb.achieved_occupancy_pct),
+    metric('ncu DRAM throughput %', ma.dram_throughput_pct, mb.dram_throughput_pct),
+    ['ncu top stalls', stalls(a), stalls(b), ''],
+  ];
+}
+
+function functionLines(w: WhyMoved, full: boolean): string[] {
+  const list = full ? w.build.resources : w.build.resources.slice(0, FUNCTIONS_IN_COMMENT);
+  const lines = list.map(
+    (r) =>
+      `- ${esc(r.function)}${r.arch ? ` (${esc(r.arch)})` : ''}: ${r.resource} ${r.from ?? 'absent'} → ${r.to ?? 'absent'}`,
+  );
+  const rest = w.build.resources.length - list.length;
+  return rest > 0 ? [...lines, `- … ${rest} more: in the full report`] : lines;
+}
+
+const BASE_FROM: Record<WhyMoved['baseBuildFrom'], string> = {
+  'base revision': "base: the base revision's build in this job",
+  'stored run': "base: the stored run's build",
+  none: 'base: no build record',
+};
+
+function evidence(w: WhyMoved, full: boolean) {
+  const rows = [...buildRows(w), ...tuningRows(w), ...profileRows(w)];
+  const where = w.profile ? `; Nsight Compute on ${w.profile.caseId}` : '';
+  return {
+    title: `**${esc(`${w.kernel}/${w.variant}`)}**: largest change on ${esc(w.caseId)} (${BASE_FROM[w.baseBuildFrom]}${esc(where)})`,
+    table: rows.length ? table(['', 'base', 'head', 'change'], rows, ['l', 'l', 'l', 'r']) : '',
+    functions: functionLines(w, full).join('\n'),
+  };
+}
+
+/** The section's view, or undefined when no variant moved. */
+export function whyView(input: ReportInput, opts: ViewOptions) {
+  const found = whyItMoved(input.comparison.cases, input.results, input.baseline);
+  if (!found.length) return undefined;
+  return {
+    lines: found.map(whyLine).join('\n'),
+    variants: found.map((w) => evidence(w, opts.full)),
+  };
+}
