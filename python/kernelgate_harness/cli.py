@@ -17,7 +17,7 @@ import tempfile
 import threading
 import time
 
-from . import HARNESS_VERSION, faults, interpreter, lanes
+from . import HARNESS_VERSION, faults, interpreter, lanes, tails
 from .manifest import ManifestError, discover, format_value, load_manifest, matches
 from .paired import IDENTICAL_REASON, ORDER, PairedCase, attempt, confirm_movers, interval_text, untimed
 from .results import (
@@ -271,6 +271,9 @@ class Harness:
             t0 = time.time()
             self.run_kernel(m, variant_filter, first if i == 0 else WorkerHandle(m, self.options()), mi=i)
             self.stage_s[m.name] = time.time() - t0
+        if several:
+            # The lanes stopped their workers: each kernel's tails in a worker of their own.
+            tails.verify_each(self, manifests, variant_filter, WorkerHandle, say)
         self.phase = 2
         if self.selected is not None:
             unknown = sorted(self.selected - self.selected_seen)
@@ -290,7 +293,8 @@ class Harness:
         counts = {}
         for c in self.doc["cases"]:
             counts[c["status"]] = counts.get(c["status"], 0) + 1
-        say(f"done in {time.time() - self.started:.1f} s: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + f"; results in {self.args.out}")
+        done = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+        say(f"done in {time.time() - self.started:.1f} s: {done}{tails.summary(self.doc.get('tails'))}; results in {self.args.out}")
 
     @staticmethod
     def _list(value):
@@ -401,6 +405,8 @@ class Harness:
                 if self.run_unit(m, variant_filter, case, handle, base, self.first_device, first):
                     first = False
                     self.write()
+            # The kernel's tails in the same worker, verified only (tails.py).
+            tails.verify_kernel(self, m, variant_filter, handle, say)
         finally:
             handle.stop()
             if base is not None:
@@ -475,7 +481,7 @@ class Harness:
         candidate_timed = any(roles.get(v) != "reference" and v not in named for v in variants)
         return [v for v in named if roles.get(v) != "reference" or not candidate_timed]
 
-    def run_case(self, handle, m, case, variants, timeout_s):
+    def run_case(self, handle, m, case, variants, timeout_s, timing=True):
         """Records by variant. The variants run together in one worker; when it dies, hangs or
         loses its CUDA context, the variant it was running is not taken for the culprit (GPU
         errors surface late, in whatever ran next): each variant not yet done then runs alone, in
@@ -497,8 +503,11 @@ class Harness:
                             records[v] = {"status": "error", "error": reply["error"]}
                         return records
                     handle.ready = True
+                job = {"op": "case", "params": case.params, "variants": group, "seeds": list(range(self.args.seeds))}
+                if not timing:
+                    job["timing"] = False  # verified only (the tails, tails.py)
                 reply = handle.request(
-                    {"op": "case", "params": case.params, "variants": group, "seeds": list(range(self.args.seeds))},
+                    job,
                     deadline_s,
                     stall_s=self.case_deadline_s(timeout_s, 1),
                 )
@@ -673,6 +682,11 @@ def parse_args(argv):
     p.add_argument("--only", help="comma-separated kernel names to run (default: all)")
     p.add_argument("--variants", help="comma-separated variant names to run (default: all)")
     p.add_argument("--ci", action="store_true", help="run each manifest's ci_cases (tiny shapes) instead of its cases")
+    p.add_argument(
+        "--no-tails",
+        action="store_true",
+        help="do not verify each manifest's ci_cases (the tail shapes) on the device after the timed cases (tails.py)",
+    )
     p.add_argument("--builds", help="JSON file of BuildRecords from the build stage (library paths of CUDA variants)")
     p.add_argument("--device", choices=["auto", "cuda", "cpu"], default="auto")
     p.add_argument("--timeout-per-case", type=float, help="seconds per case and variant, set-up + verification + timing (default: the manifest's timeout_s)")

@@ -7,6 +7,7 @@ import { HARNESS_STOPPED_CODES, type KernelgateResults } from '../results/index.
 import { deepProblems } from '../deep/index.js';
 import { shardProblems } from '../shard/index.js';
 import { coverage } from './coverage.js';
+import { tailProblems } from './tails.js';
 import { findMeasurementErrors, type MeasurementError } from './throughput.js';
 import type { TierStatus } from './tiers.js';
 
@@ -249,6 +250,10 @@ export function gate(
   }
   for (const c of byCorrectness('ERROR')) {
     add(policy.failOnError, `${c.label}: ${c.correctnessReason}`, about(c, 'case error'));
+  }
+  // The tails (ci_cases verified on the device, untimed): a wrong one fails like a wrong case.
+  for (const { line, fails, tail } of tailProblems(results, config)) {
+    add(fails, line, { title: 'tail correctness', kernel: tail.kernel, variant: tail.variant });
   }
   // A harness that crashed or stopped early left cases unmeasured that no case record names: even
   // with no case failed (a crash before the first case), that is no pass.

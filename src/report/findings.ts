@@ -17,6 +17,7 @@ import {
   isControl,
   ratioSpread,
 } from './digest.js';
+import { tailFindingLines } from './tails.js';
 import { COMMENT_NOTE_CHARS, type ReportInput, type ViewOptions } from './types.js';
 
 const PCT_LABEL: Record<string, string> = { 'clock-unstable': 'SM clock spread' };
@@ -128,6 +129,10 @@ function wrongFindings(f: Finder): void {
       )}, tolerance ${sci(grp.cases.map((c) => c.tolRelL2))})${example(first, first.correctnessReason)}`,
     );
   }
+}
+
+function tailFindings(f: Finder): void {
+  for (const { fails, line } of tailFindingLines(f.input)) (fails ? f.blocking : f.other).push(line);
 }
 
 function driftFindings(f: Finder): void {
@@ -348,6 +353,7 @@ const FINDERS: readonly ((f: Finder) => void)[] = [
   shardFindings,
   deepFindings,
   wrongFindings,
+  tailFindings,
   driftFindings,
   errorFindings,
   buildFindings,

@@ -331,6 +331,7 @@ export function mergeShards(docs: ShardDocument[], count: number): Merged {
       : {}),
     kernels: mergeKernels(docsInOrder.flatMap((d) => d.kernels)),
     cases,
+    ...(docsInOrder.some((d) => d.tails) ? { tails: mergeTails(docsInOrder) } : {}),
     ...(docsInOrder.some((d) => d.deep)
       ? {
           deep: {
@@ -341,6 +342,17 @@ export function mergeShards(docs: ShardDocument[], count: number): Merged {
       : {}),
   };
   return { results: merged, shards, skus };
+}
+
+/**
+ * The shards' tails, one record of each kernel/variant/case: every shard with a case of a kernel
+ * verifies its tails (tails.py), so a tail verified twice keeps its worse record.
+ */
+function mergeTails(docs: KernelgateResults[]): NonNullable<KernelgateResults['tails']> {
+  const all = docs.flatMap((d) => d.tails ?? []);
+  const worstFirst = [...all].sort((a, b) => Number(a.status === 'ok') - Number(b.status === 'ok'));
+  const kept = new Set(dedupeBy(worstFirst, (t) => `${t.kernel}/${t.variant}/${t.case}`));
+  return all.filter((t) => kept.has(t));
 }
 
 function dedupeBy<T>(items: T[], key: (t: T) => string): T[] {
