@@ -41,7 +41,14 @@ describe('loadConfig', () => {
       seed: 1,
       noisePct: {},
       minChangeMs: 0.001,
-      paired: { thresholdPct: 1, minChangeMs: 0.0008, enabled: true, confirm: false },
+      paired: {
+        thresholdPct: 1,
+        minChangeMs: 0.0008,
+        enabled: true,
+        confirm: false,
+        detectPct: 0.5,
+        detectMinMs: 1,
+      },
     });
     expect(config.policy).toEqual({
       failOnSlower: false,
@@ -86,7 +93,7 @@ describe('loadConfig', () => {
   it('reads compare.paired, field by field over the defaults', () => {
     const root = repo({
       'kernelgate.yml':
-        'compare:\n  threshold_pct: 5\n  paired: { threshold_pct: 0.5, enabled: false, confirm: true }\n',
+        'compare:\n  threshold_pct: 5\n  paired: { threshold_pct: 0.5, enabled: false, confirm: true, detect_pct: 0.25, detect_min_ms: 4 }\n',
     });
     const config = loadConfig(root);
     expect(config.compare.thresholdPct).toBe(5);
@@ -95,6 +102,8 @@ describe('loadConfig', () => {
       minChangeMs: 0.0008,
       enabled: false,
       confirm: true,
+      detectPct: 0.25,
+      detectMinMs: 4,
     });
     const floor = loadConfig(
       repo({ 'kernelgate.yml': 'compare: { paired: { min_change_ms: 0 } }\n' }),
@@ -104,6 +113,8 @@ describe('loadConfig', () => {
       minChangeMs: 0,
       enabled: true,
       confirm: false,
+      detectPct: 0.5,
+      detectMinMs: 1,
     });
   });
 
@@ -185,7 +196,7 @@ describe('loadConfig', () => {
     [
       'an unknown paired key',
       { 'kernelgate.yml': 'compare: { paired: { threshold: 1 } }\n' },
-      'kernelgate.yml: compare.paired.threshold is not a known field (known: threshold_pct, min_change_ms, enabled, confirm)',
+      'kernelgate.yml: compare.paired.threshold is not a known field (known: threshold_pct, min_change_ms, enabled, detect_pct, detect_min_ms, confirm)',
     ],
     [
       'a paired block that is not a mapping',

@@ -167,8 +167,19 @@ describe('pairedArgs', () => {
       '0.0008',
       '--base-ref',
       'main',
+      '--paired-detect-pct',
+      '0.5',
+      '--paired-detect-min-ms',
+      '1',
     ]);
     writeFileSync(join(dir, 'kernelgate.yml'), 'compare: { paired: { confirm: true } }\n');
-    expect(pairedArgs(paired, loadConfig(dir))).toEqual([...plain, '--paired-confirm']);
+    const detect = plain.slice(-4);
+    expect(pairedArgs(paired, loadConfig(dir))).toEqual([
+      ...plain.slice(0, -4),
+      '--paired-confirm',
+      ...detect,
+    ]);
+    writeFileSync(join(dir, 'kernelgate.yml'), 'compare: { paired: { detect_pct: 0 } }\n');
+    expect(pairedArgs(paired, loadConfig(dir))).toEqual(plain.slice(0, -4));
   });
 });

@@ -183,6 +183,8 @@ class Harness:
             "builds": self.builds,
             "builds_file": a.builds,
             "paired_threshold_pct": a.paired_threshold_pct,
+            "paired_detect_pct": a.paired_detect_pct,
+            "paired_detect_min_ms": a.paired_detect_min_ms,
             "paired_min_change_ms": a.paired_min_change_ms,
             "paired_min_pairs": a.paired_min_pairs,
             "paired_time_cap_s": a.paired_time_cap_s,
@@ -465,9 +467,11 @@ class Harness:
             return records
         self.add_stage_seconds(pc.phase_s)
         say(f"{m.name} {case.id}: {pc.time_line()}")
-        if self.args.paired_confirm:
-            # Each variant whose interval cleared the threshold, again in fresh worker processes.
-            spent = confirm_movers(head, base, m.name, case, records, self.options(), timeout_s, say)
+        if self.args.paired_confirm or self.args.paired_detect_pct > 0:
+            # Each variant whose interval cleared the threshold (or, with --paired-detect-pct alone,
+            # only its detection threshold), again in fresh worker processes.
+            band_only = not self.args.paired_confirm
+            spent = confirm_movers(head, base, m.name, case, records, self.options(), timeout_s, say, band_only)
             if spent is not None:
                 self.add_stage_seconds({"confirm": spent})
         return records
@@ -733,6 +737,14 @@ def parse_args(argv):
         "the change a pair of revisions is judged against; a variant stops sampling once its interval is "
         "clear of ±this (default 1)"
     ))
+    g.add_argument("--paired-detect-pct", type=float, default=0.0, help=(
+        "detection threshold under --paired-threshold-pct for cases of --paired-detect-min-ms or more: an interval wholly beyond ±this "
+        "decides SLOWER or FASTER, and one that clears it but not the threshold is measured again in a fresh pair of worker processes "
+        "(default 0: off; the action passes compare.paired.detect_pct)"
+    ))
+    g.add_argument("--paired-detect-min-ms", type=float, default=1.0, help=(
+        "cases whose base median is at least this have the detection threshold (default 1 ms)"
+    ))
     g.add_argument("--paired-min-change-ms", type=float, default=0.0008, help=(
         "absolute floor under the threshold, for microsecond cases (default 0.0008 ms: two processes running identical code read up to 0.48 µs apart "
         "on L2-resident cases on the H100)"
@@ -778,6 +790,8 @@ def parse_args(argv):
     for name in (args.identical or "").split(","):
         if name and not re.fullmatch(r"[^.,\s]+\.[^.,\s]+", name):
             p.error(f"--identical takes kernel.variant names, got {name!r}")
+    if args.paired_detect_pct < 0 or args.paired_detect_min_ms < 0:
+        p.error(f"--paired-detect-pct and --paired-detect-min-ms must be 0 or more, got {args.paired_detect_pct:g} and {args.paired_detect_min_ms:g}")
     if args.paired_confirm and not args.base_root:
         p.error("--paired-confirm needs --base-root (it measures again what a paired run measured)")
     if not 0 < args.paired_same_ci_share <= 1:

@@ -132,6 +132,20 @@ def case_threshold_pct(threshold_pct, min_change_ms, base_median_ms):
     return max(threshold_pct, 100 * min_change_ms / base_median_ms if base_median_ms and base_median_ms > 0 else 0.0)
 
 
+def case_detect_pct(opt, base_median_ms):
+    """The detection threshold of a paired variant, in %, or None: --paired-detect-pct for a case
+    whose base median is at least --paired-detect-min-ms (a case of a millisecond or more, whose
+    pairs can resolve a change under the threshold), raised to the absolute floor's share, and only
+    while it is under the case's threshold."""
+    pct = opt.get("paired_detect_pct") or 0.0
+    if pct <= 0 or not base_median_ms or base_median_ms < opt.get("paired_detect_min_ms", 1.0):
+        return None
+    floor = 100 * opt["paired_min_change_ms"] / base_median_ms
+    threshold = case_threshold_pct(opt["paired_threshold_pct"], opt["paired_min_change_ms"], base_median_ms)
+    detect = max(pct, floor)
+    return detect if detect < threshold else None
+
+
 def interval_text(ratio, lo, hi):
     """×1.0213 [1.0150, 1.0270]: a paired interval as the progress lines print it."""
     return f"×{ratio:.4f} [{lo:.4f}, {hi:.4f}]"
@@ -139,10 +153,13 @@ def interval_text(ratio, lo, hi):
 
 def change_of(p, threshold_pct, min_change_ms, interval=None):
     """SLOWER or FASTER when a paired record's interval (or `interval`, (lo, hi), judged against the
-    record's threshold) clears its threshold (case_threshold_pct), else None."""
+    record's threshold) clears its threshold (case_threshold_pct), or its detection threshold
+    (the record's detect_pct) where it has one, else None."""
     if not p or p.get("base_status") != "ok" or p.get("ci_lo") is None or p.get("ci_hi") is None:
         return None
     pct = case_threshold_pct(threshold_pct, min_change_ms, (p.get("base_timing") or {}).get("median_ms"))
+    if p.get("detect_pct") is not None:
+        pct = min(pct, p["detect_pct"])
     lo, hi = interval or (p["ci_lo"], p["ci_hi"])
     if lo > 1 + pct / 100:
         return "SLOWER"
@@ -322,18 +339,21 @@ class PairedCase:
                 if paired:
                     b = samples["base"][v]
                     keep = unthrottled_pairs(h, b)
-                    stop[v] = rule.check(block_ratios(h, b, keep), spent[v], self.threshold(b, keep))
+                    stop[v] = rule.check(block_ratios(h, b, keep), spent[v], *self.thresholds(b, keep))
                 else:
                     kept, _, _, _ = drop_throttled(h["ms"], h["clk"], h["pw"])
                     stop[v] = single.check(kept, spent[v])
                 r += 1
         return samples, stop, spent
 
-    def threshold(self, base, keep):
-        """ln(1 + the larger of the threshold and the absolute floor, as a share of the base median)."""
+    def thresholds(self, base, keep):
+        """ln(1 + the larger of the threshold and the absolute floor, as a share of the base median),
+        and ln(1 + the case's detection threshold) or None (case_detect_pct)."""
         ms = sorted(base["ms"][i] for i in keep)
-        pct = case_threshold_pct(self.opt["paired_threshold_pct"], self.opt["paired_min_change_ms"], ms[len(ms) // 2] if ms else None)
-        return math.log1p(pct / 100)
+        median = ms[len(ms) // 2] if ms else None
+        pct = case_threshold_pct(self.opt["paired_threshold_pct"], self.opt["paired_min_change_ms"], median)
+        detect = case_detect_pct(self.opt, median)
+        return math.log1p(pct / 100), None if detect is None else math.log1p(detect / 100)
 
     def records(self, fin, samples, stops, spent):
         head_recs, base_recs = fin["head"]["records"], fin["base"]["records"]
@@ -368,6 +388,9 @@ class PairedCase:
             rec["timing"] = arm_timing(h, keep, info_h[v], STOP_AS_TIMING.get(stop, stop), n_drop)
             base_timing = arm_timing(b, keep, info_b[v], STOP_AS_TIMING.get(stop, stop), n_drop)
             p = {"base_status": "ok", "base_timing": base_timing, "n_pairs": len(keep), "log_ratios": ratios, "stop_reason": stop}
+            detect = case_detect_pct(self.opt, base_timing["median_ms"])
+            if detect is not None:
+                p["detect_pct"] = detect
             p["seconds"] = round(spent[v], 3)
             if bcorr:
                 p["base_correctness"] = bcorr
@@ -407,21 +430,26 @@ def attempt(pc, start_timeout_s=WORKER_START_TIMEOUT_S):
         return None, why
 
 
-def confirm_movers(head, base, kernel, case, records, opt, timeout_s, say):
+def confirm_movers(head, base, kernel, case, records, opt, timeout_s, say, band_only=False):
     """--paired-confirm: each variant of `records` whose interval cleared the threshold is measured
     again in a fresh pair of worker processes (both stopped and started anew, the case set up and
     verified on the first seed without stress inputs and stream checks, each burst warmed, the same
     stop rule), its result in paired.confirm; the judge lets SLOWER or FASTER stand only when the
     second interval says the same. Identical code can read an offset on one
     variant in one case that more pairs in the same burst do not remove (docs/notes/paired-ab.md).
-    Returns the seconds it took, or None when no variant had cleared the threshold."""
+    `band_only` (--paired-detect-pct without --paired-confirm): only the variants that cleared their
+    detection threshold and not the threshold itself, whose verdict the judge lets stand only when
+    confirmed. Returns the seconds it took, or None when no variant had cleared the threshold."""
     label = f"{kernel} {case.id}"
     pct, floor = opt["paired_threshold_pct"], opt["paired_min_change_ms"]
     firsts = {v: change_of(rec.get("paired"), pct, floor) for v, rec in records.items()}
+    if band_only:
+        firsts = {v: first for v, first in firsts.items() if first and not change_of({**records[v]["paired"], "detect_pct": None}, pct, floor)}
     movers = [v for v, first in firsts.items() if first]
     if not movers:
         return None
-    say(f"{label}: {', '.join(movers)} cleared ±{pct:g} %: measured again in a fresh pair of worker processes")
+    cleared = "their detection threshold" if band_only else f"±{pct:g} %"
+    say(f"{label}: {', '.join(movers)} cleared {cleared}: measured again in a fresh pair of worker processes")
     t0 = time.perf_counter()
     head.stop()
     base.stop()

@@ -168,14 +168,19 @@ class PairedStopRule:
         block_s = spent_s / n_blocks if n_blocks else 0.0
         return min(self.max_time_cap_s, max(self.time_cap_s, self.cap_blocks * block_s))
 
-    def check(self, log_ratios, spent_s, threshold=None):
-        """None while sampling should go on, else decided / max_pairs / time_cap."""
+    def check(self, log_ratios, spent_s, threshold=None, detect=None):
+        """None while sampling should go on, else decided / max_pairs / time_cap. `detect` (a log
+        ratio under the threshold; the case's detection threshold, --paired-detect-pct) lets an
+        interval wholly beyond ±detect decide SLOWER or FASTER: the time follows the case, and a
+        change between detect and the threshold is caught once the interval is narrow enough to
+        show it (the judge asks a second pair of processes to confirm such a verdict)."""
         n = len(log_ratios)
         straddles = False
         if n >= self.min_pairs:
             t = self.threshold() if threshold is None else threshold
+            d = t if detect is None else min(detect, t)
             _, lo, hi = paired_summary(log_ratios)
-            if (lo >= t or hi <= -t) and n >= self.change_min_blocks:
+            if (lo >= d or hi <= -d) and n >= self.change_min_blocks:
                 return "decided"
             if -t <= lo and hi <= t and (hi - lo) / 2 <= self.same_ci_share * t:
                 return "decided"

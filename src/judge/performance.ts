@@ -62,15 +62,28 @@ interface PairedJudgement extends PerfJudgement {
   nPairs: number;
   mdcPct?: number;
   confirmed?: ConfirmOutcome;
+  /** the case's detection threshold, % (paired.detect_pct), where it had one */
+  detectPct?: number;
 }
 
-/** SLOWER / FASTER / SAME / AMBIGUOUS from an interval of a ratio and a threshold in %. */
-function verdictOf(lo: number, hi: number, thresholdPct: number): PerfVerdict {
+/**
+ * SLOWER / FASTER / SAME / AMBIGUOUS from an interval of a ratio and a threshold in %. With a
+ * detection threshold (under the threshold), an interval wholly beyond ±detect is SLOWER or
+ * FASTER; SAME stays "within ±threshold".
+ */
+function verdictOf(lo: number, hi: number, thresholdPct: number, detectPct?: number): PerfVerdict {
   const t = thresholdPct / 100;
-  if (lo > 1 + t) return 'SLOWER';
-  if (hi < 1 - t) return 'FASTER';
+  const d = Math.min(detectPct ?? thresholdPct, thresholdPct) / 100;
+  if (lo > 1 + d) return 'SLOWER';
+  if (hi < 1 - d) return 'FASTER';
   if (lo >= 1 - t && hi <= 1 + t) return 'SAME';
   return 'AMBIGUOUS';
+}
+
+/** A SLOWER or FASTER verdict whose interval cleared the detection threshold but not the threshold. */
+function inBand(perf: PerfVerdict, lo: number, hi: number, thresholdPct: number): boolean {
+  const t = thresholdPct / 100;
+  return (perf === 'SLOWER' && lo <= 1 + t) || (perf === 'FASTER' && hi >= 1 - t);
 }
 
 /**
@@ -242,7 +255,11 @@ export function judgePaired(
     pairedPct,
     minChangeMs > 0 && floorBaseMs > 0 ? (100 * minChangeMs) / floorBaseMs : 0,
   );
-  const common = { thresholdPct, nPairs, baselineMedianMs, ratio: pointRatio };
+  const detectPct =
+    paired.detect_pct !== undefined && paired.detect_pct < thresholdPct
+      ? paired.detect_pct
+      : undefined;
+  const common = { thresholdPct, nPairs, baselineMedianMs, ratio: pointRatio, detectPct };
   if (baseTiming) {
     const method = timingMethodKind(current.timing.method);
     if (method !== timingMethodKind(baseTiming.method)) {
@@ -259,14 +276,18 @@ export function judgePaired(
   const { ratio, lo, hi, confidence, bootstrapped } = pairedInterval(logs, key, config);
   const judged: PairedJudgement = {
     ...common,
-    perf: verdictOf(lo, hi, thresholdPct),
+    perf: verdictOf(lo, hi, thresholdPct, detectPct),
     ratio,
     ciLo: lo,
     ciHi: hi,
     confidence,
     mdcPct: (100 * (hi - lo)) / 2,
   };
-  const out = paired.confirm ? judgeConfirmed(key, judged, paired.confirm, config) : judged;
+  const out = paired.confirm
+    ? judgeConfirmed(key, judged, paired.confirm, config)
+    : detectPct !== undefined && inBand(judged.perf, lo, hi, thresholdPct)
+      ? unconfirmedBand(judged, detectPct)
+      : judged;
   const note = subsampleNote('blocks of pairs', [{ of: 'the', used: bootstrapped, total: nPairs }]);
   if (note === undefined) return out;
   return { ...out, perfNote: [out.perfNote, note].filter(Boolean).join('; ') };
@@ -290,6 +311,26 @@ function pairedInterval(logs: number[], seedKey: string, config: Config) {
     confidence: ci.confidence,
     bootstrapped: ci.bootstrapped,
   };
+}
+
+/**
+ * A verdict between the detection threshold and the threshold that no second pair of worker
+ * processes repeated (none was measured): AMBIGUOUS, saying so.
+ */
+function unconfirmedBand(first: PairedJudgement, detectPct: number): PairedJudgement {
+  const interval = intervalText(first.ratio ?? NaN, first.ciLo ?? NaN, first.ciHi ?? NaN);
+  return {
+    ...first,
+    perf: 'AMBIGUOUS',
+    confirmed: 'unmeasured',
+    perfNote:
+      `${interval} is beyond the ${detectPct}% detection threshold but within ±${round2(first.thresholdPct)}%, ` +
+      'and was not measured again in a second pair of worker processes, which such a verdict needs',
+  };
+}
+
+function round2(x: number): number {
+  return Math.round(x * 100) / 100;
 }
 
 /** ×1.0213 [1.0150, 1.0270]: a paired interval as the notes print it. */
@@ -324,7 +365,7 @@ function judgeConfirmed(
   }
   const { ratio, lo, hi } = pairedInterval(logs, `${key}\u0000confirm`, config);
   const again = intervalText(ratio, lo, hi);
-  const second = verdictOf(lo, hi, first.thresholdPct);
+  const second = verdictOf(lo, hi, first.thresholdPct, first.detectPct);
   if (second === first.perf) {
     return {
       ...first,

@@ -99,5 +99,13 @@ export function pairedArgs(
   ];
   if (paired.base.ref !== undefined) args.push('--base-ref', paired.base.ref);
   if (config.compare.paired.confirm) args.push('--paired-confirm');
+  if (config.compare.paired.detectPct > 0) {
+    args.push(
+      '--paired-detect-pct',
+      String(config.compare.paired.detectPct),
+      '--paired-detect-min-ms',
+      String(config.compare.paired.detectMinMs),
+    );
+  }
   return args;
 }

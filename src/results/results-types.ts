@@ -560,6 +560,10 @@ export interface Paired {
    */
   mdc_pct?: number;
   /**
+   * the case's detection threshold in percent (harness --paired-detect-pct, for cases of --paired-detect-min-ms or more): an interval wholly beyond it decides SLOWER or FASTER; one that clears it but not the threshold stands only when a second pair of worker processes (confirm) agrees. Absent: the threshold alone decides
+   */
+  detect_pct?: number;
+  /**
    * decided: the interval settled on one side of the threshold; untimed: one side had no timing
    */
   stop_reason: 'decided' | 'time_cap' | 'max_pairs' | 'untimed';
