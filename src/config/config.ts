@@ -1,6 +1,6 @@
 // Loads kernelgate.yml (optional) and every kernels/*/kernel.yml into one typed Config.
 // Every problem is reported with its file, its field and the bad value.
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { ValidateFunction } from 'ajv';
@@ -11,6 +11,7 @@ import { benchmarksFromRaw, type BenchmarkConfig, type RawBenchmark } from '../a
 import { DATASHEET_PEAKS, type PeakSpec } from './gpus.js';
 import { leadingFieldPath, yamlLocator } from './locate.js';
 import { type NoiseByModel, noiseProblems } from './noise.js';
+import { kernelFolders } from './kernel-folders.js';
 import { ownsProblems } from './owns.js';
 
 export type { PeakSpec };
@@ -362,34 +363,29 @@ function validateConfigData(data: unknown, file: string, path: string, text: str
 }
 
 function loadKernels(root: string, kernelsPath: string): LoadedKernel[] {
-  const kernels: LoadedKernel[] = [];
-  const folders = readdirSync(kernelsPath, { withFileTypes: true })
-    // A linked kernel folder counts like a real one (monorepos link shared kernels in).
-    .filter(
-      (d) =>
-        d.isDirectory() ||
-        (d.isSymbolicLink() &&
-          statSync(join(kernelsPath, d.name), { throwIfNoEntry: false })?.isDirectory()),
-    )
-    .map((d) => d.name)
-    .sort();
-  for (const folder of folders) {
-    const manifestPath = join(kernelsPath, folder, 'kernel.yml');
-    if (!existsSync(manifestPath)) continue;
-    const shown = relative(root, manifestPath);
-    const text = readText(manifestPath, shown);
-    const data = parseYaml(text, shown, manifestPath);
-    const { kernel: validate } = getValidators();
-    const invalid = (problems: string[]) => fieldProblems(shown, manifestPath, text, problems);
-    if (!validate(data)) throw invalid(formatAjvErrors(validate.errors ?? []));
-    const manifest = data as KernelManifest;
-    const problems = crossCheckManifest(manifest, folder);
-    const dir = join(kernelsPath, folder);
-    problems.push(...ownsProblems(manifest, dir, dirname(shown).split('\\').join('/')));
-    if (problems.length) throw invalid(problems);
-    kernels.push({ manifest, dir, file: shown });
-  }
-  return kernels;
+  return kernelFolders(kernelsPath).flatMap((f) => loadKernel(root, kernelsPath, f) ?? []);
+}
+
+/** One kernel folder's manifest, validated and cross-checked; undefined when it has none. */
+export function loadKernel(
+  root: string,
+  kernelsPath: string,
+  folder: string,
+): LoadedKernel | undefined {
+  const manifestPath = join(kernelsPath, folder, 'kernel.yml');
+  if (!existsSync(manifestPath)) return undefined;
+  const shown = relative(root, manifestPath);
+  const text = readText(manifestPath, shown);
+  const data = parseYaml(text, shown, manifestPath);
+  const { kernel: validate } = getValidators();
+  const invalid = (problems: string[]) => fieldProblems(shown, manifestPath, text, problems);
+  if (!validate(data)) throw invalid(formatAjvErrors(validate.errors ?? []));
+  const manifest = data as KernelManifest;
+  const problems = crossCheckManifest(manifest, folder);
+  const dir = join(kernelsPath, folder);
+  problems.push(...ownsProblems(manifest, dir, dirname(shown).split('\\').join('/')));
+  if (problems.length) throw invalid(problems);
+  return { manifest, dir, file: shown };
 }
 
 /** Checks the schema cannot express: names that must refer to each other. */

@@ -3,6 +3,8 @@
 // datasheet peaks). The only door.
 export * from './config.js';
 export * from './gpus.js';
+export * from './kernel-folders.js';
 export * from './locate.js';
 export * from './noise.js';
 export * from './owns.js';
+export * from './check.js';

@@ -11,3 +11,4 @@ export * from './harness.js';
 export * from './identity.js';
 export { importClosure, type ImportClosure } from './python-imports.js';
 export * from './measure.js';
+export * from './module-probe.js';

@@ -7,3 +7,4 @@ export * from './nightly-base.js';
 export * from './bisect.js';
 export * from './nightly-bisect.js';
 export * from './pr-baseline.js';
+export * from './check.js';
