@@ -81,8 +81,12 @@ describe('kernelgate report', () => {
       'nightly',
     );
     expect(status).toBe(EXIT_PASS);
-    expect(stdout).toMatch(/^## kernelgate \(fixture\) nightly: ✅ pass/);
+    // exactly the nightly issue's body the action posts: its marker, then the short report
+    expect(stdout).toMatch(
+      /^<!-- kernelgate:nightly:default -->\n## kernelgate \(fixture\) nightly: ✅ pass/,
+    );
     expect(stdout).toContain('No baseline was given: every case is NEW.');
+    expect(stdout).not.toContain('### All results');
   });
 
   const usage: [string, string[], string][] = [

@@ -161,14 +161,14 @@ describe('the nightly from five stored runs, a planted regression, and its alert
     // The trends: each graded headline across the five stored runs and tonight's.
     const rows1 = trendRows(issue.body);
     expect(rows1[0]).toBe(
-      '| headline (graded tonight) | runs | trend, oldest first | tonight | last night | window median | best | tonight vs median | reference ms vs median |',
+      '| headline (graded tonight) | runs | trend, oldest first (▁ −5 % … █ +5 % of the window median) | tonight | last night | window median | best | tonight vs median | reference ms vs median |',
     );
     // attention's headline fell from 0.79× last night to 0.75× SDPA default (the planted +5 %),
     // −5.2 % against the window's median while SDPA default's own time moved +1.6 %: code drift,
     // not the machine. bsr_gemm's stays within its window.
     expect(rows1.slice(2)).toEqual([
-      '| attention (cuda\\_fa\\_wgmma) | 6 | `▇▆█▅▅▁` (0.75–0.81×) | **0.75×** | 0.79× | 0.79× | 0.81× | −5.2 % | +1.6 % |',
-      '| bsr\\_gemm (cuda\\_bsr\\_wgmma\\_ws) | 6 | `▂▄▁█▁▁` (0.71–0.81×) | **0.71×** | 0.71× | 0.72× | 0.81× | −1.4 % | −0.0 % |',
+      '| attention (cuda\\_fa\\_wgmma) | 6 | `▅▅▆▄▄▁` (0.75–0.81×) | **0.75×** | 0.79× | 0.79× | 0.81× | −5.2 % | +1.6 % |',
+      '| bsr\\_gemm (cuda\\_bsr\\_wgmma\\_ws) | 6 | `▅▇▄█▄▄` (0.71–0.81×) | **0.71×** | 0.71× | 0.72× | 0.81× | −1.4 % | −0.0 % |',
     ]);
     // The alert: a new comment (POST, not an edit of the issue), which notifies.
     const alerts = server.commentsOn(issue.number).filter((c) => c.body.startsWith(ALERT_MARKER));

@@ -164,11 +164,24 @@ describe('the nightly report with a history', { timeout: 120_000 }, () => {
     );
     expect(comment).toContain(
       [
-        '| headline (graded tonight) | runs | trend, oldest first | tonight | last night | window median | best | tonight vs median | reference ms vs median |',
+        '| headline (graded tonight) | runs | trend, oldest first (▁ −5 % … █ +5 % of the window median) | tonight | last night | window median | best | tonight vs median | reference ms vs median |',
         '| :- | -: | :- | -: | -: | -: | -: | -: | -: |',
-        '| attention (cuda\\_fa\\_wgmma) | 6 | `▅▂█▁▁▁` (0.79–0.81×) | **0.79×** | 0.79× | 0.79× | 0.81× | −0.4 % | +1.6 % |',
-        '| bsr\\_gemm (cuda\\_bsr\\_wgmma\\_ws) | 6 | `▂▄▁▂█▁` (0.71–0.81×) | **0.71×** | 0.81× | 0.73× | 0.81× | −2.5 % | +0.8 % |',
+        '| attention (cuda\\_fa\\_wgmma) | 6 | `▅▅▆▄▄▄` (0.79–0.81×) | **0.79×** | 0.79× | 0.79× | 0.81× | −0.4 % | +1.6 % |',
+        '| bsr\\_gemm (cuda\\_bsr\\_wgmma\\_ws) | 6 | `▄▇▃▅█▃` (0.71–0.81×) | **0.71×** | 0.81× | 0.73× | 0.81× | −2.5 % | +0.8 % |',
       ].join('\n'),
+    );
+    // The grade says when its reference moved (issue 32): cuBLAS ran 10 % faster tonight than in
+    // the baseline run, which is most of bsr_gemm's 0.81× → 0.71×.
+    expect(comment).toContain(
+      '| **0.71×** per useful FLOP · 2.83× wall clock | 0.81× · reference −10.0 % |',
+    );
+    expect(comment).toContain(
+      '\nThe reference moved between the baseline and this run, so the ratio moved with it whatever the candidate did: ' +
+        'bsr\\_gemm: cublas\\_dense 1.525 → 1.373 ms (−10.0 %).\n',
+    );
+    // "No case changed" never stands beside a headline drop without naming it (issue 32)
+    expect(comment).toContain(
+      'No case changed: nothing is slower, faster, wrong, failing or missing. The headline moved since last night all the same: bsr\\_gemm 0.81× → 0.71× (−12.2 %); see Trends.\n',
     );
     expect(comment.indexOf('### Trends')).toBeLessThan(comment.indexOf('### What changed'));
     // The chart is in the full report; the table is its text equivalent in both.

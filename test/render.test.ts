@@ -484,9 +484,12 @@ describe('comment size', () => {
 });
 
 describe('sparkline', () => {
-  it('spans the lowest to the highest value, with a gap for a run without one', () => {
+  it('draws on a fixed scale of ±5 % around the median, with a gap for a run without one', () => {
+    // −1.5 % is two eighths down, not the whole height; beyond ±5 % is drawn at the end
+    expect(sparkline([1, 1, 1, 0.985])).toBe('▅▅▅▃');
+    expect(sparkline([1, 1.1, 0.9], 1)).toBe('▅█▁');
     expect(sparkline([1, 2, undefined, 3])).toBe('▁▅ █');
-    expect(sparkline([0.8, 0.8])).toBe('▄▄');
+    expect(sparkline([0.8, 0.8])).toBe('▅▅');
     expect(sparkline([undefined])).toBe('');
   });
 });

@@ -111,14 +111,17 @@ async function fromPush(
 
 /**
  * The acceptance that applies to this run: a pull request's label, or for a push the label of the
- * merged pull request it came from. A nightly accepts nothing (accept on the pull request).
+ * merged pull request it came from. A nightly accepts nothing (accept on the pull request). Only
+ * under `fail_on_slower: true` can it change anything, so only then is GitHub asked.
  */
 export async function acceptanceFor(
   event: EventContext,
   mode: PublishMode,
   sha: string | undefined,
+  failOnSlower: boolean,
   deps: AcceptDeps,
 ): Promise<Acceptance | undefined> {
+  if (!failOnSlower) return undefined;
   if (mode === 'pr') return fromPullRequest(event, deps);
   if (mode === 'push' && event.name === 'push') return fromPush(event, sha, deps);
   return undefined;

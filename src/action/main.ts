@@ -199,11 +199,17 @@ async function judgeAndPublish(step: Step, got: Obtained, client: GitHubClient |
         )
       : undefined;
   // A pull request's label kernelgate-accept (or, for a push, that of the pull request it merged).
-  const acceptance = await acceptanceFor(event, mode, env['GITHUB_SHA'], {
-    client,
-    warning: core.warning,
-    info: core.info,
-  });
+  const acceptance = await acceptanceFor(
+    event,
+    mode,
+    env['GITHUB_SHA'],
+    config.policy.failOnSlower,
+    {
+      client,
+      warning: core.warning,
+      info: core.info,
+    },
+  );
   const server = (env['GITHUB_SERVER_URL'] ?? 'https://github.com').replace(/\/+$/, '');
   const judgeStartMs = Date.now();
   const published = await pipeline(

@@ -5,6 +5,7 @@ import { type Config, loadConfig } from '../config/index.js';
 import type { GateResult } from '../judge/index.js';
 import { packageRoot } from '../lib/index.js';
 import { judge } from '../pipeline/index.js';
+import { DEFAULT_COMMENT_KEY, reportMarker, withMarker } from '../publish/index.js';
 import { InputError, type KernelgateResults } from '../results/index.js';
 import { parseShardSpec } from '../shard/index.js';
 import { UsageError } from './cli.js';
@@ -77,7 +78,16 @@ export function judgeAndPrint(
   out: string | undefined,
   io: CliIo,
 ): number {
-  const { verdict, rendered } = judge(results, baseline, config, kind);
+  const judged = judge(results, baseline, config, kind);
+  const { verdict } = judged;
+  // What is printed: a nightly's issue body exactly as the action posts it (its marker line, then
+  // the short report); for a pull request, the full report (the job summary's).
+  const rendered = {
+    full:
+      kind === 'nightly'
+        ? withMarker(reportMarker('nightly', DEFAULT_COMMENT_KEY), judged.rendered.comment)
+        : judged.rendered.full,
+  };
   if (out) {
     writeFileSync(resolve(io.cwd, out), rendered.full);
     io.stdout(verdictText(verdict));

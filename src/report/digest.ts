@@ -360,17 +360,26 @@ export interface HeadlineTrend {
 
 const SPARKS = '▁▂▃▄▅▆▇█';
 
-/** A text sparkline of the values (a gap where a run had none), lowest ▁, highest █. */
-export function sparkline(values: (number | undefined)[]): string {
+/** How far from its center a sparkline's scale reaches, in %: ▁ is −5 %, █ is +5 %. */
+export const SPARK_SPAN_PCT = 5;
+
+/**
+ * A text sparkline of the values (a gap where a run had none) on a fixed scale: ▁ is
+ * SPARK_SPAN_PCT % under `center` (the values' median unless given) and █ as far over it, a value
+ * beyond either end drawn at it. A −1.5 % night is a step of one or two eighths, not the whole
+ * height, as it would be on a scale from the lowest value to the highest.
+ */
+export function sparkline(values: (number | undefined)[], center?: number): string {
   const ok = values.filter((v): v is number => v !== undefined && Number.isFinite(v));
-  if (!ok.length) return '';
-  const lo = Math.min(...ok);
-  const hi = Math.max(...ok);
+  const mid = center ?? middle(ok);
+  if (!ok.length || mid === undefined || mid === 0) return '';
+  const top = SPARKS.length - 1;
   return values
     .map((v) => {
       if (v === undefined || !Number.isFinite(v)) return ' ';
-      const level = hi === lo ? 3 : Math.round(((v - lo) / (hi - lo)) * (SPARKS.length - 1));
-      return SPARKS[level];
+      const offset = (v / mid - 1) * 100;
+      const level = Math.round(((offset + SPARK_SPAN_PCT) / (2 * SPARK_SPAN_PCT)) * top);
+      return SPARKS[Math.min(top, Math.max(0, level))];
     })
     .join('');
 }

@@ -1,15 +1,36 @@
 // Section `headline` (partials/headline.md.mustache): the headline cases' ratios and tiers.
 import { baseArmResults, evaluateTiers, type TierStatus } from '../judge/index.js';
-import { type Cell, fixed, formatMs, table } from '../lib/index.js';
+import { type Cell, fixed, formatMs, formatRatioPct, table } from '../lib/index.js';
 import { esc, tierCell, trusted, valueText } from './cells.js';
 import { headlineRows } from './digest.js';
 import type { ReportInput } from './types.js';
+
+/**
+ * How far the reference's own median moved from the base to this run, when it moved by more than
+ * the comparison's threshold: a ratio that moves with it says nothing of the candidate (the
+ * reference's code is the same on both sides; a machine or a library moved).
+ */
+function referenceMove(t: TierStatus, b: TierStatus | undefined, input: ReportInput) {
+  if (!b || t.referenceVariant === undefined || b.referenceVariant !== t.referenceVariant) return;
+  const now = t.referenceMedianMs;
+  const before = b.referenceMedianMs;
+  if (now === undefined || before === undefined || before <= 0) return undefined;
+  const compare = input.config.compare;
+  const threshold = input.comparison.paired ? compare.paired.thresholdPct : compare.thresholdPct;
+  const change = now / before - 1;
+  if (Math.abs(change) * 100 < threshold) return undefined;
+  return {
+    cell: ` · reference ${formatRatioPct(1 + change)}`,
+    line: `${esc(t.kernel)}: ${esc(t.referenceVariant)} ${formatMs(before)} → ${formatMs(now)} ms (${formatRatioPct(1 + change)})`,
+  };
+}
 
 /** Each kernel's headline case: our fastest passing candidate against its honest reference. */
 export function headlineView(input: ReportInput, base: TierStatus[] | undefined) {
   const rows = headlineRows(input.tiers, base);
   if (!rows.length) return undefined;
   const hasBase = rows.some((r) => r.base);
+  const moved: string[] = [];
   const cells = rows.map(({ tier: t, base: b }): Cell[] => {
     // The case's axes with spaces after the commas, so the cell wraps in a comment's column.
     const workload = trusted(
@@ -45,6 +66,11 @@ export function headlineView(input: ReportInput, base: TierStatus[] | undefined)
     if (b && b.value !== undefined) {
       baseText = `${valueText(b)}${b.variant !== t.variant ? ` (${esc(b.variant)})` : ''}`;
     } else if (b?.problem) baseText = 'n/a';
+    const move = referenceMove(t, b, input);
+    if (move) {
+      baseText += move.cell;
+      moved.push(move.line);
+    }
     // The answer first (the ratio, the base's, the tier), what it was measured on after: the
     // right-hand columns are the ones a narrow comment column scrolls out of view.
     return [
@@ -60,6 +86,9 @@ export function headlineView(input: ReportInput, base: TierStatus[] | undefined)
   const baseHeader = paired ? 'base (same job)' : 'baseline';
   const now = input.kind === 'pr' ? 'this PR' : 'this run';
   return {
+    referenceMoved: moved.length
+      ? `The reference moved between the ${paired ? 'base revision' : 'baseline'} and this run, so the ratio moved with it whatever the candidate did: ${moved.join('; ')}.`
+      : undefined,
     table: table(
       [
         'kernel · headline case',

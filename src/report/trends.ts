@@ -2,7 +2,7 @@
 import { evaluateTiers } from '../judge/index.js';
 import { type Cell, fixed, formatRatioPct, mermaidLabel, table } from '../lib/index.js';
 import { esc, gpuName, trusted } from './cells.js';
-import { type HeadlineTrend, headlineTrends, sparkline } from './digest.js';
+import { type HeadlineTrend, headlineTrends, SPARK_SPAN_PCT, sparkline } from './digest.js';
 import type { ReportInput, ViewOptions } from './types.js';
 
 function trendValue(v: number | undefined, unit: '×' | '%'): string {
@@ -28,6 +28,28 @@ function trendRange(tr: HeadlineTrend): string {
     : `(${lo}–${trendValue(Math.max(...values), tr.unit)})`;
 }
 
+/**
+ * The headlines that moved since last night by more than the comparison's threshold, in words:
+ * "bsr_gemm 0.81× → 0.71× (−12.3 %)". Beside "No case changed" the report names them: a graded
+ * candidate can change while no case of it is judged SLOWER (another candidate became the
+ * fastest, or its reference moved).
+ */
+function movedText(trends: HeadlineTrend[], thresholdPct: number): string | undefined {
+  const moved = trends.flatMap((tr) => {
+    const now = tr.points[tr.points.length - 1]?.value;
+    const before = tr.lastNight;
+    if (now === undefined || before === undefined || before === 0) return [];
+    const change = now / before - 1;
+    if (Math.abs(change) * 100 <= thresholdPct) return [];
+    return [
+      `${esc(tr.kernel)} ${trendValue(before, tr.unit)} → ${trendValue(now, tr.unit)} (${formatRatioPct(1 + change)})`,
+    ];
+  });
+  return moved.length
+    ? `The headline moved since last night all the same: ${moved.join(', ')}; see Trends.`
+    : undefined;
+}
+
 /** The nightly's trends: each headline across the stored runs and tonight's. */
 export function trendsView(input: ReportInput, opts: ViewOptions) {
   if (input.kind !== 'nightly' || !input.history?.length) return undefined;
@@ -43,7 +65,12 @@ export function trendsView(input: ReportInput, opts: ViewOptions) {
     return [
       trusted(`${esc(tr.kernel)}${now?.variant ? ` (${esc(now.variant)})` : ''}`),
       trusted(String(tr.points.length)),
-      trusted(`\`${sparkline(tr.points.map((p) => p.value))}\` ${trendRange(tr)}`),
+      trusted(
+        `\`${sparkline(
+          tr.points.map((p) => p.value),
+          tr.windowMedian,
+        )}\` ${trendRange(tr)}`,
+      ),
       trusted(`**${trendValue(now?.value, tr.unit) || 'n/a'}**`),
       trusted(trendValue(tr.lastNight, tr.unit)),
       trusted(trendValue(tr.windowMedian, tr.unit)),
@@ -69,13 +96,14 @@ export function trendsView(input: ReportInput, opts: ViewOptions) {
     : [];
   const first = stored[0]?.startedAt ?? '';
   return {
+    moved: movedText(trends, input.config.compare.thresholdPct),
     runs: stored.length,
     since: first,
     table: table(
       [
         'headline (graded tonight)',
         'runs',
-        'trend, oldest first',
+        `trend, oldest first (▁ −${SPARK_SPAN_PCT} % … █ +${SPARK_SPAN_PCT} % of the window median)`,
         'tonight',
         'last night',
         'window median',
