@@ -15,6 +15,10 @@ export interface KernelgateResults {
   base_builds?: BuildRecord[];
   kernels: KernelInfo[];
   cases: CaseResult[];
+  /**
+   * each manifest's ci_cases (the small and tail shapes) verified on the run's device after the timed cases, untimed (python/kernelgate_harness/tails.py); apart from cases, so the timed set and its baselines are unchanged. The gate fails on one that is not verified (docs/judging.md, Tails). Absent: a document written before tails were verified, or a run with --ci or --no-tails
+   */
+  tails?: TailResult[];
   deep?: Deep;
 }
 export interface Run {
@@ -639,6 +643,31 @@ export interface Tuning1 {
     config: unknown[] | {} | string | number | boolean;
     ms: number;
   }[];
+}
+/**
+ * one variant on one tail case, verified and not timed
+ */
+export interface TailResult {
+  kernel: string;
+  variant: string;
+  /**
+   * the case id, as the cases' (kernel.yml ci_cases)
+   */
+  case: string;
+  params: {
+    [k: string]: string | number | boolean;
+  };
+  /**
+   * ok: verified correct; fail: wrong result; error: raised or crashed; timeout: exceeded its time limit; skipped: not applicable (reason says why)
+   */
+  status: 'ok' | 'fail' | 'error' | 'timeout' | 'skipped';
+  reason?: string;
+  correctness?: Correctness;
+  error?: {
+    kind: string;
+    message: string;
+    log_tail?: string;
+  };
 }
 /**
  * the nightly's deep checks: compute-sanitizer over every variant on a small case, Nsight Compute metrics of headline cases (docs/scaling.md)
