@@ -30,6 +30,14 @@ describe('kernelgate run (usage)', () => {
       ['build', '--only', 'attention,../x'],
       'kernelgate build: --only takes kernel folder names, got "../x"',
     ],
+    [
+      ['run', '--only', 'nosuch'],
+      "kernelgate run: unknown kernel 'nosuch' in --only: known kernels are attention, bsr_gemm, gemm",
+    ],
+    [
+      ['build', '--only', 'gemm,atention'],
+      "kernelgate build: unknown kernel 'atention' in --only: known kernels are attention, bsr_gemm, gemm",
+    ],
   ])('%j is refused with a clear message', async (argv, message) => {
     const { out, io } = capture(REPO);
     expect(await runCli(argv, io)).toBe(2);

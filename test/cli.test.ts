@@ -141,7 +141,31 @@ describe('kernelgate report', () => {
   it('prints help on --help and exits 0', async () => {
     const { status, stdout } = await cli('--help');
     expect(status).toBe(EXIT_PASS);
-    expect(stdout).toContain('kernelgate report [--results FILE]');
+    expect(stdout).toContain(
+      '  report     judge a results file against a baseline, render the report, print the verdict\n',
+    );
+    const report = await cli('report', '--help');
+    expect(report.status).toBe(EXIT_PASS);
+    expect(report.stdout).toMatch(/^usage: kernelgate report \[--results FILE \| --demo\]/);
+  });
+
+  it("refuses to judge kernelgate's demo in a user's repository without --results", async () => {
+    let stderr = '';
+    const io = { stdout: () => undefined, stderr: (t: string) => (stderr += t), cwd: validConfig };
+    expect(await runCli(['report'], io)).toBe(EXIT_USAGE);
+    expect(stderr).toBe(
+      `kernelgate report: no --results: pass the results file to judge (a run's, e.g. --results .kernelgate/report/results.json); ${validConfig} is not kernelgate's own checkout, so the built-in demo is not judged under its kernelgate.yml (--demo shows it)\n`,
+    );
+  });
+
+  it("--demo there judges the recorded run with kernelgate's own configuration", async () => {
+    let stdout = '';
+    const io = { stdout: (t: string) => (stdout += t), stderr: () => undefined, cwd: validConfig };
+    expect(await runCli(['report', '--demo'], io)).toBe(EXIT_PASS);
+    // kernelgate's title, not the fixture's "kernelgate (fixture)"
+    expect(stdout).toMatch(
+      /^## kernelgate: ⚠️ regression: attention\/triton\\_fa2 slower on 26 cases\n/,
+    );
   });
 
   it('is a dispatcher the other subcommands can join', () => {

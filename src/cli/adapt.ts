@@ -1,5 +1,4 @@
 // `kernelgate adapt` and `bench`: other tools' benchmark output as results.
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
@@ -9,7 +8,7 @@ import {
   resultsOf,
   runBenchmarks,
 } from '../adapters/index.js';
-import { actionsExec } from '../lib/index.js';
+import { actionsExec, makeOutputDir, writeOutput } from '../lib/index.js';
 import { benchmarkFindings, runDoctor, slowPathChecks } from '../measure/index.js';
 import { InputError, loadResults, validateResults } from '../results/index.js';
 import { UsageError } from './cli.js';
@@ -27,16 +26,18 @@ const FILE_FORMATS = ADAPTERS.filter((a) => a.kind === 'file')
   .map((a) => a.format)
   .join(', ');
 
+export const ADAPT_OPTIONS = {
+  format: { type: 'string' },
+  input: { type: 'string' },
+  kernel: { type: 'string' },
+  reference: { type: 'string' },
+  out: { type: 'string' },
+} as const;
+
 export const adapt: Command = async (args, io) => {
   const { values } = parseArgs({
     args,
-    options: {
-      format: { type: 'string' },
-      input: { type: 'string' },
-      kernel: { type: 'string' },
-      reference: { type: 'string' },
-      out: { type: 'string' },
-    },
+    options: ADAPT_OPTIONS,
     strict: true,
     allowPositionals: false,
   });
@@ -65,7 +66,7 @@ export const adapt: Command = async (args, io) => {
   const text = `${JSON.stringify(results, null, 2)}\n`;
   if (values.out === undefined) io.stdout(text);
   else {
-    writeFileSync(resolve(io.cwd, values.out), text);
+    writeOutput(resolve(io.cwd, values.out), text, values.out);
     io.stderr(`${values.out}: ${results.cases.length} cases of ${kernel} (${adapter.title})\n`);
   }
   return EXIT_PASS;
@@ -74,20 +75,22 @@ export const adapt: Command = async (args, io) => {
 /** Without --doctor the driver is unknown: the binaries' runtime is not checked against it. */
 const NO_DRIVER = { gpu: { name: 'unknown', sku: 'unknown' } };
 
+export const BENCH_OPTIONS = {
+  config: { type: 'string' },
+  only: { type: 'string' },
+  'out-dir': { type: 'string', default: '.kernelgate/report' },
+  baseline: { type: 'string' },
+  'base-root': { type: 'string' },
+  'base-sha': { type: 'string' },
+  doctor: { type: 'boolean', default: false },
+  kind: { type: 'string', default: 'pr' },
+  out: { type: 'string' },
+} as const;
+
 export const bench: Command = async (args, io) => {
   const { values } = parseArgs({
     args,
-    options: {
-      config: { type: 'string' },
-      only: { type: 'string' },
-      'out-dir': { type: 'string', default: '.kernelgate/report' },
-      baseline: { type: 'string' },
-      'base-root': { type: 'string' },
-      'base-sha': { type: 'string' },
-      doctor: { type: 'boolean', default: false },
-      kind: { type: 'string', default: 'pr' },
-      out: { type: 'string' },
-    },
+    options: BENCH_OPTIONS,
     strict: true,
     allowPositionals: false,
   });
@@ -133,9 +136,9 @@ export const bench: Command = async (args, io) => {
   );
   results.diagnostics.push(...slowPathChecks(results, names, config));
   const outDir = resolve(io.cwd, values['out-dir']);
-  mkdirSync(outDir, { recursive: true });
+  makeOutputDir(outDir, values['out-dir']);
   const resultsPath = join(outDir, 'results.json');
-  writeFileSync(resultsPath, `${JSON.stringify(results, null, 2)}\n`);
+  writeOutput(resultsPath, `${JSON.stringify(results, null, 2)}\n`);
   io.stderr(`results: ${resultsPath}\n`);
   const baseline = values.baseline ? loadResults(resolve(io.cwd, values.baseline)) : undefined;
   return judgeAndPrint(results, baseline, config, kind, values.out, io);

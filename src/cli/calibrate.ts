@@ -1,5 +1,6 @@
 // `kernelgate calibrate`: noise thresholds from repeated runs of the same code.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { writeOutput } from '../lib/index.js';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { calibrate, calibrationYaml, writeCalibration } from '../judge/index.js';
@@ -7,16 +8,18 @@ import { InputError, loadResults } from '../results/index.js';
 import { UsageError } from './cli.js';
 import { type Command, EXIT_PASS } from './common.js';
 
+export const CALIBRATE_OPTIONS = {
+  margin: { type: 'string', default: '2' },
+  'floor-pct': { type: 'string', default: '3' },
+  exclude: { type: 'string', default: '' },
+  provenance: { type: 'string', default: 'see the runs named in the command' },
+  write: { type: 'string' },
+} as const;
+
 export const calibrateCommand: Command = async (args, io) => {
   const { values, positionals } = parseArgs({
     args,
-    options: {
-      margin: { type: 'string', default: '2' },
-      'floor-pct': { type: 'string', default: '3' },
-      exclude: { type: 'string', default: '' },
-      provenance: { type: 'string', default: 'see the runs named in the command' },
-      write: { type: 'string' },
-    },
+    options: CALIBRATE_OPTIONS,
     strict: true,
     allowPositionals: true,
   });
@@ -45,7 +48,7 @@ export const calibrateCommand: Command = async (args, io) => {
     } catch (e) {
       throw new InputError(`${file}: cannot read it (${(e as Error).message})`);
     }
-    writeFileSync(file, writeCalibration(text, calibration, values.provenance, file));
+    writeOutput(file, writeCalibration(text, calibration, values.provenance, file), values.write);
     io.stderr(
       `${file}: compare.noise_pct.${calibration.model} now has ${calibration.entries.length} per-case entries (${calibration.compared} cases compared)\n`,
     );

@@ -3,10 +3,12 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dashboardCommand, exportCommand, historyCommand } from '../history/index.js';
+import { OutputError } from '../lib/index.js';
 import { InputError } from '../results/index.js';
 import { mergeCommand } from '../shard/index.js';
 import { adapt, bench } from './adapt.js';
 import { calibrateCommand } from './calibrate.js';
+import { checkCommand } from './check.js';
 import { deepCommand } from './deep.js';
 import {
   type CliIo,
@@ -18,11 +20,12 @@ import {
 } from './common.js';
 import { build, doctor, run } from './measure-commands.js';
 import { report } from './report.js';
-import { USAGE } from './usage.js';
+import { commandUsage, overview } from './usage.js';
 
 /** Subcommands by name. */
 export const COMMANDS: Record<string, Command> = {
   report,
+  check: checkCommand(),
   run,
   doctor,
   build,
@@ -38,30 +41,44 @@ export const COMMANDS: Record<string, Command> = {
 
 export class UsageError extends Error {}
 
+/** `--help` or `-h` among a command's arguments (before a `--`). */
+function asksHelp(args: string[]): boolean {
+  const end = args.indexOf('--');
+  return (end === -1 ? args : args.slice(0, end)).some((a) => a === '--help' || a === '-h');
+}
+
 /** Runs the command line; returns the exit status instead of exiting (tests call this). */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
-  const [name, ...rest] = argv;
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    (name === undefined ? io.stderr : io.stdout)(USAGE);
-    return name === undefined ? EXIT_USAGE : EXIT_PASS;
+  const [first, ...afterFirst] = argv;
+  if (first === undefined || first === '--help' || first === '-h') {
+    (first === undefined ? io.stderr : io.stdout)(overview());
+    return first === undefined ? EXIT_USAGE : EXIT_PASS;
+  }
+  // `kernelgate help` is the overview, `kernelgate help report` report's usage
+  const [name, rest, help] =
+    first === 'help' ? [afterFirst[0], [], true] : [first, afterFirst, asksHelp(afterFirst)];
+  if (name === undefined) {
+    io.stdout(overview());
+    return EXIT_PASS;
   }
   const command = COMMANDS[name];
   if (!command) {
-    io.stderr(`kernelgate: unknown command ${JSON.stringify(name)}\n\n${USAGE}`);
+    io.stderr(`kernelgate: unknown command ${JSON.stringify(name)}\n\n${overview()}`);
     return EXIT_USAGE;
+  }
+  if (help) {
+    io.stdout(commandUsage(name) ?? overview());
+    return EXIT_PASS;
   }
   try {
     return await command(rest, io);
   } catch (err) {
-    // Argument errors from parseArgs carry a code; input errors are ours. Anything else is a bug
-    // and keeps its stack.
+    // Argument errors from parseArgs carry a code; input and output errors are ours. Anything
+    // else is a bug and keeps its stack.
     const code = (err as { code?: string }).code;
-    if (
-      err instanceof InputError ||
-      err instanceof UsageError ||
-      code?.startsWith('ERR_PARSE_ARGS')
-    ) {
-      const hint = err instanceof InputError ? '' : `\n\n${USAGE}`;
+    const ours = err instanceof InputError || err instanceof OutputError;
+    if (ours || err instanceof UsageError || code?.startsWith('ERR_PARSE_ARGS')) {
+      const hint = ours ? '' : `\n\n${commandUsage(name) ?? overview()}`;
       io.stderr(`kernelgate ${name}: ${(err as Error).message}${hint}\n`);
       return EXIT_USAGE;
     }

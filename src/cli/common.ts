@@ -1,9 +1,9 @@
 // What every command shares: exit statuses, the io, the config and the verdict in words.
-import { statSync, writeFileSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { type Config, loadConfig } from '../config/index.js';
+import { type Config, loadConfig, unknownSelection } from '../config/index.js';
 import type { GateResult } from '../judge/index.js';
-import { packageRoot } from '../lib/index.js';
+import { packageRoot, writeOutput } from '../lib/index.js';
 import { judge } from '../pipeline/index.js';
 import { DEFAULT_COMMENT_KEY, reportMarker, withMarker } from '../publish/index.js';
 import { InputError, type KernelgateResults } from '../results/index.js';
@@ -89,7 +89,7 @@ export function judgeAndPrint(
         : judged.rendered.full,
   };
   if (out) {
-    writeFileSync(resolve(io.cwd, out), rendered.full);
+    writeOutput(resolve(io.cwd, out), rendered.full, out);
     io.stdout(verdictText(verdict));
   } else {
     io.stdout(rendered.full);
@@ -116,6 +116,14 @@ export function onlyList(option: string | undefined): string[] | undefined {
   if (bad !== undefined)
     throw new UsageError(`--only takes kernel folder names, got ${JSON.stringify(bad)}`);
   return names;
+}
+
+/** --only's kernels, each a kernel (or benchmark) of the configuration, else refused here. */
+export function selectedKernels(option: string | undefined, config: Config): string[] | undefined {
+  const only = onlyList(option);
+  const unknown = unknownSelection(config, only, '--only');
+  if (unknown !== undefined) throw new InputError(unknown);
+  return only;
 }
 
 /** Progress of doctor, build and harness on the terminal: groups become headings. */

@@ -2,15 +2,20 @@
 // compute-sanitizer's four tools over every CUDA and Triton variant on its kernel's smallest case,
 // Nsight Compute over the headline cases; their findings go into a results document's `deep`
 // section, which is then judged and reported like `kernelgate report`.
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type DeepCheck, parseDeepChecks, runDeep } from '../deep/index.js';
-import type { Config } from '../config/index.js';
-import { actionsExec, type Exec } from '../lib/index.js';
+import { type Config, unknownSelection } from '../config/index.js';
+import { actionsExec, type Exec, makeOutputDir, writeOutput } from '../lib/index.js';
 import { slowerDeepTargets } from '../pipeline/index.js';
 import { buildKernels, buildTargets, runDoctor } from '../measure/index.js';
-import { type KernelgateResults, loadResults, validateResults } from '../results/index.js';
+import {
+  InputError,
+  type KernelgateResults,
+  loadResults,
+  validateResults,
+} from '../results/index.js';
 import { UsageError } from './cli.js';
 import {
   type Command,
@@ -61,24 +66,26 @@ function emptyResults(environment: KernelgateResults['environment'], command: st
   } as unknown as KernelgateResults;
 }
 
+export const DEEP_OPTIONS = {
+  config: { type: 'string' },
+  checks: { type: 'string', default: 'sanitizer,ncu' },
+  only: { type: 'string' },
+  results: { type: 'string' },
+  baseline: { type: 'string' },
+  'out-dir': { type: 'string', default: '.kernelgate/report' },
+  builds: { type: 'string' },
+  jobs: { type: 'string', default: '4' },
+  sanitizer: { type: 'string' },
+  ncu: { type: 'string' },
+  'time-box': { type: 'string' },
+  kind: { type: 'string', default: 'nightly' },
+  out: { type: 'string' },
+} as const;
+
 function deepArgs(args: string[]) {
   const { values } = parseArgs({
     args,
-    options: {
-      config: { type: 'string' },
-      checks: { type: 'string', default: 'sanitizer,ncu' },
-      only: { type: 'string' },
-      results: { type: 'string' },
-      baseline: { type: 'string' },
-      'out-dir': { type: 'string', default: '.kernelgate/report' },
-      builds: { type: 'string' },
-      jobs: { type: 'string', default: '4' },
-      sanitizer: { type: 'string' },
-      ncu: { type: 'string' },
-      'time-box': { type: 'string' },
-      kind: { type: 'string', default: 'nightly' },
-      out: { type: 'string' },
-    },
+    options: DEEP_OPTIONS,
     strict: true,
     allowPositionals: false,
   });
@@ -135,6 +142,8 @@ export function deepCommand(exec: Exec = actionsExec()): Command {
     const started = Date.now() / 1000;
     const { values, checks, jobs, timeBoxS, kind, only } = deepArgs(args);
     const config = configFrom(values.config, io.cwd);
+    const unknown = unknownSelection(config, only, '--only');
+    if (unknown !== undefined) throw new InputError(unknown);
     const outDir = resolve(io.cwd, values['out-dir']);
     const log = terminalLog(io);
     const resultsPath = values.results
@@ -156,7 +165,7 @@ export function deepCommand(exec: Exec = actionsExec()): Command {
       log.info,
     );
     const deepDir = join(outDir, 'deep');
-    mkdirSync(deepDir, { recursive: true });
+    makeOutputDir(deepDir, `${values['out-dir']}/deep`);
     log.info(`kernelgate deep: ${checks.join(', ')}; the tools' output under ${deepDir}`);
     const gpu = (results?.environment ?? doctor.environment).gpu;
     const outcome = await runDeep(
@@ -194,7 +203,7 @@ export function deepCommand(exec: Exec = actionsExec()): Command {
       },
       resultsPath,
     );
-    writeFileSync(resultsPath, `${JSON.stringify(merged, null, 1)}\n`);
+    writeOutput(resultsPath, `${JSON.stringify(merged, null, 1)}\n`);
     io.stderr(`results with the deep section: ${resultsPath}\n`);
     return judgeAndPrint(merged, baseline, config, kind, values.out, io);
   };

@@ -1,9 +1,10 @@
 // `kernelgate doctor`, `build` and `run`: the stages on this machine.
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { actionsExec } from '../lib/index.js';
+import { actionsExec, makeOutputDir } from '../lib/index.js';
 import { buildKernels, buildTargets, describeDoctor, runDoctor } from '../measure/index.js';
 import {
+  checkBeforeRun,
   DEFAULT_BISECT_TIME_BOX_S,
   fullRun,
   type FullRunOptions,
@@ -18,17 +19,41 @@ import {
   EXIT_GATE_FAILED,
   EXIT_PASS,
   judgeAndPrint,
-  onlyList,
   PACKAGE_ROOT,
   reportKind,
+  selectedKernels,
   shardSpec,
   terminalLog,
 } from './common.js';
 
+export const DOCTOR_OPTIONS = { config: { type: 'string' } } as const;
+
+export const BUILD_OPTIONS = {
+  config: { type: 'string' },
+  only: { type: 'string' },
+  'cache-dir': { type: 'string' },
+} as const;
+
+export const RUN_OPTIONS = {
+  config: { type: 'string' },
+  only: { type: 'string' },
+  'out-dir': { type: 'string', default: '.kernelgate/report' },
+  baseline: { type: 'string' },
+  'baseline-dir': { type: 'string', default: '.kernelgate/baselines' },
+  branch: { type: 'string' },
+  base: { type: 'string' },
+  'base-sha': { type: 'string' },
+  'save-baseline': { type: 'boolean', default: false },
+  kind: { type: 'string', default: 'pr' },
+  out: { type: 'string' },
+  shard: { type: 'string' },
+  'shard-balance': { type: 'string', default: 'baseline' },
+} as const;
+
 export const doctor: Command = async (args, io) => {
   const { values } = parseArgs({
     args,
-    options: { config: { type: 'string' } },
+    options: DOCTOR_OPTIONS,
     strict: true,
     allowPositionals: false,
   });
@@ -41,16 +66,12 @@ export const doctor: Command = async (args, io) => {
 export const build: Command = async (args, io) => {
   const { values } = parseArgs({
     args,
-    options: {
-      config: { type: 'string' },
-      only: { type: 'string' },
-      'cache-dir': { type: 'string' },
-    },
+    options: BUILD_OPTIONS,
     strict: true,
     allowPositionals: false,
   });
   const config = configFrom(values.config, io.cwd);
-  const built = await buildKernels(buildTargets(config, onlyList(values.only)), {
+  const built = await buildKernels(buildTargets(config, selectedKernels(values.only, config)), {
     exec: actionsExec(),
     cacheDir: resolve(io.cwd, values['cache-dir'] ?? join(config.rootDir, '.kernelgate', 'build')),
     python: config.harness.python,
@@ -71,21 +92,7 @@ function nightlyOptions(nightly: boolean, config: FullRunOptions['config']) {
 export const run: Command = async (args, io) => {
   const { values } = parseArgs({
     args,
-    options: {
-      config: { type: 'string' },
-      only: { type: 'string' },
-      'out-dir': { type: 'string', default: '.kernelgate/report' },
-      baseline: { type: 'string' },
-      'baseline-dir': { type: 'string', default: '.kernelgate/baselines' },
-      branch: { type: 'string' },
-      base: { type: 'string' },
-      'base-sha': { type: 'string' },
-      'save-baseline': { type: 'boolean', default: false },
-      kind: { type: 'string', default: 'pr' },
-      out: { type: 'string' },
-      shard: { type: 'string' },
-      'shard-balance': { type: 'string', default: 'baseline' },
-    },
+    options: RUN_OPTIONS,
     strict: true,
     allowPositionals: false,
   });
@@ -101,7 +108,7 @@ export const run: Command = async (args, io) => {
     throw new UsageError('--save-baseline needs --branch: baselines are stored per branch');
   }
   const config = configFrom(values.config, io.cwd);
-  const only = onlyList(values.only);
+  const only = selectedKernels(values.only, config);
   const runOptions: FullRunOptions = {
     config,
     workspace: config.rootDir,
@@ -125,6 +132,9 @@ export const run: Command = async (args, io) => {
     skipIdentical: kind === 'pr',
   };
   const log = terminalLog(io);
+  // the configuration checked (as `kernelgate check`) before anything is built or measured
+  await checkBeforeRun(config, { harnessRoot: PACKAGE_ROOT, exec: actionsExec(), log });
+  makeOutputDir(runOptions.outDir, values['out-dir']);
   if (shard !== undefined) {
     const sharded = shardedOptions(runOptions, shard, balance as ShardBalance, log);
     const measured = sharded.finish(await fullRun(sharded.options, { exec: actionsExec(), log }));

@@ -1,11 +1,11 @@
 // `kernelgate dashboard`: the trend page, from the data branch or from results files.
 import type { CliIo } from '../cli/index.js';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/index.js';
-import { actionsExec } from '../lib/index.js';
+import { actionsExec, writeOutput } from '../lib/index.js';
 import { judge } from '../pipeline/index.js';
 import type { KernelgateResults } from '../results/index.js';
 import { InputError, loadResults } from '../results/index.js';
@@ -60,18 +60,21 @@ export function recordsFromResults(
   });
 }
 
+/** `kernelgate dashboard`'s options (DASHBOARD_USAGE names each of them). */
+export const DASHBOARD_OPTIONS = {
+  out: { type: 'string' },
+  results: { type: 'string', multiple: true },
+  config: { type: 'string' },
+  'history-remote': { type: 'string' },
+  'history-branch': { type: 'string', default: DEFAULT_DATA_BRANCH },
+  repository: { type: 'string' },
+  title: { type: 'string' },
+} as const;
+
 export async function dashboardCommand(args: string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: {
-      out: { type: 'string' },
-      results: { type: 'string', multiple: true },
-      config: { type: 'string' },
-      'history-remote': { type: 'string' },
-      'history-branch': { type: 'string', default: DEFAULT_DATA_BRANCH },
-      repository: { type: 'string' },
-      title: { type: 'string' },
-    },
+    options: DASHBOARD_OPTIONS,
     strict: true,
     allowPositionals: false,
   });
@@ -116,7 +119,7 @@ export async function dashboardCommand(args: string[], io: CliIo): Promise<numbe
     ...(values.title !== undefined ? { title: values.title } : {}),
     ...(values.repository !== undefined ? { repository: values.repository } : {}),
   });
-  writeFileSync(resolve(io.cwd, values.out), html);
+  writeOutput(resolve(io.cwd, values.out), html, values.out);
   const skus = new Set(records.map((r) => r.run.sku));
   io.stderr(
     `${values.out}: ${records.length} runs on ${[...skus].join(', ')} (${Math.round(html.length / 1024)} KiB)\n`,

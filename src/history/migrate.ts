@@ -76,6 +76,13 @@ export const HISTORY_USAGE = `kernelgate history import --baseline-dir DIR --his
   it again adds nothing (docs/history.md, "Moving from baseline-dir")
 `;
 
+/** `kernelgate history import`'s options (HISTORY_USAGE names each of them). */
+export const HISTORY_OPTIONS = {
+  'baseline-dir': { type: 'string' },
+  'history-remote': { type: 'string' },
+  'history-branch': { type: 'string', default: DEFAULT_DATA_BRANCH },
+} as const;
+
 /** `kernelgate history import`. */
 export async function historyCommand(args: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = args;
@@ -84,11 +91,7 @@ export async function historyCommand(args: string[], io: CliIo): Promise<number>
   }
   const { values } = parseArgs({
     args: rest,
-    options: {
-      'baseline-dir': { type: 'string' },
-      'history-remote': { type: 'string' },
-      'history-branch': { type: 'string', default: DEFAULT_DATA_BRANCH },
-    },
+    options: HISTORY_OPTIONS,
     strict: true,
     allowPositionals: false,
   });

@@ -3,3 +3,4 @@ export * from './exec.js';
 export * from './markdown.js';
 export * from './stats.js';
 export * from './package-root.js';
+export * from './output.js';

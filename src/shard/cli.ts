@@ -2,6 +2,7 @@
 // reported and gated once, like `kernelgate report` (docs/scaling.md).
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { makeOutputDir } from '../lib/index.js';
 import { fileBaselineStore } from '../store/index.js';
 import type { Config } from '../config/index.js';
 import type { KernelgateResults } from '../results/index.js';
@@ -12,12 +13,25 @@ import { MAX_SHARDS } from './plan.js';
 export const MERGE_USAGE = `kernelgate merge DIR [DIR...] --shards N [--config DIR_OR_FILE] [--out-dir DIR]
                  [--baseline FILE | --baseline-dir DIR (--branch NAME | --base NAME)]
                  [--kind pr|nightly] [--out FILE]
-  joins the results.json of each shard (kernelgate run --shard i/N) found under the folders into
+  joins the shards' results.json (each a \`kernelgate run\` of one shard) found under the folders into
   one (--out-dir, default .kernelgate/report/merge), then judges and reports it like \`report\`;
   a shard that did not report or failed fails the gate, named with the cases it owned
   --base NAME           judge against branch NAME's newest stored results on each shard's GPU SKU
   --branch NAME         the branch that ran (its newest stored results are the baseline)
 `;
+
+/** `kernelgate merge`'s options (MERGE_USAGE names each of them). */
+export const MERGE_OPTIONS = {
+  shards: { type: 'string' },
+  config: { type: 'string' },
+  'out-dir': { type: 'string', default: '.kernelgate/report/merge' },
+  baseline: { type: 'string' },
+  'baseline-dir': { type: 'string', default: '.kernelgate/baselines' },
+  branch: { type: 'string' },
+  base: { type: 'string' },
+  kind: { type: 'string', default: 'pr' },
+  out: { type: 'string' },
+} as const;
 
 /** What the command borrows from the command line (src/cli.ts) without importing it. */
 export interface MergeCliDeps {
@@ -39,17 +53,7 @@ export async function mergeCommand(
 ): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
-    options: {
-      shards: { type: 'string' },
-      config: { type: 'string' },
-      'out-dir': { type: 'string', default: '.kernelgate/report/merge' },
-      baseline: { type: 'string' },
-      'baseline-dir': { type: 'string', default: '.kernelgate/baselines' },
-      branch: { type: 'string' },
-      base: { type: 'string' },
-      kind: { type: 'string', default: 'pr' },
-      out: { type: 'string' },
-    },
+    options: MERGE_OPTIONS,
     strict: true,
     allowPositionals: true,
   });
@@ -77,6 +81,8 @@ export async function mergeCommand(
     info: (line: string) => io.stderr(`${line}\n`),
     warning: (line: string) => io.stderr(`warning: ${line}\n`),
   };
+  // the merged document's folder is made (or refused in one line) before anything is read
+  makeOutputDir(resolve(io.cwd, values['out-dir']), values['out-dir']);
   const run = await mergedRun({
     dirs,
     shards: Number(shardsText),

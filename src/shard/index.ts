@@ -42,4 +42,4 @@ export {
   type MergeContext,
   type ShardInputs,
 } from './action.js';
-export { mergeCommand, MERGE_USAGE, type MergeCliDeps } from './cli.js';
+export { mergeCommand, MERGE_OPTIONS, MERGE_USAGE, type MergeCliDeps } from './cli.js';
