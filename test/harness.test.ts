@@ -100,6 +100,19 @@ describe('harness', () => {
     expect(run.wroteResults).toBe(false);
     expect(run.logTail).toContain('[kernelgate] gemm/cublas dtype=bf16 PASS | 1.4 ms');
   });
+
+  it("never takes an earlier run's results.json for this run's (issue 30: run --only nosuch)", async () => {
+    const { log } = recordingLog();
+    const resultsPath = join(dir, 'stale', 'results.json');
+    mkdirSync(join(dir, 'stale'), { recursive: true });
+    writeFileSync(resultsPath, '{"left": "by the run before"}');
+    // the harness dies before it writes: the old file must not stand in for its results
+    const run = await runHarness(
+      { ...base, resultsPath, env: { FAKE_EXIT: '2' }, python: '/bin/false' },
+      log,
+    );
+    expect(run.wroteResults).toBe(false);
+  });
 });
 
 // A pull request that ships its own `kernelgate_harness/` (and a sitecustomize.py) must not replace

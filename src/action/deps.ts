@@ -6,7 +6,7 @@ import type { Config } from '../config/index.js';
 import type { DeepOptions, DeepOutcome } from '../deep/index.js';
 import { actionsExec } from '../lib/index.js';
 import type { Annotation } from './annotations.js';
-import { fullRun, type FullRun, type FullRunOptions } from '../pipeline/index.js';
+import { checkBeforeRun, fullRun, type FullRun, type FullRunOptions } from '../pipeline/index.js';
 import {
   createGitHubClient,
   type GitHubClient,
@@ -83,15 +83,21 @@ export function defaultDeps(carried: { token?: string } = {}): RunDeps {
         log: (message) => actionsCore.info(message),
       }),
     fs: { mkdir, writeFile: (path, data) => writeFile(path, data, 'utf8') },
-    measure: (options) =>
-      fullRun(options, {
+    measure: async (options) => {
+      const log = {
+        info: (line: string) => actionsCore.info(line),
+        startGroup: (name: string) => actionsCore.startGroup(name),
+        endGroup: () => actionsCore.endGroup(),
+        warning: (message: string) => actionsCore.warning(message),
+      };
+      // `kernelgate check` first: a configuration mistake fails here, before any build or GPU
+      // time, with each problem at its file and line (the annotations of src/action/main.ts)
+      await checkBeforeRun(options.config, {
+        harnessRoot: options.harnessRoot,
         exec: actionsExec(),
-        log: {
-          info: (line) => actionsCore.info(line),
-          startGroup: (name) => actionsCore.startGroup(name),
-          endGroup: () => actionsCore.endGroup(),
-          warning: (message) => actionsCore.warning(message),
-        },
-      }),
+        log,
+      });
+      return fullRun(options, { exec: actionsExec(), log });
+    },
   };
 }

@@ -2,7 +2,7 @@
 // paired base revision.
 import * as actionsCore from '@actions/core';
 import { join } from 'node:path';
-import type { Config } from '../config/index.js';
+import { type Config, unknownSelection } from '../config/index.js';
 import { actionStore, pullRequestEvent } from '../history/index.js';
 import {
   type AncestryCheck,
@@ -15,6 +15,7 @@ import { branchesOf, field } from './event.js';
 import { type ActionInputs, inWorkspace } from './inputs.js';
 import type { EventContext } from './trust.js';
 import { actionsExec, type Exec, packageRoot } from '../lib/index.js';
+import { InputError } from '../results/index.js';
 
 /** The action's own checkout (the folder of its package.json): it holds the harness. */
 export const ACTION_ROOT = packageRoot();
@@ -28,6 +29,8 @@ export function measureOptions(
   core: ActionCore,
 ): FullRunOptions {
   const workspace = env['GITHUB_WORKSPACE'] ?? process.cwd();
+  const unknown = unknownSelection(config, inputs.kernels, "the 'kernels' input");
+  if (unknown !== undefined) throw new InputError(unknown);
   const { branch, baseBranch } = branchesOf(event, env);
   if (mode === 'pr' && (inputs.saveBaseline === 'true' || inputs.saveBaseline === 'always')) {
     core.warning(

@@ -1,7 +1,7 @@
 // Runs the Python harness (python/kernelgate_harness) on the GPU runner through @actions/exec and
 // streams its per-case progress into the log, one collapsible group per kernel. It judges nothing.
 import { exec as actionsExec } from '@actions/exec';
-import { appendFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { childEnv } from '../lib/index.js';
 
@@ -91,6 +91,9 @@ export async function runHarness(
 ): Promise<HarnessRun> {
   mkdirSync(dirname(options.logPath), { recursive: true });
   writeFileSync(options.logPath, '');
+  // A results.json an earlier run left is never judged as this run's: gone before the harness
+  // starts, so a harness that writes nothing is said to have written nothing.
+  rmSync(options.resultsPath, { force: true });
   const env = childEnv(options.env);
   // The harness package ships with the action, alone in its python/ folder, so nothing of the
   // action's own repository (its kernels/ package) shadows the workspace's. The workspace is not
