@@ -606,12 +606,15 @@ class Harness:
     def calibrate(self):
         """The gemm kernel's cases, run quietly, when this run did not select it: every run
         reports its ceilings."""
-        path = os.path.join(self.args.kernels, "gemm", "kernel.yml")
-        if not os.path.exists(path):
-            self.diag("warning", "no-ceilings", f"no {path}: copy and GEMM ceilings not measured")
+        path, root = calibration_manifest(self.args.kernels)
+        if path is None:
+            self.diag("warning", "no-ceilings", f"no {root}: copy and GEMM ceilings not measured")
             return None
         m = load_manifest(path)
-        handle = WorkerHandle(m, {**self.options(), "seeds": [0], "fault": None})
+        # The action's own gemm kernel is imported from the action's checkout (import_root), not
+        # from the repository measured, which has no kernels/gemm of its own.
+        shipped = {"import_root": root} if root is not None else {}
+        handle = WorkerHandle(m, {**self.options(), "seeds": [0], "fault": None, **shipped})
         cases = []
         try:
             for case in m.cases:
@@ -625,6 +628,22 @@ class Harness:
             handle.stop()
         say("ceilings measured (gemm calibration, not reported as cases)")
         return ceilings_from(cases)
+
+
+def calibration_manifest(kernels_dir):
+    """The calibration kernel's manifest: the repository's own kernels/gemm when it has one, else
+    the one kernelgate ships beside this harness (<kernelgate>/kernels/gemm, found as the harness
+    is: python/kernelgate_harness/ → <kernelgate>/), so any repository's run measures its ceilings.
+    Returns (path, import_root): import_root is kernelgate's root for the shipped one, else None;
+    (None, what was looked for) when neither is there."""
+    own = os.path.join(kernels_dir, "gemm", "kernel.yml")
+    if os.path.exists(own):
+        return own, None
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    shipped = os.path.join(root, "kernels", "gemm", "kernel.yml")
+    if os.path.exists(shipped):
+        return shipped, root
+    return None, f"{own} nor {shipped}"
 
 
 def suspect_order(group, pending, culprit):
