@@ -150,24 +150,58 @@ export function variantChanges(cases: CaseComparison[], aboveChip: Set<string>):
   };
 }
 
+/** Values an axis may name in a pattern (`W=7|100|257`); past that it is a list of cases. */
+const MAX_PATTERN_VALUES = 4;
+
+/** One axis's restriction: the subset's values of `key`, fewer than all cases have. */
+interface Restriction {
+  key: string;
+  values: Set<string>;
+}
+
+function restrictions(subset: CaseComparison[], all: CaseComparison[]): Restriction[] {
+  const keys = [...new Set(all.flatMap((c) => Object.keys(c.params)))];
+  const out: Restriction[] = [];
+  for (const key of keys) {
+    if (subset.some((c) => c.params[key] === undefined)) continue;
+    const inAll = new Set(all.map((c) => String(c.params[key])));
+    const values = new Set(subset.map((c) => String(c.params[key])));
+    if (values.size < inAll.size && values.size <= MAX_PATTERN_VALUES) out.push({ key, values });
+  }
+  return out;
+}
+
+/** Whether exactly the subset's cases have these axes' values (every other case differs). */
+function separates(rs: Restriction[], subset: CaseComparison[], all: CaseComparison[]): boolean {
+  const inSubset = new Set(subset);
+  return all.every(
+    (c) => rs.every((r) => r.values.has(String(c.params[r.key]))) === inSubset.has(c),
+  );
+}
+
 /**
- * The case axes a subset of a variant's cases has in common beyond what all its cases share:
- * "causal=true" when only causal cases failed, '' when the subset spans every axis.
+ * The case axes that separate a subset of a variant's cases from the rest: "W=7|100|257" when
+ * the cases of those widths failed and every other passed, over every parameter (not the first
+ * that the subset restricts: "dtype=fp16|bf16" was named for failures that were the widths', the
+ * fp32 cases of those widths failing too). One axis if one separates, else the fewest values over
+ * two; '' when one case, all cases, or no pair of axes separates them (then no pattern is claimed).
  */
 export function commonAxes(subset: CaseComparison[], all: CaseComparison[]): string {
   // One case names itself; a pattern needs two.
   if (subset.length < 2 || subset.length === all.length) return '';
-  const keys = [...new Set(all.flatMap((c) => Object.keys(c.params)))];
-  const parts: string[] = [];
-  for (const k of keys) {
-    const inAll = new Set(all.map((c) => String(c.params[k])));
-    const inSub = new Set(subset.map((c) => String(c.params[k])));
-    if (inSub.size < inAll.size && inSub.size <= 2 && !inSub.has('undefined')) {
-      parts.push(`${k}=${[...inSub].join('|')}`);
-    }
+  const rs = restrictions(subset, all);
+  const size = (x: Restriction[]) => x.reduce((n, r) => n + r.values.size, 0);
+  const candidates: Restriction[][] = [];
+  for (const r of rs) if (separates([r], subset, all)) candidates.push([r]);
+  if (!candidates.length) {
+    rs.forEach((a, i) =>
+      rs.slice(i + 1).forEach((b) => {
+        if (separates([a, b], subset, all)) candidates.push([a, b]);
+      }),
+    );
   }
-  // More than two restricted axes is a list of cases, not a pattern.
-  return parts.length <= 2 ? parts.join(', ') : '';
+  const best = candidates.sort((a, b) => size(a) - size(b))[0];
+  return best ? best.map((r) => `${r.key}=${[...r.values].join('|')}`).join(', ') : '';
 }
 
 /** A failed case's pattern: what its correctness record shows, not its numbers. */

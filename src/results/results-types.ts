@@ -15,6 +15,10 @@ export interface KernelgateResults {
   base_builds?: BuildRecord[];
   kernels: KernelInfo[];
   cases: CaseResult[];
+  /**
+   * each manifest's ci_cases (the small and tail shapes) verified on the run's device after the timed cases, untimed (python/kernelgate_harness/tails.py); apart from cases, so the timed set and its baselines are unchanged. The gate fails on one that is not verified (docs/judging.md, Tails). Absent: a document written before tails were verified, or a run with --ci or --no-tails
+   */
+  tails?: TailResult[];
   deep?: Deep;
 }
 export interface Run {
@@ -527,10 +531,6 @@ export interface Timing {
   warmup_ms?: number;
   l2_flush?: boolean;
   input_sets?: number;
-  /**
-   * the case's cold/warm statement for this variant: 'cold: …' (L2 flushed, persisting lines reset before every sample), 'warm: …' (a graph's or a batch's launches back to back, or a working set over 4x L2, not flushed), or 'not applicable: …' on the CPU (docs/harness.md, cold and warm). Absent in documents written before it was recorded
-   */
-  l2_state?: string;
 }
 /**
  * this case timed against the base revision's same variant in the same job, pair by pair (head = this case's timing, base = base_timing)
@@ -635,6 +635,31 @@ export interface Tuning1 {
     config: unknown[] | {} | string | number | boolean;
     ms: number;
   }[];
+}
+/**
+ * one variant on one tail case, verified and not timed
+ */
+export interface TailResult {
+  kernel: string;
+  variant: string;
+  /**
+   * the case id, as the cases' (kernel.yml ci_cases)
+   */
+  case: string;
+  params: {
+    [k: string]: string | number | boolean;
+  };
+  /**
+   * ok: verified correct; fail: wrong result; error: raised or crashed; timeout: exceeded its time limit; skipped: not applicable (reason says why)
+   */
+  status: 'ok' | 'fail' | 'error' | 'timeout' | 'skipped';
+  reason?: string;
+  correctness?: Correctness;
+  error?: {
+    kind: string;
+    message: string;
+    log_tail?: string;
+  };
 }
 /**
  * the nightly's deep checks: compute-sanitizer over every variant on a small case, Nsight Compute metrics of headline cases (docs/scaling.md)
