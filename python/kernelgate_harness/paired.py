@@ -103,6 +103,8 @@ def arm_timing(arm, keep, info, stop_reason, n_dropped):
         "l2_flush": info["l2_flush"],
         "input_sets": info["input_sets"],
     }
+    if info.get("l2_state"):
+        timing["l2_state"] = info["l2_state"]
     if arm["clk"] and len(arm["clk"]) == len(arm["ms"]):
         timing["sm_clock_mhz"] = [arm["clk"][i] for i in keep]
         timing["power_w"] = [arm["pw"][i] for i in keep]

@@ -11,6 +11,9 @@ import time
 
 from .device import SPIN_CYCLES_PER_MS, error_record
 from .graphs import CaptureFailed, unjoined_error
+from .integrity import prims_of
+from .l2 import l2_statement
+from .outputs import bits
 from .stats import StopRule, drop_throttled, summarize
 
 # A case whose roofline floor (its work at round chip rates) is below this is timed as a CUDA graph
@@ -31,6 +34,18 @@ GRAPH_TARGET_MS = 1.0
 GRAPH_EST_FACTOR = 4
 GRAPH_EST_MIN_MS = 0.005
 GRAPH_MAX_LAUNCHES = 200
+
+
+# A graph's launches write different output buffers in turn (a launch that skips its work leaves
+# its buffer unwritten, checked after timing), as many as its launches, within a share of L2 so
+# that the graph's replays stay warm as before (at least two).
+GRAPH_BUFFERS_L2_SHARE = 0.25
+
+
+def graph_buffers(out, n, l2_bytes):
+    """How many output buffers a graph of n launches writes in turn."""
+    size = max(1, out.numel() * out.element_size())
+    return max(1, min(n, max(2, int(GRAPH_BUFFERS_L2_SHARE * l2_bytes // size))))
 
 
 def floor_ms(work):
@@ -62,23 +77,79 @@ LEAD_IN_MAX_MS = 10.0
 HOST_MS_SETTLE = 4
 
 
+# Each timed input set's contents alternate between two values in the same tensors (swapped in
+# place between rounds), and each variant's output buffer between two, out of step with them, so a
+# buffer is never handed to a call on the values it last held the answer for: a result cached by
+# the inputs' identity, or left in an untouched buffer, is wrong and checked (finish). Only where
+# the second values and buffers fit in INPUT_SET_BUDGET_BYTES, and every input is a contiguous
+# strided tensor (else one value and one buffer, as before).
+GENERATIONS = 2
+ALT_SEED = 4_000_003
+
+
+def swap_in_place(torch, a, b):
+    """a and b (contiguous, same shape and dtype) exchange their contents without a third buffer."""
+    x, y = bits(torch, a), bits(torch, b)
+    x.bitwise_xor_(y)
+    y.bitwise_xor_(x)
+    x.bitwise_xor_(y)
+
+
 class Bench:
     """One case's timing state in one worker: inputs, outputs, graphs and the samples taken."""
 
     def __init__(self, **kw):
+        self.verified = {}  # variant -> the bits' fingerprint of its verified output on set 0
         self.__dict__.update(kw)
         self.outs, self.flush, self.samples = {}, None, {}
         self.graphs, self.batched, self.warmup_ms, self.last_res, self.host_ms, self.spin_ms = {}, {}, {}, {}, {}, {}
         self.graph_out = {}
+        self.bad = {}  # variant -> the error that ended its timing (tampering, L2 persistence)
+        self.alt = None  # per set: the other values, swapped with the live ones between rounds
+        self.gen = [0] * self.n_sets  # per set: which values the set's tensors hold now
+        self.use = [0] * self.n_sets  # per set: its rounds so far
+        self.graph_calls = 0
+
+    def buffer(self, k):
+        """Which of a variant's two output buffers of set k the current round hands out."""
+        return self.use[k] % 2 if self.alt is not None else 0
 
     def call(self, v, k):
-        res = self.runners[v](self.sets[k], self.outs[v][k])
-        # The latest output of every input set: finish() checks each against its own oracle.
-        self.last_res[(v, k)] = res
+        j = self.buffer(k)
+        res = self.runners[v](self.sets[k], self.outs[v][k][j])
+        # The latest output of every input set and buffer, and the values it was computed on:
+        # finish() checks each against their own oracle.
+        self.last_res[(v, k, j)] = (res, self.gen[k])
         return res
 
+    def call_graph(self, v, n_buffers):
+        """One call while a graph is captured: its launches write n_buffers different buffers in
+        turn, buffer j on input set j % n_sets."""
+        j = self.graph_calls % n_buffers
+        self.graph_calls += 1
+        return self.runners[v](self.sets[j % self.n_sets], self.outs[v][0][j])
+
+    def next_round(self, torch, r):
+        """Before round r: the set it uses gets its other values when its turn says so."""
+        k = r % self.n_sets
+        self.use[k] = r // self.n_sets
+        if self.alt is None:
+            return
+        want = (self.use[k] // 2) % GENERATIONS
+        if want != self.gen[k]:
+            for name, x in self.sets[k].items():
+                if isinstance(x, torch.Tensor):
+                    swap_in_place(torch, x, self.alt[k][name])
+            self.gen[k] = want
+
+    def values(self, k, g):
+        """The inputs of set k as they are in generation g (live or swapped out)."""
+        if g == self.gen[k] or self.alt is None:
+            return self.sets[k]
+        return {name: self.alt[k].get(name, x) for name, x in self.sets[k].items()}
+
     def release(self):
-        self.sets = self.outs = self.flush = self.graphs = self.last_res = self.ref0 = self.graph_out = None
+        self.sets = self.outs = self.flush = self.graphs = self.last_res = self.ref0 = self.graph_out = self.alt = None
 
 
 # The times one call can take, ms (schema/results.schema.json, Timing): a nanosecond to an hour.
@@ -148,13 +219,24 @@ class Timer:
         # Several input sets, rotated sample by sample, for cold cases (and on the CPU, where it
         # costs nothing): finish() checks the timed output of every one of them.
         n_sets = min(MAX_INPUT_SETS, max(1, int(INPUT_SET_BUDGET_BYTES // max(work["bytes"], 1)))) if cold or not cuda else 1
+        if use_graph and 2 * work["bytes"] <= INPUT_SET_BUDGET_BYTES:
+            # A graph's launches alternate between two input sets, so a launch that copies another
+            # launch's answer instead of computing its own is wrong (check_graph_buffers).
+            n_sets = 2
         seeds = self.opt["seeds"]
         sets = [self.module.make_inputs(dict(params), seeds[0] if i == 0 else 1_000_003 + i, self.device) for i in range(n_sets)]
         b = Bench(
             params=params, names=names, runners=runners, records=records, ref0=ref0, idx=idx,
             work=work, cold=cold, use_graph=use_graph, n_sets=n_sets, sets=sets,
+            verified={v: bits for v, (seed, bits) in getattr(self, "verified_bits", {}).items() if seed == seeds[0] and bits is not None},
         )
-        b.outs = {v: [self.module.output_like(x, params) for x in sets] for v in names}
+        b.alt = self.alternate_values(params, sets, names, work) if not use_graph else None
+        n_out = 2 if b.alt is not None else 1
+        if use_graph:
+            n_out = graph_buffers(self.module.output_like(sets[0], params), graph_launches(work), self.l2_bytes)
+            if n_sets > 1 and n_out > 1:
+                n_out -= n_out % n_sets
+        b.outs = {v: [[self.module.output_like(x, params) for _ in range(n_out)] for x in sets] for v in names}
         b.flush = torch.empty(2 * self.l2_bytes, dtype=torch.uint8, device="cuda") if cold else None
         b.samples = {v: {"ms": [], "clk": [], "pw": []} for v in names}
         if use_graph:
@@ -163,8 +245,13 @@ class Timer:
                 self.mark(v, "graph capture")
                 try:
                     try:
-                        graph, b.graph_out[v] = self.capture(lambda v=v: b.call(v, 0), n)
+                        b.graph_calls = 0
+                        graph, _ = self.capture(lambda v=v: b.call_graph(v, n_out), n)
+                        b.graph_out[v] = b.outs[v][0]
                         b.graphs[v] = (graph, n)
+                        tampering = self.tampered(f"while {v} was captured in a CUDA graph")
+                        if tampering:
+                            records[v].update(status="error", error=tampering)
                         continue
                     except CaptureFailed as e:
                         failed = e
@@ -186,6 +273,33 @@ class Timer:
                 b.release()
                 return None
         return b
+
+    def alternate_values(self, params, sets, names, work):
+        """Per input set, its second values ({name: tensor}), or None where they cannot be swapped
+        in place (a sparse, non-contiguous or non-tensor input that differs) or do not fit."""
+        torch = self.torch
+        extra = len(sets) * work["bytes"] * (1 + len(names))
+        if extra > INPUT_SET_BUDGET_BYTES:
+            return None
+        alt = []
+        for i, live in enumerate(sets):
+            other = self.module.make_inputs(dict(params), ALT_SEED + i, self.device)
+            if set(other) != set(live):
+                return None
+            for name, x in other.items():
+                y = live[name]
+                if isinstance(x, torch.Tensor) != isinstance(y, torch.Tensor):
+                    return None
+                if not isinstance(x, torch.Tensor):
+                    if x is not y and x != y:
+                        return None
+                    continue
+                if x.layout != torch.strided or y.layout != torch.strided or not (x.is_contiguous() and y.is_contiguous()):
+                    return None
+                if x.shape != y.shape or x.dtype != y.dtype or x.device != y.device:
+                    return None
+            alt.append({name: x for name, x in other.items() if isinstance(x, torch.Tensor)})
+        return alt
 
     def warm(self, b, names, seconds, min_rounds=3, short_seconds=None, short_call_s=0.0):
         """Every variant in turn, for `seconds` (clocks settle as power reaches its cap), at least
@@ -235,6 +349,10 @@ class Timer:
         # The host's time to queue the sample (the lead-in's spin must outlast it).
         if v not in b.spin_ms:
             b.host_ms.setdefault(v, []).append((time.perf_counter() - t0) * 1e3)
+        # Python ran: what the harness relies on must be as it was (a graph's replay runs none).
+        bad = self.tampered(f"while {v} was timed") or self.l2_left_set(v)
+        if bad and v not in b.bad:
+            b.bad[v] = bad
         return t
 
     def lead_in(self, b, v, r):
@@ -272,6 +390,10 @@ class Timer:
     def sample_round(self, b, order, r):
         """One sample of each variant in `order`: {variant: (ms, sm clock MHz, power W)}."""
         pending = []
+        b.next_round(self.torch, r)
+        l2 = getattr(self, "l2", None)
+        if b.cold and l2 is not None:
+            l2.reset_lines()  # persisting lines back to normal, so the flushes evict them
         if order:
             self.lead_in(b, order[0], r)
         for v in order:
@@ -304,9 +426,20 @@ class Timer:
             base = "events"
         return base + ("+l2flush" if b.cold else "") + (", interleaved" if self.opt.get("interleave", True) else ", sequential")
 
+    def l2_state(self, b, v):
+        l2 = getattr(self, "l2", None)
+        reset_ok = l2 is not None and l2.ok
+        return l2_statement(b.cold, b.use_graph, v in b.batched, reset_ok, b.work["bytes"], getattr(self, "l2_bytes", 0), self.device == "cuda")
+
     def arm_info(self, b):
         """What the parent needs to write each variant's timing record."""
-        return {v: {"method": self.method(b, v), "warmup_ms": b.warmup_ms.get(v, 0.0), "l2_flush": bool(b.cold), "input_sets": b.n_sets} for v in b.names}
+        return {
+            v: {
+                "method": self.method(b, v), "warmup_ms": b.warmup_ms.get(v, 0.0), "l2_flush": bool(b.cold), "input_sets": b.n_sets,
+                "l2_state": self.l2_state(b, v),
+            }
+            for v in b.names
+        }
 
     def bench(self, params, records, runners, ref0, idx):
         """Times one revision's variants here, round by round, each until its stop rule says so."""
@@ -322,6 +455,9 @@ class Timer:
             stops.update(self.sample_until_stopped(b, group))
         info = self.arm_info(b)
         for v in b.names:
+            if v in b.bad:
+                records[v].update(status="error", error=b.bad[v])
+                continue
             s = b.samples[v]
             kept, clk, pw, n_drop = drop_throttled(s["ms"], s["clk"], s["pw"])
             timing = {
@@ -332,6 +468,7 @@ class Timer:
                 "stop_reason": stops[v],
                 "warmup_ms": info[v]["warmup_ms"],
                 "l2_flush": info[v]["l2_flush"],
+                "l2_state": info[v]["l2_state"],
                 "input_sets": b.n_sets,
             }
             if clk:
@@ -354,6 +491,9 @@ class Timer:
         spent = dict.fromkeys(names, 0.0)
         r = 0
         while True:
+            for v in names:
+                if v in b.bad and stop[v] is None:
+                    stop[v] = "ended"  # its error is recorded instead of a timing (bench)
             active = [v for v in names if stop[v] is None]
             if not active:
                 return stop
@@ -372,15 +512,16 @@ class Timer:
     def time_one(self, fn, flush, per=1):
         """One sample: on CUDA an event pair on the current stream (returns a callable read after the
         round's synchronisation); on CPU the wall clock."""
-        torch = self.torch
         if self.device != "cuda":
-            t0 = time.perf_counter()
+            perf_counter = prims_of(self).perf_counter
+            t0 = perf_counter()
             fn()
-            return (time.perf_counter() - t0) * 1e3 / per
+            return (perf_counter() - t0) * 1e3 / per
+        p = prims_of(self)  # the timer as it was before any kernel module was imported
         if flush is not None:
             flush.zero_()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
+        start, end = p.event(), p.event()
+        p.record(start)
         fn()
-        end.record()
-        return lambda: start.elapsed_time(end) / per
+        p.record(end)
+        return lambda: p.elapsed_time(start, end) / per

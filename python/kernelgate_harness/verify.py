@@ -6,9 +6,12 @@ and the late-work check), and the correctness record judged against the manifest
 
 import gc
 import math
+import threading
 import time
 
 from .device import SPIN_CYCLES_PER_MS, error_record, is_out_of_memory, sync_stream
+from .integrity import prims_of
+from .outputs import bits_differ, cached_result_message, changed_after_return_message, output_problem, settle
 
 # A variant whose device work outlives its own stream's end event by this much (and by this
 # fraction of its timed duration) launched work on another stream than the one timed.
@@ -68,6 +71,26 @@ def fingerprint(inputs):
     return out
 
 
+def out_fingerprint(t):
+    """The bits' fingerprint of one output (fingerprint's), to name an answer returned again."""
+    return fingerprint({"out": t}).get("out")
+
+
+def refused_check(seed, problem, numel):
+    """The check of a call whose result is refused before it is looked at (outputs.output_problem)."""
+    return {
+        "refused": problem, "late_work": False, "after_return": 0, "third_moved": 0, "out_bits": None, "seed": seed,
+        "rel_l2": None, "max_abs": None, "nan": 0, "inf": 0, "unwritten": 0, "numel": numel, "repeat": None,
+        "moved_nonfinite": 0, "drain_ms": None, "event_ms": None,
+    }
+
+
+# The third run of the first seed on the GPU runs beside this load on another stream (256 MiB
+# added to, LOAD_PASSES times): the variant's blocks then meet other SMs' work and other orders.
+LOAD_ELEMENTS = 64 << 20
+LOAD_PASSES = 4
+
+
 def changed_inputs(before, after):
     return sorted({k.split(".")[0] for k in before if after.get(k) != before[k]})
 
@@ -99,6 +122,9 @@ class Verifier:
         # the target branch's code, stress-checked on its own push (cli.base_options).
         stress = self.verify_stress(params, idx, records, runners) if self.opt.get("stress", True) else {}
         tol = self.tolerance(params)
+        # The first seed's output bits of each variant: its timed runs on the same values must
+        # give the same bits (timed_output.py: a race that shows only under repetition).
+        self.verified_bits = {v: (seeds[0], checks[v][0].get("out_bits")) for v in runners if checks[v]}
         for v in runners:
             if records[v].get("status") == "error":
                 continue
@@ -133,9 +159,15 @@ class Verifier:
             self.mark(v, f"verify {where}")
             try:
                 check = self.check_once_or_free(run, inputs, params, ref, idx, seed, first=first)
+                if check is not None and first and self.opt.get("timing") and not check.get("refused"):
+                    # Once per case and variant: does it serve results from a cache? (caching.py)
+                    check["cache"] = self.cache_probe(run, params, idx)
             except Exception as e:
                 records[v].update(status="error", error=error_record("verify", e))
                 check = None
+            tampering = self.tampered(f"while {v} was verified ({where})") or self.l2_left_set(v)
+            if tampering:
+                records[v].update(status="error", error=tampering)
             written = changed_inputs(before, fingerprint(inputs))
             if check is not None:
                 check["inputs_written"] = written
@@ -169,6 +201,7 @@ class Verifier:
         out = self.module.output_like(inputs, params)
         out.fill_(math.nan)
         drain_ms = event_ms = None
+        threads = set(threading.enumerate())
         if self.device == "cuda" and first:
             res, drain_ms, event_ms, host_ms = self.drain_probe(lambda: run(inputs, out))
             # One host-timed synchronize() is no evidence: the host thread can be descheduled
@@ -185,14 +218,28 @@ class Verifier:
             res = run(inputs, out)
             host_ms = (time.perf_counter() - t0) * 1e3
             sync_stream(torch, self.device)
+        refused = output_problem(torch, res, inputs, out)
+        if refused:
+            return refused_check(seed, refused, out.numel())
         wrote_out = res.data_ptr() == out.data_ptr()
         res1 = res.clone()
+        # Finished when the call returned: nothing it left running (a thread, another stream) may
+        # change the output afterwards, outside the timed interval.
+        settle(torch, self.device, threads)
+        after_return = bits_differ(torch, res, res1)
         # Second run on the same inputs over a finite sentinel: an element that stays NaN in the
         # first run and keeps the sentinel in the second was never written.
         out.fill_(30000.0)
         sentinel = out.view(-1)[0].item()
         res2 = run(inputs, out)
         sync_stream(torch, self.device)
+        refused = output_problem(torch, res2, inputs, out, earlier=res)
+        if refused:
+            return refused_check(seed, refused, out.numel())
+        # The first seed: a third run on the same inputs, on the GPU under load on another stream
+        # (other block orders): a race that two quiet runs happen to agree on (split-K atomics on
+        # a large output passed two runs on the H100, issue 34) moves here.
+        third = self.third_run_moved(run, inputs, params, res1) if first and self.opt.get("stream_checks", True) else 0
         nan1 = torch.isnan(res1)
         unwritten = (nan1 & (res2 == sentinel)) if wrote_out else torch.zeros_like(nan1)
         n_unwritten = int(unwritten.sum())
@@ -213,6 +260,9 @@ class Verifier:
             late = self.right_only_after_device_sync(run, inputs, params, ref, idx, host_ms)
         return {
             "late_work": late,
+            "after_return": after_return,
+            "third_moved": third,
+            "out_bits": out_fingerprint(res1),
             "seed": seed,
             "rel_l2": rel,
             "max_abs": mx,
@@ -225,6 +275,28 @@ class Verifier:
             "drain_ms": drain_ms,
             "event_ms": event_ms,
         }
+
+    def third_run_moved(self, run, inputs, params, res1):
+        """Elements of a third run's output (over a NaN-filled buffer; on CUDA beside a load on
+        another stream) whose bits differ from the first run's."""
+        torch = self.torch
+        out = self.module.output_like(inputs, params)
+        out.fill_(math.nan)
+        if self.device == "cuda":
+            load = torch.zeros(LOAD_ELEMENTS, device="cuda")
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                for _ in range(LOAD_PASSES):
+                    load.add_(1.0)
+            res = run(inputs, out)
+            torch.cuda.synchronize()
+            del load
+        else:
+            res = run(inputs, out)
+        if output_problem(torch, res, inputs, out) is not None:
+            return res1.numel()
+        return bits_differ(torch, res, res1)
 
     def right_only_after_device_sync(self, run, inputs, params, ref, idx, host_ms=0.0):
         """A wrong output when the timed stream is done that is right once the whole device is
@@ -250,18 +322,18 @@ class Verifier:
     def drain_probe(self, fn):
         """(result, ms the device stayed busy after the timed stream's end event, ms between the
         events, ms the host took to queue fn)."""
-        torch = self.torch
-        torch.cuda.synchronize()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        h0 = time.perf_counter()
+        p = prims_of(self)  # the timer as it was before any kernel module was imported
+        p.synchronize()
+        start, end = p.event(), p.event()
+        p.record(start)
+        h0 = p.perf_counter()
         res = fn()
-        host_ms = (time.perf_counter() - h0) * 1e3
-        end.record()
-        end.synchronize()
-        t0 = time.perf_counter()
-        torch.cuda.synchronize()
-        return res, (time.perf_counter() - t0) * 1e3, start.elapsed_time(end), host_ms
+        host_ms = (p.perf_counter() - h0) * 1e3
+        p.record(end)
+        p.event_synchronize(end)
+        t0 = p.perf_counter()
+        p.synchronize()
+        return res, (p.perf_counter() - t0) * 1e3, p.elapsed_time(start, end), host_ms
 
     def error_vs(self, out, ref, idx):
         """(rel_l2, max_abs) of out against the oracle over the part it covers; (None, None) if NaN/Inf."""
@@ -278,9 +350,18 @@ class Verifier:
     def judge(self, rec, checks, tol, seeds, subset, stress=()):
         problems = []
         scales = getattr(self.module, "STRESS_TOLERANCE_SCALE", {})
+        answers = {}  # output bits -> the input set that got them first (a cached result)
         for c in [*checks, *stress]:
             s = c["seed"]
             where = f"seed {s}" if isinstance(s, int) else s
+            if c.get("refused"):
+                problems.append(f"{where}: {c['refused']}")
+                continue
+            cached = answers.get(c.get("out_bits")) if c.get("out_bits") is not None else None
+            if c.get("out_bits") is not None:
+                answers.setdefault(c["out_bits"], where)
+            if c.get("cache"):
+                problems.append(f"{where}: {c['cache']}")
             # A stress input may be checked against a multiple of the tolerance: its values are
             # far from those the tolerance was set for (the module's STRESS_TOLERANCE_SCALE).
             scale = 1.0 if isinstance(s, int) else scales.get(s.removeprefix("stress input "), 1.0)
@@ -291,7 +372,10 @@ class Verifier:
                 problems.append(f"{where}: {c['nan']} NaN in the output")
             if c["inf"]:
                 problems.append(f"{where}: {c['inf']} Inf in the output")
-            if c["rel_l2"] is not None and c["rel_l2"] > tol_rel:
+            wrong = c["rel_l2"] is None or c["rel_l2"] > tol_rel
+            if wrong and cached is not None and cached != where:
+                problems.append(cached_result_message(where, f"{cached}'s inputs"))
+            elif c["rel_l2"] is not None and c["rel_l2"] > tol_rel:
                 problems.append(f"{where}: rel_l2 {c['rel_l2']:.3e} > tolerance {tol_rel:.1e}")
             if tol_abs is not None and c["max_abs"] is not None and c["max_abs"] > tol_abs:
                 problems.append(f"{where}: max_abs {c['max_abs']:.3e} > tolerance {tol_abs:.1e}")
@@ -305,6 +389,8 @@ class Verifier:
                     f"{where}: the output is wrong when the timed stream is done and right only after a device-wide synchronize: work was "
                     "left on another stream, which the timing does not see"
                 )
+            elif c.get("after_return"):
+                problems.append(changed_after_return_message(where, c["after_return"], c["numel"]))
             elif c["moved_nonfinite"]:
                 problems.append(
                     f"{where}: {c['moved_nonfinite']} elements finite in one run and not in the other on the same inputs (a race, or a read "
@@ -314,6 +400,12 @@ class Verifier:
                 problems.append(
                     f"{where}: result moved between two runs on the same inputs, max diff {c['repeat']:.3e} (a race, or a read of memory "
                     "nothing wrote)"
+                )
+            elif c.get("third_moved"):
+                load = " beside a load on another stream" if self.device == "cuda" else ""
+                problems.append(
+                    f"{where}: result moved between runs on the same inputs: a third run{load} differs from the first in "
+                    f"{c['third_moved']} of {c['numel']} elements (a race that two runs happened to agree on)"
                 )
         worst = lambda key: None if any(c[key] is None for c in checks) else max(c[key] for c in checks)  # noqa: E731
         repeats = [c["repeat"] for c in checks]

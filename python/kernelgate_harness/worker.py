@@ -9,8 +9,11 @@ import sys
 import time
 
 from . import NotBuilt, Unsupported, faults
+from .caching import CacheProbe
 from .device import CURRENT, error_record
 from .graphs import GraphCapture
+from .integrity import Guard, tampering_error
+from .l2 import persistence_error
 from .timed_output import TimedOutputCheck
 from .timing import Timer, fail_untimed
 from .verify import Verifier
@@ -40,10 +43,11 @@ class Ctx:
         raise NotBuilt(f"no library for {self.kernel}/{variant}: {self._builds_file} has no build record for it")
 
 
-class Worker(Verifier, GraphCapture, Timer, TimedOutputCheck):
+class Worker(Verifier, CacheProbe, GraphCapture, Timer, TimedOutputCheck):
     """One kernel's worker: its module, the run's options and the device. Set-up and the protocol
-    of one case are here; verification (verify.Verifier), graph capture (graphs.GraphCapture),
-    timing (timing.Timer) and the check after it (timed_output.TimedOutputCheck) are its mixins."""
+    of one case are here; verification (verify.Verifier), the cache probe (caching.CacheProbe),
+    graph capture (graphs.GraphCapture), timing (timing.Timer) and the check after it
+    (timed_output.TimedOutputCheck) are its mixins."""
 
     def __init__(self, current, manifest, options):
         self.current = current
@@ -53,17 +57,47 @@ class Worker(Verifier, GraphCapture, Timer, TimedOutputCheck):
 
         self.torch = torch
         self.device = options["device"]
+        if self.device == "cuda":
+            from . import environment  # noqa: F401  (imported before the snapshot: it is the harness's)
+        # The snapshot of what the timing, the statistics and the checks rely on, and the timer's
+        # own references, taken before the kernel module's code runs (integrity.py).
+        self.guard = Guard(torch)
         self.module = importlib.import_module(manifest["module"])
+        found = self.guard.check()
+        # A module that patches at import time fails every variant of every case (setup()).
+        self.import_tampering = tampering_error(found, f"after importing {manifest['module']}") if found else None
         self.ctx = Ctx(manifest["name"], self.device, options.get("builds") or [], options.get("builds_file"))
         self.fault = faults.parse(options.get("fault"))
         self.nvml = None
         self.warmed_up = False
         self.capture_stream = None  # made on the first capture, kept for the worker's life
+        self.l2 = None
         if self.device == "cuda":
             from .environment import Nvml
+            from .l2 import PersistingL2
 
             self.nvml = Nvml(0)
+            self.l2 = PersistingL2()
             self.l2_bytes = int(getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 50 << 20))
+
+    def tampered(self, when):
+        """The tampering error when anything the harness relies on was replaced since the snapshot
+        (each restored; `when` says during what), else None."""
+        guard = getattr(self, "guard", None)
+        if guard is None:  # a stub of the worker in the tests
+            return None
+        names = guard.check() + guard.check_instance(self, "the worker")
+        return tampering_error(names, when) if names else None
+
+    def l2_left_set(self, v):
+        """The l2-persistence error when variant v left L2 set aside for persisting accesses (the
+        limit is set back to 0), else None; None where the runtime cannot be asked."""
+        l2 = getattr(self, "l2", None)
+        limit = l2.limit() if l2 is not None else None
+        if not limit:
+            return None
+        l2.clear_limit()
+        return persistence_error(v, limit)
 
     def mark(self, variant, phase):
         """Tell the parent (through shared memory, no message) what is running, for a timeout's reason."""
@@ -76,6 +110,9 @@ class Worker(Verifier, GraphCapture, Timer, TimedOutputCheck):
         for v in variants:
             self.mark(v, "setup")
             rec = records[v] = {}
+            if self.import_tampering:
+                rec.update(status="error", error=dict(self.import_tampering))
+                continue
             factory = getattr(self.module, "VARIANTS", {}).get(v)
             if factory is None:
                 message = f"module {self.manifest['module']} has no variant {v!r} in VARIANTS (the manifest lists it)"
@@ -88,6 +125,10 @@ class Worker(Verifier, GraphCapture, Timer, TimedOutputCheck):
                 continue
             except Exception as e:
                 rec.update(status="error", error=error_record("setup", e))
+                continue
+            tampering = self.tampered(f"during the set-up of {v}")
+            if tampering:
+                rec.update(status="error", error=tampering)
                 continue
             tuned = tuning_record(run)
             if tuned is not None:

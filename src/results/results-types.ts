@@ -531,6 +531,10 @@ export interface Timing {
   warmup_ms?: number;
   l2_flush?: boolean;
   input_sets?: number;
+  /**
+   * the case's cold/warm statement for this variant: 'cold: …' (L2 flushed, persisting lines reset before every sample), 'warm: …' (a graph's or a batch's launches back to back, or a working set over 4x L2, not flushed), or 'not applicable: …' on the CPU (docs/harness.md, cold and warm). Absent in documents written before it was recorded
+   */
+  l2_state?: string;
 }
 /**
  * this case timed against the base revision's same variant in the same job, pair by pair (head = this case's timing, base = base_timing)

@@ -509,16 +509,16 @@ def finished(variants, module=faulty_bench):
     runners = {v: faulty_bench.VARIANTS[v](params, types.SimpleNamespace(device="cpu")) for v in variants}
     records = {v: {"status": "ok", "correctness": {"status": "PASS"}} for v in variants}
     b = timing.Bench(params=params, names=list(variants), runners=runners, records=records, ref0=ref0, idx=None, n_sets=1, sets=sets)
-    b.outs = {v: [module.output_like(sets[0], params)] for v in variants}
+    b.outs = {v: [[module.output_like(sets[0], params)]] for v in variants}  # per set, its output buffers
     for v in variants:
         for _ in range(3):  # the capture's warm-up and the timed calls
             b.call(v, 0)
-        out = b.outs[v][0]
+        out = b.outs[v][0][0]
         if v == "capture_cheat":
             b.graphs[v] = (FakeGraph(lambda out=out: out.zero_()), 200)  # what it recorded while captured
         else:
             b.graphs[v] = (FakeGraph(lambda v=v: b.call(v, 0)), 200)
-        b.graph_out[v] = out
+        b.graph_out[v] = [out]
     w.finish(b)
     return records
 
