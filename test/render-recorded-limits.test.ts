@@ -73,8 +73,9 @@ describe('at 1,000 cases', { timeout: 300_000 }, () => {
       });
       expect(rendered.comment.length).toBeLessThanOrEqual(GITHUB_COMMENT_LIMIT);
       // Not even shortened: the comment summarises by variant, so five times the cases is not
-      // five times the comment (2.7k-6.3k characters here); the full report has every case.
-      expect(rendered.comment.length).toBeLessThan(8_000);
+      // five times the comment (2.7k-6.3k characters here, 8.4k for the nightly since the changed
+      // cases carry their one-line symbol legend); the full report has every case.
+      expect(rendered.comment.length).toBeLessThan(9_000);
       expect(rendered.commentLevel).toBe(0);
       expect(rendered.comment).not.toContain("This comment was cut to fit GitHub's");
       expect(rendered.full.length).toBeGreaterThan(rendered.comment.length);

@@ -195,11 +195,16 @@ describe('renderReport', () => {
     // Changed cases: Δ and verdict beside the variant, one column per case axis.
     expect(comment).toContain(
       [
-        '| variant | Δ | verdict | dtype | B | H | S | D | causal | ms | base ms | CI of Δ | note |',
-        '| :- | -: | :- | :- | :- | :- | :- | :- | :- | -: | -: | -: | :- |',
-        '| triton\\_fa2 | +9.3 % | 🔴 SLOWER | fp16 | 16 | 96 | 4096 | 128 | false | 43.28 | 39.59 | +8.2 % … +10.6 % | |',
-        '| cuda\\_fa2 | −7.7 % | 🟢 FASTER | fp16 | 16 | 96 | 4096 | 128 | false | 38.44 | 41.65 | −9.3 % … −6.8 % | |',
-      ].join('\n'),
+        // no note column (no row has one); numbers keep their unit, intervals stay on one line
+        '| variant | Δ | verdict | dtype | B | H | S | D | causal | ms | base ms | CI of Δ |',
+        '| :- | -: | :- | :- | :- | :- | :- | :- | :- | -: | -: | -: |',
+        '| triton\\_fa2 | +9.3 % | 🔴 SLOWER | fp16 | 16 | 96 | 4096 | 128 | false | 43.28 | 39.59 | +8.2 % … +10.6 % |',
+        '| cuda\\_fa2 | −7.7 % | 🟢 FASTER | fp16 | 16 | 96 | 4096 | 128 | false | 38.44 | 41.65 | −9.3 % … −6.8 % |',
+      ]
+        .join('\n')
+        .replace(/(\d) %/g, '$1\u00a0%')
+        .replace(/ (SLOWER|FASTER)/g, '\u00a0$1')
+        .replace(/ … /g, '\u00a0…\u00a0'),
     );
     expect(comment).toContain('- triton differs from the baseline: 3.6.0 → 3.6.1');
     // The full report keeps every case, narrow at the front, and the charts.
@@ -252,7 +257,9 @@ describe('renderReport', () => {
     expect(comment).toContain(
       '- ⚠️ **attention/sdpa\\_default** above what the chip can do on 1 case: 1070.2 TFLOPS &gt; 989.4 TFLOPS datasheet peak (H100-SXM fp16). A measurement error, not a result: check the FLOP or byte count (e.g. causal halving) and the timing',
     );
-    expect(comment).toMatch(/\| sdpa\\_default \| \+1\.0 % \| ⚠️ above the chip's peak \| fp16 \|/);
+    expect(comment).toMatch(
+      /\| sdpa\\_default \| \+1\.0\u00a0% \| ⚠️\u00a0above\u00a0the\u00a0chip's\u00a0peak \| fp16 \|/,
+    );
     expect(full).toMatch(
       /\| sdpa\\_default \| \+1\.0 % \| ⚪ SAME \| fp16 \| 16 \| 96 \| 4096 \| 128 \| true \| [\d.]+ \| [\d.]+ \| ⚠️ 1070\.2 \|/,
     );
