@@ -523,7 +523,10 @@ describe('kernelgate adapt', () => {
       'BM_copy',
     );
     expect(adapted.status).toBe(0);
-    expect(adapted.stderr).toBe(`${out}: 5 cases of gbench (Google Benchmark JSON)\n`);
+    // What it wrote, in one line (issue 31): cases, timed, errors, skipped, warnings, the GPU.
+    expect(adapted.stderr).toBe(
+      `${out}: 5 case(s) (Google Benchmark JSON): 4 timed, 1 error(s), 0 skipped; 0 warning(s); GPU: no GPU named\n`,
+    );
     const results = validateResults(JSON.parse(readFileSync(out, 'utf8')), out);
     expect(results.kernels[0]?.variants).toEqual([
       { name: 'BM_copy', role: 'reference' },
@@ -535,6 +538,53 @@ describe('kernelgate adapt', () => {
     expect(judged.status).toBe(1);
     expect(judged.stderr).toContain('gbench/BM_needs_gpu n=1024: error: gbench: no CUDA device');
     expect(judged.stderr).toContain('4 timed case(s) carry no correctness record: UNCHECKED');
+  });
+
+  it('exits 1 when nothing it wrote can be judged, saying so (issue 31)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kg-adapt-'));
+    const doc = JSON.parse(readFileSync(join(fixtures, 'gbench/bench.json'), 'utf8')) as {
+      benchmarks: { name: string }[];
+    };
+    doc.benchmarks = doc.benchmarks.filter((b) => b.name.startsWith('BM_needs_gpu'));
+    writeFileSync(join(dir, 'errors.json'), JSON.stringify(doc));
+    const out = join(dir, 'results.json');
+    const adapted = await cli(
+      'adapt',
+      '--format',
+      'gbench',
+      '--input',
+      join(dir, 'errors.json'),
+      '--out',
+      out,
+    );
+    expect(adapted.status).toBe(1);
+    expect(adapted.stderr).toBe(
+      `${out}: 1 case(s) (Google Benchmark JSON): 0 timed, 1 error(s), 0 skipped; 0 warning(s); GPU: no GPU named\n` +
+        `${out}: no timed case: nothing in it can be judged\n`,
+    );
+  });
+
+  it('reads several runs given as --input, one sample per run (issue 31)', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'kg-adapt-')), 'results.json');
+    const inputs = [
+      'pytest-bench/bench.json',
+      'pytest-bench/bench.json',
+      'pytest-bench/bench.json',
+    ];
+    const adapted = await cli(
+      'adapt',
+      '--format',
+      'pytest-benchmark',
+      ...inputs.flatMap((i) => ['--input', i]),
+      '--out',
+      out,
+    );
+    expect(adapted.status).toBe(0);
+    expect(adapted.stderr).toBe(
+      `${out}: 4 case(s) (pytest-benchmark JSON) from 3 runs (one sample per run): 4 timed, 0 error(s), 0 skipped; 0 warning(s); GPU: no GPU named\n`,
+    );
+    const results = validateResults(JSON.parse(readFileSync(out, 'utf8')), out);
+    expect(results.cases.map((c) => c.timing?.samples_ms.length)).toEqual([3, 3, 3, 3]);
   });
 
   it('refuses a format it cannot read and a kernel name that is not one', async () => {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, type CliIo } from '../src/cli/index.js';
-import { toBmf, toGabBigger, toGabSmaller } from '../src/history/export.js';
+import { failedCases, toBmf, toGabBigger, toGabSmaller } from '../src/history/export.js';
 import { loadResults, newAjv } from '../src/results/index.js';
 
 const RUNS = ['push', 'pr', 'nightly', 'slowed', 'broken', 'paired-slow2-h100'];
@@ -26,16 +26,23 @@ function io(): CliIo & { out: string[]; err: string[] } {
 }
 
 describe('export', () => {
-  it('BMF: latency in ns with the median interval, throughput in FLOP/s (exact for one case)', () => {
+  it('BMF: latency in ns with the median interval, calls/s as throughput, FLOP/s and bytes/s as measures of their own (exact for one case)', () => {
     const bmf = toBmf(loadResults('test/fixtures/recorded/push/results.json'));
     // median 30.584656715… ms of 34 samples; 99 % interval: the 10th and 25th smallest samples,
     // 29.178752899… and 30.934335708… ms; work 1.3194139533312e13 FLOP.
     expect(bmf[FA2]).toEqual({
       latency: { value: 30584700, lower_value: 29178800, upper_value: 30934300 },
-      throughput: { value: 431397e9, lower_value: 426521e9, upper_value: 452183e9 },
+      // Bencher's throughput is operations per second: here calls of the kernel (issue 31)
+      throughput: { value: 32.6961, lower_value: 32.3265, upper_value: 34.2715 },
+      'flop-rate': { value: 431397e9, lower_value: 426521e9, upper_value: 452183e9 },
+      'byte-rate': expect.objectContaining({}) as unknown,
     });
-    // the copy does no floating-point work: latency only
-    expect(Object.keys(bmf['gemm/torch_copy/op=copy,dtype=fp32,MiB=1024']!)).toEqual(['latency']);
+    // the copy does no floating-point work: no FLOP rate
+    expect(Object.keys(bmf['gemm/torch_copy/op=copy,dtype=fp32,MiB=1024']!)).toEqual([
+      'latency',
+      'throughput',
+      'byte-rate',
+    ]);
   });
 
   it('github-action-benchmark: ms smaller is better, TFLOP/s and GB/s bigger is better', () => {
@@ -82,14 +89,42 @@ describe('export', () => {
     }
   });
 
-  it('leaves out cases whose result was wrong', () => {
+  it('exports a case whose result was wrong as a failure, with no time (issue 31)', () => {
     const broken = loadResults('test/fixtures/recorded/broken/results.json');
     const wrong = broken.cases.filter(
       (c) => c.correctness?.status === 'FAIL' || c.status === 'fail',
     );
     expect(wrong.length).toBe(26);
-    const names = new Set(Object.keys(toBmf(broken)));
-    for (const c of wrong) expect(names.has(`${c.kernel}/${c.variant}/${c.case}`)).toBe(false);
+    const bmf = toBmf(broken);
+    for (const c of wrong) {
+      expect(bmf[`${c.kernel}/${c.variant}/${c.case}`]).toEqual({
+        failure: { value: 1, lower_value: 1, upper_value: 1 },
+      });
+    }
+    const gab = new Set(toGabSmaller(broken).map((e) => e.name));
+    for (const c of wrong) expect(gab.has(`${c.kernel}/${c.variant}/${c.case}`)).toBe(false);
+  });
+
+  it('kernelgate export names the failed cases a gab format leaves out (issue 31)', async () => {
+    const t = io();
+    const status = await runCli(
+      [
+        'export',
+        '--results',
+        'test/fixtures/recorded/broken/results.json',
+        '--format',
+        'gab-smaller',
+      ],
+      t,
+    );
+    expect(status).toBe(0);
+    const broken = loadResults('test/fixtures/recorded/broken/results.json');
+    const n = failedCases(broken).length;
+    expect(t.err.join('')).toMatch(
+      new RegExp(
+        `^test/fixtures/recorded/broken/results\\.json: ${n} failed case\\(s\\) left out of gab-smaller, which has no way to say a case failed: [^\\n]+ \\(wrong result\\)`,
+      ),
+    );
   });
 
   it('kernelgate export writes the file and says how many benchmarks', async () => {

@@ -8,7 +8,9 @@ import {
   caseIdOf,
   isoUtc,
   JsonReader,
-  noGpuEnvironment,
+  EmptyOutputError,
+  gpuEnvironment,
+  gpuNamed,
   scalarOf,
   timingFromSamples,
   type Adapted,
@@ -96,7 +98,10 @@ function readInstances(read: JsonReader, runs: unknown[]): Map<string, Instance>
       const flops = read.optionalNumber(run.flops, `${at}.flops`);
       const bytes = read.optionalNumber(run.bytes, `${at}.bytes`);
       const rate = read.optionalNumber(run.bytes_per_second, `${at}.bytes_per_second`);
+      // A FLOP rate counter (Counter::kIsRate, "FLOPS"): the rate × the time of one iteration.
+      const flopRate = read.optionalNumber(run.FLOPS, `${at}.FLOPS`);
       if (flops !== undefined) inst.flops = flops;
+      else if (flopRate !== undefined) inst.flops = flopRate * timeMs * 1e-3;
       if (bytes !== undefined) inst.bytes = bytes;
       else if (rate !== undefined) inst.bytes = Math.round(rate * timeMs * 1e-3);
     }
@@ -173,13 +178,16 @@ function parse({ text, file, kernel }: Parameters<FileAdapter['parse']>[0]): Ada
   const read = new JsonReader(file);
   const root = read.object(parseJson(text, file), 'the document');
   const context = read.object(root.context ?? {}, 'context');
-  const instances = [...readInstances(read, read.array(root.benchmarks, 'benchmarks')).values()];
+  const runs = read.array(root.benchmarks, 'benchmarks');
+  if (runs.length === 0) throw new EmptyOutputError(file);
+  const instances = [...readInstances(read, runs).values()];
   const { tool, run, diagnostics } = fromContext(context, file, kernel);
   return {
     cases: instances.map((inst) => caseOf(inst, kernel)),
     variants: [...new Set(instances.map((inst) => inst.variant))],
     tool,
-    environment: noGpuEnvironment(),
+    // The GPU the program names in its context (AddCustomContext / --benchmark_context=gpu=…).
+    environment: gpuEnvironment(gpuNamed(context.gpu ?? context.gpu_name)),
     run,
     diagnostics,
   };

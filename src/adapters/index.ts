@@ -17,6 +17,11 @@ export const ADAPTERS: readonly Adapter[] = [
 
 export const ADAPTER_FORMATS: readonly string[] = ADAPTERS.map((a) => a.format);
 
+/** Each format's title ("Google Benchmark JSON"), as messages name a file's real format. */
+export const FORMAT_TITLES: Readonly<Record<string, string>> = Object.fromEntries(
+  ADAPTERS.filter((a) => a.kind === 'file').map((a) => [a.format, a.title]),
+);
+
 export function adapterFor(format: string): Adapter | undefined {
   return ADAPTERS.find((a) => a.format === format);
 }
@@ -33,3 +38,6 @@ export * from './config.js';
 export * from './notes.js';
 export * from './run.js';
 export * from './types.js';
+export * from './runner-gpu.js';
+export { mergeRuns } from './runs.js';
+export { adaptFiles, adaptSummary } from './adapt-files.js';

@@ -12,6 +12,12 @@ type AdapterInfo = NonNullable<KernelgateResults['kernels'][number]['adapter']>;
  */
 const UNPAIRED = 'not timed against the base revision';
 
+/** What to do when a side's samples are one run's rounds (docs/adapters.md, "Noise by source"). */
+export const ONE_RUN_FIX =
+  "read 5 or more runs' files of each side together (kernelgate adapt --input run1.json --input " +
+  'run2.json …: one sample per run), or time base and head alternately as a command benchmark ' +
+  '(paired A/B)';
+
 function toolName(a: AdapterInfo): string {
   return a.tool ?? a.format;
 }
@@ -36,6 +42,8 @@ export function annotateAdapted(comparison: Comparison, results: KernelgateResul
           : `${UNPAIRED}: ${toolName(a)} output is read once, from the head (only command benchmarks run in both trees)`,
       );
     }
+    // One run's rounds: no interval (src/judge/sources.ts); here what to do for this tool.
+    if (c.oneRun && c.perfNote !== undefined) c.perfNote = `${c.perfNote}; ${ONE_RUN_FIX}`;
     const timing = c.current.status === 'ok' ? c.current.timing : undefined;
     if (timing && timing.samples_ms.length === 0) {
       const note =

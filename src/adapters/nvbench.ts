@@ -3,7 +3,7 @@
 // GPU time (isolated launches, CUDA events): the raw samples when `--jsonbin` wrote them beside the
 // JSON (little-endian float32 seconds), else nvbench's summaries with its own noise estimate.
 import type { CaseResult, Diagnostic, Environment } from '../results/index.js';
-import { parseJson } from '../results/index.js';
+import { InputError, parseJson } from '../results/index.js';
 import { gpuModel } from '../config/index.js';
 import {
   caseIdOf,
@@ -85,6 +85,7 @@ function summariesOf(read: JsonReader, state: Record<string, unknown>, sat: stri
 
 /** What reading one state needs besides the state: its kernel, variant, sample files, findings. */
 interface StateContext {
+  file: string;
   kernel: string;
   variant: string;
   readSidecar: ((path: string) => Buffer) | undefined;
@@ -101,9 +102,7 @@ function timingOf(
   const get = (tag: string) => numberIn(summaries, tag);
   const meanS = get(`${timer.time}/mean`) as number;
   const samplesFile = summaries.find((x) => x.tag === `nv/json/bin:${timer.prefix}/sample_times`);
-  const samplesMs = samplesFile
-    ? readSamples(samplesFile, ctx.readSidecar, sat, ctx.diagnostics, ctx.kernel)
-    : undefined;
+  const samplesMs = samplesFile ? readSamples(samplesFile, sat, ctx) : undefined;
   if (samplesMs !== undefined && samplesMs.length > 0) {
     const timing = timingFromSamples(samplesMs, `nvbench ${timer.what}, one sample per launch`);
     return { timing, summaryOnly: false };
@@ -234,7 +233,13 @@ function parse({ text, file, kernel, readSidecar }: Parameters<FileAdapter['pars
         return;
       }
       if (!variants.includes(variant)) variants.push(variant);
-      const one = caseOfState(read, state, sat, { kernel, variant, readSidecar, diagnostics });
+      const one = caseOfState(read, state, sat, {
+        file,
+        kernel,
+        variant,
+        readSidecar,
+        diagnostics,
+      });
       cases.push(one.adapted);
       if (one.summaryOnly) summaryOnly++;
     });
@@ -257,10 +262,8 @@ function mul(x: number | undefined, k: number): number | undefined {
 
 function readSamples(
   summary: Summary,
-  readSidecar: ((path: string) => Buffer) | undefined,
   at: string,
-  diagnostics: Diagnostic[],
-  kernel: string,
+  { file, kernel, readSidecar, diagnostics }: StateContext,
 ): number[] | undefined {
   const filename = summary.values.get('filename');
   if (typeof filename !== 'string' || readSidecar === undefined) return undefined;
@@ -279,6 +282,12 @@ function readSamples(
     return undefined;
   }
   const n = Math.floor(bytes.length / 4);
+  const size = summary.values.get('size');
+  if (typeof size === 'number' && (size !== n || bytes.length % 4 !== 0)) {
+    throw new InputError(
+      `${file}: ${at}: its sample file ${filename} holds ${n} samples (${bytes.length} bytes), but the JSON says ${size} (size): the file is truncated or belongs to another run`,
+    );
+  }
   const samples: number[] = [];
   for (let i = 0; i < n; i++) samples.push(bytes.readFloatLE(i * 4) * 1e3);
   return samples;

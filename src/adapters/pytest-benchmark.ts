@@ -7,7 +7,9 @@ import {
   caseIdOf,
   isoUtc,
   JsonReader,
-  noGpuEnvironment,
+  EmptyOutputError,
+  gpuEnvironment,
+  gpuNamed,
   summaryTiming,
   timingFromSamples,
   type Adapted,
@@ -15,6 +17,7 @@ import {
   type FileAdapter,
   type Params,
 } from './types.js';
+import { ONE_RUN_FIX } from './notes.js';
 
 /** A parametrize value as a case parameter: scalars as they are, anything else as its JSON. */
 function paramValue(value: unknown): string | number | boolean {
@@ -33,7 +36,9 @@ function timingOf(
   const method = 'pytest-benchmark time per call (one sample per round)';
   if (data !== undefined && data.length > 0) {
     const samplesMs = data.map((x, j) => read.number(x, `${at}.stats.data[${j}]`) * 1e3);
-    return { timing: timingFromSamples(samplesMs, method), summaryOnly: false };
+    // The rounds of one run: they hold none of the spread between runs (docs/adapters.md).
+    const timing = { ...timingFromSamples(samplesMs, method), samples_span: 'one-run' as const };
+    return { timing, summaryOnly: false };
   }
   const sec = (key: string) => {
     const x = read.optionalNumber(stats[key], `${at}.stats.${key}`);
@@ -87,6 +92,7 @@ function parse({ text, file, kernel }: Parameters<FileAdapter['parse']>[0]): Ada
   const read = new JsonReader(file);
   const root = read.object(parseJson(text, file), 'the document');
   const benchmarks = read.array(root.benchmarks, 'benchmarks');
+  if (benchmarks.length === 0) throw new EmptyOutputError(file);
   const parsed = benchmarks.map((value, i) => caseOf(read, value, i, kernel));
   const summaryOnly = parsed.filter((c) => c.summaryOnly).length;
 
@@ -97,6 +103,17 @@ function parse({ text, file, kernel }: Parameters<FileAdapter['parse']>[0]): Ada
       code: 'adapter.pytest_benchmark.no_data',
       message: `${file}: ${summaryOnly} benchmark(s) carry statistics only: they get no interval and no paired verdict`,
       fix: 'run pytest with --benchmark-save-data so the JSON keeps every round',
+      source: `kernel:${kernel}`,
+      kernel,
+    });
+  }
+  const oneRun = parsed.length - summaryOnly;
+  if (oneRun > 0) {
+    diagnostics.push({
+      level: 'warning',
+      code: 'adapter.pytest_benchmark.one_run',
+      message: `${file}: the samples of ${oneRun} benchmark(s) are the rounds of one run, which hold none of the spread between runs: against a baseline they are AMBIGUOUS, never SLOWER or FASTER`,
+      fix: ONE_RUN_FIX,
       source: `kernel:${kernel}`,
       kernel,
     });
@@ -112,7 +129,7 @@ function parse({ text, file, kernel }: Parameters<FileAdapter['parse']>[0]): Ada
     cases: parsed.map((c) => c.adapted),
     variants: [...new Set(parsed.map((c) => c.variant))],
     tool: `pytest-benchmark${version}`,
-    environment: noGpuEnvironment(libraries),
+    environment: gpuEnvironment(gpuNamed(machine.gpu), libraries),
     run: {
       ...(startedAt ? { started_at: startedAt } : {}),
       ...(typeof commit.id === 'string' ? { git_sha: commit.id } : {}),

@@ -19,8 +19,10 @@ import {
   type CommandRunner,
 } from './command.js';
 import { workOf, type BenchmarkConfig } from './config.js';
-import { adapterFor, type Adapter } from './index.js';
+import { adapterFor, FORMAT_TITLES, type Adapter } from './index.js';
+import { refuseOtherFormat } from './sniff.js';
 import {
+  EmptyOutputError,
   kernelInfo,
   workFields,
   type Adapted,
@@ -116,6 +118,7 @@ export function adaptFile(
 ): AdaptedKernel {
   const shown = options.shown ?? path;
   const text = readInputFile(path, shown);
+  refuseOtherFormat(adapter.format, text, shown, FORMAT_TITLES);
   const adapted = adapter.parse({
     text,
     file: shown,
@@ -298,12 +301,12 @@ export async function runBenchmark(
     adapted = adaptFile(adapter, output, { kernel: bench.name, shown, ...common });
   } catch (error) {
     if (!(error instanceof InputError)) throw error;
-    return failedBenchmark(
-      adapter,
-      bench,
-      `its output is not ${adapter.title}: ${error.message}`,
-      printed,
-    );
+    // An empty output is the tool's own, and says so; anything else is not the tool's format.
+    const why =
+      error instanceof EmptyOutputError
+        ? error.message
+        : `its output is not ${adapter.title}: ${error.message}`;
+    return failedBenchmark(adapter, bench, why, printed);
   }
   if (adapted.cases.length === 0) {
     return failedBenchmark(adapter, bench, `${shown} holds no benchmark`, printed);

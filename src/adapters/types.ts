@@ -4,6 +4,7 @@
 import type { CaseResult, Diagnostic, Environment, KernelInfo, Timing } from '../results/index.js';
 import { InputError, showValue } from '../results/index.js';
 import { quantileSorted, sortedCopy } from '../lib/index.js';
+import { gpuModel } from '../config/index.js';
 
 /**
  * What a tool can give, declared once per adapter and printed in docs/adapters.md. The results
@@ -165,6 +166,41 @@ export function noGpuEnvironment(libraries: Record<string, string> = {}): Enviro
     gpu: { name: 'none', sku: 'none' },
     ...(Object.keys(libraries).length ? { libraries } : {}),
   };
+}
+
+/**
+ * A GPU's name from a tool's own context: a string, or an object with a `name` (pytest-benchmark's
+ * machine_info.gpu as a hook may set it). Undefined when the tool's output names none.
+ */
+export function gpuNamed(value: unknown): string | undefined {
+  const name =
+    typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>).name
+      : value;
+  return typeof name === 'string' && name.trim() !== '' ? name.trim() : undefined;
+}
+
+/**
+ * The environment of a tool's run: the GPU its output names (its model from the GPU table), else
+ * none named (`none`): the runner's GPU is then added where one is found (src/cli/adapt.ts,
+ * the doctor's in `bench --doctor` and the action).
+ */
+export function gpuEnvironment(
+  name: string | undefined,
+  libraries: Record<string, string> = {},
+): Environment {
+  if (name === undefined) return noGpuEnvironment(libraries);
+  return {
+    gpu: { name, sku: gpuModel(name) },
+    ...(Object.keys(libraries).length ? { libraries } : {}),
+  };
+}
+
+/** A tool's output with no benchmark in it: "empty.json holds no benchmark". */
+export class EmptyOutputError extends InputError {
+  constructor(file: string) {
+    super(`${file} holds no benchmark`);
+  }
 }
 
 /** The kernels[] entry of an adapted kernel. */

@@ -3,10 +3,12 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   ADAPTERS,
-  adaptFile,
+  adaptFiles,
+  adaptSummary,
   fileAdapterFor,
   resultsOf,
   runBenchmarks,
+  withRunnerGpu,
 } from '../adapters/index.js';
 import { actionsExec, makeOutputDir, writeOutput } from '../lib/index.js';
 import { benchmarkFindings, runDoctor, slowPathChecks } from '../measure/index.js';
@@ -15,6 +17,7 @@ import { UsageError } from './cli.js';
 import {
   type Command,
   configFrom,
+  EXIT_GATE_FAILED,
   EXIT_PASS,
   judgeAndPrint,
   onlyList,
@@ -28,7 +31,7 @@ const FILE_FORMATS = ADAPTERS.filter((a) => a.kind === 'file')
 
 export const ADAPT_OPTIONS = {
   format: { type: 'string' },
-  input: { type: 'string' },
+  input: { type: 'string', multiple: true },
   kernel: { type: 'string' },
   reference: { type: 'string' },
   out: { type: 'string' },
@@ -47,29 +50,46 @@ export const adapt: Command = async (args, io) => {
       `--format must be one of ${FILE_FORMATS} (got ${values.format === undefined ? 'nothing' : JSON.stringify(values.format)})`,
     );
   }
-  if (values.input === undefined) {
-    throw new UsageError('--input is required: the file the tool wrote');
+  const inputs = values.input ?? [];
+  if (inputs.length === 0) {
+    throw new UsageError(
+      '--input is required: the file the tool wrote (once per run, to read several runs together)',
+    );
   }
   const kernel = values.kernel ?? adapter.format.replace(/-/g, '_');
   if (!/^[a-z0-9_]+$/.test(kernel)) {
     throw new UsageError(`--kernel takes lower case, digits and _ (got ${JSON.stringify(kernel)})`);
   }
-  const adapted = adaptFile(adapter, resolve(io.cwd, values.input), {
-    kernel,
-    shown: values.input,
-    references: values.reference?.split(',').filter((r) => r !== '') ?? [],
-  });
+  const adapted = adaptFiles(
+    adapter,
+    inputs.map((i) => resolve(io.cwd, i)),
+    {
+      kernel,
+      shown: inputs,
+      references: values.reference?.split(',').filter((r) => r !== '') ?? [],
+    },
+  );
+  const merged = resultsOf([adapted], { command: `kernelgate adapt ${args.join(' ')}` });
+  // A tool whose output names no GPU ran on this machine's, when it has one (nvidia-smi).
+  const gpu = await withRunnerGpu(merged.environment, actionsExec());
   const results = validateResults(
-    resultsOf([adapted], { command: `kernelgate adapt ${args.join(' ')}` }),
+    { ...merged, environment: gpu.environment },
     'the adapted results',
   );
   const text = `${JSON.stringify(results, null, 2)}\n`;
   if (values.out === undefined) io.stdout(text);
   else {
     writeOutput(resolve(io.cwd, values.out), text, values.out);
-    io.stderr(`${values.out}: ${results.cases.length} cases of ${kernel} (${adapter.title})\n`);
   }
-  return EXIT_PASS;
+  // What was written: cases, errors, warnings; nothing timed is an exit status of its own.
+  const summary = adaptSummary(results, {
+    written: values.out ?? 'standard output',
+    title: adapter.title,
+    runs: inputs.length,
+  });
+  if (gpu.from !== undefined) io.stderr(`GPU: ${gpu.from}: the tool's output names none\n`);
+  for (const line of summary.lines) io.stderr(`${line}\n`);
+  return summary.usable ? EXIT_PASS : EXIT_GATE_FAILED;
 };
 
 /** Without --doctor the driver is unknown: the binaries' runtime is not checked against it. */

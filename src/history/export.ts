@@ -1,8 +1,10 @@
 // Exports of a results document to the dashboards teams already run: Bencher Metric Format (BMF)
 // JSON, and github-action-benchmark's customSmallerIsBetter / customBiggerIsBetter JSON.
 //
-// One benchmark per timed case, named kernel/variant/case. Cases that were not timed, or whose
-// result was wrong, are left out: a time of a wrong result is not a number to track.
+// One benchmark per timed case, named kernel/variant/case, another tool's cases included. A case
+// that failed (a wrong result, an error, a timeout) is no number to track, but it is not dropped
+// silently: BMF carries it under the `failure` measure, and `kernelgate export` names every case
+// a format left out.
 import type { CliIo } from '../cli/index.js';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -38,6 +40,32 @@ export interface GabEntry {
 
 type Timed = CaseResult & { timing: NonNullable<CaseResult['timing']> };
 
+/** Cases that failed: a wrong result, an error or a timeout (skipped ones are not failures). */
+export function failedCases(results: KernelgateResults): CaseResult[] {
+  return results.cases.filter(
+    (c) =>
+      c.status === 'fail' ||
+      c.status === 'error' ||
+      c.status === 'timeout' ||
+      c.correctness?.status === 'FAIL',
+  );
+}
+
+/** FLOPs and bytes of one call: the work, else what a tool's rate at the median implies. */
+function amountsOf(c: Timed): { flops: number; bytes: number } {
+  const seconds = c.timing.median_ms / 1e3;
+  return {
+    flops: c.work?.flops ?? (c.throughput?.tflops ?? 0) * 1e12 * seconds,
+    bytes: c.work?.bytes ?? (c.throughput?.gbps ?? 0) * 1e9 * seconds,
+  };
+}
+
+/** "FAIL", "error: …", "timeout": why a failed case has no number. */
+function failureOf(c: CaseResult): string {
+  if (c.status === 'ok' || c.status === 'fail') return 'wrong result';
+  return c.reason ? `${c.status}: ${c.reason}` : c.status;
+}
+
 function timedCases(results: KernelgateResults): Timed[] {
   return results.cases.filter(
     (c): c is Timed =>
@@ -62,10 +90,11 @@ function interval(c: Timed, confidence: number): { lo: number; hi: number } {
 const sig = (value: number, digits = 6) => Number(value.toPrecision(digits));
 
 /**
- * Bencher Metric Format: `latency` (Bencher's built-in measure, nanoseconds) is the median with its
- * interval as lower and upper values; `throughput` (built-in, operations per second, here
- * floating-point operations) is the work over the median, its bounds the work over the interval's
- * ends, for cases that do floating-point work.
+ * Bencher Metric Format, one measure per unit: `latency` (Bencher's built-in, nanoseconds) is the
+ * median with its interval as lower and upper values; `throughput` (built-in, operations per
+ * second) is calls per second; `flop-rate` (FLOP/s) and `byte-rate` (bytes/s), measures of their
+ * own that Bencher creates on first use, are the work over the median, their bounds the work over
+ * the interval's ends. A failed case has `failure` (value 1) and nothing else.
  */
 export function toBmf(results: KernelgateResults, options: ExportOptions = {}): Bmf {
   const confidence = options.confidence ?? 0.99;
@@ -76,15 +105,19 @@ export function toBmf(results: KernelgateResults, options: ExportOptions = {}): 
     const measures: Bmf[string] = {
       latency: { value: sig(m * 1e6), lower_value: sig(lo * 1e6), upper_value: sig(hi * 1e6) },
     };
-    const flops = c.work?.flops ?? 0;
-    if (flops > 0) {
-      measures['throughput'] = {
-        value: sig(flops / (m / 1e3)),
-        lower_value: sig(flops / (hi / 1e3)),
-        upper_value: sig(flops / (lo / 1e3)),
-      };
-    }
+    const rate = (amount: number) => ({
+      value: sig(amount / (m / 1e3)),
+      lower_value: sig(amount / (hi / 1e3)),
+      upper_value: sig(amount / (lo / 1e3)),
+    });
+    measures['throughput'] = rate(1);
+    const { flops, bytes } = amountsOf(c);
+    if (flops > 0) measures['flop-rate'] = rate(flops);
+    if (bytes > 0) measures['byte-rate'] = rate(bytes);
     out[nameOf(c, options.prefix)] = measures;
+  }
+  for (const c of failedCases(results)) {
+    out[nameOf(c, options.prefix)] = { failure: { value: 1, lower_value: 1, upper_value: 1 } };
   }
   return out;
 }
@@ -119,7 +152,8 @@ export function toGabSmaller(results: KernelgateResults, options: ExportOptions 
 
 /**
  * github-action-benchmark, customBiggerIsBetter: TFLOP/s for cases that do floating-point work,
- * GB/s for the others that move memory (a copy); `range` from the median's interval.
+ * GB/s for the others that move memory (a copy), calls/s for a case with no work (another tool's
+ * time alone); `range` from the median's interval. A tool's rate (throughput) counts as its work.
  */
 export function toGabBigger(results: KernelgateResults, options: ExportOptions = {}): GabEntry[] {
   const confidence = options.confidence ?? 0.99;
@@ -127,11 +161,9 @@ export function toGabBigger(results: KernelgateResults, options: ExportOptions =
   for (const c of timedCases(results)) {
     const { lo, hi } = interval(c, confidence);
     const m = c.timing.median_ms;
-    const flops = c.work?.flops ?? 0;
-    const bytes = c.work?.bytes ?? 0;
+    const { flops, bytes } = amountsOf(c);
     const [amount, scale, unit] =
-      flops > 0 ? [flops, 1e9, 'TFLOP/s'] : bytes > 0 ? [bytes, 1e6, 'GB/s'] : [0, 0, ''];
-    if (amount === 0) continue;
+      flops > 0 ? [flops, 1e9, 'TFLOP/s'] : bytes > 0 ? [bytes, 1e6, 'GB/s'] : [1, 1e-3, 'calls/s'];
     const rate = (ms: number) => amount / (ms * scale);
     const value = rate(m);
     out.push({
@@ -196,6 +228,14 @@ export async function exportCommand(args: string[], io: CliIo): Promise<number> 
   const count = Array.isArray(exported) ? exported.length : Object.keys(exported).length;
   if (count === 0) {
     throw new InputError(`${values.results}: no timed case with a correct result to export`);
+  }
+  const failed = failedCases(results);
+  if (format !== 'bmf' && failed.length > 0) {
+    const shown = failed.slice(0, 10).map((c) => `${nameOf(c, undefined)} (${failureOf(c)})`);
+    const more = failed.length > 10 ? `, and ${failed.length - 10} more` : '';
+    io.stderr(
+      `${values.results}: ${failed.length} failed case(s) left out of ${format}, which has no way to say a case failed: ${shown.join(', ')}${more}\n`,
+    );
   }
   const text = `${JSON.stringify(exported, null, 2)}\n`;
   if (values.out !== undefined) {

@@ -30,12 +30,14 @@ import {
   type Unpaired,
 } from './verdicts.js';
 import { noiseModelOf, noiseNote } from './noise.js';
+import { adaptedKernels, belowThresholdNote, markBelowThreshold, toolFloorMs } from './sources.js';
 
 function gpuOf(env: Environment): string {
   return env.gpu.sku && env.gpu.sku !== 'unknown' ? env.gpu.sku : env.gpu.name;
 }
 
 function gpuDescription(env: Environment): string {
+  if (env.gpu.name === 'none') return 'a machine with no GPU named';
   return env.gpu.sku ? `${env.gpu.sku} (${env.gpu.name})` : env.gpu.name;
 }
 
@@ -85,6 +87,8 @@ interface RunContext {
   baselineByKey: Map<string, CaseResult>;
   /** the run's GPU model, as compare.noise_pct is keyed */
   gpuModel: string | undefined;
+  /** kernels read from other tools' output: their noise model is sources.ts's */
+  adapted: Set<string>;
 }
 
 /** The performance verdict of one case: by its pairs when it has them, else the stored baseline. */
@@ -119,9 +123,17 @@ function judgeCasePerf(
     config.compare.thresholdPct,
     noisePctFor(config, run.gpuModel, current.kernel, current.variant, current.case),
   );
-  const rule = { thresholdPct: rulePct, floorMs: config.compare.minChangeMs };
-  const thresholdPct = Math.max(rulePct, minChangePct(config, base));
-  const stored = judgePerf(key, current, base, run.comparable, thresholdPct, config);
+  const adapted = run.adapted.has(current.kernel);
+  const floorMs = adapted
+    ? toolFloorMs(
+        config.compare.minChangeMs,
+        current.timing?.samples_ms ?? [],
+        base?.timing?.samples_ms ?? [],
+      )
+    : config.compare.minChangeMs;
+  const rule = { thresholdPct: rulePct, floorMs };
+  const thresholdPct = Math.max(rulePct, minChangePct(config, base, floorMs));
+  const stored = judgePerf(key, current, base, run.comparable, thresholdPct, config, adapted);
   const method: JudgeMethod = JUDGED.includes(stored.perf) ? 'baseline' : 'none';
   if (run.pairedOn && isTimed(current)) {
     const perfNote = fallbackNote(paired, stored, method, run.state);
@@ -164,6 +176,7 @@ function compareCase(current: CaseResult, run: RunContext): CaseComparison {
     baseline: base,
   };
   markBelowFloor(judged, rule.thresholdPct, rule.floorMs);
+  if (run.adapted.has(current.kernel)) markBelowThreshold(judged);
   return judged;
 }
 
@@ -323,6 +336,7 @@ export function compare(
     pairedOn: config.compare.paired.enabled && pairedRun,
     baseSha: results.run.paired_base?.git_sha,
     gpuModel: noiseModelOf(results),
+    adapted: adaptedKernels(results),
     baselineByKey: new Map(
       (baseline?.cases ?? []).map((c) => [caseKey(c.kernel, c.variant, c.case), c]),
     ),
@@ -348,9 +362,10 @@ export function compare(
       ),
       ...pairedNotes(results, config, controls, demoted.length),
       ...storedControlNotes(stored),
-      ...[noiseNote(config, results, cases.filter((c) => c.method === 'baseline').length)].filter(
-        (n) => n !== undefined,
-      ),
+      ...[
+        noiseNote(config, results, cases.filter((c) => c.method === 'baseline').length),
+        belowThresholdNote(cases),
+      ].filter((n) => n !== undefined),
     ],
     ...(stored.machine ? { machineMoved: stored.machine } : {}),
     baselineRun: baseline

@@ -20,6 +20,7 @@ import {
   type PerfVerdict,
   type Unpaired,
 } from './verdicts.js';
+import { oneRunNote, oneRunSides, rankInterval } from './sources.js';
 
 /**
  * The run-to-run noise configured for a case on the run's GPU model: the most specific key of
@@ -50,6 +51,7 @@ export interface PerfJudgement {
   perf: PerfVerdict;
   perfNote?: string;
   tooFewSamples?: true;
+  oneRun?: true;
   ratio?: number;
   ciLo?: number;
   ciHi?: number;
@@ -116,6 +118,8 @@ export function judgePerf(
   comparable: boolean,
   thresholdPct: number,
   config: Config,
+  /** a case of another tool's output: its noise model (sources.ts) */
+  adapted = false,
 ): PerfJudgement {
   if (!isTimed(current)) return { perf: 'UNTIMED' };
   if (!comparable) return { perf: 'NEW' };
@@ -126,6 +130,18 @@ export function judgePerf(
   const cur = current.timing.samples_ms;
   const base = baseline.timing.samples_ms;
   const baselineMedianMs = base.length ? spread(base).medianMs : baseline.timing.median_ms;
+  const oneRun = oneRunSides(current.timing, baseline.timing);
+  if (oneRun !== undefined) {
+    const medianMs = cur.length ? spread(cur).medianMs : current.timing.median_ms;
+    const ratio = medianMs / baselineMedianMs;
+    return {
+      perf: 'AMBIGUOUS',
+      perfNote: oneRunNote(oneRun),
+      oneRun: true,
+      ratio,
+      baselineMedianMs,
+    };
+  }
   const method = timingMethodKind(current.timing.method);
   const baselineMethod = timingMethodKind(baseline.timing.method);
   if (method !== baselineMethod) {
@@ -155,6 +171,12 @@ export function judgePerf(
       ratio: medianMs / baselineMedianMs,
       baselineMedianMs,
     };
+  }
+  const ranked = adapted ? rankInterval(cur, base, config.compare.confidence) : undefined;
+  if (ranked !== undefined) {
+    const { ratio, lo, hi, confidence } = ranked;
+    const perf = verdictOf(lo, hi, thresholdPct);
+    return { perf, ratio, ciLo: lo, ciHi: hi, confidence, baselineMedianMs };
   }
   const ci = bootstrapRatioOfMedians(cur, base, {
     confidence: config.compare.confidence,
@@ -426,8 +448,11 @@ export const JUDGED: readonly PerfVerdict[] = ['SLOWER', 'FASTER', 'SAME', 'AMBI
  * `compare.min_change_ms` as a percentage of the baseline's median: below a few microseconds a
  * change of a fixed size (launch gaps, clock ramps) is noise however tight one run's interval is.
  */
-export function minChangePct(config: Config, baseline: CaseResult | undefined): number {
-  const floorMs = config.compare.minChangeMs;
+export function minChangePct(
+  config: Config,
+  baseline: CaseResult | undefined,
+  floorMs = config.compare.minChangeMs,
+): number {
   const medianMs = baseline?.timing?.median_ms;
   if (floorMs <= 0 || medianMs === undefined || !(medianMs > 0)) return 0;
   return (100 * floorMs) / medianMs;

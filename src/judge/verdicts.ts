@@ -101,6 +101,16 @@ export interface CaseComparison {
   /** SAME only because of the absolute floor: the interval cleared the threshold without it */
   belowFloor?: boolean;
   /**
+   * SAME, but a case of another tool whose interval lies wholly beyond half the threshold: a
+   * resolved change too small to be called (sources.ts markBelowThreshold)
+   */
+  belowThreshold?: boolean;
+  /**
+   * AMBIGUOUS because a side's samples are the rounds of one run of a tool (results timing
+   * samples_span one-run): they hold none of the spread between runs (sources.ts)
+   */
+  oneRun?: true;
+  /**
    * the tuner's configuration differs (tuning.ts): from the stored run's (`stored`), or between
    * the two arms of a pair (`arms`, the change altered the tuner's source); both as JSON text,
    * with the tuner's own times of both where it timed them

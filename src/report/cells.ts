@@ -188,8 +188,12 @@ export function tierCell(t: TierStatus): string {
   return `${now}${next}`;
 }
 
+/** A run whose tools named no GPU and whose machine had none (CPU benchmarks). */
+export const NO_GPU_NAMED = 'a machine with no GPU named';
+
 /** The SKU when the harness could normalise it, else the name the driver reported. */
 export function gpuName(results: KernelgateResults): string {
   const { sku, name } = results.environment.gpu;
+  if (name === 'none') return NO_GPU_NAMED;
   return sku && sku !== 'unknown' && sku !== 'none' ? sku : name;
 }

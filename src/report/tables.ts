@@ -118,17 +118,17 @@ export function changedTable(
 ): string {
   const keys = axisKeys(cases);
   const gpu = gpuColumn(input);
+  // The verdict column is always the performance verdict; a correctness other than PASS (FAIL,
+  // ERROR, UNCHECKED: another tool's case) has a column of its own.
+  const unpassed = (c: CaseComparison) => c.correctness !== 'PASS' && c.correctness !== 'SKIPPED';
+  const checks = cases.some(unpassed);
   const rows = cases.map((c): Cell[] => {
     const [delta, verdict, ci] = perfCells(c, input) as [Cell, Cell, Cell];
-    const bad = c.correctness !== 'PASS' && c.correctness !== 'SKIPPED';
     return [
       c.variant,
       delta,
-      bad
-        ? correctnessCell(c)
-        : measured.has(c.key)
-          ? trusted("⚠️ above the chip's peak")
-          : verdict,
+      measured.has(c.key) ? trusted("⚠️ above the chip's peak") : verdict,
+      ...(checks ? [unpassed(c) ? correctnessCell(c) : trusted('')] : []),
       ...axisCells(c, keys),
       ...gpu.cell(c),
       trusted(c.medianMs === undefined ? '' : formatMs(c.medianMs)),
@@ -137,11 +137,22 @@ export function changedTable(
       clip(noteOf(c, measured), noteMax),
     ];
   });
-  const header = ['variant', 'Δ', 'verdict', ...keys, ...gpu.header, 'ms', 'base ms', 'CI of Δ'];
+  const header = [
+    'variant',
+    'Δ',
+    'verdict',
+    ...(checks ? ['correctness'] : []),
+    ...keys,
+    ...gpu.header,
+    'ms',
+    'base ms',
+    'CI of Δ',
+  ];
   return compactTable([...header, 'note'], rows, [
     'l',
     'r',
     'l',
+    ...(checks ? ['l' as const] : []),
     ...keys.map((): 'l' => 'l'),
     ...gpu.align,
     'r',

@@ -528,6 +528,10 @@ export interface Timing {
   n_samples: number;
   n_discarded_throttled?: number;
   stop_reason: 'converged' | 'time_cap' | 'max_samples';
+  /**
+   * what the samples' spread holds, where a tool's output says (docs/adapters.md, 'Noise by source'): one-run, the rounds of a single run of the tool (pytest-benchmark), which hold none of the spread between runs, so no interval is drawn from them; runs, one sample per run of the tool (several output files read together). Absent: the samples hold the run-to-run spread themselves (the harness's, nvbench's launches over its stopping rule, Google Benchmark's repetitions)
+   */
+  samples_span?: 'one-run' | 'runs';
   warmup_ms?: number;
   l2_flush?: boolean;
   input_sets?: number;
