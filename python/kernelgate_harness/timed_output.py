@@ -63,6 +63,8 @@ class TimedOutputCheck:
         torch = self.torch
         corr = b.records[v]["correctness"]
         answers, wrong = {}, []
+        if b.verified.get(v) is not None:
+            answers[b.verified[v]] = (0, 0)  # the verification's answer for set 0's first values
         for k, g, j, res in self.timed_outputs(b, v):
             refused = output_problem(torch, res, b.values(k, g), b.outs[v][k][j])
             if refused:
@@ -70,7 +72,7 @@ class TimedOutputCheck:
             if (k, g) not in refs:
                 refs[(k, g)] = self.module.oracle(b.values(k, g), b.params)
             rel, _ = self.error_vs(res, refs[(k, g)], b.idx)
-            if (k, g) == (0, 0):
+            if k == 0:  # set 0's timed outputs, whichever values they were computed on
                 before = corr.get("timed_output_rel_l2", -1.0)
                 corr["timed_output_rel_l2"] = None if rel is None or before is None else max(rel, before)
             bits_of = out_fingerprint(res)
@@ -102,12 +104,14 @@ class TimedOutputCheck:
                 f"the output of the timed runs on input set {k} is wrong ({shown} > tolerance {tol['rel_l2']:.1e}) while set 0 is "
                 "right: a stale result (an answer computed for other inputs returned again?)"
             )
+        where = f"the output of the timed runs on input set {k} after new values were written into its input tensors is wrong"
         same = answers.get(bits_of)
-        what = f"bit for bit the answer for input set {same[0]}'s {'first' if same[1] == 0 else 'second'} values" if same else "not the answer for them"
+        if same is None:
+            return f"{where} ({shown} > tolerance {tol['rel_l2']:.1e}), though its first values' output was right: a stale result?"
         return (
-            f"cached result: the output of the timed runs on input set {k} after new values were written into its input tensors is "
-            f"wrong ({shown} > tolerance {tol['rel_l2']:.1e}), {what} (an answer cached for the tensors' identity or left in an "
-            "untouched output buffer, returned again)"
+            f"cached result: {where} ({shown} > tolerance {tol['rel_l2']:.1e}), bit for bit the answer for input set {same[0]}'s "
+            f"{'first' if same[1] == 0 else 'second'} values (an answer cached for the tensors' identity or left in an untouched output "
+            "buffer, returned again)"
         )
 
     def check_graph_buffers(self, b, v, tol, refs):

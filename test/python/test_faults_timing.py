@@ -219,3 +219,47 @@ def test_the_gpu_only_timing_lies_are_named(run_harness):
     assert persist["error"]["message"].startswith("l2_persist set aside 4 MiB of L2 for persisting accesses (cudaLimitPersistingL2CacheSize)")
     timer = r.case("timer_patch", N64)
     assert timer["status"] == "error" and timer["error"]["kind"] == "tampering"
+
+
+def test_timed_values_swapped_in_the_same_tensors_catch_a_cache_the_probe_did_not_see():
+    """The event path's rounds on the CPU: set 0's values are swapped in place every second round
+    and the output buffers alternate; a cache by identity that starts only once timed (after the
+    probe) returns the first values' answer for the second values, checked in finish()."""
+    import os
+    import types
+
+    import torch
+
+    from kernelgate_harness import timing, verify, worker
+
+    sys.path.insert(0, os.path.join(FIXTURE_KERNELS, "faulty"))
+    import faulty_bench
+
+    w = object.__new__(worker.Worker)
+    w.torch, w.device, w.module = torch, "cpu", faulty_bench
+    w.manifest = {"tolerance": {"fp32": {"rel_l2": 1e-5}}}
+    w.current = types.SimpleNamespace(value=b"")
+    w.opt = {"seeds": [0]}
+    params = {"dtype": "fp32", "n": 64}
+    sets = [faulty_bench.make_inputs(params, 0, "cpu")]
+    variants = ["good", "memo_identity"]
+    runners = {v: faulty_bench.VARIANTS[v](params, types.SimpleNamespace(device="cpu")) for v in variants}
+    records = {v: {"status": "ok", "correctness": {"status": "PASS"}} for v in variants}
+    b = timing.Bench(params=params, names=variants, runners=runners, records=records, ref0=faulty_bench.oracle(sets[0], params), idx=None, n_sets=1, sets=sets)
+    # The verification's output bits on set 0's first values: what a stale answer is recognised by.
+    b.verified = {v: verify.out_fingerprint(torch.matmul(sets[0]["x"], sets[0]["w"])) for v in variants}
+    b.alt = w.alternate_values(params, sets, variants, faulty_bench.work(params))
+    assert b.alt is not None
+    b.outs = {v: [[faulty_bench.output_like(sets[0], params) for _ in range(2)]] for v in variants}
+    for r in range(4):  # values 0, 0, 1, 1 in the same tensors; buffers 0, 1, 0, 1
+        b.next_round(torch, r)
+        for v in variants:
+            b.call(v, 0)
+    w.finish(b)
+    assert records["good"]["status"] == "ok" and records["good"]["correctness"]["timed_output_rel_l2"] < 1e-6
+    assert re.fullmatch(
+        r"cached result: the output of the timed runs on input set 0 after new values were written into its input tensors is wrong "
+        r"\(rel_l2 \S+ > tolerance 1\.0e-05\), bit for bit the answer for input set 0's first values \(an answer cached for the tensors' "
+        r"identity or left in an untouched output buffer, returned again\)",
+        records["memo_identity"]["correctness"]["message"],
+    ), records["memo_identity"]["correctness"]["message"]
