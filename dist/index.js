@@ -2165,9 +2165,9 @@ var require_dispatcher_base = __commonJS({
       }
       close(callback) {
         if (callback === void 0) {
-          return new Promise((resolve11, reject) => {
+          return new Promise((resolve12, reject) => {
             this.close((err, data) => {
-              return err ? reject(err) : resolve11(data);
+              return err ? reject(err) : resolve12(data);
             });
           });
         }
@@ -2205,12 +2205,12 @@ var require_dispatcher_base = __commonJS({
           err = null;
         }
         if (callback === void 0) {
-          return new Promise((resolve11, reject) => {
+          return new Promise((resolve12, reject) => {
             this.destroy(err, (err2, data) => {
               return err2 ? (
                 /* istanbul ignore next: should never error */
                 reject(err2)
-              ) : resolve11(data);
+              ) : resolve12(data);
             });
           });
         }
@@ -4401,9 +4401,9 @@ var require_util2 = __commonJS({
     var parseHashWithOptions = /(?<algo>sha256|sha384|sha512)-((?<hash>[A-Za-z0-9+/]+|[A-Za-z0-9_-]+)={0,2}(?:\s|$)( +[!-~]*)?)?/i;
     function parseMetadata(metadata) {
       const result = [];
-      let empty = true;
+      let empty2 = true;
       for (const token of metadata.split(" ")) {
-        empty = false;
+        empty2 = false;
         const parsedToken = parseHashWithOptions.exec(token);
         if (parsedToken === null || parsedToken.groups === void 0 || parsedToken.groups.algo === void 0) {
           continue;
@@ -4413,7 +4413,7 @@ var require_util2 = __commonJS({
           result.push(parsedToken.groups);
         }
       }
-      if (empty === true) {
+      if (empty2 === true) {
         return "no metadata";
       }
       return result;
@@ -4477,8 +4477,8 @@ var require_util2 = __commonJS({
     function createDeferredPromise() {
       let res;
       let rej;
-      const promise = new Promise((resolve11, reject) => {
-        res = resolve11;
+      const promise = new Promise((resolve12, reject) => {
+        res = resolve12;
         rej = reject;
       });
       return { promise, resolve: res, reject: rej };
@@ -6729,12 +6729,12 @@ upgrade: ${upgrade}\r
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve11, reject) => {
+      const waitForDrain = () => new Promise((resolve12, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve11;
+          callback = resolve12;
         }
       });
       socket.on("close", onDrain).on("drain", onDrain);
@@ -7404,12 +7404,12 @@ var require_client_h2 = __commonJS({
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve11, reject) => {
+      const waitForDrain = () => new Promise((resolve12, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve11;
+          callback = resolve12;
         }
       });
       h2stream.on("close", onDrain).on("drain", onDrain);
@@ -7888,16 +7888,16 @@ var require_client = __commonJS({
         return this[kNeedDrain] < 2;
       }
       async [kClose]() {
-        return new Promise((resolve11) => {
+        return new Promise((resolve12) => {
           if (this[kSize]) {
-            this[kClosedResolve] = resolve11;
+            this[kClosedResolve] = resolve12;
           } else {
-            resolve11(null);
+            resolve12(null);
           }
         });
       }
       async [kDestroy](err) {
-        return new Promise((resolve11) => {
+        return new Promise((resolve12) => {
           const requests = this[kQueue].splice(this[kPendingIdx]);
           for (let i = 0; i < requests.length; i++) {
             const request2 = requests[i];
@@ -7908,7 +7908,7 @@ var require_client = __commonJS({
               this[kClosedResolve]();
               this[kClosedResolve] = null;
             }
-            resolve11(null);
+            resolve12(null);
           };
           if (this[kHTTPContext]) {
             this[kHTTPContext].destroy(err, callback);
@@ -7959,7 +7959,7 @@ var require_client = __commonJS({
         });
       }
       try {
-        const socket = await new Promise((resolve11, reject) => {
+        const socket = await new Promise((resolve12, reject) => {
           client[kConnector]({
             host,
             hostname,
@@ -7971,7 +7971,7 @@ var require_client = __commonJS({
             if (err) {
               reject(err);
             } else {
-              resolve11(socket2);
+              resolve12(socket2);
             }
           });
         });
@@ -8307,8 +8307,8 @@ var require_pool_base = __commonJS({
         if (this[kQueue].isEmpty()) {
           await Promise.all(this[kClients].map((c) => c.close()));
         } else {
-          await new Promise((resolve11) => {
-            this[kClosedResolve] = resolve11;
+          await new Promise((resolve12) => {
+            this[kClosedResolve] = resolve12;
           });
         }
       }
@@ -9577,7 +9577,7 @@ var require_readable = __commonJS({
         if (this._readableState.closeEmitted) {
           return null;
         }
-        return await new Promise((resolve11, reject) => {
+        return await new Promise((resolve12, reject) => {
           if (this[kContentLength] > limit) {
             this.destroy(new AbortError());
           }
@@ -9590,7 +9590,7 @@ var require_readable = __commonJS({
             if (signal?.aborted) {
               reject(signal.reason ?? new AbortError());
             } else {
-              resolve11(null);
+              resolve12(null);
             }
           }).on("error", noop3).on("data", function(chunk) {
             limit -= chunk.length;
@@ -9609,7 +9609,7 @@ var require_readable = __commonJS({
     }
     async function consume(stream, type) {
       assert(!stream[kConsume]);
-      return new Promise((resolve11, reject) => {
+      return new Promise((resolve12, reject) => {
         if (isUnusable(stream)) {
           const rState = stream._readableState;
           if (rState.destroyed && rState.closeEmitted === false) {
@@ -9626,7 +9626,7 @@ var require_readable = __commonJS({
             stream[kConsume] = {
               type,
               stream,
-              resolve: resolve11,
+              resolve: resolve12,
               reject,
               length: 0,
               body: []
@@ -9696,18 +9696,18 @@ var require_readable = __commonJS({
       return buffer;
     }
     function consumeEnd(consume2) {
-      const { type, body, resolve: resolve11, stream, length } = consume2;
+      const { type, body, resolve: resolve12, stream, length } = consume2;
       try {
         if (type === "text") {
-          resolve11(chunksDecode(body, length));
+          resolve12(chunksDecode(body, length));
         } else if (type === "json") {
-          resolve11(JSON.parse(chunksDecode(body, length)));
+          resolve12(JSON.parse(chunksDecode(body, length)));
         } else if (type === "arrayBuffer") {
-          resolve11(chunksConcat(body, length).buffer);
+          resolve12(chunksConcat(body, length).buffer);
         } else if (type === "blob") {
-          resolve11(new Blob(body, { type: stream[kContentType] }));
+          resolve12(new Blob(body, { type: stream[kContentType] }));
         } else if (type === "bytes") {
-          resolve11(chunksConcat(body, length));
+          resolve12(chunksConcat(body, length));
         }
         consumeFinish(consume2);
       } catch (err) {
@@ -9964,9 +9964,9 @@ var require_api_request = __commonJS({
     };
     function request2(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve11, reject) => {
+        return new Promise((resolve12, reject) => {
           request2.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve11(data);
+            return err ? reject(err) : resolve12(data);
           });
         });
       }
@@ -10189,9 +10189,9 @@ var require_api_stream = __commonJS({
     };
     function stream(opts, factory, callback) {
       if (callback === void 0) {
-        return new Promise((resolve11, reject) => {
+        return new Promise((resolve12, reject) => {
           stream.call(this, opts, factory, (err, data) => {
-            return err ? reject(err) : resolve11(data);
+            return err ? reject(err) : resolve12(data);
           });
         });
       }
@@ -10476,9 +10476,9 @@ var require_api_upgrade = __commonJS({
     };
     function upgrade(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve11, reject) => {
+        return new Promise((resolve12, reject) => {
           upgrade.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve11(data);
+            return err ? reject(err) : resolve12(data);
           });
         });
       }
@@ -10570,9 +10570,9 @@ var require_api_connect = __commonJS({
     };
     function connect(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve11, reject) => {
+        return new Promise((resolve12, reject) => {
           connect.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve11(data);
+            return err ? reject(err) : resolve12(data);
           });
         });
       }
@@ -12041,10 +12041,10 @@ var require_headers = __commonJS({
         const lowercaseName = isLowerCase ? name : name.toLowerCase();
         const exists3 = this[kHeadersMap].get(lowercaseName);
         if (exists3) {
-          const delimiter6 = lowercaseName === "cookie" ? "; " : ", ";
+          const delimiter7 = lowercaseName === "cookie" ? "; " : ", ";
           this[kHeadersMap].set(lowercaseName, {
             name: exists3.name,
-            value: `${exists3.value}${delimiter6}${value}`
+            value: `${exists3.value}${delimiter7}${value}`
           });
         } else {
           this[kHeadersMap].set(lowercaseName, { name, value });
@@ -14435,7 +14435,7 @@ var require_fetch = __commonJS({
       function dispatch({ body }) {
         const url = requestCurrentURL(request2);
         const agent = fetchParams.controller.dispatcher;
-        return new Promise((resolve11, reject) => agent.dispatch(
+        return new Promise((resolve12, reject) => agent.dispatch(
           {
             path: url.pathname + url.search,
             origin: url.origin,
@@ -14511,7 +14511,7 @@ var require_fetch = __commonJS({
               }
               this.body = new Readable({ read: resume });
               const onError = this.onError.bind(this);
-              resolve11({
+              resolve12({
                 status,
                 statusText,
                 headersList,
@@ -14554,7 +14554,7 @@ var require_fetch = __commonJS({
               for (let i = 0; i < rawHeaders.length; i += 2) {
                 headersList.append(bufferToLowerCasedHeaderName(rawHeaders[i]), rawHeaders[i + 1].toString("latin1"), true);
               }
-              resolve11({
+              resolve12({
                 status,
                 statusText: STATUS_CODES[status],
                 headersList,
@@ -17050,8 +17050,8 @@ var require_util7 = __commonJS({
           return false;
         }
       }
-      const num2 = Number.parseInt(value, 10);
-      return num2 >= 8 && num2 <= 15;
+      const num3 = Number.parseInt(value, 10);
+      return num3 >= 8 && num3 <= 15;
     }
     var hasIntl = typeof process.versions.icu === "string";
     var fatalDecoder = hasIntl ? new TextDecoder("utf-8", { fatal: true }) : void 0;
@@ -18295,8 +18295,8 @@ var require_util8 = __commonJS({
       return true;
     }
     function delay(ms) {
-      return new Promise((resolve11) => {
-        setTimeout(resolve11, ms).unref();
+      return new Promise((resolve12) => {
+        setTimeout(resolve12, ms).unref();
       });
     }
     module.exports = {
@@ -22105,7 +22105,7 @@ var require_compile = __commonJS({
       const schOrFunc = root.refs[ref];
       if (schOrFunc)
         return schOrFunc;
-      let _sch = resolve11.call(this, root, ref);
+      let _sch = resolve12.call(this, root, ref);
       if (_sch === void 0) {
         const schema = (_a = root.localRefs) === null || _a === void 0 ? void 0 : _a[ref];
         const { schemaId } = this.opts;
@@ -22132,7 +22132,7 @@ var require_compile = __commonJS({
     function sameSchemaEnv(s1, s2) {
       return s1.schema === s2.schema && s1.root === s2.root && s1.baseId === s2.baseId;
     }
-    function resolve11(root, ref) {
+    function resolve12(root, ref) {
       let sch;
       while (typeof (sch = this.refs[ref]) == "string")
         ref = sch;
@@ -22996,7 +22996,7 @@ var require_fast_uri = __commonJS({
       }
       return uri;
     }
-    function resolve11(baseURI, relativeURI, options) {
+    function resolve12(baseURI, relativeURI, options) {
       const schemelessOptions = options ? Object.assign({ scheme: "null" }, options) : { scheme: "null" };
       const {
         parsed: baseParsed,
@@ -23032,50 +23032,50 @@ var require_fast_uri = __commonJS({
       schemelessOptions.skipEscape = true;
       return serialize2(resolved, schemelessOptions);
     }
-    function resolveComponent(base, relative11, options, skipNormalization) {
+    function resolveComponent(base, relative12, options, skipNormalization) {
       const target = {};
       if (!skipNormalization) {
         base = parse9(serialize2(base, options), options);
-        relative11 = parse9(serialize2(relative11, options), options);
+        relative12 = parse9(serialize2(relative12, options), options);
       }
       options = options || {};
-      if (!options.tolerant && relative11.scheme) {
-        target.scheme = relative11.scheme;
-        target.userinfo = relative11.userinfo;
-        target.host = relative11.host;
-        target.port = relative11.port;
-        target.path = removeDotSegments(relative11.path || "");
-        target.query = relative11.query;
+      if (!options.tolerant && relative12.scheme) {
+        target.scheme = relative12.scheme;
+        target.userinfo = relative12.userinfo;
+        target.host = relative12.host;
+        target.port = relative12.port;
+        target.path = removeDotSegments(relative12.path || "");
+        target.query = relative12.query;
       } else {
-        if (relative11.userinfo !== void 0 || relative11.host !== void 0 || relative11.port !== void 0) {
-          target.userinfo = relative11.userinfo;
-          target.host = relative11.host;
-          target.port = relative11.port;
-          target.path = removeDotSegments(relative11.path || "");
-          target.query = relative11.query;
+        if (relative12.userinfo !== void 0 || relative12.host !== void 0 || relative12.port !== void 0) {
+          target.userinfo = relative12.userinfo;
+          target.host = relative12.host;
+          target.port = relative12.port;
+          target.path = removeDotSegments(relative12.path || "");
+          target.query = relative12.query;
         } else {
-          if (!relative11.path) {
+          if (!relative12.path) {
             target.path = base.path;
-            if (relative11.query !== void 0) {
-              target.query = relative11.query;
+            if (relative12.query !== void 0) {
+              target.query = relative12.query;
             } else {
               target.query = base.query;
             }
           } else {
-            if (relative11.path[0] === "/") {
-              target.path = removeDotSegments(relative11.path);
+            if (relative12.path[0] === "/") {
+              target.path = removeDotSegments(relative12.path);
             } else {
               const baseHasAuthority = base.userinfo !== void 0 || base.host !== void 0 || base.port !== void 0;
               if (baseHasAuthority && !base.path) {
-                target.path = "/" + relative11.path;
+                target.path = "/" + relative12.path;
               } else if (!base.path) {
-                target.path = relative11.path;
+                target.path = relative12.path;
               } else {
-                target.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative11.path;
+                target.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative12.path;
               }
               target.path = base.scheme === void 0 && !baseHasAuthority && target.path[0] !== "/" ? removeDotSegmentsRelative(target.path) : removeDotSegments(target.path);
             }
-            target.query = relative11.query;
+            target.query = relative12.query;
           }
           target.userinfo = base.userinfo;
           target.host = base.host;
@@ -23083,7 +23083,7 @@ var require_fast_uri = __commonJS({
         }
         target.scheme = base.scheme;
       }
-      target.fragment = relative11.fragment;
+      target.fragment = relative12.fragment;
       return target;
     }
     function equal(uriA, uriB, options) {
@@ -23387,7 +23387,7 @@ var require_fast_uri = __commonJS({
     var fastUri = {
       SCHEMES,
       normalize,
-      resolve: resolve11,
+      resolve: resolve12,
       resolveComponent,
       equal,
       serialize: serialize2,
@@ -28404,9 +28404,9 @@ var require_stringifyNumber = __commonJS({
     function stringifyNumber({ format, minFractionDigits, tag, value }) {
       if (typeof value === "bigint")
         return String(value);
-      const num2 = typeof value === "number" ? value : Number(value);
-      if (!isFinite(num2))
-        return isNaN(num2) ? ".nan" : num2 < 0 ? "-.inf" : ".inf";
+      const num3 = typeof value === "number" ? value : Number(value);
+      if (!isFinite(num3))
+        return isNaN(num3) ? ".nan" : num3 < 0 ? "-.inf" : ".inf";
       let n = Object.is(value, -0) ? "-0" : JSON.stringify(value);
       if (!format && minFractionDigits && (!tag || tag === "tag:yaml.org,2002:float") && /^-?\d/.test(n) && !n.includes("e")) {
         let i = n.indexOf(".");
@@ -28446,8 +28446,8 @@ var require_float = __commonJS({
       test: /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/,
       resolve: (str) => parseFloat(str),
       stringify(node2) {
-        const num2 = Number(node2.value);
-        return isFinite(num2) ? num2.toExponential() : stringifyNumber.stringifyNumber(node2);
+        const num3 = Number(node2.value);
+        return isFinite(num3) ? num3.toExponential() : stringifyNumber.stringifyNumber(node2);
       }
     };
     var float = {
@@ -28886,8 +28886,8 @@ var require_float2 = __commonJS({
       test: /^[-+]?(?:[0-9][0-9_]*)?(?:\.[0-9_]*)?[eE][-+]?[0-9]+$/,
       resolve: (str) => parseFloat(str.replace(/_/g, "")),
       stringify(node2) {
-        const num2 = Number(node2.value);
-        return isFinite(num2) ? num2.toExponential() : stringifyNumber.stringifyNumber(node2);
+        const num3 = Number(node2.value);
+        return isFinite(num3) ? num3.toExponential() : stringifyNumber.stringifyNumber(node2);
       }
     };
     var float = {
@@ -29089,23 +29089,23 @@ var require_timestamp = __commonJS({
     function parseSexagesimal(str, asBigInt) {
       const sign = str[0];
       const parts = sign === "-" || sign === "+" ? str.substring(1) : str;
-      const num2 = (n) => asBigInt ? BigInt(n) : Number(n);
-      const res = parts.replace(/_/g, "").split(":").reduce((res2, p) => res2 * num2(60) + num2(p), num2(0));
-      return sign === "-" ? num2(-1) * res : res;
+      const num3 = (n) => asBigInt ? BigInt(n) : Number(n);
+      const res = parts.replace(/_/g, "").split(":").reduce((res2, p) => res2 * num3(60) + num3(p), num3(0));
+      return sign === "-" ? num3(-1) * res : res;
     }
     function stringifySexagesimal(node2) {
       let { value } = node2;
-      let num2 = (n) => n;
+      let num3 = (n) => n;
       if (typeof value === "bigint")
-        num2 = (n) => BigInt(n);
+        num3 = (n) => BigInt(n);
       else if (isNaN(value) || !isFinite(value))
         return stringifyNumber.stringifyNumber(node2);
       let sign = "";
       if (value < 0) {
         sign = "-";
-        value *= num2(-1);
+        value *= num3(-1);
       }
-      const _60 = num2(60);
+      const _60 = num3(60);
       const parts = [value % _60];
       if (value < 60) {
         parts.unshift(0);
@@ -33513,11 +33513,11 @@ var require_lib = __commonJS({
     })();
     var __awaiter12 = exports2 && exports2.__awaiter || function(thisArg, _arguments, P, generator) {
       function adopt(value) {
-        return value instanceof P ? value : new P(function(resolve11) {
-          resolve11(value);
+        return value instanceof P ? value : new P(function(resolve12) {
+          resolve12(value);
         });
       }
-      return new (P || (P = Promise))(function(resolve11, reject) {
+      return new (P || (P = Promise))(function(resolve12, reject) {
         function fulfilled(value) {
           try {
             step(generator.next(value));
@@ -33533,7 +33533,7 @@ var require_lib = __commonJS({
           }
         }
         function step(result) {
-          result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
+          result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
         }
         step((generator = generator.apply(thisArg, _arguments || [])).next());
       });
@@ -33620,26 +33620,26 @@ var require_lib = __commonJS({
       }
       readBody() {
         return __awaiter12(this, void 0, void 0, function* () {
-          return new Promise((resolve11) => __awaiter12(this, void 0, void 0, function* () {
+          return new Promise((resolve12) => __awaiter12(this, void 0, void 0, function* () {
             let output = Buffer.alloc(0);
             this.message.on("data", (chunk) => {
               output = Buffer.concat([output, chunk]);
             });
             this.message.on("end", () => {
-              resolve11(output.toString());
+              resolve12(output.toString());
             });
           }));
         });
       }
       readBodyBuffer() {
         return __awaiter12(this, void 0, void 0, function* () {
-          return new Promise((resolve11) => __awaiter12(this, void 0, void 0, function* () {
+          return new Promise((resolve12) => __awaiter12(this, void 0, void 0, function* () {
             const chunks = [];
             this.message.on("data", (chunk) => {
               chunks.push(chunk);
             });
             this.message.on("end", () => {
-              resolve11(Buffer.concat(chunks));
+              resolve12(Buffer.concat(chunks));
             });
           }));
         });
@@ -33847,14 +33847,14 @@ var require_lib = __commonJS({
        */
       requestRaw(info2, data) {
         return __awaiter12(this, void 0, void 0, function* () {
-          return new Promise((resolve11, reject) => {
+          return new Promise((resolve12, reject) => {
             function callbackForResult(err, res) {
               if (err) {
                 reject(err);
               } else if (!res) {
                 reject(new Error("Unknown error"));
               } else {
-                resolve11(res);
+                resolve12(res);
               }
             }
             this.requestRawWithCallback(info2, data, callbackForResult);
@@ -34098,12 +34098,12 @@ var require_lib = __commonJS({
         return __awaiter12(this, void 0, void 0, function* () {
           retryNumber = Math.min(ExponentialBackoffCeiling2, retryNumber);
           const ms = ExponentialBackoffTimeSlice2 * Math.pow(2, retryNumber);
-          return new Promise((resolve11) => setTimeout(() => resolve11(), ms));
+          return new Promise((resolve12) => setTimeout(() => resolve12(), ms));
         });
       }
       _processResponse(res, options) {
         return __awaiter12(this, void 0, void 0, function* () {
-          return new Promise((resolve11, reject) => __awaiter12(this, void 0, void 0, function* () {
+          return new Promise((resolve12, reject) => __awaiter12(this, void 0, void 0, function* () {
             const statusCode = res.message.statusCode || 0;
             const response = {
               statusCode,
@@ -34111,7 +34111,7 @@ var require_lib = __commonJS({
               headers: {}
             };
             if (statusCode === HttpCodes2.NotFound) {
-              resolve11(response);
+              resolve12(response);
             }
             function dateTimeDeserializer(key, value) {
               if (typeof value === "string") {
@@ -34150,7 +34150,7 @@ var require_lib = __commonJS({
               err.result = response.result;
               reject(err);
             } else {
-              resolve11(response);
+              resolve12(response);
             }
           }));
         });
@@ -34285,15 +34285,15 @@ function issueFileCommand(command, message) {
   });
 }
 function prepareKeyValueMessage(key, value) {
-  const delimiter6 = `ghadelimiter_${crypto.randomUUID()}`;
+  const delimiter7 = `ghadelimiter_${crypto.randomUUID()}`;
   const convertedValue = toCommandValue(value);
-  if (key.includes(delimiter6)) {
-    throw new Error(`Unexpected input: name should not contain the delimiter "${delimiter6}"`);
+  if (key.includes(delimiter7)) {
+    throw new Error(`Unexpected input: name should not contain the delimiter "${delimiter7}"`);
   }
-  if (convertedValue.includes(delimiter6)) {
-    throw new Error(`Unexpected input: value should not contain the delimiter "${delimiter6}"`);
+  if (convertedValue.includes(delimiter7)) {
+    throw new Error(`Unexpected input: value should not contain the delimiter "${delimiter7}"`);
   }
-  return `${key}<<${delimiter6}${os2.EOL}${convertedValue}${os2.EOL}${delimiter6}`;
+  return `${key}<<${delimiter7}${os2.EOL}${convertedValue}${os2.EOL}${delimiter7}`;
 }
 
 // node_modules/@actions/core/lib/core.js
@@ -34382,11 +34382,11 @@ var tunnel = __toESM(require_tunnel2(), 1);
 var import_undici = __toESM(require_undici(), 1);
 var __awaiter = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve11) {
-      resolve11(value);
+    return value instanceof P ? value : new P(function(resolve12) {
+      resolve12(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve11, reject) {
+  return new (P || (P = Promise))(function(resolve12, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -34402,7 +34402,7 @@ var __awaiter = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -34475,26 +34475,26 @@ var HttpClientResponse = class {
   }
   readBody() {
     return __awaiter(this, void 0, void 0, function* () {
-      return new Promise((resolve11) => __awaiter(this, void 0, void 0, function* () {
+      return new Promise((resolve12) => __awaiter(this, void 0, void 0, function* () {
         let output = Buffer.alloc(0);
         this.message.on("data", (chunk) => {
           output = Buffer.concat([output, chunk]);
         });
         this.message.on("end", () => {
-          resolve11(output.toString());
+          resolve12(output.toString());
         });
       }));
     });
   }
   readBodyBuffer() {
     return __awaiter(this, void 0, void 0, function* () {
-      return new Promise((resolve11) => __awaiter(this, void 0, void 0, function* () {
+      return new Promise((resolve12) => __awaiter(this, void 0, void 0, function* () {
         const chunks = [];
         this.message.on("data", (chunk) => {
           chunks.push(chunk);
         });
         this.message.on("end", () => {
-          resolve11(Buffer.concat(chunks));
+          resolve12(Buffer.concat(chunks));
         });
       }));
     });
@@ -34697,14 +34697,14 @@ var HttpClient = class {
    */
   requestRaw(info2, data) {
     return __awaiter(this, void 0, void 0, function* () {
-      return new Promise((resolve11, reject) => {
+      return new Promise((resolve12, reject) => {
         function callbackForResult(err, res) {
           if (err) {
             reject(err);
           } else if (!res) {
             reject(new Error("Unknown error"));
           } else {
-            resolve11(res);
+            resolve12(res);
           }
         }
         this.requestRawWithCallback(info2, data, callbackForResult);
@@ -34948,12 +34948,12 @@ var HttpClient = class {
     return __awaiter(this, void 0, void 0, function* () {
       retryNumber = Math.min(ExponentialBackoffCeiling, retryNumber);
       const ms = ExponentialBackoffTimeSlice * Math.pow(2, retryNumber);
-      return new Promise((resolve11) => setTimeout(() => resolve11(), ms));
+      return new Promise((resolve12) => setTimeout(() => resolve12(), ms));
     });
   }
   _processResponse(res, options) {
     return __awaiter(this, void 0, void 0, function* () {
-      return new Promise((resolve11, reject) => __awaiter(this, void 0, void 0, function* () {
+      return new Promise((resolve12, reject) => __awaiter(this, void 0, void 0, function* () {
         const statusCode = res.message.statusCode || 0;
         const response = {
           statusCode,
@@ -34961,7 +34961,7 @@ var HttpClient = class {
           headers: {}
         };
         if (statusCode === HttpCodes.NotFound) {
-          resolve11(response);
+          resolve12(response);
         }
         function dateTimeDeserializer(key, value) {
           if (typeof value === "string") {
@@ -35000,7 +35000,7 @@ var HttpClient = class {
           err.result = response.result;
           reject(err);
         } else {
-          resolve11(response);
+          resolve12(response);
         }
       }));
     });
@@ -35011,11 +35011,11 @@ var lowercaseKeys = (obj) => Object.keys(obj).reduce((c, k) => (c[k.toLowerCase(
 // node_modules/@actions/http-client/lib/auth.js
 var __awaiter2 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve11) {
-      resolve11(value);
+    return value instanceof P ? value : new P(function(resolve12) {
+      resolve12(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve11, reject) {
+  return new (P || (P = Promise))(function(resolve12, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -35031,7 +35031,7 @@ var __awaiter2 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -35062,11 +35062,11 @@ var BearerCredentialHandler = class {
 // node_modules/@actions/core/lib/oidc-utils.js
 var __awaiter3 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve11) {
-      resolve11(value);
+    return value instanceof P ? value : new P(function(resolve12) {
+      resolve12(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve11, reject) {
+  return new (P || (P = Promise))(function(resolve12, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -35082,7 +35082,7 @@ var __awaiter3 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -35151,11 +35151,11 @@ import { EOL as EOL3 } from "os";
 import { constants, promises } from "fs";
 var __awaiter4 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve11) {
-      resolve11(value);
+    return value instanceof P ? value : new P(function(resolve12) {
+      resolve12(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve11, reject) {
+  return new (P || (P = Promise))(function(resolve12, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -35171,7 +35171,7 @@ var __awaiter4 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -35473,11 +35473,11 @@ import * as fs2 from "fs";
 import * as path2 from "path";
 var __awaiter5 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve11) {
-      resolve11(value);
+    return value instanceof P ? value : new P(function(resolve12) {
+      resolve12(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve11, reject) {
+  return new (P || (P = Promise))(function(resolve12, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -35493,7 +35493,7 @@ var __awaiter5 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -35597,11 +35597,11 @@ function isUnixExecutable(stats) {
 // node_modules/@actions/io/lib/io.js
 var __awaiter6 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve11) {
-      resolve11(value);
+    return value instanceof P ? value : new P(function(resolve12) {
+      resolve12(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve11, reject) {
+  return new (P || (P = Promise))(function(resolve12, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -35617,7 +35617,7 @@ var __awaiter6 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -35691,11 +35691,11 @@ function findInPath(tool) {
 import { setTimeout as setTimeout2 } from "timers";
 var __awaiter7 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve11) {
-      resolve11(value);
+    return value instanceof P ? value : new P(function(resolve12) {
+      resolve12(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve11, reject) {
+  return new (P || (P = Promise))(function(resolve12, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -35711,7 +35711,7 @@ var __awaiter7 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -35930,7 +35930,7 @@ var ToolRunner = class extends events.EventEmitter {
         this.toolPath = path4.resolve(process.cwd(), this.options.cwd || process.cwd(), this.toolPath);
       }
       this.toolPath = yield which(this.toolPath, true);
-      return new Promise((resolve11, reject) => __awaiter7(this, void 0, void 0, function* () {
+      return new Promise((resolve12, reject) => __awaiter7(this, void 0, void 0, function* () {
         this._debug(`exec tool: ${this.toolPath}`);
         this._debug("arguments:");
         for (const arg of this.args) {
@@ -36013,7 +36013,7 @@ var ToolRunner = class extends events.EventEmitter {
           if (error2) {
             reject(error2);
           } else {
-            resolve11(exitCode);
+            resolve12(exitCode);
           }
         });
         if (this.options.input) {
@@ -36136,11 +36136,11 @@ var ExecState = class _ExecState extends events.EventEmitter {
 // node_modules/@actions/exec/lib/exec.js
 var __awaiter8 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve11) {
-      resolve11(value);
+    return value instanceof P ? value : new P(function(resolve12) {
+      resolve12(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve11, reject) {
+  return new (P || (P = Promise))(function(resolve12, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -36156,7 +36156,7 @@ var __awaiter8 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -36209,11 +36209,11 @@ function getExecOutput(commandLine, args, options) {
 // node_modules/@actions/core/lib/platform.js
 var __awaiter9 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve11) {
-      resolve11(value);
+    return value instanceof P ? value : new P(function(resolve12) {
+      resolve12(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve11, reject) {
+  return new (P || (P = Promise))(function(resolve12, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -36229,7 +36229,7 @@ var __awaiter9 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -36288,11 +36288,11 @@ function getDetails() {
 // node_modules/@actions/core/lib/core.js
 var __awaiter10 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve11) {
-      resolve11(value);
+    return value instanceof P ? value : new P(function(resolve12) {
+      resolve12(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve11, reject) {
+  return new (P || (P = Promise))(function(resolve12, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -36308,7 +36308,7 @@ var __awaiter10 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -36471,7 +36471,7 @@ function unwatch() {
   process.off("SIGINT", onSignal);
 }
 function runTimed(command, args, options) {
-  return new Promise((resolve11) => {
+  return new Promise((resolve12) => {
     const child2 = spawn2(command, [...args], {
       cwd: options.cwd,
       env: childEnv(options.env),
@@ -36505,7 +36505,7 @@ function runTimed(command, args, options) {
         liveGroups.delete(pid);
         if (liveGroups.size === 0) unwatch();
       }
-      resolve11(result);
+      resolve12(result);
     };
     child2.on("error", (error2) => {
       if (error2.code === "ENOENT") {
@@ -36963,6 +36963,26 @@ function normalQuantile(p) {
   const r = q * q;
   return (((((a0 * r + a1) * r + a2) * r + a3) * r + a4) * r + a5) * q / (((((b0 * r + b1) * r + b2) * r + b3) * r + b4) * r + 1);
 }
+var RANK_INTERVAL_MIN_SAMPLES = 2e3;
+function medianRankInterval(samples, confidence) {
+  const n = samples.length;
+  if (n === 0) throw new Error("interval of no samples");
+  const z = normalQuantile(1 - (1 - confidence) / 2);
+  const half = z * Math.sqrt(n) / 2;
+  const loRank = Math.max(0, Math.floor(n / 2 - half) - 1);
+  const hiRank = Math.min(n - 1, Math.ceil(n / 2 + half) - 1);
+  const [lo, mid, hi] = quantiles(samples, [loRank / (n - 1 || 1), 0.5, hiRank / (n - 1 || 1)]);
+  return { median: mid, lo, hi, confidence, ranks: [loRank, hiRank] };
+}
+function rankRatioOfMedians(currentMs, baselineMs, confidence) {
+  const z = normalQuantile(1 - (1 - confidence) / 2);
+  const cur = medianRankInterval(currentMs, confidence);
+  const base = medianRankInterval(baselineMs, confidence);
+  const se = (r) => r.lo > 0 && r.hi > 0 ? (Math.log(r.hi) - Math.log(r.lo)) / 2 / z : 0;
+  const half = z * Math.hypot(se(cur), se(base));
+  const ratio = cur.median / base.median;
+  return { ratio, lo: ratio * Math.exp(-half), hi: ratio * Math.exp(half), confidence };
+}
 
 // src/lib/package-root.ts
 import { existsSync as existsSync2, readFileSync } from "node:fs";
@@ -37009,8 +37029,18 @@ var results_schema_default = {
     environment: { $ref: "#/definitions/Environment" },
     diagnostics: { type: "array", items: { $ref: "#/definitions/Diagnostic" } },
     builds: { type: "array", items: { $ref: "#/definitions/BuildRecord" } },
+    base_builds: {
+      type: "array",
+      items: { $ref: "#/definitions/BuildRecord" },
+      description: "a paired run's base revision, built in the same job (base-builds.json): what the base arm ran, for the base-against-head diff of what was built (docs/judging.md, Why it moved)"
+    },
     kernels: { type: "array", items: { $ref: "#/definitions/KernelInfo" } },
     cases: { type: "array", items: { $ref: "#/definitions/CaseResult" } },
+    tails: {
+      type: "array",
+      items: { $ref: "#/definitions/TailResult" },
+      description: "each manifest's ci_cases (the small and tail shapes) verified on the run's device after the timed cases, untimed (python/kernelgate_harness/tails.py); apart from cases, so the timed set and its baselines are unchanged. The gate fails on one that is not verified (docs/judging.md, Tails). Absent: a document written before tails were verified, or a run with --ci or --no-tails"
+    },
     deep: { $ref: "#/definitions/Deep" }
   },
   definitions: {
@@ -37499,6 +37529,37 @@ var results_schema_default = {
         }
       }
     },
+    TailResult: {
+      type: "object",
+      additionalProperties: false,
+      required: ["kernel", "variant", "case", "params", "status"],
+      description: "one variant on one tail case, verified and not timed",
+      properties: {
+        kernel: { type: "string" },
+        variant: { type: "string" },
+        case: { type: "string", description: "the case id, as the cases' (kernel.yml ci_cases)" },
+        params: {
+          type: "object",
+          additionalProperties: { type: ["string", "number", "boolean"] }
+        },
+        status: {
+          enum: ["ok", "fail", "error", "timeout", "skipped"],
+          description: "ok: verified correct; fail: wrong result; error: raised or crashed; timeout: exceeded its time limit; skipped: not applicable (reason says why)"
+        },
+        reason: { type: "string" },
+        correctness: { $ref: "#/definitions/Correctness" },
+        error: {
+          type: "object",
+          additionalProperties: false,
+          required: ["kind", "message"],
+          properties: {
+            kind: { type: "string" },
+            message: { type: "string" },
+            log_tail: { type: "string" }
+          }
+        }
+      }
+    },
     CaseResult: {
       type: "object",
       additionalProperties: false,
@@ -37577,7 +37638,29 @@ var results_schema_default = {
       description: "the nightly's deep checks: compute-sanitizer over every variant on a small case, Nsight Compute metrics of headline cases (docs/scaling.md)",
       properties: {
         sanitizer: { type: "array", items: { $ref: "#/definitions/SanitizerRun" } },
-        ncu: { type: "array", items: { $ref: "#/definitions/NcuRun" } }
+        ncu: { type: "array", items: { $ref: "#/definitions/NcuRun" } },
+        ncu_compare: {
+          type: "array",
+          items: { $ref: "#/definitions/NcuComparison" },
+          description: "Nsight Compute over the base revision and the head on one case of each moved variant (its largest change), the profile comparison of docs/judging.md, Why it moved"
+        }
+      }
+    },
+    NcuComparison: {
+      type: "object",
+      additionalProperties: false,
+      required: ["kernel", "variant", "case", "base", "head"],
+      properties: {
+        kernel: { type: "string" },
+        variant: { type: "string" },
+        case: { type: "string" },
+        ratio: {
+          type: "number",
+          minimum: 0,
+          description: "the case's judged change (head / base median) that chose it"
+        },
+        base: { $ref: "#/definitions/NcuRun" },
+        head: { $ref: "#/definitions/NcuRun" }
       }
     },
     SanitizerRun: {
@@ -37717,6 +37800,11 @@ var results_schema_default = {
           type: "number",
           minimum: 0,
           description: "minimum detectable change: the interval's half-width in percent"
+        },
+        detect_pct: {
+          type: "number",
+          exclusiveMinimum: 0,
+          description: "the case's detection threshold in percent (harness --paired-detect-pct, for cases of --paired-detect-min-ms or more): an interval wholly beyond it decides SLOWER or FASTER; one that clears it but not the threshold stands only when a second pair of worker processes (confirm) agrees. Absent: the threshold alone decides"
         },
         stop_reason: {
           enum: ["decided", "time_cap", "max_pairs", "untimed"],
@@ -37869,9 +37957,17 @@ var results_schema_default = {
         n_samples: { type: "integer", minimum: 0 },
         n_discarded_throttled: { type: "integer", minimum: 0 },
         stop_reason: { enum: ["converged", "time_cap", "max_samples"] },
+        samples_span: {
+          enum: ["one-run", "runs"],
+          description: "what the samples' spread holds, where a tool's output says (docs/adapters.md, 'Noise by source'): one-run, the rounds of a single run of the tool (pytest-benchmark), which hold none of the spread between runs, so no interval is drawn from them; runs, one sample per run of the tool (several output files read together). Absent: the samples hold the run-to-run spread themselves (the harness's, nvbench's launches over its stopping rule, Google Benchmark's repetitions)"
+        },
         warmup_ms: { type: "number", minimum: 0 },
         l2_flush: { type: "boolean" },
-        input_sets: { type: "integer", minimum: 1 }
+        input_sets: { type: "integer", minimum: 1 },
+        l2_state: {
+          type: "string",
+          description: "the case's cold/warm statement for this variant: 'cold: …' (L2 flushed, persisting lines reset before every sample), 'warm: …' (a graph's or a batch's launches back to back, or a working set over 4x L2, not flushed), or 'not applicable: …' on the CPU (docs/harness.md, cold and warm). Absent in documents written before it was recorded"
+        }
       }
     }
   }
@@ -38034,589 +38130,10 @@ var HARNESS_STOPPED_CODES = /* @__PURE__ */ new Set([
   "harness.no_results"
 ]);
 
-// src/adapters/types.ts
-var NO_PARAMS_CASE = "default";
-function caseIdOf(params) {
-  const parts = Object.entries(params).map(([k, v]) => `${k}=${String(v)}`);
-  return parts.length ? parts.join(",") : NO_PARAMS_CASE;
-}
-function scalarOf(text3) {
-  if (text3 === "true") return true;
-  if (text3 === "false") return false;
-  if (/^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text3)) {
-    const n = Number(text3);
-    if (Number.isFinite(n)) return n;
-  }
-  return text3;
-}
-function timingFromSamples(samplesMs, method) {
-  const sorted = sortedCopy(samplesMs);
-  const n = sorted.length;
-  const mean = samplesMs.reduce((a, b) => a + b, 0) / n;
-  const variance = n > 1 ? samplesMs.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1) : 0;
-  return {
-    method,
-    samples_ms: samplesMs,
-    median_ms: quantileSorted(sorted, 0.5),
-    q1_ms: quantileSorted(sorted, 0.25),
-    q3_ms: quantileSorted(sorted, 0.75),
-    min_ms: sorted[0],
-    mean_ms: mean,
-    ...mean > 0 ? { rel_std: Math.sqrt(variance) / mean } : {},
-    n_samples: n,
-    stop_reason: "max_samples"
-  };
-}
-function summaryTiming(summary4) {
-  const ok = (x) => x !== void 0 && Number.isFinite(x) && x >= 0;
-  return {
-    method: summary4.method,
-    samples_ms: [],
-    median_ms: summary4.medianMs,
-    ...ok(summary4.q1Ms) ? { q1_ms: summary4.q1Ms } : {},
-    ...ok(summary4.q3Ms) ? { q3_ms: summary4.q3Ms } : {},
-    ...ok(summary4.minMs) ? { min_ms: summary4.minMs } : {},
-    ...ok(summary4.meanMs) ? { mean_ms: summary4.meanMs } : {},
-    ...ok(summary4.relStd) ? { rel_std: summary4.relStd } : {},
-    n_samples: summary4.nSamples,
-    stop_reason: "max_samples"
-  };
-}
-function workFields(work, medianMs) {
-  const { flops, bytes } = work;
-  if (flops !== void 0 && bytes !== void 0) {
-    return { work: { flops, bytes, ...work.note ? { note: work.note } : {} } };
-  }
-  if (medianMs === void 0 || !(medianMs > 0)) return {};
-  const seconds2 = medianMs * 1e-3;
-  if (flops !== void 0) return { throughput: { tflops: flops / seconds2 / 1e12 } };
-  if (bytes !== void 0) return { throughput: { gbps: bytes / seconds2 / 1e9 } };
-  return {};
-}
-function noGpuEnvironment(libraries = {}) {
-  return {
-    gpu: { name: "none", sku: "none" },
-    ...Object.keys(libraries).length ? { libraries } : {}
-  };
-}
-function kernelInfo(kernel, variants, adapter, references = [], description) {
-  return {
-    name: kernel,
-    ...description !== void 0 ? { description } : {},
-    adapter,
-    variants: variants.map((name) => ({
-      name,
-      role: references.includes(name) ? "reference" : "candidate"
-    }))
-  };
-}
-var JsonReader = class {
-  constructor(file) {
-    this.file = file;
-  }
-  file;
-  error(path11, what, value) {
-    return new InputError(`${this.file}: ${path11} ${what} (got ${showValue(value)})`);
-  }
-  object(value, path11) {
-    if (typeof value !== "object" || value === null || Array.isArray(value)) {
-      throw this.error(path11, "must be object", value);
-    }
-    return value;
-  }
-  array(value, path11) {
-    if (!Array.isArray(value)) throw this.error(path11, "must be array", value);
-    return value;
-  }
-  string(value, path11) {
-    if (typeof value !== "string") throw this.error(path11, "must be string", value);
-    return value;
-  }
-  number(value, path11) {
-    if (typeof value !== "number" || !Number.isFinite(value))
-      throw this.error(path11, "must be number", value);
-    return value;
-  }
-  optionalNumber(value, path11) {
-    return value === void 0 || value === null ? void 0 : this.number(value, path11);
-  }
-  optionalString(value, path11) {
-    return value === void 0 || value === null ? void 0 : this.string(value, path11);
-  }
-};
-function isoUtc(text3) {
-  if (text3 === void 0) return void 0;
-  const t = Date.parse(text3);
-  return Number.isNaN(t) ? void 0 : new Date(t).toISOString();
-}
-
-// src/adapters/command.ts
-var TIME_UNITS = { s: 1e3, ms: 1, us: 1e-3, ns: 1e-6 };
-var RATE_UNITS = { tflops: 1e12, gflops: 1e9, gbps: 1e9 };
-function signalName(n) {
-  return Object.entries(constants3.signals).find(([, v]) => v === n)?.[0];
-}
-function exitReason(out) {
-  if (out.exitCode === null) {
-    return out.signal ? `killed by signal ${out.signal}` : "killed by a signal";
-  }
-  const signal = out.exitCode > 128 ? signalName(out.exitCode - 128) : void 0;
-  return signal ? `exit status ${out.exitCode} (128 + ${out.exitCode - 128}: ${signal})` : `exit status ${out.exitCode}`;
-}
-var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve11) => {
-  const child2 = spawn3("bash", ["-c", command], {
-    cwd,
-    env: childEnv(),
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"]
-  });
-  let output = "";
-  let timedOut = false;
-  const add = (chunk) => {
-    output += chunk.toString("utf8");
-  };
-  child2.stdout.on("data", add);
-  child2.stderr.on("data", add);
-  const timer = setTimeout(() => {
-    timedOut = true;
-    if (child2.pid !== void 0) {
-      try {
-        process.kill(-child2.pid, "SIGKILL");
-      } catch {
-        child2.kill("SIGKILL");
-      }
-    }
-  }, timeoutMs);
-  child2.on("error", (err) => {
-    clearTimeout(timer);
-    resolve11({ exitCode: 127, output: `${output}${err.message}`, timedOut });
-  });
-  child2.on("close", (code, signal) => {
-    clearTimeout(timer);
-    resolve11({ exitCode: code, signal, output, timedOut });
-  });
-});
-function shellQuote(value) {
-  return /^[A-Za-z0-9_.,:=+\-/@%]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
-}
-function placeholders(template) {
-  const names = [];
-  for (const m of template.replace(/\{\{|\}\}/g, "").matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) {
-    if (m[1] !== void 0 && !names.includes(m[1])) names.push(m[1]);
-  }
-  return names;
-}
-var BUILTIN_PLACEHOLDERS = ["case", "root"];
-function fillTemplate(template, params, root) {
-  return template.replace(/\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name) => {
-    if (whole === "{{") return "{";
-    if (whole === "}}") return "}";
-    const value = name === "case" ? caseIdOf(params) : name === "root" ? root : params[name];
-    return value === void 0 ? whole : shellQuote(String(value));
-  });
-}
-function atPath(value, path11) {
-  let cur = value;
-  for (const key of path11.split(".")) {
-    if (typeof cur !== "object" || cur === null) return void 0;
-    cur = cur[key];
-  }
-  return cur;
-}
-function readMetric(output, metric) {
-  const found = /* @__PURE__ */ new Map();
-  const add = (sub, text3) => {
-    const value = typeof text3 === "number" ? text3 : Number(text3);
-    if (!Number.isFinite(value)) return;
-    found.set(sub, [...found.get(sub) ?? [], value]);
-  };
-  if (metric.regex) {
-    const re = new RegExp(
-      metric.regex.source,
-      metric.regex.flags.includes("g") ? metric.regex.flags : `${metric.regex.flags}g`
-    );
-    for (const m of output.matchAll(re)) {
-      add(m.groups?.variant?.trim() ?? "", m.groups?.value ?? m[1]);
-    }
-  } else if (metric.json) {
-    for (const line of output.split(/\r?\n/)) {
-      const t = line.trim();
-      if (!t.startsWith("{")) continue;
-      try {
-        add("", atPath(JSON.parse(t), metric.json));
-      } catch {
-      }
-    }
-  }
-  return found;
-}
-function toMs(value, unit, work) {
-  if (unit in TIME_UNITS) return value * TIME_UNITS[unit];
-  const amount = unit === "gbps" ? work.bytes : work.flops;
-  if (amount === void 0) throw new Error(`a ${unit} metric needs the case's work`);
-  return amount / (value * RATE_UNITS[unit]) * 1e3;
-}
-function tail(text3, lines = 20) {
-  return text3.trimEnd().split(/\r?\n/).slice(-lines).join("\n");
-}
-var KEPT_OUTPUT_LINES = 400;
-async function runOnce(run2, arm, which2) {
-  if (arm.failure) return;
-  const { spec } = run2;
-  run2.log?.(`${run2.kernel}/${run2.label}: ${arm.command}${which2 === "base" ? " (base)" : ""}`);
-  const out = await run2.runner(arm.command, { cwd: arm.cwd, timeoutMs: spec.timeoutS * 1e3 });
-  const fail = (status, why2) => {
-    const reason = status === "fail" ? why2 : `${arm.command}: ${why2}`;
-    arm.failure = { status, reason, log: tail(out.output) };
-  };
-  if (out.timedOut) return fail("timeout", `exceeded ${spec.timeoutS} s`);
-  if (out.exitCode !== 0) return fail("error", exitReason(out));
-  if (spec.check && !spec.check.test(out.output)) {
-    return fail(
-      "fail",
-      `the benchmark's own check failed: its output did not match /${spec.check.source}/`
-    );
-  }
-  const readings = readMetric(out.output, spec.metric);
-  if (readings.size === 0) {
-    return fail(
-      "error",
-      `no ${run2.source} in its output${out.output.trim() ? "" : " (it printed nothing)"}`
-    );
-  }
-  const reading = /* @__PURE__ */ new Map();
-  for (const [sub, values] of readings) {
-    const value = median(values);
-    const ms = toMs(value, spec.metric.unit, run2.work);
-    if (!(ms > 0 && Number.isFinite(ms))) {
-      const what = spec.metric.unit in TIME_UNITS ? "a time" : "a rate";
-      const forSub = sub === "" ? "" : ` for ${sub}`;
-      return fail(
-        "error",
-        `it printed ${what} of ${value} ${spec.metric.unit}${forSub}: ${what} must be above zero to be timed`
-      );
-    }
-    reading.set(sub, ms);
-  }
-  arm.runs.push(reading);
-  arm.firstOutput ??= tail(out.output, KEPT_OUTPUT_LINES);
-}
-async function runArms(run2, head, base) {
-  if (base === void 0) {
-    for (let r = 0; r < run2.spec.repeat; r++) await runOnce(run2, head, "head");
-    return;
-  }
-  const blocks = Math.ceil(run2.spec.repeat / 2);
-  for (let b = 0; b < blocks; b++) {
-    await runOnce(run2, head, "head");
-    await runOnce(run2, base, "base");
-    await runOnce(run2, base, "base");
-    await runOnce(run2, head, "head");
-  }
-}
-function failedCase(base0, variant, head) {
-  const f = head.failure ?? {
-    status: "error",
-    reason: `${head.command}: no runs`,
-    log: ""
-  };
-  return {
-    result: {
-      ...base0,
-      variant,
-      status: f.status,
-      reason: f.reason,
-      ...f.status === "fail" ? {} : { error: { kind: "command", message: f.reason, ...f.log ? { log_tail: f.log } : {} } }
-    }
-  };
-}
-async function runCommands(kernel, spec, options) {
-  const cases2 = [];
-  const variants = [];
-  const outputs = [];
-  const addVariant = (v) => void (variants.includes(v) || variants.push(v));
-  const source = spec.metric.regex ? `/${spec.metric.regex.source}/` : `JSON field ${String(spec.metric.json)}`;
-  const method = `command: ${spec.metric.unit} from ${source}, one sample per run`;
-  for (const [variantName, template] of Object.entries(spec.variants)) {
-    for (const params of spec.cases) {
-      const run2 = {
-        kernel,
-        label: `${variantName} ${caseIdOf(params)}`,
-        spec,
-        work: spec.workFor(params),
-        source,
-        runner: options.runner ?? shellRunner,
-        ...options.log ? { log: options.log } : {}
-      };
-      const arm = (cwd, root) => ({
-        command: fillTemplate(template, params, root),
-        cwd,
-        runs: []
-      });
-      const head = arm(options.cwd, options.root);
-      const base = options.baseCwd === void 0 ? void 0 : arm(options.baseCwd, options.baseRoot);
-      await runArms(run2, head, base);
-      const text3 = head.firstOutput ?? head.failure?.log;
-      if (text3) outputs.push({ variant: variantName, case: caseIdOf(params), text: text3 });
-      const subs = /* @__PURE__ */ new Set();
-      for (const r of head.runs) for (const sub of r.keys()) subs.add(sub);
-      const base0 = { kernel, case: caseIdOf(params), params };
-      if (head.failure || subs.size === 0) {
-        addVariant(variantName);
-        cases2.push(failedCase(base0, variantName, head));
-        continue;
-      }
-      for (const sub of subs) {
-        const variant = sub === "" ? variantName : `${variantName}:${sub}`;
-        addVariant(variant);
-        const samples = head.runs.map((r) => r.get(sub)).filter((x) => x !== void 0);
-        const paired2 = base ? pairedOf(head, base, sub, method) : void 0;
-        cases2.push({
-          result: {
-            ...base0,
-            variant,
-            status: "ok",
-            timing: timingFromSamples(samples, method),
-            ...spec.check ? { correctness: selfCheck(spec.check, head.runs.length) } : {},
-            ...paired2 ? { paired: paired2 } : {}
-          },
-          work: run2.work
-        });
-      }
-    }
-  }
-  return { cases: cases2, variants, outputs };
-}
-function selfCheck(check, runs) {
-  return {
-    status: "PASS",
-    rel_l2: null,
-    max_abs: null,
-    nan_count: 0,
-    inf_count: 0,
-    unwritten_count: 0,
-    seeds: [],
-    tol_rel_l2: 0,
-    oracle: `the benchmark's own check (its output matched /${check.source}/)`,
-    message: `all ${runs} runs passed the benchmark's own check`
-  };
-}
-function pairedOf(head, base, sub, method) {
-  if (base.failure) {
-    return {
-      base_status: base.failure.status,
-      base_reason: base.failure.reason,
-      n_pairs: 0,
-      log_ratios: [],
-      stop_reason: "untimed"
-    };
-  }
-  const h = head.runs.map((r) => r.get(sub));
-  const b = base.runs.map((r) => r.get(sub));
-  if (b.every((x) => x === void 0)) {
-    return {
-      base_status: "missing",
-      base_reason: "the base revision printed no reading for this variant",
-      n_pairs: 0,
-      log_ratios: [],
-      stop_reason: "untimed"
-    };
-  }
-  const logRatios = [];
-  for (let k = 0; k + 1 < Math.min(h.length, b.length); k += 2) {
-    const [h1, h2, b1, b2] = [h[k], h[k + 1], b[k], b[k + 1]];
-    if (h1 === void 0 || h2 === void 0 || b1 === void 0 || b2 === void 0) continue;
-    logRatios.push((Math.log(h1 / b1) + Math.log(h2 / b2)) / 2);
-  }
-  const baseSamples = b.filter((x) => x !== void 0);
-  const baseTiming = timingFromSamples(baseSamples, method);
-  const ratios = [...logRatios].sort((x, y) => x - y);
-  return {
-    base_status: "ok",
-    base_timing: baseTiming,
-    n_pairs: 2 * logRatios.length,
-    log_ratios: logRatios,
-    ...ratios.length ? { median_ratio: Math.exp(median(ratios)) } : {},
-    stop_reason: "max_pairs"
-  };
-}
-var COMMAND_CAPABILITIES = {
-  samples: "raw",
-  work: "config",
-  correctness: "self_check",
-  paired: true,
-  notes: {
-    samples: "one sample per run of the command (the median of the readings that run printed); `repeat` runs per case",
-    work: "kernelgate.yml's `work` formulas over the case's parameters; a rate metric (tflops, gflops, gbps) is turned into a time through them",
-    correctness: 'self_check when `check.regex` is set (e.g. CUTLASS\'s "Disposition: Passed"): every run must match it or the case FAILS; without it none, so no case is PASS'
-  }
-};
-var commandAdapter = {
-  kind: "command",
-  format: "command",
-  title: "any command (regex or JSON line)",
-  produce: "kernelgate.yml: benchmarks[].variants, cases, repeat, metric (and check)",
-  capabilities: COMMAND_CAPABILITIES
-};
-
-// src/adapters/gbench.ts
-var MS_PER_UNIT = { ns: 1e-6, us: 1e-3, ms: 1, s: 1e3 };
-var SETTINGS = /* @__PURE__ */ new Set(["min_time", "min_warmup_time", "repeats", "iterations"]);
-var CLOCKS = /* @__PURE__ */ new Set(["real_time", "manual_time", "process_time"]);
-function splitRunName(runName) {
-  const [variant = runName, ...parts] = runName.split("/");
-  const params = {};
-  let clock = "cpu_time";
-  let positional = 0;
-  for (const part of parts) {
-    if (CLOCKS.has(part)) {
-      clock = part;
-      continue;
-    }
-    const named2 = /^([A-Za-z_][A-Za-z0-9_]*):(.*)$/.exec(part);
-    if (named2) {
-      const [, key = "", value = ""] = named2;
-      if (!SETTINGS.has(key)) params[key] = scalarOf(value);
-      continue;
-    }
-    params[`arg${positional++}`] = scalarOf(part);
-  }
-  return { variant, params, clock };
-}
-function readInstances(read2, runs) {
-  const instances = /* @__PURE__ */ new Map();
-  runs.forEach((value, i) => {
-    const at = `benchmarks[${i}]`;
-    const run2 = read2.object(value, at);
-    if (run2.run_type === "aggregate") return;
-    const runName = read2.string(run2.run_name ?? run2.name, `${at}.run_name`);
-    let inst = instances.get(runName);
-    if (!inst) {
-      inst = { ...splitRunName(runName), samplesMs: [] };
-      instances.set(runName, inst);
-    }
-    if (run2.error_occurred === true) {
-      inst.error = String(run2.error_message ?? "error_occurred, with no message");
-      return;
-    }
-    if (run2.skipped === true) {
-      inst.skipped = String(run2.skip_message ?? "skipped, with no message");
-      return;
-    }
-    const unit = read2.string(run2.time_unit, `${at}.time_unit`);
-    const perUnit = MS_PER_UNIT[unit];
-    if (perUnit === void 0)
-      throw read2.error(`${at}.time_unit`, "must be one of ns, us, ms, s", unit);
-    const clockField = inst.clock === "cpu_time" ? "cpu_time" : "real_time";
-    const timeMs = read2.number(run2[clockField], `${at}.${clockField}`) * perUnit;
-    inst.samplesMs.push(timeMs);
-    if (inst.samplesMs.length === 1) {
-      const flops = read2.optionalNumber(run2.flops, `${at}.flops`);
-      const bytes = read2.optionalNumber(run2.bytes, `${at}.bytes`);
-      const rate = read2.optionalNumber(run2.bytes_per_second, `${at}.bytes_per_second`);
-      if (flops !== void 0) inst.flops = flops;
-      if (bytes !== void 0) inst.bytes = bytes;
-      else if (rate !== void 0) inst.bytes = Math.round(rate * timeMs * 1e-3);
-    }
-  });
-  return instances;
-}
-function caseOf(inst, kernel) {
-  const base = {
-    kernel,
-    variant: inst.variant,
-    case: caseIdOf(inst.params),
-    params: inst.params
-  };
-  if (inst.error !== void 0) {
-    return {
-      result: {
-        ...base,
-        status: "error",
-        reason: inst.error,
-        error: { kind: "gbench", message: inst.error }
-      }
-    };
-  }
-  if (inst.skipped !== void 0) {
-    return { result: { ...base, status: "skipped", reason: inst.skipped } };
-  }
-  const clock = inst.clock === "cpu_time" ? "CPU time" : inst.clock.replace("_", " ");
-  const timing = timingFromSamples(
-    inst.samplesMs,
-    `gbench ${clock} per iteration (one sample per repetition)`
-  );
-  return {
-    result: { ...base, status: "ok", timing },
-    work: {
-      ...inst.flops !== void 0 ? { flops: inst.flops } : {},
-      ...inst.bytes !== void 0 ? { bytes: inst.bytes } : {},
-      note: "per iteration, from the benchmark counters"
-    }
-  };
-}
-function fromContext(context3, file, kernel) {
-  const diagnostics = [];
-  if (context3.cpu_scaling_enabled === true) {
-    diagnostics.push({
-      level: "warning",
-      code: "adapter.gbench.cpu_scaling",
-      message: `${file}: CPU frequency scaling was on while ${kernel} ran: its times move with the clock`,
-      fix: "set the CPU governor to performance on the benchmark machine",
-      source: `kernel:${kernel}`,
-      kernel
-    });
-  }
-  const version = typeof context3.library_version === "string" ? ` ${context3.library_version}` : "";
-  const build = typeof context3.library_build_type === "string" ? ` (library built as ${context3.library_build_type})` : "";
-  const startedAt = isoUtc(typeof context3.date === "string" ? context3.date : void 0);
-  return {
-    tool: `Google Benchmark${version}${build}`,
-    run: {
-      ...startedAt ? { started_at: startedAt } : {},
-      ...typeof context3.host_name === "string" ? { host: context3.host_name } : {}
-    },
-    diagnostics
-  };
-}
-function parse({ text: text3, file, kernel }) {
-  const read2 = new JsonReader(file);
-  const root = read2.object(parseJson(text3, file), "the document");
-  const context3 = read2.object(root.context ?? {}, "context");
-  const instances = [...readInstances(read2, read2.array(root.benchmarks, "benchmarks")).values()];
-  const { tool, run: run2, diagnostics } = fromContext(context3, file, kernel);
-  return {
-    cases: instances.map((inst) => caseOf(inst, kernel)),
-    variants: [...new Set(instances.map((inst) => inst.variant))],
-    tool,
-    environment: noGpuEnvironment(),
-    run: run2,
-    diagnostics
-  };
-}
-var gbenchAdapter = {
-  kind: "file",
-  format: "gbench",
-  title: "Google Benchmark JSON",
-  produce: "BINARY --benchmark_format=json --benchmark_repetitions=10 > out.json",
-  capabilities: {
-    samples: "raw",
-    work: "tool",
-    correctness: "none",
-    paired: false,
-    notes: {
-      samples: "one sample per repetition (the mean time of one iteration in it, on the clock the benchmark uses: CPU time, or real/manual time); without --benchmark_repetitions there is one sample, too few for an interval",
-      work: "the user counters `flops` and `bytes` (per iteration, Counter::kAvgIterations), else bytes from SetBytesProcessed (bytes_per_second × the time of one iteration)",
-      correctness: "none: Google Benchmark only times; an error (SkipWithError) is an ERROR case"
-    }
-  },
-  parse
-};
-
 // src/config/config.ts
 var import_yaml2 = __toESM(require_dist(), 1);
-import { existsSync as existsSync4, readdirSync, readFileSync as readFileSync3, statSync as statSync2 } from "node:fs";
-import { dirname as dirname4, join as join5, relative as relative2, resolve as resolve2 } from "node:path";
+import { existsSync as existsSync4, readFileSync as readFileSync3, statSync as statSync3 } from "node:fs";
+import { dirname as dirname4, join as join6, relative as relative2, resolve as resolve2 } from "node:path";
 
 // schema/config.schema.json
 var config_schema_default = {
@@ -38710,6 +38227,16 @@ var config_schema_default = {
             enabled: {
               type: "boolean",
               description: "judge cases by their pairs where the results have them; false: against the stored baseline only; default true"
+            },
+            detect_pct: {
+              type: "number",
+              minimum: 0,
+              description: "detection threshold under threshold_pct for cases whose base median is detect_min_ms or more: the harness samples such a case until its interval clears ±detect_pct or lies within ±threshold_pct, and a verdict between the two stands only when a second pair of worker processes confirms it; 0 turns it off; default 0.5"
+            },
+            detect_min_ms: {
+              type: "number",
+              minimum: 0,
+              description: "cases whose base median is at least this many ms have the detection threshold; default 1"
             },
             confirm: {
               type: "boolean",
@@ -39263,9 +38790,18 @@ function noiseProblems(data) {
   return problems;
 }
 
+// src/config/kernel-folders.ts
+import { readdirSync, statSync } from "node:fs";
+import { join as join4 } from "node:path";
+function kernelFolders(kernelsPath) {
+  return readdirSync(kernelsPath, { withFileTypes: true }).filter(
+    (d) => d.isDirectory() || d.isSymbolicLink() && statSync(join4(kernelsPath, d.name), { throwIfNoEntry: false })?.isDirectory()
+  ).map((d) => d.name).sort();
+}
+
 // src/config/owns.ts
-import { existsSync as existsSync3, statSync } from "node:fs";
-import { isAbsolute, join as join4, posix } from "node:path";
+import { existsSync as existsSync3, statSync as statSync2 } from "node:fs";
+import { isAbsolute, join as join5, posix } from "node:path";
 function ownedPath(path11) {
   if (isAbsolute(path11) || /^[A-Za-z]:[\\/]/.test(path11)) return void 0;
   const normal = posix.normalize(path11.split("\\").join("/"));
@@ -39302,8 +38838,8 @@ function ownsProblems(manifest, dir, shownDir) {
         );
         return;
       }
-      const full = join4(dir, at);
-      if (!existsSync3(full) || !statSync(full).isFile()) {
+      const full = join5(dir, at);
+      if (!existsSync3(full) || !statSync2(full).isFile()) {
         problems.push(`${field3} is not a file in ${shownDir} (got ${showValue(path11)})`);
         return;
       }
@@ -39327,6 +38863,8 @@ var DEFAULT_KERNELS_DIR = "kernels";
 var DEFAULT_MIN_CHANGE_MS = 1e-3;
 var DEFAULT_PAIRED_THRESHOLD_PCT = 1;
 var DEFAULT_PAIRED_MIN_CHANGE_MS = 8e-4;
+var DEFAULT_PAIRED_DETECT_PCT = 0.5;
+var DEFAULT_PAIRED_DETECT_MIN_MS = 1;
 var validators;
 function getValidators() {
   if (!validators) {
@@ -39361,7 +38899,7 @@ function readText(path11, shown) {
 }
 function loadConfig(rootDir, opts = {}) {
   const root = resolve2(rootDir);
-  const configPath = opts.configFile ? resolve2(opts.configFile) : join5(root, CONFIG_FILE_NAME);
+  const configPath = opts.configFile ? resolve2(opts.configFile) : join6(root, CONFIG_FILE_NAME);
   const shownConfig = relative2(root, configPath) || CONFIG_FILE_NAME;
   let raw = {};
   let configFile;
@@ -39377,7 +38915,7 @@ function loadConfig(rootDir, opts = {}) {
   const kernelsDir = raw.kernels_dir ?? DEFAULT_KERNELS_DIR;
   const kernelsPath = resolve2(root, kernelsDir);
   let kernels = [];
-  if (existsSync4(kernelsPath) && statSync2(kernelsPath).isDirectory()) {
+  if (existsSync4(kernelsPath) && statSync3(kernelsPath).isDirectory()) {
     kernels = loadKernels(root, kernelsPath);
   } else if (raw.kernels_dir !== void 0) {
     const problem = `kernels_dir must be a folder (got ${showValue(raw.kernels_dir)}, which does not exist)`;
@@ -39420,7 +38958,9 @@ function configFromRaw(raw, root, configFile, kernels, benchmarks) {
         thresholdPct: raw.compare?.paired?.threshold_pct ?? DEFAULT_PAIRED_THRESHOLD_PCT,
         minChangeMs: raw.compare?.paired?.min_change_ms ?? DEFAULT_PAIRED_MIN_CHANGE_MS,
         enabled: raw.compare?.paired?.enabled ?? true,
-        confirm: raw.compare?.paired?.confirm ?? false
+        confirm: raw.compare?.paired?.confirm ?? false,
+        detectPct: raw.compare?.paired?.detect_pct ?? DEFAULT_PAIRED_DETECT_PCT,
+        detectMinMs: raw.compare?.paired?.detect_min_ms ?? DEFAULT_PAIRED_DETECT_MIN_MS
       }
     },
     correctness: {
@@ -39464,27 +39004,23 @@ function validateConfigData(data, file, path11, text3) {
   return raw;
 }
 function loadKernels(root, kernelsPath) {
-  const kernels = [];
-  const folders = readdirSync(kernelsPath, { withFileTypes: true }).filter(
-    (d) => d.isDirectory() || d.isSymbolicLink() && statSync2(join5(kernelsPath, d.name), { throwIfNoEntry: false })?.isDirectory()
-  ).map((d) => d.name).sort();
-  for (const folder of folders) {
-    const manifestPath = join5(kernelsPath, folder, "kernel.yml");
-    if (!existsSync4(manifestPath)) continue;
-    const shown = relative2(root, manifestPath);
-    const text3 = readText(manifestPath, shown);
-    const data = parseYaml(text3, shown, manifestPath);
-    const { kernel: validate2 } = getValidators();
-    const invalid = (problems2) => fieldProblems(shown, manifestPath, text3, problems2);
-    if (!validate2(data)) throw invalid(formatAjvErrors(validate2.errors ?? []));
-    const manifest = data;
-    const problems = crossCheckManifest(manifest, folder);
-    const dir = join5(kernelsPath, folder);
-    problems.push(...ownsProblems(manifest, dir, dirname4(shown).split("\\").join("/")));
-    if (problems.length) throw invalid(problems);
-    kernels.push({ manifest, dir, file: shown });
-  }
-  return kernels;
+  return kernelFolders(kernelsPath).flatMap((f) => loadKernel(root, kernelsPath, f) ?? []);
+}
+function loadKernel(root, kernelsPath, folder) {
+  const manifestPath = join6(kernelsPath, folder, "kernel.yml");
+  if (!existsSync4(manifestPath)) return void 0;
+  const shown = relative2(root, manifestPath);
+  const text3 = readText(manifestPath, shown);
+  const data = parseYaml(text3, shown, manifestPath);
+  const { kernel: validate2 } = getValidators();
+  const invalid = (problems2) => fieldProblems(shown, manifestPath, text3, problems2);
+  if (!validate2(data)) throw invalid(formatAjvErrors(validate2.errors ?? []));
+  const manifest = data;
+  const problems = crossCheckManifest(manifest, folder);
+  const dir = join6(kernelsPath, folder);
+  problems.push(...ownsProblems(manifest, dir, dirname4(shown).split("\\").join("/")));
+  if (problems.length) throw invalid(problems);
+  return { manifest, dir, file: shown };
 }
 function crossCheckManifest(manifest, folder) {
   const problems = [];
@@ -39572,6 +39108,889 @@ function tierCandidates(manifest) {
   return manifest.variants.filter((v) => v.role === "candidate").map((v) => v.name);
 }
 
+// src/config/check.ts
+import { existsSync as existsSync5, readFileSync as readFileSync4, statSync as statSync4 } from "node:fs";
+import { join as join7, relative as relative3, resolve as resolve3 } from "node:path";
+var NUMBER_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+function fixFor(message) {
+  if (/must be (a finite )?number \(got "/.test(message))
+    return 'write the number without quotes (1e-3, not "1e-3"): quoted, it is text';
+  if (message.includes("is not a known field"))
+    return "rename it to one of the known fields listed, or remove it";
+  if (/ is required/.test(message)) return "add the field (docs/configuration.md describes it)";
+  if (/must name a variant/.test(message))
+    return "name one of the variants listed, or add a variant of that name to variants";
+  if (message.includes("YAML syntax error")) return "correct the YAML at that line";
+  return "correct the field as docs/configuration.md and docs/kernel-modules.md describe it";
+}
+function fromInputError(error2) {
+  return error2.problems.map((line, i) => {
+    const cut = line.indexOf(": ");
+    const file = cut > 0 ? line.slice(0, cut) : CONFIG_FILE_NAME;
+    const message = cut > 0 ? line.slice(cut + 2) : line;
+    const site = error2.sites[i];
+    return {
+      file,
+      ...site?.line !== void 0 ? { line: site.line, column: site.column ?? 1 } : {},
+      message,
+      fix: fixFor(message),
+      level: "error"
+    };
+  });
+}
+function rawSettings(configPath) {
+  const fallback = { kernelsDir: "kernels", python: "python3" };
+  try {
+    const raw = parseYaml(readFileSync4(configPath, "utf8"), CONFIG_FILE_NAME);
+    return {
+      kernelsDir: typeof raw?.kernels_dir === "string" ? raw.kernels_dir : fallback.kernelsDir,
+      python: typeof raw?.harness?.python === "string" ? raw.harness.python : fallback.python
+    };
+  } catch {
+    return fallback;
+  }
+}
+function checkStatic(root, configFile) {
+  const rootDir = resolve3(root);
+  const problems = [];
+  let config;
+  try {
+    config = loadConfig(rootDir, configFile !== void 0 ? { configFile } : {});
+  } catch (error2) {
+    if (!(error2 instanceof InputError)) throw error2;
+    problems.push(...fromInputError(error2));
+  }
+  const settings = config ? { kernelsDir: config.kernelsDir, python: config.harness.python } : rawSettings(configFile ?? join7(rootDir, CONFIG_FILE_NAME));
+  const kernelsPath = resolve3(rootDir, settings.kernelsDir);
+  const kernels = [];
+  const unresolvedModules = /* @__PURE__ */ new Map();
+  const seen = new Set(problems.map((p) => `${p.file}: ${p.message}`));
+  const folders = statSync4(kernelsPath, { throwIfNoEntry: false })?.isDirectory() ? kernelFolders(kernelsPath) : [];
+  for (const folder of folders) {
+    try {
+      const kernel = loadKernel(rootDir, kernelsPath, folder);
+      if (!kernel) continue;
+      kernels.push(kernel);
+      const found = manifestProblems(kernel, rootDir);
+      problems.push(...found.problems);
+      if (found.module) unresolvedModules.set(kernel.manifest.name, found.module);
+    } catch (error2) {
+      if (!(error2 instanceof InputError)) throw error2;
+      for (const p of fromInputError(error2)) {
+        if (!seen.has(`${p.file}: ${p.message}`)) problems.push(p);
+      }
+    }
+  }
+  return { root: rootDir, config, kernels, python: settings.python, problems, unresolvedModules };
+}
+function problemAt(kernel, root, found) {
+  const { locate } = yamlLocator(readFileSync4(join7(root, kernel.file), "utf8"));
+  return {
+    file: kernel.file,
+    ...locate(leadingFieldPath(found.message)),
+    message: found.message,
+    fix: found.fix,
+    level: found.level ?? "error"
+  };
+}
+function manifestProblems(kernel, root) {
+  const { manifest } = kernel;
+  const at = (f) => problemAt(kernel, root, f);
+  const found = [
+    ...dtypeProblems(manifest),
+    ...quotedNumbers(manifest),
+    ...caseKeyProblems(manifest),
+    ...tailProblems(manifest)
+  ];
+  const module = moduleProblem(manifest, kernel, root);
+  return { problems: found.map(at), module: module && at(module) };
+}
+function caseFields(manifest) {
+  return [
+    { field: "cases", groups: manifest.cases },
+    { field: "ci_cases", groups: manifest.ci_cases ?? [] }
+  ];
+}
+function valuesOf(value) {
+  if (value === void 0) return [];
+  return Array.isArray(value) ? value : [value];
+}
+function dtypeProblems(manifest) {
+  const known = Object.keys(manifest.tolerance);
+  const found = [];
+  for (const { field: field3, groups } of caseFields(manifest)) {
+    groups.forEach((group2, i) => {
+      if (group2.dtype === void 0) {
+        found.push({
+          message: `${field3}[${i}] has no dtype, so the harness cannot find its tolerance (got keys ${Object.keys(group2).join(", ")})`,
+          fix: `add dtype: to ${field3}[${i}] (one of the tolerance's dtypes: ${known.join(", ")})`
+        });
+        return;
+      }
+      for (const dtype of new Set(valuesOf(group2.dtype).map(String))) {
+        if (known.includes(dtype)) continue;
+        found.push({
+          message: `${field3}[${i}].dtype names ${dtype}, which has no entry in tolerance (got ${showValue(dtype)}; tolerance has ${known.join(", ")})`,
+          fix: `add tolerance.${dtype}: { rel_l2: … } (the relative L2 error allowed against the oracle), or remove ${dtype} from ${field3}[${i}].dtype`
+        });
+      }
+    });
+  }
+  return found;
+}
+function quotedNumbers(manifest) {
+  const found = [];
+  const check = (field3, group2) => {
+    for (const [key, value] of Object.entries(group2 ?? {})) {
+      for (const v of valuesOf(value)) {
+        if (typeof v === "string" && NUMBER_TEXT.test(v.trim())) {
+          found.push({
+            message: `${field3}.${key} is the text ${showValue(v)}, not a number (got ${showValue(v)})`,
+            fix: `write it without quotes (${key}: ${v.trim()}): quoted, the kernel module receives a string`
+          });
+        }
+      }
+    }
+  };
+  for (const { field: field3, groups } of caseFields(manifest)) {
+    groups.forEach((g, i) => check(`${field3}[${i}]`, g));
+  }
+  manifest.variants.forEach((v, i) => check(`variants[${i}].only`, v.only));
+  check("tiers.case", manifest.tiers?.case);
+  return found;
+}
+function distance(a, b) {
+  const d = Array.from(
+    { length: a.length + 1 },
+    (_, i) => Array.from({ length: b.length + 1 }, (_2, j) => i === 0 ? j : j === 0 ? i : 0)
+  );
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        best = Math.min(best, d[i - 2][j - 2] + 1);
+      }
+      d[i][j] = best;
+    }
+  }
+  return d[a.length][b.length];
+}
+function nearest(word, among) {
+  let best;
+  for (const w of among) {
+    if (w === word || word.length < 3 || w.length < 3) continue;
+    const d = distance(word.toLowerCase(), w.toLowerCase());
+    const limit = Math.min(word.length, w.length) >= 6 ? 2 : 1;
+    if (d <= limit && (!best || d < best.d)) best = { w, d };
+  }
+  return best?.w;
+}
+function keyFix(key, keys, what) {
+  const near = nearest(key, keys);
+  return near !== void 0 ? `did you mean ${near}? rename ${key} to ${near}` : `use a key ${what} (${[...keys].join(", ")}), or add ${key} to cases`;
+}
+function caseKeyProblems(manifest) {
+  const found = [];
+  const keys = new Set(manifest.cases.flatMap((g) => Object.keys(g)));
+  const taken = /* @__PURE__ */ new Map();
+  for (const { groups } of caseFields(manifest)) {
+    for (const g of groups) {
+      for (const [k, v] of Object.entries(g)) {
+        const set = taken.get(k) ?? /* @__PURE__ */ new Set();
+        for (const x of valuesOf(v)) set.add(String(x));
+        taken.set(k, set);
+      }
+    }
+  }
+  manifest.cases.forEach((g, i) => {
+    const others = new Set(manifest.cases.flatMap((o, j) => j === i ? [] : Object.keys(o)));
+    for (const k of Object.keys(g)) {
+      const near = others.has(k) ? void 0 : nearest(k, others);
+      if (near !== void 0 && !(near in g)) {
+        found.push({
+          message: `cases[${i}].${k} is a key no other group of cases has; the others have ${near} (got ${showValue(k)})`,
+          fix: `did you mean ${near}? rename ${k} to ${near}`
+        });
+      }
+    }
+  });
+  const named2 = (field3, group2, checkValues) => {
+    for (const [k, v] of Object.entries(group2 ?? {})) {
+      if (!keys.has(k)) {
+        found.push({
+          message: `${field3}.${k} is not a key of any group of cases (got ${showValue(k)}; keys of cases: ${[...keys].join(", ")})`,
+          fix: keyFix(k, keys, "the cases have")
+        });
+        continue;
+      }
+      if (!checkValues) continue;
+      const values = taken.get(k) ?? /* @__PURE__ */ new Set();
+      for (const x of valuesOf(v)) {
+        if (values.has(String(x))) continue;
+        const near = nearest(String(x), values);
+        found.push({
+          message: `${field3}.${k} matches no case: no case has ${k} ${showValue(x)} (got ${showValue(x)}; ${k} takes ${[...values].join(", ")})`,
+          fix: near !== void 0 ? `did you mean ${near}? write ${k}: ${near}` : `use a value ${k} takes in the cases, or add ${showValue(x)} to them`
+        });
+      }
+    }
+  };
+  (manifest.ci_cases ?? []).forEach((g, i) => named2(`ci_cases[${i}]`, g, false));
+  manifest.variants.forEach((v, i) => named2(`variants[${i}].only`, v.only, true));
+  named2("tiers.case", manifest.tiers?.case, true);
+  return found;
+}
+function tailProblems(manifest) {
+  if (!manifest.ci_cases?.length) {
+    return [
+      {
+        message: "ci_cases is missing: no small shapes with tails to check the kernel on (got nothing)",
+        fix: "add ci_cases: the cases at small sizes, some not a multiple of the block (e.g. 7, 100, 257), so a kernel that mishandles its last partial block fails (docs/kernel-modules.md)",
+        level: "warning"
+      }
+    ];
+  }
+  const sizes = manifest.ci_cases.flatMap(
+    (g) => Object.entries(g).flatMap(
+      ([k, v]) => k === "dtype" ? [] : valuesOf(v).filter((x) => Number.isInteger(x))
+    )
+  );
+  const tail2 = sizes.some((n) => n > 2 && (n & n - 1) !== 0);
+  if (tail2 || sizes.length === 0) return [];
+  return [
+    {
+      message: `ci_cases has no tail shape: every size is a power of two (got ${[...new Set(sizes)].join(", ")})`,
+      fix: "add a ci_cases group with a size that is not a multiple of the block (e.g. 7, 100, 257): a kernel that mishandles its last partial block passes powers of two",
+      level: "warning"
+    }
+  ];
+}
+function moduleProblem(manifest, kernel, root) {
+  const parts = manifest.module.split(".");
+  const bases = [root, join7(root, "src")];
+  const candidates = bases.flatMap((b) => [
+    join7(b, ...parts) + ".py",
+    join7(b, ...parts, "__init__.py")
+  ]);
+  if (candidates.some((c) => existsSync5(c))) return void 0;
+  const folder = relative3(root, kernel.dir).split(/[\\/]/);
+  const suggestions = ["bench", kernel.manifest.name].filter((f) => existsSync5(join7(kernel.dir, `${f}.py`))).map((f) => [...folder, f].join("."));
+  return {
+    message: `module names no file of the repository (got ${showValue(manifest.module)}; looked for ${relative3(root, candidates[0])})`,
+    fix: suggestions.length > 0 ? `did you mean ${suggestions[0]}? module is the dotted path from the repository root` : `module is the dotted path from the repository root of the Python file with VARIANTS (e.g. ${[...folder, "bench"].join(".")} for ${[...folder, "bench.py"].join("/")})`
+  };
+}
+function unknownSelection(config, only, where3) {
+  const kernels = config.kernels.map((k) => k.manifest.name);
+  const benchmarks = config.benchmarks.map((b) => b.name);
+  const bad = only?.find((n) => !kernels.includes(n) && !benchmarks.includes(n));
+  if (bad === void 0) return void 0;
+  const known = kernels.length > 0 ? `known kernels are ${kernels.join(", ")}` : `there is no kernel under ${config.kernelsDir}/`;
+  const also = benchmarks.length > 0 ? `; benchmarks: ${benchmarks.join(", ")}` : "";
+  return `unknown kernel '${bad}' in ${where3}: ${known}${also}`;
+}
+
+// src/adapters/types.ts
+var NO_PARAMS_CASE = "default";
+function caseIdOf(params) {
+  const parts = Object.entries(params).map(([k, v]) => `${k}=${String(v)}`);
+  return parts.length ? parts.join(",") : NO_PARAMS_CASE;
+}
+function scalarOf(text3) {
+  if (text3 === "true") return true;
+  if (text3 === "false") return false;
+  if (/^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text3)) {
+    const n = Number(text3);
+    if (Number.isFinite(n)) return n;
+  }
+  return text3;
+}
+function timingFromSamples(samplesMs, method) {
+  const sorted = sortedCopy(samplesMs);
+  const n = sorted.length;
+  const mean = samplesMs.reduce((a, b) => a + b, 0) / n;
+  const variance = n > 1 ? samplesMs.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1) : 0;
+  return {
+    method,
+    samples_ms: samplesMs,
+    median_ms: quantileSorted(sorted, 0.5),
+    q1_ms: quantileSorted(sorted, 0.25),
+    q3_ms: quantileSorted(sorted, 0.75),
+    min_ms: sorted[0],
+    mean_ms: mean,
+    ...mean > 0 ? { rel_std: Math.sqrt(variance) / mean } : {},
+    n_samples: n,
+    stop_reason: "max_samples"
+  };
+}
+function summaryTiming(summary4) {
+  const ok = (x) => x !== void 0 && Number.isFinite(x) && x >= 0;
+  return {
+    method: summary4.method,
+    samples_ms: [],
+    median_ms: summary4.medianMs,
+    ...ok(summary4.q1Ms) ? { q1_ms: summary4.q1Ms } : {},
+    ...ok(summary4.q3Ms) ? { q3_ms: summary4.q3Ms } : {},
+    ...ok(summary4.minMs) ? { min_ms: summary4.minMs } : {},
+    ...ok(summary4.meanMs) ? { mean_ms: summary4.meanMs } : {},
+    ...ok(summary4.relStd) ? { rel_std: summary4.relStd } : {},
+    n_samples: summary4.nSamples,
+    stop_reason: "max_samples"
+  };
+}
+function workFields(work, medianMs) {
+  const { flops, bytes } = work;
+  if (flops !== void 0 && bytes !== void 0) {
+    return { work: { flops, bytes, ...work.note ? { note: work.note } : {} } };
+  }
+  if (medianMs === void 0 || !(medianMs > 0)) return {};
+  const seconds2 = medianMs * 1e-3;
+  if (flops !== void 0) return { throughput: { tflops: flops / seconds2 / 1e12 } };
+  if (bytes !== void 0) return { throughput: { gbps: bytes / seconds2 / 1e9 } };
+  return {};
+}
+function noGpuEnvironment(libraries = {}) {
+  return {
+    gpu: { name: "none", sku: "none" },
+    ...Object.keys(libraries).length ? { libraries } : {}
+  };
+}
+function gpuNamed(value) {
+  const name = typeof value === "object" && value !== null && !Array.isArray(value) ? value.name : value;
+  return typeof name === "string" && name.trim() !== "" ? name.trim() : void 0;
+}
+function gpuEnvironment(name, libraries = {}) {
+  if (name === void 0) return noGpuEnvironment(libraries);
+  return {
+    gpu: { name, sku: gpuModel(name) },
+    ...Object.keys(libraries).length ? { libraries } : {}
+  };
+}
+var EmptyOutputError = class extends InputError {
+  constructor(file) {
+    super(`${file} holds no benchmark`);
+  }
+};
+function kernelInfo(kernel, variants, adapter, references = [], description) {
+  return {
+    name: kernel,
+    ...description !== void 0 ? { description } : {},
+    adapter,
+    variants: variants.map((name) => ({
+      name,
+      role: references.includes(name) ? "reference" : "candidate"
+    }))
+  };
+}
+var JsonReader = class {
+  constructor(file) {
+    this.file = file;
+  }
+  file;
+  error(path11, what, value) {
+    return new InputError(`${this.file}: ${path11} ${what} (got ${showValue(value)})`);
+  }
+  object(value, path11) {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      throw this.error(path11, "must be object", value);
+    }
+    return value;
+  }
+  array(value, path11) {
+    if (!Array.isArray(value)) throw this.error(path11, "must be array", value);
+    return value;
+  }
+  string(value, path11) {
+    if (typeof value !== "string") throw this.error(path11, "must be string", value);
+    return value;
+  }
+  number(value, path11) {
+    if (typeof value !== "number" || !Number.isFinite(value))
+      throw this.error(path11, "must be number", value);
+    return value;
+  }
+  optionalNumber(value, path11) {
+    return value === void 0 || value === null ? void 0 : this.number(value, path11);
+  }
+  optionalString(value, path11) {
+    return value === void 0 || value === null ? void 0 : this.string(value, path11);
+  }
+};
+function isoUtc(text3) {
+  if (text3 === void 0) return void 0;
+  const t = Date.parse(text3);
+  return Number.isNaN(t) ? void 0 : new Date(t).toISOString();
+}
+
+// src/adapters/command.ts
+var TIME_UNITS = { s: 1e3, ms: 1, us: 1e-3, ns: 1e-6 };
+var RATE_UNITS = { tflops: 1e12, gflops: 1e9, gbps: 1e9 };
+function signalName(n) {
+  return Object.entries(constants3.signals).find(([, v]) => v === n)?.[0];
+}
+function exitReason(out) {
+  if (out.exitCode === null) {
+    return out.signal ? `killed by signal ${out.signal}` : "killed by a signal";
+  }
+  const signal = out.exitCode > 128 ? signalName(out.exitCode - 128) : void 0;
+  return signal ? `exit status ${out.exitCode} (128 + ${out.exitCode - 128}: ${signal})` : `exit status ${out.exitCode}`;
+}
+var shellRunner = (command, { cwd, timeoutMs }) => new Promise((resolve12) => {
+  const child2 = spawn3("bash", ["-c", command], {
+    cwd,
+    env: childEnv(),
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"]
+  });
+  let output = "";
+  let timedOut = false;
+  const add = (chunk) => {
+    output += chunk.toString("utf8");
+  };
+  child2.stdout.on("data", add);
+  child2.stderr.on("data", add);
+  const timer = setTimeout(() => {
+    timedOut = true;
+    if (child2.pid !== void 0) {
+      try {
+        process.kill(-child2.pid, "SIGKILL");
+      } catch {
+        child2.kill("SIGKILL");
+      }
+    }
+  }, timeoutMs);
+  child2.on("error", (err) => {
+    clearTimeout(timer);
+    resolve12({ exitCode: 127, output: `${output}${err.message}`, timedOut });
+  });
+  child2.on("close", (code, signal) => {
+    clearTimeout(timer);
+    resolve12({ exitCode: code, signal, output, timedOut });
+  });
+});
+function shellQuote(value) {
+  return /^[A-Za-z0-9_.,:=+\-/@%]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+function placeholders(template) {
+  const names = [];
+  for (const m of template.replace(/\{\{|\}\}/g, "").matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) {
+    if (m[1] !== void 0 && !names.includes(m[1])) names.push(m[1]);
+  }
+  return names;
+}
+var BUILTIN_PLACEHOLDERS = ["case", "root"];
+function fillTemplate(template, params, root) {
+  return template.replace(/\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name) => {
+    if (whole === "{{") return "{";
+    if (whole === "}}") return "}";
+    const value = name === "case" ? caseIdOf(params) : name === "root" ? root : params[name];
+    return value === void 0 ? whole : shellQuote(String(value));
+  });
+}
+function atPath(value, path11) {
+  let cur = value;
+  for (const key of path11.split(".")) {
+    if (typeof cur !== "object" || cur === null) return void 0;
+    cur = cur[key];
+  }
+  return cur;
+}
+function readMetric(output, metric) {
+  const found = /* @__PURE__ */ new Map();
+  const add = (sub, text3) => {
+    const value = typeof text3 === "number" ? text3 : Number(text3);
+    if (!Number.isFinite(value)) return;
+    found.set(sub, [...found.get(sub) ?? [], value]);
+  };
+  if (metric.regex) {
+    const re = new RegExp(
+      metric.regex.source,
+      metric.regex.flags.includes("g") ? metric.regex.flags : `${metric.regex.flags}g`
+    );
+    for (const m of output.matchAll(re)) {
+      add(m.groups?.variant?.trim() ?? "", m.groups?.value ?? m[1]);
+    }
+  } else if (metric.json) {
+    for (const line of output.split(/\r?\n/)) {
+      const t = line.trim();
+      if (!t.startsWith("{")) continue;
+      try {
+        add("", atPath(JSON.parse(t), metric.json));
+      } catch {
+      }
+    }
+  }
+  return found;
+}
+function toMs(value, unit, work) {
+  if (unit in TIME_UNITS) return value * TIME_UNITS[unit];
+  const amount = unit === "gbps" ? work.bytes : work.flops;
+  if (amount === void 0) throw new Error(`a ${unit} metric needs the case's work`);
+  return amount / (value * RATE_UNITS[unit]) * 1e3;
+}
+function tail(text3, lines = 20) {
+  return text3.trimEnd().split(/\r?\n/).slice(-lines).join("\n");
+}
+var KEPT_OUTPUT_LINES = 400;
+async function runOnce(run2, arm, which2) {
+  if (arm.failure) return;
+  const { spec } = run2;
+  run2.log?.(`${run2.kernel}/${run2.label}: ${arm.command}${which2 === "base" ? " (base)" : ""}`);
+  const out = await run2.runner(arm.command, { cwd: arm.cwd, timeoutMs: spec.timeoutS * 1e3 });
+  const fail = (status, why2) => {
+    const reason = status === "fail" ? why2 : `${arm.command}: ${why2}`;
+    arm.failure = { status, reason, log: tail(out.output) };
+  };
+  if (out.timedOut) return fail("timeout", `exceeded ${spec.timeoutS} s`);
+  if (out.exitCode !== 0) return fail("error", exitReason(out));
+  if (spec.check && !spec.check.test(out.output)) {
+    return fail(
+      "fail",
+      `the benchmark's own check failed: its output did not match /${spec.check.source}/`
+    );
+  }
+  const readings = readMetric(out.output, spec.metric);
+  if (readings.size === 0) {
+    return fail(
+      "error",
+      `no ${run2.source} in its output${out.output.trim() ? "" : " (it printed nothing)"}`
+    );
+  }
+  const reading = /* @__PURE__ */ new Map();
+  for (const [sub, values] of readings) {
+    const value = median(values);
+    const ms = toMs(value, spec.metric.unit, run2.work);
+    if (!(ms > 0 && Number.isFinite(ms))) {
+      const what = spec.metric.unit in TIME_UNITS ? "a time" : "a rate";
+      const forSub = sub === "" ? "" : ` for ${sub}`;
+      return fail(
+        "error",
+        `it printed ${what} of ${value} ${spec.metric.unit}${forSub}: ${what} must be above zero to be timed`
+      );
+    }
+    reading.set(sub, ms);
+  }
+  arm.runs.push(reading);
+  arm.firstOutput ??= tail(out.output, KEPT_OUTPUT_LINES);
+}
+async function runArms(run2, head, base) {
+  if (base === void 0) {
+    for (let r = 0; r < run2.spec.repeat; r++) await runOnce(run2, head, "head");
+    return;
+  }
+  const blocks = Math.ceil(run2.spec.repeat / 2);
+  for (let b = 0; b < blocks; b++) {
+    await runOnce(run2, head, "head");
+    await runOnce(run2, base, "base");
+    await runOnce(run2, base, "base");
+    await runOnce(run2, head, "head");
+  }
+}
+function failedCase(base0, variant, head) {
+  const f = head.failure ?? {
+    status: "error",
+    reason: `${head.command}: no runs`,
+    log: ""
+  };
+  return {
+    result: {
+      ...base0,
+      variant,
+      status: f.status,
+      reason: f.reason,
+      ...f.status === "fail" ? {} : { error: { kind: "command", message: f.reason, ...f.log ? { log_tail: f.log } : {} } }
+    }
+  };
+}
+async function runCommands(kernel, spec, options) {
+  const cases2 = [];
+  const variants = [];
+  const outputs = [];
+  const addVariant = (v) => void (variants.includes(v) || variants.push(v));
+  const source = spec.metric.regex ? `/${spec.metric.regex.source}/` : `JSON field ${String(spec.metric.json)}`;
+  const method = `command: ${spec.metric.unit} from ${source}, one sample per run`;
+  for (const [variantName, template] of Object.entries(spec.variants)) {
+    for (const params of spec.cases) {
+      const run2 = {
+        kernel,
+        label: `${variantName} ${caseIdOf(params)}`,
+        spec,
+        work: spec.workFor(params),
+        source,
+        runner: options.runner ?? shellRunner,
+        ...options.log ? { log: options.log } : {}
+      };
+      const arm = (cwd, root) => ({
+        command: fillTemplate(template, params, root),
+        cwd,
+        runs: []
+      });
+      const head = arm(options.cwd, options.root);
+      const base = options.baseCwd === void 0 ? void 0 : arm(options.baseCwd, options.baseRoot);
+      await runArms(run2, head, base);
+      const text3 = head.firstOutput ?? head.failure?.log;
+      if (text3) outputs.push({ variant: variantName, case: caseIdOf(params), text: text3 });
+      const subs = /* @__PURE__ */ new Set();
+      for (const r of head.runs) for (const sub of r.keys()) subs.add(sub);
+      const base0 = { kernel, case: caseIdOf(params), params };
+      if (head.failure || subs.size === 0) {
+        addVariant(variantName);
+        cases2.push(failedCase(base0, variantName, head));
+        continue;
+      }
+      for (const sub of subs) {
+        const variant = sub === "" ? variantName : `${variantName}:${sub}`;
+        addVariant(variant);
+        const samples = head.runs.map((r) => r.get(sub)).filter((x) => x !== void 0);
+        const paired2 = base ? pairedOf(head, base, sub, method) : void 0;
+        cases2.push({
+          result: {
+            ...base0,
+            variant,
+            status: "ok",
+            timing: timingFromSamples(samples, method),
+            ...spec.check ? { correctness: selfCheck(spec.check, head.runs.length) } : {},
+            ...paired2 ? { paired: paired2 } : {}
+          },
+          work: run2.work
+        });
+      }
+    }
+  }
+  return { cases: cases2, variants, outputs };
+}
+function selfCheck(check, runs) {
+  return {
+    status: "PASS",
+    rel_l2: null,
+    max_abs: null,
+    nan_count: 0,
+    inf_count: 0,
+    unwritten_count: 0,
+    seeds: [],
+    tol_rel_l2: 0,
+    oracle: `the benchmark's own check (its output matched /${check.source}/)`,
+    message: `all ${runs} runs passed the benchmark's own check`
+  };
+}
+function pairedOf(head, base, sub, method) {
+  if (base.failure) {
+    return {
+      base_status: base.failure.status,
+      base_reason: base.failure.reason,
+      n_pairs: 0,
+      log_ratios: [],
+      stop_reason: "untimed"
+    };
+  }
+  const h = head.runs.map((r) => r.get(sub));
+  const b = base.runs.map((r) => r.get(sub));
+  if (b.every((x) => x === void 0)) {
+    return {
+      base_status: "missing",
+      base_reason: "the base revision printed no reading for this variant",
+      n_pairs: 0,
+      log_ratios: [],
+      stop_reason: "untimed"
+    };
+  }
+  const logRatios = [];
+  for (let k = 0; k + 1 < Math.min(h.length, b.length); k += 2) {
+    const [h1, h2, b1, b2] = [h[k], h[k + 1], b[k], b[k + 1]];
+    if (h1 === void 0 || h2 === void 0 || b1 === void 0 || b2 === void 0) continue;
+    logRatios.push((Math.log(h1 / b1) + Math.log(h2 / b2)) / 2);
+  }
+  const baseSamples = b.filter((x) => x !== void 0);
+  const baseTiming = timingFromSamples(baseSamples, method);
+  const ratios = [...logRatios].sort((x, y) => x - y);
+  return {
+    base_status: "ok",
+    base_timing: baseTiming,
+    n_pairs: 2 * logRatios.length,
+    log_ratios: logRatios,
+    ...ratios.length ? { median_ratio: Math.exp(median(ratios)) } : {},
+    stop_reason: "max_pairs"
+  };
+}
+var COMMAND_CAPABILITIES = {
+  samples: "raw",
+  work: "config",
+  correctness: "self_check",
+  paired: true,
+  notes: {
+    samples: "one sample per run of the command (the median of the readings that run printed); `repeat` runs per case",
+    work: "kernelgate.yml's `work` formulas over the case's parameters; a rate metric (tflops, gflops, gbps) is turned into a time through them",
+    correctness: 'self_check when `check.regex` is set (e.g. CUTLASS\'s "Disposition: Passed"): every run must match it or the case FAILS; without it none, so no case is PASS'
+  }
+};
+var commandAdapter = {
+  kind: "command",
+  format: "command",
+  title: "any command (regex or JSON line)",
+  produce: "kernelgate.yml: benchmarks[].variants, cases, repeat, metric (and check)",
+  capabilities: COMMAND_CAPABILITIES
+};
+
+// src/adapters/gbench.ts
+var MS_PER_UNIT = { ns: 1e-6, us: 1e-3, ms: 1, s: 1e3 };
+var SETTINGS = /* @__PURE__ */ new Set(["min_time", "min_warmup_time", "repeats", "iterations"]);
+var CLOCKS = /* @__PURE__ */ new Set(["real_time", "manual_time", "process_time"]);
+function splitRunName(runName) {
+  const [variant = runName, ...parts] = runName.split("/");
+  const params = {};
+  let clock = "cpu_time";
+  let positional = 0;
+  for (const part of parts) {
+    if (CLOCKS.has(part)) {
+      clock = part;
+      continue;
+    }
+    const named2 = /^([A-Za-z_][A-Za-z0-9_]*):(.*)$/.exec(part);
+    if (named2) {
+      const [, key = "", value = ""] = named2;
+      if (!SETTINGS.has(key)) params[key] = scalarOf(value);
+      continue;
+    }
+    params[`arg${positional++}`] = scalarOf(part);
+  }
+  return { variant, params, clock };
+}
+function readInstances(read2, runs) {
+  const instances = /* @__PURE__ */ new Map();
+  runs.forEach((value, i) => {
+    const at = `benchmarks[${i}]`;
+    const run2 = read2.object(value, at);
+    if (run2.run_type === "aggregate") return;
+    const runName = read2.string(run2.run_name ?? run2.name, `${at}.run_name`);
+    let inst = instances.get(runName);
+    if (!inst) {
+      inst = { ...splitRunName(runName), samplesMs: [] };
+      instances.set(runName, inst);
+    }
+    if (run2.error_occurred === true) {
+      inst.error = String(run2.error_message ?? "error_occurred, with no message");
+      return;
+    }
+    if (run2.skipped === true) {
+      inst.skipped = String(run2.skip_message ?? "skipped, with no message");
+      return;
+    }
+    const unit = read2.string(run2.time_unit, `${at}.time_unit`);
+    const perUnit = MS_PER_UNIT[unit];
+    if (perUnit === void 0)
+      throw read2.error(`${at}.time_unit`, "must be one of ns, us, ms, s", unit);
+    const clockField = inst.clock === "cpu_time" ? "cpu_time" : "real_time";
+    const timeMs = read2.number(run2[clockField], `${at}.${clockField}`) * perUnit;
+    inst.samplesMs.push(timeMs);
+    if (inst.samplesMs.length === 1) {
+      const flops = read2.optionalNumber(run2.flops, `${at}.flops`);
+      const bytes = read2.optionalNumber(run2.bytes, `${at}.bytes`);
+      const rate = read2.optionalNumber(run2.bytes_per_second, `${at}.bytes_per_second`);
+      const flopRate = read2.optionalNumber(run2.FLOPS, `${at}.FLOPS`);
+      if (flops !== void 0) inst.flops = flops;
+      else if (flopRate !== void 0) inst.flops = flopRate * timeMs * 1e-3;
+      if (bytes !== void 0) inst.bytes = bytes;
+      else if (rate !== void 0) inst.bytes = Math.round(rate * timeMs * 1e-3);
+    }
+  });
+  return instances;
+}
+function caseOf(inst, kernel) {
+  const base = {
+    kernel,
+    variant: inst.variant,
+    case: caseIdOf(inst.params),
+    params: inst.params
+  };
+  if (inst.error !== void 0) {
+    return {
+      result: {
+        ...base,
+        status: "error",
+        reason: inst.error,
+        error: { kind: "gbench", message: inst.error }
+      }
+    };
+  }
+  if (inst.skipped !== void 0) {
+    return { result: { ...base, status: "skipped", reason: inst.skipped } };
+  }
+  const clock = inst.clock === "cpu_time" ? "CPU time" : inst.clock.replace("_", " ");
+  const timing = timingFromSamples(
+    inst.samplesMs,
+    `gbench ${clock} per iteration (one sample per repetition)`
+  );
+  return {
+    result: { ...base, status: "ok", timing },
+    work: {
+      ...inst.flops !== void 0 ? { flops: inst.flops } : {},
+      ...inst.bytes !== void 0 ? { bytes: inst.bytes } : {},
+      note: "per iteration, from the benchmark counters"
+    }
+  };
+}
+function fromContext(context3, file, kernel) {
+  const diagnostics = [];
+  if (context3.cpu_scaling_enabled === true) {
+    diagnostics.push({
+      level: "warning",
+      code: "adapter.gbench.cpu_scaling",
+      message: `${file}: CPU frequency scaling was on while ${kernel} ran: its times move with the clock`,
+      fix: "set the CPU governor to performance on the benchmark machine",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+  }
+  const version = typeof context3.library_version === "string" ? ` ${context3.library_version}` : "";
+  const build = typeof context3.library_build_type === "string" ? ` (library built as ${context3.library_build_type})` : "";
+  const startedAt = isoUtc(typeof context3.date === "string" ? context3.date : void 0);
+  return {
+    tool: `Google Benchmark${version}${build}`,
+    run: {
+      ...startedAt ? { started_at: startedAt } : {},
+      ...typeof context3.host_name === "string" ? { host: context3.host_name } : {}
+    },
+    diagnostics
+  };
+}
+function parse({ text: text3, file, kernel }) {
+  const read2 = new JsonReader(file);
+  const root = read2.object(parseJson(text3, file), "the document");
+  const context3 = read2.object(root.context ?? {}, "context");
+  const runs = read2.array(root.benchmarks, "benchmarks");
+  if (runs.length === 0) throw new EmptyOutputError(file);
+  const instances = [...readInstances(read2, runs).values()];
+  const { tool, run: run2, diagnostics } = fromContext(context3, file, kernel);
+  return {
+    cases: instances.map((inst) => caseOf(inst, kernel)),
+    variants: [...new Set(instances.map((inst) => inst.variant))],
+    tool,
+    // The GPU the program names in its context (AddCustomContext / --benchmark_context=gpu=…).
+    environment: gpuEnvironment(gpuNamed(context3.gpu ?? context3.gpu_name)),
+    run: run2,
+    diagnostics
+  };
+}
+var gbenchAdapter = {
+  kind: "file",
+  format: "gbench",
+  title: "Google Benchmark JSON",
+  produce: "BINARY --benchmark_format=json --benchmark_repetitions=10 > out.json",
+  capabilities: {
+    samples: "raw",
+    work: "tool",
+    correctness: "none",
+    paired: false,
+    notes: {
+      samples: "one sample per repetition (the mean time of one iteration in it, on the clock the benchmark uses: CPU time, or real/manual time); without --benchmark_repetitions there is one sample, too few for an interval",
+      work: "the user counters `flops` and `bytes` (per iteration, Counter::kAvgIterations), else bytes from SetBytesProcessed (bytes_per_second × the time of one iteration)",
+      correctness: "none: Google Benchmark only times; an error (SkipWithError) is an ERROR case"
+    }
+  },
+  parse
+};
+
 // src/adapters/nvbench.ts
 function namedValue(entry) {
   const value = entry.value;
@@ -39624,7 +40043,7 @@ function timingOf(summaries, timer, sat, ctx) {
   const get = (tag) => numberIn(summaries, tag);
   const meanS = get(`${timer.time}/mean`);
   const samplesFile = summaries.find((x) => x.tag === `nv/json/bin:${timer.prefix}/sample_times`);
-  const samplesMs = samplesFile ? readSamples(samplesFile, ctx.readSidecar, sat, ctx.diagnostics, ctx.kernel) : void 0;
+  const samplesMs = samplesFile ? readSamples(samplesFile, sat, ctx) : void 0;
   if (samplesMs !== void 0 && samplesMs.length > 0) {
     const timing2 = timingFromSamples(samplesMs, `nvbench ${timer.what}, one sample per launch`);
     return { timing: timing2, summaryOnly: false };
@@ -39730,7 +40149,13 @@ function parse2({ text: text3, file, kernel, readSidecar }) {
         return;
       }
       if (!variants.includes(variant)) variants.push(variant);
-      const one = caseOfState(read2, state, sat, { kernel, variant, readSidecar, diagnostics });
+      const one = caseOfState(read2, state, sat, {
+        file,
+        kernel,
+        variant,
+        readSidecar,
+        diagnostics
+      });
       cases2.push(one.adapted);
       if (one.summaryOnly) summaryOnly++;
     });
@@ -39748,7 +40173,7 @@ function parse2({ text: text3, file, kernel, readSidecar }) {
 function mul(x, k) {
   return x === void 0 ? void 0 : x * k;
 }
-function readSamples(summary4, readSidecar, at, diagnostics, kernel) {
+function readSamples(summary4, at, { file, kernel, readSidecar, diagnostics }) {
   const filename = summary4.values.get("filename");
   if (typeof filename !== "string" || readSidecar === void 0) return void 0;
   let bytes;
@@ -39766,6 +40191,12 @@ function readSamples(summary4, readSidecar, at, diagnostics, kernel) {
     return void 0;
   }
   const n = Math.floor(bytes.length / 4);
+  const size = summary4.values.get("size");
+  if (typeof size === "number" && (size !== n || bytes.length % 4 !== 0)) {
+    throw new InputError(
+      `${file}: ${at}: its sample file ${filename} holds ${n} samples (${bytes.length} bytes), but the JSON says ${size} (size): the file is truncated or belongs to another run`
+    );
+  }
   const samples = [];
   for (let i = 0; i < n; i++) samples.push(bytes.readFloatLE(i * 4) * 1e3);
   return samples;
@@ -39806,6 +40237,39 @@ var nvbenchAdapter = {
   parse: parse2
 };
 
+// src/adapters/notes.ts
+var UNPAIRED = "not timed against the base revision";
+var ONE_RUN_FIX = "read 5 or more runs' files of each side together (kernelgate adapt --input run1.json --input run2.json …: one sample per run), or time base and head alternately as a command benchmark (paired A/B)";
+function toolName(a) {
+  return a.tool ?? a.format;
+}
+function annotateAdapted(comparison, results) {
+  const adapters = /* @__PURE__ */ new Map();
+  for (const k of results.kernels) if (k.adapter) adapters.set(k.name, k.adapter);
+  if (adapters.size === 0) return comparison;
+  for (const c of comparison.cases) {
+    const a = adapters.get(c.kernel);
+    if (!a || !c.current) continue;
+    if (c.correctness === "UNCHECKED") {
+      c.correctnessReason = `not verified: ${toolName(a)} checks no results, so this case cannot PASS`;
+    }
+    if (c.unpaired === "not-timed" && c.perfNote !== void 0) {
+      c.perfNote = c.perfNote.replace(
+        UNPAIRED,
+        a.format === "command" ? `${UNPAIRED}: its folder is not in the base revision` : `${UNPAIRED}: ${toolName(a)} output is read once, from the head (only command benchmarks run in both trees)`
+      );
+    }
+    if (c.oneRun && c.perfNote !== void 0) c.perfNote = `${c.perfNote}; ${ONE_RUN_FIX}`;
+    const timing = c.current.status === "ok" ? c.current.timing : void 0;
+    if (timing && timing.samples_ms.length === 0) {
+      const note = `summary only: ${toolName(a)} gave statistics of ${timing.n_samples} samples, not the samples, so no interval and no paired verdict`;
+      const onlyTooFew = c.tooFewSamples === true && c.unpaired === void 0;
+      c.perfNote = c.perfNote === void 0 || onlyTooFew ? note : `${note}; ${c.perfNote}`;
+    }
+  }
+  return comparison;
+}
+
 // src/adapters/pytest-benchmark.ts
 function paramValue(value) {
   if (typeof value === "string" || typeof value === "boolean") return value;
@@ -39817,7 +40281,8 @@ function timingOf2(read2, stats, at) {
   const method = "pytest-benchmark time per call (one sample per round)";
   if (data !== void 0 && data.length > 0) {
     const samplesMs = data.map((x, j) => read2.number(x, `${at}.stats.data[${j}]`) * 1e3);
-    return { timing: timingFromSamples(samplesMs, method), summaryOnly: false };
+    const timing2 = { ...timingFromSamples(samplesMs, method), samples_span: "one-run" };
+    return { timing: timing2, summaryOnly: false };
   }
   const sec = (key) => {
     const x = read2.optionalNumber(stats[key], `${at}.stats.${key}`);
@@ -39868,6 +40333,7 @@ function parse3({ text: text3, file, kernel }) {
   const read2 = new JsonReader(file);
   const root = read2.object(parseJson(text3, file), "the document");
   const benchmarks = read2.array(root.benchmarks, "benchmarks");
+  if (benchmarks.length === 0) throw new EmptyOutputError(file);
   const parsed = benchmarks.map((value, i) => caseOf2(read2, value, i, kernel));
   const summaryOnly = parsed.filter((c) => c.summaryOnly).length;
   const diagnostics = [];
@@ -39877,6 +40343,17 @@ function parse3({ text: text3, file, kernel }) {
       code: "adapter.pytest_benchmark.no_data",
       message: `${file}: ${summaryOnly} benchmark(s) carry statistics only: they get no interval and no paired verdict`,
       fix: "run pytest with --benchmark-save-data so the JSON keeps every round",
+      source: `kernel:${kernel}`,
+      kernel
+    });
+  }
+  const oneRun = parsed.length - summaryOnly;
+  if (oneRun > 0) {
+    diagnostics.push({
+      level: "warning",
+      code: "adapter.pytest_benchmark.one_run",
+      message: `${file}: the samples of ${oneRun} benchmark(s) are the rounds of one run, which hold none of the spread between runs: against a baseline they are AMBIGUOUS, never SLOWER or FASTER`,
+      fix: ONE_RUN_FIX,
       source: `kernel:${kernel}`,
       kernel
     });
@@ -39891,7 +40368,7 @@ function parse3({ text: text3, file, kernel }) {
     cases: parsed.map((c) => c.adapted),
     variants: [...new Set(parsed.map((c) => c.variant))],
     tool: `pytest-benchmark${version}`,
-    environment: noGpuEnvironment(libraries),
+    environment: gpuEnvironment(gpuNamed(machine.gpu), libraries),
     run: {
       ...startedAt ? { started_at: startedAt } : {},
       ...typeof commit.id === "string" ? { git_sha: commit.id } : {},
@@ -39920,7 +40397,7 @@ var pytestBenchmarkAdapter = {
 };
 
 // src/adapters/config.ts
-import { resolve as resolve3 } from "node:path";
+import { resolve as resolve4 } from "node:path";
 
 // src/adapters/work.ts
 function tokenize(text3) {
@@ -40089,8 +40566,8 @@ function benchmarksFromRaw(raw, root, kernelNames) {
       format: b.format,
       ...b.description !== void 0 ? { description: b.description } : {},
       ...b.run !== void 0 ? { run: b.run } : {},
-      ...b.output !== void 0 ? { output: resolve3(root, b.output) } : {},
-      cwd: resolve3(root, cwdRelative),
+      ...b.output !== void 0 ? { output: resolve4(root, b.output) } : {},
+      cwd: resolve4(root, cwdRelative),
       cwdRelative,
       timeoutS: b.timeout_s ?? DEFAULT_BENCHMARK_TIMEOUT_S,
       references: b.references ?? [],
@@ -40193,40 +40670,40 @@ function workOf(work, params) {
   return out;
 }
 
-// src/adapters/notes.ts
-var UNPAIRED = "not timed against the base revision";
-function toolName(a) {
-  return a.tool ?? a.format;
-}
-function annotateAdapted(comparison, results) {
-  const adapters = /* @__PURE__ */ new Map();
-  for (const k of results.kernels) if (k.adapter) adapters.set(k.name, k.adapter);
-  if (adapters.size === 0) return comparison;
-  for (const c of comparison.cases) {
-    const a = adapters.get(c.kernel);
-    if (!a || !c.current) continue;
-    if (c.correctness === "UNCHECKED") {
-      c.correctnessReason = `not verified: ${toolName(a)} checks no results, so this case cannot PASS`;
-    }
-    if (c.unpaired === "not-timed" && c.perfNote !== void 0) {
-      c.perfNote = c.perfNote.replace(
-        UNPAIRED,
-        a.format === "command" ? `${UNPAIRED}: its folder is not in the base revision` : `${UNPAIRED}: ${toolName(a)} output is read once, from the head (only command benchmarks run in both trees)`
-      );
-    }
-    const timing = c.current.status === "ok" ? c.current.timing : void 0;
-    if (timing && timing.samples_ms.length === 0) {
-      const note = `summary only: ${toolName(a)} gave statistics of ${timing.n_samples} samples, not the samples, so no interval and no paired verdict`;
-      const onlyTooFew = c.tooFewSamples === true && c.unpaired === void 0;
-      c.perfNote = c.perfNote === void 0 || onlyTooFew ? note : `${note}; ${c.perfNote}`;
-    }
+// src/adapters/run.ts
+import { existsSync as existsSync6, readFileSync as readFileSync5 } from "node:fs";
+import { dirname as dirname5, isAbsolute as isAbsolute2, join as join8, relative as relative4, resolve as resolve5 } from "node:path";
+
+// src/adapters/sniff.ts
+var isObject = (x) => typeof x === "object" && x !== null && !Array.isArray(x);
+function sniffFormat(text3) {
+  let root;
+  try {
+    root = JSON.parse(text3);
+  } catch {
+    return void 0;
   }
-  return comparison;
+  if (!isObject(root)) return void 0;
+  const first = Array.isArray(root.benchmarks) ? root.benchmarks[0] : void 0;
+  if (isObject(root.meta) && isObject(root.meta.version) && "nvbench" in root.meta.version)
+    return "nvbench";
+  if (isObject(first) && Array.isArray(first.states)) return "nvbench";
+  if ("machine_info" in root || "commit_info" in root) return "pytest-benchmark";
+  if (isObject(first) && isObject(first.stats)) return "pytest-benchmark";
+  if (isObject(root.context) && ("library_version" in root.context || "num_cpus" in root.context))
+    return "gbench";
+  if (isObject(first) && ("run_name" in first || "time_unit" in first)) return "gbench";
+  return void 0;
+}
+function refuseOtherFormat(format, text3, file, titles) {
+  const real = sniffFormat(text3);
+  if (real === void 0 || real === format) return;
+  throw new InputError(
+    `${file} is ${titles[real] ?? real} (its fields say so), not ${titles[format] ?? format}: read it with format ${real} (--format ${real}, or benchmarks[].format in kernelgate.yml)`
+  );
 }
 
 // src/adapters/run.ts
-import { existsSync as existsSync5, readFileSync as readFileSync4 } from "node:fs";
-import { dirname as dirname5, isAbsolute as isAbsolute2, join as join6, relative as relative3, resolve as resolve4 } from "node:path";
 var ADAPTERS_HARNESS = "kernelgate adapters 0.1.0";
 function finishKernel(adapter, kernel, adapted, options = {}) {
   const cases2 = adapted.cases.map(({ result, work }) => {
@@ -40266,11 +40743,12 @@ function finishKernel(adapter, kernel, adapted, options = {}) {
 function adaptFile(adapter, path11, options) {
   const shown = options.shown ?? path11;
   const text3 = readInputFile(path11, shown);
+  refuseOtherFormat(adapter.format, text3, shown, FORMAT_TITLES);
   const adapted = adapter.parse({
     text: text3,
     file: shown,
     kernel: options.kernel,
-    readSidecar: (rel) => readFileSync4(isAbsolute2(rel) ? rel : join6(dirname5(path11), rel))
+    readSidecar: (rel) => readFileSync5(isAbsolute2(rel) ? rel : join8(dirname5(path11), rel))
   });
   return finishKernel(adapter, options.kernel, adapted, options);
 }
@@ -40284,8 +40762,8 @@ function whereShown(bench) {
 async function runCommandBenchmark(adapter, bench, options, common) {
   const spec = bench.command;
   if (!spec) throw new InputError(`benchmarks: ${bench.name} has no command settings`);
-  const baseCwd = options.baseRoot === void 0 ? void 0 : resolve4(options.baseRoot, bench.cwdRelative);
-  const paired2 = baseCwd !== void 0 && existsSync5(baseCwd);
+  const baseCwd = options.baseRoot === void 0 ? void 0 : resolve5(options.baseRoot, bench.cwdRelative);
+  const paired2 = baseCwd !== void 0 && existsSync6(baseCwd);
   if (baseCwd !== void 0 && !paired2) {
     options.log?.(
       `${bench.name}: not paired: the base revision has no ${bench.cwdRelative} (its commands run in the head only)`
@@ -40348,7 +40826,7 @@ async function runBenchmark(bench, options) {
     }
   }
   const shown = relativeShown(options.root, output);
-  if (!existsSync5(output)) {
+  if (!existsSync6(output)) {
     const why2 = bench.run !== void 0 ? `it wrote no ${shown}` : `there is no ${shown} (no run command: an earlier step must write it)`;
     return failedBenchmark(adapter, bench, why2, printed);
   }
@@ -40357,12 +40835,8 @@ async function runBenchmark(bench, options) {
     adapted = adaptFile(adapter, output, { kernel: bench.name, shown, ...common });
   } catch (error2) {
     if (!(error2 instanceof InputError)) throw error2;
-    return failedBenchmark(
-      adapter,
-      bench,
-      `its output is not ${adapter.title}: ${error2.message}`,
-      printed
-    );
+    const why2 = error2 instanceof EmptyOutputError ? error2.message : `its output is not ${adapter.title}: ${error2.message}`;
+    return failedBenchmark(adapter, bench, why2, printed);
   }
   if (adapted.cases.length === 0) {
     return failedBenchmark(adapter, bench, `${shown} holds no benchmark`, printed);
@@ -40371,7 +40845,7 @@ async function runBenchmark(bench, options) {
   return text3 ? { ...adapted, outputs: [{ variant: bench.format, case: "run", text: text3 }] } : adapted;
 }
 function relativeShown(root, path11) {
-  const rel = relative3(root, path11);
+  const rel = relative4(root, path11);
   return rel === "" || rel.startsWith("..") || isAbsolute2(rel) ? path11 : rel;
 }
 function failedBenchmark(adapter, bench, why2, output) {
@@ -40424,6 +40898,9 @@ var ADAPTERS = [
   commandAdapter
 ];
 var ADAPTER_FORMATS = ADAPTERS.map((a) => a.format);
+var FORMAT_TITLES = Object.fromEntries(
+  ADAPTERS.filter((a) => a.kind === "file").map((a) => [a.format, a.title])
+);
 function adapterFor(format) {
   return ADAPTERS.find((a) => a.format === format);
 }
@@ -40441,6 +40918,57 @@ function caseLabel(c) {
   return `${c.kernel}/${c.variant} ${c.case}`;
 }
 
+// src/judge/sources.ts
+function adaptedKernels(results) {
+  return new Set(results.kernels.filter((k) => k.adapter !== void 0).map((k) => k.name));
+}
+function oneRunSides(current, baseline) {
+  const cur = current.samples_span === "one-run";
+  const base = baseline.samples_span === "one-run";
+  if (!cur && !base) return void 0;
+  return cur && base ? "this run's and the baseline's" : cur ? "this run's" : "the baseline's";
+}
+function oneRunNote(sides) {
+  return `${sides} samples are the rounds of one run, which hold none of the spread between runs: no interval is drawn from them`;
+}
+function clockStepMs(current, baseline) {
+  let step = 0;
+  for (const samples of [current, baseline]) {
+    const sorted = Float64Array.from(samples).sort();
+    let least = Infinity;
+    for (let i = 1; i < sorted.length; i++) {
+      const gap = sorted[i] - sorted[i - 1];
+      if (gap > 0 && gap < least) least = gap;
+    }
+    if (Number.isFinite(least)) step = Math.max(step, least);
+  }
+  return step;
+}
+function toolFloorMs(configuredMs, current, baseline) {
+  if (current.length < 2 || baseline.length < 2) return configuredMs;
+  return Math.min(configuredMs, clockStepMs(current, baseline));
+}
+function rankInterval(current, baseline, confidence) {
+  if (Math.min(current.length, baseline.length) < RANK_INTERVAL_MIN_SAMPLES) return void 0;
+  return rankRatioOfMedians(current, baseline, confidence);
+}
+function markBelowThreshold(c) {
+  if (c.perf !== "SAME" || c.belowFloor || c.ciLo === void 0 || c.ciHi === void 0) return;
+  const half = c.thresholdPct / 200;
+  const up = c.ciLo > 1 + half;
+  const down = c.ciHi < 1 - half;
+  if (!up && !down) return;
+  c.belowThreshold = true;
+  const note = `a resolved change under the threshold: ${formatRatioPct(c.ratio)} in [${formatRatioPct(c.ciLo)}, ${formatRatioPct(c.ciHi)}] is more than half of ±${c.thresholdPct.toFixed(1)} % but not past it, so it is not called ${up ? "SLOWER" : "FASTER"}; see whether it repeats`;
+  c.perfNote = c.perfNote ? `${note}; ${c.perfNote}` : note;
+}
+function belowThresholdNote(cases2) {
+  const flagged = cases2.filter((c) => c.belowThreshold);
+  if (flagged.length === 0) return void 0;
+  const list = flagged.slice(0, 5).map((c) => `${c.label} ${formatRatioPct(c.ratio)}`).concat(flagged.length > 5 ? [`and ${flagged.length - 5} more`] : []);
+  return `${flagged.length} case(s) of other tools moved by a resolved amount under the threshold (SAME, flagged): ${list.join(", ")}.`;
+}
+
 // src/judge/performance.ts
 function noisePctFor(config, model, kernel, variant, caseId) {
   const noise = model === void 0 ? void 0 : config.compare.noisePct[model];
@@ -40450,12 +40978,17 @@ function noisePctFor(config, model, kernel, variant, caseId) {
 function isTimed(c) {
   return c !== void 0 && c.status === "ok" && c.timing !== void 0;
 }
-function verdictOf(lo, hi, thresholdPct) {
+function verdictOf(lo, hi, thresholdPct, detectPct) {
   const t = thresholdPct / 100;
-  if (lo > 1 + t) return "SLOWER";
-  if (hi < 1 - t) return "FASTER";
+  const d = Math.min(detectPct ?? thresholdPct, thresholdPct) / 100;
+  if (lo > 1 + d) return "SLOWER";
+  if (hi < 1 - d) return "FASTER";
   if (lo >= 1 - t && hi <= 1 + t) return "SAME";
   return "AMBIGUOUS";
+}
+function inBand(perf, lo, hi, thresholdPct) {
+  const t = thresholdPct / 100;
+  return perf === "SLOWER" && lo <= 1 + t || perf === "FASTER" && hi >= 1 - t;
 }
 function subsampleNote(unit, sides) {
   const count2 = (n) => n.toLocaleString("en-US");
@@ -40467,7 +41000,7 @@ function subsampleNote(unit, sides) {
 function timingMethodKind(method) {
   return method.replace(/\(\d+ launches\)/g, "(N launches)").replace(/\d+ calls back to back/g, "N calls back to back");
 }
-function judgePerf(key, current, baseline, comparable, thresholdPct, config) {
+function judgePerf(key, current, baseline, comparable, thresholdPct, config, adapted = false) {
   if (!isTimed(current)) return { perf: "UNTIMED" };
   if (!comparable) return { perf: "NEW" };
   if (baseline === void 0) return { perf: "NEW", perfNote: "not in the baseline" };
@@ -40477,6 +41010,18 @@ function judgePerf(key, current, baseline, comparable, thresholdPct, config) {
   const cur = current.timing.samples_ms;
   const base = baseline.timing.samples_ms;
   const baselineMedianMs = base.length ? spread(base).medianMs : baseline.timing.median_ms;
+  const oneRun = oneRunSides(current.timing, baseline.timing);
+  if (oneRun !== void 0) {
+    const medianMs = cur.length ? spread(cur).medianMs : current.timing.median_ms;
+    const ratio = medianMs / baselineMedianMs;
+    return {
+      perf: "AMBIGUOUS",
+      perfNote: oneRunNote(oneRun),
+      oneRun: true,
+      ratio,
+      baselineMedianMs
+    };
+  }
   const method = timingMethodKind(current.timing.method);
   const baselineMethod = timingMethodKind(baseline.timing.method);
   if (method !== baselineMethod) {
@@ -40499,6 +41044,12 @@ function judgePerf(key, current, baseline, comparable, thresholdPct, config) {
       ratio: medianMs / baselineMedianMs,
       baselineMedianMs
     };
+  }
+  const ranked = adapted ? rankInterval(cur, base, config.compare.confidence) : void 0;
+  if (ranked !== void 0) {
+    const { ratio, lo, hi, confidence } = ranked;
+    const perf = verdictOf(lo, hi, thresholdPct);
+    return { perf, ratio, ciLo: lo, ciHi: hi, confidence, baselineMedianMs };
   }
   const ci = bootstrapRatioOfMedians(cur, base, {
     confidence: config.compare.confidence,
@@ -40564,7 +41115,8 @@ function judgePaired(key, current, paired2, config) {
     pairedPct,
     minChangeMs > 0 && floorBaseMs > 0 ? 100 * minChangeMs / floorBaseMs : 0
   );
-  const common = { thresholdPct, nPairs, baselineMedianMs, ratio: pointRatio };
+  const detectPct = paired2.detect_pct !== void 0 && paired2.detect_pct < thresholdPct ? paired2.detect_pct : void 0;
+  const common = { thresholdPct, nPairs, baselineMedianMs, ratio: pointRatio, detectPct };
   if (baseTiming) {
     const method = timingMethodKind(current.timing.method);
     if (method !== timingMethodKind(baseTiming.method)) {
@@ -40581,14 +41133,14 @@ function judgePaired(key, current, paired2, config) {
   const { ratio, lo, hi, confidence, bootstrapped } = pairedInterval(logs, key, config);
   const judged = {
     ...common,
-    perf: verdictOf(lo, hi, thresholdPct),
+    perf: verdictOf(lo, hi, thresholdPct, detectPct),
     ratio,
     ciLo: lo,
     ciHi: hi,
     confidence,
     mdcPct: 100 * (hi - lo) / 2
   };
-  const out = paired2.confirm ? judgeConfirmed(key, judged, paired2.confirm, config) : judged;
+  const out = paired2.confirm ? judgeConfirmed(key, judged, paired2.confirm, config) : detectPct !== void 0 && inBand(judged.perf, lo, hi, thresholdPct) ? unconfirmedBand(judged, detectPct) : judged;
   const note = subsampleNote("blocks of pairs", [{ of: "the", used: bootstrapped, total: nPairs }]);
   if (note === void 0) return out;
   return { ...out, perfNote: [out.perfNote, note].filter(Boolean).join("; ") };
@@ -40610,6 +41162,18 @@ function pairedInterval(logs, seedKey, config) {
     bootstrapped: ci.bootstrapped
   };
 }
+function unconfirmedBand(first, detectPct) {
+  const interval2 = intervalText(first.ratio ?? NaN, first.ciLo ?? NaN, first.ciHi ?? NaN);
+  return {
+    ...first,
+    perf: "AMBIGUOUS",
+    confirmed: "unmeasured",
+    perfNote: `${interval2} is beyond the ${detectPct}% detection threshold but within ±${round2(first.thresholdPct)}%, and was not measured again in a second pair of worker processes, which such a verdict needs`
+  };
+}
+function round2(x) {
+  return Math.round(x * 100) / 100;
+}
 function intervalText(ratio, lo, hi) {
   return `×${ratio.toFixed(4)} [${lo.toFixed(4)}, ${hi.toFixed(4)}]`;
 }
@@ -40626,7 +41190,7 @@ function judgeConfirmed(key, first, confirm, config) {
   }
   const { ratio, lo, hi } = pairedInterval(logs, `${key}\0confirm`, config);
   const again = intervalText(ratio, lo, hi);
-  const second = verdictOf(lo, hi, first.thresholdPct);
+  const second = verdictOf(lo, hi, first.thresholdPct, first.detectPct);
   if (second === first.perf) {
     return {
       ...first,
@@ -40663,8 +41227,7 @@ function fallbackNote(paired2, stored, method, state) {
   return `${unpairedReason(paired2)}; ${why2}`;
 }
 var JUDGED = ["SLOWER", "FASTER", "SAME", "AMBIGUOUS", "MISSING"];
-function minChangePct(config, baseline) {
-  const floorMs = config.compare.minChangeMs;
+function minChangePct(config, baseline, floorMs = config.compare.minChangeMs) {
   const medianMs = baseline?.timing?.median_ms;
   if (floorMs <= 0 || medianMs === void 0 || !(medianMs > 0)) return 0;
   return 100 * floorMs / medianMs;
@@ -40933,6 +41496,7 @@ function gpuOf(env) {
   return env.gpu.sku && env.gpu.sku !== "unknown" ? env.gpu.sku : env.gpu.name;
 }
 function gpuDescription(env) {
+  if (env.gpu.name === "none") return "a machine with no GPU named";
   return env.gpu.sku ? `${env.gpu.sku} (${env.gpu.name})` : env.gpu.name;
 }
 function environmentNotes(current, baseline) {
@@ -40975,9 +41539,15 @@ function judgeCasePerf(key, current, base, run2) {
     config.compare.thresholdPct,
     noisePctFor(config, run2.gpuModel, current.kernel, current.variant, current.case)
   );
-  const rule = { thresholdPct: rulePct, floorMs: config.compare.minChangeMs };
-  const thresholdPct = Math.max(rulePct, minChangePct(config, base));
-  const stored = judgePerf(key, current, base, run2.comparable, thresholdPct, config);
+  const adapted = run2.adapted.has(current.kernel);
+  const floorMs = adapted ? toolFloorMs(
+    config.compare.minChangeMs,
+    current.timing?.samples_ms ?? [],
+    base?.timing?.samples_ms ?? []
+  ) : config.compare.minChangeMs;
+  const rule = { thresholdPct: rulePct, floorMs };
+  const thresholdPct = Math.max(rulePct, minChangePct(config, base, floorMs));
+  const stored = judgePerf(key, current, base, run2.comparable, thresholdPct, config, adapted);
   const method = JUDGED.includes(stored.perf) ? "baseline" : "none";
   if (run2.pairedOn && isTimed(current)) {
     const perfNote = fallbackNote(paired2, stored, method, run2.state);
@@ -41019,6 +41589,7 @@ function compareCase(current, run2) {
     baseline: base
   };
   markBelowFloor(judged, rule.thresholdPct, rule.floorMs);
+  if (run2.adapted.has(current.kernel)) markBelowThreshold(judged);
   return judged;
 }
 function missingCases(run2, seen) {
@@ -41042,10 +41613,11 @@ function missingCases(run2, seen) {
     baseline: base
   }));
 }
-function baselineNotes(results, baseline, judged, pairedCases) {
+function baselineNotes(results, baseline, judged, pairedCases, newCases) {
+  const others = newCases ? `${newCases} other case(s) are NEW` : "no case is NEW";
   if (judged.state === "other-gpu") {
     return [
-      pairedCases > 0 ? `${judged.gpuNote}; the ${pairedCases} case(s) timed against the base revision in this job are judged by their pairs, the others are NEW.` : `${judged.gpuNote}, so every case is NEW.`
+      pairedCases > 0 ? `${judged.gpuNote}; the ${pairedCases} case(s) timed against the base revision in this job are judged by their pairs, ${others}.` : `${judged.gpuNote}, so every case is NEW.`
     ];
   }
   if (judged.state === "compared" && baseline) {
@@ -41059,7 +41631,7 @@ function baselineNotes(results, baseline, judged, pairedCases) {
   }
   if (pairedCases > 0) {
     return [
-      `No stored baseline was given: the ${pairedCases} case(s) timed against the base revision in this job are judged by their pairs, the others are NEW.`
+      `No stored baseline was given: the ${pairedCases} case(s) timed against the base revision in this job are judged by their pairs, ${others}.`
     ];
   }
   return ["No baseline was given: every case is NEW."];
@@ -41124,6 +41696,7 @@ function compare(results, baseline, config) {
     pairedOn: config.compare.paired.enabled && pairedRun,
     baseSha: results.run.paired_base?.git_sha,
     gpuModel: noiseModelOf(results),
+    adapted: adaptedKernels(results),
     baselineByKey: new Map(
       (baseline?.cases ?? []).map((c) => [caseKey(c.kernel, c.variant, c.case), c])
     )
@@ -41138,12 +41711,19 @@ function compare(results, baseline, config) {
     cases: cases2,
     baseline: judged.state,
     notes: [
-      ...baselineNotes(results, baseline, judged, pairedCases),
+      ...baselineNotes(
+        results,
+        baseline,
+        judged,
+        pairedCases,
+        cases2.filter((c) => c.perf === "NEW").length
+      ),
       ...pairedNotes(results, config, controls, demoted.length),
       ...storedControlNotes(stored),
-      ...[noiseNote(config, results, cases2.filter((c) => c.method === "baseline").length)].filter(
-        (n) => n !== void 0
-      )
+      ...[
+        noiseNote(config, results, cases2.filter((c) => c.method === "baseline").length),
+        belowThresholdNote(cases2)
+      ].filter((n) => n !== void 0)
     ],
     ...stored.machine ? { machineMoved: stored.machine } : {},
     baselineRun: baseline ? {
@@ -41304,8 +41884,8 @@ function configUnits(config, only) {
 }
 
 // src/shard/merge.ts
-import { existsSync as existsSync6, readdirSync as readdirSync2, statSync as statSync3 } from "node:fs";
-import { join as join7, relative as relative4 } from "node:path";
+import { existsSync as existsSync7, readdirSync as readdirSync2, statSync as statSync5 } from "node:fs";
+import { join as join9, relative as relative5 } from "node:path";
 var NAMED_CASES = 6;
 function caseList(ids) {
   const shown = ids.slice(0, NAMED_CASES).join(", ");
@@ -41317,23 +41897,23 @@ function findShardFiles(dirs, name = "results.json") {
     for (const entry of readdirSync2(dir, { withFileTypes: true }).sort(
       (a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0
     )) {
-      const path11 = join7(dir, entry.name);
+      const path11 = join9(dir, entry.name);
       if (entry.isDirectory() && depth < 4) walk(path11, depth + 1);
       else if (entry.isFile() && entry.name === name) found.push(path11);
     }
   };
   for (const dir of dirs) {
-    if (!existsSync6(dir)) {
+    if (!existsSync7(dir)) {
       throw new InputError(`${dir}: no such folder (the shards' downloaded results)`);
     }
-    if (statSync3(dir).isFile()) found.push(dir);
+    if (statSync5(dir).isFile()) found.push(dir);
     else walk(dir, 0);
   }
   return found;
 }
 function readShardDocuments(files, cwd) {
   return files.map((path11) => {
-    const file = relative4(cwd, path11) || path11;
+    const file = relative5(cwd, path11) || path11;
     const results = loadResults(path11);
     if (results.run.shard === void 0) {
       throw new InputError(
@@ -41542,6 +42122,7 @@ function mergeShards(docs, count2) {
     } : {},
     kernels: mergeKernels(docsInOrder.flatMap((d) => d.kernels)),
     cases: cases2,
+    ...docsInOrder.some((d) => d.tails) ? { tails: mergeTails(docsInOrder) } : {},
     ...docsInOrder.some((d) => d.deep) ? {
       deep: {
         sanitizer: docsInOrder.flatMap((d) => d.deep?.sanitizer ?? []),
@@ -41550,6 +42131,12 @@ function mergeShards(docs, count2) {
     } : {}
   };
   return { results: merged, shards, skus };
+}
+function mergeTails(docs) {
+  const all = docs.flatMap((d) => d.tails ?? []);
+  const worstFirst2 = [...all].sort((a, b) => Number(a.status === "ok") - Number(b.status === "ok"));
+  const kept = new Set(dedupeBy(worstFirst2, (t) => `${t.kernel}/${t.variant}/${t.case}`));
+  return all.filter((t) => kept.has(t));
 }
 function dedupeBy(items, key) {
   const seen = /* @__PURE__ */ new Set();
@@ -41621,24 +42208,36 @@ function shardTitleParts(results) {
 }
 
 // src/shard/run.ts
-import { existsSync as existsSync8, writeFileSync as writeFileSync2 } from "node:fs";
+import { existsSync as existsSync9, writeFileSync as writeFileSync2 } from "node:fs";
 
 // src/store/baseline.ts
 import {
-  existsSync as existsSync7,
+  existsSync as existsSync8,
   mkdirSync,
   readdirSync as readdirSync3,
-  readFileSync as readFileSync5,
+  readFileSync as readFileSync6,
   renameSync,
   writeFileSync
 } from "node:fs";
-import { join as join8 } from "node:path";
+import { join as join10 } from "node:path";
+function acceptanceOf(value) {
+  if (typeof value !== "object" || value === null) return void 0;
+  const v = value;
+  if (typeof v["label"] !== "string" || typeof v["cases"] !== "number") return void 0;
+  return {
+    label: v["label"],
+    cases: v["cases"],
+    ...typeof v["by"] === "string" ? { by: v["by"] } : {},
+    ...typeof v["pr"] === "number" ? { pr: v["pr"] } : {}
+  };
+}
 function judgementOf(context3) {
   const slower = Object.entries(context3.verdicts ?? {}).filter(([, verdict]) => verdict === "SLOWER").map(([id]) => id).sort();
   return {
     ...context3.verdict ? { verdict: context3.verdict } : {},
     slower,
-    ...context3.event ? { event: context3.event } : {}
+    ...context3.event ? { event: context3.event } : {},
+    ...context3.accepted ? { accepted: context3.accepted } : {}
   };
 }
 var CLOCK_SKEW_MS = 10 * 60 * 1e3;
@@ -41659,13 +42258,14 @@ function safeSegment(value, field3) {
 }
 function readJudgement(path11) {
   const side = `${path11}.judged`;
-  if (!existsSync7(side)) return void 0;
+  if (!existsSync8(side)) return void 0;
   try {
-    const parsed = JSON.parse(readFileSync5(side, "utf8"));
+    const parsed = JSON.parse(readFileSync6(side, "utf8"));
     return {
       ...parsed.verdict === "pass" || parsed.verdict === "fail" ? { verdict: parsed.verdict } : {},
       slower: Array.isArray(parsed.slower) ? parsed.slower.map(String) : [],
-      ...typeof parsed.event === "string" ? { event: parsed.event } : {}
+      ...typeof parsed.event === "string" ? { event: parsed.event } : {},
+      ...acceptanceOf(parsed.accepted) ? { accepted: acceptanceOf(parsed.accepted) } : {}
     };
   } catch {
     return { verdict: "fail", slower: [], event: `unreadable ${side}` };
@@ -41679,11 +42279,11 @@ function writeAtomically(path11, text3) {
 function fileBaselineStore(root, options = {}) {
   const now = options.now ?? Date.now;
   const warn = options.warn ?? (() => void 0);
-  const dirOf = (key) => join8(root, safeSegment(key.branch, "branch"), safeSegment(key.sku, "GPU SKU"));
+  const dirOf = (key) => join10(root, safeSegment(key.branch, "branch"), safeSegment(key.sku, "GPU SKU"));
   const entries = (key) => {
     const dir = dirOf(key);
-    if (!existsSync7(dir)) return [];
-    return readdirSync3(dir).filter((name) => name.endsWith(".json")).sort().reverse().map((name) => join8(dir, name));
+    if (!existsSync8(dir)) return [];
+    return readdirSync3(dir).filter((name) => name.endsWith(".json")).sort().reverse().map((name) => join10(dir, name));
   };
   const stored = (key, limit) => {
     const found = [];
@@ -41708,7 +42308,7 @@ function fileBaselineStore(root, options = {}) {
       mkdirSync(dir, { recursive: true });
       const stamp = results.run.started_at.replace(/[^0-9A-Za-z]/g, "");
       const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
-      const path11 = join8(dir, `${stamp}-${sha}.json`);
+      const path11 = join10(dir, `${stamp}-${sha}.json`);
       if (context3 !== void 0) {
         writeAtomically(`${path11}.judged`, JSON.stringify(judgementOf(context3), null, 2) + "\n");
       }
@@ -41718,7 +42318,7 @@ function fileBaselineStore(root, options = {}) {
   };
 }
 function explicitBaseline(path11) {
-  if (!existsSync7(path11)) {
+  if (!existsSync8(path11)) {
     throw new Error(`baseline ${path11}: no such file`);
   }
   return { results: loadResults(path11), path: path11 };
@@ -41731,7 +42331,7 @@ function shardedOptions(options, spec, balance, log) {
   const timings = async (environment) => {
     if (balance === "estimate") return void 0;
     if (options.baselinePath !== void 0) {
-      if (existsSync8(options.baselinePath)) return explicitBaseline(options.baselinePath);
+      if (existsSync9(options.baselinePath)) return explicitBaseline(options.baselinePath);
       log.info(
         `shard: no baseline at ${options.baselinePath} yet: the split is balanced by estimate.`
       );
@@ -41787,8 +42387,8 @@ function shardedOptions(options, spec, balance, log) {
 }
 
 // src/shard/action.ts
-import { existsSync as existsSync9, mkdirSync as mkdirSync2, writeFileSync as writeFileSync3 } from "node:fs";
-import { join as join9 } from "node:path";
+import { existsSync as existsSync10, mkdirSync as mkdirSync2, writeFileSync as writeFileSync3 } from "node:fs";
+import { join as join11 } from "node:path";
 function readShardInputs(getInput2) {
   const text3 = (name) => {
     const value = getInput2(name).trim();
@@ -41832,12 +42432,12 @@ async function mergedRun(ctx) {
     else ctx.warning(s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
   }
   mkdirSync2(ctx.outDir, { recursive: true });
-  const resultsPath = join9(ctx.outDir, "results.json");
+  const resultsPath = join11(ctx.outDir, "results.json");
   writeFileSync3(resultsPath, JSON.stringify(merged.results, null, 2) + "\n");
   const notes = [];
   let baseline;
   if (ctx.baselinePath !== void 0) {
-    if (existsSync9(ctx.baselinePath)) baseline = explicitBaseline(ctx.baselinePath);
+    if (existsSync10(ctx.baselinePath)) baseline = explicitBaseline(ctx.baselinePath);
     else {
       notes.push(
         `The baseline ${ctx.baselinePath} does not exist: every case is NEW. Baselines are written by trusted runs (push, schedule); run one first.`
@@ -41975,40 +42575,8 @@ function coverage(results, config) {
   return { ...found, ...problem !== void 0 ? { problem } : {} };
 }
 
-// src/deep/gate.ts
-function where(s) {
-  return `sanitizer ${s.tool}: ${s.kernel}/${s.variant} ${s.case}`;
-}
-function sanitizerLine(s) {
-  if (s.status === "skipped") return `${where(s)}: not checked`;
-  if (s.status === "error") return `${where(s)}: did not run to the end`;
-  const first = s.findings?.[0];
-  const what = first ? `: ${first.what}${first.kernel ? ` in ${first.kernel}` : ""}` : "";
-  const count2 = `${s.errors} error${s.errors === 1 ? "" : "s"}`;
-  if (harnessOnly(s)) {
-    return `${where(s)}: ${count2} in the harness's own code (${first?.python_frame}), not the variant's${what}`;
-  }
-  return `${where(s)}: ${count2}${what}`;
-}
-function harnessOnly(s) {
-  return s.status === "findings" && (s.findings ?? []).length > 0 && s.findings.every((f) => f.harness);
-}
-function deepProblems(results, failOnSanitizer) {
-  const reasons = [];
-  const warnings = [];
-  for (const s of results.deep?.sanitizer ?? []) {
-    if (harnessOnly(s)) warnings.push(sanitizerLine(s));
-    else if (s.status === "findings") {
-      (failOnSanitizer ? reasons : warnings).push(sanitizerLine(s));
-    } else if (s.status === "error") {
-      const line = (s.first_lines ?? "").split("\n")[0] ?? "";
-      warnings.push(`${where(s)}: did not run to the end${line ? `: ${line}` : ""}`);
-    } else if (s.status === "skipped") {
-      warnings.push(`${where(s)}: not checked: ${s.reason ?? "no reason recorded"}`);
-    }
-  }
-  return { reasons, warnings };
-}
+// src/deep/compare.ts
+import { join as join14 } from "node:path";
 
 // src/deep/ncu.ts
 var NCU_METRICS = {
@@ -42163,7 +42731,7 @@ function summarizeNcu(launches) {
       stallSum.set(reason, (stallSum.get(reason) ?? 0) + v);
     }
   }
-  const stalls = [...stallSum.entries()].filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, NCU_STALLS_SHOWN).map(([reason, value]) => ({ reason, value }));
+  const stalls2 = [...stallSum.entries()].filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, NCU_STALLS_SHOWN).map(([reason, value]) => ({ reason, value }));
   let longest = 0;
   durations.forEach((d, i) => {
     if ((d ?? 0) > (durations[longest] ?? 0)) longest = i;
@@ -42173,7 +42741,7 @@ function summarizeNcu(launches) {
   return {
     deviceKernel: names.size > 1 ? `${main} + ${names.size - 1} more` : main,
     metrics,
-    stalls,
+    stalls: stalls2,
     launches: launches.length
   };
 }
@@ -42190,86 +42758,12 @@ function ncuProblem(output) {
   return error2 ? `ncu: ${error2[1].trim()}` : void 0;
 }
 
-// src/deep/plan.ts
-var DEEP_BACKENDS = ["cuda", "triton"];
-var SANITIZER_FALLBACK_GROWTH = 8;
-var SANITIZER_MAX_FALLBACKS = 2;
-function matchesOnly2(params, only) {
-  for (const [key, want] of Object.entries(only ?? {})) {
-    const options = Array.isArray(want) ? want : [want];
-    if (!options.includes(params[key])) return false;
-  }
-  return true;
-}
-function caseSize(params) {
-  return Object.values(params).filter((v) => typeof v === "number" && v > 0).reduce((p, v) => p * v, 1);
-}
-function deepVariants(k) {
-  return k.manifest.variants.filter(
-    (v) => DEEP_BACKENDS.includes(v.backend ?? "")
-  );
-}
-function chosen(config, only) {
-  return config.kernels.filter((k) => !only?.length || only.includes(k.manifest.name));
-}
-function sanitizerTargets(config, only) {
-  const out = [];
-  for (const k of chosen(config, only)) {
-    const cases2 = k.manifest.cases.flatMap(expandGroup);
-    for (const v of deepVariants(k)) {
-      const seen = /* @__PURE__ */ new Set();
-      const mine = cases2.filter((params) => matchesOnly2(params, v.only)).map((params, i) => ({ params, caseId: caseIdOf2(params), size: caseSize(params), i })).filter((c) => !seen.has(c.caseId) && Boolean(seen.add(c.caseId))).sort((a, b) => a.size - b.size || a.i - b.i);
-      const [best, ...rest] = mine;
-      if (!best) continue;
-      const limit = best.size * SANITIZER_FALLBACK_GROWTH;
-      const within = rest.filter((c) => c.size <= limit);
-      const fallbacks = within.slice(0, SANITIZER_MAX_FALLBACKS);
-      const untried = within.length - fallbacks.length;
-      const past = rest.find((c) => c.size > limit);
-      out.push({
-        kernel: k.manifest.name,
-        variant: v.name,
-        caseId: best.caseId,
-        params: best.params,
-        ...fallbacks.length ? { fallbacks: fallbacks.map((c) => ({ caseId: c.caseId, params: c.params })) } : {},
-        ...past ? { pastLimit: { caseId: past.caseId, times: past.size / best.size } } : {},
-        ...untried ? { untried } : {}
-      });
-    }
-  }
-  return out;
-}
-function ncuTargets(config, only) {
-  const out = [];
-  for (const k of chosen(config, only)) {
-    const tiers = k.manifest.tiers;
-    if (!tiers) continue;
-    const headline = expandGroup(tiers.case)[0];
-    if (!headline) continue;
-    const reference = tiers.reference ?? k.manifest.speed_reference;
-    const variants = k.manifest.variants.filter(
-      (v) => (DEEP_BACKENDS.includes(v.backend ?? "") || v.name === reference) && matchesOnly2(headline, v.only)
-    );
-    const caseId = caseIdOf2(headline);
-    for (const v of variants) {
-      out.push({ kernel: k.manifest.name, variant: v.name, caseId, params: headline });
-    }
-  }
-  return out;
-}
-function caseParamsArg(params) {
-  return caseIdOf2(params);
-}
-function slowerTargets(cases2) {
-  return cases2.map((c, i) => ({ c, i })).sort((a, b) => b.c.ratio - a.c.ratio || a.i - b.i).map(({ c }) => ({ kernel: c.kernel, variant: c.variant, caseId: c.caseId, params: c.params }));
-}
-
-// src/deep/run.ts
-import { existsSync as existsSync11 } from "node:fs";
-import { delimiter as delimiter4, join as join13 } from "node:path";
+// src/deep/profile.ts
+import { mkdirSync as mkdirSync3, writeFileSync as writeFileSync4 } from "node:fs";
+import { join as join13 } from "node:path";
 
 // src/deep/common.ts
-import { delimiter as delimiter3, join as join10 } from "node:path";
+import { delimiter as delimiter3, join as join12 } from "node:path";
 
 // src/deep/sanitizer.ts
 var SANITIZER_TOOLS = ["memcheck", "racecheck", "synccheck", "initcheck"];
@@ -42369,7 +42863,7 @@ function parseSanitizer(text3) {
 }
 
 // src/deep/common.ts
-var DEEP_CHECKS = [...SANITIZER_TOOLS, "ncu", "ncu-slower"];
+var DEEP_CHECKS = [...SANITIZER_TOOLS, "ncu", "ncu-slower", "ncu-compare"];
 var SANITIZER_CASE_TIMEOUT_S = 900;
 async function pool(items, jobs, work) {
   let next = 0;
@@ -42381,7 +42875,7 @@ async function pool(items, jobs, work) {
 var slug = (t) => `${t.kernel}-${t.variant}`.replace(/[^\w.-]+/g, "_");
 var both = (r) => `${r.stdout}${r.stdout && r.stderr ? "\n" : ""}${r.stderr}`;
 function harnessLaunch(o, module) {
-  return [join10(o.harnessRoot, "python", "kernelgate_launch.py"), module];
+  return [join12(o.harnessRoot, "python", "kernelgate_launch.py"), module];
 }
 function harnessEnv(o) {
   const parent = o.env ?? process.env;
@@ -42389,7 +42883,7 @@ function harnessEnv(o) {
     // The harness package alone from the action (python/); the workspace is not on the harness's
     // path (a sitecustomize.py of it would run there): the processes that run a kernel put it
     // first on theirs (worker.py, profile_one.py: checkout_on_path).
-    PYTHONPATH: [join10(o.harnessRoot, "python"), parent.PYTHONPATH].filter((p) => Boolean(p)).join(delimiter3),
+    PYTHONPATH: [join12(o.harnessRoot, "python"), parent.PYTHONPATH].filter((p) => Boolean(p)).join(delimiter3),
     PYTHONUNBUFFERED: "1",
     // Each tensor its own allocation: the sanitizer then sees a write past a tensor's end (in
     // PyTorch's cached pool it lands in the pool's own memory and goes unseen).
@@ -42406,9 +42900,97 @@ function boxOf(o) {
 var left = (box) => box.deadline === void 0 ? void 0 : box.deadline - box.clock();
 var boxText = (box) => box.seconds === void 0 ? "the time box" : `the time box (${box.seconds} s)`;
 
+// src/deep/plan.ts
+var DEEP_BACKENDS = ["cuda", "triton"];
+var SANITIZER_FALLBACK_GROWTH = 8;
+var SANITIZER_MAX_FALLBACKS = 2;
+function matchesOnly2(params, only) {
+  for (const [key, want] of Object.entries(only ?? {})) {
+    const options = Array.isArray(want) ? want : [want];
+    if (!options.includes(params[key])) return false;
+  }
+  return true;
+}
+function caseSize(params) {
+  return Object.values(params).filter((v) => typeof v === "number" && v > 0).reduce((p, v) => p * v, 1);
+}
+function deepVariants(k) {
+  return k.manifest.variants.filter(
+    (v) => DEEP_BACKENDS.includes(v.backend ?? "")
+  );
+}
+function chosen(config, only) {
+  return config.kernels.filter((k) => !only?.length || only.includes(k.manifest.name));
+}
+function sanitizerTargets(config, only) {
+  const out = [];
+  for (const k of chosen(config, only)) {
+    const cases2 = k.manifest.cases.flatMap(expandGroup);
+    for (const v of deepVariants(k)) {
+      const seen = /* @__PURE__ */ new Set();
+      const mine = cases2.filter((params) => matchesOnly2(params, v.only)).map((params, i) => ({ params, caseId: caseIdOf2(params), size: caseSize(params), i })).filter((c) => !seen.has(c.caseId) && Boolean(seen.add(c.caseId))).sort((a, b) => a.size - b.size || a.i - b.i);
+      const [best, ...rest] = mine;
+      if (!best) continue;
+      const limit = best.size * SANITIZER_FALLBACK_GROWTH;
+      const within = rest.filter((c) => c.size <= limit);
+      const fallbacks = within.slice(0, SANITIZER_MAX_FALLBACKS);
+      const untried = within.length - fallbacks.length;
+      const past = rest.find((c) => c.size > limit);
+      out.push({
+        kernel: k.manifest.name,
+        variant: v.name,
+        caseId: best.caseId,
+        params: best.params,
+        ...fallbacks.length ? { fallbacks: fallbacks.map((c) => ({ caseId: c.caseId, params: c.params })) } : {},
+        ...past ? { pastLimit: { caseId: past.caseId, times: past.size / best.size } } : {},
+        ...untried ? { untried } : {}
+      });
+    }
+  }
+  return out;
+}
+function ncuTargets(config, only) {
+  const out = [];
+  for (const k of chosen(config, only)) {
+    const tiers = k.manifest.tiers;
+    if (!tiers) continue;
+    const headline = expandGroup(tiers.case)[0];
+    if (!headline) continue;
+    const reference = tiers.reference ?? k.manifest.speed_reference;
+    const variants = k.manifest.variants.filter(
+      (v) => (DEEP_BACKENDS.includes(v.backend ?? "") || v.name === reference) && matchesOnly2(headline, v.only)
+    );
+    const caseId = caseIdOf2(headline);
+    for (const v of variants) {
+      out.push({ kernel: k.manifest.name, variant: v.name, caseId, params: headline });
+    }
+  }
+  return out;
+}
+function caseParamsArg(params) {
+  return caseIdOf2(params);
+}
+function slowerTargets(cases2) {
+  return cases2.map((c, i) => ({ c, i })).sort((a, b) => b.c.ratio - a.c.ratio || a.i - b.i).map(({ c }) => ({ kernel: c.kernel, variant: c.variant, caseId: c.caseId, params: c.params }));
+}
+function movedTargets(cases2) {
+  const size = (c) => Math.abs(Math.log(c.ratio));
+  const best = /* @__PURE__ */ new Map();
+  for (const c of cases2) {
+    const key = `${c.kernel}/${c.variant}`;
+    const had = best.get(key);
+    if (had === void 0 || size(c) > size(had)) best.set(key, c);
+  }
+  return [...best.values()].sort((a, b) => size(b) - size(a)).map((c) => ({
+    kernel: c.kernel,
+    variant: c.variant,
+    caseId: c.caseId,
+    params: c.params,
+    ratio: c.ratio
+  }));
+}
+
 // src/deep/profile.ts
-import { mkdirSync as mkdirSync3, writeFileSync as writeFileSync4 } from "node:fs";
-import { join as join11 } from "node:path";
 function ncuArgs(o, t, metrics, report) {
   return [
     "--target-processes",
@@ -42434,9 +43016,9 @@ function ncuArgs(o, t, metrics, report) {
   ];
 }
 async function runNcu(exec2, o, ncu, t, metrics, dropped) {
-  const dir = join11(o.outDir, "ncu");
+  const dir = join13(o.outDir, "ncu");
   mkdirSync3(dir, { recursive: true });
-  const report = join11(dir, slug(t));
+  const report = join13(dir, slug(t));
   const box = boxOf(o);
   const clock = box.clock;
   const t0 = clock();
@@ -42468,7 +43050,7 @@ async function runNcu(exec2, o, ncu, t, metrics, dropped) {
     });
   }
   const profiled = both(r);
-  writeFileSync4(join11(dir, `${slug(t)}.log`), profiled);
+  writeFileSync4(join13(dir, `${slug(t)}.log`), profiled);
   if (r.timedOut) {
     return {
       ...base,
@@ -42549,13 +43131,105 @@ async function runNcus(targets, o, exec2, ncu, diagnostics) {
   return runs;
 }
 
+// src/deep/compare.ts
+var MAX_COMPARED = 4;
+var noPermission = (r) => r.status === "error" && /ERR_NVGPUCTRPERM/.test(r.message ?? "");
+var NO_BASE = {
+  level: "warning",
+  code: "deep.ncu_compare_no_base",
+  source: "deep",
+  message: "ncu-compare needs the base revision checked out beside the head (a paired run): this run was not paired, so no Nsight Compute comparison",
+  fix: "time the pull request against its base (input 'paired': auto or true), or the nightly against its last good run"
+};
+async function runNcuCompare(targets, o, exec2, ncu, diagnostics) {
+  const base = o.base;
+  if (base === void 0) {
+    if (targets.length) diagnostics.push(NO_BASE);
+    return [];
+  }
+  const metrics = ncuMetricsArg(o.computeCapability).split(",");
+  const dropped = (metric) => diagnostics.push({
+    level: "warning",
+    code: "deep.ncu_metric_missing",
+    source: "deep",
+    message: `ncu on this GPU has no metric ${metric}: the Nsight Compute comparisons go without it`,
+    fix: "a newer Nsight Compute, or a GPU that has the metric (ncu --query-metrics lists them)"
+  });
+  const head = { ...o, outDir: join14(o.outDir, "compare", "head") };
+  const baseSide = {
+    ...o,
+    workspace: base.root,
+    kernelsDir: base.kernelsDir,
+    outDir: join14(o.outDir, "compare", "base")
+  };
+  if (base.buildsPath !== void 0) baseSide.buildsPath = base.buildsPath;
+  else delete baseSide.buildsPath;
+  const out = [];
+  for (const t of targets.slice(0, MAX_COMPARED)) {
+    const h = await runNcu(exec2, head, ncu, t, metrics, dropped);
+    const b = await runNcu(exec2, baseSide, ncu, t, metrics, dropped);
+    out.push({
+      kernel: t.kernel,
+      variant: t.variant,
+      case: t.caseId,
+      ratio: t.ratio,
+      base: b,
+      head: h
+    });
+    if (noPermission(h) || noPermission(b)) {
+      diagnostics.push(PERMISSION);
+      break;
+    }
+  }
+  return out;
+}
+
+// src/deep/gate.ts
+function where(s) {
+  return `sanitizer ${s.tool}: ${s.kernel}/${s.variant} ${s.case}`;
+}
+function sanitizerLine(s) {
+  if (s.status === "skipped") return `${where(s)}: not checked`;
+  if (s.status === "error") return `${where(s)}: did not run to the end`;
+  const first = s.findings?.[0];
+  const what = first ? `: ${first.what}${first.kernel ? ` in ${first.kernel}` : ""}` : "";
+  const count2 = `${s.errors} error${s.errors === 1 ? "" : "s"}`;
+  if (harnessOnly(s)) {
+    return `${where(s)}: ${count2} in the harness's own code (${first?.python_frame}), not the variant's${what}`;
+  }
+  return `${where(s)}: ${count2}${what}`;
+}
+function harnessOnly(s) {
+  return s.status === "findings" && (s.findings ?? []).length > 0 && s.findings.every((f) => f.harness);
+}
+function deepProblems(results, failOnSanitizer) {
+  const reasons = [];
+  const warnings = [];
+  for (const s of results.deep?.sanitizer ?? []) {
+    if (harnessOnly(s)) warnings.push(sanitizerLine(s));
+    else if (s.status === "findings") {
+      (failOnSanitizer ? reasons : warnings).push(sanitizerLine(s));
+    } else if (s.status === "error") {
+      const line = (s.first_lines ?? "").split("\n")[0] ?? "";
+      warnings.push(`${where(s)}: did not run to the end${line ? `: ${line}` : ""}`);
+    } else if (s.status === "skipped") {
+      warnings.push(`${where(s)}: not checked: ${s.reason ?? "no reason recorded"}`);
+    }
+  }
+  return { reasons, warnings };
+}
+
+// src/deep/run.ts
+import { existsSync as existsSync12 } from "node:fs";
+import { delimiter as delimiter4, join as join16 } from "node:path";
+
 // src/deep/sanitize.ts
-import { existsSync as existsSync10, mkdirSync as mkdirSync4, readdirSync as readdirSync4, readFileSync as readFileSync6, writeFileSync as writeFileSync5 } from "node:fs";
-import { basename as basename3, join as join12, resolve as resolve5 } from "node:path";
+import { existsSync as existsSync11, mkdirSync as mkdirSync4, readdirSync as readdirSync4, readFileSync as readFileSync7, writeFileSync as writeFileSync5 } from "node:fs";
+import { basename as basename3, join as join15, resolve as resolve6 } from "node:path";
 function harnessCaseProblem(resultsPath, t, caseId) {
-  if (!existsSync10(resultsPath)) return { kind: "missing", message: "the harness wrote no results" };
+  if (!existsSync11(resultsPath)) return { kind: "missing", message: "the harness wrote no results" };
   try {
-    const doc = JSON.parse(readFileSync6(resultsPath, "utf8"));
+    const doc = JSON.parse(readFileSync7(resultsPath, "utf8"));
     const c = doc.cases?.find(
       (x) => x.kernel === t.kernel && x.variant === t.variant && x.case === caseId
     );
@@ -42572,9 +43246,9 @@ function harnessCaseProblem(resultsPath, t, caseId) {
   }
 }
 function harnessModules(o) {
-  const py = (dir, recursive) => existsSync10(dir) ? readdirSync4(dir, { recursive }).map((f) => basename3(String(f))).filter((f) => f.endsWith(".py")) : [];
-  const kernels = new Set(py(resolve5(o.workspace, o.kernelsDir), true));
-  const own = py(join12(o.harnessRoot, "python", "kernelgate_harness"), false);
+  const py = (dir, recursive) => existsSync11(dir) ? readdirSync4(dir, { recursive }).map((f) => basename3(String(f))).filter((f) => f.endsWith(".py")) : [];
+  const kernels = new Set(py(resolve6(o.workspace, o.kernelsDir), true));
+  const own = py(join15(o.harnessRoot, "python", "kernelgate_harness"), false);
   return new Set(own.filter((f) => !kernels.has(f) && !REPLAYS_VARIANT_WORK.has(f)));
 }
 var REPLAYS_VARIANT_WORK = /* @__PURE__ */ new Set(["graphs.py", "timing.py", "timed_output.py"]);
@@ -42584,10 +43258,10 @@ function attributed(f, modules) {
 }
 var SAME_ON_EVERY_CASE = /^(no library for |build of |build record of |CUDA variant; this run is on )/;
 async function sanitizeCase(exec2, o, tool, sanitizer, t, c, box) {
-  const dir = join12(o.outDir, "sanitizer", tool);
+  const dir = join15(o.outDir, "sanitizer", tool);
   mkdirSync4(dir, { recursive: true });
   const name = c.caseId === t.caseId ? slug(t) : `${slug(t)}-${caseSlug(c.caseId)}`;
-  const results = join12(dir, `${name}.json`);
+  const results = join15(dir, `${name}.json`);
   const args = [
     "--tool",
     tool,
@@ -42623,7 +43297,7 @@ async function sanitizeCase(exec2, o, tool, sanitizer, t, c, box) {
   });
   const seconds2 = Math.round((box.clock() - t0) * 10) / 10;
   const output = both(r);
-  writeFileSync5(join12(dir, `${name}.log`), output);
+  writeFileSync5(join15(dir, `${name}.log`), output);
   const parsed = parseSanitizer(output);
   const problem = parsed.errors === 0 && !r.timedOut ? harnessCaseProblem(results, t, c.caseId) : void 0;
   return { r, output, parsed, problem, seconds: seconds2, command: [sanitizer, ...args].join(" ") };
@@ -42718,21 +43392,21 @@ function parseDeepChecks(text3, where3) {
     else if (DEEP_CHECKS.includes(raw)) out.add(raw);
     else {
       throw new Error(
-        `${where3}: unknown deep check '${raw}'; expected sanitizer, ncu, ncu-slower, or any of ${SANITIZER_TOOLS.join(", ")}`
+        `${where3}: unknown deep check '${raw}'; expected sanitizer, ncu, ncu-slower, ncu-compare, or any of ${SANITIZER_TOOLS.join(", ")}`
       );
     }
   }
   return DEEP_CHECKS.filter((c) => out.has(c));
 }
-function findTool(name, env, given, exists3 = existsSync11) {
+function findTool(name, env, given, exists3 = existsSync12) {
   if (given) return exists3(given) ? given : void 0;
   const dirs = [
     ...(env.PATH ?? "").split(delimiter4).filter(Boolean),
-    ...env.CUDA_HOME ? [join13(env.CUDA_HOME, "bin")] : [],
+    ...env.CUDA_HOME ? [join16(env.CUDA_HOME, "bin")] : [],
     "/usr/local/cuda/bin"
   ];
   for (const dir of dirs) {
-    const path11 = join13(dir, name);
+    const path11 = join16(dir, name);
     if (exists3(path11)) return path11;
   }
   return void 0;
@@ -42764,13 +43438,49 @@ async function runDeep(config, o, exec2) {
     if (!sanitizer) diagnostics.push(missingTool("compute-sanitizer", o.sanitizerPath));
     else deep.sanitizer = await runSanitizers(config, o, exec2, tools, sanitizer);
   }
-  if (o.checks.includes("ncu") || o.checks.includes("ncu-slower")) {
+  const profiles = o.checks.includes("ncu") || o.checks.includes("ncu-slower");
+  const compares = o.checks.includes("ncu-compare") && (o.compare ?? []).length > 0;
+  if (profiles || compares) {
     const ncu = findTool("ncu", env, o.ncuPath);
     const targets = ncuPlan(config, o);
     if (!ncu) diagnostics.push({ ...missingTool("ncu", o.ncuPath), level: "warning" });
-    else if (targets.length) deep.ncu = await runNcus(targets, o, exec2, ncu, diagnostics);
+    else {
+      if (targets.length) deep.ncu = await runNcus(targets, o, exec2, ncu, diagnostics);
+      const denied = diagnostics.some((d) => d.code === "deep.ncu_permission");
+      if (compares && !denied) {
+        deep.ncu_compare = await runNcuCompare(o.compare ?? [], o, exec2, ncu, diagnostics);
+      }
+    }
   }
   return { deep, diagnostics };
+}
+
+// src/judge/tails.ts
+function judgeTails(results, config) {
+  return (results.tails ?? []).map((t) => {
+    const judged = judgeCorrectness(t, void 0, config);
+    return {
+      kernel: t.kernel,
+      variant: t.variant,
+      case: t.case,
+      label: caseLabel(t),
+      correctness: judged.correctness,
+      ...judged.correctnessReason !== void 0 ? { reason: judged.correctnessReason } : {}
+    };
+  });
+}
+function tailProblems2(results, config) {
+  const problems = [];
+  for (const t of judgeTails(results, config)) {
+    if (t.correctness === "FAIL" || t.correctness === "UNCHECKED") {
+      const line = `${t.label}: tail correctness FAIL (ci_cases, verified on the device, untimed): ${t.reason ?? "no detail"}`;
+      problems.push({ line, fails: true, tail: t });
+    } else if (t.correctness === "ERROR") {
+      const line = `${t.label}: tail ${t.reason ?? "error"} (ci_cases, verified on the device, untimed)`;
+      problems.push({ line, fails: config.policy.failOnError, tail: t });
+    }
+  }
+  return problems;
 }
 
 // src/judge/throughput.ts
@@ -42875,6 +43585,10 @@ function findMeasurementErrors(results, config) {
 }
 
 // src/judge/gate.ts
+var ACCEPT_LABEL = "kernelgate-accept";
+function acceptedByText(a) {
+  return a.by ? `@${a.by} with the label '${a.label}'` : `the label '${a.label}' (GitHub did not say who applied it)`;
+}
 function describeChange(c) {
   const parts = [];
   if (c.ciLo !== void 0 && c.ciHi !== void 0) {
@@ -42965,7 +43679,7 @@ function advice(cases2, tiers, results, add) {
     add(false, line, ...d.kernel ? [{ title, kernel: d.kernel, variant: d.variant ?? "" }] : []);
   }
 }
-function gate(comparison, tiers, results, config) {
+function gate(comparison, tiers, results, config, acceptance) {
   const { policy } = config;
   const reasons = [];
   const warnings = [];
@@ -42989,6 +43703,9 @@ function gate(comparison, tiers, results, config) {
   for (const c of byCorrectness("ERROR")) {
     add(policy.failOnError, `${c.label}: ${c.correctnessReason}`, about(c, "case error"));
   }
+  for (const { line, fails, tail: tail2 } of tailProblems2(results, config)) {
+    add(fails, line, { title: "tail correctness", kernel: tail2.kernel, variant: tail2.variant });
+  }
   for (const line of harnessStopped(results)) (policy.failOnError ? reasons : warnings).push(line);
   const incomplete = coverage(results, config).problem;
   if (incomplete !== void 0) reasons.push(incomplete);
@@ -43001,10 +43718,14 @@ function gate(comparison, tiers, results, config) {
       `${m.label}: measurement error: ${m.message}`
     );
   }
+  let acceptedCases = 0;
   for (const c of byPerf("SLOWER")) {
     const note = c.perfNote ? ` (${c.perfNote})` : "";
     const line = `${c.label}: ${describeChange(c)}${note}`;
-    if (policy.failOnSlower) add(true, line, about(c, "SLOWER"));
+    if (policy.failOnSlower && acceptance) {
+      acceptedCases += 1;
+      add(false, `${line}: accepted by ${acceptedByText(acceptance)}`);
+    } else if (policy.failOnSlower) add(true, line, about(c, "SLOWER"));
     else add(false, line);
   }
   for (const c of byPerf("MISSING")) {
@@ -43019,7 +43740,8 @@ function gate(comparison, tiers, results, config) {
     sites,
     counts,
     measurementErrors,
-    ...incomplete !== void 0 ? { incomplete } : {}
+    ...incomplete !== void 0 ? { incomplete } : {},
+    ...acceptance && acceptedCases ? { accepted: { ...acceptance, cases: acceptedCases } } : {}
   };
 }
 
@@ -43442,13 +44164,13 @@ function attributeToMachine(cases2, floorPct, byCase2, refs, last) {
     moves.set(at, [...moves.get(at) ?? [], t]);
   }
   const machine = [];
-  for (const [at, moved3] of moves) {
-    if (timedRefs < 3 || moved3.length * 2 < timedRefs) continue;
+  for (const [at, moved4] of moves) {
+    if (timedRefs < 3 || moved4.length * 2 < timedRefs) continue;
     const [startedAt, direction] = at.split("\0");
-    const pcts = moved3.map((t) => t.finding.changePct).sort((a, b) => a - b);
+    const pcts = moved4.map((t) => t.finding.changePct).sort((a, b) => a - b);
     const mid = pcts.length / 2;
     const medianPct = pcts.length % 2 ? pcts[Math.floor(mid)] : (pcts[mid - 1] + pcts[mid]) / 2;
-    machine.push({ direction, startedAt, moved: moved3.length, of: timedRefs, medianPct });
+    machine.push({ direction, startedAt, moved: moved4.length, of: timedRefs, medianPct });
   }
   for (const t of cases2) {
     if (t.reference) continue;
@@ -43467,6 +44189,261 @@ function attributeToMachine(cases2, floorPct, byCase2, refs, last) {
     }
   }
   return machine;
+}
+
+// src/judge/why-build.ts
+var RESOURCES = ["spills", "registers", "stack", "shared memory"];
+var KEY_OPCODES = ["HGMMA", "HMMA", "LDL", "STL", "LDSM", "LDGSTS", "UTMALDG"];
+var valueOf = (f, r) => {
+  if (f === void 0) return void 0;
+  switch (r) {
+    case "spills":
+      return f.spill_store_bytes === void 0 && f.spill_load_bytes === void 0 ? void 0 : (f.spill_store_bytes ?? 0) + (f.spill_load_bytes ?? 0);
+    case "registers":
+      return f.registers;
+    case "stack":
+      return f.stack_bytes;
+    case "shared memory":
+      return f.smem_bytes;
+  }
+};
+function maxima(record) {
+  const out = {};
+  const keys = [
+    ["spills", "spills"],
+    ["registers", "registers"],
+    ["stack", "stack"],
+    ["shared memory", "smem"]
+  ];
+  for (const [r, key] of keys) {
+    const values = (record.functions ?? []).map((f) => valueOf(f, r)).filter((v) => v !== void 0);
+    if (values.length) out[key] = Math.max(...values);
+  }
+  return out;
+}
+var fnKey = (f) => `${f.name}\0${f.arch ?? ""}`;
+function resourceChanges(base, head) {
+  const before = new Map((base.functions ?? []).map((f) => [fnKey(f), f]));
+  const after = new Map((head.functions ?? []).map((f) => [fnKey(f), f]));
+  const keys = [.../* @__PURE__ */ new Set([...before.keys(), ...after.keys()])];
+  const out = [];
+  for (const r of RESOURCES) {
+    for (const key of keys) {
+      const [name, arch2] = key.split("\0");
+      const from = valueOf(before.get(key), r);
+      const to = valueOf(after.get(key), r);
+      if (from === to) continue;
+      out.push({
+        resource: r,
+        function: name,
+        ...arch2 ? { arch: arch2 } : {},
+        ...from !== void 0 ? { from } : {},
+        ...to !== void 0 ? { to } : {}
+      });
+    }
+  }
+  return out;
+}
+function opcodeChanges(base, head) {
+  const a = base.sass_census ?? {};
+  const b = head.sass_census ?? {};
+  return [.../* @__PURE__ */ new Set([...Object.keys(a), ...Object.keys(b)])].map((opcode) => ({ opcode, from: a[opcode] ?? 0, to: b[opcode] ?? 0 })).filter((c) => c.from !== c.to).sort(
+    (x, y) => Math.abs(y.to - y.from) - Math.abs(x.to - x.from) || (x.opcode < y.opcode ? -1 : 1)
+  );
+}
+function keyCensus(base, head) {
+  const a = base.sass_census ?? {};
+  const b = head.sass_census ?? {};
+  return KEY_OPCODES.filter((o) => a[o] !== void 0 || b[o] !== void 0).map((opcode) => ({
+    opcode,
+    from: a[opcode] ?? 0,
+    to: b[opcode] ?? 0
+  }));
+}
+var sameList = (a, b) => [...a].sort().join(",") === [...b].sort().join(",");
+function buildDiff(base, head) {
+  const empty2 = { resources: [], opcodes: [], census: [] };
+  if (base === void 0 && head === void 0) return { state: "none", ...empty2 };
+  if (base === void 0 || head === void 0) {
+    return { state: "one-sided", missing: base === void 0 ? "base" : "head", ...empty2 };
+  }
+  const hashes = {
+    ...base.hash !== void 0 ? { baseHash: base.hash } : {},
+    ...head.hash !== void 0 ? { headHash: head.hash } : {}
+  };
+  if (base.status === "failed" || head.status === "failed") {
+    return {
+      state: "failed",
+      missing: base.status === "failed" ? "base" : "head",
+      ...hashes,
+      ...empty2
+    };
+  }
+  const fromArchs = base.archs?.sass ?? [];
+  const toArchs = head.archs?.sass ?? [];
+  return {
+    state: "compared",
+    ...hashes,
+    base: maxima(base),
+    head: maxima(head),
+    resources: resourceChanges(base, head),
+    opcodes: opcodeChanges(base, head),
+    ...sameList(fromArchs, toArchs) ? {} : { archs: { from: fromArchs, to: toArchs } },
+    census: keyCensus(base, head)
+  };
+}
+function buildChanged(d) {
+  return d.resources.length > 0 || d.opcodes.length > 0 || d.archs !== void 0;
+}
+
+// src/judge/why.ts
+var PROFILE_METRICS = [
+  ["dram_throughput_pct", "DRAM throughput"],
+  ["sm_throughput_pct", "SM throughput"],
+  ["tensor_pipe_pct", "tensor pipe"],
+  ["achieved_occupancy_pct", "achieved occupancy"]
+];
+var PROFILE_MIN_CHANGE = 0.05;
+var NOTHING_DIFFERS = "build and tuning identical: the change is in the code path or the machine";
+var moved3 = (c) => (c.perf === "SLOWER" || c.perf === "FASTER") && !c.control;
+var distance2 = (c) => Math.abs(Math.log(c.ratio ?? 1));
+function tuningEvidence(cases2) {
+  const changes = [];
+  let compared = 0;
+  let config;
+  for (const c of cases2) {
+    const now = c.current?.tuning;
+    const before = c.method === "paired" ? c.current?.paired?.base_tuning : c.baseline?.tuning;
+    if (now === void 0 || before === void 0) continue;
+    compared++;
+    const [from, to] = [tuningText(before.config), tuningText(now.config)];
+    if (from !== to) changes.push({ caseId: c.caseId, from, to });
+    else config ??= to;
+  }
+  if (compared === 0) return { state: "none", changes, compared };
+  if (changes.length) return { state: "changed", changes, compared };
+  return { state: "identical", changes, compared, ...config ? { config } : {} };
+}
+function profileEvidence(results, kernel, variant) {
+  const found = (results.deep?.ncu_compare ?? []).find(
+    (n) => n.kernel === kernel && n.variant === variant
+  );
+  if (!found) return void 0;
+  const [a, b] = [found.base.metrics ?? {}, found.head.metrics ?? {}];
+  let largest;
+  if (found.base.status === "ok" && found.head.status === "ok") {
+    for (const [key, label] of PROFILE_METRICS) {
+      const [from, to] = [a[key], b[key]];
+      if (from === void 0 || to === void 0 || from <= 0 || from === to) continue;
+      const size = Math.abs(Math.log(Math.max(to, 1e-9) / from));
+      if (size < Math.log(1 + PROFILE_MIN_CHANGE)) continue;
+      if (!largest || size > Math.abs(Math.log(Math.max(largest.to, 1e-9) / largest.from))) {
+        largest = { label, from, to };
+      }
+    }
+  }
+  return { caseId: found.case, comparison: found, ...largest ? { largest } : {} };
+}
+var UNIT = {
+  spills: " bytes",
+  registers: "",
+  stack: " bytes",
+  "shared memory": " bytes"
+};
+var MAX_KEY = {
+  spills: "spills",
+  registers: "registers",
+  stack: "stack",
+  "shared memory": "smem"
+};
+function buildCause(d) {
+  if (d.state === "failed") return `the ${d.missing} revision's build failed`;
+  if (d.state !== "compared") return void 0;
+  for (const r of RESOURCES) {
+    const [from, to] = [d.base?.[MAX_KEY[r]], d.head?.[MAX_KEY[r]]];
+    if (from !== void 0 && to !== void 0 && from !== to) {
+      return `${r} ${from} → ${to}${UNIT[r]}`;
+    }
+  }
+  if (d.archs)
+    return `machine code for ${d.archs.from.join(", ") || "none"} → ${d.archs.to.join(", ") || "none"}`;
+  const key = d.census.filter((c) => c.from !== c.to);
+  const shown = (key.length ? key : d.opcodes).slice(0, 2);
+  if (shown.length) return `SASS ${shown.map((o) => `${o.opcode} ${o.from} → ${o.to}`).join(", ")}`;
+  if (d.resources.length) {
+    const r = d.resources[0];
+    return `${r.resource} of one function ${r.from ?? "none"} → ${r.to ?? "none"}${UNIT[r.resource]}`;
+  }
+  return void 0;
+}
+function tuningCause(t) {
+  if (t.state !== "changed") return void 0;
+  const first = t.changes[0];
+  const where3 = t.changes.length === t.compared ? "" : ` on ${t.changes.length} of ${t.compared} cases`;
+  return `tuning ${first.from} → ${first.to}${where3}`;
+}
+function causeOf(w) {
+  const found = [buildCause(w.build), tuningCause(w.tuning)].filter((s) => !!s);
+  let text3;
+  if (found.length) text3 = found.join("; ");
+  else if (w.build.state === "one-sided") {
+    text3 = `no ${w.build.missing} build record to compare${w.tuning.state === "identical" ? "; tuning identical" : ""}`;
+  } else if (w.build.state === "none") {
+    text3 = w.tuning.state === "identical" ? "tuning identical, nothing built ahead of the run to compare: the change is in the code path or the machine" : "nothing built ahead of the run and no tuning to compare: the change is in the code path or the machine";
+  } else text3 = NOTHING_DIFFERS;
+  const p = w.profile?.largest;
+  if (p) {
+    const rel = formatRatioPct(p.to / p.from).replace(/\.\d %$/, " %");
+    text3 += `; Nsight Compute: ${p.label} ${p.from.toFixed(1)} → ${p.to.toFixed(1)} % of peak (${rel})`;
+  }
+  return text3;
+}
+function buildsOf(results, baseline, paired2) {
+  if (paired2 && results.base_builds) return { base: results.base_builds, from: "base revision" };
+  if (!paired2 && baseline?.builds) return { base: baseline.builds, from: "stored run" };
+  return { base: [], from: "none" };
+}
+function oneVariant(cases2, results, baseline) {
+  const hit = cases2.filter(moved3);
+  const wrong = cases2.filter((c) => c.correctness === "FAIL");
+  const shown = hit.length ? hit : wrong;
+  if (!shown.length) return void 0;
+  const byChange = [...shown].sort((a, b) => distance2(b) - distance2(a));
+  const worst = byChange[0];
+  const { kernel, variant } = worst;
+  const verdict = hit.length ? worst.perf : "FAIL";
+  const sameWay = verdict === "FAIL" ? wrong : hit.filter((c) => c.perf === verdict);
+  const { base, from } = buildsOf(results, baseline, worst.method === "paired");
+  const find = (list) => list?.find((b) => b.kernel === kernel && b.variant === variant);
+  const build = buildDiff(from === "none" ? void 0 : find(base), find(results.builds));
+  const tuning = tuningEvidence(byChange);
+  if (verdict === "FAIL" && !buildChanged(build) && tuning.state !== "changed") return void 0;
+  const profile = profileEvidence(results, kernel, variant);
+  const why2 = { build, tuning, ...profile ? { profile } : {} };
+  return {
+    kernel,
+    variant,
+    verdict,
+    cases: sameWay.length,
+    ...verdict !== "FAIL" && worst.ratio !== void 0 ? { ratio: worst.ratio } : {},
+    caseId: worst.caseId,
+    baseBuildFrom: from,
+    ...why2,
+    cause: causeOf(why2)
+  };
+}
+function whyItMoved(cases2, results, baseline) {
+  const byVariant = /* @__PURE__ */ new Map();
+  for (const c of cases2) {
+    const key = `${c.kernel}/${c.variant}`;
+    byVariant.set(key, [...byVariant.get(key) ?? [], c]);
+  }
+  return [...byVariant.values()].map((list) => oneVariant(list, results, baseline)).filter((w) => w !== void 0);
+}
+function movedText(w) {
+  const n = `${w.cases} case${w.cases === 1 ? "" : "s"}`;
+  if (w.verdict === "FAIL") return `wrong on ${n}`;
+  return `${w.verdict} on ${n}${w.ratio !== void 0 ? `, up to ${formatRatioPct(w.ratio)}` : ""}`;
 }
 
 // src/report/digest.ts
@@ -43539,13 +44516,13 @@ function variantChanges(cases2, aboveChip) {
       continue;
     }
     const first = list[0];
-    const moved3 = hit.filter((c) => c.perf === "SLOWER" || c.perf === "FASTER");
+    const moved4 = hit.filter((c) => c.perf === "SLOWER" || c.perf === "FASTER");
     changed.push({
       kernel: first.kernel,
       variant: first.variant,
       cases: list.length,
       changed: hit,
-      delta: ratioSpread(moved3.map((c) => c.ratio ?? NaN)),
+      delta: ratioSpread(moved4.map((c) => c.ratio ?? NaN)),
       counts: verdictCounts(list, aboveChip)
     });
   }
@@ -43566,18 +44543,39 @@ function variantChanges(cases2, aboveChip) {
     }
   };
 }
+var MAX_PATTERN_VALUES = 4;
+function restrictions(subset, all) {
+  const keys = [...new Set(all.flatMap((c) => Object.keys(c.params)))];
+  const out = [];
+  for (const key of keys) {
+    if (subset.some((c) => c.params[key] === void 0)) continue;
+    const inAll = new Set(all.map((c) => String(c.params[key])));
+    const values = new Set(subset.map((c) => String(c.params[key])));
+    if (values.size < inAll.size && values.size <= MAX_PATTERN_VALUES) out.push({ key, values });
+  }
+  return out;
+}
+function separates(rs, subset, all) {
+  const inSubset = new Set(subset);
+  return all.every(
+    (c) => rs.every((r) => r.values.has(String(c.params[r.key]))) === inSubset.has(c)
+  );
+}
 function commonAxes(subset, all) {
   if (subset.length < 2 || subset.length === all.length) return "";
-  const keys = [...new Set(all.flatMap((c) => Object.keys(c.params)))];
-  const parts = [];
-  for (const k of keys) {
-    const inAll = new Set(all.map((c) => String(c.params[k])));
-    const inSub = new Set(subset.map((c) => String(c.params[k])));
-    if (inSub.size < inAll.size && inSub.size <= 2 && !inSub.has("undefined")) {
-      parts.push(`${k}=${[...inSub].join("|")}`);
-    }
+  const rs = restrictions(subset, all);
+  const size = (x) => x.reduce((n, r) => n + r.values.size, 0);
+  const candidates = [];
+  for (const r of rs) if (separates([r], subset, all)) candidates.push([r]);
+  if (!candidates.length) {
+    rs.forEach(
+      (a, i) => rs.slice(i + 1).forEach((b) => {
+        if (separates([a, b], subset, all)) candidates.push([a, b]);
+      })
+    );
   }
-  return parts.length <= 2 ? parts.join(", ") : "";
+  const best = candidates.sort((a, b) => size(a) - size(b))[0];
+  return best ? best.map((r) => `${r.key}=${[...r.values].join("|")}`).join(", ") : "";
 }
 function failurePattern(c) {
   const k = c.current?.correctness;
@@ -43681,15 +44679,17 @@ function headlineRows(tiers, base) {
   });
 }
 var SPARKS = "▁▂▃▄▅▆▇█";
-function sparkline(values) {
+var SPARK_SPAN_PCT = 5;
+function sparkline(values, center) {
   const ok = values.filter((v) => v !== void 0 && Number.isFinite(v));
-  if (!ok.length) return "";
-  const lo = Math.min(...ok);
-  const hi = Math.max(...ok);
+  const mid = center ?? middle(ok);
+  if (!ok.length || mid === void 0 || mid === 0) return "";
+  const top = SPARKS.length - 1;
   return values.map((v) => {
     if (v === void 0 || !Number.isFinite(v)) return " ";
-    const level = hi === lo ? 3 : Math.round((v - lo) / (hi - lo) * (SPARKS.length - 1));
-    return SPARKS[level];
+    const offset = (v / mid - 1) * 100;
+    const level = Math.round((offset + SPARK_SPAN_PCT) / (2 * SPARK_SPAN_PCT) * top);
+    return SPARKS[Math.min(top, Math.max(0, level))];
   }).join("");
 }
 function middle(values) {
@@ -43790,7 +44790,10 @@ function axisCells(c, keys) {
 }
 function clip(text3, max) {
   if (max === void 0 || text3.length <= max) return text3;
-  return `${text3.slice(0, max - 1).trimEnd()}…`;
+  const head = text3.slice(0, max - 1);
+  const space = head.search(/\s\S*$/);
+  const cut = space > max / 2 ? head.slice(0, space) : head;
+  return `${cut.replace(/[\s,;:.(\-–—]+$/, "")}…`;
 }
 function noteOf(c, measured) {
   return [c.correctnessReason, c.perfNote, measured.get(c.key)?.message].filter((n) => Boolean(n) && n !== "no correctness record").join("; ");
@@ -43848,8 +44851,10 @@ function tierCell(t) {
   const next = t.next ? t.next.reachable === false ? `; next ${esc(t.next.grade ?? t.next.name)} needs more than the chip's peak` : `; next ${esc(t.next.grade ?? t.next.name)} at ${formatMs(t.next.requiredMs)} ms (${fixed(t.speedupNeeded, 2)}× faster)` : "";
   return `${now}${next}`;
 }
+var NO_GPU_NAMED = "a machine with no GPU named";
 function gpuName(results) {
   const { sku, name } = results.environment.gpu;
+  if (name === "none") return NO_GPU_NAMED;
   return sku && sku !== "unknown" && sku !== "none" ? sku : name;
 }
 
@@ -43956,8 +44961,8 @@ function buildsView(input, opts) {
 }
 
 // src/report/render.ts
-import { readdirSync as readdirSync5, readFileSync as readFileSync7 } from "node:fs";
-import { join as join14 } from "node:path";
+import { readdirSync as readdirSync5, readFileSync as readFileSync8 } from "node:fs";
+import { join as join17 } from "node:path";
 
 // node_modules/mustache/mustache.mjs
 var objectToString = Object.prototype.toString;
@@ -44533,6 +45538,7 @@ function judgedView(input) {
     paired: paired2.cases,
     // Shown as code: only a commit id (hex) can be, anything else is left out.
     baseSha: /^[0-9a-f]{4,64}$/i.test(paired2.baseSha ?? "") ? paired2.baseSha?.slice(0, 12) : void 0,
+    baseShaMd: shaText(paired2.baseSha ?? "", input.repoUrl) || void 0,
     thresholdPct: fixed(paired2.thresholdPct, 1),
     mdcPct: paired2.medianMdcPct === void 0 ? void 0 : fixed(paired2.medianMdcPct, 2),
     stored: paired2.baselineCases,
@@ -44542,6 +45548,41 @@ function judgedView(input) {
     storedNone: state === "none",
     confirm: paired2.confirm
   };
+}
+function policyLine(input) {
+  const slower = input.comparison.cases.filter((c) => c.perf === "SLOWER" && !isControl(c)).length;
+  if (input.acceptance && input.gate.verdict === "fail") {
+    return `Policy: the label \`${esc(input.acceptance.label)}\` accepts performance regressions only; this run fails for the reasons below, which no label can accept.`;
+  }
+  if (!slower) return void 0;
+  const cases2 = plural(slower, "SLOWER case");
+  const accepted = input.gate.accepted;
+  if (accepted) {
+    return `Policy: blocking; accepted by ${acceptedMd(accepted)}, so the ${cases2} pass (an acceptance never covers correctness).`;
+  }
+  if (!input.config.policy.failOnSlower) {
+    return `Policy: the ${cases2} do not block the merge; they would block with \`fail_on_slower: true\`.`;
+  }
+  if (input.kind === "nightly") {
+    return `Policy: blocking (\`fail_on_slower: true\`); a regression is accepted on its pull request with the label \`${ACCEPT_LABEL}\`.`;
+  }
+  return `Policy: blocking; add the label \`${ACCEPT_LABEL}\` to accept the ${cases2} (performance only: correctness failures cannot be accepted).`;
+}
+function acceptedMd(a) {
+  const label = `the label \`${esc(a.label)}\``;
+  return a.by ? `${esc(`@${a.by}`)} with ${label}` : `${label} (GitHub did not say who applied it)`;
+}
+function acceptedSinceView(input) {
+  return (input.acceptedSince ?? []).map((a) => {
+    const pr = a.pr !== void 0 ? `pull request #${a.pr}` : "a pull request";
+    const at = a.sha ? ` at ${shaText(a.sha, input.repoUrl)}` : "";
+    return `${pr}, accepted by ${acceptedMd(a)}: ${plural(a.cases, "SLOWER case")} passed${at} (${esc(a.startedAt)})`;
+  });
+}
+function shaText(sha, repoUrl) {
+  if (!/^[0-9a-f]{4,64}$/i.test(sha)) return "";
+  const short = `\`${sha.slice(0, 12)}\``;
+  return repoUrl && /^https?:\/\/[^\s()<>]+$/.test(repoUrl) ? `[${short}](${repoUrl}/commit/${sha})` : short;
 }
 function outcomeText(input, changes) {
   const outcome = outcomeOf(input.gate, input.comparison.cases);
@@ -44560,7 +45601,7 @@ function outcomeText(input, changes) {
     }
     return parts;
   };
-  const join35 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
+  const join40 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
   if (outcome === "fail") {
     const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
     const parts = [...shardTitleParts(input.results), ...deepTitleParts(input), ...say(kinds)];
@@ -44572,15 +45613,18 @@ function outcomeText(input, changes) {
       }
     }
     const n = input.gate.reasons.length;
-    return `❌ fail: ${parts.length ? join35(parts) : plural(n, "reason")}`;
+    return `❌ fail: ${parts.length ? join40(parts) : plural(n, "reason")}`;
   }
-  if (outcome === "regression") return `⚠️ regression: ${join35(say(["slower"]))}`;
+  if (outcome === "regression") {
+    const accepted = input.gate.accepted ? " (accepted)" : "";
+    return `⚠️ regression${accepted}: ${join40(say(["slower"]))}`;
+  }
   const faster = say(["faster"]);
-  const moved3 = changes.changed.filter((v) => v.changed.some(isControl));
-  const control = moved3.length ? ` (the A/A control ${moved3.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
-  if (faster.length) return `✅ pass: ${join35(faster)}${control}`;
+  const moved4 = changes.changed.filter((v) => v.changed.some(isControl));
+  const control = moved4.length ? ` (the A/A control ${moved4.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
+  if (faster.length) return `✅ pass: ${join40(faster)}${control}`;
   if (!changes.judged) return "✅ pass";
-  return `✅ pass: ${moved3.length ? "no candidate" : "no case"} slower or faster${control}`;
+  return `✅ pass: ${moved4.length ? "no candidate" : "no case"} slower or faster${control}`;
 }
 
 // src/report/alert.ts
@@ -44612,6 +45656,25 @@ var COMMENT_MARGIN = 1024;
 var COMMENT_MAX_CHARS = GITHUB_COMMENT_LIMIT - COMMENT_MARGIN;
 var COMMENT_ROWS_PER_VARIANT = 10;
 var COMMENT_NOTE_CHARS = 140;
+
+// src/report/compact.ts
+var NBSP = " ";
+function empty(cell) {
+  if (cell === void 0) return true;
+  if (typeof cell === "object") return cell.trusted.trim() === "";
+  return String(cell).trim() === "";
+}
+function unbroken(cell) {
+  return typeof cell === "object" ? { trusted: cell.trusted.replace(/ /g, NBSP) } : cell;
+}
+function compactTable(header, rows, align, wrap = ["variant", "note"]) {
+  const kept = header.map((_, i) => i).filter((i) => rows.length === 0 || rows.some((row) => !empty(row[i])));
+  const pick = (xs) => kept.map((i) => xs[i]);
+  const body = rows.map(
+    (row) => kept.map((i) => wrap.includes(header[i] ?? "") ? row[i] : unbroken(row[i] ?? ""))
+  );
+  return table(pick(header), body, pick(align));
+}
 
 // src/report/devices.ts
 function deviceKey(d) {
@@ -44744,13 +45807,15 @@ function resultTable(cases2, input, measured) {
 function changedTable(cases2, input, measured, noteMax) {
   const keys = axisKeys(cases2);
   const gpu = gpuColumn(input);
+  const unpassed = (c) => c.correctness !== "PASS" && c.correctness !== "SKIPPED";
+  const checks = cases2.some(unpassed);
   const rows = cases2.map((c) => {
     const [delta, verdict, ci] = perfCells(c, input);
-    const bad = c.correctness !== "PASS" && c.correctness !== "SKIPPED";
     return [
       c.variant,
       delta,
-      bad ? correctnessCell(c) : measured.has(c.key) ? trusted("⚠️ above the chip's peak") : verdict,
+      measured.has(c.key) ? trusted("⚠️ above the chip's peak") : verdict,
+      ...checks ? [unpassed(c) ? correctnessCell(c) : trusted("")] : [],
       ...axisCells(c, keys),
       ...gpu.cell(c),
       trusted(c.medianMs === void 0 ? "" : formatMs(c.medianMs)),
@@ -44759,11 +45824,22 @@ function changedTable(cases2, input, measured, noteMax) {
       clip(noteOf(c, measured), noteMax)
     ];
   });
-  const header = ["variant", "Δ", "verdict", ...keys, ...gpu.header, "ms", "base ms", "CI of Δ"];
-  return table([...header, "note"], rows, [
+  const header = [
+    "variant",
+    "Δ",
+    "verdict",
+    ...checks ? ["correctness"] : [],
+    ...keys,
+    ...gpu.header,
+    "ms",
+    "base ms",
+    "CI of Δ"
+  ];
+  return compactTable([...header, "note"], rows, [
     "l",
     "r",
     "l",
+    ...checks ? ["l"] : [],
     ...keys.map(() => "l"),
     ...gpu.align,
     "r",
@@ -44774,21 +45850,51 @@ function changedTable(cases2, input, measured, noteMax) {
 }
 
 // src/report/changed-cases.ts
+var TAIL_MS = 0.1;
+function costMs(c) {
+  if (c.medianMs === void 0 || c.baselineMedianMs === void 0) return 0;
+  return Math.abs(c.medianMs - c.baselineMedianMs);
+}
+function isTail(c, aboveChip) {
+  const kind = changeKind(c, aboveChip);
+  if (kind !== "slower" && kind !== "faster") return false;
+  if (c.medianMs === void 0 || c.baselineMedianMs === void 0) return false;
+  return Math.max(c.medianMs, c.baselineMedianMs) < TAIL_MS;
+}
+function byCost(headline, aboveChip) {
+  const kind = (c) => CHANGE_KINDS.indexOf(changeKind(c, aboveChip) ?? "faster");
+  const perf = (k) => k >= CHANGE_KINDS.indexOf("slower") ? 1 : 0;
+  return (a, b) => perf(kind(a)) - perf(kind(b)) || (perf(kind(a)) ? 0 : kind(a) - kind(b)) || Number(headline.has(b.caseId)) - Number(headline.has(a.caseId)) || costMs(b) - costMs(a);
+}
+function tailLine(variant, tails, aboveChip) {
+  const counts = countsText(verdictCounts(tails, aboveChip), [...CHANGE_KINDS]);
+  const spread2 = ratioSpread(tails.map((c) => c.ratio ?? NaN));
+  const most = Math.max(...tails.map(costMs)) * 1e3;
+  return `${counts} ${tails.length === 1 ? "case" : "cases"} of ${esc(variant)} under ${TAIL_MS} ms (launch-bound): ${rangeText(spread2)}, at most ${fixed(most, 2)} µs a call`;
+}
 function changedCasesView(input, changes, opts, measured) {
+  const aboveChip = new Set(measured.keys());
   let budget = opts.full ? Infinity : opts.maxRows ?? Infinity;
   const kernels = [...new Set(changes.changed.map((v) => v.kernel))];
   const out = [];
   for (const kernel of kernels) {
+    const headline = new Set(
+      input.tiers.filter((t) => t.kernel === kernel && t.caseId).map((t) => t.caseId)
+    );
     const shown = [];
     const hidden = [];
+    const tails = [];
     for (const v of changes.changed.filter((x) => x.kernel === kernel)) {
-      const cap = opts.full ? v.changed.length : Math.min(opts.rowsPerVariant ?? Infinity, budget);
-      const rows = v.changed.slice(0, Math.max(0, cap));
+      const tail2 = v.changed.filter((c) => isTail(c, aboveChip));
+      const listed2 = v.changed.filter((c) => !isTail(c, aboveChip)).sort(byCost(headline, aboveChip));
+      if (tail2.length) tails.push(tailLine(`${kernel}/${v.variant}`, tail2, aboveChip));
+      const cap = opts.full ? listed2.length : Math.min(opts.rowsPerVariant ?? Infinity, budget);
+      const rows = listed2.slice(0, Math.max(0, cap));
       budget -= rows.length;
       shown.push(...rows);
-      const rest = v.changed.slice(rows.length);
+      const rest = listed2.slice(rows.length);
       if (rest.length) {
-        const what = countsText(verdictCounts(rest, new Set(measured.keys())), [...CHANGE_KINDS]);
+        const what = countsText(verdictCounts(rest, aboveChip), [...CHANGE_KINDS]);
         hidden.push(
           `${plural(rest.length, "more case")} of ${esc(`${kernel}/${v.variant}`)} (${what})`
         );
@@ -44796,11 +45902,50 @@ function changedCasesView(input, changes, opts, measured) {
     }
     out.push({
       kernel,
+      cases: shown,
       table: shown.length ? changedTable(shown, input, measured, opts.full ? void 0 : COMMENT_NOTE_CHARS) : "",
+      tails,
       more: hidden.length ? `${hidden.join("; ")}: in the full report.` : void 0
     });
   }
   return out;
+}
+var VERDICT_WORDS = {
+  SLOWER: "🔴 SLOWER: the whole interval is above the threshold",
+  FASTER: "🟢 FASTER: the whole interval is below minus the threshold",
+  AMBIGUOUS: "🟡 AMBIGUOUS: the interval straddles the threshold",
+  SAME: "⚪ SAME: the interval is inside the threshold",
+  MISSING: "❓ MISSING: in the base, not in this run",
+  NEW: "🆕 NEW: nothing to compare with"
+};
+function changedLegend(input, sections) {
+  const cases2 = sections.flatMap((s) => s.cases);
+  if (!cases2.length && !sections.some((s) => s.tails.length)) return void 0;
+  const compare2 = input.config.compare;
+  const raised = cases2.some(
+    (c) => c.ratio !== void 0 && c.thresholdPct !== (c.method === "paired" ? compare2.paired.thresholdPct : compare2.thresholdPct)
+  );
+  const parts = ["Δ: the change in a call’s median time, this run against its base (> 0 is slower)"];
+  if (input.comparison.paired) {
+    parts.push(
+      "· paired: timed in pairs with the base revision in this job; · vs baseline: against the stored run"
+    );
+  }
+  parts.push(`CI of Δ: its ${fixed(compare2.confidence * 100, 0)} % confidence interval`);
+  if (raised) {
+    parts.push(
+      "(±x %): the threshold that case had to clear, raised above the default by its measured noise or the floor for short cases"
+    );
+  }
+  for (const v of Object.keys(VERDICT_WORDS)) {
+    if (cases2.some((c) => c.perf === v)) parts.push(VERDICT_WORDS[v]);
+  }
+  if (sections.some((s) => s.tails.length)) {
+    parts.push(
+      `under ${TAIL_MS} ms (launch-bound): head and base both take less; counted below the table, not listed`
+    );
+  }
+  return `<sub>${parts.join(". ")}.</sub>`;
 }
 
 // src/report/changes.ts
@@ -44900,6 +46045,44 @@ function environmentView(input) {
   };
 }
 
+// src/report/tails.ts
+var WHAT = "(ci\\_cases, verified on the device, untimed)";
+function relRange(input, problems) {
+  const values = problems.map(
+    (p) => (input.results.tails ?? []).find(
+      (t) => t.kernel === p.tail.kernel && t.variant === p.tail.variant && t.case === p.tail.case
+    )?.correctness
+  ).filter((k) => k !== void 0);
+  const rel = values.map((k) => k.rel_l2).filter((v) => typeof v === "number");
+  if (!rel.length) return "";
+  const lo = formatSci(Math.min(...rel));
+  const hi = formatSci(Math.max(...rel));
+  const tol = formatSci(Math.min(...values.map((k) => k.tol_rel_l2)));
+  return ` (rel\\_l2 ${lo === hi ? lo : `${lo} … ${hi}`}, tolerance ${tol})`;
+}
+function tailFindingLines(input) {
+  const problems = tailProblems2(input.results, input.config);
+  const groups = /* @__PURE__ */ new Map();
+  for (const p of problems) {
+    const kind = p.tail.correctness === "ERROR" ? "error" : "wrong";
+    const key = `${p.tail.kernel}/${p.tail.variant}\0${kind}`;
+    groups.set(key, [...groups.get(key) ?? [], p]);
+  }
+  const lines = [];
+  for (const [key, grp] of groups) {
+    const [name, kind] = key.split("\0");
+    const first = grp[0];
+    const of = (input.results.tails ?? []).filter(
+      (t) => t.kernel === first.tail.kernel && t.variant === first.tail.variant
+    ).length;
+    const cases2 = esc(clip(grp.map((p) => p.tail.case).join("; "), 2 * COMMENT_NOTE_CHARS));
+    const head = `**${esc(name)}** ${kind === "error" ? "failed to run" : "wrong"} on ${grp.length} of ${of} tail cases ${WHAT}: ${cases2}`;
+    const line = kind === "error" ? `💥 ${head}. E.g. ${esc(clip(first.tail.reason ?? "error", COMMENT_NOTE_CHARS))}` : `❌ ${head}${relRange(input, grp)}`;
+    lines.push({ fails: first.fails, line });
+  }
+  return lines;
+}
+
 // src/report/findings.ts
 var PCT_LABEL = { "clock-unstable": "SM clock spread" };
 var LEVEL_ICON = { error: "❌", warning: "⚠️", info: "ℹ️" };
@@ -44974,6 +46157,9 @@ function wrongFindings(f) {
       )}, tolerance ${sci(grp.cases.map((c) => c.tolRelL2))})${example(first, first.correctnessReason)}`
     );
   }
+}
+function tailFindings(f) {
+  for (const { fails, line } of tailFindingLines(f.input)) (fails ? f.blocking : f.other).push(line);
 }
 function driftFindings(f) {
   const { all, put, name, ofCases, where: where3, example } = f;
@@ -45097,12 +46283,12 @@ function retuneFindings(f) {
     const r = first.retune;
     const shown = cases2.slice(0, 3).map((c) => `${esc(c.caseId)}: ${esc(clip(retuneText(c.retune), COMMENT_NOTE_CHARS))}`);
     const more = cases2.length > 3 ? `; and ${plural(cases2.length - 3, "more case")}` : "";
-    const movedText = (() => {
+    const movedText3 = (() => {
       const n = cases2.filter((c) => c.perf === "AMBIGUOUS" && c.method !== "paired").length;
       return n ? `; ${n} of them moved, AMBIGUOUS rather than a verdict on the code` : "";
     })();
     const lead = r.against === "arms" ? `the arms launched different tunings on ${cases2.length} of ${of} cases (the change altered the tuner's source; the pairs judge what it did)` : `re-tuned since the stored run on ${cases2.length} of ${of} cases: the tuner chose another configuration, a re-tune, not a regression${cases2.some((c) => c.method === "paired") ? " (both arms of tonight's pairs launched the new one)" : ""}`;
-    other.push(`🎛️ ${name(first)} ${lead}${movedText}. ${shown.join("; ")}${more}`);
+    other.push(`🎛️ ${name(first)} ${lead}${movedText3}. ${shown.join("; ")}${more}`);
   }
 }
 function ambiguousFindings(f) {
@@ -45157,6 +46343,7 @@ var FINDERS = [
   shardFindings,
   deepFindings,
   wrongFindings,
+  tailFindings,
   driftFindings,
   errorFindings,
   buildFindings,
@@ -45176,10 +46363,25 @@ function findingsView(input, changes, opts) {
 }
 
 // src/report/headline.ts
+function referenceMove(t, b, input) {
+  if (!b || t.referenceVariant === void 0 || b.referenceVariant !== t.referenceVariant) return;
+  const now = t.referenceMedianMs;
+  const before = b.referenceMedianMs;
+  if (now === void 0 || before === void 0 || before <= 0) return void 0;
+  const compare2 = input.config.compare;
+  const threshold = input.comparison.paired ? compare2.paired.thresholdPct : compare2.thresholdPct;
+  const change2 = now / before - 1;
+  if (Math.abs(change2) * 100 < threshold) return void 0;
+  return {
+    cell: ` · reference ${formatRatioPct(1 + change2)}`,
+    line: `${esc(t.kernel)}: ${esc(t.referenceVariant)} ${formatMs(before)} → ${formatMs(now)} ms (${formatRatioPct(1 + change2)})`
+  };
+}
 function headlineView(input, base) {
   const rows = headlineRows(input.tiers, base);
   if (!rows.length) return void 0;
   const hasBase = rows.some((r) => r.base);
+  const moved4 = [];
   const cells = rows.map(({ tier: t, base: b }) => {
     const workload = trusted(
       `${esc(t.kernel)} ${esc(t.caseId ?? t.headline).replaceAll(",", ", ")}`
@@ -45212,6 +46414,11 @@ function headlineView(input, base) {
     if (b && b.value !== void 0) {
       baseText = `${valueText(b)}${b.variant !== t.variant ? ` (${esc(b.variant)})` : ""}`;
     } else if (b?.problem) baseText = "n/a";
+    const move = referenceMove(t, b, input);
+    if (move) {
+      baseText += move.cell;
+      moved4.push(move.line);
+    }
     return [
       workload,
       trusted(value),
@@ -45225,6 +46432,7 @@ function headlineView(input, base) {
   const baseHeader = paired2 ? "base (same job)" : "baseline";
   const now = input.kind === "pr" ? "this PR" : "this run";
   return {
+    referenceMoved: moved4.length ? `The reference moved between the ${paired2 ? "base revision" : "baseline"} and this run, so the ratio moved with it whatever the candidate did: ${moved4.join("; ")}.` : void 0,
     table: table(
       [
         "kernel · headline case",
@@ -45431,6 +46639,19 @@ function trendRange(tr) {
   const hi = fixed(Math.max(...values), digits);
   return lo === hi ? `(${trendValue(Math.min(...values), tr.unit)})` : `(${lo}–${trendValue(Math.max(...values), tr.unit)})`;
 }
+function movedText2(trends, thresholdPct) {
+  const moved4 = trends.flatMap((tr) => {
+    const now = tr.points[tr.points.length - 1]?.value;
+    const before = tr.lastNight;
+    if (now === void 0 || before === void 0 || before === 0) return [];
+    const change2 = now / before - 1;
+    if (Math.abs(change2) * 100 <= thresholdPct) return [];
+    return [
+      `${esc(tr.kernel)} ${trendValue(before, tr.unit)} → ${trendValue(now, tr.unit)} (${formatRatioPct(1 + change2)})`
+    ];
+  });
+  return moved4.length ? `The headline moved since last night all the same: ${moved4.join(", ")}; see Trends.` : void 0;
+}
 function trendsView(input, opts) {
   if (input.kind !== "nightly" || !input.history?.length) return void 0;
   const gpu = gpuName(input.results);
@@ -45442,7 +46663,12 @@ function trendsView(input, opts) {
     return [
       trusted(`${esc(tr.kernel)}${now?.variant ? ` (${esc(now.variant)})` : ""}`),
       trusted(String(tr.points.length)),
-      trusted(`\`${sparkline(tr.points.map((p) => p.value))}\` ${trendRange(tr)}`),
+      trusted(
+        `\`${sparkline(
+          tr.points.map((p) => p.value),
+          tr.windowMedian
+        )}\` ${trendRange(tr)}`
+      ),
       trusted(`**${trendValue(now?.value, tr.unit) || "n/a"}**`),
       trusted(trendValue(tr.lastNight, tr.unit)),
       trusted(trendValue(tr.windowMedian, tr.unit)),
@@ -45464,13 +46690,14 @@ function trendsView(input, opts) {
   }) : [];
   const first = stored[0]?.startedAt ?? "";
   return {
+    moved: movedText2(trends, input.config.compare.thresholdPct),
     runs: stored.length,
     since: first,
     table: table(
       [
         "headline (graded tonight)",
         "runs",
-        "trend, oldest first",
+        `trend, oldest first (▁ −${SPARK_SPAN_PCT} % … █ +${SPARK_SPAN_PCT} % of the window median)`,
         "tonight",
         "last night",
         "window median",
@@ -45482,6 +46709,116 @@ function trendsView(input, opts) {
       ["l", "r", "l", "r", "r", "r", "r", "r", "r"]
     ),
     charts
+  };
+}
+
+// src/report/why.ts
+var FUNCTIONS_IN_COMMENT = 6;
+var OTHER_OPCODES = 4;
+var ICON = { SLOWER: "🔴", FASTER: "🟢", FAIL: "❌" };
+function whyLine(w) {
+  return `- ${ICON[w.verdict]} **${esc(`${w.kernel}/${w.variant}`)}** ${esc(movedText(w))}: ${esc(w.cause)}`;
+}
+var num = (v, digits = 0) => v === void 0 ? "" : fixed(v, digits);
+var change = (from, to, digits = 0) => from === void 0 || to === void 0 || fixed(from, digits) === fixed(to, digits) ? "" : `${to > from ? "+" : "−"}${fixed(Math.abs(to - from), digits)}`;
+function buildRows(w) {
+  const d = w.build;
+  if (d.state !== "compared") return [];
+  const [a, b] = [d.base ?? {}, d.head ?? {}];
+  const row = (label, from, to) => [
+    trusted(label),
+    trusted(num(from)),
+    trusted(num(to)),
+    trusted(change(from, to))
+  ];
+  const key = new Set(d.census.map((c) => c.opcode));
+  const others = d.opcodes.filter((o) => !key.has(o.opcode)).slice(0, OTHER_OPCODES);
+  return [
+    ["build (cache key)", d.baseHash?.slice(0, 16) ?? "", d.headHash?.slice(0, 16) ?? "", ""],
+    row("registers (most of any function)", a.registers, b.registers),
+    row("spilled bytes (stores + loads)", a.spills, b.spills),
+    row("stack bytes", a.stack, b.stack),
+    row("static shared memory bytes", a.smem, b.smem),
+    ...[...d.census, ...others].map((o) => [
+      `SASS ${o.opcode}`,
+      trusted(String(o.from)),
+      trusted(String(o.to)),
+      trusted(change(o.from, o.to))
+    ]),
+    ...d.archs ? [["machine code", d.archs.from.join(", "), d.archs.to.join(", "), ""]] : []
+  ];
+}
+function tuningRows(w) {
+  const t = w.tuning;
+  if (t.state === "none") return [];
+  if (t.state === "identical")
+    return [["tuning (every case compared)", t.config ?? "", t.config ?? "", "same"]];
+  return t.changes.map((c, i) => [
+    i === 0 ? `tuning, ${c.caseId}` : c.caseId,
+    c.from,
+    c.to,
+    trusted("changed")
+  ]);
+}
+var stalls = (n) => (n.stalls ?? []).map((s) => s.reason).join(", ");
+function profileRows(w) {
+  const p = w.profile?.comparison;
+  if (!p) return [];
+  const [a, b] = [p.base, p.head];
+  if (a.status !== "ok" || b.status !== "ok") {
+    return [
+      [
+        "Nsight Compute",
+        a.status === "ok" ? "profiled" : a.message ?? a.status,
+        b.status === "ok" ? "profiled" : b.message ?? b.status,
+        ""
+      ]
+    ];
+  }
+  const [ma, mb] = [a.metrics ?? {}, b.metrics ?? {}];
+  const metric = (label, from, to, digits = 1) => [
+    trusted(label),
+    trusted(num(from, digits)),
+    trusted(num(to, digits)),
+    trusted(change(from, to, digits))
+  ];
+  return [
+    metric("ncu duration ms", ma.duration_ms, mb.duration_ms, 3),
+    metric("ncu SM throughput %", ma.sm_throughput_pct, mb.sm_throughput_pct),
+    metric("ncu tensor pipe %", ma.tensor_pipe_pct, mb.tensor_pipe_pct),
+    metric("ncu achieved occupancy %", ma.achieved_occupancy_pct, mb.achieved_occupancy_pct),
+    metric("ncu DRAM throughput %", ma.dram_throughput_pct, mb.dram_throughput_pct),
+    ["ncu top stalls", stalls(a), stalls(b), ""]
+  ];
+}
+function functionLines(w, full) {
+  const list = full ? w.build.resources : w.build.resources.slice(0, FUNCTIONS_IN_COMMENT);
+  const lines = list.map(
+    (r) => `- ${esc(r.function)}${r.arch ? ` (${esc(r.arch)})` : ""}: ${r.resource} ${r.from ?? "absent"} → ${r.to ?? "absent"}`
+  );
+  const rest = w.build.resources.length - list.length;
+  return rest > 0 ? [...lines, `- … ${rest} more: in the full report`] : lines;
+}
+var BASE_FROM = {
+  "base revision": "base: the base revision's build in this job",
+  "stored run": "base: the stored run's build",
+  none: "base: no build record"
+};
+function evidence(w, full) {
+  const rows = [...buildRows(w), ...tuningRows(w), ...profileRows(w)];
+  const where3 = w.profile ? `; Nsight Compute on ${w.profile.caseId}` : "";
+  return {
+    title: `**${esc(`${w.kernel}/${w.variant}`)}**: largest change on ${esc(w.caseId)} (${BASE_FROM[w.baseBuildFrom]}${esc(where3)})`,
+    table: rows.length ? table(["", "base", "head", "change"], rows, ["l", "l", "l", "r"]) : "",
+    functions: functionLines(w, full).join("\n")
+  };
+}
+function whyView(input, opts) {
+  const found = whyItMoved(input.comparison.cases, input.results, input.baseline);
+  if (!found.length) return void 0;
+  return {
+    lines: found.map(whyLine).join("\n"),
+    variants: found.map((w) => evidence(w, opts.full))
   };
 }
 
@@ -45498,6 +46835,7 @@ function buildView(input, opts, digest) {
   const { gate: g, results, comparison, config } = input;
   const run2 = results.run;
   const headline = headlineView(input, digest.base);
+  const changedCases = changedCasesView(input, digest.changes, opts, digest.measured);
   return {
     marker: input.marker ?? "",
     title: config.report.title,
@@ -45514,16 +46852,25 @@ function buildView(input, opts, digest) {
       startedAt: run2.started_at,
       harness: run2.harness,
       sha: run2.git_sha?.slice(0, 12),
+      shaMd: shaText(run2.git_sha ?? "", input.repoUrl) || void 0,
       ref: run2.git_ref,
       gpu: gpuName(results)
     },
-    baseline: comparison.baselineRun ? { ...comparison.baselineRun, gitSha: comparison.baselineRun.gitSha?.slice(0, 12) } : void 0,
+    baseline: comparison.baselineRun ? {
+      ...comparison.baselineRun,
+      gitSha: comparison.baselineRun.gitSha?.slice(0, 12),
+      shaMd: shaText(comparison.baselineRun.gitSha ?? "", input.repoUrl) || void 0
+    } : void 0,
     baselineCompared: comparison.baseline === "compared",
     judged: judgedView(input),
+    policy: policyLine(input),
+    acceptedSince: acceptedSinceView(input),
     counts: g.counts,
     buildsOrMeasurement: g.counts.buildFailures > 0 || g.counts.measurementErrors > 0 || void 0,
     changes: changesView(input, digest.changes),
-    changedCases: changedCasesView(input, digest.changes, opts, digest.measured),
+    why: whyView(input, opts),
+    changedCases,
+    changedLegend: changedLegend(input, changedCases),
     findings: findingsView(input, digest.changes, opts),
     deep: deepView(input, opts),
     headline,
@@ -45551,17 +46898,17 @@ function buildView(input, opts, digest) {
 
 // src/report/render.ts
 function defaultTemplatesDir() {
-  return join14(packageRoot(), "templates");
+  return join17(packageRoot(), "templates");
 }
 function loadTemplates(dir, kind) {
-  const main = readFileSync7(
-    join14(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
+  const main = readFileSync8(
+    join17(dir, kind === "pr" ? "pr-comment.md.mustache" : "nightly.md.mustache"),
     "utf8"
   );
   const partials = {};
-  for (const file of readdirSync5(join14(dir, "partials"))) {
+  for (const file of readdirSync5(join17(dir, "partials"))) {
     const match = /^(.+)\.md\.mustache$/.exec(file);
-    if (match?.[1]) partials[match[1]] = readFileSync7(join14(dir, "partials", file), "utf8");
+    if (match?.[1]) partials[match[1]] = readFileSync8(join17(dir, "partials", file), "utf8");
   }
   return { main, partials };
 }
@@ -45633,10 +46980,10 @@ function renderReport(input) {
 }
 
 // src/pipeline/judge.ts
-function judge(results, baseline, config, kind, context3, history) {
+function judge(results, baseline, config, kind, context3, history, extra2 = {}) {
   const comparison = annotateAdapted(compare(results, baseline, config), results);
   const tiers = evaluateTiers(results, config);
-  const verdict = gate(comparison, tiers, results, config);
+  const verdict = gate(comparison, tiers, results, config, extra2.acceptance);
   const rendered = renderReport({
     kind,
     results,
@@ -45646,17 +46993,20 @@ function judge(results, baseline, config, kind, context3, history) {
     gate: verdict,
     config,
     ...context3 ? { context: context3 } : {},
-    ...history?.length ? { history } : {}
+    ...history?.length ? { history } : {},
+    ...extra2.acceptance ? { acceptance: extra2.acceptance } : {},
+    ...extra2.acceptedSince?.length ? { acceptedSince: extra2.acceptedSince } : {},
+    ...extra2.repoUrl ? { repoUrl: extra2.repoUrl } : {}
   });
   return { comparison, tiers, verdict, rendered };
 }
 
 // src/pipeline/run.ts
-import { existsSync as existsSync17, writeFileSync as writeFileSync11 } from "node:fs";
+import { existsSync as existsSync18, writeFileSync as writeFileSync11 } from "node:fs";
 
 // src/measure/base-build.ts
 import { copyFileSync } from "node:fs";
-import { join as join15 } from "node:path";
+import { join as join18 } from "node:path";
 
 // src/measure/build/build.ts
 import { mkdir as mkdir3, writeFile as writeFile3 } from "node:fs/promises";
@@ -46769,7 +48119,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
     log: (line) => deps.log.info(`base: ${line}`),
     ...deps.now !== void 0 ? { now: deps.now } : {}
   });
-  const buildsPath = join15(outDir, "base-builds.json");
+  const buildsPath = join18(outDir, "base-builds.json");
   copyFileSync(build.buildsJsonPath, buildsPath);
   const failed = build.records.filter((r) => r.status !== "ok");
   for (const r of failed) {
@@ -46779,7 +48129,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
   }
   return {
     base,
-    kernelsDir: join15(base.root, baseConfig.kernelsDir),
+    kernelsDir: join18(base.root, baseConfig.kernelsDir),
     buildsPath,
     config: baseConfig,
     records: build.records
@@ -46802,12 +48152,20 @@ function pairedArgs(paired2, config) {
   ];
   if (paired2.base.ref !== void 0) args.push("--base-ref", paired2.base.ref);
   if (config.compare.paired.confirm) args.push("--paired-confirm");
+  if (config.compare.paired.detectPct > 0) {
+    args.push(
+      "--paired-detect-pct",
+      String(config.compare.paired.detectPct),
+      "--paired-detect-min-ms",
+      String(config.compare.paired.detectMinMs)
+    );
+  }
   return args;
 }
 
 // src/measure/balance.ts
 import { writeFileSync as writeFileSync6 } from "node:fs";
-import { join as join16 } from "node:path";
+import { join as join19 } from "node:path";
 function lanesOf(environment, args, env) {
   const named2 = (env.CUDA_VISIBLE_DEVICES ?? "").split(",").filter((x) => x.trim() !== "");
   const visible = env.CUDA_VISIBLE_DEVICES !== void 0 ? named2.length : environment.gpu.count ?? 1;
@@ -46825,7 +48183,7 @@ function balanceArgs(gpus, source, outDir) {
       line: `kernelgate: ${gpus} GPUs: no stored run of this GPU model, so the harness balances its lanes by its estimate (each variant at the time cap, plus the overhead)`
     };
   }
-  const path11 = join16(outDir, "balance.json");
+  const path11 = join19(outDir, "balance.json");
   writeFileSync6(path11, JSON.stringify({ cases: source.results.cases }) + "\n");
   return {
     args: ["--balance", path11],
@@ -46841,8 +48199,8 @@ async function lanesBalance(lookup2, environment, args, outDir, log, env = proce
 }
 
 // src/measure/base-revision.ts
-import { existsSync as existsSync12 } from "node:fs";
-import { join as join17 } from "node:path";
+import { existsSync as existsSync13 } from "node:fs";
+import { join as join20 } from "node:path";
 var SHA = /^[0-9a-f]{40}$/;
 function lastLine(text3) {
   const lines = text3.trim().split("\n");
@@ -46856,7 +48214,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
   if (!SHA.test(sha)) {
     return { ok: false, reason: `the base commit '${sha}' is not a 40-character commit SHA` };
   }
-  const dir = options.dir ?? join17(workspace, ".kernelgate", "base");
+  const dir = options.dir ?? join20(workspace, ".kernelgate", "base");
   const timeoutS = options.timeoutS ?? DEFAULT_GIT_TIMEOUT_S;
   const git = (...args) => exec2.run("git", ["-C", workspace, ...args], {
     env: { GIT_TERMINAL_PROMPT: "0" },
@@ -46869,7 +48227,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
       reason: `${workspace} is not a git checkout (${lastLine(inside.stderr) || `git exit ${inside.exitCode}`})`
     };
   }
-  if (existsSync12(dir)) {
+  if (existsSync13(dir)) {
     const at = await exec2.run("git", ["-C", dir, "rev-parse", "HEAD"], { timeoutS });
     if (at.exitCode === 0 && at.stdout.trim() === sha) {
       log(`kernelgate: base revision ${sha.slice(0, 12)} already checked out in ${dir}`);
@@ -46913,11 +48271,11 @@ function withRef(base, ref) {
 }
 
 // src/measure/benchmarks.ts
-import { join as join18, relative as relative6 } from "node:path";
+import { join as join21, relative as relative7 } from "node:path";
 
 // src/measure/doctor/checks-benchmarks.ts
-import { closeSync, openSync, readSync, realpathSync, statSync as statSync4 } from "node:fs";
-import { basename as basename4, isAbsolute as isAbsolute3, relative as relative5, resolve as resolve6 } from "node:path";
+import { closeSync, openSync, readSync, realpathSync, statSync as statSync6 } from "node:fs";
+import { basename as basename4, isAbsolute as isAbsolute3, relative as relative6, resolve as resolve7 } from "node:path";
 
 // src/measure/doctor/versions.ts
 var MIN_DRIVER_FOR_CUDA = [
@@ -46982,7 +48340,7 @@ function readHead(path11, bytes) {
 }
 function isElf(path11) {
   try {
-    return statSync4(path11).isFile() && readHead(path11, 4).equals(ELF_MAGIC);
+    return statSync6(path11).isFile() && readHead(path11, 4).equals(ELF_MAGIC);
   } catch {
     return false;
   }
@@ -46991,7 +48349,7 @@ function commandBinaries(command, cwd) {
   const words = command.split(/[\s;&|()<>]+/).map((w) => w.replace(/^['"]|['"]$/g, "")).filter((w) => w.includes("/") && !w.startsWith("-") && !w.includes("="));
   const found = [];
   for (const word of words) {
-    const path11 = isAbsolute3(word) ? word : resolve6(cwd, word);
+    const path11 = isAbsolute3(word) ? word : resolve7(cwd, word);
     if (!found.includes(path11) && isElf(path11)) found.push(path11);
   }
   return found;
@@ -47009,7 +48367,7 @@ function linkedRuntime(lddOutput) {
   return { version: full ?? m[2], via };
 }
 function staticRuntime(path11) {
-  const size = statSync4(path11).size;
+  const size = statSync6(path11).size;
   if (size > MAX_SCAN_BYTES) return void 0;
   const text3 = readHead(path11, size).toString("latin1");
   if (!text3.includes(STATIC_CUDART)) return void 0;
@@ -47058,7 +48416,7 @@ async function benchmarkBinaryChecks(benchmarks, environment, root, exec2) {
     for (const path11 of binaries) {
       const runtime = await binaryRuntime(path11, exec2);
       if (!runtime) continue;
-      const rel = relative5(root, path11);
+      const rel = relative6(root, path11);
       const shown = rel.startsWith("..") || isAbsolute3(rel) ? path11 : rel;
       const d = runtimeDiagnostic(bench, shown, runtime, environment);
       if (d) found.push(d);
@@ -48813,9 +50171,9 @@ function toNumber(str, options = {}) {
   } else if (options.octal && octRegex.test(trimmedStr)) {
     return parse_int(trimmedStr, 8);
   } else if (!isFinite(trimmedStr)) {
-    const num2 = Number(trimmedStr);
-    if (Number.isNaN(num2)) return str;
-    return handleInfinity(str, num2, options);
+    const num3 = Number(trimmedStr);
+    if (Number.isNaN(num3)) return str;
+    return handleInfinity(str, num3, options);
   } else if (trimmedStr.includes("e") || trimmedStr.includes("E")) {
     return resolveEnotation(str, trimmedStr, options);
   } else {
@@ -48831,23 +50189,23 @@ function toNumber(str, options = {}) {
       if (!options.leadingZeros && (leadingZeros.length > 1 || leadingZeros.length === 1 && !decimalAdjacentToLeadingZeros)) {
         return str;
       } else {
-        const num2 = Number(trimmedStr);
-        const parsedStr = String(num2);
-        if (num2 === 0) return num2;
+        const num3 = Number(trimmedStr);
+        const parsedStr = String(num3);
+        if (num3 === 0) return num3;
         if (parsedStr.search(/[eE]/) !== -1) {
-          if (options.eNotation) return num2;
+          if (options.eNotation) return num3;
           else return str;
         } else if (trimmedStr.indexOf(".") !== -1) {
-          if (parsedStr === "0") return num2;
-          else if (parsedStr === numTrimmedByZeros) return num2;
-          else if (parsedStr === `${sign}${numTrimmedByZeros}`) return num2;
+          if (parsedStr === "0") return num3;
+          else if (parsedStr === numTrimmedByZeros) return num3;
+          else if (parsedStr === `${sign}${numTrimmedByZeros}`) return num3;
           else return str;
         }
         let n = leadingZeros ? numTrimmedByZeros : trimmedStr;
         if (leadingZeros) {
-          return n === parsedStr || sign + n === parsedStr ? num2 : str;
+          return n === parsedStr || sign + n === parsedStr ? num3 : str;
         } else {
-          return n === parsedStr || n === sign + parsedStr ? num2 : str;
+          return n === parsedStr || n === sign + parsedStr ? num3 : str;
         }
       }
     } else {
@@ -48901,13 +50259,13 @@ function parse_int(numStr, base) {
   else if (window && window.parseInt) return window.parseInt(numStr, base);
   else throw new Error("parseInt, Number.parseInt, window.parseInt are not supported");
 }
-function handleInfinity(str, num2, options) {
-  const isPositive = num2 === Infinity;
+function handleInfinity(str, num3, options) {
+  const isPositive = num3 === Infinity;
   switch (options.infinity.toLowerCase()) {
     case "null":
       return null;
     case "infinity":
-      return num2;
+      return num3;
     // Return Infinity or -Infinity
     case "string":
       return isPositive ? "Infinity" : "-Infinity";
@@ -51367,7 +52725,7 @@ function text(value, ...keys) {
   if (typeof v !== "string" || v === "" || v === "N/A") return void 0;
   return v;
 }
-function num(value, ...keys) {
+function num2(value, ...keys) {
   const s = text(value, ...keys);
   const m = s === void 0 ? null : /^-?\d+(\.\d+)?/.exec(s);
   return m ? Number(m[0]) : void 0;
@@ -51408,9 +52766,9 @@ function parseNvidiaSmiXml(xmlText) {
     const clockEventReasons = Object.entries(reasonsNode ?? {}).filter(([, v]) => v === "Active").map(([k]) => k.replace(/^clocks_(event|throttle)_reason_/, ""));
     const processes = (node(g, "processes", "process_info") ?? []).map(
       (p) => ({
-        pid: num(p, "pid") ?? 0,
+        pid: num2(p, "pid") ?? 0,
         name: text(p, "process_name") ?? "unknown",
-        usedMemoryMiB: num(p, "used_memory")
+        usedMemoryMiB: num2(p, "used_memory")
       })
     );
     const volatile = node(g, "ecc_errors", "volatile");
@@ -51422,38 +52780,38 @@ function parseNvidiaSmiXml(xmlText) {
       sku: gpuSku(name, pciDeviceId),
       brand: text(g, "product_brand"),
       pciDeviceId,
-      memoryMiB: num(g, "fb_memory_usage", "total"),
-      smClockMhz: num(g, "clocks", "sm_clock"),
-      smClockMaxMhz: num(g, "max_clocks", "sm_clock"),
-      memClockMaxMhz: num(g, "max_clocks", "mem_clock"),
-      appClockMhz: num(g, "applications_clocks", "graphics_clock"),
-      powerDrawW: num(power, "instant_power_draw") ?? num(power, "average_power_draw") ?? num(power, "power_draw"),
-      powerLimitW: num(power, "current_power_limit") ?? num(power, "power_limit"),
-      powerLimitDefaultW: num(power, "default_power_limit"),
-      temperatureC: num(g, "temperature", "gpu_temp"),
-      utilizationPct: num(g, "utilization", "gpu_util"),
+      memoryMiB: num2(g, "fb_memory_usage", "total"),
+      smClockMhz: num2(g, "clocks", "sm_clock"),
+      smClockMaxMhz: num2(g, "max_clocks", "sm_clock"),
+      memClockMaxMhz: num2(g, "max_clocks", "mem_clock"),
+      appClockMhz: num2(g, "applications_clocks", "graphics_clock"),
+      powerDrawW: num2(power, "instant_power_draw") ?? num2(power, "average_power_draw") ?? num2(power, "power_draw"),
+      powerLimitW: num2(power, "current_power_limit") ?? num2(power, "power_limit"),
+      powerLimitDefaultW: num2(power, "default_power_limit"),
+      temperatureC: num2(g, "temperature", "gpu_temp"),
+      utilizationPct: num2(g, "utilization", "gpu_util"),
       clockEventReasons,
       persistenceMode: text(g, "persistence_mode"),
       eccMode: text(g, "ecc_mode", "current_ecc"),
       eccPending: text(g, "ecc_mode", "pending_ecc"),
       eccVolatileCorrectable: sumOf([
-        num(volatile, "sram_correctable"),
-        num(volatile, "dram_correctable"),
-        num(volatile, "single_bit", "total")
+        num2(volatile, "sram_correctable"),
+        num2(volatile, "dram_correctable"),
+        num2(volatile, "single_bit", "total")
       ]),
       eccVolatileUncorrectable: sumOf([
-        num(volatile, "sram_uncorrectable_parity"),
-        num(volatile, "sram_uncorrectable_secded"),
-        num(volatile, "sram_uncorrectable"),
-        num(volatile, "dram_uncorrectable"),
-        num(volatile, "double_bit", "total")
+        num2(volatile, "sram_uncorrectable_parity"),
+        num2(volatile, "sram_uncorrectable_secded"),
+        num2(volatile, "sram_uncorrectable"),
+        num2(volatile, "dram_uncorrectable"),
+        num2(volatile, "double_bit", "total")
       ]),
       rowRemapPending: text(g, "remapped_rows", "remapped_row_pending") === "Yes" || text(g, "remapped_rows", "remapped_row_failure") === "Yes",
       migMode: text(g, "mig_mode", "current_mig"),
       migPending: text(g, "mig_mode", "pending_mig"),
       computeMode: text(g, "compute_mode"),
-      pcieWidth: num(g, "pci", "pci_gpu_link_info", "link_widths", "current_link_width"),
-      pcieWidthMax: num(g, "pci", "pci_gpu_link_info", "link_widths", "max_link_width"),
+      pcieWidth: num2(g, "pci", "pci_gpu_link_info", "link_widths", "current_link_width"),
+      pcieWidthMax: num2(g, "pci", "pci_gpu_link_info", "link_widths", "max_link_width"),
       processes
     };
   });
@@ -52057,7 +53415,7 @@ async function runBenchmarkStage(options, deps) {
 async function runEach(benchmarks, options, deps) {
   const { config, base } = options;
   const now = deps.now ?? Date.now;
-  const baseRoot = base ? join18(base.root, relative6(options.workspace, config.rootDir)) : void 0;
+  const baseRoot = base ? join21(base.root, relative7(options.workspace, config.rootDir)) : void 0;
   const kernels = [];
   for (const bench of benchmarks) {
     deps.log.info(
@@ -52170,8 +53528,8 @@ function noHarness(startedAt, environment) {
 }
 
 // src/measure/harness.ts
-import { appendFileSync as appendFileSync2, existsSync as existsSync13, mkdirSync as mkdirSync5, writeFileSync as writeFileSync7 } from "node:fs";
-import { delimiter as delimiter5, dirname as dirname6, join as join19 } from "node:path";
+import { appendFileSync as appendFileSync2, existsSync as existsSync14, mkdirSync as mkdirSync5, rmSync, writeFileSync as writeFileSync7 } from "node:fs";
+import { delimiter as delimiter5, dirname as dirname6, join as join22 } from "node:path";
 var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
   cwd,
   env,
@@ -52182,7 +53540,7 @@ var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command,
 var KERNEL_HEADER = /^\[kernelgate\] == (\S+)/;
 var TAIL_LINES2 = 40;
 function launcherArgs(harnessRoot, module) {
-  return [join19(harnessRoot, "python", "kernelgate_launch.py"), module];
+  return [join22(harnessRoot, "python", "kernelgate_launch.py"), module];
 }
 function harnessArgs(options) {
   const args = [
@@ -52203,8 +53561,9 @@ function harnessArgs(options) {
 async function runHarness(options, log, run2 = streamingExec) {
   mkdirSync5(dirname6(options.logPath), { recursive: true });
   writeFileSync7(options.logPath, "");
+  rmSync(options.resultsPath, { force: true });
   const env = childEnv(options.env);
-  env.PYTHONPATH = [join19(options.harnessRoot, "python"), env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter5);
+  env.PYTHONPATH = [join22(options.harnessRoot, "python"), env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter5);
   env.PYTHONUNBUFFERED = "1";
   const lines = [];
   let inGroup = false;
@@ -52226,7 +53585,7 @@ async function runHarness(options, log, run2 = streamingExec) {
   if (inGroup) log.endGroup();
   return {
     exitCode,
-    wroteResults: existsSync13(options.resultsPath),
+    wroteResults: existsSync14(options.resultsPath),
     logTail: lines.slice(-TAIL_LINES2).join("\n"),
     log: lines.join("\n")
   };
@@ -52235,12 +53594,12 @@ async function runHarness(options, log, run2 = streamingExec) {
 // src/measure/identity.ts
 var import_yaml4 = __toESM(require_dist(), 1);
 import { createHash as createHash3 } from "node:crypto";
-import { existsSync as existsSync15, readdirSync as readdirSync7, readFileSync as readFileSync9, statSync as statSync6, writeFileSync as writeFileSync8 } from "node:fs";
-import { isAbsolute as isAbsolute4, join as join21, relative as relative8 } from "node:path";
+import { existsSync as existsSync16, readdirSync as readdirSync7, readFileSync as readFileSync10, statSync as statSync8, writeFileSync as writeFileSync8 } from "node:fs";
+import { isAbsolute as isAbsolute4, join as join24, relative as relative9 } from "node:path";
 
 // src/measure/python-imports.ts
-import { existsSync as existsSync14, readdirSync as readdirSync6, readFileSync as readFileSync8, statSync as statSync5 } from "node:fs";
-import { dirname as dirname7, join as join20, relative as relative7 } from "node:path";
+import { existsSync as existsSync15, readdirSync as readdirSync6, readFileSync as readFileSync9, statSync as statSync7 } from "node:fs";
+import { dirname as dirname7, join as join23, relative as relative8 } from "node:path";
 var DYNAMIC = [
   [/\b__import__\b/, "__import__"],
   [/\bimportlib\b/, "importlib"],
@@ -52302,23 +53661,23 @@ function importStatements(text3) {
   }
   return { statements, dynamic };
 }
-var isDir = (p) => existsSync14(p) && statSync5(p).isDirectory();
-var isFile = (p) => existsSync14(p) && statSync5(p).isFile();
+var isDir = (p) => existsSync15(p) && statSync7(p).isDirectory();
+var isFile = (p) => existsSync15(p) && statSync7(p).isFile();
 function extensionOf(dir, name) {
   if (!isDir(dir)) return void 0;
   const found = readdirSync6(dir).find(
-    (f) => f.startsWith(`${name}.`) && /\.(so|pyd)$/.test(f) && isFile(join20(dir, f))
+    (f) => f.startsWith(`${name}.`) && /\.(so|pyd)$/.test(f) && isFile(join23(dir, f))
   );
-  return found === void 0 ? void 0 : join20(dir, found);
+  return found === void 0 ? void 0 : join23(dir, found);
 }
 function resolveBelow(dir, parts, shown) {
   const files = [];
   let at = dir;
   for (const [i, part] of parts.entries()) {
     const last = i === parts.length - 1;
-    const folder = join20(at, part);
+    const folder = join23(at, part);
     if (isDir(folder)) {
-      if (isFile(join20(folder, "__init__.py"))) files.push(join20(folder, "__init__.py"));
+      if (isFile(join23(folder, "__init__.py"))) files.push(join23(folder, "__init__.py"));
       at = folder;
       if (last) return { ok: true, files, package: folder };
       continue;
@@ -52333,7 +53692,7 @@ function resolveBelow(dir, parts, shown) {
   return { ok: true, files };
 }
 function inRepository(root, top) {
-  return isDir(join20(root, top)) || isFile(join20(root, `${top}.py`)) || !!extensionOf(root, top);
+  return isDir(join23(root, top)) || isFile(join23(root, `${top}.py`)) || !!extensionOf(root, top);
 }
 function resolveStatement(root, file, s) {
   let dir = root;
@@ -52342,7 +53701,7 @@ function resolveStatement(root, file, s) {
   if (s.level > 0) {
     dir = dirname7(file);
     for (let up = 1; up < s.level; up++) dir = dirname7(dir);
-    if (relative7(root, dir).startsWith("..")) {
+    if (relative8(root, dir).startsWith("..")) {
       return { ok: false, why: `${shown}: above the repository` };
     }
   } else if (!inRepository(root, parts[0])) {
@@ -52352,7 +53711,7 @@ function resolveStatement(root, file, s) {
   if (!module.ok || module.package === void 0) return module;
   const files = [...module.files];
   for (const name of s.names) {
-    if (isDir(join20(module.package, name)) || isFile(join20(module.package, `${name}.py`))) {
+    if (isDir(join23(module.package, name)) || isFile(join23(module.package, `${name}.py`))) {
       const sub = resolveBelow(module.package, [name], `${shown}.${name}`);
       if (!sub.ok) return sub;
       files.push(...sub.files);
@@ -52367,14 +53726,14 @@ function importClosure(root, module) {
 function fileImportClosure(root, files) {
   return closureOf(
     root,
-    files.map((f) => join20(root, f)),
+    files.map((f) => join23(root, f)),
     []
   );
 }
 function closureOf(root, start, unresolved) {
   const seen = /* @__PURE__ */ new Set();
   const queue = [];
-  const rel = (p) => relative7(root, p).split("\\").join("/");
+  const rel = (p) => relative8(root, p).split("\\").join("/");
   const add = (files) => {
     for (const f of files) {
       if (!seen.has(f)) {
@@ -52387,7 +53746,7 @@ function closureOf(root, start, unresolved) {
   while (queue.length) {
     const file = queue.shift();
     if (!file.endsWith(".py")) continue;
-    const { statements, dynamic } = importStatements(readFileSync8(file, "utf8"));
+    const { statements, dynamic } = importStatements(readFileSync9(file, "utf8"));
     for (const d of dynamic) unresolved.push(`${rel(file)}:${d}`);
     for (const s of statements) {
       const got = resolveStatement(root, file, s);
@@ -52410,12 +53769,12 @@ function canonicalJson(value) {
   return JSON.stringify(value) ?? "null";
 }
 function treeFiles(dir) {
-  if (!existsSync15(dir)) return [];
+  if (!existsSync16(dir)) return [];
   const out = [];
   for (const name of readdirSync7(dir).sort()) {
     if (name === "__pycache__" || /\.py[co]$/.test(name)) continue;
-    const path11 = join21(dir, name);
-    const stat3 = statSync6(path11);
+    const path11 = join24(dir, name);
+    const stat3 = statSync8(path11);
     if (stat3.isDirectory()) out.push(...treeFiles(path11));
     else if (stat3.isFile()) out.push(path11);
   }
@@ -52423,14 +53782,14 @@ function treeFiles(dir) {
 }
 function harnessVersion(harnessRoot) {
   if (harnessRoot === void 0) return "unknown";
-  const python = join21(harnessRoot, "python");
+  const python = join24(harnessRoot, "python");
   const files = [
-    ...treeFiles(join21(python, "kernelgate_harness")),
-    join21(python, "kernelgate_launch.py")
-  ].filter((f) => existsSync15(f));
+    ...treeFiles(join24(python, "kernelgate_harness")),
+    join24(python, "kernelgate_launch.py")
+  ].filter((f) => existsSync16(f));
   if (files.length === 0) return "absent";
   const h = createHash3("sha256");
-  for (const f of files) h.update(`\0${relative8(python, f)}\0`).update(readFileSync9(f));
+  for (const f of files) h.update(`\0${relative9(python, f)}\0`).update(readFileSync10(f));
   return h.digest("hex");
 }
 function librariesKey(environment) {
@@ -52442,7 +53801,7 @@ function librariesKey(environment) {
   });
 }
 function manifestEntries(root, kernel) {
-  const raw = (0, import_yaml4.parse)(readFileSync9(join21(root, kernel.file), "utf8"));
+  const raw = (0, import_yaml4.parse)(readFileSync10(join24(root, kernel.file), "utf8"));
   const { variants, ...rest } = raw;
   const entries = /* @__PURE__ */ new Map();
   for (const v of variants ?? []) {
@@ -52452,7 +53811,7 @@ function manifestEntries(root, kernel) {
 }
 function kernelClosure(root, kernel) {
   const closure = importClosure(root, kernel.manifest.module);
-  const folder = treeFiles(kernel.dir).map((f) => relative8(root, f).split("\\").join("/")).filter((f) => f !== kernel.file.split("\\").join("/"));
+  const folder = treeFiles(kernel.dir).map((f) => relative9(root, f).split("\\").join("/")).filter((f) => f !== kernel.file.split("\\").join("/"));
   return { files: /* @__PURE__ */ new Set([...folder, ...closure.files]), unresolved: closure.unresolved };
 }
 function claimsOf(root, kernel) {
@@ -52461,9 +53820,9 @@ function claimsOf(root, kernel) {
     const own = /* @__PURE__ */ new Set();
     for (const { path: path11 } of variantClaims(v)) {
       const at = ownedPath(path11);
-      const file = at === void 0 ? void 0 : join21(kernel.dir, at);
-      if (file !== void 0 && existsSync15(file) && statSync6(file).isFile())
-        own.add(relative8(root, file).split("\\").join("/"));
+      const file = at === void 0 ? void 0 : join24(kernel.dir, at);
+      if (file !== void 0 && existsSync16(file) && statSync8(file).isFile())
+        own.add(relative9(root, file).split("\\").join("/"));
     }
     claims.set(v.name, [...own].sort());
   }
@@ -52481,7 +53840,7 @@ function variantSources(root, closure, claims, variant) {
   const leftOut2 = {};
   const leftOwners = {};
   for (const f of [.../* @__PURE__ */ new Set([...closure.files, ...keep])].sort()) {
-    const hash = sha256(readFileSync9(join21(root, f)));
+    const hash = sha256(readFileSync10(join24(root, f)));
     const by = owners.get(f);
     if (keep.has(f) || by === void 0) sources[f] = hash;
     else {
@@ -52603,7 +53962,7 @@ function identicalArgs(head, base, environment, outDir, log) {
       Object.assign(v, { identical: false, why: "its name cannot be passed to --identical" });
     }
   }
-  writeFileSync8(join21(outDir, "identity.json"), JSON.stringify(verdicts, null, 2) + "\n");
+  writeFileSync8(join24(outDir, "identity.json"), JSON.stringify(verdicts, null, 2) + "\n");
   const same = verdicts.filter((v) => v.identical);
   log(
     `kernelgate: identity: ${same.length} of ${verdicts.length} variant(s) identical in base and head, verified but not timed` + (same.length ? `: ${same.map((v) => `${v.kernel}/${v.variant}`).join(", ")}` : "")
@@ -52617,8 +53976,8 @@ function identicalArgs(head, base, environment, outDir, log) {
   return same.length ? ["--identical", same.map((v) => `${v.kernel}.${v.variant}`).join(",")] : [];
 }
 function baseHarnessRoot(workspace, harnessRoot, baseRoot) {
-  const rel = relative8(workspace, harnessRoot);
-  return rel.startsWith("..") || isAbsolute4(rel) ? harnessRoot : join21(baseRoot, rel);
+  const rel = relative9(workspace, harnessRoot);
+  return rel.startsWith("..") || isAbsolute4(rel) ? harnessRoot : join24(baseRoot, rel);
 }
 function pullRequestIdentity(head, headBuilds, base, environment, outDir, log) {
   const fault = head.harnessEnv?.["KERNELGATE_FAULT"] ?? process.env["KERNELGATE_FAULT"];
@@ -52650,7 +54009,7 @@ function pullRequestIdentity(head, headBuilds, base, environment, outDir, log) {
 
 // src/measure/measure.ts
 import { copyFileSync as copyFileSync2, mkdirSync as mkdirSync6, writeFileSync as writeFileSync9 } from "node:fs";
-import { join as join22, resolve as resolve7 } from "node:path";
+import { join as join25, resolve as resolve8 } from "node:path";
 function mergeEnvironment(fromHarness, fromDoctor) {
   if (fromHarness === void 0) return fromDoctor;
   const gpu = { ...fromDoctor.gpu, ...fromHarness.gpu };
@@ -52676,7 +54035,7 @@ async function stage(name, group2, deps, seconds2, body) {
 async function casesArgs(options, environment, outDir) {
   const selected = options.selectCases ? await options.selectCases(environment) : void 0;
   if (selected === void 0) return [];
-  const casesPath = join22(outDir, "cases.txt");
+  const casesPath = join25(outDir, "cases.txt");
   writeFileSync9(casesPath, selected.map((id) => `${id}
 `).join(""));
   return ["--cases", casesPath];
@@ -52725,7 +54084,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       python: config.harness.python,
       kernelsDir: config.kernelsDir,
       resultsPath: paths.resultsPath,
-      logPath: join22(paths.outDir, "harness.log"),
+      logPath: join25(paths.outDir, "harness.log"),
       buildsPath: paths.buildsPath,
       ...options.only !== void 0 ? { only: options.only } : {},
       timeoutPerCaseS: config.harness.timeoutS,
@@ -52734,7 +54093,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       extraArgs: [
         ...config.harness.args,
         "--tune-cache",
-        join22(paths.cacheDir, "tune"),
+        join25(paths.cacheDir, "tune"),
         ...moreArgs
       ],
       ...options.harnessEnv !== void 0 ? { env: options.harnessEnv } : {}
@@ -52813,7 +54172,7 @@ async function pairedStage(options, at, deps) {
   return { base, ...paired2 ? { paired: paired2 } : {}, notes };
 }
 async function harnessMoreArgs(options, paired2, builds, environment, log) {
-  const outDir = resolve7(options.outDir);
+  const outDir = resolve8(options.outDir);
   const selectArgs = await casesArgs(options, environment, outDir);
   const identical = paired2 && options.skipIdentical && options.base !== void 0 ? pullRequestIdentity(options, builds, paired2, environment, outDir, log) : [];
   const args = [
@@ -52829,7 +54188,7 @@ async function measure(options, deps) {
   const now = deps.now ?? Date.now;
   const { config } = options;
   const { log } = deps;
-  const outDir = resolve7(options.outDir);
+  const outDir = resolve8(options.outDir);
   mkdirSync6(outDir, { recursive: true });
   const stageSeconds = {};
   const startedAt = new Date(now()).toISOString();
@@ -52838,8 +54197,8 @@ async function measure(options, deps) {
     for (const d of report.diagnostics) log.info(`doctor: ${d.level}: ${d.message}`);
     return report;
   });
-  const cacheDir = options.buildCacheDir ?? join22(options.workspace, ".kernelgate", "build");
-  const buildsPath = join22(outDir, "builds.json");
+  const cacheDir = options.buildCacheDir ?? join25(options.workspace, ".kernelgate", "build");
+  const buildsPath = join25(outDir, "builds.json");
   const build = await stage("build", "kernelgate build", deps, stageSeconds, async () => {
     const built = await buildKernels(buildTargets(config, options.only), {
       exec: deps.exec,
@@ -52857,7 +54216,7 @@ async function measure(options, deps) {
     deps
   );
   const moreArgs = await harnessMoreArgs(options, paired2, build.records, doctor.environment, log);
-  const resultsPath = join22(outDir, "results.json");
+  const resultsPath = join25(outDir, "results.json");
   const { measured, diagnostics: harnessDiagnostics } = await harnessStage(
     options,
     deps,
@@ -52894,9 +54253,42 @@ async function measure(options, deps) {
     doctor.environment,
     build.records
   );
+  if (paired2 !== void 0) assembled.base_builds = paired2.records;
   const results = withBenchmarks(assembled, benchmarks, base, config);
   writeFileSync9(resultsPath, JSON.stringify(results, null, 2) + "\n");
   return { results, resultsPath, stageSeconds };
+}
+
+// src/measure/module-probe.ts
+import { delimiter as delimiter6, join as join26 } from "node:path";
+var MARKER = "KERNELGATE_PROBE ";
+var PROBE_TIMEOUT_S = 300;
+async function probeModules(options) {
+  const { exec: exec2, python, harnessRoot, workspace, modules } = options;
+  const args = [
+    ...launcherArgs(harnessRoot, "kernelgate_harness.probe_modules"),
+    ...modules.map((m) => `${m.name}=${m.module}`)
+  ];
+  const pythonPath = [join26(harnessRoot, "python"), process.env["PYTHONPATH"]].filter((p) => p !== void 0 && p !== "").join(delimiter6);
+  const run2 = await exec2.run(python, args, {
+    cwd: workspace,
+    env: { PYTHONPATH: pythonPath },
+    timeoutS: PROBE_TIMEOUT_S
+  }).catch((error2) => ({
+    exitCode: NOT_FOUND_EXIT_CODE,
+    stdout: "",
+    stderr: String(error2)
+  }));
+  if (run2.exitCode === NOT_FOUND_EXIT_CODE) {
+    return { ran: false, why: `${python} not found (harness.python)` };
+  }
+  const line = run2.stdout.split(/\r?\n/).find((l) => l.startsWith(MARKER));
+  if (run2.exitCode !== 0 || line === void 0) {
+    const last = (run2.stderr || run2.stdout).trim().split(/\r?\n/).pop() ?? "";
+    return { ran: false, why: `${python} could not run the probe (exit ${run2.exitCode}): ${last}` };
+  }
+  const parsed = JSON.parse(line.slice(MARKER.length));
+  return { ran: true, torch: parsed.torch, modules: parsed.modules };
 }
 
 // src/pipeline/ancestry.ts
@@ -53028,11 +54420,11 @@ async function ancestorBaseline(store, key, check, window2 = GOOD_BASE_WINDOW) {
 }
 
 // src/pipeline/balance.ts
-import { existsSync as existsSync16 } from "node:fs";
+import { existsSync as existsSync17 } from "node:fs";
 function storedBalance(options, log) {
   return async (environment) => {
     if (options.baselinePath !== void 0) {
-      if (!existsSync16(options.baselinePath)) return void 0;
+      if (!existsSync17(options.baselinePath)) return void 0;
       const given = explicitBaseline(options.baselinePath);
       return { results: given.results, label: `the baseline ${options.baselinePath}` };
     }
@@ -53057,7 +54449,7 @@ function storedBalance(options, log) {
 }
 
 // src/pipeline/nightly-bisect.ts
-import { join as join24, relative as relative9 } from "node:path";
+import { join as join28, relative as relative10 } from "node:path";
 
 // src/pipeline/bisect.ts
 async function transitions(plan) {
@@ -53138,12 +54530,12 @@ function describeBisect(variant, outcome) {
 }
 
 // src/pipeline/bisect-memory.ts
-import { mkdirSync as mkdirSync7, readFileSync as readFileSync10, renameSync as renameSync2, writeFileSync as writeFileSync10 } from "node:fs";
-import { dirname as dirname8, join as join23 } from "node:path";
+import { mkdirSync as mkdirSync7, readFileSync as readFileSync11, renameSync as renameSync2, writeFileSync as writeFileSync10 } from "node:fs";
+import { dirname as dirname8, join as join27 } from "node:path";
 var BISECT_MEMORY_FORMAT = "kernelgate/bisect-steps@1";
 var KEPT_SEARCHES = 20;
 function bisectMemoryPath(cacheDir) {
-  return join23(cacheDir, "bisect", "steps.json");
+  return join27(cacheDir, "bisect", "steps.json");
 }
 var searchKey = (good, variant) => `${good}:${variant}`;
 var isStep = (x) => {
@@ -53153,7 +54545,7 @@ var isStep = (x) => {
 function read(file, log) {
   let text3;
   try {
-    text3 = readFileSync10(file, "utf8");
+    text3 = readFileSync11(file, "utf8");
   } catch {
     return { format: BISECT_MEMORY_FORMAT, searches: {} };
   }
@@ -53233,7 +54625,7 @@ async function measureStep(night, slowed, sha) {
   const ws = options.workspace;
   const log = (line) => deps.log.info(line);
   const at = await materialiseBase(ws, sha, deps.exec, {
-    dir: join24(ws, ".kernelgate", "bisect"),
+    dir: join28(ws, ".kernelgate", "bisect"),
     log
   });
   const base = await materialiseBase(ws, night.good, deps.exec, {
@@ -53249,9 +54641,9 @@ async function measureStep(night, slowed, sha) {
       config: loadConfig(at.base.root),
       workspace: at.base.root,
       harnessRoot: options.harnessRoot,
-      outDir: join24(options.outDir, `bisect-${sha.slice(0, 12)}`),
+      outDir: join28(options.outDir, `bisect-${sha.slice(0, 12)}`),
       only: [slowed.kernel],
-      buildCacheDir: options.buildCacheDir ?? join24(ws, ".kernelgate", "build"),
+      buildCacheDir: options.buildCacheDir ?? join28(ws, ".kernelgate", "build"),
       base: base.base,
       harnessArgs: ["--variants", slowed.variant],
       selectCases: async () => slowed.cases.map((c) => `${slowed.kernel}/${c}`),
@@ -53273,12 +54665,12 @@ async function bisectNight(options, deps, results, timeBoxS) {
   const night = { options, deps, good, deadlineMs: now() + timeBoxS * 1e3 };
   const ws = options.workspace;
   const commits = await commitsBetween(ws, good, "HEAD", deps.exec);
-  const memory = bisectMemoryPath(options.buildCacheDir ?? join24(ws, ".kernelgate", "build"));
+  const memory = bisectMemoryPath(options.buildCacheDir ?? join28(ws, ".kernelgate", "build"));
   const log = (line) => deps.log.info(line);
   const found = [];
   for (const v of slowed) {
     const dir = options.config.kernels.find((k) => k.manifest.name === v.kernel)?.dir;
-    const path11 = dir === void 0 ? `kernels/${v.kernel}` : relative9(ws, dir);
+    const path11 = dir === void 0 ? `kernels/${v.kernel}` : relative10(ws, dir);
     const key = searchKey(good, `${v.kernel}/${v.variant}`);
     const known = knownSteps(memory, key, log);
     if (known.size) {
@@ -53318,7 +54710,7 @@ async function fullRun(options, deps) {
   let base;
   if (options.pairedBase?.root !== void 0) {
     const { root, sha, ref } = options.pairedBase;
-    if (existsSync17(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
+    if (existsSync18(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
     else notes.push(`Paired A/B is off for this run: the base checkout ${root} does not exist.`);
   } else if (options.pairedBase !== void 0) {
     const got = await materialiseBase(options.workspace, options.pairedBase.sha, deps.exec, {
@@ -53411,8 +54803,9 @@ async function withStoredBaseline(options, measured, notes, log) {
       const found = await storedBaseline(options, { branch, sku }, notes, log);
       baseline = found.stored;
       if (baseline === void 0 && !found.passedOver) {
+        const judged = measured.results.run.paired_base ? "the cases timed against the base revision in this job are judged by their pairs, any other is NEW" : "every case is NEW";
         notes.push(
-          `No stored baseline for branch ${branch} on ${sku}: every case is NEW. Baselines are written by trusted runs (push to the branch, schedule); run one first.`
+          `No stored baseline for branch ${branch} on ${sku}: ${judged}. Baselines are written by trusted runs (push to the branch, schedule); run one first.`
         );
       }
     }
@@ -53483,9 +54876,144 @@ function slowerDeepTargets(results, baseline, config) {
     }))
   );
 }
+function movedDeepTargets(results, baseline, config) {
+  return movedTargets(
+    compare(results, baseline, config).cases.filter(
+      (c) => (c.perf === "SLOWER" || c.perf === "FASTER") && c.ratio !== void 0 && c.control === void 0
+    ).map((c) => ({
+      kernel: c.kernel,
+      variant: c.variant,
+      caseId: c.caseId,
+      params: c.params,
+      ratio: c.ratio
+    }))
+  );
+}
+
+// src/pipeline/check.ts
+import { join as join29 } from "node:path";
+async function checkRepository(root, options) {
+  const found = checkStatic(root, options.configFile);
+  const problems = [...found.problems];
+  const notes = [];
+  const kernels = found.kernels.map((k) => k.manifest.name);
+  let probe;
+  if (options.exec === void 0) {
+    notes.push("the kernel modules were not imported (--no-python)");
+  } else if (found.kernels.length > 0) {
+    probe = await probeModules({
+      exec: options.exec,
+      python: found.python,
+      harnessRoot: options.harnessRoot,
+      workspace: found.root,
+      modules: found.kernels.map((k) => ({ name: k.manifest.name, module: k.manifest.module }))
+    });
+    if (!probe.ran) notes.push(`the kernel modules were not imported: ${probe.why}`);
+  }
+  for (const kernel of found.kernels) {
+    const probed2 = probe?.ran ? probe.modules[kernel.manifest.name] : void 0;
+    const ran = probe?.ran === true ? probe : void 0;
+    problems.push(...moduleProblems(kernel, found, probed2, ran?.torch ?? false, notes));
+  }
+  const imported = probe?.ran ? Object.values(probe.modules).filter((m) => m.error === void 0).length : 0;
+  return { problems, notes, kernels, imported };
+}
+function moduleProblems(kernel, found, probed2, torch, notes) {
+  const at = (message, fix, level = "error") => problemAt(kernel, found.root, { message, fix, level });
+  const { manifest } = kernel;
+  const unresolved = found.unresolvedModules.get(manifest.name);
+  if (probed2 === void 0) return unresolved ? [unresolved] : [];
+  if (probed2.error !== void 0) {
+    const own = probed2.missing_module && manifest.module.startsWith(probed2.missing_module);
+    if (own && unresolved) return [unresolved];
+    if (!own && probed2.missing_module) {
+      notes.push(
+        `${kernel.file}: module ${manifest.module} not imported: ${probed2.error}${torch ? "" : " (torch is not installed for this python)"}; install what it needs to check its VARIANTS`
+      );
+      return unresolved ? [unresolved] : [];
+    }
+    return [
+      at(
+        `module cannot be imported (got ${showValue(manifest.module)}: ${probed2.error})`,
+        unresolved?.fix ?? `run python -c "import ${manifest.module}" in the repository and correct what it says`
+      )
+    ];
+  }
+  const problems = [];
+  const lacks = (probed2.lacks ?? []).filter((n) => n !== "VARIANTS");
+  if (lacks.length > 0) {
+    problems.push(
+      at(
+        `module lacks ${lacks.join(", ")}, which the harness calls (got ${showValue(manifest.module)})`,
+        `define them in the module (docs/kernel-modules.md, "The module's interface")`
+      )
+    );
+  }
+  if (!Array.isArray(probed2.variants)) {
+    problems.push(
+      at(
+        `module has no VARIANTS dict (got ${showValue(manifest.module)})`,
+        'define VARIANTS = {"name": factory, …} in the module, one entry per variant of the manifest'
+      )
+    );
+    return problems;
+  }
+  const inModule = probed2.variants;
+  manifest.variants.forEach((v, i) => {
+    if (inModule.includes(v.name)) return;
+    problems.push(
+      at(
+        `variants[${i}].name is not in the module's VARIANTS (got ${showValue(v.name)}; ${manifest.module}.VARIANTS has ${inModule.join(", ") || "nothing"})`,
+        `add ${showValue(v.name)} to VARIANTS in ${manifest.module}, or name one of its variants`
+      )
+    );
+  });
+  const listed2 = new Set(manifest.variants.map((v) => v.name));
+  const extra2 = inModule.filter((n) => !listed2.has(n));
+  if (extra2.length > 0) {
+    problems.push(
+      at(
+        `variants does not list ${extra2.join(", ")} of the module's VARIANTS: never run (got ${showValue(extra2)})`,
+        "add them to variants (role candidate or reference), or remove them from VARIANTS",
+        "warning"
+      )
+    );
+  }
+  return problems;
+}
+function describeProblem(p) {
+  const where3 = p.line !== void 0 ? `${p.file}:${p.line}:${p.column ?? 1}` : p.file;
+  return `${where3}: ${p.level === "warning" ? "warning: " : ""}${p.message}
+  fix: ${p.fix}`;
+}
+function checkFailure(outcome, root) {
+  const errors = outcome.problems.filter((p) => p.level === "error");
+  if (errors.length === 0) return void 0;
+  const lines = errors.map(describeProblem);
+  const sites = errors.map((p, i) => ({
+    file: join29(root, p.file),
+    ...p.line !== void 0 ? { line: p.line, column: p.column ?? 1 } : {},
+    message: lines[i]
+  }));
+  const head = `kernelgate check: ${errors.length} problem${errors.length === 1 ? "" : "s"} in the configuration (run \`kernelgate check\` to see them again):`;
+  return new InputError([head, ...lines].join("\n"), lines, sites);
+}
+async function checkBeforeRun(config, options) {
+  const outcome = await checkRepository(config.rootDir, {
+    harnessRoot: options.harnessRoot,
+    exec: options.exec,
+    ...config.configFile !== void 0 ? { configFile: config.configFile } : {}
+  });
+  for (const p of outcome.problems) {
+    if (p.level === "warning") options.log.warning(describeProblem(p).replace(": warning: ", ": "));
+  }
+  for (const n of outcome.notes) options.log.info(`kernelgate check: ${n}`);
+  const failure = checkFailure(outcome, config.rootDir);
+  if (failure) throw failure;
+}
 
 // node_modules/@actions/github/lib/context.js
-import { readFileSync as readFileSync11, existsSync as existsSync18 } from "fs";
+import { readFileSync as readFileSync12, existsSync as existsSync19 } from "fs";
 import { EOL as EOL6 } from "os";
 var Context2 = class {
   /**
@@ -53495,8 +55023,8 @@ var Context2 = class {
     var _a, _b, _c;
     this.payload = {};
     if (process.env.GITHUB_EVENT_PATH) {
-      if (existsSync18(process.env.GITHUB_EVENT_PATH)) {
-        this.payload = JSON.parse(readFileSync11(process.env.GITHUB_EVENT_PATH, { encoding: "utf8" }));
+      if (existsSync19(process.env.GITHUB_EVENT_PATH)) {
+        this.payload = JSON.parse(readFileSync12(process.env.GITHUB_EVENT_PATH, { encoding: "utf8" }));
       } else {
         const path11 = process.env.GITHUB_EVENT_PATH;
         process.stdout.write(`GITHUB_EVENT_PATH ${path11} does not exist${EOL6}`);
@@ -53540,11 +55068,11 @@ var httpClient = __toESM(require_lib(), 1);
 var import_undici2 = __toESM(require_undici(), 1);
 var __awaiter11 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
-    return value instanceof P ? value : new P(function(resolve11) {
-      resolve11(value);
+    return value instanceof P ? value : new P(function(resolve12) {
+      resolve12(value);
     });
   }
-  return new (P || (P = Promise))(function(resolve11, reject) {
+  return new (P || (P = Promise))(function(resolve12, reject) {
     function fulfilled(value) {
       try {
         step(generator.next(value));
@@ -53560,7 +55088,7 @@ var __awaiter11 = function(thisArg, _arguments, P, generator) {
       }
     }
     function step(result) {
-      result.done ? resolve11(result.value) : adopt(result.value).then(fulfilled, rejected);
+      result.done ? resolve12(result.value) : adopt(result.value).then(fulfilled, rejected);
     }
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
@@ -54239,8 +55767,8 @@ var stringifyIteratively = (rootValue, replacer, spaceParam) => {
   const isFunctionReplacer = typeof replacer === "function";
   const propertyList = Array.isArray(replacer) ? new Set(replacer.map(String)) : null;
   const prepareVal = (parent, key, val) => {
-    const isObject = val !== null && typeof val === "object";
-    const hasToJSON = isObject && typeof val.toJSON === "function";
+    const isObject2 = val !== null && typeof val === "object";
+    const hasToJSON = isObject2 && typeof val.toJSON === "function";
     if (hasToJSON) {
       val = val.toJSON(key);
     }
@@ -57883,7 +59411,7 @@ ${comment}`;
 }
 
 // src/publish/publish.ts
-import { join as join25 } from "node:path";
+import { join as join30 } from "node:path";
 
 // src/publish/identity.ts
 var VIEWER_QUERY = "query { viewer { login } }";
@@ -58103,12 +59631,17 @@ async function publish(report, options, deps) {
   checkCommentKey(options.commentKey);
   const { fs: fs3, sink } = deps;
   await fs3.mkdir(options.reportDir, { recursive: true });
-  const resultsPath = join25(options.reportDir, "results.json");
-  const reportPath = join25(options.reportDir, "report.md");
-  const verdictPath = join25(options.reportDir, "verdict.json");
+  const resultsPath = join30(options.reportDir, "results.json");
+  const reportPath = join30(options.reportDir, "report.md");
+  const verdictPath = join30(options.reportDir, "verdict.json");
   await fs3.writeFile(resultsPath, JSON.stringify(report.results, null, 2) + "\n");
   await fs3.writeFile(reportPath, report.full);
-  const verdict = { verdict: report.verdict, reasons: report.reasons, counts: report.counts };
+  const verdict = {
+    verdict: report.verdict,
+    reasons: report.reasons,
+    counts: report.counts,
+    ...report.accepted ? { accepted: report.accepted } : {}
+  };
   await fs3.writeFile(verdictPath, JSON.stringify(verdict, null, 2) + "\n");
   const summary4 = await writeSummary(report, reportPath, sink);
   sink.setOutput("verdict", report.verdict);
@@ -58227,20 +59760,25 @@ function defaultDeps(carried = {}) {
       log: (message) => info(message)
     }),
     fs: { mkdir: mkdir4, writeFile: (path11, data) => writeFile4(path11, data, "utf8") },
-    measure: (options) => fullRun(options, {
-      exec: actionsExec(),
-      log: {
+    measure: async (options) => {
+      const log = {
         info: (line) => info(line),
         startGroup: (name) => startGroup(name),
         endGroup: () => endGroup(),
         warning: (message) => warning(message)
-      }
-    })
+      };
+      await checkBeforeRun(options.config, {
+        harnessRoot: options.harnessRoot,
+        exec: actionsExec(),
+        log
+      });
+      return fullRun(options, { exec: actionsExec(), log });
+    }
   };
 }
 
 // src/action/event.ts
-import { readFileSync as readFileSync12 } from "node:fs";
+import { readFileSync as readFileSync13 } from "node:fs";
 function readEvent(env) {
   const name = env["GITHUB_EVENT_NAME"];
   const repository = env["GITHUB_REPOSITORY"];
@@ -58256,7 +59794,7 @@ function readEvent(env) {
   let payload = {};
   if (path11) {
     try {
-      payload = JSON.parse(readFileSync12(path11, "utf8"));
+      payload = JSON.parse(readFileSync13(path11, "utf8"));
     } catch (error2) {
       throw new Error(
         `GITHUB_EVENT_PATH '${path11}': cannot read the event payload: ${error2.message}`,
@@ -58341,11 +59879,11 @@ function approvedSha(event, env) {
 }
 
 // src/action/inputs.ts
-import { statSync as statSync7 } from "node:fs";
-import { dirname as dirname10, isAbsolute as isAbsolute5, resolve as resolve9 } from "node:path";
+import { statSync as statSync9 } from "node:fs";
+import { dirname as dirname10, isAbsolute as isAbsolute5, resolve as resolve10 } from "node:path";
 
 // src/history/action.ts
-import { join as join28 } from "node:path";
+import { join as join33 } from "node:path";
 
 // package.json
 var package_default = {
@@ -58504,6 +60042,7 @@ function buildRecord(results, options) {
     harness: results.run.harness,
     ...options.artifact ? { artifact: options.artifact } : {},
     ...options.verdict ? { verdict: options.verdict } : {},
+    ...options.accepted ? { accepted: options.accepted } : {},
     interval_confidence: confidence,
     ...results.run.paired_base?.git_sha ? { paired_base: results.run.paired_base.git_sha } : {}
   };
@@ -58730,9 +60269,9 @@ function recordToResults(record) {
 }
 
 // src/history/branch-git.ts
-import { existsSync as existsSync19, mkdirSync as mkdirSync8, mkdtempSync, readFileSync as readFileSync13, rmSync } from "node:fs";
+import { existsSync as existsSync20, mkdirSync as mkdirSync8, mkdtempSync, readFileSync as readFileSync14, rmSync as rmSync2 } from "node:fs";
 import { tmpdir } from "node:os";
-import { join as join26 } from "node:path";
+import { join as join31 } from "node:path";
 var REMOTE = "kgdata";
 var TIP_REF = "refs/kernelgate/tip";
 function showRemote(remote) {
@@ -58805,7 +60344,7 @@ ${result.stderr}` };
 }
 async function ensureCache(g) {
   if (g.ready) return;
-  if (!existsSync19(join26(g.gitDir, "HEAD"))) {
+  if (!existsSync20(join31(g.gitDir, "HEAD"))) {
     mkdirSync8(g.gitDir, { recursive: true });
     const init = await g.exec.run("git", ["init", "--quiet", "--bare", g.gitDir], {
       timeoutS: g.timeoutS
@@ -58852,10 +60391,10 @@ async function listPaths(g, tip, dir) {
 async function readPaths(g, tip, paths) {
   const out = /* @__PURE__ */ new Map();
   if (paths.length === 0) return out;
-  const work = mkdtempSync(join26(tmpdir(), "kg-history-read-"));
+  const work = mkdtempSync(join31(tmpdir(), "kg-history-read-"));
   try {
-    const env = { GIT_INDEX_FILE: join26(work, "index") };
-    const tree = join26(work, "tree");
+    const env = { GIT_INDEX_FILE: join31(work, "index") };
+    const tree = join31(work, "tree");
     mkdirSync8(tree);
     const chunk = 500;
     for (let i = 0; i < paths.length; i += chunk) {
@@ -58882,20 +60421,20 @@ async function readPaths(g, tip, paths) {
     }
     for (const path11 of paths) {
       try {
-        out.set(path11, readFileSync13(join26(tree, path11), "utf8"));
+        out.set(path11, readFileSync14(join31(tree, path11), "utf8"));
       } catch {
       }
     }
   } finally {
-    rmSync(work, { recursive: true, force: true });
+    rmSync2(work, { recursive: true, force: true });
   }
   return out;
 }
 
 // src/history/branch-write.ts
-import { mkdirSync as mkdirSync9, mkdtempSync as mkdtempSync2, rmSync as rmSync2, writeFileSync as writeFileSync12 } from "node:fs";
+import { mkdirSync as mkdirSync9, mkdtempSync as mkdtempSync2, rmSync as rmSync3, writeFileSync as writeFileSync12 } from "node:fs";
 import { tmpdir as tmpdir2 } from "node:os";
-import { dirname as dirname9, join as join27 } from "node:path";
+import { dirname as dirname9, join as join32 } from "node:path";
 function recordDir(key) {
   return `records/${safeSegment(key.sku, "GPU SKU")}/${safeSegment(key.branch, "branch")}`;
 }
@@ -58915,7 +60454,7 @@ adds files and never rewrites or force-pushes this branch. Do not commit to it b
 docs/history.md in kernelgate for the layout and how to read it.
 `;
 function writeReadme(work) {
-  const path11 = join27(work, "README.md");
+  const path11 = join32(work, "README.md");
   mkdirSync9(dirname9(path11), { recursive: true });
   writeFileSync12(path11, README);
   return path11;
@@ -58933,10 +60472,11 @@ function prepare2(entries, options, work) {
       ...merged.artifact !== void 0 ? { artifact: merged.artifact } : {},
       ...merged.verdict !== void 0 ? { verdict: merged.verdict } : {},
       ...merged.verdicts !== void 0 ? { verdicts: merged.verdicts } : {},
+      ...merged.accepted !== void 0 ? { accepted: merged.accepted } : {},
       ...merged.references !== void 0 ? { references: merged.references } : {},
       ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
     });
-    const file = join27(work, `record-${i}.json`);
+    const file = join32(work, `record-${i}.json`);
     writeFileSync12(file, serializeRecord(record));
     return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
   });
@@ -58985,7 +60525,7 @@ async function tryOnce(g, prepared, work, attempt, notStored) {
     throw notStored(`cannot read it (${fetched.reason})`);
   }
   const tip = fetched.tip;
-  const env = { GIT_INDEX_FILE: join27(work, `index-${attempt}`) };
+  const env = { GIT_INDEX_FILE: join32(work, `index-${attempt}`) };
   const { before, added, paths } = await stage2(g, tip, prepared, env, work);
   if (added === 0) return { done: true, paths, added };
   const after = (await g.ok(["ls-files"], env)).split("\n").filter(Boolean).length;
@@ -59018,7 +60558,7 @@ function backoffMs(attempt, random) {
   return Math.min(8e3, 500 * 2 ** Math.min(attempt - 1, 4)) * (0.5 + random());
 }
 async function saveRecords(g, entries, options) {
-  const work = mkdtempSync2(join27(tmpdir2(), "kg-history-write-"));
+  const work = mkdtempSync2(join32(tmpdir2(), "kg-history-write-"));
   try {
     const prepared = prepare2(entries, options, work);
     const what = prepared.length === 1 ? "this run was" : `these ${prepared.length} runs were`;
@@ -59054,7 +60594,7 @@ async function saveRecords(g, entries, options) {
       await options.sleep(wait);
     }
   } finally {
-    rmSync2(work, { recursive: true, force: true });
+    rmSync3(work, { recursive: true, force: true });
   }
 }
 
@@ -59128,9 +60668,11 @@ function storedOf2(dataBranch, stored) {
     if (c.verdict) verdicts[`${c.kernel}/${c.variant}/${c.case}`] = c.verdict;
   }
   const { verdict, event } = record.run;
+  const accepted = acceptanceOf(record.run.accepted);
   const judged = judgementOf({
     ...verdict ? { verdict } : {},
     ...event ? { event } : {},
+    ...accepted ? { accepted } : {},
     verdicts
   });
   return {
@@ -59236,7 +60778,7 @@ function actionStore(inputs, env, inWorkspace2, deps) {
   return branchStore({
     remote,
     branch: inputs.history.branch,
-    cacheDir: join28(env["RUNNER_TEMP"] ?? inWorkspace2(".kernelgate"), "kernelgate-history.git"),
+    cacheDir: join33(env["RUNNER_TEMP"] ?? inWorkspace2(".kernelgate"), "kernelgate-history.git"),
     exec: deps.exec ?? actionsExec(),
     warn: deps.warning,
     info: deps.info,
@@ -59246,7 +60788,7 @@ function actionStore(inputs, env, inWorkspace2, deps) {
     ...runId ? { runId: attempt ? `${runId}-${attempt}` : runId } : {}
   });
 }
-function saveContext(config, event, runUrl, comparison) {
+function saveContext(config, event, runUrl, comparison, accepted) {
   const references = {};
   for (const k of config.kernels) {
     if (k.manifest.speed_reference) references[k.manifest.name] = k.manifest.speed_reference;
@@ -59256,8 +60798,20 @@ function saveContext(config, event, runUrl, comparison) {
     ...runUrl !== void 0 ? { artifact: runUrl } : {},
     references,
     confidence: config.compare.confidence,
-    ...comparison ? { verdicts: Object.fromEntries(comparison.cases.map((c) => [c.key, c.perf])) } : {}
+    ...comparison ? { verdicts: Object.fromEntries(comparison.cases.map((c) => [c.key, c.perf])) } : {},
+    ...accepted ? { accepted } : {}
   };
+}
+function acceptedSinceLastNight(stored) {
+  const out = [];
+  for (const s of stored) {
+    if (s.judged?.event === "schedule") break;
+    const accepted = s.judged?.accepted;
+    if (!accepted) continue;
+    const sha = s.results.run.git_sha;
+    out.push({ ...accepted, startedAt: s.results.run.started_at, ...sha ? { sha } : {} });
+  }
+  return out;
 }
 function pullRequestEvent(event) {
   if (event.name === "pull_request" || event.name === "pull_request_target") return true;
@@ -59270,7 +60824,8 @@ async function trendRuns(store, branch, results, warn, limit = TREND_WINDOW) {
   if (branch === void 0) return void 0;
   const sku = results.environment.gpu.sku ?? "unknown";
   try {
-    return (await store.history({ branch, sku }, limit)).map((stored) => stored.results);
+    const stored = await store.history({ branch, sku }, limit);
+    return { runs: stored.map((s) => s.results), accepted: acceptedSinceLastNight(stored) };
   } catch (error2) {
     warn(
       `No trends in the nightly report: the stored runs of ${branch} on ${sku} could not be read (${error2.message}).`
@@ -59445,8 +61000,20 @@ var PAGE_JS = String.raw`
 `;
 
 // src/history/export.ts
-import { join as join29, resolve as resolve8 } from "node:path";
+import { join as join34, resolve as resolve9 } from "node:path";
 var EXPORT_FORMATS = ["bmf", "gab-smaller", "gab-bigger"];
+function failedCases(results) {
+  return results.cases.filter(
+    (c) => c.status === "fail" || c.status === "error" || c.status === "timeout" || c.correctness?.status === "FAIL"
+  );
+}
+function amountsOf(c) {
+  const seconds2 = c.timing.median_ms / 1e3;
+  return {
+    flops: c.work?.flops ?? (c.throughput?.tflops ?? 0) * 1e12 * seconds2,
+    bytes: c.work?.bytes ?? (c.throughput?.gbps ?? 0) * 1e9 * seconds2
+  };
+}
 function timedCases(results) {
   return results.cases.filter(
     (c) => c.status === "ok" && c.timing !== void 0 && c.timing.median_ms > 0 && c.correctness?.status !== "FAIL"
@@ -59468,15 +61035,19 @@ function toBmf(results, options = {}) {
     const measures = {
       latency: { value: sig2(m * 1e6), lower_value: sig2(lo * 1e6), upper_value: sig2(hi * 1e6) }
     };
-    const flops = c.work?.flops ?? 0;
-    if (flops > 0) {
-      measures["throughput"] = {
-        value: sig2(flops / (m / 1e3)),
-        lower_value: sig2(flops / (hi / 1e3)),
-        upper_value: sig2(flops / (lo / 1e3))
-      };
-    }
+    const rate = (amount) => ({
+      value: sig2(amount / (m / 1e3)),
+      lower_value: sig2(amount / (hi / 1e3)),
+      upper_value: sig2(amount / (lo / 1e3))
+    });
+    measures["throughput"] = rate(1);
+    const { flops, bytes } = amountsOf(c);
+    if (flops > 0) measures["flop-rate"] = rate(flops);
+    if (bytes > 0) measures["byte-rate"] = rate(bytes);
     out[nameOf(c, options.prefix)] = measures;
+  }
+  for (const c of failedCases(results)) {
+    out[nameOf(c, options.prefix)] = { failure: { value: 1, lower_value: 1, upper_value: 1 } };
   }
   return out;
 }
@@ -59508,10 +61079,8 @@ function toGabBigger(results, options = {}) {
   for (const c of timedCases(results)) {
     const { lo, hi } = interval(c, confidence);
     const m = c.timing.median_ms;
-    const flops = c.work?.flops ?? 0;
-    const bytes = c.work?.bytes ?? 0;
-    const [amount, scale, unit] = flops > 0 ? [flops, 1e9, "TFLOP/s"] : bytes > 0 ? [bytes, 1e6, "GB/s"] : [0, 0, ""];
-    if (amount === 0) continue;
+    const { flops, bytes } = amountsOf(c);
+    const [amount, scale, unit] = flops > 0 ? [flops, 1e9, "TFLOP/s"] : bytes > 0 ? [bytes, 1e6, "GB/s"] : [1, 1e-3, "calls/s"];
     const rate = (ms) => amount / (ms * scale);
     const value = rate(m);
     out.push({
@@ -59539,7 +61108,7 @@ async function writeExports(results, reportDir, fs3, setOutput2, options = {}) {
   for (const format of EXPORT_FORMATS) {
     const exported = exportResults(results, format, options);
     const count2 = Array.isArray(exported) ? exported.length : Object.keys(exported).length;
-    const path11 = join29(reportDir, `${format}.json`);
+    const path11 = join34(reportDir, `${format}.json`);
     if (count2 > 0) await fs3.writeFile(path11, `${JSON.stringify(exported, null, 2)}
 `);
     setOutput2(`${format}-path`, count2 > 0 ? path11 : "");
@@ -59778,6 +61347,8 @@ async function removeStaleLabel(event, stale, deps) {
 var MODES = ["auto", "pr", "push", "schedule"];
 var SAVE_BASELINE = ["auto", "true", "false", "always"];
 var PAIRED = ["auto", "true", "false"];
+var PROFILE_LABEL = "kernelgate-profile";
+var DEFAULT_PROFILE_TIME_BOX_S = 120;
 function readInputs(getInput2) {
   const text3 = (name) => {
     const value = getInput2(name).trim();
@@ -59852,30 +61423,46 @@ function readInputs(getInput2) {
     publishTimeoutMs: secondsInput("publish-timeout", DEFAULT_PUBLISH_BUDGET_MS),
     failOnPublishError: bool("fail-on-publish-error", false),
     shard: readShardInputs(getInput2),
-    deep: parseDeepChecks(text3("deep") ?? "", "Input 'deep'")
+    deep: parseDeepChecks(text3("deep") ?? "", "Input 'deep'"),
+    ...readProfileInputs(getInput2)
   };
 }
+function readProfileInputs(getInput2) {
+  const profile = getInput2("profile").trim() || "auto";
+  if (profile !== "auto" && profile !== "true" && profile !== "false") {
+    throw new Error(`Input 'profile' must be one of auto, true, false; got '${profile}'.`);
+  }
+  const box = getInput2("profile-time-box").trim();
+  if (box !== "" && (!/^\d+(\.\d+)?$/.test(box) || Number(box) <= 0)) {
+    throw new Error(
+      `Input 'profile-time-box' must be a number of seconds greater than 0, got '${box}'.`
+    );
+  }
+  return { profile, profileTimeBoxS: box === "" ? DEFAULT_PROFILE_TIME_BOX_S : Number(box) };
+}
 function inWorkspace(env, path11) {
-  return isAbsolute5(path11) ? path11 : resolve9(env["GITHUB_WORKSPACE"] ?? process.cwd(), path11);
+  return isAbsolute5(path11) ? path11 : resolve10(env["GITHUB_WORKSPACE"] ?? process.cwd(), path11);
 }
 function loadConfigInput(path11) {
-  const isFile2 = statSync7(path11, { throwIfNoEntry: false })?.isFile() ?? false;
+  const isFile2 = statSync9(path11, { throwIfNoEntry: false })?.isFile() ?? false;
   return isFile2 ? loadConfig(dirname10(path11), { configFile: path11 }) : loadConfig(path11);
 }
 
 // src/action/main.ts
-import { statSync as statSync8 } from "node:fs";
-import { join as join33 } from "node:path";
+import { statSync as statSync10 } from "node:fs";
+import { join as join38 } from "node:path";
 
 // src/action/deep.ts
 import { mkdirSync as mkdirSync10, writeFileSync as writeFileSync13 } from "node:fs";
-import { join as join31 } from "node:path";
+import { join as join36 } from "node:path";
 
 // src/action/measure-options.ts
-import { join as join30 } from "node:path";
+import { join as join35 } from "node:path";
 var ACTION_ROOT = packageRoot();
 function measureOptions(inputs, config, mode, event, env, core) {
   const workspace = env["GITHUB_WORKSPACE"] ?? process.cwd();
+  const unknown = unknownSelection(config, inputs.kernels, "the 'kernels' input");
+  if (unknown !== void 0) throw new InputError(unknown);
   const { branch, baseBranch } = branchesOf(event, env);
   if (mode === "pr" && (inputs.saveBaseline === "true" || inputs.saveBaseline === "always")) {
     core.warning(
@@ -59894,7 +61481,7 @@ function measureOptions(inputs, config, mode, event, env, core) {
     workspace,
     harnessRoot: ACTION_ROOT,
     ...pairedBase !== void 0 ? { pairedBase } : {},
-    outDir: inWorkspace(env, join30(inputs.reportDir, "measure")),
+    outDir: inWorkspace(env, join35(inputs.reportDir, "measure")),
     ...inputs.kernels.length > 0 ? { only: inputs.kernels } : {},
     run: {
       ...env["GITHUB_RUN_ID"] ? { id: env["GITHUB_RUN_ID"] } : {},
@@ -59962,51 +61549,172 @@ function pairedBaseOf(inputs, config, mode, event, core) {
 
 // src/action/deep.ts
 var defaultDeep = (config, options) => runDeep(config, options, actionsExec());
-async function withDeepChecks(got, inputs, config, deps) {
-  if (inputs.deep.length === 0) return got;
+function profileWanted(inputs, event, mode) {
+  if (inputs.profile !== "auto") return inputs.profile === "true";
+  if (mode === "schedule") return true;
+  const labels = event.payload?.pull_request?.labels;
+  return Array.isArray(labels) && labels.some((l) => l?.name === PROFILE_LABEL);
+}
+var NONE = { deep: {}, diagnostics: [] };
+async function compareProfiles(got, common, inputs, config, deps) {
+  const compare2 = movedDeepTargets(got.results, got.baseline, config);
+  if (compare2.length === 0) {
+    deps.core.info("kernelgate profile: no variant moved: nothing to compare");
+    return NONE;
+  }
+  const root = got.results.run.paired_base?.root;
+  const buildsPath = join36(common.outDir, "base-builds.json");
+  writeFileSync13(
+    buildsPath,
+    `${JSON.stringify({ builds: got.results.base_builds ?? [] }, null, 1)}
+`
+  );
+  deps.core.info(
+    `kernelgate profile: Nsight Compute on base and head of ${compare2.length} moved variant(s), within ${inputs.profileTimeBoxS} s`
+  );
+  return (deps.deep ?? defaultDeep)(config, {
+    ...common,
+    checks: ["ncu-compare"],
+    compare: compare2,
+    ...root !== void 0 ? { base: { root, kernelsDir: join36(root, config.kernelsDir), buildsPath } } : {},
+    deadline: Date.now() / 1e3 + inputs.profileTimeBoxS,
+    timeBoxS: inputs.profileTimeBoxS
+  });
+}
+async function withDeepChecks(got, inputs, config, deps, profile = false) {
+  if (inputs.deep.length === 0 && !profile) return got;
   const { core, env } = deps;
   if (got.measured === void 0) {
-    core.warning(
-      `Input 'deep' (${inputs.deep.join(", ")}) runs where this step measures: not with 'results' or 'merge'. No deep check ran.`
-    );
+    if (inputs.deep.length) {
+      core.warning(
+        `Input 'deep' (${inputs.deep.join(", ")}) runs where this step measures: not with 'results' or 'merge'. No deep check ran.`
+      );
+    }
+    if (profile) {
+      core.info(
+        "kernelgate profile: the Nsight Compute comparison runs where this step measures: none with results or merge"
+      );
+    }
     return got;
   }
-  const outDir = inWorkspace(env, join31(inputs.reportDir, "deep"));
+  const outDir = inWorkspace(env, join36(inputs.reportDir, "deep"));
   mkdirSync10(outDir, { recursive: true });
-  const buildsPath = join31(outDir, "builds.json");
+  const buildsPath = join36(outDir, "builds.json");
   writeFileSync13(buildsPath, `${JSON.stringify({ builds: got.results.builds ?? [] }, null, 1)}
 `);
-  core.info(`kernelgate deep: ${inputs.deep.join(", ")}; the tools' output under ${outDir}`);
-  const t0 = Date.now();
-  const outcome = await (deps.deep ?? defaultDeep)(config, {
+  const common = {
     workspace: env["GITHUB_WORKSPACE"] ?? process.cwd(),
     harnessRoot: ACTION_ROOT,
     python: config.harness.python,
     kernelsDir: config.kernelsDir,
     outDir,
-    checks: inputs.deep,
     ...inputs.kernels.length > 0 ? { only: inputs.kernels } : {},
     buildsPath,
-    ...inputs.deep.includes("ncu-slower") ? { slower: slowerDeepTargets(got.results, got.baseline, config) } : {},
     ...got.results.environment.gpu.compute_capability ? { computeCapability: got.results.environment.gpu.compute_capability } : {}
-  });
-  for (const d of outcome.diagnostics) {
+  };
+  const t0 = Date.now();
+  let outcome = NONE;
+  if (inputs.deep.length) {
+    core.info(`kernelgate deep: ${inputs.deep.join(", ")}; the tools' output under ${outDir}`);
+    outcome = await (deps.deep ?? defaultDeep)(config, {
+      ...common,
+      checks: inputs.deep,
+      ...inputs.deep.includes("ncu-slower") ? { slower: slowerDeepTargets(got.results, got.baseline, config) } : {}
+    });
+  }
+  const compared = profile ? await compareProfiles(got, common, inputs, config, deps) : NONE;
+  const diagnostics = [...outcome.diagnostics, ...compared.diagnostics];
+  for (const d of diagnostics) {
     core.warning(`kernelgate deep: ${d.message}${d.fix ? ` (fix: ${d.fix})` : ""}`);
   }
   core.info(`kernelgate deep: done in ${((Date.now() - t0) / 1e3).toFixed(1)} s`);
   const results = {
     ...got.results,
-    diagnostics: [...got.results.diagnostics, ...outcome.diagnostics],
-    deep: { ...got.results.deep, ...outcome.deep }
+    diagnostics: [...got.results.diagnostics, ...diagnostics],
+    deep: { ...got.results.deep, ...outcome.deep, ...compared.deep }
   };
   writeFileSync13(got.measured.resultsPath, `${JSON.stringify(results, null, 1)}
 `);
   return { ...got, results, measured: { ...got.measured, results } };
 }
 
+// src/action/accept.ts
+function labelNames(labels) {
+  if (!Array.isArray(labels)) return [];
+  return labels.map((l) => typeof l === "string" ? l : field(l, "name")).filter((n) => typeof n === "string");
+}
+async function labelledBy(repository, prNumber, deps) {
+  const { client } = deps;
+  if (!client) return void 0;
+  const [owner = "", repo = ""] = repository.split("/");
+  try {
+    const events2 = await client.paginate(client.rest.issues.listEvents, {
+      owner,
+      repo,
+      issue_number: prNumber,
+      per_page: 100
+    });
+    const applied = events2.filter(
+      (e) => e.event === "labeled" && field(e, "label", "name") === ACCEPT_LABEL
+    );
+    const login = field(applied[applied.length - 1], "actor", "login");
+    return typeof login === "string" ? login : void 0;
+  } catch (error2) {
+    deps.warning(
+      `Pull request #${prNumber} carries the label '${ACCEPT_LABEL}', but who applied it could not be read: ${describeGitHubError(error2).replace(/\.$/, "")}. The acceptance is recorded without a name.`
+    );
+    return void 0;
+  }
+}
+async function fromPullRequest(event, deps) {
+  const pr = field(event.payload, "pull_request");
+  const number = field(pr, "number");
+  if (!labelNames(field(pr, "labels")).includes(ACCEPT_LABEL) || typeof number !== "number") {
+    return void 0;
+  }
+  const sender = field(event.payload, "sender", "login");
+  const justApplied = field(event.payload, "action") === "labeled" && field(event.payload, "label", "name") === ACCEPT_LABEL && typeof sender === "string";
+  const by = justApplied ? sender : await labelledBy(event.repository, number, deps);
+  return { label: ACCEPT_LABEL, pr: number, ...by ? { by } : {} };
+}
+async function fromPush(event, sha, deps) {
+  const { client } = deps;
+  if (!client || !sha) return void 0;
+  const [owner = "", repo = ""] = event.repository.split("/");
+  let pulls;
+  try {
+    pulls = (await client.rest.repos.listPullRequestsAssociatedWithCommit({
+      owner,
+      repo,
+      commit_sha: sha,
+      per_page: 100
+    })).data;
+  } catch (error2) {
+    deps.warning(
+      `Could not ask GitHub which pull request commit ${sha.slice(0, 12)} came from (${describeGitHubError(error2).replace(/\.$/, "")}): a '${ACCEPT_LABEL}' label on it is not read, and a SLOWER case fails this run as the policy says.`
+    );
+    return void 0;
+  }
+  const accepted = pulls.find(
+    (p) => p.merged_at !== null && labelNames(p.labels).includes(ACCEPT_LABEL)
+  );
+  if (!accepted) return void 0;
+  const by = await labelledBy(event.repository, accepted.number, deps);
+  deps.info(
+    `Commit ${sha.slice(0, 12)} came from pull request #${accepted.number}, which carries the label '${ACCEPT_LABEL}'.`
+  );
+  return { label: ACCEPT_LABEL, pr: accepted.number, ...by ? { by } : {} };
+}
+async function acceptanceFor(event, mode, sha, failOnSlower, deps) {
+  if (!failOnSlower) return void 0;
+  if (mode === "pr") return fromPullRequest(event, deps);
+  if (mode === "push" && event.name === "push") return fromPush(event, sha, deps);
+  return void 0;
+}
+
 // src/action/annotations.ts
-import { readFileSync as readFileSync14 } from "node:fs";
-import { isAbsolute as isAbsolute6, join as join32, relative as relative10, resolve as resolve10, sep as sep5 } from "node:path";
+import { readFileSync as readFileSync15 } from "node:fs";
+import { isAbsolute as isAbsolute6, join as join37, relative as relative11, resolve as resolve11, sep as sep5 } from "node:path";
 var MAX_MESSAGE_CHARS = 500;
 var MAX_TITLE_CHARS = 100;
 var MAX_ERROR_ANNOTATIONS = 9;
@@ -60015,7 +61723,7 @@ function oneLine(text3, max) {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 function workspaceFile(workspace, file) {
-  const rel = relative10(workspace, resolve10(workspace, file));
+  const rel = relative11(workspace, resolve11(workspace, file));
   if (rel === "" || rel === ".." || rel.startsWith(`..${sep5}`) || isAbsolute6(rel)) return void 0;
   return rel.split(sep5).join("/");
 }
@@ -60045,13 +61753,13 @@ var COMPILER_ERROR = /^(.+?\.(?:cu|cuh|cpp|cc|cxx|c|hpp|h))(?:\((\d+)\)|:(\d+)(?
 function siteLocator(config, results, workspace) {
   const locators = /* @__PURE__ */ new Map();
   const inManifest = (kernel, path11) => {
-    const absolute = join32(config.rootDir, kernel.file);
+    const absolute = join37(config.rootDir, kernel.file);
     const file = workspaceFile(workspace, absolute);
     if (file === void 0) return void 0;
     if (!locators.has(absolute)) {
       let text3;
       try {
-        text3 = readFileSync14(absolute, "utf8");
+        text3 = readFileSync15(absolute, "utf8");
       } catch {
         text3 = void 0;
       }
@@ -60065,7 +61773,7 @@ function siteLocator(config, results, workspace) {
       (b) => b.kernel === site.kernel && b.variant === site.variant
     );
     const m = COMPILER_ERROR.exec(build?.log_tail ?? "");
-    const file = m ? workspaceFile(workspace, resolve10(kernel.dir, m[1].trim())) : void 0;
+    const file = m ? workspaceFile(workspace, resolve11(kernel.dir, m[1].trim())) : void 0;
     if (!m || file === void 0) return void 0;
     const column = m[4] === void 0 ? {} : { startColumn: Number(m[4]) };
     return { file, startLine: Number(m[2] ?? m[3]), ...column };
@@ -60144,7 +61852,12 @@ async function pipeline(input, deps) {
     config,
     input.mode === "schedule" ? "nightly" : "pr",
     input.context,
-    input.history
+    input.history,
+    {
+      ...input.acceptance ? { acceptance: input.acceptance } : {},
+      ...input.acceptedSince ? { acceptedSince: input.acceptedSince } : {},
+      ...input.repoUrl ? { repoUrl: input.repoUrl } : {}
+    }
   );
   const sink = {
     setOutput: deps.core.setOutput,
@@ -60164,7 +61877,8 @@ async function pipeline(input, deps) {
         results,
         full: rendered.full,
         comment: rendered.comment,
-        ...rendered.alert ? { alert: rendered.alert } : {}
+        ...rendered.alert ? { alert: rendered.alert } : {},
+        ...verdict.accepted ? { accepted: verdict.accepted } : {}
       },
       {
         mode: input.mode,
@@ -60234,7 +61948,7 @@ async function mergeShards2(step, merge2) {
     dirs: [inWorkspace(env, merge2)],
     shards: inputs.shard.shards,
     cwd: env["GITHUB_WORKSPACE"] ?? process.cwd(),
-    outDir: inWorkspace(env, join33(inputs.reportDir, "merge")),
+    outDir: inWorkspace(env, join38(inputs.reportDir, "merge")),
     baselinePath: inputs.baseline === void 0 ? void 0 : inWorkspace(env, inputs.baseline),
     store: storeOf(inputs, env, core),
     baselineBranch: mode === "pr" ? baseBranch : branch,
@@ -60271,7 +61985,7 @@ async function readGiven(step, resultsInput) {
   }
   if (inputs.baseline === void 0) return { results, baseline: void 0, measured: void 0 };
   const baselinePath = inWorkspace(env, inputs.baseline);
-  if (statSync8(baselinePath, { throwIfNoEntry: false })?.isFile()) {
+  if (statSync10(baselinePath, { throwIfNoEntry: false })?.isFile()) {
     return { results, baseline: loadResults(baselinePath), measured: void 0 };
   }
   core.warning(
@@ -60307,7 +62021,7 @@ async function pullRequestOf(step, client) {
   try {
     return { prNumber: await resolvePullRequest(inputs, event, client), lookupError: void 0 };
   } catch (error2) {
-    const reportPath = join33(inWorkspace(deps.env, inputs.reportDir), "report.md");
+    const reportPath = join38(inWorkspace(deps.env, inputs.reportDir), "report.md");
     const lookupError = new Error(
       `Could not find the pull request to comment on: ${describeGitHubError(error2).replace(/\.$/, "")}. The report is in the job summary and ${reportPath}.`,
       { cause: error2 }
@@ -60320,12 +62034,24 @@ async function judgeAndPublish(step, got, client) {
   const { core, env } = deps;
   const { prNumber, lookupError } = await pullRequestOf(step, client);
   const context3 = runContext(env, event, prNumber);
-  const history = mode === "schedule" ? await trendRuns(
+  const trends = mode === "schedule" ? await trendRuns(
     storeOf(inputs, env, core),
     branchesOf(event, env).branch,
     got.results,
     core.warning
   ) : void 0;
+  const acceptance = await acceptanceFor(
+    event,
+    mode,
+    env["GITHUB_SHA"],
+    config.policy.failOnSlower,
+    {
+      client,
+      warning: core.warning,
+      info: core.info
+    }
+  );
+  const server = (env["GITHUB_SERVER_URL"] ?? "https://github.com").replace(/\/+$/, "");
   const judgeStartMs = Date.now();
   const published = await pipeline(
     {
@@ -60335,7 +62061,9 @@ async function judgeAndPublish(step, got, client) {
       mode,
       prNumber,
       repository: event.repository,
-      ...history ? { history } : {},
+      ...trends ? { history: trends.runs, acceptedSince: trends.accepted } : {},
+      ...acceptance ? { acceptance } : {},
+      repoUrl: `${server}/${event.repository}`,
       // Without the pull request there is nothing to comment on: files, summary and outputs only.
       inputs: lookupError ? { ...inputs, comment: false } : inputs,
       context: context3
@@ -60368,7 +62096,13 @@ async function afterGate(step, got, { outcome, context: context3 }) {
     got.measured,
     outcome.gate,
     inputs.saveBaseline === "always" ? "always" : "passing",
-    saveContext(config, event.name, context3.runUrl, outcome.comparison)
+    saveContext(
+      config,
+      event.name,
+      context3.runUrl,
+      outcome.comparison,
+      outcome.gate.accepted
+    )
   );
   if (stored.saved) core.info(`Stored as the newest baseline: ${stored.saved}`);
   if (stored.note) core.warning(stored.note);
@@ -60404,7 +62138,8 @@ async function run(deps = defaultDeps()) {
     const config = loadConfigInput(inWorkspace(env, inputs.config));
     const step = { deps, inputs, event, mode: resolveMode(inputs.mode, event), config };
     if (inputs.shard.shard !== void 0) return await measureShard(step, inputs.shard.shard);
-    const got = await withDeepChecks(await obtain(step), inputs, config, deps);
+    const profile = profileWanted(inputs, event, step.mode);
+    const got = await withDeepChecks(await obtain(step), inputs, config, deps, profile);
     budget.start();
     await afterGate(step, got, await judgeAndPublish(step, got, client));
   } catch (error2) {
@@ -60414,9 +62149,9 @@ async function run(deps = defaultDeps()) {
 }
 
 // src/action/relaunch.ts
-import { mkdtempSync as mkdtempSync3, readFileSync as readFileSync15, rmSync as rmSync3, writeFileSync as writeFileSync14 } from "node:fs";
+import { mkdtempSync as mkdtempSync3, readFileSync as readFileSync16, rmSync as rmSync4, writeFileSync as writeFileSync14 } from "node:fs";
 import { tmpdir as tmpdir3 } from "node:os";
-import { basename as basename5, dirname as dirname11, join as join34 } from "node:path";
+import { basename as basename5, dirname as dirname11, join as join39 } from "node:path";
 var TOKEN_FILE_VARIABLE = "KERNELGATE_TOKEN_FILE";
 var RELAUNCHED_VARIABLE = "KERNELGATE_RELAUNCHED";
 var FOLDER_PREFIX = "kernelgate-token-";
@@ -60425,11 +62160,11 @@ function takeToken(path11) {
   const folder = dirname11(path11);
   if (!basename5(folder).startsWith(FOLDER_PREFIX)) return void 0;
   try {
-    return readFileSync15(path11, "utf8");
+    return readFileSync16(path11, "utf8");
   } catch {
     return void 0;
   } finally {
-    rmSync3(folder, { recursive: true, force: true });
+    rmSync4(folder, { recursive: true, force: true });
   }
 }
 function relaunchWithoutCredentials(proc = currentProcess()) {
@@ -60455,8 +62190,8 @@ function relaunchWithoutCredentials(proc = currentProcess()) {
   const token = env["INPUT_TOKEN"];
   let folder;
   if (token) {
-    folder = mkdtempSync3(join34(env["RUNNER_TEMP"] || tmpdir3(), FOLDER_PREFIX));
-    const file = join34(folder, "token");
+    folder = mkdtempSync3(join39(env["RUNNER_TEMP"] || tmpdir3(), FOLDER_PREFIX));
+    const file = join39(folder, "token");
     writeFileSync14(file, token, { mode: 384, flag: "wx" });
     clean[TOKEN_FILE_VARIABLE] = file;
   }
@@ -60467,7 +62202,7 @@ function relaunchWithoutCredentials(proc = currentProcess()) {
       clean
     );
   } catch (error2) {
-    if (folder) rmSync3(folder, { recursive: true, force: true });
+    if (folder) rmSync4(folder, { recursive: true, force: true });
     return {
       relaunched: false,
       why: `kernelgate: could not re-execute without ${held.join(", ")} in the environment (${error2.message}); they stay readable through /proc/<pid>/environ to the tools this step starts.`
