@@ -50,6 +50,9 @@ class PersistingL2:
                 continue
             self.lib, self.why = lib, None
             break
+        # The limit as the worker found it, before any kernel module ran: the driver's own default
+        # is not 0 (an H100 read 9.38 MiB, 2026-11-26), so a variant is named only for changing it.
+        self.initial = self.limit()
 
     @property
     def ok(self):
@@ -68,9 +71,15 @@ class PersistingL2:
             return None
         return int(value.value)
 
+    def changed(self):
+        """The limit now when a variant changed it from the worker's starting value, else None."""
+        now = self.limit()
+        return None if now is None or self.initial is None or now == self.initial else now
+
     def clear_limit(self):
+        """The limit back to the worker's starting value, persisting lines back to normal."""
         if self.ok:
-            self.lib.cudaDeviceSetLimit(CUDA_LIMIT_PERSISTING_L2, ctypes.c_size_t(0))
+            self.lib.cudaDeviceSetLimit(CUDA_LIMIT_PERSISTING_L2, ctypes.c_size_t(self.initial or 0))
             self.lib.cudaCtxResetPersistingL2Cache()
 
 
@@ -80,7 +89,7 @@ def persistence_error(v, limit_bytes):
         "message": (
             f"{v} set aside {limit_bytes / (1 << 20):.3g} MiB of L2 for persisting accesses (cudaLimitPersistingL2CacheSize) and left "
             "it set after its call returned: persisting lines survive the flush between cold samples, so its timing would be warm; "
-            "the harness set the limit back to 0 (a kernel may use persisting L2 inside its call only if it resets it before returning)"
+            "the harness set the limit back to what it was (a kernel may use persisting L2 inside its call only if it resets it before returning)"
         ),
     }
 

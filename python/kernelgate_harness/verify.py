@@ -252,6 +252,7 @@ class Verifier:
         repeat = None if moved_nonfinite else (float(diff.max()) if diff.numel() else 0.0)
         rel, mx = self.error_vs(res1, ref, idx)
         numel = res1.numel()
+        out_bits = out_fingerprint(res1)
         late = False
         if self.device == "cuda" and (first or n_unwritten or n_nan or rel is None or rel > self.tolerance(params)["rel_l2"]):
             # Always on the first seed: short work left on another stream need not make this
@@ -262,7 +263,7 @@ class Verifier:
             "late_work": late,
             "after_return": after_return,
             "third_moved": third,
-            "out_bits": out_fingerprint(res1),
+            "out_bits": out_bits,
             "seed": seed,
             "rel_l2": rel,
             "max_abs": mx,

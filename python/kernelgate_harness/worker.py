@@ -62,6 +62,12 @@ class Worker(Verifier, CacheProbe, GraphCapture, Timer, TimedOutputCheck):
         # The snapshot of what the timing, the statistics and the checks rely on, and the timer's
         # own references, taken before the kernel module's code runs (integrity.py).
         self.guard = Guard(torch)
+        # The persisting-L2 limit as found, before the module's code runs (l2.py).
+        self.l2 = None
+        if self.device == "cuda":
+            from .l2 import PersistingL2
+
+            self.l2 = PersistingL2()
         self.module = importlib.import_module(manifest["module"])
         found = self.guard.check()
         # A module that patches at import time fails every variant of every case (setup()).
@@ -71,13 +77,10 @@ class Worker(Verifier, CacheProbe, GraphCapture, Timer, TimedOutputCheck):
         self.nvml = None
         self.warmed_up = False
         self.capture_stream = None  # made on the first capture, kept for the worker's life
-        self.l2 = None
         if self.device == "cuda":
             from .environment import Nvml
-            from .l2 import PersistingL2
 
             self.nvml = Nvml(0)
-            self.l2 = PersistingL2()
             self.l2_bytes = int(getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 50 << 20))
 
     def tampered(self, when):
@@ -90,11 +93,12 @@ class Worker(Verifier, CacheProbe, GraphCapture, Timer, TimedOutputCheck):
         return tampering_error(names, when) if names else None
 
     def l2_left_set(self, v):
-        """The l2-persistence error when variant v left L2 set aside for persisting accesses (the
-        limit is set back to 0), else None; None where the runtime cannot be asked."""
+        """The l2-persistence error when variant v changed the L2 set aside for persisting accesses
+        (the limit is set back to the worker's starting value), else None; None where the runtime
+        cannot be asked."""
         l2 = getattr(self, "l2", None)
-        limit = l2.limit() if l2 is not None else None
-        if not limit:
+        limit = l2.changed() if l2 is not None else None
+        if limit is None:
             return None
         l2.clear_limit()
         return persistence_error(v, limit)
