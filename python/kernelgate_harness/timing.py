@@ -104,6 +104,7 @@ class Bench:
         self.outs, self.flush, self.samples = {}, None, {}
         self.graphs, self.batched, self.warmup_ms, self.last_res, self.host_ms, self.spin_ms = {}, {}, {}, {}, {}, {}
         self.graph_out = {}
+        self.graph_res = {}  # variant -> {buffer j: what the captured launch j returned}
         self.bad = {}  # variant -> the error that ended its timing (tampering, L2 persistence)
         self.alt = None  # per set: the other values, swapped with the live ones between rounds
         self.gen = [0] * self.n_sets  # per set: which values the set's tensors hold now
@@ -127,7 +128,12 @@ class Bench:
         turn, buffer j on input set j % n_sets."""
         j = self.graph_calls % n_buffers
         self.graph_calls += 1
-        return self.runners[v](self.sets[j % self.n_sets], self.outs[v][0][j])
+        res = self.runners[v](self.sets[j % self.n_sets], self.outs[v][0][j])
+        # What launch j returned: the buffer it was handed, or a tensor of the graph's own pool
+        # (torch's SDPA returns a new tensor and writes no buffer: checking the handed buffers read
+        # NaN for every launch, 64 false failures on an H100 A/A run, 2026-11-26).
+        self.graph_res.setdefault(v, {})[j] = res
+        return res
 
     def next_round(self, torch, r):
         """Before round r: the set it uses gets its other values when its turn says so."""
@@ -149,7 +155,7 @@ class Bench:
         return {name: self.alt[k].get(name, x) for name, x in self.sets[k].items()}
 
     def release(self):
-        self.sets = self.outs = self.flush = self.graphs = self.last_res = self.ref0 = self.graph_out = self.alt = None
+        self.sets = self.outs = self.flush = self.graphs = self.last_res = self.ref0 = self.graph_out = self.graph_res = self.alt = None
 
 
 # The times one call can take, ms (schema/results.schema.json, Timing): a nanosecond to an hour.
@@ -247,7 +253,7 @@ class Timer:
                     try:
                         b.graph_calls = 0
                         graph, _ = self.capture(lambda v=v: b.call_graph(v, n_out), n)
-                        b.graph_out[v] = b.outs[v][0]
+                        b.graph_out[v] = [b.graph_res[v].get(j, buf) for j, buf in enumerate(b.outs[v][0])]
                         b.graphs[v] = (graph, n)
                         tampering = self.tampered(f"while {v} was captured in a CUDA graph")
                         if tampering:
