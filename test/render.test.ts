@@ -319,8 +319,8 @@ describe('renderReport', () => {
     ref.timing.median_ms /= 1.5;
     ref.throughput.tflops = (ref.throughput.tflops ?? 0) * 1.5;
     const { comment } = renderReport(input(fast, undefined));
-    expect(comment).toMatch(
-      /- 🏷️ attention tiers: 1 rung need more than the chip's peak on this run \(kernel\.yml's tiers\.reference_pct_peak says 62\.0 %; the reference reached 9\d\.\d % here\): 1\.1× SDPA default\. Revise the ladder/,
+    expect(comment).toContain(
+      "- 🏷️ attention tiers: 1 rung needs more than the chip's peak on this run (kernel.yml's tiers.reference_pct_peak says 62.0 %; the reference reached 92.4 % of the peak here): 1.1× SDPA default. Revise the ladder",
     );
   });
 

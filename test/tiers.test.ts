@@ -92,16 +92,15 @@ describe('load-time reachability of a ladder', () => {
     expect(unreachableRungs(m.tiers!, m)).toEqual([]);
   });
 
-  it('asks for the reference share when a rung is above 1×', () => {
+  it('accepts rungs above 1× with no share declared: each run measures the reference (issue 30)', () => {
     const m = manifest({
       ladder: [
         { name: 'par', min: 1 },
         { name: 'faster', min: 1.1 },
+        { name: 'three', min: 3 },
       ],
     });
-    expect(unreachableRungs(m.tiers!, m)).toEqual([
-      "tiers.reference_pct_peak is required when a rung is above 1× (tiers.ladder[1].min is 1.1): the share of the chip's peak sdpa_flash reaches on the headline case decides whether the rung can be reached (got nothing)",
-    ]);
+    expect(unreachableRungs(m.tiers!, m)).toEqual([]);
   });
 
   it('accepts a rung whose need stays under the peak and refuses one above it', () => {

@@ -51,7 +51,7 @@ export interface TierStatus {
   gemmTflops?: number;
   /** gemm_ceiling_ratio against a reference variant: its median over the candidate's (wall clock) */
   wallClockRatio?: number;
-  /** kernel.yml's tiers.reference_pct_peak, and what the reference reached in this run */
+  /** kernel.yml's optional tiers.reference_pct_peak, and what the reference reached in this run */
   declaredReferencePctPeak?: number;
   measuredReferencePctPeak?: number;
   /** highest tier reached; undefined: below the first tier */
@@ -295,9 +295,15 @@ const METRICS: Record<TierMetric, Metric> = {
   gemm_ceiling_ratio: gemmCeilingRatio,
 };
 
-/** Each rung: achieved, the median it needs, whether the chip can reach it; the next rung. */
+/**
+ * Each rung: achieved, the median it needs, whether the chip can reach it (the TFLOPS the rung
+ * implies, from the rates this run measured, against the datasheet peak); the next rung. Where the
+ * run cannot tell (no FLOP count, no peak), a ratio rung's reachability comes from kernel.yml's
+ * optional tiers.reference_pct_peak (min × that % at most 100), else stays unknown.
+ */
 function gradeLadder(g: Grading, requiredMs: (min: number) => number | undefined): void {
   const { status, peak } = g;
+  const declared = status.metric === 'pct_peak' ? undefined : status.declaredReferencePctPeak;
   const flops = g.target.work?.flops;
   const impliedTflops = (ms: number) => (flops ? flops / (ms * 1e-3) / 1e12 : undefined);
   const value = status.value as number;
@@ -308,6 +314,8 @@ function gradeLadder(g: Grading, requiredMs: (min: number) => number | undefined
       milestone.requiredMs === undefined ? undefined : impliedTflops(milestone.requiredMs);
     if (milestone.impliedTflops !== undefined && peak !== undefined) {
       milestone.reachable = milestone.impliedTflops <= peak;
+    } else if (declared !== undefined) {
+      milestone.reachable = milestone.min * declared <= 100;
     }
     if (milestone.achieved) status.current = { name: milestone.name, grade: milestone.grade };
   }

@@ -132,7 +132,8 @@ function wrongFindings(f: Finder): void {
 }
 
 function tailFindings(f: Finder): void {
-  for (const { fails, line } of tailFindingLines(f.input)) (fails ? f.blocking : f.other).push(line);
+  for (const { fails, line } of tailFindingLines(f.input))
+    (fails ? f.blocking : f.other).push(line);
 }
 
 function driftFindings(f: Finder): void {
@@ -283,7 +284,7 @@ function retuneFindings(f: Finder): void {
     const lead =
       r.against === 'arms'
         ? `the arms launched different tunings on ${cases.length} of ${of} cases (the change altered the tuner's source; the pairs judge what it did)`
-        : `re-tuned since the stored run on ${cases.length} of ${of} cases: the tuner chose another configuration, a re-tune, not a regression${cases.some((c) => c.method === 'paired') ? ' (both arms of tonight\'s pairs launched the new one)' : ''}`;
+        : `re-tuned since the stored run on ${cases.length} of ${of} cases: the tuner chose another configuration, a re-tune, not a regression${cases.some((c) => c.method === 'paired') ? " (both arms of tonight's pairs launched the new one)" : ''}`;
     other.push(`🎛️ ${name(first)} ${lead}${movedText}. ${shown.join('; ')}${more}`);
   }
 }
@@ -322,12 +323,19 @@ function tierFindings(f: Finder): void {
     if (t.problem) other.push(`🏷️ ${esc(t.kernel)} tiers: no grade: ${esc(t.problem)}`);
     const out = t.ladder.filter((m) => m.reachable === false);
     if (!t.problem && out.length) {
-      const declared =
+      const measured =
+        t.measuredReferencePctPeak !== undefined
+          ? `the reference reached ${fixed(t.measuredReferencePctPeak, 1)} % of the peak here`
+          : undefined;
+      const why =
         t.declaredReferencePctPeak !== undefined
-          ? ` (kernel.yml's tiers.reference_pct_peak says ${fixed(t.declaredReferencePctPeak, 1)} %; the reference reached ${fixed(t.measuredReferencePctPeak, 1)} % here)`
-          : '';
+          ? ` (kernel.yml's tiers.reference_pct_peak says ${fixed(t.declaredReferencePctPeak, 1)} %${measured ? `; ${measured}` : ''})`
+          : measured
+            ? ` (${measured})`
+            : '';
+      const needs = out.length === 1 ? 'needs' : 'need';
       other.push(
-        `🏷️ ${esc(t.kernel)} tiers: ${plural(out.length, 'rung')} need more than the chip's peak on this run${declared}: ${out.map((m) => esc(m.name)).join(', ')}. Revise the ladder`,
+        `🏷️ ${esc(t.kernel)} tiers: ${plural(out.length, 'rung')} ${needs} more than the chip's peak on this run${why}: ${out.map((m) => esc(m.name)).join(', ')}. Revise the ladder`,
       );
     }
   }
