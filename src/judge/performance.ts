@@ -178,6 +178,18 @@ export function judgePerf(
     const perf = verdictOf(lo, hi, thresholdPct);
     return { perf, ratio, ciLo: lo, ciHi: hi, confidence, baselineMedianMs };
   }
+  return judgeBootstrapped(key, cur, base, baselineMedianMs, thresholdPct, config);
+}
+
+/** The percentile-bootstrap interval of the ratio of medians, judged against the threshold. */
+function judgeBootstrapped(
+  key: string,
+  cur: number[],
+  base: number[],
+  baselineMedianMs: number,
+  thresholdPct: number,
+  config: Config,
+): PerfJudgement {
   const ci = bootstrapRatioOfMedians(cur, base, {
     confidence: config.compare.confidence,
     resamples: config.compare.resamples,
