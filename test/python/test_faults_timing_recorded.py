@@ -28,14 +28,17 @@ def message(c):
 @pytest.mark.parametrize(
     "variant,status,kind,start",
     [
-        ("timer_patch", "error", "tampering", "tampering: time.perf_counter, torch.cuda.Event.elapsed_time were replaced while timer_patch was verified (seed 0)"),
-        ("stats_patch", "error", "tampering", "tampering: kernelgate_harness.stats.summarize, kernelgate_harness.timing.summarize were replaced during the set-up of stats_patch"),
+        ("timer_patch", "error", "tampering", "tampering: time.perf_counter, torch.cuda.Event.elapsed_time were replaced "
+         "while timer_patch was verified (seed 0)"),
+        ("stats_patch", "error", "tampering", "tampering: kernelgate_harness.stats.summarize, kernelgate_harness.timing.summarize "
+         "were replaced during the set-up of stats_patch"),
         ("lazy_output", "fail", None, "seed 0: returned a faulty_bench._Lazy, a subclass of torch.Tensor"),
         ("aliased_output", "fail", None, "seed 0: its output shares memory with the output of its previous call"),
         ("memo_identity", "fail", None, "seed 0: cached result: after new values were written into the same input tensors the output is wrong"),
         ("memo_content", "fail", None, "seed 0: cached result: calls on input values it had just seen took"),
         ("graph_stale", "fail", None, "the CUDA graph's replay leaves 100 of the 200 output buffers its launches write in turn wrong"),
-        ("race_rare", "fail", None, "seed 0: result moved between runs on the same inputs: a third run beside a load on another stream differs from the first in 1 of 2560 elements"),
+        ("race_rare", "fail", None, "seed 0: result moved between runs on the same inputs: a third run beside a load on another stream "
+         "differs from the first in 1 of 2560 elements"),
         ("l2_persist", "error", "l2-persistence", "l2_persist set aside 6.25 MiB of L2 for persisting accesses (cudaLimitPersistingL2CacheSize)"),
         ("stale", "fail", None, "seed 0: cached result: after new values were written into the same input tensors the output is wrong"),
     ],
