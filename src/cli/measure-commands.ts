@@ -11,7 +11,7 @@ import {
   storeBaseline,
 } from '../pipeline/index.js';
 import { SHARD_BALANCE, type ShardBalance, shardedOptions } from '../shard/index.js';
-import { fileBaselineStore } from '../store/index.js';
+import { fileBaselineStore, storeKeyOf } from '../store/index.js';
 import { UsageError } from './cli.js';
 import {
   type Command,
@@ -121,6 +121,8 @@ export const run: Command = async (args, io) => {
     baseBranch: values.base,
     store: fileBaselineStore(resolve(io.cwd, values['baseline-dir']), {
       warn: (line) => io.stderr(`warning: ${line}\n`),
+      info: (line) => io.stderr(`${line}\n`),
+      key: storeKeyOf(process.env),
     }),
     baselinePath: values.baseline === undefined ? undefined : resolve(io.cwd, values.baseline),
     saveBaseline: values['save-baseline'],

@@ -9,6 +9,8 @@ import {
   type SaveContext,
   type StoredAcceptance,
   type StoredBaseline,
+  STORE_KEY_VARIABLE,
+  storeKeyOf,
 } from '../store/index.js';
 import type { Comparison } from '../judge/index.js';
 import type { Config } from '../config/index.js';
@@ -92,8 +94,19 @@ export function actionStore(
   inWorkspace: (path: string) => string,
   deps: StoreDeps,
 ): BaselineStore {
+  const key = storeKeyOf(env);
+  if (key !== undefined) deps.setSecret?.(key);
   if (inputs.history.kind === 'dir') {
-    return fileBaselineStore(inWorkspace(inputs.baselineDir), { warn: deps.warning });
+    return fileBaselineStore(inWorkspace(inputs.baselineDir), {
+      warn: deps.warning,
+      info: deps.info,
+      key,
+    });
+  }
+  if (key !== undefined) {
+    deps.info(
+      `kernelgate: ${STORE_KEY_VARIABLE} signs the records of a baseline-dir folder; the data branch's records are not signed: who can push to ${inputs.history.branch} can write them (protect it with a ruleset, docs/forks.md).`,
+    );
   }
   const server = (env['GITHUB_SERVER_URL'] ?? 'https://github.com').replace(/\/+$/, '');
   const remote = inputs.history.remote ?? `${server}/${env['GITHUB_REPOSITORY'] ?? ''}.git`;

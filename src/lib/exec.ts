@@ -159,7 +159,8 @@ export function childEnv(
   parent: Record<string, string | undefined> = process.env,
 ): Record<string, string> {
   const env: Record<string, string> = {};
-  const withheld = new Set<string>(CREDENTIAL_VARIABLES);
+  // the store key (KERNELGATE_STORE_KEY, src/store/signing.ts) signs trusted runs: no tool gets it
+  const withheld = new Set<string>([...CREDENTIAL_VARIABLES, 'KERNELGATE_STORE_KEY']);
   for (const [key, value] of Object.entries(parent)) {
     if (value !== undefined && !withheld.has(key)) env[key] = value;
   }

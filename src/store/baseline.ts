@@ -10,9 +10,10 @@ import {
   renameSync,
   writeFileSync,
 } from 'node:fs';
-import { join } from 'node:path';
-import { loadResults } from '../results/index.js';
+import { join, relative, sep } from 'node:path';
+import { loadResults, parseJson, validateResults } from '../results/index.js';
 import type { KernelgateResults } from '../results/index.js';
+import { notSigned, parseSignatures, signatureMatches, signFile, unsignedNote } from './signing.js';
 
 export interface BaselineKey {
   /** Branch whose newest trusted results are the baseline, e.g. `main` (a PR's base branch). */
@@ -154,14 +155,26 @@ export function safeSegment(value: string, field: string): string {
 export interface FileStoreOptions {
   now?: () => number;
   warn?: (message: string) => void;
+  /** the store key (KERNELGATE_STORE_KEY): records are signed, unsigned ones refused by name */
+  key?: string | undefined;
+  /** where the one-time note of an unsigned store goes (no key) */
+  info?: (message: string) => void;
 }
 
-/** The judgement kept beside a stored results file (`<file>.judged`), when there is one. */
-function readJudgement(path: string): StoredJudgement | undefined {
+/** Store folders whose "unsigned" note was given in this process: once each. */
+const NOTED_UNSIGNED = new Set<string>();
+
+/** A file's text, or undefined when it is not there. */
+function readIfThere(path: string): string | undefined {
+  return existsSync(path) ? readFileSync(path, 'utf8') : undefined;
+}
+
+/** The judgement kept beside a stored results file (`<file>.judged`), from its text. */
+function readJudgement(path: string, text: string | undefined): StoredJudgement | undefined {
   const side = `${path}.judged`;
-  if (!existsSync(side)) return undefined;
+  if (text === undefined) return undefined;
   try {
-    const parsed = JSON.parse(readFileSync(side, 'utf8')) as Partial<StoredJudgement>;
+    const parsed = JSON.parse(text) as Partial<StoredJudgement>;
     return {
       ...(parsed.verdict === 'pass' || parsed.verdict === 'fail'
         ? { verdict: parsed.verdict }
@@ -173,6 +186,37 @@ function readJudgement(path: string): StoredJudgement | undefined {
   } catch {
     return { verdict: 'fail', slower: [], event: `unreadable ${side}` };
   }
+}
+
+/** A stored file's name in the store, as signed: `branch/sku/file`. */
+function storeName(root: string, path: string): string {
+  return relative(root, path).split(sep).join('/');
+}
+
+/**
+ * Why a stored run is not signed with the key (its results file or its `.judged` sidecar: no
+ * `<file>.sig`, a signature that does not match, a signed judgement gone); undefined when it is.
+ */
+function whyNotSigned(
+  root: string,
+  key: string,
+  path: string,
+  text: string,
+  judgedText: string | undefined,
+): string | undefined {
+  const sigs = parseSignatures(readIfThere(`${path}.sig`));
+  if (sigs === undefined) return notSigned(path, 'unsigned');
+  const name = storeName(root, path);
+  if (!signatureMatches(key, name, text, sigs.results)) return notSigned(path, 'mismatch');
+  const side = `${path}.judged`;
+  if (judgedText === undefined) {
+    return sigs.judged === undefined ? undefined : notSigned(side, 'missing');
+  }
+  if (sigs.judged === undefined) return notSigned(side, 'unsigned');
+  if (!signatureMatches(key, `${name}.judged`, judgedText, sigs.judged)) {
+    return notSigned(side, 'mismatch');
+  }
+  return undefined;
 }
 
 function writeAtomically(path: string, text: string): void {
@@ -208,19 +252,36 @@ export function fileBaselineStore(
       .map((name) => join(dir, name));
   };
 
-  /** Up to `limit` stored runs, newest first, those from the future refused by name. */
+  const signer = options.key;
+  const noteUnsigned = () => {
+    if (signer !== undefined || NOTED_UNSIGNED.has(root)) return;
+    NOTED_UNSIGNED.add(root);
+    options.info?.(unsignedNote(root));
+  };
+  /** One stored run read: with the key, checked against `<file>.sig`; a string says why not. */
+  const readOne = (path: string): StoredBaseline | string => {
+    const text = readFileSync(path, 'utf8');
+    const judgedText = readIfThere(`${path}.judged`);
+    const unsigned =
+      signer === undefined ? undefined : whyNotSigned(root, signer, path, text, judgedText);
+    if (unsigned !== undefined) return unsigned;
+    // parsed from the bytes that were checked, never read a second time
+    const results = validateResults(parseJson(text, path), path);
+    const future = fromTheFuture(results.run.started_at, now());
+    if (future !== undefined) return `baseline store: refused ${path}: ${future}.`;
+    const judged = readJudgement(path, judgedText);
+    return { results, path, ...(judged ? { judged } : {}) };
+  };
+
+  /** Up to `limit` stored runs, newest first, those refused (unsigned, from the future) named. */
   const stored = (key: BaselineKey, limit: number): StoredBaseline[] => {
+    noteUnsigned();
     const found: StoredBaseline[] = [];
     for (const path of entries(key)) {
       if (found.length >= limit) break;
-      const results = loadResults(path);
-      const future = fromTheFuture(results.run.started_at, now());
-      if (future !== undefined) {
-        warn(`baseline store: refused ${path}: ${future}.`);
-        continue;
-      }
-      const judged = readJudgement(path);
-      found.push({ results, path, ...(judged ? { judged } : {}) });
+      const one = readOne(path);
+      if (typeof one === 'string') warn(one);
+      else found.push(one);
     }
     return found;
   };
@@ -234,11 +295,23 @@ export function fileBaselineStore(
       const stamp = results.run.started_at.replace(/[^0-9A-Za-z]/g, '');
       const sha = safeSegment((results.run.git_sha ?? 'nosha').slice(0, 12), 'git sha');
       const path = join(dir, `${stamp}-${sha}.json`);
-      // The judgement first: a reader that sees the results file sees what was said of it.
-      if (context !== undefined) {
-        writeAtomically(`${path}.judged`, JSON.stringify(judgementOf(context), null, 2) + '\n');
+      noteUnsigned();
+      const text = JSON.stringify(results, null, 2) + '\n';
+      const judgedText =
+        context === undefined ? undefined : JSON.stringify(judgementOf(context), null, 2) + '\n';
+      // The judgement and the signatures first: a reader that sees the results file sees them.
+      if (judgedText !== undefined) writeAtomically(`${path}.judged`, judgedText);
+      if (signer !== undefined) {
+        const name = storeName(root, path);
+        const sigs = {
+          results: signFile(signer, name, text),
+          ...(judgedText !== undefined
+            ? { judged: signFile(signer, `${name}.judged`, judgedText) }
+            : {}),
+        };
+        writeAtomically(`${path}.sig`, JSON.stringify(sigs) + '\n');
       }
-      writeAtomically(path, JSON.stringify(results, null, 2) + '\n');
+      writeAtomically(path, text);
       return path;
     },
   };
