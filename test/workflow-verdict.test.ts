@@ -180,24 +180,36 @@ describe('examples/workflows/kernelgate-matrix.yml: `verdict` is the required ch
   });
 });
 
-describe("the README's quick start: its one job is the required check and is never skipped", () => {
+describe("the README's quick start: a fork's pull request is skipped and the required `verdict` fails closed", () => {
   const workflow = readmeWorkflow();
+  const pr = (headRepo: string): Scenario['github'] => ({
+    event_name: 'pull_request',
+    repository: 'octo/kernels',
+    event: { pull_request: { head: { repo: { full_name: headRepo } } } },
+  });
+  const run = (github: Scenario['github'], outcomes: Scenario['outcomes'] = {}) =>
+    evaluateWorkflow(workflow, { github, outcomes, runSteps: ['verdict'] });
+  const notPassed = (result: string) =>
+    `::error title=kernelgate did not pass::kernels ${result}: this check passes only when kernels succeeded; a fork's pull request is not run by this workflow (examples/workflows/kernelgate.yml runs it after approval).\n`;
 
-  test('one job, no needs, no if', () => {
-    expect(Object.keys(workflow.jobs)).toEqual(['kernels']);
-    expect(workflow.jobs['kernels']).not.toHaveProperty('needs');
-    expect(workflow.jobs['kernels']).not.toHaveProperty('if');
+  test("a fork's pull request: kernels is skipped (never on the GPU runner), verdict fails", () => {
+    const { results, logs } = run(pr('mallory/kernels'));
+    expect(results).toEqual({ kernels: 'skipped', verdict: 'failure' });
+    expect(logs['verdict']).toBe(notPassed('skipped'));
   });
 
-  test.each([
-    ['the run is refused or the gate fails', 'failure'],
-    ['the gate passes', 'success'],
-  ] as const)('%s: %s', (_name, outcome) => {
-    const { results } = evaluateWorkflow(workflow, {
-      github: prt('opened'),
-      outcomes: { kernels: outcome },
-    });
-    expect(results['kernels']).toBe(outcome);
+  test('a pull request of the repository: kernels runs, and verdict is its result', () => {
+    const passed = run(pr('octo/kernels'));
+    expect(passed.results).toEqual({ kernels: 'success', verdict: 'success' });
+    expect(passed.logs['verdict']).toBe('kernelgate passed.\n');
+    const failed = run(pr('octo/kernels'), { kernels: 'failure' });
+    expect(failed.results).toEqual({ kernels: 'failure', verdict: 'failure' });
+    expect(failed.logs['verdict']).toBe(notPassed('failure'));
+  });
+
+  test('push and schedule runs measure', () => {
+    expect(run(PUSH).results).toEqual({ kernels: 'success', verdict: 'success' });
+    expect(run(NIGHTLY, { kernels: 'failure' }).results['verdict']).toBe('failure');
   });
 });
 
