@@ -253,7 +253,7 @@ class Timer:
                     try:
                         b.graph_calls = 0
                         graph, _ = self.capture(lambda v=v: b.call_graph(v, n_out), n)
-                        b.graph_out[v] = [b.graph_res[v].get(j, buf) for j, buf in enumerate(b.outs[v][0])]
+                        b.graph_out[v] = [b.graph_res.get(v, {}).get(j, buf) for j, buf in enumerate(b.outs[v][0])]
                         b.graphs[v] = (graph, n)
                         tampering = self.tampered(f"while {v} was captured in a CUDA graph")
                         if tampering:
