@@ -8,3 +8,4 @@ export * from './locate.js';
 export * from './noise.js';
 export * from './owns.js';
 export * from './check.js';
+export * from './manifest-diff.js';

@@ -8,3 +8,4 @@ export * from './bisect.js';
 export * from './nightly-bisect.js';
 export * from './pr-baseline.js';
 export * from './check.js';
+export * from './base-manifests.js';

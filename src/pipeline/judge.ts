@@ -12,6 +12,7 @@ import {
 } from '../report/index.js';
 import type { KernelgateResults } from '../results/index.js';
 import { evaluateTiers, type TierStatus } from '../judge/index.js';
+import { baseManifests } from './base-manifests.js';
 
 export interface Judgement {
   comparison: Comparison;
@@ -37,6 +38,8 @@ export function judge(
   const comparison = annotateAdapted(compare(results, baseline, config), results);
   const tiers = evaluateTiers(results, config);
   const verdict = gate(comparison, tiers, results, config, extra.acceptance);
+  // A pull request's own tolerance or manifest changes, named against its base checkout's.
+  const manifests = kind === 'pr' ? baseManifests(results, config) : undefined;
   const rendered = renderReport({
     kind,
     results,
@@ -50,6 +53,7 @@ export function judge(
     ...(extra.acceptance ? { acceptance: extra.acceptance } : {}),
     ...(extra.acceptedSince?.length ? { acceptedSince: extra.acceptedSince } : {}),
     ...(extra.repoUrl ? { repoUrl: extra.repoUrl } : {}),
+    ...(manifests ? { manifests } : {}),
   });
   return { comparison, tiers, verdict, rendered };
 }

@@ -17,6 +17,7 @@ import {
   isControl,
   ratioSpread,
 } from './digest.js';
+import { manifestFindingLines } from './manifest-changes.js';
 import { tailFindingLines } from './tails.js';
 import { COMMENT_NOTE_CHARS, type ReportInput, type ViewOptions } from './types.js';
 
@@ -134,6 +135,11 @@ function wrongFindings(f: Finder): void {
 function tailFindings(f: Finder): void {
   for (const { fails, line } of tailFindingLines(f.input))
     (fails ? f.blocking : f.other).push(line);
+}
+
+/** A pull request's own tolerance and manifest changes, against its base revision's. */
+function manifestFindings(f: Finder): void {
+  f.other.push(...manifestFindingLines(f.input));
 }
 
 function driftFindings(f: Finder): void {
@@ -362,6 +368,7 @@ const FINDERS: readonly ((f: Finder) => void)[] = [
   deepFindings,
   wrongFindings,
   tailFindings,
+  manifestFindings,
   driftFindings,
   errorFindings,
   buildFindings,

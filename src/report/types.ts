@@ -1,5 +1,5 @@
 // The report's input, output and rendering options.
-import type { Config } from '../config/index.js';
+import type { Config, ManifestChange } from '../config/index.js';
 import type { Comparison, GateResult, MeasurementError, TierStatus } from '../judge/index.js';
 import type { KernelgateResults } from '../results/index.js';
 import type { Changes } from './digest.js';
@@ -40,6 +40,11 @@ export interface ReportInput {
   acceptance?: { label: string; by?: string; pr?: number };
   /** the repository's web address (https://github.com/owner/repo): commits are shown as links */
   repoUrl?: string;
+  /**
+   * A pull request's own manifest changes against its base revision's kernel.yml files (the
+   * pipeline's baseManifests()), or why they could not be read: the findings name them.
+   */
+  manifests?: { changes: ManifestChange[] } | { unreadable: { root: string; error: string } };
   /** override the templates folder (tests) */
   templatesDir?: string;
   /** override the comment size budget (tests) */
