@@ -6,6 +6,7 @@
 // the acceptance on the data branch; the next nightly's issue names it. A correctness failure is
 // never accepted.
 import {
+  copyFileSync,
   mkdtempSync,
   readFileSync,
   symlinkSync,
@@ -22,7 +23,13 @@ import { bareRemote, git } from './support/git-remote.js';
 import { GitHubServer } from './support/github-server.js';
 import { ROOT } from './support/recorded.js';
 
-const recorded = (name: string) => join(ROOT, 'test/fixtures/recorded', name, 'results.json');
+// A copy of the recorded results: the action writes what it adds (the acceptance, the nightly's
+// records) into the results file it is given, and a fixture must stay as recorded.
+const recorded = (name: string) => {
+  const copy = join(mkdtempSync(join(tmpdir(), `kg-accept-${name}-`)), 'results.json');
+  copyFileSync(join(ROOT, 'test/fixtures/recorded', name, 'results.json'), copy);
+  return copy;
+};
 const events = (file: string) =>
   JSON.parse(readFileSync(join(ROOT, 'test/fixtures/events', file), 'utf8')) as Record<
     string,

@@ -603,6 +603,8 @@ describe('inputs and event, in process', () => {
       reportDir: '.kernelgate/report',
       approvalLabel: 'kernelgate-approved',
       prNumber: undefined,
+      profile: 'auto',
+      profileTimeBoxS: 120,
       trustOnly: false,
       paired: 'auto',
       basePath: undefined,
