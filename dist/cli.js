@@ -3915,50 +3915,50 @@ var require_fast_uri = __commonJS({
       schemelessOptions.skipEscape = true;
       return serialize2(resolved, schemelessOptions);
     }
-    function resolveComponent(base, relative11, options, skipNormalization) {
+    function resolveComponent(base, relative13, options, skipNormalization) {
       const target2 = {};
       if (!skipNormalization) {
         base = parse9(serialize2(base, options), options);
-        relative11 = parse9(serialize2(relative11, options), options);
+        relative13 = parse9(serialize2(relative13, options), options);
       }
       options = options || {};
-      if (!options.tolerant && relative11.scheme) {
-        target2.scheme = relative11.scheme;
-        target2.userinfo = relative11.userinfo;
-        target2.host = relative11.host;
-        target2.port = relative11.port;
-        target2.path = removeDotSegments(relative11.path || "");
-        target2.query = relative11.query;
+      if (!options.tolerant && relative13.scheme) {
+        target2.scheme = relative13.scheme;
+        target2.userinfo = relative13.userinfo;
+        target2.host = relative13.host;
+        target2.port = relative13.port;
+        target2.path = removeDotSegments(relative13.path || "");
+        target2.query = relative13.query;
       } else {
-        if (relative11.userinfo !== void 0 || relative11.host !== void 0 || relative11.port !== void 0) {
-          target2.userinfo = relative11.userinfo;
-          target2.host = relative11.host;
-          target2.port = relative11.port;
-          target2.path = removeDotSegments(relative11.path || "");
-          target2.query = relative11.query;
+        if (relative13.userinfo !== void 0 || relative13.host !== void 0 || relative13.port !== void 0) {
+          target2.userinfo = relative13.userinfo;
+          target2.host = relative13.host;
+          target2.port = relative13.port;
+          target2.path = removeDotSegments(relative13.path || "");
+          target2.query = relative13.query;
         } else {
-          if (!relative11.path) {
+          if (!relative13.path) {
             target2.path = base.path;
-            if (relative11.query !== void 0) {
-              target2.query = relative11.query;
+            if (relative13.query !== void 0) {
+              target2.query = relative13.query;
             } else {
               target2.query = base.query;
             }
           } else {
-            if (relative11.path[0] === "/") {
-              target2.path = removeDotSegments(relative11.path);
+            if (relative13.path[0] === "/") {
+              target2.path = removeDotSegments(relative13.path);
             } else {
               const baseHasAuthority = base.userinfo !== void 0 || base.host !== void 0 || base.port !== void 0;
               if (baseHasAuthority && !base.path) {
-                target2.path = "/" + relative11.path;
+                target2.path = "/" + relative13.path;
               } else if (!base.path) {
-                target2.path = relative11.path;
+                target2.path = relative13.path;
               } else {
-                target2.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative11.path;
+                target2.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative13.path;
               }
               target2.path = base.scheme === void 0 && !baseHasAuthority && target2.path[0] !== "/" ? removeDotSegmentsRelative(target2.path) : removeDotSegments(target2.path);
             }
-            target2.query = relative11.query;
+            target2.query = relative13.query;
           }
           target2.userinfo = base.userinfo;
           target2.host = base.host;
@@ -3966,7 +3966,7 @@ var require_fast_uri = __commonJS({
         }
         target2.scheme = base.scheme;
       }
-      target2.fragment = relative11.fragment;
+      target2.fragment = relative13.fragment;
       return target2;
     }
     function equal(uriA, uriB, options) {
@@ -10905,10 +10905,10 @@ var require_resolve_block_map = __commonJS({
       let offset = bm.offset;
       let commentEnd = null;
       for (const collItem of bm.items) {
-        const { start, key, sep: sep4, value } = collItem;
+        const { start, key, sep: sep5, value } = collItem;
         const keyProps = resolveProps.resolveProps(start, {
           indicator: "explicit-key-ind",
-          next: key ?? sep4?.[0],
+          next: key ?? sep5?.[0],
           offset,
           onError,
           parentIndent: bm.indent,
@@ -10922,7 +10922,7 @@ var require_resolve_block_map = __commonJS({
             else if ("indent" in key && key.indent !== bm.indent)
               onError(offset, "BAD_INDENT", startColMsg);
           }
-          if (!keyProps.anchor && !keyProps.tag && !sep4) {
+          if (!keyProps.anchor && !keyProps.tag && !sep5) {
             commentEnd = keyProps.end;
             if (keyProps.comment) {
               if (map.comment)
@@ -10946,7 +10946,7 @@ var require_resolve_block_map = __commonJS({
         ctx.atKey = false;
         if (utilMapIncludes.mapIncludes(ctx, map.items, keyNode))
           onError(keyStart, "DUPLICATE_KEY", "Map keys must be unique");
-        const valueProps = resolveProps.resolveProps(sep4 ?? [], {
+        const valueProps = resolveProps.resolveProps(sep5 ?? [], {
           indicator: "map-value-ind",
           next: value,
           offset: keyNode.range[2],
@@ -10962,7 +10962,7 @@ var require_resolve_block_map = __commonJS({
             if (ctx.options.strict && keyProps.start < valueProps.found.offset - 1024)
               onError(keyNode.range, "KEY_OVER_1024_CHARS", "The : indicator must be at most 1024 chars after the start of an implicit block mapping key");
           }
-          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : composeEmptyNode(ctx, offset, sep4, null, valueProps, onError);
+          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : composeEmptyNode(ctx, offset, sep5, null, valueProps, onError);
           if (ctx.schema.compat)
             utilFlowIndentCheck.flowIndentCheck(bm.indent, value, onError);
           offset = valueNode.range[2];
@@ -11053,7 +11053,7 @@ var require_resolve_end = __commonJS({
       let comment = "";
       if (end) {
         let hasSpace = false;
-        let sep4 = "";
+        let sep5 = "";
         for (const token of end) {
           const { source, type } = token;
           switch (type) {
@@ -11067,13 +11067,13 @@ var require_resolve_end = __commonJS({
               if (!comment)
                 comment = cb;
               else
-                comment += sep4 + cb;
-              sep4 = "";
+                comment += sep5 + cb;
+              sep5 = "";
               break;
             }
             case "newline":
               if (comment)
-                sep4 += source;
+                sep5 += source;
               hasSpace = true;
               break;
             default:
@@ -11116,18 +11116,18 @@ var require_resolve_flow_collection = __commonJS({
       let offset = fc.offset + fc.start.source.length;
       for (let i = 0; i < fc.items.length; ++i) {
         const collItem = fc.items[i];
-        const { start, key, sep: sep4, value } = collItem;
+        const { start, key, sep: sep5, value } = collItem;
         const props = resolveProps.resolveProps(start, {
           flow: fcName,
           indicator: "explicit-key-ind",
-          next: key ?? sep4?.[0],
+          next: key ?? sep5?.[0],
           offset,
           onError,
           parentIndent: fc.indent,
           startOnNewline: false
         });
         if (!props.found) {
-          if (!props.anchor && !props.tag && !sep4 && !value) {
+          if (!props.anchor && !props.tag && !sep5 && !value) {
             if (i === 0 && props.comma)
               onError(props.comma, "UNEXPECTED_TOKEN", `Unexpected , in ${fcName}`);
             else if (i < fc.items.length - 1)
@@ -11181,8 +11181,8 @@ var require_resolve_flow_collection = __commonJS({
             }
           }
         }
-        if (!isMap3 && !sep4 && !props.found) {
-          const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep4, null, props, onError);
+        if (!isMap3 && !sep5 && !props.found) {
+          const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep5, null, props, onError);
           coll.items.push(valueNode);
           offset = valueNode.range[2];
           if (isBlock(value))
@@ -11194,7 +11194,7 @@ var require_resolve_flow_collection = __commonJS({
           if (isBlock(key))
             onError(keyNode.range, "BLOCK_IN_FLOW", blockMsg);
           ctx.atKey = false;
-          const valueProps = resolveProps.resolveProps(sep4 ?? [], {
+          const valueProps = resolveProps.resolveProps(sep5 ?? [], {
             flow: fcName,
             indicator: "map-value-ind",
             next: value,
@@ -11205,8 +11205,8 @@ var require_resolve_flow_collection = __commonJS({
           });
           if (valueProps.found) {
             if (!isMap3 && !props.found && ctx.options.strict) {
-              if (sep4)
-                for (const st of sep4) {
+              if (sep5)
+                for (const st of sep5) {
                   if (st === valueProps.found)
                     break;
                   if (st.type === "newline") {
@@ -11223,7 +11223,7 @@ var require_resolve_flow_collection = __commonJS({
             else
               onError(valueProps.start, "MISSING_CHAR", `Missing , or : between ${fcName} items`);
           }
-          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : valueProps.found ? composeEmptyNode(ctx, valueProps.end, sep4, null, valueProps, onError) : null;
+          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : valueProps.found ? composeEmptyNode(ctx, valueProps.end, sep5, null, valueProps, onError) : null;
           if (valueNode) {
             if (isBlock(value))
               onError(valueNode.range, "BLOCK_IN_FLOW", blockMsg);
@@ -11403,7 +11403,7 @@ var require_resolve_block_scalar = __commonJS({
           chompStart = i + 1;
       }
       let value = "";
-      let sep4 = "";
+      let sep5 = "";
       let prevMoreIndented = false;
       for (let i = 0; i < contentStart; ++i)
         value += lines[i][0].slice(trimIndent) + "\n";
@@ -11420,24 +11420,24 @@ var require_resolve_block_scalar = __commonJS({
           indent = "";
         }
         if (type === Scalar.Scalar.BLOCK_LITERAL) {
-          value += sep4 + indent.slice(trimIndent) + content;
-          sep4 = "\n";
+          value += sep5 + indent.slice(trimIndent) + content;
+          sep5 = "\n";
         } else if (indent.length > trimIndent || content[0] === "	") {
-          if (sep4 === " ")
-            sep4 = "\n";
-          else if (!prevMoreIndented && sep4 === "\n")
-            sep4 = "\n\n";
-          value += sep4 + indent.slice(trimIndent) + content;
-          sep4 = "\n";
+          if (sep5 === " ")
+            sep5 = "\n";
+          else if (!prevMoreIndented && sep5 === "\n")
+            sep5 = "\n\n";
+          value += sep5 + indent.slice(trimIndent) + content;
+          sep5 = "\n";
           prevMoreIndented = true;
         } else if (content === "") {
-          if (sep4 === "\n")
+          if (sep5 === "\n")
             value += "\n";
           else
-            sep4 = "\n";
+            sep5 = "\n";
         } else {
-          value += sep4 + content;
-          sep4 = " ";
+          value += sep5 + content;
+          sep5 = " ";
           prevMoreIndented = false;
         }
       }
@@ -11620,25 +11620,25 @@ var require_resolve_flow_scalar = __commonJS({
         trimBoth = /^[ \t]+|[ \t]+$/g;
       }
       let res = match[1].replace(trimEnd, "");
-      let sep4 = " ";
+      let sep5 = " ";
       let pos = line.lastIndex;
       while (match = line.exec(source)) {
         const lm = match[1].replace(trimBoth, "");
         if (lm === "") {
-          if (sep4 === "\n")
-            res += sep4;
+          if (sep5 === "\n")
+            res += sep5;
           else
-            sep4 = "\n";
+            sep5 = "\n";
         } else {
-          res += sep4 + lm;
-          sep4 = " ";
+          res += sep5 + lm;
+          sep5 = " ";
         }
         pos = line.lastIndex;
       }
       const last = /[ \t]*(.*)/sy;
       last.lastIndex = pos;
       match = last.exec(source);
-      return res + sep4 + (match?.[1] ?? "");
+      return res + sep5 + (match?.[1] ?? "");
     }
     function doubleQuotedValue(source, onError) {
       let res = "";
@@ -12448,14 +12448,14 @@ var require_cst_stringify = __commonJS({
         }
       }
     }
-    function stringifyItem({ start, key, sep: sep4, value }) {
+    function stringifyItem({ start, key, sep: sep5, value }) {
       let res = "";
       for (const st of start)
         res += st.source;
       if (key)
         res += stringifyToken(key);
-      if (sep4)
-        for (const st of sep4)
+      if (sep5)
+        for (const st of sep5)
           res += st.source;
       if (value)
         res += stringifyToken(value);
@@ -13622,18 +13622,18 @@ var require_parser = __commonJS({
         if (this.type === "map-value-ind") {
           const prev = getPrevProps(this.peek(2));
           const start = getFirstKeyStartProps(prev);
-          let sep4;
+          let sep5;
           if (scalar.end) {
-            sep4 = scalar.end;
-            sep4.push(this.sourceToken);
+            sep5 = scalar.end;
+            sep5.push(this.sourceToken);
             delete scalar.end;
           } else
-            sep4 = [this.sourceToken];
+            sep5 = [this.sourceToken];
           const map = {
             type: "block-map",
             offset: scalar.offset,
             indent: scalar.indent,
-            items: [{ start, key: scalar, sep: sep4 }]
+            items: [{ start, key: scalar, sep: sep5 }]
           };
           this.onKeyLine = true;
           this.stack[this.stack.length - 1] = map;
@@ -13786,15 +13786,15 @@ var require_parser = __commonJS({
                 } else if (isFlowToken(it.key) && !includesToken(it.sep, "newline")) {
                   const start2 = getFirstKeyStartProps(it.start);
                   const key = it.key;
-                  const sep4 = it.sep;
-                  sep4.push(this.sourceToken);
+                  const sep5 = it.sep;
+                  sep5.push(this.sourceToken);
                   delete it.key;
                   delete it.sep;
                   this.stack.push({
                     type: "block-map",
                     offset: this.offset,
                     indent: this.indent,
-                    items: [{ start: start2, key, sep: sep4 }]
+                    items: [{ start: start2, key, sep: sep5 }]
                   });
                 } else if (start.length > 0) {
                   it.sep = it.sep.concat(start, this.sourceToken);
@@ -13988,13 +13988,13 @@ var require_parser = __commonJS({
             const prev = getPrevProps(parent);
             const start = getFirstKeyStartProps(prev);
             fixFlowSeqItems(fc);
-            const sep4 = fc.end.splice(1, fc.end.length);
-            sep4.push(this.sourceToken);
+            const sep5 = fc.end.splice(1, fc.end.length);
+            sep5.push(this.sourceToken);
             const map = {
               type: "block-map",
               offset: fc.offset,
               indent: fc.indent,
-              items: [{ start, key: fc, sep: sep4 }]
+              items: [{ start, key: fc, sep: sep5 }]
             };
             this.onKeyLine = true;
             this.stack[this.stack.length - 1] = map;
@@ -34225,7 +34225,7 @@ import {
   renameSync,
   writeFileSync
 } from "node:fs";
-import { join } from "node:path";
+import { join, relative, sep } from "node:path";
 
 // src/results/results.ts
 var import_ajv = __toESM(require_ajv(), 1);
@@ -35347,6 +35347,48 @@ var HARNESS_STOPPED_CODES = /* @__PURE__ */ new Set([
   "harness.no_results"
 ]);
 
+// src/store/signing.ts
+import { createHmac, timingSafeEqual } from "node:crypto";
+var STORE_KEY_VARIABLE = "KERNELGATE_STORE_KEY";
+function storeKeyOf(env) {
+  const key = env[STORE_KEY_VARIABLE]?.trim();
+  return key ? key : void 0;
+}
+function signFile(key, name, bytes) {
+  return createHmac("sha256", key).update(`kernelgate-store-v1
+${name}
+`).update(bytes).digest("hex");
+}
+function signatureMatches(key, name, bytes, signature) {
+  if (typeof signature !== "string" || !/^[0-9a-f]{64}$/.test(signature)) return false;
+  const want = Buffer.from(signFile(key, name, bytes), "hex");
+  return timingSafeEqual(want, Buffer.from(signature, "hex"));
+}
+function parseSignatures(text2) {
+  if (text2 === void 0) return void 0;
+  try {
+    const parsed = JSON.parse(text2);
+    if (typeof parsed.results !== "string") return void 0;
+    return {
+      results: parsed.results,
+      ...typeof parsed.judged === "string" ? { judged: parsed.judged } : {}
+    };
+  } catch {
+    return void 0;
+  }
+}
+function notSigned(path9, why2) {
+  const cause = {
+    unsigned: "written by a job without the key, e.g. a pull request's code",
+    mismatch: "its signature does not match: signed with another key, or changed after it was signed",
+    missing: "the signed record has a judgement and this file is gone"
+  }[why2];
+  return `${path9}: not signed with this repository's store key: ignored (${cause}).`;
+}
+function unsignedNote(root) {
+  return `baseline store ${root}: records are not signed (${STORE_KEY_VARIABLE} is not set): every job that runs on this runner can write this folder, a pull request's code included, and what it writes can become a baseline. Give the steps that judge and store the secret ${STORE_KEY_VARIABLE} (docs/forks.md, "The store key").`;
+}
+
 // src/store/baseline.ts
 function acceptanceOf(value) {
   if (typeof value !== "object" || value === null) return void 0;
@@ -35384,11 +35426,15 @@ function safeSegment(value, field) {
   }
   return cleaned;
 }
-function readJudgement(path9) {
+var NOTED_UNSIGNED = /* @__PURE__ */ new Set();
+function readIfThere(path9) {
+  return existsSync(path9) ? readFileSync2(path9, "utf8") : void 0;
+}
+function readJudgement(path9, text2) {
   const side = `${path9}.judged`;
-  if (!existsSync(side)) return void 0;
+  if (text2 === void 0) return void 0;
   try {
-    const parsed = JSON.parse(readFileSync2(side, "utf8"));
+    const parsed = JSON.parse(text2);
     return {
       ...parsed.verdict === "pass" || parsed.verdict === "fail" ? { verdict: parsed.verdict } : {},
       slower: Array.isArray(parsed.slower) ? parsed.slower.map(String) : [],
@@ -35398,6 +35444,24 @@ function readJudgement(path9) {
   } catch {
     return { verdict: "fail", slower: [], event: `unreadable ${side}` };
   }
+}
+function storeName(root, path9) {
+  return relative(root, path9).split(sep).join("/");
+}
+function whyNotSigned(root, key, path9, text2, judgedText) {
+  const sigs = parseSignatures(readIfThere(`${path9}.sig`));
+  if (sigs === void 0) return notSigned(path9, "unsigned");
+  const name = storeName(root, path9);
+  if (!signatureMatches(key, name, text2, sigs.results)) return notSigned(path9, "mismatch");
+  const side = `${path9}.judged`;
+  if (judgedText === void 0) {
+    return sigs.judged === void 0 ? void 0 : notSigned(side, "missing");
+  }
+  if (sigs.judged === void 0) return notSigned(side, "unsigned");
+  if (!signatureMatches(key, `${name}.judged`, judgedText, sigs.judged)) {
+    return notSigned(side, "mismatch");
+  }
+  return void 0;
 }
 function writeAtomically(path9, text2) {
   const tmp = `${path9}.${process.pid}.tmp`;
@@ -35413,18 +35477,31 @@ function fileBaselineStore(root, options = {}) {
     if (!existsSync(dir)) return [];
     return readdirSync(dir).filter((name) => name.endsWith(".json")).sort().reverse().map((name) => join(dir, name));
   };
+  const signer = options.key;
+  const noteUnsigned = () => {
+    if (signer !== void 0 || NOTED_UNSIGNED.has(root)) return;
+    NOTED_UNSIGNED.add(root);
+    options.info?.(unsignedNote(root));
+  };
+  const readOne = (path9) => {
+    const text2 = readFileSync2(path9, "utf8");
+    const judgedText = readIfThere(`${path9}.judged`);
+    const unsigned = signer === void 0 ? void 0 : whyNotSigned(root, signer, path9, text2, judgedText);
+    if (unsigned !== void 0) return unsigned;
+    const results = validateResults(parseJson(text2, path9), path9);
+    const future = fromTheFuture(results.run.started_at, now());
+    if (future !== void 0) return `baseline store: refused ${path9}: ${future}.`;
+    const judged = readJudgement(path9, judgedText);
+    return { results, path: path9, ...judged ? { judged } : {} };
+  };
   const stored = (key, limit) => {
+    noteUnsigned();
     const found = [];
     for (const path9 of entries(key)) {
       if (found.length >= limit) break;
-      const results = loadResults(path9);
-      const future = fromTheFuture(results.run.started_at, now());
-      if (future !== void 0) {
-        warn(`baseline store: refused ${path9}: ${future}.`);
-        continue;
-      }
-      const judged = readJudgement(path9);
-      found.push({ results, path: path9, ...judged ? { judged } : {} });
+      const one = readOne(path9);
+      if (typeof one === "string") warn(one);
+      else found.push(one);
     }
     return found;
   };
@@ -35437,10 +35514,19 @@ function fileBaselineStore(root, options = {}) {
       const stamp = results.run.started_at.replace(/[^0-9A-Za-z]/g, "");
       const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
       const path9 = join(dir, `${stamp}-${sha}.json`);
-      if (context3 !== void 0) {
-        writeAtomically(`${path9}.judged`, JSON.stringify(judgementOf(context3), null, 2) + "\n");
+      noteUnsigned();
+      const text2 = JSON.stringify(results, null, 2) + "\n";
+      const judgedText = context3 === void 0 ? void 0 : JSON.stringify(judgementOf(context3), null, 2) + "\n";
+      if (judgedText !== void 0) writeAtomically(`${path9}.judged`, judgedText);
+      if (signer !== void 0) {
+        const name = storeName(root, path9);
+        const sigs = {
+          results: signFile(signer, name, text2),
+          ...judgedText !== void 0 ? { judged: signFile(signer, `${name}.judged`, judgedText) } : {}
+        };
+        writeAtomically(`${path9}.sig`, JSON.stringify(sigs) + "\n");
       }
-      writeAtomically(path9, JSON.stringify(results, null, 2) + "\n");
+      writeAtomically(path9, text2);
       return path9;
     }
   };
@@ -36299,7 +36385,7 @@ var CREDENTIAL_VARIABLES = [
 ];
 function childEnv(extra2 = {}, parent = process.env) {
   const env = {};
-  const withheld = new Set(CREDENTIAL_VARIABLES);
+  const withheld = /* @__PURE__ */ new Set([...CREDENTIAL_VARIABLES, "KERNELGATE_STORE_KEY"]);
   for (const [key, value] of Object.entries(parent)) {
     if (value !== void 0 && !withheld.has(key)) env[key] = value;
   }
@@ -36942,6 +37028,9 @@ function judgePerf(key, current, baseline, comparable, thresholdPct, config, ada
     const perf = verdictOf(lo, hi, thresholdPct);
     return { perf, ratio, ciLo: lo, ciHi: hi, confidence, baselineMedianMs };
   }
+  return judgeBootstrapped(key, cur, base, baselineMedianMs, thresholdPct, config);
+}
+function judgeBootstrapped(key, cur, base, baselineMedianMs, thresholdPct, config) {
   const ci = bootstrapRatioOfMedians(cur, base, {
     confidence: config.compare.confidence,
     resamples: config.compare.resamples,
@@ -37127,7 +37216,7 @@ function minChangePct(config, baseline, floorMs = config.compare.minChangeMs) {
 // src/config/config.ts
 var import_yaml2 = __toESM(require_dist(), 1);
 import { existsSync as existsSync5, readFileSync as readFileSync6, statSync as statSync3 } from "node:fs";
-import { dirname as dirname7, join as join9, relative as relative3, resolve as resolve4 } from "node:path";
+import { dirname as dirname7, join as join9, relative as relative4, resolve as resolve4 } from "node:path";
 
 // schema/config.schema.json
 var config_schema_default = {
@@ -37557,7 +37646,7 @@ var kernel_schema_default = {
         },
         variant: { type: "string", description: "pins the candidate judged; default: the fastest candidate that passed on the headline case" },
         reference: { type: "string", description: "the variant the ladder is measured against (speedup: default speed_reference; gemm_ceiling_ratio: a dense cuBLAS variant on the same problem)" },
-        reference_pct_peak: { type: "number", exclusiveMinimum: 0, maximum: 100, description: "the share of the chip's datasheet peak the reference reaches on the headline case (from a recorded run): a rung needs min × this % of the peak, so a rung above 100 / this is unreachable; required when a speedup or gemm_ceiling_ratio rung is above 1" },
+        reference_pct_peak: { type: "number", exclusiveMinimum: 0, maximum: 100, description: "optional override: the share of the chip's datasheet peak the reference reaches on the headline case (from a recorded run). When given, a speedup or gemm_ceiling_ratio rung that needs more than the peak (min × this % above 100) is refused when the configuration is loaded, and it stands in for the run's measurement where a run cannot tell (no FLOP count or no datasheet peak). Without it, every run decides each rung's reachability from the reference rate it measured" },
         case: { $ref: "#/definitions/CaseGroup", description: "params of the headline case" },
         ladder: {
           type: "array",
@@ -38863,7 +38952,7 @@ function workOf(work, params) {
 
 // src/adapters/run.ts
 import { existsSync as existsSync3, readFileSync as readFileSync4 } from "node:fs";
-import { dirname as dirname5, isAbsolute, join as join5, relative as relative2, resolve as resolve3 } from "node:path";
+import { dirname as dirname5, isAbsolute, join as join5, relative as relative3, resolve as resolve3 } from "node:path";
 
 // src/adapters/sniff.ts
 var isObject = (x) => typeof x === "object" && x !== null && !Array.isArray(x);
@@ -39068,7 +39157,7 @@ async function runBenchmark(bench2, options) {
   return text2 ? { ...adapted, outputs: [{ variant: bench2.format, case: "run", text: text2 }] } : adapted;
 }
 function relativeShown(root, path9) {
-  const rel = relative2(root, path9);
+  const rel = relative3(root, path9);
   return rel === "" || rel.startsWith("..") || isAbsolute(rel) ? path9 : rel;
 }
 function failedBenchmark(adapter, bench2, why2, output) {
@@ -39569,7 +39658,7 @@ function readText(path9, shown) {
 function loadConfig(rootDir, opts = {}) {
   const root = resolve4(rootDir);
   const configPath = opts.configFile ? resolve4(opts.configFile) : join9(root, CONFIG_FILE_NAME);
-  const shownConfig = relative3(root, configPath) || CONFIG_FILE_NAME;
+  const shownConfig = relative4(root, configPath) || CONFIG_FILE_NAME;
   let raw = {};
   let configFile;
   let configText = "";
@@ -39678,7 +39767,7 @@ function loadKernels(root, kernelsPath) {
 function loadKernel(root, kernelsPath, folder) {
   const manifestPath = join9(kernelsPath, folder, "kernel.yml");
   if (!existsSync5(manifestPath)) return void 0;
-  const shown = relative3(root, manifestPath);
+  const shown = relative4(root, manifestPath);
   const text2 = readText(manifestPath, shown);
   const data = parseYaml(text2, shown, manifestPath);
   const { kernel: validate2 } = getValidators();
@@ -39752,16 +39841,8 @@ function unreachableRungs(tiers, manifest) {
   }
   const reference = ladderReference(tiers, manifest);
   const share = tiers.reference_pct_peak;
+  if (share === void 0) return problems;
   const above = tiers.ladder.map((rung, i) => ({ rung, i })).filter(({ rung }) => rung.min > 1);
-  if (share === void 0) {
-    const first = above[0];
-    if (first) {
-      problems.push(
-        `tiers.reference_pct_peak is required when a rung is above 1× (tiers.ladder[${first.i}].min is ${showValue(first.rung.min)}): the share of the chip's peak ${reference} reaches on the headline case decides whether the rung can be reached (got nothing)`
-      );
-    }
-    return problems;
-  }
   for (const { rung, i } of above) {
     const needs = rung.min * share;
     if (needs > 100) {
@@ -39779,7 +39860,7 @@ function tierCandidates(manifest) {
 
 // src/config/check.ts
 import { existsSync as existsSync6, readFileSync as readFileSync7, statSync as statSync4 } from "node:fs";
-import { join as join10, relative as relative4, resolve as resolve5 } from "node:path";
+import { join as join10, relative as relative5, resolve as resolve5 } from "node:path";
 var NUMBER_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 function fixFor(message) {
   if (/must be (a finite )?number \(got "/.test(message))
@@ -40043,10 +40124,10 @@ function moduleProblem(manifest, kernel, root) {
     join10(b, ...parts, "__init__.py")
   ]);
   if (candidates.some((c) => existsSync6(c))) return void 0;
-  const folder = relative4(root, kernel.dir).split(/[\\/]/);
+  const folder = relative5(root, kernel.dir).split(/[\\/]/);
   const suggestions = ["bench", kernel.manifest.name].filter((f) => existsSync6(join10(kernel.dir, `${f}.py`))).map((f) => [...folder, f].join("."));
   return {
-    message: `module names no file of the repository (got ${showValue(manifest.module)}; looked for ${relative4(root, candidates[0])})`,
+    message: `module names no file of the repository (got ${showValue(manifest.module)}; looked for ${relative5(root, candidates[0])})`,
     fix: suggestions.length > 0 ? `did you mean ${suggestions[0]}? module is the dotted path from the repository root` : `module is the dotted path from the repository root of the Python file with VARIANTS (e.g. ${[...folder, "bench"].join(".")} for ${[...folder, "bench.py"].join("/")})`
   };
 }
@@ -40058,6 +40139,85 @@ function unknownSelection(config, only, where3) {
   const known = kernels.length > 0 ? `known kernels are ${kernels.join(", ")}` : `there is no kernel under ${config.kernelsDir}/`;
   const also = benchmarks.length > 0 ? `; benchmarks: ${benchmarks.join(", ")}` : "";
   return `unknown kernel '${bad}' in ${where3}: ${known}${also}`;
+}
+
+// src/config/manifest-diff.ts
+function loosens(change2) {
+  if (change2.kind === "bound") return change2.to > change2.from;
+  return change2.kind === "max-abs-dropped" || change2.kind === "tolerance-removed";
+}
+function groupText(group) {
+  return Object.entries(group).map(([k, v]) => `${k}=${Array.isArray(v) ? v.map(String).join("|") : String(v)}`).join(", ");
+}
+function toleranceChanges(kernel, base, head) {
+  const changes = [];
+  const dtypes = [.../* @__PURE__ */ new Set([...Object.keys(base.tolerance), ...Object.keys(head.tolerance)])];
+  for (const dtype of dtypes.sort()) {
+    const was = base.tolerance[dtype];
+    const now = head.tolerance[dtype];
+    if (was === void 0 && now !== void 0) {
+      changes.push({ kind: "tolerance-added", kernel, dtype, relL2: now.rel_l2 });
+    } else if (was !== void 0 && now === void 0) {
+      changes.push({ kind: "tolerance-removed", kernel, dtype, relL2: was.rel_l2 });
+    } else if (was !== void 0 && now !== void 0) {
+      if (was.rel_l2 !== now.rel_l2) {
+        changes.push({
+          kind: "bound",
+          kernel,
+          dtype,
+          field: "rel_l2",
+          from: was.rel_l2,
+          to: now.rel_l2
+        });
+      }
+      if (was.max_abs !== void 0 && now.max_abs !== void 0 && was.max_abs !== now.max_abs) {
+        changes.push({
+          kind: "bound",
+          kernel,
+          dtype,
+          field: "max_abs",
+          from: was.max_abs,
+          to: now.max_abs
+        });
+      } else if (was.max_abs === void 0 && now.max_abs !== void 0) {
+        changes.push({ kind: "max-abs-added", kernel, dtype, value: now.max_abs });
+      } else if (was.max_abs !== void 0 && now.max_abs === void 0) {
+        changes.push({ kind: "max-abs-dropped", kernel, dtype, value: was.max_abs });
+      }
+    }
+  }
+  return changes;
+}
+function setDiff(base, head, key) {
+  const was = new Set(base.map(key));
+  const now = new Set(head.map(key));
+  return {
+    added: head.map(key).filter((k) => !was.has(k)),
+    removed: base.map(key).filter((k) => !now.has(k))
+  };
+}
+function kernelChanges(base, head) {
+  const kernel = head.name;
+  const changes = toleranceChanges(kernel, base, head);
+  for (const field of ["cases", "ci_cases"]) {
+    const d = setDiff(base[field] ?? [], head[field] ?? [], groupText);
+    if (d.added.length || d.removed.length) changes.push({ kind: "groups", kernel, field, ...d });
+  }
+  const v = setDiff(base.variants, head.variants, (x) => x.name);
+  if (v.added.length || v.removed.length) changes.push({ kind: "variants", kernel, ...v });
+  return changes;
+}
+function manifestChanges(base, head) {
+  const was = new Map(base.kernels.map((k) => [k.manifest.name, k.manifest]));
+  const now = new Map(head.kernels.map((k) => [k.manifest.name, k.manifest]));
+  const names = [.../* @__PURE__ */ new Set([...was.keys(), ...now.keys()])].sort();
+  return names.flatMap((kernel) => {
+    const b = was.get(kernel);
+    const h = now.get(kernel);
+    if (b === void 0) return [{ kind: "kernel-added", kernel }];
+    if (h === void 0) return [{ kind: "kernel-removed", kernel }];
+    return kernelChanges(b, h);
+  });
 }
 
 // src/judge/calibrate.ts
@@ -40831,7 +40991,7 @@ function configUnits(config, only) {
 
 // src/shard/merge.ts
 import { existsSync as existsSync7, readdirSync as readdirSync3, statSync as statSync5 } from "node:fs";
-import { join as join11, relative as relative5 } from "node:path";
+import { join as join11, relative as relative6 } from "node:path";
 var NAMED_CASES = 6;
 function caseList(ids) {
   const shown = ids.slice(0, NAMED_CASES).join(", ");
@@ -40859,7 +41019,7 @@ function findShardFiles(dirs, name = "results.json") {
 }
 function readShardDocuments(files, cwd) {
   return files.map((path9) => {
-    const file = relative5(cwd, path9) || path9;
+    const file = relative6(cwd, path9) || path9;
     const results = loadResults(path9);
     if (results.run.shard === void 0) {
       throw new InputError(
@@ -41217,8 +41377,8 @@ function shardedOptions(options, spec, balance, log) {
 }
 
 // src/shard/action.ts
-import { existsSync as existsSync17, mkdirSync as mkdirSync8, writeFileSync as writeFileSync12 } from "node:fs";
-import { join as join30 } from "node:path";
+import { existsSync as existsSync18, mkdirSync as mkdirSync8, writeFileSync as writeFileSync12 } from "node:fs";
+import { join as join31 } from "node:path";
 
 // src/report/digest.ts
 var CHANGE_KINDS = [
@@ -43239,7 +43399,7 @@ function outcomeText(input, changes) {
     }
     return parts;
   };
-  const join40 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
+  const join41 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
   if (outcome === "fail") {
     const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
     const parts = [...shardTitleParts(input.results), ...deepTitleParts(input), ...say(kinds)];
@@ -43251,16 +43411,16 @@ function outcomeText(input, changes) {
       }
     }
     const n = input.gate.reasons.length;
-    return `❌ fail: ${parts.length ? join40(parts) : plural(n, "reason")}`;
+    return `❌ fail: ${parts.length ? join41(parts) : plural(n, "reason")}`;
   }
   if (outcome === "regression") {
     const accepted = input.gate.accepted ? " (accepted)" : "";
-    return `⚠️ regression${accepted}: ${join40(say(["slower"]))}`;
+    return `⚠️ regression${accepted}: ${join41(say(["slower"]))}`;
   }
   const faster = say(["faster"]);
   const moved4 = changes.changed.filter((v) => v.changed.some(isControl));
   const control = moved4.length ? ` (the A/A control ${moved4.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
-  if (faster.length) return `✅ pass: ${join40(faster)}${control}`;
+  if (faster.length) return `✅ pass: ${join41(faster)}${control}`;
   if (!changes.judged) return "✅ pass";
   return `✅ pass: ${moved4.length ? "no candidate" : "no case"} slower or faster${control}`;
 }
@@ -43524,13 +43684,13 @@ function changedCasesView(input, changes, opts, measured) {
     const tails = [];
     for (const v of changes.changed.filter((x) => x.kernel === kernel)) {
       const tail2 = v.changed.filter((c) => isTail(c, aboveChip));
-      const listed2 = v.changed.filter((c) => !isTail(c, aboveChip)).sort(byCost(headline, aboveChip));
+      const listed3 = v.changed.filter((c) => !isTail(c, aboveChip)).sort(byCost(headline, aboveChip));
       if (tail2.length) tails.push(tailLine(`${kernel}/${v.variant}`, tail2, aboveChip));
-      const cap = opts.full ? listed2.length : Math.min(opts.rowsPerVariant ?? Infinity, budget);
-      const rows = listed2.slice(0, Math.max(0, cap));
+      const cap = opts.full ? listed3.length : Math.min(opts.rowsPerVariant ?? Infinity, budget);
+      const rows = listed3.slice(0, Math.max(0, cap));
       budget -= rows.length;
       shown.push(...rows);
-      const rest = listed2.slice(rows.length);
+      const rest = listed3.slice(rows.length);
       if (rest.length) {
         const what = countsText(verdictCounts(rest, aboveChip), [...CHANGE_KINDS]);
         hidden.push(
@@ -43683,6 +43843,59 @@ function environmentView(input) {
   };
 }
 
+// src/report/manifest-changes.ts
+function toleranceText(value) {
+  const [mantissa = "0", exponent = "0"] = value.toExponential().split("e");
+  return Number(exponent) === 0 ? mantissa : `${mantissa}e${Number(exponent)}`;
+}
+var SHOWN = 3;
+function listed(items) {
+  const shown = items.slice(0, SHOWN).map((x) => esc(clip(x, COMMENT_NOTE_CHARS)));
+  const more = items.length > SHOWN ? `, and ${items.length - SHOWN} more` : "";
+  return `${shown.join("; ")}${more}`;
+}
+function addedRemoved(added, removed, noun) {
+  const parts = [];
+  if (added.length) parts.push(`adds ${plural(added.length, noun)} (${listed(added)})`);
+  if (removed.length) parts.push(`removes ${plural(removed.length, noun)} (${listed(removed)})`);
+  return parts.join(" and ");
+}
+function changeText(c) {
+  const k = esc(c.kernel);
+  switch (c.kind) {
+    case "kernel-added":
+      return `adds the kernel ${k}`;
+    case "kernel-removed":
+      return `removes the kernel ${k}`;
+    case "bound":
+      return `${loosens(c) ? "loosens" : "tightens"} ${k}'s ${esc(c.dtype)} ${esc(c.field)} from ${toleranceText(c.from)} to ${toleranceText(c.to)}`;
+    case "max-abs-added":
+      return `tightens ${k}'s ${esc(c.dtype)} tolerance with a max\\_abs of ${toleranceText(c.value)}`;
+    case "max-abs-dropped":
+      return `loosens ${k}'s ${esc(c.dtype)} tolerance: drops its max\\_abs of ${toleranceText(c.value)}`;
+    case "tolerance-added":
+      return `adds a ${esc(c.dtype)} tolerance to ${k} (rel\\_l2 ${toleranceText(c.relL2)})`;
+    case "tolerance-removed":
+      return `removes ${k}'s ${esc(c.dtype)} tolerance (rel\\_l2 ${toleranceText(c.relL2)})`;
+    case "groups":
+      return `changes ${k}'s ${esc(c.field)}: ${addedRemoved(c.added, c.removed, "group")}`;
+    case "variants":
+      return `changes ${k}'s variants: ${addedRemoved(c.added, c.removed, "variant")}`;
+  }
+}
+function manifestFindingLines(input) {
+  const m = input.manifests;
+  if (m === void 0) return [];
+  if ("unreadable" in m) {
+    const { root, error } = m.unreadable;
+    return [
+      `ℹ️ the base revision's configuration (${esc(root)}) could not be read, so no change to a tolerance or a manifest is named: ${esc(clip(error, 2 * COMMENT_NOTE_CHARS))}`
+    ];
+  }
+  const ordered = [...m.changes.filter(loosens), ...m.changes.filter((c) => !loosens(c))];
+  return ordered.map((c) => `${loosens(c) ? "⚠️" : "📝"} this pull request ${changeText(c)}`);
+}
+
 // src/report/tails.ts
 var WHAT = "(ci\\_cases, verified on the device, untimed)";
 function relRange(input, problems) {
@@ -43797,7 +44010,11 @@ function wrongFindings(f) {
   }
 }
 function tailFindings(f) {
-  for (const { fails, line } of tailFindingLines(f.input)) (fails ? f.blocking : f.other).push(line);
+  for (const { fails, line } of tailFindingLines(f.input))
+    (fails ? f.blocking : f.other).push(line);
+}
+function manifestFindings(f) {
+  f.other.push(...manifestFindingLines(f.input));
 }
 function driftFindings(f) {
   const { all, put, name, ofCases, where: where3, example } = f;
@@ -43958,9 +44175,11 @@ function tierFindings(f) {
     if (t.problem) other.push(`🏷️ ${esc(t.kernel)} tiers: no grade: ${esc(t.problem)}`);
     const out = t.ladder.filter((m) => m.reachable === false);
     if (!t.problem && out.length) {
-      const declared = t.declaredReferencePctPeak !== void 0 ? ` (kernel.yml's tiers.reference_pct_peak says ${fixed(t.declaredReferencePctPeak, 1)} %; the reference reached ${fixed(t.measuredReferencePctPeak, 1)} % here)` : "";
+      const measured = t.measuredReferencePctPeak !== void 0 ? `the reference reached ${fixed(t.measuredReferencePctPeak, 1)} % of the peak here` : void 0;
+      const why2 = t.declaredReferencePctPeak !== void 0 ? ` (kernel.yml's tiers.reference_pct_peak says ${fixed(t.declaredReferencePctPeak, 1)} %${measured ? `; ${measured}` : ""})` : measured ? ` (${measured})` : "";
+      const needs = out.length === 1 ? "needs" : "need";
       other.push(
-        `🏷️ ${esc(t.kernel)} tiers: ${plural(out.length, "rung")} need more than the chip's peak on this run${declared}: ${out.map((m) => esc(m.name)).join(", ")}. Revise the ladder`
+        `🏷️ ${esc(t.kernel)} tiers: ${plural(out.length, "rung")} ${needs} more than the chip's peak on this run${why2}: ${out.map((m) => esc(m.name)).join(", ")}. Revise the ladder`
       );
     }
   }
@@ -43982,6 +44201,7 @@ var FINDERS = [
   deepFindings,
   wrongFindings,
   tailFindings,
+  manifestFindings,
   driftFindings,
   errorFindings,
   buildFindings,
@@ -44617,11 +44837,35 @@ function renderReport(input) {
   return { full, comment: truncateMarkdown(last, maxChars, note), commentLevel: 3, ...alert };
 }
 
+// src/pipeline/base-manifests.ts
+import { existsSync as existsSync11 } from "node:fs";
+import { isAbsolute as isAbsolute4, join as join18, relative as relative7 } from "node:path";
+function baseManifests(results, head) {
+  const root = results.run.paired_base?.root;
+  if (!root || !existsSync11(root)) return void 0;
+  let configFile;
+  if (head.configFile !== void 0) {
+    const at = relative7(head.rootDir, head.configFile);
+    if (!at.startsWith("..") && !isAbsolute4(at) && existsSync11(join18(root, at))) {
+      configFile = join18(root, at);
+    }
+  }
+  let base;
+  try {
+    base = loadConfig(root, configFile !== void 0 ? { configFile } : {});
+  } catch (error) {
+    const first = (error.message.split("\n")[0] ?? "").trim();
+    return { unreadable: { root, error: first } };
+  }
+  return { changes: manifestChanges(base, head) };
+}
+
 // src/pipeline/judge.ts
 function judge(results, baseline, config, kind, context3, history, extra2 = {}) {
   const comparison = annotateAdapted(compare(results, baseline, config), results);
   const tiers = evaluateTiers(results, config);
   const verdict = gate(comparison, tiers, results, config, extra2.acceptance);
+  const manifests = kind === "pr" ? baseManifests(results, config) : void 0;
   const rendered = renderReport({
     kind,
     results,
@@ -44634,17 +44878,18 @@ function judge(results, baseline, config, kind, context3, history, extra2 = {}) 
     ...history?.length ? { history } : {},
     ...extra2.acceptance ? { acceptance: extra2.acceptance } : {},
     ...extra2.acceptedSince?.length ? { acceptedSince: extra2.acceptedSince } : {},
-    ...extra2.repoUrl ? { repoUrl: extra2.repoUrl } : {}
+    ...extra2.repoUrl ? { repoUrl: extra2.repoUrl } : {},
+    ...manifests ? { manifests } : {}
   });
   return { comparison, tiers, verdict, rendered };
 }
 
 // src/pipeline/run.ts
-import { existsSync as existsSync16, writeFileSync as writeFileSync11 } from "node:fs";
+import { existsSync as existsSync17, writeFileSync as writeFileSync11 } from "node:fs";
 
 // src/measure/base-build.ts
 import { copyFileSync } from "node:fs";
-import { join as join18 } from "node:path";
+import { join as join19 } from "node:path";
 
 // src/measure/build/build.ts
 import { mkdir as mkdir3, writeFile as writeFile2 } from "node:fs/promises";
@@ -45293,17 +45538,17 @@ function firstDifference(before, now) {
   const at = i === -1 ? a.length : i;
   return `"${a[at] ?? ""}" → "${b[at] ?? ""}"`;
 }
-var listed = (items) => items.length > 0 ? items.join(" ") : "(none)";
+var listed2 = (items) => items.length > 0 ? items.join(" ") : "(none)";
 function changedInputs(before, now) {
   const changes = [];
   if (before.format !== now.format)
     changes.push(`cache format changed: ${before.format} → ${now.format}`);
   if (before.toolkit !== now.toolkit)
     changes.push(`toolkit changed: ${firstDifference(before.toolkit, now.toolkit)}`);
-  if (listed(before.flags) !== listed(now.flags))
-    changes.push(`flags changed: ${listed(before.flags)} → ${listed(now.flags)}`);
-  if (listed(before.libs) !== listed(now.libs))
-    changes.push(`libs changed: ${listed(before.libs)} → ${listed(now.libs)}`);
+  if (listed2(before.flags) !== listed2(now.flags))
+    changes.push(`flags changed: ${listed2(before.flags)} → ${listed2(now.flags)}`);
+  if (listed2(before.libs) !== listed2(now.libs))
+    changes.push(`libs changed: ${listed2(before.libs)} → ${listed2(now.libs)}`);
   if (before.command !== now.command) changes.push("command changed");
   const names = Object.keys(now.files);
   const edited = names.filter((f) => f in before.files && before.files[f] !== now.files[f]);
@@ -45757,7 +46002,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
     log: (line) => deps.log.info(`base: ${line}`),
     ...deps.now !== void 0 ? { now: deps.now } : {}
   });
-  const buildsPath = join18(outDir, "base-builds.json");
+  const buildsPath = join19(outDir, "base-builds.json");
   copyFileSync(build2.buildsJsonPath, buildsPath);
   const failed = build2.records.filter((r) => r.status !== "ok");
   for (const r of failed) {
@@ -45767,7 +46012,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
   }
   return {
     base,
-    kernelsDir: join18(base.root, baseConfig.kernelsDir),
+    kernelsDir: join19(base.root, baseConfig.kernelsDir),
     buildsPath,
     config: baseConfig,
     records: build2.records
@@ -45803,7 +46048,7 @@ function pairedArgs(paired2, config) {
 
 // src/measure/balance.ts
 import { writeFileSync as writeFileSync6 } from "node:fs";
-import { join as join19 } from "node:path";
+import { join as join20 } from "node:path";
 function lanesOf(environment, args, env) {
   const named2 = (env.CUDA_VISIBLE_DEVICES ?? "").split(",").filter((x) => x.trim() !== "");
   const visible = env.CUDA_VISIBLE_DEVICES !== void 0 ? named2.length : environment.gpu.count ?? 1;
@@ -45821,7 +46066,7 @@ function balanceArgs(gpus, source, outDir) {
       line: `kernelgate: ${gpus} GPUs: no stored run of this GPU model, so the harness balances its lanes by its estimate (each variant at the time cap, plus the overhead)`
     };
   }
-  const path9 = join19(outDir, "balance.json");
+  const path9 = join20(outDir, "balance.json");
   writeFileSync6(path9, JSON.stringify({ cases: source.results.cases }) + "\n");
   return {
     args: ["--balance", path9],
@@ -45837,8 +46082,8 @@ async function lanesBalance(lookup2, environment, args, outDir, log, env = proce
 }
 
 // src/measure/base-revision.ts
-import { existsSync as existsSync11 } from "node:fs";
-import { join as join20 } from "node:path";
+import { existsSync as existsSync12 } from "node:fs";
+import { join as join21 } from "node:path";
 var SHA = /^[0-9a-f]{40}$/;
 function lastLine(text2) {
   const lines = text2.trim().split("\n");
@@ -45852,7 +46097,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
   if (!SHA.test(sha)) {
     return { ok: false, reason: `the base commit '${sha}' is not a 40-character commit SHA` };
   }
-  const dir = options.dir ?? join20(workspace, ".kernelgate", "base");
+  const dir = options.dir ?? join21(workspace, ".kernelgate", "base");
   const timeoutS = options.timeoutS ?? DEFAULT_GIT_TIMEOUT_S;
   const git = (...args) => exec2.run("git", ["-C", workspace, ...args], {
     env: { GIT_TERMINAL_PROMPT: "0" },
@@ -45865,7 +46110,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
       reason: `${workspace} is not a git checkout (${lastLine(inside.stderr) || `git exit ${inside.exitCode}`})`
     };
   }
-  if (existsSync11(dir)) {
+  if (existsSync12(dir)) {
     const at = await exec2.run("git", ["-C", dir, "rev-parse", "HEAD"], { timeoutS });
     if (at.exitCode === 0 && at.stdout.trim() === sha) {
       log(`kernelgate: base revision ${sha.slice(0, 12)} already checked out in ${dir}`);
@@ -45909,11 +46154,11 @@ function withRef(base, ref) {
 }
 
 // src/measure/benchmarks.ts
-import { join as join21, relative as relative7 } from "node:path";
+import { join as join22, relative as relative9 } from "node:path";
 
 // src/measure/doctor/checks-benchmarks.ts
 import { closeSync, openSync, readSync, realpathSync, statSync as statSync6 } from "node:fs";
-import { basename as basename4, isAbsolute as isAbsolute4, relative as relative6, resolve as resolve7 } from "node:path";
+import { basename as basename4, isAbsolute as isAbsolute5, relative as relative8, resolve as resolve7 } from "node:path";
 
 // src/measure/doctor/versions.ts
 var MIN_DRIVER_FOR_CUDA = [
@@ -45987,7 +46232,7 @@ function commandBinaries(command, cwd) {
   const words = command.split(/[\s;&|()<>]+/).map((w) => w.replace(/^['"]|['"]$/g, "")).filter((w) => w.includes("/") && !w.startsWith("-") && !w.includes("="));
   const found = [];
   for (const word of words) {
-    const path9 = isAbsolute4(word) ? word : resolve7(cwd, word);
+    const path9 = isAbsolute5(word) ? word : resolve7(cwd, word);
     if (!found.includes(path9) && isElf(path9)) found.push(path9);
   }
   return found;
@@ -46054,8 +46299,8 @@ async function benchmarkBinaryChecks(benchmarks, environment, root, exec2) {
     for (const path9 of binaries) {
       const runtime = await binaryRuntime(path9, exec2);
       if (!runtime) continue;
-      const rel = relative6(root, path9);
-      const shown = rel.startsWith("..") || isAbsolute4(rel) ? path9 : rel;
+      const rel = relative8(root, path9);
+      const shown = rel.startsWith("..") || isAbsolute5(rel) ? path9 : rel;
       const d = runtimeDiagnostic(bench2, shown, runtime, environment);
       if (d) found.push(d);
     }
@@ -48593,21 +48838,21 @@ var Matcher = class {
    * @returns {string}
    */
   toString(separator, includeNamespace = true) {
-    const sep4 = separator || this.separator;
-    const isDefault = sep4 === this.separator && includeNamespace === true;
+    const sep5 = separator || this.separator;
+    const isDefault = sep5 === this.separator && includeNamespace === true;
     if (isDefault) {
       if (this._pathStringCache !== null) {
         return this._pathStringCache;
       }
       const result = this.path.map(
         (n) => n.namespace ? `${n.namespace}:${n.tag}` : n.tag
-      ).join(sep4);
+      ).join(sep5);
       this._pathStringCache = result;
       return result;
     }
     return this.path.map(
       (n) => includeNamespace && n.namespace ? `${n.namespace}:${n.tag}` : n.tag
-    ).join(sep4);
+    ).join(sep5);
   }
   /**
    * Get path as array of tag names.
@@ -49245,73 +49490,73 @@ var REDOS_PATTERNS = [
 var redos_default = REDOS_PATTERNS;
 
 // node_modules/is-unsafe/src/contexts/nosql.js
-var sep2 = `["'\\s]*:`;
+var sep3 = `["'\\s]*:`;
 var NOSQL_PATTERNS = [
   // ─── MongoDB $ operator injection ────────────────────────────────────────
   {
     id: "nosql-where-operator",
     description: "$where — executes arbitrary JavaScript server-side in MongoDB",
-    pattern: new RegExp(`\\$where${sep2}`, "i")
+    pattern: new RegExp(`\\$where${sep3}`, "i")
   },
   {
     id: "nosql-ne-operator",
     description: '$ne — "not equal" operator used to bypass equality checks',
-    pattern: new RegExp(`\\$ne${sep2}`, "i")
+    pattern: new RegExp(`\\$ne${sep3}`, "i")
   },
   {
     id: "nosql-gt-operator",
     description: '$gt — "greater than" used to bypass password/value checks',
-    pattern: new RegExp(`\\$gte?${sep2}`, "i")
+    pattern: new RegExp(`\\$gte?${sep3}`, "i")
   },
   {
     id: "nosql-lt-operator",
     description: '$lt / $lte — "less than" bypass variants',
-    pattern: new RegExp(`\\$lte?${sep2}`, "i")
+    pattern: new RegExp(`\\$lte?${sep3}`, "i")
   },
   {
     id: "nosql-regex-operator",
     description: "$regex — can be used to extract data character by character (blind injection)",
-    pattern: new RegExp(`\\$regex${sep2}`, "i")
+    pattern: new RegExp(`\\$regex${sep3}`, "i")
   },
   {
     id: "nosql-or-operator",
     description: "$or — logical OR; used to create always-true conditions",
-    pattern: new RegExp(`\\$or${sep2}\\s*\\[`, "i")
+    pattern: new RegExp(`\\$or${sep3}\\s*\\[`, "i")
   },
   {
     id: "nosql-and-operator",
     description: "$and — logical AND operator injection",
-    pattern: new RegExp(`\\$and${sep2}\\s*\\[`, "i")
+    pattern: new RegExp(`\\$and${sep3}\\s*\\[`, "i")
   },
   {
     id: "nosql-nor-operator",
     description: "$nor — logical NOR operator injection",
-    pattern: new RegExp(`\\$nor${sep2}\\s*\\[`, "i")
+    pattern: new RegExp(`\\$nor${sep3}\\s*\\[`, "i")
   },
   {
     id: "nosql-exists-operator",
     description: "$exists — can enumerate fields to determine schema",
-    pattern: new RegExp(`\\$exists${sep2}`, "i")
+    pattern: new RegExp(`\\$exists${sep3}`, "i")
   },
   {
     id: "nosql-in-operator",
     description: "$in — matches any value in a list; can enumerate values",
-    pattern: new RegExp(`\\$in${sep2}\\s*\\[`, "i")
+    pattern: new RegExp(`\\$in${sep3}\\s*\\[`, "i")
   },
   {
     id: "nosql-expr-operator",
     description: "$expr — allows aggregation expressions in queries (MongoDB 3.6+)",
-    pattern: new RegExp(`\\$expr${sep2}`, "i")
+    pattern: new RegExp(`\\$expr${sep3}`, "i")
   },
   {
     id: "nosql-function-operator",
     description: "$function — executes arbitrary JavaScript in MongoDB 4.4+",
-    pattern: new RegExp(`\\$function${sep2}`, "i")
+    pattern: new RegExp(`\\$function${sep3}`, "i")
   },
   {
     id: "nosql-accumulator-operator",
     description: "$accumulator — custom aggregation with arbitrary JS execution",
-    pattern: new RegExp(`\\$accumulator${sep2}`, "i")
+    pattern: new RegExp(`\\$accumulator${sep3}`, "i")
   },
   // ─── Prototype pollution ─────────────────────────────────────────────────
   {
@@ -50126,8 +50371,8 @@ function readStopNodeData(xmlData, tagName, i) {
           const nextLt = xmlData.indexOf("<", i + 1);
           if (nextLt === -1 || nextLt > nextGt) {
             const exp = xmlData.substring(i + 1, nextGt);
-            const sep4 = exp.search(/\s/);
-            const name = sep4 === -1 ? exp : exp.substring(0, sep4);
+            const sep5 = exp.search(/\s/);
+            const name = sep5 === -1 ? exp : exp.substring(0, sep5);
             if (name === tagName && exp[exp.length - 1] !== "/") openTagCount++;
             i = nextGt;
           }
@@ -51115,7 +51360,7 @@ async function runBenchmarkStage(options, deps) {
 async function runEach(benchmarks, options, deps) {
   const { config, base } = options;
   const now = deps.now ?? Date.now;
-  const baseRoot = base ? join21(base.root, relative7(options.workspace, config.rootDir)) : void 0;
+  const baseRoot = base ? join22(base.root, relative9(options.workspace, config.rootDir)) : void 0;
   const kernels = [];
   for (const bench2 of benchmarks) {
     deps.log.info(
@@ -51228,8 +51473,8 @@ function noHarness(startedAt, environment) {
 }
 
 // src/measure/harness.ts
-import { appendFileSync, existsSync as existsSync12, mkdirSync as mkdirSync5, rmSync, writeFileSync as writeFileSync7 } from "node:fs";
-import { delimiter as delimiter4, dirname as dirname8, join as join22 } from "node:path";
+import { appendFileSync, existsSync as existsSync13, mkdirSync as mkdirSync5, rmSync, writeFileSync as writeFileSync7 } from "node:fs";
+import { delimiter as delimiter4, dirname as dirname8, join as join23 } from "node:path";
 var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
   cwd,
   env,
@@ -51240,7 +51485,7 @@ var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command,
 var KERNEL_HEADER = /^\[kernelgate\] == (\S+)/;
 var TAIL_LINES2 = 40;
 function launcherArgs(harnessRoot, module) {
-  return [join22(harnessRoot, "python", "kernelgate_launch.py"), module];
+  return [join23(harnessRoot, "python", "kernelgate_launch.py"), module];
 }
 function harnessArgs(options) {
   const args = [
@@ -51263,7 +51508,7 @@ async function runHarness(options, log, run2 = streamingExec) {
   writeFileSync7(options.logPath, "");
   rmSync(options.resultsPath, { force: true });
   const env = childEnv(options.env);
-  env.PYTHONPATH = [join22(options.harnessRoot, "python"), env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter4);
+  env.PYTHONPATH = [join23(options.harnessRoot, "python"), env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter4);
   env.PYTHONUNBUFFERED = "1";
   const lines = [];
   let inGroup = false;
@@ -51285,7 +51530,7 @@ async function runHarness(options, log, run2 = streamingExec) {
   if (inGroup) log.endGroup();
   return {
     exitCode,
-    wroteResults: existsSync12(options.resultsPath),
+    wroteResults: existsSync13(options.resultsPath),
     logTail: lines.slice(-TAIL_LINES2).join("\n"),
     log: lines.join("\n")
   };
@@ -51294,12 +51539,12 @@ async function runHarness(options, log, run2 = streamingExec) {
 // src/measure/identity.ts
 var import_yaml4 = __toESM(require_dist(), 1);
 import { createHash as createHash3 } from "node:crypto";
-import { existsSync as existsSync14, readdirSync as readdirSync7, readFileSync as readFileSync11, statSync as statSync8, writeFileSync as writeFileSync8 } from "node:fs";
-import { isAbsolute as isAbsolute5, join as join24, relative as relative9 } from "node:path";
+import { existsSync as existsSync15, readdirSync as readdirSync7, readFileSync as readFileSync11, statSync as statSync8, writeFileSync as writeFileSync8 } from "node:fs";
+import { isAbsolute as isAbsolute6, join as join25, relative as relative11 } from "node:path";
 
 // src/measure/python-imports.ts
-import { existsSync as existsSync13, readdirSync as readdirSync6, readFileSync as readFileSync10, statSync as statSync7 } from "node:fs";
-import { dirname as dirname9, join as join23, relative as relative8 } from "node:path";
+import { existsSync as existsSync14, readdirSync as readdirSync6, readFileSync as readFileSync10, statSync as statSync7 } from "node:fs";
+import { dirname as dirname9, join as join24, relative as relative10 } from "node:path";
 var DYNAMIC = [
   [/\b__import__\b/, "__import__"],
   [/\bimportlib\b/, "importlib"],
@@ -51361,23 +51606,23 @@ function importStatements(text2) {
   }
   return { statements, dynamic };
 }
-var isDir = (p) => existsSync13(p) && statSync7(p).isDirectory();
-var isFile = (p) => existsSync13(p) && statSync7(p).isFile();
+var isDir = (p) => existsSync14(p) && statSync7(p).isDirectory();
+var isFile = (p) => existsSync14(p) && statSync7(p).isFile();
 function extensionOf(dir, name) {
   if (!isDir(dir)) return void 0;
   const found = readdirSync6(dir).find(
-    (f) => f.startsWith(`${name}.`) && /\.(so|pyd)$/.test(f) && isFile(join23(dir, f))
+    (f) => f.startsWith(`${name}.`) && /\.(so|pyd)$/.test(f) && isFile(join24(dir, f))
   );
-  return found === void 0 ? void 0 : join23(dir, found);
+  return found === void 0 ? void 0 : join24(dir, found);
 }
 function resolveBelow(dir, parts, shown) {
   const files = [];
   let at = dir;
   for (const [i, part] of parts.entries()) {
     const last = i === parts.length - 1;
-    const folder = join23(at, part);
+    const folder = join24(at, part);
     if (isDir(folder)) {
-      if (isFile(join23(folder, "__init__.py"))) files.push(join23(folder, "__init__.py"));
+      if (isFile(join24(folder, "__init__.py"))) files.push(join24(folder, "__init__.py"));
       at = folder;
       if (last) return { ok: true, files, package: folder };
       continue;
@@ -51392,7 +51637,7 @@ function resolveBelow(dir, parts, shown) {
   return { ok: true, files };
 }
 function inRepository(root, top) {
-  return isDir(join23(root, top)) || isFile(join23(root, `${top}.py`)) || !!extensionOf(root, top);
+  return isDir(join24(root, top)) || isFile(join24(root, `${top}.py`)) || !!extensionOf(root, top);
 }
 function resolveStatement(root, file, s) {
   let dir = root;
@@ -51401,7 +51646,7 @@ function resolveStatement(root, file, s) {
   if (s.level > 0) {
     dir = dirname9(file);
     for (let up = 1; up < s.level; up++) dir = dirname9(dir);
-    if (relative8(root, dir).startsWith("..")) {
+    if (relative10(root, dir).startsWith("..")) {
       return { ok: false, why: `${shown}: above the repository` };
     }
   } else if (!inRepository(root, parts[0])) {
@@ -51411,7 +51656,7 @@ function resolveStatement(root, file, s) {
   if (!module.ok || module.package === void 0) return module;
   const files = [...module.files];
   for (const name of s.names) {
-    if (isDir(join23(module.package, name)) || isFile(join23(module.package, `${name}.py`))) {
+    if (isDir(join24(module.package, name)) || isFile(join24(module.package, `${name}.py`))) {
       const sub = resolveBelow(module.package, [name], `${shown}.${name}`);
       if (!sub.ok) return sub;
       files.push(...sub.files);
@@ -51426,14 +51671,14 @@ function importClosure(root, module) {
 function fileImportClosure(root, files) {
   return closureOf(
     root,
-    files.map((f) => join23(root, f)),
+    files.map((f) => join24(root, f)),
     []
   );
 }
 function closureOf(root, start, unresolved) {
   const seen = /* @__PURE__ */ new Set();
   const queue = [];
-  const rel = (p) => relative8(root, p).split("\\").join("/");
+  const rel = (p) => relative10(root, p).split("\\").join("/");
   const add = (files) => {
     for (const f of files) {
       if (!seen.has(f)) {
@@ -51469,11 +51714,11 @@ function canonicalJson(value) {
   return JSON.stringify(value) ?? "null";
 }
 function treeFiles(dir) {
-  if (!existsSync14(dir)) return [];
+  if (!existsSync15(dir)) return [];
   const out = [];
   for (const name of readdirSync7(dir).sort()) {
     if (name === "__pycache__" || /\.py[co]$/.test(name)) continue;
-    const path9 = join24(dir, name);
+    const path9 = join25(dir, name);
     const stat3 = statSync8(path9);
     if (stat3.isDirectory()) out.push(...treeFiles(path9));
     else if (stat3.isFile()) out.push(path9);
@@ -51482,14 +51727,14 @@ function treeFiles(dir) {
 }
 function harnessVersion(harnessRoot) {
   if (harnessRoot === void 0) return "unknown";
-  const python = join24(harnessRoot, "python");
+  const python = join25(harnessRoot, "python");
   const files = [
-    ...treeFiles(join24(python, "kernelgate_harness")),
-    join24(python, "kernelgate_launch.py")
-  ].filter((f) => existsSync14(f));
+    ...treeFiles(join25(python, "kernelgate_harness")),
+    join25(python, "kernelgate_launch.py")
+  ].filter((f) => existsSync15(f));
   if (files.length === 0) return "absent";
   const h = createHash3("sha256");
-  for (const f of files) h.update(`\0${relative9(python, f)}\0`).update(readFileSync11(f));
+  for (const f of files) h.update(`\0${relative11(python, f)}\0`).update(readFileSync11(f));
   return h.digest("hex");
 }
 function librariesKey(environment) {
@@ -51501,7 +51746,7 @@ function librariesKey(environment) {
   });
 }
 function manifestEntries(root, kernel) {
-  const raw = (0, import_yaml4.parse)(readFileSync11(join24(root, kernel.file), "utf8"));
+  const raw = (0, import_yaml4.parse)(readFileSync11(join25(root, kernel.file), "utf8"));
   const { variants, ...rest } = raw;
   const entries = /* @__PURE__ */ new Map();
   for (const v of variants ?? []) {
@@ -51511,7 +51756,7 @@ function manifestEntries(root, kernel) {
 }
 function kernelClosure(root, kernel) {
   const closure = importClosure(root, kernel.manifest.module);
-  const folder = treeFiles(kernel.dir).map((f) => relative9(root, f).split("\\").join("/")).filter((f) => f !== kernel.file.split("\\").join("/"));
+  const folder = treeFiles(kernel.dir).map((f) => relative11(root, f).split("\\").join("/")).filter((f) => f !== kernel.file.split("\\").join("/"));
   return { files: /* @__PURE__ */ new Set([...folder, ...closure.files]), unresolved: closure.unresolved };
 }
 function claimsOf(root, kernel) {
@@ -51520,9 +51765,9 @@ function claimsOf(root, kernel) {
     const own = /* @__PURE__ */ new Set();
     for (const { path: path9 } of variantClaims(v)) {
       const at = ownedPath(path9);
-      const file = at === void 0 ? void 0 : join24(kernel.dir, at);
-      if (file !== void 0 && existsSync14(file) && statSync8(file).isFile())
-        own.add(relative9(root, file).split("\\").join("/"));
+      const file = at === void 0 ? void 0 : join25(kernel.dir, at);
+      if (file !== void 0 && existsSync15(file) && statSync8(file).isFile())
+        own.add(relative11(root, file).split("\\").join("/"));
     }
     claims.set(v.name, [...own].sort());
   }
@@ -51540,7 +51785,7 @@ function variantSources(root, closure, claims, variant) {
   const leftOut = {};
   const leftOwners = {};
   for (const f of [.../* @__PURE__ */ new Set([...closure.files, ...keep])].sort()) {
-    const hash = sha256(readFileSync11(join24(root, f)));
+    const hash = sha256(readFileSync11(join25(root, f)));
     const by = owners.get(f);
     if (keep.has(f) || by === void 0) sources[f] = hash;
     else {
@@ -51662,7 +51907,7 @@ function identicalArgs(head, base, environment, outDir, log) {
       Object.assign(v, { identical: false, why: "its name cannot be passed to --identical" });
     }
   }
-  writeFileSync8(join24(outDir, "identity.json"), JSON.stringify(verdicts, null, 2) + "\n");
+  writeFileSync8(join25(outDir, "identity.json"), JSON.stringify(verdicts, null, 2) + "\n");
   const same = verdicts.filter((v) => v.identical);
   log(
     `kernelgate: identity: ${same.length} of ${verdicts.length} variant(s) identical in base and head, verified but not timed` + (same.length ? `: ${same.map((v) => `${v.kernel}/${v.variant}`).join(", ")}` : "")
@@ -51676,8 +51921,8 @@ function identicalArgs(head, base, environment, outDir, log) {
   return same.length ? ["--identical", same.map((v) => `${v.kernel}.${v.variant}`).join(",")] : [];
 }
 function baseHarnessRoot(workspace, harnessRoot, baseRoot) {
-  const rel = relative9(workspace, harnessRoot);
-  return rel.startsWith("..") || isAbsolute5(rel) ? harnessRoot : join24(baseRoot, rel);
+  const rel = relative11(workspace, harnessRoot);
+  return rel.startsWith("..") || isAbsolute6(rel) ? harnessRoot : join25(baseRoot, rel);
 }
 function pullRequestIdentity(head, headBuilds, base, environment, outDir, log) {
   const fault = head.harnessEnv?.["KERNELGATE_FAULT"] ?? process.env["KERNELGATE_FAULT"];
@@ -51709,7 +51954,7 @@ function pullRequestIdentity(head, headBuilds, base, environment, outDir, log) {
 
 // src/measure/measure.ts
 import { copyFileSync as copyFileSync2, mkdirSync as mkdirSync6, writeFileSync as writeFileSync9 } from "node:fs";
-import { join as join25, resolve as resolve8 } from "node:path";
+import { join as join26, resolve as resolve8 } from "node:path";
 function mergeEnvironment(fromHarness, fromDoctor) {
   if (fromHarness === void 0) return fromDoctor;
   const gpu = { ...fromDoctor.gpu, ...fromHarness.gpu };
@@ -51735,7 +51980,7 @@ async function stage(name, group, deps, seconds, body) {
 async function casesArgs(options, environment, outDir) {
   const selected = options.selectCases ? await options.selectCases(environment) : void 0;
   if (selected === void 0) return [];
-  const casesPath = join25(outDir, "cases.txt");
+  const casesPath = join26(outDir, "cases.txt");
   writeFileSync9(casesPath, selected.map((id) => `${id}
 `).join(""));
   return ["--cases", casesPath];
@@ -51784,7 +52029,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       python: config.harness.python,
       kernelsDir: config.kernelsDir,
       resultsPath: paths.resultsPath,
-      logPath: join25(paths.outDir, "harness.log"),
+      logPath: join26(paths.outDir, "harness.log"),
       buildsPath: paths.buildsPath,
       ...options.only !== void 0 ? { only: options.only } : {},
       timeoutPerCaseS: config.harness.timeoutS,
@@ -51793,7 +52038,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       extraArgs: [
         ...config.harness.args,
         "--tune-cache",
-        join25(paths.cacheDir, "tune"),
+        join26(paths.cacheDir, "tune"),
         ...moreArgs
       ],
       ...options.harnessEnv !== void 0 ? { env: options.harnessEnv } : {}
@@ -51897,8 +52142,8 @@ async function measure(options, deps) {
     for (const d of report2.diagnostics) log.info(`doctor: ${d.level}: ${d.message}`);
     return report2;
   });
-  const cacheDir = options.buildCacheDir ?? join25(options.workspace, ".kernelgate", "build");
-  const buildsPath = join25(outDir, "builds.json");
+  const cacheDir = options.buildCacheDir ?? join26(options.workspace, ".kernelgate", "build");
+  const buildsPath = join26(outDir, "builds.json");
   const build2 = await stage("build", "kernelgate build", deps, stageSeconds, async () => {
     const built = await buildKernels(buildTargets(config, options.only), {
       exec: deps.exec,
@@ -51916,7 +52161,7 @@ async function measure(options, deps) {
     deps
   );
   const moreArgs = await harnessMoreArgs(options, paired2, build2.records, doctor2.environment, log);
-  const resultsPath = join25(outDir, "results.json");
+  const resultsPath = join26(outDir, "results.json");
   const { measured, diagnostics: harnessDiagnostics } = await harnessStage(
     options,
     deps,
@@ -51960,7 +52205,7 @@ async function measure(options, deps) {
 }
 
 // src/measure/module-probe.ts
-import { delimiter as delimiter5, join as join26 } from "node:path";
+import { delimiter as delimiter5, join as join27 } from "node:path";
 var MARKER = "KERNELGATE_PROBE ";
 var PROBE_TIMEOUT_S = 300;
 async function probeModules(options) {
@@ -51969,7 +52214,7 @@ async function probeModules(options) {
     ...launcherArgs(harnessRoot, "kernelgate_harness.probe_modules"),
     ...modules.map((m) => `${m.name}=${m.module}`)
   ];
-  const pythonPath = [join26(harnessRoot, "python"), process.env["PYTHONPATH"]].filter((p) => p !== void 0 && p !== "").join(delimiter5);
+  const pythonPath = [join27(harnessRoot, "python"), process.env["PYTHONPATH"]].filter((p) => p !== void 0 && p !== "").join(delimiter5);
   const run2 = await exec2.run(python, args, {
     cwd: workspace,
     env: { PYTHONPATH: pythonPath },
@@ -52120,11 +52365,11 @@ async function ancestorBaseline(store, key, check, window2 = GOOD_BASE_WINDOW) {
 }
 
 // src/pipeline/balance.ts
-import { existsSync as existsSync15 } from "node:fs";
+import { existsSync as existsSync16 } from "node:fs";
 function storedBalance(options, log) {
   return async (environment) => {
     if (options.baselinePath !== void 0) {
-      if (!existsSync15(options.baselinePath)) return void 0;
+      if (!existsSync16(options.baselinePath)) return void 0;
       const given = explicitBaseline(options.baselinePath);
       return { results: given.results, label: `the baseline ${options.baselinePath}` };
     }
@@ -52149,7 +52394,7 @@ function storedBalance(options, log) {
 }
 
 // src/pipeline/nightly-bisect.ts
-import { join as join28, relative as relative10 } from "node:path";
+import { join as join29, relative as relative12 } from "node:path";
 
 // src/pipeline/bisect.ts
 async function transitions(plan) {
@@ -52231,11 +52476,11 @@ function describeBisect(variant, outcome) {
 
 // src/pipeline/bisect-memory.ts
 import { mkdirSync as mkdirSync7, readFileSync as readFileSync12, renameSync as renameSync2, writeFileSync as writeFileSync10 } from "node:fs";
-import { dirname as dirname10, join as join27 } from "node:path";
+import { dirname as dirname10, join as join28 } from "node:path";
 var BISECT_MEMORY_FORMAT = "kernelgate/bisect-steps@1";
 var KEPT_SEARCHES = 20;
 function bisectMemoryPath(cacheDir) {
-  return join27(cacheDir, "bisect", "steps.json");
+  return join28(cacheDir, "bisect", "steps.json");
 }
 var searchKey = (good, variant) => `${good}:${variant}`;
 var isStep = (x) => {
@@ -52325,7 +52570,7 @@ async function measureStep(night, slowed, sha) {
   const ws = options.workspace;
   const log = (line) => deps.log.info(line);
   const at = await materialiseBase(ws, sha, deps.exec, {
-    dir: join28(ws, ".kernelgate", "bisect"),
+    dir: join29(ws, ".kernelgate", "bisect"),
     log
   });
   const base = await materialiseBase(ws, night.good, deps.exec, {
@@ -52341,9 +52586,9 @@ async function measureStep(night, slowed, sha) {
       config: loadConfig(at.base.root),
       workspace: at.base.root,
       harnessRoot: options.harnessRoot,
-      outDir: join28(options.outDir, `bisect-${sha.slice(0, 12)}`),
+      outDir: join29(options.outDir, `bisect-${sha.slice(0, 12)}`),
       only: [slowed.kernel],
-      buildCacheDir: options.buildCacheDir ?? join28(ws, ".kernelgate", "build"),
+      buildCacheDir: options.buildCacheDir ?? join29(ws, ".kernelgate", "build"),
       base: base.base,
       harnessArgs: ["--variants", slowed.variant],
       selectCases: async () => slowed.cases.map((c) => `${slowed.kernel}/${c}`),
@@ -52365,12 +52610,12 @@ async function bisectNight(options, deps, results, timeBoxS) {
   const night = { options, deps, good, deadlineMs: now() + timeBoxS * 1e3 };
   const ws = options.workspace;
   const commits = await commitsBetween(ws, good, "HEAD", deps.exec);
-  const memory = bisectMemoryPath(options.buildCacheDir ?? join28(ws, ".kernelgate", "build"));
+  const memory = bisectMemoryPath(options.buildCacheDir ?? join29(ws, ".kernelgate", "build"));
   const log = (line) => deps.log.info(line);
   const found = [];
   for (const v of slowed) {
     const dir = options.config.kernels.find((k) => k.manifest.name === v.kernel)?.dir;
-    const path9 = dir === void 0 ? `kernels/${v.kernel}` : relative10(ws, dir);
+    const path9 = dir === void 0 ? `kernels/${v.kernel}` : relative12(ws, dir);
     const key = searchKey(good, `${v.kernel}/${v.variant}`);
     const known = knownSteps(memory, key, log);
     if (known.size) {
@@ -52410,7 +52655,7 @@ async function fullRun(options, deps) {
   let base;
   if (options.pairedBase?.root !== void 0) {
     const { root, sha, ref } = options.pairedBase;
-    if (existsSync16(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
+    if (existsSync17(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
     else notes.push(`Paired A/B is off for this run: the base checkout ${root} does not exist.`);
   } else if (options.pairedBase !== void 0) {
     const got = await materialiseBase(options.workspace, options.pairedBase.sha, deps.exec, {
@@ -52572,7 +52817,7 @@ function slowerDeepTargets(results, baseline, config) {
 }
 
 // src/pipeline/check.ts
-import { join as join29 } from "node:path";
+import { join as join30 } from "node:path";
 async function checkRepository(root, options) {
   const found = checkStatic(root, options.configFile);
   const problems = [...found.problems];
@@ -52649,8 +52894,8 @@ function moduleProblems(kernel, found, probed2, torch, notes) {
       )
     );
   });
-  const listed2 = new Set(manifest.variants.map((v) => v.name));
-  const extra2 = inModule.filter((n) => !listed2.has(n));
+  const listed3 = new Set(manifest.variants.map((v) => v.name));
+  const extra2 = inModule.filter((n) => !listed3.has(n));
   if (extra2.length > 0) {
     problems.push(
       at(
@@ -52672,7 +52917,7 @@ function checkFailure(outcome, root) {
   if (errors.length === 0) return void 0;
   const lines = errors.map(describeProblem);
   const sites = errors.map((p, i) => ({
-    file: join29(root, p.file),
+    file: join30(root, p.file),
     ...p.line !== void 0 ? { line: p.line, column: p.column ?? 1 } : {},
     message: lines[i]
   }));
@@ -52704,12 +52949,12 @@ async function mergedRun(ctx) {
     else ctx.warning(s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
   }
   mkdirSync8(ctx.outDir, { recursive: true });
-  const resultsPath = join30(ctx.outDir, "results.json");
+  const resultsPath = join31(ctx.outDir, "results.json");
   writeFileSync12(resultsPath, JSON.stringify(merged.results, null, 2) + "\n");
   const notes = [];
   let baseline;
   if (ctx.baselinePath !== void 0) {
-    if (existsSync17(ctx.baselinePath)) baseline = explicitBaseline(ctx.baselinePath);
+    if (existsSync18(ctx.baselinePath)) baseline = explicitBaseline(ctx.baselinePath);
     else {
       notes.push(
         `The baseline ${ctx.baselinePath} does not exist: every case is NEW. Baselines are written by trusted runs (push, schedule); run one first.`
@@ -52763,12 +53008,14 @@ import { resolve as resolve9 } from "node:path";
 import { parseArgs } from "node:util";
 var MERGE_USAGE = `kernelgate merge DIR [DIR...] --shards N [--config DIR_OR_FILE] [--out-dir DIR]
                  [--baseline FILE | --baseline-dir DIR (--branch NAME | --base NAME)]
-                 [--kind pr|nightly] [--out FILE]
+                 [--base-sha SHA] [--kind pr|nightly] [--out FILE]
   joins the shards' results.json (each a \`kernelgate run\` of one shard) found under the folders into
   one (--out-dir, default .kernelgate/report/merge), then judges and reports it like \`report\`;
   a shard that did not report or failed fails the gate, named with the cases it owned
   --base NAME           judge against branch NAME's newest stored results on each shard's GPU SKU
   --branch NAME         the branch that ran (its newest stored results are the baseline)
+  --base-sha SHA        with --base: the pull request's base commit; each GPU SKU's baseline is the
+                        nearest stored run whose commit is an ancestor of it (git, in this folder)
 `;
 var MERGE_OPTIONS = {
   shards: { type: "string" },
@@ -52778,6 +53025,7 @@ var MERGE_OPTIONS = {
   "baseline-dir": { type: "string", default: ".kernelgate/baselines" },
   branch: { type: "string" },
   base: { type: "string" },
+  "base-sha": { type: "string" },
   kind: { type: "string", default: "pr" },
   out: { type: "string" }
 };
@@ -52801,6 +53049,17 @@ async function mergeCommand(args, io, deps) {
   if (kind !== "pr" && kind !== "nightly") {
     throw new InputError(`--kind must be pr or nightly (got ${JSON.stringify(kind)})`);
   }
+  const baseSha = values["base-sha"];
+  if (baseSha !== void 0 && !/^[0-9a-f]{40}$/.test(baseSha)) {
+    throw new InputError(
+      `--base-sha must be a full commit id, 40 hex digits (got ${JSON.stringify(baseSha)})`
+    );
+  }
+  if (baseSha !== void 0 && values.base === void 0) {
+    throw new InputError(
+      "--base-sha needs --base: it picks among the base branch's stored runs by commit ancestry"
+    );
+  }
   const config = deps.configFrom(values.config, io.cwd);
   const dirs = positionals.map((p) => resolve9(io.cwd, p));
   const log = {
@@ -52816,9 +53075,14 @@ async function mergeCommand(args, io, deps) {
     cwd: io.cwd,
     outDir: resolve9(io.cwd, values["out-dir"]),
     baselinePath: values.baseline === void 0 ? void 0 : resolve9(io.cwd, values.baseline),
-    store: fileBaselineStore(resolve9(io.cwd, values["baseline-dir"]), { warn: log.warning }),
+    store: fileBaselineStore(resolve9(io.cwd, values["baseline-dir"]), {
+      warn: log.warning,
+      info: log.info,
+      key: storeKeyOf(process.env)
+    }),
     baselineBranch: values.base ?? values.branch,
     saveBranch: void 0,
+    ancestry: baseSha === void 0 ? void 0 : { baseSha, workspace: io.cwd, exec: deps.exec ?? actionsExec() },
     ...log
   });
   io.stderr(`merged results: ${run2.resultsPath}
@@ -52856,10 +53120,10 @@ function selectedUnits(results, config) {
     ...selection?.kernels ? { only: selection.kernels } : {},
     ci: selection?.ci === true
   });
-  const listed2 = selection?.cases ? new Set(selection.cases) : void 0;
+  const listed3 = selection?.cases ? new Set(selection.cases) : void 0;
   const matches2 = paramsMatch(selection);
   const variants = selection?.variants;
-  return units.filter((u) => (owned?.has(u.id) ?? true) && (listed2?.has(u.id) ?? true) && matches2(u.params)).map((u) => variants ? { ...u, variants: u.variants.filter((v) => variants.includes(v)) } : u).filter((u) => u.variants.length > 0);
+  return units.filter((u) => (owned?.has(u.id) ?? true) && (listed3?.has(u.id) ?? true) && matches2(u.params)).map((u) => variants ? { ...u, variants: u.variants.filter((v) => variants.includes(v)) } : u).filter((u) => u.variants.length > 0);
 }
 var count = (n) => n.toLocaleString("en-US");
 function cases(n) {
@@ -53361,6 +53625,7 @@ var METRICS = {
 };
 function gradeLadder(g, requiredMs) {
   const { status, peak } = g;
+  const declared = status.metric === "pct_peak" ? void 0 : status.declaredReferencePctPeak;
   const flops = g.target.work?.flops;
   const impliedTflops = (ms) => flops ? flops / (ms * 1e-3) / 1e12 : void 0;
   const value = status.value;
@@ -53370,6 +53635,8 @@ function gradeLadder(g, requiredMs) {
     milestone.impliedTflops = milestone.requiredMs === void 0 ? void 0 : impliedTflops(milestone.requiredMs);
     if (milestone.impliedTflops !== void 0 && peak !== void 0) {
       milestone.reachable = milestone.impliedTflops <= peak;
+    } else if (declared !== void 0) {
+      milestone.reachable = milestone.min * declared <= 100;
     }
     if (milestone.achieved) status.current = { name: milestone.name, grade: milestone.grade };
   }
@@ -54232,9 +54499,9 @@ function recordToResults(record) {
 }
 
 // src/history/branch-git.ts
-import { existsSync as existsSync18, mkdirSync as mkdirSync9, mkdtempSync, readFileSync as readFileSync13, rmSync as rmSync2 } from "node:fs";
+import { existsSync as existsSync19, mkdirSync as mkdirSync9, mkdtempSync, readFileSync as readFileSync13, rmSync as rmSync2 } from "node:fs";
 import { tmpdir } from "node:os";
-import { join as join31 } from "node:path";
+import { join as join32 } from "node:path";
 var REMOTE = "kgdata";
 var TIP_REF = "refs/kernelgate/tip";
 function showRemote(remote) {
@@ -54307,7 +54574,7 @@ ${result.stderr}` };
 }
 async function ensureCache(g) {
   if (g.ready) return;
-  if (!existsSync18(join31(g.gitDir, "HEAD"))) {
+  if (!existsSync19(join32(g.gitDir, "HEAD"))) {
     mkdirSync9(g.gitDir, { recursive: true });
     const init = await g.exec.run("git", ["init", "--quiet", "--bare", g.gitDir], {
       timeoutS: g.timeoutS
@@ -54354,10 +54621,10 @@ async function listPaths(g, tip, dir) {
 async function readPaths(g, tip, paths) {
   const out = /* @__PURE__ */ new Map();
   if (paths.length === 0) return out;
-  const work = mkdtempSync(join31(tmpdir(), "kg-history-read-"));
+  const work = mkdtempSync(join32(tmpdir(), "kg-history-read-"));
   try {
-    const env = { GIT_INDEX_FILE: join31(work, "index") };
-    const tree = join31(work, "tree");
+    const env = { GIT_INDEX_FILE: join32(work, "index") };
+    const tree = join32(work, "tree");
     mkdirSync9(tree);
     const chunk = 500;
     for (let i = 0; i < paths.length; i += chunk) {
@@ -54384,7 +54651,7 @@ async function readPaths(g, tip, paths) {
     }
     for (const path9 of paths) {
       try {
-        out.set(path9, readFileSync13(join31(tree, path9), "utf8"));
+        out.set(path9, readFileSync13(join32(tree, path9), "utf8"));
       } catch {
       }
     }
@@ -54397,7 +54664,7 @@ async function readPaths(g, tip, paths) {
 // src/history/branch-write.ts
 import { mkdirSync as mkdirSync10, mkdtempSync as mkdtempSync2, rmSync as rmSync3, writeFileSync as writeFileSync13 } from "node:fs";
 import { tmpdir as tmpdir2 } from "node:os";
-import { dirname as dirname11, join as join32 } from "node:path";
+import { dirname as dirname11, join as join33 } from "node:path";
 function recordDir(key) {
   return `records/${safeSegment(key.sku, "GPU SKU")}/${safeSegment(key.branch, "branch")}`;
 }
@@ -54417,7 +54684,7 @@ adds files and never rewrites or force-pushes this branch. Do not commit to it b
 docs/history.md in kernelgate for the layout and how to read it.
 `;
 function writeReadme(work) {
-  const path9 = join32(work, "README.md");
+  const path9 = join33(work, "README.md");
   mkdirSync10(dirname11(path9), { recursive: true });
   writeFileSync13(path9, README);
   return path9;
@@ -54439,7 +54706,7 @@ function prepare2(entries, options, work) {
       ...merged.references !== void 0 ? { references: merged.references } : {},
       ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
     });
-    const file = join32(work, `record-${i}.json`);
+    const file = join33(work, `record-${i}.json`);
     writeFileSync13(file, serializeRecord(record));
     return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
   });
@@ -54488,7 +54755,7 @@ async function tryOnce(g, prepared, work, attempt, notStored) {
     throw notStored(`cannot read it (${fetched.reason})`);
   }
   const tip = fetched.tip;
-  const env = { GIT_INDEX_FILE: join32(work, `index-${attempt}`) };
+  const env = { GIT_INDEX_FILE: join33(work, `index-${attempt}`) };
   const { before, added, paths } = await stage2(g, tip, prepared, env, work);
   if (added === 0) return { done: true, paths, added };
   const after = (await g.ok(["ls-files"], env)).split("\n").filter(Boolean).length;
@@ -54521,7 +54788,7 @@ function backoffMs(attempt, random) {
   return Math.min(8e3, 500 * 2 ** Math.min(attempt - 1, 4)) * (0.5 + random());
 }
 async function saveRecords(g, entries, options) {
-  const work = mkdtempSync2(join32(tmpdir2(), "kg-history-write-"));
+  const work = mkdtempSync2(join33(tmpdir2(), "kg-history-write-"));
   try {
     const prepared = prepare2(entries, options, work);
     const what = prepared.length === 1 ? "this run was" : `these ${prepared.length} runs were`;
@@ -54704,12 +54971,12 @@ var KERNELGATE_VERSION = package_default.version;
 // src/history/dashboard-cli.ts
 import { mkdtempSync as mkdtempSync3, rmSync as rmSync4 } from "node:fs";
 import { tmpdir as tmpdir3 } from "node:os";
-import { join as join34, resolve as resolve11 } from "node:path";
+import { join as join35, resolve as resolve11 } from "node:path";
 import { parseArgs as parseArgs2 } from "node:util";
 
 // src/history/dashboard.ts
-import { existsSync as existsSync19, readFileSync as readFileSync14 } from "node:fs";
-import { dirname as dirname12, join as join33, resolve as resolve10 } from "node:path";
+import { existsSync as existsSync20, readFileSync as readFileSync14 } from "node:fs";
+import { dirname as dirname12, join as join34, resolve as resolve10 } from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 
 // src/history/dashboard-data.ts
@@ -54848,7 +55115,7 @@ function uplotDir() {
   const here = dirname12(fileURLToPath2(import.meta.url));
   for (const up of ["../..", "..", "."]) {
     const dir = resolve10(here, up, "vendor", "uplot");
-    if (existsSync19(join33(dir, "uPlot.iife.min.js"))) return dir;
+    if (existsSync20(join34(dir, "uPlot.iife.min.js"))) return dir;
   }
   throw new Error(
     `vendor/uplot not found above ${here}: the dashboard needs uPlot ${UPLOT_VERSION}`
@@ -54861,9 +55128,9 @@ var escapeHtml2 = (text2) => text2.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeA
 function buildDashboard(records, options = {}) {
   const data = dashboardData(records, options);
   const dir = options.vendorDir ?? uplotDir();
-  const js = readFileSync14(join33(dir, "uPlot.iife.min.js"), "utf8");
-  const css = readFileSync14(join33(dir, "uPlot.min.css"), "utf8");
-  const licence = readFileSync14(join33(dir, "LICENSE"), "utf8");
+  const js = readFileSync14(join34(dir, "uPlot.iife.min.js"), "utf8");
+  const css = readFileSync14(join34(dir, "uPlot.min.css"), "utf8");
+  const licence = readFileSync14(join34(dir, "LICENSE"), "utf8");
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -55147,12 +55414,12 @@ async function dashboardCommand(args, io) {
       config
     );
   } else {
-    const cache = mkdtempSync3(join34(tmpdir3(), "kg-dashboard-"));
+    const cache = mkdtempSync3(join35(tmpdir3(), "kg-dashboard-"));
     try {
       const store = branchStore({
         remote: /^[a-z]+:\/\//.test(remote) ? remote : resolve11(io.cwd, remote),
         branch: values["history-branch"],
-        cacheDir: join34(cache, "history.git"),
+        cacheDir: join35(cache, "history.git"),
         exec: actionsExec(),
         warn: (m) => warnings.push(m),
         kernelgateVersion: KERNELGATE_VERSION
@@ -55179,7 +55446,7 @@ async function dashboardCommand(args, io) {
 }
 
 // src/history/export.ts
-import { join as join35, resolve as resolve12 } from "node:path";
+import { join as join36, resolve as resolve12 } from "node:path";
 import { parseArgs as parseArgs3 } from "node:util";
 var EXPORT_FORMATS = ["bmf", "gab-smaller", "gab-bigger"];
 function failedCases(results) {
@@ -55343,18 +55610,18 @@ async function exportCommand(args, io) {
 }
 
 // src/history/migrate.ts
-import { existsSync as existsSync20, mkdtempSync as mkdtempSync4, readdirSync as readdirSync8, rmSync as rmSync5, statSync as statSync9 } from "node:fs";
+import { existsSync as existsSync21, mkdtempSync as mkdtempSync4, readdirSync as readdirSync8, rmSync as rmSync5, statSync as statSync9 } from "node:fs";
 import { tmpdir as tmpdir4 } from "node:os";
-import { join as join36, resolve as resolve13 } from "node:path";
+import { join as join37, resolve as resolve13 } from "node:path";
 import { parseArgs as parseArgs4 } from "node:util";
 function directoryRuns(root) {
-  if (!existsSync20(root)) throw new InputError(`${root}: no such folder`);
+  if (!existsSync21(root)) throw new InputError(`${root}: no such folder`);
   const out = [];
-  const dirs = (path9) => readdirSync8(path9).filter((name) => statSync9(join36(path9, name)).isDirectory());
+  const dirs = (path9) => readdirSync8(path9).filter((name) => statSync9(join37(path9, name)).isDirectory());
   for (const branch of dirs(root)) {
-    for (const sku of dirs(join36(root, branch))) {
-      for (const name of readdirSync8(join36(root, branch, sku))) {
-        if (name.endsWith(".json")) out.push({ branch, sku, file: join36(root, branch, sku, name) });
+    for (const sku of dirs(join37(root, branch))) {
+      for (const name of readdirSync8(join37(root, branch, sku))) {
+        if (name.endsWith(".json")) out.push({ branch, sku, file: join37(root, branch, sku, name) });
       }
     }
   }
@@ -55414,13 +55681,13 @@ async function historyCommand(args, io) {
       "history import needs --baseline-dir DIR and --history-remote URL_OR_PATH"
     );
   }
-  const cache = mkdtempSync4(join36(tmpdir4(), "kg-import-"));
+  const cache = mkdtempSync4(join37(tmpdir4(), "kg-import-"));
   const warnings = [];
   try {
     const store = branchStore({
       remote: /^[a-z]+:\/\//.test(remote) || /^[^/]+@[^:]+:/.test(remote) ? remote : resolve13(io.cwd, remote),
       branch: values["history-branch"],
-      cacheDir: join36(cache, "history.git"),
+      cacheDir: join37(cache, "history.git"),
       exec: actionsExec(),
       warn: (m) => warnings.push(m),
       info: (m) => io.stderr(`${m}
@@ -55443,7 +55710,7 @@ async function historyCommand(args, io) {
 }
 
 // src/cli/adapt.ts
-import { join as join37, resolve as resolve15 } from "node:path";
+import { join as join38, resolve as resolve15 } from "node:path";
 import { parseArgs as parseArgs5 } from "node:util";
 
 // src/cli/common.ts
@@ -55451,7 +55718,7 @@ import { statSync as statSync10 } from "node:fs";
 import { dirname as dirname13, resolve as resolve14 } from "node:path";
 
 // node_modules/@actions/github/lib/context.js
-import { readFileSync as readFileSync15, existsSync as existsSync21 } from "fs";
+import { readFileSync as readFileSync15, existsSync as existsSync22 } from "fs";
 import { EOL as EOL2 } from "os";
 var Context2 = class {
   /**
@@ -55461,7 +55728,7 @@ var Context2 = class {
     var _a, _b, _c;
     this.payload = {};
     if (process.env.GITHUB_EVENT_PATH) {
-      if (existsSync21(process.env.GITHUB_EVENT_PATH)) {
+      if (existsSync22(process.env.GITHUB_EVENT_PATH)) {
         this.payload = JSON.parse(readFileSync15(process.env.GITHUB_EVENT_PATH, { encoding: "utf8" }));
       } else {
         const path9 = process.env.GITHUB_EVENT_PATH;
@@ -56832,8 +57099,8 @@ function withCustomRequest(customRequest) {
 
 // node_modules/@octokit/auth-token/dist-bundle/index.js
 var b64url = "(?:[a-zA-Z0-9_-]+)";
-var sep3 = "\\.";
-var jwtRE = new RegExp(`^${b64url}${sep3}${b64url}${sep3}${b64url}$`);
+var sep4 = "\\.";
+var jwtRE = new RegExp(`^${b64url}${sep4}${b64url}${sep4}${b64url}$`);
 var isJWT = jwtRE.test.bind(jwtRE);
 async function auth(token) {
   const isApp = isJWT(token);
@@ -59805,7 +60072,7 @@ var bench = async (args, io) => {
   results.diagnostics.push(...slowPathChecks(results, names, config));
   const outDir = resolve15(io.cwd, values["out-dir"]);
   makeOutputDir(outDir, values["out-dir"]);
-  const resultsPath = join37(outDir, "results.json");
+  const resultsPath = join38(outDir, "results.json");
   writeOutput(resultsPath, `${JSON.stringify(results, null, 2)}
 `);
   io.stderr(`results: ${resultsPath}
@@ -59922,8 +60189,8 @@ function checkCommand(exec2 = actionsExec()) {
 }
 
 // src/cli/deep.ts
-import { existsSync as existsSync22 } from "node:fs";
-import { join as join38, resolve as resolve18 } from "node:path";
+import { existsSync as existsSync23 } from "node:fs";
+import { join as join39, resolve as resolve18 } from "node:path";
 import { parseArgs as parseArgs8 } from "node:util";
 var DEEP_USAGE = `kernelgate deep [--config DIR_OR_FILE] [--checks sanitizer,ncu] [--only K1,K2]
                 [--results FILE [--baseline FILE]] [--out-dir DIR] [--builds FILE] [--jobs N]
@@ -60016,7 +60283,7 @@ async function buildsFor(given, config, only, exec2, log) {
   if (given !== void 0) return given;
   const built = await buildKernels(buildTargets(config, only), {
     exec: exec2,
-    cacheDir: join38(config.rootDir, ".kernelgate", "build"),
+    cacheDir: join39(config.rootDir, ".kernelgate", "build"),
     python: config.harness.python,
     log
   });
@@ -60031,7 +60298,7 @@ function deepCommand(exec2 = actionsExec()) {
     if (unknown !== void 0) throw new InputError(unknown);
     const outDir = resolve18(io.cwd, values["out-dir"]);
     const log = terminalLog(io);
-    const resultsPath = values.results ? resolve18(io.cwd, values.results) : join38(outDir, "results.json");
+    const resultsPath = values.results ? resolve18(io.cwd, values.results) : join39(outDir, "results.json");
     const results = values.results ? loadResults(resultsPath) : void 0;
     const baseline = values.baseline ? loadResults(resolve18(io.cwd, values.baseline)) : void 0;
     if (checks.includes("ncu-slower") && !results) {
@@ -60047,7 +60314,7 @@ function deepCommand(exec2 = actionsExec()) {
       exec2,
       log.info
     );
-    const deepDir = join38(outDir, "deep");
+    const deepDir = join39(outDir, "deep");
     makeOutputDir(deepDir, `${values["out-dir"]}/deep`);
     log.info(`kernelgate deep: ${checks.join(", ")}; the tools' output under ${deepDir}`);
     const gpu = (results?.environment ?? doctor2.environment).gpu;
@@ -60061,7 +60328,7 @@ function deepCommand(exec2 = actionsExec()) {
         outDir: deepDir,
         checks,
         ...only ? { only } : {},
-        ...buildsPath && existsSync22(buildsPath) ? { buildsPath } : {},
+        ...buildsPath && existsSync23(buildsPath) ? { buildsPath } : {},
         ...gpu.compute_capability ? { computeCapability: gpu.compute_capability } : {},
         jobs,
         ...results && checks.includes("ncu-slower") ? { slower: slowerDeepTargets(results, baseline, config) } : {},
@@ -60092,7 +60359,7 @@ function deepCommand(exec2 = actionsExec()) {
 }
 
 // src/cli/measure-commands.ts
-import { join as join39, resolve as resolve19 } from "node:path";
+import { join as join40, resolve as resolve19 } from "node:path";
 import { parseArgs as parseArgs9 } from "node:util";
 var DOCTOR_OPTIONS = { config: { type: "string" } };
 var BUILD_OPTIONS = {
@@ -60137,7 +60404,7 @@ var build = async (args, io) => {
   const config = configFrom(values.config, io.cwd);
   const built = await buildKernels(buildTargets(config, selectedKernels(values.only, config)), {
     exec: actionsExec(),
-    cacheDir: resolve19(io.cwd, values["cache-dir"] ?? join39(config.rootDir, ".kernelgate", "build")),
+    cacheDir: resolve19(io.cwd, values["cache-dir"] ?? join40(config.rootDir, ".kernelgate", "build")),
     python: config.harness.python,
     log: (line) => io.stderr(`${line}
 `)
@@ -60186,7 +60453,10 @@ var run = async (args, io) => {
     baseBranch: values.base,
     store: fileBaselineStore(resolve19(io.cwd, values["baseline-dir"]), {
       warn: (line) => io.stderr(`warning: ${line}
-`)
+`),
+      info: (line) => io.stderr(`${line}
+`),
+      key: storeKeyOf(process.env)
     }),
     baselinePath: values.baseline === void 0 ? void 0 : resolve19(io.cwd, values.baseline),
     saveBaseline: values["save-baseline"],

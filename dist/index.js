@@ -23032,50 +23032,50 @@ var require_fast_uri = __commonJS({
       schemelessOptions.skipEscape = true;
       return serialize2(resolved, schemelessOptions);
     }
-    function resolveComponent(base, relative12, options, skipNormalization) {
+    function resolveComponent(base, relative14, options, skipNormalization) {
       const target = {};
       if (!skipNormalization) {
         base = parse9(serialize2(base, options), options);
-        relative12 = parse9(serialize2(relative12, options), options);
+        relative14 = parse9(serialize2(relative14, options), options);
       }
       options = options || {};
-      if (!options.tolerant && relative12.scheme) {
-        target.scheme = relative12.scheme;
-        target.userinfo = relative12.userinfo;
-        target.host = relative12.host;
-        target.port = relative12.port;
-        target.path = removeDotSegments(relative12.path || "");
-        target.query = relative12.query;
+      if (!options.tolerant && relative14.scheme) {
+        target.scheme = relative14.scheme;
+        target.userinfo = relative14.userinfo;
+        target.host = relative14.host;
+        target.port = relative14.port;
+        target.path = removeDotSegments(relative14.path || "");
+        target.query = relative14.query;
       } else {
-        if (relative12.userinfo !== void 0 || relative12.host !== void 0 || relative12.port !== void 0) {
-          target.userinfo = relative12.userinfo;
-          target.host = relative12.host;
-          target.port = relative12.port;
-          target.path = removeDotSegments(relative12.path || "");
-          target.query = relative12.query;
+        if (relative14.userinfo !== void 0 || relative14.host !== void 0 || relative14.port !== void 0) {
+          target.userinfo = relative14.userinfo;
+          target.host = relative14.host;
+          target.port = relative14.port;
+          target.path = removeDotSegments(relative14.path || "");
+          target.query = relative14.query;
         } else {
-          if (!relative12.path) {
+          if (!relative14.path) {
             target.path = base.path;
-            if (relative12.query !== void 0) {
-              target.query = relative12.query;
+            if (relative14.query !== void 0) {
+              target.query = relative14.query;
             } else {
               target.query = base.query;
             }
           } else {
-            if (relative12.path[0] === "/") {
-              target.path = removeDotSegments(relative12.path);
+            if (relative14.path[0] === "/") {
+              target.path = removeDotSegments(relative14.path);
             } else {
               const baseHasAuthority = base.userinfo !== void 0 || base.host !== void 0 || base.port !== void 0;
               if (baseHasAuthority && !base.path) {
-                target.path = "/" + relative12.path;
+                target.path = "/" + relative14.path;
               } else if (!base.path) {
-                target.path = relative12.path;
+                target.path = relative14.path;
               } else {
-                target.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative12.path;
+                target.path = base.path.slice(0, base.path.lastIndexOf("/") + 1) + relative14.path;
               }
               target.path = base.scheme === void 0 && !baseHasAuthority && target.path[0] !== "/" ? removeDotSegmentsRelative(target.path) : removeDotSegments(target.path);
             }
-            target.query = relative12.query;
+            target.query = relative14.query;
           }
           target.userinfo = base.userinfo;
           target.host = base.host;
@@ -23083,7 +23083,7 @@ var require_fast_uri = __commonJS({
         }
         target.scheme = base.scheme;
       }
-      target.fragment = relative12.fragment;
+      target.fragment = relative14.fragment;
       return target;
     }
     function equal(uriA, uriB, options) {
@@ -30022,10 +30022,10 @@ var require_resolve_block_map = __commonJS({
       let offset = bm.offset;
       let commentEnd = null;
       for (const collItem of bm.items) {
-        const { start, key, sep: sep6, value } = collItem;
+        const { start, key, sep: sep7, value } = collItem;
         const keyProps = resolveProps.resolveProps(start, {
           indicator: "explicit-key-ind",
-          next: key ?? sep6?.[0],
+          next: key ?? sep7?.[0],
           offset,
           onError,
           parentIndent: bm.indent,
@@ -30039,7 +30039,7 @@ var require_resolve_block_map = __commonJS({
             else if ("indent" in key && key.indent !== bm.indent)
               onError(offset, "BAD_INDENT", startColMsg);
           }
-          if (!keyProps.anchor && !keyProps.tag && !sep6) {
+          if (!keyProps.anchor && !keyProps.tag && !sep7) {
             commentEnd = keyProps.end;
             if (keyProps.comment) {
               if (map.comment)
@@ -30063,7 +30063,7 @@ var require_resolve_block_map = __commonJS({
         ctx.atKey = false;
         if (utilMapIncludes.mapIncludes(ctx, map.items, keyNode))
           onError(keyStart, "DUPLICATE_KEY", "Map keys must be unique");
-        const valueProps = resolveProps.resolveProps(sep6 ?? [], {
+        const valueProps = resolveProps.resolveProps(sep7 ?? [], {
           indicator: "map-value-ind",
           next: value,
           offset: keyNode.range[2],
@@ -30079,7 +30079,7 @@ var require_resolve_block_map = __commonJS({
             if (ctx.options.strict && keyProps.start < valueProps.found.offset - 1024)
               onError(keyNode.range, "KEY_OVER_1024_CHARS", "The : indicator must be at most 1024 chars after the start of an implicit block mapping key");
           }
-          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : composeEmptyNode(ctx, offset, sep6, null, valueProps, onError);
+          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : composeEmptyNode(ctx, offset, sep7, null, valueProps, onError);
           if (ctx.schema.compat)
             utilFlowIndentCheck.flowIndentCheck(bm.indent, value, onError);
           offset = valueNode.range[2];
@@ -30170,7 +30170,7 @@ var require_resolve_end = __commonJS({
       let comment = "";
       if (end) {
         let hasSpace = false;
-        let sep6 = "";
+        let sep7 = "";
         for (const token of end) {
           const { source, type } = token;
           switch (type) {
@@ -30184,13 +30184,13 @@ var require_resolve_end = __commonJS({
               if (!comment)
                 comment = cb;
               else
-                comment += sep6 + cb;
-              sep6 = "";
+                comment += sep7 + cb;
+              sep7 = "";
               break;
             }
             case "newline":
               if (comment)
-                sep6 += source;
+                sep7 += source;
               hasSpace = true;
               break;
             default:
@@ -30233,18 +30233,18 @@ var require_resolve_flow_collection = __commonJS({
       let offset = fc.offset + fc.start.source.length;
       for (let i = 0; i < fc.items.length; ++i) {
         const collItem = fc.items[i];
-        const { start, key, sep: sep6, value } = collItem;
+        const { start, key, sep: sep7, value } = collItem;
         const props = resolveProps.resolveProps(start, {
           flow: fcName,
           indicator: "explicit-key-ind",
-          next: key ?? sep6?.[0],
+          next: key ?? sep7?.[0],
           offset,
           onError,
           parentIndent: fc.indent,
           startOnNewline: false
         });
         if (!props.found) {
-          if (!props.anchor && !props.tag && !sep6 && !value) {
+          if (!props.anchor && !props.tag && !sep7 && !value) {
             if (i === 0 && props.comma)
               onError(props.comma, "UNEXPECTED_TOKEN", `Unexpected , in ${fcName}`);
             else if (i < fc.items.length - 1)
@@ -30298,8 +30298,8 @@ var require_resolve_flow_collection = __commonJS({
             }
           }
         }
-        if (!isMap3 && !sep6 && !props.found) {
-          const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep6, null, props, onError);
+        if (!isMap3 && !sep7 && !props.found) {
+          const valueNode = value ? composeNode(ctx, value, props, onError) : composeEmptyNode(ctx, props.end, sep7, null, props, onError);
           coll.items.push(valueNode);
           offset = valueNode.range[2];
           if (isBlock(value))
@@ -30311,7 +30311,7 @@ var require_resolve_flow_collection = __commonJS({
           if (isBlock(key))
             onError(keyNode.range, "BLOCK_IN_FLOW", blockMsg);
           ctx.atKey = false;
-          const valueProps = resolveProps.resolveProps(sep6 ?? [], {
+          const valueProps = resolveProps.resolveProps(sep7 ?? [], {
             flow: fcName,
             indicator: "map-value-ind",
             next: value,
@@ -30322,8 +30322,8 @@ var require_resolve_flow_collection = __commonJS({
           });
           if (valueProps.found) {
             if (!isMap3 && !props.found && ctx.options.strict) {
-              if (sep6)
-                for (const st of sep6) {
+              if (sep7)
+                for (const st of sep7) {
                   if (st === valueProps.found)
                     break;
                   if (st.type === "newline") {
@@ -30340,7 +30340,7 @@ var require_resolve_flow_collection = __commonJS({
             else
               onError(valueProps.start, "MISSING_CHAR", `Missing , or : between ${fcName} items`);
           }
-          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : valueProps.found ? composeEmptyNode(ctx, valueProps.end, sep6, null, valueProps, onError) : null;
+          const valueNode = value ? composeNode(ctx, value, valueProps, onError) : valueProps.found ? composeEmptyNode(ctx, valueProps.end, sep7, null, valueProps, onError) : null;
           if (valueNode) {
             if (isBlock(value))
               onError(valueNode.range, "BLOCK_IN_FLOW", blockMsg);
@@ -30520,7 +30520,7 @@ var require_resolve_block_scalar = __commonJS({
           chompStart = i + 1;
       }
       let value = "";
-      let sep6 = "";
+      let sep7 = "";
       let prevMoreIndented = false;
       for (let i = 0; i < contentStart; ++i)
         value += lines[i][0].slice(trimIndent) + "\n";
@@ -30537,24 +30537,24 @@ var require_resolve_block_scalar = __commonJS({
           indent = "";
         }
         if (type === Scalar.Scalar.BLOCK_LITERAL) {
-          value += sep6 + indent.slice(trimIndent) + content;
-          sep6 = "\n";
+          value += sep7 + indent.slice(trimIndent) + content;
+          sep7 = "\n";
         } else if (indent.length > trimIndent || content[0] === "	") {
-          if (sep6 === " ")
-            sep6 = "\n";
-          else if (!prevMoreIndented && sep6 === "\n")
-            sep6 = "\n\n";
-          value += sep6 + indent.slice(trimIndent) + content;
-          sep6 = "\n";
+          if (sep7 === " ")
+            sep7 = "\n";
+          else if (!prevMoreIndented && sep7 === "\n")
+            sep7 = "\n\n";
+          value += sep7 + indent.slice(trimIndent) + content;
+          sep7 = "\n";
           prevMoreIndented = true;
         } else if (content === "") {
-          if (sep6 === "\n")
+          if (sep7 === "\n")
             value += "\n";
           else
-            sep6 = "\n";
+            sep7 = "\n";
         } else {
-          value += sep6 + content;
-          sep6 = " ";
+          value += sep7 + content;
+          sep7 = " ";
           prevMoreIndented = false;
         }
       }
@@ -30737,25 +30737,25 @@ var require_resolve_flow_scalar = __commonJS({
         trimBoth = /^[ \t]+|[ \t]+$/g;
       }
       let res = match[1].replace(trimEnd, "");
-      let sep6 = " ";
+      let sep7 = " ";
       let pos = line.lastIndex;
       while (match = line.exec(source)) {
         const lm = match[1].replace(trimBoth, "");
         if (lm === "") {
-          if (sep6 === "\n")
-            res += sep6;
+          if (sep7 === "\n")
+            res += sep7;
           else
-            sep6 = "\n";
+            sep7 = "\n";
         } else {
-          res += sep6 + lm;
-          sep6 = " ";
+          res += sep7 + lm;
+          sep7 = " ";
         }
         pos = line.lastIndex;
       }
       const last = /[ \t]*(.*)/sy;
       last.lastIndex = pos;
       match = last.exec(source);
-      return res + sep6 + (match?.[1] ?? "");
+      return res + sep7 + (match?.[1] ?? "");
     }
     function doubleQuotedValue(source, onError) {
       let res = "";
@@ -31565,14 +31565,14 @@ var require_cst_stringify = __commonJS({
         }
       }
     }
-    function stringifyItem({ start, key, sep: sep6, value }) {
+    function stringifyItem({ start, key, sep: sep7, value }) {
       let res = "";
       for (const st of start)
         res += st.source;
       if (key)
         res += stringifyToken(key);
-      if (sep6)
-        for (const st of sep6)
+      if (sep7)
+        for (const st of sep7)
           res += st.source;
       if (value)
         res += stringifyToken(value);
@@ -32739,18 +32739,18 @@ var require_parser = __commonJS({
         if (this.type === "map-value-ind") {
           const prev = getPrevProps(this.peek(2));
           const start = getFirstKeyStartProps(prev);
-          let sep6;
+          let sep7;
           if (scalar.end) {
-            sep6 = scalar.end;
-            sep6.push(this.sourceToken);
+            sep7 = scalar.end;
+            sep7.push(this.sourceToken);
             delete scalar.end;
           } else
-            sep6 = [this.sourceToken];
+            sep7 = [this.sourceToken];
           const map = {
             type: "block-map",
             offset: scalar.offset,
             indent: scalar.indent,
-            items: [{ start, key: scalar, sep: sep6 }]
+            items: [{ start, key: scalar, sep: sep7 }]
           };
           this.onKeyLine = true;
           this.stack[this.stack.length - 1] = map;
@@ -32903,15 +32903,15 @@ var require_parser = __commonJS({
                 } else if (isFlowToken(it.key) && !includesToken(it.sep, "newline")) {
                   const start2 = getFirstKeyStartProps(it.start);
                   const key = it.key;
-                  const sep6 = it.sep;
-                  sep6.push(this.sourceToken);
+                  const sep7 = it.sep;
+                  sep7.push(this.sourceToken);
                   delete it.key;
                   delete it.sep;
                   this.stack.push({
                     type: "block-map",
                     offset: this.offset,
                     indent: this.indent,
-                    items: [{ start: start2, key, sep: sep6 }]
+                    items: [{ start: start2, key, sep: sep7 }]
                   });
                 } else if (start.length > 0) {
                   it.sep = it.sep.concat(start, this.sourceToken);
@@ -33105,13 +33105,13 @@ var require_parser = __commonJS({
             const prev = getPrevProps(parent);
             const start = getFirstKeyStartProps(prev);
             fixFlowSeqItems(fc);
-            const sep6 = fc.end.splice(1, fc.end.length);
-            sep6.push(this.sourceToken);
+            const sep7 = fc.end.splice(1, fc.end.length);
+            sep7.push(this.sourceToken);
             const map = {
               type: "block-map",
               offset: fc.offset,
               indent: fc.indent,
-              items: [{ start, key: fc, sep: sep6 }]
+              items: [{ start, key: fc, sep: sep7 }]
             };
             this.onKeyLine = true;
             this.stack[this.stack.length - 1] = map;
@@ -36534,7 +36534,7 @@ var CREDENTIAL_VARIABLES = [
 ];
 function childEnv(extra2 = {}, parent = process.env) {
   const env = {};
-  const withheld = new Set(CREDENTIAL_VARIABLES);
+  const withheld = /* @__PURE__ */ new Set([...CREDENTIAL_VARIABLES, "KERNELGATE_STORE_KEY"]);
   for (const [key, value] of Object.entries(parent)) {
     if (value !== void 0 && !withheld.has(key)) env[key] = value;
   }
@@ -38563,7 +38563,7 @@ var kernel_schema_default = {
         },
         variant: { type: "string", description: "pins the candidate judged; default: the fastest candidate that passed on the headline case" },
         reference: { type: "string", description: "the variant the ladder is measured against (speedup: default speed_reference; gemm_ceiling_ratio: a dense cuBLAS variant on the same problem)" },
-        reference_pct_peak: { type: "number", exclusiveMinimum: 0, maximum: 100, description: "the share of the chip's datasheet peak the reference reaches on the headline case (from a recorded run): a rung needs min × this % of the peak, so a rung above 100 / this is unreachable; required when a speedup or gemm_ceiling_ratio rung is above 1" },
+        reference_pct_peak: { type: "number", exclusiveMinimum: 0, maximum: 100, description: "optional override: the share of the chip's datasheet peak the reference reaches on the headline case (from a recorded run). When given, a speedup or gemm_ceiling_ratio rung that needs more than the peak (min × this % above 100) is refused when the configuration is loaded, and it stands in for the run's measurement where a run cannot tell (no FLOP count or no datasheet peak). Without it, every run decides each rung's reachability from the reference rate it measured" },
         case: { $ref: "#/definitions/CaseGroup", description: "params of the headline case" },
         ladder: {
           type: "array",
@@ -39083,16 +39083,8 @@ function unreachableRungs(tiers, manifest) {
   }
   const reference = ladderReference(tiers, manifest);
   const share = tiers.reference_pct_peak;
+  if (share === void 0) return problems;
   const above = tiers.ladder.map((rung, i) => ({ rung, i })).filter(({ rung }) => rung.min > 1);
-  if (share === void 0) {
-    const first = above[0];
-    if (first) {
-      problems.push(
-        `tiers.reference_pct_peak is required when a rung is above 1× (tiers.ladder[${first.i}].min is ${showValue(first.rung.min)}): the share of the chip's peak ${reference} reaches on the headline case decides whether the rung can be reached (got nothing)`
-      );
-    }
-    return problems;
-  }
   for (const { rung, i } of above) {
     const needs = rung.min * share;
     if (needs > 100) {
@@ -39389,6 +39381,85 @@ function unknownSelection(config, only, where3) {
   const known = kernels.length > 0 ? `known kernels are ${kernels.join(", ")}` : `there is no kernel under ${config.kernelsDir}/`;
   const also = benchmarks.length > 0 ? `; benchmarks: ${benchmarks.join(", ")}` : "";
   return `unknown kernel '${bad}' in ${where3}: ${known}${also}`;
+}
+
+// src/config/manifest-diff.ts
+function loosens(change2) {
+  if (change2.kind === "bound") return change2.to > change2.from;
+  return change2.kind === "max-abs-dropped" || change2.kind === "tolerance-removed";
+}
+function groupText(group2) {
+  return Object.entries(group2).map(([k, v]) => `${k}=${Array.isArray(v) ? v.map(String).join("|") : String(v)}`).join(", ");
+}
+function toleranceChanges(kernel, base, head) {
+  const changes = [];
+  const dtypes = [.../* @__PURE__ */ new Set([...Object.keys(base.tolerance), ...Object.keys(head.tolerance)])];
+  for (const dtype of dtypes.sort()) {
+    const was = base.tolerance[dtype];
+    const now = head.tolerance[dtype];
+    if (was === void 0 && now !== void 0) {
+      changes.push({ kind: "tolerance-added", kernel, dtype, relL2: now.rel_l2 });
+    } else if (was !== void 0 && now === void 0) {
+      changes.push({ kind: "tolerance-removed", kernel, dtype, relL2: was.rel_l2 });
+    } else if (was !== void 0 && now !== void 0) {
+      if (was.rel_l2 !== now.rel_l2) {
+        changes.push({
+          kind: "bound",
+          kernel,
+          dtype,
+          field: "rel_l2",
+          from: was.rel_l2,
+          to: now.rel_l2
+        });
+      }
+      if (was.max_abs !== void 0 && now.max_abs !== void 0 && was.max_abs !== now.max_abs) {
+        changes.push({
+          kind: "bound",
+          kernel,
+          dtype,
+          field: "max_abs",
+          from: was.max_abs,
+          to: now.max_abs
+        });
+      } else if (was.max_abs === void 0 && now.max_abs !== void 0) {
+        changes.push({ kind: "max-abs-added", kernel, dtype, value: now.max_abs });
+      } else if (was.max_abs !== void 0 && now.max_abs === void 0) {
+        changes.push({ kind: "max-abs-dropped", kernel, dtype, value: was.max_abs });
+      }
+    }
+  }
+  return changes;
+}
+function setDiff(base, head, key) {
+  const was = new Set(base.map(key));
+  const now = new Set(head.map(key));
+  return {
+    added: head.map(key).filter((k) => !was.has(k)),
+    removed: base.map(key).filter((k) => !now.has(k))
+  };
+}
+function kernelChanges(base, head) {
+  const kernel = head.name;
+  const changes = toleranceChanges(kernel, base, head);
+  for (const field3 of ["cases", "ci_cases"]) {
+    const d = setDiff(base[field3] ?? [], head[field3] ?? [], groupText);
+    if (d.added.length || d.removed.length) changes.push({ kind: "groups", kernel, field: field3, ...d });
+  }
+  const v = setDiff(base.variants, head.variants, (x) => x.name);
+  if (v.added.length || v.removed.length) changes.push({ kind: "variants", kernel, ...v });
+  return changes;
+}
+function manifestChanges(base, head) {
+  const was = new Map(base.kernels.map((k) => [k.manifest.name, k.manifest]));
+  const now = new Map(head.kernels.map((k) => [k.manifest.name, k.manifest]));
+  const names = [.../* @__PURE__ */ new Set([...was.keys(), ...now.keys()])].sort();
+  return names.flatMap((kernel) => {
+    const b = was.get(kernel);
+    const h = now.get(kernel);
+    if (b === void 0) return [{ kind: "kernel-added", kernel }];
+    if (h === void 0) return [{ kind: "kernel-removed", kernel }];
+    return kernelChanges(b, h);
+  });
 }
 
 // src/adapters/types.ts
@@ -41051,6 +41122,9 @@ function judgePerf(key, current, baseline, comparable, thresholdPct, config, ada
     const perf = verdictOf(lo, hi, thresholdPct);
     return { perf, ratio, ciLo: lo, ciHi: hi, confidence, baselineMedianMs };
   }
+  return judgeBootstrapped(key, cur, base, baselineMedianMs, thresholdPct, config);
+}
+function judgeBootstrapped(key, cur, base, baselineMedianMs, thresholdPct, config) {
   const ci = bootstrapRatioOfMedians(cur, base, {
     confidence: config.compare.confidence,
     resamples: config.compare.resamples,
@@ -42219,7 +42293,51 @@ import {
   renameSync,
   writeFileSync
 } from "node:fs";
-import { join as join10 } from "node:path";
+import { join as join10, relative as relative6, sep as sep3 } from "node:path";
+
+// src/store/signing.ts
+import { createHmac, timingSafeEqual } from "node:crypto";
+var STORE_KEY_VARIABLE = "KERNELGATE_STORE_KEY";
+function storeKeyOf(env) {
+  const key = env[STORE_KEY_VARIABLE]?.trim();
+  return key ? key : void 0;
+}
+function signFile(key, name, bytes) {
+  return createHmac("sha256", key).update(`kernelgate-store-v1
+${name}
+`).update(bytes).digest("hex");
+}
+function signatureMatches(key, name, bytes, signature) {
+  if (typeof signature !== "string" || !/^[0-9a-f]{64}$/.test(signature)) return false;
+  const want = Buffer.from(signFile(key, name, bytes), "hex");
+  return timingSafeEqual(want, Buffer.from(signature, "hex"));
+}
+function parseSignatures(text3) {
+  if (text3 === void 0) return void 0;
+  try {
+    const parsed = JSON.parse(text3);
+    if (typeof parsed.results !== "string") return void 0;
+    return {
+      results: parsed.results,
+      ...typeof parsed.judged === "string" ? { judged: parsed.judged } : {}
+    };
+  } catch {
+    return void 0;
+  }
+}
+function notSigned(path11, why2) {
+  const cause = {
+    unsigned: "written by a job without the key, e.g. a pull request's code",
+    mismatch: "its signature does not match: signed with another key, or changed after it was signed",
+    missing: "the signed record has a judgement and this file is gone"
+  }[why2];
+  return `${path11}: not signed with this repository's store key: ignored (${cause}).`;
+}
+function unsignedNote(root) {
+  return `baseline store ${root}: records are not signed (${STORE_KEY_VARIABLE} is not set): every job that runs on this runner can write this folder, a pull request's code included, and what it writes can become a baseline. Give the steps that judge and store the secret ${STORE_KEY_VARIABLE} (docs/forks.md, "The store key").`;
+}
+
+// src/store/baseline.ts
 function acceptanceOf(value) {
   if (typeof value !== "object" || value === null) return void 0;
   const v = value;
@@ -42256,11 +42374,15 @@ function safeSegment(value, field3) {
   }
   return cleaned;
 }
-function readJudgement(path11) {
+var NOTED_UNSIGNED = /* @__PURE__ */ new Set();
+function readIfThere(path11) {
+  return existsSync8(path11) ? readFileSync6(path11, "utf8") : void 0;
+}
+function readJudgement(path11, text3) {
   const side = `${path11}.judged`;
-  if (!existsSync8(side)) return void 0;
+  if (text3 === void 0) return void 0;
   try {
-    const parsed = JSON.parse(readFileSync6(side, "utf8"));
+    const parsed = JSON.parse(text3);
     return {
       ...parsed.verdict === "pass" || parsed.verdict === "fail" ? { verdict: parsed.verdict } : {},
       slower: Array.isArray(parsed.slower) ? parsed.slower.map(String) : [],
@@ -42270,6 +42392,24 @@ function readJudgement(path11) {
   } catch {
     return { verdict: "fail", slower: [], event: `unreadable ${side}` };
   }
+}
+function storeName(root, path11) {
+  return relative6(root, path11).split(sep3).join("/");
+}
+function whyNotSigned(root, key, path11, text3, judgedText) {
+  const sigs = parseSignatures(readIfThere(`${path11}.sig`));
+  if (sigs === void 0) return notSigned(path11, "unsigned");
+  const name = storeName(root, path11);
+  if (!signatureMatches(key, name, text3, sigs.results)) return notSigned(path11, "mismatch");
+  const side = `${path11}.judged`;
+  if (judgedText === void 0) {
+    return sigs.judged === void 0 ? void 0 : notSigned(side, "missing");
+  }
+  if (sigs.judged === void 0) return notSigned(side, "unsigned");
+  if (!signatureMatches(key, `${name}.judged`, judgedText, sigs.judged)) {
+    return notSigned(side, "mismatch");
+  }
+  return void 0;
 }
 function writeAtomically(path11, text3) {
   const tmp = `${path11}.${process.pid}.tmp`;
@@ -42285,18 +42425,31 @@ function fileBaselineStore(root, options = {}) {
     if (!existsSync8(dir)) return [];
     return readdirSync3(dir).filter((name) => name.endsWith(".json")).sort().reverse().map((name) => join10(dir, name));
   };
+  const signer = options.key;
+  const noteUnsigned = () => {
+    if (signer !== void 0 || NOTED_UNSIGNED.has(root)) return;
+    NOTED_UNSIGNED.add(root);
+    options.info?.(unsignedNote(root));
+  };
+  const readOne = (path11) => {
+    const text3 = readFileSync6(path11, "utf8");
+    const judgedText = readIfThere(`${path11}.judged`);
+    const unsigned = signer === void 0 ? void 0 : whyNotSigned(root, signer, path11, text3, judgedText);
+    if (unsigned !== void 0) return unsigned;
+    const results = validateResults(parseJson(text3, path11), path11);
+    const future = fromTheFuture(results.run.started_at, now());
+    if (future !== void 0) return `baseline store: refused ${path11}: ${future}.`;
+    const judged = readJudgement(path11, judgedText);
+    return { results, path: path11, ...judged ? { judged } : {} };
+  };
   const stored = (key, limit) => {
+    noteUnsigned();
     const found = [];
     for (const path11 of entries(key)) {
       if (found.length >= limit) break;
-      const results = loadResults(path11);
-      const future = fromTheFuture(results.run.started_at, now());
-      if (future !== void 0) {
-        warn(`baseline store: refused ${path11}: ${future}.`);
-        continue;
-      }
-      const judged = readJudgement(path11);
-      found.push({ results, path: path11, ...judged ? { judged } : {} });
+      const one = readOne(path11);
+      if (typeof one === "string") warn(one);
+      else found.push(one);
     }
     return found;
   };
@@ -42309,10 +42462,19 @@ function fileBaselineStore(root, options = {}) {
       const stamp = results.run.started_at.replace(/[^0-9A-Za-z]/g, "");
       const sha = safeSegment((results.run.git_sha ?? "nosha").slice(0, 12), "git sha");
       const path11 = join10(dir, `${stamp}-${sha}.json`);
-      if (context3 !== void 0) {
-        writeAtomically(`${path11}.judged`, JSON.stringify(judgementOf(context3), null, 2) + "\n");
+      noteUnsigned();
+      const text3 = JSON.stringify(results, null, 2) + "\n";
+      const judgedText = context3 === void 0 ? void 0 : JSON.stringify(judgementOf(context3), null, 2) + "\n";
+      if (judgedText !== void 0) writeAtomically(`${path11}.judged`, judgedText);
+      if (signer !== void 0) {
+        const name = storeName(root, path11);
+        const sigs = {
+          results: signFile(signer, name, text3),
+          ...judgedText !== void 0 ? { judged: signFile(signer, `${name}.judged`, judgedText) } : {}
+        };
+        writeAtomically(`${path11}.sig`, JSON.stringify(sigs) + "\n");
       }
-      writeAtomically(path11, JSON.stringify(results, null, 2) + "\n");
+      writeAtomically(path11, text3);
       return path11;
     }
   };
@@ -42520,10 +42682,10 @@ function selectedUnits(results, config) {
     ...selection?.kernels ? { only: selection.kernels } : {},
     ci: selection?.ci === true
   });
-  const listed2 = selection?.cases ? new Set(selection.cases) : void 0;
+  const listed3 = selection?.cases ? new Set(selection.cases) : void 0;
   const matches2 = paramsMatch(selection);
   const variants = selection?.variants;
-  return units.filter((u) => (owned?.has(u.id) ?? true) && (listed2?.has(u.id) ?? true) && matches2(u.params)).map((u) => variants ? { ...u, variants: u.variants.filter((v) => variants.includes(v)) } : u).filter((u) => u.variants.length > 0);
+  return units.filter((u) => (owned?.has(u.id) ?? true) && (listed3?.has(u.id) ?? true) && matches2(u.params)).map((u) => variants ? { ...u, variants: u.variants.filter((v) => variants.includes(v)) } : u).filter((u) => u.variants.length > 0);
 }
 var count = (n) => n.toLocaleString("en-US");
 function cases(n) {
@@ -43905,6 +44067,7 @@ var METRICS = {
 };
 function gradeLadder(g, requiredMs) {
   const { status, peak } = g;
+  const declared = status.metric === "pct_peak" ? void 0 : status.declaredReferencePctPeak;
   const flops = g.target.work?.flops;
   const impliedTflops = (ms) => flops ? flops / (ms * 1e-3) / 1e12 : void 0;
   const value = status.value;
@@ -43914,6 +44077,8 @@ function gradeLadder(g, requiredMs) {
     milestone.impliedTflops = milestone.requiredMs === void 0 ? void 0 : impliedTflops(milestone.requiredMs);
     if (milestone.impliedTflops !== void 0 && peak !== void 0) {
       milestone.reachable = milestone.impliedTflops <= peak;
+    } else if (declared !== void 0) {
+      milestone.reachable = milestone.min * declared <= 100;
     }
     if (milestone.achieved) status.current = { name: milestone.name, grade: milestone.grade };
   }
@@ -45601,7 +45766,7 @@ function outcomeText(input, changes) {
     }
     return parts;
   };
-  const join40 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
+  const join41 = (parts) => parts.length > 2 ? `${parts.slice(0, 2).join(", ")} and ${parts.length - 2} more` : parts.join(", ");
   if (outcome === "fail") {
     const kinds = CHANGE_KINDS.filter((k) => blocks.has(k));
     const parts = [...shardTitleParts(input.results), ...deepTitleParts(input), ...say(kinds)];
@@ -45613,16 +45778,16 @@ function outcomeText(input, changes) {
       }
     }
     const n = input.gate.reasons.length;
-    return `❌ fail: ${parts.length ? join40(parts) : plural(n, "reason")}`;
+    return `❌ fail: ${parts.length ? join41(parts) : plural(n, "reason")}`;
   }
   if (outcome === "regression") {
     const accepted = input.gate.accepted ? " (accepted)" : "";
-    return `⚠️ regression${accepted}: ${join40(say(["slower"]))}`;
+    return `⚠️ regression${accepted}: ${join41(say(["slower"]))}`;
   }
   const faster = say(["faster"]);
   const moved4 = changes.changed.filter((v) => v.changed.some(isControl));
   const control = moved4.length ? ` (the A/A control ${moved4.map((v) => esc(`${v.kernel}/${v.variant}`)).join(", ")} moved: the machine was not quiet)` : "";
-  if (faster.length) return `✅ pass: ${join40(faster)}${control}`;
+  if (faster.length) return `✅ pass: ${join41(faster)}${control}`;
   if (!changes.judged) return "✅ pass";
   return `✅ pass: ${moved4.length ? "no candidate" : "no case"} slower or faster${control}`;
 }
@@ -45886,13 +46051,13 @@ function changedCasesView(input, changes, opts, measured) {
     const tails = [];
     for (const v of changes.changed.filter((x) => x.kernel === kernel)) {
       const tail2 = v.changed.filter((c) => isTail(c, aboveChip));
-      const listed2 = v.changed.filter((c) => !isTail(c, aboveChip)).sort(byCost(headline, aboveChip));
+      const listed3 = v.changed.filter((c) => !isTail(c, aboveChip)).sort(byCost(headline, aboveChip));
       if (tail2.length) tails.push(tailLine(`${kernel}/${v.variant}`, tail2, aboveChip));
-      const cap = opts.full ? listed2.length : Math.min(opts.rowsPerVariant ?? Infinity, budget);
-      const rows = listed2.slice(0, Math.max(0, cap));
+      const cap = opts.full ? listed3.length : Math.min(opts.rowsPerVariant ?? Infinity, budget);
+      const rows = listed3.slice(0, Math.max(0, cap));
       budget -= rows.length;
       shown.push(...rows);
-      const rest = listed2.slice(rows.length);
+      const rest = listed3.slice(rows.length);
       if (rest.length) {
         const what = countsText(verdictCounts(rest, aboveChip), [...CHANGE_KINDS]);
         hidden.push(
@@ -46045,6 +46210,59 @@ function environmentView(input) {
   };
 }
 
+// src/report/manifest-changes.ts
+function toleranceText(value) {
+  const [mantissa = "0", exponent = "0"] = value.toExponential().split("e");
+  return Number(exponent) === 0 ? mantissa : `${mantissa}e${Number(exponent)}`;
+}
+var SHOWN = 3;
+function listed(items) {
+  const shown = items.slice(0, SHOWN).map((x) => esc(clip(x, COMMENT_NOTE_CHARS)));
+  const more = items.length > SHOWN ? `, and ${items.length - SHOWN} more` : "";
+  return `${shown.join("; ")}${more}`;
+}
+function addedRemoved(added, removed, noun) {
+  const parts = [];
+  if (added.length) parts.push(`adds ${plural(added.length, noun)} (${listed(added)})`);
+  if (removed.length) parts.push(`removes ${plural(removed.length, noun)} (${listed(removed)})`);
+  return parts.join(" and ");
+}
+function changeText(c) {
+  const k = esc(c.kernel);
+  switch (c.kind) {
+    case "kernel-added":
+      return `adds the kernel ${k}`;
+    case "kernel-removed":
+      return `removes the kernel ${k}`;
+    case "bound":
+      return `${loosens(c) ? "loosens" : "tightens"} ${k}'s ${esc(c.dtype)} ${esc(c.field)} from ${toleranceText(c.from)} to ${toleranceText(c.to)}`;
+    case "max-abs-added":
+      return `tightens ${k}'s ${esc(c.dtype)} tolerance with a max\\_abs of ${toleranceText(c.value)}`;
+    case "max-abs-dropped":
+      return `loosens ${k}'s ${esc(c.dtype)} tolerance: drops its max\\_abs of ${toleranceText(c.value)}`;
+    case "tolerance-added":
+      return `adds a ${esc(c.dtype)} tolerance to ${k} (rel\\_l2 ${toleranceText(c.relL2)})`;
+    case "tolerance-removed":
+      return `removes ${k}'s ${esc(c.dtype)} tolerance (rel\\_l2 ${toleranceText(c.relL2)})`;
+    case "groups":
+      return `changes ${k}'s ${esc(c.field)}: ${addedRemoved(c.added, c.removed, "group")}`;
+    case "variants":
+      return `changes ${k}'s variants: ${addedRemoved(c.added, c.removed, "variant")}`;
+  }
+}
+function manifestFindingLines(input) {
+  const m = input.manifests;
+  if (m === void 0) return [];
+  if ("unreadable" in m) {
+    const { root, error: error2 } = m.unreadable;
+    return [
+      `ℹ️ the base revision's configuration (${esc(root)}) could not be read, so no change to a tolerance or a manifest is named: ${esc(clip(error2, 2 * COMMENT_NOTE_CHARS))}`
+    ];
+  }
+  const ordered = [...m.changes.filter(loosens), ...m.changes.filter((c) => !loosens(c))];
+  return ordered.map((c) => `${loosens(c) ? "⚠️" : "📝"} this pull request ${changeText(c)}`);
+}
+
 // src/report/tails.ts
 var WHAT = "(ci\\_cases, verified on the device, untimed)";
 function relRange(input, problems) {
@@ -46159,7 +46377,11 @@ function wrongFindings(f) {
   }
 }
 function tailFindings(f) {
-  for (const { fails, line } of tailFindingLines(f.input)) (fails ? f.blocking : f.other).push(line);
+  for (const { fails, line } of tailFindingLines(f.input))
+    (fails ? f.blocking : f.other).push(line);
+}
+function manifestFindings(f) {
+  f.other.push(...manifestFindingLines(f.input));
 }
 function driftFindings(f) {
   const { all, put, name, ofCases, where: where3, example } = f;
@@ -46320,9 +46542,11 @@ function tierFindings(f) {
     if (t.problem) other.push(`🏷️ ${esc(t.kernel)} tiers: no grade: ${esc(t.problem)}`);
     const out = t.ladder.filter((m) => m.reachable === false);
     if (!t.problem && out.length) {
-      const declared = t.declaredReferencePctPeak !== void 0 ? ` (kernel.yml's tiers.reference_pct_peak says ${fixed(t.declaredReferencePctPeak, 1)} %; the reference reached ${fixed(t.measuredReferencePctPeak, 1)} % here)` : "";
+      const measured = t.measuredReferencePctPeak !== void 0 ? `the reference reached ${fixed(t.measuredReferencePctPeak, 1)} % of the peak here` : void 0;
+      const why2 = t.declaredReferencePctPeak !== void 0 ? ` (kernel.yml's tiers.reference_pct_peak says ${fixed(t.declaredReferencePctPeak, 1)} %${measured ? `; ${measured}` : ""})` : measured ? ` (${measured})` : "";
+      const needs = out.length === 1 ? "needs" : "need";
       other.push(
-        `🏷️ ${esc(t.kernel)} tiers: ${plural(out.length, "rung")} need more than the chip's peak on this run${declared}: ${out.map((m) => esc(m.name)).join(", ")}. Revise the ladder`
+        `🏷️ ${esc(t.kernel)} tiers: ${plural(out.length, "rung")} ${needs} more than the chip's peak on this run${why2}: ${out.map((m) => esc(m.name)).join(", ")}. Revise the ladder`
       );
     }
   }
@@ -46344,6 +46568,7 @@ var FINDERS = [
   deepFindings,
   wrongFindings,
   tailFindings,
+  manifestFindings,
   driftFindings,
   errorFindings,
   buildFindings,
@@ -46979,11 +47204,35 @@ function renderReport(input) {
   return { full, comment: truncateMarkdown(last, maxChars, note), commentLevel: 3, ...alert };
 }
 
+// src/pipeline/base-manifests.ts
+import { existsSync as existsSync13 } from "node:fs";
+import { isAbsolute as isAbsolute3, join as join18, relative as relative7 } from "node:path";
+function baseManifests(results, head) {
+  const root = results.run.paired_base?.root;
+  if (!root || !existsSync13(root)) return void 0;
+  let configFile;
+  if (head.configFile !== void 0) {
+    const at = relative7(head.rootDir, head.configFile);
+    if (!at.startsWith("..") && !isAbsolute3(at) && existsSync13(join18(root, at))) {
+      configFile = join18(root, at);
+    }
+  }
+  let base;
+  try {
+    base = loadConfig(root, configFile !== void 0 ? { configFile } : {});
+  } catch (error2) {
+    const first = (error2.message.split("\n")[0] ?? "").trim();
+    return { unreadable: { root, error: first } };
+  }
+  return { changes: manifestChanges(base, head) };
+}
+
 // src/pipeline/judge.ts
 function judge(results, baseline, config, kind, context3, history, extra2 = {}) {
   const comparison = annotateAdapted(compare(results, baseline, config), results);
   const tiers = evaluateTiers(results, config);
   const verdict = gate(comparison, tiers, results, config, extra2.acceptance);
+  const manifests = kind === "pr" ? baseManifests(results, config) : void 0;
   const rendered = renderReport({
     kind,
     results,
@@ -46996,17 +47245,18 @@ function judge(results, baseline, config, kind, context3, history, extra2 = {}) 
     ...history?.length ? { history } : {},
     ...extra2.acceptance ? { acceptance: extra2.acceptance } : {},
     ...extra2.acceptedSince?.length ? { acceptedSince: extra2.acceptedSince } : {},
-    ...extra2.repoUrl ? { repoUrl: extra2.repoUrl } : {}
+    ...extra2.repoUrl ? { repoUrl: extra2.repoUrl } : {},
+    ...manifests ? { manifests } : {}
   });
   return { comparison, tiers, verdict, rendered };
 }
 
 // src/pipeline/run.ts
-import { existsSync as existsSync18, writeFileSync as writeFileSync11 } from "node:fs";
+import { existsSync as existsSync19, writeFileSync as writeFileSync11 } from "node:fs";
 
 // src/measure/base-build.ts
 import { copyFileSync } from "node:fs";
-import { join as join18 } from "node:path";
+import { join as join19 } from "node:path";
 
 // src/measure/build/build.ts
 import { mkdir as mkdir3, writeFile as writeFile3 } from "node:fs/promises";
@@ -47655,17 +47905,17 @@ function firstDifference(before, now) {
   const at = i === -1 ? a.length : i;
   return `"${a[at] ?? ""}" → "${b[at] ?? ""}"`;
 }
-var listed = (items) => items.length > 0 ? items.join(" ") : "(none)";
+var listed2 = (items) => items.length > 0 ? items.join(" ") : "(none)";
 function changedInputs(before, now) {
   const changes = [];
   if (before.format !== now.format)
     changes.push(`cache format changed: ${before.format} → ${now.format}`);
   if (before.toolkit !== now.toolkit)
     changes.push(`toolkit changed: ${firstDifference(before.toolkit, now.toolkit)}`);
-  if (listed(before.flags) !== listed(now.flags))
-    changes.push(`flags changed: ${listed(before.flags)} → ${listed(now.flags)}`);
-  if (listed(before.libs) !== listed(now.libs))
-    changes.push(`libs changed: ${listed(before.libs)} → ${listed(now.libs)}`);
+  if (listed2(before.flags) !== listed2(now.flags))
+    changes.push(`flags changed: ${listed2(before.flags)} → ${listed2(now.flags)}`);
+  if (listed2(before.libs) !== listed2(now.libs))
+    changes.push(`libs changed: ${listed2(before.libs)} → ${listed2(now.libs)}`);
   if (before.command !== now.command) changes.push("command changed");
   const names = Object.keys(now.files);
   const edited = names.filter((f) => f in before.files && before.files[f] !== now.files[f]);
@@ -48119,7 +48369,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
     log: (line) => deps.log.info(`base: ${line}`),
     ...deps.now !== void 0 ? { now: deps.now } : {}
   });
-  const buildsPath = join18(outDir, "base-builds.json");
+  const buildsPath = join19(outDir, "base-builds.json");
   copyFileSync(build.buildsJsonPath, buildsPath);
   const failed = build.records.filter((r) => r.status !== "ok");
   for (const r of failed) {
@@ -48129,7 +48379,7 @@ async function buildBase(base, options, config, cacheDir, outDir, deps, notes) {
   }
   return {
     base,
-    kernelsDir: join18(base.root, baseConfig.kernelsDir),
+    kernelsDir: join19(base.root, baseConfig.kernelsDir),
     buildsPath,
     config: baseConfig,
     records: build.records
@@ -48165,7 +48415,7 @@ function pairedArgs(paired2, config) {
 
 // src/measure/balance.ts
 import { writeFileSync as writeFileSync6 } from "node:fs";
-import { join as join19 } from "node:path";
+import { join as join20 } from "node:path";
 function lanesOf(environment, args, env) {
   const named2 = (env.CUDA_VISIBLE_DEVICES ?? "").split(",").filter((x) => x.trim() !== "");
   const visible = env.CUDA_VISIBLE_DEVICES !== void 0 ? named2.length : environment.gpu.count ?? 1;
@@ -48183,7 +48433,7 @@ function balanceArgs(gpus, source, outDir) {
       line: `kernelgate: ${gpus} GPUs: no stored run of this GPU model, so the harness balances its lanes by its estimate (each variant at the time cap, plus the overhead)`
     };
   }
-  const path11 = join19(outDir, "balance.json");
+  const path11 = join20(outDir, "balance.json");
   writeFileSync6(path11, JSON.stringify({ cases: source.results.cases }) + "\n");
   return {
     args: ["--balance", path11],
@@ -48199,8 +48449,8 @@ async function lanesBalance(lookup2, environment, args, outDir, log, env = proce
 }
 
 // src/measure/base-revision.ts
-import { existsSync as existsSync13 } from "node:fs";
-import { join as join20 } from "node:path";
+import { existsSync as existsSync14 } from "node:fs";
+import { join as join21 } from "node:path";
 var SHA = /^[0-9a-f]{40}$/;
 function lastLine(text3) {
   const lines = text3.trim().split("\n");
@@ -48214,7 +48464,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
   if (!SHA.test(sha)) {
     return { ok: false, reason: `the base commit '${sha}' is not a 40-character commit SHA` };
   }
-  const dir = options.dir ?? join20(workspace, ".kernelgate", "base");
+  const dir = options.dir ?? join21(workspace, ".kernelgate", "base");
   const timeoutS = options.timeoutS ?? DEFAULT_GIT_TIMEOUT_S;
   const git = (...args) => exec2.run("git", ["-C", workspace, ...args], {
     env: { GIT_TERMINAL_PROMPT: "0" },
@@ -48227,7 +48477,7 @@ async function materialiseBase(workspace, sha, exec2, options = {}) {
       reason: `${workspace} is not a git checkout (${lastLine(inside.stderr) || `git exit ${inside.exitCode}`})`
     };
   }
-  if (existsSync13(dir)) {
+  if (existsSync14(dir)) {
     const at = await exec2.run("git", ["-C", dir, "rev-parse", "HEAD"], { timeoutS });
     if (at.exitCode === 0 && at.stdout.trim() === sha) {
       log(`kernelgate: base revision ${sha.slice(0, 12)} already checked out in ${dir}`);
@@ -48271,11 +48521,11 @@ function withRef(base, ref) {
 }
 
 // src/measure/benchmarks.ts
-import { join as join21, relative as relative7 } from "node:path";
+import { join as join22, relative as relative9 } from "node:path";
 
 // src/measure/doctor/checks-benchmarks.ts
 import { closeSync, openSync, readSync, realpathSync, statSync as statSync6 } from "node:fs";
-import { basename as basename4, isAbsolute as isAbsolute3, relative as relative6, resolve as resolve7 } from "node:path";
+import { basename as basename4, isAbsolute as isAbsolute4, relative as relative8, resolve as resolve7 } from "node:path";
 
 // src/measure/doctor/versions.ts
 var MIN_DRIVER_FOR_CUDA = [
@@ -48349,7 +48599,7 @@ function commandBinaries(command, cwd) {
   const words = command.split(/[\s;&|()<>]+/).map((w) => w.replace(/^['"]|['"]$/g, "")).filter((w) => w.includes("/") && !w.startsWith("-") && !w.includes("="));
   const found = [];
   for (const word of words) {
-    const path11 = isAbsolute3(word) ? word : resolve7(cwd, word);
+    const path11 = isAbsolute4(word) ? word : resolve7(cwd, word);
     if (!found.includes(path11) && isElf(path11)) found.push(path11);
   }
   return found;
@@ -48416,8 +48666,8 @@ async function benchmarkBinaryChecks(benchmarks, environment, root, exec2) {
     for (const path11 of binaries) {
       const runtime = await binaryRuntime(path11, exec2);
       if (!runtime) continue;
-      const rel = relative6(root, path11);
-      const shown = rel.startsWith("..") || isAbsolute3(rel) ? path11 : rel;
+      const rel = relative8(root, path11);
+      const shown = rel.startsWith("..") || isAbsolute4(rel) ? path11 : rel;
       const d = runtimeDiagnostic(bench, shown, runtime, environment);
       if (d) found.push(d);
     }
@@ -50955,21 +51205,21 @@ var Matcher = class {
    * @returns {string}
    */
   toString(separator, includeNamespace = true) {
-    const sep6 = separator || this.separator;
-    const isDefault = sep6 === this.separator && includeNamespace === true;
+    const sep7 = separator || this.separator;
+    const isDefault = sep7 === this.separator && includeNamespace === true;
     if (isDefault) {
       if (this._pathStringCache !== null) {
         return this._pathStringCache;
       }
       const result = this.path.map(
         (n) => n.namespace ? `${n.namespace}:${n.tag}` : n.tag
-      ).join(sep6);
+      ).join(sep7);
       this._pathStringCache = result;
       return result;
     }
     return this.path.map(
       (n) => includeNamespace && n.namespace ? `${n.namespace}:${n.tag}` : n.tag
-    ).join(sep6);
+    ).join(sep7);
   }
   /**
    * Get path as array of tag names.
@@ -51607,73 +51857,73 @@ var REDOS_PATTERNS = [
 var redos_default = REDOS_PATTERNS;
 
 // node_modules/is-unsafe/src/contexts/nosql.js
-var sep3 = `["'\\s]*:`;
+var sep4 = `["'\\s]*:`;
 var NOSQL_PATTERNS = [
   // ─── MongoDB $ operator injection ────────────────────────────────────────
   {
     id: "nosql-where-operator",
     description: "$where — executes arbitrary JavaScript server-side in MongoDB",
-    pattern: new RegExp(`\\$where${sep3}`, "i")
+    pattern: new RegExp(`\\$where${sep4}`, "i")
   },
   {
     id: "nosql-ne-operator",
     description: '$ne — "not equal" operator used to bypass equality checks',
-    pattern: new RegExp(`\\$ne${sep3}`, "i")
+    pattern: new RegExp(`\\$ne${sep4}`, "i")
   },
   {
     id: "nosql-gt-operator",
     description: '$gt — "greater than" used to bypass password/value checks',
-    pattern: new RegExp(`\\$gte?${sep3}`, "i")
+    pattern: new RegExp(`\\$gte?${sep4}`, "i")
   },
   {
     id: "nosql-lt-operator",
     description: '$lt / $lte — "less than" bypass variants',
-    pattern: new RegExp(`\\$lte?${sep3}`, "i")
+    pattern: new RegExp(`\\$lte?${sep4}`, "i")
   },
   {
     id: "nosql-regex-operator",
     description: "$regex — can be used to extract data character by character (blind injection)",
-    pattern: new RegExp(`\\$regex${sep3}`, "i")
+    pattern: new RegExp(`\\$regex${sep4}`, "i")
   },
   {
     id: "nosql-or-operator",
     description: "$or — logical OR; used to create always-true conditions",
-    pattern: new RegExp(`\\$or${sep3}\\s*\\[`, "i")
+    pattern: new RegExp(`\\$or${sep4}\\s*\\[`, "i")
   },
   {
     id: "nosql-and-operator",
     description: "$and — logical AND operator injection",
-    pattern: new RegExp(`\\$and${sep3}\\s*\\[`, "i")
+    pattern: new RegExp(`\\$and${sep4}\\s*\\[`, "i")
   },
   {
     id: "nosql-nor-operator",
     description: "$nor — logical NOR operator injection",
-    pattern: new RegExp(`\\$nor${sep3}\\s*\\[`, "i")
+    pattern: new RegExp(`\\$nor${sep4}\\s*\\[`, "i")
   },
   {
     id: "nosql-exists-operator",
     description: "$exists — can enumerate fields to determine schema",
-    pattern: new RegExp(`\\$exists${sep3}`, "i")
+    pattern: new RegExp(`\\$exists${sep4}`, "i")
   },
   {
     id: "nosql-in-operator",
     description: "$in — matches any value in a list; can enumerate values",
-    pattern: new RegExp(`\\$in${sep3}\\s*\\[`, "i")
+    pattern: new RegExp(`\\$in${sep4}\\s*\\[`, "i")
   },
   {
     id: "nosql-expr-operator",
     description: "$expr — allows aggregation expressions in queries (MongoDB 3.6+)",
-    pattern: new RegExp(`\\$expr${sep3}`, "i")
+    pattern: new RegExp(`\\$expr${sep4}`, "i")
   },
   {
     id: "nosql-function-operator",
     description: "$function — executes arbitrary JavaScript in MongoDB 4.4+",
-    pattern: new RegExp(`\\$function${sep3}`, "i")
+    pattern: new RegExp(`\\$function${sep4}`, "i")
   },
   {
     id: "nosql-accumulator-operator",
     description: "$accumulator — custom aggregation with arbitrary JS execution",
-    pattern: new RegExp(`\\$accumulator${sep3}`, "i")
+    pattern: new RegExp(`\\$accumulator${sep4}`, "i")
   },
   // ─── Prototype pollution ─────────────────────────────────────────────────
   {
@@ -52488,8 +52738,8 @@ function readStopNodeData(xmlData, tagName, i) {
           const nextLt = xmlData.indexOf("<", i + 1);
           if (nextLt === -1 || nextLt > nextGt) {
             const exp = xmlData.substring(i + 1, nextGt);
-            const sep6 = exp.search(/\s/);
-            const name = sep6 === -1 ? exp : exp.substring(0, sep6);
+            const sep7 = exp.search(/\s/);
+            const name = sep7 === -1 ? exp : exp.substring(0, sep7);
             if (name === tagName && exp[exp.length - 1] !== "/") openTagCount++;
             i = nextGt;
           }
@@ -53415,7 +53665,7 @@ async function runBenchmarkStage(options, deps) {
 async function runEach(benchmarks, options, deps) {
   const { config, base } = options;
   const now = deps.now ?? Date.now;
-  const baseRoot = base ? join21(base.root, relative7(options.workspace, config.rootDir)) : void 0;
+  const baseRoot = base ? join22(base.root, relative9(options.workspace, config.rootDir)) : void 0;
   const kernels = [];
   for (const bench of benchmarks) {
     deps.log.info(
@@ -53528,8 +53778,8 @@ function noHarness(startedAt, environment) {
 }
 
 // src/measure/harness.ts
-import { appendFileSync as appendFileSync2, existsSync as existsSync14, mkdirSync as mkdirSync5, rmSync, writeFileSync as writeFileSync7 } from "node:fs";
-import { delimiter as delimiter5, dirname as dirname6, join as join22 } from "node:path";
+import { appendFileSync as appendFileSync2, existsSync as existsSync15, mkdirSync as mkdirSync5, rmSync, writeFileSync as writeFileSync7 } from "node:fs";
+import { delimiter as delimiter5, dirname as dirname6, join as join23 } from "node:path";
 var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command, args, {
   cwd,
   env,
@@ -53540,7 +53790,7 @@ var streamingExec = async (command, args, { cwd, env, onLine }) => exec(command,
 var KERNEL_HEADER = /^\[kernelgate\] == (\S+)/;
 var TAIL_LINES2 = 40;
 function launcherArgs(harnessRoot, module) {
-  return [join22(harnessRoot, "python", "kernelgate_launch.py"), module];
+  return [join23(harnessRoot, "python", "kernelgate_launch.py"), module];
 }
 function harnessArgs(options) {
   const args = [
@@ -53563,7 +53813,7 @@ async function runHarness(options, log, run2 = streamingExec) {
   writeFileSync7(options.logPath, "");
   rmSync(options.resultsPath, { force: true });
   const env = childEnv(options.env);
-  env.PYTHONPATH = [join22(options.harnessRoot, "python"), env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter5);
+  env.PYTHONPATH = [join23(options.harnessRoot, "python"), env.PYTHONPATH].filter((part) => part !== void 0 && part !== "").join(delimiter5);
   env.PYTHONUNBUFFERED = "1";
   const lines = [];
   let inGroup = false;
@@ -53585,7 +53835,7 @@ async function runHarness(options, log, run2 = streamingExec) {
   if (inGroup) log.endGroup();
   return {
     exitCode,
-    wroteResults: existsSync14(options.resultsPath),
+    wroteResults: existsSync15(options.resultsPath),
     logTail: lines.slice(-TAIL_LINES2).join("\n"),
     log: lines.join("\n")
   };
@@ -53594,12 +53844,12 @@ async function runHarness(options, log, run2 = streamingExec) {
 // src/measure/identity.ts
 var import_yaml4 = __toESM(require_dist(), 1);
 import { createHash as createHash3 } from "node:crypto";
-import { existsSync as existsSync16, readdirSync as readdirSync7, readFileSync as readFileSync10, statSync as statSync8, writeFileSync as writeFileSync8 } from "node:fs";
-import { isAbsolute as isAbsolute4, join as join24, relative as relative9 } from "node:path";
+import { existsSync as existsSync17, readdirSync as readdirSync7, readFileSync as readFileSync10, statSync as statSync8, writeFileSync as writeFileSync8 } from "node:fs";
+import { isAbsolute as isAbsolute5, join as join25, relative as relative11 } from "node:path";
 
 // src/measure/python-imports.ts
-import { existsSync as existsSync15, readdirSync as readdirSync6, readFileSync as readFileSync9, statSync as statSync7 } from "node:fs";
-import { dirname as dirname7, join as join23, relative as relative8 } from "node:path";
+import { existsSync as existsSync16, readdirSync as readdirSync6, readFileSync as readFileSync9, statSync as statSync7 } from "node:fs";
+import { dirname as dirname7, join as join24, relative as relative10 } from "node:path";
 var DYNAMIC = [
   [/\b__import__\b/, "__import__"],
   [/\bimportlib\b/, "importlib"],
@@ -53661,23 +53911,23 @@ function importStatements(text3) {
   }
   return { statements, dynamic };
 }
-var isDir = (p) => existsSync15(p) && statSync7(p).isDirectory();
-var isFile = (p) => existsSync15(p) && statSync7(p).isFile();
+var isDir = (p) => existsSync16(p) && statSync7(p).isDirectory();
+var isFile = (p) => existsSync16(p) && statSync7(p).isFile();
 function extensionOf(dir, name) {
   if (!isDir(dir)) return void 0;
   const found = readdirSync6(dir).find(
-    (f) => f.startsWith(`${name}.`) && /\.(so|pyd)$/.test(f) && isFile(join23(dir, f))
+    (f) => f.startsWith(`${name}.`) && /\.(so|pyd)$/.test(f) && isFile(join24(dir, f))
   );
-  return found === void 0 ? void 0 : join23(dir, found);
+  return found === void 0 ? void 0 : join24(dir, found);
 }
 function resolveBelow(dir, parts, shown) {
   const files = [];
   let at = dir;
   for (const [i, part] of parts.entries()) {
     const last = i === parts.length - 1;
-    const folder = join23(at, part);
+    const folder = join24(at, part);
     if (isDir(folder)) {
-      if (isFile(join23(folder, "__init__.py"))) files.push(join23(folder, "__init__.py"));
+      if (isFile(join24(folder, "__init__.py"))) files.push(join24(folder, "__init__.py"));
       at = folder;
       if (last) return { ok: true, files, package: folder };
       continue;
@@ -53692,7 +53942,7 @@ function resolveBelow(dir, parts, shown) {
   return { ok: true, files };
 }
 function inRepository(root, top) {
-  return isDir(join23(root, top)) || isFile(join23(root, `${top}.py`)) || !!extensionOf(root, top);
+  return isDir(join24(root, top)) || isFile(join24(root, `${top}.py`)) || !!extensionOf(root, top);
 }
 function resolveStatement(root, file, s) {
   let dir = root;
@@ -53701,7 +53951,7 @@ function resolveStatement(root, file, s) {
   if (s.level > 0) {
     dir = dirname7(file);
     for (let up = 1; up < s.level; up++) dir = dirname7(dir);
-    if (relative8(root, dir).startsWith("..")) {
+    if (relative10(root, dir).startsWith("..")) {
       return { ok: false, why: `${shown}: above the repository` };
     }
   } else if (!inRepository(root, parts[0])) {
@@ -53711,7 +53961,7 @@ function resolveStatement(root, file, s) {
   if (!module.ok || module.package === void 0) return module;
   const files = [...module.files];
   for (const name of s.names) {
-    if (isDir(join23(module.package, name)) || isFile(join23(module.package, `${name}.py`))) {
+    if (isDir(join24(module.package, name)) || isFile(join24(module.package, `${name}.py`))) {
       const sub = resolveBelow(module.package, [name], `${shown}.${name}`);
       if (!sub.ok) return sub;
       files.push(...sub.files);
@@ -53726,14 +53976,14 @@ function importClosure(root, module) {
 function fileImportClosure(root, files) {
   return closureOf(
     root,
-    files.map((f) => join23(root, f)),
+    files.map((f) => join24(root, f)),
     []
   );
 }
 function closureOf(root, start, unresolved) {
   const seen = /* @__PURE__ */ new Set();
   const queue = [];
-  const rel = (p) => relative8(root, p).split("\\").join("/");
+  const rel = (p) => relative10(root, p).split("\\").join("/");
   const add = (files) => {
     for (const f of files) {
       if (!seen.has(f)) {
@@ -53769,11 +54019,11 @@ function canonicalJson(value) {
   return JSON.stringify(value) ?? "null";
 }
 function treeFiles(dir) {
-  if (!existsSync16(dir)) return [];
+  if (!existsSync17(dir)) return [];
   const out = [];
   for (const name of readdirSync7(dir).sort()) {
     if (name === "__pycache__" || /\.py[co]$/.test(name)) continue;
-    const path11 = join24(dir, name);
+    const path11 = join25(dir, name);
     const stat3 = statSync8(path11);
     if (stat3.isDirectory()) out.push(...treeFiles(path11));
     else if (stat3.isFile()) out.push(path11);
@@ -53782,14 +54032,14 @@ function treeFiles(dir) {
 }
 function harnessVersion(harnessRoot) {
   if (harnessRoot === void 0) return "unknown";
-  const python = join24(harnessRoot, "python");
+  const python = join25(harnessRoot, "python");
   const files = [
-    ...treeFiles(join24(python, "kernelgate_harness")),
-    join24(python, "kernelgate_launch.py")
-  ].filter((f) => existsSync16(f));
+    ...treeFiles(join25(python, "kernelgate_harness")),
+    join25(python, "kernelgate_launch.py")
+  ].filter((f) => existsSync17(f));
   if (files.length === 0) return "absent";
   const h = createHash3("sha256");
-  for (const f of files) h.update(`\0${relative9(python, f)}\0`).update(readFileSync10(f));
+  for (const f of files) h.update(`\0${relative11(python, f)}\0`).update(readFileSync10(f));
   return h.digest("hex");
 }
 function librariesKey(environment) {
@@ -53801,7 +54051,7 @@ function librariesKey(environment) {
   });
 }
 function manifestEntries(root, kernel) {
-  const raw = (0, import_yaml4.parse)(readFileSync10(join24(root, kernel.file), "utf8"));
+  const raw = (0, import_yaml4.parse)(readFileSync10(join25(root, kernel.file), "utf8"));
   const { variants, ...rest } = raw;
   const entries = /* @__PURE__ */ new Map();
   for (const v of variants ?? []) {
@@ -53811,7 +54061,7 @@ function manifestEntries(root, kernel) {
 }
 function kernelClosure(root, kernel) {
   const closure = importClosure(root, kernel.manifest.module);
-  const folder = treeFiles(kernel.dir).map((f) => relative9(root, f).split("\\").join("/")).filter((f) => f !== kernel.file.split("\\").join("/"));
+  const folder = treeFiles(kernel.dir).map((f) => relative11(root, f).split("\\").join("/")).filter((f) => f !== kernel.file.split("\\").join("/"));
   return { files: /* @__PURE__ */ new Set([...folder, ...closure.files]), unresolved: closure.unresolved };
 }
 function claimsOf(root, kernel) {
@@ -53820,9 +54070,9 @@ function claimsOf(root, kernel) {
     const own = /* @__PURE__ */ new Set();
     for (const { path: path11 } of variantClaims(v)) {
       const at = ownedPath(path11);
-      const file = at === void 0 ? void 0 : join24(kernel.dir, at);
-      if (file !== void 0 && existsSync16(file) && statSync8(file).isFile())
-        own.add(relative9(root, file).split("\\").join("/"));
+      const file = at === void 0 ? void 0 : join25(kernel.dir, at);
+      if (file !== void 0 && existsSync17(file) && statSync8(file).isFile())
+        own.add(relative11(root, file).split("\\").join("/"));
     }
     claims.set(v.name, [...own].sort());
   }
@@ -53840,7 +54090,7 @@ function variantSources(root, closure, claims, variant) {
   const leftOut2 = {};
   const leftOwners = {};
   for (const f of [.../* @__PURE__ */ new Set([...closure.files, ...keep])].sort()) {
-    const hash = sha256(readFileSync10(join24(root, f)));
+    const hash = sha256(readFileSync10(join25(root, f)));
     const by = owners.get(f);
     if (keep.has(f) || by === void 0) sources[f] = hash;
     else {
@@ -53962,7 +54212,7 @@ function identicalArgs(head, base, environment, outDir, log) {
       Object.assign(v, { identical: false, why: "its name cannot be passed to --identical" });
     }
   }
-  writeFileSync8(join24(outDir, "identity.json"), JSON.stringify(verdicts, null, 2) + "\n");
+  writeFileSync8(join25(outDir, "identity.json"), JSON.stringify(verdicts, null, 2) + "\n");
   const same = verdicts.filter((v) => v.identical);
   log(
     `kernelgate: identity: ${same.length} of ${verdicts.length} variant(s) identical in base and head, verified but not timed` + (same.length ? `: ${same.map((v) => `${v.kernel}/${v.variant}`).join(", ")}` : "")
@@ -53976,8 +54226,8 @@ function identicalArgs(head, base, environment, outDir, log) {
   return same.length ? ["--identical", same.map((v) => `${v.kernel}.${v.variant}`).join(",")] : [];
 }
 function baseHarnessRoot(workspace, harnessRoot, baseRoot) {
-  const rel = relative9(workspace, harnessRoot);
-  return rel.startsWith("..") || isAbsolute4(rel) ? harnessRoot : join24(baseRoot, rel);
+  const rel = relative11(workspace, harnessRoot);
+  return rel.startsWith("..") || isAbsolute5(rel) ? harnessRoot : join25(baseRoot, rel);
 }
 function pullRequestIdentity(head, headBuilds, base, environment, outDir, log) {
   const fault = head.harnessEnv?.["KERNELGATE_FAULT"] ?? process.env["KERNELGATE_FAULT"];
@@ -54009,7 +54259,7 @@ function pullRequestIdentity(head, headBuilds, base, environment, outDir, log) {
 
 // src/measure/measure.ts
 import { copyFileSync as copyFileSync2, mkdirSync as mkdirSync6, writeFileSync as writeFileSync9 } from "node:fs";
-import { join as join25, resolve as resolve8 } from "node:path";
+import { join as join26, resolve as resolve8 } from "node:path";
 function mergeEnvironment(fromHarness, fromDoctor) {
   if (fromHarness === void 0) return fromDoctor;
   const gpu = { ...fromDoctor.gpu, ...fromHarness.gpu };
@@ -54035,7 +54285,7 @@ async function stage(name, group2, deps, seconds2, body) {
 async function casesArgs(options, environment, outDir) {
   const selected = options.selectCases ? await options.selectCases(environment) : void 0;
   if (selected === void 0) return [];
-  const casesPath = join25(outDir, "cases.txt");
+  const casesPath = join26(outDir, "cases.txt");
   writeFileSync9(casesPath, selected.map((id) => `${id}
 `).join(""));
   return ["--cases", casesPath];
@@ -54084,7 +54334,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       python: config.harness.python,
       kernelsDir: config.kernelsDir,
       resultsPath: paths.resultsPath,
-      logPath: join25(paths.outDir, "harness.log"),
+      logPath: join26(paths.outDir, "harness.log"),
       buildsPath: paths.buildsPath,
       ...options.only !== void 0 ? { only: options.only } : {},
       timeoutPerCaseS: config.harness.timeoutS,
@@ -54093,7 +54343,7 @@ function harnessRun(options, deps, paths, moreArgs) {
       extraArgs: [
         ...config.harness.args,
         "--tune-cache",
-        join25(paths.cacheDir, "tune"),
+        join26(paths.cacheDir, "tune"),
         ...moreArgs
       ],
       ...options.harnessEnv !== void 0 ? { env: options.harnessEnv } : {}
@@ -54197,8 +54447,8 @@ async function measure(options, deps) {
     for (const d of report.diagnostics) log.info(`doctor: ${d.level}: ${d.message}`);
     return report;
   });
-  const cacheDir = options.buildCacheDir ?? join25(options.workspace, ".kernelgate", "build");
-  const buildsPath = join25(outDir, "builds.json");
+  const cacheDir = options.buildCacheDir ?? join26(options.workspace, ".kernelgate", "build");
+  const buildsPath = join26(outDir, "builds.json");
   const build = await stage("build", "kernelgate build", deps, stageSeconds, async () => {
     const built = await buildKernels(buildTargets(config, options.only), {
       exec: deps.exec,
@@ -54216,7 +54466,7 @@ async function measure(options, deps) {
     deps
   );
   const moreArgs = await harnessMoreArgs(options, paired2, build.records, doctor.environment, log);
-  const resultsPath = join25(outDir, "results.json");
+  const resultsPath = join26(outDir, "results.json");
   const { measured, diagnostics: harnessDiagnostics } = await harnessStage(
     options,
     deps,
@@ -54260,7 +54510,7 @@ async function measure(options, deps) {
 }
 
 // src/measure/module-probe.ts
-import { delimiter as delimiter6, join as join26 } from "node:path";
+import { delimiter as delimiter6, join as join27 } from "node:path";
 var MARKER = "KERNELGATE_PROBE ";
 var PROBE_TIMEOUT_S = 300;
 async function probeModules(options) {
@@ -54269,7 +54519,7 @@ async function probeModules(options) {
     ...launcherArgs(harnessRoot, "kernelgate_harness.probe_modules"),
     ...modules.map((m) => `${m.name}=${m.module}`)
   ];
-  const pythonPath = [join26(harnessRoot, "python"), process.env["PYTHONPATH"]].filter((p) => p !== void 0 && p !== "").join(delimiter6);
+  const pythonPath = [join27(harnessRoot, "python"), process.env["PYTHONPATH"]].filter((p) => p !== void 0 && p !== "").join(delimiter6);
   const run2 = await exec2.run(python, args, {
     cwd: workspace,
     env: { PYTHONPATH: pythonPath },
@@ -54420,11 +54670,11 @@ async function ancestorBaseline(store, key, check, window2 = GOOD_BASE_WINDOW) {
 }
 
 // src/pipeline/balance.ts
-import { existsSync as existsSync17 } from "node:fs";
+import { existsSync as existsSync18 } from "node:fs";
 function storedBalance(options, log) {
   return async (environment) => {
     if (options.baselinePath !== void 0) {
-      if (!existsSync17(options.baselinePath)) return void 0;
+      if (!existsSync18(options.baselinePath)) return void 0;
       const given = explicitBaseline(options.baselinePath);
       return { results: given.results, label: `the baseline ${options.baselinePath}` };
     }
@@ -54449,7 +54699,7 @@ function storedBalance(options, log) {
 }
 
 // src/pipeline/nightly-bisect.ts
-import { join as join28, relative as relative10 } from "node:path";
+import { join as join29, relative as relative12 } from "node:path";
 
 // src/pipeline/bisect.ts
 async function transitions(plan) {
@@ -54531,11 +54781,11 @@ function describeBisect(variant, outcome) {
 
 // src/pipeline/bisect-memory.ts
 import { mkdirSync as mkdirSync7, readFileSync as readFileSync11, renameSync as renameSync2, writeFileSync as writeFileSync10 } from "node:fs";
-import { dirname as dirname8, join as join27 } from "node:path";
+import { dirname as dirname8, join as join28 } from "node:path";
 var BISECT_MEMORY_FORMAT = "kernelgate/bisect-steps@1";
 var KEPT_SEARCHES = 20;
 function bisectMemoryPath(cacheDir) {
-  return join27(cacheDir, "bisect", "steps.json");
+  return join28(cacheDir, "bisect", "steps.json");
 }
 var searchKey = (good, variant) => `${good}:${variant}`;
 var isStep = (x) => {
@@ -54625,7 +54875,7 @@ async function measureStep(night, slowed, sha) {
   const ws = options.workspace;
   const log = (line) => deps.log.info(line);
   const at = await materialiseBase(ws, sha, deps.exec, {
-    dir: join28(ws, ".kernelgate", "bisect"),
+    dir: join29(ws, ".kernelgate", "bisect"),
     log
   });
   const base = await materialiseBase(ws, night.good, deps.exec, {
@@ -54641,9 +54891,9 @@ async function measureStep(night, slowed, sha) {
       config: loadConfig(at.base.root),
       workspace: at.base.root,
       harnessRoot: options.harnessRoot,
-      outDir: join28(options.outDir, `bisect-${sha.slice(0, 12)}`),
+      outDir: join29(options.outDir, `bisect-${sha.slice(0, 12)}`),
       only: [slowed.kernel],
-      buildCacheDir: options.buildCacheDir ?? join28(ws, ".kernelgate", "build"),
+      buildCacheDir: options.buildCacheDir ?? join29(ws, ".kernelgate", "build"),
       base: base.base,
       harnessArgs: ["--variants", slowed.variant],
       selectCases: async () => slowed.cases.map((c) => `${slowed.kernel}/${c}`),
@@ -54665,12 +54915,12 @@ async function bisectNight(options, deps, results, timeBoxS) {
   const night = { options, deps, good, deadlineMs: now() + timeBoxS * 1e3 };
   const ws = options.workspace;
   const commits = await commitsBetween(ws, good, "HEAD", deps.exec);
-  const memory = bisectMemoryPath(options.buildCacheDir ?? join28(ws, ".kernelgate", "build"));
+  const memory = bisectMemoryPath(options.buildCacheDir ?? join29(ws, ".kernelgate", "build"));
   const log = (line) => deps.log.info(line);
   const found = [];
   for (const v of slowed) {
     const dir = options.config.kernels.find((k) => k.manifest.name === v.kernel)?.dir;
-    const path11 = dir === void 0 ? `kernels/${v.kernel}` : relative10(ws, dir);
+    const path11 = dir === void 0 ? `kernels/${v.kernel}` : relative12(ws, dir);
     const key = searchKey(good, `${v.kernel}/${v.variant}`);
     const known = knownSteps(memory, key, log);
     if (known.size) {
@@ -54710,7 +54960,7 @@ async function fullRun(options, deps) {
   let base;
   if (options.pairedBase?.root !== void 0) {
     const { root, sha, ref } = options.pairedBase;
-    if (existsSync18(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
+    if (existsSync19(root)) base = { root, sha, ...ref !== void 0 ? { ref } : {} };
     else notes.push(`Paired A/B is off for this run: the base checkout ${root} does not exist.`);
   } else if (options.pairedBase !== void 0) {
     const got = await materialiseBase(options.workspace, options.pairedBase.sha, deps.exec, {
@@ -54891,7 +55141,7 @@ function movedDeepTargets(results, baseline, config) {
 }
 
 // src/pipeline/check.ts
-import { join as join29 } from "node:path";
+import { join as join30 } from "node:path";
 async function checkRepository(root, options) {
   const found = checkStatic(root, options.configFile);
   const problems = [...found.problems];
@@ -54968,8 +55218,8 @@ function moduleProblems(kernel, found, probed2, torch, notes) {
       )
     );
   });
-  const listed2 = new Set(manifest.variants.map((v) => v.name));
-  const extra2 = inModule.filter((n) => !listed2.has(n));
+  const listed3 = new Set(manifest.variants.map((v) => v.name));
+  const extra2 = inModule.filter((n) => !listed3.has(n));
   if (extra2.length > 0) {
     problems.push(
       at(
@@ -54991,7 +55241,7 @@ function checkFailure(outcome, root) {
   if (errors.length === 0) return void 0;
   const lines = errors.map(describeProblem);
   const sites = errors.map((p, i) => ({
-    file: join29(root, p.file),
+    file: join30(root, p.file),
     ...p.line !== void 0 ? { line: p.line, column: p.column ?? 1 } : {},
     message: lines[i]
   }));
@@ -55013,7 +55263,7 @@ async function checkBeforeRun(config, options) {
 }
 
 // node_modules/@actions/github/lib/context.js
-import { readFileSync as readFileSync12, existsSync as existsSync19 } from "fs";
+import { readFileSync as readFileSync12, existsSync as existsSync20 } from "fs";
 import { EOL as EOL6 } from "os";
 var Context2 = class {
   /**
@@ -55023,7 +55273,7 @@ var Context2 = class {
     var _a, _b, _c;
     this.payload = {};
     if (process.env.GITHUB_EVENT_PATH) {
-      if (existsSync19(process.env.GITHUB_EVENT_PATH)) {
+      if (existsSync20(process.env.GITHUB_EVENT_PATH)) {
         this.payload = JSON.parse(readFileSync12(process.env.GITHUB_EVENT_PATH, { encoding: "utf8" }));
       } else {
         const path11 = process.env.GITHUB_EVENT_PATH;
@@ -56415,8 +56665,8 @@ function withCustomRequest(customRequest) {
 
 // node_modules/@octokit/auth-token/dist-bundle/index.js
 var b64url = "(?:[a-zA-Z0-9_-]+)";
-var sep4 = "\\.";
-var jwtRE = new RegExp(`^${b64url}${sep4}${b64url}${sep4}${b64url}$`);
+var sep5 = "\\.";
+var jwtRE = new RegExp(`^${b64url}${sep5}${b64url}${sep5}${b64url}$`);
 var isJWT = jwtRE.test.bind(jwtRE);
 async function auth(token) {
   const isApp = isJWT(token);
@@ -59411,7 +59661,7 @@ ${comment}`;
 }
 
 // src/publish/publish.ts
-import { join as join30 } from "node:path";
+import { join as join31 } from "node:path";
 
 // src/publish/identity.ts
 var VIEWER_QUERY = "query { viewer { login } }";
@@ -59631,9 +59881,9 @@ async function publish(report, options, deps) {
   checkCommentKey(options.commentKey);
   const { fs: fs3, sink } = deps;
   await fs3.mkdir(options.reportDir, { recursive: true });
-  const resultsPath = join30(options.reportDir, "results.json");
-  const reportPath = join30(options.reportDir, "report.md");
-  const verdictPath = join30(options.reportDir, "verdict.json");
+  const resultsPath = join31(options.reportDir, "results.json");
+  const reportPath = join31(options.reportDir, "report.md");
+  const verdictPath = join31(options.reportDir, "verdict.json");
   await fs3.writeFile(resultsPath, JSON.stringify(report.results, null, 2) + "\n");
   await fs3.writeFile(reportPath, report.full);
   const verdict = {
@@ -59833,8 +60083,8 @@ async function resolvePullRequest(inputs, event, client) {
   const direct = field(event.payload, "pull_request", "number");
   if (typeof direct === "number") return direct;
   if (event.name !== "workflow_run") return void 0;
-  const listed2 = field(event.payload, "workflow_run", "pull_requests", 0, "number");
-  if (typeof listed2 === "number") return listed2;
+  const listed3 = field(event.payload, "workflow_run", "pull_requests", 0, "number");
+  if (typeof listed3 === "number") return listed3;
   const headSha = field(event.payload, "workflow_run", "head_sha");
   const headBranch = field(event.payload, "workflow_run", "head_branch");
   const headOwner = field(event.payload, "workflow_run", "head_repository", "owner", "login");
@@ -59880,10 +60130,10 @@ function approvedSha(event, env) {
 
 // src/action/inputs.ts
 import { statSync as statSync9 } from "node:fs";
-import { dirname as dirname10, isAbsolute as isAbsolute5, resolve as resolve10 } from "node:path";
+import { dirname as dirname10, isAbsolute as isAbsolute6, resolve as resolve10 } from "node:path";
 
 // src/history/action.ts
-import { join as join33 } from "node:path";
+import { join as join34 } from "node:path";
 
 // package.json
 var package_default = {
@@ -60269,9 +60519,9 @@ function recordToResults(record) {
 }
 
 // src/history/branch-git.ts
-import { existsSync as existsSync20, mkdirSync as mkdirSync8, mkdtempSync, readFileSync as readFileSync14, rmSync as rmSync2 } from "node:fs";
+import { existsSync as existsSync21, mkdirSync as mkdirSync8, mkdtempSync, readFileSync as readFileSync14, rmSync as rmSync2 } from "node:fs";
 import { tmpdir } from "node:os";
-import { join as join31 } from "node:path";
+import { join as join32 } from "node:path";
 var REMOTE = "kgdata";
 var TIP_REF = "refs/kernelgate/tip";
 function showRemote(remote) {
@@ -60344,7 +60594,7 @@ ${result.stderr}` };
 }
 async function ensureCache(g) {
   if (g.ready) return;
-  if (!existsSync20(join31(g.gitDir, "HEAD"))) {
+  if (!existsSync21(join32(g.gitDir, "HEAD"))) {
     mkdirSync8(g.gitDir, { recursive: true });
     const init = await g.exec.run("git", ["init", "--quiet", "--bare", g.gitDir], {
       timeoutS: g.timeoutS
@@ -60391,10 +60641,10 @@ async function listPaths(g, tip, dir) {
 async function readPaths(g, tip, paths) {
   const out = /* @__PURE__ */ new Map();
   if (paths.length === 0) return out;
-  const work = mkdtempSync(join31(tmpdir(), "kg-history-read-"));
+  const work = mkdtempSync(join32(tmpdir(), "kg-history-read-"));
   try {
-    const env = { GIT_INDEX_FILE: join31(work, "index") };
-    const tree = join31(work, "tree");
+    const env = { GIT_INDEX_FILE: join32(work, "index") };
+    const tree = join32(work, "tree");
     mkdirSync8(tree);
     const chunk = 500;
     for (let i = 0; i < paths.length; i += chunk) {
@@ -60421,7 +60671,7 @@ async function readPaths(g, tip, paths) {
     }
     for (const path11 of paths) {
       try {
-        out.set(path11, readFileSync14(join31(tree, path11), "utf8"));
+        out.set(path11, readFileSync14(join32(tree, path11), "utf8"));
       } catch {
       }
     }
@@ -60434,7 +60684,7 @@ async function readPaths(g, tip, paths) {
 // src/history/branch-write.ts
 import { mkdirSync as mkdirSync9, mkdtempSync as mkdtempSync2, rmSync as rmSync3, writeFileSync as writeFileSync12 } from "node:fs";
 import { tmpdir as tmpdir2 } from "node:os";
-import { dirname as dirname9, join as join32 } from "node:path";
+import { dirname as dirname9, join as join33 } from "node:path";
 function recordDir(key) {
   return `records/${safeSegment(key.sku, "GPU SKU")}/${safeSegment(key.branch, "branch")}`;
 }
@@ -60454,7 +60704,7 @@ adds files and never rewrites or force-pushes this branch. Do not commit to it b
 docs/history.md in kernelgate for the layout and how to read it.
 `;
 function writeReadme(work) {
-  const path11 = join32(work, "README.md");
+  const path11 = join33(work, "README.md");
   mkdirSync9(dirname9(path11), { recursive: true });
   writeFileSync12(path11, README);
   return path11;
@@ -60476,7 +60726,7 @@ function prepare2(entries, options, work) {
       ...merged.references !== void 0 ? { references: merged.references } : {},
       ...merged.confidence !== void 0 ? { confidence: merged.confidence } : {}
     });
-    const file = join32(work, `record-${i}.json`);
+    const file = join33(work, `record-${i}.json`);
     writeFileSync12(file, serializeRecord(record));
     return { entry, record, file, basePath: recordPath(entry.key, entry.results, runId) };
   });
@@ -60525,7 +60775,7 @@ async function tryOnce(g, prepared, work, attempt, notStored) {
     throw notStored(`cannot read it (${fetched.reason})`);
   }
   const tip = fetched.tip;
-  const env = { GIT_INDEX_FILE: join32(work, `index-${attempt}`) };
+  const env = { GIT_INDEX_FILE: join33(work, `index-${attempt}`) };
   const { before, added, paths } = await stage2(g, tip, prepared, env, work);
   if (added === 0) return { done: true, paths, added };
   const after = (await g.ok(["ls-files"], env)).split("\n").filter(Boolean).length;
@@ -60558,7 +60808,7 @@ function backoffMs(attempt, random) {
   return Math.min(8e3, 500 * 2 ** Math.min(attempt - 1, 4)) * (0.5 + random());
 }
 async function saveRecords(g, entries, options) {
-  const work = mkdtempSync2(join32(tmpdir2(), "kg-history-write-"));
+  const work = mkdtempSync2(join33(tmpdir2(), "kg-history-write-"));
   try {
     const prepared = prepare2(entries, options, work);
     const what = prepared.length === 1 ? "this run was" : `these ${prepared.length} runs were`;
@@ -60766,8 +61016,19 @@ function gitAuthEnv(remote, token, server) {
   };
 }
 function actionStore(inputs, env, inWorkspace2, deps) {
+  const key = storeKeyOf(env);
+  if (key !== void 0) deps.setSecret?.(key);
   if (inputs.history.kind === "dir") {
-    return fileBaselineStore(inWorkspace2(inputs.baselineDir), { warn: deps.warning });
+    return fileBaselineStore(inWorkspace2(inputs.baselineDir), {
+      warn: deps.warning,
+      info: deps.info,
+      key
+    });
+  }
+  if (key !== void 0) {
+    deps.info(
+      `kernelgate: ${STORE_KEY_VARIABLE} signs the records of a baseline-dir folder; the data branch's records are not signed: who can push to ${inputs.history.branch} can write them (protect it with a ruleset, docs/forks.md).`
+    );
   }
   const server = (env["GITHUB_SERVER_URL"] ?? "https://github.com").replace(/\/+$/, "");
   const remote = inputs.history.remote ?? `${server}/${env["GITHUB_REPOSITORY"] ?? ""}.git`;
@@ -60778,7 +61039,7 @@ function actionStore(inputs, env, inWorkspace2, deps) {
   return branchStore({
     remote,
     branch: inputs.history.branch,
-    cacheDir: join33(env["RUNNER_TEMP"] ?? inWorkspace2(".kernelgate"), "kernelgate-history.git"),
+    cacheDir: join34(env["RUNNER_TEMP"] ?? inWorkspace2(".kernelgate"), "kernelgate-history.git"),
     exec: deps.exec ?? actionsExec(),
     warn: deps.warning,
     info: deps.info,
@@ -61000,7 +61261,7 @@ var PAGE_JS = String.raw`
 `;
 
 // src/history/export.ts
-import { join as join34, resolve as resolve9 } from "node:path";
+import { join as join35, resolve as resolve9 } from "node:path";
 var EXPORT_FORMATS = ["bmf", "gab-smaller", "gab-bigger"];
 function failedCases(results) {
   return results.cases.filter(
@@ -61108,7 +61369,7 @@ async function writeExports(results, reportDir, fs3, setOutput2, options = {}) {
   for (const format of EXPORT_FORMATS) {
     const exported = exportResults(results, format, options);
     const count2 = Array.isArray(exported) ? exported.length : Object.keys(exported).length;
-    const path11 = join34(reportDir, `${format}.json`);
+    const path11 = join35(reportDir, `${format}.json`);
     if (count2 > 0) await fs3.writeFile(path11, `${JSON.stringify(exported, null, 2)}
 `);
     setOutput2(`${format}-path`, count2 > 0 ? path11 : "");
@@ -61441,7 +61702,7 @@ function readProfileInputs(getInput2) {
   return { profile, profileTimeBoxS: box === "" ? DEFAULT_PROFILE_TIME_BOX_S : Number(box) };
 }
 function inWorkspace(env, path11) {
-  return isAbsolute5(path11) ? path11 : resolve10(env["GITHUB_WORKSPACE"] ?? process.cwd(), path11);
+  return isAbsolute6(path11) ? path11 : resolve10(env["GITHUB_WORKSPACE"] ?? process.cwd(), path11);
 }
 function loadConfigInput(path11) {
   const isFile2 = statSync9(path11, { throwIfNoEntry: false })?.isFile() ?? false;
@@ -61450,14 +61711,14 @@ function loadConfigInput(path11) {
 
 // src/action/main.ts
 import { statSync as statSync10 } from "node:fs";
-import { join as join38 } from "node:path";
+import { join as join39 } from "node:path";
 
 // src/action/deep.ts
 import { mkdirSync as mkdirSync10, writeFileSync as writeFileSync13 } from "node:fs";
-import { join as join36 } from "node:path";
+import { join as join37 } from "node:path";
 
 // src/action/measure-options.ts
-import { join as join35 } from "node:path";
+import { join as join36 } from "node:path";
 var ACTION_ROOT = packageRoot();
 function measureOptions(inputs, config, mode, event, env, core) {
   const workspace = env["GITHUB_WORKSPACE"] ?? process.cwd();
@@ -61481,7 +61742,7 @@ function measureOptions(inputs, config, mode, event, env, core) {
     workspace,
     harnessRoot: ACTION_ROOT,
     ...pairedBase !== void 0 ? { pairedBase } : {},
-    outDir: inWorkspace(env, join35(inputs.reportDir, "measure")),
+    outDir: inWorkspace(env, join36(inputs.reportDir, "measure")),
     ...inputs.kernels.length > 0 ? { only: inputs.kernels } : {},
     run: {
       ...env["GITHUB_RUN_ID"] ? { id: env["GITHUB_RUN_ID"] } : {},
@@ -61563,7 +61824,7 @@ async function compareProfiles(got, common, inputs, config, deps) {
     return NONE;
   }
   const root = got.results.run.paired_base?.root;
-  const buildsPath = join36(common.outDir, "base-builds.json");
+  const buildsPath = join37(common.outDir, "base-builds.json");
   writeFileSync13(
     buildsPath,
     `${JSON.stringify({ builds: got.results.base_builds ?? [] }, null, 1)}
@@ -61576,7 +61837,7 @@ async function compareProfiles(got, common, inputs, config, deps) {
     ...common,
     checks: ["ncu-compare"],
     compare: compare2,
-    ...root !== void 0 ? { base: { root, kernelsDir: join36(root, config.kernelsDir), buildsPath } } : {},
+    ...root !== void 0 ? { base: { root, kernelsDir: join37(root, config.kernelsDir), buildsPath } } : {},
     deadline: Date.now() / 1e3 + inputs.profileTimeBoxS,
     timeBoxS: inputs.profileTimeBoxS
   });
@@ -61597,9 +61858,9 @@ async function withDeepChecks(got, inputs, config, deps, profile = false) {
     }
     return got;
   }
-  const outDir = inWorkspace(env, join36(inputs.reportDir, "deep"));
+  const outDir = inWorkspace(env, join37(inputs.reportDir, "deep"));
   mkdirSync10(outDir, { recursive: true });
-  const buildsPath = join36(outDir, "builds.json");
+  const buildsPath = join37(outDir, "builds.json");
   writeFileSync13(buildsPath, `${JSON.stringify({ builds: got.results.builds ?? [] }, null, 1)}
 `);
   const common = {
@@ -61714,7 +61975,7 @@ async function acceptanceFor(event, mode, sha, failOnSlower, deps) {
 
 // src/action/annotations.ts
 import { readFileSync as readFileSync15 } from "node:fs";
-import { isAbsolute as isAbsolute6, join as join37, relative as relative11, resolve as resolve11, sep as sep5 } from "node:path";
+import { isAbsolute as isAbsolute7, join as join38, relative as relative13, resolve as resolve11, sep as sep6 } from "node:path";
 var MAX_MESSAGE_CHARS = 500;
 var MAX_TITLE_CHARS = 100;
 var MAX_ERROR_ANNOTATIONS = 9;
@@ -61723,9 +61984,9 @@ function oneLine(text3, max) {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 function workspaceFile(workspace, file) {
-  const rel = relative11(workspace, resolve11(workspace, file));
-  if (rel === "" || rel === ".." || rel.startsWith(`..${sep5}`) || isAbsolute6(rel)) return void 0;
-  return rel.split(sep5).join("/");
+  const rel = relative13(workspace, resolve11(workspace, file));
+  if (rel === "" || rel === ".." || rel.startsWith(`..${sep6}`) || isAbsolute7(rel)) return void 0;
+  return rel.split(sep6).join("/");
 }
 function annotation(level, message, title, where3) {
   const properties = { title: oneLine(title, MAX_TITLE_CHARS), ...where3 };
@@ -61753,7 +62014,7 @@ var COMPILER_ERROR = /^(.+?\.(?:cu|cuh|cpp|cc|cxx|c|hpp|h))(?:\((\d+)\)|:(\d+)(?
 function siteLocator(config, results, workspace) {
   const locators = /* @__PURE__ */ new Map();
   const inManifest = (kernel, path11) => {
-    const absolute = join37(config.rootDir, kernel.file);
+    const absolute = join38(config.rootDir, kernel.file);
     const file = workspaceFile(workspace, absolute);
     if (file === void 0) return void 0;
     if (!locators.has(absolute)) {
@@ -61948,7 +62209,7 @@ async function mergeShards2(step, merge2) {
     dirs: [inWorkspace(env, merge2)],
     shards: inputs.shard.shards,
     cwd: env["GITHUB_WORKSPACE"] ?? process.cwd(),
-    outDir: inWorkspace(env, join38(inputs.reportDir, "merge")),
+    outDir: inWorkspace(env, join39(inputs.reportDir, "merge")),
     baselinePath: inputs.baseline === void 0 ? void 0 : inWorkspace(env, inputs.baseline),
     store: storeOf(inputs, env, core),
     baselineBranch: mode === "pr" ? baseBranch : branch,
@@ -62021,7 +62282,7 @@ async function pullRequestOf(step, client) {
   try {
     return { prNumber: await resolvePullRequest(inputs, event, client), lookupError: void 0 };
   } catch (error2) {
-    const reportPath = join38(inWorkspace(deps.env, inputs.reportDir), "report.md");
+    const reportPath = join39(inWorkspace(deps.env, inputs.reportDir), "report.md");
     const lookupError = new Error(
       `Could not find the pull request to comment on: ${describeGitHubError(error2).replace(/\.$/, "")}. The report is in the job summary and ${reportPath}.`,
       { cause: error2 }
@@ -62151,7 +62412,7 @@ async function run(deps = defaultDeps()) {
 // src/action/relaunch.ts
 import { mkdtempSync as mkdtempSync3, readFileSync as readFileSync16, rmSync as rmSync4, writeFileSync as writeFileSync14 } from "node:fs";
 import { tmpdir as tmpdir3 } from "node:os";
-import { basename as basename5, dirname as dirname11, join as join39 } from "node:path";
+import { basename as basename5, dirname as dirname11, join as join40 } from "node:path";
 var TOKEN_FILE_VARIABLE = "KERNELGATE_TOKEN_FILE";
 var RELAUNCHED_VARIABLE = "KERNELGATE_RELAUNCHED";
 var FOLDER_PREFIX = "kernelgate-token-";
@@ -62190,8 +62451,8 @@ function relaunchWithoutCredentials(proc = currentProcess()) {
   const token = env["INPUT_TOKEN"];
   let folder;
   if (token) {
-    folder = mkdtempSync3(join39(env["RUNNER_TEMP"] || tmpdir3(), FOLDER_PREFIX));
-    const file = join39(folder, "token");
+    folder = mkdtempSync3(join40(env["RUNNER_TEMP"] || tmpdir3(), FOLDER_PREFIX));
+    const file = join40(folder, "token");
     writeFileSync14(file, token, { mode: 384, flag: "wx" });
     clean[TOKEN_FILE_VARIABLE] = file;
   }

@@ -230,7 +230,9 @@ describe.runIf(RUN)('the bundled action measures benchmarks beside the kernel se
       expect(body).toMatch(
         /^- 🔴 \*\*sleeper\/sleep\*\* slower on 1 of 1 cases: .*, paired against the base revision$/m,
       );
-      expect(body).toMatch(/^\| sleep \| \+\d+\.\d\s%\s·\spaired \| 🔴\sSLOWER \| ❔\sUNCHECKED \| 20 \|/mu);
+      expect(body).toMatch(
+        /^\| sleep \| \+\d+\.\d\s%\s·\spaired \| 🔴\sSLOWER \| ❔\sUNCHECKED \| 20 \|/mu,
+      );
       // gbench and pytest-benchmark check nothing: 4 + 4 timed cases and the sleeper UNCHECKED
       expect(body).toContain('❔ 9 unchecked');
       expect(body).toContain('- ❔ 9 timed cases carry no correctness record: UNCHECKED');
