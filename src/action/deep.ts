@@ -87,7 +87,9 @@ export async function withDeepChecks<T extends Got>(
 ): Promise<T> {
   if (inputs.deep.length === 0 && !profile) return got;
   const { core, env } = deps;
-  if (got.measured === undefined) {
+  // Results an earlier step wrote (`results`, judged against the data branch) come with a
+  // `measured` record too; this step measured nothing, and the file is the user's: never rewritten.
+  if (got.measured === undefined || inputs.results !== undefined) {
     if (inputs.deep.length) {
       core.warning(
         `Input 'deep' (${inputs.deep.join(', ')}) runs where this step measures: not with 'results' or 'merge'. No deep check ran.`,

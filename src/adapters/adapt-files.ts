@@ -5,7 +5,7 @@ import { dirname, isAbsolute, join } from 'node:path';
 import type { KernelgateResults } from '../results/index.js';
 import { readInputFile } from '../results/index.js';
 import type { BenchmarkConfig } from './config.js';
-import { FORMAT_TITLES } from './index.js';
+import { formatTitles } from './index.js';
 import { finishKernel, type AdaptedKernel } from './run.js';
 import { mergeRuns } from './runs.js';
 import { refuseOtherFormat } from './sniff.js';
@@ -26,7 +26,7 @@ export function adaptFiles(
   const runs = paths.map((path, i) => {
     const file = shown[i]!;
     const text = readInputFile(path, file);
-    refuseOtherFormat(adapter.format, text, file, FORMAT_TITLES);
+    refuseOtherFormat(adapter.format, text, file, formatTitles());
     return adapter.parse({
       text,
       file,

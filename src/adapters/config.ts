@@ -4,7 +4,7 @@
 import { resolve } from 'node:path';
 import { showValue } from '../results/index.js';
 import { BUILTIN_PLACEHOLDERS, placeholders, RATE_UNITS, type MetricUnit } from './command.js';
-import { ADAPTER_FORMATS, adapterFor } from './index.js';
+import { adapterFormats, adapterFor } from './index.js';
 import type { Params } from './types.js';
 import { parseFormula, type Formula } from './work.js';
 
@@ -94,7 +94,7 @@ export function benchmarksFromRaw(
     const adapter = adapterFor(b.format);
     if (!adapter) {
       problems.push(
-        `${at}.format must be one of ${ADAPTER_FORMATS.map((f) => showValue(f)).join(', ')} (got ${showValue(b.format)})`,
+        `${at}.format must be one of ${adapterFormats().map((f) => showValue(f)).join(', ')} (got ${showValue(b.format)})`,
       );
       return;
     }

@@ -8,22 +8,28 @@ import type { FileAdapter } from './types.js';
 
 export type Adapter = FileAdapter | typeof commandAdapter;
 
-export const ADAPTERS: readonly Adapter[] = [
-  gbenchAdapter,
-  pytestBenchmarkAdapter,
-  nvbenchAdapter,
-  commandAdapter,
-];
+// Functions, not constants: config/ and adapters/ import each other (issue 29), and a module that
+// enters the cycle through one adapter would otherwise build the list while that adapter is still
+// undefined.
+export function adapterList(): readonly Adapter[] {
+  return [gbenchAdapter, pytestBenchmarkAdapter, nvbenchAdapter, commandAdapter];
+}
 
-export const ADAPTER_FORMATS: readonly string[] = ADAPTERS.map((a) => a.format);
+export function adapterFormats(): readonly string[] {
+  return adapterList().map((a) => a.format);
+}
 
 /** Each format's title ("Google Benchmark JSON"), as messages name a file's real format. */
-export const FORMAT_TITLES: Readonly<Record<string, string>> = Object.fromEntries(
-  ADAPTERS.filter((a) => a.kind === 'file').map((a) => [a.format, a.title]),
-);
+export function formatTitles(): Readonly<Record<string, string>> {
+  return Object.fromEntries(
+    adapterList()
+      .filter((a) => a.kind === 'file')
+      .map((a) => [a.format, a.title]),
+  );
+}
 
 export function adapterFor(format: string): Adapter | undefined {
-  return ADAPTERS.find((a) => a.format === format);
+  return adapterList().find((a) => a.format === format);
 }
 
 /** The formats that read a file, for `kernelgate adapt --format`. */

@@ -19,7 +19,7 @@ import {
   type CommandRunner,
 } from './command.js';
 import { workOf, type BenchmarkConfig } from './config.js';
-import { adapterFor, FORMAT_TITLES, type Adapter } from './index.js';
+import { adapterFor, formatTitles, type Adapter } from './index.js';
 import { refuseOtherFormat } from './sniff.js';
 import {
   EmptyOutputError,
@@ -118,7 +118,7 @@ export function adaptFile(
 ): AdaptedKernel {
   const shown = options.shown ?? path;
   const text = readInputFile(path, shown);
-  refuseOtherFormat(adapter.format, text, shown, FORMAT_TITLES);
+  refuseOtherFormat(adapter.format, text, shown, formatTitles());
   const adapted = adapter.parse({
     text,
     file: shown,

@@ -28,7 +28,7 @@ export function sniffFormat(text: string): string | undefined {
 
 /**
  * Refuses a file another tool wrote, naming the file, its real format and the option to give;
- * `titles` names each format (ADAPTERS' titles).
+ * `titles` names each format (formatTitles(): the adapters' titles).
  */
 export function refuseOtherFormat(
   format: string,

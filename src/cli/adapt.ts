@@ -2,7 +2,7 @@
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
-  ADAPTERS,
+  adapterList,
   adaptFiles,
   adaptSummary,
   fileAdapterFor,
@@ -25,7 +25,8 @@ import {
 } from './common.js';
 
 /** The formats `adapt` reads: those whose adapter parses a file. */
-const FILE_FORMATS = ADAPTERS.filter((a) => a.kind === 'file')
+const FILE_FORMATS = adapterList()
+  .filter((a) => a.kind === 'file')
   .map((a) => a.format)
   .join(', ');
 

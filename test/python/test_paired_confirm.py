@@ -50,23 +50,29 @@ def make_confirm_repo(path, mark):
 THRESHOLD_PCT = 5.0
 
 
-@pytest.fixture(scope="module")
-def confirm_run(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("confirm")
-    head = make_confirm_repo(tmp / "head", str(tmp / "first-process.mark"))
-    base = make_confirm_repo(tmp / "base", None)
-    out = tmp / "results.json"
+def run_confirm_repos(head, base, out, options):
+    """The harness over the confirm fixture, `planted` 20 % slower in every head process, paired
+    against `base`, with `options` (the thresholds, --paired-confirm or --paired-detect-pct):
+    (the results document, stdout)."""
     env = harness_env({"KERNELGATE_FAULT": "sleepy.planted:slow:20"})
     env["PYTHONPATH"] = os.pathsep.join([os.path.join(REPO, "python"), str(head)])
     cmd = [
         sys.executable, "-m", "kernelgate_harness", "--kernels", "kernels", "--out", str(out), "--device", "cpu", "--seeds", "2",
         "--base-root", str(base), "--base-sha", "b" * 40, "--first-warmup-s", "0.1", "--warmup-s", "0.1",
-        "--variants", "steady,planted,first_slow", "--paired-confirm", "--paired-threshold-pct", str(THRESHOLD_PCT),
+        "--variants", "steady,planted,first_slow", *options,
     ]
     proc = subprocess.run(cmd, cwd=head, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
     with open(out) as f:
         return json.load(f), proc.stdout
+
+
+@pytest.fixture(scope="module")
+def confirm_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("confirm")
+    head = make_confirm_repo(tmp / "head", str(tmp / "first-process.mark"))
+    base = make_confirm_repo(tmp / "base", None)
+    return run_confirm_repos(head, base, tmp / "results.json", ["--paired-confirm", "--paired-threshold-pct", str(THRESHOLD_PCT)])
 
 
 def test_a_slowdown_of_every_process_is_slower_again(confirm_run):

@@ -9,14 +9,12 @@ the first head process only (an offset of one pair of processes; here 20 %), `st
 import json
 import math
 import os
-import subprocess
-import sys
 
 import pytest
 from test_paired import CASE, PLANTED_HI, PLANTED_LO, case
-from test_paired_confirm import make_confirm_repo
+from test_paired_confirm import make_confirm_repo, run_confirm_repos
 
-from conftest import REPO, harness_env
+from conftest import REPO
 from kernelgate_harness.paired import case_detect_pct, change_of
 from kernelgate_harness.stats import PairedStopRule
 
@@ -41,19 +39,8 @@ def detect_run(tmp_path_factory):
     head = make_confirm_repo(tmp / "head", str(tmp / "first-process.mark"))
     first_slow_by_a_fifth(head)
     base = make_confirm_repo(tmp / "base", None)
-    out = tmp / "results.json"
-    env = harness_env({"KERNELGATE_FAULT": "sleepy.planted:slow:20"})
-    env["PYTHONPATH"] = os.pathsep.join([os.path.join(REPO, "python"), str(head)])
-    cmd = [
-        sys.executable, "-m", "kernelgate_harness", "--kernels", "kernels", "--out", str(out), "--device", "cpu", "--seeds", "2",
-        "--base-root", str(base), "--base-sha", "b" * 40, "--first-warmup-s", "0.1", "--warmup-s", "0.1",
-        "--variants", "steady,planted,first_slow", "--paired-threshold-pct", str(THRESHOLD_PCT),
-        "--paired-detect-pct", str(DETECT_PCT), "--paired-detect-min-ms", "1",
-    ]
-    proc = subprocess.run(cmd, cwd=head, env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
-    with open(out) as f:
-        return json.load(f), proc.stdout
+    options = ["--paired-threshold-pct", str(THRESHOLD_PCT), "--paired-detect-pct", str(DETECT_PCT), "--paired-detect-min-ms", "1"]
+    return run_confirm_repos(head, base, tmp / "results.json", options)
 
 
 def test_a_change_under_the_threshold_is_caught_and_measured_again(detect_run):
