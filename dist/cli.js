@@ -38806,7 +38806,7 @@ function benchmarksFromRaw(raw, root, kernelNames) {
     const adapter = adapterFor(b.format);
     if (!adapter) {
       problems.push(
-        `${at}.format must be one of ${ADAPTER_FORMATS.map((f) => showValue(f)).join(", ")} (got ${showValue(b.format)})`
+        `${at}.format must be one of ${adapterFormats().map((f) => showValue(f)).join(", ")} (got ${showValue(b.format)})`
       );
       return;
     }
@@ -39023,7 +39023,7 @@ function finishKernel(adapter, kernel, adapted, options = {}) {
 function adaptFile(adapter, path9, options) {
   const shown = options.shown ?? path9;
   const text2 = readInputFile(path9, shown);
-  refuseOtherFormat(adapter.format, text2, shown, FORMAT_TITLES);
+  refuseOtherFormat(adapter.format, text2, shown, formatTitles());
   const adapted = adapter.parse({
     text: text2,
     file: shown,
@@ -39297,7 +39297,7 @@ function adaptFiles(adapter, paths, options) {
   const runs = paths.map((path9, i) => {
     const file = shown[i];
     const text2 = readInputFile(path9, file);
-    refuseOtherFormat(adapter.format, text2, file, FORMAT_TITLES);
+    refuseOtherFormat(adapter.format, text2, file, formatTitles());
     return adapter.parse({
       text: text2,
       file,
@@ -39324,18 +39324,19 @@ function adaptSummary(results, what) {
 }
 
 // src/adapters/index.ts
-var ADAPTERS = [
-  gbenchAdapter,
-  pytestBenchmarkAdapter,
-  nvbenchAdapter,
-  commandAdapter
-];
-var ADAPTER_FORMATS = ADAPTERS.map((a) => a.format);
-var FORMAT_TITLES = Object.fromEntries(
-  ADAPTERS.filter((a) => a.kind === "file").map((a) => [a.format, a.title])
-);
+function adapterList() {
+  return [gbenchAdapter, pytestBenchmarkAdapter, nvbenchAdapter, commandAdapter];
+}
+function adapterFormats() {
+  return adapterList().map((a) => a.format);
+}
+function formatTitles() {
+  return Object.fromEntries(
+    adapterList().filter((a) => a.kind === "file").map((a) => [a.format, a.title])
+  );
+}
 function adapterFor(format) {
-  return ADAPTERS.find((a) => a.format === format);
+  return adapterList().find((a) => a.format === format);
 }
 function fileAdapterFor(format) {
   const adapter = adapterFor(format);
@@ -59949,7 +59950,7 @@ function terminalLog(io) {
 }
 
 // src/cli/adapt.ts
-var FILE_FORMATS = ADAPTERS.filter((a) => a.kind === "file").map((a) => a.format).join(", ");
+var FILE_FORMATS = adapterList().filter((a) => a.kind === "file").map((a) => a.format).join(", ");
 var ADAPT_OPTIONS = {
   format: { type: "string" },
   input: { type: "string", multiple: true },

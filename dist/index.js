@@ -40597,7 +40597,7 @@ function benchmarksFromRaw(raw, root, kernelNames) {
     const adapter = adapterFor(b.format);
     if (!adapter) {
       problems.push(
-        `${at}.format must be one of ${ADAPTER_FORMATS.map((f) => showValue(f)).join(", ")} (got ${showValue(b.format)})`
+        `${at}.format must be one of ${adapterFormats().map((f) => showValue(f)).join(", ")} (got ${showValue(b.format)})`
       );
       return;
     }
@@ -40814,7 +40814,7 @@ function finishKernel(adapter, kernel, adapted, options = {}) {
 function adaptFile(adapter, path11, options) {
   const shown = options.shown ?? path11;
   const text3 = readInputFile(path11, shown);
-  refuseOtherFormat(adapter.format, text3, shown, FORMAT_TITLES);
+  refuseOtherFormat(adapter.format, text3, shown, formatTitles());
   const adapted = adapter.parse({
     text: text3,
     file: shown,
@@ -40962,18 +40962,19 @@ ${logTail}` : ""),
 }
 
 // src/adapters/index.ts
-var ADAPTERS = [
-  gbenchAdapter,
-  pytestBenchmarkAdapter,
-  nvbenchAdapter,
-  commandAdapter
-];
-var ADAPTER_FORMATS = ADAPTERS.map((a) => a.format);
-var FORMAT_TITLES = Object.fromEntries(
-  ADAPTERS.filter((a) => a.kind === "file").map((a) => [a.format, a.title])
-);
+function adapterList() {
+  return [gbenchAdapter, pytestBenchmarkAdapter, nvbenchAdapter, commandAdapter];
+}
+function adapterFormats() {
+  return adapterList().map((a) => a.format);
+}
+function formatTitles() {
+  return Object.fromEntries(
+    adapterList().filter((a) => a.kind === "file").map((a) => [a.format, a.title])
+  );
+}
 function adapterFor(format) {
-  return ADAPTERS.find((a) => a.format === format);
+  return adapterList().find((a) => a.format === format);
 }
 
 // src/judge/calibrate.ts
@@ -61845,7 +61846,7 @@ async function compareProfiles(got, common, inputs, config, deps) {
 async function withDeepChecks(got, inputs, config, deps, profile = false) {
   if (inputs.deep.length === 0 && !profile) return got;
   const { core, env } = deps;
-  if (got.measured === void 0) {
+  if (got.measured === void 0 || inputs.results !== void 0) {
     if (inputs.deep.length) {
       core.warning(
         `Input 'deep' (${inputs.deep.join(", ")}) runs where this step measures: not with 'results' or 'merge'. No deep check ran.`
