@@ -3,15 +3,14 @@
 // pull request's base, a run of another line of history passed over by name, and with the store
 // key a planted unsigned record refused although it is the newest ancestor. A real git repository,
 // the directory store and the recorded H100 run as the one shard.
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../src/cli/index.js';
 import { loadResults, type KernelgateResults } from '../src/results/index.js';
 import { planShards, splitResults, unitsOfResults } from '../src/shard/index.js';
 import { fileBaselineStore } from '../src/store/index.js';
+import { scratchRepo } from './support/git-repo.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const RECORDED = join(ROOT, 'test/fixtures/recorded/paired-slow2-h100/results.json');
@@ -19,18 +18,7 @@ const recorded = loadResults(RECORDED);
 const KEY = { branch: 'main', sku: 'H100-SXM' };
 
 function repo() {
-  const dir = mkdtempSync(join(tmpdir(), 'kg-merge-ancestry-'));
-  const git = (...args: string[]) =>
-    execFileSync('git', ['-C', dir, '-c', 'user.name=t', '-c', 'user.email=t@t', ...args], {
-      encoding: 'utf8',
-    }).trim();
-  const commit = (name: string) => {
-    writeFileSync(join(dir, 'k.txt'), name);
-    git('add', 'k.txt');
-    git('commit', '-qm', name);
-    return git('rev-parse', 'HEAD');
-  };
-  git('init', '-q', '-b', 'main');
+  const { dir, git, commit } = scratchRepo('kg-merge-ancestry-');
   const c1 = commit('c1');
   git('checkout', '-q', '-b', 'old');
   const other = commit('rewritten');

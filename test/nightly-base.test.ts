@@ -9,36 +9,16 @@ import { loadConfig } from '../src/config/index.js';
 import { actionsExec, type Exec } from '../src/lib/index.js';
 import type { LineExec } from '../src/measure/index.js';
 import { fullRun, lastGoodBase, notGood } from '../src/pipeline/index.js';
-import type { KernelgateResults } from '../src/results/index.js';
 import { fileBaselineStore } from '../src/store/index.js';
+import { emptyRun, scratchRepo } from './support/git-repo.js';
 
 const KEY = { branch: 'main', sku: 'H100-SXM' };
 
-function results(startedAt: string, sha: string): KernelgateResults {
-  return {
-    schema: 'kernelgate/results@1',
-    run: { started_at: startedAt, harness: 'test', git_sha: sha },
-    environment: { gpu: { name: 'NVIDIA H100 80GB HBM3', sku: 'H100-SXM' } },
-    diagnostics: [],
-    kernels: [],
-    cases: [],
-  };
-}
+const results = emptyRun;
 
 /** A repository with three commits on main and one on a branch beside it; their SHAs. */
 function repository() {
-  const dir = mkdtempSync(join(tmpdir(), 'kg-nightly-'));
-  const git = (...args: string[]) =>
-    execFileSync('git', ['-C', dir, '-c', 'user.name=t', '-c', 'user.email=t@t', ...args], {
-      encoding: 'utf8',
-    }).trim();
-  git('init', '-q', '-b', 'main');
-  const commit = (name: string) => {
-    writeFileSync(join(dir, name), name);
-    git('add', name);
-    git('commit', '-qm', name);
-    return git('rev-parse', 'HEAD');
-  };
+  const { dir, git, commit } = scratchRepo('kg-nightly-');
   const c1 = commit('one');
   const c2 = commit('two');
   git('checkout', '-q', '-b', 'side');

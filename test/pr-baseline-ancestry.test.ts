@@ -3,7 +3,7 @@
 // passed over by name; git that cannot answer falls back to the newest, said in the log. A real
 // git repository and the directory store.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -11,23 +11,13 @@ import { actionsExec, type Exec } from '../src/lib/index.js';
 import { withStoredBaseline } from '../src/pipeline/index.js';
 import { loadResults, type KernelgateResults } from '../src/results/index.js';
 import { fileBaselineStore } from '../src/store/index.js';
+import { scratchRepo } from './support/git-repo.js';
 
 const FIXTURE = loadResults(join(import.meta.dirname, 'fixtures', 'results', 'baseline.json'));
 const KEY = { branch: 'main', sku: 'H100-SXM' };
 
 function repo() {
-  const dir = mkdtempSync(join(tmpdir(), 'kg-ancestry-'));
-  const git = (...args: string[]) =>
-    execFileSync('git', ['-C', dir, '-c', 'user.name=t', '-c', 'user.email=t@t', ...args], {
-      encoding: 'utf8',
-    }).trim();
-  const commit = (name: string) => {
-    writeFileSync(join(dir, 'k.txt'), name);
-    git('add', 'k.txt');
-    git('commit', '-qm', name);
-    return git('rev-parse', 'HEAD');
-  };
-  git('init', '-q', '-b', 'main');
+  const { dir, git, commit } = scratchRepo('kg-ancestry-');
   const c1 = commit('c1');
   const c2 = commit('c2');
   // another line of history from c1: what a force-push left behind

@@ -16,23 +16,14 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { actionStore } from '../src/history/index.js';
 import { childEnv } from '../src/lib/index.js';
-import type { KernelgateResults } from '../src/results/index.js';
 import { fileBaselineStore, signFile, unsignedNote } from '../src/store/index.js';
+import { emptyRun } from './support/git-repo.js';
 
 const KEY = { branch: 'main', sku: 'H100-SXM' };
 const SECRET = 'the repository secret';
 const NOW = () => Date.parse('2026-11-26T12:00:00Z');
 
-function run(startedAt: string, sha: string): KernelgateResults {
-  return {
-    schema: 'kernelgate/results@1',
-    run: { started_at: startedAt, harness: 'test', git_sha: sha },
-    environment: { gpu: { name: 'NVIDIA H100 80GB HBM3', sku: 'H100-SXM' } },
-    diagnostics: [],
-    kernels: [],
-    cases: [],
-  };
-}
+const run = emptyRun;
 
 /** A store with the key holding one genuine trusted run; what it warns and notes is kept. */
 function signedStore() {

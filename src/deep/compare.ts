@@ -9,7 +9,7 @@ import type { Diagnostic, NcuComparison, NcuRun } from '../results/index.js';
 import type { DeepOptions } from './common.js';
 import { ncuMetricsArg } from './ncu.js';
 import type { CompareTarget } from './plan.js';
-import { PERMISSION, runNcu } from './profile.js';
+import { metricDropped, PERMISSION, runNcu } from './profile.js';
 
 /** ncu-compare profiles at most this many variants (two runs each). */
 export const MAX_COMPARED = 4;
@@ -40,14 +40,7 @@ export async function runNcuCompare(
     return [];
   }
   const metrics = ncuMetricsArg(o.computeCapability).split(',');
-  const dropped = (metric: string) =>
-    diagnostics.push({
-      level: 'warning',
-      code: 'deep.ncu_metric_missing',
-      source: 'deep',
-      message: `ncu on this GPU has no metric ${metric}: the Nsight Compute comparisons go without it`,
-      fix: 'a newer Nsight Compute, or a GPU that has the metric (ncu --query-metrics lists them)',
-    });
+  const dropped = metricDropped(diagnostics, 'comparisons');
   const head: DeepOptions = { ...o, outDir: join(o.outDir, 'compare', 'head') };
   // The base arm: its checkout (its kernels' modules), its kernels folder, its own build records.
   const baseSide: DeepOptions = {

@@ -167,6 +167,18 @@ export function ncuPlan(config: Config, o: DeepOptions): DeepTarget[] {
   });
 }
 
+/** The warning of a metric this GPU's ncu lacks, pushed once per metric the caller drops. */
+export function metricDropped(diagnostics: Diagnostic[], what: 'summaries' | 'comparisons') {
+  return (metric: string) =>
+    diagnostics.push({
+      level: 'warning',
+      code: 'deep.ncu_metric_missing',
+      source: 'deep',
+      message: `ncu on this GPU has no metric ${metric}: the Nsight Compute ${what} go without it`,
+      fix: 'a newer Nsight Compute, or a GPU that has the metric (ncu --query-metrics lists them)',
+    });
+}
+
 export async function runNcus(
   targets: DeepTarget[],
   o: DeepOptions,
@@ -176,14 +188,7 @@ export async function runNcus(
 ): Promise<NcuRun[]> {
   const runs: NcuRun[] = [];
   const metrics = ncuMetricsArg(o.computeCapability).split(',');
-  const dropped = (metric: string) =>
-    diagnostics.push({
-      level: 'warning',
-      code: 'deep.ncu_metric_missing',
-      source: 'deep',
-      message: `ncu on this GPU has no metric ${metric}: the Nsight Compute summaries go without it`,
-      fix: 'a newer Nsight Compute, or a GPU that has the metric (ncu --query-metrics lists them)',
-    });
+  const dropped = metricDropped(diagnostics, 'summaries');
   for (const t of targets) {
     const run = await runNcu(exec, o, ncu, t, metrics, dropped);
     runs.push(run);
