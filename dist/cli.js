@@ -42872,16 +42872,19 @@ function ncuPlan(config, o) {
     return !seen.has(key) && Boolean(seen.add(key));
   });
 }
-async function runNcus(targets, o, exec2, ncu, diagnostics) {
-  const runs = [];
-  const metrics = ncuMetricsArg(o.computeCapability).split(",");
-  const dropped = (metric) => diagnostics.push({
+function metricDropped(diagnostics, what) {
+  return (metric) => diagnostics.push({
     level: "warning",
     code: "deep.ncu_metric_missing",
     source: "deep",
-    message: `ncu on this GPU has no metric ${metric}: the Nsight Compute summaries go without it`,
+    message: `ncu on this GPU has no metric ${metric}: the Nsight Compute ${what} go without it`,
     fix: "a newer Nsight Compute, or a GPU that has the metric (ncu --query-metrics lists them)"
   });
+}
+async function runNcus(targets, o, exec2, ncu, diagnostics) {
+  const runs = [];
+  const metrics = ncuMetricsArg(o.computeCapability).split(",");
+  const dropped = metricDropped(diagnostics, "summaries");
   for (const t of targets) {
     const run2 = await runNcu(exec2, o, ncu, t, metrics, dropped);
     runs.push(run2);
@@ -42910,13 +42913,7 @@ async function runNcuCompare(targets, o, exec2, ncu, diagnostics) {
     return [];
   }
   const metrics = ncuMetricsArg(o.computeCapability).split(",");
-  const dropped = (metric) => diagnostics.push({
-    level: "warning",
-    code: "deep.ncu_metric_missing",
-    source: "deep",
-    message: `ncu on this GPU has no metric ${metric}: the Nsight Compute comparisons go without it`,
-    fix: "a newer Nsight Compute, or a GPU that has the metric (ncu --query-metrics lists them)"
-  });
+  const dropped = metricDropped(diagnostics, "comparisons");
   const head = { ...o, outDir: join14(o.outDir, "compare", "head") };
   const baseSide = {
     ...o,
@@ -52805,16 +52802,17 @@ function storeBaseline(run2, gate2, policy) {
 }
 
 // src/pipeline/slower.ts
+function judgedTargets(results, baseline, config, keep) {
+  return compare(results, baseline, config).cases.filter((c) => c.ratio !== void 0 && keep(c)).map((c) => ({
+    kernel: c.kernel,
+    variant: c.variant,
+    caseId: c.caseId,
+    params: c.params,
+    ratio: c.ratio
+  }));
+}
 function slowerDeepTargets(results, baseline, config) {
-  return slowerTargets(
-    compare(results, baseline, config).cases.filter((c) => c.perf === "SLOWER" && c.ratio !== void 0).map((c) => ({
-      kernel: c.kernel,
-      variant: c.variant,
-      caseId: c.caseId,
-      params: c.params,
-      ratio: c.ratio
-    }))
-  );
+  return slowerTargets(judgedTargets(results, baseline, config, (c) => c.perf === "SLOWER"));
 }
 
 // src/pipeline/check.ts

@@ -43273,16 +43273,19 @@ function ncuPlan(config, o) {
     return !seen.has(key) && Boolean(seen.add(key));
   });
 }
-async function runNcus(targets, o, exec2, ncu, diagnostics) {
-  const runs = [];
-  const metrics = ncuMetricsArg(o.computeCapability).split(",");
-  const dropped = (metric) => diagnostics.push({
+function metricDropped(diagnostics, what) {
+  return (metric) => diagnostics.push({
     level: "warning",
     code: "deep.ncu_metric_missing",
     source: "deep",
-    message: `ncu on this GPU has no metric ${metric}: the Nsight Compute summaries go without it`,
+    message: `ncu on this GPU has no metric ${metric}: the Nsight Compute ${what} go without it`,
     fix: "a newer Nsight Compute, or a GPU that has the metric (ncu --query-metrics lists them)"
   });
+}
+async function runNcus(targets, o, exec2, ncu, diagnostics) {
+  const runs = [];
+  const metrics = ncuMetricsArg(o.computeCapability).split(",");
+  const dropped = metricDropped(diagnostics, "summaries");
   for (const t of targets) {
     const run2 = await runNcu(exec2, o, ncu, t, metrics, dropped);
     runs.push(run2);
@@ -43311,13 +43314,7 @@ async function runNcuCompare(targets, o, exec2, ncu, diagnostics) {
     return [];
   }
   const metrics = ncuMetricsArg(o.computeCapability).split(",");
-  const dropped = (metric) => diagnostics.push({
-    level: "warning",
-    code: "deep.ncu_metric_missing",
-    source: "deep",
-    message: `ncu on this GPU has no metric ${metric}: the Nsight Compute comparisons go without it`,
-    fix: "a newer Nsight Compute, or a GPU that has the metric (ncu --query-metrics lists them)"
-  });
+  const dropped = metricDropped(diagnostics, "comparisons");
   const head = { ...o, outDir: join14(o.outDir, "compare", "head") };
   const baseSide = {
     ...o,
@@ -55116,28 +55113,26 @@ async function storeRun(run2, gate2, policy, context3 = {}) {
 }
 
 // src/pipeline/slower.ts
+function judgedTargets(results, baseline, config, keep) {
+  return compare(results, baseline, config).cases.filter((c) => c.ratio !== void 0 && keep(c)).map((c) => ({
+    kernel: c.kernel,
+    variant: c.variant,
+    caseId: c.caseId,
+    params: c.params,
+    ratio: c.ratio
+  }));
+}
 function slowerDeepTargets(results, baseline, config) {
-  return slowerTargets(
-    compare(results, baseline, config).cases.filter((c) => c.perf === "SLOWER" && c.ratio !== void 0).map((c) => ({
-      kernel: c.kernel,
-      variant: c.variant,
-      caseId: c.caseId,
-      params: c.params,
-      ratio: c.ratio
-    }))
-  );
+  return slowerTargets(judgedTargets(results, baseline, config, (c) => c.perf === "SLOWER"));
 }
 function movedDeepTargets(results, baseline, config) {
   return movedTargets(
-    compare(results, baseline, config).cases.filter(
-      (c) => (c.perf === "SLOWER" || c.perf === "FASTER") && c.ratio !== void 0 && c.control === void 0
-    ).map((c) => ({
-      kernel: c.kernel,
-      variant: c.variant,
-      caseId: c.caseId,
-      params: c.params,
-      ratio: c.ratio
-    }))
+    judgedTargets(
+      results,
+      baseline,
+      config,
+      (c) => (c.perf === "SLOWER" || c.perf === "FASTER") && c.control === void 0
+    )
   );
 }
 
