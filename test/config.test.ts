@@ -118,6 +118,17 @@ describe('loadConfig', () => {
     });
   });
 
+  it('the detection threshold defaults to half the paired threshold, unless it is set', () => {
+    const raised = loadConfig(
+      repo({ 'kernelgate.yml': 'compare: { paired: { threshold_pct: 100 } }\n' }),
+    );
+    expect(raised.compare.paired.detectPct).toBe(50);
+    const set = loadConfig(
+      repo({ 'kernelgate.yml': 'compare: { paired: { threshold_pct: 4, detect_pct: 0 } }\n' }),
+    );
+    expect(set.compare.paired.detectPct).toBe(0);
+  });
+
   it('accepts an explicit config file, and says so when it is absent', () => {
     const root = repo({ 'ci/kg.yml': 'report: { title: CI }\n' });
     expect(loadConfig(root, { configFile: join(root, 'ci/kg.yml') }).report.title).toBe('CI');

@@ -149,8 +149,12 @@ export const DEFAULT_PAIRED_MIN_CHANGE_MS = 0.0008;
  * straddled the 1 % threshold on 2 of its 8 cases, run 12), and a verdict under the threshold
  * stands only when a fresh pair of worker processes repeats it (the offsets of one process pair
  * do not: docs/notes/paired-ab.md).
+ *
+ * The default is that fraction of the paired threshold (0.5 % at the default 1 %): a repository
+ * that raises threshold_pct to ignore smaller changes must not have them called SLOWER through
+ * the detection band (a noisy CPU runner with threshold_pct 100 read a 22 % wobble as SLOWER).
  */
-export const DEFAULT_PAIRED_DETECT_PCT = 0.5;
+export const DEFAULT_PAIRED_DETECT_FRACTION = 0.5;
 export const DEFAULT_PAIRED_DETECT_MIN_MS = 1;
 
 /** kernelgate.yml exactly as written (snake_case), after schema validation. */
@@ -298,6 +302,7 @@ function configFromRaw(
     peaks[sku] = { tflops: { ...base.tflops, ...spec.tflops }, gbps: spec.gbps ?? base.gbps };
   }
 
+  const pairedThresholdPct = raw.compare?.paired?.threshold_pct ?? DEFAULT_PAIRED_THRESHOLD_PCT;
   return {
     rootDir: root,
     configFile,
@@ -315,11 +320,12 @@ function configFromRaw(
       noisePct: raw.compare?.noise_pct ?? {},
       minChangeMs: raw.compare?.min_change_ms ?? DEFAULT_MIN_CHANGE_MS,
       paired: {
-        thresholdPct: raw.compare?.paired?.threshold_pct ?? DEFAULT_PAIRED_THRESHOLD_PCT,
+        thresholdPct: pairedThresholdPct,
         minChangeMs: raw.compare?.paired?.min_change_ms ?? DEFAULT_PAIRED_MIN_CHANGE_MS,
         enabled: raw.compare?.paired?.enabled ?? true,
         confirm: raw.compare?.paired?.confirm ?? false,
-        detectPct: raw.compare?.paired?.detect_pct ?? DEFAULT_PAIRED_DETECT_PCT,
+        detectPct:
+          raw.compare?.paired?.detect_pct ?? pairedThresholdPct * DEFAULT_PAIRED_DETECT_FRACTION,
         detectMinMs: raw.compare?.paired?.detect_min_ms ?? DEFAULT_PAIRED_DETECT_MIN_MS,
       },
     },
