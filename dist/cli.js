@@ -37314,7 +37314,7 @@ var config_schema_default = {
             detect_pct: {
               type: "number",
               minimum: 0,
-              description: "detection threshold under threshold_pct for cases whose base median is detect_min_ms or more: the harness samples such a case until its interval clears ±detect_pct or lies within ±threshold_pct, and a verdict between the two stands only when a second pair of worker processes confirms it; 0 turns it off; default 0.5"
+              description: "detection threshold under threshold_pct for cases whose base median is detect_min_ms or more: the harness samples such a case until its interval clears ±detect_pct or lies within ±threshold_pct, and a verdict between the two stands only when a second pair of worker processes confirms it; 0 turns it off; default half of threshold_pct (0.5 at the default 1)"
             },
             detect_min_ms: {
               type: "number",
@@ -39622,7 +39622,7 @@ var DEFAULT_KERNELS_DIR = "kernels";
 var DEFAULT_MIN_CHANGE_MS = 1e-3;
 var DEFAULT_PAIRED_THRESHOLD_PCT = 1;
 var DEFAULT_PAIRED_MIN_CHANGE_MS = 8e-4;
-var DEFAULT_PAIRED_DETECT_PCT = 0.5;
+var DEFAULT_PAIRED_DETECT_FRACTION = 0.5;
 var DEFAULT_PAIRED_DETECT_MIN_MS = 1;
 var validators;
 function getValidators() {
@@ -39697,6 +39697,7 @@ function configFromRaw(raw, root, configFile, kernels, benchmarks) {
     const base = peaks[sku] ?? { tflops: {} };
     peaks[sku] = { tflops: { ...base.tflops, ...spec.tflops }, gbps: spec.gbps ?? base.gbps };
   }
+  const pairedThresholdPct = raw.compare?.paired?.threshold_pct ?? DEFAULT_PAIRED_THRESHOLD_PCT;
   return {
     rootDir: root,
     configFile,
@@ -39714,11 +39715,11 @@ function configFromRaw(raw, root, configFile, kernels, benchmarks) {
       noisePct: raw.compare?.noise_pct ?? {},
       minChangeMs: raw.compare?.min_change_ms ?? DEFAULT_MIN_CHANGE_MS,
       paired: {
-        thresholdPct: raw.compare?.paired?.threshold_pct ?? DEFAULT_PAIRED_THRESHOLD_PCT,
+        thresholdPct: pairedThresholdPct,
         minChangeMs: raw.compare?.paired?.min_change_ms ?? DEFAULT_PAIRED_MIN_CHANGE_MS,
         enabled: raw.compare?.paired?.enabled ?? true,
         confirm: raw.compare?.paired?.confirm ?? false,
-        detectPct: raw.compare?.paired?.detect_pct ?? DEFAULT_PAIRED_DETECT_PCT,
+        detectPct: raw.compare?.paired?.detect_pct ?? pairedThresholdPct * DEFAULT_PAIRED_DETECT_FRACTION,
         detectMinMs: raw.compare?.paired?.detect_min_ms ?? DEFAULT_PAIRED_DETECT_MIN_MS
       }
     },
