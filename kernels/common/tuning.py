@@ -5,10 +5,14 @@ A paired A/B run times the pull request's head and its base in two processes. Ea
 kernels on its own, and two tunings of identical code can pick different tilings when two of them
 time within noise of each other: on the H100 `triton_fa2` then read 3-5 % faster in one arm than
 in the other on identical code (docs/notes/paired-ab.md). With the cache, the arm that tunes second
-takes the first arm's choice when, and only when, the tuner's source and the case are the same; a
-pull request that changes the tuned kernel's file is tuned afresh. Unset (the default outside
-paired runs), every process tunes for itself."""
+takes the first arm's choice when, and only when, the tuner's code and the case are the same; a
+pull request that changes the tuned kernel's code is tuned afresh. The code is the module's syntax
+tree without comments, docstrings or line numbers: a comment in triton_fa2.py re-tuned the head arm
+on the H100 (run 50) and its arms launched different tilings on four cases (-4 ... +4 %) of a pull
+request that changed nothing that runs. Unset (the default outside paired runs), every process
+tunes for itself."""
 
+import ast
 import hashlib
 import json
 import os
@@ -17,15 +21,32 @@ import sys
 ENV = "KERNELGATE_TUNE_CACHE"
 
 
-def source_digest(module):
-    """sha256 of a module's source file: the tuning key changes when the tuned kernel's code does."""
+def code_digest(module):
+    """sha256 of a module's code: its syntax tree without docstrings (ast.dump leaves out comments
+    and line numbers), so the tuning key changes when what runs does, not when a comment does. A
+    file that does not parse is keyed by its bytes."""
     with open(module.__file__, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
+        source = f.read()
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return hashlib.sha256(source).hexdigest()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (
+            isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
+            node.body = body[1:] or [ast.Pass()]
+    return hashlib.sha256(ast.dump(tree).encode()).hexdigest()
 
 
 def remembered(module, case, device, tune):
     """tune() -> (config, {config: ms}), or the config an earlier process stored for the same
-    module source, case and GPU model (`device`: "cuda" or "cpu"). A config is a tuple; the
+    module code (code_digest), case and GPU model (`device`: "cuda" or "cpu"). A config is a tuple; the
     returned table is empty on a hit. The choice is logged in paired runs and under
     KERNELGATE_VERBOSE=1 (the tuner's table of timings with it)."""
     folder = os.environ.get(ENV)
@@ -34,7 +55,7 @@ def remembered(module, case, device, tune):
         if os.environ.get("KERNELGATE_VERBOSE"):
             log_choice(module, case, config, times)
         return config, times
-    key = json.dumps({"module": module.__name__, "source": source_digest(module), "case": case, "device": device_name(device)}, sort_keys=True, default=str)
+    key = json.dumps({"module": module.__name__, "source": code_digest(module), "case": case, "device": device_name(device)}, sort_keys=True, default=str)
     path = os.path.join(folder, hashlib.sha256(key.encode()).hexdigest() + ".json")
     try:
         with open(path) as f:

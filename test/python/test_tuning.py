@@ -1,5 +1,5 @@
 """kernels/common/tuning.py: a host-side tuner's choice remembered across the processes of a
-paired run, and only for the same tuner source, case and device."""
+paired run, and only for the same tuner code (not its comments), case and device."""
 
 import types
 
@@ -60,6 +60,36 @@ def test_a_changed_source_case_or_device_is_tuned_afresh(tmp_path, monkeypatch):
     (tmp_path / "k.py").write_text("CONFIGS = [1]\n")
     tuning.remembered(mod, {"S": 1}, "H100", tune)
     assert len(calls) == 4
+
+
+def test_a_comment_docstring_or_blank_line_is_not_a_change_of_code(tmp_path, monkeypatch):
+    monkeypatch.setenv(tuning.ENV, str(tmp_path / "cache"))
+    mod = tuner_module(tmp_path, "k", 'CONFIGS = [1]\n\n\ndef tune(x):\n    return x * 2\n')
+    tune, calls = counting((1, 2))
+    tuning.remembered(mod, {"S": 1}, "H100", tune)
+    (tmp_path / "k.py").write_text(
+        '"""The tuner."""\n# tilings\nCONFIGS = [1]  # one\n\n\ndef tune(x):\n    """Twice."""\n    return x * 2\n'
+        "\n# touched by scripts/gpu-e2e.sh one-variant: a comment, the code is the same\n"
+    )
+    tuning.remembered(mod, {"S": 1}, "H100", tune)
+    assert len(calls) == 1
+    (tmp_path / "k.py").write_text('CONFIGS = [1]\n\n\ndef tune(x):\n    return x * 3\n')
+    tuning.remembered(mod, {"S": 1}, "H100", tune)
+    assert len(calls) == 2
+    (tmp_path / "k.py").write_text('CONFIGS = [1]\n\n\ndef tune(x):\n    return x * 3\n    s = "not a docstring"\n')
+    tuning.remembered(mod, {"S": 1}, "H100", tune)
+    assert len(calls) == 3
+
+
+def test_a_file_that_does_not_parse_is_keyed_by_its_bytes(tmp_path, monkeypatch):
+    monkeypatch.setenv(tuning.ENV, str(tmp_path / "cache"))
+    mod = tuner_module(tmp_path, "k", "CONFIGS = [1\n")
+    tune, calls = counting((1, 2))
+    tuning.remembered(mod, {"S": 1}, "H100", tune)
+    tuning.remembered(mod, {"S": 1}, "H100", tune)
+    (tmp_path / "k.py").write_text("CONFIGS = [1\n# more\n")
+    tuning.remembered(mod, {"S": 1}, "H100", tune)
+    assert len(calls) == 2
 
 
 def test_an_unreadable_cache_entry_is_tuned_again(tmp_path, monkeypatch):
