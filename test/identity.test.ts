@@ -114,6 +114,37 @@ describe('identity of base and head', () => {
     });
   });
 
+  it('a kernel that names its reference times that one as the control; the others are skipped when identical', async () => {
+    const variants =
+      '[{name: fa2, role: candidate, owns: [fa2_impl.py]}, {name: fa3, role: candidate}, {name: sdpa, role: reference}, {name: flash, role: reference}]';
+    const files = {
+      ...FILES,
+      'kernels/attention/kernel.yml': manifest('attention', variants) + 'speed_reference: flash\n',
+    };
+    const named = await prCheckouts(files, {
+      'kernels/attention/fa2_impl.py': 'def run():\n    return 2\n',
+    });
+    const v = verdicts(sides(named));
+    expect([
+      v['attention/fa2'],
+      v['attention/fa3'],
+      v['attention/flash'],
+      v['attention/sdpa'],
+    ]).toEqual([
+      'sources differ: kernels/attention/fa2_impl.py (its own)',
+      'identical',
+      REFERENCE,
+      'identical',
+    ]);
+    // naming none, every reference is a control
+    const unnamed = await prCheckouts(
+      { ...FILES, 'kernels/attention/kernel.yml': manifest('attention', variants) },
+      { 'kernels/attention/fa2_impl.py': 'def run():\n    return 2\n' },
+    );
+    const w = verdicts(sides(unnamed));
+    expect([w['attention/flash'], w['attention/sdpa']]).toEqual([REFERENCE, REFERENCE]);
+  });
+
   it('changing a shared file makes every kernel that imports it differ, and only those', async () => {
     const at = await checkouts({ 'kernels/common/shared.py': 'import math\nTILE = 128\n' });
     const v = verdicts(sides(at));

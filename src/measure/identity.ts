@@ -31,6 +31,11 @@ export interface VariantIdentity {
   kernel: string;
   variant: string;
   role: 'candidate' | 'reference';
+  /**
+   * a reference that is its kernel's A/A control (controlReferences): timed whenever one of the
+   * kernel's candidates is
+   */
+  control: boolean;
   /** sha256 over every part */
   key: string;
   parts: {
@@ -203,6 +208,7 @@ export function variantIdentities(
     const entries = manifestEntries(side.root, kernel);
     const closure = kernelClosure(side.root, kernel);
     const claims = claimsOf(side.root, kernel);
+    const controls = controlReferences(kernel.manifest);
     for (const v of kernel.manifest.variants) {
       const name = kernel.manifest.name;
       const { sources, unresolved, own, leftOut, owners } = variantSources(
@@ -223,6 +229,7 @@ export function variantIdentities(
         kernel: name,
         variant: v.name,
         role: v.role,
+        control: v.role === 'reference' && controls.has(v.name),
         key: sha256(canonicalJson(parts)),
         parts,
         unresolved: [...new Set(unresolved)],
@@ -233,6 +240,19 @@ export function variantIdentities(
     }
   }
   return out;
+}
+
+/**
+ * The references that control a kernel's timed candidates in a pull request's paired run: the one
+ * its tiers and speed-ups are measured against (tiers.reference, else speed_reference), or every
+ * reference when it names none. One control per case is enough to tell a machine that was not
+ * quiet (a moved control makes the case's verdicts AMBIGUOUS); timing all of attention's five made
+ * the references most of a one-file pull request's time on the H100 (run 50: 146.5 s of bench).
+ */
+export function controlReferences(manifest: LoadedKernel['manifest']): Set<string> {
+  const named = manifest.tiers?.reference ?? manifest.speed_reference;
+  const references = manifest.variants.filter((v) => v.role === 'reference').map((v) => v.name);
+  return new Set(named !== undefined && references.includes(named) ? [named] : references);
 }
 
 /** The first part in which two identities differ, in words. */
@@ -263,9 +283,11 @@ function difference(head: VariantIdentity, base: VariantIdentity): string | unde
 }
 
 /**
- * Each head variant: identical in the base revision or not, and why. A reference variant is the
- * A/A control of its kernel's timed candidates: it is timed whenever one of them is, and skipped
- * with them (when identical itself) only when none is: there is then nothing for it to control.
+ * Each head variant: identical in the base revision or not, and why. A control reference
+ * (controlReferences) is the A/A control of its kernel's timed candidates: it is timed whenever
+ * one of them is, and skipped with them (when identical itself) only when none is: there is then
+ * nothing for it to control. The kernel's other references are skipped when identical, as any
+ * variant is.
  */
 export function compareIdentities(
   head: Map<string, VariantIdentity>,
@@ -281,7 +303,7 @@ export function compareIdentities(
   );
   return heads.map((h) => {
     const why =
-      h.role === 'reference' && timedCandidate.has(h.kernel)
+      h.control && timedCandidate.has(h.kernel)
         ? 'a reference variant: timed as the A/A control'
         : whyOf(h);
     const note = why === undefined ? othersOwnChanged(h, base.get(`${h.kernel}/${h.variant}`)) : '';
