@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { adapterFormats, adapterList, adapterFor, fileAdapterFor } from '../src/adapters/index.js';
 import { splitRunName } from '../src/adapters/gbench.js';
 import { adaptFile, resultsOf, type AdaptedKernel } from '../src/adapters/run.js';
-import { parseFormula } from '../src/adapters/work.js';
+import { parseFormula } from '../src/config/formula.js';
 import { runCli } from '../src/cli/index.js';
 import { defaultConfig, loadConfig } from '../src/config/index.js';
 import { judge } from '../src/pipeline/index.js';

@@ -7,7 +7,7 @@ import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { BenchmarkConfig } from '../src/adapters/index.js';
+import type { BenchmarkConfig } from '../src/config/index.js';
 import { actionsExec } from '../src/lib/index.js';
 import { benchmarkBinaryChecks, binaryRuntime, commandBinaries } from '../src/measure/index.js';
 import type { Environment } from '../src/results/index.js';

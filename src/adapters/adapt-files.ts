@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import type { KernelgateResults } from '../results/index.js';
 import { readInputFile } from '../results/index.js';
-import type { BenchmarkConfig } from './config.js';
+import type { BenchmarkConfig } from '../config/index.js';
 import { formatTitles } from './index.js';
 import { finishKernel, type AdaptedKernel } from './run.js';
 import { mergeRuns } from './runs.js';

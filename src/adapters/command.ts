@@ -8,6 +8,7 @@ import { constants } from 'node:os';
 import { childEnv } from '../lib/index.js';
 import type { CaseResult, Correctness, Paired, Timing } from '../results/index.js';
 import { median } from '../lib/index.js';
+import { RATE_UNITS, TIME_UNITS, type MetricUnit } from '../config/index.js';
 import {
   caseIdOf,
   timingFromSamples,
@@ -15,10 +16,6 @@ import {
   type AdapterCapabilities,
   type Params,
 } from './types.js';
-
-export const TIME_UNITS = { s: 1e3, ms: 1, us: 1e-3, ns: 1e-6 } as const;
-export const RATE_UNITS = { tflops: 1e12, gflops: 1e9, gbps: 1e9 } as const;
-export type MetricUnit = keyof typeof TIME_UNITS | keyof typeof RATE_UNITS;
 
 export interface CommandSpec {
   /** variant name → command template ({param}, {case}; {{ and }} for literal braces) */
@@ -113,18 +110,6 @@ export const shellRunner: CommandRunner = (command, { cwd, timeoutMs }) =>
 function shellQuote(value: string): string {
   return /^[A-Za-z0-9_.,:=+\-/@%]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }
-
-/** The placeholders a template uses ({{ and }} are literal braces). */
-export function placeholders(template: string): string[] {
-  const names: string[] = [];
-  for (const m of template.replace(/\{\{|\}\}/g, '').matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) {
-    if (m[1] !== undefined && !names.includes(m[1])) names.push(m[1]);
-  }
-  return names;
-}
-
-/** The placeholders every template may use without a case setting them. */
-export const BUILTIN_PLACEHOLDERS = ['case', 'root'] as const;
 
 /**
  * Fills a template with a case's parameters, each a quoted shell word. `{case}` is the case's id;

@@ -1,5 +1,8 @@
-// The one list of adapters: a format is added by writing its module (one parser), listing it here
-// and committing a real output of the tool as its fixture (docs/adapters.md).
+// The one list of adapters: a format is added by writing its module (one parser), naming it in
+// kernelgate.yml's formats (src/config/benchmarks.ts BENCHMARK_FORMATS, file or command), listing
+// it here and committing a real output of the tool as its fixture (docs/adapters.md). The compiler
+// holds this list to the formats: one adapter of the right kind for each.
+import type { BENCHMARK_FORMATS, BenchmarkFormat } from '../config/index.js';
 import { commandAdapter } from './command.js';
 import { gbenchAdapter } from './gbench.js';
 import { nvbenchAdapter } from './nvbench.js';
@@ -8,11 +11,18 @@ import type { FileAdapter } from './types.js';
 
 export type Adapter = FileAdapter | typeof commandAdapter;
 
-// Functions, not constants: config/ and adapters/ import each other (issue 29), and a module that
-// enters the cycle through one adapter would otherwise build the list while that adapter is still
-// undefined.
+const ADAPTERS: {
+  readonly [F in BenchmarkFormat]: Extract<Adapter, { kind: (typeof BENCHMARK_FORMATS)[F] }>;
+} = {
+  gbench: gbenchAdapter,
+  'pytest-benchmark': pytestBenchmarkAdapter,
+  nvbench: nvbenchAdapter,
+  command: commandAdapter,
+};
+
+/** Every adapter, in the order of kernelgate.yml's formats. */
 export function adapterList(): readonly Adapter[] {
-  return [gbenchAdapter, pytestBenchmarkAdapter, nvbenchAdapter, commandAdapter];
+  return Object.values(ADAPTERS);
 }
 
 export function adapterFormats(): readonly string[] {
@@ -40,7 +50,6 @@ export function fileAdapterFor(format: string): FileAdapter | undefined {
 
 // The folder's only door: what the rest of kernelgate uses of the adapters.
 export { fillTemplate, shellRunner, type CommandOutcome, type CommandRunner } from './command.js';
-export * from './config.js';
 export * from './notes.js';
 export * from './run.js';
 export * from './types.js';

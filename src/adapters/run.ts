@@ -18,7 +18,7 @@ import {
   type CommandOutput,
   type CommandRunner,
 } from './command.js';
-import { workOf, type BenchmarkConfig } from './config.js';
+import { workOf, type BenchmarkConfig } from '../config/index.js';
 import { adapterFor, formatTitles, type Adapter } from './index.js';
 import { refuseOtherFormat } from './sniff.js';
 import {

@@ -4,7 +4,7 @@
 import type { CaseResult, Diagnostic, Environment, KernelInfo, Timing } from '../results/index.js';
 import { InputError, showValue } from '../results/index.js';
 import { quantileSorted, sortedCopy } from '../lib/index.js';
-import { gpuModel } from '../config/index.js';
+import { gpuModel, type Params } from '../config/index.js';
 
 /**
  * What a tool can give, declared once per adapter and printed in docs/adapters.md. The results
@@ -23,7 +23,8 @@ export interface AdapterCapabilities {
   notes: { samples: string; work: string; correctness: string };
 }
 
-export type Params = Record<string, string | number | boolean>;
+/** A case's parameters (kernelgate.yml's benchmarks: section defines them). */
+export type { Params };
 
 /** FLOPs and bytes of one call as the tool reports them (either may be unknown). */
 export interface WorkAmounts {

@@ -7,12 +7,12 @@ import type { ValidateFunction } from 'ajv';
 import configSchema from '../../schema/config.schema.json' with { type: 'json' };
 import kernelSchema from '../../schema/kernel.schema.json' with { type: 'json' };
 import { InputError, formatAjvErrors, newAjv, problemsError, showValue } from '../results/index.js';
-import { benchmarksFromRaw, type BenchmarkConfig, type RawBenchmark } from '../adapters/index.js';
 import { DATASHEET_PEAKS, type PeakSpec } from './gpus.js';
 import { leadingFieldPath, yamlLocator } from './locate.js';
 import { type NoiseByModel, noiseProblems } from './noise.js';
 import { kernelFolders } from './kernel-folders.js';
 import { ownsProblems } from './owns.js';
+import { benchmarksFromRaw, type BenchmarkConfig, type RawBenchmark } from './benchmarks.js';
 
 export type { PeakSpec };
 

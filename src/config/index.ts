@@ -9,3 +9,5 @@ export * from './noise.js';
 export * from './owns.js';
 export * from './check.js';
 export * from './manifest-diff.js';
+export * from './benchmarks.js';
+export * from './formula.js';

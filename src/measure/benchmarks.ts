@@ -9,10 +9,9 @@ import {
   ADAPTERS_HARNESS,
   runBenchmark,
   type AdaptedKernel,
-  type BenchmarkConfig,
   type CommandRunner,
 } from '../adapters/index.js';
-import type { Config } from '../config/index.js';
+import type { BenchmarkConfig, Config } from '../config/index.js';
 import type { Exec } from '../lib/index.js';
 import type { Diagnostic, Environment, KernelgateResults } from '../results/index.js';
 import type { BaseRevision } from './base-revision.js';

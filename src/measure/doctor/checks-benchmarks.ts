@@ -5,8 +5,8 @@
 // diagnostic names the benchmark, the binary, the versions or the rates, and the fix.
 import { closeSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
 import { basename, isAbsolute, relative, resolve } from 'node:path';
-import { fillTemplate, type BenchmarkConfig } from '../../adapters/index.js';
-import type { Config } from '../../config/index.js';
+import { fillTemplate } from '../../adapters/index.js';
+import type { BenchmarkConfig, Config } from '../../config/index.js';
 import { caseDtype, caseGbps, caseLabel, caseTflops } from '../../judge/index.js';
 import type { Exec } from '../../lib/index.js';
 import { fixed } from '../../lib/index.js';

@@ -1,12 +1,48 @@
 // kernelgate.yml's `benchmarks:` section, after schema validation: the checks the schema cannot
 // express (a known format, the fields each format needs, formulas and regular expressions that
 // parse, placeholders every case sets), with the file, the field and the bad value in each message.
+// The formats' names live here, below the adapters that read them (src/adapters/index.ts holds one
+// adapter per format, checked by the compiler against BENCHMARK_FORMATS).
 import { resolve } from 'node:path';
 import { showValue } from '../results/index.js';
-import { BUILTIN_PLACEHOLDERS, placeholders, RATE_UNITS, type MetricUnit } from './command.js';
-import { adapterFormats, adapterFor } from './index.js';
-import type { Params } from './types.js';
-import { parseFormula, type Formula } from './work.js';
+import { parseFormula, type Formula } from './formula.js';
+
+/**
+ * kernelgate.yml's benchmarks[].format, in the order messages list them: a file format reads the
+ * JSON a tool wrote; `command` runs a command per variant and case.
+ */
+export const BENCHMARK_FORMATS = {
+  gbench: 'file',
+  'pytest-benchmark': 'file',
+  nvbench: 'file',
+  command: 'command',
+} as const;
+export type BenchmarkFormat = keyof typeof BENCHMARK_FORMATS;
+
+function formatKind(format: string): 'file' | 'command' | undefined {
+  return Object.hasOwn(BENCHMARK_FORMATS, format)
+    ? BENCHMARK_FORMATS[format as BenchmarkFormat]
+    : undefined;
+}
+
+/** A case's parameters, as a benchmark's cases (and a tool's output) give them. */
+export type Params = Record<string, string | number | boolean>;
+
+export const TIME_UNITS = { s: 1e3, ms: 1, us: 1e-3, ns: 1e-6 } as const;
+export const RATE_UNITS = { tflops: 1e12, gflops: 1e9, gbps: 1e9 } as const;
+export type MetricUnit = keyof typeof TIME_UNITS | keyof typeof RATE_UNITS;
+
+/** The placeholders a template uses ({{ and }} are literal braces). */
+export function placeholders(template: string): string[] {
+  const names: string[] = [];
+  for (const m of template.replace(/\{\{|\}\}/g, '').matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) {
+    if (m[1] !== undefined && !names.includes(m[1])) names.push(m[1]);
+  }
+  return names;
+}
+
+/** The placeholders every template may use without a case setting them. */
+export const BUILTIN_PLACEHOLDERS = ['case', 'root'] as const;
 
 /** One entry of `benchmarks:` exactly as written (snake_case). */
 export interface RawBenchmark {
@@ -91,10 +127,12 @@ export function benchmarksFromRaw(
         `${at}.name is already a kernel's name under kernels_dir (got ${showValue(b.name)})`,
       );
     }
-    const adapter = adapterFor(b.format);
-    if (!adapter) {
+    const kind = formatKind(b.format);
+    if (!kind) {
       problems.push(
-        `${at}.format must be one of ${adapterFormats().map((f) => showValue(f)).join(', ')} (got ${showValue(b.format)})`,
+        `${at}.format must be one of ${Object.keys(BENCHMARK_FORMATS)
+          .map((f) => showValue(f))
+          .join(', ')} (got ${showValue(b.format)})`,
       );
       return;
     }
@@ -120,7 +158,7 @@ export function benchmarksFromRaw(
     }
 
     let command: BenchmarkConfig['command'];
-    if (adapter.kind === 'command') {
+    if (kind === 'command') {
       onlyFor(FILE_ONLY, 'file formats (gbench, pytest-benchmark, nvbench)');
       command = commandFromRaw(b, at, work, problems);
     } else {
