@@ -1,8 +1,8 @@
 // The nightly's deep checks (docs/scaling.md): compute-sanitizer over every CUDA and Triton
 // variant on a small case and Nsight Compute over the headline cases, their output read into the
-// results' `deep` section, and the gate's rule on it. The folder's only door.
+// results' `deep` section (the gate's rule on it is the judge's: src/judge/sanitizer.ts). The
+// folder's only door.
 export { MAX_COMPARED, NO_BASE, runNcuCompare } from './compare.js';
-export { deepProblems, harnessOnly, sanitizerLine } from './gate.js';
 export {
   csvFields,
   NCU_METRICS,

@@ -8,6 +8,7 @@ export { IDENTICAL_NOTE, isIdentical } from './identity.js';
 export { minChangePct, noisePctFor, timingMethodKind } from './performance.js';
 export { applyTuning, retuneText, tuningText } from './tuning.js';
 export * from './gate.js';
+export * from './sanitizer.js';
 export { judgeTails, tailProblems, type TailProblem, type TailVerdict } from './tails.js';
 export * from './throughput.js';
 export * from './tiers.js';

@@ -3,7 +3,7 @@
 // per case and variant profiled (the headline cases; with ncu-slower the SLOWER ones) with its
 // metrics and top stalls. Every text the tools printed is
 // escaped or fenced.
-import { harnessOnly, sanitizerLine } from '../deep/index.js';
+import { harnessOnly, sanitizerLine } from '../judge/index.js';
 import { type Cell, codeBlock, fixed, table } from '../lib/index.js';
 import type { NcuRun, SanitizerRun } from '../results/index.js';
 import { esc, plural, trusted } from './cells.js';

@@ -1,7 +1,12 @@
 // Section `findings` (partials/findings.md.mustache): findings grouped by variant and pattern.
-import { type CaseComparison, type MeasurementError, retuneText } from '../judge/index.js';
+import {
+  type CaseComparison,
+  harnessOnly,
+  type MeasurementError,
+  retuneText,
+  sanitizerLine,
+} from '../judge/index.js';
 import { fixed, formatRatioPct, formatSci } from '../lib/index.js';
-import { harnessOnly, sanitizerLine } from '../deep/index.js';
 import { shardProblems } from '../shard/index.js';
 import { clip, esc, plural, rangeText } from './cells.js';
 import {
@@ -101,7 +106,8 @@ function deepFindings(f: Finder): void {
   const { input, blocking, other } = f;
   // The nightly's compute-sanitizer runs (src/deep): a finding fails the gate under
   // policy.fail_on_sanitizer, unless the harness's own code launched all of the run's findings
-  // (a warning, as the gate has it: src/deep/gate.ts); a run that did not finish is worth a look.
+  // (a warning, as the gate has it: src/judge/sanitizer.ts); a run that did not finish is worth
+  // a look.
   for (const s of input.results.deep?.sanitizer ?? []) {
     if (s.status === 'findings') {
       const fails = input.config.policy.failOnSanitizer && !harnessOnly(s);
