@@ -6,13 +6,12 @@ import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig, type Config } from '../src/config/index.js';
+import { loadConfig, shardUnits, type Config } from '../src/config/index.js';
 import { compare, coverage, evaluateTiers, gate, selectedUnits } from '../src/judge/index.js';
 import { loadResults, type CaseResult, type KernelgateResults } from '../src/results/index.js';
 import {
   mergeShards,
   planShards,
-  shardUnits,
   splitResults,
   unitsOfResults,
 } from '../src/shard/index.js';

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
+import { shardProblems } from '../src/judge/index.js';
 import { judge } from '../src/pipeline/index.js';
 import { loadResults } from '../src/results/index.js';
 import type { KernelgateResults } from '../src/results/index.js';
@@ -17,7 +18,6 @@ import {
   parseShardSpec,
   planShards,
   readShardDocuments,
-  shardProblems,
   splitResults,
   unitsOfResults,
 } from '../src/shard/index.js';

@@ -11,3 +11,4 @@ export * from './check.js';
 export * from './manifest-diff.js';
 export * from './benchmarks.js';
 export * from './formula.js';
+export * from './cases.js';

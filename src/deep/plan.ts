@@ -1,8 +1,14 @@
 // What the deep checks run: compute-sanitizer over every CUDA and Triton variant on its kernel's
 // smallest case, and Nsight Compute over the headline case of each kernel (its tiers' case) for
 // every CUDA and Triton variant and the kernel's tier reference (docs/scaling.md).
-import type { CaseGroup, Config, LoadedKernel, Scalar } from '../config/index.js';
-import { caseIdOf, expandGroup } from '../shard/index.js';
+import {
+  caseIdOf,
+  expandGroup,
+  matchesOnly,
+  type Config,
+  type LoadedKernel,
+  type Scalar,
+} from '../config/index.js';
 
 /** The variants the deep checks look at: the code a team writes, not the libraries it calls. */
 export const DEEP_BACKENDS = ['cuda', 'triton'] as const;
@@ -35,14 +41,6 @@ export const SANITIZER_FALLBACK_GROWTH = 8;
  * 9 s on the H100; most of a kernel's cases of one size differ in dtype or a flag only).
  */
 export const SANITIZER_MAX_FALLBACKS = 2;
-
-function matchesOnly(params: Record<string, Scalar>, only: CaseGroup | undefined): boolean {
-  for (const [key, want] of Object.entries(only ?? {})) {
-    const options = Array.isArray(want) ? want : [want];
-    if (!options.includes(params[key] as Scalar)) return false;
-  }
-  return true;
-}
 
 /** A case's size: the product of its positive numeric axes (the shards' estimate's proxy). */
 export function caseSize(params: Record<string, Scalar>): number {

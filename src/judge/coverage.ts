@@ -1,14 +1,13 @@
 // What a results document must cover (issue 26: an empty or cut-short document passed, and was
 // stored as the next baseline): every case of the configured kernels the run selected, each of
-// its variants, expanded as the harness expands them (src/shard/plan.ts shardUnits). What the run
+// its variants, expanded as the harness expands them (src/config/cases.ts shardUnits). What the run
 // selected is the document's own record of it (run.selection: --only, --ci, --variants,
 // --case-params, --cases), a shard's cases (run.shard) or a merged run's (run.shards). A case
 // the harness skipped, or that failed, has its record: it is covered. A document that says none
 // of these (written before the harness recorded its selection, or by hand) is held to having a
 // case at all, as every document is: what it was meant to cover is not known.
-import type { Config, Scalar } from '../config/index.js';
+import { caseIdOf, shardUnits, type Config, type Scalar, type ShardUnit } from '../config/index.js';
 import type { KernelgateResults } from '../results/index.js';
-import { caseIdOf, shardUnits, type ShardUnit } from '../shard/index.js';
 
 /** What one kernel lacks. */
 export interface CoverageGap {
@@ -163,4 +162,16 @@ export function coverage(results: KernelgateResults, config: Config): Coverage {
   const found = { known: units !== undefined, selected, kernels: [...byKernel.keys()], gaps };
   const problem = problemOf(results, found);
   return { ...found, ...(problem !== undefined ? { problem } : {}) };
+}
+
+/**
+ * The gate's reasons from a merged run: one line per shard that did not report or failed, and
+ * one for cases no shard owned. Empty for a run that was not merged.
+ */
+export function shardProblems(results: KernelgateResults): string[] {
+  const lines = (results.run.shards ?? [])
+    .filter((s) => s.status !== 'ok')
+    .map((s) => s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
+  for (const d of results.diagnostics) if (d.code === 'shard.unowned') lines.push(d.message);
+  return lines;
 }

@@ -3,7 +3,13 @@
 // thresholds from A/A runs). The only door.
 export * from './calibrate.js';
 export { compare, environmentNotes } from './compare.js';
-export { coverage, selectedUnits, type Coverage, type CoverageGap } from './coverage.js';
+export {
+  coverage,
+  selectedUnits,
+  shardProblems,
+  type Coverage,
+  type CoverageGap,
+} from './coverage.js';
 export { IDENTICAL_NOTE, isIdentical } from './identity.js';
 export { minChangePct, noisePctFor, timingMethodKind } from './performance.js';
 export { applyTuning, retuneText, tuningText } from './tuning.js';

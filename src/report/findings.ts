@@ -5,9 +5,9 @@ import {
   type MeasurementError,
   retuneText,
   sanitizerLine,
+  shardProblems,
 } from '../judge/index.js';
 import { fixed, formatRatioPct, formatSci } from '../lib/index.js';
-import { shardProblems } from '../shard/index.js';
 import { clip, esc, plural, rangeText } from './cells.js';
 import {
   blockingKinds,

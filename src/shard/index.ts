@@ -1,11 +1,9 @@
 // Splitting a run over a matrix of runners and joining it again (docs/scaling.md): the door of
 // src/shard, the one module the rest of kernelgate imports from.
 export {
-  caseIdOf,
   configUnits,
   ESTIMATE_OVERHEAD_S,
   estimatedSeconds,
-  expandGroup,
   MAX_SHARDS,
   measuredSeconds,
   PAIRED_RULE,
@@ -14,21 +12,18 @@ export {
   planDigest,
   planShards,
   shardRecord,
-  shardUnits,
   splitResults,
   TIME_CAP_S,
   unitsOfResults,
   type CostRule,
   type ShardPlan,
   type ShardSpec,
-  type ShardUnit,
 } from './plan.js';
 export {
   compositeBaseline,
   findShardFiles,
   mergeShards,
   readShardDocuments,
-  shardProblems,
   shardTitleParts,
   skuOf,
   type Merged,

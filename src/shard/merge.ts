@@ -393,18 +393,6 @@ function mergeKernels(infos: KernelInfo[]): KernelInfo[] {
 }
 
 /**
- * The gate's reasons from a merged run: one line per shard that did not report or failed, and
- * one for cases no shard owned. Empty for a run that was not merged.
- */
-export function shardProblems(results: KernelgateResults): string[] {
-  const lines = (results.run.shards ?? [])
-    .filter((s) => s.status !== 'ok')
-    .map((s) => s.message ?? `shard ${s.index}/${s.count} ${s.status}`);
-  for (const d of results.diagnostics) if (d.code === 'shard.unowned') lines.push(d.message);
-  return lines;
-}
-
-/**
  * A baseline for a merged run whose shards ran on several GPU SKUs: each case from the stored
  * baseline of the SKU its shard ran on. `latest` answers per SKU (the store, keyed by GPU model).
  */

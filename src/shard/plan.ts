@@ -3,7 +3,7 @@
 // run's time cap) when the baseline does not have it. Every shard computes the same split from the same inputs and records
 // all of it, so a merge can name what a shard that never reported owned (docs/scaling.md).
 import { createHash } from 'node:crypto';
-import type { CaseGroup, Config, LoadedKernel, Scalar } from '../config/index.js';
+import { shardUnits, type Config, type ShardUnit } from '../config/index.js';
 import type { CaseResult, KernelgateResults, Shard } from '../results/index.js';
 
 /** `--shard 2/3`: shard 2 of 3 (1-based). */
@@ -30,82 +30,6 @@ export function parseShardSpec(text: string, where: string): ShardSpec {
     throw new Error(`${where}: i must be 1 to n (${count}), got '${text}'.`);
   }
   return { index, count };
-}
-
-/** One unit of the split: a case of a kernel with all its variants (they run interleaved). */
-export interface ShardUnit {
-  /** kernel/case, the id the harness's --cases file lists */
-  id: string;
-  kernel: string;
-  caseId: string;
-  params: Record<string, Scalar>;
-  variants: string[];
-}
-
-/** Python's str() of a value as the harness writes it into a case id (python/kernelgate_harness/manifest.py). */
-function formatValue(value: Scalar): string {
-  if (typeof value === 'boolean') return value ? 'true' : 'false';
-  return String(value);
-}
-
-/** Every combination of a case group, first key slowest, as the harness expands it. */
-export function expandGroup(group: CaseGroup): Record<string, Scalar>[] {
-  let out: Record<string, Scalar>[] = [{}];
-  for (const [key, value] of Object.entries(group)) {
-    const axis = Array.isArray(value) ? value : [value];
-    out = out.flatMap((partial) => axis.map((v) => ({ ...partial, [key]: v })));
-  }
-  return out;
-}
-
-export function caseIdOf(params: Record<string, Scalar>): string {
-  return Object.entries(params)
-    .map(([k, v]) => `${k}=${formatValue(v)}`)
-    .join(',');
-}
-
-function matchesOnly(params: Record<string, Scalar>, only: CaseGroup | undefined): boolean {
-  for (const [key, want] of Object.entries(only ?? {})) {
-    const options = Array.isArray(want) ? want : [want];
-    if (!options.includes(params[key] as Scalar)) return false;
-  }
-  return true;
-}
-
-/**
- * The units of a run, in the harness's order (gemm first, then by kernel name; each kernel's cases
- * in manifest order). `only` limits to those kernels; `ci` takes the manifests' ci_cases.
- */
-export function shardUnits(
-  kernels: LoadedKernel[],
-  options: { only?: string[]; ci?: boolean } = {},
-): ShardUnit[] {
-  const chosen = kernels
-    .filter((k) => !options.only?.length || options.only.includes(k.manifest.name))
-    .sort((a, b) => {
-      const ka = [a.manifest.name !== 'gemm', a.manifest.name] as const;
-      const kb = [b.manifest.name !== 'gemm', b.manifest.name] as const;
-      return ka[0] === kb[0] ? (ka[1] < kb[1] ? -1 : ka[1] > kb[1] ? 1 : 0) : ka[0] ? 1 : -1;
-    });
-  const units: ShardUnit[] = [];
-  for (const k of chosen) {
-    const groups = (options.ci ? k.manifest.ci_cases : k.manifest.cases) ?? [];
-    for (const params of groups.flatMap(expandGroup)) {
-      const variants = k.manifest.variants
-        .filter((v) => matchesOnly(params, v.only))
-        .map((v) => v.name);
-      if (variants.length === 0) continue;
-      const caseId = caseIdOf(params);
-      units.push({
-        id: `${k.manifest.name}/${caseId}`,
-        kernel: k.manifest.name,
-        caseId,
-        params,
-        variants,
-      });
-    }
-  }
-  return units;
 }
 
 /**
