@@ -4,6 +4,7 @@ import { isIdentical } from '../judge/index.js';
 import type { KernelgateResults } from '../results/index.js';
 import { trusted } from './cells.js';
 import type { ReportInput, ViewOptions } from './types.js';
+import type { BuildsView } from './view-types.js';
 
 /** The action's stages and, inside the harness, its phases, in the order they run. */
 const STAGES: [string, string][] = [
@@ -70,7 +71,7 @@ function identitySkipped(results: KernelgateResults): string {
 /** Opcodes worth a reader's attention in a SASS census: tensor cores, async copies, local memory. */
 const SASS_HIGHLIGHTS = ['HGMMA', 'HMMA', 'LDSM', 'LDGSTS', 'UTMALDG', 'LDL', 'STL'];
 
-export function buildsView(input: ReportInput, opts: ViewOptions) {
+export function buildsView(input: ReportInput, opts: ViewOptions): BuildsView {
   const builds = input.results.builds ?? [];
   const statusText = {
     ok: '✅ ok',

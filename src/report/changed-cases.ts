@@ -8,6 +8,7 @@ import { countsText, esc, plural, rangeText } from './cells.js';
 import { CHANGE_KINDS, type Changes, changeKind, ratioSpread, verdictCounts } from './digest.js';
 import { changedTable } from './tables.js';
 import { COMMENT_NOTE_CHARS, type ReportInput, type ViewOptions } from './types.js';
+import type { ChangedKernelView } from './view-types.js';
 
 /** A case whose head and base both take less than this many ms is a launch-bound tail. */
 export const TAIL_MS = 0.1;
@@ -48,17 +49,22 @@ function tailLine(variant: string, tails: CaseComparison[], aboveChip: Set<strin
   );
 }
 
+/** A kernel's section of changed cases: its view, and the cases its table shows (for the legend). */
+export interface ChangedSection extends ChangedKernelView {
+  cases: CaseComparison[];
+}
+
 /** The changed cases of each kernel, by cost; in a comment capped per variant and in all. */
 export function changedCasesView(
   input: ReportInput,
   changes: Changes,
   opts: ViewOptions,
   measured: Map<string, MeasurementError>,
-) {
+): ChangedSection[] {
   const aboveChip = new Set(measured.keys());
   let budget = opts.full ? Infinity : (opts.maxRows ?? Infinity);
   const kernels = [...new Set(changes.changed.map((v) => v.kernel))];
-  const out = [];
+  const out: ChangedSection[] = [];
   for (const kernel of kernels) {
     const headline = new Set(
       input.tiers.filter((t) => t.kernel === kernel && t.caseId).map((t) => t.caseId as string),

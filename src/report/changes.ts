@@ -3,9 +3,10 @@ import { type Cell, formatRatioPct, table } from '../lib/index.js';
 import { CHANGED_COUNTS, countsText, rangeText, trusted } from './cells.js';
 import { type Changes, isControl } from './digest.js';
 import type { ReportInput } from './types.js';
+import type { ChangesView } from './view-types.js';
 
 /** One row per changed variant, then one for all the others. */
-export function changesView(input: ReportInput, changes: Changes) {
+export function changesView(input: ReportInput, changes: Changes): ChangesView {
   const rows: Cell[][] = changes.changed.map((v) => [
     `${v.kernel}/${v.variant}`,
     trusted(`${v.changed.length} of ${v.cases}`),

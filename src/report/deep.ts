@@ -8,6 +8,7 @@ import { type Cell, codeBlock, fixed, table } from '../lib/index.js';
 import type { NcuRun, SanitizerRun } from '../results/index.js';
 import { esc, plural, trusted } from './cells.js';
 import type { ReportInput, ViewOptions } from './types.js';
+import type { DeepView } from './view-types.js';
 
 const TOOLS = ['memcheck', 'racecheck', 'synccheck', 'initcheck'] as const;
 /** Findings shown with their first lines in a comment (the full report shows all). */
@@ -99,7 +100,7 @@ function ncuTable(runs: NcuRun[]): string {
 }
 
 /** The section's view, or undefined when the run has no deep checks. */
-export function deepView(input: ReportInput, opts: ViewOptions) {
+export function deepView(input: ReportInput, opts: ViewOptions): DeepView | undefined {
   const deep = input.results.deep;
   if (!deep || (!deep.sanitizer?.length && !deep.ncu?.length)) return undefined;
   const sanitizer = deep.sanitizer ?? [];

@@ -2,8 +2,9 @@
 import { table } from '../lib/index.js';
 import { trusted } from './cells.js';
 import type { ReportInput } from './types.js';
+import type { DiagnosticsView } from './view-types.js';
 
-export function diagnosticsView(input: ReportInput) {
+export function diagnosticsView(input: ReportInput): DiagnosticsView {
   const diags = input.results.diagnostics;
   const levelIcon = { error: '❌ error', warning: '⚠️ warning', info: 'ℹ️ info' } as const;
   const order = { error: 0, warning: 1, info: 2 } as const;

@@ -3,8 +3,9 @@ import { type Cell, fixed, table } from '../lib/index.js';
 import { stagesLine } from './builds.js';
 import { devicesTable } from './devices.js';
 import type { ReportInput } from './types.js';
+import type { EnvironmentView } from './view-types.js';
 
-export function environmentView(input: ReportInput) {
+export function environmentView(input: ReportInput): EnvironmentView {
   const env = input.results.environment;
   const gpu = env.gpu;
   const rows: Cell[][] = [

@@ -25,6 +25,7 @@ import {
 import { manifestFindingLines } from './manifest-changes.js';
 import { tailFindingLines } from './tails.js';
 import { COMMENT_NOTE_CHARS, type ReportInput, type ViewOptions } from './types.js';
+import type { FindingsView } from './view-types.js';
 
 const PCT_LABEL: Record<string, string> = { 'clock-unstable': 'SM clock spread' };
 
@@ -388,7 +389,11 @@ const FINDERS: readonly ((f: Finder) => void)[] = [
   diagnosticFindings,
 ];
 
-export function findingsView(input: ReportInput, changes: Changes, opts: ViewOptions) {
+export function findingsView(
+  input: ReportInput,
+  changes: Changes,
+  opts: ViewOptions,
+): FindingsView {
   const f = finder(input, changes, opts);
   for (const find of FINDERS) find(f);
   return { blocking: f.blocking, other: f.other, any: f.blocking.length + f.other.length > 0 };

@@ -4,6 +4,7 @@ import { type Cell, fixed, formatMs, formatRatioPct, table } from '../lib/index.
 import { esc, tierCell, trusted, valueText } from './cells.js';
 import { headlineRows } from './digest.js';
 import type { ReportInput } from './types.js';
+import type { HeadlineView } from './view-types.js';
 
 /**
  * How far the reference's own median moved from the base to this run, when it moved by more than
@@ -26,7 +27,10 @@ function referenceMove(t: TierStatus, b: TierStatus | undefined, input: ReportIn
 }
 
 /** Each kernel's headline case: our fastest passing candidate against its honest reference. */
-export function headlineView(input: ReportInput, base: TierStatus[] | undefined) {
+export function headlineView(
+  input: ReportInput,
+  base: TierStatus[] | undefined,
+): HeadlineView | undefined {
   const rows = headlineRows(input.tiers, base);
   if (!rows.length) return undefined;
   const hasBase = rows.some((r) => r.base);

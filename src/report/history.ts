@@ -11,6 +11,7 @@ import {
 import { type Cell, fixed, formatMs, table } from '../lib/index.js';
 import { esc, plural, trusted } from './cells.js';
 import type { ReportInput, ViewOptions } from './types.js';
+import type { HistoryView } from './view-types.js';
 
 /** Rows of each table the comment shows; the full report shows every row. */
 export const HISTORY_COMMENT_ROWS = 15;
@@ -64,7 +65,7 @@ const bySize = (a: CaseTrend, b: CaseTrend) =>
   Math.abs(b.finding!.changePct) - Math.abs(a.finding!.changePct) || a.key.localeCompare(b.key);
 
 /** The nightly's history: steps and watches of the window, the boundaries met, what moved with the machine. */
-export function historyView(input: ReportInput, opts: ViewOptions) {
+export function historyView(input: ReportInput, opts: ViewOptions): HistoryView | undefined {
   if (input.kind !== 'nightly' || input.history === undefined) return undefined;
   const trend = historyTrend(input.history, input.results, {
     floorPct: input.config.compare.paired.thresholdPct,

@@ -3,6 +3,7 @@ import { caseDtype, caseTflops, peakTflops } from '../judge/index.js';
 import { fixed, mermaidLabel } from '../lib/index.js';
 import { resultTable } from './tables.js';
 import type { ReportInput } from './types.js';
+import type { KernelView } from './view-types.js';
 
 function chartsFor(kernel: string, input: ReportInput) {
   const tier = input.tiers.find((t) => t.kernel === kernel && t.caseId);
@@ -29,7 +30,7 @@ function chartsFor(kernel: string, input: ReportInput) {
 }
 
 /** Every result of every kernel, for the full report. */
-export function kernelViews(input: ReportInput) {
+export function kernelViews(input: ReportInput): KernelView[] {
   const measured = new Map(input.gate.measurementErrors.map((m) => [m.key, m]));
   const names = [...new Set(input.comparison.cases.map((c) => c.kernel))];
   return names.map((name) => {
@@ -39,7 +40,6 @@ export function kernelViews(input: ReportInput) {
       name,
       description: info?.description,
       flopsFormula: info?.flops_formula,
-      rowCount: all.length,
       table: all.length ? resultTable(all, input, measured) : '',
       charts: chartsFor(name, input),
     };

@@ -13,18 +13,16 @@ import {
   outcomeOf,
 } from './digest.js';
 import type { ReportInput } from './types.js';
+import type { JudgedView } from './view-types.js';
 
 /** "Judged: N cases paired against base `abc1234` in this job (…), M against the stored baseline …" */
-export function judgedView(input: ReportInput) {
+export function judgedView(input: ReportInput): JudgedView | undefined {
   const paired = input.comparison.paired;
   if (!paired) return undefined;
   const state = input.comparison.baseline;
   return {
     paired: paired.cases,
     // Shown as code: only a commit id (hex) can be, anything else is left out.
-    baseSha: /^[0-9a-f]{4,64}$/i.test(paired.baseSha ?? '')
-      ? paired.baseSha?.slice(0, 12)
-      : undefined,
     baseShaMd: shaText(paired.baseSha ?? '', input.repoUrl) || undefined,
     thresholdPct: fixed(paired.thresholdPct, 1),
     mdcPct: paired.medianMdcPct === undefined ? undefined : fixed(paired.medianMdcPct, 2),

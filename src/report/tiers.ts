@@ -2,8 +2,9 @@
 import { type Cell, fixed, formatMs, table } from '../lib/index.js';
 import { trusted, valueText } from './cells.js';
 import type { ReportInput } from './types.js';
+import type { TierView } from './view-types.js';
 
-export function tierViews(input: ReportInput) {
+export function tierViews(input: ReportInput): TierView[] {
   return input.tiers.map((t) => {
     const ladderRows = t.ladder.map((m): Cell[] => [
       m.name,

@@ -4,6 +4,7 @@ import { type Cell, fixed, formatRatioPct, mermaidLabel, table } from '../lib/in
 import { esc, gpuName, trusted } from './cells.js';
 import { type HeadlineTrend, headlineTrends, SPARK_SPAN_PCT, sparkline } from './digest.js';
 import type { ReportInput, ViewOptions } from './types.js';
+import type { TrendsView } from './view-types.js';
 
 function trendValue(v: number | undefined, unit: '×' | '%'): string {
   if (v === undefined) return '';
@@ -51,7 +52,7 @@ function movedText(trends: HeadlineTrend[], thresholdPct: number): string | unde
 }
 
 /** The nightly's trends: each headline across the stored runs and tonight's. */
-export function trendsView(input: ReportInput, opts: ViewOptions) {
+export function trendsView(input: ReportInput, opts: ViewOptions): TrendsView | undefined {
   if (input.kind !== 'nightly' || !input.history?.length) return undefined;
   const gpu = gpuName(input.results);
   const stored = input.history

@@ -17,6 +17,7 @@ import { tierViews } from './tiers.js';
 import { trendsView } from './trends.js';
 import { whyView } from './why.js';
 import type { Digest, ReportInput, ViewOptions } from './types.js';
+import type { BaselineView, ReportView } from './view-types.js';
 
 export function digestOf(input: ReportInput): Digest {
   const measured = new Map(input.gate.measurementErrors.map((m) => [m.key, m]));
@@ -27,7 +28,19 @@ export function digestOf(input: ReportInput): Digest {
   };
 }
 
-export function buildView(input: ReportInput, opts: ViewOptions, digest: Digest) {
+function baselineView(
+  run: ReportInput['comparison']['baselineRun'],
+  repoUrl: string | undefined,
+): BaselineView | undefined {
+  if (!run) return undefined;
+  return {
+    id: run.id,
+    gpu: run.gpu,
+    shaMd: shaText(run.gitSha ?? '', repoUrl) || undefined,
+  };
+}
+
+export function buildView(input: ReportInput, opts: ViewOptions, digest: Digest): ReportView {
   const { gate: g, results, comparison, config } = input;
   const run = results.run;
   const headline = headlineView(input, digest.base);
@@ -41,25 +54,16 @@ export function buildView(input: ReportInput, opts: ViewOptions, digest: Digest)
     full: opts.full,
     synthetic: run.synthetic === true,
     baselineSynthetic: input.baseline?.run.synthetic === true,
-    context: input.context,
+    context: { prNumber: input.context?.prNumber, prTitle: input.context?.prTitle },
     runUrl: runLink(input.context?.runUrl),
     run: {
       id: run.id,
       startedAt: run.started_at,
       harness: run.harness,
-      sha: run.git_sha?.slice(0, 12),
       shaMd: shaText(run.git_sha ?? '', input.repoUrl) || undefined,
-      ref: run.git_ref,
       gpu: gpuName(results),
     },
-    baseline: comparison.baselineRun
-      ? {
-          ...comparison.baselineRun,
-          gitSha: comparison.baselineRun.gitSha?.slice(0, 12),
-          shaMd: shaText(comparison.baselineRun.gitSha ?? '', input.repoUrl) || undefined,
-        }
-      : undefined,
-    baselineCompared: comparison.baseline === 'compared',
+    baseline: baselineView(comparison.baselineRun, input.repoUrl),
     judged: judgedView(input),
     policy: policyLine(input),
     acceptedSince: acceptedSinceView(input),
@@ -67,7 +71,12 @@ export function buildView(input: ReportInput, opts: ViewOptions, digest: Digest)
     buildsOrMeasurement: g.counts.buildFailures > 0 || g.counts.measurementErrors > 0 || undefined,
     changes: changesView(input, digest.changes),
     why: whyView(input, opts),
-    changedCases,
+    changedCases: changedCases.map(({ kernel, table, tails, more }) => ({
+      kernel,
+      table,
+      tails,
+      more,
+    })),
     changedLegend: changedLegend(input, changedCases),
     findings: findingsView(input, digest.changes, opts),
     deep: deepView(input, opts),

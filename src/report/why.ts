@@ -7,6 +7,7 @@ import { type Cell, fixed, table } from '../lib/index.js';
 import type { NcuRun } from '../results/index.js';
 import { esc, trusted } from './cells.js';
 import type { ReportInput, ViewOptions } from './types.js';
+import type { WhyView } from './view-types.js';
 
 /** Functions listed per variant in a comment's evidence (the full report lists all). */
 const FUNCTIONS_IN_COMMENT = 6;
@@ -128,7 +129,7 @@ function evidence(w: WhyMoved, full: boolean) {
 }
 
 /** The section's view, or undefined when no variant moved. */
-export function whyView(input: ReportInput, opts: ViewOptions) {
+export function whyView(input: ReportInput, opts: ViewOptions): WhyView | undefined {
   const found = whyItMoved(input.comparison.cases, input.results, input.baseline);
   if (!found.length) return undefined;
   return {

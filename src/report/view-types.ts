@@ -1,0 +1,230 @@
+// The view the templates render (templates/*.mustache): their contract. buildView (view.ts) returns
+// a ReportView, each section's module the section's interface; view-shape.ts mirrors every field
+// for test/templates-view.test.ts, which fails on a template tag that names no field here. A field
+// a template tests or prints is renamed here, in its module and in the templates together.
+// Every field is present (undefined rather than absent), so a tag never falls through to an outer
+// section's field of the same name.
+import type { TierMetric } from '../config/index.js';
+import type { ConfirmOutcome, GateCounts } from '../judge/index.js';
+
+export interface ReportView {
+  /** a hidden line publish uses to find its comment ('' without one) */
+  marker: string;
+  title: string;
+  /** the title's outcome, Markdown */
+  outcome: string;
+  pr: boolean;
+  nightly: boolean;
+  /** the full report (job summary) rather than the comment */
+  full: boolean;
+  synthetic: boolean;
+  baselineSynthetic: boolean;
+  /** the pull request, as the trigger gave it */
+  context: { prNumber: number | undefined; prTitle: string | undefined };
+  runUrl: string | undefined;
+  run: RunView;
+  baseline: BaselineView | undefined;
+  judged: JudgedView | undefined;
+  policy: string | undefined;
+  /** the nightly's accepted regressions since the last night, Markdown lines */
+  acceptedSince: string[];
+  counts: GateCounts;
+  buildsOrMeasurement: true | undefined;
+  changes: ChangesView;
+  why: WhyView | undefined;
+  changedCases: ChangedKernelView[];
+  changedLegend: string | undefined;
+  findings: FindingsView;
+  deep: DeepView | undefined;
+  headline: HeadlineView | undefined;
+  trends: TrendsView | undefined;
+  history: HistoryView | undefined;
+  notes: string[];
+  hasNotes: boolean;
+  /** every case, in the full report only ([] in the comment) */
+  kernels: KernelView[];
+  tiers: TierView[];
+  hasTiers: boolean;
+  diagnostics: DiagnosticsView;
+  environment: EnvironmentView;
+  builds: BuildsView;
+  method: MethodView;
+}
+
+export interface RunView {
+  id: string | undefined;
+  startedAt: string;
+  harness: string;
+  /** the commit, Markdown (a link where the repository's address is known) */
+  shaMd: string | undefined;
+  gpu: string;
+}
+
+export interface BaselineView {
+  id: string | undefined;
+  shaMd: string | undefined;
+  gpu: string;
+}
+
+/** summary: what a paired run judged against its base revision and the stored baseline */
+export interface JudgedView {
+  paired: number;
+  baseShaMd: string | undefined;
+  thresholdPct: string;
+  mdcPct: string | undefined;
+  stored: number;
+  identical: number | undefined;
+  storedCompared: boolean;
+  storedOtherGpu: boolean;
+  storedNone: boolean;
+  confirm: Record<ConfirmOutcome, number> | undefined;
+}
+
+export interface ChangesView {
+  none: boolean;
+  nothing: boolean;
+  table: string;
+}
+
+export interface WhyView {
+  lines: string;
+  variants: { title: string; table: string; functions: string }[];
+}
+
+export interface ChangedKernelView {
+  kernel: string;
+  table: string;
+  tails: string[];
+  more: string | undefined;
+}
+
+export interface FindingsView {
+  blocking: string[];
+  other: string[];
+  any: boolean;
+}
+
+export interface DeepView {
+  sanitizer:
+    | {
+        title: string;
+        table: string;
+        findings: { title: string; block: string }[];
+        more: string | undefined;
+      }
+    | undefined;
+  ncu: { title: string; table: string } | undefined;
+}
+
+export interface HeadlineView {
+  referenceMoved: string | undefined;
+  table: string;
+}
+
+export interface TrendsView {
+  moved: string | undefined;
+  runs: number;
+  since: string;
+  table: string;
+  charts: { title: string; labels: string; values: string; unit: string; yMax: number }[];
+}
+
+export interface HistoryView {
+  runs: number;
+  since: string;
+  window: number;
+  spreads: number;
+  nights: number;
+  floorPct: string;
+  floorUs: string;
+  mode: string;
+  leftOut: string | undefined;
+  boundaries: string[];
+  hasBoundaries: boolean;
+  steps: string | undefined;
+  watches: string | undefined;
+  machine: string[];
+  controlledLine: string | undefined;
+  controlled: string | undefined;
+  none: boolean;
+}
+
+export interface KernelView {
+  name: string;
+  description: string | undefined;
+  flopsFormula: string | undefined;
+  table: string;
+  charts: {
+    title: string;
+    labels: string;
+    values: string;
+    yMax: number;
+    peak: string | undefined;
+  }[];
+}
+
+export interface TierView {
+  kernel: string;
+  variant: string;
+  pinned: boolean;
+  others: string | undefined;
+  metric: TierMetric;
+  headline: string;
+  value: string;
+  medianMs: string;
+  tflops: string;
+  reference: string | undefined;
+  referenceMs: string | undefined;
+  gemmTflops: string | undefined;
+  wallClock: string | undefined;
+  current: { name: string; grade?: string | undefined } | undefined;
+  below: boolean;
+  next:
+    | {
+        name: string;
+        grade: string | undefined;
+        requiredMs: string;
+        impliedTflops: string;
+        unreachable: boolean;
+        speedupNeeded: string;
+      }
+    | undefined;
+  top: boolean;
+  problem: string | undefined;
+  ladderTable: string;
+}
+
+export interface DiagnosticsView {
+  count: number;
+  errors: number;
+  table: string;
+}
+
+export interface EnvironmentView {
+  table: string;
+  stages: string;
+  devices: string | undefined;
+}
+
+export interface BuildsView {
+  count: number;
+  problems: number;
+  table: string;
+  logs: { name: string; log: string }[];
+}
+
+/** the footer's and the full table's words on how verdicts are made */
+export interface MethodView {
+  confidencePct: string;
+  thresholdPct: string;
+  resamples: number;
+  driftFactor: number;
+  driftFloor: string;
+  paired: boolean;
+  pairedThresholdPct: string;
+}
+
+/** partials/truncated.md.mustache, rendered on its own when a comment is cut */
+export interface TruncatedView {
+  limit: string;
+}
