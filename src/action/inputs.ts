@@ -10,7 +10,7 @@ import {
   DEFAULT_PUBLISH_BUDGET_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
 } from '../publish/index.js';
-import { readShardInputs, type ShardInputs } from '../shard/index.js';
+import { readShardInputs, type ShardInputs } from './shard.js';
 import { DEFAULT_GIT_TIMEOUT_S } from '../lib/index.js';
 import { DEFAULT_APPROVAL_LABEL } from './trust.js';
 

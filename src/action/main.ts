@@ -3,7 +3,13 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pullRequestEvent, saveContext, trendRuns, writeExports } from '../history/index.js';
-import { type FullRun, storeRun, withStoredBaseline } from '../pipeline/index.js';
+import {
+  type FullRun,
+  mergedRun,
+  shardedOptions,
+  storeRun,
+  withStoredBaseline,
+} from '../pipeline/index.js';
 import type { Config } from '../config/index.js';
 import { escapeMarkdown } from '../lib/index.js';
 import {
@@ -13,7 +19,7 @@ import {
   type PublishMode,
 } from '../publish/index.js';
 import { type KernelgateResults, loadResults } from '../results/index.js';
-import { mergedRun, shardDone, shardedOptions } from '../shard/index.js';
+import { shardDone } from './shard.js';
 import { defaultDeps, type RunDeps } from './deps.js';
 import {
   approvedSha,

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { dashboardCommand, exportCommand, historyCommand } from '../history/index.js';
 import { OutputError } from '../lib/index.js';
 import { InputError } from '../results/index.js';
-import { mergeCommand } from '../shard/index.js';
+import { mergeCommand } from './merge.js';
 import { adapt, bench } from './adapt.js';
 import { calibrateCommand } from './calibrate.js';
 import { checkCommand } from './check.js';

@@ -8,9 +8,10 @@ import {
   DEFAULT_BISECT_TIME_BOX_S,
   fullRun,
   type FullRunOptions,
+  shardedOptions,
   storeBaseline,
 } from '../pipeline/index.js';
-import { SHARD_BALANCE, type ShardBalance, shardedOptions } from '../shard/index.js';
+import { SHARD_BALANCE, type ShardBalance } from '../shard/index.js';
 import { fileBaselineStore, storeKeyOf } from '../store/index.js';
 import { UsageError } from './cli.js';
 import {

@@ -10,7 +10,7 @@ import {
   HISTORY_OPTIONS,
   HISTORY_USAGE,
 } from '../history/index.js';
-import { MERGE_OPTIONS, MERGE_USAGE } from '../shard/index.js';
+import { MERGE_OPTIONS, MERGE_USAGE } from './merge.js';
 import { ADAPT_OPTIONS, BENCH_OPTIONS } from './adapt.js';
 import { CALIBRATE_OPTIONS } from './calibrate.js';
 import { CHECK_OPTIONS } from './check.js';

@@ -8,6 +8,7 @@ export {
   measuredSeconds,
   PAIRED_RULE,
   PAIRED_TIME_CAP_S,
+  SHARD_BALANCE,
   parseShardSpec,
   planDigest,
   planShards,
@@ -16,6 +17,7 @@ export {
   TIME_CAP_S,
   unitsOfResults,
   type CostRule,
+  type ShardBalance,
   type ShardPlan,
   type ShardSpec,
 } from './plan.js';
@@ -29,12 +31,3 @@ export {
   type Merged,
   type ShardDocument,
 } from './merge.js';
-export { SHARD_BALANCE, shardedOptions, type ShardBalance, type Sharded } from './run.js';
-export {
-  mergedRun,
-  readShardInputs,
-  shardDone,
-  type MergeContext,
-  type ShardInputs,
-} from './action.js';
-export { mergeCommand, MERGE_OPTIONS, MERGE_USAGE, type MergeCliDeps } from './cli.js';

@@ -6,6 +6,10 @@ import { createHash } from 'node:crypto';
 import { shardUnits, type Config, type ShardUnit } from '../config/index.js';
 import type { CaseResult, KernelgateResults, Shard } from '../results/index.js';
 
+/** baseline: balanced by the stored baseline's timings (an estimate where it has none); estimate: by the estimate only. */
+export const SHARD_BALANCE = ['baseline', 'estimate'] as const;
+export type ShardBalance = (typeof SHARD_BALANCE)[number];
+
 /** `--shard 2/3`: shard 2 of 3 (1-based). */
 export interface ShardSpec {
   index: number;

@@ -4,21 +4,18 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { explicitBaseline, StoreError, type StoredBaseline } from '../store/index.js';
 import type { Environment } from '../results/index.js';
-import type { FullRun, FullRunOptions } from '../pipeline/index.js';
-import { skuOf } from './merge.js';
 import {
   configUnits,
   PAIRED_TIME_CAP_S,
   planShards,
   shardRecord,
+  skuOf,
   TIME_CAP_S,
+  type ShardBalance,
   type ShardPlan,
   type ShardSpec,
-} from './plan.js';
-
-/** baseline: balanced by the stored baseline's timings (an estimate where it has none); estimate: by the estimate only. */
-export const SHARD_BALANCE = ['baseline', 'estimate'] as const;
-export type ShardBalance = (typeof SHARD_BALANCE)[number];
+} from '../shard/index.js';
+import type { FullRun, FullRunOptions } from './run.js';
 
 export interface Sharded {
   /** the run's options with the shard's case selection */

@@ -7,8 +7,8 @@ import { fileBaselineStore, storeKeyOf } from '../store/index.js';
 import type { Config } from '../config/index.js';
 import type { KernelgateResults } from '../results/index.js';
 import { InputError } from '../results/index.js';
-import { mergedRun } from './action.js';
-import { MAX_SHARDS } from './plan.js';
+import { mergedRun } from '../pipeline/index.js';
+import { MAX_SHARDS } from '../shard/index.js';
 
 export const MERGE_USAGE = `kernelgate merge DIR [DIR...] --shards N [--config DIR_OR_FILE] [--out-dir DIR]
                  [--baseline FILE | --baseline-dir DIR (--branch NAME | --base NAME)]
@@ -36,7 +36,7 @@ export const MERGE_OPTIONS = {
   out: { type: 'string' },
 } as const;
 
-/** What the command borrows from the command line (src/cli.ts) without importing it. */
+/** What the command borrows from the rest of the command line (common.ts), passed in by cli.ts. */
 export interface MergeCliDeps {
   /** runs git for --base-sha's ancestry (default: real processes) */
   exec?: Exec;
