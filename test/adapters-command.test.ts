@@ -89,7 +89,7 @@ describe('the command adapter, running a CUTLASS-like example', () => {
     });
     const { comparison } = judge(results, undefined, config, 'pr');
     expect(comparison.cases.map((x) => x.correctness)).toEqual(['PASS', 'PASS', 'PASS', 'PASS']);
-  }, 60_000);
+  }, 300_000);
 
   it('reads a JSON line instead; without a check no case is PASS', async () => {
     const { config, results } = await bench(repo({ flags: '--json', json: true, check: false }));
@@ -100,7 +100,7 @@ describe('the command adapter, running a CUTLASS-like example', () => {
     expect(comparison.cases[0]?.correctnessReason).toBe(
       'not verified: command checks no results, so this case cannot PASS',
     );
-  }, 60_000);
+  }, 300_000);
 
   it("the benchmark's own check failing is a correctness FAIL that fails the gate", async () => {
     const { config, results } = await bench(repo({ flags: '--wrong' }));
@@ -113,7 +113,7 @@ describe('the command adapter, running a CUTLASS-like example', () => {
     expect(verdict.reasons[0]).toBe(
       "gemm_cutlass/cutlass M=4096,N=4096,K=4096: correctness FAIL: the benchmark's own check failed: its output did not match /Disposition: Passed/",
     );
-  }, 60_000);
+  }, 300_000);
 
   it('a head 25 % slower than its base, run alternately (ABBA), is SLOWER by its pairs', async () => {
     // 10 runs per arm: 5 ABBA blocks, the fewest an interval is drawn from
@@ -131,7 +131,7 @@ describe('the command adapter, running a CUTLASS-like example', () => {
       expect(x.perf).toBe('SLOWER');
       expect(x.ratio).toBeGreaterThan(1.2);
     }
-  }, 60_000);
+  }, 300_000);
 
   it('the same code on both sides (A/A) is never SLOWER or FASTER', async () => {
     const { config, results } = await bench(repo({ repeat: 10 }), repo({ repeat: 10 }));
@@ -140,7 +140,7 @@ describe('the command adapter, running a CUTLASS-like example', () => {
       expect(x.method).toBe('paired');
       expect(['SAME', 'AMBIGUOUS']).toContain(x.perf);
     }
-  }, 60_000);
+  }, 300_000);
 });
 
 describe('the command adapter, what goes wrong', () => {
