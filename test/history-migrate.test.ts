@@ -8,7 +8,7 @@ import { fileBaselineStore } from '../src/store/index.js';
 import { actionsExec } from '../src/lib/index.js';
 import { branchStore } from '../src/history/branch-store.js';
 import { runCli } from '../src/cli/index.js';
-import { historyCommand } from '../src/history/migrate.js';
+import { historyCommand } from '../src/cli/history.js';
 import { loadResults } from '../src/results/index.js';
 import { bareRemote, git, neverForced, treeOf } from './support/git-remote.js';
 

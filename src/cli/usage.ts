@@ -3,13 +3,9 @@
 // `kernelgate <command> --help` that command's usage; test/cli-help.test.ts checks that each usage
 // names exactly the options its command accepts, so the text cannot drift from the parser.
 // Built on demand (a function, not a constant): the command modules import this folder's cli.ts.
-import {
-  DASHBOARD_OPTIONS,
-  DASHBOARD_USAGE,
-  EXPORT_OPTIONS,
-  HISTORY_OPTIONS,
-  HISTORY_USAGE,
-} from '../history/index.js';
+import { DASHBOARD_OPTIONS, DASHBOARD_USAGE } from '../history/index.js';
+import { EXPORT_OPTIONS } from './export.js';
+import { HISTORY_OPTIONS, HISTORY_USAGE } from './history.js';
 import { MERGE_OPTIONS, MERGE_USAGE } from './merge.js';
 import { ADAPT_OPTIONS, BENCH_OPTIONS } from './adapt.js';
 import { CALIBRATE_OPTIONS } from './calibrate.js';
