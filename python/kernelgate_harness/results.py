@@ -1,7 +1,7 @@
 """Builds the results document (kernelgate/results@1): throughput from each kernel's work formula,
 the measured ceilings, diagnostics for what the samples show (throttling, a wandering clock),
 schema validation and atomic writes. Datasheet peaks, and whether a rate is above them, are the
-TypeScript judge's (src/tiers.ts findMeasurementErrors, from data/gpus.json): Python never judges."""
+TypeScript judge's (src/judge/throughput.ts findMeasurementErrors, from data/gpus.json): Python never judges."""
 
 import json
 import os

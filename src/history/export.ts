@@ -25,7 +25,7 @@ export type Bmf = Record<
   Record<string, { value: number; lower_value?: number; upper_value?: number }>
 >;
 
-/** github-action-benchmark's entry of a custom tool (src/extract.ts, BenchmarkResult). */
+/** github-action-benchmark's entry of a custom tool (its src/extract.ts, BenchmarkResult). */
 export interface GabEntry {
   name: string;
   value: number;
