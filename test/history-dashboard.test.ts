@@ -1,8 +1,9 @@
-// The trend dashboard: built from thirteen recorded GPU runs (nine on the H200, four on the H100)
-// and from a thousand simulated ones, opened offline in headless Chromium (Debian's `chromium`),
-// which reports how many charts the page made and how many of them painted their data.
+// The trend dashboard: built from thirteen recorded GPU runs (nine on the H200, four on the H100),
+// from a history imported with `history import`, and from a thousand simulated runs, opened
+// offline in headless Chromium (Debian's `chromium`), which reports how many charts the page made
+// and painted, and what each chart drew (its series, marks and band: <script id="kg-drawn">).
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -11,7 +12,8 @@ import { dashboardCommand, recordsFromResults } from '../src/history/dashboard-c
 import { dashboardData } from '../src/history/dashboard-data.js';
 import { buildDashboard, UPLOT_VERSION } from '../src/history/dashboard.js';
 import { buildRecord, type HistoryRecord } from '../src/history/record.js';
-import { loadResults } from '../src/results/index.js';
+import { importDirectory } from '../src/history/migrate.js';
+import { loadResults, type KernelgateResults } from '../src/results/index.js';
 import { seededRandom } from '../src/lib/index.js';
 import { bareRemote } from './support/git-remote.js';
 import { branchStore } from '../src/history/branch-store.js';
@@ -48,8 +50,41 @@ const browser = chromium();
 // CI installs it (scripts/test.sh); elsewhere the browser checks are skipped, saying so.
 const inBrowser = browser || process.env['CI'] ? it : it.skip;
 
-/** Opens the page with no network and returns the <body> attributes the page sets once drawn. */
-function open(file: string): Promise<Record<string, string>> {
+interface Drawn {
+  hash: string;
+  state: { branch: string; from: string; to: string; view: string };
+  charts: {
+    sku: string;
+    kernel: string;
+    case: string;
+    chart: 'ms' | 'rel' | 'tp' | 'sp';
+    title: string;
+    axis: string;
+    log: boolean;
+    runs: number[];
+    series: {
+      label: string;
+      variant: string;
+      branch: string;
+      points: number;
+      y?: (number | null)[];
+    }[];
+    marks: Record<'SLOWER' | 'FASTER' | 'WRONG', number[]>;
+    band: { variant: string; pct: number; points: number } | null;
+  }[];
+}
+interface Opened {
+  body: Record<string, string>;
+  drawn: Drawn;
+  /** the page's text as Chromium serialised it */
+  dom: string;
+}
+
+/**
+ * Opens the page (with `hash`, as a shared link would) with no network and returns the <body>
+ * attributes the page sets once drawn and what each chart drew.
+ */
+function open(file: string, hash = ''): Promise<Opened> {
   return new Promise((done, fail) => {
     execFile(
       browser ?? 'chromium',
@@ -62,22 +97,29 @@ function open(file: string): Promise<Record<string, string>> {
         '--proxy-server=127.0.0.1:9', // nothing outside the file can load
         '--virtual-time-budget=10000',
         '--dump-dom',
-        `file://${file}`,
+        `file://${file}${hash}`,
       ],
       { maxBuffer: 256 * 1024 * 1024, timeout: 60_000 },
       (error, stdout) => {
         if (error) return fail(error);
         const body = /<body([^>]*)>/.exec(stdout)?.[1] ?? '';
-        done(
-          Object.fromEntries([...body.matchAll(/([\w-]+)="([^"]*)"/g)].map((m) => [m[1], m[2]])),
+        const drawn = /<script id="kg-drawn" type="application\/json">([\s\S]*?)<\/script>/.exec(
+          stdout,
         );
+        done({
+          body: Object.fromEntries(
+            [...body.matchAll(/([\w-]+)="([^"]*)"/g)].map((m) => [m[1], m[2]]),
+          ),
+          drawn: JSON.parse(drawn?.[1] || '{"charts":[]}') as Drawn,
+          dom: stdout,
+        });
       },
     );
   });
 }
 
 let cached: HistoryRecord[] | undefined;
-/** The recorded runs as records, each judged against the one before it on its SKU (~10 s). */
+/** The recorded runs as records, each judged against the one before it on its SKU and branch (~10 s). */
 function recordedRecords(): HistoryRecord[] {
   cached ??= recordsFromResults(
     RECORDED.map((r) => loadResults(`test/fixtures/recorded/${r}/results.json`)),
@@ -86,34 +128,43 @@ function recordedRecords(): HistoryRecord[] {
   return cached;
 }
 
+const HEADLINE = 'dtype=fp16,B=16,H=96,S=4096,D=128,causal=false';
+const COPY = 'op=copy,dtype=fp32,MiB=1024';
+
 describe('trend dashboard', () => {
   it(
-    'lays out each SKU, kernel and case with the regressions and wrong results marked',
+    'lays out each SKU, branch, kernel and case with the judged steps and wrong results marked',
     { timeout: 120_000 },
     () => {
-      const data = dashboardData(recordedRecords(), { now: new Date('2026-11-23T19:00:00Z') });
-      expect(data.skus.map((s) => [s.sku, s.runs.length])).toEqual([
-        ['H100-SXM', 4],
-        ['H200', 9],
+      const data = dashboardData(recordedRecords(), {
+        now: new Date('2026-11-23T19:00:00Z'),
+        config: loadConfig('.'),
+      });
+      expect(data.configFile).toBe('kernelgate.yml');
+      expect(data.skus.map((s) => [s.sku, s.runs.length, s.branches])).toEqual([
+        ['H100-SXM', 4, ['pull/42']],
+        ['H200', 9, ['main', 'pull/42']],
       ]);
       const h200 = data.skus[1]!;
+      expect(h200.runs.map((r) => r.branch)).toEqual([
+        ...['main', 'main', 'main', 'pull/42', 'pull/42', 'pull/42', 'main', 'main', 'pull/42'],
+      ]);
       const attention = h200.kernels.find((k) => k.name === 'attention')!;
-      // The ratio line is against what users call: SDPA's default dispatch (kernel.yml).
-      expect(attention.reference).toBe('sdpa_default');
+      // Speedups are against what the report grades against: kernel.yml's tiers.reference.
+      expect([attention.reference, attention.referenceFrom]).toEqual([
+        'sdpa_default',
+        'kernel.yml',
+      ]);
       expect(attention.variants[0]).toBe('sdpa_default');
-      expect(attention.cases[attention.headline]).toBe(
-        'dtype=fp16,B=16,H=96,S=4096,D=128,causal=false',
-      );
-      // The planted wrong result (run "broken", the 5th H200 run) is marked on all 26 of its cases,
-      // and the planted slowdown (run "slowed", the 6th) as SLOWER against the run before it.
+      expect(attention.cases[attention.headline]).toBe(HEADLINE);
       const flags = (run: number, flag: number) =>
         h200.kernels
           .flatMap((k) => Object.values(k.series).flatMap((byCase) => Object.values(byCase)))
           .filter((s) => s.f[run] === flag).length;
-      expect(flags(4, 3)).toBe(26);
-      // Each run judged against the one before it: slowed (6th) against broken, whose triton_fa2
-      // cases it slows were wrong (so NEW, not SLOWER) but for one; the nightly (7th), of the code
-      // before the slowdown, is FASTER than slowed on those 26 cases.
+      // Each run judged against the previous run of its branch: the planted wrong result
+      // ("broken", 5th) marked on its 26 cases; "slowed" (6th) against broken, whose triton_fa2
+      // cases were wrong (NEW) but for one; the nightly (7th, main) against main-1355, of the same
+      // code: nothing; "pr" (9th, pull/42) against slowed: its 26 cases FASTER.
       expect(h200.runs.map((_, i) => [flags(i, 1), flags(i, 2), flags(i, 3)])).toEqual([
         [0, 0, 0],
         [0, 0, 0],
@@ -121,14 +172,29 @@ describe('trend dashboard', () => {
         [0, 0, 0],
         [0, 0, 26],
         [1, 0, 0],
+        [0, 0, 0],
+        [0, 0, 0],
         [0, 26, 0],
-        [0, 0, 0],
-        [0, 0, 0],
       ]);
       const fa2 = attention.series['triton_fa2']![attention.headline]!;
       expect(fa2.ms[7]).toBe(30.59); // push: 30.5847 ms, kept as 30.585, drawn to 4 digits
-      expect(fa2.rr[7]).toBeCloseTo(30.585 / 20.304, 3); // sdpa_default: 20.3039 ms
+      // One direction: speedup = the reference's time ÷ the variant's (sdpa_default: 20.3039 ms)
+      expect(fa2.sp[7]).toBeCloseTo(20.304 / 30.585, 3);
+      expect(fa2.sp[7]).toBeLessThan(1);
+      // The case's threshold as the report judges it: compare.noise_pct.H200 says 10 % here
+      expect(fa2.th).toBe(10);
+      // Each case in its unit: the copy is GB/s (4,145), the matmuls TFLOP/s
+      const gemm = h200.kernels.find((k) => k.name === 'gemm')!;
+      const copy = gemm.cases.indexOf(COPY);
+      expect(gemm.units).toEqual(['TFLOP/s', 'TFLOP/s', 'GB/s']);
+      expect(gemm.units[copy]).toBe('GB/s');
+      expect(gemm.series['torch_copy']![copy]!.tp[7]).toBe(4145);
       expect(h200.newest).toHaveLength(217);
+      // the newest run ("pr", the 9th) as the table's rows, the copy in GB/s there too
+      expect(h200.newest.find((row) => row[2] === COPY)?.slice(6, 8)).toEqual([
+        gemm.series['torch_copy']![copy]!.tp[8],
+        'GB/s',
+      ]);
     },
   );
 
@@ -155,13 +221,167 @@ describe('trend dashboard', () => {
         }),
       ).toBe(0);
       expect(err.join('')).toMatch(/: 13 runs on H200, H100-SXM \(\d+ KiB\)\n$/);
-      const body = await open(file);
-      // per SKU: gemm time and throughput (its copy has no reference ratio), attention and
-      // bsr_gemm time, throughput and ratio: 8 charts, 16 in all, each with its data painted
+      const { body, drawn, dom } = await open(file);
+      // per SKU: gemm time and throughput (cuBLAS is its own reference), attention and bsr_gemm
+      // time, throughput and speedup: 8 charts, 16 in all, each with its data painted
       expect(body['data-charts']).toBe('16');
       expect(body['data-drawn']).toBe('16');
+      expect(dom).toContain('References and thresholds from kernelgate.yml');
+      const chart = (sku: string, kernel: string, kind: string) =>
+        drawn.charts.find((c) => c.sku === sku && c.kernel === kernel && c.chart === kind)!;
+      // Branches are separate series: main's 5 runs and pull/42's 4, never one line
+      const time = chart('H200', 'attention', 'ms');
+      expect(time.log).toBe(true);
+      const fa2 = time.series.filter((s) => s.variant === 'triton_fa2');
+      expect(fa2.map((s) => [s.label, s.points])).toEqual([
+        ['triton_fa2 · main', 5],
+        ['triton_fa2 · pull/42', 3], // "broken" has no time: a wrong result
+      ]);
+      expect(
+        time.series.every((s) => s.y!.every((y, n) => y === null || time.runs[n] !== undefined)),
+      ).toBe(true);
+      // The judged marks: pr FASTER than slowed (run 9), broken's wrong result (run 5) drawn at
+      // triton_fa2's level before it; the ±10 % band around triton_fa2's previous run
+      expect(time.marks).toEqual({ SLOWER: [], FASTER: [8], WRONG: [4] });
+      expect(time.band).toEqual({ variant: 'triton_fa2', pct: 10, points: 7 });
+      // On the H100: the planted 2 % (paired-slow2-h100, the 4th run) is SLOWER, band ±3 %
+      const h100 = chart('H100-SXM', 'attention', 'ms');
+      expect(h100.marks.SLOWER).toEqual([3]);
+      expect(h100.band).toEqual({ variant: 'triton_fa2', pct: 3, points: 3 });
+      // One direction for the ratio, labelled: speedup over kernel.yml's reference
+      const speedup = chart('H200', 'attention', 'sp');
+      expect(speedup.title).toBe('speedup over sdpa_default (its time ÷ this time; > 1 is faster)');
+      expect(speedup.series.some((s) => s.variant === 'sdpa_default')).toBe(false);
+      expect(dom).toContain('speedup over the reference (×, &gt; 1 faster)');
+      expect(drawn.charts.some((c) => /ratio|time ÷ its time/.test(c.title))).toBe(false);
     },
     120_000,
+  );
+
+  inBrowser(
+    'keeps the branch, range, view and each case in the link, and opens the same view from it',
+    async () => {
+      const file = join(mkdtempSync(join(tmpdir(), 'kg-dash-')), 'dashboard.html');
+      writeFileSync(file, buildDashboard(recordedRecords(), { config: loadConfig('.') }));
+      const q = new URLSearchParams();
+      q.set('branch', 'main');
+      q.set('to', '2026-11-21');
+      q.set('view', 'rel');
+      q.set('case:H200/attention', 'dtype=fp16,B=16,H=96,S=4096,D=64,causal=true');
+      q.set('focus:H200/attention', 'cuda_fa2');
+      q.set('case:H200/gemm', COPY);
+      const hash = `#${q.toString()}`;
+      const { drawn, dom } = await open(file, hash);
+      // The page reads the link's state and writes the same link back (its permalink)
+      expect(drawn.hash).toBe(hash);
+      expect(dom).toContain(`id="permalink" href="${hash.replace(/&/g, '&amp;')}"`);
+      expect(drawn.state).toMatchObject({
+        branch: 'main',
+        from: '',
+        to: '2026-11-21',
+        view: 'rel',
+      });
+      // Only main's runs up to 2026-11-21: the H100's (pull/42, 11-23) are out of range
+      for (const c of drawn.charts.filter((c) => c.sku === 'H100-SXM')) {
+        expect(c.series).toEqual([]);
+      }
+      const att = drawn.charts.filter((c) => c.sku === 'H200' && c.kernel === 'attention');
+      expect(att.map((c) => [c.case, c.chart])).toEqual([
+        ['dtype=fp16,B=16,H=96,S=4096,D=64,causal=true', 'rel'],
+        ['dtype=fp16,B=16,H=96,S=4096,D=64,causal=true', 'tp'],
+        ['dtype=fp16,B=16,H=96,S=4096,D=64,causal=true', 'sp'],
+      ]);
+      const rel = att[0]!;
+      expect(rel.runs).toEqual([0, 1, 2, 6, 7]);
+      expect(rel.series.every((s) => s.branch === 'main' && s.y![0] === 100)).toBe(true);
+      expect(rel.band?.variant).toBe('cuda_fa2');
+      // The copy in GB/s, not TFLOP/s
+      const copyTp = drawn.charts.find(
+        (c) => c.sku === 'H200' && c.kernel === 'gemm' && c.chart === 'tp',
+      )!;
+      expect([copyTp.case, copyTp.title, copyTp.axis]).toEqual([
+        COPY,
+        'throughput (GB/s; higher is faster)',
+        'GB/s',
+      ]);
+    },
+    120_000,
+  );
+
+  inBrowser(
+    "after history import: kernel.yml's reference, and a planted +5 % step judged and marked",
+    async () => {
+      // A baseline-dir store of 8 pushes to main on the H200 (the recorded push), triton_fa2 5 %
+      // slower from the 5th on, moved to the data branch with `history import` (no verdicts).
+      const root = mkdtempSync(join(tmpdir(), 'kg-basedir-'));
+      const folder = join(root, 'main', 'H200');
+      mkdirSync(folder, { recursive: true });
+      const push = readFileSync('test/fixtures/recorded/push/results.json', 'utf8');
+      for (let i = 0; i < 8; i++) {
+        const doc = JSON.parse(push) as KernelgateResults;
+        doc.run.started_at = new Date(Date.UTC(2026, 10, 1 + i, 3))
+          .toISOString()
+          .replace('.000', '');
+        doc.run.git_sha = String(i + 1).repeat(40);
+        for (const c of doc.cases) {
+          if (i < 4 || c.variant !== 'triton_fa2' || !c.timing) continue;
+          c.timing.samples_ms = c.timing.samples_ms.map((x) => x * 1.05);
+          c.timing.median_ms *= 1.05;
+        }
+        writeFileSync(
+          join(folder, `${doc.run.started_at}-${doc.run.git_sha}.json`),
+          JSON.stringify(doc),
+        );
+      }
+      const { remote } = bareRemote();
+      const store = () =>
+        branchStore({
+          remote,
+          cacheDir: join(mkdtempSync(join(tmpdir(), 'kg-cache-')), 'h.git'),
+          exec: actionsExec(),
+          warn: () => undefined,
+          kernelgateVersion: '0.1.0',
+        });
+      // what `kernelgate history import --baseline-dir ROOT --history-remote REMOTE` runs
+      expect((await importDirectory(root, store())).stored).toHaveLength(8);
+      const io = { stdout: () => undefined, stderr: () => undefined, cwd: '.' };
+      const file = join(mkdtempSync(join(tmpdir(), 'kg-dash-')), 'imported.html');
+      const err: string[] = [];
+      const status = await dashboardCommand(['--out', file, '--history-remote', remote], {
+        ...io,
+        stderr: (t) => err.push(t),
+      });
+      expect([status, err.join('')]).toEqual([0, expect.stringMatching(/: 8 runs on H200 /)]);
+      // The stored records name the first reference variant (sdpa_flash) and carry no verdicts;
+      // the page grades against kernel.yml's reference and says whose verdicts these are
+      const stored = await store().allRecords();
+      expect(stored.map((r) => r.record.references['attention'])).toEqual(
+        Array(8).fill('sdpa_flash'),
+      );
+      const verdictAt = stored[0]!.record.fields.indexOf('verdict');
+      expect(stored.every((r) => r.record.cases.every((row) => row[verdictAt] === null))).toBe(
+        true,
+      );
+      const q = new URLSearchParams();
+      q.set('view', 'rel');
+      q.set('case:H200/attention', 'dtype=fp16,B=16,H=96,S=4096,D=64,causal=true');
+      const { drawn, dom } = await open(file, `#${q.toString()}`);
+      expect(dom).toContain(
+        '8 runs carried no verdicts (imported with history import): their marks were computed here, each case against the previous run of its branch',
+      );
+      const att = drawn.charts.filter((c) => c.kernel === 'attention');
+      expect(att[2]!.title).toBe('speedup over sdpa_default (its time ÷ this time; > 1 is faster)');
+      const rel = att[0]!;
+      expect(rel.chart).toBe('rel');
+      // The 5 % step, relative to the first run: 100 → 105, judged SLOWER at the 5th run only
+      // (its threshold here is compare.threshold_pct's 3 %; the runs after it are SAME as it)
+      const fa2 = rel.series.find((s) => s.variant === 'triton_fa2')!;
+      expect(fa2.y).toEqual([100, 100, 100, 100, 105, 105, 105, 105]);
+      expect(rel.series.find((s) => s.variant === 'sdpa_default')!.y).toEqual(Array(8).fill(100));
+      expect(rel.marks).toEqual({ SLOWER: [4], FASTER: [], WRONG: [] });
+      expect(rel.band).toEqual({ variant: 'triton_fa2', pct: 3, points: 7 });
+    },
+    180_000,
   );
 
   inBrowser(
@@ -192,7 +412,7 @@ describe('trend dashboard', () => {
       const started = Date.now();
       writeFileSync(file, buildDashboard(records));
       const built = Date.now() - started;
-      const body = await open(file);
+      const { body } = await open(file);
       const size = readFileSync(file).length;
       console.log(
         `1,000 runs × 217 cases: built in ${built} ms, ${(size / 2 ** 20).toFixed(1)} MiB, ` +

@@ -11,16 +11,19 @@ import type { KernelgateResults } from '../results/index.js';
 import { InputError, loadResults } from '../results/index.js';
 import { KERNELGATE_VERSION } from './action.js';
 import { branchStore, DEFAULT_DATA_BRANCH } from './branch-store.js';
+import { configReferences } from './dashboard-verdicts.js';
 import { buildDashboard } from './dashboard.js';
 import { buildRecord, type HistoryRecord } from './record.js';
 
 export const DASHBOARD_USAGE = `kernelgate dashboard --out FILE.html (--history-remote URL_OR_PATH [--history-branch NAME]
-                     | --results FILE [--results FILE ...] [--config DIR_OR_FILE])
+                     | --results FILE [--results FILE ...]) [--config DIR_OR_FILE]
                      [--repository OWNER/NAME] [--title TEXT]
-  one static page (uPlot inlined, opens offline): per GPU SKU and kernel, each variant's time,
-  throughput and ratio to the reference over runs, regressions and wrong results marked, the
-  newest run as a table; from the data branch's records, or from results files (each judged
-  against the previous one of its SKU for the marks)
+  one static page (uPlot inlined, opens offline): per GPU SKU and kernel, each variant's time
+  (log or relative), throughput in the case's unit and speedup over kernel.yml's reference, a
+  line per branch, judged SLOWER/FASTER runs and wrong results marked with the threshold band,
+  the view in the link; from the data branch's records (records without verdicts judged against
+  the previous run of their branch), or from results files (each judged against the previous one
+  of its SKU and branch); references and thresholds from --config (default: this folder)
 `;
 
 /** A branch name from a ref: refs/heads/main → main, refs/pull/42/merge → pull/42. */
@@ -30,26 +33,25 @@ export function branchOfRef(ref: string | undefined): string {
 }
 
 /**
- * Records made from results files: in time order per SKU, each judged against the one before it
- * (its verdicts mark regressions), the way a trusted run is judged against its stored baseline.
+ * Records made from results files: in time order per SKU and branch, each judged against the one
+ * before it (its verdicts mark regressions), the way a trusted run is judged against its stored
+ * baseline; the references are the manifests' (tiers.reference, else speed_reference).
  */
 export function recordsFromResults(
   runs: KernelgateResults[],
   config: ReturnType<typeof loadConfig>,
 ): HistoryRecord[] {
-  const references: Record<string, string> = {};
-  for (const k of config.kernels) {
-    if (k.manifest.speed_reference) references[k.manifest.name] = k.manifest.speed_reference;
-  }
+  const references = configReferences(config);
   const sorted = [...runs].sort((a, b) => a.run.started_at.localeCompare(b.run.started_at));
   const previous = new Map<string, KernelgateResults>();
   return sorted.map((results) => {
     const sku = results.environment.gpu.sku ?? results.environment.gpu.name;
-    const before = previous.get(sku);
-    previous.set(sku, results);
+    const branch = branchOfRef(results.run.git_ref);
+    const before = previous.get(`${sku}\u0000${branch}`);
+    previous.set(`${sku}\u0000${branch}`, results);
     const judged = judge(results, before, config, 'nightly');
     return buildRecord(results, {
-      branch: branchOfRef(results.run.git_ref),
+      branch,
       sku,
       kernelgateVersion: KERNELGATE_VERSION,
       verdict: judged.verdict.verdict,
@@ -91,8 +93,8 @@ export async function dashboardCommand(args: string[], io: CliIo): Promise<numbe
   }
   let records: HistoryRecord[];
   const warnings: string[] = [];
+  const config = loadConfig(resolve(io.cwd, values.config ?? '.'));
   if (fromResults) {
-    const config = loadConfig(resolve(io.cwd, values.config ?? '.'));
     records = recordsFromResults(
       (values.results ?? []).map((p) => loadResults(resolve(io.cwd, p))),
       config,
@@ -116,6 +118,7 @@ export async function dashboardCommand(args: string[], io: CliIo): Promise<numbe
   for (const w of warnings) io.stderr(`warning: ${w}\n`);
   if (records.length === 0) throw new InputError('dashboard: no records to draw');
   const html = buildDashboard(records, {
+    config,
     ...(values.title !== undefined ? { title: values.title } : {}),
     ...(values.repository !== undefined ? { repository: values.repository } : {}),
   });

@@ -1,10 +1,18 @@
 // The trend dashboard's data (src/history/dashboard.ts draws it): per GPU SKU, the runs in time
-// order, each kernel's cases and variants as series over them (time, throughput, ratio to the
-// kernel's reference, a flag for regressions and failures), and the newest run as table rows.
+// order with their branch, each kernel's cases and variants as series over them (time,
+// throughput in the case's own unit, speedup over the kernel's reference, a flag for judged
+// steps and failures, the threshold band), and the newest run as table rows. References and
+// thresholds are the repository's configuration's (src/history/dashboard-verdicts.ts), as the
+// report's are.
+import { relative } from 'node:path';
+import type { Config } from '../config/index.js';
+import { configReferences, fillVerdicts, thresholdPctOf } from './dashboard-verdicts.js';
 import { recordCases, type HistoryCase, type HistoryRecord } from './record.js';
 
 /** Flags of a point: 1 SLOWER than its baseline, 2 FASTER, 3 a wrong result (or an error). */
 const FLAG = { SLOWER: 1, FASTER: 2, FAIL: 3 } as const;
+
+export type ThroughputUnit = 'TFLOP/s' | 'GB/s';
 
 export interface DashboardRun {
   /** start, seconds since 1970 (the x axis) */
@@ -15,19 +23,35 @@ export interface DashboardRun {
   id?: string;
   artifact?: string;
   verdict?: string;
+  /** its verdicts were computed by the dashboard (the record carried none) */
+  computed?: true;
+}
+
+/** One variant on one case: per run, the median, throughput, speedup and flag. */
+export interface DashboardSeries {
+  ms: Num[];
+  tp: Num[];
+  /** the reference's median ÷ this median on the same case and run: > 1 is faster */
+  sp: Num[];
+  f: number[];
+  /** the case's threshold, %, as the report judges it (at the newest median) */
+  th: number;
 }
 
 export interface DashboardKernel {
   name: string;
+  /** the variant speedups are against: kernel.yml's tiers.reference / speed_reference */
   reference?: string;
-  /** the throughput's unit: TFLOP/s when the kernel's cases do floating-point work, else GB/s */
-  unit: 'TFLOP/s' | 'GB/s';
+  /** where the reference came from: the manifest, or the records (a manifest naming none) */
+  referenceFrom?: 'kernel.yml' | 'records';
   cases: string[];
+  /** per case, its throughput's unit: TFLOP/s with a FLOP count, GB/s with bytes only */
+  units: (ThroughputUnit | null)[];
   /** index into cases shown first: the case with the most work */
   headline: number;
   variants: string[];
-  /** variant → case index → per run: [median ms, throughput, ratio to reference, flag] arrays */
-  series: Record<string, Record<number, { ms: Num[]; tp: Num[]; rr: Num[]; f: number[] }>>;
+  /** variant → case index → series */
+  series: Record<string, Record<number, DashboardSeries>>;
 }
 type Num = number | null;
 
@@ -35,23 +59,38 @@ export interface DashboardSku {
   sku: string;
   gpu: string;
   runs: DashboardRun[];
+  /** the branches of the runs, most runs first */
+  branches: string[];
   kernels: DashboardKernel[];
   /** the newest run's cases, for the table */
   newest: (string | number | null)[][];
+  newestBranch?: string;
 }
 
 export interface DashboardData {
   title: string;
   generated: string;
   repository?: string;
+  /** the configuration whose references and thresholds were used (undefined: the defaults) */
+  configFile?: string;
+  /** runs whose records carried no verdicts, judged by the dashboard */
+  computedVerdicts: number;
   skus: DashboardSku[];
+}
+
+export interface DashboardOptions {
+  title?: string;
+  repository?: string;
+  now?: Date;
+  /** the repository's configuration (references, thresholds); defaults when absent */
+  config?: Config;
 }
 
 const r4 = (v: number | undefined | null): Num =>
   v === undefined || v === null || !Number.isFinite(v) ? null : Number(v.toPrecision(4));
 
 /** The runs of one SKU, in time order: strictly increasing x, one second apart at least. */
-function runsOf(list: HistoryRecord[]): DashboardRun[] {
+function runsOf(list: HistoryRecord[], computed: Set<HistoryRecord>): DashboardRun[] {
   let last = -Infinity;
   return list.map((r) => {
     const t = Math.max(Math.floor(Date.parse(r.run.started_at) / 1000), last + 1);
@@ -64,6 +103,7 @@ function runsOf(list: HistoryRecord[]): DashboardRun[] {
       ...(r.run.id ? { id: r.run.id } : {}),
       ...(r.run.artifact ? { artifact: r.run.artifact } : {}),
       ...(r.run.verdict ? { verdict: r.run.verdict } : {}),
+      ...(computed.has(r) ? { computed: true as const } : {}),
     };
   });
 }
@@ -76,29 +116,57 @@ function flagOf(c: HistoryCase): number {
   return c.verdict === 'FASTER' ? FLAG.FASTER : 0;
 }
 
-/**
- * Each kernel's cases, variants and series over the runs of one SKU (in time order), and the most
- * work any run gave each case (kernel NUL case → FLOPs, or bytes / 1000 without FLOPs).
- */
-function seriesOf(list: HistoryRecord[]) {
-  const kernels = new Map<string, DashboardKernel>();
-  const work = new Map<string, number>();
+interface Built {
+  kernels: Map<string, DashboardKernel>;
+  /** kernel NUL case → the most work any run gave it (FLOPs, or bytes / 1000 without FLOPs) */
+  work: Map<string, number>;
+  /** kernel NUL case → [flops, bytes] */
+  kinds: Map<string, [number, number]>;
+}
+
+function kernelOf(b: Built, name: string, reference: string | undefined, fromConfig: boolean) {
+  let k = b.kernels.get(name);
+  if (!k) {
+    k = {
+      name,
+      ...(reference ? { reference, referenceFrom: fromConfig ? 'kernel.yml' : 'records' } : {}),
+      cases: [],
+      units: [],
+      headline: 0,
+      variants: [],
+      series: {},
+    };
+    b.kernels.set(name, k);
+  }
+  return k;
+}
+
+/** Each kernel's cases, variants and series over the runs of one SKU (in time order). */
+function seriesOf(list: HistoryRecord[], configured: Record<string, string>): Built {
+  const b: Built = { kernels: new Map(), work: new Map(), kinds: new Map() };
   const caseIndex = new Map<string, number>();
+  const empty = () => ({
+    ms: Array<Num>(list.length).fill(null),
+    tp: Array<Num>(list.length).fill(null),
+    sp: Array<Num>(list.length).fill(null),
+    f: Array<number>(list.length).fill(0),
+    th: 0,
+  });
   list.forEach((record, runIndex) => {
-    for (const c of recordCases(record)) {
-      let k = kernels.get(c.kernel);
-      if (!k) {
-        k = {
-          name: c.kernel,
-          ...(record.references[c.kernel] ? { reference: record.references[c.kernel] } : {}),
-          unit: 'TFLOP/s',
-          cases: [],
-          headline: 0,
-          variants: [],
-          series: {},
-        };
-        kernels.set(c.kernel, k);
-      }
+    const cases = recordCases(record);
+    const refMs = new Map<string, number>();
+    for (const c of cases) {
+      const ref = configured[c.kernel] ?? record.references[c.kernel];
+      if (ref === c.variant && c.median_ms !== undefined)
+        refMs.set(`${c.kernel}/${c.case}`, c.median_ms);
+    }
+    for (const c of cases) {
+      const k = kernelOf(
+        b,
+        c.kernel,
+        configured[c.kernel] ?? record.references[c.kernel],
+        configured[c.kernel] !== undefined,
+      );
       const caseKey = `${c.kernel}\u0000${c.case}`;
       let ci = caseIndex.get(caseKey);
       if (ci === undefined) {
@@ -107,40 +175,44 @@ function seriesOf(list: HistoryRecord[]) {
         caseIndex.set(caseKey, ci);
       }
       const w = record.work?.[c.kernel]?.[c.case];
-      if (w) work.set(caseKey, Math.max(work.get(caseKey) ?? 0, w[0] || w[1] / 1e3));
+      if (w) {
+        b.work.set(caseKey, Math.max(b.work.get(caseKey) ?? 0, w[0] || w[1] / 1e3));
+        b.kinds.set(caseKey, w);
+      }
       if (!k.variants.includes(c.variant)) k.variants.push(c.variant);
-      const byCase = (k.series[c.variant] ??= {});
-      const s = (byCase[ci] ??= {
-        ms: Array<Num>(list.length).fill(null),
-        tp: Array<Num>(list.length).fill(null),
-        rr: Array<Num>(list.length).fill(null),
-        f: Array<number>(list.length).fill(0),
-      });
+      const s = ((k.series[c.variant] ??= {})[ci] ??= empty());
       s.ms[runIndex] = r4(c.median_ms);
-      s.tp[runIndex] = r4(c.tflops ?? c.gbps);
-      s.rr[runIndex] = r4(c.ref_ratio);
+      s.tp[runIndex] = r4((w?.[0] ?? 0) > 0 ? c.tflops : c.gbps);
+      const ref = refMs.get(`${c.kernel}/${c.case}`);
+      if (ref !== undefined && c.median_ms && c.variant !== k.reference) {
+        s.sp[runIndex] = r4(ref / c.median_ms);
+      }
       s.f[runIndex] = flagOf(c);
     }
   });
-  return { kernels, work };
+  return b;
 }
 
-/** A kernel's unit (from the newest run), its headline (the case with most work), its reference first. */
-function finishKernel(
-  k: DashboardKernel,
-  newest: HistoryRecord | undefined,
-  work: Map<string, number>,
-) {
-  const flops = k.cases.some((id) => (newest?.work?.[k.name]?.[id]?.[0] ?? 0) > 0);
-  k.unit = flops ? 'TFLOP/s' : 'GB/s';
+/** A kernel's units per case, its headline (the case with most work), its reference first. */
+function finishKernel(k: DashboardKernel, b: Built, sku: string, config: Config | undefined) {
   let best = -1;
   k.cases.forEach((id, i) => {
-    const w = work.get(`${k.name}\u0000${id}`) ?? 0;
+    const key = `${k.name}\u0000${id}`;
+    const [flops, bytes] = b.kinds.get(key) ?? [0, 0];
+    k.units[i] = flops > 0 ? 'TFLOP/s' : bytes > 0 ? 'GB/s' : null;
+    const w = b.work.get(key) ?? 0;
     if (w > best) {
       best = w;
       k.headline = i;
     }
   });
+  for (const [variant, byCase] of Object.entries(k.series)) {
+    for (const [ci, s] of Object.entries(byCase)) {
+      const newest = [...s.ms].reverse().find((m) => m !== null) ?? undefined;
+      const c = { kernel: k.name, variant, case: k.cases[Number(ci)] ?? '' };
+      s.th = config ? r4(thresholdPctOf(config, sku, c, newest))! : 0;
+    }
+  }
   // The reference first, then the variants in the order the runs list them.
   if (k.reference && k.variants.includes(k.reference)) {
     k.variants = [k.reference, ...k.variants.filter((v) => v !== k.reference)];
@@ -148,30 +220,57 @@ function finishKernel(
 }
 
 /** The newest run's cases as the table's rows. */
-function newestRows(newest: HistoryRecord | undefined): DashboardSku['newest'] {
+function newestRows(
+  newest: HistoryRecord | undefined,
+  kernels: Map<string, DashboardKernel>,
+): DashboardSku['newest'] {
   if (!newest) return [];
-  return recordCases(newest).map((c) => [
-    c.kernel,
-    c.variant,
-    c.case,
-    r4(c.median_ms),
-    c.lo_pct ?? null,
-    c.hi_pct ?? null,
-    r4(c.tflops ?? c.gbps),
-    c.tflops !== undefined ? 'TFLOP/s' : c.gbps !== undefined ? 'GB/s' : null,
-    r4(c.ref_ratio),
-    c.verdict ?? null,
-    c.correct ?? c.status,
-  ]);
+  const cases = recordCases(newest);
+  const refMs = new Map<string, number>();
+  for (const c of cases) {
+    if (kernels.get(c.kernel)?.reference === c.variant && c.median_ms !== undefined) {
+      refMs.set(`${c.kernel}/${c.case}`, c.median_ms);
+    }
+  }
+  return cases.map((c) => {
+    const flops = (newest.work?.[c.kernel]?.[c.case]?.[0] ?? 0) > 0;
+    const tp = flops ? c.tflops : c.gbps;
+    const ref = refMs.get(`${c.kernel}/${c.case}`);
+    const isRef = kernels.get(c.kernel)?.reference === c.variant;
+    return [
+      c.kernel,
+      c.variant,
+      c.case,
+      r4(c.median_ms),
+      c.lo_pct ?? null,
+      c.hi_pct ?? null,
+      r4(tp),
+      tp === undefined ? null : flops ? 'TFLOP/s' : 'GB/s',
+      ref !== undefined && c.median_ms && !isRef ? r4(ref / c.median_ms) : null,
+      c.verdict ?? null,
+      c.correct ?? c.status,
+    ];
+  });
+}
+
+/** The branches of the runs, most runs first (ties by name). */
+function branchesOf(runs: DashboardRun[]): string[] {
+  const count = new Map<string, number>();
+  for (const r of runs) count.set(r.branch, (count.get(r.branch) ?? 0) + 1);
+  return [...count].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([b]) => b);
 }
 
 /** The dashboard's data: runs in time order per SKU, each kernel's cases and variants as series. */
 export function dashboardData(
   records: HistoryRecord[],
-  options: { title?: string; repository?: string; now?: Date } = {},
+  options: DashboardOptions = {},
 ): DashboardData {
+  const config = options.config;
+  const filled = config ? fillVerdicts(records, config) : { records, computed: 0 };
+  const computed = new Set(filled.records.filter((r, i) => r !== records[i]));
+  const references = config ? configReferences(config) : {};
   const bySku = new Map<string, HistoryRecord[]>();
-  for (const r of records) {
+  for (const r of filled.records) {
     const list = bySku.get(r.run.sku) ?? [];
     list.push(r);
     bySku.set(r.run.sku, list);
@@ -179,22 +278,26 @@ export function dashboardData(
   const skus: DashboardSku[] = [];
   for (const [sku, list] of [...bySku].sort(([a], [b]) => a.localeCompare(b))) {
     list.sort((a, b) => a.run.started_at.localeCompare(b.run.started_at));
-    const runs = runsOf(list);
-    const { kernels, work } = seriesOf(list);
+    const runs = runsOf(list, computed);
+    const built = seriesOf(list, references);
+    for (const k of built.kernels.values()) finishKernel(k, built, sku, config);
     const newest = list.at(-1);
-    for (const k of kernels.values()) finishKernel(k, newest, work);
     skus.push({
       sku,
       gpu: newest?.run.gpu ?? sku,
       runs,
-      kernels: [...kernels.values()],
-      newest: newestRows(newest),
+      branches: branchesOf(runs),
+      kernels: [...built.kernels.values()],
+      newest: newestRows(newest, built.kernels),
+      ...(newest ? { newestBranch: newest.run.branch } : {}),
     });
   }
   return {
     title: options.title ?? 'kernelgate trends',
     generated: (options.now ?? new Date()).toISOString(),
     ...(options.repository ? { repository: options.repository } : {}),
+    ...(config?.configFile ? { configFile: relative(config.rootDir, config.configFile) } : {}),
+    computedVerdicts: filled.computed,
     skus,
   };
 }
