@@ -59,6 +59,9 @@ npx eslint .
 step "Python lint (ruff check; ruff.toml)"
 .venv/bin/ruff check
 
+step "Python annotations (mypy; python/pyproject.toml [tool.mypy])"
+(cd python && ../.venv/bin/mypy)
+
 step "dist/ matches the sources"
 npm run --silent check-dist
 

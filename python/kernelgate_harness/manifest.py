@@ -33,10 +33,10 @@ class Manifest:
     ci_cases: list
     tolerance: dict
     timeout_s: float
-    speed_reference: str = None
-    description: str = None
-    flops_formula: str = None
-    bytes_formula: str = None
+    speed_reference: str | None = None
+    description: str | None = None
+    flops_formula: str | None = None
+    bytes_formula: str | None = None
 
 
 def format_value(value):

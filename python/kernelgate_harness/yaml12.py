@@ -31,7 +31,7 @@ DUPLICATE_KEY = "Map keys must be unique"
 class Yaml12Loader(yaml.SafeLoader):
     """SafeLoader with the YAML 1.2 core schema's implicit types."""
 
-    yaml_implicit_resolvers = {}
+    yaml_implicit_resolvers: dict[str, list[tuple[str, object]]] = {}
 
 
 def _resolver(tag, regexp, first):

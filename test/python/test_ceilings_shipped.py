@@ -3,7 +3,7 @@ with kernelgate's own calibration kernel, imported from kernelgate's checkout.""
 
 import os
 
-from kernelgate_harness.cli import calibration_manifest
+from kernelgate_harness.calibration import calibration_manifest
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 

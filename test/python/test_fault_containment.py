@@ -1,5 +1,5 @@
 """The harness's containment of faulty variants, piece by piece without a GPU: the search for the
-culprit of a dead worker (cli.run_case), a failed CUDA graph capture cleaned up (stubs of
+culprit of a dead worker (culprit.CaseRunner.run_case), a failed CUDA graph capture cleaned up (stubs of
 torch.cuda that behave as PyTorch 2.11 did on the H100, 2026-11-23), the fallback timing's call
 count, the late-work check's gate, and the replay of a graph on new input values (fake graphs on
 the CPU). End to end on a GPU: test_faults.py (marker gpu) and test_faults_recorded.py."""
@@ -15,7 +15,8 @@ import pytest
 import torch
 
 from conftest import FIXTURE_KERNELS
-from kernelgate_harness import cli, device, graphs, timing, verify, worker
+from kernelgate_harness import culprit, device, document, graphs, timing, verify, worker
+from kernelgate_harness.workers import WorkerDied, WorkerTimeout
 
 sys.path.insert(0, os.path.join(FIXTURE_KERNELS, "faulty"))
 import faulty_bench
@@ -28,16 +29,16 @@ ORDER = ["good", "unwritten", "zeros_fast", "other_stream", "host_sync", "poison
 
 
 def test_suspects_are_the_variant_running_then_those_that_ran_before_it_nearest_first():
-    assert cli.suspect_order(ORDER, ORDER, "writes_input") == [
+    assert culprit.suspect_order(ORDER, ORDER, "writes_input") == [
         "writes_input", "poison", "host_sync", "other_stream", "zeros_fast", "unwritten", "good", "stale", "third_seed",
     ]
     # The first variant of a seed: the one before it ran last in the previous seed.
-    assert cli.suspect_order(["good", "poison"], ["good", "poison"], "good") == ["good", "poison"]
+    assert culprit.suspect_order(["good", "poison"], ["good", "poison"], "good") == ["good", "poison"]
     # Several marked at once (the bench's set-up), and a worker that died starting up.
-    assert cli.suspect_order(ORDER, ORDER[2:], "stale,zeros_fast") == [
+    assert culprit.suspect_order(ORDER, ORDER[2:], "stale,zeros_fast") == [
         "stale", "zeros_fast", "third_seed", "writes_input", "poison", "host_sync", "other_stream",
     ]
-    assert cli.suspect_order(ORDER, ORDER[4:], "") == ORDER[4:]
+    assert culprit.suspect_order(ORDER, ORDER[4:], "") == ORDER[4:]
 
 
 class ScriptedWorker:
@@ -63,7 +64,7 @@ class ScriptedWorker:
         self.requests.append((tuple(msg["variants"]), timeout_s))
         try:
             records = self.script(msg["variants"])
-        except (cli.WorkerDied, cli.WorkerTimeout):
+        except (WorkerDied, WorkerTimeout):
             self.alive = self.ready = False
             raise
         return {"op": "case", "records": records, "phase_s": {}}
@@ -75,11 +76,8 @@ def groups(w):
 
 
 def harness(no_timing=False):
-    h = object.__new__(cli.Harness)
-    h.args = types.SimpleNamespace(seeds=3, no_timing=no_timing, first_warmup_s=3.0)
-    h.stage_s = {}
-    h.doc = {"diagnostics": []}
-    return h
+    doc = document.Document(os.devnull, {}, not no_timing, 0.0)
+    return culprit.CaseRunner(3, not no_timing, 3.0, doc)
 
 
 def run(script, variants=ORDER, no_timing=False):
@@ -100,11 +98,11 @@ def test_the_recorded_cascade_ends_at_the_culprit_and_the_rest_run_together(caps
 
     def script(group):
         if "poison" in group and len(group) > 1:
-            raise cli.WorkerDied(("writes_input", "verify seed 0"), 3)
+            raise WorkerDied(("writes_input", "verify seed 0"), 3)
         if group == ["poison"]:
-            raise cli.WorkerDied(("poison", "verify seed 1"), 3)
+            raise WorkerDied(("poison", "verify seed 1"), 3)
         if group == ["zeros_fast"]:
-            raise cli.WorkerTimeout(("zeros_fast", "warm-up"), 7.0)
+            raise WorkerTimeout(("zeros_fast", "warm-up"), 7.0)
         return ok(group)
 
     records, w, h = run(script)
@@ -134,7 +132,7 @@ def test_the_recorded_cascade_ends_at_the_culprit_and_the_rest_run_together(caps
         f"[kernelgate] faulty {N64}: poison is the culprit (run alone, the worker died (exit code 3) during verify seed "
         "1 of it); the other variants run together again"
     ) in out
-    assert h.doc["diagnostics"] == []
+    assert h.document.doc["diagnostics"] == []
 
 
 def test_a_timeout_alone_is_its_own_verdict_and_does_not_end_the_search_for_a_crash():
@@ -143,11 +141,11 @@ def test_a_timeout_alone_is_its_own_verdict_and_does_not_end_the_search_for_a_cr
 
     def script(group):
         if "poison" in group and len(group) > 1:
-            raise cli.WorkerDied(("zeros_fast", "verify seed 0"), 3)
+            raise WorkerDied(("zeros_fast", "verify seed 0"), 3)
         if group == ["zeros_fast"]:
-            raise cli.WorkerTimeout(("zeros_fast", "warm-up"), 7.0)
+            raise WorkerTimeout(("zeros_fast", "warm-up"), 7.0)
         if group == ["poison"]:
-            raise cli.WorkerDied(("poison", "verify seed 1"), 3)
+            raise WorkerDied(("poison", "verify seed 1"), 3)
         return ok(group)
 
     records, w, _ = run(script)
@@ -168,7 +166,7 @@ def test_a_timeout_alone_is_its_own_verdict_and_does_not_end_the_search_for_a_cr
 def test_a_fault_no_variant_shows_alone_is_said_and_every_variant_keeps_its_own_result(capsys):
     def script(group):
         if len(group) > 1:
-            raise cli.WorkerDied(("stale", "bench"), -11)
+            raise WorkerDied(("stale", "bench"), -11)
         return ok(group)
 
     records, w, h = run(script, variants=["good", "stale", "host_sync"])
@@ -180,7 +178,7 @@ def test_a_fault_no_variant_shows_alone_is_said_and_every_variant_keeps_its_own_
         "did alone"
     )
     assert f"[kernelgate] {message}" in capsys.readouterr().out
-    assert h.doc["diagnostics"] == [{"level": "warning", "code": "culprit.not-found", "message": message, "source": "harness"}]
+    assert h.document.doc["diagnostics"] == [{"level": "warning", "code": "culprit.not-found", "message": message, "source": "harness"}]
 
 
 def test_the_deadline_covers_each_variant_and_the_warm_up():
