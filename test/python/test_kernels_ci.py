@@ -3,8 +3,17 @@ as CI runs it: under TRITON_INTERPRET=1 on the CPU, or for real on a GPU."""
 
 import pytest
 
-from conftest import HAS_GPU
+from conftest import HAS_GPU, REPO_KERNELS
+from kernelgate_harness.manifest import discover
 from kernelgate_harness.results import schema_errors
+
+# Every kernel under kernels/ with a Triton candidate (role candidate, backend triton; a Triton
+# reference such as torch's BSR kernel runs on CUDA only), and those variants: derived from the
+# manifests, so a new Triton kernel is run here without editing this file.
+TRITON = {m.name: [v["name"] for v in m.variants if v.get("backend") == "triton" and v.get("role") == "candidate"] for m in discover(REPO_KERNELS)}
+TRITON = {k: names for k, names in TRITON.items() if names}
+# The reference of each that runs on the CPU as well (the others pin CUDA backends or libraries).
+CPU_REFERENCES = ["sdpa_default", "cublas_dense"]
 
 
 @pytest.fixture(scope="module")
@@ -18,8 +27,8 @@ def ci_run(tmp_path_factory):
 
     out = tmp_path_factory.mktemp("ci") / "results.json"
     cmd = [
-        sys.executable, "-m", "kernelgate_harness", "--kernels", os.path.join(REPO, "kernels"), "--out", str(out), "--ci", "--only", "attention,bsr_gemm",
-        "--variants", "triton_fa2,triton_bsr,sdpa_default,cublas_dense", "--seeds", "2", "--no-timing",
+        sys.executable, "-m", "kernelgate_harness", "--kernels", os.path.join(REPO, "kernels"), "--out", str(out), "--ci", "--only", ",".join(TRITON),
+        "--variants", ",".join([*(v for names in TRITON.values() for v in names), *CPU_REFERENCES]), "--seeds", "2", "--no-timing",
     ]
     proc = subprocess.run(cmd, cwd=REPO, env=harness_env(), capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
@@ -27,7 +36,13 @@ def ci_run(tmp_path_factory):
         return json.load(f), proc.stdout
 
 
-@pytest.mark.parametrize("kernel,variant", [("attention", "triton_fa2"), ("bsr_gemm", "triton_bsr")])
+def test_the_triton_kernels_are_found_each_with_a_cpu_reference():
+    assert {"attention": ["triton_fa2"], "bsr_gemm": ["triton_bsr"]}.items() <= TRITON.items()
+    for m in discover(REPO_KERNELS, list(TRITON)):
+        assert [v["name"] for v in m.variants if v["name"] in CPU_REFERENCES], f"{m.name}: no variant of {CPU_REFERENCES}"
+
+
+@pytest.mark.parametrize("kernel,variant", [(k, v) for k, names in TRITON.items() for v in names])
 def test_triton_kernel_passes_every_ci_case(ci_run, kernel, variant):
     doc, _ = ci_run
     mine = [c for c in doc["cases"] if c["kernel"] == kernel and c["variant"] == variant]
