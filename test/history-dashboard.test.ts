@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
-import { dashboardCommand, recordsFromResults } from '../src/history/dashboard-cli.js';
+import { dashboardCommand, recordsFromResults } from '../src/cli/dashboard.js';
 import { dashboardData } from '../src/history/dashboard-data.js';
 import { buildDashboard, UPLOT_VERSION } from '../src/history/dashboard.js';
 import { buildRecord, type HistoryRecord } from '../src/history/record.js';

@@ -2,9 +2,9 @@
 // results file locally (compare → tiers → gate → render) and exits with the gate's verdict.
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { dashboardCommand } from '../history/index.js';
 import { OutputError } from '../lib/index.js';
 import { InputError } from '../results/index.js';
+import { dashboardCommand } from './dashboard.js';
 import { exportCommand } from './export.js';
 import { historyCommand } from './history.js';
 import { mergeCommand } from './merge.js';

@@ -3,7 +3,7 @@
 // `kernelgate <command> --help` that command's usage; test/cli-help.test.ts checks that each usage
 // names exactly the options its command accepts, so the text cannot drift from the parser.
 // Built on demand (a function, not a constant): the command modules import this folder's cli.ts.
-import { DASHBOARD_OPTIONS, DASHBOARD_USAGE } from '../history/index.js';
+import { DASHBOARD_OPTIONS, DASHBOARD_USAGE } from './dashboard.js';
 import { EXPORT_OPTIONS } from './export.js';
 import { HISTORY_OPTIONS, HISTORY_USAGE } from './history.js';
 import { MERGE_OPTIONS, MERGE_USAGE } from './merge.js';

@@ -1,19 +1,23 @@
 // `kernelgate dashboard`: the trend page, from the data branch or from results files.
-import type { CliIo } from '../cli/index.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/index.js';
+import {
+  branchStore,
+  buildDashboard,
+  buildRecord,
+  configReferences,
+  DEFAULT_DATA_BRANCH,
+  type HistoryRecord,
+  KERNELGATE_VERSION,
+} from '../history/index.js';
 import { actionsExec, writeOutput } from '../lib/index.js';
 import { judge } from '../pipeline/index.js';
 import type { KernelgateResults } from '../results/index.js';
 import { InputError, loadResults } from '../results/index.js';
-import { KERNELGATE_VERSION } from './action.js';
-import { branchStore, DEFAULT_DATA_BRANCH } from './branch-store.js';
-import { configReferences } from './dashboard-verdicts.js';
-import { buildDashboard } from './dashboard.js';
-import { buildRecord, type HistoryRecord } from './record.js';
+import type { CliIo } from './common.js';
 
 export const DASHBOARD_USAGE = `kernelgate dashboard --out FILE.html (--history-remote URL_OR_PATH [--history-branch NAME]
                      | --results FILE [--results FILE ...]) [--config DIR_OR_FILE]
