@@ -53,6 +53,22 @@ describe('the adapter list', () => {
     expect(fileAdapterFor('command')).toBeUndefined();
   });
 
+  it('the usage text names exactly the formats of the list', async () => {
+    const help = async (command: string) => {
+      let out = '';
+      await runCli([command, '--help'], { stdout: (t) => (out += t), stderr: () => {}, cwd: '.' });
+      return out;
+    };
+    const names = (text: string | undefined) => text?.split(/, | or /);
+    const files = adapterList().filter((a) => a.kind === 'file');
+    expect(names(/^ {2}--format FORMAT +(.+)$/m.exec(await help('adapt'))?.[1])).toEqual(
+      files.map((a) => a.format),
+    );
+    expect(names(/benchmarks: section \((.+)\)/.exec(await help('bench'))?.[1])).toEqual(
+      adapterFormats(),
+    );
+  });
+
   it('docs/adapters.md has a row for every format', () => {
     const doc = readFileSync(join(import.meta.dirname, '..', 'docs', 'adapters.md'), 'utf8');
     for (const format of adapterFormats()) expect(doc).toContain(`| \`${format}\` |`);

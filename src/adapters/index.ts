@@ -2,7 +2,11 @@
 // kernelgate.yml's formats (src/config/benchmarks.ts BENCHMARK_FORMATS, file or command), listing
 // it here and committing a real output of the tool as its fixture (docs/adapters.md). The compiler
 // holds this list to the formats: one adapter of the right kind for each.
-import type { BENCHMARK_FORMATS, BenchmarkFormat } from '../config/index.js';
+import {
+  type BENCHMARK_FORMATS,
+  type BenchmarkFormat,
+  isBenchmarkFormat,
+} from '../config/index.js';
 import { commandAdapter } from './command.js';
 import { gbenchAdapter } from './gbench.js';
 import { nvbenchAdapter } from './nvbench.js';
@@ -25,7 +29,7 @@ export function adapterList(): readonly Adapter[] {
   return Object.values(ADAPTERS);
 }
 
-export function adapterFormats(): readonly string[] {
+export function adapterFormats(): readonly BenchmarkFormat[] {
   return adapterList().map((a) => a.format);
 }
 
@@ -38,13 +42,14 @@ export function formatTitles(): Readonly<Record<string, string>> {
   );
 }
 
-export function adapterFor(format: string): Adapter | undefined {
-  return adapterList().find((a) => a.format === format);
+/** A format's adapter: every format of the list has one. */
+export function adapterFor(format: BenchmarkFormat): Adapter {
+  return ADAPTERS[format];
 }
 
-/** The formats that read a file, for `kernelgate adapt --format`. */
+/** The formats that read a file, for `kernelgate adapt --format` (as the user typed it). */
 export function fileAdapterFor(format: string): FileAdapter | undefined {
-  const adapter = adapterFor(format);
+  const adapter = isBenchmarkFormat(format) ? adapterFor(format) : undefined;
   return adapter?.kind === 'file' ? adapter : undefined;
 }
 

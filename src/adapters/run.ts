@@ -265,7 +265,6 @@ export async function runBenchmark(
   options: BenchOptions,
 ): Promise<AdaptedKernel> {
   const adapter = adapterFor(bench.format);
-  if (!adapter) throw new InputError(`benchmarks: unknown format ${JSON.stringify(bench.format)}`);
   const common = {
     work: bench.work,
     references: bench.references,

@@ -4,7 +4,7 @@
 import type { CaseResult, Diagnostic, Environment, KernelInfo, Timing } from '../results/index.js';
 import { InputError, showValue } from '../results/index.js';
 import { quantileSorted, sortedCopy } from '../lib/index.js';
-import { gpuModel, type Params } from '../config/index.js';
+import { type FileFormat, gpuModel, type Params } from '../config/index.js';
 
 /**
  * What a tool can give, declared once per adapter and printed in docs/adapters.md. The results
@@ -67,7 +67,7 @@ export interface ParseInput {
 export interface FileAdapter {
   kind: 'file';
   /** as kernelgate.yml's benchmarks[].format and `kernelgate adapt --format` name it */
-  format: string;
+  format: FileFormat;
   title: string;
   /** how to make the tool write what this adapter reads */
   produce: string;

@@ -3,6 +3,7 @@
 // `kernelgate <command> --help` that command's usage; test/cli-help.test.ts checks that each usage
 // names exactly the options its command accepts, so the text cannot drift from the parser.
 // Built on demand (a function, not a constant): the command modules import this folder's cli.ts.
+import { BENCHMARK_FORMATS, FILE_FORMATS } from '../config/index.js';
 import { DASHBOARD_OPTIONS, DASHBOARD_USAGE } from './dashboard.js';
 import { EXPORT_OPTIONS } from './export.js';
 import { HISTORY_OPTIONS, HISTORY_USAGE } from './history.js';
@@ -94,7 +95,7 @@ const EXPORT_USAGE = `kernelgate export --results FILE --format bmf|gab-smaller|
 `;
 
 const ADAPT_USAGE = `kernelgate adapt --format FORMAT --input FILE [--kernel NAME] [--reference V1,V2] [--out FILE]
-  --format FORMAT       gbench, pytest-benchmark or nvbench
+  --format FORMAT       ${FILE_FORMATS.slice(0, -1).join(', ')} or ${FILE_FORMATS.at(-1)}
   --kernel NAME         the kernel name its cases get (default: the format, - as _)
   --reference V1,V2     variants that are references, not candidates
   --out FILE            write the results there (default: standard output)
@@ -102,7 +103,7 @@ const ADAPT_USAGE = `kernelgate adapt --format FORMAT --input FILE [--kernel NAM
 
 const BENCH_USAGE = `kernelgate bench [--config DIR_OR_FILE] [--only B1,B2] [--out-dir DIR] [--baseline FILE]
                  [--base-root DIR] [--base-sha SHA] [--doctor] [--kind pr|nightly] [--out FILE]
-  runs kernelgate.yml's benchmarks: section (gbench, pytest-benchmark, nvbench, command)
+  runs kernelgate.yml's benchmarks: section (${Object.keys(BENCHMARK_FORMATS).join(', ')})
   --out-dir DIR         results.json goes there (default: .kernelgate/report)
   --base-root DIR       a base revision's checkout: command benchmarks run there too, alternately
                         (ABBA), and are judged by their pairs

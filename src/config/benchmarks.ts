@@ -19,10 +19,18 @@ export const BENCHMARK_FORMATS = {
 } as const;
 export type BenchmarkFormat = keyof typeof BENCHMARK_FORMATS;
 
-function formatKind(format: string): 'file' | 'command' | undefined {
-  return Object.hasOwn(BENCHMARK_FORMATS, format)
-    ? BENCHMARK_FORMATS[format as BenchmarkFormat]
-    : undefined;
+/** The formats that read a file a tool wrote (`kernelgate adapt --format`). */
+export type FileFormat = {
+  [F in BenchmarkFormat]: (typeof BENCHMARK_FORMATS)[F] extends 'file' ? F : never;
+}[BenchmarkFormat];
+
+export const FILE_FORMATS = Object.keys(BENCHMARK_FORMATS).filter(
+  (f): f is FileFormat => BENCHMARK_FORMATS[f as BenchmarkFormat] === 'file',
+);
+
+/** A format named in kernelgate.yml or on the command line, if it is one of the list. */
+export function isBenchmarkFormat(format: string): format is BenchmarkFormat {
+  return Object.hasOwn(BENCHMARK_FORMATS, format);
 }
 
 /** A case's parameters, as a benchmark's cases (and a tool's output) give them. */
@@ -65,7 +73,7 @@ export interface RawBenchmark {
 export interface BenchmarkConfig {
   /** the kernel name of its cases */
   name: string;
-  format: string;
+  format: BenchmarkFormat;
   description?: string;
   /** file formats: the command that writes `output` */
   run?: string;
@@ -127,8 +135,8 @@ export function benchmarksFromRaw(
         `${at}.name is already a kernel's name under kernels_dir (got ${showValue(b.name)})`,
       );
     }
-    const kind = formatKind(b.format);
-    if (!kind) {
+    const format = b.format;
+    if (!isBenchmarkFormat(format)) {
       problems.push(
         `${at}.format must be one of ${Object.keys(BENCHMARK_FORMATS)
           .map((f) => showValue(f))
@@ -158,8 +166,8 @@ export function benchmarksFromRaw(
     }
 
     let command: BenchmarkConfig['command'];
-    if (kind === 'command') {
-      onlyFor(FILE_ONLY, 'file formats (gbench, pytest-benchmark, nvbench)');
+    if (BENCHMARK_FORMATS[format] === 'command') {
+      onlyFor(FILE_ONLY, `file formats (${FILE_FORMATS.join(', ')})`);
       command = commandFromRaw(b, at, work, problems);
     } else {
       onlyFor(COMMAND_ONLY, 'format "command"');
@@ -171,7 +179,7 @@ export function benchmarksFromRaw(
     const cwdRelative = b.cwd ?? '.';
     benchmarks.push({
       name: b.name,
-      format: b.format,
+      format,
       ...(b.description !== undefined ? { description: b.description } : {}),
       ...(b.run !== undefined ? { run: b.run } : {}),
       ...(b.output !== undefined ? { output: resolve(root, b.output) } : {}),

@@ -362,7 +362,7 @@ export interface KernelInfo {
    */
   adapter?: {
     /**
-     * the adapter: gbench, pytest-benchmark, nvbench, command
+     * the adapter's format, as kernelgate.yml's benchmarks[].format names it (src/config/benchmarks.ts BENCHMARK_FORMATS)
      */
     format: string;
     /**
