@@ -305,21 +305,29 @@ describe('a bad day at GitHub: the verdict decides the exit status', { timeout: 
     ` This step's status is the gate's verdict (${verdict}); set 'fail-on-publish-error: true' to fail it when publishing fails.`;
 
   test('an API that accepts the connection and never answers: the step ends within its budget, on the verdict', async () => {
+    const run = () =>
+      action({
+        eventName: 'pull_request',
+        eventFile: PR_EVENT,
+        inputs: {
+          results: PASSING,
+          baseline: BASELINE,
+          'request-timeout': '0.2',
+          'publish-timeout': '2',
+        },
+      });
+    // The same step against an API that answers: starting node and judging, on this machine now.
+    let started = Date.now();
+    expect((await run()).code).toBe(0);
+    const answeredMs = Date.now() - started;
+    server.requests.length = 0;
     server.faults.push({ kind: 'hang', times: 1000 });
-    const started = Date.now();
-    const result = await action({
-      eventName: 'pull_request',
-      eventFile: PR_EVENT,
-      inputs: {
-        results: PASSING,
-        baseline: BASELINE,
-        'request-timeout': '0.2',
-        'publish-timeout': '2',
-      },
-    });
+    started = Date.now();
+    const result = await run();
     const elapsedMs = Date.now() - started;
     expect(result.code, result.stdout).toBe(0);
-    expect(elapsedMs).toBeLessThan(2000 + 5000); // the budget, plus starting node and judging
+    // the publishing budget (2 s) beyond the answered step, with a margin for a loaded machine
+    expect(elapsedMs - answeredMs).toBeLessThan(2000 + 4000);
     expect(annotations(result.stdout, 'error')).toEqual([]);
     expect(publishing(result)).toEqual([
       `Could not write the report comment on pull request #41: GitHub did not answer GET ` +
