@@ -4,17 +4,15 @@ CPU), cold L2 and rotated input sets, warm-up, the lead-in before each round, an
 round until each variant's stop rule says so. One case's timing is four steps, driven either here
 (bench: one revision, its variants round by round) or by the parent (paired A/B: two workers, one
 per revision, round by round in ABBA order): prepare (inputs, outputs, L2 flush buffer, graphs),
-warm, sample rounds, finish (timed_output: re-check the timed runs' output)."""
+warm, sample rounds (sampling.py), finish (timed_output: re-check the timed runs' output)."""
 
 import sys
-import time
 
-from .device import SPIN_CYCLES_PER_MS, error_record
+from .device import error_record
 from .graphs import CaptureFailed, unjoined_error
-from .integrity import prims_of
 from .l2 import l2_statement
 from .outputs import bits
-from .stats import StopRule, drop_throttled, summarize
+from .stats import drop_throttled, summarize
 
 # A case whose roofline floor (its work at round chip rates) is below this is timed as a CUDA graph
 # of many launches, since one launch per event pair would measure the host's launch overhead (a
@@ -70,11 +68,6 @@ def graph_launches(work):
 L2_FLUSH_BELOW = 4
 INPUT_SET_BUDGET_BYTES = 1 << 30
 MAX_INPUT_SETS = 4
-# The spin queued before a round's first sample: at least LEAD_IN_SPIN_MS, twice the variant's
-# host launch time, at most LEAD_IN_MAX_MS (device.SPIN_CYCLES_PER_MS converts it to cycles).
-LEAD_IN_SPIN_MS = 0.1
-LEAD_IN_MAX_MS = 10.0
-HOST_MS_SETTLE = 4
 
 
 # Each timed input set's contents alternate between two values in the same tensors (swapped in
@@ -207,7 +200,8 @@ def fail_untimed(records, error):
 class Timer:
     """The timing steps of worker.Worker (a mixin: it uses `torch`, `device`, `module`, `opt` (the
     run's options), `nvml`, `l2_bytes`, `ctx`, `warmed_up`, `mark`, the graph capture
-    (graphs.GraphCapture) and the check after timing (timed_output.TimedOutputCheck))."""
+    (graphs.GraphCapture), the rounds of samples (sampling.Sampler) and the check after timing
+    (timed_output.TimedOutputCheck))."""
 
     def prepare(self, params, records, runners, ref0, idx):
         """The case's timing state for its verified variants, or None when none passed."""
@@ -307,120 +301,6 @@ class Timer:
             alt.append({name: x for name, x in other.items() if isinstance(x, torch.Tensor)})
         return alt
 
-    def warm(self, b, names, seconds, min_rounds=3, short_seconds=None, short_call_s=0.0):
-        """Every variant in turn, for `seconds` (clocks settle as power reaches its cap), at least
-        `min_rounds` rounds; for `short_seconds` instead when given and those first rounds took
-        under `short_call_s` per call of the variants (a graph's replay counts its launches): a
-        variant of microseconds, whose verdict is judged against an absolute floor far above what
-        the clock does to it."""
-        cuda = self.device == "cuda"
-        t_start = time.perf_counter()
-        rounds = 0
-        while rounds < min_rounds or time.perf_counter() - t_start < seconds:
-            for v in names:
-                self.mark(v, "warm-up")
-                self.sample_one(b, v, rounds)
-            if cuda:
-                self.torch.cuda.synchronize()
-            rounds += 1
-            if not cuda and rounds >= min_rounds:
-                break
-            if rounds == min_rounds and short_seconds is not None:
-                calls = sum(self.calls_per_sample(b, v) for v in names)
-                if time.perf_counter() - t_start < short_call_s * calls * rounds:
-                    seconds = short_seconds
-        spent_ms = (time.perf_counter() - t_start) * 1e3
-        for v in names:
-            b.warmup_ms[v] = b.warmup_ms.get(v, 0.0) + spent_ms
-
-    @staticmethod
-    def calls_per_sample(b, v):
-        """How many calls of variant v one sample times: a graph's launches, a batch's calls, or 1."""
-        if v in b.graphs:
-            return b.graphs[v][1]
-        return b.batched.get(v, 1)
-
-    def sample_one(self, b, v, r):
-        """One sample of variant v in round r (a callable on CUDA, read after the round's sync)."""
-        flush = b.flush
-        if v in b.graphs:
-            g, n = b.graphs[v]
-            return self.time_one(g.replay, flush, per=n)
-        k = r % b.n_sets
-        t0 = time.perf_counter()
-        if v in b.batched:
-            t = self.time_one(lambda: [b.call(v, k) for _ in range(b.batched[v])], flush, per=b.batched[v])
-        else:
-            t = self.time_one(lambda: b.call(v, k), flush)
-        # The host's time to queue the sample (the lead-in's spin must outlast it).
-        if v not in b.spin_ms:
-            b.host_ms.setdefault(v, []).append((time.perf_counter() - t0) * 1e3)
-        # Python ran: what the harness relies on must be as it was (a graph's replay runs none).
-        bad = self.tampered(f"while {v} was timed") or self.l2_left_set(v)
-        if bad and v not in b.bad:
-            b.bad[v] = bad
-        return t
-
-    def lead_in(self, b, v, r):
-        """Work queued ahead of a round's first start event. Started on an idle GPU, that event is
-        stamped at once and the sample then includes the host's launch of the variant: tens of
-        microseconds for one kernel, milliseconds for a variant with much Python around its
-        launches (torch's BSR matmul read 3.1 ms falling to 1.25 ms within a burst on the H100,
-        docs/notes/paired-ab.md, run 5). `spin` queues a GPU spin that outlasts the host's launch
-        of this variant (twice the median of its first host launch times, at least
-        LEAD_IN_SPIN_MS, at most LEAD_IN_MAX_MS), so the events time the device; `sample` runs
-        the variant once untimed instead (warming caches and TLBs as well, at its cost).
-
-        The spin's length is fixed per variant once its first HOST_MS_SETTLE samples (the
-        warm-up's) are in: a spin that followed each sample's own host time varied from sample to
-        sample, and so did the clock the kernel met after it (run 6: the pairs of microsecond
-        cases spread up to 14 % instead of 0.01 %)."""
-        mode = self.opt.get("lead_in", "spin")
-        if self.device != "cuda" or mode == "none":
-            return
-        if mode == "spin":
-            self.torch.cuda._sleep(int(self.spin_ms(b, v) * SPIN_CYCLES_PER_MS))
-        elif v in b.graphs:
-            b.graphs[v][0].replay()
-        else:
-            b.call(v, r % b.n_sets)
-
-    def spin_ms(self, b, v):
-        if v not in b.spin_ms:
-            host = b.host_ms.get(v, [])
-            if len(host) < HOST_MS_SETTLE:
-                return LEAD_IN_SPIN_MS
-            b.spin_ms[v] = min(LEAD_IN_MAX_MS, max(LEAD_IN_SPIN_MS, 2 * sorted(host)[len(host) // 2]))
-        return b.spin_ms[v]
-
-    def sample_round(self, b, order, r):
-        """One sample of each variant in `order`: {variant: (ms, sm clock MHz, power W)}."""
-        pending = []
-        b.next_round(self.torch, r)
-        l2 = getattr(self, "l2", None)
-        if b.cold and l2 is not None:
-            l2.reset_lines()  # persisting lines back to normal, so the flushes evict them
-        if order:
-            self.lead_in(b, order[0], r)
-        for v in order:
-            self.mark(v, "bench")
-            t = self.sample_one(b, v, r)
-            clk = self.nvml.sm_clock_mhz() if self.nvml and self.nvml.ok else None
-            pw = self.nvml.power_w() if self.nvml and self.nvml.ok else None
-            pending.append((v, t, clk, pw))
-        if self.device == "cuda":
-            self.torch.cuda.synchronize()
-        out = {}
-        for v, t, clk, pw in pending:
-            ms = t() if callable(t) else t
-            out[v] = (ms, clk, pw)
-            s = b.samples[v]
-            s["ms"].append(ms)
-            if clk is not None:
-                s["clk"].append(clk)
-                s["pw"].append(pw)
-        return out
-
     def method(self, b, v):
         if self.device != "cuda":
             return "wall clock (CPU" + (", Triton interpreter)" if self.ctx.interpret else ")")
@@ -489,45 +369,3 @@ class Timer:
         seconds = self.opt["warmup_s"] if self.warmed_up else self.opt["first_warmup_s"]
         self.warmed_up = True
         return seconds
-
-    def sample_until_stopped(self, b, names):
-        """Samples round by round over the group, the order rotated every round; {variant: stop reason}."""
-        rule = StopRule(min_samples=self.opt["min_samples"], max_samples=self.opt["max_samples"], ci_rel=self.opt["ci_rel"], time_cap_s=self.opt["time_cap_s"])
-        stop = dict.fromkeys(names)
-        spent = dict.fromkeys(names, 0.0)
-        r = 0
-        while True:
-            for v in names:
-                if v in b.bad and stop[v] is None:
-                    stop[v] = "ended"  # its error is recorded instead of a timing (bench)
-            active = [v for v in names if stop[v] is None]
-            if not active:
-                return stop
-            order = active[r % len(active):] + active[: r % len(active)]
-            t0 = time.perf_counter()
-            got = self.sample_round(b, order, r)
-            round_s = time.perf_counter() - t0
-            total = sum(ms for ms, _, _ in got.values()) or 1.0
-            for v, (ms, _, _) in got.items():
-                spent[v] += round_s * ms / total
-                s = b.samples[v]
-                kept, _, _, _ = drop_throttled(s["ms"], s["clk"], s["pw"])
-                stop[v] = rule.check(kept, spent[v])
-            r += 1
-
-    def time_one(self, fn, flush, per=1):
-        """One sample: on CUDA an event pair on the current stream (returns a callable read after the
-        round's synchronisation); on CPU the wall clock."""
-        if self.device != "cuda":
-            perf_counter = prims_of(self).perf_counter
-            t0 = perf_counter()
-            fn()
-            return (perf_counter() - t0) * 1e3 / per
-        p = prims_of(self)  # the timer as it was before any kernel module was imported
-        if flush is not None:
-            flush.zero_()
-        start, end = p.event(), p.event()
-        p.record(start)
-        fn()
-        p.record(end)
-        return lambda: p.elapsed_time(start, end) / per

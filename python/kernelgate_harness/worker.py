@@ -15,6 +15,7 @@ from .graphs import GraphCapture
 from .integrity import Guard, tampering_error
 from .l2 import persistence_error
 from .timed_output import TimedOutputCheck
+from .sampling import Sampler
 from .timing import Timer, fail_untimed
 from .verify import Verifier
 
@@ -43,11 +44,11 @@ class Ctx:
         raise NotBuilt(f"no library for {self.kernel}/{variant}: {self._builds_file} has no build record for it")
 
 
-class Worker(Verifier, CacheProbe, GraphCapture, Timer, TimedOutputCheck):
+class Worker(Verifier, CacheProbe, GraphCapture, Timer, Sampler, TimedOutputCheck):
     """One kernel's worker: its module, the run's options and the device. Set-up and the protocol
     of one case are here; verification (verify.Verifier), the cache probe (caching.CacheProbe),
-    graph capture (graphs.GraphCapture), timing (timing.Timer) and the check after it
-    (timed_output.TimedOutputCheck) are its mixins."""
+    graph capture (graphs.GraphCapture), timing (timing.Timer), its rounds of samples
+    (sampling.Sampler) and the check after it (timed_output.TimedOutputCheck) are its mixins."""
 
     def __init__(self, current, manifest, options):
         self.current = current

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from kernelgate_harness.paired import PairedCase, PairedFatal, change_of, confirm_record, ready_together
-from kernelgate_harness.timing import Timer
+from kernelgate_harness.sampling import Sampler
 from kernelgate_harness.verify import Verifier
 
 OPT = {
@@ -180,8 +180,8 @@ def test_the_stream_checks_run_with_the_first_seed_and_not_in_the_base_arm():
     assert base.firsts == [(0, False)]
 
 
-class StubTimer(Timer):
-    """Timer.warm over a variant whose sample takes `sample_s` of the host's time, a graph of
+class StubTimer(Sampler):
+    """Sampler.warm over a variant whose sample takes `sample_s` of the host's time, a graph of
     `launches` launches when given."""
 
     def __init__(self, sample_s, launches=None):
