@@ -14,8 +14,8 @@ from .device import CURRENT, error_record
 from .graphs import GraphCapture
 from .integrity import Guard, tampering_error
 from .l2 import persistence_error
-from .timed_output import TimedOutputCheck
 from .sampling import Sampler
+from .timed_output import TimedOutputCheck
 from .timing import Timer, fail_untimed
 from .verify import Verifier
 
