@@ -2,16 +2,16 @@
 random inputs for every seed and on the module's stress inputs, each run twice (over a
 NaN-poisoned and a sentinel-filled output: unwritten elements, races), the inputs fingerprinted
 before and after (a variant that writes into them), work left on another stream (the drain probe
-and the late-work check), and the correctness record judged against the manifest's tolerances."""
+and the late-work check, streams.py), and the correctness record judged against the manifest's
+tolerances (correctness.py)."""
 
 import gc
 import math
 import threading
 import time
 
-from .device import SPIN_CYCLES_PER_MS, error_record, is_out_of_memory, sync_stream
-from .integrity import prims_of
-from .outputs import bits_differ, cached_result_message, changed_after_return_message, output_problem, settle
+from .device import error_record, is_out_of_memory, sync_stream
+from .outputs import bits_differ, output_problem, settle
 
 # A variant whose device work outlives its own stream's end event by this much (and by this
 # fraction of its timed duration) launched work on another stream than the one timed.
@@ -85,11 +85,6 @@ def refused_check(seed, problem, numel):
     }
 
 
-# The third run of the first seed on the GPU runs beside this load on another stream (256 MiB
-# added to, LOAD_PASSES times): the variant's blocks then meet other SMs' work and other orders.
-LOAD_ELEMENTS = 64 << 20
-LOAD_PASSES = 4
-
 
 def changed_inputs(before, after):
     return sorted({k.split(".")[0] for k in before if after.get(k) != before[k]})
@@ -97,7 +92,8 @@ def changed_inputs(before, after):
 
 class Verifier:
     """The verification steps of worker.Worker (a mixin: it uses `torch`, `device`, `module` (the
-    kernel module), `manifest` and `mark`)."""
+    kernel module), `manifest` and `mark`, the stream checks (streams.StreamChecks) and the
+    judging of the checks (correctness.Correctness))."""
 
     def verify(self, params, seeds, records, runners):
         """Runs every variant on fresh inputs for every seed; returns the oracle of the first seed
@@ -277,65 +273,6 @@ class Verifier:
             "event_ms": event_ms,
         }
 
-    def third_run_moved(self, run, inputs, params, res1):
-        """Elements of a third run's output (over a NaN-filled buffer; on CUDA beside a load on
-        another stream) whose bits differ from the first run's."""
-        torch = self.torch
-        out = self.module.output_like(inputs, params)
-        out.fill_(math.nan)
-        if self.device == "cuda":
-            load = torch.zeros(LOAD_ELEMENTS, device="cuda")
-            side = torch.cuda.Stream()
-            side.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(side):
-                for _ in range(LOAD_PASSES):
-                    load.add_(1.0)
-            res = run(inputs, out)
-            torch.cuda.synchronize()
-            del load
-        else:
-            res = run(inputs, out)
-        if output_problem(torch, res, inputs, out) is not None:
-            return res1.numel()
-        return bits_differ(torch, res, res1)
-
-    def right_only_after_device_sync(self, run, inputs, params, ref, idx, host_ms=0.0):
-        """A wrong output when the timed stream is done that is right once the whole device is
-        synchronised: the variant left work on another stream (named as such however short it is;
-        the drain probe's floor only sees long work). The variant runs behind a spin on the timed
-        stream (LATE_GATE_*) and its output is copied on that stream right behind it, so the copy
-        starts the moment the variant's own work on the timed stream is done, whatever the host's
-        latency. A variant whose work all waits on the timed stream cannot fail this."""
-        torch = self.torch
-        tol = self.tolerance(params)["rel_l2"]
-        out = self.module.output_like(inputs, params)
-        out.fill_(math.nan)
-        gate_ms = late_gate_ms(host_ms)
-        torch.cuda.synchronize()
-        torch.cuda._sleep(int(gate_ms * SPIN_CYCLES_PER_MS))
-        res = run(inputs, out)
-        early = res.clone()
-        torch.cuda.synchronize()
-        rel_early, _ = self.error_vs(early, ref, idx)
-        rel_late, _ = self.error_vs(res, ref, idx)
-        return (rel_early is None or rel_early > tol) and rel_late is not None and rel_late <= tol
-
-    def drain_probe(self, fn):
-        """(result, ms the device stayed busy after the timed stream's end event, ms between the
-        events, ms the host took to queue fn)."""
-        p = prims_of(self)  # the timer as it was before any kernel module was imported
-        p.synchronize()
-        start, end = p.event(), p.event()
-        p.record(start)
-        h0 = p.perf_counter()
-        res = fn()
-        host_ms = (p.perf_counter() - h0) * 1e3
-        p.record(end)
-        p.event_synchronize(end)
-        t0 = p.perf_counter()
-        p.synchronize()
-        return res, (p.perf_counter() - t0) * 1e3, p.elapsed_time(start, end), host_ms
-
     def error_vs(self, out, ref, idx):
         """(rel_l2, max_abs) of out against the oracle over the part it covers; (None, None) if NaN/Inf."""
         sub = out[idx] if idx is not None else out
@@ -347,102 +284,3 @@ class Verifier:
         ref_norm = float(ref.norm())
         rel = float(d.norm()) / ref_norm if ref_norm > 0 else float(d.norm())
         return rel, float(d.abs().max()) if d.numel() else 0.0
-
-    def judge(self, rec, checks, tol, seeds, subset, stress=()):
-        problems = []
-        scales = getattr(self.module, "STRESS_TOLERANCE_SCALE", {})
-        answers = {}  # output bits -> the input set that got them first (a cached result)
-        for c in [*checks, *stress]:
-            s = c["seed"]
-            where = f"seed {s}" if isinstance(s, int) else s
-            if c.get("refused"):
-                problems.append(f"{where}: {c['refused']}")
-                continue
-            cached = answers.get(c.get("out_bits")) if c.get("out_bits") is not None else None
-            if c.get("out_bits") is not None:
-                answers.setdefault(c["out_bits"], where)
-            if c.get("cache"):
-                problems.append(f"{where}: {c['cache']}")
-            # A stress input may be checked against a multiple of the tolerance: its values are
-            # far from those the tolerance was set for (the module's STRESS_TOLERANCE_SCALE).
-            scale = 1.0 if isinstance(s, int) else scales.get(s.removeprefix("stress input "), 1.0)
-            tol_rel, tol_abs = tol["rel_l2"] * scale, None if tol.get("max_abs") is None else tol["max_abs"] * scale
-            if c["unwritten"]:
-                problems.append(f"{where}: {c['unwritten']} of {c['numel']} output elements never written (still NaN after the run)")
-            if c["nan"]:
-                problems.append(f"{where}: {c['nan']} NaN in the output")
-            if c["inf"]:
-                problems.append(f"{where}: {c['inf']} Inf in the output")
-            wrong = c["rel_l2"] is None or c["rel_l2"] > tol_rel
-            if wrong and cached is not None and cached != where:
-                problems.append(cached_result_message(where, f"{cached}'s inputs"))
-            elif c["rel_l2"] is not None and c["rel_l2"] > tol_rel:
-                problems.append(f"{where}: rel_l2 {c['rel_l2']:.3e} > tolerance {tol_rel:.1e}")
-            if tol_abs is not None and c["max_abs"] is not None and c["max_abs"] > tol_abs:
-                problems.append(f"{where}: max_abs {c['max_abs']:.3e} > tolerance {tol_abs:.1e}")
-            if c.get("inputs_written"):
-                problems.append(
-                    f"{where}: wrote into its input{'s' if len(c['inputs_written']) > 1 else ''} {', '.join(c['inputs_written'])} (inputs "
-                    "are read-only: the variants after it, and its own next run, would see other data)"
-                )
-            elif c.get("late_work"):
-                problems.append(
-                    f"{where}: the output is wrong when the timed stream is done and right only after a device-wide synchronize: work was "
-                    "left on another stream, which the timing does not see"
-                )
-            elif c.get("after_return"):
-                problems.append(changed_after_return_message(where, c["after_return"], c["numel"]))
-            elif c["moved_nonfinite"]:
-                problems.append(
-                    f"{where}: {c['moved_nonfinite']} elements finite in one run and not in the other on the same inputs (a race, or a read "
-                    "of memory nothing wrote)"
-                )
-            elif c["repeat"] and not c.get("inputs_written"):
-                problems.append(
-                    f"{where}: result moved between two runs on the same inputs, max diff {c['repeat']:.3e} (a race, or a read of memory "
-                    "nothing wrote)"
-                )
-            elif c.get("third_moved"):
-                load = " beside a load on another stream" if self.device == "cuda" else ""
-                problems.append(
-                    f"{where}: result moved between runs on the same inputs: a third run{load} differs from the first in "
-                    f"{c['third_moved']} of {c['numel']} elements (a race that two runs happened to agree on)"
-                )
-        worst = lambda key: None if any(c[key] is None for c in checks) else max(c[key] for c in checks)  # noqa: E731
-        repeats = [c["repeat"] for c in checks]
-        corr = {
-            "status": "FAIL" if problems else "PASS",
-            "rel_l2": worst("rel_l2"),
-            "max_abs": worst("max_abs"),
-            "nan_count": sum(c["nan"] for c in checks),
-            "inf_count": sum(c["inf"] for c in checks),
-            "unwritten_count": sum(c["unwritten"] for c in checks),
-            "seeds": list(seeds),
-            "tol_rel_l2": tol["rel_l2"],
-            "oracle": self.oracle_desc(subset),
-            "repeat_max_diff": None if any(r is None for r in repeats) else max(repeats),
-        }
-        if tol.get("max_abs") is not None:
-            corr["tol_max_abs"] = tol["max_abs"]
-        if stress:
-            corr["stress"] = [{"name": c["seed"].removeprefix("stress input "), "rel_l2": c["rel_l2"], "max_abs": c["max_abs"]} for c in stress]
-        if problems:
-            corr["message"] = "; ".join(problems[:6]) + (f"; and {len(problems) - 6} more" if len(problems) > 6 else "")
-        rec["correctness"] = corr
-        rec["status"] = "fail" if problems else "ok"
-        first = checks[0] if checks else None
-        if first and first["drain_ms"] is not None and drain_flagged(first["drain_ms"], first["event_ms"]):
-            rec["status"] = "error"
-            rec["error"] = {
-                "kind": "other-stream",
-                "message": (
-                    f"device work went on {first['drain_ms']:.3f} ms after the timed stream's end event, in each of {DRAIN_CONFIRM_REPEATS + 1} runs "
-                    f"({first['event_ms']:.3f} ms between its events): the variant launches work on another "
-                    "stream than the one timed, so events would not measure it"
-                ),
-            }
-
-    def oracle_desc(self, subset):
-        where = "GPU" if self.device == "cuda" else "CPU"
-        desc = getattr(self.module, "ORACLE", "higher-precision torch reference")
-        return f"{desc} on {where}" + (", on a subset of the output (oracle_index); NaN/unwritten checks cover all of it" if subset else "")

@@ -10,11 +10,13 @@ import time
 
 from . import NotBuilt, Unsupported, faults
 from .caching import CacheProbe
+from .correctness import Correctness
 from .device import CURRENT, error_record
 from .graphs import GraphCapture
 from .integrity import Guard, tampering_error
 from .l2 import persistence_error
 from .sampling import Sampler
+from .streams import StreamChecks
 from .timed_output import TimedOutputCheck
 from .timing import Timer, fail_untimed
 from .verify import Verifier
@@ -44,9 +46,10 @@ class Ctx:
         raise NotBuilt(f"no library for {self.kernel}/{variant}: {self._builds_file} has no build record for it")
 
 
-class Worker(Verifier, CacheProbe, GraphCapture, Timer, Sampler, TimedOutputCheck):
+class Worker(Verifier, StreamChecks, Correctness, CacheProbe, GraphCapture, Timer, Sampler, TimedOutputCheck):
     """One kernel's worker: its module, the run's options and the device. Set-up and the protocol
-    of one case are here; verification (verify.Verifier), the cache probe (caching.CacheProbe),
+    of one case are here; verification (verify.Verifier), its checks of work left on another stream
+    (streams.StreamChecks) and its judging (correctness.Correctness), the cache probe (caching.CacheProbe),
     graph capture (graphs.GraphCapture), timing (timing.Timer), its rounds of samples
     (sampling.Sampler) and the check after it (timed_output.TimedOutputCheck) are its mixins."""
 

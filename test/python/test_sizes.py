@@ -27,8 +27,6 @@ FOLDERS = ("python", "kernels")
 REMAINING = {
     "python/kernelgate_harness/paired.py": 404,
     "python/kernelgate_harness/paired.py:190 class PairedCase": 201,
-    "python/kernelgate_harness/verify.py:98 class Verifier": 317,
-    "python/kernelgate_harness/verify.py:351 function judge": 91,
 }
 
 
