@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compare } from '../src/judge/index.js';
 import { loadConfig, type Config } from '../src/config/index.js';
-import { gate, type GateResult } from '../src/judge/index.js';
+import { blockingKinds, gate, type GateResult } from '../src/judge/index.js';
 import { loadResults } from '../src/results/index.js';
 import type { KernelgateResults } from '../src/results/index.js';
 import { evaluateTiers } from '../src/judge/index.js';
@@ -127,6 +127,37 @@ describe('policy', () => {
     expect(gate(comparison, tiers, results, strict).reasons).toEqual([
       'gemm/torch_copy op=copy,dtype=fp32,MiB=1024: MISSING: in the baseline, not in this run',
     ]);
+  });
+});
+
+describe('the rules that block', () => {
+  const FLAGS = [
+    ['failOnSlower', 'slower'],
+    ['failOnMissing', 'missing'],
+    ['failOnBuildFailure', 'build'],
+    ['failOnError', 'error'],
+    ['failOnMeasurementError', 'above-peak'],
+  ] as const;
+
+  it('blocks with wrong results and drift always, and with each other kind exactly when its policy says', () => {
+    for (let bits = 0; bits < 2 ** FLAGS.length; bits++) {
+      const policy = { ...config.policy };
+      FLAGS.forEach(([flag], i) => (policy[flag] = Boolean(bits & (1 << i))));
+      const expected = [
+        'wrong',
+        'drift',
+        ...FLAGS.filter(([flag]) => policy[flag]).map(([, k]) => k),
+      ];
+      expect([...blockingKinds(policy)].sort()).toEqual(expected.sort());
+    }
+  });
+
+  it('a SLOWER case fails the gate exactly when its kind blocks', () => {
+    for (const failOnSlower of [false, true]) {
+      const verdict = judge('regression.json', { failOnSlower }).verdict;
+      const blocks = blockingKinds({ ...config.policy, failOnSlower }).has('slower');
+      expect(verdict === 'fail').toBe(blocks);
+    }
   });
 });
 

@@ -4,7 +4,7 @@
 // turns these into text and escapes what came from results, config or the pull request.
 import type { CaseComparison } from '../judge/index.js';
 import type { Config } from '../config/index.js';
-import type { GateResult } from '../judge/index.js';
+import { blockingKinds as gateBlockingKinds, type GateResult } from '../judge/index.js';
 import type { KernelgateResults } from '../results/index.js';
 import type { TierStatus } from '../judge/index.js';
 
@@ -282,16 +282,9 @@ export function outcomeOf(gate: GateResult, cases: CaseComparison[]): Outcome {
   return cases.some((c) => c.perf === 'SLOWER' && !isControl(c)) ? 'regression' : 'pass';
 }
 
-/** Which gate categories fail the gate under the policy. */
+/** Which gate categories fail the gate under the policy: the gate's own rules say (GATE_RULES). */
 export function blockingKinds(config: Config): Set<ChangeKind | 'build'> {
-  const p = config.policy;
-  const kinds = new Set<ChangeKind | 'build'>(['wrong', 'drift']);
-  if (p.failOnError) kinds.add('error');
-  if (p.failOnMeasurementError) kinds.add('above-peak');
-  if (p.failOnMissing) kinds.add('missing');
-  if (p.failOnSlower) kinds.add('slower');
-  if (p.failOnBuildFailure) kinds.add('build');
-  return kinds;
+  return new Set<ChangeKind | 'build'>(gateBlockingKinds(config.policy));
 }
 
 /** A numeric figure a diagnostic's message carries, in %: "(20 % of its median)" → 20. */
