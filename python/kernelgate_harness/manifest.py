@@ -3,6 +3,7 @@
 A case group maps axis names to a scalar (fixed) or a list (an axis to cross); the id is
 `key=value` pairs in the group's key order, booleans written `true`/`false`."""
 
+import decimal
 import itertools
 import json
 import os
@@ -40,9 +41,42 @@ class Manifest:
 
 
 def format_value(value):
+    """A case value as a case id writes it: booleans `true`/`false`, numbers as JavaScript's
+    Number#toString writes them (the action's half, src/config/cases.ts, reads the same ids and
+    cannot tell 1.0 from 1 once parsed), text as it is. test/fixtures/twins/case-ids.json holds
+    both halves to the same ids."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value) if abs(value) <= 2**53 else js_number(float(value))
+    if isinstance(value, float):
+        return js_number(value)
     return str(value)
+
+
+def js_number(x: float) -> str:
+    """ECMAScript's Number::toString(x): the shortest digits that read back as x (Python's repr
+    finds the same), written plainly from 1e-6 up to 1e21, else as d.ddde±n."""
+    if x != x:
+        return "NaN"
+    if x in (float("inf"), float("-inf")):
+        return "Infinity" if x > 0 else "-Infinity"
+    if x == 0:
+        return "0"
+    sign = "-" if x < 0 else ""
+    _, digit_tuple, exponent = decimal.Decimal(repr(abs(x))).normalize().as_tuple()
+    digits = "".join(map(str, digit_tuple))
+    k = len(digits)
+    n = int(exponent) + k  # x = 0.d1d2...dk × 10^n
+    if k <= n <= 21:
+        return sign + digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * (-n) + digits
+    e = n - 1
+    mantissa = digits[0] + ("." + digits[1:] if k > 1 else "")
+    return f"{sign}{mantissa}e{'+' if e >= 0 else '-'}{abs(e)}"
 
 
 def case_id(params):

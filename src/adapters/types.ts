@@ -4,7 +4,12 @@
 import type { CaseResult, Diagnostic, Environment, KernelInfo, Timing } from '../results/index.js';
 import { InputError, showValue } from '../results/index.js';
 import { quantileSorted, sortedCopy } from '../lib/index.js';
-import { type FileFormat, gpuModel, type Params } from '../config/index.js';
+import {
+  caseIdOf as manifestCaseIdOf,
+  type FileFormat,
+  gpuModel,
+  type Params,
+} from '../config/index.js';
 
 /**
  * What a tool can give, declared once per adapter and printed in docs/adapters.md. The results
@@ -78,10 +83,9 @@ export interface FileAdapter {
 /** A case without a params object: the tool ran it with no arguments. */
 export const NO_PARAMS_CASE = 'default';
 
-/** The case id convention of kernel manifests: key=value pairs joined by commas, in order. */
+/** The case id of kernel manifests (config's caseIdOf, the harness's twin); none: NO_PARAMS_CASE. */
 export function caseIdOf(params: Params): string {
-  const parts = Object.entries(params).map(([k, v]) => `${k}=${String(v)}`);
-  return parts.length ? parts.join(',') : NO_PARAMS_CASE;
+  return Object.keys(params).length ? manifestCaseIdOf(params) : NO_PARAMS_CASE;
 }
 
 /** "64" → 64, "true" → true; anything else stays text. */
