@@ -249,7 +249,7 @@ class PairedCase:
         t0 = time.perf_counter()
         fin = {arm: self.ask(arm, {"op": "pfinish"}, self.timeout_s * max(len(h_timed), 1)) for arm in ("head", "base")}
         self.phase_s["finish"] = time.perf_counter() - t0
-        return self.records(fin, samples, stops, spent)
+        return case_records(self, fin, samples, stops, spent)
 
     def time_line(self):
         """The case's time by stage, for its progress line: 'time: set-up and verification 1.2 s
@@ -357,57 +357,60 @@ class PairedCase:
         detect = case_detect_pct(self.opt, median)
         return math.log1p(pct / 100), None if detect is None else math.log1p(detect / 100)
 
-    def records(self, fin, samples, stops, spent):
-        head_recs, base_recs = fin["head"]["records"], fin["base"]["records"]
-        info_h, info_b = fin["head"]["info"], fin["base"]["info"]
-        for v in self.variants:
-            rec = head_recs[v]
-            if v in self.identical:
-                if rec.get("status") == "ok":
-                    rec["identical"] = {"reason": IDENTICAL_REASON}
-                continue
-            brec = base_recs.get(v) if v in self.base_variants else None
-            if brec is None:
-                rec["paired"] = untimed("missing", "the base revision has no such variant for this case")
-                continue
-            bcorr = brec.get("correctness")
-            if v not in stops:
-                # Head or base did not reach timing (failed, errored, skipped) or timing is off.
-                rec["paired"] = untimed(brec.get("status", "error"), None if brec.get("status") == "ok" else base_reason(brec), bcorr)
-                continue
-            h = samples["head"][v]
-            stop = stops[v]
-            if brec.get("status") != "ok" or not samples["base"][v]["ms"]:
-                # Timed on the head alone (the base failed its verification or its timed output).
-                kept, clk, pw, n_drop = drop_throttled(h["ms"], h["clk"], h["pw"])
-                rec["timing"] = arm_timing({"ms": kept, "clk": clk, "pw": pw}, range(len(kept)), info_h[v], STOP_AS_TIMING.get(stop, stop), n_drop)
-                rec["paired"] = untimed(brec.get("status", "error"), base_reason(brec), bcorr)
-                continue
-            b = samples["base"][v]
-            keep = unthrottled_pairs(h, b)
-            n_drop = len(h["ms"]) - len(keep)
-            ratios = block_ratios(h, b, keep)
-            rec["timing"] = arm_timing(h, keep, info_h[v], STOP_AS_TIMING.get(stop, stop), n_drop)
-            base_timing = arm_timing(b, keep, info_b[v], STOP_AS_TIMING.get(stop, stop), n_drop)
-            p = {"base_status": "ok", "base_timing": base_timing, "n_pairs": len(keep), "log_ratios": ratios, "stop_reason": stop}
-            detect = case_detect_pct(self.opt, base_timing["median_ms"])
-            if detect is not None:
-                p["detect_pct"] = detect
-            p["seconds"] = round(spent[v], 3)
-            if bcorr:
-                p["base_correctness"] = bcorr
-            if ratios:
-                med, lo, hi = paired_summary(ratios)
-                mdc_pct = 100 * (math.exp(hi) - math.exp(lo)) / 2
-                p.update(median_ratio=math.exp(med), ci_lo=math.exp(lo), ci_hi=math.exp(hi), confidence=CONFIDENCE, mdc_pct=mdc_pct)
-            rec["paired"] = p
-        for v in self.variants:
-            rec, brec = head_recs[v], (base_recs.get(v) if v in self.base_variants else None)
-            if brec is not None and brec.get("tuning") is not None and isinstance(rec.get("paired"), dict):
-                rec["paired"]["base_tuning"] = brec["tuning"]
-        for rec in head_recs.values():
-            refuse_zero_time(rec)
-        return head_recs
+
+def case_records(pc, fin, samples, stops, spent):
+    """The head's records of a paired case (PairedCase.run), each with its `paired` record from
+    both arms' samples and finish replies."""
+    head_recs, base_recs = fin["head"]["records"], fin["base"]["records"]
+    info_h, info_b = fin["head"]["info"], fin["base"]["info"]
+    for v in pc.variants:
+        rec = head_recs[v]
+        if v in pc.identical:
+            if rec.get("status") == "ok":
+                rec["identical"] = {"reason": IDENTICAL_REASON}
+            continue
+        brec = base_recs.get(v) if v in pc.base_variants else None
+        if brec is None:
+            rec["paired"] = untimed("missing", "the base revision has no such variant for this case")
+            continue
+        bcorr = brec.get("correctness")
+        if v not in stops:
+            # Head or base did not reach timing (failed, errored, skipped) or timing is off.
+            rec["paired"] = untimed(brec.get("status", "error"), None if brec.get("status") == "ok" else base_reason(brec), bcorr)
+            continue
+        h = samples["head"][v]
+        stop = stops[v]
+        if brec.get("status") != "ok" or not samples["base"][v]["ms"]:
+            # Timed on the head alone (the base failed its verification or its timed output).
+            kept, clk, pw, n_drop = drop_throttled(h["ms"], h["clk"], h["pw"])
+            rec["timing"] = arm_timing({"ms": kept, "clk": clk, "pw": pw}, range(len(kept)), info_h[v], STOP_AS_TIMING.get(stop, stop), n_drop)
+            rec["paired"] = untimed(brec.get("status", "error"), base_reason(brec), bcorr)
+            continue
+        b = samples["base"][v]
+        keep = unthrottled_pairs(h, b)
+        n_drop = len(h["ms"]) - len(keep)
+        ratios = block_ratios(h, b, keep)
+        rec["timing"] = arm_timing(h, keep, info_h[v], STOP_AS_TIMING.get(stop, stop), n_drop)
+        base_timing = arm_timing(b, keep, info_b[v], STOP_AS_TIMING.get(stop, stop), n_drop)
+        p = {"base_status": "ok", "base_timing": base_timing, "n_pairs": len(keep), "log_ratios": ratios, "stop_reason": stop}
+        detect = case_detect_pct(pc.opt, base_timing["median_ms"])
+        if detect is not None:
+            p["detect_pct"] = detect
+        p["seconds"] = round(spent[v], 3)
+        if bcorr:
+            p["base_correctness"] = bcorr
+        if ratios:
+            med, lo, hi = paired_summary(ratios)
+            mdc_pct = 100 * (math.exp(hi) - math.exp(lo)) / 2
+            p.update(median_ratio=math.exp(med), ci_lo=math.exp(lo), ci_hi=math.exp(hi), confidence=CONFIDENCE, mdc_pct=mdc_pct)
+        rec["paired"] = p
+    for v in pc.variants:
+        rec, brec = head_recs[v], (base_recs.get(v) if v in pc.base_variants else None)
+        if brec is not None and brec.get("tuning") is not None and isinstance(rec.get("paired"), dict):
+            rec["paired"]["base_tuning"] = brec["tuning"]
+    for rec in head_recs.values():
+        refuse_zero_time(rec)
+    return head_recs
 
 
 def failure(e, head, base):
@@ -430,45 +433,3 @@ def attempt(pc, start_timeout_s=WORKER_START_TIMEOUT_S):
         pc.head.kill()
         pc.base.kill()
         return None, why
-
-
-def confirm_movers(head, base, kernel, case, records, opt, timeout_s, say, band_only=False):
-    """--paired-confirm: each variant of `records` whose interval cleared the threshold is measured
-    again in a fresh pair of worker processes (both stopped and started anew, the case set up and
-    verified on the first seed without stress inputs and stream checks, each burst warmed, the same
-    stop rule), its result in paired.confirm; the judge lets SLOWER or FASTER stand only when the
-    second interval says the same. Identical code can read an offset on one
-    variant in one case that more pairs in the same burst do not remove (docs/notes/paired-ab.md).
-    `band_only` (--paired-detect-pct without --paired-confirm): only the variants that cleared their
-    detection threshold and not the threshold itself, whose verdict the judge lets stand only when
-    confirmed. Returns the seconds it took, or None when no variant had cleared the threshold."""
-    label = f"{kernel} {case.id}"
-    pct, floor = opt["paired_threshold_pct"], opt["paired_min_change_ms"]
-    firsts = {v: change_of(rec.get("paired"), pct, floor) for v, rec in records.items()}
-    if band_only:
-        firsts = {v: first for v, first in firsts.items() if first and not change_of({**records[v]["paired"], "detect_pct": None}, pct, floor)}
-    movers = [v for v, first in firsts.items() if first]
-    if not movers:
-        return None
-    cleared = "their detection threshold" if band_only else f"±{pct:g} %"
-    say(f"{label}: {', '.join(movers)} cleared {cleared}: measured again in a fresh pair of worker processes")
-    t0 = time.perf_counter()
-    head.stop()
-    base.stop()
-    seed = opt["seeds"][:1]
-    pc = PairedCase(head, base, case, movers, movers, timeout_s, {**opt, "seeds": seed, "paired_base_seeds": seed}, 0.0, say, light=True)
-    again, why = attempt(pc)
-    for v in movers:
-        p = records[v]["paired"]
-        c = p["confirm"] = no_pairs(why) if why else confirm_record(again[v])
-        if c["status"] != "ok":
-            say(f"{kernel}/{v} {case.id}: not confirmed: {c['reason']}")
-            continue
-        measured = c.get("ci_lo") is not None
-        second = change_of(p, pct, floor, (c["ci_lo"], c["ci_hi"])) if measured else None
-        said = f"{firsts[v]} again" if second == firsts[v] else "the first reading did not repeat"
-        interval = interval_text(c["median_ratio"], c["ci_lo"], c["ci_hi"]) if measured else "no interval"
-        say(f"{kernel}/{v} {case.id} confirm: {interval} {c['n_pairs']} pairs {len(c['log_ratios'])} blocks {c['stop_reason']}: {said}")
-    spent = time.perf_counter() - t0
-    say(f"{label}: confirmation {spent:.1f} s")
-    return spent

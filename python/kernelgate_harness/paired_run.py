@@ -2,8 +2,10 @@
 variants of the case, the --identical ones left untimed, the fall-back to the head alone when an
 arm fails, and the confirmation of the movers."""
 
+import time
+
 from .manifest import matches
-from .paired import IDENTICAL_REASON, PairedCase, attempt, confirm_movers, untimed
+from .paired import IDENTICAL_REASON, PairedCase, attempt, change_of, confirm_record, interval_text, no_pairs, untimed
 from .progress import say
 
 
@@ -60,3 +62,45 @@ class PairedRunner:
         named = [v for v in variants if (m.name, v) in self.identical and v in base_variants]
         candidate_timed = any(roles.get(v) != "reference" and v not in named for v in variants)
         return [v for v in named if roles.get(v) != "reference" or not candidate_timed]
+
+
+def confirm_movers(head, base, kernel, case, records, opt, timeout_s, say, band_only=False):
+    """--paired-confirm: each variant of `records` whose interval cleared the threshold is measured
+    again in a fresh pair of worker processes (both stopped and started anew, the case set up and
+    verified on the first seed without stress inputs and stream checks, each burst warmed, the same
+    stop rule), its result in paired.confirm; the judge lets SLOWER or FASTER stand only when the
+    second interval says the same. Identical code can read an offset on one
+    variant in one case that more pairs in the same burst do not remove (docs/notes/paired-ab.md).
+    `band_only` (--paired-detect-pct without --paired-confirm): only the variants that cleared their
+    detection threshold and not the threshold itself, whose verdict the judge lets stand only when
+    confirmed. Returns the seconds it took, or None when no variant had cleared the threshold."""
+    label = f"{kernel} {case.id}"
+    pct, floor = opt["paired_threshold_pct"], opt["paired_min_change_ms"]
+    firsts = {v: change_of(rec.get("paired"), pct, floor) for v, rec in records.items()}
+    if band_only:
+        firsts = {v: first for v, first in firsts.items() if first and not change_of({**records[v]["paired"], "detect_pct": None}, pct, floor)}
+    movers = [v for v, first in firsts.items() if first]
+    if not movers:
+        return None
+    cleared = "their detection threshold" if band_only else f"±{pct:g} %"
+    say(f"{label}: {', '.join(movers)} cleared {cleared}: measured again in a fresh pair of worker processes")
+    t0 = time.perf_counter()
+    head.stop()
+    base.stop()
+    seed = opt["seeds"][:1]
+    pc = PairedCase(head, base, case, movers, movers, timeout_s, {**opt, "seeds": seed, "paired_base_seeds": seed}, 0.0, say, light=True)
+    again, why = attempt(pc)
+    for v in movers:
+        p = records[v]["paired"]
+        c = p["confirm"] = no_pairs(why) if why else confirm_record(again[v])
+        if c["status"] != "ok":
+            say(f"{kernel}/{v} {case.id}: not confirmed: {c['reason']}")
+            continue
+        measured = c.get("ci_lo") is not None
+        second = change_of(p, pct, floor, (c["ci_lo"], c["ci_hi"])) if measured else None
+        said = f"{firsts[v]} again" if second == firsts[v] else "the first reading did not repeat"
+        interval = interval_text(c["median_ratio"], c["ci_lo"], c["ci_hi"]) if measured else "no interval"
+        say(f"{kernel}/{v} {case.id} confirm: {interval} {c['n_pairs']} pairs {len(c['log_ratios'])} blocks {c['stop_reason']}: {said}")
+    spent = time.perf_counter() - t0
+    say(f"{label}: confirmation {spent:.1f} s")
+    return spent

@@ -1,4 +1,4 @@
-"""--paired-confirm (paired.confirm_movers, from paired_run.PairedRunner): a variant whose pairs clear the threshold is
+"""--paired-confirm (paired_run.confirm_movers, from paired_run.PairedRunner): a variant whose pairs clear the threshold is
 measured again in a fresh pair of worker processes. The fixture's `first_slow` variant is slow only
 in the first head process that imports it (an offset that one pair of processes reads and a fresh
 pair does not), the planted slowdown in every head process: the first reading does not repeat, the
