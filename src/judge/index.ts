@@ -11,7 +11,13 @@ export {
   type CoverageGap,
 } from './coverage.js';
 export { IDENTICAL_NOTE, isIdentical } from './identity.js';
-export { minChangePct, noisePctFor, timingMethodKind } from './performance.js';
+export {
+  minChangePct,
+  noisePctFor,
+  pairedThresholdPct,
+  timingMethodKind,
+  verdictOf,
+} from './performance.js';
 export { applyTuning, retuneText, tuningText } from './tuning.js';
 export * from './gate.js';
 export * from './sanitizer.js';

@@ -69,11 +69,34 @@ interface PairedJudgement extends PerfJudgement {
 }
 
 /**
+ * The threshold a paired case is judged against, in %: the larger of compare.paired.threshold_pct
+ * and the absolute floor (paired.min_change_ms) as a share of the base arm's median. The harness's
+ * stop rule uses the same (python/kernelgate_harness/paired.py case_threshold_pct; the shared
+ * vectors of test/fixtures/twins/paired-rule.json hold both halves to it).
+ */
+export function pairedThresholdPct(
+  thresholdPct: number,
+  minChangeMs: number,
+  baseMedianMs: number,
+): number {
+  return Math.max(
+    thresholdPct,
+    minChangeMs > 0 && baseMedianMs > 0 ? (100 * minChangeMs) / baseMedianMs : 0,
+  );
+}
+
+/**
  * SLOWER / FASTER / SAME / AMBIGUOUS from an interval of a ratio and a threshold in %. With a
  * detection threshold (under the threshold), an interval wholly beyond ±detect is SLOWER or
- * FASTER; SAME stays "within ±threshold".
+ * FASTER; SAME stays "within ±threshold". The harness decides SLOWER and FASTER by the same rule
+ * (paired.py change_of; test/fixtures/twins/paired-rule.json).
  */
-function verdictOf(lo: number, hi: number, thresholdPct: number, detectPct?: number): PerfVerdict {
+export function verdictOf(
+  lo: number,
+  hi: number,
+  thresholdPct: number,
+  detectPct?: number,
+): PerfVerdict {
   const t = thresholdPct / 100;
   const d = Math.min(detectPct ?? thresholdPct, thresholdPct) / 100;
   if (lo > 1 + d) return 'SLOWER';
@@ -285,10 +308,7 @@ export function judgePaired(
   // Without the base arm's timing, the base median the pairs imply stands in for the floor.
   const floorBaseMs = baselineMedianMs ?? headMedianMs / pointRatio;
   const { thresholdPct: pairedPct, minChangeMs } = config.compare.paired;
-  const thresholdPct = Math.max(
-    pairedPct,
-    minChangeMs > 0 && floorBaseMs > 0 ? (100 * minChangeMs) / floorBaseMs : 0,
-  );
+  const thresholdPct = pairedThresholdPct(pairedPct, minChangeMs, floorBaseMs);
   const detectPct =
     paired.detect_pct !== undefined && paired.detect_pct < thresholdPct
       ? paired.detect_pct
