@@ -184,10 +184,12 @@ describe('the nightly report with a history', { timeout: 120_000 }, () => {
       'No case changed: nothing is slower, faster, wrong, failing or missing. The headline moved since last night all the same: bsr\\_gemm 0.81× → 0.71× (−12.2 %); see Trends.\n',
     );
     expect(comment.indexOf('### Trends')).toBeLessThan(comment.indexOf('### What changed'));
-    // The chart is in the full report; the table is its text equivalent in both.
+    // The chart is in the full report, 260 px tall, not Mermaid's 500; the table is its text
+    // equivalent in both. Six runs of one day: each label is its time.
     expect(full).toContain(
       [
         '```mermaid',
+        '%%{init: {"xyChart": {"height": 260}}}%%',
         'xychart-beta',
         '    title "attention headline"',
         '    x-axis ["11-21 13:50", "11-21 13:53", "11-21 13:55", "11-21 13:57", "11-21 14:03", "11-21 14:07"]',

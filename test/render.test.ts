@@ -207,14 +207,18 @@ describe('renderReport', () => {
         .replace(/ … /g, '\u00a0…\u00a0'),
     );
     expect(comment).toContain('- triton differs from the baseline: 3.6.0 → 3.6.1');
-    // The full report keeps every case, narrow at the front, and the charts.
-    expect(full).toContain(
-      '| triton\\_fa2 | +9.3 % | 🔴 SLOWER | fp16 | 16 | 96 | 4096 | 128 | false | 43.28 |',
+    // The full report's changed cases name the case in one column (at most 10 columns).
+    expect(full.replace(/\u00a0/g, ' ')).toContain(
+      '| triton\\_fa2 | +9.3 % | 🔴 SLOWER | dtype=fp16, B=16, H=96, S=4096, D=128, causal=false | 43.28 |',
     );
-    expect(full).toContain(
-      '```mermaid\nxychart-beta\n    title "attention dtype=fp16,B=16,H=96,S=4096,D=128,causal=false TFLOPS"',
+    // It keeps every case, and the charts: horizontal bars, as tall as their bars.
+    expect(full).toMatch(
+      /```mermaid\n%%\{init: \{"xyChart": \{"height": \d+\}\}\}%%\nxychart-beta horizontal\n {4}title "attention dtype=fp16,B=16,H=96,S=4096,D=128,causal=false TFLOPS"/,
     );
-    const gemmRow = full.split('\n').find((l) => l.startsWith('| cublas | ') && l.includes('bf16'));
+    const gemmRow = full
+      .replace(/\u00a0/g, ' ')
+      .split('\n')
+      .find((l) => l.startsWith('| op=matmul, dtype=bf16,') && l.includes('| cublas |'));
     expect(gemmRow).toMatch(/ \(±10\.0 %\) \|/);
   });
 
@@ -260,8 +264,8 @@ describe('renderReport', () => {
     expect(comment).toMatch(
       /\| sdpa\\_default \| \+1\.0\u00a0% \| ⚠️\u00a0above\u00a0the\u00a0chip's\u00a0peak \| fp16 \|/,
     );
-    expect(full).toMatch(
-      /\| sdpa\\_default \| \+1\.0 % \| ⚪ SAME \| fp16 \| 16 \| 96 \| 4096 \| 128 \| true \| [\d.]+ \| [\d.]+ \| ⚠️ 1070\.2 \|/,
+    expect(full.replace(/\u00a0/g, ' ')).toMatch(
+      /\| sdpa\\_default \| \+1\.0 % \| ⚪ SAME \| [^|]+ \| [\d.]+ \([\d.]+\) \| ⚠️ 1070\.2 \|/,
     );
   });
 
@@ -379,11 +383,13 @@ describe('renderReport', () => {
       }
     }
     // Mermaid blocks hold no quote, bracket or directive from the hostile kernel name.
-    expect(full).toContain(
-      'title "gemm init: theme: dark img src=https://evil.example/beacon.p TFLOPS"',
-    );
+    // (gemm's one bar draws no chart: its table row says it all.)
+    expect(full).not.toContain('title "gemm');
     for (const chart of full.match(/```mermaid\n[\s\S]*?\n```/g) ?? []) {
-      expect(chart).not.toMatch(/%%|<|\{/);
+      // Our own first line sizes the chart; nothing else may be a directive.
+      const sized = /^```mermaid\n%%\{init: \{"xyChart": \{"height": \d+\}\}\}%%\n/;
+      expect(chart).toMatch(sized);
+      expect(chart.replace(sized, '')).not.toMatch(/%%|<|\{/);
     }
     // The log is shown verbatim inside a fence longer than its own backtick runs.
     expect(full).toContain('`````\n<img src="https://evil.example/beacon.png">');
@@ -481,9 +487,12 @@ describe('comment size', () => {
     const results = bigRun(base, 80, 1, { variants: 8 });
     const capped: Config = { ...small, report: { ...small.report, maxRows: 12 } };
     const { full, comment } = renderReport(input(results, undefined, capped));
-    const rows = (md: string) => md.split('\n').filter((l) => /^\| variant\\_\d \|/.test(l)).length;
+    const rows = (md: string) =>
+      md.split('\n').filter((l) => /^\|(.*?\|)? variant\\_\d \|/.test(l)).length;
     expect(rows(comment)).toBe(12);
-    expect(rows(full)).toBe(80 + 80);
+    // The full report: the 80 changed cases, every case's timing (80), each wrong case's
+    // correctness (80) and each variant's (8).
+    expect(rows(full)).toBe(80 + 80 + 80 + 8);
     expect(comment).toContain(
       '_… 8 more cases of attention/variant\\_1 (❌ 8 wrong); 10 more cases of attention/variant\\_2 (❌ 10 wrong);',
     );
@@ -535,7 +544,9 @@ describe('a real harness run (CPU, CI shapes)', () => {
     expect(comment).toContain(
       '- 💥 **bsr\\_gemm/cublas\\_dense** error: crash on 2 of 4 cases (only where dtype=bf16). E.g. dtype=bf16,M=256,N=128,K=512,block=128,topk=2: error: crash: the worker process died (killed by signal SIGILL) during verify seed 0 of cublas\\_dense; it was restarted for the other cases',
     );
-    expect(full).toContain('⏭️ SKIPPED | | SDPA&#39;s FLASH\\_ATTENTION backend needs CUDA |');
+    expect(full).toMatch(
+      /⏭️\u00a0SKIPPED \|( \|)? SDPA&#39;s FLASH\\_ATTENTION backend needs CUDA \|/,
+    );
     expect(full).not.toContain('bar [0.0]');
   });
 
@@ -567,13 +578,26 @@ describe('notes', () => {
 describe('paired A/B in the report', () => {
   const baseline = load('baseline.json');
   const H = 'dtype=fp16,B=16,H=96,S=4096,D=128,causal=false';
-  // A row of the full report's results table: the variant, Δ and verdict, then the case's axes.
-  const AXES = '| fp16 | 16 | 96 | 4096 | 128 | false |';
-  const rowOf = (md: string, variant: string) =>
+  // A row of the full report's timing table on case H, from its variant on (the case is written
+  // on the first row of its rows only; no-break spaces read as spaces), and the case's note, a
+  // list item under the table.
+  const CASE = 'dtype=fp16, B=16, H=96, S=4096, D=128, causal=false';
+  const rowOf = (md: string, variant: string) => {
+    let current = '';
+    for (const line of md.slice(md.indexOf('### All results')).split('\n')) {
+      const m = /^\| ?(.*?) ?\| (.*)$/.exec(line);
+      if (!m) continue;
+      if (m[1]) current = m[1];
+      if (current === CASE && m[2]?.startsWith(`${variant} |`))
+        return `| ${m[2]}`.replace(/\u00a0/g, ' ');
+    }
+    return undefined;
+  };
+  const noteOf = (md: string, variant: string) =>
     md
       .slice(md.indexOf('### All results'))
       .split('\n')
-      .find((l) => l.startsWith(`| ${variant} |`) && l.includes(AXES));
+      .find((l) => l.startsWith(`- ${variant} · ${CASE}: `));
 
   function pairedDoc(): KernelgateResults {
     const doc = pairedRun(baseline);
@@ -622,8 +646,9 @@ describe('paired A/B in the report', () => {
     expect(full).toContain(
       ' Measured again in a fresh pair of worker processes: 1 confirmed, 1 did not repeat (now ambiguous), 1 could not be measured.\n',
     );
-    expect(rowOf(full, 'cuda\\_fa2')).toMatch(
-      / 🟡 AMBIGUOUS \|.*was SLOWER ×1\.0300 .*the first reading did not repeat \|$/,
+    expect(rowOf(full, 'cuda\\_fa2')).toMatch(/ 🟡 AMBIGUOUS \|/);
+    expect(noteOf(full, 'cuda\\_fa2')).toMatch(
+      /was SLOWER ×1\.0300 .*the first reading did not repeat$/,
     );
     // The harness's reason is kernel-side text: escaped like any other.
     expect(full).toContain('(&lt;b&gt;x&lt;/b&gt;)');
@@ -633,19 +658,26 @@ describe('paired A/B in the report', () => {
 
   it('marks each judged row paired or vs baseline, in the Δ cell, with no new column', () => {
     const { full } = renderReport(input(pairedDoc(), baseline));
-    expect(rowOf(full, 'triton\\_fa2')).toMatch(
-      /^\| triton\\_fa2 \| \+5\.0 % · paired \| 🔴 SLOWER \| fp16 \| 16 \| 96 \| 4096 \| 128 \| false \| 39\.59 \| [\d.]+ \| [\d.]+ \| \d+ \| [\d.]+ \| \+4\.\d % … \+5\.\d % \| ✅ PASS \|/,
+    const row = (variant: string) => rowOf(full, variant);
+    expect(row('triton\\_fa2')).toMatch(
+      /^\| triton\\_fa2 \| \+5\.0 % · paired \| 🔴 SLOWER \| \+4\.\d % … \+5\.\d % \| 39\.59 \([\d.]+\) \| [\d.]+ \| \d+ \| [\d.]+ \|$/,
     );
-    expect(rowOf(full, 'sdpa\\_cudnn')).toMatch(
-      /^\| sdpa\\_cudnn \| ±0\.0 % · vs baseline \| ⚪ SAME \| .* \| −\d\.\d % … \+\d\.\d % \| ✅ PASS \| [^|]+ \| not timed against the base revision; judged against the stored baseline \|$/,
+    expect(row('sdpa\\_cudnn')).toMatch(
+      /^\| sdpa\\_cudnn \| ±0\.0 % · vs baseline \| ⚪ SAME \| −\d\.\d % … \+\d\.\d % \|/,
+    );
+    expect(noteOf(full, 'sdpa\\_cudnn')).toMatch(
+      /: not timed against the base revision; judged against the stored baseline$/,
     );
     const header = full
       .slice(full.indexOf('### All results'))
       .split('\n')
-      .find((l) => l.startsWith('| variant | Δ | verdict | dtype')) as string;
-    // The old 13 columns less "case", plus one per axis (dtype, B, H, S, D, causal).
-    expect(header.split('|')).toHaveLength(RESULT_COLUMNS - 1 + 6 + 2);
-    expect(header).toContain('| median ms | IQR ms | TFLOPS | GB/s | % peak | CI of Δ |');
+      .find((l) => l.startsWith('| case | variant | Δ | verdict')) as string;
+    // The case in one column, and median with its IQR: 9 columns, not 19.
+    expect(header).toBe(
+      '| case | variant | Δ | verdict | CI of Δ | median ms (IQR) | TFLOPS | GB/s | % peak |',
+    );
+    // Correctness stays visible: per variant, beside the timings.
+    expect(full).toContain('| variant | cases | passed | worst rel\\_l2 / tol | on case |');
     expect(full).toContain('Δ marked *paired* is different');
     expect(full).toContain('or of the median per-pair ratio against the base revision');
     // A paired case shows its threshold only when the floor raised it above ±1 %.
@@ -658,7 +690,7 @@ describe('paired A/B in the report', () => {
     expect(full).not.toContain('· paired');
     expect(full).not.toContain('· vs baseline');
     expect(full).not.toContain('Δ marked *paired*');
-    expect(full).toContain('| variant | Δ vs baseline | verdict | dtype |');
+    expect(full).toContain('| case | variant | Δ vs baseline | verdict | CI of Δ |');
   });
 
   it('shows the A/A control, the verdicts it made AMBIGUOUS and the note', () => {
@@ -666,11 +698,15 @@ describe('paired A/B in the report', () => {
     pair(doc, `attention/sdpa_flash/${H}`, 1.04);
     const { full } = renderReport(input(doc, baseline));
     expect(rowOf(full, 'triton\\_fa2')).toMatch(
-      /^\| triton\\_fa2 \| \+5\.0 % · paired \| 🟡 AMBIGUOUS \| .* \| was SLOWER \+5\.0 %, but the A\/A control sdpa\\_flash \+4\.0 % \(a reference: identical code in both arms\) moved in the same case: the machine was not quiet \|$/,
+      /^\| triton\\_fa2 \| \+5\.0 % · paired \| 🟡 AMBIGUOUS \|/,
+    );
+    expect(noteOf(full, 'triton\\_fa2')).toMatch(
+      /: was SLOWER \+5\.0 %, but the A\/A control sdpa\\_flash \+4\.0 % \(a reference: identical code in both arms\) moved in the same case: the machine was not quiet$/,
     );
     expect(rowOf(full, 'sdpa\\_flash')).toMatch(
-      /^\| sdpa\\_flash \| \+4\.0 % · paired \| 🔴 SLOWER \| .* \| reference: identical code in both arms \|$/,
+      /^\| sdpa\\_flash \| \+4\.0 % · paired \| 🔴 SLOWER \|/,
     );
+    expect(noteOf(full, 'sdpa\\_flash')).toMatch(/: reference: identical code in both arms$/);
     // Not the pull request's doing: the title and the changes table say so.
     expect(full.split('\n')[0]).toBe(
       '## kernelgate (fixture): ✅ pass: no candidate slower or faster (the A/A control attention/sdpa\\_flash moved: the machine was not quiet)',
@@ -698,8 +734,8 @@ describe('paired A/B in the report', () => {
     expect(outside).not.toMatch(/@(?!&#8203;)[\w-]/);
     // Not a commit id: left out rather than put in a code span it could break out of.
     expect(full).toContain('Judged: 3 case(s) paired against base in this job (threshold');
-    expect(rowOf(full, 'sdpa\\_cudnn')).toContain(
-      '| base revision: error (&lt;img src=&quot;https://evil.example/beacon.png&quot;&gt; !\\[beacon\\]',
+    expect(noteOf(full, 'sdpa\\_cudnn')).toContain(
+      ': base revision: error (&lt;img src=&quot;https://evil.example/beacon.png&quot;&gt; !\\[beacon\\]',
     );
     for (const block of outside.split(/\n\n/)) {
       const rows = block.split('\n').filter((l) => l.startsWith('|'));
@@ -709,8 +745,6 @@ describe('paired A/B in the report', () => {
     }
   });
 });
-
-const RESULT_COLUMNS = 13;
 
 describe('the time of each stage', () => {
   const ROOT_DIR = join(import.meta.dirname, '..');

@@ -94,7 +94,9 @@ export function changedCasesView(
       kernel,
       cases: shown,
       table: shown.length
-        ? changedTable(shown, input, measured, opts.full ? undefined : COMMENT_NOTE_CHARS)
+        ? opts.full
+          ? changedTable(shown, input, measured, undefined, true)
+          : changedTable(shown, input, measured, COMMENT_NOTE_CHARS)
         : '',
       tails,
       more: hidden.length ? `${hidden.join('; ')}: in the full report.` : undefined,

@@ -17,6 +17,27 @@ function shortTime(iso: string): string {
   return m ? `${m[1]}-${m[2]} ${m[3]}:${m[4]}` : mermaidLabel(iso).slice(0, 16);
 }
 
+/** A line of fewer points says nothing the table's sparkline does not: it is not drawn. */
+export const MIN_TREND_POINTS = 3;
+/** A trend chart's height in pixels (Mermaid's default, 500, for a line of a few points). */
+export const TREND_CHART_PX = 260;
+/** Up to this many points carry a date label each; more are numbered, the table has dates. */
+export const MAX_DATED_POINTS = 8;
+
+/**
+ * A trend chart's x-axis: a label per run, "11-21" (or "11-21 14:03" where a day has several
+ * runs), so that eight labels fit beside each other; past MAX_DATED_POINTS, the runs numbered
+ * on a numeric axis, whose ticks Mermaid spaces itself (labels would overlap).
+ */
+function trendAxis(times: string[]): string {
+  if (times.length > MAX_DATED_POINTS) {
+    return `"run, oldest first (dates in the table)" 1 --> ${times.length}`;
+  }
+  const days = times.map((t) => shortTime(t).slice(0, 5));
+  const labels = new Set(days).size === days.length ? days : times.map(shortTime);
+  return `[${labels.map((l) => `"${mermaidLabel(l)}"`).join(', ')}]`;
+}
+
 /** The lowest and highest value of a trend: a sparkline spans them, whatever their distance. */
 function trendRange(tr: HeadlineTrend): string {
   const values = tr.points.map((p) => p.value).filter((v): v is number => v !== undefined);
@@ -82,16 +103,17 @@ export function trendsView(input: ReportInput, opts: ViewOptions): TrendsView | 
   });
   const charts = opts.full
     ? trends
-        .filter((tr) => tr.points.some((p) => p.value !== undefined))
+        .filter((tr) => tr.points.filter((p) => p.value !== undefined).length >= MIN_TREND_POINTS)
         .map((tr) => {
           const values = tr.points.map((p) => p.value ?? 0);
           const top = Math.max(...values);
           return {
             title: mermaidLabel(`${tr.kernel} headline`),
-            labels: tr.points.map((p) => `"${mermaidLabel(shortTime(p.startedAt))}"`).join(', '),
+            xAxis: trendAxis(tr.points.map((p) => p.startedAt)),
             values: values.map((v) => fixed(v, tr.unit === '%' ? 1 : 3)).join(', '),
             unit: tr.unit === '%' ? '% of peak' : '× the reference',
             yMax: tr.unit === '%' ? 100 : Math.ceil(top * 12) / 10 || 1,
+            height: TREND_CHART_PX,
           };
         })
     : [];

@@ -86,7 +86,7 @@ export const REPORT_VIEW_SHAPE: ViewShape<ReportView> = {
     runs: V,
     since: V,
     table: V,
-    charts: [{ title: V, labels: V, values: V, unit: V, yMax: V }],
+    charts: [{ title: V, xAxis: V, values: V, unit: V, yMax: V, height: V }],
   },
   history: {
     runs: V,
@@ -111,11 +111,16 @@ export const REPORT_VIEW_SHAPE: ViewShape<ReportView> = {
   hasNotes: V,
   kernels: [
     {
-      name: V,
+      open: V,
+      summary: V,
       description: V,
       flopsFormula: V,
       table: V,
-      charts: [{ title: V, labels: V, values: V, yMax: V, peak: V }],
+      notes: VS,
+      hasNotes: V,
+      correctness: V,
+      unpassed: V,
+      charts: [{ title: V, labels: V, values: V, yMax: V, peak: V, height: V }],
     },
   ],
   tiers: [

@@ -126,7 +126,16 @@ export interface TrendsView {
   runs: number;
   since: string;
   table: string;
-  charts: { title: string; labels: string; values: string; unit: string; yMax: number }[];
+  charts: {
+    title: string;
+    /** the x-axis after `x-axis `: `["11-21", …]`, or numbered runs `"run …" 1 --> n` */
+    xAxis: string;
+    values: string;
+    unit: string;
+    yMax: number;
+    /** pixels */
+    height: number;
+  }[];
 }
 
 export interface HistoryView {
@@ -150,17 +159,33 @@ export interface HistoryView {
 }
 
 export interface KernelView {
-  name: string;
+  /** the kernel's <details> starts open: a case of it is wrong, slower, an error … */
+  open: boolean;
+  /** the <details>' one line: the kernel, its cases and their verdicts counted */
+  summary: string;
   description: string | undefined;
   flopsFormula: string | undefined;
+  /** the timing of every case (at most MAX_COLUMNS columns) */
   table: string;
-  charts: {
-    title: string;
-    labels: string;
-    values: string;
-    yMax: number;
-    peak: string | undefined;
-  }[];
+  /** each case's note, one list item each */
+  notes: string[];
+  hasNotes: boolean;
+  /** per variant: cases, passed, not passed, the worst error against its tolerance */
+  correctness: string;
+  /** every case that did not pass, with why ('' when all passed) */
+  unpassed: string;
+  charts: KernelChartView[];
+}
+
+/** A horizontal bar chart of the headline case, drawn only with MIN_CHART_BARS bars or more. */
+export interface KernelChartView {
+  title: string;
+  labels: string;
+  values: string;
+  yMax: number;
+  peak: string | undefined;
+  /** pixels: the frame and one band per bar */
+  height: number;
 }
 
 export interface TierView {
