@@ -49,6 +49,8 @@ import triton
 import triton.language as tl
 from triton.tools.tensor_descriptor import TensorDescriptor
 
+from kernelgate_harness.jsonl_child import ALIVE, DONE, JsonLinesChild
+
 LOG2E = 1.4426950408889634
 
 # Candidate tilings per head dim: (BLOCK_M, BLOCK_N, num_warps, num_stages, warp_specialize).
@@ -301,14 +303,10 @@ def _check_candidate(q, k, v, out, causal, cfg, slices, refs):
 # torch and a CUDA context, is paid once a worker) and dies with its parent; its compilations
 # land in Triton's cache, so the tuning after it compiles nothing again.
 PROBE_TIMEOUT_S = 20
-# What the child runs: one JSON spec a line on stdin; a JSON line before and after each tiling,
-# then {"end": true}.
+# What the child runs (killed with its parent: jsonl_child.DIE_WITH_PARENT): one JSON spec a line
+# on stdin; a JSON line before and after each tiling, then {"end": true}.
 PROBE_CHILD = r"""
-import ctypes, json, sys
-try:  # die with the parent (Linux): a child stuck in a kernel must not outlive the worker
-    ctypes.CDLL("libc.so.6").prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
-except OSError:
-    pass
+import json, sys
 import torch
 from kernels.attention import triton_fa3
 for request in sys.stdin:
@@ -327,7 +325,7 @@ for request in sys.stdin:
         print(json.dumps({"done": cfg, "why": why}), flush=True)
     print(json.dumps({"end": True}), flush=True)
 """
-_child = None  # the probe child of this process: (Popen, its stderr file), started on first use
+_child = None  # the probe child of this process (a harness JsonLinesChild), started on first use
 # Tilings that hung in this process: {tiling: the case it hung on}. A hang is the pipeline's, not
 # the data's, so such a tiling is not tried again on later cases (each try would cost
 # PROBE_TIMEOUT_S): at most one time-out a tiling a worker.
@@ -337,82 +335,51 @@ _hung = {}
 def _stop_child():
     global _child
     if _child is not None:
-        proc, err = _child
+        _child.stop()
         _child = None
-        proc.kill()
-        proc.wait()
-        proc.stdin.close()
-        proc.stdout.close()
-        err.close()
+
+
+def _ended_text(e, started):
+    """Why the probe child stopped answering, in the words of a tiling's verdict."""
+    if e.how == "timeout":
+        what = "its start on one (b, h) in a child process" if started else "the probe process's last sign of life"
+        text = f"no result within {PROBE_TIMEOUT_S} s of {what} (killed)"
+    else:
+        text = "the probe process had ended" if e.how == "unwritable" else "the probe process ended"
+        text += f" (exit code {e.exit_code})"
+    if e.last_words and e.exit_code not in (0, -9):
+        text += f": {e.last_words[:300]}"
+    return text
 
 
 def _probe(q, k, causal, tilings):
     """{tiling: None if it ran right on one (b, h) of these shapes in the probe child, else why
     not}. A tiling with no result within PROBE_TIMEOUT_S of its start has the child killed, and
     the tilings after it are tried in a new one; a child that ends, or stays silent that long
-    between tilings, leaves the rest refused with what it said."""
-    import atexit
-    import json
-    import selectors
-    import subprocess
-    import tempfile
-    import time
-
+    between tilings, leaves the rest refused with what it said. The child is supervised by the
+    harness (kernelgate_harness.jsonl_child)."""
     global _child
     verdicts = {t: f"not tried: it gave no result on {_hung[t]} earlier in this process" for t in map(tuple, tilings) if t in _hung}
     pending = [tuple(t) for t in tilings if tuple(t) not in verdicts]
     where = f"{str(q.dtype).removeprefix('torch.')} Sq {q.shape[2]} Sk {k.shape[2]} D {q.shape[3]}{' causal' if causal else ''}"
     while pending:
         if _child is None:
-            env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-            err = tempfile.TemporaryFile("w+b")
-            proc = subprocess.Popen([sys.executable, "-c", PROBE_CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env)
-            _child = (proc, err)
-            atexit.register(_stop_child)
-        proc, err = _child
-        err_from = err.seek(0, os.SEEK_END)
+            _child = JsonLinesChild(PROBE_CHILD)
         spec = {"dtype": str(q.dtype).removeprefix("torch."), "device": str(q.device), "SQ": q.shape[2], "SK": k.shape[2], "D": q.shape[3],
                 "causal": causal, "tilings": pending}
-        started, deadline, ended, buf = None, time.monotonic() + PROBE_TIMEOUT_S, None, b""
-        try:
-            proc.stdin.write((json.dumps(spec) + "\n").encode())
-            proc.stdin.flush()
-        except OSError:
-            ended = "the probe process had ended"
-        with selectors.DefaultSelector() as sel:
-            sel.register(proc.stdout, selectors.EVENT_READ)
-            while ended is None:
-                # raw reads of the pipe: a buffered readline could hold lines select() no longer sees
-                chunk = os.read(proc.stdout.fileno(), 65536) if sel.select(timeout=max(0.0, deadline - time.monotonic())) else None
-                if chunk is None:  # nothing within the time
-                    what = "its start on one (b, h) in a child process" if started else "the probe process's last sign of life"
-                    ended = f"no result within {PROBE_TIMEOUT_S} s of {what} (killed)"
-                    break
-                if not chunk:
-                    ended = "the probe process ended"
-                *lines, buf = (buf + chunk).split(b"\n")
-                for line in lines:
-                    try:
-                        msg = json.loads(line)
-                    except ValueError:
-                        continue  # not the child's own line (a library printing to stdout)
-                    if not isinstance(msg, dict):
-                        continue
-                    if "start" in msg:
-                        started, deadline = tuple(msg["start"]), time.monotonic() + PROBE_TIMEOUT_S
-                    elif "done" in msg:
-                        verdicts[tuple(msg["done"])], started, deadline = msg["why"], None, time.monotonic() + PROBE_TIMEOUT_S
-                    elif "end" in msg:
-                        ended = ""
-        if ended:  # the child is gone or stuck: what it said last on stderr goes with the verdict
-            proc.kill()
-            code = proc.wait()
-            err.seek(err_from)
-            said = [t.strip() for t in err.read().decode(errors="replace").splitlines() if t.strip()][-1:]
-            ended += f" (exit code {code})" if ended.startswith("the probe process") else ""
-            if said and code not in (0, -9):
-                ended += f": {said[0][:300]}"
-            _stop_child()
+        on = {"started": None}
+
+        def answer(msg, on=on):
+            if "start" in msg:
+                on["started"] = tuple(msg["start"])
+                return ALIVE
+            if "done" in msg:
+                verdicts[tuple(msg["done"])], on["started"] = msg["why"], None
+                return ALIVE
+            return DONE if "end" in msg else None
+
+        stopped = _child.request(spec, PROBE_TIMEOUT_S, answer)
+        ended, started = _ended_text(stopped, on["started"]) if stopped else None, on["started"]
         rest = [t for t in pending if t not in verdicts]
         if ended and started is not None:
             verdicts[started] = ended  # the tiling it was on

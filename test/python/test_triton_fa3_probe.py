@@ -51,9 +51,9 @@ def test_the_real_child_runs_each_tiling_and_finds_them_right():
     q, k = qk(37, 45)
     tilings = [triton_fa3.CONFIGS[64][0], triton_fa3.WARP_SPEC_CONFIGS[64][0]] if HAS_GPU else [A, B]
     assert triton_fa3._probe(q, k, True, tilings) == dict.fromkeys(tilings)
-    child = triton_fa3._child[0]
+    child = triton_fa3._child.proc
     assert triton_fa3._probe(q, k, False, tilings[:1]) == dict.fromkeys(tilings[:1])
-    assert triton_fa3._child[0] is child  # one child a process, case after case
+    assert triton_fa3._child.proc is child  # one child a process, case after case
 
 
 def test_the_child_serves_case_after_case(monkeypatch):
