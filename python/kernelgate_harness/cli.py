@@ -124,7 +124,9 @@ class Harness:
         if several:
             t0 = time.time()
             units = [[(ci, c, n) for ci, c in enumerate(self.cases_of(m)) if (n := len(self.variants_of(m, c, variant_filter)))] for m in manifests]
-            lanes.run(self, manifests, variant_filter, first, self.gpus, self.device != "cuda", units)
+            _, record = lanes.run(self, self.lane_plan(), manifests, variant_filter, first, self.gpus, self.device != "cuda", units)
+            with self.lock:
+                self.doc["run"]["lanes"] = record
             stage_s["lanes"] = time.time() - t0
         for i, m in enumerate(manifests if not several else []):
             t0 = time.time()
@@ -158,6 +160,12 @@ class Harness:
         say(f"paired A/B against the base revision in {a.base_root}{sha}: {ORDER} rounds, threshold ±{a.paired_threshold_pct:g} %")
 
     # -- lanes (several GPUs, lanes.py) ---------------------------------------------------------
+
+    def lane_plan(self) -> lanes.LanePlan:
+        """What the lanes are told of the run; the rest they ask of this Harness (lanes.LaneHost)."""
+        paired = self.base_manifests is not None
+        cap = self.args.paired_time_cap_s if paired else self.args.time_cap_s
+        return lanes.LanePlan(paired, cap, self.balance, self.args.balance if self.balance else None, self.first_device)
 
     def worker_handle(self, m, lane, base=False):
         """A worker for kernel m (or its base revision's) on the lane's GPU."""

@@ -27,6 +27,8 @@ import os
 import threading
 import time
 import traceback
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 # The twins of src/shard/plan.ts VARIANT_OVERHEAD_S, VARIANT_CALLS and ESTIMATE_OVERHEAD_S
 # (docs/scaling.md), calibrated on the case lines ("time: set-up and verification … warm-ups …
@@ -314,24 +316,59 @@ def current_case():
     return getattr(_local, "case", None)
 
 
-def run(harness, manifests, variant_filter, first, names, fake, units_by_kernel):
+@dataclass(frozen=True)
+class LanePlan:
+    """What the lanes are told of the run (cli.Harness.lane_plan): paired or not, a variant's time
+    cap, --balance's records by unit and its file (None when it gave none), and the first lane's
+    device as the environment probe found it (None: its first worker is asked)."""
+
+    paired: bool
+    cap_s: float
+    balance: dict[str, Any]
+    balance_path: str | None
+    first_device: dict[str, Any] | None
+
+
+class LaneHost(Protocol):
+    """What a lane asks of the harness (cli.Harness), and nothing else: the workers of a kernel on
+    its GPU, the device a worker runs on, one case run and recorded, the document written, a case
+    no lane could run recorded as an error, and a line of the log."""
+
+    def worker_handle(self, m: Any, lane: "Lane") -> Any: ...
+
+    def base_worker(self, m: Any, lane: "Lane") -> Any: ...
+
+    def ask_device(self, handle: Any, lane: "Lane") -> dict[str, Any]: ...
+
+    def run_unit(self, m: Any, variant_filter: Any, case: Any, handle: Any, base: Any, device: Any, first: bool) -> bool: ...
+
+    def write(self) -> None: ...
+
+    def lane_failed(self, m: Any, case: Any, mi: int, ci: int, lane: "Lane | None", message: str) -> None: ...
+
+    def say_lanes(self, line: str) -> None: ...
+
+
+def run(
+    host: LaneHost, plan: LanePlan, manifests: list[Any], variant_filter: Any, first: Any, names: list[str], fake: bool, units_by_kernel: list[Any]
+) -> tuple[list[Lane], dict[str, Any]]:
     """Runs the units over one lane per device name, a thread each, from one queue, and waits for
     all. A lane that fails outside its workers' containment records the case it was running as an
     error and takes no more; the other lanes take the rest. first: the environment probe's
-    worker, lane 0's worker of the first kernel."""
+    worker, lane 0's worker of the first kernel. host: a LaneHost; returns the lanes and their
+    record (run.lanes)."""
     lanes = [Lane(i, n, fake) for i, n in enumerate(names)]
     flat = [(mi, ci, m, case) for mi, m in enumerate(manifests) for ci, case, _ in units_by_kernel[mi]]
-    paired = harness.base_manifests is not None
-    cap = harness.args.paired_time_cap_s if paired else harness.args.time_cap_s
+    paired, cap = plan.paired, plan.cap_s
     units = [(f"{m.name}/{case.id}", case.params, nv) for mi, m in enumerate(manifests) for _, case, nv in units_by_kernel[mi]]
-    cost, measured = costs(units, harness.balance, paired, cap)
-    balance_path = harness.args.balance if harness.balance else None
-    harness.say_lanes(queue_line(names, cost, measured, balance_path, paired, cap))
+    cost, measured = costs(units, plan.balance, paired, cap)
+    balance_path = plan.balance_path
+    host.say_lanes(queue_line(names, cost, measured, balance_path, paired, cap))
     queue = Queue(queue_order(cost, len(lanes)), [u[0] for u in flat])
     threads = [
         threading.Thread(
             target=_lane_main,
-            args=(harness, lane, queue, flat, variant_filter, first if lane.position == 0 else None),
+            args=(host, plan, lane, queue, flat, variant_filter, first if lane.position == 0 else None),
             name=f"lane-{lane.name}",
             daemon=True,
         )
@@ -343,17 +380,16 @@ def run(harness, manifests, variant_filter, first, names, fake, units_by_kernel)
         t.join()
     rest = queue.drain()
     if rest:
-        harness.say_lanes(f"every lane failed: {_cases(len(rest))} no lane took are recorded as errors")
+        host.say_lanes(f"every lane failed: {_cases(len(rest))} no lane took are recorded as errors")
         for i in rest:
             mi, ci, m, case = flat[i]
-            harness.lane_failed(m, case, mi, ci, None, "every lane of the harness failed before this case (the harness's log says why)")
-    with harness.lock:
-        harness.doc["run"]["lanes"] = lanes_record(lanes, measured, balance_path)
-    harness.say_lanes(lanes_line(lanes))
-    return lanes
+            host.lane_failed(m, case, mi, ci, None, "every lane of the harness failed before this case (the harness's log says why)")
+    record = lanes_record(lanes, measured, balance_path)
+    host.say_lanes(lanes_line(lanes))
+    return lanes, record
 
 
-def _lane_main(harness, lane, queue, units, variant_filter, first):
+def _lane_main(host: LaneHost, plan: LanePlan, lane: Lane, queue: Queue, units: list[Any], variant_filter: Any, first: Any) -> None:
     _local.prefix = f"gpu {lane.name}: "
     workers = {}  # kernel index -> (head, base): kept while the queue holds cases of the kernel
     warmed = set()  # kernels whose first case on this lane has run (the first-case warm-up)
@@ -364,17 +400,17 @@ def _lane_main(harness, lane, queue, units, variant_filter, first):
             mi, ci, m, case = current
             lane.taken += 1
             if mi not in workers:
-                head = first if (first is not None and mi == 0) else harness.worker_handle(m, lane)
-                workers[mi] = (head, harness.base_worker(m, lane))
+                head = first if (first is not None and mi == 0) else host.worker_handle(m, lane)
+                workers[mi] = (head, host.base_worker(m, lane))
             head, base = workers[mi]
             if lane.device is None:
-                lane.device = harness.first_device if (lane.position == 0 and harness.first_device) else harness.ask_device(head, lane)
+                lane.device = plan.first_device if (lane.position == 0 and plan.first_device) else host.ask_device(head, lane)
             set_case((mi, ci))
-            harness.say_lanes(f"== {m.name} {case.id} ==")
-            harness.run_unit(m, variant_filter, case, head, base, lane.device, mi not in warmed)
+            host.say_lanes(f"== {m.name} {case.id} ==")
+            host.run_unit(m, variant_filter, case, head, base, lane.device, mi not in warmed)
             current = None
             warmed.add(mi)
-            harness.write()
+            host.write()
             lane.busy_s += time.time() - t0
             if not queue.holds(mi):
                 _stop(workers.pop(mi))
@@ -382,15 +418,15 @@ def _lane_main(harness, lane, queue, units, variant_filter, first):
         detail = "".join(traceback.format_exception_only(type(e), e)).strip()
         lane.failed = detail
         if current is None:
-            harness.say_lanes(f"the lane of gpu {lane.name} failed: {detail}; it takes no more cases, the other lanes take the rest")
+            host.say_lanes(f"the lane of gpu {lane.name} failed: {detail}; it takes no more cases, the other lanes take the rest")
         else:
             mi, ci, m, case = current
             lane.busy_s += time.time() - t0
-            harness.say_lanes(
+            host.say_lanes(
                 f"the lane of gpu {lane.name} failed: {detail}; its case {m.name}/{case.id} is recorded as an error, "
                 "it takes no more cases, the other lanes take the rest"
             )
-            harness.lane_failed(m, case, mi, ci, lane, f"the harness's lane for GPU {lane.name} failed while running this case: {detail}")
+            host.lane_failed(m, case, mi, ci, lane, f"the harness's lane for GPU {lane.name} failed while running this case: {detail}")
     finally:
         for pair in workers.values():
             _stop(pair)

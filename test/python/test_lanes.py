@@ -2,6 +2,7 @@
 and end to end on the CPU with two fake devices (KERNELGATE_FAKE_GPUS=2: each lane's workers run on
 the CPU with CUDA_VISIBLE_DEVICES set to the lane's number)."""
 
+import inspect
 import json
 import os
 import re
@@ -15,7 +16,7 @@ import fixed_split
 import pytest
 
 from conftest import FIXTURE_KERNELS, REPO, harness_env
-from kernelgate_harness import lanes
+from kernelgate_harness import cli, lanes
 
 N64, N100 = "dtype=fp32,n=64", "dtype=fp32,n=100"
 PAIRED_FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "paired_repo")
@@ -168,22 +169,17 @@ class StubHandle:
         self.stops += 1
 
 
+# An unpaired run at a 2 s time cap with no --balance file, the first lane's device unknown.
+PLAN = lanes.LanePlan(paired=False, cap_s=2.0, balance={}, balance_path=None, first_device=None)
+
+
 class StubHarness:
-    """lanes.run's side of the harness: run_unit sleeps for the case's seconds (time.sleep, not CPU
-    work) and records what it ran where; a lane raises at its `fail_at`-th case."""
-
-    first_device = None
-    base_manifests = None
-
-    class args:
-        balance = None
-        time_cap_s = 2.0
-        paired_time_cap_s = 3.0
+    """lanes.run's side of the harness, lanes.LaneHost and nothing more: run_unit sleeps for the
+    case's seconds (time.sleep, not CPU work) and records what it ran where; a lane raises at its
+    `fail_at`-th case."""
 
     def __init__(self, seconds=None, fail_at=None, late=None):
-        self.balance = {}
-        self.lock = threading.RLock()
-        self.doc = {"run": {}}
+        self._lock = threading.RLock()
         self.seconds = seconds or {}
         self.fail_at = fail_at or {}  # lane -> raise at its n-th case (1-based)
         self.late = late or {}  # lane -> seconds its first worker takes to say its device
@@ -195,7 +191,7 @@ class StubHarness:
 
     def worker_handle(self, m, lane):
         h = StubHandle(lane.position, m.name)
-        with self.lock:
+        with self._lock:
             self.handles.append(h)
         return h
 
@@ -208,13 +204,13 @@ class StubHarness:
 
     def run_unit(self, m, variant_filter, case, handle, base, device, first):
         lane = device["index"]
-        with self.lock:
+        with self._lock:
             self.count[lane] = self.count.get(lane, 0) + 1
             if self.count[lane] == self.fail_at.get(lane):
                 raise RuntimeError("boom")
         t0 = time.time()
         time.sleep(self.seconds.get(f"{m.name}/{case.id}", 0))
-        with self.lock:
+        with self._lock:
             self.ran.append({"unit": f"{m.name}/{case.id}", "lane": lane, "first": first, "handle": handle, "s": time.time() - t0})
         return True
 
@@ -222,7 +218,7 @@ class StubHarness:
         pass
 
     def lane_failed(self, m, case, mi, ci, lane, message):
-        with self.lock:
+        with self._lock:
             self.failed.append((f"{m.name}/{case.id}", message, lane.position if lane else None))
 
 
@@ -231,13 +227,24 @@ def units_of(*kernels):
     return [StubManifest(k) for k, _ in kernels], [[(i, StubCase(c), nv) for i, (c, nv) in enumerate(cases)] for _, cases in kernels]
 
 
+def test_the_lanes_ask_the_harness_for_lane_host_and_nothing_more():
+    # The stub is exactly a LaneHost (its own state private), so the runs below show lanes.run needs
+    # no more; cli.Harness has each of LaneHost's methods with its parameters first.
+    asked = {n for n in vars(lanes.LaneHost) if not n.startswith("_")}
+    assert asked == {"worker_handle", "base_worker", "ask_device", "run_unit", "write", "lane_failed", "say_lanes"}
+    assert {n for n in vars(StubHarness) if not n.startswith("_")} == asked
+    for name in sorted(asked):
+        want = list(inspect.signature(getattr(lanes.LaneHost, name)).parameters)
+        assert list(inspect.signature(getattr(cli.Harness, name)).parameters)[: len(want)] == want, name
+
+
 def test_uneven_units_the_lanes_finish_within_about_one_unit():
     # Eleven cases of one size to the estimate, one of them 2 s and ten 0.1 s: the lane that takes
     # the long one takes fewer, and neither waits on the other for more than one case.
     cases = [(c, 2) for c in "abcdefghijk"]
     manifests, units = units_of(("k", cases))
     h = StubHarness(seconds={"k/a": 2.0, **{f"k/{c}": 0.1 for c in "bcdefghijk"}})
-    got = lanes.run(h, manifests, None, None, ["0", "1"], True, units)
+    got, record = lanes.run(h, PLAN, manifests, None, None, ["0", "1"], True, units)
     assert sorted(r["unit"] for r in h.ran) == [f"k/{c}" for c in "abcdefghijk"]  # each case once
     taken = {k: sum(1 for r in h.ran if r["lane"] == k) for k in (0, 1)}
     slow = next(r["lane"] for r in h.ran if r["unit"] == "k/a")
@@ -245,7 +252,6 @@ def test_uneven_units_the_lanes_finish_within_about_one_unit():
     assert [lane.taken for lane in got] == [taken[0], taken[1]]
     longest = max(r["s"] for r in h.ran)
     assert abs(got[0].busy_s - got[1].busy_s) <= longest + 0.5  # within one case (and the threads' jitter)
-    record = h.doc["run"]["lanes"]
     assert record["order"] == "longest first" and record["source"] == "estimate" and record["measured_cases"] == 0
     assert [(x["gpu"], x["cases"]) for x in record["lanes"]] == [("0", taken[0]), ("1", taken[1])]
     assert h.lines[0] == (
@@ -264,7 +270,7 @@ def test_the_first_case_warm_up_once_per_kernel_and_lane_and_one_worker_each():
     manifests, units = units_of(("k1", [("a", 6), ("b", 4), ("c", 2)]), ("k2", [("a", 5), ("b", 3), ("c", 1)]))
     h = StubHarness(seconds={"k1/a": 0.7, "k1/c": 1.5, **dict.fromkeys(("k1/b", "k2/a", "k2/b", "k2/c"), 0.1)})
     probe = StubHandle(0, "k1")
-    lanes.run(h, manifests, None, probe, ["0", "1"], True, units)
+    lanes.run(h, PLAN, manifests, None, probe, ["0", "1"], True, units)
     assert sorted(r["unit"] for r in h.ran) == ["k1/a", "k1/b", "k1/c", "k2/a", "k2/b", "k2/c"]
     for lane in (0, 1):
         for kernel in ("k1", "k2"):
@@ -285,7 +291,7 @@ def test_a_failed_lane_records_its_case_and_the_other_lane_takes_the_rest():
     # lane 1 then takes every case left, the failed case is the one error.
     manifests, units = units_of(("k", [(c, 1) for c in "abcd"]))
     h = StubHarness(fail_at={0: 2}, late={1: 0.5})
-    got = lanes.run(h, manifests, None, None, ["0", "1"], True, units)
+    got, record = lanes.run(h, PLAN, manifests, None, None, ["0", "1"], True, units)
     assert len(h.failed) == 1
     failed, message, lane = h.failed[0]
     assert lane == 0 and message == "the harness's lane for GPU 0 failed while running this case: RuntimeError: boom"
@@ -296,14 +302,14 @@ def test_a_failed_lane_records_its_case_and_the_other_lane_takes_the_rest():
     assert (
         f"the lane of gpu 0 failed: RuntimeError: boom; its case {failed} is recorded as an error, it takes no more cases, the other lanes take the rest"
     ) in h.lines
-    assert h.doc["run"]["lanes"]["lanes"][0]["failed"] == "RuntimeError: boom"
+    assert record["lanes"][0]["failed"] == "RuntimeError: boom"
     assert re.fullmatch(r"lanes: gpu 0: 2 cases, [\d.]+ s busy, then failed; gpu 1: 2 cases, [\d.]+ s busy \([\d.]+ % apart\)", h.lines[-1])
 
 
 def test_when_every_lane_failed_the_cases_left_are_errors():
     manifests, units = units_of(("k", [(c, 1) for c in "abcd"]))
     h = StubHarness(fail_at={0: 1, 1: 1})
-    lanes.run(h, manifests, None, None, ["0", "1"], True, units)
+    lanes.run(h, PLAN, manifests, None, None, ["0", "1"], True, units)
     assert h.ran == []
     by_lane = sorted((lane if lane is not None else -1, msg) for _, msg, lane in h.failed)
     assert by_lane == [
