@@ -2,7 +2,7 @@
 random inputs for every seed and on the module's stress inputs, each run twice (over a
 NaN-poisoned and a sentinel-filled output: unwritten elements, races), the inputs fingerprinted
 before and after (a variant that writes into them), work left on another stream (the drain probe
-and the late-work check, streams.py), and the correctness record judged against the manifest's
+and the late-work check, stream_checks.py), and the correctness record judged against the manifest's
 tolerances (correctness.py)."""
 
 import gc
@@ -92,7 +92,7 @@ def changed_inputs(before, after):
 
 class Verifier:
     """The verification steps of worker.Worker (a mixin: it uses `torch`, `device`, `module` (the
-    kernel module), `manifest` and `mark`, the stream checks (streams.StreamChecks) and the
+    kernel module), `manifest` and `mark`, the stream checks (stream_checks.StreamChecks) and the
     judging of the checks (correctness.Correctness))."""
 
     def verify(self, params, seeds, records, runners):

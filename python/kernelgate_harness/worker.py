@@ -16,7 +16,7 @@ from .graphs import GraphCapture
 from .integrity import Guard, tampering_error
 from .l2 import persistence_error
 from .sampling import Sampler
-from .streams import StreamChecks
+from .stream_checks import StreamChecks
 from .timed_output import TimedOutputCheck
 from .timing import Timer, fail_untimed
 from .verify import Verifier
@@ -49,7 +49,7 @@ class Ctx:
 class Worker(Verifier, StreamChecks, Correctness, CacheProbe, GraphCapture, Timer, Sampler, TimedOutputCheck):
     """One kernel's worker: its module, the run's options and the device. Set-up and the protocol
     of one case are here; verification (verify.Verifier), its checks of work left on another stream
-    (streams.StreamChecks) and its judging (correctness.Correctness), the cache probe (caching.CacheProbe),
+    (stream_checks.StreamChecks) and its judging (correctness.Correctness), the cache probe (caching.CacheProbe),
     graph capture (graphs.GraphCapture), timing (timing.Timer), its rounds of samples
     (sampling.Sampler) and the check after it (timed_output.TimedOutputCheck) are its mixins."""
 

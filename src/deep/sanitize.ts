@@ -74,9 +74,10 @@ function harnessModules(o: DeepOptions): Set<string> {
 
 /**
  * The harness's modules that replay a variant's captured CUDA graph: a kernel launched there is
- * the variant's, though no frame of its own is on the stack.
+ * the variant's, though no frame of its own is on the stack (sampling.py holds the rounds of
+ * samples that were timing.py's).
  */
-const REPLAYS_VARIANT_WORK = new Set(['graphs.py', 'timing.py', 'timed_output.py']);
+const REPLAYS_VARIANT_WORK = new Set(['graphs.py', 'timing.py', 'sampling.py', 'timed_output.py']);
 
 /**
  * A finding whose kernel the harness's own code launched (its innermost Python frame is in one of

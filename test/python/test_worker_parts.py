@@ -8,7 +8,7 @@ import os
 from kernelgate_harness import worker
 
 HARNESS = os.path.dirname(worker.__file__)
-PARTS = ["device", "verify", "streams", "correctness", "caching", "graphs", "timing", "sampling", "timed_output", "integrity", "l2"]
+PARTS = ["device", "verify", "stream_checks", "correctness", "caching", "graphs", "timing", "sampling", "timed_output", "integrity", "l2"]
 # Modules the parts use that the worker does not import itself.
 HELPERS = ["outputs"]
 # The parent's modules and the worker itself: a part that imported one would tie the steps to the
@@ -27,7 +27,7 @@ def test_each_step_is_defined_in_one_part_of_the_worker():
     assert twice == []
     assert [(c.__name__, c.__module__) for c in worker.Worker.__bases__] == [
         ("Verifier", "kernelgate_harness.verify"),
-        ("StreamChecks", "kernelgate_harness.streams"),
+        ("StreamChecks", "kernelgate_harness.stream_checks"),
         ("Correctness", "kernelgate_harness.correctness"),
         ("CacheProbe", "kernelgate_harness.caching"),
         ("GraphCapture", "kernelgate_harness.graphs"),
